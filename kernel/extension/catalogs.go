@@ -1,0 +1,56 @@
+package extension
+
+import (
+	"fmt"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Point names, URL keys and defaults (DESIGN §3, §4).
+const (
+	PointTransport   = "transport"
+	PointRegistry    = "registry"
+	PointLoadBalance = "loadbalance"
+	PointCodec       = "codec"
+	PointHeartbeat   = "heartbeat"
+	PointCluster     = "cluster"
+	PointFilter      = "filter"
+)
+
+// Catalogs holds one catalog per extension point. The zero value is not
+// usable; call New.
+type Catalogs struct {
+	Transport   *Point[spi.TransportBuilder]
+	Registry    *Point[spi.RegistryBuilder] // selected by registry URL scheme
+	LoadBalance *Point[spi.LoadBalanceBuilder]
+	Codec       *Point[spi.Codec]
+	Heartbeat   *Point[spi.HeartbeatBuilder]
+	Cluster     *Point[spi.ClusterBuilder]
+	Filter      *Point[spi.FilterBuilder]
+}
+
+// New returns empty catalogs with airnode's defaults: transport smux,
+// registry file, loadbalance random, codec msgpack, heartbeat idle,
+// cluster failover. Filters have no default; they are activated.
+func New() *Catalogs {
+	return &Catalogs{
+		Transport:   NewPoint[spi.TransportBuilder](PointTransport, "transport", "smux"),
+		Registry:    NewPoint[spi.RegistryBuilder](PointRegistry, "", "file"),
+		LoadBalance: NewPoint[spi.LoadBalanceBuilder](PointLoadBalance, "loadbalance", "random"),
+		Codec:       NewPoint[spi.Codec](PointCodec, "codec", "msgpack"),
+		Heartbeat:   NewPoint[spi.HeartbeatBuilder](PointHeartbeat, "heartbeat", "idle"),
+		Cluster:     NewPoint[spi.ClusterBuilder](PointCluster, "cluster", "failover"),
+		Filter:      NewPoint[spi.FilterBuilder](PointFilter, "filter", ""),
+	}
+}
+
+// CodecByID returns the codec with wire id id.
+func (c *Catalogs) CodecByID(id uint8) (spi.Codec, error) {
+	for _, n := range c.Codec.Names() {
+		cd, _ := c.Codec.Get(n)
+		if cd.ID() == id {
+			return cd, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown codec id %d", id)
+}

@@ -1,0 +1,206 @@
+package extension
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Named is what every extension of every point has.
+type Named interface{ Name() string }
+
+// Origin says where an extension comes from: "bundled", or the path of the
+// plugin binary that serves it.
+type Origin string
+
+// Bundled is the origin of extensions compiled into airnode.
+const Bundled Origin = "bundled"
+
+type entry[T Named] struct {
+	ext    T
+	origin Origin
+}
+
+// Point is the catalog of one extension point: a name (also the URL key
+// that selects it unless Key differs), a default extension name, and the
+// registered extensions. Safe for concurrent use.
+type Point[T Named] struct {
+	name string // "loadbalance"
+	key  string // URL key that selects an extension; "" for registry (by scheme)
+	def  string // default extension name
+
+	mu       sync.RWMutex
+	exts     map[string]entry[T]
+	wrappers []func(T) T
+}
+
+// NewPoint returns an empty catalog for a point named name, selected by URL
+// key key, whose default extension is def.
+func NewPoint[T Named](name, key, def string) *Point[T] {
+	return &Point[T]{name: name, key: key, def: def, exts: map[string]entry[T]{}}
+}
+
+// Name returns the point's name ("loadbalance").
+func (p *Point[T]) Name() string { return p.name }
+
+// Key returns the URL key that selects an extension of this point.
+func (p *Point[T]) Key() string { return p.key }
+
+// Default returns the default extension name.
+func (p *Point[T]) Default() string { return p.def }
+
+// ValidName reports whether name is a valid extension name: lowercase
+// letters and digits, then also '.', '-', '_'; at most 64 characters.
+func ValidName(name string) error {
+	if name == "" {
+		return fmt.Errorf("empty extension name")
+	}
+	if len(name) > 64 {
+		return fmt.Errorf("extension name %q longer than 64 characters", name)
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+			i > 0 && (c == '.' || c == '-' || c == '_')
+		if !ok {
+			return fmt.Errorf("invalid extension name %q (allowed: lowercase letters and digits, then '.', '-', '_')", name)
+		}
+	}
+	return nil
+}
+
+// Register adds ext under ext.Name(). It fails for an invalid name or a name
+// already registered on this point (whatever its origin).
+func (p *Point[T]) Register(ext T, origin Origin) error {
+	name := ext.Name()
+	if err := ValidName(name); err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, dup := p.exts[name]; dup {
+		return fmt.Errorf("%s: extension %q already registered (%s)", p.name, name, prev.origin)
+	}
+	p.exts[name] = entry[T]{ext: ext, origin: origin}
+	return nil
+}
+
+// Wrap adds a wrapper applied, in the order added, to every extension this
+// point returns (a decorator such as metrics around a balancer builder).
+func (p *Point[T]) Wrap(w func(T) T) {
+	p.mu.Lock()
+	p.wrappers = append(p.wrappers, w)
+	p.mu.Unlock()
+}
+
+// Names returns the registered names, sorted.
+func (p *Point[T]) Names() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	names := make([]string, 0, len(p.exts))
+	for n := range p.exts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Origin returns where name comes from, and whether it is registered.
+func (p *Point[T]) Origin(name string) (Origin, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	e, ok := p.exts[name]
+	return e.origin, ok
+}
+
+// Get returns the extension registered as name, wrapped by every wrapper.
+// An unknown name is an *UnknownError listing the available names.
+func (p *Point[T]) Get(name string) (T, error) {
+	p.mu.RLock()
+	e, ok := p.exts[name]
+	wrappers := p.wrappers
+	p.mu.RUnlock()
+	if !ok {
+		var zero T
+		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names()}
+	}
+	ext := e.ext
+	for _, w := range wrappers {
+		ext = w(ext)
+	}
+	return ext, nil
+}
+
+// Selection says which extension a URL selects and why.
+type Selection struct {
+	Name   string // extension name
+	Source string // URL key that chose it ("methods.Echo.loadbalance"), or "default"
+}
+
+// Choose resolves the extension name for method ("" for service level) from
+// u: the method-level key first, then the service-level key, then the
+// default. It does not check that the name is registered.
+func (p *Point[T]) Choose(u spi.URL, method string) Selection {
+	if p.key != "" {
+		if v, src, ok := u.MethodParam(method, p.key); ok && v != "" {
+			return Selection{Name: v, Source: src}
+		}
+	}
+	return Selection{Name: p.def, Source: "default"}
+}
+
+// Select returns the extension u selects for method, and the selection.
+func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
+	s := p.Choose(u, method)
+	ext, err := p.Get(s.Name)
+	return ext, s, err
+}
+
+// UnknownError is returned for an extension name that is not registered.
+type UnknownError struct {
+	Point     string
+	Name      string
+	Available []string
+}
+
+func (e *UnknownError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown %s %q (available: %s)", e.Point, e.Name, strings.Join(e.Available, ", "))
+	if m := closest(e.Name, e.Available); m != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", m)
+	}
+	return b.String()
+}
+
+// closest returns the candidate within a small edit distance of name, or "".
+func closest(name string, candidates []string) string {
+	best, bestD := "", len(name)/2+2
+	for _, c := range candidates {
+		if d := levenshtein(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

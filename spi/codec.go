@@ -1,0 +1,37 @@
+package spi
+
+import "io"
+
+// Codec is the "codec" extension point (URL key "codec", default
+// "msgpack"): it serializes request and response bodies. Each codec has a
+// wire id (the low 5 bits of the frame flags) so a provider answers every
+// consumer in the consumer's own codec.
+//
+// A body is a sequence of values written by one Encoder and read back in the
+// same order by one Decoder; the exchange decides the sequence. Codecs are
+// stateless and safe for concurrent use; encoders and decoders are not.
+type Codec interface {
+	// Name is the extension name ("msgpack", "json", "protobuf").
+	Name() string
+	// ID is the wire id, 1-31, unique among codecs (0 is reserved for
+	// event frames with no body).
+	ID() uint8
+	// NewEncoder returns an encoder writing to w.
+	NewEncoder(w io.Writer) Encoder
+	// NewDecoder returns a decoder reading from r.
+	NewDecoder(r io.Reader) Decoder
+}
+
+// Encoder writes values one after another. An error is a
+// SERIALIZATION_ERROR for the call; the kernel sends nothing.
+type Encoder interface {
+	Encode(v any) error
+}
+
+// Decoder reads values in the order they were encoded. Decode(v) with v a
+// pointer fills it; with a *any it stores a generic value. An error on the
+// provider answers BAD_REQUEST; on the consumer it fails the call with
+// BAD_RESPONSE.
+type Decoder interface {
+	Decode(v any) error
+}

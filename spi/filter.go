@@ -1,0 +1,30 @@
+package spi
+
+import "context"
+
+// FilterBuilder is the "filter" extension point (URL key "filter": a
+// comma list where "-name" removes a filter and "default" stands for the
+// activated set). Filters wrap every invoke on the consumer, the provider,
+// or both.
+type FilterBuilder interface {
+	Name() string
+	// Activation says when the filter is switched on without being listed.
+	Activation() Activation
+	// Build returns the filter for one reference or export URL. Pure.
+	Build(u URL) (Filter, error)
+}
+
+// Activation is Dubbo's @Activate: a filter is in the default chain of a
+// side when Sides contains that side and, if Key is set, the URL has Key.
+// Lower Order runs first (outermost).
+type Activation struct {
+	Sides []Side
+	Key   string
+	Order int
+}
+
+// Filter intercepts an invoke. It calls next.Invoke to continue, or returns
+// a Result itself to short-circuit. Called concurrently.
+type Filter interface {
+	Invoke(ctx context.Context, next Invoker, inv *Invocation) Result
+}

@@ -1,0 +1,85 @@
+package spi
+
+import "context"
+
+// Side says which end of a call a URL, filter or channel belongs to.
+type Side string
+
+// The two sides.
+const (
+	Consumer Side = "consumer"
+	Provider Side = "provider"
+)
+
+// Invocation is one call: the method, its arguments and its attachments
+// (string key/value metadata that travels with the request, like gRPC
+// metadata or Dubbo attachments).
+//
+// An Invocation belongs to one call; filters may modify it before passing it
+// on, but must not retain it after the call returns.
+type Invocation struct {
+	// Service is the service key, "group/interface:version".
+	Service string
+	// Method is the method name as exported ("Echo").
+	Method string
+	// Args are the arguments in order. On the provider they are decoded into
+	// the method's parameter types.
+	Args []any
+	// Attachments are string metadata; nil when there are none.
+	Attachments map[string]string
+	// Reply, when non-nil on the consumer, is a pointer the response value is
+	// decoded into (like net/rpc's reply); when nil the value is decoded into
+	// a generic any (maps, slices, strings, numbers).
+	Reply any
+}
+
+// Attachment returns the attachment key, or "".
+func (inv *Invocation) Attachment(key string) string { return inv.Attachments[key] }
+
+// SetAttachment sets an attachment, allocating the map on first use.
+func (inv *Invocation) SetAttachment(key, value string) {
+	if inv.Attachments == nil {
+		inv.Attachments = make(map[string]string, 4)
+	}
+	inv.Attachments[key] = value
+}
+
+// Attachment keys the kernel itself uses.
+const (
+	// AttachmentTimeout carries the consumer's remaining deadline in
+	// milliseconds to the provider, which cancels the handler's context when
+	// it passes.
+	AttachmentTimeout = "timeout"
+	// AttachmentToken carries the provider access token.
+	AttachmentToken = "token"
+	// AttachmentRemote is set by the provider to the consumer's address.
+	AttachmentRemote = "remote"
+)
+
+// Result is the outcome of an Invoke: a value or an error (an *Error for
+// anything that crossed the wire), plus attachments from the provider.
+type Result struct {
+	Value       any
+	Err         error
+	Attachments map[string]string
+}
+
+// Invoker is anything that can invoke: a remote provider, a cluster over a
+// directory of them, or a local service implementation on the provider.
+type Invoker interface {
+	// URL is the invoker's URL: for a remote provider, the provider URL
+	// merged with the consumer's (see MergeURL).
+	URL() URL
+	// Invoke performs the call. It blocks until the result is known or ctx
+	// ends, and is called concurrently. Failures are reported in Result.Err,
+	// never by panicking.
+	Invoke(ctx context.Context, inv *Invocation) Result
+	// Available reports whether the invoker can take calls now (a remote
+	// provider that is reconnecting is not available). Never blocks.
+	Available() bool
+	// Stats returns the live statistics the kernel keeps for this invoker;
+	// load balancers read them. Never nil for remote invokers.
+	Stats() *Stats
+	// Close releases the invoker; it is idempotent.
+	Close() error
+}

@@ -1,0 +1,21 @@
+package spi
+
+// LoadBalanceBuilder is the "loadbalance" extension point (URL key
+// "loadbalance", method-level allowed, default "random").
+type LoadBalanceBuilder interface {
+	Name() string
+	// Build validates the balancer's keys in u (the consumer's reference
+	// URL) and returns a balancer for that one reference. Pure.
+	Build(u URL) (LoadBalance, error)
+}
+
+// LoadBalance picks one invoker per call.
+//
+// Select is the per-call fast path: it is called concurrently, must not
+// block or do I/O, and should not allocate. invokers is non-empty and holds
+// only available invokers; the slice must not be kept or modified. Weights
+// come from each invoker's URL ("weight", "warmup", "timestamp"), live load
+// from its Stats.
+type LoadBalance interface {
+	Select(invokers []Invoker, inv *Invocation) Invoker
+}

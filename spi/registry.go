@@ -1,0 +1,57 @@
+package spi
+
+import (
+	"context"
+	"errors"
+)
+
+// RegistryBuilder is the "registry" extension point. It is selected by the
+// scheme of the registry URL ("zookeeper://127.0.0.1:2181", "file:///tmp/x",
+// "memory://", "direct://"); the default is "file".
+type RegistryBuilder interface {
+	// Name is the extension name, equal to the URL scheme it serves.
+	Name() string
+	// Build validates u and returns a Registry. It does no I/O and starts no
+	// goroutine; the registry connects on first use or in Start.
+	Build(u URL) (Registry, error)
+}
+
+// Registry publishes providers and pushes provider lists to consumers. All
+// methods are safe for concurrent use.
+type Registry interface {
+	// Register publishes a provider (or, with side=consumer, a consumer) URL
+	// until Unregister or Close. Registering the same URL twice is a no-op.
+	// May block up to ctx's deadline.
+	Register(ctx context.Context, u URL) error
+	// Unregister withdraws a URL registered by this registry; unknown URLs
+	// are a no-op.
+	Unregister(ctx context.Context, u URL) error
+	// Subscribe watches the providers of consumer.ServiceKey(). notify is
+	// called with the full provider list once the first list is known
+	// (possibly empty) and again after every change, from one goroutine at a
+	// time and in order; it must not block for long. A registry that loses
+	// its backend keeps quiet rather than pushing an empty list: an empty
+	// list always means "there are no providers".
+	Subscribe(ctx context.Context, consumer URL, notify NotifyFunc) (Subscription, error)
+	// Lookup returns the current providers of consumer.ServiceKey().
+	Lookup(ctx context.Context, consumer URL) ([]URL, error)
+	// Services lists the service keys that have at least one provider,
+	// sorted. Registries that cannot list return ErrNotSupported.
+	Services(ctx context.Context) ([]string, error)
+	// Close unregisters everything this registry registered, stops every
+	// subscription and waits for its goroutines; idempotent.
+	Close() error
+}
+
+// NotifyFunc receives a full provider list.
+type NotifyFunc func(providers []URL)
+
+// Subscription is a live Subscribe; Stop ends it and waits until notify will
+// not be called again. Idempotent.
+type Subscription interface {
+	Stop()
+}
+
+// ErrNotSupported is returned by optional registry operations a registry
+// cannot perform.
+var ErrNotSupported = errors.New("registry: operation not supported")

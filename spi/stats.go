@@ -1,0 +1,111 @@
+package spi
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultSlidePeriod is the length of the window of successful response
+// times that Stats keeps (Dubbo's shortestresponse.slidePeriod).
+const DefaultSlidePeriod = 30 * time.Second
+
+// Stats are the live call statistics of one invoker, kept by the kernel for
+// every call with no configuration: in-flight, total, failed, total elapsed,
+// and the mean of successful response times over a sliding window. All
+// methods are safe for concurrent use and never block; the zero value is
+// ready to use with DefaultSlidePeriod.
+type Stats struct {
+	active  atomic.Int64
+	total   atomic.Int64
+	failed  atomic.Int64
+	elapsed atomic.Int64 // nanoseconds, all calls
+
+	// SlidePeriod overrides DefaultSlidePeriod when set before first use.
+	SlidePeriod time.Duration
+
+	mu          sync.Mutex
+	windowStart time.Time
+	cur, prev   window
+}
+
+type window struct {
+	n       int64
+	elapsed time.Duration
+}
+
+// Begin records the start of a call (active+1). Every Begin must be paired
+// with exactly one End, whatever happens to the call.
+func (s *Stats) Begin() { s.active.Add(1) }
+
+// End records the end of a call that took elapsed; ok says whether it
+// succeeded. Only successful calls enter the response-time window.
+func (s *Stats) End(elapsed time.Duration, ok bool) {
+	s.active.Add(-1)
+	s.total.Add(1)
+	s.elapsed.Add(int64(elapsed))
+	if !ok {
+		s.failed.Add(1)
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	s.rotate(now)
+	s.cur.n++
+	s.cur.elapsed += elapsed
+	s.mu.Unlock()
+}
+
+func (s *Stats) period() time.Duration {
+	if s.SlidePeriod > 0 {
+		return s.SlidePeriod
+	}
+	return DefaultSlidePeriod
+}
+
+// rotate starts a new window when the current one is older than the period.
+func (s *Stats) rotate(now time.Time) {
+	if s.windowStart.IsZero() {
+		s.windowStart = now
+		return
+	}
+	p := s.period()
+	if d := now.Sub(s.windowStart); d >= p {
+		if d >= 2*p {
+			s.prev = window{}
+		} else {
+			s.prev = s.cur
+		}
+		s.cur = window{}
+		s.windowStart = now
+	}
+}
+
+// Active returns the number of calls in flight.
+func (s *Stats) Active() int64 { return s.active.Load() }
+
+// Total returns the number of finished calls.
+func (s *Stats) Total() int64 { return s.total.Load() }
+
+// Failed returns the number of finished calls that failed.
+func (s *Stats) Failed() int64 { return s.failed.Load() }
+
+// Elapsed returns the summed duration of all finished calls.
+func (s *Stats) Elapsed() time.Duration { return time.Duration(s.elapsed.Load()) }
+
+// MeanResponse returns the mean duration of successful calls in the current
+// sliding window (falling back to the previous window while the current one
+// is empty), and the number of calls it is based on; 0, 0 when none.
+func (s *Stats) MeanResponse() (time.Duration, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rotate(time.Now())
+	w := s.cur
+	if w.n == 0 {
+		w = s.prev
+	}
+	if w.n == 0 {
+		return 0, 0
+	}
+	return w.elapsed / time.Duration(w.n), w.n
+}

@@ -1,0 +1,135 @@
+package spi
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Status is the one-byte outcome carried in a response frame. The numbers are
+// Apache Dubbo's (org.apache.dubbo.remoting.exchange.Response), so operators
+// who know Dubbo read them without a table.
+type Status uint8
+
+// Status codes, as Dubbo numbers them.
+const (
+	StatusOK                        Status = 20
+	StatusSerializationError        Status = 25
+	StatusClientTimeout             Status = 30
+	StatusServerTimeout             Status = 31
+	StatusChannelInactive           Status = 35
+	StatusBadRequest                Status = 40
+	StatusBadResponse               Status = 50
+	StatusServiceNotFound           Status = 60
+	StatusServiceError              Status = 70
+	StatusServerError               Status = 80
+	StatusClientError               Status = 90
+	StatusServerThreadpoolExhausted Status = 100
+)
+
+var statusNames = map[Status]string{
+	StatusOK:                        "OK",
+	StatusSerializationError:        "SERIALIZATION_ERROR",
+	StatusClientTimeout:             "CLIENT_TIMEOUT",
+	StatusServerTimeout:             "SERVER_TIMEOUT",
+	StatusChannelInactive:           "CHANNEL_INACTIVE",
+	StatusBadRequest:                "BAD_REQUEST",
+	StatusBadResponse:               "BAD_RESPONSE",
+	StatusServiceNotFound:           "SERVICE_NOT_FOUND",
+	StatusServiceError:              "SERVICE_ERROR",
+	StatusServerError:               "SERVER_ERROR",
+	StatusClientError:               "CLIENT_ERROR",
+	StatusServerThreadpoolExhausted: "SERVER_THREADPOOL_EXHAUSTED",
+}
+
+// String returns the Dubbo name of s (e.g. "SERVER_TIMEOUT"), or
+// "STATUS_<n>" for a number Dubbo does not define.
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return "STATUS_" + strconv.Itoa(int(s))
+}
+
+// Known reports whether s is one of the defined status codes.
+func (s Status) Known() bool {
+	_, ok := statusNames[s]
+	return ok
+}
+
+// ParseStatus maps a status name ("SERVER_TIMEOUT") back to its code.
+func ParseStatus(name string) (Status, bool) {
+	for s, n := range statusNames {
+		if n == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// Error is the error every layer returns when a call fails: the wire status,
+// a human message, and optionally the cause. The consumer rebuilds it from the
+// response frame, so callers match on Status with errors.As or errors.Is,
+// never on message text.
+//
+//	var e *spi.Error
+//	if errors.As(err, &e) && e.Status == spi.StatusServerTimeout { ... }
+//	if errors.Is(err, spi.ErrServerTimeout) { ... }
+type Error struct {
+	Status  Status
+	Message string
+	Cause   error
+}
+
+// Errorf returns an *Error with status s and a formatted message. A %w verb
+// in format becomes the Cause.
+func Errorf(s Status, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Status: s, Message: err.Error(), Cause: errors.Unwrap(err)}
+}
+
+// Error renders "STATUS_NAME: message".
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Status.String()
+	}
+	return e.Status.String() + ": " + e.Message
+}
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Is makes errors.Is(err, ErrX) true for any *Error with the same status as
+// the sentinel ErrX, whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Cause == nil && t.Status == e.Status
+}
+
+// Sentinels for errors.Is; they match any *Error with the same Status.
+var (
+	ErrSerialization             = &Error{Status: StatusSerializationError}
+	ErrClientTimeout             = &Error{Status: StatusClientTimeout}
+	ErrServerTimeout             = &Error{Status: StatusServerTimeout}
+	ErrChannelInactive           = &Error{Status: StatusChannelInactive}
+	ErrBadRequest                = &Error{Status: StatusBadRequest}
+	ErrBadResponse               = &Error{Status: StatusBadResponse}
+	ErrServiceNotFound           = &Error{Status: StatusServiceNotFound}
+	ErrServiceError              = &Error{Status: StatusServiceError}
+	ErrServerError               = &Error{Status: StatusServerError}
+	ErrClientError               = &Error{Status: StatusClientError}
+	ErrServerThreadpoolExhausted = &Error{Status: StatusServerThreadpoolExhausted}
+)
+
+// StatusOf returns the status of err: StatusOK for nil, the Status of the
+// first *Error in its chain, and StatusClientError for any other error.
+func StatusOf(err error) Status {
+	if err == nil {
+		return StatusOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return StatusClientError
+}

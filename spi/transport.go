@@ -1,0 +1,69 @@
+package spi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+)
+
+// TransportBuilder is the "transport" extension point (URL key "transport",
+// default "smux"). A transport moves bytes between a consumer and a
+// provider; the kernel's exchange layer puts frames on top of it.
+type TransportBuilder interface {
+	// Name is the extension name ("smux", "tcp").
+	Name() string
+	// Build validates the transport keys of u and returns a Transport. It
+	// does no I/O and starts no goroutine.
+	Build(u URL) (Transport, error)
+}
+
+// Transport listens and dials. Safe for concurrent use.
+type Transport interface {
+	// Listen binds addr ("host:port"; port 0 picks a free one) and returns a
+	// listener of sessions. Errors are fatal to the export.
+	Listen(addr string) (Listener, error)
+	// Dial opens a session to addr, giving up when ctx ends (the kernel puts
+	// connect.timeout on ctx). A dial error fails the call or, in the
+	// consumer's connection manager, schedules a reconnect.
+	Dial(ctx context.Context, addr string) (Session, error)
+}
+
+// Listener accepts sessions. Accept blocks; Close unblocks it with
+// net.ErrClosed and is idempotent.
+type Listener interface {
+	Accept() (Session, error)
+	Addr() net.Addr
+	Close() error
+}
+
+// Session is one live connection between a consumer and a provider (a
+// "channel" to the exchange). It carries one or more byte streams: a
+// multiplexing transport (smux) opens and accepts many; a plain one (tcp)
+// has exactly one.
+//
+// The exchange reads frames from every stream it opens or accepts and may
+// write a frame on any stream; frames are matched by request id, not by
+// stream.
+type Session interface {
+	// Open returns a new stream. On a session that is not multiplexed the
+	// first call returns the session's single stream and later calls return
+	// ErrNotMultiplexed. May block briefly; safe for concurrent use.
+	Open() (io.ReadWriteCloser, error)
+	// Accept blocks until the peer opens a stream or the session dies. On a
+	// session that is not multiplexed, the accepting side (provider) gets the
+	// single stream once, the dialing side never gets one.
+	Accept() (io.ReadWriteCloser, error)
+	// Multiplexed reports whether Open can return more than one stream.
+	Multiplexed() bool
+	LocalAddr() net.Addr
+	RemoteAddr() net.Addr
+	// Close closes the session and all its streams; idempotent.
+	Close() error
+	// Done is closed when the session is dead, for whatever reason.
+	Done() <-chan struct{}
+}
+
+// ErrNotMultiplexed is returned by Session.Open on a transport with a single
+// stream per session once that stream has been taken.
+var ErrNotMultiplexed = errors.New("transport: session is not multiplexed")

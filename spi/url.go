@@ -1,0 +1,664 @@
+package spi
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// URL is the Dubbo URL model: every address, registry entry and piece of
+// per-service configuration in airnode is one of these.
+//
+//	scheme://[user[:password]@]host[:port][,host2:port2...][/path][?key=value&...]
+//
+// A URL is an immutable value: the With* methods return modified copies and
+// never touch the receiver, so URLs may be shared between goroutines freely.
+// String is canonical (parameters sorted by key, each part percent-encoded
+// exactly once) and Parse(u.String()) equals u.
+//
+// IPv6 hosts are written in brackets ("airnode://[::1]:20880/demo.Echo").
+// Several hosts are written "h1:p1,h2:p2"; Dubbo's "?backup=h2:p2" parameter
+// is kept as a parameter and included by Addresses.
+type URL struct {
+	scheme   string
+	user     string
+	password string
+	hosts    []HostPort
+	path     string
+	params   map[string]string // never mutated after construction
+}
+
+// HostPort is one host of a URL. Port 0 means the URL gave no port.
+type HostPort struct {
+	Host string
+	Port int
+}
+
+// String renders host:port, bracketing IPv6 hosts; a zero Port is omitted.
+func (h HostPort) String() string {
+	host := h.Host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if h.Port == 0 {
+		return host
+	}
+	return host + ":" + strconv.Itoa(h.Port)
+}
+
+// Param keys that the URL type itself reads.
+const (
+	KeyGroup     = "group"
+	KeyVersion   = "version"
+	KeyInterface = "interface"
+	KeyMethods   = "methods"
+	KeyBackup    = "backup"
+	KeySide      = "side"
+)
+
+// NewURL builds a URL from its parts. path may start with "/"; params is
+// copied. It returns an error for an invalid scheme, host or parameter key.
+func NewURL(scheme, host string, port int, path string, params map[string]string) (URL, error) {
+	u := URL{scheme: scheme, path: strings.TrimPrefix(path, "/")}
+	if err := checkScheme(scheme); err != nil {
+		return URL{}, err
+	}
+	if port < 0 || port > 65535 {
+		return URL{}, fmt.Errorf("url: port %d out of range 0-65535", port)
+	}
+	if err := checkHost(host); err != nil {
+		return URL{}, err
+	}
+	u.hosts = []HostPort{{Host: host, Port: port}}
+	if len(params) > 0 {
+		u.params = make(map[string]string, len(params))
+		for k, v := range params {
+			if k == "" {
+				return URL{}, errors.New("url: empty parameter key")
+			}
+			u.params[k] = v
+		}
+	}
+	return u, nil
+}
+
+// MustParse is Parse for tests and constants: it panics on error.
+func MustParse(s string) URL {
+	u, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+// Parse parses s. It returns an error that names the offending part for: a
+// missing or invalid scheme, an unbracketed IPv6 address with a port, a bad
+// port, an empty or repeated parameter key, or a bad percent-escape.
+// "key=" keeps key with an empty value (a bare "key" too).
+func Parse(s string) (URL, error) {
+	var u URL
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return URL{}, fmt.Errorf("url: %q has no scheme (want scheme://host[:port]/path)", s)
+	}
+	u.scheme = s[:i]
+	if err := checkScheme(u.scheme); err != nil {
+		return URL{}, err
+	}
+	rest := s[i+3:]
+	query := ""
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		rest, query = rest[:q], rest[q+1:]
+	}
+	authority := rest
+	if p := strings.IndexByte(rest, '/'); p >= 0 {
+		authority, u.path = rest[:p], rest[p+1:]
+		path, err := url.PathUnescape(u.path)
+		if err != nil {
+			return URL{}, fmt.Errorf("url: bad path %q: %w", u.path, err)
+		}
+		u.path = path
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		userinfo := authority[:at]
+		authority = authority[at+1:]
+		user, pass, hasPass := strings.Cut(userinfo, ":")
+		var err error
+		if u.user, err = url.QueryUnescape(user); err != nil {
+			return URL{}, fmt.Errorf("url: bad user %q: %w", user, err)
+		}
+		if hasPass {
+			if u.password, err = url.QueryUnescape(pass); err != nil {
+				return URL{}, errors.New("url: bad password escape")
+			}
+		}
+		if u.user == "" {
+			return URL{}, fmt.Errorf("url: %q has an empty user before '@'", s)
+		}
+	}
+	for _, hp := range strings.Split(authority, ",") {
+		h, err := parseHostPort(hp)
+		if err != nil {
+			return URL{}, err
+		}
+		if h.Host == "" && len(strings.Split(authority, ",")) > 1 {
+			return URL{}, fmt.Errorf("url: empty host in host list %q", authority)
+		}
+		u.hosts = append(u.hosts, h)
+	}
+	if query != "" {
+		u.params = make(map[string]string)
+		for _, kv := range strings.Split(query, "&") {
+			if kv == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(kv, "=")
+			key, err := url.QueryUnescape(k)
+			if err != nil {
+				return URL{}, fmt.Errorf("url: bad escape in parameter key %q: %w", k, err)
+			}
+			if key == "" {
+				return URL{}, fmt.Errorf("url: empty parameter key in %q", kv)
+			}
+			val, err := url.QueryUnescape(v)
+			if err != nil {
+				return URL{}, fmt.Errorf("url: bad escape in value of %q: %w", key, err)
+			}
+			if _, dup := u.params[key]; dup {
+				return URL{}, fmt.Errorf("url: parameter %q given twice", key)
+			}
+			u.params[key] = val
+		}
+		if len(u.params) == 0 {
+			u.params = nil
+		}
+	}
+	return u, nil
+}
+
+func checkScheme(s string) error {
+	if s == "" {
+		return errors.New("url: empty scheme")
+	}
+	for i, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' ||
+			i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')
+		if !ok {
+			return fmt.Errorf("url: invalid scheme %q (letters, then letters, digits, '+', '-', '.')", s)
+		}
+	}
+	return nil
+}
+
+func checkHost(h string) error {
+	for _, c := range h {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '-' || c == '_' || c == '~' || c == ':' || c == '%'
+		if !ok {
+			return fmt.Errorf("url: invalid character %q in host %q", c, h)
+		}
+	}
+	return nil
+}
+
+func parseHostPort(s string) (HostPort, error) {
+	var host, port string
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return HostPort{}, fmt.Errorf("url: missing ']' in host %q", s)
+		}
+		host = s[1:end]
+		if !strings.Contains(host, ":") {
+			return HostPort{}, fmt.Errorf("url: brackets around non-IPv6 host %q", s)
+		}
+		after := s[end+1:]
+		if after != "" {
+			if after[0] != ':' {
+				return HostPort{}, fmt.Errorf("url: unexpected %q after ']' in %q", after, s)
+			}
+			port = after[1:]
+			if port == "" {
+				return HostPort{}, fmt.Errorf("url: empty port in %q", s)
+			}
+		}
+	} else {
+		switch strings.Count(s, ":") {
+		case 0:
+			host = s
+		case 1:
+			host, port, _ = strings.Cut(s, ":")
+			if port == "" {
+				return HostPort{}, fmt.Errorf("url: empty port in %q", s)
+			}
+		default:
+			return HostPort{}, fmt.Errorf("url: IPv6 address %q must be in brackets, e.g. [::1]:20880", s)
+		}
+	}
+	if err := checkHost(host); err != nil {
+		return HostPort{}, err
+	}
+	h := HostPort{Host: host}
+	if port != "" {
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 0 || p > 65535 || strconv.Itoa(p) != port {
+			return HostPort{}, fmt.Errorf("url: invalid port %q in %q (want 0-65535)", port, s)
+		}
+		h.Port = p
+	}
+	return h, nil
+}
+
+// String returns the canonical form: parameters sorted by key, each part
+// percent-encoded once. The zero URL renders as "".
+func (u URL) String() string {
+	if u.scheme == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(u.scheme)
+	b.WriteString("://")
+	if u.user != "" {
+		b.WriteString(url.QueryEscape(u.user))
+		if u.password != "" {
+			b.WriteByte(':')
+			b.WriteString(url.QueryEscape(u.password))
+		}
+		b.WriteByte('@')
+	}
+	for i, h := range u.hosts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(h.String())
+	}
+	if u.path != "" {
+		b.WriteByte('/')
+		segs := strings.Split(u.path, "/")
+		for i, s := range segs {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(url.PathEscape(s))
+		}
+	}
+	for i, k := range u.Keys() {
+		if i == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(k))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(u.params[k]))
+	}
+	return b.String()
+}
+
+// IsZero reports whether u is the zero URL.
+func (u URL) IsZero() bool { return u.scheme == "" }
+
+// Equal reports whether u and v have the same parts and parameters.
+func (u URL) Equal(v URL) bool {
+	if u.scheme != v.scheme || u.user != v.user || u.password != v.password ||
+		u.path != v.path || len(u.params) != len(v.params) || !slices.Equal(u.hosts, v.hosts) {
+		return false
+	}
+	for k, x := range u.params {
+		if y, ok := v.params[k]; !ok || x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// Scheme returns the scheme ("airnode", "zookeeper", "file", ...).
+func (u URL) Scheme() string { return u.scheme }
+
+// User returns the user of the userinfo part, or "".
+func (u URL) User() string { return u.user }
+
+// Password returns the password of the userinfo part, or "".
+func (u URL) Password() string { return u.password }
+
+// Host returns the first host ("::1" for "[::1]:20880").
+func (u URL) Host() string {
+	if len(u.hosts) == 0 {
+		return ""
+	}
+	return u.hosts[0].Host
+}
+
+// Port returns the first host's port, 0 when none was given.
+func (u URL) Port() int {
+	if len(u.hosts) == 0 {
+		return 0
+	}
+	return u.hosts[0].Port
+}
+
+// Address returns the first host as a dialable "host:port" ("[::1]:20880").
+func (u URL) Address() string {
+	if len(u.hosts) == 0 {
+		return ""
+	}
+	return net.JoinHostPort(u.hosts[0].Host, strconv.Itoa(u.hosts[0].Port))
+}
+
+// Hosts returns a copy of the hosts written in the authority part.
+func (u URL) Hosts() []HostPort { return slices.Clone(u.hosts) }
+
+// Addresses returns every "host:port" of the URL: the authority's hosts, then
+// those of the backup parameter, in order, without duplicates.
+func (u URL) Addresses() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(a string) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, h := range u.hosts {
+		add(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
+	}
+	if b := u.params[KeyBackup]; b != "" {
+		for _, s := range strings.Split(b, ",") {
+			if h, err := parseHostPort(strings.TrimSpace(s)); err == nil && h.Host != "" {
+				add(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
+			}
+		}
+	}
+	return out
+}
+
+// Path returns the decoded path without its leading "/" ("demo.Echo").
+func (u URL) Path() string { return u.path }
+
+// Interface returns the service interface name: the "interface" parameter
+// when set, else the path.
+func (u URL) Interface() string {
+	if v := u.params[KeyInterface]; v != "" {
+		return v
+	}
+	return u.path
+}
+
+// ServiceKey returns Dubbo's service key "group/interface:version", leaving
+// out an empty group or version ("demo.Echo", "g/demo.Echo:1.0").
+func (u URL) ServiceKey() string {
+	return ServiceKey(u.params[KeyGroup], u.Interface(), u.params[KeyVersion])
+}
+
+// ServiceKey joins group, interface and version as "group/interface:version".
+func ServiceKey(group, iface, version string) string {
+	k := iface
+	if group != "" {
+		k = group + "/" + k
+	}
+	if version != "" {
+		k += ":" + version
+	}
+	return k
+}
+
+// Param returns the raw value of key and whether it is present ("key=" is
+// present with value "").
+func (u URL) Param(key string) (string, bool) {
+	v, ok := u.params[key]
+	return v, ok
+}
+
+// ParamOr returns the value of key, or def when key is absent.
+func (u URL) ParamOr(key, def string) string {
+	if v, ok := u.params[key]; ok {
+		return v
+	}
+	return def
+}
+
+// Params returns a copy of all parameters.
+func (u URL) Params() map[string]string {
+	m := make(map[string]string, len(u.params))
+	for k, v := range u.params {
+		m[k] = v
+	}
+	return m
+}
+
+// Keys returns the parameter keys, sorted.
+func (u URL) Keys() []string {
+	keys := make([]string, 0, len(u.params))
+	for k := range u.params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Methods returns the "methods" parameter split on commas.
+func (u URL) Methods() []string {
+	v := u.params[KeyMethods]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// MethodParam resolves key for method: "methods.<method>.<key>" first, then
+// Dubbo's "<method>.<key>" when method is listed in the "methods" parameter,
+// then the service-level key. The returned source is the key that matched
+// ("" when absent). Prefixes are exact: "sayHello.timeout" never applies to
+// method "say".
+func (u URL) MethodParam(method, key string) (value, source string, ok bool) {
+	if method != "" {
+		k := "methods." + method + "." + key
+		if v, ok := u.params[k]; ok {
+			return v, k, true
+		}
+		k = method + "." + key
+		if v, ok := u.params[k]; ok && slices.Contains(u.Methods(), method) {
+			return v, k, true
+		}
+	}
+	if v, ok := u.params[key]; ok {
+		return v, key, true
+	}
+	return "", "", false
+}
+
+// ParamError reports a parameter whose value is present but malformed.
+type ParamError struct {
+	Key   string // the key as written, e.g. "methods.Echo.timeout"
+	Value string
+	Want  string // what is allowed, e.g. "a duration such as 1.5s, 200ms or 3000 (ms)"
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("invalid value %q for URL key %q: want %s", e.Value, e.Key, e.Want)
+}
+
+// Int returns key as a base-10 int64, def when absent, and a *ParamError
+// when present but not an integer.
+func (u URL) Int(key string, def int64) (int64, error) { return u.MethodInt("", key, def) }
+
+// MethodInt is Int resolved with MethodParam's precedence.
+func (u URL) MethodInt(method, key string, def int64) (int64, error) {
+	v, src, ok := u.MethodParam(method, key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return def, &ParamError{Key: src, Value: v, Want: "an integer"}
+	}
+	return n, nil
+}
+
+// Bool returns key as a bool ("true", "false", "1", "0", ...), def when absent.
+func (u URL) Bool(key string, def bool) (bool, error) { return u.MethodBool("", key, def) }
+
+// MethodBool is Bool resolved with MethodParam's precedence.
+func (u URL) MethodBool(method, key string, def bool) (bool, error) {
+	v, src, ok := u.MethodParam(method, key)
+	if !ok {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, &ParamError{Key: src, Value: v, Want: "true or false"}
+	}
+	return b, nil
+}
+
+// Duration returns key as a duration, def when absent. Go syntax ("1.5s",
+// "200ms") and a bare integer meaning milliseconds (Dubbo's "timeout=3000")
+// are accepted; a negative or malformed value is a *ParamError.
+func (u URL) Duration(key string, def time.Duration) (time.Duration, error) {
+	return u.MethodDuration("", key, def)
+}
+
+// MethodDuration is Duration resolved with MethodParam's precedence.
+func (u URL) MethodDuration(method, key string, def time.Duration) (time.Duration, error) {
+	v, src, ok := u.MethodParam(method, key)
+	if !ok {
+		return def, nil
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return def, &ParamError{Key: src, Value: v, Want: "a duration such as 1.5s, 200ms or 3000 (milliseconds)"}
+	}
+	return d, nil
+}
+
+// ParseDuration parses Go duration syntax or a bare integer of milliseconds.
+// Negative durations are rejected.
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > int64(1<<63-1)/int64(time.Millisecond) {
+			return 0, errors.New("out of range")
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, errors.New("negative duration")
+	}
+	return d, nil
+}
+
+// Size returns key as a byte count, def when absent. A bare integer is bytes;
+// suffixes KiB, MiB, GiB (powers of 1024) and KB, MB, GB (powers of 1000) are
+// accepted ("8MiB").
+func (u URL) Size(key string, def int64) (int64, error) {
+	v, ok := u.params[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := ParseSize(v)
+	if err != nil {
+		return def, &ParamError{Key: key, Value: v, Want: "a byte size such as 8388608, 64KiB or 8MiB"}
+	}
+	return n, nil
+}
+
+// ParseSize parses a non-negative byte size: digits with an optional unit
+// (B, KB, MB, GB, KiB, MiB, GiB).
+func ParseSize(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, errors.New("no digits")
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	mult := map[string]int64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+	m, ok := mult[strings.TrimSpace(v[i:])]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q", v[i:])
+	}
+	if n > (1<<63-1)/m {
+		return 0, errors.New("out of range")
+	}
+	return n * m, nil
+}
+
+// With returns a copy of u with key set to value.
+func (u URL) With(key, value string) URL {
+	p := make(map[string]string, len(u.params)+1)
+	for k, v := range u.params {
+		p[k] = v
+	}
+	p[key] = value
+	u.params = p
+	return u
+}
+
+// WithParams returns a copy of u with every entry of params set.
+func (u URL) WithParams(params map[string]string) URL {
+	if len(params) == 0 {
+		return u
+	}
+	p := make(map[string]string, len(u.params)+len(params))
+	for k, v := range u.params {
+		p[k] = v
+	}
+	for k, v := range params {
+		p[k] = v
+	}
+	u.params = p
+	return u
+}
+
+// Without returns a copy of u without the given keys.
+func (u URL) Without(keys ...string) URL {
+	p := make(map[string]string, len(u.params))
+	for k, v := range u.params {
+		p[k] = v
+	}
+	for _, k := range keys {
+		delete(p, k)
+	}
+	if len(p) == 0 {
+		p = nil
+	}
+	u.params = p
+	return u
+}
+
+// WithScheme returns a copy of u with another scheme.
+func (u URL) WithScheme(scheme string) URL { u.scheme = scheme; return u }
+
+// WithPath returns a copy of u with another path (a leading "/" is dropped).
+func (u URL) WithPath(path string) URL { u.path = strings.TrimPrefix(path, "/"); return u }
+
+// WithAddress returns a copy of u whose only host is host:port.
+func (u URL) WithAddress(host string, port int) URL {
+	u.hosts = []HostPort{{Host: host, Port: port}}
+	return u
+}
+
+// SplitHosts returns one URL per authority host, each with that host alone
+// and the same scheme, path and parameters (used by the direct registry).
+func (u URL) SplitHosts() []URL {
+	out := make([]URL, 0, len(u.hosts))
+	for _, h := range u.hosts {
+		out = append(out, u.WithAddress(h.Host, h.Port))
+	}
+	return out
+}
