@@ -1,0 +1,16 @@
+// Package protocol is airnode's wire frame (DESIGN §5): a 16-byte big-endian
+// header followed by a body of at most the payload limit.
+//
+//	bytes 0-1   magic 0xA1 0x7E
+//	byte  2     flags: 0x80 request, 0x40 two-way, 0x20 event (heartbeat),
+//	            low 5 bits the codec id (0 for an event with no body)
+//	byte  3     status (responses; spi.Status numbers, Dubbo's)
+//	bytes 4-11  request id
+//	bytes 12-15 body length in bytes (≤ payload)
+//
+// Header encoding and decoding live only here. Decoding reports a bad magic,
+// a length over the payload limit and a truncated header as errors matching
+// ErrBadMagic, ErrTooLarge and ErrTruncated with errors.Is; the exchange
+// closes the connection on any of them. Everything here is a pure function
+// and safe for concurrent use.
+package protocol
