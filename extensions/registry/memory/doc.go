@@ -1,0 +1,16 @@
+// Package memory is the in-process registry, extension name "memory"
+// (URL scheme "memory"): providers and consumers registered in one process,
+// pushed to subscribers of the same process on every change. It is a real
+// registry for tests and single-process use, not a test double.
+//
+// Registries built by one Builder from URLs with the same host share one
+// in-process namespace ("memory://" is the default namespace, "memory://a"
+// another); registries of different Builders never see each other.
+//
+//	URL key   type  default  meaning
+//	(host)    name  ""       namespace shared by this Builder's registries
+//
+// The URL takes no parameters. All methods are safe for concurrent use; Close
+// unregisters everything the registry registered and waits for its
+// subscriptions' goroutines.
+package memory
