@@ -1,0 +1,81 @@
+package spi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/airnode/airnode/spi"
+)
+
+func TestStatusNames(t *testing.T) {
+	want := map[spi.Status]string{
+		20: "OK", 25: "SERIALIZATION_ERROR", 30: "CLIENT_TIMEOUT", 31: "SERVER_TIMEOUT",
+		35: "CHANNEL_INACTIVE", 40: "BAD_REQUEST", 50: "BAD_RESPONSE", 60: "SERVICE_NOT_FOUND",
+		70: "SERVICE_ERROR", 80: "SERVER_ERROR", 90: "CLIENT_ERROR", 100: "SERVER_THREADPOOL_EXHAUSTED",
+	}
+	for s, name := range want {
+		if s.String() != name || !s.Known() {
+			t.Errorf("Status(%d) = %q known=%v, want %q", uint8(s), s.String(), s.Known(), name)
+		}
+		if back, ok := spi.ParseStatus(name); !ok || back != s {
+			t.Errorf("ParseStatus(%q) = %d, %v", name, back, ok)
+		}
+	}
+	if s := spi.Status(7); s.String() != "STATUS_7" || s.Known() {
+		t.Errorf("Status(7) = %q known=%v", s, s.Known())
+	}
+	if _, ok := spi.ParseStatus("NOPE"); ok {
+		t.Error("ParseStatus(NOPE) succeeded")
+	}
+}
+
+func TestStatusErrorMatching(t *testing.T) {
+	cause := context.DeadlineExceeded
+	err := fmt.Errorf("consumer: call demo.Echo/Echo: %w",
+		spi.Errorf(spi.StatusServerTimeout, "no answer from %s within %s: %w", "10.0.0.1:20880", "1s", cause))
+
+	if !errors.Is(err, spi.ErrServerTimeout) {
+		t.Fatal("errors.Is(err, ErrServerTimeout) = false")
+	}
+	if errors.Is(err, spi.ErrClientTimeout) {
+		t.Fatal("errors.Is(err, ErrClientTimeout) = true for a SERVER_TIMEOUT")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("cause lost: errors.Is(err, DeadlineExceeded) = false")
+	}
+	var e *spi.Error
+	if !errors.As(err, &e) || e.Status != spi.StatusServerTimeout {
+		t.Fatalf("errors.As: %v", e)
+	}
+	if got := e.Error(); got != "SERVER_TIMEOUT: no answer from 10.0.0.1:20880 within 1s: context deadline exceeded" {
+		t.Fatalf("Error() = %q", got)
+	}
+	// Two *Errors with messages are not each other's sentinels.
+	a := &spi.Error{Status: spi.StatusServerError, Message: "a"}
+	if errors.Is(a, &spi.Error{Status: spi.StatusServerError, Message: "b"}) {
+		t.Fatal("message-bearing *Error matched as a sentinel")
+	}
+	if got := (&spi.Error{Status: spi.StatusBadRequest}).Error(); got != "BAD_REQUEST" {
+		t.Fatalf("bare Error() = %q", got)
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	tests := []struct {
+		err  error
+		want spi.Status
+	}{
+		{nil, spi.StatusOK},
+		{errors.New("plain"), spi.StatusClientError},
+		{spi.ErrServiceNotFound, spi.StatusServiceNotFound},
+		{fmt.Errorf("wrapped: %w", spi.Errorf(spi.StatusServerThreadpoolExhausted, "busy")), spi.StatusServerThreadpoolExhausted},
+		{errors.Join(errors.New("x"), spi.ErrChannelInactive), spi.StatusChannelInactive},
+	}
+	for _, tt := range tests {
+		if got := spi.StatusOf(tt.err); got != tt.want {
+			t.Errorf("StatusOf(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
