@@ -1,0 +1,216 @@
+package zktest
+
+import (
+	"io"
+
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Paths of Debian's zookeeper package.
+const (
+	Jar     = "/usr/share/java/zookeeper.jar"
+	ConfDir = "/etc/zookeeper/conf"
+	// InstallHint is what an error tells the user to run.
+	InstallHint = "apt-get install -y zookeeper (or `make deps`)"
+)
+
+// TickTime is the server's tick: sessions may be as short as 2 ticks, and
+// the server checks expiry every tick.
+const TickTime = 200 * time.Millisecond
+
+// StartTimeout bounds how long Start and Restart wait for "imok".
+const StartTimeout = 30 * time.Second
+
+// Server is one ZooKeeper process. Methods are safe for concurrent use.
+type Server struct {
+	port int
+	dir  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	exit chan struct{} // closed when cmd has been waited for
+}
+
+// Start launches a server on a free 127.0.0.1 port with a new temporary data
+// directory and returns once it answers "ruok". Errors name what is missing
+// and how to install it.
+func Start() (*Server, error) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, fmt.Errorf("zktest: java not found on PATH: install ZooKeeper and its JRE with %s", InstallHint)
+	}
+	_ = java
+	if _, err := os.Stat(Jar); err != nil {
+		return nil, fmt.Errorf("zktest: %s not found: install ZooKeeper with %s", Jar, InstallHint)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("zktest: find a free port: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "zktest-")
+	if err != nil {
+		return nil, fmt.Errorf("zktest: %w", err)
+	}
+	cfg := strings.Join([]string{
+		"tickTime=" + strconv.Itoa(int(TickTime/time.Millisecond)),
+		"dataDir=" + filepath.Join(dir, "data"),
+		"clientPort=" + strconv.Itoa(port),
+		"clientPortAddress=127.0.0.1",
+		"maxClientCnxns=0",
+		"minSessionTimeout=" + strconv.Itoa(int(2*TickTime/time.Millisecond)),
+		"maxSessionTimeout=120000",
+		"admin.enableServer=false",
+		"4lw.commands.whitelist=ruok,stat,cons",
+		"",
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("zktest: %w", err)
+	}
+	s := &Server{port: port, dir: dir}
+	if err := s.Restart(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Addr returns "127.0.0.1:PORT".
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Port returns the client port.
+func (s *Server) Port() int { return s.port }
+
+// URL returns "zookeeper://127.0.0.1:PORT" followed by query (e.g.
+// "root=x&session.timeout=2s") when it is not empty.
+func (s *Server) URL(query string) string {
+	u := "zookeeper://" + s.Addr()
+	if query != "" {
+		u += "?" + query
+	}
+	return u
+}
+
+// Running reports whether the server process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+// Restart starts the server again on the same port and data directory (a no-op
+// when it is running) and waits until it answers "ruok".
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return nil
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("zktest: %w", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command("java",
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dzookeeper.log.dir="+s.dir,
+		"-cp", ConfDir+":"+Jar,
+		"org.apache.zookeeper.server.ZooKeeperServerMain",
+		filepath.Join(s.dir, "zoo.cfg"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("zktest: start java: %w", err)
+	}
+	exit := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exit) }()
+	deadline := time.Now().Add(StartTimeout)
+	for {
+		if ruok(s.Addr()) {
+			s.cmd, s.exit = cmd, exit
+			return nil
+		}
+		select {
+		case <-exit:
+			return fmt.Errorf("zktest: zookeeper exited during startup: %s", s.logTail())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exit
+			return fmt.Errorf("zktest: zookeeper did not answer ruok on %s within %v: %s", s.Addr(), StartTimeout, s.logTail())
+		}
+	}
+}
+
+// Stop kills the server process (SIGKILL, like a crash; committed data and
+// sessions survive in the data directory) and waits for it to exit. Idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exit
+	s.cmd, s.exit = nil, nil
+}
+
+// Close stops the server and removes its directory. Idempotent.
+func (s *Server) Close() {
+	s.Stop()
+	_ = os.RemoveAll(s.dir)
+}
+
+// ruok reports whether a server at addr is serving requests: it answers
+// "imok" to ruok as soon as it listens, but only "stat" tells that sessions
+// can be created ("Mode: standalone").
+func ruok(addr string) bool {
+	return fourLetter(addr, "ruok", "imok") && fourLetter(addr, "stat", "Mode: ")
+}
+
+func fourLetter(addr, cmd, want string) bool {
+	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return false
+	}
+	b, _ := io.ReadAll(io.LimitReader(c, 1<<16))
+	return strings.Contains(string(b), want)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	if len(b) == 0 {
+		return "(no output)"
+	}
+	return string(b)
+}

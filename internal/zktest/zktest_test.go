@@ -1,0 +1,47 @@
+package zktest_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/internal/zktest"
+)
+
+func TestStartStopRestart(t *testing.T) {
+	s, err := zktest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, _, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Create("/x", []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	if s.Running() {
+		t.Fatal("running after Stop")
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _, err := c.Get("/x")
+		if err == nil {
+			if string(data) != "1" {
+				t.Fatalf("data after restart = %q", data)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no data after restart: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
