@@ -1,0 +1,286 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// KeyProtocol is the consumer URL key naming the provider protocol (URL
+// scheme) the reference accepts; default DefaultProtocol.
+const KeyProtocol = "protocol"
+
+// DefaultProtocol is the provider scheme accepted by default.
+const DefaultProtocol = "airnode"
+
+// NewInvoker makes the invoker of one provider from its merged URL. It is
+// called from the registry's notify goroutine, so it must not block for long
+// (connect in the background).
+type NewInvoker func(provider spi.URL) (spi.Invoker, error)
+
+// Directory is the live list of provider invokers of one reference. It
+// implements spi.Directory; safe for concurrent use.
+type Directory struct {
+	consumer   spi.URL
+	reg        spi.Registry
+	desc       string
+	newInvoker NewInvoker
+	log        *slog.Logger
+	protocol   string
+
+	snap atomic.Pointer[snapshot]
+
+	mu       sync.Mutex        // serialises update, Start and Close
+	members  map[string]member // raw provider URL string -> member
+	sub      spi.Subscription
+	first    chan struct{}
+	gotFirst bool
+	closed   bool
+	changes  []func()
+}
+
+type member struct {
+	provider spi.URL // as pushed by the registry
+	invoker  spi.Invoker
+}
+
+// snapshot is an immutable view for List.
+type snapshot struct {
+	all       []spi.Invoker
+	providers []spi.URL
+}
+
+// New returns a Directory for the consumer reference URL, fed by reg (which
+// the Directory does not own or close). registryDesc names the registry in
+// messages ("zookeeper://127.0.0.1:2181"). newInvoker builds a provider
+// invoker from a merged URL. logger may be nil (slog.Default()). Pure: call
+// Start to subscribe.
+func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker NewInvoker, logger *slog.Logger) *Directory {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	d := &Directory{
+		consumer:   consumer,
+		reg:        reg,
+		desc:       registryDesc,
+		newInvoker: newInvoker,
+		log:        logger.With("service", consumer.ServiceKey(), "registry", registryDesc),
+		protocol:   consumer.ParamOr(KeyProtocol, DefaultProtocol),
+		members:    map[string]member{},
+		first:      make(chan struct{}),
+	}
+	d.snap.Store(&snapshot{})
+	return d
+}
+
+// Start subscribes to the registry and returns after the first provider
+// list has been applied (possibly empty). If ctx ends first, Start stops the
+// subscription and returns an error wrapping ctx.Err(); a Directory whose
+// Start failed may be started again. Start after Close fails.
+func (d *Directory) Start(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("directory %s: closed", d.consumer.ServiceKey())
+	}
+	if d.sub != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("directory %s: already started", d.consumer.ServiceKey())
+	}
+	d.mu.Unlock()
+	sub, err := d.reg.Subscribe(ctx, d.consumer, d.update)
+	if err != nil {
+		return fmt.Errorf("directory %s: subscribe to %s: %w", d.consumer.ServiceKey(), d.desc, err)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		sub.Stop()
+		return fmt.Errorf("directory %s: closed", d.consumer.ServiceKey())
+	}
+	d.sub = sub
+	d.mu.Unlock()
+	select {
+	case <-d.first:
+		return nil
+	case <-ctx.Done():
+		d.mu.Lock()
+		s := d.sub
+		d.sub = nil
+		d.mu.Unlock()
+		if s != nil {
+			s.Stop()
+		}
+		return fmt.Errorf("directory %s: no provider list from %s yet: %w", d.consumer.ServiceKey(), d.desc, ctx.Err())
+	}
+}
+
+// URL returns the consumer's reference URL.
+func (d *Directory) URL() spi.URL { return d.consumer }
+
+// Registry returns the registry description given to New.
+func (d *Directory) Registry() string { return d.desc }
+
+// List returns the available invokers. The slice is shared: callers must not
+// modify it. Never blocks; allocates only when some invoker is unavailable.
+func (d *Directory) List(*spi.Invocation) []spi.Invoker {
+	all := d.snap.Load().all
+	for i, inv := range all {
+		if !inv.Available() {
+			out := make([]spi.Invoker, 0, len(all)-1)
+			out = append(out, all[:i]...)
+			for _, inv := range all[i+1:] {
+				if inv.Available() {
+					out = append(out, inv)
+				}
+			}
+			return out
+		}
+	}
+	return all
+}
+
+// All returns every invoker, available or not (shared slice, do not modify).
+func (d *Directory) All() []spi.Invoker { return d.snap.Load().all }
+
+// Providers returns the accepted provider URLs as pushed by the registry
+// (not merged), sorted.
+func (d *Directory) Providers() []spi.URL { return d.snap.Load().providers }
+
+// OnChange registers f, called (from the registry's notify goroutine) after
+// every applied change of the provider list. Register before Start.
+func (d *Directory) OnChange(f func()) {
+	d.mu.Lock()
+	d.changes = append(d.changes, f)
+	d.mu.Unlock()
+}
+
+// accepts reports whether provider belongs to this reference.
+func (d *Directory) accepts(p spi.URL) bool {
+	if p.Scheme() != d.protocol {
+		return false
+	}
+	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
+		return false
+	}
+	return match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion)
+}
+
+// match compares key of consumer and provider; the consumer's "*" matches any.
+func match(consumer, provider spi.URL, key string) bool {
+	c := consumer.ParamOr(key, "")
+	return c == "*" || c == provider.ParamOr(key, "")
+}
+
+// update applies a pushed provider list.
+func (d *Directory) update(providers []spi.URL) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	next := make(map[string]member, len(providers))
+	var stale []spi.Invoker
+	for _, p := range providers {
+		if !d.accepts(p) {
+			d.log.Debug("directory: provider ignored", "provider", p.String())
+			continue
+		}
+		k := p.String()
+		if _, dup := next[k]; dup {
+			continue
+		}
+		if m, ok := d.members[k]; ok {
+			next[k] = m
+			continue
+		}
+		inv, err := d.newInvoker(spi.MergeURL(p, d.consumer))
+		if err != nil {
+			d.log.Warn("directory: cannot create invoker", "provider", p.String(), "err", err)
+			continue
+		}
+		next[k] = member{provider: p, invoker: inv}
+		d.log.Info("directory: provider added", "provider", p.Address())
+	}
+	for k, m := range d.members {
+		if _, keep := next[k]; !keep {
+			stale = append(stale, m.invoker)
+			d.log.Info("directory: provider removed", "provider", m.provider.Address())
+		}
+	}
+	d.members = next
+	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next))}
+	for _, p := range providers {
+		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {
+			snap.all = append(snap.all, m.invoker)
+			snap.providers = append(snap.providers, p)
+		}
+	}
+	d.snap.Store(snap)
+	if !d.gotFirst {
+		d.gotFirst = true
+		close(d.first)
+	}
+	changes := d.changes
+	d.mu.Unlock()
+	closeAll(d.log, stale)
+	for _, f := range changes {
+		f()
+	}
+}
+
+func containsURL(l []spi.URL, u spi.URL) bool {
+	for _, x := range l {
+		if x.Equal(u) {
+			return true
+		}
+	}
+	return false
+}
+
+func closeAll(log *slog.Logger, invs []spi.Invoker) {
+	for _, inv := range invs {
+		if err := inv.Close(); err != nil {
+			log.Warn("directory: close invoker", "provider", inv.URL().Address(), "err", err)
+		}
+	}
+}
+
+// Close stops the subscription, waits until no push is being applied, and
+// closes every invoker. Idempotent.
+func (d *Directory) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	sub := d.sub
+	d.sub = nil
+	d.mu.Unlock()
+	if sub != nil {
+		sub.Stop()
+	}
+	d.mu.Lock()
+	invs := make([]spi.Invoker, 0, len(d.members))
+	for _, m := range d.members {
+		invs = append(invs, m.invoker)
+	}
+	d.members = map[string]member{}
+	d.snap.Store(&snapshot{})
+	d.mu.Unlock()
+	var errs []error
+	for _, inv := range invs {
+		if err := inv.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var _ spi.Directory = (*Directory)(nil)

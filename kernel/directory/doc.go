@@ -1,0 +1,14 @@
+// Package directory keeps the live provider list of one reference (DESIGN §2,
+// §7): it subscribes to a registry, merges every pushed provider URL with the
+// consumer's (spi.MergeURL: timestamp, weight, warmup, group, version stay the
+// provider's), creates an invoker for each new provider, keeps the invoker of
+// a provider whose URL did not change (a push never resets its connections)
+// and closes the invokers of providers that left (their channels close and
+// their reconnect loops stop). Providers of another group, version or
+// protocol than the consumer's, and disabled ones (enabled=false), are
+// ignored.
+//
+// List, called on every call, reads an atomically swapped snapshot: it never
+// blocks and does not allocate while every invoker is available. Close stops
+// the subscription and closes every invoker; it is idempotent.
+package directory
