@@ -1,0 +1,265 @@
+package smux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+
+	xsmux "github.com/xtaci/smux"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this transport.
+const Name = "smux"
+
+// Builder builds smux transports. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "smux".
+func (Builder) Name() string { return Name }
+
+// Build validates the smux keys of u (see the package doc) and returns a
+// Transport. It does no I/O and starts no goroutine.
+func (Builder) Build(u spi.URL) (spi.Transport, error) {
+	cfg, err := parseConfig(u)
+	if err != nil {
+		return nil, fmt.Errorf("smux: %w", err)
+	}
+	return newTransport(cfg), nil
+}
+
+// Transport dials and listens for smux sessions over TCP. Safe for
+// concurrent use.
+type Transport struct {
+	mux *xsmux.Config
+}
+
+func newTransport(cfg config) *Transport {
+	return &Transport{mux: &xsmux.Config{
+		Version:           2,
+		KeepAliveDisabled: true, // the heartbeat extension owns liveness (DESIGN §6)
+		MaxFrameSize:      frameSize,
+		MaxReceiveBuffer:  cfg.buffer,
+		MaxStreamBuffer:   cfg.buffer / 4,
+	}}
+}
+
+// Listen binds addr ("host:port", port 0 picks a free one).
+func (t *Transport) Listen(addr string) (spi.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	l, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("smux: %w", err)
+	}
+	return &Listener{l: l, mux: t.mux}, nil
+}
+
+// Dial connects to addr and returns the consumer side of a session. It gives
+// up when ctx ends; the error then wraps ctx's error. No smux handshake
+// happens on the wire: the session is usable as soon as TCP connects.
+func (t *Transport) Dial(ctx context.Context, addr string) (spi.Session, error) {
+	d := net.Dialer{KeepAlive: -1}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("smux: %w", err)
+	}
+	return newSession(c, t.mux, true)
+}
+
+// Listener accepts smux sessions, one per TCP connection.
+type Listener struct {
+	l    net.Listener
+	mux  *xsmux.Config
+	once sync.Once
+}
+
+// Accept blocks until a consumer connects and returns the provider side of
+// its session. After Close it returns an error matching net.ErrClosed.
+func (l *Listener) Accept() (spi.Session, error) {
+	for {
+		c, err := l.l.Accept()
+		if err != nil {
+			return nil, fmt.Errorf("smux: %w", err)
+		}
+		s, err := newSession(c, l.mux, false)
+		if err != nil { // cannot happen with a verified config; keep serving
+			c.Close()
+			continue
+		}
+		return s, nil
+	}
+}
+
+// Addr returns the bound address.
+func (l *Listener) Addr() net.Addr { return l.l.Addr() }
+
+// Close stops accepting; sessions already accepted stay up. Idempotent:
+// later calls return nil.
+func (l *Listener) Close() error {
+	var err error
+	l.once.Do(func() { err = l.l.Close() })
+	return err
+}
+
+// Session is one smux session over one TCP connection. Safe for concurrent
+// use. It owns one goroutine (besides smux's own) that turns a connection
+// failure into the session's death; Close waits for it.
+type Session struct {
+	mux     *xsmux.Session
+	conn    *watchedConn
+	done    chan struct{} // closed once the session is dead and closed
+	watched chan struct{} // closed when the watcher goroutine has exited
+}
+
+func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	wc := &watchedConn{Conn: c, dead: make(chan struct{})}
+	var (
+		m   *xsmux.Session
+		err error
+	)
+	if client {
+		m, err = xsmux.Client(wc, cfg)
+	} else {
+		m, err = xsmux.Server(wc, cfg)
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("smux: %w", err)
+	}
+	s := &Session{mux: m, conn: wc, done: make(chan struct{}), watched: make(chan struct{})}
+	go s.watch()
+	return s, nil
+}
+
+// watch closes the session when its connection fails, and closes done once
+// the smux session is closed for whatever reason.
+func (s *Session) watch() {
+	defer close(s.watched)
+	select {
+	case <-s.conn.dead:
+	case <-s.mux.CloseChan():
+	}
+	_ = s.mux.Close()
+	close(s.done)
+}
+
+// kill closes the session from a goroutine that must not wait for the
+// watcher (a stream's reader that saw a protocol error).
+func (s *Session) kill() { s.conn.fail() }
+
+// Open opens a new stream; the peer gets it from Accept. Safe for
+// concurrent use.
+func (s *Session) Open() (io.ReadWriteCloser, error) {
+	st, err := s.mux.OpenStream()
+	if err != nil {
+		return nil, s.failed("open stream", err)
+	}
+	return &stream{Stream: st, s: s}, nil
+}
+
+// Accept blocks until the peer opens a stream or the session dies.
+func (s *Session) Accept() (io.ReadWriteCloser, error) {
+	st, err := s.mux.AcceptStream()
+	if err != nil {
+		s.kill() // a broken protocol or a dead socket: the session is over
+		return nil, s.failed("accept stream", err)
+	}
+	return &stream{Stream: st, s: s}, nil
+}
+
+// failed wraps err, naming net.ErrClosed when the session is closed so that
+// callers can match it.
+func (s *Session) failed(op string, err error) error {
+	if s.mux.IsClosed() || s.conn.failed() || errors.Is(err, io.ErrClosedPipe) {
+		return fmt.Errorf("smux: %s: %w (%v)", op, net.ErrClosed, err)
+	}
+	return fmt.Errorf("smux: %s: %w", op, err)
+}
+
+// Multiplexed reports true.
+func (s *Session) Multiplexed() bool { return true }
+
+// LocalAddr returns the local TCP address.
+func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
+
+// RemoteAddr returns the peer's TCP address.
+func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
+
+// Close closes the session, its streams and its connection, and waits for
+// its goroutine. Idempotent: later calls return nil.
+func (s *Session) Close() error {
+	_ = s.mux.Close()
+	<-s.watched
+	return nil
+}
+
+// Done is closed when the session is dead: closed by either side, the
+// connection failed, or the peer broke the protocol.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// stream is a smux stream whose reader reports a protocol error to its
+// session, which smux itself does not close.
+type stream struct {
+	*xsmux.Stream
+	s *Session
+}
+
+// Read reads from the stream; a protocol error kills the session.
+func (st *stream) Read(b []byte) (int, error) {
+	n, err := st.Stream.Read(b)
+	if err != nil && errors.Is(err, xsmux.ErrInvalidProtocol) {
+		st.s.kill()
+	}
+	return n, err
+}
+
+// watchedConn reports the first read or write error of a connection: smux
+// leaves its session open when the socket fails, so the session's watcher
+// closes it.
+type watchedConn struct {
+	net.Conn
+	dead chan struct{}
+	once sync.Once
+}
+
+func (c *watchedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.fail()
+	}
+	return n, err
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.fail()
+	}
+	return n, err
+}
+
+func (c *watchedConn) fail() { c.once.Do(func() { close(c.dead) }) }
+
+func (c *watchedConn) failed() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+var (
+	_ spi.TransportBuilder = Builder{}
+	_ spi.Transport        = (*Transport)(nil)
+	_ spi.Listener         = (*Listener)(nil)
+	_ spi.Session          = (*Session)(nil)
+)

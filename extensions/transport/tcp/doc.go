@@ -1,0 +1,19 @@
+// Package tcp is the transport registered as "tcp": Apache Dubbo's classic
+// design, one TCP connection per session and no multiplexing layer; the
+// exchange pipelines frames with request ids on the connection itself.
+//
+// A session has exactly one stream, the connection. The consumer gets it from
+// the first Open; the provider from the first Accept (or Open). Later Opens
+// return spi.ErrNotMultiplexed, later Accepts block until the session dies.
+// Closing the stream closes the session. Session.Done is closed by Close, or
+// as soon as a Read or Write on the stream fails (EOF, reset): the exchange
+// always reads, so a dead peer is noticed at once. Neither TCP keepalive nor
+// any other liveness check runs here (DESIGN §6: the heartbeat extension owns
+// liveness); TCP_NODELAY is on.
+//
+// URL keys: none.
+//
+// Transport, Listener and Session are safe for concurrent use; the stream is
+// read by one goroutine and written by one goroutine at a time. Close is
+// idempotent. The transport starts no goroutine.
+package tcp

@@ -1,0 +1,194 @@
+package tcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this transport.
+const Name = "tcp"
+
+// Builder builds tcp transports. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "tcp".
+func (Builder) Name() string { return Name }
+
+// Build returns a Transport; the tcp transport reads no URL key, so it never
+// fails. It does no I/O and starts no goroutine.
+func (Builder) Build(spi.URL) (spi.Transport, error) { return &Transport{}, nil }
+
+// Transport dials and listens for plain TCP sessions. Safe for concurrent use.
+type Transport struct{}
+
+// Listen binds addr ("host:port", port 0 picks a free one).
+func (*Transport) Listen(addr string) (spi.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	l, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	return &Listener{l: l}, nil
+}
+
+// Dial connects to addr and returns the consumer side of a session. It gives
+// up when ctx ends; the error then wraps ctx's error.
+func (*Transport) Dial(ctx context.Context, addr string) (spi.Session, error) {
+	d := net.Dialer{KeepAlive: -1}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	return newSession(c, false), nil
+}
+
+// Listener accepts one session per TCP connection.
+type Listener struct {
+	l    net.Listener
+	once sync.Once
+}
+
+// Accept blocks until a consumer connects and returns the provider side of
+// its session. After Close it returns an error matching net.ErrClosed.
+func (l *Listener) Accept() (spi.Session, error) {
+	c, err := l.l.Accept()
+	if err != nil {
+		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	return newSession(c, true), nil
+}
+
+// Addr returns the bound address.
+func (l *Listener) Addr() net.Addr { return l.l.Addr() }
+
+// Close stops accepting; sessions already accepted stay up. Idempotent:
+// later calls return nil.
+func (l *Listener) Close() error {
+	var err error
+	l.once.Do(func() { err = l.l.Close() })
+	return err
+}
+
+// errClosed is returned by Open and Accept on a dead session.
+var errClosed = fmt.Errorf("tcp: session: %w", net.ErrClosed)
+
+// Session is one TCP connection with its single stream. Safe for concurrent
+// use; it starts no goroutine.
+type Session struct {
+	conn     net.Conn
+	provider bool
+	taken    atomic.Bool // the stream was handed out
+	done     chan struct{}
+	once     sync.Once
+}
+
+func newSession(c net.Conn, provider bool) *Session {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return &Session{conn: c, provider: provider, done: make(chan struct{})}
+}
+
+// Open returns the connection's stream the first time it is called (unless
+// Accept took it), then spi.ErrNotMultiplexed. On a dead session it returns an
+// error matching net.ErrClosed.
+func (s *Session) Open() (io.ReadWriteCloser, error) {
+	if s.dead() {
+		return nil, errClosed
+	}
+	if !s.taken.CompareAndSwap(false, true) {
+		return nil, spi.ErrNotMultiplexed
+	}
+	return &stream{s: s}, nil
+}
+
+// Accept returns the stream once on the provider side (unless Open took it);
+// otherwise it blocks until the session dies and returns an error matching
+// net.ErrClosed.
+func (s *Session) Accept() (io.ReadWriteCloser, error) {
+	if s.provider && !s.dead() && s.taken.CompareAndSwap(false, true) {
+		return &stream{s: s}, nil
+	}
+	<-s.done
+	return nil, errClosed
+}
+
+// Multiplexed reports false.
+func (s *Session) Multiplexed() bool { return false }
+
+// LocalAddr returns the local TCP address.
+func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
+
+// RemoteAddr returns the peer's TCP address.
+func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
+
+// Close closes the connection and Done. Idempotent: later calls return nil.
+func (s *Session) Close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.done)
+		err = s.conn.Close()
+	})
+	return err
+}
+
+// Done is closed when the session is closed or a Read or Write on its
+// stream has failed.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+func (s *Session) dead() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail closes the session after an I/O error other than a deadline.
+func (s *Session) fail(err error) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = s.Close()
+	}
+}
+
+// stream is the session's connection; its first failure kills the session.
+type stream struct{ s *Session }
+
+// Read reads from the connection; an error other than a deadline kills the
+// session.
+func (st *stream) Read(b []byte) (int, error) {
+	n, err := st.s.conn.Read(b)
+	if err != nil {
+		st.s.fail(err)
+	}
+	return n, err
+}
+
+// Write writes to the connection; an error other than a deadline kills the
+// session.
+func (st *stream) Write(b []byte) (int, error) {
+	n, err := st.s.conn.Write(b)
+	if err != nil {
+		st.s.fail(err)
+	}
+	return n, err
+}
+
+// Close closes the session.
+func (st *stream) Close() error { return st.s.Close() }
+
+var (
+	_ spi.TransportBuilder = Builder{}
+	_ spi.Transport        = (*Transport)(nil)
+	_ spi.Listener         = (*Listener)(nil)
+	_ spi.Session          = (*Session)(nil)
+)

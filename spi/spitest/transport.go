@@ -1,0 +1,722 @@
+package spitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// TransportWait bounds every wait of the transport suite: a session noticing
+// its peer's death, Accept unblocking after Close, a failing dial. Real
+// transports do each in milliseconds on loopback; the bound is generous for
+// loaded CI machines.
+const TransportWait = 5 * time.Second
+
+// TestTransport runs the transport conformance suite against the transport
+// b builds from a URL without transport keys.
+//
+// The suite uses the transport as the exchange does: it keeps a reader on
+// every stream it opens or accepts and, on the provider, an Accept loop, so
+// a transport may notice a dead connection only when a read fails.
+//
+// Covered: listen on 127.0.0.1:0; dial and accept; bytes both ways on a
+// stream; several concurrent streams and provider-opened streams (when
+// Multiplexed), ErrNotMultiplexed and a blocking consumer Accept (when not);
+// a 4 MiB transfer echoed back; Done closes on either side when the other
+// closes, and when a raw TCP peer resets or closes the connection; Accept
+// (session and listener) unblocks with an error on Close (net.ErrClosed for
+// the listener); Close twice returns nil; Open, Write and Read fail after
+// Close; dialing a closed port fails fast; Dial gives up when its context
+// ends; no goroutine outlives the sessions.
+func TestTransport(t *testing.T, b spi.TransportBuilder) {
+	leaks := goleak.IgnoreCurrent()
+	if err := checkName(b.Name()); err != nil {
+		t.Fatalf("transport builder: %v", err)
+	}
+	tr, err := b.Build(spi.MustParse("airnode://127.0.0.1:0/spitest.Transport"))
+	if err != nil {
+		t.Fatalf("%s: Build without transport keys: %v", b.Name(), err)
+	}
+
+	t.Run("ListenAddr", func(t *testing.T) { testListenAddr(t, tr) })
+	t.Run("Echo", func(t *testing.T) { testEcho(t, tr) })
+	t.Run("Streams", func(t *testing.T) { testStreams(t, tr) })
+	t.Run("LargeTransfer", func(t *testing.T) { testLargeTransfer(t, tr) })
+	t.Run("ConsumerClose", func(t *testing.T) { testClose(t, tr, true) })
+	t.Run("ProviderClose", func(t *testing.T) { testClose(t, tr, false) })
+	t.Run("ProviderReset", func(t *testing.T) { testPeerDeathConsumer(t, tr, true) })
+	t.Run("ProviderEOF", func(t *testing.T) { testPeerDeathConsumer(t, tr, false) })
+	t.Run("ConsumerReset", func(t *testing.T) { testPeerDeathProvider(t, tr, true) })
+	t.Run("ConsumerEOF", func(t *testing.T) { testPeerDeathProvider(t, tr, false) })
+	t.Run("AcceptUnblocksOnClose", func(t *testing.T) { testAcceptUnblocks(t, tr) })
+	t.Run("ListenerAcceptUnblocksOnClose", func(t *testing.T) { testListenerAcceptUnblocks(t, tr) })
+	t.Run("DoubleClose", func(t *testing.T) { testDoubleClose(t, tr) })
+	t.Run("UseAfterClose", func(t *testing.T) { testUseAfterClose(t, tr) })
+	t.Run("DialRefused", func(t *testing.T) { testDialRefused(t, tr) })
+	t.Run("DialContextDeadline", func(t *testing.T) { testDialDeadline(t, tr) })
+	t.Run("DialContextCancelled", func(t *testing.T) { testDialCancelled(t, tr) })
+	t.Run("NoGoroutineLeak", func(t *testing.T) { goleak.VerifyNone(t, leaks) })
+}
+
+// checkName applies the catalog's rule for extension names.
+func checkName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("name %q: want 1-64 characters", name)
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '-' || c == '_')
+		if !ok {
+			return fmt.Errorf("name %q: want lowercase letters and digits, then '.', '-', '_'", name)
+		}
+	}
+	return nil
+}
+
+// wait fails t unless ch closes within TransportWait.
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(TransportWait):
+		t.Fatalf("%s: not within %v", what, TransportWait)
+	}
+}
+
+// alive fails t if ch is already closed.
+func alive(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("%s: closed, want open", what)
+	default:
+	}
+}
+
+// result runs f in a goroutine and returns a channel receiving its error.
+func result(f func() error) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	return ch
+}
+
+// errWithin fails t unless ch yields within TransportWait; it returns the
+// error received.
+func errWithin(t *testing.T, ch <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(TransportWait):
+		t.Fatalf("%s: no return within %v", what, TransportWait)
+		return nil
+	}
+}
+
+// listen binds 127.0.0.1:0 and closes the listener at the end of the test.
+func listen(t *testing.T, tr spi.Transport) spi.Listener {
+	t.Helper()
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("Listen(127.0.0.1:0): %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// dial dials addr with a TransportWait deadline.
+func dial(tr spi.Transport, addr string) (spi.Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), TransportWait)
+	defer cancel()
+	return tr.Dial(ctx, addr)
+}
+
+// pair returns a consumer session dialed to a fresh listener and the
+// provider session accepted for it; both are closed at the end of the test.
+func pair(t *testing.T, tr spi.Transport) (consumer, provider spi.Session) {
+	t.Helper()
+	l := listen(t, tr)
+	type accepted struct {
+		s   spi.Session
+		err error
+	}
+	ach := make(chan accepted, 1)
+	go func() {
+		s, err := l.Accept()
+		ach <- accepted{s, err}
+	}()
+	c, err := dial(tr, l.Addr().String())
+	if err != nil {
+		t.Fatalf("Dial(%s): %v", l.Addr(), err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var a accepted
+	select {
+	case a = <-ach:
+	case <-time.After(TransportWait):
+		t.Fatalf("listener Accept: no session within %v of a dial", TransportWait)
+	}
+	if a.err != nil {
+		t.Fatalf("listener Accept: %v", a.err)
+	}
+	t.Cleanup(func() { a.s.Close() })
+	l.Close()
+	return c, a.s
+}
+
+// streamPair opens a stream on the consumer and accepts it on the provider.
+func streamPair(t *testing.T, c, p spi.Session) (cs, ps io.ReadWriteCloser) {
+	t.Helper()
+	cs, err := c.Open()
+	if err != nil {
+		t.Fatalf("consumer Open: %v", err)
+	}
+	type accepted struct {
+		st  io.ReadWriteCloser
+		err error
+	}
+	ach := make(chan accepted, 1)
+	go func() {
+		st, err := p.Accept()
+		ach <- accepted{st, err}
+	}()
+	select {
+	case a := <-ach:
+		if a.err != nil {
+			t.Fatalf("provider Accept: %v", a.err)
+		}
+		return cs, a.st
+	case <-time.After(TransportWait):
+		t.Fatalf("provider Accept: no stream within %v of the consumer's Open", TransportWait)
+		return nil, nil
+	}
+}
+
+// drain reads st until it fails, as the exchange's read loop does; the test
+// waits for it at cleanup.
+func drain(t *testing.T, st io.Reader) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(io.Discard, st)
+	}()
+	t.Cleanup(wg.Wait)
+}
+
+// serve runs an Accept loop on s, echoing every accepted stream back, until
+// s dies; the test waits for it at cleanup.
+func serve(t *testing.T, s spi.Session) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			st, err := s.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(st, st)
+				st.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		s.Close()
+		wg.Wait()
+	})
+}
+
+func testListenAddr(t *testing.T, tr spi.Transport) {
+	l := listen(t, tr)
+	a, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("Addr() = %T %v, want *net.TCPAddr", l.Addr(), l.Addr())
+	}
+	if !a.IP.IsLoopback() || a.Port == 0 {
+		t.Fatalf("Addr() = %v, want 127.0.0.1 with the port picked", a)
+	}
+	if _, err := tr.Listen(l.Addr().String()); err == nil {
+		t.Fatalf("second Listen(%s) on a bound port: no error", l.Addr())
+	}
+}
+
+func testEcho(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	if c.LocalAddr().String() != p.RemoteAddr().String() || c.RemoteAddr().String() != p.LocalAddr().String() {
+		t.Errorf("addresses: consumer %v->%v, provider %v->%v; want mirrored",
+			c.LocalAddr(), c.RemoteAddr(), p.LocalAddr(), p.RemoteAddr())
+	}
+	if c.Multiplexed() != p.Multiplexed() {
+		t.Errorf("Multiplexed: consumer %v, provider %v", c.Multiplexed(), p.Multiplexed())
+	}
+	cs, ps := streamPair(t, c, p)
+	roundTrip(t, cs, ps, []byte("ping from the consumer"))
+	roundTrip(t, ps, cs, []byte("pong from the provider"))
+	alive(t, c.Done(), "consumer Done after an exchange")
+	alive(t, p.Done(), "provider Done after an exchange")
+}
+
+// roundTrip writes msg on w and reads it back from r.
+func roundTrip(t *testing.T, w io.Writer, r io.Reader, msg []byte) {
+	t.Helper()
+	werr := result(func() error { _, err := w.Write(msg); return err })
+	got := make([]byte, len(msg))
+	rerr := result(func() error { _, err := io.ReadFull(r, got); return err })
+	if err := errWithin(t, werr, "Write"); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := errWithin(t, rerr, "Read"); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatalf("read %q, want %q", got, msg)
+	}
+}
+
+func testStreams(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	if !c.Multiplexed() {
+		testSingleStream(t, c, p)
+		return
+	}
+	serve(t, p)
+	// Several streams opened concurrently, each echoed on its own.
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := c.Open()
+			if err != nil {
+				errs <- fmt.Errorf("Open #%d: %w", i, err)
+				return
+			}
+			defer st.Close()
+			msg := bytes.Repeat([]byte{byte('a' + i)}, 1000+i)
+			for range 3 {
+				if _, err := st.Write(msg); err != nil {
+					errs <- fmt.Errorf("stream %d: Write: %w", i, err)
+					return
+				}
+				got := make([]byte, len(msg))
+				if _, err := io.ReadFull(st, got); err != nil {
+					errs <- fmt.Errorf("stream %d: Read: %w", i, err)
+					return
+				}
+				if !bytes.Equal(got, msg) {
+					errs <- fmt.Errorf("stream %d: echoed bytes differ (streams mixed up?)", i)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	wait(t, done, "8 concurrent echo streams")
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	// Closing one stream leaves the session up.
+	cs, err := c.Open()
+	if err != nil {
+		t.Fatalf("Open after streams closed: %v", err)
+	}
+	roundTrip(t, cs, cs, []byte("echo"))
+	if err := cs.Close(); err != nil {
+		t.Fatalf("stream Close: %v", err)
+	}
+	alive(t, c.Done(), "consumer Done after closing a stream")
+	alive(t, p.Done(), "provider Done after closing a stream")
+
+	// The provider opens a stream too; the consumer accepts it.
+	ach := make(chan io.ReadWriteCloser, 1)
+	go func() {
+		st, err := c.Accept()
+		if err == nil {
+			ach <- st
+		}
+		close(ach)
+	}()
+	ps, err := p.Open()
+	if err != nil {
+		t.Fatalf("provider Open on a multiplexed session: %v", err)
+	}
+	var cst io.ReadWriteCloser
+	select {
+	case cst = <-ach:
+	case <-time.After(TransportWait):
+		t.Fatal("consumer Accept: no provider-opened stream")
+	}
+	if cst == nil {
+		t.Fatal("consumer Accept failed")
+	}
+	roundTrip(t, ps, cst, []byte("provider-opened"))
+	ps.Close()
+	if n, err := io.ReadFull(cst, make([]byte, 1)); err == nil {
+		t.Fatalf("read %d bytes after the peer closed the stream, want EOF", n)
+	}
+	cst.Close()
+}
+
+// testSingleStream checks a session that is not multiplexed.
+func testSingleStream(t *testing.T, c, p spi.Session) {
+	if p.Multiplexed() {
+		t.Fatal("consumer not multiplexed, provider is")
+	}
+	cs, ps := streamPair(t, c, p)
+	roundTrip(t, cs, ps, []byte("one stream"))
+	if _, err := c.Open(); !errors.Is(err, spi.ErrNotMultiplexed) {
+		t.Errorf("second consumer Open: %v, want spi.ErrNotMultiplexed", err)
+	}
+	if _, err := p.Open(); !errors.Is(err, spi.ErrNotMultiplexed) {
+		t.Errorf("provider Open after Accept: %v, want spi.ErrNotMultiplexed", err)
+	}
+	accept := result(func() error { _, err := c.Accept(); return err })
+	select {
+	case err := <-accept:
+		t.Fatalf("consumer Accept on a session that is not multiplexed returned (%v), want it to block until Close", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	drain(t, ps)
+	c.Close()
+	if err := errWithin(t, accept, "consumer Accept after Close"); err == nil {
+		t.Fatal("consumer Accept after Close: nil error")
+	}
+	wait(t, p.Done(), "provider Done after the consumer closed")
+}
+
+func testLargeTransfer(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	cs, ps := streamPair(t, c, p)
+	msg := make([]byte, 4<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range msg {
+		msg[i] = byte(rng.Uint32())
+	}
+	echo := result(func() error {
+		_, err := io.CopyN(ps, ps, int64(len(msg)))
+		return err
+	})
+	write := result(func() error {
+		// Uneven writes, as a frame writer makes them.
+		for off := 0; off < len(msg); {
+			n := min(len(msg)-off, 1+rng.IntN(300<<10))
+			if _, err := cs.Write(msg[off : off+n]); err != nil {
+				return err
+			}
+			off += n
+		}
+		return nil
+	})
+	got := make([]byte, len(msg))
+	read := result(func() error { _, err := io.ReadFull(cs, got); return err })
+	for name, ch := range map[string]<-chan error{"write": write, "echo": echo, "read back": read} {
+		if err := errWithin(t, ch, "4 MiB "+name); err != nil {
+			t.Fatalf("4 MiB %s: %v", name, err)
+		}
+	}
+	if !bytes.Equal(got, msg) {
+		t.Fatal("4 MiB echoed back differs from what was written")
+	}
+}
+
+// testClose closes one side and expects both Dones to close.
+func testClose(t *testing.T, tr spi.Transport, consumerCloses bool) {
+	c, p := pair(t, tr)
+	cs, ps := streamPair(t, c, p)
+	roundTrip(t, cs, ps, []byte("x"))
+	drain(t, cs)
+	drain(t, ps)
+	closer, other, names := c, p, [2]string{"consumer", "provider"}
+	if !consumerCloses {
+		closer, other, names = p, c, [2]string{"provider", "consumer"}
+	}
+	if err := closer.Close(); err != nil {
+		t.Fatalf("%s Close: %v", names[0], err)
+	}
+	wait(t, closer.Done(), names[0]+" Done after its Close")
+	wait(t, other.Done(), names[1]+" Done after the "+names[0]+" closed")
+}
+
+// rawListener accepts one raw TCP connection.
+func rawListener(t *testing.T) (net.Listener, <-chan net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	ch := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			ch <- c
+		}
+		close(ch)
+	}()
+	return l, ch
+}
+
+// kill ends a raw connection: with a reset (linger 0) or a plain close.
+func kill(c net.Conn, reset bool) {
+	if tc, ok := c.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// testPeerDeathConsumer dials a raw TCP server that then dies.
+func testPeerDeathConsumer(t *testing.T, tr spi.Transport, reset bool) {
+	l, conns := rawListener(t)
+	c, err := dial(tr, l.Addr().String())
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+	st, err := c.Open()
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	drain(t, st)
+	var raw net.Conn
+	select {
+	case raw = <-conns:
+	case <-time.After(TransportWait):
+		t.Fatal("raw server: no connection")
+	}
+	if raw == nil {
+		t.Fatal("raw server: accept failed")
+	}
+	kill(raw, reset)
+	wait(t, c.Done(), "consumer Done after the provider's connection died")
+	if _, err := c.Open(); err == nil {
+		t.Error("Open on a dead session: nil error")
+	}
+}
+
+// testPeerDeathProvider accepts a raw TCP client that then dies.
+func testPeerDeathProvider(t *testing.T, tr spi.Transport, reset bool) {
+	l := listen(t, tr)
+	ach := make(chan spi.Session, 1)
+	go func() {
+		s, err := l.Accept()
+		if err == nil {
+			ach <- s
+		}
+		close(ach)
+	}()
+	raw, err := net.DialTimeout("tcp", l.Addr().String(), TransportWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var p spi.Session
+	select {
+	case p = <-ach:
+	case <-time.After(TransportWait):
+		t.Fatal("listener Accept: no session for a raw TCP client")
+	}
+	if p == nil {
+		t.Fatal("listener Accept failed")
+	}
+	serve(t, p)
+	kill(raw, reset)
+	wait(t, p.Done(), "provider Done after the consumer's connection died")
+}
+
+func testAcceptUnblocks(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	cs, ps := streamPair(t, c, p)
+	drain(t, cs)
+	drain(t, ps)
+	// Both sides block in Accept now: nobody opens another stream.
+	cacc := result(func() error { _, err := c.Accept(); return err })
+	pacc := result(func() error { _, err := p.Accept(); return err })
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	if err := errWithin(t, cacc, "consumer Accept after its Close"); err == nil {
+		t.Error("consumer Accept after Close: nil error")
+	}
+	if err := errWithin(t, pacc, "provider Accept after the consumer's Close"); err == nil {
+		t.Error("provider Accept after the peer's Close: nil error")
+	}
+	if _, err := p.Accept(); err == nil {
+		t.Error("Accept on a dead session: nil error")
+	}
+}
+
+func testListenerAcceptUnblocks(t *testing.T, tr spi.Transport) {
+	l := listen(t, tr)
+	acc := result(func() error {
+		s, err := l.Accept()
+		if err == nil {
+			s.Close()
+			return errors.New("accepted a session nobody dialed")
+		}
+		return err
+	})
+	time.Sleep(20 * time.Millisecond)
+	if err := l.Close(); err != nil {
+		t.Fatalf("listener Close: %v", err)
+	}
+	err := errWithin(t, acc, "listener Accept after Close")
+	if !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("listener Accept after Close: %v, want net.ErrClosed", err)
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("listener Accept on a closed listener: %v, want net.ErrClosed", err)
+	}
+	if _, err := dial(tr, l.Addr().String()); err == nil {
+		t.Fatal("Dial to a closed listener: nil error")
+	}
+}
+
+func testDoubleClose(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	cs, ps := streamPair(t, c, p)
+	drain(t, ps)
+	if err := cs.Close(); err != nil {
+		t.Errorf("stream Close: %v", err)
+	}
+	cs.Close() // a second stream Close may report an error; it must not panic
+	for _, s := range []struct {
+		name string
+		s    spi.Session
+	}{{"consumer", c}, {"provider", p}} {
+		// Close concurrently with itself, then again.
+		errs := make(chan error, 2)
+		go func() { errs <- s.s.Close() }()
+		go func() { errs <- s.s.Close() }()
+		errWithin(t, errs, s.name+" Close")
+		errWithin(t, errs, s.name+" Close")
+		if err := s.s.Close(); err != nil {
+			t.Errorf("%s: Close of a closed session: %v, want nil", s.name, err)
+		}
+		wait(t, s.s.Done(), s.name+" Done after Close")
+	}
+	l := listen(t, tr)
+	if err := l.Close(); err != nil {
+		t.Errorf("listener Close: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("listener Close of a closed listener: %v, want nil", err)
+	}
+}
+
+func testUseAfterClose(t *testing.T, tr spi.Transport) {
+	c, p := pair(t, tr)
+	cs, ps := streamPair(t, c, p)
+	drain(t, ps)
+	c.Close()
+	if _, err := c.Open(); err == nil {
+		t.Error("Open after Close: nil error")
+	}
+	if _, err := cs.Write([]byte("after close")); err == nil {
+		t.Error("stream Write after session Close: nil error")
+	}
+	if _, err := cs.Read(make([]byte, 8)); err == nil {
+		t.Error("stream Read after session Close: nil error")
+	}
+	wait(t, p.Done(), "provider Done after the consumer closed")
+	// Writes on the provider's stream eventually fail too.
+	werr := result(func() error {
+		for {
+			if _, err := ps.Write(make([]byte, 1024)); err != nil {
+				return err
+			}
+		}
+	})
+	errWithin(t, werr, "provider Write after the session died")
+}
+
+func testDialRefused(t *testing.T, tr spi.Transport) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	derr := result(func() error {
+		s, err := dial(tr, addr)
+		if err == nil {
+			s.Close()
+			return errors.New("connected to a closed port")
+		}
+		return err
+	})
+	start := time.Now()
+	err = errWithin(t, derr, "Dial to a closed port")
+	var ne net.Error
+	if err == nil || errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("Dial(%s) to a closed port: %v after %v, want a prompt refusal", addr, err, time.Since(start))
+	}
+}
+
+func testDialDeadline(t *testing.T, tr spi.Transport) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if !shrinkBacklog(l) {
+		t.Skip("cannot shrink a listen backlog on this platform")
+	}
+	// Fill the backlog until a connection hangs in its handshake.
+	hanging := false
+	for range 8 {
+		c, err := net.DialTimeout("tcp", l.Addr().String(), 200*time.Millisecond)
+		if err != nil {
+			hanging = true
+			break
+		}
+		defer c.Close()
+	}
+	if !hanging {
+		t.Skip("the kernel completed every handshake; no way to make a dial hang")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	derr := result(func() error {
+		s, err := tr.Dial(ctx, l.Addr().String())
+		if err == nil {
+			s.Close()
+			return errors.New("connected through a full backlog")
+		}
+		return err
+	})
+	if err := errWithin(t, derr, "Dial with a 300ms context to a hanging address"); err == nil {
+		t.Fatal("Dial to a hanging address: nil error")
+	}
+	if ctx.Err() == nil {
+		t.Fatal("Dial returned before its context ended, yet the address hangs")
+	}
+}
+
+func testDialCancelled(t *testing.T, tr spi.Transport) {
+	l := listen(t, tr)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s, err := tr.Dial(ctx, l.Addr().String())
+	if err == nil {
+		s.Close()
+		t.Fatal("Dial with a cancelled context: nil error")
+	}
+}
