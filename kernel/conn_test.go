@@ -1,0 +1,235 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// fakeChannel is a channel whose death and ping answers the test controls.
+type fakeChannel struct {
+	pingErr error
+	done    chan struct{}
+	once    sync.Once
+}
+
+func newFakeChannel(pingErr error) *fakeChannel {
+	return &fakeChannel{pingErr: pingErr, done: make(chan struct{})}
+}
+
+func (f *fakeChannel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result {
+	select {
+	case <-f.done:
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "closed")}
+	default:
+		return spi.Result{Value: inv.Args[0]}
+	}
+}
+func (f *fakeChannel) Ping(ctx context.Context) error { return f.pingErr }
+func (f *fakeChannel) Close(string)                   { f.once.Do(func() { close(f.done) }) }
+func (f *fakeChannel) Done() <-chan struct{}          { return f.done }
+func (f *fakeChannel) Wait()                          {}
+
+// fakeDialer fails while down is set and records every channel it made.
+type fakeDialer struct {
+	mu      sync.Mutex
+	down    bool
+	pingErr error
+	dials   atomic.Int32
+	chans   []*fakeChannel
+	gate    chan struct{} // when non-nil, dial waits for it
+}
+
+func (d *fakeDialer) dial(ctx context.Context, addr string) (channel, error) {
+	d.dials.Add(1)
+	if d.gate != nil {
+		select {
+		case <-d.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return nil, errors.New("dial tcp " + addr + ": connection refused")
+	}
+	ch := newFakeChannel(d.pingErr)
+	d.chans = append(d.chans, ch)
+	return ch, nil
+}
+
+func (d *fakeDialer) set(down bool, pingErr error) {
+	d.mu.Lock()
+	d.down, d.pingErr = down, pingErr
+	d.mu.Unlock()
+}
+
+func (d *fakeDialer) last() *fakeChannel {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.chans[len(d.chans)-1]
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// eventually polls cond until it holds or 5 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestConnFirstUseWaitsForConnect(t *testing.T) {
+	d := &fakeDialer{gate: make(chan struct{})}
+	c := newConn("127.0.0.1:9", d.dial, time.Second, 10*time.Millisecond, quiet)
+	defer c.close()
+	if !c.available() {
+		t.Fatal("not available while the first connect is in progress")
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.get(context.Background())
+		got <- err
+	}()
+	close(d.gate)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if !c.ready() {
+		t.Fatal("not ready after connect")
+	}
+}
+
+func TestConnFirstDialErrorNamesAddress(t *testing.T) {
+	d := &fakeDialer{down: true}
+	c := newConn("127.0.0.1:1", d.dial, time.Second, time.Hour, quiet)
+	defer c.close()
+	_, err := c.get(context.Background())
+	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("get = %v", err)
+	}
+	if c.available() {
+		t.Fatal("available while reconnecting")
+	}
+	start := time.Now()
+	if _, err := c.get(context.Background()); err == nil || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("second get = %v after %v, want a fast failure", err, time.Since(start))
+	}
+}
+
+func TestConnReconnectsWithoutTraffic(t *testing.T) {
+	d := &fakeDialer{}
+	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet)
+	defer c.close()
+	if _, err := c.get(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d.set(true, nil)
+	d.last().Close("provider killed")
+	eventually(t, "not available after channel death", func() bool { return !c.available() })
+	n := d.dials.Load()
+	eventually(t, "redials with no calls", func() bool { return d.dials.Load() >= n+3 })
+	d.set(false, nil)
+	eventually(t, "reconnected", c.ready)
+	if _, err := c.get(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnNotReadyUntilPingAnswered(t *testing.T) {
+	d := &fakeDialer{pingErr: errors.New("ping timed out")}
+	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet)
+	defer c.close()
+	_, err := c.get(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "ping") {
+		t.Fatalf("get = %v, want a ping failure", err)
+	}
+	eventually(t, "several attempts", func() bool { return d.dials.Load() >= 3 })
+	if c.available() {
+		t.Fatal("available although the provider never answered a ping")
+	}
+	d.set(false, nil)
+	eventually(t, "ready once pings are answered", c.ready)
+}
+
+func TestConnCloseStopsReconnecting(t *testing.T) {
+	d := &fakeDialer{down: true}
+	c := newConn("p:1", d.dial, time.Second, time.Millisecond, quiet)
+	eventually(t, "dialing", func() bool { return d.dials.Load() >= 2 })
+	c.close()
+	c.close()
+	n := d.dials.Load()
+	time.Sleep(20 * time.Millisecond)
+	if d.dials.Load() != n {
+		t.Fatal("dialing after close")
+	}
+	if _, err := c.get(context.Background()); spi.StatusOf(err) != spi.StatusChannelInactive {
+		t.Fatalf("get after close = %v", err)
+	}
+}
+
+func TestConnCloseAbortsDial(t *testing.T) {
+	d := &fakeDialer{gate: make(chan struct{})}
+	c := newConn("p:1", d.dial, time.Hour, time.Millisecond, quiet)
+	eventually(t, "dialing", func() bool { return d.dials.Load() >= 1 })
+	done := make(chan struct{})
+	go func() { c.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close blocked behind a dial")
+	}
+}
+
+func TestConnGetHonoursContext(t *testing.T) {
+	d := &fakeDialer{gate: make(chan struct{})}
+	c := newConn("p:1", d.dial, time.Hour, time.Millisecond, quiet)
+	defer c.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.get(ctx); spi.StatusOf(err) != spi.StatusClientTimeout {
+		t.Fatalf("get = %v, want CLIENT_TIMEOUT", err)
+	}
+}
+
+func TestJitterBounds(t *testing.T) {
+	for range 1000 {
+		if j := jitter(100 * time.Millisecond); j < 80*time.Millisecond || j > 120*time.Millisecond {
+			t.Fatalf("jitter = %v", j)
+		}
+	}
+}
+
+func TestConnPoolSharesAndReleases(t *testing.T) {
+	d := &fakeDialer{}
+	var p connPool
+	mk := func() *conn { return newConn("p:1", d.dial, time.Second, time.Millisecond, quiet) }
+	a := p.acquire("k", mk)
+	b := p.acquire("k", mk)
+	if a != b {
+		t.Fatal("same key, two conns")
+	}
+	p.release("k")
+	if _, err := a.get(context.Background()); err != nil {
+		t.Fatalf("closed while referenced: %v", err)
+	}
+	p.release("k")
+	if _, err := a.get(context.Background()); spi.StatusOf(err) != spi.StatusChannelInactive {
+		t.Fatalf("open after last release: %v", err)
+	}
+	p.closeAll()
+}

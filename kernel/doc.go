@@ -1,0 +1,30 @@
+// Package kernel is airnode's runtime: a Node exports services (provider
+// path: server -> exchange -> filters -> exporter) and refers to them
+// (consumer path: reference -> filters -> cluster -> directory -> load
+// balance -> remote invoker), with every extension looked up by name in the
+// node's extension.Catalogs (DESIGN §2). It never imports a concrete
+// extension.
+//
+// The consumer's connection manager owns one channel per provider address
+// (connections=N for more), redials dead channels with backoff in the
+// background and publishes a channel only after a ping round trip.
+//
+// Node, Reference and Exporter are safe for concurrent use. Node.Shutdown
+// runs DESIGN's fixed order (unregister, wait, stop accepting, drain, close
+// channels and heartbeats, close registries), is idempotent and returns
+// after every goroutine the node owns has exited.
+//
+// URL keys read here:
+//
+//	key                 side      type      default  meaning
+//	timeout             consumer  duration  1000ms   call timeout, method-level first
+//	connect.timeout     consumer  duration  3s       dial plus first ping
+//	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 30s, ±20% jitter
+//	connections         consumer  int 1-64  1        sessions per provider address, round-robined
+//	weight              provider  int ≥ 0   100      provider weight
+//	warmup              provider  duration  10m      provider warm-up period
+//	timestamp, methods  provider  set at export      ms since epoch; sorted comma list
+//	shutdown.wait       provider  duration  2s       wait after unregistering
+//	shutdown.timeout    provider  duration  10s      drain bound for in-flight calls
+//	registry            provider  URL       none     registry to register in (else the node's)
+package kernel

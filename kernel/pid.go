@@ -1,0 +1,6 @@
+package kernel
+
+import "os"
+
+// pid is this process's id, recorded in provider URLs ("pid").
+var pid = os.Getpid()
