@@ -13,7 +13,7 @@ import (
 type calc struct{}
 
 func (calc) Add(ctx context.Context, a, b int) (int, error) { return a + b, nil }
-func (calc) Neg(a float64) (float64, error)                   { return -a, nil }
+func (calc) Neg(a float64) (float64, error)                 { return -a, nil }
 func (calc) Check(ctx context.Context, ok bool) error {
 	if !ok {
 		return errors.New("not ok")
@@ -24,7 +24,7 @@ func (calc) Boom(ctx context.Context) (int, error) { panic("boom") }
 func (calc) Typed(ctx context.Context) error {
 	return spi.Errorf(spi.StatusBadRequest, "typed")
 }
-func (calc) NotRPC(a int) int                           { return a }
+func (calc) NotRPC(a int) int                             { return a }
 func (calc) Variadic(ctx context.Context, a ...int) error { return nil }
 
 // sliceDecoder decodes pre-set values, as a codec would.
@@ -113,4 +113,3 @@ func TestMethodTableRejects(t *testing.T) {
 		t.Fatal("no methods accepted")
 	}
 }
-
