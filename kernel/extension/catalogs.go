@@ -31,14 +31,17 @@ type Catalogs struct {
 
 // New returns empty catalogs with airnode's defaults: transport smux,
 // registry file, loadbalance random, codec msgpack, heartbeat idle,
-// cluster failover. Filters have no default; they are activated.
+// cluster failover. Filters have no default; they are activated (see
+// ActivateFilters). The registry is chosen by the registry URL's scheme;
+// a bare number in "heartbeat" selects the default strategy with that
+// interval in ms.
 func New() *Catalogs {
 	return &Catalogs{
 		Transport:   NewPoint[spi.TransportBuilder](PointTransport, "transport", "smux"),
 		Registry:    NewPoint[spi.RegistryBuilder](PointRegistry, "", "file"),
 		LoadBalance: NewPoint[spi.LoadBalanceBuilder](PointLoadBalance, "loadbalance", "random"),
 		Codec:       NewPoint[spi.Codec](PointCodec, "codec", "msgpack"),
-		Heartbeat:   NewPoint[spi.HeartbeatBuilder](PointHeartbeat, "heartbeat", "idle"),
+		Heartbeat:   NewPoint[spi.HeartbeatBuilder](PointHeartbeat, "heartbeat", "idle", BareNumberSelectsDefault("heartbeat.interval")),
 		Cluster:     NewPoint[spi.ClusterBuilder](PointCluster, "cluster", "failover"),
 		Filter:      NewPoint[spi.FilterBuilder](PointFilter, "filter", ""),
 	}

@@ -31,6 +31,7 @@ type Point[T Named] struct {
 	name string // "loadbalance"
 	key  string // URL key that selects an extension; "" for registry (by scheme)
 	def  string // default extension name
+	opts options
 
 	mu       sync.RWMutex
 	exts     map[string]entry[T]
@@ -38,9 +39,57 @@ type Point[T Named] struct {
 }
 
 // NewPoint returns an empty catalog for a point named name, selected by URL
-// key key, whose default extension is def.
-func NewPoint[T Named](name, key, def string) *Point[T] {
-	return &Point[T]{name: name, key: key, def: def, exts: map[string]entry[T]{}}
+// key key, whose default extension is def. An empty key means the point is
+// selected by the URL's scheme (the registry point).
+func NewPoint[T Named](name, key, def string, opts ...Option) *Point[T] {
+	p := &Point[T]{name: name, key: key, def: def, exts: map[string]entry[T]{}}
+	for _, o := range opts {
+		o(&p.opts)
+	}
+	return p
+}
+
+// Option adjusts how a Point selects.
+type Option func(*options)
+
+type options struct {
+	numberKey string // see BareNumberSelectsDefault
+}
+
+// BareNumberSelectsDefault makes a bare non-negative integer in the point's
+// key select the default extension, the number being the value of
+// intervalKey in milliseconds. This is Dubbo's "heartbeat=60000": the
+// default heartbeat strategy with a 60 s interval (DESIGN §3). Normalize
+// rewrites such a URL into the explicit form.
+func BareNumberSelectsDefault(intervalKey string) Option {
+	return func(o *options) { o.numberKey = intervalKey }
+}
+
+// bareNumber reports whether v is a non-empty string of ASCII digits.
+func bareNumber(v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Normalize returns u in the explicit form this point's extensions read.
+// For a point built with BareNumberSelectsDefault, "heartbeat=5000" becomes
+// "heartbeat=<default>&heartbeat.interval=5000" (the number wins over an
+// explicit interval key, as in Dubbo); any other URL is returned unchanged.
+func (p *Point[T]) Normalize(u spi.URL) spi.URL {
+	if p.opts.numberKey == "" || p.key == "" {
+		return u
+	}
+	if v, ok := u.Param(p.key); ok && bareNumber(v) {
+		return u.With(p.key, p.def).With(p.opts.numberKey, v)
+	}
+	return u
 }
 
 // Name returns the point's name ("loadbalance").
@@ -136,19 +185,39 @@ func (p *Point[T]) Get(name string) (T, error) {
 // Selection says which extension a URL selects and why.
 type Selection struct {
 	Name   string // extension name
-	Source string // URL key that chose it ("methods.Echo.loadbalance"), or "default"
+	Source string // URL key that chose it ("methods.Echo.loadbalance"), "scheme", or "default"
+	// Note explains an unusual selection, e.g. "bare number: default
+	// strategy with heartbeat.interval=5000 (ms)"; usually "".
+	Note string
 }
+
+// SourceDefault and SourceScheme are the Selection.Source values that are
+// not URL keys.
+const (
+	SourceDefault = "default"
+	SourceScheme  = "scheme"
+)
 
 // Choose resolves the extension name for method ("" for service level) from
 // u: the method-level key first, then the service-level key, then the
-// default. It does not check that the name is registered.
+// default. An empty value ("loadbalance=") counts as absent. A point with
+// no key (registry) is chosen by u's scheme. It does not check that the
+// name is registered.
 func (p *Point[T]) Choose(u spi.URL, method string) Selection {
-	if p.key != "" {
-		if v, src, ok := u.MethodParam(method, p.key); ok && v != "" {
-			return Selection{Name: v, Source: src}
+	if p.key == "" {
+		if s := u.Scheme(); s != "" {
+			return Selection{Name: s, Source: SourceScheme}
 		}
+		return Selection{Name: p.def, Source: SourceDefault}
 	}
-	return Selection{Name: p.def, Source: "default"}
+	if v, src, ok := u.MethodParam(method, p.key); ok && v != "" {
+		if p.opts.numberKey != "" && bareNumber(v) {
+			return Selection{Name: p.def, Source: src,
+				Note: fmt.Sprintf("bare number: default %s with %s=%s (ms)", p.name, p.opts.numberKey, v)}
+		}
+		return Selection{Name: v, Source: src}
+	}
+	return Selection{Name: p.def, Source: SourceDefault}
 }
 
 // Select returns the extension u selects for method, and the selection.
@@ -159,6 +228,10 @@ func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 }
 
 // UnknownError is returned for an extension name that is not registered.
+// Its message names the point, the name, every available name and the
+// closest one within a small edit distance (Levenshtein), e.g.
+//
+//	unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?
 type UnknownError struct {
 	Point     string
 	Name      string
@@ -167,6 +240,10 @@ type UnknownError struct {
 
 func (e *UnknownError) Error() string {
 	var b strings.Builder
+	if len(e.Available) == 0 {
+		fmt.Fprintf(&b, "unknown %s %q (none registered)", e.Point, e.Name)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "unknown %s %q (available: %s)", e.Point, e.Name, strings.Join(e.Available, ", "))
 	if m := closest(e.Name, e.Available); m != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", m)

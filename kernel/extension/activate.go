@@ -1,0 +1,162 @@
+package extension
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Filter list tokens (Dubbo's ExtensionLoader.getActivateExtension).
+const (
+	// FilterDefault in the filter list stands for the activated set.
+	FilterDefault = "default"
+	// FilterRemove prefixes a name to remove it ("-accesslog"); "-default"
+	// removes every activated filter.
+	FilterRemove = "-"
+)
+
+// ActivateFilters returns the filter chain, outermost first, for one side
+// of a call of method ("" for the service level) on u.
+//
+// The activated set is every filter whose Activation lists side and whose
+// Activation.Key, if set, is present in u (method-level first, as
+// spi.URL.MethodParam resolves it), sorted by Order then name. The URL's
+// "filter" key, also resolved method-level first, is a comma list that
+// edits it, as Dubbo's getActivateExtension does:
+//
+//   - "name" adds that filter; names are placed in the order given, after
+//     the activated set unless "default" appears;
+//   - "default" stands for the activated set at that position;
+//   - "-name" removes that filter wherever it would appear;
+//   - "-default" removes the whole activated set.
+//
+// A filter named explicitly is not repeated by the activated set, and a
+// name listed twice (as happens when provider and consumer lists are
+// concatenated by spi.MergeURL) appears once, at its first position. Blank
+// entries are ignored. An unknown name, with or without "-", is an
+// *UnknownError.
+func ActivateFilters(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method string) ([]spi.FilterBuilder, error) {
+	names, err := FilterNames(p, u, side, method)
+	if err != nil {
+		return nil, err
+	}
+	chain := make([]spi.FilterBuilder, 0, len(names))
+	for _, n := range names {
+		f, err := p.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, f)
+	}
+	return chain, nil
+}
+
+// FilterNames is ActivateFilters returning only the names of the chain.
+func FilterNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method string) ([]string, error) {
+	activated := activatedNames(p, u, side, method)
+
+	var list []string
+	if v, _, ok := u.MethodParam(method, p.Key()); ok {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				list = append(list, n)
+			}
+		}
+	}
+	removed := map[string]bool{}
+	listed := map[string]bool{}
+	hasDefault := false
+	for _, n := range list {
+		name, remove := strings.CutPrefix(n, FilterRemove)
+		switch {
+		case name == FilterDefault:
+			if remove {
+				removed[FilterDefault] = true
+			} else {
+				hasDefault = true
+			}
+			continue
+		case name == "":
+			return nil, fmt.Errorf("%s: empty name after %q in %s=%q", p.Name(), FilterRemove, p.Key(), strings.Join(list, ","))
+		}
+		if _, ok := p.Origin(name); !ok {
+			return nil, &UnknownError{Point: p.Name(), Name: name, Available: p.Names()}
+		}
+		if remove {
+			removed[name] = true
+		} else {
+			listed[name] = true
+		}
+	}
+
+	var defaults []string
+	if !removed[FilterDefault] {
+		for _, n := range activated {
+			if !removed[n] && !listed[n] {
+				defaults = append(defaults, n)
+			}
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	if !hasDefault {
+		for _, n := range defaults {
+			add(n)
+		}
+	}
+	for _, n := range list {
+		switch {
+		case n == FilterDefault:
+			for _, d := range defaults {
+				add(d)
+			}
+		case strings.HasPrefix(n, FilterRemove):
+		case !removed[n]:
+			add(n)
+		}
+	}
+	return out, nil
+}
+
+// activatedNames returns the names of the filters activated for side on u,
+// sorted by Activation.Order then name.
+func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method string) []string {
+	type act struct {
+		name  string
+		order int
+	}
+	var acts []act
+	for _, n := range p.Names() {
+		f, err := p.Get(n)
+		if err != nil {
+			continue
+		}
+		a := f.Activation()
+		if !slices.Contains(a.Sides, side) {
+			continue
+		}
+		if a.Key != "" {
+			if _, _, ok := u.MethodParam(method, a.Key); !ok {
+				continue
+			}
+		}
+		acts = append(acts, act{n, a.Order})
+	}
+	slices.SortFunc(acts, func(a, b act) int {
+		return cmp.Or(cmp.Compare(a.order, b.order), strings.Compare(a.name, b.name))
+	})
+	names := make([]string, len(acts))
+	for i, a := range acts {
+		names[i] = a.name
+	}
+	return names
+}

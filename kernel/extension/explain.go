@@ -1,0 +1,260 @@
+package extension
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// PointInfo describes one extension point for listings (airnode list).
+type PointInfo struct {
+	Name       string // "loadbalance"
+	Key        string // URL key that selects it; "" when chosen by scheme
+	Default    string // default extension, "" for filters
+	Extensions []ExtensionInfo
+}
+
+// ExtensionInfo is one registered extension and where it comes from.
+type ExtensionInfo struct {
+	Name   string
+	Origin Origin
+}
+
+// lister is what every Point[T] offers regardless of T.
+type lister interface {
+	Name() string
+	Key() string
+	Default() string
+	Names() []string
+	Origin(name string) (Origin, bool)
+}
+
+func (c *Catalogs) points() []lister {
+	return []lister{c.Transport, c.Registry, c.LoadBalance, c.Codec, c.Heartbeat, c.Cluster, c.Filter}
+}
+
+// Describe lists every point, sorted by name, with its extensions sorted by
+// name.
+func (c *Catalogs) Describe() []PointInfo {
+	var out []PointInfo
+	for _, p := range c.points() {
+		info := PointInfo{Name: p.Name(), Key: p.Key(), Default: p.Default()}
+		for _, n := range p.Names() {
+			o, _ := p.Origin(n)
+			info.Extensions = append(info.Extensions, ExtensionInfo{Name: n, Origin: o})
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Choice is how one point resolves for the service or one method of a URL.
+type Choice struct {
+	Point  string // "loadbalance"
+	Method string // "" for the service level
+	Selection
+	Origin Origin // where the chosen extension comes from; "" when unknown
+	Err    error  // unknown name, or the extension's Build rejected the URL
+}
+
+// FilterChoice is the filter chain of one side for the service or a method.
+type FilterChoice struct {
+	Side   spi.Side
+	Method string   // "" for the service level
+	Names  []string // outermost first
+	Source string   // the "filter" key that edited the activated set, or "activated"
+	Err    error
+}
+
+// Explanation is what Explain found for one URL.
+type Explanation struct {
+	URL     spi.URL
+	Methods []string
+	Points  []Choice       // sorted by point, service level first, then methods in order
+	Filters []FilterChoice // consumer then provider; a method appears only where it differs
+}
+
+// Err returns every error of the explanation joined, or nil.
+func (e *Explanation) Err() error {
+	var errs []error
+	for _, c := range e.Points {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	for _, f := range e.Filters {
+		if f.Err != nil {
+			errs = append(errs, f.Err)
+		}
+	}
+	return errors.Join(dedupe(errs)...)
+}
+
+// Explain resolves, for u and for the service and each of methods, the
+// extension every URL-selected point chooses (transport, loadbalance, codec,
+// heartbeat, cluster) and the filter chain of each side, saying which key
+// or default chose it. The registry point is left out: it is chosen by the
+// registry URL's scheme (see ExplainRegistry). It then builds every chosen
+// extension with u, so a malformed key of a chosen extension is reported
+// too. The returned error is Explanation.Err: unknown names (with their
+// did-you-mean) and Build errors, each once.
+func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
+	e := &Explanation{URL: u, Methods: slices.Clone(methods)}
+	scopes := append([]string{""}, methods...)
+
+	type pointer struct {
+		lister
+		build func(name string) error
+	}
+	built := map[string]error{}
+	buildOnce := func(point, name string, b func() error) error {
+		k := point + "/" + name
+		if err, ok := built[k]; ok {
+			return err
+		}
+		err := b()
+		if err != nil {
+			err = fmt.Errorf("%s %q: %w", point, name, err)
+		}
+		built[k] = err
+		return err
+	}
+	hbURL := c.Heartbeat.Normalize(u)
+	pts := []pointer{
+		{c.Cluster, func(n string) error {
+			x, err := c.Cluster.Get(n)
+			if err != nil {
+				return err
+			}
+			return buildOnce(PointCluster, n, func() error { _, err := x.Build(u); return err })
+		}},
+		{c.Codec, func(n string) error { _, err := c.Codec.Get(n); return err }},
+		{c.Heartbeat, func(n string) error {
+			x, err := c.Heartbeat.Get(n)
+			if err != nil {
+				return err
+			}
+			return buildOnce(PointHeartbeat, n, func() error { _, err := x.Build(hbURL); return err })
+		}},
+		{c.LoadBalance, func(n string) error {
+			x, err := c.LoadBalance.Get(n)
+			if err != nil {
+				return err
+			}
+			return buildOnce(PointLoadBalance, n, func() error { _, err := x.Build(u); return err })
+		}},
+		{c.Transport, func(n string) error {
+			x, err := c.Transport.Get(n)
+			if err != nil {
+				return err
+			}
+			return buildOnce(PointTransport, n, func() error { _, err := x.Build(u); return err })
+		}},
+	}
+	for _, p := range pts {
+		for _, m := range scopes {
+			sel := choose(p.lister, u, m)
+			ch := Choice{Point: p.Name(), Method: m, Selection: sel}
+			ch.Origin, _ = p.Origin(sel.Name)
+			ch.Err = p.build(sel.Name)
+			e.Points = append(e.Points, ch)
+		}
+	}
+
+	for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+		var service []string
+		for _, m := range scopes {
+			fc := FilterChoice{Side: side, Method: m, Source: "activated"}
+			if _, src, ok := u.MethodParam(m, c.Filter.Key()); ok {
+				fc.Source = src
+			}
+			chain, err := ActivateFilters(c.Filter, u, side, m)
+			if err != nil {
+				fc.Err = err
+			}
+			for _, f := range chain {
+				fc.Names = append(fc.Names, f.Name())
+				if err := buildOnce(PointFilter, f.Name(), func() error { _, err := f.Build(u); return err }); err != nil {
+					fc.Err = errors.Join(fc.Err, err)
+				}
+			}
+			if m == "" {
+				service = fc.Names
+			} else if fc.Err == nil && slices.Equal(fc.Names, service) {
+				continue
+			}
+			e.Filters = append(e.Filters, fc)
+		}
+	}
+	return e, e.Err()
+}
+
+// ExplainRegistry resolves the registry extension of a registry URL
+// ("zookeeper://127.0.0.1:2181" selects "zookeeper") and builds it.
+func (c *Catalogs) ExplainRegistry(registry spi.URL) Choice {
+	sel := c.Registry.Choose(registry, "")
+	ch := Choice{Point: PointRegistry, Selection: sel}
+	ch.Origin, _ = c.Registry.Origin(sel.Name)
+	x, err := c.Registry.Get(sel.Name)
+	if err == nil {
+		if _, err = x.Build(registry); err != nil {
+			err = fmt.Errorf("%s %q: %w", PointRegistry, sel.Name, err)
+		}
+	}
+	ch.Err = err
+	return ch
+}
+
+// choose is Point.Choose through the lister interface.
+func choose(p lister, u spi.URL, method string) Selection {
+	if c, ok := p.(interface {
+		Choose(spi.URL, string) Selection
+	}); ok {
+		return c.Choose(u, method)
+	}
+	return Selection{Name: p.Default(), Source: SourceDefault}
+}
+
+// ReferencedMethods returns the methods u mentions, in first-seen order:
+// those of the "methods" list, then those named by "methods.<m>.<key>"
+// keys (sorted by key).
+func ReferencedMethods(u spi.URL) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(m string) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	for _, m := range u.Methods() {
+		add(strings.TrimSpace(m))
+	}
+	for _, k := range u.Keys() {
+		if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
+			if m, _, ok := strings.Cut(rest, "."); ok {
+				add(m)
+			}
+		}
+	}
+	return out
+}
+
+// dedupe drops errors whose message repeats an earlier one (the same
+// unknown name chosen for the service and every method).
+func dedupe(errs []error) []error {
+	seen := map[string]bool{}
+	out := errs[:0]
+	for _, err := range errs {
+		if s := err.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, err)
+		}
+	}
+	return out
+}
