@@ -1,0 +1,107 @@
+package dual
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, selected by heartbeat=dual.
+const Name = "dual"
+
+// Builder builds dual heartbeats. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "dual".
+func (Builder) Name() string { return Name }
+
+// Build validates the heartbeat keys of u (see the package comment) and
+// returns a Heartbeat. It does no I/O and starts no goroutine.
+func (Builder) Build(u spi.URL) (spi.Heartbeat, error) {
+	c, err := ParseConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	return New(c), nil
+}
+
+// Heartbeat watches channels with the dual strategy. Safe for concurrent
+// use; one Heartbeat may watch any number of channels.
+type Heartbeat struct{ cfg Config }
+
+// New returns a Heartbeat with cfg, which must come from ParseConfig or
+// satisfy its bounds.
+func New(cfg Config) *Heartbeat { return &Heartbeat{cfg: cfg} }
+
+// Config returns the settings in use.
+func (h *Heartbeat) Config() Config { return h.cfg }
+
+// Watch starts the heartbeat and reconnect tasks for ch, on either side.
+// It returns stop, which is idempotent and waits for both timers, every
+// ping in flight and the channel closer.
+func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
+	w := &watch{cfg: h.cfg, ch: ch, start: time.Now()}
+	w.heartbeat = task.New(w.heartbeatCheck)
+	w.reconnect = task.New(w.reconnectCheck)
+	w.heartbeat.Start(h.cfg.Interval / 3)
+	w.reconnect.Start(h.cfg.Timeout / 3)
+	return func() {
+		w.heartbeat.Stop()
+		w.reconnect.Stop()
+	}
+}
+
+type watch struct {
+	cfg       Config
+	ch        spi.Channel
+	start     time.Time
+	heartbeat *task.Task
+	reconnect *task.Task
+}
+
+// since returns how long ago t was, counting a zero t (nothing yet) from
+// the start of the watch.
+func (w *watch) since(now, t time.Time) time.Duration {
+	if t.Before(w.start) {
+		t = w.start
+	}
+	return now.Sub(t)
+}
+
+// heartbeatCheck is Dubbo 2.7.0's HeartbeatTimerTask: ping when read-idle
+// or write-idle for more than the interval.
+func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	tick := w.cfg.Interval / 3
+	if w.since(now, w.ch.LastRead()) <= w.cfg.Interval && w.since(now, w.ch.LastWrite()) <= w.cfg.Interval {
+		return tick, nil
+	}
+	return tick, func(ctx context.Context) {
+		pctx, cancel := context.WithTimeout(ctx, w.cfg.Interval)
+		defer cancel()
+		_ = w.ch.Ping(pctx) // the verdict is the reconnect task's, from LastRead
+	}
+}
+
+// reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its
+// server-side close: act when nothing was read for more than the timeout.
+func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	silence := w.since(now, w.ch.LastRead())
+	if silence <= w.cfg.Timeout {
+		return w.cfg.Timeout / 3, nil
+	}
+	action := "closing"
+	if w.ch.Side() == spi.Consumer {
+		action = "reconnecting"
+	}
+	w.reconnect.CloseChannel(w.ch, fmt.Sprintf("heartbeat dual: nothing read from %s for %v (heartbeat.timeout %v), %s",
+		w.ch.RemoteAddr(), silence.Round(time.Millisecond), w.cfg.Timeout, action))
+	return -1, nil
+}
+
+var (
+	_ spi.HeartbeatBuilder = Builder{}
+	_ spi.Heartbeat        = (*Heartbeat)(nil)
+)

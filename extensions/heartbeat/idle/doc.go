@@ -1,0 +1,24 @@
+// Package idle is the "idle" heartbeat strategy, airnode's default
+// (DESIGN §6): Netty's IdleStateHandler design, which Dubbo adopted in
+// 2.7.1, plus per-channel failure counting.
+//
+// Only the consumer pings. After heartbeat.interval with nothing read it
+// sends a two-way heartbeat; while the channel stays read-idle it pings
+// again every interval (pings never overlap). A ping that fails or gets no
+// answer within heartbeat.ping.timeout counts one failure; any frame read
+// (a heartbeat answer or an RPC response) resets the count; at
+// heartbeat.retries failures the consumer closes the channel and its
+// connection manager reconnects. The provider never pings: it answers, and
+// closes a channel with nothing read or written for heartbeat.timeout.
+//
+//	key                     type      unit  default            bounds
+//	heartbeat               string          idle               "idle", or Dubbo's bare interval in ms ("3000")
+//	heartbeat.interval      duration  Go/ms 60s                10ms to 24h
+//	heartbeat.ping.timeout  duration  Go/ms heartbeat.interval > 0
+//	heartbeat.retries       integer         3                  1 to 1000
+//	heartbeat.timeout       duration  Go/ms 3×interval + 20s   > heartbeat.interval (provider all-idle close)
+//
+// Cost per channel: one runtime timer on each side and no goroutine while
+// idle; a consumer ping runs in the timer's goroutine. A Heartbeat is safe
+// for concurrent use; stop waits for every goroutine and timer of its watch.
+package idle

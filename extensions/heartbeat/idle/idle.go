@@ -1,0 +1,141 @@
+package idle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, selected by heartbeat=idle (the default).
+const Name = "idle"
+
+// Builder builds idle heartbeats. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "idle".
+func (Builder) Name() string { return Name }
+
+// Build validates the heartbeat keys of u (see the package comment) and
+// returns a Heartbeat. It does no I/O and starts no goroutine.
+func (Builder) Build(u spi.URL) (spi.Heartbeat, error) {
+	c, err := ParseConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	return New(c), nil
+}
+
+// Heartbeat watches channels with the idle strategy. Safe for concurrent
+// use; one Heartbeat may watch any number of channels.
+type Heartbeat struct{ cfg Config }
+
+// New returns a Heartbeat with cfg, which must come from ParseConfig or
+// satisfy its bounds.
+func New(cfg Config) *Heartbeat { return &Heartbeat{cfg: cfg} }
+
+// Config returns the settings in use.
+func (h *Heartbeat) Config() Config { return h.cfg }
+
+// Watch starts watching ch: on the consumer side the read-idle ping with
+// failure counting, on the provider side the all-idle close. It returns
+// stop, which is idempotent and waits for the watch's timer, its ping and
+// its channel closer.
+func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
+	start := time.Now()
+	if ch.Side() == spi.Provider {
+		w := &providerWatch{cfg: h.cfg, ch: ch, start: start}
+		w.task = task.New(w.check)
+		w.task.Start(h.cfg.Timeout)
+		return w.task.Stop
+	}
+	w := &consumerWatch{cfg: h.cfg, ch: ch, start: start, seenRead: latest(ch.LastRead(), start)}
+	w.task = task.New(w.check)
+	w.task.Start(h.cfg.Interval)
+	return w.task.Stop
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// consumerWatch is the consumer side. Its fields are used by check only,
+// and checks never overlap, so they need no lock.
+type consumerWatch struct {
+	cfg      Config
+	ch       spi.Channel
+	start    time.Time
+	task     *task.Task
+	seenRead time.Time // LastRead when failures was last updated
+	failures int
+}
+
+func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	select {
+	case <-w.ch.Done():
+		return -1, nil
+	default:
+	}
+	lastRead := latest(w.ch.LastRead(), w.start)
+	if lastRead.After(w.seenRead) { // any frame read: the peer is alive
+		w.failures, w.seenRead = 0, lastRead
+	}
+	if idle := now.Sub(lastRead); idle < w.cfg.Interval {
+		return w.cfg.Interval - idle, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, w.cfg.PingTimeout)
+	err := w.ch.Ping(pctx)
+	cancel()
+	if ctx.Err() != nil {
+		return -1, nil // stopped
+	}
+	select {
+	case <-w.ch.Done():
+		return -1, nil // closed while pinging: nothing left to judge
+	default:
+	}
+	lastRead = latest(w.ch.LastRead(), w.start)
+	switch {
+	case err == nil || lastRead.After(w.seenRead):
+		w.failures, w.seenRead = 0, lastRead
+	default:
+		w.failures++
+		if w.failures >= w.cfg.Retries {
+			w.task.CloseChannel(w.ch, fmt.Sprintf(
+				"heartbeat idle: %d pings to %s failed in a row (heartbeat.retries %d, heartbeat.ping.timeout %v), last: %v",
+				w.failures, w.ch.RemoteAddr(), w.cfg.Retries, w.cfg.PingTimeout, err))
+			return -1, nil
+		}
+	}
+	// The next ping is due one interval after this one started.
+	return max(0, w.cfg.Interval-time.Since(now)), nil
+}
+
+// providerWatch is the provider side: all-idle close, never a ping.
+type providerWatch struct {
+	cfg   Config
+	ch    spi.Channel
+	start time.Time
+	task  *task.Task
+}
+
+func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	last := latest(latest(w.ch.LastRead(), w.ch.LastWrite()), w.start)
+	idle := now.Sub(last)
+	if idle < w.cfg.Timeout {
+		return w.cfg.Timeout - idle, nil
+	}
+	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v (heartbeat.timeout %v)",
+		w.ch.RemoteAddr(), idle.Round(time.Millisecond), w.cfg.Timeout))
+	return -1, nil
+}
+
+var (
+	_ spi.HeartbeatBuilder = Builder{}
+	_ spi.Heartbeat        = (*Heartbeat)(nil)
+)

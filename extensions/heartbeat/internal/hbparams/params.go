@@ -1,0 +1,71 @@
+// Package hbparams reads the URL keys shared by the idle and dual heartbeat
+// strategies (DESIGN §3): heartbeat.interval, including Dubbo's bare-number
+// form heartbeat=3000, and heartbeat.timeout.
+package hbparams
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// URL keys read by the heartbeat strategies.
+const (
+	KeyStrategy    = "heartbeat"              // strategy name, or Dubbo's bare interval in ms
+	KeyInterval    = "heartbeat.interval"     // duration
+	KeyTimeout     = "heartbeat.timeout"      // duration
+	KeyRetries     = "heartbeat.retries"      // integer
+	KeyPingTimeout = "heartbeat.ping.timeout" // duration
+)
+
+// Bounds and defaults of heartbeat.interval.
+const (
+	DefaultInterval = 60 * time.Second
+	MinInterval     = 10 * time.Millisecond
+	MaxInterval     = 24 * time.Hour
+)
+
+// Interval returns heartbeat.interval (default 60s). When that key is
+// absent and the heartbeat key is a bare integer (Dubbo's heartbeat=3000),
+// the integer is the interval in milliseconds. The result lies within
+// [MinInterval, MaxInterval]; anything else is an error naming the key and
+// the value. component prefixes errors ("heartbeat idle").
+func Interval(component string, u spi.URL) (time.Duration, error) {
+	key := KeyInterval
+	v, ok := u.Param(KeyInterval)
+	if !ok {
+		if s, ok2 := u.Param(KeyStrategy); ok2 {
+			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+				key, v, ok = KeyStrategy, s, true
+			}
+		}
+	}
+	if !ok {
+		return DefaultInterval, nil
+	}
+	d, err := spi.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v,
+			Want: "a duration such as 30s, 1.5s or 3000 (milliseconds)"})
+	}
+	if d < MinInterval || d > MaxInterval {
+		return 0, fmt.Errorf("%s: %s %q out of range: want %v to %v", component, key, v, MinInterval, MaxInterval)
+	}
+	return d, nil
+}
+
+// Duration returns the duration key of u, def when absent, as an error
+// prefixed by component when malformed or not positive.
+func Duration(component string, u spi.URL, key string, def time.Duration) (time.Duration, error) {
+	d, err := u.Duration(key, def)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", component, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s: %s must be positive, got %v", component, key, d)
+	}
+	return d, nil
+}

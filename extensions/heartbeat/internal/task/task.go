@@ -1,0 +1,122 @@
+// Package task runs one channel's periodic heartbeat check on a Go runtime
+// timer (time.AfterFunc), so an idle channel costs a timer and no goroutine:
+// the runtime keeps every timer in its per-P heap, which plays the role of
+// the hashed timing wheel Dubbo 2.7.0 shares between channels.
+//
+// A Task is safe for concurrent use. Stop cancels the context given to the
+// check and its work, and returns only after every check, every work
+// function and the channel closer started by the Task have returned.
+package task
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Check is one run of a periodic heartbeat check at time now. It returns
+// the delay until the next run (a negative delay ends the Task) and
+// optional work that runs after the next run is scheduled, so a slow ping
+// does not delay the ticker. Checks of one Task never overlap; work
+// functions may overlap with later checks and with each other. ctx ends
+// when the Task is stopped.
+type Check func(ctx context.Context, now time.Time) (next time.Duration, work func(ctx context.Context))
+
+// Task is a self-rescheduling timer running a Check.
+type Task struct {
+	check  Check
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	stopped  bool
+	closing  bool
+	closed   chan struct{} // closed when the closer goroutine returns
+	closeCh  spi.Channel
+	inflight sync.WaitGroup // one per armed timer and per running check or work
+}
+
+// New returns a Task that will run check once started.
+func New(check Check) *Task {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Task{check: check, ctx: ctx, cancel: cancel}
+}
+
+// Start schedules the first check after delay. Call it once; it never
+// blocks.
+func (k *Task) Start(delay time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped || k.timer != nil {
+		return
+	}
+	k.inflight.Add(1)
+	k.timer = time.AfterFunc(delay, k.fire)
+}
+
+func (k *Task) fire() {
+	defer k.inflight.Done() // the armed timer's count, inherited by this run
+	k.mu.Lock()
+	stopped := k.stopped
+	k.mu.Unlock()
+	if stopped {
+		return
+	}
+	next, work := k.check(k.ctx, time.Now())
+	k.mu.Lock()
+	if !k.stopped && next >= 0 {
+		k.inflight.Add(1)
+		k.timer.Reset(next)
+	}
+	stopped = k.stopped
+	k.mu.Unlock()
+	if work != nil && !stopped {
+		work(k.ctx)
+	}
+}
+
+// CloseChannel closes ch with reason from a goroutine of its own, at most
+// once per Task. The separate goroutine matters: ch.Close makes the kernel
+// call the heartbeat's stop, which would otherwise wait for the very check
+// that is closing the channel. Stop waits for that goroutine until ch.Done
+// is closed, so a channel must close Done before it calls stop from inside
+// Close.
+func (k *Task) CloseChannel(ch spi.Channel, reason string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped || k.closing {
+		return
+	}
+	k.closing = true
+	k.closeCh = ch
+	k.closed = make(chan struct{})
+	go func() {
+		defer close(k.closed)
+		ch.Close(reason)
+	}()
+}
+
+// Stop ends the Task and waits as described in the package comment.
+// Idempotent; safe to call concurrently.
+func (k *Task) Stop() {
+	k.mu.Lock()
+	if !k.stopped {
+		k.stopped = true
+		if k.timer != nil && k.timer.Stop() {
+			k.inflight.Done() // the armed run will never happen
+		}
+	}
+	closed, ch := k.closed, k.closeCh
+	k.mu.Unlock()
+	k.cancel()
+	k.inflight.Wait()
+	if closed != nil {
+		select {
+		case <-closed:
+		case <-ch.Done():
+		}
+	}
+}

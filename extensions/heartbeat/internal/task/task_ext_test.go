@@ -1,0 +1,84 @@
+package task_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/heartbeat/internal/hbtest"
+	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
+	"github.com/airnode/airnode/spi"
+)
+
+func TestTaskRunsUntilStopped(t *testing.T) {
+	var runs atomic.Int32
+	k := task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) {
+		runs.Add(1)
+		return 10 * time.Millisecond, nil
+	})
+	k.Start(0)
+	time.Sleep(200 * time.Millisecond)
+	k.Stop()
+	n := runs.Load()
+	time.Sleep(50 * time.Millisecond)
+	if n < 3 || runs.Load() != n {
+		t.Fatalf("runs %d then %d after Stop, want ≥3 and none after Stop", n, runs.Load())
+	}
+}
+
+func TestTaskNegativeDelayEnds(t *testing.T) {
+	var runs atomic.Int32
+	k := task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) {
+		runs.Add(1)
+		return -1, nil
+	})
+	k.Start(time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	k.Stop()
+	if runs.Load() != 1 {
+		t.Fatalf("runs = %d, want 1", runs.Load())
+	}
+}
+
+func TestTaskStopWaitsForWork(t *testing.T) {
+	var finished atomic.Bool
+	started := make(chan struct{}, 1)
+	k := task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) {
+		return time.Hour, func(ctx context.Context) {
+			started <- struct{}{}
+			<-ctx.Done()
+			time.Sleep(20 * time.Millisecond)
+			finished.Store(true)
+		}
+	})
+	k.Start(0)
+	<-started
+	k.Stop()
+	if !finished.Load() {
+		t.Fatal("Stop returned before the work did")
+	}
+}
+
+func TestTaskStopBeforeStartAndTwice(t *testing.T) {
+	k := task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) { return 0, nil })
+	k.Stop()
+	k.Start(0) // after Stop: never runs
+	k.Stop()
+}
+
+func TestTaskCloseChannelOnce(t *testing.T) {
+	ch := hbtest.NewChannel(spi.Provider, hbtest.Answering)
+	var k *task.Task
+	k = task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) {
+		k.CloseChannel(ch, "first")
+		k.CloseChannel(ch, "second")
+		return -1, nil
+	})
+	k.Start(0)
+	<-ch.Done()
+	k.Stop()
+	if ch.Reason() != "first" {
+		t.Fatalf("reason %q", ch.Reason())
+	}
+}
