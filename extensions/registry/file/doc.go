@@ -1,0 +1,21 @@
+// Package file is the embedded default registry, extension name "file": a
+// directory shared by the processes of one machine, with nothing to install.
+//
+// Layout: <dir>/<service key>/providers/<canonical URL> (and consumers/ for
+// side=consumer), each name percent-encoded once with url.QueryEscape (a name
+// over 200 bytes is replaced by "h-" and a SHA-256 prefix; the file always
+// holds the URL). A provider holds an exclusive flock on its entry for its
+// life, so an entry whose lock is free belongs to a dead process: readers
+// ignore and remove it (a kill -9 is noticed at the next poll). Consumers are
+// pushed changes through fsnotify, and poll lock states every poll interval
+// because a crashed process releases its lock without a file event.
+//
+//	URL key   type      unit  default  bounds       meaning
+//	(path)    path      -     see below             "file:///var/run/x" picks the directory
+//	poll      duration  ms    500ms    10ms..1m     lock-state poll period per subscription
+//
+// The default directory is $XDG_RUNTIME_DIR/airnode/registry, else
+// os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry.
+// Safe for concurrent use; Close withdraws every entry and waits for its
+// goroutines.
+package file
