@@ -1,0 +1,411 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/spi"
+)
+
+// Provider URL defaults (DESIGN §3).
+const (
+	// DefaultWeight is a provider's weight when "weight" is absent.
+	DefaultWeight = 100
+	// DefaultWarmup is a provider's warm-up period when "warmup" is absent.
+	DefaultWarmup = 10 * time.Minute
+)
+
+// Exporter is one exported service: its provider URL (as registered) and
+// the server it is reachable through.
+type Exporter struct {
+	node *Node
+	url  spi.URL
+	key  string // service key
+	srv  *server
+	reg  spi.Registry // nil when no registry is configured
+	once sync.Once
+}
+
+// URL returns the provider URL as registered: the bound address, and the
+// keys timestamp, methods, weight, warmup and side=provider.
+func (e *Exporter) URL() spi.URL { return e.url }
+
+// unregister withdraws the provider URL from the registry, once.
+func (e *Exporter) unregister(ctx context.Context) error {
+	var err error
+	e.once.Do(func() {
+		if e.reg != nil {
+			if uerr := e.reg.Unregister(ctx, e.url); uerr != nil {
+				err = fmt.Errorf("kernel: unregister %s: %w", e.key, uerr)
+			}
+		}
+	})
+	return err
+}
+
+// Unexport unregisters the service and stops serving it (later requests get
+// SERVICE_NOT_FOUND); the server keeps serving other services until
+// Shutdown. Idempotent.
+func (e *Exporter) Unexport(ctx context.Context) error {
+	err := e.unregister(ctx)
+	e.srv.remove(e.key)
+	e.node.mu.Lock()
+	if i := slices.Index(e.node.exporters, e); i >= 0 {
+		e.node.exporters = slices.Delete(e.node.exporters, i, i+1)
+	}
+	e.node.mu.Unlock()
+	return err
+}
+
+// Export serves impl's exported methods under the service key of u
+// (airnode://host:port/interface?...), as net/rpc does but with a context
+// and several arguments: methods of shape
+// func(ctx context.Context, args...) (R, error) or ... error, with or
+// without the context. The method table is reflected once here.
+//
+// The provider URL gets timestamp (ms since epoch), methods (sorted),
+// weight (default 100; negative or non-numeric is an error), warmup
+// (default 10m) and side=provider. Services exported on the same transport
+// and address share one server; port 0 picks a free port, shared by later
+// exports to port 0 on the same host. When the node has a registry (or u has
+// a "registry" parameter holding a registry URL) the provider URL is
+// registered in it.
+func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
+	mt, err := newMethodTable(impl)
+	if err != nil {
+		return nil, err
+	}
+	return n.export(ctx, u, mt.names, func(pu spi.URL) (service, error) {
+		inv := &localInvoker{url: pu, table: mt}
+		return n.newService(pu, mt, inv)
+	})
+}
+
+// ExportInvoker serves a generic service: requests for u's service key are
+// passed to inv with their arguments decoded as generic values (maps,
+// slices, strings, numbers). u's "methods" parameter, when present, lists
+// the methods; other methods are answered SERVICE_NOT_FOUND before inv is
+// called. Otherwise as Export.
+func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*Exporter, error) {
+	if inv == nil {
+		return nil, errors.New("kernel: export: nil invoker")
+	}
+	methods := u.Methods()
+	slices.Sort(methods)
+	return n.export(ctx, u, methods, func(pu spi.URL) (service, error) {
+		return n.newService(pu, nil, inv)
+	})
+}
+
+func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL) (service, error)) (*Exporter, error) {
+	key := u.ServiceKey()
+	if u.Interface() == "" {
+		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
+	}
+	pu, err := n.providerURL(u, methods)
+	if err != nil {
+		return nil, err
+	}
+	var reg spi.Registry
+	regURL := n.registryURL
+	if v, ok := u.Param("registry"); ok && v != "" {
+		if regURL, err = spi.Parse(v); err != nil {
+			return nil, fmt.Errorf("kernel: export %s: registry: %w", key, err)
+		}
+		pu = pu.Without("registry")
+	}
+	if !regURL.IsZero() {
+		if reg, err = n.registry(regURL); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := n.serverFor(pu)
+	if err != nil {
+		return nil, err
+	}
+	pu = pu.WithAddress(srv.host, srv.port)
+	svc, err := mk(pu)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.add(key, svc); err != nil {
+		return nil, err
+	}
+	e := &Exporter{node: n, url: pu, key: key, srv: srv, reg: reg}
+	if reg != nil {
+		if err := reg.Register(ctx, pu); err != nil {
+			srv.remove(key)
+			return nil, fmt.Errorf("kernel: register %s in %s: %w", key, regURL, err)
+		}
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		_ = e.Unexport(ctx)
+		return nil, errClosed
+	}
+	n.exporters = append(n.exporters, e)
+	n.mu.Unlock()
+	n.logger.Info("kernel: exported", "service", key, "url", pu.String())
+	return e, nil
+}
+
+// providerURL adds and checks the provider's identity and state keys.
+func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
+	w, err := u.Int("weight", DefaultWeight)
+	if err != nil || w < 0 {
+		v, _ := u.Param("weight")
+		return spi.URL{}, fmt.Errorf("kernel: export %s: weight %q: want a non-negative integer", u.ServiceKey(), v)
+	}
+	wu, err := u.Duration("warmup", DefaultWarmup)
+	if err != nil {
+		return spi.URL{}, fmt.Errorf("kernel: export %s: %w", u.ServiceKey(), err)
+	}
+	p := map[string]string{
+		"timestamp":  strconv.FormatInt(n.now().UnixMilli(), 10),
+		"weight":     strconv.FormatInt(w, 10),
+		"warmup":     wu.String(),
+		spi.KeySide:  string(spi.Provider),
+		"transport":  n.cat.Transport.Choose(u, "").Name,
+		"pid":        strconv.Itoa(pid),
+		spi.KeyGroup: u.ParamOr(spi.KeyGroup, ""),
+	}
+	if p[spi.KeyGroup] == "" {
+		delete(p, spi.KeyGroup)
+	}
+	if _, ok := u.Param("warmup"); ok {
+		p["warmup"], _ = u.Param("warmup")
+	}
+	if len(methods) > 0 {
+		p[spi.KeyMethods] = strings.Join(methods, ",")
+	}
+	return u.WithParams(p), nil
+}
+
+// service is one exported service on a server.
+type service interface {
+	serve(ctx context.Context, req *exchange.Request) spi.Result
+}
+
+// exportedService decodes a request's arguments (into the method's
+// parameter types, or generic values) and runs the provider filter chain
+// around the service's invoker.
+type exportedService struct {
+	key     string
+	table   *methodTable // nil for a generic invoker
+	methods []string     // generic: allowed methods, nil for any
+	invoker spi.Invoker  // filters + local or generic invoker
+}
+
+func (n *Node) newService(pu spi.URL, mt *methodTable, inv spi.Invoker) (service, error) {
+	filters, err := n.filters(pu, spi.Provider)
+	if err != nil {
+		return nil, err
+	}
+	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv)}
+	if mt == nil {
+		s.methods = pu.Methods()
+	}
+	return s, nil
+}
+
+func (s *exportedService) serve(ctx context.Context, req *exchange.Request) spi.Result {
+	var args []any
+	if s.table != nil {
+		m, err := s.table.lookup(s.key, req.Method)
+		if err != nil {
+			return spi.Result{Err: err}
+		}
+		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args); err != nil {
+			return spi.Result{Err: err}
+		}
+	} else {
+		if s.methods != nil && !slices.Contains(s.methods, req.Method) {
+			return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
+				s.key, req.Method, strings.Join(s.methods, ", "))}
+		}
+		if req.NumArgs < 0 || req.NumArgs > 1<<16 {
+			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s: %d arguments", s.key, req.Method, req.NumArgs)}
+		}
+		args = make([]any, req.NumArgs)
+		for i := range args {
+			if err := req.Args.Decode(&args[i]); err != nil {
+				return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", s.key, req.Method, i, err)}
+			}
+		}
+	}
+	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments}
+	if req.Remote != "" {
+		inv.SetAttachment(spi.AttachmentRemote, req.Remote)
+	}
+	return s.invoker.Invoke(ctx, inv)
+}
+
+// localInvoker calls a Go value's methods through its method table.
+type localInvoker struct {
+	url   spi.URL
+	table *methodTable
+	stats spi.Stats
+}
+
+func (l *localInvoker) URL() spi.URL { return l.url }
+
+func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	m, err := l.table.lookup(inv.Service, inv.Method)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
+	start := time.Now()
+	l.stats.Begin()
+	res := m.call(ctx, inv.Service, inv.Args)
+	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The consumer's deadline passed while the method ran: answer as
+		// the consumer's own timer would (DESIGN §5), not with the
+		// method's "context deadline exceeded".
+		res.Err = &spi.Error{Status: spi.StatusServerTimeout,
+			Message: fmt.Sprintf("%s.%s did not finish before the consumer's deadline", inv.Service, inv.Method), Cause: res.Err}
+	}
+	l.stats.End(time.Since(start), res.Err == nil)
+	return res
+}
+
+func (l *localInvoker) Available() bool   { return true }
+func (l *localInvoker) Stats() *spi.Stats { return &l.stats }
+func (l *localInvoker) Close() error      { return nil }
+
+var _ spi.Invoker = (*localInvoker)(nil)
+
+// server is one exchange server (one listen address and transport) shared
+// by the services exported on it; it dispatches requests by service key.
+type server struct {
+	host string
+	port int
+	srv  *exchange.Server
+	log  *slog.Logger
+	done chan struct{} // Serve returned
+
+	mu       sync.RWMutex
+	services map[string]service
+}
+
+// serverFor returns the server for pu's transport and address, listening
+// on first use.
+func (n *Node) serverFor(pu spi.URL) (*server, error) {
+	trb, _, err := n.cat.Transport.Select(pu, "")
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
+	addr := pu.Address()
+	key := trb.Name() + "|" + addr
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errClosed
+	}
+	if s := n.servers[key]; s != nil {
+		return s, nil
+	}
+	tr, err := trb.Build(pu)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: transport %s: %w", pu.ServiceKey(), trb.Name(), err)
+	}
+	payload, err := pu.Size("payload", 0)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
+	hb, _, err := buildHeartbeat(n.cat, pu)
+	if err != nil {
+		return nil, err
+	}
+	l, err := tr.Listen(addr)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
+	}
+	s := &server{log: n.logger, done: make(chan struct{}), services: map[string]service{}}
+	s.host, s.port = advertised(l.Addr(), pu.Host())
+	s.srv = exchange.NewServer(l, exchange.Options{
+		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
+	})
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(); err != nil {
+			n.logger.Error("kernel: server stopped", "addr", l.Addr().String(), "err", err)
+		}
+	}()
+	n.servers[key] = s
+	n.servers[trb.Name()+"|"+net.JoinHostPort(s.host, strconv.Itoa(s.port))] = s
+	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String())
+	return s, nil
+}
+
+// advertised returns the host and port consumers should dial: the bound
+// port, and the requested host unless it was empty or unspecified
+// (0.0.0.0, ::), which is advertised as 127.0.0.1.
+func advertised(a net.Addr, requested string) (string, int) {
+	host, port := requested, 0
+	if ta, ok := a.(*net.TCPAddr); ok {
+		port = ta.Port
+		if host == "" {
+			host = ta.IP.String()
+		}
+	} else if h, p, err := net.SplitHostPort(a.String()); err == nil {
+		port, _ = strconv.Atoi(p)
+		if host == "" {
+			host = h
+		}
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return host, port
+}
+
+func (s *server) add(key string, svc service) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.services[key]; dup {
+		return fmt.Errorf("kernel: export %s: already exported on %s:%d", key, s.host, s.port)
+	}
+	s.services[key] = svc
+	return nil
+}
+
+func (s *server) remove(key string) {
+	s.mu.Lock()
+	delete(s.services, key)
+	s.mu.Unlock()
+}
+
+// Serve dispatches a request to its service (exchange.Handler).
+func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
+	s.mu.RLock()
+	svc := s.services[req.Service]
+	s.mu.RUnlock()
+	if svc == nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port)}
+	}
+	return svc.serve(ctx, req)
+}
+
+// shutdown stops accepting, drains in-flight calls until ctx ends, closes
+// the channels and waits for the accept loop.
+func (s *server) shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	<-s.done
+	if err != nil {
+		return fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// filterInvoker runs one filter around the rest of the chain.
+type filterInvoker struct {
+	spi.Invoker // the rest of the chain: URL, Available, Stats, Close
+	filter      spi.Filter
+}
+
+func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	return f.filter.Invoke(ctx, f.Invoker, inv)
+}
+
+// chain wraps last with filters, the first filter outermost (it runs
+// first), as Dubbo's ProtocolFilterWrapper builds its chain.
+func chain(filters []spi.Filter, last spi.Invoker) spi.Invoker {
+	inv := last
+	for i := len(filters) - 1; i >= 0; i-- {
+		inv = &filterInvoker{Invoker: inv, filter: filters[i]}
+	}
+	return inv
+}
+
+// filters builds the filter chain of one side for u: the activated set
+// edited by u's "filter" key (extension.ActivateFilters), outermost first.
+func (n *Node) filters(u spi.URL, side spi.Side) ([]spi.Filter, error) {
+	builders, err := extension.ActivateFilters(n.cat.Filter, u, side, "")
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %s filters: %w", side, err)
+	}
+	out := make([]spi.Filter, 0, len(builders))
+	for _, b := range builders {
+		f, err := b.Build(u)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: filter %s: %w", b.Name(), err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

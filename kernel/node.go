@@ -1,0 +1,204 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// Shutdown defaults (DESIGN §8, issue 3).
+const (
+	// DefaultShutdownWait is how long Shutdown waits after unregistering, so
+	// that consumers hear of it and stop picking this provider
+	// ("shutdown.wait").
+	DefaultShutdownWait = 2 * time.Second
+	// DefaultShutdownTimeout bounds the drain of in-flight calls
+	// ("shutdown.timeout").
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Node is one airnode runtime: it exports services (provider side) and
+// refers to them (consumer side), with every extension taken from its
+// catalogs. A Node is safe for concurrent use. Shutdown (or Close) stops
+// everything it started, in DESIGN's fixed order, and waits for every
+// goroutine it owns.
+type Node struct {
+	cat    *extension.Catalogs
+	logger *slog.Logger
+	now    func() time.Time
+
+	registryURL     spi.URL // default registry for Export and Refer; zero: none
+	shutdownWait    time.Duration
+	shutdownTimeout time.Duration
+
+	pool connPool
+
+	mu         sync.Mutex
+	closed     bool
+	servers    map[string]*server // by "transport|host:port" (requested and bound)
+	exporters  []*Exporter
+	references []*Reference
+	registries map[string]spi.Registry // by registry URL string
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Option configures a Node (behaviour only; data travels in URLs).
+type Option func(*Node)
+
+// WithLogger sets the node's logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(n *Node) { n.logger = l } }
+
+// WithClock sets the clock used for provider timestamps (default time.Now).
+func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now } }
+
+// WithRegistry sets the registry that Export registers in and Refer
+// subscribes to when no other is given (e.g. "zookeeper://127.0.0.1:2181",
+// "file:///tmp/airnode").
+func WithRegistry(u spi.URL) Option { return func(n *Node) { n.registryURL = u } }
+
+// WithShutdownWait sets how long Shutdown waits between unregistering and
+// closing listeners (default DefaultShutdownWait). An exported URL's
+// "shutdown.wait" overrides it when larger.
+func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdownWait = d } }
+
+// WithShutdownTimeout bounds how long Shutdown drains in-flight calls
+// (default DefaultShutdownTimeout). An exported URL's "shutdown.timeout"
+// overrides it when larger.
+func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
+
+// NewNode returns a node using the extensions in cat. It starts nothing.
+func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
+	n := &Node{
+		cat: cat, logger: slog.Default(), now: time.Now,
+		shutdownWait: DefaultShutdownWait, shutdownTimeout: DefaultShutdownTimeout,
+		servers: map[string]*server{}, registries: map[string]spi.Registry{},
+	}
+	for _, o := range opts {
+		o(n)
+	}
+	return n
+}
+
+// Catalogs returns the node's catalogs.
+func (n *Node) Catalogs() *extension.Catalogs { return n.cat }
+
+var errClosed = errors.New("kernel: node is shut down")
+
+// registry returns the node's registry for u, building it on first use.
+// Registries live until Shutdown.
+func (n *Node) registry(u spi.URL) (spi.Registry, error) {
+	key := u.String()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errClosed
+	}
+	if r, ok := n.registries[key]; ok {
+		return r, nil
+	}
+	b, err := n.cat.Registry.Get(u.Scheme())
+	if err != nil {
+		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
+	}
+	r, err := b.Build(u)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
+	}
+	n.registries[key] = r
+	return r, nil
+}
+
+// Shutdown stops the node in DESIGN's fixed order: unregister every
+// exported service; wait shutdown.wait so that consumers stop picking this
+// provider (only when something was registered); stop accepting and drain
+// in-flight calls until shutdown.timeout; close the servers' channels; close
+// every reference (its channels, and with them their heartbeats); close the
+// registries. ctx bounds the whole sequence. Shutdown is idempotent: later
+// calls return the first call's result.
+func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
+	return n.shutdownErr
+}
+
+// Close is Shutdown with no deadline beyond the node's own.
+func (n *Node) Close() error { return n.Shutdown(context.Background()) }
+
+func (n *Node) shutdown(ctx context.Context) error {
+	n.mu.Lock()
+	n.closed = true
+	exporters := n.exporters
+	n.exporters = nil
+	refs := n.references
+	n.references = nil
+	servers := map[*server]bool{}
+	for _, s := range n.servers {
+		servers[s] = true
+	}
+	n.servers = map[string]*server{}
+	regs := n.registries
+	n.registries = map[string]spi.Registry{}
+	n.mu.Unlock()
+
+	var errs []error
+	wait, timeout := n.shutdownWait, n.shutdownTimeout
+	registered := false
+	for _, e := range exporters {
+		if d, err := e.url.Duration("shutdown.wait", 0); err == nil && d > wait {
+			wait = d
+		}
+		if d, err := e.url.Duration("shutdown.timeout", 0); err == nil && d > timeout {
+			timeout = d
+		}
+		if e.reg != nil {
+			registered = true
+		}
+		if err := e.unregister(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if registered && wait > 0 {
+		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.shutdown(dctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	for _, r := range refs {
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	n.pool.closeAll()
+	for key, r := range regs {
+		if err := r.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("kernel: close registry %s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,246 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/airnode/airnode/kernel/directory"
+	"github.com/airnode/airnode/spi"
+)
+
+// Reference is the consumer's handle on one service: calls go through the
+// consumer filters, the cluster, the directory (fed by the registry), the
+// load balancer and a remote invoker (DESIGN §2). Safe for concurrent use.
+type Reference struct {
+	node    *Node
+	url     spi.URL
+	key     string
+	dir     *directory.Directory
+	reg     spi.Registry // owned by the reference when direct; nil otherwise
+	invoker spi.Invoker  // filters + cluster
+	base    *strategy
+	methods sync.Map // method -> *strategy or error
+	once    sync.Once
+}
+
+// strategy is the cluster and balancer one method uses.
+type strategy struct {
+	cluster     spi.Cluster
+	lb          spi.LoadBalance
+	clusterName string
+	lbName      string
+}
+
+// Refer returns a reference to u's service. The providers come from
+// registryURL when it is set, else from the node's registry (WithRegistry),
+// else from u's own hosts through the "direct" registry
+// (airnode://h1:p1,h2:p2/demo.Echo: one provider per host). The cluster and
+// load balancer are chosen by u's keys ("cluster", "loadbalance"), built
+// once, and again per method where method-level keys select others.
+func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
+	if u.Interface() == "" {
+		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
+	}
+	u = u.With(spi.KeySide, string(spi.Consumer))
+	r := &Reference{node: n, url: u, key: u.ServiceKey()}
+	base, err := r.build("")
+	if err != nil {
+		return nil, err
+	}
+	r.base = base
+	filters, err := n.filters(u, spi.Consumer)
+	if err != nil {
+		return nil, err
+	}
+	r.invoker = chain(filters, &clusterInvoker{ref: r})
+
+	var reg spi.Registry
+	desc := ""
+	switch {
+	case !registryURL.IsZero():
+		if reg, err = n.registry(registryURL); err != nil {
+			return nil, err
+		}
+		desc = registryURL.String()
+	case u.Host() != "":
+		b, err := n.cat.Registry.Get("direct")
+		if err != nil {
+			return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		}
+		if reg, err = b.Build(u); err != nil {
+			return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		}
+		r.reg = reg
+		desc = "direct " + u.Without(u.Keys()...).String()
+	case !n.registryURL.IsZero():
+		if reg, err = n.registry(n.registryURL); err != nil {
+			return nil, err
+		}
+		desc = n.registryURL.String()
+	default:
+		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
+	}
+	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
+		return newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
+	}, n.logger)
+	if err := r.dir.Start(ctx); err != nil {
+		r.closeOwned()
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		r.closeOwned()
+		return nil, errClosed
+	}
+	n.references = append(n.references, r)
+	n.mu.Unlock()
+	return r, nil
+}
+
+// build chooses and builds the cluster and balancer of method ("" for the
+// service level).
+func (r *Reference) build(method string) (*strategy, error) {
+	cb, cs, err := r.node.cat.Cluster.Select(r.url, method)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+	}
+	lbb, ls, err := r.node.cat.LoadBalance.Select(r.url, method)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+	}
+	if r.base != nil && cs.Name == r.base.clusterName && ls.Name == r.base.lbName &&
+		!methodLevel(cs.Source) && !methodLevel(ls.Source) {
+		return r.base, nil
+	}
+	c, err := cb.Build(r.url)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: cluster %s: %w", r.key, cs.Name, err)
+	}
+	lb, err := lbb.Build(r.url)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: loadbalance %s: %w", r.key, ls.Name, err)
+	}
+	return &strategy{cluster: c, lb: lb, clusterName: cs.Name, lbName: ls.Name}, nil
+}
+
+func methodLevel(source string) bool {
+	return source != "default" && source != "" && !isServiceKey(source)
+}
+
+func isServiceKey(source string) bool {
+	return source == "cluster" || source == "loadbalance"
+}
+
+// strategyFor returns method's strategy, built on first use.
+func (r *Reference) strategyFor(method string) (*strategy, error) {
+	if v, ok := r.methods.Load(method); ok {
+		if s, ok := v.(*strategy); ok {
+			return s, nil
+		}
+		return nil, v.(error)
+	}
+	var v any
+	s, err := r.build(method)
+	if err != nil {
+		v = spi.Errorf(spi.StatusClientError, "%v", err)
+	} else {
+		v = s
+	}
+	v, _ = r.methods.LoadOrStore(method, v)
+	if s, ok := v.(*strategy); ok {
+		return s, nil
+	}
+	return nil, v.(error)
+}
+
+// URL returns the reference's consumer URL (with side=consumer).
+func (r *Reference) URL() spi.URL { return r.url }
+
+// Providers returns the provider invokers the directory lists now.
+func (r *Reference) Providers() []spi.Invoker {
+	return r.dir.List(&spi.Invocation{Service: r.key})
+}
+
+// Invoke calls method with args and returns the result decoded as a generic
+// value (maps, slices, strings, numbers). Failures are *spi.Error values
+// carrying the wire status (errors.As).
+func (r *Reference) Invoke(ctx context.Context, method string, args ...any) (any, error) {
+	res := r.invoke(ctx, &spi.Invocation{Service: r.key, Method: method, Args: args})
+	return res.Value, res.Err
+}
+
+// Call calls method with args and decodes the result into reply, a pointer
+// (like net/rpc's Call); reply may be nil to discard the value.
+func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
+	return r.invoke(ctx, &spi.Invocation{Service: r.key, Method: method, Args: args, Reply: reply}).Err
+}
+
+// invoke runs the chain; a panic in a filter, cluster or balancer becomes
+// CLIENT_ERROR.
+func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = spi.Result{Err: &spi.Error{Status: spi.StatusClientError,
+				Message: fmt.Sprintf("panic calling %s.%s: %v", r.key, inv.Method, p),
+				Cause:   &panicError{value: p, stack: debug.Stack()}}}
+		}
+	}()
+	return r.invoker.Invoke(ctx, inv)
+}
+
+// Close stops the reference's directory (closing its provider invokers and,
+// with the last user, their connections). Idempotent.
+func (r *Reference) Close() error {
+	var err error
+	r.once.Do(func() {
+		err = r.closeOwned()
+		n := r.node
+		n.mu.Lock()
+		for i, x := range n.references {
+			if x == r {
+				n.references = append(n.references[:i], n.references[i+1:]...)
+				break
+			}
+		}
+		n.mu.Unlock()
+	})
+	return err
+}
+
+func (r *Reference) closeOwned() error {
+	var err error
+	if r.dir != nil {
+		err = r.dir.Close()
+	}
+	if r.reg != nil {
+		if cerr := r.reg.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// clusterInvoker is the end of the consumer filter chain: it hands the call
+// to the method's cluster over the directory.
+type clusterInvoker struct{ ref *Reference }
+
+func (c *clusterInvoker) URL() spi.URL { return c.ref.url }
+
+func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	s, err := c.ref.strategyFor(inv.Method)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
+	return s.cluster.Invoke(ctx, inv, c.ref.dir, s.lb)
+}
+
+func (c *clusterInvoker) Available() bool { return len(c.ref.Providers()) > 0 }
+
+func (c *clusterInvoker) Stats() *spi.Stats { return nil }
+
+func (c *clusterInvoker) Close() error { return c.ref.Close() }
+
+var _ spi.Invoker = (*clusterInvoker)(nil)

@@ -1,0 +1,256 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// DefaultTimeout is the consumer call timeout ("timeout", method-level first).
+const DefaultTimeout = 1000 * time.Millisecond
+
+// remoteInvoker is the consumer's invoker for one provider URL (the
+// provider's URL merged with the reference's). It holds connections=N
+// managed connections from the node's pool, round-robined, and records
+// Stats for every call.
+type remoteInvoker struct {
+	url     spi.URL
+	cat     *extension.Catalogs
+	pool    *connPool
+	keys    []string // pool keys, one per connection slot
+	conns   []*conn
+	next    atomic.Uint32
+	stats   spi.Stats
+	methods sync.Map // method name -> *callConf or error
+	base    *callConf
+	once    sync.Once
+}
+
+// callConf is what a call needs from the URL, resolved once per method.
+type callConf struct {
+	codec   spi.Codec
+	timeout time.Duration
+}
+
+// newRemoteInvoker validates u's consumer keys and acquires its connections.
+// The connections dial in the background at once.
+func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger) (*remoteInvoker, error) {
+	addr := u.Address()
+	if u.Host() == "" || u.Port() == 0 {
+		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
+	}
+	r := &remoteInvoker{url: u, cat: cat, pool: pool}
+	base, err := r.resolve("")
+	if err != nil {
+		return nil, err
+	}
+	r.base = base
+	n, err := u.Int("connections", 1)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	if n < 1 || n > 64 {
+		return nil, fmt.Errorf("kernel: connections=%d: want 1 to 64", n)
+	}
+	connectTimeout, err := u.Duration("connect.timeout", DefaultConnectTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	if connectTimeout <= 0 {
+		return nil, fmt.Errorf("kernel: connect.timeout=%v: want a positive duration", connectTimeout)
+	}
+	backoff, err := u.Duration("reconnect.backoff", DefaultReconnectBackoff)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	if backoff <= 0 || backoff > MaxReconnectBackoff {
+		return nil, fmt.Errorf("kernel: reconnect.backoff=%v: want more than 0 and at most %v", backoff, MaxReconnectBackoff)
+	}
+	payload, err := u.Size("payload", 0)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	trb, _, err := cat.Transport.Select(u, "")
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	tr, err := trb.Build(u)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: transport %s: %w", trb.Name(), err)
+	}
+	hb, hbName, err := buildHeartbeat(cat, u)
+	if err != nil {
+		return nil, err
+	}
+	opts := exchange.Options{Side: spi.Consumer, Payload: payload, Codec: cat.CodecByID, Heartbeat: hb, Logger: logger}
+	dial := func(ctx context.Context, addr string) (channel, error) {
+		sess, err := tr.Dial(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		return exchange.NewChannel(sess, opts), nil
+	}
+	shared := connKey(u, trb.Name(), hbName)
+	for i := range int(n) {
+		key := shared + "|" + strconv.Itoa(i)
+		r.keys = append(r.keys, key)
+		r.conns = append(r.conns, pool.acquire(key, func() *conn {
+			return newConn(addr, dial, connectTimeout, backoff, logger)
+		}))
+	}
+	return r, nil
+}
+
+// connKey identifies connections that can be shared: same address,
+// transport, heartbeat strategy and connection settings.
+func connKey(u spi.URL, transport, heartbeat string) string {
+	var b strings.Builder
+	b.WriteString(transport + "|" + u.Address() + "|" + heartbeat)
+	keys := u.Keys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "heartbeat") || strings.HasPrefix(k, "connect.") ||
+			strings.HasPrefix(k, "reconnect.") || k == "payload" || strings.HasPrefix(k, transport+".") {
+			v, _ := u.Param(k)
+			b.WriteString("|" + k + "=" + v)
+		}
+	}
+	return b.String()
+}
+
+// buildHeartbeat builds the heartbeat strategy u selects, or nil when the
+// catalog has none. Dubbo's "heartbeat=60000" (a bare number of ms) means
+// the default strategy with that interval.
+func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, error) {
+	if len(cat.Heartbeat.Names()) == 0 {
+		return nil, "", nil
+	}
+	if v, ok := u.Param("heartbeat"); ok && v != "" && strings.Trim(v, "0123456789") == "" {
+		u = u.With("heartbeat", cat.Heartbeat.Default()).With("heartbeat.interval", v)
+	}
+	b, _, err := cat.Heartbeat.Select(u, "")
+	if err != nil {
+		return nil, "", fmt.Errorf("kernel: %w", err)
+	}
+	hb, err := b.Build(u)
+	if err != nil {
+		return nil, "", fmt.Errorf("kernel: heartbeat %s: %w", b.Name(), err)
+	}
+	return hb, b.Name(), nil
+}
+
+// resolve reads the codec and timeout for method ("" for service level).
+func (r *remoteInvoker) resolve(method string) (*callConf, error) {
+	codec, _, err := r.cat.Codec.Select(r.url, method)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	timeout, err := r.url.MethodDuration(method, "timeout", DefaultTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	return &callConf{codec: codec, timeout: timeout}, nil
+}
+
+// conf returns the call settings of method, resolved on first use.
+func (r *remoteInvoker) conf(method string) (*callConf, error) {
+	if v, ok := r.methods.Load(method); ok {
+		if c, ok := v.(*callConf); ok {
+			return c, nil
+		}
+		return nil, v.(error)
+	}
+	var v any
+	c, err := r.resolve(method)
+	switch {
+	case err != nil:
+		v = spi.Errorf(spi.StatusClientError, "%v", err)
+	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout:
+		v = r.base
+	default:
+		v = c
+	}
+	v, _ = r.methods.LoadOrStore(method, v)
+	if c, ok := v.(*callConf); ok {
+		return c, nil
+	}
+	return nil, v.(error)
+}
+
+// URL returns the merged provider URL.
+func (r *remoteInvoker) URL() spi.URL { return r.url }
+
+// Invoke sends inv on one of the invoker's connections. A provider whose
+// connection is down fails fast with CHANNEL_INACTIVE.
+func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	start := time.Now()
+	r.stats.Begin()
+	res := r.invoke(ctx, inv)
+	r.stats.End(time.Since(start), res.Err == nil)
+	return res
+}
+
+func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	cc, err := r.conf(inv.Method)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
+	c := r.pick()
+	ch, err := c.get(ctx)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
+	return ch.Invoke(ctx, cc.codec, inv, cc.timeout)
+}
+
+// pick returns the next ready connection in round-robin order, or the next
+// one when none is ready (its get reports why).
+func (r *remoteInvoker) pick() *conn {
+	if len(r.conns) == 1 {
+		return r.conns[0]
+	}
+	start := int(r.next.Add(1))
+	for i := range r.conns {
+		if c := r.conns[(start+i)%len(r.conns)]; c.ready() {
+			return c
+		}
+	}
+	return r.conns[start%len(r.conns)]
+}
+
+// Available reports whether one of the connections can take calls: it is
+// up and answered a ping, or its first connect is still in progress.
+func (r *remoteInvoker) Available() bool {
+	for _, c := range r.conns {
+		if c.available() {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats returns the invoker's live statistics.
+func (r *remoteInvoker) Stats() *spi.Stats { return &r.stats }
+
+// Close releases the invoker's connections (the last user closes them and
+// stops their reconnecting). Idempotent.
+func (r *remoteInvoker) Close() error {
+	r.once.Do(func() {
+		for _, k := range r.keys {
+			r.pool.release(k)
+		}
+	})
+	return nil
+}
+
+var _ spi.Invoker = (*remoteInvoker)(nil)
