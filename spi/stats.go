@@ -15,6 +15,12 @@ const DefaultSlidePeriod = 30 * time.Second
 // and the mean of successful response times over a sliding window. All
 // methods are safe for concurrent use and never block; the zero value is
 // ready to use with DefaultSlidePeriod.
+//
+// Ownership: the kernel's remote invoker records Begin/End around every call
+// it makes, whatever the outcome (timeouts and channel deaths included), so
+// Active returns to 0. Clusters and load balancers only read Stats; they
+// never call Begin or End themselves, so retries and forks are counted once
+// per provider call.
 type Stats struct {
 	active  atomic.Int64
 	total   atomic.Int64
@@ -109,3 +115,9 @@ func (s *Stats) MeanResponse() (time.Duration, int64) {
 	}
 	return w.elapsed / time.Duration(w.n), w.n
 }
+
+// KeySlidePeriod is the reference URL key ("shortestresponse.slidePeriod",
+// a positive duration, default DefaultSlidePeriod) from which the kernel's
+// remote invoker sets Stats.SlidePeriod when it creates the invoker; the
+// shortestresponse balancer validates it.
+const KeySlidePeriod = "shortestresponse.slidePeriod"

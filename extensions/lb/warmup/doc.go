@@ -1,0 +1,15 @@
+// Package warmup computes a provider's effective weight for the load
+// balancers (every bundled one except consistenthash): the configured
+// weight, reduced linearly while the provider warms up.
+//
+// It reads three provider-owned keys of an invoker's URL (they survive
+// spi.MergeURL unchanged):
+//
+//	key        type      unit               default  bounds
+//	weight     int       -                  100      0..2147483647 (larger is clamped); 0 = never picked
+//	warmup     duration  Go syntax or ms    10m      >= 0; 0 disables warm-up
+//	timestamp  int       ms since the epoch absent   > 0; absent = warm (full weight)
+//
+// A Weigher is safe for concurrent use, never blocks on the hot path and
+// does not allocate there.
+package warmup

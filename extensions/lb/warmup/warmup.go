@@ -1,0 +1,220 @@
+package warmup
+
+import (
+	"log/slog"
+	"math"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// URL keys and defaults (DESIGN §3). All three are owned by the provider.
+const (
+	KeyWeight    = "weight"
+	KeyWarmup    = "warmup"
+	KeyTimestamp = "timestamp"
+
+	// DefaultWeight is the weight of a provider URL without "weight".
+	DefaultWeight int64 = 100
+	// MaxWeight bounds weights so that sums over any provider list fit in
+	// an int64; a larger configured weight is clamped to it.
+	MaxWeight int64 = math.MaxInt32
+	// DefaultWarmup is the warm-up period of a provider URL without
+	// "warmup".
+	DefaultWarmup = 10 * time.Minute
+	// SkewLogInterval is the least time between two clock-skew warnings
+	// about the same provider.
+	SkewLogInterval = time.Minute
+)
+
+// Effective is the warm-up formula on 64-bit milliseconds. For weight <= 0
+// it is 0 (never picked). Otherwise, with warmup <= 0 (disabled) or
+// uptime >= warmup it is weight; with uptime < 0 (provider clock ahead) it
+// is 1; else max(1, min(weight, floor(uptime*weight/warmup))), computed
+// exactly in 128 bits so that no product overflows.
+//
+// Dubbo 2.7.x (AbstractLoadBalance.calculateWarmupWeight) computes
+// uptime/(warmup/weight) in floating point after narrowing uptime to a
+// 32-bit int, which wraps after 2^31 ms (24.8 days) and makes a long-running
+// provider look cold again; this formula has neither problem.
+func Effective(weight, warmup, uptime int64) int64 {
+	switch {
+	case weight <= 0:
+		return 0
+	case warmup <= 0 || uptime >= warmup:
+		return weight
+	case uptime < 0:
+		return 1
+	}
+	// 0 <= uptime < warmup, so hi < warmup and Div64 cannot overflow; the
+	// quotient is below weight.
+	hi, lo := bits.Mul64(uint64(uptime), uint64(weight))
+	q, _ := bits.Div64(hi, lo, uint64(warmup))
+	return max(1, int64(q))
+}
+
+// Option configures a Weigher; options inject behaviour only (clock,
+// logger), never configuration, which comes from URLs.
+type Option func(*Weigher)
+
+// WithClock makes the Weigher read the time from now instead of time.Now
+// (tests).
+func WithClock(now func() time.Time) Option { return func(w *Weigher) { w.now = now } }
+
+// WithLogger makes the Weigher log to l instead of slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log = l } }
+
+// Weigher computes effective weights from invoker URLs. Malformed values
+// are logged once per provider and key (export-time validation rejects them
+// at the provider, so they only come from foreign or hand-written registry
+// entries) and the key's default is used. A provider whose clock is ahead is
+// logged at most once per SkewLogInterval.
+type Weigher struct {
+	now func() time.Time
+	log *slog.Logger
+
+	mu      sync.Mutex
+	skewAt  map[string]time.Time // provider address -> last skew warning
+	badSeen map[string]bool      // "address key=value" already logged
+}
+
+// New returns a Weigher using time.Now and slog.Default() unless options
+// say otherwise.
+func New(opts ...Option) *Weigher {
+	w := &Weigher{now: time.Now}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+// Now returns the current time of the Weigher's clock in milliseconds since
+// the epoch; balancers read it once per Select and pass it to Weight.
+func (w *Weigher) Now() int64 { return w.now().UnixMilli() }
+
+func (w *Weigher) logger() *slog.Logger {
+	if w.log != nil {
+		return w.log
+	}
+	return slog.Default()
+}
+
+// Configured returns the configured weight of u clamped to
+// [0, MaxWeight], without warm-up: DefaultWeight when absent or malformed.
+func (w *Weigher) Configured(u spi.URL) int64 {
+	v, ok := u.Param(KeyWeight)
+	if !ok {
+		return DefaultWeight
+	}
+	n, ok := parseDigits(v)
+	if !ok {
+		w.bad(u, KeyWeight, v, "a non-negative integer")
+		return DefaultWeight
+	}
+	return min(n, MaxWeight)
+}
+
+// Weight returns the effective weight of the provider u at now (ms since
+// the epoch, from Now): Effective of its configured weight, warm-up period
+// and uptime = now - timestamp. A missing timestamp means warm. It never
+// allocates unless it has something to log.
+func (w *Weigher) Weight(u spi.URL, now int64) int64 {
+	weight := w.Configured(u)
+	if weight == 0 {
+		return 0
+	}
+	ts, ok := u.Param(KeyTimestamp)
+	if !ok {
+		return weight
+	}
+	started, ok := parseDigits(ts)
+	if !ok || started == 0 {
+		w.bad(u, KeyTimestamp, ts, "milliseconds since the epoch")
+		return weight
+	}
+	warm := DefaultWarmup.Milliseconds()
+	if v, ok := u.Param(KeyWarmup); ok {
+		if warm, ok = parseMillis(v); !ok {
+			w.bad(u, KeyWarmup, v, "a duration such as 10m or 600000 (milliseconds)")
+			warm = DefaultWarmup.Milliseconds()
+		}
+	}
+	uptime := now - started // both are non-negative: no overflow
+	if uptime < 0 && warm > 0 {
+		w.skew(u, -uptime)
+	}
+	return Effective(weight, warm, uptime)
+}
+
+// skew logs, rate-limited per provider, that the provider's clock is ahead.
+func (w *Weigher) skew(u spi.URL, aheadMs int64) {
+	addr := u.Address()
+	now := w.now()
+	w.mu.Lock()
+	last, seen := w.skewAt[addr]
+	if seen && now.Sub(last) < SkewLogInterval {
+		w.mu.Unlock()
+		return
+	}
+	if w.skewAt == nil {
+		w.skewAt = make(map[string]time.Time)
+	}
+	w.skewAt[addr] = now
+	w.mu.Unlock()
+	w.logger().Warn("loadbalance: provider timestamp is in the future (clock skew); using weight 1 until it is reached",
+		"provider", addr, "skew", time.Duration(aheadMs)*time.Millisecond)
+}
+
+// bad logs a malformed provider value once per provider, key and value.
+func (w *Weigher) bad(u spi.URL, key, value, want string) {
+	addr := u.Address()
+	id := addr + " " + key + "=" + value
+	w.mu.Lock()
+	seen := w.badSeen[id]
+	if !seen {
+		if w.badSeen == nil {
+			w.badSeen = make(map[string]bool)
+		}
+		w.badSeen[id] = true
+	}
+	w.mu.Unlock()
+	if !seen {
+		w.logger().Warn("loadbalance: malformed provider URL value, using the default",
+			"provider", addr, "key", key, "value", value, "want", want)
+	}
+}
+
+// parseDigits parses a non-empty string of ASCII digits without allocating;
+// values above math.MaxInt64 are reported as malformed.
+func parseDigits(s string) (int64, bool) {
+	if s == "" || len(s) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// parseMillis parses a warm-up period: bare digits are milliseconds
+// (Dubbo's form), anything else Go duration syntax; negative is malformed.
+func parseMillis(s string) (int64, bool) {
+	if n, ok := parseDigits(s); ok {
+		return n, true
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d.Milliseconds(), true
+}
