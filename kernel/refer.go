@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/airnode/airnode/kernel/directory"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -112,7 +113,7 @@ func (r *Reference) build(method string) (*strategy, error) {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	if r.base != nil && cs.Name == r.base.clusterName && ls.Name == r.base.lbName &&
-		!methodLevel(cs.Source) && !methodLevel(ls.Source) {
+		!methodLevel(cs.Source, r.node.cat.Cluster.Key()) && !methodLevel(ls.Source, r.node.cat.LoadBalance.Key()) {
 		return r.base, nil
 	}
 	c, err := cb.Build(r.url)
@@ -126,12 +127,9 @@ func (r *Reference) build(method string) (*strategy, error) {
 	return &strategy{cluster: c, lb: lb, clusterName: cs.Name, lbName: ls.Name}, nil
 }
 
-func methodLevel(source string) bool {
-	return source != "default" && source != "" && !isServiceKey(source)
-}
-
-func isServiceKey(source string) bool {
-	return source == "cluster" || source == "loadbalance"
+// methodLevel reports whether a selection came from a method-level key.
+func methodLevel(source, key string) bool {
+	return source != "" && source != extension.SourceDefault && source != key
 }
 
 // strategyFor returns method's strategy, built on first use.

@@ -130,14 +130,12 @@ func connKey(u spi.URL, transport, heartbeat string) string {
 
 // buildHeartbeat builds the heartbeat strategy u selects, or nil when the
 // catalog has none. Dubbo's "heartbeat=60000" (a bare number of ms) means
-// the default strategy with that interval.
+// the default strategy with that interval (extension.Point.Normalize).
 func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, error) {
 	if len(cat.Heartbeat.Names()) == 0 {
 		return nil, "", nil
 	}
-	if v, ok := u.Param("heartbeat"); ok && v != "" && strings.Trim(v, "0123456789") == "" {
-		u = u.With("heartbeat", cat.Heartbeat.Default()).With("heartbeat.interval", v)
-	}
+	u = cat.Heartbeat.Normalize(u)
 	b, _, err := cat.Heartbeat.Select(u, "")
 	if err != nil {
 		return nil, "", fmt.Errorf("kernel: %w", err)

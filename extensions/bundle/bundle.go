@@ -6,26 +6,38 @@ package bundle
 import (
 	"errors"
 
+	"github.com/airnode/airnode/extensions/heartbeat/dual"
+	"github.com/airnode/airnode/extensions/heartbeat/idle"
+	"github.com/airnode/airnode/extensions/heartbeat/none"
+	"github.com/airnode/airnode/extensions/registry/direct"
+	"github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/extensions/registry/memory"
+	"github.com/airnode/airnode/extensions/transport/smux"
+	"github.com/airnode/airnode/extensions/transport/tcp"
 	"github.com/airnode/airnode/kernel/extension"
 )
 
 // Register adds every bundled extension to c, each with origin
 // extension.Bundled. It fails if any name is already taken.
 func Register(c *extension.Catalogs) error {
-	var errs []error
-	add := func(err error) { errs = append(errs, err) }
 	b := extension.Bundled
-
-	// transports
-	_ = b
-	// codecs
-	// registries
-	// load balancers
-	// clusters
-	// heartbeats
-	// filters
-	_ = add
-	return errors.Join(errs...)
+	return errors.Join(
+		// transports
+		c.Transport.Register(smux.Builder{}, b),
+		c.Transport.Register(tcp.Builder{}, b),
+		// codecs
+		// registries
+		c.Registry.Register(file.Builder{}, b),
+		c.Registry.Register(direct.Builder{}, b),
+		c.Registry.Register(memory.NewBuilder(), b),
+		// load balancers
+		// clusters
+		// heartbeats
+		c.Heartbeat.Register(idle.Builder{}, b),
+		c.Heartbeat.Register(dual.Builder{}, b),
+		c.Heartbeat.Register(none.Builder{}, b),
+		// filters
+	)
 }
 
 // Catalogs returns new catalogs holding every bundled extension.
