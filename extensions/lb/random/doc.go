@@ -1,0 +1,10 @@
+// Package random is the "random" load balancer, airnode's default: a
+// weighted random pick over the providers' effective weights (package
+// warmup), uniform when all weights are equal. Semantics of Dubbo 2.7.x
+// RandomLoadBalance.
+//
+// It has no URL keys of its own; it reads the provider keys weight, warmup
+// and timestamp (see package warmup). Select is safe for concurrent use,
+// lock-free and allocation-free; it returns nil only when every provider has
+// weight 0.
+package random

@@ -1,0 +1,73 @@
+package random
+
+import (
+	"math/rand/v2"
+
+	"github.com/airnode/airnode/extensions/lb/warmup"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, the value of the URL key "loadbalance".
+const Name = "random"
+
+// Builder builds random balancers. The zero value is ready to use.
+type Builder struct{ opts []warmup.Option }
+
+// New returns a Builder whose balancers use opts for warm-up (clock, logger).
+func New(opts ...warmup.Option) Builder { return Builder{opts: opts} }
+
+// Name returns "random".
+func (Builder) Name() string { return Name }
+
+// Build returns a balancer for one reference. random has no keys of its
+// own, so it never fails.
+func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
+	return &Balancer{w: warmup.New(b.opts...)}, nil
+}
+
+// Balancer is a weighted random balancer.
+type Balancer struct{ w *warmup.Weigher }
+
+// Select picks an invoker with probability proportional to its effective
+// weight, or uniformly when every weight is the same. It returns nil when
+// invokers is empty or every weight is 0.
+func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
+	n := len(invokers)
+	if n == 0 {
+		return nil
+	}
+	now := b.w.Now()
+	var total, first int64
+	same := true
+	for i, x := range invokers {
+		wt := b.w.Weight(x.URL(), now)
+		total += wt
+		if i == 0 {
+			first = wt
+		} else if wt != first {
+			same = false
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	if same {
+		return invokers[rand.IntN(n)]
+	}
+	// Weights depend only on the URL and now, so this second pass sees the
+	// same weights as the first.
+	off := rand.Int64N(total)
+	for _, x := range invokers {
+		off -= b.w.Weight(x.URL(), now)
+		if off < 0 {
+			return x
+		}
+	}
+	return invokers[n-1] // unreachable: the offsets sum to total
+}
+
+// Interface guards.
+var (
+	_ spi.LoadBalanceBuilder = Builder{}
+	_ spi.LoadBalance        = (*Balancer)(nil)
+)

@@ -1,0 +1,123 @@
+package spitest
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// TestLoadBalance runs the load-balancer conformance suite against b. It
+// checks that Build accepts a reference URL without balancer keys; that
+// Select never returns nil for a non-empty list with a positive weight, and
+// only ever returns an invoker of the list; that an invoker with weight 0 is
+// never picked and a list whose weights are all 0 gives nil; that providers
+// still warming up (timestamp = now) are picked; that Select leaves the
+// slice unchanged; and that concurrent Selects, with calls updating Stats at
+// the same time, are race-free (run with -race).
+func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
+	t.Helper()
+	if err := clusterCheckName(b.Name()); err != nil {
+		t.Fatal(err)
+	}
+	ref := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo")
+	lb, err := b.Build(ref)
+	if err != nil {
+		t.Fatalf("Build(%s): %v", ref, err)
+	}
+	list := func(n int, params func(i int) string) []spi.Invoker {
+		out := make([]spi.Invoker, n)
+		for i := range out {
+			q := ""
+			if params != nil {
+				q = params(i)
+			}
+			out[i] = NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://127.0.0.%d:20880/demo.Echo?%s", i+1, q)), nil)
+		}
+		return out
+	}
+	inv := func(i int) *spi.Invocation {
+		return &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"key-" + strconv.Itoa(i)}}
+	}
+	pickAll := func(t *testing.T, lb spi.LoadBalance, l []spi.Invoker, picks int) map[spi.Invoker]int {
+		t.Helper()
+		got := map[spi.Invoker]int{}
+		for i := range picks {
+			x := lb.Select(l, inv(i))
+			if x == nil {
+				t.Fatalf("Select returned nil for %d invokers with positive weights", len(l))
+			}
+			if !slices.Contains(l, x) {
+				t.Fatalf("Select returned %v, not one of the list", x.URL())
+			}
+			got[x]++
+		}
+		return got
+	}
+
+	t.Run("NeverNil", func(t *testing.T) {
+		for n := 1; n <= 5; n++ {
+			pickAll(t, lb, list(n, nil), 300)
+		}
+	})
+	t.Run("Weights", func(t *testing.T) {
+		l := list(4, func(i int) string { return "weight=" + strconv.Itoa(1+i*50) })
+		pickAll(t, lb, l, 300)
+	})
+	t.Run("ZeroWeightNeverPicked", func(t *testing.T) {
+		l := list(4, func(i int) string {
+			if i%2 == 0 {
+				return "weight=0"
+			}
+			return ""
+		})
+		for x := range pickAll(t, lb, l, 1000) {
+			if w, _ := x.URL().Param("weight"); w == "0" {
+				t.Fatalf("picked %s, which has weight 0", x.URL())
+			}
+		}
+	})
+	t.Run("AllZeroWeights", func(t *testing.T) {
+		l := list(3, func(int) string { return "weight=0" })
+		for i := range 50 {
+			if x := lb.Select(l, inv(i)); x != nil {
+				t.Fatalf("Select returned %s although every weight is 0; want nil", x.URL())
+			}
+		}
+	})
+	t.Run("WarmingUp", func(t *testing.T) {
+		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+		l := list(3, func(int) string { return "warmup=10m&timestamp=" + now })
+		pickAll(t, lb, l, 300)
+	})
+	t.Run("SliceUnchanged", func(t *testing.T) {
+		l := list(5, nil)
+		before := slices.Clone(l)
+		pickAll(t, lb, l, 100)
+		if !slices.Equal(l, before) {
+			t.Fatal("Select modified the invoker slice")
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		l := list(6, func(i int) string { return "weight=" + strconv.Itoa(10*(i+1)) })
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 500 {
+					x := lb.Select(l, inv(g*1000+i))
+					if x == nil || !slices.Contains(l, x) {
+						t.Error("Select returned nil or a foreign invoker under concurrency")
+						return
+					}
+					x.Stats().Begin()
+					x.Stats().End(time.Microsecond, i%7 != 0)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
