@@ -1,0 +1,15 @@
+// Package shortestresponse is the "shortestresponse" load balancer: the
+// provider with the lowest estimated response time, mean successful
+// response time over the sliding window × (active calls + 1), wins; ties
+// (including providers with no sample yet, estimated 0) are broken by a
+// weighted random pick using effective weights (package warmup). Semantics of
+// Dubbo's ShortestResponseLoadBalance (2.7.7+, sliding window from 3.x).
+//
+//	key                          type      unit              default  bounds
+//	shortestresponse.slidePeriod duration  Go syntax or ms   30s      > 0
+//
+// The window is the one spi.Stats keeps for each invoker: the kernel's remote
+// invoker sets Stats.SlidePeriod from spi.KeySlidePeriod of the reference URL;
+// Build validates the key. Select is safe for concurrent use and does not
+// allocate; it returns nil only when every provider has weight 0.
+package shortestresponse

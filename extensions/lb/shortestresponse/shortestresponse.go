@@ -1,0 +1,102 @@
+package shortestresponse
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/airnode/airnode/extensions/lb/warmup"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, the value of the URL key "loadbalance".
+const Name = "shortestresponse"
+
+// KeySlidePeriod is the length of the response-time window, a positive
+// duration (default spi.DefaultSlidePeriod, 30s).
+const KeySlidePeriod = spi.KeySlidePeriod
+
+// Builder builds shortest-response balancers. The zero value is ready to use.
+type Builder struct{ opts []warmup.Option }
+
+// New returns a Builder whose balancers use opts for warm-up (clock, logger).
+func New(opts ...warmup.Option) Builder { return Builder{opts: opts} }
+
+// Name returns "shortestresponse".
+func (Builder) Name() string { return Name }
+
+// Build validates shortestresponse.slidePeriod in u: a malformed or zero
+// value is an error naming the key and the value.
+func (b Builder) Build(u spi.URL) (spi.LoadBalance, error) {
+	p, err := u.Duration(KeySlidePeriod, spi.DefaultSlidePeriod)
+	if err != nil {
+		return nil, err
+	}
+	if p <= 0 {
+		v, _ := u.Param(KeySlidePeriod)
+		return nil, &spi.ParamError{Key: KeySlidePeriod, Value: v, Want: "a positive duration such as 30s"}
+	}
+	return &Balancer{w: warmup.New(b.opts...), period: p}, nil
+}
+
+// Balancer is a shortest-response balancer.
+type Balancer struct {
+	w      *warmup.Weigher
+	period time.Duration
+}
+
+// SlidePeriod returns the window length the reference URL asked for.
+func (b *Balancer) SlidePeriod() time.Duration { return b.period }
+
+// Select returns the invoker with the lowest mean × (active + 1), a
+// weighted random pick among ties (weighted reservoir sampling in one pass).
+// Invokers with weight 0 are never picked; nil is returned when invokers is
+// empty or every weight is 0. An invoker with nil Stats is estimated 0.
+func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
+	now := b.w.Now()
+	var (
+		best      spi.Invoker
+		shortest  int64 = math.MaxInt64
+		tiedTotal int64
+	)
+	for _, x := range invokers {
+		wt := b.w.Weight(x.URL(), now)
+		if wt == 0 {
+			continue
+		}
+		est := estimate(x.Stats())
+		switch {
+		case est < shortest:
+			shortest, best, tiedTotal = est, x, wt
+		case est == shortest:
+			tiedTotal += wt
+			if rand.Int64N(tiedTotal) < wt {
+				best = x
+			}
+		}
+	}
+	return best
+}
+
+// estimate is mean successful response time (ns) × (active + 1),
+// saturating at math.MaxInt64 - 1 so that it always beats "none yet".
+func estimate(s *spi.Stats) int64 {
+	if s == nil {
+		return 0
+	}
+	mean, _ := s.MeanResponse()
+	m, k := int64(mean), s.Active()+1
+	if m <= 0 || k <= 0 {
+		return 0
+	}
+	if m > (math.MaxInt64-1)/k {
+		return math.MaxInt64 - 1
+	}
+	return m * k
+}
+
+// Interface guards.
+var (
+	_ spi.LoadBalanceBuilder = Builder{}
+	_ spi.LoadBalance        = (*Balancer)(nil)
+)
