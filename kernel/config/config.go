@@ -1,0 +1,295 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// Defaults of the node settings.
+const (
+	DefaultListen             = ":20880"
+	DefaultShutdownTimeout    = 10 * time.Second
+	DefaultShutdownWait       = 2 * time.Second
+	DefaultPluginStartTimeout = 10 * time.Second
+)
+
+// Plugin restart policies.
+const (
+	RestartAlways    = "always"     // restart whenever the plugin exits
+	RestartOnFailure = "on-failure" // restart when it exits non-zero or crashes (default)
+	RestartNever     = "never"      // leave it down; its extensions fail with an error
+)
+
+// Config is the whole of plugins.yaml.
+//
+//	listen: ":20880"
+//	registry: zookeeper://127.0.0.1:2181
+//	protocol: {transport: smux, heartbeat.interval: 30s}
+//	shutdown: {timeout: 10s, wait: 2s}
+//	services:   [{interface: demo.Echo, params: {weight: "200"}}]
+//	references: [{interface: demo.Echo, params: {loadbalance: roundrobin}}]
+//	plugins:    [{name: acme.p2c, point: loadbalance, command: ./bin/p2c}]
+type Config struct {
+	// Listen is the provider's listen address, "host:port"; port 0 picks a
+	// free port. Default ":20880". Env AIRNODE_LISTEN, flag --listen.
+	Listen string `koanf:"listen"`
+	// Registry is the registry URL; its scheme selects the registry
+	// extension ("zookeeper://127.0.0.1:2181", "file:///var/run/airnode",
+	// "memory://"). Empty means the default registry extension ("file")
+	// with its own default location. Env AIRNODE_REGISTRY, flag --registry.
+	Registry string `koanf:"registry"`
+	// Protocol holds URL parameters applied to every export (transport,
+	// codec, heartbeat.interval, payload, ...); a service's own Params win.
+	// Keys are taken whole: "heartbeat.interval" is one key.
+	Protocol map[string]string `koanf:"protocol"`
+	// Shutdown bounds the graceful shutdown.
+	Shutdown Shutdown `koanf:"shutdown"`
+	// Services are exported by `airnode serve`, in order.
+	Services []Service `koanf:"services"`
+	// References are consumed by the node.
+	References []Reference `koanf:"references"`
+	// Plugins are out-of-process extensions, launched by the node and
+	// registered in the catalogs under Name (DESIGN §4).
+	Plugins []Plugin `koanf:"plugins"`
+}
+
+// Shutdown is the graceful-shutdown timing: after unregistering, the node
+// waits Wait for consumers to notice, then drains in-flight calls until
+// Timeout (counted from the signal) has passed.
+type Shutdown struct {
+	// Timeout is the whole shutdown budget; > 0, default 10s.
+	// Env AIRNODE_SHUTDOWN_TIMEOUT, flag --shutdown-timeout.
+	Timeout time.Duration `koanf:"timeout"`
+	// Wait is the pause between unregistering and closing the listener;
+	// 0 ≤ Wait ≤ Timeout, default 2s. Env AIRNODE_SHUTDOWN_WAIT, flag
+	// --shutdown-wait.
+	Wait time.Duration `koanf:"wait"`
+}
+
+// Service is one service to export.
+type Service struct {
+	// Interface is the service interface name ("demo.Echo"); required.
+	Interface string `koanf:"interface"`
+	// Params are the service's URL parameters (group, version, weight,
+	// methods.Echo.timeout, ...). They win over Config.Protocol.
+	Params map[string]string `koanf:"params"`
+}
+
+// Reference is one service to consume.
+type Reference struct {
+	// Interface is the service interface name ("demo.Echo"); required.
+	Interface string `koanf:"interface"`
+	// URL, when set, names the providers directly and bypasses the
+	// registry ("airnode://10.0.0.1:20880,10.0.0.2:20880/demo.Echo").
+	URL string `koanf:"url"`
+	// Params are the reference's URL parameters (loadbalance, timeout,
+	// cluster, retries, group, version, ...).
+	Params map[string]string `koanf:"params"`
+}
+
+// Plugin declares one out-of-process extension (a hashicorp/go-plugin
+// binary). The node launches Command with Args and Env, checks its SHA256
+// first when given, and registers it in the Point catalog as Name.
+type Plugin struct {
+	// Name is the extension name: catalog rules (extension.ValidName),
+	// e.g. "acme.p2c".
+	Name string `koanf:"name"`
+	// Point is the extension point it implements: transport, registry,
+	// loadbalance, codec, heartbeat, cluster or filter.
+	Point string `koanf:"point"`
+	// Command is the plugin binary, absolute or relative to the working
+	// directory; required.
+	Command string `koanf:"command"`
+	// Args are passed to Command.
+	Args []string `koanf:"args"`
+	// Env is added to the plugin's environment.
+	Env map[string]string `koanf:"env"`
+	// SHA256, when set, is the hex SHA-256 of Command; a mismatch refuses
+	// to start it.
+	SHA256 string `koanf:"sha256"`
+	// StartTimeout bounds launch and handshake; ≥ 0, 0 means the default
+	// 10s.
+	StartTimeout time.Duration `koanf:"start_timeout"`
+	// Restart is always, on-failure (default, also for "") or never.
+	Restart string `koanf:"restart"`
+}
+
+// DefaultConfig returns a configuration usable as is: listen on :20880,
+// the default registry, no services, references or plugins, a 10s shutdown
+// with a 2s wait.
+func DefaultConfig() Config {
+	return Config{
+		Listen:   DefaultListen,
+		Protocol: map[string]string{},
+		Shutdown: Shutdown{Timeout: DefaultShutdownTimeout, Wait: DefaultShutdownWait},
+	}
+}
+
+// Points lists the extension point names a plugin may implement.
+var Points = []string{
+	extension.PointCluster, extension.PointCodec, extension.PointFilter, extension.PointHeartbeat,
+	extension.PointLoadBalance, extension.PointRegistry, extension.PointTransport,
+}
+
+// Validate reports every invalid field, each error naming the field path
+// ("plugins[1].sha256") and what is allowed; nil when c is usable.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", path, fmt.Sprintf(format, args...)))
+	}
+
+	if err := checkListen(c.Listen); err != nil {
+		bad("listen", "%v", err)
+	}
+	if c.Registry != "" {
+		if _, err := spi.Parse(c.Registry); err != nil {
+			bad("registry", "%v", err)
+		}
+	}
+	if err := checkParams(c.Protocol, true); err != nil {
+		bad("protocol", "%v", err)
+	}
+	if c.Shutdown.Timeout <= 0 {
+		bad("shutdown.timeout", "%v must be > 0", c.Shutdown.Timeout)
+	}
+	if c.Shutdown.Wait < 0 || c.Shutdown.Wait > c.Shutdown.Timeout {
+		bad("shutdown.wait", "%v must be between 0 and shutdown.timeout (%v)", c.Shutdown.Wait, c.Shutdown.Timeout)
+	}
+
+	keys := map[string]int{}
+	for i, s := range c.Services {
+		path := fmt.Sprintf("services[%d]", i)
+		if s.Interface == "" {
+			bad(path+".interface", "required (e.g. demo.Echo)")
+		}
+		if err := checkParams(s.Params, true); err != nil {
+			bad(path+".params", "%v", err)
+		}
+		k := spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion])
+		if j, dup := keys[k]; dup {
+			bad(path, "service %q already exported by services[%d]", k, j)
+		} else {
+			keys[k] = i
+		}
+	}
+	for i, r := range c.References {
+		path := fmt.Sprintf("references[%d]", i)
+		if r.Interface == "" {
+			bad(path+".interface", "required (e.g. demo.Echo)")
+		}
+		if r.URL != "" {
+			if _, err := spi.Parse(r.URL); err != nil {
+				bad(path+".url", "%v", err)
+			}
+		}
+		if err := checkParams(r.Params, true); err != nil {
+			bad(path+".params", "%v", err)
+		}
+	}
+
+	names := map[string]int{}
+	for i, p := range c.Plugins {
+		path := fmt.Sprintf("plugins[%d]", i)
+		if err := extension.ValidName(p.Name); err != nil {
+			bad(path+".name", "%v", err)
+		}
+		if !slices.Contains(Points, p.Point) {
+			bad(path+".point", "%q is not an extension point (want one of %s)", p.Point, strings.Join(Points, ", "))
+		}
+		if p.Command == "" {
+			bad(path+".command", "required (path of the plugin binary)")
+		}
+		if p.SHA256 != "" && !isHex(p.SHA256, 64) {
+			bad(path+".sha256", "%q is not 64 hexadecimal digits", p.SHA256)
+		}
+		if p.StartTimeout < 0 {
+			bad(path+".start_timeout", "%v must be ≥ 0 (0 means %v)", p.StartTimeout, DefaultPluginStartTimeout)
+		}
+		switch p.Restart {
+		case "", RestartAlways, RestartOnFailure, RestartNever:
+		default:
+			bad(path+".restart", "%q is not one of %s, %s, %s", p.Restart, RestartAlways, RestartOnFailure, RestartNever)
+		}
+		k := p.Point + "/" + p.Name
+		if j, dup := names[k]; dup {
+			bad(path+".name", "%s %q already declared by plugins[%d]", p.Point, p.Name, j)
+		} else {
+			names[k] = i
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkListen(addr string) error {
+	if addr == "" {
+		return fmt.Errorf("required (host:port, e.g. %s)", DefaultListen)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %v", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q of %q must be 0-65535", port, addr)
+	}
+	return nil
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// ExportURL returns the provider URL of s: "airnode://<listen>/<interface>"
+// with Config.Protocol's parameters, then the service's own. The host is
+// the listen host as written (empty for ":20880"); the node replaces it
+// with the address it actually listens on.
+func (c Config) ExportURL(s Service) (spi.URL, error) {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return spi.URL{}, fmt.Errorf("config: listen: %q is not host:port: %w", c.Listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return spi.URL{}, fmt.Errorf("config: listen: port %q is not a number", port)
+	}
+	params := make(map[string]string, len(c.Protocol)+len(s.Params))
+	for k, v := range c.Protocol {
+		params[k] = v
+	}
+	for k, v := range s.Params {
+		params[k] = v
+	}
+	return spi.NewURL("airnode", host, p, s.Interface, params)
+}
+
+// applyDefaults fills the per-item defaults a file cannot get from
+// DefaultConfig (list items).
+func (c *Config) applyDefaults() {
+	if c.Protocol == nil {
+		c.Protocol = map[string]string{}
+	}
+	for i := range c.Plugins {
+		if c.Plugins[i].StartTimeout == 0 {
+			c.Plugins[i].StartTimeout = DefaultPluginStartTimeout
+		}
+		if c.Plugins[i].Restart == "" {
+			c.Plugins[i].Restart = RestartOnFailure
+		}
+	}
+}

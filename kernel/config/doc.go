@@ -1,0 +1,14 @@
+// Package config is the schema of plugins.yaml, the node's configuration:
+// node settings, services to export, references to consume, and plugins to
+// launch. DefaultConfig is usable as is; Validate names the field path and
+// the bound of the first thing wrong with each field; Load reads
+// defaults → file → environment (AIRNODE_ prefix) → command-line flags with
+// koanf and decodes strictly: an unknown key is an error naming the key and
+// the file, and a duration needs a unit ("60s").
+//
+// The package also knows the kernel's own URL keys (DESIGN §3: timeout,
+// retries, heartbeat.*, ...) and checks their values with CheckURL and
+// CheckParams; extensions check their own keys in Build.
+//
+// Nothing here starts goroutines; a Config is a plain value.
+package config

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// EnvPrefix starts every environment variable Load reads.
+const EnvPrefix = "AIRNODE_"
+
+// delim separates koanf key paths. It is not "." so that dotted keys —
+// URL keys such as "heartbeat.interval" under protocol or params, plugin
+// environment names — are never split into nested maps.
+const delim = "/"
+
+// scalar is a node setting that the environment and flags can set.
+type scalar struct {
+	path string // koanf path, delim-separated
+	env  string // environment variable
+	flag string // flag name
+}
+
+// scalars are the settings overridable by environment and flags. Anything
+// else (services, references, plugins, protocol) comes from the file.
+var scalars = []scalar{
+	{"listen", "AIRNODE_LISTEN", "listen"},
+	{"registry", "AIRNODE_REGISTRY", "registry"},
+	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout"},
+	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait"},
+}
+
+// AddFlags defines the flags Load reads on fs: --listen, --registry,
+// --shutdown-timeout, --shutdown-wait. Only flags the user sets override
+// the file and environment; their defaults shown in --help are
+// DefaultConfig's.
+func AddFlags(fs *pflag.FlagSet) {
+	d := DefaultConfig()
+	fs.String("listen", d.Listen, "provider listen address host:port (env AIRNODE_LISTEN)")
+	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
+	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
+	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener (env AIRNODE_SHUTDOWN_WAIT)")
+}
+
+// Source says where Load reads from. The zero value reads nothing but the
+// defaults.
+type Source struct {
+	// File is the path of plugins.yaml; "" reads no file. A missing file
+	// is an error.
+	File string
+	// Environ is the environment as "KEY=value" strings (os.Environ());
+	// nil reads none. Only the variables of scalars are used; an empty
+	// value is ignored rather than blanking the setting.
+	Environ []string
+	// Flags is a flag set with AddFlags' flags (others are ignored); only
+	// flags that were set override. nil reads none.
+	Flags *pflag.FlagSet
+}
+
+// Load builds a Config from DefaultConfig, then src.File, then the
+// environment, then the flags, each overriding the ones before, decodes it
+// strictly and validates it. Errors name the file and the key: an unknown
+// key (`config: plugins.yaml: unknown key "shutdown.tiemout"`), a duration
+// without a unit (`... "shutdown.timeout": 60000 needs a unit, e.g. 60s`),
+// a value of the wrong type, or anything Validate rejects.
+func Load(src Source) (Config, error) {
+	k := koanf.NewWithConf(koanf.Conf{Delim: delim, StrictMerge: false})
+	where := "defaults"
+	if src.File != "" {
+		where = src.File
+		if _, err := os.Stat(src.File); err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config: %s: %w", src.File, err)
+		}
+	}
+	fromFile := map[string]bool{}
+	for _, key := range k.Keys() {
+		fromFile[key] = true
+	}
+	if src.Environ != nil {
+		environ := src.Environ
+		err := k.Load(env.Provider(delim, env.Opt{
+			Prefix:      EnvPrefix,
+			EnvironFunc: func() []string { return environ },
+			TransformFunc: func(name, v string) (string, any) {
+				for _, s := range scalars {
+					if s.env == name && v != "" {
+						return s.path, v
+					}
+				}
+				return "", nil
+			},
+		}), nil)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: environment: %w", err)
+		}
+	}
+	if src.Flags != nil {
+		err := k.Load(posflag.ProviderWithFlag(src.Flags, delim, nil, func(f *pflag.Flag) (string, any) {
+			for _, s := range scalars {
+				if s.flag == f.Name && f.Changed {
+					return s.path, f.Value.String()
+				}
+			}
+			return "", nil
+		}), nil)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: flags: %w", err)
+		}
+	}
+
+	// First pass: collect unknown keys, so each is reported as a whole path.
+	probe := DefaultConfig()
+	var md mapstructure.Metadata
+	_ = decode(k, &probe, &md)
+	if len(md.Unused) > 0 {
+		sort.Strings(md.Unused)
+		var errs []error
+		for _, u := range md.Unused {
+			errs = append(errs, fmt.Errorf("config: %s: unknown key %q", where, u))
+		}
+		return Config{}, errors.Join(errs...)
+	}
+	c := DefaultConfig()
+	if err := decode(k, &c, nil); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %s", where, decodeMessage(err))
+	}
+	c.applyDefaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return c, nil
+}
+
+// decode unmarshals k onto c strictly. With md it collects unused keys
+// instead of failing on them.
+func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
+	return k.UnmarshalWithConf("", c, koanf.UnmarshalConf{
+		Tag: "koanf",
+		DecoderConfig: &mapstructure.DecoderConfig{
+			DecodeHook:       strictHook,
+			ErrorUnused:      md == nil,
+			WeaklyTypedInput: false,
+			Metadata:         md,
+			TagName:          "koanf",
+		},
+	})
+}
+
+// strictHook converts raw YAML/env/flag values into the Config's field
+// types without mapstructure's weak typing: a duration must be a string
+// with a unit (Go syntax: "60s", "1m30s"); a string field accepts any YAML
+// scalar in its natural spelling (true, 100, 0.5).
+func strictHook(from, to reflect.Type, data any) (any, error) {
+	if to == reflect.TypeOf(time.Duration(0)) {
+		switch v := data.(type) {
+		case time.Duration:
+			return v, nil
+		case string:
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a duration with a unit (e.g. 60s, 1m30s, 200ms)", v)
+			}
+			return d, nil
+		default:
+			return nil, fmt.Errorf("%v needs a unit (e.g. 60s, 200ms)", v)
+		}
+	}
+	if to.Kind() == reflect.String && from.Kind() != reflect.String {
+		switch v := data.(type) {
+		case bool:
+			return strconv.FormatBool(v), nil
+		case int, int64, uint64, int32, uint32:
+			return fmt.Sprint(v), nil
+		case float64:
+			return strconv.FormatFloat(v, 'f', -1, 64), nil
+		}
+	}
+	return data, nil
+}
+
+// decodeMessage flattens mapstructure's multi-line error into one line per
+// problem, naming the key: `key "shutdown.timeout": 60000 needs a unit`.
+func decodeMessage(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "decoding failed due to the following error(s):")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "'"); ok {
+			if key, msg, ok := strings.Cut(rest, "' "); ok {
+				l = fmt.Sprintf("key %q: %s", key, msg)
+			}
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, "; ")
+}

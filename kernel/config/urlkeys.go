@@ -1,0 +1,155 @@
+package config
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// KeyKind is the type of a URL key's value.
+type KeyKind int
+
+// Value kinds of URL keys.
+const (
+	KindDuration KeyKind = iota // Go syntax or bare milliseconds (spi.ParseDuration)
+	KindInt                     // base-10 integer ≥ Min
+	KindSize                    // byte size (spi.ParseSize)
+	KindIntList                 // comma list of integers ≥ Min
+)
+
+// KeySpec describes one URL key the kernel reads (DESIGN §3).
+type KeySpec struct {
+	Key     string
+	Kind    KeyKind
+	Min     int64 // lower bound of KindInt / KindIntList; KindDuration and KindSize must be ≥ Min (ns / bytes) too
+	Default string
+	Meaning string
+}
+
+// KernelKeys are the URL keys of DESIGN §3 whose values have a type. Each
+// may also be written per method ("methods.Echo.timeout", or Dubbo's
+// "Echo.timeout" when Echo is in "methods"). Keys naming an extension
+// (transport, loadbalance, heartbeat, ...) are checked by the catalogs
+// instead.
+var KernelKeys = []KeySpec{
+	{"timeout", KindDuration, 1, "1000ms", "consumer call timeout"},
+	{"connect.timeout", KindDuration, 1, "3s", "dial timeout"},
+	{"reconnect.backoff", KindDuration, 1, "100ms", "first reconnect delay, doubling, capped at 30s"},
+	{"retries", KindInt, 0, "2", "extra tries for failover"},
+	{"weight", KindInt, 0, "100", "provider weight"},
+	{"warmup", KindDuration, 0, "10m", "provider warm-up period"},
+	{"timestamp", KindInt, 0, "set at export", "provider start time, ms since epoch"},
+	{"payload", KindSize, 1, "8MiB", "max frame body"},
+	{"heartbeat.interval", KindDuration, 1, "60s", "idle period before a ping / ping period"},
+	{"heartbeat.timeout", KindDuration, 1, "3 × interval", "silence before reconnect/close"},
+	{"heartbeat.retries", KindInt, 1, "3", "idle: failed pings before the client reconnects"},
+	{"heartbeat.ping.timeout", KindDuration, 1, "the interval", "idle: how long a ping may wait"},
+	{"hash.arguments", KindIntList, 0, "0", "consistenthash: argument indexes hashed"},
+	{"hash.nodes", KindInt, 1, "160", "consistenthash: virtual nodes per provider"},
+	{"executes", KindInt, 0, "unlimited", "provider concurrency limit per method"},
+	{"actives", KindInt, 0, "unlimited", "consumer concurrency limit per method"},
+}
+
+// CheckURL checks the value of every kernel key in u, at service and
+// method level. It returns every malformed or out-of-bounds value as a
+// *spi.ParamError naming the key as written and the value
+// (`invalid value "abc" for URL key "timeout": want a duration ...`).
+func CheckURL(u spi.URL) error { return CheckParams(u.Params()) }
+
+// CheckParams is CheckURL for a parameter map. Empty keys are errors too.
+func CheckParams(params map[string]string) error { return checkParams(params, false) }
+
+// checkParams checks params; with fileSyntax a duration must carry a unit
+// ("60s"): in plugins.yaml a bare number is rejected rather than read as
+// milliseconds (scenario C2), while URLs keep Dubbo's "timeout=3000".
+func checkParams(params map[string]string, fileSyntax bool) error {
+	var methods []string
+	if m := params[spi.KeyMethods]; m != "" {
+		methods = strings.Split(m, ",")
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var errs []error
+	for _, k := range keys {
+		if k == "" {
+			errs = append(errs, errors.New("empty parameter key"))
+			continue
+		}
+		spec, ok := kernelKey(k, methods)
+		if !ok {
+			continue
+		}
+		if err := spec.check(k, params[k], fileSyntax); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kernelKey finds the spec of k, written plainly, as methods.<m>.<key>, or
+// as <m>.<key> with m in methods.
+func kernelKey(k string, methods []string) (KeySpec, bool) {
+	find := func(k string) (KeySpec, bool) {
+		i := slices.IndexFunc(KernelKeys, func(s KeySpec) bool { return s.Key == k })
+		if i < 0 {
+			return KeySpec{}, false
+		}
+		return KernelKeys[i], true
+	}
+	if s, ok := find(k); ok {
+		return s, true
+	}
+	if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
+		if _, key, ok := strings.Cut(rest, "."); ok {
+			return find(key)
+		}
+	}
+	if m, key, ok := strings.Cut(k, "."); ok && slices.Contains(methods, m) {
+		return find(key)
+	}
+	return KeySpec{}, false
+}
+
+func (s KeySpec) check(key, v string, fileSyntax bool) error {
+	bound := func(want string) error { return &spi.ParamError{Key: key, Value: v, Want: want} }
+	switch s.Kind {
+	case KindDuration:
+		if fileSyntax {
+			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
+				return bound("a duration with a unit in plugins.yaml, such as 60s, 1.5s or 200ms")
+			}
+		}
+		d, err := spi.ParseDuration(v)
+		if err != nil {
+			return bound("a duration such as 1.5s, 200ms or 3000 (milliseconds)")
+		}
+		if int64(d) < s.Min {
+			return bound("a duration > 0")
+		}
+	case KindInt:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < s.Min {
+			return bound("an integer ≥ " + strconv.FormatInt(s.Min, 10))
+		}
+	case KindSize:
+		n, err := spi.ParseSize(v)
+		if err != nil || n < s.Min {
+			return bound("a byte size ≥ 1 such as 65536, 64KiB or 8MiB")
+		}
+	case KindIntList:
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || n < s.Min {
+				return bound("a comma list of integers ≥ " + strconv.FormatInt(s.Min, 10))
+			}
+		}
+	}
+	return nil
+}
