@@ -65,13 +65,13 @@ func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now
 func WithRegistry(u spi.URL) Option { return func(n *Node) { n.registryURL = u } }
 
 // WithShutdownWait sets how long Shutdown waits between unregistering and
-// closing listeners (default DefaultShutdownWait). An exported URL's
-// "shutdown.wait" overrides it when larger.
+// closing listeners (default DefaultShutdownWait). The exported URLs'
+// "shutdown.wait", when set, overrides it (the largest one wins).
 func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdownWait = d } }
 
 // WithShutdownTimeout bounds how long Shutdown drains in-flight calls
-// (default DefaultShutdownTimeout). An exported URL's "shutdown.timeout"
-// overrides it when larger.
+// (default DefaultShutdownTimeout). The exported URLs' "shutdown.timeout",
+// when set, overrides it (the largest one wins).
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing.
@@ -149,13 +149,14 @@ func (n *Node) shutdown(ctx context.Context) error {
 
 	var errs []error
 	wait, timeout := n.shutdownWait, n.shutdownTimeout
+	var urlWait, urlTimeout time.Duration = -1, -1
 	registered := false
 	for _, e := range exporters {
-		if d, err := e.url.Duration("shutdown.wait", 0); err == nil && d > wait {
-			wait = d
+		if d, err := e.url.Duration("shutdown.wait", -1); err == nil && d > urlWait {
+			urlWait = d
 		}
-		if d, err := e.url.Duration("shutdown.timeout", 0); err == nil && d > timeout {
-			timeout = d
+		if d, err := e.url.Duration("shutdown.timeout", -1); err == nil && d > urlTimeout {
+			urlTimeout = d
 		}
 		if e.reg != nil {
 			registered = true
@@ -163,6 +164,12 @@ func (n *Node) shutdown(ctx context.Context) error {
 		if err := e.unregister(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if urlWait >= 0 {
+		wait = urlWait
+	}
+	if urlTimeout >= 0 {
+		timeout = urlTimeout
 	}
 	if registered && wait > 0 {
 		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)

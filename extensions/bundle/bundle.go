@@ -9,6 +9,10 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/dual"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/extensions/heartbeat/none"
+	"github.com/airnode/airnode/extensions/lb/leastactive"
+	"github.com/airnode/airnode/extensions/lb/random"
+	"github.com/airnode/airnode/extensions/lb/roundrobin"
+	"github.com/airnode/airnode/extensions/lb/shortestresponse"
 	"github.com/airnode/airnode/extensions/registry/direct"
 	"github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/extensions/registry/memory"
@@ -31,6 +35,10 @@ func Register(c *extension.Catalogs) error {
 		c.Registry.Register(direct.Builder{}, b),
 		c.Registry.Register(memory.NewBuilder(), b),
 		// load balancers
+		c.LoadBalance.Register(random.New(), b),
+		c.LoadBalance.Register(roundrobin.New(), b),
+		c.LoadBalance.Register(leastactive.New(), b),
+		c.LoadBalance.Register(shortestresponse.New(), b),
 		// clusters
 		// heartbeats
 		c.Heartbeat.Register(idle.Builder{}, b),

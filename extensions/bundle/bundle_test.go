@@ -22,7 +22,7 @@ func TestDefaultsAreBundled(t *testing.T) {
 		Default() string
 		Names() []string
 		Name() string
-	}{c.Transport, c.Registry, c.Heartbeat} {
+	}{c.Transport, c.Registry, c.Heartbeat, c.LoadBalance} {
 		if _, ok := originOf(c, p.Name(), p.Default()); !ok {
 			t.Errorf("%s: default %q not bundled (have %v)", p.Name(), p.Default(), p.Names())
 		}
@@ -35,6 +35,8 @@ func originOf(c *extension.Catalogs, point, name string) (extension.Origin, bool
 		return c.Transport.Origin(name)
 	case extension.PointRegistry:
 		return c.Registry.Origin(name)
+	case extension.PointLoadBalance:
+		return c.LoadBalance.Origin(name)
 	case extension.PointHeartbeat:
 		return c.Heartbeat.Origin(name)
 	}
