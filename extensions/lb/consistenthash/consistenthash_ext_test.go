@@ -1,0 +1,193 @@
+package consistenthash_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/lb/consistenthash"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+func TestConformance(t *testing.T) { spitest.TestLoadBalance(t, consistenthash.Builder{}) }
+
+func build(t *testing.T, query string) spi.LoadBalance {
+	t.Helper()
+	lb, err := consistenthash.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo" + query))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}
+
+func provider(i int, params string) spi.Invoker {
+	return spitest.NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo?%s", i, params)), nil)
+}
+
+const keys = 10_000
+
+// assign maps each key to the address of the provider it goes to.
+func assign(lb spi.LoadBalance, l []spi.Invoker) []string {
+	out := make([]string, keys)
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{""}}
+	for k := range out {
+		inv.Args[0] = "user-" + strconv.Itoa(k)
+		out[k] = lb.Select(l, inv).URL().Address()
+	}
+	return out
+}
+
+// L3: 4 providers, 10,000 keys, a 5th joins: 12-28% of the keys move, all
+// to the new provider; shuffling the list or restarting a provider at the
+// same address moves none.
+func TestL3_Remapping(t *testing.T) {
+	lb := build(t, "")
+	four := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, ""), provider(4, "")}
+	before := assign(lb, four)
+
+	fifth := provider(5, "")
+	after := assign(lb, append(four[:4:4], fifth))
+	moved := 0
+	for k := range before {
+		if before[k] != after[k] {
+			moved++
+			if after[k] != fifth.URL().Address() {
+				t.Fatalf("key %d moved from %s to %s, not to the new provider", k, before[k], after[k])
+			}
+		}
+	}
+	frac := float64(moved) / keys
+	t.Logf("%d of %d keys moved (%.1f%%)", moved, keys, 100*frac)
+	if frac < 0.12 || frac > 0.28 {
+		t.Fatalf("%.1f%% of the keys moved, want 12-28%%", 100*frac)
+	}
+
+	shuffled := []spi.Invoker{four[2], four[0], four[3], four[1]}
+	restarted := []spi.Invoker{four[0], provider(2, "timestamp="+strconv.FormatInt(time.Now().UnixMilli(), 10)), four[2], four[3]}
+	for name, l := range map[string][]spi.Invoker{"shuffled": shuffled, "restarted": restarted} {
+		got := assign(lb, l)
+		for k := range before {
+			if got[k] != before[k] {
+				t.Fatalf("%s: key %d moved from %s to %s", name, k, before[k], got[k])
+			}
+		}
+	}
+	// A restarted provider's new invoker gets its keys, not the old one.
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{""}}
+	for k := range keys {
+		inv.Args[0] = "user-" + strconv.Itoa(k)
+		if before[k] == restarted[1].URL().Address() {
+			if x := lb.Select(restarted, inv); x != restarted[1] {
+				t.Fatalf("key %d went to %v, want the restarted provider's new invoker", k, x)
+			}
+			break
+		}
+	}
+}
+
+// The same ring is used by every consumer: a fresh balancer agrees.
+func TestStableAcrossBalancers(t *testing.T) {
+	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, "")}
+	a, b := assign(build(t, ""), l), assign(build(t, ""), l)
+	for k := range a {
+		if a[k] != b[k] {
+			t.Fatalf("key %d: %s vs %s", k, a[k], b[k])
+		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, ""), provider(4, "")}
+	counts := map[string]int{}
+	for _, a := range assign(build(t, ""), l) {
+		counts[a]++
+	}
+	for a, n := range counts {
+		if n < keys/4*6/10 || n > keys/4*14/10 {
+			t.Errorf("%s got %d of %d keys, want within ±40%% of %d", a, n, keys, keys/4)
+		}
+	}
+}
+
+func TestHashArguments(t *testing.T) {
+	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, ""), provider(4, ""), provider(5, "")}
+	pick := func(lb spi.LoadBalance, method string, args ...any) spi.Invoker {
+		return lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: method, Args: args})
+	}
+	// Default: only argument 0 counts.
+	lb := build(t, "")
+	for i := range 200 {
+		if pick(lb, "Echo", "k", i) != pick(lb, "Echo", "k", -i) {
+			t.Fatal("argument 1 changed the pick with hash.arguments=0")
+		}
+	}
+	// hash.arguments=1: only argument 1 counts; numbers hash as text.
+	lb = build(t, "?hash.arguments=1")
+	differs := false
+	for i := range 200 {
+		if pick(lb, "Echo", "a", i) != pick(lb, "Echo", "b", i) {
+			t.Fatal("argument 0 changed the pick with hash.arguments=1")
+		}
+		if pick(lb, "Echo", "a", i) != pick(lb, "Echo", "a", strconv.Itoa(i)) {
+			t.Fatal("int and its decimal string hash differently")
+		}
+		differs = differs || pick(lb, "Echo", "a", i) != pick(lb, "Echo", "a", i+1000)
+	}
+	if !differs {
+		t.Fatal("argument 1 never changed the pick")
+	}
+	// Method level: only Sleep hashes argument 1.
+	lb = build(t, "?methods.Sleep.hash.arguments=1")
+	for i := range 200 {
+		if pick(lb, "Echo", "k", i) != pick(lb, "Echo", "k", -i) {
+			t.Fatal("Echo uses the Sleep setting")
+		}
+		if pick(lb, "Sleep", "a", i) != pick(lb, "Sleep", "b", i) {
+			t.Fatal("Sleep ignores methods.Sleep.hash.arguments=1")
+		}
+	}
+	// Missing arguments are skipped, never a panic.
+	pick(build(t, "?hash.arguments=0,7"), "Echo")
+}
+
+func TestBuildErrors(t *testing.T) {
+	cases := map[string]string{
+		"hash.nodes=abc":                  "hash.nodes",
+		"hash.nodes=0":                    "hash.nodes",
+		"hash.nodes=-4":                   "hash.nodes",
+		"hash.nodes=70000":                "hash.nodes",
+		"hash.arguments=x":                "hash.arguments",
+		"hash.arguments=0,-1":             "hash.arguments",
+		"hash.arguments=":                 "hash.arguments",
+		"methods.Echo.hash.nodes=many":    "methods.Echo.hash.nodes",
+		"methods=Echo&Echo.hash.nodes=-1": "Echo.hash.nodes",
+	}
+	for q, key := range cases {
+		_, err := consistenthash.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?" + q))
+		var pe *spi.ParamError
+		if !errors.As(err, &pe) || pe.Key != key {
+			t.Errorf("%s: got %v, want a ParamError for key %s", q, err, key)
+		}
+	}
+	if _, err := (consistenthash.Builder{}).Build(spi.MustParse("consumer://h/demo.Echo?hash.nodes=8&hash.arguments=0,%201")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSelectDoesNotAllocate(t *testing.T) {
+	lb := build(t, "?hash.arguments=0,1")
+	var l []spi.Invoker
+	for i := range 10 {
+		l = append(l, provider(i+1, ""))
+	}
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"user-42", int64(7)}}
+	lb.Select(l, inv)
+	rand.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+	if n := testing.AllocsPerRun(1000, func() { lb.Select(l, inv) }); n != 0 {
+		t.Fatalf("Select allocates %v times per call", n)
+	}
+}

@@ -1,0 +1,15 @@
+// Package consistenthash is the "consistenthash" load balancer: a hash ring
+// of virtual nodes keyed by the sorted set of provider addresses, so that a
+// call's chosen arguments always map to the same provider while membership
+// is unchanged and a joining provider takes keys only for itself.
+//
+//	key             type         unit  default  bounds
+//	hash.nodes      int          -     160      1..65536 virtual nodes per provider
+//	hash.arguments  int list     -     0        comma-separated argument indexes, each >= 0
+//
+// Both keys may be set per method ("methods.<m>.hash.nodes"). Weights and
+// warm-up do not apply, except that a provider with weight 0 is left out of
+// the ring. Reordering the list or restarting a provider at the same address
+// changes nothing. Select is safe for concurrent use; the ring is rebuilt
+// (under a lock, with allocation) only when the address set changes.
+package consistenthash

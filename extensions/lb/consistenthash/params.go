@@ -1,0 +1,77 @@
+package consistenthash
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// URL keys and defaults.
+const (
+	// KeyNodes is the number of virtual nodes per provider on the ring.
+	KeyNodes = "hash.nodes"
+	// KeyArguments lists the indexes of the arguments that are hashed,
+	// comma-separated ("0", "0,2").
+	KeyArguments = "hash.arguments"
+
+	DefaultNodes     = 160
+	DefaultArguments = "0"
+	// MaxNodes bounds hash.nodes (the ring holds providers × nodes points).
+	MaxNodes = 65536
+)
+
+// config is the resolved configuration of one method (or the service).
+type config struct {
+	nodes int
+	args  []int
+	ring  ringCache
+}
+
+func parseConfig(u spi.URL, method string) (*config, error) {
+	c := &config{nodes: DefaultNodes, args: []int{0}}
+	if v, src, ok := u.MethodParam(method, KeyNodes); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > MaxNodes {
+			return nil, &spi.ParamError{Key: src, Value: v, Want: "an integer from 1 to 65536"}
+		}
+		c.nodes = n
+	}
+	if v, src, ok := u.MethodParam(method, KeyArguments); ok {
+		c.args = c.args[:0]
+		for _, f := range strings.Split(v, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || i < 0 {
+				return nil, &spi.ParamError{Key: src, Value: v, Want: "comma-separated argument indexes such as 0 or 0,1"}
+			}
+			c.args = append(c.args, i)
+		}
+	}
+	return c, nil
+}
+
+// methodsSetting returns the methods that have a method-level value of one
+// of keys in u: "methods.<m>.<key>", or "<m>.<key>" for m in "methods".
+func methodsSetting(u spi.URL, keys ...string) []string {
+	var out []string
+	for _, k := range u.Keys() {
+		rest, ok := strings.CutPrefix(k, "methods.")
+		if !ok {
+			continue
+		}
+		for _, key := range keys {
+			if m, ok := strings.CutSuffix(rest, "."+key); ok && m != "" && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	for _, m := range u.Methods() {
+		for _, key := range keys {
+			if _, ok := u.Param(m + "." + key); ok && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
