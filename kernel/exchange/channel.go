@@ -2,63 +2,331 @@ package exchange
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
 // ChannelStats is a snapshot of a channel's counters.
 type ChannelStats struct {
-	Pending       int   // calls waiting for a response (Ping included)
-	LateResponses int64 // responses that arrived after their call had timed out or been cancelled, dropped
-	InFlight      int   // provider: requests being served
+	Pending       int   // calls waiting for a response (pings included)
+	LateResponses int64 // responses that arrived after their call had timed out or been cancelled; dropped
+	InFlight      int   // provider: requests being served on this channel
 	FramesRead    int64 // frames read, all streams
 	FramesWritten int64 // frames written, all streams
-	Writes        int64 // write calls on the transport (FramesWritten/Writes is the coalescing factor)
+	Writes        int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
+// The dialing end (Side spi.Consumer) invokes; the accepting end (spi.Provider)
+// serves requests with Options.Handler. Both ends answer heartbeat events.
 type Channel struct {
-	sess spi.Session
-	opts Options
+	sess    spi.Session
+	opts    Options
+	log     *slog.Logger
+	payload int64
+	remote  string
+
+	nextID  atomic.Uint64
+	pending pendingTable
+	w       *writer
+	codecs  [protocol.CodecMask + 1]atomic.Pointer[spi.Codec] // resolved codec ids
+
+	lastRead, lastWrite atomic.Int64 // unix nanoseconds
+	late                atomic.Int64
+	framesRead          atomic.Int64
+	framesWritten       atomic.Int64
+	writes              atomic.Int64
+	inflight            atomic.Int64
+	serverInflight      *atomic.Int64 // the Server's counter, or nil
+
+	ctx    context.Context // parent of every handler context; cancelled on death
+	cancel context.CancelFunc
+
+	goMu     sync.Mutex // orders goIO's Add before die's Wait
+	goClosed bool
+	dieOnce  sync.Once
+	dying    chan struct{} // closed when the channel dies
+	reason   string        // why; written before dying is closed
+	io       sync.WaitGroup
+	handlers sync.WaitGroup
+	hbStop   func()
+	finished chan struct{} // closed when every goroutine has exited and OnClose returned
 }
 
-// NewChannel wraps sess and starts its read loop(s) and writer.
+// NewChannel wraps sess and starts its goroutines: a reader per stream, the
+// writer of the long-lived stream, a stream acceptor on multiplexed sessions
+// and the provider side, and a supervisor that runs the heartbeat's stop and
+// OnClose once the channel dies. On the consumer it opens the long-lived
+// stream at once; if that fails the channel is returned already dead (Done
+// closed, every call failing with CHANNEL_INACTIVE).
 func NewChannel(sess spi.Session, opts Options) *Channel {
-	return &Channel{sess: sess, opts: opts}
+	return newChannel(sess, opts, nil)
 }
 
-// Invoke sends inv encoded with codec and waits for the response, at most
-// timeout (≤ 0: only ctx bounds the call).
-func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result {
-	return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: not implemented")}
+func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *Channel {
+	if opts.Side == "" {
+		opts.Side = spi.Consumer
+	}
+	if opts.Payload <= 0 {
+		opts.Payload = protocol.DefaultPayload
+	}
+	if opts.Payload > protocol.MaxPayload {
+		opts.Payload = protocol.MaxPayload
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	remote := ""
+	if a := sess.RemoteAddr(); a != nil {
+		remote = a.String()
+	}
+	c := &Channel{
+		sess:           sess,
+		opts:           opts,
+		payload:        opts.Payload,
+		remote:         remote,
+		w:              newWriter(),
+		serverInflight: serverInflight,
+		dying:          make(chan struct{}),
+		finished:       make(chan struct{}),
+	}
+	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	now := time.Now().UnixNano()
+	c.lastRead.Store(now)
+	c.lastWrite.Store(now)
+
+	if opts.Side == spi.Consumer {
+		s, err := sess.Open()
+		if err != nil {
+			c.die(fmt.Sprintf("open stream: %v", err), slog.LevelWarn)
+		} else {
+			c.startStream(s, true)
+		}
+		if sess.Multiplexed() {
+			c.io.Add(1)
+			go c.acceptLoop()
+		}
+	} else {
+		c.io.Add(1)
+		go c.acceptLoop()
+	}
+	if opts.Heartbeat != nil {
+		c.hbStop = opts.Heartbeat.Watch(c)
+	}
+	go c.supervise()
+	return c
 }
 
-// Ping sends a two-way heartbeat event and waits for the answer or ctx.
-func (c *Channel) Ping(ctx context.Context) error { return nil }
+// startStream starts the reader of s and, for the long-lived stream, the
+// writer.
+func (c *Channel) startStream(s io.ReadWriteCloser, primary bool) {
+	if primary {
+		c.io.Add(1)
+		go func() {
+			defer c.io.Done()
+			if err := c.w.loop(s, c.dying, c); err != nil {
+				c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+			}
+		}()
+	}
+	c.io.Add(1)
+	go c.readLoop(s, primary)
+}
 
-// Close closes the channel; idempotent.
-func (c *Channel) Close(reason string) {}
+// acceptLoop takes streams the peer opens. On the provider the first one is
+// the long-lived stream responses are written to; on a session that is not
+// multiplexed it is the only one.
+func (c *Channel) acceptLoop() {
+	defer c.io.Done()
+	primary := c.opts.Side == spi.Provider
+	for {
+		s, err := c.sess.Accept()
+		if err != nil {
+			c.die(fmt.Sprintf("accept stream: %v", err), slog.LevelDebug)
+			return
+		}
+		select {
+		case <-c.dying:
+			s.Close()
+			return
+		default:
+		}
+		c.startStream(s, primary)
+		if primary && !c.sess.Multiplexed() {
+			return
+		}
+		primary = false
+	}
+}
 
-// Wait blocks until every goroutine of the channel has exited.
-func (c *Channel) Wait() {}
+// supervise waits for death, then for every goroutine, then stops the
+// heartbeat watch and calls OnClose.
+func (c *Channel) supervise() {
+	<-c.dying
+	c.io.Wait()
+	c.handlers.Wait()
+	if c.hbStop != nil {
+		c.hbStop()
+	}
+	if c.opts.OnClose != nil {
+		c.opts.OnClose(c, c.reason)
+	}
+	close(c.finished)
+}
 
-// Done is closed when the channel dies.
-func (c *Channel) Done() <-chan struct{} { return nil }
+// die closes the channel once: it records the reason, cancels every handler
+// context, closes the session (which unblocks readers and the writer) and
+// fails every pending call with CHANNEL_INACTIVE. It never waits, so any
+// goroutine may call it.
+func (c *Channel) die(reason string, level slog.Level) {
+	c.dieOnce.Do(func() {
+		c.goMu.Lock()
+		c.goClosed = true
+		c.goMu.Unlock()
+		c.reason = reason
+		close(c.dying)
+		c.cancel()
+		_ = c.sess.Close()
+		calls := c.pending.closeAll()
+		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
+		for _, cl := range calls {
+			cl.err = err
+			cl.done <- struct{}{}
+		}
+		c.log.Log(context.Background(), level, "channel closed", "reason", reason, "failed_calls", len(calls))
+	})
+}
 
-// Side returns the side of this end.
+// goIO runs f in an I/O goroutine the channel waits for; once the channel
+// is dying it runs nothing and returns false.
+func (c *Channel) goIO(f func()) bool {
+	c.goMu.Lock()
+	defer c.goMu.Unlock()
+	if c.goClosed {
+		return false
+	}
+	c.io.Add(1)
+	go func() {
+		defer c.io.Done()
+		f()
+	}()
+	return true
+}
+
+// Close closes the channel with reason: every pending call fails with
+// CHANNEL_INACTIVE at once, handler contexts are cancelled, and Close returns
+// once the channel's reader, writer and acceptor goroutines have exited.
+// Idempotent; safe to call from any goroutine, including a heartbeat watch
+// or a handler. Use Wait to also wait for running handlers, the heartbeat's
+// stop and OnClose.
+func (c *Channel) Close(reason string) {
+	c.die(reason, slog.LevelDebug)
+	c.io.Wait()
+}
+
+// Wait blocks until the channel is dead and every goroutine it started has
+// exited: readers, writer, handlers (which must honour their context),
+// the heartbeat watch's stop, and OnClose. Do not call it from a handler or
+// from OnClose.
+func (c *Channel) Wait() { <-c.finished }
+
+// Done is closed when the channel dies, for whatever reason.
+func (c *Channel) Done() <-chan struct{} { return c.dying }
+
+// Reason returns why the channel died, or "" while it is alive.
+func (c *Channel) Reason() string {
+	select {
+	case <-c.dying:
+		return c.reason
+	default:
+		return ""
+	}
+}
+
+// Side returns spi.Consumer on the dialing end and spi.Provider on the
+// accepting end.
 func (c *Channel) Side() spi.Side { return c.opts.Side }
 
 // RemoteAddr returns the peer's "host:port".
-func (c *Channel) RemoteAddr() string { return c.sess.RemoteAddr().String() }
+func (c *Channel) RemoteAddr() string { return c.remote }
 
-// LastRead returns when the last frame was read.
-func (c *Channel) LastRead() time.Time { return time.Time{} }
+// LastRead returns when the last frame was read from any stream (the
+// channel's creation time before the first).
+func (c *Channel) LastRead() time.Time { return time.Unix(0, c.lastRead.Load()) }
 
-// LastWrite returns when the last frame was written.
-func (c *Channel) LastWrite() time.Time { return time.Time{} }
+// LastWrite returns when the last frame was written (the channel's creation
+// time before the first). Coalesced frames share one timestamp.
+func (c *Channel) LastWrite() time.Time { return time.Unix(0, c.lastWrite.Load()) }
 
 // Stats returns a snapshot of the channel's counters.
-func (c *Channel) Stats() ChannelStats { return ChannelStats{} }
+func (c *Channel) Stats() ChannelStats {
+	return ChannelStats{
+		Pending:       c.pending.len(),
+		LateResponses: c.late.Load(),
+		InFlight:      int(c.inflight.Load()),
+		FramesRead:    c.framesRead.Load(),
+		FramesWritten: c.framesWritten.Load(),
+		Writes:        c.writes.Load(),
+	}
+}
+
+// codec resolves a codec id with Options.Codec, caching the answer.
+func (c *Channel) codec(id uint8) (spi.Codec, error) {
+	if p := c.codecs[id].Load(); p != nil {
+		return *p, nil
+	}
+	if c.opts.Codec == nil {
+		return nil, fmt.Errorf("no codec resolver for codec id %d", id)
+	}
+	cd, err := c.opts.Codec(id)
+	if err != nil {
+		return nil, err
+	}
+	if cd == nil || cd.ID() != id {
+		return nil, fmt.Errorf("codec resolver returned a wrong codec for id %d", id)
+	}
+	c.codecs[id].Store(&cd)
+	return cd, nil
+}
+
+// send writes one encoded frame (header and body in f.b): a large body on a
+// multiplexed session goes on a stream of its own, synchronously; everything
+// else joins the writer's next batch. It returns the batch number (0 for an
+// own-stream frame) and, for own-stream frames, the write error.
+func (c *Channel) send(frame []byte) (gen uint64, err error) {
+	if len(frame)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
+		return 0, c.sendOwnStream(frame)
+	}
+	return c.w.enqueue(frame), nil
+}
+
+// sendOwnStream opens a stream, writes frame on it and closes it.
+func (c *Channel) sendOwnStream(frame []byte) error {
+	s, err := c.sess.Open()
+	if err != nil {
+		return fmt.Errorf("open stream: %w", err)
+	}
+	_, err = s.Write(frame)
+	cerr := s.Close()
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %d-byte frame on its own stream: %w", len(frame), err)
+	}
+	c.lastWrite.Store(time.Now().UnixNano())
+	c.framesWritten.Add(1)
+	c.writes.Add(1)
+	return nil
+}
 
 var _ spi.Channel = (*Channel)(nil)

@@ -2,33 +2,160 @@ package exchange
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
 
-// Server accepts sessions from a transport listener, one provider Channel
-// per session.
+// Server accepts sessions from a transport listener and serves each with a
+// provider Channel (Options.Side is forced to spi.Provider). Safe for
+// concurrent use.
 type Server struct {
 	l    spi.Listener
 	opts Options
+	log  *slog.Logger
+
+	inflight atomic.Int64
+
+	mu       sync.Mutex
+	chans    map[*Channel]struct{}
+	closing  bool
+	stopping chan struct{} // closed when Shutdown or Close begins
+	stopOnce sync.Once
 }
 
-// NewServer returns a server on l; it does not start.
-func NewServer(l spi.Listener, opts Options) *Server { return &Server{l: l, opts: opts} }
+// NewServer returns a server on l. It does not start: call Serve.
+func NewServer(l spi.Listener, opts Options) *Server {
+	opts.Side = spi.Provider
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Server{
+		l:        l,
+		opts:     opts,
+		log:      logger.With("component", "exchange", "listen", l.Addr().String()),
+		chans:    make(map[*Channel]struct{}),
+		stopping: make(chan struct{}),
+	}
+}
 
-// Serve runs the accept loop; it returns nil after Shutdown or Close.
-func (s *Server) Serve() error { return nil }
+// Serve runs the accept loop in the calling goroutine. It returns nil after
+// Shutdown or Close, or the listener's error if it fails on its own.
+// Temporary accept errors are logged and retried with a backoff of 5 ms
+// doubling to 1 s (as net/http does).
+func (s *Server) Serve() error {
+	var backoff time.Duration
+	for {
+		sess, err := s.l.Accept()
+		if err != nil {
+			select {
+			case <-s.stopping:
+				return nil
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed; retrying", "err", err, "backoff", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.stopping:
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		s.add(sess)
+	}
+}
 
-// Shutdown stops accepting, waits for in-flight requests until ctx ends,
-// then closes every channel.
-func (s *Server) Shutdown(ctx context.Context) error { return nil }
+// add serves sess with a new channel, unless the server is closing.
+func (s *Server) add(sess spi.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		_ = sess.Close()
+		return
+	}
+	opts := s.opts
+	user := opts.OnClose
+	opts.OnClose = func(ch *Channel, reason string) {
+		s.mu.Lock()
+		delete(s.chans, ch)
+		s.mu.Unlock()
+		if user != nil {
+			user(ch, reason)
+		}
+	}
+	ch := newChannel(sess, opts, &s.inflight)
+	s.chans[ch] = struct{}{}
+}
 
-// Close closes the listener and every channel at once.
-func (s *Server) Close() error { return nil }
+// stop closes the listener and refuses new sessions; it returns the live
+// channels.
+func (s *Server) stop() []*Channel {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		_ = s.l.Close()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing = true
+	out := make([]*Channel, 0, len(s.chans))
+	for ch := range s.chans {
+		out = append(out, ch)
+	}
+	return out
+}
+
+// Shutdown stops accepting, waits until no request is in flight or ctx
+// ends, then closes every channel and waits for their goroutines. It
+// returns ctx's error if requests were still in flight when ctx ended
+// (they are cancelled). Requests arriving on existing channels while
+// draining are still served.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	var err error
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.inflight.Load() > 0 && err == nil {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	s.closeAll("server shutdown")
+	return err
+}
+
+// Close closes the listener and every channel at once, cancelling requests
+// in flight, and waits for the channels' goroutines. Idempotent.
+func (s *Server) Close() error {
+	s.stop()
+	s.closeAll("server closed")
+	return nil
+}
+
+func (s *Server) closeAll(reason string) {
+	chans := s.stop()
+	for _, ch := range chans {
+		ch.Close(reason)
+	}
+	for _, ch := range chans {
+		ch.Wait()
+	}
+}
 
 // Addr returns the listener's address.
 func (s *Server) Addr() net.Addr { return s.l.Addr() }
 
-// InFlight returns the number of requests being served.
-func (s *Server) InFlight() int { return 0 }
+// InFlight returns the number of requests being served on all channels.
+func (s *Server) InFlight() int { return int(s.inflight.Load()) }

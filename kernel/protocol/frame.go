@@ -37,7 +37,7 @@ const (
 // them with the offending values.
 var (
 	ErrBadMagic  = errors.New("bad magic")
-	ErrTooLarge  = errors.New("body over payload limit")
+	ErrTooLarge  = errors.New("frame too large")
 	ErrTruncated = errors.New("truncated frame")
 )
 

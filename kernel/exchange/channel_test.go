@@ -1,0 +1,354 @@
+package exchange
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+func TestInvokeEcho(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single-stream", true: "smux"}[mux], func(t *testing.T) {
+			f := startServer(t, mux, nil)
+			ch := f.dial(nil)
+			ctx := context.Background()
+			res := ch.Invoke(ctx, mpCodec{}, echoInv("Echo", "hello"), time.Second)
+			if res.Err != nil || res.Value != "hello" || res.Attachments["echoed"] != "yes" {
+				t.Fatalf("Echo: %+v", res)
+			}
+			var reply string
+			inv := echoInv("Echo", "typed")
+			inv.Reply = &reply
+			if res := ch.Invoke(ctx, mpCodec{}, inv, time.Second); res.Err != nil || reply != "typed" || res.Value != &reply {
+				t.Fatalf("typed Echo: %+v, reply %q", res, reply)
+			}
+			// the provider answers each consumer in the consumer's codec
+			if res := ch.Invoke(ctx, jsonCodec{}, echoInv("Echo", "json"), time.Second); res.Err != nil || res.Value != "json" {
+				t.Fatalf("json Echo: %+v", res)
+			}
+			if ch.Side() != spi.Consumer || ch.RemoteAddr() != f.addr() {
+				t.Fatalf("side %s remote %s", ch.Side(), ch.RemoteAddr())
+			}
+		})
+	}
+}
+
+func TestConcurrentCallsOneChannel(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	const n = 2000
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", i), 10*time.Second)
+			if res.Err != nil || toInt(res.Value) != i {
+				errs <- errors.New("call " + strconv.Itoa(i) + ": " + errString(res))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	st := ch.Stats()
+	if st.Pending != 0 || st.FramesWritten != n || st.Writes > st.FramesWritten {
+		t.Fatalf("stats %+v", st)
+	}
+	t.Logf("coalescing: %d frames in %d writes", st.FramesWritten, st.Writes)
+}
+
+func errString(res spi.Result) string {
+	if res.Err != nil {
+		return res.Err.Error()
+	}
+	return "wrong value"
+}
+
+func TestRequestIDsNeverReused(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	before := ch.nextID.Load()
+	for range 10 {
+		ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), time.Second)
+		_ = ch.Ping(context.Background())
+	}
+	if got := ch.nextID.Load(); got != before+20 {
+		t.Fatalf("next id %d after 20 requests from %d", got, before)
+	}
+}
+
+func TestProviderErrors(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	ctx := context.Background()
+	e := wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Fail", "boom"), time.Second).Err, spi.StatusServiceError)
+	if e.Error() != "SERVICE_ERROR: boom" {
+		t.Fatalf("Fail: %q", e.Error())
+	}
+	wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Status"), time.Second).Err, spi.StatusServerThreadpoolExhausted)
+	e = wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Panic"), time.Second).Err, spi.StatusServerError)
+	if !strings.Contains(e.Message, "boom") || f.logs.find("handler panic") == "" {
+		t.Fatalf("panic: %v; logs %v", e, f.logs.recs)
+	}
+	wantStatus(t, ch.Invoke(ctx, mpCodec{}, &spi.Invocation{Service: "nope.Svc", Method: "Echo"}, time.Second).Err, spi.StatusServiceNotFound)
+	// the channel survives all of it
+	if res := ch.Invoke(ctx, mpCodec{}, echoInv("Echo", 1), time.Second); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+}
+
+func TestEncodeFailureSendsNothing(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", make(chan int)), time.Second)
+	wantStatus(t, res.Err, spi.StatusSerializationError)
+	if st := ch.Stats(); st.FramesWritten != 0 || st.Pending != 0 {
+		t.Fatalf("after failed encode: %+v", st)
+	}
+}
+
+// TestT1_ChannelDeathFailsPendingCalls: the provider stops answering
+// mid-call and the connection then closes — every pending call fails within
+// 200 ms with CHANNEL_INACTIVE, not at its own timeout.
+func TestT1_ChannelDeathFailsPendingCalls(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single-stream", true: "smux"}[mux], func(t *testing.T) {
+			f := startServer(t, mux, nil)
+			ch := f.dial(nil)
+			const n = 100
+			type out struct {
+				err error
+				at  time.Time
+			}
+			results := make(chan out, n)
+			for range n {
+				go func() {
+					res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 30000), 30*time.Second)
+					results <- out{res.Err, time.Now()}
+				}()
+			}
+			if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == n }) {
+				t.Fatalf("in flight %d, want %d", f.srv.InFlight(), n)
+			}
+			closed := time.Now()
+			f.srv.Close() // the provider goes away: its connections close
+			for range n {
+				r := <-results
+				wantStatus(t, r.err, spi.StatusChannelInactive)
+				if d := r.at.Sub(closed); d > 200*time.Millisecond {
+					t.Fatalf("call failed %v after the connection closed, want ≤ 200ms", d)
+				}
+			}
+			select {
+			case <-ch.Done():
+			case <-time.After(time.Second):
+				t.Fatal("channel not done after its connection closed")
+			}
+			if ch.Stats().Pending != 0 {
+				t.Fatalf("pending %d", ch.Stats().Pending)
+			}
+			wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), time.Second).Err, spi.StatusChannelInactive)
+			wantStatus(t, ch.Ping(context.Background()), spi.StatusChannelInactive)
+		})
+	}
+}
+
+func TestCloseFailsPendingAndIsIdempotent(t *testing.T) {
+	f := startServer(t, false, nil)
+	var onClose []string
+	var mu sync.Mutex
+	ch := f.dial(func(o *Options) {
+		o.OnClose = func(_ *Channel, reason string) { mu.Lock(); onClose = append(onClose, reason); mu.Unlock() }
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 10000), 20*time.Second).Err }()
+	waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 })
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() { defer wg.Done(); ch.Close("test close") }()
+	}
+	wg.Wait()
+	e := wantStatus(t, <-errc, spi.StatusChannelInactive)
+	if !strings.Contains(e.Message, "test close") {
+		t.Fatalf("message %q does not name the reason", e.Message)
+	}
+	ch.Wait()
+	ch.Close("again")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(onClose) != 1 || onClose[0] != "test close" || ch.Reason() != "test close" {
+		t.Fatalf("OnClose calls %q, reason %q", onClose, ch.Reason())
+	}
+}
+
+// TestT2_ClientAndServerTimeout: a request still queued behind a full send
+// buffer when its deadline passes is CLIENT_TIMEOUT; a request written but
+// not answered is SERVER_TIMEOUT.
+func TestT2_ClientAndServerTimeout(t *testing.T) {
+	t.Run("server timeout", func(t *testing.T) {
+		f := startServer(t, false, nil)
+		ch := f.dial(nil)
+		start := time.Now()
+		e := wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 2000), 300*time.Millisecond).Err, spi.StatusServerTimeout)
+		if d := time.Since(start); d < 300*time.Millisecond || d > 2*time.Second {
+			t.Fatalf("timed out after %v, want about 300ms", d)
+		}
+		if !strings.Contains(e.Message, "demo.Echo.Sleep") {
+			t.Fatalf("message %q", e.Message)
+		}
+		if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), time.Second); res.Err != nil {
+			t.Fatalf("next call: %v", res.Err)
+		}
+		if ch.Stats().Pending != 0 {
+			t.Fatal("pending entry left behind")
+		}
+	})
+	t.Run("client timeout", func(t *testing.T) {
+		// A peer that accepts and never reads: the socket buffers fill up
+		// and the writer blocks, so later requests are never written.
+		raw := newRawPeer(t)
+		ch := NewChannel(dialSession(t, raw.addr(), false), Options{Side: spi.Consumer, Codec: codecByID})
+		defer func() { ch.Close("done"); ch.Wait() }()
+		big := bytes.Repeat([]byte{1}, 7<<20)
+		bigErr := make(chan error, 1)
+		go func() {
+			bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), time.Second).Err
+		}()
+		time.Sleep(100 * time.Millisecond) // let the big frame occupy the writer
+		wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 200*time.Millisecond).Err, spi.StatusClientTimeout)
+		wantStatus(t, <-bigErr, spi.StatusClientTimeout)
+		if ch.Stats().Pending != 0 {
+			t.Fatal("pending entries left behind")
+		}
+	})
+}
+
+func TestContextCancelAndDeadline(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	e := wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Sleep", 2000), 5*time.Second).Err, spi.StatusClientError)
+	if !errors.Is(e, context.Canceled) {
+		t.Fatalf("cancelled call: %v does not wrap context.Canceled", e)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer dcancel()
+	wantStatus(t, ch.Invoke(dctx, mpCodec{}, echoInv("Sleep", 2000), 5*time.Second).Err, spi.StatusServerTimeout)
+	wantStatus(t, ch.Invoke(dctx, mpCodec{}, echoInv("Echo", 1), 5*time.Second).Err, spi.StatusClientTimeout)
+	if ch.Stats().Pending != 0 {
+		t.Fatal("pending entries left behind")
+	}
+}
+
+// TestDeadlinePropagation: the remaining deadline travels in attachment
+// "timeout" and the provider's handler context is cancelled when it passes.
+func TestDeadlinePropagation(t *testing.T) {
+	f := startServer(t, false, nil)
+	f.svc.canceled = make(chan time.Time, 1)
+	ch := f.dial(nil)
+	inv := echoInv("Block")
+	inv.Attachments = map[string]string{"k": "v"}
+	start := time.Now()
+	wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, inv, 300*time.Millisecond).Err, spi.StatusServerTimeout)
+	var at time.Time
+	select {
+	case at = <-f.svc.canceled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler context never cancelled")
+	}
+	if d := at.Sub(start); d < 250*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("handler cancelled after %v, want about 300ms", d)
+	}
+	f.svc.mu.Lock()
+	att, hasDL := f.svc.lastAtt, f.svc.hasDL
+	f.svc.mu.Unlock()
+	ms, err := strconv.Atoi(att[spi.AttachmentTimeout])
+	if err != nil || ms < 200 || ms > 300 || att["k"] != "v" || !hasDL {
+		t.Fatalf("attachments %v, handler deadline %v", att, hasDL)
+	}
+	if len(inv.Attachments) != 1 {
+		t.Fatalf("caller's attachments modified: %v", inv.Attachments)
+	}
+}
+
+func TestNoTimeoutNoAttachment(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 0); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	f.svc.mu.Lock()
+	defer f.svc.mu.Unlock()
+	if f.svc.lastAtt != nil || f.svc.hasDL {
+		t.Fatalf("attachments %v, deadline %v; want none", f.svc.lastAtt, f.svc.hasDL)
+	}
+}
+
+func TestPingAndLastReadWrite(t *testing.T) {
+	f := startServer(t, true, nil)
+	ch := f.dial(nil)
+	r0, w0 := ch.LastRead(), ch.LastWrite()
+	time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ch.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ch.LastRead().After(r0) || !ch.LastWrite().After(w0) {
+		t.Fatalf("last read %v→%v, write %v→%v", r0, ch.LastRead(), w0, ch.LastWrite())
+	}
+	// the provider can ping the consumer too
+	var prov *Channel
+	f.srv.mu.Lock()
+	for c := range f.srv.chans {
+		prov = c
+	}
+	f.srv.mu.Unlock()
+	if err := prov.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if prov.Side() != spi.Provider {
+		t.Fatalf("side %s", prov.Side())
+	}
+}
+
+// heartbeat records Watch and stop calls.
+type heartbeat struct {
+	mu      sync.Mutex
+	watched []spi.Channel
+	stopped int
+}
+
+func (h *heartbeat) Watch(ch spi.Channel) func() {
+	h.mu.Lock()
+	h.watched = append(h.watched, ch)
+	h.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { h.mu.Lock(); h.stopped++; h.mu.Unlock() }) }
+}
+
+func TestHeartbeatWatchAndStop(t *testing.T) {
+	f := startServer(t, false, nil)
+	hb := &heartbeat{}
+	ch := f.dial(func(o *Options) { o.Heartbeat = hb })
+	ch.Close("bye")
+	ch.Wait()
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if len(hb.watched) != 1 || hb.watched[0] != spi.Channel(ch) || hb.stopped != 1 {
+		t.Fatalf("watched %d, stopped %d", len(hb.watched), hb.stopped)
+	}
+}

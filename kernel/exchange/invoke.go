@@ -1,0 +1,283 @@
+package exchange
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// Invoke sends inv encoded with codec and waits for its response, for at
+// most timeout (≤ 0: only ctx bounds the call) or ctx's deadline, whichever
+// is sooner. The request body is [service, method, attachments, numArgs,
+// args...]; the remaining deadline travels in attachment "timeout" (ms).
+//
+// Result.Value is decoded into inv.Reply when it is non-nil (Value is then
+// inv.Reply), else into a generic any. Failures are *spi.Error:
+// CLIENT_TIMEOUT (the request was never fully written), SERVER_TIMEOUT
+// (written, no answer in time), CHANNEL_INACTIVE (the channel died first),
+// SERIALIZATION_ERROR (encoding failed or the body is over the payload
+// limit: nothing was sent), BAD_RESPONSE (the response did not decode),
+// CLIENT_ERROR (ctx cancelled), or the status the provider answered.
+// Safe for concurrent use; no goroutine is started per call.
+func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result {
+	if codec == nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)}
+	}
+	start := time.Now()
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = start.Add(timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	var remaining time.Duration
+	if !deadline.IsZero() {
+		remaining = deadline.Sub(start)
+		if remaining <= 0 {
+			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s: deadline passed before sending", inv.Service, inv.Method, c.remote)}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
+	}
+
+	cl := getCall(c.nextID.Add(1))
+	f := getFrame()
+	err := encodeRequest(f, codec, inv, remaining)
+	if err == nil {
+		if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
+			err = fmt.Errorf("request body %d bytes exceeds payload limit %s", n, protocol.FormatSize(c.payload))
+		}
+	}
+	if err != nil {
+		putFrame(f)
+		putCall(cl)
+		return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: %v", inv.Service, inv.Method, err)}
+	}
+	protocol.Header{
+		Flags:  protocol.FlagRequest | protocol.FlagTwoWay | codec.ID()&protocol.CodecMask,
+		ID:     cl.id,
+		Length: uint32(len(f.b) - protocol.HeaderLen),
+	}.Put(f.b)
+
+	if !c.pending.add(cl) {
+		putFrame(f)
+		putCall(cl)
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
+	}
+	st := c.sendRequest(f)
+
+	var timer *time.Timer
+	var expired <-chan time.Time
+	if remaining > 0 {
+		timer = getTimer(time.Until(deadline))
+		expired = timer.C
+	}
+	res, done := spi.Result{}, false
+	select {
+	case <-cl.done:
+		done = true
+	case <-expired:
+	case <-ctx.Done():
+	}
+	if timer != nil {
+		timer.Stop()
+		timerPool.Put(timer)
+	}
+	if !done && c.pending.take(cl.id) == nil {
+		<-cl.done // a response or the channel's death won the race; take it
+		done = true
+	}
+	if done {
+		res = c.complete(cl, codec, inv)
+	} else {
+		res = c.expire(ctx, inv, st, time.Since(start))
+	}
+	putCall(cl)
+	return res
+}
+
+// sent tells whether a request frame has been written in full: a batch
+// number of the writer, or the completion of an own-stream write.
+type sent struct {
+	w   *writer
+	gen uint64
+	own chan struct{} // closed when the own-stream write finished
+}
+
+func (s sent) written() bool {
+	if s.own != nil {
+		select {
+		case <-s.own:
+			return true
+		default:
+			return false
+		}
+	}
+	return s.w.written(s.gen)
+}
+
+// sendRequest queues or writes the request frame; f belongs to it.
+func (c *Channel) sendRequest(f *frameBuf) sent {
+	if len(f.b)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
+		// A large request is written on its own stream by a goroutine the
+		// channel owns, so the caller still honours its timeout.
+		own := make(chan struct{})
+		c.goIO(func() {
+			defer putFrame(f)
+			if err := c.sendOwnStream(f.b); err != nil {
+				c.die(err.Error(), slog.LevelWarn)
+				return
+			}
+			close(own)
+		})
+		return sent{own: own}
+	}
+	gen := c.w.enqueue(f.b)
+	putFrame(f)
+	return sent{w: c.w, gen: gen}
+}
+
+// expire builds the failure of a call whose deadline passed or whose ctx
+// was cancelled; the pending entry is already gone.
+func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, s sent, elapsed time.Duration) spi.Result {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
+	}
+	elapsed = elapsed.Round(time.Millisecond)
+	if s.written() {
+		return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v waiting for the response", inv.Service, inv.Method, c.remote, elapsed)}
+	}
+	return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written", inv.Service, inv.Method, c.remote, elapsed)}
+}
+
+// complete turns a taken call into the result.
+func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.Result {
+	if cl.err != nil {
+		return spi.Result{Err: cl.err}
+	}
+	if cl.codecID != codec.ID()&protocol.CodecMask {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: response in codec id %d, request was %s (id %d)", cl.codecID, codec.Name(), codec.ID())}
+	}
+	dec := codec.NewDecoder(bytes.NewReader(cl.body))
+	var res spi.Result
+	if err := dec.Decode(&res.Attachments); err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response attachments (codec %s): %v", codec.Name(), err)}
+	}
+	if len(res.Attachments) == 0 {
+		res.Attachments = nil
+	}
+	if cl.status != spi.StatusOK {
+		var msg string
+		if err := dec.Decode(&msg); err != nil {
+			msg = fmt.Sprintf("(undecodable message: %v)", err)
+		}
+		res.Err = &spi.Error{Status: cl.status, Message: msg}
+		return res
+	}
+	if inv.Reply != nil {
+		if err := dec.Decode(inv.Reply); err != nil {
+			return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response into %T (codec %s): %v", inv.Service, inv.Method, inv.Reply, codec.Name(), err)}
+		}
+		res.Value = inv.Reply
+		return res
+	}
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response (codec %s): %v", inv.Service, inv.Method, codec.Name(), err)}
+	}
+	res.Value = v
+	return res
+}
+
+// attachmentPool recycles the maps used to add "timeout" to the caller's
+// attachments, so an invoke allocates no map.
+var attachmentPool = sync.Pool{New: func() any { return make(map[string]string, 4) }}
+
+// encodeRequest appends the request body to f.
+func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining time.Duration) error {
+	enc := codec.NewEncoder(f)
+	if err := enc.Encode(inv.Service); err != nil {
+		return err
+	}
+	if err := enc.Encode(inv.Method); err != nil {
+		return err
+	}
+	att := inv.Attachments
+	if remaining > 0 {
+		m := attachmentPool.Get().(map[string]string)
+		defer func() { clear(m); attachmentPool.Put(m) }()
+		for k, v := range inv.Attachments {
+			m[k] = v
+		}
+		ms := (remaining + time.Millisecond - 1) / time.Millisecond
+		m[spi.AttachmentTimeout] = strconv.FormatInt(int64(ms), 10)
+		att = m
+	}
+	if err := enc.Encode(att); err != nil {
+		return fmt.Errorf("attachments: %w", err)
+	}
+	if err := enc.Encode(len(inv.Args)); err != nil {
+		return err
+	}
+	for i, a := range inv.Args {
+		if err := enc.Encode(a); err != nil {
+			return fmt.Errorf("argument %d (%T): %w", i, a, err)
+		}
+	}
+	return nil
+}
+
+var timerPool sync.Pool
+
+// getTimer returns a running timer for d. With Go ≥ 1.23 timer semantics a
+// stopped timer's channel holds no stale value, so timers can be reused.
+func getTimer(d time.Duration) *time.Timer {
+	if t, _ := timerPool.Get().(*time.Timer); t != nil {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// Ping sends a two-way heartbeat event and waits for the peer's answer, for
+// ctx to end, or for the channel to die. Safe for concurrent use.
+func (c *Channel) Ping(ctx context.Context) error {
+	cl := getCall(c.nextID.Add(1))
+	if !c.pending.add(cl) {
+		putCall(cl)
+		return spi.Errorf(spi.StatusChannelInactive, "exchange: ping %s: channel closed: %s", c.remote, c.Reason())
+	}
+	var f [protocol.HeaderLen]byte
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: cl.id}.Put(f[:])
+	gen := c.w.enqueue(f[:])
+	defer putCall(cl)
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if c.pending.take(cl.id) != nil {
+			st := spi.StatusClientTimeout
+			if c.w.written(gen) {
+				st = spi.StatusServerTimeout
+			}
+			return spi.Errorf(st, "exchange: ping %s: no answer: %w", c.remote, ctx.Err())
+		}
+		<-cl.done
+	}
+	if cl.err != nil {
+		return cl.err
+	}
+	if cl.status != spi.StatusOK {
+		return spi.Errorf(cl.status, "exchange: ping %s answered %s", c.remote, cl.status)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package exchange
+
+import (
+	"sync"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// call is one outstanding request (or ping) on the consumer. It is owned by
+// the goroutine that made the call; whoever takes it out of the pending table
+// (the reader on a response, die on channel death) fills the result fields and
+// then sends on done exactly once. Calls are pooled: done is empty again by
+// the time a call goes back to the pool.
+type call struct {
+	id   uint64
+	done chan struct{} // cap 1
+
+	// Result, written by the taker before done is signalled.
+	status  spi.Status
+	codecID uint8
+	body    []byte
+	err     error // set instead of status/body when the channel died
+}
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+func getCall(id uint64) *call {
+	c := callPool.Get().(*call)
+	c.id = id
+	return c
+}
+
+func putCall(c *call) {
+	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
+	callPool.Put(c)
+}
+
+// pendingShards spreads the pending table over independently locked maps so
+// concurrent callers rarely contend (ids are sequential, so id%n is even).
+const pendingShards = 32
+
+// pendingTable maps request ids to their calls. After closeAll it refuses
+// new entries, so no call can be added to a dead channel and wait forever.
+type pendingTable struct {
+	shards [pendingShards]pendingShard
+}
+
+type pendingShard struct {
+	mu     sync.Mutex
+	m      map[uint64]*call
+	closed bool
+	_      [32]byte // keep shards on separate cache lines
+}
+
+func (t *pendingTable) shard(id uint64) *pendingShard { return &t.shards[id%pendingShards] }
+
+// add registers c; false when the table has been closed.
+func (t *pendingTable) add(c *call) bool {
+	s := t.shard(c.id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.m == nil {
+		s.m = make(map[uint64]*call)
+	}
+	s.m[c.id] = c
+	return true
+}
+
+// take removes and returns the call with id, or nil when there is none
+// (it already completed, timed out, or never existed).
+func (t *pendingTable) take(id uint64) *call {
+	s := t.shard(id)
+	s.mu.Lock()
+	c := s.m[id]
+	if c != nil {
+		delete(s.m, id)
+	}
+	s.mu.Unlock()
+	return c
+}
+
+// closeAll closes the table and returns every call still in it.
+func (t *pendingTable) closeAll() []*call {
+	var out []*call
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		s.closed = true
+		for id, c := range s.m {
+			out = append(out, c)
+			delete(s.m, id)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// len returns the number of pending calls.
+func (t *pendingTable) len() int {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,113 @@
+package exchange
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// readBufferSize is the read buffer of the long-lived stream; own-stream
+// frames are large and read straight into their body.
+const readBufferSize = 32 << 10
+
+// readLoop reads frames from s until it ends. The end of the long-lived
+// stream, or any protocol error on any stream, kills the channel; the clean
+// end of a one-frame stream just ends its reader.
+func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
+	defer c.io.Done()
+	size := readBufferSize
+	if !primary {
+		size = protocol.HeaderLen * 16
+	}
+	br := bufio.NewReaderSize(s, size)
+	var hb [protocol.HeaderLen]byte
+	for {
+		h, err := protocol.ReadHeader(br, &hb, c.payload)
+		if err != nil {
+			if !primary && err == io.EOF {
+				_ = s.Close()
+				return
+			}
+			c.readFailed(err)
+			return
+		}
+		var body []byte
+		if h.Length > 0 {
+			body = make([]byte, h.Length)
+			if _, err := io.ReadFull(br, body); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				c.readFailed(fmt.Errorf("protocol: %w: body of %d bytes: %w", protocol.ErrTruncated, h.Length, err))
+				return
+			}
+		}
+		c.lastRead.Store(time.Now().UnixNano())
+		c.framesRead.Add(1)
+		if err := c.dispatch(h, body); err != nil {
+			c.die(err.Error(), slog.LevelWarn)
+			return
+		}
+	}
+}
+
+// readFailed kills the channel after a read error, logging protocol
+// violations as warnings and ordinary ends of connection quietly.
+func (c *Channel) readFailed(err error) {
+	select {
+	case <-c.dying:
+		return // we closed it ourselves
+	default:
+	}
+	level := slog.LevelInfo
+	reason := "read: " + err.Error()
+	switch {
+	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated):
+		level = slog.LevelWarn
+		reason = err.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrClosedPipe):
+		reason = "closed by peer"
+	}
+	c.die(reason, level)
+}
+
+// dispatch handles one frame. An error is a protocol violation that closes
+// the connection.
+func (c *Channel) dispatch(h protocol.Header, body []byte) error {
+	switch {
+	case h.IsEvent() && h.IsRequest():
+		if h.TwoWay() {
+			var f [protocol.HeaderLen]byte
+			protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID}.Put(f[:])
+			c.w.enqueue(f[:])
+		}
+		return nil
+	case !h.IsRequest():
+		cl := c.pending.take(h.ID)
+		if cl == nil {
+			c.late.Add(1)
+			return nil
+		}
+		cl.status, cl.codecID, cl.body = h.Status, h.CodecID(), body
+		cl.done <- struct{}{}
+		return nil
+	}
+	codec, err := c.codec(h.CodecID())
+	if err != nil {
+		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
+	}
+	c.inflight.Add(1)
+	if c.serverInflight != nil {
+		c.serverInflight.Add(1)
+	}
+	c.handlers.Add(1)
+	go c.serve(h, codec, body)
+	return nil
+}
