@@ -172,7 +172,9 @@ func TestCloseFailsPendingAndIsIdempotent(t *testing.T) {
 		o.OnClose = func(_ *Channel, reason string) { mu.Lock(); onClose = append(onClose, reason); mu.Unlock() }
 	})
 	errc := make(chan error, 1)
-	go func() { errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 10000), 20*time.Second).Err }()
+	go func() {
+		errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 10000), 20*time.Second).Err
+	}()
 	waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 })
 	var wg sync.WaitGroup
 	for range 3 {
