@@ -1,0 +1,10 @@
+// Package cluster groups airnode's bundled fault-tolerance strategies, one
+// package each: failover (the default), failfast, failsafe and forking. They
+// implement spi.ClusterBuilder; every one runs spitest.TestCluster.
+//
+// Contract shared by all four: an empty directory, or one whose providers all
+// have weight 0, is an *spi.Error with StatusServiceNotFound
+// "no provider available for <service key> (registry: <registry>)". Clusters
+// never call spi.Stats Begin/End: the kernel's remote invoker records every
+// provider call, so a retry or a fork counts once per provider call.
+package cluster

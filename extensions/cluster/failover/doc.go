@@ -1,0 +1,17 @@
+// Package failover is the "failover" cluster, airnode's default: on a
+// failure that certainly left the request unprocessed it retries on another
+// provider (Dubbo's FailoverClusterInvoker, made safe for non-idempotent
+// methods).
+//
+//	key                       type  unit  default  bounds
+//	retries                   int   -     2        0..100 extra attempts; method-level allowed
+//	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
+//
+// Retried: connection errors before the request was written (dial errors),
+// CHANNEL_INACTIVE, CLIENT_TIMEOUT (never fully written), and the provider's
+// refusals SERVER_THREADPOOL_EXHAUSTED and SERVICE_NOT_FOUND (the handler
+// never ran). SERVER_TIMEOUT is retried only for idempotent methods; nothing
+// else is (SERVICE_ERROR never). Each retry lists the directory again and
+// prefers a provider not tried yet. A done context stops retrying. Safe for
+// concurrent use; owns no goroutine.
+package failover

@@ -1,0 +1,155 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, the value of the URL key "cluster".
+const Name = "failover"
+
+// Builder builds failover clusters. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "failover".
+func (Builder) Name() string { return Name }
+
+// Build validates retries and idempotent, service-level and for every
+// method that sets them; a malformed value is a *spi.ParamError naming the
+// key and the value.
+func (Builder) Build(u spi.URL) (spi.Cluster, error) {
+	def, err := parsePolicy(u, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{def: def}
+	for _, m := range clusterkit.MethodsSetting(u, KeyRetries, KeyIdempotent) {
+		p, err := parsePolicy(u, m)
+		if err != nil {
+			return nil, err
+		}
+		if c.methods == nil {
+			c.methods = make(map[string]policy)
+		}
+		c.methods[m] = p
+	}
+	return c, nil
+}
+
+// Cluster is a failover cluster.
+type Cluster struct {
+	def     policy
+	methods map[string]policy // read-only after Build
+}
+
+func (c *Cluster) policy(method string) policy {
+	if p, ok := c.methods[method]; ok {
+		return p
+	}
+	return c.def
+}
+
+// Invoke calls one provider chosen by lb and, while the failure is
+// retryable and attempts remain, another one. It returns the first success,
+// or the last failure; after more than one attempt the failure is an
+// *spi.Error with the last status that lists the providers tried.
+func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
+	p := c.policy(inv.Method)
+	var (
+		tried []spi.Invoker
+		last  spi.Result
+	)
+	for attempt := 0; attempt <= p.retries; attempt++ {
+		if attempt > 0 && ctx.Err() != nil {
+			break
+		}
+		list := dir.List(inv)
+		if len(list) == 0 {
+			if attempt == 0 {
+				return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
+			}
+			break
+		}
+		cand := clusterkit.Exclude(list, tried)
+		if len(cand) == 0 {
+			cand = list // every provider tried: any may take the retry
+		}
+		x := lb.Select(cand, inv)
+		if x == nil && len(cand) < len(list) {
+			x = lb.Select(list, inv)
+		}
+		if x == nil {
+			if attempt == 0 {
+				return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+			}
+			break
+		}
+		last = x.Invoke(ctx, inv)
+		if last.Err == nil {
+			return last
+		}
+		tried = append(tried, x)
+		if !Retryable(last.Err, p.idempotent) {
+			break
+		}
+	}
+	if len(tried) > 1 {
+		last.Err = exhausted(inv, tried, last.Err)
+	}
+	return last
+}
+
+// exhausted wraps the last error of several attempts, keeping its status.
+func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
+	addrs := make([]string, len(tried))
+	for i, x := range tried {
+		addrs[i] = x.URL().Address()
+	}
+	return &spi.Error{
+		Status:  spi.StatusOf(err),
+		Message: fmt.Sprintf("failover: %s.%s failed after %d attempts on [%s]: %v", inv.Service, inv.Method, len(tried), strings.Join(addrs, ", "), err),
+		Cause:   err,
+	}
+}
+
+// Retryable reports whether a failed call certainly did not run on the
+// provider, so that running it elsewhere is safe: see the package doc.
+// SERVER_TIMEOUT (the request reached the provider) counts only when
+// idempotent is true. Errors caused by the caller's context never do.
+func Retryable(err error, idempotent bool) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var e *spi.Error
+	if errors.As(err, &e) {
+		switch e.Status {
+		case spi.StatusChannelInactive, spi.StatusClientTimeout,
+			spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
+			return true
+		case spi.StatusServerTimeout:
+			return idempotent
+		}
+		if e.Status != spi.StatusClientError {
+			return false
+		}
+		// A CLIENT_ERROR may wrap a connection error: look at the cause.
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Interface guards.
+var (
+	_ spi.ClusterBuilder = Builder{}
+	_ spi.Cluster        = (*Cluster)(nil)
+)

@@ -1,0 +1,155 @@
+package failover_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/extensions/cluster/failover"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+func TestConformance(t *testing.T) { spitest.TestCluster(t, failover.Builder{}) }
+
+// firstLB picks the first invoker of the list, so tests know the order.
+type firstLB struct{}
+
+func (firstLB) Select(l []spi.Invoker, _ *spi.Invocation) spi.Invoker { return l[0] }
+
+func fails(err error) func(context.Context, *spi.Invocation) spi.Result {
+	return func(context.Context, *spi.Invocation) spi.Result { return spi.Result{Err: err} }
+}
+
+func ok(context.Context, *spi.Invocation) spi.Result { return spi.Result{Value: "ok"} }
+
+// setup returns a cluster built from query and n providers answering with fns.
+func setup(t *testing.T, query string, fns ...func(context.Context, *spi.Invocation) spi.Result) (spi.Cluster, *spitest.StubDirectory, []*spitest.StubInvoker) {
+	t.Helper()
+	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo" + query)
+	c, err := failover.Builder{}.Build(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []*spitest.StubInvoker
+	var l []spi.Invoker
+	for i, fn := range fns {
+		p := spitest.NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo", i+1)), fn)
+		ps = append(ps, p)
+		l = append(l, p)
+	}
+	return c, spitest.NewStubDirectory(ref, "memory://", l...), ps
+}
+
+func calls(ps []*spitest.StubInvoker) []int64 {
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Calls()
+	}
+	return out
+}
+
+var echo = func() *spi.Invocation { return &spi.Invocation{Service: "demo.Echo", Method: "Echo"} }
+
+func TestRetriesOnOtherProviders(t *testing.T) {
+	inactive := spi.Errorf(spi.StatusChannelInactive, "channel closed")
+	c, dir, ps := setup(t, "", fails(inactive), fails(inactive), ok)
+	r := c.Invoke(context.Background(), echo(), dir, firstLB{})
+	if r.Err != nil || r.Value != "ok" {
+		t.Fatalf("got %+v, want the third provider's success", r)
+	}
+	if got := fmt.Sprint(calls(ps)); got != "[1 1 1]" {
+		t.Fatalf("calls %s, want each provider once", got)
+	}
+}
+
+func TestRetryableErrors(t *testing.T) {
+	dial := fmt.Errorf("connect: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	cases := []struct {
+		name  string
+		err   error
+		query string
+		calls int64 // total attempts with 3 failing providers
+	}{
+		{"channel inactive", spi.Errorf(spi.StatusChannelInactive, "x"), "", 3},
+		{"client timeout", spi.Errorf(spi.StatusClientTimeout, "x"), "", 3},
+		{"dial error", dial, "", 3},
+		{"dial error in CLIENT_ERROR", spi.Errorf(spi.StatusClientError, "dial: %w", dial), "", 3},
+		{"threadpool exhausted", spi.Errorf(spi.StatusServerThreadpoolExhausted, "x"), "", 3},
+		{"service error", spi.Errorf(spi.StatusServiceError, "x"), "", 1},
+		{"server error", spi.Errorf(spi.StatusServerError, "x"), "", 1},
+		{"bad request", spi.Errorf(spi.StatusBadRequest, "x"), "", 1},
+		{"plain error", errors.New("x"), "", 1},
+		{"server timeout", spi.Errorf(spi.StatusServerTimeout, "x"), "", 1},
+		{"server timeout, idempotent method", spi.Errorf(spi.StatusServerTimeout, "x"), "?methods.Echo.idempotent=true", 3},
+		{"server timeout, idempotent service", spi.Errorf(spi.StatusServerTimeout, "x"), "?idempotent=true", 3},
+		{"server timeout, other method idempotent", spi.Errorf(spi.StatusServerTimeout, "x"), "?methods.Sleep.idempotent=true", 1},
+		{"retries=0", spi.Errorf(spi.StatusChannelInactive, "x"), "?retries=0", 1},
+		{"retries=5 (3 providers: all, then again)", spi.Errorf(spi.StatusChannelInactive, "x"), "?retries=5", 6},
+		{"method retries", spi.Errorf(spi.StatusChannelInactive, "x"), "?retries=0&methods.Echo.retries=1", 2},
+		{"Dubbo method retries", spi.Errorf(spi.StatusChannelInactive, "x"), "?methods=Echo,Sleep&Echo.retries=0", 1},
+	}
+	for _, tc := range cases {
+		c, dir, ps := setup(t, tc.query, fails(tc.err), fails(tc.err), fails(tc.err))
+		r := c.Invoke(context.Background(), echo(), dir, firstLB{})
+		var n int64
+		for _, x := range calls(ps) {
+			n += x
+		}
+		if n != tc.calls {
+			t.Errorf("%s: %d attempts, want %d", tc.name, n, tc.calls)
+		}
+		if spi.StatusOf(r.Err) != spi.StatusOf(tc.err) {
+			t.Errorf("%s: status %v, want %v (%v)", tc.name, spi.StatusOf(r.Err), spi.StatusOf(tc.err), r.Err)
+		}
+		if n > 1 && !strings.Contains(r.Err.Error(), "10.0.0.1:20880") {
+			t.Errorf("%s: error %q does not list the providers tried", tc.name, r.Err)
+		}
+	}
+}
+
+func TestContextDoneStopsRetrying(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelThenFail := func(context.Context, *spi.Invocation) spi.Result {
+		cancel()
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "closed")}
+	}
+	c, dir, ps := setup(t, "", cancelThenFail, ok, ok)
+	r := c.Invoke(ctx, echo(), dir, firstLB{})
+	if spi.StatusOf(r.Err) != spi.StatusChannelInactive || fmt.Sprint(calls(ps)) != "[1 0 0]" {
+		t.Fatalf("got %v with calls %v; want one attempt", r.Err, calls(ps))
+	}
+}
+
+func TestProviderGoneBetweenAttempts(t *testing.T) {
+	var dir *spitest.StubDirectory
+	gone := func(context.Context, *spi.Invocation) spi.Result {
+		dir.Set()
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "closed")}
+	}
+	c, d, _ := setup(t, "", gone)
+	dir = d
+	if r := c.Invoke(context.Background(), echo(), dir, firstLB{}); spi.StatusOf(r.Err) != spi.StatusChannelInactive {
+		t.Fatalf("got %v, want the CHANNEL_INACTIVE of the only attempt", r.Err)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for q, key := range map[string]string{
+		"retries=-1":                      "retries",
+		"retries=two":                     "retries",
+		"retries=101":                     "retries",
+		"methods.Echo.retries=x":          "methods.Echo.retries",
+		"methods=Echo&Echo.retries=-2":    "Echo.retries",
+		"methods.Echo.idempotent=perhaps": "methods.Echo.idempotent",
+	} {
+		_, err := failover.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?" + q))
+		var pe *spi.ParamError
+		if !errors.As(err, &pe) || pe.Key != key {
+			t.Errorf("%s: got %v, want a ParamError for key %s", q, err, key)
+		}
+	}
+}

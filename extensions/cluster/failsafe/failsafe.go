@@ -1,0 +1,72 @@
+package failsafe
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, the value of the URL key "cluster".
+const Name = "failsafe"
+
+// Option configures a Builder (behaviour only).
+type Option func(*Builder)
+
+// WithLogger makes the clusters log swallowed failures to l instead of
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(b *Builder) { b.log = l } }
+
+// Builder builds failsafe clusters. The zero value is ready to use.
+type Builder struct{ log *slog.Logger }
+
+// New returns a Builder configured by opts.
+func New(opts ...Option) Builder {
+	var b Builder
+	for _, o := range opts {
+		o(&b)
+	}
+	return b
+}
+
+// Name returns "failsafe".
+func (Builder) Name() string { return Name }
+
+// Build returns the cluster; failsafe has no keys, so it never fails.
+func (b Builder) Build(spi.URL) (spi.Cluster, error) { return &Cluster{log: b.log}, nil }
+
+// Cluster is a failsafe cluster.
+type Cluster struct{ log *slog.Logger }
+
+// Invoke calls the provider lb picks once. A failure is logged at warn
+// level with the service, method, provider and error, and a zero Result is
+// returned.
+func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
+	list := dir.List(inv)
+	if len(list) == 0 {
+		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
+	}
+	x := lb.Select(list, inv)
+	if x == nil {
+		return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+	}
+	r := x.Invoke(ctx, inv)
+	if r.Err == nil {
+		return r
+	}
+	l := c.log
+	if l == nil {
+		l = slog.Default()
+	}
+	l.Warn("failsafe: call failed, returning the zero result",
+		"service", inv.Service, "method", inv.Method, "provider", x.URL().Address(), "err", r.Err)
+	return spi.Result{}
+}
+
+// Interface guards.
+var (
+	_ spi.ClusterBuilder = Builder{}
+	_ spi.Cluster        = (*Cluster)(nil)
+)

@@ -1,0 +1,47 @@
+package failsafe_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/airnode/airnode/extensions/cluster/failsafe"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+func TestConformance(t *testing.T) { spitest.TestCluster(t, failsafe.Builder{}) }
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestFailureSwallowedAndLogged(t *testing.T) {
+	var logs syncBuf
+	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
+	c, _ := failsafe.New(failsafe.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))).Build(ref)
+	p := spitest.NewStubInvoker(spi.MustParse("airnode://10.0.0.1:20880/demo.Echo"), func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Value: "partial", Err: spi.Errorf(spi.StatusServiceError, "disk full")}
+	})
+	r := c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, spitest.NewStubDirectory(ref, "memory://", p), pickFirst{})
+	if r.Err != nil || r.Value != nil || r.Attachments != nil {
+		t.Fatalf("got %+v, want the zero Result", r)
+	}
+	out := logs.String()
+	for _, want := range []string{"disk full", "10.0.0.1:20880", "Echo", "demo.Echo"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log %q does not contain %q", out, want)
+		}
+	}
+}
+
+type pickFirst struct{}
+
+func (pickFirst) Select(l []spi.Invoker, _ *spi.Invocation) spi.Invoker { return l[0] }

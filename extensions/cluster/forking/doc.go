@@ -1,0 +1,16 @@
+// Package forking is the "forking" cluster: the same call on several
+// providers at once; the first success wins and the other calls' contexts
+// are cancelled (Dubbo's ForkingClusterInvoker), for latency-critical reads.
+//
+//	key    type  unit  default  bounds
+//	forks  int   -     2        1..100 parallel calls; method-level allowed
+//
+// Providers are chosen by the balancer, each at most once; fewer are used
+// when fewer have a positive weight. Each fork gets its own copy of the
+// invocation (attachments copied; a non-nil Reply gets a fresh value of the
+// same type, copied into the caller's Reply from the winner), so forks never
+// race. Invoke returns at the first success, or when every fork has failed
+// with the last failure; forks still running finish as soon as their
+// invokers honour the cancelled context and never block. Safe for concurrent
+// use.
+package forking

@@ -1,0 +1,147 @@
+package forking
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+
+	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name, the value of the URL key "cluster".
+const Name = "forking"
+
+// URL keys and defaults.
+const (
+	// KeyForks is the number of providers called in parallel.
+	KeyForks     = "forks"
+	DefaultForks = 2
+	// MaxForks bounds forks.
+	MaxForks = 100
+)
+
+// Builder builds forking clusters. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "forking".
+func (Builder) Name() string { return Name }
+
+// Build validates forks, service-level and for every method that sets it;
+// a malformed value is a *spi.ParamError naming the key and the value.
+func (Builder) Build(u spi.URL) (spi.Cluster, error) {
+	def, err := parseForks(u, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{forks: def}
+	for _, m := range clusterkit.MethodsSetting(u, KeyForks) {
+		n, err := parseForks(u, m)
+		if err != nil {
+			return nil, err
+		}
+		if c.methods == nil {
+			c.methods = make(map[string]int)
+		}
+		c.methods[m] = n
+	}
+	return c, nil
+}
+
+func parseForks(u spi.URL, method string) (int, error) {
+	n, err := u.MethodInt(method, KeyForks, DefaultForks)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > MaxForks {
+		v, src, _ := u.MethodParam(method, KeyForks)
+		return 0, &spi.ParamError{Key: src, Value: v, Want: "an integer from 1 to 100"}
+	}
+	return int(n), nil
+}
+
+// Cluster is a forking cluster.
+type Cluster struct {
+	forks   int
+	methods map[string]int // read-only after Build
+}
+
+// Invoke calls up to forks providers at once and returns the first success,
+// or the last failure when all fail.
+func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
+	forks := c.forks
+	if n, ok := c.methods[inv.Method]; ok {
+		forks = n
+	}
+	list := dir.List(inv)
+	if len(list) == 0 {
+		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
+	}
+	var picked []spi.Invoker
+	for len(picked) < forks {
+		cand := clusterkit.Exclude(list, picked)
+		if len(cand) == 0 {
+			break
+		}
+		x := lb.Select(cand, inv)
+		if x == nil {
+			break
+		}
+		picked = append(picked, x)
+	}
+	switch len(picked) {
+	case 0:
+		return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+	case 1:
+		return picked[0].Invoke(ctx, inv)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type outcome struct {
+		r   spi.Result
+		inv *spi.Invocation
+	}
+	done := make(chan outcome, len(picked)) // never blocks a fork
+	for _, x := range picked {
+		fork := copyInvocation(inv)
+		go func() { done <- outcome{x.Invoke(ctx, fork), fork} }()
+	}
+	var last spi.Result
+	for range picked {
+		o := <-done
+		if o.r.Err == nil {
+			if freshReply(inv) {
+				reflect.ValueOf(inv.Reply).Elem().Set(reflect.ValueOf(o.inv.Reply).Elem())
+			}
+			return o.r
+		}
+		last = o.r
+	}
+	return last
+}
+
+// copyInvocation returns a copy of inv that a fork may modify: own
+// attachments and, when inv.Reply is a non-nil pointer, a fresh reply value.
+func copyInvocation(inv *spi.Invocation) *spi.Invocation {
+	c := *inv
+	c.Attachments = maps.Clone(inv.Attachments)
+	if freshReply(inv) {
+		c.Reply = reflect.New(reflect.TypeOf(inv.Reply).Elem()).Interface()
+	}
+	return &c
+}
+
+// freshReply reports whether forks decode into their own reply values: when
+// inv.Reply is a non-nil pointer.
+func freshReply(inv *spi.Invocation) bool {
+	rv := reflect.ValueOf(inv.Reply)
+	return rv.Kind() == reflect.Pointer && !rv.IsNil()
+}
+
+// Interface guards.
+var (
+	_ spi.ClusterBuilder = Builder{}
+	_ spi.Cluster        = (*Cluster)(nil)
+)
