@@ -21,6 +21,7 @@ type ChannelStats struct {
 	FramesRead    int64 // frames read, all streams
 	FramesWritten int64 // frames written, all streams
 	Writes        int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
+	OwnStreams    int64 // frames sent on a stream of their own (body over 64 KiB, multiplexed sessions)
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
@@ -43,6 +44,7 @@ type Channel struct {
 	framesRead          atomic.Int64
 	framesWritten       atomic.Int64
 	writes              atomic.Int64
+	ownStreams          atomic.Int64
 	inflight            atomic.Int64
 	serverInflight      *atomic.Int64 // the Server's counter, or nil
 
@@ -276,6 +278,7 @@ func (c *Channel) Stats() ChannelStats {
 		FramesRead:    c.framesRead.Load(),
 		FramesWritten: c.framesWritten.Load(),
 		Writes:        c.writes.Load(),
+		OwnStreams:    c.ownStreams.Load(),
 	}
 }
 
@@ -326,6 +329,7 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	c.lastWrite.Store(time.Now().UnixNano())
 	c.framesWritten.Add(1)
 	c.writes.Add(1)
+	c.ownStreams.Add(1)
 	return nil
 }
 
