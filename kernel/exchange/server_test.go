@@ -57,7 +57,9 @@ func TestServerShutdownDeadline(t *testing.T) {
 	f := startServer(t, false, nil)
 	ch := f.dial(nil)
 	errc := make(chan error, 1)
-	go func() { errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 20000), 30*time.Second).Err }()
+	go func() {
+		errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 20000), 30*time.Second).Err
+	}()
 	waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
