@@ -720,3 +720,73 @@ func testDialCancelled(t *testing.T, tr spi.Transport) {
 		t.Fatal("Dial with a cancelled context: nil error")
 	}
 }
+
+// BenchmarkTransport measures the raw throughput of one stream of the
+// transport b builds: the consumer writes 100-byte frames one Write each,
+// pipelined, the provider echoes every byte, the consumer reads them all
+// back. One op is one frame; bytes are the frame's.
+func BenchmarkTransport(b *testing.B, tb spi.TransportBuilder) {
+	tr, err := tb.Build(spi.MustParse("airnode://127.0.0.1:0/spitest.Transport"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan spi.Session, 1)
+	go func() {
+		s, err := l.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- s
+	}()
+	c, err := dial(tr, l.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	p := <-accepted
+	if p == nil {
+		b.Fatal("listener Accept failed")
+	}
+	defer p.Close()
+	cs, err := c.Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps, err := p.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	echoed := make(chan struct{})
+	go func() {
+		defer close(echoed)
+		_, _ = io.Copy(ps, ps)
+	}()
+	frame := bytes.Repeat([]byte{'f'}, 100)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	werr := result(func() error {
+		for range b.N {
+			if _, err := cs.Write(frame); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if _, err := io.CopyN(io.Discard, cs, int64(b.N*len(frame))); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-werr; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	c.Close()
+	p.Close()
+	<-echoed
+}

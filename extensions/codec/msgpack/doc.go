@@ -1,0 +1,17 @@
+// Package msgpack is airnode's default codec, registered as "msgpack" with
+// wire id 1: MessagePack (github.com/vmihailenco/msgpack/v5), compact and
+// schemaless.
+//
+// Struct fields are named by their msgpack tag, else their json tag, else
+// their Go name, so one struct reads the same through the json codec. Ints
+// are written in their most compact form and read into any integer type
+// that holds them. A value read into *any is JSON-printable: maps become
+// map[string]any (non-string keys are printed with fmt), arrays []any,
+// integers int64 (uint64 above MaxInt64), binary []byte; nesting deeper than
+// MaxDepth is an error.
+//
+// URL keys: none (the codec is chosen by the "codec" key).
+//
+// The Codec is safe for concurrent use; an Encoder or Decoder is used by one
+// goroutine.
+package msgpack

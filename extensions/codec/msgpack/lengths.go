@@ -1,0 +1,108 @@
+package msgpack
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// seekLenReader is what bytes.Reader and strings.Reader offer: the decoder
+// can look at the rest of the body and come back.
+type seekLenReader interface {
+	io.ReadSeeker
+	io.ByteReader
+	Len() int
+}
+
+// checkLengths walks the MessagePack tokens left in r and returns an error
+// for a declared string, binary, extension or container length larger than
+// the bytes left: msgpack allocates a []byte target of the declared length
+// before reading it, so six hostile bytes could cost 4 GiB. It leaves r
+// where it found it and stops quietly at a byte that is no MessagePack code
+// (the decoder reports that one). Tokens are self-delimiting, so the walk is
+// flat: O(tokens), no recursion, no allocation.
+func checkLengths(r seekLenReader) error {
+	start, err := r.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil // cannot come back: leave the checks to the decoder
+	}
+	defer r.Seek(start, io.SeekStart)
+	var b [8]byte
+	// word reads a big-endian unsigned integer of size bytes.
+	word := func(size int) (int64, bool) {
+		if _, err := io.ReadFull(r, b[:size]); err != nil {
+			return 0, false
+		}
+		switch size {
+		case 1:
+			return int64(b[0]), true
+		case 2:
+			return int64(binary.BigEndian.Uint16(b[:2])), true
+		default:
+			return int64(binary.BigEndian.Uint32(b[:4])), true
+		}
+	}
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			return nil // end of the body
+		}
+		var (
+			skip  int64 // bytes that follow the header
+			items int64 // container entries that follow (each at least a byte)
+			ok    = true
+		)
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c >= 0x80 && c <= 0x8f:
+			items = 2 * int64(c&0x0f)
+		case c >= 0x90 && c <= 0x9f:
+			items = int64(c & 0x0f)
+		case c >= 0xa0 && c <= 0xbf:
+			skip = int64(c & 0x1f)
+		case c == 0xc4 || c == 0xd9: // bin8, str8
+			skip, ok = word(1)
+		case c == 0xc5 || c == 0xda: // bin16, str16
+			skip, ok = word(2)
+		case c == 0xc6 || c == 0xdb: // bin32, str32
+			skip, ok = word(4)
+		case c >= 0xc7 && c <= 0xc9: // ext8, ext16, ext32: length, type, data
+			skip, ok = word(1 << (c - 0xc7))
+			skip++
+		case c == 0xca:
+			skip = 4
+		case c == 0xcb:
+			skip = 8
+		case c >= 0xcc && c <= 0xcf: // uint8..uint64
+			skip = 1 << (c - 0xcc)
+		case c >= 0xd0 && c <= 0xd3: // int8..int64
+			skip = 1 << (c - 0xd0)
+		case c >= 0xd4 && c <= 0xd8: // fixext1..fixext16: type, data
+			skip = 1 + 1<<(c-0xd4)
+		case c == 0xdc:
+			items, ok = word(2)
+		case c == 0xdd:
+			items, ok = word(4)
+		case c == 0xde:
+			items, ok = word(2)
+			items *= 2
+		case c == 0xdf:
+			items, ok = word(4)
+			items *= 2
+		default: // 0xc1: never used; the decoder reports it
+			return nil
+		}
+		left := int64(r.Len())
+		if !ok {
+			return nil // truncated header: the decoder reports it
+		}
+		if skip > left || items > left {
+			return fmt.Errorf("declared length %d at code 0x%02x exceeds the %d bytes left", max(skip, items), c, left)
+		}
+		if skip > 0 {
+			if _, err := r.Seek(skip, io.SeekCurrent); err != nil {
+				return nil
+			}
+		}
+	}
+}

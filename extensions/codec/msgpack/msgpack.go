@@ -1,0 +1,184 @@
+package msgpack
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	vm "github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this codec.
+const Name = "msgpack"
+
+// ID is the codec's wire id in the frame flags.
+const ID uint8 = 1
+
+// MaxDepth bounds the nesting of maps and arrays read into *any, so that a
+// hostile body cannot exhaust the stack (encoding/json's bound).
+const MaxDepth = 10000
+
+// Codec is the msgpack codec. The zero value is ready to use.
+type Codec struct{}
+
+// Name returns "msgpack".
+func (Codec) Name() string { return Name }
+
+// ID returns 1.
+func (Codec) ID() uint8 { return ID }
+
+// NewEncoder returns an encoder writing MessagePack values to w. A w that is
+// an io.ByteWriter (bytes.Buffer, bufio.Writer) is written directly.
+func (Codec) NewEncoder(w io.Writer) spi.Encoder {
+	e := vm.NewEncoder(w)
+	e.SetCustomStructTag("json")
+	e.UseCompactInts(true)
+	return &Encoder{e: e}
+}
+
+// NewDecoder returns a decoder reading MessagePack values from r. A r that
+// is not an io.ByteScanner is buffered, so the decoder may read beyond the
+// values it returns.
+//
+// When r is a bytes.Reader or strings.Reader (a body in memory), the decoder
+// first checks every length the body declares against the bytes it holds;
+// the first Decode reports a length that does not fit.
+func (Codec) NewDecoder(r io.Reader) spi.Decoder {
+	d := &Decoder{d: vm.NewDecoder(r)}
+	if sr, ok := r.(seekLenReader); ok {
+		d.err = checkLengths(sr)
+	}
+	d.d.SetCustomStructTag("json")
+	d.d.UseLooseInterfaceDecoding(true)
+	d.d.SetMapDecoder(d.decodeMap)
+	return d
+}
+
+// Encoder writes MessagePack values.
+type Encoder struct{ e *vm.Encoder }
+
+// Encode writes v. A value msgpack cannot encode (a channel, a func) is an
+// *spi.Error of status SERIALIZATION_ERROR naming its type.
+func (e *Encoder) Encode(v any) error {
+	if err := e.e.Encode(v); err != nil {
+		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
+	}
+	return nil
+}
+
+// Decoder reads MessagePack values.
+type Decoder struct {
+	d     *vm.Decoder
+	err   error // a length that does not fit the body, from checkLengths
+	depth int   // nesting of maps and arrays being read generically
+}
+
+// Decode reads the next value into v, a non-nil pointer. With v a *any the
+// value is generic (see the package doc). At the end of the input the error
+// wraps io.EOF.
+func (d *Decoder) Decode(v any) error {
+	if d.err != nil {
+		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
+	}
+	var err error
+	if p, ok := v.(*any); ok {
+		d.depth = 0
+		*p, err = d.decodeAny()
+	} else {
+		err = d.d.Decode(v)
+	}
+	if err != nil {
+		return fmt.Errorf("msgpack: decode into %T: %w", v, err)
+	}
+	return nil
+}
+
+var errTooDeep = errors.New("nesting deeper than " + strconv.Itoa(MaxDepth))
+
+// decodeAny reads one generic value: maps and arrays here, with a bound on
+// nesting, binary as []byte, and scalars through msgpack's loose decoding
+// (int64, uint64, float64, string, bool, nil, time.Time).
+func (d *Decoder) decodeAny() (any, error) {
+	c, err := d.d.PeekCode()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		return d.decodeMap(d.d)
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		return d.decodeArray()
+	case msgpcode.IsBin(c):
+		return d.d.DecodeBytes()
+	}
+	return d.d.DecodeInterfaceLoose()
+}
+
+// decodeMap reads a map as map[string]any; it is also msgpack's map decoder
+// for values inside typed targets.
+func (d *Decoder) decodeMap(*vm.Decoder) (any, error) {
+	n, err := d.d.DecodeMapLen()
+	if err != nil || n < 0 {
+		return nil, err // n == -1: a nil map
+	}
+	if d.depth++; d.depth > MaxDepth {
+		return nil, errTooDeep
+	}
+	defer func() { d.depth-- }()
+	m := make(map[string]any, min(n, 1024)) // n comes from the wire
+	for range n {
+		k, err := d.decodeAny()
+		if err != nil {
+			return nil, err
+		}
+		v, err := d.decodeAny()
+		if err != nil {
+			return nil, err
+		}
+		m[keyString(k)] = v
+	}
+	return m, nil
+}
+
+func (d *Decoder) decodeArray() (any, error) {
+	n, err := d.d.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	if d.depth++; d.depth > MaxDepth {
+		return nil, errTooDeep
+	}
+	defer func() { d.depth-- }()
+	a := make([]any, 0, min(n, 1024))
+	for range n {
+		v, err := d.decodeAny()
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+	}
+	return a, nil
+}
+
+// keyString turns a map key into a string: strings as they are, []byte as
+// text, anything else as fmt prints it (encoding/json prints int keys so).
+func keyString(k any) string {
+	switch k := k.(type) {
+	case string:
+		return k
+	case []byte:
+		return string(k)
+	default:
+		return fmt.Sprint(k)
+	}
+}
+
+var (
+	_ spi.Codec   = Codec{}
+	_ spi.Encoder = (*Encoder)(nil)
+	_ spi.Decoder = (*Decoder)(nil)
+)

@@ -1,0 +1,494 @@
+package spitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// CodecPerson is the struct the codec suite round-trips into a typed
+// pointer: exported fields with json tags, as service argument and result
+// types usually have.
+type CodecPerson struct {
+	Name  string            `json:"name"`
+	Age   int               `json:"age"`
+	Tags  []string          `json:"tags"`
+	Attrs map[string]string `json:"attrs"`
+	Photo []byte            `json:"photo"`
+}
+
+// TestCodec runs the codec conformance suite against c.
+//
+// Every codec must round-trip the shapes the exchange writes in its headers
+// (DESIGN §5): strings, ints, bools, nil, map[string]string (a nil map reads
+// back as an empty or nil map), and sequences of them in one stream. The
+// argument shapes — []byte, float64, nested generic values
+// (map[string]any, []any), a struct read back into a typed pointer — must
+// round-trip or be refused at Encode with an *spi.Error of status
+// SERIALIZATION_ERROR (a codec such as protobuf accepts only its own
+// messages). A generic value read into *any must print with encoding/json
+// as the original does. Truncated bodies and garbage (fed as a
+// *bytes.Reader, as the exchange does) give an error, never a panic, a hang,
+// a huge allocation or a wrong value; Name and ID are valid; encoders and
+// decoders on different goroutines do not interfere.
+func TestCodec(t *testing.T, c spi.Codec) {
+	if err := checkName(c.Name()); err != nil {
+		t.Fatalf("codec: %v", err)
+	}
+	if c.ID() < 1 || c.ID() > 31 {
+		t.Fatalf("codec %s: ID %d, want 1-31", c.Name(), c.ID())
+	}
+	t.Run("Header", func(t *testing.T) { testCodecHeader(t, c) })
+	t.Run("Scalars", func(t *testing.T) { testCodecScalars(t, c) })
+	t.Run("NilValues", func(t *testing.T) { testCodecNil(t, c) })
+	t.Run("Arguments", func(t *testing.T) { testCodecArguments(t, c) })
+	t.Run("Sequence", func(t *testing.T) { testCodecSequence(t, c) })
+	t.Run("Concurrent", func(t *testing.T) { testCodecConcurrent(t, c) })
+	t.Run("Truncated", func(t *testing.T) { testCodecTruncated(t, c) })
+	t.Run("Garbage", func(t *testing.T) { testCodecGarbage(t, c) })
+}
+
+// encode writes vs with one encoder and returns the bytes.
+func encode(c spi.Codec, vs ...any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := c.NewEncoder(&buf)
+	for i, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("Encode value #%d (%T): %w", i, v, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeInto reads len(ptrs) values from data with one decoder, protecting
+// against panics.
+func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	dec := c.NewDecoder(bytes.NewReader(data))
+	for i, p := range ptrs {
+		if err := dec.Decode(p); err != nil {
+			return fmt.Errorf("Decode value #%d into %T: %w", i, p, err)
+		}
+	}
+	return nil
+}
+
+// panicked reports whether err came from a recovered panic.
+func panicked(err error) bool {
+	return err != nil && len(err.Error()) >= 6 && err.Error()[:6] == "panic:"
+}
+
+func testCodecHeader(t *testing.T, c spi.Codec) {
+	for _, att := range []map[string]string{
+		{"timeout": "1000", "token": "s3cr=t&/%", "ключ": "значение"},
+		{},
+		nil,
+	} {
+		data, err := encode(c, "g/demo.Echo:1.0", "Echo", att, 2, "arg", "arg2")
+		if err != nil {
+			t.Fatalf("header with attachments %v: %v", att, err)
+		}
+		var (
+			svc, method, a0, a1 string
+			gotAtt              map[string]string
+			n                   int
+		)
+		if err := decodeInto(c, data, &svc, &method, &gotAtt, &n, &a0, &a1); err != nil {
+			t.Fatalf("header with attachments %v: %v", att, err)
+		}
+		if svc != "g/demo.Echo:1.0" || method != "Echo" || n != 2 || a0 != "arg" || a1 != "arg2" {
+			t.Fatalf("header read back as %q %q %d %q %q", svc, method, n, a0, a1)
+		}
+		if len(att) == 0 && len(gotAtt) != 0 || len(att) > 0 && !reflect.DeepEqual(att, gotAtt) {
+			t.Fatalf("attachments %v read back as %v", att, gotAtt)
+		}
+	}
+	// A response: attachments, then the value or the error message.
+	data, err := encode(c, map[string]string{"k": "v"}, "SERVICE_ERROR: boom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var att map[string]string
+	var msg any
+	if err := decodeInto(c, data, &att, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if att["k"] != "v" || msg != "SERVICE_ERROR: boom" {
+		t.Fatalf("response read back as %v %#v", att, msg)
+	}
+}
+
+// roundTripTyped encodes v, decodes it into a new value of v's type and
+// compares.
+func roundTripTyped(t *testing.T, c spi.Codec, v any) {
+	t.Helper()
+	data, err := encode(c, v)
+	if err != nil {
+		t.Errorf("%#v: %v", v, err)
+		return
+	}
+	p := reflect.New(reflect.TypeOf(v))
+	if err := decodeInto(c, data, p.Interface()); err != nil {
+		t.Errorf("%#v: %v", v, err)
+		return
+	}
+	if got := p.Elem().Interface(); !reflect.DeepEqual(got, v) {
+		t.Errorf("%T %#v read back as %#v", v, v, got)
+	}
+}
+
+// roundTripGeneric encodes v, decodes it into *any and compares both as
+// encoding/json prints them.
+func roundTripGeneric(t *testing.T, c spi.Codec, v any) {
+	t.Helper()
+	data, err := encode(c, v)
+	if err != nil {
+		t.Errorf("%#v: %v", v, err)
+		return
+	}
+	var got any
+	if err := decodeInto(c, data, &got); err != nil {
+		t.Errorf("%#v into *any: %v", v, err)
+		return
+	}
+	want, err := normalJSON(v)
+	if err != nil {
+		t.Fatalf("%#v: encoding/json: %v", v, err)
+	}
+	have, err := normalJSON(got)
+	if err != nil {
+		t.Errorf("%T %#v read into *any as %#v, which encoding/json cannot print: %v", v, v, got, err)
+		return
+	}
+	if !reflect.DeepEqual(have, want) {
+		t.Errorf("%T %#v read into *any as %#v; as JSON %v, want %v", v, v, got, have, want)
+	}
+}
+
+// normalJSON prints v with encoding/json and reads it back generically.
+func normalJSON(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var n any
+	return n, json.Unmarshal(b, &n)
+}
+
+func testCodecScalars(t *testing.T, c spi.Codec) {
+	for _, v := range []any{
+		"", "hello", "ünïcødé ✓", string(bytes.Repeat([]byte("x"), 70000)),
+		0, 1, -1, 127, 128, 255, 256, -129, 65536, math.MaxInt32, 1 << 40, math.MinInt64, math.MaxInt64,
+		int64(-5), int32(7), uint8(200), uint64(math.MaxUint64),
+		true, false,
+	} {
+		roundTripTyped(t, c, v)
+		if _, big := v.(uint64); !big && v != math.MinInt64 && v != math.MaxInt64 {
+			roundTripGeneric(t, c, v) // encoding/json reads numbers as float64
+		}
+	}
+}
+
+func testCodecNil(t *testing.T, c spi.Codec) {
+	data, err := encode(c, nil, map[string]string(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := any("sentinel")
+	att := map[string]string{"stale": "x"}
+	var m map[string]string
+	if err := decodeInto(c, data, &got, &att, &m); err != nil {
+		t.Fatal(err)
+	}
+	if got != nil {
+		t.Errorf("nil read into *any as %#v", got)
+	}
+	if len(att) != 0 {
+		t.Errorf("nil map read over a filled map as %v, want empty", att)
+	}
+	if len(m) != 0 {
+		t.Errorf("nil read into *map[string]string as %v", m)
+	}
+}
+
+// argument encodes v, reporting whether the codec accepts its type; a
+// refusal must be a SERIALIZATION_ERROR.
+func argument(t *testing.T, c spi.Codec, v any) bool {
+	t.Helper()
+	_, err := encode(c, v)
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, spi.ErrSerialization) {
+		t.Errorf("Encode(%T) refused with %v, want an *spi.Error of status SERIALIZATION_ERROR", v, err)
+	} else {
+		t.Logf("codec %s refuses %T: %v", c.Name(), v, err)
+	}
+	return false
+}
+
+func testCodecArguments(t *testing.T, c spi.Codec) {
+	person := CodecPerson{
+		Name: "Ada", Age: 36, Tags: []string{"math", "engines"},
+		Attrs: map[string]string{"born": "1815"}, Photo: []byte{0, 1, 2, 0xff},
+	}
+	typed := []any{
+		[]byte{0, 1, 2, 0xfe, 0xff}, []byte{},
+		1.5, -0.25, math.MaxFloat64,
+		[]string{"a", "b"}, map[string]int{"one": 1},
+		person,
+	}
+	for _, v := range typed {
+		if argument(t, c, v) {
+			roundTripTyped(t, c, v)
+		}
+	}
+	if argument(t, c, &person) { // a pointer argument reads into the struct
+		data, _ := encode(c, &person)
+		var got *CodecPerson
+		if err := decodeInto(c, data, &got); err != nil {
+			t.Errorf("*CodecPerson into **CodecPerson: %v", err)
+		} else if got == nil || !reflect.DeepEqual(*got, person) {
+			t.Errorf("*CodecPerson read back as %#v", got)
+		}
+	}
+	generic := []any{
+		[]byte("bytes"), 1.5, "plain",
+		map[string]any{"a": []any{1, "x", true, nil, 2.5}, "b": map[string]any{"c": map[string]any{"d": "deep"}}},
+		[]any{map[string]any{"k": "v"}, []any{}, "s"},
+		map[string]string{"x": "y"},
+		person,
+	}
+	for _, v := range generic {
+		if argument(t, c, v) {
+			roundTripGeneric(t, c, v)
+		}
+	}
+}
+
+// testCodecSequence writes many values of mixed shapes in one stream.
+func testCodecSequence(t *testing.T, c spi.Codec) {
+	var vs []any
+	for i := range 200 {
+		switch i % 4 {
+		case 0:
+			vs = append(vs, fmt.Sprintf("value-%d", i))
+		case 1:
+			vs = append(vs, i*1000)
+		case 2:
+			vs = append(vs, map[string]string{"i": fmt.Sprint(i)})
+		case 3:
+			vs = append(vs, i%2 == 0)
+		}
+	}
+	data, err := encode(c, vs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := c.NewDecoder(bytes.NewReader(data))
+	for i, v := range vs {
+		p := reflect.New(reflect.TypeOf(v))
+		if err := dec.Decode(p.Interface()); err != nil {
+			t.Fatalf("value #%d: %v", i, err)
+		}
+		if !reflect.DeepEqual(p.Elem().Interface(), v) {
+			t.Fatalf("value #%d %#v read back as %#v", i, v, p.Elem().Interface())
+		}
+	}
+	var extra any
+	if err := dec.Decode(&extra); err == nil {
+		t.Fatalf("Decode past the last value: %#v, want an error", extra)
+	}
+	// A reader that is only an io.Reader (a stream, not a body in memory).
+	dec = c.NewDecoder(struct{ io.Reader }{bytes.NewReader(data)})
+	for i, v := range vs {
+		p := reflect.New(reflect.TypeOf(v))
+		if err := dec.Decode(p.Interface()); err != nil {
+			t.Fatalf("from a plain io.Reader: value #%d: %v", i, err)
+		}
+		if !reflect.DeepEqual(p.Elem().Interface(), v) {
+			t.Fatalf("from a plain io.Reader: value #%d %#v read back as %#v", i, v, p.Elem().Interface())
+		}
+	}
+}
+
+func testCodecConcurrent(t *testing.T, c spi.Codec) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				svc := fmt.Sprintf("svc-%d-%d", g, i)
+				data, err := encode(c, svc, map[string]string{"g": svc}, i)
+				if err != nil {
+					errs <- err
+					return
+				}
+				var s string
+				var m map[string]string
+				var n int
+				if err := decodeInto(c, data, &s, &m, &n); err != nil {
+					errs <- err
+					return
+				}
+				if s != svc || m["g"] != svc || n != i {
+					errs <- fmt.Errorf("goroutine %d: read back %q %v %d", g, s, m, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// testCodecTruncated decodes every strict prefix of a request body: each
+// either fails or, when only trailing padding was cut, reads every value
+// back unchanged.
+func testCodecTruncated(t *testing.T, c spi.Codec) {
+	att := map[string]string{"timeout": "1000", "trace": "abc"}
+	data, err := encode(c, "demo.Echo", "Echo", att, 1, "the last argument")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(data); n++ {
+		var (
+			svc, method, arg string
+			gotAtt           map[string]string
+			num              int
+		)
+		err := decodeInto(c, data[:n], &svc, &method, &gotAtt, &num, &arg)
+		if panicked(err) {
+			t.Fatalf("%d of %d bytes: %v", n, len(data), err)
+		}
+		if err == nil && (svc != "demo.Echo" || method != "Echo" || !reflect.DeepEqual(gotAtt, att) ||
+			num != 1 || arg != "the last argument") {
+			t.Fatalf("%d of %d bytes read without error as %q %q %v %d %q", n, len(data), svc, method, gotAtt, num, arg)
+		}
+	}
+}
+
+// testCodecGarbage feeds random and hostile bytes to decoders of every
+// target type.
+func testCodecGarbage(t *testing.T, c spi.Codec) {
+	inputs := [][]byte{
+		nil,
+		{0x00},
+		{0xff, 0xff, 0xff, 0xff},
+		// Lengths far beyond the input (msgpack bin32, str32, array32, map32).
+		{0xc6, 0xff, 0xff, 0xff, 0xff},
+		{0xdb, 0xff, 0xff, 0xff, 0xff, 'a'},
+		{0xdd, 0xff, 0xff, 0xff, 0xff, 0x01},
+		{0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'k'},
+		// Varint-prefixed lengths far beyond the input.
+		{0x06, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		{0x09, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		[]byte(`{"a":`), []byte(`[[[[[[[[`), []byte(`"unterminated`), []byte("\x00\x01\x02garbage"),
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 300 {
+		b := make([]byte, rng.IntN(64))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		inputs = append(inputs, b)
+	}
+	// Valid bodies with one byte flipped.
+	valid, err := encode(c, "demo.Echo", "Echo", map[string]string{"a": "b"}, 1, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range valid {
+		b := bytes.Clone(valid)
+		b[i] ^= byte(1 + rng.IntN(255))
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		targets := []func() any{
+			func() any { return new(any) },
+			func() any { return new(string) },
+			func() any { return new(int) },
+			func() any { return new(map[string]string) },
+			func() any { return new([]byte) },
+			func() any { return new(CodecPerson) },
+		}
+		for _, target := range targets {
+			err := decodeInto(c, in, target(), target(), target())
+			if panicked(err) {
+				t.Fatalf("decoding % x into %T: %v", in, target(), err)
+			}
+		}
+		if len(in) == 0 {
+			if err := decodeInto(c, in, new(any)); err == nil {
+				t.Errorf("Decode of an empty body: nil error")
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Logf("Decode of an empty body: %v (not io.EOF)", err)
+			}
+		}
+	}
+}
+
+// BenchmarkCodec measures c on a typical small request body, as the exchange
+// writes and reads it: service key, method, attachments {"timeout": "1000"},
+// one argument (a 100-byte string). "encode" makes a new encoder per body
+// into a reused buffer; "decode" a new decoder per body over a
+// *bytes.Reader, reading into typed values. Both report bytes of body.
+func BenchmarkCodec(b *testing.B, c spi.Codec) {
+	arg := string(bytes.Repeat([]byte("a"), 100))
+	att := map[string]string{"timeout": "1000"}
+	body, err := encode(c, "demo.Echo", "Echo", att, 1, arg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			enc := c.NewEncoder(&buf)
+			for _, v := range []any{"demo.Echo", "Echo", att, 1, arg} {
+				if err := enc.Encode(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		r := bytes.NewReader(body)
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(body)
+			dec := c.NewDecoder(r)
+			var (
+				svc, method, a string
+				m              map[string]string
+				n              int
+			)
+			for _, p := range []any{&svc, &method, &m, &n, &a} {
+				if err := dec.Decode(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
