@@ -1,0 +1,67 @@
+package pluginrpc
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+	"github.com/airnode/airnode/spi"
+)
+
+// Description is what a plugin says it provides for one point.
+type Description struct {
+	Point string
+	// Name is the extension's own Name() (empty for the service point).
+	Name string
+	// Activation is a filter's activation.
+	Activation spi.Activation
+	// Services lists a service plugin's services.
+	Services []ServiceDesc
+}
+
+// Describe asks the plugin behind c what it provides for point. A plugin
+// that does not serve point is an error saying so.
+func Describe(ctx context.Context, c *Client, point string) (Description, error) {
+	d := Description{Point: point}
+	var err error
+	switch point {
+	case PointLoadBalance:
+		var r *pb.Describe
+		if r, err = c.LoadBalance.Describe(ctx, &pb.Empty{}); err == nil {
+			d.Name = r.Name
+		}
+	case PointRegistry:
+		var r *pb.Describe
+		if r, err = c.Registry.Describe(ctx, &pb.Empty{}); err == nil {
+			d.Name = r.Name
+		}
+	case PointFilter:
+		var r *pb.FilterDescribe
+		if r, err = c.Filter.Describe(ctx, &pb.Empty{}); err == nil {
+			d.Name = r.Name
+			d.Activation = spi.Activation{Key: r.Key, Order: int(r.Order)}
+			for _, s := range r.Sides {
+				d.Activation.Sides = append(d.Activation.Sides, spi.Side(s))
+			}
+		}
+	case PointService:
+		var rep *pb.ServiceDescList
+		if rep, err = c.Service.Describe(ctx, &pb.Empty{}); err == nil {
+			for _, s := range rep.Services {
+				d.Services = append(d.Services, ServiceDesc{Name: s.Name, Methods: s.Methods})
+			}
+		}
+	default:
+		return d, fmt.Errorf("pluginrpc: unknown point %q (available: filter, loadbalance, registry, service)", point)
+	}
+	if status.Code(err) == codes.Unimplemented {
+		return d, fmt.Errorf("plugin does not provide point %q", point)
+	}
+	if err != nil {
+		return d, rpcError(point+" Describe", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,209 @@
+package pluginrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+	"github.com/airnode/airnode/spi"
+)
+
+// Error kinds on the wire (pb.Error.Kind) for sentinels the host maps back.
+const (
+	kindNotSupported = "not_supported"
+	kindCanceled     = "canceled"
+	kindDeadline     = "deadline_exceeded"
+)
+
+// toPB encodes err for the wire: an *spi.Error keeps its status and message;
+// spi.ErrNotSupported and context errors keep their identity.
+func toPB(err error) *pb.Error {
+	if err == nil {
+		return nil
+	}
+	e := &pb.Error{Message: err.Error()}
+	var se *spi.Error
+	switch {
+	case errors.As(err, &se):
+		e.Status = uint32(se.Status)
+		e.Message = se.Message
+	case errors.Is(err, spi.ErrNotSupported):
+		e.Kind = kindNotSupported
+	case errors.Is(err, context.Canceled):
+		e.Kind = kindCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind = kindDeadline
+	}
+	return e
+}
+
+// fromPB is the inverse of toPB: a status becomes an *spi.Error with the same
+// Status and Message; kinds wrap their sentinel.
+func fromPB(e *pb.Error) error {
+	if e == nil {
+		return nil
+	}
+	if e.Status != 0 {
+		return &spi.Error{Status: spi.Status(e.Status), Message: e.Message}
+	}
+	switch e.Kind {
+	case kindNotSupported:
+		if e.Message == spi.ErrNotSupported.Error() {
+			return spi.ErrNotSupported
+		}
+		return fmt.Errorf("%s: %w", e.Message, spi.ErrNotSupported)
+	case kindCanceled:
+		return fmt.Errorf("%s: %w", e.Message, context.Canceled)
+	case kindDeadline:
+		return fmt.Errorf("%s: %w", e.Message, context.DeadlineExceeded)
+	}
+	return errors.New(e.Message)
+}
+
+// rpcError turns a gRPC failure (the plugin died mid-call, timed out) into an
+// error naming the plugin point; context errors keep their identity.
+func rpcError(what string, err error) error {
+	switch status.Code(err) {
+	case codes.Canceled:
+		return fmt.Errorf("plugin %s: %w", what, context.Canceled)
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("plugin %s: %w", what, context.DeadlineExceeded)
+	}
+	if s, ok := status.FromError(err); ok {
+		return fmt.Errorf("plugin %s: %s (%s)", what, s.Message(), s.Code())
+	}
+	return fmt.Errorf("plugin %s: %w", what, err)
+}
+
+// recovered turns a panic in author code into a SERVER_ERROR (STYLE 12).
+func recovered(where string, r any) *pb.Error {
+	return toPB(spi.Errorf(spi.StatusServerError, "plugin %s panicked: %v\n%s", where, r, debug.Stack()))
+}
+
+// encodeArgs is the args summary sent to balancers and filters: the JSON
+// array of the arguments, or nil when they cannot be encoded.
+func encodeArgs(args []any) []byte {
+	if len(args) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func decodeArgs(b []byte) []any {
+	if len(b) == 0 {
+		return nil
+	}
+	var args []any
+	if json.Unmarshal(b, &args) != nil {
+		return nil
+	}
+	return args
+}
+
+func toInvocation(inv *spi.Invocation) *pb.Invocation {
+	if inv == nil {
+		return &pb.Invocation{}
+	}
+	return &pb.Invocation{
+		Service:     inv.Service,
+		Method:      inv.Method,
+		ArgsJson:    encodeArgs(inv.Args),
+		Attachments: inv.Attachments,
+	}
+}
+
+func fromInvocation(p *pb.Invocation) *spi.Invocation {
+	inv := &spi.Invocation{Service: p.GetService(), Method: p.GetMethod(), Args: decodeArgs(p.GetArgsJson())}
+	if len(p.GetAttachments()) > 0 {
+		inv.Attachments = p.GetAttachments()
+	}
+	return inv
+}
+
+// urlCache parses URL strings once: balancers see the same provider URLs on
+// every Select. Bounded: it is emptied when it reaches maxURLs entries.
+type urlCache struct {
+	mu sync.RWMutex
+	m  map[string]spi.URL
+}
+
+const maxURLs = 4096
+
+func (c *urlCache) parse(s string) (spi.URL, error) {
+	c.mu.RLock()
+	u, ok := c.m[s]
+	c.mu.RUnlock()
+	if ok {
+		return u, nil
+	}
+	u, err := spi.Parse(s)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxURLs {
+		c.m = make(map[string]spi.URL)
+	}
+	c.m[s] = u
+	c.mu.Unlock()
+	return u, nil
+}
+
+// handles numbers the extensions built inside a plugin process.
+type handles[T any] struct {
+	mu    sync.RWMutex
+	next  uint64
+	byID  map[uint64]T
+	byURL map[string]uint64 // dedupe for stateless builds; nil when unused
+}
+
+func (h *handles[T]) add(v T, url string) uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byID == nil {
+		h.byID = make(map[uint64]T)
+	}
+	h.next++
+	h.byID[h.next] = v
+	if url != "" {
+		if h.byURL == nil {
+			h.byURL = make(map[string]uint64)
+		}
+		h.byURL[url] = h.next
+	}
+	return h.next
+}
+
+func (h *handles[T]) lookupURL(url string) (uint64, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	id, ok := h.byURL[url]
+	return id, ok
+}
+
+func (h *handles[T]) get(id uint64) (T, error) {
+	h.mu.RLock()
+	v, ok := h.byID[id]
+	h.mu.RUnlock()
+	if !ok {
+		return v, spi.Errorf(spi.StatusClientError, "pluginrpc: unknown handle %d", id)
+	}
+	return v, nil
+}
+
+func (h *handles[T]) remove(id uint64) {
+	h.mu.Lock()
+	delete(h.byID, id)
+	h.mu.Unlock()
+}

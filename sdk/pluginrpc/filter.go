@@ -1,0 +1,199 @@
+package pluginrpc
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+	"github.com/airnode/airnode/spi"
+)
+
+// ---------------------------------------------------------------- plugin side
+
+type filterServer struct {
+	pb.UnimplementedFilterServer
+	b  spi.FilterBuilder
+	h  handles[spi.Filter]
+	mu sync.Mutex
+}
+
+func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b: b} }
+
+func (s *filterServer) Describe(context.Context, *pb.Empty) (*pb.FilterDescribe, error) {
+	a := s.b.Activation()
+	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order)}
+	for _, side := range a.Sides {
+		d.Sides = append(d.Sides, string(side))
+	}
+	return d, nil
+}
+
+func (s *filterServer) Build(_ context.Context, req *pb.BuildRequest) (rep *pb.BuildReply, _ error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = &pb.BuildReply{Error: recovered("filter Build", r)}
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.h.lookupURL(req.Url); ok {
+		return &pb.BuildReply{Handle: id}, nil
+	}
+	u, err := spi.Parse(req.Url)
+	if err != nil {
+		return &pb.BuildReply{Error: toPB(err)}, nil
+	}
+	f, err := s.b.Build(u)
+	if err != nil {
+		return &pb.BuildReply{Error: toPB(err)}, nil
+	}
+	return &pb.BuildReply{Handle: s.h.add(f, req.Url)}, nil
+}
+
+// passInvoker is the "next" a plugin filter sees: invoking it means the
+// filter lets the call pass; the real invoke happens in the host.
+type passInvoker struct {
+	passed bool
+	inv    *spi.Invocation
+}
+
+func (p *passInvoker) URL() spi.URL { return spi.URL{} }
+func (p *passInvoker) Invoke(_ context.Context, inv *spi.Invocation) spi.Result {
+	p.passed, p.inv = true, inv
+	return spi.Result{}
+}
+func (p *passInvoker) Available() bool   { return true }
+func (p *passInvoker) Stats() *spi.Stats { return nil }
+func (p *passInvoker) Close() error      { return nil }
+
+func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *pb.FilterReply, _ error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = &pb.FilterReply{Error: recovered("filter Invoke", r)}
+		}
+	}()
+	f, err := s.h.get(req.Handle)
+	if err != nil {
+		return &pb.FilterReply{Error: toPB(err)}, nil
+	}
+	next := &passInvoker{}
+	res := f.Invoke(ctx, next, fromInvocation(req.Invocation))
+	if next.passed {
+		return &pb.FilterReply{Pass: true, Attachments: next.inv.Attachments}, nil
+	}
+	rep = &pb.FilterReply{Error: toPB(res.Err), Attachments: res.Attachments}
+	if res.Err == nil && res.Value != nil {
+		b, err := json.Marshal(res.Value)
+		if err != nil {
+			rep.Error = toPB(spi.Errorf(spi.StatusSerializationError, "plugin filter %q: short-circuit value: %v", s.b.Name(), err))
+		}
+		rep.ValueJson = b
+	}
+	return rep, nil
+}
+
+// ---------------------------------------------------------------- host side
+
+// FilterOptions configure a plugin-backed filter builder.
+type FilterOptions struct {
+	Name       string
+	Activation spi.Activation // as the plugin described it at start
+	Source     Source
+	// Timeout bounds one filter round trip; default 1s.
+	Timeout time.Duration
+}
+
+// NewFilterBuilder returns a spi.FilterBuilder whose filters decide in the
+// plugin process: the plugin sees the invocation's metadata and either
+// passes (possibly changing attachments) or short-circuits with a status.
+// While the plugin is down, calls through the filter fail fast with
+// CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side).
+func NewFilterBuilder(o FilterOptions) spi.FilterBuilder {
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	return &filterBuilder{o: o}
+}
+
+type filterBuilder struct{ o FilterOptions }
+
+func (b *filterBuilder) Name() string               { return b.o.Name }
+func (b *filterBuilder) Activation() spi.Activation { return b.o.Activation }
+
+// Build is pure; the filter is built in the plugin on first use.
+func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
+	st := spi.StatusClientError
+	if v, _ := u.Param(spi.KeySide); v == string(spi.Provider) {
+		st = spi.StatusServerError
+	}
+	return &filterAdapter{o: &b.o, us: u.String(), status: st}, nil
+}
+
+type filterAdapter struct {
+	o      *FilterOptions
+	us     string
+	status spi.Status // of a failure of the plugin itself
+
+	mu      sync.Mutex
+	gen, id uint64
+}
+
+func (f *filterAdapter) handle(ctx context.Context, c *Client, gen uint64) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gen == gen && f.id != 0 {
+		return f.id, nil
+	}
+	rep, err := c.Filter.Build(ctx, &pb.BuildRequest{Url: f.us})
+	if err != nil {
+		return 0, rpcError("filter Build", err)
+	}
+	if rep.Error != nil {
+		return 0, fromPB(rep.Error)
+	}
+	f.gen, f.id = gen, rep.Handle
+	return f.id, nil
+}
+
+func (f *filterAdapter) fail(err error) spi.Result {
+	return spi.Result{Err: spi.Errorf(f.status, "filter %q: %w", f.o.Name, err)}
+}
+
+func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	c, gen, err := f.o.Source.Current()
+	if err != nil {
+		return f.fail(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+	id, err := f.handle(rctx, c, gen)
+	if err != nil {
+		cancel()
+		return f.fail(err)
+	}
+	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv)})
+	cancel()
+	if err != nil {
+		return f.fail(rpcError("filter Invoke", err))
+	}
+	if rep.Pass {
+		inv.Attachments = rep.Attachments
+		if len(inv.Attachments) == 0 {
+			inv.Attachments = nil
+		}
+		return next.Invoke(ctx, inv)
+	}
+	res := spi.Result{Err: fromPB(rep.Error), Attachments: rep.Attachments}
+	if res.Err == nil && len(rep.ValueJson) > 0 {
+		if err := json.Unmarshal(rep.ValueJson, &res.Value); err != nil {
+			res.Err = spi.Errorf(spi.StatusSerializationError, "filter %q: short-circuit value: %v", f.o.Name, err)
+		}
+	}
+	return res
+}
+
+var (
+	_ spi.FilterBuilder = (*filterBuilder)(nil)
+	_ spi.Filter        = (*filterAdapter)(nil)
+)

@@ -1,0 +1,145 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/airnode/airnode/spi"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+)
+
+// ProtocolVersion is the plugin protocol version this build speaks (the
+// go-plugin application protocol, negotiated from VersionedPlugins).
+const ProtocolVersion = 1
+
+// MaxMessage bounds one gRPC message between host and plugin, in bytes:
+// twice airnode's default payload (8 MiB) so a full frame's arguments fit.
+const MaxMessage = 16 << 20
+
+// Points a plugin may serve. Transport, codec and heartbeat stay in process:
+// a local RPC per frame would defeat them.
+const (
+	PointLoadBalance = "loadbalance"
+	PointRegistry    = "registry"
+	PointFilter      = "filter"
+	PointService     = "service"
+)
+
+// Points lists every point a plugin may serve, sorted.
+var Points = []string{PointFilter, PointLoadBalance, PointRegistry, PointService}
+
+// Handshake is the go-plugin handshake shared by host and plugins. The magic
+// cookie is not a secret: it only stops a plugin binary started by hand from
+// waiting forever for a host.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "AIRNODE_PLUGIN",
+	MagicCookieValue: "f3b2c6a1-airnode-plugin-7e0d",
+}
+
+// Impl is what a plugin process serves; nil fields are not served.
+type Impl struct {
+	LoadBalance spi.LoadBalanceBuilder
+	Registry    spi.RegistryBuilder
+	Filter      spi.FilterBuilder
+	Service     ServiceHandler
+}
+
+// ServerPlugins returns the versioned plugin sets a plugin process serves
+// for impl.
+func ServerPlugins(impl Impl) map[int]plugin.PluginSet {
+	set := plugin.PluginSet{}
+	if impl.LoadBalance != nil {
+		s := newLBServer(impl.LoadBalance)
+		set[PointLoadBalance] = &grpcPlugin{register: func(g *grpc.Server) { pb.RegisterLoadBalanceServer(g, s) }}
+	}
+	if impl.Registry != nil {
+		s := newRegistryServer(impl.Registry)
+		set[PointRegistry] = &grpcPlugin{register: func(g *grpc.Server) { pb.RegisterRegistryServer(g, s) }}
+	}
+	if impl.Filter != nil {
+		s := newFilterServer(impl.Filter)
+		set[PointFilter] = &grpcPlugin{register: func(g *grpc.Server) { pb.RegisterFilterServer(g, s) }}
+	}
+	if impl.Service != nil {
+		s := &serviceServer{h: impl.Service}
+		set[PointService] = &grpcPlugin{register: func(g *grpc.Server) { pb.RegisterServiceServer(g, s) }}
+	}
+	return map[int]plugin.PluginSet{ProtocolVersion: set}
+}
+
+// ClientPlugins returns the versioned plugin sets a host offers; dispensing
+// any point yields a *Client.
+func ClientPlugins() map[int]plugin.PluginSet {
+	set := plugin.PluginSet{}
+	for _, p := range Points {
+		set[p] = &grpcPlugin{}
+	}
+	return map[int]plugin.PluginSet{ProtocolVersion: set}
+}
+
+// grpcPlugin is one go-plugin plugin: server side it registers a gRPC
+// service, host side it returns a *Client.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	register func(*grpc.Server)
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.register == nil {
+		return errors.New("pluginrpc: host-side plugin cannot serve")
+	}
+	p.register(s)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return NewClient(ctx, cc), nil
+}
+
+// Client is a host's connection to one plugin process: one gRPC client per
+// point over the same connection. Safe for concurrent use.
+type Client struct {
+	LoadBalance pb.LoadBalanceClient
+	Registry    pb.RegistryClient
+	Filter      pb.FilterClient
+	Service     pb.ServiceClient
+	done        <-chan struct{}
+}
+
+// NewClient wraps cc; ctx ends when the plugin process has exited.
+func NewClient(ctx context.Context, cc grpc.ClientConnInterface) *Client {
+	return &Client{
+		LoadBalance: pb.NewLoadBalanceClient(cc),
+		Registry:    pb.NewRegistryClient(cc),
+		Filter:      pb.NewFilterClient(cc),
+		Service:     pb.NewServiceClient(cc),
+		done:        ctx.Done(),
+	}
+}
+
+// Done is closed when the plugin process has exited.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Source yields the live client of one plugin for an adapter.
+type Source interface {
+	// Current returns the live client and its generation (which changes at
+	// every restart of the plugin process), or an error saying why the
+	// plugin is unavailable (an *spi.Error). Never blocks.
+	Current() (c *Client, gen uint64, err error)
+	// Changed returns a channel closed at the next change of state
+	// (the plugin went down, or came back).
+	Changed() <-chan struct{}
+}
+
+// StaticSource is a Source that always returns one client, generation 1:
+// for in-process harnesses with no supervision.
+func StaticSource(c *Client) Source { return staticSource{c} }
+
+type staticSource struct{ c *Client }
+
+func (s staticSource) Current() (*Client, uint64, error) { return s.c, 1, nil }
+func (s staticSource) Changed() <-chan struct{}          { return nil }

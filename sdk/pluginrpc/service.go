@@ -1,0 +1,188 @@
+package pluginrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+	"github.com/airnode/airnode/spi"
+)
+
+// Codec encodes the arguments and results of service calls between host
+// and plugin.
+type Codec interface {
+	Name() string
+	Marshal(v any) ([]byte, error)
+	Unmarshal(b []byte, v any) error
+}
+
+// Codec names.
+const (
+	CodecMsgpack = "msgpack"
+	CodecJSON    = "json"
+)
+
+type msgpackCodec struct{}
+
+func (msgpackCodec) Name() string                    { return CodecMsgpack }
+func (msgpackCodec) Marshal(v any) ([]byte, error)   { return msgpack.Marshal(v) }
+func (msgpackCodec) Unmarshal(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
+
+type jsonCodec struct{}
+
+func (jsonCodec) Name() string                    { return CodecJSON }
+func (jsonCodec) Marshal(v any) ([]byte, error)   { return json.Marshal(v) }
+func (jsonCodec) Unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// CodecByName returns the codec named name ("msgpack" or "json").
+func CodecByName(name string) (Codec, error) {
+	switch name {
+	case CodecMsgpack, "":
+		return msgpackCodec{}, nil
+	case CodecJSON:
+		return jsonCodec{}, nil
+	}
+	return nil, fmt.Errorf("pluginrpc: unknown codec %q (available: json, msgpack)", name)
+}
+
+// ServiceDesc names one service a plugin provides and its methods (sorted).
+type ServiceDesc struct {
+	Name    string
+	Methods []string
+}
+
+// ServiceHandler is the plugin side of the service point (package sdk
+// implements it over ordinary Go values).
+type ServiceHandler interface {
+	// Describe lists the services, sorted by name.
+	Describe() []ServiceDesc
+	// Invoke calls method of service with args, each encoded by codec, and
+	// returns the encoded result. Failures are *spi.Error (SERVICE_NOT_FOUND
+	// for an unknown service or method, BAD_REQUEST for undecodable
+	// arguments, SERVICE_ERROR for an error of the method). Concurrent.
+	Invoke(ctx context.Context, service, method string, args [][]byte, codec Codec, attachments map[string]string) ([]byte, error)
+}
+
+// ---------------------------------------------------------------- plugin side
+
+type serviceServer struct {
+	pb.UnimplementedServiceServer
+	h ServiceHandler
+}
+
+func (s *serviceServer) Describe(context.Context, *pb.Empty) (*pb.ServiceDescList, error) {
+	var out pb.ServiceDescList
+	for _, d := range s.h.Describe() {
+		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods})
+	}
+	return &out, nil
+}
+
+func (s *serviceServer) Invoke(ctx context.Context, req *pb.InvokeRequest) (rep *pb.InvokeReply, _ error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = &pb.InvokeReply{Error: recovered(req.Service+"."+req.Method, r)}
+		}
+	}()
+	codec, err := CodecByName(req.Codec)
+	if err != nil {
+		return &pb.InvokeReply{Error: toPB(spi.Errorf(spi.StatusBadRequest, "%v", err))}, nil
+	}
+	v, err := s.h.Invoke(ctx, req.Service, req.Method, req.Args, codec, req.Attachments)
+	if err != nil {
+		return &pb.InvokeReply{Error: toPB(err)}, nil
+	}
+	return &pb.InvokeReply{Value: v}, nil
+}
+
+// ---------------------------------------------------------------- host side
+
+// ServiceOptions configure the invoker of one plugin service.
+type ServiceOptions struct {
+	// Service is the service name in the plugin ("greeter.Greeter").
+	Service string
+	// URL is the invoker's URL (the export URL).
+	URL    spi.URL
+	Source Source
+	// Codec carries arguments and results; default msgpack.
+	Codec Codec
+}
+
+// NewServiceInvoker returns a spi.Invoker that forwards every invocation of
+// o.Service to the plugin process. While the plugin is down it is not
+// Available and Invoke fails fast with SERVER_ERROR naming the reason.
+func NewServiceInvoker(o ServiceOptions) spi.Invoker {
+	if o.Codec == nil {
+		o.Codec = msgpackCodec{}
+	}
+	return &serviceInvoker{o: o, stats: &spi.Stats{}}
+}
+
+type serviceInvoker struct {
+	o     ServiceOptions
+	stats *spi.Stats
+}
+
+func (s *serviceInvoker) URL() spi.URL { return s.o.URL }
+
+func (s *serviceInvoker) Available() bool {
+	_, _, err := s.o.Source.Current()
+	return err == nil
+}
+
+// Stats are the invoker's statistics, kept by the kernel.
+func (s *serviceInvoker) Stats() *spi.Stats { return s.stats }
+
+func (s *serviceInvoker) Close() error { return nil }
+
+func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	c, _, err := s.o.Source.Current()
+	if err != nil {
+		var se *spi.Error
+		if errors.As(err, &se) {
+			return spi.Result{Err: err}
+		}
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "service %s: %v", s.o.Service, err)}
+	}
+	req := &pb.InvokeRequest{Service: s.o.Service, Method: inv.Method, Codec: s.o.Codec.Name(),
+		Args: make([][]byte, len(inv.Args)), Attachments: inv.Attachments}
+	for i, a := range inv.Args {
+		b, err := s.o.Codec.Marshal(a)
+		if err != nil {
+			return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "service %s: argument %d of %s: %v", s.o.Service, i, inv.Method, err)}
+		}
+		req.Args[i] = b
+	}
+	rep, err := c.Service.Invoke(ctx, req)
+	if err != nil {
+		st := spi.StatusServerError
+		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			st = spi.StatusServerTimeout
+		}
+		return spi.Result{Err: spi.Errorf(st, "service %s: plugin call %s: %v", s.o.Service, inv.Method, status.Convert(err).Message())}
+	}
+	if rep.Error != nil {
+		return spi.Result{Err: fromPB(rep.Error), Attachments: rep.Attachments}
+	}
+	res := spi.Result{Attachments: rep.Attachments}
+	if len(rep.Value) > 0 {
+		if inv.Reply != nil {
+			err = s.o.Codec.Unmarshal(rep.Value, inv.Reply)
+			res.Value = inv.Reply
+		} else {
+			err = s.o.Codec.Unmarshal(rep.Value, &res.Value)
+		}
+		if err != nil {
+			return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "service %s: result of %s: %v", s.o.Service, inv.Method, err)}
+		}
+	}
+	return res
+}
+
+var _ spi.Invoker = (*serviceInvoker)(nil)

@@ -1,0 +1,117 @@
+package sdk
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// Plugins is what one plugin binary serves: set the field of each point it
+// provides. The host's plugins.yaml entry names which point it uses.
+type Plugins struct {
+	LoadBalance spi.LoadBalanceBuilder
+	Registry    spi.RegistryBuilder
+	Filter      spi.FilterBuilder
+	// Services are provider implementations the host exports.
+	Services []Service
+}
+
+// ProtocolVersion is the plugin protocol version this SDK speaks.
+const ProtocolVersion = pluginrpc.ProtocolVersion
+
+// ParentPoll is how often a plugin process checks that its host is alive.
+const ParentPoll = 200 * time.Millisecond
+
+// EnvLogLevel names the environment variable that sets the plugin's log
+// level (trace, debug, info, warn, error; default info).
+const EnvLogLevel = "AIRNODE_PLUGIN_LOG"
+
+var logger = newLogger()
+
+func newLogger() hclog.Logger {
+	level := hclog.LevelFromString(os.Getenv(EnvLogLevel))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       filepath.Base(os.Args[0]),
+		Output:     os.Stderr,
+		Level:      level,
+		JSONFormat: true, // the host parses it and logs it as its own
+	})
+}
+
+// Logger returns the plugin's logger: hclog to stderr, collected by the
+// host. Never write to stdout: it carries the handshake.
+func Logger() hclog.Logger { return logger }
+
+// Serve serves p to the host that started this process and returns when
+// the host closes the plugin. It exits the process with status 1 when p is
+// empty or invalid, and with status 3 when the host process dies.
+func Serve(p Plugins) {
+	impl, err := p.impl()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sdk:", err)
+		os.Exit(1)
+	}
+	if os.Getenv(pluginrpc.Handshake.MagicCookieKey) == pluginrpc.Handshake.MagicCookieValue {
+		go watchParent(os.Getppid(), ParentPoll, func() {
+			logger.Warn("host process is gone; exiting")
+			os.Exit(3)
+		})
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  pluginrpc.Handshake,
+		VersionedPlugins: pluginrpc.ServerPlugins(impl),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxSendMsgSize(pluginrpc.MaxMessage))
+			return grpc.NewServer(opts...)
+		},
+		Logger: logger,
+	})
+}
+
+// impl checks p and converts it for pluginrpc.
+func (p Plugins) impl() (pluginrpc.Impl, error) {
+	impl := pluginrpc.Impl{LoadBalance: p.LoadBalance, Registry: p.Registry, Filter: p.Filter}
+	if len(p.Services) > 0 {
+		h, err := newServiceHandler(p.Services)
+		if err != nil {
+			return impl, err
+		}
+		impl.Service = h
+	}
+	if impl.LoadBalance == nil && impl.Registry == nil && impl.Filter == nil && impl.Service == nil {
+		return impl, fmt.Errorf("sdk: Plugins has nothing to serve (set LoadBalance, Registry, Filter or Services)")
+	}
+	return impl, nil
+}
+
+// Impl converts p for the in-process harness (sdk/sdktest).
+func (p Plugins) Impl() (pluginrpc.Impl, error) { return p.impl() }
+
+// watchParent calls gone once when the process's parent is no longer ppid
+// (the host died and the process was re-parented), polling every interval.
+// This is the rule that plugins never outlive their host, kill -9 included:
+// go-plugin itself only stops a plugin when the host asks.
+func watchParent(ppid int, interval time.Duration, gone func()) {
+	if ppid <= 1 {
+		return // started by init: no host to watch
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for range t.C {
+		if os.Getppid() != ppid {
+			gone()
+			return
+		}
+	}
+}

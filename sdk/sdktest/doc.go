@@ -1,0 +1,10 @@
+// Package sdktest is the in-process harness for plugin authors: it serves an
+// implementation over real gRPC through go-plugin's test connection
+// (plugin.TestPluginGRPCConn), wraps it in the same adapters the airnode
+// host registers, and runs the conformance suites of package spitest on the
+// result — so the gRPC adaptation is exercised without building a binary.
+//
+//	func TestConformance(t *testing.T) { sdktest.TestLoadBalance(t, p2c.Builder{}) }
+//
+// Everything it starts is stopped by t.Cleanup.
+package sdktest

@@ -1,0 +1,102 @@
+package sdktest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/airnode/airnode/sdk"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+// Connect serves p in process and returns the host side of the connection,
+// dispensed for point (a pluginrpc point name). The connection is closed by
+// t.Cleanup.
+func Connect(t testing.TB, p sdk.Plugins, point string) *pluginrpc.Client {
+	t.Helper()
+	impl, err := p.Impl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, server := plugin.TestPluginGRPCConn(t, false, pluginrpc.ServerPlugins(impl)[pluginrpc.ProtocolVersion])
+	t.Cleanup(func() {
+		server.Stop() // first: Close would also stop it, racing with this
+		_ = client.Close()
+	})
+	raw, err := client.Dispense(point)
+	if err != nil {
+		t.Fatalf("sdktest: dispense %s: %v", point, err)
+	}
+	c := raw.(*pluginrpc.Client)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := pluginrpc.Describe(ctx, c, point); err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	return c
+}
+
+// LoadBalance returns b as the host sees it when b runs in a plugin: a
+// builder whose balancers select over gRPC. Failures of the plugin call fail
+// the test instead of falling back.
+func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder {
+	t.Helper()
+	c := Connect(t, sdk.Plugins{LoadBalance: b}, pluginrpc.PointLoadBalance)
+	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{
+		Name:       b.Name(),
+		Source:     pluginrpc.StaticSource(c),
+		OnFallback: func(err error) { t.Errorf("sdktest: plugin Select failed: %v", err) },
+		Timeout:    10 * time.Second,
+	})
+}
+
+// Registry returns b as the host sees it when b runs in a plugin.
+func Registry(t testing.TB, b spi.RegistryBuilder) spi.RegistryBuilder {
+	t.Helper()
+	c := Connect(t, sdk.Plugins{Registry: b}, pluginrpc.PointRegistry)
+	return pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: b.Name(), Source: pluginrpc.StaticSource(c)})
+}
+
+// Filter returns b as the host sees it when b runs in a plugin.
+func Filter(t testing.TB, b spi.FilterBuilder) spi.FilterBuilder {
+	t.Helper()
+	c := Connect(t, sdk.Plugins{Filter: b}, pluginrpc.PointFilter)
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: b.Activation(), Source: pluginrpc.StaticSource(c)})
+}
+
+// Service returns an invoker for the service s as the host sees it when s
+// runs in a plugin; arguments and results travel as msgpack.
+func Service(t testing.TB, s sdk.Service) spi.Invoker {
+	t.Helper()
+	c := Connect(t, sdk.Plugins{Services: []sdk.Service{s}}, pluginrpc.PointService)
+	u, err := spi.NewURL("airnode", "127.0.0.1", 0, s.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: pluginrpc.StaticSource(c)})
+}
+
+// TestLoadBalance runs spitest.TestLoadBalance against b served over gRPC.
+func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
+	t.Helper()
+	spitest.TestLoadBalance(t, LoadBalance(t, b))
+}
+
+// TestRegistry runs spitest.TestRegistry against registries built by b
+// from u, served over gRPC. Registries built by b from u must share one
+// backend (as spitest requires).
+func TestRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL) {
+	t.Helper()
+	rb := Registry(t, b)
+	spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
+		r, err := rb.Build(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	})
+}

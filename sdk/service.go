@@ -1,0 +1,179 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sort"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// Service is a provider implementation served by a plugin: Impl's exported
+// methods become the service's methods. A method may take a leading
+// context.Context, then any number of arguments that the codec can decode
+// into, and return nothing, an error, a value, or a value and an error:
+//
+//	func (g *Greeter) Hello(ctx context.Context, name string) (string, error)
+//
+// An error that is an *spi.Error crosses to the consumer with its Status;
+// any other error becomes SERVICE_ERROR with its text.
+type Service struct {
+	// Name is the service name consumers call ("greeter.Greeter").
+	Name string
+	Impl any
+}
+
+type attachmentsKey struct{}
+
+// Attachments returns the invocation's attachments inside a service method
+// (nil when there are none). The map must not be modified.
+func Attachments(ctx context.Context) map[string]string {
+	m, _ := ctx.Value(attachmentsKey{}).(map[string]string)
+	return m
+}
+
+var (
+	ctxType = reflect.TypeFor[context.Context]()
+	errType = reflect.TypeFor[error]()
+)
+
+type method struct {
+	fn      reflect.Value
+	withCtx bool
+	params  []reflect.Type
+	value   bool // returns a value
+	err     bool // returns an error
+}
+
+type serviceHandler struct {
+	descs    []pluginrpc.ServiceDesc
+	services map[string]map[string]*method
+}
+
+func newServiceHandler(services []Service) (*serviceHandler, error) {
+	h := &serviceHandler{services: map[string]map[string]*method{}}
+	for _, s := range services {
+		if s.Name == "" || s.Impl == nil {
+			return nil, fmt.Errorf("sdk: service %q: Name and Impl are required", s.Name)
+		}
+		if _, dup := h.services[s.Name]; dup {
+			return nil, fmt.Errorf("sdk: service %q listed twice", s.Name)
+		}
+		methods, err := reflectMethods(s.Impl)
+		if err != nil {
+			return nil, fmt.Errorf("sdk: service %q: %w", s.Name, err)
+		}
+		h.services[s.Name] = methods
+		d := pluginrpc.ServiceDesc{Name: s.Name}
+		for m := range methods {
+			d.Methods = append(d.Methods, m)
+		}
+		sort.Strings(d.Methods)
+		h.descs = append(h.descs, d)
+	}
+	sort.Slice(h.descs, func(i, j int) bool { return h.descs[i].Name < h.descs[j].Name })
+	return h, nil
+}
+
+func reflectMethods(impl any) (map[string]*method, error) {
+	v := reflect.ValueOf(impl)
+	t := v.Type()
+	out := map[string]*method{}
+	for i := range t.NumMethod() {
+		m := t.Method(i)
+		if !m.IsExported() {
+			continue
+		}
+		ft := m.Type // receiver is In(0)
+		md := &method{fn: v.Method(i)}
+		in := 1
+		if ft.NumIn() > 1 && ft.In(1) == ctxType {
+			md.withCtx = true
+			in = 2
+		}
+		for ; in < ft.NumIn(); in++ {
+			md.params = append(md.params, ft.In(in))
+		}
+		switch ft.NumOut() {
+		case 0:
+		case 1:
+			if ft.Out(0) == errType {
+				md.err = true
+			} else {
+				md.value = true
+			}
+		case 2:
+			if ft.Out(1) != errType {
+				return nil, fmt.Errorf("method %s: a second result must be error", m.Name)
+			}
+			md.value, md.err = true, true
+		default:
+			return nil, fmt.Errorf("method %s: at most two results (value, error)", m.Name)
+		}
+		if ft.IsVariadic() {
+			return nil, fmt.Errorf("method %s: variadic methods are not supported", m.Name)
+		}
+		out[m.Name] = md
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%T has no exported methods", impl)
+	}
+	return out, nil
+}
+
+func (h *serviceHandler) Describe() []pluginrpc.ServiceDesc { return h.descs }
+
+func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args [][]byte, codec pluginrpc.Codec, att map[string]string) (out []byte, err error) {
+	methods, ok := h.services[service]
+	if !ok {
+		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q not provided by this plugin", service)
+	}
+	m, ok := methods[name]
+	if !ok {
+		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q", service, name)
+	}
+	if len(args) != len(m.params) {
+		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d arguments, got %d", service, name, len(m.params), len(args))
+	}
+	in := make([]reflect.Value, 0, len(args)+1)
+	if m.withCtx {
+		if len(att) > 0 {
+			ctx = context.WithValue(ctx, attachmentsKey{}, att)
+		}
+		in = append(in, reflect.ValueOf(ctx))
+	}
+	for i, b := range args {
+		p := reflect.New(m.params[i])
+		if err := codec.Unmarshal(b, p.Interface()); err != nil {
+			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", service, name, i, err)
+		}
+		in = append(in, p.Elem())
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = spi.Errorf(spi.StatusServiceError, "%s.%s panicked: %v\n%s", service, name, r, debug.Stack())
+		}
+	}()
+	res := m.fn.Call(in)
+	if m.err {
+		if e, _ := res[len(res)-1].Interface().(error); e != nil {
+			var se *spi.Error
+			if errors.As(e, &se) {
+				return nil, e
+			}
+			return nil, spi.Errorf(spi.StatusServiceError, "%v", e)
+		}
+	}
+	if !m.value {
+		return nil, nil
+	}
+	b, err := codec.Marshal(res[0].Interface())
+	if err != nil {
+		return nil, spi.Errorf(spi.StatusSerializationError, "%s.%s result: %v", service, name, err)
+	}
+	return b, nil
+}
