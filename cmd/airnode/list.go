@@ -1,0 +1,236 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// listCommand returns `airnode list [--explain URL]`.
+func listCommand(a *app) *cobra.Command {
+	var explain string
+	cmd := &cobra.Command{
+		Use:   "list [--explain URL]",
+		Short: "List extension points and extensions, or explain how a URL selects them",
+		Long: `list prints every extension point with its URL key and default, and every
+extension registered for it with where it comes from ("bundled", or the path
+of the plugin binary that serves it).
+
+With --explain URL it prints, for the service and for every method the URL
+mentions (in methods= or in methods.<method>.<key> keys), which extension
+each point resolves to and why: a method-level key, the service-level key,
+or the default; then the filter chain of each side and the registry chosen
+by the configured registry URL. It also builds every chosen extension with
+the URL and checks the kernel's own keys (timeout, retries, payload,
+heartbeat.*, ...), so a misspelled name or a malformed value fails with an
+error naming it, and the command exits 1.`,
+		Example: `  airnode list
+  airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.Config(nil)
+			if err != nil {
+				return err
+			}
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("explain") {
+				return runExplain(cmd.OutOrStdout(), cat, cfg, explain)
+			}
+			printList(cmd.OutOrStdout(), cat)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL selects an extension at every point, for the service and each method")
+	return cmd
+}
+
+// printList writes one row per extension, points sorted by name and
+// extensions by name; the point's URL key and default are on its first row.
+func printList(w io.Writer, cat *extension.Catalogs) {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "POINT\tURL KEY\tDEFAULT\tEXTENSION\tORIGIN\tNOTES\n")
+	for _, p := range cat.Describe() {
+		key, def := p.Key, p.Default
+		switch {
+		case p.Name == extension.PointFilter:
+			def = "(activated set)"
+		case key == "":
+			key = "(URL scheme)"
+		}
+		if len(p.Extensions) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t(none registered)\t\t\n", p.Name, key, def)
+		}
+		for i, e := range p.Extensions {
+			name, k, d := p.Name, key, def
+			if i > 0 {
+				name, k, d = "", "", ""
+			}
+			note := ""
+			switch {
+			case p.Name == extension.PointFilter:
+				note = activation(cat, e.Name)
+			case e.Name == p.Default:
+				note = "default"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, k, d, e.Name, e.Origin, note)
+		}
+	}
+	tw.Flush()
+}
+
+// activation describes when filter name is switched on.
+func activation(cat *extension.Catalogs, name string) string {
+	f, err := cat.Filter.Get(name)
+	if err != nil {
+		return ""
+	}
+	a := f.Activation()
+	var sides []string
+	for _, s := range a.Sides {
+		sides = append(sides, string(s))
+	}
+	s := "activated on " + strings.Join(sides, ",")
+	if len(sides) == 0 {
+		s = "only when listed in filter="
+	}
+	if a.Key != "" {
+		s += fmt.Sprintf(" when key %q is present", a.Key)
+	}
+	return s + fmt.Sprintf(", order %d", a.Order)
+}
+
+// runExplain prints how raw selects every point and returns every problem
+// found: unknown names, Build errors, malformed kernel keys.
+func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw string) error {
+	u, err := spi.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("list --explain: %w", err)
+	}
+	methods := extension.ReferencedMethods(u)
+	e, explainErr := cat.Explain(u, methods)
+
+	tw := newTable(w)
+	fmt.Fprintf(tw, "url\t%s\n", u)
+	fmt.Fprintf(tw, "service\t%s\n", u.ServiceKey())
+	if len(methods) > 0 {
+		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
+	for _, c := range e.Points {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), why(u, c.Point, c.Selection))
+	}
+	reg := registryChoice(cat, cfg)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "FILTERS\tSCOPE\tCHAIN (outermost first)\tWHY\n")
+	for _, f := range e.Filters {
+		chain := strings.Join(f.Names, ", ")
+		if chain == "" {
+			chain = "(none)"
+		}
+		reason := "activated set"
+		if f.Source != "activated" {
+			v, _ := u.Param(f.Source)
+			reason = fmt.Sprintf("key %s=%s edits the activated set", f.Source, v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(f.Method), chain, reason)
+	}
+	tw.Flush()
+
+	return errors.Join(explainErr, reg.Err, config.CheckURL(u))
+}
+
+// table is a tabwriter whose Flush also drops the padding at line ends.
+type table struct {
+	*tabwriter.Writer
+	buf strings.Builder
+	out io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 4, 2, ' ', 0)
+	return t
+}
+
+// Flush writes the table to its writer.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(t.buf.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \n") + strings.Repeat("\n", strings.Count(l, "\n"))
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, strings.Join(lines, ""))
+	return err
+}
+
+func scope(method string) string {
+	if method == "" {
+		return "service"
+	}
+	return "method " + method
+}
+
+func origin(o extension.Origin) string {
+	if o == "" {
+		return "(not registered)"
+	}
+	return string(o)
+}
+
+// why says in words why sel was chosen.
+func why(u spi.URL, point string, sel extension.Selection) string {
+	var s string
+	switch {
+	case sel.Source == extension.SourceDefault:
+		s = fmt.Sprintf("default (no %s key)", point)
+	case strings.HasPrefix(sel.Source, spi.KeyMethods+"."), sel.Source != point:
+		v, _ := u.Param(sel.Source)
+		s = fmt.Sprintf("method-level key %s=%s", sel.Source, v)
+	default:
+		v, _ := u.Param(sel.Source)
+		s = fmt.Sprintf("service-level key %s=%s", sel.Source, v)
+	}
+	if sel.Note != "" {
+		s += " (" + sel.Note + ")"
+	}
+	return s
+}
+
+// registryChoice resolves the registry of the node's configuration.
+func registryChoice(cat *extension.Catalogs, cfg config.Config) extension.Choice {
+	if cfg.Registry == "" {
+		def := cat.Registry.Default()
+		ch := extension.Choice{Point: extension.PointRegistry, Selection: extension.Selection{Name: def, Source: extension.SourceDefault}}
+		ch.Origin, _ = cat.Registry.Origin(def)
+		_, ch.Err = cat.Registry.Get(def)
+		return ch
+	}
+	u, err := spi.Parse(cfg.Registry)
+	if err != nil { // Validate already checked it; keep the error anyway
+		return extension.Choice{Point: extension.PointRegistry, Err: err}
+	}
+	return cat.ExplainRegistry(u)
+}
+
+func registryWhy(cfg config.Config, c extension.Choice) string {
+	if cfg.Registry == "" {
+		return "default (no registry configured)"
+	}
+	return "scheme of the configured registry " + cfg.Registry
+}

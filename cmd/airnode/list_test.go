@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/extension/extensiontest"
+	"github.com/airnode/airnode/spi"
+)
+
+// airnode runs the command in-process with stand-in catalogs, an empty
+// environment and the given args; it returns the exit status and output.
+func airnode(t *testing.T, cat func() *extension.Catalogs, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr)
+	a.environ = func() []string { return nil }
+	if cat != nil {
+		a.newCatalogs = func() (*extension.Catalogs, error) { return cat(), nil }
+	}
+	code := runApp(context.Background(), a, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// row matches a table row whose cells are the given words in order.
+func row(cells ...string) *regexp.Regexp {
+	for i, c := range cells {
+		cells[i] = regexp.QuoteMeta(c)
+	}
+	return regexp.MustCompile(`(?m)^ *` + strings.Join(cells, `\s+`) + `\s*$`)
+}
+
+func TestListPrintsPoints(t *testing.T) {
+	cat := func() *extension.Catalogs {
+		c := extensiontest.Catalogs()
+		if err := c.LoadBalance.Register(&extensiontest.LoadBalance{Ext: extensiontest.Ext{ExtName: "acme.p2c"}}, "/opt/airnode/plugins/p2c"); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	code, out, errOut := airnode(t, cat, "list")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, r := range []*regexp.Regexp{
+		row("POINT", "URL KEY", "DEFAULT", "EXTENSION", "ORIGIN", "NOTES"),
+		row("cluster", "cluster", "failover", "failfast", "bundled"),
+		row("loadbalance", "loadbalance", "random", "acme.p2c", "/opt/airnode/plugins/p2c"),
+		row("random", "bundled", "default"),
+		row("registry", "(URL scheme)", "file", "direct", "bundled"),
+		row("filter", "filter", "(activated set)", "accesslog", "bundled", `activated on provider when key "accesslog" is present, order 0`),
+		row("transport", "transport", "smux", "smux", "bundled", "default"),
+	} {
+		if !r.MatchString(out) {
+			t.Errorf("output lacks a row matching %s:\n%s", r, out)
+		}
+	}
+	// Points appear sorted.
+	var order []string
+	for _, p := range []string{"cluster", "codec", "filter", "heartbeat", "loadbalance", "registry", "transport"} {
+		order = append(order, p)
+		if !strings.Contains(out, "\n"+p+" ") {
+			t.Errorf("point %s missing", p)
+		}
+	}
+	last := -1
+	for _, p := range order {
+		i := strings.Index(out, "\n"+p+" ")
+		if i < last {
+			t.Errorf("point %s out of order", p)
+		}
+		last = i
+	}
+
+	// With nothing registered, list still works.
+	code, out, _ = airnode(t, extension.New, "list")
+	if code != 0 || !row("codec", "codec", "msgpack", "(none registered)").MatchString(out) {
+		t.Fatalf("empty catalogs: exit %d\n%s", code, out)
+	}
+}
+
+func TestListExplain(t *testing.T) {
+	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain",
+		"airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random&heartbeat=5000&actives=3")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, r := range []*regexp.Regexp{
+		row("service", "demo.Echo"),
+		row("methods", "Echo"),
+		row("loadbalance", "service", "roundrobin", "bundled", "service-level key loadbalance=roundrobin"),
+		row("loadbalance", "method Echo", "random", "bundled", "method-level key methods.Echo.loadbalance=random"),
+		row("cluster", "method Echo", "failover", "bundled", "default (no cluster key)"),
+		row("heartbeat", "service", "idle", "bundled", "service-level key heartbeat=5000 (bare number: default heartbeat with heartbeat.interval=5000 (ms))"),
+		row("registry", "node", "file", "bundled", "default (no registry configured)"),
+		row("consumer", "service", "metrics, activelimit", "activated set"),
+		row("provider", "service", "metrics", "activated set"),
+	} {
+		if !r.MatchString(out) {
+			t.Errorf("output lacks a row matching %s:\n%s", r, out)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr: %s", errOut)
+	}
+
+	// Dubbo's <method>.<key> form and methods= list.
+	code, out, _ = airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h/x?methods=Echo,Sleep&Sleep.loadbalance=leastactive&filter=-metrics")
+	if code != 0 || !row("loadbalance", "method Sleep", "leastactive", "bundled", "method-level key Sleep.loadbalance=leastactive").MatchString(out) ||
+		!row("consumer", "service", "(none)", "key filter=-metrics edits the activated set").MatchString(out) {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestListExplainErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		url  string
+		want []string
+	}{
+		{"did you mean", "airnode://h/x?loadbalance=rundrobin",
+			[]string{`unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?`}},
+		{"malformed kernel key", "airnode://h/x?timeout=abc", []string{`"timeout"`, `"abc"`}},
+		{"malformed method-level key", "airnode://h/x?methods.Echo.retries=many", []string{`"methods.Echo.retries"`, `"many"`}},
+		{"extension Build rejects", "airnode://h/x?heartbeat=dual&heartbeat.interval=-1s", []string{`heartbeat "dual"`, `"heartbeat.interval"`, `"-1s"`}},
+		{"unknown filter", "airnode://h/x?filter=tokn", []string{`unknown filter "tokn"`, `did you mean "token"?`}},
+		{"bad URL", "airnode://::1:20880/x", []string{"brackets"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", tt.url)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			if !strings.HasPrefix(errOut, "airnode: ") {
+				t.Errorf("stderr %q lacks the airnode: prefix", errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRootFlags(t *testing.T) {
+	code, out, _ := airnode(t, extensiontest.Catalogs, "--help")
+	if code != 0 || !strings.Contains(out, "list") || !strings.Contains(out, "--log-format") || !strings.Contains(out, "--config") {
+		t.Fatalf("--help: exit %d\n%s", code, out)
+	}
+	code, out, _ = airnode(t, extensiontest.Catalogs, "list", "--help")
+	if code != 0 || !strings.Contains(out, "--explain") {
+		t.Fatalf("list --help: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"--log-format", "xml", "list"},
+		{"--log-level", "loud", "list"},
+		{"list", "--nope"},
+		{"nope"},
+		{"list", "extra-arg"},
+	} {
+		code, _, errOut := airnode(t, extensiontest.Catalogs, args...)
+		if code != 1 || !strings.HasPrefix(errOut, "airnode: ") {
+			t.Errorf("%v: exit %d stderr %q, want 1 and an airnode: error", args, code, errOut)
+		}
+	}
+	if code, _, _ := airnode(t, extensiontest.Catalogs, "--log-format", "json", "--log-level", "debug", "list"); code != 0 {
+		t.Errorf("valid log flags: exit %d", code)
+	}
+}
+
+func TestListConfig(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("registry: zookeeper://127.0.0.1:2181\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := airnode(t, extensiontest.Catalogs, "--config", good, "list", "--explain", "airnode://h/x")
+	if code != 0 || !row("registry", "node", "zookeeper", "bundled", "scheme of the configured registry zookeeper://127.0.0.1:2181").MatchString(out) {
+		t.Fatalf("exit %d stderr %s\n%s", code, errOut, out)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("regsitry: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = airnode(t, extensiontest.Catalogs, "--config", bad, "list")
+	if code != 1 || !strings.Contains(errOut, `unknown key "regsitry"`) || !strings.Contains(errOut, bad) {
+		t.Fatalf("bad config: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = airnode(t, extensiontest.Catalogs, "--config", filepath.Join(dir, "missing.yaml"), "list")
+	if code != 1 || !strings.Contains(errOut, "missing.yaml") {
+		t.Fatalf("missing config: exit %d stderr %q", code, errOut)
+	}
+}
+
+// TestBinary builds airnode and runs the acceptance commands of issue 2
+// against the real bundled catalogs, from the repository root so that
+// ./plugins.yaml is read.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "airnode")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	runBin := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = "../.." // repository root: reads ./plugins.yaml
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+
+	code, out, errOut := runBin("list")
+	if code != 0 || !row("POINT", "URL KEY", "DEFAULT", "EXTENSION", "ORIGIN", "NOTES").MatchString(out) {
+		t.Fatalf("list: exit %d stderr %s\n%s", code, errOut, out)
+	}
+	for _, p := range []string{"cluster", "codec", "filter", "heartbeat", "loadbalance", "registry", "transport"} {
+		if !regexp.MustCompile(`(?m)^` + p + ` `).MatchString(out) {
+			t.Errorf("list lacks point %s", p)
+		}
+	}
+
+	code, _, errOut = runBin("list", "--explain", "airnode://h/x?timeout=abc")
+	if code != 1 || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
+		t.Errorf("timeout=abc: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = runBin("list", "--explain", "airnode://h/x?loadbalance=rundrobin")
+	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
+		t.Errorf("rundrobin: exit %d stderr %q", code, errOut)
+	}
+
+	cat, err := bundledCatalogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cat.LoadBalance.Origin("roundrobin"); !ok {
+		t.Log("roundrobin not bundled yet: skipping the explain acceptance")
+		return
+	}
+	if !strings.Contains(errOut, `did you mean "roundrobin"?`) {
+		t.Errorf("rundrobin: no suggestion in %q", errOut)
+	}
+	code, out, errOut = runBin("list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random")
+	if !row("loadbalance", "service", "roundrobin", "bundled", "service-level key loadbalance=roundrobin").MatchString(out) ||
+		!row("loadbalance", "method Echo", "random", "bundled", "method-level key methods.Echo.loadbalance=random").MatchString(out) {
+		t.Errorf("explain: exit %d stderr %s\n%s", code, errOut, out)
+	}
+	// Exit 0 once every point's default is bundled.
+	if _, err := cat.Explain(spi.MustParse("airnode://h/x"), nil); err == nil && code != 0 {
+		t.Errorf("explain exit %d with every default bundled: %s", code, errOut)
+	}
+}
