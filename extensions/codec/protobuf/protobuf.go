@@ -1,0 +1,526 @@
+package protobuf
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this codec.
+const Name = "protobuf"
+
+// ID is the codec's wire id in the frame flags.
+const ID uint8 = 3
+
+// Kind is the byte that starts every value in a protobuf-codec body. After
+// it come: nothing (KindNil, KindFalse, KindTrue); a zigzag varint
+// (KindInt); a varint (KindUint); 8 bytes of IEEE 754 little-endian
+// (KindFloat); a varint length and the bytes (KindString, KindBytes); a
+// varint count and that many key/value pairs of length-prefixed strings
+// (KindStringMap); a length-prefixed message full name, then the
+// length-prefixed message wire encoding (KindMessage). Varints and zigzag
+// are protocol buffers' own.
+type Kind byte
+
+// The kinds of value.
+const (
+	KindNil Kind = iota
+	KindFalse
+	KindTrue
+	KindInt
+	KindUint
+	KindFloat
+	KindString
+	KindBytes
+	KindStringMap
+	KindMessage
+)
+
+// Codec is the protobuf codec. The zero value is ready to use.
+type Codec struct{}
+
+// Name returns "protobuf".
+func (Codec) Name() string { return Name }
+
+// ID returns 3.
+func (Codec) ID() uint8 { return ID }
+
+// NewEncoder returns an encoder writing to w, one Write per value.
+func (Codec) NewEncoder(w io.Writer) spi.Encoder { return &Encoder{w: w} }
+
+// NewDecoder returns a decoder reading from r. A r that is not an
+// io.ByteReader is buffered, so the decoder may read beyond the values it
+// returns.
+func (Codec) NewDecoder(r io.Reader) spi.Decoder {
+	d := &Decoder{}
+	br, ok := r.(byteReader)
+	if !ok {
+		d.r = bufio.NewReader(r)
+		return d
+	}
+	d.r = br
+	if l, ok := r.(interface{ Len() int }); ok { // bytes.Reader, bytes.Buffer
+		d.left = l.Len
+	}
+	return d
+}
+
+// Encoder writes values.
+type Encoder struct {
+	w   io.Writer
+	buf []byte // one value, reused
+}
+
+// Encode writes v: a proto.Message, nil, a bool, string, []byte, integer,
+// float or map[string]string. Any other type is an *spi.Error of status
+// SERIALIZATION_ERROR naming it.
+func (e *Encoder) Encode(v any) error {
+	b, err := appendValue(e.buf[:0], v)
+	if err != nil {
+		return err
+	}
+	e.buf = b
+	if _, err := e.w.Write(b); err != nil {
+		return spi.Errorf(spi.StatusSerializationError, "protobuf: write %T: %w", v, err)
+	}
+	return nil
+}
+
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, byte(KindNil)), nil
+	case proto.Message:
+		m := v.ProtoReflect()
+		if !m.IsValid() { // a typed nil message
+			return append(b, byte(KindNil)), nil
+		}
+		name := m.Descriptor().FullName()
+		b = append(b, byte(KindMessage))
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		opts := proto.MarshalOptions{UseCachedSize: true}
+		b = binary.AppendUvarint(b, uint64(opts.Size(v)))
+		b, err := opts.MarshalAppend(b, v)
+		if err != nil {
+			return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode %s: %w", name, err)
+		}
+		return b, nil
+	case bool:
+		if v {
+			return append(b, byte(KindTrue)), nil
+		}
+		return append(b, byte(KindFalse)), nil
+	case string:
+		return appendBytes(append(b, byte(KindString)), v), nil
+	case []byte:
+		return appendBytes(append(b, byte(KindBytes)), v), nil
+	case int:
+		return appendInt(b, int64(v)), nil
+	case int64:
+		return appendInt(b, v), nil
+	case int32:
+		return appendInt(b, int64(v)), nil
+	case int16:
+		return appendInt(b, int64(v)), nil
+	case int8:
+		return appendInt(b, int64(v)), nil
+	case uint:
+		return appendUint(b, uint64(v)), nil
+	case uint64:
+		return appendUint(b, v), nil
+	case uint32:
+		return appendUint(b, uint64(v)), nil
+	case uint16:
+		return appendUint(b, uint64(v)), nil
+	case uint8:
+		return appendUint(b, uint64(v)), nil
+	case float64:
+		return binary.LittleEndian.AppendUint64(append(b, byte(KindFloat)), math.Float64bits(v)), nil
+	case float32:
+		return binary.LittleEndian.AppendUint64(append(b, byte(KindFloat)), math.Float64bits(float64(v))), nil
+	case map[string]string:
+		if v == nil {
+			return append(b, byte(KindNil)), nil
+		}
+		b = binary.AppendUvarint(append(b, byte(KindStringMap)), uint64(len(v)))
+		for k, s := range v {
+			b = appendBytes(appendBytes(b, k), s)
+		}
+		return b, nil
+	}
+	return nil, spi.Errorf(spi.StatusSerializationError,
+		"protobuf: cannot encode Go type %T: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string", v)
+}
+
+func appendBytes[T string | []byte](b []byte, s T) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendInt(b []byte, v int64) []byte {
+	return binary.AppendVarint(append(b, byte(KindInt)), v) // zigzag
+}
+
+func appendUint(b []byte, v uint64) []byte {
+	return binary.AppendUvarint(append(b, byte(KindUint)), v)
+}
+
+type byteReader interface {
+	io.Reader
+	io.ByteReader
+}
+
+// Decoder reads values.
+type Decoder struct {
+	r    byteReader
+	left func() int // bytes left in r, when r knows; bounds declared lengths
+	buf  []byte     // scratch for strings and message bodies
+}
+
+// maxLen bounds any declared length when the reader cannot tell how much is
+// left; larger lengths are read in chunks as the bytes arrive anyway.
+const maxLen = 1 << 31
+
+// chunk is the most a declared length allocates before its bytes arrive.
+const chunk = 64 << 10
+
+// Decode reads the next value into v, a non-nil pointer: *any gets a
+// generic value (nil, bool, int64, uint64, float64, string, []byte,
+// map[string]string, or a message of the registered type); a proto.Message
+// or a pointer to one gets a message of its own type; a pointer to a scalar
+// or a map[string]string gets a value of a compatible kind (integers are
+// range-checked; nil gives the zero value). At the end of the input the
+// error wraps io.EOF.
+func (d *Decoder) Decode(v any) error {
+	if err := d.decode(v); err != nil {
+		return fmt.Errorf("protobuf: decode into %T: %w", v, err)
+	}
+	return nil
+}
+
+func (d *Decoder) decode(v any) error {
+	kb, err := d.r.ReadByte()
+	if err != nil {
+		return err // io.EOF at the end of the body
+	}
+	k := Kind(kb)
+	switch p := v.(type) {
+	case *any:
+		*p, err = d.generic(k)
+		return err
+	case proto.Message:
+		if k == KindNil {
+			proto.Reset(p)
+			return nil
+		}
+		if k != KindMessage {
+			return fmt.Errorf("got a %s, want message %s", k, p.ProtoReflect().Descriptor().FullName())
+		}
+		return d.message(p)
+	case *string:
+		if k == KindNil {
+			*p = ""
+			return nil
+		}
+		if k != KindString {
+			return fmt.Errorf("got a %s, want a string", k)
+		}
+		b, err := d.bytes(d.buf[:0])
+		d.buf = b
+		*p = string(b)
+		return err
+	case *map[string]string:
+		if k == KindNil {
+			*p = nil
+			return nil
+		}
+		if k != KindStringMap {
+			return fmt.Errorf("got a %s, want a map[string]string", k)
+		}
+		*p, err = d.stringMap()
+		return err
+	case *int:
+		n, err := d.integer(k, reflect.Int)
+		*p = int(n)
+		return err
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("want a non-nil pointer")
+	}
+	return d.reflected(k, rv.Elem())
+}
+
+// reflected decodes a value of kind k into the settable e.
+func (d *Decoder) reflected(k Kind, e reflect.Value) error {
+	t := e.Type()
+	if t.Implements(messageType) && t.Kind() == reflect.Pointer { // **pb.T
+		if k == KindNil {
+			e.SetZero()
+			return nil
+		}
+		if k != KindMessage {
+			return fmt.Errorf("got a %s, want a message", k)
+		}
+		m := reflect.New(t.Elem())
+		if err := d.message(m.Interface().(proto.Message)); err != nil {
+			return err
+		}
+		e.Set(m)
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if k == KindInt && t.Kind() >= reflect.Uint {
+			n, err := d.integer(k, reflect.Int64)
+			if err != nil {
+				return err
+			}
+			if n < 0 || e.OverflowUint(uint64(n)) {
+				return fmt.Errorf("%d overflows %s", n, t)
+			}
+			e.SetUint(uint64(n))
+			return nil
+		}
+		if k == KindUint {
+			u, err := d.uvarint()
+			if err != nil {
+				return err
+			}
+			if t.Kind() >= reflect.Uint {
+				if e.OverflowUint(u) {
+					return fmt.Errorf("%d overflows %s", u, t)
+				}
+				e.SetUint(u)
+				return nil
+			}
+			if u > math.MaxInt64 || e.OverflowInt(int64(u)) {
+				return fmt.Errorf("%d overflows %s", u, t)
+			}
+			e.SetInt(int64(u))
+			return nil
+		}
+		n, err := d.integer(k, reflect.Int64)
+		if err != nil {
+			return err
+		}
+		if e.OverflowInt(n) {
+			return fmt.Errorf("%d overflows %s", n, t)
+		}
+		e.SetInt(n)
+		return nil
+	}
+	g, err := d.generic(k)
+	if err != nil {
+		return err
+	}
+	if g == nil {
+		e.SetZero()
+		return nil
+	}
+	gv := reflect.ValueOf(g)
+	switch {
+	case gv.Type().AssignableTo(t):
+		e.Set(gv)
+	case gv.Kind() == reflect.Float64 && (t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64):
+		e.SetFloat(gv.Float())
+	case gv.Kind() == t.Kind() && gv.Type().ConvertibleTo(t): // named string, bool, []byte types
+		e.Set(gv.Convert(t))
+	default:
+		return fmt.Errorf("got a %s, cannot store it in %s", k, t)
+	}
+	return nil
+}
+
+var messageType = reflect.TypeFor[proto.Message]()
+
+// integer reads a KindInt (or a KindUint that fits int64, or nil as 0).
+func (d *Decoder) integer(k Kind, want reflect.Kind) (int64, error) {
+	switch k {
+	case KindNil:
+		return 0, nil
+	case KindInt:
+		n, err := binary.ReadVarint(d.r)
+		if err != nil {
+			return 0, noEOF(err)
+		}
+		if want == reflect.Int && int64(int(n)) != n {
+			return 0, fmt.Errorf("%d overflows int", n)
+		}
+		return n, nil
+	case KindUint:
+		u, err := d.uvarint()
+		if err != nil {
+			return 0, err
+		}
+		if u > math.MaxInt64 || want == reflect.Int && uint64(int(u)) != u {
+			return 0, fmt.Errorf("%d overflows %s", u, want)
+		}
+		return int64(u), nil
+	}
+	return 0, fmt.Errorf("got a %s, want an integer", k)
+}
+
+// generic reads a value of kind k as a Go value.
+func (d *Decoder) generic(k Kind) (any, error) {
+	switch k {
+	case KindNil:
+		return nil, nil
+	case KindFalse:
+		return false, nil
+	case KindTrue:
+		return true, nil
+	case KindInt:
+		n, err := binary.ReadVarint(d.r)
+		return n, noEOF(err)
+	case KindUint:
+		return d.uvarint()
+	case KindFloat:
+		var b [8]byte
+		if _, err := io.ReadFull(d.r, b[:]); err != nil {
+			return nil, noEOF(err)
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[:])), nil
+	case KindString:
+		b, err := d.bytes(d.buf[:0])
+		d.buf = b
+		return string(b), err
+	case KindBytes:
+		b, err := d.bytes(nil)
+		if b == nil && err == nil {
+			b = []byte{}
+		}
+		return b, err
+	case KindStringMap:
+		return d.stringMap()
+	case KindMessage:
+		name, err := d.bytes(d.buf[:0])
+		d.buf = name
+		if err != nil {
+			return nil, err
+		}
+		mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
+		if err != nil {
+			return nil, fmt.Errorf("message type %q: %w", name, err)
+		}
+		m := mt.New().Interface()
+		return m, d.messageBody(m)
+	}
+	return nil, fmt.Errorf("unknown value kind %d", byte(k))
+}
+
+// message reads a KindMessage value (after its kind byte) into m, checking
+// that the names match.
+func (d *Decoder) message(m proto.Message) error {
+	name, err := d.bytes(d.buf[:0])
+	d.buf = name
+	if err != nil {
+		return err
+	}
+	if want := m.ProtoReflect().Descriptor().FullName(); string(name) != string(want) {
+		return fmt.Errorf("got message %s, want %s", name, want)
+	}
+	return d.messageBody(m)
+}
+
+func (d *Decoder) messageBody(m proto.Message) error {
+	b, err := d.bytes(d.buf[:0])
+	d.buf = b
+	if err != nil {
+		return err
+	}
+	return proto.Unmarshal(b, m)
+}
+
+func (d *Decoder) stringMap() (map[string]string, error) {
+	n, err := d.length()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, min(n, 64))
+	for range n {
+		kb, err := d.bytes(d.buf[:0])
+		d.buf = kb
+		if err != nil {
+			return nil, err
+		}
+		k := string(kb)
+		vb, err := d.bytes(d.buf[:0])
+		d.buf = vb
+		if err != nil {
+			return nil, err
+		}
+		m[k] = string(vb)
+	}
+	return m, nil
+}
+
+func (d *Decoder) uvarint() (uint64, error) {
+	u, err := binary.ReadUvarint(d.r)
+	return u, noEOF(err)
+}
+
+// length reads a varint length and checks it against the bytes left.
+func (d *Decoder) length() (int, error) {
+	u, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if u > maxLen || d.left != nil && u > uint64(d.left()) {
+		return 0, fmt.Errorf("declared length %d exceeds the bytes left", u)
+	}
+	return int(u), nil
+}
+
+// bytes reads a length-prefixed byte string, appending it to b; a length
+// larger than what has arrived allocates in chunks as the bytes arrive.
+func (d *Decoder) bytes(b []byte) ([]byte, error) {
+	n, err := d.length()
+	if err != nil {
+		return b, err
+	}
+	for n > 0 {
+		step := min(n, chunk)
+		start := len(b)
+		b = append(b, make([]byte, step)...)
+		if _, err := io.ReadFull(d.r, b[start:]); err != nil {
+			return b, noEOF(err)
+		}
+		n -= step
+	}
+	return b, nil
+}
+
+// noEOF turns an end of input inside a value into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// String names the kind for error messages ("string", "message").
+func (k Kind) String() string {
+	names := [...]string{"nil", "false", "true", "int", "uint", "float", "string", "bytes", "string map", "message"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("kind %d", byte(k))
+}
+
+var (
+	_ spi.Codec   = Codec{}
+	_ spi.Encoder = (*Encoder)(nil)
+	_ spi.Decoder = (*Decoder)(nil)
+)
