@@ -1,0 +1,11 @@
+// Package archtest holds the test that enforces airnode's import rules
+// (DESIGN §2) with `go list -deps`:
+//
+//   - spi imports nothing of airnode;
+//   - kernel/... never depends on extensions/... (non-test dependencies);
+//   - extensions/... never depend on kernel/..., except extensions/bundle,
+//     the one explicit list that adds bundled extensions to the kernel's
+//     catalogs.
+//
+// It has no non-test code besides this comment.
+package archtest
