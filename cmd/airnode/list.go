@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -16,9 +17,9 @@ import (
 
 // listCommand returns `airnode list [--explain URL]`.
 func listCommand(a *app) *cobra.Command {
-	var explain string
+	var explain, provider string
 	cmd := &cobra.Command{
-		Use:   "list [--explain URL]",
+		Use:   "list [--explain URL [--provider PROVIDER_URL]]",
 		Short: "List extension points and extensions, or explain how a URL selects them",
 		Long: `list prints every extension point with its URL key and default, and every
 extension registered for it with where it comes from ("bundled", or the path
@@ -31,7 +32,14 @@ or the default; then the filter chain of each side and the registry chosen
 by the configured registry URL. It also builds every chosen extension with
 the URL and checks the kernel's own keys (timeout, retries, payload,
 heartbeat.*, ...), so a misspelled name or a malformed value fails with an
-error naming it, and the command exits 1.`,
+error naming it, and the command exits 1. The KEYS section gives the
+effective value of each kernel key and where it comes from.
+
+With --provider PROVIDER_URL, URL is taken as the consumer's reference and
+merged with the provider's URL the way the consumer does it (provider base,
+consumer settings win except timestamp, weight, warmup, methods, group,
+version and token; filter lists concatenated), and KEYS says for every
+key whether it came from the consumer, the provider or the default.`,
 		Example: `  airnode list
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'`,
 		Args: cobra.NoArgs,
@@ -45,13 +53,17 @@ error naming it, and the command exits 1.`,
 				return err
 			}
 			if cmd.Flags().Changed("explain") {
-				return runExplain(cmd.OutOrStdout(), cat, cfg, explain)
+				return runExplain(cmd.OutOrStdout(), cat, cfg, explain, provider)
+			}
+			if provider != "" {
+				return fmt.Errorf("list: --provider needs --explain")
 			}
 			printList(cmd.OutOrStdout(), cat)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL selects an extension at every point, for the service and each method")
+	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
 	return cmd
 }
 
@@ -112,10 +124,19 @@ func activation(cat *extension.Catalogs, name string) string {
 
 // runExplain prints how raw selects every point and returns every problem
 // found: unknown names, Build errors, malformed kernel keys.
-func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw string) error {
+func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, rawProvider string) error {
 	u, err := spi.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("list --explain: %w", err)
+	}
+	src := keySources{consumer: u}
+	if rawProvider != "" {
+		p, err := spi.Parse(rawProvider)
+		if err != nil {
+			return fmt.Errorf("list --provider: %w", err)
+		}
+		src.provider = &p
+		u = spi.MergeURL(p, u)
 	}
 	methods := extension.ReferencedMethods(u)
 	e, explainErr := cat.Explain(u, methods)
@@ -147,6 +168,19 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw str
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(f.Method), chain, reason)
 	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
+	for _, spec := range config.KernelKeys {
+		for _, m := range append([]string{""}, methods...) {
+			v, key, ok := u.MethodParam(m, spec.Key)
+			switch {
+			case !ok && m == "":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), spec.Default, "default")
+			case ok && (m == "" || key != spec.Key): // a method row only for a method-level key
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), v, src.of(key))
+			}
+		}
+	}
 	tw.Flush()
 
 	return errors.Join(explainErr, reg.Err, config.CheckURL(u))
@@ -177,6 +211,33 @@ func (t *table) Flush() error {
 	t.buf.Reset()
 	_, err := io.WriteString(t.out, strings.Join(lines, ""))
 	return err
+}
+
+// keySources tells where a key of the explained URL comes from.
+type keySources struct {
+	consumer spi.URL
+	provider *spi.URL // nil without --provider
+}
+
+// providerOwned are the keys spi.MergeURL always takes from the provider.
+var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, spi.KeyGroup, spi.KeyVersion, "token"}
+
+// of names the origin of key: "key K" for a single URL; with a provider,
+// "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
+func (s keySources) of(key string) string {
+	if s.provider == nil {
+		return "key " + key
+	}
+	_, inC := s.consumer.Param(key)
+	_, inP := s.provider.Param(key)
+	switch {
+	case key == spi.KeyFilter && inC && inP:
+		return "provider+consumer (" + key + ")"
+	case inP && (!inC || slices.Contains(providerOwned, key)):
+		return "provider (" + key + ")"
+	default:
+		return "consumer (" + key + ")"
+	}
 }
 
 func scope(method string) string {

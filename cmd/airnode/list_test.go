@@ -119,6 +119,36 @@ func TestListExplain(t *testing.T) {
 	}
 }
 
+func TestListExplainProviderMerge(t *testing.T) {
+	code, out, errOut := airnode(t, extensiontest.Catalogs, "list",
+		"--explain", "consumer://10.0.0.9/demo.Echo?methods.Echo.timeout=200ms&timeout=500ms&weight=1&filter=accesslog",
+		"--provider", "airnode://10.0.0.1:20880/demo.Echo?weight=200&methods=Echo,Sleep&retries=3&Sleep.retries=0&token=s&filter=-metrics")
+	if code != 0 {
+		t.Fatalf("exit %d stderr %s", code, errOut)
+	}
+	if !strings.Contains(out, "url      airnode://10.0.0.1:20880/demo.Echo?") {
+		t.Errorf("merged URL is not the provider's base:\n%s", out)
+	}
+	for _, r := range []*regexp.Regexp{
+		row("timeout", "service", "500ms", "consumer (timeout)"),
+		row("timeout", "method Echo", "200ms", "consumer (methods.Echo.timeout)"),
+		row("retries", "method Sleep", "0", "provider (Sleep.retries)"),
+		row("weight", "service", "200", "provider (weight)"), // provider-owned: the consumer's 1 is ignored
+		row("connect.timeout", "service", "3s", "default"),
+		row("provider", "service", "token, accesslog", "key filter=-metrics,accesslog edits the activated set"),
+	} {
+		if !r.MatchString(out) {
+			t.Errorf("output lacks a row matching %s:\n%s", r, out)
+		}
+	}
+	if code, _, errOut := airnode(t, extensiontest.Catalogs, "list", "--provider", "airnode://h/x"); code != 1 || !strings.Contains(errOut, "--provider needs --explain") {
+		t.Fatalf("--provider alone: exit %d %q", code, errOut)
+	}
+	if code, _, _ := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h/x", "--provider", "nope"); code != 1 {
+		t.Fatalf("bad --provider: exit %d", code)
+	}
+}
+
 func TestListExplainErrors(t *testing.T) {
 	tests := []struct {
 		name string
