@@ -1,12 +1,19 @@
 // Package extension holds airnode's catalogs: for each extension point, the
-// named extensions that can be selected by URL parameters.
+// named extensions that can be selected by URL parameters (DESIGN §4).
 //
 // A Point is strict when filled (empty, malformed or duplicate names are
-// errors) and helpful when it misses (an unknown name lists every available
-// name and a close match). Selection is adaptive: the name comes from the
-// point's URL key, method-level first, then service-level, then the default.
+// errors) and helpful when it misses (an *UnknownError lists every
+// available name and a close match). Selection is adaptive: Choose takes
+// the name from the point's URL key, method-level first, then service-level,
+// then the default; the registry point is chosen by the URL scheme, and a
+// bare number in "heartbeat" means the default strategy with that interval
+// (Normalize). Wrappers added with Wrap decorate every extension Get
+// returns. ActivateFilters builds a side's filter chain from activation
+// (side, key, order) and the "filter" list ("-name", "default"). Describe
+// and Explain feed `airnode list`.
+//
 // Catalogs are plain values: no init() registration; each node and each
 // test builds its own with New and fills it from extensions/bundle and
-// plugins.yaml. Registration happens before use; lookups are safe for
-// concurrent use afterwards.
+// plugins.yaml (extensiontest has stand-ins for tests). Register before
+// use; lookups are safe for concurrent use afterwards.
 package extension
