@@ -702,11 +702,15 @@ func testDialDeadline(t *testing.T, tr spi.Transport) {
 		}
 		return err
 	})
-	if err := errWithin(t, derr, "Dial with a 300ms context to a hanging address"); err == nil {
+	err = errWithin(t, derr, "Dial with a 300ms context to a hanging address")
+	if err == nil {
 		t.Fatal("Dial to a hanging address: nil error")
 	}
-	if ctx.Err() == nil {
-		t.Fatal("Dial returned before its context ended, yet the address hangs")
+	// The dialer's socket deadline, taken from ctx, may fire a moment before
+	// ctx's own timer: a timeout error is as good as an ended context.
+	var ne net.Error
+	if ctx.Err() == nil && !(errors.As(err, &ne) && ne.Timeout()) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Dial returned %v before its context ended, yet the address hangs", err)
 	}
 }
 

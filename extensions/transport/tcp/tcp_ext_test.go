@@ -12,3 +12,5 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) { spitest.TestTransport(t, tcp.Builder{}) }
+
+func BenchmarkStream100B(b *testing.B) { spitest.BenchmarkTransport(b, tcp.Builder{}) }
