@@ -102,10 +102,15 @@ func (s *Stats) Elapsed() time.Duration { return time.Duration(s.elapsed.Load())
 // MeanResponse returns the mean duration of successful calls in the current
 // sliding window (falling back to the previous window while the current one
 // is empty), and the number of calls it is based on; 0, 0 when none.
-func (s *Stats) MeanResponse() (time.Duration, int64) {
+func (s *Stats) MeanResponse() (time.Duration, int64) { return s.MeanResponseAt(time.Now()) }
+
+// MeanResponseAt is MeanResponse at the instant now, for callers that read
+// many Stats in one go (a balancer over a long provider list) and so read
+// the clock once.
+func (s *Stats) MeanResponseAt(now time.Time) (time.Duration, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rotate(time.Now())
+	s.rotate(now)
 	w := s.cur
 	if w.n == 0 {
 		w = s.prev

@@ -2,6 +2,7 @@ package consistenthash
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -66,25 +67,73 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 			c = mc
 		}
 	}
-	var fp fingerprint
-	for _, x := range invokers {
-		u := x.URL()
-		if b.w.Configured(u) > 0 {
-			fp.add(u.Host(), u.Port())
+	h := hashArgs(args, c.args)
+	if lv := c.ring.view.Load(); lv != nil && lv.matches(invokers) {
+		if len(lv.pick) == 0 {
+			return nil
 		}
+		return invokers[lv.pick[lv.r.owner(h)]]
 	}
-	if fp.n == 0 {
+	lv := c.ring.viewOf(invokers, b.w, c.nodes)
+	if lv.r == nil {
 		return nil
 	}
-	r := c.ring.get(fp, invokers, b.w, c.nodes)
-	owner := r.owner(hashArgs(args, c.args))
-	for _, x := range invokers {
-		u := x.URL()
-		if u.Host() == owner.Host && u.Port() == owner.Port && b.w.Configured(u) > 0 {
-			return x
+	return invokers[lv.pick[lv.r.owner(h)]]
+}
+
+// listView is the ring of one invoker list with, for each ring address, the
+// index of the first eligible invoker at that address, so that an unchanged
+// list is served with one comparison per invoker and no URL read.
+type listView struct {
+	list []spi.Invoker // nil: not cacheable (an invoker type is not comparable)
+	r    *ring         // nil when no invoker has a positive weight
+	pick []int32
+}
+
+func (lv *listView) matches(invokers []spi.Invoker) bool {
+	if lv.list == nil || len(lv.list) != len(invokers) {
+		return false
+	}
+	for i, x := range invokers {
+		// lv.list holds comparable types only, so this never panics.
+		if lv.list[i] != x {
+			return false
 		}
 	}
-	return nil // unreachable: the ring was built from this list's addresses
+	return true
+}
+
+// viewOf computes the view of invokers, reusing the ring when the address
+// set is unchanged, and caches it when the list is cacheable.
+func (c *ringCache) viewOf(invokers []spi.Invoker, w *warmup.Weigher, nodes int) *listView {
+	var fp fingerprint
+	cacheable := true
+	for _, x := range invokers {
+		u := x.URL()
+		if w.Configured(u) > 0 {
+			fp.add(u.Host(), u.Port())
+		}
+		cacheable = cacheable && reflect.TypeOf(x).Comparable()
+	}
+	lv := &listView{}
+	if fp.n > 0 {
+		lv.r = c.get(fp, invokers, w, nodes)
+		lv.pick = make([]int32, len(lv.r.hosts))
+		for i, hp := range lv.r.hosts {
+			for j, x := range invokers {
+				u := x.URL()
+				if u.Host() == hp.Host && u.Port() == hp.Port && w.Configured(u) > 0 {
+					lv.pick[i] = int32(j)
+					break
+				}
+			}
+		}
+	}
+	if cacheable {
+		lv.list = slices.Clone(invokers)
+		c.view.Store(lv)
+	}
+	return lv
 }
 
 // fingerprint identifies a multiset of addresses independently of order:
@@ -109,18 +158,22 @@ type ring struct {
 	hosts  []spi.HostPort
 }
 
-func (r *ring) owner(h uint64) spi.HostPort {
+// owner returns the index in hosts of the owner of the first point at or
+// after h, wrapping around.
+func (r *ring) owner(h uint64) int32 {
 	i, _ := slices.BinarySearch(r.points, h)
 	if i == len(r.points) {
 		i = 0
 	}
-	return r.hosts[r.owners[i]]
+	return r.owners[i]
 }
 
-// ringCache holds the ring of the last address set seen.
+// ringCache holds the ring of the last address set seen and the view of
+// the last cacheable list.
 type ringCache struct {
-	cur atomic.Pointer[ring]
-	mu  sync.Mutex // one rebuild at a time
+	cur  atomic.Pointer[ring]
+	view atomic.Pointer[listView]
+	mu   sync.Mutex // one rebuild at a time
 }
 
 func (c *ringCache) get(fp fingerprint, invokers []spi.Invoker, w *warmup.Weigher, nodes int) *ring {

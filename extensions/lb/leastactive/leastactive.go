@@ -23,11 +23,11 @@ func (Builder) Name() string { return Name }
 // Build returns a balancer for one reference. leastactive has no keys of its
 // own, so it never fails.
 func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
-	return &Balancer{w: warmup.New(b.opts...)}, nil
+	return &Balancer{c: warmup.NewCache(warmup.New(b.opts...))}, nil
 }
 
 // Balancer is a least-active balancer.
-type Balancer struct{ w *warmup.Weigher }
+type Balancer struct{ c *warmup.Cache }
 
 // Select returns the invoker with the fewest active calls; among several
 // with the same count it picks one with probability proportional to its
@@ -36,14 +36,14 @@ type Balancer struct{ w *warmup.Weigher }
 // are never picked; nil is returned when invokers is empty or every weight
 // is 0. An invoker with nil Stats counts as idle.
 func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
-	now := b.w.Now()
+	v := b.c.View(invokers)
 	var (
 		best      spi.Invoker
 		least     int64 = math.MaxInt64
 		tiedTotal int64
 	)
-	for _, x := range invokers {
-		wt := b.w.Weight(x.URL(), now)
+	for i, x := range invokers {
+		wt := v.Weight(i)
 		if wt == 0 {
 			continue
 		}

@@ -22,11 +22,11 @@ func (Builder) Name() string { return Name }
 // Build returns a balancer for one reference. random has no keys of its
 // own, so it never fails.
 func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
-	return &Balancer{w: warmup.New(b.opts...)}, nil
+	return &Balancer{c: warmup.NewCache(warmup.New(b.opts...))}, nil
 }
 
 // Balancer is a weighted random balancer.
-type Balancer struct{ w *warmup.Weigher }
+type Balancer struct{ c *warmup.Cache }
 
 // Select picks an invoker with probability proportional to its effective
 // weight, or uniformly when every weight is the same. It returns nil when
@@ -36,11 +36,11 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 	if n == 0 {
 		return nil
 	}
-	now := b.w.Now()
+	v := b.c.View(invokers)
 	var total, first int64
 	same := true
-	for i, x := range invokers {
-		wt := b.w.Weight(x.URL(), now)
+	for i := range invokers {
+		wt := v.Weight(i)
 		total += wt
 		if i == 0 {
 			first = wt
@@ -54,11 +54,11 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 	if same {
 		return invokers[rand.IntN(n)]
 	}
-	// Weights depend only on the URL and now, so this second pass sees the
-	// same weights as the first.
+	// Weights depend only on the URL and the view's instant, so this second
+	// pass sees the same weights as the first.
 	off := rand.Int64N(total)
-	for _, x := range invokers {
-		off -= b.w.Weight(x.URL(), now)
+	for i, x := range invokers {
+		off -= v.Weight(i)
 		if off < 0 {
 			return x
 		}

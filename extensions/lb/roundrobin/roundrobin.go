@@ -2,6 +2,7 @@ package roundrobin
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -24,14 +25,14 @@ func (Builder) Name() string { return Name }
 // Build returns a balancer for one reference. roundrobin has no keys of its
 // own, so it never fails.
 func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
-	bl := &Balancer{w: warmup.New(b.opts...)}
+	bl := &Balancer{c: warmup.NewCache(warmup.New(b.opts...))}
 	bl.methods.Store(&map[methodKey]*state{})
 	return bl, nil
 }
 
 // Balancer is a smooth weighted round-robin balancer.
 type Balancer struct {
-	w *warmup.Weigher
+	c *warmup.Cache
 
 	mu      sync.Mutex                           // serialises additions to methods
 	methods atomic.Pointer[map[methodKey]*state] // copy-on-write
@@ -43,7 +44,12 @@ type methodKey struct{ service, method string }
 type state struct {
 	mu      sync.Mutex
 	round   uint64
-	entries map[entryKey]*entry
+	entries map[entryKey]*entry // every invoker of the last list
+	// list and ents are the last list and its entries, aligned, so that an
+	// unchanged list needs no map lookup; list is nil when the last list
+	// held an invoker whose type is not comparable.
+	list []spi.Invoker
+	ents []*entry
 }
 
 // entryKey identifies an invoker: the invoker value itself when its type is
@@ -57,15 +63,7 @@ type entryKey struct {
 
 type entry struct {
 	current int64  // nginx's current_weight
-	round   uint64 // last round that saw this invoker
-}
-
-func keyOf(x spi.Invoker) entryKey {
-	if reflect.TypeOf(x).Comparable() {
-		return entryKey{inv: x}
-	}
-	u := x.URL()
-	return entryKey{host: u.Host(), port: u.Port(), path: u.Path()}
+	round   uint64 // last round that counted this invoker
 }
 
 func (b *Balancer) state(inv *spi.Invocation) *state {
@@ -92,39 +90,83 @@ func (b *Balancer) state(inv *spi.Invocation) *state {
 	return st
 }
 
+// align returns the entries of invokers, in order. A list that differs from
+// the last one is looked up in the entries map, new invokers get fresh
+// entries, and entries of invokers that left are dropped (allocating once
+// per change).
+func (st *state) align(invokers []spi.Invoker) []*entry {
+	if st.list != nil && len(st.list) == len(invokers) {
+		same := true
+		for i, x := range invokers {
+			// st.list holds comparable types only, so this never panics.
+			if st.list[i] != x {
+				same = false
+				break
+			}
+		}
+		if same {
+			return st.ents
+		}
+	}
+	ents := make([]*entry, len(invokers))
+	next := make(map[entryKey]*entry, len(invokers))
+	comparable := true
+	for i, x := range invokers {
+		var k entryKey
+		if reflect.TypeOf(x).Comparable() {
+			k.inv = x
+		} else {
+			comparable = false
+			u := x.URL()
+			k = entryKey{host: u.Host(), port: u.Port(), path: u.Path()}
+		}
+		e := next[k]
+		if e == nil {
+			if e = st.entries[k]; e == nil {
+				e = &entry{}
+			}
+			next[k] = e
+		}
+		ents[i] = e
+	}
+	st.entries, st.ents, st.list = next, ents, nil
+	if comparable {
+		st.list = slices.Clone(invokers)
+	}
+	return ents
+}
+
 // Select adds each invoker's effective weight to its current weight, picks
 // the invoker with the highest current weight (the first one on a tie) and
 // subtracts the total weight from it. Invokers with weight 0 are skipped;
 // nil is returned when invokers is empty or every weight is 0.
+//
+// A weight that changes (a provider warming up) keeps its current weight,
+// as nginx does with effective weights; Dubbo resets it to 0, which breaks
+// the smooth order on every change during warm-up.
 func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
 	if len(invokers) == 0 {
 		return nil
 	}
 	st := b.state(inv)
-	now := b.w.Now()
+	v := b.c.View(invokers)
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	ents := st.align(invokers)
 	st.round++
 	var (
 		total   int64
-		live    int
 		best    *entry
 		bestInv spi.Invoker
 	)
-	for _, x := range invokers {
-		k := keyOf(x)
-		e := st.entries[k]
-		if e == nil {
-			e = &entry{}
-			st.entries[k] = e
-		}
+	for i, x := range invokers {
+		e := ents[i]
 		if e.round == st.round {
 			continue // the same invoker twice in one list counts once
 		}
 		e.round = st.round
-		live++
-		wt := b.w.Weight(x.URL(), now)
+		wt := v.Weight(i)
 		if wt == 0 {
 			e.current = 0
 			continue
@@ -133,13 +175,6 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		total += wt
 		if best == nil || e.current > best.current {
 			best, bestInv = e, x
-		}
-	}
-	if len(st.entries) > live {
-		for k, e := range st.entries {
-			if e.round != st.round {
-				delete(st.entries, k) // the provider left
-			}
 		}
 	}
 	if best == nil {

@@ -36,12 +36,12 @@ func (b Builder) Build(u spi.URL) (spi.LoadBalance, error) {
 		v, _ := u.Param(KeySlidePeriod)
 		return nil, &spi.ParamError{Key: KeySlidePeriod, Value: v, Want: "a positive duration such as 30s"}
 	}
-	return &Balancer{w: warmup.New(b.opts...), period: p}, nil
+	return &Balancer{c: warmup.NewCache(warmup.New(b.opts...)), period: p}, nil
 }
 
 // Balancer is a shortest-response balancer.
 type Balancer struct {
-	w      *warmup.Weigher
+	c      *warmup.Cache
 	period time.Duration
 }
 
@@ -53,18 +53,19 @@ func (b *Balancer) SlidePeriod() time.Duration { return b.period }
 // Invokers with weight 0 are never picked; nil is returned when invokers is
 // empty or every weight is 0. An invoker with nil Stats is estimated 0.
 func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
-	now := b.w.Now()
+	v := b.c.View(invokers)
+	now := time.Now() // for the Stats windows; read once
 	var (
 		best      spi.Invoker
 		shortest  int64 = math.MaxInt64
 		tiedTotal int64
 	)
-	for _, x := range invokers {
-		wt := b.w.Weight(x.URL(), now)
+	for i, x := range invokers {
+		wt := v.Weight(i)
 		if wt == 0 {
 			continue
 		}
-		est := estimate(x.Stats())
+		est := estimate(x.Stats(), now)
 		switch {
 		case est < shortest:
 			shortest, best, tiedTotal = est, x, wt
@@ -80,11 +81,11 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 
 // estimate is mean successful response time (ns) × (active + 1),
 // saturating at math.MaxInt64 - 1 so that it always beats "none yet".
-func estimate(s *spi.Stats) int64 {
+func estimate(s *spi.Stats, now time.Time) int64 {
 	if s == nil {
 		return 0
 	}
-	mean, _ := s.MeanResponse()
+	mean, _ := s.MeanResponseAt(now)
 	m, k := int64(mean), s.Active()+1
 	if m <= 0 || k <= 0 {
 		return 0

@@ -121,31 +121,53 @@ func (w *Weigher) Configured(u spi.URL) int64 {
 // and uptime = now - timestamp. A missing timestamp means warm. It never
 // allocates unless it has something to log.
 func (w *Weigher) Weight(u spi.URL, now int64) int64 {
-	weight := w.Configured(u)
-	if weight == 0 {
-		return 0
+	return w.effective(w.parse(u), now, u, nil)
+}
+
+// keys are the parsed weight keys of one provider URL.
+type keys struct {
+	weight  int64 // clamped to [0, MaxWeight]
+	warmup  int64 // ms
+	started int64 // ms since the epoch; 0 = warm (absent or malformed)
+}
+
+func (w *Weigher) parse(u spi.URL) keys {
+	k := keys{weight: w.Configured(u), warmup: DefaultWarmup.Milliseconds()}
+	if k.weight == 0 {
+		return k
 	}
-	ts, ok := u.Param(KeyTimestamp)
-	if !ok {
-		return weight
-	}
-	started, ok := parseDigits(ts)
-	if !ok || started == 0 {
-		w.bad(u, KeyTimestamp, ts, "milliseconds since the epoch")
-		return weight
-	}
-	warm := DefaultWarmup.Milliseconds()
 	if v, ok := u.Param(KeyWarmup); ok {
-		if warm, ok = parseMillis(v); !ok {
+		var good bool
+		if k.warmup, good = parseMillis(v); !good {
 			w.bad(u, KeyWarmup, v, "a duration such as 10m or 600000 (milliseconds)")
-			warm = DefaultWarmup.Milliseconds()
+			k.warmup = DefaultWarmup.Milliseconds()
 		}
 	}
-	uptime := now - started // both are non-negative: no overflow
-	if uptime < 0 && warm > 0 {
+	if ts, ok := u.Param(KeyTimestamp); ok {
+		started, good := parseDigits(ts)
+		if !good || started == 0 {
+			w.bad(u, KeyTimestamp, ts, "milliseconds since the epoch")
+			started = 0
+		}
+		k.started = started
+	}
+	return k
+}
+
+// effective applies the warm-up formula to k at now; u (or, when u is the
+// zero URL, x's URL) names the provider in a skew warning.
+func (w *Weigher) effective(k keys, now int64, u spi.URL, x spi.Invoker) int64 {
+	if k.weight == 0 || k.started == 0 {
+		return k.weight
+	}
+	uptime := now - k.started // both are non-negative: no overflow
+	if uptime < 0 && k.warmup > 0 {
+		if x != nil {
+			u = x.URL()
+		}
 		w.skew(u, -uptime)
 	}
-	return Effective(weight, warm, uptime)
+	return Effective(k.weight, k.warmup, uptime)
 }
 
 // skew logs, rate-limited per provider, that the provider's clock is ahead.
