@@ -1,6 +1,7 @@
 package spitest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,7 +18,8 @@ import (
 // only ever returns an invoker of the list; that an invoker with weight 0 is
 // never picked and a list whose weights are all 0 gives nil; that providers
 // still warming up (timestamp = now) are picked; that Select leaves the
-// slice unchanged; and that concurrent Selects, with calls updating Stats at
+// slice unchanged; that invokers of a non-comparable value type work (no
+// panic on == or as a map key); and that concurrent Selects, with calls updating Stats at
 // the same time, are race-free (run with -race).
 func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 	t.Helper()
@@ -102,6 +104,24 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 			t.Fatal("Select modified the invoker slice")
 		}
 	})
+	t.Run("NonComparableInvokers", func(t *testing.T) {
+		// Invokers need not be pointers: a value type holding a slice cannot
+		// be compared with == or used as a map key.
+		var l []spi.Invoker
+		for i := range 4 {
+			u := spi.MustParse(fmt.Sprintf("airnode://127.0.1.%d:20880/demo.Echo", i+1))
+			l = append(l, lbValueInvoker{url: u, tags: []string{"v"}, stats: &spi.Stats{}})
+		}
+		for i := range 200 {
+			x := lb.Select(l, inv(i))
+			if x == nil {
+				t.Fatal("Select returned nil for value-type invokers")
+			}
+			if !slices.ContainsFunc(l, func(y spi.Invoker) bool { return y.URL().Equal(x.URL()) }) {
+				t.Fatalf("Select returned %v, not one of the list", x.URL())
+			}
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		l := list(6, func(i int) string { return "weight=" + strconv.Itoa(10*(i+1)) })
 		var wg sync.WaitGroup
@@ -121,3 +141,18 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 		wg.Wait()
 	})
 }
+
+// lbValueInvoker is an invoker of a non-comparable value type.
+type lbValueInvoker struct {
+	url   spi.URL
+	tags  []string
+	stats *spi.Stats
+}
+
+func (v lbValueInvoker) URL() spi.URL { return v.url }
+func (v lbValueInvoker) Invoke(context.Context, *spi.Invocation) spi.Result {
+	return spi.Result{Value: v.tags}
+}
+func (v lbValueInvoker) Available() bool   { return true }
+func (v lbValueInvoker) Stats() *spi.Stats { return v.stats }
+func (v lbValueInvoker) Close() error      { return nil }

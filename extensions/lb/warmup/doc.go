@@ -10,6 +10,9 @@
 //	warmup     duration  Go syntax or ms    10m      >= 0; 0 disables warm-up
 //	timestamp  int       ms since the epoch absent   > 0; absent = warm (full weight)
 //
-// A Weigher is safe for concurrent use, never blocks on the hot path and
-// does not allocate there.
+// A Weigher computes the weight from a URL; a Cache remembers the parsed keys
+// of the last invoker list a balancer saw, so that an unchanged list is
+// weighed without reading URLs. Both are safe for concurrent use, never
+// block on the hot path and do not allocate there (a Cache allocates once
+// per list change).
 package warmup
