@@ -16,6 +16,11 @@ type LoadBalanceBuilder interface {
 // only available invokers; the slice must not be kept or modified. Weights
 // come from each invoker's URL ("weight", "warmup", "timestamp"), live load
 // from its Stats.
+//
+// An invoker with weight 0 is never picked; Select returns nil only when no
+// invoker of the list may be picked (every weight is 0), and clusters turn
+// that into StatusServiceNotFound. Balancers only read Stats, never record
+// into them (see Stats).
 type LoadBalance interface {
 	Select(invokers []Invoker, inv *Invocation) Invoker
 }
