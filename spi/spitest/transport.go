@@ -726,10 +726,17 @@ func testDialCancelled(t *testing.T, tr spi.Transport) {
 }
 
 // BenchmarkTransport measures the raw throughput of one stream of the
-// transport b builds: the consumer writes 100-byte frames one Write each,
-// pipelined, the provider echoes every byte, the consumer reads them all
-// back. One op is one frame; bytes are the frame's.
+// transport tb builds: the consumer writes 100-byte frames, pipelined, the
+// provider echoes every byte, the consumer reads them all back. One op is
+// one frame (100 bytes each way). "write=1" makes one Write per frame;
+// "write=64" one Write per 64 frames, as a coalescing frame writer does.
 func BenchmarkTransport(b *testing.B, tb spi.TransportBuilder) {
+	for _, batch := range []int{1, 64} {
+		b.Run(fmt.Sprintf("write=%d", batch), func(b *testing.B) { benchmarkStream(b, tb, batch) })
+	}
+}
+
+func benchmarkStream(b *testing.B, tb spi.TransportBuilder, batch int) {
 	tr, err := tb.Build(spi.MustParse("airnode://127.0.0.1:0/spitest.Transport"))
 	if err != nil {
 		b.Fatal(err)
@@ -771,19 +778,20 @@ func BenchmarkTransport(b *testing.B, tb spi.TransportBuilder) {
 		defer close(echoed)
 		_, _ = io.Copy(ps, ps)
 	}()
-	frame := bytes.Repeat([]byte{'f'}, 100)
-	b.SetBytes(int64(len(frame)))
+	const frame = 100
+	buf := bytes.Repeat([]byte{'f'}, frame*batch)
+	b.SetBytes(frame)
 	b.ReportAllocs()
 	b.ResetTimer()
 	werr := result(func() error {
-		for range b.N {
-			if _, err := cs.Write(frame); err != nil {
+		for left := b.N; left > 0; left -= batch {
+			if _, err := cs.Write(buf[:frame*min(batch, left)]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if _, err := io.CopyN(io.Discard, cs, int64(b.N*len(frame))); err != nil {
+	if _, err := io.CopyN(io.Discard, cs, int64(b.N*frame)); err != nil {
 		b.Fatal(err)
 	}
 	if err := <-werr; err != nil {
