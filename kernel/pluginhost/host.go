@@ -1,0 +1,249 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// Backoff defaults for restarts: the first restart waits DefaultBackoff,
+// each further one twice as long, capped at DefaultMaxBackoff. A plugin
+// that ran for StableAfter before exiting starts again from DefaultBackoff.
+const (
+	DefaultBackoff    = 100 * time.Millisecond
+	DefaultMaxBackoff = 10 * time.Second
+	StableAfter       = 30 * time.Second
+)
+
+// PointService is the plugin point of provider implementations (the other
+// points are the catalog's: loadbalance, registry, filter).
+const PointService = pluginrpc.PointService
+
+// Option configures a Host (behaviour only; what to run is config).
+type Option func(*Host)
+
+// WithLogger sets the host's logger (default slog.Default()). Plugin stderr
+// is logged through it too, under the attribute plugin=<name>.
+func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.log = l } }
+
+// WithBackoff sets the first restart delay and its cap.
+func WithBackoff(first, max time.Duration) Option {
+	return func(h *Host) { h.backoff, h.maxBackoff = first, max }
+}
+
+// Host supervises the plugin processes of one node.
+type Host struct {
+	log                 *slog.Logger
+	backoff, maxBackoff time.Duration
+
+	procs []*proc
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	done    chan struct{} // closed by Close: supervisors stop restarting
+	wg      sync.WaitGroup
+}
+
+// New returns a Host for the plugins declared in specs. It does no I/O;
+// Start launches them. Specs are assumed validated by config.Validate.
+func New(specs []config.Plugin, opts ...Option) *Host {
+	h := &Host{log: slog.Default(), backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{})}
+	for _, o := range opts {
+		o(h)
+	}
+	for _, s := range specs {
+		h.procs = append(h.procs, newProc(h, s))
+	}
+	return h
+}
+
+// Start launches every plugin concurrently and waits for each handshake
+// (bounded by its start_timeout). A plugin that cannot start (sha256
+// mismatch, stray stdout, timeout, a point it does not provide) is marked
+// failed and reported in the returned error; the others run regardless.
+// ctx bounds the whole start.
+func (h *Host) Start(ctx context.Context) error {
+	h.mu.Lock()
+	if h.started || h.closed {
+		h.mu.Unlock()
+		return errors.New("pluginhost: Start called twice or after Close")
+	}
+	h.started = true
+	h.mu.Unlock()
+	errs := make([]error, len(h.procs))
+	var wg sync.WaitGroup
+	for i, p := range h.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.start(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Register adds the extension of every plugin that started to c, with the
+// plugin binary's path as origin: loadbalance, registry and filter plugins
+// go into their catalogs under the plugin's configured name. A plugin may
+// not shadow an extension already registered (bundled or another plugin):
+// that plugin is skipped with an error naming both. Balancers fall back to
+// c's default balancer while their plugin is down.
+func (h *Host) Register(c *extension.Catalogs) error {
+	var errs []error
+	for _, p := range h.procs {
+		if p.neverStarted() {
+			continue
+		}
+		if err := p.register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Service is one service served by a service plugin.
+type Service struct {
+	// Plugin is the configured plugin name; Name the service name
+	// ("greeter.Greeter"); Methods its methods, sorted.
+	Plugin, Name string
+	Methods      []string
+	proc         *proc
+}
+
+// Invoker returns an invoker forwarding calls to the plugin, with URL u
+// (the export URL). While the plugin is down it is not available and
+// Invoke fails fast with SERVER_ERROR naming the plugin and why.
+func (s Service) Invoker(u spi.URL) spi.Invoker {
+	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: s.proc})
+}
+
+// Services lists the services of every service plugin that started, sorted
+// by name.
+func (h *Host) Services() []Service {
+	var out []Service
+	for _, p := range h.procs {
+		if p.spec.Point != PointService || p.neverStarted() {
+			continue
+		}
+		for _, d := range p.description().Services {
+			out = append(out, Service{Plugin: p.spec.Name, Name: d.Name, Methods: d.Methods, proc: p})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// State is a plugin's state.
+type State string
+
+// Plugin states.
+const (
+	StateStarting   State = "starting"
+	StateRunning    State = "running"
+	StateRestarting State = "restarting"
+	StateFailed     State = "failed"
+	StateStopped    State = "stopped"
+)
+
+// PluginInfo describes one plugin for `airnode list`.
+type PluginInfo struct {
+	Name, Point string
+	// Path is the absolute path of the plugin binary (the catalog origin).
+	Path string
+	// Provides is the extension's own name, or the services it serves.
+	Provides []string
+	// ProtocolVersion is the negotiated plugin protocol version (0 until
+	// the first handshake).
+	ProtocolVersion int
+	State           State
+	// Reason says why the plugin is restarting, failed or stopped.
+	Reason   string
+	PID      int
+	Restarts int
+}
+
+// String renders "running", "restarting: reason" or "failed: reason".
+func (i PluginInfo) StateString() string {
+	if i.Reason == "" {
+		return string(i.State)
+	}
+	return string(i.State) + ": " + i.Reason
+}
+
+// Plugins describes every declared plugin, in declaration order.
+func (h *Host) Plugins() []PluginInfo {
+	out := make([]PluginInfo, 0, len(h.procs))
+	for _, p := range h.procs {
+		out = append(out, p.info())
+	}
+	return out
+}
+
+// Close stops every plugin — the graceful go-plugin shutdown first, a kill
+// after 2s — and waits for the supervisors. Idempotent.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.wg.Wait()
+		return nil
+	}
+	h.closed = true
+	close(h.done)
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range h.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.stop()
+		}()
+	}
+	wg.Wait()
+	h.wg.Wait()
+	return nil
+}
+
+// spawn runs f as a goroutine owned by h, unless h is closed.
+func (h *Host) spawn(f func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (h *Host) closing() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// errDown is what calls get while a plugin is not running.
+func errDown(name, point string, st State, reason string) error {
+	msg := fmt.Sprintf("pluginhost: %s plugin %q is %s", point, name, st)
+	if reason != "" {
+		msg += " (" + reason + ")"
+	}
+	return &spi.Error{Status: spi.StatusServerError, Message: msg}
+}

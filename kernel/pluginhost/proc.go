@@ -1,0 +1,434 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// live is the published state of a plugin that calls read on every use.
+type live struct {
+	c   *pluginrpc.Client
+	gen uint64
+	err error // non-nil while the plugin is down
+}
+
+// proc supervises one plugin process. It is the pluginrpc.Source of the
+// adapters built for it.
+type proc struct {
+	h    *Host
+	spec config.Plugin
+	path string // absolute binary path: the catalog origin
+	log  *slog.Logger
+
+	cur atomic.Pointer[live]
+
+	mu       sync.Mutex
+	state    State
+	reason   string
+	version  int
+	pid      int
+	restarts int
+	gen      uint64
+	desc     pluginrpc.Description
+	client   *plugin.Client
+	changed  chan struct{}
+	everRan  bool
+
+	fallbackMu   sync.Mutex
+	fallbackLast time.Time
+	fallbackN    int
+}
+
+func newProc(h *Host, s config.Plugin) *proc {
+	path := s.Command
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	p := &proc{h: h, spec: s, path: path, state: StateStarting, changed: make(chan struct{}),
+		log: h.log.With("plugin", s.Name, "point", s.Point)}
+	p.cur.Store(&live{err: errDown(s.Name, s.Point, StateStarting, "")})
+	return p
+}
+
+// Current implements pluginrpc.Source.
+func (p *proc) Current() (*pluginrpc.Client, uint64, error) {
+	l := p.cur.Load()
+	return l.c, l.gen, l.err
+}
+
+// Changed implements pluginrpc.Source.
+func (p *proc) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// setState records a state change and wakes adapters waiting on Changed.
+// Caller holds p.mu.
+func (p *proc) setStateLocked(st State, reason string, l *live) {
+	p.state, p.reason = st, reason
+	if l == nil {
+		l = &live{err: errDown(p.spec.Name, p.spec.Point, st, reason)}
+	}
+	p.cur.Store(l)
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *proc) neverStarted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.everRan
+}
+
+func (p *proc) description() pluginrpc.Description {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.desc
+}
+
+func (p *proc) info() PluginInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := PluginInfo{Name: p.spec.Name, Point: p.spec.Point, Path: p.path, ProtocolVersion: p.version,
+		State: p.state, Reason: p.reason, Restarts: p.restarts}
+	if p.state == StateRunning {
+		i.PID = p.pid
+	}
+	if p.desc.Name != "" {
+		i.Provides = []string{p.desc.Name}
+	}
+	for _, s := range p.desc.Services {
+		i.Provides = append(i.Provides, s.Name)
+	}
+	return i
+}
+
+// start is the first launch: a failure marks the plugin failed for good
+// (a bad checksum or a binary that cannot handshake does not get better by
+// restarting).
+func (p *proc) start(ctx context.Context) error {
+	if err := p.launch(ctx); err != nil {
+		p.mu.Lock()
+		p.setStateLocked(StateFailed, err.Error(), nil)
+		p.mu.Unlock()
+		p.log.Error("plugin failed to start", "err", err)
+		return err
+	}
+	return nil
+}
+
+// launch starts the process, performs the handshake and publishes the
+// client; on success the plugin is running and supervised.
+func (p *proc) launch(ctx context.Context) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("pluginhost: plugin %q (%s): %s", p.spec.Name, p.path, fmt.Sprintf(format, args...))
+	}
+	switch p.spec.Point {
+	case extension.PointLoadBalance, extension.PointRegistry, extension.PointFilter, PointService:
+	default:
+		return fail("point %q cannot be served by a plugin (allowed: %s); transport, codec, heartbeat and cluster stay in process",
+			p.spec.Point, strings.Join(pluginrpc.Points, ", "))
+	}
+	var secure *plugin.SecureConfig
+	if want := strings.ToLower(p.spec.SHA256); want != "" {
+		got, err := fileSHA256(p.path)
+		if err != nil {
+			return fail("checksum: %v", err)
+		}
+		if got != want {
+			return fail("sha256 mismatch: expected %s, actual %s; refusing to start it", want, got)
+		}
+		sum, _ := hex.DecodeString(want)
+		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
+	}
+	timeout := p.spec.StartTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultPluginStartTimeout
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	cmd := exec.Command(p.path, p.spec.Args...)
+	for k, v := range p.spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	// go-plugin appends os.Environ() after ours; put ours last so they win.
+	cmd.Env = append(os.Environ(), cmd.Env...)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  pluginrpc.Handshake,
+		VersionedPlugins: pluginrpc.ClientPlugins(),
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		SecureConfig:     secure,
+		StartTimeout:     timeout,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           p.hclog(),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
+	})
+	rpcClient, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return p.explain(err, timeout)
+	}
+	raw, err := rpcClient.Dispense(p.spec.Point)
+	if err != nil {
+		client.Kill()
+		return fail("%v", err)
+	}
+	c := raw.(*pluginrpc.Client)
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	desc, err := pluginrpc.Describe(dctx, c, p.spec.Point)
+	cancel()
+	if err != nil {
+		client.Kill()
+		return fail("%v", err)
+	}
+	pid := 0
+	if rc := client.ReattachConfig(); rc != nil {
+		pid = rc.Pid
+	}
+
+	p.mu.Lock()
+	if p.h.closing() {
+		p.mu.Unlock()
+		client.Kill()
+		return fail("host is closing")
+	}
+	p.gen++
+	p.client, p.desc, p.pid, p.version, p.everRan = client, desc, pid, client.NegotiatedVersion(), true
+	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
+	p.mu.Unlock()
+	p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
+
+	started := time.Now()
+	if !p.h.spawn(func() { p.supervise(client, cmd, c, started) }) {
+		client.Kill()
+	}
+	return nil
+}
+
+// explain turns go-plugin's start errors into ones that name the plugin and
+// say what went wrong.
+func (p *proc) explain(err error, timeout time.Duration) error {
+	prefix := fmt.Sprintf("pluginhost: plugin %q (%s)", p.spec.Name, p.path)
+	msg := err.Error()
+	const stray = "Unrecognized remote plugin message: "
+	if i := strings.Index(msg, stray); i >= 0 {
+		line, _, _ := strings.Cut(msg[i+len(stray):], "\n")
+		return fmt.Errorf("%s: wrote %q to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr", prefix, line)
+	}
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		return fmt.Errorf("%s: sha256 mismatch (the binary changed while starting); refusing to start it", prefix)
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%s: no handshake within start_timeout %v", prefix, timeout)
+	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible"):
+		return fmt.Errorf("%s: protocol version: %v (host speaks %d)", prefix, err, pluginrpc.ProtocolVersion)
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+// supervise waits for the process to exit and restarts it per policy.
+func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Client, started time.Time) {
+	select {
+	case <-c.Done():
+	case <-p.h.done:
+		return // stop() kills it
+	}
+	if p.h.closing() {
+		return
+	}
+	status := "exited"
+	ok := false
+	if ps := cmd.ProcessState; ps != nil {
+		status, ok = ps.String(), ps.Success()
+	}
+	client.Kill() // reap and release go-plugin's goroutines
+	policy := p.spec.Restart
+	if policy == "" {
+		policy = config.RestartOnFailure
+	}
+	if policy == config.RestartNever || policy == config.RestartOnFailure && ok {
+		p.mu.Lock()
+		p.setStateLocked(StateFailed, status+" (restart: "+policy+")", nil)
+		p.mu.Unlock()
+		p.log.Error("plugin exited; not restarting", "status", status, "restart", policy)
+		return
+	}
+	backoff := p.h.backoff
+	if time.Since(started) < StableAfter {
+		p.mu.Lock()
+		backoff = p.backoffLocked()
+		p.mu.Unlock()
+	} else {
+		p.mu.Lock()
+		p.restarts = 0
+		p.mu.Unlock()
+	}
+	reason := status
+	for {
+		p.mu.Lock()
+		p.restarts++
+		p.setStateLocked(StateRestarting, fmt.Sprintf("%s; restart in %v", reason, backoff), nil)
+		p.mu.Unlock()
+		p.log.Warn("plugin exited; restarting", "status", reason, "backoff", backoff)
+		select {
+		case <-p.h.done:
+			return
+		case <-time.After(backoff):
+		}
+		err := p.launch(context.Background())
+		if err == nil {
+			return // the new process has its own supervisor
+		}
+		reason = err.Error()
+		backoff = min(backoff*2, p.h.maxBackoff)
+	}
+}
+
+// backoffLocked is the delay before the next restart after restarts quick
+// exits: backoff·2^restarts, capped.
+func (p *proc) backoffLocked() time.Duration {
+	d := p.h.backoff
+	for i := 0; i < p.restarts && d < p.h.maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.h.maxBackoff)
+}
+
+// stop kills the process (graceful first) and marks the plugin stopped.
+func (p *proc) stop() {
+	p.mu.Lock()
+	client := p.client
+	p.mu.Unlock()
+	if client != nil {
+		client.Kill()
+	}
+	p.mu.Lock()
+	if p.state != StateFailed {
+		p.setStateLocked(StateStopped, "host closed", nil)
+	}
+	p.mu.Unlock()
+}
+
+// register adds the plugin's extension to its catalog.
+func (p *proc) register(c *extension.Catalogs) error {
+	origin := extension.Origin(p.path)
+	name := p.spec.Name
+	var err error
+	var existing extension.Origin
+	var taken bool
+	switch p.spec.Point {
+	case extension.PointLoadBalance:
+		existing, taken = c.LoadBalance.Origin(name)
+		if !taken {
+			err = c.LoadBalance.Register(pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{
+				Name:   name,
+				Source: p,
+				Fallback: func(u spi.URL) (spi.LoadBalance, error) {
+					b, err := c.LoadBalance.Get(c.LoadBalance.Default())
+					if err != nil {
+						return nil, err
+					}
+					return b.Build(u)
+				},
+				OnFallback: p.warnFallback,
+			}), origin)
+		}
+	case extension.PointRegistry:
+		existing, taken = c.Registry.Origin(name)
+		if !taken {
+			err = c.Registry.Register(pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: name, Source: p}), origin)
+		}
+	case extension.PointFilter:
+		existing, taken = c.Filter.Origin(name)
+		if !taken {
+			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
+				Name: name, Activation: p.description().Activation, Source: p}), origin)
+		}
+	default:
+		return nil // services are exported by the node, not catalogued
+	}
+	if taken {
+		what := "the bundled"
+		if existing != extension.Bundled {
+			what = "the plugin " + string(existing) + "'s"
+		}
+		return fmt.Errorf("pluginhost: plugin %q (%s) may not shadow %s %s %q; rename the plugin", name, p.path, what, p.spec.Point, name)
+	}
+	if err != nil {
+		return fmt.Errorf("pluginhost: plugin %q (%s): %w", name, p.path, err)
+	}
+	return nil
+}
+
+// warnFallback logs that a Select fell back to the default balancer, at
+// most once per second per plugin, with the count since the last warning.
+func (p *proc) warnFallback(err error) {
+	p.fallbackMu.Lock()
+	p.fallbackN++
+	if time.Since(p.fallbackLast) < time.Second {
+		p.fallbackMu.Unlock()
+		return
+	}
+	n := p.fallbackN
+	p.fallbackN, p.fallbackLast = 0, time.Now()
+	p.fallbackMu.Unlock()
+	p.log.Warn("plugin balancer unavailable; using the default balancer", "selects", n, "err", err)
+}
+
+// hclog returns the logger go-plugin uses for this plugin: its own messages
+// and the plugin's stderr go to the host's slog logger.
+func (p *proc) hclog() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:        "plugin",
+		Level:       hclog.Info,
+		Output:      slogWriter{p.log},
+		DisableTime: true,
+	})
+}
+
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(b []byte) (int, error) {
+	w.l.Info(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+var _ pluginrpc.Source = (*proc)(nil)
