@@ -219,6 +219,9 @@ func (d *Decoder) decode(v any) error {
 		*p, err = d.generic(k)
 		return err
 	case proto.Message:
+		if !p.ProtoReflect().IsValid() {
+			return errors.New("nil message")
+		}
 		if k == KindNil {
 			proto.Reset(p)
 			return nil

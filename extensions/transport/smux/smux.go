@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	xsmux "github.com/xtaci/smux"
 
@@ -30,7 +31,11 @@ func (Builder) Build(u spi.URL) (spi.Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smux: %w", err)
 	}
-	return newTransport(cfg), nil
+	t := newTransport(cfg)
+	if err := xsmux.VerifyConfig(t.mux); err != nil { // the bounds above make this a bug
+		return nil, fmt.Errorf("smux: %w", err)
+	}
+	return t, nil
 }
 
 // Transport dials and listens for smux sessions over TCP. Safe for
@@ -79,19 +84,22 @@ type Listener struct {
 }
 
 // Accept blocks until a consumer connects and returns the provider side of
-// its session. After Close it returns an error matching net.ErrClosed.
+// its session. A temporary failure (out of file descriptors) is retried
+// with a backoff from 5 ms to 1 s, as net/http's server does. After Close it
+// returns an error matching net.ErrClosed.
 func (l *Listener) Accept() (spi.Session, error) {
+	var backoff time.Duration
 	for {
 		c, err := l.l.Accept()
 		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // EMFILE is still reported so
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
 			return nil, fmt.Errorf("smux: %w", err)
 		}
-		s, err := newSession(c, l.mux, false)
-		if err != nil { // cannot happen with a verified config; keep serving
-			c.Close()
-			continue
-		}
-		return s, nil
+		return newSession(c, l.mux, false)
 	}
 }
 

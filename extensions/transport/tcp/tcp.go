@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -57,13 +58,23 @@ type Listener struct {
 }
 
 // Accept blocks until a consumer connects and returns the provider side of
-// its session. After Close it returns an error matching net.ErrClosed.
+// its session. A temporary failure (out of file descriptors) is retried
+// with a backoff from 5 ms to 1 s, as net/http's server does. After Close it
+// returns an error matching net.ErrClosed.
 func (l *Listener) Accept() (spi.Session, error) {
-	c, err := l.l.Accept()
-	if err != nil {
-		return nil, fmt.Errorf("tcp: %w", err)
+	var backoff time.Duration
+	for {
+		c, err := l.l.Accept()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // EMFILE is still reported so
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return nil, fmt.Errorf("tcp: %w", err)
+		}
+		return newSession(c, true), nil
 	}
-	return newSession(c, true), nil
 }
 
 // Addr returns the bound address.
