@@ -124,7 +124,8 @@ func (b *clusterLB) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoke
 // fork, so that every strategy makes a single call per attempt) and checks:
 // the name; an empty directory and a directory whose providers all have
 // weight 0 give an *spi.Error with StatusServiceNotFound naming the service
-// key and the registry; a success is returned as is; a SERVICE_ERROR reaches
+// key and the registry; a success is returned as is; invokers of a
+// non-comparable value type cause no panic; a SERVICE_ERROR reaches
 // exactly one provider once and comes back with its status (or as a zero
 // Result, for a strategy that swallows errors); a done context ends the
 // call promptly; concurrent Invokes are race-free.
@@ -202,6 +203,19 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 		}
 		if n := ps[0].Calls() + ps[1].Calls() + ps[2].Calls(); n != 1 {
 			t.Fatalf("SERVICE_ERROR reached providers %d times, want 1", n)
+		}
+	})
+	t.Run("NonComparableInvokers", func(t *testing.T) {
+		// Invokers of a value type holding a slice cannot be compared with
+		// ==: excluding tried providers must not panic.
+		var l []spi.Invoker
+		for i := range 3 {
+			u := spi.MustParse(fmt.Sprintf("airnode://127.0.1.%d:20880/demo.Echo", i+1))
+			l = append(l, lbValueInvoker{url: u, tags: []string{"v"}, stats: &spi.Stats{}, err: spi.Errorf(spi.StatusChannelInactive, "closed")})
+		}
+		r := c.Invoke(ctx(t), newInv(), NewStubDirectory(ref, "memory://test", l...), &clusterLB{})
+		if r.Err != nil && spi.StatusOf(r.Err) != spi.StatusChannelInactive {
+			t.Fatalf("got %v, want CHANNEL_INACTIVE (or a swallowed error)", r.Err)
 		}
 	})
 	t.Run("ContextDone", func(t *testing.T) {

@@ -147,10 +147,14 @@ type lbValueInvoker struct {
 	url   spi.URL
 	tags  []string
 	stats *spi.Stats
+	err   error // returned by Invoke
 }
 
 func (v lbValueInvoker) URL() spi.URL { return v.url }
 func (v lbValueInvoker) Invoke(context.Context, *spi.Invocation) spi.Result {
+	if v.err != nil {
+		return spi.Result{Err: v.err}
+	}
 	return spi.Result{Value: v.tags}
 }
 func (v lbValueInvoker) Available() bool   { return true }
