@@ -8,7 +8,10 @@
 // that holds them. A value read into *any is JSON-printable: maps become
 // map[string]any (non-string keys are printed with fmt), arrays []any,
 // integers int64 (uint64 above MaxInt64), binary []byte; nesting deeper than
-// MaxDepth is an error.
+// MaxDepth is an error. A body in memory (bytes.Reader, as the exchange
+// passes it) is checked before decoding: a declared length beyond its end
+// or nesting beyond MaxDepth fails the first Decode, so hostile bytes cost
+// neither a huge allocation nor the stack.
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

@@ -16,11 +16,13 @@ type seekLenReader interface {
 
 // checkLengths walks the MessagePack tokens left in r and returns an error
 // for a declared string, binary, extension or container length larger than
-// the bytes left: msgpack allocates a []byte target of the declared length
-// before reading it, so six hostile bytes could cost 4 GiB. It leaves r
-// where it found it and stops quietly at a byte that is no MessagePack code
-// (the decoder reports that one). Tokens are self-delimiting, so the walk is
-// flat: O(tokens), no recursion, no allocation.
+// the bytes left — msgpack allocates a []byte target of the declared length
+// before reading it, so six hostile bytes could cost 4 GiB — and for
+// containers nested deeper than MaxDepth, which msgpack decodes recursively
+// into any-typed fields (a stack overflow is fatal, not a panic). It leaves
+// r where it found it and stops quietly at a byte that is no MessagePack
+// code (the decoder reports that one). The walk is iterative: O(tokens),
+// no allocation below 16 levels of nesting.
 func checkLengths(r seekLenReader) error {
 	start, err := r.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -42,6 +44,8 @@ func checkLengths(r seekLenReader) error {
 			return int64(binary.BigEndian.Uint32(b[:4])), true
 		}
 	}
+	var open [16]int64
+	nest := open[:0] // items left in each open container, innermost last
 	for {
 		c, err := r.ReadByte()
 		if err != nil {
@@ -98,6 +102,18 @@ func checkLengths(r seekLenReader) error {
 		}
 		if skip > left || items > left {
 			return fmt.Errorf("declared length %d at code 0x%02x exceeds the %d bytes left", max(skip, items), c, left)
+		}
+		if len(nest) > 0 {
+			nest[len(nest)-1]-- // this token is an item of the innermost container
+		}
+		if items > 0 {
+			if len(nest) == MaxDepth {
+				return errTooDeep
+			}
+			nest = append(nest, items)
+		}
+		for len(nest) > 0 && nest[len(nest)-1] == 0 {
+			nest = nest[:len(nest)-1]
 		}
 		if skip > 0 {
 			if _, err := r.Seek(skip, io.SeekCurrent); err != nil {

@@ -86,6 +86,12 @@ func TestDeepNestingIsAnError(t *testing.T) {
 	if _, err := decodeAny(t, append(deepMaps, 0xc0)); err == nil {
 		t.Fatal("100k nested maps: nil error")
 	}
+	// Into a struct's any field (msgpack's own recursion), bounded too.
+	var st struct{ V any }
+	body := append([]byte{0x81, 0xa1, 'V'}, append(deep, 0xc0)...)
+	if err := (msgpack.Codec{}).NewDecoder(bytes.NewReader(body)).Decode(&st); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+		t.Fatalf("a million nested arrays into a struct field: %v, want a nesting error", err)
+	}
 	shallow := append(bytes.Repeat([]byte{0x91}, 100), 0x01)
 	if _, err := decodeAny(t, shallow); err != nil {
 		t.Fatalf("100 nested arrays: %v", err)
