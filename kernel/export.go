@@ -284,6 +284,10 @@ func (l *localInvoker) Close() error      { return nil }
 
 var _ spi.Invoker = (*localInvoker)(nil)
 
+// flushGrace lets queued answers reach the wire before the server's
+// channels close.
+const flushGrace = 20 * time.Millisecond
+
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
 type server struct {
@@ -295,6 +299,8 @@ type server struct {
 
 	mu       sync.RWMutex
 	services map[string]service
+	draining bool           // shutdown began: later requests are not waited for by preDrain
+	before   sync.WaitGroup // requests that started before draining
 }
 
 // serverFor returns the server for pu's transport and address, listening
@@ -389,7 +395,14 @@ func (s *server) remove(key string) {
 func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	s.mu.RLock()
 	svc := s.services[req.Service]
+	counted := !s.draining
+	if counted {
+		s.before.Add(1)
+	}
 	s.mu.RUnlock()
+	if counted {
+		defer s.before.Done()
+	}
 	if svc == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port)}
 	}
@@ -398,12 +411,37 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 
 // shutdown stops accepting, drains in-flight calls until ctx ends, closes
 // the channels and waits for the accept loop.
+//
+// Before the exchange's Shutdown it waits for the requests that were in
+// flight when shutdown began, plus a short flush grace, with the channels
+// still open: the exchange counts a request done once its answer is queued,
+// and closing the channel at that moment could drop an answer not yet
+// written.
 func (s *server) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+	drained := make(chan struct{})
+	go func() {
+		s.before.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		t := time.NewTimer(flushGrace)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	case <-ctx.Done():
+	}
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		_ = s.srv.Close()
 	}
 	<-s.done
+	<-drained
 	if err != nil {
 		return fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
 	}

@@ -51,6 +51,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, err
 	}
 	r.base = base
+	if err := n.checkConsumerKeys(u); err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+	}
 	filters, err := n.filters(u, spi.Consumer)
 	if err != nil {
 		return nil, err
@@ -99,6 +102,40 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	n.references = append(n.references, r)
 	n.mu.Unlock()
 	return r, nil
+}
+
+// checkConsumerKeys fails early for an unknown codec, transport or
+// heartbeat the consumer asked for (otherwise every provider invoker would
+// fail to build and the reference would only see an empty directory).
+func (n *Node) checkConsumerKeys(u spi.URL) error {
+	c := n.cat
+	checks := []struct {
+		key string
+		get func() error
+	}{
+		{c.Codec.Key(), func() error { _, _, err := c.Codec.Select(u, ""); return err }},
+		{c.Transport.Key(), func() error { _, _, err := c.Transport.Select(u, ""); return err }},
+		{c.Heartbeat.Key(), func() error {
+			if len(c.Heartbeat.Names()) == 0 {
+				return nil
+			}
+			_, _, err := c.Heartbeat.Select(c.Heartbeat.Normalize(u), "")
+			return err
+		}},
+	}
+	for _, ch := range checks {
+		if _, ok := u.Param(ch.key); ok {
+			if err := ch.get(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range u.Methods() {
+		if _, _, err := c.Codec.Select(u, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // build chooses and builds the cluster and balancer of method ("" for the

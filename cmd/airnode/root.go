@@ -45,6 +45,9 @@ import (
 func subcommands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		listCommand(a),
+		serveCommand(a),
+		callCommand(a),
+		registryCommand(a),
 	}
 }
 

@@ -6,9 +6,16 @@ package bundle
 import (
 	"errors"
 
+	"github.com/airnode/airnode/extensions/cluster/failfast"
+	"github.com/airnode/airnode/extensions/cluster/failover"
+	"github.com/airnode/airnode/extensions/cluster/failsafe"
+	"github.com/airnode/airnode/extensions/codec/json"
+	"github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/extensions/codec/protobuf"
 	"github.com/airnode/airnode/extensions/heartbeat/dual"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/extensions/heartbeat/none"
+	"github.com/airnode/airnode/extensions/lb/consistenthash"
 	"github.com/airnode/airnode/extensions/lb/leastactive"
 	"github.com/airnode/airnode/extensions/lb/random"
 	"github.com/airnode/airnode/extensions/lb/roundrobin"
@@ -30,6 +37,9 @@ func Register(c *extension.Catalogs) error {
 		c.Transport.Register(smux.Builder{}, b),
 		c.Transport.Register(tcp.Builder{}, b),
 		// codecs
+		c.Codec.Register(msgpack.Codec{}, b),
+		c.Codec.Register(json.Codec{}, b),
+		c.Codec.Register(protobuf.Codec{}, b),
 		// registries
 		c.Registry.Register(file.Builder{}, b),
 		c.Registry.Register(direct.Builder{}, b),
@@ -39,7 +49,11 @@ func Register(c *extension.Catalogs) error {
 		c.LoadBalance.Register(roundrobin.New(), b),
 		c.LoadBalance.Register(leastactive.New(), b),
 		c.LoadBalance.Register(shortestresponse.New(), b),
+		c.LoadBalance.Register(consistenthash.New(), b),
 		// clusters
+		c.Cluster.Register(failover.Builder{}, b),
+		c.Cluster.Register(failfast.Builder{}, b),
+		c.Cluster.Register(failsafe.New(), b),
 		// heartbeats
 		c.Heartbeat.Register(idle.Builder{}, b),
 		c.Heartbeat.Register(dual.Builder{}, b),

@@ -22,7 +22,7 @@ func TestDefaultsAreBundled(t *testing.T) {
 		Default() string
 		Names() []string
 		Name() string
-	}{c.Transport, c.Registry, c.Heartbeat, c.LoadBalance} {
+	}{c.Transport, c.Registry, c.Heartbeat, c.LoadBalance, c.Codec, c.Cluster} {
 		if _, ok := originOf(c, p.Name(), p.Default()); !ok {
 			t.Errorf("%s: default %q not bundled (have %v)", p.Name(), p.Default(), p.Names())
 		}
@@ -37,6 +37,10 @@ func originOf(c *extension.Catalogs, point, name string) (extension.Origin, bool
 		return c.Registry.Origin(name)
 	case extension.PointLoadBalance:
 		return c.LoadBalance.Origin(name)
+	case extension.PointCodec:
+		return c.Codec.Origin(name)
+	case extension.PointCluster:
+		return c.Cluster.Origin(name)
 	case extension.PointHeartbeat:
 		return c.Heartbeat.Origin(name)
 	}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// callFlags are the flags of `airnode call`.
+type callFlags struct {
+	registry string
+	timeout  time.Duration
+	codec    string
+	params   []string
+}
+
+// callCommand returns `airnode call`.
+func callCommand(a *app) *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call [flags] SERVICE_URL METHOD [ARG_JSON ...]",
+		Short: "Call one method of a service and print the result as JSON",
+		Long: `call refers to a service, calls METHOD with each ARG_JSON decoded as JSON, and
+prints the result as JSON on stdout (exit 0). On failure it prints
+"STATUS_NAME: message" on stderr and exits 1.
+
+SERVICE_URL is airnode://host:port[,host2:port2]/service (direct: no
+registry), or a service key alone ("demo.Echo", "group/demo.Echo:1.0") found
+in --registry, by default the "file" registry.
+
+  airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
+  airnode call demo.Echo Sleep 2000 --timeout 500ms`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			if f.registry == "" {
+				// the configuration's registry (plugins.yaml, AIRNODE_REGISTRY)
+				cfg, err := a.Config(nil)
+				if err != nil {
+					return err
+				}
+				f.registry = cfg.Registry
+			}
+			logger := a.Logger()
+			if !cmd.Flags().Changed("log-level") {
+				// a one-shot consumer logs only what went wrong
+				logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runCall(ctx, cat, f, args, logger, a.stdout, a.stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
+	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (URL key timeout; default 1s)")
+	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
+	return cmd
+}
+
+// callError is a failed call already reported on stderr; the command exits 1.
+type callError struct{ err error }
+
+func (e *callError) Error() string { return e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
+
+// ExitCode is the process exit status for a failed call.
+func (e *callError) ExitCode() int { return 1 }
+
+// serviceURL parses SERVICE_URL: a full URL, or a service key
+// "[group/]interface[:version]".
+func serviceURL(s string) (spi.URL, error) {
+	if strings.Contains(s, "://") {
+		return spi.Parse(s)
+	}
+	params := map[string]string{}
+	iface := s
+	if g, rest, ok := strings.Cut(iface, "/"); ok {
+		params[spi.KeyGroup], iface = g, rest
+	}
+	if i, v, ok := strings.Cut(iface, ":"); ok {
+		iface, params[spi.KeyVersion] = i, v
+	}
+	if iface == "" {
+		return spi.URL{}, fmt.Errorf("service %q: empty interface", s)
+	}
+	u, err := spi.Parse("airnode:///" + iface)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	return u.WithParams(params), nil
+}
+
+// decodeArg decodes one ARG_JSON; integral numbers become int64, others
+// float64, so that a provider's int parameter accepts 2000.
+func decodeArg(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("argument %q is not JSON: %w", s, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("argument %q: more than one JSON value", s)
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
+
+// jsonable converts generic decoded values into values encoding/json can
+// print: maps with non-string keys get string keys.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case map[string]any:
+		for k := range x {
+			x[k] = jsonable(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = jsonable(x[i])
+		}
+	}
+	return v
+}
+
+// runCall refers to args[0], calls args[1] with the JSON arguments, and
+// prints the result or the failure.
+func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
+	fail := func(err error) error {
+		var se *spi.Error
+		if !errors.As(err, &se) {
+			err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+		}
+		fmt.Fprintln(stderr, err.Error())
+		return &callError{err: err}
+	}
+	u, err := serviceURL(args[0])
+	if err != nil {
+		return fail(err)
+	}
+	method := args[1]
+	callArgs := make([]any, 0, len(args)-2)
+	for _, a := range args[2:] {
+		v, err := decodeArg(a)
+		if err != nil {
+			return fail(err)
+		}
+		callArgs = append(callArgs, v)
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return fail(err)
+	}
+	if f.timeout > 0 {
+		params["timeout"] = f.timeout.String()
+	}
+	if f.codec != "" {
+		params["codec"] = f.codec
+	}
+	u = u.WithParams(params)
+	var reg spi.URL
+	switch {
+	case f.registry != "":
+		if reg, err = spi.Parse(f.registry); err != nil {
+			return fail(fmt.Errorf("--registry: %w", err))
+		}
+	case u.Host() == "" || u.Port() == 0:
+		if reg = defaultRegistry(cat); reg.IsZero() {
+			return fail(fmt.Errorf("%s names no provider address and there is no registry (use --registry)", args[0]))
+		}
+	}
+	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	defer node.Close()
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ref, err := node.Refer(rctx, u, reg)
+	cancel()
+	if err != nil {
+		return fail(err)
+	}
+	v, err := ref.Invoke(ctx, method, callArgs...)
+	if err != nil {
+		return fail(err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(jsonable(v)); err != nil {
+		return fail(fmt.Errorf("result is not printable as JSON: %w", err))
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}

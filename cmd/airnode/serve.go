@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// serveFlags are serve's own flags; --listen, --registry, --shutdown-wait
+// and --shutdown-timeout come from config.AddFlags and reach the
+// configuration through app.Config.
+type serveFlags struct {
+	transport string
+	params    []string
+}
+
+// serveCommand returns `airnode serve`.
+func serveCommand(a *app) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Export demo.Echo and the config's services until SIGINT/SIGTERM",
+		Long: `serve runs a provider node: it exports the built-in demo.Echo service
+(Echo, Sleep, Payload, Fail, Info) and the services of the configuration,
+registers them (default: the "file" registry), and on SIGINT or SIGTERM
+unregisters, waits --shutdown-wait, stops accepting, drains in-flight calls
+(up to --shutdown-timeout) and exits 0.
+
+--listen host:port (default :20880; port 0 picks a free port, logged in
+the "serving" line). -p key=value adds a URL parameter to every exported
+service (repeatable: -p weight=50 -p warmup=1m).
+
+  airnode serve --listen 127.0.0.1:0 -p weight=50`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.Config(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cat, cfg, f, a.Logger())
+		},
+	}
+	fl := cmd.Flags()
+	config.AddFlags(fl)
+	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
+	return cmd
+}
+
+// parseParams turns repeated key=value flags into a map; a key given twice
+// is an error.
+func parseParams(kvs []string) (map[string]string, error) {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-p %q: want key=value", kv)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("-p: key %q given twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// defaultRegistry returns the registry URL to use when none is given: the
+// catalog's default registry ("file") in its default location, or the zero
+// URL when the catalog does not have it.
+func defaultRegistry(cat *extension.Catalogs) spi.URL {
+	def := cat.Registry.Default()
+	if _, ok := cat.Registry.Origin(def); !ok {
+		return spi.URL{}
+	}
+	u, err := spi.Parse(def + "://")
+	if err != nil {
+		return spi.URL{}
+	}
+	return u
+}
+
+// runServe exports demo.Echo and cfg's services, then waits for ctx and
+// shuts the node down in the kernel's order.
+func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f serveFlags, logger *slog.Logger) error {
+	params, err := parseParams(f.params)
+	if err != nil {
+		return err
+	}
+	if f.transport != "" {
+		params["transport"] = f.transport
+	}
+	reg := defaultRegistry(cat)
+	if cfg.Registry != "" {
+		if reg, err = spi.Parse(cfg.Registry); err != nil {
+			return fmt.Errorf("serve: registry: %w", err)
+		}
+	}
+	// demo.Echo first, then the config's services; a config entry for
+	// demo.Echo with the same service key configures the built-in one.
+	services := []config.Service{{Interface: demo.Interface}}
+	for _, s := range cfg.Services {
+		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
+			services[0] = s
+			continue
+		}
+		services = append(services, s)
+	}
+	opts := []kernel.Option{kernel.WithLogger(logger),
+		kernel.WithShutdownWait(cfg.Shutdown.Wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout)}
+	if !reg.IsZero() {
+		opts = append(opts, kernel.WithRegistry(reg))
+	}
+	node := kernel.NewNode(cat, opts...)
+	nodeName, _ := os.Hostname()
+	registry := "none"
+	if !reg.IsZero() {
+		registry = reg.String()
+	}
+	for _, s := range services {
+		u, err := cfg.ExportURL(s)
+		if err != nil {
+			_ = node.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
+		u = u.WithParams(params)
+		if s.Interface != demo.Interface {
+			_ = node.Close()
+			return fmt.Errorf("serve: service %q: no implementation (built in: %s)", s.Interface, demo.Interface)
+		}
+		weight, err := u.Int("weight", kernel.DefaultWeight)
+		if err != nil {
+			_ = node.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
+		exp, err := node.Export(ctx, demo.New(nodeName, int(weight)), u)
+		if err != nil {
+			_ = node.Close()
+			return err
+		}
+		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
+			"registry", registry, "url", exp.URL().String())
+	}
+	<-ctx.Done()
+	logger.Info("airnode serve: shutting down", "wait", cfg.Shutdown.Wait, "timeout", cfg.Shutdown.Timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Wait+cfg.Shutdown.Timeout+5*time.Second)
+	defer cancel()
+	if err := node.Shutdown(sctx); err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	logger.Info("airnode serve: stopped")
+	return nil
+}
