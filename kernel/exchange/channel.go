@@ -57,7 +57,8 @@ type Channel struct {
 	dying    chan struct{} // closed when the channel dies
 	reason   string        // why; written before dying is closed
 	io       sync.WaitGroup
-	handlers sync.WaitGroup
+	handlers sync.WaitGroup // provider workers
+	tasks    chan task      // unbuffered: hands a request to an idle worker
 	hbStop   func()
 	finished chan struct{} // closed when every goroutine has exited and OnClose returned
 }
@@ -96,6 +97,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *C
 		payload:        opts.Payload,
 		remote:         remote,
 		w:              newWriter(),
+		tasks:          make(chan task),
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,7 @@ func TestInvokeEcho(t *testing.T) {
 			f := startServer(t, mux, nil)
 			ch := f.dial(nil)
 			ctx := context.Background()
-			res := ch.Invoke(ctx, mpCodec{}, echoInv("Echo", "hello"), time.Second)
+			res := ch.Invoke(ctx, mpCodec{}, echoInv("EchoAtt", "hello"), time.Second)
 			if res.Err != nil || res.Value != "hello" || res.Attachments["echoed"] != "yes" {
 				t.Fatalf("Echo: %+v", res)
 			}
@@ -220,8 +221,13 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 	t.Run("client timeout", func(t *testing.T) {
 		// A peer that accepts and never reads: the socket buffers fill up
 		// and the writer blocks, so later requests are never written.
-		raw := newRawPeer(t)
-		ch := NewChannel(dialSession(t, raw.addr(), false), Options{Side: spi.Consumer, Codec: codecByID})
+		raw := newRawPeer(t, func(c net.Conn) { c.(*net.TCPConn).SetReadBuffer(4096) })
+		conn, err := net.Dial("tcp", raw.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.(*net.TCPConn).SetWriteBuffer(4096)
+		ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
 		defer func() { ch.Close("done"); ch.Wait() }()
 		big := bytes.Repeat([]byte{1}, 7<<20)
 		bigErr := make(chan error, 1)

@@ -236,6 +236,8 @@ func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
 	}
 	switch req.Method {
 	case "Echo":
+		return spi.Result{Value: args[0]}
+	case "EchoAtt":
 		return spi.Result{Value: args[0], Attachments: map[string]string{"echoed": "yes"}}
 	case "Sleep":
 		ms := toInt(args[0])

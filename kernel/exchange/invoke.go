@@ -1,7 +1,6 @@
 package exchange
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +49,27 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
 	}
 
+	// The timer starts before encoding, so encoding counts against the
+	// deadline and no second clock read is needed.
+	var timer *time.Timer
+	var expired <-chan time.Time
+	if remaining > 0 {
+		timer = getTimer(remaining)
+		expired = timer.C
+	}
 	cl := getCall(c.nextID.Add(1))
+	res := c.invoke(ctx, cl, codec, inv, remaining, expired, start)
+	if timer != nil {
+		timer.Stop()
+		timerPool.Put(timer)
+	}
+	putCall(cl)
+	return res
+}
+
+// invoke is Invoke after the deadline is known: encode, register, send,
+// wait.
+func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, remaining time.Duration, expired <-chan time.Time, start time.Time) spi.Result {
 	f := getFrame()
 	err := encodeRequest(f, codec, inv, remaining)
 	if err == nil {
@@ -60,7 +79,6 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 	}
 	if err != nil {
 		putFrame(f)
-		putCall(cl)
 		return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: %v", inv.Service, inv.Method, err)}
 	}
 	protocol.Header{
@@ -71,39 +89,25 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 
 	if !c.pending.add(cl) {
 		putFrame(f)
-		putCall(cl)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
 	}
 	st := c.sendRequest(f)
 
-	var timer *time.Timer
-	var expired <-chan time.Time
-	if remaining > 0 {
-		timer = getTimer(time.Until(deadline))
-		expired = timer.C
-	}
-	res, done := spi.Result{}, false
+	done := false
 	select {
 	case <-cl.done:
 		done = true
 	case <-expired:
 	case <-ctx.Done():
 	}
-	if timer != nil {
-		timer.Stop()
-		timerPool.Put(timer)
-	}
 	if !done && c.pending.take(cl.id) == nil {
 		<-cl.done // a response or the channel's death won the race; take it
 		done = true
 	}
 	if done {
-		res = c.complete(cl, codec, inv)
-	} else {
-		res = c.expire(ctx, inv, st, time.Since(start))
+		return c.complete(cl, codec, inv)
 	}
-	putCall(cl)
-	return res
+	return c.expire(ctx, inv, st, time.Since(start))
 }
 
 // sent tells whether a request frame has been written in full: a batch
@@ -168,7 +172,8 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 	if cl.codecID != codec.ID()&protocol.CodecMask {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: response in codec id %d, request was %s (id %d)", cl.codecID, codec.Name(), codec.ID())}
 	}
-	dec := codec.NewDecoder(bytes.NewReader(cl.body))
+	cl.rd.Reset(cl.body)
+	dec := codec.NewDecoder(&cl.rd)
 	var res spi.Result
 	if err := dec.Decode(&res.Attachments); err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response attachments (codec %s): %v", codec.Name(), err)}

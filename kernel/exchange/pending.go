@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/airnode/airnode/spi"
@@ -20,6 +21,8 @@ type call struct {
 	codecID uint8
 	body    []byte
 	err     error // set instead of status/body when the channel died
+
+	rd bytes.Reader // reads body while the caller decodes it
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -32,6 +35,7 @@ func getCall(id uint64) *call {
 
 func putCall(c *call) {
 	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
+	c.rd.Reset(nil)
 	callPool.Put(c)
 }
 

@@ -49,8 +49,11 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 				return
 			}
 		}
-		c.lastRead.Store(time.Now().UnixNano())
-		c.framesRead.Add(1)
+		// lastRead is for heartbeats (seconds): refresh it when the buffer
+		// runs dry (the last frame of a batch) and every 64 frames.
+		if n := c.framesRead.Add(1); br.Buffered() == 0 || n%64 == 0 {
+			c.lastRead.Store(time.Now().UnixNano())
+		}
 		if err := c.dispatch(h, body); err != nil {
 			c.die(err.Error(), slog.LevelWarn)
 			return
@@ -107,7 +110,48 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	if c.serverInflight != nil {
 		c.serverInflight.Add(1)
 	}
-	c.handlers.Add(1)
-	go c.serve(h, codec, body)
+	t := task{h: h, codec: codec, body: body}
+	select {
+	case c.tasks <- t: // an idle worker takes it
+	default:
+		c.handlers.Add(1)
+		go c.worker(t)
+	}
 	return nil
+}
+
+// task is one request for a worker.
+type task struct {
+	h     protocol.Header
+	codec spi.Codec
+	body  []byte
+}
+
+// workerIdle is how long a provider worker waits for the next request
+// before it exits.
+const workerIdle = 2 * time.Second
+
+// worker serves t, then keeps serving requests handed over on c.tasks until
+// it has been idle for workerIdle or the channel dies. Reusing goroutines
+// spares each request a goroutine start and its stack growth; every request
+// still runs on a goroutine of its own, never on the reader.
+func (c *Channel) worker(t task) {
+	defer c.handlers.Done()
+	var idle *time.Timer
+	for {
+		c.serve(t.h, t.codec, t.body)
+		if idle == nil {
+			idle = time.NewTimer(workerIdle)
+			defer idle.Stop()
+		} else {
+			idle.Reset(workerIdle)
+		}
+		select {
+		case t = <-c.tasks:
+		case <-idle.C:
+			return
+		case <-c.dying:
+			return
+		}
+	}
 }

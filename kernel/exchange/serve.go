@@ -15,14 +15,13 @@ import (
 )
 
 // serve decodes one request, runs the handler and answers (two-way
-// requests only). It runs in its own goroutine per request.
+// requests only). It runs on a worker goroutine.
 func (c *Channel) serve(h protocol.Header, codec spi.Codec, body []byte) {
 	defer func() {
 		c.inflight.Add(-1)
 		if c.serverInflight != nil {
 			c.serverInflight.Add(-1)
 		}
-		c.handlers.Done()
 	}()
 	res := c.handle(h, codec, body)
 	if h.TwoWay() {
@@ -42,16 +41,16 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res s
 	if c.opts.Handler == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "exchange: %s serves no services (service %q)", c.opts.Side, req.Service)}
 	}
-	ctx := c.ctx
+	var deadline time.Time
 	if v, ok := req.Attachments[spi.AttachmentTimeout]; ok {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms <= 0 {
 			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: attachment timeout=%q: want a positive number of milliseconds", v)}
 		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
+		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
 	}
+	ctx := newReqCtx(c.ctx, deadline)
+	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("handler panic", "service", req.Service, "method", req.Method, "panic", p, "stack", string(debug.Stack()))
