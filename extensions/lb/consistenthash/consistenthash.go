@@ -68,22 +68,20 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		}
 	}
 	h := hashArgs(args, c.args)
-	if lv := c.ring.view.Load(); lv != nil && lv.matches(invokers) {
-		if len(lv.pick) == 0 {
-			return nil
-		}
-		return invokers[lv.pick[lv.r.owner(h)]]
+	lv := c.ring.view.Load()
+	if lv == nil || !lv.matches(invokers) {
+		lv = c.ring.viewOf(invokers, b.w, c.nodes)
 	}
-	lv := c.ring.viewOf(invokers, b.w, c.nodes)
 	if lv.r == nil {
 		return nil
 	}
-	return invokers[lv.pick[lv.r.owner(h)]]
+	return invokers[lv.pick[lv.r.walk(h, lv.pick)]]
 }
 
 // listView is the ring of one invoker list with, for each ring address, the
-// index of the first eligible invoker at that address, so that an unchanged
-// list is served with one comparison per invoker and no URL read.
+// index of the first eligible invoker at that address (-1: none in this
+// list), so that an unchanged list is served with one comparison per
+// invoker and no URL read.
 type listView struct {
 	list []spi.Invoker // nil: not cacheable (an invoker type is not comparable)
 	r    *ring         // nil when no invoker has a positive weight
@@ -103,8 +101,12 @@ func (lv *listView) matches(invokers []spi.Invoker) bool {
 	return true
 }
 
-// viewOf computes the view of invokers, reusing the ring when the address
-// set is unchanged, and caches it when the list is cacheable.
+// viewOf computes the view of invokers and caches it when the list is
+// cacheable. The current ring is kept when the list's addresses are all on
+// it and cover at least half of it: a ring without some addresses is exactly
+// the ring with their points skipped (walk), so a provider leaving, or a
+// failover retry over the providers not tried yet, costs no rebuild.
+// Otherwise (a new address, or most addresses gone) the ring is rebuilt.
 func (c *ringCache) viewOf(invokers []spi.Invoker, w *warmup.Weigher, nodes int) *listView {
 	var fp fingerprint
 	cacheable := true
@@ -117,23 +119,48 @@ func (c *ringCache) viewOf(invokers []spi.Invoker, w *warmup.Weigher, nodes int)
 	}
 	lv := &listView{}
 	if fp.n > 0 {
-		lv.r = c.get(fp, invokers, w, nodes)
-		lv.pick = make([]int32, len(lv.r.hosts))
-		for i, hp := range lv.r.hosts {
-			for j, x := range invokers {
-				u := x.URL()
-				if u.Host() == hp.Host && u.Port() == hp.Port && w.Configured(u) > 0 {
-					lv.pick[i] = int32(j)
-					break
-				}
-			}
+		r := c.cur.Load()
+		pick, ok := picks(r, invokers, w)
+		if !ok {
+			r = c.get(fp, invokers, w, nodes)
+			pick, _ = picks(r, invokers, w)
 		}
+		lv.r, lv.pick = r, pick
 	}
 	if cacheable {
 		lv.list = slices.Clone(invokers)
 		c.view.Store(lv)
 	}
 	return lv
+}
+
+// picks maps each address of r to the first eligible invoker at that
+// address. It fails when r is nil, an eligible invoker's address is not on
+// r, or fewer than half of r's addresses have an invoker.
+func picks(r *ring, invokers []spi.Invoker, w *warmup.Weigher) ([]int32, bool) {
+	if r == nil {
+		return nil, false
+	}
+	pick := make([]int32, len(r.hosts))
+	for i := range pick {
+		pick[i] = -1
+	}
+	present := 0
+	for j, x := range invokers {
+		u := x.URL()
+		if w.Configured(u) == 0 {
+			continue
+		}
+		i, ok := r.index[spi.HostPort{Host: u.Host(), Port: u.Port()}]
+		if !ok {
+			return nil, false
+		}
+		if pick[i] < 0 {
+			pick[i] = int32(j)
+			present++
+		}
+	}
+	return pick, present > 0 && 2*present >= len(r.hosts)
 }
 
 // fingerprint identifies a multiset of addresses independently of order:
@@ -156,16 +183,23 @@ type ring struct {
 	points []uint64 // sorted
 	owners []int32  // owners[i] indexes hosts for points[i]
 	hosts  []spi.HostPort
+	index  map[spi.HostPort]int32 // hosts[index[hp]] == hp
 }
 
-// owner returns the index in hosts of the owner of the first point at or
-// after h, wrapping around.
-func (r *ring) owner(h uint64) int32 {
+// walk returns the index in hosts of the owner of the first point at or
+// after h, wrapping around, whose owner has an invoker (pick >= 0); pick
+// has at least one.
+func (r *ring) walk(h uint64, pick []int32) int32 {
 	i, _ := slices.BinarySearch(r.points, h)
-	if i == len(r.points) {
-		i = 0
+	for {
+		if i == len(r.points) {
+			i = 0
+		}
+		if o := r.owners[i]; pick[o] >= 0 {
+			return o
+		}
+		i++
 	}
-	return r.owners[i]
 }
 
 // ringCache holds the ring of the last address set seen and the view of
@@ -235,7 +269,11 @@ func build(fp fingerprint, invokers []spi.Invoker, w *warmup.Weigher, nodes int)
 		}
 		return int(a.owner - b.owner)
 	})
-	r := &ring{fp: fp, hosts: hosts, points: make([]uint64, len(pts)), owners: make([]int32, len(pts))}
+	r := &ring{fp: fp, hosts: hosts, points: make([]uint64, len(pts)), owners: make([]int32, len(pts)),
+		index: make(map[spi.HostPort]int32, len(hosts))}
+	for i, hp := range hosts {
+		r.index[hp] = int32(i)
+	}
 	for i, p := range pts {
 		r.points[i], r.owners[i] = p.h, p.owner
 	}

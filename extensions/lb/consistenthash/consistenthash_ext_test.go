@@ -89,6 +89,26 @@ func TestL3_Remapping(t *testing.T) {
 	}
 }
 
+// A provider leaving moves only its own keys, to the providers a balancer
+// that never saw it would choose (so the ring need not be rebuilt).
+func TestProviderLeaves(t *testing.T) {
+	lb := build(t, "")
+	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, ""), provider(4, ""), provider(5, "")}
+	before := assign(lb, l)
+	rest := []spi.Invoker{l[0], l[1], l[3], l[4]}
+	after := assign(lb, rest)
+	fresh := assign(build(t, ""), rest)
+	gone := l[2].URL().Address()
+	for k := range before {
+		if after[k] != fresh[k] {
+			t.Fatalf("key %d: %s, but a fresh ring says %s", k, after[k], fresh[k])
+		}
+		if before[k] != gone && after[k] != before[k] {
+			t.Fatalf("key %d moved from %s although its provider stayed", k, before[k])
+		}
+	}
+}
+
 // The same ring is used by every consumer: a fresh balancer agrees.
 func TestStableAcrossBalancers(t *testing.T) {
 	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, "")}

@@ -10,6 +10,11 @@
 // Both keys may be set per method ("methods.<m>.hash.nodes"). Weights and
 // warm-up do not apply, except that a provider with weight 0 is left out of
 // the ring. Reordering the list or restarting a provider at the same address
-// changes nothing. Select is safe for concurrent use; the ring is rebuilt
-// (under a lock, with allocation) only when the address set changes.
+// changes nothing; a provider leaving moves only its own keys. Select is safe
+// for concurrent use and does not allocate while the list is unchanged; the
+// ring (hash.nodes points per address, FNV-1a + MurmurHash3 finalizer where
+// Dubbo uses MD5) is rebuilt, under a lock, only when a new address joins or
+// more than half of its addresses are gone: a list missing some addresses,
+// like a failover retry's, is served from the same ring by skipping their
+// points.
 package consistenthash

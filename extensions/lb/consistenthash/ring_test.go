@@ -32,11 +32,21 @@ func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 			t.Fatal("ring rebuilt although the address set did not change")
 		}
 	}
+	// A provider leaving, or a failover retry over the others, keeps the
+	// ring: its points are skipped.
 	b.Select(l[:2], inv)
-	if b.def.ring.cur.Load() == r {
-		t.Fatal("ring not rebuilt after a provider left")
+	if b.def.ring.cur.Load() != r {
+		t.Fatal("ring rebuilt although the list's addresses are all on it")
 	}
-	if n := len(b.def.ring.cur.Load().points); n != 2*DefaultNodes {
-		t.Fatalf("%d points, want %d", n, 2*DefaultNodes)
+	// A new address rebuilds it.
+	b.Select(append(l[:3:3], mk(5, "")), inv)
+	r5 := b.def.ring.cur.Load()
+	if r5 == r || len(r5.points) != 4*DefaultNodes {
+		t.Fatal("ring not rebuilt (4 addresses) after a provider joined")
+	}
+	// Fewer than half of the addresses left: rebuilt, smaller.
+	b.Select(l[:1], inv)
+	if n := len(b.def.ring.cur.Load().points); n != DefaultNodes {
+		t.Fatalf("%d points, want %d after most providers left", n, DefaultNodes)
 	}
 }
