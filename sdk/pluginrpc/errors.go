@@ -58,14 +58,23 @@ func fromPB(e *pb.Error) error {
 		if e.Message == spi.ErrNotSupported.Error() {
 			return spi.ErrNotSupported
 		}
-		return fmt.Errorf("%s: %w", e.Message, spi.ErrNotSupported)
+		return &sentinelError{e.Message, spi.ErrNotSupported}
 	case kindCanceled:
-		return fmt.Errorf("%s: %w", e.Message, context.Canceled)
+		return &sentinelError{e.Message, context.Canceled}
 	case kindDeadline:
-		return fmt.Errorf("%s: %w", e.Message, context.DeadlineExceeded)
+		return &sentinelError{e.Message, context.DeadlineExceeded}
 	}
 	return errors.New(e.Message)
 }
+
+// sentinelError keeps the plugin's message and matches its sentinel.
+type sentinelError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *sentinelError) Error() string { return e.msg }
+func (e *sentinelError) Unwrap() error { return e.sentinel }
 
 // rpcError turns a gRPC failure (the plugin died mid-call, timed out) into an
 // error naming the plugin point; context errors keep their identity.

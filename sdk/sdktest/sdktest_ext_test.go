@@ -12,6 +12,7 @@ import (
 	"github.com/airnode/airnode/sdk"
 	"github.com/airnode/airnode/sdk/sdktest"
 	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -69,5 +70,56 @@ func TestServiceThroughGRPC(t *testing.T) {
 	res = inv.Invoke(ctx, &spi.Invocation{Method: "Hello", Args: []any{""}})
 	if res.Err.Error() != "BAD_REQUEST: greeter: empty name" {
 		t.Errorf("message not intact: %q", res.Err.Error())
+	}
+}
+
+// tokenFilter passes calls that carry the right token (adding an attachment)
+// and short-circuits the others with a status.
+type tokenFilter struct{}
+
+func (tokenFilter) Name() string { return "acme.token" }
+func (tokenFilter) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "token", Order: -5}
+}
+func (tokenFilter) Build(spi.URL) (spi.Filter, error) { return tokenFilter{}, nil }
+func (tokenFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	switch inv.Attachment("token") {
+	case "secret":
+		inv.SetAttachment("checked", inv.Method)
+		return next.Invoke(ctx, inv)
+	case "cached":
+		return spi.Result{Value: map[string]any{"cached": true}}
+	}
+	return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "acme.token: bad token %q", inv.Attachment("token"))}
+}
+
+func TestFilterThroughGRPC(t *testing.T) {
+	fb := sdktest.Filter(t, tokenFilter{})
+	if a := fb.Activation(); a.Key != "token" || a.Order != -5 || len(a.Sides) != 1 || a.Sides[0] != spi.Provider {
+		t.Fatalf("activation %+v", a)
+	}
+	f, err := fb.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo?side=provider"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen *spi.Invocation
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:1/demo.Echo"), func(_ context.Context, inv *spi.Invocation) spi.Result {
+		seen = inv
+		return spi.Result{Value: "invoked in the host"}
+	})
+	ctx := context.Background()
+
+	res := f.Invoke(ctx, next, &spi.Invocation{Method: "Echo", Args: []any{"x"}, Attachments: map[string]string{"token": "secret"}})
+	if res.Err != nil || res.Value != "invoked in the host" || seen == nil || seen.Attachment("checked") != "Echo" || len(seen.Args) != 1 {
+		t.Fatalf("pass: %+v, seen %+v", res, seen)
+	}
+	seen = nil
+	res = f.Invoke(ctx, next, &spi.Invocation{Method: "Echo", Attachments: map[string]string{"token": "nope"}})
+	if !errors.Is(res.Err, spi.ErrBadRequest) || res.Err.Error() != `BAD_REQUEST: acme.token: bad token "nope"` || seen != nil {
+		t.Fatalf("short-circuit: %v (next called: %v)", res.Err, seen != nil)
+	}
+	res = f.Invoke(ctx, next, &spi.Invocation{Method: "Echo", Attachments: map[string]string{"token": "cached"}})
+	if m, _ := res.Value.(map[string]any); res.Err != nil || m["cached"] != true || seen != nil {
+		t.Fatalf("short-circuit with a value: %+v", res)
 	}
 }
