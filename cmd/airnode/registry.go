@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// registryCommand returns `airnode registry` with its ls and watch
+// subcommands.
+func registryCommand(a *app) *cobra.Command {
+	var registry string
+	cmd := &cobra.Command{
+		Use:   "registry",
+		Short: "Inspect a registry: list services and providers, watch changes",
+	}
+	cmd.PersistentFlags().StringVar(&registry, "registry", "", `registry URL (default: the configuration's, else the "file" registry)`)
+	open := func(ctx context.Context) (spi.Registry, string, error) {
+		cat, err := a.Catalogs()
+		if err != nil {
+			return nil, "", err
+		}
+		if registry == "" {
+			cfg, err := a.Config(nil)
+			if err != nil {
+				return nil, "", err
+			}
+			registry = cfg.Registry
+		}
+		return openRegistry(cat, registry)
+	}
+	ls := &cobra.Command{
+		Use:   "ls [SERVICE]",
+		Short: "List services and their providers with weight, warm-up and uptime",
+		Long: `ls prints every service with providers in the registry (or only SERVICE,
+a service key such as "demo.Echo" or "group/demo.Echo:1.0"), and for each
+provider its address, weight, warm-up progress (Dubbo's: the effective
+weight grows linearly over "warmup" from the provider's "timestamp") and
+uptime.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, desc, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer reg.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
+		},
+	}
+	watch := &cobra.Command{
+		Use:   "watch SERVICE",
+		Short: "Print every change of a service's providers until interrupted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, desc, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer reg.Close()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return registryWatch(ctx, reg, desc, args[0], a.stdout)
+		},
+	}
+	cmd.AddCommand(ls, watch)
+	return cmd
+}
+
+// openRegistry builds the registry named by raw ("" is the default
+// registry extension with its default location).
+func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, error) {
+	var u spi.URL
+	if raw == "" {
+		if u = defaultRegistry(cat); u.IsZero() {
+			return nil, "", fmt.Errorf("no registry: give --registry")
+		}
+	} else {
+		var err error
+		if u, err = spi.Parse(raw); err != nil {
+			return nil, "", fmt.Errorf("--registry: %w", err)
+		}
+	}
+	b, err := cat.Registry.Get(u.Scheme())
+	if err != nil {
+		return nil, "", fmt.Errorf("registry %s: %w", u, err)
+	}
+	reg, err := b.Build(u)
+	if err != nil {
+		return nil, "", err
+	}
+	return reg, u.String(), nil
+}
+
+func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
+	var services []spi.URL
+	if len(args) == 1 {
+		u, err := serviceURL(args[0])
+		if err != nil {
+			return err
+		}
+		services = append(services, u)
+	} else {
+		keys, err := reg.Services(ctx)
+		if err != nil {
+			return fmt.Errorf("list services of %s: %w", desc, err)
+		}
+		for _, k := range keys {
+			u, err := serviceURL(k)
+			if err != nil {
+				return err
+			}
+			services = append(services, u)
+		}
+		if len(services) == 0 {
+			fmt.Fprintf(w, "no services in %s\n", desc)
+			return nil
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, svc := range services {
+		providers, err := reg.Lookup(ctx, svc)
+		if err != nil {
+			return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
+		}
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s\t(%d providers)\n", svc.ServiceKey(), len(providers))
+		if len(providers) == 0 {
+			continue
+		}
+		fmt.Fprintln(tw, "  ADDRESS\tWEIGHT\tWARM-UP\tUPTIME\tPROTOCOL")
+		for _, p := range providers {
+			s := describeProvider(p, now)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme())
+		}
+	}
+	return tw.Flush()
+}
+
+// providerState is what ls shows of one provider.
+type providerState struct {
+	weight, warmup, uptime string
+}
+
+// Defaults of the provider keys ls reads (DESIGN §3).
+const (
+	defaultWeight = 100
+	defaultWarmup = 10 * time.Minute
+)
+
+// describeProvider computes weight, warm-up progress and uptime from the
+// provider's weight, warmup and timestamp keys. Warm-up follows Dubbo's
+// AbstractLoadBalance: effective weight = weight * uptime / warmup, at least
+// 1, reaching weight once warmup has passed.
+func describeProvider(p spi.URL, now time.Time) providerState {
+	weight, err := p.Int("weight", defaultWeight)
+	if err != nil {
+		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-"}
+	}
+	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-"}
+	ts, err := p.Int("timestamp", 0)
+	if err != nil || ts <= 0 {
+		return st
+	}
+	up := now.Sub(time.UnixMilli(ts))
+	if up < 0 {
+		st.uptime = "clock skew " + (-up).Round(time.Second).String()
+		return st
+	}
+	st.uptime = up.Round(time.Second).String()
+	warmup, err := p.Duration("warmup", defaultWarmup)
+	if err != nil {
+		st.warmup = "bad " + p.ParamOr("warmup", "")
+		return st
+	}
+	if warmup <= 0 || up >= warmup || weight <= 0 {
+		st.warmup = "done"
+		return st
+	}
+	eff := max(int64(float64(weight)*float64(up)/float64(warmup)), 1)
+	st.warmup = fmt.Sprintf("%d%% (weight %d of %d, %s left)", up*100/warmup, eff, weight, (warmup - up).Round(time.Second))
+	return st
+}
+
+func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w io.Writer) error {
+	u, err := serviceURL(service)
+	if err != nil {
+		return err
+	}
+	lists := make(chan []spi.URL, 16)
+	sub, err := reg.Subscribe(ctx, u, func(l []spi.URL) {
+		select {
+		case lists <- l:
+		case <-ctx.Done():
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s in %s: %w", u.ServiceKey(), desc, err)
+	}
+	defer sub.Stop()
+	fmt.Fprintf(w, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
+	prev := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-lists:
+			now := time.Now().Format("15:04:05.000")
+			cur := map[string]bool{}
+			for _, p := range l {
+				cur[p.String()] = true
+			}
+			for _, p := range l {
+				if !prev[p.String()] {
+					fmt.Fprintf(w, "%s + %s\n", now, p)
+				}
+			}
+			var gone []string
+			for s := range prev {
+				if !cur[s] {
+					gone = append(gone, s)
+				}
+			}
+			sort.Strings(gone)
+			for _, s := range gone {
+				fmt.Fprintf(w, "%s - %s\n", now, s)
+			}
+			fmt.Fprintf(w, "%s %s: %d providers\n", now, u.ServiceKey(), len(l))
+			prev = cur
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/spi"
+)
+
+func fileRegistry(t *testing.T, dir string) spi.Registry {
+	t.Helper()
+	r, err := file.Builder{}.Build(spi.MustParse("file://" + dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
+	dir := t.TempDir()
+	reg := fileRegistry(t, dir)
+	ts := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
+	old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+	for _, u := range []string{
+		"airnode://127.0.0.1:20001/demo.Echo?side=provider&timestamp=" + ts + "&weight=100&warmup=10m",
+		"airnode://127.0.0.1:20002/demo.Echo?side=provider&timestamp=" + old + "&weight=50",
+		"airnode://127.0.0.1:20003/demo.Other?side=provider&group=g&version=1.0&timestamp=" + old,
+	} {
+		if err := reg.Register(context.Background(), spi.MustParse(u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", "file://"+dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, r := range [][]string{
+		{"demo.Echo", "(2 providers)"},
+		{"ADDRESS", "WEIGHT", "WARM-UP", "UPTIME", "PROTOCOL"},
+		{"127.0.0.1:20001", "100", "10%", "(weight", "10", "of", "100,", "9m0s", "left)", "1m0s", "airnode"},
+		{"127.0.0.1:20002", "50", "done", "1h0m0s", "airnode"},
+		{"g/demo.Other:1.0", "(1 providers)"},
+	} {
+		if !row(r...).MatchString(out) {
+			t.Errorf("output lacks row %q:\n%s", r, out)
+		}
+	}
+	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", "file://"+dir, "g/demo.Other:1.0")
+	if code != 0 || strings.Contains(out, "demo.Echo") || !strings.Contains(out, "127.0.0.1:20003") {
+		t.Fatalf("ls SERVICE: exit %d\n%s", code, out)
+	}
+	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", "file://"+t.TempDir())
+	if code != 0 || !strings.Contains(out, "no services") {
+		t.Fatalf("empty registry: exit %d\n%s", code, out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRegistryWatchStreamsChanges(t *testing.T) {
+	dir := t.TempDir()
+	provider := fileRegistry(t, dir)
+	watcher := fileRegistry(t, dir)
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out) }()
+	waitOutput := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("output lacks %q:\n%s", want, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitOutput("demo.Echo: 0 providers")
+	u := spi.MustParse("airnode://127.0.0.1:20001/demo.Echo?side=provider")
+	if err := provider.Register(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput("+ " + u.String())
+	if err := provider.Unregister(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput("- " + u.String())
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDescribeProviderClockSkew(t *testing.T) {
+	now := time.Now()
+	u := spi.MustParse("airnode://h:1/x?timestamp=" + strconv.FormatInt(now.Add(5*time.Minute).UnixMilli(), 10))
+	if s := describeProvider(u, now); !strings.HasPrefix(s.uptime, "clock skew 5m") {
+		t.Fatalf("uptime = %q", s.uptime)
+	}
+}
