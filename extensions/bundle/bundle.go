@@ -9,6 +9,7 @@ import (
 	"github.com/airnode/airnode/extensions/cluster/failfast"
 	"github.com/airnode/airnode/extensions/cluster/failover"
 	"github.com/airnode/airnode/extensions/cluster/failsafe"
+	"github.com/airnode/airnode/extensions/cluster/forking"
 	"github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
 	"github.com/airnode/airnode/extensions/codec/protobuf"
@@ -54,6 +55,7 @@ func Register(c *extension.Catalogs) error {
 		c.Cluster.Register(failover.Builder{}, b),
 		c.Cluster.Register(failfast.Builder{}, b),
 		c.Cluster.Register(failsafe.New(), b),
+		c.Cluster.Register(forking.Builder{}, b),
 		// heartbeats
 		c.Heartbeat.Register(idle.Builder{}, b),
 		c.Heartbeat.Register(dual.Builder{}, b),
