@@ -5,7 +5,8 @@
 //
 // It has no URL keys of its own; it reads the provider keys weight, warmup
 // and timestamp (see package warmup). State is kept per service and method;
-// entries of providers that left are dropped on the next Select. Select is
+// the state of a provider that is no longer listed is dropped after
+// RecycleAfter (1 min), at the next change of the list. Select is
 // safe for concurrent use: it holds one short per-method lock so that counts
 // stay exact under concurrency, and it does not allocate once every provider
 // of the list has been seen.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/spi"
@@ -64,7 +65,14 @@ type entryKey struct {
 type entry struct {
 	current int64  // nginx's current_weight
 	round   uint64 // last round that counted this invoker
+	seen    int64  // when it was last in a list, ms since the epoch
 }
+
+// RecycleAfter is how long the state of a provider that is no longer
+// listed is kept (Dubbo's RECYCLE_PERIOD): a failover retry over the
+// providers not yet tried, or a provider that comes back soon, keeps its
+// place in the rotation.
+const RecycleAfter = time.Minute
 
 func (b *Balancer) state(inv *spi.Invocation) *state {
 	var k methodKey
@@ -91,10 +99,10 @@ func (b *Balancer) state(inv *spi.Invocation) *state {
 }
 
 // align returns the entries of invokers, in order. A list that differs from
-// the last one is looked up in the entries map, new invokers get fresh
-// entries, and entries of invokers that left are dropped (allocating once
-// per change).
-func (st *state) align(invokers []spi.Invoker) []*entry {
+// the last one is looked up in the entries map and new invokers get fresh
+// entries (allocating once per change); entries of invokers not listed for
+// RecycleAfter are dropped then.
+func (st *state) align(invokers []spi.Invoker, now int64) []*entry {
 	if st.list != nil && len(st.list) == len(invokers) {
 		same := true
 		for i, x := range invokers {
@@ -129,6 +137,11 @@ func (st *state) align(invokers []spi.Invoker) []*entry {
 		}
 		ents[i] = e
 	}
+	for k, e := range st.entries {
+		if _, listed := next[k]; !listed && now-e.seen < RecycleAfter.Milliseconds() {
+			next[k] = e
+		}
+	}
 	st.entries, st.ents, st.list = next, ents, nil
 	if comparable {
 		st.list = slices.Clone(invokers)
@@ -153,7 +166,7 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	ents := st.align(invokers)
+	ents := st.align(invokers, v.Now())
 	st.round++
 	var (
 		total   int64
@@ -165,7 +178,7 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		if e.round == st.round {
 			continue // the same invoker twice in one list counts once
 		}
-		e.round = st.round
+		e.round, e.seen = st.round, v.Now()
 		wt := v.Weight(i)
 		if wt == 0 {
 			e.current = 0
