@@ -13,15 +13,6 @@ import (
 // Name is the extension name, the value of the URL key "cluster".
 const Name = "forking"
 
-// URL keys and defaults.
-const (
-	// KeyForks is the number of providers called in parallel.
-	KeyForks     = "forks"
-	DefaultForks = 2
-	// MaxForks bounds forks.
-	MaxForks = 100
-)
-
 // Builder builds forking clusters. The zero value is ready to use.
 type Builder struct{}
 
@@ -47,18 +38,6 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 		c.methods[m] = n
 	}
 	return c, nil
-}
-
-func parseForks(u spi.URL, method string) (int, error) {
-	n, err := u.MethodInt(method, KeyForks, DefaultForks)
-	if err != nil {
-		return 0, err
-	}
-	if n < 1 || n > MaxForks {
-		v, src, _ := u.MethodParam(method, KeyForks)
-		return 0, &spi.ParamError{Key: src, Value: v, Want: "an integer from 1 to 100"}
-	}
-	return int(n), nil
 }
 
 // Cluster is a forking cluster.
