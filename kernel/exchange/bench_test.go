@@ -277,3 +277,38 @@ func (cl *rawClient) close() {
 	cl.c.Close()
 	cl.wg.Wait()
 }
+
+// BenchmarkCodecPath is the encode/decode work of one call without any
+// I/O: request encode, provider decode, response encode, consumer decode.
+// It is the floor under BenchmarkInvoke's CPU per call.
+func BenchmarkCodecPath(b *testing.B) {
+	payload := bytes.Repeat([]byte{'p'}, 100)
+	c := &Channel{}
+	b.ReportAllocs()
+	for b.Loop() {
+		f := getFrame()
+		inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{payload}}
+		if err := encodeRequest(f, mpCodec{}, inv, time.Second); err != nil {
+			b.Fatal(err)
+		}
+		req := &Request{}
+		if err := decodeRequestHeader(mpCodec{}.NewDecoder(bytes.NewReader(f.b[protocol.HeaderLen:])), req); err != nil {
+			b.Fatal(err)
+		}
+		var arg any
+		if err := req.Args.Decode(&arg); err != nil {
+			b.Fatal(err)
+		}
+		f.b = f.b[:protocol.HeaderLen]
+		if _, err := encodeResponse(f, mpCodec{}, spi.Result{Value: arg}); err != nil {
+			b.Fatal(err)
+		}
+		var reply []byte
+		inv.Reply = &reply
+		cl := &call{status: spi.StatusOK, codecID: 1, body: f.b[protocol.HeaderLen:]}
+		if res := c.complete(cl, mpCodec{}, inv); res.Err != nil || len(reply) != 100 {
+			b.Fatal(res.Err)
+		}
+		putFrame(f)
+	}
+}

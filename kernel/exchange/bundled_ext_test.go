@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -71,7 +73,7 @@ func serve(t testing.TB, tr spi.Transport) (*exchange.Server, *exchange.Channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: demo{}})
+	srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: demo{}, Logger: quiet})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -80,7 +82,7 @@ func serve(t testing.TB, tr spi.Transport) (*exchange.Server, *exchange.Channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := exchange.NewChannel(sess, exchange.Options{Side: spi.Consumer, Codec: codecByID})
+	ch := exchange.NewChannel(sess, exchange.Options{Side: spi.Consumer, Codec: codecByID, Logger: quiet})
 	t.Cleanup(func() {
 		ch.Close("test done")
 		ch.Wait()
@@ -190,3 +192,5 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
