@@ -60,7 +60,13 @@ func TestMain(m *testing.M) {
 
 func binary(name string) string { return filepath.Join(bin, name) }
 
-func testLogger(t *testing.T) *slog.Logger {
+func extensionCatalogs(testing.TB) *extension.Catalogs { return bundle.Catalogs() }
+
+func spitest3() spi.Invoker {
+	return spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.3:1/demo.Echo"), nil)
+}
+
+func testLogger(testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
