@@ -51,12 +51,13 @@ in --registry, by default the "file" registry.
 			if err != nil {
 				return err
 			}
+			// the configuration: its registry (plugins.yaml,
+			// AIRNODE_REGISTRY) and its plugins (balancers, filters, ...)
+			cfg, err := a.Config(nil)
+			if err != nil {
+				return err
+			}
 			if f.registry == "" {
-				// the configuration's registry (plugins.yaml, AIRNODE_REGISTRY)
-				cfg, err := a.Config(nil)
-				if err != nil {
-					return err
-				}
 				f.registry = cfg.Registry
 			}
 			logger := a.Logger()
@@ -66,6 +67,11 @@ in --registry, by default the "file" registry.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			plugins, err := startPlugins(ctx, cfg, cat, logger)
+			if err != nil {
+				return err
+			}
+			defer plugins.Close()
 			return runCall(ctx, cat, f, args, logger, a.stdout, a.stderr)
 		},
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -84,6 +87,23 @@ func parseParams(kvs []string) (map[string]string, error) {
 	return m, nil
 }
 
+// startPlugins launches cfg's plugins and adds their extensions to cat. A
+// plugin that fails to start is logged and left out (the others run); the
+// returned host is never nil and must be closed.
+func startPlugins(ctx context.Context, cfg config.Config, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
+	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
+	if len(cfg.Plugins) == 0 {
+		return host, nil
+	}
+	if err := host.Start(ctx); err != nil {
+		logger.Error("airnode: plugins failed to start", "err", err)
+	}
+	if err := host.Register(cat); err != nil {
+		logger.Error("airnode: plugins not registered", "err", err)
+	}
+	return host, nil
+}
+
 // defaultRegistry returns the registry URL to use when none is given: the
 // catalog's default registry ("file") in its default location, or the zero
 // URL when the catalog does not have it.
@@ -115,15 +135,32 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			return fmt.Errorf("serve: registry: %w", err)
 		}
 	}
-	// demo.Echo first, then the config's services; a config entry for
-	// demo.Echo with the same service key configures the built-in one.
+	plugins, err := startPlugins(ctx, cfg, cat, logger)
+	if err != nil {
+		return err
+	}
+	defer plugins.Close() // last: after the node's shutdown (STYLE 11)
+	impls := map[string]pluginhost.Service{}
+	for _, ps := range plugins.Services() {
+		impls[ps.Name] = ps
+	}
+	// demo.Echo first, then the config's services, then every plugin
+	// service the config does not list; a config entry for demo.Echo with
+	// the same service key configures the built-in one.
 	services := []config.Service{{Interface: demo.Interface}}
+	listed := map[string]bool{}
 	for _, s := range cfg.Services {
+		listed[s.Interface] = true
 		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
 			services[0] = s
 			continue
 		}
 		services = append(services, s)
+	}
+	for _, ps := range plugins.Services() {
+		if !listed[ps.Name] {
+			services = append(services, config.Service{Interface: ps.Name})
+		}
 	}
 	opts := []kernel.Option{kernel.WithLogger(logger),
 		kernel.WithShutdownWait(cfg.Shutdown.Wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout)}
@@ -143,16 +180,24 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			return fmt.Errorf("serve: %w", err)
 		}
 		u = u.WithParams(params)
-		if s.Interface != demo.Interface {
+		var exp *kernel.Exporter
+		if ps, ok := impls[s.Interface]; ok {
+			if _, set := u.Param(spi.KeyMethods); !set && len(ps.Methods) > 0 {
+				u = u.With(spi.KeyMethods, strings.Join(ps.Methods, ","))
+			}
+			exp, err = node.ExportInvoker(ctx, u, ps.Invoker(u))
+		} else if s.Interface == demo.Interface {
+			weight, werr := u.Int("weight", kernel.DefaultWeight)
+			if werr != nil {
+				_ = node.Close()
+				return fmt.Errorf("serve: %w", werr)
+			}
+			exp, err = node.Export(ctx, demo.New(nodeName, int(weight)), u)
+		} else {
 			_ = node.Close()
-			return fmt.Errorf("serve: service %q: no implementation (built in: %s)", s.Interface, demo.Interface)
+			return fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
+				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
 		}
-		weight, err := u.Int("weight", kernel.DefaultWeight)
-		if err != nil {
-			_ = node.Close()
-			return fmt.Errorf("serve: %w", err)
-		}
-		exp, err := node.Export(ctx, demo.New(nodeName, int(weight)), u)
 		if err != nil {
 			_ = node.Close()
 			return err
