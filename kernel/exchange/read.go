@@ -15,7 +15,7 @@ import (
 
 // readBufferSize is the read buffer of the long-lived stream; own-stream
 // frames are large and read straight into their body.
-const readBufferSize = 32 << 10
+const readBufferSize = 8 << 10
 
 // readLoop reads frames from s until it ends. The end of the long-lived
 // stream, or any protocol error on any stream, kills the channel; the clean
