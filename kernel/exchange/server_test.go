@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -140,4 +141,38 @@ func TestLargeResponsesOwnStreams(t *testing.T) {
 		t.Fatalf("no response went on its own stream: %+v", prov.Stats())
 	}
 	t.Logf("small calls next to 4 MiB responses: p50 %v p99 %v; provider %+v", lat[len(lat)/2], lat[len(lat)*99/100], prov.Stats())
+}
+
+// TestIdleConnectionCost logs the memory one idle connection costs, both
+// ends together (consumer and provider channel, single-stream session), as
+// heap plus goroutine stacks. Informational: the bound is for the
+// provider alone with a real transport, measured by RSS.
+func TestIdleConnectionCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	f := startServer(t, false, nil)
+	const n = 300
+	chans := make([]*Channel, 0, n)
+	mem := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc + m.StackInuse
+	}
+	before := mem()
+	for range n {
+		ch := NewChannel(dialSession(t, f.addr(), false), Options{Side: spi.Consumer, Codec: codecByID})
+		if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 5*time.Second); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		chans = append(chans, ch)
+	}
+	time.Sleep(workerIdle + 500*time.Millisecond) // provider workers go idle and exit
+	after := mem()
+	t.Logf("idle connection: %d bytes for both ends (heap + stacks)", (int64(after)-int64(before))/n)
+	for _, ch := range chans {
+		ch.Close("done")
+		ch.Wait()
+	}
 }
