@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	xsmux "github.com/xtaci/smux"
@@ -115,53 +116,60 @@ func (l *Listener) Close() error {
 }
 
 // Session is one smux session over one TCP connection. Safe for concurrent
-// use. It owns one goroutine (besides smux's own) that turns a connection
-// failure into the session's death; Close waits for it.
+// use. It starts no goroutine of its own besides smux's three, which have
+// exited shortly after Close returns.
 type Session struct {
-	mux     *xsmux.Session
-	conn    *watchedConn
-	done    chan struct{} // closed once the session is dead and closed
-	watched chan struct{} // closed when the watcher goroutine has exited
+	mux  *xsmux.Session
+	conn *watchedConn
+
+	ready     atomic.Bool // mux is set: smux's goroutines may call kill before
+	closeOnce sync.Once
+	closing   atomic.Bool   // shutdown has begun
+	done      chan struct{} // closed once the session is dead and closed
 }
 
 func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	wc := &watchedConn{Conn: c, dead: make(chan struct{})}
-	var (
-		m   *xsmux.Session
-		err error
-	)
+	s := &Session{done: make(chan struct{})}
+	s.conn = &watchedConn{Conn: c, onFail: s.kill}
+	var err error
 	if client {
-		m, err = xsmux.Client(wc, cfg)
+		s.mux, err = xsmux.Client(s.conn, cfg)
 	} else {
-		m, err = xsmux.Server(wc, cfg)
+		s.mux, err = xsmux.Server(s.conn, cfg)
 	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("smux: %w", err)
 	}
-	s := &Session{mux: m, conn: wc, done: make(chan struct{}), watched: make(chan struct{})}
-	go s.watch()
+	s.ready.Store(true)
+	if s.conn.failed.Load() { // failed before kill could act
+		s.kill()
+	}
 	return s, nil
 }
 
-// watch closes the session when its connection fails, and closes done once
-// the smux session is closed for whatever reason.
-func (s *Session) watch() {
-	defer close(s.watched)
-	select {
-	case <-s.conn.dead:
-	case <-s.mux.CloseChan():
-	}
-	_ = s.mux.Close()
-	close(s.done)
+// shutdown closes the smux session (its streams and the connection) and
+// then Done, once; a concurrent caller waits for the first.
+func (s *Session) shutdown() {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		_ = s.mux.Close()
+		close(s.done)
+	})
 }
 
-// kill closes the session from a goroutine that must not wait for the
-// watcher (a stream's reader that saw a protocol error).
-func (s *Session) kill() { s.conn.fail() }
+// kill ends the session from inside smux's own goroutines (a failed socket
+// read or write) or a stream reader that saw a protocol error: smux leaves
+// its session open in those cases. shutdown waits for smux's writer, so it
+// runs in a goroutine of its own, which lives only as long as the shutdown.
+func (s *Session) kill() {
+	if s.ready.Load() && !s.closing.Load() {
+		go s.shutdown()
+	}
+}
 
 // Open opens a new stream; the peer gets it from Accept. Safe for
 // concurrent use.
@@ -186,7 +194,7 @@ func (s *Session) Accept() (io.ReadWriteCloser, error) {
 // failed wraps err, naming net.ErrClosed when the session is closed so that
 // callers can match it.
 func (s *Session) failed(op string, err error) error {
-	if s.mux.IsClosed() || s.conn.failed() || errors.Is(err, io.ErrClosedPipe) {
+	if s.mux.IsClosed() || s.conn.failed.Load() || errors.Is(err, io.ErrClosedPipe) {
 		return fmt.Errorf("smux: %s: %w (%v)", op, net.ErrClosed, err)
 	}
 	return fmt.Errorf("smux: %s: %w", op, err)
@@ -201,11 +209,10 @@ func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
 // RemoteAddr returns the peer's TCP address.
 func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
 
-// Close closes the session, its streams and its connection, and waits for
-// its goroutine. Idempotent: later calls return nil.
+// Close closes the session, its streams and its connection. Idempotent:
+// later calls return nil.
 func (s *Session) Close() error {
-	_ = s.mux.Close()
-	<-s.watched
+	s.shutdown()
 	return nil
 }
 
@@ -229,39 +236,47 @@ func (st *stream) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// watchedConn reports the first read or write error of a connection: smux
-// leaves its session open when the socket fails, so the session's watcher
-// closes it.
+// watchedConn reports the first read or write error of a connection to its
+// session (smux does not close a session whose socket failed), and gives
+// smux's writer scatter-gather writes: a frame header and its data in one
+// writev, without a 64 KiB copy buffer per session.
 type watchedConn struct {
 	net.Conn
-	dead chan struct{}
-	once sync.Once
+	onFail func()
+	failed atomic.Bool
+	bufs   net.Buffers // WriteBuffers' scratch: smux has one writer
 }
 
 func (c *watchedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.fail()
+	if err != nil {
+		c.fail(err)
 	}
 	return n, err
 }
 
 func (c *watchedConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.fail()
+	if err != nil {
+		c.fail(err)
 	}
 	return n, err
 }
 
-func (c *watchedConn) fail() { c.once.Do(func() { close(c.dead) }) }
+// WriteBuffers writes v with one writev; smux's sendLoop uses it when the
+// connection has it.
+func (c *watchedConn) WriteBuffers(v [][]byte) (int, error) {
+	c.bufs = append(c.bufs[:0], v...)
+	n, err := c.bufs.WriteTo(c.Conn)
+	if err != nil {
+		c.fail(err)
+	}
+	return int(n), err
+}
 
-func (c *watchedConn) failed() bool {
-	select {
-	case <-c.dead:
-		return true
-	default:
-		return false
+func (c *watchedConn) fail(err error) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) && c.failed.CompareAndSwap(false, true) {
+		c.onFail()
 	}
 }
 
