@@ -1,0 +1,72 @@
+// Package counters holds airnode's process-wide event counters: heartbeat,
+// reconnection, registry and access-control events that layers without a
+// metrics dependency (kernel, exchange, heartbeat and registry extensions,
+// filters) count with one atomic add, and that package
+// extensions/filter/metrics exports to Prometheus.
+//
+// The counters are package variables because these events belong to the
+// process, not to one node or one catalog: two nodes in one process share
+// them. Every method is safe for concurrent use, lock-free and
+// allocation-free; nothing here starts a goroutine.
+package counters
+
+import "sync/atomic"
+
+// Counter is a monotonically increasing event count. The zero value is 0
+// and ready to use.
+type Counter struct{ n atomic.Uint64 }
+
+// Inc adds one.
+func (c *Counter) Inc() { c.n.Add(1) }
+
+// Add adds n.
+func (c *Counter) Add(n uint64) { c.n.Add(n) }
+
+// Load returns the current count.
+func (c *Counter) Load() uint64 { return c.n.Load() }
+
+// HeartbeatCounters counts heartbeat and reconnection events (DESIGN §6).
+type HeartbeatCounters struct {
+	// PingsSent counts two-way heartbeat requests this process sent.
+	PingsSent Counter
+	// PingsAnswered counts sent pings whose answer arrived in time.
+	PingsAnswered Counter
+	// PingsFailed counts sent pings that failed or timed out.
+	PingsFailed Counter
+	// PingsReceived counts heartbeat requests from peers that this process
+	// answered.
+	PingsReceived Counter
+	// Reconnects counts redials the consumer's connection manager started
+	// after a channel died (not first connects).
+	Reconnects Counter
+	// IdleClosed counts channels closed because the heartbeat strategy found
+	// them idle or silent for too long.
+	IdleClosed Counter
+}
+
+// RegistryCounters counts service-registry events (DESIGN §7).
+type RegistryCounters struct {
+	// Notifications counts provider-list pushes delivered to subscribers.
+	Notifications Counter
+	// SessionExpiries counts registry sessions that expired (ZooKeeper).
+	SessionExpiries Counter
+}
+
+// AccessCounters counts calls refused by access control and limits.
+type AccessCounters struct {
+	// TokenRejections counts calls the token filter refused.
+	TokenRejections Counter
+	// ExecutesRejections counts calls the executelimit filter refused with
+	// SERVER_THREADPOOL_EXHAUSTED.
+	ExecutesRejections Counter
+	// ActivesTimeouts counts calls the activelimit filter gave up on with
+	// CLIENT_TIMEOUT.
+	ActivesTimeouts Counter
+}
+
+// The process-wide counters.
+var (
+	Heartbeat HeartbeatCounters
+	Registry  RegistryCounters
+	Access    AccessCounters
+)
