@@ -6,12 +6,25 @@
 // A Channel wraps one spi.Session. Small frames are pipelined on one
 // long-lived stream, written by a single writer goroutine that coalesces every
 // ready frame into one write; on a multiplexed session a frame whose body is
-// over 64 KiB gets a stream of its own so it does not hold up small calls.
-// A Server accepts sessions and serves each with a provider Channel.
+// over 64 KiB gets a stream of its own, so a 4 MiB response does not hold up
+// small calls. Request ids come from a per-channel counter and are never
+// reused. A consumer call starts no goroutine; a provider request runs on a
+// worker goroutine (reused for up to 2 s of idleness), never on the reader.
+//
+// Rules (DESIGN §5, issue 3): a call whose deadline passes fails with
+// CLIENT_TIMEOUT if its request was never fully written, SERVER_TIMEOUT if it
+// was; its pending entry and timer are removed either way and a late response
+// is dropped and counted (ChannelStats.LateResponses). When a channel dies,
+// every pending call fails at once with CHANNEL_INACTIVE. The remaining
+// deadline travels in attachment "timeout" (ms) and cancels the handler's
+// context. payload (default 8 MiB) is enforced when encoding (nothing is
+// sent) and when decoding (the connection closes); a bad magic, unknown codec
+// id or truncated header closes the connection with a logged reason; a body
+// that fails to decode answers BAD_REQUEST and the connection stays up.
 //
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the
 // channel's I/O goroutines; Channel.Wait also waits for running handlers, the
-// heartbeat watch and OnClose. Server.Close and Server.Shutdown return after
-// every goroutine they own has exited.
+// heartbeat watch's stop and OnClose. Server.Close and Server.Shutdown return
+// after every channel they own has finished.
 package exchange
