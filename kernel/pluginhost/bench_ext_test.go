@@ -56,7 +56,9 @@ type funcInvoker struct {
 	fn func(ctx context.Context, inv *spi.Invocation) spi.Result
 }
 
-func (f funcInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result { return f.fn(ctx, inv) }
+func (f funcInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	return f.fn(ctx, inv)
+}
 
 // Per-call cost of a service in a plugin process against the same code in
 // process.
