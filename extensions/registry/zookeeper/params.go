@@ -1,0 +1,89 @@
+package zookeeper
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// URL keys of the zookeeper registry.
+const (
+	KeyRoot           = "root"            // string, default DefaultRoot
+	KeySessionTimeout = "session.timeout" // duration, default DefaultSessionTimeout
+	KeyConnectTimeout = "connect.timeout" // duration, default DefaultConnectTimeout
+	KeyFileCache      = "file.cache"      // path, default "" (no cache)
+)
+
+// Defaults and bounds.
+const (
+	DefaultRoot           = "airnode"
+	DefaultSessionTimeout = 30 * time.Second
+	MinSessionTimeout     = 400 * time.Millisecond
+	MaxSessionTimeout     = time.Hour
+	DefaultConnectTimeout = 5 * time.Second
+	MinConnectTimeout     = 10 * time.Millisecond
+	MaxConnectTimeout     = time.Minute
+)
+
+var knownKeys = []string{spi.KeyBackup, KeyConnectTimeout, KeyFileCache, KeyRoot, KeySessionTimeout}
+
+type params struct {
+	servers        []string
+	root           string // "/airnode", or "" for the ZooKeeper root
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+	cache          string
+	user, password string
+}
+
+func parseParams(u spi.URL) (params, error) {
+	var p params
+	if u.Scheme() != Name {
+		return p, fmt.Errorf("zookeeper registry: scheme %q in %q, want %q", u.Scheme(), u, Name)
+	}
+	for _, k := range u.Keys() {
+		if !slices.Contains(knownKeys, k) {
+			return p, fmt.Errorf("zookeeper registry: unknown URL key %q (known: %s)", k, strings.Join(knownKeys, ", "))
+		}
+	}
+	for _, a := range u.Addresses() {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" {
+			return p, fmt.Errorf("zookeeper registry: bad server address %q in %q", a, u)
+		}
+		if port == "0" {
+			a = net.JoinHostPort(host, "2181")
+		}
+		p.servers = append(p.servers, a)
+	}
+	if len(p.servers) == 0 {
+		return p, fmt.Errorf("zookeeper registry: no server address in %q (want zookeeper://host:2181)", u)
+	}
+	p.root = u.ParamOr(KeyRoot, DefaultRoot)
+	if strings.Contains(p.root, "/") {
+		return p, fmt.Errorf("zookeeper registry: %s=%q must not contain '/'", KeyRoot, p.root)
+	}
+	if p.root != "" {
+		p.root = "/" + p.root
+	}
+	var err error
+	if p.sessionTimeout, err = u.Duration(KeySessionTimeout, DefaultSessionTimeout); err != nil {
+		return p, fmt.Errorf("zookeeper registry: %w", err)
+	}
+	if p.sessionTimeout < MinSessionTimeout || p.sessionTimeout > MaxSessionTimeout {
+		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v", KeySessionTimeout, p.sessionTimeout, MinSessionTimeout, MaxSessionTimeout)
+	}
+	if p.connectTimeout, err = u.Duration(KeyConnectTimeout, DefaultConnectTimeout); err != nil {
+		return p, fmt.Errorf("zookeeper registry: %w", err)
+	}
+	if p.connectTimeout < MinConnectTimeout || p.connectTimeout > MaxConnectTimeout {
+		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout)
+	}
+	p.cache = u.ParamOr(KeyFileCache, "")
+	p.user, p.password = u.User(), u.Password()
+	return p, nil
+}

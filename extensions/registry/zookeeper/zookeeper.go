@@ -1,0 +1,675 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/extensions/registry/internal/push"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name and URL scheme of the zookeeper registry.
+const Name = "zookeeper"
+
+// Category nodes under a service node (Dubbo's names).
+const (
+	Providers = "providers"
+	Consumers = "consumers"
+)
+
+// ExpiryGrace is how long, right after a new session, a subscription holds
+// back an empty re-list when it last pushed providers: providers whose
+// sessions expired in the same outage re-register within it.
+const ExpiryGrace = 3 * time.Second
+
+// retryDelay paces retries of a failed list while the session is up.
+const retryDelay = 200 * time.Millisecond
+
+// Builder builds zookeeper registries. The zero value is ready.
+type Builder struct {
+	// Logger receives the registry's log lines; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Name returns "zookeeper".
+func (Builder) Name() string { return Name }
+
+// Build validates u (keys in the package doc). Pure: the session is opened
+// on first use.
+func (b Builder) Build(u spi.URL) (spi.Registry, error) {
+	p, err := parseParams(u)
+	if err != nil {
+		return nil, err
+	}
+	log := b.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &Registry{
+		p:          p,
+		desc:       u.Without(KeyFileCache).WithParams(nil).String(),
+		log:        log.With("registry", "zookeeper://"+p.servers[0]),
+		registered: map[string]spi.URL{},
+		withdrawn:  map[string]spi.URL{},
+		subs:       map[*subscription]struct{}{},
+		upCh:       make(chan struct{}),
+		kick:       make(chan struct{}, 1),
+	}
+	if p.cache != "" {
+		r.cache = &cache{path: p.cache}
+	}
+	if p.user != "" {
+		r.acl = zk.DigestACL(zk.PermAll, p.user, p.password)
+	} else {
+		r.acl = zk.WorldACL(zk.PermAll)
+	}
+	return r, nil
+}
+
+var errClosed = errors.New("zookeeper registry: closed")
+
+// Registry is one ZooKeeper session's worth of registrations and
+// subscriptions.
+type Registry struct {
+	p     params
+	desc  string
+	log   *slog.Logger
+	acl   []zk.ACL
+	cache *cache
+
+	mu         sync.Mutex
+	conn       *zk.Conn
+	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
+	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
+	subs       map[*subscription]struct{}
+	closed     bool
+	up         bool          // a session is established
+	upCh       chan struct{} // closed at the next transition to up
+	session    int64         // id of the last session seen
+	sessionGen int           // counts new sessions
+	authed     bool
+
+	kick chan struct{} // the zk event callback wakes the session loop
+	lost atomic.Bool   // the callback saw the session state leave HasSession
+	wg   sync.WaitGroup
+}
+
+// String returns the registry URL without its cache path, for messages.
+func (r *Registry) String() string { return r.desc }
+
+func escape(s string) string { return url.QueryEscape(s) }
+
+func category(u spi.URL) string {
+	if u.ParamOr(spi.KeySide, "") == "consumer" {
+		return Consumers
+	}
+	return Providers
+}
+
+func (r *Registry) categoryPath(serviceKey, cat string) string {
+	return r.p.root + "/" + escape(serviceKey) + "/" + cat
+}
+
+func (r *Registry) nodePath(u spi.URL) string {
+	return r.categoryPath(u.ServiceKey(), category(u)) + "/" + escape(u.String())
+}
+
+// zkLogger sends zk's log lines to slog at debug level.
+type zkLogger struct{ log *slog.Logger }
+
+func (l zkLogger) Printf(format string, args ...any) {
+	l.log.Debug("zookeeper: " + fmt.Sprintf(format, args...))
+}
+
+// connection returns the zk connection, opening it on first use.
+func (r *Registry) connection() (*zk.Conn, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
+	if r.conn != nil {
+		return r.conn, nil
+	}
+	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
+		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
+		zk.WithDialer(dialer(handshakeLimit(r.p))),
+		zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession && ev.State != zk.StateHasSession {
+				r.lost.Store(true)
+			}
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper registry: connect %v: %w", r.p.servers, err)
+	}
+	r.conn = conn
+	r.wg.Add(1)
+	go r.sessionLoop(conn, events)
+	return conn, nil
+}
+
+// sessionLoop drains zk's event channel (zk drops events when it is full)
+// and reacts to session changes. It ends when zk closes the channel, which
+// zk does after its own goroutines have finished.
+func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
+	defer r.wg.Done()
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-r.kick:
+		}
+		r.checkSession(conn)
+	}
+}
+
+// checkSession handles a state change: on a transition to a session it
+// authenticates, re-creates the registry's own nodes (all of them after a
+// new session) and wakes every subscription for a full re-list.
+func (r *Registry) checkSession(conn *zk.Conn) {
+	lost := r.lost.Swap(false)
+	hasSession := conn.State() == zk.StateHasSession
+	r.mu.Lock()
+	if (lost || !hasSession) && r.up && !r.closed {
+		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String())
+	}
+	if lost {
+		r.up = false
+	}
+	if !hasSession || r.closed {
+		r.up = false
+		r.mu.Unlock()
+		return
+	}
+	if r.up {
+		r.mu.Unlock()
+		return
+	}
+	if r.session != 0 {
+		r.log.Info("zookeeper registry: connected again", "server", conn.Server())
+	}
+	id := conn.SessionID()
+	newSession := id != r.session
+	if newSession {
+		if r.session != 0 {
+			r.log.Warn("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
+		}
+		r.session = id
+		r.sessionGen++
+	}
+	needAuth := r.p.user != "" && !r.authed
+	r.mu.Unlock()
+
+	if needAuth {
+		if err := conn.AddAuth("digest", []byte(r.p.user+":"+r.p.password)); err != nil {
+			r.log.Warn("zookeeper registry: digest auth failed", "err", err)
+			return // retried at the next event
+		}
+		r.mu.Lock()
+		r.authed = true
+		r.mu.Unlock()
+	}
+
+	r.mu.Lock()
+	urls := make([]spi.URL, 0, len(r.registered))
+	for _, u := range r.registered {
+		urls = append(urls, u)
+	}
+	gone := r.withdrawn
+	r.withdrawn = map[string]spi.URL{}
+	r.mu.Unlock()
+	for _, u := range gone {
+		if err := conn.Delete(r.nodePath(u), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			r.log.Warn("zookeeper registry: delete withdrawn entry", "url", u.String(), "err", err)
+		}
+	}
+	for _, u := range urls {
+		if err := r.create(conn, u); err != nil && !r.isClosed() {
+			r.log.Warn("zookeeper registry: re-create entry", "url", u.String(), "err", err)
+		}
+	}
+	r.mu.Lock()
+	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed {
+		r.up = true
+		close(r.upCh)
+		r.upCh = make(chan struct{})
+	}
+	r.mu.Unlock()
+}
+
+// create makes u's ephemeral node and its persistent parents. An existing
+// node of this session is fine; one left by another session (a previous
+// incarnation whose session has not expired yet) is replaced.
+func (r *Registry) create(conn *zk.Conn, u spi.URL) error {
+	path := r.nodePath(u)
+	parent := r.categoryPath(u.ServiceKey(), category(u))
+	if err := r.ensurePath(conn, parent); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		_, err := conn.Create(path, []byte(u.String()), zk.FlagEphemeral, r.acl)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("zookeeper registry: create %s: %w", path, err)
+		}
+		_, stat, serr := conn.Get(path)
+		if serr != nil {
+			if errors.Is(serr, zk.ErrNoNode) && attempt < 3 {
+				continue
+			}
+			return fmt.Errorf("zookeeper registry: create %s: %w", path, serr)
+		}
+		if stat.EphemeralOwner == conn.SessionID() || attempt >= 3 {
+			return nil
+		}
+		if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			return fmt.Errorf("zookeeper registry: replace stale %s: %w", path, err)
+		}
+	}
+}
+
+// ensurePath creates path and its ancestors as persistent nodes.
+func (r *Registry) ensurePath(conn *zk.Conn, path string) error {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		p := path[:i]
+		if _, err := conn.Create(p, nil, 0, r.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("zookeeper registry: create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// waitUp waits until a session is established, quit closes or limit passes
+// (limit <= 0: no limit). It reports whether the session is up.
+func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
+	var timeout <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		r.mu.Lock()
+		up, ch, closed := r.up, r.upCh, r.closed
+		r.mu.Unlock()
+		if closed {
+			return false
+		}
+		if up {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-quit:
+			return false
+		case <-timeout:
+			return false
+		}
+	}
+}
+
+// waitCtx is waitUp bounded by ctx and the connect timeout.
+func (r *Registry) waitCtx(ctx context.Context) bool {
+	return r.waitUp(ctx.Done(), r.p.connectTimeout)
+}
+
+// Register publishes u as an ephemeral node until Unregister or Close, and
+// again after every new session. If no session can be established within
+// ctx and connect.timeout, u stays queued and is published as soon as one
+// is (Dubbo's failback), and Register returns nil after logging a warning;
+// other ZooKeeper errors (no auth, ...) are returned.
+func (r *Registry) Register(ctx context.Context, u spi.URL) error {
+	conn, err := r.connection()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	key := u.String()
+	_, dup := r.registered[key]
+	r.registered[key] = u
+	delete(r.withdrawn, key)
+	r.mu.Unlock()
+	if dup {
+		return nil
+	}
+	if !r.waitCtx(ctx) {
+		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key)
+		return nil
+	}
+	if err := r.create(conn, u); err != nil {
+		if conn.State() != zk.StateHasSession {
+			r.log.Warn("zookeeper registry: connection lost; entry will be created when a session is back", "url", key, "err", err)
+			return nil
+		}
+		r.mu.Lock()
+		delete(r.registered, key)
+		r.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Unregister deletes u's node; unknown URLs are a no-op. While ZooKeeper is
+// unreachable the delete is queued.
+func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
+	r.mu.Lock()
+	key := u.String()
+	_, ok := r.registered[key]
+	delete(r.registered, key)
+	conn, up := r.conn, r.up
+	if ok && !up {
+		r.withdrawn[key] = u
+	}
+	r.mu.Unlock()
+	if !ok || !up {
+		return nil
+	}
+	if err := conn.Delete(r.nodePath(u), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if conn.State() != zk.StateHasSession {
+			r.mu.Lock()
+			r.withdrawn[key] = u
+			r.mu.Unlock()
+			return nil
+		}
+		return fmt.Errorf("zookeeper registry: unregister %s: %w", u, err)
+	}
+	return nil
+}
+
+// decode turns child node names into URLs, skipping names that do not
+// decode (logged at debug).
+func (r *Registry) decode(children []string) []spi.URL {
+	out := make([]spi.URL, 0, len(children))
+	for _, c := range children {
+		s, err := url.QueryUnescape(c)
+		if err == nil {
+			var u spi.URL
+			if u, err = spi.Parse(s); err == nil {
+				out = append(out, u)
+				continue
+			}
+		}
+		r.log.Debug("zookeeper registry: undecodable node", "name", c, "err", err)
+	}
+	push.Sort(out)
+	return out
+}
+
+// Lookup returns the providers of consumer.ServiceKey(). Without a session
+// within ctx and connect.timeout it returns the file.cache list if there is
+// one, else an error.
+func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, error) {
+	conn, err := r.connection()
+	if err != nil {
+		return nil, err
+	}
+	key := consumer.ServiceKey()
+	if r.waitCtx(ctx) {
+		children, _, err := conn.Children(r.categoryPath(key, Providers))
+		switch {
+		case err == nil:
+			list := r.decode(children)
+			r.putCache(key, list)
+			return list, nil
+		case errors.Is(err, zk.ErrNoNode):
+			r.putCache(key, nil)
+			return []spi.URL{}, nil
+		case conn.State() == zk.StateHasSession:
+			return nil, fmt.Errorf("zookeeper registry: list %s: %w", key, err)
+		}
+	}
+	if list, ok := r.cache.get(key); ok {
+		return list, nil
+	}
+	return nil, fmt.Errorf("zookeeper registry: no session with %v", r.p.servers)
+}
+
+func (r *Registry) putCache(key string, list []spi.URL) {
+	if err := r.cache.put(key, list); err != nil {
+		r.log.Warn("zookeeper registry: write file.cache", "path", r.p.cache, "err", err)
+	}
+}
+
+// Services lists the service keys with at least one provider, sorted.
+func (r *Registry) Services(ctx context.Context) ([]string, error) {
+	conn, err := r.connection()
+	if err != nil {
+		return nil, err
+	}
+	if !r.waitCtx(ctx) {
+		return nil, fmt.Errorf("zookeeper registry: no session with %v", r.p.servers)
+	}
+	root := r.p.root
+	if root == "" {
+		root = "/"
+	}
+	children, _, err := conn.Children(root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper registry: list %s: %w", root, err)
+	}
+	keys := []string{}
+	for _, c := range children {
+		key, err := url.QueryUnescape(c)
+		if err != nil {
+			continue
+		}
+		p, _, err := conn.Children(r.categoryPath(key, Providers))
+		if err == nil && len(p) > 0 {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Subscribe watches the providers of consumer.ServiceKey(). The first list
+// comes from ZooKeeper, or — when no session is established within
+// connect.timeout — from file.cache if it holds one.
+func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
+	if _, err := r.connection(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
+	s := &subscription{
+		reg:    r,
+		key:    consumer.ServiceKey(),
+		pusher: push.New(notify),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	r.subs[s] = struct{}{}
+	go s.loop()
+	return s, nil
+}
+
+// Close deletes the registry's nodes, stops every subscription, closes the
+// session and waits for every goroutine; idempotent.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		r.wg.Wait()
+		return nil
+	}
+	r.closed = true
+	conn, up := r.conn, r.up
+	urls := make([]spi.URL, 0, len(r.registered))
+	for _, u := range r.registered {
+		urls = append(urls, u)
+	}
+	r.registered = map[string]spi.URL{}
+	subs := r.subs
+	r.subs = map[*subscription]struct{}{}
+	close(r.upCh) // wake waiters: they see closed
+	r.upCh = make(chan struct{})
+	r.mu.Unlock()
+	for s := range subs {
+		s.signal()
+	}
+	if conn != nil {
+		if up {
+			for _, u := range urls {
+				_ = conn.Delete(r.nodePath(u), -1)
+			}
+		}
+		conn.Close() // the session's ephemeral nodes go with it
+	}
+	for s := range subs {
+		s.wait()
+	}
+	r.wg.Wait()
+	return nil
+}
+
+type subscription struct {
+	reg    *Registry
+	key    string
+	pusher *push.Pusher
+	quit   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+// loop lists the providers and re-arms the watch after every event and
+// every reconnect, until Stop.
+func (s *subscription) loop() {
+	defer close(s.done)
+	r := s.reg
+	path := r.categoryPath(s.key, Providers)
+	pushed := false     // a list has been pushed
+	lastEmpty := true   // the last pushed list was empty
+	listedGen := -1     // session generation of the last successful list
+	var grace time.Time // hold empty re-lists back until then
+	for {
+		limit := time.Duration(0)
+		if !pushed {
+			limit = r.p.connectTimeout
+		}
+		if !r.waitUp(s.quit, limit) {
+			if r.isClosed() {
+				return
+			}
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			if !pushed {
+				if list, ok := r.cache.get(s.key); ok {
+					r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list))
+					s.pusher.Push(list)
+					pushed, lastEmpty = true, len(list) == 0
+				}
+			}
+			continue
+		}
+		r.mu.Lock()
+		conn, up, gen, next := r.conn, r.up, r.sessionGen, r.upCh
+		r.mu.Unlock()
+		if !up {
+			continue
+		}
+		children, _, watch, err := conn.ChildrenW(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err = r.ensurePath(conn, path); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			r.log.Debug("zookeeper registry: list failed; retrying", "service", s.key, "err", err)
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(retryDelay):
+			}
+			continue
+		}
+		list := r.decode(children)
+		if listedGen >= 0 && gen != listedGen {
+			grace = time.Now().Add(ExpiryGrace)
+		}
+		listedGen = gen
+		var holdEmpty <-chan time.Time
+		var hold *time.Timer
+		if len(list) == 0 && pushed && !lastEmpty && time.Now().Before(grace) {
+			hold = time.NewTimer(time.Until(grace))
+			holdEmpty = hold.C
+			r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
+		} else {
+			s.pusher.Push(list)
+			r.putCache(s.key, list)
+			pushed, lastEmpty = true, len(list) == 0
+		}
+		select {
+		case <-s.quit:
+		case <-watch:
+		case <-next: // reconnected: full re-list
+		case <-holdEmpty:
+			grace = time.Time{}
+		}
+		if hold != nil {
+			hold.Stop()
+		}
+		select {
+		case <-s.quit:
+			return
+		default:
+		}
+	}
+}
+
+func (r *Registry) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+func (s *subscription) signal() { s.once.Do(func() { close(s.quit) }) }
+
+func (s *subscription) wait() {
+	<-s.done
+	s.pusher.Stop()
+}
+
+// Stop ends the subscription and waits until notify is not running;
+// idempotent.
+func (s *subscription) Stop() {
+	s.reg.mu.Lock()
+	delete(s.reg.subs, s)
+	s.reg.mu.Unlock()
+	s.signal()
+	s.wait()
+}
+
+var (
+	_ spi.RegistryBuilder = Builder{}
+	_ spi.Registry        = (*Registry)(nil)
+	_ spi.Subscription    = (*subscription)(nil)
+)

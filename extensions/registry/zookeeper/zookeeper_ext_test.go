@@ -1,0 +1,414 @@
+package zookeeper_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/zktest"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+var server *zktest.Server
+
+func TestMain(m *testing.M) {
+	s, err := zktest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	server = s
+	code := m.Run()
+	s.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func build(t *testing.T, rawURL string) spi.Registry {
+	t.Helper()
+	r, err := zookeeper.Builder{}.Build(spi.MustParse(rawURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// rawClient is a plain zk client for inspecting the tree.
+func rawClient(t *testing.T) *zk.Conn {
+	t.Helper()
+	c, _, err := zk.Connect([]string{server.Addr()}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+func TestConformance(t *testing.T) {
+	spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
+		r, err := zookeeper.Builder{}.Build(spi.MustParse(server.URL("root=conformance&session.timeout=5s")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	})
+}
+
+func TestBuild(t *testing.T) {
+	for _, bad := range []string{
+		"zookeeper://",
+		"zookeeper://h:2181?root=a/b",
+		"zookeeper://h:2181?session.timeout=1ms",
+		"zookeeper://h:2181?session.timeout=x",
+		"zookeeper://h:2181?connect.timeout=2h",
+		"zookeeper://h:2181?sesion.timeout=1s",
+		"file:///x",
+	} {
+		if _, err := (zookeeper.Builder{}).Build(spi.MustParse(bad)); err == nil {
+			t.Errorf("Build(%q) succeeded", bad)
+		}
+	}
+	r, err := zookeeper.Builder{}.Build(spi.MustParse("zookeeper://h1:2181?backup=h2:2181,h3:2181&root=x&session.timeout=30s&file.cache=/tmp/c.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Close() // never connected: nothing to wait for
+}
+
+// subscribe records every pushed list.
+type recorder struct {
+	mu    sync.Mutex
+	lists [][]spi.URL
+	ch    chan struct{}
+}
+
+func subscribe(t *testing.T, r spi.Registry, consumer spi.URL) *recorder {
+	t.Helper()
+	rec := &recorder{ch: make(chan struct{}, 1)}
+	sub, err := r.Subscribe(ctx(t), consumer, func(l []spi.URL) {
+		rec.mu.Lock()
+		rec.lists = append(rec.lists, l)
+		rec.mu.Unlock()
+		select {
+		case rec.ch <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Stop)
+	return rec
+}
+
+func (rec *recorder) last() ([]spi.URL, int) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.lists) == 0 {
+		return nil, 0
+	}
+	return rec.lists[len(rec.lists)-1], len(rec.lists)
+}
+
+// wait waits until the newest list has exactly the ports given.
+func (rec *recorder) wait(t *testing.T, bound time.Duration, ports ...int) {
+	t.Helper()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for {
+		l, n := rec.last()
+		if n > 0 && hasPorts(l, ports) {
+			return
+		}
+		select {
+		case <-rec.ch:
+		case <-timer.C:
+			t.Fatalf("after %d pushes the list is %v; want ports %v within %v", n, l, ports, bound)
+		}
+	}
+}
+
+func hasPorts(l []spi.URL, ports []int) bool {
+	if len(l) != len(ports) {
+		return false
+	}
+	for i, p := range ports {
+		if l[i].Port() != p {
+			return false
+		}
+	}
+	return true
+}
+
+func provider(port int, extra string) spi.URL {
+	return spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:%d/demo.Echo?side=provider&timestamp=1700000000000%s", port, extra))
+}
+
+var consumer = spi.MustParse("airnode://127.0.0.1/demo.Echo?side=consumer")
+
+func TestLayoutEphemeralNodes(t *testing.T) {
+	p := build(t, server.URL("root=layout"))
+	u := provider(20880, "")
+	if err := p.Register(ctx(t), u); err != nil {
+		t.Fatal(err)
+	}
+	c := rawClient(t)
+	children, _, err := c.Children("/layout/demo.Echo/providers")
+	if err != nil || len(children) != 1 || children[0] != url.QueryEscape(u.String()) {
+		t.Fatalf("children = %v, %v", children, err)
+	}
+	_, stat, err := c.Get("/layout/demo.Echo/providers/" + children[0])
+	if err != nil || stat.EphemeralOwner == 0 {
+		t.Fatalf("provider node not ephemeral: %+v, %v", stat, err)
+	}
+	_, stat, err = c.Get("/layout/demo.Echo")
+	if err != nil || stat.EphemeralOwner != 0 {
+		t.Fatalf("service node not persistent: %+v, %v", stat, err)
+	}
+	cons := spi.MustParse("consumer://127.0.0.1/demo.Echo?side=consumer")
+	if err := p.Register(ctx(t), cons); err != nil {
+		t.Fatal(err)
+	}
+	if children, _, err := c.Children("/layout/demo.Echo/consumers"); err != nil || len(children) != 1 {
+		t.Fatalf("consumers = %v, %v", children, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if children, _, _ := c.Children("/layout/demo.Echo/providers"); len(children) != 0 {
+		t.Fatalf("entries left after Close: %v", children)
+	}
+}
+
+// TestR3_EncodedOnce: a provider URL whose parameter values hold '=', '&',
+// '/', '%' registered twice gives one node, named by the URL encoded exactly
+// once, that decodes back to an equal URL.
+func TestR3_EncodedOnce(t *testing.T) {
+	p := build(t, server.URL("root=r3"))
+	u := provider(20880, "&odd="+url.QueryEscape("a=b&c/d%41%")+"&path="+url.QueryEscape("/x/y"))
+	for i := 0; i < 2; i++ {
+		if err := p.Register(ctx(t), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p2 := build(t, server.URL("root=r3"))
+	if err := p2.Register(ctx(t), u); err != nil { // another session, same URL
+		t.Fatal(err)
+	}
+	children, _, err := rawClient(t).Children("/r3/demo.Echo/providers")
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children = %v, %v", children, err)
+	}
+	if children[0] != url.QueryEscape(u.String()) {
+		t.Fatalf("node name %q, want %q", children[0], url.QueryEscape(u.String()))
+	}
+	dec, _ := url.QueryUnescape(children[0])
+	back, err := spi.Parse(dec)
+	if err != nil || !back.Equal(u) {
+		t.Fatalf("decoded %v (%v), want %v", back, err, u)
+	}
+	if v, _ := back.Param("odd"); v != "a=b&c/d%41%" {
+		t.Fatalf("odd = %q", v)
+	}
+	got, err := build(t, server.URL("root=r3")).Lookup(ctx(t), consumer)
+	if err != nil || len(got) != 1 || !got[0].Equal(u) {
+		t.Fatalf("Lookup = %v, %v", got, err)
+	}
+}
+
+func TestDigestACL(t *testing.T) {
+	p := build(t, "zookeeper://alice:secret@"+server.Addr()+"?root=acl")
+	if err := p.Register(ctx(t), provider(20880, "")); err != nil {
+		t.Fatal(err)
+	}
+	anon := rawClient(t)
+	if _, _, err := anon.Children("/acl/demo.Echo/providers"); err != zk.ErrNoAuth {
+		t.Fatalf("unauthenticated list: err = %v, want %v", err, zk.ErrNoAuth)
+	}
+	auth := rawClient(t)
+	if err := auth.AddAuth("digest", []byte("alice:secret")); err != nil {
+		t.Fatal(err)
+	}
+	acl, _, err := auth.GetACL("/acl/demo.Echo/providers")
+	if err != nil || len(acl) != 1 || acl[0].Scheme != "digest" || !strings.HasPrefix(acl[0].ID, "alice:") {
+		t.Fatalf("ACL = %+v, %v", acl, err)
+	}
+	got, err := build(t, "zookeeper://alice:secret@"+server.Addr()+"?root=acl").Lookup(ctx(t), consumer)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Lookup with credentials = %v, %v", got, err)
+	}
+}
+
+// TestR1_OutageKeepsList stops ZooKeeper for a few seconds: the consumer keeps
+// its list and never gets an empty one; a consumer starting during the
+// outage gets the file.cache list; after the restart a provider registered
+// during the outage appears.
+func TestR1_OutageKeepsList(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	q := "root=r1&session.timeout=30s&connect.timeout=500ms&file.cache=" + url.QueryEscape(cache)
+	p := build(t, server.URL(q))
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := build(t, server.URL(q))
+	rec := subscribe(t, c, consumer)
+	rec.wait(t, 10*time.Second, 1)
+
+	server.Stop()
+	t.Cleanup(func() { _ = server.Restart() })
+	time.Sleep(time.Second)
+
+	// A provider started during the outage: Register queues it.
+	p2 := build(t, server.URL(q))
+	if err := p2.Register(ctx(t), provider(2, "")); err != nil {
+		t.Fatalf("Register during the outage: %v", err)
+	}
+	// A consumer started during the outage starts from the cache.
+	c2 := build(t, server.URL(q))
+	rec2 := subscribe(t, c2, consumer)
+	rec2.wait(t, 10*time.Second, 1)
+	if got, err := c2.Lookup(ctx(t), consumer); err != nil || !hasPorts(got, []int{1}) {
+		t.Fatalf("Lookup during the outage = %v, %v", got, err)
+	}
+	time.Sleep(3 * time.Second)
+
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	rec.wait(t, 15*time.Second, 1, 2)
+	rec2.wait(t, 15*time.Second, 1, 2)
+	for _, r := range []*recorder{rec, rec2} {
+		r.mu.Lock()
+		for i, l := range r.lists {
+			if len(l) == 0 {
+				t.Errorf("push %d was an empty list", i)
+			}
+		}
+		r.mu.Unlock()
+	}
+	// An explicit empty list from a healthy server clears.
+	_ = p.Close()
+	_ = p2.Close()
+	rec.wait(t, 10*time.Second)
+}
+
+// proxy forwards TCP to ZooKeeper and can cut every connection, to make a
+// client's session expire while the server stays healthy.
+type proxy struct {
+	l      net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
+	paused bool
+	wg     sync.WaitGroup
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{l: l}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.paused {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); _, _ = io.Copy(s, c); s.Close() }()
+			go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { p.l.Close(); p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *proxy) addr() string { return p.l.Addr().String() }
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+}
+
+func (p *proxy) pause() {
+	p.mu.Lock()
+	p.paused = true
+	p.mu.Unlock()
+	p.cut()
+}
+
+func (p *proxy) resume() {
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
+}
+
+// TestR2_SessionExpiry cuts a provider off ZooKeeper for longer than its
+// session timeout: its node is deleted (the healthy server's empty list
+// reaches the consumer) and is back by itself shortly after the new session.
+func TestR2_SessionExpiry(t *testing.T) {
+	px := newProxy(t, server.Addr())
+	p := build(t, "zookeeper://"+px.addr()+"?root=r2&session.timeout=1s")
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := build(t, server.URL("root=r2"))
+	rec := subscribe(t, c, consumer)
+	rec.wait(t, 10*time.Second, 1)
+
+	px.pause()
+	rec.wait(t, 10*time.Second) // session expired: the server deleted the node
+	px.resume()
+	resumed := time.Now()
+	rec.wait(t, 10*time.Second, 1)
+	t.Logf("node back %v after the proxy resumed (zk client redials every ~1s)", time.Since(resumed).Round(time.Millisecond))
+}
