@@ -26,13 +26,15 @@ func (Builder) Name() string { return Name }
 // Build returns a balancer for one reference. roundrobin has no keys of its
 // own, so it never fails.
 func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
-	bl := &Balancer{c: warmup.NewCache(warmup.New(b.opts...))}
+	w := warmup.New(b.opts...)
+	bl := &Balancer{w: w, c: warmup.NewCache(w)}
 	bl.methods.Store(&map[methodKey]*state{})
 	return bl, nil
 }
 
 // Balancer is a smooth weighted round-robin balancer.
 type Balancer struct {
+	w *warmup.Weigher
 	c *warmup.Cache
 
 	mu      sync.Mutex                           // serialises additions to methods
@@ -65,7 +67,7 @@ type entryKey struct {
 type entry struct {
 	current int64  // nginx's current_weight
 	round   uint64 // last round that counted this invoker
-	seen    int64  // when it was last in a list, ms since the epoch
+	goneAt  int64  // when it left the list, ms since the epoch; 0 while listed
 }
 
 // RecycleAfter is how long the state of a provider that is no longer
@@ -101,8 +103,8 @@ func (b *Balancer) state(inv *spi.Invocation) *state {
 // align returns the entries of invokers, in order. A list that differs from
 // the last one is looked up in the entries map and new invokers get fresh
 // entries (allocating once per change); entries of invokers not listed for
-// RecycleAfter are dropped then.
-func (st *state) align(invokers []spi.Invoker, now int64) []*entry {
+// RecycleAfter are dropped then. The clock is read only on a change.
+func (st *state) align(invokers []spi.Invoker, w *warmup.Weigher) []*entry {
 	if st.list != nil && len(st.list) == len(invokers) {
 		same := true
 		for i, x := range invokers {
@@ -135,10 +137,18 @@ func (st *state) align(invokers []spi.Invoker, now int64) []*entry {
 			}
 			next[k] = e
 		}
+		e.goneAt = 0
 		ents[i] = e
 	}
+	now := w.Now()
 	for k, e := range st.entries {
-		if _, listed := next[k]; !listed && now-e.seen < RecycleAfter.Milliseconds() {
+		if _, listed := next[k]; listed {
+			continue
+		}
+		if e.goneAt == 0 {
+			e.goneAt = now
+		}
+		if now-e.goneAt < RecycleAfter.Milliseconds() {
 			next[k] = e
 		}
 	}
@@ -166,7 +176,7 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	ents := st.align(invokers, v.Now())
+	ents := st.align(invokers, b.w)
 	st.round++
 	var (
 		total   int64
@@ -178,7 +188,7 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		if e.round == st.round {
 			continue // the same invoker twice in one list counts once
 		}
-		e.round, e.seen = st.round, v.Now()
+		e.round = st.round
 		wt := v.Weight(i)
 		if wt == 0 {
 			e.current = 0

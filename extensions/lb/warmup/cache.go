@@ -1,6 +1,7 @@
 package warmup
 
 import (
+	"math"
 	"reflect"
 	"sync/atomic"
 
@@ -27,6 +28,11 @@ func NewCache(w *Weigher) *Cache { return &Cache{w: w} }
 type table struct {
 	invokers []spi.Invoker // a copy of the list
 	keys     []keys
+	// warmAt is when every provider of the list is warm (ms since the
+	// epoch); once a View sees it pass, warm is set and weights are the
+	// configured ones without reading the clock again.
+	warmAt int64
+	warm   atomic.Bool
 }
 
 func (t *table) matches(invokers []spi.Invoker) bool {
@@ -43,42 +49,67 @@ func (t *table) matches(invokers []spi.Invoker) bool {
 	return true
 }
 
-// View returns the weights of invokers at the Weigher's current time.
+// View returns the weights of invokers at the Weigher's current time. Once
+// every provider of a cached list is warm, the clock is no longer read (a
+// clock stepping back later does not make them cold again).
 func (c *Cache) View(invokers []spi.Invoker) View {
-	v := View{w: c.w, now: c.w.Now(), invokers: invokers}
-	if t := c.cur.Load(); t != nil && t.matches(invokers) {
-		v.t = t
-		return v
+	v := View{w: c.w, invokers: invokers}
+	t := c.cur.Load()
+	if t == nil || !t.matches(invokers) {
+		if t = c.table(invokers); t == nil {
+			v.now = c.w.Now()
+			return v // uncacheable: read the URLs
+		}
+		c.cur.Store(t)
 	}
+	v.t = t
+	if v.warm = t.warm.Load(); !v.warm {
+		v.now = c.w.Now()
+		if v.now >= t.warmAt {
+			t.warm.Store(true)
+		}
+	}
+	return v
+}
+
+// table parses the keys of invokers, or returns nil when an invoker's type
+// is not comparable.
+func (c *Cache) table(invokers []spi.Invoker) *table {
 	t := &table{invokers: make([]spi.Invoker, len(invokers)), keys: make([]keys, len(invokers))}
 	for i, x := range invokers {
 		if x == nil || !reflect.TypeOf(x).Comparable() {
-			return v // uncacheable: read the URLs
+			return nil
 		}
-		t.invokers[i] = x
-		t.keys[i] = c.w.parse(x.URL())
+		k := c.w.parse(x.URL())
+		t.invokers[i], t.keys[i] = x, k
+		if k.weight > 0 && k.started > 0 && k.warmup > 0 {
+			at := int64(math.MaxInt64) // no overflow: saturate
+			if k.warmup <= math.MaxInt64-k.started {
+				at = k.started + k.warmup
+			}
+			t.warmAt = max(t.warmAt, at)
+		}
 	}
-	c.cur.Store(t)
-	v.t = t
-	return v
+	return t
 }
 
 // View is the effective weights of one invoker list at one instant. It is a
 // value, valid for the Select that made it.
 type View struct {
 	w        *Weigher
-	now      int64
+	now      int64  // ms since the epoch; unset when warm
+	warm     bool   // every provider of t is warm
 	t        *table // nil: not cached
 	invokers []spi.Invoker
 }
 
-// Now returns the instant of the view, ms since the epoch.
-func (v View) Now() int64 { return v.now }
-
 // Weight returns the effective weight of invokers[i] (see Weigher.Weight).
 func (v View) Weight(i int) int64 {
-	if v.t == nil {
+	switch {
+	case v.t == nil:
 		return v.w.Weight(v.invokers[i].URL(), v.now)
+	case v.warm:
+		return v.t.keys[i].weight
 	}
 	return v.w.effective(v.t.keys[i], v.now, spi.URL{}, v.invokers[i])
 }

@@ -114,3 +114,35 @@ func weights0(v warmup.View, n int) (sum int64) {
 	}
 	return sum
 }
+
+// Once every provider of a cached list is warm, the clock is not read again.
+func TestCacheWarmListStopsReadingTheClock(t *testing.T) {
+	c := &clock{t: epoch}
+	var reads int
+	w := warmup.New(warmup.WithClock(func() time.Time { reads++; return c.now() }))
+	cache := warmup.NewCache(w)
+	l := stubs("timestamp="+ms(epoch.Add(-time.Minute)), "weight=7")
+	if got := weights(cache.View(l), 2); got != "[10 7]" {
+		t.Fatalf("weights %s", got)
+	}
+	c.add(9 * time.Minute)
+	if got := weights(cache.View(l), 2); got != "[100 7]" {
+		t.Fatalf("weights when warm %s", got)
+	}
+	before := reads
+	c.add(-time.Hour) // a clock stepping back does not make the list cold
+	for range 10 {
+		if got := weights(cache.View(l), 2); got != "[100 7]" {
+			t.Fatalf("weights after warm %s", got)
+		}
+	}
+	if reads != before {
+		t.Fatalf("the clock was read %d times after the list was warm", reads-before)
+	}
+	// A new list is evaluated afresh.
+	l2 := stubs("timestamp=" + ms(epoch.Add(-time.Minute)))
+	c.add(time.Hour)
+	if got := weights(cache.View(l2), 1); got != "[10]" {
+		t.Fatalf("weights of a new list %s", got)
+	}
+}
