@@ -140,8 +140,8 @@ func TestCacheWarmListStopsReadingTheClock(t *testing.T) {
 		t.Fatalf("the clock was read %d times after the list was warm", reads-before)
 	}
 	// A new list is evaluated afresh.
-	l2 := stubs("timestamp=" + ms(epoch.Add(-time.Minute)))
 	c.add(time.Hour)
+	l2 := stubs("timestamp=" + ms(c.now().Add(-time.Minute)))
 	if got := weights(cache.View(l2), 1); got != "[10]" {
 		t.Fatalf("weights of a new list %s", got)
 	}
