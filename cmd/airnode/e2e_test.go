@@ -437,3 +437,47 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // same compares a generic decoded number with want (codecs pick the
 // smallest integer type).
 func same(v any, want int) bool { return fmt.Sprint(v) == fmt.Sprint(want) }
+
+// H2: the provider is stopped with SIGSTOP (its kernel still accepts TCP):
+// with heartbeat=idle, interval 1s, retries 3 the consumer drops it within
+// interval × (retries + 1) + 1 s, does not pick it while it is hung (a
+// redial alone proves nothing: the first ping must be answered), and picks
+// it again after SIGCONT.
+func TestH2_HungProviderDroppedAndPickedAgain(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	ref := refer(t, p.url("demo.Echo")+"?heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=3&connect.timeout=1s&reconnect.backoff=100ms&timeout=500ms")
+	if _, err := ref.Invoke(context.Background(), "Echo", 1); err != nil {
+		t.Fatal(err)
+	}
+	inv := ref.Providers()[0]
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	t.Cleanup(func() { _ = p.cmd.Process.Signal(syscall.SIGCONT) })
+	for inv.Available() {
+		if time.Since(stopped) > 6*time.Second {
+			t.Fatalf("hung provider still available after %v", time.Since(stopped))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("hung provider dropped after %v", time.Since(stopped).Round(10*time.Millisecond))
+	// While it stays hung, redials reach its kernel but not the process.
+	time.Sleep(1500 * time.Millisecond)
+	if inv.Available() {
+		t.Fatal("hung provider available again without answering a ping")
+	}
+	start := time.Now()
+	if _, err := ref.Invoke(context.Background(), "Echo", 1); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("call to a hung provider: %v after %v, want a fast failure", err, time.Since(start))
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	waitFor(t, "provider picked again after SIGCONT", inv.Available)
+	t.Logf("picked again %v after SIGCONT", time.Since(resumed).Round(10*time.Millisecond))
+	if v, err := ref.Invoke(context.Background(), "Echo", "back"); err != nil || v != "back" {
+		t.Fatalf("Echo after SIGCONT = %v, %v", v, err)
+	}
+}
