@@ -1,0 +1,27 @@
+// Package metrics is the "metrics" filter and the node's metrics registry:
+// for every service and method, on the consumer and on the provider, it
+// counts calls, failures by status name and calls in flight, and records
+// call latency, exported with prometheus/client_golang on an own
+// *prometheus.Registry (never the global one) and as the AirRPC-style
+// table of success rate, mean and p99 latency, count and throughput.
+//
+// Registered name "metrics"; activated by default on both sides
+// (Activation{Sides: consumer, provider; Order: -200}: outermost, so the
+// latency it records includes the other filters and it counts the calls
+// they refuse); "filter=-metrics" removes it for one reference or export.
+// It has no URL keys of its own; it reads "side" (consumer or provider,
+// set by the kernel) to label the series.
+//
+// Registry.Handler serves GET /metrics (Prometheus text format) and GET
+// /stats (JSON; "?format=text" prints the table). Listen runs that handler
+// on an address; Server.Close stops it and waits for its goroutine. The
+// process-wide counters of package internal/counters (heartbeat pings,
+// reconnects, idle closes, registry notifications and session expiries,
+// token and limit rejections) are exported by every Registry; this package
+// re-exports them as Heartbeat, RegistryEvents and Access.
+//
+// Everything here is safe for concurrent use. A Registry keeps at most
+// MaxSeries (1000) method series; calls of further methods are folded into the
+// method "_other" so that a client sending random method names cannot grow
+// memory without bound.
+package metrics

@@ -1,0 +1,108 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of the metrics filter.
+const Name = "metrics"
+
+// Order is the filter's activation order: outermost on both sides.
+const Order = -200
+
+// Builder builds metrics filters that record into one Registry. Create it
+// with NewBuilder; safe for concurrent use.
+type Builder struct {
+	reg *Registry
+}
+
+// NewBuilder returns a builder recording into r, or into a new Registry
+// when r is nil.
+func NewBuilder(r *Registry) *Builder {
+	if r == nil {
+		r = NewRegistry()
+	}
+	return &Builder{reg: r}
+}
+
+// Name returns "metrics".
+func (*Builder) Name() string { return Name }
+
+// Activation switches the filter on for both sides, outermost.
+func (*Builder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}, Order: Order}
+}
+
+// Registry returns the registry the builder's filters record into.
+func (b *Builder) Registry() *Registry { return b.reg }
+
+// Build returns the filter for u, whose "side" key (set by the kernel)
+// must be "consumer" or "provider". Pure.
+func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
+	side, err := SideOf(u)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &Filter{reg: b.reg, side: side}, nil
+}
+
+// SideOf returns u's "side" key as a spi.Side; absent or another value is
+// an error naming it.
+func SideOf(u spi.URL) (spi.Side, error) {
+	v, _ := u.Param(spi.KeySide)
+	switch s := spi.Side(v); s {
+	case spi.Consumer, spi.Provider:
+		return s, nil
+	}
+	return "", fmt.Errorf("URL key %q is %q: want %q or %q", spi.KeySide, v, spi.Consumer, spi.Provider)
+}
+
+// RegistryOf returns the Registry behind a filter builder taken from a
+// catalog (cat.Filter.Get(metrics.Name)), and false when b is not this
+// package's Builder (a plugin replaced it).
+func RegistryOf(b spi.FilterBuilder) (*Registry, bool) {
+	mb, ok := b.(*Builder)
+	if !ok || mb == nil {
+		return nil, false
+	}
+	return mb.reg, true
+}
+
+// Filter records every call it sees into its Registry under its side, the
+// invocation's service key and method.
+type Filter struct {
+	reg  *Registry
+	side spi.Side
+}
+
+// Invoke counts the call, runs the rest of the chain, and records its
+// latency and status. A panic below is recorded as CLIENT_ERROR (consumer)
+// or SERVER_ERROR (provider) and propagates.
+func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	s := f.reg.seriesFor(f.side, inv.Service, inv.Method)
+	s.begin()
+	start := time.Now()
+	done := false
+	defer func() {
+		if !done {
+			st := spi.StatusServerError
+			if f.side == spi.Consumer {
+				st = spi.StatusClientError
+			}
+			s.end(time.Since(start), st)
+		}
+	}()
+	res := next.Invoke(ctx, inv)
+	done = true
+	s.end(time.Since(start), spi.StatusOf(res.Err))
+	return res
+}
+
+var (
+	_ spi.FilterBuilder = (*Builder)(nil)
+	_ spi.Filter        = (*Filter)(nil)
+)

@@ -1,0 +1,316 @@
+package metrics
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// MaxSeries bounds the number of (side, service, method) series one
+// Registry keeps (about 25 KB each, so at most about 25 MB); calls of
+// further methods are recorded under OtherMethod.
+const MaxSeries = 1000
+
+// OtherMethod is the method label of calls beyond MaxSeries.
+const OtherMethod = "_other"
+
+// LatencyBuckets are the upper bounds, in seconds, of the Prometheus
+// latency histogram: 100 µs doubling up to 6.5536 s (17 buckets), fine
+// enough for loopback calls and wide enough for the default 1 s timeout.
+var LatencyBuckets = prometheus.ExponentialBuckets(0.0001, 2, 17)
+
+// Histogram range for p99: 1 µs to 10 min, 2 significant digits (1%
+// precision, about 20 KB per series).
+const (
+	histMin     = 1
+	histMax     = int64(10 * time.Minute / time.Microsecond)
+	histSigFigs = 2
+)
+
+// Registry holds one node's call metrics and the process-wide counters. It
+// owns a *prometheus.Registry of its own, so that nodes and tests in one
+// process do not collide. Create it with NewRegistry; safe for concurrent
+// use.
+type Registry struct {
+	prom     *prometheus.Registry
+	calls    *prometheus.CounterVec
+	failures *prometheus.CounterVec
+	inFlight *prometheus.GaugeVec
+	latency  *prometheus.HistogramVec
+	now      func() time.Time
+
+	series sync.Map // seriesKey -> *series
+	mu     sync.Mutex
+	count  atomic.Int64 // number of series
+}
+
+// seriesKey identifies one series.
+type seriesKey struct {
+	side            spi.Side
+	service, method string
+}
+
+// series is one method's metrics on one side.
+type series struct {
+	key      seriesKey
+	calls    prometheus.Counter
+	inFlight prometheus.Gauge
+	latency  prometheus.Observer
+	reg      *Registry
+	active   atomic.Int64
+
+	mu       sync.Mutex
+	hist     *hdrhistogram.Histogram // microseconds
+	count    int64
+	failed   int64
+	sum      time.Duration
+	first    time.Time
+	last     time.Time
+	byStatus map[spi.Status]int64
+}
+
+// Option configures a Registry (behaviour only).
+type Option func(*Registry)
+
+// WithClock sets the clock used for throughput (default time.Now).
+func WithClock(now func() time.Time) Option { return func(r *Registry) { r.now = now } }
+
+// NewRegistry returns an empty registry with the call metrics, the
+// process-wide counters of internal/counters, and the Go runtime and
+// process collectors registered. Exported series:
+//
+//	airnode_calls_total{side,service,method}                 counter
+//	airnode_call_failures_total{side,service,method,status}  counter
+//	airnode_calls_in_flight{side,service,method}             gauge
+//	airnode_call_duration_seconds{side,service,method}       histogram (LatencyBuckets)
+//	airnode_heartbeat_pings_{sent,answered,failed,received}_total, airnode_reconnects_total,
+//	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
+//	airnode_registry_session_expiries_total, airnode_token_rejections_total,
+//	airnode_executes_rejections_total, airnode_actives_timeouts_total
+func NewRegistry(opts ...Option) *Registry {
+	labels := []string{"side", "service", "method"}
+	r := &Registry{
+		prom: prometheus.NewRegistry(),
+		now:  time.Now,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airnode_calls_total", Help: "Calls completed, by side, service key and method.",
+		}, labels),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airnode_call_failures_total", Help: "Failed calls, by side, service key, method and status name.",
+		}, append(labels, "status")),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "airnode_calls_in_flight", Help: "Calls started and not yet completed.",
+		}, labels),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "airnode_call_duration_seconds", Help: "Call latency in seconds, as the filter saw it.",
+			Buckets: LatencyBuckets,
+		}, labels),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.prom.MustRegister(r.calls, r.failures, r.inFlight, r.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, c := range processCounters() {
+		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+			func() float64 { return float64(c.c.Load()) }))
+	}
+	return r
+}
+
+// processCounter names one counter of internal/counters.
+type processCounter struct {
+	name, key, help string
+	c               *counters.Counter
+}
+
+func processCounters() []processCounter {
+	h, g, a := &counters.Heartbeat, &counters.Registry, &counters.Access
+	return []processCounter{
+		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests sent.", &h.PingsSent},
+		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests answered in time.", &h.PingsAnswered},
+		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed},
+		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers answered.", &h.PingsReceived},
+		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects},
+		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed},
+		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications},
+		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries},
+		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections},
+		{"airnode_executes_rejections_total", "access.executes_rejections", "Calls refused by executelimit (SERVER_THREADPOOL_EXHAUSTED).", &a.ExecutesRejections},
+		{"airnode_actives_timeouts_total", "access.actives_timeouts", "Calls that waited too long in activelimit (CLIENT_TIMEOUT).", &a.ActivesTimeouts},
+	}
+}
+
+// Prometheus returns the registry's own *prometheus.Registry, to register
+// further collectors or to gather from.
+func (r *Registry) Prometheus() *prometheus.Registry { return r.prom }
+
+// series returns the series of one side, service and method, creating it
+// on first use (at most MaxSeries; later ones fold into OtherMethod).
+func (r *Registry) seriesFor(side spi.Side, service, method string) *series {
+	k := seriesKey{side, service, method}
+	if s, ok := r.series.Load(k); ok {
+		return s.(*series)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.series.Load(k); ok {
+		return s.(*series)
+	}
+	if r.count.Load() >= MaxSeries {
+		k.method = OtherMethod
+		if s, ok := r.series.Load(k); ok {
+			return s.(*series)
+		}
+	}
+	lv := []string{string(k.side), k.service, k.method}
+	s := &series{
+		key:      k,
+		reg:      r,
+		calls:    r.calls.WithLabelValues(lv...),
+		inFlight: r.inFlight.WithLabelValues(lv...),
+		latency:  r.latency.WithLabelValues(lv...),
+		hist:     hdrhistogram.New(histMin, histMax, histSigFigs),
+	}
+	r.series.Store(k, s)
+	r.count.Add(1)
+	return s
+}
+
+// begin records the start of a call.
+func (s *series) begin() {
+	s.active.Add(1)
+	s.inFlight.Inc()
+}
+
+// end records a completed call of duration d with status st.
+func (s *series) end(d time.Duration, st spi.Status) {
+	s.active.Add(-1)
+	s.inFlight.Dec()
+	s.calls.Inc()
+	s.latency.Observe(d.Seconds())
+	if st != spi.StatusOK {
+		s.reg.failures.WithLabelValues(string(s.key.side), s.key.service, s.key.method, st.String()).Inc()
+	}
+	now := s.reg.now()
+	us := max(int64(d/time.Microsecond), histMin)
+	s.mu.Lock()
+	_ = s.hist.RecordValue(min(us, histMax)) // clamped: never out of range
+	s.count++
+	s.sum += d
+	if s.first.IsZero() {
+		s.first = now
+	}
+	s.last = now
+	if st != spi.StatusOK {
+		s.failed++
+		if s.byStatus == nil {
+			s.byStatus = map[spi.Status]int64{}
+		}
+		s.byStatus[st]++
+	}
+	s.mu.Unlock()
+}
+
+// MethodStats is one row of the stats table: one method of one service on
+// one side, since the registry was created.
+type MethodStats struct {
+	Side     spi.Side `json:"side"`
+	Service  string   `json:"service"`
+	Method   string   `json:"method"`
+	Count    int64    `json:"count"`     // completed calls
+	Failures int64    `json:"failures"`  // completed calls whose status was not OK
+	InFlight int64    `json:"in_flight"` // calls started, not completed
+	// SuccessRate is (Count-Failures)/Count, in [0, 1]; 0 when Count is 0.
+	SuccessRate float64 `json:"success_rate"`
+	// MeanMillis and P99Millis are call latencies in milliseconds; P99 has
+	// 1% precision (HdrHistogram, 2 significant digits).
+	MeanMillis float64 `json:"mean_ms"`
+	P99Millis  float64 `json:"p99_ms"`
+	MaxMillis  float64 `json:"max_ms"`
+	// Throughput is completed calls per second between the first and the
+	// last completion (0 with fewer than 2 calls).
+	Throughput float64 `json:"throughput"`
+	// FailuresByStatus maps status names (e.g. "SERVER_TIMEOUT") to counts.
+	FailuresByStatus map[string]int64 `json:"failures_by_status,omitempty"`
+}
+
+// Snapshot returns one row per series, sorted by service, method, then
+// side (consumer first).
+func (r *Registry) Snapshot() []MethodStats {
+	var out []MethodStats
+	r.series.Range(func(_, v any) bool {
+		out = append(out, v.(*series).stats())
+		return true
+	})
+	slices.SortFunc(out, func(a, b MethodStats) int {
+		return cmp.Or(strings.Compare(a.Service, b.Service), strings.Compare(a.Method, b.Method),
+			strings.Compare(string(a.Side), string(b.Side)))
+	})
+	return out
+}
+
+// Lookup returns the row of one side, service and method, and whether it
+// has been seen.
+func (r *Registry) Lookup(side spi.Side, service, method string) (MethodStats, bool) {
+	v, ok := r.series.Load(seriesKey{side, service, method})
+	if !ok {
+		return MethodStats{}, false
+	}
+	return v.(*series).stats(), true
+}
+
+func (s *series) stats() MethodStats {
+	st := MethodStats{Side: s.key.side, Service: s.key.service, Method: s.key.method, InFlight: s.active.Load()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.Count, st.Failures = s.count, s.failed
+	if s.count > 0 {
+		st.SuccessRate = float64(s.count-s.failed) / float64(s.count)
+		st.MeanMillis = float64(s.sum) / float64(s.count) / float64(time.Millisecond)
+		st.P99Millis = float64(s.hist.ValueAtQuantile(99)) / 1000
+		st.MaxMillis = float64(s.hist.Max()) / 1000
+	}
+	if el := s.last.Sub(s.first); s.count > 1 && el > 0 {
+		st.Throughput = float64(s.count) / el.Seconds()
+	}
+	if len(s.byStatus) > 0 {
+		st.FailuresByStatus = make(map[string]int64, len(s.byStatus))
+		for k, n := range s.byStatus {
+			st.FailuresByStatus[k.String()] = n
+		}
+	}
+	return st
+}
+
+// Counters returns the process-wide counters by their dotted names
+// ("heartbeat.pings_sent", "registry.session_expiries", ...).
+func Counters() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, c := range processCounters() {
+		out[c.key] = c.c.Load()
+	}
+	return out
+}
+
+// The process-wide counters (package internal/counters), for layers that
+// import this package; the kernel, which may not import extensions,
+// increments the same values through internal/counters.
+var (
+	// Heartbeat: pings sent/answered/failed/received, reconnects, idle closes.
+	Heartbeat = &counters.Heartbeat
+	// RegistryEvents: registry notifications and session expiries.
+	RegistryEvents = &counters.Registry
+	// Access: token rejections, executes rejections, actives timeouts.
+	Access = &counters.Access
+)
