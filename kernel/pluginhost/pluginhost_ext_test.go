@@ -469,3 +469,25 @@ func TestHostKill9LeavesNoPlugin(t *testing.T) {
 	_ = cmd.Wait()
 	waitGone(t, pid, 3*time.Second)
 }
+
+func TestProbeDescribesAndStops(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pr, err := pluginhost.NewProbe(ctx, config.Plugin{Command: binary("p2c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.ProtocolVersion != 1 || len(pr.Provides) != 1 || pr.Provides[0].Point != "loadbalance" || pr.Provides[0].Name != "p2c" {
+		t.Fatalf("probe %+v", pr)
+	}
+	if pr.LoadBalance(nil) == nil || pr.Registry() != nil || pr.Filter() != nil {
+		t.Fatal("adapters do not match what the plugin provides")
+	}
+	pid := pr.PID
+	pr.Close()
+	waitGone(t, pid, 5*time.Second)
+
+	if _, err := pluginhost.NewProbe(ctx, config.Plugin{Command: binary("junk")}); err == nil || !strings.Contains(err.Error(), "hello from a chatty plugin") {
+		t.Fatalf("junk probe: %v", err)
+	}
+}

@@ -54,6 +54,7 @@ type proc struct {
 	client   *plugin.Client
 	changed  chan struct{}
 	everRan  bool
+	probe    bool // one unsupervised run (Probe)
 
 	fallbackMu   sync.Mutex
 	fallbackLast time.Time
@@ -199,12 +200,15 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("%v", err)
 	}
 	c := raw.(*pluginrpc.Client)
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	desc, err := pluginrpc.Describe(dctx, c, p.spec.Point)
-	cancel()
-	if err != nil {
-		client.Kill()
-		return fail("%v", err)
+	var desc pluginrpc.Description
+	if !p.probe { // a probe asks every point itself
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		desc, err = pluginrpc.Describe(dctx, c, p.spec.Point)
+		cancel()
+		if err != nil {
+			client.Kill()
+			return fail("%v", err)
+		}
 	}
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {
@@ -223,6 +227,9 @@ func (p *proc) launch(ctx context.Context) error {
 	p.mu.Unlock()
 	p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
 
+	if p.probe {
+		return nil
+	}
 	started := time.Now()
 	if !p.h.spawn(func() { p.supervise(client, cmd, c, started) }) {
 		client.Kill()

@@ -1,0 +1,105 @@
+package pluginhost
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// Probe is one unsupervised run of a plugin binary, for `airnode plugin
+// check`: the handshake, what the plugin provides, and adapters to run the
+// conformance suites against it. Close stops the process.
+type Probe struct {
+	// Path is the binary's absolute path; PID its process.
+	Path string
+	PID  int
+	// ProtocolVersion is the negotiated plugin protocol version.
+	ProtocolVersion int
+	// Provides describes every point the plugin serves, in
+	// pluginrpc.Points order.
+	Provides []pluginrpc.Description
+
+	client *plugin.Client
+	c      *pluginrpc.Client
+}
+
+// NewProbe starts spec's binary (spec.Point is ignored: every point is
+// asked), checks its sha256 when given, performs the handshake and asks what
+// it provides. It fails when the plugin cannot start or provides nothing.
+func NewProbe(ctx context.Context, spec config.Plugin) (*Probe, error) {
+	if spec.Name == "" {
+		spec.Name = "check"
+	}
+	spec.Point = PointService // any servable point: the connection is shared
+	h := New(nil)
+	p := newProc(h, spec)
+	p.probe = true
+	if err := p.launch(ctx); err != nil {
+		return nil, err
+	}
+	pr := &Probe{Path: p.path, PID: p.pid, ProtocolVersion: p.version, client: p.client}
+	pr.c, _, _ = p.Current()
+	for _, point := range pluginrpc.Points {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		d, err := pluginrpc.Describe(dctx, pr.c, point)
+		cancel()
+		if err == nil {
+			pr.Provides = append(pr.Provides, d)
+		} else if !strings.Contains(err.Error(), "does not provide") {
+			pr.Close()
+			return nil, fmt.Errorf("pluginhost: plugin %q (%s): %w", spec.Name, p.path, err)
+		}
+	}
+	if len(pr.Provides) == 0 {
+		pr.Close()
+		return nil, fmt.Errorf("pluginhost: plugin %q (%s) provides no point (want one of %s)", spec.Name, p.path, strings.Join(pluginrpc.Points, ", "))
+	}
+	return pr, nil
+}
+
+func (pr *Probe) description(point string) (pluginrpc.Description, bool) {
+	for _, d := range pr.Provides {
+		if d.Point == point {
+			return d, true
+		}
+	}
+	return pluginrpc.Description{}, false
+}
+
+// LoadBalance returns the plugin's balancer builder, with no fallback (a
+// failing Select is reported through onFail), or nil when it serves none.
+func (pr *Probe) LoadBalance(onFail func(error)) spi.LoadBalanceBuilder {
+	d, ok := pr.description(pluginrpc.PointLoadBalance)
+	if !ok {
+		return nil
+	}
+	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: d.Name, Source: pluginrpc.StaticSource(pr.c), OnFallback: onFail, Timeout: 10 * time.Second})
+}
+
+// Registry returns the plugin's registry builder, or nil.
+func (pr *Probe) Registry() spi.RegistryBuilder {
+	d, ok := pr.description(pluginrpc.PointRegistry)
+	if !ok {
+		return nil
+	}
+	return pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: d.Name, Source: pluginrpc.StaticSource(pr.c)})
+}
+
+// Filter returns the plugin's filter builder, or nil.
+func (pr *Probe) Filter() spi.FilterBuilder {
+	d, ok := pr.description(pluginrpc.PointFilter)
+	if !ok {
+		return nil
+	}
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c)})
+}
+
+// Close stops the plugin process (gracefully, then by force) and waits.
+func (pr *Probe) Close() { pr.client.Kill() }
