@@ -1,7 +1,6 @@
 package msgpack
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -29,20 +28,18 @@ func checkLengths(r seekLenReader) error {
 		return nil // cannot come back: leave the checks to the decoder
 	}
 	defer r.Seek(start, io.SeekStart)
-	var b [8]byte
-	// word reads a big-endian unsigned integer of size bytes.
+	// word reads a big-endian unsigned integer of size bytes (byte by byte:
+	// a buffer passed to r would escape to the heap).
 	word := func(size int) (int64, bool) {
-		if _, err := io.ReadFull(r, b[:size]); err != nil {
-			return 0, false
+		var n int64
+		for range size {
+			c, err := r.ReadByte()
+			if err != nil {
+				return 0, false
+			}
+			n = n<<8 | int64(c)
 		}
-		switch size {
-		case 1:
-			return int64(b[0]), true
-		case 2:
-			return int64(binary.BigEndian.Uint16(b[:2])), true
-		default:
-			return int64(binary.BigEndian.Uint32(b[:4])), true
-		}
+		return n, true
 	}
 	var open [16]int64
 	nest := open[:0] // items left in each open container, innermost last
