@@ -199,6 +199,7 @@ func (c *Channel) die(reason string, level slog.Level) {
 		c.reason = reason
 		close(c.dying)
 		c.cancel()
+		c.w.close()
 		_ = c.sess.Close()
 		calls := c.pending.closeAll()
 		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
@@ -303,15 +304,16 @@ func (c *Channel) codec(id uint8) (spi.Codec, error) {
 	return cd, nil
 }
 
-// send writes one encoded frame (header and body in f.b): a large body on a
-// multiplexed session goes on a stream of its own, synchronously; everything
-// else joins the writer's next batch. It returns the batch number (0 for an
-// own-stream frame) and, for own-stream frames, the write error.
-func (c *Channel) send(frame []byte) (gen uint64, err error) {
+// send writes one response frame: a large body on a multiplexed session goes
+// on a stream of its own, synchronously; everything else joins the writer's
+// next batch, waiting while more than maxQueued bytes are queued. The error
+// is an own-stream write's.
+func (c *Channel) send(frame []byte) error {
 	if len(frame)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
-		return 0, c.sendOwnStream(frame)
+		return c.sendOwnStream(frame)
 	}
-	return c.w.enqueue(frame), nil
+	c.w.enqueueWait(frame)
+	return nil
 }
 
 // sendOwnStream opens a stream, writes frame on it and closes it.

@@ -295,3 +295,46 @@ func TestPayloadLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowConsumerBoundsProviderMemory: a consumer that asks for large
+// responses and never reads makes the provider's handlers wait for room
+// instead of queueing without limit; closing the connection frees them.
+func TestSlowConsumerBoundsProviderMemory(t *testing.T) {
+	f := startServer(t, false, nil)
+	c := rawConn(t, f)
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	const n = 20
+	for i := range n {
+		fb := getFrame()
+		if err := encodeRequest(fb, mpCodec{}, echoInv("Payload", 1<<20), 0); err != nil {
+			t.Fatal(err)
+		}
+		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(fb.b) - protocol.HeaderLen)}.Put(fb.b)
+		c.Write(fb.b)
+	}
+	var prov *Channel
+	waitFor(5*time.Second, func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		for ch := range f.srv.chans {
+			prov = ch
+		}
+		return prov != nil
+	})
+	queued := func() int { prov.w.mu.Lock(); defer prov.w.mu.Unlock(); return len(prov.w.buf) }
+	// some handlers end up blocked: in flight stays above zero
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() > 0 && f.srv.InFlight() < n }) {
+		t.Fatalf("in flight %d", f.srv.InFlight())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if q := queued(); q > maxQueued+(1<<20)+1024 {
+		t.Fatalf("%d bytes queued, want ≤ %d", q, maxQueued)
+	}
+	if f.srv.InFlight() == 0 {
+		t.Fatal("no handler waited for room")
+	}
+	c.Close()
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 0 }) {
+		t.Fatalf("handlers still blocked after the connection closed: %d", f.srv.InFlight())
+	}
+}

@@ -110,7 +110,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) {
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
 	}
 	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: status, ID: id, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
-	if _, err := c.send(f.b); err != nil {
+	if err := c.send(f.b); err != nil {
 		c.die(err.Error(), slog.LevelWarn)
 	}
 }

@@ -56,17 +56,51 @@ func putFrame(f *frameBuf) {
 // last batch fully written, which tells a timed-out call whether its request
 // had left (SERVER_TIMEOUT) or not (CLIENT_TIMEOUT).
 type writer struct {
-	mu     sync.Mutex
-	buf    []byte // frames waiting for the next write
-	frames int64  // number of frames in buf
-	gen    uint64 // batch number of buf; starts at 1
+	mu      sync.Mutex
+	drained sync.Cond // on mu: broadcast when a batch is taken or the writer closes
+	buf     []byte    // frames waiting for the next write
+	frames  int64     // number of frames in buf
+	gen     uint64    // batch number of buf; starts at 1
+	closed  bool      // the channel died: nothing will be written any more
 
 	signal  chan struct{} // cap 1: buf is not empty
 	flushed atomic.Uint64 // last batch number fully written
 }
 
+// maxQueued bounds the bytes a provider response waits behind: a peer that
+// stops reading makes handlers block in enqueueWait instead of growing the
+// buffer without limit.
+const maxQueued = 4 << 20
+
 func newWriter() *writer {
-	return &writer{gen: 1, signal: make(chan struct{}, 1)}
+	w := &writer{gen: 1, signal: make(chan struct{}, 1)}
+	w.drained.L = &w.mu
+	return w
+}
+
+// enqueueWait is enqueue after waiting until fewer than maxQueued bytes are
+// queued (a frame larger than that goes alone). It gives up, returning
+// false, when the writer is closed.
+func (w *writer) enqueueWait(frame []byte) bool {
+	w.mu.Lock()
+	for len(w.buf) > 0 && len(w.buf)+len(frame) > maxQueued && !w.closed {
+		w.drained.Wait()
+	}
+	if w.closed {
+		w.mu.Unlock()
+		return false
+	}
+	w.mu.Unlock()
+	w.enqueue(frame)
+	return true
+}
+
+// close wakes every enqueueWait for good.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.drained.Broadcast()
+	w.mu.Unlock()
 }
 
 // enqueue appends frame to the next batch and returns the batch number.
@@ -101,6 +135,7 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 		out, frames, gen := w.buf, w.frames, w.gen
 		w.buf, w.frames = spare[:0], 0
 		w.gen++
+		w.drained.Broadcast()
 		w.mu.Unlock()
 		if len(out) == 0 {
 			spare = out
