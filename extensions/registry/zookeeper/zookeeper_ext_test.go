@@ -324,11 +324,12 @@ func TestR1_OutageKeepsList(t *testing.T) {
 // proxy forwards TCP to ZooKeeper and can cut every connection, to make a
 // client's session expire while the server stays healthy.
 type proxy struct {
-	l      net.Listener
-	mu     sync.Mutex
-	conns  []net.Conn
-	paused bool
-	wg     sync.WaitGroup
+	l       net.Listener
+	mu      sync.Mutex
+	conns   []net.Conn
+	paused  bool
+	accepts []time.Time // connections forwarded
+	wg      sync.WaitGroup
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -358,6 +359,7 @@ func newProxy(t *testing.T, target string) *proxy {
 				continue
 			}
 			p.conns = append(p.conns, c, s)
+			p.accepts = append(p.accepts, time.Now())
 			p.mu.Unlock()
 			p.wg.Add(2)
 			go func() { defer p.wg.Done(); _, _ = io.Copy(s, c); s.Close() }()
@@ -386,6 +388,19 @@ func (p *proxy) pause() {
 	p.cut()
 }
 
+// lastAcceptBefore returns the last forwarded connection's time before t.
+func (p *proxy) lastAcceptBefore(t time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var last time.Time
+	for _, a := range p.accepts {
+		if a.Before(t) {
+			last = a
+		}
+	}
+	return last
+}
+
 func (p *proxy) resume() {
 	p.mu.Lock()
 	p.paused = false
@@ -410,5 +425,54 @@ func TestR2_SessionExpiry(t *testing.T) {
 	px.resume()
 	resumed := time.Now()
 	rec.wait(t, 10*time.Second, 1)
-	t.Logf("node back %v after the proxy resumed (zk client redials every ~1s)", time.Since(resumed).Round(time.Millisecond))
+	back := time.Now()
+	// The client's first connection after the cut learns the session
+	// expired; its next one opens the new session, and the node must be
+	// back within 2 s of it (scenario R2).
+	newSession := px.lastAcceptBefore(back)
+	t.Logf("node back %v after the proxy resumed, %v after the new session's connection",
+		back.Sub(resumed).Round(time.Millisecond), back.Sub(newSession).Round(time.Millisecond))
+	if d := back.Sub(newSession); d > 2*time.Second {
+		t.Errorf("node back %v after the new session's connection, want within 2s", d)
+	}
+}
+
+// TestR1_ExpiredSessionsNoEmptyList cuts a consumer and a provider off
+// ZooKeeper until both sessions expire: when they come back the consumer
+// must not push an empty list while the provider re-registers.
+func TestR1_ExpiredSessionsNoEmptyList(t *testing.T) {
+	px := newProxy(t, server.Addr())
+	q := "?root=r1x&session.timeout=1s"
+	p := build(t, "zookeeper://"+px.addr()+q)
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := build(t, "zookeeper://"+px.addr()+q)
+	rec := subscribe(t, c, consumer)
+	rec.wait(t, 10*time.Second, 1)
+	px.pause()
+	time.Sleep(3 * time.Second) // both sessions expire on the healthy server
+	px.resume()
+	// Wait for the provider's node to be back on the server, then for the
+	// consumer to have re-listed in its new session.
+	raw := rawClient(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		children, _, err := raw.Children("/r1x/demo.Echo/providers")
+		if err == nil && len(children) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("provider did not re-register")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(zookeeper.ExpiryGrace)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i, l := range rec.lists {
+		if len(l) == 0 {
+			t.Errorf("push %d was an empty list caused by the outage", i)
+		}
+	}
 }
