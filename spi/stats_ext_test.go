@@ -1,0 +1,72 @@
+package spi_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+func TestStatsCounters(t *testing.T) {
+	var s spi.Stats
+	s.Begin()
+	s.Begin()
+	if s.Active() != 2 {
+		t.Fatalf("active %d, want 2", s.Active())
+	}
+	s.End(10*time.Millisecond, true)
+	s.End(30*time.Millisecond, false)
+	if s.Active() != 0 || s.Total() != 2 || s.Failed() != 1 || s.Elapsed() != 40*time.Millisecond {
+		t.Fatalf("active %d total %d failed %d elapsed %v", s.Active(), s.Total(), s.Failed(), s.Elapsed())
+	}
+	// Only successes enter the window.
+	if mean, n := s.MeanResponse(); mean != 10*time.Millisecond || n != 1 {
+		t.Fatalf("mean %v over %d, want 10ms over 1", mean, n)
+	}
+}
+
+func TestStatsWindow(t *testing.T) {
+	s := spi.Stats{SlidePeriod: time.Hour}
+	if mean, n := s.MeanResponse(); mean != 0 || n != 0 {
+		t.Fatalf("empty: %v %d", mean, n)
+	}
+	for _, d := range []time.Duration{10, 20, 30} {
+		s.Begin()
+		s.End(d*time.Millisecond, true)
+	}
+	now := time.Now()
+	if mean, n := s.MeanResponseAt(now); mean != 20*time.Millisecond || n != 3 {
+		t.Fatalf("current window: %v over %d, want 20ms over 3", mean, n)
+	}
+	// One period later the samples are the previous window, still used
+	// while the current one is empty.
+	if mean, n := s.MeanResponseAt(now.Add(time.Hour + time.Second)); mean != 20*time.Millisecond || n != 3 {
+		t.Fatalf("previous window: %v over %d, want 20ms over 3", mean, n)
+	}
+	// Two periods later they are gone.
+	if mean, n := s.MeanResponseAt(now.Add(3 * time.Hour)); mean != 0 || n != 0 {
+		t.Fatalf("after two periods: %v over %d, want none", mean, n)
+	}
+}
+
+func TestStatsConcurrent(t *testing.T) {
+	var s spi.Stats
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range 1000 {
+				s.Begin()
+				s.MeanResponse()
+				s.End(time.Millisecond, i%2 == 0)
+			}
+		})
+	}
+	wg.Wait()
+	if s.Active() != 0 || s.Total() != 8000 || s.Failed() != 4000 {
+		t.Fatalf("active %d total %d failed %d", s.Active(), s.Total(), s.Failed())
+	}
+	if mean, n := s.MeanResponse(); mean != time.Millisecond || n != 4000 {
+		t.Fatalf("mean %v over %d, want 1ms over 4000", mean, n)
+	}
+}
