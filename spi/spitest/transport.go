@@ -24,7 +24,10 @@ import (
 const TransportWait = 5 * time.Second
 
 // TestTransport runs the transport conformance suite against the transport
-// b builds from a URL without transport keys.
+// b builds from a URL without transport keys. The transport must carry its
+// sessions over TCP: the suite listens on 127.0.0.1:0 and plays a dying
+// peer with raw TCP sockets. It checks for leaked goroutines at the end, so
+// it must not run in parallel with other tests of its package.
 //
 // The suite uses the transport as the exchange does: it keeps a reader on
 // every stream it opens or accepts and, on the provider, an Accept loop, so
