@@ -2,6 +2,8 @@ package lb_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"testing"
@@ -54,7 +56,7 @@ func TestW2_TimestampThroughRegistryAndDirectory(t *testing.T) {
 	consumer := spi.MustParse("consumer://127.0.0.1/demo.Echo?side=consumer&loadbalance=roundrobin&weight=1&warmup=0&timestamp=" + msSince(start.Add(-time.Hour)))
 	dir := directory.New(consumer, reg, "memory://w2", func(u spi.URL) (spi.Invoker, error) {
 		return spitest.NewStubInvoker(u, nil), nil
-	}, nil)
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	mustNil(t, dir.Start(ctx))
 	defer dir.Close()
 	list := dir.List(nil)
