@@ -94,11 +94,19 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	st := c.sendRequest(f)
 
 	done := false
-	select {
-	case <-cl.done:
-		done = true
-	case <-expired:
-	case <-ctx.Done():
+	if cd := ctx.Done(); cd != nil {
+		select {
+		case <-cl.done:
+			done = true
+		case <-expired:
+		case <-cd:
+		}
+	} else {
+		select {
+		case <-cl.done:
+			done = true
+		case <-expired:
+		}
 	}
 	if !done && c.pending.take(cl.id) == nil {
 		<-cl.done // a response or the channel's death won the race; take it

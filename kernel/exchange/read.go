@@ -135,21 +135,29 @@ const workerIdle = 2 * time.Second
 // it has been idle for workerIdle or the channel dies. Reusing goroutines
 // spares each request a goroutine start and its stack growth; every request
 // still runs on a goroutine of its own, never on the reader.
+//
+// The idle timer is not reset per request (that costs a clock read and the
+// timer lock every time): when it fires, a worker that served anything since
+// the last tick re-arms it, an idle one exits. A request offered while the
+// worker looks at the tick finds no receiver and gets a new worker.
 func (c *Channel) worker(t task) {
 	defer c.handlers.Done()
-	var idle *time.Timer
-	for {
-		c.serve(t.h, t.codec, t.body)
-		if idle == nil {
-			idle = time.NewTimer(workerIdle)
-			defer idle.Stop()
-		} else {
-			idle.Reset(workerIdle)
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for served := true; ; {
+		if t.codec != nil {
+			c.serve(t.h, t.codec, t.body)
+			served = true
 		}
+		t = task{}
 		select {
 		case t = <-c.tasks:
 		case <-idle.C:
-			return
+			if !served {
+				return
+			}
+			served = false
+			idle.Reset(workerIdle)
 		case <-c.dying:
 			return
 		}
