@@ -5,7 +5,8 @@
 //
 // It has no URL keys of its own; it reads the provider keys weight, warmup
 // and timestamp (see package warmup) and each invoker's Stats, which the
-// kernel's remote invoker keeps. Select is safe for concurrent use,
-// lock-free and allocation-free; it returns nil only when every provider has
-// weight 0.
+// kernel's remote invoker keeps. Select is safe for concurrent use and
+// lock-free; it does not allocate while the provider list is unchanged (a
+// new list is parsed once, see warmup.Cache). It returns nil only when every
+// provider has weight 0.
 package leastactive

@@ -4,7 +4,8 @@
 // RandomLoadBalance.
 //
 // It has no URL keys of its own; it reads the provider keys weight, warmup
-// and timestamp (see package warmup). Select is safe for concurrent use,
-// lock-free and allocation-free; it returns nil only when every provider has
-// weight 0.
+// and timestamp (see package warmup). Select is safe for concurrent use and
+// lock-free; it does not allocate while the provider list is unchanged (a
+// new list is parsed once, see warmup.Cache). It returns nil only when every
+// provider has weight 0.
 package random

@@ -11,5 +11,6 @@
 // The window is the one spi.Stats keeps for each invoker: the kernel's remote
 // invoker sets Stats.SlidePeriod from spi.KeySlidePeriod of the reference URL;
 // Build validates the key. Select is safe for concurrent use and does not
-// allocate; it returns nil only when every provider has weight 0.
+// allocate while the provider list is unchanged; it returns nil only when
+// every provider has weight 0.
 package shortestresponse
