@@ -9,7 +9,7 @@ import (
 
 // testCatalogs returns fresh catalogs of every bundled extension (tests
 // only: the kernel itself never imports extensions).
-func testCatalogs(t *testing.T) *extension.Catalogs {
+func testCatalogs(t testing.TB) *extension.Catalogs {
 	t.Helper()
 	c := extension.New()
 	if err := bundle.Register(c); err != nil {

@@ -212,6 +212,11 @@ func TestRegistryExportReferAndUnregister(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "provider unregistered", func() bool { return len(r.Providers()) == 0 })
+	eventually(t, "its connection closed", func() bool {
+		c.pool.mu.Lock()
+		defer c.pool.mu.Unlock()
+		return len(c.pool.conns) == 0
+	})
 	if _, err := r.Invoke(ctxT(t), "Echo", "x"); spi.StatusOf(err) != spi.StatusServiceNotFound {
 		t.Fatalf("Echo after shutdown = %v", err)
 	}
@@ -353,5 +358,47 @@ func TestReferRejectsUnknownCodec(t *testing.T) {
 	_, err := consumer(t).Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/demo.Echo?codec=jsn"), spi.URL{})
 	if err == nil || !strings.Contains(err.Error(), `unknown codec "jsn"`) {
 		t.Fatalf("Refer = %v", err)
+	}
+}
+
+func TestConnectionsRoundRobin(t *testing.T) {
+	_, e := provider(t)
+	c := consumer(t)
+	r := refer(t, c, "airnode://"+e.URL().Address()+"/demo.Echo?connections=3")
+	for i := range 30 {
+		if _, err := r.Invoke(ctxT(t), "Echo", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.pool.conns); n != 3 {
+		t.Fatalf("%d connections, want 3", n)
+	}
+	// a second reference to the same provider shares them
+	r2 := refer(t, c, "airnode://"+e.URL().Address()+"/demo.Echo?connections=3")
+	if _, err := r2.Invoke(ctxT(t), "Echo", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.pool.conns); n != 3 {
+		t.Fatalf("%d connections after a second reference, want 3", n)
+	}
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+		t.Fatalf("first reference broken by closing the second: %v", err)
+	}
+}
+
+func TestBadConsumerKeys(t *testing.T) {
+	c := consumer(t)
+	for _, q := range []string{"connections=0", "connect.timeout=abc", "reconnect.backoff=1h", "loadbalance=rundrobin"} {
+		r, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/demo.Echo?"+q), spi.URL{})
+		if err == nil {
+			_, err = r.Invoke(ctxT(t), "Echo", 1)
+		}
+		key, _, _ := strings.Cut(q, "=")
+		if err == nil || !strings.Contains(err.Error(), key) && !strings.Contains(err.Error(), "rundrobin") {
+			t.Errorf("%s: %v", q, err)
+		}
 	}
 }

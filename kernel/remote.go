@@ -55,31 +55,11 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		return nil, err
 	}
 	r.base = base
-	n, err := u.Int("connections", 1)
+	cs, err := readConnSettings(u)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
+		return nil, fmt.Errorf("kernel: provider %s: %w", addr, err)
 	}
-	if n < 1 || n > 64 {
-		return nil, fmt.Errorf("kernel: connections=%d: want 1 to 64", n)
-	}
-	connectTimeout, err := u.Duration("connect.timeout", DefaultConnectTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
-	}
-	if connectTimeout <= 0 {
-		return nil, fmt.Errorf("kernel: connect.timeout=%v: want a positive duration", connectTimeout)
-	}
-	backoff, err := u.Duration("reconnect.backoff", DefaultReconnectBackoff)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
-	}
-	if backoff <= 0 || backoff > MaxReconnectBackoff {
-		return nil, fmt.Errorf("kernel: reconnect.backoff=%v: want more than 0 and at most %v", backoff, MaxReconnectBackoff)
-	}
-	payload, err := u.Size("payload", 0)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
-	}
+	n, connectTimeout, backoff, payload := cs.connections, cs.connectTimeout, cs.backoff, cs.payload
 	trb, _, err := cat.Transport.Select(u, "")
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
@@ -109,6 +89,46 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		}))
 	}
 	return r, nil
+}
+
+// connSettings are a provider URL's connection keys.
+type connSettings struct {
+	connections    int64
+	connectTimeout time.Duration
+	backoff        time.Duration
+	payload        int64
+}
+
+// readConnSettings reads and checks connections, connect.timeout,
+// reconnect.backoff, payload and timeout.
+func readConnSettings(u spi.URL) (connSettings, error) {
+	var cs connSettings
+	var err error
+	if cs.connections, err = u.Int("connections", 1); err != nil {
+		return cs, err
+	}
+	if cs.connections < 1 || cs.connections > 64 {
+		return cs, fmt.Errorf("connections=%d: want 1 to 64", cs.connections)
+	}
+	if cs.connectTimeout, err = u.Duration("connect.timeout", DefaultConnectTimeout); err != nil {
+		return cs, err
+	}
+	if cs.connectTimeout <= 0 {
+		return cs, fmt.Errorf("connect.timeout=%v: want a positive duration", cs.connectTimeout)
+	}
+	if cs.backoff, err = u.Duration("reconnect.backoff", DefaultReconnectBackoff); err != nil {
+		return cs, err
+	}
+	if cs.backoff <= 0 || cs.backoff > MaxReconnectBackoff {
+		return cs, fmt.Errorf("reconnect.backoff=%v: want more than 0 and at most %v", cs.backoff, MaxReconnectBackoff)
+	}
+	if cs.payload, err = u.Size("payload", 0); err != nil {
+		return cs, err
+	}
+	if _, err = u.Duration("timeout", DefaultTimeout); err != nil {
+		return cs, err
+	}
+	return cs, nil
 }
 
 // connKey identifies connections that can be shared: same address,
