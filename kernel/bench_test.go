@@ -136,4 +136,3 @@ func BenchmarkRawTCP(b *testing.B) {
 		})
 	}
 }
-
