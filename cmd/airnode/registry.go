@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -102,7 +104,11 @@ func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	return reg, u.String(), nil
+	desc := u.String()
+	if pw := u.Password(); pw != "" {
+		desc = strings.Replace(desc, ":"+url.QueryEscape(pw)+"@", ":***@", 1)
+	}
+	return reg, desc, nil
 }
 
 func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {

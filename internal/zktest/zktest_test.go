@@ -5,9 +5,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
 
 	"github.com/airnode/airnode/internal/zktest"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestStartStopRestart(t *testing.T) {
 	s, err := zktest.Start()
@@ -15,11 +18,15 @@ func TestStartStopRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c, _, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+	c, events, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() {
+		c.Close()
+		for range events { // closed once zk's goroutines are done
+		}
+	}()
 	if _, err := c.Create("/x", []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}

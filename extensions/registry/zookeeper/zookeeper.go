@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +57,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	}
 	r := &Registry{
 		p:          p,
-		desc:       u.Without(KeyFileCache).WithParams(nil).String(),
+		desc:       "zookeeper://" + strings.Join(p.servers, ",") + p.root,
 		log:        log.With("registry", "zookeeper://"+p.servers[0]),
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
@@ -103,7 +104,8 @@ type Registry struct {
 	wg   sync.WaitGroup
 }
 
-// String returns the registry URL without its cache path, for messages.
+// String describes the registry for messages: its servers and root, without
+// credentials ("zookeeper://127.0.0.1:2181/airnode").
 func (r *Registry) String() string { return r.desc }
 
 func escape(s string) string { return url.QueryEscape(s) }
