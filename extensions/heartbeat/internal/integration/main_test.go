@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -12,5 +14,15 @@ func TestMain(m *testing.M) {
 		runChild(q)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if airnodeBin != "" {
+		os.RemoveAll(filepath.Dir(airnodeBin))
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

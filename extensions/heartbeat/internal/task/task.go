@@ -11,10 +11,20 @@ package task
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/spi"
 )
+
+// armed counts the timers of every Task in the process that are waiting to
+// fire.
+var armed atomic.Int64
+
+// Armed returns how many Task timers in the process are waiting to fire:
+// the heartbeat's timer count, for tests and the idle-versus-dual
+// comparison.
+func Armed() int64 { return armed.Load() }
 
 // Check is one run of a periodic heartbeat check at time now. It returns
 // the delay until the next run (a negative delay ends the Task) and
@@ -54,11 +64,13 @@ func (k *Task) Start(delay time.Duration) {
 		return
 	}
 	k.inflight.Add(1)
+	armed.Add(1)
 	k.timer = time.AfterFunc(delay, k.fire)
 }
 
 func (k *Task) fire() {
 	defer k.inflight.Done() // the armed timer's count, inherited by this run
+	armed.Add(-1)
 	k.mu.Lock()
 	stopped := k.stopped
 	k.mu.Unlock()
@@ -69,6 +81,7 @@ func (k *Task) fire() {
 	k.mu.Lock()
 	if !k.stopped && next >= 0 {
 		k.inflight.Add(1)
+		armed.Add(1)
 		k.timer.Reset(next)
 	}
 	stopped = k.stopped
@@ -107,6 +120,7 @@ func (k *Task) Stop() {
 		k.stopped = true
 		if k.timer != nil && k.timer.Stop() {
 			k.inflight.Done() // the armed run will never happen
+			armed.Add(-1)
 		}
 	}
 	closed, ch := k.closed, k.closeCh

@@ -82,3 +82,17 @@ func TestTaskCloseChannelOnce(t *testing.T) {
 		t.Fatalf("reason %q", ch.Reason())
 	}
 }
+
+func TestTaskArmedCountsTimers(t *testing.T) {
+	before := task.Armed()
+	k := task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) { return time.Hour, nil })
+	k.Start(0)
+	time.Sleep(50 * time.Millisecond) // first run re-arms for an hour
+	if d := task.Armed() - before; d != 1 {
+		t.Fatalf("armed timers +%d, want +1", d)
+	}
+	k.Stop()
+	if d := task.Armed() - before; d != 0 {
+		t.Fatalf("armed timers +%d after Stop, want 0", d)
+	}
+}
