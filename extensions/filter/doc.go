@@ -1,0 +1,19 @@
+// Package filter groups airnode's bundled filters, one package each. They
+// implement spi.FilterBuilder and are switched on by activation (side, URL
+// key, order; DESIGN §4) and edited by the "filter" key ("-name" removes
+// one, "default" stands for the activated set). Lower order runs first
+// (outermost):
+//
+//	order  name          sides               activated by
+//	-200   metrics       consumer, provider  always
+//	-100   accesslog     consumer, provider  accesslog
+//	 -50   token         consumer, provider  token
+//	   0   executelimit  provider            executes
+//	   0   activelimit   consumer            actives
+//
+// So metrics and the access log see, with their status, the calls that
+// token and the limits refuse. Consumer filters run above the cluster: they
+// see one call of the reference, not the provider the balancer picks.
+// Filters are built once per reference or export from its URL and resolve
+// method-level keys ("methods.<m>.<key>") per call, cached per method.
+package filter

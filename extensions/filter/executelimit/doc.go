@@ -1,0 +1,15 @@
+// Package executelimit is the provider filter "executelimit": at most
+// "executes" calls of each method run at once on one export; a call beyond
+// that is refused at once with SERVER_THREADPOOL_EXHAUSTED (no queue), as
+// Dubbo's ExecuteLimitFilter does. Refusals are counted in
+// internal/counters (Access.ExecutesRejections).
+//
+// Activated on the provider by the key "executes" (order 0).
+//
+//	key                      type     unit   default      bounds
+//	executes                 integer  calls  0 (no limit)  0 to 1048576
+//	methods.<m>.executes     integer  calls  executes      0 to 1048576; 0 lifts the limit for <m>
+//
+// The limit counts per method, not per service: executes=2 lets two Sleep
+// and two Echo calls run together. Safe for concurrent use; no goroutines.
+package executelimit

@@ -1,0 +1,88 @@
+package executelimit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/airnode/airnode/extensions/filter/internal/limitkey"
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this filter.
+const Name = "executelimit"
+
+// Key is the URL key that activates the filter and holds the limit.
+const Key = "executes"
+
+// MaxExecutes bounds the "executes" value.
+const MaxExecutes = 1 << 20
+
+// Builder builds executelimit filters. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "executelimit".
+func (Builder) Name() string { return Name }
+
+// Activation switches the filter on for providers whose URL has "executes".
+func (Builder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Provider}, Key: Key, Order: 0}
+}
+
+// Build checks every "executes" key of u (service and method level) and
+// returns the filter. Pure.
+func (Builder) Build(u spi.URL) (spi.Filter, error) {
+	if err := limitkey.Check(u, Key, MaxExecutes); err != nil {
+		return nil, fmt.Errorf("executelimit: %w", err)
+	}
+	return &Filter{url: u}, nil
+}
+
+// Filter refuses calls of a method beyond its limit.
+type Filter struct {
+	url     spi.URL
+	methods sync.Map // method -> *limit (nil pointer: no limit)
+}
+
+// limit is one method's limit and count of running calls.
+type limit struct {
+	max    int64
+	active atomic.Int64
+}
+
+func (f *Filter) limitFor(method string) *limit {
+	if v, ok := f.methods.Load(method); ok {
+		return v.(*limit)
+	}
+	n, _ := f.url.MethodInt(method, Key, 0) // checked in Build
+	var l *limit
+	if n > 0 {
+		l = &limit{max: n}
+	}
+	v, _ := f.methods.LoadOrStore(method, l)
+	return v.(*limit)
+}
+
+// Invoke runs the call if fewer than the method's limit are running, and
+// otherwise returns SERVER_THREADPOOL_EXHAUSTED without calling next.
+func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	l := f.limitFor(inv.Method)
+	if l == nil {
+		return next.Invoke(ctx, inv)
+	}
+	if l.active.Add(1) > l.max {
+		l.active.Add(-1)
+		counters.Access.ExecutesRejections.Inc()
+		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
+			"executelimit: %s.%s already runs %d calls (executes=%d); call refused", inv.Service, inv.Method, l.max, l.max)}
+	}
+	defer l.active.Add(-1)
+	return next.Invoke(ctx, inv)
+}
+
+var (
+	_ spi.FilterBuilder = Builder{}
+	_ spi.Filter        = (*Filter)(nil)
+)

@@ -1,0 +1,22 @@
+// Package token is the "token" filter: access control by a shared secret,
+// as Dubbo's TokenFilter. On the provider, a call whose "token" attachment
+// does not equal the provider's token (compared in constant time with
+// crypto/subtle) is refused with SERVICE_ERROR "token: ... rejected" before
+// the service runs, and counted (Filter.Rejected and
+// internal/counters Access.TokenRejections); the attachment is removed
+// before the service sees the call. On the consumer, the filter copies the
+// reference URL's token into the "token" attachment when the caller did
+// not set one (direct references: airnode://host:port/svc?token=SECRET).
+//
+// Activated on both sides by the key "token" (order -50).
+//
+//	key    type    default  meaning
+//	token  string  absent   the secret; "false" switches the check off;
+//	                        "true" or "default" ask the kernel for a random
+//	                        token at export (Generate), published in the
+//	                        registered provider URL; an empty value is an error
+//
+// Build refuses "true"/"default" that reached it unreplaced, since every
+// consumer would then send the literal "true". Safe for concurrent use; no
+// goroutines.
+package token

@@ -1,0 +1,114 @@
+package token
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// Name is the extension name of this filter.
+const Name = "token"
+
+// Key is the URL key that activates the filter and holds the token.
+const Key = spi.AttachmentToken
+
+// Order is the filter's activation order: inside metrics and accesslog, so
+// that they record refused calls, outside the limits.
+const Order = -50
+
+// Builder builds token filters. The zero value is ready to use.
+type Builder struct{}
+
+// Name returns "token".
+func (Builder) Name() string { return Name }
+
+// Activation switches the filter on for both sides when the URL has "token".
+func (Builder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}, Key: Key, Order: Order}
+}
+
+// IsRandom reports whether a token value asks for a random token ("true"
+// or "default", Dubbo's spellings).
+func IsRandom(v string) bool { return v == "true" || v == "default" }
+
+// Generate returns a random token: 16 bytes from crypto/rand, hex-encoded
+// (32 characters). The kernel calls it at export for token=true.
+func Generate() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	return hex.EncodeToString(b)
+}
+
+// Build reads u's side and token. Errors: no or unknown "side"; an empty
+// token; "true"/"default" not replaced by a random token. Pure.
+func (Builder) Build(u spi.URL) (spi.Filter, error) {
+	v, _ := u.Param(spi.KeySide)
+	side := spi.Side(v)
+	if side != spi.Consumer && side != spi.Provider {
+		return nil, fmt.Errorf("token: URL key %q is %q: want %q or %q", spi.KeySide, v, spi.Consumer, spi.Provider)
+	}
+	tok, ok := u.Param(Key)
+	switch {
+	case !ok || tok == "false":
+		return &Filter{side: side}, nil
+	case tok == "":
+		return nil, fmt.Errorf("token: URL key %q is empty: want a secret, true for a random one, or false", Key)
+	case IsRandom(tok) && side == spi.Provider:
+		return nil, fmt.Errorf("token: %s=%s was not replaced by a random token at export (the kernel must publish token.Generate() in the provider URL)", Key, tok)
+	case IsRandom(tok):
+		return nil, fmt.Errorf("token: consumer %s=%s: give the provider's token, or leave the key out to use the one the registry publishes", Key, tok)
+	}
+	return &Filter{side: side, token: []byte(tok), on: true}, nil
+}
+
+// Filter checks (provider) or sends (consumer) the token.
+type Filter struct {
+	side     spi.Side
+	token    []byte
+	on       bool
+	rejected atomic.Int64
+}
+
+// Rejected returns how many calls this filter refused.
+func (f *Filter) Rejected() int64 { return f.rejected.Load() }
+
+// Invoke checks the call's token on the provider, or attaches the
+// reference's token on the consumer, and continues.
+func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	if !f.on {
+		return next.Invoke(ctx, inv)
+	}
+	if f.side == spi.Consumer {
+		if inv.Attachment(spi.AttachmentToken) == "" {
+			inv.SetAttachment(spi.AttachmentToken, string(f.token))
+		}
+		return next.Invoke(ctx, inv)
+	}
+	got, present := inv.Attachments[spi.AttachmentToken]
+	if present && subtle.ConstantTimeCompare([]byte(got), f.token) == 1 {
+		delete(inv.Attachments, spi.AttachmentToken)
+		return next.Invoke(ctx, inv)
+	}
+	f.rejected.Add(1)
+	counters.Access.TokenRejections.Inc()
+	what := "wrong"
+	if !present || got == "" {
+		what = "missing"
+	}
+	from := inv.Attachment(spi.AttachmentRemote)
+	if from == "" {
+		from = "unknown address"
+	}
+	return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "token: %s token for %s.%s from %s rejected", what, inv.Service, inv.Method, from)}
+}
+
+var (
+	_ spi.FilterBuilder = Builder{}
+	_ spi.Filter        = (*Filter)(nil)
+)
