@@ -266,3 +266,30 @@ func TestInvokerErrorSkipsProvider(t *testing.T) {
 		t.Fatal("failed provider listed")
 	}
 }
+
+func BenchmarkList(b *testing.B) {
+	reg, err := memory.NewBuilder().Build(spi.MustParse("memory://"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer reg.Close()
+	for port := 1; port <= 8; port++ {
+		if err := reg.Register(context.Background(), spi.MustParse("airnode://127.0.0.1:"+strconv.Itoa(port)+"/demo.Echo")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f := &factory{}
+	d := directory.New(spi.MustParse("airnode://127.0.0.1/demo.Echo"), reg, "memory://", f.newInvoker, nil)
+	defer d.Close()
+	if err := d.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if len(d.List(nil)) != 8 {
+				b.Fatal("wrong list")
+			}
+		}
+	})
+}
