@@ -245,11 +245,23 @@ func TestE2E_ServeAndCall(t *testing.T) {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
 	})
+	t.Run("CodecJSON", func(t *testing.T) {
+		expectOK(t, call(t, nil, echo, "Echo", `{"a":[1,"x"]}`, "--codec", "json"), `{"a":[1,"x"]}`)
+	})
 	t.Run("ServeLogsNoPanic", func(t *testing.T) {
 		if strings.Contains(p.logText(), "panic") {
 			t.Fatalf("serve log mentions a panic:\n%s", p.logText())
 		}
 	})
+}
+
+// A provider on the tcp transport: found through the registry, the
+// consumer uses the provider's transport (merged URL); given directly, the
+// consumer says which transport to use.
+func TestE2E_TCPTransport(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--transport", "tcp")
+	expectOK(t, call(t, nil, "--registry", p.reg, "demo.Echo", "Echo", `"via registry"`), `"via registry"`)
+	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", `"direct"`, "-p", "transport=tcp"), `"direct"`)
 }
 
 func TestE2E_ConnectionRefusedFailsFast(t *testing.T) {
