@@ -19,7 +19,8 @@ import (
 )
 
 // BenchmarkInvoke measures a 100-byte echo through the exchange over real
-// loopback TCP (single-stream and smux sessions) at concurrency 1 and 100,
+// loopback TCP (single-stream and smux sessions) at concurrency 1, 100 and
+// 10,000 (one connection),
 // next to a raw pipelined TCP echo with a coalescing writer (the practical
 // limit, issue 3) measured in the same run. Compare ns/op of exchange-* to
 // raw-tcp at the same concurrency for the ratio.
@@ -27,7 +28,7 @@ import (
 //	go test -run='^$' -bench=BenchmarkInvoke -benchtime=2s ./kernel/exchange
 func BenchmarkInvoke(b *testing.B) {
 	payload := bytes.Repeat([]byte{'p'}, 100)
-	for _, conc := range []int{1, 100} {
+	for _, conc := range []int{1, 100, 10_000} {
 		b.Run(fmt.Sprintf("raw-tcp/c=%d", conc), func(b *testing.B) {
 			srv := startRawEcho(b)
 			cl := dialRawEcho(b, srv.addr())
