@@ -48,6 +48,7 @@ func subcommands(a *app) []*cobra.Command {
 		serveCommand(a),
 		callCommand(a),
 		registryCommand(a),
+		pluginCommand(a),
 	}
 }
 

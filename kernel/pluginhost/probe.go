@@ -33,12 +33,13 @@ type Probe struct {
 // NewProbe starts spec's binary (spec.Point is ignored: every point is
 // asked), checks its sha256 when given, performs the handshake and asks what
 // it provides. It fails when the plugin cannot start or provides nothing.
-func NewProbe(ctx context.Context, spec config.Plugin) (*Probe, error) {
+// Of opts only WithLogger matters.
+func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, error) {
 	if spec.Name == "" {
 		spec.Name = "check"
 	}
 	spec.Point = PointService // any servable point: the connection is shared
-	h := New(nil)
+	h := New(nil, opts...)
 	p := newProc(h, spec)
 	p.probe = true
 	if err := p.launch(ctx); err != nil {

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+// envCheckConformance switches `airnode plugin check` into its child mode:
+// run the conformance suites under package testing and exit.
+const envCheckConformance = "AIRNODE_PLUGIN_CHECK_CONFORMANCE"
+
+// pluginCommand returns `airnode plugin` (check).
+func pluginCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugin",
+		Short: "Inspect plugin binaries",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(pluginCheckCommand(a))
+	return cmd
+}
+
+type checkFlags struct {
+	registryURL string
+	sha256      string
+	timeout     time.Duration
+	args        []string
+}
+
+// pluginCheckCommand returns `airnode plugin check BINARY`.
+func pluginCheckCommand(a *app) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check BINARY",
+		Short: "Start a plugin binary, handshake, list what it provides, run its conformance suites, stop it",
+		Long: `check starts BINARY as airnode would (go-plugin handshake, protocol
+version negotiation, optional --sha256 check), lists every point it
+provides, runs the conformance suite of each (spitest: loadbalance always;
+registry when --registry-url names registries that share one backend, e.g.
+memory:// or static:///path), then stops it. Exit 0 when everything passed.`,
+		Example: `  airnode plugin check ./bin/p2c
+  airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := config.Plugin{Name: "check", Command: args[0], Args: f.args, SHA256: f.sha256, StartTimeout: f.timeout}
+			verbose := cmd.Flags().Changed("log-level")
+			quiet, _ := newLogger(a.stderr, "warn", a.logFormat)
+			if verbose {
+				quiet = a.Logger()
+			}
+			if os.Getenv(envCheckConformance) == "1" {
+				runConformance(spec, f, quiet) // exits
+			}
+			return runPluginCheck(cmd.Context(), a, spec, f, quiet, verbose)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registryURL, "registry-url", "", "registry URL for the registry conformance suite (skipped when empty)")
+	fl.StringVar(&f.sha256, "sha256", "", "expected hex SHA-256 of BINARY")
+	fl.DurationVar(&f.timeout, "start-timeout", config.DefaultPluginStartTimeout, "bound on launch and handshake")
+	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to BINARY (repeatable)")
+	return cmd
+}
+
+// runPluginCheck probes the binary, prints what it provides, then runs the
+// conformance suites in a child airnode process (package testing exits the
+// process it runs in).
+func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlags, logger *slog.Logger, verbose bool) error {
+	pr, err := pluginhost.NewProbe(ctx, spec, pluginhost.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("plugin check: %w", err)
+	}
+	printProbe(a.stdout, pr)
+	suites := conformanceSuites(pr, f)
+	pr.Close()
+	if len(suites) == 0 {
+		fmt.Fprintln(a.stdout, "conformance  no suite applies")
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "conformance  %s\n", strings.Join(suites, ", "))
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("plugin check: %w", err)
+	}
+	argv := []string{"plugin", "check", spec.Command, "--start-timeout", spec.StartTimeout.String(), "--log-format", a.logFormat}
+	if verbose {
+		argv = append(argv, "--log-level", a.logLevel)
+	}
+	if f.registryURL != "" {
+		argv = append(argv, "--registry-url", f.registryURL)
+	}
+	if f.sha256 != "" {
+		argv = append(argv, "--sha256", f.sha256)
+	}
+	for _, x := range f.args {
+		argv = append(argv, "--arg", x)
+	}
+	child := exec.CommandContext(ctx, self, argv...)
+	child.Env = append(os.Environ(), envCheckConformance+"=1")
+	child.Stdout, child.Stderr = a.stdout, a.stderr
+	if err := child.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("plugin check: conformance failed (%v)", ee.ProcessState)
+		}
+		return fmt.Errorf("plugin check: conformance: %w", err)
+	}
+	fmt.Fprintln(a.stdout, "result       ok")
+	return nil
+}
+
+func printProbe(w io.Writer, pr *pluginhost.Probe) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "binary\t%s\n", pr.Path)
+	fmt.Fprintf(tw, "protocol\t%d\n", pr.ProtocolVersion)
+	for i, d := range pr.Provides {
+		label := "provides"
+		if i > 0 {
+			label = ""
+		}
+		what := d.Name
+		if d.Point == pluginrpc.PointFilter {
+			what += fmt.Sprintf(" (sides %v, key %q, order %d)", d.Activation.Sides, d.Activation.Key, d.Activation.Order)
+		}
+		if d.Point == pluginrpc.PointService {
+			var s []string
+			for _, svc := range d.Services {
+				s = append(s, svc.Name+" ("+strings.Join(svc.Methods, ", ")+")")
+			}
+			what = strings.Join(s, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", label, d.Point, what)
+	}
+	tw.Flush()
+}
+
+// conformanceSuites names the suites that apply to what pr provides.
+func conformanceSuites(pr *pluginhost.Probe, f checkFlags) []string {
+	var s []string
+	if pr.LoadBalance(nil) != nil {
+		s = append(s, "loadbalance")
+	}
+	if pr.Registry() != nil && f.registryURL != "" {
+		s = append(s, "registry")
+	}
+	return s
+}
+
+// runConformance runs the suites against a fresh probe of the binary under
+// package testing, prints the verbose test log and exits with its status.
+func runConformance(spec config.Plugin, f checkFlags, logger *slog.Logger) {
+	testing.Init()
+	_ = flag.Set("test.v", "true")
+	_ = flag.Set("test.timeout", "5m")
+	tests := []testing.InternalTest{{Name: "Conformance", F: func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), spec.StartTimeout+10*time.Second)
+		defer cancel()
+		pr, err := pluginhost.NewProbe(ctx, spec, pluginhost.WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pr.Close)
+		if b := pr.LoadBalance(func(err error) { t.Errorf("plugin Select failed: %v", err) }); b != nil {
+			t.Run("loadbalance", func(t *testing.T) { spitest.TestLoadBalance(t, b) })
+		}
+		if rb := pr.Registry(); rb != nil && f.registryURL != "" {
+			u, err := spi.Parse(f.registryURL)
+			if err != nil {
+				t.Fatalf("--registry-url: %v", err)
+			}
+			t.Run("registry", func(t *testing.T) {
+				spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
+					r, err := rb.Build(u)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return r
+				})
+			})
+		}
+	}}}
+	testing.Main(func(string, string) (bool, error) { return true, nil }, tests, nil, nil)
+}
+
+// printPlugins writes the PLUGINS table of `airnode list`: one row per
+// plugin declared in the configuration, with its binary, negotiated
+// protocol version and state ("running", "restarting: reason",
+// "failed: reason"). Nothing when there are none.
+func printPlugins(w io.Writer, plugins []pluginhost.PluginInfo) {
+	if len(plugins) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nPLUGIN\tPOINT\tBINARY\tPROTOCOL\tPROVIDES\tSTATE\n")
+	for _, p := range plugins {
+		proto := "-"
+		if p.ProtocolVersion > 0 {
+			proto = fmt.Sprint(p.ProtocolVersion)
+		}
+		provides := strings.Join(p.Provides, ", ")
+		if provides == "" {
+			provides = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Point, p.Path, proto, provides, p.StateString())
+	}
+	tw.Flush()
+}
