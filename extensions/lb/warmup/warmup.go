@@ -76,7 +76,7 @@ type Weigher struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	skewAt  map[string]time.Time // provider address -> last skew warning
+	skewAt  map[spi.HostPort]time.Time // provider -> last skew warning
 	badSeen map[string]bool      // "address key=value" already logged
 }
 
@@ -172,21 +172,21 @@ func (w *Weigher) effective(k keys, now int64, u spi.URL, x spi.Invoker) int64 {
 
 // skew logs, rate-limited per provider, that the provider's clock is ahead.
 func (w *Weigher) skew(u spi.URL, aheadMs int64) {
-	addr := u.Address()
+	hp := spi.HostPort{Host: u.Host(), Port: u.Port()}
 	now := w.now()
 	w.mu.Lock()
-	last, seen := w.skewAt[addr]
+	last, seen := w.skewAt[hp]
 	if seen && now.Sub(last) < SkewLogInterval {
 		w.mu.Unlock()
 		return
 	}
 	if w.skewAt == nil {
-		w.skewAt = make(map[string]time.Time)
+		w.skewAt = make(map[spi.HostPort]time.Time)
 	}
-	w.skewAt[addr] = now
+	w.skewAt[hp] = now
 	w.mu.Unlock()
 	w.logger().Warn("loadbalance: provider timestamp is in the future (clock skew); using weight 1 until it is reached",
-		"provider", addr, "skew", time.Duration(aheadMs)*time.Millisecond)
+		"provider", u.Address(), "skew", time.Duration(aheadMs)*time.Millisecond)
 }
 
 // bad logs a malformed provider value once per provider, key and value.

@@ -200,3 +200,13 @@ func TestWeightDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Weight allocates %v times per call", n)
 	}
 }
+
+// A skewed provider is weighed without allocating once its warning is out.
+func TestSkewedWeightDoesNotAllocate(t *testing.T) {
+	w, _, _ := newWeigher(epoch)
+	u := provider("timestamp=" + ms(epoch.Add(5*time.Minute)))
+	w.Weight(u, w.Now())
+	if n := testing.AllocsPerRun(1000, func() { w.Weight(u, w.Now()) }); n != 0 {
+		t.Fatalf("Weight allocates %v times per call", n)
+	}
+}
