@@ -77,7 +77,7 @@ type Weigher struct {
 
 	mu      sync.Mutex
 	skewAt  map[spi.HostPort]time.Time // provider -> last skew warning
-	badSeen map[string]bool      // "address key=value" already logged
+	badSeen map[string]bool            // "address key=value" already logged
 }
 
 // New returns a Weigher using time.Now and slog.Default() unless options
