@@ -402,3 +402,29 @@ func TestBadConsumerKeys(t *testing.T) {
 		}
 	}
 }
+
+// A provider whose connection died is not picked (the directory lists only
+// available invokers) and a call that hits it fails fast with
+// CHANNEL_INACTIVE, so failover goes to the other one: no call fails.
+func TestFailoverAroundDeadProvider(t *testing.T) {
+	pa, ea := provider(t)
+	_, eb := provider(t)
+	r := refer(t, consumer(t), "airnode://"+ea.URL().Address()+","+eb.URL().Address()+"/demo.Echo?reconnect.backoff=1s")
+	eventually(t, "both providers connected", func() bool {
+		for _, inv := range r.Providers() {
+			if !inv.(*remoteInvoker).conns[0].ready() {
+				return false
+			}
+		}
+		return len(r.Providers()) == 2
+	})
+	if err := pa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := r.Invoke(ctxT(t), "Echo", i); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	eventually(t, "dead provider unavailable", func() bool { return len(r.Providers()) == 1 })
+}
