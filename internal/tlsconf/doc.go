@@ -1,0 +1,24 @@
+// Package tlsconf builds the *tls.Config of a transport from URL keys and
+// wraps its connections, for the smux and tcp transports (issue 8).
+//
+//	key             type    default  meaning
+//	tls             bool    false    TLS on the channel (TLS 1.2 or later)
+//	tls.cert        path    -        PEM certificate chain: the provider's (required with
+//	                                 tls=true), or the consumer's client certificate
+//	tls.key         path    -        PEM private key of tls.cert (required with it)
+//	tls.ca          path    -        PEM CA bundle: on the provider, clients must present a
+//	                                 certificate it signed (mutual TLS); on the consumer, the
+//	                                 roots the provider's certificate is checked against
+//	                                 (default: the system roots)
+//	tls.servername  string  host     the name the consumer checks the provider's certificate
+//	                                 against (default: the host it dials)
+//
+// Parse only reads and checks the keys (pure, for a transport's Build);
+// Settings.Server and Settings.Client read the files, with errors naming
+// the key and the file. Listener makes accepted connections handshake on
+// first use within a deadline; Handshake runs the consumer's handshake
+// within the dial context, so a TLS consumer facing a plaintext provider
+// fails within its connect timeout, never hangs. Everything is safe for
+// concurrent use; a Listener's connections own no goroutine beyond the
+// handshake's own context watcher.
+package tlsconf
