@@ -183,11 +183,12 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 	cl.rd.Reset(cl.body)
 	dec := codec.NewDecoder(&cl.rd)
 	var res spi.Result
-	if err := dec.Decode(&res.Attachments); err != nil {
+	// decoded through the pooled call, so that res does not escape
+	if err := dec.Decode(&cl.att); err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response attachments (codec %s): %v", codec.Name(), err)}
 	}
-	if len(res.Attachments) == 0 {
-		res.Attachments = nil
+	if len(cl.att) > 0 {
+		res.Attachments = cl.att
 	}
 	if cl.status != spi.StatusOK {
 		var msg string

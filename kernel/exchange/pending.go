@@ -22,7 +22,8 @@ type call struct {
 	body    []byte
 	err     error // set instead of status/body when the channel died
 
-	rd bytes.Reader // reads body while the caller decodes it
+	rd  bytes.Reader      // reads body while the caller decodes it
+	att map[string]string // response attachments while decoding
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -36,6 +37,7 @@ func getCall(id uint64) *call {
 func putCall(c *call) {
 	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
 	c.rd.Reset(nil)
+	c.att = nil
 	callPool.Put(c)
 }
 

@@ -33,8 +33,13 @@ func (c *Channel) serve(h protocol.Header, codec spi.Codec, body []byte) {
 // not decode is BAD_REQUEST; a missing handler SERVICE_NOT_FOUND; a panic
 // SERVER_ERROR.
 func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res spi.Result) {
-	req := &Request{Codec: codec, Remote: c.remote}
-	dec := codec.NewDecoder(bytes.NewReader(body))
+	r := &struct {
+		Request
+		rd bytes.Reader
+	}{Request: Request{Codec: codec, Remote: c.remote}} // one allocation for both
+	r.rd.Reset(body)
+	req := &r.Request
+	dec := codec.NewDecoder(&r.rd)
 	if err := decodeRequestHeader(dec, req); err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body (codec %s): %v", codec.Name(), err)}
 	}
