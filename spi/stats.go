@@ -27,7 +27,8 @@ type Stats struct {
 	failed  atomic.Int64
 	elapsed atomic.Int64 // nanoseconds, all calls
 
-	// SlidePeriod overrides DefaultSlidePeriod when set before first use.
+	// SlidePeriod overrides DefaultSlidePeriod when set before first use;
+	// change it later with SetSlidePeriod.
 	SlidePeriod time.Duration
 
 	mu          sync.Mutex
@@ -87,6 +88,16 @@ func (s *Stats) rotate(now time.Time) {
 	}
 }
 
+// SetSlidePeriod changes the window length (d <= 0 restores
+// DefaultSlidePeriod) at any time, safely with concurrent use: the
+// shortestresponse balancer applies its reference's KeySlidePeriod this way.
+// The current window keeps its start; the new length applies from now on.
+func (s *Stats) SetSlidePeriod(d time.Duration) {
+	s.mu.Lock()
+	s.SlidePeriod = d
+	s.mu.Unlock()
+}
+
 // Active returns the number of calls in flight.
 func (s *Stats) Active() int64 { return s.active.Load() }
 
@@ -122,7 +133,7 @@ func (s *Stats) MeanResponseAt(now time.Time) (time.Duration, int64) {
 }
 
 // KeySlidePeriod is the reference URL key ("shortestresponse.slidePeriod",
-// a positive duration, default DefaultSlidePeriod) from which the kernel's
-// remote invoker sets Stats.SlidePeriod when it creates the invoker; the
-// shortestresponse balancer validates it.
+// a positive duration, default DefaultSlidePeriod) for the window length.
+// The shortestresponse balancer validates it and, when it is set, applies it
+// to the Stats of the invokers it sees (SetSlidePeriod).
 const KeySlidePeriod = "shortestresponse.slidePeriod"

@@ -8,8 +8,9 @@
 //	key                          type      unit              default  bounds
 //	shortestresponse.slidePeriod duration  Go syntax or ms   30s      > 0
 //
-// The window is the one spi.Stats keeps for each invoker: the kernel's remote
-// invoker sets Stats.SlidePeriod from spi.KeySlidePeriod of the reference URL;
+// The window is the one spi.Stats keeps for each invoker; when the reference
+// URL sets the key, the balancer applies it to the Stats of every invoker it
+// is given (spi.Stats.SetSlidePeriod, once per new provider list).
 // Build validates the key. Select is safe for concurrent use and does not
 // allocate while the provider list is unchanged; it returns nil only when
 // every provider has weight 0.

@@ -3,6 +3,9 @@ package shortestresponse
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
@@ -36,13 +39,17 @@ func (b Builder) Build(u spi.URL) (spi.LoadBalance, error) {
 		v, _ := u.Param(KeySlidePeriod)
 		return nil, &spi.ParamError{Key: KeySlidePeriod, Value: v, Want: "a positive duration such as 30s"}
 	}
-	return &Balancer{c: warmup.NewCache(warmup.New(b.opts...)), period: p}, nil
+	_, set := u.Param(KeySlidePeriod)
+	return &Balancer{c: warmup.NewCache(warmup.New(b.opts...)), period: p, apply: set}, nil
 }
 
 // Balancer is a shortest-response balancer.
 type Balancer struct {
 	c      *warmup.Cache
 	period time.Duration
+	apply  bool // the reference URL set KeySlidePeriod
+
+	applied atomic.Pointer[[]spi.Invoker] // last list given the period
 }
 
 // SlidePeriod returns the window length the reference URL asked for.
@@ -53,6 +60,9 @@ func (b *Balancer) SlidePeriod() time.Duration { return b.period }
 // Invokers with weight 0 are never picked; nil is returned when invokers is
 // empty or every weight is 0. An invoker with nil Stats is estimated 0.
 func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
+	if b.apply {
+		b.applyPeriod(invokers)
+	}
 	v := b.c.View(invokers)
 	now := time.Now() // for the Stats windows; read once
 	var (
@@ -77,6 +87,36 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 		}
 	}
 	return best
+}
+
+// applyPeriod sets the reference's slide period on the Stats of every
+// invoker of a list it has not seen yet (an unchanged list costs one
+// comparison per invoker).
+func (b *Balancer) applyPeriod(invokers []spi.Invoker) {
+	if last := b.applied.Load(); last != nil && len(*last) == len(invokers) {
+		same := true
+		for i, x := range invokers {
+			// *last holds comparable types only, so this never panics.
+			if (*last)[i] != x {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
+	comparable := true
+	for _, x := range invokers {
+		if s := x.Stats(); s != nil {
+			s.SetSlidePeriod(b.period)
+		}
+		comparable = comparable && reflect.TypeOf(x).Comparable()
+	}
+	if comparable {
+		l := slices.Clone(invokers)
+		b.applied.Store(&l)
+	}
 }
 
 // estimate is mean successful response time (ns) × (active + 1),

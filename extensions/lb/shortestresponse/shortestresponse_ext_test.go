@@ -50,7 +50,8 @@ func TestBuild(t *testing.T) {
 }
 
 // A provider that becomes 50 ms slower loses at least 80% of the calls
-// within one window (200 ms here; 30 s by default).
+// within one window (200 ms here, set by the reference URL; 30 s by
+// default).
 func TestSlowerProviderLosesTraffic(t *testing.T) {
 	const period = 200 * time.Millisecond
 	var bSlow atomic.Bool
@@ -63,10 +64,11 @@ func TestSlowerProviderLosesTraffic(t *testing.T) {
 		}
 		return spi.Result{}
 	})
-	a.Stats().SlidePeriod = period
-	b.Stats().SlidePeriod = period
 	l := []spi.Invoker{a, b}
-	lb := build(t)
+	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=" + period.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	run := func(d time.Duration) (na, nb int64) {
 		var ca, cb atomic.Int64
@@ -130,5 +132,24 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, func() { lb.Select(l, echo) }); n != 0 {
 		t.Fatalf("Select allocates %v times per call", n)
+	}
+}
+
+func TestSlidePeriodApplied(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=1500"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb.Select([]spi.Invoker{a, b}, echo)
+	if a.Stats().SlidePeriod != 1500*time.Millisecond || b.Stats().SlidePeriod != 1500*time.Millisecond {
+		t.Fatalf("slide periods %v, %v; want 1.5s", a.Stats().SlidePeriod, b.Stats().SlidePeriod)
+	}
+	// Without the key the kernel's choice stays.
+	c := stub(3, "", nil)
+	c.Stats().SlidePeriod = time.Minute
+	build(t).Select([]spi.Invoker{c}, echo)
+	if c.Stats().SlidePeriod != time.Minute {
+		t.Fatalf("slide period %v, want 1m (untouched)", c.Stats().SlidePeriod)
 	}
 }
