@@ -34,6 +34,17 @@ func TestInvokeEcho(t *testing.T) {
 			if res := ch.Invoke(ctx, jsonCodec{}, echoInv("Echo", "json"), time.Second); res.Err != nil || res.Value != "json" {
 				t.Fatalf("json Echo: %+v", res)
 			}
+			// a large request (own stream on smux) and a large response
+			big := bytes.Repeat([]byte{'b'}, 1<<20)
+			var back []byte
+			inv = echoInv("Echo", big)
+			inv.Reply = &back
+			if res := ch.Invoke(ctx, mpCodec{}, inv, 5*time.Second); res.Err != nil || !bytes.Equal(back, big) {
+				t.Fatalf("1 MiB Echo: %v, %d bytes back", res.Err, len(back))
+			}
+			if own := ch.Stats().OwnStreams; (own == 1) != mux {
+				t.Fatalf("own-stream frames %d on mux=%v", own, mux)
+			}
 			if ch.Side() != spi.Consumer || ch.RemoteAddr() != f.addr() {
 				t.Fatalf("side %s remote %s", ch.Side(), ch.RemoteAddr())
 			}
