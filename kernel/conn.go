@@ -128,6 +128,7 @@ func (c *conn) down(format string, args ...any) *connState {
 func (c *conn) run() {
 	defer close(c.done)
 	delay := c.backoff
+	everUp := false
 	for attempt := 1; ; attempt++ {
 		ch, err := c.connect()
 		if err != nil {
@@ -144,9 +145,10 @@ func (c *conn) run() {
 			delay = min(delay*2, MaxReconnectBackoff)
 			continue
 		}
-		if attempt > 1 {
-			c.logger.Info("kernel: reconnected", "addr", c.addr, "attempts", attempt)
+		if everUp || attempt > 1 {
+			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt)
 		}
+		everUp = true
 		attempt, delay = 0, c.backoff
 		c.publish(&connState{ch: ch})
 		select {

@@ -24,6 +24,9 @@ const (
 	DefaultWarmup = 10 * time.Minute
 )
 
+// defaultWarmupText is DefaultWarmup as written in provider URLs.
+const defaultWarmupText = "10m"
+
 // Exporter is one exported service: its provider URL (as registered) and
 // the server it is reachable through.
 type Exporter struct {
@@ -166,24 +169,20 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 		v, _ := u.Param("weight")
 		return spi.URL{}, fmt.Errorf("kernel: export %s: weight %q: want a non-negative integer", u.ServiceKey(), v)
 	}
-	wu, err := u.Duration("warmup", DefaultWarmup)
-	if err != nil {
+	if _, err := u.Duration("warmup", DefaultWarmup); err != nil {
 		return spi.URL{}, fmt.Errorf("kernel: export %s: %w", u.ServiceKey(), err)
 	}
 	p := map[string]string{
-		"timestamp":  strconv.FormatInt(n.now().UnixMilli(), 10),
-		"weight":     strconv.FormatInt(w, 10),
-		"warmup":     wu.String(),
-		spi.KeySide:  string(spi.Provider),
-		"transport":  n.cat.Transport.Choose(u, "").Name,
-		"pid":        strconv.Itoa(pid),
-		spi.KeyGroup: u.ParamOr(spi.KeyGroup, ""),
+		"timestamp": strconv.FormatInt(n.now().UnixMilli(), 10),
+		"weight":    strconv.FormatInt(w, 10),
+		spi.KeySide: string(spi.Provider),
+		"transport": n.cat.Transport.Choose(u, "").Name,
+		"pid":       strconv.Itoa(pid),
 	}
-	if p[spi.KeyGroup] == "" {
-		delete(p, spi.KeyGroup)
-	}
-	if _, ok := u.Param("warmup"); ok {
-		p["warmup"], _ = u.Param("warmup")
+	if v, ok := u.Param("warmup"); ok {
+		p["warmup"] = v // as written, once validated
+	} else {
+		p["warmup"] = defaultWarmupText
 	}
 	if len(methods) > 0 {
 		p[spi.KeyMethods] = strings.Join(methods, ",")

@@ -197,7 +197,8 @@ func (r *Reference) strategyFor(method string) (*strategy, error) {
 // URL returns the reference's consumer URL (with side=consumer).
 func (r *Reference) URL() spi.URL { return r.url }
 
-// Providers returns the provider invokers the directory lists now.
+// Providers returns the provider invokers the directory lists now: the
+// available ones (a provider that is reconnecting is left out).
 func (r *Reference) Providers() []spi.Invoker {
 	return r.dir.List(&spi.Invocation{Service: r.key})
 }
