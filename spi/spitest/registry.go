@@ -38,106 +38,106 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 	}
 	t.Run("RegisterLookup", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, nil)
-		must(t, p.Register(ctxT(t), a))
-		waitLookup(t, c, consumerURL(svc, nil), []spi.URL{a})
+		svc := regService(t)
+		a := regProvider(svc, 20001, nil)
+		regMust(t, p.Register(regCtx(t), a))
+		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
 	})
 	t.Run("SubscribePushes", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		w := subscribe(t, c, consumerURL(svc, nil))
+		svc := regService(t)
+		w := regSubscribe(t, c, regConsumer(svc, nil))
 		w.waitFor(t, nil)
-		a, b := providerURL(svc, 20001, nil), providerURL(svc, 20002, nil)
-		must(t, p.Register(ctxT(t), a))
+		a, b := regProvider(svc, 20001, nil), regProvider(svc, 20002, nil)
+		regMust(t, p.Register(regCtx(t), a))
 		w.waitFor(t, []spi.URL{a})
-		must(t, p.Register(ctxT(t), b))
+		regMust(t, p.Register(regCtx(t), b))
 		w.waitFor(t, []spi.URL{a, b})
-		must(t, p.Unregister(ctxT(t), a))
+		regMust(t, p.Unregister(regCtx(t), a))
 		w.waitFor(t, []spi.URL{b})
-		must(t, p.Unregister(ctxT(t), b))
+		regMust(t, p.Unregister(regCtx(t), b))
 		w.waitFor(t, nil)
 		w.checkOrder(t)
 	})
 	t.Run("SubscribeSeesExisting", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, nil)
-		must(t, p.Register(ctxT(t), a))
-		w := subscribe(t, c, consumerURL(svc, nil))
+		svc := regService(t)
+		a := regProvider(svc, 20001, nil)
+		regMust(t, p.Register(regCtx(t), a))
+		w := regSubscribe(t, c, regConsumer(svc, nil))
 		w.waitFor(t, []spi.URL{a})
 	})
 	t.Run("CloseUnregisters", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a, b := providerURL(svc, 20001, nil), providerURL(svc, 20002, nil)
-		must(t, p.Register(ctxT(t), a))
-		must(t, p.Register(ctxT(t), b))
-		w := subscribe(t, c, consumerURL(svc, nil))
+		svc := regService(t)
+		a, b := regProvider(svc, 20001, nil), regProvider(svc, 20002, nil)
+		regMust(t, p.Register(regCtx(t), a))
+		regMust(t, p.Register(regCtx(t), b))
+		w := regSubscribe(t, c, regConsumer(svc, nil))
 		w.waitFor(t, []spi.URL{a, b})
-		must(t, p.Close())
+		regMust(t, p.Close())
 		w.waitFor(t, nil)
-		must(t, p.Close()) // idempotent
+		regMust(t, p.Close()) // idempotent
 	})
 	t.Run("IdempotentRegister", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, nil)
-		must(t, p.Register(ctxT(t), a))
-		must(t, p.Register(ctxT(t), a))
-		waitLookup(t, c, consumerURL(svc, nil), []spi.URL{a})
-		must(t, p.Unregister(ctxT(t), a))
-		waitLookup(t, c, consumerURL(svc, nil), nil)
-		must(t, p.Unregister(ctxT(t), a)) // unknown: no-op
+		svc := regService(t)
+		a := regProvider(svc, 20001, nil)
+		regMust(t, p.Register(regCtx(t), a))
+		regMust(t, p.Register(regCtx(t), a))
+		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
+		regMust(t, p.Unregister(regCtx(t), a))
+		regWaitLookup(t, c, regConsumer(svc, nil), nil)
+		regMust(t, p.Unregister(regCtx(t), a)) // unknown: no-op
 	})
 	t.Run("GroupVersionIsolation", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		plain := providerURL(svc, 20001, nil)
-		g1 := providerURL(svc, 20002, map[string]string{spi.KeyGroup: "g1", spi.KeyVersion: "1.0"})
-		must(t, p.Register(ctxT(t), plain))
-		must(t, p.Register(ctxT(t), g1))
-		waitLookup(t, c, consumerURL(svc, nil), []spi.URL{plain})
-		waitLookup(t, c, consumerURL(svc, map[string]string{spi.KeyGroup: "g1", spi.KeyVersion: "1.0"}), []spi.URL{g1})
+		svc := regService(t)
+		plain := regProvider(svc, 20001, nil)
+		g1 := regProvider(svc, 20002, map[string]string{spi.KeyGroup: "g1", spi.KeyVersion: "1.0"})
+		regMust(t, p.Register(regCtx(t), plain))
+		regMust(t, p.Register(regCtx(t), g1))
+		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{plain})
+		regWaitLookup(t, c, regConsumer(svc, map[string]string{spi.KeyGroup: "g1", spi.KeyVersion: "1.0"}), []spi.URL{g1})
 	})
 	t.Run("ConsumerSideIsNotAProvider", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, nil)
-		must(t, p.Register(ctxT(t), a))
-		cons := consumerURL(svc, nil).WithScheme("consumer").WithAddress("127.0.0.1", 0)
-		must(t, c.Register(ctxT(t), cons))
-		waitLookup(t, c, consumerURL(svc, nil), []spi.URL{a})
-		must(t, c.Unregister(ctxT(t), cons))
+		svc := regService(t)
+		a := regProvider(svc, 20001, nil)
+		regMust(t, p.Register(regCtx(t), a))
+		cons := regConsumer(svc, nil).WithScheme("consumer").WithAddress("127.0.0.1", 0)
+		regMust(t, c.Register(regCtx(t), cons))
+		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
+		regMust(t, c.Unregister(regCtx(t), cons))
 	})
 	t.Run("EncodedValuesRoundTrip", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, map[string]string{
+		svc := regService(t)
+		a := regProvider(svc, 20001, map[string]string{
 			"odd": "a=b&c/d%2Fe%zz x+y", "path": "/root/x?y=z", "methods": "Echo,Info",
 		})
-		must(t, p.Register(ctxT(t), a))
-		must(t, p.Register(ctxT(t), a))
-		got := waitLookup(t, c, consumerURL(svc, nil), []spi.URL{a})
+		regMust(t, p.Register(regCtx(t), a))
+		regMust(t, p.Register(regCtx(t), a))
+		got := regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
 		if v, _ := got[0].Param("odd"); v != "a=b&c/d%2Fe%zz x+y" {
 			t.Fatalf("value did not round-trip: %q", v)
 		}
 	})
 	t.Run("Services", func(t *testing.T) {
 		p, c := mk(t), mk(t)
-		svc := serviceName(t)
-		a := providerURL(svc, 20001, map[string]string{spi.KeyGroup: "g"})
+		svc := regService(t)
+		a := regProvider(svc, 20001, map[string]string{spi.KeyGroup: "g"})
 		key := a.ServiceKey()
-		if _, err := c.Services(ctxT(t)); errors.Is(err, spi.ErrNotSupported) {
+		if _, err := c.Services(regCtx(t)); errors.Is(err, spi.ErrNotSupported) {
 			t.Skip("registry cannot list services")
 		}
-		must(t, p.Register(ctxT(t), a))
-		waitServices(t, c, key, true)
-		must(t, p.Unregister(ctxT(t), a))
-		waitServices(t, c, key, false)
+		regMust(t, p.Register(regCtx(t), a))
+		regWaitServices(t, c, key, true)
+		regMust(t, p.Unregister(regCtx(t), a))
+		regWaitServices(t, c, key, false)
 	})
 	t.Run("Lifecycle", func(t *testing.T) {
-		TestRegistryLifecycle(t, mk(t), consumerURL(serviceName(t), nil))
+		TestRegistryLifecycle(t, mk(t), regConsumer(regService(t), nil))
 	})
 }
 
@@ -147,7 +147,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 // stops live subscriptions; Subscribe and Register after Close fail.
 func TestRegistryLifecycle(t *testing.T, r spi.Registry, consumer spi.URL) {
 	t.Helper()
-	w := subscribe(t, r, consumer)
+	w := regSubscribe(t, r, consumer)
 	w.waitFirst(t)
 	w.sub.Stop()
 	w.sub.Stop()
@@ -155,18 +155,18 @@ func TestRegistryLifecycle(t *testing.T, r spi.Registry, consumer spi.URL) {
 	w.stopped = true
 	w.mu.Unlock()
 
-	w2 := subscribe(t, r, consumer)
+	w2 := regSubscribe(t, r, consumer)
 	w2.waitFirst(t)
-	must(t, r.Close())
+	regMust(t, r.Close())
 	w2.mu.Lock()
 	w2.stopped = true // Close returned: no notify may follow
 	w2.mu.Unlock()
-	must(t, r.Close())
+	regMust(t, r.Close())
 	w2.sub.Stop()
-	if _, err := r.Subscribe(ctxT(t), consumer, func([]spi.URL) {}); err == nil {
+	if _, err := r.Subscribe(regCtx(t), consumer, func([]spi.URL) {}); err == nil {
 		t.Fatal("Subscribe after Close succeeded, want an error")
 	}
-	if err := r.Register(ctxT(t), providerURL(consumer.Interface(), 20009, nil)); err == nil {
+	if err := r.Register(regCtx(t), regProvider(consumer.Interface(), 20009, nil)); err == nil {
 		t.Fatal("Register after Close succeeded, want an error")
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -179,13 +179,13 @@ func TestRegistryLifecycle(t *testing.T, r spi.Registry, consumer spi.URL) {
 
 // ---- helpers ----
 
-func ctxT(t *testing.T) context.Context {
+func regCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), RegistryWait)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func must(t *testing.T, err error) {
+func regMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func must(t *testing.T, err error) {
 }
 
 // serviceName derives a unique, valid service interface from the test name.
-func serviceName(t *testing.T) string {
+func regService(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("spitest.")
 	for _, c := range t.Name() {
@@ -206,7 +206,7 @@ func serviceName(t *testing.T) string {
 	return b.String()
 }
 
-func providerURL(svc string, port int, params map[string]string) spi.URL {
+func regProvider(svc string, port int, params map[string]string) spi.URL {
 	p := map[string]string{"side": "provider", "timestamp": "1700000000000", "weight": "100"}
 	for k, v := range params {
 		p[k] = v
@@ -218,7 +218,7 @@ func providerURL(svc string, port int, params map[string]string) spi.URL {
 	return u
 }
 
-func consumerURL(svc string, params map[string]string) spi.URL {
+func regConsumer(svc string, params map[string]string) spi.URL {
 	p := map[string]string{"side": "consumer"}
 	for k, v := range params {
 		p[k] = v
@@ -230,44 +230,44 @@ func consumerURL(svc string, params map[string]string) spi.URL {
 	return u
 }
 
-func sortURLs(l []spi.URL) []spi.URL {
+func regSort(l []spi.URL) []spi.URL {
 	l = slices.Clone(l)
 	slices.SortFunc(l, func(a, b spi.URL) int { return strings.Compare(a.String(), b.String()) })
 	return l
 }
 
-func sameURLs(a, b []spi.URL) bool {
-	return slices.EqualFunc(sortURLs(a), sortURLs(b), func(x, y spi.URL) bool { return x.Equal(y) })
+func regSame(a, b []spi.URL) bool {
+	return slices.EqualFunc(regSort(a), regSort(b), func(x, y spi.URL) bool { return x.Equal(y) })
 }
 
-func describe(l []spi.URL) string {
+func regDescribe(l []spi.URL) string {
 	s := make([]string, len(l))
-	for i, u := range sortURLs(l) {
+	for i, u := range regSort(l) {
 		s[i] = u.String()
 	}
 	return fmt.Sprintf("%d %v", len(l), s)
 }
 
-func waitLookup(t *testing.T, r spi.Registry, consumer spi.URL, want []spi.URL) []spi.URL {
+func regWaitLookup(t *testing.T, r spi.Registry, consumer spi.URL, want []spi.URL) []spi.URL {
 	t.Helper()
 	deadline := time.Now().Add(RegistryWait)
 	for {
-		got, err := r.Lookup(ctxT(t), consumer)
-		if err == nil && sameURLs(got, want) {
-			return sortURLs(got)
+		got, err := r.Lookup(regCtx(t), consumer)
+		if err == nil && regSame(got, want) {
+			return regSort(got)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Lookup(%s) = %s, %v; want %s", consumer.ServiceKey(), describe(got), err, describe(want))
+			t.Fatalf("Lookup(%s) = %s, %v; want %s", consumer.ServiceKey(), regDescribe(got), err, regDescribe(want))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func waitServices(t *testing.T, r spi.Registry, key string, present bool) {
+func regWaitServices(t *testing.T, r spi.Registry, key string, present bool) {
 	t.Helper()
 	deadline := time.Now().Add(RegistryWait)
 	for {
-		got, err := r.Services(ctxT(t))
+		got, err := r.Services(regCtx(t))
 		if err == nil && slices.Contains(got, key) == present && slices.IsSorted(got) {
 			return
 		}
@@ -278,8 +278,8 @@ func waitServices(t *testing.T, r spi.Registry, key string, present bool) {
 	}
 }
 
-// watcher records every list a subscription delivers.
-type watcher struct {
+// regWatcher records every list a subscription delivers.
+type regWatcher struct {
 	sub     spi.Subscription
 	mu      sync.Mutex
 	lists   [][]spi.URL
@@ -290,10 +290,10 @@ type watcher struct {
 	late    int
 }
 
-func subscribe(t *testing.T, r spi.Registry, consumer spi.URL) *watcher {
+func regSubscribe(t *testing.T, r spi.Registry, consumer spi.URL) *regWatcher {
 	t.Helper()
-	w := &watcher{changed: make(chan struct{}, 1)}
-	sub, err := r.Subscribe(ctxT(t), consumer, func(l []spi.URL) {
+	w := &regWatcher{changed: make(chan struct{}, 1)}
+	sub, err := r.Subscribe(regCtx(t), consumer, func(l []spi.URL) {
 		w.mu.Lock()
 		if w.busy {
 			w.overlap = true
@@ -310,13 +310,13 @@ func subscribe(t *testing.T, r spi.Registry, consumer spi.URL) *watcher {
 		default:
 		}
 	})
-	must(t, err)
+	regMust(t, err)
 	w.sub = sub
 	t.Cleanup(sub.Stop)
 	return w
 }
 
-func (w *watcher) last() ([]spi.URL, int) {
+func (w *regWatcher) last() ([]spi.URL, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.lists) == 0 {
@@ -325,7 +325,7 @@ func (w *watcher) last() ([]spi.URL, int) {
 	return w.lists[len(w.lists)-1], len(w.lists)
 }
 
-func (w *watcher) waitFirst(t *testing.T) {
+func (w *regWatcher) waitFirst(t *testing.T) {
 	t.Helper()
 	timer := time.NewTimer(RegistryWait)
 	defer timer.Stop()
@@ -342,24 +342,24 @@ func (w *watcher) waitFirst(t *testing.T) {
 }
 
 // waitFor waits until the newest pushed list equals want.
-func (w *watcher) waitFor(t *testing.T, want []spi.URL) {
+func (w *regWatcher) waitFor(t *testing.T, want []spi.URL) {
 	t.Helper()
 	timer := time.NewTimer(RegistryWait)
 	defer timer.Stop()
 	for {
 		got, n := w.last()
-		if n > 0 && sameURLs(got, want) {
+		if n > 0 && regSame(got, want) {
 			return
 		}
 		select {
 		case <-w.changed:
 		case <-timer.C:
-			t.Fatalf("pushed list is %s after %d pushes; want %s", describe(got), n, describe(want))
+			t.Fatalf("pushed list is %s after %d pushes; want %s", regDescribe(got), n, regDescribe(want))
 		}
 	}
 }
 
-func (w *watcher) checkOrder(t *testing.T) {
+func (w *regWatcher) checkOrder(t *testing.T) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
