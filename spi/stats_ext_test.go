@@ -70,3 +70,24 @@ func TestStatsConcurrent(t *testing.T) {
 		t.Fatalf("mean %v over %d, want 1ms over 4000", mean, n)
 	}
 }
+
+func TestStatsSetSlidePeriodConcurrent(t *testing.T) {
+	var s spi.Stats
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 1000 {
+			s.SetSlidePeriod(time.Duration(i+1) * time.Millisecond)
+		}
+	})
+	wg.Go(func() {
+		for range 1000 {
+			s.Begin()
+			s.End(time.Millisecond, true)
+			s.MeanResponse()
+		}
+	})
+	wg.Wait()
+	if s.Total() != 1000 || s.Active() != 0 {
+		t.Fatalf("total %d active %d", s.Total(), s.Active())
+	}
+}
