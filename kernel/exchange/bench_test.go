@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -311,5 +312,53 @@ func BenchmarkCodecPath(b *testing.B) {
 			b.Fatal(res.Err)
 		}
 		putFrame(f)
+	}
+}
+
+// BenchmarkMixedLargeSmall measures small echo calls while another caller
+// keeps 4 MiB responses in flight on the same connection, reporting the
+// small calls' p50 and p99: on smux the large responses travel on streams of
+// their own, on a single stream the small responses queue behind them.
+//
+//	go test -run='^$' -bench=BenchmarkMixedLargeSmall -benchtime=300x ./kernel/exchange
+func BenchmarkMixedLargeSmall(b *testing.B) {
+	for _, mux := range []bool{false, true} {
+		name := map[bool]string{false: "single-stream", true: "smux"}[mux]
+		b.Run(name, func(b *testing.B) {
+			f := startServer(b, mux, nil)
+			ch := f.dial(nil)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					var blob []byte
+					inv := &spi.Invocation{Service: "demo.Echo", Method: "Payload", Args: []any{4 << 20}, Reply: &blob}
+					ch.Invoke(context.Background(), mpCodec{}, inv, 10*time.Second)
+				}
+			}()
+			time.Sleep(20 * time.Millisecond)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", i), 10*time.Second); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			close(stop)
+			wg.Wait()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
+		})
 	}
 }
