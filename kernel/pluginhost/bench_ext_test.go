@@ -45,7 +45,19 @@ func BenchmarkSelect(b *testing.B) {
 			b.Fatal(err)
 		}
 		bl, _ := c.LoadBalance.Get("p2c")
-		run(b, bl)
+		b.Run("serial", func(b *testing.B) { run(b, bl) })
+		b.Run("parallel", func(b *testing.B) {
+			lb, _ := bl.Build(ref)
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if lb.Select(list, inv) == nil {
+						b.Error("nil")
+					}
+				}
+			})
+		})
 	})
 }
 
@@ -87,6 +99,18 @@ func BenchmarkServiceInvoke(b *testing.B) {
 		if err := h.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		run(b, h.Services()[0].Invoker(spi.MustParse("airnode://127.0.0.1:20880/greeter.Greeter")))
+		iv := h.Services()[0].Invoker(spi.MustParse("airnode://127.0.0.1:20880/greeter.Greeter"))
+		b.Run("serial", func(b *testing.B) { run(b, iv) })
+		b.Run("parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if res := iv.Invoke(ctx, &spi.Invocation{Method: "Hello", Args: []any{"Ann"}}); res.Err != nil {
+						b.Error(res.Err)
+					}
+				}
+			})
+		})
 	})
 }
