@@ -19,8 +19,8 @@ type seekLenReader interface {
 // before reading it, so six hostile bytes could cost 4 GiB — and for
 // containers nested deeper than MaxDepth, which msgpack decodes recursively
 // into any-typed fields (a stack overflow is fatal, not a panic). It leaves
-// r where it found it and stops quietly at a byte that is no MessagePack
-// code (the decoder reports that one). The walk is iterative: O(tokens),
+// r where it found it; the decoder reports a byte that is no MessagePack
+// code. The walk is iterative: O(tokens),
 // no allocation below 16 levels of nesting.
 func checkLengths(r seekLenReader) error {
 	start, err := r.Seek(0, io.SeekCurrent)
@@ -90,8 +90,7 @@ func checkLengths(r seekLenReader) error {
 		case c == 0xdf:
 			items, ok = word(4)
 			items *= 2
-		default: // 0xc1: never used; the decoder reports it
-			return nil
+		default: // 0xc1: never used; the decoder reports it, the walk goes on
 		}
 		left := int64(r.Len())
 		if !ok {

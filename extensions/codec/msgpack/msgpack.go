@@ -73,13 +73,14 @@ func (e *Encoder) Encode(v any) error {
 // Decoder reads MessagePack values.
 type Decoder struct {
 	d     *vm.Decoder
-	err   error // a length that does not fit the body, from checkLengths
+	err   error // sticky: checkLengths' verdict, or the first failed Decode
 	depth int   // nesting of maps and arrays being read generically
 }
 
 // Decode reads the next value into v, a non-nil pointer. With v a *any the
 // value is generic (see the package doc). At the end of the input the error
-// wraps io.EOF.
+// wraps io.EOF. Errors are sticky: after a failed Decode the stream may be
+// out of step with its values, so every later Decode fails the same way.
 func (d *Decoder) Decode(v any) error {
 	if d.err != nil {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
@@ -92,6 +93,7 @@ func (d *Decoder) Decode(v any) error {
 		err = d.d.Decode(v)
 	}
 	if err != nil {
+		d.err = err
 		return fmt.Errorf("msgpack: decode into %T: %w", v, err)
 	}
 	return nil

@@ -187,6 +187,7 @@ type Decoder struct {
 	r    byteReader
 	left func() int // bytes left in r, when r knows; bounds declared lengths
 	buf  []byte     // scratch for strings and message bodies
+	err  error      // sticky: the first failed Decode
 }
 
 // maxLen bounds any declared length when the reader cannot tell how much is
@@ -202,10 +203,15 @@ const chunk = 64 << 10
 // or a pointer to one gets a message of its own type; a pointer to a scalar
 // or a map[string]string gets a value of a compatible kind (integers are
 // range-checked; nil gives the zero value). At the end of the input the
-// error wraps io.EOF.
+// error wraps io.EOF. Errors are sticky: after a failed Decode the stream
+// may be out of step with its values, so every later Decode fails the same
+// way.
 func (d *Decoder) Decode(v any) error {
-	if err := d.decode(v); err != nil {
-		return fmt.Errorf("protobuf: decode into %T: %w", v, err)
+	if d.err == nil {
+		d.err = d.decode(v)
+	}
+	if d.err != nil {
+		return fmt.Errorf("protobuf: decode into %T: %w", v, d.err)
 	}
 	return nil
 }

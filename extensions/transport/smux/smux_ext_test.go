@@ -106,3 +106,77 @@ func TestIdleSessionStaysUp(t *testing.T) {
 }
 
 func BenchmarkStream100B(b *testing.B) { spitest.BenchmarkTransport(b, smux.Builder{}) }
+
+// TestLargeStreamDoesNotBlockOthers: a 4 MiB transfer the peer does not read
+// yet fills only its own stream's window (a quarter of smux.buffer); small
+// exchanges on another stream of the same session go on meanwhile.
+func TestLargeStreamDoesNotBlockOthers(t *testing.T) {
+	tr := build(t)
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), spitest.TransportWait)
+	defer cancel()
+	c, err := tr.Dial(ctx, l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	big, err := c.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbig, err := p.Accept() // accepted, not read until the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigDone := make(chan error, 1)
+	go func() {
+		_, err := big.Write(make([]byte, 4<<20))
+		bigDone <- err
+	}()
+
+	small, err := c.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	psmall, err := p.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(psmall, psmall)
+	deadline := time.Now().Add(spitest.TransportWait)
+	small.(interface{ SetDeadline(time.Time) error }).SetDeadline(deadline)
+	for i := range 100 {
+		msg := []byte{byte(i), 1, 2, 3}
+		if _, err := small.Write(msg); err != nil {
+			t.Fatalf("small write %d beside a stalled 4 MiB stream: %v", i, err)
+		}
+		if _, err := io.ReadFull(small, msg); err != nil {
+			t.Fatalf("small read %d beside a stalled 4 MiB stream: %v", i, err)
+		}
+	}
+	select {
+	case err := <-bigDone:
+		t.Fatalf("4 MiB write finished (%v) although the peer read nothing: no flow control?", err)
+	default:
+	}
+	// Now the provider reads the large stream and the write completes.
+	go io.Copy(io.Discard, pbig)
+	select {
+	case err := <-bigDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(spitest.TransportWait):
+		t.Fatal("4 MiB write did not finish once read")
+	}
+}

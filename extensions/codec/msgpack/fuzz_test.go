@@ -1,0 +1,40 @@
+package msgpack_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+// FuzzDecode: any body decodes into the exchange's targets with an error or
+// a value, never a panic, a hang or a huge allocation.
+//
+//	go test -fuzz=FuzzDecode -fuzztime=60s ./extensions/codec/msgpack
+func FuzzDecode(f *testing.F) {
+	var body bytes.Buffer
+	enc := msgpack.Codec{}.NewEncoder(&body)
+	for _, v := range []any{"demo.Echo", "Echo", map[string]string{"timeout": "1000"}, 1, map[string]any{"a": []any{1, "b"}}} {
+		if err := enc.Encode(v); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Add(body.Bytes())
+	f.Add([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x91, 0x91, 0x91, 0xc0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		dec := msgpack.Codec{}.NewDecoder(bytes.NewReader(in))
+		var (
+			s   string
+			m   map[string]string
+			n   int
+			v   any
+			b   []byte
+			per spitest.CodecPerson
+		)
+		for _, p := range []any{&s, &m, &n, &v, &b, &per} {
+			_ = dec.Decode(p)
+		}
+	})
+}
