@@ -66,7 +66,7 @@ func (l *Listener) Accept() (spi.Session, error) {
 	for {
 		c, err := l.l.Accept()
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // EMFILE is still reported so
+			if ne, ok := err.(net.Error); ok && ne.Temporary() { // deprecated, yet how accept reports EMFILE (net/http relies on it too)
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				time.Sleep(backoff)
 				continue
