@@ -109,3 +109,16 @@ func TestGenerate(t *testing.T) {
 		t.Error("IsRandom")
 	}
 }
+
+// U2: "?token=" is the key present with an empty value, not token=token: a
+// provider export with it fails loudly instead of accepting every call or
+// the literal "token".
+func TestU2_EmptyTokenIsPresentAndRefused(t *testing.T) {
+	u := spi.MustParse("airnode://h:1/s?side=provider&token=")
+	if v, ok := u.Param("token"); !ok || v != "" {
+		t.Fatalf("token = %q, %v", v, ok)
+	}
+	if _, err := (token.Builder{}).Build(u); err == nil || !strings.Contains(err.Error(), `"token" is empty`) {
+		t.Errorf("err = %v", err)
+	}
+}
