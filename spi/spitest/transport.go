@@ -685,7 +685,7 @@ func testDialDeadline(t *testing.T, tr spi.Transport) {
 	// Fill the backlog until a connection hangs in its handshake.
 	hanging := false
 	for range 8 {
-		c, err := net.DialTimeout("tcp", l.Addr().String(), 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", l.Addr().String(), 500*time.Millisecond)
 		if err != nil {
 			hanging = true
 			break
