@@ -61,6 +61,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		log:        log.With("registry", "zookeeper://"+p.servers[0]),
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
+		pending:    map[string]spi.URL{},
 		subs:       map[*subscription]struct{}{},
 		upCh:       make(chan struct{}),
 		kick:       make(chan struct{}, 1),
@@ -91,6 +92,7 @@ type Registry struct {
 	conn       *zk.Conn
 	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
 	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
+	pending    map[string]spi.URL // registered, creation failed: retried
 	subs       map[*subscription]struct{}
 	closed     bool
 	up         bool          // a session is established
@@ -168,6 +170,7 @@ func (r *Registry) connection() (*zk.Conn, error) {
 // zk does after its own goroutines have finished.
 func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
 	defer r.wg.Done()
+	var retry <-chan time.Time
 	for {
 		select {
 		case _, ok := <-events:
@@ -175,15 +178,20 @@ func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
 				return
 			}
 		case <-r.kick:
+		case <-retry:
 		}
-		r.checkSession(conn)
+		retry = nil
+		if r.checkSession(conn) {
+			retry = time.After(retryDelay)
+		}
 	}
 }
 
 // checkSession handles a state change: on a transition to a session it
-// authenticates, re-creates the registry's own nodes (all of them after a
-// new session) and wakes every subscription for a full re-list.
-func (r *Registry) checkSession(conn *zk.Conn) {
+// authenticates, re-creates the registry's own nodes and wakes every
+// subscription for a full re-list. It reports whether some node could not
+// be created and should be retried.
+func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	lost := r.lost.Swap(false)
 	hasSession := conn.State() == zk.StateHasSession
 	r.mu.Lock()
@@ -196,11 +204,18 @@ func (r *Registry) checkSession(conn *zk.Conn) {
 	if !hasSession || r.closed {
 		r.up = false
 		r.mu.Unlock()
-		return
+		return false
 	}
 	if r.up {
+		pending := make([]spi.URL, 0, len(r.pending))
+		for k, u := range r.pending {
+			if _, ok := r.registered[k]; ok {
+				pending = append(pending, u)
+			}
+		}
+		r.pending = map[string]spi.URL{}
 		r.mu.Unlock()
-		return
+		return r.createAll(conn, pending)
 	}
 	if r.session != 0 {
 		r.log.Info("zookeeper registry: connected again", "server", conn.Server())
@@ -220,7 +235,7 @@ func (r *Registry) checkSession(conn *zk.Conn) {
 	if needAuth {
 		if err := conn.AddAuth("digest", []byte(r.p.user+":"+r.p.password)); err != nil {
 			r.log.Warn("zookeeper registry: digest auth failed", "err", err)
-			return // retried at the next event
+			return true
 		}
 		r.mu.Lock()
 		r.authed = true
@@ -240,11 +255,7 @@ func (r *Registry) checkSession(conn *zk.Conn) {
 			r.log.Warn("zookeeper registry: delete withdrawn entry", "url", u.String(), "err", err)
 		}
 	}
-	for _, u := range urls {
-		if err := r.create(conn, u); err != nil && !r.isClosed() {
-			r.log.Warn("zookeeper registry: re-create entry", "url", u.String(), "err", err)
-		}
-	}
+	retry = r.createAll(conn, urls)
 	r.mu.Lock()
 	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed {
 		r.up = true
@@ -252,6 +263,24 @@ func (r *Registry) checkSession(conn *zk.Conn) {
 		r.upCh = make(chan struct{})
 	}
 	r.mu.Unlock()
+	return retry
+}
+
+// createAll creates the nodes of urls; those that fail are kept in pending
+// for a retry, which it reports.
+func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
+	for _, u := range urls {
+		err := r.create(conn, u)
+		if err == nil || r.isClosed() {
+			continue
+		}
+		r.log.Warn("zookeeper registry: cannot create entry; retrying", "url", u.String(), "err", err)
+		r.mu.Lock()
+		r.pending[u.String()] = u
+		r.mu.Unlock()
+		retry = true
+	}
+	return retry
 }
 
 // create makes u's ephemeral node and its persistent parents. An existing
