@@ -35,15 +35,16 @@ type HandlerFunc func(ctx context.Context, req *Request) spi.Result
 // Serve calls f.
 func (f HandlerFunc) Serve(ctx context.Context, req *Request) spi.Result { return f(ctx, req) }
 
-// Options configure a Channel or a Server. Only Codec is required for a
-// channel that receives requests or responses in a codec other than the
-// caller's (providers); the rest have usable zero values.
+// Options configure a Channel or a Server. Codec is required wherever
+// requests arrive (the provider side; a consumer decodes responses with the
+// codec it called with); the other fields have usable zero values. Server
+// forces Side to spi.Provider.
 type Options struct {
 	Side      spi.Side                          // spi.Consumer for dialed sessions, spi.Provider for accepted ones
 	Payload   int64                             // max frame body in bytes; 0 means 8 MiB (protocol.DefaultPayload)
 	Codec     func(id uint8) (spi.Codec, error) // resolves a frame's codec id (catalogs.CodecByID)
 	Handler   Handler                           // provider side: serves requests; nil on a pure consumer
-	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called when the channel starts, stop() when it dies
-	Logger    *slog.Logger                      // nil: slog.Default()
-	OnClose   func(ch *Channel, reason string)  // optional: called once when the channel dies
+	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
+	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
+	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
 }
