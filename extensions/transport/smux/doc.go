@@ -15,6 +15,12 @@
 //	| smux.buffer | size | bytes | 8MiB    | 256KiB .. 1GiB  | receive buffer per session; each stream's      |
 //	|             |      |       |         |                 | flow-control window is a quarter of it         |
 //
+// Costs (measured, BenchmarkStream100B and an idle-session count): a stream
+// Write passes through smux's shaper and writer goroutines, so write
+// coalesced batches rather than one frame per Write; a session holds about
+// 72 KiB of smux's fixed queues and three goroutines, where a "tcp" session
+// holds under 1 KiB and none.
+//
 // Transport, Listener and Session are safe for concurrent use; a stream is
 // read by one goroutine and written by one goroutine at a time. Close of a
 // session or listener is idempotent.
