@@ -79,7 +79,25 @@ func TestH1_IdleChannelPingDirections(t *testing.T) {
 		pr.c = dial(t, pr.p.addr, heartbeat(t, "heartbeat="+pr.consumer+q))
 		pr.c.wrote.wire.Store(pr.w)
 	}
-	time.Sleep(window + 200*time.Millisecond)
+	// H1 as written: dual at interval 3s, traffic that stops.
+	h1 := &pair{name: "H1 dual interval 3s after traffic stops", w: &wire{}}
+	h1.p = startProvider(t, heartbeat(t, "heartbeat=dual&heartbeat.interval=3s"))
+	h1.p.wrote.wire.Store(h1.w)
+	h1.c = dial(t, h1.p.addr, heartbeat(t, "heartbeat=dual&heartbeat.interval=3s"))
+	h1.c.wrote.wire.Store(h1.w)
+	stopCalls := busy(t, h1.c)
+	time.Sleep(time.Second)
+	stopCalls()
+	time.Sleep(window - time.Second + 200*time.Millisecond)
+	t.Run(h1.name, func(t *testing.T) {
+		t.Logf("consumer wrote %v; provider wrote %v; longest silence %v", h1.c.wrote, h1.p.wrote, h1.w.Longest())
+		if h1.c.wrote.pings.Load()+h1.p.wrote.pings.Load() < 2 {
+			t.Errorf("%d pings in 9 s of silence at interval 3s, want 2 or more", h1.c.wrote.pings.Load()+h1.p.wrote.pings.Load())
+		}
+		if l := h1.w.Longest(); l > 4*time.Second+300*time.Millisecond {
+			t.Errorf("wire silent for %v, want ≤ interval + tick (4 s) + slack", l)
+		}
+	})
 	for _, pr := range pairs {
 		t.Run(pr.name, func(t *testing.T) {
 			c, p := pr.c, pr.p
