@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -134,4 +136,32 @@ func (s *Server) Close() error {
 		}
 	})
 	return err
+}
+
+// Fetch reads a StatsReport from a /stats endpoint: addr is "host:port" or
+// a URL ("http://127.0.0.1:9090"); the path /stats is added. It gives up
+// when ctx ends. For `airnode stats ADDR`: Fetch, then WriteTable.
+func Fetch(ctx context.Context, addr string) (StatsReport, error) {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/stats", nil)
+	if err != nil {
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
+	}
+	req.Close = true // a one-off request: leave no idle connection behind
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %s", addr, resp.Status)
+	}
+	var rep StatsReport
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&rep); err != nil {
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
+	}
+	return rep, nil
 }

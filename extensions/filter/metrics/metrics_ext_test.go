@@ -175,8 +175,15 @@ func TestHTTPEndpoints(t *testing.T) {
 	if !strings.HasPrefix(table, "SIDE") || !strings.Contains(table, "SERVER_TIMEOUT=1") || !strings.Contains(table, "100.00%") {
 		t.Errorf("/stats?format=text:\n%s", table)
 	}
+	fetched, err := metrics.Fetch(context.Background(), srv.Addr().String())
+	if err != nil || len(fetched.Methods) != 2 || fetched.Methods[0].Count != 7 {
+		t.Errorf("Fetch = %+v, %v", fetched, err)
+	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	if _, err := metrics.Fetch(context.Background(), base); err == nil {
+		t.Error("Fetch from a closed server succeeded")
 	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
