@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -187,7 +189,19 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 	if len(methods) > 0 {
 		p[spi.KeyMethods] = strings.Join(methods, ",")
 	}
+	if v, _ := u.Param(spi.AttachmentToken); v == "true" || v == "default" {
+		// Dubbo's token=true: a random token, published in the provider
+		// URL; consumers that find it through the registry send it.
+		p[spi.AttachmentToken] = randomToken()
+	}
 	return u.WithParams(p), nil
+}
+
+// randomToken returns 16 random bytes, hex-encoded (32 characters).
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	return hex.EncodeToString(b)
 }
 
 // service is one exported service on a server.

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
@@ -70,5 +71,46 @@ func TestFilterChainsBothSides(t *testing.T) {
 	}
 	if _, err := r2.Invoke(ctxT(t), "Echo", "x"); spi.StatusOf(err) != spi.StatusBadRequest {
 		t.Fatalf("provider b should miss the consumer's attachment: %v", err)
+	}
+}
+
+// token=true at export publishes a random token in the provider URL; a
+// consumer that finds the provider through the registry sends it; a direct
+// consumer must give it.
+func TestTokenFromRegistry(t *testing.T) {
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://tokens")
+	p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(0))
+	defer p.Close()
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?token=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := e.URL().Param("token")
+	if len(tok) != 32 {
+		t.Fatalf("token %q, want 32 hex characters", tok)
+	}
+	c := NewNode(cat, WithLogger(quiet))
+	defer c.Close()
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil || v != "x" {
+		t.Fatalf("through the registry: %v, %v", v, err)
+	}
+	direct, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Invoke(ctxT(t), "Echo", "x"); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("direct without token: %v", err)
+	}
+	withTok, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?token="+tok), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := withTok.Invoke(ctxT(t), "Echo", "x"); err != nil {
+		t.Fatalf("direct with token: %v", err)
 	}
 }

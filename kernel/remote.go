@@ -33,6 +33,7 @@ type remoteInvoker struct {
 	stats   spi.Stats
 	methods sync.Map // method name -> *callConf or error
 	base    *callConf
+	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
 }
 
@@ -50,6 +51,9 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
 	}
 	r := &remoteInvoker{url: u, cat: cat, pool: pool}
+	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
+		r.token = t
+	}
 	base, err := r.resolve("")
 	if err != nil {
 		return nil, err
@@ -222,6 +226,11 @@ func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	cc, err := r.conf(inv.Method)
 	if err != nil {
 		return spi.Result{Err: err}
+	}
+	if r.token != "" {
+		// the provider's token, as its registered URL publishes it
+		// (Dubbo's DubboInvoker does the same)
+		inv.SetAttachment(spi.AttachmentToken, r.token)
 	}
 	c := r.pick()
 	ch, err := c.get(ctx)

@@ -13,6 +13,11 @@ import (
 	"github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
 	"github.com/airnode/airnode/extensions/codec/protobuf"
+	"github.com/airnode/airnode/extensions/filter/accesslog"
+	"github.com/airnode/airnode/extensions/filter/activelimit"
+	"github.com/airnode/airnode/extensions/filter/executelimit"
+	"github.com/airnode/airnode/extensions/filter/metrics"
+	"github.com/airnode/airnode/extensions/filter/token"
 	"github.com/airnode/airnode/extensions/heartbeat/dual"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/extensions/heartbeat/none"
@@ -61,6 +66,11 @@ func Register(c *extension.Catalogs) error {
 		c.Heartbeat.Register(dual.Builder{}, b),
 		c.Heartbeat.Register(none.Builder{}, b),
 		// filters
+		c.Filter.Register(metrics.NewBuilder(nil), b),
+		c.Filter.Register(&accesslog.Builder{}, b),
+		c.Filter.Register(token.Builder{}, b),
+		c.Filter.Register(executelimit.Builder{}, b),
+		c.Filter.Register(activelimit.Builder{}, b),
 	)
 }
 
