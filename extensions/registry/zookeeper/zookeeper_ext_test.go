@@ -271,7 +271,7 @@ func TestDigestACL(t *testing.T) {
 // TestR1_OutageKeepsList stops ZooKeeper for a few seconds: the consumer keeps
 // its list and never gets an empty one; a consumer starting during the
 // outage gets the file.cache list; after the restart a provider registered
-// during the outage appears.
+// during the outage appears and one unregistered during it is gone.
 func TestR1_OutageKeepsList(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache.json")
 	q := "root=r1&session.timeout=30s&connect.timeout=500ms&file.cache=" + url.QueryEscape(cache)
@@ -279,9 +279,13 @@ func TestR1_OutageKeepsList(t *testing.T) {
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
+	p3 := build(t, server.URL(q))
+	if err := p3.Register(ctx(t), provider(3, "")); err != nil {
+		t.Fatal(err)
+	}
 	c := build(t, server.URL(q))
 	rec := subscribe(t, c, consumer)
-	rec.wait(t, 10*time.Second, 1)
+	rec.wait(t, 10*time.Second, 1, 3)
 
 	server.Stop()
 	t.Cleanup(func() { _ = server.Restart() })
@@ -292,11 +296,15 @@ func TestR1_OutageKeepsList(t *testing.T) {
 	if err := p2.Register(ctx(t), provider(2, "")); err != nil {
 		t.Fatalf("Register during the outage: %v", err)
 	}
+	// A provider withdrawn during the outage: its delete is queued.
+	if err := p3.Unregister(ctx(t), provider(3, "")); err != nil {
+		t.Fatal(err)
+	}
 	// A consumer started during the outage starts from the cache.
 	c2 := build(t, server.URL(q))
 	rec2 := subscribe(t, c2, consumer)
-	rec2.wait(t, 10*time.Second, 1)
-	if got, err := c2.Lookup(ctx(t), consumer); err != nil || !hasPorts(got, []int{1}) {
+	rec2.wait(t, 10*time.Second, 1, 3)
+	if got, err := c2.Lookup(ctx(t), consumer); err != nil || !hasPorts(got, []int{1, 3}) {
 		t.Fatalf("Lookup during the outage = %v, %v", got, err)
 	}
 	time.Sleep(3 * time.Second)
@@ -318,6 +326,7 @@ func TestR1_OutageKeepsList(t *testing.T) {
 	// An explicit empty list from a healthy server clears.
 	_ = p.Close()
 	_ = p2.Close()
+	_ = p3.Close()
 	rec.wait(t, 10*time.Second)
 }
 
