@@ -2,16 +2,9 @@ package tlsconf
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,73 +15,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 	"github.com/airnode/airnode/spi"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// pki is a throwaway CA with certificates, written as PEM files.
-type pki struct {
-	dir  string
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newCA(t *testing.T, name string) *pki {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	p := &pki{dir: t.TempDir(), cert: cert, key: key}
-	p.write(t, "ca.pem", "CERTIFICATE", der)
-	return p
-}
-
-func (p *pki) write(t *testing.T, name, typ string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func (p *pki) ca() string { return filepath.Join(p.dir, "ca.pem") }
-
-// issue returns the paths of a certificate for 127.0.0.1 and its key.
-func (p *pki) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (certPath, keyPath string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"provider.test"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.write(t, name+".pem", "CERTIFICATE", der), p.write(t, name+"-key.pem", "EC PRIVATE KEY", kder)
-}
 
 func mustParse(t *testing.T, u string) Settings {
 	t.Helper()
@@ -122,10 +53,13 @@ func TestParse(t *testing.T) {
 }
 
 func TestFileErrorsNameKeyAndFile(t *testing.T) {
-	ca := newCA(t, "ca")
-	cert, key := ca.issue(t, "p", x509.ExtKeyUsageServerAuth)
+	ca := tlsconftest.NewCA(t, "ca")
+	cert, key := ca.Issue(t, "p")
 	missing := filepath.Join(t.TempDir(), "nope.pem")
-	garbage := ca.write(t, "garbage.pem", "JUNK", []byte("x"))
+	garbage := filepath.Join(t.TempDir(), "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		s    Settings
 		want []string
@@ -226,11 +160,11 @@ func roundTrip(c net.Conn) error {
 }
 
 func TestMutualTLS(t *testing.T) {
-	ca, other := newCA(t, "airnode test CA"), newCA(t, "other CA")
-	pCert, pKey := ca.issue(t, "provider", x509.ExtKeyUsageServerAuth)
-	cCert, cKey := ca.issue(t, "consumer", x509.ExtKeyUsageClientAuth)
-	xCert, xKey := other.issue(t, "stranger", x509.ExtKeyUsageClientAuth)
-	srvCfg, err := mustParse(t, "airnode://127.0.0.1:0/s?tls=true&tls.cert="+pCert+"&tls.key="+pKey+"&tls.ca="+ca.ca()).Server()
+	ca, other := tlsconftest.NewCA(t, "airnode test CA"), tlsconftest.NewCA(t, "other CA")
+	pCert, pKey := ca.Issue(t, "provider")
+	cCert, cKey := ca.Issue(t, "consumer")
+	xCert, xKey := other.Issue(t, "stranger")
+	srvCfg, err := mustParse(t, "airnode://127.0.0.1:0/s?tls=true&tls.cert="+pCert+"&tls.key="+pKey+"&tls.ca="+ca.CertFile).Server()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +174,7 @@ func TestMutualTLS(t *testing.T) {
 	srv := startEcho(t, srvCfg)
 
 	client := func(q string) *tls.Config {
-		cfg, err := mustParse(t, "airnode://127.0.0.1:1/s?tls=true&tls.ca="+ca.ca()+q).Client()
+		cfg, err := mustParse(t, "airnode://127.0.0.1:1/s?tls=true&tls.ca="+ca.CertFile+q).Client()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,8 +218,8 @@ func TestMutualTLS(t *testing.T) {
 // A plaintext consumer on a TLS port: the provider closes the connection
 // within its handshake timeout and reports why; the consumer's read ends.
 func TestPlaintextConsumerOnTLSProvider(t *testing.T) {
-	ca := newCA(t, "ca")
-	pCert, pKey := ca.issue(t, "provider", x509.ExtKeyUsageServerAuth)
+	ca := tlsconftest.NewCA(t, "ca")
+	pCert, pKey := ca.Issue(t, "provider")
 	cfg, err := (Settings{Enabled: true, Cert: pCert, Key: pKey}).Server()
 	if err != nil {
 		t.Fatal(err)
