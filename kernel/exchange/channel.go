@@ -272,6 +272,9 @@ func (c *Channel) LastRead() time.Time { return time.Unix(0, c.lastRead.Load()) 
 // time before the first). Coalesced frames share one timestamp.
 func (c *Channel) LastWrite() time.Time { return time.Unix(0, c.lastWrite.Load()) }
 
+// Pending returns the number of calls waiting for a response (Stats().Pending).
+func (c *Channel) Pending() int { return c.pending.len() }
+
 // Stats returns a snapshot of the channel's counters.
 func (c *Channel) Stats() ChannelStats {
 	return ChannelStats{

@@ -130,7 +130,7 @@ func TestT3_LateResponsesDropped(t *testing.T) {
 	}
 	wg.Wait()
 	bad.Range(func(k, v any) bool { t.Fatalf("worker %v: %v, want a timeout", k, v); return false })
-	if p := ch.Stats().Pending; p != 0 {
+	if p := ch.Pending(); p != 0 {
 		t.Fatalf("pending %d after %d timed-out calls", p, n)
 	}
 	if !waitFor(10*time.Second, func() bool { idsMu.Lock(); defer idsMu.Unlock(); return len(ids) == n }) {
