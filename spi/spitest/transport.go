@@ -732,13 +732,18 @@ func testDialCancelled(t *testing.T, tr spi.Transport) {
 // transport tb builds: the consumer writes 100-byte frames, pipelined, the
 // provider echoes every byte, the consumer reads them all back. One op is
 // one frame (100 bytes each way). "write=1" makes one Write per frame;
-// "write=64" one Write per 64 frames, as a coalescing frame writer does.
+// "write=64" one Write per 64 frames, as a coalescing frame writer does;
+// "pingpong" waits for each frame's echo before writing the next (the
+// latency of one call at concurrency 1, without the exchange).
 func BenchmarkTransport(b *testing.B, tb spi.TransportBuilder) {
 	for _, batch := range []int{1, 64} {
 		b.Run(fmt.Sprintf("write=%d", batch), func(b *testing.B) { benchmarkStream(b, tb, batch) })
 	}
+	b.Run("pingpong", func(b *testing.B) { benchmarkStream(b, tb, 0) })
 }
 
+// benchmarkStream pipelines frames batch at a time, or ping-pongs them one
+// by one when batch is 0.
 func benchmarkStream(b *testing.B, tb spi.TransportBuilder, batch int) {
 	tr, err := tb.Build(spi.MustParse("airnode://127.0.0.1:0/spitest.Transport"))
 	if err != nil {
@@ -782,10 +787,25 @@ func benchmarkStream(b *testing.B, tb spi.TransportBuilder, batch int) {
 		_, _ = io.Copy(ps, ps)
 	}()
 	const frame = 100
-	buf := bytes.Repeat([]byte{'f'}, frame*batch)
+	buf := bytes.Repeat([]byte{'f'}, frame*max(batch, 1))
 	b.SetBytes(frame)
 	b.ReportAllocs()
 	b.ResetTimer()
+	if batch == 0 {
+		for range b.N {
+			if _, err := cs.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(cs, buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		c.Close()
+		p.Close()
+		<-echoed
+		return
+	}
 	werr := result(func() error {
 		for left := b.N; left > 0; left -= batch {
 			if _, err := cs.Write(buf[:frame*min(batch, left)]); err != nil {
