@@ -236,7 +236,6 @@ func TestIdleConfig(t *testing.T) {
 		{"heartbeat=3000", idle.Config{Interval: 3 * time.Second, PingTimeout: 3 * time.Second, Retries: 3, Timeout: 29 * time.Second}},
 		{"heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=5&heartbeat.ping.timeout=300ms&heartbeat.timeout=10s",
 			idle.Config{Interval: time.Second, PingTimeout: 300 * time.Millisecond, Retries: 5, Timeout: 10 * time.Second}},
-		{"heartbeat=3000&heartbeat.interval=2s", idle.Config{Interval: 2 * time.Second, PingTimeout: 2 * time.Second, Retries: 3, Timeout: 26 * time.Second}},
 		{"heartbeat.interval=1500", idle.Config{Interval: 1500 * time.Millisecond, PingTimeout: 1500 * time.Millisecond, Retries: 3, Timeout: 24500 * time.Millisecond}},
 	} {
 		got, err := idle.ParseConfig(spi.MustParse("airnode://h:1/s?" + tc.query))
@@ -256,6 +255,7 @@ func TestIdleBuildRejects(t *testing.T) {
 		{"heartbeat.interval=soon", `"heartbeat.interval"`},
 		{"heartbeat.interval=1ms", "heartbeat.interval"},
 		{"heartbeat=5", "heartbeat"},
+		{"heartbeat=3000&heartbeat.interval=2s", "heartbeat=3000 (Dubbo's bare interval in ms) and heartbeat.interval=2s both given"},
 		{"heartbeat.interval=0", "heartbeat.interval"},
 		{"heartbeat.retries=0", "heartbeat.retries 0 out of range"},
 		{"heartbeat.retries=three", `"heartbeat.retries"`},

@@ -28,19 +28,23 @@ const (
 	MaxInterval     = 24 * time.Hour
 )
 
-// Interval returns heartbeat.interval (default 60s). When that key is
-// absent and the heartbeat key is a bare integer (Dubbo's heartbeat=3000),
-// the integer is the interval in milliseconds. The result lies within
+// Interval returns heartbeat.interval (default 60s). When the heartbeat key
+// is a bare integer (Dubbo's heartbeat=3000), the integer is the interval in
+// milliseconds, and giving heartbeat.interval as well is an error (the
+// kernel's catalog normalizes the bare form into heartbeat.interval before
+// Build, so only a direct caller can give both). The result lies within
 // [MinInterval, MaxInterval]; anything else is an error naming the key and
 // the value. component prefixes errors ("heartbeat idle").
 func Interval(component string, u spi.URL) (time.Duration, error) {
 	key := KeyInterval
 	v, ok := u.Param(KeyInterval)
-	if !ok {
-		if s, ok2 := u.Param(KeyStrategy); ok2 {
-			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-				key, v, ok = KeyStrategy, s, true
+	if s, bare := u.Param(KeyStrategy); bare {
+		if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+			if ok { // the catalog's Normalize never leaves both; a direct caller did
+				return 0, fmt.Errorf("%s: %s=%s (Dubbo's bare interval in ms) and %s=%s both given: give one",
+					component, KeyStrategy, s, KeyInterval, v)
 			}
+			key, v, ok = KeyStrategy, s, true
 		}
 	}
 	if !ok {
