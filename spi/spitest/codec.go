@@ -69,12 +69,17 @@ func encode(c spi.Codec, vs ...any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeInto reads len(ptrs) values from data with one decoder, protecting
-// against panics.
+// panicError is a panic recovered from a decoder.
+type panicError struct{ v any }
+
+func (e panicError) Error() string { return fmt.Sprintf("panic: %v", e.v) }
+
+// decodeInto reads len(ptrs) values from data with one decoder; a panic
+// becomes a panicError.
 func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
+			err = panicError{r}
 		}
 	}()
 	dec := c.NewDecoder(bytes.NewReader(data))
@@ -88,7 +93,8 @@ func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
 
 // panicked reports whether err came from a recovered panic.
 func panicked(err error) bool {
-	return err != nil && len(err.Error()) >= 6 && err.Error()[:6] == "panic:"
+	var p panicError
+	return errors.As(err, &p)
 }
 
 func testCodecHeader(t *testing.T, c spi.Codec) {
