@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/airnode/airnode/extensions/registry/internal/push"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -224,6 +225,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	newSession := id != r.session
 	if newSession {
 		if r.session != 0 {
+			counters.Registry.SessionExpiries.Inc()
 			r.log.Warn("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
 		}
 		r.session = id

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/zktest"
 	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
@@ -429,6 +430,7 @@ func TestR2_SessionExpiry(t *testing.T) {
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1)
 
+	expiries := counters.Registry.SessionExpiries.Load()
 	px.pause()
 	rec.wait(t, 10*time.Second) // session expired: the server deleted the node
 	px.resume()
@@ -443,6 +445,9 @@ func TestR2_SessionExpiry(t *testing.T) {
 		back.Sub(resumed).Round(time.Millisecond), back.Sub(newSession).Round(time.Millisecond))
 	if d := back.Sub(newSession); d > 2*time.Second {
 		t.Errorf("node back %v after the new session's connection, want within 2s", d)
+	}
+	if n := counters.Registry.SessionExpiries.Load() - expiries; n != 1 {
+		t.Errorf("SessionExpiries counted %d, want 1", n)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -87,6 +88,7 @@ func (p *Pusher) loop() {
 		if list == nil {
 			list = []spi.URL{}
 		}
+		counters.Registry.Notifications.Inc()
 		p.notify(slices.Clone(list))
 	}
 }
