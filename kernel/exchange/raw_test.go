@@ -113,7 +113,7 @@ func TestT3_LateResponsesDropped(t *testing.T) {
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	const workers = 500
+	const workers = 2000
 	var wg sync.WaitGroup
 	var bad sync.Map
 	for w := range workers {
