@@ -91,6 +91,16 @@ func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
 	return nil
 }
 
+// safeDecode is dec.Decode(p) with a panic turned into a panicError.
+func safeDecode(dec spi.Decoder, p any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError{r}
+		}
+	}()
+	return dec.Decode(p)
+}
+
 // panicked reports whether err came from a recovered panic.
 func panicked(err error) bool {
 	var p panicError
@@ -307,7 +317,7 @@ func testCodecSequence(t *testing.T, c spi.Codec) {
 	dec := c.NewDecoder(bytes.NewReader(data))
 	for i, v := range vs {
 		p := reflect.New(reflect.TypeOf(v))
-		if err := dec.Decode(p.Interface()); err != nil {
+		if err := safeDecode(dec, p.Interface()); err != nil {
 			t.Fatalf("value #%d: %v", i, err)
 		}
 		if !reflect.DeepEqual(p.Elem().Interface(), v) {
@@ -315,14 +325,14 @@ func testCodecSequence(t *testing.T, c spi.Codec) {
 		}
 	}
 	var extra any
-	if err := dec.Decode(&extra); err == nil {
-		t.Fatalf("Decode past the last value: %#v, want an error", extra)
+	if err := safeDecode(dec, &extra); err == nil || panicked(err) {
+		t.Fatalf("Decode past the last value: %#v, %v; want an error", extra, err)
 	}
 	// A reader that is only an io.Reader (a stream, not a body in memory).
 	dec = c.NewDecoder(struct{ io.Reader }{bytes.NewReader(data)})
 	for i, v := range vs {
 		p := reflect.New(reflect.TypeOf(v))
-		if err := dec.Decode(p.Interface()); err != nil {
+		if err := safeDecode(dec, p.Interface()); err != nil {
 			t.Fatalf("from a plain io.Reader: value #%d: %v", i, err)
 		}
 		if !reflect.DeepEqual(p.Elem().Interface(), v) {
