@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -130,6 +131,9 @@ func (c *conn) run() {
 	delay := c.backoff
 	everUp := false
 	for attempt := 1; ; attempt++ {
+		if everUp {
+			counters.Heartbeat.Reconnects.Inc()
+		}
 		ch, err := c.connect()
 		if err != nil {
 			if c.ctx.Err() != nil {

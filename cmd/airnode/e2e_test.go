@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,14 +273,30 @@ func TestE2E_ConnectionRefusedFailsFast(t *testing.T) {
 	}
 }
 
-func TestE2E_WeightParam(t *testing.T) {
-	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "weight=50", "-p", "warmup=1m")
+// -p adds parameters to every exported URL; --metrics serves the metrics
+// filter's registry.
+func TestE2E_ParamsAndMetrics(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "weight=50", "-p", "warmup=1m", "--metrics", "127.0.0.1:0")
 	r := call(t, nil, p.url("demo.Echo"), "Info")
 	if r.code != 0 || !strings.Contains(r.stdout, `"weight":50`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if !strings.Contains(p.logText(), "warmup=1m") || !strings.Contains(p.logText(), "weight=50") {
 		t.Fatalf("exported URL lacks weight/warmup:\n%s", p.logText())
+	}
+	m := regexp.MustCompile(`airnode serve: metrics" addr=(\S+)`).FindStringSubmatch(p.logText())
+	if m == nil {
+		t.Fatal("no metrics address in the log")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + m[1] + "/stats?format=text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`provider\s+demo.Echo\s+Info\s+1\s`).Match(body) {
+		t.Fatalf("/stats:\n%s", body)
 	}
 }
 

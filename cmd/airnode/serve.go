@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -27,6 +28,7 @@ import (
 // configuration through app.Config.
 type serveFlags struct {
 	transport string
+	metrics   string
 	params    []string
 }
 
@@ -65,6 +67,7 @@ service (repeatable: -p weight=50 -p warmup=1m).
 	fl := cmd.Flags()
 	config.AddFlags(fl)
 	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus) and /stats on this address, e.g. 127.0.0.1:9090")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
 	return cmd
 }
@@ -85,6 +88,23 @@ func parseParams(kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// serveMetrics serves the bundled metrics filter's registry on addr.
+func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error) {
+	fb, err := cat.Filter.Get(metrics.Name)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --metrics: %w", err)
+	}
+	mb, ok := fb.(*metrics.Builder)
+	if !ok {
+		return nil, fmt.Errorf("serve: --metrics: filter %q is not the bundled metrics filter", metrics.Name)
+	}
+	ms, err := metrics.Listen(addr, mb.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("serve: --metrics %s: %w", addr, err)
+	}
+	return ms, nil
 }
 
 // startPlugins launches cfg's plugins and adds their extensions to cat. A
@@ -134,6 +154,14 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		if reg, err = spi.Parse(cfg.Registry); err != nil {
 			return fmt.Errorf("serve: registry: %w", err)
 		}
+	}
+	if f.metrics != "" {
+		ms, err := serveMetrics(cat, f.metrics)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		logger.Info("airnode serve: metrics", "addr", ms.Addr().String())
 	}
 	plugins, err := startPlugins(ctx, cfg, cat, logger)
 	if err != nil {
