@@ -491,3 +491,21 @@ func TestProbeDescribesAndStops(t *testing.T) {
 		t.Fatalf("junk probe: %v", err)
 	}
 }
+
+// TestC1_PluginNamedWithDotIsOneExtensionName: a plugin named acme.p2c is
+// selected by ?loadbalance=acme.p2c like any extension.
+func TestC1_PluginNamedWithDotIsOneExtensionName(t *testing.T) {
+	s := p2cSpec()
+	s.Name = "acme.p2c"
+	_, c, err := startHost(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, sel, err := c.LoadBalance.Select(spi.MustParse("airnode://127.0.0.1/demo.Echo?loadbalance=acme.p2c"), "Echo")
+	if err != nil || sel.Name != "acme.p2c" || b.Name() != "acme.p2c" {
+		t.Fatalf("select: %v %+v", err, sel)
+	}
+	if o, _ := c.LoadBalance.Origin("acme.p2c"); string(o) != binary("p2c") {
+		t.Fatalf("origin %q", o)
+	}
+}

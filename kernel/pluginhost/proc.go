@@ -172,6 +172,7 @@ func (p *proc) launch(ctx context.Context) error {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
 	cmd := exec.Command(p.path, p.spec.Args...)
+	dieWithHost(cmd)
 	for k, v := range p.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
