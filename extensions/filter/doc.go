@@ -8,6 +8,7 @@
 //	-200   metrics       consumer, provider  always
 //	-100   accesslog     consumer, provider  accesslog
 //	 -50   token         consumer, provider  token
+//	 -10   threadlimit   provider            threads (a cap per provider address)
 //	   0   executelimit  provider            executes
 //	   0   activelimit   consumer            actives
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -225,5 +226,48 @@ func TestAccessLog_ProviderFile(t *testing.T) {
 	}
 	if strings.Contains(string(data), "private-value") {
 		t.Error("arguments logged")
+	}
+}
+
+// threads=2: two services exported on one address share two running calls;
+// the third concurrent Sleep, on either service, is refused at once.
+func TestThreadLimit_ProviderWide(t *testing.T) {
+	pn := newNode(t)
+	ctx := ctxT(t)
+	a, err := pn.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=a&threads=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pn.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://"+a.URL().Address()+"/demo.Echo?group=b&threads=2")); err != nil {
+		t.Fatal(err)
+	}
+	cn := newNode(t)
+	ra := refer(t, cn, a.URL().Address(), "group=a&timeout=5s&cluster=failfast")
+	rb := refer(t, cn, a.URL().Address(), "group=b&timeout=5s&cluster=failfast")
+	errs := make(chan error, 4)
+	start := time.Now()
+	for i := range 4 {
+		r := ra
+		if i%2 == 1 {
+			r = rb
+		}
+		go func() { _, err := r.Invoke(ctx, "Sleep", 400); errs <- err }()
+	}
+	ok, refused := 0, 0
+	for range 4 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, spi.ErrServerThreadpoolExhausted) && strings.Contains(err.Error(), "threads=2"):
+			refused++
+			if time.Since(start) > 350*time.Millisecond {
+				t.Errorf("refusal after %v", time.Since(start))
+			}
+		default:
+			t.Errorf("call: %v", err)
+		}
+	}
+	if ok != 2 || refused != 2 {
+		t.Errorf("%d ran, %d refused; want 2 and 2", ok, refused)
 	}
 }

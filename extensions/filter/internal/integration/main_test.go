@@ -15,6 +15,7 @@ import (
 	"github.com/airnode/airnode/extensions/filter/activelimit"
 	"github.com/airnode/airnode/extensions/filter/executelimit"
 	"github.com/airnode/airnode/extensions/filter/metrics"
+	"github.com/airnode/airnode/extensions/filter/threadlimit"
 	"github.com/airnode/airnode/extensions/filter/token"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
@@ -31,7 +32,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func catalogs(t *testing.T) *extension.Catalogs {
 	t.Helper()
 	c := bundle.Catalogs()
-	for _, b := range []spi.FilterBuilder{metrics.NewBuilder(nil), &accesslog.Builder{}, token.Builder{}, executelimit.Builder{}, activelimit.Builder{}} {
+	for _, b := range []spi.FilterBuilder{metrics.NewBuilder(nil), &accesslog.Builder{}, token.Builder{}, executelimit.Builder{}, activelimit.Builder{}, &threadlimit.Builder{}} {
 		if _, ok := c.Filter.Origin(b.Name()); !ok {
 			if err := c.Filter.Register(b, extension.Bundled); err != nil {
 				t.Fatal(err)
