@@ -29,6 +29,7 @@ import (
 	"github.com/airnode/airnode/extensions/registry/direct"
 	"github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/extensions/registry/memory"
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/extensions/transport/smux"
 	"github.com/airnode/airnode/extensions/transport/tcp"
 	"github.com/airnode/airnode/kernel/extension"
@@ -50,6 +51,7 @@ func Register(c *extension.Catalogs) error {
 		c.Registry.Register(file.Builder{}, b),
 		c.Registry.Register(direct.Builder{}, b),
 		c.Registry.Register(memory.NewBuilder(), b),
+		c.Registry.Register(zookeeper.Builder{}, b),
 		// load balancers
 		c.LoadBalance.Register(random.New(), b),
 		c.LoadBalance.Register(roundrobin.New(), b),
