@@ -1,0 +1,133 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/airnode/airnode/bench"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var errOdd = errors.New("odd")
+
+// Counted run: every call is accounted for once, in the totals and in the
+// timeline, and failures are classified.
+func TestRunCountsEveryCall(t *testing.T) {
+	var calls atomic.Int64
+	var ticks atomic.Int64
+	var final bool
+	r, err := bench.Run(context.Background(), bench.Config{
+		Calls: 5000, Concurrency: 16, Warmup: 100,
+		Classify:  func(err error) string { return "ODD" },
+		Tick:      func(p bench.Progress) { ticks.Add(1); final = p.Final },
+		TickEvery: time.Millisecond,
+	}, func(ctx context.Context, w int) error {
+		if calls.Add(1)%2 == 1 {
+			return errOdd
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 5100 || r.Calls != 5000 || r.OK+r.Errors["ODD"] != 5000 || len(r.Errors) != 1 {
+		t.Fatalf("made %d calls, report %+v", calls.Load(), r)
+	}
+	var tl, te int64
+	for i, s := range r.Timeline {
+		if s.Second != i {
+			t.Fatalf("timeline entry %d has second %d", i, s.Second)
+		}
+		tl += s.Calls
+		te += s.Errors["ODD"]
+	}
+	if tl != r.Calls || te != r.Errors["ODD"] {
+		t.Fatalf("timeline sums %d calls, %d errors; report %d, %d", tl, te, r.Calls, r.Errors["ODD"])
+	}
+	if !final || ticks.Load() < 1 {
+		t.Fatalf("ticks %d, last final %v", ticks.Load(), final)
+	}
+	if r.CallsPerSec <= 0 || r.MaxUS < r.P50US || r.Providers == nil {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+func TestRunDuration(t *testing.T) {
+	start := time.Now()
+	r, err := bench.Run(context.Background(), bench.Config{Duration: 1200 * time.Millisecond, Concurrency: 4, Warmup: 0},
+		func(ctx context.Context, w int) error { time.Sleep(time.Millisecond); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 1200*time.Millisecond || el > 10*time.Second {
+		t.Fatalf("took %v", el)
+	}
+	if len(r.Timeline) != 2 || r.Calls == 0 || r.Calls != r.OK || r.P50US < 1000 {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	r, err := bench.Run(ctx, bench.Config{Calls: 1 << 40, Concurrency: 3, Warmup: 0},
+		func(ctx context.Context, w int) error { time.Sleep(time.Millisecond); return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || r == nil || r.Calls == 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []bench.Config{
+		{Concurrency: 1},
+		{Calls: -1, Concurrency: 1},
+		{Calls: 1, Duration: time.Second, Concurrency: 1},
+		{Calls: 1, Concurrency: 0},
+	} {
+		if _, err := bench.Run(context.Background(), c, nil); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// The baseline echo under concurrent callers, then after its server is
+// gone: calls fail with ErrEchoClosed instead of hanging.
+func TestEchoBaseline(t *testing.T) {
+	srv, err := bench.StartEchoServer("127.0.0.1:0", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cl, err := bench.DialEcho(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := make([]byte, 1000)
+	r, err := bench.Run(context.Background(), bench.Config{Calls: 20000, Concurrency: 64, Warmup: -1},
+		func(ctx context.Context, w int) error { return cl.Call(req) })
+	if err != nil || r.OK != 20000 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	srv.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := cl.Call(req)
+		if errors.Is(err, bench.ErrEchoClosed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("call after server close: %v", err)
+		}
+	}
+	cl.Close()
+	if err := cl.Call(req); !errors.Is(err, bench.ErrEchoClosed) {
+		t.Fatalf("call after Close: %v", err)
+	}
+}

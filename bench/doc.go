@@ -1,0 +1,20 @@
+// Package bench is the closed-loop load generator behind `airnode bench`
+// and the plain TCP echo it is compared with.
+//
+// Run drives Config.Concurrency callers, each calling the given Caller in a
+// loop (a closed loop: a caller sends its next call when the previous one
+// returns), for Config.Calls calls or Config.Duration, after an unmeasured
+// warm-up at the same concurrency. It records the latency of successful
+// calls in an HDR histogram (github.com/HdrHistogram/hdrhistogram-go, 1 µs
+// to 1 h, 3 significant digits), failures by status name, one timeline
+// entry per second, and the process CPU time (getrusage) of the measured
+// phase. Run owns its goroutines and returns after all of them have exited.
+//
+// EchoServer and EchoClient are the baseline: a pipelined TCP echo with
+// request ids ([u32 length][u64 id][payload]), one reader goroutine per
+// side, and a flat-combining writer on the client (the caller that finds no
+// write in progress writes every queued frame in one syscall), the design
+// of /work/shared/bench/peers's "raw" system. No codec, no framework: the
+// practical floor of a Go RPC over loopback. Both are safe for concurrent
+// use; Close is idempotent and waits for their goroutines.
+package bench

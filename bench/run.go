@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Caller makes one call for caller number worker (0 to Concurrency-1; a
+// worker's calls never overlap, so per-worker state needs no lock). A
+// non-nil error is a failed call.
+type Caller func(ctx context.Context, worker int) error
+
+// Config describes one run. Exactly one of Calls and Duration is set.
+type Config struct {
+	// Calls is the number of measured calls (> 0), or 0 to run for Duration.
+	Calls int64
+	// Duration is how long the measured phase issues calls when Calls is 0.
+	// Calls in flight when it ends still finish and count.
+	Duration time.Duration
+	// Concurrency is the number of callers, 1 to 1,000,000.
+	Concurrency int
+	// Warmup is the number of unmeasured calls made first at the same
+	// concurrency; negative selects DefaultWarmup.
+	Warmup int64
+	// Classify names the status of a failed call (e.g. "CLIENT_TIMEOUT");
+	// nil uses "ERROR" for every failure.
+	Classify func(error) string
+	// Tick, when set, is called every TickEvery (default 200 ms) during the
+	// measured phase from one goroutine, and once more at its end.
+	Tick      func(Progress)
+	TickEvery time.Duration
+}
+
+// DefaultWarmup is the warm-up when Config.Warmup is negative:
+// max(min(calls/10, 10,000), 2 × concurrency) calls (2,000 for duration
+// runs), the rule /work/shared/bench/peers uses.
+func DefaultWarmup(calls int64, concurrency int) int64 {
+	w := int64(2000)
+	if calls > 0 {
+		w = min(calls/10, 10_000)
+	}
+	return max(w, 2*int64(concurrency))
+}
+
+// Progress is a snapshot of a running measured phase.
+type Progress struct {
+	Done    int64         // calls finished
+	Errors  int64         // of which failed
+	Total   int64         // Config.Calls (0 for a duration run)
+	Elapsed time.Duration // since the measured phase began
+	Planned time.Duration // Config.Duration (0 for a counted run)
+	Final   bool          // the last tick: every caller has stopped
+}
+
+// Report is the outcome of a run: the JSON object `airnode bench --json`
+// prints (Providers is filled by the caller).
+type Report struct {
+	Calls       int64            `json:"calls"`           // finished calls, failed included
+	OK          int64            `json:"ok"`              // successful calls
+	Errors      map[string]int64 `json:"errors"`          // failed calls by status name; never nil
+	Concurrency int              `json:"concurrency"`     // callers
+	ElapsedSec  float64          `json:"elapsed_sec"`     // measured phase, wall time
+	CallsPerSec float64          `json:"calls_per_sec"`   // Calls / ElapsedSec
+	MeanUS      float64          `json:"mean_us"`         // latency of successful calls, µs
+	P50US       float64          `json:"p50_us"`          //
+	P99US       float64          `json:"p99_us"`          //
+	P999US      float64          `json:"p999_us"`         //
+	MaxUS       float64          `json:"max_us"`          //
+	CPUUS       float64          `json:"cpu_us_per_call"` // process user+system CPU per call, µs
+	Providers   map[string]int64 `json:"providers"`       // calls per provider address; never nil
+	Timeline    []Second         `json:"timeline"`        // one entry per second of the measured phase
+}
+
+// Second is one timeline entry: the calls that finished during second
+// Second (0-based) of the measured phase.
+type Second struct {
+	Second int              `json:"second"`
+	Calls  int64            `json:"calls"`  // failed included
+	Errors map[string]int64 `json:"errors"` // by status name; never nil
+}
+
+// Histogram bounds: 1 µs to 1 h in nanoseconds, 3 significant digits.
+const (
+	histLowest  = int64(time.Microsecond)
+	histHighest = int64(time.Hour)
+	histDigits  = 3
+)
+
+// shard is one lock's worth of recording state; callers spread over shards
+// so that 10,000 callers do not serialise on one mutex.
+type shard struct {
+	mu       sync.Mutex
+	hist     *hdrhistogram.Histogram
+	errs     map[string]int64
+	timeline []Second
+	_        [64]byte // keep neighbouring shards' locks on separate cache lines
+}
+
+func (s *shard) record(sec int, d time.Duration, status string) {
+	s.mu.Lock()
+	for len(s.timeline) <= sec {
+		s.timeline = append(s.timeline, Second{Second: len(s.timeline)})
+	}
+	e := &s.timeline[sec]
+	e.Calls++
+	if status == "" {
+		_ = s.hist.RecordValue(int64(d)) // values past 1 h saturate; cannot happen under a call timeout
+	} else {
+		s.errs[status]++
+		if e.Errors == nil {
+			e.Errors = map[string]int64{}
+		}
+		e.Errors[status]++
+	}
+	s.mu.Unlock()
+}
+
+// Validate checks c's bounds.
+func (c Config) Validate() error {
+	switch {
+	case c.Calls < 0:
+		return fmt.Errorf("bench: calls %d: want 0 or more", c.Calls)
+	case c.Calls == 0 && c.Duration <= 0:
+		return errors.New("bench: want a number of calls or a positive duration")
+	case c.Calls > 0 && c.Duration > 0:
+		return errors.New("bench: give a number of calls or a duration, not both")
+	case c.Concurrency < 1 || c.Concurrency > 1_000_000:
+		return fmt.Errorf("bench: concurrency %d: want 1 to 1,000,000", c.Concurrency)
+	}
+	return nil
+}
+
+// Run performs cfg's warm-up and measured phase with call and returns the
+// report of the measured phase. When ctx ends, callers stop after their
+// current call and Run reports what finished, with ctx's error.
+func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	classify := cfg.Classify
+	if classify == nil {
+		classify = func(error) string { return "ERROR" }
+	}
+	warmup := cfg.Warmup
+	if warmup < 0 {
+		warmup = DefaultWarmup(cfg.Calls, cfg.Concurrency)
+	}
+	if warmup > 0 {
+		var next atomic.Int64
+		loop(cfg.Concurrency, func(w int) {
+			for next.Add(1) <= warmup && ctx.Err() == nil {
+				_ = call(ctx, w)
+			}
+		})
+	}
+
+	nshards := min(max(8, 4*runtime.GOMAXPROCS(0)), cfg.Concurrency)
+	shards := make([]shard, nshards)
+	for i := range shards {
+		shards[i].hist = hdrhistogram.New(histLowest, histHighest, histDigits)
+		shards[i].errs = map[string]int64{}
+	}
+	var next, done, failed atomic.Int64
+	tickEvery := cfg.TickEvery
+	if tickEvery <= 0 {
+		tickEvery = 200 * time.Millisecond
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	progress := func(final bool) Progress {
+		return Progress{Done: done.Load(), Errors: failed.Load(), Total: cfg.Calls,
+			Elapsed: time.Since(start), Planned: cfg.Duration, Final: final}
+	}
+	stopTicks := make(chan struct{})
+	ticksDone := make(chan struct{})
+	go func() {
+		defer close(ticksDone)
+		if cfg.Tick == nil {
+			return
+		}
+		t := time.NewTicker(tickEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopTicks:
+				return
+			case <-t.C:
+				cfg.Tick(progress(false))
+			}
+		}
+	}()
+	loop(cfg.Concurrency, func(w int) {
+		sh := &shards[w%nshards]
+		for ctx.Err() == nil {
+			if cfg.Calls > 0 && next.Add(1) > cfg.Calls {
+				return
+			}
+			t0 := time.Now()
+			err := call(ctx, w)
+			t1 := time.Now()
+			status := ""
+			if err != nil {
+				status = classify(err)
+				failed.Add(1)
+			}
+			since := t1.Sub(start)
+			sh.record(int(since/time.Second), t1.Sub(t0), status)
+			done.Add(1)
+			if cfg.Calls == 0 && since >= cfg.Duration {
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	close(stopTicks)
+	<-ticksDone
+	if cfg.Tick != nil {
+		cfg.Tick(progress(true))
+	}
+
+	r := &Report{Errors: map[string]int64{}, Providers: map[string]int64{}, Concurrency: cfg.Concurrency,
+		ElapsedSec: elapsed.Seconds()}
+	hist := hdrhistogram.New(histLowest, histHighest, histDigits)
+	for i := range shards {
+		s := &shards[i]
+		hist.Merge(s.hist)
+		for k, v := range s.errs {
+			r.Errors[k] += v
+		}
+		for len(r.Timeline) < len(s.timeline) {
+			r.Timeline = append(r.Timeline, Second{Second: len(r.Timeline), Errors: map[string]int64{}})
+		}
+		for j, e := range s.timeline {
+			r.Timeline[j].Calls += e.Calls
+			for k, v := range e.Errors {
+				r.Timeline[j].Errors[k] += v
+			}
+		}
+	}
+	r.Calls = done.Load()
+	r.OK = hist.TotalCount()
+	if r.Calls > 0 {
+		r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
+		r.CPUUS = float64(cpu) / float64(time.Microsecond) / float64(r.Calls)
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	r.MeanUS = hist.Mean() / 1e3
+	r.P50US = us(hist.ValueAtQuantile(50))
+	r.P99US = us(hist.ValueAtQuantile(99))
+	r.P999US = us(hist.ValueAtQuantile(99.9))
+	r.MaxUS = us(hist.Max())
+	return r, ctx.Err()
+}
+
+// loop runs f(0) to f(n-1) in n goroutines and waits for them.
+func loop(n int, f func(w int)) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() { f(w) })
+	}
+	wg.Wait()
+}
+
+// cpuTime returns the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ErrorNames returns the status names of r.Errors, most frequent first.
+func (r *Report) ErrorNames() []string {
+	names := slices.Collect(maps.Keys(r.Errors))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(r.Errors[b], r.Errors[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
