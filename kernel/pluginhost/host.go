@@ -173,7 +173,8 @@ type PluginInfo struct {
 	Restarts int
 }
 
-// String renders "running", "restarting: reason" or "failed: reason".
+// StateString renders the state for people: "running",
+// "restarting: reason", "failed: reason".
 func (i PluginInfo) StateString() string {
 	if i.Reason == "" {
 		return string(i.State)

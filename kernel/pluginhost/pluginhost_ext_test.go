@@ -509,3 +509,24 @@ func TestC1_PluginNamedWithDotIsOneExtensionName(t *testing.T) {
 		t.Fatalf("origin %q", o)
 	}
 }
+
+func TestStartTimeoutAndInProcessPointsAreRefused(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	h, _, err := startHost(t,
+		config.Plugin{Name: "mute", Point: "loadbalance", Command: sleep, Args: []string{"30"}, StartTimeout: 300 * time.Millisecond},
+		config.Plugin{Name: "fasttcp", Point: "transport", Command: binary("p2c")},
+		p2cSpec())
+	if err == nil || !strings.Contains(err.Error(), `plugin "mute"`) || !strings.Contains(err.Error(), "no handshake within start_timeout 300ms") {
+		t.Fatalf("err = %v; want the mute plugin's start timeout", err)
+	}
+	if !strings.Contains(err.Error(), `point "transport" cannot be served by a plugin`) {
+		t.Fatalf("err = %v; want the transport plugin refused", err)
+	}
+	t.Log(err)
+	if info(t, h, "p2c").State != pluginhost.StateRunning || info(t, h, "mute").State != pluginhost.StateFailed {
+		t.Fatalf("plugins %+v", h.Plugins())
+	}
+}
