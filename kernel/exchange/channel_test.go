@@ -245,7 +245,16 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		go func() {
 			bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), time.Second).Err
 		}()
-		time.Sleep(100 * time.Millisecond) // let the big frame occupy the writer
+		// wait until the writer is stuck writing the big frame's batch
+		stuck := waitFor(5*time.Second, func() bool {
+			ch.w.mu.Lock()
+			gen := ch.w.gen
+			ch.w.mu.Unlock()
+			return gen >= 2 && ch.w.flushed.Load() < gen-1
+		})
+		if !stuck {
+			t.Fatal("the big request never occupied the writer")
+		}
 		wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 200*time.Millisecond).Err, spi.StatusClientTimeout)
 		wantStatus(t, <-bigErr, spi.StatusClientTimeout)
 		if ch.Stats().Pending != 0 {
@@ -263,7 +272,7 @@ func TestContextCancelAndDeadline(t *testing.T) {
 	if !errors.Is(e, context.Canceled) {
 		t.Fatalf("cancelled call: %v does not wrap context.Canceled", e)
 	}
-	dctx, dcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer dcancel()
 	wantStatus(t, ch.Invoke(dctx, mpCodec{}, echoInv("Sleep", 2000), 5*time.Second).Err, spi.StatusServerTimeout)
 	wantStatus(t, ch.Invoke(dctx, mpCodec{}, echoInv("Echo", 1), 5*time.Second).Err, spi.StatusClientTimeout)
