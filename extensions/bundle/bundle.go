@@ -17,6 +17,7 @@ import (
 	"github.com/airnode/airnode/extensions/filter/activelimit"
 	"github.com/airnode/airnode/extensions/filter/executelimit"
 	"github.com/airnode/airnode/extensions/filter/metrics"
+	"github.com/airnode/airnode/extensions/filter/threadlimit"
 	"github.com/airnode/airnode/extensions/filter/token"
 	"github.com/airnode/airnode/extensions/heartbeat/dual"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
@@ -73,6 +74,7 @@ func Register(c *extension.Catalogs) error {
 		c.Filter.Register(token.Builder{}, b),
 		c.Filter.Register(executelimit.Builder{}, b),
 		c.Filter.Register(activelimit.Builder{}, b),
+		c.Filter.Register(&threadlimit.Builder{}, b),
 	)
 }
 
