@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -24,6 +25,11 @@ const (
 	KeyCA         = "tls.ca"
 	KeyServerName = "tls.servername"
 )
+
+// ProviderFileKeys name the provider's own files. The kernel leaves them
+// out of the provider URL it registers: merged into a consumer's URL they
+// would make the provider's key the consumer's client certificate.
+var ProviderFileKeys = []string{KeyCert, KeyKey, KeyCA}
 
 // DefaultHandshakeTimeout bounds a provider-side handshake (Listener).
 const DefaultHandshakeTimeout = 10 * time.Second
@@ -181,8 +187,9 @@ func Handshake(ctx context.Context, c net.Conn, cfg *tls.Config, addr string) (n
 // Listener returns a listener whose connections are TLS server
 // connections with cfg. Each one runs its handshake on its first Read or
 // Write, bounded by timeout (DefaultHandshakeTimeout when 0); a failed
-// handshake closes the connection, is reported to report (when not nil)
-// with the peer's address, and fails that Read or Write. Accept itself
+// handshake closes the connection, is reported to report with the peer's
+// address (nil: a warning on slog.Default()), and fails that Read or
+// Write. Accept itself
 // never waits for a handshake, so one slow consumer delays no other.
 func Listener(l net.Listener, cfg *tls.Config, timeout time.Duration, report func(remote string, err error)) net.Listener {
 	if timeout <= 0 {
@@ -225,6 +232,8 @@ func (c *serverConn) handshake() error {
 			_ = c.raw.Close()
 			if c.l.report != nil {
 				c.l.report(c.raw.RemoteAddr().String(), err)
+			} else {
+				slog.Default().Warn("tlsconf: handshake failed; connection closed", "remote", c.raw.RemoteAddr().String(), "err", err)
 			}
 		}
 	})
