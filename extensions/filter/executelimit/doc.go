@@ -11,5 +11,7 @@
 //	methods.<m>.executes     integer  calls  executes      0 to 1048576; 0 lifts the limit for <m>
 //
 // The limit counts per method, not per service: executes=2 lets two Sleep
-// and two Echo calls run together. Safe for concurrent use; no goroutines.
+// and two Echo calls run together. The kernel activates filters per
+// service, so a method-level key alone does not switch the filter on:
+// write executes=0&methods.Sleep.executes=2 (or filter=executelimit). Safe for concurrent use; no goroutines.
 package executelimit

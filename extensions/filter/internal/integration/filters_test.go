@@ -271,3 +271,40 @@ func TestThreadLimit_ProviderWide(t *testing.T) {
 		t.Errorf("%d ran, %d refused; want 2 and 2", ok, refused)
 	}
 }
+
+// A method-level limit with executes=0 at service level (which activates
+// the filter): Sleep is capped at 1, Echo is not.
+func TestExecuteLimit_MethodLevel(t *testing.T) {
+	_, addr := provider(t, "executes=0&methods.Sleep.executes=1")
+	r := refer(t, newNode(t), addr, "timeout=5s&cluster=failfast")
+	ctx := ctxT(t)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { _, err := r.Invoke(ctx, "Sleep", 300); errs <- err }()
+	}
+	var echoes sync.WaitGroup
+	for range 5 {
+		echoes.Add(1)
+		go func() {
+			defer echoes.Done()
+			if _, err := r.Invoke(ctx, "Echo", 1); err != nil {
+				t.Errorf("Echo: %v", err)
+			}
+		}()
+	}
+	echoes.Wait()
+	ok, refused := 0, 0
+	for range 3 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, spi.ErrServerThreadpoolExhausted):
+			refused++
+		default:
+			t.Errorf("Sleep: %v", err)
+		}
+	}
+	if ok != 1 || refused != 2 {
+		t.Errorf("%d ran, %d refused; want 1 and 2", ok, refused)
+	}
+}
