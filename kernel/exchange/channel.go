@@ -325,6 +325,7 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("open stream: %w", err)
 	}
+	c.lastWrite.Store(time.Now().UnixNano())
 	_, err = s.Write(frame)
 	cerr := s.Close()
 	if err == nil {
@@ -333,7 +334,6 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %d-byte frame on its own stream: %w", len(frame), err)
 	}
-	c.lastWrite.Store(time.Now().UnixNano())
 	c.framesWritten.Add(1)
 	c.writes.Add(1)
 	c.ownStreams.Add(1)

@@ -90,8 +90,9 @@ func (w *writer) enqueueWait(frame []byte) bool {
 		w.mu.Unlock()
 		return false
 	}
+	w.appendLocked(frame)
 	w.mu.Unlock()
-	w.enqueue(frame)
+	w.poke()
 	return true
 }
 
@@ -106,15 +107,24 @@ func (w *writer) close() {
 // enqueue appends frame to the next batch and returns the batch number.
 func (w *writer) enqueue(frame []byte) uint64 {
 	w.mu.Lock()
+	gen := w.appendLocked(frame)
+	w.mu.Unlock()
+	w.poke()
+	return gen
+}
+
+func (w *writer) appendLocked(frame []byte) uint64 {
 	w.buf = append(w.buf, frame...)
 	w.frames++
-	gen := w.gen
-	w.mu.Unlock()
+	return w.gen
+}
+
+// poke wakes the writer goroutine.
+func (w *writer) poke() {
 	select {
 	case w.signal <- struct{}{}:
 	default:
 	}
-	return gen
 }
 
 // written reports whether batch gen has been written in full.
@@ -141,11 +151,13 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 			spare = out
 			continue
 		}
+		// stamped before the write, so that whoever reads the answer to
+		// one of these frames already sees it
+		c.lastWrite.Store(time.Now().UnixNano())
 		if _, err := s.Write(out); err != nil {
 			return err
 		}
 		w.flushed.Store(gen)
-		c.lastWrite.Store(time.Now().UnixNano())
 		c.framesWritten.Add(frames)
 		c.writes.Add(1)
 		if cap(out) > 1<<20 {
