@@ -3,6 +3,8 @@ package kernel
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -427,4 +429,30 @@ func TestFailoverAroundDeadProvider(t *testing.T) {
 		}
 	}
 	eventually(t, "dead provider unavailable", func() bool { return len(r.Providers()) == 1 })
+}
+
+// A reference through a registry publishes its consumer entry there until
+// it closes.
+func TestReferRegistersConsumer(t *testing.T) {
+	dir := t.TempDir()
+	reg := spi.MustParse("file://" + dir)
+	c := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer c.Close()
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := func() int {
+		es, _ := os.ReadDir(filepath.Join(dir, "demo.Echo", "consumers"))
+		return len(es)
+	}
+	if n := entries(); n != 1 {
+		t.Fatalf("%d consumer entries, want 1", n)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := entries(); n != 0 {
+		t.Fatalf("%d consumer entries after Close, want 0", n)
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
@@ -24,6 +26,22 @@ type Reference struct {
 	base    *strategy
 	methods sync.Map // method -> *strategy or error
 	once    sync.Once
+
+	shared   spi.Registry // the node's registry this reference registered in
+	consumer spi.URL      // its consumer entry there (zero: none)
+}
+
+// register publishes the reference's consumer entry (Dubbo's
+// consumer://host/interface?side=consumer...) in reg, so registry
+// listings show who consumes a service. A failure is logged, not fatal.
+func (r *Reference) register(ctx context.Context, reg spi.Registry) {
+	cu := r.url.WithScheme("consumer").WithAddress("127.0.0.1", 0).
+		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
+	if err := reg.Register(ctx, cu); err != nil {
+		r.node.logger.Warn("kernel: cannot register consumer", "service", r.key, "err", err)
+		return
+	}
+	r.shared, r.consumer = reg, cu
 }
 
 // strategy is the cluster and balancer one method uses.
@@ -85,6 +103,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		desc = n.registryURL.String()
 	default:
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
+	}
+	if r.reg == nil {
+		r.register(ctx, reg)
 	}
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
 		return newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
@@ -251,6 +272,13 @@ func (r *Reference) Close() error {
 
 func (r *Reference) closeOwned() error {
 	var err error
+	if r.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if uerr := r.shared.Unregister(ctx, r.consumer); uerr != nil {
+			r.node.logger.Warn("kernel: cannot unregister consumer", "service", r.key, "err", uerr)
+		}
+		cancel()
+	}
 	if r.dir != nil {
 		err = r.dir.Close()
 	}
