@@ -12,9 +12,10 @@
 //
 //	key    type    default  meaning
 //	token  string  absent   the secret; "false" switches the check off;
-//	                        "true" or "default" ask the kernel for a random
-//	                        token at export (Generate), published in the
-//	                        registered provider URL; an empty value is an error
+//	                        "true" or "default": the kernel replaces it at
+//	                        export with 32 random hex characters, published in
+//	                        the registered provider URL, which consumers send
+//	                        back; an empty value is an error
 //
 // Build refuses "true"/"default" that reached it unreplaced, since every
 // consumer would then send the literal "true". Safe for concurrent use; no

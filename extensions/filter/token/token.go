@@ -2,9 +2,7 @@ package token
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"sync/atomic"
 
@@ -37,14 +35,6 @@ func (Builder) Activation() spi.Activation {
 // or "default", Dubbo's spellings).
 func IsRandom(v string) bool { return v == "true" || v == "default" }
 
-// Generate returns a random token: 16 bytes from crypto/rand, hex-encoded
-// (32 characters). The kernel calls it at export for token=true.
-func Generate() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails since Go 1.24
-	return hex.EncodeToString(b)
-}
-
 // Build reads u's side and token. Errors: no or unknown "side"; an empty
 // token; "true"/"default" not replaced by a random token. Pure.
 func (Builder) Build(u spi.URL) (spi.Filter, error) {
@@ -60,7 +50,7 @@ func (Builder) Build(u spi.URL) (spi.Filter, error) {
 	case tok == "":
 		return nil, fmt.Errorf("token: URL key %q is empty: want a secret, true for a random one, or false", Key)
 	case IsRandom(tok) && side == spi.Provider:
-		return nil, fmt.Errorf("token: %s=%s was not replaced by a random token at export (the kernel must publish token.Generate() in the provider URL)", Key, tok)
+		return nil, fmt.Errorf("token: %s=%s was not replaced by a random token at export (the kernel publishes one in the provider URL)", Key, tok)
 	case IsRandom(tok):
 		return nil, fmt.Errorf("token: consumer %s=%s: give the provider's token, or leave the key out to use the one the registry publishes", Key, tok)
 	}

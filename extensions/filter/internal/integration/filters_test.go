@@ -12,6 +12,7 @@ import (
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -306,5 +307,34 @@ func TestExecuteLimit_MethodLevel(t *testing.T) {
 	}
 	if ok != 1 || refused != 2 {
 		t.Errorf("%d ran, %d refused; want 1 and 2", ok, refused)
+	}
+}
+
+// token=true: the kernel publishes a random token in the registered
+// provider URL; a consumer that finds the provider through the registry
+// sends it and gets through, a direct one without it is rejected.
+func TestToken_RandomThroughRegistry(t *testing.T) {
+	cat := catalogs(t)
+	reg := spi.MustParse("memory://token-filter")
+	pn := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0), kernel.WithRegistry(reg))
+	defer pn.Close()
+	e, err := pn.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?token=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := e.URL().Param("token"); len(tok) != 32 || tok == "true" {
+		t.Fatalf("published token %q", tok)
+	}
+	cn := kernel.NewNode(cat, kernel.WithLogger(quiet))
+	defer cn.Close()
+	r, err := cn.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil || v != "x" {
+		t.Fatalf("through the registry: %v, %v", v, err)
+	}
+	if _, err := refer(t, cn, e.URL().Address(), "").Invoke(ctxT(t), "Echo", "x"); !errors.Is(err, spi.ErrServiceError) || !strings.Contains(err.Error(), "rejected") {
+		t.Fatalf("direct, no token: %v", err)
 	}
 }
