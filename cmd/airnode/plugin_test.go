@@ -2,21 +2,45 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 )
 
-// buildPlugin builds an example plugin into a temp dir.
+var (
+	pluginsMu    sync.Mutex
+	pluginsBuilt = map[string]string{} // package -> binary, shared by this package's tests
+	pluginsDir   string
+)
+
+// buildPlugin builds an example plugin once per test binary.
 func buildPlugin(t *testing.T, pkg string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	pluginsMu.Lock()
+	defer pluginsMu.Unlock()
+	if out, ok := pluginsBuilt[pkg]; ok {
+		return out
+	}
+	if pluginsDir == "" {
+		pluginsDir = filepath.Dir(binary) // removed by TestMain
+	}
+	out := filepath.Join(pluginsDir, "plugin-"+filepath.Base(pkg))
 	if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
+	pluginsBuilt[pkg] = out
 	return out
 }
 
@@ -56,5 +80,128 @@ func TestPrintPlugins(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+var pluginPID = regexp.MustCompile(`plugin running" plugin=(\S+) .*pid=(\d+)`)
+
+// The issue's first and fourth acceptance items with the real binary: the
+// example balancer declared in plugins.yaml, `airnode serve`, then
+// `airnode call '...?loadbalance=p2c' Echo 1`; then kill -9 of the host
+// leaves no plugin process after 3 s.
+func TestPluginBalancerServeCallAndHostKill9(t *testing.T) {
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	yaml := "plugins:\n  - {name: p2c, point: loadbalance, command: " + p2c + ", restart: always}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	m := pluginPID.FindStringSubmatch(p.logText())
+	if m == nil || m[1] != "p2c" {
+		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
+	}
+	pid, _ := strconv.Atoi(m[2])
+
+	var stdout, stderr bytes.Buffer
+	call := exec.Command(binary, "call", "--config", cfg, p.url("demo.Echo")+"?loadbalance=p2c", "Echo", "1")
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != "1" {
+		t.Fatalf("call: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	deadline := time.Now().Add(3 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d still running 3s after the host was killed", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processGone reports whether pid is not running (absent or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
+
+// lockedBuffer is a goroutine-safe log sink.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The issue's second acceptance item: `airnode serve` with the greeter
+// service plugin, and `airnode call .../greeter.Greeter Hello '"Ann"'`
+// answers from the plugin process. The serve side runs in process with a
+// config built directly, because config.Validate does not accept the
+// "service" point yet.
+func TestGreeterServicePluginAnswersCall(t *testing.T) {
+	greeter := buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter")
+	cat, err := bundledCatalogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Registry = "file://" + t.TempDir()
+	cfg.Shutdown.Wait, cfg.Shutdown.Timeout = 0, 2*time.Second
+	cfg.Plugins = []config.Plugin{{Name: "greeter", Point: pluginhost.PointService, Command: greeter}}
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, cat, cfg, serveFlags{}, logger) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	addrRe := regexp.MustCompile(`airnode serve: serving" addr=(\S+) service=greeter.Greeter`)
+	var addr string
+	deadline := time.Now().Add(20 * time.Second)
+	for addr == "" {
+		if m := addrRe.FindStringSubmatch(logs.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("greeter not served:\n%s", logs.String())
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	call := exec.Command(binary, "call", "airnode://"+addr+"/greeter.Greeter", "Hello", `"Ann"`)
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != `"Hello, Ann"` {
+		t.Fatalf("call: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	call = exec.Command(binary, "call", "airnode://"+addr+"/greeter.Greeter", "Pid")
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) == strconv.Itoa(os.Getpid()) {
+		t.Fatalf("Pid: %v, stdout %q (must be the plugin's, not this process's)", err, stdout.String())
 	}
 }
