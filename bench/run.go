@@ -37,6 +37,9 @@ type Config struct {
 	// Classify names the status of a failed call (e.g. "CLIENT_TIMEOUT");
 	// nil uses "ERROR" for every failure.
 	Classify func(error) string
+	// Start, when set, is called once between the warm-up and the measured
+	// phase (to snapshot counters).
+	Start func()
 	// Tick, when set, is called every TickEvery (default 200 ms) during the
 	// measured phase from one goroutine, and once more at its end.
 	Tick      func(Progress)
@@ -176,6 +179,9 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	tickEvery := cfg.TickEvery
 	if tickEvery <= 0 {
 		tickEvery = 200 * time.Millisecond
+	}
+	if cfg.Start != nil {
+		cfg.Start()
 	}
 	cpu0 := cpuTime()
 	start := time.Now()

@@ -47,6 +47,7 @@ func subcommands(a *app) []*cobra.Command {
 		listCommand(a),
 		serveCommand(a),
 		callCommand(a),
+		benchCommand(a),
 		registryCommand(a),
 		pluginCommand(a),
 	}

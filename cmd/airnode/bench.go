@@ -1,0 +1,610 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// benchFlags are the flags of `airnode bench`.
+type benchFlags struct {
+	registry    string
+	calls       int64
+	callsSet    bool // -n given (a paper run uses 100,000 calls per case otherwise)
+	concurrency int
+	req, resp   int
+	duration    time.Duration
+	connections int
+	warmup      int64
+	timeout     time.Duration
+	codec       string
+	params      []string
+	json        bool
+	paper       bool
+	baseline    bool
+}
+
+// benchTimeout is the call timeout of `airnode bench` when neither
+// --timeout nor the URL's "timeout" key sets one: long enough for 10,000
+// callers queued on a 2-core machine, so that the run measures latency
+// rather than the kernel's 1 s default.
+const benchTimeout = 10 * time.Second
+
+// benchCommand returns `airnode bench`.
+func benchCommand(a *app) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench [flags] SERVICE_URL",
+		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
+		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
+does, then runs -c concurrent callers in a closed loop for -n calls or
+--duration, after an unmeasured warm-up at the same concurrency. Each call
+is Echo with a --req byte payload; when --resp differs from --req it is
+Payload(--resp) with the request padded to --req bytes by an attachment.
+
+It prints calls/s, the latency of successful calls (mean, p50, p99, p99.9,
+max; HDR histogram), failed calls by status name, the client's CPU time
+per call (getrusage, user+system) and the calls each provider took.
+--json prints one object instead, with a per-second timeline of calls and
+errors (how a failover looks). A progress bar is drawn on a terminal.
+
+--paper runs the five local cases of the AirRPC paper's table (100,000
+calls each unless -n or --duration says otherwise) and prints our figures
+next to the paper's. --baseline also runs every case against a plain
+pipelined TCP echo in this process (client and server) and prints ratios.
+
+  airnode bench airnode://127.0.0.1:20880/demo.Echo -n 100000 -c 100
+  airnode bench 'demo.Echo?loadbalance=roundrobin' --duration 30s -c 50 --json
+  airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			cfg, err := a.Config(nil)
+			if err != nil {
+				return err
+			}
+			if f.registry == "" {
+				f.registry = cfg.Registry
+			}
+			f.callsSet = cmd.Flags().Changed("calls")
+			if !cmd.Flags().Changed("resp") {
+				f.resp = f.req
+			}
+			logger := a.Logger()
+			if !cmd.Flags().Changed("log-level") {
+				logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			plugins, err := startPlugins(ctx, cfg, cat, logger)
+			if err != nil {
+				return err
+			}
+			defer plugins.Close()
+			return runBench(ctx, cat, f, args[0], logger, a.stdout, progressWriter(a.stderr))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
+	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (ignored with --duration)")
+	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000)")
+	fl.IntVar(&f.req, "req", 100, "request payload, bytes")
+	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
+	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls")
+	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c))")
+	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (default: the URL's timeout key, else 10s)")
+	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object")
+	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
+	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
+	return cmd
+}
+
+// progressWriter returns w when it is a terminal (the progress bar is drawn
+// there), else nil.
+func progressWriter(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return w
+	}
+	return nil
+}
+
+// benchCase is one workload: payload sizes and concurrency.
+type benchCase struct {
+	Name        string  `json:"case"`
+	Req         int     `json:"req"`
+	Resp        int     `json:"resp"`
+	Concurrency int     `json:"concurrency"`
+	PaperMS     float64 `json:"paper_ms,omitempty"` // the AirRPC paper's mean, ms; 0: none or collapsed
+	PaperNote   string  `json:"paper,omitempty"`
+}
+
+// paperCases are the five local cases of the AirRPC paper's table with its
+// mean latency per call (c=10,000 collapsed: over 1 s per call).
+var paperCases = []benchCase{
+	{Name: "10/10 B c=1", Req: 10, Resp: 10, Concurrency: 1, PaperMS: 0.322},
+	{Name: "100/100 B c=1", Req: 100, Resp: 100, Concurrency: 1, PaperMS: 0.348},
+	{Name: "1000/100 B c=1", Req: 1000, Resp: 100, Concurrency: 1, PaperMS: 0.369},
+	{Name: "100/100 B c=100", Req: 100, Resp: 100, Concurrency: 100, PaperMS: 0.350},
+	{Name: "100/100 B c=10000", Req: 100, Resp: 100, Concurrency: 10_000, PaperNote: "collapsed (over 1 s per call)"},
+}
+
+// benchOutcome is one case's results: the JSON object --json prints for a
+// single case (the report's fields at the top level).
+type benchOutcome struct {
+	*bench.Report
+	Case     *benchCase    `json:"workload,omitempty"`
+	Baseline *bench.Report `json:"baseline,omitempty"`
+}
+
+// runBench refers to target and runs the single case of f, or the paper's
+// cases, printing the outcome to stdout and a progress bar to progress
+// (nil: none).
+func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, progress io.Writer) error {
+	if f.req < 0 || f.resp < 0 {
+		return fmt.Errorf("bench: --req %d, --resp %d: want 0 or more bytes", f.req, f.resp)
+	}
+	if f.duration > 0 {
+		f.calls = 0
+	}
+	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup}
+	if run.Calls == 0 && run.Duration == 0 {
+		return errors.New("bench: -n must be positive (or give --duration)")
+	}
+	if err := run.Validate(); err != nil {
+		return err
+	}
+	if f.connections < 1 || f.connections > 64 {
+		return fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections)
+	}
+	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
+	if f.paper {
+		cases = paperCases
+	}
+
+	u, err := serviceURL(target)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	switch {
+	case f.timeout > 0:
+		params["timeout"] = f.timeout.String()
+	default:
+		if _, ok := u.Param("timeout"); !ok && params["timeout"] == "" {
+			params["timeout"] = benchTimeout.String()
+		}
+	}
+	if f.codec != "" {
+		params["codec"] = f.codec
+	}
+	params["connections"] = strconv.Itoa(f.connections)
+	u = u.WithParams(params)
+	reg, err := registryFor(cat, f.registry, u, target)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if err := cat.Filter.Register(padBuilder{}, extension.Bundled); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	defer node.Close()
+	// refs[true] pads requests (cases whose request and response sizes
+	// differ); the plain one has no padding filter in its chain. Both share
+	// the node's connections.
+	refs := map[bool]*kernel.Reference{}
+	refer := func(pad bool) (*kernel.Reference, error) {
+		if r, ok := refs[pad]; ok {
+			return r, nil
+		}
+		ru := u
+		if pad {
+			ru = u.With(padKey, "on")
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r, err := node.Refer(rctx, ru, reg)
+		if err == nil {
+			err = waitProviders(rctx, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		refs[pad] = r
+		return r, nil
+	}
+
+	var outcomes []benchOutcome
+	for i := range cases {
+		c := &cases[i]
+		cfg := run
+		cfg.Concurrency = c.Concurrency
+		if f.paper && f.duration == 0 && !f.callsSet {
+			cfg.Calls = 100_000
+		}
+		if f.paper && f.warmup < 0 {
+			cfg.Warmup = bench.DefaultWarmup(cfg.Calls, cfg.Concurrency)
+		}
+		label := "airnode " + c.Name
+		o := benchOutcome{Case: c}
+		ref, err := refer(c.Req != c.Resp)
+		if err != nil {
+			return err
+		}
+		if o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress); err != nil {
+			return err
+		}
+		if f.baseline {
+			if o.Baseline, err = benchBaseline(ctx, cfg, *c, f.connections, "baseline "+c.Name, progress); err != nil {
+				return err
+			}
+		}
+		outcomes = append(outcomes, o)
+	}
+	if f.json {
+		var v any = outcomes[0]
+		if f.paper {
+			v = struct {
+				Cases []benchOutcome `json:"cases"`
+			}{outcomes}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if f.paper {
+		printPaper(stdout, outcomes, f)
+		return nil
+	}
+	printOutcome(stdout, target, outcomes[0], f)
+	return nil
+}
+
+// waitProviders waits until the reference lists a provider, or ctx ends.
+func waitProviders(ctx context.Context, ref *kernel.Reference) error {
+	for len(ref.Providers()) == 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// benchAirnode runs one case over ref.
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer) (*bench.Report, error) {
+	req := pattern(c.Req)
+	method, arg := "Echo", any(req)
+	var pad string
+	if c.Req != c.Resp {
+		// Payload(resp), its request padded to about req bytes by an
+		// attachment (demo.Echo has no method taking req and returning resp
+		// bytes).
+		method, arg = "Payload", int64(c.Resp)
+		pad = string(req)
+	}
+	type worker struct {
+		ctx   context.Context
+		args  []any
+		reply []byte
+	}
+	workers := make([]worker, c.Concurrency)
+	for i := range workers {
+		workers[i] = worker{ctx: ctx, args: []any{arg}}
+		if pad != "" {
+			workers[i].ctx = context.WithValue(ctx, padContextKey{}, pad)
+		}
+	}
+	pc := newProviderCounter(ref)
+	cfg.Classify = func(err error) string { return spi.StatusOf(err).String() }
+	cfg.Start = pc.begin
+	bar := newProgressBar(progress, label)
+	cfg.Tick = func(p bench.Progress) {
+		pc.sample()
+		bar.draw(p)
+	}
+	r, err := bench.Run(ctx, cfg, func(_ context.Context, w int) error {
+		wk := &workers[w]
+		wk.reply = wk.reply[:0]
+		if err := ref.Call(wk.ctx, method, wk.args, &wk.reply); err != nil {
+			return err
+		}
+		if len(wk.reply) != c.Resp {
+			return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
+		}
+		return nil
+	})
+	if r != nil {
+		r.Providers = pc.counts()
+	}
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// benchBaseline runs one case on the pipelined TCP echo, client and server
+// in this process, over conns connections.
+func benchBaseline(ctx context.Context, cfg bench.Config, c benchCase, conns int, label string, progress io.Writer) (*bench.Report, error) {
+	srv, err := bench.StartEchoServer("127.0.0.1:0", c.Resp)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	clients := make([]*bench.EchoClient, conns)
+	for i := range clients {
+		if clients[i], err = bench.DialEcho(srv.Addr()); err != nil {
+			return nil, err
+		}
+		defer clients[i].Close()
+	}
+	req := pattern(c.Req)
+	bar := newProgressBar(progress, label)
+	cfg.Tick = bar.draw
+	cfg.Classify = func(error) string { return spi.StatusChannelInactive.String() }
+	r, err := bench.Run(ctx, cfg, func(_ context.Context, w int) error { return clients[w%conns].Call(req) })
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// registryFor returns the registry a reference to u (given on the command
+// line as arg) uses: the --registry flag (or the config's registry) when
+// set, else the catalog's default registry when u names no provider
+// address, else the zero URL (u's hosts, through "direct").
+func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (spi.URL, error) {
+	switch {
+	case flag != "":
+		reg, err := spi.Parse(flag)
+		if err != nil {
+			return spi.URL{}, fmt.Errorf("--registry: %w", err)
+		}
+		return reg, nil
+	case u.Host() == "" || u.Port() == 0:
+		reg := defaultRegistry(cat)
+		if reg.IsZero() {
+			return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
+		}
+		return reg, nil
+	}
+	return spi.URL{}, nil
+}
+
+// pattern returns n bytes of a repeating alphabet.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// providerCounter counts the calls each provider took during the measured
+// phase from the invokers' own statistics (spi.Stats, kept by the kernel
+// for every call), so the call path pays nothing for it: it remembers every
+// invoker the reference listed, and a provider that leaves the directory
+// mid-run (killed) keeps the calls it took.
+type providerCounter struct {
+	ref *kernel.Reference
+
+	mu   sync.Mutex
+	base map[spi.Invoker]int64 // Total at the start of the measured phase
+	addr map[spi.Invoker]string
+}
+
+func newProviderCounter(ref *kernel.Reference) *providerCounter {
+	return &providerCounter{ref: ref, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}}
+}
+
+// begin notes every listed invoker's total at the start of the measured
+// phase.
+func (p *providerCounter) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, inv := range p.ref.Providers() {
+		p.base[inv] = inv.Stats().Total()
+		p.addr[inv] = inv.URL().Address()
+	}
+}
+
+// sample notes invokers that joined since.
+func (p *providerCounter) sample() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, inv := range p.ref.Providers() {
+		if _, ok := p.addr[inv]; !ok {
+			p.addr[inv] = inv.URL().Address()
+		}
+	}
+}
+
+// counts returns calls per provider address since begin.
+func (p *providerCounter) counts() map[string]int64 {
+	p.sample()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := map[string]int64{}
+	for inv, a := range p.addr {
+		if n := inv.Stats().Total() - p.base[inv]; n > 0 {
+			m[a] += n
+		}
+	}
+	return m
+}
+
+// progressBar draws "label [=====     ] 52%  52000/100000  43210 calls/s
+// 0 errors" on a terminal, redrawn in place; nil writer: nothing.
+type progressBar struct {
+	w     io.Writer
+	label string
+}
+
+func newProgressBar(w io.Writer, label string) *progressBar { return &progressBar{w: w, label: label} }
+
+func (b *progressBar) draw(p bench.Progress) {
+	if b.w == nil {
+		return
+	}
+	if p.Final {
+		fmt.Fprint(b.w, "\r\033[K")
+		return
+	}
+	frac := 0.0
+	count := ""
+	switch {
+	case p.Total > 0:
+		frac = float64(p.Done) / float64(p.Total)
+		count = fmt.Sprintf("%d/%d", p.Done, p.Total)
+	case p.Planned > 0:
+		frac = p.Elapsed.Seconds() / p.Planned.Seconds()
+		count = fmt.Sprintf("%v/%v", p.Elapsed.Round(time.Second), p.Planned)
+	}
+	frac = min(max(frac, 0), 1)
+	const width = 30
+	full := int(frac * width)
+	rate := 0.0
+	if s := p.Elapsed.Seconds(); s > 0 {
+		rate = float64(p.Done) / s
+	}
+	fmt.Fprintf(b.w, "\r\033[K%s [%s%s] %3.0f%%  %s  %.0f calls/s  %d errors",
+		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
+}
+
+// printOutcome prints a single case's summary.
+func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
+	r := o.Report
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %d connection(s), %d B -> %d B\n",
+		target, r.Calls, r.ElapsedSec, r.Concurrency, f.connections, o.Case.Req, o.Case.Resp)
+	fmt.Fprintf(w, "  calls/s     %.0f\n", r.CallsPerSec)
+	fmt.Fprintf(w, "  latency     mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
+		ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
+	fmt.Fprintf(w, "  errors      %s\n", errorSummary(r))
+	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
+	addrs := slices.Sorted(maps.Keys(r.Providers))
+	for i, a := range addrs {
+		label := "providers"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "  %-10s  %s %d\n", label, a, r.Providers[a])
+	}
+	if b := o.Baseline; b != nil {
+		fmt.Fprintf(w, "baseline (pipelined TCP echo, client and server in this process): %.0f calls/s, mean %s, p99 %s, CPU %.1f µs/call (both sides)\n",
+			b.CallsPerSec, ms(b.MeanUS), ms(b.P99US), b.CPUUS)
+		fmt.Fprintf(w, "  airnode / baseline: calls/s %s, mean %s, p99 %s, CPU/call %s\n",
+			ratio(r.CallsPerSec, b.CallsPerSec), ratio(r.MeanUS, b.MeanUS), ratio(r.P99US, b.P99US), ratio(r.CPUUS, b.CPUUS))
+	}
+}
+
+// printPaper prints the paper's cases as a table.
+func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
+	fmt.Fprintf(w, "AirRPC paper's local cases; airnode over %d connection(s); latencies in ms\n", f.connections)
+	fmt.Fprintf(w, "%-18s %-10s %-9s %-9s %-9s %-10s %-12s", "case", "paper", "mean", "p99", "max", "calls/s", "errors")
+	if f.baseline {
+		fmt.Fprintf(w, " %-9s %-10s %-11s %-11s", "raw mean", "raw cps", "mean ratio", "cps ratio")
+	}
+	fmt.Fprintln(w)
+	for _, o := range outcomes {
+		r, c := o.Report, o.Case
+		paper := "collapsed"
+		if c.PaperMS > 0 {
+			paper = fmt.Sprintf("%.3f", c.PaperMS)
+		}
+		fmt.Fprintf(w, "%-18s %-10s %-9.3f %-9.3f %-9.3f %-10.0f %-12s", c.Name, paper,
+			r.MeanUS/1e3, r.P99US/1e3, r.MaxUS/1e3, r.CallsPerSec, errorSummary(r))
+		if b := o.Baseline; b != nil {
+			fmt.Fprintf(w, " %-9.3f %-10.0f %-11s %-11s", b.MeanUS/1e3, b.CallsPerSec,
+				ratio(r.MeanUS, b.MeanUS), ratio(r.CallsPerSec, b.CallsPerSec))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "paper: mean ms per call as published; ratios are airnode / raw TCP echo of the same run")
+}
+
+func ms(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// errorSummary is "none" or "NAME count, ..." most frequent first.
+func errorSummary(r *bench.Report) string {
+	if len(r.Errors) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, n := range r.ErrorNames() {
+		parts = append(parts, fmt.Sprintf("%s %d", n, r.Errors[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// padKey is the consumer URL key that switches the bench's padding filter
+// on (only in the bench's own catalogs); padAttachment carries the padding.
+const (
+	padKey        = "bench.pad"
+	padAttachment = "bench.pad"
+)
+
+type padContextKey struct{}
+
+// padBuilder is a consumer filter, registered only in `airnode bench`'s
+// catalogs, that pads a request to the case's size with an attachment
+// taken from the call's context (when the request payload and response
+// sizes differ).
+type padBuilder struct{}
+
+func (padBuilder) Name() string { return "bench.pad" }
+
+func (padBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: padKey}
+}
+
+func (padBuilder) Build(spi.URL) (spi.Filter, error) { return padFilter{}, nil }
+
+type padFilter struct{}
+
+func (padFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	if pad, ok := ctx.Value(padContextKey{}).(string); ok {
+		inv.SetAttachment(padAttachment, pad)
+	}
+	return next.Invoke(ctx, inv)
+}
+
+var (
+	_ spi.FilterBuilder = padBuilder{}
+	_ spi.Filter        = padFilter{}
+)

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/bench"
+)
+
+// benchRun runs `airnode bench args...` with env added and returns its
+// stdout; a non-zero exit fails the test.
+func benchRun(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench %v: %v\nstdout %s\nstderr %s", args, err, out.String(), errb.String())
+	}
+	if errb.Len() > 0 {
+		t.Logf("bench stderr: %s", errb.String())
+	}
+	return out.String()
+}
+
+// benchJSON runs bench with --json and decodes its report; it also checks
+// that every documented field is present and that the totals agree: calls
+// = ok + errors = the timeline's calls, errors = the timeline's errors.
+func benchJSON(t *testing.T, env []string, args ...string) *bench.Report {
+	t.Helper()
+	out := benchRun(t, env, append(args, "--json")...)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &fields); err != nil {
+		t.Fatalf("bench --json printed %q: %v", out, err)
+	}
+	for _, k := range []string{"calls", "errors", "calls_per_sec", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "providers", "timeline", "cpu_us_per_call"} {
+		if _, ok := fields[k]; !ok {
+			t.Fatalf("bench --json lacks %q:\n%s", k, out)
+		}
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	var errs, tlCalls int64
+	tlErrs := map[string]int64{}
+	for _, n := range r.Errors {
+		errs += n
+	}
+	for i, s := range r.Timeline {
+		if s.Second != i {
+			t.Fatalf("timeline entry %d is second %d", i, s.Second)
+		}
+		tlCalls += s.Calls
+		for k, n := range s.Errors {
+			tlErrs[k] += n
+		}
+	}
+	if r.OK+errs != r.Calls || tlCalls != r.Calls {
+		t.Fatalf("calls %d, ok %d, errors %d, timeline calls %d:\n%s", r.Calls, r.OK, errs, tlCalls, out)
+	}
+	for k, n := range r.Errors {
+		if tlErrs[k] != n {
+			t.Fatalf("errors[%s] = %d, timeline has %d", k, n, tlErrs[k])
+		}
+	}
+	if r.OK > 0 && !(r.P50US > 0 && r.P50US <= r.P99US && r.P99US <= r.P999US && r.P999US <= r.MaxUS && r.MeanUS > 0 && r.CallsPerSec > 0) {
+		t.Fatalf("latencies out of order:\n%s", out)
+	}
+	return &r
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func TestBench_JSONTotals(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	r := benchJSON(t, nil, p.url("demo.Echo"), "-n", "2000", "-c", "10")
+	if r.Calls != 2000 || r.OK != 2000 || len(r.Errors) != 0 || r.Concurrency != 10 {
+		t.Fatalf("report %+v", r)
+	}
+	if len(r.Providers) != 1 || r.Providers[p.addr] != 2000 {
+		t.Fatalf("providers %v, want %s: 2000", r.Providers, p.addr)
+	}
+	if r.CPUUS <= 0 {
+		t.Fatalf("cpu per call %v", r.CPUUS)
+	}
+}
+
+// Request and response sizes that differ go through Payload with a padded
+// request; the human summary names every figure.
+func TestBench_PayloadSizesAndSummary(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	r := benchJSON(t, nil, p.url("demo.Echo"), "-n", "300", "-c", "3", "--req", "1000", "--resp", "100", "--connections", "2")
+	if r.OK != 300 {
+		t.Fatalf("report %+v", r)
+	}
+	out := benchRun(t, nil, p.url("demo.Echo"), "-n", "300", "-c", "3", "--baseline")
+	for _, s := range []string{"calls/s", "p99.9", "errors      none", "µs/call", p.addr + " 300", "baseline", "airnode / baseline"} {
+		if !strings.Contains(out, s) {
+			t.Fatalf("summary lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "\r") {
+		t.Fatalf("progress bar drawn into a pipe:\n%q", out)
+	}
+}
+
+func TestBench_Duration(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	start := time.Now()
+	r := benchJSON(t, nil, p.url("demo.Echo"), "--duration", "1s", "-c", "4", "--warmup", "100")
+	if el := time.Since(start); el < time.Second {
+		t.Fatalf("finished after %v", el)
+	}
+	if r.Calls == 0 || r.ElapsedSec < 1 || r.ElapsedSec > 5 || len(r.Timeline) < 1 || len(r.Timeline) > 2 {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+// A service key alone resolves through the default file registry; with
+// roundrobin over two providers, each takes half of the calls.
+func TestBench_ServiceKeyThroughDefaultRegistry(t *testing.T) {
+	runtime := t.TempDir()
+	regDir := filepath.Join(runtime, "airnode", "registry")
+	if err := os.MkdirAll(regDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p1 := serve(t, "127.0.0.1:0", regDir)
+	p2 := serve(t, "127.0.0.1:0", regDir)
+	r := benchJSON(t, []string{"XDG_RUNTIME_DIR=" + runtime}, "demo.Echo?loadbalance=roundrobin", "-n", "1000", "-c", "2", "--warmup", "0")
+	if r.OK != 1000 || len(r.Providers) != 2 || r.Providers[p1.addr] < 400 || r.Providers[p2.addr] < 400 || sum(r.Providers) != 1000 {
+		t.Fatalf("providers %v (want %s and %s about 500 each), report %+v", r.Providers, p1.addr, p2.addr, r)
+	}
+}
+
+// The provider is killed about 1 s into a 4 s run: the calls after it fail, are
+// counted by status, and the timeline shows when.
+func TestBench_ProviderKilledMidRun(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	go func() {
+		time.Sleep(2 * time.Second) // start-up, warm-up, then about 1 s measured
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}()
+	r := benchJSON(t, nil, p.url("demo.Echo")+"?reconnect.backoff=50ms", "--duration", "4s", "-c", "2", "--warmup", "100", "--timeout", "500ms")
+	if r.OK == 0 || len(r.Errors) == 0 || r.Providers[p.addr] == 0 {
+		t.Fatalf("report %+v", r)
+	}
+	for name := range r.Errors {
+		if name == "" || strings.ToUpper(name) != name {
+			t.Fatalf("error status %q is not a status name", name)
+		}
+	}
+	last := r.Timeline[len(r.Timeline)-1]
+	if first := r.Timeline[0]; first.Calls <= sum(first.Errors) || sum(last.Errors) == 0 || sum(last.Errors) != last.Calls {
+		t.Fatalf("timeline %+v, want calls then only errors", r.Timeline)
+	}
+	t.Logf("errors %v; timeline %+v", r.Errors, r.Timeline)
+}
+
+func TestBench_BadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"airnode://127.0.0.1:1/demo.Echo", "-c", "0"},
+		{"airnode://127.0.0.1:1/demo.Echo", "--connections", "65"},
+		{"airnode://127.0.0.1:1/demo.Echo", "--req", "-1"},
+	} {
+		cmd := exec.Command(binary, append([]string{"bench"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "airnode: bench: ") {
+			t.Errorf("bench %v: %v, %q; want exit 1 and airnode: bench: ...", args, err, out)
+		}
+	}
+}
