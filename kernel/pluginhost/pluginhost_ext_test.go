@@ -199,6 +199,7 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	sawBusy := false
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -219,6 +220,7 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 	if i.Restarts < 1 {
 		t.Fatalf("restarts %d", i.Restarts)
 	}
+	t.Logf("plugin back %v after kill -9 (first backoff 50ms)", time.Since(killed).Round(time.Millisecond))
 	for range 50 {
 		if got := lb.Select(list, &spi.Invocation{Method: "Echo"}); got != idle {
 			t.Fatal("plugin balancer not used again after restart")
