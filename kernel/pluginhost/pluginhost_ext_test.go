@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/p2c/cmd/p2c",
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
-		"./testdata/junk", "./testdata/host")
+		"./testdata/junk", "./testdata/host", "./testdata/versions")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building test plugins:", err)
@@ -530,5 +530,20 @@ func TestStartTimeoutAndInProcessPointsAreRefused(t *testing.T) {
 	t.Log(err)
 	if info(t, h, "p2c").State != pluginhost.StateRunning || info(t, h, "mute").State != pluginhost.StateFailed {
 		t.Fatalf("plugins %+v", h.Plugins())
+	}
+}
+
+// TestProtocolVersionNegotiation: a plugin offering versions 1 and 2 is
+// spoken to in 1; one offering only 2 is refused with both sides' versions.
+func TestProtocolVersionNegotiation(t *testing.T) {
+	both := config.Plugin{Name: "both", Point: "loadbalance", Command: binary("versions"), Env: map[string]string{"TEST_PLUGIN_VERSIONS": "2,1"}}
+	only2 := config.Plugin{Name: "future", Point: "loadbalance", Command: binary("versions"), Env: map[string]string{"TEST_PLUGIN_VERSIONS": "2"}}
+	h, _, err := startHost(t, both, only2)
+	if err == nil || !strings.Contains(err.Error(), `plugin "future"`) || !strings.Contains(err.Error(), "protocol version") {
+		t.Fatalf("err = %v; want the version-2-only plugin refused", err)
+	}
+	t.Log(err)
+	if i := info(t, h, "both"); i.State != pluginhost.StateRunning || i.ProtocolVersion != 1 {
+		t.Fatalf("both: %+v", i)
 	}
 }
