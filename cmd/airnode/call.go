@@ -24,7 +24,7 @@ import (
 // callFlags are the flags of `airnode call`.
 type callFlags struct {
 	registry string
-	timeout  time.Duration
+	timeout  string
 	codec    string
 	params   []string
 }
@@ -44,7 +44,8 @@ registry), or a service key alone ("demo.Echo", "group/demo.Echo:1.0") found
 in --registry, by default the "file" registry.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
-  airnode call demo.Echo Sleep 2000 --timeout 500ms`,
+  airnode call demo.Echo Sleep 2000 --timeout 500ms
+  airnode call demo.Echo Echo -- -5          # "--" before a negative number`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, err := a.Catalogs()
@@ -77,7 +78,7 @@ in --registry, by default the "file" registry.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
-	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (URL key timeout; default 1s)")
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
 	return cmd
@@ -201,8 +202,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
-	if f.timeout > 0 {
-		params["timeout"] = f.timeout.String()
+	if f.timeout != "" {
+		if _, err := spi.ParseDuration(f.timeout); err != nil {
+			return fail(fmt.Errorf("--timeout %q: want a duration such as 500ms, 1.5s or 3000 (ms)", f.timeout))
+		}
+		params["timeout"] = f.timeout
 	}
 	if f.codec != "" {
 		params["codec"] = f.codec
