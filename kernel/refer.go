@@ -126,8 +126,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 }
 
 // checkConsumerKeys fails early for malformed connection keys and for an
-// unknown codec, transport or heartbeat the consumer asked for (otherwise every provider invoker would
-// fail to build and the reference would only see an empty directory).
+// unknown codec, transport or heartbeat the consumer asked for; otherwise
+// every provider invoker would fail to build and the reference would only
+// see an empty directory.
 func (n *Node) checkConsumerKeys(u spi.URL) error {
 	if _, err := readConnSettings(u); err != nil {
 		return err
