@@ -242,9 +242,10 @@ func (h *Host) closing() bool {
 
 // errDown is what calls get while a plugin is not running.
 func errDown(name, point string, st State, reason string) error {
-	msg := fmt.Sprintf("pluginhost: %s plugin %q is %s", point, name, st)
+	what := string(st)
 	if reason != "" {
-		msg += " (" + reason + ")"
+		what += ": " + reason
 	}
+	msg := fmt.Sprintf("pluginhost: %s plugin %q is unavailable (%s)", point, name, what)
 	return &spi.Error{Status: spi.StatusServerError, Message: msg}
 }

@@ -419,10 +419,27 @@ func (p *proc) hclog() hclog.Logger {
 	})
 }
 
+// slogWriter re-logs hclog's text lines ("[WARN]  plugin: msg: k=v") at the
+// matching slog level.
 type slogWriter struct{ l *slog.Logger }
 
+var hclogLevels = []struct {
+	prefix string
+	level  slog.Level
+}{
+	{"[ERROR]", slog.LevelError}, {"[WARN]", slog.LevelWarn}, {"[INFO]", slog.LevelInfo},
+	{"[DEBUG]", slog.LevelDebug}, {"[TRACE]", slog.LevelDebug - 4},
+}
+
 func (w slogWriter) Write(b []byte) (int, error) {
-	w.l.Info(strings.TrimSpace(string(b)))
+	msg, level := strings.TrimSpace(string(b)), slog.LevelInfo
+	for _, l := range hclogLevels {
+		if rest, ok := strings.CutPrefix(msg, l.prefix); ok {
+			msg, level = strings.TrimSpace(rest), l.level
+			break
+		}
+	}
+	w.l.Log(context.Background(), level, msg)
 	return len(b), nil
 }
 
