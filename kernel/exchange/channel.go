@@ -238,6 +238,22 @@ func (c *Channel) Close(reason string) {
 	c.io.Wait()
 }
 
+// flush waits until every frame queued on the long-lived stream has been
+// written, the channel died, or ctx ended.
+func (c *Channel) flush(ctx context.Context) {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !c.w.drained() {
+		select {
+		case <-tick.C:
+		case <-c.dying:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // Wait blocks until the channel is dead and every goroutine it started has
 // exited: readers, writer, handlers (which must honour their context),
 // the heartbeat watch's stop, and OnClose. Do not call it from a handler or

@@ -338,3 +338,44 @@ func TestSlowConsumerBoundsProviderMemory(t *testing.T) {
 		t.Fatalf("handlers still blocked after the connection closed: %d", f.srv.InFlight())
 	}
 }
+
+// TestShutdownFlushesQueuedResponses: responses still queued when the last
+// request finishes reach a consumer that reads slowly before Shutdown closes
+// the connection (16 MiB of responses: more than the socket buffers hold, so
+// the writer is still at work when the handlers are done).
+func TestShutdownFlushesQueuedResponses(t *testing.T) {
+	f := startServer(t, false, nil)
+	c := rawConn(t, f)
+	const n = 16
+	for i := range n {
+		fb := getFrame()
+		if err := encodeRequest(fb, mpCodec{}, echoInv("Payload", 1<<20), 0); err != nil {
+			t.Fatal(err)
+		}
+		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(fb.b) - protocol.HeaderLen)}.Put(fb.b)
+		c.Write(fb.b)
+	}
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() > 0 }) {
+		t.Fatal("requests never arrived")
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		done <- f.srv.Shutdown(ctx)
+	}()
+	time.Sleep(300 * time.Millisecond) // Shutdown waits: handlers for room, then the writer
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	for i := range n {
+		h, body, err := readFrame(br)
+		if err != nil || h.Status != spi.StatusOK || len(body) < 1<<20 {
+			t.Fatalf("response %d of %d: %+v, %d bytes, %v", i+1, n, h, len(body), err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	<-f.errc
+	f.errc <- nil
+}

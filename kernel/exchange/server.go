@@ -116,7 +116,8 @@ func (s *Server) stop() []*Channel {
 }
 
 // Shutdown stops accepting, waits until no request is in flight or ctx
-// ends, then closes every channel and waits for their goroutines. It
+// ends, lets the queued responses reach the wire, then closes every channel
+// and waits for their goroutines. It
 // returns ctx's error if requests were still in flight when ctx ended
 // (they are cancelled). Requests arriving on existing channels while
 // draining are still served.
@@ -130,6 +131,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-tick.C:
 		case <-ctx.Done():
 			err = ctx.Err()
+		}
+	}
+	if err == nil {
+		// the last responses may still be queued: let them reach the wire
+		s.mu.Lock()
+		chans := make([]*Channel, 0, len(s.chans))
+		for ch := range s.chans {
+			chans = append(chans, ch)
+		}
+		s.mu.Unlock()
+		for _, ch := range chans {
+			ch.flush(ctx)
 		}
 	}
 	s.closeAll("server shutdown")

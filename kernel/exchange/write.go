@@ -56,12 +56,12 @@ func putFrame(f *frameBuf) {
 // last batch fully written, which tells a timed-out call whether its request
 // had left (SERVER_TIMEOUT) or not (CLIENT_TIMEOUT).
 type writer struct {
-	mu      sync.Mutex
-	drained sync.Cond // on mu: broadcast when a batch is taken or the writer closes
-	buf     []byte    // frames waiting for the next write
-	frames  int64     // number of frames in buf
-	gen     uint64    // batch number of buf; starts at 1
-	closed  bool      // the channel died: nothing will be written any more
+	mu     sync.Mutex
+	room   sync.Cond // on mu: broadcast when a batch is taken or the writer closes
+	buf    []byte    // frames waiting for the next write
+	frames int64     // number of frames in buf
+	gen    uint64    // batch number of buf; starts at 1
+	closed bool      // the channel died: nothing will be written any more
 
 	signal  chan struct{} // cap 1: buf is not empty
 	flushed atomic.Uint64 // last batch number fully written
@@ -74,7 +74,7 @@ const maxQueued = 4 << 20
 
 func newWriter() *writer {
 	w := &writer{gen: 1, signal: make(chan struct{}, 1)}
-	w.drained.L = &w.mu
+	w.room.L = &w.mu
 	return w
 }
 
@@ -84,7 +84,7 @@ func newWriter() *writer {
 func (w *writer) enqueueWait(frame []byte) bool {
 	w.mu.Lock()
 	for len(w.buf) > 0 && len(w.buf)+len(frame) > maxQueued && !w.closed {
-		w.drained.Wait()
+		w.room.Wait()
 	}
 	if w.closed {
 		w.mu.Unlock()
@@ -100,7 +100,7 @@ func (w *writer) enqueueWait(frame []byte) bool {
 func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
-	w.drained.Broadcast()
+	w.room.Broadcast()
 	w.mu.Unlock()
 }
 
@@ -127,6 +127,13 @@ func (w *writer) poke() {
 	}
 }
 
+// drained reports whether every frame enqueued so far has been written.
+func (w *writer) drained() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.buf) == 0 && w.flushed.Load() == w.gen-1
+}
+
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
@@ -145,9 +152,10 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 		out, frames, gen := w.buf, w.frames, w.gen
 		w.buf, w.frames = spare[:0], 0
 		w.gen++
-		w.drained.Broadcast()
+		w.room.Broadcast()
 		w.mu.Unlock()
 		if len(out) == 0 {
+			w.flushed.Store(gen) // nothing to write is written
 			spare = out
 			continue
 		}
