@@ -70,20 +70,21 @@ type Progress struct {
 // Report is the outcome of a run: the JSON object `airnode bench --json`
 // prints (Providers is filled by the caller).
 type Report struct {
-	Calls       int64            `json:"calls"`           // finished calls, failed included
-	OK          int64            `json:"ok"`              // successful calls
-	Errors      map[string]int64 `json:"errors"`          // failed calls by status name; never nil
-	Concurrency int              `json:"concurrency"`     // callers
-	ElapsedSec  float64          `json:"elapsed_sec"`     // measured phase, wall time
-	CallsPerSec float64          `json:"calls_per_sec"`   // Calls / ElapsedSec
-	MeanUS      float64          `json:"mean_us"`         // latency of successful calls, µs
-	P50US       float64          `json:"p50_us"`          //
-	P99US       float64          `json:"p99_us"`          //
-	P999US      float64          `json:"p999_us"`         //
-	MaxUS       float64          `json:"max_us"`          //
-	CPUUS       float64          `json:"cpu_us_per_call"` // process user+system CPU per call, µs
-	Providers   map[string]int64 `json:"providers"`       // calls per provider address; never nil
-	Timeline    []Second         `json:"timeline"`        // one entry per second of the measured phase
+	Calls       int64            `json:"calls"`                            // finished calls, failed included
+	OK          int64            `json:"ok"`                               // successful calls
+	Errors      map[string]int64 `json:"errors"`                           // failed calls by status name; never nil
+	Concurrency int              `json:"concurrency"`                      // callers
+	ElapsedSec  float64          `json:"elapsed_sec"`                      // measured phase, wall time
+	CallsPerSec float64          `json:"calls_per_sec"`                    // Calls / ElapsedSec
+	MeanUS      float64          `json:"mean_us"`                          // latency of successful calls, µs
+	P50US       float64          `json:"p50_us"`                           //
+	P99US       float64          `json:"p99_us"`                           //
+	P999US      float64          `json:"p999_us"`                          //
+	MaxUS       float64          `json:"max_us"`                           //
+	CPUUS       float64          `json:"cpu_us_per_call"`                  // process user+system CPU per call, µs
+	ServerCPUUS float64          `json:"server_cpu_us_per_call,omitempty"` // provider process CPU per call, µs, when known
+	Providers   map[string]int64 `json:"providers"`                        // calls per provider address; never nil
+	Timeline    []Second         `json:"timeline"`                         // one entry per second of the measured phase
 }
 
 // Second is one timeline entry: the calls that finished during second

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,8 @@ type benchFlags struct {
 	json        bool
 	paper       bool
 	baseline    bool
+	cpuprofile  string
+	serverPID   int
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -122,6 +125,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
+	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
+	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
 	return cmd
 }
 
@@ -242,6 +247,17 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		return r, nil
 	}
 
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var outcomes []benchOutcome
 	for i := range cases {
 		c := &cases[i]
@@ -259,7 +275,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err != nil {
 			return err
 		}
-		if o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress); err != nil {
+		if o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID); err != nil {
 			return err
 		}
 		if f.baseline {
@@ -301,7 +317,7 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 }
 
 // benchAirnode runs one case over ref.
-func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer) (*bench.Report, error) {
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int) (*bench.Report, error) {
 	req := pattern(c.Req)
 	method, arg := "Echo", any(req)
 	var pad string
@@ -326,7 +342,13 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 	}
 	pc := newProviderCounter(ref)
 	cfg.Classify = func(err error) string { return spi.StatusOf(err).String() }
-	cfg.Start = pc.begin
+	var srv0 time.Duration
+	cfg.Start = func() {
+		pc.begin()
+		if serverPID > 0 {
+			srv0, _ = processCPU(serverPID)
+		}
+	}
 	bar := newProgressBar(progress, label)
 	cfg.Tick = func(p bench.Progress) {
 		pc.sample()
@@ -345,6 +367,11 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 	})
 	if r != nil {
 		r.Providers = pc.counts()
+		if serverPID > 0 && r.Calls > 0 {
+			if srv1, err := processCPU(serverPID); err == nil {
+				r.ServerCPUUS = float64(srv1-srv0) / float64(time.Microsecond) / float64(r.Calls)
+			}
+		}
 	}
 	if err != nil && ctx.Err() == nil {
 		return nil, err
@@ -398,6 +425,31 @@ func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (s
 		return reg, nil
 	}
 	return spi.URL{}, nil
+}
+
+// processCPU returns the user+system CPU time of process pid so far, from
+// /proc/PID/stat (fields 14 and 15, in clock ticks of 10 ms: USER_HZ is 100
+// on Linux).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// the command name (field 2) may contain spaces: fields count from the last ')'
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	fs := strings.Fields(string(b[i+1:]))
+	if len(fs) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fs)+2)
+	}
+	utime, err1 := strconv.ParseInt(fs[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fs[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // pattern returns n bytes of a repeating alphabet.
@@ -510,6 +562,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 		ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
 	fmt.Fprintf(w, "  errors      %s\n", errorSummary(r))
 	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
+	if r.ServerCPUUS > 0 {
+		fmt.Fprintf(w, "  server CPU  %.1f µs/call (total %.1f)\n", r.ServerCPUUS, r.CPUUS+r.ServerCPUUS)
+	}
 	addrs := slices.Sorted(maps.Keys(r.Providers))
 	for i, a := range addrs {
 		label := "providers"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,15 +93,36 @@ func sum(m map[string]int64) int64 {
 
 func TestBench_JSONTotals(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
-	r := benchJSON(t, nil, p.url("demo.Echo"), "-n", "2000", "-c", "10")
+	r := benchJSON(t, nil, p.url("demo.Echo"), "-n", "2000", "-c", "10", "--server-pid", strconv.Itoa(p.cmd.Process.Pid))
 	if r.Calls != 2000 || r.OK != 2000 || len(r.Errors) != 0 || r.Concurrency != 10 {
 		t.Fatalf("report %+v", r)
 	}
 	if len(r.Providers) != 1 || r.Providers[p.addr] != 2000 {
 		t.Fatalf("providers %v, want %s: 2000", r.Providers, p.addr)
 	}
-	if r.CPUUS <= 0 {
-		t.Fatalf("cpu per call %v", r.CPUUS)
+	if r.CPUUS <= 0 || r.ServerCPUUS < 0 {
+		t.Fatalf("cpu per call %v, server %v", r.CPUUS, r.ServerCPUUS)
+	}
+}
+
+func TestProcessCPU(t *testing.T) {
+	before, err := processCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := before
+	for start := time.Now(); after == before && time.Since(start) < 10*time.Second; {
+		for spin := time.Now(); time.Since(spin) < 20*time.Millisecond; {
+		}
+		if after, err = processCPU(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after <= before {
+		t.Fatalf("cpu %v then %v after spinning", before, after)
+	}
+	if _, err := processCPU(1 << 30); err == nil {
+		t.Fatal("no error for a missing process")
 	}
 }
 
