@@ -341,7 +341,10 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("open stream: %w", err)
 	}
-	c.lastWrite.Store(time.Now().UnixNano())
+	c.lastWrite.Store(time.Now().UnixNano()) // before the write: see writer.loop
+	c.framesWritten.Add(1)
+	c.writes.Add(1)
+	c.ownStreams.Add(1)
 	_, err = s.Write(frame)
 	cerr := s.Close()
 	if err == nil {
@@ -350,9 +353,6 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %d-byte frame on its own stream: %w", len(frame), err)
 	}
-	c.framesWritten.Add(1)
-	c.writes.Add(1)
-	c.ownStreams.Add(1)
 	return nil
 }
 

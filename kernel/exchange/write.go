@@ -159,15 +159,15 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 			spare = out
 			continue
 		}
-		// stamped before the write, so that whoever reads the answer to
-		// one of these frames already sees it
+		// stamped and counted before the write, so that whoever reads the
+		// answer to one of these frames already sees it
 		c.lastWrite.Store(time.Now().UnixNano())
+		c.framesWritten.Add(frames)
+		c.writes.Add(1)
 		if _, err := s.Write(out); err != nil {
 			return err
 		}
 		w.flushed.Store(gen)
-		c.framesWritten.Add(frames)
-		c.writes.Add(1)
 		if cap(out) > 1<<20 {
 			out = nil // do not keep a huge batch buffer alive
 		}
