@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 )
 
@@ -135,73 +132,33 @@ func processGone(pid int) bool {
 	return len(f) > 0 && f[0] == "Z"
 }
 
-// lockedBuffer is a goroutine-safe log sink.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The issue's second acceptance item: `airnode serve` with the greeter
-// service plugin, and `airnode call .../greeter.Greeter Hello '"Ann"'`
-// answers from the plugin process. The serve side runs in process with a
-// config built directly, because config.Validate does not accept the
-// "service" point yet.
+// service plugin declared in plugins.yaml, and
+// `airnode call .../greeter.Greeter Hello '"Ann"'` answers from the plugin
+// process.
 func TestGreeterServicePluginAnswersCall(t *testing.T) {
 	greeter := buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter")
-	cat, err := bundledCatalogs()
-	if err != nil {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	yaml := "plugins:\n  - {name: greeter, point: service, command: " + greeter + "}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Registry = "file://" + t.TempDir()
-	cfg.Shutdown.Wait, cfg.Shutdown.Timeout = 0, 2*time.Second
-	cfg.Plugins = []config.Plugin{{Name: "greeter", Point: pluginhost.PointService, Command: greeter}}
-	var logs lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runServe(ctx, cat, cfg, serveFlags{}, logger) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	addrRe := regexp.MustCompile(`airnode serve: serving" addr=(\S+) service=greeter.Greeter`)
-	var addr string
-	deadline := time.Now().Add(20 * time.Second)
-	for addr == "" {
-		if m := addrRe.FindStringSubmatch(logs.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("greeter not served:\n%s", logs.String())
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
+	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	m := pluginPID.FindStringSubmatch(p.logText())
+	if m == nil || m[1] != "greeter" {
+		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
 	}
 	var stdout, stderr bytes.Buffer
-	call := exec.Command(binary, "call", "airnode://"+addr+"/greeter.Greeter", "Hello", `"Ann"`)
+	call := exec.Command(binary, "call", p.url("greeter.Greeter"), "Hello", `"Ann"`)
 	call.Stdout, call.Stderr = &stdout, &stderr
 	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != `"Hello, Ann"` {
-		t.Fatalf("call: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+		t.Fatalf("call: %v, stdout %q, stderr %q\n%s", err, stdout.String(), stderr.String(), p.logText())
 	}
 	stdout.Reset()
-	call = exec.Command(binary, "call", "airnode://"+addr+"/greeter.Greeter", "Pid")
+	call = exec.Command(binary, "call", p.url("greeter.Greeter"), "Pid")
 	call.Stdout, call.Stderr = &stdout, &stderr
-	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) == strconv.Itoa(os.Getpid()) {
-		t.Fatalf("Pid: %v, stdout %q (must be the plugin's, not this process's)", err, stdout.String())
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != m[2] {
+		t.Fatalf("Pid: %v, stdout %q; want the plugin's pid %s", err, stdout.String(), m[2])
 	}
 }
