@@ -28,8 +28,9 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// binary is the airnode binary built once for this package's tests.
-var binary string
+// binary is the airnode binary built once for this package's tests;
+// greeter the example service plugin (examples/greeter).
+var binary, greeter string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "airnode-e2e-")
@@ -38,9 +39,21 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	binary = filepath.Join(dir, "airnode")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+	greeter = filepath.Join(dir, "greeter")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, b := range [][2]string{{binary, "."}, {greeter, "../../examples/greeter/cmd/greeter"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
@@ -508,5 +521,27 @@ func TestH2_HungProviderDroppedAndPickedAgain(t *testing.T) {
 	t.Logf("picked again %v after SIGCONT", time.Since(resumed).Round(10*time.Millisecond))
 	if v, err := ref.Invoke(context.Background(), "Echo", "back"); err != nil || v != "back" {
 		t.Fatalf("Echo after SIGCONT = %v, %v", v, err)
+	}
+}
+
+// A service plugin declared in the config is launched by serve, its
+// services exported and registered like demo.Echo.
+func TestE2E_ServicePlugin(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	yaml := "plugins:\n  - {name: greeter, point: service, command: " + greeter + "}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	expectOK(t, call(t, nil, "--registry", p.reg, "greeter.Greeter", "Hello", `"Ann"`), `"Hello, Ann"`)
+	expectOK(t, call(t, nil, p.url("greeter.Greeter"), "Hello", `"Bob"`), `"Hello, Bob"`)
+	expectFail(t, call(t, nil, p.url("greeter.Greeter"), "Nope"), "SERVICE_NOT_FOUND", "Nope")
+	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "1")
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("serve exited %d", code)
 	}
 }

@@ -139,6 +139,11 @@ var Points = []string{
 	extension.PointLoadBalance, extension.PointRegistry, extension.PointTransport,
 }
 
+// PointService is the plugin "point" of a service plugin: a process that
+// serves provider implementations, which `airnode serve` exports
+// (pluginhost.PointService; a literal here since pluginhost imports config).
+const PointService = "service"
+
 // Validate reports every invalid field, each error naming the field path
 // ("plugins[1].sha256") and what is allowed; nil when c is usable.
 func (c Config) Validate() error {
@@ -202,7 +207,7 @@ func (c Config) Validate() error {
 		if err := extension.ValidName(p.Name); err != nil {
 			bad(path+".name", "%v", err)
 		}
-		if !slices.Contains(Points, p.Point) {
+		if !slices.Contains(Points, p.Point) && p.Point != PointService {
 			bad(path+".point", "%q is not an extension point (want one of %s)", p.Point, strings.Join(Points, ", "))
 		}
 		if p.Command == "" {
