@@ -2,9 +2,13 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
 )
 
 type badTwoValues struct{}
@@ -54,5 +58,38 @@ func TestWatchParentFiresWhenTheParentChanges(t *testing.T) {
 	case <-fired:
 	case <-time.After(5 * time.Second):
 		t.Fatal("watchParent did not notice")
+	}
+}
+
+type adder struct{}
+
+func (adder) Add(a, b int) int { return a + b }
+
+type point struct{ X, Y int }
+
+func (adder) Norm1(p point) int { return p.X + p.Y }
+
+// Arguments a generic consumer sent as floats or maps still reach typed
+// parameters when the conversion is lossless.
+func TestServiceArgumentsAreConvertedLosslessly(t *testing.T) {
+	h, err := newServiceHandler([]Service{{Name: "calc", Impl: adder{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{pluginrpc.CodecMsgpack, pluginrpc.CodecJSON} {
+		codec, _ := pluginrpc.CodecByName(name)
+		enc := func(v any) []byte { b, _ := codec.Marshal(v); return b }
+		out, err := h.Invoke(context.Background(), "calc", "Add", [][]byte{enc(2.0), enc(int8(3))}, codec, nil)
+		var n int
+		if err != nil || codec.Unmarshal(out, &n) != nil || n != 5 {
+			t.Errorf("%s: Add(2.0, 3) = %d, %v", name, n, err)
+		}
+		out, err = h.Invoke(context.Background(), "calc", "Norm1", [][]byte{enc(map[string]any{"X": 1.0, "Y": 2})}, codec, nil)
+		if err != nil || codec.Unmarshal(out, &n) != nil || n != 3 {
+			t.Errorf("%s: Norm1 = %d, %v", name, n, err)
+		}
+		if _, err := h.Invoke(context.Background(), "calc", "Add", [][]byte{enc(2.5), enc(1)}, codec, nil); !errors.Is(err, spi.ErrBadRequest) {
+			t.Errorf("%s: Add(2.5, 1) err = %v, want BAD_REQUEST", name, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -148,7 +149,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	}
 	for i, b := range args {
 		p := reflect.New(m.params[i])
-		if err := codec.Unmarshal(b, p.Interface()); err != nil {
+		if err := decodeArg(codec, b, p.Interface()); err != nil {
 			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", service, name, i, err)
 		}
 		in = append(in, p.Elem())
@@ -176,4 +177,24 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		return nil, spi.Errorf(spi.StatusSerializationError, "%s.%s result: %v", service, name, err)
 	}
 	return b, nil
+}
+
+// decodeArg decodes b into ptr. When the codec refuses (a consumer that
+// sent 3.0 for an int, a generic map for a struct), the value is decoded
+// generically and converted through JSON, which accepts any lossless
+// conversion; the codec's error is returned when that fails too.
+func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
+	err := codec.Unmarshal(b, ptr)
+	if err == nil {
+		return nil
+	}
+	var v any
+	if codec.Unmarshal(b, &v) != nil {
+		return err
+	}
+	j, jerr := json.Marshal(v)
+	if jerr != nil || json.Unmarshal(j, ptr) != nil {
+		return err
+	}
+	return nil
 }
