@@ -41,8 +41,9 @@ func serveCommand(a *app) *cobra.Command {
 		Long: `serve runs a provider node: it exports the built-in demo.Echo service
 (Echo, Sleep, Payload, Fail, Info) and the services of the configuration,
 registers them (default: the "file" registry), and on SIGINT or SIGTERM
-unregisters, waits --shutdown-wait, stops accepting, drains in-flight calls
-(up to --shutdown-timeout) and exits 0.
+unregisters, waits --shutdown-wait (default 2s), stops accepting, drains
+in-flight calls until --shutdown-timeout (default 10s) has passed since the
+signal, closes the channels and exits 0.
 
 --listen host:port (default :20880; port 0 picks a free port, logged in
 the "serving" line). -p key=value adds a URL parameter to every exported
@@ -190,8 +191,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			services = append(services, config.Service{Interface: ps.Name})
 		}
 	}
+	// shutdown.timeout is the whole budget from the signal (config doc):
+	// the drain gets what the wait leaves of it.
 	opts := []kernel.Option{kernel.WithLogger(logger),
-		kernel.WithShutdownWait(cfg.Shutdown.Wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout)}
+		kernel.WithShutdownWait(cfg.Shutdown.Wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout - cfg.Shutdown.Wait)}
 	if !reg.IsZero() {
 		opts = append(opts, kernel.WithRegistry(reg))
 	}
@@ -235,7 +238,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	<-ctx.Done()
 	logger.Info("airnode serve: shutting down", "wait", cfg.Shutdown.Wait, "timeout", cfg.Shutdown.Timeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Wait+cfg.Shutdown.Timeout+5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()
 	if err := node.Shutdown(sctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
