@@ -109,8 +109,10 @@ func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error)
 }
 
 // startPlugins launches cfg's plugins and adds their extensions to cat. A
-// plugin that fails to start is logged and left out (the others run); the
-// returned host is never nil and must be closed.
+// plugin that fails to start is logged and left out (the others run), so
+// the error is always nil today (callers in serve, call and bench check it
+// for failures that must stop the command); the returned host is never nil
+// and must be closed.
 func startPlugins(ctx context.Context, cfg config.Config, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
 	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
 	if len(cfg.Plugins) == 0 {
