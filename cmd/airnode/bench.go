@@ -23,6 +23,7 @@ import (
 
 	"github.com/airnode/airnode/bench"
 	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -45,6 +46,7 @@ type benchFlags struct {
 	baseline    bool
 	cpuprofile  string
 	serverPID   int
+	idle        int
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -125,6 +127,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
+	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
 	return cmd
@@ -213,6 +216,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	params["connections"] = strconv.Itoa(f.connections)
 	u = u.WithParams(params)
+	if f.idle > 0 {
+		return benchIdle(ctx, cat, u, f, logger, stdout)
+	}
 	reg, err := registryFor(cat, f.registry, u, target)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -425,6 +431,110 @@ func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (s
 		return reg, nil
 	}
 	return spi.URL{}, nil
+}
+
+// idleReport is what --idle prints with --json.
+type idleReport struct {
+	Connections int     `json:"idle_connections"`
+	Transport   string  `json:"transport"`
+	RSSBefore   int64   `json:"rss_before_kib"` // provider RSS before the first dial
+	RSSAfter    int64   `json:"rss_after_kib"`  // provider RSS with every connection open and idle
+	PerConn     float64 `json:"kib_per_connection"`
+}
+
+// idleSettle is how long --idle waits before reading the provider's RSS:
+// longer than the provider's worker idle time (2 s), so the goroutines that
+// served the first calls have exited.
+const idleSettle = 3 * time.Second
+
+// benchIdle opens f.idle consumer channels straight on the exchange (no
+// node: one channel per connection, where a node would share one), makes
+// one Echo call on each so the provider has built all its per-connection
+// state, lets them idle for idleSettle, and reports the provider's RSS delta
+// per connection (the issue-9 memory goal: 10,000 idle consumers).
+func benchIdle(ctx context.Context, cat *extension.Catalogs, u spi.URL, f benchFlags, logger *slog.Logger, stdout io.Writer) error {
+	if f.serverPID <= 0 {
+		return errors.New("bench: --idle needs --server-pid (the provider's RSS is read from /proc)")
+	}
+	if u.Host() == "" || u.Port() == 0 {
+		return errors.New("bench: --idle needs a provider address (airnode://host:port/service)")
+	}
+	tb, sel, err := cat.Transport.Select(u, "")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	tr, err := tb.Build(u)
+	if err != nil {
+		return fmt.Errorf("bench: transport %s: %w", sel.Name, err)
+	}
+	codec, _, err := cat.Codec.Select(u, "")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	before, err := processRSS(f.serverPID)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	channels := make([]*exchange.Channel, 0, f.idle)
+	defer func() {
+		for _, ch := range channels {
+			ch.Close("bench done")
+		}
+		for _, ch := range channels {
+			ch.Wait()
+		}
+	}()
+	opts := exchange.Options{Side: spi.Consumer, Codec: cat.CodecByID, Logger: logger}
+	payload := pattern(f.req)
+	for i := range f.idle {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sess, err := tr.Dial(dctx, u.Address())
+		cancel()
+		if err != nil {
+			return fmt.Errorf("bench: idle connection %d: %w", i+1, err)
+		}
+		ch := exchange.NewChannel(sess, opts)
+		channels = append(channels, ch)
+		var reply []byte
+		inv := &spi.Invocation{Service: u.ServiceKey(), Method: "Echo", Args: []any{payload}, Reply: &reply}
+		if res := ch.Invoke(ctx, codec, inv, 10*time.Second); res.Err != nil {
+			return fmt.Errorf("bench: idle connection %d: %w", i+1, res.Err)
+		}
+	}
+	select {
+	case <-time.After(idleSettle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	after, err := processRSS(f.serverPID)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	r := idleReport{Connections: f.idle, Transport: sel.Name, RSSBefore: before, RSSAfter: after,
+		PerConn: float64(after-before) / float64(f.idle)}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(stdout, "%d idle %s connections: provider RSS %d KiB -> %d KiB, %.1f KiB per connection\n",
+		r.Connections, r.Transport, r.RSSBefore, r.RSSAfter, r.PerConn)
+	return nil
+}
+
+// processRSS returns the resident set size of process pid in KiB (VmRSS
+// of /proc/PID/status).
+func processRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
 
 // processCPU returns the user+system CPU time of process pid so far, from

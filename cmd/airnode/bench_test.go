@@ -211,3 +211,30 @@ func TestBench_BadFlags(t *testing.T) {
 		}
 	}
 }
+
+// --idle opens connections straight on the exchange and reads the
+// provider's RSS; --idle without --server-pid is refused.
+func TestBench_IdleConnections(t *testing.T) {
+	var p *provider
+	for _, transport := range []string{"smux", "tcp"} {
+		p = serve(t, "127.0.0.1:0", t.TempDir(), "--transport", transport)
+		out := benchRun(t, nil, p.url("demo.Echo"), "--idle", "50", "--server-pid", strconv.Itoa(p.cmd.Process.Pid), "-p", "transport="+transport, "--json")
+		var r struct {
+			Connections int     `json:"idle_connections"`
+			Transport   string  `json:"transport"`
+			Before      int64   `json:"rss_before_kib"`
+			After       int64   `json:"rss_after_kib"`
+			PerConn     float64 `json:"kib_per_connection"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		if r.Connections != 50 || r.Transport != transport || r.Before <= 0 || r.After <= 0 {
+			t.Fatalf("idle report %+v", r)
+		}
+	}
+	cmd := exec.Command(binary, "bench", p.url("demo.Echo"), "--idle", "5")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--server-pid") {
+		t.Fatalf("--idle without --server-pid: %v, %s", err, out)
+	}
+}
