@@ -48,6 +48,11 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 	if err := ctx.Err(); err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
 	}
+	select {
+	case <-c.dying: // do not encode for a dead channel
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.reason)}
+	default:
+	}
 
 	// The timer starts before encoding, so encoding counts against the
 	// deadline and no second clock read is needed.
