@@ -47,6 +47,8 @@ type benchFlags struct {
 	cpuprofile  string
 	serverPID   int
 	idle        int
+	mixResp     int // background Payload(mixResp) callers on the same reference
+	mixC        int
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -127,6 +129,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
+	fl.IntVar(&f.mixResp, "mix-resp", 0, "also run --mix-c background callers of Payload(BYTES) on the same connection(s), unmeasured (large responses mixed with the measured small calls)")
+	fl.IntVar(&f.mixC, "mix-c", 1, "background callers for --mix-resp")
 	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
@@ -166,8 +170,9 @@ var paperCases = []benchCase{
 // single case (the report's fields at the top level).
 type benchOutcome struct {
 	*bench.Report
-	Case     *benchCase    `json:"workload,omitempty"`
-	Baseline *bench.Report `json:"baseline,omitempty"`
+	Case       *benchCase        `json:"workload,omitempty"`
+	Background *backgroundReport `json:"background,omitempty"` // --mix-resp calls
+	Baseline   *bench.Report     `json:"baseline,omitempty"`
 }
 
 // runBench refers to target and runs the single case of f, or the paper's
@@ -281,7 +286,12 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err != nil {
 			return err
 		}
-		if o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID); err != nil {
+		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
+		o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID)
+		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
+			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
+		}
+		if err != nil {
 			return err
 		}
 		if f.baseline {
@@ -308,6 +318,49 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	printOutcome(stdout, target, outcomes[0], f)
 	return nil
+}
+
+// backgroundReport counts the unmeasured --mix-resp calls of a run.
+type backgroundReport struct {
+	Resp        int   `json:"resp"`
+	Concurrency int   `json:"concurrency"`
+	Calls       int64 `json:"calls"`
+	Errors      int64 `json:"errors"`
+}
+
+// mix starts c callers of Payload(resp) on ref when resp > 0; the returned
+// function stops them and returns how many calls finished and failed.
+func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls, errs int64) {
+	if resp <= 0 || c <= 0 {
+		return func() (int64, int64) { return 0, 0 }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var calls, errs int64
+	for range c {
+		wg.Go(func() {
+			var reply []byte
+			for ctx.Err() == nil {
+				reply = reply[:0]
+				err := ref.Call(ctx, "Payload", []any{int64(resp)}, &reply)
+				if ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				calls++
+				if err != nil || len(reply) != resp {
+					errs++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	return func() (int64, int64) {
+		cancel()
+		wg.Wait()
+		return calls, errs
+	}
 }
 
 // waitProviders waits until the reference lists a provider, or ctx ends.
@@ -682,6 +735,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 			label = ""
 		}
 		fmt.Fprintf(w, "  %-10s  %s %d\n", label, a, r.Providers[a])
+	}
+	if m := o.Background; m != nil {
+		fmt.Fprintf(w, "  background  %d calls of Payload(%d) from %d callers, %d failed\n", m.Calls, m.Resp, m.Concurrency, m.Errors)
 	}
 	if b := o.Baseline; b != nil {
 		fmt.Fprintf(w, "baseline (pipelined TCP echo, client and server in this process): %.0f calls/s, mean %s, p99 %s, CPU %.1f µs/call (both sides)\n",

@@ -143,6 +143,18 @@ func TestBench_PayloadSizesAndSummary(t *testing.T) {
 	if strings.Contains(out, "\r") {
 		t.Fatalf("progress bar drawn into a pipe:\n%q", out)
 	}
+	// 1 MiB responses from 2 background callers on the same connection
+	out = benchRun(t, nil, p.url("demo.Echo"), "-n", "300", "-c", "2", "--mix-resp", "1048576", "--mix-c", "2", "--json")
+	var m struct {
+		Calls      int64 `json:"calls"`
+		Background struct {
+			Resp, Concurrency int
+			Calls, Errors     int64
+		} `json:"background"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Calls != 300 || m.Background.Resp != 1048576 || m.Background.Concurrency != 2 || m.Background.Errors != 0 {
+		t.Fatalf("--mix-resp: %v\n%s", err, out)
+	}
 }
 
 func TestBench_Duration(t *testing.T) {
