@@ -37,15 +37,22 @@ func BenchmarkInvoke(b *testing.B) {
 			frame := append(protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay, Length: 100}.Append(nil), payload...)
 			runConcurrent(b, conc, func() error { return cl.call(frame) })
 		})
-		for _, mux := range []bool{false, true} {
-			name := map[bool]string{false: "exchange-tcp", true: "exchange-smux"}[mux]
-			b.Run(fmt.Sprintf("%s/c=%d", name, conc), func(b *testing.B) {
-				f := startServer(b, mux, nil)
+		for _, tc := range []struct {
+			name  string
+			mux   bool
+			codec spi.Codec
+		}{
+			{"exchange-tcp", false, mpCodec{}},
+			{"exchange-smux", true, mpCodec{}},
+			{"exchange-tcp-rawcodec", false, rawCodec{}},
+		} {
+			b.Run(fmt.Sprintf("%s/c=%d", tc.name, conc), func(b *testing.B) {
+				f := startServer(b, tc.mux, nil)
 				ch := f.dial(nil)
 				runConcurrent(b, conc, func() error {
 					var reply []byte
 					inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{payload}, Reply: &reply}
-					res := ch.Invoke(context.Background(), mpCodec{}, inv, 5*time.Second)
+					res := ch.Invoke(context.Background(), tc.codec, inv, 5*time.Second)
 					if res.Err == nil && len(reply) != 100 {
 						return fmt.Errorf("reply %d bytes", len(reply))
 					}

@@ -45,6 +45,8 @@ func codecByID(id uint8) (spi.Codec, error) {
 		return mpCodec{}, nil
 	case 2:
 		return jsonCodec{}, nil
+	case 3:
+		return rawCodec{}, nil
 	}
 	return nil, fmt.Errorf("unknown codec id %d", id)
 }
