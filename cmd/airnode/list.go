@@ -52,6 +52,17 @@ key whether it came from the consumer, the provider or the default.`,
 			if err != nil {
 				return err
 			}
+			// Plugins declared in the config join the catalogs, so list
+			// and --explain see exactly what serve and call would.
+			quiet, err := newLogger(a.stderr, "warn", a.logFormat)
+			if err != nil {
+				return err
+			}
+			plugins, err := startPlugins(cmd.Context(), cfg, cat, quiet)
+			if err != nil {
+				return err
+			}
+			defer plugins.Close()
 			if cmd.Flags().Changed("explain") {
 				return runExplain(cmd.OutOrStdout(), cat, cfg, explain, provider)
 			}
@@ -59,6 +70,9 @@ key whether it came from the consumer, the provider or the default.`,
 				return fmt.Errorf("list: --provider needs --explain")
 			}
 			printList(cmd.OutOrStdout(), cat)
+			if infos := plugins.Plugins(); len(infos) > 0 {
+				printPlugins(cmd.OutOrStdout(), infos)
+			}
 			return nil
 		},
 	}
