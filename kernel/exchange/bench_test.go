@@ -29,7 +29,7 @@ import (
 // of both ends per call. The ratio is exchange ns/op over raw-tcp ns/op at
 // the same concurrency.
 //
-//	go test -run='^$' -bench='BenchmarkInvoke/' -benchtime=2s -count=3 ./kernel/exchange
+//	go test -run='^$' -bench='^BenchmarkInvoke$' -benchtime=2s -count=3 ./kernel/exchange
 func BenchmarkInvoke(b *testing.B) {
 	payload := bytes.Repeat([]byte{'p'}, 100)
 	for _, conc := range []int{1, 100, 10_000} {
