@@ -79,6 +79,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		cand := clusterkit.Exclude(list, tried)
 		if len(cand) == 0 {
+			if attempt > 0 && refused(last.Err) {
+				break // every provider answered "not here": asking again won't change it
+			}
 			cand = list // every provider tried: any may take the retry
 		}
 		x := lb.Select(cand, inv)
@@ -117,6 +120,14 @@ func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
 		Message: fmt.Sprintf("failover: %s.%s failed after %d attempts on [%s]: %v", inv.Service, inv.Method, len(tried), strings.Join(addrs, ", "), err),
 		Cause:   err,
 	}
+}
+
+// refused reports whether err is a provider's own answer that it did not
+// run the call (SERVICE_NOT_FOUND, SERVER_THREADPOOL_EXHAUSTED): worth
+// retrying on another provider, never on the same one again.
+func refused(err error) bool {
+	s := spi.StatusOf(err)
+	return s == spi.StatusServiceNotFound || s == spi.StatusServerThreadpoolExhausted
 }
 
 // Retryable reports whether a failed call certainly did not run on the

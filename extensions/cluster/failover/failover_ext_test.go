@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/airnode/airnode/extensions/cluster/failover"
@@ -151,5 +152,27 @@ func TestBuildErrors(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Key != key {
 			t.Errorf("%s: got %v, want a ParamError for key %s", q, err, key)
 		}
+	}
+}
+
+// A provider's "not here" answer is retried on other providers only: with
+// one provider the call fails after one attempt, not three on the same one.
+func TestRefusedNotRetriedOnSameProvider(t *testing.T) {
+	var calls atomic.Int64
+	a := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:1/demo.Echo"), func(ctx context.Context, inv *spi.Invocation) spi.Result {
+		calls.Add(1)
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported", inv.Service)}
+	})
+	dir := spitest.NewStubDirectory(spi.MustParse("airnode://127.0.0.1/demo.Echo"), "test", a)
+	c, err := failover.Builder{}.Build(dir.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, dir, firstLB{})
+	if !errors.Is(res.Err, spi.ErrServiceNotFound) {
+		t.Fatalf("err = %v, want SERVICE_NOT_FOUND", res.Err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("provider called %d times, want 1", n)
 	}
 }
