@@ -1,0 +1,68 @@
+// Command profprovider is a demo.Echo provider that writes a CPU profile:
+// `airnode serve` without registry or config, for profiling the provider
+// side of `airnode bench` in its own process.
+//
+//	go build -o /tmp/profprovider ./bench/profprovider
+//	/tmp/profprovider -listen 127.0.0.1:20990 -cpuprofile /tmp/provider.prof &
+//	airnode bench airnode://127.0.0.1:20990/demo.Echo -n 200000 -c 100
+//	kill -INT %1; go tool pprof -top /tmp/profprovider /tmp/provider.prof
+//
+// It profiles from start to SIGINT/SIGTERM, then shuts the node down.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:20990", "listen address")
+	transport := flag.String("transport", "smux", "transport extension")
+	profile := flag.String("cpuprofile", "", "CPU profile file (none when empty)")
+	flag.Parse()
+	if err := run(*listen, *transport, *profile); err != nil {
+		fmt.Fprintln(os.Stderr, "profprovider:", err)
+		os.Exit(1)
+	}
+}
+
+func run(listen, transport, profile string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	node := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(logger))
+	defer node.Close()
+	u, err := spi.Parse("airnode://" + listen + "/" + demo.Interface + "?transport=" + transport)
+	if err != nil {
+		return err
+	}
+	exp, err := node.Export(ctx, demo.New("profprovider", kernel.DefaultWeight), u)
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("serving %s pid %d\n", exp.URL().Address(), os.Getpid())
+	<-ctx.Done()
+	return nil
+}
