@@ -402,6 +402,7 @@ func rounded(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 // demo.Echo Info` with no address reaches all three, both with --registry
 // and with no registry flag (the default location under XDG_RUNTIME_DIR).
 func TestRegistryE2E_CallReachesAllProviders(t *testing.T) {
+	t.Parallel()
 	runtime := t.TempDir()
 	dir := filepath.Join(runtime, "airnode", "registry") // the file registry's default there
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -455,6 +456,7 @@ func TestRegistryE2E_CallReachesAllProviders(t *testing.T) {
 // without a failed call; restarted on the same address it is listed and
 // picked again within 2 s.
 func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	reg := "file://" + dir
 	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir)}
@@ -523,6 +525,7 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 // Issue 5: `airnode registry ls` shows each provider's weight, warm-up
 // progress and uptime, read from real providers' registry entries.
 func TestRegistryE2E_LsShowsWeightWarmupUptime(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	warming := serve(t, "127.0.0.1:0", dir, "-p", "weight=50", "-p", "warmup=1m")
 	plain := serve(t, "127.0.0.1:0", dir)
@@ -561,6 +564,7 @@ func TestRegistryE2E_LsShowsWeightWarmupUptime(t *testing.T) {
 // for longer than its session timeout loses its node and re-creates it by
 // itself when it resumes.
 func TestRegistryE2E_ZooKeeper(t *testing.T) {
+	t.Parallel()
 	const session = 4 * time.Second
 	zks := startZooKeeper(t)
 	reg := zks.URL("session.timeout=4s")
@@ -652,6 +656,7 @@ func TestRegistryE2E_ZooKeeper(t *testing.T) {
 // the new one (it re-listed), and its watch is armed again (a later
 // graceful shutdown reaches it and `airnode registry watch`).
 func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
+	t.Parallel()
 	const outage = 20 * time.Second
 	zks := startZooKeeper(t)
 	reg := zks.URL("session.timeout=4s")
