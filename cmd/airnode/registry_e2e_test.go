@@ -610,8 +610,11 @@ func TestRegistryE2E_ZooKeeper(t *testing.T) {
 	seen := w.waitLine(t, minus(victim.addr), killed, 5*time.Second)
 	t.Logf("kill -9: node deleted %v after the kill (session timeout %v); watch saw it %v after the kill",
 		rounded(gone.Sub(killed)), session, rounded(seen.Sub(killed)))
-	if d := gone.Sub(killed); d < session*3/4 {
-		t.Errorf("node deleted %v after kill -9, before the %v session timeout", d, session)
+	// The server expires a session timeout after the last packet it got,
+	// and the client pings every third of the timeout (go-zookeeper): the
+	// node goes between 2/3 of the timeout and the timeout after the kill.
+	if d := gone.Sub(killed); d < session/2 {
+		t.Errorf("node deleted %v after kill -9, long before the %v session timeout", d, session)
 	}
 
 	// A pause longer than the session timeout: the server expires the
