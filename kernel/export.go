@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -137,7 +138,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err != nil {
 		return nil, err
 	}
-	pu = pu.WithAddress(srv.host, srv.port)
+	// The provider's own TLS files stay out of the published URL, so that
+	// consumers never take them for theirs (MergeURL keeps provider keys).
+	pu = pu.WithAddress(srv.host, srv.port).Without(tlsconf.ProviderFileKeys...)
 	svc, err := mk(pu)
 	if err != nil {
 		return nil, err

@@ -143,7 +143,7 @@ func connKey(u spi.URL, transport, heartbeat string) string {
 	keys := u.Keys()
 	sort.Strings(keys)
 	for _, k := range keys {
-		if strings.HasPrefix(k, "heartbeat") || strings.HasPrefix(k, "connect.") ||
+		if strings.HasPrefix(k, "heartbeat") || strings.HasPrefix(k, "connect.") || k == "tls" || strings.HasPrefix(k, "tls.") ||
 			strings.HasPrefix(k, "reconnect.") || k == "payload" || strings.HasPrefix(k, transport+".") {
 			v, _ := u.Param(k)
 			b.WriteString("|" + k + "=" + v)

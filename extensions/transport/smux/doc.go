@@ -15,6 +15,11 @@
 //	| smux.buffer | size | bytes | 8MiB    | 256KiB .. 1GiB  | receive buffer per session; each stream's      |
 //	|             |      |       |         |                 | flow-control window is a quarter of it         |
 //
+// and the TLS keys of internal/tlsconf (tls, tls.cert, tls.key, tls.ca,
+// tls.servername): with tls=true smux runs over TLS, the consumer's
+// handshake within the dial's context, the provider's on first use under
+// a deadline.
+//
 // Costs (measured, BenchmarkStream100B and an idle-session count): a stream
 // Write passes through smux's shaper and writer goroutines, so write
 // coalesced batches rather than one frame per Write; a session holds about

@@ -13,6 +13,7 @@ import (
 
 	xsmux "github.com/xtaci/smux"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -36,6 +37,9 @@ func (Builder) Build(u spi.URL) (spi.Transport, error) {
 	if err := xsmux.VerifyConfig(t.mux); err != nil { // the bounds above make this a bug
 		return nil, fmt.Errorf("smux: %w", err)
 	}
+	if t.tls, err = tlsconf.Parse(u); err != nil {
+		return nil, fmt.Errorf("smux: %w", err)
+	}
 	return t, nil
 }
 
@@ -43,6 +47,7 @@ func (Builder) Build(u spi.URL) (spi.Transport, error) {
 // concurrent use.
 type Transport struct {
 	mux *xsmux.Config
+	tls tlsconf.Settings // TLS under smux when tls=true
 }
 
 func newTransport(cfg config) *Transport {
@@ -62,6 +67,14 @@ func (t *Transport) Listen(addr string) (spi.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smux: %w", err)
 	}
+	if t.tls.Enabled {
+		cfg, err := t.tls.Server()
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("smux: %w", err)
+		}
+		l = tlsconf.Listener(l, cfg, 0, nil)
+	}
 	return &Listener{l: l, mux: t.mux}, nil
 }
 
@@ -73,6 +86,16 @@ func (t *Transport) Dial(ctx context.Context, addr string) (spi.Session, error) 
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("smux: %w", err)
+	}
+	if t.tls.Enabled {
+		cfg, err := t.tls.Client()
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("smux: %w", err)
+		}
+		if c, err = tlsconf.Handshake(ctx, c, cfg, addr); err != nil {
+			return nil, fmt.Errorf("smux: %w", err)
+		}
 	}
 	return newSession(c, t.mux, true)
 }

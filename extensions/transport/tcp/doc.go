@@ -11,7 +11,10 @@
 // any other liveness check runs here (DESIGN §6: the heartbeat extension owns
 // liveness); TCP_NODELAY is on.
 //
-// URL keys: none.
+// URL keys: only the TLS keys of internal/tlsconf (tls, tls.cert, tls.key,
+// tls.ca, tls.servername): with tls=true the connection is TLS, the
+// consumer's handshake runs within the dial's context and the provider's
+// on first use under a deadline.
 //
 // Transport, Listener and Session are safe for concurrent use; the stream is
 // read by one goroutine and written by one goroutine at a time. Close is

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -23,30 +24,58 @@ type Builder struct{}
 // Name returns "tcp".
 func (Builder) Name() string { return Name }
 
-// Build returns a Transport; the tcp transport reads no URL key, so it never
-// fails. It does no I/O and starts no goroutine.
-func (Builder) Build(spi.URL) (spi.Transport, error) { return &Transport{}, nil }
+// Build returns a Transport; it reads only the tls keys (internal/tlsconf),
+// and fails when they are inconsistent. It does no I/O and starts no
+// goroutine.
+func (Builder) Build(u spi.URL) (spi.Transport, error) {
+	s, err := tlsconf.Parse(u)
+	if err != nil {
+		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	return &Transport{tls: s}, nil
+}
 
-// Transport dials and listens for plain TCP sessions. Safe for concurrent use.
-type Transport struct{}
+// Transport dials and listens for TCP sessions, TLS when tls=true. Safe for
+// concurrent use.
+type Transport struct {
+	tls tlsconf.Settings
+}
 
 // Listen binds addr ("host:port", port 0 picks a free one).
-func (*Transport) Listen(addr string) (spi.Listener, error) {
+func (t *Transport) Listen(addr string) (spi.Listener, error) {
 	lc := net.ListenConfig{KeepAlive: -1}
 	l, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	if t.tls.Enabled {
+		cfg, err := t.tls.Server()
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("tcp: %w", err)
+		}
+		l = tlsconf.Listener(l, cfg, 0, nil)
 	}
 	return &Listener{l: l}, nil
 }
 
 // Dial connects to addr and returns the consumer side of a session. It gives
 // up when ctx ends; the error then wraps ctx's error.
-func (*Transport) Dial(ctx context.Context, addr string) (spi.Session, error) {
+func (t *Transport) Dial(ctx context.Context, addr string) (spi.Session, error) {
 	d := net.Dialer{KeepAlive: -1}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	if t.tls.Enabled {
+		cfg, err := t.tls.Client()
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("tcp: %w", err)
+		}
+		if c, err = tlsconf.Handshake(ctx, c, cfg, addr); err != nil {
+			return nil, fmt.Errorf("tcp: %w", err)
+		}
 	}
 	return newSession(c, false), nil
 }
