@@ -666,8 +666,9 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 	raw := zkClient(t, zks)
 	a := serveWith(t, "127.0.0.1:0", reg)
 	b := serveWith(t, "127.0.0.1:0", reg, "--shutdown-wait", "500ms")
+	quitter := serveWith(t, "127.0.0.1:0", reg, "--shutdown-wait", "500ms")
 	w := startWatch(t, reg, "demo.Echo")
-	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 2 providers$`), time.Time{}, 10*time.Second)
+	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), time.Time{}, 10*time.Second)
 	c := startConsumer(t, reg, true)
 	begin := time.Now()
 	c.waitPid(t, a.pid(), begin, 10*time.Second)
@@ -691,6 +692,16 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 		t.Errorf("call with file.cache during the outage: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("call with file.cache during the outage: exit %d in %v", r.code, rounded(r.elapsed))
+	// A provider shut down during the outage exits (its unregister is
+	// queued); its node goes when its session expires after the restart.
+	if err := quitter.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	termed := time.Now()
+	if code := quitter.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM during the outage", code)
+	}
+	t.Logf("SIGTERM during the outage: serve exited in %v", rounded(time.Since(termed)))
 	time.Sleep(outage - time.Since(down))
 	if picks := pidCounts(c.between(down, time.Now())); picks[a.pid()] == 0 || picks[b.pid()] == 0 {
 		t.Errorf("picks during the outage %v, want both providers", picks)
@@ -702,13 +713,18 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := time.Now()
-	all := waitZK(t, raw, "three provider nodes after the restart", 15*time.Second, func(l []string) bool {
-		return len(l) == 3 && hasAddr(l, a.addr) && hasAddr(l, b.addr) && hasAddr(l, late.addr)
+	all := waitZK(t, raw, "the new provider's node after the restart", 15*time.Second, func(l []string) bool {
+		return hasAddr(l, a.addr) && hasAddr(l, b.addr) && hasAddr(l, late.addr)
 	})
 	picked := c.waitPid(t, late.pid(), restart, 15*time.Second)
 	listed := w.waitLine(t, plus(late.addr), restart, 15*time.Second)
-	t.Logf("ZooKeeper down %v, restarted (serving) in %v; from the restart: all nodes in %v, watch listed the new provider in %v, consumer picked it in %v",
-		rounded(restart.Sub(down)), rounded(up.Sub(restart)), rounded(all.Sub(restart)), rounded(listed.Sub(restart)), rounded(picked.Sub(restart)))
+	gone := waitZK(t, raw, "the stopped provider's node deleted", 15*time.Second, func(l []string) bool {
+		return len(l) == 3 && !hasAddr(l, quitter.addr)
+	})
+	unlisted := w.waitLine(t, minus(quitter.addr), restart, 5*time.Second)
+	t.Logf("ZooKeeper down %v, restarted (serving) in %v; from the restart: new provider's node in %v, watch listed it in %v, consumer picked it in %v; provider stopped during the outage gone in %v, unlisted in %v",
+		rounded(restart.Sub(down)), rounded(up.Sub(restart)), rounded(all.Sub(restart)), rounded(listed.Sub(restart)), rounded(picked.Sub(restart)),
+		rounded(gone.Sub(restart)), rounded(unlisted.Sub(restart)))
 	for _, p := range []*provider{a, b} {
 		if strings.Contains(p.logText(), "new session; re-creating entries") {
 			t.Logf("provider %s: session expired during the outage; re-created its node", p.addr)
@@ -721,8 +737,8 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	termed := time.Now()
-	unlisted := w.waitLine(t, minus(b.addr), termed, 5*time.Second)
+	termed = time.Now()
+	unlisted = w.waitLine(t, minus(b.addr), termed, 5*time.Second)
 	if code := b.wait(t, 15*time.Second); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM", code)
 	}
