@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -81,7 +82,14 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 	return tick, func(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, w.cfg.Interval)
 		defer cancel()
-		_ = w.ch.Ping(pctx) // the verdict is the reconnect task's, from LastRead
+		counters.Heartbeat.PingsSent.Inc()
+		err := w.ch.Ping(pctx) // the verdict is the reconnect task's, from LastRead
+		switch {
+		case err == nil:
+			counters.Heartbeat.PingsAnswered.Inc()
+		case ctx.Err() == nil: // not cut short by the watch stopping
+			counters.Heartbeat.PingsFailed.Inc()
+		}
 	}
 }
 

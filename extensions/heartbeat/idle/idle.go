@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -89,6 +90,7 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 		return w.cfg.Interval - idle, nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, w.cfg.PingTimeout)
+	counters.Heartbeat.PingsSent.Inc()
 	err := w.ch.Ping(pctx)
 	cancel()
 	if ctx.Err() != nil {
@@ -98,6 +100,11 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 	case <-w.ch.Done():
 		return -1, nil // closed while pinging: nothing left to judge
 	default:
+	}
+	if err == nil {
+		counters.Heartbeat.PingsAnswered.Inc()
+	} else {
+		counters.Heartbeat.PingsFailed.Inc()
 	}
 	lastRead = latest(w.ch.LastRead(), w.start)
 	switch {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -104,6 +105,7 @@ func (k *Task) CloseChannel(ch spi.Channel, reason string) {
 		return
 	}
 	k.closing = true
+	counters.Heartbeat.IdleClosed.Inc()
 	k.closeCh = ch
 	k.closed = make(chan struct{})
 	go func() {

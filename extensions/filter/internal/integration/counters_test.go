@@ -1,0 +1,30 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+)
+
+// An idle consumer channel with heartbeat.interval=100ms pings its
+// provider; the pings are counted as sent and answered.
+func TestCounters_HeartbeatPings(t *testing.T) {
+	_, addr := provider(t, "")
+	r := refer(t, newNode(t), addr, "heartbeat=idle&heartbeat.interval=100ms")
+	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+		t.Fatal(err)
+	}
+	sent, answered := counters.Heartbeat.PingsSent.Load(), counters.Heartbeat.PingsAnswered.Load()
+	deadline := time.Now().Add(5 * time.Second)
+	for counters.Heartbeat.PingsAnswered.Load()-answered < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("pings sent %d, answered %d in 5 s of idleness",
+				counters.Heartbeat.PingsSent.Load()-sent, counters.Heartbeat.PingsAnswered.Load()-answered)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if counters.Heartbeat.PingsSent.Load()-sent < 2 {
+		t.Error("answered pings were not counted as sent")
+	}
+}
