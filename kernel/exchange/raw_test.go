@@ -379,3 +379,24 @@ func TestShutdownFlushesQueuedResponses(t *testing.T) {
 	<-f.errc
 	f.errc <- nil
 }
+
+// TestPingTimeout: a peer that never answers makes Ping fail at ctx's end
+// with a timeout status, leaving nothing pending.
+func TestPingTimeout(t *testing.T) {
+	peer := newRawPeer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	ch := NewChannel(dialSession(t, peer.addr(), false), Options{Side: spi.Consumer, Codec: codecByID})
+	defer func() { ch.Close("done"); ch.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := ch.Ping(ctx)
+	if st := spi.StatusOf(err); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
+		t.Fatalf("Ping: %v, want a timeout", err)
+	}
+	if d := time.Since(start); d < 90*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("Ping returned after %v", d)
+	}
+	if ch.Pending() != 0 {
+		t.Fatal("ping left pending")
+	}
+}
