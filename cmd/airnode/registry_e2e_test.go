@@ -160,6 +160,18 @@ func (w *watchProc) text() string {
 	return b.String()
 }
 
+// has reports whether a line read so far matches re.
+func (w *watchProc) has(re *regexp.Regexp) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range w.out {
+		if re.MatchString(l.text) {
+			return true
+		}
+	}
+	return false
+}
+
 // waitLine waits up to within for a line read after since that matches re
 // and returns when it was read.
 func (w *watchProc) waitLine(t *testing.T, re *regexp.Regexp, since time.Time, within time.Duration) time.Time {
@@ -481,6 +493,11 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	if picks := pidCounts(c.between(settled, time.Now())); picks[victim.pid()] > 0 || len(picks) != 2 {
 		t.Errorf("picks 2 s after the kill: %v, want only the two live providers", picks)
 	}
+	// The dead provider's entry is still on disk, but its lock is free.
+	if code, out, _ := airnode(t, nil, "registry", "ls", "--registry", reg); code != 0 ||
+		!strings.Contains(out, "(2 providers)") || strings.Contains(out, victim.addr) {
+		t.Errorf("registry ls after the kill: exit %d\n%s", code, out)
+	}
 
 	restarted := time.Now()
 	back := serve(t, victim.addr, dir)
@@ -748,4 +765,10 @@ func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
 	}
 	t.Logf("SIGTERM after the restart: watch saw the provider leave in %v", rounded(unlisted.Sub(termed)))
 	c.checkNoFailures(t, begin, time.Now())
+	// The outage itself never removed a provider from the watch's view.
+	for _, re := range []*regexp.Regexp{minus(a.addr), minus(late.addr), regexp.MustCompile(`demo\.Echo: [01] providers$`)} {
+		if w.has(re) {
+			t.Errorf("registry watch printed a line matching %q", re)
+		}
+	}
 }
