@@ -579,8 +579,8 @@ func TestRegistryE2E_LsShowsWeightWarmupUptime(t *testing.T) {
 // consumer see each change; a kill -9'd provider's node is gone after the
 // session timeout (not before: nobody unregistered it); a provider paused
 // for longer than its session timeout loses its node and re-creates it by
-// itself when it resumes.
-func TestRegistryE2E_ZooKeeper(t *testing.T) {
+// itself when it resumes (scenario R2).
+func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 	t.Parallel()
 	const session = 4 * time.Second
 	zks := startZooKeeper(t)
@@ -670,12 +670,18 @@ func TestRegistryE2E_ZooKeeper(t *testing.T) {
 	c.checkNoFailures(t, begin, time.Now())
 }
 
-// Issue 5: ZooKeeper stops for outage while a consumer calls in a loop: no
-// call fails; a provider started during the outage and providers whose
-// sessions expired are all registered after the restart, the consumer picks
-// the new one (it re-listed), and its watch is armed again (a later
-// graceful shutdown reaches it and `airnode registry watch`).
-func TestRegistryE2E_ZooKeeperOutage(t *testing.T) {
+// Issue 5 and scenario R1: ZooKeeper is down for outage (longer than the
+// session timeout) while a consumer calls in a loop: no call fails and the
+// watch never loses a live provider; a consumer process with file.cache
+// starts and calls during the outage; a provider started during the outage
+// serves at once and is registered after the restart, when the consumer
+// picks it (a full re-list); a provider stopped during the outage exits and
+// is gone once its session expires; later changes still reach the watches
+// (re-armed). ZooKeeper restores sessions from its data directory and
+// clients reconnect within about a second of the restart, so the providers
+// that stayed up keep their sessions (logged); session expiry itself is the
+// SIGSTOP case of TestRegistryE2E_ZooKeeperKillAndR2Expiry.
+func TestRegistryE2E_R1_ZooKeeperOutage(t *testing.T) {
 	t.Parallel()
 	const outage = 20 * time.Second
 	zks := startZooKeeper(t)
