@@ -30,13 +30,30 @@ func chain(filters []spi.Filter, last spi.Invoker) spi.Invoker {
 
 // filters builds the filter chain of one side for u: the activated set
 // edited by u's "filter" key (extension.ActivateFilters), outermost first.
+// On the consumer it leaves out the per-provider filters
+// (Activation.PerProvider), which invokerFilters builds.
 func (n *Node) filters(u spi.URL, side spi.Side) ([]spi.Filter, error) {
+	return n.buildFilters(u, side, func(b spi.FilterBuilder) bool {
+		return side != spi.Consumer || !b.Activation().PerProvider
+	})
+}
+
+// invokerFilters builds the consumer's per-provider filters for one
+// provider invoker from its merged URL pu, outermost first.
+func (n *Node) invokerFilters(pu spi.URL) ([]spi.Filter, error) {
+	return n.buildFilters(pu, spi.Consumer, func(b spi.FilterBuilder) bool { return b.Activation().PerProvider })
+}
+
+func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilder) bool) ([]spi.Filter, error) {
 	builders, err := extension.ActivateFilters(n.cat.Filter, u, side, "")
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %s filters: %w", side, err)
 	}
 	out := make([]spi.Filter, 0, len(builders))
 	for _, b := range builders {
+		if !keep(b) {
+			continue
+		}
 		f, err := b.Build(u)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: filter %s: %w", b.Name(), err)

@@ -77,6 +77,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, err
 	}
 	r.invoker = chain(filters, &clusterInvoker{ref: r})
+	if _, err := n.invokerFilters(u); err != nil { // fail early on bad keys of per-provider filters
+		return nil, err
+	}
 
 	var reg spi.Registry
 	desc := ""
@@ -108,7 +111,16 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		r.register(ctx, reg)
 	}
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
-		return newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
+		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := n.invokerFilters(pu) // per-provider filters, e.g. activelimit
+		if err != nil {
+			_ = inv.Close()
+			return nil, err
+		}
+		return chain(fs, inv), nil
 	}, n.logger)
 	if err := r.dir.Start(ctx); err != nil {
 		r.closeOwned()

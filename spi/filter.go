@@ -21,6 +21,13 @@ type Activation struct {
 	Sides []Side
 	Key   string
 	Order int
+	// PerProvider places a consumer filter below the cluster and the load
+	// balancer: the kernel builds it for each provider invoker from that
+	// provider's merged URL (MergeURL) and wraps that invoker, so the filter
+	// sees the provider a call goes to (Dubbo's ActiveLimitFilter counts per
+	// provider). False: the filter wraps the reference, above the cluster.
+	// The provider side ignores it.
+	PerProvider bool
 }
 
 // Filter intercepts an invoke. It calls next.Invoke to continue, or returns

@@ -10,11 +10,12 @@
 //	 -50   token         consumer, provider  token
 //	 -10   threadlimit   provider            threads (a cap per provider address)
 //	   0   executelimit  provider            executes
-//	   0   activelimit   consumer            actives
+//	   0   activelimit   consumer            actives (per provider: below the cluster)
 //
 // So metrics and the access log see, with their status, the calls that
-// token and the limits refuse. Consumer filters run above the cluster: they
-// see one call of the reference, not the provider the balancer picks.
+// token and the limits refuse. Consumer filters run above the cluster (one
+// call of the reference, whatever provider the balancer picks) unless their
+// Activation is PerProvider (activelimit): those wrap each provider invoker.
 // Filters are built once per reference or export from its URL and resolve
 // method-level keys ("methods.<m>.<key>") per call, cached per method.
 package filter

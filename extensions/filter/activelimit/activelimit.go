@@ -31,9 +31,10 @@ type Builder struct{}
 // Name returns "activelimit".
 func (Builder) Name() string { return Name }
 
-// Activation switches the filter on for consumers whose URL has "actives".
+// Activation switches the filter on for consumers whose URL has
+// "actives", per provider: below the cluster and the balancer.
 func (Builder) Activation() spi.Activation {
-	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: Key, Order: 0}
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: Key, Order: 0, PerProvider: true}
 }
 
 // Build checks every "actives" key of u and its timeouts and returns the

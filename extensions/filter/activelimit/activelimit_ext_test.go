@@ -25,7 +25,7 @@ func TestBuildChecksKeys(t *testing.T) {
 		}
 	}
 	a := activelimit.Builder{}.Activation()
-	if a.Key != "actives" || len(a.Sides) != 1 || a.Sides[0] != spi.Consumer {
+	if a.Key != "actives" || len(a.Sides) != 1 || a.Sides[0] != spi.Consumer || !a.PerProvider {
 		t.Errorf("activation %+v", a)
 	}
 }

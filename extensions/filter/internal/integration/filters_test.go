@@ -168,7 +168,7 @@ func TestToken_RightWrongMissing(t *testing.T) {
 // slot when its timeout passes, fails with CLIENT_TIMEOUT.
 func TestActiveLimit_WaitThenClientTimeout(t *testing.T) {
 	_, addr := provider(t, "")
-	r := refer(t, newNode(t), addr, "actives=1&timeout=1000")
+	r := refer(t, newNode(t), addr, "actives=1&timeout=1000&cluster=failfast") // failover would retry the CLIENT_TIMEOUT
 	ctx := ctxT(t)
 	first := make(chan error, 1)
 	go func() { _, err := r.Invoke(ctx, "Sleep", 600); first <- err }()
@@ -336,5 +336,35 @@ func TestToken_RandomThroughRegistry(t *testing.T) {
 	}
 	if _, err := refer(t, cn, e.URL().Address(), "").Invoke(ctxT(t), "Echo", "x"); !errors.Is(err, spi.ErrServiceError) || !strings.Contains(err.Error(), "rejected") {
 		t.Fatalf("direct, no token: %v", err)
+	}
+}
+
+// actives=1 counts per provider: with two providers and roundrobin, two
+// concurrent calls run at once, one on each, where a per-reference limit
+// would hold the second back.
+func TestActiveLimit_PerProvider(t *testing.T) {
+	pa, addrA := provider(t, "")
+	pb, addrB := provider(t, "")
+	r := refer(t, newNode(t), addrA+","+addrB, "actives=1&timeout=3s&loadbalance=roundrobin&cluster=failfast")
+	ctx := ctxT(t)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := r.Invoke(ctx, "Sleep", 800); errs <- err }()
+	}
+	inFlight := func(n *kernel.Node) int64 {
+		st, _ := registryOf(t, n).Lookup(spi.Provider, "demo.Echo", "Sleep")
+		return st.InFlight
+	}
+	both := false
+	for deadline := time.Now().Add(700 * time.Millisecond); !both && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		both = inFlight(pa) == 1 && inFlight(pb) == 1
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("Sleep: %v", err)
+		}
+	}
+	if !both {
+		t.Error("the two providers never ran a call at the same time: actives=1 limited the reference, not each provider")
 	}
 }
