@@ -23,7 +23,10 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	slog.SetDefault(quiet) // the TLS listeners' handshake warnings, expected in the TLS tests
+	goleak.VerifyTestMain(m)
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
