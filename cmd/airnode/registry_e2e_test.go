@@ -579,7 +579,8 @@ func TestRegistryE2E_LsShowsWeightWarmupUptime(t *testing.T) {
 // consumer see each change; a kill -9'd provider's node is gone after the
 // session timeout (not before: nobody unregistered it); a provider paused
 // for longer than its session timeout loses its node and re-creates it by
-// itself when it resumes (scenario R2).
+// itself when it resumes, and a consumer paused with it re-lists in its new
+// session and sees the provider that started meanwhile (scenario R2).
 func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 	t.Parallel()
 	const session = 4 * time.Second
@@ -588,6 +589,8 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 	raw := zkClient(t, zks)
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 0 providers$`), time.Time{}, 10*time.Second)
+	pausedWatch := startWatch(t, reg, "demo.Echo") // a consumer whose session will expire
+	pausedWatch.waitLine(t, regexp.MustCompile(`demo\.Echo: 0 providers$`), time.Time{}, 10*time.Second)
 
 	var ps []*provider
 	for range 3 {
@@ -637,18 +640,26 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 	// A pause longer than the session timeout: the server expires the
 	// session and deletes the node; after SIGCONT the provider's registry
 	// opens a new session and re-creates it.
+	// A consumer (a second watch) paused with it loses its session too,
+	// and misses a provider that starts meanwhile.
 	paused := ps[1]
-	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
+	pausedWatch.waitLine(t, regexp.MustCompile(`demo\.Echo: 2 providers$`), killed, 5*time.Second)
+	for _, pid := range []int{paused.cmd.Process.Pid, pausedWatch.cmd.Process.Pid} {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	}
 	stopped := time.Now()
-	t.Cleanup(func() { _ = paused.cmd.Process.Signal(syscall.SIGCONT) })
+	newcomer := serveWith(t, "127.0.0.1:0", reg)
 	expired := waitZK(t, raw, "paused provider's node deleted", session+5*time.Second,
 		func(l []string) bool { return !hasAddr(l, paused.addr) })
 	w.waitLine(t, minus(paused.addr), stopped, 5*time.Second)
 	time.Sleep(500 * time.Millisecond)
-	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
+	for _, pid := range []int{paused.cmd.Process.Pid, pausedWatch.cmd.Process.Pid} {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
 	}
 	resumed := time.Now()
 	recreated := waitZK(t, raw, "paused provider's node re-created", 10*time.Second,
@@ -667,6 +678,14 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 	if d := recreated.Sub(resumed); d > 8*time.Second {
 		t.Errorf("node re-created %v after SIGCONT, want within 8s", d)
 	}
+	// The paused consumer re-lists in its new session: it sees the
+	// newcomer and ends with the three live providers.
+	relisted := pausedWatch.waitLine(t, plus(newcomer.addr), resumed, 10*time.Second)
+	pausedWatch.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), resumed, 10*time.Second)
+	t.Logf("paused consumer: re-listed %v after SIGCONT", rounded(relisted.Sub(resumed)))
+	if pausedWatch.has(minus(ps[2].addr)) || pausedWatch.has(minus(newcomer.addr)) {
+		t.Errorf("paused consumer dropped a live provider")
+	}
 	c.checkNoFailures(t, begin, time.Now())
 }
 
@@ -674,7 +693,7 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 // session timeout) while a consumer calls in a loop: no call fails and the
 // watch never loses a live provider; a consumer process with file.cache
 // starts and calls during the outage; a provider started during the outage
-// serves at once and is registered after the restart, when the consumer
+// serves (after connect.timeout) and is registered after the restart, when the consumer
 // picks it (a full re-list); a provider stopped during the outage exits and
 // is gone once its session expires; later changes still reach the watches
 // (re-armed). ZooKeeper restores sessions from its data directory and
