@@ -214,8 +214,8 @@ type infoCall struct {
 }
 
 // consumerLoop is an in-process consumer of demo.Echo through a registry
-// that calls Info back to back (with a short pause) and records every
-// result. With idempotent, Info is declared idempotent, so that failover
+// whose consumerWorkers goroutines call Info back to back (with a short
+// pause) and record every result. With idempotent, Info is declared idempotent, so that failover
 // also retries a call that timed out on a hung provider (SERVER_TIMEOUT).
 type consumerLoop struct {
 	ref   *kernel.Reference
@@ -224,6 +224,10 @@ type consumerLoop struct {
 	stop  chan struct{}
 	done  chan struct{}
 }
+
+// consumerWorkers is how many goroutines of a consumer loop call at once,
+// so that some calls are in flight when a provider dies.
+const consumerWorkers = 4
 
 func startConsumer(t *testing.T, reg string, idempotent bool) *consumerLoop {
 	t.Helper()
@@ -240,25 +244,30 @@ func startConsumer(t *testing.T, reg string, idempotent bool) *consumerLoop {
 		t.Fatal(err)
 	}
 	c := &consumerLoop{ref: ref, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-time.After(5 * time.Millisecond):
+	var wg sync.WaitGroup
+	for range consumerWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-c.stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				var info map[string]any
+				err := ref.Call(context.Background(), "Info", nil, &info)
+				r := infoCall{at: time.Now(), err: err}
+				if err == nil {
+					r.pid = fmt.Sprint(info["pid"])
+				}
+				c.mu.Lock()
+				c.calls = append(c.calls, r)
+				c.mu.Unlock()
 			}
-			var info map[string]any
-			err := ref.Call(context.Background(), "Info", nil, &info)
-			r := infoCall{at: time.Now(), err: err}
-			if err == nil {
-				r.pid = fmt.Sprint(info["pid"])
-			}
-			c.mu.Lock()
-			c.calls = append(c.calls, r)
-			c.mu.Unlock()
-		}
-	}()
+		}()
+	}
+	go func() { wg.Wait(); close(c.done) }()
 	t.Cleanup(c.halt) // before the node closes
 	return c
 }
@@ -474,7 +483,7 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir)}
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), time.Time{}, 10*time.Second)
-	c := startConsumer(t, reg, true)
+	c := startConsumer(t, reg, false)
 	begin := time.Now()
 	for _, p := range ps {
 		c.waitPid(t, p.pid(), begin, 10*time.Second)
