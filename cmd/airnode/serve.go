@@ -29,6 +29,9 @@ import (
 type serveFlags struct {
 	transport string
 	metrics   string
+	tlsCert   string // --tls-cert: tls=true&tls.cert=
+	tlsKey    string // --tls-key: tls.key=
+	tlsCA     string // --tls-ca: tls.ca= (mutual TLS)
 	params    []string
 }
 
@@ -69,6 +72,9 @@ service (repeatable: -p weight=50 -p warmup=1m).
 	config.AddFlags(fl)
 	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
 	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus) and /stats on this address, e.g. 127.0.0.1:9090")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve TLS (needs --tls-key; same as -p tls=true -p tls.cert=FILE)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert (-p tls.key=FILE)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
 	return cmd
 }
@@ -151,6 +157,14 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	if f.transport != "" {
 		params["transport"] = f.transport
+	}
+	if f.tlsCert != "" || f.tlsKey != "" || f.tlsCA != "" {
+		params["tls"] = "true" // a missing half is reported by the transport, naming the key
+		for k, v := range map[string]string{"tls.cert": f.tlsCert, "tls.key": f.tlsKey, "tls.ca": f.tlsCA} {
+			if v != "" {
+				params[k] = v
+			}
+		}
 	}
 	reg := defaultRegistry(cat)
 	if cfg.Registry != "" {

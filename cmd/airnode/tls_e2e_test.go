@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +19,7 @@ func TestE2E_MutualTLS(t *testing.T) {
 	ca := tlsconftest.NewCA(t, "airnode e2e CA")
 	pCert, pKey := ca.Issue(t, "provider")
 	cCert, cKey := ca.Issue(t, "consumer")
-	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "tls=true", "-p", "tls.cert="+pCert, "-p", "tls.key="+pKey, "-p", "tls.ca="+ca.CertFile)
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--tls-cert", pCert, "--tls-key", pKey, "--tls-ca", ca.CertFile)
 	if strings.Contains(p.logText(), pKey) {
 		t.Error("the provider's key path is in the registered URL")
 	}
@@ -35,5 +38,20 @@ func TestE2E_MutualTLS(t *testing.T) {
 	t.Logf("plaintext: %s", r.stderr)
 	if r.code == 0 || r.elapsed > 8*time.Second {
 		t.Errorf("plaintext call: exit %d after %v, stderr %q", r.code, r.elapsed, r.stderr)
+	}
+}
+
+// --tls-cert without --tls-key: serve exits with an error naming both keys.
+func TestE2E_TLSCertWithoutKey(t *testing.T) {
+	ca := tlsconftest.NewCA(t, "airnode e2e CA")
+	pCert, _ := ca.Issue(t, "provider")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, binary, "serve", "--listen", "127.0.0.1:0", "--registry", "file://"+dir, "--tls-cert", pCert)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "tls.cert") || !strings.Contains(string(out), "tls.key") {
+		t.Fatalf("err %v, output %s", err, out)
 	}
 }
