@@ -155,7 +155,7 @@ func processCounters() []processCounter {
 // further collectors or to gather from.
 func (r *Registry) Prometheus() *prometheus.Registry { return r.prom }
 
-// series returns the series of one side, service and method, creating it
+// seriesFor returns the series of one side, service and method, creating it
 // on first use (at most MaxSeries; later ones fold into OtherMethod).
 func (r *Registry) seriesFor(side spi.Side, service, method string) *series {
 	k := seriesKey{side, service, method}
