@@ -32,7 +32,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // catalogs returns the bundled catalogs with this filters added
 // where the bundle does not have them yet.
-func catalogs(t *testing.T) *extension.Catalogs {
+func catalogs(t testing.TB) *extension.Catalogs {
 	t.Helper()
 	c := bundle.Catalogs()
 	for _, b := range []spi.FilterBuilder{metrics.NewBuilder(nil), &accesslog.Builder{}, token.Builder{}, executelimit.Builder{}, activelimit.Builder{}, &threadlimit.Builder{}} {
@@ -107,4 +107,27 @@ func get(t *testing.T, url string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// newNodeB, providerB and referB are newNode, provider and refer for
+// benchmarks.
+func newNodeB(tb testing.TB) *kernel.Node {
+	return kernel.NewNode(catalogs(tb), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+}
+
+func providerB(tb testing.TB, q string) (*kernel.Node, string) {
+	n := newNodeB(tb)
+	e, err := n.Export(context.Background(), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+q))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n, e.URL().Address()
+}
+
+func referB(tb testing.TB, n *kernel.Node, addr, q string) *kernel.Reference {
+	r, err := n.Refer(context.Background(), spi.MustParse("airnode://"+addr+"/demo.Echo?"+q), spi.URL{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }
