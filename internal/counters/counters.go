@@ -27,20 +27,23 @@ func (c *Counter) Load() uint64 { return c.n.Load() }
 
 // HeartbeatCounters counts heartbeat and reconnection events (DESIGN §6).
 type HeartbeatCounters struct {
-	// PingsSent counts two-way heartbeat requests this process sent.
+	// PingsSent counts two-way heartbeat requests the heartbeat strategies
+	// (idle, dual) of this process sent; the connection manager's
+	// readiness ping is not one of them. Sent ≥ answered + failed: a ping
+	// cut short by its channel closing or its watch stopping is neither.
 	PingsSent Counter
 	// PingsAnswered counts sent pings whose answer arrived in time.
 	PingsAnswered Counter
 	// PingsFailed counts sent pings that failed or timed out.
 	PingsFailed Counter
-	// PingsReceived counts heartbeat requests from peers that this process
-	// answered.
+	// PingsReceived counts two-way heartbeat requests from peers that this
+	// process answered (readiness pings included).
 	PingsReceived Counter
 	// Reconnects counts redials the consumer's connection manager started
 	// after a channel died (not first connects).
 	Reconnects Counter
-	// IdleClosed counts channels closed because the heartbeat strategy found
-	// them idle or silent for too long.
+	// IdleClosed counts channels closed by a heartbeat verdict: idle or
+	// silent for too long, or too many failed pings.
 	IdleClosed Counter
 }
 
