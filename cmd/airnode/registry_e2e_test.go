@@ -86,6 +86,7 @@ func serveWith(t *testing.T, listen, reg string, args ...string) *provider {
 	return p
 }
 
+// pid returns the process id as Info prints it.
 func (p *provider) pid() string { return fmt.Sprint(p.cmd.Process.Pid) }
 
 // kill9 sends SIGKILL and waits for the process to be gone; it returns the
@@ -352,15 +353,16 @@ func startZooKeeper(t *testing.T) *zktest.Server {
 }
 
 // zkProviders lists the decoded names under /airnode/demo.Echo/providers
-// with a raw ZooKeeper client (nil when the node does not exist).
-func zkProviders(t *testing.T, c *zk.Conn) []string {
+// with a raw ZooKeeper client (nil when the node does not exist). A
+// connection error (the client reconnecting after a restart) is returned.
+func zkProviders(t *testing.T, c *zk.Conn) ([]string, error) {
 	t.Helper()
 	children, _, err := c.Children("/airnode/demo.Echo/providers")
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		t.Fatalf("zookeeper children: %v", err)
+		return nil, err
 	}
 	out := make([]string, 0, len(children))
 	for _, ch := range children {
@@ -370,7 +372,7 @@ func zkProviders(t *testing.T, c *zk.Conn) []string {
 		}
 		out = append(out, s)
 	}
-	return out
+	return out, nil
 }
 
 func zkClient(t *testing.T, s *zktest.Server) *zk.Conn {
@@ -406,12 +408,12 @@ func waitZK(t *testing.T, c *zk.Conn, what string, within time.Duration, cond fu
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		l := zkProviders(t, c)
-		if cond(l) {
+		l, err := zkProviders(t, c)
+		if err == nil && cond(l) {
 			return time.Now()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("zookeeper: %s: not within %v; providers now:\n%s", what, within, strings.Join(l, "\n"))
+			t.Fatalf("zookeeper: %s: not within %v; providers now (%v):\n%s", what, within, err, strings.Join(l, "\n"))
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -607,7 +609,10 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 		ps = append(ps, p)
 		w.waitLine(t, plus(p.addr), time.Time{}, 5*time.Second)
 	}
-	nodes := zkProviders(t, raw)
+	nodes, err := zkProviders(t, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(nodes) != 3 {
 		t.Fatalf("%d provider nodes, want 3:\n%s", len(nodes), strings.Join(nodes, "\n"))
 	}
