@@ -197,9 +197,9 @@ func (c *Channel) die(reason string, level slog.Level) {
 		c.goClosed = true
 		c.goMu.Unlock()
 		c.reason = reason
+		c.w.close() // first: no handler answers after learning of the death
 		close(c.dying)
 		c.cancel()
-		c.w.close()
 		_ = c.sess.Close()
 		calls := c.pending.closeAll()
 		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
