@@ -2,6 +2,7 @@ package extension_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -314,5 +315,34 @@ func TestCodecByID(t *testing.T) {
 	}
 	if _, err := c.CodecByID(30); err == nil {
 		t.Fatal("CodecByID(30) succeeded")
+	}
+}
+
+// sideFilter is a filter that, like the bundled metrics filter, refuses a
+// URL without side=consumer or side=provider (the kernel sets it).
+type sideFilter struct{ extensiontest.Filter }
+
+func (f *sideFilter) Build(u spi.URL) (spi.Filter, error) {
+	switch side, _ := u.Param(spi.KeySide); side {
+	case string(spi.Consumer), string(spi.Provider):
+		return f.Filter.Build(u)
+	default:
+		return nil, fmt.Errorf("sidefilter: URL key \"side\" is %q", side)
+	}
+}
+
+// Explain builds each side's filters with that side's "side" key, as the
+// kernel does, so a URL without side= explains without errors.
+func TestExplainBuildsFiltersWithSide(t *testing.T) {
+	c := extensiontest.Catalogs()
+	act := spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}}
+	if err := c.Filter.Register(&sideFilter{extensiontest.Filter{Ext: extensiontest.Ext{ExtName: "sidefilter", Act: act}}}, extension.Bundled); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"airnode://h/demo.Echo?loadbalance=roundrobin", "airnode://h/demo.Echo?side=consumer", "airnode://h/demo.Echo?side=provider"} {
+		u := spi.MustParse(raw)
+		if _, err := c.Explain(u, extension.ReferencedMethods(u)); err != nil {
+			t.Errorf("Explain(%s): %v", raw, err)
+		}
 	}
 }

@@ -112,8 +112,10 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 		build func(name string) error
 	}
 	built := map[string]error{}
-	buildOnce := func(point, name string, b func() error) error {
-		k := point + "/" + name
+	// buildAs builds name once per key (a point, or a point and a side)
+	// and prefixes its error with point unless it names itself.
+	buildAs := func(key, point, name string, b func() error) error {
+		k := key + "/" + name
 		if err, ok := built[k]; ok {
 			return err
 		}
@@ -124,6 +126,7 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 		built[k] = err
 		return err
 	}
+	buildOnce := func(point, name string, b func() error) error { return buildAs(point, point, name, b) }
 	hbURL := c.Heartbeat.Normalize(u)
 	pts := []pointer{
 		{c.Cluster, func(n string) error {
@@ -167,19 +170,22 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 	}
 
 	for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+		// The kernel sets "side" on the URL it builds each side's filters
+		// with (Refer: consumer, Export: provider); so does Explain.
+		su := u.With(spi.KeySide, string(side))
 		var service []string
 		for _, m := range scopes {
 			fc := FilterChoice{Side: side, Method: m, Source: "activated"}
 			if _, src, ok := u.MethodParam(m, c.Filter.Key()); ok {
 				fc.Source = src
 			}
-			chain, err := ActivateFilters(c.Filter, u, side, m)
+			chain, err := ActivateFilters(c.Filter, su, side, m)
 			if err != nil {
 				fc.Err = err
 			}
 			for _, f := range chain {
 				fc.Names = append(fc.Names, f.Name())
-				if err := buildOnce(PointFilter, f.Name(), func() error { _, err := f.Build(u); return err }); err != nil {
+				if err := buildAs(PointFilter+"/"+string(side), PointFilter, f.Name(), func() error { _, err := f.Build(su); return err }); err != nil {
 					fc.Err = errors.Join(fc.Err, err)
 				}
 			}
