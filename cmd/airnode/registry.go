@@ -114,7 +114,7 @@ func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, er
 func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
 	var services []spi.URL
 	if len(args) == 1 {
-		u, err := serviceURL(args[0])
+		u, err := parseServiceKey(args[0])
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 			return fmt.Errorf("list services of %s: %w", desc, err)
 		}
 		for _, k := range keys {
-			u, err := serviceURL(k)
+			u, err := parseServiceKey(k)
 			if err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 }
 
 func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w io.Writer) error {
-	u, err := serviceURL(service)
+	u, err := parseServiceKey(service)
 	if err != nil {
 		return err
 	}
