@@ -59,9 +59,8 @@ type conn struct {
 	backoff        time.Duration
 	logger         *slog.Logger
 
-	state     atomic.Pointer[connState] // nil until the first attempt ends
-	firstDone chan struct{}             // closed when the first attempt ends
-	firstOnce sync.Once
+	state   atomic.Pointer[connState] // nil until the first attempt ends
+	changed *signal                   // broadcast on every published state; may be nil
 
 	ctx    context.Context // cancelled by close: aborts a dial in progress
 	cancel context.CancelFunc
@@ -69,32 +68,29 @@ type conn struct {
 	done   chan struct{} // closed when run has returned
 }
 
-// newConn returns a started conn to addr.
-func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger) *conn {
+// newConn returns a started conn to addr. changed, when not nil, is
+// broadcast every time the conn's state changes.
+func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
-		firstDone: make(chan struct{}), done: make(chan struct{}),
+		changed: changed, done: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
 	return c
 }
 
-// get returns the ready channel. Before the first attempt has ended it waits
-// for it (or for ctx: CLIENT_TIMEOUT, nothing was sent); afterwards it never
-// blocks: with no ready channel it fails fast with CHANNEL_INACTIVE naming
-// the address and the last connection error, so a cluster can try another
-// provider.
-func (c *conn) get(ctx context.Context) (channel, error) {
+// get returns the ready channel. It never blocks: with no ready channel
+// (first connect still in progress, reconnecting, closed) it fails fast
+// with CHANNEL_INACTIVE naming the address and the reason, a status
+// failover retries elsewhere. Waiting for a first connection is the
+// reference's business (Reference.awaitProvider), bounded by the call's
+// timeout.
+func (c *conn) get() (channel, error) {
 	st := c.state.Load()
 	if st == nil {
-		select {
-		case <-c.firstDone:
-			st = c.state.Load()
-		case <-ctx.Done():
-			return nil, &spi.Error{Status: spi.StatusClientTimeout,
-				Message: fmt.Sprintf("connecting to provider %s: %v", c.addr, ctx.Err()), Cause: ctx.Err()}
-		}
+		return nil, &spi.Error{Status: spi.StatusChannelInactive,
+			Message: fmt.Sprintf("provider %s: not connected yet (first connection attempt in progress, connect.timeout %v)", c.addr, c.connectTimeout)}
 	}
 	if st.ch != nil {
 		return st.ch, nil
@@ -102,27 +98,34 @@ func (c *conn) get(ctx context.Context) (channel, error) {
 	return nil, st.err
 }
 
-// available reports whether calls may be routed here: while the first
-// attempt is in progress (calls wait for it) or with a ready channel.
-func (c *conn) available() bool {
-	st := c.state.Load()
-	return st == nil || st.ch != nil
-}
-
-// ready reports whether a channel is up and answered its first ping.
+// ready reports whether a channel is up and answered its first ping: only
+// then may calls be routed here (Available).
 func (c *conn) ready() bool {
 	st := c.state.Load()
 	return st != nil && st.ch != nil
 }
 
+// connecting reports whether the first connection attempt is in progress.
+func (c *conn) connecting() bool { return c.state.Load() == nil }
+
 func (c *conn) publish(st *connState) {
 	c.state.Store(st)
-	c.firstOnce.Do(func() { close(c.firstDone) })
+	if c.changed != nil {
+		c.changed.broadcast()
+	}
 }
 
+// down returns a state without channel. The cause chain keeps the
+// connection error but never a context error: the connect deadline is the
+// conn's own, and a cluster must not take it for the caller's (failover
+// does not retry errors wrapping context.DeadlineExceeded).
 func (c *conn) down(format string, args ...any) *connState {
 	err := fmt.Errorf(format, args...)
-	return &connState{err: &spi.Error{Status: spi.StatusChannelInactive, Message: err.Error(), Cause: errors.Unwrap(err)}}
+	cause := errors.Unwrap(err)
+	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, context.Canceled) {
+		cause = errors.New(cause.Error())
+	}
+	return &connState{err: &spi.Error{Status: spi.StatusChannelInactive, Message: err.Error(), Cause: cause}}
 }
 
 // run is the manager loop: connect, wait for the channel to die, redial.
@@ -218,6 +221,34 @@ func jitter(d time.Duration) time.Duration {
 	return d*4/5 + rand.N(d*2/5+1)
 }
 
+// signal is a broadcast: wait returns a channel closed by the next
+// broadcast. The zero value is ready to use.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next broadcast. Take it before
+// checking the condition waited for, then select on it.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// broadcast wakes every waiter.
+func (s *signal) broadcast() {
+	s.mu.Lock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+	s.mu.Unlock()
+}
+
 // connPool shares managed connections between the remote invokers of one
 // node: one session per provider address and connection settings (slot i of
 // "connections=N"), reference-counted, closed when the last invoker using it
@@ -225,6 +256,11 @@ func jitter(d time.Duration) time.Duration {
 type connPool struct {
 	mu    sync.Mutex
 	conns map[string]*pooled
+
+	// changed is broadcast whenever a conn of the pool changes state
+	// (connected, failed, closed): references waiting for a first
+	// provider listen to it.
+	changed signal
 }
 
 type pooled struct {

@@ -93,74 +93,83 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestConnFirstUseWaitsForConnect(t *testing.T) {
+// A conn making its first connection is not available and its get fails
+// fast with CHANNEL_INACTIVE (retryable): no call waits on it.
+func TestConnNotAvailableUntilFirstConnect(t *testing.T) {
 	d := &fakeDialer{gate: make(chan struct{})}
-	c := newConn("127.0.0.1:9", d.dial, time.Second, 10*time.Millisecond, quiet)
+	var changed signal
+	c := newConn("127.0.0.1:9", d.dial, time.Hour, 10*time.Millisecond, quiet, &changed)
 	defer c.close()
-	if !c.available() {
-		t.Fatal("not available while the first connect is in progress")
+	woken := changed.wait()
+	if c.ready() || !c.connecting() {
+		t.Fatal("ready, or not connecting, while the first connect is in progress")
 	}
-	got := make(chan error, 1)
-	go func() {
-		_, err := c.get(context.Background())
-		got <- err
-	}()
+	start := time.Now()
+	_, err := c.get()
+	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), "not connected yet") || time.Since(start) > time.Second {
+		t.Fatalf("get = %v after %v, want a fast CHANNEL_INACTIVE", err, time.Since(start))
+	}
 	close(d.gate)
-	if err := <-got; err != nil {
-		t.Fatal(err)
+	select {
+	case <-woken:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no broadcast when the first connect ended")
 	}
-	if !c.ready() {
-		t.Fatal("not ready after connect")
+	if _, err := c.get(); err != nil || c.connecting() {
+		t.Fatalf("get after connect = %v (connecting %v)", err, c.connecting())
 	}
 }
 
 func TestConnFirstDialErrorNamesAddress(t *testing.T) {
 	d := &fakeDialer{down: true}
-	c := newConn("127.0.0.1:1", d.dial, time.Second, time.Hour, quiet)
+	c := newConn("127.0.0.1:1", d.dial, time.Second, time.Hour, quiet, nil)
 	defer c.close()
-	_, err := c.get(context.Background())
+	eventually(t, "first attempt over", func() bool { return !c.connecting() })
+	_, err := c.get()
 	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("get = %v", err)
 	}
-	if c.available() {
-		t.Fatal("available while reconnecting")
+	if c.ready() {
+		t.Fatal("ready while reconnecting")
 	}
 	start := time.Now()
-	if _, err := c.get(context.Background()); err == nil || time.Since(start) > 100*time.Millisecond {
+	if _, err := c.get(); err == nil || time.Since(start) > 100*time.Millisecond {
 		t.Fatalf("second get = %v after %v, want a fast failure", err, time.Since(start))
 	}
 }
 
 func TestConnReconnectsWithoutTraffic(t *testing.T) {
 	d := &fakeDialer{}
-	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet)
+	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet, nil)
 	defer c.close()
-	if _, err := c.get(context.Background()); err != nil {
+	eventually(t, "connected", c.ready)
+	if _, err := c.get(); err != nil {
 		t.Fatal(err)
 	}
 	d.set(true, nil)
 	d.last().Close("provider killed")
-	eventually(t, "not available after channel death", func() bool { return !c.available() })
+	eventually(t, "not ready after channel death", func() bool { return !c.ready() })
 	n := d.dials.Load()
 	eventually(t, "redials with no calls", func() bool { return d.dials.Load() >= n+3 })
 	d.set(false, nil)
 	eventually(t, "reconnected", c.ready)
-	if _, err := c.get(context.Background()); err != nil {
+	if _, err := c.get(); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestConnNotReadyUntilPingAnswered(t *testing.T) {
 	d := &fakeDialer{pingErr: errors.New("ping timed out")}
-	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet)
+	c := newConn("p:1", d.dial, time.Second, 5*time.Millisecond, quiet, nil)
 	defer c.close()
-	_, err := c.get(context.Background())
+	eventually(t, "first attempt over", func() bool { return !c.connecting() })
+	_, err := c.get()
 	if err == nil || !strings.Contains(err.Error(), "ping") {
 		t.Fatalf("get = %v, want a ping failure", err)
 	}
 	eventually(t, "several attempts", func() bool { return d.dials.Load() >= 3 })
-	if c.available() {
-		t.Fatal("available although the provider never answered a ping")
+	if c.ready() {
+		t.Fatal("ready although the provider never answered a ping")
 	}
 	d.set(false, nil)
 	eventually(t, "ready once pings are answered", c.ready)
@@ -168,7 +177,7 @@ func TestConnNotReadyUntilPingAnswered(t *testing.T) {
 
 func TestConnCloseStopsReconnecting(t *testing.T) {
 	d := &fakeDialer{down: true}
-	c := newConn("p:1", d.dial, time.Second, time.Millisecond, quiet)
+	c := newConn("p:1", d.dial, time.Second, time.Millisecond, quiet, nil)
 	eventually(t, "dialing", func() bool { return d.dials.Load() >= 2 })
 	c.close()
 	c.close()
@@ -177,14 +186,14 @@ func TestConnCloseStopsReconnecting(t *testing.T) {
 	if d.dials.Load() != n {
 		t.Fatal("dialing after close")
 	}
-	if _, err := c.get(context.Background()); spi.StatusOf(err) != spi.StatusChannelInactive {
+	if _, err := c.get(); spi.StatusOf(err) != spi.StatusChannelInactive {
 		t.Fatalf("get after close = %v", err)
 	}
 }
 
 func TestConnCloseAbortsDial(t *testing.T) {
 	d := &fakeDialer{gate: make(chan struct{})}
-	c := newConn("p:1", d.dial, time.Hour, time.Millisecond, quiet)
+	c := newConn("p:1", d.dial, time.Hour, time.Millisecond, quiet, nil)
 	eventually(t, "dialing", func() bool { return d.dials.Load() >= 1 })
 	done := make(chan struct{})
 	go func() { c.close(); close(done) }()
@@ -195,14 +204,17 @@ func TestConnCloseAbortsDial(t *testing.T) {
 	}
 }
 
-func TestConnGetHonoursContext(t *testing.T) {
-	d := &fakeDialer{gate: make(chan struct{})}
-	c := newConn("p:1", d.dial, time.Hour, time.Millisecond, quiet)
+// A first ping that times out against the conn's own connect.timeout
+// leaves an error failover may retry: it does not wrap
+// context.DeadlineExceeded, which would read as the caller's deadline.
+func TestConnConnectTimeoutIsRetryable(t *testing.T) {
+	d := &fakeDialer{pingErr: spi.Errorf(spi.StatusServerTimeout, "ping: no answer: %w", context.DeadlineExceeded)}
+	c := newConn("p:1", d.dial, time.Hour, time.Hour, quiet, nil)
 	defer c.close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := c.get(ctx); spi.StatusOf(err) != spi.StatusClientTimeout {
-		t.Fatalf("get = %v, want CLIENT_TIMEOUT", err)
+	eventually(t, "first attempt over", func() bool { return !c.connecting() })
+	_, err := c.get()
+	if spi.StatusOf(err) != spi.StatusChannelInactive || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("get = %v, want CHANNEL_INACTIVE not wrapping context.DeadlineExceeded", err)
 	}
 }
 
@@ -217,18 +229,19 @@ func TestJitterBounds(t *testing.T) {
 func TestConnPoolSharesAndReleases(t *testing.T) {
 	d := &fakeDialer{}
 	var p connPool
-	mk := func() *conn { return newConn("p:1", d.dial, time.Second, time.Millisecond, quiet) }
+	mk := func() *conn { return newConn("p:1", d.dial, time.Second, time.Millisecond, quiet, nil) }
 	a := p.acquire("k", mk)
 	b := p.acquire("k", mk)
 	if a != b {
 		t.Fatal("same key, two conns")
 	}
 	p.release("k")
-	if _, err := a.get(context.Background()); err != nil {
+	eventually(t, "connected", a.ready)
+	if _, err := a.get(); err != nil {
 		t.Fatalf("closed while referenced: %v", err)
 	}
 	p.release("k")
-	if _, err := a.get(context.Background()); spi.StatusOf(err) != spi.StatusChannelInactive {
+	if _, err := a.get(); spi.StatusOf(err) != spi.StatusChannelInactive {
 		t.Fatalf("open after last release: %v", err)
 	}
 	p.closeAll()

@@ -18,6 +18,19 @@ func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	return f.filter.Invoke(ctx, f.Invoker, inv)
 }
 
+// connecting forwards to the end of the chain (see connector).
+func (f *filterInvoker) connecting() bool { return isConnecting(f.Invoker) }
+
+// connector is an invoker that can say whether its first connection
+// attempt is still in progress (remoteInvoker, and filterInvoker around it).
+type connector interface{ connecting() bool }
+
+// isConnecting reports whether inv is still making its first connection.
+func isConnecting(inv spi.Invoker) bool {
+	c, ok := inv.(connector)
+	return ok && c.connecting()
+}
+
 // chain wraps last with filters, the first filter outermost (it runs
 // first), as Dubbo's ProtocolFilterWrapper builds its chain.
 func chain(filters []spi.Filter, last spi.Invoker) spi.Invoker {

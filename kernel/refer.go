@@ -232,7 +232,8 @@ func (r *Reference) strategyFor(method string) (*strategy, error) {
 func (r *Reference) URL() spi.URL { return r.url }
 
 // Providers returns the provider invokers the directory lists now: the
-// available ones (a provider that is reconnecting is left out).
+// available ones (a provider that is connecting or reconnecting is left
+// out).
 func (r *Reference) Providers() []spi.Invoker {
 	return r.dir.List(&spi.Invocation{Service: r.key})
 }
@@ -314,7 +315,79 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	return s.cluster.Invoke(ctx, inv, c.ref.dir, s.lb)
+	ctx, cancel := c.ref.awaitProvider(ctx, inv)
+	defer cancel()
+	return s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+}
+
+// providerView is the directory as the cluster sees it: the available
+// invokers, or, when none is, every invoker, so that the cluster picks one
+// whose fast CHANNEL_INACTIVE says why it cannot be reached (connection
+// refused, TLS, ...) instead of a bare "no provider available"; failover
+// retries that status on the others.
+type providerView struct{ *directory.Directory }
+
+func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
+	if l := v.Directory.List(inv); len(l) > 0 {
+		return l
+	}
+	return v.Directory.All()
+}
+
+// awaitProvider lets a call wait for a first provider: when no provider
+// invoker is available but some is still making its first connection (a
+// fresh reference: the directory's invokers start connecting as they are
+// created), it waits until one is available or none is connecting any
+// more, for at most the shorter of the call's timeout and connect.timeout.
+// This plays the part of Dubbo's connect-at-refer check without making a
+// call wait on one hung provider while another is up. When it waited, the
+// returned context ends at the call's timeout counted from the start of the
+// wait, so that waiting and calling together stay within the timeout.
+func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) (context.Context, context.CancelFunc) {
+	if len(r.dir.List(inv)) > 0 || !r.connecting() {
+		return ctx, func() {}
+	}
+	start := time.Now()
+	u := r.url
+	if all := r.dir.All(); len(all) > 0 {
+		u = all[0].URL() // merged: the provider's timeout unless the consumer set one
+	}
+	timeout, err := u.MethodDuration(inv.Method, "timeout", DefaultTimeout)
+	if err != nil {
+		timeout = DefaultTimeout
+	}
+	connect, err := u.Duration("connect.timeout", DefaultConnectTimeout)
+	if err != nil {
+		connect = DefaultConnectTimeout
+	}
+	t := time.NewTimer(min(timeout, connect))
+	defer t.Stop()
+wait:
+	for {
+		changed := r.node.pool.changed.wait()
+		if len(r.dir.List(inv)) > 0 || !r.connecting() {
+			break
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	return context.WithDeadline(ctx, start.Add(timeout))
+}
+
+// connecting reports whether some provider invoker of the reference is
+// still making its first connection.
+func (r *Reference) connecting() bool {
+	for _, inv := range r.dir.All() {
+		if isConnecting(inv) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *clusterInvoker) Available() bool { return len(c.ref.Providers()) > 0 }

@@ -89,7 +89,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newConn(addr, dial, connectTimeout, backoff, logger)
+			return newConn(addr, dial, connectTimeout, backoff, logger, &pool.changed)
 		}))
 	}
 	return r, nil
@@ -212,8 +212,9 @@ func (r *remoteInvoker) conf(method string) (*callConf, error) {
 // URL returns the merged provider URL.
 func (r *remoteInvoker) URL() spi.URL { return r.url }
 
-// Invoke sends inv on one of the invoker's connections. A provider whose
-// connection is down fails fast with CHANNEL_INACTIVE.
+// Invoke sends inv on one of the invoker's connections. A provider with no
+// ready connection (still connecting, reconnecting) fails fast with
+// CHANNEL_INACTIVE, never waiting for a connection.
 func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	start := time.Now()
 	r.stats.Begin()
@@ -232,8 +233,7 @@ func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 		// (Dubbo's DubboInvoker does the same)
 		inv.SetAttachment(spi.AttachmentToken, r.token)
 	}
-	c := r.pick()
-	ch, err := c.get(ctx)
+	ch, err := r.pick().get()
 	if err != nil {
 		return spi.Result{Err: err}
 	}
@@ -256,10 +256,22 @@ func (r *remoteInvoker) pick() *conn {
 }
 
 // Available reports whether one of the connections can take calls: it is
-// up and answered a ping, or its first connect is still in progress.
+// up and answered a ping. A provider still making its first connection is
+// not available (Reference.awaitProvider waits for one, bounded).
 func (r *remoteInvoker) Available() bool {
 	for _, c := range r.conns {
-		if c.available() {
+		if c.ready() {
+			return true
+		}
+	}
+	return false
+}
+
+// connecting reports whether some connection is still making its first
+// attempt.
+func (r *remoteInvoker) connecting() bool {
+	for _, c := range r.conns {
+		if c.connecting() {
 			return true
 		}
 	}

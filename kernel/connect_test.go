@@ -1,0 +1,86 @@
+package kernel
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// hungProvider listens on loopback and accepts connections but never reads
+// or answers, like a provider stopped with kill -STOP (its kernel still
+// completes TCP handshakes). Close closes the listener and every accepted
+// connection and waits for the accept loop.
+func hungProvider(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+	})
+	return l.Addr().String()
+}
+
+// Tester's bug 1: with one hung provider and one healthy one, fresh
+// references (as `airnode call` makes) must reach the healthy one: the
+// hung one is not available while it makes its first connection, and a
+// call does not wait on it.
+func TestHungProviderDoesNotFailCalls(t *testing.T) {
+	_, e := provider(t)
+	hung := hungProvider(t)
+	u := "airnode://" + hung + "," + e.URL().Address() + "/demo.Echo?connect.timeout=500ms"
+	for i := range 12 {
+		c := NewNode(testCatalogs(t), WithLogger(quiet))
+		r := refer(t, c, u)
+		v, err := r.Invoke(ctxT(t), "Echo", i)
+		_ = c.Close()
+		if err != nil || fmt.Sprint(v) != strconv.Itoa(i) {
+			t.Fatalf("call %d through a fresh reference = %v, %v; want the healthy provider's answer", i, v, err)
+		}
+	}
+}
+
+// A call whose only provider is hung fails with a retryable
+// CHANNEL_INACTIVE within its own timeout, not after connect.timeout.
+func TestHungProviderCallWithinTimeout(t *testing.T) {
+	hung := hungProvider(t)
+	r := refer(t, consumer(t), "airnode://"+hung+"/demo.Echo?timeout=200ms&connect.timeout=20s")
+	start := time.Now()
+	_, err := r.Invoke(ctxT(t), "Echo", 1)
+	took := time.Since(start)
+	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), hung) || took > 10*time.Second {
+		t.Fatalf("Echo = %v after %v; want CHANNEL_INACTIVE naming %s well before connect.timeout (20s)", err, took, hung)
+	}
+	t.Logf("failed after %v: %v", took, err)
+}
