@@ -84,3 +84,34 @@ func TestHungProviderCallWithinTimeout(t *testing.T) {
 	}
 	t.Logf("failed after %v: %v", took, err)
 }
+
+// Tester's bug 2: a consumer key that the provider invokers would reject
+// (heartbeat relations, transport keys...) fails Refer at once with the
+// builder's error, not later as "no provider available".
+func TestReferRejectsKeysTheInvokerRejects(t *testing.T) {
+	_, e := provider(t)
+	c := consumer(t)
+	cases := []struct{ query, want string }{
+		{"heartbeat=dual&heartbeat.interval=10s&heartbeat.timeout=15s", "heartbeat.timeout"},
+		{"heartbeat.retries=0", "heartbeat.retries"},
+		{"heartbeat.interval=25h", "heartbeat.interval"},
+		{"methods=Echo&methods.Echo.timeout=abc", "abc"},
+		{"codec=bogus", "bogus"},
+	}
+	for _, tc := range cases {
+		for _, reg := range []string{"", "memory://bug2"} {
+			u := "airnode://" + e.URL().Address() + "/demo.Echo?" + tc.query
+			var ru spi.URL
+			if reg != "" {
+				u, ru = "airnode:///demo.Echo?"+tc.query, spi.MustParse(reg)
+			}
+			r, err := c.Refer(ctxT(t), spi.MustParse(u), ru)
+			if err == nil {
+				_ = r.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Refer %s (registry %q) = %v; want an error naming %q", tc.query, reg, err, tc.want)
+			}
+		}
+	}
+}

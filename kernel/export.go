@@ -346,7 +346,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	}
 	hb, _, err := buildHeartbeat(n.cat, pu)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
 	l, err := tr.Listen(addr)
 	if err != nil {

@@ -137,42 +137,15 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	return r, nil
 }
 
-// checkConsumerKeys fails early for malformed connection keys and for an
-// unknown codec, transport or heartbeat the consumer asked for; otherwise
-// every provider invoker would fail to build and the reference would only
-// see an empty directory.
+// checkConsumerKeys fails early for any key of the consumer's URL that
+// its provider invokers would reject (connection keys, codec, timeout,
+// transport and heartbeat settings), building them with the same code
+// (readInvokerSettings); otherwise every provider invoker would fail to
+// build and the reference would only see an empty directory ("no
+// provider available", the reason in a log line).
 func (n *Node) checkConsumerKeys(u spi.URL) error {
-	if _, err := readConnSettings(u); err != nil {
-		return err
-	}
-	c := n.cat
-	checks := []struct {
-		key string
-		get func() error
-	}{
-		{c.Codec.Key(), func() error { _, _, err := c.Codec.Select(u, ""); return err }},
-		{c.Transport.Key(), func() error { _, _, err := c.Transport.Select(u, ""); return err }},
-		{c.Heartbeat.Key(), func() error {
-			if len(c.Heartbeat.Names()) == 0 {
-				return nil
-			}
-			_, _, err := c.Heartbeat.Select(c.Heartbeat.Normalize(u), "")
-			return err
-		}},
-	}
-	for _, ch := range checks {
-		if _, ok := u.Param(ch.key); ok {
-			if err := ch.get(); err != nil {
-				return err
-			}
-		}
-	}
-	for _, m := range u.Methods() {
-		if _, _, err := c.Codec.Select(u, m); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := readInvokerSettings(n.cat, u)
+	return err
 }
 
 // build chooses and builds the cluster and balancer of method ("" for the

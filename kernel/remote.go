@@ -50,33 +50,17 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	if u.Host() == "" || u.Port() == 0 {
 		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
 	}
-	r := &remoteInvoker{url: u, cat: cat, pool: pool}
-	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
-		r.token = t
-	}
-	base, err := r.resolve("")
-	if err != nil {
-		return nil, err
-	}
-	r.base = base
-	cs, err := readConnSettings(u)
+	st, err := readInvokerSettings(cat, u)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: provider %s: %w", addr, err)
 	}
-	n, connectTimeout, backoff, payload := cs.connections, cs.connectTimeout, cs.backoff, cs.payload
-	trb, _, err := cat.Transport.Select(u, "")
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
+	r := &remoteInvoker{url: u, cat: cat, pool: pool, base: st.base}
+	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
+		r.token = t
 	}
-	tr, err := trb.Build(u)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: transport %s: %w", trb.Name(), err)
-	}
-	hb, hbName, err := buildHeartbeat(cat, u)
-	if err != nil {
-		return nil, err
-	}
-	opts := exchange.Options{Side: spi.Consumer, Payload: payload, Codec: cat.CodecByID, Heartbeat: hb, Logger: logger}
+	cs := st.conn
+	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger}
+	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
 		sess, err := tr.Dial(ctx, addr)
 		if err != nil {
@@ -84,15 +68,62 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		}
 		return exchange.NewChannel(sess, opts), nil
 	}
-	shared := connKey(u, trb.Name(), hbName)
-	for i := range int(n) {
+	shared := connKey(u, st.transportName, st.heartbeatName)
+	for i := range int(cs.connections) {
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newConn(addr, dial, connectTimeout, backoff, logger, &pool.changed)
+			return newConn(addr, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
 		}))
 	}
 	return r, nil
+}
+
+// invokerSettings is everything a remote invoker builds from its URL.
+type invokerSettings struct {
+	conn          connSettings
+	base          *callConf // service-level codec and timeout
+	transport     spi.Transport
+	transportName string
+	heartbeat     spi.Heartbeat // nil when the catalog has no heartbeat
+	heartbeatName string
+}
+
+// readInvokerSettings reads and builds, with the catalogs' builders, what
+// a remote invoker needs from u: the connection keys (readConnSettings),
+// the codec and timeout of the service and of every method u lists, the
+// transport and the heartbeat strategy. It is the one check of a URL's
+// consumer-side keys: newRemoteInvoker runs it on each merged provider
+// URL, Refer on the consumer's URL and Export on the provider URL it will
+// publish, so that a bad key fails at once, naming the key, instead of
+// leaving a reference with no usable provider. Pure: no I/O beyond what a
+// transport's Build reads (TLS files), no goroutine.
+func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, error) {
+	var st invokerSettings
+	var err error
+	if st.conn, err = readConnSettings(u); err != nil {
+		return st, err
+	}
+	if st.base, err = resolveCall(cat, u, ""); err != nil {
+		return st, err
+	}
+	for _, m := range u.Methods() {
+		if _, err := resolveCall(cat, u, m); err != nil {
+			return st, err
+		}
+	}
+	trb, _, err := cat.Transport.Select(u, "")
+	if err != nil {
+		return st, err
+	}
+	if st.transport, err = trb.Build(u); err != nil {
+		return st, fmt.Errorf("transport %s: %w", trb.Name(), err)
+	}
+	st.transportName = trb.Name()
+	if st.heartbeat, st.heartbeatName, err = buildHeartbeat(cat, u); err != nil {
+		return st, err
+	}
+	return st, nil
 }
 
 // connSettings are a provider URL's connection keys.
@@ -162,24 +193,25 @@ func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, 
 	u = cat.Heartbeat.Normalize(u)
 	b, _, err := cat.Heartbeat.Select(u, "")
 	if err != nil {
-		return nil, "", fmt.Errorf("kernel: %w", err)
+		return nil, "", err
 	}
 	hb, err := b.Build(u)
 	if err != nil {
-		return nil, "", fmt.Errorf("kernel: heartbeat %s: %w", b.Name(), err)
+		return nil, "", err // the builder names itself ("heartbeat dual: ...")
 	}
 	return hb, b.Name(), nil
 }
 
-// resolve reads the codec and timeout for method ("" for service level).
-func (r *remoteInvoker) resolve(method string) (*callConf, error) {
-	codec, _, err := r.cat.Codec.Select(r.url, method)
+// resolveCall reads the codec and timeout of method ("" for service
+// level) from u.
+func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, error) {
+	codec, _, err := cat.Codec.Select(u, method)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
+		return nil, err
 	}
-	timeout, err := r.url.MethodDuration(method, "timeout", DefaultTimeout)
+	timeout, err := u.MethodDuration(method, "timeout", DefaultTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
+		return nil, err
 	}
 	return &callConf{codec: codec, timeout: timeout}, nil
 }
@@ -193,10 +225,10 @@ func (r *remoteInvoker) conf(method string) (*callConf, error) {
 		return nil, v.(error)
 	}
 	var v any
-	c, err := r.resolve(method)
+	c, err := resolveCall(r.cat, r.url, method)
 	switch {
 	case err != nil:
-		v = spi.Errorf(spi.StatusClientError, "%v", err)
+		v = spi.Errorf(spi.StatusClientError, "kernel: %v", err)
 	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout:
 		v = r.base
 	default:
