@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -112,6 +113,21 @@ func TestReferRejectsKeysTheInvokerRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Refer %s (registry %q) = %v; want an error naming %q", tc.query, reg, err, tc.want)
 			}
+		}
+	}
+}
+
+// Tester's bug 3: a provider URL key that consumers' invokers would
+// reject fails Export, naming the value, instead of registering a provider
+// no consumer can use.
+func TestExportRejectsKeysConsumersReject(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithRegistry(spi.MustParse("memory://bug3")))
+	defer n.Close()
+	for _, q := range []string{"timeout=abc", "codec=bogus", "connections=999", "connect.timeout=-1s", "methods.Echo.timeout=xyz"} {
+		_, err := n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+q))
+		_, v, _ := strings.Cut(q, "=")
+		if err == nil || !strings.Contains(err.Error(), v) {
+			t.Errorf("Export with %s = %v; want an error naming %q", q, err, v)
 		}
 	}
 }

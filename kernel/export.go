@@ -84,7 +84,10 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // and address share one server; port 0 picks a free port, shared by later
 // exports to port 0 on the same host. When the node has a registry (or u has
 // a "registry" parameter holding a registry URL) the provider URL is
-// registered in it.
+// registered in it. The keys consumers read from the provider URL
+// (timeout, codec, connections, transport and heartbeat keys...) are
+// checked as a consumer's invoker checks them: a value no consumer could
+// use is an error naming the key.
 func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
 	mt, err := newMethodTable(impl)
 	if err != nil {
@@ -128,6 +131,12 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 			return nil, fmt.Errorf("kernel: export %s: registry: %w", key, err)
 		}
 		pu = pu.Without("registry")
+	}
+	// Consumers build their invokers from this URL (merged with theirs):
+	// check its keys with the same code now rather than publish a
+	// provider nobody can use.
+	if _, err := readInvokerSettings(n.cat, pu.Without(tlsconf.ProviderFileKeys...)); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
 	if !regURL.IsZero() {
 		if reg, err = n.registry(regURL); err != nil {
