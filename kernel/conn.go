@@ -185,12 +185,30 @@ func (c *conn) connect() (channel, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	if err := ch.Ping(ctx); err != nil {
 		ch.Close("no answer to the connection's first ping")
 		ch.Wait()
-		return nil, fmt.Errorf("connected but the provider did not answer a ping within %v: %w", c.connectTimeout, err)
+		return nil, firstPingError(err, time.Since(start), c.connectTimeout)
 	}
 	return ch, nil
+}
+
+// firstPingError says why the first ping on a new connection failed: the
+// provider closed the connection (typically a transport or TLS mismatch:
+// it could not read our frames), it did not answer in time (a hung
+// process), or it answered with an error.
+func firstPingError(err error, took, connectTimeout time.Duration) error {
+	switch spi.StatusOf(err) {
+	case spi.StatusChannelInactive:
+		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
+			"(transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
+			took.Round(time.Millisecond), err)
+	case spi.StatusServerTimeout, spi.StatusClientTimeout:
+		return fmt.Errorf("connected but the provider did not answer a ping within %v (connect.timeout): %w", connectTimeout, err)
+	default:
+		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
+	}
 }
 
 // sleep waits d or until close; it reports whether to go on.

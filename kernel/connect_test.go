@@ -131,3 +131,17 @@ func TestExportRejectsKeysConsumersReject(t *testing.T) {
 		}
 	}
 }
+
+// Tester's bug 4: a consumer on another transport than the provider's is
+// told that the provider closed the connection during the first ping (a
+// likely transport or TLS mismatch), not that it did not answer in time.
+func TestTransportMismatchMessage(t *testing.T) {
+	_, e := provider(t) // smux
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?transport=tcp&connect.timeout=5s")
+	_, err := r.Invoke(ctxT(t), "Echo", 1)
+	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), "closed the connection during the first ping") ||
+		!strings.Contains(err.Error(), "mismatch") || strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("Echo = %v; want CHANNEL_INACTIVE saying the provider closed the connection (transport mismatch?)", err)
+	}
+	t.Log(err)
+}
