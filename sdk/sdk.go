@@ -3,7 +3,9 @@ package sdk
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,6 +32,13 @@ const ProtocolVersion = pluginrpc.ProtocolVersion
 // ParentPoll is how often a plugin process checks that its host is alive.
 const ParentPoll = 200 * time.Millisecond
 
+// TermGrace is how long a plugin started by a host keeps serving after a
+// SIGTERM: the host stops its plugins itself when it shuts down, so a
+// SIGTERM sent to the whole process group (systemd, docker stop, kill
+// -TERM -PGID) must not kill a plugin the host is still using; a plugin
+// the host neither closes nor outlives within TermGrace exits anyway.
+const TermGrace = 30 * time.Second
+
 // EnvLogLevel names the environment variable that sets the plugin's log
 // level (trace, debug, info, warn, error; default info).
 const EnvLogLevel = "AIRNODE_PLUGIN_LOG"
@@ -55,7 +64,10 @@ func Logger() hclog.Logger { return logger }
 
 // Serve serves p to the host that started this process and returns when
 // the host closes the plugin. It exits the process with status 1 when p is
-// empty or invalid, and with status 3 when the host process dies.
+// empty or invalid, and with status 3 when the host process dies. Under a
+// host, SIGINT is ignored (go-plugin's rule) and SIGTERM only starts the
+// TermGrace countdown (exit status 0), since the host closes its plugins
+// after its own shutdown.
 func Serve(p Plugins) {
 	impl, err := p.impl()
 	if err != nil {
@@ -67,6 +79,7 @@ func Serve(p Plugins) {
 			logger.Warn("host process is gone; exiting")
 			os.Exit(3)
 		})
+		go onTerm(TermGrace, func() { os.Exit(0) })
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
@@ -97,6 +110,17 @@ func (p Plugins) impl() (pluginrpc.Impl, error) {
 
 // Impl converts p for the in-process harness (sdk/sdktest).
 func (p Plugins) Impl() (pluginrpc.Impl, error) { return p.impl() }
+
+// onTerm waits for SIGTERM, then calls exit after grace unless the process
+// ended before.
+func onTerm(grace time.Duration, exit func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	<-ch
+	logger.Info("SIGTERM: serving until the host closes the plugin", "grace", grace)
+	time.Sleep(grace)
+	exit()
+}
 
 // watchParent calls gone once when the process's parent is no longer ppid
 // (the host died and the process was re-parented), polling every interval.

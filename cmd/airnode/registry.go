@@ -29,19 +29,35 @@ func registryCommand(a *app) *cobra.Command {
 		Short: "Inspect a registry: list services and providers, watch changes",
 	}
 	cmd.PersistentFlags().StringVar(&registry, "registry", "", `registry URL (default: the configuration's, else the "file" registry)`)
-	open := func(ctx context.Context) (spi.Registry, string, error) {
+	// open builds the registry, after starting the configuration's plugins
+	// (a registry plugin joins the catalogs as it does for call and serve);
+	// done closes the registry, then the plugins.
+	open := func(ctx context.Context) (reg spi.Registry, desc string, done func(), err error) {
 		cat, err := a.Catalogs()
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
+		}
+		cfg, err := a.Config(nil)
+		if err != nil {
+			return nil, "", nil, err
 		}
 		if registry == "" {
-			cfg, err := a.Config(nil)
-			if err != nil {
-				return nil, "", err
-			}
 			registry = cfg.Registry
 		}
-		return openRegistry(cat, registry)
+		quiet, err := newLogger(a.stderr, "warn", a.logFormat)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		plugins, err := launchPlugins(ctx, cfg, cat, quiet)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		reg, desc, err = openRegistry(cat, registry)
+		if err != nil {
+			_ = plugins.Close()
+			return nil, "", nil, err
+		}
+		return reg, desc, func() { _ = reg.Close(); _ = plugins.Close() }, nil
 	}
 	ls := &cobra.Command{
 		Use:   "ls [SERVICE]",
@@ -53,11 +69,11 @@ weight grows linearly over "warmup" from the provider's "timestamp") and
 uptime.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, desc, err := open(cmd.Context())
+			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer reg.Close()
+			defer done()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
@@ -68,11 +84,11 @@ uptime.`,
 		Short: "Print every change of a service's providers until interrupted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, desc, err := open(cmd.Context())
+			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer reg.Close()
+			defer done()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return registryWatch(ctx, reg, desc, args[0], a.stdout)

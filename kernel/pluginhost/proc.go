@@ -134,7 +134,7 @@ func (p *proc) start(ctx context.Context) error {
 		p.mu.Lock()
 		p.setStateLocked(StateFailed, err.Error(), nil)
 		p.mu.Unlock()
-		p.log.Error("plugin failed to start", "err", err)
+		p.log.Debug("plugin failed to start", "err", err) // Start returns it; the caller reports it
 		return err
 	}
 	return nil

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// writeConfig writes a plugins.yaml with the given body into a new
+// directory and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "plugins.yaml")
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// A declared plugin that does not start fails list and registry with the
+// plugin's error (exit 1) instead of running without it.
+func TestPluginFailureFailsListAndRegistry(t *testing.T) {
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	tests := []struct{ name, plugin, want string }{
+		{"missing binary", "{name: p1, point: loadbalance, command: /nonexistent/p1}", `plugin "p1" (/nonexistent/p1)`},
+		{"not a plugin", "{name: p2, point: loadbalance, command: /bin/echo}", `plugin "p2" (/bin/echo)`},
+		{"wrong point", "{name: p3, point: registry, command: " + p2c + "}", `plugin "p3"`},
+		{"shadows a bundled name", "{name: random, point: loadbalance, command: " + p2c + "}", `may not shadow the bundled loadbalance "random"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeConfig(t, "plugins:\n  - "+tt.plugin+"\n")
+			for _, args := range [][]string{
+				{"--config", cfg, "list"},
+				{"--config", cfg, "list", "--explain", "airnode://h/demo.Echo"},
+				{"--config", cfg, "registry", "ls", "--registry", "memory://"},
+			} {
+				code, _, errOut := airnode(t, nil, args...)
+				if code != 1 || !strings.Contains(errOut, tt.want) {
+					t.Errorf("%v: exit %d, stderr %q; want 1 and %q", args, code, errOut, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// registry ls and watch start the configuration's plugins, so a registry
+// plugin's scheme works there as it does for call and bench.
+func TestRegistryLsUsesRegistryPlugin(t *testing.T) {
+	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
+	providers := filepath.Join(t.TempDir(), "providers.txt")
+	if err := os.WriteFile(providers, []byte("airnode://127.0.0.1:20001/demo.Echo?weight=200\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "plugins:\n  - {name: static, point: registry, command: "+static+"}\n")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "registry", "ls", "--registry", "static://"+providers, "demo.Echo")
+	if code != 0 || !row("127.0.0.1:20001", "200", "-", "-", "airnode").MatchString(out) {
+		t.Fatalf("registry ls: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
+
+// A SIGTERM to the whole process group (systemd, docker stop) reaches the
+// plugins too: they keep serving until serve closes them, and the host
+// does not log or perform a restart while it shuts down.
+func TestServeGroupSIGTERMDoesNotRestartPlugins(t *testing.T) {
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	cfg := writeConfig(t, "plugins:\n  - {name: p2c, point: loadbalance, command: "+p2c+", restart: always}\n")
+	var log syncBuffer
+	cmd := exec.Command(binary, "--config", cfg, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "--shutdown-wait", "500ms")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(log.String(), "airnode serve: serving") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("serve did not start:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("serve did not exit after SIGTERM:\n%s", log.String())
+	}
+	if out := log.String(); strings.Contains(out, "restarting") || strings.Contains(out, "plugin exited") {
+		t.Errorf("plugin restarted during shutdown:\n%s", out)
+	}
+}
