@@ -20,6 +20,7 @@ import (
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -239,7 +240,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 				_ = node.Close()
 				return fmt.Errorf("serve: %w", werr)
 			}
-			exp, err = node.Export(ctx, demo.New(nodeName, int(weight)), u)
+			payload, perr := u.Size("payload", protocol.DefaultPayload)
+			if perr != nil {
+				_ = node.Close()
+				return fmt.Errorf("serve: %w", perr)
+			}
+			exp, err = node.Export(ctx, demo.New(nodeName, int(weight)).LimitPayload(payload), u)
 		} else {
 			_ = node.Close()
 			return fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",

@@ -6,21 +6,24 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // Interface is the service interface name demo.Echo is exported under.
 const Interface = "demo.Echo"
 
-// MaxPayload bounds Payload's n: 1 GiB. The exchange's payload limit
-// (8 MiB by default) rejects far smaller responses; this bound only keeps a
-// typo from allocating the machine's memory.
-const MaxPayload = 1 << 30
+// MaxPayload bounds Payload's n: 64 MiB, whatever the provider's payload
+// limit, so that a typo (Payload 1073741824) cannot make the provider
+// allocate gigabytes (the runtime keeps that memory long after).
+const MaxPayload = 64 << 20
 
 // Echo is the demo service. Create it with New.
 type Echo struct {
 	node    string
 	weight  int
 	started time.Time
+	limit   int // Payload's largest n
 }
 
 // Info describes the provider process that answered.
@@ -33,7 +36,18 @@ type Info struct {
 
 // New returns the demo service for a node named node exported with weight.
 func New(node string, weight int) *Echo {
-	return &Echo{node: node, weight: weight, started: time.Now()}
+	return &Echo{node: node, weight: weight, started: time.Now(), limit: MaxPayload}
+}
+
+// LimitPayload lowers Payload's bound to n bytes, the provider's payload
+// limit (URL key "payload"): a larger answer could not be sent anyway.
+// n ≤ 0 or above MaxPayload leaves MaxPayload. Call it before exporting;
+// it returns e.
+func (e *Echo) LimitPayload(n int64) *Echo {
+	if n > 0 && n < MaxPayload {
+		e.limit = int(n)
+	}
+	return e
 }
 
 // Echo returns v unchanged.
@@ -56,16 +70,29 @@ func (e *Echo) Sleep(ctx context.Context, ms int) (int, error) {
 }
 
 // Payload returns n bytes (a repeating pattern), for payload-limit and
-// throughput tests. n must be in [0, MaxPayload].
+// throughput tests. n must be in [0, limit] (MaxPayload, or the provider's
+// payload limit, see LimitPayload); otherwise it fails with BAD_REQUEST
+// before allocating anything.
 func (e *Echo) Payload(ctx context.Context, n int) ([]byte, error) {
-	if n < 0 || n > MaxPayload {
-		return nil, fmt.Errorf("demo: payload %d bytes: want 0 to %d", n, MaxPayload)
+	if n < 0 || n > e.limit {
+		return nil, spi.Errorf(spi.StatusBadRequest, "demo: payload %d bytes: want 0 to %s (%d bytes, the provider's payload limit)", n, size(e.limit), e.limit)
 	}
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = byte('a' + i%26)
 	}
 	return b, nil
+}
+
+// size writes n bytes in MiB or KiB when it is a whole number of them.
+func size(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Fail always returns an error whose message is msg.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/spi"
 )
 
 func TestEcho(t *testing.T) {
@@ -39,5 +42,33 @@ func TestSleepHonoursCancellation(t *testing.T) {
 	_, err := New("n", 100).Sleep(ctx, 10_000)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Fatalf("Sleep = %v after %v", err, time.Since(start))
+	}
+}
+
+// Tester's bug 5: a huge Payload is refused with BAD_REQUEST before it
+// allocates, at MaxPayload or at the provider's payload limit.
+func TestPayloadBounded(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		e *Echo
+		n int
+	}{
+		{New("n", 1), 1 << 30},
+		{New("n", 1), MaxPayload + 1},
+		{New("n", 1).LimitPayload(1 << 20), 1<<20 + 1},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := tc.e.Payload(ctx, tc.n)
+		runtime.ReadMemStats(&after)
+		if spi.StatusOf(err) != spi.StatusBadRequest {
+			t.Errorf("Payload(%d) = %v, want BAD_REQUEST", tc.n, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("Payload(%d) allocated %d bytes before failing", tc.n, grew)
+		}
+	}
+	if b, err := New("n", 1).LimitPayload(1<<20).Payload(ctx, 1<<20); err != nil || len(b) != 1<<20 {
+		t.Fatalf("Payload at the limit = %d bytes, %v", len(b), err)
 	}
 }
