@@ -143,7 +143,10 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 	if err != nil {
 		return fmt.Errorf("list --explain: %w", err)
 	}
-	src := keySources{consumer: u}
+	// The configuration's reference of this interface gives defaults; the
+	// URL's own parameters win (as call and bench apply it).
+	u, fromRef := cfg.ApplyReference(u)
+	src := keySources{consumer: u, reference: fromRef}
 	if rawProvider != "" {
 		p, err := spi.Parse(rawProvider)
 		if err != nil {
@@ -164,7 +167,11 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
 	for _, c := range e.Points {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), why(u, c.Point, c.Selection))
+		reason := why(u, c.Point, c.Selection)
+		if slices.Contains(src.reference, c.Source) {
+			reason += ", from the config's reference"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), reason)
 	}
 	reg := registryChoice(cat, cfg)
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
@@ -231,6 +238,9 @@ func (t *table) Flush() error {
 type keySources struct {
 	consumer spi.URL
 	provider *spi.URL // nil without --provider
+	// reference lists the consumer keys taken from the configuration's
+	// reference of the interface (config.ApplyReference).
+	reference []string
 }
 
 // providerOwned are the keys spi.MergeURL always takes from the provider.
@@ -239,7 +249,11 @@ var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, sp
 // of names the origin of key: "key K" for a single URL; with a provider,
 // "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
 func (s keySources) of(key string) string {
+	fromRef := slices.Contains(s.reference, key)
 	if s.provider == nil {
+		if fromRef {
+			return "reference (" + key + ")"
+		}
 		return "key " + key
 	}
 	_, inC := s.consumer.Param(key)
@@ -249,6 +263,8 @@ func (s keySources) of(key string) string {
 		return "provider+consumer (" + key + ")"
 	case inP && (!inC || slices.Contains(providerOwned, key)):
 		return "provider (" + key + ")"
+	case fromRef:
+		return "reference (" + key + ")"
 	default:
 		return "consumer (" + key + ")"
 	}

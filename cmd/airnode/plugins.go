@@ -15,14 +15,22 @@ import (
 // an error naming it, after the plugins already started have been stopped:
 // a node does not run without a plugin its configuration declares. On
 // success the returned host is never nil and must be closed.
+//
+// With the catalogs complete, it then checks the configuration's
+// references against them (config.CheckReferences: a misspelled
+// loadbalance gets a did-you-mean), so every command that launches the
+// plugins rejects a bad reference the same way.
 func launchPlugins(ctx context.Context, cfg config.Config, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
 	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
-	if len(cfg.Plugins) == 0 {
-		return host, nil
+	var err error
+	if len(cfg.Plugins) > 0 {
+		err = host.Start(ctx)
+		if err == nil {
+			err = host.Register(cat)
+		}
 	}
-	err := host.Start(ctx)
 	if err == nil {
-		err = host.Register(cat)
+		err = cfg.CheckReferences(cat)
 	}
 	if err != nil {
 		_ = host.Close()

@@ -104,3 +104,27 @@ func TestServeGroupSIGTERMDoesNotRestartPlugins(t *testing.T) {
 		t.Errorf("plugin restarted during shutdown:\n%s", out)
 	}
 }
+
+// The configuration's reference of an interface gives list --explain its
+// defaults (the URL's own keys win), and a misspelled extension name in it
+// fails every command that loads the catalogs, with a did-you-mean.
+func TestReferencesApplyAndValidate(t *testing.T) {
+	cfg := writeConfig(t, "references:\n  - {interface: demo.Echo, params: {loadbalance: roundrobin, timeout: 200ms}}\n")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h/demo.Echo")
+	if code != 0 || !row("loadbalance", "service", "roundrobin", "bundled", "service-level key loadbalance=roundrobin, from the config's reference").MatchString(out) ||
+		!row("timeout", "service", "200ms", "reference (timeout)").MatchString(out) {
+		t.Errorf("explain with a reference: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h/demo.Echo?timeout=3s")
+	if code != 0 || !row("timeout", "service", "3s", "key timeout").MatchString(out) {
+		t.Errorf("URL key should win over the reference: exit %d %s\n%s", code, errOut, out)
+	}
+
+	bad := writeConfig(t, "references:\n  - {interface: demo.Echo, params: {loadbalance: rundrobin, timeout: 200ms}}\n")
+	for _, args := range [][]string{{"list"}, {"registry", "ls", "--registry", "memory://"}} {
+		code, _, errOut := airnode(t, nil, append([]string{"--config", bad}, args...)...)
+		if code != 1 || !strings.Contains(errOut, `references[0].params: unknown loadbalance "rundrobin"`) || !strings.Contains(errOut, `did you mean "roundrobin"?`) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

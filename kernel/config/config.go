@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -297,4 +298,54 @@ func (c *Config) applyDefaults() {
 			c.Plugins[i].Restart = RestartOnFailure
 		}
 	}
+}
+
+// ReferenceParams returns a copy of the URL parameters of the first
+// reference whose Interface is iface ("demo.Echo"), or nil when no
+// reference names it. Consumers (call, bench, list --explain) apply them
+// as defaults: a parameter of the URL the user gives wins (ApplyReference).
+func (c Config) ReferenceParams(iface string) map[string]string {
+	for _, r := range c.References {
+		if r.Interface == iface {
+			return maps.Clone(r.Params)
+		}
+	}
+	return nil
+}
+
+// ApplyReference returns u with the parameters of the reference of u's
+// interface (ReferenceParams(u.Path())) added where u does not set them
+// itself, and the names of the keys it added, sorted. Without a matching
+// reference u is returned unchanged.
+func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
+	add := map[string]string{}
+	for k, v := range c.ReferenceParams(u.Path()) {
+		if _, set := u.Param(k); !set {
+			add[k] = v
+		}
+	}
+	if len(add) == 0 {
+		return u, nil
+	}
+	return u.WithParams(add), slices.Sorted(maps.Keys(add))
+}
+
+// CheckReferences checks every reference against cat, the catalogs the
+// node will use (bundled extensions and started plugins): each extension
+// its params name must exist (an unknown name gets the catalog's
+// did-you-mean) and build with them. Errors name the reference
+// ("config: references[0].params: unknown loadbalance \"rundrobin\" ...").
+func (c Config) CheckReferences(cat *extension.Catalogs) error {
+	var errs []error
+	for i, r := range c.References {
+		u, err := spi.NewURL("airnode", "", 0, r.Interface, r.Params)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("config: references[%d].params: %w", i, err))
+			continue
+		}
+		if _, err := cat.Explain(u, extension.ReferencedMethods(u)); err != nil {
+			errs = append(errs, fmt.Errorf("config: references[%d].params: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
 }
