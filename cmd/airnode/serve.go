@@ -51,7 +51,9 @@ signal, closes the channels and exits 0.
 
 --listen host:port (default :20880; port 0 picks a free port, logged in
 the "serving" line). -p key=value adds a URL parameter to every exported
-service (repeatable: -p weight=50 -p warmup=1m).
+service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
+not use (-p timeout=abc) is an error at startup, and the keys the provider
+sets itself (timestamp, side, methods, pid) cannot be given.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50`,
 		Args: cobra.NoArgs,
@@ -79,6 +81,11 @@ service (repeatable: -p weight=50 -p warmup=1m).
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
 	return cmd
 }
+
+// providerSetKeys are the provider URL keys the kernel sets at export
+// (start time, side, method list, process id): a -p value would be
+// silently replaced, so serve rejects it.
+var providerSetKeys = []string{"timestamp", spi.KeySide, spi.KeyMethods, "pid"}
 
 // parseParams turns repeated key=value flags into a map; a key given twice
 // is an error.
@@ -155,6 +162,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	params, err := parseParams(f.params)
 	if err != nil {
 		return err
+	}
+	for _, k := range providerSetKeys {
+		if _, ok := params[k]; ok {
+			return fmt.Errorf("serve: -p %s: %q is set by the provider at export and cannot be given (provider-set keys: %s)",
+				k, k, strings.Join(providerSetKeys, ", "))
+		}
 	}
 	if f.transport != "" {
 		params["transport"] = f.transport
