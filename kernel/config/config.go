@@ -103,8 +103,8 @@ type Plugin struct {
 	// Name is the extension name: catalog rules (extension.ValidName),
 	// e.g. "acme.p2c".
 	Name string `koanf:"name"`
-	// Point is the extension point it implements: transport, registry,
-	// loadbalance, codec, heartbeat, cluster or filter.
+	// Point is what it serves: filter, loadbalance, registry (catalog
+	// points) or service (provider implementations); see Points.
 	Point string `koanf:"point"`
 	// Command is the plugin binary, absolute or relative to the working
 	// directory; required.
@@ -134,11 +134,10 @@ func DefaultConfig() Config {
 	}
 }
 
-// Points lists the extension point names a plugin may implement.
-var Points = []string{
-	extension.PointCluster, extension.PointCodec, extension.PointFilter, extension.PointHeartbeat,
-	extension.PointLoadBalance, extension.PointRegistry, extension.PointTransport,
-}
+// Points lists the points a plugin may serve, sorted: the catalog points
+// filter, loadbalance and registry, and PointService. Transport, codec,
+// heartbeat and cluster stay in process (pluginrpc.Points, DESIGN §4).
+var Points = []string{extension.PointFilter, extension.PointLoadBalance, extension.PointRegistry, PointService}
 
 // PointService is the plugin "point" of a service plugin: a process that
 // serves provider implementations, which `airnode serve` exports
@@ -208,8 +207,8 @@ func (c Config) Validate() error {
 		if err := extension.ValidName(p.Name); err != nil {
 			bad(path+".name", "%v", err)
 		}
-		if !slices.Contains(Points, p.Point) && p.Point != PointService {
-			bad(path+".point", "%q is not an extension point (want one of %s)", p.Point, strings.Join(Points, ", "))
+		if !slices.Contains(Points, p.Point) {
+			bad(path+".point", "%q cannot be served by a plugin (want one of %s; transport, codec, heartbeat and cluster stay in process)", p.Point, strings.Join(Points, ", "))
 		}
 		if p.Command == "" {
 			bad(path+".command", "required (path of the plugin binary)")

@@ -134,7 +134,7 @@ func TestC2_DurationsNeedUnits(t *testing.T) {
 	tests := []struct{ name, yaml, key, value string }{
 		{"bare number", "shutdown: {timeout: 60000}\n", "shutdown.timeout", "60000"},
 		{"words", "shutdown: {timeout: 10 seconds}\n", "shutdown.timeout", "10 seconds"},
-		{"plugin", "plugins: [{name: a, point: codec, command: x, start_timeout: 5}]\n", "plugins[0].start_timeout", "5"},
+		{"plugin", "plugins: [{name: a, point: filter, command: x, start_timeout: 5}]\n", "plugins[0].start_timeout", "5"},
 		{"protocol bare number", "protocol: {heartbeat.interval: 60000}\n", "heartbeat.interval", "60000"},
 		{"protocol words", "protocol: {heartbeat.interval: 10 seconds}\n", "heartbeat.interval", "10 seconds"},
 		{"method-level param", "services: [{interface: x, params: {methods.Echo.timeout: 3000}}]\n", "methods.Echo.timeout", "3000"},
@@ -166,7 +166,7 @@ listen: ":1"
 regsitry: memory://
 shutdown: {tiemout: 5s}
 plugins:
-  - {name: a, point: codec, command: x, comand: y}
+  - {name: a, point: filter, command: x, comand: y}
 `)
 	_, err := config.Load(config.Source{File: file})
 	if err == nil {
@@ -216,7 +216,9 @@ func TestValidate(t *testing.T) {
 		{"reference url", func(c *config.Config) { c.References = []config.Reference{{Interface: "x", URL: "::1:2"}} }, "references[0].url:"},
 		{"reference interface", func(c *config.Config) { c.References = []config.Reference{{}} }, "references[0].interface: required"},
 		{"plugin name", func(c *config.Config) { c.Plugins[0].Name = "Acme" }, `plugins[0].name: invalid extension name "Acme"`},
-		{"plugin point", func(c *config.Config) { c.Plugins[0].Point = "balancer" }, `plugins[0].point: "balancer" is not an extension point (want one of cluster, codec, filter, heartbeat, loadbalance, registry, transport)`},
+		{"plugin point", func(c *config.Config) { c.Plugins[0].Point = "balancer" }, `plugins[0].point: "balancer" cannot be served by a plugin (want one of filter, loadbalance, registry, service;`},
+		{"plugin point transport", func(c *config.Config) { c.Plugins[0].Point = "transport" }, `plugins[0].point: "transport" cannot be served by a plugin (want one of filter, loadbalance, registry, service; transport, codec, heartbeat and cluster stay in process)`},
+		{"plugin point codec", func(c *config.Config) { c.Plugins[0].Point = "codec" }, `plugins[0].point: "codec" cannot be served by a plugin`},
 		{"plugin command", func(c *config.Config) { c.Plugins[0].Command = "" }, "plugins[0].command: required"},
 		{"plugin sha256", func(c *config.Config) { c.Plugins[0].SHA256 = "abc" }, `plugins[0].sha256: "abc" is not 64 hexadecimal digits`},
 		{"plugin start_timeout", func(c *config.Config) { c.Plugins[0].StartTimeout = -time.Second }, "plugins[0].start_timeout: -1s must be ≥ 0"},
@@ -235,7 +237,8 @@ func TestValidate(t *testing.T) {
 	}
 	ok := base()
 	ok.Plugins[0].SHA256 = strings.Repeat("aB", 32)
-	ok.Plugins = append(ok.Plugins, config.Plugin{Name: "acme.p2c", Point: "filter", Command: "x", Restart: config.RestartNever})
+	ok.Plugins = append(ok.Plugins, config.Plugin{Name: "acme.p2c", Point: "filter", Command: "x", Restart: config.RestartNever},
+		config.Plugin{Name: "greeter", Point: config.PointService, Command: "x"})
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("same name on another point, valid sha256: %v", err)
 	}
