@@ -1,7 +1,10 @@
 package kernel
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/extensions/registry/memory"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/spi"
 )
@@ -144,4 +148,54 @@ func TestTransportMismatchMessage(t *testing.T) {
 		t.Fatalf("Echo = %v; want CHANNEL_INACTIVE saying the provider closed the connection (transport mismatch?)", err)
 	}
 	t.Log(err)
+}
+
+// noConsumers is a registry (memory underneath, scheme "noconsumers") that
+// keeps provider entries only, as the staticregistry example plugin does.
+type noConsumers struct{ mem *memory.Builder }
+
+func (noConsumers) Name() string { return "noconsumers" }
+func (b noConsumers) Build(u spi.URL) (spi.Registry, error) {
+	r, err := b.mem.Build(u.WithScheme("memory"))
+	return noConsumersRegistry{r}, err
+}
+
+type noConsumersRegistry struct{ spi.Registry }
+
+func (r noConsumersRegistry) Register(ctx context.Context, u spi.URL) error {
+	if u.ParamOr(spi.KeySide, "") == string(spi.Consumer) {
+		return spi.ErrNotSupported
+	}
+	return r.Registry.Register(ctx, u)
+}
+
+// Tester's bug 8: a registry that keeps no consumer entries
+// (spi.ErrNotSupported) is no reason for a warning on every reference.
+func TestReferQuietWhenRegistryKeepsNoConsumers(t *testing.T) {
+	cat := testCatalogs(t)
+	if err := cat.Registry.Register(noConsumers{memory.NewBuilder()}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	reg := spi.MustParse("noconsumers://bug8")
+	p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(0))
+	defer p.Close()
+	if _, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	defer c.Close()
+	for range 3 {
+		r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Close()
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("warnings logged:\n%s", logs.String())
+	}
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -33,12 +34,18 @@ type Reference struct {
 
 // register publishes the reference's consumer entry (Dubbo's
 // consumer://host/interface?side=consumer...) in reg, so registry
-// listings show who consumes a service. A failure is logged, not fatal.
+// listings show who consumes a service. A failure is logged, not fatal: at
+// debug level when the registry does not keep consumer entries
+// (spi.ErrNotSupported, an expected answer), else as a warning.
 func (r *Reference) register(ctx context.Context, reg spi.Registry) {
 	cu := r.url.WithScheme("consumer").WithAddress("127.0.0.1", 0).
 		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
 	if err := reg.Register(ctx, cu); err != nil {
-		r.node.logger.Warn("kernel: cannot register consumer", "service", r.key, "err", err)
+		if errors.Is(err, spi.ErrNotSupported) {
+			r.node.logger.Debug("kernel: registry keeps no consumer entries", "service", r.key, "err", err)
+		} else {
+			r.node.logger.Warn("kernel: cannot register consumer", "service", r.key, "err", err)
+		}
 		return
 	}
 	r.shared, r.consumer = reg, cu
