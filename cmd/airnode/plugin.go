@@ -55,7 +55,9 @@ func pluginCheckCommand(a *app) *cobra.Command {
 version negotiation, optional --sha256 check), lists every point it
 provides, runs the conformance suite of each (spitest: loadbalance always;
 registry when --registry-url names registries that share one backend, e.g.
-memory:// or static:///path), then stops it. Exit 0 when everything passed.`,
+memory://; a read-only registry, whose Register returns
+spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
+it. Exit 0 when everything passed.`,
 		Example: `  airnode plugin check ./bin/p2c
   airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
 		Args: cobra.ExactArgs(1),
@@ -187,6 +189,9 @@ func runConformance(spec config.Plugin, f checkFlags, logger *slog.Logger) {
 				t.Fatalf("--registry-url: %v", err)
 			}
 			t.Run("registry", func(t *testing.T) {
+				if err := writable(rb, u); err != nil {
+					t.Skipf("registry %s is read-only (Register: %v): the suite registers providers, so it does not apply", u, err)
+				}
 				spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
 					r, err := rb.Build(u)
 					if err != nil {
@@ -198,6 +203,26 @@ func runConformance(spec config.Plugin, f checkFlags, logger *slog.Logger) {
 		}
 	}}}
 	testing.Main(func(string, string) (bool, error) { return true, nil }, tests, nil, nil)
+}
+
+// writable returns nil when a registry built from u accepts a provider
+// registration, and the Register error wrapping spi.ErrNotSupported when
+// it is read-only (like the staticregistry example); other failures return
+// nil too, so the suite reports them.
+func writable(rb spi.RegistryBuilder, u spi.URL) error {
+	r, err := rb.Build(u)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := spi.MustParse("airnode://127.0.0.1:1/airnode.plugincheck.Probe?side=provider")
+	if err := r.Register(ctx, p); errors.Is(err, spi.ErrNotSupported) {
+		return err
+	}
+	_ = r.Unregister(ctx, p)
+	return nil
 }
 
 // printPlugins writes the PLUGINS table of `airnode list`: one row per

@@ -162,3 +162,28 @@ func TestGreeterServicePluginAnswersCall(t *testing.T) {
 		t.Fatalf("Pid: %v, stdout %q; want the plugin's pid %s", err, stdout.String(), m[2])
 	}
 }
+
+// The help's second example: a read-only registry plugin passes, its
+// registry suite reported as skipped rather than failing on Register.
+func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
+	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
+	providers := filepath.Join(t.TempDir(), "providers.txt")
+	if err := os.WriteFile(providers, []byte("airnode://127.0.0.1:20001/demo.Echo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "plugin", "check", static, "--registry-url", "static://"+providers)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"--- SKIP: Conformance/registry", "is read-only", "result       ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "FAIL") {
+		t.Errorf("output has FAIL:\n%s", out)
+	}
+}
