@@ -116,6 +116,8 @@ type watchProc struct {
 	done chan struct{}
 }
 
+// startWatch starts `airnode registry watch --registry reg service` and
+// records its stdout lines; the process is killed at cleanup.
 func startWatch(t *testing.T, reg, service string) *watchProc {
 	t.Helper()
 	cmd := exec.Command(binary, "registry", "watch", "--registry", reg, service)
@@ -230,6 +232,8 @@ type consumerLoop struct {
 // so that some calls are in flight when a provider dies.
 const consumerWorkers = 4
 
+// startConsumer refers to demo.Echo through the registry reg in a node of
+// its own and starts the loop; both stop at cleanup.
 func startConsumer(t *testing.T, reg string, idempotent bool) *consumerLoop {
 	t.Helper()
 	n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
@@ -330,6 +334,7 @@ func (c *consumerLoop) checkNoFailures(t *testing.T, from, to time.Time) {
 	}
 }
 
+// pidCounts counts the successful calls per answering pid.
 func pidCounts(calls []infoCall) map[string]int {
 	m := map[string]int{}
 	for _, r := range calls {
@@ -375,6 +380,7 @@ func zkProviders(t *testing.T, c *zk.Conn) ([]string, error) {
 	return out, nil
 }
 
+// zkClient opens a raw ZooKeeper session to s, closed at cleanup.
 func zkClient(t *testing.T, s *zktest.Server) *zk.Conn {
 	t.Helper()
 	c, events, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardZK{}))
@@ -389,6 +395,7 @@ func zkClient(t *testing.T, s *zktest.Server) *zk.Conn {
 	return c
 }
 
+// discardZK silences the raw client's log.
 type discardZK struct{}
 
 func (discardZK) Printf(string, ...any) {}
@@ -419,6 +426,7 @@ func waitZK(t *testing.T, c *zk.Conn, what string, within time.Duration, cond fu
 	}
 }
 
+// rounded rounds d to milliseconds for the logs.
 func rounded(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
 // Issue 5: three providers found through the file registry; `airnode call
