@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,5 +293,26 @@ func TestBinary(t *testing.T) {
 	code, out, errOut = runBin("list", "--explain", example, "--provider", "airnode://127.0.0.1:20880/demo.Echo?token=s")
 	if code != 0 || errOut != "" || !row("provider", "service", "metrics, token", "activated set").MatchString(out) {
 		t.Errorf("explain --provider: exit %d stderr %s\n%s", code, errOut, out)
+	}
+}
+
+// Extensions log through slog.Default(): during a command it follows
+// --log-format and --log-level, and it is restored afterwards.
+func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
+	before := slog.Default()
+	cat := func() *extension.Catalogs {
+		slog.Default().Warn("loadbalance: probe", "k", "v")
+		slog.Default().Info("hidden at warn")
+		return extensiontest.Catalogs()
+	}
+	code, _, errOut := airnode(t, cat, "--log-format", "json", "--log-level", "warn", "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, `"level":"WARN","msg":"loadbalance: probe","k":"v"`) || strings.Contains(errOut, "hidden at warn") {
+		t.Errorf("stderr %q: want the warning as JSON and no info line", errOut)
+	}
+	if slog.Default() != before {
+		t.Error("slog.Default() not restored after the command")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 )
 
@@ -31,6 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // runApp is run with a prepared app (tests swap its catalogs and
 // environment).
 func runApp(ctx context.Context, a *app, args []string) int {
+	defer slog.SetDefault(slog.Default()) // the root replaces it for the command's run
 	cmd := newRootCommand(a)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)

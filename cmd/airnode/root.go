@@ -17,7 +17,8 @@ package main
 //	a.stdout/stderr   the writers to use (tests capture them)
 //
 // Global flags (persistent, valid on every subcommand): --config,
-// --log-level, --log-format. Do not redefine them locally, and do not set a
+// --log-level, --log-format; the root also makes slog.Default() log per
+// the last two while the command runs. Do not redefine them locally, and do not set a
 // PersistentPreRunE (it would replace the root's, which checks them).
 //
 // Errors: return them from RunE; main prints "airnode: <err>" on stderr and
@@ -50,6 +51,7 @@ func subcommands(a *app) []*cobra.Command {
 		benchCommand(a),
 		registryCommand(a),
 		pluginCommand(a),
+		statsCommand(a),
 	}
 }
 
@@ -158,8 +160,15 @@ then AIRNODE_* environment variables, then flags.`,
 		SilenceUsage:  true, // errors are reported once, by main
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := newLogger(a.stderr, a.logLevel, a.logFormat) // reject bad values early
-			return err
+			l, err := newLogger(a.stderr, a.logLevel, a.logFormat) // reject bad values early
+			if err != nil {
+				return err
+			}
+			// Extensions (balancers, clusters, registries) log through
+			// slog.Default(): they follow --log-level and --log-format too.
+			// runApp restores the previous default when the command ends.
+			slog.SetDefault(l)
+			return nil
 		},
 	}
 	root.SetOut(a.stdout)
