@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/extensions/filter/metrics"
+)
+
+// statsCommand returns `airnode stats ADDR`: the AirRPC-style table of a
+// running node's /stats endpoint (airnode serve --metrics ADDR).
+func statsCommand(a *app) *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "stats ADDR",
+		Short: "Print a node's call statistics (success rate, mean/p99 latency, count, throughput per method)",
+		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
+and prints one line per side, service and method: count, success rate,
+mean and p99 latency, throughput (calls/s between the first and the last
+call), calls in flight and failures by status. --json prints the endpoint's
+JSON, which also holds the heartbeat, registry and access counters.
+
+  airnode stats 127.0.0.1:9090`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			rep, err := metrics.Fetch(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return metrics.WriteTable(a.stdout, rep.Methods)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long")
+	return cmd
+}
