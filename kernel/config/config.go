@@ -148,8 +148,21 @@ const PointService = "service"
 // ("plugins[1].sha256") and what is allowed; nil when c is usable.
 func (c Config) Validate() error {
 	var errs []error
+	for _, p := range c.problems() {
+		errs = append(errs, fmt.Errorf("config: %s: %s", p.path, p.msg))
+	}
+	return errors.Join(errs...)
+}
+
+// problem is one invalid field: its path ("shutdown.wait",
+// "plugins[1].sha256") and what is wrong.
+type problem struct{ path, msg string }
+
+// problems lists every invalid field of c, in field order.
+func (c Config) problems() []problem {
+	var errs []problem
 	bad := func(path, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("config: %s: %s", path, fmt.Sprintf(format, args...)))
+		errs = append(errs, problem{path, fmt.Sprintf(format, args...)})
 	}
 
 	if err := checkListen(c.Listen); err != nil {
@@ -231,7 +244,7 @@ func (c Config) Validate() error {
 			names[k] = i
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func checkListen(addr string) error {

@@ -155,7 +155,7 @@ func TestC2_DurationsNeedUnits(t *testing.T) {
 	}
 	// The environment too.
 	_, err = config.Load(config.Source{Environ: []string{"AIRNODE_SHUTDOWN_TIMEOUT=60000"}})
-	if err == nil || !strings.Contains(err.Error(), "shutdown.timeout") {
+	if err == nil || !strings.Contains(err.Error(), "environment AIRNODE_SHUTDOWN_TIMEOUT") || !strings.Contains(err.Error(), "60000") {
 		t.Fatalf("env duration without unit: %v", err)
 	}
 }

@@ -72,7 +72,10 @@ type Source struct {
 
 // Load builds a Config from DefaultConfig, then src.File, then the
 // environment, then the flags, each overriding the ones before, decodes it
-// strictly and validates it. Errors name the file and the key: an unknown
+// strictly and validates it. Errors name the source of the bad value — the
+// environment variable ("config: environment AIRNODE_LISTEN: ...") or the
+// flag ("config: flag --listen: ...") that set it — or else the file and the
+// key: an unknown
 // key (`config: plugins.yaml: unknown key "shutdown.tiemout"`), a duration
 // without a unit (`... "shutdown.timeout": 60000 needs a unit, e.g. 60s`),
 // a value of the wrong type, or anything Validate rejects.
@@ -88,9 +91,12 @@ func Load(src Source) (Config, error) {
 			return Config{}, fmt.Errorf("config: %s: %w", src.File, err)
 		}
 	}
-	fromFile := map[string]bool{}
+	// origin says where the value of each setting came from, by field
+	// path ("shutdown.timeout"): the file, an environment variable or a
+	// flag, so that an error names the source the user has to fix.
+	origin := map[string]string{}
 	for _, key := range k.Keys() {
-		fromFile[key] = true
+		origin[strings.ReplaceAll(key, delim, ".")] = src.File
 	}
 	if src.Environ != nil {
 		environ := src.Environ
@@ -100,6 +106,7 @@ func Load(src Source) (Config, error) {
 			TransformFunc: func(name, v string) (string, any) {
 				for _, s := range scalars {
 					if s.env == name && v != "" {
+						origin[strings.ReplaceAll(s.path, delim, ".")] = "environment " + name
 						return s.path, v
 					}
 				}
@@ -114,6 +121,7 @@ func Load(src Source) (Config, error) {
 		err := k.Load(posflag.ProviderWithFlag(src.Flags, delim, nil, func(f *pflag.Flag) (string, any) {
 			for _, s := range scalars {
 				if s.flag == f.Name && f.Changed {
+					origin[strings.ReplaceAll(s.path, delim, ".")] = "flag --" + f.Name
 					return s.path, f.Value.String()
 				}
 			}
@@ -136,13 +144,44 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
+	// say reports msg about the setting at path, naming where its value
+	// came from: "config: plugins.yaml: key "listen": ...", or, for an
+	// environment variable or a flag (which name the setting themselves),
+	// "config: environment AIRNODE_LISTEN: ...", "config: flag --listen: ...".
+	say := func(path, msg string) error {
+		for p := path; p != ""; {
+			if o, ok := origin[p]; ok {
+				if o == src.File {
+					break
+				}
+				return fmt.Errorf("config: %s: %s", o, msg)
+			}
+			i := strings.LastIndexAny(p, ".[")
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+		}
+		if path == "" {
+			return fmt.Errorf("config: %s: %s", where, msg)
+		}
+		return fmt.Errorf("config: %s: key %q: %s", where, path, msg)
+	}
 	c := DefaultConfig()
 	if err := decode(k, &c, nil); err != nil {
-		return Config{}, fmt.Errorf("config: %s: %s", where, decodeMessage(err))
+		var errs []error
+		for _, p := range decodeProblems(err) {
+			errs = append(errs, say(p.path, p.msg))
+		}
+		return Config{}, errors.Join(errs...)
 	}
 	c.applyDefaults()
-	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", where, err)
+	if ps := c.problems(); len(ps) > 0 {
+		var errs []error
+		for _, p := range ps {
+			errs = append(errs, say(p.path, p.msg))
+		}
+		return Config{}, errors.Join(errs...)
 	}
 	return c, nil
 }
@@ -194,12 +233,13 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// decodeMessage flattens mapstructure's multi-line error into one line per
-// problem, naming the key: `key "shutdown.timeout": 60000 needs a unit`.
-func decodeMessage(err error) string {
+// decodeProblems splits mapstructure's multi-line error into one problem
+// per line, with the key it names as path ("shutdown.timeout"; "" when the
+// line names none).
+func decodeProblems(err error) []problem {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "decoding failed due to the following error(s):")
-	var lines []string
+	var out []problem
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" {
@@ -207,10 +247,11 @@ func decodeMessage(err error) string {
 		}
 		if rest, ok := strings.CutPrefix(l, "'"); ok {
 			if key, msg, ok := strings.Cut(rest, "' "); ok {
-				l = fmt.Sprintf("key %q: %s", key, msg)
+				out = append(out, problem{key, msg})
+				continue
 			}
 		}
-		lines = append(lines, l)
+		out = append(out, problem{"", l})
 	}
-	return strings.Join(lines, "; ")
+	return out
 }
