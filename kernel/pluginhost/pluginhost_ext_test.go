@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -547,3 +548,36 @@ func TestProtocolVersionNegotiation(t *testing.T) {
 		t.Fatalf("both: %+v", i)
 	}
 }
+
+// A binary that exits without a handshake is said to have exited (not to
+// have written "" to stdout), and a failed start logs no go-plugin
+// "failed to exit gracefully" warning about a process that never ran.
+func TestFailedStartMessages(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for cmd, want := range map[string]string{
+		"/bin/true":          "exited before the handshake",
+		"/nonexistent/probe": "no such file or directory",
+	} {
+		_, err := pluginhost.NewProbe(ctx, config.Plugin{Command: cmd}, pluginhost.WithLogger(logger))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), `wrote ""`) {
+			t.Errorf("%s: %v, want %q", cmd, err, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "failed to exit gracefully") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

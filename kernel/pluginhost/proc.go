@@ -171,6 +171,10 @@ func (p *proc) launch(ctx context.Context) error {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
+	// mute silences go-plugin's own complaints while a failed start is
+	// cleaned up ("plugin failed to exit gracefully" about a process that
+	// never ran): the returned error says what went wrong.
+	mute := new(atomic.Bool)
 	cmd := exec.Command(p.path, p.spec.Args...)
 	dieWithHost(cmd)
 	for k, v := range p.spec.Env {
@@ -186,12 +190,13 @@ func (p *proc) launch(ctx context.Context) error {
 		SecureConfig:     secure,
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           p.hclog(),
+		Logger:           p.hclog(mute),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
 	})
 	rpcClient, err := client.Client()
 	if err != nil {
+		mute.Store(true)
 		client.Kill()
 		return p.explain(err, timeout)
 	}
@@ -246,6 +251,9 @@ func (p *proc) explain(err error, timeout time.Duration) error {
 	const stray = "Unrecognized remote plugin message: "
 	if i := strings.Index(msg, stray); i >= 0 {
 		line, _, _ := strings.Cut(msg[i+len(stray):], "\n")
+		if strings.TrimSpace(line) == "" { // exited, or printed an empty line
+			return fmt.Errorf("%s: exited before the handshake without writing it on stdout; is it an airnode plugin (sdk.Serve)?", prefix)
+		}
 		return fmt.Errorf("%s: wrote %q to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr", prefix, line)
 	}
 	switch {
@@ -410,18 +418,21 @@ func (p *proc) warnFallback(err error) {
 
 // hclog returns the logger go-plugin uses for this plugin: its own messages
 // and the plugin's stderr go to the host's slog logger.
-func (p *proc) hclog() hclog.Logger {
+func (p *proc) hclog(mute *atomic.Bool) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Info,
-		Output:      slogWriter{p.log},
+		Output:      slogWriter{p.log, mute},
 		DisableTime: true,
 	})
 }
 
 // slogWriter re-logs hclog's text lines ("[WARN]  plugin: msg: k=v") at the
 // matching slog level.
-type slogWriter struct{ l *slog.Logger }
+type slogWriter struct {
+	l    *slog.Logger
+	mute *atomic.Bool // when set, go-plugin's "failed to exit gracefully" is dropped
+}
 
 var hclogLevels = []struct {
 	prefix string
@@ -432,6 +443,9 @@ var hclogLevels = []struct {
 }
 
 func (w slogWriter) Write(b []byte) (int, error) {
+	if w.mute.Load() && strings.Contains(string(b), "plugin failed to exit gracefully") {
+		return len(b), nil
+	}
 	msg, level := strings.TrimSpace(string(b)), slog.LevelInfo
 	for _, l := range hclogLevels {
 		if rest, ok := strings.CutPrefix(msg, l.prefix); ok {
