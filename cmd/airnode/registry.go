@@ -161,7 +161,7 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s\t(%d providers)\n", svc.ServiceKey(), len(providers))
+		fmt.Fprintf(tw, "%s\t(%s)\n", svc.ServiceKey(), providersCount(len(providers)))
 		if len(providers) == 0 {
 			continue
 		}
@@ -262,8 +262,16 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 			for _, s := range gone {
 				fmt.Fprintf(w, "%s - %s\n", now, s)
 			}
-			fmt.Fprintf(w, "%s %s: %d providers\n", now, u.ServiceKey(), len(l))
+			fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), providersCount(len(l)))
 			prev = cur
 		}
 	}
+}
+
+// providersCount says "1 provider" or "n providers".
+func providersCount(n int) string {
+	if n == 1 {
+		return "1 provider"
+	}
+	return fmt.Sprintf("%d providers", n)
 }

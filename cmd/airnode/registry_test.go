@@ -46,7 +46,7 @@ func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
 		{"ADDRESS", "WEIGHT", "WARM-UP", "UPTIME", "PROTOCOL"},
 		{"127.0.0.1:20001", "100", "10%", "(weight", "10", "of", "100,", "9m0s", "left)", "1m0s", "airnode"},
 		{"127.0.0.1:20002", "50", "done", "1h0m0s", "airnode"},
-		{"g/demo.Other:1.0", "(1 providers)"},
+		{"g/demo.Other:1.0", "(1 provider)"},
 	} {
 		if !row(r...).MatchString(out) {
 			t.Errorf("output lacks row %q:\n%s", r, out)
