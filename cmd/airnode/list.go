@@ -204,7 +204,33 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 	}
 	tw.Flush()
 
-	return errors.Join(explainErr, reg.Err, config.CheckURL(u))
+	return errors.Join(explainErr, reg.Err, unreported(config.CheckURL(u), explainErr))
+}
+
+// unreported drops from check (config.CheckURL's joined *spi.ParamError)
+// the keys an extension's Build error already reported, so each bad key is
+// named once.
+func unreported(check, reported error) error {
+	if check == nil || reported == nil {
+		return check
+	}
+	var out []error
+	for _, err := range unjoin(check) {
+		var pe *spi.ParamError
+		if errors.As(err, &pe) && strings.Contains(reported.Error(), fmt.Sprintf("URL key %q", pe.Key)) {
+			continue
+		}
+		out = append(out, err)
+	}
+	return errors.Join(out...)
+}
+
+// unjoin returns the errors errors.Join joined into err, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // table is a tabwriter whose Flush also drops the padding at line ends.

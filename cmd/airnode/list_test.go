@@ -316,3 +316,12 @@ func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
 		t.Error("slog.Default() not restored after the command")
 	}
 }
+
+// A malformed kernel key that an extension's Build already reports is not
+// reported a second time by the kernel-key check.
+func TestExplainReportsABadKeyOnce(t *testing.T) {
+	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
+	if code != 1 || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
+		t.Errorf("exit %d, stderr %q: want each bad key named once", code, errOut)
+	}
+}
