@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -197,5 +198,37 @@ func TestReferQuietWhenRegistryKeepsNoConsumers(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Fatalf("warnings logged:\n%s", logs.String())
+	}
+}
+
+// Tester's bug 6: a call still running when the drain deadline passes is
+// abandoned: its consumer is answered SERVER_ERROR saying the provider
+// shut down (not a bare closed channel), and Shutdown's error counts it.
+func TestShutdownAbandonsCallsPastTimeout(t *testing.T) {
+	p, e := provider(t, WithShutdownTimeout(300*time.Millisecond))
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s")
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(context.Background(), "Sleep", 10_000)
+		got <- err
+	}()
+	eventually(t, "call in flight", func() bool {
+		for _, srv := range p.servers {
+			return srv.srv.InFlight() == 1
+		}
+		return false
+	})
+	err := p.Shutdown(ctxT(t))
+	var ab *AbandonedError
+	if !errors.As(err, &ab) || ab.Calls != 1 || !strings.Contains(err.Error(), "1 call still in flight was abandoned") {
+		t.Fatalf("Shutdown = %v; want an AbandonedError counting 1 call", err)
+	}
+	select {
+	case err := <-got:
+		if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), "shut down") {
+			t.Fatalf("abandoned call = %v; want SERVER_ERROR saying the provider shut down", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("abandoned call not answered")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/internal/tlsconf"
@@ -313,6 +314,14 @@ var _ spi.Invoker = (*localInvoker)(nil)
 // channels close.
 const flushGrace = 20 * time.Millisecond
 
+// abandonGrace is how long a server whose drain deadline passed gives the
+// calls it abandoned (their contexts cancelled) to return, so that their
+// consumers are answered "shutting down" before the channels close.
+const abandonGrace = 200 * time.Millisecond
+
+// errAbandoned is the cancellation cause of a call abandoned by shutdown.
+var errAbandoned = errors.New("kernel: provider shutting down: shutdown timeout passed")
+
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
 type server struct {
@@ -326,6 +335,13 @@ type server struct {
 	services map[string]service
 	draining bool           // shutdown began: later requests are not waited for by preDrain
 	before   sync.WaitGroup // requests that started before draining
+
+	// abandon is cancelled when the drain deadline passes: every call
+	// still running has its context cancelled (cause errAbandoned) and a
+	// call that fails from then on is answered SERVER_ERROR "shut down".
+	abandon    context.Context
+	abandonAll context.CancelCauseFunc
+	abandoning atomic.Bool // set just before abandonAll
 }
 
 // serverFor returns the server for pu's transport and address, listening
@@ -362,6 +378,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
 	}
 	s := &server{log: n.logger, done: make(chan struct{}), services: map[string]service{}}
+	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
@@ -431,18 +448,84 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	if svc == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port)}
 	}
-	return svc.serve(ctx, req)
+	// A call still running when the drain deadline passes is abandoned:
+	// its context is cancelled and its consumer told why.
+	cc := &callCtx{Context: ctx, s: s}
+	res := svc.serve(cc, req)
+	cc.release()
+	if res.Err != nil && s.abandoning.Load() {
+		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
+			Message: fmt.Sprintf("provider %s:%d shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (%v)",
+				s.host, s.port, req.Service, req.Method, res.Err), Cause: res.Err}}
+	}
+	return res
+}
+
+// callCtx is the context a provider call runs with: the exchange's
+// request context, also cancelled (cause errAbandoned) when the server
+// abandons its calls at the drain deadline. Like the exchange's own request
+// context it is lazy: the link to the server is only made when the call
+// first asks for Done, so a call that never waits costs one small
+// allocation and no registration on the server's shared context.
+type callCtx struct {
+	context.Context // the exchange's request context
+	s               *server
+
+	mu     sync.Mutex
+	linked context.Context // made by the first Done
+	cancel context.CancelCauseFunc
+	stop   func() bool
+}
+
+// Done returns a channel closed when the request context ends or the call
+// is abandoned.
+func (c *callCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.linked == nil {
+		c.linked, c.cancel = context.WithCancelCause(c.Context)
+		c.stop = context.AfterFunc(c.s.abandon, func() { c.cancel(errAbandoned) })
+	}
+	return c.linked.Done()
+}
+
+// Err is context.Canceled once the call is abandoned, else the request
+// context's error.
+func (c *callCtx) Err() error {
+	c.mu.Lock()
+	l := c.linked
+	c.mu.Unlock()
+	if l != nil {
+		return l.Err()
+	}
+	if c.s.abandoning.Load() {
+		return context.Canceled
+	}
+	return c.Context.Err()
+}
+
+// release undoes the link made by Done, if any.
+func (c *callCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.linked != nil {
+		c.stop()
+		c.cancel(nil)
+	}
 }
 
 // shutdown stops accepting, drains in-flight calls until ctx ends, closes
-// the channels and waits for the accept loop.
+// the channels and waits for the accept loop. It returns how many calls it
+// abandoned.
 //
 // Before the exchange's Shutdown it waits for the requests that were in
 // flight when shutdown began, plus a short flush grace, with the channels
 // still open: the exchange counts a request done once its answer is queued,
 // and closing the channel at that moment could drop an answer not yet
-// written.
-func (s *server) shutdown(ctx context.Context) error {
+// written. When ctx ends first, the calls still running are abandoned:
+// their contexts are cancelled, and for abandonGrace they may still return
+// and be answered (SERVER_ERROR "shut down") before the channels close.
+func (s *server) shutdown(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	s.draining = true
 	s.mu.Unlock()
@@ -451,6 +534,32 @@ func (s *server) shutdown(ctx context.Context) error {
 		s.before.Wait()
 		close(drained)
 	}()
+	abandoned := 0
+	if !waitDrained(ctx, drained) {
+		abandoned = s.srv.InFlight()
+		s.abandoning.Store(true)
+		s.abandonAll(errAbandoned)
+		gctx, cancel := context.WithTimeout(context.Background(), abandonGrace)
+		defer cancel()
+		waitDrained(gctx, drained)
+		ctx = gctx
+	}
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	<-s.done
+	<-drained
+	s.abandonAll(nil) // releases the context
+	if err != nil && abandoned == 0 {
+		return 0, fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
+	}
+	return abandoned, nil
+}
+
+// waitDrained waits for drained and then flushGrace, or for ctx; it
+// reports whether drained was reached.
+func waitDrained(ctx context.Context, drained <-chan struct{}) bool {
 	select {
 	case <-drained:
 		t := time.NewTimer(flushGrace)
@@ -459,16 +568,8 @@ func (s *server) shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		t.Stop()
+		return true
 	case <-ctx.Done():
+		return false
 	}
-	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		_ = s.srv.Close()
-	}
-	<-s.done
-	<-drained
-	if err != nil {
-		return fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
-	}
-	return nil
 }

@@ -92,6 +92,34 @@ func (n *Node) Catalogs() *extension.Catalogs { return n.cat }
 
 var errClosed = errors.New("kernel: node is shut down")
 
+// AbandonedError is part of Shutdown's error when the drain of in-flight
+// calls ran out of time (shutdown.timeout, or ctx): Calls calls were still
+// running. Their contexts were cancelled and their consumers answered
+// SERVER_ERROR ("provider ... shut down"), as far as the calls returned
+// within a short grace. Match it with errors.As.
+type AbandonedError struct {
+	Calls   int           // calls still in flight when the drain ended
+	Timeout time.Duration // the drain budget that passed
+}
+
+func (e *AbandonedError) Error() string {
+	return fmt.Sprintf("kernel: shutdown timeout %v exceeded: %s", e.Timeout, abandonedCalls(e.Calls))
+}
+
+// abandonedCalls says "1 call still in flight was abandoned" or "n calls
+// still in flight were abandoned".
+func abandonedCalls(n int) string {
+	if n == 1 {
+		return "1 call still in flight was abandoned"
+	}
+	return fmt.Sprintf("%d calls still in flight were abandoned", n)
+}
+
+// Summary says how many calls were abandoned, without the timeout, for a
+// caller that words the budget its own way ("3 calls still in flight were
+// abandoned").
+func (e *AbandonedError) Summary() string { return abandonedCalls(e.Calls) }
+
 // registry returns the node's registry for u, building it on first use.
 // Registries live until Shutdown.
 func (n *Node) registry(u spi.URL) (spi.Registry, error) {
@@ -121,8 +149,10 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // provider (only when something was registered); stop accepting and drain
 // in-flight calls until shutdown.timeout; close the servers' channels; close
 // every reference (its channels, and with them their heartbeats); close the
-// registries. ctx bounds the whole sequence. Shutdown is idempotent: later
-// calls return the first call's result.
+// registries. ctx bounds the whole sequence. Calls still running when the
+// drain ends are abandoned (answered SERVER_ERROR when they return in
+// time) and the error includes an *AbandonedError counting them. Shutdown
+// is idempotent: later calls return the first call's result.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
 	return n.shutdownErr
@@ -183,19 +213,25 @@ func (n *Node) shutdown(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	abandoned := 0
 	for s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.shutdown(dctx); err != nil {
-				mu.Lock()
+			n, err := s.shutdown(dctx)
+			mu.Lock()
+			abandoned += n
+			if err != nil {
 				errs = append(errs, err)
-				mu.Unlock()
 			}
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	cancel()
+	if abandoned > 0 {
+		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout})
+	}
 	for _, r := range refs {
 		if err := r.Close(); err != nil {
 			errs = append(errs, err)

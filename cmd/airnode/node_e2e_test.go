@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,4 +83,51 @@ func TestE2E_ServeRejectsBadParams(t *testing.T) {
 			t.Errorf("serve -p %s: output does not name %q and %q:\n%s", tc.param, key, tc.want, out)
 		}
 	}
+}
+
+// Tester's bug 6: SIGINT with a call that outlasts --shutdown-timeout:
+// serve says how many calls it abandoned and exits 1; the consumer is told
+// that the provider shut down.
+func TestE2E_ShutdownTimeoutAbandonsCalls(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--shutdown-timeout", "2s", "--shutdown-wait", "500ms", "--metrics", "127.0.0.1:0")
+	got := make(chan result, 1)
+	go func() { got <- call(t, nil, p.url("demo.Echo"), "Sleep", "6000", "--timeout", "10s") }()
+	m := regexp.MustCompile(`airnode serve: metrics" addr=(\S+)`).FindStringSubmatch(p.logText())
+	if m == nil {
+		t.Fatal("no metrics address in the log")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	waitFor(t, "the Sleep call in flight on the provider", func() bool {
+		resp, err := client.Get("http://" + m[1] + "/stats")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Methods []struct {
+				Side, Method string
+				InFlight     int `json:"in_flight"`
+			} `json:"methods"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return false
+		}
+		for _, ms := range st.Methods {
+			if ms.Side == "provider" && ms.Method == "Sleep" && ms.InFlight == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 15*time.Second); code != 1 {
+		t.Fatalf("serve exited %d, want 1\n%s", code, p.logText())
+	}
+	if !strings.Contains(p.logText(), "shutdown timeout 2s exceeded: 1 call still in flight was abandoned") {
+		t.Fatalf("serve's stderr does not say what was abandoned:\n%s", p.logText())
+	}
+	r := <-got
+	expectFail(t, r, "SERVER_ERROR", "shut down", "abandoned")
 }

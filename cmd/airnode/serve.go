@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -47,7 +48,10 @@ func serveCommand(a *app) *cobra.Command {
 registers them (default: the "file" registry), and on SIGINT or SIGTERM
 unregisters, waits --shutdown-wait (default 2s), stops accepting, drains
 in-flight calls until --shutdown-timeout (default 10s) has passed since the
-signal, closes the channels and exits 0.
+signal, closes the channels and exits 0. Calls still running when
+--shutdown-timeout has passed are abandoned: their consumers are answered
+SERVER_ERROR ("provider ... shut down"), serve says how many on stderr and
+exits 1.
 
 --listen host:port (default :20880; port 0 picks a free port, logged in
 the "serving" line). -p key=value adds a URL parameter to every exported
@@ -80,6 +84,23 @@ sets itself (timestamp, side, methods, pid) cannot be given.
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
 	return cmd
+}
+
+// otherErrors returns the errors joined in err other than ab, as
+// "; also: ..." (empty when there are none).
+func otherErrors(err error, ab error) string {
+	var rest []string
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != ab {
+				rest = append(rest, e.Error())
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return ""
+	}
+	return "; also: " + strings.Join(rest, "; ")
 }
 
 // providerSetKeys are the provider URL keys the kernel sets at export
@@ -276,6 +297,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()
 	if err := node.Shutdown(sctx); err != nil {
+		var ab *kernel.AbandonedError
+		if errors.As(err, &ab) {
+			// the whole budget from the signal is --shutdown-timeout
+			return fmt.Errorf("serve: shutdown timeout %v exceeded: %s (their consumers were answered SERVER_ERROR)%s",
+				cfg.Shutdown.Timeout, ab.Summary(), otherErrors(err, ab))
+		}
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	logger.Info("airnode serve: stopped")
