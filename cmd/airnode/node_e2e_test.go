@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -130,4 +132,24 @@ func TestE2E_ShutdownTimeoutAbandonsCalls(t *testing.T) {
 	}
 	r := <-got
 	expectFail(t, r, "SERVER_ERROR", "shut down", "abandoned")
+}
+
+// Tester's bug 1: a registry lists a healthy provider and a hung one
+// (kill -STOP): every `airnode call` goes to the healthy one, none waits
+// on the hung one past its timeout.
+func TestE2E_HungProviderDoesNotFailCalls(t *testing.T) {
+	dir := t.TempDir()
+	healthy := serve(t, "127.0.0.1:0", dir)
+	hung := serve(t, "127.0.0.1:0", dir)
+	if err := hung.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hung.cmd.Process.Signal(syscall.SIGCONT) }()
+	want := fmt.Sprintf(`"pid":%d`, healthy.cmd.Process.Pid)
+	for i := range 8 {
+		r := call(t, nil, "--registry", healthy.reg, "demo.Echo", "Info")
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("call %d: exit %d after %v, stdout %q, stderr %q; want the healthy provider's Info", i, r.code, r.elapsed, r.stdout, r.stderr)
+		}
+	}
 }
