@@ -16,7 +16,8 @@
 // negotiated from versioned plugin sets), the gRPC stubs
 // (sdk/pluginrpc/pluginpb, regenerated with go generate) and logging through
 // hclog to stderr, which the host collects. A plugin process exits by
-// itself within about a second of its host dying, even by kill -9.
+// itself within about a second of its host dying, even by kill -9; a
+// SIGTERM to the process group leaves it to the host to stop it (TermGrace).
 // sdk/sdktest runs the conformance suites against an implementation in
 // process, through the same gRPC adaptation, without building a binary.
 package sdk

@@ -4,7 +4,12 @@
 // the bound of the first thing wrong with each field; Load reads
 // defaults → file → environment (AIRNODE_ prefix) → command-line flags with
 // koanf and decodes strictly: an unknown key is an error naming the key and
-// the file, and a duration needs a unit ("60s").
+// the file, and a duration needs a unit ("60s"). An error about a value set
+// by an environment variable or a flag names that variable or flag.
+//
+// References give consumers defaults: ApplyReference adds the params of the
+// reference of a URL's interface that the URL does not set, and
+// CheckReferences checks their extension names against the catalogs.
 //
 // The package also knows the kernel's own URL keys (DESIGN §3: timeout,
 // retries, heartbeat.*, ...) and checks their values with CheckURL and
