@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -208,8 +209,9 @@ func TestCloseFailsPendingAndIsIdempotent(t *testing.T) {
 }
 
 // TestT2_ClientAndServerTimeout: a request still queued behind a full send
-// buffer when its deadline passes is CLIENT_TIMEOUT; a request written but
-// not answered is SERVER_TIMEOUT.
+// buffer when its deadline passes is CLIENT_TIMEOUT and is withdrawn, so the
+// provider never sees it; a request written (or being written) but not
+// answered is SERVER_TIMEOUT.
 func TestT2_ClientAndServerTimeout(t *testing.T) {
 	t.Run("server timeout", func(t *testing.T) {
 		f := startServer(t, false, nil)
@@ -230,9 +232,26 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		}
 	})
 	t.Run("client timeout", func(t *testing.T) {
-		// A peer that accepts and never reads: the socket buffers fill up
-		// and the writer blocks, so later requests are never written.
-		raw := newRawPeer(t, func(c net.Conn) { c.(*net.TCPConn).SetReadBuffer(4096) })
+		// A peer that accepts and reads nothing until released: the socket
+		// buffers fill up and the writer blocks inside the big request's
+		// write, so the small request behind it stays queued.
+		release := make(chan struct{})
+		seen := make(chan uint64, 16)
+		raw := newRawPeer(t, func(c net.Conn) {
+			// small enough that 7 MiB cannot fit in the socket buffers,
+			// large enough (over loopback's MSS) that the window reopens
+			// promptly once the peer reads
+			c.(*net.TCPConn).SetReadBuffer(256 << 10)
+			<-release
+			br := bufio.NewReader(c)
+			for {
+				h, _, err := readFrame(br)
+				if err != nil {
+					return
+				}
+				seen <- h.ID
+			}
+		})
 		conn, err := net.Dial("tcp", raw.addr())
 		if err != nil {
 			t.Fatal(err)
@@ -242,7 +261,7 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		defer func() { ch.Close("done"); ch.Wait() }()
 		big := bytes.Repeat([]byte{1}, 7<<20)
 		bigErr := make(chan error, 1)
-		go func() {
+		go func() { // request id 1
 			bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), time.Second).Err
 		}()
 		// wait until the writer is stuck writing the big frame's batch
@@ -255,10 +274,35 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		if !stuck {
 			t.Fatal("the big request never occupied the writer")
 		}
-		wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 200*time.Millisecond).Err, spi.StatusClientTimeout)
-		wantStatus(t, <-bigErr, spi.StatusClientTimeout)
+		// request id 2: queued behind the big one when its deadline passes
+		e := wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 200*time.Millisecond).Err, spi.StatusClientTimeout)
+		if !strings.Contains(e.Message, "never sent") {
+			t.Fatalf("message %q", e.Message)
+		}
+		// the big request was handed to the socket: it may still arrive
+		e = wantStatus(t, <-bigErr, spi.StatusServerTimeout)
+		if !strings.Contains(e.Message, "being written") {
+			t.Fatalf("message %q", e.Message)
+		}
 		if ch.Stats().Pending != 0 {
 			t.Fatal("pending entries left behind")
+		}
+		// The peer reads again; request id 3 follows. The peer must see 1
+		// and 3, never 2: a failover retry of 2 cannot run it twice.
+		close(release)
+		go ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 3), 5*time.Second)
+		var ids []uint64
+		deadline := time.After(10 * time.Second)
+		for len(ids) == 0 || ids[len(ids)-1] != 3 {
+			select {
+			case id := <-seen:
+				ids = append(ids, id)
+			case <-deadline:
+				t.Fatalf("peer saw request ids %v, never 3", ids)
+			}
+		}
+		if len(ids) != 2 || ids[0] != 1 {
+			t.Fatalf("peer saw request ids %v, want [1 3] (the withdrawn request 2 must never be sent)", ids)
 		}
 	})
 }

@@ -11,10 +11,13 @@
 // reused. A consumer call starts no goroutine; a provider request runs on a
 // worker goroutine (reused for up to 2 s of idleness), never on the reader.
 //
-// Rules (DESIGN §5, issue 3): a call whose deadline passes fails with
-// CLIENT_TIMEOUT if its request was never fully written, SERVER_TIMEOUT if it
-// was; its pending entry and timer are removed either way and a late response
-// is dropped and counted (ChannelStats.LateResponses). When a channel dies,
+// Rules (DESIGN §5, issue 3): a call whose deadline passes (or whose ctx is
+// cancelled) while its request is still queued in the writer withdraws the
+// request, which is then never sent, and fails with CLIENT_TIMEOUT, so a
+// failover retry cannot run the call twice; once the request has been handed
+// to the transport (written, or being written) it fails with SERVER_TIMEOUT.
+// Its pending entry and timer are removed either way and a late response is
+// dropped and counted (ChannelStats.LateResponses). When a channel dies,
 // every pending call fails at once with CHANNEL_INACTIVE. The remaining
 // deadline travels in attachment "timeout" (ms) and cancels the handler's
 // context. payload (default 8 MiB) is enforced when encoding (nothing is

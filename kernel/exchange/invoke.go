@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -20,8 +21,11 @@ import (
 //
 // Result.Value is decoded into inv.Reply when it is non-nil (Value is then
 // inv.Reply), else into a generic any. Failures are *spi.Error:
-// CLIENT_TIMEOUT (the request was never fully written), SERVER_TIMEOUT
-// (written, no answer in time), CHANNEL_INACTIVE (the channel died first),
+// CLIENT_TIMEOUT (the request was still queued, or its own-stream write had
+// not started: it is withdrawn and never sent, so retrying it elsewhere
+// cannot run it twice), SERVER_TIMEOUT (the request was handed to the
+// transport, in full or in part, and may reach the provider; no answer in
+// time), CHANNEL_INACTIVE (the channel died first),
 // SERIALIZATION_ERROR (encoding failed or the body is over the payload
 // limit: nothing was sent), BAD_RESPONSE (the response did not decode),
 // CLIENT_ERROR (ctx cancelled), or the status the provider answered.
@@ -123,14 +127,23 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	return c.expire(ctx, inv, st, time.Since(start))
 }
 
-// sent tells whether a request frame has been written in full: a batch
-// number of the writer, or the completion of an own-stream write.
+// Own-stream write states (sent.state).
+const (
+	ownQueued    int32 = iota // the goroutine has not started writing
+	ownWriting                // handed to the transport
+	ownWithdrawn              // the call gave up first: never written
+)
+
+// sent tells where a request frame is: its slot in the writer, or the state
+// of its own-stream write.
 type sent struct {
-	w   *writer
-	gen uint64
-	own chan struct{} // closed when the own-stream write finished
+	w     *writer
+	slot  slot
+	own   chan struct{} // closed when the own-stream write finished
+	state *atomic.Int32 // own-stream write: ownQueued, ownWriting or ownWithdrawn
 }
 
+// written reports whether the frame has been written in full.
 func (s sent) written() bool {
 	if s.own != nil {
 		select {
@@ -140,7 +153,17 @@ func (s sent) written() bool {
 			return false
 		}
 	}
-	return s.w.written(s.gen)
+	return s.w.written(s.slot.gen)
+}
+
+// withdraw makes sure a frame that has not been handed to the transport is
+// never sent, and reports whether that was still possible. Call it once,
+// after the call's pending entry is gone.
+func (s sent) withdraw() bool {
+	if s.state != nil {
+		return s.state.CompareAndSwap(ownQueued, ownWithdrawn)
+	}
+	return s.w.withdraw(s.slot)
 }
 
 // sendRequest queues or writes the request frame; f belongs to it.
@@ -148,33 +171,43 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 	if len(f.b)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
 		// A large request is written on its own stream by a goroutine the
 		// channel owns, so the caller still honours its timeout.
-		own := make(chan struct{})
-		c.goIO(func() {
+		own, state := make(chan struct{}), new(atomic.Int32)
+		if !c.goIO(func() {
 			defer putFrame(f)
+			if !state.CompareAndSwap(ownQueued, ownWriting) {
+				return // the call timed out first
+			}
 			if err := c.sendOwnStream(f.b); err != nil {
 				c.die(err.Error(), slog.LevelWarn)
 				return
 			}
 			close(own)
-		})
-		return sent{own: own}
+		}) {
+			putFrame(f) // dead channel: the call fails with CHANNEL_INACTIVE
+		}
+		return sent{own: own, state: state}
 	}
-	gen := c.w.enqueue(f.b)
+	sl := c.w.enqueue(f.b)
 	putFrame(f)
-	return sent{w: c.w, gen: gen}
+	return sent{w: c.w, slot: sl}
 }
 
 // expire builds the failure of a call whose deadline passed or whose ctx
-// was cancelled; the pending entry is already gone.
+// was cancelled; the pending entry is already gone. A request frame that is
+// still queued is withdrawn first, so it is never sent.
 func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, s sent, elapsed time.Duration) spi.Result {
+	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
 	}
 	elapsed = elapsed.Round(time.Millisecond)
-	if s.written() {
+	switch {
+	case withdrawn:
+		return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written (withdrawn, never sent)", inv.Service, inv.Method, c.remote, elapsed)}
+	case s.written():
 		return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v waiting for the response", inv.Service, inv.Method, c.remote, elapsed)}
 	}
-	return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written", inv.Service, inv.Method, c.remote, elapsed)}
+	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v while its request was being written (it may still reach the provider)", inv.Service, inv.Method, c.remote, elapsed)}
 }
 
 // complete turns a taken call into the result.
@@ -269,7 +302,9 @@ func getTimer(d time.Duration) *time.Timer {
 }
 
 // Ping sends a two-way heartbeat event and waits for the peer's answer, for
-// ctx to end, or for the channel to die. Safe for concurrent use.
+// ctx to end, or for the channel to die. A ping whose ctx ends while it is
+// still queued is withdrawn (CLIENT_TIMEOUT); one already handed to the
+// transport fails with SERVER_TIMEOUT. Safe for concurrent use.
 func (c *Channel) Ping(ctx context.Context) error {
 	cl := getCall(c.nextID.Add(1))
 	if !c.pending.add(cl) {
@@ -278,15 +313,15 @@ func (c *Channel) Ping(ctx context.Context) error {
 	}
 	var f [protocol.HeaderLen]byte
 	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: cl.id}.Put(f[:])
-	gen := c.w.enqueue(f[:])
+	sl := c.w.enqueue(f[:])
 	defer putCall(cl)
 	select {
 	case <-cl.done:
 	case <-ctx.Done():
 		if c.pending.take(cl.id) != nil {
-			st := spi.StatusClientTimeout
-			if c.w.written(gen) {
-				st = spi.StatusServerTimeout
+			st := spi.StatusServerTimeout
+			if c.w.withdraw(sl) {
+				st = spi.StatusClientTimeout // never sent
 			}
 			return spi.Errorf(st, "exchange: ping %s: no answer: %w", c.remote, ctx.Err())
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -87,6 +88,7 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	switch {
 	case h.IsEvent() && h.IsRequest():
 		if h.TwoWay() {
+			counters.Heartbeat.PingsReceived.Inc()
 			var f [protocol.HeaderLen]byte
 			protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID}.Put(f[:])
 			c.w.enqueue(f[:])

@@ -3,6 +3,7 @@ package exchange
 import (
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,15 +53,19 @@ func putFrame(f *frameBuf) {
 // and writes the whole batch with one Write. This is the write-coalescing
 // writer of issue 3, in the spirit of Netty's flush consolidation.
 //
-// Batches are numbered; a frame knows the batch it joined, and flushed is the
-// last batch fully written, which tells a timed-out call whether its request
-// had left (SERVER_TIMEOUT) or not (CLIENT_TIMEOUT).
+// Batches are numbered; a frame knows the batch it joined and its offset in
+// it, and flushed is the last batch fully written. A call whose deadline
+// passes while its frame still waits in buf withdraws it (the frame is cut
+// out before the batch is written, so the provider never sees it:
+// CLIENT_TIMEOUT, safe to retry elsewhere); once the writer has taken the
+// batch the frame may reach the peer (SERVER_TIMEOUT).
 type writer struct {
 	mu     sync.Mutex
 	room   sync.Cond // on mu: broadcast when a batch is taken or the writer closes
 	buf    []byte    // frames waiting for the next write
 	frames int64     // number of frames in buf
 	gen    uint64    // batch number of buf; starts at 1
+	cut    []span    // withdrawn frames of buf, removed when the batch is taken
 	closed bool      // the channel died: nothing will be written any more
 
 	signal  chan struct{} // cap 1: buf is not empty
@@ -104,19 +109,61 @@ func (w *writer) close() {
 	w.mu.Unlock()
 }
 
-// enqueue appends frame to the next batch and returns the batch number.
-func (w *writer) enqueue(frame []byte) uint64 {
-	w.mu.Lock()
-	gen := w.appendLocked(frame)
-	w.mu.Unlock()
-	w.poke()
-	return gen
+// span is a frame's place in a batch: bytes [off, end) of buf.
+type span struct{ off, end int }
+
+// slot is where an enqueued frame waits: its batch number and place.
+type slot struct {
+	gen uint64
+	span
 }
 
-func (w *writer) appendLocked(frame []byte) uint64 {
+// enqueue appends frame to the next batch and returns where it waits.
+func (w *writer) enqueue(frame []byte) slot {
+	w.mu.Lock()
+	s := w.appendLocked(frame)
+	w.mu.Unlock()
+	w.poke()
+	return s
+}
+
+func (w *writer) appendLocked(frame []byte) slot {
+	off := len(w.buf)
 	w.buf = append(w.buf, frame...)
 	w.frames++
-	return w.gen
+	return slot{gen: w.gen, span: span{off, len(w.buf)}}
+}
+
+// withdraw removes the frame enqueued at s if the writer has not taken its
+// batch yet, and reports whether it did (or the writer is closed, so the
+// frame will never be written either). A false answer means the frame was
+// handed to the transport and may reach the peer. Call it at most once per
+// slot.
+func (w *writer) withdraw(s slot) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s.gen != w.gen {
+		return false
+	}
+	if w.closed {
+		return true // no batch is taken after close
+	}
+	w.cut = append(w.cut, s.span)
+	w.frames--
+	return true
+}
+
+// compactLocked removes the withdrawn frames from buf.
+func (w *writer) compactLocked() {
+	slices.SortFunc(w.cut, func(a, b span) int { return a.off - b.off })
+	n, from := 0, 0
+	for _, c := range w.cut {
+		n += copy(w.buf[n:], w.buf[from:c.off])
+		from = c.end
+	}
+	n += copy(w.buf[n:], w.buf[from:])
+	w.buf = w.buf[:n]
+	w.cut = w.cut[:0]
 }
 
 // poke wakes the writer goroutine.
@@ -149,6 +196,13 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 		}
 		runtime.Gosched() // let already-runnable callers join this batch
 		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return nil // the channel died; nothing more is written
+		}
+		if len(w.cut) > 0 {
+			w.compactLocked()
+		}
 		out, frames, gen := w.buf, w.frames, w.gen
 		w.buf, w.frames = spare[:0], 0
 		w.gen++
