@@ -15,7 +15,7 @@ func TestCounters_HeartbeatPings(t *testing.T) {
 	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
 		t.Fatal(err)
 	}
-	sent, answered := counters.Heartbeat.PingsSent.Load(), counters.Heartbeat.PingsAnswered.Load()
+	sent, answered, received := counters.Heartbeat.PingsSent.Load(), counters.Heartbeat.PingsAnswered.Load(), counters.Heartbeat.PingsReceived.Load()
 	deadline := time.Now().Add(5 * time.Second)
 	for counters.Heartbeat.PingsAnswered.Load()-answered < 2 {
 		if time.Now().After(deadline) {
@@ -26,5 +26,8 @@ func TestCounters_HeartbeatPings(t *testing.T) {
 	}
 	if counters.Heartbeat.PingsSent.Load()-sent < 2 {
 		t.Error("answered pings were not counted as sent")
+	}
+	if counters.Heartbeat.PingsReceived.Load()-received < 2 { // the provider is in this process too
+		t.Error("the provider did not count the pings it answered")
 	}
 }
