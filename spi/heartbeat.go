@@ -42,3 +42,14 @@ type Channel interface {
 	// Done is closed when the channel is closed.
 	Done() <-chan struct{}
 }
+
+// PeerHeartbeat is implemented by channels that can tell the peer's
+// heartbeat settings (issue 4 item 7): the consumer sends its heartbeat
+// keys in its first ping, the provider answers with its own. A heartbeat
+// strategy type-asserts its Channel to this interface; ok is false until
+// the peer's settings arrived (or when the peer sends none).
+type PeerHeartbeat interface {
+	// PeerHeartbeat returns a URL whose parameters are the peer's
+	// heartbeat keys ("heartbeat", "heartbeat.interval", ...).
+	PeerHeartbeat() (peer URL, ok bool)
+}

@@ -61,6 +61,14 @@ type Channel struct {
 	tasks    chan task      // unbuffered: hands a request to an idle worker
 	hbStop   func()
 	finished chan struct{} // closed when every goroutine has exited and OnClose returned
+
+	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
+	peerHello      atomic.Pointer[spi.URL]
+	helloSent      atomic.Bool // consumer: the hello went out with a ping
+	mismatchLogged atomic.Bool
+	dataSeen       atomic.Bool // provider: a request arrived since the last ping
+	guardMu        sync.Mutex
+	guard          pingGuard
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
@@ -101,6 +109,16 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *C
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),
+	}
+	if opts.Side == spi.Provider && opts.MinPingInterval >= 0 {
+		c.guard.minInterval = opts.MinPingInterval
+		if c.guard.minInterval == 0 {
+			c.guard.minInterval = DefaultMinPingInterval
+		}
+		c.guard.maxStrikes = opts.MaxPingStrikes
+		if c.guard.maxStrikes <= 0 {
+			c.guard.maxStrikes = DefaultMaxPingStrikes
+		}
 	}
 	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -356,4 +374,7 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	return nil
 }
 
-var _ spi.Channel = (*Channel)(nil)
+var (
+	_ spi.Channel       = (*Channel)(nil)
+	_ spi.PeerHeartbeat = (*Channel)(nil)
+)

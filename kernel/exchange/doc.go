@@ -25,6 +25,19 @@
 // id or truncated header closes the connection with a logged reason; a body
 // that fails to decode answers BAD_REQUEST and the connection stays up.
 //
+// Heartbeats (DESIGN §6, issue 4 items 6 and 7): both ends answer two-way
+// heartbeat events. The provider guards against ping floods as gRPC's
+// too_many_pings does: a ping arriving under Options.MinPingInterval×3/4
+// (default 1 s) after the previous one with no request in between is a
+// strike, any request resets the count, and the strike after
+// Options.MaxPingStrikes (default 2) closes the channel with the logged
+// reason "too many pings". A heartbeat may carry a body, the sender's
+// heartbeat keys as a query string (Options.Hello, HeartbeatHello): the
+// consumer sends its hello with its first ping, the provider answers with
+// its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
+// heartbeat strategies) and logs a strategy mismatch once, and the provider
+// logs once a consumer that pings much faster than its advertised interval.
+//
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the
 // channel's I/O goroutines; Channel.Wait also waits for running handlers, the

@@ -305,15 +305,37 @@ func getTimer(d time.Duration) *time.Timer {
 // ctx to end, or for the channel to die. A ping whose ctx ends while it is
 // still queued is withdrawn (CLIENT_TIMEOUT); one already handed to the
 // transport fails with SERVER_TIMEOUT. Safe for concurrent use.
+//
+// On a consumer whose Options.Hello is set, the first Ping carries the
+// hello (see PingWith).
 func (c *Channel) Ping(ctx context.Context) error {
+	if c.opts.Side == spi.Consumer && c.opts.Hello != "" && c.helloSent.CompareAndSwap(false, true) {
+		return c.ping(ctx, c.opts.Hello)
+	}
+	return c.ping(ctx, "")
+}
+
+// PingWith is Ping with hello, a query string of heartbeat keys
+// (HeartbeatHello), in the heartbeat's body: the peer stores it (its
+// PeerHeartbeat) and, if it has a hello of its own, answers with it, which
+// this channel stores in turn. Peers that predate hellos ignore the body.
+func (c *Channel) PingWith(ctx context.Context, hello string) error {
+	if hello != "" {
+		c.helloSent.Store(true)
+	}
+	return c.ping(ctx, hello)
+}
+
+func (c *Channel) ping(ctx context.Context, hello string) error {
 	cl := getCall(c.nextID.Add(1))
 	if !c.pending.add(cl) {
 		putCall(cl)
 		return spi.Errorf(spi.StatusChannelInactive, "exchange: ping %s: channel closed: %s", c.remote, c.Reason())
 	}
-	var f [protocol.HeaderLen]byte
-	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: cl.id}.Put(f[:])
-	sl := c.w.enqueue(f[:])
+	var hb [protocol.HeaderLen + 64]byte
+	f := append(hb[:protocol.HeaderLen], hello...)
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: cl.id, Length: uint32(len(hello))}.Put(f)
+	sl := c.w.enqueue(f)
 	defer putCall(cl)
 	select {
 	case <-cl.done:
@@ -332,6 +354,9 @@ func (c *Channel) Ping(ctx context.Context) error {
 	}
 	if cl.status != spi.StatusOK {
 		return spi.Errorf(cl.status, "exchange: ping %s answered %s", c.remote, cl.status)
+	}
+	if hello != "" && len(cl.body) > 0 {
+		c.learnHello(cl.body)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -47,4 +48,31 @@ type Options struct {
 	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
 	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
 	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
+
+	// MinPingInterval is the provider's ping-flood guard (gRPC's
+	// too_many_pings, issue 4 item 6): a heartbeat request that arrives less
+	// than MinPingInterval×3/4 after the previous one, with no request in
+	// between, is a strike (the quarter of tolerance absorbs timer and
+	// network jitter, so a consumer pinging exactly every MinPingInterval
+	// never strikes); any request resets the count. 0 means
+	// DefaultMinPingInterval (1 s); negative turns the guard off. Consumer
+	// side: unused.
+	MinPingInterval time.Duration
+	// MaxPingStrikes is how many strikes a provider channel tolerates: the
+	// next one closes it with the logged reason "too many pings" (as gRPC's
+	// pingStrikes > maxPingStrikes). 0 means DefaultMaxPingStrikes (2).
+	MaxPingStrikes int
+	// Hello is this side's heartbeat settings as a URL query string
+	// (HeartbeatHello builds it), "" for none (issue 4 item 7). A consumer
+	// sends it in the body of its first ping (the kernel's handshake ping);
+	// a provider answers a ping that carries a hello with its own. Each side
+	// keeps the peer's (Channel.PeerHeartbeat) and logs a strategy mismatch
+	// once. Peers that predate this ignore event bodies.
+	Hello string
 }
+
+// Ping-flood guard defaults (Options.MinPingInterval, MaxPingStrikes).
+const (
+	DefaultMinPingInterval = time.Second
+	DefaultMaxPingStrikes  = 2
+)

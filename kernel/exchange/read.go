@@ -87,13 +87,7 @@ func (c *Channel) readFailed(err error) {
 func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	switch {
 	case h.IsEvent() && h.IsRequest():
-		if h.TwoWay() {
-			counters.Heartbeat.PingsReceived.Inc()
-			var f [protocol.HeaderLen]byte
-			protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID}.Put(f[:])
-			c.w.enqueue(f[:])
-		}
-		return nil
+		return c.heartbeatRequest(h, body)
 	case !h.IsRequest():
 		cl := c.pending.take(h.ID)
 		if cl == nil {
@@ -103,6 +97,9 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		cl.status, cl.codecID, cl.body = h.Status, h.CodecID(), body
 		cl.done <- struct{}{}
 		return nil
+	}
+	if c.guard.minInterval > 0 && !c.dataSeen.Load() {
+		c.dataSeen.Store(true) // resets the ping-flood strikes
 	}
 	codec, err := c.codec(h.CodecID())
 	if err != nil {
@@ -119,6 +116,32 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		c.handlers.Add(1)
 		go c.worker(t)
 	}
+	return nil
+}
+
+// heartbeatRequest answers a heartbeat event. On the provider it first
+// applies the ping-flood guard (Options.MinPingInterval); a body is the
+// peer's hello (Options.Hello), stored and answered with this side's.
+func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
+	if c.guard.minInterval > 0 && h.TwoWay() {
+		if err := c.notePing(time.Now()); err != nil {
+			return err
+		}
+	}
+	if len(body) > 0 {
+		c.learnHello(body)
+	}
+	if !h.TwoWay() {
+		return nil
+	}
+	counters.Heartbeat.PingsReceived.Inc()
+	var answer []byte
+	if len(body) > 0 && c.opts.Hello != "" {
+		answer = []byte(c.opts.Hello)
+	}
+	f := make([]byte, protocol.HeaderLen, protocol.HeaderLen+len(answer))
+	protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID, Length: uint32(len(answer))}.Put(f)
+	c.w.enqueue(append(f, answer...))
 	return nil
 }
 

@@ -1,0 +1,141 @@
+package exchange
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// keyHeartbeat is the URL key of the heartbeat strategy (DESIGN §3); a
+// missing key, or Dubbo's bare interval in ms, means the default, idle.
+const keyHeartbeat = "heartbeat"
+
+// HeartbeatHello returns u's heartbeat keys ("heartbeat" and every
+// "heartbeat.*" key) as a query string sorted by key, for Options.Hello;
+// "" when u has none. Example: "heartbeat=idle&heartbeat.interval=1s".
+func HeartbeatHello(u spi.URL) string {
+	var keys []string
+	for _, k := range u.Keys() {
+		if k == keyHeartbeat || strings.HasPrefix(k, keyHeartbeat+".") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		v, _ := u.Param(k)
+		b.WriteString(url.QueryEscape(k))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(v))
+	}
+	return b.String()
+}
+
+// strategyOf names the heartbeat strategy a hello selects.
+func strategyOf(hello spi.URL) string {
+	s, _ := hello.Param(keyHeartbeat)
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Trim(s, "0123456789") == "" {
+		return "idle"
+	}
+	return s
+}
+
+// parseHello turns a hello body into a URL airnode://<peer>?<keys>.
+func (c *Channel) parseHello(body []byte) (spi.URL, error) {
+	q, err := url.ParseQuery(string(body))
+	if err != nil {
+		return spi.URL{}, err
+	}
+	params := make(map[string]string, len(q))
+	for k, v := range q {
+		if len(v) > 0 && k != "" {
+			params[k] = v[0]
+		}
+	}
+	return spi.NewURL("airnode", "peer", 0, "", params)
+}
+
+// learnHello stores the peer's heartbeat settings and logs a strategy
+// mismatch once per channel.
+func (c *Channel) learnHello(body []byte) {
+	u, err := c.parseHello(body)
+	if err != nil {
+		c.log.Warn("ignoring a malformed heartbeat hello from the peer", "hello", string(body), "error", err)
+		return
+	}
+	c.peerHello.Store(&u)
+	if c.opts.Hello == "" {
+		return
+	}
+	mine, err := c.parseHello([]byte(c.opts.Hello))
+	if err != nil {
+		return
+	}
+	if a, b := strategyOf(mine), strategyOf(u); a != b && c.mismatchLogged.CompareAndSwap(false, true) {
+		c.log.Warn("heartbeat strategy mismatch: each side applies its own rules, the provider's idle-close timeout follows the consumer's settings",
+			"this_side", a, "peer", b, "peer_hello", string(body))
+	}
+}
+
+// PeerHeartbeat returns the peer's heartbeat settings as a URL whose
+// parameters are the peer's heartbeat keys (its Options.Hello), and true
+// once they arrived: on the provider with the consumer's first ping, on the
+// consumer with the answer to it. Implements spi.PeerHeartbeat.
+func (c *Channel) PeerHeartbeat() (spi.URL, bool) {
+	if p := c.peerHello.Load(); p != nil {
+		return *p, true
+	}
+	return spi.URL{}, false
+}
+
+// pingGuard is the provider's per-channel ping-flood state (gRPC's
+// too_many_pings). Only the reader of the long-lived stream uses it, under
+// mu because a multiplexed peer may send events on any stream.
+type pingGuard struct {
+	lastPing    time.Time
+	strikes     int
+	fastLogged  bool
+	minInterval time.Duration // ≤ 0: off
+	maxStrikes  int
+}
+
+// notePing judges one heartbeat request arriving at now on the provider and
+// returns an error (closing the channel) after too many strikes.
+func (c *Channel) notePing(now time.Time) error {
+	c.guardMu.Lock()
+	defer c.guardMu.Unlock()
+	g := &c.guard
+	data := c.dataSeen.Swap(false)
+	prev := g.lastPing
+	g.lastPing = now
+	if data || prev.IsZero() {
+		g.strikes = 0
+		return nil
+	}
+	gap := now.Sub(prev)
+	if g.minInterval > 0 && gap < g.minInterval-g.minInterval/4 {
+		g.strikes++
+		if g.strikes > g.maxStrikes {
+			return fmt.Errorf("too many pings: %d heartbeats in a row less than %v apart with no request in between (last gap %v; Options.MinPingInterval, MaxPingStrikes %d)",
+				g.strikes+1, g.minInterval, gap.Round(time.Millisecond), g.maxStrikes)
+		}
+	}
+	if !g.fastLogged {
+		if peer, ok := c.PeerHeartbeat(); ok {
+			if iv, err := peer.Duration("heartbeat.interval", 0); err == nil && iv > 0 && gap < iv/2 {
+				g.fastLogged = true
+				c.log.Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",
+					"gap", gap.Round(time.Millisecond), "heartbeat.interval", iv)
+			}
+		}
+	}
+	return nil
+}
