@@ -354,6 +354,15 @@ func TestActiveLimit_PerProvider(t *testing.T) {
 	pb, addrB := provider(t, "")
 	r := refer(t, newNode(t), addrA+","+addrB, "actives=1&timeout=3s&loadbalance=roundrobin&cluster=failfast")
 	ctx := ctxT(t)
+	// A reference takes calls once one provider is connected; wait for
+	// both, or roundrobin has only one to pick from.
+	for len(r.Providers()) < 2 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("providers available: %d, want 2", len(r.Providers()))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	errs := make(chan error, 2)
 	for range 2 {
 		go func() { _, err := r.Invoke(ctx, "Sleep", 800); errs <- err }()
