@@ -107,8 +107,10 @@ type pingGuard struct {
 	maxStrikes  int
 }
 
-// notePing judges one heartbeat request arriving at now on the provider and
-// returns an error (closing the channel) after too many strikes.
+// notePing judges one heartbeat request arriving at now on the provider:
+// it logs once a consumer pinging under half its advertised interval and,
+// with the guard on, returns an error (closing the channel) after too many
+// strikes.
 func (c *Channel) notePing(now time.Time) error {
 	c.guardMu.Lock()
 	defer c.guardMu.Unlock()

@@ -2,6 +2,8 @@ package exchange
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +85,86 @@ func TestPingFlood_RequestsResetStrikes(t *testing.T) {
 			t.Fatal(r)
 		}
 	})
+}
+
+// TestHeartbeatHello: the hello is the URL's heartbeat keys, sorted, and
+// nothing else.
+func TestHeartbeatHello(t *testing.T) {
+	u := spi.MustParse("airnode://h:1/demo.Echo?timeout=5s&heartbeat.retries=3&heartbeat=idle&heartbeat.interval=1s&heartbeats=x")
+	if got, want := HeartbeatHello(u), "heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=3"; got != want {
+		t.Fatalf("HeartbeatHello = %q, want %q", got, want)
+	}
+	if got := HeartbeatHello(spi.MustParse("airnode://h:1/demo.Echo?timeout=5s")); got != "" {
+		t.Fatalf("HeartbeatHello without heartbeat keys = %q", got)
+	}
+}
+
+// TestHelloExchangedOnFirstPing: a consumer with Options.Hello sends it with
+// its first ping only; the provider stores it and answers with its own,
+// which the consumer stores; a consumer that pings much faster than its
+// advertised interval is answered and logged once; a peer without a hello
+// has none.
+func TestHelloExchangedOnFirstPing(t *testing.T) {
+	var provider *Channel
+	var mu sync.Mutex
+	f := startServer(t, false, func(o *Options) {
+		o.Hello = "heartbeat=dual&heartbeat.interval=2s"
+		o.MinPingInterval = -1
+		o.Heartbeat = watchFunc(func(ch spi.Channel) func() {
+			mu.Lock()
+			provider = ch.(*Channel)
+			mu.Unlock()
+			return func() {}
+		})
+	})
+	ch := f.dial(func(o *Options) { o.Hello = "heartbeat=idle&heartbeat.interval=10s" })
+	if _, ok := ch.PeerHeartbeat(); ok {
+		t.Fatal("consumer knows the provider's settings before any ping")
+	}
+	for range 4 {
+		if err := ch.Ping(pingCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peer, ok := ch.PeerHeartbeat()
+	if iv, _ := peer.Param("heartbeat.interval"); !ok || iv != "2s" {
+		t.Fatalf("consumer's view of the provider: %v %v", peer, ok)
+	}
+	mu.Lock()
+	p := provider
+	mu.Unlock()
+	peer, ok = p.PeerHeartbeat()
+	if s, _ := peer.Param("heartbeat"); !ok || s != "idle" {
+		t.Fatalf("provider's view of the consumer: %v %v", peer, ok)
+	}
+	if n := f.logs.count("much faster than its advertised heartbeat.interval"); n != 1 {
+		t.Fatalf("fast pings logged %d times, want once", n)
+	}
+	if n := f.logs.count("heartbeat strategy mismatch"); n != 1 {
+		t.Fatalf("mismatch logged %d times by the provider, want once", n)
+	}
+	plain := f.dial(nil)
+	if err := plain.Ping(pingCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.PeerHeartbeat(); ok {
+		t.Fatal("a consumer without a hello got the provider's settings")
+	}
+}
+
+// watchFunc adapts a function to spi.Heartbeat.
+type watchFunc func(spi.Channel) func()
+
+func (f watchFunc) Watch(ch spi.Channel) func() { return f(ch) }
+
+func (s *logSink) count(substr string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.recs {
+		if strings.Contains(r, substr) {
+			n++
+		}
+	}
+	return n
 }

@@ -98,7 +98,7 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		cl.done <- struct{}{}
 		return nil
 	}
-	if c.guard.minInterval > 0 && !c.dataSeen.Load() {
+	if c.opts.Side == spi.Provider && !c.dataSeen.Load() {
 		c.dataSeen.Store(true) // resets the ping-flood strikes
 	}
 	codec, err := c.codec(h.CodecID())
@@ -119,29 +119,30 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	return nil
 }
 
-// heartbeatRequest answers a heartbeat event. On the provider it first
-// applies the ping-flood guard (Options.MinPingInterval); a body is the
-// peer's hello (Options.Hello), stored and answered with this side's.
+// heartbeatRequest answers a heartbeat event. A body is the peer's hello
+// (Options.Hello), stored and answered with this side's. On the provider
+// the ping-flood guard (Options.MinPingInterval) runs first.
 func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
-	if c.guard.minInterval > 0 && h.TwoWay() {
+	if len(body) > 0 {
+		c.learnHello(body) // first: the guard compares with the advertised interval
+	}
+	if c.opts.Side == spi.Provider && h.TwoWay() {
 		if err := c.notePing(time.Now()); err != nil {
 			return err
 		}
-	}
-	if len(body) > 0 {
-		c.learnHello(body)
 	}
 	if !h.TwoWay() {
 		return nil
 	}
 	counters.Heartbeat.PingsReceived.Inc()
-	var answer []byte
-	if len(body) > 0 && c.opts.Hello != "" {
-		answer = []byte(c.opts.Hello)
+	answer := ""
+	if len(body) > 0 {
+		answer = c.opts.Hello
 	}
-	f := make([]byte, protocol.HeaderLen, protocol.HeaderLen+len(answer))
+	var fb [protocol.HeaderLen + 128]byte
+	f := append(fb[:protocol.HeaderLen], answer...)
 	protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID, Length: uint32(len(answer))}.Put(f)
-	c.w.enqueue(append(f, answer...))
+	c.w.enqueue(f)
 	return nil
 }
 

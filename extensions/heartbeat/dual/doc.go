@@ -9,7 +9,12 @@
 // its own goroutine bounded by the interval, so the ticker never waits.
 // The reconnect task closes the channel when nothing was read for more
 // than heartbeat.timeout: on the consumer the connection manager then
-// reconnects, on the provider the channel is gone.
+// reconnects, on the provider the channel is gone. When the provider's
+// channel carries the consumer's heartbeat settings (spi.PeerHeartbeat,
+// issue 4 item 7), the provider's timeout is the consumer-derived one
+// (a dual consumer's heartbeat.timeout; for an idle consumer its give-up
+// time plus a slack) and its first reconnect check runs after
+// min(heartbeat.timeout/3, 1 s) to pick the settings up.
 //
 //	key                 type      unit  default        bounds
 //	heartbeat           string          idle           "dual" selects this strategy

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airnode/airnode/extensions/heartbeat/internal/hbparams"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
@@ -48,7 +49,11 @@ func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
 	w.heartbeat = task.New(w.heartbeatCheck)
 	w.reconnect = task.New(w.reconnectCheck)
 	w.heartbeat.Start(h.cfg.Interval / 3)
-	w.reconnect.Start(h.cfg.Timeout / 3)
+	if ch.Side() == spi.Provider { // look for the consumer's settings early
+		w.reconnect.Start(min(h.cfg.Timeout/3, hbparams.HelloWait))
+	} else {
+		w.reconnect.Start(h.cfg.Timeout / 3)
+	}
 	return func() {
 		w.heartbeat.Stop()
 		w.reconnect.Stop()
@@ -95,17 +100,27 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 
 // reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its
 // server-side close: act when nothing was read for more than the timeout.
+// On the provider the timeout is the consumer's negotiated bound
+// (hbparams.PeerCloseTimeout) once its settings arrived.
 func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	timeout, negotiated := w.cfg.Timeout, false
+	if w.ch.Side() == spi.Provider {
+		timeout, negotiated = hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
+	}
 	silence := w.since(now, w.ch.LastRead())
-	if silence <= w.cfg.Timeout {
-		return w.cfg.Timeout / 3, nil
+	if silence <= timeout {
+		return timeout / 3, nil
 	}
 	action := "closing"
 	if w.ch.Side() == spi.Consumer {
 		action = "reconnecting"
 	}
-	w.reconnect.CloseChannel(w.ch, fmt.Sprintf("heartbeat dual: nothing read from %s for %v (heartbeat.timeout %v), %s",
-		w.ch.RemoteAddr(), silence.Round(time.Millisecond), w.cfg.Timeout, action))
+	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
+	if negotiated {
+		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
+	}
+	w.reconnect.CloseChannel(w.ch, fmt.Sprintf("heartbeat dual: nothing read from %s for %v (%s), %s",
+		w.ch.RemoteAddr(), silence.Round(time.Millisecond), rule, action))
 	return -1, nil
 }
 

@@ -11,6 +11,14 @@
 // connection manager reconnects. The provider never pings: it answers, and
 // closes a channel with nothing read or written for heartbeat.timeout.
 //
+// Negotiation (issue 4 item 7): when the provider's channel carries the
+// consumer's heartbeat settings (spi.PeerHeartbeat, sent with the
+// consumer's first ping), the provider closes after the consumer-derived
+// bound instead of heartbeat.timeout: for an idle consumer interval +
+// retries × max(interval, ping.timeout) + max(interval, 1 s), for a dual
+// one its heartbeat.timeout. The provider's first check runs after
+// min(heartbeat.timeout, 1 s) to pick the settings up.
+//
 //	key                     type      unit  default            bounds
 //	heartbeat               string          idle               "idle", or Dubbo's bare interval in ms ("3000")
 //	heartbeat.interval      duration  Go/ms 60s                10ms to 24h

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airnode/airnode/extensions/heartbeat/internal/hbparams"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
@@ -49,7 +50,7 @@ func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
 	if ch.Side() == spi.Provider {
 		w := &providerWatch{cfg: h.cfg, ch: ch, start: start}
 		w.task = task.New(w.check)
-		w.task.Start(h.cfg.Timeout)
+		w.task.Start(min(h.cfg.Timeout, hbparams.HelloWait))
 		return w.task.Stop
 	}
 	w := &consumerWatch{cfg: h.cfg, ch: ch, start: start, seenRead: latest(ch.LastRead(), start)}
@@ -131,14 +132,22 @@ type providerWatch struct {
 	task  *task.Task
 }
 
+// check closes the channel after timeout of silence: the consumer's
+// negotiated bound (hbparams.PeerCloseTimeout) once its settings arrived,
+// else heartbeat.timeout.
 func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
+	timeout, negotiated := hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
 	last := latest(latest(w.ch.LastRead(), w.ch.LastWrite()), w.start)
 	idle := now.Sub(last)
-	if idle < w.cfg.Timeout {
-		return w.cfg.Timeout - idle, nil
+	if idle < timeout {
+		return timeout - idle, nil
 	}
-	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v (heartbeat.timeout %v)",
-		w.ch.RemoteAddr(), idle.Round(time.Millisecond), w.cfg.Timeout))
+	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
+	if negotiated {
+		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
+	}
+	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v (%s)",
+		w.ch.RemoteAddr(), idle.Round(time.Millisecond), rule))
 	return -1, nil
 }
 

@@ -73,3 +73,70 @@ func Duration(component string, u spi.URL, key string, def time.Duration) (time.
 	}
 	return d, nil
 }
+
+// DefaultRetries is heartbeat.retries' default (the idle strategy's).
+const DefaultRetries = 3
+
+// HelloWait is when a provider-side watch first looks for the consumer's
+// heartbeat settings (spi.PeerHeartbeat), which arrive with the consumer's
+// first ping right after connect: the first check runs after
+// min(HelloWait, the watch's own period), later ones on the negotiated
+// period.
+const HelloWait = time.Second
+
+// PeerCloseTimeout is how long a provider lets a channel stay silent before
+// closing it, derived from the consumer's heartbeat settings (issue 4 item
+// 7), so the consumer, which owns the connection, decides first and a
+// black-holed channel does not linger for the provider's own default:
+//
+//   - dual: the consumer's heartbeat.timeout (default 3 × interval), as both
+//     ends of Dubbo 2.7.0's design use one timeout;
+//   - idle (or absent, or Dubbo's bare interval): the time the consumer
+//     needs to give up, interval + retries × max(interval, ping.timeout),
+//     plus a slack of max(interval, 1 s).
+//
+// ok is false for none, an unknown strategy or malformed values: the
+// provider then keeps its own settings.
+func PeerCloseTimeout(peer spi.URL) (d time.Duration, ok bool) {
+	const component = "heartbeat peer"
+	interval, err := Interval(component, peer)
+	if err != nil {
+		return 0, false
+	}
+	strategy, _ := peer.Param(KeyStrategy)
+	if _, bare := strconv.ParseInt(strings.TrimSpace(strategy), 10, 64); bare == nil || strategy == "" {
+		strategy = "idle"
+	}
+	switch strategy {
+	case "dual":
+		t, err := Duration(component, peer, KeyTimeout, 3*interval)
+		if err != nil {
+			return 0, false
+		}
+		return t, true
+	case "idle":
+		pt, err := Duration(component, peer, KeyPingTimeout, interval)
+		if err != nil {
+			return 0, false
+		}
+		retries, err := peer.Int(KeyRetries, DefaultRetries)
+		if err != nil || retries < 1 || retries > 1000 {
+			return 0, false
+		}
+		return interval + time.Duration(retries)*max(interval, pt) + max(interval, time.Second), true
+	}
+	return 0, false
+}
+
+// PeerTimeout returns PeerCloseTimeout of ch's peer when ch carries the
+// consumer's settings (spi.PeerHeartbeat), else own.
+func PeerTimeout(ch spi.Channel, own time.Duration) (d time.Duration, negotiated bool) {
+	if p, ok := ch.(spi.PeerHeartbeat); ok {
+		if u, ok := p.PeerHeartbeat(); ok {
+			if d, ok := PeerCloseTimeout(u); ok {
+				return d, true
+			}
+		}
+	}
+	return own, false
+}

@@ -201,7 +201,7 @@ type provider struct {
 	closed chan string // reasons of provider channels that died
 }
 
-func startProvider(t testing.TB, hb spi.Heartbeat) *provider {
+func startProvider(t testing.TB, hb spi.Heartbeat, tweak ...func(*exchange.Options)) *provider {
 	t.Helper()
 	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0"))
 	if err != nil {
@@ -212,7 +212,7 @@ func startProvider(t testing.TB, hb spi.Heartbeat) *provider {
 		t.Fatal(err)
 	}
 	p := &provider{addr: l.Addr().String(), wrote: &counter{}, closed: make(chan string, 16)}
-	p.srv = exchange.NewServer(countingListener{Listener: l, c: p.wrote}, exchange.Options{
+	opts := exchange.Options{
 		Codec: codecByID, Handler: echo, Heartbeat: hb, Logger: quiet,
 		OnClose: func(_ *exchange.Channel, reason string) {
 			select {
@@ -220,7 +220,11 @@ func startProvider(t testing.TB, hb spi.Heartbeat) *provider {
 			default:
 			}
 		},
-	})
+	}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	p.srv = exchange.NewServer(countingListener{Listener: l, c: p.wrote}, opts)
 	served := make(chan error, 1)
 	go func() { served <- p.srv.Serve() }()
 	t.Cleanup(func() {
@@ -237,7 +241,7 @@ type consumer struct {
 	closed chan string
 }
 
-func dial(t testing.TB, addr string, hb spi.Heartbeat) *consumer {
+func dial(t testing.TB, addr string, hb spi.Heartbeat, tweak ...func(*exchange.Options)) *consumer {
 	t.Helper()
 	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0"))
 	if err != nil {
@@ -250,10 +254,14 @@ func dial(t testing.TB, addr string, hb spi.Heartbeat) *consumer {
 		t.Fatal(err)
 	}
 	c := &consumer{wrote: &counter{}, closed: make(chan string, 1)}
-	c.ch = exchange.NewChannel(countingSession{Session: sess, c: c.wrote}, exchange.Options{
+	opts := exchange.Options{
 		Side: spi.Consumer, Codec: codecByID, Heartbeat: hb, Logger: quiet,
 		OnClose: func(_ *exchange.Channel, reason string) { c.closed <- reason },
-	})
+	}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	c.ch = exchange.NewChannel(countingSession{Session: sess, c: c.wrote}, opts)
 	t.Cleanup(func() {
 		c.ch.Close("test over")
 		c.ch.Wait()
