@@ -464,28 +464,6 @@ func benchBaseline(ctx context.Context, cfg bench.Config, c benchCase, conns int
 	return r, nil
 }
 
-// registryFor returns the registry a reference to u (given on the command
-// line as arg) uses: the --registry flag (or the config's registry) when
-// set, else the catalog's default registry when u names no provider
-// address, else the zero URL (u's hosts, through "direct").
-func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (spi.URL, error) {
-	switch {
-	case flag != "":
-		reg, err := spi.Parse(flag)
-		if err != nil {
-			return spi.URL{}, fmt.Errorf("--registry: %w", err)
-		}
-		return reg, nil
-	case u.Host() == "" || u.Port() == 0:
-		reg := defaultRegistry(cat)
-		if reg.IsZero() {
-			return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
-		}
-		return reg, nil
-	}
-	return spi.URL{}, nil
-}
-
 // idleReport is what --idle prints with --json.
 type idleReport struct {
 	Connections int     `json:"idle_connections"`

@@ -117,6 +117,28 @@ func serviceURL(s string) (spi.URL, error) {
 	return u.WithParams(params), nil
 }
 
+// registryFor returns the registry a reference to u (given on the command
+// line as arg) uses: the --registry flag (or the config's registry) when
+// set, else the catalog's default registry when u names no provider
+// address, else the zero URL (u's hosts, through "direct").
+func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (spi.URL, error) {
+	switch {
+	case flag != "":
+		reg, err := spi.Parse(flag)
+		if err != nil {
+			return spi.URL{}, fmt.Errorf("--registry: %w", err)
+		}
+		return reg, nil
+	case u.Host() == "" || u.Port() == 0:
+		reg := defaultRegistry(cat)
+		if reg.IsZero() {
+			return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
+		}
+		return reg, nil
+	}
+	return spi.URL{}, nil
+}
+
 // decodeArg decodes one ARG_JSON; integral numbers become int64, others
 // float64, so that a provider's int parameter accepts 2000.
 func decodeArg(s string) (any, error) {
@@ -212,16 +234,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		params["codec"] = f.codec
 	}
 	u = u.WithParams(params)
-	var reg spi.URL
-	switch {
-	case f.registry != "":
-		if reg, err = spi.Parse(f.registry); err != nil {
-			return fail(fmt.Errorf("--registry: %w", err))
-		}
-	case u.Host() == "" || u.Port() == 0:
-		if reg = defaultRegistry(cat); reg.IsZero() {
-			return fail(fmt.Errorf("%s names no provider address and there is no registry (use --registry)", args[0]))
-		}
+	reg, err := registryFor(cat, f.registry, u, args[0])
+	if err != nil {
+		return fail(err)
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
