@@ -67,6 +67,7 @@ type Channel struct {
 	helloSent      atomic.Bool // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
 	dataSeen       atomic.Bool // provider: a request arrived since the last ping
+	readOnly       atomic.Bool // consumer: the provider is shutting down
 	guardMu        sync.Mutex
 	guard          pingGuard
 }

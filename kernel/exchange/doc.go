@@ -37,6 +37,9 @@
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
 // heartbeat strategies) and logs a strategy mismatch once, and the provider
 // logs once a consumer that pings much faster than its advertised interval.
+// Server.Shutdown first sends each consumer a one-way read-only event
+// (Dubbo's READONLY_EVENT, body "R"), after which Channel.ReadOnly is true on
+// the consumer, then drains.
 //
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -141,3 +142,22 @@ func (c *Channel) notePing(now time.Time) error {
 	}
 	return nil
 }
+
+// readOnlyEvent is the body of the one-way event a provider sends each
+// consumer when it starts shutting down (Dubbo's READONLY_EVENT, "R").
+// Peers that predate it ignore one-way events.
+const readOnlyEvent = "R"
+
+// sendReadOnly queues the read-only event (provider side).
+func (c *Channel) sendReadOnly() {
+	var fb [protocol.HeaderLen + len(readOnlyEvent)]byte
+	f := append(fb[:protocol.HeaderLen], readOnlyEvent...)
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: uint32(len(readOnlyEvent))}.Put(f)
+	c.w.enqueue(f)
+}
+
+// ReadOnly reports whether the provider said it is shutting down (Server.
+// Shutdown's read-only event): the channel still carries calls already made
+// and their responses, but a load balancer should stop picking it. Always
+// false on the provider side.
+func (c *Channel) ReadOnly() bool { return c.readOnly.Load() }

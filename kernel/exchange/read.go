@@ -119,10 +119,17 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	return nil
 }
 
-// heartbeatRequest answers a heartbeat event. A body is the peer's hello
+// heartbeatRequest handles an event request: the provider's one-way
+// read-only event, or a heartbeat, which it answers. A body is the peer's hello
 // (Options.Hello), stored and answered with this side's. On the provider
 // the ping-flood guard (Options.MinPingInterval) runs first.
 func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
+	if !h.TwoWay() && string(body) == readOnlyEvent {
+		if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
+			c.log.Info("provider is shutting down: channel read-only")
+		}
+		return nil
+	}
 	if len(body) > 0 {
 		c.learnHello(body) // first: the guard compares with the advertised interval
 	}

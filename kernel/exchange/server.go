@@ -115,14 +115,17 @@ func (s *Server) stop() []*Channel {
 	return out
 }
 
-// Shutdown stops accepting, waits until no request is in flight or ctx
-// ends, lets the queued responses reach the wire, then closes every channel
-// and waits for their goroutines. It
-// returns ctx's error if requests were still in flight when ctx ended
-// (they are cancelled). Requests arriving on existing channels while
-// draining are still served.
+// Shutdown stops accepting, tells every consumer the provider is going
+// read-only (a one-way event, Dubbo's READONLY_EVENT, so consumers stop
+// picking it at once: Channel.ReadOnly), waits until no request is in
+// flight or ctx ends, lets the queued responses reach the wire, then closes
+// every channel and waits for their goroutines. It returns ctx's error if
+// requests were still in flight when ctx ended (they are cancelled).
+// Requests arriving on existing channels while draining are still served.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.stop()
+	for _, ch := range s.stop() {
+		ch.sendReadOnly()
+	}
 	var err error
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()

@@ -176,3 +176,43 @@ func TestIdleConnectionCost(t *testing.T) {
 		ch.Wait()
 	}
 }
+
+// TestShutdownSendsReadOnly: Server.Shutdown tells each consumer at once
+// that the provider is going away (Dubbo's READONLY_EVENT), while calls in
+// flight still complete.
+func TestShutdownSendsReadOnly(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		f := startServer(t, mux, nil)
+		ch := f.dial(nil)
+		if ch.ReadOnly() {
+			t.Fatal("read-only before shutdown")
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1500), 10*time.Second).Err }()
+		if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 }) {
+			t.Fatal("call never arrived")
+		}
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done <- f.srv.Shutdown(ctx)
+		}()
+		if !waitFor(1200*time.Millisecond, ch.ReadOnly) {
+			t.Fatalf("mux=%v: consumer not read-only while the provider drains", mux)
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("mux=%v: the in-flight call ended (%v) before the consumer saw read-only", mux, err)
+		default:
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("mux=%v: in-flight call: %v", mux, err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		<-f.errc
+		f.errc <- nil
+	}
+}
