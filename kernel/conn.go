@@ -203,7 +203,7 @@ func firstPingError(err error, took, connectTimeout time.Duration) error {
 	case spi.StatusChannelInactive:
 		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
 			"(transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
-			took.Round(time.Millisecond), err)
+			took.Round(time.Millisecond/10), err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
 		return fmt.Errorf("connected but the provider did not answer a ping within %v (connect.timeout): %w", connectTimeout, err)
 	default:
