@@ -18,11 +18,13 @@ import (
 
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
 
 // callFlags are the flags of `airnode call`.
 type callFlags struct {
+	cfg      config.Config // references: defaults for the service's parameters
 	registry string
 	timeout  string
 	codec    string
@@ -61,6 +63,7 @@ in --registry, by default the "file" registry.
 			if f.registry == "" {
 				f.registry = cfg.Registry
 			}
+			f.cfg = cfg
 			logger := a.Logger()
 			if !cmd.Flags().Changed("log-level") {
 				// a one-shot consumer logs only what went wrong
@@ -96,25 +99,7 @@ func (e *callError) ExitCode() int { return 1 }
 // serviceURL parses SERVICE_URL: a full URL, or a service key
 // "[group/]interface[:version]".
 func serviceURL(s string) (spi.URL, error) {
-	if strings.Contains(s, "://") {
-		return spi.Parse(s)
-	}
-	params := map[string]string{}
-	iface := s
-	if g, rest, ok := strings.Cut(iface, "/"); ok {
-		params[spi.KeyGroup], iface = g, rest
-	}
-	if i, v, ok := strings.Cut(iface, ":"); ok {
-		iface, params[spi.KeyVersion] = i, v
-	}
-	if iface == "" {
-		return spi.URL{}, fmt.Errorf("service %q: empty interface", s)
-	}
-	u, err := spi.Parse("airnode:///" + iface)
-	if err != nil {
-		return spi.URL{}, err
-	}
-	return u.WithParams(params), nil
+	return parseServiceKey(s)
 }
 
 // registryFor returns the registry a reference to u (given on the command
@@ -211,6 +196,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
+	u, _ = f.cfg.ApplyReference(u)
 	method := args[1]
 	callArgs := make([]any, 0, len(args)-2)
 	for _, a := range args[2:] {

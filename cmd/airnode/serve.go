@@ -143,23 +143,13 @@ func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error)
 	return ms, nil
 }
 
-// startPlugins launches cfg's plugins and adds their extensions to cat. A
-// plugin that fails to start is logged and left out (the others run), so
-// the error is always nil today (callers in serve, call and bench check it
-// for failures that must stop the command); the returned host is never nil
-// and must be closed.
+// startPlugins launches cfg's plugins, adds their extensions to cat and
+// checks cfg's references against the completed catalogs (launchPlugins):
+// a plugin that fails to start, or a bad reference, is an error, and a node
+// does not run without a plugin its configuration declares. The returned
+// host is never nil on success and must be closed.
 func startPlugins(ctx context.Context, cfg config.Config, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
-	if len(cfg.Plugins) == 0 {
-		return host, nil
-	}
-	if err := host.Start(ctx); err != nil {
-		logger.Error("airnode: plugins failed to start", "err", err)
-	}
-	if err := host.Register(cat); err != nil {
-		logger.Error("airnode: plugins not registered", "err", err)
-	}
-	return host, nil
+	return launchPlugins(ctx, cfg, cat, logger)
 }
 
 // defaultRegistry returns the registry URL to use when none is given: the
