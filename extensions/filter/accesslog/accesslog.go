@@ -72,7 +72,10 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 		return nil, fmt.Errorf("accesslog: %w", err)
 	}
 	dest, _ := u.Param(Key)
-	f := &Filter{b: b, side: side, args: args, dest: dest, addr: u.Address()}
+	f := &Filter{b: b, side: side, args: args, dest: dest}
+	if u.Host() != "" { // a reference through a registry names no provider
+		f.addr = u.Address()
+	}
 	switch dest {
 	case "":
 		return nil, fmt.Errorf("accesslog: URL key %q is empty: want true, false or a file path", Key)
