@@ -23,6 +23,7 @@ import (
 
 	"github.com/airnode/airnode/bench"
 	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -30,6 +31,7 @@ import (
 
 // benchFlags are the flags of `airnode bench`.
 type benchFlags struct {
+	cfg         config.Config // references: defaults for the service's parameters
 	registry    string
 	calls       int64
 	callsSet    bool // -n given (a paper run uses 100,000 calls per case otherwise)
@@ -96,6 +98,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			if f.registry == "" {
 				f.registry = cfg.Registry
 			}
+			f.cfg = cfg
 			f.callsSet = cmd.Flags().Changed("calls")
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
@@ -204,6 +207,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	u, _ = f.cfg.ApplyReference(u)
 	params, err := parseParams(f.params)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

@@ -250,3 +250,14 @@ func TestBench_IdleConnections(t *testing.T) {
 		t.Fatalf("--idle without --server-pid: %v, %s", err, out)
 	}
 }
+
+// The configuration's reference of demo.Echo gives bench its defaults as it
+// does call: here the token the provider requires.
+func TestBench_ConfigReference(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=s3cret")
+	cfg := writeConfig(t, "references:\n  - {interface: demo.Echo, params: {token: s3cret}}\n")
+	r := benchJSON(t, nil, "--config", cfg, p.url("demo.Echo"), "-n", "50", "--warmup", "0")
+	if r.OK != 50 || len(r.Errors) != 0 {
+		t.Fatalf("with the reference's token: report %+v", r)
+	}
+}
