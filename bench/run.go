@@ -76,14 +76,15 @@ type Report struct {
 	Concurrency int              `json:"concurrency"`                      // callers
 	ElapsedSec  float64          `json:"elapsed_sec"`                      // measured phase, wall time
 	CallsPerSec float64          `json:"calls_per_sec"`                    // Calls / ElapsedSec
-	MeanUS      float64          `json:"mean_us"`                          // latency of successful calls, µs
+	FirstError  string           `json:"first_error,omitempty"`            // the first failed call's error message
+	MeanUS      float64          `json:"mean_us"`                          // latency of successful calls, µs; 0 when none succeeded
 	P50US       float64          `json:"p50_us"`                           //
 	P99US       float64          `json:"p99_us"`                           //
 	P999US      float64          `json:"p999_us"`                          //
 	MaxUS       float64          `json:"max_us"`                           //
 	CPUUS       float64          `json:"cpu_us_per_call"`                  // process user+system CPU per call, µs
 	ServerCPUUS float64          `json:"server_cpu_us_per_call,omitempty"` // provider process CPU per call, µs, when known
-	Providers   map[string]int64 `json:"providers"`                        // calls per provider address; never nil
+	Providers   map[string]int64 `json:"providers"`                        // attempts per provider address (failover retries included); never nil
 	Timeline    []Second         `json:"timeline"`                         // one entry per second of the measured phase
 }
 
@@ -177,6 +178,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		shards[i].errs = map[string]int64{}
 	}
 	var next, done, failed atomic.Int64
+	var firstErr atomic.Pointer[string]
 	tickEvery := cfg.TickEvery
 	if tickEvery <= 0 {
 		tickEvery = 200 * time.Millisecond
@@ -220,6 +222,10 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 			status := ""
 			if err != nil {
 				status = classify(err)
+				if firstErr.Load() == nil {
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
+				}
 				failed.Add(1)
 			}
 			since := t1.Sub(start)
@@ -262,6 +268,12 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	if r.Calls > 0 {
 		r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
 		r.CPUUS = float64(cpu) / float64(time.Microsecond) / float64(r.Calls)
+	}
+	if m := firstErr.Load(); m != nil {
+		r.FirstError = *m
+	}
+	if r.OK == 0 {
+		return r, ctx.Err() // no latency: an empty histogram's max is not a call's
 	}
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
 	r.MeanUS = hist.Mean() / 1e3

@@ -73,7 +73,10 @@ Payload(--resp) with the request padded to --req bytes by an attachment.
 
 It prints calls/s, the latency of successful calls (mean, p50, p99, p99.9,
 max; HDR histogram), failed calls by status name, the client's CPU time
-per call (getrusage, user+system) and the calls each provider took.
+per call (getrusage, user+system) and the attempts each provider took (a
+call that failover retried counts once per provider tried). Failed calls
+are listed first, with the first error's message; when every call failed,
+bench exits 1 with that message.
 --json prints one object instead, with a per-second timeline of calls and
 errors (how a failover looks). A progress bar is drawn on a terminal.
 
@@ -181,7 +184,11 @@ type benchOutcome struct {
 // runBench refers to target and runs the single case of f, or the paper's
 // cases, printing the outcome to stdout and a progress bar to progress
 // (nil: none).
-func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, progress io.Writer) error {
+//
+// It returns an error (bench exits 1), after printing the outcome, when
+// every measured call of a case failed; the error carries the first
+// failure's message.
+func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, progress io.Writer) (err error) {
 	if f.req < 0 || f.resp < 0 {
 		return fmt.Errorf("bench: --req %d, --resp %d: want 0 or more bytes", f.req, f.resp)
 	}
@@ -307,6 +314,11 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.json {
 		var v any = outcomes[0]
+		defer func() {
+			if err == nil {
+				err = allFailed(outcomes)
+			}
+		}()
 		if f.paper {
 			v = struct {
 				Cases []benchOutcome `json:"cases"`
@@ -318,9 +330,20 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.paper {
 		printPaper(stdout, outcomes, f)
-		return nil
+	} else {
+		printOutcome(stdout, target, outcomes[0], f)
 	}
-	printOutcome(stdout, target, outcomes[0], f)
+	return allFailed(outcomes)
+}
+
+// allFailed returns an error naming the first case whose every measured
+// call failed, with that case's first error message (bench exits 1), or nil.
+func allFailed(outcomes []benchOutcome) error {
+	for _, o := range outcomes {
+		if r := o.Report; r.Calls > 0 && r.OK == 0 {
+			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s", o.Case.Name, r.Calls, r.FirstError)
+		}
+	}
 	return nil
 }
 
@@ -697,26 +720,55 @@ func (b *progressBar) draw(p bench.Progress) {
 		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
 }
 
-// printOutcome prints a single case's summary.
+// printOutcome prints a single case's summary. Failed calls come first
+// when there are any: their share, by status, and the first error's
+// message (unless every call failed: that message is the command's error).
+// Latency is of the successful calls only; calls/s counts every finished
+// call. Providers list attempts: a call that failover retried counts once
+// per provider it tried.
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %d connection(s), %d B -> %d B\n",
 		target, r.Calls, r.ElapsedSec, r.Concurrency, f.connections, o.Case.Req, o.Case.Resp)
-	fmt.Fprintf(w, "  calls/s     %.0f\n", r.CallsPerSec)
-	fmt.Fprintf(w, "  latency     mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
-		ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
-	fmt.Fprintf(w, "  errors      %s\n", errorSummary(r))
+	failed := r.Calls - r.OK
+	if failed > 0 {
+		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%.1f%%): %s\n", failed, r.Calls, 100*float64(failed)/float64(r.Calls), errorSummary(r))
+		if r.OK > 0 && r.FirstError != "" {
+			fmt.Fprintf(w, "  first error %s\n", r.FirstError)
+		}
+	}
+	switch {
+	case failed == 0:
+		fmt.Fprintf(w, "  calls/s     %.0f\n", r.CallsPerSec)
+	case r.OK == 0:
+		fmt.Fprintf(w, "  calls/s     %.0f failed calls/s, none succeeded\n", r.CallsPerSec)
+	default:
+		fmt.Fprintf(w, "  calls/s     %.0f (%.0f successful)\n", r.CallsPerSec, float64(r.OK)/r.ElapsedSec)
+	}
+	switch {
+	case r.OK == 0:
+		fmt.Fprintf(w, "  latency     n/a: no call succeeded\n")
+	case failed > 0:
+		fmt.Fprintf(w, "  latency     of the %d successful calls: mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
+			r.OK, ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
+	default:
+		fmt.Fprintf(w, "  latency     mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
+			ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
+	}
+	if failed == 0 {
+		fmt.Fprintf(w, "  errors      none\n")
+	}
 	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
 	if r.ServerCPUUS > 0 {
 		fmt.Fprintf(w, "  server CPU  %.1f µs/call (total %.1f)\n", r.ServerCPUUS, r.CPUUS+r.ServerCPUUS)
 	}
 	addrs := slices.Sorted(maps.Keys(r.Providers))
 	for i, a := range addrs {
-		label := "providers"
+		label, note := "attempts", "  (per provider; a failover retry counts again)"
 		if i > 0 {
-			label = ""
+			label, note = "", ""
 		}
-		fmt.Fprintf(w, "  %-10s  %s %d\n", label, a, r.Providers[a])
+		fmt.Fprintf(w, "  %-10s  %s %d%s\n", label, a, r.Providers[a], note)
 	}
 	if m := o.Background; m != nil {
 		fmt.Fprintf(w, "  background  %d calls of Payload(%d) from %d callers, %d failed\n", m.Calls, m.Resp, m.Concurrency, m.Errors)

@@ -261,3 +261,57 @@ func TestBench_ConfigReference(t *testing.T) {
 		t.Fatalf("with the reference's token: report %+v", r)
 	}
 }
+
+// When every call fails, bench exits 1 with the first error's full message
+// once on stderr, and prints no latency as if the calls had succeeded.
+func TestBench_AllCallsFail(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"bench", p.url("Unknown.Svc"), "-n", "100", "--warmup", "0"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		cmd := exec.Command(binary, args...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		want := `SERVICE_NOT_FOUND: service "Unknown.Svc" is not exported on ` + p.addr
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Count(errb.String(), want) != 1 ||
+			!strings.Contains(errb.String(), "all 100 calls failed") {
+			t.Fatalf("bench %v: %v, stderr %q; want exit 1 and %q once", args, err, errb.String(), want)
+		}
+		if asJSON {
+			var r bench.Report
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.OK != 0 || r.Calls != 100 || r.MaxUS != 0 || r.MeanUS != 0 || r.FirstError != want {
+				t.Fatalf("--json: %v %+v", err, r)
+			}
+			continue
+		}
+		s := out.String()
+		if !strings.Contains(s, "latency     n/a: no call succeeded") || strings.Contains(s, "mean 0.000") ||
+			!strings.Contains(s, "100 of 100 calls FAILED (100.0%): SERVICE_NOT_FOUND 100") || strings.Contains(s, "first error") ||
+			!strings.Contains(s, "attempts    "+p.addr) || !strings.Contains(s, "none succeeded") {
+			t.Fatalf("summary:\n%s", s)
+		}
+	}
+}
+
+// When some calls fail, the summary shows their share and the first error
+// before the figures, and labels latency as that of the successful calls.
+func TestBench_SomeCallsFailSummary(t *testing.T) {
+	r := &bench.Report{Calls: 200, OK: 150, Errors: map[string]int64{"CLIENT_TIMEOUT": 50}, Concurrency: 2, ElapsedSec: 1,
+		CallsPerSec: 200, MeanUS: 300, P50US: 250, P99US: 900, P999US: 950, MaxUS: 1000,
+		FirstError: "CLIENT_TIMEOUT: call timed out after 1ms", Providers: map[string]int64{"127.0.0.1:1": 260}}
+	var out bytes.Buffer
+	printOutcome(&out, "demo.Echo", benchOutcome{Report: r, Case: &benchCase{Req: 100, Resp: 100, Concurrency: 2}}, benchFlags{connections: 1})
+	s := out.String()
+	lines := strings.Split(s, "\n")
+	if len(lines) < 4 || lines[1] != "  errors      50 of 200 calls FAILED (25.0%): CLIENT_TIMEOUT 50" ||
+		lines[2] != "  first error CLIENT_TIMEOUT: call timed out after 1ms" ||
+		!strings.Contains(s, "calls/s     200 (150 successful)") ||
+		!strings.Contains(s, "latency     of the 150 successful calls: mean 0.300 ms") ||
+		!strings.Contains(s, "attempts    127.0.0.1:1 260  (per provider; a failover retry counts again)") {
+		t.Fatalf("summary:\n%s", s)
+	}
+}
