@@ -236,6 +236,8 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		// buffers fill up and the writer blocks inside the big request's
 		// write, so the small request behind it stays queued.
 		release := make(chan struct{})
+		var releaseOnce sync.Once
+		defer releaseOnce.Do(func() { close(release) }) // a failing test must not hang the peer
 		seen := make(chan uint64, 16)
 		raw := newRawPeer(t, func(c net.Conn) {
 			// small enough that 7 MiB cannot fit in the socket buffers,
@@ -289,7 +291,7 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		}
 		// The peer reads again; request id 3 follows. The peer must see 1
 		// and 3, never 2: a failover retry of 2 cannot run it twice.
-		close(release)
+		releaseOnce.Do(func() { close(release) })
 		go ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 3), 5*time.Second)
 		var ids []uint64
 		deadline := time.After(10 * time.Second)
