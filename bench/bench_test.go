@@ -131,3 +131,24 @@ func TestEchoBaseline(t *testing.T) {
 		t.Fatalf("call after Close: %v", err)
 	}
 }
+
+// The warm-up of a duration run stops after a tenth of the duration however
+// many calls Warmup asks for; a negative duration or warm-up bound is refused.
+func TestRunWarmupBoundedByDuration(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	r, err := bench.Run(ctx, bench.Config{Duration: 300 * time.Millisecond, Concurrency: 2, Warmup: 1 << 40},
+		func(ctx context.Context, w int) error { time.Sleep(time.Millisecond); return nil })
+	if el := time.Since(start); err != nil || el > 3*time.Second || r.Calls == 0 {
+		t.Fatalf("Run took %v: %v, %+v", el, err, r)
+	}
+	for _, c := range []bench.Config{
+		{Calls: 10, Duration: -time.Second, Concurrency: 1},
+		{Calls: 10, WarmupMax: -time.Second, Concurrency: 1},
+	} {
+		if _, err := bench.Run(ctx, c, nil); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}

@@ -34,6 +34,10 @@ type Config struct {
 	// Warmup is the number of unmeasured calls made first at the same
 	// concurrency; negative selects DefaultWarmup.
 	Warmup int64
+	// WarmupMax bounds the warm-up's wall time: callers stop starting
+	// warm-up calls once it has passed (calls in flight finish). 0 selects
+	// DefaultWarmupMax; negative is an error.
+	WarmupMax time.Duration
 	// Classify names the status of a failed call (e.g. "CLIENT_TIMEOUT");
 	// nil uses "ERROR" for every failure.
 	Classify func(error) string
@@ -55,6 +59,16 @@ func DefaultWarmup(calls int64, concurrency int) int64 {
 		w = min(calls/10, 10_000)
 	}
 	return max(w, 2*int64(concurrency))
+}
+
+// DefaultWarmupMax is the warm-up time bound when Config.WarmupMax is 0:
+// a tenth of the duration for a duration run (so that the run's wall time
+// stays close to its duration), 10 s for a counted run.
+func DefaultWarmupMax(duration time.Duration) time.Duration {
+	if duration > 0 {
+		return duration / 10
+	}
+	return 10 * time.Second
 }
 
 // Progress is a snapshot of a running measured phase.
@@ -137,6 +151,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Calls < 0:
 		return fmt.Errorf("bench: calls %d: want 0 or more", c.Calls)
+	case c.Duration < 0:
+		return fmt.Errorf("bench: duration %v: want a positive duration", c.Duration)
+	case c.WarmupMax < 0:
+		return fmt.Errorf("bench: warm-up bound %v: want 0 (default) or a positive duration", c.WarmupMax)
 	case c.Calls == 0 && c.Duration <= 0:
 		return errors.New("bench: want a number of calls or a positive duration")
 	case c.Calls > 0 && c.Duration > 0:
@@ -163,9 +181,14 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		warmup = DefaultWarmup(cfg.Calls, cfg.Concurrency)
 	}
 	if warmup > 0 {
+		warmupMax := cfg.WarmupMax
+		if warmupMax == 0 {
+			warmupMax = DefaultWarmupMax(cfg.Duration)
+		}
+		end := time.Now().Add(warmupMax)
 		var next atomic.Int64
 		loop(cfg.Concurrency, func(w int) {
-			for next.Add(1) <= warmup && ctx.Err() == nil {
+			for next.Add(1) <= warmup && ctx.Err() == nil && time.Now().Before(end) {
 				_ = call(ctx, w)
 			}
 		})

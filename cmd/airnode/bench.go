@@ -38,6 +38,7 @@ type benchFlags struct {
 	concurrency int
 	req, resp   int
 	duration    time.Duration
+	durationSet bool // --duration given (0 and negative are refused)
 	connections int
 	warmup      int64
 	timeout     time.Duration
@@ -67,7 +68,10 @@ func benchCommand(a *app) *cobra.Command {
 		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
 		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
 does, then runs -c concurrent callers in a closed loop for -n calls or
---duration, after an unmeasured warm-up at the same concurrency. Each call
+--duration, after an unmeasured warm-up at the same concurrency (--warmup
+calls, for at most a tenth of --duration, or 10 s for a counted run: a
+--duration run's wall time is about the duration plus a tenth, plus the
+calls in flight at its end). Each call
 is Echo with a --req byte payload; when --resp differs from --req it is
 Payload(--resp) with the request padded to --req bytes by an attachment.
 
@@ -103,6 +107,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			}
 			f.cfg = cfg
 			f.callsSet = cmd.Flags().Changed("calls")
+			f.durationSet = cmd.Flags().Changed("duration")
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
@@ -126,9 +131,9 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000)")
 	fl.IntVar(&f.req, "req", 100, "request payload, bytes")
 	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
-	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls")
+	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
-	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c))")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c); 2000 with --duration), for at most a tenth of --duration, or 10 s")
 	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (default: the URL's timeout key, else 10s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
@@ -191,6 +196,9 @@ type benchOutcome struct {
 func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, progress io.Writer) (err error) {
 	if f.req < 0 || f.resp < 0 {
 		return fmt.Errorf("bench: --req %d, --resp %d: want 0 or more bytes", f.req, f.resp)
+	}
+	if f.durationSet && f.duration <= 0 {
+		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
 	}
 	if f.duration > 0 {
 		f.calls = 0

@@ -315,3 +315,22 @@ func TestBench_SomeCallsFailSummary(t *testing.T) {
 		t.Fatalf("summary:\n%s", s)
 	}
 }
+
+// --duration is a time limit: the warm-up takes at most a tenth of it more
+// however many calls --warmup asks for; zero and negative are refused.
+func TestBench_DurationBoundsWarmup(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	start := time.Now()
+	r := benchJSON(t, nil, p.url("demo.Echo"), "--duration", "1s", "-c", "2", "--warmup", "200000")
+	if el := time.Since(start); el > 6*time.Second || r.Calls == 0 || r.ElapsedSec > 3 {
+		t.Fatalf("--duration 1s with --warmup 200000 took %v, report %+v", el, r)
+	}
+	for _, d := range []string{"-1s", "0s"} {
+		cmd := exec.Command(binary, "bench", p.url("demo.Echo"), "--duration", d)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "airnode: bench: --duration "+d+": want a positive duration") {
+			t.Errorf("--duration %s: %v, %q", d, err, out)
+		}
+	}
+}
