@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 				return err
 			}
 			defer plugins.Close()
-			return runBench(ctx, cat, f, args[0], logger, a.stdout, progressWriter(a.stderr))
+			return runBench(ctx, cat, f, args[0], logger, a.stdout, a.stderr, progressWriter(a.stderr))
 		},
 	}
 	fl := cmd.Flags()
@@ -188,12 +189,13 @@ type benchOutcome struct {
 
 // runBench refers to target and runs the single case of f, or the paper's
 // cases, printing the outcome to stdout and a progress bar to progress
-// (nil: none).
+// (nil: none) and warnings (a --server-pid whose CPU time cannot be read or
+// did not grow) to stderr.
 //
 // It returns an error (bench exits 1), after printing the outcome, when
 // every measured call of a case failed; the error carries the first
 // failure's message.
-func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, progress io.Writer) (err error) {
+func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, stderr, progress io.Writer) (err error) {
 	if f.req < 0 || f.resp < 0 {
 		return fmt.Errorf("bench: --req %d, --resp %d: want 0 or more bytes", f.req, f.resp)
 	}
@@ -288,6 +290,13 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		defer pprof.StopCPUProfile()
 	}
+	warned := map[string]bool{}
+	warn := func(msg string) { // once per message (the paper's cases share the PID)
+		if !warned[msg] {
+			warned[msg] = true
+			fmt.Fprintf(stderr, "airnode: bench: warning: %s\n", msg)
+		}
+	}
 	var outcomes []benchOutcome
 	for i := range cases {
 		c := &cases[i]
@@ -306,7 +315,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
-		o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID)
+		o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID, warn)
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -410,8 +419,10 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 	return nil
 }
 
-// benchAirnode runs one case over ref.
-func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int) (*bench.Report, error) {
+// benchAirnode runs one case over ref. With serverPID (not 0) it reports
+// that process's CPU time per call, or warns when it cannot be read or did
+// not grow during the measured phase.
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
 	req := pattern(c.Req)
 	method, arg := "Echo", any(req)
 	var pad string
@@ -437,10 +448,11 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 	pc := newProviderCounter(ref)
 	cfg.Classify = func(err error) string { return spi.StatusOf(err).String() }
 	var srv0 time.Duration
+	var srv0Err error
 	cfg.Start = func() {
 		pc.begin()
-		if serverPID > 0 {
-			srv0, _ = processCPU(serverPID)
+		if serverPID != 0 {
+			srv0, srv0Err = processCPU(serverPID)
 		}
 	}
 	bar := newProgressBar(progress, label)
@@ -461,8 +473,14 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 	})
 	if r != nil {
 		r.Providers = pc.counts()
-		if serverPID > 0 && r.Calls > 0 {
-			if srv1, err := processCPU(serverPID); err == nil {
+		if serverPID != 0 && r.Calls > 0 {
+			srv1, err := processCPU(serverPID)
+			switch {
+			case srv0Err != nil || err != nil:
+				warn(fmt.Sprintf("--server-pid %d: %v; server CPU not reported", serverPID, cmp.Or(srv0Err, err)))
+			case srv1 == srv0:
+				warn(fmt.Sprintf("--server-pid %d used no CPU time during the measured phase (/proc counts 10 ms ticks): is it the provider? Server CPU not reported", serverPID))
+			default:
 				r.ServerCPUUS = float64(srv1-srv0) / float64(time.Microsecond) / float64(r.Calls)
 			}
 		}

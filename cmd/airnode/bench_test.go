@@ -334,3 +334,25 @@ func TestBench_DurationBoundsWarmup(t *testing.T) {
 		}
 	}
 }
+
+// A --server-pid that is not a process, or one that used no CPU during the
+// run, gets a warning on stderr instead of silently no server CPU figure.
+func TestBench_ServerPIDWarnings(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	idle := exec.Command("sleep", "60")
+	if err := idle.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idle.Process.Kill(); _ = idle.Wait() })
+	for pid, want := range map[int]string{
+		1 << 30:          "airnode: bench: warning: --server-pid 1073741824: open /proc/1073741824/stat: no such file or directory; server CPU not reported",
+		idle.Process.Pid: "airnode: bench: warning: --server-pid " + strconv.Itoa(idle.Process.Pid) + " used no CPU time during the measured phase",
+	} {
+		cmd := exec.Command(binary, "bench", p.url("demo.Echo"), "-n", "300", "--warmup", "0", "--server-pid", strconv.Itoa(pid))
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || strings.Count(errb.String(), want) != 1 || strings.Contains(out.String(), "server CPU") {
+			t.Errorf("--server-pid %d: %v, stderr %q, stdout\n%s", pid, err, errb.String(), out.String())
+		}
+	}
+}
