@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/kernel"
-	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
