@@ -102,7 +102,15 @@ func (c *conn) get() (channel, error) {
 // then may calls be routed here (Available).
 func (c *conn) ready() bool {
 	st := c.state.Load()
-	return st != nil && st.ch != nil
+	if st == nil || st.ch == nil {
+		return false
+	}
+	// A provider that announced its shutdown (Dubbo's read-only event)
+	// still answers calls in flight but takes no new ones.
+	if ro, ok := st.ch.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+		return false
+	}
+	return true
 }
 
 // connecting reports whether the first connection attempt is in progress.

@@ -217,6 +217,11 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
+// keyMinPingInterval is the provider's ping-flood guard: a consumer whose
+// pings arrive faster than this with no call in between is closed after a
+// few strikes (gRPC's too_many_pings). Duration, default 1s, 0 = off.
+const keyMinPingInterval = "heartbeat.min.ping.interval"
+
 // service is one exported service on a server.
 type service interface {
 	serve(ctx context.Context, req *exchange.Request) spi.Result
@@ -373,6 +378,14 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
+	// Ping-flood guard: heartbeat.min.ping.interval (default 1s; 0 turns it off).
+	minPing, err := pu.Duration(keyMinPingInterval, exchange.DefaultMinPingInterval)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
+	if minPing == 0 {
+		minPing = -1
+	}
 	l, err := tr.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
@@ -382,6 +395,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
+		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing,
 	})
 	go func() {
 		defer close(s.done)

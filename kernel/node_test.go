@@ -456,3 +456,31 @@ func TestReferRegistersConsumer(t *testing.T) {
 		t.Fatalf("%d consumer entries after Close, want 0", n)
 	}
 }
+
+// A provider that starts shutting down tells its consumers (Dubbo's
+// read-only event): they stop picking it at once, while the call already
+// in flight on it still completes.
+func TestShutdownReadOnlyStopsPicks(t *testing.T) {
+	p, e := provider(t)
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=5s")
+	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := r.Invoke(context.Background(), "Sleep", 800); done <- err }()
+	eventually(t, "call in flight", func() bool {
+		for _, srv := range p.servers {
+			return srv.srv.InFlight() == 1
+		}
+		return false
+	})
+	shut := make(chan error, 1)
+	go func() { shut <- p.Shutdown(ctxT(t)) }()
+	eventually(t, "provider no longer picked", func() bool { return len(r.Providers()) == 0 })
+	if err := <-done; err != nil {
+		t.Fatalf("in-flight call failed: %v", err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -59,7 +59,8 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		r.token = t
 	}
 	cs := st.conn
-	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger}
+	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger,
+		Hello: exchange.HeartbeatHello(u)} // the provider matches its idle-close timeout to these settings
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
 		sess, err := tr.Dial(ctx, addr)
