@@ -9,10 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	xsmux "github.com/xtaci/smux"
 
+	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
@@ -112,19 +112,11 @@ type Listener struct {
 // with a backoff from 5 ms to 1 s, as net/http's server does. After Close it
 // returns an error matching net.ErrClosed.
 func (l *Listener) Accept() (spi.Session, error) {
-	var backoff time.Duration
-	for {
-		c, err := l.l.Accept()
-		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Temporary() { // deprecated, yet how accept reports EMFILE (net/http relies on it too)
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
-			}
-			return nil, fmt.Errorf("smux: %w", err)
-		}
-		return newSession(c, l.mux, false)
+	c, err := netaccept.Accept(l.l)
+	if err != nil {
+		return nil, fmt.Errorf("smux: %w", err)
 	}
+	return newSession(c, l.mux, false)
 }
 
 // Addr returns the bound address.
