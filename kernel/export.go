@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -222,6 +223,13 @@ func randomToken() string {
 // few strikes (gRPC's too_many_pings). Duration, default 1s, 0 = off.
 const keyMinPingInterval = "heartbeat.min.ping.interval"
 
+// keyConnectionConcurrency caps the requests one consumer connection may
+// have in flight on the provider (exchange.Options.MaxConcurrent; issue 8
+// item 4): beyond it a call is answered SERVER_THREADPOOL_EXHAUSTED at once.
+// Integer, default 16384 (exchange.DefaultMaxConcurrent), 0 or negative =
+// unlimited.
+const keyConnectionConcurrency = "connection.concurrency"
+
 // service is one exported service on a server.
 type service interface {
 	serve(ctx context.Context, req *exchange.Request) spi.Result
@@ -386,6 +394,17 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if minPing == 0 {
 		minPing = -1
 	}
+	// Per-connection cap: connection.concurrency (default 16384; 0 or negative = unlimited).
+	maxConc, err := pu.Int(keyConnectionConcurrency, exchange.DefaultMaxConcurrent)
+	if err == nil && maxConc > math.MaxInt32 {
+		err = &spi.ParamError{Key: keyConnectionConcurrency, Value: pu.ParamOr(keyConnectionConcurrency, ""), Want: "an integer up to 2147483647 (0 or negative: unlimited)"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
+	if maxConc <= 0 {
+		maxConc = -1
+	}
 	l, err := tr.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
@@ -395,7 +414,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
-		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing,
+		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 	})
 	go func() {
 		defer close(s.done)

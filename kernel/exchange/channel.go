@@ -15,13 +15,16 @@ import (
 
 // ChannelStats is a snapshot of a channel's counters.
 type ChannelStats struct {
-	Pending       int   // calls waiting for a response (pings included)
-	LateResponses int64 // responses that arrived after their call had timed out or been cancelled; dropped
-	InFlight      int   // provider: requests being served on this channel
-	FramesRead    int64 // frames read, all streams
-	FramesWritten int64 // frames written, all streams
-	Writes        int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
-	OwnStreams    int64 // frames sent on a stream of their own (body over 64 KiB, multiplexed sessions)
+	Pending        int   // calls waiting for a response (pings included)
+	LateResponses  int64 // responses that arrived after their call had timed out or been cancelled; dropped
+	InFlight       int   // provider: requests being served on this channel
+	FramesRead     int64 // frames read, all streams
+	FramesWritten  int64 // frames written, all streams
+	Writes         int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
+	OwnStreams     int64 // frames sent on a stream of their own (body over 64 KiB, multiplexed sessions)
+	Rejected       int64 // provider: requests answered SERVER_THREADPOOL_EXHAUSTED by the connection limit (Options.MaxConcurrent)
+	OpenStreams    int   // provider, multiplexed: streams opened by the consumer and not yet finished
+	RefusedStreams int64 // provider, multiplexed: streams closed unread because OpenStreams was at its cap
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
@@ -47,6 +50,12 @@ type Channel struct {
 	ownStreams          atomic.Int64
 	inflight            atomic.Int64
 	serverInflight      *atomic.Int64 // the Server's counter, or nil
+	rejected            atomic.Int64
+	openStreams         atomic.Int64
+	refusedStreams      atomic.Int64
+	maxConcurrent       int64 // provider: cap on inflight; 0 unlimited
+	maxStreams          int64 // provider, multiplexed: cap on openStreams; 0 unlimited
+	refusedLogged       atomic.Bool
 
 	ctx    context.Context // parent of every handler context; cancelled on death
 	cancel context.CancelFunc
@@ -121,6 +130,14 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *C
 			c.guard.maxStrikes = DefaultMaxPingStrikes
 		}
 	}
+	if opts.Side == spi.Provider && opts.MaxConcurrent >= 0 {
+		if opts.MaxConcurrent == 0 {
+			opts.MaxConcurrent = DefaultMaxConcurrent
+			c.opts.MaxConcurrent = DefaultMaxConcurrent
+		}
+		c.maxConcurrent = int64(opts.MaxConcurrent)
+		c.maxStreams = int64(max(opts.MaxConcurrent, MinStreamCap))
+	}
 	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	now := time.Now().UnixNano()
@@ -183,11 +200,28 @@ func (c *Channel) acceptLoop() {
 			return
 		default:
 		}
+		if !primary && c.maxStreams > 0 {
+			if c.openStreams.Add(1) > c.maxStreams {
+				c.openStreams.Add(-1)
+				c.refuseStream(s)
+				continue
+			}
+		}
 		c.startStream(s, primary)
 		if primary && !c.sess.Multiplexed() {
 			return
 		}
 		primary = false
+	}
+}
+
+// refuseStream closes a stream the consumer opened beyond the cap, unread,
+// logging the first refusal of the channel.
+func (c *Channel) refuseStream(s io.ReadWriteCloser) {
+	_ = s.Close()
+	c.refusedStreams.Add(1)
+	if !c.refusedLogged.Swap(true) {
+		c.log.Warn("consumer opened too many streams: refusing them", "max_streams", c.maxStreams)
 	}
 }
 
@@ -313,13 +347,16 @@ func (c *Channel) Pending() int { return c.pending.len() }
 // Stats returns a snapshot of the channel's counters.
 func (c *Channel) Stats() ChannelStats {
 	return ChannelStats{
-		Pending:       c.pending.len(),
-		LateResponses: c.late.Load(),
-		InFlight:      int(c.inflight.Load()),
-		FramesRead:    c.framesRead.Load(),
-		FramesWritten: c.framesWritten.Load(),
-		Writes:        c.writes.Load(),
-		OwnStreams:    c.ownStreams.Load(),
+		Pending:        c.pending.len(),
+		LateResponses:  c.late.Load(),
+		InFlight:       int(c.inflight.Load()),
+		FramesRead:     c.framesRead.Load(),
+		FramesWritten:  c.framesWritten.Load(),
+		Writes:         c.writes.Load(),
+		OwnStreams:     c.ownStreams.Load(),
+		Rejected:       c.rejected.Load(),
+		OpenStreams:    int(c.openStreams.Load()),
+		RefusedStreams: c.refusedStreams.Load(),
 	}
 }
 

@@ -41,6 +41,21 @@
 // (Dubbo's READONLY_EVENT, body "R"), after which Channel.ReadOnly is true on
 // the consumer, then drains.
 //
+// Limits (issue 8 item 4): a provider channel — one consumer connection —
+// has at most Options.MaxConcurrent requests in flight (queued or running;
+// default DefaultMaxConcurrent = 16384, negative = unlimited; the kernel sets
+// it from the provider URL key connection.concurrency: integer, default
+// 16384, 0 or negative = unlimited, at most 2147483647). A request beyond it
+// is answered at once by the reader with SERVER_THREADPOOL_EXHAUSTED
+// "connection limit N concurrent requests reached" and counted
+// (ChannelStats.Rejected); nothing queues without bound, and heartbeats are
+// always answered. On a multiplexed session the consumer may have at most
+// max(MaxConcurrent, MinStreamCap = 64) streams open towards the provider; a
+// stream beyond that is closed unread (HTTP/2's REFUSED_STREAM), counted
+// (ChannelStats.RefusedStreams) and logged once per channel. A well-behaved
+// consumer opens a stream only for a frame over 64 KiB and closes it after
+// that frame, so it does not come near the cap.
+//
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the
 // channel's I/O goroutines; Channel.Wait also waits for running handlers, the

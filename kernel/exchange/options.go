@@ -69,7 +69,33 @@ type Options struct {
 	// keeps the peer's (Channel.PeerHeartbeat) and logs a strategy mismatch
 	// once. Peers that predate this ignore event bodies.
 	Hello string
+	// MaxConcurrent caps the requests one provider channel (one consumer
+	// connection) has in flight, queued for a worker or running (issue 8
+	// item 4, gRPC's MaxConcurrentStreams in spirit): a request beyond it is
+	// answered at once with SERVER_THREADPOOL_EXHAUSTED "connection limit N
+	// concurrent requests reached" and never queued; heartbeats are always
+	// answered. On a multiplexed session it also caps the streams the
+	// consumer has open towards the provider at max(MaxConcurrent,
+	// MinStreamCap): a stream beyond that is closed at once, unread (an
+	// HTTP/2 REFUSED_STREAM), and counted in ChannelStats.RefusedStreams.
+	// 0 means DefaultMaxConcurrent (16384); negative means unlimited.
+	// Consumer side: unused.
+	MaxConcurrent int
 }
+
+// Per-connection limits (Options.MaxConcurrent). The default, 16384, sits
+// above the heaviest single-connection load airnode is measured with — the
+// AirRPC paper's c=10,000 case, which the bench runs on one connection
+// (bench/README.md) and must finish without errors — with headroom, while
+// still bounding the goroutines, pending responses and request bodies one
+// connection can pin (gRPC-Go leaves MaxConcurrentStreams unlimited by
+// default; Dubbo's fixed pool rejects beyond 200 threads, which would fail
+// that case). MinStreamCap keeps the stream cap from refusing the brief
+// bursts of large-frame streams a small request cap still admits.
+const (
+	DefaultMaxConcurrent = 16384
+	MinStreamCap         = 64
+)
 
 // Ping-flood guard defaults (Options.MinPingInterval, MaxPingStrikes).
 const (

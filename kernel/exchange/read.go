@@ -23,6 +23,9 @@ const readBufferSize = 8 << 10
 // end of a one-frame stream just ends its reader.
 func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 	defer c.io.Done()
+	if !primary && c.maxStreams > 0 {
+		defer c.openStreams.Add(-1)
+	}
 	size := readBufferSize
 	if !primary {
 		size = protocol.HeaderLen * 16
@@ -105,7 +108,11 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
 	}
-	c.inflight.Add(1)
+	if n := c.inflight.Add(1); c.maxConcurrent > 0 && n > c.maxConcurrent {
+		c.inflight.Add(-1)
+		c.reject(h, codec)
+		return nil
+	}
 	if c.serverInflight != nil {
 		c.serverInflight.Add(1)
 	}
@@ -117,6 +124,24 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		go c.worker(t)
 	}
 	return nil
+}
+
+// reject answers a request over the connection limit (Options.MaxConcurrent)
+// with SERVER_THREADPOOL_EXHAUSTED at once, from the reader: the frame is
+// small and joins the writer's queue without waiting for room.
+func (c *Channel) reject(h protocol.Header, codec spi.Codec) {
+	c.rejected.Add(1)
+	if !h.TwoWay() {
+		return
+	}
+	f := getFrame()
+	defer putFrame(f)
+	err := &spi.Error{Status: spi.StatusServerThreadpoolExhausted, Message: fmt.Sprintf("exchange: connection limit %d concurrent requests reached", c.maxConcurrent)}
+	if _, eerr := encodeResponse(f, codec, spi.Result{Err: err}); eerr != nil {
+		return // a codec that cannot encode a string: nothing sensible to send
+	}
+	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: err.Status, ID: h.ID, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
+	c.w.enqueue(f.b)
 }
 
 // heartbeatRequest handles an event request: the provider's one-way
