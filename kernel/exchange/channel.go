@@ -66,8 +66,9 @@ type Channel struct {
 	dying    chan struct{} // closed when the channel dies
 	reason   string        // why; written before dying is closed
 	io       sync.WaitGroup
-	handlers sync.WaitGroup // provider workers
-	tasks    chan task      // unbuffered: hands a request to an idle worker
+	handlers sync.WaitGroup // provider requests submitted and not finished (queued, running, or their response being sent)
+	pool     *workerPool    // the Server's, or the channel's own (ownPool)
+	ownPool  bool
 	hbStop   func()
 	finished chan struct{} // closed when every goroutine has exited and OnClose returned
 
@@ -88,10 +89,12 @@ type Channel struct {
 // stream at once; if that fails the channel is returned already dead (Done
 // closed, every call failing with CHANNEL_INACTIVE).
 func NewChannel(sess spi.Session, opts Options) *Channel {
-	return newChannel(sess, opts, nil)
+	return newChannel(sess, opts, nil, nil)
 }
 
-func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *Channel {
+// newChannel makes a channel; a Server passes its in-flight counter and its
+// worker pool, NewChannel neither.
+func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, pool *workerPool) *Channel {
 	if opts.Side == "" {
 		opts.Side = spi.Consumer
 	}
@@ -115,7 +118,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *C
 		payload:        opts.Payload,
 		remote:         remote,
 		w:              newWriter(),
-		tasks:          make(chan task),
+		pool:           pool,
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),
@@ -137,6 +140,9 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64) *C
 		}
 		c.maxConcurrent = int64(opts.MaxConcurrent)
 		c.maxStreams = int64(max(opts.MaxConcurrent, MinStreamCap))
+	}
+	if c.pool == nil {
+		c.pool, c.ownPool = newWorkerPool(opts.Workers), true
 	}
 	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -231,6 +237,9 @@ func (c *Channel) supervise() {
 	<-c.dying
 	c.io.Wait()
 	c.handlers.Wait()
+	if c.ownPool {
+		c.pool.close()
+	}
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -384,11 +393,17 @@ func (c *Channel) codec(id uint8) (spi.Codec, error) {
 // next batch, waiting while more than maxQueued bytes are queued. The error
 // is an own-stream write's.
 func (c *Channel) send(frame []byte) error {
-	if len(frame)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
+	if c.ownStream(frame) {
 		return c.sendOwnStream(frame)
 	}
 	c.w.enqueueWait(frame)
 	return nil
+}
+
+// ownStream reports whether frame goes on a stream of its own: a body over
+// ownStreamThreshold on a multiplexed session.
+func (c *Channel) ownStream(frame []byte) bool {
+	return len(frame)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed()
 }
 
 // sendOwnStream opens a stream, writes frame on it and closes it.

@@ -10,6 +10,13 @@
 // small calls. Request ids come from a per-channel counter and are never
 // reused. A consumer call starts no goroutine; a provider request runs on a
 // worker goroutine (reused for up to 2 s of idleness), never on the reader.
+// A Server runs at most Options.Workers workers (default DefaultWorkers =
+// 256) for all its channels; beyond that requests wait in a FIFO queue whose
+// share per connection Options.MaxConcurrent bounds, so a reader never
+// blocks on a busy pool and heartbeats and responses are read while every
+// worker is busy. A worker never waits for a slow consumer to read: a
+// response that cannot be queued at once goes out from a goroutine of its
+// own. Server.Shutdown drains queued requests too.
 //
 // Rules (DESIGN §5, issue 3): a call whose deadline passes (or whose ctx is
 // cancelled) while its request is still queued in the writer withdraws the

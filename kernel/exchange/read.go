@@ -116,13 +116,8 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	if c.serverInflight != nil {
 		c.serverInflight.Add(1)
 	}
-	t := task{h: h, codec: codec, body: body}
-	select {
-	case c.tasks <- t: // an idle worker takes it
-	default:
-		c.handlers.Add(1)
-		go c.worker(t)
-	}
+	c.handlers.Add(1)
+	c.pool.submit(task{c: c, h: h, codec: codec, body: body})
 	return nil
 }
 
@@ -176,48 +171,4 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 	protocol.Header{Flags: protocol.FlagEvent, Status: spi.StatusOK, ID: h.ID, Length: uint32(len(answer))}.Put(f)
 	c.w.enqueue(f)
 	return nil
-}
-
-// task is one request for a worker.
-type task struct {
-	h     protocol.Header
-	codec spi.Codec
-	body  []byte
-}
-
-// workerIdle is how long a provider worker waits for the next request
-// before it exits.
-const workerIdle = 2 * time.Second
-
-// worker serves t, then keeps serving requests handed over on c.tasks until
-// it has been idle for workerIdle or the channel dies. Reusing goroutines
-// spares each request a goroutine start and its stack growth; every request
-// still runs on a goroutine of its own, never on the reader.
-//
-// The idle timer is not reset per request (that costs a clock read and the
-// timer lock every time): when it fires, a worker that served anything since
-// the last tick re-arms it, an idle one exits. A request offered while the
-// worker looks at the tick finds no receiver and gets a new worker.
-func (c *Channel) worker(t task) {
-	defer c.handlers.Done()
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for served := true; ; {
-		if t.codec != nil {
-			c.serve(t.h, t.codec, t.body)
-			served = true
-		}
-		t = task{}
-		select {
-		case t = <-c.tasks:
-		case <-idle.C:
-			if !served {
-				return
-			}
-			served = false
-			idle.Reset(workerIdle)
-		case <-c.dying:
-			return
-		}
-	}
 }

@@ -14,19 +14,30 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// serve decodes one request, runs the handler and answers (two-way
-// requests only). It runs on a worker goroutine.
-func (c *Channel) serve(h protocol.Header, codec spi.Codec, body []byte) {
-	defer func() {
-		c.inflight.Add(-1)
-		if c.serverInflight != nil {
-			c.serverInflight.Add(-1)
-		}
-	}()
-	res := c.handle(h, codec, body)
-	if h.TwoWay() {
-		c.respond(h.ID, codec, res)
+// run serves t on a worker goroutine: it decodes the request, runs the
+// handler and answers (two-way requests only). A request whose channel died
+// while it was queued is dropped unserved.
+func (c *Channel) run(t task) {
+	select {
+	case <-c.dying:
+		c.finish()
+		return
+	default:
 	}
+	res := c.handle(t.h, t.codec, t.body)
+	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {
+		return // handed off: the sender finishes the request
+	}
+	c.finish()
+}
+
+// finish ends a request dispatch counted: in flight, and in handlers.
+func (c *Channel) finish() {
+	c.inflight.Add(-1)
+	if c.serverInflight != nil {
+		c.serverInflight.Add(-1)
+	}
+	c.handlers.Done()
 }
 
 // handle decodes the request header and calls the handler: a body that does
@@ -98,9 +109,21 @@ func decodeRequestHeader(dec spi.Decoder, req *Request) error {
 // respond encodes res as the response to request id in codec and sends it.
 // A response that fails to encode becomes SERIALIZATION_ERROR, one over the
 // payload limit BAD_RESPONSE naming the limit: the consumer always hears back.
-func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) {
+//
+// A worker must not wait on a consumer that reads slowly (that would take a
+// pool worker from every other consumer): a response that cannot join the
+// writer's queue at once — no room (maxQueued), or a large body bound for a
+// stream of its own — is handed to a goroutine of its own, and respond
+// returns true: that goroutine finishes the request (Channel.finish) once
+// the frame is sent, so the request stays in flight, and MaxConcurrent
+// bounds these goroutines per channel.
+func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff bool) {
 	f := getFrame()
-	defer putFrame(f)
+	defer func() {
+		if !handedOff {
+			putFrame(f)
+		}
+	}()
 	status, err := encodeResponse(f, codec, res)
 	if err != nil {
 		status = spi.StatusSerializationError
@@ -115,9 +138,17 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) {
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
 	}
 	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: status, ID: id, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
-	if err := c.send(f.b); err != nil {
-		c.die(err.Error(), slog.LevelWarn)
+	if !c.ownStream(f.b) && c.w.tryEnqueue(f.b) {
+		return false
 	}
+	go func() {
+		defer c.finish()
+		defer putFrame(f)
+		if err := c.send(f.b); err != nil {
+			c.die(err.Error(), slog.LevelWarn)
+		}
+	}()
+	return true
 }
 
 // encodeResponse appends the response body to f: attachments, then the

@@ -21,6 +21,7 @@ type Server struct {
 	log  *slog.Logger
 
 	inflight atomic.Int64
+	pool     *workerPool // shared by the channels
 
 	mu       sync.Mutex
 	chans    map[*Channel]struct{}
@@ -42,6 +43,7 @@ func NewServer(l spi.Listener, opts Options) *Server {
 		log:      logger.With("component", "exchange", "listen", l.Addr().String()),
 		chans:    make(map[*Channel]struct{}),
 		stopping: make(chan struct{}),
+		pool:     newWorkerPool(opts.Workers),
 	}
 }
 
@@ -94,7 +96,7 @@ func (s *Server) add(sess spi.Session) {
 			user(ch, reason)
 		}
 	}
-	ch := newChannel(sess, opts, &s.inflight)
+	ch := newChannel(sess, opts, &s.inflight, s.pool)
 	s.chans[ch] = struct{}{}
 }
 
@@ -168,6 +170,7 @@ func (s *Server) closeAll(reason string) {
 	for _, ch := range chans {
 		ch.Wait()
 	}
+	s.pool.close() // after every channel: nothing is queued any more
 }
 
 // Addr returns the listener's address.

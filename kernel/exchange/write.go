@@ -101,6 +101,25 @@ func (w *writer) enqueueWait(frame []byte) bool {
 	return true
 }
 
+// tryEnqueue is enqueue if fewer than maxQueued bytes are queued (or none,
+// for a frame larger than that); it returns false, queueing nothing, when
+// enqueueWait would wait. A closed writer takes and drops the frame.
+func (w *writer) tryEnqueue(frame []byte) bool {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return true
+	}
+	if len(w.buf) > 0 && len(w.buf)+len(frame) > maxQueued {
+		w.mu.Unlock()
+		return false
+	}
+	w.appendLocked(frame)
+	w.mu.Unlock()
+	w.poke()
+	return true
+}
+
 // close wakes every enqueueWait for good.
 func (w *writer) close() {
 	w.mu.Lock()

@@ -1,0 +1,119 @@
+package exchange
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// countingHandler wraps the echo service and records the most handlers
+// running at once.
+type countingHandler struct {
+	svc          *echoService
+	running, top atomic.Int64
+}
+
+func (h *countingHandler) Serve(ctx context.Context, req *Request) spi.Result {
+	n := h.running.Add(1)
+	defer h.running.Add(-1)
+	for {
+		t := h.top.Load()
+		if n <= t || h.top.CompareAndSwap(t, n) {
+			break
+		}
+	}
+	return h.svc.Serve(ctx, req)
+}
+
+// Issue 9: a Server runs at most Options.Workers handlers at once, for all
+// its channels; requests beyond wait in the queue and all complete, while
+// heartbeats on the same connections are answered and Shutdown drains the
+// queue.
+func TestWorkerPool_BoundsHandlersAndKeepsReading(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "smux"}[mux], func(t *testing.T) {
+			h := &countingHandler{svc: &echoService{}}
+			f := startServer(t, mux, func(o *Options) { o.Workers = 2; o.Handler = h })
+			a, b := f.dial(nil), f.dial(nil)
+			const n = 4 // 8 calls of 800 ms on 2 workers: 3.2 s
+			errs := make(chan error, 2*n)
+			for _, ch := range []*Channel{a, b} {
+				for range n {
+					go func() {
+						errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 800), 20*time.Second).Err
+					}()
+				}
+			}
+			if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 2*n }) {
+				t.Fatalf("in flight = %d, want %d", f.srv.InFlight(), 2*n)
+			}
+			// Both workers are busy and six requests queued: heartbeats are still
+			// answered, well before the queue drains (2.4 s).
+			for _, ch := range []*Channel{a, b} {
+				ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+				err := ch.Ping(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("ping while the pool is busy: %v", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := f.srv.Shutdown(ctx); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+			for range 2 * n {
+				if err := <-errs; err != nil {
+					t.Errorf("queued call: %v", err)
+				}
+			}
+			if top := h.top.Load(); top != 2 {
+				t.Errorf("at most %d handlers ran at once, want 2", top)
+			}
+			<-f.errc
+			f.errc <- nil
+		})
+	}
+}
+
+// A consumer that never reads its large responses does not hold a worker:
+// with a single worker, another consumer is still served.
+func TestWorkerPool_SlowConsumerHoldsNoWorker(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Workers = 1 })
+	c := rawConn(t, f)
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	for i := range 12 { // 12 MiB of responses: more than maxQueued and the socket buffers
+		fb := getFrame()
+		if err := encodeRequest(fb, mpCodec{}, echoInv("Payload", 1<<20), 0); err != nil {
+			t.Fatal(err)
+		}
+		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(fb.b) - protocol.HeaderLen)}.Put(fb.b)
+		if _, err := c.Write(fb.b); err != nil {
+			t.Fatal(err)
+		}
+		putFrame(fb)
+	}
+	if !waitFor(5*time.Second, func() bool {
+		chans := serverChannels(f.srv)
+		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.queued.Load() == 0
+	}) {
+		t.Fatalf("in flight %d", f.srv.InFlight())
+	}
+	time.Sleep(100 * time.Millisecond) // the responses pile up behind the unread socket
+	if f.srv.InFlight() == 0 {
+		t.Fatal("no response waited for room")
+	}
+	other := f.dial(nil)
+	if res := other.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 5*time.Second); res.Err != nil {
+		t.Fatalf("other consumer with the slow one's responses blocked: %v", res.Err)
+	}
+	c.Close()
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 0 }) {
+		t.Fatalf("responses still blocked after the connection closed: %d", f.srv.InFlight())
+	}
+}
