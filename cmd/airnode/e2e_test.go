@@ -86,9 +86,18 @@ var servingLine = regexp.MustCompile(`airnode serve: serving" addr=(\S+)`)
 // regDir and waits for its "serving" line.
 func serve(t *testing.T, listen, regDir string, args ...string) *provider {
 	t.Helper()
-	reg := "file://" + regDir
+	return startServe(t, listen, "file://"+regDir, []string{"XDG_RUNTIME_DIR=" + regDir}, "", args...)
+}
+
+// startServe runs `airnode serve --listen listen --registry reg args...`
+// with env added to the environment (in dir when not empty), waits up to
+// 15 s for its "serving" line and kills the process at cleanup, logging
+// its output when the test failed.
+func startServe(t *testing.T, listen, reg string, env []string, dir string, args ...string) *provider {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+regDir)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -119,15 +128,15 @@ func serve(t *testing.T, listen, regDir string, args ...string) *provider {
 		_ = cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("serve log:\n%s", p.logText())
+			t.Logf("serve %d log:\n%s", cmd.Process.Pid, p.logText())
 		}
 	})
 	select {
 	case p.addr = <-ready:
 	case <-p.done:
 		t.Fatalf("serve exited: %v\n%s", p.err, p.logText())
-	case <-time.After(10 * time.Second):
-		t.Fatalf("serve not ready after 10s\n%s", p.logText())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve not ready after 15s\n%s", p.logText())
 	}
 	return p
 }

@@ -40,50 +40,7 @@ var noAirnodeEnv = []string{"AIRNODE_REGISTRY=", "AIRNODE_LISTEN="}
 // "serving" line. The process is killed at cleanup.
 func serveWith(t *testing.T, listen, reg string, args ...string) *provider {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
-	cmd.Env = append(os.Environ(), noAirnodeEnv...)
-	cmd.Dir = t.TempDir()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &provider{cmd: cmd, reg: reg, done: make(chan struct{})}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				select {
-				case ready <- m[1]:
-				default:
-				}
-			}
-		}
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("serve %d log:\n%s", cmd.Process.Pid, p.logText())
-		}
-	})
-	select {
-	case p.addr = <-ready:
-	case <-p.done:
-		t.Fatalf("serve exited: %v\n%s", p.err, p.logText())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("serve not ready after 15s\n%s", p.logText())
-	}
-	return p
+	return startServe(t, listen, reg, noAirnodeEnv, t.TempDir(), args...)
 }
 
 // pid returns the process id as Info prints it.
