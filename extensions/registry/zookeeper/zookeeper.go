@@ -521,9 +521,16 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 // Subscribe watches the providers of consumer.ServiceKey(). The first list
 // comes from ZooKeeper, or — when no session is established within
 // connect.timeout — from file.cache if it holds one.
-func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
+func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	if _, err := r.connection(); err != nil {
 		return nil, err
+	}
+	// With no session after connect.timeout and nothing in file.cache, no
+	// provider list can come: say so now instead of leaving the caller to
+	// wait out its own deadline.
+	if _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitUp(ctx.Done(), r.p.connectTimeout) && ctx.Err() == nil && !r.isClosed() {
+		return nil, fmt.Errorf("zookeeper registry: no session with %s after %s=%v and no %s entry for %s",
+			strings.Join(r.p.servers, ","), KeyConnectTimeout, r.p.connectTimeout, KeyFileCache, consumer.ServiceKey())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

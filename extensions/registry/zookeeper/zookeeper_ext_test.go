@@ -490,3 +490,23 @@ func TestR1_ExpiredSessionsNoEmptyList(t *testing.T) {
 		}
 	}
 }
+
+// A consumer of an unreachable ZooKeeper with no file.cache learns so after
+// connect.timeout, not when its own (longer) deadline runs out.
+func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	r := build(t, "zookeeper://"+addr+"?connect.timeout=500ms&session.timeout=4s")
+	start := time.Now()
+	_, err = r.Subscribe(ctx(t), spi.MustParse("airnode:///demo.Echo"), func([]spi.URL) {})
+	if err == nil || !strings.Contains(err.Error(), "no session") || !strings.Contains(err.Error(), "file.cache") {
+		t.Fatalf("Subscribe = %v, want a no-session error naming file.cache", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Subscribe took %v, want about connect.timeout (500ms)", d)
+	}
+}
