@@ -10,13 +10,11 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -95,35 +93,18 @@ pipelined TCP echo in this process (client and server) and prints ratios.
   airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := a.Catalogs()
-			if err != nil {
-				return err
-			}
-			cfg, err := a.Config(nil)
-			if err != nil {
-				return err
-			}
-			if f.registry == "" {
-				f.registry = cfg.Registry
-			}
-			f.cfg = cfg
 			f.callsSet = cmd.Flags().Changed("calls")
 			f.durationSet = cmd.Flags().Changed("duration")
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
-			logger := a.Logger()
-			if !cmd.Flags().Changed("log-level") {
-				logger, _ = newLogger(a.stderr, "warn", a.logFormat)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			plugins, err := startPlugins(ctx, cfg, cat, logger)
+			env, done, err := a.consumerSetup(cmd, &f.registry)
 			if err != nil {
 				return err
 			}
-			defer plugins.Close()
-			return runBench(ctx, cat, f, args[0], logger, a.stdout, a.stderr, progressWriter(a.stderr))
+			defer done()
+			f.cfg = env.cfg
+			return runBench(env.ctx, env.cat, f, args[0], env.logger, a.stdout, a.stderr, progressWriter(a.stderr))
 		},
 	}
 	fl := cmd.Flags()

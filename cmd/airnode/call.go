@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,33 +47,15 @@ in --registry, by default the "file" registry.
   airnode call demo.Echo Echo -- -5          # "--" before a negative number`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := a.Catalogs()
+			// the configuration gives the registry (plugins.yaml,
+			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
+			env, done, err := a.consumerSetup(cmd, &f.registry)
 			if err != nil {
 				return err
 			}
-			// the configuration: its registry (plugins.yaml,
-			// AIRNODE_REGISTRY) and its plugins (balancers, filters, ...)
-			cfg, err := a.Config(nil)
-			if err != nil {
-				return err
-			}
-			if f.registry == "" {
-				f.registry = cfg.Registry
-			}
-			f.cfg = cfg
-			logger := a.Logger()
-			if !cmd.Flags().Changed("log-level") {
-				// a one-shot consumer logs only what went wrong
-				logger, _ = newLogger(a.stderr, "warn", a.logFormat)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			plugins, err := startPlugins(ctx, cfg, cat, logger)
-			if err != nil {
-				return err
-			}
-			defer plugins.Close()
-			return runCall(ctx, cat, f, args, logger, a.stdout, a.stderr)
+			defer done()
+			f.cfg = env.cfg
+			return runCall(env.ctx, env.cat, f, args, env.logger, a.stdout, a.stderr)
 		},
 	}
 	fl := cmd.Flags()
