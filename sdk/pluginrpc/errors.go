@@ -171,6 +171,7 @@ func (c *urlCache) parse(s string) (spi.URL, error) {
 
 // handles numbers the extensions built inside a plugin process.
 type handles[T any] struct {
+	build sync.Mutex // serialises buildOnce so one URL gets one handle
 	mu    sync.RWMutex
 	next  uint64
 	byID  map[uint64]T
@@ -192,6 +193,31 @@ func (h *handles[T]) add(v T, url string) uint64 {
 		h.byURL[url] = h.next
 	}
 	return h.next
+}
+
+// buildOnce answers a plugin Build request for rawURL: the handle already
+// built for that URL, or a new one from build. A panic in build becomes the
+// reply's error (what names the call), never a crashed plugin.
+func (h *handles[T]) buildOnce(what, rawURL string, build func(spi.URL) (T, error)) (rep *pb.BuildReply) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = &pb.BuildReply{Error: recovered(what, r)}
+		}
+	}()
+	h.build.Lock()
+	defer h.build.Unlock()
+	if id, ok := h.lookupURL(rawURL); ok {
+		return &pb.BuildReply{Handle: id}
+	}
+	u, err := spi.Parse(rawURL)
+	if err != nil {
+		return &pb.BuildReply{Error: toPB(err)}
+	}
+	v, err := build(u)
+	if err != nil {
+		return &pb.BuildReply{Error: toPB(err)}
+	}
+	return &pb.BuildReply{Handle: h.add(v, rawURL)}
 }
 
 func (h *handles[T]) lookupURL(url string) (uint64, bool) {

@@ -14,9 +14,8 @@ import (
 
 type filterServer struct {
 	pb.UnimplementedFilterServer
-	b  spi.FilterBuilder
-	h  handles[spi.Filter]
-	mu sync.Mutex
+	b spi.FilterBuilder
+	h handles[spi.Filter]
 }
 
 func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b: b} }
@@ -30,26 +29,8 @@ func (s *filterServer) Describe(context.Context, *pb.Empty) (*pb.FilterDescribe,
 	return d, nil
 }
 
-func (s *filterServer) Build(_ context.Context, req *pb.BuildRequest) (rep *pb.BuildReply, _ error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rep = &pb.BuildReply{Error: recovered("filter Build", r)}
-		}
-	}()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if id, ok := s.h.lookupURL(req.Url); ok {
-		return &pb.BuildReply{Handle: id}, nil
-	}
-	u, err := spi.Parse(req.Url)
-	if err != nil {
-		return &pb.BuildReply{Error: toPB(err)}, nil
-	}
-	f, err := s.b.Build(u)
-	if err != nil {
-		return &pb.BuildReply{Error: toPB(err)}, nil
-	}
-	return &pb.BuildReply{Handle: s.h.add(f, req.Url)}, nil
+func (s *filterServer) Build(_ context.Context, req *pb.BuildRequest) (*pb.BuildReply, error) {
+	return s.h.buildOnce("filter Build", req.Url, s.b.Build), nil
 }
 
 // passInvoker is the "next" a plugin filter sees: invoking it means the

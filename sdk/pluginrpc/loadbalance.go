@@ -19,7 +19,6 @@ type lbServer struct {
 	b    spi.LoadBalanceBuilder
 	h    handles[spi.LoadBalance]
 	urls urlCache
-	mu   sync.Mutex // serialises Build so one URL gets one handle
 }
 
 func newLBServer(b spi.LoadBalanceBuilder) *lbServer { return &lbServer{b: b} }
@@ -28,26 +27,8 @@ func (s *lbServer) Describe(context.Context, *pb.Empty) (*pb.Describe, error) {
 	return &pb.Describe{Name: s.b.Name()}, nil
 }
 
-func (s *lbServer) Build(_ context.Context, req *pb.BuildRequest) (rep *pb.BuildReply, _ error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rep = &pb.BuildReply{Error: recovered("loadbalance Build", r)}
-		}
-	}()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if id, ok := s.h.lookupURL(req.Url); ok {
-		return &pb.BuildReply{Handle: id}, nil
-	}
-	u, err := spi.Parse(req.Url)
-	if err != nil {
-		return &pb.BuildReply{Error: toPB(err)}, nil
-	}
-	lb, err := s.b.Build(u)
-	if err != nil {
-		return &pb.BuildReply{Error: toPB(err)}, nil
-	}
-	return &pb.BuildReply{Handle: s.h.add(lb, req.Url)}, nil
+func (s *lbServer) Build(_ context.Context, req *pb.BuildRequest) (*pb.BuildReply, error) {
+	return s.h.buildOnce("loadbalance Build", req.Url, s.b.Build), nil
 }
 
 // candidate is the plugin-side stand-in for a host invoker: its URL and a
