@@ -35,3 +35,20 @@ type Encoder interface {
 type Decoder interface {
 	Decode(v any) error
 }
+
+// Releaser is an optional interface of an Encoder or a Decoder whose codec
+// reuses them (a sync.Pool behind NewEncoder/NewDecoder). The exchange
+// calls Release once it is done with one — after the last Encode of a
+// body, after the last Decode of a body — and never uses it again; the
+// values decoded stay valid (a decoder copies what it returns).
+type Releaser interface {
+	Release()
+}
+
+// Release calls v's Release when v is a Releaser; other values are left
+// alone.
+func Release(v any) {
+	if r, ok := v.(Releaser); ok {
+		r.Release()
+	}
+}
