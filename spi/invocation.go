@@ -46,9 +46,10 @@ func (inv *Invocation) SetAttachment(key, value string) {
 
 // Attachment keys the kernel itself uses.
 const (
-	// AttachmentTimeout carries the consumer's remaining deadline in
-	// milliseconds to the provider, which cancels the handler's context when
-	// it passes.
+	// AttachmentTimeout is Dubbo's name for the consumer's remaining
+	// deadline. airnode does not send it as an attachment: the deadline
+	// travels in the request preamble (kernel/protocol) and the provider's
+	// handler sees it as its context's deadline.
 	AttachmentTimeout = "timeout"
 	// AttachmentToken carries the provider access token.
 	AttachmentToken = "token"

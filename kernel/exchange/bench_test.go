@@ -303,14 +303,16 @@ func BenchmarkCodecPath(b *testing.B) {
 		if err := encodeRequest(f, mpCodec{}, inv, time.Second); err != nil {
 			b.Fatal(err)
 		}
-		req := &Request{}
-		if err := decodeRequestHeader(mpCodec{}.NewDecoder(bytes.NewReader(f.b[protocol.HeaderLen:])), req); err != nil {
-			b.Fatal(err)
+		p, args, err := protocol.ParseRequestPreamble(f.b[protocol.HeaderLen:])
+		if err != nil || intern(p.Service) != inv.Service || intern(p.Method) != inv.Method || p.TimeoutMS != 1000 {
+			b.Fatal(err, p)
 		}
 		var arg any
-		if err := req.Args.Decode(&arg); err != nil {
+		dec := mpCodec{}.NewDecoder(bytes.NewReader(args))
+		if err := dec.Decode(&arg); err != nil {
 			b.Fatal(err)
 		}
+		spi.Release(dec)
 		f.b = f.b[:protocol.HeaderLen]
 		if _, err := encodeResponse(f, mpCodec{}, spi.Result{Value: arg}); err != nil {
 			b.Fatal(err)

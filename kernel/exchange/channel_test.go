@@ -327,8 +327,9 @@ func TestContextCancelAndDeadline(t *testing.T) {
 	}
 }
 
-// TestDeadlinePropagation: the remaining deadline travels in attachment
-// "timeout" and the provider's handler context is cancelled when it passes.
+// TestDeadlinePropagation: the remaining deadline travels in the request
+// preamble (Request.Timeout, not an attachment) and the provider's handler
+// context is cancelled when it passes.
 func TestDeadlinePropagation(t *testing.T) {
 	f := startServer(t, false, nil)
 	f.svc.canceled = make(chan time.Time, 1)
@@ -347,11 +348,10 @@ func TestDeadlinePropagation(t *testing.T) {
 		t.Fatalf("handler cancelled after %v, want about 300ms", d)
 	}
 	f.svc.mu.Lock()
-	att, hasDL := f.svc.lastAtt, f.svc.hasDL
+	att, to, hasDL := f.svc.lastAtt, f.svc.lastTO, f.svc.hasDL
 	f.svc.mu.Unlock()
-	ms, err := strconv.Atoi(att[spi.AttachmentTimeout])
-	if err != nil || ms < 200 || ms > 300 || att["k"] != "v" || !hasDL {
-		t.Fatalf("attachments %v, handler deadline %v", att, hasDL)
+	if to < 200*time.Millisecond || to > 300*time.Millisecond || len(att) != 1 || att["k"] != "v" || !hasDL {
+		t.Fatalf("attachments %v, timeout %v, handler deadline %v", att, to, hasDL)
 	}
 	if len(inv.Attachments) != 1 {
 		t.Fatalf("caller's attachments modified: %v", inv.Attachments)

@@ -26,8 +26,8 @@
 // Its pending entry and timer are removed either way and a late response is
 // dropped and counted (ChannelStats.LateResponses). When a channel dies,
 // every pending call fails at once with CHANNEL_INACTIVE. The remaining
-// deadline travels in attachment "timeout" (ms) and cancels the handler's
-// context. payload (default 8 MiB) is enforced when encoding (nothing is
+// deadline travels in the request preamble (ms, Request.Timeout) and cancels
+// the handler's context. payload (default 8 MiB) is enforced when encoding (nothing is
 // sent) and when decoding (the connection closes); a bad magic, unknown codec
 // id or truncated header closes the connection with a logged reason; a body
 // that fails to decode answers BAD_REQUEST and the connection stays up.

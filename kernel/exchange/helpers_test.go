@@ -217,6 +217,7 @@ func (s *logSink) find(substr string) string {
 type echoService struct {
 	mu       sync.Mutex
 	lastAtt  map[string]string
+	lastTO   time.Duration
 	lastDL   time.Time
 	hasDL    bool
 	canceled chan time.Time // Block reports when its ctx ended
@@ -231,6 +232,7 @@ func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
 	}
 	e.mu.Lock()
 	e.lastAtt = req.Attachments
+	e.lastTO = req.Timeout
 	e.lastDL, e.hasDL = ctx.Deadline()
 	e.mu.Unlock()
 	if req.Service != "demo.Echo" {

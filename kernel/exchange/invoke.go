@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +15,9 @@ import (
 
 // Invoke sends inv encoded with codec and waits for its response, for at
 // most timeout (≤ 0: only ctx bounds the call) or ctx's deadline, whichever
-// is sooner. The request body is [service, method, attachments, numArgs,
-// args...]; the remaining deadline travels in attachment "timeout" (ms).
+// is sooner. The request body is the preamble of kernel/protocol (service,
+// method, the remaining deadline in ms, attachments, argument count), then
+// the arguments in codec.
 //
 // Result.Value is decoded into inv.Reply when it is non-nil (Value is then
 // inv.Reply), else into a generic any. Failures are *spi.Error:
@@ -218,24 +218,22 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 	if cl.codecID != codec.ID()&protocol.CodecMask {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: response in codec id %d, request was %s (id %d)", cl.codecID, codec.Name(), codec.ID())}
 	}
-	cl.rd.Reset(cl.body)
-	dec := codec.NewDecoder(&cl.rd)
-	var res spi.Result
-	// decoded through the pooled call, so that res does not escape
-	if err := dec.Decode(&cl.att); err != nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response attachments (codec %s): %v", codec.Name(), err)}
+	att, rest, err := protocol.ParseAttachments(cl.body)
+	if err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response of %s.%s: %v", inv.Service, inv.Method, err)}
 	}
-	if len(cl.att) > 0 {
-		res.Attachments = cl.att
-	}
+	res := spi.Result{Attachments: att}
 	if cl.status != spi.StatusOK {
-		var msg string
-		if err := dec.Decode(&msg); err != nil {
-			msg = fmt.Sprintf("(undecodable message: %v)", err)
+		msg, _, err := protocol.ParseString(rest)
+		if err != nil {
+			msg = []byte(fmt.Sprintf("(undecodable message: %v)", err))
 		}
-		res.Err = &spi.Error{Status: cl.status, Message: msg}
+		res.Err = &spi.Error{Status: cl.status, Message: string(msg)}
 		return res
 	}
+	cl.rd.Reset(rest)
+	dec := codec.NewDecoder(&cl.rd)
+	defer spi.Release(dec)
 	if inv.Reply != nil {
 		if err := dec.Decode(inv.Reply); err != nil {
 			return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response into %T (codec %s): %v", inv.Service, inv.Method, inv.Reply, codec.Name(), err)}
@@ -251,36 +249,20 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 	return res
 }
 
-// attachmentPool recycles the maps used to add "timeout" to the caller's
-// attachments, so an invoke allocates no map.
-var attachmentPool = sync.Pool{New: func() any { return make(map[string]string, 4) }}
-
-// encodeRequest appends the request body to f.
+// encodeRequest appends the request body to f: the preamble (protocol
+// package: service, method, the remaining deadline in milliseconds rounded
+// up, attachments, argument count), then the arguments in codec.
 func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining time.Duration) error {
-	enc := codec.NewEncoder(f)
-	if err := enc.Encode(inv.Service); err != nil {
-		return err
-	}
-	if err := enc.Encode(inv.Method); err != nil {
-		return err
-	}
-	att := inv.Attachments
+	var ms uint64
 	if remaining > 0 {
-		m := attachmentPool.Get().(map[string]string)
-		defer func() { clear(m); attachmentPool.Put(m) }()
-		for k, v := range inv.Attachments {
-			m[k] = v
-		}
-		ms := (remaining + time.Millisecond - 1) / time.Millisecond
-		m[spi.AttachmentTimeout] = strconv.FormatInt(int64(ms), 10)
-		att = m
+		ms = uint64((remaining + time.Millisecond - 1) / time.Millisecond)
 	}
-	if err := enc.Encode(att); err != nil {
-		return fmt.Errorf("attachments: %w", err)
+	f.b = protocol.AppendRequestPreamble(f.b, inv.Service, inv.Method, ms, inv.Attachments, len(inv.Args))
+	if len(inv.Args) == 0 {
+		return nil
 	}
-	if err := enc.Encode(len(inv.Args)); err != nil {
-		return err
-	}
+	enc := codec.NewEncoder(f)
+	defer spi.Release(enc)
 	for i, a := range inv.Args {
 		if err := enc.Encode(a); err != nil {
 			return fmt.Errorf("argument %d (%T): %w", i, a, err)

@@ -13,7 +13,8 @@ import (
 type Request struct {
 	Service     string            // service key "group/interface:version"
 	Method      string            // method name ("Echo")
-	Attachments map[string]string // nil when none; includes "timeout" (ms) when the consumer set a deadline
+	Attachments map[string]string // nil when none
+	Timeout     time.Duration     // the consumer's remaining deadline when it sent the request (ms resolution); 0: none
 	NumArgs     int               // number of arguments that follow in Args
 	Args        spi.Decoder       // positioned at the first argument; decode NumArgs values into the parameter types
 	Codec       spi.Codec         // the consumer's codec; the response is encoded with it
@@ -22,7 +23,7 @@ type Request struct {
 
 // Handler serves requests on the provider side. Serve is called in its own
 // goroutine per request, with ctx cancelled when the consumer's deadline
-// (attachment "timeout", ms) passes or the channel dies. A Result.Err that is
+// (Request.Timeout) passes or the channel dies. A Result.Err that is
 // an *spi.Error keeps its Status on the wire; any other error becomes
 // SERVICE_ERROR with its message. A panic in Serve is recovered by the
 // exchange and answered SERVER_ERROR.

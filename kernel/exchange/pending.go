@@ -22,8 +22,7 @@ type call struct {
 	body    []byte
 	err     error // set instead of status/body when the channel died
 
-	rd  bytes.Reader      // reads body while the caller decodes it
-	att map[string]string // response attachments while decoding
+	rd bytes.Reader // reads body while the caller decodes it
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
@@ -37,7 +36,6 @@ func getCall(id uint64) *call {
 func putCall(c *call) {
 	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
 	c.rd.Reset(nil)
-	c.att = nil
 	callPool.Put(c)
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -40,30 +39,37 @@ func (c *Channel) finish() {
 	c.handlers.Done()
 }
 
-// handle decodes the request header and calls the handler: a body that does
-// not decode is BAD_REQUEST; a missing handler SERVICE_NOT_FOUND; a panic
-// SERVER_ERROR.
+// handle decodes the request preamble and calls the handler with the
+// arguments' decoder: a body that does not decode is BAD_REQUEST; a missing
+// handler SERVICE_NOT_FOUND; a panic SERVER_ERROR.
 func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res spi.Result) {
+	p, args, err := protocol.ParseRequestPreamble(body)
+	if err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
+	}
 	r := &struct {
 		Request
 		rd bytes.Reader
-	}{Request: Request{Codec: codec, Remote: c.remote}} // one allocation for both
-	r.rd.Reset(body)
+	}{Request: Request{ // one allocation for both
+		Service:     intern(p.Service),
+		Method:      intern(p.Method),
+		Attachments: p.Attachments(),
+		NumArgs:     p.NumArgs,
+		Timeout:     time.Duration(p.TimeoutMS) * time.Millisecond,
+		Codec:       codec,
+		Remote:      c.remote,
+	}}
 	req := &r.Request
-	dec := codec.NewDecoder(&r.rd)
-	if err := decodeRequestHeader(dec, req); err != nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body (codec %s): %v", codec.Name(), err)}
-	}
 	if c.opts.Handler == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "exchange: %s serves no services (service %q)", c.opts.Side, req.Service)}
 	}
+	r.rd.Reset(args)
+	dec := codec.NewDecoder(&r.rd)
+	req.Args = dec
+	defer spi.Release(dec)
 	var deadline time.Time
-	if v, ok := req.Attachments[spi.AttachmentTimeout]; ok {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms <= 0 {
-			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: attachment timeout=%q: want a positive number of milliseconds", v)}
-		}
-		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	if req.Timeout > 0 {
+		deadline = time.Now().Add(req.Timeout)
 	}
 	ctx := newReqCtx(c.ctx, deadline)
 	defer ctx.release()
@@ -76,34 +82,9 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res s
 	res = c.opts.Handler.Serve(ctx, req)
 	if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil {
 		// The consumer's deadline passed while serving: say so in its terms.
-		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %s ms passed on the provider", req.Service, req.Method, req.Attachments[spi.AttachmentTimeout])
+		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
 	}
 	return res
-}
-
-// decodeRequestHeader reads service, method, attachments and the argument
-// count, leaving dec at the first argument.
-func decodeRequestHeader(dec spi.Decoder, req *Request) error {
-	if err := dec.Decode(&req.Service); err != nil {
-		return fmt.Errorf("service: %w", err)
-	}
-	if err := dec.Decode(&req.Method); err != nil {
-		return fmt.Errorf("method: %w", err)
-	}
-	if err := dec.Decode(&req.Attachments); err != nil {
-		return fmt.Errorf("attachments: %w", err)
-	}
-	if len(req.Attachments) == 0 {
-		req.Attachments = nil
-	}
-	if err := dec.Decode(&req.NumArgs); err != nil {
-		return fmt.Errorf("argument count: %w", err)
-	}
-	if req.NumArgs < 0 || req.NumArgs > 1<<16 {
-		return fmt.Errorf("argument count %d out of range 0..65536", req.NumArgs)
-	}
-	req.Args = dec
-	return nil
 }
 
 // respond encodes res as the response to request id in codec and sends it.
@@ -151,14 +132,13 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	return true
 }
 
-// encodeResponse appends the response body to f: attachments, then the
-// value (OK) or the error message.
+// encodeResponse appends the response body to f: the attachments, then
+// the value in codec (OK) or the error message (any other status).
 func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, error) {
-	enc := codec.NewEncoder(f)
-	if err := enc.Encode(res.Attachments); err != nil {
-		return 0, err
-	}
+	f.b = protocol.AppendAttachments(f.b, res.Attachments)
 	if res.Err == nil {
+		enc := codec.NewEncoder(f)
+		defer spi.Release(enc)
 		return spi.StatusOK, enc.Encode(res.Value)
 	}
 	status, msg := spi.StatusServiceError, res.Err.Error()
@@ -169,5 +149,6 @@ func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, e
 			msg = e.Message // the consumer prefixes the status name again
 		}
 	}
-	return status, enc.Encode(msg)
+	f.b = protocol.AppendString(f.b, msg)
+	return status, nil
 }
