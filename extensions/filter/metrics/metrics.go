@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/spi"
@@ -77,15 +79,35 @@ func RegistryOf(b spi.FilterBuilder) (*Registry, bool) {
 type Filter struct {
 	reg  *Registry
 	side spi.Side
+	// known caches the series of the filter's service (the first one it
+	// sees: a filter is built per reference or export, so per service), so
+	// that a call finds its series with a map read by method name instead
+	// of a sync.Map load of the registry keyed by side, service and method
+	// (copy on write; at most maxKnown methods; calls of other services
+	// and further methods use the registry).
+	known atomic.Pointer[knownSeries]
 }
+
+// knownSeries is one immutable generation of a filter's cache.
+type knownSeries struct {
+	service string
+	methods map[string]*series
+}
+
+// maxKnown bounds a filter's cache.
+const maxKnown = 256
+
+// clockBase anchors the filter's clock: time.Since(clockBase) reads only
+// the monotonic clock, about half the cost of time.Now (31 vs 58 ns here).
+var clockBase = time.Now()
 
 // Invoke counts the call, runs the rest of the chain, and records its
 // latency and status. A panic below is recorded as CLIENT_ERROR (consumer)
 // or SERVER_ERROR (provider) and propagates.
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
-	s := f.reg.seriesFor(f.side, inv.Service, inv.Method)
+	s := f.seriesFor(inv)
 	s.begin()
-	start := time.Now()
+	start := time.Since(clockBase)
 	done := false
 	defer func() {
 		if !done {
@@ -93,13 +115,43 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 			if f.side == spi.Consumer {
 				st = spi.StatusClientError
 			}
-			s.end(time.Since(start), st)
+			end := time.Since(clockBase)
+			s.end(end-start, st, end)
 		}
 	}()
 	res := next.Invoke(ctx, inv)
 	done = true
-	s.end(time.Since(start), spi.StatusOf(res.Err))
+	end := time.Since(clockBase)
+	s.end(end-start, spi.StatusOf(res.Err), end)
 	return res
+}
+
+// seriesFor returns the series of inv's service and method on the
+// filter's side, from the filter's cache or else from the registry.
+func (f *Filter) seriesFor(inv *spi.Invocation) *series {
+	known := f.known.Load()
+	if known != nil && known.service == inv.Service {
+		if s := known.methods[inv.Method]; s != nil {
+			return s
+		}
+	}
+	s := f.reg.seriesFor(f.side, inv.Service, inv.Method)
+	for {
+		next := &knownSeries{service: inv.Service}
+		if known != nil {
+			if known.service != inv.Service || len(known.methods) >= maxKnown {
+				return s
+			}
+			next.methods = maps.Clone(known.methods)
+		} else {
+			next.methods = make(map[string]*series, 1)
+		}
+		next.methods[inv.Method] = s
+		if f.known.CompareAndSwap(known, next) {
+			return s
+		}
+		known = f.known.Load()
+	}
 }
 
 var (

@@ -241,3 +241,49 @@ func get(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// TestOneFilterSeveralServices checks that a filter's cache of series
+// (keyed by method for the first service it sees) never records a call of
+// another service, or of more methods than it caches, under the wrong row.
+func TestOneFilterSeveralServices(t *testing.T) {
+	reg := metrics.NewRegistry()
+	f := build(t, metrics.NewBuilder(reg), spi.Consumer)
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), nil)
+	const methods = 300 // more than the filter caches
+	for range 2 {
+		for i := range methods {
+			m := "m" + strconv.Itoa(i)
+			f.Invoke(context.Background(), next, &spi.Invocation{Service: "a", Method: m})
+			f.Invoke(context.Background(), next, &spi.Invocation{Service: "b", Method: m})
+		}
+	}
+	for _, svc := range []string{"a", "b"} {
+		for i := range methods {
+			if s, ok := reg.Lookup(spi.Consumer, svc, "m"+strconv.Itoa(i)); !ok || s.Count != 2 {
+				t.Fatalf("%s.m%d: %+v, %v; want 2 calls", svc, i, s, ok)
+			}
+		}
+	}
+}
+
+// TestThroughputUsesClock checks that WithClock drives throughput: calls
+// ending 100 ms apart by that clock: 11 calls over 1 s (Count over the
+// time from the first to the last completion).
+func TestThroughputUsesClock(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	reg := metrics.NewRegistry(metrics.WithClock(func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(100 * time.Millisecond)
+		return now
+	}))
+	f := build(t, metrics.NewBuilder(reg), spi.Provider)
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), nil)
+	for range 11 {
+		f.Invoke(context.Background(), next, &spi.Invocation{Service: "s", Method: "M"})
+	}
+	if s, _ := reg.Lookup(spi.Provider, "s", "M"); s.Count != 11 || s.Throughput < 10.99 || s.Throughput > 11.01 {
+		t.Errorf("row %+v, want 11 calls over 1 s", s)
+	}
+}

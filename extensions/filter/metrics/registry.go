@@ -3,6 +3,7 @@ package metrics
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,11 +44,10 @@ const (
 // use.
 type Registry struct {
 	prom     *prometheus.Registry
-	calls    *prometheus.CounterVec
 	failures *prometheus.CounterVec
-	inFlight *prometheus.GaugeVec
-	latency  *prometheus.HistogramVec
+	bounds   []float64 // LatencyBuckets as of NewRegistry
 	now      func() time.Time
+	clock    bool // WithClock given: end reads now instead of deriving the time
 
 	series sync.Map // seriesKey -> *series
 	mu     sync.Mutex
@@ -60,30 +60,38 @@ type seriesKey struct {
 	service, method string
 }
 
-// series is one method's metrics on one side.
+// series is one method's metrics on one side. Everything a call records
+// is updated under mu in one short section: the Prometheus families
+// airnode_calls_total, airnode_calls_in_flight and
+// airnode_call_duration_seconds are produced from these fields when
+// scraped (callCollector), not kept in client_golang's own counters,
+// gauge and histogram, whose five atomic updates per call cost more than
+// the section they replace (issue 9; BenchmarkFilter).
 type series struct {
-	key      seriesKey
-	calls    prometheus.Counter
-	inFlight prometheus.Gauge
-	latency  prometheus.Observer
-	reg      *Registry
-	active   atomic.Int64
+	key     seriesKey
+	reg     *Registry
+	created time.Time // the counter's and histogram's created timestamp
+	active  atomic.Int64
 
 	mu       sync.Mutex
 	hist     *hdrhistogram.Histogram // microseconds
 	count    int64
 	failed   int64
 	sum      time.Duration
-	first    time.Time
-	last     time.Time
+	first    time.Duration // end of the first call, since clockBase
+	last     time.Duration // end of the latest call, since clockBase
 	byStatus map[spi.Status]int64
+	seconds  float64  // sum of latencies in seconds, as a Prometheus histogram adds them
+	buckets  []uint64 // calls per latency bucket: buckets[i] counts bounds[i-1] < s <= bounds[i]
 }
 
 // Option configures a Registry (behaviour only).
 type Option func(*Registry)
 
 // WithClock sets the clock used for throughput (default time.Now).
-func WithClock(now func() time.Time) Option { return func(r *Registry) { r.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(r *Registry) { r.now, r.clock = now, true }
+}
 
 // NewRegistry returns an empty registry with the call metrics, the
 // process-wide counters of internal/counters, and the Go runtime and
@@ -98,28 +106,18 @@ func WithClock(now func() time.Time) Option { return func(r *Registry) { r.now =
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_executes_rejections_total, airnode_actives_timeouts_total
 func NewRegistry(opts ...Option) *Registry {
-	labels := []string{"side", "service", "method"}
 	r := &Registry{
-		prom: prometheus.NewRegistry(),
-		now:  time.Now,
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "airnode_calls_total", Help: "Calls completed, by side, service key and method.",
-		}, labels),
+		prom:   prometheus.NewRegistry(),
+		now:    time.Now,
+		bounds: slices.Clone(LatencyBuckets),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "airnode_call_failures_total", Help: "Failed calls, by side, service key, method and status name.",
-		}, append(labels, "status")),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "airnode_calls_in_flight", Help: "Calls started and not yet completed.",
-		}, labels),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "airnode_call_duration_seconds", Help: "Call latency in seconds, as the filter saw it.",
-			Buckets: LatencyBuckets,
-		}, labels),
+		}, append(slices.Clone(seriesLabels), "status")),
 	}
 	for _, o := range opts {
 		o(r)
 	}
-	r.prom.MustRegister(r.calls, r.failures, r.inFlight, r.latency,
+	r.prom.MustRegister(callCollector{r}, r.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
@@ -173,14 +171,12 @@ func (r *Registry) seriesFor(side spi.Side, service, method string) *series {
 			return s.(*series)
 		}
 	}
-	lv := []string{string(k.side), k.service, k.method}
 	s := &series{
-		key:      k,
-		reg:      r,
-		calls:    r.calls.WithLabelValues(lv...),
-		inFlight: r.inFlight.WithLabelValues(lv...),
-		latency:  r.latency.WithLabelValues(lv...),
-		hist:     hdrhistogram.New(histMin, histMax, histSigFigs),
+		key:     k,
+		reg:     r,
+		created: time.Now(),
+		hist:    hdrhistogram.New(histMin, histMax, histSigFigs),
+		buckets: make([]uint64, len(r.bounds)),
 	}
 	r.series.Store(k, s)
 	r.count.Add(1)
@@ -188,30 +184,33 @@ func (r *Registry) seriesFor(side spi.Side, service, method string) *series {
 }
 
 // begin records the start of a call.
-func (s *series) begin() {
-	s.active.Add(1)
-	s.inFlight.Inc()
-}
+func (s *series) begin() { s.active.Add(1) }
 
-// end records a completed call of duration d with status st.
-func (s *series) end(d time.Duration, st spi.Status) {
+// end records a completed call of duration d with status st; at is when
+// it ended (for throughput), as time since clockBase, replaced by the
+// registry's clock when WithClock set one.
+func (s *series) end(d time.Duration, st spi.Status, at time.Duration) {
 	s.active.Add(-1)
-	s.inFlight.Dec()
-	s.calls.Inc()
-	s.latency.Observe(d.Seconds())
-	if st != spi.StatusOK {
-		s.reg.failures.WithLabelValues(string(s.key.side), s.key.service, s.key.method, st.String()).Inc()
+	if s.reg.clock {
+		at = s.reg.now().Sub(clockBase)
 	}
-	now := s.reg.now()
+	secs := d.Seconds()
+	// The bucket a Prometheus histogram puts secs in: the first bound >= secs
+	// (len(bounds): only +Inf).
+	b := sort.SearchFloat64s(s.reg.bounds, secs)
 	us := max(int64(d/time.Microsecond), histMin)
 	s.mu.Lock()
 	_ = s.hist.RecordValue(min(us, histMax)) // clamped: never out of range
 	s.count++
 	s.sum += d
-	if s.first.IsZero() {
-		s.first = now
+	s.seconds += secs
+	if b < len(s.buckets) {
+		s.buckets[b]++
 	}
-	s.last = now
+	if s.count == 1 {
+		s.first = at
+	}
+	s.last = at
 	if st != spi.StatusOK {
 		s.failed++
 		if s.byStatus == nil {
@@ -220,6 +219,9 @@ func (s *series) end(d time.Duration, st spi.Status) {
 		s.byStatus[st]++
 	}
 	s.mu.Unlock()
+	if st != spi.StatusOK {
+		s.reg.failures.WithLabelValues(string(s.key.side), s.key.service, s.key.method, st.String()).Inc()
+	}
 }
 
 // MethodStats is one row of the stats table: one method of one service on
@@ -281,7 +283,7 @@ func (s *series) stats() MethodStats {
 		st.P99Millis = float64(s.hist.ValueAtQuantile(99)) / 1000
 		st.MaxMillis = float64(s.hist.Max()) / 1000
 	}
-	if el := s.last.Sub(s.first); s.count > 1 && el > 0 {
+	if el := s.last - s.first; s.count > 1 && el > 0 {
 		st.Throughput = float64(s.count) / el.Seconds()
 	}
 	if len(s.byStatus) > 0 {
