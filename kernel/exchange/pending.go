@@ -34,6 +34,7 @@ func getCall(id uint64) *call {
 }
 
 func putCall(c *call) {
+	putBody(c.body)
 	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
 	c.rd.Reset(nil)
 	callPool.Put(c)

@@ -44,7 +44,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		}
 		var body []byte
 		if h.Length > 0 {
-			body = make([]byte, h.Length)
+			body = getBody(int(h.Length))
 			if _, err := io.ReadFull(br, body); err != nil {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF
@@ -90,11 +90,13 @@ func (c *Channel) readFailed(err error) {
 func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	switch {
 	case h.IsEvent() && h.IsRequest():
+		defer putBody(body)
 		return c.heartbeatRequest(h, body)
 	case !h.IsRequest():
 		cl := c.pending.take(h.ID)
 		if cl == nil {
 			c.late.Add(1)
+			putBody(body)
 			return nil
 		}
 		cl.status, cl.codecID, cl.body = h.Status, h.CodecID(), body
@@ -106,10 +108,12 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 	}
 	codec, err := c.codec(h.CodecID())
 	if err != nil {
+		putBody(body)
 		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
 	}
 	if n := c.inflight.Add(1); c.maxConcurrent > 0 && n > c.maxConcurrent {
 		c.inflight.Add(-1)
+		putBody(body)
 		c.reject(h, codec)
 		return nil
 	}

@@ -19,11 +19,13 @@ import (
 func (c *Channel) run(t task) {
 	select {
 	case <-c.dying:
+		putBody(t.body)
 		c.finish()
 		return
 	default:
 	}
 	res := c.handle(t.h, t.codec, t.body)
+	putBody(t.body) // decoded: the handler has returned
 	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {
 		return // handed off: the sender finishes the request
 	}

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"io"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -246,4 +247,47 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 		}
 		spare = out
 	}
+}
+
+// Frame bodies read from the wire come from size-class pools (powers of
+// two, 512 B to maxPooledFrame) and go back once decoded: the consumer's
+// after its call completes, the provider's after its handler returns.
+// Codecs copy what they decode (spi.Decoder), so nothing keeps a body.
+const minPooledBody = 512
+
+var bodyPools [8]sync.Pool // 512 B << 0..7 = 512 B .. 64 KiB
+
+// bodyClass returns the pool index for a body of n bytes, or -1 when n is
+// over maxPooledFrame.
+func bodyClass(n int) int {
+	if n > maxPooledFrame {
+		return -1
+	}
+	if n <= minPooledBody {
+		return 0
+	}
+	return bits.Len(uint(n-1)) - bits.Len(minPooledBody-1)
+}
+
+// getBody returns a buffer of length n.
+func getBody(n int) []byte {
+	i := bodyClass(n)
+	if i < 0 {
+		return make([]byte, n)
+	}
+	if p, _ := bodyPools[i].Get().(*[]byte); p != nil {
+		return (*p)[:n]
+	}
+	return make([]byte, n, minPooledBody<<i)
+}
+
+// putBody returns a buffer from getBody; b must not be used afterwards.
+func putBody(b []byte) {
+	c := cap(b)
+	if c < minPooledBody || c > maxPooledFrame || c&(c-1) != 0 {
+		return
+	}
+	i := bodyClass(c)
+	b = b[:0]
+	bodyPools[i].Put(&b)
 }
