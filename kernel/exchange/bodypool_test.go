@@ -17,3 +17,10 @@ func TestBodyPoolClasses(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkBodyPool(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		putBody(getBody(200))
+	}
+}

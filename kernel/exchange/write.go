@@ -276,10 +276,17 @@ func getBody(n int) []byte {
 		return make([]byte, n)
 	}
 	if p, _ := bodyPools[i].Get().(*[]byte); p != nil {
-		return (*p)[:n]
+		b := (*p)[:n]
+		*p = nil
+		holderPool.Put(p)
+		return b
 	}
 	return make([]byte, n, minPooledBody<<i)
 }
+
+// holderPool recycles the *[]byte holders the body pools store, so putting
+// a body back allocates nothing.
+var holderPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // putBody returns a buffer from getBody; b must not be used afterwards.
 func putBody(b []byte) {
@@ -287,7 +294,7 @@ func putBody(b []byte) {
 	if c < minPooledBody || c > maxPooledFrame || c&(c-1) != 0 {
 		return
 	}
-	i := bodyClass(c)
-	b = b[:0]
-	bodyPools[i].Put(&b)
+	p := holderPool.Get().(*[]byte)
+	*p = b[:0]
+	bodyPools[bodyClass(c)].Put(p)
 }
