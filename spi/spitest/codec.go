@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +40,11 @@ type CodecPerson struct {
 // as the original does. Truncated bodies and garbage (fed as a
 // *bytes.Reader, as the exchange does) give an error, never a panic, a hang,
 // a huge allocation or a wrong value; Name and ID are valid; encoders and
-// decoders on different goroutines do not interfere.
+// decoders on different goroutines do not interfere. Encoders and decoders
+// are released (spi.Release) after their body, as the exchange does; a
+// codec that pools them must hand out ones that keep nothing from their last
+// body — not its writer, reader, bytes or error — and values decoded before a
+// Release must not change when the pooled decoder reads another body.
 func TestCodec(t *testing.T, c spi.Codec) {
 	if err := checkName(c.Name()); err != nil {
 		t.Fatalf("codec: %v", err)
@@ -55,12 +60,14 @@ func TestCodec(t *testing.T, c spi.Codec) {
 	t.Run("Concurrent", func(t *testing.T) { testCodecConcurrent(t, c) })
 	t.Run("Truncated", func(t *testing.T) { testCodecTruncated(t, c) })
 	t.Run("Garbage", func(t *testing.T) { testCodecGarbage(t, c) })
+	t.Run("Release", func(t *testing.T) { testCodecRelease(t, c) })
 }
 
-// encode writes vs with one encoder and returns the bytes.
+// encode writes vs with one encoder, releases it and returns the bytes.
 func encode(c spi.Codec, vs ...any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := c.NewEncoder(&buf)
+	defer spi.Release(enc)
 	for i, v := range vs {
 		if err := enc.Encode(v); err != nil {
 			return nil, fmt.Errorf("Encode value #%d (%T): %w", i, v, err)
@@ -74,8 +81,9 @@ type panicError struct{ v any }
 
 func (e panicError) Error() string { return fmt.Sprintf("panic: %v", e.v) }
 
-// decodeInto reads len(ptrs) values from data with one decoder; a panic
-// becomes a panicError.
+// decodeInto reads len(ptrs) values from data with one decoder and releases
+// it (after an error too, as the exchange does); a panic becomes a
+// panicError and leaves the decoder unreleased.
 func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -85,9 +93,11 @@ func decodeInto(c spi.Codec, data []byte, ptrs ...any) (err error) {
 	dec := c.NewDecoder(bytes.NewReader(data))
 	for i, p := range ptrs {
 		if err := dec.Decode(p); err != nil {
+			spi.Release(dec)
 			return fmt.Errorf("Decode value #%d into %T: %w", i, p, err)
 		}
 	}
+	spi.Release(dec)
 	return nil
 }
 
@@ -462,49 +472,198 @@ func testCodecGarbage(t *testing.T, c spi.Codec) {
 	}
 }
 
+// testCodecRelease checks what a codec that pools its encoders and decoders
+// must get right: a released one comes back with nothing of its last body
+// (writer, reader, buffered bytes, sticky error), and the values decoded
+// before a Release share memory neither with the decoder's reused buffers
+// nor with the body, which the exchange reuses too.
+func testCodecRelease(t *testing.T, c spi.Codec) {
+	// A released encoder writes no more to its old writer.
+	var first bytes.Buffer
+	enc := c.NewEncoder(&first)
+	if err := enc.Encode("first body"); err != nil {
+		t.Fatal(err)
+	}
+	spi.Release(enc)
+	written := bytes.Clone(first.Bytes())
+	for i := range 4 {
+		want := fmt.Sprintf("body %d after a release", i)
+		var buf bytes.Buffer
+		enc := c.NewEncoder(&buf)
+		if err := enc.Encode(want); err != nil {
+			t.Fatalf("Encode with a reused encoder: %v", err)
+		}
+		spi.Release(enc)
+		var got string
+		if err := decodeInto(c, buf.Bytes(), &got); err != nil || got != want {
+			t.Fatalf("encoded by a reused encoder, read back as %q, %v; want %q", got, err, want)
+		}
+	}
+	if !bytes.Equal(first.Bytes(), written) {
+		t.Fatalf("a released encoder wrote to its old writer: % x, was % x", first.Bytes(), written)
+	}
+	// An encoder released after a failed Encode comes back working.
+	failed := c.NewEncoder(io.Discard)
+	if err := failed.Encode(make(chan int)); err == nil {
+		t.Fatal("Encode(chan int): nil error")
+	}
+	spi.Release(failed)
+	if _, err := encode(c, "after a failed encode"); err != nil {
+		t.Fatalf("Encode after a failed encoder was released: %v", err)
+	}
+
+	// Values decoded before a Release stay as they were while the decoder
+	// (likely the same pooled one) reads other bodies and the first body's
+	// bytes are overwritten.
+	shapes := func(tag string) []any {
+		vs := []any{
+			strings.Repeat(tag, 40),
+			[]byte(strings.Repeat(tag, 30)),
+			map[string]string{tag + "-key": strings.Repeat(tag, 20)},
+			strings.Repeat(tag, 50), // read into *any
+		}
+		generic := map[string]any{"s": strings.Repeat(tag, 20), "a": []any{strings.Repeat(tag, 10), true}}
+		if _, err := encode(c, generic); err == nil {
+			vs = append(vs, generic)
+		}
+		person := CodecPerson{Name: strings.Repeat(tag, 10), Tags: []string{tag}, Attrs: map[string]string{tag: tag}, Photo: []byte(tag)}
+		if _, err := encode(c, person); err == nil {
+			vs = append(vs, person)
+		}
+		return vs
+	}
+	targets := func(vs []any) []any {
+		ptrs := make([]any, len(vs))
+		for i, v := range vs {
+			if i >= 3 { // generic values
+				ptrs[i] = new(any)
+				continue
+			}
+			ptrs[i] = reflect.New(reflect.TypeOf(v)).Interface()
+		}
+		return ptrs
+	}
+	alpha := shapes("a")
+	body, err := encode(c, alpha...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := targets(alpha)
+	if err := decodeInto(c, body, kept...); err != nil {
+		t.Fatal(err)
+	}
+	before, err := normalJSON(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range body {
+		body[i] = 0xff
+	}
+	bravo := shapes("b")
+	other, err := encode(c, bravo...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		ptrs := targets(bravo)
+		if err := decodeInto(c, other, ptrs...); err != nil {
+			t.Fatalf("a reused decoder: %v", err)
+		}
+		for i, p := range ptrs {
+			if i < 3 && !reflect.DeepEqual(reflect.ValueOf(p).Elem().Interface(), bravo[i]) {
+				t.Fatalf("a reused decoder read %#v as %#v", bravo[i], reflect.ValueOf(p).Elem().Interface())
+			}
+		}
+	}
+	if after, err := normalJSON(kept); err != nil || !reflect.DeepEqual(after, before) {
+		t.Fatalf("values decoded before a Release changed when the decoder was reused and the body overwritten:\n now %v (%v)\nwas %v", after, err, before)
+	}
+
+	// A decoder released halfway through a body, or after an error, comes
+	// back reading its new body from the start, with no error.
+	three, err := encode(c, "one", "two", "three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := c.NewDecoder(bytes.NewReader(three))
+	var s string
+	if err := half.Decode(&s); err != nil || s != "one" {
+		t.Fatalf("first of three values: %q, %v", s, err)
+	}
+	spi.Release(half)
+	if err := decodeInto(c, three[:1], &s, &s); err == nil {
+		t.Fatalf("two values from a 1-byte body: nil error")
+	}
+	for range 4 {
+		var a, b, c3 string
+		if err := decodeInto(c, three, &a, &b, &c3); err != nil || a != "one" || b != "two" || c3 != "three" {
+			t.Fatalf("after a decoder released halfway and one released after an error: read %q %q %q, %v", a, b, c3, err)
+		}
+	}
+}
+
 // BenchmarkCodec measures c on a typical small request body, as the exchange
 // writes and reads it: service key, method, attachments {"timeout": "1000"},
 // one argument (a 100-byte string). "encode" makes a new encoder per body
 // into a reused buffer; "decode" a new decoder per body over a
-// *bytes.Reader, reading into typed values. Both report bytes of body.
+// *bytes.Reader, reading into typed values. "released" releases each one
+// after its body, as the exchange does (a pooling codec reuses it);
+// "unreleased" does not (a new one per body), so the two show what pooling
+// saves. The values are boxed once, outside the loop, so allocations are
+// the codec's own. Both report bytes of body.
 func BenchmarkCodec(b *testing.B, c spi.Codec) {
 	arg := string(bytes.Repeat([]byte("a"), 100))
 	att := map[string]string{"timeout": "1000"}
-	body, err := encode(c, "demo.Echo", "Echo", att, 1, arg)
+	values := []any{"demo.Echo", "Echo", att, 1, arg}
+	body, err := encode(c, values...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("encode", func(b *testing.B) {
-		var buf bytes.Buffer
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			buf.Reset()
-			enc := c.NewEncoder(&buf)
-			for _, v := range []any{"demo.Echo", "Echo", att, 1, arg} {
-				if err := enc.Encode(v); err != nil {
-					b.Fatal(err)
+	for _, release := range []bool{true, false} {
+		variant := "released"
+		if !release {
+			variant = "unreleased"
+		}
+		b.Run("encode/"+variant, func(b *testing.B) {
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				enc := c.NewEncoder(&buf)
+				for _, v := range values {
+					if err := enc.Encode(v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if release {
+					spi.Release(enc)
 				}
 			}
-		}
-	})
-	b.Run("decode", func(b *testing.B) {
-		r := bytes.NewReader(body)
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			r.Reset(body)
-			dec := c.NewDecoder(r)
+		})
+		b.Run("decode/"+variant, func(b *testing.B) {
 			var (
+				r              bytes.Reader
 				svc, method, a string
 				m              map[string]string
 				n              int
 			)
-			for _, p := range []any{&svc, &method, &m, &n, &a} {
-				if err := dec.Decode(p); err != nil {
-					b.Fatal(err)
+			ptrs := []any{&svc, &method, &m, &n, &a}
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(body)
+				m = nil // a new map per body, as the exchange reads attachments
+				dec := c.NewDecoder(&r)
+				for _, p := range ptrs {
+					if err := dec.Decode(p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if release {
+					spi.Release(dec)
 				}
 			}
-		}
-	})
+		})
+	}
 }

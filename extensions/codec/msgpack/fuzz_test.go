@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
 )
 
 // FuzzDecode: any body decodes into the exchange's targets with an error or
-// a value, never a panic, a hang or a huge allocation.
+// a value, never a panic, a hang or a huge allocation; the released decoder
+// then comes back from the pool reading a valid body right.
 //
 //	go test -fuzz=FuzzDecode -fuzztime=60s ./extensions/codec/msgpack
 func FuzzDecode(f *testing.F) {
@@ -20,7 +22,8 @@ func FuzzDecode(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	f.Add(body.Bytes())
+	valid := body.Bytes()
+	f.Add(valid)
 	f.Add([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0x91, 0x91, 0x91, 0xc0})
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -36,5 +39,11 @@ func FuzzDecode(f *testing.F) {
 		for _, p := range []any{&s, &m, &n, &v, &b, &per} {
 			_ = dec.Decode(p)
 		}
+		spi.Release(dec)
+		dec = msgpack.Codec{}.NewDecoder(bytes.NewReader(valid))
+		if err := dec.Decode(&s); err != nil || s != "demo.Echo" {
+			t.Fatalf("after a released decoder read % x: %q, %v", in, s, err)
+		}
+		spi.Release(dec)
 	})
 }

@@ -5,49 +5,82 @@ import (
 	"io"
 )
 
-// seekLenReader is what bytes.Reader and strings.Reader offer: the decoder
-// can look at the rest of the body and come back.
-type seekLenReader interface {
+// bodyReader is what bytes.Reader and strings.Reader offer: the decoder can
+// look at the rest of the body in place (WriteTo hands it over without a
+// copy) and come back.
+type bodyReader interface {
 	io.ReadSeeker
 	io.ByteReader
+	io.WriterTo
 	Len() int
 }
 
-// checkLengths walks the MessagePack tokens left in r and returns an error
-// for a declared string, binary, extension or container length larger than
-// the bytes left — msgpack allocates a []byte target of the declared length
-// before reading it, so six hostile bytes could cost 4 GiB — and for
-// containers nested deeper than MaxDepth, which msgpack decodes recursively
-// into any-typed fields (a stack overflow is fatal, not a panic). It leaves
-// r where it found it; the decoder reports a byte that is no MessagePack
-// code. The walk is iterative: O(tokens),
-// no allocation below 16 levels of nesting.
-func checkLengths(r seekLenReader) error {
+// lengthCheck walks a body handed over by a bodyReader's WriteTo. It lives in
+// the pooled Decoder, so passing it as an io.Writer allocates nothing.
+type lengthCheck struct{ err error }
+
+// Write walks p (see checkLengths) and records the verdict. It takes all of
+// p and retains none of it.
+func (c *lengthCheck) Write(p []byte) (int, error) {
+	c.err = walkLengths(p)
+	return len(p), nil
+}
+
+// WriteString is Write for strings.Reader, which hands over its string.
+func (c *lengthCheck) WriteString(s string) (int, error) {
+	c.err = walkLengths(s)
+	return len(s), nil
+}
+
+// checkLengths reports, for the MessagePack tokens left in r, a declared
+// string, binary, extension or container length larger than the bytes left —
+// msgpack allocates a []byte target of the declared length before reading
+// it, so six hostile bytes could cost 4 GiB — or containers nested deeper
+// than MaxDepth, which msgpack decodes recursively into any-typed fields (a
+// stack overflow is fatal, not a panic). It leaves r where it found it.
+//
+// The walk reads the body in place through r.WriteTo, not byte by byte
+// through r: on a 130-byte request body that is the difference between
+// ~200 ns and ~40 ns per decoder (BenchmarkCheckLengths).
+func checkLengths(r bodyReader, c *lengthCheck) error {
 	start, err := r.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return nil // cannot come back: leave the checks to the decoder
 	}
-	defer r.Seek(start, io.SeekStart)
-	// word reads a big-endian unsigned integer of size bytes (byte by byte:
-	// a buffer passed to r would escape to the heap).
+	c.err = nil
+	if _, err := r.WriteTo(c); err != nil {
+		c.err = nil // a reader that would not hand its bytes over: no verdict
+	}
+	if _, err := r.Seek(start, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind after the length check: %w", err)
+	}
+	err, c.err = c.err, nil
+	return err
+}
+
+// walkLengths is checkLengths on the bytes themselves. The walk is
+// iterative: O(tokens), no allocation below 16 levels of nesting. A byte
+// that is no MessagePack code or a truncated header ends the walk without a
+// verdict: the decoder reports them where they are.
+func walkLengths[B []byte | string](b B) error {
+	i := 0
+	// word reads a big-endian unsigned integer of size bytes at i.
 	word := func(size int) (int64, bool) {
-		var n int64
-		for range size {
-			c, err := r.ReadByte()
-			if err != nil {
-				return 0, false
-			}
-			n = n<<8 | int64(c)
+		if len(b)-i < size {
+			return 0, false
 		}
+		var n int64
+		for k := range size {
+			n = n<<8 | int64(b[i+k])
+		}
+		i += size
 		return n, true
 	}
 	var open [16]int64
 	nest := open[:0] // items left in each open container, innermost last
-	for {
-		c, err := r.ReadByte()
-		if err != nil {
-			return nil // end of the body
-		}
+	for i < len(b) {
+		c := b[i]
+		i++
 		var (
 			skip  int64 // bytes that follow the header
 			items int64 // container entries that follow (each at least a byte)
@@ -92,10 +125,10 @@ func checkLengths(r seekLenReader) error {
 			items *= 2
 		default: // 0xc1: never used; the decoder reports it, the walk goes on
 		}
-		left := int64(r.Len())
 		if !ok {
 			return nil // truncated header: the decoder reports it
 		}
+		left := int64(len(b) - i)
 		if skip > left || items > left {
 			return fmt.Errorf("declared length %d at code 0x%02x exceeds the %d bytes left", max(skip, items), c, left)
 		}
@@ -111,10 +144,7 @@ func checkLengths(r seekLenReader) error {
 		for len(nest) > 0 && nest[len(nest)-1] == 0 {
 			nest = nest[:len(nest)-1]
 		}
-		if skip > 0 {
-			if _, err := r.Seek(skip, io.SeekCurrent); err != nil {
-				return nil
-			}
-		}
+		i += int(skip)
 	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -33,8 +34,24 @@ func (Codec) ID() uint8 { return ID }
 
 // NewEncoder returns an encoder writing MessagePack values to w. A w that is
 // an io.ByteWriter (bytes.Buffer, bufio.Writer) is written directly.
+//
+// The encoder comes from a pool; its Release returns it there (see
+// spi.Releaser). One that is never released is garbage collected.
 func (Codec) NewEncoder(w io.Writer) spi.Encoder {
-	e := vm.NewEncoder(w)
+	e := encoders.Get().(*Encoder)
+	e.e.ResetWriter(w) // keeps the struct tag and compact ints set in newEncoder
+	e.released = false
+	return e
+}
+
+// encoders pools Encoders with their msgpack encoder: a new one per body
+// cost 3 allocations (128 B) and ~180 ns, against ~50 ns in all for
+// NewEncoder, one Encode of a 100-byte string and Release from the pool
+// (BenchmarkEncoder: released against unreleased).
+var encoders = sync.Pool{New: func() any { return newEncoder() }}
+
+func newEncoder() *Encoder {
+	e := vm.NewEncoder(nil)
 	e.SetCustomStructTag("json")
 	e.UseCompactInts(true)
 	return &Encoder{e: e}
@@ -47,40 +64,88 @@ func (Codec) NewEncoder(w io.Writer) spi.Encoder {
 // When r is a bytes.Reader or strings.Reader (a body in memory), the decoder
 // first checks every length the body declares against the bytes it holds;
 // the first Decode reports a length that does not fit.
+//
+// The decoder comes from a pool; its Release returns it there (see
+// spi.Releaser) when the body was in memory and at most 64 KiB, so that a
+// pooled decoder holds no large scratch buffer (fmt's printer pool has the
+// same rule). One that is never released is garbage collected.
 func (Codec) NewDecoder(r io.Reader) spi.Decoder {
-	d := &Decoder{d: vm.NewDecoder(r)}
-	if sr, ok := r.(seekLenReader); ok {
-		d.err = checkLengths(sr)
+	d := decoders.Get().(*Decoder)
+	d.d.ResetReader(r) // keeps the struct tag and loose decoding, drops the map decoder
+	d.d.SetMapDecoder(d.mapDecoder)
+	d.err, d.depth, d.reuse = nil, 0, false
+	if br, ok := r.(bodyReader); ok {
+		d.reuse = br.Len() <= maxPooledBody
+		d.err = checkLengths(br, &d.check)
 	}
+	return d
+}
+
+// maxPooledBody is the largest body whose decoder goes back to the pool:
+// msgpack's scratch buffer grows to the longest string read.
+const maxPooledBody = 64 << 10
+
+// decoders pools Decoders with their msgpack decoder, map decoder and
+// scratch buffer: a new one per body cost 4 allocations (336 B) and ~400 ns
+// (BenchmarkDecoder: released against unreleased; decoding a 100-byte string
+// is then one allocation, the string).
+var decoders = sync.Pool{New: func() any { return newDecoder() }}
+
+func newDecoder() *Decoder {
+	d := &Decoder{d: vm.NewDecoder(nil)}
 	d.d.SetCustomStructTag("json")
 	d.d.UseLooseInterfaceDecoding(true)
-	d.d.SetMapDecoder(d.decodeMap)
+	d.mapDecoder = d.decodeMap // bound once: a method value allocates
 	return d
 }
 
 // Encoder writes MessagePack values.
-type Encoder struct{ e *vm.Encoder }
+type Encoder struct {
+	e        *vm.Encoder
+	released bool
+}
 
 // Encode writes v. A value msgpack cannot encode (a channel, a func) is an
-// *spi.Error of status SERIALIZATION_ERROR naming its type.
+// *spi.Error of status SERIALIZATION_ERROR naming its type; so is an Encode
+// after Release.
 func (e *Encoder) Encode(v any) error {
+	if e.released {
+		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
+	}
 	if err := e.e.Encode(v); err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 	}
 	return nil
 }
 
+// Release returns e to the pool, dropping its writer; e must not be used
+// again (an Encode after Release fails). A second Release does nothing.
+func (e *Encoder) Release() {
+	if e.released {
+		return
+	}
+	e.released = true
+	e.e.ResetWriter(nil)
+	encoders.Put(e)
+}
+
 // Decoder reads MessagePack values.
 type Decoder struct {
-	d     *vm.Decoder
-	err   error // sticky: checkLengths' verdict, or the first failed Decode
-	depth int   // nesting of maps and arrays being read generically
+	d          *vm.Decoder
+	mapDecoder func(*vm.Decoder) (any, error) // d.decodeMap
+	check      lengthCheck
+	err        error // sticky: checkLengths' verdict, the first failed Decode, or errReleased
+	depth      int   // nesting of maps and arrays being read generically
+	reuse      bool  // the body was small and in memory: Release pools the decoder
 }
+
+var errReleased = errors.New("used after Release")
 
 // Decode reads the next value into v, a non-nil pointer. With v a *any the
 // value is generic (see the package doc). At the end of the input the error
 // wraps io.EOF. Errors are sticky: after a failed Decode the stream may be
 // out of step with its values, so every later Decode fails the same way.
+// Values decoded are the caller's: none shares memory with the decoder.
 func (d *Decoder) Decode(v any) error {
 	if d.err != nil {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
@@ -97,6 +162,20 @@ func (d *Decoder) Decode(v any) error {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, err)
 	}
 	return nil
+}
+
+// Release drops d's reader and returns d to the pool (when its body was
+// small and in memory); d must not be used again (a Decode after Release
+// fails). The values it decoded stay valid. A second Release does nothing.
+func (d *Decoder) Release() {
+	if d.err == errReleased {
+		return
+	}
+	d.err = errReleased
+	d.d.ResetReader(nil)
+	if d.reuse {
+		decoders.Put(d)
+	}
 }
 
 var errTooDeep = errors.New("nesting deeper than " + strconv.Itoa(MaxDepth))
@@ -180,7 +259,9 @@ func keyString(k any) string {
 }
 
 var (
-	_ spi.Codec   = Codec{}
-	_ spi.Encoder = (*Encoder)(nil)
-	_ spi.Decoder = (*Decoder)(nil)
+	_ spi.Codec    = Codec{}
+	_ spi.Encoder  = (*Encoder)(nil)
+	_ spi.Decoder  = (*Decoder)(nil)
+	_ spi.Releaser = (*Encoder)(nil)
+	_ spi.Releaser = (*Decoder)(nil)
 )
