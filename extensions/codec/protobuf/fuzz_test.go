@@ -8,10 +8,12 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/airnode/airnode/extensions/codec/protobuf"
+	"github.com/airnode/airnode/spi"
 )
 
 // FuzzDecode: any body decodes into the exchange's targets with an error or
-// a value, never a panic, a hang or a huge allocation.
+// a value, never a panic, a hang or a huge allocation; the released decoder
+// then comes back from the pool reading a valid body right.
 //
 //	go test -fuzz=FuzzDecode -fuzztime=60s ./extensions/codec/protobuf
 func FuzzDecode(f *testing.F) {
@@ -22,7 +24,8 @@ func FuzzDecode(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	f.Add(body.Bytes())
+	valid := body.Bytes()
+	f.Add(valid)
 	f.Add([]byte{byte(protobuf.KindString), 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{byte(protobuf.KindMessage), 3, 'a', '.', 'b', 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -40,5 +43,11 @@ func FuzzDecode(f *testing.F) {
 		for _, p := range []any{&s, &m, &n, &v, &b, &i8, &ts, &sv} {
 			_ = dec.Decode(p)
 		}
+		spi.Release(dec)
+		dec = protobuf.Codec{}.NewDecoder(bytes.NewReader(valid))
+		if err := dec.Decode(&s); err != nil || s != "demo.Echo" {
+			t.Fatalf("after a released decoder read % x: %q, %v", in, s, err)
+		}
+		spi.Release(dec)
 	})
 }
