@@ -10,5 +10,6 @@
 // URL keys: none (the codec is chosen by the "codec" key).
 //
 // The Codec is safe for concurrent use; an Encoder or Decoder is used by one
-// goroutine.
+// goroutine. Encoders and decoders are pooled: Release (spi.Releaser) hands
+// one back after its body, and the values it decoded stay the caller's.
 package json
