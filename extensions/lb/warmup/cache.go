@@ -33,6 +33,9 @@ type table struct {
 	// configured ones without reading the clock again.
 	warmAt int64
 	warm   atomic.Bool
+	// same: every configured weight of the list is the same, so once warm
+	// every effective weight is too (View.Same).
+	same bool
 }
 
 func (t *table) matches(invokers []spi.Invoker) bool {
@@ -67,6 +70,7 @@ func (c *Cache) View(invokers []spi.Invoker) View {
 		v.now = c.w.Now()
 		if v.now >= t.warmAt {
 			t.warm.Store(true)
+			v.warm = true // every uptime >= its warm-up: weights are the configured ones
 		}
 	}
 	return v
@@ -82,6 +86,7 @@ func (c *Cache) table(invokers []spi.Invoker) *table {
 		}
 		k := c.w.parse(x.URL())
 		t.invokers[i], t.keys[i] = x, k
+		t.same = i == 0 || t.same && k.weight == t.keys[0].weight
 		if k.weight > 0 && k.started > 0 && k.warmup > 0 {
 			at := int64(math.MaxInt64) // no overflow: saturate
 			if k.warmup <= math.MaxInt64-k.started {
@@ -101,6 +106,16 @@ type View struct {
 	warm     bool   // every provider of t is warm
 	t        *table // nil: not cached
 	invokers []spi.Invoker
+}
+
+// Same reports, without computing any weight, that every invoker of the
+// view is warm and has the same weight w: true only for a cached list
+// whose configured weights are equal and all of whose providers are warm.
+func (v View) Same() (w int64, ok bool) {
+	if v.t == nil || !v.warm || !v.t.same || len(v.t.keys) == 0 {
+		return 0, false
+	}
+	return v.t.keys[0].weight, true
 }
 
 // Weight returns the effective weight of invokers[i] (see Weigher.Weight).

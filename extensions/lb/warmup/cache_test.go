@@ -146,3 +146,47 @@ func TestCacheWarmListStopsReadingTheClock(t *testing.T) {
 		t.Fatalf("weights of a new list %s", got)
 	}
 }
+
+// TestViewSame checks that View.Same holds exactly when every provider of
+// a cached list is warm with one weight, and then agrees with Weight.
+func TestViewSame(t *testing.T) {
+	w, c, _ := newWeigher(epoch)
+	cache := warmup.NewCache(w)
+	warming := "timestamp=" + ms(epoch.Add(-time.Minute)) // warm after 10 min
+	for _, tc := range []struct {
+		name   string
+		params []string
+		want   bool
+		weight int64
+	}{
+		{"default weights", []string{"", "", ""}, true, warmup.DefaultWeight},
+		{"equal weights", []string{"weight=7", "weight=7"}, true, 7},
+		{"all weight 0", []string{"weight=0", "weight=0"}, true, 0},
+		{"one", []string{"weight=3"}, true, 3},
+		{"different weights", []string{"weight=7", "weight=8"}, false, 0},
+		{"one warming", []string{"", warming}, false, 0},
+	} {
+		l := stubs(tc.params...)
+		v := cache.View(l)
+		wt, ok := v.Same()
+		if ok != tc.want || wt != tc.weight {
+			t.Errorf("%s: Same() = %d, %v; want %d, %v", tc.name, wt, ok, tc.weight, tc.want)
+		}
+		for i := range l {
+			if ok && v.Weight(i) != wt {
+				t.Errorf("%s: Same() = %d but Weight(%d) = %d", tc.name, wt, i, v.Weight(i))
+			}
+		}
+	}
+	l := stubs("", "timestamp="+ms(epoch.Add(-time.Minute)))
+	if _, ok := cache.View(l).Same(); ok {
+		t.Fatal("warming list: Same")
+	}
+	c.add(10 * time.Minute)
+	if wt, ok := cache.View(l).Same(); !ok || wt != warmup.DefaultWeight {
+		t.Fatalf("once warm: Same() = %d, %v", wt, ok)
+	}
+	if _, ok := (warmup.View{}).Same(); ok {
+		t.Fatal("zero View: Same")
+	}
+}
