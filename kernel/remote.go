@@ -33,6 +33,7 @@ type remoteInvoker struct {
 	stats   spi.Stats
 	methods sync.Map // method name -> *callConf or error
 	base    *callConf
+	uniform bool   // no method-level codec or timeout: every method's settings are base
 	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
 }
@@ -54,7 +55,8 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	if err != nil {
 		return nil, fmt.Errorf("kernel: provider %s: %w", addr, err)
 	}
-	r := &remoteInvoker{url: u, cat: cat, pool: pool, base: st.base}
+	r := &remoteInvoker{url: u, cat: cat, pool: pool, base: st.base,
+		uniform: !perMethod(u, cat.Codec.Key(), "timeout")}
 	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
 		r.token = t
 	}
@@ -219,6 +221,9 @@ func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, 
 
 // conf returns the call settings of method, resolved on first use.
 func (r *remoteInvoker) conf(method string) (*callConf, error) {
+	if r.uniform {
+		return r.base, nil // what resolveCall would find (saves a 20 ns sync.Map load)
+	}
 	if v, ok := r.methods.Load(method); ok {
 		if c, ok := v.(*callConf); ok {
 			return c, nil
@@ -249,12 +254,20 @@ func (r *remoteInvoker) URL() spi.URL { return r.url }
 // ready connection (still connecting, reconnecting) fails fast with
 // CHANNEL_INACTIVE, never waiting for a connection.
 func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
-	start := time.Now()
+	start := time.Since(clockBase)
 	r.stats.Begin()
 	res := r.invoke(ctx, inv)
-	r.stats.End(time.Since(start), res.Err == nil)
+	end := time.Since(clockBase)
+	r.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
 	return res
 }
+
+// clockBase anchors the remote invokers' clock: time.Since(clockBase)
+// reads only the monotonic clock, about half the cost of time.Now (31 vs
+// 58 ns here), and clockBase.Add of it is a time with a monotonic reading
+// for Stats' window, so that a call reads the clock twice instead of three
+// times.
+var clockBase = time.Now()
 
 func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	cc, err := r.conf(inv.Method)

@@ -48,6 +48,17 @@ func (s *Stats) Begin() { s.active.Add(1) }
 // End records the end of a call that took elapsed; ok says whether it
 // succeeded. Only successful calls enter the response-time window.
 func (s *Stats) End(elapsed time.Duration, ok bool) {
+	var now time.Time
+	if ok {
+		now = time.Now()
+	}
+	s.EndAt(now, elapsed, ok)
+}
+
+// EndAt is End for a call that ended at now (a time with a monotonic
+// reading), for a caller that has just read the clock to measure elapsed
+// and so spares End reading it again; now is not read when ok is false.
+func (s *Stats) EndAt(now time.Time, elapsed time.Duration, ok bool) {
 	s.active.Add(-1)
 	s.total.Add(1)
 	s.elapsed.Add(int64(elapsed))
@@ -55,7 +66,6 @@ func (s *Stats) End(elapsed time.Duration, ok bool) {
 		s.failed.Add(1)
 		return
 	}
-	now := time.Now()
 	s.mu.Lock()
 	s.rotate(now)
 	s.cur.n++
