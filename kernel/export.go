@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,7 +233,18 @@ const keyConnectionConcurrency = "connection.concurrency"
 
 // service is one exported service on a server.
 type service interface {
-	serve(ctx context.Context, req *exchange.Request) spi.Result
+	// serve serves req with pc's context, invocation and argument room.
+	serve(pc *providerCall, req *exchange.Request) spi.Result
+}
+
+// providerCall is what one provider call allocates: its context, its
+// invocation and room for two arguments, in one allocation instead of
+// three or four (BenchmarkProviderServe). Nothing is pooled: the method may
+// keep its context, and filters their invocation, as long as they like.
+type providerCall struct {
+	ctx  callCtx
+	inv  spi.Invocation
+	args [2]any
 }
 
 // exportedService decodes a request's arguments (into the method's
@@ -257,14 +269,14 @@ func (n *Node) newService(pu spi.URL, mt *methodTable, inv spi.Invoker) (service
 	return s, nil
 }
 
-func (s *exportedService) serve(ctx context.Context, req *exchange.Request) spi.Result {
+func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Result {
 	var args []any
 	if s.table != nil {
 		m, err := s.table.lookup(s.key, req.Method)
 		if err != nil {
 			return spi.Result{Err: err}
 		}
-		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args); err != nil {
+		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:]); err != nil {
 			return spi.Result{Err: err}
 		}
 	} else {
@@ -275,19 +287,43 @@ func (s *exportedService) serve(ctx context.Context, req *exchange.Request) spi.
 		if req.NumArgs < 0 || req.NumArgs > 1<<16 {
 			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s: %d arguments", s.key, req.Method, req.NumArgs)}
 		}
-		args = make([]any, req.NumArgs)
+		if args = pc.args[:]; req.NumArgs > len(args) {
+			args = make([]any, req.NumArgs)
+		}
+		args = args[:req.NumArgs]
 		for i := range args {
 			if err := req.Args.Decode(&args[i]); err != nil {
 				return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", s.key, req.Method, i, err)}
 			}
 		}
 	}
-	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments}
-	if req.Remote != "" {
-		inv.SetAttachment(spi.AttachmentRemote, req.Remote)
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments}
+	if req.Remote == "" {
+		return s.invoker.Invoke(&pc.ctx, &pc.inv)
 	}
-	return s.invoker.Invoke(ctx, inv)
+	if pc.inv.Attachments != nil {
+		pc.inv.Attachments[spi.AttachmentRemote] = req.Remote
+		return s.invoker.Invoke(&pc.ctx, &pc.inv)
+	}
+	// Most calls arrive without attachments: the map that carries
+	// "remote" is pooled (BenchmarkProviderServe: 2 allocations, 336 B
+	// per call otherwise). Nobody keeps an invocation, or its map, after
+	// its call returns (spi.Invocation); a result that carries the map
+	// itself keeps it.
+	m := attachmentMaps.Get().(map[string]string)
+	m[spi.AttachmentRemote] = req.Remote
+	pc.inv.Attachments = m
+	res := s.invoker.Invoke(&pc.ctx, &pc.inv)
+	if res.Attachments == nil || reflect.ValueOf(res.Attachments).UnsafePointer() != reflect.ValueOf(m).UnsafePointer() {
+		clear(m)
+		attachmentMaps.Put(m)
+	}
+	return res
 }
+
+// attachmentMaps pools the attachment maps of calls that arrive without
+// attachments (exportedService.serve).
+var attachmentMaps = sync.Pool{New: func() any { return make(map[string]string, 4) }}
 
 // localInvoker calls a Go value's methods through its method table.
 type localInvoker struct {
@@ -483,9 +519,9 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.
-	cc := &callCtx{Context: ctx, s: s}
-	res := svc.serve(cc, req)
-	cc.release()
+	pc := &providerCall{ctx: callCtx{Context: ctx, s: s}}
+	res := svc.serve(pc, req)
+	pc.ctx.release()
 	if res.Err != nil && s.abandoning.Load() {
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
 			Message: fmt.Sprintf("provider %s:%d shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (%v)",
@@ -498,8 +534,9 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 // request context, also cancelled (cause errAbandoned) when the server
 // abandons its calls at the drain deadline. Like the exchange's own request
 // context it is lazy: the link to the server is only made when the call
-// first asks for Done, so a call that never waits costs one small
-// allocation and no registration on the server's shared context.
+// first asks for Done, so a call that never waits costs no allocation of
+// its own (it is part of providerCall) and no registration on the server's
+// shared context.
 type callCtx struct {
 	context.Context // the exchange's request context
 	s               *server

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,14 +94,14 @@ func TestMethodTable(t *testing.T) {
 func TestMethodDecodeArgs(t *testing.T) {
 	mt, _ := newMethodTable(calc{})
 	m, _ := mt.lookup("calc", "Add")
-	args, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, 2}})
+	args, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, 2}}, nil)
 	if err != nil || !reflect.DeepEqual(args, []any{1, 2}) {
 		t.Fatalf("decodeArgs = %v, %v", args, err)
 	}
-	if _, err := m.decodeArgs("calc", 1, &sliceDecoder{vals: []any{1}}); spi.StatusOf(err) != spi.StatusBadRequest {
+	if _, err := m.decodeArgs("calc", 1, &sliceDecoder{vals: []any{1}}, nil); spi.StatusOf(err) != spi.StatusBadRequest {
 		t.Fatalf("wrong count: %v", err)
 	}
-	if _, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, "x"}}); spi.StatusOf(err) != spi.StatusBadRequest {
+	if _, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, "x"}}, nil); spi.StatusOf(err) != spi.StatusBadRequest {
 		t.Fatalf("wrong type: %v", err)
 	}
 }
@@ -111,5 +112,203 @@ func TestMethodTableRejects(t *testing.T) {
 	}
 	if _, err := newMethodTable(struct{}{}); err == nil {
 		t.Fatal("no methods accepted")
+	}
+}
+
+// shapes has methods of every direct shape and a few that stay reflective.
+type shapes struct{ calls int }
+
+type shapeRec struct {
+	Name string
+	N    int
+}
+
+type namedBytes []byte
+
+func (s *shapes) E0(ctx context.Context) error { s.calls++; return nil }
+func (s *shapes) R0(ctx context.Context) (*shapeRec, error) {
+	s.calls++
+	return &shapeRec{Name: "r0"}, nil
+}
+func (s *shapes) N0() (string, error)                         { return "n0", nil }
+func (s *shapes) Nil0(ctx context.Context) (*shapeRec, error) { return nil, nil }
+func (s *shapes) Any1(ctx context.Context, v any) (any, error) {
+	if v == "fail" {
+		return nil, errors.New("failed")
+	}
+	if v == "panic" {
+		panic("boom")
+	}
+	return v, nil
+}
+func (s *shapes) Ptr1(ctx context.Context, r *shapeRec) (*shapeRec, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return &shapeRec{Name: r.Name + "!", N: r.N + 1}, nil
+}
+func (s *shapes) Str1(v string) (string, error)                { return v + v, nil }
+func (s *shapes) Int1(ctx context.Context, v int) (int, error) { return v * 2, nil }
+func (s *shapes) I641(ctx context.Context, v int64) (int64, error) {
+	return v - 1, nil
+}
+func (s *shapes) Bool1(ctx context.Context, v bool) (bool, error) { return !v, nil }
+func (s *shapes) Bytes1(ctx context.Context, v []byte) ([]byte, error) {
+	return append([]byte("b:"), v...), nil
+}
+func (s *shapes) Map1(ctx context.Context, v map[string]any) (map[string]any, error) {
+	return map[string]any{"n": len(v)}, nil
+}
+func (s *shapes) Slice1(ctx context.Context, v []any) ([]any, error) { return append(v, "x"), nil }
+func (s *shapes) Flt1(ctx context.Context, v float64) error {
+	if v < 0 {
+		return spi.Errorf(spi.StatusBadRequest, "negative %v", v)
+	}
+	return nil
+}
+func (s *shapes) Ctxless1(v int) error { return nil }
+func (s *shapes) Two(ctx context.Context, a string, b int) (string, error) {
+	return strings.Repeat(a, b), nil
+}
+func (s *shapes) TwoPtr(ctx context.Context, r *shapeRec, b any) (*shapeRec, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return &shapeRec{Name: fmt.Sprint(r.Name, b), N: r.N}, nil
+}
+func (s *shapes) TwoErr(ctx context.Context, a any, b string) error { return nil }
+func (s *shapes) TwoMixed(ctx context.Context, a int, b float64) (int, error) {
+	return a + int(b), nil
+}
+
+// Reflective shapes.
+func (s *shapes) Struct(ctx context.Context, r shapeRec) (shapeRec, error) {
+	r.N++
+	return r, nil
+}
+func (s *shapes) Three(ctx context.Context, a, b, c int) (int, error) { return a + b + c, nil }
+func (s *shapes) Small(ctx context.Context, v uint8) (uint8, error)   { return v + 1, nil }
+func (s *shapes) Named(ctx context.Context, v namedBytes) (namedBytes, error) {
+	return v, nil
+}
+func (s *shapes) CtxlessTwo(a, b int) (int, error)                       { return a - b, nil }
+func (s *shapes) TwoBytes(ctx context.Context, a, b []byte) (int, error) { return len(a) + len(b), nil }
+func (s *shapes) Iface(ctx context.Context, v fmt.Stringer) (string, error) {
+	return v.String(), nil
+}
+
+// reflectiveTable is newMethodTable(impl) with every method called by
+// reflection, the reference the direct calls are held to.
+func reflectiveTable(t *testing.T, impl any) *methodTable {
+	t.Helper()
+	mt, err := newMethodTable(impl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mt.methods {
+		m.direct = nil
+	}
+	return mt
+}
+
+func TestMethodDirectShapes(t *testing.T) {
+	s := &shapes{}
+	mt, err := newMethodTable(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := reflectiveTable(t, s)
+	reflective := map[string]bool{"N0": true, "Str1": true, "Ctxless1": true, "CtxlessTwo": true, "TwoMixed": true,
+		"Struct": true, "Three": true, "Small": true, "Named": true, "TwoBytes": true, "Iface": true}
+	for _, name := range mt.names {
+		if direct := mt.methods[name].direct != nil; direct == reflective[name] {
+			t.Errorf("%s: direct = %v, want %v", name, direct, !reflective[name])
+		}
+	}
+	rec := &shapeRec{Name: "a", N: 4}
+	calls := []struct {
+		method string
+		args   []any
+	}{
+		{"E0", nil}, {"R0", nil}, {"N0", nil}, {"Nil0", nil},
+		{"Any1", []any{"v"}}, {"Any1", []any{nil}}, {"Any1", []any{map[string]any{"k": 1.5}}}, {"Any1", []any{"fail"}}, {"Any1", []any{"panic"}},
+		{"Ptr1", []any{rec}}, {"Ptr1", []any{nil}}, {"Ptr1", []any{(*shapeRec)(nil)}}, {"Ptr1", []any{shapeRec{}}}, {"Ptr1", []any{"x"}},
+		{"Str1", []any{"ab"}}, {"Str1", []any{nil}}, {"Str1", []any{1}},
+		{"Int1", []any{21}}, {"Int1", []any{int64(21)}}, {"Int1", []any{21.9}}, {"Int1", []any{uint8(3)}}, {"Int1", []any{nil}}, {"Int1", []any{"21"}},
+		{"I641", []any{int64(5)}}, {"I641", []any{5}},
+		{"Bool1", []any{true}}, {"Bool1", []any{1}},
+		{"Bytes1", []any{[]byte("x")}}, {"Bytes1", []any{namedBytes("y")}}, {"Bytes1", []any{nil}}, {"Bytes1", []any{"z"}},
+		{"Map1", []any{map[string]any{"a": 1}}}, {"Map1", []any{nil}}, {"Map1", []any{map[string]int{}}},
+		{"Slice1", []any{[]any{1}}}, {"Slice1", []any{nil}},
+		{"Flt1", []any{1.5}}, {"Flt1", []any{-2.0}}, {"Flt1", []any{int64(-2)}},
+		{"Ctxless1", []any{3}},
+		{"Two", []any{"ab", 3}}, {"Two", []any{"ab", int64(2)}}, {"Two", []any{nil, nil}}, {"Two", []any{"a"}},
+		{"TwoPtr", []any{rec, true}}, {"TwoPtr", []any{nil, true}}, {"TwoPtr", []any{rec, nil}}, {"TwoPtr", []any{*rec, 1}},
+		{"TwoErr", []any{"x", "y"}}, {"TwoErr", []any{nil, nil}}, {"TwoErr", []any{1, 2}}, {"TwoMixed", []any{1, 2.5}},
+		{"Struct", []any{shapeRec{Name: "s"}}}, {"Three", []any{1, 2, 3}}, {"Small", []any{uint8(1)}}, {"Small", []any{1}},
+		{"Named", []any{namedBytes("n")}}, {"Named", []any{[]byte("n")}}, {"CtxlessTwo", []any{5, 3}}, {"TwoBytes", []any{[]byte("a"), nil}},
+	}
+	ctx := context.Background()
+	for _, c := range calls {
+		m, _ := mt.lookup("shapes", c.method)
+		r, _ := ref.lookup("shapes", c.method)
+		got := m.call(ctx, "shapes", c.args)
+		want := r.call(ctx, "shapes", c.args)
+		if !reflect.DeepEqual(got.Value, want.Value) || reflect.TypeOf(got.Value) != reflect.TypeOf(want.Value) ||
+			fmt.Sprint(got.Err) != fmt.Sprint(want.Err) || spi.StatusOf(got.Err) != spi.StatusOf(want.Err) {
+			t.Errorf("%s%v: direct = %#v, %v; reflective = %#v, %v", c.method, c.args, got.Value, got.Err, want.Value, want.Err)
+		}
+	}
+	// The direct calls reach the exported value itself.
+	before := s.calls
+	m, _ := mt.lookup("shapes", "E0")
+	m.call(ctx, "shapes", nil)
+	if s.calls != before+1 {
+		t.Fatalf("E0 through the direct call did not reach the exported value: calls %d -> %d", before, s.calls)
+	}
+	// A typed nil pointer result stays typed, as by reflection.
+	m, _ = mt.lookup("shapes", "Nil0")
+	if v := m.call(ctx, "shapes", nil).Value; reflect.TypeOf(v) != reflect.TypeFor[*shapeRec]() || v.(*shapeRec) != nil {
+		t.Fatalf("Nil0 = %#v, want (*shapeRec)(nil)", v)
+	}
+}
+
+// counter has value-receiver methods: a direct call works on a copy, as
+// a reflective one does.
+type counter struct{ n int }
+
+func (c counter) Get(ctx context.Context) (int, error)         { return c.n, nil }
+func (c counter) Bump(ctx context.Context, d int) (int, error) { c.n += d; return c.n, nil }
+
+func TestMethodDirectValueReceiver(t *testing.T) {
+	mt, err := newMethodTable(counter{n: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	get, _ := mt.lookup("counter", "Get")
+	bump, _ := mt.lookup("counter", "Bump")
+	if get.direct == nil || bump.direct == nil {
+		t.Fatal("value-receiver methods not called directly")
+	}
+	if r := bump.call(ctx, "counter", []any{3}); r.Value != 10 {
+		t.Fatalf("Bump(3) = %+v", r)
+	}
+	if r := get.call(ctx, "counter", nil); r.Value != 7 {
+		t.Fatalf("Get after Bump = %+v, want 7 (a value receiver works on a copy)", r)
+	}
+}
+
+func TestMethodDirectPanicAndError(t *testing.T) {
+	mt, _ := newMethodTable(&shapes{})
+	m, _ := mt.lookup("shapes", "Any1")
+	r := m.call(context.Background(), "shapes", []any{"panic"})
+	var pe *panicError
+	if spi.StatusOf(r.Err) != spi.StatusServerError || !errors.As(r.Err, &pe) || pe.value != "boom" {
+		t.Fatalf("panic = %v", r.Err)
+	}
+	m, _ = mt.lookup("shapes", "Flt1")
+	if r := m.call(context.Background(), "shapes", []any{-1.0}); spi.StatusOf(r.Err) != spi.StatusBadRequest {
+		t.Fatalf("typed error = %v, want its own status BAD_REQUEST", r.Err)
 	}
 }
