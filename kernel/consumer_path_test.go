@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -204,5 +205,54 @@ func TestMethodLevelStrategy(t *testing.T) {
 			t.Errorf("%s: %s does not use the service level's strategy", tc.query, tc.method)
 		}
 		_ = r.Close()
+	}
+}
+
+// freshFilter fails a call whose Invocation carries anything from an
+// earlier call (the reference recycles Invocations), then leaves an
+// attachment behind.
+type freshFilter struct{}
+
+func (freshFilter) Name() string { return "fresh" }
+func (freshFilter) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}}
+}
+func (freshFilter) Build(spi.URL) (spi.Filter, error) { return freshFilter{}, nil }
+func (freshFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	if inv.Attachments != nil || inv.Service != "demo.Echo" || len(inv.Args) != 1 {
+		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "stale invocation %+v", inv)}
+	}
+	inv.SetAttachment("left", "behind")
+	return next.Invoke(ctx, inv)
+}
+
+// TestInvocationIsFreshPerCall checks that a recycled Invocation reaches
+// the filters as a new one: no attachments, reply or arguments of an
+// earlier call.
+func TestInvocationIsFreshPerCall(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalogs(t)
+	if err := cat.Filter.Register(freshFilter{}, extension.Bundled); err != nil {
+		t.Fatal(err)
+	}
+	n := NewNode(cat, WithLogger(quiet))
+	defer n.Close()
+	r, err := n.Refer(ctx, spi.MustParse("airnode://127.0.0.1:1/demo.Echo?connect.timeout=50ms"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeChannels(t, r, echoChannel{})
+	for i := range 100 {
+		want := "v" + strings.Repeat("x", i%7)
+		if i%2 == 0 {
+			var reply string
+			if err := r.Call(ctx, "Echo", []any{want}, &reply); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if v, err := r.Invoke(ctx, "Echo", want); err != nil || v != want {
+			t.Fatalf("Invoke = %v, %v; want %q", v, err, want)
+		}
 	}
 }

@@ -249,14 +249,37 @@ func (r *Reference) Providers() []spi.Invoker {
 // value (maps, slices, strings, numbers). Failures are *spi.Error values
 // carrying the wire status (errors.As).
 func (r *Reference) Invoke(ctx context.Context, method string, args ...any) (any, error) {
-	res := r.invoke(ctx, &spi.Invocation{Service: r.key, Method: method, Args: args})
+	inv := newInvocation(r.key, method, args, nil)
+	res := r.invoke(ctx, inv)
+	freeInvocation(inv)
 	return res.Value, res.Err
 }
 
 // Call calls method with args and decodes the result into reply, a pointer
 // (like net/rpc's Call); reply may be nil to discard the value.
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
-	return r.invoke(ctx, &spi.Invocation{Service: r.key, Method: method, Args: args, Reply: reply}).Err
+	inv := newInvocation(r.key, method, args, reply)
+	err := r.invoke(ctx, inv).Err
+	freeInvocation(inv)
+	return err
+}
+
+// invocations recycles the Invocation of each call: the spi contract says
+// nothing below the reference retains it after the call returns (forking
+// hands each fork a copy), so it is reused, one allocation (80 B) less
+// per call (BenchmarkConsumerPath c=1: 554 -> 526 cpu-ns/op, 4 -> 3
+// allocs). Its attachments map is never reused: only the struct is.
+var invocations = sync.Pool{New: func() any { return new(spi.Invocation) }}
+
+func newInvocation(service, method string, args []any, reply any) *spi.Invocation {
+	inv := invocations.Get().(*spi.Invocation)
+	*inv = spi.Invocation{Service: service, Method: method, Args: args, Reply: reply}
+	return inv
+}
+
+func freeInvocation(inv *spi.Invocation) {
+	*inv = spi.Invocation{} // drop the references: arguments, reply, attachments
+	invocations.Put(inv)
 }
 
 // invoke runs the chain; a panic in a filter, cluster or balancer becomes
