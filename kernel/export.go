@@ -339,7 +339,9 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	start := time.Now()
+	// Monotonic clock only, as the remote invoker reads it (clockBase):
+	// two clock reads per call instead of three.
+	start := time.Since(clockBase)
 	l.stats.Begin()
 	res := m.call(ctx, inv.Service, inv.Args)
 	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -349,7 +351,8 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 		res.Err = &spi.Error{Status: spi.StatusServerTimeout,
 			Message: fmt.Sprintf("%s.%s did not finish before the consumer's deadline", inv.Service, inv.Method), Cause: res.Err}
 	}
-	l.stats.End(time.Since(start), res.Err == nil)
+	end := time.Since(clockBase)
+	l.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
 	return res
 }
 
