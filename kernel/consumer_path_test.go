@@ -256,3 +256,30 @@ func TestInvocationIsFreshPerCall(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerPathAllocatesNothing checks that a successful call from a
+// reference down to the channel allocates nothing of its own once warm:
+// no Invocation (recycled), filter closure, failover tried-set, balancer
+// weight table or result wrapping. Arguments and reply are the caller's,
+// made once here.
+func TestConsumerPathAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	r, err := n.Refer(ctx, spi.MustParse("airnode://127.0.0.1:1,127.0.0.1:2/demo.Echo?connect.timeout=50ms"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeChannels(t, r, echoChannel{})
+	args := []any{"x"}
+	var reply string
+	call := func() {
+		if err := r.Call(ctx, "Echo", args, &reply); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	if a := testing.AllocsPerRun(1000, call); a != 0 {
+		t.Errorf("%v allocations per call, want 0", a)
+	}
+}
