@@ -208,13 +208,19 @@ func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() 
 // returns the write error (nil when dying).
 func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 	var spare []byte
+	var lastFrames int64
 	for {
 		select {
 		case <-w.signal:
 		case <-dying:
 			return nil
 		}
-		runtime.Gosched() // let already-runnable callers join this batch
+		if lastFrames > 1 {
+			// Callers are concurrent: let the ones already runnable join
+			// this batch. With one frame per batch (a single caller) the
+			// yield only delays the write.
+			runtime.Gosched()
+		}
 		w.mu.Lock()
 		if w.closed {
 			w.mu.Unlock()
@@ -236,6 +242,7 @@ func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
 		// stamped and counted before the write, so that whoever reads the
 		// answer to one of these frames already sees it
 		c.lastWrite.Store(time.Now().UnixNano())
+		lastFrames = frames
 		c.framesWritten.Add(frames)
 		c.writes.Add(1)
 		if _, err := s.Write(out); err != nil {
