@@ -45,6 +45,7 @@ func BenchmarkMethodCall(b *testing.B) {
 					mm.direct = nil
 				}
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					if r := mm.call(ctx, "bench", c.args); r.Err != nil {
 						b.Fatal(r.Err)

@@ -21,7 +21,8 @@ import (
 //
 //	go test -run '^$' -bench ProviderServe -benchmem ./kernel
 //
-// "nofilter" exports with filter=-default (the kernel alone); "default"
+// cpu-ns/op is the process's CPU time per call (reportCPU), steadier than
+// ns/op on a shared machine. "nofilter" exports with filter=-default (the kernel alone); "default"
 // keeps the default-activated provider filters (metrics). The arguments
 // come from a decoder that costs nothing (valueDecoder), except for the
 // "msgpack" cases, which decode a real msgpack body as the exchange does.
@@ -106,6 +107,7 @@ func BenchmarkProviderServe(b *testing.B) {
 				req := &exchange.Request{Service: c.service, Method: c.method, NumArgs: len(c.args), Args: dec,
 					Remote: "127.0.0.1:1234"}
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					dec.i = 0
 					if res := srv.Serve(ctx, req); res.Err != nil {
@@ -124,6 +126,7 @@ func BenchmarkProviderServe(b *testing.B) {
 			req := &exchange.Request{Service: demo.Interface, Method: "Echo", NumArgs: 1, Codec: codec,
 				Remote: "127.0.0.1:1234"}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				rd.Reset(body.Bytes())
 				req.Args = codec.NewDecoder(&rd)
