@@ -178,3 +178,25 @@ func BenchmarkCheckLengths(b *testing.B) {
 		}
 	})
 }
+
+// A decoder over a body larger than maxPooledBody is not pooled on Release:
+// its scratch buffer may have grown to the body's longest string.
+func TestLargeBodyDecoderIsNotPooled(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		pool bool
+	}{{100, true}, {maxPooledBody, true}, {maxPooledBody + 1, false}} {
+		body := bytes.Repeat([]byte{0xc0}, tc.size) // nils
+		d := Codec{}.NewDecoder(bytes.NewReader(body)).(*Decoder)
+		if d.reuse != tc.pool {
+			t.Errorf("%d-byte body: pooled on Release %v, want %v", tc.size, d.reuse, tc.pool)
+		}
+		d.Release()
+	}
+	// A stream's size is unknown: not pooled either.
+	d := Codec{}.NewDecoder(struct{ io.Reader }{bytes.NewReader([]byte{0xc0})}).(*Decoder)
+	if d.reuse {
+		t.Error("decoder over a plain io.Reader: pooled on Release")
+	}
+	d.Release()
+}
