@@ -100,7 +100,7 @@ func TestWorkerPool_SlowConsumerHoldsNoWorker(t *testing.T) {
 	}
 	if !waitFor(5*time.Second, func() bool {
 		chans := serverChannels(f.srv)
-		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.queued.Load() == 0
+		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.queuedLen() == 0
 	}) {
 		t.Fatalf("in flight %d", f.srv.InFlight())
 	}
