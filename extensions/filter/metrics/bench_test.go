@@ -12,6 +12,13 @@ import (
 // benchmark of a filter around it measures the filter alone.
 type nopInvoker struct{ u spi.URL }
 
+// failInvoker fails every call at once.
+type failInvoker struct{ nopInvoker }
+
+var errLate = spi.Errorf(spi.StatusServerTimeout, "late")
+
+func (failInvoker) Invoke(context.Context, *spi.Invocation) spi.Result { return spi.Result{Err: errLate} }
+
 func (n nopInvoker) URL() spi.URL                                       { return n.u }
 func (n nopInvoker) Invoke(context.Context, *spi.Invocation) spi.Result { return spi.Result{} }
 func (n nopInvoker) Available() bool                                    { return true }
@@ -20,7 +27,8 @@ func (n nopInvoker) Close() error                                       { return
 
 // BenchmarkFilter measures the metrics filter around an invoker that does
 // nothing, from one goroutine (c=1) and from GOMAXPROCS goroutines sharing
-// its series (parallel), with the call of the bare invoker as Baseline:
+// its series (parallel), and of calls that fail (failing), with the call
+// of the bare invoker as Baseline:
 //
 //	go test -run XXX -bench Filter -benchmem ./extensions/filter/metrics
 func BenchmarkFilter(b *testing.B) {
@@ -41,6 +49,13 @@ func BenchmarkFilter(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			f.Invoke(ctx, next, inv)
+		}
+	})
+	b.Run("failing", func(b *testing.B) {
+		var fail spi.Invoker = failInvoker{nopInvoker{spi.MustParse("airnode://h:1/demo.Echo")}}
+		b.ReportAllocs()
+		for b.Loop() {
+			f.Invoke(ctx, fail, inv)
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {

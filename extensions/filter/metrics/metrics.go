@@ -122,8 +122,17 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	res := next.Invoke(ctx, inv)
 	done = true
 	end := time.Since(clockBase)
-	s.end(end-start, spi.StatusOf(res.Err), end)
+	s.end(end-start, statusOf(res.Err), end)
 	return res
+}
+
+// statusOf is spi.StatusOf without its allocation (errors.As of a
+// variable that escapes) for the usual failure, an *spi.Error itself.
+func statusOf(err error) spi.Status {
+	if e, ok := err.(*spi.Error); ok {
+		return e.Status
+	}
+	return spi.StatusOf(err)
 }
 
 // seriesFor returns the series of inv's service and method on the

@@ -81,6 +81,7 @@ type series struct {
 	first    time.Duration // end of the first call, since clockBase
 	last     time.Duration // end of the latest call, since clockBase
 	byStatus map[spi.Status]int64
+	failures map[spi.Status]prometheus.Counter // this series' airnode_call_failures_total by status
 	seconds  float64  // sum of latencies in seconds, as a Prometheus histogram adds them
 	buckets  []uint64 // calls per latency bucket: buckets[i] counts bounds[i-1] < s <= bounds[i]
 }
@@ -211,16 +212,25 @@ func (s *series) end(d time.Duration, st spi.Status, at time.Duration) {
 		s.first = at
 	}
 	s.last = at
+	var failures prometheus.Counter
 	if st != spi.StatusOK {
 		s.failed++
 		if s.byStatus == nil {
 			s.byStatus = map[spi.Status]int64{}
+			s.failures = map[spi.Status]prometheus.Counter{}
 		}
 		s.byStatus[st]++
+		// The counter is looked up in the vec once per status, not per
+		// failed call (with statusOf, BenchmarkFilter failing: 443 -> 155
+		// ns, 1 -> 0 allocs).
+		if failures = s.failures[st]; failures == nil {
+			failures = s.reg.failures.WithLabelValues(string(s.key.side), s.key.service, s.key.method, st.String())
+			s.failures[st] = failures
+		}
 	}
 	s.mu.Unlock()
-	if st != spi.StatusOK {
-		s.reg.failures.WithLabelValues(string(s.key.side), s.key.service, s.key.method, st.String()).Inc()
+	if failures != nil {
+		failures.Inc()
 	}
 }
 
