@@ -17,7 +17,9 @@ type failInvoker struct{ nopInvoker }
 
 var errLate = spi.Errorf(spi.StatusServerTimeout, "late")
 
-func (failInvoker) Invoke(context.Context, *spi.Invocation) spi.Result { return spi.Result{Err: errLate} }
+func (failInvoker) Invoke(context.Context, *spi.Invocation) spi.Result {
+	return spi.Result{Err: errLate}
+}
 
 func (n nopInvoker) URL() spi.URL                                       { return n.u }
 func (n nopInvoker) Invoke(context.Context, *spi.Invocation) spi.Result { return spi.Result{} }

@@ -82,8 +82,8 @@ type series struct {
 	last     time.Duration // end of the latest call, since clockBase
 	byStatus map[spi.Status]int64
 	failures map[spi.Status]prometheus.Counter // this series' airnode_call_failures_total by status
-	seconds  float64  // sum of latencies in seconds, as a Prometheus histogram adds them
-	buckets  []uint64 // calls per latency bucket: buckets[i] counts bounds[i-1] < s <= bounds[i]
+	seconds  float64                           // sum of latencies in seconds, as a Prometheus histogram adds them
+	buckets  []uint64                          // calls per latency bucket: buckets[i] counts bounds[i-1] < s <= bounds[i]
 }
 
 // Option configures a Registry (behaviour only).
