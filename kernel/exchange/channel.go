@@ -83,7 +83,7 @@ type Channel struct {
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
-// writer of the long-lived stream, a stream acceptor on multiplexed sessions
+// writer of the long-lived stream (while frames are queued), a stream acceptor on multiplexed sessions
 // and the provider side, and a supervisor that runs the heartbeat's stop and
 // OnClose once the channel dies. On the consumer it opens the long-lived
 // stream at once; if that fails the channel is returned already dead (Done
@@ -176,13 +176,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 // writer.
 func (c *Channel) startStream(s io.ReadWriteCloser, primary bool) {
 	if primary {
-		c.io.Add(1)
-		go func() {
-			defer c.io.Done()
-			if err := c.w.loop(s, c.dying, c); err != nil {
-				c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
-			}
-		}()
+		c.w.start(s, c)
 	}
 	c.io.Add(1)
 	go c.readLoop(s, primary)

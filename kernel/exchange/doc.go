@@ -5,7 +5,8 @@
 //
 // A Channel wraps one spi.Session. Small frames are pipelined on one
 // long-lived stream, written by a single writer goroutine that coalesces every
-// ready frame into one write; on a multiplexed session a frame whose body is
+// ready frame into one write and exits when nothing is queued (an idle
+// connection keeps only its reader); on a multiplexed session a frame whose body is
 // over 64 KiB gets a stream of its own, so a 4 MiB response does not hold up
 // small calls. Request ids come from a per-channel counter and are never
 // reused. A consumer call starts no goroutine; a provider request runs on a

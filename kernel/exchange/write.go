@@ -1,7 +1,9 @@
 package exchange
 
 import (
+	"fmt"
 	"io"
+	"log/slog"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -49,8 +51,9 @@ func putFrame(f *frameBuf) {
 }
 
 // writer coalesces frames for one long-lived stream: callers append encoded
-// frames to a shared buffer and poke the writer goroutine, which yields once
-// (so callers that are already runnable can join the batch), swaps buffers
+// frames to a shared buffer; a writer goroutine, started when the first
+// frame arrives and gone once nothing is queued, yields once when callers
+// are concurrent (so those already runnable join the batch), swaps buffers
 // and writes the whole batch with one Write. This is the write-coalescing
 // writer of issue 3, in the spirit of Netty's flush consolidation.
 //
@@ -69,8 +72,15 @@ type writer struct {
 	cut    []span    // withdrawn frames of buf, removed when the batch is taken
 	closed bool      // the channel died: nothing will be written any more
 
-	signal  chan struct{} // cap 1: buf is not empty
 	flushed atomic.Uint64 // last batch number fully written
+
+	// The writer goroutine runs only while there is something to write:
+	// an idle connection keeps no goroutine (or stack) for writing.
+	out        io.Writer // the long-lived stream; nil until start
+	c          *Channel  // for counters, death and goIO; set by start
+	running    bool      // a writer goroutine is running; on mu
+	lastFrames int64     // frames in the previous batch; on mu
+	spare      []byte    // the previous batch's buffer, reused; on mu
 }
 
 // maxQueued bounds the bytes a provider response waits behind: a peer that
@@ -79,7 +89,7 @@ type writer struct {
 const maxQueued = 4 << 20
 
 func newWriter() *writer {
-	w := &writer{gen: 1, signal: make(chan struct{}, 1)}
+	w := &writer{gen: 1}
 	w.room.L = &w.mu
 	return w
 }
@@ -97,8 +107,8 @@ func (w *writer) enqueueWait(frame []byte) bool {
 		return false
 	}
 	w.appendLocked(frame)
+	w.kickLocked()
 	w.mu.Unlock()
-	w.poke()
 	return true
 }
 
@@ -116,8 +126,8 @@ func (w *writer) tryEnqueue(frame []byte) bool {
 		return false
 	}
 	w.appendLocked(frame)
+	w.kickLocked()
 	w.mu.Unlock()
-	w.poke()
 	return true
 }
 
@@ -142,8 +152,8 @@ type slot struct {
 func (w *writer) enqueue(frame []byte) slot {
 	w.mu.Lock()
 	s := w.appendLocked(frame)
+	w.kickLocked()
 	w.mu.Unlock()
-	w.poke()
 	return s
 }
 
@@ -186,12 +196,25 @@ func (w *writer) compactLocked() {
 	w.cut = w.cut[:0]
 }
 
-// poke wakes the writer goroutine.
-func (w *writer) poke() {
-	select {
-	case w.signal <- struct{}{}:
-	default:
+// kickLocked starts the writer goroutine if frames wait, the stream is
+// there and no writer runs. On mu.
+func (w *writer) kickLocked() {
+	if w.running || w.out == nil || len(w.buf) == 0 || w.closed {
+		return
 	}
+	if w.running = w.c.goIO(w.run); !w.running {
+		w.closed = true // the channel is dying: nothing will be written
+		w.room.Broadcast()
+	}
+}
+
+// start sets the long-lived stream the writer writes to, and writes what
+// was queued before it.
+func (w *writer) start(s io.Writer, c *Channel) {
+	w.mu.Lock()
+	w.out, w.c = s, c
+	w.kickLocked()
+	w.mu.Unlock()
 }
 
 // drained reports whether every frame enqueued so far has been written.
@@ -204,55 +227,57 @@ func (w *writer) drained() bool {
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
-// loop writes batches to s until dying is closed or a write fails; it
-// returns the write error (nil when dying).
-func (w *writer) loop(s io.Writer, dying <-chan struct{}, c *Channel) error {
-	var spare []byte
-	var lastFrames int64
+// run writes batches until nothing is queued, then exits; a write error
+// kills the channel.
+func (w *writer) run() {
+	var prev []byte // the batch just written, the next one's buffer
 	for {
-		select {
-		case <-w.signal:
-		case <-dying:
-			return nil
+		w.mu.Lock()
+		if cap(prev) > 0 && cap(prev) <= 1<<20 { // do not keep a huge batch buffer alive
+			w.spare = prev
 		}
-		if lastFrames > 1 {
+		if w.lastFrames > 1 {
 			// Callers are concurrent: let the ones already runnable join
 			// this batch. With one frame per batch (a single caller) the
 			// yield only delays the write.
-			runtime.Gosched()
-		}
-		w.mu.Lock()
-		if w.closed {
 			w.mu.Unlock()
-			return nil // the channel died; nothing more is written
+			runtime.Gosched()
+			w.mu.Lock()
+		}
+		if w.closed || len(w.buf) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
 		}
 		if len(w.cut) > 0 {
 			w.compactLocked()
 		}
 		out, frames, gen := w.buf, w.frames, w.gen
-		w.buf, w.frames = spare[:0], 0
+		w.buf, w.frames = w.spare[:0], 0
+		w.spare = nil
 		w.gen++
+		w.lastFrames = frames
 		w.room.Broadcast()
 		w.mu.Unlock()
 		if len(out) == 0 {
-			w.flushed.Store(gen) // nothing to write is written
-			spare = out
-			continue
+			w.flushed.Store(gen) // every frame was withdrawn: nothing to write is written
+		} else {
+			// stamped and counted before the write, so that whoever reads
+			// the answer to one of these frames already sees it
+			c := w.c
+			c.lastWrite.Store(time.Now().UnixNano())
+			c.framesWritten.Add(frames)
+			c.writes.Add(1)
+			if _, err := w.out.Write(out); err != nil {
+				w.mu.Lock()
+				w.running = false
+				w.mu.Unlock()
+				c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+				return
+			}
+			w.flushed.Store(gen)
 		}
-		// stamped and counted before the write, so that whoever reads the
-		// answer to one of these frames already sees it
-		c.lastWrite.Store(time.Now().UnixNano())
-		lastFrames = frames
-		c.framesWritten.Add(frames)
-		c.writes.Add(1)
-		if _, err := s.Write(out); err != nil {
-			return err
-		}
-		w.flushed.Store(gen)
-		if cap(out) > 1<<20 {
-			out = nil // do not keep a huge batch buffer alive
-		}
-		spare = out
+		prev = out
 	}
 }
 
