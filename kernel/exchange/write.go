@@ -227,6 +227,9 @@ func (w *writer) drained() bool {
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
+// maxYields bounds the yields of the writer before it takes a batch.
+var maxYields = 8
+
 // run writes batches until nothing is queued, then exits; a write error
 // kills the channel.
 func (w *writer) run() {
@@ -238,11 +241,18 @@ func (w *writer) run() {
 		}
 		if w.lastFrames > 1 {
 			// Callers are concurrent: let the ones already runnable join
-			// this batch. With one frame per batch (a single caller) the
-			// yield only delays the write.
-			w.mu.Unlock()
-			runtime.Gosched()
-			w.mu.Lock()
+			// this batch, yielding again while the batch keeps growing (up
+			// to maxYields times). With one frame per batch (a single
+			// caller) a yield only delays the write.
+			for range maxYields {
+				n := w.frames
+				w.mu.Unlock()
+				runtime.Gosched()
+				w.mu.Lock()
+				if w.frames == n {
+					break
+				}
+			}
 		}
 		if w.closed || len(w.buf) == 0 {
 			w.running = false
