@@ -228,7 +228,7 @@ func (w *writer) drained() bool {
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
 // maxYields bounds the yields of the writer before it takes a batch.
-var maxYields = 8
+const maxYields = 8
 
 // run writes batches until nothing is queued, then exits; a write error
 // kills the channel.
