@@ -28,11 +28,10 @@ type method struct {
 	ctx    bool           // first parameter is context.Context
 	args   []reflect.Type // parameter types after the context
 	result bool           // returns (R, error); false: returns error only
-	// direct calls the method without reflect.Value.Call (see
-	// newDirectCall for the shapes); nil for the other shapes.
+	// direct calls the method without reflect.Value.Call (shapes under
+	// "Direct calls" below); nil for the other shapes.
 	direct directCall
 	decode []argDecoder // by argument, as args
-
 }
 
 // methodTable is the cached method set of one exported Go value.
@@ -51,7 +50,8 @@ type methodTable struct {
 //
 // Other exported methods, and variadic ones, are skipped. It fails when impl
 // is nil or has no method of these shapes. Methods of the common shapes
-// listed at newDirectCall are called directly, the others by reflection.
+// listed under "Direct calls" below are called directly, the others by
+// reflection.
 func newMethodTable(impl any) (*methodTable, error) {
 	if impl == nil {
 		return nil, errors.New("kernel: export: nil service implementation")
@@ -280,8 +280,9 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.valu
 // reflect's method-value trampoline (about 0.4 µs and an allocation). A
 // method of a direct shape is instead called through its method expression
 // (the function that takes the receiver first), held as a func whose
-// receiver is an unsafe.Pointer: a plain function call, a few ns and no
-// allocation (BenchmarkMethodCall). Direct shapes, with any receiver:
+// receiver is an unsafe.Pointer: a plain function call and no allocation
+// (BenchmarkMethodCall, demo.Echo's Echo: about 700 -> 26 ns and 7 -> 0
+// allocations per call). Direct shapes, with any receiver:
 //
 //	func (T) M(ctx context.Context) (R, error)   or error
 //	func (T) M(ctx context.Context, a A) (R, error)   or error
@@ -289,8 +290,9 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.valu
 //
 // where A and R are any, a pointer type (*Req), string, int, int64,
 // float64, bool, []byte, map[string]any or []any; A2, B2 and R2 are any, a
-// pointer type, string or int. Each shape is compiled in (about 1 KB of
-// binary each, 201 shapes), hence the short lists. Every other shape
+// pointer type, string or int. Each shape is compiled in (201 shapes,
+// about 3 KB each: cmd/airnode grows by 0.65 MB, 2.4 %), hence the short
+// lists. Every other shape
 // (no context, struct values, other types, three arguments...) is called by
 // reflection, and so is a call whose argument is not exactly of its
 // parameter's type (an int64 from a filter for an int parameter): the
