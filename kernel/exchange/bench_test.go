@@ -25,7 +25,7 @@ import (
 // issue 3) measured in the same run: exchange-tcp (single-stream session,
 // msgpack), exchange-smux (smux session, msgpack) and exchange-tcp-rawcodec
 // (a reflection-free codec, to separate the exchange's cost from the
-// codec's). Client and server share the process, so cpu-ns/op is the CPU
+// codec's); the -direct variants run handlers on the reader (Options.Direct). Client and server share the process, so cpu-ns/op is the CPU
 // of both ends per call. The ratio is exchange ns/op over raw-tcp ns/op at
 // the same concurrency.
 //
@@ -41,16 +41,19 @@ func BenchmarkInvoke(b *testing.B) {
 			runConcurrent(b, conc, func() error { return cl.call(frame) })
 		})
 		for _, tc := range []struct {
-			name  string
-			mux   bool
-			codec spi.Codec
+			name   string
+			mux    bool
+			codec  spi.Codec
+			direct bool
 		}{
-			{"exchange-tcp", false, mpCodec{}},
-			{"exchange-smux", true, mpCodec{}},
-			{"exchange-tcp-rawcodec", false, rawCodec{}},
+			{"exchange-tcp", false, mpCodec{}, false},
+			{"exchange-smux", true, mpCodec{}, false},
+			{"exchange-tcp-rawcodec", false, rawCodec{}, false},
+			{"exchange-tcp-direct", false, mpCodec{}, true},
+			{"exchange-smux-direct", true, mpCodec{}, true},
 		} {
 			b.Run(fmt.Sprintf("%s/c=%d", tc.name, conc), func(b *testing.B) {
-				f := startServer(b, tc.mux, nil)
+				f := startServer(b, tc.mux, func(o *Options) { o.Direct = tc.direct })
 				ch := f.dial(nil)
 				runConcurrent(b, conc, func() error {
 					var reply []byte

@@ -93,6 +93,15 @@ type Options struct {
 	// from a goroutine of its own. 0 means DefaultWorkers (256); negative
 	// means unbounded (a goroutine per request whenever no worker is idle).
 	Workers int
+	// Direct runs provider requests on the connection's reader instead of
+	// the worker pool: Dubbo's dispatcher=direct (Netty's I/O thread). It
+	// saves a goroutine hand-off per request, and the responses to a batch
+	// of requests read together are written together (as Netty's flush
+	// consolidation flushes at read-complete), but a handler that blocks
+	// stops its connection: no other request, heartbeat or response is read
+	// on it meanwhile. For handlers that never wait (in-memory work). Large
+	// responses still go out from a goroutine of their own.
+	Direct bool
 }
 
 // DefaultWorkers is the default Options.Workers: many times the cores a

@@ -41,6 +41,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		size = protocol.HeaderLen * 16
 	}
 	br := bufio.NewReaderSize(s, size)
+	direct := primary && c.opts.Direct && c.opts.Side == spi.Provider
 	var hb [protocol.HeaderLen]byte
 	for {
 		h, err := protocol.ReadHeader(br, &hb, c.payload)
@@ -65,8 +66,14 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		}
 		// lastRead is for heartbeats (seconds): refresh it when the buffer
 		// runs dry (the last frame of a batch) and every 64 frames.
-		if n := c.framesRead.Add(1); br.Buffered() == 0 || n%64 == 0 {
+		more := br.Buffered() > 0
+		if n := c.framesRead.Add(1); !more || n%64 == 0 {
 			c.lastRead.Store(time.Now().UnixNano())
+		}
+		if direct {
+			// Responses wait while more requests of this batch are
+			// buffered, then go out together.
+			c.w.hold(more)
 		}
 		if err := c.dispatch(h, body); err != nil {
 			c.die(err.Error(), slog.LevelWarn)
@@ -131,6 +138,10 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		c.serverInflight.Add(1)
 	}
 	c.handlers.Add(1)
+	if c.opts.Direct {
+		c.run(task{c: c, h: h, codec: codec, body: body})
+		return nil
+	}
 	c.pool.submit(task{c: c, h: h, codec: codec, body: body})
 	return nil
 }

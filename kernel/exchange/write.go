@@ -79,6 +79,7 @@ type writer struct {
 	out        io.Writer // the long-lived stream; nil until start
 	c          *Channel  // for counters, death and goIO; set by start
 	running    bool      // a writer goroutine is running; on mu
+	held       bool      // Options.Direct: the reader has more requests buffered; on mu
 	lastFrames int64     // frames in the previous batch; on mu
 	spare      []byte    // the previous batch's buffer, reused; on mu
 }
@@ -199,13 +200,24 @@ func (w *writer) compactLocked() {
 // kickLocked starts the writer goroutine if frames wait, the stream is
 // there and no writer runs. On mu.
 func (w *writer) kickLocked() {
-	if w.running || w.out == nil || len(w.buf) == 0 || w.closed {
+	if w.running || w.held || w.out == nil || len(w.buf) == 0 || w.closed {
 		return
 	}
 	if w.running = w.c.goIO(w.run); !w.running {
 		w.closed = true // the channel is dying: nothing will be written
 		w.room.Broadcast()
 	}
+}
+
+// hold keeps queued frames from being written while on is true, and
+// writes them once it is false (Options.Direct).
+func (w *writer) hold(on bool) {
+	w.mu.Lock()
+	if w.held != on {
+		w.held = on
+		w.kickLocked()
+	}
+	w.mu.Unlock()
 }
 
 // start sets the long-lived stream the writer writes to, and writes what
