@@ -231,6 +231,16 @@ const keyMinPingInterval = "heartbeat.min.ping.interval"
 // unlimited.
 const keyConnectionConcurrency = "connection.concurrency"
 
+// keyDispatcher chooses where provider requests run, as Dubbo's
+// "dispatcher" key does: "all" (default) on the server's worker pool,
+// "direct" on the connection's reader (exchange.Options.Direct) — cheaper
+// per call, for handlers that never block: a blocked handler stops its
+// connection.
+const keyDispatcher = "dispatcher"
+
+// dispatchers are the values keyDispatcher accepts.
+var dispatchers = []string{"all", "direct"}
+
 // service is one exported service on a server.
 type service interface {
 	// serve serves req with pc's context, invocation and argument room.
@@ -444,6 +454,11 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
+	dispatcher := pu.ParamOr(keyDispatcher, "all")
+	if !slices.Contains(dispatchers, dispatcher) {
+		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: "one of " + strings.Join(dispatchers, ", ")}
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
 	l, err := tr.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
@@ -454,6 +469,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
 		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
+		Direct: dispatcher == "direct",
 	})
 	go func() {
 		defer close(s.done)

@@ -1,0 +1,33 @@
+package kernel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/spi"
+)
+
+// The provider URL key dispatcher: "direct" serves calls on the
+// connection's reader, "all" (default) on the worker pool, anything else is
+// an export error naming the key and the allowed values.
+func TestDispatcherKey(t *testing.T) {
+	for _, d := range []string{"all", "direct"} {
+		n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+		t.Cleanup(func() { _ = n.Close() })
+		e, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher="+d))
+		if err != nil {
+			t.Fatalf("dispatcher=%s: %v", d, err)
+		}
+		r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo")
+		if v, err := r.Invoke(ctxT(t), "Echo", "hi"); err != nil || v != "hi" {
+			t.Fatalf("dispatcher=%s: Echo = %v, %v", d, v, err)
+		}
+	}
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	_, err := n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=message"))
+	if err == nil || !strings.Contains(err.Error(), `"dispatcher"`) || !strings.Contains(err.Error(), "all, direct") {
+		t.Fatalf("dispatcher=message: %v, want an error naming the key and all, direct", err)
+	}
+}
