@@ -259,7 +259,7 @@ type watchedConn struct {
 	net.Conn
 	onFail func()
 	failed atomic.Bool
-	bufs   net.Buffers // WriteBuffers' scratch: smux has one writer
+	bufs   net.Buffers // WriteBuffers' argument, where writev can consume it
 }
 
 func (c *watchedConn) Read(b []byte) (int, error) {
@@ -279,9 +279,22 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 }
 
 // WriteBuffers writes v with one writev; smux's sendLoop uses it when the
-// connection has it.
+// connection has it, passing a frame's header and data. writev consumes v
+// (it advances the slice and clears the buffers written), which smux
+// allows: it sets both elements before every call. Copying v first, as
+// this did before, allocated a 2-element array for every frame, since the
+// consumed copy ends with no capacity left (2 allocations per echoed frame
+// in BenchmarkStream100B).
+//
+// Keep this frame small (64 bytes): sendLoop's deepest call chain, through
+// here into the writev syscall, must fit in the 2 KiB stack a goroutine
+// starts with. It did with a 104-byte frame here and did not with 112:
+// every session's sendLoop then grew to 4 KiB, and a parked goroutine's
+// stack never shrinks back from 4 KiB unless nearly empty, so each idle
+// connection cost 1.7 KiB more (airnode bench --idle 10000; the
+// stack-B/session of BenchmarkIdleSession goes from about 6.6 to 8.5 KiB).
 func (c *watchedConn) WriteBuffers(v [][]byte) (int, error) {
-	c.bufs = append(c.bufs[:0], v...)
+	c.bufs = v
 	n, err := c.bufs.WriteTo(c.Conn)
 	if err != nil {
 		c.fail(err)
