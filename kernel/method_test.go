@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -310,5 +314,106 @@ func TestMethodDirectPanicAndError(t *testing.T) {
 	m, _ = mt.lookup("shapes", "Flt1")
 	if r := m.call(context.Background(), "shapes", []any{-1.0}); spi.StatusOf(r.Err) != spi.StatusBadRequest {
 		t.Fatalf("typed error = %v, want its own status BAD_REQUEST", r.Err)
+	}
+}
+
+// TestMethodDirectEndToEnd calls direct shapes through a provider and a
+// consumer node over loopback, the arguments and results crossing msgpack.
+func TestMethodDirectEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	defer p.Close()
+	e, err := p.Export(ctx, &shapes{}, spi.MustParse("airnode://127.0.0.1:0/test.Shapes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer c.Close()
+	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/test.Shapes?timeout=5s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec shapeRec
+	if err := r.Call(ctx, "Ptr1", []any{&shapeRec{Name: "a", N: 1}}, &rec); err != nil || rec != (shapeRec{Name: "a!", N: 2}) {
+		t.Fatalf("Ptr1 = %+v, %v", rec, err)
+	}
+	var s string
+	if err := r.Call(ctx, "Two", []any{"ab", 3}, &s); err != nil || s != "ababab" {
+		t.Fatalf("Two = %q, %v", s, err)
+	}
+	var n int
+	if err := r.Call(ctx, "Int1", []any{21}, &n); err != nil || n != 42 {
+		t.Fatalf("Int1 = %d, %v", n, err)
+	}
+	if v, err := r.Invoke(ctx, "Any1", "fail"); spi.StatusOf(err) != spi.StatusServiceError || v != nil {
+		t.Fatalf("Any1(fail) = %v, %v", v, err)
+	}
+	if _, err := r.Invoke(ctx, "Flt1", -1.0); spi.StatusOf(err) != spi.StatusBadRequest {
+		t.Fatalf("Flt1(-1) = %v, want BAD_REQUEST", err)
+	}
+	var st shapeRec
+	if err := r.Call(ctx, "Struct", []any{shapeRec{Name: "s"}}, &st); err != nil || st != (shapeRec{Name: "s", N: 1}) {
+		t.Fatalf("Struct (reflective) = %+v, %v", st, err)
+	}
+}
+
+// filterFunc adapts a function to spi.Filter.
+type filterFunc func(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result
+
+func (f filterFunc) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	return f(ctx, next, inv)
+}
+
+// TestServeRemoteAttachment checks the attachments a provider filter sees
+// (the consumer's plus "remote", in a pooled map when the consumer sent
+// none) and that a result carrying that map keeps it.
+func TestServeRemoteAttachment(t *testing.T) {
+	mt, err := newMethodTable(demo.New("n", 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen map[string]string
+	echoBack := false
+	f := filterFunc(func(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+		seen = maps.Clone(inv.Attachments)
+		res := next.Invoke(ctx, inv)
+		if echoBack {
+			res.Attachments = inv.Attachments
+		}
+		return res
+	})
+	s := &exportedService{key: "demo.Echo", table: mt, invoker: chain([]spi.Filter{f}, &localInvoker{table: mt})}
+	srv := &server{abandon: context.Background()}
+	serve := func(remote string, att map[string]string) spi.Result {
+		t.Helper()
+		req := &exchange.Request{Service: "demo.Echo", Method: "Echo", NumArgs: 1, Args: &sliceDecoder{vals: []any{any("x")}},
+			Remote: remote, Attachments: att}
+		res := s.serve(&providerCall{ctx: callCtx{Context: context.Background(), s: srv}}, req)
+		if res.Err != nil || res.Value != "x" {
+			t.Fatalf("Echo = %+v", res)
+		}
+		return res
+	}
+	serve("10.0.0.1:1", nil)
+	if !maps.Equal(seen, map[string]string{spi.AttachmentRemote: "10.0.0.1:1"}) {
+		t.Fatalf("filter saw %v", seen)
+	}
+	serve("10.0.0.2:2", map[string]string{"k": "v"})
+	if !maps.Equal(seen, map[string]string{"k": "v", spi.AttachmentRemote: "10.0.0.2:2"}) {
+		t.Fatalf("filter saw %v", seen)
+	}
+	serve("", nil)
+	if len(seen) != 0 {
+		t.Fatalf("filter saw %v with no remote and no attachments", seen)
+	}
+	echoBack = true
+	res := serve("10.0.0.3:3", nil)
+	echoBack = false
+	for range 10 {
+		serve("10.0.0.4:4", nil)
+	}
+	if !maps.Equal(res.Attachments, map[string]string{spi.AttachmentRemote: "10.0.0.3:3"}) {
+		t.Fatalf("result attachments = %v after later calls, want the map as returned", res.Attachments)
 	}
 }
