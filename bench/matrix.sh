@@ -9,7 +9,8 @@
 #   N=20000 REPS=1 bench/matrix.sh             # quick look
 #   CONCS="100" SYSTEMS="airnode-smux raw" bench/matrix.sh
 #
-# airnode rows: `airnode serve --transport T` started fresh for each run (as
+# airnode rows: `airnode serve --transport T` (-direct rows: with
+# `-p dispatcher=direct`) started fresh for each run (as
 # peersbench starts its child server), `airnode bench --json --server-pid`
 # as the client; the JSON becomes a peersbench result line (same 17
 # columns, CPU of the measured phase only on both sides).
@@ -23,17 +24,19 @@ REPS=${REPS:-3}
 REQ=${REQ:-100}
 RESP=${RESP:-100}
 read -r -a CONC <<<"${CONCS:-1 100 10000}"
-read -r -a SYS <<<"${SYSTEMS:-airnode-smux airnode-tcp raw netrpc rpcx grpc smux}"
+read -r -a SYS <<<"${SYSTEMS:-airnode-smux airnode-tcp airnode-smux-direct airnode-tcp-direct raw netrpc rpcx grpc smux}"
 OUT=${OUT:-bench/results/matrix-$(date -u +%Y%m%dT%H%M%SZ).txt}
 mkdir -p "$(dirname "$OUT")"
 
 go build -o "$WORK/airnode" ./cmd/airnode || exit 1
 (cd "$PEERS" && go build -o "$WORK/peersbench" .) || exit 1
 
-# airnode_run TRANSPORT C: one airnode row on stdout.
+# airnode_run TRANSPORT[-direct] C: one airnode row on stdout; "-direct"
+# serves with dispatcher=direct (calls on the connection's reader).
 airnode_run() {
-	local transport=$1 c=$2 log="$WORK/serve.log" pid addr json
-	"$WORK/airnode" serve --listen 127.0.0.1:0 --registry "file://$WORK/reg" --transport "$transport" 2>"$log" &
+	local name=$1 transport=${1%-direct} c=$2 log="$WORK/serve.log" pid addr json extra=()
+	[ "$name" != "$transport" ] && extra=(-p dispatcher=direct)
+	"$WORK/airnode" serve --listen 127.0.0.1:0 --registry "file://$WORK/reg" --transport "$transport" "${extra[@]}" 2>"$log" &
 	pid=$!
 	for _ in $(seq 100); do
 		addr=$(grep -o 'serving" addr=[0-9.:]*' "$log" | head -1 | cut -d= -f2)
@@ -41,7 +44,7 @@ airnode_run() {
 		sleep 0.1
 	done
 	if [ -z "$addr" ]; then
-		echo "# airnode-$transport: serve did not start" >&2
+		echo "# airnode-$name: serve did not start" >&2
 		kill "$pid"
 		wait "$pid"
 		return 1
@@ -52,7 +55,7 @@ airnode_run() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	[ $rc -eq 0 ] || return $rc
-	jq -r --arg sys "airnode-$transport" --argjson n "$N" --argjson req "$REQ" --argjson resp "$RESP" '
+	jq -r --arg sys "airnode-$name" --argjson n "$N" --argjson req "$REQ" --argjson resp "$RESP" '
 		def r: . * 10 | round / 10;
 		[$sys, "split", $n, .concurrency, $req, $resp, 1, (.calls_per_sec | round),
 		 (.mean_us | r), (.p50_us | r), (.p99_us | r), (.p999_us | r), (.max_us | r),
