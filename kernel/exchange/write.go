@@ -253,15 +253,17 @@ func (w *writer) run() {
 		}
 		if w.lastFrames > 1 {
 			// Callers are concurrent: let the ones already runnable join
-			// this batch, yielding again while the batch keeps growing (up
-			// to maxYields times). With one frame per batch (a single
-			// caller) a yield only delays the write.
+			// this batch, yielding again while the batch keeps growing —
+			// or stays empty: lingering costs less than exiting and being
+			// started again for the next frame — up to maxYields times.
+			// With one frame per batch (a single caller) a yield only
+			// delays the write.
 			for range maxYields {
 				n := w.frames
 				w.mu.Unlock()
 				runtime.Gosched()
 				w.mu.Lock()
-				if w.frames == n {
+				if n > 0 && w.frames == n {
 					break
 				}
 			}
