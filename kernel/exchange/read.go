@@ -42,6 +42,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 	}
 	br := bufio.NewReaderSize(s, size)
 	direct := primary && c.opts.Direct && c.opts.Side == spi.Provider
+	held := false // direct: the writer holds this batch's responses
 	var hb [protocol.HeaderLen]byte
 	for {
 		h, err := protocol.ReadHeader(br, &hb, c.payload)
@@ -70,14 +71,19 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		if n := c.framesRead.Add(1); !more || n%64 == 0 {
 			c.lastRead.Store(time.Now().UnixNano())
 		}
-		if direct {
-			// Responses wait while more requests of this batch are
-			// buffered, then go out together.
-			c.w.hold(more)
+		if direct && !held {
+			// The responses to the requests read together wait for the
+			// last of them, then go out together, written by this reader.
+			c.w.hold(true)
+			held = true
 		}
 		if err := c.dispatch(h, body); err != nil {
 			c.die(err.Error(), slog.LevelWarn)
 			return
+		}
+		if held && !more {
+			c.w.hold(false)
+			held = false
 		}
 	}
 }

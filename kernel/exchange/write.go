@@ -211,13 +211,24 @@ func (w *writer) kickLocked() {
 
 // hold keeps queued frames from being written while on is true, and
 // writes them once it is false (Options.Direct).
+//
+// Releasing writes what is queued from the calling goroutine (the reader:
+// Netty's I/O thread writing at read-complete) when no writer goroutine
+// runs, so a direct-dispatch request costs no goroutine hand-off at all.
 func (w *writer) hold(on bool) {
 	w.mu.Lock()
-	if w.held != on {
-		w.held = on
-		w.kickLocked()
+	if w.held == on {
+		w.mu.Unlock()
+		return
 	}
+	w.held = on
+	if on || w.running || w.out == nil || len(w.buf) == 0 || w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
 	w.mu.Unlock()
+	w.write(false)
 }
 
 // start sets the long-lived stream the writer writes to, and writes what
@@ -244,14 +255,19 @@ const maxYields = 8
 
 // run writes batches until nothing is queued, then exits; a write error
 // kills the channel.
-func (w *writer) run() {
+func (w *writer) run() { w.write(true) }
+
+// write writes batches until nothing is queued; running is true on entry
+// and false on return. Without yield it takes each batch at once (the
+// caller has its own work to get back to).
+func (w *writer) write(yield bool) {
 	var prev []byte // the batch just written, the next one's buffer
 	for {
 		w.mu.Lock()
 		if cap(prev) > 0 && cap(prev) <= 1<<20 { // do not keep a huge batch buffer alive
 			w.spare = prev
 		}
-		if w.lastFrames > 1 {
+		if yield && w.lastFrames > 1 {
 			// Callers are concurrent: let the ones already runnable join
 			// this batch, yielding again while the batch keeps growing —
 			// or stays empty: lingering costs less than exiting and being
