@@ -11,6 +11,12 @@
 // any other liveness check runs here (DESIGN §6: the heartbeat extension owns
 // liveness); TCP_NODELAY is on.
 //
+// The stream implements LazyReader: ReadLazy waits for data holding no
+// buffer and only then takes one from the caller's pool (through the
+// socket's syscall.RawConn, with the same system calls as Read), so a
+// reader need not pin a read buffer to every idle connection. Over TLS it
+// falls back to a plain Read.
+//
 // URL keys: only the TLS keys of internal/tlsconf (tls, tls.cert, tls.key,
 // tls.ca, tls.servername): with tls=true the connection is TLS, the
 // consumer's handshake runs within the dial's context and the provider's

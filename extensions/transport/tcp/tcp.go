@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/internal/tlsconf"
@@ -116,6 +117,7 @@ var errClosed = fmt.Errorf("tcp: session: %w", net.ErrClosed)
 // use; it starts no goroutine.
 type Session struct {
 	conn     net.Conn
+	raw      syscall.RawConn // conn's socket for ReadLazy; nil under TLS
 	provider bool
 	taken    atomic.Bool // the stream was handed out
 	done     chan struct{}
@@ -126,7 +128,7 @@ func newSession(c net.Conn, provider bool) *Session {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	return &Session{conn: c, provider: provider, done: make(chan struct{})}
+	return &Session{conn: c, raw: rawConn(c), provider: provider, done: make(chan struct{})}
 }
 
 // Open returns the connection's stream the first time it is called (unless
@@ -193,7 +195,10 @@ func (s *Session) fail(err error) {
 }
 
 // stream is the session's connection; its first failure kills the session.
-type stream struct{ s *Session }
+type stream struct {
+	s    *Session
+	lazy *lazyRead // ReadLazy's state, made by its first call
+}
 
 // Read reads from the connection; an error other than a deadline kills the
 // session.
@@ -219,6 +224,7 @@ func (st *stream) Write(b []byte) (int, error) {
 func (st *stream) Close() error { return st.s.Close() }
 
 var (
+	_ LazyReader           = (*stream)(nil)
 	_ spi.TransportBuilder = Builder{}
 	_ spi.Transport        = (*Transport)(nil)
 	_ spi.Listener         = (*Listener)(nil)
