@@ -10,7 +10,9 @@
 // over 64 KiB gets a stream of its own, so a 4 MiB response does not hold up
 // small calls. Request ids come from a per-channel counter and are never
 // reused. A consumer call starts no goroutine; a provider request runs on a
-// worker goroutine (reused for up to 2 s of idleness), never on the reader.
+// worker goroutine (reused for 2-4 s of idleness), never on the reader —
+// unless Options.Direct (Dubbo's dispatcher=direct) runs it on the reader,
+// which then writes the responses of each read batch itself.
 // A Server runs at most Options.Workers workers (default DefaultWorkers =
 // 256) for all its channels; beyond that requests wait in a FIFO queue whose
 // share per connection Options.MaxConcurrent bounds, so a reader never
