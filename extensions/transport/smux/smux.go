@@ -148,7 +148,7 @@ func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 		_ = tc.SetNoDelay(true)
 	}
 	s := &Session{done: make(chan struct{})}
-	s.conn = &watchedConn{Conn: c, onFail: s.kill}
+	s.conn = newWatchedConn(c, s.kill)
 	var err error
 	if client {
 		s.mux, err = xsmux.Client(s.conn, cfg)
@@ -252,18 +252,38 @@ func (st *stream) Read(b []byte) (int, error) {
 }
 
 // watchedConn reports the first read or write error of a connection to its
-// session (smux does not close a session whose socket failed), and gives
-// smux's writer scatter-gather writes: a frame header and its data in one
-// writev, without a 64 KiB copy buffer per session.
+// session (smux does not close a session whose socket failed), gives
+// smux's writer scatter-gather writes (a frame header and its data in one
+// writev, without a 64 KiB copy buffer per session) and its receiver a
+// read-ahead buffer held only while it has unread bytes (readAhead).
 type watchedConn struct {
 	net.Conn
 	onFail func()
 	failed atomic.Bool
 	bufs   net.Buffers // WriteBuffers' argument, where writev can consume it
+	ra     readAhead
 }
 
+func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
+	w := &watchedConn{Conn: c, onFail: onFail}
+	w.ra.raw = rawConn(c)
+	w.ra.attempt = w.ra.fill
+	return w
+}
+
+// Read reads through the read-ahead buffer when b is under readAheadSize
+// or the buffer has unread bytes, and the connection is a plain socket
+// (not TLS); otherwise straight from the connection. Keep this chain
+// shallow: smux's receiver must stay within a 2 KiB stack (64 more bytes
+// of frame in readAhead.fill still fit, 128 do not; see WriteBuffers).
 func (c *watchedConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
+	var n int
+	var err error
+	if c.ra.raw != nil && (c.ra.r < c.ra.w || len(b) < readAheadSize) {
+		n, err = c.ra.read(c.Conn, b)
+	} else {
+		n, err = c.Conn.Read(b)
+	}
 	if err != nil {
 		c.fail(err)
 	}
