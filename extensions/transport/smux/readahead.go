@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/airnode/airnode/internal/rawsock"
 )
 
 // readAheadSize is the read-ahead buffer of a session's connection: smux's
@@ -64,7 +66,7 @@ func (ra *readAhead) fill(fd uintptr) bool {
 		ra.buf = readAheadPool.Get().(*[readAheadSize]byte)
 	}
 	for {
-		ra.n, ra.err = sysRead(fd, ra.buf[:])
+		ra.n, ra.err = rawsock.Read(fd, ra.buf[:])
 		if ra.err != syscall.EINTR {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 	xsmux "github.com/xtaci/smux"
 
 	"github.com/airnode/airnode/internal/netaccept"
+	"github.com/airnode/airnode/internal/rawsock"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
@@ -266,7 +267,7 @@ type watchedConn struct {
 
 func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
 	w := &watchedConn{Conn: c, onFail: onFail}
-	w.ra.raw = rawConn(c)
+	w.ra.raw = rawsock.Conn(c)
 	w.ra.attempt = w.ra.fill
 	return w
 }

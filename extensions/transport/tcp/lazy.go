@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/airnode/airnode/internal/rawsock"
 )
 
 // LazyReader is implemented by this transport's streams: a reader that
@@ -86,7 +88,7 @@ func (lr *lazyRead) read(fd uintptr) bool {
 		lr.b = lr.get()
 	}
 	for {
-		lr.n, lr.err = sysRead(fd, lr.b)
+		lr.n, lr.err = rawsock.Read(fd, lr.b)
 		if lr.err != syscall.EINTR {
 			break
 		}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/airnode/airnode/internal/netaccept"
+	"github.com/airnode/airnode/internal/rawsock"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
@@ -128,7 +129,7 @@ func newSession(c net.Conn, provider bool) *Session {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	return &Session{conn: c, raw: rawConn(c), provider: provider, done: make(chan struct{})}
+	return &Session{conn: c, raw: rawsock.Conn(c), provider: provider, done: make(chan struct{})}
 }
 
 // Open returns the connection's stream the first time it is called (unless

@@ -1,0 +1,15 @@
+//go:build !unix
+
+package rawsock
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// Conn returns nil: callers fall back to Read off unix.
+func Conn(net.Conn) syscall.RawConn { return nil }
+
+// Read is unsupported off unix.
+func Read(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
