@@ -165,7 +165,8 @@ func TestPerMethod(t *testing.T) {
 		"methods.Echo.timeout=5s":                    true,
 		"methods.Echo.loadbalance=roundrobin":        true,
 		"methods=Echo,Sleep&Sleep.timeout=5s":        true,
-		"Sleep.timeout=5s":                           false, // Sleep is not in methods: not a method key
+		"Sleep.timeout=5s":                           true,  // no methods list: Dubbo's form applies (U3)
+		"methods=Echo&Sleep.timeout=5s":              false, // Sleep is not in methods: not a method key
 		"methods=Echo&methods.Echo.retries=1":        false,
 		"methods=Echo&Echo.codec=json&cluster=local": true,
 	} {

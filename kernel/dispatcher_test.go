@@ -3,6 +3,7 @@ package kernel
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/spi"
@@ -29,5 +30,21 @@ func TestDispatcherKey(t *testing.T) {
 	_, err := n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=message"))
 	if err == nil || !strings.Contains(err.Error(), `"dispatcher"`) || !strings.Contains(err.Error(), "all, direct") {
 		t.Fatalf("dispatcher=message: %v, want an error naming the key and all, direct", err)
+	}
+}
+
+// TestU3_DubboMethodTimeoutOnDirectURL: "Sleep.timeout=200&timeout=1000" on
+// a consumer's direct URL (no methods=) gives Sleep 200 ms and Echo 1 s.
+func TestU3_DubboMethodTimeoutOnDirectURL(t *testing.T) {
+	_, e := provider(t)
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?Sleep.timeout=200&timeout=1000")
+	start := time.Now()
+	var ms int
+	err := r.Call(ctxT(t), "Sleep", []any{600}, &ms)
+	if st := spi.StatusOf(err); st != spi.StatusServerTimeout || time.Since(start) > 550*time.Millisecond {
+		t.Fatalf("Sleep(600) with Sleep.timeout=200: %v after %v, want SERVER_TIMEOUT at about 200ms", err, time.Since(start))
+	}
+	if v, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil || v != "x" {
+		t.Fatalf("Echo: %v, %v", v, err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
@@ -190,10 +192,12 @@ func methodLevel(source, key string) bool {
 	return source != "" && source != extension.SourceDefault && source != key
 }
 
-// perMethod reports whether u sets one of keys for some method:
-// "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods" (the
-// method-level forms spi.URL.MethodParam reads). Without such a key,
-// every method resolves key as the service level does.
+// perMethod reports whether u may set one of keys for some method:
+// "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods", or for an
+// exported Go method name m (upper case, no dot) when u has no "methods"
+// (the method-level forms spi.URL.MethodParam reads; "connect.timeout" is
+// no method key). Without such a key, every method resolves key as the
+// service level does.
 func perMethod(u spi.URL, keys ...string) bool {
 	methods := u.Methods()
 	for _, k := range u.Keys() {
@@ -202,7 +206,8 @@ func perMethod(u spi.URL, keys ...string) bool {
 			if !ok {
 				continue
 			}
-			if strings.HasPrefix(rest, "methods.") || slices.Contains(methods, rest) {
+			if strings.HasPrefix(rest, "methods.") || slices.Contains(methods, rest) ||
+				(len(methods) == 0 && exportedName(rest)) {
 				return true
 			}
 		}
@@ -438,3 +443,10 @@ func (c *clusterInvoker) Stats() *spi.Stats { return nil }
 func (c *clusterInvoker) Close() error { return c.ref.Close() }
 
 var _ spi.Invoker = (*clusterInvoker)(nil)
+
+// exportedName reports whether s can name an exported Go method: an upper
+// case first letter and no dot.
+func exportedName(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r) && !strings.Contains(s, ".")
+}

@@ -452,8 +452,9 @@ func (u URL) Methods() []string {
 }
 
 // MethodParam resolves key for method: "methods.<method>.<key>" first, then
-// Dubbo's "<method>.<key>" when method is listed in the "methods" parameter,
-// then the service-level key. The returned source is the key that matched
+// Dubbo's "<method>.<key>" unless the "methods" parameter lists methods and
+// not this one (a consumer's direct URL usually has no "methods": the
+// method being called is enough), then the service-level key. The returned source is the key that matched
 // ("" when absent). Prefixes are exact: "sayHello.timeout" never applies to
 // method "say".
 func (u URL) MethodParam(method, key string) (value, source string, ok bool) {
@@ -463,7 +464,7 @@ func (u URL) MethodParam(method, key string) (value, source string, ok bool) {
 			return v, k, true
 		}
 		k = method + "." + key
-		if v, ok := u.params[k]; ok && slices.Contains(u.Methods(), method) {
+		if v, ok := u.params[k]; ok && (u.params[KeyMethods] == "" || slices.Contains(u.Methods(), method)) {
 			return v, k, true
 		}
 	}

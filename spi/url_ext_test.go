@@ -66,7 +66,21 @@ func TestU2_EmptyValueKept(t *testing.T) {
 // TestU3_MethodLevelExactPrefix: "sayHello.timeout=200&timeout=1000" gives
 // sayHello 200ms and say 1000ms.
 func TestU3_MethodLevelExactPrefix(t *testing.T) {
-	u := spi.MustParse("airnode://h/demo.Greeter?methods=say,sayHello&sayHello.timeout=200&timeout=1000")
+	for _, raw := range []string{
+		"airnode://h/demo.Greeter?methods=say,sayHello&sayHello.timeout=200&timeout=1000",
+		"airnode://h/demo.Greeter?sayHello.timeout=200&timeout=1000", // the case as written: no methods=
+	} {
+		testU3(t, spi.MustParse(raw))
+	}
+	// methods= that does not list the method: the Dubbo-style key is not its.
+	u := spi.MustParse("airnode://h/demo.Greeter?methods=say&sayHello.timeout=200&timeout=1000")
+	if d, _ := u.MethodDuration("sayHello", "timeout", 0); d != time.Second {
+		t.Errorf("sayHello not in methods=say: %v, want 1s", d)
+	}
+}
+
+func testU3(t *testing.T, u spi.URL) {
+	t.Helper()
 	for _, c := range []struct {
 		method string
 		want   time.Duration
@@ -93,7 +107,8 @@ func TestURLMethodParams(t *testing.T) {
 	}{
 		{"methods. prefix wins", "a://h/x?methods.Echo.timeout=5&Echo.timeout=6&timeout=7&methods=Echo", "Echo", "5", "methods.Echo.timeout"},
 		{"methods. prefix needs no methods list", "a://h/x?methods.Echo.timeout=5&timeout=7", "Echo", "5", "methods.Echo.timeout"},
-		{"dubbo form needs the method listed", "a://h/x?Echo.timeout=6&timeout=7", "Echo", "7", "timeout"},
+		{"dubbo form without a methods list", "a://h/x?Echo.timeout=6&timeout=7", "Echo", "6", "Echo.timeout"},
+		{"dubbo form needs the method listed when there is a list", "a://h/x?Echo.timeout=6&timeout=7&methods=Sleep", "Echo", "7", "timeout"},
 		{"dubbo form with method listed", "a://h/x?Echo.timeout=6&timeout=7&methods=Sleep,Echo", "Echo", "6", "Echo.timeout"},
 		{"other method untouched", "a://h/x?methods.Echo.timeout=5&timeout=7", "Sleep", "7", "timeout"},
 		{"prefix is exact", "a://h/x?methods.EchoX.timeout=5&timeout=7", "Echo", "7", "timeout"},
