@@ -23,6 +23,7 @@ type ChannelStats struct {
 	Writes         int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
 	OwnStreams     int64 // frames sent on a stream of their own (body over 64 KiB, multiplexed sessions)
 	Rejected       int64 // provider: requests answered SERVER_THREADPOOL_EXHAUSTED by the connection limit (Options.MaxConcurrent)
+	Expired        int64 // provider: requests answered SERVER_TIMEOUT without their result: the consumer's deadline passed before a worker ran them, or before they finished
 	OpenStreams    int   // provider, multiplexed: streams opened by the consumer and not yet finished
 	RefusedStreams int64 // provider, multiplexed: streams closed unread because OpenStreams was at its cap
 }
@@ -51,6 +52,7 @@ type Channel struct {
 	inflight            atomic.Int64
 	serverInflight      *atomic.Int64 // the Server's counter, or nil
 	rejected            atomic.Int64
+	expired             atomic.Int64
 	openStreams         atomic.Int64
 	refusedStreams      atomic.Int64
 	maxConcurrent       int64 // provider: cap on inflight; 0 unlimited
@@ -358,6 +360,7 @@ func (c *Channel) Stats() ChannelStats {
 		Writes:         c.writes.Load(),
 		OwnStreams:     c.ownStreams.Load(),
 		Rejected:       c.rejected.Load(),
+		Expired:        c.expired.Load(),
 		OpenStreams:    int(c.openStreams.Load()),
 		RefusedStreams: c.refusedStreams.Load(),
 	}

@@ -15,6 +15,8 @@ type task struct {
 	h     protocol.Header
 	codec spi.Codec
 	body  []byte
+
+	arrived time.Time // when the reader handed it over: the consumer's deadline counts from here
 }
 
 // workerIdle is how long a provider worker waits for the next request

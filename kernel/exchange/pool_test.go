@@ -117,3 +117,52 @@ func TestWorkerPool_SlowConsumerHoldsNoWorker(t *testing.T) {
 		t.Fatalf("responses still blocked after the connection closed: %d", f.srv.InFlight())
 	}
 }
+
+// A request whose consumer deadline passes while it waits for a worker is
+// answered SERVER_TIMEOUT without running (new-user finding: a provider
+// built 256 KiB responses for calls long given up on), and one that
+// finishes after the deadline has its result replaced; both are counted.
+func TestWorkerPool_ExpiredRequestsAreNotRun(t *testing.T) {
+	h := &countingHandler{svc: &echoService{}}
+	var served atomic.Int64
+	f := startServer(t, false, func(o *Options) {
+		o.Workers = 1
+		o.Handler = HandlerFunc(func(ctx context.Context, req *Request) spi.Result {
+			served.Add(1)
+			return h.Serve(ctx, req)
+		})
+	})
+	ch := f.dial(nil)
+	slow := make(chan error, 1)
+	go func() {
+		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 600), 5*time.Second).Err
+	}()
+	if !waitFor(2*time.Second, func() bool { return served.Load() == 1 }) {
+		t.Fatal("slow call never started")
+	}
+	const n = 20
+	errs := make(chan error, n)
+	for range n {
+		go func() { errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 256<<10), 100*time.Millisecond).Err }()
+	}
+	for range n {
+		if st := spi.StatusOf(<-errs); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
+			t.Fatalf("queued call: status %v, want a timeout", st)
+		}
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	chans := serverChannels(f.srv)
+	if !waitFor(2*time.Second, func() bool { return chans[0].Stats().Expired == n }) {
+		t.Fatalf("expired = %d, want %d", chans[0].Stats().Expired, n)
+	}
+	if s := served.Load(); s != 1 {
+		t.Fatalf("handler ran %d times, want 1 (the queued calls had expired)", s)
+	}
+	// Finishing after the deadline: the result is not sent.
+	res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 300), 150*time.Millisecond)
+	if st := spi.StatusOf(res.Err); st != spi.StatusServerTimeout {
+		t.Fatalf("late call: %v, want SERVER_TIMEOUT", res.Err)
+	}
+}

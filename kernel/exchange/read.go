@@ -148,7 +148,7 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		c.run(task{c: c, h: h, codec: codec, body: body})
 		return nil
 	}
-	c.pool.submit(task{c: c, h: h, codec: codec, body: body})
+	c.pool.submit(task{c: c, h: h, codec: codec, body: body, arrived: time.Now()})
 	return nil
 }
 

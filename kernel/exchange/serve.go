@@ -24,7 +24,7 @@ func (c *Channel) run(t task) {
 		return
 	default:
 	}
-	res := c.handle(t.h, t.codec, t.body)
+	res := c.handle(t.h, t.codec, t.body, t.arrived)
 	putBody(t.body) // decoded: the handler has returned
 	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {
 		return // handed off: the sender finishes the request
@@ -44,7 +44,14 @@ func (c *Channel) finish() {
 // handle decodes the request preamble and calls the handler with the
 // arguments' decoder: a body that does not decode is BAD_REQUEST; a missing
 // handler SERVICE_NOT_FOUND; a panic SERVER_ERROR.
-func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res spi.Result) {
+//
+// The consumer's deadline counts from arrived (when the request was read;
+// zero: now), so time spent queued for a worker counts: a request whose
+// deadline passed while it waited is answered SERVER_TIMEOUT without
+// running, and a result that is ready only after the deadline is replaced
+// by SERVER_TIMEOUT — the consumer has given up on both, and neither costs
+// the handler's work or a large response body.
+func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrived time.Time) (res spi.Result) {
 	p, args, err := protocol.ParseRequestPreamble(body)
 	if err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
@@ -71,7 +78,16 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res s
 	defer spi.Release(dec)
 	var deadline time.Time
 	if req.Timeout > 0 {
-		deadline = time.Now().Add(req.Timeout)
+		now := time.Now()
+		if arrived.IsZero() {
+			arrived = now
+		}
+		deadline = arrived.Add(req.Timeout)
+		if !now.Before(deadline) {
+			c.expired.Add(1)
+			return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed while the request waited %v for a worker; not run",
+				req.Service, req.Method, req.Timeout, now.Sub(arrived).Round(time.Millisecond))}
+		}
 	}
 	ctx := newReqCtx(c.ctx, deadline)
 	defer ctx.release()
@@ -82,9 +98,13 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte) (res s
 		}
 	}()
 	res = c.opts.Handler.Serve(ctx, req)
-	if res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil {
+	switch {
+	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
+	case res.Err == nil && !deadline.IsZero() && !time.Now().Before(deadline):
+		c.expired.Add(1)
+		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
 	}
 	return res
 }
