@@ -48,3 +48,16 @@ func TestU3_DubboMethodTimeoutOnDirectURL(t *testing.T) {
 		t.Fatalf("Echo: %v, %v", v, err)
 	}
 }
+
+// timeout=0 is refused at Refer, naming the key, instead of
+// calls failing with a connection error.
+func TestTimeoutMustBePositive(t *testing.T) {
+	_, e := provider(t)
+	c := consumer(t)
+	for _, q := range []string{"timeout=0", "methods.Sleep.timeout=0"} {
+		_, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?methods=Sleep&"+q), spi.URL{})
+		if err == nil || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), "positive") {
+			t.Errorf("%s: %v, want an error naming timeout and asking for a positive duration", q, err)
+		}
+	}
+}

@@ -216,6 +216,10 @@ func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, 
 	if err != nil {
 		return nil, err
 	}
+	if timeout <= 0 {
+		v, key, _ := u.MethodParam(method, "timeout")
+		return nil, &spi.ParamError{Key: key, Value: v, Want: "a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one"}
+	}
 	return &callConf{codec: codec, timeout: timeout}, nil
 }
 
