@@ -143,7 +143,9 @@ func TestWorkerPool_ExpiredRequestsAreNotRun(t *testing.T) {
 	const n = 20
 	errs := make(chan error, n)
 	for range n {
-		go func() { errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 256<<10), 100*time.Millisecond).Err }()
+		go func() {
+			errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 256<<10), 100*time.Millisecond).Err
+		}()
 	}
 	for range n {
 		if st := spi.StatusOf(<-errs); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
