@@ -31,6 +31,10 @@ func TestDispatcherKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"dispatcher"`) || !strings.Contains(err.Error(), "all, direct") {
 		t.Fatalf("dispatcher=message: %v, want an error naming the key and all, direct", err)
 	}
+	_, err = n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=dirct"))
+	if err == nil || !strings.Contains(err.Error(), `did you mean "direct"?`) {
+		t.Fatalf("dispatcher=dirct: %v, want a did-you-mean", err)
+	}
 }
 
 // TestU3_DubboMethodTimeoutOnDirectURL: "Sleep.timeout=200&timeout=1000" on

@@ -19,6 +19,7 @@ import (
 
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -456,7 +457,11 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	}
 	dispatcher := pu.ParamOr(keyDispatcher, "all")
 	if !slices.Contains(dispatchers, dispatcher) {
-		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: "one of " + strings.Join(dispatchers, ", ")}
+		want := "one of " + strings.Join(dispatchers, ", ")
+		if m := extension.Closest(dispatcher, dispatchers); m != "" {
+			want += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: want}
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
 	l, err := tr.Listen(addr)

@@ -245,14 +245,16 @@ func (e *UnknownError) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "unknown %s %q (available: %s)", e.Point, e.Name, strings.Join(e.Available, ", "))
-	if m := closest(e.Name, e.Available); m != "" {
+	if m := Closest(e.Name, e.Available); m != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", m)
 	}
 	return b.String()
 }
 
-// closest returns the candidate within a small edit distance of name, or "".
-func closest(name string, candidates []string) string {
+// Closest returns the candidate within a small edit distance of name
+// (Levenshtein, under len(name)/2+2), or "" when none is: the "did you
+// mean" of unknown names.
+func Closest(name string, candidates []string) string {
 	best, bestD := "", len(name)/2+2
 	for _, c := range candidates {
 		if d := levenshtein(name, c); d < bestD {
