@@ -241,11 +241,12 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 		res.Value = inv.Reply
 		return res
 	}
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	// decoded into the pooled call, so that no variable escapes per call
+	err = dec.Decode(&cl.value)
+	res.Value, cl.value = cl.value, nil
+	if err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response (codec %s): %v", inv.Service, inv.Method, codec.Name(), err)}
 	}
-	res.Value = v
 	return res
 }
 

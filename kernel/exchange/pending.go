@@ -22,7 +22,8 @@ type call struct {
 	body    []byte
 	err     error // set instead of status/body when the channel died
 
-	rd bytes.Reader // reads body while the caller decodes it
+	rd    bytes.Reader // reads body while the caller decodes it
+	value any          // the generic result while it is decoded
 }
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}

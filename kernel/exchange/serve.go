@@ -58,8 +58,9 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	}
 	r := &struct {
 		Request
-		rd bytes.Reader
-	}{Request: Request{ // one allocation for both
+		rd  bytes.Reader
+		ctx reqCtx
+	}{Request: Request{ // one allocation for the three
 		Service:     intern(p.Service),
 		Method:      intern(p.Method),
 		Attachments: p.Attachments(),
@@ -89,7 +90,8 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 				req.Service, req.Method, req.Timeout, now.Sub(arrived).Round(time.Millisecond))}
 		}
 	}
-	ctx := newReqCtx(c.ctx, deadline)
+	ctx := &r.ctx
+	ctx.parent, ctx.deadline = c.ctx, deadline
 	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
