@@ -52,9 +52,9 @@ func putFrame(f *frameBuf) {
 
 // writer coalesces frames for one long-lived stream: callers append encoded
 // frames to a shared buffer; a writer goroutine, started when the first
-// frame arrives and gone once nothing is queued, yields once when callers
-// are concurrent (so those already runnable join the batch), swaps buffers
-// and writes the whole batch with one Write. This is the write-coalescing
+// frame arrives and gone once nothing is queued, yields while the batch
+// grows when callers are concurrent (so those already runnable join it),
+// swaps buffers and writes the whole batch with one Write. This is the write-coalescing
 // writer of issue 3, in the spirit of Netty's flush consolidation.
 //
 // Batches are numbered; a frame knows the batch it joined and its offset in
@@ -79,7 +79,7 @@ type writer struct {
 	out        io.Writer // the long-lived stream; nil until start
 	c          *Channel  // for counters, death and goIO; set by start
 	running    bool      // a writer goroutine is running; on mu
-	held       bool      // Options.Direct: the reader has more requests buffered; on mu
+	held       bool      // Options.Direct: the reader is serving a read batch, whose responses wait; on mu
 	lastFrames int64     // frames in the previous batch; on mu
 	spare      []byte    // the previous batch's buffer, reused; on mu
 }
