@@ -389,10 +389,17 @@ func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls,
 }
 
 // waitProviders waits until the reference lists a provider, or ctx ends.
+// Then one probing call (up to 2 s) says why none is usable — a refused
+// connection, a transport or TLS mismatch — as `airnode call` would.
 func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 	for len(ref.Providers()) == 0 {
 		select {
 		case <-ctx.Done():
+			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if _, err := ref.Invoke(pctx, "Echo", ""); err != nil {
+				return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+			}
 			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
