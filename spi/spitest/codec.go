@@ -61,6 +61,47 @@ func TestCodec(t *testing.T, c spi.Codec) {
 	t.Run("Truncated", func(t *testing.T) { testCodecTruncated(t, c) })
 	t.Run("Garbage", func(t *testing.T) { testCodecGarbage(t, c) })
 	t.Run("Release", func(t *testing.T) { testCodecRelease(t, c) })
+	t.Run("ReleaseTwice", func(t *testing.T) { testCodecReleaseTwice(t, c) })
+}
+
+// testCodecReleaseTwice checks, for a codec whose encoders and decoders are
+// spi.Releasers, that a second Release does not put the same one in the
+// pool twice (two later bodies would share it) and that a released one
+// refuses work: Encode with SERIALIZATION_ERROR, Decode with an error.
+func testCodecReleaseTwice(t *testing.T, c spi.Codec) {
+	body, err := encode(c, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := c.NewDecoder(bytes.NewReader(body))
+	if _, ok := dec.(spi.Releaser); ok {
+		spi.Release(dec)
+		spi.Release(dec)
+		var s string
+		if err := dec.Decode(&s); err == nil {
+			t.Fatal("Decode after Release succeeded, want an error")
+		}
+		d1, d2 := c.NewDecoder(bytes.NewReader(body)), c.NewDecoder(bytes.NewReader(body))
+		if d1 == d2 {
+			t.Fatal("two NewDecoder calls after a double Release returned the same decoder")
+		}
+		for _, d := range []spi.Decoder{d1, d2} {
+			if err := d.Decode(&s); err != nil || s != "x" {
+				t.Fatalf("decoder after a double Release read %q, %v", s, err)
+			}
+		}
+	}
+	enc := c.NewEncoder(io.Discard)
+	if _, ok := enc.(spi.Releaser); ok {
+		spi.Release(enc)
+		spi.Release(enc)
+		if err := enc.Encode("x"); !errors.Is(err, spi.ErrSerialization) {
+			t.Fatalf("Encode after Release: %v, want SERIALIZATION_ERROR", err)
+		}
+		if e1, e2 := c.NewEncoder(io.Discard), c.NewEncoder(io.Discard); e1 == e2 {
+			t.Fatal("two NewEncoder calls after a double Release returned the same encoder")
+		}
+	}
 }
 
 // encode writes vs with one encoder, releases it and returns the bytes.

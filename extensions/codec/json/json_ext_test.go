@@ -44,37 +44,3 @@ func TestDeepNestingIsAnError(t *testing.T) {
 		t.Fatal("a million nested arrays: nil error")
 	}
 }
-
-// A second Release must not put the same encoder or decoder in the pool
-// twice (two later bodies would share it), and a released one refuses work.
-func TestReleaseTwiceIsHarmless(t *testing.T) {
-	body := []byte("\"x\"\n")
-	dec := json.Codec{}.NewDecoder(bytes.NewReader(body))
-	spi.Release(dec)
-	spi.Release(dec)
-	var s string
-	if err := dec.Decode(&s); err == nil || !strings.Contains(err.Error(), "after Release") {
-		t.Fatalf("Decode after Release: %v, want an error", err)
-	}
-	d1 := json.Codec{}.NewDecoder(bytes.NewReader(body))
-	d2 := json.Codec{}.NewDecoder(bytes.NewReader(body))
-	if d1 == d2 {
-		t.Fatal("two NewDecoder calls after a double Release returned the same decoder")
-	}
-	for _, d := range []spi.Decoder{d1, d2} {
-		if err := d.Decode(&s); err != nil || s != "x" {
-			t.Fatalf("decoder after a double Release read %q, %v", s, err)
-		}
-	}
-
-	enc := json.Codec{}.NewEncoder(io.Discard)
-	spi.Release(enc)
-	spi.Release(enc)
-	if err := enc.Encode("x"); !errors.Is(err, spi.ErrSerialization) {
-		t.Fatalf("Encode after Release: %v, want SERIALIZATION_ERROR", err)
-	}
-	e1, e2 := json.Codec{}.NewEncoder(io.Discard), json.Codec{}.NewEncoder(io.Discard)
-	if e1 == e2 {
-		t.Fatal("two NewEncoder calls after a double Release returned the same encoder")
-	}
-}
