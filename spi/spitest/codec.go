@@ -29,9 +29,10 @@ type CodecPerson struct {
 
 // TestCodec runs the codec conformance suite against c.
 //
-// Every codec must round-trip the shapes the exchange writes in its headers
-// (DESIGN §5): strings, ints, bools, nil, map[string]string (a nil map reads
-// back as an empty or nil map), and sequences of them in one stream. The
+// Every codec must round-trip the basic shapes — strings, ints, bools, nil,
+// map[string]string (a nil map reads back as an empty or nil map) — and
+// sequences of them in one stream (a request's arguments; the exchange
+// writes the request and response preamble itself, kernel/protocol). The
 // argument shapes — []byte, float64, nested generic values
 // (map[string]any, []any), a struct read back into a typed pointer — must
 // round-trip or be refused at Encode with an *spi.Error of status
