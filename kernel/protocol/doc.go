@@ -8,7 +8,11 @@
 //	bytes 4-11  request id
 //	bytes 12-15 body length in bytes (≤ payload)
 //
-// Header encoding and decoding live only here. Decoding reports a bad magic,
+// Header encoding and decoding live only here, and so does the body's
+// preamble (body.go): service, method, deadline, attachments and argument
+// count of a request, attachments and error message of a response, written
+// by the kernel in every codec alike; only arguments and results go
+// through the frame's codec. Decoding reports a bad magic,
 // a length over the payload limit and a truncated header as errors matching
 // ErrBadMagic, ErrTooLarge and ErrTruncated with errors.Is; the exchange
 // closes the connection on any of them. Everything here is a pure function
