@@ -67,3 +67,14 @@ type Session interface {
 // ErrNotMultiplexed is returned by Session.Open on a transport with a single
 // stream per session once that stream has been taken.
 var ErrNotMultiplexed = errors.New("transport: session is not multiplexed")
+
+// TryWriter is an optional interface of a Session's streams: TryWrite
+// writes what the connection takes at once, without waiting — n bytes of p
+// (0 when it would have to wait), or an error that has already failed the
+// session. The exchange uses it to write a frame from the calling
+// goroutine when its writer is idle, handing only what is left to a writer
+// goroutine, so a caller never waits on a peer that stopped reading.
+// Streams that cannot (TLS, multiplexed) do not implement it.
+type TryWriter interface {
+	TryWrite(p []byte) (n int, err error)
+}

@@ -13,3 +13,6 @@ func Conn(net.Conn) syscall.RawConn { return nil }
 
 // Read is unsupported off unix.
 func Read(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// Write is unsupported off unix.
+func Write(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }

@@ -22,3 +22,6 @@ func Conn(c net.Conn) syscall.RawConn {
 
 // Read is read(2) on fd, for use inside syscall.RawConn.Read.
 func Read(fd uintptr, b []byte) (int, error) { return syscall.Read(int(fd), b) }
+
+// Write is write(2) on fd, for use inside syscall.RawConn.Write.
+func Write(fd uintptr, b []byte) (int, error) { return syscall.Write(int(fd), b) }

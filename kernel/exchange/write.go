@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
 )
 
 // ownStreamThreshold is the body size above which a frame gets a stream of
@@ -76,12 +77,13 @@ type writer struct {
 
 	// The writer goroutine runs only while there is something to write:
 	// an idle connection keeps no goroutine (or stack) for writing.
-	out        io.Writer // the long-lived stream; nil until start
-	c          *Channel  // for counters, death and goIO; set by start
-	running    bool      // a writer goroutine is running; on mu
-	held       bool      // Options.Direct: the reader is serving a read batch, whose responses wait; on mu
-	lastFrames int64     // frames in the previous batch; on mu
-	spare      []byte    // the previous batch's buffer, reused; on mu
+	out        io.Writer     // the long-lived stream; nil until start
+	try        spi.TryWriter // out, when it can write without waiting (writeNowLocked)
+	c          *Channel      // for counters, death and goIO; set by start
+	running    bool          // a writer goroutine is running; on mu
+	held       bool          // Options.Direct: the reader is serving a read batch, whose responses wait; on mu
+	lastFrames int64         // frames in the previous batch; on mu
+	spare      []byte        // the previous batch's buffer, reused; on mu
 }
 
 // maxQueued bounds the bytes a provider response waits behind: a peer that
@@ -127,7 +129,9 @@ func (w *writer) tryEnqueue(frame []byte) bool {
 		return false
 	}
 	w.appendLocked(frame)
-	w.kickLocked()
+	if !w.writeNowLocked() {
+		w.kickLocked()
+	}
 	w.mu.Unlock()
 	return true
 }
@@ -153,7 +157,9 @@ type slot struct {
 func (w *writer) enqueue(frame []byte) slot {
 	w.mu.Lock()
 	s := w.appendLocked(frame)
-	w.kickLocked()
+	if !w.writeNowLocked() {
+		w.kickLocked()
+	}
 	w.mu.Unlock()
 	return s
 }
@@ -197,6 +203,68 @@ func (w *writer) compactLocked() {
 	w.cut = w.cut[:0]
 }
 
+// writeNowLocked writes the one queued frame from the calling goroutine
+// when the stream can write without waiting (spi.TryWriter), no writer
+// goroutine runs and callers are not concurrent (the writer goroutine's
+// last batch held one frame; with several it batches better): no
+// goroutine to start per frame at one caller, and no wait on a peer that
+// stopped reading — what the socket does not take at once goes to a writer
+// goroutine. It reports whether it took the frame; mu is held on entry and
+// on return.
+func (w *writer) writeNowLocked() bool {
+	if w.try == nil || w.running || w.held || w.closed || w.frames != 1 || w.lastFrames > 1 {
+		return false
+	}
+	w.running = true
+	last := w.lastFrames
+	out, frames, gen := w.take()
+	w.lastFrames = last // only the writer goroutine's batches tell whether callers are concurrent
+	w.mu.Unlock()
+	c := w.c
+	c.lastWrite.Store(time.Now().UnixNano())
+	c.framesWritten.Add(frames)
+	c.writes.Add(1)
+	n, err := w.try.TryWrite(out)
+	switch {
+	case err != nil:
+		c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+		w.mu.Lock()
+		w.running = false
+	case n == len(out):
+		w.flushed.Store(gen)
+		w.mu.Lock()
+		if cap(out) <= 1<<20 {
+			w.spare = out
+		}
+		w.running = false
+		w.kickLocked() // frames queued meanwhile
+	default:
+		// The socket took part of it (or none): the rest goes next, from
+		// a writer goroutine, which then writes whatever else is queued.
+		if !c.goIO(func() { w.finish(out[n:], gen) }) {
+			w.mu.Lock()
+			w.running = false
+			return true // the channel is dying: nothing more is written
+		}
+		w.mu.Lock()
+	}
+	return true
+}
+
+// finish writes the rest of batch gen, then goes on as the writer
+// goroutine (running is true on entry).
+func (w *writer) finish(rest []byte, gen uint64) {
+	if _, err := w.out.Write(rest); err != nil {
+		w.mu.Lock()
+		w.running = false
+		w.mu.Unlock()
+		w.c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+		return
+	}
+	w.flushed.Store(gen)
+	w.write(true)
+}
+
 // kickLocked starts the writer goroutine if frames wait, the stream is
 // there and no writer runs. On mu.
 func (w *writer) kickLocked() {
@@ -236,6 +304,7 @@ func (w *writer) hold(on bool) {
 func (w *writer) start(s io.Writer, c *Channel) {
 	w.mu.Lock()
 	w.out, w.c = s, c
+	w.try, _ = s.(spi.TryWriter)
 	w.kickLocked()
 	w.mu.Unlock()
 }
@@ -249,6 +318,20 @@ func (w *writer) drained() bool {
 
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
+
+// take takes the queued batch, withdrawn frames cut out. On mu.
+func (w *writer) take() (out []byte, frames int64, gen uint64) {
+	if len(w.cut) > 0 {
+		w.compactLocked()
+	}
+	out, frames, gen = w.buf, w.frames, w.gen
+	w.buf, w.frames = w.spare[:0], 0
+	w.spare = nil
+	w.gen++
+	w.lastFrames = frames
+	w.room.Broadcast()
+	return out, frames, gen
+}
 
 // maxYields bounds the yields of the writer before it takes a batch.
 const maxYields = 8
@@ -289,15 +372,7 @@ func (w *writer) write(yield bool) {
 			w.mu.Unlock()
 			return
 		}
-		if len(w.cut) > 0 {
-			w.compactLocked()
-		}
-		out, frames, gen := w.buf, w.frames, w.gen
-		w.buf, w.frames = w.spare[:0], 0
-		w.spare = nil
-		w.gen++
-		w.lastFrames = frames
-		w.room.Broadcast()
+		out, frames, gen := w.take()
 		w.mu.Unlock()
 		if len(out) == 0 {
 			w.flushed.Store(gen) // every frame was withdrawn: nothing to write is written

@@ -142,7 +142,17 @@ func (s *Session) Open() (io.ReadWriteCloser, error) {
 	if !s.taken.CompareAndSwap(false, true) {
 		return nil, spi.ErrNotMultiplexed
 	}
-	return &stream{s: s}, nil
+	return s.newStream(), nil
+}
+
+// newStream returns the session's stream: a spi.TryWriter on a plain
+// socket.
+func (s *Session) newStream() io.ReadWriteCloser {
+	st := &stream{s: s}
+	if s.raw != nil {
+		return newTryStream(st)
+	}
+	return st
 }
 
 // Accept returns the stream once on the provider side (unless Open took it);
@@ -150,7 +160,7 @@ func (s *Session) Open() (io.ReadWriteCloser, error) {
 // net.ErrClosed.
 func (s *Session) Accept() (io.ReadWriteCloser, error) {
 	if s.provider && !s.dead() && s.taken.CompareAndSwap(false, true) {
-		return &stream{s: s}, nil
+		return s.newStream(), nil
 	}
 	<-s.done
 	return nil, errClosed
