@@ -215,6 +215,14 @@ func (w *writer) writeNowLocked() bool {
 	if w.try == nil || w.running || w.held || w.closed || w.frames != 1 || w.lastFrames > 1 {
 		return false
 	}
+	w.tryWriteLocked()
+	return true
+}
+
+// tryWriteLocked writes the queued batch through w.try from the calling
+// goroutine, handing what the socket does not take at once to a writer
+// goroutine; no writer may be running. mu is held on entry and on return.
+func (w *writer) tryWriteLocked() {
 	w.running = true
 	last := w.lastFrames
 	out, frames, gen := w.take()
@@ -244,11 +252,10 @@ func (w *writer) writeNowLocked() bool {
 		if !c.goIO(func() { w.finish(out[n:], gen) }) {
 			w.mu.Lock()
 			w.running = false
-			return true // the channel is dying: nothing more is written
+			return // the channel is dying: nothing more is written
 		}
 		w.mu.Lock()
 	}
-	return true
 }
 
 // finish writes the rest of batch gen, then goes on as the writer
@@ -282,7 +289,9 @@ func (w *writer) kickLocked() {
 //
 // Releasing writes what is queued from the calling goroutine (the reader:
 // Netty's I/O thread writing at read-complete) when no writer goroutine
-// runs, so a direct-dispatch request costs no goroutine hand-off at all.
+// runs, so a direct-dispatch request costs no goroutine hand-off at all;
+// through spi.TryWriter when the stream has it, so the reader never waits
+// on a consumer that reads slowly.
 func (w *writer) hold(on bool) {
 	w.mu.Lock()
 	if w.held == on {
@@ -291,6 +300,13 @@ func (w *writer) hold(on bool) {
 	}
 	w.held = on
 	if on || w.running || w.out == nil || len(w.buf) == 0 || w.closed {
+		w.mu.Unlock()
+		return
+	}
+	if w.try != nil {
+		// without waiting on a consumer that reads slowly: the reader
+		// goes back to reading at once
+		w.tryWriteLocked()
 		w.mu.Unlock()
 		return
 	}
