@@ -409,9 +409,7 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("open stream: %w", err)
 	}
-	c.lastWrite.Store(time.Now().UnixNano()) // before the write: see writer.loop
-	c.framesWritten.Add(1)
-	c.writes.Add(1)
+	c.noteWrite(1)
 	c.ownStreams.Add(1)
 	_, err = s.Write(frame)
 	cerr := s.Close()
@@ -428,3 +426,12 @@ var (
 	_ spi.Channel       = (*Channel)(nil)
 	_ spi.PeerHeartbeat = (*Channel)(nil)
 )
+
+// noteWrite stamps and counts a write of frames frames. It is called before
+// the write, so that whoever reads the answer to one of them already sees
+// it.
+func (c *Channel) noteWrite(frames int64) {
+	c.lastWrite.Store(time.Now().UnixNano())
+	c.framesWritten.Add(frames)
+	c.writes.Add(1)
+}

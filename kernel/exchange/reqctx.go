@@ -23,10 +23,6 @@ type reqCtx struct {
 	stopLink func() bool
 }
 
-func newReqCtx(parent context.Context, deadline time.Time) *reqCtx {
-	return &reqCtx{parent: parent, deadline: deadline}
-}
-
 func (c *reqCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
 func (c *reqCtx) Value(key any) any { return c.parent.Value(key) }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
@@ -229,9 +228,7 @@ func (w *writer) tryWriteLocked() {
 	w.lastFrames = last // only the writer goroutine's batches tell whether callers are concurrent
 	w.mu.Unlock()
 	c := w.c
-	c.lastWrite.Store(time.Now().UnixNano())
-	c.framesWritten.Add(frames)
-	c.writes.Add(1)
+	c.noteWrite(frames)
 	n, err := w.try.TryWrite(out)
 	switch {
 	case err != nil:
@@ -393,12 +390,8 @@ func (w *writer) write(yield bool) {
 		if len(out) == 0 {
 			w.flushed.Store(gen) // every frame was withdrawn: nothing to write is written
 		} else {
-			// stamped and counted before the write, so that whoever reads
-			// the answer to one of these frames already sees it
 			c := w.c
-			c.lastWrite.Store(time.Now().UnixNano())
-			c.framesWritten.Add(frames)
-			c.writes.Add(1)
+			c.noteWrite(frames)
 			if _, err := w.out.Write(out); err != nil {
 				w.mu.Lock()
 				w.running = false
