@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -39,20 +40,11 @@ func intern(b []byte) string {
 	if old != nil && len(*old) >= internMax {
 		return s
 	}
-	m := make(map[string]string, 1+lenOf(old))
+	m := map[string]string{}
 	if old != nil {
-		for k, v := range *old {
-			m[k] = v
-		}
+		m = maps.Clone(*old)
 	}
 	m[s] = s
 	interned.m.Store(&m)
 	return s
-}
-
-func lenOf(m *map[string]string) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
 }
