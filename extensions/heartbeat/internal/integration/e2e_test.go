@@ -136,16 +136,18 @@ func TestH2_HungProviderDroppedThenPickedAgain(t *testing.T) {
 		t.Fatalf("no invoker for %s among %d", addr, len(ref.Providers()))
 		return nil
 	}
+	// Refer returns once one provider is ready; the other is picked once
+	// its first ping is answered, so call until both have answered.
 	seen := map[int]bool{}
-	for range 10 {
+	for deadline := time.Now().Add(5 * time.Second); !seen[pidA] || !seen[pidB]; {
+		if time.Now().After(deadline) {
+			t.Fatalf("calls reached %v within 5s, want both %d and %d", seen, pidA, pidB)
+		}
 		pid, err := info()
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen[pid] = true
-	}
-	if !seen[pidA] || !seen[pidB] {
-		t.Fatalf("calls reached %v, want both %d and %d", seen, pidA, pidB)
 	}
 	invA := invokerOf(addrA)
 
