@@ -30,20 +30,21 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:20990", "listen address")
 	transport := flag.String("transport", "smux", "transport extension")
 	profile := flag.String("cpuprofile", "", "CPU profile file (none when empty)")
+	params := flag.String("params", "", "more provider URL parameters, e.g. dispatcher=direct")
 	flag.Parse()
-	if err := run(*listen, *transport, *profile); err != nil {
+	if err := run(*listen, *transport, *params, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "profprovider:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, transport, profile string) error {
+func run(listen, transport, params, profile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	node := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(logger))
 	defer node.Close()
-	u, err := spi.Parse("airnode://" + listen + "/" + demo.Interface + "?transport=" + transport)
+	u, err := spi.Parse("airnode://" + listen + "/" + demo.Interface + "?transport=" + transport + "&" + params)
 	if err != nil {
 		return err
 	}

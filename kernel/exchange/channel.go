@@ -49,7 +49,8 @@ type Channel struct {
 	framesWritten       atomic.Int64
 	writes              atomic.Int64
 	ownStreams          atomic.Int64
-	inflight            atomic.Int64
+	inflight            atomic.Int64  // provider: requests read and not yet answered
+	calls               atomic.Int64  // consumer: Invoke calls in progress
 	serverInflight      *atomic.Int64 // the Server's counter, or nil
 	rejected            atomic.Int64
 	expired             atomic.Int64

@@ -67,7 +67,9 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 		expired = timer.C
 	}
 	cl := getCall(c.nextID.Add(1))
+	c.calls.Add(1)
 	res := c.invoke(ctx, cl, codec, inv, remaining, expired, start)
+	c.calls.Add(-1)
 	if timer != nil {
 		timer.Stop()
 		timerPool.Put(timer)

@@ -32,6 +32,21 @@ func (c *Channel) run(t task) {
 	c.finish()
 }
 
+// coming estimates how many frames are about to be enqueued on the
+// channel besides the queued ones: provider requests read and not yet
+// answered, plus consumer calls in progress whose request is neither
+// queued nor on the wire (their caller is encoding it, or returning from
+// the previous call). The writer waits for them to join its batch while
+// the estimate is positive, and a lone frame is written by its caller only
+// when nothing else is coming.
+func (c *Channel) coming(queued int64) int64 {
+	n := c.inflight.Load() - queued
+	if calls := c.calls.Load(); calls > 0 {
+		n += calls - max(c.framesWritten.Load()-c.framesRead.Load(), 0)
+	}
+	return n
+}
+
 // finish ends a request dispatch counted: in flight, and in handlers.
 func (c *Channel) finish() {
 	c.inflight.Add(-1)
