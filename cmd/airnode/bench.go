@@ -66,7 +66,10 @@ func benchCommand(a *app) *cobra.Command {
 		Use:   "bench [flags] SERVICE_URL",
 		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
 		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
-does, then runs -c concurrent callers in a closed loop for -n calls or
+does (when no provider is usable, one probing call says why — refused
+connection, transport or TLS mismatch — and bench exits 1 at once; an
+empty registry list gets 2 s for a provider to register), then runs -c
+concurrent callers in a closed loop for -n calls or
 --duration, after an unmeasured warm-up at the same concurrency (--warmup
 calls, for at most a tenth of --duration, or 10 s for a counted run: a
 --duration run's wall time is about the duration plus a tenth, plus the
@@ -388,20 +391,31 @@ func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls,
 	}
 }
 
-// waitProviders waits until the reference lists a provider, or ctx ends.
-// Then one probing call (up to 2 s) says why none is usable — a refused
-// connection, a transport or TLS mismatch — as `airnode call` would.
+// registryGrace is how long bench waits for a registry to list a first
+// provider of the service (one may be registering as bench starts).
+const registryGrace = 2 * time.Second
+
+// waitProviders returns once ref has a usable provider. When it has none,
+// a probing Echo call says why: the kernel waits for the listed providers'
+// first connections (bounded by connect.timeout) and the call fails with
+// what stopped them — a refused connection, a transport or TLS mismatch —
+// which is returned at once, as `airnode call` would report it. Only an
+// empty provider list (SERVICE_NOT_FOUND from the consumer's own cluster)
+// is probed again, for up to registryGrace, before it is returned.
 func waitProviders(ctx context.Context, ref *kernel.Reference) error {
+	grace := time.Now().Add(registryGrace)
 	for len(ref.Providers()) == 0 {
+		_, err := ref.Invoke(ctx, "Echo", "")
+		if err == nil || len(ref.Providers()) > 0 {
+			return nil // usable now; a provider's own error is the run's to report
+		}
+		if spi.StatusOf(err) != spi.StatusServiceNotFound || ctx.Err() != nil || time.Now().After(grace) {
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		}
 		select {
 		case <-ctx.Done():
-			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			if _, err := ref.Invoke(pctx, "Echo", ""); err != nil {
-				return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
-			}
-			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), ctx.Err())
-		case <-time.After(10 * time.Millisecond):
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	return nil

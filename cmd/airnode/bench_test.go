@@ -356,3 +356,51 @@ func TestBench_ServerPIDWarnings(t *testing.T) {
 		}
 	}
 }
+
+// benchResult runs `airnode bench args...` and returns its outputs, exit
+// code and wall time, whatever the exit code.
+func benchResult(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("bench %v: %v", args, err)
+	}
+	return r
+}
+
+// With no usable provider — nothing listening, a consumer on tcp against
+// an smux provider, an empty registry — bench says why within a few
+// seconds (it waited 10 s before the probing call) and exits 1 without a
+// report.
+func TestBench_NoUsableProviderFailsFast(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"airnode://127.0.0.1:1/demo.Echo"}, "connection refused"},
+		{[]string{p.url("demo.Echo") + "?transport=tcp"}, "transport or TLS mismatch"},
+		{[]string{"--registry", "file://" + t.TempDir(), "demo.Echo"}, "SERVICE_NOT_FOUND: no provider available for demo.Echo"},
+	} {
+		r := benchResult(t, append(c.args, "-n", "10")...)
+		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "airnode: bench: no provider of demo.Echo available: ") ||
+			!strings.Contains(r.stderr, c.want) {
+			t.Errorf("bench %v: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+		if r.elapsed > 5*time.Second {
+			t.Errorf("bench %v: said why after %v, want a few seconds at most", c.args, r.elapsed)
+		}
+		t.Logf("bench %v: %v: %s", c.args, r.elapsed.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+	}
+}
