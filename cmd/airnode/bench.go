@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -82,7 +83,11 @@ max; HDR histogram), failed calls by status name, the client's CPU time
 per call (getrusage, user+system) and the attempts each provider took (a
 call that failover retried counts once per provider tried). Failed calls
 are listed first, with the first error's message; when every call failed,
-bench exits 1 with that message.
+bench exits 1 with that message. A call that fails while no provider is
+usable (killed, unreachable) makes its caller wait before the next one,
+1 ms doubling to 100 ms until a call succeeds, so a dead provider does not
+keep the client's CPU busy; a counted run (-n) in which no provider has
+been usable for 5 s stops, prints what it measured and exits 1.
 --json prints one object instead, with a per-second timeline of calls and
 errors (how a failover looks). A progress bar is drawn on a terminal.
 
@@ -169,6 +174,9 @@ type benchOutcome struct {
 	Case       *benchCase        `json:"workload,omitempty"`
 	Background *backgroundReport `json:"background,omitempty"` // --mix-resp calls
 	Baseline   *bench.Report     `json:"baseline,omitempty"`
+	// Stopped says why a counted run ended before its -n calls (no
+	// provider usable for deadStop); empty when it did not.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // runBench refers to target and runs the single case of f, or the paper's
@@ -303,21 +311,28 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
+		var stopped *errStopped
+		if errors.As(err, &stopped) {
+			o.Stopped, err = stopped.Error(), nil
+		}
 		if err != nil {
 			return err
 		}
-		if f.baseline {
+		if f.baseline && stopped == nil {
 			if o.Baseline, err = benchBaseline(ctx, cfg, *c, f.connections, "baseline "+c.Name, progress); err != nil {
 				return err
 			}
 		}
 		outcomes = append(outcomes, o)
+		if stopped != nil {
+			break // the next cases would find no provider either
+		}
 	}
 	if f.json {
 		var v any = outcomes[0]
 		defer func() {
 			if err == nil {
-				err = allFailed(outcomes)
+				err = runError(outcomes)
 			}
 		}()
 		if f.paper {
@@ -334,14 +349,20 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	} else {
 		printOutcome(stdout, target, outcomes[0], f)
 	}
-	return allFailed(outcomes)
+	return runError(outcomes)
 }
 
-// allFailed returns an error naming the first case whose every measured
-// call failed, with that case's first error message (bench exits 1), or nil.
-func allFailed(outcomes []benchOutcome) error {
+// runError returns an error naming the first case that stopped early (no
+// provider usable; its printed report has the first error) or whose every
+// measured call failed, with that case's first error message (bench exits
+// 1), or nil.
+func runError(outcomes []benchOutcome) error {
 	for _, o := range outcomes {
-		if r := o.Report; r.Calls > 0 && r.OK == 0 {
+		r := o.Report
+		if o.Stopped != "" {
+			return fmt.Errorf("bench: %s: %s", o.Case.Name, o.Stopped) // the report has the first error
+		}
+		if r.Calls > 0 && r.OK == 0 {
 			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s", o.Case.Name, r.Calls, r.FirstError)
 		}
 	}
@@ -369,6 +390,7 @@ func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls,
 	for range c {
 		wg.Go(func() {
 			var reply []byte
+			var back backoff
 			for ctx.Err() == nil {
 				reply = reply[:0]
 				err := ref.Call(ctx, "Payload", []any{int64(resp)}, &reply)
@@ -381,6 +403,12 @@ func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls,
 					errs++
 				}
 				mu.Unlock()
+				switch {
+				case err == nil:
+					back.reset()
+				case len(ref.Providers()) == 0:
+					back.wait(ctx)
+				}
 			}
 		})
 	}
@@ -421,10 +449,67 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 	return nil
 }
 
+// Backoff of a caller whose call failed while the reference had no usable
+// provider (killed, unreachable): such a call fails in microseconds without
+// reaching anyone, so re-calling at once would only burn the client's CPU.
+// The caller waits backoffMin before its next call, doubling up to
+// backoffMax, until a call succeeds (the exponential backoff of Dubbo's and
+// gRPC's reconnects, per caller). Failures a provider answered are paced by
+// the network like successes and are part of the measured load: no backoff.
+const (
+	backoffMin = time.Millisecond
+	backoffMax = 100 * time.Millisecond
+)
+
+// deadStop ends a counted run (-n) early once no provider has been usable
+// for this long: with the backoff, its remaining calls would otherwise take
+// up to backoffMax each. A --duration run keeps going (its timeline shows
+// the outage, and a restarted provider coming back). A variable for tests.
+var deadStop = 5 * time.Second
+
+// backoff is one caller's failure backoff (see backoffMin); the zero value
+// is reset. Not safe for concurrent use: one per caller.
+type backoff struct{ d time.Duration }
+
+// wait doubles the delay (backoffMin first, at most backoffMax) and sleeps
+// it, or until ctx ends.
+func (b *backoff) wait(ctx context.Context) {
+	b.d = min(max(2*b.d, backoffMin), backoffMax)
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// reset starts the next failure's wait at backoffMin again.
+func (b *backoff) reset() { b.d = 0 }
+
+// errStopped ends a counted run early: no provider was usable for deadStop.
+type errStopped struct {
+	service string
+	done    int64 // measured calls finished
+	planned int64 // -n
+}
+
+func (e *errStopped) Error() string {
+	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, deadStop)
+}
+
 // benchAirnode runs one case over ref. With serverPID (not 0) it reports
 // that process's CPU time per call, or warns when it cannot be read or did
 // not grow during the measured phase.
+//
+// A call that fails while ref has no usable provider backs its caller off
+// (backoff). A counted run in which no provider has been usable for
+// deadStop stops: the report of the calls made is returned with an
+// *errStopped.
 func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
+	parent := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var down atomic.Int64 // when no provider was first seen usable, Unix ns; 0: one is
 	req := pattern(c.Req)
 	method, arg := "Echo", any(req)
 	var pad string
@@ -439,6 +524,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 		ctx   context.Context
 		args  []any
 		reply []byte
+		back  backoff
 	}
 	workers := make([]worker, c.Concurrency)
 	for i := range workers {
@@ -462,16 +548,29 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 		pc.sample()
 		bar.draw(p)
 	}
-	r, err := bench.Run(ctx, cfg, func(_ context.Context, w int) error {
+	r, err := bench.Run(ctx, cfg, func(ctx context.Context, w int) error {
 		wk := &workers[w]
 		wk.reply = wk.reply[:0]
-		if err := ref.Call(wk.ctx, method, wk.args, &wk.reply); err != nil {
-			return err
+		err := ref.Call(wk.ctx, method, wk.args, &wk.reply)
+		if err == nil {
+			wk.back.reset()
+			if down.Load() != 0 {
+				down.Store(0)
+			}
+			if len(wk.reply) != c.Resp {
+				return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
+			}
+			return nil
 		}
-		if len(wk.reply) != c.Resp {
-			return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
+		if len(ref.Providers()) > 0 {
+			return err // a provider answered, or one is usable again
 		}
-		return nil
+		now := time.Now().UnixNano()
+		if !down.CompareAndSwap(0, now) && cfg.Calls > 0 && time.Duration(now-down.Load()) >= deadStop {
+			stop(&errStopped{service: ref.URL().ServiceKey(), planned: cfg.Calls})
+		}
+		wk.back.wait(ctx)
+		return err
 	})
 	if r != nil {
 		r.Providers = pc.counts()
@@ -487,7 +586,12 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 			}
 		}
 	}
-	if err != nil && ctx.Err() == nil {
+	var stopped *errStopped
+	switch {
+	case r != nil && errors.As(context.Cause(ctx), &stopped):
+		stopped.done = r.Calls
+		return r, stopped
+	case err != nil && parent.Err() == nil:
 		return nil, err
 	}
 	return r, nil
@@ -758,10 +862,13 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %d connection(s), %d B -> %d B\n",
 		target, r.Calls, r.ElapsedSec, r.Concurrency, f.connections, o.Case.Req, o.Case.Resp)
+	if o.Stopped != "" {
+		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
+	}
 	failed := r.Calls - r.OK
 	if failed > 0 {
 		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%.1f%%): %s\n", failed, r.Calls, 100*float64(failed)/float64(r.Calls), errorSummary(r))
-		if r.OK > 0 && r.FirstError != "" {
+		if (r.OK > 0 || o.Stopped != "") && r.FirstError != "" {
 			fmt.Fprintf(w, "  first error %s\n", r.FirstError)
 		}
 	}
@@ -828,6 +935,9 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 		if b := o.Baseline; b != nil {
 			fmt.Fprintf(w, " %-9.3f %-10.0f %-11s %-11s", b.MeanUS/1e3, b.CallsPerSec,
 				ratio(r.MeanUS, b.MeanUS), ratio(r.CallsPerSec, b.CallsPerSec))
+		}
+		if o.Stopped != "" {
+			fmt.Fprintf(w, " (%s)", o.Stopped)
 		}
 		fmt.Fprintln(w)
 	}

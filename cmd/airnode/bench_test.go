@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,10 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
 )
 
 // benchRun runs `airnode bench args...` with env added and returns its
@@ -205,6 +210,11 @@ func TestBench_ProviderKilledMidRun(t *testing.T) {
 	last := r.Timeline[len(r.Timeline)-1]
 	if first := r.Timeline[0]; first.Calls <= sum(first.Errors) || sum(last.Errors) == 0 || sum(last.Errors) != last.Calls {
 		t.Fatalf("timeline %+v, want calls then only errors", r.Timeline)
+	}
+	// With no provider usable, each caller backs off up to 100 ms: about
+	// 20 failures a second here, where spinning callers made 100,000s.
+	if n := sum(r.Errors); n > 2000 {
+		t.Fatalf("%d failed calls in about 2 s without a provider: the callers do not back off; timeline %+v", n, r.Timeline)
 	}
 	t.Logf("errors %v; timeline %+v", r.Errors, r.Timeline)
 }
@@ -403,4 +413,55 @@ func TestBench_NoUsableProviderFailsFast(t *testing.T) {
 		}
 		t.Logf("bench %v: %v: %s", c.args, r.elapsed.Round(time.Millisecond), strings.TrimSpace(r.stderr))
 	}
+}
+
+// A counted run whose provider is gone: the callers back off (a few
+// failures a second each, not a spin) and the run stops once no provider
+// has been usable for deadStop, reporting the calls it made.
+func TestBench_DeadProviderBacksOffAndStopsCountedRun(t *testing.T) {
+	defer func(d time.Duration) { deadStop = d }(deadStop)
+	deadStop = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
+	defer prov.Close()
+	exp, err := prov.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refer(t, "airnode://"+exp.URL().Address()+"/demo.Echo?reconnect.backoff=50ms&timeout=500ms")
+	if err := waitProviders(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		time.Sleep(300 * time.Millisecond)
+		_ = prov.Close()
+	}()
+	start := time.Now()
+	cfg := bench.Config{Calls: 1 << 40, Concurrency: 2, Warmup: 0}
+	r, err := benchAirnode(ctx, ref, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string) {})
+	<-killed
+	var stopped *errStopped
+	if !errors.As(err, &stopped) || r == nil || stopped.done != r.Calls || stopped.planned != cfg.Calls {
+		t.Fatalf("benchAirnode: %+v, %v; want the report and *errStopped", r, err)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Fatalf("stopped after %v, want about 0.3 s + deadStop (1 s)", el)
+	}
+	if r.OK == 0 || sum(r.Errors) == 0 || sum(r.Errors) > 1000 {
+		t.Fatalf("ok %d, errors %v: want successes, then a few failures a second per caller", r.OK, r.Errors)
+	}
+	o := benchOutcome{Report: r, Case: &benchCase{Name: "10/10 B c=2", Req: 10, Resp: 10, Concurrency: 2}, Stopped: stopped.Error()}
+	var out bytes.Buffer
+	printOutcome(&out, "demo.Echo", o, benchFlags{connections: 1})
+	want := fmt.Sprintf("  stopped     after %d of %d calls: no provider of demo.Echo usable for 1s\n", r.Calls, cfg.Calls)
+	if s := out.String(); !strings.Contains(s, want) || !strings.Contains(s, "first error CHANNEL_INACTIVE") {
+		t.Fatalf("summary:\n%s\nwant %q and the first error", s, want)
+	}
+	if err := runError([]benchOutcome{o}); err == nil || err.Error() != "bench: 10/10 B c=2: "+o.Stopped {
+		t.Fatalf("runError: %v", err)
+	}
+	t.Logf("%v; ok %d, errors %v", err, r.OK, r.Errors)
 }
