@@ -9,11 +9,12 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// The provider URL key dispatcher: "direct" serves calls on the
-// connection's reader, "all" (default) on the worker pool, anything else is
-// an export error naming the key and the allowed values.
+// The provider URL key dispatcher: "adaptive" (default) serves calls on
+// the connection's reader until one is slow, "direct" always there, "all"
+// on the worker pool; anything else is an export error naming the key and
+// the allowed values.
 func TestDispatcherKey(t *testing.T) {
-	for _, d := range []string{"all", "direct"} {
+	for _, d := range []string{"adaptive", "all", "direct"} {
 		n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
 		t.Cleanup(func() { _ = n.Close() })
 		e, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher="+d))
@@ -28,8 +29,8 @@ func TestDispatcherKey(t *testing.T) {
 	n := NewNode(testCatalogs(t), WithLogger(quiet))
 	defer n.Close()
 	_, err := n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=message"))
-	if err == nil || !strings.Contains(err.Error(), `"dispatcher"`) || !strings.Contains(err.Error(), "all, direct") {
-		t.Fatalf("dispatcher=message: %v, want an error naming the key and all, direct", err)
+	if err == nil || !strings.Contains(err.Error(), `"dispatcher"`) || !strings.Contains(err.Error(), "adaptive, all, direct") {
+		t.Fatalf("dispatcher=message: %v, want an error naming the key and adaptive, all, direct", err)
 	}
 	_, err = n.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=dirct"))
 	if err == nil || !strings.Contains(err.Error(), `did you mean "direct"?`) {

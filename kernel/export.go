@@ -233,14 +233,16 @@ const keyMinPingInterval = "heartbeat.min.ping.interval"
 const keyConnectionConcurrency = "connection.concurrency"
 
 // keyDispatcher chooses where provider requests run, as Dubbo's
-// "dispatcher" key does: "all" (default) on the server's worker pool,
-// "direct" on the connection's reader (exchange.Options.Direct) — cheaper
-// per call, for handlers that never block: a blocked handler stops its
-// connection.
+// "dispatcher" key does: "adaptive" (default; ours) on the connection's
+// reader until a request runs over a millisecond, then on the worker pool
+// for a second (exchange.Options.Adaptive); "all" (Dubbo's default) always
+// on the server's worker pool; "direct" always on the reader
+// (exchange.Options.Direct), for handlers that never block: a blocked
+// handler stops its connection.
 const keyDispatcher = "dispatcher"
 
-// dispatchers are the values keyDispatcher accepts.
-var dispatchers = []string{"all", "direct"}
+// dispatchers are the values keyDispatcher accepts, the default first.
+var dispatchers = []string{"adaptive", "all", "direct"}
 
 // service is one exported service on a server.
 type service interface {
@@ -455,7 +457,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
-	dispatcher := pu.ParamOr(keyDispatcher, "all")
+	dispatcher := pu.ParamOr(keyDispatcher, dispatchers[0])
 	if !slices.Contains(dispatchers, dispatcher) {
 		want := "one of " + strings.Join(dispatchers, ", ")
 		if m := extension.Closest(dispatcher, dispatchers); m != "" {
@@ -474,7 +476,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
 		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
-		Direct: dispatcher == "direct",
+		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive",
 	})
 	go func() {
 		defer close(s.done)

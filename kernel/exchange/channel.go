@@ -26,6 +26,7 @@ type ChannelStats struct {
 	Expired        int64 // provider: requests answered SERVER_TIMEOUT without their result: the consumer's deadline passed before a worker ran them, or before they finished
 	OpenStreams    int   // provider, multiplexed: streams opened by the consumer and not yet finished
 	RefusedStreams int64 // provider, multiplexed: streams closed unread because OpenStreams was at its cap
+	HandOffs       int64 // provider, Options.Adaptive: requests that ran on the reader past handOffAfter, so a new reader took over
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
@@ -59,6 +60,14 @@ type Channel struct {
 	maxConcurrent       int64 // provider: cap on inflight; 0 unlimited
 	maxStreams          int64 // provider, multiplexed: cap on openStreams; 0 unlimited
 	refusedLogged       atomic.Bool
+
+	// Options.Adaptive (adaptive.go)
+	inline      atomic.Int64 // mono() when the request running on the reader started; 0 when none runs there
+	inlineArmed atomic.Bool  // inlineTimer is set, or its check is running
+	inlineTimer *time.Timer  // runs checkInline; made by the primary reader before the first request
+	poolUntil   atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
+	handOffs    atomic.Int64
+	rd          *reader // the primary stream's reader, passed on at a hand-off
 
 	ctx    context.Context // parent of every handler context; cancelled on death
 	cancel context.CancelFunc
@@ -364,6 +373,7 @@ func (c *Channel) Stats() ChannelStats {
 		Expired:        c.expired.Load(),
 		OpenStreams:    int(c.openStreams.Load()),
 		RefusedStreams: c.refusedStreams.Load(),
+		HandOffs:       c.handOffs.Load(),
 	}
 }
 

@@ -12,7 +12,10 @@
 // reused. A consumer call starts no goroutine; a provider request runs on a
 // worker goroutine (reused for 2-4 s of idleness), never on the reader —
 // unless Options.Direct (Dubbo's dispatcher=direct) runs it on the reader,
-// which then writes the responses of each read batch itself.
+// which then writes the responses of each read batch itself, or
+// Options.Adaptive (the kernel's default) does so until a request runs a
+// millisecond, when a new goroutine takes over reading the connection and
+// its requests go to the workers for a second (adaptive.go).
 // A Server runs at most Options.Workers workers (default DefaultWorkers =
 // 256) for all its channels; beyond that requests wait in a FIFO queue whose
 // share per connection Options.MaxConcurrent bounds, so a reader never

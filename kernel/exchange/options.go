@@ -102,6 +102,19 @@ type Options struct {
 	// on it meanwhile. For handlers that never wait (in-memory work). Large
 	// responses still go out from a goroutine of their own.
 	Direct bool
+	// Adaptive runs provider requests on the connection's reader, as Direct
+	// does, until one runs longer than a millisecond (handOffAfter): then a
+	// new reader goroutine takes over the connection, the slow request
+	// finishes on the old one, and the connection's requests go to the
+	// worker pool for the next second (poolAfterHandOff) before trying the
+	// reader again. A read batch that has run a millisecond sends the rest of
+	// its requests to the pool too. Fast handlers cost what Direct costs; a
+	// handler that blocks holds up the requests behind it on its connection
+	// for about a millisecond, not for as long as it blocks. The idea is the
+	// Go runtime's: sysmon takes the processor from a goroutine that stays
+	// in a system call longer than 20 µs (runtime/proc.go, retake). Ignored
+	// when Direct is set.
+	Adaptive bool
 }
 
 // DefaultWorkers is the default Options.Workers: many times the cores a

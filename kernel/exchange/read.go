@@ -27,9 +27,9 @@ const muxReadBufferSize = 2 << 10
 
 // readLoop reads frames from s until it ends. The end of the long-lived
 // stream, or any protocol error on any stream, kills the channel; the clean
-// end of a one-frame stream just ends its reader.
+// end of a one-frame stream just ends its reader. It owns one count of
+// c.io, which a hand-off (Options.Adaptive) passes to the new reader.
 func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
-	defer c.io.Done()
 	if !primary && c.maxStreams > 0 {
 		defer c.openStreams.Add(-1)
 	}
@@ -40,19 +40,58 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 	if !primary {
 		size = protocol.HeaderLen * 16
 	}
-	br := bufio.NewReaderSize(s, size)
-	direct := primary && c.opts.Direct && c.opts.Side == spi.Provider
-	held := false // direct: the writer holds this batch's responses
-	var hb [protocol.HeaderLen]byte
+	r := &reader{c: c, s: s, br: bufio.NewReaderSize(s, size), primary: primary}
+	if primary && c.opts.Side == spi.Provider {
+		r.direct = c.opts.Direct || c.opts.Adaptive
+		if r.adaptive = c.opts.Adaptive && !c.opts.Direct; r.adaptive {
+			c.rd = r
+			c.inlineTimer = time.AfterFunc(time.Hour, c.checkInline)
+			c.inlineTimer.Stop()
+		}
+	}
+	c.read(r)
+}
+
+// read runs r's loop and gives back its count of c.io, unless r was
+// handed off to another goroutine meanwhile.
+func (c *Channel) read(r *reader) {
+	if r.loop() {
+		if r.adaptive {
+			c.inlineTimer.Stop()
+		}
+		c.io.Done()
+	}
+}
+
+// reader is the state of a stream's read loop, kept apart from the
+// goroutine running it so that a hand-off (Options.Adaptive) can move it to
+// a new goroutine.
+type reader struct {
+	c        *Channel
+	s        io.ReadWriteCloser
+	br       *bufio.Reader
+	primary  bool
+	direct   bool  // provider requests run on the reader, responses held per read batch (Direct, Adaptive)
+	adaptive bool  // Options.Adaptive on the primary stream
+	held     bool  // direct: the writer holds this batch's responses
+	batch    int64 // adaptive: mono() when the current read batch started
+	hb       [protocol.HeaderLen]byte
+}
+
+// loop reads and dispatches frames until the stream ends (true) or a
+// request running on this goroutine was handed off (false: the loop goes
+// on in another goroutine, and this one must not touch r again).
+func (r *reader) loop() bool {
+	c, br := r.c, r.br
 	for {
-		h, err := protocol.ReadHeader(br, &hb, c.payload)
+		h, err := protocol.ReadHeader(br, &r.hb, c.payload)
 		if err != nil {
-			if !primary && err == io.EOF {
-				_ = s.Close()
-				return
+			if !r.primary && err == io.EOF {
+				_ = r.s.Close()
+				return true
 			}
 			c.readFailed(err)
-			return
+			return true
 		}
 		var body []byte
 		if h.Length > 0 {
@@ -62,7 +101,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 					err = io.ErrUnexpectedEOF
 				}
 				c.readFailed(fmt.Errorf("protocol: %w: body of %d bytes: %w", protocol.ErrTruncated, h.Length, err))
-				return
+				return true
 			}
 		}
 		// lastRead is for heartbeats (seconds): refresh it when the buffer
@@ -71,19 +110,25 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		if n := c.framesRead.Add(1); !more || n%64 == 0 {
 			c.lastRead.Store(time.Now().UnixNano())
 		}
-		if direct && !held {
+		if r.direct && !r.held {
 			// The responses to the requests read together wait for the
 			// last of them, then go out together, written by this reader.
 			c.w.hold(true)
-			held = true
+			r.held = true
+			if r.adaptive {
+				r.batch = mono()
+			}
 		}
-		if err := c.dispatch(h, body); err != nil {
+		if err := c.dispatch(r, h, body); err != nil {
+			if err == errHandedOff {
+				return false
+			}
 			c.die(err.Error(), slog.LevelWarn)
-			return
+			return true
 		}
-		if held && !more {
+		if r.held && !more {
 			c.w.hold(false)
-			held = false
+			r.held = false
 		}
 	}
 }
@@ -108,9 +153,9 @@ func (c *Channel) readFailed(err error) {
 	c.die(reason, level)
 }
 
-// dispatch handles one frame. An error is a protocol violation that closes
-// the connection.
-func (c *Channel) dispatch(h protocol.Header, body []byte) error {
+// dispatch handles one frame read by r. An error is a protocol violation
+// that closes the connection, or errHandedOff.
+func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	switch {
 	case h.IsEvent() && h.IsRequest():
 		defer putBody(body)
@@ -144,11 +189,16 @@ func (c *Channel) dispatch(h protocol.Header, body []byte) error {
 		c.serverInflight.Add(1)
 	}
 	c.handlers.Add(1)
-	if c.opts.Direct {
-		c.run(task{c: c, h: h, codec: codec, body: body})
-		return nil
+	t := task{c: c, h: h, codec: codec, body: body}
+	switch {
+	case c.opts.Direct:
+		c.run(t)
+	case r.adaptive:
+		return r.runInline(t)
+	default:
+		t.arrived = time.Now()
+		c.pool.submit(t)
 	}
-	c.pool.submit(task{c: c, h: h, codec: codec, body: body, arrived: time.Now()})
 	return nil
 }
 

@@ -1,0 +1,130 @@
+package exchange
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// providerStats sums the stats of the server's provider channels.
+func (f *fixture) providerStats() ChannelStats {
+	f.srv.mu.Lock()
+	defer f.srv.mu.Unlock()
+	var sum ChannelStats
+	for ch := range f.srv.chans {
+		st := ch.Stats()
+		sum.HandOffs += st.HandOffs
+		sum.FramesRead += st.FramesRead
+		sum.Writes += st.Writes
+	}
+	return sum
+}
+
+// Options.Adaptive: fast requests run on the reader and are all answered;
+// a request that blocks is handed off within about handOffAfter, so the
+// calls and heartbeats behind it on the same connection are answered while
+// it blocks, and it still gets its own answer when it returns.
+func TestAdaptiveDispatch(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "smux"}[mux], func(t *testing.T) {
+			f := startServer(t, mux, func(o *Options) { o.Adaptive = true })
+			ch := f.dial(nil)
+			var wg sync.WaitGroup
+			errs := make(chan error, 200)
+			for i := range 200 {
+				wg.Go(func() {
+					res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", fmt.Sprint(i)), 10*time.Second)
+					if res.Err != nil || res.Value != fmt.Sprint(i) {
+						errs <- fmt.Errorf("call %d: %v %v", i, res.Value, res.Err)
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			// Echo takes microseconds; a hand-off here would mean the OS
+			// stopped the reader for a millisecond (a loaded machine).
+			t.Logf("hand-offs after 200 Echo calls: %d", f.providerStats().HandOffs)
+			if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 1<<20), 10*time.Second); res.Err != nil {
+				t.Fatalf("1 MiB response: %v", res.Err)
+			}
+
+			// A slow request on the same connection: the ones behind it
+			// are answered long before it returns.
+			slow := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1500), 5*time.Second)
+				if res.Err == nil && toInt(res.Value) != 1500 {
+					res.Err = fmt.Errorf("value %v", res.Value)
+				}
+				slow <- res.Err
+			}()
+			time.Sleep(50 * time.Millisecond)
+			for i := range 20 {
+				if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", i), 500*time.Millisecond); res.Err != nil {
+					t.Fatalf("call %d behind a slow request: %v", i, res.Err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			if err := ch.Ping(ctx); err != nil {
+				t.Fatalf("ping behind a slow request: %v", err)
+			}
+			if el := time.Since(start); el > time.Second {
+				t.Errorf("calls behind the slow request done after %v, want well before it returns (1.5 s)", el)
+			}
+			if err := <-slow; err != nil {
+				t.Fatalf("slow request: %v", err)
+			}
+			if n := f.providerStats().HandOffs; n < 1 {
+				t.Errorf("hand-offs = %d, want at least 1 (the slow request)", n)
+			}
+
+			// A second connection is not affected, and after the slow
+			// request everything still works on the first.
+			other := f.dial(nil)
+			if res := other.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "other"), 5*time.Second); res.Err != nil {
+				t.Fatalf("other connection: %v", res.Err)
+			}
+			if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "after"), 5*time.Second); res.Err != nil || res.Value != "after" {
+				t.Fatalf("after the slow request: %v %v", res.Value, res.Err)
+			}
+		})
+	}
+}
+
+// A handler blocked on the reader does not hold up Close: the hand-off
+// passes the reader's place in Close's wait to the new reader.
+func TestAdaptiveDispatch_CloseWithBlockedHandler(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
+	ch := f.dial(nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ch.Invoke(context.Background(), mpCodec{}, echoInv("Block"), 10*time.Second)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	f.srv.mu.Lock()
+	var chans []*Channel
+	for pc := range f.srv.chans {
+		chans = append(chans, pc)
+	}
+	f.srv.mu.Unlock()
+	for _, pc := range chans {
+		pc.Close("test")
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Close with a blocked handler took %v", el)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocked call did not end after its provider channel closed")
+	}
+}
