@@ -31,27 +31,28 @@ import (
 
 // benchFlags are the flags of `airnode bench`.
 type benchFlags struct {
-	cfg         config.Config // references: defaults for the service's parameters
-	registry    string
-	calls       int64
-	callsSet    bool // -n given (a paper run uses 100,000 calls per case otherwise)
-	concurrency int
-	req, resp   int
-	duration    time.Duration
-	durationSet bool // --duration given (0 and negative are refused)
-	connections int
-	warmup      int64
-	timeout     time.Duration
-	codec       string
-	params      []string
-	json        bool
-	paper       bool
-	baseline    bool
-	cpuprofile  string
-	serverPID   int
-	idle        int
-	mixResp     int // background Payload(mixResp) callers on the same reference
-	mixC        int
+	cfg            config.Config // references: defaults for the service's parameters
+	registry       string
+	calls          int64
+	callsSet       bool // -n given (a paper run uses 100,000 calls per case otherwise)
+	concurrency    int
+	req, resp      int
+	duration       time.Duration
+	durationSet    bool // --duration given (0 and negative are refused)
+	connections    int
+	connectionsSet bool // --connections given (else the URL's or -p's connections key, else 1)
+	warmup         int64
+	timeout        time.Duration
+	codec          string
+	params         []string
+	json           bool
+	paper          bool
+	baseline       bool
+	cpuprofile     string
+	serverPID      int
+	idle           int
+	mixResp        int // background Payload(mixResp) callers on the same reference
+	mixC           int
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -67,16 +68,17 @@ func benchCommand(a *app) *cobra.Command {
 		Use:   "bench [flags] SERVICE_URL",
 		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
 		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
-does (when no provider is usable, one probing call says why — refused
-connection, transport or TLS mismatch — and bench exits 1 at once; an
-empty registry list gets 2 s for a provider to register), then runs -c
-concurrent callers in a closed loop for -n calls or
+does, then runs -c concurrent callers in a closed loop for -n calls or
 --duration, after an unmeasured warm-up at the same concurrency (--warmup
 calls, for at most a tenth of --duration, or 10 s for a counted run: a
 --duration run's wall time is about the duration plus a tenth, plus the
-calls in flight at its end). Each call
-is Echo with a --req byte payload; when --resp differs from --req it is
-Payload(--resp) with the request padded to --req bytes by an attachment.
+calls in flight at its end). Each call is Echo with a --req byte payload;
+when --resp differs from --req it is Payload(--resp) with the request
+padded to --req bytes by an attachment.
+
+When no provider is usable at the start, one probing call says why
+(connection refused, transport or TLS mismatch) and bench exits 1 at once;
+an empty registry list gets 2 s for a provider to register.
 
 It prints calls/s, the latency of successful calls (mean, p50, p99, p99.9,
 max; HDR histogram), failed calls by status name, the client's CPU time
@@ -91,6 +93,11 @@ been usable for 5 s stops, prints what it measured and exits 1.
 --json prints one object instead, with a per-second timeline of calls and
 errors (how a failover looks). A progress bar is drawn on a terminal.
 
+-p key=value adds a URL parameter; a key that --timeout, --codec or
+--connections also sets must have the same value, else bench refuses both,
+naming them (flags and -p are not ranked). Without --connections, the
+URL's (or -p's) connections key is used, else 1.
+
 --paper runs the five local cases of the AirRPC paper's table (100,000
 calls each unless -n or --duration says otherwise) and prints our figures
 next to the paper's. --baseline also runs every case against a plain
@@ -103,6 +110,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.callsSet = cmd.Flags().Changed("calls")
 			f.durationSet = cmd.Flags().Changed("duration")
+			f.connectionsSet = cmd.Flags().Changed("connections")
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
@@ -126,7 +134,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c); 2000 with --duration), for at most a tenth of --duration, or 10 s")
 	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (default: the URL's timeout key, else 10s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when --timeout, --codec or --connections sets the key to another value)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
@@ -204,9 +212,6 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err := run.Validate(); err != nil {
 		return err
 	}
-	if f.connections < 1 || f.connections > 64 {
-		return fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections)
-	}
 	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
 	if f.paper {
 		cases = paperCases
@@ -221,19 +226,38 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	switch {
-	case f.timeout > 0:
-		params["timeout"] = f.timeout.String()
-	default:
-		if _, ok := u.Param("timeout"); !ok && params["timeout"] == "" {
-			params["timeout"] = benchTimeout.String()
-		}
+	var flags []flagParam
+	if f.timeout > 0 {
+		flags = append(flags, flagParam{"--timeout", f.timeout.String(), "timeout", f.timeout.String()})
 	}
 	if f.codec != "" {
-		params["codec"] = f.codec
+		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
 	}
-	params["connections"] = strconv.Itoa(f.connections)
+	if f.connectionsSet {
+		n := strconv.Itoa(f.connections)
+		flags = append(flags, flagParam{"--connections", n, "connections", n})
+	}
+	if err := applyFlagParams(params, flags); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	u = u.WithParams(params)
+	if _, ok := u.Param("timeout"); !ok {
+		u = u.With("timeout", benchTimeout.String())
+	}
+	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
+		n, err := u.Int("connections", int64(f.connections))
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		f.connections = int(n)
+	}
+	if f.connections < 1 || f.connections > 64 {
+		if !f.connectionsSet {
+			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
+		}
+		return fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections)
+	}
+	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
 		return benchIdle(ctx, cat, u, f, logger, stdout)
 	}

@@ -40,7 +40,9 @@ prints the result as JSON on stdout (exit 0). On failure it prints
 
 SERVICE_URL is airnode://host:port[,host2:port2]/service (direct: no
 registry), or a service key alone ("demo.Echo", "group/demo.Echo:1.0") found
-in --registry, by default the "file" registry.
+in --registry, by default the "file" registry. -p key=value adds a URL
+parameter; a key that --timeout or --codec also sets must have the same
+value, else call refuses both, naming them (flags and -p are not ranked).
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
@@ -62,7 +64,7 @@ in --registry, by default the "file" registry.
 	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when --timeout or --codec sets the key to another value)")
 	return cmd
 }
 
@@ -189,14 +191,18 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
+	var flags []flagParam
 	if f.timeout != "" {
 		if _, err := spi.ParseDuration(f.timeout); err != nil {
 			return fail(fmt.Errorf("--timeout %q: want a duration such as 500ms, 1.5s or 3000 (ms)", f.timeout))
 		}
-		params["timeout"] = f.timeout
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
 	}
 	if f.codec != "" {
-		params["codec"] = f.codec
+		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
+	}
+	if err := applyFlagParams(params, flags); err != nil {
+		return fail(err)
 	}
 	u = u.WithParams(params)
 	reg, err := registryFor(cat, f.registry, u, args[0])

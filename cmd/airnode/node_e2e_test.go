@@ -153,3 +153,38 @@ func TestE2E_HungProviderDoesNotFailCalls(t *testing.T) {
 		}
 	}
 }
+
+// A -p key that a dedicated flag also sets, with another value, is refused
+// naming both (serve, call and bench alike); the same value both ways is
+// accepted.
+func TestE2E_ParamConflictingWithFlagRefused(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"-p", "transport=tcp", "--transport", "smux"}},
+		{[]string{"-p", "tls=false", "--tls-cert", "c.pem", "--tls-key", "k.pem"}},
+		{[]string{"--tls-ca", "ca.pem", "-p", "tls.ca=other.pem"}},
+	} {
+		out := serveFails(t, tc.args...)
+		if !regexp.MustCompile(`airnode: serve: -p \S+ conflicts with --(transport smux|tls-cert c\.pem|tls-ca ca\.pem) \(which sets \S+\): give one of them`).MatchString(out) {
+			t.Errorf("serve %v:\n%s\nwant the -p key and the flag named", tc.args, out)
+		}
+	}
+	r := call(t, nil, "airnode://127.0.0.1:1/demo.Echo", "Echo", "1", "-p", "timeout=1s", "--timeout", "2s")
+	expectFail(t, r, "CLIENT_ERROR: -p timeout=1s conflicts with --timeout 2s (which sets timeout=2s)")
+	b := benchResult(t, "airnode://127.0.0.1:1/demo.Echo", "-p", "codec=json", "--codec", "msgpack")
+	if b.code != 1 || !strings.HasPrefix(b.stderr, "airnode: bench: -p codec=json conflicts with --codec msgpack (which sets codec=msgpack)") {
+		t.Errorf("bench -p codec=json --codec msgpack: exit %d, stderr %q", b.code, b.stderr)
+	}
+
+	// agreeing values are accepted, and bench takes connections from -p or
+	// the URL when --connections is not given
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--transport", "tcp", "-p", "transport=tcp")
+	for args, want := range map[[4]string]string{
+		{p.url("demo.Echo"), "-p", "connections=3", "--codec=msgpack"}:                    "3 connection(s)",
+		{p.url("demo.Echo") + "?connections=2", "-p", "codec=msgpack", "--codec=msgpack"}: "2 connection(s)",
+		{p.url("demo.Echo") + "?connections=2", "--connections", "4", "--codec=msgpack"}:  "4 connection(s)",
+	} {
+		if out := benchRun(t, nil, append(args[:], "-n", "20", "-p", "transport=tcp")...); !strings.Contains(out, want) {
+			t.Errorf("bench %v: %s, want %q", args, out, want)
+		}
+	}
+}

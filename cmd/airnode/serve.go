@@ -57,7 +57,11 @@ exits 1.
 the "serving" line). -p key=value adds a URL parameter to every exported
 service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
 not use (-p timeout=abc) is an error at startup, and the keys the provider
-sets itself (timestamp, side, methods, pid) cannot be given.
+sets itself (timestamp, side, methods, pid) cannot be given. A -p key that
+a flag also sets (--transport: transport; --tls-cert, --tls-key, --tls-ca:
+tls, tls.cert, tls.key, tls.ca) with a different value is refused, naming
+both: flags and -p are not ranked (as kubectl and docker refuse conflicting
+flags), so give one of them.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50`,
 		Args: cobra.NoArgs,
@@ -82,7 +86,7 @@ sets itself (timestamp, side, methods, pid) cannot be given.
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve TLS (needs --tls-key; same as -p tls=true -p tls.cert=FILE)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert (-p tls.key=FILE)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable; refused when a flag such as --transport sets the key to another value)")
 	return cmd
 }
 
@@ -124,6 +128,33 @@ func parseParams(kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// flagParam is a URL key that a dedicated flag sets (--transport sets
+// transport=), as -p key=value would.
+type flagParam struct {
+	flag  string // the flag as typed: "--transport"
+	arg   string // its argument: "smux"
+	key   string // a URL key it sets: "transport"
+	value string // the key's value: "smux" (--tls-cert FILE sets tls=true too)
+}
+
+// applyFlagParams adds each flag's key and value to params, which holds
+// the -p parameters. A key that -p also gives with another value is an
+// error naming both ("-p transport=tcp conflicts with --transport smux"):
+// neither is ranked above the other, as kubectl and docker refuse
+// conflicting flags rather than pick one silently. The same value given
+// both ways is accepted.
+func applyFlagParams(params map[string]string, flags []flagParam) error {
+	for _, f := range flags {
+		if v, ok := params[f.key]; ok && v != f.value {
+			return fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%s): give one of them", f.key, v, f.flag, f.arg, f.key, f.value)
+		}
+	}
+	for _, f := range flags {
+		params[f.key] = f.value
+	}
+	return nil
 }
 
 // serveMetrics serves the bundled metrics filter's registry on addr.
@@ -180,16 +211,18 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 				k, k, strings.Join(providerSetKeys, ", "))
 		}
 	}
+	var flags []flagParam
 	if f.transport != "" {
-		params["transport"] = f.transport
+		flags = append(flags, flagParam{"--transport", f.transport, "transport", f.transport})
 	}
-	if f.tlsCert != "" || f.tlsKey != "" || f.tlsCA != "" {
-		params["tls"] = "true" // a missing half is reported by the transport, naming the key
-		for k, v := range map[string]string{"tls.cert": f.tlsCert, "tls.key": f.tlsKey, "tls.ca": f.tlsCA} {
-			if v != "" {
-				params[k] = v
-			}
+	// a missing half of a TLS pair is reported by the transport, naming the key
+	for _, tf := range []flagParam{{"--tls-cert", f.tlsCert, "tls.cert", f.tlsCert}, {"--tls-key", f.tlsKey, "tls.key", f.tlsKey}, {"--tls-ca", f.tlsCA, "tls.ca", f.tlsCA}} {
+		if tf.value != "" {
+			flags = append(flags, flagParam{tf.flag, tf.arg, "tls", "true"}, tf)
 		}
+	}
+	if err := applyFlagParams(params, flags); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	reg := defaultRegistry(cat)
 	if cfg.Registry != "" {
