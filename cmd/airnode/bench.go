@@ -136,7 +136,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when --timeout, --codec or --connections sets the key to another value)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
-	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and compare")
+	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and print them next to the paper's means")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
 	fl.IntVar(&f.mixResp, "mix-resp", 0, "also run --mix-c background callers of Payload(BYTES) on the same connection(s), unmeasured (large responses mixed with the measured small calls)")
 	fl.IntVar(&f.mixC, "mix-c", 1, "background callers for --mix-resp")
@@ -940,32 +940,45 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	}
 }
 
-// printPaper prints the paper's cases as a table.
+// printPaper prints the paper's cases as a table, with a footnote that
+// explains only the columns printed: the raw and ratio columns and their
+// note appear with --baseline alone. Row ends carry no padding.
 func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
-	fmt.Fprintf(w, "AirRPC paper's local cases; airnode over %d connection(s); latencies in ms\n", f.connections)
-	fmt.Fprintf(w, "%-18s %-10s %-9s %-9s %-9s %-10s %-12s", "case", "paper", "mean", "p99", "max", "calls/s", "errors")
-	if f.baseline {
-		fmt.Fprintf(w, " %-9s %-10s %-11s %-11s", "raw mean", "raw cps", "mean ratio", "cps ratio")
+	var line strings.Builder
+	flush := func() {
+		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+		line.Reset()
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "AirRPC paper's local cases; airnode over %d connection(s); latencies in ms\n", f.connections)
+	fmt.Fprintf(&line, "%-18s %-10s %-9s %-9s %-9s %-10s %-12s", "case", "paper", "mean", "p99", "max", "calls/s", "errors")
+	if f.baseline {
+		fmt.Fprintf(&line, " %-9s %-10s %-11s %-11s", "raw mean", "raw cps", "mean ratio", "cps ratio")
+	}
+	flush()
 	for _, o := range outcomes {
 		r, c := o.Report, o.Case
 		paper := "collapsed"
 		if c.PaperMS > 0 {
 			paper = fmt.Sprintf("%.3f", c.PaperMS)
 		}
-		fmt.Fprintf(w, "%-18s %-10s %-9.3f %-9.3f %-9.3f %-10.0f %-12s", c.Name, paper,
-			r.MeanUS/1e3, r.P99US/1e3, r.MaxUS/1e3, r.CallsPerSec, errorSummary(r))
+		mean, p99, maxMS := "n/a", "n/a", "n/a" // no call succeeded: no latency
+		if r.OK > 0 {
+			mean, p99, maxMS = fmt.Sprintf("%.3f", r.MeanUS/1e3), fmt.Sprintf("%.3f", r.P99US/1e3), fmt.Sprintf("%.3f", r.MaxUS/1e3)
+		}
+		fmt.Fprintf(&line, "%-18s %-10s %-9s %-9s %-9s %-10.0f %-12s", c.Name, paper, mean, p99, maxMS, r.CallsPerSec, errorSummary(r))
 		if b := o.Baseline; b != nil {
-			fmt.Fprintf(w, " %-9.3f %-10.0f %-11s %-11s", b.MeanUS/1e3, b.CallsPerSec,
+			fmt.Fprintf(&line, " %-9.3f %-10.0f %-11s %-11s", b.MeanUS/1e3, b.CallsPerSec,
 				ratio(r.MeanUS, b.MeanUS), ratio(r.CallsPerSec, b.CallsPerSec))
 		}
 		if o.Stopped != "" {
-			fmt.Fprintf(w, " (%s)", o.Stopped)
+			fmt.Fprintf(&line, " (%s)", o.Stopped)
 		}
-		fmt.Fprintln(w)
+		flush()
 	}
-	fmt.Fprintln(w, "paper: mean ms per call as published; ratios are airnode / raw TCP echo of the same run")
+	fmt.Fprintln(w, "paper: the AirRPC paper's mean per call as published (collapsed: over 1 s); mean, p99, max: this run's successful calls")
+	if f.baseline {
+		fmt.Fprintln(w, "raw: a plain pipelined TCP echo in this process on the same case; ratios are airnode / raw of the same run")
+	}
 }
 
 func ms(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }

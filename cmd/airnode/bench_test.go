@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -464,4 +465,38 @@ func TestBench_DeadProviderBacksOffAndStopsCountedRun(t *testing.T) {
 		t.Fatalf("runError: %v", err)
 	}
 	t.Logf("%v; ok %d, errors %v", err, r.OK, r.Errors)
+}
+
+// --paper's table explains only the columns it prints: without --baseline
+// there are no raw or ratio columns, and the note does not mention them;
+// a case where no call succeeded shows no latency.
+func TestBench_PaperNoteOnlyMentionsPrintedColumns(t *testing.T) {
+	rep := func(ok int64) *bench.Report {
+		r := &bench.Report{Calls: 100, OK: ok, Errors: map[string]int64{}, CallsPerSec: 1000, MeanUS: 200, P99US: 300, MaxUS: 400}
+		if ok == 0 {
+			r.Errors["CHANNEL_INACTIVE"], r.MeanUS, r.P99US, r.MaxUS = 100, 0, 0, 0
+		}
+		return r
+	}
+	outcomes := []benchOutcome{{Report: rep(100), Case: &paperCases[0]}, {Report: rep(0), Case: &paperCases[4]}}
+	for _, baseline := range []bool{false, true} {
+		if baseline {
+			for i := range outcomes {
+				outcomes[i].Baseline = rep(100)
+			}
+		}
+		var out bytes.Buffer
+		printPaper(&out, outcomes, benchFlags{connections: 1, baseline: baseline})
+		s := out.String()
+		if strings.Contains(s, "ratio") != baseline || strings.Contains(s, "raw") != baseline {
+			t.Errorf("--baseline %v: the table mentions ratios or raw figures %v:\n%s", baseline, !baseline, s)
+		}
+		if !strings.Contains(s, "paper: the AirRPC paper's mean per call as published") ||
+			!regexp.MustCompile(`(?m)^100/100 B c=10000\s+collapsed\s+n/a\s+n/a\s+n/a\s+1000\s+CHANNEL_INACTIVE 100`).MatchString(s) {
+			t.Errorf("--baseline %v:\n%s", baseline, s)
+		}
+		if regexp.MustCompile(`(?m) $`).MatchString(s) {
+			t.Errorf("--baseline %v: lines end in spaces:\n%q", baseline, s)
+		}
+	}
 }
