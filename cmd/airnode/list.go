@@ -28,7 +28,8 @@ of the plugin binary that serves it).
 With --explain URL it prints, for the service and for every method the URL
 mentions (in methods= or in methods.<method>.<key> keys), which extension
 each point resolves to and why: a method-level key, the service-level key,
-or the default; then the filter chain of each side and the registry chosen
+or the default (the provider's dispatcher key too: adaptive, all or
+direct, checked like an extension name); then the filter chain of each side and the registry chosen
 by the configured registry URL. It also builds every chosen extension with
 the URL and checks the kernel's own keys (timeout, retries, payload,
 heartbeat.*, ...), so a misspelled name or a malformed value fails with an
@@ -166,12 +167,20 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
+	disp := explainDispatcher(u)
 	for _, c := range e.Points {
+		if disp != nil && c.Point > keyDispatcher { // in point order
+			printDispatcher(tw, u, *disp, src)
+			disp = nil
+		}
 		reason := why(u, c.Point, c.Selection)
 		if slices.Contains(src.reference, c.Source) {
 			reason += ", from the config's reference"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), reason)
+	}
+	if disp != nil {
+		printDispatcher(tw, u, *disp, src)
 	}
 	reg := registryChoice(cat, cfg)
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
@@ -204,7 +213,46 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 	}
 	tw.Flush()
 
-	return errors.Join(explainErr, reg.Err, unreported(config.CheckURL(u), explainErr))
+	dispErr := explainDispatcher(u).Err
+	return errors.Join(explainErr, dispErr, reg.Err, unreported(config.CheckURL(u), explainErr))
+}
+
+// keyDispatcher is the provider URL key that chooses where the provider
+// runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
+const keyDispatcher = "dispatcher"
+
+// dispatchers are the values of keyDispatcher, the default first. The
+// kernel does not export its list: keep this one in step with
+// kernel/export.go `dispatchers` (TestListExplainDispatcher checks the
+// kernel refuses a value naming exactly these).
+var dispatchers = []string{"adaptive", "all", "direct"}
+
+// explainDispatcher returns the choice of u's dispatcher key, as a point's
+// choice: Origin "kernel" (the kernel's own values, not extensions), Err an
+// *extension.UnknownError for a value the kernel does not accept.
+func explainDispatcher(u spi.URL) *extension.Choice {
+	c := &extension.Choice{Point: keyDispatcher, Selection: extension.Selection{Name: dispatchers[0], Source: extension.SourceDefault}, Origin: "kernel"}
+	if v, ok := u.Param(keyDispatcher); ok {
+		c.Name, c.Source = v, keyDispatcher
+	}
+	if !slices.Contains(dispatchers, c.Name) {
+		c.Origin = ""
+		c.Err = &extension.UnknownError{Point: keyDispatcher, Name: c.Name, Available: dispatchers}
+	}
+	return c
+}
+
+// printDispatcher prints the dispatcher row of the POINT table.
+func printDispatcher(tw io.Writer, u spi.URL, c extension.Choice, src keySources) {
+	reason := why(u, c.Point, c.Selection) + ", provider side"
+	if slices.Contains(src.reference, c.Source) {
+		reason += ", from the config's reference"
+	}
+	orig := "kernel"
+	if c.Err != nil {
+		orig = "(unknown value)"
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(""), c.Name, orig, reason)
 }
 
 // unreported drops from check (config.CheckURL's joined *spi.ParamError)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -10,9 +11,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/extension/extensiontest"
+	"github.com/airnode/airnode/spi"
 )
 
 // airnode runs the command in-process with stand-in catalogs, an empty
@@ -323,5 +329,41 @@ func TestExplainReportsABadKeyOnce(t *testing.T) {
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
 	if code != 1 || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
 		t.Errorf("exit %d, stderr %q: want each bad key named once", code, errOut)
+	}
+}
+
+// list --explain shows the provider key dispatcher with the extension
+// points (default, or the key's value) and reports an unknown value as it
+// reports an unknown extension name; the values it accepts are exactly the
+// kernel's (the kernel's refusal lists them), since the kernel does not
+// export its list.
+func TestListExplainDispatcher(t *testing.T) {
+	for url, want := range map[string]*regexp.Regexp{
+		"airnode://h:1/x":                   row("dispatcher", "service", "adaptive", "kernel", "default (no dispatcher key), provider side"),
+		"airnode://h:1/x?dispatcher=all":    row("dispatcher", "service", "all", "kernel", "service-level key dispatcher=all, provider side"),
+		"airnode://h:1/x?dispatcher=direct": row("dispatcher", "service", "direct", "kernel", "service-level key dispatcher=direct, provider side"),
+	} {
+		code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", url)
+		if code != 0 || !want.MatchString(out) {
+			t.Errorf("list --explain %s: exit %d, stderr %q, want a row %s:\n%s", url, code, errOut, want, out)
+		}
+		if i, j := strings.Index(out, "\ncodec "), strings.Index(out, "\ndispatcher "); i < 0 || j < i {
+			t.Errorf("list --explain %s: the dispatcher row is not in point order:\n%s", url, out)
+		}
+	}
+	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h:1/x?dispatcher=dirct")
+	want := `airnode: unknown dispatcher "dirct" (available: adaptive, all, direct); did you mean "direct"?`
+	if code != 1 || !strings.Contains(errOut, want) || !row("dispatcher", "service", "dirct", "(unknown value)", "service-level key dispatcher=dirct, provider side").MatchString(out) {
+		t.Errorf("dispatcher=dirct: exit %d, stderr %q, want %q; stdout:\n%s", code, errOut, want, out)
+	}
+
+	n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := n.Export(ctx, demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=none"))
+	var pe *spi.ParamError
+	if !errors.As(err, &pe) || pe.Key != keyDispatcher || pe.Want != "one of "+strings.Join(dispatchers, ", ") {
+		t.Fatalf("the kernel refuses dispatcher=none with %v; want it to list exactly %v (update dispatchers in list.go)", err, dispatchers)
 	}
 }
