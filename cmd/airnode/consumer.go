@@ -43,7 +43,7 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, 
 		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	plugins, err := startPlugins(ctx, cfg, cat, logger)
+	plugins, err := startPlugins(ctx, cfg, a.configFile, cat, logger)
 	if err != nil {
 		stop()
 		return consumerEnv{}, nil, err

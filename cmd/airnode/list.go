@@ -59,7 +59,7 @@ key whether it came from the consumer, the provider or the default.`,
 			if err != nil {
 				return err
 			}
-			plugins, err := launchPlugins(cmd.Context(), cfg, cat, quiet)
+			plugins, err := launchPlugins(cmd.Context(), cfg, a.configFile, cat, quiet)
 			if err != nil {
 				return err
 			}

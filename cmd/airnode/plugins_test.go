@@ -123,8 +123,32 @@ func TestReferencesApplyAndValidate(t *testing.T) {
 	bad := writeConfig(t, "references:\n  - {interface: demo.Echo, params: {loadbalance: rundrobin, timeout: 200ms}}\n")
 	for _, args := range [][]string{{"list"}, {"registry", "ls", "--registry", "memory://"}} {
 		code, _, errOut := airnode(t, nil, append([]string{"--config", bad}, args...)...)
-		if code != 1 || !strings.Contains(errOut, `references[0].params: unknown loadbalance "rundrobin"`) || !strings.Contains(errOut, `did you mean "roundrobin"?`) {
+		if code != 1 || !strings.Contains(errOut, "config: "+bad+`: key "references[0].params": unknown loadbalance "rundrobin"`) || !strings.Contains(errOut, `did you mean "roundrobin"?`) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+}
+
+// A bad value in the configuration file — a dispatcher or transport in
+// protocol or a service's params, an extension in a reference — fails
+// serve at startup with an error naming the file and the key, in the form
+// config.Load uses for the values it checks itself; a -p value that
+// overrides the file's is not blamed on the file.
+func TestConfigFileErrorsNameFileAndKey(t *testing.T) {
+	for _, tc := range []struct{ body, key, want string }{
+		{"protocol: {dispatcher: dirct}\n", "protocol", `invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)`},
+		{"services:\n  - {interface: demo.Echo, params: {dispatcher: bogus}}\n", "services[0].params", `invalid value "bogus" for URL key "dispatcher"`},
+		{"protocol: {transport: tpc}\n", "protocol", `unknown transport "tpc" (available: smux, tcp); did you mean "tcp"?`},
+		{"references:\n  - {interface: demo.Echo, params: {cluster: failovr}}\n", "references[0].params", `unknown cluster "failovr"`},
+	} {
+		cfg := writeConfig(t, tc.body)
+		out := serveFails(t, "--config", cfg)
+		if want := "airnode: config: " + cfg + ": key \"" + tc.key + "\": " + tc.want; !strings.Contains(out, want) {
+			t.Errorf("config %q: serve printed\n%s\nwant %s", tc.body, out, want)
+		}
+	}
+	cfg := writeConfig(t, "protocol: {dispatcher: dirct}\n")
+	if out := serveFails(t, "--config", cfg, "-p", "dispatcher=bad"); strings.Contains(out, cfg) || !strings.Contains(out, `invalid value "bad" for URL key "dispatcher"`) {
+		t.Errorf("-p dispatcher=bad over the file's: %s", out)
 	}
 }

@@ -48,7 +48,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchPlugins(ctx, cfg, cat, quiet)
+		plugins, err := launchPlugins(ctx, cfg, a.configFile, cat, quiet)
 		if err != nil {
 			return nil, "", nil, err
 		}

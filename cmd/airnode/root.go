@@ -13,6 +13,7 @@ package main
 //
 //	a.Catalogs()      bundled extensions (extensions/bundle) in fresh catalogs
 //	a.Config(fs)      plugins.yaml: defaults < --config file < AIRNODE_* env < fs's flags (config.AddFlags)
+//	a.configFile      the file a.Config read: errors about its values name it (launchPlugins, runServe)
 //	a.Logger()        log/slog logger per --log-level and --log-format, writing to stderr
 //	a.stdout/stderr   the writers to use (tests capture them)
 //
@@ -64,6 +65,7 @@ type app struct {
 	stdout, stderr io.Writer
 
 	configPath string // --config
+	configFile string // the file the last Config call read ("" none): errors about its values name it
 	logLevel   string // --log-level
 	logFormat  string // --log-format
 
@@ -118,6 +120,7 @@ func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
+	a.configFile = file
 	return config.Load(config.Source{File: file, Environ: a.environ(), Flags: flags})
 }
 

@@ -76,7 +76,7 @@ flags), so give one of them.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, cat, cfg, f, a.Logger())
+			return runServe(ctx, cat, cfg, a.configFile, f, a.Logger())
 		},
 	}
 	fl := cmd.Flags()
@@ -179,8 +179,8 @@ func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error)
 // a plugin that fails to start, or a bad reference, is an error, and a node
 // does not run without a plugin its configuration declares. The returned
 // host is never nil on success and must be closed.
-func startPlugins(ctx context.Context, cfg config.Config, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return launchPlugins(ctx, cfg, cat, logger)
+func startPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
+	return launchPlugins(ctx, cfg, file, cat, logger)
 }
 
 // defaultRegistry returns the registry URL to use when none is given: the
@@ -199,8 +199,10 @@ func defaultRegistry(cat *extension.Catalogs) spi.URL {
 }
 
 // runServe exports demo.Echo and cfg's services, then waits for ctx and
-// shuts the node down in the kernel's order.
-func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f serveFlags, logger *slog.Logger) error {
+// shuts the node down in the kernel's order. file is the configuration
+// file cfg was read from ("" none): an export refused for a URL key the
+// file set names the file and the key (configKeyError).
+func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger) error {
 	params, err := parseParams(f.params)
 	if err != nil {
 		return err
@@ -238,7 +240,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		defer ms.Close()
 		logger.Info("airnode serve: metrics", "addr", ms.Addr().String())
 	}
-	plugins, err := startPlugins(ctx, cfg, cat, logger)
+	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
 	if err != nil {
 		return err
 	}
@@ -250,19 +252,22 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// demo.Echo first, then the config's services, then every plugin
 	// service the config does not list; a config entry for demo.Echo with
 	// the same service key configures the built-in one.
+	// fromFile[i] is the index in cfg.Services of services[i], -1 when
+	// the file does not list it.
 	services := []config.Service{{Interface: demo.Interface}}
+	fromFile := []int{-1}
 	listed := map[string]bool{}
-	for _, s := range cfg.Services {
+	for j, s := range cfg.Services {
 		listed[s.Interface] = true
 		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
-			services[0] = s
+			services[0], fromFile[0] = s, j
 			continue
 		}
-		services = append(services, s)
+		services, fromFile = append(services, s), append(fromFile, j)
 	}
 	for _, ps := range plugins.Services() {
 		if !listed[ps.Name] {
-			services = append(services, config.Service{Interface: ps.Name})
+			services, fromFile = append(services, config.Service{Interface: ps.Name}), append(fromFile, -1)
 		}
 	}
 	// shutdown.timeout is the whole budget from the signal (config doc):
@@ -278,7 +283,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if !reg.IsZero() {
 		registry = reg.String()
 	}
-	for _, s := range services {
+	for i, s := range services {
+		fail := func(err error) error { // names the file and key that caused err, if the file set it
+			_ = node.Close()
+			return configKeyError(cfg, file, fromFile[i], params, err)
+		}
 		u, err := cfg.ExportURL(s)
 		if err != nil {
 			_ = node.Close()
@@ -294,13 +303,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		} else if s.Interface == demo.Interface {
 			weight, werr := u.Int("weight", kernel.DefaultWeight)
 			if werr != nil {
-				_ = node.Close()
-				return fmt.Errorf("serve: %w", werr)
+				return fail(fmt.Errorf("serve: %w", werr))
 			}
 			payload, perr := u.Size("payload", protocol.DefaultPayload)
 			if perr != nil {
-				_ = node.Close()
-				return fmt.Errorf("serve: %w", perr)
+				return fail(fmt.Errorf("serve: %w", perr))
 			}
 			exp, err = node.Export(ctx, demo.New(nodeName, int(weight)).LimitPayload(payload), u)
 		} else {
@@ -309,8 +316,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
 		}
 		if err != nil {
-			_ = node.Close()
-			return err
+			return fail(err)
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().String())
