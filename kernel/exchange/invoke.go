@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,31 +57,25 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 	default:
 	}
 
-	// The timer starts before encoding, so encoding counts against the
-	// deadline and no second clock read is needed.
-	var timer *time.Timer
-	var expired <-chan time.Time
-	if remaining > 0 {
-		timer = getTimer(remaining)
-		expired = timer.C
-	}
-	cl := getCall(c.nextID.Add(1))
+	cl := getCall(c, c.nextID.Add(1))
+	cl.timeout = remaining
 	c.calls.Add(1)
-	res := c.invoke(ctx, cl, codec, inv, remaining, expired, start)
+	res := c.invoke(ctx, cl, codec, inv, start)
 	c.calls.Add(-1)
-	if timer != nil {
-		timer.Stop()
-		timerPool.Put(timer)
+	if cl.armed && !cl.timer.Stop() && !cl.timedOut {
+		// The timer fired and its callback may still be about to look
+		// for this call's id: a reused call could be timed out by it.
+		return res
 	}
 	putCall(cl)
 	return res
 }
 
-// invoke is Invoke after the deadline is known: encode, register, send,
-// wait.
-func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, remaining time.Duration, expired <-chan time.Time, start time.Time) spi.Result {
+// invoke is Invoke after the deadline is known and the call's timer set:
+// encode, register, send, wait.
+func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start time.Time) spi.Result {
 	f := getFrame()
-	err := encodeRequest(f, codec, inv, remaining)
+	err := encodeRequest(f, codec, inv, cl.timeout)
 	if err == nil {
 		if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
 			err = fmt.Errorf("request body %d bytes exceeds payload limit %s", n, protocol.FormatSize(c.payload))
@@ -102,31 +95,33 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		putFrame(f)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
 	}
+	if cl.timeout > 0 {
+		// Set once the call can be taken: a timer firing earlier would
+		// find nothing to time out. It runs from here, so encoding does
+		// not count against the wait (a microsecond).
+		cl.arm()
+	}
 	st := c.sendRequest(f)
 
-	done := false
+	// Whoever takes the call out of the pending table signals done once:
+	// the reader (a response), die (CHANNEL_INACTIVE) or the call's timer
+	// (timedOut). Only a ctx that can be cancelled needs a select.
 	if cd := ctx.Done(); cd != nil {
 		select {
 		case <-cl.done:
-			done = true
-		case <-expired:
 		case <-cd:
+			if c.pending.take(cl.id) != nil {
+				return c.expire(ctx, inv, st, time.Since(start))
+			}
+			<-cl.done // a response, the channel's death or the timer won the race
 		}
 	} else {
-		select {
-		case <-cl.done:
-			done = true
-		case <-expired:
-		}
+		<-cl.done
 	}
-	if !done && c.pending.take(cl.id) == nil {
-		<-cl.done // a response or the channel's death won the race; take it
-		done = true
+	if cl.timedOut {
+		return c.expire(ctx, inv, st, time.Since(start))
 	}
-	if done {
-		return c.complete(cl, codec, inv)
-	}
-	return c.expire(ctx, inv, st, time.Since(start))
+	return c.complete(cl, codec, inv)
 }
 
 // Own-stream write states (sent.state).
@@ -274,18 +269,6 @@ func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining 
 	return nil
 }
 
-var timerPool sync.Pool
-
-// getTimer returns a running timer for d. With Go ≥ 1.23 timer semantics a
-// stopped timer's channel holds no stale value, so timers can be reused.
-func getTimer(d time.Duration) *time.Timer {
-	if t, _ := timerPool.Get().(*time.Timer); t != nil {
-		t.Reset(d)
-		return t
-	}
-	return time.NewTimer(d)
-}
-
 // Ping sends a two-way heartbeat event and waits for the peer's answer, for
 // ctx to end, or for the channel to die. A ping whose ctx ends while it is
 // still queued is withdrawn (CLIENT_TIMEOUT); one already handed to the
@@ -312,7 +295,7 @@ func (c *Channel) PingWith(ctx context.Context, hello string) error {
 }
 
 func (c *Channel) ping(ctx context.Context, hello string) error {
-	cl := getCall(c.nextID.Add(1))
+	cl := getCall(c, c.nextID.Add(1))
 	if !c.pending.add(cl) {
 		putCall(cl)
 		return spi.Errorf(spi.StatusChannelInactive, "exchange: ping %s: channel closed: %s", c.remote, c.Reason())

@@ -3,18 +3,29 @@ package exchange
 import (
 	"bytes"
 	"sync"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
 
 // call is one outstanding request (or ping) on the consumer. It is owned by
 // the goroutine that made the call; whoever takes it out of the pending table
-// (the reader on a response, die on channel death) fills the result fields and
-// then sends on done exactly once. Calls are pooled: done is empty again by
-// the time a call goes back to the pool.
+// (the reader on a response, die on channel death, the call's timer when its
+// deadline passes) fills the result fields and then sends on done exactly
+// once, so the caller waits on done alone: a receive, where a select over
+// done and a timer channel cost 22 % of the consumer's CPU at c=100. Calls
+// are pooled: done is empty again by the time a call goes back to the pool,
+// and a call whose timer fired without timing it out is not pooled (the
+// timer's callback may still look up its id).
 type call struct {
 	id   uint64
 	done chan struct{} // cap 1
+
+	ch       *Channel
+	timer    *time.Timer   // runs expire; made on the call's first arm
+	timeout  time.Duration // the remaining deadline; 0: none
+	armed    bool          // timer set for this use of the call
+	timedOut bool          // set by the timer's callback before it signals done
 
 	// Result, written by the taker before done is signalled.
 	status  spi.Status
@@ -28,17 +39,38 @@ type call struct {
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
 
-func getCall(id uint64) *call {
+func getCall(ch *Channel, id uint64) *call {
 	c := callPool.Get().(*call)
-	c.id = id
+	c.ch, c.id = ch, id
 	return c
 }
 
 func putCall(c *call) {
 	putBody(c.body)
 	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
+	c.ch, c.timeout, c.armed, c.timedOut = nil, 0, false, false
 	c.rd.Reset(nil)
 	callPool.Put(c)
+}
+
+// arm starts the call's timer for c.timeout (> 0); c must be in the
+// pending table.
+func (c *call) arm() {
+	c.armed = true
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.timeout, c.expire)
+		return
+	}
+	c.timer.Reset(c.timeout)
+}
+
+// expire is the timer's callback: the call times out if nothing else has
+// taken it yet.
+func (c *call) expire() {
+	if c.ch.pending.take(c.id) == c {
+		c.timedOut = true
+		c.done <- struct{}{}
+	}
 }
 
 // pendingShards spreads the pending table over independently locked maps so
