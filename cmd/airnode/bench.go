@@ -335,7 +335,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
-		var stopped *errStopped
+		var stopped *stoppedError
 		if errors.As(err, &stopped) {
 			o.Stopped, err = stopped.Error(), nil
 		}
@@ -510,15 +510,17 @@ func (b *backoff) wait(ctx context.Context) {
 // reset starts the next failure's wait at backoffMin again.
 func (b *backoff) reset() { b.d = 0 }
 
-// errStopped ends a counted run early: no provider was usable for deadStop.
-type errStopped struct {
+// stoppedError ends a counted run early: no provider was usable for
+// deadStop.
+type stoppedError struct {
 	service string
-	done    int64 // measured calls finished
-	planned int64 // -n
+	done    int64         // measured calls finished
+	planned int64         // -n
+	after   time.Duration // deadStop
 }
 
-func (e *errStopped) Error() string {
-	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, deadStop)
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, e.after)
 }
 
 // benchAirnode runs one case over ref. With serverPID (not 0) it reports
@@ -528,7 +530,7 @@ func (e *errStopped) Error() string {
 // A call that fails while ref has no usable provider backs its caller off
 // (backoff). A counted run in which no provider has been usable for
 // deadStop stops: the report of the calls made is returned with an
-// *errStopped.
+// *stoppedError.
 func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
 	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
@@ -591,7 +593,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 		}
 		now := time.Now().UnixNano()
 		if !down.CompareAndSwap(0, now) && cfg.Calls > 0 && time.Duration(now-down.Load()) >= deadStop {
-			stop(&errStopped{service: ref.URL().ServiceKey(), planned: cfg.Calls})
+			stop(&stoppedError{service: ref.URL().ServiceKey(), planned: cfg.Calls, after: deadStop})
 		}
 		wk.back.wait(ctx)
 		return err
@@ -610,7 +612,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 			}
 		}
 	}
-	var stopped *errStopped
+	var stopped *stoppedError
 	switch {
 	case r != nil && errors.As(context.Cause(ctx), &stopped):
 		stopped.done = r.Calls

@@ -444,9 +444,9 @@ func TestBench_DeadProviderBacksOffAndStopsCountedRun(t *testing.T) {
 	cfg := bench.Config{Calls: 1 << 40, Concurrency: 2, Warmup: 0}
 	r, err := benchAirnode(ctx, ref, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string) {})
 	<-killed
-	var stopped *errStopped
+	var stopped *stoppedError
 	if !errors.As(err, &stopped) || r == nil || stopped.done != r.Calls || stopped.planned != cfg.Calls {
-		t.Fatalf("benchAirnode: %+v, %v; want the report and *errStopped", r, err)
+		t.Fatalf("benchAirnode: %+v, %v; want the report and *stoppedError", r, err)
 	}
 	if el := time.Since(start); el > 15*time.Second {
 		t.Fatalf("stopped after %v, want about 0.3 s + deadStop (1 s)", el)
