@@ -53,12 +53,13 @@ func (r *reader) runInline(t task) error {
 	c := r.c
 	now := mono()
 	if now < c.poolUntil.Load() || now-r.batch >= handOffAfter {
-		t.arrived = time.Now()
+		t.arrived = now
 		c.pool.submit(t)
 		return nil
 	}
 	c.inline.Store(now)
 	c.armInline()
+	t.arrived = now
 	c.run(t)
 	if !c.inline.CompareAndSwap(now, 0) {
 		return errHandedOff

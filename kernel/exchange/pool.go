@@ -16,7 +16,7 @@ type task struct {
 	codec spi.Codec
 	body  []byte
 
-	arrived time.Time // when the reader handed it over: the consumer's deadline counts from here
+	arrived int64 // mono() when the reader handed it over (0: when it runs): the consumer's deadline counts from here
 }
 
 // workerIdle is how long a provider worker waits for the next request

@@ -196,7 +196,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	case r.adaptive:
 		return r.runInline(t)
 	default:
-		t.arrived = time.Now()
+		t.arrived = mono()
 		c.pool.submit(t)
 	}
 	return nil

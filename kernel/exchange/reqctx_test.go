@@ -8,7 +8,7 @@ import (
 )
 
 func TestReqCtxDeadline(t *testing.T) {
-	ctx := &reqCtx{parent: context.Background(), deadline: time.Now().Add(30 * time.Millisecond)}
+	ctx := &reqCtx{parent: context.Background(), due: mono() + int64(30*time.Millisecond)}
 	defer ctx.release()
 	if ctx.Err() != nil {
 		t.Fatal("over before its deadline")
@@ -29,7 +29,7 @@ func TestReqCtxDeadline(t *testing.T) {
 func TestReqCtxLazyExpiry(t *testing.T) {
 	// nobody asked for Done: Err still reports the deadline, and a later
 	// Done is already closed
-	ctx := &reqCtx{parent: context.Background(), deadline: time.Now().Add(-time.Millisecond)}
+	ctx := &reqCtx{parent: context.Background(), due: mono() - int64(time.Millisecond)}
 	defer ctx.release()
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatalf("Err %v", ctx.Err())
@@ -45,7 +45,7 @@ type ctxKey struct{}
 
 func TestReqCtxParentCancel(t *testing.T) {
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
-	ctx := &reqCtx{parent: parent, deadline: time.Time{}}
+	ctx := &reqCtx{parent: parent}
 	defer ctx.release()
 	if ctx.Value(ctxKey{}) != "v" {
 		t.Fatal("value not inherited")
@@ -64,7 +64,7 @@ func TestReqCtxParentCancel(t *testing.T) {
 }
 
 func TestReqCtxRelease(t *testing.T) {
-	ctx := &reqCtx{parent: context.Background(), deadline: time.Now().Add(time.Hour)}
+	ctx := &reqCtx{parent: context.Background(), due: mono() + int64(time.Hour)}
 	done := ctx.Done()
 	ctx.release()
 	select {

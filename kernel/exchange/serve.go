@@ -66,7 +66,7 @@ func (c *Channel) finish() {
 // running, and a result that is ready only after the deadline is replaced
 // by SERVER_TIMEOUT — the consumer has given up on both, and neither costs
 // the handler's work or a large response body.
-func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrived time.Time) (res spi.Result) {
+func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrived int64) (res spi.Result) {
 	p, args, err := protocol.ParseRequestPreamble(body)
 	if err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
@@ -92,21 +92,21 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	dec := codec.NewDecoder(&r.rd)
 	req.Args = dec
 	defer spi.Release(dec)
-	var deadline time.Time
+	var due int64 // mono() deadline
 	if req.Timeout > 0 {
-		now := time.Now()
-		if arrived.IsZero() {
+		now := mono()
+		if arrived == 0 {
 			arrived = now
 		}
-		deadline = arrived.Add(req.Timeout)
-		if !now.Before(deadline) {
+		due = arrived + int64(req.Timeout)
+		if now >= due {
 			c.expired.Add(1)
 			return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed while the request waited %v for a worker; not run",
-				req.Service, req.Method, req.Timeout, now.Sub(arrived).Round(time.Millisecond))}
+				req.Service, req.Method, req.Timeout, time.Duration(now-arrived).Round(time.Millisecond))}
 		}
 	}
 	ctx := &r.ctx
-	ctx.parent, ctx.deadline = c.ctx, deadline
+	ctx.parent, ctx.due = c.ctx, due
 	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
@@ -119,7 +119,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
-	case res.Err == nil && !deadline.IsZero() && !time.Now().Before(deadline):
+	case res.Err == nil && due != 0 && mono() >= due:
 		c.expired.Add(1)
 		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
 	}
