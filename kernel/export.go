@@ -244,6 +244,10 @@ const keyDispatcher = "dispatcher"
 // dispatchers are the values keyDispatcher accepts, the default first.
 var dispatchers = []string{"adaptive", "all", "direct"}
 
+// Dispatchers returns the values the provider URL key "dispatcher"
+// accepts, the default first: adaptive, all, direct. The slice is a copy.
+func Dispatchers() []string { return slices.Clone(dispatchers) }
+
 // service is one exported service on a server.
 type service interface {
 	// serve serves req with pc's context, invocation and argument room.

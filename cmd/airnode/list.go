@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -221,11 +222,8 @@ func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, ra
 // runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
 const keyDispatcher = "dispatcher"
 
-// dispatchers are the values of keyDispatcher, the default first. The
-// kernel does not export its list: keep this one in step with
-// kernel/export.go `dispatchers` (TestListExplainDispatcher checks the
-// kernel refuses a value naming exactly these).
-var dispatchers = []string{"adaptive", "all", "direct"}
+// dispatchers are the values of keyDispatcher, the default first.
+var dispatchers = kernel.Dispatchers()
 
 // explainDispatcher returns the choice of u's dispatcher key, as a point's
 // choice: Origin "kernel" (the kernel's own values, not extensions), Err an
