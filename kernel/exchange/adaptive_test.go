@@ -128,3 +128,28 @@ func TestAdaptiveDispatch_CloseWithBlockedHandler(t *testing.T) {
 		t.Fatal("the blocked call did not end after its provider channel closed")
 	}
 }
+
+// Slow requests pipelined on one connection run side by side after the
+// first hand-off (the connection's requests then go to the worker pool),
+// not one after another on the reader: ten 200 ms requests take about
+// 200 ms, not 2 s.
+func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
+	ch := f.dial(nil)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 200), 10*time.Second); res.Err != nil {
+				t.Errorf("Sleep(200): %v", res.Err)
+			}
+		})
+	}
+	wg.Wait()
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("ten 200 ms requests on one connection took %v, want well under 2 s (side by side)", el)
+	}
+	if n := f.providerStats().HandOffs; n < 1 {
+		t.Errorf("hand-offs = %d, want at least 1", n)
+	}
+}
