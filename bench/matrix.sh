@@ -9,8 +9,9 @@
 #   N=20000 REPS=1 bench/matrix.sh             # quick look
 #   CONCS="100" SYSTEMS="airnode-smux raw" bench/matrix.sh
 #
-# airnode rows: `airnode serve --transport T` (-direct rows: with
-# `-p dispatcher=direct`) started fresh for each run (as
+# airnode rows: `airnode serve --transport T` (default dispatcher,
+# adaptive; a -all or -direct suffix serves with `-p dispatcher=all|direct`)
+# started fresh for each run (as
 # peersbench starts its child server), `airnode bench --json --server-pid`
 # as the client; the JSON becomes a peersbench result line (same 17
 # columns, CPU of the measured phase only on both sides).
@@ -24,18 +25,19 @@ REPS=${REPS:-3}
 REQ=${REQ:-100}
 RESP=${RESP:-100}
 read -r -a CONC <<<"${CONCS:-1 100 10000}"
-read -r -a SYS <<<"${SYSTEMS:-airnode-smux airnode-tcp airnode-smux-direct airnode-tcp-direct raw netrpc rpcx grpc smux}"
+read -r -a SYS <<<"${SYSTEMS:-airnode-smux airnode-tcp airnode-smux-all airnode-tcp-all raw netrpc rpcx grpc smux}"
 OUT=${OUT:-bench/results/matrix-$(date -u +%Y%m%dT%H%M%SZ).txt}
 mkdir -p "$(dirname "$OUT")"
 
 go build -o "$WORK/airnode" ./cmd/airnode || exit 1
 (cd "$PEERS" && go build -o "$WORK/peersbench" .) || exit 1
 
-# airnode_run TRANSPORT[-direct] C: one airnode row on stdout; "-direct"
-# serves with dispatcher=direct (calls on the connection's reader).
+# airnode_run TRANSPORT[-DISPATCHER] C: one airnode row on stdout; a
+# suffix serves with that dispatcher (all: the worker pool; direct: the
+# connection's reader), none with the default (adaptive).
 airnode_run() {
-	local name=$1 transport=${1%-direct} c=$2 log="$WORK/serve.log" pid addr json extra=()
-	[ "$name" != "$transport" ] && extra=(-p dispatcher=direct)
+	local name=$1 transport=${1%%-*} c=$2 log="$WORK/serve.log" pid addr json extra=()
+	[ "$name" != "$transport" ] && extra=(-p "dispatcher=${name#*-}")
 	"$WORK/airnode" serve --listen 127.0.0.1:0 --registry "file://$WORK/reg" --transport "$transport" "${extra[@]}" 2>"$log" &
 	pid=$!
 	for _ in $(seq 100); do
