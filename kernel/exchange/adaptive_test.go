@@ -22,6 +22,16 @@ func (f *fixture) providerStats() ChannelStats {
 	return sum
 }
 
+// warmUp makes one call on ch, so that the provider runs the next read
+// batch on the reader (a connection's first batch, like one after
+// quietAfter of silence, goes to the worker pool).
+func warmUp(t *testing.T, ch *Channel) {
+	t.Helper()
+	if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "warm"), 5*time.Second); res.Err != nil {
+		t.Fatalf("warm-up call: %v", res.Err)
+	}
+}
+
 // Options.Adaptive: fast requests run on the reader and are all answered;
 // a request that blocks is handed off within about handOffAfter, so the
 // calls and heartbeats behind it on the same connection are answered while
@@ -55,6 +65,7 @@ func TestAdaptiveDispatch(t *testing.T) {
 
 			// A slow request on the same connection: the ones behind it
 			// are answered long before it returns.
+			warmUp(t, ch)
 			slow := make(chan error, 1)
 			start := time.Now()
 			go func() {
@@ -103,6 +114,7 @@ func TestAdaptiveDispatch(t *testing.T) {
 func TestAdaptiveDispatch_CloseWithBlockedHandler(t *testing.T) {
 	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
 	ch := f.dial(nil)
+	warmUp(t, ch)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -136,6 +148,7 @@ func TestAdaptiveDispatch_CloseWithBlockedHandler(t *testing.T) {
 func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
 	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
 	ch := f.dial(nil)
+	warmUp(t, ch)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 10 {
@@ -151,5 +164,28 @@ func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
 	}
 	if n := f.providerStats().HandOffs; n < 1 {
 		t.Errorf("hand-offs = %d, want at least 1", n)
+	}
+}
+
+// A connection's first read batch, and the first after quietAfter of
+// silence, goes to the worker pool: a request that blocks there is not
+// handed off (nothing ran on the reader) and does not hold up the calls
+// behind it either.
+func TestAdaptiveDispatch_QuietConnectionUsesPool(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
+	ch := f.dial(nil)
+	slow := make(chan error, 1)
+	go func() {
+		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 500), 5*time.Second).Err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "x"), 400*time.Millisecond); res.Err != nil {
+		t.Fatalf("call behind a slow first request: %v", res.Err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("slow request: %v", err)
+	}
+	if n := f.providerStats().HandOffs; n != 0 {
+		t.Errorf("hand-offs = %d, want 0: the first batch goes to the pool", n)
 	}
 }

@@ -75,6 +75,7 @@ type reader struct {
 	adaptive bool  // Options.Adaptive on the primary stream
 	held     bool  // direct: the writer holds this batch's responses
 	batch    int64 // adaptive: mono() when the current read batch started
+	warm     bool  // adaptive: the previous batch started less than quietAfter before this one
 	hb       [protocol.HeaderLen]byte
 }
 
@@ -116,7 +117,9 @@ func (r *reader) loop() bool {
 			c.w.hold(true)
 			r.held = true
 			if r.adaptive {
-				r.batch = mono()
+				now := mono()
+				r.warm = r.batch != 0 && now-r.batch < quietAfter
+				r.batch = now
 			}
 		}
 		if err := c.dispatch(r, h, body); err != nil {
