@@ -372,22 +372,7 @@ func TestBench_ServerPIDWarnings(t *testing.T) {
 // code and wall time, whatever the exit code.
 func benchResult(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("bench %v: %v", args, err)
-	}
-	return r
+	return runCommand(t, 60*time.Second, nil, "bench", args...)
 }
 
 // With no usable provider — nothing listening, a consumer on tcp against

@@ -176,9 +176,17 @@ type result struct {
 // call runs `airnode call args...`.
 func call(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return runCommand(t, 20*time.Second, env, "call", args...)
+}
+
+// runCommand runs `airnode sub args...` with env added to the
+// environment, for at most limit, and returns its outputs, exit code and
+// wall time, whatever the exit code.
+func runCommand(t *testing.T, limit time.Duration, env []string, sub string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{"call"}, args...)...)
+	cmd := exec.CommandContext(ctx, binary, append([]string{sub}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -190,7 +198,7 @@ func call(t *testing.T, env []string, args ...string) result {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("call %v: %v", args, err)
+		t.Fatalf("%s %v: %v", sub, args, err)
 	}
 	return r
 }

@@ -41,21 +41,7 @@ func TestAdaptiveDispatch(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "smux"}[mux], func(t *testing.T) {
 			f := startServer(t, mux, func(o *Options) { o.Adaptive = true })
 			ch := f.dial(nil)
-			var wg sync.WaitGroup
-			errs := make(chan error, 200)
-			for i := range 200 {
-				wg.Go(func() {
-					res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", fmt.Sprint(i)), 10*time.Second)
-					if res.Err != nil || res.Value != fmt.Sprint(i) {
-						errs <- fmt.Errorf("call %d: %v %v", i, res.Value, res.Err)
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			concurrentEchoes(t, ch, 200)
 			// Echo takes microseconds; a hand-off here would mean the OS
 			// stopped the reader for a millisecond (a loaded machine).
 			t.Logf("hand-offs after 200 Echo calls: %d", f.providerStats().HandOffs)

@@ -2,8 +2,6 @@ package exchange
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,21 +17,7 @@ func TestDirectDispatch(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "smux"}[mux], func(t *testing.T) {
 			f := startServer(t, mux, func(o *Options) { o.Direct = true })
 			ch := f.dial(nil)
-			var wg sync.WaitGroup
-			errs := make(chan error, 200)
-			for i := range 200 {
-				wg.Go(func() {
-					res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", fmt.Sprint(i)), 10*time.Second)
-					if res.Err != nil || res.Value != fmt.Sprint(i) {
-						errs <- fmt.Errorf("call %d: %v %v", i, res.Value, res.Err)
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			concurrentEchoes(t, ch, 200)
 			if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 1<<20), 10*time.Second); res.Err != nil {
 				t.Fatalf("1 MiB response: %v", res.Err)
 			}

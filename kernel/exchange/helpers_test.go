@@ -353,3 +353,24 @@ func wantStatus(t testing.TB, err error, st spi.Status) *spi.Error {
 	}
 	return e
 }
+
+// concurrentEchoes makes n Echo calls on ch at once and reports every one
+// that fails or answers another value.
+func concurrentEchoes(t *testing.T, ch *Channel, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", fmt.Sprint(i)), 10*time.Second)
+			if res.Err != nil || res.Value != fmt.Sprint(i) {
+				errs <- fmt.Errorf("call %d: %v %v", i, res.Value, res.Err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
