@@ -66,3 +66,34 @@ func TestTimeoutMustBePositive(t *testing.T) {
 		}
 	}
 }
+
+// Server keys (dispatcher, payload, ...) belong to the listening address:
+// a second service on the address that sets one to another value is
+// refused naming the key, a bad value is refused even there, and the same
+// value or none is accepted.
+func TestServerKeysPerAddress(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	e, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := e.URL().Address()
+	for _, tc := range []struct {
+		query, want string // want: "" to accept, else a substring of the error
+	}{
+		{"group=a&dispatcher=direct", `"dispatcher" is "direct"`},
+		{"group=b&dispatcher=drect", `did you mean "direct"?`},
+		{"group=c&payload=1MiB", `"payload" is "1MiB"`},
+		{"group=d&dispatcher=adaptive", ""},
+		{"group=e", ""},
+	} {
+		_, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?"+tc.query))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want it exported", tc.query, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error with %s", tc.query, err, tc.want)
+		}
+	}
+}

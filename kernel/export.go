@@ -248,6 +248,38 @@ var dispatchers = []string{"adaptive", "all", "direct"}
 // accepts, the default first: adaptive, all, direct. The slice is a copy.
 func Dispatchers() []string { return slices.Clone(dispatchers) }
 
+// serverKeys are the provider URL keys that configure the server on a
+// listening address, not one service: every service exported on the
+// address shares them (as Dubbo's protocol settings are shared by the
+// services on one port). A service that sets one of them to another value
+// than the server's is refused rather than silently served otherwise.
+var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat"}
+
+// sameServerKeys checks that pu, exported on s, sets no serverKeys value
+// other than s's own (the dispatcher compared after its default).
+func sameServerKeys(s *server, pu spi.URL) error {
+	for _, k := range serverKeys {
+		v, ok := pu.Param(k)
+		if !ok {
+			continue
+		}
+		have, set := s.first.Param(k)
+		if k == keyDispatcher && !set {
+			have, set = dispatchers[0], true
+		}
+		if v == have {
+			continue
+		}
+		was := fmt.Sprintf("%q", have)
+		if !set {
+			was = "its default"
+		}
+		return fmt.Errorf("URL key %q is %q, but the server already listening on %s:%d (made for %s) uses %s: %s are per listening address; export this service on another address or with the same values",
+			k, v, s.host, s.port, s.first.ServiceKey(), was, strings.Join(serverKeys, ", "))
+	}
+	return nil
+}
+
 // service is one exported service on a server.
 type service interface {
 	// serve serves req with pc's context, invocation and argument room.
@@ -394,11 +426,12 @@ var errAbandoned = errors.New("kernel: provider shutting down: shutdown timeout 
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
 type server struct {
-	host string
-	port int
-	srv  *exchange.Server
-	log  *slog.Logger
-	done chan struct{} // Serve returned
+	host  string
+	port  int
+	srv   *exchange.Server
+	log   *slog.Logger
+	first spi.URL       // the provider URL that made the server: its serverKeys hold for every service on it
+	done  chan struct{} // Serve returned
 
 	mu       sync.RWMutex
 	services map[string]service
@@ -427,7 +460,19 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if n.closed {
 		return nil, errClosed
 	}
+	dispatcher := pu.ParamOr(keyDispatcher, dispatchers[0])
+	if !slices.Contains(dispatchers, dispatcher) {
+		want := "one of " + strings.Join(dispatchers, ", ")
+		if m := extension.Closest(dispatcher, dispatchers); m != "" {
+			want += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: want}
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
 	if s := n.servers[key]; s != nil {
+		if err := sameServerKeys(s, pu); err != nil {
+			return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+		}
 		return s, nil
 	}
 	tr, err := trb.Build(pu)
@@ -461,20 +506,11 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
-	dispatcher := pu.ParamOr(keyDispatcher, dispatchers[0])
-	if !slices.Contains(dispatchers, dispatcher) {
-		want := "one of " + strings.Join(dispatchers, ", ")
-		if m := extension.Closest(dispatcher, dispatchers); m != "" {
-			want += fmt.Sprintf(" (did you mean %q?)", m)
-		}
-		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: want}
-		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
-	}
 	l, err := tr.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
 	}
-	s := &server{log: n.logger, done: make(chan struct{}), services: map[string]service{}}
+	s := &server{log: n.logger, first: pu, done: make(chan struct{}), services: map[string]service{}}
 	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
