@@ -33,6 +33,7 @@ import (
 type benchFlags struct {
 	cfg            config.Config // references: defaults for the service's parameters
 	registry       string
+	registrySet    bool // --registry given (not the configuration's): a direct run says it is not used
 	calls          int64
 	callsSet       bool // -n given (a paper run uses 100,000 calls per case otherwise)
 	concurrency    int
@@ -42,7 +43,7 @@ type benchFlags struct {
 	connections    int
 	connectionsSet bool // --connections given (else the URL's or -p's connections key, else 1)
 	warmup         int64
-	timeout        time.Duration
+	timeout        string // as call's --timeout: 500ms, 1.5s or a bare number of ms
 	codec          string
 	params         []string
 	json           bool
@@ -93,10 +94,17 @@ been usable for 5 s stops, prints what it measured and exits 1.
 --json prints one object instead, with a per-second timeline of calls and
 errors (how a failover looks). A progress bar is drawn on a terminal.
 
--p key=value adds a URL parameter; a key that --timeout, --codec or
---connections also sets must have the same value, else bench refuses both,
-naming them (flags and -p are not ranked). Without --connections, the
-URL's (or -p's) connections key is used, else 1.
+SERVICE_URL is taken as call takes it: airnode://host:port/service is a
+direct run (no registry, not even --registry: a line on stderr says so), a
+service key is found in the registry, and a host without a port is refused.
+A URL key given two ways, in SERVICE_URL's query, by -p key=value, or by
+--timeout (500ms, 1.5s or a bare number of ms, as call's), --codec or
+--connections, must have the same value, else bench refuses both, naming
+them (none is ranked above another). Without --connections, the URL's (or
+-p's) connections key is used, else 1.
+
+With --json, a run that fails before it measures (no provider, a bad flag
+value) prints {"error": MESSAGE, "calls": 0} on stdout, exit 1.
 
 --paper runs the five local cases of the AirRPC paper's table (100,000
 calls each unless -n or --duration says otherwise) and prints our figures
@@ -107,10 +115,19 @@ pipelined TCP echo in this process (client and server) and prints ratios.
   airnode bench 'demo.Echo?loadbalance=roundrobin' --duration 30s -c 50 --json
   airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			stdout := &writeCounter{w: a.stdout}
+			if f.json {
+				defer func() {
+					if err != nil && stdout.n == 0 {
+						printJSONFailure(a.stdout, err)
+					}
+				}()
+			}
 			f.callsSet = cmd.Flags().Changed("calls")
 			f.durationSet = cmd.Flags().Changed("duration")
 			f.connectionsSet = cmd.Flags().Changed("connections")
+			f.registrySet = cmd.Flags().Changed("registry")
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
@@ -120,11 +137,11 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			}
 			defer done()
 			f.cfg = env.cfg
-			return runBench(env.ctx, env.cat, f, args[0], env.logger, a.stdout, a.stderr, progressWriter(a.stderr))
+			return runBench(env.ctx, env.cat, f, args[0], env.logger, stdout, a.stderr, progressWriter(a.stderr))
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (ignored with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000)")
 	fl.IntVar(&f.req, "req", 100, "request payload, bytes")
@@ -132,9 +149,9 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
 	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c); 2000 with --duration), for at most a tenth of --duration, or 10 s")
-	fl.DurationVar(&f.timeout, "timeout", 0, "call timeout (default: the URL's timeout key, else 10s)")
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when --timeout, --codec or --connections sets the key to another value)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and print them next to the paper's means")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
@@ -144,6 +161,34 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
 	return cmd
+}
+
+// writeCounter counts the bytes written through it to w.
+type writeCounter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *writeCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// benchFailure is what bench --json prints on stdout when the run fails
+// before printing a report (no provider, a bad flag value), so that a
+// script reading the JSON gets an object: the error (as printed on stderr,
+// without the "airnode: " prefix) and no calls.
+type benchFailure struct {
+	Error string `json:"error"`
+	Calls int64  `json:"calls"` // always 0
+}
+
+// printJSONFailure prints err as a benchFailure on w.
+func printJSONFailure(w io.Writer, err error) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(benchFailure{Error: err.Error()})
 }
 
 // progressWriter returns w when it is a terminal (the progress bar is drawn
@@ -217,18 +262,12 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		cases = paperCases
 	}
 
-	u, err := serviceURL(target)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	u, _ = f.cfg.ApplyReference(u)
-	params, err := parseParams(f.params)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
 	var flags []flagParam
-	if f.timeout > 0 {
-		flags = append(flags, flagParam{"--timeout", f.timeout.String(), "timeout", f.timeout.String()})
+	if f.timeout != "" {
+		if err := checkDuration("--timeout", f.timeout); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
 	}
 	if f.codec != "" {
 		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
@@ -237,10 +276,14 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		n := strconv.Itoa(f.connections)
 		flags = append(flags, flagParam{"--connections", n, "connections", n})
 	}
-	if err := applyFlagParams(params, flags); err != nil {
+	u, err := consumerURL(f.cfg, target, f.params, flags)
+	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	u = u.WithParams(params)
+	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	if _, ok := u.Param("timeout"); !ok {
 		u = u.With("timeout", benchTimeout.String())
 	}
@@ -260,10 +303,6 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
 		return benchIdle(ctx, cat, u, f, logger, stdout)
-	}
-	reg, err := registryFor(cat, f.registry, u, target)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
 	}
 	if err := cat.Filter.Register(padBuilder{}, extension.Bundled); err != nil {
 		return fmt.Errorf("bench: %w", err)

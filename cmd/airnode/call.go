@@ -21,11 +21,12 @@ import (
 
 // callFlags are the flags of `airnode call`.
 type callFlags struct {
-	cfg      config.Config // references: defaults for the service's parameters
-	registry string
-	timeout  string
-	codec    string
-	params   []string
+	cfg         config.Config // references: defaults for the service's parameters
+	registry    string
+	registrySet bool // --registry given (not the configuration's): a direct call says it is not used
+	timeout     string
+	codec       string
+	params      []string
 }
 
 // callCommand returns `airnode call`.
@@ -38,11 +39,18 @@ func callCommand(a *app) *cobra.Command {
 prints the result as JSON on stdout (exit 0). On failure it prints
 "STATUS_NAME: message" on stderr and exits 1.
 
-SERVICE_URL is airnode://host:port[,host2:port2]/service (direct: no
-registry), or a service key alone ("demo.Echo", "group/demo.Echo:1.0") found
-in --registry, by default the "file" registry. -p key=value adds a URL
-parameter; a key that --timeout or --codec also sets must have the same
-value, else call refuses both, naming them (flags and -p are not ranked).
+SERVICE_URL is airnode://host:port[,host2:port2]/service, a direct call:
+no registry is used, not even --registry (a line on stderr says so) or the
+configuration's. Or it is a service key alone ("demo.Echo",
+"group/demo.Echo:1.0", or airnode:///demo.Echo) found in --registry, else
+the configuration's registry, else the "file" registry. A host without a
+port is refused.
+
+Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
+key=value, and the flags that set a URL key (--timeout, --codec). A key
+given two ways must have the same value (a duration in any spelling: 1s,
+1000), else call refuses both, naming them: none is ranked above another.
+plugins.yaml's references give defaults for the keys none of them sets.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
@@ -51,6 +59,7 @@ value, else call refuses both, naming them (flags and -p are not ranked).
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the configuration gives the registry (plugins.yaml,
 			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
+			f.registrySet = cmd.Flags().Changed("registry")
 			env, done, err := a.consumerSetup(cmd, &f.registry)
 			if err != nil {
 				return err
@@ -61,10 +70,10 @@ value, else call refuses both, naming them (flags and -p are not ranked).
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the "file" registry)`)
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when --timeout or --codec sets the key to another value)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	return cmd
 }
 
@@ -76,34 +85,6 @@ func (e *callError) Unwrap() error { return e.err }
 
 // ExitCode is the process exit status for a failed call.
 func (e *callError) ExitCode() int { return 1 }
-
-// serviceURL parses SERVICE_URL: a full URL, or a service key
-// "[group/]interface[:version]".
-func serviceURL(s string) (spi.URL, error) {
-	return parseServiceKey(s)
-}
-
-// registryFor returns the registry a reference to u (given on the command
-// line as arg) uses: the --registry flag (or the config's registry) when
-// set, else the catalog's default registry when u names no provider
-// address, else the zero URL (u's hosts, through "direct").
-func registryFor(cat *extension.Catalogs, flag string, u spi.URL, arg string) (spi.URL, error) {
-	switch {
-	case flag != "":
-		reg, err := spi.Parse(flag)
-		if err != nil {
-			return spi.URL{}, fmt.Errorf("--registry: %w", err)
-		}
-		return reg, nil
-	case u.Host() == "" || u.Port() == 0:
-		reg := defaultRegistry(cat)
-		if reg.IsZero() {
-			return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
-		}
-		return reg, nil
-	}
-	return spi.URL{}, nil
-}
 
 // decodeArg decodes one ARG_JSON; integral numbers become int64, others
 // float64, so that a provider's int parameter accepts 2000.
@@ -173,11 +154,6 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		fmt.Fprintln(stderr, err.Error())
 		return &callError{err: err}
 	}
-	u, err := serviceURL(args[0])
-	if err != nil {
-		return fail(err)
-	}
-	u, _ = f.cfg.ApplyReference(u)
 	method := args[1]
 	callArgs := make([]any, 0, len(args)-2)
 	for _, a := range args[2:] {
@@ -187,25 +163,21 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		callArgs = append(callArgs, v)
 	}
-	params, err := parseParams(f.params)
-	if err != nil {
-		return fail(err)
-	}
 	var flags []flagParam
 	if f.timeout != "" {
-		if _, err := spi.ParseDuration(f.timeout); err != nil {
-			return fail(fmt.Errorf("--timeout %q: want a duration such as 500ms, 1.5s or 3000 (ms)", f.timeout))
+		if err := checkDuration("--timeout", f.timeout); err != nil {
+			return fail(err)
 		}
 		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
 	}
 	if f.codec != "" {
 		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
 	}
-	if err := applyFlagParams(params, flags); err != nil {
+	u, err := consumerURL(f.cfg, args[0], f.params, flags)
+	if err != nil {
 		return fail(err)
 	}
-	u = u.WithParams(params)
-	reg, err := registryFor(cat, f.registry, u, args[0])
+	reg, err := referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
 	if err != nil {
 		return fail(err)
 	}

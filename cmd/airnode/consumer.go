@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
 )
 
 // consumerEnv is what a one-shot consumer command (call, bench) needs
@@ -53,4 +58,114 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, 
 		stop()
 	}
 	return consumerEnv{cat: cat, cfg: cfg, logger: logger, ctx: ctx}, done, nil
+}
+
+// checkDuration checks the argument of a duration flag that mirrors a URL
+// key (--timeout): it takes the URL's forms (spi.ParseDuration), "500ms",
+// "1.5s", or a bare number of milliseconds as in Dubbo ("3000"), so that a
+// flag and the key it sets accept the same text.
+func checkDuration(flag, s string) error {
+	if _, err := spi.ParseDuration(s); err != nil {
+		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
+	}
+	return nil
+}
+
+// durationKeys are the URL keys that call's and bench's flags set to a
+// duration: two spellings of one duration ("1s", "1000") are the same value.
+var durationKeys = map[string]bool{"timeout": true}
+
+// sameParam reports whether a and b are the same value of URL key key:
+// equal text, or for a duration key two texts of the same duration.
+func sameParam(key, a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !durationKeys[key] {
+		return false
+	}
+	da, errA := spi.ParseDuration(a)
+	db, errB := spi.ParseDuration(b)
+	return errA == nil && errB == nil && da == db
+}
+
+// consumerURL returns the URL call and bench refer to: SERVICE_URL arg
+// (parseServiceKey), with the -p parameters p and the keys of the dedicated
+// flags, then the parameters of cfg's reference of its interface for the
+// keys none of them sets (config.ApplyReference: the file holds defaults).
+//
+// A key given by two of SERVICE_URL's query (or its group/version), -p and
+// a flag with different values is an error naming both: none is ranked
+// above another, as applyFlagParams refuses -p against a flag. The same
+// value given twice, or one duration spelled two ways, is accepted.
+func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (spi.URL, error) {
+	u, err := parseServiceKey(arg)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	params, err := parseParams(p)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	if err := applyFlagParams(params, flags); err != nil { // -p against the flags first
+		return spi.URL{}, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		uv, ok := u.Param(k)
+		if !ok || sameParam(k, uv, params[k]) {
+			continue
+		}
+		by := fmt.Sprintf("-p %s=%s", k, params[k])
+		for _, f := range flags {
+			if f.key == k {
+				by = fmt.Sprintf("%s %s (which sets %s=%s)", f.flag, f.arg, k, f.value)
+			}
+		}
+		return spi.URL{}, fmt.Errorf("%s=%s in %q conflicts with %s: give one of them", k, uv, arg, by)
+	}
+	u, _ = cfg.ApplyReference(u)
+	return u.WithParams(params), nil
+}
+
+// referRegistry returns the registry URL a consumer command refers to u
+// (SERVICE_URL arg) through, for kernel.Node.Refer:
+//
+//   - u names its providers (airnode://host:port[,host:port]/service): the
+//     zero URL, a direct reference to those hosts, as Dubbo's reference
+//     "url" bypasses the registry. registry is not used; when it was given
+//     with --registry (explicit), one line on stderr says so (the
+//     configuration's or AIRNODE_REGISTRY's registry is not mentioned:
+//     it is the default for service keys).
+//   - u names no host (a service key, airnode:///service): registry when
+//     set (--registry or the configuration's), else the catalog's default
+//     registry ("file").
+//
+// Errors: a host without a port (the URL names the host and what is
+// allowed), a malformed registry URL, no registry at all.
+func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer) (spi.URL, error) {
+	hosts := u.Hosts()
+	if len(hosts) > 0 && hosts[0].Host != "" {
+		for _, h := range hosts {
+			if h.Port == 0 {
+				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
+					arg, h.Host, h.String(), u.Path(), u.ServiceKey())
+			}
+		}
+		if explicit && registry != "" {
+			fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: %s names its provider (a direct call)\n", command, registry, arg)
+		}
+		return spi.URL{}, nil
+	}
+	if registry != "" {
+		reg, err := spi.Parse(registry)
+		if err != nil {
+			return spi.URL{}, fmt.Errorf("--registry: %w", err)
+		}
+		return reg, nil
+	}
+	reg := defaultRegistry(cat)
+	if reg.IsZero() {
+		return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
+	}
+	return reg, nil
 }

@@ -181,7 +181,7 @@ func TestE2E_ParamConflictingWithFlagRefused(t *testing.T) {
 	for args, want := range map[[4]string]string{
 		{p.url("demo.Echo"), "-p", "connections=3", "--codec=msgpack"}:                    "3 connection(s)",
 		{p.url("demo.Echo") + "?connections=2", "-p", "codec=msgpack", "--codec=msgpack"}: "2 connection(s)",
-		{p.url("demo.Echo") + "?connections=2", "--connections", "4", "--codec=msgpack"}:  "4 connection(s)",
+		{p.url("demo.Echo") + "?connections=4", "--connections", "4", "--codec=msgpack"}:  "4 connection(s)",
 	} {
 		if out := benchRun(t, nil, append(args[:], "-n", "20", "-p", "transport=tcp")...); !strings.Contains(out, want) {
 			t.Errorf("bench %v: %s, want %q", args, out, want)

@@ -144,10 +144,10 @@ type flagParam struct {
 // error naming both ("-p transport=tcp conflicts with --transport smux"):
 // neither is ranked above the other, as kubectl and docker refuse
 // conflicting flags rather than pick one silently. The same value given
-// both ways is accepted.
+// both ways is accepted (for a duration key, in any spelling: sameParam).
 func applyFlagParams(params map[string]string, flags []flagParam) error {
 	for _, f := range flags {
-		if v, ok := params[f.key]; ok && v != f.value {
+		if v, ok := params[f.key]; ok && !sameParam(f.key, v, f.value) {
 			return fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%s): give one of them", f.key, v, f.flag, f.arg, f.key, f.value)
 		}
 	}
