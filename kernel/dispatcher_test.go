@@ -97,3 +97,20 @@ func TestServerKeysPerAddress(t *testing.T) {
 		}
 	}
 }
+
+// A reference whose URL names its providers talks to them directly even
+// when a registry URL is given too, as Dubbo's direct url does: the
+// registry here has no provider and would fail the call.
+func TestReferDirectURLBeatsRegistry(t *testing.T) {
+	_, e := provider(t)
+	c := consumer(t)
+	empty := spi.MustParse("file://" + t.TempDir())
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo"), empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if v, err := r.Invoke(ctxT(t), "Echo", "direct"); err != nil || v != "direct" {
+		t.Fatalf("Echo through a direct URL with a registry given: %v, %v", v, err)
+	}
+}

@@ -64,10 +64,11 @@ type strategy struct {
 	lbName      string
 }
 
-// Refer returns a reference to u's service. The providers come from
-// registryURL when it is set, else from the node's registry (WithRegistry),
-// else from u's own hosts through the "direct" registry
-// (airnode://h1:p1,h2:p2/demo.Echo: one provider per host). The cluster and
+// Refer returns a reference to u's service. The providers come from u's
+// own hosts through the "direct" registry when u has any
+// (airnode://h1:p1,h2:p2/demo.Echo: one provider per host; as Dubbo's
+// direct url, registries are then not used), else from registryURL when it
+// is set, else from the node's registry (WithRegistry). The cluster and
 // load balancer are chosen by u's keys ("cluster", "loadbalance"), built
 // once, and again per method where method-level keys select others.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
@@ -97,11 +98,6 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	var reg spi.Registry
 	desc := ""
 	switch {
-	case !registryURL.IsZero():
-		if reg, err = n.registry(registryURL); err != nil {
-			return nil, err
-		}
-		desc = registryURL.String()
 	case u.Host() != "":
 		b, err := n.cat.Registry.Get("direct")
 		if err != nil {
@@ -112,6 +108,11 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		r.reg = reg
 		desc = "direct " + u.Without(u.Keys()...).String()
+	case !registryURL.IsZero():
+		if reg, err = n.registry(registryURL); err != nil {
+			return nil, err
+		}
+		desc = registryURL.String()
 	case !n.registryURL.IsZero():
 		if reg, err = n.registry(n.registryURL); err != nil {
 			return nil, err
