@@ -114,3 +114,17 @@ func TestReferDirectURLBeatsRegistry(t *testing.T) {
 		t.Fatalf("Echo through a direct URL with a registry given: %v, %v", v, err)
 	}
 }
+
+// A method-level form of a server key has no effect and is refused at
+// export, naming the key.
+func TestServerKeysHaveNoMethodLevel(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	for _, q := range []string{"methods.Sleep.dispatcher=direct", "Sleep.dispatcher=bogus", "methods.Echo.payload=1MiB"} {
+		_, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+q))
+		k, _, _ := strings.Cut(q, "=")
+		if err == nil || !strings.Contains(err.Error(), `"`+k+`"`) || !strings.Contains(err.Error(), "per listening address") {
+			t.Errorf("%s: %v, want an error naming %q as per listening address", q, err, k)
+		}
+	}
+}

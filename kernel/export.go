@@ -255,6 +255,29 @@ func Dispatchers() []string { return slices.Clone(dispatchers) }
 // than the server's is refused rather than silently served otherwise.
 var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat"}
 
+// noMethodServerKeys refuses a method-level form of a serverKeys key
+// ("methods.Sleep.dispatcher", or Dubbo's "Sleep.dispatcher" for a method
+// pu lists): the server serves every method of every service on its
+// address alike, so the key would have no effect.
+func noMethodServerKeys(pu spi.URL) error {
+	methods := pu.Methods()
+	for _, k := range pu.Keys() {
+		for _, sk := range serverKeys {
+			m, ok := strings.CutSuffix(k, "."+sk)
+			if !ok {
+				continue
+			}
+			if name, ok := strings.CutPrefix(m, "methods."); ok || slices.Contains(methods, m) {
+				if !ok {
+					name = m
+				}
+				return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, sk, name, sk, sk)
+			}
+		}
+	}
+	return nil
+}
+
 // sameServerKeys checks that pu, exported on s, sets no serverKeys value
 // other than s's own (the dispatcher compared after its default).
 func sameServerKeys(s *server, pu spi.URL) error {
@@ -459,6 +482,9 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	defer n.mu.Unlock()
 	if n.closed {
 		return nil, errClosed
+	}
+	if err := noMethodServerKeys(pu); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
 	dispatcher := pu.ParamOr(keyDispatcher, dispatchers[0])
 	if !slices.Contains(dispatchers, dispatcher) {
