@@ -54,8 +54,9 @@ func putFrame(f *frameBuf) {
 // frames to a shared buffer; a writer goroutine, started when the first
 // frame arrives and gone once nothing is queued, yields while more frames
 // are coming (Channel.coming: callers encoding, handlers running, so they
-// join the batch), swaps buffers and writes the whole batch with one Write. This is the write-coalescing
-// writer of issue 3, in the spirit of Netty's flush consolidation.
+// join the batch), swaps buffers and writes the whole batch with one
+// Write. This is the write-coalescing writer of issue 3, in the spirit of
+// Netty's flush consolidation.
 //
 // Batches are numbered; a frame knows the batch it joined and its offset in
 // it, and flushed is the last batch fully written. A call whose deadline
@@ -203,12 +204,13 @@ func (w *writer) compactLocked() {
 
 // writeNowLocked writes the one queued frame from the calling goroutine
 // when the stream can write without waiting (spi.TryWriter), no writer
-// goroutine runs and no other frame is coming (Channel.coming): no goroutine to start per frame at one caller,
-// and no wait on a peer that stopped reading — what the socket does not
-// take at once goes to a writer goroutine. With other frames coming it
-// leaves the frame to the writer goroutine, whose batch they join (one
-// write(2) per frame at c=100 cost 45 % of the consumer's CPU). It reports whether it took the frame; mu is held on
-// entry and on return.
+// goroutine runs and no other frame is coming (Channel.coming): no
+// goroutine to start per frame at one caller, and no wait on a peer that
+// stopped reading — what the socket does not take at once goes to a
+// writer goroutine. With other frames coming it leaves the frame to the
+// writer goroutine, whose batch they join (one write(2) per frame at c=100
+// cost 45 % of the consumer's CPU). It reports whether it took the frame;
+// mu is held on entry and on return.
 func (w *writer) writeNowLocked() bool {
 	if w.try == nil || w.running || w.held || w.closed || w.frames != 1 || w.c.coming(1) > 0 {
 		return false
