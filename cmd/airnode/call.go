@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,8 +87,10 @@ func (e *callError) Unwrap() error { return e.err }
 // ExitCode is the process exit status for a failed call.
 func (e *callError) ExitCode() int { return 1 }
 
-// decodeArg decodes one ARG_JSON; integral numbers become int64, others
-// float64, so that a provider's int parameter accepts 2000.
+// decodeArg decodes one ARG_JSON; integral numbers become int64, or
+// uint64 above the int64 range, so that a provider's int parameter accepts
+// 2000; other numbers become float64. An integer that fits in neither
+// (below -2^63 or above 2^64-1) is an error, never a rounded float64.
 func decodeArg(s string) (any, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
@@ -98,27 +101,48 @@ func decodeArg(s string) (any, error) {
 	if d.More() {
 		return nil, fmt.Errorf("argument %q: more than one JSON value", s)
 	}
-	return numbers(v), nil
+	v, err := numbers(v)
+	if err != nil {
+		return nil, fmt.Errorf("argument %q: %w", s, err)
+	}
+	return v, nil
 }
 
-func numbers(v any) any {
+// numbers replaces every json.Number in v: int64, uint64 or float64.
+func numbers(v any) (any, error) {
+	var err error
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
+		return number(x)
 	case []any:
 		for i := range x {
-			x[i] = numbers(x[i])
+			if x[i], err = numbers(x[i]); err != nil {
+				return nil, err
+			}
 		}
 	case map[string]any:
 		for k := range x {
-			x[k] = numbers(x[k])
+			if x[k], err = numbers(x[k]); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return v
+	return v, nil
+}
+
+// number converts one JSON number: an integer literal (no fraction, no
+// exponent) to int64, else uint64, else an error; any other to float64.
+func number(n json.Number) (any, error) {
+	if i, err := n.Int64(); err == nil {
+		return i, nil
+	}
+	if strings.ContainsAny(string(n), ".eE") {
+		return n.Float64()
+	}
+	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
+		return u, nil
+	}
+	return nil, fmt.Errorf("integer %s does not fit in 64 bits (-9223372036854775808 to 18446744073709551615); pass it as a string: '\"%s\"'", n, n)
 }
 
 // jsonable converts generic decoded values into values encoding/json can

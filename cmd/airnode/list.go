@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -29,19 +27,31 @@ of the plugin binary that serves it).
 With --explain URL it prints, for the service and for every method the URL
 mentions (in methods= or in methods.<method>.<key> keys), which extension
 each point resolves to and why: a method-level key, the service-level key,
-or the default (the provider's dispatcher key too: adaptive, all or
-direct, checked like an extension name); then the filter chain of each side and the registry chosen
-by the configured registry URL. It also builds every chosen extension with
-the URL and checks the kernel's own keys (timeout, retries, payload,
-heartbeat.*, ...), so a misspelled name or a malformed value fails with an
-error naming it, and the command exits 1. The KEYS section gives the
+the config, or the default. Method rows appear only for what the kernel
+resolves per method (cluster, loadbalance, codec; timeout, retries,
+hash.*, executes, actives); a method-level key of a point chosen per
+connection, provider or service (transport, heartbeat, connect.timeout,
+filter, ...) has no effect and gets a warning line on stderr. Then the
+filter chain of each side, the dispatcher (adaptive, all or direct) and
+the registry chosen by the configured registry URL.
+
+URL is explained as call and bench use it, the consumer's reference (the
+config's reference of its interface gives defaults), and as serve exports
+it, the provider URL (the config's protocol, then the service's params,
+then URL's keys). Each point and key is read from the URL the kernel reads
+it from: cluster, loadbalance, retries and hash.* from the consumer's
+reference only (a provider's value is named as not used); the dispatcher,
+executes and the provider filters from the provider URL; transport,
+codec, heartbeat, timeouts and connection keys from the merged URL (the
+provider's, with the consumer's keys winning). Every chosen extension is
+built and the kernel's keys checked, so a value serve or call would refuse
+fails here with the same error, naming the config file and key when the
+file set it, and the command exits 1. The KEYS section gives the
 effective value of each kernel key and where it comes from.
 
-With --provider PROVIDER_URL, URL is taken as the consumer's reference and
-merged with the provider's URL the way the consumer does it (provider base,
-consumer settings win except timestamp, weight, warmup, methods, group,
-version and token; filter lists concatenated), and KEYS says for every
-key whether it came from the consumer, the provider or the default.`,
+With --provider PROVIDER_URL, that URL is the provider URL instead (as a
+registry lists it), and KEYS says for every key whether it came from the
+consumer, the provider or the default.`,
 		Example: `  airnode list
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'`,
 		Args: cobra.NoArgs,
@@ -66,7 +76,7 @@ key whether it came from the consumer, the provider or the default.`,
 			}
 			defer plugins.Close()
 			if cmd.Flags().Changed("explain") {
-				return runExplain(cmd.OutOrStdout(), cat, cfg, explain, provider)
+				return runExplain(cmd.OutOrStdout(), cmd.ErrOrStderr(), cat, cfg, a.configFile, explain, provider)
 			}
 			if provider != "" {
 				return fmt.Errorf("list: --provider needs --explain")
@@ -138,121 +148,6 @@ func activation(cat *extension.Catalogs, name string) string {
 	return s + fmt.Sprintf(", order %d", a.Order)
 }
 
-// runExplain prints how raw selects every point and returns every problem
-// found: unknown names, Build errors, malformed kernel keys.
-func runExplain(w io.Writer, cat *extension.Catalogs, cfg config.Config, raw, rawProvider string) error {
-	u, err := spi.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("list --explain: %w", err)
-	}
-	// The configuration's reference of this interface gives defaults; the
-	// URL's own parameters win (as call and bench apply it).
-	u, fromRef := cfg.ApplyReference(u)
-	src := keySources{consumer: u, reference: fromRef}
-	if rawProvider != "" {
-		p, err := spi.Parse(rawProvider)
-		if err != nil {
-			return fmt.Errorf("list --provider: %w", err)
-		}
-		src.provider = &p
-		u = spi.MergeURL(p, u)
-	}
-	methods := extension.ReferencedMethods(u)
-	e, explainErr := cat.Explain(u, methods)
-
-	tw := newTable(w)
-	fmt.Fprintf(tw, "url\t%s\n", u)
-	fmt.Fprintf(tw, "service\t%s\n", u.ServiceKey())
-	if len(methods) > 0 {
-		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
-	disp := explainDispatcher(u)
-	for _, c := range e.Points {
-		if disp != nil && c.Point > keyDispatcher { // in point order
-			printDispatcher(tw, u, *disp, src)
-			disp = nil
-		}
-		reason := why(u, c.Point, c.Selection)
-		if slices.Contains(src.reference, c.Source) {
-			reason += ", from the config's reference"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), reason)
-	}
-	if disp != nil {
-		printDispatcher(tw, u, *disp, src)
-	}
-	reg := registryChoice(cat, cfg)
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
-	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "FILTERS\tSCOPE\tCHAIN (outermost first)\tWHY\n")
-	for _, f := range e.Filters {
-		chain := strings.Join(f.Names, ", ")
-		if chain == "" {
-			chain = "(none)"
-		}
-		reason := "activated set"
-		if f.Source != "activated" {
-			v, _ := u.Param(f.Source)
-			reason = fmt.Sprintf("key %s=%s edits the activated set", f.Source, v)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(f.Method), chain, reason)
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
-	for _, spec := range config.KernelKeys {
-		for _, m := range append([]string{""}, methods...) {
-			v, key, ok := u.MethodParam(m, spec.Key)
-			switch {
-			case !ok && m == "":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), spec.Default, "default")
-			case ok && (m == "" || key != spec.Key): // a method row only for a method-level key
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), v, src.of(key))
-			}
-		}
-	}
-	tw.Flush()
-
-	dispErr := explainDispatcher(u).Err
-	return errors.Join(explainErr, dispErr, reg.Err, unreported(config.CheckURL(u), explainErr))
-}
-
-// keyDispatcher is the provider URL key that chooses where the provider
-// runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
-const keyDispatcher = "dispatcher"
-
-// dispatchers are the values of keyDispatcher, the default first.
-var dispatchers = kernel.Dispatchers()
-
-// explainDispatcher returns the choice of u's dispatcher key, as a point's
-// choice: Origin "kernel" (the kernel's own values, not extensions), Err an
-// *extension.UnknownError for a value the kernel does not accept.
-func explainDispatcher(u spi.URL) *extension.Choice {
-	c := &extension.Choice{Point: keyDispatcher, Selection: extension.Selection{Name: dispatchers[0], Source: extension.SourceDefault}, Origin: "kernel"}
-	if v, ok := u.Param(keyDispatcher); ok {
-		c.Name, c.Source = v, keyDispatcher
-	}
-	if !slices.Contains(dispatchers, c.Name) {
-		c.Origin = ""
-		c.Err = &extension.UnknownError{Point: keyDispatcher, Name: c.Name, Available: dispatchers}
-	}
-	return c
-}
-
-// printDispatcher prints the dispatcher row of the POINT table.
-func printDispatcher(tw io.Writer, u spi.URL, c extension.Choice, src keySources) {
-	reason := why(u, c.Point, c.Selection) + ", provider side"
-	if slices.Contains(src.reference, c.Source) {
-		reason += ", from the config's reference"
-	}
-	orig := "kernel"
-	if c.Err != nil {
-		orig = "(unknown value)"
-	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(""), c.Name, orig, reason)
-}
-
 // unreported drops from check (config.CheckURL's joined *spi.ParamError)
 // the keys an extension's Build error already reported, so each bad key is
 // named once.
@@ -304,42 +199,6 @@ func (t *table) Flush() error {
 	t.buf.Reset()
 	_, err := io.WriteString(t.out, strings.Join(lines, ""))
 	return err
-}
-
-// keySources tells where a key of the explained URL comes from.
-type keySources struct {
-	consumer spi.URL
-	provider *spi.URL // nil without --provider
-	// reference lists the consumer keys taken from the configuration's
-	// reference of the interface (config.ApplyReference).
-	reference []string
-}
-
-// providerOwned are the keys spi.MergeURL always takes from the provider.
-var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, spi.KeyGroup, spi.KeyVersion, "token"}
-
-// of names the origin of key: "key K" for a single URL; with a provider,
-// "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
-func (s keySources) of(key string) string {
-	fromRef := slices.Contains(s.reference, key)
-	if s.provider == nil {
-		if fromRef {
-			return "reference (" + key + ")"
-		}
-		return "key " + key
-	}
-	_, inC := s.consumer.Param(key)
-	_, inP := s.provider.Param(key)
-	switch {
-	case key == spi.KeyFilter && inC && inP:
-		return "provider+consumer (" + key + ")"
-	case inP && (!inC || slices.Contains(providerOwned, key)):
-		return "provider (" + key + ")"
-	case fromRef:
-		return "reference (" + key + ")"
-	default:
-		return "consumer (" + key + ")"
-	}
 }
 
 func scope(method string) string {

@@ -138,10 +138,14 @@ func TestListExplainProviderMerge(t *testing.T) {
 	for _, r := range []*regexp.Regexp{
 		row("timeout", "service", "500ms", "consumer (timeout)"),
 		row("timeout", "method Echo", "200ms", "consumer (methods.Echo.timeout)"),
-		row("retries", "method Sleep", "0", "provider (Sleep.retries)"),
+		// the cluster is built from the consumer's reference URL: the provider's retries are not used
+		row("retries", "service", "2", "default"),
+		row("method Sleep", "(the provider's Sleep.retries=0 is not used: read from the consumer's reference URL)"),
 		row("weight", "service", "200", "provider (weight)"), // provider-owned: the consumer's 1 is ignored
 		row("connect.timeout", "service", "3s", "default"),
-		row("provider", "service", "token, accesslog", "key filter=-metrics,accesslog edits the activated set"),
+		// the provider builds its chain from its own URL, not the merged one
+		row("provider", "service", "token", "key filter=-metrics edits the activated set"),
+		row("consumer", "service", "metrics, accesslog", "key filter=accesslog edits the activated set"),
 	} {
 		if !r.MatchString(out) {
 			t.Errorf("output lacks a row matching %s:\n%s", r, out)
@@ -333,10 +337,9 @@ func TestExplainReportsABadKeyOnce(t *testing.T) {
 }
 
 // list --explain shows the provider key dispatcher with the extension
-// points (default, or the key's value) and reports an unknown value as it
-// reports an unknown extension name; the values it accepts are exactly the
-// kernel's (the kernel's refusal lists them), since the kernel does not
-// export its list.
+// points (default, or the key's value) and reports an unknown value in the
+// kernel's words; the values it accepts are exactly the kernel's (the
+// kernel's refusal lists them).
 func TestListExplainDispatcher(t *testing.T) {
 	for url, want := range map[string]*regexp.Regexp{
 		"airnode://h:1/x":                   row("dispatcher", "service", "adaptive", "kernel", "default (no dispatcher key), provider side"),
@@ -352,7 +355,7 @@ func TestListExplainDispatcher(t *testing.T) {
 		}
 	}
 	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h:1/x?dispatcher=dirct")
-	want := `airnode: unknown dispatcher "dirct" (available: adaptive, all, direct); did you mean "direct"?`
+	want := `airnode: invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)` // the kernel's words
 	if code != 1 || !strings.Contains(errOut, want) || !row("dispatcher", "service", "dirct", "(unknown value)", "service-level key dispatcher=dirct, provider side").MatchString(out) {
 		t.Errorf("dispatcher=dirct: exit %d, stderr %q, want %q; stdout:\n%s", code, errOut, want, out)
 	}

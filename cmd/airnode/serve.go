@@ -66,6 +66,9 @@ flags), so give one of them.
   airnode serve --listen 127.0.0.1:0 -p weight=50`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkListenBrackets(cmd, a.environ()); err != nil {
+				return err
+			}
 			cfg, err := a.Config(cmd.Flags())
 			if err != nil {
 				return err
@@ -88,6 +91,39 @@ flags), so give one of them.
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable; refused when a flag such as --transport sets the key to another value)")
 	return cmd
+}
+
+// checkListenBrackets refuses an IPv6 listen address written without
+// brackets in --listen or AIRNODE_LISTEN, spelling the fix as URL parsing
+// does: `serve: --listen "::1:20896": IPv6 addresses need brackets:
+// [::1]:20896` (net.SplitHostPort alone says only "too many colons").
+// The configuration file's listen key is checked by config.Load.
+func checkListenBrackets(cmd *cobra.Command, environ []string) error {
+	if cmd.Flags().Changed("listen") {
+		v, _ := cmd.Flags().GetString("listen")
+		if hint := bracketHint(v); hint != "" {
+			return fmt.Errorf("serve: --listen %q: %s", v, hint)
+		}
+		return nil // the flag wins over the environment
+	}
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "AIRNODE_LISTEN="); ok {
+			if hint := bracketHint(v); hint != "" {
+				return fmt.Errorf("serve: environment AIRNODE_LISTEN %q: %s", v, hint)
+			}
+		}
+	}
+	return nil
+}
+
+// bracketHint returns "IPv6 addresses need brackets: [::1]:20896" for a
+// host:port whose host has a colon and no brackets ("::1:20896"), else "".
+func bracketHint(addr string) string {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || strings.HasPrefix(addr, "[") || !strings.Contains(addr[:i], ":") {
+		return ""
+	}
+	return fmt.Sprintf("IPv6 addresses need brackets: [%s]:%s", addr[:i], addr[i+1:])
 }
 
 // otherErrors returns the errors joined in err other than ab, as

@@ -1,0 +1,500 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// The kernel works with three URLs for one service, and list --explain
+// resolves every point and key from the one the kernel reads it from:
+//
+//   - the consumer's reference URL (the explained URL with the config's
+//     reference of its interface as defaults, as call and bench build it):
+//     the cluster and load balancer and their keys (kernel/refer.go build),
+//     the consumer filter chain (kernel/filter.go filters);
+//   - the provider URL (--provider, or the explained URL over the config's
+//     protocol and services[i].params, as serve exports it): the
+//     dispatcher and the server keys, the provider filter chain, and every
+//     key Export checks (kernel/export.go serverFor, readInvokerSettings);
+//   - the merged URL (spi.MergeURL: provider base, consumer keys win): the
+//     transport, codec, heartbeat, timeouts and connection keys of each
+//     provider invoker, and the per-provider filters (kernel/remote.go).
+
+// perMethodPoints are the points the kernel resolves per method: the
+// consumer's cluster and load balancer (kernel/refer.go perMethod, build)
+// and each call's codec (kernel/remote.go resolveCall). Transport and
+// heartbeat are chosen per connection, the dispatcher per listening
+// address, the filter chains per service.
+var perMethodPoints = []string{extension.PointCluster, extension.PointLoadBalance, extension.PointCodec}
+
+// consumerPoints are the points the consumer builds from its own
+// reference URL only: a provider's value for them is not used.
+var consumerPoints = []string{extension.PointCluster, extension.PointLoadBalance}
+
+// perMethodKeys are the kernel keys read per method: timeout
+// (kernel/remote.go resolveCall), retries (failover, forking's forks),
+// hash.arguments and hash.nodes (consistenthash), executes and actives
+// (the limit filters, per invocation). Every other kernel key is read once
+// per connection, provider or service.
+var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes", "executes", "actives"}
+
+// consumerKeys are kernel keys read from the consumer's reference URL
+// only (the cluster and balancer are built from it); providerKeys from
+// the provider URL only (the provider's executelimit filter).
+var (
+	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
+	providerKeys = []string{"executes"}
+)
+
+// serverKeys are the provider keys of a listening address
+// (kernel/export.go serverKeys): the kernel refuses their method-level
+// forms at export.
+var serverKeys = []string{keyDispatcher, "payload", "connection.concurrency", "heartbeat.min.ping.interval", "heartbeat"}
+
+// keyDispatcher is the provider URL key that chooses where the provider
+// runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
+const keyDispatcher = "dispatcher"
+
+// dispatchers are the values of keyDispatcher, the default first.
+var dispatchers = kernel.Dispatchers()
+
+// explained holds the URLs of one explanation (see the comment above).
+type explained struct {
+	given    spi.URL // the explained URL as given
+	consumer spi.URL // given + the config's reference
+	fromRef  []string
+	provider spi.URL // --provider, or protocol < services[svc].params < given
+	merged   spi.URL // spi.MergeURL(provider, consumer)
+	flagged  bool    // provider came from --provider
+	cfg      config.Config
+	file     string // configuration file ("" none): errors about its keys name it
+	svc      int    // index in cfg.Services of the explained interface, -1 none
+}
+
+// newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
+func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained, error) {
+	u, err := spi.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("list --explain: %w", err)
+	}
+	x := &explained{given: u, cfg: cfg, file: file, svc: -1}
+	// The configuration's reference of this interface gives defaults; the
+	// URL's own parameters win (as call and bench apply it).
+	x.consumer, x.fromRef = cfg.ApplyReference(u)
+	if rawProvider != "" {
+		if x.provider, err = spi.Parse(rawProvider); err != nil {
+			return nil, fmt.Errorf("list --provider: %w", err)
+		}
+		x.flagged = true
+	} else {
+		// As serve exports it: protocol, then the service's params, then
+		// the explained URL's keys (as -p).
+		svc := config.Service{Interface: u.Path()}
+		for i, s := range cfg.Services {
+			if s.Interface == u.Path() {
+				svc, x.svc = s, i
+				break
+			}
+		}
+		params := map[string]string{}
+		for k, v := range cfg.Protocol {
+			params[k] = v
+		}
+		for k, v := range svc.Params {
+			params[k] = v
+		}
+		x.provider = u.WithParams(params).WithParams(u.Params())
+	}
+	x.merged = spi.MergeURL(x.provider, x.consumer)
+	return x, nil
+}
+
+// blame names the configuration file and key that set the key err refuses
+// (configKeyError, as serve reports it), for an error about the provider
+// or merged URL built from the configuration; otherwise err.
+func (x *explained) blame(err error) error {
+	if x.flagged {
+		return err
+	}
+	return configKeyError(x.cfg, x.file, x.svc, x.given.Params(), err)
+}
+
+// runExplain prints how raw selects every point and returns every problem
+// found, as the commands would meet it: unknown names, Build errors,
+// malformed kernel keys, a bad dispatcher. Keys that have no effect where
+// they are written get a warning line on errw.
+func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
+	x, err := newExplained(cfg, file, raw, rawProvider)
+	if err != nil {
+		return err
+	}
+	methods := extension.ReferencedMethods(x.merged)
+	eC, _ := cat.Explain(x.consumer, methods)
+	eM, _ := cat.Explain(x.merged, methods)
+	eP, _ := cat.Explain(x.provider, nil)
+
+	var errs []error
+	report := func(err error, blame bool) {
+		if err == nil {
+			return
+		}
+		for _, e := range unjoin(err) {
+			if blame {
+				e = x.blame(e)
+			}
+			errs = append(errs, e)
+		}
+	}
+
+	tw := newTable(w)
+	fmt.Fprintf(tw, "url\t%s\n", x.merged)
+	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
+	if len(methods) > 0 {
+		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
+	dispDone := false
+	for _, c := range eM.Points {
+		if !dispDone && c.Point > keyDispatcher { // in point order
+			report(x.printDispatcher(tw), true)
+			dispDone = true
+		}
+		if c.Method != "" && !slices.Contains(perMethodPoints, c.Point) {
+			continue
+		}
+		u, reason := x.merged, ""
+		if slices.Contains(consumerPoints, c.Point) {
+			c = pointChoice(eC, c.Point, c.Method)
+			u = x.consumer
+			reason = x.providerNotUsed(c)
+			report(c.Err, false)
+		} else {
+			report(c.Err, true)
+			if c.Method == "" { // the provider's server and export check this too
+				report(pointChoice(eP, c.Point, "").Err, true)
+			}
+		}
+		why := why(u, c.Point, c.Selection) + x.sourceNote(c.Source) + reason
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), why)
+	}
+	if !dispDone {
+		report(x.printDispatcher(tw), true)
+	}
+	reg := registryChoice(cat, cfg)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
+	report(reg.Err, false)
+
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "FILTERS\tSCOPE\tCHAIN (outermost first)\tWHY\n")
+	cons, consErr := consumerChain(cat, eC, eM)
+	report(consErr, false)
+	prov := filterChoice(eP, spi.Provider)
+	report(prov.Err, true)
+	for _, f := range []extension.FilterChoice{cons, prov} {
+		chain := strings.Join(f.Names, ", ")
+		if chain == "" {
+			chain = "(none)"
+		}
+		reason := "activated set"
+		if f.Source != "activated" {
+			v, _ := x.consumer.Param(f.Source)
+			if f.Side == spi.Provider {
+				v, _ = x.provider.Param(f.Source)
+			}
+			reason = fmt.Sprintf("key %s=%s edits the activated set", f.Source, v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(""), chain, reason)
+	}
+
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
+	for _, spec := range config.KernelKeys {
+		u, side := x.merged, "merged"
+		switch {
+		case slices.Contains(consumerKeys, spec.Key):
+			u, side = x.consumer, "consumer"
+		case slices.Contains(providerKeys, spec.Key):
+			u, side = x.provider, "provider"
+		}
+		scopes := []string{""}
+		if slices.Contains(perMethodKeys, spec.Key) {
+			scopes = append(scopes, methods...)
+		}
+		for _, m := range scopes {
+			v, key, ok := u.MethodParam(m, spec.Key)
+			switch {
+			case !ok && m == "":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), spec.Default, "default")
+			case ok && (m == "" || key != spec.Key): // a method row only for a method-level key
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), v, x.from(key, side))
+			}
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.Key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.Key) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
+			}
+		}
+	}
+	tw.Flush()
+
+	for _, warn := range x.warnings(eC, eP) {
+		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
+	}
+
+	report(x.methodServerKeys(), true)
+	reported := errors.Join(errs...)
+	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
+	report(unreported(config.CheckURL(x.provider), reported), true)
+	return errors.Join(dedupeErrors(errs)...)
+}
+
+// pointChoice returns e's choice of point for method.
+func pointChoice(e *extension.Explanation, point, method string) extension.Choice {
+	for _, c := range e.Points {
+		if c.Point == point && c.Method == method {
+			return c
+		}
+	}
+	return extension.Choice{Point: point, Method: method}
+}
+
+// filterChoice returns e's service-level filter chain of side.
+func filterChoice(e *extension.Explanation, side spi.Side) extension.FilterChoice {
+	for _, f := range e.Filters {
+		if f.Side == side && f.Method == "" {
+			return f
+		}
+	}
+	return extension.FilterChoice{Side: side, Source: "activated"}
+}
+
+// consumerChain is the consumer's filter chain as the kernel builds it:
+// the reference's filters from the consumer URL (eC), then each provider
+// invoker's per-provider filters from the merged URL (eM), outermost
+// first (kernel/filter.go filters, invokerFilters).
+func consumerChain(cat *extension.Catalogs, eC, eM *extension.Explanation) (extension.FilterChoice, error) {
+	perProvider := func(name string) bool {
+		f, err := cat.Filter.Get(name)
+		return err == nil && f.Activation().PerProvider
+	}
+	c, m := filterChoice(eC, spi.Consumer), filterChoice(eM, spi.Consumer)
+	out := extension.FilterChoice{Side: spi.Consumer, Source: c.Source}
+	for _, n := range c.Names {
+		if !perProvider(n) {
+			out.Names = append(out.Names, n)
+		}
+	}
+	for _, n := range m.Names {
+		if perProvider(n) {
+			out.Names = append(out.Names, n)
+		}
+	}
+	return out, errors.Join(c.Err, m.Err)
+}
+
+// printDispatcher prints the dispatcher row, chosen from the provider URL,
+// and returns the kernel's error for a value it refuses, worded as the
+// kernel words it (kernel/export.go serverFor).
+func (x *explained) printDispatcher(tw io.Writer) error {
+	sel := extension.Selection{Name: dispatchers[0], Source: extension.SourceDefault}
+	if v, ok := x.provider.Param(keyDispatcher); ok {
+		sel = extension.Selection{Name: v, Source: keyDispatcher}
+	}
+	orig := "kernel"
+	var err error
+	if !slices.Contains(dispatchers, sel.Name) {
+		want := "one of " + strings.Join(dispatchers, ", ")
+		if m := extension.Closest(sel.Name, dispatchers); m != "" {
+			want += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		orig, err = "(unknown value)", &spi.ParamError{Key: keyDispatcher, Value: sel.Name, Want: want}
+	}
+	reason := why(x.provider, keyDispatcher, sel) + ", provider side" + x.providerSource(sel.Source)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", keyDispatcher, scope(""), sel.Name, orig, reason)
+	return err
+}
+
+// methodServerKeys returns the kernel's refusal of a method-level server
+// key in the provider URL (kernel/export.go noMethodServerKeys): a server
+// serves every method alike.
+func (x *explained) methodServerKeys() error {
+	for _, k := range x.provider.Keys() {
+		m, key, ok := methodKey(x.provider, k)
+		if ok && slices.Contains(serverKeys, key) {
+			return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, key, m, key, key)
+		}
+	}
+	return nil
+}
+
+// sourceNote says where a key of the consumer or merged URL came from
+// when not from the explained URL itself.
+func (x *explained) sourceNote(source string) string {
+	if slices.Contains(x.fromRef, source) {
+		return ", from the config's reference"
+	}
+	if _, ok := x.given.Param(source); ok || x.flagged {
+		return ""
+	}
+	return x.providerSource(source)
+}
+
+// providerSource says which configuration key set a provider URL key that
+// the explained URL does not set ("" when it does, or with --provider).
+func (x *explained) providerSource(key string) string {
+	if _, ok := x.given.Param(key); ok || x.flagged || key == extension.SourceDefault {
+		return ""
+	}
+	if x.svc >= 0 {
+		if _, ok := x.cfg.Services[x.svc].Params[key]; ok {
+			return fmt.Sprintf(", from the config's services[%d].params", x.svc)
+		}
+	}
+	if _, ok := x.cfg.Protocol[key]; ok {
+		return ", from the config's protocol"
+	}
+	return ""
+}
+
+// providerNotUsed notes a provider value of a consumer point that the
+// consumer does not use (it builds cluster and load balancer from its own
+// reference URL, kernel/refer.go build).
+func (x *explained) providerNotUsed(c extension.Choice) string {
+	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
+	if !ok || v == c.Name {
+		return ""
+	}
+	src := ""
+	if !x.flagged {
+		src = " (config" + strings.TrimPrefix(x.providerSource(key), ", from the config's") + ")"
+	}
+	return fmt.Sprintf("; the provider's %s=%s%s is not used: the consumer chooses %s from its own reference URL", key, v, src, c.Point)
+}
+
+// from names the origin of key of the URL side ("consumer", "provider",
+// "merged") for the KEYS table: "key K" (the explained URL), "reference
+// (K)", "protocol (K)", "services[i].params (K)", and with --provider
+// "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
+func (x *explained) from(key, side string) string {
+	_, inC := x.consumer.Param(key)
+	_, inP := x.provider.Param(key)
+	if side == "merged" {
+		switch {
+		case key == spi.KeyFilter && inC && inP && x.flagged:
+			return "provider+consumer (" + key + ")"
+		case inP && (!inC || slices.Contains(providerOwned, key)):
+			side = "provider"
+		default:
+			side = "consumer"
+		}
+	}
+	switch {
+	case side == "consumer" && slices.Contains(x.fromRef, key):
+		return "reference (" + key + ")"
+	case x.flagged:
+		return side + " (" + key + ")"
+	case side == "provider":
+		if s := x.providerSource(key); s != "" {
+			return strings.TrimPrefix(s, ", from the config's ") + " (" + key + ")"
+		}
+	}
+	return "key " + key
+}
+
+// providerOwned are the keys spi.MergeURL always takes from the provider.
+var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, spi.KeyGroup, spi.KeyVersion, "token"}
+
+// warnings lists the method-level keys that the kernel reads only per
+// connection, provider or service, so they have no effect, and the
+// method filter chains that would differ from the service's (the kernel
+// builds one chain per service and side).
+func (x *explained) warnings(eC, eP *extension.Explanation) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range []spi.URL{x.consumer, x.provider} {
+		for _, k := range u.Keys() {
+			_, key, ok := methodKey(u, k)
+			if !ok || seen[k] {
+				continue
+			}
+			seen[k] = true
+			if _, inP := x.provider.Param(k); inP && slices.Contains(serverKeys, key) {
+				continue // refused as an error (methodServerKeys)
+			}
+			var why string
+			switch {
+			case key == extension.PointTransport, key == extension.PointHeartbeat, strings.HasPrefix(key, "heartbeat."),
+				key == "connect.timeout", key == "reconnect.backoff", key == "connections", key == "payload",
+				key == "tls", strings.HasPrefix(key, "tls."):
+				why = key + " is chosen per connection"
+			case key == "weight", key == "warmup", key == "timestamp", key == "token":
+				why = key + " is per provider"
+			case key == spi.KeyFilter:
+				why = "the filter chain is built once per service, from service-level keys"
+			default:
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s has no effect: %s", k, why))
+		}
+	}
+	for _, side := range []struct {
+		e *extension.Explanation
+		s spi.Side
+	}{{eC, spi.Consumer}, {eP, spi.Provider}} {
+		service := filterChoice(side.e, side.s).Names
+		for _, f := range side.e.Filters {
+			if f.Side != side.s || f.Method == "" || slices.Equal(f.Names, service) || strings.Contains(f.Source, ".") {
+				continue // the service chain, the same chain, or a method-level filter key already warned about
+			}
+			out = append(out, fmt.Sprintf("method %s: a method-level key would change its %s filter chain to %q, but the kernel builds one chain per service from service-level keys: it has no effect",
+				f.Method, f.Side, strings.Join(f.Names, ", ")))
+		}
+	}
+	return out
+}
+
+// methodKey splits a method-level key of u as spi.URL.MethodParam reads
+// it: "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods" or, when
+// u has none, an exported Go method name (kernel/refer.go perMethod).
+func methodKey(u spi.URL, k string) (method, key string, ok bool) {
+	if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
+		return strings.Cut(rest, ".")
+	}
+	m, key, ok := strings.Cut(k, ".")
+	if !ok {
+		return "", "", false
+	}
+	methods := u.Methods()
+	if slices.Contains(methods, m) || len(methods) == 0 && exportedName(m) {
+		return m, key, true
+	}
+	return "", "", false
+}
+
+// exportedName reports whether s can name an exported Go method.
+func exportedName(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r) && !strings.Contains(s, ".")
+}
+
+// dedupeErrors drops errors whose message repeats an earlier one.
+func dedupeErrors(errs []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if s := err.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, err)
+		}
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
+)
+
+// list --explain applies the config's protocol and services[i].params to
+// the provider side as serve exports them, and reports a value serve
+// refuses with serve's own error, naming the file and the key.
+func TestListExplainAppliesConfigLikeServe(t *testing.T) {
+	for _, body := range []string{
+		"protocol: {dispatcher: directt}\n",
+		"protocol: {transport: tpc}\n",
+		"protocol: {timeout: abc}\n",
+		"services:\n  - {interface: demo.Echo, params: {dispatcher: bogus}}\n",
+	} {
+		cfg := writeConfig(t, body)
+		served := serveFails(t, "--config", cfg)
+		code, _, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo")
+		msg := strings.TrimSpace(errOut)
+		if code != 1 || !strings.HasPrefix(msg, "airnode: config: "+cfg+": key ") || !strings.Contains(served, msg) {
+			t.Errorf("config %q: list --explain exit %d, stderr %q; want exit 1 and serve's error:\n%s", body, code, errOut, served)
+		}
+	}
+
+	// A provider key of a consumer point is published but not used by the
+	// consumer: the row says so and serve accepts it, so explain exits 0.
+	cfg := writeConfig(t, "protocol: {loadbalance: rr, codec: msgpack}\n")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo")
+	if code != 0 || !row("loadbalance", "service", "random", "bundled",
+		"default (no loadbalance key); the provider's loadbalance=rr (config protocol) is not used: the consumer chooses loadbalance from its own reference URL").MatchString(out) ||
+		!row("codec", "service", "msgpack", "bundled", "service-level key codec=msgpack, from the config's protocol").MatchString(out) {
+		t.Errorf("protocol loadbalance=rr: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// The URL's own key is not blamed on the file.
+	cfg = writeConfig(t, "protocol: {dispatcher: direct}\n")
+	code, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=al")
+	if code != 1 || strings.Contains(errOut, cfg) || !strings.Contains(errOut, `invalid value "al" for URL key "dispatcher"`) {
+		t.Errorf("URL dispatcher=al over the file's: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Explain shows method rows only for the points and keys the kernel
+// resolves per method (cluster, loadbalance, codec; timeout, retries, ...)
+// and warns, exit 0, about a method-level key of a per-connection point.
+func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
+	code, out, errOut := airnode(t, nil, "list", "--explain",
+		"airnode://127.0.0.1:20880/demo.Echo?methods.Echo.transport=tcp&methods.Echo.connect.timeout=1s&methods.Echo.codec=json&methods.Echo.timeout=5s&methods.Echo.filter=-metrics")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, w := range []string{
+		"airnode: warning: methods.Echo.transport has no effect: transport is chosen per connection\n",
+		"airnode: warning: methods.Echo.connect.timeout has no effect: connect.timeout is chosen per connection\n",
+		"airnode: warning: methods.Echo.filter has no effect: the filter chain is built once per service, from service-level keys\n",
+	} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	for _, bad := range []string{"\ntransport    method Echo", "\nconnect.timeout         method Echo", "\nconsumer  method Echo"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has a method row the kernel does not resolve (%q):\n%s", bad, out)
+		}
+	}
+	for _, r := range []string{"transport", "heartbeat"} {
+		if !row(r, "service", map[string]string{"transport": "smux", "heartbeat": "idle"}[r], "bundled", "default (no "+r+" key)").MatchString(out) {
+			t.Errorf("no service row for %s:\n%s", r, out)
+		}
+	}
+	if !row("codec", "method Echo", "json", "bundled", "method-level key methods.Echo.codec=json").MatchString(out) ||
+		!row("timeout", "method Echo", "5s", "key methods.Echo.timeout").MatchString(out) {
+		t.Errorf("per-method codec or timeout row missing:\n%s", out)
+	}
+	// A method-level activation key changes no chain in the kernel either.
+	_, _, errOut = airnode(t, nil, "list", "--explain", "airnode://h:1/demo.Echo?methods.Echo.actives=2")
+	if !strings.Contains(errOut, `method Echo: a method-level key would change its consumer filter chain to "metrics, activelimit", but the kernel builds one chain per service`) {
+		t.Errorf("methods.Echo.actives alone: stderr %q", errOut)
+	}
+
+	// What the warning says is what happens: against an smux provider,
+	// methods.Echo.transport=tcp still calls over smux.
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	r := runCommand(t, 20*time.Second, nil, "call", "airnode://"+p.addr+"/demo.Echo?methods.Echo.transport=tcp", "Echo", `"m"`)
+	expectOK(t, r, `"m"`)
+}
+
+// With --provider, cluster and load balancer are what the consumer's own
+// URL selects; the provider's values are named as not used, and a
+// misspelled provider cluster is no error (the consumer never builds it).
+func TestListExplainProviderPointsNotUsed(t *testing.T) {
+	code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo",
+		"--provider", "airnode://127.0.0.1:1/demo.Echo?loadbalance=rr&cluster=failovr&retries=5")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, r := range []string{
+		"loadbalance  service  random   bundled  default (no loadbalance key); the provider's loadbalance=rr is not used: the consumer chooses loadbalance from its own reference URL",
+		"cluster      service  failover  bundled  default (no cluster key); the provider's cluster=failovr is not used: the consumer chooses cluster from its own reference URL",
+	} {
+		if !row(strings.Fields(r)...).MatchString(out) {
+			t.Errorf("output lacks %q:\n%s", r, out)
+		}
+	}
+	if !row("retries", "service", "2", "default").MatchString(out) || !strings.Contains(out, "(the provider's retries=5 is not used: read from the consumer's reference URL)") {
+		t.Errorf("retries: want the consumer's default and the provider's 5 named as not used:\n%s", out)
+	}
+	// The consumer's own value is used, and checked.
+	code, out, _ = airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?loadbalance=roundrobin",
+		"--provider", "airnode://127.0.0.1:1/demo.Echo?loadbalance=rr")
+	if code != 0 || !row("loadbalance", "service", "roundrobin", "bundled", "service-level key loadbalance=roundrobin;",
+		"the provider's loadbalance=rr is not used: the consumer chooses loadbalance from its own reference URL").MatchString(out) {
+		t.Errorf("consumer loadbalance=roundrobin: exit %d\n%s", code, out)
+	}
+}
+
+// An unknown dispatcher is reported in the kernel's own words (the error
+// Export returns), for the URL as for the file.
+func TestListExplainDispatcherErrorIsTheKernels(t *testing.T) {
+	n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := n.Export(ctx, demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?dispatcher=directt"))
+	var pe *spi.ParamError
+	if !errors.As(err, &pe) {
+		t.Fatalf("export dispatcher=directt: %v, want a *spi.ParamError", err)
+	}
+	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=directt")
+	if code != 1 || errOut != "airnode: "+pe.Error()+"\n" {
+		t.Errorf("exit %d, stderr %q; want the kernel's %q", code, errOut, pe.Error())
+	}
+}
+
+// Integers beyond int64 go as uint64 when they fit and are refused
+// otherwise, never rounded through float64; the printed result keeps
+// every digit.
+func TestCallIntegersKeepPrecision(t *testing.T) {
+	for in, want := range map[string]any{
+		"12345678901234567890":      uint64(12345678901234567890),
+		"18446744073709551615":      uint64(18446744073709551615),
+		"-9223372036854775808":      int64(-9223372036854775808),
+		"2000":                      int64(2000),
+		"1.5":                       1.5,
+		"1e3":                       1000.0,
+		`"12345678901234567890123"`: "12345678901234567890123",
+	} {
+		got, err := decodeArg(in)
+		if err != nil || got != want {
+			t.Errorf("decodeArg(%s) = %#v, %v; want %#v", in, got, err, want)
+		}
+	}
+	got, err := decodeArg(`[1, {"n": 12345678901234567890}]`)
+	if err != nil || got.([]any)[1].(map[string]any)["n"] != uint64(12345678901234567890) {
+		t.Errorf("nested: %#v, %v", got, err)
+	}
+	for _, in := range []string{"18446744073709551616", "-9223372036854775809", `{"a": [123456789012345678901]}`} {
+		if _, err := decodeArg(in); err == nil || !strings.Contains(err.Error(), "does not fit in 64 bits") || !strings.Contains(err.Error(), "pass it as a string") {
+			t.Errorf("decodeArg(%s): %v; want a refusal saying to pass it as a string", in, err)
+		}
+	}
+
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	url := "airnode://" + p.addr + "/demo.Echo"
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", url, "Echo", "12345678901234567890"), "12345678901234567890")
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", url, "Echo", "--", "-9223372036854775808"), "-9223372036854775808")
+	expectFail(t, runCommand(t, 20*time.Second, nil, "call", url, "Echo", "123456789012345678901"),
+		"CLIENT_ERROR", "integer 123456789012345678901 does not fit in 64 bits")
+}
+
+// serve --listen and AIRNODE_LISTEN with an unbracketed IPv6 address say
+// how to write it, as URL parsing does.
+func TestServeListenIPv6NeedsBrackets(t *testing.T) {
+	code, _, errOut := airnode(t, nil, "serve", "--listen", "::1:20896")
+	if want := `airnode: serve: --listen "::1:20896": IPv6 addresses need brackets: [::1]:20896`; code != 1 || strings.TrimSpace(errOut) != want {
+		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
+	}
+	var stdout, stderr strings.Builder
+	a := newApp(&stdout, &stderr)
+	a.environ = func() []string { return []string{"AIRNODE_LISTEN=fe80::1:20896"} }
+	if code := runApp(context.Background(), a, []string{"serve"}); code != 1 ||
+		!strings.Contains(stderr.String(), `AIRNODE_LISTEN "fe80::1:20896": IPv6 addresses need brackets: [fe80::1]:20896`) {
+		t.Errorf("AIRNODE_LISTEN: exit %d, stderr %q", code, stderr.String())
+	}
+	for _, ok := range []string{"[::1]:20896", "127.0.0.1:0", ":20880"} {
+		if h := bracketHint(ok); h != "" {
+			t.Errorf("bracketHint(%q) = %q, want none", ok, h)
+		}
+	}
+}
