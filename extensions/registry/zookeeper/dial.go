@@ -38,12 +38,14 @@ func (c *handshakeConn) SetReadDeadline(t time.Time) error {
 
 // dialer returns a zk.Dialer whose connections bound the handshake to
 // limit.
-func dialer(limit time.Duration) func(network, address string, timeout time.Duration) (net.Conn, error) {
+func dialer(limit time.Duration, lastErr *atomic.Pointer[error]) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
+			lastErr.Store(&err)
 			return nil, err
 		}
+		lastErr.Store(nil)
 		return &handshakeConn{Conn: c, limit: limit}, nil
 	}
 }

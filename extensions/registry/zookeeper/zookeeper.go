@@ -102,9 +102,10 @@ type Registry struct {
 	sessionGen int           // counts new sessions
 	authed     bool
 
-	kick chan struct{} // the zk event callback wakes the session loop
-	lost atomic.Bool   // the callback saw the session state leave HasSession
-	wg   sync.WaitGroup
+	kick    chan struct{}         // the zk event callback wakes the session loop
+	lost    atomic.Bool           // the callback saw the session state leave HasSession
+	dialErr atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
+	wg      sync.WaitGroup
 }
 
 // String describes the registry for messages: its servers and root, without
@@ -128,6 +129,15 @@ func (r *Registry) nodePath(u spi.URL) string {
 	return r.categoryPath(u.ServiceKey(), category(u)) + "/" + escape(u.String())
 }
 
+// lastDialError returns ": last dial: ERR" for the last failed dial to a
+// server (connection refused, timeout), or "" when the last dial worked.
+func (r *Registry) lastDialError() string {
+	if p := r.dialErr.Load(); p != nil {
+		return ": last dial: " + (*p).Error()
+	}
+	return ""
+}
+
 // zkLogger sends zk's log lines to slog at debug level.
 type zkLogger struct{ log *slog.Logger }
 
@@ -147,7 +157,7 @@ func (r *Registry) connection() (*zk.Conn, error) {
 	}
 	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
 		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
-		zk.WithDialer(dialer(handshakeLimit(r.p))),
+		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr)),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession && ev.State != zk.StateHasSession {
 				r.lost.Store(true)
@@ -386,7 +396,7 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 		return nil
 	}
 	if !r.waitCtx(ctx) {
-		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key)
+		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
 	if err := r.create(conn, u); err != nil {
@@ -528,9 +538,13 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	// With no session after connect.timeout and nothing in file.cache, no
 	// provider list can come: say so now instead of leaving the caller to
 	// wait out its own deadline.
-	if _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitUp(ctx.Done(), r.p.connectTimeout) && ctx.Err() == nil && !r.isClosed() {
-		return nil, fmt.Errorf("zookeeper registry: no session with %s after %s=%v and no %s entry for %s",
-			strings.Join(r.p.servers, ","), KeyConnectTimeout, r.p.connectTimeout, KeyFileCache, consumer.ServiceKey())
+	if _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitUp(ctx.Done(), r.p.connectTimeout) && !r.isClosed() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("zookeeper registry: no session with %s yet and no %s entry for %s%s: %w",
+				strings.Join(r.p.servers, ","), KeyFileCache, consumer.ServiceKey(), r.lastDialError(), err)
+		}
+		return nil, fmt.Errorf("zookeeper registry: no session with %s after %s=%v and no %s entry for %s%s",
+			strings.Join(r.p.servers, ","), KeyConnectTimeout, r.p.connectTimeout, KeyFileCache, consumer.ServiceKey(), r.lastDialError())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
