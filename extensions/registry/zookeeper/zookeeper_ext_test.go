@@ -492,7 +492,8 @@ func TestR1_ExpiredSessionsNoEmptyList(t *testing.T) {
 }
 
 // A consumer of an unreachable ZooKeeper with no file.cache learns so after
-// connect.timeout, not when its own (longer) deadline runs out.
+// connect.timeout, not when its own (longer) deadline runs out, and why
+// (the last dial's error).
 func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -503,8 +504,9 @@ func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
 	r := build(t, "zookeeper://"+addr+"?connect.timeout=500ms&session.timeout=4s")
 	start := time.Now()
 	_, err = r.Subscribe(ctx(t), spi.MustParse("airnode:///demo.Echo"), func([]spi.URL) {})
-	if err == nil || !strings.Contains(err.Error(), "no session") || !strings.Contains(err.Error(), "file.cache") {
-		t.Fatalf("Subscribe = %v, want a no-session error naming file.cache", err)
+	if err == nil || !strings.Contains(err.Error(), "no session") || !strings.Contains(err.Error(), "file.cache") ||
+		!strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Subscribe = %v, want a no-session error naming file.cache and the last dial's error", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("Subscribe took %v, want about connect.timeout (500ms)", d)
