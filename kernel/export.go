@@ -248,6 +248,27 @@ var dispatchers = []string{"adaptive", "all", "direct"}
 // accepts, the default first: adaptive, all, direct. The slice is a copy.
 func Dispatchers() []string { return slices.Clone(dispatchers) }
 
+// Dispatcher returns the dispatcher provider URL pu selects (the default,
+// adaptive, when pu has no "dispatcher" key), or the *spi.ParamError
+// Export refuses it with: the allowed values and a close match.
+func Dispatcher(pu spi.URL) (string, error) {
+	d := pu.ParamOr(keyDispatcher, dispatchers[0])
+	if slices.Contains(dispatchers, d) {
+		return d, nil
+	}
+	want := "one of " + strings.Join(dispatchers, ", ")
+	if m := extension.Closest(d, dispatchers); m != "" {
+		want += fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	return "", &spi.ParamError{Key: keyDispatcher, Value: d, Want: want}
+}
+
+// ServerKeys returns the provider URL keys that configure the server on a
+// listening address rather than one service (dispatcher, payload,
+// connection.concurrency, heartbeat.min.ping.interval, heartbeat). The
+// slice is a copy.
+func ServerKeys() []string { return slices.Clone(serverKeys) }
+
 // serverKeys are the provider URL keys that configure the server on a
 // listening address, not one service: every service exported on the
 // address shares them (as Dubbo's protocol settings are shared by the
@@ -255,11 +276,12 @@ func Dispatchers() []string { return slices.Clone(dispatchers) }
 // than the server's is refused rather than silently served otherwise.
 var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat"}
 
-// noMethodServerKeys refuses a method-level form of a serverKeys key
+// CheckServerKeys returns the error Export refuses provider URL pu with
+// when it sets a method-level form of a ServerKeys key
 // ("methods.Sleep.dispatcher", or Dubbo's "Sleep.dispatcher" for a method
 // pu lists): the server serves every method of every service on its
-// address alike, so the key would have no effect.
-func noMethodServerKeys(pu spi.URL) error {
+// address alike, so the key would have no effect. Nil otherwise.
+func CheckServerKeys(pu spi.URL) error {
 	methods := pu.Methods()
 	for _, k := range pu.Keys() {
 		for _, sk := range serverKeys {
@@ -483,16 +505,11 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if n.closed {
 		return nil, errClosed
 	}
-	if err := noMethodServerKeys(pu); err != nil {
+	if err := CheckServerKeys(pu); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
-	dispatcher := pu.ParamOr(keyDispatcher, dispatchers[0])
-	if !slices.Contains(dispatchers, dispatcher) {
-		want := "one of " + strings.Join(dispatchers, ", ")
-		if m := extension.Closest(dispatcher, dispatchers); m != "" {
-			want += fmt.Sprintf(" (did you mean %q?)", m)
-		}
-		err := &spi.ParamError{Key: keyDispatcher, Value: dispatcher, Want: want}
+	dispatcher, err := Dispatcher(pu)
+	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
 	if s := n.servers[key]; s != nil {

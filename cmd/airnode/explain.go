@@ -56,10 +56,9 @@ var (
 	providerKeys = []string{"executes"}
 )
 
-// serverKeys are the provider keys of a listening address
-// (kernel/export.go serverKeys): the kernel refuses their method-level
-// forms at export.
-var serverKeys = []string{keyDispatcher, "payload", "connection.concurrency", "heartbeat.min.ping.interval", "heartbeat"}
+// serverKeys are the provider keys of a listening address: the kernel
+// refuses their method-level forms at export.
+var serverKeys = kernel.ServerKeys()
 
 // keyDispatcher is the provider URL key that chooses where the provider
 // runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
@@ -310,13 +309,9 @@ func (x *explained) printDispatcher(tw io.Writer) error {
 		sel = extension.Selection{Name: v, Source: keyDispatcher}
 	}
 	orig := "kernel"
-	var err error
-	if !slices.Contains(dispatchers, sel.Name) {
-		want := "one of " + strings.Join(dispatchers, ", ")
-		if m := extension.Closest(sel.Name, dispatchers); m != "" {
-			want += fmt.Sprintf(" (did you mean %q?)", m)
-		}
-		orig, err = "(unknown value)", &spi.ParamError{Key: keyDispatcher, Value: sel.Name, Want: want}
+	_, err := kernel.Dispatcher(x.provider)
+	if err != nil {
+		orig = "(unknown value)"
 	}
 	reason := why(x.provider, keyDispatcher, sel) + ", provider side" + x.providerSource(sel.Source)
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", keyDispatcher, scope(""), sel.Name, orig, reason)
@@ -326,15 +321,7 @@ func (x *explained) printDispatcher(tw io.Writer) error {
 // methodServerKeys returns the kernel's refusal of a method-level server
 // key in the provider URL (kernel/export.go noMethodServerKeys): a server
 // serves every method alike.
-func (x *explained) methodServerKeys() error {
-	for _, k := range x.provider.Keys() {
-		m, key, ok := methodKey(x.provider, k)
-		if ok && slices.Contains(serverKeys, key) {
-			return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, key, m, key, key)
-		}
-	}
-	return nil
-}
+func (x *explained) methodServerKeys() error { return kernel.CheckServerKeys(x.provider) }
 
 // sourceNote says where a key of the consumer or merged URL came from
 // when not from the explained URL itself.
