@@ -10,6 +10,7 @@ import (
 	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -192,8 +193,8 @@ func TestServeListenIPv6NeedsBrackets(t *testing.T) {
 		t.Errorf("AIRNODE_LISTEN: exit %d, stderr %q", code, stderr.String())
 	}
 	for _, ok := range []string{"[::1]:20896", "127.0.0.1:0", ":20880"} {
-		if h := bracketHint(ok); h != "" {
-			t.Errorf("bracketHint(%q) = %q, want none", ok, h)
+		if h := config.BracketHint(ok); h != "" {
+			t.Errorf("config.BracketHint(%q) = %q, want none", ok, h)
 		}
 	}
 }

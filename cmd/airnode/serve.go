@@ -101,29 +101,19 @@ flags), so give one of them.
 func checkListenBrackets(cmd *cobra.Command, environ []string) error {
 	if cmd.Flags().Changed("listen") {
 		v, _ := cmd.Flags().GetString("listen")
-		if hint := bracketHint(v); hint != "" {
+		if hint := config.BracketHint(v); hint != "" {
 			return fmt.Errorf("serve: --listen %q: %s", v, hint)
 		}
 		return nil // the flag wins over the environment
 	}
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, "AIRNODE_LISTEN="); ok {
-			if hint := bracketHint(v); hint != "" {
+			if hint := config.BracketHint(v); hint != "" {
 				return fmt.Errorf("serve: environment AIRNODE_LISTEN %q: %s", v, hint)
 			}
 		}
 	}
 	return nil
-}
-
-// bracketHint returns "IPv6 addresses need brackets: [::1]:20896" for a
-// host:port whose host has a colon and no brackets ("::1:20896"), else "".
-func bracketHint(addr string) string {
-	i := strings.LastIndexByte(addr, ':')
-	if i < 0 || strings.HasPrefix(addr, "[") || !strings.Contains(addr[:i], ":") {
-		return ""
-	}
-	return fmt.Sprintf("IPv6 addresses need brackets: [%s]:%s", addr[:i], addr[i+1:])
 }
 
 // otherErrors returns the errors joined in err other than ab, as

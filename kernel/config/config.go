@@ -253,12 +253,25 @@ func checkListen(addr string) error {
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
+		if h := BracketHint(addr); h != "" {
+			return fmt.Errorf("%q is not host:port: %s", addr, h)
+		}
 		return fmt.Errorf("%q is not host:port: %v", addr, err)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("port %q of %q must be 0-65535", port, addr)
 	}
 	return nil
+}
+
+// BracketHint returns "IPv6 addresses need brackets: [::1]:20880" for an
+// IPv6 host:port written without brackets ("::1:20880"), else "".
+func BracketHint(addr string) string {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || strings.HasPrefix(addr, "[") || !strings.Contains(addr[:i], ":") {
+		return ""
+	}
+	return fmt.Sprintf("IPv6 addresses need brackets: [%s]:%s", addr[:i], addr[i+1:])
 }
 
 func isHex(s string, n int) bool {

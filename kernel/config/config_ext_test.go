@@ -205,6 +205,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"listen", func(c *config.Config) { c.Listen = "nope" }, "listen:"},
 		{"listen port", func(c *config.Config) { c.Listen = ":70000" }, "0-65535"},
+		{"listen IPv6 without brackets", func(c *config.Config) { c.Listen = "::1:20880" }, "IPv6 addresses need brackets: [::1]:20880"},
 		{"registry", func(c *config.Config) { c.Registry = "127.0.0.1:2181" }, "registry:"},
 		{"shutdown.timeout", func(c *config.Config) { c.Shutdown.Timeout = 0 }, "shutdown.timeout: 0s must be > 0"},
 		{"shutdown.wait", func(c *config.Config) { c.Shutdown.Wait = time.Minute }, "shutdown.wait: 1m0s must be between 0 and shutdown.timeout (10s)"},
