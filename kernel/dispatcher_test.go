@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +128,30 @@ func TestServerKeysHaveNoMethodLevel(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %q as per listening address", q, err, k)
 		}
 	}
+}
+
+// A provider bound to every interface publishes the machine's first
+// non-loopback address (Dubbo's NetUtils.getLocalHost), so consumers on
+// other machines can dial it; one bound to an address publishes that.
+func TestAdvertisedAddress(t *testing.T) {
+	want := localIP()
+	if ip := net.ParseIP(want); ip == nil || ip.IsUnspecified() || (ip.IsLoopback() && want != "127.0.0.1") {
+		t.Fatalf("localIP() = %q, want a non-loopback address or 127.0.0.1", want)
+	}
+	for _, tc := range []struct {
+		addr      net.Addr
+		requested string
+		host      string
+	}{
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 20880}, "", want},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 20880}, "", want},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 20880}, "0.0.0.0", want},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 20880}, "", "127.0.0.1"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 20880}, "localhost", "localhost"},
+	} {
+		if host, port := advertised(tc.addr, tc.requested); host != tc.host || port != 20880 {
+			t.Errorf("advertised(%v, %q) = %s:%d, want %s:20880", tc.addr, tc.requested, host, port, tc.host)
+		}
+	}
+	t.Logf("this machine publishes %s for a wildcard listen", want)
 }

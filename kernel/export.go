@@ -574,8 +574,11 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 }
 
 // advertised returns the host and port consumers should dial: the bound
-// port, and the requested host unless it was empty or unspecified
-// (0.0.0.0, ::), which is advertised as 127.0.0.1.
+// port, and the requested host — or, when the listener is bound to every
+// interface (no host, 0.0.0.0, ::), the machine's first non-loopback
+// address (localIP), as Dubbo publishes NetUtils.getLocalHost: a
+// provider registered as 127.0.0.1 could not be reached from another
+// machine. Listen on an address to publish that one.
 func advertised(a net.Addr, requested string) (string, int) {
 	host, port := requested, 0
 	if ta, ok := a.(*net.TCPAddr); ok {
@@ -590,9 +593,45 @@ func advertised(a net.Addr, requested string) (string, int) {
 		}
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
+		host = localIP()
 	}
 	return host, port
+}
+
+// localIP returns the first IPv4 address of an interface that is up and
+// not loopback, skipping link-local addresses; else the first such IPv6
+// address; else 127.0.0.1 (a machine with loopback only).
+func localIP() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	var v6 string
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ip4 := ipn.IP.To4(); ip4 != nil {
+				return ip4.String()
+			}
+			if v6 == "" {
+				v6 = ipn.IP.String()
+			}
+		}
+	}
+	if v6 != "" {
+		return v6
+	}
+	return "127.0.0.1"
 }
 
 func (s *server) add(key string, svc service) error {
