@@ -29,6 +29,14 @@ import (
 //   - the merged URL (spi.MergeURL: provider base, consumer keys win): the
 //     transport, codec, heartbeat, timeouts and connection keys of each
 //     provider invoker, and the per-provider filters (kernel/remote.go).
+//
+// A direct URL (hosts in it, airnode://127.0.0.1:20880/demo.Echo) without
+// --provider never meets a provider URL: the kernel's "direct" registry
+// makes each provider from the reference URL itself
+// (extensions/registry/direct), so the merged URL is the consumer's, and
+// the config's protocol and services[i].params reach only the provider
+// side (the dispatcher, executes, the provider filters), labelled as the
+// provider's.
 
 // perMethodPoints are the points the kernel resolves per method: the
 // consumer's cluster and load balancer (kernel/refer.go perMethod, build)
@@ -75,14 +83,19 @@ type explained struct {
 	provider spi.URL // --provider, or protocol < services[svc].params < given
 	merged   spi.URL // spi.MergeURL(provider, consumer)
 	flagged  bool    // provider came from --provider
+	direct   bool    // given names its hosts and there is no --provider: merged is the consumer's own URL
 	cfg      config.Config
 	file     string // configuration file ("" none): errors about its keys name it
 	svc      int    // index in cfg.Services of the explained interface, -1 none
 }
 
 // newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
+//
+// raw takes call's SERVICE_URL forms (parseServiceKey): a URL, or a bare
+// service key "[group/]interface[:version][?k=v]" that names no host and
+// so is found in the registry.
 func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained, error) {
-	u, err := spi.Parse(raw)
+	u, err := parseServiceKey(raw)
 	if err != nil {
 		return nil, fmt.Errorf("list --explain: %w", err)
 	}
@@ -114,7 +127,14 @@ func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained,
 		}
 		x.provider = u.WithParams(params).WithParams(u.Params())
 	}
-	x.merged = spi.MergeURL(x.provider, x.consumer)
+	x.direct = !x.flagged && u.Host() != ""
+	if x.direct {
+		// As the direct registry lists the providers (the reference URL
+		// without side and backup), merged with the reference.
+		x.merged = spi.MergeURL(x.consumer.Without(spi.KeySide, spi.KeyBackup), x.consumer)
+	} else {
+		x.merged = spi.MergeURL(x.provider, x.consumer)
+	}
 	return x, nil
 }
 
@@ -179,10 +199,11 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 			reason = x.providerNotUsed(c)
 			report(c.Err, false)
 		} else {
-			report(c.Err, true)
+			report(c.Err, !x.direct)
 			if c.Method == "" { // the provider's server and export check this too
 				report(pointChoice(eP, c.Point, "").Err, true)
 			}
+			reason = x.directNotUsed(c)
 		}
 		why := why(u, c.Point, c.Selection) + x.sourceNote(c.Source) + reason
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), why)
@@ -191,7 +212,11 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 		report(x.printDispatcher(tw), true)
 	}
 	reg := registryChoice(cat, cfg)
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), registryWhy(cfg, reg))
+	regWhy := registryWhy(cfg, reg)
+	if x.direct {
+		regWhy += "; not used by this URL: it names its providers (a direct reference)"
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), regWhy)
 	report(reg.Err, false)
 
 	fmt.Fprintln(tw)
@@ -240,6 +265,9 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.Key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.Key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
+			}
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.Key); side == "merged" && x.direct && pok && (!ok || pv != v) && (m == "" || pkey != spec.Key) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s%s is not used: %s)", pkey, pv, x.configNote(pkey), directReason))
 			}
 		}
 	}
@@ -329,7 +357,7 @@ func (x *explained) sourceNote(source string) string {
 	if slices.Contains(x.fromRef, source) {
 		return ", from the config's reference"
 	}
-	if _, ok := x.given.Param(source); ok || x.flagged {
+	if _, ok := x.given.Param(source); ok || x.flagged || x.direct {
 		return ""
 	}
 	return x.providerSource(source)
@@ -367,6 +395,34 @@ func (x *explained) providerNotUsed(c extension.Choice) string {
 	return fmt.Sprintf("; the provider's %s=%s%s is not used: the consumer chooses %s from its own reference URL", key, v, src, c.Point)
 }
 
+// directReason says why a provider value does not reach the consumer of
+// a direct URL.
+const directReason = "a direct URL names its provider, and its consumer reads every key from its own URL"
+
+// directNotUsed notes, for a direct URL, a provider value of a point the
+// consumer reads from its own URL (transport, codec, heartbeat): the
+// config's protocol sets it for serve only.
+func (x *explained) directNotUsed(c extension.Choice) string {
+	if !x.direct {
+		return ""
+	}
+	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
+	if mv, _, mok := x.merged.MethodParam(c.Method, c.Point); !ok || mok && mv == v {
+		return ""
+	}
+	return fmt.Sprintf("; the provider's %s=%s%s is not used: %s", key, v, x.configNote(key), directReason)
+}
+
+// configNote names the configuration key that set provider URL key key,
+// " (config protocol)" or " (config services[i].params)", or "".
+func (x *explained) configNote(key string) string {
+	s := x.providerSource(key)
+	if s == "" {
+		return ""
+	}
+	return " (config" + strings.TrimPrefix(s, ", from the config's") + ")"
+}
+
 // from names the origin of key of the URL side ("consumer", "provider",
 // "merged") for the KEYS table: "key K" (the explained URL), "reference
 // (K)", "protocol (K)", "services[i].params (K)", and with --provider
@@ -374,6 +430,9 @@ func (x *explained) providerNotUsed(c extension.Choice) string {
 func (x *explained) from(key, side string) string {
 	_, inC := x.consumer.Param(key)
 	_, inP := x.provider.Param(key)
+	if side == "merged" && x.direct {
+		side = "consumer"
+	}
 	if side == "merged" {
 		switch {
 		case key == spi.KeyFilter && inC && inP && x.flagged:

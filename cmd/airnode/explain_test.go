@@ -35,8 +35,9 @@ func TestListExplainAppliesConfigLikeServe(t *testing.T) {
 
 	// A provider key of a consumer point is published but not used by the
 	// consumer: the row says so and serve accepts it, so explain exits 0.
+	// (A service key: the consumer merges the provider URL from the registry.)
 	cfg := writeConfig(t, "protocol: {loadbalance: rr, codec: msgpack}\n")
-	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
 	if code != 0 || !row("loadbalance", "service", "random", "bundled",
 		"default (no loadbalance key); the provider's loadbalance=rr (config protocol) is not used: the consumer chooses loadbalance from its own reference URL").MatchString(out) ||
 		!row("codec", "service", "msgpack", "bundled", "service-level key codec=msgpack, from the config's protocol").MatchString(out) {
@@ -196,5 +197,79 @@ func TestServeListenIPv6NeedsBrackets(t *testing.T) {
 		if h := config.BracketHint(ok); h != "" {
 			t.Errorf("config.BracketHint(%q) = %q, want none", ok, h)
 		}
+	}
+}
+
+// A direct URL without --provider never meets the provider's URL (the
+// kernel's direct registry makes providers from the reference URL), so
+// its transport and timeout rows are what call uses, not the config's
+// protocol, which is named as the provider's and not used; with a service
+// key (the registry) the provider's URL is merged as before. Against the
+// real binary: a 1500 ms Sleep times out at the 1 s default over smux.
+func TestListExplainDirectURLIgnoresConfigProtocol(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir()) // smux, as no config
+	cfg := writeConfig(t, "protocol: {transport: tcp, timeout: 2s}\n")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", p.url("demo.Echo"))
+	notUsed := "is not used: a direct URL names its provider, and its consumer reads every key from its own URL"
+	if code != 0 ||
+		!row("transport", "service", "smux", "bundled", "default (no transport key); the provider's transport=tcp (config protocol) "+notUsed).MatchString(out) ||
+		!row("timeout", "service", "1000ms", "default").MatchString(out) ||
+		!row("service", "(the provider's timeout=2s (config protocol) "+notUsed+")").MatchString(out) ||
+		!strings.Contains(out, "not used by this URL: it names its providers (a direct reference)") {
+		t.Fatalf("direct URL: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// What call does with the same config and URL: smux reaches the
+	// provider, and the timeout is 1 s, not the protocol's 2 s.
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, p.url("demo.Echo"), "Echo", `"s"`), `"s"`)
+	expectFail(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, p.url("demo.Echo"), "Sleep", "1500"),
+		"SERVER_TIMEOUT", "timed out after")
+
+	// Provider-side rows still show the config's provider URL, as the provider's.
+	cfg = writeConfig(t, "protocol: {dispatcher: all, executes: 5}\n")
+	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", p.url("demo.Echo"))
+	if code != 0 || !row("dispatcher", "service", "all", "kernel", "service-level key dispatcher=all, provider side, from the config's protocol").MatchString(out) ||
+		!row("executes", "service", "5", "protocol (executes)").MatchString(out) {
+		t.Fatalf("direct URL, provider rows: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
+
+// With a registry, the consumer merges the provider URL serve registered
+// (the config's protocol), so explain of a bare service key shows the
+// protocol's transport and timeout, and call uses them: a 1500 ms Sleep
+// succeeds within the protocol's 2 s over tcp.
+func TestListExplainServiceKeyMergesProvider(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, "registry: file://"+dir+"\nprotocol: {transport: tcp, timeout: 2s}\n")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
+	if code != 0 || !row("url", "airnode:///demo.Echo?timeout=2s&transport=tcp").MatchString(out) ||
+		!row("transport", "service", "tcp", "bundled", "service-level key transport=tcp, from the config's protocol").MatchString(out) ||
+		!row("timeout", "service", "2s", "protocol (timeout)").MatchString(out) ||
+		strings.Contains(out, "a direct reference") {
+		t.Fatalf("list --explain demo.Echo: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	_ = serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "1500"), "1500")
+
+	// Every SERVICE_URL form call takes; call's own errors for a bad one.
+	for in, want := range map[string]string{
+		"g/demo.Echo:1.0":          "g/demo.Echo:1.0",
+		"demo.Echo?loadbalance=rr": "demo.Echo",
+		"airnode:///demo.Echo":     "demo.Echo",
+	} {
+		code, out, errOut := airnode(t, nil, "list", "--explain", in)
+		if in == "demo.Echo?loadbalance=rr" {
+			if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rr"`) {
+				t.Errorf("list --explain %s: exit %d, stderr %q; want the unknown balancer", in, code, errOut)
+			}
+			continue
+		}
+		if code != 0 || !row("service", want).MatchString(out) {
+			t.Errorf("list --explain %s: exit %d, stderr %q\n%s", in, code, errOut, out)
+		}
+	}
+	_, err := parseServiceKey("g/")
+	code, _, errOut = airnode(t, nil, "list", "--explain", "g/")
+	if err == nil || code != 1 || errOut != "airnode: list --explain: "+err.Error()+"\n" {
+		t.Errorf("list --explain g/: exit %d, stderr %q; want call's %v", code, errOut, err)
 	}
 }

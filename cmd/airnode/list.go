@@ -49,11 +49,21 @@ fails here with the same error, naming the config file and key when the
 file set it, and the command exits 1. The KEYS section gives the
 effective value of each kernel key and where it comes from.
 
+URL takes call's SERVICE_URL forms: a URL, or a service key alone
+("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. A direct
+URL (airnode://host:port/service) never meets the provider's URL: the
+consumer's providers are made from the URL itself, so transport, codec,
+heartbeat, timeouts and connection keys come from it alone, and a
+different value in the config's protocol is named as the provider's and
+not used (only the dispatcher, executes and the provider filters are
+read from the provider URL).
+
 With --provider PROVIDER_URL, that URL is the provider URL instead (as a
 registry lists it), and KEYS says for every key whether it came from the
 consumer, the provider or the default.`,
 		Example: `  airnode list
-  airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'`,
+  airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
+  airnode list --explain demo.Echo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.Config(nil)
@@ -88,7 +98,7 @@ consumer, the provider or the default.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL selects an extension at every point, for the service and each method")
+	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
 	return cmd
 }

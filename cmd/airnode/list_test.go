@@ -105,7 +105,7 @@ func TestListExplain(t *testing.T) {
 		row("loadbalance", "method Echo", "random", "bundled", "method-level key methods.Echo.loadbalance=random"),
 		row("cluster", "method Echo", "failover", "bundled", "default (no cluster key)"),
 		row("heartbeat", "service", "idle", "bundled", "service-level key heartbeat=5000 (bare number: default heartbeat with heartbeat.interval=5000 (ms))"),
-		row("registry", "node", "file", "bundled", "default (no registry configured)"),
+		row("registry", "node", "file", "bundled", "default (no registry configured); not used by this URL: it names its providers (a direct reference)"),
 		row("consumer", "service", "metrics, activelimit", "activated set"),
 		row("provider", "service", "metrics", "activated set"),
 	} {
@@ -223,7 +223,7 @@ func TestListConfig(t *testing.T) {
 	if err := os.WriteFile(good, []byte("registry: zookeeper://127.0.0.1:2181\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := airnode(t, extensiontest.Catalogs, "--config", good, "list", "--explain", "airnode://h/x")
+	code, out, errOut := airnode(t, extensiontest.Catalogs, "--config", good, "list", "--explain", "x")
 	if code != 0 || !row("registry", "node", "zookeeper", "bundled", "scheme of the configured registry zookeeper://127.0.0.1:2181").MatchString(out) {
 		t.Fatalf("exit %d stderr %s\n%s", code, errOut, out)
 	}
