@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -154,4 +155,19 @@ func TestAdvertisedAddress(t *testing.T) {
 		}
 	}
 	t.Logf("this machine publishes %s for a wildcard listen", want)
+}
+
+// A key one or two edits from one airnode reads is reported as a likely
+// typo with the key meant; keys airnode or its bundled extensions read, and
+// keys far from any, are not.
+func TestLikelyTypos(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	u := spi.MustParse("airnode://h:1/demo.Echo?timout=2s&methods.Echo.retires=1&loadbalanse=random" +
+		"&timeout=1s&Echo.timeout=5&accesslog=true&forks=2&tls.cert=x&hash.nodes=10&smux.buffer=1&weight=5&my.app.flag=1&color=red")
+	got := fmt.Sprint(n.likelyTypos(u))
+	want := "[[loadbalanse loadbalance] [methods.Echo.retires retries] [timout timeout]]"
+	if got != want {
+		t.Fatalf("likelyTypos = %s, want %s", got, want)
+	}
 }

@@ -257,14 +257,16 @@ func (e *UnknownError) Error() string {
 func Closest(name string, candidates []string) string {
 	best, bestD := "", len(name)/2+2
 	for _, c := range candidates {
-		if d := levenshtein(name, c); d < bestD {
+		if d := EditDistance(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
 }
 
-func levenshtein(a, b string) int {
+// EditDistance returns the Levenshtein distance of a and b: the fewest
+// single-byte insertions, deletions and substitutions turning a into b.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

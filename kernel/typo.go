@@ -1,0 +1,61 @@
+package kernel
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// likelyTypos returns, for each key of u that airnode does not read but
+// that is one or two edits away from a key it does ("timout"), the pair
+// [key, known key]. Keys it does not recognise otherwise pass: URLs carry
+// keys of plugins and of other tools too. Method-level forms
+// ("methods.Echo.timout", "Echo.timout") are checked by their last part.
+func (n *Node) likelyTypos(u spi.URL) [][2]string {
+	known := n.knownKeys()
+	var out [][2]string
+	for _, k := range u.Keys() {
+		key := k
+		if rest, ok := strings.CutPrefix(k, "methods."); ok {
+			if _, after, ok := strings.Cut(rest, "."); ok {
+				key = after
+			}
+		}
+		if slices.Contains(known, key) {
+			continue
+		}
+		if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
+			continue // Dubbo's "<method>.<key>"
+		}
+		if len(key) < 5 {
+			continue
+		}
+		for _, want := range known {
+			if d := extension.EditDistance(key, want); d > 0 && d <= 2 {
+				out = append(out, [2]string{k, want})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// knownKeys are the URL keys the kernel, its catalogs' points and the
+// bundled filters read.
+func (n *Node) knownKeys() []string {
+	keys := []string{spi.KeyMethods, spi.KeySide, "group", "version", "interface", "application", "pid",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections", "threads", "idempotent",
+		// read by bundled extensions
+		"accesslog", "accesslog.args", "backup", "forks", "smux.buffer", "tls", "tls.ca", "tls.cert", "tls.key", "tls.servername",
+		"file.cache", "root", "session.timeout", "protocol", "shutdown.timeout", "shutdown.wait"}
+	for _, s := range config.KernelKeys {
+		keys = append(keys, s.Key)
+	}
+	for _, p := range n.cat.Describe() {
+		keys = append(keys, p.Key)
+	}
+	return keys
+}
