@@ -104,7 +104,8 @@ them (none is ranked above another). Without --connections, the URL's (or
 -p's) connections key is used, else 1.
 
 With --json, a run that fails before it measures (no provider, a bad flag
-value) prints {"error": MESSAGE, "calls": 0} on stdout, exit 1.
+value, an unknown flag, a missing SERVICE_URL) prints
+{"error": MESSAGE, "calls": 0} on stdout, exit 1.
 
 --paper runs the five local cases of the AirRPC paper's table (100,000
 calls each unless -n or --duration says otherwise) and prints our figures

@@ -485,3 +485,35 @@ func TestBench_PaperNoteOnlyMentionsPrintedColumns(t *testing.T) {
 		}
 	}
 }
+
+// bench --json prints one {"error", "calls": 0} object on stdout, exit 1,
+// also when cobra fails before the command runs: an unknown flag, a bad
+// flag value, a missing SERVICE_URL, a bad global flag. Without --json (or
+// with --json=false) stdout stays empty.
+func TestBench_JSONOnFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--json", "airnode://127.0.0.1:1/demo.Echo", "--bogus"},
+		{"airnode://127.0.0.1:1/demo.Echo", "--bogus", "--json"},
+		{"-n", "abc", "--json", "demo.Echo"},
+		{"--json"},
+		{"--json", "--log-format", "xml", "demo.Echo"},
+	} {
+		r := runCommand(t, 20*time.Second, nil, "bench", args...)
+		var got benchFailure
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 1 || got.Error == "" || got.Calls != 0 ||
+			r.stderr != "airnode: "+got.Error+"\n" {
+			t.Errorf("bench %v: exit %d, stdout %q (%v), stderr %q; want exit 1, one JSON failure naming stderr's error", args, r.code, r.stdout, err, r.stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"airnode://127.0.0.1:1/demo.Echo", "--bogus"},
+		{"--json=false", "airnode://127.0.0.1:1/demo.Echo", "--bogus"},
+	} {
+		if r := runCommand(t, 20*time.Second, nil, "bench", args...); r.code != 1 || r.stdout != "" {
+			t.Errorf("bench %v: exit %d, stdout %q; want exit 1 and nothing on stdout", args, r.code, r.stdout)
+		}
+	}
+	if jsonRequested([]string{"bench", "x", "--", "--json"}) || !jsonRequested([]string{"--json=1", "bench"}) || jsonRequested([]string{"--json", "--json=false"}) {
+		t.Error("jsonRequested: want the last --json or --json=BOOL before -- to decide")
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 )
 
 func main() {
@@ -33,11 +35,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // environment).
 func runApp(ctx context.Context, a *app, args []string) int {
 	defer slog.SetDefault(slog.Default()) // the root replaces it for the command's run
+	stdout := &writeCounter{w: a.stdout}
+	a.stdout = stdout
 	cmd := newRootCommand(a)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	c, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	if c != nil && c.Name() == "bench" && stdout.n == 0 && jsonRequested(args) {
+		// bench --json prints one object even when cobra fails before
+		// the command runs (an unknown flag, a bad flag value, a missing
+		// SERVICE_URL): the README promises it.
+		printJSONFailure(stdout.w, err)
 	}
 	var ec exitCoder
 	if errors.As(err, &ec) {
@@ -48,4 +58,22 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	}
 	fmt.Fprintf(a.stderr, "airnode: %v\n", err)
 	return 1
+}
+
+// jsonRequested reports whether args, a bench command line, ask for --json
+// (the last "--json" or "--json=BOOL" before "--" decides), for errors
+// cobra returns before it has parsed every flag.
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
 }
