@@ -129,9 +129,6 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	default:
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
-	if r.reg == nil {
-		r.register(ctx, reg)
-	}
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
 		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
 		if err != nil {
@@ -147,6 +144,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	if err := r.dir.Start(ctx); err != nil {
 		r.closeOwned()
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+	}
+	if r.reg == nil {
+		// After the subscription: a registry without a session makes both
+		// wait up to its connect timeout, and the provider list is what
+		// the caller is waiting for (the consumer entry is informational).
+		r.register(ctx, reg)
 	}
 	n.mu.Lock()
 	if n.closed {
