@@ -288,15 +288,8 @@ func CheckServerKeys(pu spi.URL) error {
 	methods := pu.Methods()
 	for _, k := range pu.Keys() {
 		for _, sk := range serverKeys {
-			m, ok := strings.CutSuffix(k, "."+sk)
-			if !ok {
-				continue
-			}
-			if name, ok := strings.CutPrefix(m, "methods."); ok || slices.Contains(methods, m) {
-				if !ok {
-					name = m
-				}
-				return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, sk, name, sk, sk)
+			if m, ok := methodKeyOf(k, sk, methods); ok {
+				return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, sk, m, sk, sk)
 			}
 		}
 	}

@@ -214,17 +214,29 @@ func perMethod(u spi.URL, keys ...string) bool {
 	methods := u.Methods()
 	for _, k := range u.Keys() {
 		for _, key := range keys {
-			rest, ok := strings.CutSuffix(k, "."+key)
-			if !ok {
-				continue
-			}
-			if strings.HasPrefix(rest, "methods.") || slices.Contains(methods, rest) ||
-				(len(methods) == 0 && exportedName(rest)) {
+			if _, ok := methodKeyOf(k, key, methods); ok {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// methodKeyOf reports whether URL key k is a method-level form of key
+// and for which method: "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
+// in methods, or for an exported Go method name m when methods is empty.
+func methodKeyOf(k, key string, methods []string) (string, bool) {
+	rest, ok := strings.CutSuffix(k, "."+key)
+	if !ok {
+		return "", false
+	}
+	if m, ok := strings.CutPrefix(rest, "methods."); ok {
+		return m, true
+	}
+	if slices.Contains(methods, rest) || len(methods) == 0 && exportedName(rest) {
+		return rest, true
+	}
+	return "", false
 }
 
 // strategyFor returns method's strategy, built on first use.
