@@ -115,7 +115,7 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 // slice. A wrong count or an undecodable argument is BAD_REQUEST.
 func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
-		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d argument(s), got %d", service, m.name, len(m.args), n)
+		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), n)
 	}
 	args := buf[:0]
 	if cap(args) < n {
@@ -185,7 +185,7 @@ func decodeAs[T any](dec spi.Decoder, dst *any) error {
 // becomes SERVER_ERROR.
 func (m *method) call(ctx context.Context, service string, args []any) (res spi.Result) {
 	if len(args) != len(m.args) {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d argument(s), got %d", service, m.name, len(m.args), len(args))}
+		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), len(args))}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -617,4 +617,12 @@ func receiver(v reflect.Value) (unsafe.Pointer, reflect.Type) {
 	p := reflect.New(v.Type())
 	p.Elem().Set(v)
 	return p.UnsafePointer(), p.Type()
+}
+
+// plural returns word, with an "s" unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

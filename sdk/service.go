@@ -138,7 +138,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q", service, name)
 	}
 	if len(args) != len(m.params) {
-		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d arguments, got %d", service, name, len(m.params), len(args))
+		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, name, len(m.params), plural(len(m.params), "argument"), len(args))
 	}
 	in := make([]reflect.Value, 0, len(args)+1)
 	if m.withCtx {
@@ -197,4 +197,12 @@ func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
 		return err
 	}
 	return nil
+}
+
+// plural returns word, with an "s" unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
