@@ -171,3 +171,21 @@ func TestLikelyTypos(t *testing.T) {
 		t.Fatalf("likelyTypos = %s, want %s", got, want)
 	}
 }
+
+// One method key written both ways (methods.Sleep.timeout and Dubbo's
+// Sleep.timeout) with different values is refused at Refer, naming both;
+// the same value both ways is accepted.
+func TestMethodKeyBothFormsMustAgree(t *testing.T) {
+	_, e := provider(t)
+	c := consumer(t)
+	base := "airnode://" + e.URL().Address() + "/demo.Echo?"
+	_, err := c.Refer(ctxT(t), spi.MustParse(base+"methods.Sleep.timeout=200ms&Sleep.timeout=300ms"), spi.URL{})
+	if err == nil || !strings.Contains(err.Error(), `"methods.Sleep.timeout"`) || !strings.Contains(err.Error(), `"Sleep.timeout"`) {
+		t.Fatalf("different values: %v, want an error naming both keys", err)
+	}
+	r, err := c.Refer(ctxT(t), spi.MustParse(base+"methods.Sleep.timeout=200ms&Sleep.timeout=200ms"), spi.URL{})
+	if err != nil {
+		t.Fatalf("same value both ways: %v", err)
+	}
+	_ = r.Close()
+}

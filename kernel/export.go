@@ -142,6 +142,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if _, err := readInvokerSettings(n.cat, pu.Without(tlsconf.ProviderFileKeys...)); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
+	if err := conflictingMethodForms(pu); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	for _, t := range n.likelyTypos(pu) {
 		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
 	}

@@ -169,6 +169,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 // build and the reference would only see an empty directory ("no
 // provider available", the reason in a log line).
 func (n *Node) checkConsumerKeys(u spi.URL) error {
+	if err := conflictingMethodForms(u); err != nil {
+		return err
+	}
 	_, err := readInvokerSettings(n.cat, u)
 	return err
 }

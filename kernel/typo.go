@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -58,4 +59,22 @@ func (n *Node) knownKeys() []string {
 		keys = append(keys, p.Key)
 	}
 	return keys
+}
+
+// conflictingMethodForms returns an error naming both keys when u writes
+// one method-level key both ways with different values:
+// "methods.Sleep.timeout=200ms" and Dubbo's "Sleep.timeout=300ms" (the
+// first would win, silently). The same value both ways is accepted.
+func conflictingMethodForms(u spi.URL) error {
+	for _, k := range u.Keys() {
+		rest, ok := strings.CutPrefix(k, "methods.")
+		if !ok {
+			continue
+		}
+		v, _ := u.Param(k)
+		if w, ok := u.Param(rest); ok && w != v && strings.Contains(rest, ".") {
+			return fmt.Errorf("URL keys %q=%q and %q=%q set the same method key to different values: give one of them", k, v, rest, w)
+		}
+	}
+	return nil
 }
