@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/airnode/airnode/spi"
@@ -24,6 +25,9 @@ func parseServiceKey(s string) (spi.URL, error) {
 	params := map[string]string{}
 	iface := key
 	if g, rest, ok := strings.Cut(iface, "/"); ok {
+		if h, p, err := net.SplitHostPort(g); err == nil && h != "" && isDigits(p) {
+			return spi.URL{}, fmt.Errorf("service %q: %q looks like host:port, not a group: for a direct call write airnode://%s/%s", s, g, g, rest)
+		}
 		params[spi.KeyGroup], iface = g, rest
 	}
 	if i, v, ok := strings.Cut(iface, ":"); ok {
@@ -46,4 +50,9 @@ func parseServiceKey(s string) (spi.URL, error) {
 		}
 	}
 	return u.WithParams(params), nil
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }

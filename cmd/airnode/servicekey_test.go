@@ -43,10 +43,12 @@ func TestParseServiceKey(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"":                    "want [group/]interface",
-		"g/":                  "want [group/]interface",
-		"a/b/demo.Echo":       "want [group/]interface",
-		"g/demo.Echo?group=h": `group "g" in the key but group=h`,
+		"":                          "want [group/]interface",
+		"g/":                        "want [group/]interface",
+		"a/b/demo.Echo":             "want [group/]interface",
+		"g/demo.Echo?group=h":       `group "g" in the key but group=h`,
+		"127.0.0.1:34575/demo.Echo": "for a direct call write airnode://127.0.0.1:34575/demo.Echo",
+		"[::1]:20880/demo.Echo":     "for a direct call write airnode://[::1]:20880/demo.Echo",
 	} {
 		if _, err := parseServiceKey(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", in, err, want)
