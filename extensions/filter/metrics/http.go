@@ -146,14 +146,15 @@ func Fetch(ctx context.Context, addr string) (StatsReport, error) {
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/stats", nil)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/stats") // "http://h:p/stats" names the endpoint itself
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stats", nil)
 	if err != nil {
 		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
 	}
 	req.Close = true // a one-off request: leave no idle connection behind
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w (give the address of serve --metrics, not the RPC port)", addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -161,7 +162,7 @@ func Fetch(ctx context.Context, addr string) (StatsReport, error) {
 	}
 	var rep StatsReport
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&rep); err != nil {
-		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
+		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w (is it the address of serve --metrics?)", addr, err)
 	}
 	return rep, nil
 }

@@ -175,9 +175,11 @@ func TestHTTPEndpoints(t *testing.T) {
 	if !strings.HasPrefix(table, "SIDE") || !strings.Contains(table, "SERVER_TIMEOUT=1") || !strings.Contains(table, "100.00%") {
 		t.Errorf("/stats?format=text:\n%s", table)
 	}
-	fetched, err := metrics.Fetch(context.Background(), srv.Addr().String())
-	if err != nil || len(fetched.Methods) != 2 || fetched.Methods[0].Count != 7 {
-		t.Errorf("Fetch = %+v, %v", fetched, err)
+	for _, addr := range []string{srv.Addr().String(), base, base + "/stats", base + "/stats/"} {
+		fetched, err := metrics.Fetch(context.Background(), addr)
+		if err != nil || len(fetched.Methods) != 2 || fetched.Methods[0].Count != 7 {
+			t.Errorf("Fetch(%s) = %+v, %v", addr, fetched, err)
+		}
 	}
 	if err := srv.Close(); err != nil {
 		t.Errorf("Close: %v", err)
