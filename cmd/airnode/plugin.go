@@ -92,8 +92,13 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	}
 	printProbe(a.stdout, pr)
 	suites := conformanceSuites(pr, f)
+	registryWithoutURL := pr.Registry() != nil && f.registryURL == ""
 	pr.Close()
 	if len(suites) == 0 {
+		if registryWithoutURL {
+			fmt.Fprintln(a.stdout, "conformance  none run: a registry plugin's suite needs a registry URL to build it with (--registry-url URL)")
+			return nil
+		}
 		fmt.Fprintln(a.stdout, "conformance  no suite applies")
 		return nil
 	}

@@ -186,4 +186,12 @@ func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
 	if strings.Contains(out, "FAIL") {
 		t.Errorf("output has FAIL:\n%s", out)
 	}
+
+	// Without --registry-url the suite cannot build the registry: say so.
+	stdout.Reset()
+	cmd = exec.Command(binary, "plugin", "check", static)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "--registry-url URL") {
+		t.Errorf("plugin check without --registry-url: %v\n%s", err, stdout.String())
+	}
 }
