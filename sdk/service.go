@@ -150,7 +150,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	for i, b := range args {
 		p := reflect.New(m.params[i])
 		if err := decodeArg(codec, b, p.Interface()); err != nil {
-			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", service, name, i, err)
+			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %v", service, name, i, m.params[i], err)
 		}
 		in = append(in, p.Elem())
 	}
