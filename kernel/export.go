@@ -386,7 +386,7 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		args = args[:req.NumArgs]
 		for i := range args {
 			if err := req.Args.Decode(&args[i]); err != nil {
-				return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: %v", s.key, req.Method, i, err)}
+				return spi.Result{Err: argError(s.key, req.Method, i, "", err)}
 			}
 		}
 	}

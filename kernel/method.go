@@ -124,10 +124,29 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) (
 	args = args[:n]
 	for i, decode := range m.decode {
 		if err := decode(dec, &args[i]); err != nil {
-			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %v", service, m.name, i, m.args[i], err)
+			return nil, argError(service, m.name, i, m.args[i].String(), err)
 		}
 	}
 	return args, nil
+}
+
+// argError is the BAD_REQUEST for argument i of service.method that the
+// codec could not decode (err, kept as the cause) into type want ("" for a
+// generic argument). When the codec says what was sent (spi.TypeMismatch)
+// the message says it in the caller's terms: "demo.Echo.Fail argument 0:
+// cannot decode into string: got an integer (123)"; otherwise it carries
+// the codec's own text.
+func argError(service, method string, i int, want string, err error) *spi.Error {
+	why := err.Error()
+	var tm spi.TypeMismatch
+	if errors.As(err, &tm) {
+		why = "got " + tm.Got()
+	}
+	msg := fmt.Sprintf("%s.%s argument %d: ", service, method, i)
+	if want != "" {
+		msg += "cannot decode into " + want + ": "
+	}
+	return &spi.Error{Status: spi.StatusBadRequest, Message: msg + why, Cause: err}
 }
 
 // argDecoder decodes one argument from dec into *dst, as a value of its

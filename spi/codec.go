@@ -52,3 +52,14 @@ func Release(v any) {
 		r.Release()
 	}
 }
+
+// TypeMismatch is an optional interface of a Decode error: the value read
+// is of a kind the target's type cannot hold (an integer for a *string).
+// Got describes the value in a user's terms, "an integer (123)" or
+// "a string (\"x\")": the provider's BAD_REQUEST for an argument then reads
+// "argument 0: cannot decode into string: got an integer (123)", with the
+// codec's error as its cause. Codecs that cannot tell need not offer it.
+type TypeMismatch interface {
+	error
+	Got() string
+}

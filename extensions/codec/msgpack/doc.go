@@ -11,7 +11,9 @@
 // MaxDepth is an error. A body in memory (bytes.Reader, as the exchange
 // passes it) is checked before decoding: a declared length beyond its end
 // or nesting beyond MaxDepth fails the first Decode, so hostile bytes cost
-// neither a huge allocation nor the stack.
+// neither a huge allocation nor the stack. A value of a kind the target
+// cannot hold (an integer for a *string) is a *TypeError saying what was
+// sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error.
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

@@ -17,7 +17,10 @@ type bodyReader interface {
 
 // lengthCheck walks a body handed over by a bodyReader's WriteTo. It lives in
 // the pooled Decoder, so passing it as an io.Writer allocates nothing.
-type lengthCheck struct{ err error }
+type lengthCheck struct {
+	err   error
+	start int64 // the body's offset in its reader when checked; -1: not seekable
+}
 
 // Write walks p (see checkLengths) and records the verdict. It takes all of
 // p and retains none of it.
@@ -37,7 +40,8 @@ func (c *lengthCheck) WriteString(s string) (int, error) {
 // msgpack allocates a []byte target of the declared length before reading
 // it, so six hostile bytes could cost 4 GiB — or containers nested deeper
 // than MaxDepth, which msgpack decodes recursively into any-typed fields (a
-// stack overflow is fatal, not a panic). It leaves r where it found it.
+// stack overflow is fatal, not a panic). It leaves r where it found it, and
+// records where that is in c.start (-1 when r cannot tell).
 //
 // The walk reads the body in place through r.WriteTo, not byte by byte
 // through r: on a 130-byte request body that is the difference between
@@ -48,9 +52,10 @@ func (c *lengthCheck) WriteString(s string) (int, error) {
 func checkLengths(r bodyReader, c *lengthCheck) error {
 	start, err := r.Seek(0, io.SeekCurrent)
 	if err != nil {
+		c.start = -1
 		return nil // cannot come back: leave the checks to the decoder
 	}
-	c.err = nil
+	c.err, c.start = nil, start
 	if _, err := r.WriteTo(c); err != nil {
 		c.err = nil // a reader that would not hand its bytes over: no verdict
 	}

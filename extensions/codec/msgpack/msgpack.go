@@ -73,10 +73,11 @@ func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d := decoders.Get().(*Decoder)
 	d.d.ResetReader(r) // keeps the struct tag and loose decoding, drops the map decoder
 	d.d.SetMapDecoder(d.mapDecoder)
-	d.err, d.depth, d.reuse = nil, 0, false
+	d.err, d.depth, d.reuse, d.body, d.n, d.check.start = nil, 0, false, nil, 0, -1
 	if br, ok := r.(bodyReader); ok {
 		d.reuse = br.Len() <= maxPooledBody
 		d.err = checkLengths(br, &d.check)
+		d.body = br
 	}
 	return d
 }
@@ -134,18 +135,22 @@ type Decoder struct {
 	d          *vm.Decoder
 	mapDecoder func(*vm.Decoder) (any, error) // d.decodeMap
 	check      lengthCheck
-	err        error // sticky: checkLengths' verdict, the first failed Decode, or errReleased
-	depth      int   // nesting of maps and arrays being read generically
-	reuse      bool  // the body was small and in memory: Release pools the decoder
+	err        error      // sticky: checkLengths' verdict, the first failed Decode, or errReleased
+	depth      int        // nesting of maps and arrays being read generically
+	reuse      bool       // the body was small and in memory: Release pools the decoder
+	body       bodyReader // the body in memory (check.start is where it begins), nil for a stream
+	n          int        // values decoded so far: the one a failed Decode was reading is the next
 }
 
 var errReleased = errors.New("used after Release")
 
 // Decode reads the next value into v, a non-nil pointer. With v a *any the
 // value is generic (see the package doc). At the end of the input the error
-// wraps io.EOF. Errors are sticky: after a failed Decode the stream may be
-// out of step with its values, so every later Decode fails the same way.
-// Values decoded are the caller's: none shares memory with the decoder.
+// wraps io.EOF. A value of a kind v's type cannot hold (an integer for a
+// *string), read from a body in memory, is a *TypeError describing it.
+// Errors are sticky: after a failed Decode the stream may be out of step
+// with its values, so every later Decode fails the same way. Values decoded
+// are the caller's: none shares memory with the decoder.
 func (d *Decoder) Decode(v any) error {
 	if d.err != nil {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
@@ -154,13 +159,15 @@ func (d *Decoder) Decode(v any) error {
 	if p, ok := v.(*any); ok {
 		d.depth = 0
 		*p, err = d.decodeAny()
-	} else {
-		err = d.d.Decode(v)
+	} else if err = d.d.Decode(v); err != nil {
+		d.err = err
+		return d.typeError(v, err)
 	}
 	if err != nil {
 		d.err = err
 		return fmt.Errorf("msgpack: decode into %T: %w", v, err)
 	}
+	d.n++
 	return nil
 }
 
@@ -171,7 +178,7 @@ func (d *Decoder) Release() {
 	if d.err == errReleased {
 		return
 	}
-	d.err = errReleased
+	d.err, d.body = errReleased, nil
 	d.d.ResetReader(nil)
 	if d.reuse {
 		decoders.Put(d)

@@ -1,0 +1,234 @@
+package msgpack
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	vm "github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// TypeError is a Decode error for a value of a kind the target's type
+// cannot hold: an integer read into a *string, a string into a *int, an
+// array into a *struct. It says what was sent in a user's terms —
+// Error() is "msgpack: decode into *string: got an integer (123)" — and
+// wraps msgpack's own error ("invalid code=d3 decoding string/bytes
+// length"), which Unwrap returns.
+//
+// Decode returns one only when the value's kind is what the target cannot
+// take and the body is in memory (bytes.Reader, strings.Reader: the decoder
+// goes back to read the value); a mismatch deeper inside a value (a struct
+// field) keeps msgpack's error.
+type TypeError struct {
+	// Target is the type decoded into, as %T prints it ("*string").
+	Target string
+	// Kind is the value's kind with its article: "nil", "a bool",
+	// "an integer", "a float", "a string", "binary", "an array", "a map",
+	// "a timestamp" or "an ext".
+	Kind string
+	// Value is a short rendering of the value ("123", `"hello"`,
+	// "5 bytes", `{"a":1}`), at most about 40 characters; "" when it
+	// could not be read.
+	Value string
+	// Err is msgpack's error.
+	Err error
+}
+
+// Got returns the value as "<kind> (<value>)", or the kind alone when the
+// value could not be read: "an integer (123)" (spi.TypeMismatch).
+func (e *TypeError) Got() string {
+	if e.Value == "" {
+		return e.Kind
+	}
+	return e.Kind + " (" + e.Value + ")"
+}
+
+// Error returns "msgpack: decode into <target>: got <kind> (<value>)".
+func (e *TypeError) Error() string {
+	return "msgpack: decode into " + e.Target + ": got " + e.Got()
+}
+
+// Unwrap returns msgpack's error.
+func (e *TypeError) Unwrap() error { return e.Err }
+
+var _ spi.TypeMismatch = (*TypeError)(nil)
+
+// previewLen bounds TypeError.Value, in bytes before the ellipsis.
+const previewLen = 40
+
+// typeError returns Decode's error for err, msgpack's failure to decode
+// value number d.n of the body into target: a *TypeError when the value is
+// of a kind target's type cannot hold, else err wrapped with the target.
+// It reads the value again from the body's start (skipping the d.n values
+// before it), so it only runs on failure: a good call pays nothing. The
+// decoder is failed for good by then, so where it leaves the body does
+// not matter.
+func (d *Decoder) typeError(target any, err error) error {
+	wrapped := fmt.Errorf("msgpack: decode into %T: %w", target, err)
+	if d.body == nil || d.check.start < 0 {
+		return wrapped
+	}
+	if _, serr := d.body.Seek(d.check.start, io.SeekStart); serr != nil {
+		return wrapped
+	}
+	d.d.ResetReader(d.body)
+	d.d.SetMapDecoder(d.mapDecoder)
+	for range d.n {
+		if d.d.Skip() != nil {
+			return wrapped
+		}
+	}
+	c, perr := d.d.PeekCode()
+	if perr != nil {
+		return wrapped
+	}
+	kind := kindOf(c)
+	if kind == "" || accepts(reflect.TypeOf(target), c) {
+		return wrapped
+	}
+	d.depth = 0
+	te := &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Err: err}
+	if v, verr := d.decodeAny(); verr == nil {
+		te.Value = preview(v)
+		if _, ok := v.(time.Time); ok {
+			te.Kind = "a timestamp"
+		}
+	}
+	return te
+}
+
+// kindOf names the kind of the value whose first byte is c, with its
+// article; "" for a byte that starts no value.
+func kindOf(c byte) string {
+	switch {
+	case c == msgpcode.Nil:
+		return "nil"
+	case c == msgpcode.True || c == msgpcode.False:
+		return "a bool"
+	case msgpcode.IsFixedNum(c), c >= msgpcode.Uint8 && c <= msgpcode.Uint64, c >= msgpcode.Int8 && c <= msgpcode.Int64:
+		return "an integer"
+	case c == msgpcode.Float || c == msgpcode.Double:
+		return "a float"
+	case msgpcode.IsString(c):
+		return "a string"
+	case msgpcode.IsBin(c):
+		return "binary"
+	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
+		return "an array"
+	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
+		return "a map"
+	case msgpcode.IsExt(c):
+		return "an ext"
+	}
+	return ""
+}
+
+var (
+	typeOfTime              = reflect.TypeFor[time.Time]()
+	typeOfCustomDecoder     = reflect.TypeFor[vm.CustomDecoder]()
+	typeOfUnmarshaler       = reflect.TypeFor[vm.Unmarshaler]()
+	typeOfBinaryUnmarshaler = reflect.TypeFor[encoding.BinaryUnmarshaler]()
+	typeOfTextUnmarshaler   = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// accepts reports whether msgpack may decode a value whose first byte is c
+// into t (a pointer type, as Decode takes): true when it takes that kind,
+// and for the types that decode themselves (whose kinds nobody can tell),
+// so that a false means the kind itself was the mismatch.
+func accepts(t reflect.Type, c byte) bool {
+	if c == msgpcode.Nil {
+		return true
+	}
+	for t.Kind() == reflect.Pointer {
+		if t.Implements(typeOfCustomDecoder) || t.Implements(typeOfUnmarshaler) ||
+			t.Implements(typeOfBinaryUnmarshaler) || t.Implements(typeOfTextUnmarshaler) {
+			return true
+		}
+		t = t.Elem()
+	}
+	k := kindOf(c)
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Bool:
+		return k == "a bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return k == "an integer" || k == "a float"
+	case reflect.String:
+		return k == "a string" || k == "binary"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return k == "a string" || k == "binary" || k == "an array"
+		}
+		return k == "an array"
+	case reflect.Map:
+		return k == "a map"
+	case reflect.Struct:
+		if t == typeOfTime {
+			return k == "an ext"
+		}
+		return k == "a map" || k == "an array"
+	}
+	return true
+}
+
+// preview renders a generic value in a few words: numbers and bools as Go
+// prints them, strings quoted, binary by its length, maps and arrays as
+// JSON; cut at previewLen bytes with an ellipsis.
+func preview(v any) string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		if len(v) > previewLen {
+			return strconv.Quote(cut(v)) + "…"
+		}
+		return strconv.Quote(v)
+	case []byte:
+		return strconv.Itoa(len(v)) + " " + plural(len(v), "byte")
+	case time.Time:
+		return v.UTC().Format(time.RFC3339Nano)
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	default:
+		s = fmt.Sprint(v)
+	}
+	if len(s) > previewLen {
+		return cut(s) + "…"
+	}
+	return s
+}
+
+// cut returns s's first previewLen bytes (s is longer), shortened to end
+// before a rune that would be cut.
+func cut(s string) string {
+	i := previewLen
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// plural returns word, with an "s" unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
