@@ -256,17 +256,44 @@ func Dispatchers() []string { return slices.Clone(dispatchers) }
 
 // Dispatcher returns the dispatcher provider URL pu selects (the default,
 // adaptive, when pu has no "dispatcher" key), or the *spi.ParamError
-// Export refuses it with: the allowed values and a close match.
+// Export refuses it with: the allowed values and a close match, or, for
+// one of Dubbo's dispatcher names airnode does not offer (message,
+// execution, connection), what that dispatcher does and the airnode value
+// nearest to it.
 func Dispatcher(pu spi.URL) (string, error) {
 	d := pu.ParamOr(keyDispatcher, dispatchers[0])
 	if slices.Contains(dispatchers, d) {
 		return d, nil
 	}
 	want := "one of " + strings.Join(dispatchers, ", ")
-	if m := extension.Closest(d, dispatchers); m != "" {
+	if h, ok := dubboDispatchers[d]; ok {
+		want += fmt.Sprintf(`; Dubbo's %q dispatcher (%s) is not offered: the nearest is %q (%s)`, d, h.does, h.use, dispatcherDoes[h.use])
+	} else if m := extension.Closest(d, dispatchers); m != "" {
 		want += fmt.Sprintf(" (did you mean %q?)", m)
 	}
 	return "", &spi.ParamError{Key: keyDispatcher, Value: d, Want: want}
+}
+
+// dispatcherDoes says, for Dispatcher's hints, where each airnode
+// dispatcher runs a provider's requests.
+var dispatcherDoes = map[string]string{
+	"all": "every request on the server's worker pool; answers, heartbeats and connection events stay on the connection's own reader and writer",
+}
+
+// dubboDispatchers maps Dubbo's dispatcher names that airnode does not
+// offer (Dubbo's all and direct it does) to what they do and the nearest
+// airnode dispatcher. Dubbo (org.apache.dubbo.remoting.Dispatcher): all
+// sends every channel event (requests, responses, connect, disconnect,
+// heartbeats) to the thread pool; direct runs them all on the I/O thread;
+// message sends only requests and responses to the pool; execution only
+// requests; connection queues connect and disconnect events in order on
+// one thread and sends every other message to the pool. For requests, the
+// only events an airnode provider's code sees, the three all run on a
+// pool, as airnode's "all" does.
+var dubboDispatchers = map[string]struct{ does, use string }{
+	"message":    {"requests and responses on its thread pool, connection events and heartbeats on the I/O thread", "all"},
+	"execution":  {"only requests on its thread pool, everything else on the I/O thread", "all"},
+	"connection": {"connect and disconnect events queued in order on one thread, requests on its thread pool", "all"},
 }
 
 // ServerKeys returns the provider URL keys that configure the server on a
