@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -186,9 +187,12 @@ const (
 )
 
 // describeProvider computes weight, warm-up progress and uptime from the
-// provider's weight, warmup and timestamp keys. Warm-up follows Dubbo's
-// AbstractLoadBalance: effective weight = weight * uptime / warmup, at least
-// 1, reaching weight once warmup has passed.
+// provider's weight, warmup and timestamp keys. The weight a provider
+// warming up is picked with is warmup.Effective, the function the load
+// balancers use (Dubbo's calculateWarmupWeight: weight * uptime / warmup,
+// at least 1, reaching weight once warmup has passed); ls shows it with its
+// share of the configured weight, "weight 1 of 100 (1%), 9m59s left",
+// never "0%" for a provider that is picked (a share below 1% reads "<1%").
 func describeProvider(p spi.URL, now time.Time) providerState {
 	weight, err := p.Int("weight", defaultWeight)
 	if err != nil {
@@ -205,17 +209,22 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		return st
 	}
 	st.uptime = up.Round(time.Second).String()
-	warmup, err := p.Duration("warmup", defaultWarmup)
+	wu, err := p.Duration("warmup", defaultWarmup)
 	if err != nil {
 		st.warmup = "bad " + p.ParamOr("warmup", "")
 		return st
 	}
-	if warmup <= 0 || up >= warmup || weight <= 0 {
+	if wu <= 0 || up >= wu || weight <= 0 {
 		st.warmup = "done"
 		return st
 	}
-	eff := max(int64(float64(weight)*float64(up)/float64(warmup)), 1)
-	st.warmup = fmt.Sprintf("%d%% (weight %d of %d, %s left)", up*100/warmup, eff, weight, (warmup - up).Round(time.Second))
+	weight = min(weight, warmup.MaxWeight) // as the balancers clamp it
+	eff := warmup.Effective(weight, wu.Milliseconds(), up.Milliseconds())
+	share := strconv.FormatInt(eff*100/weight, 10) + "%"
+	if eff*100 < weight {
+		share = "<1%"
+	}
+	st.warmup = fmt.Sprintf("weight %d of %d (%s), %s left", eff, weight, share, (wu - up).Round(time.Second))
 	return st
 }
 

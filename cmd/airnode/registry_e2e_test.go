@@ -536,8 +536,8 @@ func TestRegistryE2E_LsShowsWeightWarmupUptime(t *testing.T) {
 	for _, re := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^demo\.Echo\s+\(3 providers\)$`),
 		row("ADDRESS", "WEIGHT", "WARM-UP", "UPTIME", "PROTOCOL"),
-		regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(warming.addr) + `\s+50\s+\d+% \(weight \d+ of 50, \d+s left\)\s+` + uptime + `\s+airnode$`),
-		regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(plain.addr) + `\s+100\s+\d+% \(weight 1 of 100, 9m\d+s left\)\s+` + uptime + `\s+airnode$`),
+		regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(warming.addr) + `\s+50\s+weight \d+ of 50 \(\d+%\), \d+s left\s+` + uptime + `\s+airnode$`),
+		regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(plain.addr) + `\s+100\s+weight 1 of 100 \(1%\), 9m\d+s left\s+` + uptime + `\s+airnode$`),
 		regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(warm.addr) + `\s+200\s+done\s+` + uptime + `\s+airnode$`),
 	} {
 		m := re.FindStringSubmatch(out)
@@ -594,7 +594,7 @@ func TestRegistryE2E_ZooKeeperKillAndR2Expiry(t *testing.T) {
 		t.Fatalf("registry ls: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, p := range ps {
-		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(p.addr) + `\s+100\s+\d+% \(weight 1 of 100, (9m\d+s|10m0s) left\)\s+\d+s\s+airnode$`).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(p.addr) + `\s+100\s+weight 1 of 100 \(1%\), (9m\d+s|10m0s) left\s+\d+s\s+airnode$`).MatchString(out) {
 			t.Errorf("registry ls lacks a row for %s:\n%s", p.addr, out)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/spi"
 )
@@ -44,7 +45,7 @@ func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
 	for _, r := range [][]string{
 		{"demo.Echo", "(2 providers)"},
 		{"ADDRESS", "WEIGHT", "WARM-UP", "UPTIME", "PROTOCOL"},
-		{"127.0.0.1:20001", "100", "10%", "(weight", "10", "of", "100,", "9m0s", "left)", "1m0s", "airnode"},
+		{"127.0.0.1:20001", "100", "weight", "10", "of", "100", "(10%),", "9m0s", "left", "1m0s", "airnode"},
 		{"127.0.0.1:20002", "50", "done", "1h0m0s", "airnode"},
 		{"g/demo.Other:1.0", "(1 provider)"},
 	} {
@@ -120,5 +121,34 @@ func TestDescribeProviderClockSkew(t *testing.T) {
 	u := spi.MustParse("airnode://h:1/x?timestamp=" + strconv.FormatInt(now.Add(5*time.Minute).UnixMilli(), 10))
 	if s := describeProvider(u, now); !strings.HasPrefix(s.uptime, "clock skew 5m") {
 		t.Fatalf("uptime = %q", s.uptime)
+	}
+}
+
+// A provider just into its warm-up is shown with the weight the load
+// balancers pick it with (warmup.Weigher, the same formula) and that
+// weight's share of the configured one — never "0%", which read like "not
+// receiving traffic".
+func TestDescribeProviderWarmupIsTheBalancersWeight(t *testing.T) {
+	now := time.Now()
+	w := warmup.New(warmup.WithClock(func() time.Time { return now }))
+	for _, c := range []struct {
+		query  string
+		uptime time.Duration
+		want   string
+	}{
+		{"weight=100&warmup=10m", time.Second, "weight 1 of 100 (1%), 9m59s left"},
+		{"weight=100&warmup=10m", 5 * time.Minute, "weight 50 of 100 (50%), 5m0s left"},
+		{"weight=1000&warmup=10m", time.Second, "weight 1 of 1000 (<1%), 9m59s left"},
+		{"weight=7&warmup=600000", 9 * time.Minute, "weight 6 of 7 (85%), 1m0s left"},
+		{"weight=100&warmup=10m", 11 * time.Minute, "done"},
+	} {
+		u := spi.MustParse("airnode://h:1/x?" + c.query + "&timestamp=" + strconv.FormatInt(now.Add(-c.uptime).UnixMilli(), 10))
+		s := describeProvider(u, now)
+		if s.warmup != c.want {
+			t.Errorf("%s up %v: warm-up %q, want %q", c.query, c.uptime, s.warmup, c.want)
+		}
+		if bw := w.Weight(u, w.Now()); c.want != "done" && !strings.HasPrefix(s.warmup, "weight "+strconv.FormatInt(bw, 10)+" of") {
+			t.Errorf("%s up %v: ls shows %q, the balancer picks it with weight %d", c.query, c.uptime, s.warmup, bw)
+		}
 	}
 }
