@@ -175,3 +175,52 @@ func TestAdaptiveDispatch_QuietConnectionUsesPool(t *testing.T) {
 		t.Errorf("hand-offs = %d, want 0: the first batch goes to the pool", n)
 	}
 }
+
+// The watchdog backs off while the requests it finds are quick; the first
+// slow request after a long run of quick ones is still handed off within
+// about maxWatchPeriod + handOffAfter (11 ms), so a call behind it is
+// answered long before it returns. Once the connection closes the
+// watchdog's goroutine ends.
+func TestAdaptiveDispatch_WatchdogBacksOffAndStillHandsOff(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
+	ch := f.dial(nil)
+	warmUp(t, ch)
+	for i := range 300 { // sequential quick requests: the checks find none running
+		if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", i), 5*time.Second); res.Err != nil {
+			t.Fatalf("Echo %d: %v", i, res.Err)
+		}
+	}
+	slow := make(chan error, 1)
+	go func() {
+		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1000), 5*time.Second).Err
+	}()
+	time.Sleep(5 * time.Millisecond)
+	start := time.Now()
+	if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "behind"), 5*time.Second); res.Err != nil {
+		t.Fatalf("call behind the slow request: %v", res.Err)
+	}
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Errorf("call behind the slow request answered after %v, want about maxWatchPeriod + handOffAfter (11 ms), far below its 1 s", el)
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("slow request: %v", err)
+	}
+	if n := f.providerStats().HandOffs; n < 1 {
+		t.Errorf("hand-offs = %d, want at least 1 (the slow request)", n)
+	}
+
+	ch.Close("test")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.srv.pool.dog.mu.Lock()
+		running := f.srv.pool.dog.running
+		f.srv.pool.dog.mu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watchdog still runs 5 s after its only connection closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

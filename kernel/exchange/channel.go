@@ -62,12 +62,12 @@ type Channel struct {
 	refusedLogged       atomic.Bool
 
 	// Options.Adaptive (adaptive.go)
-	inline      atomic.Int64 // mono() when the request running on the reader started; 0 when none runs there
-	inlineArmed atomic.Bool  // inlineTimer is set, or its check is running
-	inlineTimer *time.Timer  // runs checkInline; made by the primary reader before the first request
-	poolUntil   atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
-	handOffs    atomic.Int64
-	rd          *reader // the primary stream's reader, passed on at a hand-off
+	inline     atomic.Int64 // mono() when the request running on the reader started; 0 when none runs there
+	watched    atomic.Bool  // the pool's watchdog looks at inline
+	readerDone atomic.Bool  // the primary reader ended: the watchdog lets go
+	poolUntil  atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
+	handOffs   atomic.Int64
+	rd         *reader // the primary stream's reader, passed on at a hand-off
 
 	ctx    context.Context // parent of every handler context; cancelled on death
 	cancel context.CancelFunc

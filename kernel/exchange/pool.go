@@ -51,6 +51,7 @@ type workerPool struct {
 	reaper  *time.Timer    // nil while no worker runs
 	closed  bool           //
 	wg      sync.WaitGroup // running workers
+	dog     watchdog       // Options.Adaptive: the requests running on the channels' readers
 }
 
 // poolWorker is one idle worker's mailbox.
@@ -172,6 +173,7 @@ func (p *workerPool) close() {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.dog.wait()
 }
 
 // queuedLen returns the number of requests waiting for a worker.

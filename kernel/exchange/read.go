@@ -45,8 +45,6 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 		r.direct = c.opts.Direct || c.opts.Adaptive
 		if r.adaptive = c.opts.Adaptive && !c.opts.Direct; r.adaptive {
 			c.rd = r
-			c.inlineTimer = time.AfterFunc(time.Hour, c.checkInline)
-			c.inlineTimer.Stop()
 		}
 	}
 	c.read(r)
@@ -57,7 +55,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 func (c *Channel) read(r *reader) {
 	if r.loop() {
 		if r.adaptive {
-			c.inlineTimer.Stop()
+			c.readerDone.Store(true)
 		}
 		c.io.Done()
 	}
