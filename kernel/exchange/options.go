@@ -110,7 +110,9 @@ type Options struct {
 	// reader again. A read batch that has run a millisecond sends the rest of
 	// its requests to the pool too. Fast handlers cost what Direct costs; a
 	// handler that blocks holds up the requests behind it on its connection
-	// for about a millisecond, not for as long as it blocks. The idea is the
+	// for 1 to 11 ms (the worker pool's watchdog checks every millisecond
+	// while it finds requests running, every 10 ms while it finds none),
+	// not for as long as it blocks. The idea is the
 	// Go runtime's: sysmon takes the processor from a goroutine that stays
 	// in a system call longer than 20 µs (runtime/proc.go, retake). Ignored
 	// when Direct is set.
