@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
@@ -394,18 +395,18 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 	if s.table != nil {
 		m, err := s.table.lookup(s.key, req.Method)
 		if err != nil {
-			return spi.Result{Err: err}
+			return rejected(err)
 		}
 		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:]); err != nil {
-			return spi.Result{Err: err}
+			return rejected(err)
 		}
 	} else {
 		if s.methods != nil && !slices.Contains(s.methods, req.Method) {
-			return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
-				s.key, req.Method, strings.Join(s.methods, ", "))}
+			return rejected(spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
+				s.key, req.Method, strings.Join(s.methods, ", ")))
 		}
 		if req.NumArgs < 0 || req.NumArgs > 1<<16 {
-			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s: %d arguments", s.key, req.Method, req.NumArgs)}
+			return rejected(spi.Errorf(spi.StatusBadRequest, "%s.%s: %d arguments", s.key, req.Method, req.NumArgs))
 		}
 		if args = pc.args[:]; req.NumArgs > len(args) {
 			args = make([]any, req.NumArgs)
@@ -413,7 +414,7 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		args = args[:req.NumArgs]
 		for i := range args {
 			if err := req.Args.Decode(&args[i]); err != nil {
-				return spi.Result{Err: argError(s.key, req.Method, i, "", err)}
+				return rejected(argError(s.key, req.Method, i, "", err))
 			}
 		}
 	}
@@ -439,6 +440,21 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		attachmentMaps.Put(m)
 	}
 	return res
+}
+
+// rejected counts a request answered with err before its service's filter
+// chain — SERVICE_NOT_FOUND or BAD_REQUEST, which no metrics filter sees —
+// in the process-wide internal/counters.Provider, by status only (the
+// names come from the client), and returns err as the request's result.
+// Only failing requests come here: a good call counts nothing.
+func rejected(err error) spi.Result {
+	switch spi.StatusOf(err) {
+	case spi.StatusServiceNotFound:
+		counters.Provider.ServiceNotFound.Inc()
+	case spi.StatusBadRequest:
+		counters.Provider.BadRequest.Inc()
+	}
+	return spi.Result{Err: err}
 }
 
 // attachmentMaps pools the attachment maps of calls that arrive without
@@ -689,7 +705,7 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		defer s.before.Done()
 	}
 	if svc == nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port)}
+		return rejected(spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port))
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.

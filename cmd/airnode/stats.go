@@ -21,8 +21,12 @@ func statsCommand(a *app) *cobra.Command {
 		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
 and prints one line per side, service and method: count, success rate,
 mean and p99 latency, throughput (calls/s between the first and the last
-call), calls in flight and failures by status. --json prints the endpoint's
-JSON, which also holds the heartbeat, registry and access counters.
+call), calls in flight and failures by status. Requests the provider
+answered before any service saw them (unknown service or method:
+SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
+BAD_REQUEST) are in no row; a last line counts them by status. --json
+prints the endpoint's JSON, which also holds the heartbeat, registry,
+access and provider counters.
 
   airnode stats 127.0.0.1:9090`,
 		Args: cobra.ExactArgs(1),
@@ -38,7 +42,10 @@ JSON, which also holds the heartbeat, registry and access counters.
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
-			return metrics.WriteTable(a.stdout, rep.Methods)
+			if err := metrics.WriteTable(a.stdout, rep.Methods); err != nil {
+				return err
+			}
+			return metrics.WriteRejected(a.stdout, rep.Counters)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")

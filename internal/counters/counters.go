@@ -67,9 +67,24 @@ type AccessCounters struct {
 	ActivesTimeouts Counter
 }
 
+// ProviderCounters counts requests a provider answered before they
+// reached a service's filter chain, so that no per-method series (which
+// the metrics filter keeps) saw them. They are counted by status only: the
+// service and method names come from the client, and a series per name
+// would let a client grow memory without bound.
+type ProviderCounters struct {
+	// ServiceNotFound counts SERVICE_NOT_FOUND answers: a service not
+	// exported on the server, or a method the service does not have.
+	ServiceNotFound Counter
+	// BadRequest counts BAD_REQUEST answers: a wrong number of arguments,
+	// or an argument the codec could not decode into its parameter.
+	BadRequest Counter
+}
+
 // The process-wide counters.
 var (
 	Heartbeat HeartbeatCounters
 	Registry  RegistryCounters
 	Access    AccessCounters
+	Provider  ProviderCounters
 )

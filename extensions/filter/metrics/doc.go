@@ -17,8 +17,13 @@
 // on an address; Server.Close stops it and waits for its goroutine. The
 // process-wide counters of package internal/counters (heartbeat pings,
 // reconnects, idle closes, registry notifications and session expiries,
-// token and limit rejections) are exported by every Registry; this package
-// re-exports them as Heartbeat, RegistryEvents and Access.
+// token and limit rejections, provider requests rejected before any
+// service's filter chain) are exported by every Registry; this package
+// re-exports them as Heartbeat, RegistryEvents, Access and
+// ProviderRejections. The last are the calls no method series counts
+// (unknown service or method, bad arguments): they are counted by status
+// only, airnode_provider_rejected_total{status}, and WriteRejected prints
+// them under the table.
 //
 // Everything here is safe for concurrent use. A Registry keeps at most
 // MaxSeries (1000) method series; calls of further methods are folded into the

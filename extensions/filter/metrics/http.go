@@ -61,6 +61,7 @@ func (r *Registry) StatsHandler() http.Handler {
 		case "text":
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = WriteTable(w, rep.Methods)
+			_ = WriteRejected(w, rep.Counters)
 		default:
 			http.Error(w, fmt.Sprintf("metrics: format %q: want json or text", f), http.StatusBadRequest)
 		}
@@ -86,6 +87,29 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 			s.Side, s.Service, s.Method, s.Count, 100*s.SuccessRate, s.MeanMillis, s.P99Millis, s.Throughput, s.InFlight, fails)
 	}
 	return tw.Flush()
+}
+
+// WriteRejected prints, when counters (StatsReport.Counters) hold any, the
+// provider requests answered before any service's filter chain, which no
+// row of WriteTable counts (process-wide, by status only):
+//
+//	provider requests rejected before the service: SERVICE_NOT_FOUND 3, BAD_REQUEST 2
+//
+// SERVICE_NOT_FOUND: unknown service or method; BAD_REQUEST: wrong
+// argument count or undecodable argument. It prints nothing when there are
+// none, or when counters come from a node without these counters.
+func WriteRejected(w io.Writer, counters map[string]uint64) error {
+	var parts []string
+	for _, k := range rejectedKeys {
+		if n := counters[k[0]]; n > 0 {
+			parts = append(parts, k[1]+" "+strconv.FormatUint(n, 10))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "provider requests rejected before the service: %s\n", strings.Join(parts, ", "))
+	return err
 }
 
 // Server serves a Registry's Handler on one address (`airnode serve

@@ -106,6 +106,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_executes_rejections_total, airnode_actives_timeouts_total
+//	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -121,7 +122,7 @@ func NewRegistry(opts ...Option) *Registry {
 	r.prom.MustRegister(callCollector{r}, r.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, c := range processCounters() {
-		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
 			func() float64 { return float64(c.c.Load()) }))
 	}
 	return r
@@ -131,22 +132,37 @@ func NewRegistry(opts ...Option) *Registry {
 type processCounter struct {
 	name, key, help string
 	c               *counters.Counter
+	labels          prometheus.Labels // constant labels: one family, several counters
+}
+
+// rejectedHelp is the help of airnode_provider_rejected_total, the same
+// for each of its status labels.
+const rejectedHelp = "Provider requests answered before any service's filter chain (so in no per-method series), by status: unknown service or method, wrong argument count or undecodable argument."
+
+// rejectedKeys are the Counters keys of the provider requests rejected
+// before any service's filter chain, with their status names, in the order
+// WriteRejected prints them.
+var rejectedKeys = [][2]string{
+	{"provider.service_not_found", spi.StatusServiceNotFound.String()},
+	{"provider.bad_request", spi.StatusBadRequest.String()},
 }
 
 func processCounters() []processCounter {
-	h, g, a := &counters.Heartbeat, &counters.Registry, &counters.Access
+	h, g, a, p := &counters.Heartbeat, &counters.Registry, &counters.Access, &counters.Provider
 	return []processCounter{
-		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests sent.", &h.PingsSent},
-		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests answered in time.", &h.PingsAnswered},
-		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed},
-		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers answered.", &h.PingsReceived},
-		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects},
-		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed},
-		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications},
-		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries},
-		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections},
-		{"airnode_executes_rejections_total", "access.executes_rejections", "Calls refused by executelimit (SERVER_THREADPOOL_EXHAUSTED).", &a.ExecutesRejections},
-		{"airnode_actives_timeouts_total", "access.actives_timeouts", "Calls that waited too long in activelimit (CLIENT_TIMEOUT).", &a.ActivesTimeouts},
+		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests sent.", &h.PingsSent, nil},
+		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests answered in time.", &h.PingsAnswered, nil},
+		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed, nil},
+		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers answered.", &h.PingsReceived, nil},
+		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
+		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
+		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
+		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
+		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},
+		{"airnode_executes_rejections_total", "access.executes_rejections", "Calls refused by executelimit (SERVER_THREADPOOL_EXHAUSTED).", &a.ExecutesRejections, nil},
+		{"airnode_actives_timeouts_total", "access.actives_timeouts", "Calls that waited too long in activelimit (CLIENT_TIMEOUT).", &a.ActivesTimeouts, nil},
+		{"airnode_provider_rejected_total", "provider.service_not_found", rejectedHelp, &p.ServiceNotFound, prometheus.Labels{"status": spi.StatusServiceNotFound.String()}},
+		{"airnode_provider_rejected_total", "provider.bad_request", rejectedHelp, &p.BadRequest, prometheus.Labels{"status": spi.StatusBadRequest.String()}},
 	}
 }
 
@@ -325,4 +341,7 @@ var (
 	RegistryEvents = &counters.Registry
 	// Access: token rejections, executes rejections, actives timeouts.
 	Access = &counters.Access
+	// ProviderRejections: provider requests answered SERVICE_NOT_FOUND or
+	// BAD_REQUEST before any service's filter chain (WriteRejected).
+	ProviderRejections = &counters.Provider
 )
