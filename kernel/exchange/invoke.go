@@ -33,17 +33,12 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 	if codec == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)}
 	}
-	start := time.Now()
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = start.Add(timeout)
-	}
-	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
-	}
-	var remaining time.Duration
-	if !deadline.IsZero() {
-		remaining = deadline.Sub(start)
+	start := mono() // time.Now only for a ctx with a deadline
+	remaining := max(timeout, 0) // 0: no deadline
+	if d, ok := ctx.Deadline(); ok {
+		if r := time.Until(d); timeout <= 0 || r < remaining {
+			remaining = r
+		}
 		if remaining <= 0 {
 			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s: deadline passed before sending", inv.Service, inv.Method, c.remote)}
 		}
@@ -73,7 +68,7 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 
 // invoke is Invoke after the deadline is known and the call's timer set:
 // encode, register, send, wait.
-func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start time.Time) spi.Result {
+func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start int64) spi.Result {
 	f := getFrame()
 	err := encodeRequest(f, codec, inv, cl.timeout)
 	if err == nil {
@@ -111,7 +106,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		case <-cl.done:
 		case <-cd:
 			if c.pending.take(cl.id) != nil {
-				return c.expire(ctx, inv, st, time.Since(start))
+				return c.expire(ctx, inv, st, time.Duration(mono()-start))
 			}
 			<-cl.done // a response, the channel's death or the timer won the race
 		}
@@ -119,7 +114,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		<-cl.done
 	}
 	if cl.timedOut {
-		return c.expire(ctx, inv, st, time.Since(start))
+		return c.expire(ctx, inv, st, time.Duration(mono()-start))
 	}
 	return c.complete(cl, codec, inv)
 }
