@@ -33,7 +33,7 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 	if codec == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)}
 	}
-	start := mono() // time.Now only for a ctx with a deadline
+	start := mono()              // time.Now only for a ctx with a deadline
 	remaining := max(timeout, 0) // 0: no deadline
 	if d, ok := ctx.Deadline(); ok {
 		if r := time.Until(d); timeout <= 0 || r < remaining {
