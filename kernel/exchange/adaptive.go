@@ -14,7 +14,8 @@ import (
 // retake) and another thread runs the rest.
 //
 // The running request is marked by inline, the mono() time it started.
-// The worker pool's watchdog checks it every watchPeriod: past
+// The worker pool's watchdog checks it every 1 to 10 ms (watchPeriod,
+// maxWatchPeriod): past
 // handOffAfter the watchdog claims the mark (compare-and-swap to 0), releases
 // the batch's held responses, starts a new goroutine on the same reader
 // state and passes it the reader's count of c.io. The old goroutine sees
@@ -24,10 +25,10 @@ import (
 
 // handOffAfter is how long a request (or a read batch) may run on the
 // reader before the connection's reading moves to another goroutine (a
-// request) or its later requests go to the worker pool (a batch). It bounds
-// how long a slow handler holds up the requests and heartbeats behind it on
-// its connection; a request that runs this long costs far more than the
-// ~1 µs hand-off.
+// request) or its later requests go to the worker pool (a batch). With
+// the watchdog's period it bounds how long a slow handler holds up the
+// requests and heartbeats behind it on its connection (1 to 11 ms); a
+// request that runs this long costs far more than the ~1 µs hand-off.
 const handOffAfter = int64(time.Millisecond)
 
 // poolAfterHandOff is how long a connection sends its requests to the
