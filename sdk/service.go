@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/airnode/airnode/extensions/codec/msgpack"
 	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
 )
@@ -150,7 +151,12 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	for i, b := range args {
 		p := reflect.New(m.params[i])
 		if err := decodeArg(codec, b, p.Interface()); err != nil {
-			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %v", service, name, i, m.params[i], err)
+			why := err.Error()
+			var tm spi.TypeMismatch
+			if errors.As(err, &tm) {
+				why = "got " + tm.Got() // what was sent, as the kernel says it for in-process services
+			}
+			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %s", service, name, i, m.params[i], why)
 		}
 		in = append(in, p.Elem())
 	}
@@ -182,21 +188,24 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 // decodeArg decodes b into ptr. When the codec refuses (a consumer that
 // sent 3.0 for an int, a generic map for a struct), the value is decoded
 // generically and converted through JSON, which accepts any lossless
-// conversion; the codec's error is returned when that fails too.
+// conversion; the codec's error is returned when that fails too, for
+// msgpack as a *msgpack.TypeError (spi.TypeMismatch) when the value's kind
+// is what ptr's type cannot hold.
 func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
 	err := codec.Unmarshal(b, ptr)
 	if err == nil {
 		return nil
 	}
 	var v any
-	if codec.Unmarshal(b, &v) != nil {
-		return err
+	if codec.Unmarshal(b, &v) == nil {
+		if j, jerr := json.Marshal(v); jerr == nil && json.Unmarshal(j, ptr) == nil {
+			return nil
+		}
 	}
-	j, jerr := json.Marshal(v)
-	if jerr != nil || json.Unmarshal(j, ptr) != nil {
-		return err
+	if codec.Name() == pluginrpc.CodecMsgpack {
+		return msgpack.TypeErrorOf(b, ptr, err)
 	}
-	return nil
+	return err
 }
 
 // plural returns word, with an "s" unless n is 1.

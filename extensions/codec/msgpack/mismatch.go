@@ -1,6 +1,7 @@
 package msgpack
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -66,33 +67,61 @@ const previewLen = 40
 
 // typeError returns Decode's error for err, msgpack's failure to decode
 // value number d.n of the body into target: a *TypeError when the value is
-// of a kind target's type cannot hold, else err wrapped with the target.
-// It reads the value again from the body's start (skipping the d.n values
-// before it), so it only runs on failure: a good call pays nothing. The
-// decoder is failed for good by then, so where it leaves the body does
-// not matter.
+// of a kind target's type cannot hold (mismatch), else err wrapped with the
+// target.
 func (d *Decoder) typeError(target any, err error) error {
-	wrapped := fmt.Errorf("msgpack: decode into %T: %w", target, err)
-	if d.body == nil || d.check.start < 0 {
-		return wrapped
+	if te := d.mismatch(target, err); te != nil {
+		return te
+	}
+	return fmt.Errorf("msgpack: decode into %T: %w", target, err)
+}
+
+// TypeErrorOf returns, for the error err of decoding data, one MessagePack
+// value, into target with msgpack itself (vmihailenco/msgpack's Unmarshal,
+// as the plugin SDK decodes arguments), a *TypeError describing the value
+// when its kind is what target's type cannot hold; else err unchanged. Call
+// it only with an error: it reads data again.
+func TypeErrorOf(data []byte, target any, err error) error {
+	d := Codec{}.NewDecoder(bytes.NewReader(data)).(*Decoder)
+	defer d.Release()
+	if d.err != nil { // a length beyond the data: do not read it
+		return err
+	}
+	if te := d.mismatch(target, err); te != nil {
+		return te
+	}
+	return err
+}
+
+// mismatch returns the *TypeError for err, msgpack's failure to decode
+// value number d.n of the body into target, or nil when the body cannot be
+// read again or the value's kind is one target's type takes (the mismatch
+// is deeper inside, or something else failed). It reads the value again
+// from the body's start (skipping the d.n values before it), so it only
+// runs on failure: a good call pays nothing. The decoder is failed for good
+// by then, so where it leaves the body does not matter.
+func (d *Decoder) mismatch(target any, err error) *TypeError {
+	t := reflect.TypeOf(target)
+	if d.body == nil || d.check.start < 0 || t == nil || t.Kind() != reflect.Pointer {
+		return nil // msgpack refused the target itself (nil, not a pointer)
 	}
 	if _, serr := d.body.Seek(d.check.start, io.SeekStart); serr != nil {
-		return wrapped
+		return nil
 	}
 	d.d.ResetReader(d.body)
 	d.d.SetMapDecoder(d.mapDecoder)
 	for range d.n {
 		if d.d.Skip() != nil {
-			return wrapped
+			return nil
 		}
 	}
 	c, perr := d.d.PeekCode()
 	if perr != nil {
-		return wrapped
+		return nil
 	}
 	kind := kindOf(c)
-	if kind == "" || accepts(reflect.TypeOf(target), c) {
-		return wrapped
+	if kind == "" || accepts(t, c) {
+		return nil
 	}
 	d.depth = 0
 	te := &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Err: err}
@@ -161,8 +190,9 @@ func accepts(t reflect.Type, c byte) bool {
 	case reflect.Bool:
 		return k == "a bool"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64:
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return k == "an integer" // msgpack reads no float into an integer
+	case reflect.Float32, reflect.Float64:
 		return k == "an integer" || k == "a float"
 	case reflect.String:
 		return k == "a string" || k == "binary"

@@ -39,6 +39,8 @@ func TestTypeErrorSaysWhatWasSent(t *testing.T) {
 		{"x", new(int), `a string ("x")`},
 		{strings.Repeat("é", 30), new(int64), `a string ("` + strings.Repeat("é", 20) + `"…)`},
 		{1.5, new(bool), "a float (1.5)"},
+		{2.5, new(int), "a float (2.5)"},
+		{2.0, new(uint8), "a float (2)"},
 		{true, new(float64), "a bool (true)"},
 		{[]byte("abcde"), new(int), "binary (5 bytes)"},
 		{[]any{1, "a"}, new(string), `an array ([1,"a"])`},
@@ -119,5 +121,40 @@ func TestStreamMismatchKeepsMsgpackError(t *testing.T) {
 	}
 	if err := (msgpack.Codec{}).NewDecoder(bytes.NewReader(data)).Decode(new(int)); err != nil {
 		t.Errorf("good value: %v", err)
+	}
+}
+
+// TypeErrorOf describes msgpack's own Unmarshal error, as the plugin SDK
+// gets it, and leaves other errors alone.
+func TestTypeErrorOf(t *testing.T) {
+	data, err := vm.Marshal(123)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	uerr := vm.Unmarshal(data, &s)
+	got := msgpack.TypeErrorOf(data, &s, uerr)
+	var te *msgpack.TypeError
+	if !errors.As(got, &te) || te.Got() != "an integer (123)" || !errors.Is(got, uerr) {
+		t.Errorf("TypeErrorOf(123 into *string) = %v, want got an integer (123) wrapping %v", got, uerr)
+	}
+	var n int
+	if got := msgpack.TypeErrorOf(data[:0], &n, io.EOF); got != io.EOF {
+		t.Errorf("TypeErrorOf(empty data) = %v, want the error unchanged", got)
+	}
+	hostile := []byte{0xc6, 0xff, 0xff, 0xff, 0xff} // 4 GiB of binary declared
+	if got := msgpack.TypeErrorOf(hostile, &n, io.ErrUnexpectedEOF); got != io.ErrUnexpectedEOF {
+		t.Errorf("TypeErrorOf(hostile length) = %v, want the error unchanged", got)
+	}
+}
+
+// A target msgpack refuses itself (nil, not a pointer) keeps its error.
+func TestBadTargetIsNotATypeError(t *testing.T) {
+	for _, target := range []any{nil, "not a pointer"} {
+		err := msgpack.Codec{}.NewDecoder(bytes.NewReader(body(t, 1))).Decode(target)
+		var te *msgpack.TypeError
+		if err == nil || errors.As(err, &te) {
+			t.Errorf("Decode(%#v): %v, want msgpack's own error", target, err)
+		}
 	}
 }

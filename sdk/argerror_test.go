@@ -1,0 +1,37 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// A plugin service's undecodable argument says what was sent, as an
+// in-process service's does: "got an integer (123)", not msgpack's
+// "invalid code=d3".
+func TestServiceArgumentMismatchSaysWhatWasSent(t *testing.T) {
+	h, err := newServiceHandler([]Service{{Name: "calc", Impl: adder{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, _ := pluginrpc.CodecByName(pluginrpc.CodecMsgpack)
+	enc := func(v any) []byte { b, _ := codec.Marshal(v); return b }
+	for _, c := range []struct {
+		method string
+		args   [][]byte
+		want   string
+	}{
+		{"Add", [][]byte{enc("x"), enc(1)}, `calc.Add argument 0: cannot decode into int: got a string ("x")`},
+		{"Add", [][]byte{enc(1), enc(2.5)}, "calc.Add argument 1: cannot decode into int: got a float (2.5)"},
+		{"Norm1", [][]byte{enc(true)}, "calc.Norm1 argument 0: cannot decode into sdk.point: got a bool (true)"},
+	} {
+		_, err := h.Invoke(context.Background(), "calc", c.method, c.args, codec, nil)
+		var se *spi.Error
+		if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != c.want {
+			t.Errorf("%s: %v, want BAD_REQUEST %q", c.method, err, c.want)
+		}
+	}
+}
