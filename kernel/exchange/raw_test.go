@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/airnode/airnode/internal/counters"
 	"io"
 	"net"
 	"runtime"
@@ -224,9 +225,11 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 }
 
 // TestBadRequestKeepsConnection: a body that fails to decode answers
-// BAD_REQUEST and the connection stays up.
+// BAD_REQUEST, is counted with the provider's rejected requests
+// (counters.Provider, airnode stats) and the connection stays up.
 func TestBadRequestKeepsConnection(t *testing.T) {
 	f := startServer(t, false, nil)
+	rejected := counters.Provider.BadRequest.Load()
 	c := rawConn(t, f)
 	br := bufio.NewReader(c)
 	junk := []byte{0xc1, 0xc1, 0xc1} // 0xc1 is never valid msgpack
@@ -238,6 +241,9 @@ func TestBadRequestKeepsConnection(t *testing.T) {
 	}
 	if !strings.Contains(string(body), "bad request body") {
 		t.Fatalf("body %q", body)
+	}
+	if n := counters.Provider.BadRequest.Load() - rejected; n != 1 {
+		t.Errorf("counters.Provider.BadRequest went up by %d, want 1", n)
 	}
 	// a valid request on the same connection still works
 	fb := getFrame()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/internal/counters"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -69,6 +70,7 @@ func (c *Channel) finish() {
 func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrived int64) (res spi.Result) {
 	p, args, err := protocol.ParseRequestPreamble(body)
 	if err != nil {
+		counters.Provider.BadRequest.Inc()
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
 	}
 	r := &struct {
