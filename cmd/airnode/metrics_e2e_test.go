@@ -30,19 +30,13 @@ func TestE2E_MetricsAfter1000EchoCalls(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Get("http://" + m[1] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := getMetrics(t, m[1])
 	for _, want := range []string{
 		`airnode_calls_total{method="Echo",service="demo.Echo",side="provider"} 1000`,
 		`airnode_call_duration_seconds_count{method="Echo",service="demo.Echo",side="provider"} 1000`,
 		`airnode_call_duration_seconds_bucket{method="Echo",service="demo.Echo",side="provider",le="0.0001"}`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
@@ -94,22 +88,29 @@ func TestE2E_StatsCountsRequestsRejectedBeforeTheService(t *testing.T) {
 	if strings.Contains(r.stdout, "Nope") || strings.Contains(r.stdout, "Random7f3a") || strings.Contains(r.stdout, "demo.Missing") {
 		t.Errorf("stats has a row for a name the client made up:\n%s", r.stdout)
 	}
+	body := getMetrics(t, m[1])
+	for _, want := range []string{
+		`airnode_provider_rejected_total{status="SERVICE_NOT_FOUND"} 3`,
+		`airnode_provider_rejected_total{status="BAD_REQUEST"} 2`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "Random7f3a") {
+		t.Error("/metrics has a series for a method name the client made up")
+	}
+}
+
+// getMetrics returns the body of GET http://addr/metrics.
+func getMetrics(t *testing.T, addr string) string {
+	t.Helper()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Get("http://" + m[1] + "/metrics")
+	resp, err := client.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{
-		`airnode_provider_rejected_total{status="SERVICE_NOT_FOUND"} 3`,
-		`airnode_provider_rejected_total{status="BAD_REQUEST"} 2`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
-	if strings.Contains(string(body), "Random7f3a") {
-		t.Error("/metrics has a series for a method name the client made up")
-	}
+	return string(body)
 }
