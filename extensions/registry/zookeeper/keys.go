@@ -1,0 +1,17 @@
+package zookeeper
+
+import "github.com/airnode/airnode/spi"
+
+// Keys describes the registry URL's keys Build reads (spi.KeyDescriber);
+// the ensemble is the URL's hosts, the digest ACL its user:password.
+func (Builder) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{
+		{Key: spi.KeyBackup, Type: spi.KeyTypeHosts, Doc: "more ensemble servers, h:2181,h:2181 (Dubbo's form)"},
+		{Key: KeyRoot, Type: spi.KeyTypeString, Default: DefaultRoot, Doc: `root node, no '/'; "" puts services at /`},
+		{Key: KeySessionTimeout, Type: spi.KeyTypeDuration, Default: "30s", Doc: "ZooKeeper session timeout (a kill -9'd provider's entry goes after it), 400ms..1h"},
+		{Key: KeyConnectTimeout, Type: spi.KeyTypeDuration, Default: "5s", Doc: "how long Register and Lookup wait for a session, 10ms..1m"},
+		{Key: KeyFileCache, Type: spi.KeyTypePath, Doc: "file of the last known provider lists, used while ZooKeeper is down; absent: no cache"},
+	}
+}
+
+var _ spi.KeyDescriber = Builder{}
