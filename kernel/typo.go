@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -44,19 +45,26 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 	return out
 }
 
-// knownKeys are the URL keys the kernel, its catalogs' points and the
-// bundled filters read.
+// knownKeys are the URL keys the kernel reads (its own, config.KernelKeys
+// and the key that selects each point) and those every extension of its
+// catalogs declares it reads (spi.KeyDescriber, through Describe), so a
+// plugin extension's keys count as soon as it is registered.
 func (n *Node) knownKeys() []string {
-	keys := []string{spi.KeyMethods, spi.KeySide, "group", "version", "interface", "application", "pid",
-		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections", "threads", "idempotent",
-		// read by bundled extensions
-		"accesslog", "accesslog.args", "backup", "forks", "smux.buffer", "tls", "tls.ca", "tls.cert", "tls.key", "tls.servername",
-		"file.cache", "root", "session.timeout", "protocol", "shutdown.timeout", "shutdown.wait"}
+	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections",
+		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait"}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
 	}
 	for _, p := range n.cat.Describe() {
-		keys = append(keys, p.Key)
+		if p.Key != "" {
+			keys = append(keys, p.Key)
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				keys = append(keys, k.Key)
+			}
+		}
 	}
 	return keys
 }

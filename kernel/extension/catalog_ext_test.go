@@ -302,7 +302,7 @@ func TestDescribe(t *testing.T) {
 		if p.Name != "loadbalance" {
 			continue
 		}
-		if p.Key != "loadbalance" || p.Default != "random" || p.Extensions[0] != (extension.ExtensionInfo{Name: "acme.p2c", Origin: "/opt/airnode/plugins/p2c"}) {
+		if p.Key != "loadbalance" || p.Default != "random" || !reflect.DeepEqual(p.Extensions[0], extension.ExtensionInfo{Name: "acme.p2c", Origin: "/opt/airnode/plugins/p2c"}) {
 			t.Fatalf("loadbalance info %+v", p)
 		}
 	}

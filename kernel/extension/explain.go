@@ -22,6 +22,11 @@ type PointInfo struct {
 type ExtensionInfo struct {
 	Name   string
 	Origin Origin
+	// Keys are the URL keys the extension declares it reads, in its own
+	// order (spi.KeyDescriber on the registered builder or codec); nil
+	// when it declares none: it reads no key of its own, or it does not
+	// say (plugin extensions do not yet).
+	Keys []spi.KeyDoc
 }
 
 // lister is what every Point[T] offers regardless of T.
@@ -31,6 +36,29 @@ type lister interface {
 	Default() string
 	Names() []string
 	Origin(name string) (Origin, bool)
+	keysOf(name string) []spi.KeyDoc
+}
+
+// keysOf returns the keys the extension registered as name declares
+// (spi.KeyDescriber), asking the registered extension first and, when it
+// does not say, the wrapped one Get returns; nil when neither does or name
+// is not registered. The result is the caller's.
+func (p *Point[T]) keysOf(name string) []spi.KeyDoc {
+	p.mu.RLock()
+	e, ok := p.exts[name]
+	p.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	if d, ok := any(e.ext).(spi.KeyDescriber); ok {
+		return slices.Clone(d.Keys())
+	}
+	if x, err := p.Get(name); err == nil {
+		if d, ok := any(x).(spi.KeyDescriber); ok {
+			return slices.Clone(d.Keys())
+		}
+	}
+	return nil
 }
 
 func (c *Catalogs) points() []lister {
@@ -38,14 +66,14 @@ func (c *Catalogs) points() []lister {
 }
 
 // Describe lists every point, sorted by name, with its extensions sorted by
-// name.
+// name, each with the URL keys it declares (ExtensionInfo.Keys).
 func (c *Catalogs) Describe() []PointInfo {
 	var out []PointInfo
 	for _, p := range c.points() {
 		info := PointInfo{Name: p.Name(), Key: p.Key(), Default: p.Default()}
 		for _, n := range p.Names() {
 			o, _ := p.Origin(n)
-			info.Extensions = append(info.Extensions, ExtensionInfo{Name: n, Origin: o})
+			info.Extensions = append(info.Extensions, ExtensionInfo{Name: n, Origin: o, Keys: p.keysOf(n)})
 		}
 		out = append(out, info)
 	}

@@ -1,0 +1,51 @@
+package kernel
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/airnode/airnode/kernel/extension/extensiontest"
+	"github.com/airnode/airnode/spi"
+)
+
+// A key only an extension declares (spi.KeyDescriber) is known: no
+// warning for smux.buffer, shortestresponse.slidePeriod or failover's
+// idempotent, written plainly or per method; a misspelling of one, two
+// edits away, gets a did-you-mean naming it.
+func TestExtensionKeysAreKnown(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	u := spi.MustParse("airnode://h:1/demo.Echo?smux.buffer=1MiB&shortestresponse.slidePeriod=10s&methods.Echo.idempotent=true&session.timeout=5s" +
+		"&smux.bffr=1MiB&shortestresponse.slidPeriod=10s&methods.Echo.idempotnt=true")
+	got := fmt.Sprint(n.likelyTypos(u))
+	want := "[[methods.Echo.idempotnt idempotent] [shortestresponse.slidPeriod shortestresponse.slidePeriod] [smux.bffr smux.buffer]]"
+	if got != want {
+		t.Fatalf("likelyTypos = %s, want %s", got, want)
+	}
+}
+
+// keyedLB is a stand-in balancer declaring one key of its own.
+type keyedLB struct{ extensiontest.LoadBalance }
+
+func (keyedLB) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick"}}
+}
+
+// The known keys come from the catalogs: a plugin-style extension's key
+// is a stranger (no warning: it is far from every key) until the
+// extension is registered, then known, and its misspelling is named.
+func TestKnownKeysComeFromTheCatalogs(t *testing.T) {
+	cat := testCatalogs(t)
+	n := NewNode(cat, WithLogger(quiet))
+	defer n.Close()
+	u := spi.MustParse("airnode://h:1/demo.Echo?p2c.choices=3&p2c.choise=3")
+	if got := n.likelyTypos(u); len(got) != 0 {
+		t.Fatalf("before registering: likelyTypos = %v, want none", got)
+	}
+	if err := cat.LoadBalance.Register(&keyedLB{extensiontest.LoadBalance{Ext: extensiontest.Ext{ExtName: "acme.p2c"}}}, "/opt/p2c"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(n.likelyTypos(u)), "[[p2c.choise p2c.choices]]"; got != want {
+		t.Fatalf("after registering: likelyTypos = %s, want %s", got, want)
+	}
+}
