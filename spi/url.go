@@ -22,6 +22,12 @@ import (
 // String is canonical (parameters sorted by key, each part percent-encoded
 // exactly once) and Parse(u.String()) equals u.
 //
+// The scheme is case-insensitive and kept in lower case. A URL has no
+// fragment ('#' is refused by Parse). The userinfo part is for registries
+// (the ZooKeeper registry's digest ACL); a service reference refuses it,
+// since the airnode protocol has no login: a provider's secret is its
+// token (?token=...).
+//
 // IPv6 hosts are written in brackets ("airnode://[::1]:20880/demo.Echo").
 // Several hosts are written "h1:p1,h2:p2"; Dubbo's "?backup=h2:p2" parameter
 // is kept as a parameter and included by Addresses.
@@ -63,9 +69,10 @@ const (
 )
 
 // NewURL builds a URL from its parts. path may start with "/"; params is
-// copied. It returns an error for an invalid scheme, host or parameter key.
+// copied; the scheme is kept in lower case, as Parse keeps it. It returns
+// an error for an invalid scheme, host or parameter key.
 func NewURL(scheme, host string, port int, path string, params map[string]string) (URL, error) {
-	u := URL{scheme: scheme, path: strings.TrimPrefix(path, "/")}
+	u := URL{scheme: strings.ToLower(scheme), path: strings.TrimPrefix(path, "/")}
 	if err := checkScheme(scheme); err != nil {
 		return URL{}, err
 	}
@@ -99,8 +106,13 @@ func MustParse(s string) URL {
 
 // Parse parses s. It returns an error that names the offending part for: a
 // missing or invalid scheme, an unbracketed IPv6 address with a port, a bad
-// port, an empty or repeated parameter key, or a bad percent-escape.
+// port, an empty or repeated parameter key, a bad percent-escape, or a
+// fragment ("#frag": no airnode URL has one, so a '#' would otherwise end
+// up in the path or a value; a literal '#' is written %23).
 // "key=" keeps key with an empty value (a bare "key" too).
+//
+// The scheme is case-insensitive (RFC 3986 §3.1): "AIRNODE://" parses as
+// "airnode://", and Scheme and String give it in lower case.
 func Parse(s string) (URL, error) {
 	var u URL
 	i := strings.Index(s, "://")
@@ -111,7 +123,11 @@ func Parse(s string) (URL, error) {
 	if err := checkScheme(u.scheme); err != nil {
 		return URL{}, err
 	}
+	u.scheme = strings.ToLower(u.scheme)
 	rest := s[i+3:]
+	if f := strings.IndexByte(rest, '#'); f >= 0 {
+		return URL{}, fmt.Errorf("url: %q has a fragment %q: airnode URLs have none (write a '#' that belongs to the path or a value as %%23)", s, rest[f:])
+	}
 	query := ""
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
 		rest, query = rest[:q], rest[q+1:]
@@ -318,7 +334,7 @@ func (u URL) Equal(v URL) bool {
 	return true
 }
 
-// Scheme returns the scheme ("airnode", "zookeeper", "file", ...).
+// Scheme returns the scheme in lower case ("airnode", "zookeeper", "file", ...).
 func (u URL) Scheme() string { return u.scheme }
 
 // User returns the user of the userinfo part, or "".
@@ -642,8 +658,8 @@ func (u URL) Without(keys ...string) URL {
 	return u
 }
 
-// WithScheme returns a copy of u with another scheme.
-func (u URL) WithScheme(scheme string) URL { u.scheme = scheme; return u }
+// WithScheme returns a copy of u with another scheme, in lower case.
+func (u URL) WithScheme(scheme string) URL { u.scheme = strings.ToLower(scheme); return u }
 
 // WithPath returns a copy of u with another path (a leading "/" is dropped).
 func (u URL) WithPath(path string) URL { u.path = strings.TrimPrefix(path, "/"); return u }
