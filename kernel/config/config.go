@@ -49,7 +49,8 @@ type Config struct {
 	Registry string `koanf:"registry"`
 	// Protocol holds URL parameters applied to every export (transport,
 	// codec, heartbeat.interval, payload, ...); a service's own Params win.
-	// Keys are taken whole: "heartbeat.interval" is one key.
+	// Keys are taken whole: "heartbeat.interval" is one key; a nested map
+	// ("heartbeat: {interval: 60s}") is refused, saying the flat key.
 	Protocol map[string]string `koanf:"protocol"`
 	// Shutdown bounds the graceful shutdown.
 	Shutdown Shutdown `koanf:"shutdown"`

@@ -285,3 +285,50 @@ func TestExportURL(t *testing.T) {
 		t.Fatalf("ExportURL = %s", got)
 	}
 }
+
+// A YAML syntax error names the line it is on, with its text: yaml.v3
+// itself says "line 2" (the line before, where the mapping began) for a
+// mis-indented key on line 3, and "line 1" for a bracket left open on
+// line 2.
+func TestYAMLErrorNamesItsLine(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"shutdown:\n  timeout: 5s\n wait: 1s\nlisten: \":1\"\n", `yaml: line 3: did not find expected key (line 3 is " wait: 1s")`},
+		{"listen: \":1\"\nshutdown:\n timeout: 5s\n  wait: 1s\n", `yaml: line 4: mapping values are not allowed in this context (line 4 is "  wait: 1s")`},
+		{"listen: \":1\"\nprotocol: {timeout: 1s\n", `yaml: line 2: did not find expected ',' or '}' (line 2 is "protocol: {timeout: 1s")`},
+		{"listen: \":1\"\n\tregistry: memory://\n", `yaml: line 2: found character that cannot start any token (line 2 is "\tregistry: memory://")`},
+	}
+	for _, tt := range tests {
+		file := writeFile(t, tt.yaml)
+		_, err := config.Load(config.Source{File: file})
+		if want := "config: " + file + ": " + tt.want; err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", tt.yaml, err, want)
+		}
+	}
+}
+
+// A map where plugins.yaml wants a URL key's value says how to write the
+// key flat, for protocol and for services' and references' params.
+func TestNestedURLKeysSayToWriteThemFlat(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"protocol: {heartbeat: {interval: 60s}}\n",
+			`key "protocol.heartbeat": want a value, got a map: write the URL key flat, "heartbeat.interval: 60s"`},
+		{"protocol:\n  timeout: 1s\n  heartbeat:\n    interval: 60s\n    ping: {timeout: 5s}\n",
+			`key "protocol.heartbeat": want a value, got a map: write the URL key flat, "heartbeat.interval: 60s", "heartbeat.ping.timeout: 5s"`},
+		{"services:\n  - interface: demo.Echo\n    params:\n      methods: {Echo: {timeout: 200ms}}\n",
+			`key "services[0].params.methods": want a value, got a map: write the URL key flat, "methods.Echo.timeout: 200ms"`},
+		{"references: [{interface: demo.Echo, params: {hash: {nodes: 80}}}]\n",
+			`key "references[0].params.hash": want a value, got a map: write the URL key flat, "hash.nodes: 80"`},
+	}
+	for _, tt := range tests {
+		file := writeFile(t, tt.yaml)
+		_, err := config.Load(config.Source{File: file})
+		if want := "config: " + file + ": " + tt.want; err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", tt.yaml, err, want)
+		}
+	}
+	// The flat spelling loads.
+	c, err := config.Load(config.Source{File: writeFile(t, "protocol: {heartbeat.interval: 60s, heartbeat: idle}\n")})
+	if err != nil || c.Protocol["heartbeat.interval"] != "60s" || c.Protocol["heartbeat"] != "idle" {
+		t.Fatalf("flat keys: %v, %v", c.Protocol, err)
+	}
+}

@@ -4,7 +4,9 @@
 // the bound of the first thing wrong with each field; Load reads
 // defaults → file → environment (AIRNODE_ prefix) → command-line flags with
 // koanf and decodes strictly: an unknown key is an error naming the key and
-// the file, and a duration needs a unit ("60s"). An error about a value set
+// the file, a duration needs a unit ("60s"), URL keys are written flat
+// ("heartbeat.interval: 60s"; a nested map is an error saying so), and a
+// YAML syntax error names the line it is on. An error about a value set
 // by an environment variable or a flag names that variable or flag.
 //
 // References give consumers defaults: ApplyReference adds the params of the

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
@@ -78,7 +77,12 @@ type Source struct {
 // key: an unknown
 // key (`config: plugins.yaml: unknown key "shutdown.tiemout"`), a duration
 // without a unit (`... "shutdown.timeout": 60000 needs a unit, e.g. 60s`),
-// a value of the wrong type, or anything Validate rejects.
+// a value of the wrong type, a map where a URL key's value belongs
+// (`key "protocol.heartbeat": want a value, got a map: write the URL key
+// flat, "heartbeat.interval: 60s"`; nesting is not flattened, see
+// nestedProblems), a YAML syntax error with the line it is on
+// (`yaml: line 3: did not find expected key (line 3 is " wait: 1s")`), or
+// anything Validate rejects.
 func Load(src Source) (Config, error) {
 	k := koanf.NewWithConf(koanf.Conf{Delim: delim, StrictMerge: false})
 	where := "defaults"
@@ -87,7 +91,7 @@ func Load(src Source) (Config, error) {
 		if _, err := os.Stat(src.File); err != nil {
 			return Config{}, fmt.Errorf("config: %w", err)
 		}
-		if err := k.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+		if err := k.Load(file.Provider(src.File), yamlParser{}); err != nil {
 			return Config{}, fmt.Errorf("config: %s: %w", src.File, err)
 		}
 	}
@@ -144,6 +148,7 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
+	nested := nestedProblems(k.Raw())
 	// say reports msg about the setting at path, naming where its value
 	// came from: "config: plugins.yaml: key "listen": ...", or, for an
 	// environment variable or a flag (which name the setting themselves),
@@ -166,6 +171,13 @@ func Load(src Source) (Config, error) {
 			return fmt.Errorf("config: %s: %s", where, msg)
 		}
 		return fmt.Errorf("config: %s: key %q: %s", where, path, msg)
+	}
+	if len(nested) > 0 {
+		var errs []error
+		for _, p := range nested {
+			errs = append(errs, say(p.path, p.msg))
+		}
+		return Config{}, errors.Join(errs...)
 	}
 	c := DefaultConfig()
 	if err := decode(k, &c, nil); err != nil {

@@ -1,0 +1,111 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	yaml3 "go.yaml.in/yaml/v3"
+)
+
+// yamlParser is koanf's YAML parser (the same go.yaml.in/yaml/v3 decoding)
+// with a truthful line in its syntax errors; see yamlLine.
+type yamlParser struct{}
+
+// Unmarshal parses b as a YAML mapping.
+func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
+	var out map[string]any
+	if err := yaml3.Unmarshal(b, &out); err != nil {
+		return nil, yamlLine(b, err)
+	}
+	return out, nil
+}
+
+// Marshal encodes o as YAML (koanf.Parser; Load does not use it).
+func (yamlParser) Marshal(o map[string]any) ([]byte, error) { return yaml3.Marshal(o) }
+
+// yamlErrLine matches a yaml.v3 syntax error: "yaml: line N: problem".
+var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlLine rewrites a YAML syntax error of b to name the line the parser
+// stopped at, with that line's text:
+// `yaml: line 3: did not find expected key (line 3 is " wait: 1s")`.
+//
+// yaml.v3 reports the 0-based line where the enclosing block began (its
+// context mark) when there is one, so an indentation mistake on line 3 of
+// a mapping that starts on line 2 reads "line 1". The problem mark it does
+// not expose is found instead as the shortest run of leading lines that
+// fails with the same problem: lines before the mistake parse. Errors of
+// another shape (type errors) are returned unchanged.
+func yamlLine(b []byte, err error) error {
+	m := yamlErrLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	problem := m[2]
+	lines := strings.SplitAfter(string(b), "\n")
+	for n := 1; n <= len(lines); n++ {
+		var out map[string]any
+		perr := yaml3.Unmarshal([]byte(strings.Join(lines[:n], "")), &out)
+		if pm := yamlErrLine.FindStringSubmatch(errString(perr)); pm != nil && pm[2] == problem {
+			return fmt.Errorf("yaml: line %d: %s (line %d is %q)", n, problem, n, strings.TrimRight(lines[n-1], "\r\n"))
+		}
+	}
+	return err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// nestedProblems finds maps written where plugins.yaml wants flat URL
+// keys (protocol, services[i].params, references[i].params): `protocol:
+// {heartbeat: {interval: 60s}}` gets `want a value, got a map: write the
+// URL key flat, "heartbeat.interval: 60s"`. Nesting is not flattened
+// into dotted keys: "heartbeat" is itself a key (the heartbeat extension)
+// beside "heartbeat.interval", and one spelling per key keeps a file
+// equal to the URL it becomes. raw is koanf's unflattened map.
+func nestedProblems(raw map[string]any) []problem {
+	var out []problem
+	check := func(path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			sub, ok := m[k].(map[string]any)
+			if !ok {
+				continue
+			}
+			var flat []string
+			flatten(k, sub, &flat)
+			out = append(out, problem{path + "." + k, "want a value, got a map: write the URL key flat, " + strings.Join(flat, ", ")})
+		}
+	}
+	check("protocol", raw["protocol"])
+	for _, list := range []string{"services", "references"} {
+		items, _ := raw[list].([]any)
+		for i, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				check(fmt.Sprintf("%s[%d].params", list, i), m["params"])
+			}
+		}
+	}
+	return out
+}
+
+// flatten appends `"prefix.k: v"` for every leaf of m, in key order.
+func flatten(prefix string, m map[string]any, out *[]string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if sub, ok := m[k].(map[string]any); ok {
+			flatten(prefix+"."+k, sub, out)
+			continue
+		}
+		*out = append(*out, fmt.Sprintf("%q", fmt.Sprintf("%s.%s: %v", prefix, k, m[k])))
+	}
+}
