@@ -75,6 +75,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
 	}
+	if err := n.checkProtocol(u); err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: %w", u.ServiceKey(), err)
+	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}
 	base, err := r.build("")
@@ -160,6 +163,40 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	n.references = append(n.references, r)
 	n.mu.Unlock()
 	return r, nil
+}
+
+// Protocol is the one protocol airnode speaks: the scheme of every provider
+// URL and of a reference's URL (DESIGN §5). Registry URLs have their own
+// schemes (zookeeper://, file://, ...), which name the registry.
+const Protocol = directory.DefaultProtocol
+
+// checkProtocol refuses a reference URL whose scheme (or "protocol" key)
+// names another protocol than Protocol, and one with userinfo. Otherwise
+// the first would end as "no provider available" (the directory accepts
+// only providers of the reference's protocol), the second be ignored. The
+// scheme is matched in lower case: spi.Parse keeps it so (RFC 3986 §3.1),
+// so AIRNODE:// is airnode://.
+func (n *Node) checkProtocol(u spi.URL) error {
+	if s := strings.ToLower(u.Scheme()); s != Protocol {
+		hint := ""
+		if _, err := n.cat.Registry.Get(s); err == nil {
+			if u.Host() != "" {
+				hint = fmt.Sprintf("; %q names a registry: for providers at that address write %s://%s/%s",
+					s, Protocol, strings.Join(u.Addresses(), ","), u.Interface())
+			} else {
+				hint = fmt.Sprintf("; %q names a registry: refer to %s:///%s and give the %s:// URL as the registry URL",
+					s, Protocol, u.Interface(), s)
+			}
+		}
+		return fmt.Errorf("unknown protocol %q (want %s)%s", u.Scheme(), Protocol, hint)
+	}
+	if p, ok := u.Param(directory.KeyProtocol); ok && p != Protocol {
+		return fmt.Errorf("unknown protocol %q in URL key %q (want %s)", p, directory.KeyProtocol, Protocol)
+	}
+	if u.User() != "" {
+		return fmt.Errorf("user %q before '@' in the URL: the %s protocol has no login (for a provider's secret use the token filter: ?token=SECRET)", u.User(), Protocol)
+	}
+	return nil
 }
 
 // checkConsumerKeys fails early for any key of the consumer's URL that
