@@ -361,7 +361,35 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 				Cause:   &panicError{value: p, stack: debug.Stack()}}}
 		}
 	}()
-	return r.invoker.Invoke(ctx, inv)
+	res = r.invoker.Invoke(ctx, inv)
+	if res.Err != nil {
+		res.Err = deadlineCause(ctx, res.Err)
+	}
+	return res
+}
+
+// deadlineCause makes errors.Is(err, context.DeadlineExceeded) true for a
+// CLIENT_TIMEOUT or SERVER_TIMEOUT that ctx's deadline caused (it has
+// passed when the call returns), as a cancelled ctx already gives
+// context.Canceled; the status stays. A timeout of the reference's own
+// "timeout" key with ctx's deadline still ahead is left as is: the
+// caller's context did not expire. (gRPC maps both to DeadlineExceeded; a
+// Go caller checking errors.Is asks whether its own deadline ended the
+// call.)
+func deadlineCause(ctx context.Context, err error) error {
+	e, ok := err.(*spi.Error)
+	if !ok || e.Status != spi.StatusClientTimeout && e.Status != spi.StatusServerTimeout {
+		return err
+	}
+	d, ok := ctx.Deadline()
+	if !ok || time.Now().Before(d) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	cause := error(context.DeadlineExceeded)
+	if e.Cause != nil {
+		cause = errors.Join(e.Cause, context.DeadlineExceeded)
+	}
+	return &spi.Error{Status: e.Status, Message: e.Message, Cause: cause}
 }
 
 // Close stops the reference's directory (closing its provider invokers and,
