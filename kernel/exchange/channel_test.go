@@ -309,6 +309,79 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 	})
 }
 
+// TestT2_LargeRequestsBehindALargeOne: ten 4 MiB requests at once to a
+// peer that reads nothing. The writer takes one batch of at most sealAt
+// bytes plus a frame at a time, so the requests queued behind the one being
+// written are withdrawn at their deadline (CLIENT_TIMEOUT, safe to retry)
+// and never reach the peer; each call ends about at its 500 ms timeout
+// (encoding 4 MiB counts against it).
+func TestT2_LargeRequestsBehindALargeOne(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	seen := make(chan uint64, 16)
+	raw := newRawPeer(t, func(c net.Conn) {
+		c.(*net.TCPConn).SetReadBuffer(256 << 10)
+		<-release
+		br := bufio.NewReader(c)
+		for {
+			h, _, err := readFrame(br)
+			if err != nil {
+				return
+			}
+			seen <- h.ID
+		}
+	})
+	conn, err := net.Dial("tcp", raw.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetWriteBuffer(4096)
+	ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
+	defer func() { ch.Close("done"); ch.Wait() }()
+	big := bytes.Repeat([]byte{1}, 4<<20)
+	var mu sync.Mutex
+	statuses := map[spi.Status]int{}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			start := time.Now()
+			res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), 500*time.Millisecond)
+			el := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[spi.StatusOf(res.Err)]++
+			if el < 450*time.Millisecond || el > 1500*time.Millisecond {
+				t.Errorf("call ended after %v, want about its 500 ms timeout: %v", el, res.Err)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("statuses: %v", statuses)
+	if statuses[spi.StatusClientTimeout] < 5 || statuses[spi.StatusClientTimeout]+statuses[spi.StatusServerTimeout] != 10 {
+		t.Fatalf("statuses %v, want most CLIENT_TIMEOUT (withdrawn behind the one being written), the rest SERVER_TIMEOUT", statuses)
+	}
+	if ch.Stats().Pending != 0 {
+		t.Fatal("pending entries left behind")
+	}
+	// The peer reads again: it sees only the requests that were being
+	// written (SERVER_TIMEOUT), then the next call.
+	releaseOnce.Do(func() { close(release) })
+	go ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 5*time.Second) // id 11; the raw peer never answers
+	var ids []uint64
+	for len(ids) == 0 || ids[len(ids)-1] != 11 {
+		select {
+		case id := <-seen:
+			ids = append(ids, id)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("peer saw request ids %v, never 11", ids)
+		}
+	}
+	if got, want := len(ids)-1, statuses[spi.StatusServerTimeout]; got != want {
+		t.Fatalf("peer saw request ids %v: %d before id 11, want the %d SERVER_TIMEOUT ones only", ids, got, want)
+	}
+}
+
 func TestContextCancelAndDeadline(t *testing.T) {
 	f := startServer(t, false, nil)
 	ch := f.dial(nil)

@@ -22,7 +22,8 @@ import (
 // inv.Reply), else into a generic any. Failures are *spi.Error:
 // CLIENT_TIMEOUT (the request was still queued, or its own-stream write had
 // not started: it is withdrawn and never sent, so retrying it elsewhere
-// cannot run it twice), SERVER_TIMEOUT (the request was handed to the
+// cannot run it twice; or encoding a request over 64 KiB used up the
+// timeout, which counts from the call), SERVER_TIMEOUT (the request was handed to the
 // transport, in full or in part, and may reach the provider; no answer in
 // time), CHANNEL_INACTIVE (the channel died first),
 // SERIALIZATION_ERROR (encoding failed or the body is over the payload
@@ -86,14 +87,23 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		Length: uint32(len(f.b) - protocol.HeaderLen),
 	}.Put(f.b)
 
+	if cl.timeout > 0 && len(f.b) > encodeCounts {
+		// Encoding a large body takes milliseconds (4 MiB: 5-50 ms): it
+		// counts against the timeout, as the user's clock does.
+		elapsed := time.Duration(mono() - start)
+		if cl.timeout <= elapsed {
+			putFrame(f)
+			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, elapsed.Round(time.Millisecond), protocol.FormatSize(int64(len(f.b))))}
+		}
+		cl.timeout -= elapsed
+	}
 	if !c.pending.add(cl) {
 		putFrame(f)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
 	}
 	if cl.timeout > 0 {
 		// Set once the call can be taken: a timer firing earlier would
-		// find nothing to time out. It runs from here, so encoding does
-		// not count against the wait (a microsecond).
+		// find nothing to time out.
 		cl.arm()
 	}
 	st := c.sendRequest(f)
@@ -118,6 +128,11 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	}
 	return c.complete(cl, codec, inv)
 }
+
+// encodeCounts is the request frame size above which the time spent
+// encoding it is taken off the call's timeout; below, encoding takes
+// microseconds and reading the clock again would cost more than it tells.
+const encodeCounts = 64 << 10
 
 // Own-stream write states (sent.state).
 const (

@@ -339,7 +339,7 @@ func TestSlowConsumerBoundsProviderMemory(t *testing.T) {
 		}
 		return prov != nil
 	})
-	queued := func() int { prov.w.mu.Lock(); defer prov.w.mu.Unlock(); return len(prov.w.buf) }
+	queued := func() int { prov.w.mu.Lock(); defer prov.w.mu.Unlock(); q, _ := prov.w.queuedLocked(); return q }
 	// some handlers end up blocked: in flight stays above zero
 	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() > 0 && f.srv.InFlight() < n }) {
 		t.Fatalf("in flight %d", f.srv.InFlight())
