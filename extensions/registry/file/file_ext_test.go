@@ -90,6 +90,26 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// An unknown key says how the file registry's directory is given (the
+// URL's path; file:// alone is the default directory), and suggests poll
+// for a misspelling of it.
+func TestUnknownKeySaysHowToGiveTheDirectory(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
+	for raw, want := range map[string]string{
+		"file://?path=": `file registry: unknown URL key "path" in "file://?path=": the directory is the URL's path, file:///absolute/dir; ` +
+			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
+		"file://?dir=/srv/reg/": `file registry: unknown URL key "dir" in "file://?dir=%2Fsrv%2Freg%2F": the directory is the URL's path, file:///absolute/dir (write file:///srv/reg); ` +
+			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
+		"file:///x?pol=1s": `file registry: unknown URL key "pol" in "file:///x?pol=1s": the directory is the URL's path, file:///absolute/dir; ` +
+			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll; did you mean "poll"?`,
+	} {
+		_, err := file.Builder{}.Build(spi.MustParse(raw))
+		if err == nil || err.Error() != want {
+			t.Errorf("Build(%s):\n got %v\nwant %s", raw, err, want)
+		}
+	}
+}
+
 // waitList waits until the newest list of ch has n entries, up to bound.
 func waitList(t *testing.T, ch <-chan []spi.URL, n int, bound time.Duration, what string) []spi.URL {
 	t.Helper()

@@ -1,12 +1,15 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -39,7 +42,7 @@ func parseParams(u spi.URL) (params, error) {
 	}
 	for _, k := range u.Keys() {
 		if k != KeyPoll {
-			return p, fmt.Errorf("file registry: unknown URL key %q in %q (known: %s)", k, u, KeyPoll)
+			return p, unknownKey(u, k)
 		}
 	}
 	var err error
@@ -55,6 +58,26 @@ func parseParams(u spi.URL) (params, error) {
 		p.dir = DefaultDir()
 	}
 	return p, nil
+}
+
+// unknownKey is Build's error for URL key k, which the file registry does
+// not read: it says how the directory is given, since "path" or "dir" is
+// the usual guess, and the key meant when k is a misspelling of poll.
+//
+//	file registry: unknown URL key "path" in "file://?path=/srv/reg": the
+//	directory is the URL's path, file:///absolute/dir (write
+//	file:///srv/reg); file:// alone uses the default, <DefaultDir()>; the
+//	one key is poll
+func unknownKey(u spi.URL, k string) error {
+	msg := fmt.Sprintf("file registry: unknown URL key %q in %q: the directory is the URL's path, file:///absolute/dir", k, u)
+	if v, _ := u.Param(k); strings.HasPrefix(v, "/") {
+		msg += fmt.Sprintf(" (write file://%s)", filepath.Clean(v))
+	}
+	msg += fmt.Sprintf("; file:// alone uses the default, %s; the one key is %s", DefaultDir(), KeyPoll)
+	if m := suggest.Closest(k, []string{KeyPoll}); m != "" {
+		msg += fmt.Sprintf("; did you mean %q?", m)
+	}
+	return errors.New(msg)
 }
 
 // DefaultDir returns the directory used when the URL names none:

@@ -1,12 +1,14 @@
 package zookeeper
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -47,7 +49,11 @@ func parseParams(u spi.URL) (params, error) {
 	}
 	for _, k := range u.Keys() {
 		if !slices.Contains(knownKeys, k) {
-			return p, fmt.Errorf("zookeeper registry: unknown URL key %q (known: %s)", k, strings.Join(knownKeys, ", "))
+			msg := fmt.Sprintf("zookeeper registry: unknown URL key %q (known: %s)", k, strings.Join(knownKeys, ", "))
+			if m := suggest.Closest(k, knownKeys); m != "" {
+				msg += fmt.Sprintf("; did you mean %q?", m)
+			}
+			return p, errors.New(msg)
 		}
 	}
 	for _, a := range u.Addresses() {

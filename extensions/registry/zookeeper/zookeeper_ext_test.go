@@ -105,6 +105,20 @@ func TestBuild(t *testing.T) {
 	_ = r.Close() // never connected: nothing to wait for
 }
 
+// A misspelt registry URL key gets the key meant, as unknown extension
+// names do.
+func TestUnknownKeyDidYouMean(t *testing.T) {
+	_, err := zookeeper.Builder{}.Build(spi.MustParse("zookeeper://h:2181?sesion.timeout=5s"))
+	want := `zookeeper registry: unknown URL key "sesion.timeout" (known: backup, connect.timeout, file.cache, root, session.timeout); did you mean "session.timeout"?`
+	if err == nil || err.Error() != want {
+		t.Errorf("sesion.timeout: %v\nwant %s", err, want)
+	}
+	_, err = zookeeper.Builder{}.Build(spi.MustParse("zookeeper://h:2181?colour=red"))
+	if err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), `unknown URL key "colour"`) {
+		t.Errorf("colour: %v, want no suggestion", err)
+	}
+}
+
 // subscribe records every pushed list.
 type recorder struct {
 	mu    sync.Mutex
