@@ -53,6 +53,12 @@ signal, closes the channels and exits 0. Calls still running when
 SERVER_ERROR ("provider ... shut down"), serve says how many on stderr and
 exits 1.
 
+Before the first export, serve checks every service: each has an
+implementation (demo.Echo or a service plugin's), its URL keys are well
+formed, the extensions they name exist and build, and so does the
+registry's. A configuration that fails these checks exits 1 at once with
+the error, having listened on nothing and registered nothing.
+
 --listen host:port (default :20880; port 0 picks a free port, logged in
 the "serving" line). -p key=value adds a URL parameter to every exported
 service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
@@ -258,14 +264,6 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			return fmt.Errorf("serve: registry: %w", err)
 		}
 	}
-	if f.metrics != "" {
-		ms, err := serveMetrics(cat, f.metrics)
-		if err != nil {
-			return err
-		}
-		defer ms.Close()
-		logger.Info("airnode serve: metrics", "addr", ms.Addr().String())
-	}
 	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
 	if err != nil {
 		return err
@@ -275,26 +273,24 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	for _, ps := range plugins.Services() {
 		impls[ps.Name] = ps
 	}
-	// demo.Echo first, then the config's services, then every plugin
-	// service the config does not list; a config entry for demo.Echo with
-	// the same service key configures the built-in one.
-	// fromFile[i] is the index in cfg.Services of services[i], -1 when
-	// the file does not list it.
-	services := []config.Service{{Interface: demo.Interface}}
-	fromFile := []int{-1}
-	listed := map[string]bool{}
-	for j, s := range cfg.Services {
-		listed[s.Interface] = true
-		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
-			services[0], fromFile[0] = s, j
-			continue
-		}
-		services, fromFile = append(services, s), append(fromFile, j)
+	nodeName, _ := os.Hostname()
+	// Everything that can be checked without listening is checked before
+	// the first export: a node that fails never publishes a provider
+	// consumers could pick, and fails at once (no shutdown wait).
+	exports, err := planExports(cfg, file, params, impls, nodeName)
+	if err != nil {
+		return err
 	}
-	for _, ps := range plugins.Services() {
-		if !listed[ps.Name] {
-			services, fromFile = append(services, config.Service{Interface: ps.Name}), append(fromFile, -1)
+	if err := checkExports(cat, cfg, file, params, reg, exports); err != nil {
+		return err
+	}
+	if f.metrics != "" {
+		ms, err := serveMetrics(cat, f.metrics)
+		if err != nil {
+			return err
 		}
+		defer ms.Close()
+		logger.Info("airnode serve: metrics", "addr", ms.Addr().String())
 	}
 	// shutdown.timeout is the whole budget from the signal (config doc):
 	// the drain gets what the wait leaves of it.
@@ -304,45 +300,23 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		opts = append(opts, kernel.WithRegistry(reg))
 	}
 	node := kernel.NewNode(cat, opts...)
-	nodeName, _ := os.Hostname()
 	registry := "none"
 	if !reg.IsZero() {
 		registry = reg.String()
 	}
-	for i, s := range services {
-		fail := func(err error) error { // names the file and key that caused err, if the file set it
-			_ = node.Close()
-			return configKeyError(cfg, file, fromFile[i], params, err)
-		}
-		u, err := cfg.ExportURL(s)
-		if err != nil {
-			_ = node.Close()
-			return fmt.Errorf("serve: %w", err)
-		}
-		u = u.WithParams(params)
+	for _, pe := range exports {
 		var exp *kernel.Exporter
-		if ps, ok := impls[s.Interface]; ok {
-			if _, set := u.Param(spi.KeyMethods); !set && len(ps.Methods) > 0 {
-				u = u.With(spi.KeyMethods, strings.Join(ps.Methods, ","))
-			}
-			exp, err = node.ExportInvoker(ctx, u, ps.Invoker(u))
-		} else if s.Interface == demo.Interface {
-			weight, werr := u.Int("weight", kernel.DefaultWeight)
-			if werr != nil {
-				return fail(fmt.Errorf("serve: %w", werr))
-			}
-			payload, perr := u.Size("payload", protocol.DefaultPayload)
-			if perr != nil {
-				return fail(fmt.Errorf("serve: %w", perr))
-			}
-			exp, err = node.Export(ctx, demo.New(nodeName, int(weight)).LimitPayload(payload), u)
+		var err error
+		if pe.plugin != nil {
+			exp, err = node.ExportInvoker(ctx, pe.url, pe.plugin.Invoker(pe.url))
 		} else {
-			_ = node.Close()
-			return fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
-				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
+			exp, err = node.Export(ctx, pe.demo, pe.url)
 		}
 		if err != nil {
-			return fail(err)
+			// what planExports could not check: the listen address, TLS
+			// files, the registry itself. Close unregisters earlier exports.
+			_ = node.Close()
+			return configKeyError(cfg, file, pe.fromFile, params, err)
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().String())
@@ -361,5 +335,103 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	logger.Info("airnode serve: stopped")
+	return nil
+}
+
+// plannedExport is one service serve exports: its URL (the configuration's
+// protocol and service parameters, then -p and the flags' keys) and its
+// implementation, a service plugin's or the built-in demo.Echo.
+type plannedExport struct {
+	url      spi.URL
+	plugin   *pluginhost.Service // nil: demo
+	demo     *demo.Echo
+	fromFile int // index in cfg.Services, -1 when the file does not list it
+}
+
+// planExports resolves the services serve exports, in order: demo.Echo,
+// then cfg's services, then every plugin service cfg does not list (a
+// config entry for demo.Echo with demo.Echo's service key configures the
+// built-in one). Each needs an implementation, a service plugin's (impls,
+// by name) or demo.Echo, and a URL whose keys demo.Echo reads (weight,
+// payload) are well formed. Errors name the file and key that caused them
+// when the file set it (configKeyError); a service without implementation
+// lists the available ones.
+func planExports(cfg config.Config, file string, params map[string]string, impls map[string]pluginhost.Service, nodeName string) ([]plannedExport, error) {
+	services := []config.Service{{Interface: demo.Interface}}
+	fromFile := []int{-1}
+	listed := map[string]bool{}
+	for j, s := range cfg.Services {
+		listed[s.Interface] = true
+		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
+			services[0], fromFile[0] = s, j
+			continue
+		}
+		services, fromFile = append(services, s), append(fromFile, j)
+	}
+	for _, name := range slices.Sorted(maps.Keys(impls)) {
+		if !listed[name] {
+			services, fromFile = append(services, config.Service{Interface: name}), append(fromFile, -1)
+		}
+	}
+	out := make([]plannedExport, 0, len(services))
+	for i, s := range services {
+		u, err := cfg.ExportURL(s)
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		u = u.WithParams(params)
+		pe := plannedExport{url: u, fromFile: fromFile[i]}
+		if ps, ok := impls[s.Interface]; ok {
+			if _, set := u.Param(spi.KeyMethods); !set && len(ps.Methods) > 0 {
+				pe.url = u.With(spi.KeyMethods, strings.Join(ps.Methods, ","))
+			}
+			pe.plugin = &ps
+		} else if s.Interface == demo.Interface {
+			weight, werr := u.Int("weight", kernel.DefaultWeight)
+			if werr != nil {
+				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: %w", werr))
+			}
+			payload, perr := u.Size("payload", protocol.DefaultPayload)
+			if perr != nil {
+				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: %w", perr))
+			}
+			pe.demo = demo.New(nodeName, int(weight)).LimitPayload(payload)
+		} else {
+			return nil, fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
+				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
+		}
+		out = append(out, pe)
+	}
+	return out, nil
+}
+
+// checkExports checks, without listening or registering, what the kernel
+// would refuse an export for: the typed kernel keys (config.CheckURL),
+// the per-address keys (kernel.CheckServerKeys, kernel.Dispatcher), every
+// extension the URL names existing and building with it (the catalogs'
+// Explain, as list --explain does), and the registry extension of reg.
+// Errors name the service, and the file and key when the file set it.
+func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
+	if !reg.IsZero() {
+		if err := cat.ExplainRegistry(reg).Err; err != nil {
+			return fmt.Errorf("serve: registry %s: %w", reg, err)
+		}
+	}
+	for _, pe := range exports {
+		u := pe.url
+		err := config.CheckURL(u)
+		if err == nil {
+			err = kernel.CheckServerKeys(u)
+		}
+		if err == nil {
+			_, err = kernel.Dispatcher(u)
+		}
+		if err == nil {
+			_, err = cat.Explain(u, extension.ReferencedMethods(u))
+		}
+		if err != nil {
+			return configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
+		}
+	}
 	return nil
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeChecksEveryServiceBeforeExporting: a configuration serve
+// cannot run (a service without implementation, a later service with an
+// unknown transport) fails before the first export: nothing listens,
+// nothing is registered, and serve exits 1 at once with the error, not
+// after a shutdown wait (set to 5 s here, so that waiting would show).
+func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"no implementation", "services: [{interface: demo.Greeter}]\n",
+			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: )`},
+		{"second service's transport", "services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcpp}\n",
+			`key "services[0].params": unknown transport "tcpp"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "plugins.yaml")
+			if err := os.WriteFile(cfg, []byte(tc.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reg := filepath.Join(dir, "reg")
+			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+				"--registry", "file://"+reg, "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
+			if r.code != 1 || !strings.HasPrefix(r.stderr, "airnode: ") || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, tc.want)
+			}
+			for _, never := range []string{"kernel: listening", "kernel: exported", "airnode serve: serving", "unregistered"} {
+				if strings.Contains(r.stderr, never) {
+					t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
+				}
+			}
+			if r.elapsed >= 4*time.Second {
+				t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
+			}
+			var files []string
+			_ = filepath.WalkDir(reg, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if len(files) > 0 {
+				t.Errorf("registry holds %v after the failed serve; want nothing registered", files)
+			}
+		})
+	}
+}
