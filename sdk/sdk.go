@@ -74,6 +74,7 @@ func Serve(p Plugins) {
 		fmt.Fprintln(os.Stderr, "sdk:", err)
 		os.Exit(1)
 	}
+	hclog.SetDefault(logger) // pluginrpc logs the stacks of recovered panics there
 	if os.Getenv(pluginrpc.Handshake.MagicCookieKey) == pluginrpc.Handshake.MagicCookieValue {
 		go watchParent(os.Getppid(), ParentPoll, func() {
 			logger.Warn("host process is gone; exiting")

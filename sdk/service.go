@@ -22,7 +22,9 @@ import (
 //	func (g *Greeter) Hello(ctx context.Context, name string) (string, error)
 //
 // An error that is an *spi.Error crosses to the consumer with its Status;
-// any other error becomes SERVICE_ERROR with its text.
+// any other error becomes SERVICE_ERROR with its text. A panic becomes
+// SERVER_ERROR "panic in <service>.<method>: <value>", as for an
+// in-process service; its stack is logged in the plugin's log, not sent.
 type Service struct {
 	// Name is the service name consumers call ("greeter.Greeter").
 	Name string
@@ -162,7 +164,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = spi.Errorf(spi.StatusServiceError, "%s.%s panicked: %v\n%s", service, name, r, debug.Stack())
+			err = panicked(service, name, r)
 		}
 	}()
 	res := m.fn.Call(in)
@@ -183,6 +185,18 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		return nil, spi.Errorf(spi.StatusSerializationError, "%s.%s result: %v", service, name, err)
 	}
 	return b, nil
+}
+
+// panicked is the failure of a service method that panicked with r: a
+// SERVER_ERROR worded as an in-process service's ("panic in
+// acme.Calc.Boom: kaboom"). The goroutine stack goes to the plugin's log
+// (Logger, which the host shows under plugin=<name>), never to the caller:
+// it names the plugin's source files and is of no use to a remote consumer.
+// Call it from the deferred recover, so that the stack is the panic's.
+func panicked(service, method string, r any) *spi.Error {
+	logger.Error("panic in service method", "service", service, "method", method,
+		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return spi.Errorf(spi.StatusServerError, "panic in %s.%s: %v", service, method, r)
 }
 
 // decodeArg decodes b into ptr. When the codec refuses (a consumer that

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -91,9 +92,14 @@ func rpcError(what string, err error) error {
 	return fmt.Errorf("plugin %s: %w", what, err)
 }
 
-// recovered turns a panic in author code into a SERVER_ERROR (STYLE 12).
+// recovered turns a panic in author code into a SERVER_ERROR (STYLE 12):
+// "panic in plugin <where>: <value>". The stack goes to the plugin's log
+// (hclog's default logger, which sdk.Serve sets to the plugin's logger),
+// never into the error, which may reach a remote consumer. Call it from
+// the deferred recover, so that the stack is the panic's.
 func recovered(where string, r any) *pb.Error {
-	return toPB(spi.Errorf(spi.StatusServerError, "plugin %s panicked: %v\n%s", where, r, debug.Stack()))
+	hclog.L().Error("panic in plugin code", "where", where, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return toPB(spi.Errorf(spi.StatusServerError, "panic in plugin %s: %v", where, r))
 }
 
 // encodeArgs is the args summary sent to balancers and filters: the JSON
