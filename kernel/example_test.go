@@ -51,3 +51,35 @@ func Example() {
 	// hello, airnode
 	// SERVICE_NOT_FOUND
 }
+
+// Refer through a registry: the provider registers its URL there, and the
+// consumer's URL has no host, "airnode:///<interface>" (a bare service key
+// such as "example.Greeter" is the CLI's shorthand, not a URL). The
+// registry URL names the registry: memory:// in one process,
+// file:///var/lib/airnode/registry on one machine,
+// zookeeper://127.0.0.1:2181 across machines.
+func Example_registry() {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	cat := bundle.Catalogs()
+	registry := spi.MustParse("memory://example")
+
+	provider := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithRegistry(registry), kernel.WithShutdownWait(0))
+	defer provider.Close()
+	if _, err := provider.Export(ctx, Greeter{}, spi.MustParse("airnode://127.0.0.1:0/example.Greeter")); err != nil {
+		panic(err)
+	}
+
+	consumer := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithRegistry(registry))
+	defer consumer.Close()
+	ref, err := consumer.Refer(ctx, spi.MustParse("airnode:///example.Greeter?timeout=2s"), spi.URL{})
+	if err != nil {
+		panic(err)
+	}
+	var greeting string
+	if err := ref.Call(ctx, "Hello", []any{"registry"}, &greeting); err != nil {
+		panic(err)
+	}
+	fmt.Println(greeting)
+	// Output: hello, registry
+}
