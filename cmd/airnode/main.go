@@ -12,8 +12,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/airnode/airnode/spi"
 )
 
 func main() {
@@ -76,4 +83,93 @@ func jsonRequested(args []string) bool {
 		}
 	}
 	return on
+}
+
+// durationForms says which spellings a duration takes on the command line
+// and in AIRNODE_* variables: those of the URL keys (spi.ParseDuration).
+const durationForms = "want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)"
+
+// errDurationSyntax is durationValue.Set's error: the value is none of
+// durationForms. durationFlagError turns pflag's error wrapping it into
+// one line naming the command and the flag.
+var errDurationSyntax = errors.New(durationForms)
+
+// durationValue is a time.Duration flag (pflag's own Value, wrapped) that
+// reads the URL keys' forms, so that `--shutdown-wait 500` means 500 ms as
+// `timeout=500` does: a Go duration ("2s", "500ms") or a bare number of
+// milliseconds (Dubbo's), parsed by spi.ParseDuration. A negative Go
+// duration ("-1s") is passed on for the command's own bounds check to name
+// (spi.ParseDuration refuses it). Type and String are the wrapped value's.
+type durationValue struct{ pflag.Value }
+
+// Set parses s and sets the wrapped value; errDurationSyntax if s is none
+// of the forms.
+func (d durationValue) Set(s string) error {
+	v, err := spi.ParseDuration(s)
+	if err != nil {
+		neg, nerr := time.ParseDuration(strings.TrimSpace(s))
+		if nerr != nil || neg >= 0 {
+			return errDurationSyntax
+		}
+		v = neg
+	}
+	return d.Value.Set(v.String())
+}
+
+// acceptMilliseconds makes every time.Duration flag of cmd and its
+// subcommands (pflag type "duration") a durationValue.
+func acceptMilliseconds(cmd *cobra.Command) {
+	wrap := func(f *pflag.Flag) {
+		if _, done := f.Value.(durationValue); !done && f.Value.Type() == "duration" {
+			f.Value = durationValue{f.Value}
+		}
+	}
+	cmd.Flags().VisitAll(wrap)
+	cmd.PersistentFlags().VisitAll(wrap)
+	for _, c := range cmd.Commands() {
+		acceptMilliseconds(c)
+	}
+}
+
+// durationFlagError is the root's flag error function: a bad duration
+// flag value is reported as `serve: --shutdown-wait "5x": want a duration
+// such as ...` instead of pflag's `invalid argument "5x" for
+// "--shutdown-wait" flag: ...`; other flag errors are returned unchanged.
+func durationFlagError(c *cobra.Command, err error) error {
+	var ie *pflag.InvalidValueError
+	if errors.As(err, &ie) && errors.Is(err, errDurationSyntax) {
+		path := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") // "plugin check"
+		return fmt.Errorf("%s: --%s %q: %s", path, ie.GetFlag().Name, ie.GetValue(), durationForms)
+	}
+	return err
+}
+
+// durationEnv are the AIRNODE_* variables holding a duration (config.Load
+// reads them; kernel/config's AddFlags names each in its flag's usage).
+var durationEnv = []string{"AIRNODE_SHUTDOWN_TIMEOUT", "AIRNODE_SHUTDOWN_WAIT"}
+
+// durationEnviron returns environ with each durationEnv variable's value
+// respelled as a Go duration, so that AIRNODE_SHUTDOWN_WAIT=500 means
+// 500 ms as --shutdown-wait 500 does (config.Load wants a unit). A value
+// that is none of durationForms is an error naming the variable, in
+// config.Load's form (`config: environment AIRNODE_SHUTDOWN_WAIT "5x":
+// want ...`); an empty value is left for config.Load to ignore.
+func durationEnviron(environ []string) ([]string, error) {
+	out := slices.Clone(environ)
+	for i, kv := range out {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || !slices.Contains(durationEnv, name) {
+			continue
+		}
+		d, err := spi.ParseDuration(v)
+		if err != nil {
+			neg, nerr := time.ParseDuration(strings.TrimSpace(v))
+			if nerr != nil || neg >= 0 {
+				return nil, fmt.Errorf("config: environment %s %q: %s", name, v, durationForms)
+			}
+			d = neg // config.Load's bounds check names it
+		}
+		out[i] = name + "=" + d.String()
+	}
+	return out, nil
 }

@@ -121,7 +121,11 @@ func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
 		return config.Config{}, err
 	}
 	a.configFile = file
-	return config.Load(config.Source{File: file, Environ: a.environ(), Flags: flags})
+	environ, err := durationEnviron(a.environ())
+	if err != nil {
+		return config.Config{}, err
+	}
+	return config.Load(config.Source{File: file, Environ: environ, Flags: flags})
 }
 
 // Logger returns a logger writing to stderr at --log-level in
@@ -181,5 +185,8 @@ then AIRNODE_* environment variables, then flags.`,
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(subcommands(a)...)
+	// every duration flag takes the URL keys' forms, bare milliseconds too
+	acceptMilliseconds(root)
+	root.SetFlagErrorFunc(durationFlagError)
 	return root
 }
