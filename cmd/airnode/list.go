@@ -14,15 +14,29 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// listCommand returns `airnode list [--explain URL]`.
+// listCommand returns `airnode list [--keys | POINT [EXTENSION]]` and
+// `airnode list --explain URL`.
 func listCommand(a *app) *cobra.Command {
 	var explain, provider string
+	var keys bool
 	cmd := &cobra.Command{
-		Use:   "list [--explain URL [--provider PROVIDER_URL]]",
-		Short: "List extension points and extensions, or explain how a URL selects them",
+		Use:   "list [--keys | POINT [EXTENSION]] | list --explain URL [--provider PROVIDER_URL]",
+		Short: "List extension points, extensions and their URL keys, or explain how a URL selects them",
 		Long: `list prints every extension point with its URL key and default, and every
 extension registered for it with where it comes from ("bundled", or the path
 of the plugin binary that serves it).
+
+With --keys it prints instead the URL keys each extension declares it reads,
+one row per key under its extension: key, type (duration: Go syntax or bare
+milliseconds; size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p),
+default ("-": none, or derived from another key as MEANING says) and
+meaning with unit and bounds. "list POINT" does the same for one point
+("airnode list loadbalance"), "list POINT EXTENSION" for one extension
+("airnode list transport smux"). An extension whose KEY is "-" reads no
+URL key of its own when bundled; a plugin's cannot declare its keys yet.
+The keys that choose an extension (loadbalance=, transport=, ...) are in
+the plain listing; the kernel's own keys (timeout, retries, weight, ...)
+with their effective values in the KEYS section of --explain.
 
 With --explain URL it prints, for the service and for every method the URL
 mentions (in methods= or in methods.<method>.<key> keys), which extension
@@ -62,10 +76,16 @@ With --provider PROVIDER_URL, that URL is the provider URL instead (as a
 registry lists it), and KEYS says for every key whether it came from the
 consumer, the provider or the default.`,
 		Example: `  airnode list
+  airnode list --keys
+  airnode list loadbalance
+  airnode list transport smux
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
   airnode list --explain demo.Echo`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
+				return fmt.Errorf("list: give either POINT [EXTENSION] or --explain URL, not both")
+			}
 			cfg, err := a.Config(nil)
 			if err != nil {
 				return err
@@ -91,6 +111,9 @@ consumer, the provider or the default.`,
 			if provider != "" {
 				return fmt.Errorf("list: --provider needs --explain")
 			}
+			if keys || len(args) > 0 {
+				return printKeys(cmd.OutOrStdout(), cat.Describe(), args)
+			}
 			printList(cmd.OutOrStdout(), cat)
 			if infos := plugins.Plugins(); len(infos) > 0 {
 				printPlugins(cmd.OutOrStdout(), infos)
@@ -99,6 +122,7 @@ consumer, the provider or the default.`,
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
+	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys every extension declares (type, default, meaning) instead of the extension listing")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
 	return cmd
 }
@@ -135,6 +159,80 @@ func printList(w io.Writer, cat *extension.Catalogs) {
 		}
 	}
 	tw.Flush()
+}
+
+// printKeys writes the URL keys every extension declares (its
+// ExtensionInfo.Keys), one row per key under its extension, points sorted
+// by name and extensions by name; args narrows it to one point and
+// optionally one of its extensions. An unknown point or extension is an
+// error naming the available ones and a close match.
+func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
+	if len(args) > 0 {
+		var names []string
+		i := -1
+		for j, p := range points {
+			names = append(names, p.Name)
+			if p.Name == args[0] {
+				i = j
+			}
+		}
+		if i < 0 {
+			msg := fmt.Sprintf("list: unknown point %q (available: %s)", args[0], strings.Join(names, ", "))
+			if c := extension.Closest(args[0], names); c != "" {
+				msg += fmt.Sprintf("; did you mean %q?", c)
+			}
+			return errors.New(msg)
+		}
+		points = points[i : i+1]
+	}
+	if len(args) > 1 {
+		p := points[0]
+		var names []string
+		i := -1
+		for j, e := range p.Extensions {
+			names = append(names, e.Name)
+			if e.Name == args[1] {
+				i = j
+			}
+		}
+		if i < 0 {
+			return fmt.Errorf("list: %w", &extension.UnknownError{Point: p.Name, Name: args[1], Available: names})
+		}
+		p.Extensions = p.Extensions[i : i+1]
+		points = []extension.PointInfo{p}
+	}
+	tw := newTable(w)
+	fmt.Fprintf(tw, "POINT\tEXTENSION\tKEY\tTYPE\tDEFAULT\tMEANING\n")
+	for _, p := range points {
+		point := p.Name
+		if len(p.Extensions) == 0 {
+			fmt.Fprintf(tw, "%s\t(none registered)\t\t\t\t\n", point)
+		}
+		for _, e := range p.Extensions {
+			if len(e.Keys) == 0 {
+				why := "no URL keys of its own"
+				if e.Origin != extension.Bundled {
+					why = "not declared (plugin extensions cannot declare keys yet)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t-\t\t\t%s\n", point, e.Name, why)
+				point = ""
+				continue
+			}
+			name := e.Name
+			for _, k := range e.Keys {
+				typ, def := k.Type, k.Default
+				if k.Type == spi.KeyTypeEnum {
+					typ = strings.Join(k.Values, "|")
+				}
+				if def == "" {
+					def = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, def, k.Doc)
+				point, name = "", ""
+			}
+		}
+	}
+	return tw.Flush()
 }
 
 // activation describes when filter name is switched on.

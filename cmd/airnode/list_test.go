@@ -92,6 +92,65 @@ func TestListPrintsPoints(t *testing.T) {
 	}
 }
 
+// keyedLB is a stand-in plugin balancer that declares one key.
+type keyedLB struct{ extensiontest.LoadBalance }
+
+func (keyedLB) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{
+		{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick, 2..8"},
+		{Key: "p2c.mode", Type: spi.KeyTypeEnum, Values: []string{"fast", "fair"}, Doc: "how ties break"},
+	}
+}
+
+// TestListKeys: --keys, POINT and POINT EXTENSION print each extension's
+// declared keys under it; an extension declaring none gets one row saying
+// so; an unknown point or extension is refused with a close match; POINT
+// and --explain do not go together.
+func TestListKeys(t *testing.T) {
+	cat := func() *extension.Catalogs {
+		c := extensiontest.Catalogs()
+		if err := c.LoadBalance.Register(&keyedLB{extensiontest.LoadBalance{Ext: extensiontest.Ext{ExtName: "acme.p2c"}}}, "/opt/airnode/plugins/p2c"); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	code, out, errOut := airnode(t, cat, "list", "--keys")
+	if code != 0 {
+		t.Fatalf("--keys: exit %d, stderr %s", code, errOut)
+	}
+	for _, r := range []*regexp.Regexp{
+		row("POINT", "EXTENSION", "KEY", "TYPE", "DEFAULT", "MEANING"),
+		row("loadbalance", "acme.p2c", "p2c.choices", "int", "2", "providers sampled per pick, 2..8"),
+		row("p2c.mode", "fast|fair", "-", "how ties break"),
+		row("random", "-", "no URL keys of its own"),
+		row("cluster", "failfast", "-", "no URL keys of its own"),
+	} {
+		if !r.MatchString(out) {
+			t.Errorf("--keys lacks a row matching %s:\n%s", r, out)
+		}
+	}
+	code, out, errOut = airnode(t, cat, "list", "loadbalance")
+	if code != 0 || !row("loadbalance", "acme.p2c", "p2c.choices", "int", "2", "providers sampled per pick, 2..8").MatchString(out) || strings.Contains(out, "cluster") {
+		t.Errorf("list loadbalance: exit %d stderr %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = airnode(t, cat, "list", "loadbalance", "random")
+	if code != 0 || !row("loadbalance", "random", "-", "no URL keys of its own").MatchString(out) || strings.Contains(out, "p2c") {
+		t.Errorf("list loadbalance random: exit %d stderr %s\n%s", code, errOut, out)
+	}
+	code, _, errOut = airnode(t, cat, "list", "lodbalance")
+	if code != 1 || !strings.Contains(errOut, `unknown point "lodbalance" (available: cluster, codec, filter, heartbeat, loadbalance, registry, transport); did you mean "loadbalance"?`) {
+		t.Errorf("list lodbalance: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = airnode(t, cat, "list", "loadbalance", "acme.p2")
+	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "acme.p2" (available: `) || !strings.Contains(errOut, `did you mean "acme.p2c"?`) {
+		t.Errorf("list loadbalance acme.p2: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = airnode(t, cat, "list", "loadbalance", "--explain", "airnode://h/x")
+	if code != 1 || !strings.Contains(errOut, "not both") {
+		t.Errorf("POINT with --explain: exit %d stderr %q", code, errOut)
+	}
+}
+
 func TestListExplain(t *testing.T) {
 	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain",
 		"airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random&heartbeat=5000&actives=3")
@@ -277,6 +336,29 @@ func TestBinary(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^` + p + ` `).MatchString(out) {
 			t.Errorf("list lacks point %s", p)
 		}
+	}
+
+	// The bundled extensions' keys, from the real binary.
+	code, out, errOut = runBin("list", "--keys")
+	if code != 0 {
+		t.Fatalf("list --keys: exit %d stderr %s\n%s", code, errOut, out)
+	}
+	for _, r := range []*regexp.Regexp{
+		row("POINT", "EXTENSION", "KEY", "TYPE", "DEFAULT", "MEANING"),
+		regexp.MustCompile(`(?m)^transport +smux +smux\.buffer +size +8MiB +receive buffer per session`),
+		regexp.MustCompile(`(?m)^ +leastactive +weight +int +100 +provider weight`),
+		regexp.MustCompile(`(?m)^ +warmup +duration +10m +`),
+		regexp.MustCompile(`(?m)^ +zookeeper +backup +hosts +- +`),
+		row("cluster", "failfast", "-", "no URL keys of its own"),
+	} {
+		if !r.MatchString(out) {
+			t.Errorf("list --keys lacks a row matching %s:\n%s", r, out)
+		}
+	}
+	code, out, errOut = runBin("list", "heartbeat", "idle")
+	if code != 0 || !regexp.MustCompile(`(?m)^heartbeat +idle +heartbeat\.interval +duration +60s +`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ +heartbeat\.retries +int +3 +`).MatchString(out) || strings.Contains(out, "dual") {
+		t.Errorf("list heartbeat idle: exit %d stderr %s\n%s", code, errOut, out)
 	}
 
 	code, _, errOut = runBin("list", "--explain", "airnode://h/x?timeout=abc")
