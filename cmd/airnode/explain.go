@@ -157,7 +157,7 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	if err != nil {
 		return err
 	}
-	methods := extension.ReferencedMethods(x.merged)
+	methods := explainedMethods(cat, x.merged)
 	eC, _ := cat.Explain(x.consumer, methods)
 	eM, _ := cat.Explain(x.merged, methods)
 	eP, _ := cat.Explain(x.provider, nil)
@@ -273,7 +273,8 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	}
 	tw.Flush()
 
-	for _, warn := range x.warnings(eC, eP) {
+	warns := append(x.unknownKeys(cat), x.warnings(eC, eP)...)
+	for _, warn := range warns {
 		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
 	}
 
@@ -282,6 +283,33 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
 	report(unreported(config.CheckURL(x.provider), reported), true)
 	return errors.Join(dedupeErrors(errs)...)
+}
+
+// explainedMethods returns the methods that get their own rows: those
+// extension.ReferencedMethods finds (the "methods" list and
+// "methods.<m>.<key>" keys), then those of Dubbo's "<m>.<key>" form for a
+// key the kernel reads per method (perMethodKeys, or the key of a
+// perMethodPoints point), in key order. The kernel applies "<m>.<key>"
+// as it applies "methods.<m>.<key>" (spi.URL.MethodParam: for m in the
+// "methods" list or, when u has none, any exported Go method name), so
+// "Sleep.timeout=200&timeout=1000" calls Sleep with 200 ms.
+func explainedMethods(cat *extension.Catalogs, u spi.URL) []string {
+	out := extension.ReferencedMethods(u)
+	perMethod := slices.Clone(perMethodKeys)
+	for _, p := range cat.Describe() {
+		if slices.Contains(perMethodPoints, p.Name) && p.Key != "" {
+			perMethod = append(perMethod, p.Key)
+		}
+	}
+	for _, k := range u.Keys() {
+		if strings.HasPrefix(k, spi.KeyMethods+".") {
+			continue // ReferencedMethods' form
+		}
+		if m, key, ok := methodKey(u, k); ok && slices.Contains(perMethod, key) && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // pointChoice returns e's choice of point for method.
@@ -506,6 +534,94 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 		}
 	}
 	return out
+}
+
+// kernelOwnKeys are the URL keys the kernel reads that are neither
+// config.KernelKeys nor a point's key (kernel/typo.go knownKeys, which is
+// not exported; keep the two alike).
+var kernelOwnKeys = []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup,
+	"application", "pid", "token", "connections", "protocol", "shutdown.timeout", "shutdown.wait"}
+
+// knownKeys are the URL keys airnode reads with cat: the kernel's
+// (kernelOwnKeys, config.KernelKeys, kernel.ServerKeys, each point's key)
+// and those every extension of cat declares (spi.KeyDescriber, through
+// Describe), as the kernel counts them for its typo warnings.
+func knownKeys(cat *extension.Catalogs) []string {
+	keys := slices.Concat(kernelOwnKeys, serverKeys)
+	for _, s := range config.KernelKeys {
+		keys = append(keys, s.Key)
+	}
+	for _, p := range cat.Describe() {
+		if p.Key != "" {
+			keys = append(keys, p.Key)
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				keys = append(keys, k.Key)
+			}
+		}
+	}
+	return keys
+}
+
+// unknownKeys warns about each key of the explained URLs that neither
+// airnode nor any extension of cat reads: a plugin's key, another tool's,
+// or a misspelling, which then gets the key meant (one or two edits
+// away, for a key of five bytes or more, as the kernel's warning at Refer
+// and Export). A method-level form
+// is judged by its key ("methods.Echo.foo" by foo). The kernel does not
+// refuse such keys: URLs carry keys of plugins and other tools.
+func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
+	known := knownKeys(cat)
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range []spi.URL{x.consumer, x.provider} {
+		for _, k := range u.Keys() {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			key := k
+			if _, mk, ok := methodKey(u, k); ok {
+				key = mk
+			}
+			if slices.Contains(known, key) {
+				continue
+			}
+			if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
+				continue // Dubbo's "<method>.<key>", as the kernel counts it
+			}
+			v, _ := u.Param(k)
+			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
+			best, bestD := "", 3
+			for _, c := range known {
+				if len(key) < 5 {
+					break // "foo" is two edits from "root"
+				}
+				if d := extension.EditDistance(key, c); d > 0 && d < bestD {
+					best, bestD = c, d
+				}
+			}
+			if best != "" {
+				w += fmt.Sprintf("; did you mean %q?", best)
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// keyOrigin names the configuration key that set URL key k when the
+// explained URL does not: " (config reference)", " (config protocol)",
+// " (config services[i].params)", or "".
+func (x *explained) keyOrigin(k string) string {
+	if _, ok := x.given.Param(k); ok {
+		return ""
+	}
+	if slices.Contains(x.fromRef, k) {
+		return " (config reference)"
+	}
+	return x.configNote(k)
 }
 
 // methodKey splits a method-level key of u as spi.URL.MethodParam reads

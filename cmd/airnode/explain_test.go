@@ -273,3 +273,58 @@ func TestListExplainServiceKeyMergesProvider(t *testing.T) {
 		t.Errorf("list --explain g/: exit %d, stderr %q; want call's %v", code, errOut, err)
 	}
 }
+
+// Dubbo's method keys ("Sleep.timeout=200") get method rows as
+// "methods.Sleep.timeout" does, since the kernel applies both: against
+// the real binary a 1500 ms Sleep times out under Sleep.timeout=200 and
+// succeeds under the service's timeout=3000 alone. A Dubbo-form key for a method the URL's
+// "methods" list leaves out gets no row (the kernel does not apply it).
+func TestListExplainDubboMethodKeys(t *testing.T) {
+	u := "airnode://127.0.0.1:1/demo.Echo?Sleep.timeout=200&timeout=1000&Sleep.loadbalance=roundrobin"
+	code, out, errOut := airnode(t, nil, "list", "--explain", u)
+	if code != 0 || !row("methods", "Sleep").MatchString(out) ||
+		!row("timeout", "service", "1000", "key timeout").MatchString(out) ||
+		!row("timeout", "method Sleep", "200", "key Sleep.timeout").MatchString(out) ||
+		!row("loadbalance", "method Sleep", "roundrobin", "bundled", "method-level key Sleep.loadbalance=roundrobin").MatchString(out) {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	code, out, errOut = airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?methods=Echo&Sleep.timeout=200")
+	if code != 0 || strings.Contains(out, "method Sleep") {
+		t.Errorf("Sleep not in methods: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	expectFail(t, runCommand(t, 20*time.Second, nil, "call", p.url("demo.Echo")+"?Sleep.timeout=200&timeout=3000", "Sleep", "1500"), "SERVER_TIMEOUT", "demo.Echo.Sleep")
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", p.url("demo.Echo")+"?timeout=3000", "Sleep", "1500"), "1500")
+}
+
+// A key that neither airnode nor any extension reads is named in a
+// warning (exit 0: it may be a plugin's or another tool's), with the key
+// meant when it is a misspelling and the config key that set it.
+func TestListExplainWarnsAboutUnknownKeys(t *testing.T) {
+	code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?foo=bar&timout=3&smux.buffer=1MiB&tls=false&Sleep.timeout=200&methods.Echo.colour=red")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	for _, w := range []string{
+		"airnode: warning: foo=bar is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)\n",
+		"airnode: warning: timout=3 is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling); did you mean \"timeout\"?\n",
+		"airnode: warning: methods.Echo.colour=red is not read by airnode or any extension of this node",
+	} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	for _, k := range []string{"smux.buffer", "tls=", "Sleep.timeout"} {
+		if strings.Contains(errOut, k) {
+			t.Errorf("a key airnode reads is warned about (%s):\n%s", k, errOut)
+		}
+	}
+	cfg := writeConfig(t, "protocol: {colour: red}\nreferences: [{interface: demo.Echo, params: {shape: round}}]\n")
+	_, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
+	for _, w := range []string{"colour=red (config protocol) is not read", "shape=round (config reference) is not read"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+}
