@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/demo"
 )
 
 // rssKiB returns the resident set size of process pid in KiB (Linux).
@@ -44,6 +46,14 @@ func TestE2E_HugePayloadRefusedBeforeAllocating(t *testing.T) {
 		t.Fatalf("provider resident set %d KiB after the refused call, want well under 1 GiB", rss)
 	}
 	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "1")
+	// The largest Payload it accepts fits the response body limit (new-user
+	// finding: Payload 8388608 was accepted, then the 8388614-byte
+	// response refused as BAD_RESPONSE after the work was done).
+	max := strconv.Itoa(8<<20 - demo.ResponseFraming)
+	if r := call(t, nil, p.url("demo.Echo"), "Payload", max); r.code != 0 {
+		t.Fatalf("Payload %s: exit %d: %s", max, r.code, r.stderr)
+	}
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Payload", strconv.Itoa(8<<20-demo.ResponseFraming+1)), "BAD_REQUEST", "less 16 bytes of response framing")
 }
 
 // serveFails runs `airnode serve` with args, which must exit non-zero

@@ -23,7 +23,8 @@ type Echo struct {
 	node    string
 	weight  int
 	started time.Time
-	limit   int // Payload's largest n
+	limit   int  // Payload's largest n
+	framed  bool // limit is the provider's payload limit less ResponseFraming
 }
 
 // Info describes the provider process that answered.
@@ -39,16 +40,24 @@ func New(node string, weight int) *Echo {
 	return &Echo{node: node, weight: weight, started: time.Now(), limit: MaxPayload}
 }
 
-// LimitPayload lowers Payload's bound to n bytes, the provider's payload
-// limit (URL key "payload"): a larger answer could not be sent anyway.
-// n ≤ 0 or above MaxPayload leaves MaxPayload. Call it before exporting;
-// it returns e.
+// LimitPayload lowers Payload's bound to what fits a response body of n
+// bytes, the provider's payload limit (URL key "payload"): n less
+// ResponseFraming, since a larger answer could not be sent anyway. n ≤
+// ResponseFraming or above MaxPayload leaves MaxPayload. Call it before
+// exporting; it returns e.
 func (e *Echo) LimitPayload(n int64) *Echo {
-	if n > 0 && n < MaxPayload {
-		e.limit = int(n)
+	if n > ResponseFraming && n < MaxPayload {
+		e.limit = int(n - ResponseFraming)
+		e.framed = true
 	}
 	return e
 }
+
+// ResponseFraming is what a response body holds besides Payload's bytes
+// with the msgpack codec: the response preamble and msgpack's bin32 header
+// (6 bytes), rounded up. The json codec writes bytes as base64, a third
+// more, so its Payload fits less.
+const ResponseFraming = 16
 
 // Echo returns v unchanged.
 func (e *Echo) Echo(ctx context.Context, v any) (any, error) { return v, nil }
@@ -75,7 +84,10 @@ func (e *Echo) Sleep(ctx context.Context, ms int) (int, error) {
 // before allocating anything.
 func (e *Echo) Payload(ctx context.Context, n int) ([]byte, error) {
 	if n < 0 || n > e.limit {
-		return nil, spi.Errorf(spi.StatusBadRequest, "demo: payload %d bytes: want 0 to %s (%d bytes, the provider's payload limit)", n, size(e.limit), e.limit)
+		if e.framed {
+			return nil, spi.Errorf(spi.StatusBadRequest, "demo: payload %d bytes: want 0 to %d bytes (the provider's payload limit, %s, less %d bytes of response framing)", n, e.limit, size(int(e.limit+ResponseFraming)), ResponseFraming)
+		}
+		return nil, spi.Errorf(spi.StatusBadRequest, "demo: payload %d bytes: want 0 to %s (%d bytes)", n, size(e.limit), e.limit)
 	}
 	b := make([]byte, n)
 	for i := range b {

@@ -55,7 +55,7 @@ func TestPayloadBounded(t *testing.T) {
 	}{
 		{New("n", 1), 1 << 30},
 		{New("n", 1), MaxPayload + 1},
-		{New("n", 1).LimitPayload(1 << 20), 1<<20 + 1},
+		{New("n", 1).LimitPayload(1 << 20), 1<<20 - ResponseFraming + 1},
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -68,7 +68,7 @@ func TestPayloadBounded(t *testing.T) {
 			t.Errorf("Payload(%d) allocated %d bytes before failing", tc.n, grew)
 		}
 	}
-	if b, err := New("n", 1).LimitPayload(1<<20).Payload(ctx, 1<<20); err != nil || len(b) != 1<<20 {
+	if b, err := New("n", 1).LimitPayload(1<<20).Payload(ctx, 1<<20-ResponseFraming); err != nil || len(b) != 1<<20-ResponseFraming {
 		t.Fatalf("Payload at the limit = %d bytes, %v", len(b), err)
 	}
 }
