@@ -316,7 +316,9 @@ func (r *Reference) Providers() []spi.Invoker {
 
 // Invoke calls method with args and returns the result decoded as a generic
 // value (maps, slices, strings, numbers). Failures are *spi.Error values
-// carrying the wire status (errors.As).
+// carrying the wire status (errors.As); a timeout that ctx's deadline
+// caused also matches context.DeadlineExceeded, a cancelled ctx
+// context.Canceled (errors.Is).
 func (r *Reference) Invoke(ctx context.Context, method string, args ...any) (any, error) {
 	inv := newInvocation(r.key, method, args, nil)
 	res := r.invoke(ctx, inv)
