@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +30,7 @@ type callFlags struct {
 	timeout     string
 	codec       string
 	params      []string
+	stdin       io.Reader // for an ARG_JSON of @-
 }
 
 // callCommand returns `airnode call`.
@@ -55,7 +58,12 @@ plugins.yaml's references give defaults for the keys none of them sets.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
-  airnode call demo.Echo Echo -- -5          # "--" before a negative number`,
+  airnode call demo.Echo Echo -- -5          # "--" before a negative number
+  airnode call demo.Echo Echo @big.json      # the argument read from a file
+  produce | airnode call demo.Echo Echo @-   # ... or from standard input
+
+An ARG_JSON of @PATH is read from the file PATH, @- from standard input
+(once), as curl's -d @file: for arguments too large for a command line.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the configuration gives the registry (plugins.yaml,
@@ -67,6 +75,7 @@ plugins.yaml's references give defaults for the keys none of them sets.
 			}
 			defer done()
 			f.cfg = env.cfg
+			f.stdin = cmd.InOrStdin()
 			return runCall(env.ctx, env.cat, f, args, env.logger, a.stdout, a.stderr)
 		},
 	}
@@ -87,6 +96,30 @@ func (e *callError) Unwrap() error { return e.err }
 // ExitCode is the process exit status for a failed call.
 func (e *callError) ExitCode() int { return 1 }
 
+// readArgFile reads an ARG_JSON given as @path: the file, or stdin for "-".
+// JSON never starts with "@", so the form is unambiguous.
+func readArgFile(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		if stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		return io.ReadAll(stdin)
+	}
+	if path == "" {
+		return nil, errors.New("want @PATH (a file holding the JSON value) or @- (standard input)")
+	}
+	return os.ReadFile(path)
+}
+
+// quoteArg quotes an argument for an error message, cut to 60 bytes: an
+// argument read from a file can be megabytes.
+func quoteArg(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%q… (%d bytes)", s[:60], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
 // decodeArg decodes one ARG_JSON; integral numbers become int64, or
 // uint64 above the int64 range, so that a provider's int parameter accepts
 // 2000; other numbers become float64. An integer that fits in neither
@@ -96,14 +129,14 @@ func decodeArg(s string) (any, error) {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("argument %q is not JSON: %w", s, err)
+		return nil, fmt.Errorf("argument %s is not JSON: %w", quoteArg(s), err)
 	}
 	if d.More() {
-		return nil, fmt.Errorf("argument %q: more than one JSON value", s)
+		return nil, fmt.Errorf("argument %s: more than one JSON value", quoteArg(s))
 	}
 	v, err := numbers(v)
 	if err != nil {
-		return nil, fmt.Errorf("argument %q: %w", s, err)
+		return nil, fmt.Errorf("argument %s: %w", quoteArg(s), err)
 	}
 	return v, nil
 }
@@ -180,7 +213,17 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	method := args[1]
 	callArgs := make([]any, 0, len(args)-2)
+	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
+		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
+	}
 	for _, a := range args[2:] {
+		if path, ok := strings.CutPrefix(a, "@"); ok {
+			data, err := readArgFile(path, f.stdin)
+			if err != nil {
+				return fail(fmt.Errorf("argument %s: %w", a, err))
+			}
+			a = string(data)
+		}
 		v, err := decodeArg(a)
 		if err != nil {
 			return fail(err)
