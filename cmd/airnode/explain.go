@@ -570,7 +570,9 @@ func knownKeys(cat *extension.Catalogs) []string {
 // away, for a key of five bytes or more, as the kernel's warning at Refer
 // and Export). A method-level form
 // is judged by its key ("methods.Echo.foo" by foo). The kernel does not
-// refuse such keys: URLs carry keys of plugins and other tools.
+// refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
+// method key for a method the URL's "methods" leaves out
+// ("methods=Echo&Sleep.timeout=200") is named as having no effect.
 func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 	known := knownKeys(cat)
 	var out []string
@@ -588,10 +590,16 @@ func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 			if slices.Contains(known, key) {
 				continue
 			}
-			if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
-				continue // Dubbo's "<method>.<key>", as the kernel counts it
-			}
 			v, _ := u.Param(k)
+			if m, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
+				// Dubbo's "<method>.<key>", as the kernel counts it; applied
+				// only to a method the URL's "methods" lists, if it lists any.
+				if ms := u.Methods(); key == k && len(ms) > 0 && exportedName(m) {
+					out = append(out, fmt.Sprintf("%s=%s%s has no effect: methods=%s does not list %s (methods.%s.%s applies anyway)",
+						k, v, x.keyOrigin(k), strings.Join(ms, ","), m, m, after))
+				}
+				continue
+			}
 			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
 			best, bestD := "", 3
 			for _, c := range known {
