@@ -15,7 +15,10 @@
 //	poll      duration  ms    500ms    10ms..1m     lock-state poll period per subscription
 //
 // The default directory is $XDG_RUNTIME_DIR/airnode/registry, else
-// os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry.
+// os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry:
+// every process of one user that names no directory shares it, so a
+// private registry names its own (file:///tmp/myapp-reg). An unknown URL
+// key is an error saying how the directory is given.
 // Safe for concurrent use; Close withdraws every entry and waits for its
 // goroutines.
 package file
