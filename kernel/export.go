@@ -125,6 +125,10 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
 	}
+	if err := n.checkProtocol(u); err != nil {
+		// no consumer could refer to it
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	pu, err := n.providerURL(u, methods)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -46,5 +47,21 @@ func TestReferRefusesUserinfo(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Fatal("the password is echoed")
+	}
+}
+
+// Export refuses what Refer refuses: no consumer could refer to a service
+// exported under another protocol, or with a login in its URL.
+func TestExportRefusesAnUnknownProtocol(t *testing.T) {
+	n, _ := provider(t)
+	for _, tt := range []struct{ in, want string }{
+		{"http://127.0.0.1:0/demo.Other", `kernel: export demo.Other: unknown protocol "http" (want airnode)`},
+		{"airnode://127.0.0.1:0/demo.Other?protocol=dubbo", `kernel: export demo.Other: unknown protocol "dubbo" in URL key "protocol" (want airnode)`},
+		{"airnode://u:pw@127.0.0.1:0/demo.Other", `kernel: export demo.Other: user "u" before '@' in the URL: the airnode protocol has no login (for a provider's secret use the token filter: ?token=SECRET)`},
+	} {
+		_, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Export(%s):\n got %v\nwant %s", tt.in, err, tt.want)
+		}
 	}
 }
