@@ -295,6 +295,7 @@ func TestYAMLErrorNamesItsLine(t *testing.T) {
 		{"shutdown:\n  timeout: 5s\n wait: 1s\nlisten: \":1\"\n", `yaml: line 3: did not find expected key (line 3 is " wait: 1s")`},
 		{"listen: \":1\"\nshutdown:\n timeout: 5s\n  wait: 1s\n", `yaml: line 4: mapping values are not allowed in this context (line 4 is "  wait: 1s")`},
 		{"listen: \":1\"\nprotocol: {timeout: 1s\n", `yaml: line 2: did not find expected ',' or '}' (line 2 is "protocol: {timeout: 1s")`},
+		{"protocol: {timeout: 1s,\n  retries: \"2\"}\nshutdown:\n  timeout: 5s\n wait: 1s\n", `yaml: line 5: did not find expected key (line 5 is " wait: 1s")`},
 		{"listen: \":1\"\n\tregistry: memory://\n", `yaml: line 2: found character that cannot start any token (line 2 is "\tregistry: memory://")`},
 	}
 	for _, tt := range tests {

@@ -37,8 +37,9 @@ var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // context mark) when there is one, so an indentation mistake on line 3 of
 // a mapping that starts on line 2 reads "line 1". The problem mark it does
 // not expose is found instead as the shortest run of leading lines that
-// fails with the same problem: lines before the mistake parse. Errors of
-// another shape (type errors) are returned unchanged.
+// fails with the same error (problem and reported line): lines before the
+// mistake parse, or fail otherwise (a flow collection cut short). Errors
+// of another shape (type errors) are returned unchanged.
 func yamlLine(b []byte, err error) error {
 	m := yamlErrLine.FindStringSubmatch(err.Error())
 	if m == nil {
@@ -49,7 +50,7 @@ func yamlLine(b []byte, err error) error {
 	for n := 1; n <= len(lines); n++ {
 		var out map[string]any
 		perr := yaml3.Unmarshal([]byte(strings.Join(lines[:n], "")), &out)
-		if pm := yamlErrLine.FindStringSubmatch(errString(perr)); pm != nil && pm[2] == problem {
+		if pm := yamlErrLine.FindStringSubmatch(errString(perr)); pm != nil && pm[1] == m[1] && pm[2] == problem {
 			return fmt.Errorf("yaml: line %d: %s (line %d is %q)", n, problem, n, strings.TrimRight(lines[n-1], "\r\n"))
 		}
 	}
