@@ -319,6 +319,8 @@ func TestNestedURLKeysSayToWriteThemFlat(t *testing.T) {
 			`key "services[0].params.methods": want a value, got a map: write the URL key flat, "methods.Echo.timeout: 200ms"`},
 		{"references: [{interface: demo.Echo, params: {hash: {nodes: 80}}}]\n",
 			`key "references[0].params.hash": want a value, got a map: write the URL key flat, "hash.nodes: 80"`},
+		{"plugins: [{name: a, point: filter, command: x, env: {ACME: {MODE: fast}}}]\n",
+			`key "plugins[0].env.ACME": want a value, got a map: write the variable flat, "ACME.MODE: fast"`},
 	}
 	for _, tt := range tests {
 		file := writeFile(t, tt.yaml)

@@ -65,7 +65,8 @@ func errString(err error) string {
 }
 
 // nestedProblems finds maps written where plugins.yaml wants flat URL
-// keys (protocol, services[i].params, references[i].params): `protocol:
+// keys (protocol, services[i].params, references[i].params) or variables
+// (plugins[i].env): `protocol:
 // {heartbeat: {interval: 60s}}` gets `want a value, got a map: write the
 // URL key flat, "heartbeat.interval: 60s"`. Nesting is not flattened
 // into dotted keys: "heartbeat" is itself a key (the heartbeat extension)
@@ -73,7 +74,7 @@ func errString(err error) string {
 // equal to the URL it becomes. raw is koanf's unflattened map.
 func nestedProblems(raw map[string]any) []problem {
 	var out []problem
-	check := func(path string, v any) {
+	check := func(path, what string, v any) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return
@@ -85,15 +86,20 @@ func nestedProblems(raw map[string]any) []problem {
 			}
 			var flat []string
 			flatten(k, sub, &flat)
-			out = append(out, problem{path + "." + k, "want a value, got a map: write the URL key flat, " + strings.Join(flat, ", ")})
+			out = append(out, problem{path + "." + k, "want a value, got a map: write the " + what + " flat, " + strings.Join(flat, ", ")})
 		}
 	}
-	check("protocol", raw["protocol"])
-	for _, list := range []string{"services", "references"} {
+	check("protocol", "URL key", raw["protocol"])
+	for _, list := range []string{"services", "references", "plugins"} {
 		items, _ := raw[list].([]any)
 		for i, it := range items {
-			if m, ok := it.(map[string]any); ok {
-				check(fmt.Sprintf("%s[%d].params", list, i), m["params"])
+			m, ok := it.(map[string]any)
+			switch {
+			case !ok:
+			case list == "plugins":
+				check(fmt.Sprintf("plugins[%d].env", i), "variable", m["env"])
+			default:
+				check(fmt.Sprintf("%s[%d].params", list, i), "URL key", m["params"])
 			}
 		}
 	}
