@@ -10,7 +10,10 @@
 // (a provider implementation that airnode exports, registers and forwards
 // invocations to). Transport, codec and heartbeat stay in process: a local
 // RPC per frame would defeat them (a plugin call costs tens of
-// microseconds; see the README for the measured numbers).
+// microseconds; see the README for the measured numbers). A builder that
+// also implements spi.KeyDescriber has its URL keys sent to the host at
+// start: `airnode list --keys` shows them and Refer and Export suggest
+// them for misspelt keys, as for a bundled extension.
 //
 // The SDK owns the go-plugin handshake (magic cookie, protocol version
 // negotiated from versioned plugin sets), the gRPC stubs

@@ -32,8 +32,9 @@ milliseconds; size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p),
 default ("-": none, or derived from another key as MEANING says) and
 meaning with unit and bounds. "list POINT" does the same for one point
 ("airnode list loadbalance"), "list POINT EXTENSION" for one extension
-("airnode list transport smux"). An extension whose KEY is "-" reads no
-URL key of its own when bundled; a plugin's cannot declare its keys yet.
+("airnode list transport smux"). A plugin extension's keys are those its
+binary declares (spi.KeyDescriber, sent at start); an extension whose KEY
+is "-" reads no URL key of its own, or, from a plugin, declares none.
 The keys that choose an extension (loadbalance=, transport=, ...) are in
 the plain listing; the kernel's own keys (timeout, retries, weight, ...)
 with their effective values in the KEYS section of --explain.
@@ -212,7 +213,7 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 			if len(e.Keys) == 0 {
 				why := "no URL keys of its own"
 				if e.Origin != extension.Bundled {
-					why = "not declared (plugin extensions cannot declare keys yet)"
+					why = "declares no URL keys"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t-\t\t\t%s\n", point, e.Name, why)
 				point = ""

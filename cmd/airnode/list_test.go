@@ -112,6 +112,9 @@ func TestListKeys(t *testing.T) {
 		if err := c.LoadBalance.Register(&keyedLB{extensiontest.LoadBalance{Ext: extensiontest.Ext{ExtName: "acme.p2c"}}}, "/opt/airnode/plugins/p2c"); err != nil {
 			t.Fatal(err)
 		}
+		if err := c.LoadBalance.Register(&extensiontest.LoadBalance{Ext: extensiontest.Ext{ExtName: "acme.plain"}}, "/opt/airnode/plugins/plain"); err != nil {
+			t.Fatal(err)
+		}
 		return c
 	}
 	code, out, errOut := airnode(t, cat, "list", "--keys")
@@ -123,6 +126,7 @@ func TestListKeys(t *testing.T) {
 		row("loadbalance", "acme.p2c", "p2c.choices", "int", "2", "providers sampled per pick, 2..8"),
 		row("p2c.mode", "fast|fair", "-", "how ties break"),
 		row("random", "-", "no URL keys of its own"),
+		row("acme.plain", "-", "declares no URL keys"),
 		row("cluster", "failfast", "-", "no URL keys of its own"),
 	} {
 		if !r.MatchString(out) {

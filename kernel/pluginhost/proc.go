@@ -372,18 +372,19 @@ func (p *proc) register(c *extension.Catalogs) error {
 					return b.Build(u)
 				},
 				OnFallback: p.warnFallback,
+				Keys:       p.description().Keys,
 			}), origin)
 		}
 	case extension.PointRegistry:
 		existing, taken = c.Registry.Origin(name)
 		if !taken {
-			err = c.Registry.Register(pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: name, Source: p}), origin)
+			err = c.Registry.Register(pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: name, Source: p, Keys: p.description().Keys}), origin)
 		}
 	case extension.PointFilter:
 		existing, taken = c.Filter.Origin(name)
 		if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
-				Name: name, Activation: p.description().Activation, Source: p}), origin)
+				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued

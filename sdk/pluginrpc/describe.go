@@ -20,10 +20,14 @@ type Description struct {
 	Activation spi.Activation
 	// Services lists a service plugin's services.
 	Services []ServiceDesc
+	// Keys are the URL keys the extension declares it reads
+	// (spi.KeyDescriber in the plugin); nil when it declares none.
+	Keys []spi.KeyDoc
 }
 
 // Describe asks the plugin behind c what it provides for point. A plugin
-// that does not serve point is an error saying so.
+// that does not serve point is an error saying so, and so are key
+// declarations spi.ValidateKeys refuses (the catalogs stay strict).
 func Describe(ctx context.Context, c *Client, point string) (Description, error) {
 	d := Description{Point: point}
 	var err error
@@ -31,17 +35,17 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	case PointLoadBalance:
 		var r *pb.Describe
 		if r, err = c.LoadBalance.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name = r.Name
+			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
 		}
 	case PointRegistry:
 		var r *pb.Describe
 		if r, err = c.Registry.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name = r.Name
+			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
 		}
 	case PointFilter:
 		var r *pb.FilterDescribe
 		if r, err = c.Filter.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name = r.Name
+			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
 			d.Activation = spi.Activation{Key: r.Key, Order: int(r.Order)}
 			for _, s := range r.Sides {
 				d.Activation.Sides = append(d.Activation.Sides, spi.Side(s))
@@ -62,6 +66,9 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	}
 	if err != nil {
 		return d, rpcError(point+" Describe", err)
+	}
+	if err := spi.ValidateKeys(d.Keys); err != nil {
+		return d, fmt.Errorf("pluginrpc: %s %q declares bad URL keys: %w", point, d.Name, err)
 	}
 	return d, nil
 }

@@ -22,7 +22,7 @@ func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b
 
 func (s *filterServer) Describe(context.Context, *pb.Empty) (*pb.FilterDescribe, error) {
 	a := s.b.Activation()
-	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order)}
+	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order), Keys: keysToPB(s.b)}
 	for _, side := range a.Sides {
 		d.Sides = append(d.Sides, string(side))
 	}
@@ -84,6 +84,9 @@ type FilterOptions struct {
 	Source     Source
 	// Timeout bounds one filter round trip; default 1s.
 	Timeout time.Duration
+	// Keys are the URL keys the plugin declared (Description.Keys); the
+	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	Keys []spi.KeyDoc
 }
 
 // NewFilterBuilder returns a spi.FilterBuilder whose filters decide in the
@@ -102,6 +105,9 @@ type filterBuilder struct{ o FilterOptions }
 
 func (b *filterBuilder) Name() string               { return b.o.Name }
 func (b *filterBuilder) Activation() spi.Activation { return b.o.Activation }
+
+// Keys returns the keys the plugin declared (FilterOptions.Keys).
+func (b *filterBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
 
 // Build is pure; the filter is built in the plugin on first use.
 func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {

@@ -24,7 +24,7 @@ type lbServer struct {
 func newLBServer(b spi.LoadBalanceBuilder) *lbServer { return &lbServer{b: b} }
 
 func (s *lbServer) Describe(context.Context, *pb.Empty) (*pb.Describe, error) {
-	return &pb.Describe{Name: s.b.Name()}, nil
+	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b)}, nil
 }
 
 func (s *lbServer) Build(_ context.Context, req *pb.BuildRequest) (*pb.BuildReply, error) {
@@ -103,6 +103,9 @@ type LoadBalanceOptions struct {
 	OnFallback func(err error)
 	// Timeout bounds one Select round trip; default 1s.
 	Timeout time.Duration
+	// Keys are the URL keys the plugin declared (Description.Keys); the
+	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	Keys []spi.KeyDoc
 }
 
 // NewLoadBalanceBuilder returns a spi.LoadBalanceBuilder whose balancers
@@ -118,6 +121,9 @@ func NewLoadBalanceBuilder(o LoadBalanceOptions) spi.LoadBalanceBuilder {
 type lbBuilder struct{ o LoadBalanceOptions }
 
 func (b *lbBuilder) Name() string { return b.o.Name }
+
+// Keys returns the keys the plugin declared (LoadBalanceOptions.Keys).
+func (b *lbBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
 
 // Build validates u in the plugin when the plugin is up (the plugin's own
 // Build errors are returned); when it is down the balancer builds lazily on

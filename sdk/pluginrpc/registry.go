@@ -22,7 +22,7 @@ type registryServer struct {
 func newRegistryServer(b spi.RegistryBuilder) *registryServer { return &registryServer{b: b} }
 
 func (s *registryServer) Describe(context.Context, *pb.Empty) (*pb.Describe, error) {
-	return &pb.Describe{Name: s.b.Name()}, nil
+	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b)}, nil
 }
 
 func (s *registryServer) Build(_ context.Context, req *pb.BuildRequest) (rep *pb.BuildReply, _ error) {
@@ -190,6 +190,9 @@ type RegistryOptions struct {
 	// Retry is the pause before re-subscribing after a broken stream while
 	// the plugin is up; default 200ms.
 	Retry time.Duration
+	// Keys are the URL keys the plugin declared (Description.Keys); the
+	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	Keys []spi.KeyDoc
 }
 
 // NewRegistryBuilder returns a spi.RegistryBuilder whose registries live in
@@ -207,6 +210,9 @@ func NewRegistryBuilder(o RegistryOptions) spi.RegistryBuilder {
 type registryBuilder struct{ o RegistryOptions }
 
 func (b *registryBuilder) Name() string { return b.o.Name }
+
+// Keys returns the keys the plugin declared (RegistryOptions.Keys).
+func (b *registryBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
 
 // Build is pure: the registry is built in the plugin on first use.
 func (b *registryBuilder) Build(u spi.URL) (spi.Registry, error) {

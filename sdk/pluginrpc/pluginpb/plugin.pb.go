@@ -388,8 +388,12 @@ func (x *Invocation) GetAttachments() map[string]string {
 }
 
 type Describe struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // the extension's own Name()
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // the extension's own Name()
+	// keys are the URL keys the extension reads (spi.KeyDescriber); empty
+	// when it does not say. Added in protocol version 1 without a bump: an
+	// older peer ignores or omits the field.
+	Keys          []*KeyDoc `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -431,6 +435,90 @@ func (x *Describe) GetName() string {
 	return ""
 }
 
+func (x *Describe) GetKeys() []*KeyDoc {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// KeyDoc is one URL key an extension reads (spi.KeyDoc).
+type KeyDoc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`       // "duration", "int", "bool", "size", "string", "enum", ...
+	Default       string                 `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"` // "" when there is no fixed default
+	Values        []string               `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`   // an enum's accepted values
+	Doc           string                 `protobuf:"bytes,5,opt,name=doc,proto3" json:"doc,omitempty"`         // one line: what it does, unit, bounds
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyDoc) Reset() {
+	*x = KeyDoc{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyDoc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyDoc) ProtoMessage() {}
+
+func (x *KeyDoc) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyDoc.ProtoReflect.Descriptor instead.
+func (*KeyDoc) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *KeyDoc) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeyDoc) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *KeyDoc) GetDefault() string {
+	if x != nil {
+		return x.Default
+	}
+	return ""
+}
+
+func (x *KeyDoc) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *KeyDoc) GetDoc() string {
+	if x != nil {
+		return x.Doc
+	}
+	return ""
+}
+
 // Candidate is one invoker a balancer may pick: its URL and live statistics.
 type Candidate struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -448,7 +536,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +548,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +561,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Candidate) GetUrl() string {
@@ -543,7 +631,7 @@ type SelectRequest struct {
 
 func (x *SelectRequest) Reset() {
 	*x = SelectRequest{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -555,7 +643,7 @@ func (x *SelectRequest) String() string {
 func (*SelectRequest) ProtoMessage() {}
 
 func (x *SelectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -568,7 +656,7 @@ func (x *SelectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectRequest.ProtoReflect.Descriptor instead.
 func (*SelectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SelectRequest) GetHandle() uint64 {
@@ -602,7 +690,7 @@ type SelectReply struct {
 
 func (x *SelectReply) Reset() {
 	*x = SelectReply{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -614,7 +702,7 @@ func (x *SelectReply) String() string {
 func (*SelectReply) ProtoMessage() {}
 
 func (x *SelectReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -627,7 +715,7 @@ func (x *SelectReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectReply.ProtoReflect.Descriptor instead.
 func (*SelectReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SelectReply) GetIndex() int32 {
@@ -654,7 +742,7 @@ type RegistryRequest struct {
 
 func (x *RegistryRequest) Reset() {
 	*x = RegistryRequest{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +754,7 @@ func (x *RegistryRequest) String() string {
 func (*RegistryRequest) ProtoMessage() {}
 
 func (x *RegistryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +767,7 @@ func (x *RegistryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistryRequest.ProtoReflect.Descriptor instead.
 func (*RegistryRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RegistryRequest) GetHandle() uint64 {
@@ -706,7 +794,7 @@ type URLList struct {
 
 func (x *URLList) Reset() {
 	*x = URLList{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -718,7 +806,7 @@ func (x *URLList) String() string {
 func (*URLList) ProtoMessage() {}
 
 func (x *URLList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -731,7 +819,7 @@ func (x *URLList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use URLList.ProtoReflect.Descriptor instead.
 func (*URLList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *URLList) GetUrls() []string {
@@ -758,7 +846,7 @@ type ServiceList struct {
 
 func (x *ServiceList) Reset() {
 	*x = ServiceList{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +858,7 @@ func (x *ServiceList) String() string {
 func (*ServiceList) ProtoMessage() {}
 
 func (x *ServiceList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +871,7 @@ func (x *ServiceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceList.ProtoReflect.Descriptor instead.
 func (*ServiceList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ServiceList) GetServices() []string {
@@ -806,13 +894,14 @@ type FilterDescribe struct {
 	Sides         []string               `protobuf:"bytes,2,rep,name=sides,proto3" json:"sides,omitempty"` // "consumer", "provider"
 	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	Order         int32                  `protobuf:"varint,4,opt,name=order,proto3" json:"order,omitempty"`
+	Keys          []*KeyDoc              `protobuf:"bytes,5,rep,name=keys,proto3" json:"keys,omitempty"` // as Describe.keys
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FilterDescribe) Reset() {
 	*x = FilterDescribe{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +913,7 @@ func (x *FilterDescribe) String() string {
 func (*FilterDescribe) ProtoMessage() {}
 
 func (x *FilterDescribe) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +926,7 @@ func (x *FilterDescribe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterDescribe.ProtoReflect.Descriptor instead.
 func (*FilterDescribe) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FilterDescribe) GetName() string {
@@ -868,6 +957,13 @@ func (x *FilterDescribe) GetOrder() int32 {
 	return 0
 }
 
+func (x *FilterDescribe) GetKeys() []*KeyDoc {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 type FilterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -878,7 +974,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +986,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +999,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FilterRequest) GetHandle() uint64 {
@@ -935,7 +1031,7 @@ type FilterReply struct {
 
 func (x *FilterReply) Reset() {
 	*x = FilterReply{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1043,7 @@ func (x *FilterReply) String() string {
 func (*FilterReply) ProtoMessage() {}
 
 func (x *FilterReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1056,7 @@ func (x *FilterReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterReply.ProtoReflect.Descriptor instead.
 func (*FilterReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FilterReply) GetPass() bool {
@@ -1001,7 +1097,7 @@ type ServiceDesc struct {
 
 func (x *ServiceDesc) Reset() {
 	*x = ServiceDesc{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1109,7 @@ func (x *ServiceDesc) String() string {
 func (*ServiceDesc) ProtoMessage() {}
 
 func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1122,7 @@ func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDesc.ProtoReflect.Descriptor instead.
 func (*ServiceDesc) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServiceDesc) GetName() string {
@@ -1052,7 +1148,7 @@ type ServiceDescList struct {
 
 func (x *ServiceDescList) Reset() {
 	*x = ServiceDescList{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1160,7 @@ func (x *ServiceDescList) String() string {
 func (*ServiceDescList) ProtoMessage() {}
 
 func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1173,7 @@ func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDescList.ProtoReflect.Descriptor instead.
 func (*ServiceDescList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ServiceDescList) GetServices() []*ServiceDesc {
@@ -1100,7 +1196,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1208,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1221,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InvokeRequest) GetService() string {
@@ -1174,7 +1270,7 @@ type InvokeReply struct {
 
 func (x *InvokeReply) Reset() {
 	*x = InvokeReply{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1282,7 @@ func (x *InvokeReply) String() string {
 func (*InvokeReply) ProtoMessage() {}
 
 func (x *InvokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1295,7 @@ func (x *InvokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeReply.ProtoReflect.Descriptor instead.
 func (*InvokeReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InvokeReply) GetValue() []byte {
@@ -1252,9 +1348,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\vattachments\x18\x04 \x03(\v2..airnode.plugin.v1.Invocation.AttachmentsEntryR\vattachments\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x1e\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
 	"\bDescribe\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xe9\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
+	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\"r\n" +
+	"\x06KeyDoc\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
+	"\adefault\x18\x03 \x01(\tR\adefault\x12\x16\n" +
+	"\x06values\x18\x04 \x03(\tR\x06values\x12\x10\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc\"\xe9\x01\n" +
 	"\tCandidate\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\x03R\x06active\x12\x14\n" +
@@ -1285,12 +1388,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"Y\n" +
 	"\vServiceList\x12\x1a\n" +
 	"\bservices\x18\x01 \x03(\tR\bservices\x12.\n" +
-	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"b\n" +
+	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"\x91\x01\n" +
 	"\x0eFilterDescribe\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05sides\x18\x02 \x03(\tR\x05sides\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
-	"\x05order\x18\x04 \x01(\x05R\x05order\"f\n" +
+	"\x05order\x18\x04 \x01(\x05R\x05order\x12-\n" +
+	"\x04keys\x18\x05 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\"f\n" +
 	"\rFilterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12=\n" +
 	"\n" +
@@ -1360,7 +1464,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_plugin_proto_goTypes = []any{
 	(*Error)(nil),           // 0: airnode.plugin.v1.Error
 	(*Empty)(nil),           // 1: airnode.plugin.v1.Empty
@@ -1370,77 +1474,80 @@ var file_plugin_proto_goTypes = []any{
 	(*ErrorReply)(nil),      // 5: airnode.plugin.v1.ErrorReply
 	(*Invocation)(nil),      // 6: airnode.plugin.v1.Invocation
 	(*Describe)(nil),        // 7: airnode.plugin.v1.Describe
-	(*Candidate)(nil),       // 8: airnode.plugin.v1.Candidate
-	(*SelectRequest)(nil),   // 9: airnode.plugin.v1.SelectRequest
-	(*SelectReply)(nil),     // 10: airnode.plugin.v1.SelectReply
-	(*RegistryRequest)(nil), // 11: airnode.plugin.v1.RegistryRequest
-	(*URLList)(nil),         // 12: airnode.plugin.v1.URLList
-	(*ServiceList)(nil),     // 13: airnode.plugin.v1.ServiceList
-	(*FilterDescribe)(nil),  // 14: airnode.plugin.v1.FilterDescribe
-	(*FilterRequest)(nil),   // 15: airnode.plugin.v1.FilterRequest
-	(*FilterReply)(nil),     // 16: airnode.plugin.v1.FilterReply
-	(*ServiceDesc)(nil),     // 17: airnode.plugin.v1.ServiceDesc
-	(*ServiceDescList)(nil), // 18: airnode.plugin.v1.ServiceDescList
-	(*InvokeRequest)(nil),   // 19: airnode.plugin.v1.InvokeRequest
-	(*InvokeReply)(nil),     // 20: airnode.plugin.v1.InvokeReply
-	nil,                     // 21: airnode.plugin.v1.Invocation.AttachmentsEntry
-	nil,                     // 22: airnode.plugin.v1.FilterReply.AttachmentsEntry
-	nil,                     // 23: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	nil,                     // 24: airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	(*KeyDoc)(nil),          // 8: airnode.plugin.v1.KeyDoc
+	(*Candidate)(nil),       // 9: airnode.plugin.v1.Candidate
+	(*SelectRequest)(nil),   // 10: airnode.plugin.v1.SelectRequest
+	(*SelectReply)(nil),     // 11: airnode.plugin.v1.SelectReply
+	(*RegistryRequest)(nil), // 12: airnode.plugin.v1.RegistryRequest
+	(*URLList)(nil),         // 13: airnode.plugin.v1.URLList
+	(*ServiceList)(nil),     // 14: airnode.plugin.v1.ServiceList
+	(*FilterDescribe)(nil),  // 15: airnode.plugin.v1.FilterDescribe
+	(*FilterRequest)(nil),   // 16: airnode.plugin.v1.FilterRequest
+	(*FilterReply)(nil),     // 17: airnode.plugin.v1.FilterReply
+	(*ServiceDesc)(nil),     // 18: airnode.plugin.v1.ServiceDesc
+	(*ServiceDescList)(nil), // 19: airnode.plugin.v1.ServiceDescList
+	(*InvokeRequest)(nil),   // 20: airnode.plugin.v1.InvokeRequest
+	(*InvokeReply)(nil),     // 21: airnode.plugin.v1.InvokeReply
+	nil,                     // 22: airnode.plugin.v1.Invocation.AttachmentsEntry
+	nil,                     // 23: airnode.plugin.v1.FilterReply.AttachmentsEntry
+	nil,                     // 24: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	nil,                     // 25: airnode.plugin.v1.InvokeReply.AttachmentsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	0,  // 0: airnode.plugin.v1.BuildReply.error:type_name -> airnode.plugin.v1.Error
 	0,  // 1: airnode.plugin.v1.ErrorReply.error:type_name -> airnode.plugin.v1.Error
-	21, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
-	8,  // 3: airnode.plugin.v1.SelectRequest.candidates:type_name -> airnode.plugin.v1.Candidate
-	6,  // 4: airnode.plugin.v1.SelectRequest.invocation:type_name -> airnode.plugin.v1.Invocation
-	0,  // 5: airnode.plugin.v1.SelectReply.error:type_name -> airnode.plugin.v1.Error
-	0,  // 6: airnode.plugin.v1.URLList.error:type_name -> airnode.plugin.v1.Error
-	0,  // 7: airnode.plugin.v1.ServiceList.error:type_name -> airnode.plugin.v1.Error
-	6,  // 8: airnode.plugin.v1.FilterRequest.invocation:type_name -> airnode.plugin.v1.Invocation
-	22, // 9: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
-	0,  // 10: airnode.plugin.v1.FilterReply.error:type_name -> airnode.plugin.v1.Error
-	17, // 11: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
-	23, // 12: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	0,  // 13: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
-	24, // 14: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
-	1,  // 15: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 16: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
-	9,  // 17: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
-	1,  // 18: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 19: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
-	11, // 20: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
-	11, // 21: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
-	11, // 22: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
-	11, // 23: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
-	2,  // 24: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
-	2,  // 25: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
-	1,  // 26: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 27: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
-	15, // 28: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
-	1,  // 29: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
-	19, // 30: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
-	7,  // 31: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 32: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
-	10, // 33: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
-	7,  // 34: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 35: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
-	5,  // 36: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
-	5,  // 37: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
-	12, // 38: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
-	12, // 39: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
-	13, // 40: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
-	5,  // 41: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
-	14, // 42: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
-	4,  // 43: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
-	16, // 44: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
-	18, // 45: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
-	20, // 46: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
-	31, // [31:47] is the sub-list for method output_type
-	15, // [15:31] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	22, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
+	8,  // 3: airnode.plugin.v1.Describe.keys:type_name -> airnode.plugin.v1.KeyDoc
+	9,  // 4: airnode.plugin.v1.SelectRequest.candidates:type_name -> airnode.plugin.v1.Candidate
+	6,  // 5: airnode.plugin.v1.SelectRequest.invocation:type_name -> airnode.plugin.v1.Invocation
+	0,  // 6: airnode.plugin.v1.SelectReply.error:type_name -> airnode.plugin.v1.Error
+	0,  // 7: airnode.plugin.v1.URLList.error:type_name -> airnode.plugin.v1.Error
+	0,  // 8: airnode.plugin.v1.ServiceList.error:type_name -> airnode.plugin.v1.Error
+	8,  // 9: airnode.plugin.v1.FilterDescribe.keys:type_name -> airnode.plugin.v1.KeyDoc
+	6,  // 10: airnode.plugin.v1.FilterRequest.invocation:type_name -> airnode.plugin.v1.Invocation
+	23, // 11: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
+	0,  // 12: airnode.plugin.v1.FilterReply.error:type_name -> airnode.plugin.v1.Error
+	18, // 13: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
+	24, // 14: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	0,  // 15: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
+	25, // 16: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	1,  // 17: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 18: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
+	10, // 19: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
+	1,  // 20: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 21: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
+	12, // 22: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 23: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 24: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 25: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
+	2,  // 26: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
+	2,  // 27: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
+	1,  // 28: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 29: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
+	16, // 30: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
+	1,  // 31: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
+	20, // 32: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
+	7,  // 33: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 34: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
+	11, // 35: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
+	7,  // 36: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 37: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
+	5,  // 38: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
+	5,  // 39: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
+	13, // 40: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
+	13, // 41: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
+	14, // 42: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
+	5,  // 43: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
+	15, // 44: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
+	4,  // 45: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
+	17, // 46: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
+	19, // 47: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
+	21, // 48: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
+	33, // [33:49] is the sub-list for method output_type
+	17, // [17:33] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1454,7 +1561,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

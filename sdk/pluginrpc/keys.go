@@ -1,0 +1,39 @@
+package pluginrpc
+
+import (
+	"slices"
+
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
+	"github.com/airnode/airnode/spi"
+)
+
+// keysToPB returns the keys b declares (spi.KeyDescriber) for a Describe
+// answer; nil when b does not declare any.
+func keysToPB(b any) []*pb.KeyDoc {
+	d, ok := b.(spi.KeyDescriber)
+	if !ok {
+		return nil
+	}
+	var out []*pb.KeyDoc
+	for _, k := range d.Keys() {
+		out = append(out, &pb.KeyDoc{Key: k.Key, Type: k.Type, Default: k.Default, Values: slices.Clone(k.Values), Doc: k.Doc})
+	}
+	return out
+}
+
+// keysFromPB converts a Describe answer's keys; nil for none.
+func keysFromPB(keys []*pb.KeyDoc) []spi.KeyDoc {
+	var out []spi.KeyDoc
+	for _, k := range keys {
+		out = append(out, spi.KeyDoc{Key: k.GetKey(), Type: k.GetType(), Default: k.GetDefault(), Values: slices.Clone(k.GetValues()), Doc: k.GetDoc()})
+	}
+	return out
+}
+
+// declared is the spi.KeyDescriber of the host-side builders: the keys
+// the plugin declared at start (Description.Keys).
+type declared []spi.KeyDoc
+
+// Keys returns a copy of the declared keys; nil when the plugin declared
+// none.
+func (d declared) Keys() []spi.KeyDoc { return slices.Clone([]spi.KeyDoc(d)) }

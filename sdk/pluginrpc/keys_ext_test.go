@@ -1,0 +1,96 @@
+package pluginrpc_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/airnode/airnode/extensions/filter/token"
+	"github.com/airnode/airnode/extensions/lb/random"
+	"github.com/airnode/airnode/extensions/registry/memory"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// p2c is a plugin balancer declaring keys of its own.
+type p2c struct {
+	random.Builder
+	keys []spi.KeyDoc
+}
+
+func (p p2c) Name() string       { return "acme.p2c" }
+func (p p2c) Keys() []spi.KeyDoc { return p.keys }
+
+var p2cKeys = []spi.KeyDoc{
+	{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick, 2..8"},
+	{Key: "p2c.mode", Type: spi.KeyTypeEnum, Values: []string{"fast", "fair"}, Default: "fast", Doc: "how ties break"},
+}
+
+// describe serves impl in process, as a started plugin, and returns what
+// it describes for point.
+func describe(t *testing.T, impl pluginrpc.Impl, point string) (pluginrpc.Description, error) {
+	t.Helper()
+	client, server := plugin.TestPluginGRPCConn(t, false, pluginrpc.ServerPlugins(impl)[pluginrpc.ProtocolVersion])
+	t.Cleanup(func() { server.Stop(); _ = client.Close() })
+	raw, err := client.Dispense(point)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return pluginrpc.Describe(ctx, raw.(*pluginrpc.Client), point)
+}
+
+// TestPluginDeclaresItsKeys: the keys a plugin's builder declares
+// (spi.KeyDescriber) cross the plugin protocol in Describe, for balancers,
+// registries and filters alike; the host-side builders report the keys
+// they are given; a builder declaring none describes nil.
+func TestPluginDeclaresItsKeys(t *testing.T) {
+	d, err := describe(t, pluginrpc.Impl{LoadBalance: p2c{random.New(), p2cKeys}}, pluginrpc.PointLoadBalance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "acme.p2c" || !reflect.DeepEqual(d.Keys, p2cKeys) {
+		t.Fatalf("loadbalance: %q %+v, want acme.p2c %+v", d.Name, d.Keys, p2cKeys)
+	}
+	host := pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: d.Name, Keys: d.Keys})
+	if kd, ok := host.(spi.KeyDescriber); !ok || !reflect.DeepEqual(kd.Keys(), p2cKeys) {
+		t.Fatalf("host balancer builder does not report the declared keys (%v)", ok)
+	}
+
+	d, err = describe(t, pluginrpc.Impl{Filter: token.Builder{}}, pluginrpc.PointFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (token.Builder{}).Keys(); !reflect.DeepEqual(d.Keys, want) {
+		t.Fatalf("filter: keys %+v, want %+v", d.Keys, want)
+	}
+	if kd := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Keys: d.Keys}).(spi.KeyDescriber); !reflect.DeepEqual(kd.Keys(), d.Keys) {
+		t.Fatal("host filter builder does not report the declared keys")
+	}
+
+	d, err = describe(t, pluginrpc.Impl{Registry: memory.NewBuilder()}, pluginrpc.PointRegistry)
+	if err != nil || d.Keys != nil {
+		t.Fatalf("registry declaring none: keys %+v, err %v; want nil", d.Keys, err)
+	}
+	if kd := pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: d.Name}).(spi.KeyDescriber); kd.Keys() != nil {
+		t.Fatal("host registry builder invents keys")
+	}
+}
+
+// TestPluginBadKeyDeclarationsAreRefused: declarations spi.ValidateKeys
+// refuses (a key twice, a default of the wrong type) fail Describe, so
+// the plugin does not start, with an error naming the extension and the
+// key.
+func TestPluginBadKeyDeclarationsAreRefused(t *testing.T) {
+	bad := append(p2cKeys[:1:1], spi.KeyDoc{Key: "p2c.choices", Type: spi.KeyTypeDuration, Default: "soon", Doc: "again"})
+	_, err := describe(t, pluginrpc.Impl{LoadBalance: p2c{random.New(), bad}}, pluginrpc.PointLoadBalance)
+	if err == nil || !strings.Contains(err.Error(), `loadbalance "acme.p2c" declares bad URL keys`) ||
+		!strings.Contains(err.Error(), `"p2c.choices" declared twice`) || !strings.Contains(err.Error(), `default of key "p2c.choices"`) {
+		t.Fatalf("Describe: %v", err)
+	}
+}
