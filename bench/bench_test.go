@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,6 +81,32 @@ func TestRunStopsWithContext(t *testing.T) {
 		func(ctx context.Context, w int) error { time.Sleep(time.Millisecond); return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || r == nil || r.Calls == 0 {
 		t.Fatalf("Run = %+v, %v", r, err)
+	}
+}
+
+// Calls returning ErrUncounted (those the run's end cut short) are in no
+// total, error count or timeline entry.
+func TestRunLeavesUncountedCallsOut(t *testing.T) {
+	var calls atomic.Int64
+	r, err := bench.Run(context.Background(), bench.Config{Calls: 1000, Concurrency: 4, Warmup: 0},
+		func(ctx context.Context, w int) error {
+			switch calls.Add(1) % 3 {
+			case 0:
+				return fmt.Errorf("cut short: %w", bench.ErrUncounted)
+			case 1:
+				return errOdd
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl int64
+	for _, s := range r.Timeline {
+		tl += s.Calls
+	}
+	if r.Calls != 1000 || r.Calls != r.OK+r.Errors["ERROR"] || len(r.Errors) != 1 || tl != r.Calls || calls.Load() < 1400 {
+		t.Fatalf("made %d calls, report %+v", calls.Load(), r)
 	}
 }
 

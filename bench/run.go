@@ -19,8 +19,16 @@ import (
 
 // Caller makes one call for caller number worker (0 to Concurrency-1; a
 // worker's calls never overlap, so per-worker state needs no lock). A
-// non-nil error is a failed call.
+// non-nil error is a failed call, except ErrUncounted.
 type Caller func(ctx context.Context, worker int) error
+
+// ErrUncounted, returned by a Caller (or wrapped in its error), makes Run
+// leave the call out of the report: not in Calls, errors, latency, the
+// timeline or progress (a counted run still makes Calls counted calls
+// unless ctx ends). It is for calls the end of the run cut short —
+// `airnode bench` interrupted by SIGINT returns it for its calls in flight
+// — not for failures a measured run should show.
+var ErrUncounted = errors.New("bench: call not counted")
 
 // Config describes one run. Exactly one of Calls and Duration is set.
 type Config struct {
@@ -237,11 +245,18 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		sh := &shards[w%nshards]
 		for ctx.Err() == nil {
 			if cfg.Calls > 0 && next.Add(1) > cfg.Calls {
+				next.Add(-1) // so that a slot an uncounted call gives back is taken again
 				return
 			}
 			t0 := time.Now()
 			err := call(ctx, w)
 			t1 := time.Now()
+			if err != nil && errors.Is(err, ErrUncounted) {
+				if cfg.Calls > 0 {
+					next.Add(-1) // its slot is this caller's again
+				}
+				continue
+			}
 			status := ""
 			if err != nil {
 				status = classify(err)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -93,6 +94,14 @@ keep the client's CPU busy; a counted run (-n) in which no provider has
 been usable for 5 s stops, prints what it measured and exits 1.
 --json prints one object instead, with a per-second timeline of calls and
 errors (how a failover looks). A progress bar is drawn on a terminal.
+
+SIGINT (Ctrl-C) or SIGTERM ends the run early: the calls in flight that it
+cuts short are counted neither as calls nor as errors, the report of the
+calls that finished says "interrupted by SIGINT after 2.07 s of the
+planned 10s" (--json: "interrupted": true, "signal", "planned_sec" or
+"planned_calls"), the same line goes to stderr, and bench exits 130 (143
+for SIGTERM), as a shell reports SIGINT. With --paper the remaining cases
+are not run.
 
 SERVICE_URL is taken as call takes it: airnode://host:port/service is a
 direct run (no registry, not even --registry: a line on stderr says so), a
@@ -231,6 +240,36 @@ type benchOutcome struct {
 	// Stopped says why a counted run ended before its -n calls (no
 	// provider usable for deadStop); empty when it did not.
 	Stopped string `json:"stopped,omitempty"`
+	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
+	// early: the report covers the calls that finished before it, and the
+	// calls in flight that it cut short are in no count. PlannedCalls (-n)
+	// or PlannedSec (--duration) is what the run was to do. With
+	// --baseline, a baseline run the signal cut short is left out.
+	Interrupted  bool    `json:"interrupted,omitempty"`
+	Signal       string  `json:"signal,omitempty"`
+	PlannedCalls int64   `json:"planned_calls,omitempty"`
+	PlannedSec   float64 `json:"planned_sec,omitempty"`
+
+	sig        syscall.Signal // the signal of Interrupted
+	inBaseline bool           // it came during the baseline run
+}
+
+// interruption says when the signal came: "interrupted by SIGINT after
+// 2.07 s of the planned 10s", "... after 2.07 s, at 18057 of the planned
+// 100000 calls", "... during the warm-up, before any measured call".
+func (o benchOutcome) interruption() string {
+	by := "interrupted by " + o.Signal
+	r := o.Report
+	switch {
+	case o.inBaseline:
+		return by + " during the baseline run, which is left out"
+	case r.Calls == 0:
+		return by + " during the warm-up, before any measured call"
+	case o.PlannedCalls > 0:
+		return fmt.Sprintf("%s after %.2f s, at %d of the planned %d calls", by, r.ElapsedSec, r.Calls, o.PlannedCalls)
+	default:
+		return fmt.Sprintf("%s after %.2f s of the planned %v", by, r.ElapsedSec, time.Duration(o.PlannedSec*float64(time.Second)))
+	}
 }
 
 // runBench refers to target and runs the single case of f, or the paper's
@@ -368,6 +407,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		o := benchOutcome{Case: c}
 		ref, err := refer(c.Req != c.Resp)
 		if err != nil {
+			if sig, ok := signalOf(ctx); ok {
+				return interruptedBefore(sig, stderr)
+			}
 			return err
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
@@ -382,15 +424,36 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err != nil {
 			return err
 		}
-		if f.baseline && stopped == nil {
+		if sig, ok := signalOf(ctx); ok {
+			o.Interrupted, o.Signal, o.sig = true, signalName(sig), sig
+			o.PlannedCalls, o.PlannedSec = cfg.Calls, cfg.Duration.Seconds()
+		}
+		if f.baseline && stopped == nil && !o.Interrupted {
 			if o.Baseline, err = benchBaseline(ctx, cfg, *c, f.connections, "baseline "+c.Name, progress); err != nil {
 				return err
 			}
+			if sig, ok := signalOf(ctx); ok {
+				o.Baseline = nil
+				o.Interrupted, o.Signal, o.sig, o.inBaseline = true, signalName(sig), sig, true
+			}
 		}
 		outcomes = append(outcomes, o)
-		if stopped != nil {
-			break // the next cases would find no provider either
+		if stopped != nil || o.Interrupted {
+			break // the next cases would find no provider either, or are not wanted
 		}
+	}
+	last := outcomes[len(outcomes)-1]
+	if last.Interrupted {
+		// after the report: what was measured, then that it was cut short
+		// (the signal decides the exit status, over an earlier case's failure)
+		defer func() {
+			msg := "bench: " + last.interruption()
+			if f.paper {
+				msg = fmt.Sprintf("bench: %s: %s (the remaining cases were not run)", last.Case.Name, last.interruption())
+			}
+			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			err = &interruptedError{sig: last.sig, msg: msg}
+		}()
 	}
 	if f.json {
 		var v any = outcomes[0]
@@ -627,6 +690,9 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 				return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
 			}
 			return nil
+		}
+		if _, ok := signalOf(parent); ok {
+			return bench.ErrUncounted // cut short by SIGINT/SIGTERM: neither a call nor an error
 		}
 		if len(ref.Providers()) > 0 {
 			return err // a provider answered, or one is usable again
@@ -931,6 +997,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}
+	if o.Interrupted {
+		fmt.Fprintf(w, "  stopped     %s; calls it cut short are not counted\n", o.interruption())
+	}
 	failed := r.Calls - r.OK
 	if failed > 0 {
 		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%.1f%%): %s\n", failed, r.Calls, 100*float64(failed)/float64(r.Calls), errorSummary(r))
@@ -1015,6 +1084,9 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 		if o.Stopped != "" {
 			fmt.Fprintf(&line, " (%s)", o.Stopped)
 		}
+		if o.Interrupted {
+			fmt.Fprintf(&line, " (%s)", o.interruption())
+		}
 		flush()
 	}
 	fmt.Fprintln(w, "paper: the AirRPC paper's mean per call as published (collapsed: over 1 s); mean, p99, max: this run's successful calls")
@@ -1080,3 +1152,12 @@ var (
 	_ spi.FilterBuilder = padBuilder{}
 	_ spi.Filter        = padFilter{}
 )
+
+// interruptedBefore reports a signal that came before the first measured
+// call (while bench referred to the service or waited for a provider) on
+// stderr and returns the error bench exits with (130 for SIGINT).
+func interruptedBefore(sig syscall.Signal, stderr io.Writer) error {
+	msg := fmt.Sprintf("bench: interrupted by %s before the run started", signalName(sig))
+	fmt.Fprintf(stderr, "airnode: %s\n", msg)
+	return &interruptedError{sig: sig, msg: msg}
+}

@@ -41,7 +41,8 @@ func callCommand(a *app) *cobra.Command {
 		Short: "Call one method of a service and print the result as JSON",
 		Long: `call refers to a service, calls METHOD with each ARG_JSON decoded as JSON, and
 prints the result as JSON on stdout (exit 0). On failure it prints
-"STATUS_NAME: message" on stderr and exits 1.
+"STATUS_NAME: message" on stderr and exits 1. Interrupted (SIGINT,
+SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM).
 
 SERVICE_URL is airnode://host:port[,host2:port2]/service, a direct call:
 no registry is used, not even --registry (a line on stderr says so) or the
@@ -204,6 +205,11 @@ func jsonable(v any) any {
 // prints the result or the failure.
 func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
 	fail := func(err error) error {
+		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
+			msg := "call: interrupted by " + signalName(sig)
+			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			return &interruptedError{sig: sig, msg: msg}
+		}
 		var se *spi.Error
 		if !errors.As(err, &se) {
 			err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}

@@ -2,7 +2,9 @@
 // calls and benchmarks services (call, bench), inspects registries
 // (registry) and lists and explains the extension catalogs (list).
 //
-// Exit status: 0 on success, 1 on any failure, with the error on stderr.
+// Exit status: 0 on success, 1 on any failure, with the error on stderr;
+// bench and call interrupted by SIGINT exit 130 (SIGTERM: 143), as shells
+// report a process a signal ended.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -173,3 +176,42 @@ func durationEnviron(environ []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// signalOf returns the signal that cancelled ctx, a signal.NotifyContext's
+// context or one derived from it (its cause reads "interrupt signal
+// received"), and whether one did: SIGINT or SIGTERM, the signals the
+// commands watch.
+func signalOf(ctx context.Context) (syscall.Signal, bool) {
+	if ctx.Err() == nil {
+		return 0, false
+	}
+	cause := context.Cause(ctx)
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if cause != nil && cause.Error() == s.String()+" signal received" {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// signalName is "SIGINT" or "SIGTERM".
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// interruptedError ends a command that a signal interrupted, after it has
+// said so on stderr (and bench has printed what it measured): the process
+// exits 128 + the signal's number, 130 for SIGINT and 143 for SIGTERM, as
+// shells report a process a signal ended.
+type interruptedError struct {
+	sig syscall.Signal
+	msg string // "bench: interrupted by SIGINT after 2.1 s of the planned 10s"
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+
+// ExitCode is 128 + the signal number.
+func (e *interruptedError) ExitCode() int { return 128 + int(e.sig) }
