@@ -17,6 +17,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -409,7 +410,8 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // would refuse an export for: the typed kernel keys (config.CheckURL),
 // the per-address keys (kernel.CheckServerKeys, kernel.Dispatcher), every
 // extension the URL names existing and building with it (the catalogs'
-// Explain, as list --explain does), and the registry extension of reg.
+// Explain, as list --explain does), the provider's TLS files
+// (checkTLSFiles), and the registry extension of reg.
 // Errors name the service, and the file and key when the file set it.
 func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
 	if !reg.IsZero() {
@@ -429,9 +431,24 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		if err == nil {
 			_, err = cat.Explain(u, extension.ReferencedMethods(u))
 		}
+		if err == nil {
+			err = checkTLSFiles(u)
+		}
 		if err != nil {
 			return configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
 		}
 	}
 	return nil
+}
+
+// checkTLSFiles reads the provider's certificate, key and CA of u when u
+// turns TLS on (tls=true), as the transport will when it listens: a
+// missing or mismatched file is an error naming the key and the file.
+func checkTLSFiles(u spi.URL) error {
+	ts, err := tlsconf.Parse(u)
+	if err != nil || !ts.Enabled {
+		return err
+	}
+	_, err = ts.Server()
+	return err
 }
