@@ -13,7 +13,7 @@ import (
 
 // likelyTypos returns, for each key of u that airnode does not read but
 // that is one or two edits away from a key it does ("timout"), the pair
-// [key, known key]. Keys it does not recognise otherwise pass: URLs carry
+// [key, closest known key]. Keys it does not recognise otherwise pass: URLs carry
 // keys of plugins and of other tools too. Method-level forms
 // ("methods.Echo.timout", "Echo.timout") are checked by their last part.
 func (n *Node) likelyTypos(u spi.URL) [][2]string {
@@ -35,11 +35,16 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		if len(key) < 5 {
 			continue
 		}
+		// The closest known key; on a tie the first, so the kernel's own
+		// keys win over extensions' ones.
+		best, bestD := "", 3
 		for _, want := range known {
-			if d := extension.EditDistance(key, want); d > 0 && d <= 2 {
-				out = append(out, [2]string{k, want})
-				break
+			if d := extension.EditDistance(key, want); d > 0 && d < bestD {
+				best, bestD = want, d
 			}
+		}
+		if best != "" {
+			out = append(out, [2]string{k, best})
 		}
 	}
 	return out

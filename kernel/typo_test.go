@@ -24,6 +24,30 @@ func TestExtensionKeysAreKnown(t *testing.T) {
 	}
 }
 
+// The did-you-mean names the closest known key, not the first one within
+// two edits: "smux.bufer" is one edit from the smux transport's
+// smux.buffer and two from smux.buffers, which a cluster declares (and
+// clusters are listed before transports).
+func TestTypoNamesTheClosestKey(t *testing.T) {
+	cat := testCatalogs(t)
+	if err := cat.Cluster.Register(&keyedCluster{extensiontest.Cluster{Ext: extensiontest.Ext{ExtName: "acme.buffers"}}}, "/opt/buffers"); err != nil {
+		t.Fatal(err)
+	}
+	n := NewNode(cat, WithLogger(quiet))
+	defer n.Close()
+	got := fmt.Sprint(n.likelyTypos(spi.MustParse("airnode://h:1/demo.Echo?smux.bufer=1MiB")))
+	if want := "[[smux.bufer smux.buffer]]"; got != want {
+		t.Fatalf("likelyTypos = %s, want %s", got, want)
+	}
+}
+
+// keyedCluster is a stand-in cluster declaring smux.buffers.
+type keyedCluster struct{ extensiontest.Cluster }
+
+func (keyedCluster) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "smux.buffers", Type: spi.KeyTypeInt, Doc: "a key two edits from smux.bufer"}}
+}
+
 // keyedLB is a stand-in balancer declaring one key of its own.
 type keyedLB struct{ extensiontest.LoadBalance }
 
