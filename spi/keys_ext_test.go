@@ -2,6 +2,7 @@ package spi_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,4 +78,31 @@ func TestValidateKeys(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.keys, err, tc.want)
 		}
 	}
+}
+
+// p2c is a third-party balancer builder that declares its one key.
+type p2c struct{}
+
+func (p2c) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick, 2..8"}}
+}
+
+// An extension builder declares the keys it reads by implementing
+// spi.KeyDescriber; its tests check the declarations with ValidateKeys,
+// and CheckValue says whether a value has the key's syntax.
+func ExampleKeyDescriber() {
+	var b any = p2c{}
+	d, ok := b.(spi.KeyDescriber)
+	if !ok {
+		return
+	}
+	fmt.Println(spi.ValidateKeys(d.Keys()))
+	for _, k := range d.Keys() {
+		fmt.Printf("%s (%s, default %s): %s\n", k.Key, k.Type, k.Default, k.Doc)
+		fmt.Println(k.CheckValue("three"))
+	}
+	// Output:
+	// <nil>
+	// p2c.choices (int, default 2): providers sampled per pick, 2..8
+	// invalid value "three" for URL key "p2c.choices": want an integer
 }
