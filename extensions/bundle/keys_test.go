@@ -1,6 +1,10 @@
 package bundle_test
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +19,7 @@ import (
 // good for it.
 type built struct {
 	point, name string
+	pkg         string // import path of the builder's package
 	keys        []spi.KeyDoc
 	described   bool
 	base        spi.URL
@@ -38,7 +43,11 @@ func bundled(t *testing.T) []built {
 	var out []built
 	add := func(point, name string, x any, base spi.URL, build func(spi.URL) error) {
 		keys, ok := keysOf(x)
-		out = append(out, built{point: point, name: name, keys: keys, described: ok, base: base, build: build})
+		typ := reflect.TypeOf(x)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		out = append(out, built{point: point, name: name, pkg: typ.PkgPath(), keys: keys, described: ok, base: base, build: build})
 	}
 	for _, n := range c.Transport.Names() {
 		x, _ := c.Transport.Get(n)
@@ -165,6 +174,31 @@ func TestDeclaredKeysAreRead(t *testing.T) {
 			err := b.build(b.base.With(k.Key, bad))
 			if err == nil || !strings.Contains(err.Error(), k.Key) {
 				t.Errorf("%s: Build with %s=%q: %v, want an error naming %s", id, k.Key, bad, err, k.Key)
+			}
+		}
+	}
+}
+
+// TestDeclaredKeysAreDocumented: every key a bundled builder declares is
+// named in its package's doc.go (the contract a reader looks at first),
+// so declarations and doc do not drift apart.
+func TestDeclaredKeysAreDocumented(t *testing.T) {
+	const module = "github.com/airnode/airnode/"
+	for _, b := range bundled(t) {
+		if len(b.keys) == 0 {
+			continue
+		}
+		rel, ok := strings.CutPrefix(b.pkg, module)
+		if !ok {
+			t.Fatalf("%s/%s: package %s outside the module", b.point, b.name, b.pkg)
+		}
+		doc, err := os.ReadFile(filepath.Join("..", "..", rel, "doc.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range b.keys {
+			if !regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(k.Key) + `($|[^\w.])`).Match(doc) {
+				t.Errorf("%s/%s: key %q is declared but %s/doc.go does not name it", b.point, b.name, k.Key, rel)
 			}
 		}
 	}

@@ -8,6 +8,9 @@
 //	key                          type      unit              default  bounds
 //	shortestresponse.slidePeriod duration  Go syntax or ms   30s      > 0
 //
+// For ties it reads the provider keys weight, warmup and timestamp (see
+// package warmup).
+//
 // The window is the one spi.Stats keeps for each invoker; when the reference
 // URL sets the key, the balancer applies it to the Stats of every invoker it
 // is given (spi.Stats.SetSlidePeriod, once per new provider list).
