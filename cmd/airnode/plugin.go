@@ -53,7 +53,8 @@ func pluginCheckCommand(a *app) *cobra.Command {
 		Short: "Start a plugin binary, handshake, list what it provides, run its conformance suites, stop it",
 		Long: `check starts BINARY as airnode would (go-plugin handshake, protocol
 version negotiation, optional --sha256 check), lists every point it
-provides, runs the conformance suite of each (spitest: loadbalance always;
+provides and the URL keys it declares (spi.KeyDescriber; a malformed
+declaration fails the start), runs the conformance suite of each (spitest: loadbalance always;
 registry when --registry-url names registries that share one backend, e.g.
 memory://; a read-only registry, whose Register returns
 spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
@@ -155,6 +156,21 @@ func printProbe(w io.Writer, pr *pluginhost.Probe) {
 			what = strings.Join(s, "; ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", label, d.Point, what)
+	}
+	// The URL keys the extension declares (spi.KeyDescriber), as
+	// `airnode list --keys` will show them.
+	for _, d := range pr.Provides {
+		for i, k := range d.Keys {
+			label := "keys"
+			if i > 0 {
+				label = ""
+			}
+			def := "default " + k.Default
+			if k.Default == "" {
+				def = "no fixed default"
+			}
+			fmt.Fprintf(tw, "%s\t%s (%s, %s): %s\n", label, k.Key, k.Type, def, k.Doc)
+		}
 	}
 	tw.Flush()
 }

@@ -178,7 +178,8 @@ func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
 		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"--- SKIP: Conformance/registry", "is read-only", "result       ok"} {
+	for _, want := range []string{"--- SKIP: Conformance/registry", "is read-only", "result       ok",
+		"keys      interval (duration, default 500ms): how often the file is re-read, 10ms..1h"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
