@@ -121,6 +121,14 @@ var (
 	ErrServerThreadpoolExhausted = &Error{Status: StatusServerThreadpoolExhausted}
 )
 
+// ErrRequestSent is the Cause of a CHANNEL_INACTIVE error whose request
+// had been handed to the transport before the connection died: the
+// provider may have received and run it, so running it elsewhere may run it
+// twice. errors.Is(err, ErrRequestSent) tells it from a CHANNEL_INACTIVE
+// whose request was never sent (safe to retry); the failover cluster
+// retries it only for idempotent methods, as it does SERVER_TIMEOUT.
+var ErrRequestSent = errors.New("the request had been sent, so the provider may have run it")
+
 // StatusOf returns the status of err: StatusOK for nil, the Status of the
 // first *Error in its chain, and StatusClientError for any other error.
 func StatusOf(err error) Status {

@@ -443,9 +443,11 @@ func TestRegistryE2E_CallReachesAllProviders(t *testing.T) {
 }
 
 // Issue 5: kill -9 one of three providers: within 2 s the file registry
-// drops it (`airnode registry watch` prints "-") and the consumer goes on
-// without a failed call; restarted on the same address it is listed and
-// picked again within 2 s.
+// drops it (`airnode registry watch` prints "-") and a consumer of an
+// idempotent method goes on without a failed call (a call in flight at the
+// kill is retried elsewhere; a non-idempotent one would fail
+// CHANNEL_INACTIVE with spi.ErrRequestSent rather than risk running twice);
+// restarted on the same address it is listed and picked again within 2 s.
 func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -453,7 +455,7 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir)}
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), time.Time{}, 10*time.Second)
-	c := startConsumer(t, reg, false)
+	c := startConsumer(t, reg, true) // Info is read-only
 	begin := time.Now()
 	for _, p := range ps {
 		c.waitPid(t, p.pid(), begin, 10*time.Second)

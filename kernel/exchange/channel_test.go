@@ -382,6 +382,58 @@ func TestT2_LargeRequestsBehindALargeOne(t *testing.T) {
 	}
 }
 
+// A connection that dies while calls are pending: a call whose request
+// had been handed to the transport fails CHANNEL_INACTIVE with
+// spi.ErrRequestSent (the provider may have run it: failover retries it
+// only for idempotent methods); one whose request was still queued fails
+// CHANNEL_INACTIVE without it (never sent: safe to retry). New-user
+// finding: a response over the consumer's payload limit closed the
+// connection and failover ran the method three times.
+func TestChannelDeathTellsWhetherTheRequestWasSent(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	raw := newRawPeer(t, func(c net.Conn) {
+		c.(*net.TCPConn).SetReadBuffer(256 << 10)
+		<-release
+	})
+	conn, err := net.Dial("tcp", raw.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetWriteBuffer(4096)
+	ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
+	defer ch.Wait()
+	bigErr := make(chan error, 1)
+	go func() { // its batch is being written when the channel dies
+		bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", bytes.Repeat([]byte{1}, 7<<20)), 10*time.Second).Err
+	}()
+	if !waitFor(5*time.Second, func() bool {
+		ch.w.mu.Lock()
+		defer ch.w.mu.Unlock()
+		return ch.w.gen >= 2 && ch.w.flushed.Load() < ch.w.gen-1
+	}) {
+		t.Fatal("the big request never occupied the writer")
+	}
+	smallErr := make(chan error, 1)
+	go func() { // queued behind it
+		smallErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 10*time.Second).Err
+	}()
+	if !waitFor(5*time.Second, func() bool { return ch.Stats().Pending == 2 }) {
+		t.Fatal("the small call never became pending")
+	}
+	time.Sleep(20 * time.Millisecond) // its frame is queued
+	ch.Close("test: provider gone")
+	e := wantStatus(t, <-bigErr, spi.StatusChannelInactive)
+	if !errors.Is(e, spi.ErrRequestSent) || !strings.Contains(e.Message, "may have run it") {
+		t.Errorf("call whose request was being written: %v; want ErrRequestSent", e)
+	}
+	e = wantStatus(t, <-smallErr, spi.StatusChannelInactive)
+	if errors.Is(e, spi.ErrRequestSent) {
+		t.Errorf("call whose request was still queued: %v; want no ErrRequestSent (never sent)", e)
+	}
+}
+
 func TestContextCancelAndDeadline(t *testing.T) {
 	f := startServer(t, false, nil)
 	ch := f.dial(nil)

@@ -126,7 +126,24 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	if cl.timedOut {
 		return c.expire(ctx, inv, st, time.Duration(mono()-start))
 	}
+	if cl.err != nil && !st.withdraw() {
+		return spi.Result{Err: requestSent(cl.err)}
+	}
 	return c.complete(cl, codec, inv)
+}
+
+// requestSent returns the channel's CHANNEL_INACTIVE error err for a call
+// whose request had been handed to the transport before the channel died:
+// the provider may have run it (spi.ErrRequestSent), so a failover retry
+// is not safe unless the method is idempotent.
+func requestSent(err error) error {
+	e := &spi.Error{Status: spi.StatusOf(err), Message: err.Error(), Cause: spi.ErrRequestSent}
+	var se *spi.Error
+	if errors.As(err, &se) {
+		e.Message = se.Message
+	}
+	e.Message += " (after its request was sent: the provider may have run it)"
+	return e
 }
 
 // encodeCounts is the request frame size above which the time spent

@@ -8,10 +8,12 @@
 //	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
 //
 // Retried: connection errors before the request was written (dial errors),
-// CHANNEL_INACTIVE, CLIENT_TIMEOUT (never fully written), and the provider's
-// refusals SERVER_THREADPOOL_EXHAUSTED and SERVICE_NOT_FOUND (the handler
-// never ran). SERVER_TIMEOUT is retried only for idempotent methods; nothing
-// else is (SERVICE_ERROR never). Each retry lists the directory again and
+// CHANNEL_INACTIVE before the request was sent, CLIENT_TIMEOUT (never fully
+// written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
+// SERVICE_NOT_FOUND (the handler never ran). SERVER_TIMEOUT and
+// CHANNEL_INACTIVE after the request was sent (spi.ErrRequestSent: the
+// connection died while the provider may have been running it) are retried
+// only for idempotent methods; nothing else is (SERVICE_ERROR never). Each retry lists the directory again and
 // prefers a provider not tried yet. A done context stops retrying. Safe for
 // concurrent use; owns no goroutine.
 package failover

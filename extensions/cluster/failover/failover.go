@@ -132,7 +132,8 @@ func refused(err error) bool {
 
 // Retryable reports whether a failed call certainly did not run on the
 // provider, so that running it elsewhere is safe: see the package doc.
-// SERVER_TIMEOUT (the request reached the provider) counts only when
+// SERVER_TIMEOUT (the request reached the provider) and CHANNEL_INACTIVE
+// after the request was sent (spi.ErrRequestSent) count only when
 // idempotent is true. Errors caused by the caller's context never do.
 func Retryable(err error, idempotent bool) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -141,8 +142,10 @@ func Retryable(err error, idempotent bool) bool {
 	var e *spi.Error
 	if errors.As(err, &e) {
 		switch e.Status {
-		case spi.StatusChannelInactive, spi.StatusClientTimeout,
-			spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
+		case spi.StatusChannelInactive:
+			// the connection died: before the request went out, or after
+			return idempotent || !errors.Is(err, spi.ErrRequestSent)
+		case spi.StatusClientTimeout, spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
 			return true
 		case spi.StatusServerTimeout:
 			return idempotent

@@ -76,6 +76,8 @@ func TestRetryableErrors(t *testing.T) {
 		calls int64 // total attempts with 3 failing providers
 	}{
 		{"channel inactive", spi.Errorf(spi.StatusChannelInactive, "x"), "", 3},
+		{"channel inactive after the request was sent", spi.Errorf(spi.StatusChannelInactive, "x: %w", spi.ErrRequestSent), "", 1},
+		{"channel inactive after the request was sent, idempotent", spi.Errorf(spi.StatusChannelInactive, "x: %w", spi.ErrRequestSent), "?idempotent=true", 3},
 		{"client timeout", spi.Errorf(spi.StatusClientTimeout, "x"), "", 3},
 		{"dial error", dial, "", 3},
 		{"dial error in CLIENT_ERROR", spi.Errorf(spi.StatusClientError, "dial: %w", dial), "", 3},
