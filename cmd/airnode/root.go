@@ -163,7 +163,9 @@ clusters and filters are named extensions chosen at run time from URL
 parameters.
 
 Configuration comes from plugins.yaml (--config; ./plugins.yaml when present),
-then AIRNODE_* environment variables, then flags.`,
+then AIRNODE_* environment variables, then flags. Durations in flags,
+AIRNODE_* variables and URL keys take 500ms, 2s or a bare number of
+milliseconds (500); plugins.yaml wants a unit.`,
 		SilenceUsage:  true, // errors are reported once, by main
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
