@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,5 +147,37 @@ func TestCall_SIGINTExits130(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || errb.String() != "airnode: call: interrupted by SIGINT\n" || out.Len() != 0 {
 		t.Fatalf("call after SIGINT: %v, stdout %q, stderr %q; want exit 130 and 'interrupted by SIGINT'", err, out.String(), errb.String())
+	}
+}
+
+// SIGINT while bench still waits for a provider to register: exit 130,
+// and --json prints its one object with the error.
+func TestBench_SIGINTBeforeTheRunExits130(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, binary, "bench", "demo.Nothing", "--registry", "file://"+dir, "--json")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// its consumer entry: bench watches the signals and waits for a provider
+	waitFor(t, "bench's consumer entry", func() bool {
+		entries, _ := os.ReadDir(filepath.Join(dir, "demo.Nothing", "consumers"))
+		return len(entries) > 0
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	var o struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(out.Bytes(), &o)
+	const msg = "bench: interrupted by SIGINT before the run started"
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || o.Error != msg || errb.String() != "airnode: "+msg+"\n" {
+		t.Fatalf("bench after SIGINT: %v, stdout %q, stderr %q; want exit 130 and %q", err, out.String(), errb.String(), msg)
 	}
 }
