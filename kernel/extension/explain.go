@@ -23,9 +23,9 @@ type ExtensionInfo struct {
 	Name   string
 	Origin Origin
 	// Keys are the URL keys the extension declares it reads, in its own
-	// order (spi.KeyDescriber on the registered builder or codec); nil
-	// when it declares none: it reads no key of its own, or it does not
-	// say (plugin extensions do not yet).
+	// order (spi.KeyDescriber on the registered builder or codec; a
+	// plugin's are those its binary sent at start); nil when it declares
+	// none: it reads no key of its own, or it does not say.
 	Keys []spi.KeyDoc
 }
 
