@@ -411,7 +411,9 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // the per-address keys (kernel.CheckServerKeys, kernel.Dispatcher), every
 // extension the URL names existing and building with it (the catalogs'
 // Explain, as list --explain does), the provider's TLS files
-// (checkTLSFiles), and the registry extension of reg.
+// (checkTLSFiles), the per-address keys agreeing with those of the first
+// export on the same transport (sameServerKeys), and the registry
+// extension of reg.
 // Errors name the service, and the file and key when the file set it.
 func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
 	if !reg.IsZero() {
@@ -419,6 +421,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			return fmt.Errorf("serve: registry %s: %w", reg, err)
 		}
 	}
+	first := map[string]spi.URL{} // by transport: the export that makes the server
 	for _, pe := range exports {
 		u := pe.url
 		err := config.CheckURL(u)
@@ -433,6 +436,14 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 		if err == nil {
 			err = checkTLSFiles(u)
+		}
+		if err == nil {
+			// the kernel shares one server per transport and address
+			tr := cat.Transport.Choose(u, "").Name
+			if _, ok := first[tr]; !ok {
+				first[tr] = u
+			}
+			err = sameServerKeys(first[tr], u)
 		}
 		if err != nil {
 			return configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
@@ -451,4 +462,33 @@ func checkTLSFiles(u spi.URL) error {
 	}
 	_, err = ts.Server()
 	return err
+}
+
+// sameServerKeys returns the error the kernel refuses export u with when
+// first, exported before it on the same transport and address (serve
+// exports every service on --listen), made the server: u sets a kernel.ServerKeys key
+// (dispatcher, payload, ...) to another value than first's, its default
+// included (the dispatcher's is kernel.Dispatchers()[0]). Nil otherwise,
+// and for u == first.
+func sameServerKeys(first, u spi.URL) error {
+	for _, k := range kernel.ServerKeys() {
+		v, ok := u.Param(k)
+		if !ok {
+			continue
+		}
+		have, set := first.Param(k)
+		if k == "dispatcher" && !set {
+			have, set = kernel.Dispatchers()[0], true
+		}
+		if v == have {
+			continue
+		}
+		was := fmt.Sprintf("%q", have)
+		if !set {
+			was = "its default"
+		}
+		return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address, uses %s: %s are per listening address; give every service the same value (protocol: in plugins.yaml sets it for all)",
+			k, v, first.ServiceKey(), was, strings.Join(kernel.ServerKeys(), ", "))
+	}
+	return nil
 }

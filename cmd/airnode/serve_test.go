@@ -11,7 +11,8 @@ import (
 
 // TestServeChecksEveryServiceBeforeExporting: a configuration serve
 // cannot run (a service without implementation, a later service with an
-// unknown transport or a TLS certificate that is not there) fails before the first export: nothing listens,
+// unknown transport, another payload bound than the first's on the same
+// address, or a TLS certificate that is not there) fails before the first export: nothing listens,
 // nothing is registered, and serve exits 1 at once with the error, not
 // after a shutdown wait (set to 5 s here, so that waiting would show).
 func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
@@ -22,6 +23,8 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: )`},
 		{"second service's transport", "services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcpp}\n",
 			`key "services[0].params": unknown transport "tcpp"`},
+		{"second service's per-address key", "services:\n  - interface: demo.Echo\n    params: {group: b, payload: 1MiB}\n",
+			`serve: service b/demo.Echo: URL key "payload" is "1MiB", but demo.Echo, exported first on the same address, uses its default`},
 		{"second service's TLS file", "services:\n  - interface: demo.Echo\n    params: {group: b, tls: true, tls.cert: /nonexistent/c.pem, tls.key: /nonexistent/k.pem}\n",
 			`serve: service b/demo.Echo: tlsconf: tls.cert: open /nonexistent/c.pem: no such file or directory`},
 	} {
