@@ -342,7 +342,11 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
-		return benchIdle(ctx, cat, u, f, logger, stdout)
+		err := benchIdle(ctx, cat, u, f, logger, stdout)
+		if sig, ok := signalOf(ctx); ok && err != nil {
+			return interruptedBench(sig, "before it measured the idle connections", stderr)
+		}
+		return err
 	}
 	if err := cat.Filter.Register(padBuilder{}, extension.Bundled); err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -408,7 +412,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		ref, err := refer(c.Req != c.Resp)
 		if err != nil {
 			if sig, ok := signalOf(ctx); ok {
-				return interruptedBefore(sig, stderr)
+				return interruptedBench(sig, "before the run started", stderr)
 			}
 			return err
 		}
@@ -1153,11 +1157,12 @@ var (
 	_ spi.Filter        = padFilter{}
 )
 
-// interruptedBefore reports a signal that came before the first measured
-// call (while bench referred to the service or waited for a provider) on
-// stderr and returns the error bench exits with (130 for SIGINT).
-func interruptedBefore(sig syscall.Signal, stderr io.Writer) error {
-	msg := fmt.Sprintf("bench: interrupted by %s before the run started", signalName(sig))
+// interruptedBench reports a signal that came before bench measured
+// anything (when: "before the run started", while it referred to the
+// service or waited for a provider) on stderr and returns the error bench
+// exits with (130 for SIGINT).
+func interruptedBench(sig syscall.Signal, when string, stderr io.Writer) error {
+	msg := fmt.Sprintf("bench: interrupted by %s %s", signalName(sig), when)
 	fmt.Fprintf(stderr, "airnode: %s\n", msg)
 	return &interruptedError{sig: sig, msg: msg}
 }
