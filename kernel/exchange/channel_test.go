@@ -1,11 +1,9 @@
 package exchange
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,50 +230,15 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		}
 	})
 	t.Run("client timeout", func(t *testing.T) {
-		// A peer that accepts and reads nothing until released: the socket
-		// buffers fill up and the writer blocks inside the big request's
-		// write, so the small request behind it stays queued.
-		release := make(chan struct{})
-		var releaseOnce sync.Once
-		defer releaseOnce.Do(func() { close(release) }) // a failing test must not hang the peer
-		seen := make(chan uint64, 16)
-		raw := newRawPeer(t, func(c net.Conn) {
-			// small enough that 7 MiB cannot fit in the socket buffers,
-			// large enough (over loopback's MSS) that the window reopens
-			// promptly once the peer reads
-			c.(*net.TCPConn).SetReadBuffer(256 << 10)
-			<-release
-			br := bufio.NewReader(c)
-			for {
-				h, _, err := readFrame(br)
-				if err != nil {
-					return
-				}
-				seen <- h.ID
-			}
-		})
-		conn, err := net.Dial("tcp", raw.addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn.(*net.TCPConn).SetWriteBuffer(4096)
-		ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
-		defer func() { ch.Close("done"); ch.Wait() }()
+		// The socket buffers fill up and the writer blocks inside the big
+		// request's write, so the small request behind it stays queued.
+		ch, release, seen := slowPeer(t)
 		big := bytes.Repeat([]byte{1}, 7<<20)
 		bigErr := make(chan error, 1)
 		go func() { // request id 1
 			bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), time.Second).Err
 		}()
-		// wait until the writer is stuck writing the big frame's batch
-		stuck := waitFor(5*time.Second, func() bool {
-			ch.w.mu.Lock()
-			gen := ch.w.gen
-			ch.w.mu.Unlock()
-			return gen >= 2 && ch.w.flushed.Load() < gen-1
-		})
-		if !stuck {
-			t.Fatal("the big request never occupied the writer")
-		}
+		waitWriterStuck(t, ch)
 		// request id 2: queued behind the big one when its deadline passes
 		e := wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 200*time.Millisecond).Err, spi.StatusClientTimeout)
 		if !strings.Contains(e.Message, "never sent") {
@@ -291,7 +254,7 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 		}
 		// The peer reads again; request id 3 follows. The peer must see 1
 		// and 3, never 2: a failover retry of 2 cannot run it twice.
-		releaseOnce.Do(func() { close(release) })
+		release()
 		go ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 3), 5*time.Second)
 		var ids []uint64
 		deadline := time.After(10 * time.Second)
@@ -316,29 +279,7 @@ func TestT2_ClientAndServerTimeout(t *testing.T) {
 // and never reach the peer; each call ends about at its 500 ms timeout
 // (encoding 4 MiB counts against it).
 func TestT2_LargeRequestsBehindALargeOne(t *testing.T) {
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	defer releaseOnce.Do(func() { close(release) })
-	seen := make(chan uint64, 16)
-	raw := newRawPeer(t, func(c net.Conn) {
-		c.(*net.TCPConn).SetReadBuffer(256 << 10)
-		<-release
-		br := bufio.NewReader(c)
-		for {
-			h, _, err := readFrame(br)
-			if err != nil {
-				return
-			}
-			seen <- h.ID
-		}
-	})
-	conn, err := net.Dial("tcp", raw.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn.(*net.TCPConn).SetWriteBuffer(4096)
-	ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
-	defer func() { ch.Close("done"); ch.Wait() }()
+	ch, release, seen := slowPeer(t)
 	big := bytes.Repeat([]byte{1}, 4<<20)
 	var mu sync.Mutex
 	statuses := map[spi.Status]int{}
@@ -366,7 +307,7 @@ func TestT2_LargeRequestsBehindALargeOne(t *testing.T) {
 	}
 	// The peer reads again: it sees only the requests that were being
 	// written (SERVER_TIMEOUT), then the next call.
-	releaseOnce.Do(func() { close(release) })
+	release()
 	go ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 5*time.Second) // id 11; the raw peer never answers
 	var ids []uint64
 	for len(ids) == 0 || ids[len(ids)-1] != 11 {
@@ -390,31 +331,12 @@ func TestT2_LargeRequestsBehindALargeOne(t *testing.T) {
 // finding: a response over the consumer's payload limit closed the
 // connection and failover ran the method three times.
 func TestChannelDeathTellsWhetherTheRequestWasSent(t *testing.T) {
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	defer releaseOnce.Do(func() { close(release) })
-	raw := newRawPeer(t, func(c net.Conn) {
-		c.(*net.TCPConn).SetReadBuffer(256 << 10)
-		<-release
-	})
-	conn, err := net.Dial("tcp", raw.addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn.(*net.TCPConn).SetWriteBuffer(4096)
-	ch := NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
-	defer ch.Wait()
+	ch, _, _ := slowPeer(t)
 	bigErr := make(chan error, 1)
 	go func() { // its batch is being written when the channel dies
 		bigErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", bytes.Repeat([]byte{1}, 7<<20)), 10*time.Second).Err
 	}()
-	if !waitFor(5*time.Second, func() bool {
-		ch.w.mu.Lock()
-		defer ch.w.mu.Unlock()
-		return ch.w.gen >= 2 && ch.w.flushed.Load() < ch.w.gen-1
-	}) {
-		t.Fatal("the big request never occupied the writer")
-	}
+	waitWriterStuck(t, ch)
 	smallErr := make(chan error, 1)
 	go func() { // queued behind it
 		smallErr <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 10*time.Second).Err

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -372,5 +373,55 @@ func concurrentEchoes(t *testing.T, ch *Channel, n int) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// slowPeer returns a consumer channel to a raw peer that reads nothing
+// until release is called, then reads frames and sends their request ids
+// on seen. The consumer's socket buffers are small, so a 7 MiB request
+// cannot fit in them: the writer blocks inside its write. The channel is
+// closed and waited for at the end of the test; release is idempotent.
+func slowPeer(t *testing.T) (ch *Channel, release func(), seen <-chan uint64) {
+	t.Helper()
+	rel := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(rel) }) }
+	ids := make(chan uint64, 64)
+	raw := newRawPeer(t, func(c net.Conn) {
+		// small enough that 7 MiB cannot fit in the socket buffers,
+		// large enough (over loopback's MSS) that the window reopens
+		// promptly once the peer reads
+		c.(*net.TCPConn).SetReadBuffer(256 << 10)
+		<-rel
+		br := bufio.NewReader(c)
+		for {
+			h, _, err := readFrame(br)
+			if err != nil {
+				return
+			}
+			ids <- h.ID
+		}
+	})
+	t.Cleanup(release) // after the peer's: runs before it, so the peer can end
+	conn, err := net.Dial("tcp", raw.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetWriteBuffer(4096)
+	ch = NewChannel(newConnSession(conn, false), Options{Side: spi.Consumer, Codec: codecByID})
+	t.Cleanup(func() { ch.Close("done"); ch.Wait() })
+	return ch, release, ids
+}
+
+// waitWriterStuck waits until ch's writer is inside the write of a batch
+// it cannot finish (slowPeer).
+func waitWriterStuck(t *testing.T, ch *Channel) {
+	t.Helper()
+	if !waitFor(5*time.Second, func() bool {
+		ch.w.mu.Lock()
+		defer ch.w.mu.Unlock()
+		return ch.w.gen >= 2 && ch.w.flushed.Load() < ch.w.gen-1
+	}) {
+		t.Fatal("no request occupied the writer")
 	}
 }
