@@ -78,14 +78,7 @@ func interruptBench(t *testing.T, addr string, svc *slowEcho, args ...string) re
 func TestBench_SIGINTReportsWhatFinishedAndExits130(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer prov.Close()
-	svc := &slowEcho{}
-	exp, err := prov.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := exp.URL().Address()
+	svc, addr := exportSlowEcho(t, ctx)
 
 	t.Run("json duration run", func(t *testing.T) {
 		r := interruptBench(t, addr, svc, "--duration", "30s", "--json")
@@ -126,14 +119,8 @@ func TestBench_SIGINTReportsWhatFinishedAndExits130(t *testing.T) {
 func TestCall_SIGINTExits130(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer prov.Close()
-	svc := &slowEcho{}
-	exp, err := prov.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, binary, "call", "--timeout", "20s", "airnode://"+exp.URL().Address()+"/demo.Echo", "Hold")
+	svc, addr := exportSlowEcho(t, ctx)
+	cmd := exec.CommandContext(ctx, binary, "call", "--timeout", "20s", "airnode://"+addr+"/demo.Echo", "Hold")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -143,7 +130,7 @@ func TestCall_SIGINTExits130(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || errb.String() != "airnode: call: interrupted by SIGINT\n" || out.Len() != 0 {
 		t.Fatalf("call after SIGINT: %v, stdout %q, stderr %q; want exit 130 and 'interrupted by SIGINT'", err, out.String(), errb.String())
@@ -180,4 +167,18 @@ func TestBench_SIGINTBeforeTheRunExits130(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || o.Error != msg || errb.String() != "airnode: "+msg+"\n" {
 		t.Fatalf("bench after SIGINT: %v, stdout %q, stderr %q; want exit 130 and %q", err, out.String(), errb.String(), msg)
 	}
+}
+
+// exportSlowEcho exports a slowEcho as demo.Echo on a provider node of its
+// own, closed at the end of the test, and returns it and its address.
+func exportSlowEcho(t *testing.T, ctx context.Context) (*slowEcho, string) {
+	t.Helper()
+	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = prov.Close() })
+	svc := &slowEcho{}
+	exp, err := prov.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, exp.URL().Address()
 }
