@@ -394,6 +394,24 @@ func (u URL) Addresses() []string {
 	return out
 }
 
+// CheckBackup returns an error naming the first entry of the "backup"
+// parameter that is not host:port (Addresses skips such entries), or nil.
+// Registries that read backup addresses call it in Build, so that a typo
+// ("backup=h2:2l81") is refused instead of silently leaving a server out.
+func (u URL) CheckBackup() error {
+	b, ok := u.params[KeyBackup]
+	if !ok {
+		return nil
+	}
+	for _, s := range strings.Split(b, ",") {
+		s = strings.TrimSpace(s)
+		if h, err := parseHostPort(s); err != nil || h.Host == "" {
+			return fmt.Errorf("URL key %q: %q is not host:port (want backup=h2:2181,h3:2181)", KeyBackup, s)
+		}
+	}
+	return nil
+}
+
 // Path returns the decoded path without its leading "/" ("demo.Echo").
 func (u URL) Path() string { return u.path }
 

@@ -1,6 +1,7 @@
 package spi_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -66,5 +67,21 @@ func TestURLUserinfoIsKeptForRegistries(t *testing.T) {
 	u := spi.MustParse("zookeeper://digest:s%40cret@127.0.0.1:2181")
 	if u.User() != "digest" || u.Password() != "s@cret" {
 		t.Fatalf("user %q password %q", u.User(), u.Password())
+	}
+}
+
+// CheckBackup names a backup entry that is not host:port (Addresses skips
+// it, so a registry would silently leave that server out).
+func TestURLCheckBackup(t *testing.T) {
+	for in, want := range map[string]string{
+		"zookeeper://h1:2181":                        "",
+		"zookeeper://h1:2181?backup=h2:2181,h3:2181": "",
+		"zookeeper://h1:2181?backup=h2:2l81":         `URL key "backup": "h2:2l81" is not host:port (want backup=h2:2181,h3:2181)`,
+		"zookeeper://h1:2181?backup=h2:2181,,h3:1":   `URL key "backup": "" is not host:port (want backup=h2:2181,h3:2181)`,
+	} {
+		err := spi.MustParse(in).CheckBackup()
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("CheckBackup(%s) = %v, want %q", in, err, want)
+		}
 	}
 }

@@ -138,6 +138,7 @@ var refused = map[string]string{
 	"tls.ca":         "ca.pem",
 	"tls.servername": "h",
 	"root":           "a/b",
+	"backup":         "h2:2l81",
 	"protocol":       "",
 	"accesslog":      "",
 	"token":          "",
@@ -149,7 +150,6 @@ var notCheckedByBuild = map[string]string{
 	"warmup":     "a provider key, read from each provider URL at Select (checked at export)",
 	"timestamp":  "a provider key, set at export and read at Select",
 	"file.cache": "any path; the file is read on first use",
-	"backup":     "spi.URL.Addresses skips malformed entries",
 }
 
 // TestDeclaredKeysAreRead: every key a bundled builder declares is one its

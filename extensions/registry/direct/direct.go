@@ -40,6 +40,9 @@ func (Builder) Build(u spi.URL) (spi.Registry, error) {
 	} else {
 		protocol = u.Scheme()
 	}
+	if err := u.CheckBackup(); err != nil {
+		return nil, fmt.Errorf("direct registry: %w", err)
+	}
 	for _, a := range u.Addresses() {
 		host, port, err := splitAddr(a)
 		if err != nil {

@@ -56,6 +56,9 @@ func parseParams(u spi.URL) (params, error) {
 			return p, errors.New(msg)
 		}
 	}
+	if err := u.CheckBackup(); err != nil {
+		return p, fmt.Errorf("zookeeper registry: %w", err)
+	}
 	for _, a := range u.Addresses() {
 		host, port, err := net.SplitHostPort(a)
 		if err != nil || host == "" {
