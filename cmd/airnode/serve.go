@@ -432,7 +432,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			_, err = kernel.Dispatcher(u)
 		}
 		if err == nil {
-			_, err = cat.Explain(u, extension.ReferencedMethods(u))
+			err = providerExplainErr(cat, u)
 		}
 		if err == nil {
 			err = checkTLSFiles(u)
@@ -450,6 +450,49 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 	}
 	return nil
+}
+
+// providerExplainErr builds every extension u names as the kernel's
+// Export does (the catalogs' Explain, as list --explain does) and returns
+// the errors of the URL-selected points and of the provider's filter
+// chain. Export builds the provider filters only, from the URL it
+// publishes: side=provider, and Dubbo's token=true (or "default")
+// replaced by a random token; so does this check, with a stand-in token.
+// The consumer's filters are built by consumers, from their own URL
+// merged with this one: a consumer-side error here (the token filter
+// refusing token=true on a consumer) is not the provider's.
+func providerExplainErr(cat *extension.Catalogs, u spi.URL) error {
+	u = u.With(spi.KeySide, string(spi.Provider))
+	if v, _ := u.Param(spi.AttachmentToken); v == "true" || v == "default" {
+		u = u.With(spi.AttachmentToken, strings.Repeat("0", 32)) // the kernel's randomToken is 32 hex digits
+	}
+	e, _ := cat.Explain(u, extension.ReferencedMethods(u))
+	var errs []error
+	for _, c := range e.Points {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	for _, f := range e.Filters {
+		if f.Side == spi.Provider && f.Err != nil {
+			errs = append(errs, f.Err)
+		}
+	}
+	return errors.Join(dedupeErrs(errs)...)
+}
+
+// dedupeErrs drops errors whose message repeats an earlier one (an
+// unknown name chosen for the service and every method).
+func dedupeErrs(errs []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if s := err.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // checkTLSFiles reads the provider's certificate, key and CA of u when u

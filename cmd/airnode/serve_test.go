@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +61,20 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serve -p token=true is Dubbo's token=true on the provider, as Export
+// takes it from Go: serve builds the provider's filters (not the
+// consumer's, which refuse token=true), publishes a random token, and a
+// consumer that finds the provider through the registry sends it; a
+// direct call without it is refused.
+func TestServeTokenTruePublishesARandomToken(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=true")
+	m := regexp.MustCompile(`[?&]token=([0-9a-f]{32})[&"]`).FindStringSubmatch(p.logText())
+	if m == nil {
+		t.Fatalf("serving line publishes no random token:\n%s", p.logText())
+	}
+	expectOK(t, call(t, nil, "--registry", p.reg, "demo.Echo", "Echo", `"with token"`), `"with token"`)
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "SERVICE_ERROR: token: missing token")
+	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "2", "-p", "token="+m[1]), "2")
 }
