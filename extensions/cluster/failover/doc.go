@@ -7,6 +7,11 @@
 //	retries                   int   -     2        0..100 extra attempts; method-level allowed
 //	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
 //
+// A method-level key is "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
+// in the consumer URL's "methods" or, when it has none, for m an exported
+// method name ("Slow.retries=0"; "heartbeat.retries" is no method's), read
+// at Build as spi.URL.MethodParam and the kernel read "<m>.timeout".
+//
 // Retried: connection errors before the request was written (dial errors),
 // CHANNEL_INACTIVE before the request was sent, CLIENT_TIMEOUT (never fully
 // written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and

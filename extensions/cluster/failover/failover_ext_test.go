@@ -178,3 +178,51 @@ func TestRefusedNotRetriedOnSameProvider(t *testing.T) {
 		t.Fatalf("provider called %d times, want 1", n)
 	}
 }
+
+// Dubbo's "<m>.retries" and "<m>.idempotent" apply to method m when the
+// consumer URL has no "methods" (a consumer's URL seldom lists them), as
+// spi.URL.MethodParam and the kernel read "<m>.timeout"; they do not leak to
+// other methods, and "heartbeat.retries" stays the heartbeat's key.
+func TestDubboMethodKeysWithoutMethodsList(t *testing.T) {
+	inactive := spi.Errorf(spi.StatusChannelInactive, "x")
+	timeout := spi.Errorf(spi.StatusServerTimeout, "x")
+	cases := []struct {
+		name   string
+		query  string
+		err    error
+		method string
+		calls  int64 // total attempts with 3 failing providers
+	}{
+		{"Slow.retries=0, Slow", "?timeout=300&idempotent=true&Slow.retries=0", inactive, "Slow", 1},
+		{"Slow.retries=0, Echo keeps the service's", "?timeout=300&idempotent=true&Slow.retries=0", inactive, "Echo", 3},
+		{"Slow.retries=1 over retries=0", "?retries=0&Slow.retries=1", inactive, "Slow", 2},
+		{"Slow.idempotent, Slow's SERVER_TIMEOUT", "?timeout=300&Slow.idempotent=true", timeout, "Slow", 3},
+		{"Slow.idempotent, Echo's SERVER_TIMEOUT", "?timeout=300&Slow.idempotent=true", timeout, "Echo", 1},
+		{"methods= leaves Slow out", "?methods=Echo&Slow.retries=0", inactive, "Slow", 3},
+		{"heartbeat.retries is no method's", "?heartbeat.retries=5&retries=0", inactive, "Echo", 1},
+	}
+	for _, tc := range cases {
+		c, dir, ps := setup(t, tc.query, fails(tc.err), fails(tc.err), fails(tc.err))
+		r := c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: tc.method}, dir, firstLB{})
+		var n int64
+		for _, x := range calls(ps) {
+			n += x
+		}
+		if n != tc.calls {
+			t.Errorf("%s: %s %d attempts, want %d", tc.name, tc.method, n, tc.calls)
+		}
+		if spi.StatusOf(r.Err) != spi.StatusOf(tc.err) {
+			t.Errorf("%s: status %v, want %v", tc.name, spi.StatusOf(r.Err), spi.StatusOf(tc.err))
+		}
+	}
+	// Build validates "<m>.retries" without "methods" too, with failover's
+	// bounds, and leaves "heartbeat.retries" (bounds 1..1000) to the heartbeat.
+	_, err := failover.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?Slow.retries=500"))
+	var pe *spi.ParamError
+	if !errors.As(err, &pe) || pe.Key != "Slow.retries" {
+		t.Errorf("Slow.retries=500: got %v, want a ParamError for key Slow.retries", err)
+	}
+	if _, err := (failover.Builder{}).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?heartbeat.retries=500")); err != nil {
+		t.Errorf("heartbeat.retries=500: %v, want no error (not failover's key)", err)
+	}
+}

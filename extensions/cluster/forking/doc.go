@@ -5,6 +5,11 @@
 //	key    type  unit  default  bounds
 //	forks  int   -     2        1..100 parallel calls; method-level allowed
 //
+// A method-level key is "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
+// in the consumer URL's "methods" or, when it has none, for m an exported
+// method name ("Slow.retries=0"; "heartbeat.retries" is no method's), read
+// at Build as spi.URL.MethodParam and the kernel read "<m>.timeout".
+//
 // Providers are chosen by the balancer, each at most once; fewer are used
 // when fewer have a positive weight. Each fork gets its own copy of the
 // invocation (attachments copied; a non-nil Reply gets a fresh value of the

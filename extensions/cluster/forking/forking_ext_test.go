@@ -119,11 +119,29 @@ func TestForksCappedByProviders(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	for q, key := range map[string]string{"forks=0": "forks", "forks=x": "forks", "forks=101": "forks", "methods.Echo.forks=-1": "methods.Echo.forks"} {
+	for q, key := range map[string]string{"forks=0": "forks", "forks=x": "forks", "forks=101": "forks", "methods.Echo.forks=-1": "methods.Echo.forks", "Echo.forks=0": "Echo.forks"} {
 		_, err := forking.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?" + q))
 		var pe *spi.ParamError
 		if !errors.As(err, &pe) || pe.Key != key {
 			t.Errorf("%s: got %v, want a ParamError for key %s", q, err, key)
 		}
+	}
+}
+
+// Dubbo's "<m>.forks" applies to method m when the consumer URL has no
+// "methods", as "<m>.timeout" does; other methods keep the service's forks.
+func TestDubboMethodForksWithoutMethodsList(t *testing.T) {
+	fail := func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "no")}
+	}
+	c, dir, ps := setup(t, "?forks=3&Slow.forks=1&heartbeat.retries=5", fail, fail, fail)
+	total := func() int64 { return ps[0].Calls() + ps[1].Calls() + ps[2].Calls() }
+	c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Slow"}, dir, &rr{})
+	if n := total(); n != 1 {
+		t.Fatalf("Slow.forks=1: Slow made %d calls, want 1", n)
+	}
+	c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, dir, &rr{})
+	if n := total() - 1; n != 3 {
+		t.Fatalf("Echo made %d calls, want forks=3", n)
 	}
 }

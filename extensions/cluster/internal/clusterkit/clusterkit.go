@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -59,29 +61,39 @@ func Exclude(list, used []spi.Invoker) []spi.Invoker {
 }
 
 // MethodsSetting returns the methods with a method-level value of one of
-// keys in u: "methods.<m>.<key>", or "<m>.<key>" for m in "methods".
+// keys in u, in key order, by the rule spi.URL.MethodParam applies and
+// the kernel follows (kernel/refer.go perMethod, airnode list --explain):
+// "methods.<m>.<key>" for any m; Dubbo's "<m>.<key>" for m in u's
+// "methods" or, when u has none (a consumer URL usually has none), for m
+// an exported Go method name: upper case first, no dot. So
+// "Slow.retries=0" is method Slow's, while "heartbeat.retries=5" is the
+// heartbeat's key, not method heartbeat's.
 func MethodsSetting(u spi.URL, keys ...string) []string {
 	var out []string
-	add := func(m string) {
-		if m != "" && !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
+	methods := u.Methods()
 	for _, k := range u.Keys() {
-		if rest, ok := strings.CutPrefix(k, "methods."); ok {
-			for _, key := range keys {
-				if m, ok := strings.CutSuffix(rest, "."+key); ok {
-					add(m)
-				}
-			}
-		}
-	}
-	for _, m := range u.Methods() {
 		for _, key := range keys {
-			if _, ok := u.Param(m + "." + key); ok {
-				add(m)
+			if m, ok := methodOf(k, key, methods); ok && !slices.Contains(out, m) {
+				out = append(out, m)
 			}
 		}
 	}
 	return out
+}
+
+// methodOf reports whether URL key k is a method-level form of key, and
+// for which method (MethodsSetting's rule).
+func methodOf(k, key string, methods []string) (string, bool) {
+	rest, ok := strings.CutSuffix(k, "."+key)
+	if !ok || rest == "" {
+		return "", false
+	}
+	if m, ok := strings.CutPrefix(rest, "methods."); ok {
+		return m, m != ""
+	}
+	if len(methods) > 0 {
+		return rest, slices.Contains(methods, rest)
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest, unicode.IsUpper(r) && !strings.Contains(rest, ".")
 }

@@ -47,6 +47,13 @@ func TestMethodsSetting(t *testing.T) {
 	if fmt.Sprint(got) != "[Fail Sleep]" {
 		t.Fatalf("got %v, want [Fail Sleep] (Info is not in methods)", got)
 	}
+	// Without "methods", Dubbo's "<m>.<key>" counts for an exported Go
+	// method name only: "heartbeat.retries" is the heartbeat's key and
+	// "connect.timeout" no method's.
+	u = spi.MustParse("consumer://h/demo.Echo?Slow.retries=0&heartbeat.retries=5&Fast.idempotent=true&methods.Echo.retries=1&retries=4&a.B.retries=1&.retries=2")
+	if got := fmt.Sprint(MethodsSetting(u, "retries", "idempotent")); got != "[Fast Slow Echo]" {
+		t.Fatalf("no methods: got %v, want [Fast Slow Echo] (key order)", got)
+	}
 }
 
 func TestNoProvider(t *testing.T) {
