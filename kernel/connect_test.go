@@ -77,18 +77,42 @@ func TestHungProviderDoesNotFailCalls(t *testing.T) {
 	}
 }
 
-// A call whose only provider is hung fails with a retryable
-// CHANNEL_INACTIVE within its own timeout, not after connect.timeout.
+// A call whose only provider is hung fails within its own timeout, not
+// after connect.timeout: CLIENT_TIMEOUT (nothing was sent), naming the
+// provider it waited for. Later calls on the reference, the provider still
+// not connected, fail at once with CHANNEL_INACTIVE naming it.
 func TestHungProviderCallWithinTimeout(t *testing.T) {
 	hung := hungProvider(t)
 	r := refer(t, consumer(t), "airnode://"+hung+"/demo.Echo?timeout=200ms&connect.timeout=20s")
 	start := time.Now()
 	_, err := r.Invoke(ctxT(t), "Echo", 1)
 	took := time.Since(start)
-	if spi.StatusOf(err) != spi.StatusChannelInactive || !strings.Contains(err.Error(), hung) || took > 10*time.Second {
-		t.Fatalf("Echo = %v after %v; want CHANNEL_INACTIVE naming %s well before connect.timeout (20s)", err, took, hung)
+	if spi.StatusOf(err) != spi.StatusClientTimeout || !strings.Contains(err.Error(), hung) || took > 2*time.Second {
+		t.Fatalf("Echo = %v after %v; want CLIENT_TIMEOUT naming %s after about the 200ms timeout", err, took, hung)
 	}
 	t.Logf("failed after %v: %v", took, err)
+}
+
+// A fresh reference's first call waits for the first connection, then
+// each failover attempt has its whole timeout (tester: the wait and the
+// call shared one deadline, so failover had no time left to retry and the
+// first call of `airnode call` never failed over): an idempotent
+// Sleep(1000) with timeout=300ms through a fresh reference to two
+// providers makes several attempts of 300 ms each.
+func TestFirstCallRetriesAfterWaitingForConnections(t *testing.T) {
+	_, a := provider(t)
+	_, b := provider(t)
+	for i := range 3 {
+		c := consumer(t)
+		r := refer(t, c, "airnode://"+a.URL().Address()+","+b.URL().Address()+"/demo.Echo?timeout=300ms&idempotent=true")
+		start := time.Now()
+		_, err := r.Invoke(ctxT(t), "Sleep", 1000)
+		took := time.Since(start)
+		if spi.StatusOf(err) != spi.StatusServerTimeout || !strings.Contains(err.Error(), "attempts") || took < 550*time.Millisecond {
+			t.Fatalf("call %d: %v after %v; want SERVER_TIMEOUT after several attempts of 300ms each", i, err, took)
+		}
+		_ = c.Close()
+	}
 }
 
 // Tester's bug 2: a consumer key that the provider invokers would reject

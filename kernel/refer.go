@@ -444,8 +444,9 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	ctx, cancel := c.ref.awaitProvider(ctx, inv)
-	defer cancel()
+	if err := c.ref.awaitProvider(ctx, inv); err != nil {
+		return spi.Result{Err: err}
+	}
 	return s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
 }
 
@@ -469,12 +470,15 @@ func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 // created), it waits until one is available or none is connecting any
 // more, for at most the shorter of the call's timeout and connect.timeout.
 // This plays the part of Dubbo's connect-at-refer check without making a
-// call wait on one hung provider while another is up. When it waited, the
-// returned context ends at the call's timeout counted from the start of the
-// wait, so that waiting and calling together stay within the timeout.
-func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) (context.Context, context.CancelFunc) {
+// call wait on one hung provider while another is up. The wait comes
+// before the call's attempts, each of which then has its whole timeout
+// (a deadline over both would leave failover no time to retry). When the
+// call's timeout ran out first with still no provider connected, it
+// returns CLIENT_TIMEOUT (nothing was sent); when connect.timeout did, the
+// call goes on and its attempts say why the providers cannot be reached.
+func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) error {
 	if anyAvailable(r.dir.All()) || !r.connecting() {
-		return ctx, func() {}
+		return nil
 	}
 	start := time.Now()
 	u := r.url
@@ -491,21 +495,27 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) (con
 	}
 	t := time.NewTimer(min(timeout, connect))
 	defer t.Stop()
-wait:
 	for {
 		changed := r.node.pool.changed.wait()
 		if len(r.dir.List(inv)) > 0 || !r.connecting() {
-			break
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-t.C:
-			break wait
+			if timeout <= connect && len(r.dir.List(inv)) == 0 && r.connecting() {
+				var addrs []string
+				for _, x := range r.dir.All() {
+					addrs = append(addrs, x.URL().Address())
+				}
+				return spi.Errorf(spi.StatusClientTimeout, "kernel: call %s.%s timed out after %v waiting for a first connection to %s (timeout %v; connect.timeout %v): nothing was sent",
+					inv.Service, inv.Method, time.Since(start).Round(time.Millisecond/10), strings.Join(addrs, ", "), timeout, connect)
+			}
+			return nil
 		case <-ctx.Done():
-			break wait
+			return nil // the cluster reports the ctx's error
 		}
 	}
-	return context.WithDeadline(ctx, start.Add(timeout))
 }
 
 // anyAvailable reports whether one of invs is available, as len(List) > 0
