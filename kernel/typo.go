@@ -14,17 +14,25 @@ import (
 // likelyTypos returns, for each key of u that airnode does not read but
 // that is one or two edits away from a key it does ("timout"), the pair
 // [key, closest known key]. Keys it does not recognise otherwise pass: URLs carry
-// keys of plugins and of other tools too. Method-level forms
-// ("methods.Echo.timout", "Echo.timout") are checked by their last part.
+// keys of plugins and of other tools too. Method-level forms are checked
+// by their key: "methods.Echo.timout", and Dubbo's "Echo.timout" for Echo
+// in u's "methods" or, when u has none, for an exported method name (the
+// rule of perMethod; "heartbeat.retires" is checked whole).
 func (n *Node) likelyTypos(u spi.URL) [][2]string {
 	known := n.knownKeys()
+	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
+		if slices.Contains(known, k) {
+			continue
+		}
 		key := k
 		if rest, ok := strings.CutPrefix(k, "methods."); ok {
 			if _, after, ok := strings.Cut(rest, "."); ok {
 				key = after
 			}
+		} else if m, after, ok := strings.Cut(k, "."); ok && (slices.Contains(methods, m) || len(methods) == 0 && exportedName(m)) {
+			key = after // Dubbo's "<method>.<key>", as spi.URL.MethodParam reads it
 		}
 		if slices.Contains(known, key) {
 			continue

@@ -73,3 +73,25 @@ func TestKnownKeysComeFromTheCatalogs(t *testing.T) {
 		t.Fatalf("after registering: likelyTypos = %s, want %s", got, want)
 	}
 }
+
+// Dubbo's "<m>.<key>" is checked by its key as "methods.<m>.<key>" is: a
+// misspelt "Echo.timout" gets the did-you-mean "timeout" (the whole key is
+// more than two edits from any), for Echo in "methods" or, without
+// "methods", an exported method name; "heartbeat.retires" is checked whole,
+// and a correct "Echo.timeout" or "heartbeat.retries" gets no warning.
+func TestTypoInDubboMethodKey(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	for q, want := range map[string]string{
+		"Echo.timout=200":                        "[[Echo.timout timeout]]",
+		"methods=Echo,Sleep&Sleep.retires=1":     "[[Sleep.retires retries]]",
+		"heartbeat.retires=5":                    "[[heartbeat.retires heartbeat.retries]]",
+		"Echo.timeout=200&heartbeat.retries=5":   "[]",
+		"Echo.hash.argumnts=0":                   "[[Echo.hash.argumnts hash.arguments]]",
+		"methods.Echo.timout=1&Echo.idempotnt=1": "[[Echo.idempotnt idempotent] [methods.Echo.timout timeout]]",
+	} {
+		if got := fmt.Sprint(n.likelyTypos(spi.MustParse("airnode://h:1/demo.Echo?" + q))); got != want {
+			t.Errorf("%s: likelyTypos = %s, want %s", q, got, want)
+		}
+	}
+}
