@@ -7,7 +7,7 @@
 //
 // A method-level key is "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
 // in the consumer URL's "methods" or, when it has none, for m an exported
-// method name ("Slow.retries=0"; "heartbeat.retries" is no method's), read
+// method name ("Slow.forks=1"; "heartbeat.forks" is no method's), read
 // at Build as spi.URL.MethodParam and the kernel read "<m>.timeout".
 //
 // Providers are chosen by the balancer, each at most once; fewer are used
