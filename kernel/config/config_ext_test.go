@@ -160,6 +160,49 @@ func TestC2_DurationsNeedUnits(t *testing.T) {
 	}
 }
 
+// An unknown key of the file, at the top level or in a nested section,
+// gets a did-you-mean naming the closest key allowed at that place, one or
+// two edits away (internal/suggest's rule, as for URL keys); a key further
+// from every allowed one gets none.
+func TestUnknownKeysSuggestTheClosest(t *testing.T) {
+	file := writeFile(t, `
+registri: memory://
+colour: blue
+shutdown: {tiemout: 5s, wiat: 1s}
+services:
+  - {interfce: demo.Echo}
+references:
+  - {interface: demo.Echo, urll: "airnode://127.0.0.1:1/demo.Echo"}
+plugins:
+  - {name: a, point: filter, comand: x, star_timeout: 1s}
+`)
+	_, err := config.Load(config.Source{File: file})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`unknown key "registri"; did you mean "registry"?`,
+		`unknown key "shutdown.tiemout"; did you mean "shutdown.timeout"?`,
+		`unknown key "shutdown.wiat"; did you mean "shutdown.wait"?`,
+		`unknown key "services[0].interfce"; did you mean "services[0].interface"?`,
+		`unknown key "references[0].urll"; did you mean "references[0].url"?`,
+		`unknown key "plugins[0].comand"; did you mean "plugins[0].command"?`,
+		`unknown key "plugins[0].star_timeout"; did you mean "plugins[0].start_timeout"?`,
+	} {
+		if !strings.Contains(err.Error(), "config: "+file+": "+want) {
+			t.Errorf("error %q does not say %s", err, want)
+		}
+	}
+	if !strings.Contains(err.Error(), `unknown key "colour"`) {
+		t.Errorf("error %q does not name colour", err)
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.Contains(line, `"colour"`) && line != "config: "+file+`: unknown key "colour"` {
+			t.Errorf("colour is no close match of any key: got %q", line)
+		}
+	}
+}
+
 func TestUnknownKeys(t *testing.T) {
 	file := writeFile(t, `
 listen: ":1"

@@ -3,8 +3,8 @@
 // launch. DefaultConfig is usable as is; Validate names the field path and
 // the bound of the first thing wrong with each field; Load reads
 // defaults → file → environment (AIRNODE_ prefix) → command-line flags with
-// koanf and decodes strictly: an unknown key is an error naming the key and
-// the file, a duration needs a unit ("60s"), URL keys are written flat
+// koanf and decodes strictly: an unknown key is an error naming the key,
+// the file and a close allowed key if one is ("did you mean"), a duration needs a unit ("60s"), URL keys are written flat
 // ("heartbeat.interval: 60s"; a nested map is an error saying so), and a
 // YAML syntax error names the line it is on. An error about a value set
 // by an environment variable or a flag names that variable or flag.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -75,7 +76,8 @@ type Source struct {
 // environment variable ("config: environment AIRNODE_LISTEN: ...") or the
 // flag ("config: flag --listen: ...") that set it — or else the file and the
 // key: an unknown
-// key (`config: plugins.yaml: unknown key "shutdown.tiemout"`), a duration
+// key with the closest allowed one (`config: plugins.yaml: unknown key
+// "shutdown.tiemout"; did you mean "shutdown.timeout"?`), a duration
 // without a unit (`... "shutdown.timeout": 60000 needs a unit, e.g. 60s`),
 // a value of the wrong type, a map where a URL key's value belongs
 // (`key "protocol.heartbeat": want a value, got a map: write the URL key
@@ -144,7 +146,11 @@ func Load(src Source) (Config, error) {
 		sort.Strings(md.Unused)
 		var errs []error
 		for _, u := range md.Unused {
-			errs = append(errs, fmt.Errorf("config: %s: unknown key %q", where, u))
+			msg := fmt.Sprintf("config: %s: unknown key %q", where, u)
+			if m := closestKey(u); m != "" {
+				msg += fmt.Sprintf("; did you mean %q?", m)
+			}
+			errs = append(errs, errors.New(msg))
 		}
 		return Config{}, errors.Join(errs...)
 	}
@@ -196,6 +202,63 @@ func Load(src Source) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// closestKey returns the did-you-mean of path, an unknown key of the file
+// as mapstructure reports it ("registri", "shutdown.tiemout",
+// "plugins[0].comand"): path with its last part replaced by the closest
+// key the schema allows at that place (a koanf tag of the struct holding
+// it, one or two edits away: internal/suggest's rule, as for URL keys),
+// such as "registry", "shutdown.timeout" or "plugins[0].command"; "" when
+// none is that close or path leads through no struct of Config.
+func closestKey(path string) string {
+	parts := strings.Split(path, ".")
+	last := parts[len(parts)-1]
+	t := reflect.TypeOf(Config{})
+	for _, p := range parts[:len(parts)-1] {
+		name, _, _ := strings.Cut(p, "[")
+		f, ok := fieldByTag(t, name)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+	}
+	var keys []string
+	for i := range t.NumField() {
+		if tag := koanfTag(t.Field(i)); tag != "" {
+			keys = append(keys, tag)
+		}
+	}
+	m := suggest.Closest(last, keys)
+	if m == "" || m == last {
+		return ""
+	}
+	return strings.TrimSuffix(path, last) + m
+}
+
+// fieldByTag returns the field of struct type t whose koanf tag is name.
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if koanfTag(t.Field(i)) == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// koanfTag returns f's koanf key, "" for an untagged or skipped field.
+func koanfTag(f reflect.StructField) string {
+	tag, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+	if tag == "-" {
+		return ""
+	}
+	return tag
 }
 
 // decode unmarshals k onto c strictly. With md it collects unused keys
