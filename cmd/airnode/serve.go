@@ -272,6 +272,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	defer plugins.Close() // last: after the node's shutdown (STYLE 11)
 	impls := map[string]pluginhost.Service{}
 	for _, ps := range plugins.Services() {
+		if other, dup := impls[ps.Name]; dup {
+			return fmt.Errorf("serve: service %s is provided by two service plugins, %q and %q: keep one of them in %s",
+				ps.Name, other.Plugin, ps.Plugin, orDefault(file, "the configuration"))
+		}
 		impls[ps.Name] = ps
 	}
 	nodeName, _ := os.Hostname()
@@ -341,12 +345,24 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 
 // plannedExport is one service serve exports: its URL (the configuration's
 // protocol and service parameters, then -p and the flags' keys) and its
-// implementation, a service plugin's or the built-in demo.Echo.
+// implementation, a service plugin's or the built-in demo.Echo. source
+// says what provides it and where it is configured, for errors: "the
+// built-in demo.Echo", `service plugin "greeter" (services[1] in
+// plugins.yaml)`.
 type plannedExport struct {
 	url      spi.URL
 	plugin   *pluginhost.Service // nil: demo
 	demo     *demo.Echo
 	fromFile int // index in cfg.Services, -1 when the file does not list it
+	source   string
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // planExports resolves the services serve exports, in order: demo.Echo,
@@ -354,9 +370,14 @@ type plannedExport struct {
 // config entry for demo.Echo with demo.Echo's service key configures the
 // built-in one). Each needs an implementation, a service plugin's (impls,
 // by name) or demo.Echo, and a URL whose keys demo.Echo reads (weight,
-// payload) are well formed. Errors name the file and key that caused them
-// when the file set it (configKeyError); a service without implementation
-// lists the available ones.
+// payload) are well formed. The built-in demo.Echo is exported unless the
+// file's entry for demo.Echo (no group or version) goes to a service
+// plugin serving demo.Echo. Two services with the same service key on the
+// same address (a service plugin's demo.Echo next to the built-in one)
+// are an error naming both sources: the kernel would refuse the second
+// export only after registering the first. Errors name the file and key
+// that caused them when the file set it (configKeyError); a service
+// without implementation lists the available ones.
 func planExports(cfg config.Config, file string, params map[string]string, impls map[string]pluginhost.Service, nodeName string) ([]plannedExport, error) {
 	services := []config.Service{{Interface: demo.Interface}}
 	fromFile := []int{-1}
@@ -375,6 +396,7 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 		}
 	}
 	out := make([]plannedExport, 0, len(services))
+	seen := map[string]plannedExport{} // address and service key -> first export
 	for i, s := range services {
 		u, err := cfg.ExportURL(s)
 		if err != nil {
@@ -382,12 +404,20 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 		}
 		u = u.WithParams(params)
 		pe := plannedExport{url: u, fromFile: fromFile[i]}
-		if ps, ok := impls[s.Interface]; ok {
+		where := ""
+		if pe.fromFile >= 0 {
+			where = fmt.Sprintf(" (services[%d] in %s)", pe.fromFile, orDefault(file, "the configuration"))
+		}
+		// services[0] is the built-in one unless the file's entry for
+		// demo.Echo names a service plugin's
+		if ps, ok := impls[s.Interface]; ok && (i > 0 || pe.fromFile >= 0) {
+			pe.source = fmt.Sprintf("service plugin %q%s", ps.Plugin, where)
 			if _, set := u.Param(spi.KeyMethods); !set && len(ps.Methods) > 0 {
 				pe.url = u.With(spi.KeyMethods, strings.Join(ps.Methods, ","))
 			}
 			pe.plugin = &ps
 		} else if s.Interface == demo.Interface {
+			pe.source = "the built-in " + demo.Interface + where
 			weight, werr := u.Int("weight", kernel.DefaultWeight)
 			if werr != nil {
 				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: %w", werr))
@@ -401,6 +431,14 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 			return nil, fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
 				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
 		}
+		// The kernel keeps one service per service key on an address
+		// and refuses the second export after the first is registered.
+		at := u.Address() + "/" + u.ServiceKey()
+		if first, dup := seen[at]; dup {
+			return nil, fmt.Errorf("serve: service %s is exported twice on %s: by %s and by %s; a service key (interface, group, version) is served once per address: give one of them another group or version in a services entry, or leave one out",
+				u.ServiceKey(), u.Address(), first.source, pe.source)
+		}
+		seen[at] = pe
 		out = append(out, pe)
 	}
 	return out, nil

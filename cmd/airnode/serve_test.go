@@ -78,3 +78,58 @@ func TestServeTokenTruePublishesARandomToken(t *testing.T) {
 	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "SERVICE_ERROR: token: missing token")
 	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "2", "-p", "token="+m[1]), "2")
 }
+
+// Two services with the same service key on serve's address (a service
+// plugin serving demo.Echo next to the built-in one, or two services
+// entries alike) fail before the first export, naming both, at once and
+// registering nothing (the kernel would refuse the second export only
+// after the first was registered, then wait the shutdown wait).
+func TestServeRefusesADuplicateService(t *testing.T) {
+	echo := buildPlugin(t, "github.com/airnode/airnode/cmd/airnode/testdata/echoplugin")
+	for _, tc := range []struct {
+		name, config string
+		want         []string
+	}{
+		{"plugin next to the built-in", "plugins:\n  - {name: echo2, point: service, command: " + echo + "}\n",
+			[]string{"serve: service demo.Echo is exported twice on 127.0.0.1:0: by the built-in demo.Echo and by service plugin \"echo2\""}},
+		{"two services entries", "services:\n  - interface: demo.Echo\n    params: {group: g}\n  - interface: demo.Echo\n    params: {group: g, weight: 5}\n",
+			[]string{`key "services[1]": service "g/demo.Echo" already exported by services[0]`}}, // config.Load's check
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "plugins.yaml")
+			if err := os.WriteFile(cfg, []byte(tc.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reg := filepath.Join(dir, "reg")
+			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+				"--registry", "file://"+reg, "--shutdown-wait", "5s")
+			if r.code != 1 || !strings.Contains(r.stderr, "\nairnode: ") && !strings.HasPrefix(r.stderr, "airnode: ") {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and an error", r.code, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "serving") || strings.Contains(r.stderr, "kernel: exported") {
+				t.Errorf("serve exported before failing:\n%s", r.stderr)
+			}
+			if r.elapsed >= 4*time.Second {
+				t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
+			}
+			if _, err := os.Stat(reg); err == nil {
+				var files []string
+				_ = filepath.WalkDir(reg, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						files = append(files, p)
+					}
+					return nil
+				})
+				if len(files) > 0 {
+					t.Errorf("registry holds %v; want nothing registered", files)
+				}
+			}
+		})
+	}
+}
