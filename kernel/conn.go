@@ -49,9 +49,11 @@ type connState struct {
 // the channel independently of any heartbeat timer (DESIGN §6, issue 4).
 // It dials in the background as soon as it starts; when the channel dies for
 // any reason it redials with backoff (doubling from reconnect.backoff to 30 s,
-// ±20 % jitter) without waiting for user traffic, until close. A channel is
-// published only after the provider answered a ping on it, because a hung
-// process's kernel still accepts TCP connections.
+// ±20 % jitter) without waiting for user traffic, until close; a call that
+// finds no provider available cuts the wait short (redialNow), so a provider
+// restarted during a long backoff is back for that call (scenario H3). A
+// channel is published only after the provider answered a ping on it,
+// because a hung process's kernel still accepts TCP connections.
 type conn struct {
 	addr           string
 	dial           dialFunc
@@ -61,6 +63,10 @@ type conn struct {
 
 	state   atomic.Pointer[connState] // nil until the first attempt ends
 	changed *signal                   // broadcast on every published state; may be nil
+
+	kick      chan struct{} // cap 1: redial now instead of at the end of the backoff
+	redialing atomic.Bool   // a redial asked for by redialNow is pending or in progress
+	lastKick  atomic.Int64  // Unix ns of the last redial redialNow asked for
 
 	ctx    context.Context // cancelled by close: aborts a dial in progress
 	cancel context.CancelFunc
@@ -73,7 +79,7 @@ type conn struct {
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
-		changed: changed, done: make(chan struct{}),
+		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -113,8 +119,36 @@ func (c *conn) ready() bool {
 	return true
 }
 
-// connecting reports whether the first connection attempt is in progress.
-func (c *conn) connecting() bool { return c.state.Load() == nil }
+// connecting reports whether the first connection attempt, or a redial
+// asked for by redialNow, is in progress.
+func (c *conn) connecting() bool { return c.state.Load() == nil || c.redialing.Load() }
+
+// minRedialGap is how soon after the last redial a call asked for it may
+// ask for another (redialNow): callers of a provider that stays down cost
+// one extra dial per minRedialGap, not one per call.
+const minRedialGap = 500 * time.Millisecond
+
+// redialNow asks the manager to redial at once when the conn is down
+// (its channel died and it is waiting out its backoff) and no call asked
+// for one in the last minRedialGap. It reports whether it asked; the conn
+// is then connecting until that attempt ends.
+func (c *conn) redialNow() bool {
+	st := c.state.Load()
+	if st == nil || st.ch != nil || c.ctx.Err() != nil ||
+		time.Since(time.Unix(0, c.lastKick.Load())) < minRedialGap || !c.redialing.CompareAndSwap(false, true) {
+		return false
+	}
+	// redialing is set before the kick: the manager clears it after the
+	// attempt, never before
+	select {
+	case c.kick <- struct{}{}:
+		c.lastKick.Store(time.Now().UnixNano())
+		return true
+	default: // a kick is pending already
+		c.redialing.Store(false)
+		return false
+	}
+}
 
 func (c *conn) publish(st *connState) {
 	c.state.Store(st)
@@ -146,7 +180,9 @@ func (c *conn) run() {
 			counters.Heartbeat.Reconnects.Inc()
 		}
 		ch, err := c.connect()
+		redialed := c.redialing.Load()
 		if err != nil {
+			c.redialing.Store(false) // before the state: a waiting call then sees the attempt over
 			if c.ctx.Err() != nil {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
@@ -161,11 +197,12 @@ func (c *conn) run() {
 			continue
 		}
 		if everUp || attempt > 1 {
-			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt)
+			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed)
 		}
 		everUp = true
 		attempt, delay = 0, c.backoff
 		c.publish(&connState{ch: ch})
+		c.redialing.Store(false) // after the state: a waiting call never sees neither
 		select {
 		case <-ch.Done():
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
@@ -219,12 +256,15 @@ func firstPingError(err error, took, connectTimeout time.Duration) error {
 	}
 }
 
-// sleep waits d or until close; it reports whether to go on.
+// sleep waits d, or until a call asks for a redial (redialNow), or until
+// close; it reports whether to go on.
 func (c *conn) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-c.kick:
 		return true
 	case <-c.ctx.Done():
 		return false

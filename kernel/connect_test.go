@@ -256,3 +256,49 @@ func TestShutdownAbandonsCallsPastTimeout(t *testing.T) {
 		t.Fatal("abandoned call not answered")
 	}
 }
+
+// Scenario H3: a provider stopped and restarted on the same port while its
+// consumer waits out a long reconnect backoff (10 s here; the default
+// doubles to 30 s) is back for the next call: a call that finds no
+// provider available asks the connection to redial at once instead of
+// failing until the backoff ends.
+func TestH3_RestartedProviderIsRedialedForTheNextCall(t *testing.T) {
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := e.URL().Address()
+	r := refer(t, consumer(t), "airnode://"+addr+"/demo.Echo?reconnect.backoff=10s&timeout=2s")
+	if v, err := r.Invoke(ctxT(t), "Echo", "before"); err != nil || v != "before" {
+		t.Fatalf("first call: %v, %v", v, err)
+	}
+	_ = p.Close()
+	if !waitUntil(5*time.Second, func() bool { return len(r.Providers()) == 0 }) {
+		t.Fatal("the consumer still lists the stopped provider as available")
+	}
+	back := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = back.Close() })
+	if _, err := back.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	v, err := r.Invoke(ctxT(t), "Echo", "after")
+	if err != nil || v != "after" {
+		t.Fatalf("call after the restart: %v, %v after %v; want the restarted provider's answer", v, err, time.Since(start))
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("call after the restart took %v, want well under the 10 s backoff", took)
+	}
+}
+
+// waitUntil polls cond every 10 ms for at most d and reports whether it
+// became true.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}

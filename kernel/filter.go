@@ -21,9 +21,19 @@ func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 // connecting forwards to the end of the chain (see connector).
 func (f *filterInvoker) connecting() bool { return isConnecting(f.Invoker) }
 
-// connector is an invoker that can say whether its first connection
-// attempt is still in progress (remoteInvoker, and filterInvoker around it).
-type connector interface{ connecting() bool }
+// redialNow forwards to the end of the chain (see connector).
+func (f *filterInvoker) redialNow() bool {
+	c, ok := f.Invoker.(connector)
+	return ok && c.redialNow()
+}
+
+// connector is an invoker whose connections can say whether an attempt
+// to connect is in progress (the first, or one a call asked for), and be
+// asked to redial at once (remoteInvoker, and filterInvoker around it).
+type connector interface {
+	connecting() bool
+	redialNow() bool
+}
 
 // isConnecting reports whether inv is still making its first connection.
 func isConnecting(inv spi.Invoker) bool {

@@ -470,14 +470,26 @@ func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 // created), it waits until one is available or none is connecting any
 // more, for at most the shorter of the call's timeout and connect.timeout.
 // This plays the part of Dubbo's connect-at-refer check without making a
-// call wait on one hung provider while another is up. The wait comes
+// call wait on one hung provider while another is up. With no provider
+// available it first asks the connections that are down to redial at once
+// (conn.redialNow, at most one dial per connection per 500 ms) and waits
+// for those attempts the same way. The wait comes
 // before the call's attempts, each of which then has its whole timeout
 // (a deadline over both would leave failover no time to retry). When the
 // call's timeout ran out first with still no provider connected, it
 // returns CLIENT_TIMEOUT (nothing was sent); when connect.timeout did, the
 // call goes on and its attempts say why the providers cannot be reached.
 func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) error {
-	if anyAvailable(r.dir.All()) || !r.connecting() {
+	all := r.dir.All()
+	if anyAvailable(all) {
+		return nil
+	}
+	for _, x := range all {
+		if c, ok := x.(connector); ok {
+			c.redialNow() // a provider restarted during a long backoff is back for this call
+		}
+	}
+	if !r.connecting() {
 		return nil
 	}
 	start := time.Now()

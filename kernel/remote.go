@@ -317,8 +317,8 @@ func (r *remoteInvoker) Available() bool {
 	return false
 }
 
-// connecting reports whether some connection is still making its first
-// attempt.
+// connecting reports whether some connection is making its first attempt,
+// or a redial a call asked for (conn.redialNow).
 func (r *remoteInvoker) connecting() bool {
 	for _, c := range r.conns {
 		if c.connecting() {
@@ -326,6 +326,16 @@ func (r *remoteInvoker) connecting() bool {
 		}
 	}
 	return false
+}
+
+// redialNow asks every connection that is down to redial at once
+// (conn.redialNow); it reports whether one will.
+func (r *remoteInvoker) redialNow() bool {
+	asked := false
+	for _, c := range r.conns {
+		asked = c.redialNow() || asked
+	}
+	return asked
 }
 
 // Stats returns the invoker's live statistics.
