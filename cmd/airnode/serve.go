@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -52,7 +53,9 @@ in-flight calls until --shutdown-timeout (default 10s) has passed since the
 signal, closes the channels and exits 0. Calls still running when
 --shutdown-timeout has passed are abandoned: their consumers are answered
 SERVER_ERROR ("provider ... shut down"), serve says how many on stderr and
-exits 1.
+exits 1. A second SIGINT or SIGTERM during the shutdown exits at once: the
+calls in flight are abandoned the same way, serve says how many and exits
+130 (143 for SIGTERM).
 
 Before the first export, serve checks every service: each has an
 implementation (demo.Echo or a service plugin's), its URL keys are well
@@ -84,9 +87,9 @@ flags), so give one of them.
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, force, stop := serveSignals(cmd.Context())
 			defer stop()
-			return runServe(ctx, cat, cfg, a.configFile, f, a.Logger())
+			return runServe(ctx, cat, cfg, a.configFile, f, a.Logger(), force, a.stderr)
 		},
 	}
 	fl := cmd.Flags()
@@ -98,6 +101,43 @@ flags), so give one of them.
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter added to every exported service (repeatable; refused when a flag such as --transport sets the key to another value)")
 	return cmd
+}
+
+// serveSignals returns a context the first SIGINT or SIGTERM cancels
+// (its cause says which, as signal.NotifyContext's does, for signalOf),
+// a channel that receives the second one (serve's forced exit), and stop,
+// which stops listening and waits for the goroutine serveSignals started.
+func serveSignals(parent context.Context) (ctx context.Context, force <-chan syscall.Signal, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	second := make(chan syscall.Signal, 1)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for n := 0; ; n++ {
+			select {
+			case s := <-sigs:
+				sig, _ := s.(syscall.Signal)
+				if n == 0 {
+					cancel(fmt.Errorf("%v signal received", s))
+					continue
+				}
+				select {
+				case second <- sig:
+				default: // a third signal: the second is being handled
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, second, func() {
+		signal.Stop(sigs)
+		close(done)
+		<-exited
+		cancel(nil)
+	}
 }
 
 // checkListenBrackets refuses an IPv6 listen address written without
@@ -234,8 +274,13 @@ func defaultRegistry(cat *extension.Catalogs) spi.URL {
 // runServe exports demo.Echo and cfg's services, then waits for ctx and
 // shuts the node down in the kernel's order. file is the configuration
 // file cfg was read from ("" none): an export refused for a URL key the
-// file set names the file and the key (configKeyError).
-func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger) error {
+// file set names the file and the key (configKeyError). A signal on force
+// during the shutdown (a second Ctrl-C) ends it at once: the wait and the
+// drain are cut short, the calls still in flight abandoned (their
+// consumers answered SERVER_ERROR), one line saying so goes to stderr and
+// the error returned exits 128 + the signal (130 for SIGINT), as kubectl
+// and docker do on a second interrupt.
+func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger, force <-chan syscall.Signal, stderr io.Writer) error {
 	params, err := parseParams(f.params)
 	if err != nil {
 		return err
@@ -330,7 +375,17 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	logger.Info("airnode serve: shutting down", "wait", cfg.Shutdown.Wait, "timeout", cfg.Shutdown.Timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()
-	if err := node.Shutdown(sctx); err != nil {
+	shut := make(chan error, 1)
+	// Shutdown runs on its own goroutine so that a second signal can cut
+	// it short; on a forced exit that outlives forcedGrace the process
+	// exits without waiting for it.
+	go func() { shut <- node.Shutdown(sctx) }()
+	select {
+	case err = <-shut:
+	case sig := <-force:
+		return forcedExit(sig, cancel, shut, stderr)
+	}
+	if err != nil {
 		var ab *kernel.AbandonedError
 		if errors.As(err, &ab) {
 			// the whole budget from the signal is --shutdown-timeout
@@ -341,6 +396,41 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	logger.Info("airnode serve: stopped")
 	return nil
+}
+
+// forcedGrace bounds how long a forced exit waits for the cut-short
+// shutdown to count the abandoned calls (the kernel answers them within
+// its own 200 ms grace); a handler that ignores its context does not hold
+// the process longer.
+const forcedGrace = time.Second
+
+// forcedExit ends a shutdown that a second signal interrupted: it cancels
+// the shutdown's context (cancel), which ends the wait and the drain and
+// abandons the calls in flight, waits up to forcedGrace for Shutdown's
+// result on shut to count them, writes one line on stderr ("airnode:
+// serve: second SIGINT: exiting now, abandoning 1 call in flight") and
+// returns the error serve exits 128 + sig with.
+func forcedExit(sig syscall.Signal, cancel context.CancelFunc, shut <-chan error, stderr io.Writer) error {
+	cancel()
+	calls := "the calls still in flight"
+	t := time.NewTimer(forcedGrace)
+	defer t.Stop()
+	select {
+	case err := <-shut:
+		var ab *kernel.AbandonedError
+		switch {
+		case errors.As(err, &ab) && ab.Calls == 1:
+			calls = "1 call in flight"
+		case errors.As(err, &ab):
+			calls = fmt.Sprintf("%d calls in flight", ab.Calls)
+		default:
+			calls = "0 calls in flight"
+		}
+	case <-t.C:
+	}
+	msg := fmt.Sprintf("serve: second %s: exiting now, abandoning %s", signalName(sig), calls)
+	fmt.Fprintf(stderr, "airnode: %s\n", msg)
+	return &interruptedError{sig: sig, msg: msg}
 }
 
 // plannedExport is one service serve exports: its URL (the configuration's

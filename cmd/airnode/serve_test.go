@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -129,6 +131,56 @@ func TestServeRefusesADuplicateService(t *testing.T) {
 				if len(files) > 0 {
 					t.Errorf("registry holds %v; want nothing registered", files)
 				}
+			}
+		})
+	}
+}
+
+// A second SIGINT (or SIGTERM) while serve shuts down, here draining an
+// 8 s call, ends it at once: one line says how many calls it abandons,
+// the call's consumer is answered, and serve exits 128 + the signal (130
+// for SIGINT, 143 for SIGTERM), as kubectl and docker do.
+func TestServeSecondSignalExitsAtOnce(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			p := serve(t, "127.0.0.1:0", t.TempDir(), "--shutdown-wait", "100ms", "--shutdown-timeout", "20s")
+			ref := refer(t, p.url("demo.Echo")+"?timeout=30s")
+			if _, err := ref.Invoke(context.Background(), "Echo", 0); err != nil {
+				t.Fatal(err)
+			}
+			called := make(chan error, 1)
+			go func() {
+				_, err := ref.Invoke(context.Background(), "Sleep", 8000)
+				called <- err
+			}()
+			inv := ref.Providers()[0]
+			waitFor(t, "the Sleep call in flight", func() bool { return inv.Stats().Active() == 1 })
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the drain", func() bool { return strings.Contains(p.logText(), "waiting before closing listeners") })
+			time.Sleep(300 * time.Millisecond) // past the 100 ms wait: draining the call
+			start := time.Now()
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.wait(t, 5*time.Second); code != 128+int(sig) {
+				t.Errorf("serve exited %d after the second %s; want %d", code, signalName(sig), 128+int(sig))
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("serve took %v to exit after the second signal", d)
+			}
+			want := "airnode: serve: second " + signalName(sig) + ": exiting now, abandoning 1 call in flight"
+			if !strings.Contains(p.logText(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, p.logText())
+			}
+			select {
+			case err := <-called:
+				if err == nil {
+					t.Error("the abandoned Sleep call succeeded")
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the abandoned Sleep call was not answered")
 			}
 		})
 	}
