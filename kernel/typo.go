@@ -63,12 +63,7 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 // catalogs declares it reads (spi.KeyDescriber, through Describe), so a
 // plugin extension's keys count as soon as it is registered.
 func (n *Node) knownKeys() []string {
-	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
-		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections",
-		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait"}
-	for _, s := range config.KernelKeys {
-		keys = append(keys, s.Key)
-	}
+	keys := KernelKeys()
 	for _, p := range n.cat.Describe() {
 		if p.Key != "" {
 			keys = append(keys, p.Key)
@@ -78,6 +73,23 @@ func (n *Node) knownKeys() []string {
 				keys = append(keys, k.Key)
 			}
 		}
+	}
+	return keys
+}
+
+// KernelKeys returns the URL keys the kernel itself reads: its own
+// (methods, side, group, version, token, dispatcher, shutdown.wait...) and
+// config.KernelKeys (timeout, retries, weight, payload...), in that order,
+// as a new slice. It leaves out the keys that select an extension
+// (loadbalance, transport, ...: the catalogs' PointInfo.Key) and those
+// extensions declare (spi.KeyDescriber). An extension that declares one of
+// these keys shares it with the kernel: a URL's value reaches both.
+func KernelKeys() []string {
+	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections",
+		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait"}
+	for _, s := range config.KernelKeys {
+		keys = append(keys, s.Key)
 	}
 	return keys
 }

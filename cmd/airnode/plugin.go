@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/sdk/pluginrpc"
@@ -54,7 +56,10 @@ func pluginCheckCommand(a *app) *cobra.Command {
 		Long: `check starts BINARY as airnode would (go-plugin handshake, protocol
 version negotiation, optional --sha256 check), lists every point it
 provides and the URL keys it declares (spi.KeyDescriber; a malformed
-declaration fails the start), runs the conformance suite of each (spitest: loadbalance always;
+declaration fails the start; a key that chooses an extension, or a kernel
+key such as timeout declared with another type than the kernel's, fails
+the check; a kernel key declared as the kernel reads it, such as a
+balancer's weight, is noted), runs the conformance suite of each (spitest: loadbalance always;
 registry when --registry-url names registries that share one backend, e.g.
 memory://; a read-only registry, whose Register returns
 spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
@@ -92,6 +97,14 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 		return fmt.Errorf("plugin check: %w", err)
 	}
 	printProbe(a.stdout, pr)
+	notes, err := kernelKeyClashes(pr.Provides)
+	for _, n := range notes {
+		fmt.Fprintf(a.stdout, "note      %s\n", n)
+	}
+	if err != nil {
+		pr.Close()
+		return fmt.Errorf("plugin check: %w", err)
+	}
 	suites := conformanceSuites(pr, f)
 	registryWithoutURL := pr.Registry() != nil && f.registryURL == ""
 	pr.Close()
@@ -173,6 +186,68 @@ func printProbe(w io.Writer, pr *pluginhost.Probe) {
 		}
 	}
 	tw.Flush()
+}
+
+// kernelKinds maps config.KernelKeys' kinds to the spi.KeyDoc types that
+// read a value the same way.
+var kernelKinds = map[config.KeyKind]string{
+	config.KindDuration: spi.KeyTypeDuration,
+	config.KindInt:      spi.KeyTypeInt,
+	config.KindSize:     spi.KeyTypeSize,
+	config.KindIntList:  spi.KeyTypeIntList,
+}
+
+// kernelKeyClashes checks the URL keys an extension plugin declares
+// against those the kernel reads itself (kernel.KernelKeys) and those
+// that choose an extension (loadbalance, filter, ...: the bundled
+// catalogs' point keys). A URL's value of such a key reaches the kernel
+// and the plugin alike, so the error names every declaration that
+// cannot mean the same: a point's selecting key, or a kernel key
+// declared with another type than the kernel reads it with (timeout as
+// an int: the kernel takes a duration). A kernel key declared with the
+// kernel's type, or one the kernel has no type for (group, token...),
+// is legitimate (a balancer reading the provider's weight, as
+// shortestresponse does) and only noted: the returned notes say which
+// keys the plugin shares with the kernel.
+func kernelKeyClashes(provides []pluginrpc.Description) (notes []string, err error) {
+	selects := map[string]string{} // key -> point
+	if cat, cerr := bundledCatalogs(); cerr == nil {
+		for _, p := range cat.Describe() {
+			if p.Key != "" {
+				selects[p.Key] = p.Name
+			}
+		}
+	}
+	specs := map[string]config.KeySpec{}
+	for _, ks := range config.KernelKeys {
+		specs[ks.Key] = ks
+	}
+	var errs []error
+	for _, d := range provides {
+		for _, k := range d.Keys {
+			own := fmt.Sprintf("%q", d.Name+"."+k.Key)
+			if point, ok := selects[k.Key]; ok {
+				errs = append(errs, fmt.Errorf("%s %q declares URL key %q, which the kernel reads to choose the %s extension: declare a key of the plugin's own, such as %s",
+					d.Point, d.Name, k.Key, point, own))
+				continue
+			}
+			if !slices.Contains(kernel.KernelKeys(), k.Key) {
+				continue
+			}
+			spec, typed := specs[k.Key]
+			if typed && kernelKinds[spec.Kind] != k.Type {
+				errs = append(errs, fmt.Errorf("%s %q declares URL key %q as %s, but the kernel reads %q itself (type %s: %s, default %s): one value would have to suit both; declare a key of the plugin's own, such as %s, or declare %s with type %s",
+					d.Point, d.Name, k.Key, k.Type, k.Key, kernelKinds[spec.Kind], spec.Meaning, spec.Default, own, k.Key, kernelKinds[spec.Kind]))
+				continue
+			}
+			what := "the kernel reads it too"
+			if typed {
+				what = fmt.Sprintf("the kernel reads it too (type %s: %s)", kernelKinds[spec.Kind], spec.Meaning)
+			}
+			notes = append(notes, fmt.Sprintf("key %q of %s %q is a kernel key: %s; a URL's %s= reaches both", k.Key, d.Point, d.Name, what, k.Key))
+		}
+	}
+	return notes, errors.Join(errs...)
 }
 
 // conformanceSuites names the suites that apply to what pr provides.

@@ -196,3 +196,53 @@ func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
 		t.Errorf("plugin check without --registry-url: %v\n%s", err, stdout.String())
 	}
 }
+
+// plugin check with a real balancer plugin declaring URL keys the kernel
+// reads: a key that chooses an extension (loadbalance) or a kernel key
+// with another type than the kernel's (timeout as int) fails the check,
+// naming the key and that the kernel reads it; a kernel key declared with
+// the kernel's type (weight, as shortestresponse reads it) or one the
+// kernel has no type for (group) is only noted, and the check passes.
+func TestPluginCheckKernelKeys(t *testing.T) {
+	lb := buildPlugin(t, "github.com/airnode/airnode/cmd/airnode/testdata/keyslb")
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(binary, append([]string{"plugin", "check", lb}, args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := run("--arg", "timeout:int:5", "--arg", "loadbalance:string:x", "--arg", "keyslb.window:duration:1s")
+	for _, want := range []string{
+		`airnode: plugin check: loadbalance "keyslb" declares URL key "timeout" as int, but the kernel reads "timeout" itself (type duration: consumer call timeout, default 1000ms)`,
+		`declare a key of the plugin's own, such as "keyslb.timeout"`,
+		`loadbalance "keyslb" declares URL key "loadbalance", which the kernel reads to choose the loadbalance extension`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != 1 || strings.Contains(errOut, "keyslb.window") || strings.Contains(out, "result       ok") {
+		t.Errorf("exit %d; want 1 and only the clashing keys named\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = run("--arg", "weight:int:100", "--arg", "group:string:g")
+	for _, want := range []string{
+		`note      key "weight" of loadbalance "keyslb" is a kernel key: the kernel reads it too (type int: provider weight); a URL's weight= reaches both`,
+		`note      key "group" of loadbalance "keyslb" is a kernel key: the kernel reads it too; a URL's group= reaches both`,
+		"result       ok",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d, stderr %q; want 0", code, errOut)
+	}
+}
