@@ -82,8 +82,8 @@ func TestServeTokenTruePublishesARandomToken(t *testing.T) {
 }
 
 // Two services with the same service key on serve's address (a service
-// plugin serving demo.Echo next to the built-in one, or two services
-// entries alike) fail before the first export, naming both, at once and
+// plugin serving demo.Echo next to the built-in one, two plugins serving
+// it, or two services entries alike) fail before the first export, naming both, at once and
 // registering nothing (the kernel would refuse the second export only
 // after the first was registered, then wait the shutdown wait).
 func TestServeRefusesADuplicateService(t *testing.T) {
@@ -94,6 +94,8 @@ func TestServeRefusesADuplicateService(t *testing.T) {
 	}{
 		{"plugin next to the built-in", "plugins:\n  - {name: echo2, point: service, command: " + echo + "}\n",
 			[]string{"serve: service demo.Echo is exported twice on 127.0.0.1:0: by the built-in demo.Echo and by service plugin \"echo2\""}},
+		{"two plugins", "plugins:\n  - {name: echo2, point: service, command: " + echo + "}\n  - {name: echo3, point: service, command: " + echo + "}\n",
+			[]string{`serve: service demo.Echo is provided by two service plugins, "echo2" and "echo3": keep one of them in `}},
 		{"two services entries", "services:\n  - interface: demo.Echo\n    params: {group: g}\n  - interface: demo.Echo\n    params: {group: g, weight: 5}\n",
 			[]string{`key "services[1]": service "g/demo.Echo" already exported by services[0]`}}, // config.Load's check
 	} {
