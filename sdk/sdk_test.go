@@ -46,6 +46,9 @@ func TestServiceMethodsAreChecked(t *testing.T) {
 	if len(d) != 2 || d[0].Name != "a.Svc" || strings.Join(d[1].Methods, ",") != "Hello,Quiet" {
 		t.Fatalf("describe %+v", d)
 	}
+	if strings.Join(d[1].WithoutContext, ",") != "Quiet" { // sent so that plugin check can say so
+		t.Fatalf("describe %+v: want WithoutContext [Quiet]", d)
+	}
 	if _, err := (Plugins{}).impl(); err == nil {
 		t.Fatal("empty Plugins accepted")
 	}

@@ -73,10 +73,14 @@ func newServiceHandler(services []Service) (*serviceHandler, error) {
 		}
 		h.services[s.Name] = methods
 		d := pluginrpc.ServiceDesc{Name: s.Name}
-		for m := range methods {
+		for m, md := range methods {
 			d.Methods = append(d.Methods, m)
+			if !md.withCtx {
+				d.WithoutContext = append(d.WithoutContext, m)
+			}
 		}
 		sort.Strings(d.Methods)
+		sort.Strings(d.WithoutContext)
 		h.descs = append(h.descs, d)
 	}
 	sort.Slice(h.descs, func(i, j int) bool { return h.descs[i].Name < h.descs[j].Name })

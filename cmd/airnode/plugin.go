@@ -59,7 +59,9 @@ provides and the URL keys it declares (spi.KeyDescriber; a malformed
 declaration fails the start; a key that chooses an extension, or a kernel
 key such as timeout declared with another type than the kernel's, fails
 the check; a kernel key declared as the kernel reads it, such as a
-balancer's weight, is noted), runs the conformance suite of each (spitest: loadbalance always;
+balancer's weight, is noted; a service method without a leading
+context.Context is warned about: it works but cannot see the call's
+deadline, cancellation or attachments), runs the conformance suite of each (spitest: loadbalance always;
 registry when --registry-url names registries that share one backend, e.g.
 memory://; a read-only registry, whose Register returns
 spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
@@ -97,6 +99,9 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 		return fmt.Errorf("plugin check: %w", err)
 	}
 	printProbe(a.stdout, pr)
+	for _, w := range methodsWithoutContext(pr.Provides) {
+		fmt.Fprintf(a.stdout, "warning   %s\n", w)
+	}
 	notes, err := kernelKeyClashes(pr.Provides)
 	for _, n := range notes {
 		fmt.Fprintf(a.stdout, "note      %s\n", n)
@@ -186,6 +191,27 @@ func printProbe(w io.Writer, pr *pluginhost.Probe) {
 		}
 	}
 	tw.Flush()
+}
+
+// methodsWithoutContext returns one warning per service method of a
+// service plugin that takes no leading context.Context (the sdk sends
+// them: pluginrpc.ServiceDesc.WithoutContext). The sdk calls such a
+// method, as the kernel calls one in process, but the method cannot see
+// the call's deadline (the consumer's timeout), its cancellation when the
+// consumer gives up or the provider shuts down, or its attachments
+// (sdk.Attachments): it runs to its end whatever happens to the call. A
+// warning, not a failure: the call works.
+func methodsWithoutContext(provides []pluginrpc.Description) []string {
+	var out []string
+	for _, d := range provides {
+		for _, svc := range d.Services {
+			for _, m := range svc.WithoutContext {
+				out = append(out, fmt.Sprintf("%s.%s takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments, and runs to its end after the consumer gave up; write func (T) %s(ctx context.Context, ...)",
+					svc.Name, m, m))
+			}
+		}
+	}
+	return out
 }
 
 // kernelKinds maps config.KernelKeys' kinds to the spi.KeyDoc types that

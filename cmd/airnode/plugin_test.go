@@ -246,3 +246,21 @@ func TestPluginCheckKernelKeys(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 0", code, errOut)
 	}
 }
+
+// A service plugin method without a leading context.Context (the greeter
+// example's Pid): the sdk calls it (TestGreeterServicePluginAnswersCall
+// calls Pid), but it cannot see the call's deadline, cancellation or
+// attachments, so plugin check warns, naming the method, and passes.
+func TestPluginCheckWarnsAboutMethodsWithoutContext(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "plugin", "check", greeter)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	want := "warning   greeter.Greeter.Pid takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments"
+	if !strings.Contains(out, want) || strings.Contains(out, "Greeter.Hello takes") {
+		t.Errorf("output lacks %q or warns about Hello:\n%s", want, out)
+	}
+}

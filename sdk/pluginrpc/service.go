@@ -52,9 +52,13 @@ func CodecByName(name string) (Codec, error) {
 }
 
 // ServiceDesc names one service a plugin provides and its methods (sorted).
+// WithoutContext lists, sorted, those of Methods that take no leading
+// context.Context (they see neither the call's deadline nor its
+// attachments); nil from a plugin built before the field existed.
 type ServiceDesc struct {
-	Name    string
-	Methods []string
+	Name           string
+	Methods        []string
+	WithoutContext []string
 }
 
 // ServiceHandler is the plugin side of the service point (package sdk
@@ -79,7 +83,7 @@ type serviceServer struct {
 func (s *serviceServer) Describe(context.Context, *pb.Empty) (*pb.ServiceDescList, error) {
 	var out pb.ServiceDescList
 	for _, d := range s.h.Describe() {
-		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods})
+		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods, WithoutContext: d.WithoutContext})
 	}
 	return &out, nil
 }

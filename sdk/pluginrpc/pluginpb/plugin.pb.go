@@ -1088,11 +1088,15 @@ func (x *FilterReply) GetValueJson() []byte {
 }
 
 type ServiceDesc struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // "greeter.Greeter"
-	Methods       []string               `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"` // sorted
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // "greeter.Greeter"
+	Methods []string               `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"` // sorted
+	// The methods (of methods) that take no leading context.Context, so
+	// see neither the call's deadline nor its attachments; sorted. Added
+	// in protocol version 1: an older plugin sends none.
+	WithoutContext []string `protobuf:"bytes,3,rep,name=without_context,json=withoutContext,proto3" json:"without_context,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ServiceDesc) Reset() {
@@ -1135,6 +1139,13 @@ func (x *ServiceDesc) GetName() string {
 func (x *ServiceDesc) GetMethods() []string {
 	if x != nil {
 		return x.Methods
+	}
+	return nil
+}
+
+func (x *ServiceDesc) GetWithoutContext() []string {
+	if x != nil {
+		return x.WithoutContext
 	}
 	return nil
 }
@@ -1408,10 +1419,11 @@ const file_plugin_proto_rawDesc = "" +
 	"value_json\x18\x04 \x01(\fR\tvalueJson\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\";\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
 	"\vServiceDesc\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\amethods\x18\x02 \x03(\tR\amethods\"M\n" +
+	"\amethods\x18\x02 \x03(\tR\amethods\x12'\n" +
+	"\x0fwithout_context\x18\x03 \x03(\tR\x0ewithoutContext\"M\n" +
 	"\x0fServiceDescList\x12:\n" +
 	"\bservices\x18\x01 \x03(\v2\x1e.airnode.plugin.v1.ServiceDescR\bservices\"\x80\x02\n" +
 	"\rInvokeRequest\x12\x18\n" +
