@@ -203,6 +203,13 @@ func (c *Channel) acceptLoop() {
 	for {
 		s, err := c.sess.Accept()
 		if err != nil {
+			if !primary {
+				// The long-lived stream's reader ends the channel, once it
+				// has read what the session had buffered: a provider's
+				// last responses before it closed at shutdown would
+				// otherwise be lost with the calls waiting for them.
+				return
+			}
 			c.die(fmt.Sprintf("accept stream: %v", err), slog.LevelDebug)
 			return
 		}

@@ -1,15 +1,20 @@
 package exchange
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/xtaci/smux"
+
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -471,5 +476,51 @@ func TestHeartbeatWatchAndStop(t *testing.T) {
 	defer hb.mu.Unlock()
 	if len(hb.watched) != 1 || hb.watched[0] != spi.Channel(ch) || hb.stopped != 1 {
 		t.Fatalf("watched %d, stopped %d", len(hb.watched), hb.stopped)
+	}
+}
+
+// A provider that answers and closes its smux session at once (its last
+// responses at shutdown): the consumer reads the answers the session had
+// buffered before the channel dies, instead of failing the calls waiting
+// for them because the session's stream acceptor saw EOF first (a rare
+// CHANNEL_INACTIVE 'accept stream: EOF' in TestWorkerPool_BoundsHandlersAndKeepsReading).
+func TestLastResponsesBeforeSessionCloseAreRead(t *testing.T) {
+	raw := newRawPeer(t, func(c net.Conn) {
+		sess, err := smux.Server(c, smuxConfig())
+		if err != nil {
+			return
+		}
+		defer sess.Close()
+		st, err := sess.AcceptStream()
+		if err != nil {
+			return
+		}
+		h, _, err := readFrame(bufio.NewReader(st))
+		if err != nil {
+			return
+		}
+		f := getFrame()
+		defer putFrame(f)
+		_, _ = encodeResponse(f, mpCodec{}, spi.Result{Value: "last"})
+		protocol.Header{Flags: mpCodec{}.ID() & protocol.CodecMask, Status: spi.StatusOK, ID: h.ID, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
+		_, _ = st.Write(f.b)
+		// and close at once: no wait for the consumer to read it
+	})
+	for i := range 40 {
+		conn, err := net.Dial("tcp", raw.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := newSmuxSession(conn, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := NewChannel(sess, Options{Side: spi.Consumer, Codec: codecByID})
+		res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "x"), 5*time.Second)
+		ch.Close("done")
+		ch.Wait()
+		if res.Err != nil || res.Value != "last" {
+			t.Fatalf("call %d: %v, %v; want the response written just before the session closed", i, res.Value, res.Err)
+		}
 	}
 }
