@@ -249,8 +249,41 @@ func TestShutdownAbandonsCallsPastTimeout(t *testing.T) {
 	}
 	select {
 	case err := <-got:
-		if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), "shut down") {
-			t.Fatalf("abandoned call = %v; want SERVER_ERROR saying the provider shut down", err)
+		if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), "shut down: its shutdown timeout passed") {
+			t.Fatalf("abandoned call = %v; want SERVER_ERROR saying the provider shut down as its timeout passed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("abandoned call not answered")
+	}
+}
+
+// A shutdown told to stop at once (its context cancelled, as serve's
+// second Ctrl-C does) abandons the calls in flight saying so, not that a
+// timeout passed.
+func TestShutdownStoppedAtOnceSaysSo(t *testing.T) {
+	p, e := provider(t, WithShutdownTimeout(20*time.Second))
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s")
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(context.Background(), "Sleep", 10_000)
+		got <- err
+	}()
+	eventually(t, "call in flight", func() bool {
+		for _, srv := range p.servers {
+			return srv.srv.InFlight() == 1
+		}
+		return false
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	var ab *AbandonedError
+	if err := p.Shutdown(ctx); !errors.As(err, &ab) || ab.Calls != 1 {
+		t.Fatalf("Shutdown = %v; want an AbandonedError counting 1 call", err)
+	}
+	select {
+	case err := <-got:
+		if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), "shut down: it was told to stop at once") {
+			t.Fatalf("abandoned call = %v; want SERVER_ERROR saying the provider was told to stop at once", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("abandoned call not answered")

@@ -535,6 +535,7 @@ type server struct {
 	abandon    context.Context
 	abandonAll context.CancelCauseFunc
 	abandoning atomic.Bool // set just before abandonAll
+	stoppedNow atomic.Bool // the shutdown's context was cancelled (stop at once), not past its deadline
 }
 
 // serverFor returns the server for pu's transport and address, listening
@@ -718,8 +719,8 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	pc.ctx.release()
 	if res.Err != nil && s.abandoning.Load() {
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
-			Message: fmt.Sprintf("provider %s:%d shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (%v)",
-				s.host, s.port, req.Service, req.Method, res.Err), Cause: res.Err}}
+			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (%v)",
+				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, res.Err), Cause: res.Err}}
 	}
 	return res
 }
@@ -778,6 +779,16 @@ func (c *callCtx) release() {
 	}
 }
 
+// abandonedWhy says why the calls still running were abandoned, for their
+// consumers: the shutdown's timeout passed, or it was told to stop at once
+// (its context cancelled: serve's second Ctrl-C).
+func (s *server) abandonedWhy() string {
+	if s.stoppedNow.Load() {
+		return "it was told to stop at once"
+	}
+	return "its shutdown timeout passed"
+}
+
 // shutdown stops accepting, drains in-flight calls until ctx ends, closes
 // the channels and waits for the accept loop. It returns how many calls it
 // abandoned.
@@ -801,6 +812,7 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 	abandoned := 0
 	if !waitDrained(ctx, drained) {
 		abandoned = s.srv.InFlight()
+		s.stoppedNow.Store(errors.Is(ctx.Err(), context.Canceled))
 		s.abandoning.Store(true)
 		s.abandonAll(errAbandoned)
 		gctx, cancel := context.WithTimeout(context.Background(), abandonGrace)
