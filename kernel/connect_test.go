@@ -229,19 +229,7 @@ func TestReferQuietWhenRegistryKeepsNoConsumers(t *testing.T) {
 // abandoned: its consumer is answered SERVER_ERROR saying the provider
 // shut down (not a bare closed channel), and Shutdown's error counts it.
 func TestShutdownAbandonsCallsPastTimeout(t *testing.T) {
-	p, e := provider(t, WithShutdownTimeout(300*time.Millisecond))
-	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s")
-	got := make(chan error, 1)
-	go func() {
-		_, err := r.Invoke(context.Background(), "Sleep", 10_000)
-		got <- err
-	}()
-	eventually(t, "call in flight", func() bool {
-		for _, srv := range p.servers {
-			return srv.srv.InFlight() == 1
-		}
-		return false
-	})
+	p, got := sleepInFlight(t, 300*time.Millisecond)
 	err := p.Shutdown(ctxT(t))
 	var ab *AbandonedError
 	if !errors.As(err, &ab) || ab.Calls != 1 || !strings.Contains(err.Error(), "1 call still in flight was abandoned") {
@@ -261,19 +249,7 @@ func TestShutdownAbandonsCallsPastTimeout(t *testing.T) {
 // second Ctrl-C does) abandons the calls in flight saying so, not that a
 // timeout passed.
 func TestShutdownStoppedAtOnceSaysSo(t *testing.T) {
-	p, e := provider(t, WithShutdownTimeout(20*time.Second))
-	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s")
-	got := make(chan error, 1)
-	go func() {
-		_, err := r.Invoke(context.Background(), "Sleep", 10_000)
-		got <- err
-	}()
-	eventually(t, "call in flight", func() bool {
-		for _, srv := range p.servers {
-			return srv.srv.InFlight() == 1
-		}
-		return false
-	})
+	p, got := sleepInFlight(t, 20*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	var ab *AbandonedError
@@ -334,4 +310,25 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// sleepInFlight starts a provider node with the given shutdown timeout and
+// a consumer call of Sleep(10 s) on it, and returns once the call is in
+// flight; the call's error arrives on got.
+func sleepInFlight(t *testing.T, shutdownTimeout time.Duration) (p *Node, got <-chan error) {
+	t.Helper()
+	p, e := provider(t, WithShutdownTimeout(shutdownTimeout))
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s")
+	errs := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(context.Background(), "Sleep", 10_000)
+		errs <- err
+	}()
+	eventually(t, "call in flight", func() bool {
+		for _, srv := range p.servers {
+			return srv.srv.InFlight() == 1
+		}
+		return false
+	})
+	return p, errs
 }
