@@ -48,19 +48,7 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 					t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
 				}
 			}
-			if r.elapsed >= 4*time.Second {
-				t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
-			}
-			var files []string
-			_ = filepath.WalkDir(reg, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					files = append(files, p)
-				}
-				return nil
-			})
-			if len(files) > 0 {
-				t.Errorf("registry holds %v after the failed serve; want nothing registered", files)
-			}
+			checkFailedFast(t, r, reg)
 		})
 	}
 }
@@ -119,21 +107,7 @@ func TestServeRefusesADuplicateService(t *testing.T) {
 			if strings.Contains(r.stderr, "serving") || strings.Contains(r.stderr, "kernel: exported") {
 				t.Errorf("serve exported before failing:\n%s", r.stderr)
 			}
-			if r.elapsed >= 4*time.Second {
-				t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
-			}
-			if _, err := os.Stat(reg); err == nil {
-				var files []string
-				_ = filepath.WalkDir(reg, func(p string, d fs.DirEntry, err error) error {
-					if err == nil && !d.IsDir() {
-						files = append(files, p)
-					}
-					return nil
-				})
-				if len(files) > 0 {
-					t.Errorf("registry holds %v; want nothing registered", files)
-				}
-			}
+			checkFailedFast(t, r, reg)
 		})
 	}
 }
@@ -185,5 +159,25 @@ func TestServeSecondSignalExitsAtOnce(t *testing.T) {
 				t.Error("the abandoned Sleep call was not answered")
 			}
 		})
+	}
+}
+
+// checkFailedFast checks that a serve that failed its checks did so well
+// inside its 5 s shutdown wait and registered nothing in the file registry
+// directory reg.
+func checkFailedFast(t *testing.T, r result, reg string) {
+	t.Helper()
+	if r.elapsed >= 4*time.Second {
+		t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
+	}
+	var files []string
+	_ = filepath.WalkDir(reg, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) > 0 {
+		t.Errorf("registry holds %v after the failed serve; want nothing registered", files)
 	}
 }
