@@ -72,6 +72,10 @@ type conn struct {
 	cancel context.CancelFunc
 	once   sync.Once
 	done   chan struct{} // closed when run has returned
+
+	graceful atomic.Bool   // closeAfterCalls: let the calls in flight finish first
+	hard     chan struct{} // closed by close: stop waiting for them
+	hardOnce sync.Once
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
@@ -79,7 +83,7 @@ type conn struct {
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
-		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1),
+		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -214,6 +218,9 @@ func (c *conn) run() {
 			}
 		case <-c.ctx.Done():
 			c.publish(c.down("connection to provider %s closed", c.addr))
+			if c.graceful.Load() {
+				c.awaitCalls(ch)
+			}
 			ch.Close("consumer released the provider")
 			ch.Wait()
 			return
@@ -271,9 +278,48 @@ func (c *conn) sleep(d time.Duration) bool {
 	}
 }
 
+// releaseGrace bounds how long a released connection waits for its calls
+// in flight (closeAfterCalls); each call's own timeout ends it sooner.
+const releaseGrace = 30 * time.Second
+
+// awaitCalls waits until ch has no call waiting for a response, ch dies,
+// close is called, or releaseGrace passes.
+func (c *conn) awaitCalls(ch channel) {
+	p, ok := ch.(interface{ Pending() int })
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(releaseGrace)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for p.Pending() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-tick.C:
+		case <-ch.Done():
+			return
+		case <-c.hard:
+			return
+		}
+	}
+}
+
 // close stops reconnecting, closes the channel and waits for the manager
-// goroutine and the channel's goroutines. Idempotent.
+// goroutine and the channel's goroutines. Idempotent; it also ends a
+// closeAfterCalls' wait.
 func (c *conn) close() {
+	c.hardOnce.Do(func() { close(c.hard) })
+	c.once.Do(c.cancel)
+	<-c.done
+}
+
+// closeAfterCalls is close for a provider that left the directory (it
+// unregistered to shut down, or its entry expired): no call picks the conn
+// any more, but the calls in flight on it get their answers before the
+// channel closes, as Dubbo's client close waits for its pending futures
+// (HeaderExchangeClient.close(timeout)). A provider shutting down drains
+// those calls; closing at once failed them with CHANNEL_INACTIVE.
+func (c *conn) closeAfterCalls() {
+	c.graceful.Store(true)
 	c.once.Do(c.cancel)
 	<-c.done
 }
@@ -320,8 +366,11 @@ func (s *signal) broadcast() {
 // "connections=N"), reference-counted, closed when the last invoker using it
 // closes (Dubbo's shared connections).
 type connPool struct {
-	mu    sync.Mutex
-	conns map[string]*pooled
+	mu      sync.Mutex
+	conns   map[string]*pooled
+	leaving map[*conn]struct{} // released, closing once their calls are done
+
+	releasing sync.WaitGroup // the goroutines closing released conns
 
 	// changed is broadcast whenever a conn of the pool changes state
 	// (connected, failed, closed): references waiting for a first
@@ -350,7 +399,8 @@ func (p *connPool) acquire(key string, mk func() *conn) *conn {
 	return e.c
 }
 
-// release drops one reference to key's conn and closes it at zero.
+// release drops one reference to key's conn and, at zero, closes it once
+// its calls in flight are done (conn.closeAfterCalls), in the background.
 func (p *connPool) release(key string) {
 	p.mu.Lock()
 	e := p.conns[key]
@@ -364,16 +414,38 @@ func (p *connPool) release(key string) {
 		return
 	}
 	delete(p.conns, key)
+	if p.leaving == nil {
+		p.leaving = map[*conn]struct{}{}
+	}
+	p.leaving[e.c] = struct{}{}
 	p.mu.Unlock()
-	e.c.close()
+	// Its calls in flight finish first (closeAfterCalls), in a goroutine of
+	// the pool's: the caller (a registry notification) does not wait.
+	p.releasing.Add(1)
+	go func() {
+		defer p.releasing.Done()
+		e.c.closeAfterCalls()
+		p.mu.Lock()
+		delete(p.leaving, e.c)
+		p.mu.Unlock()
+	}()
 }
 
-// closeAll closes every conn still held (invokers leaked by a caller).
+// closeAll closes every conn still held (invokers leaked by a caller), ends
+// the waits of released ones and waits for them.
 func (p *connPool) closeAll() {
 	p.mu.Lock()
 	all := p.conns
 	p.conns = nil
+	leaving := make([]*conn, 0, len(p.leaving))
+	for c := range p.leaving {
+		leaving = append(leaving, c)
+	}
 	p.mu.Unlock()
+	for _, c := range leaving {
+		c.close()
+	}
+	p.releasing.Wait()
 	for _, e := range all {
 		e.c.close()
 	}

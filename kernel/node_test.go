@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -483,4 +484,51 @@ func TestShutdownReadOnlyStopsPicks(t *testing.T) {
 	if err := <-shut; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A provider that unregisters to shut down drains its calls in flight, and
+// its consumers let them finish: the consumer stops picking it when it
+// leaves the directory but closes the connection only once those calls
+// have their answers (tester: SIGTERM of a provider found through a
+// registry failed the call running on it with CHANNEL_INACTIVE 'consumer
+// released the provider').
+func TestProviderLeavingTheRegistryFinishesCallsInFlight(t *testing.T) {
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://leaving")
+	p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(time.Millisecond))
+	if _, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(quiet))
+	defer c.Close()
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?timeout=10s"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		v, err := r.Invoke(context.Background(), "Sleep", 800)
+		if err == nil && fmt.Sprint(v) != "800" {
+			err = fmt.Errorf("value %v", v)
+		}
+		got <- err
+	}()
+	eventually(t, "call in flight", func() bool {
+		for _, srv := range p.servers {
+			return srv.srv.InFlight() == 1
+		}
+		return false
+	})
+	if err := p.Shutdown(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("call in flight while its provider left the registry: %v", err)
+	}
+	eventually(t, "provider gone from the directory", func() bool { return len(r.Providers()) == 0 })
+	eventually(t, "its connection closed", func() bool {
+		c.pool.mu.Lock()
+		defer c.pool.mu.Unlock()
+		return len(c.pool.conns) == 0 && len(c.pool.leaving) == 0
+	})
 }
