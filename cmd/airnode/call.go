@@ -228,7 +228,12 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			if err != nil {
 				return fail(fmt.Errorf("argument %s: %w", a, err))
 			}
-			a = string(data)
+			v, err := decodeArg(string(data))
+			if err != nil {
+				return fail(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
+			}
+			callArgs = append(callArgs, v)
+			continue
 		}
 		v, err := decodeArg(a)
 		if err != nil {

@@ -43,7 +43,12 @@ func TestCallArgumentFromFileOrStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := call(t, nil, p.url("demo.Echo"), "Echo", "@"+bad)
-	expectFail(t, r, "CLIENT_ERROR", "is not JSON", "(1000 bytes)")
+	expectFail(t, r, "CLIENT_ERROR", "argument @"+bad+" (1000 bytes)", "is not JSON", "(1000 bytes)")
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "@"+empty), "CLIENT_ERROR", "argument @"+empty+" (0 bytes)", "is not JSON")
 	if len(r.stderr) > 400 {
 		t.Errorf("error for a 1000-byte bad argument is %d bytes, want it cut short: %q", len(r.stderr), r.stderr)
 	}
