@@ -606,21 +606,7 @@ func providerExplainErr(cat *extension.Catalogs, u spi.URL) error {
 			errs = append(errs, f.Err)
 		}
 	}
-	return errors.Join(dedupeErrs(errs)...)
-}
-
-// dedupeErrs drops errors whose message repeats an earlier one (an
-// unknown name chosen for the service and every method).
-func dedupeErrs(errs []error) []error {
-	seen := map[string]bool{}
-	var out []error
-	for _, err := range errs {
-		if s := err.Error(); !seen[s] {
-			seen[s] = true
-			out = append(out, err)
-		}
-	}
-	return out
+	return errors.Join(dedupeErrors(errs)...)
 }
 
 // checkTLSFiles reads the provider's certificate, key and CA of u when u
