@@ -206,17 +206,8 @@ func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
 func TestPluginCheckKernelKeys(t *testing.T) {
 	lb := buildPlugin(t, "github.com/airnode/airnode/cmd/airnode/testdata/keyslb")
 	run := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(binary, append([]string{"plugin", "check", lb}, args...)...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, stdout.String(), stderr.String()
+		r := runCommand(t, 60*time.Second, nil, "plugin", append([]string{"check", lb}, args...)...)
+		return r.code, r.stdout, r.stderr
 	}
 	code, out, errOut := run("--arg", "timeout:int:5", "--arg", "loadbalance:string:x", "--arg", "keyslb.window:duration:1s")
 	for _, want := range []string{
