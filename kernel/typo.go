@@ -62,9 +62,15 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 // and the key that selects each point) and those every extension of its
 // catalogs declares it reads (spi.KeyDescriber, through Describe), so a
 // plugin extension's keys count as soon as it is registered.
-func (n *Node) knownKeys() []string {
+func (n *Node) knownKeys() []string { return KnownKeys(n.cat) }
+
+// KnownKeys returns the URL keys airnode reads with cat, as the typo
+// warnings at Refer and Export count them: KernelKeys, each extension
+// point's selecting key, and the keys every extension of cat declares
+// (spi.KeyDescriber), as a new slice (with repeats).
+func KnownKeys(cat *extension.Catalogs) []string {
 	keys := KernelKeys()
-	for _, p := range n.cat.Describe() {
+	for _, p := range cat.Describe() {
 		if p.Key != "" {
 			keys = append(keys, p.Key)
 		}

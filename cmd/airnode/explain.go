@@ -536,34 +536,6 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 	return out
 }
 
-// kernelOwnKeys are the URL keys the kernel reads that are neither
-// config.KernelKeys nor a point's key (kernel/typo.go knownKeys, which is
-// not exported; keep the two alike).
-var kernelOwnKeys = []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup,
-	"application", "pid", "token", "connections", "protocol", "shutdown.timeout", "shutdown.wait"}
-
-// knownKeys are the URL keys airnode reads with cat: the kernel's
-// (kernelOwnKeys, config.KernelKeys, kernel.ServerKeys, each point's key)
-// and those every extension of cat declares (spi.KeyDescriber, through
-// Describe), as the kernel counts them for its typo warnings.
-func knownKeys(cat *extension.Catalogs) []string {
-	keys := slices.Concat(kernelOwnKeys, serverKeys)
-	for _, s := range config.KernelKeys {
-		keys = append(keys, s.Key)
-	}
-	for _, p := range cat.Describe() {
-		if p.Key != "" {
-			keys = append(keys, p.Key)
-		}
-		for _, e := range p.Extensions {
-			for _, k := range e.Keys {
-				keys = append(keys, k.Key)
-			}
-		}
-	}
-	return keys
-}
-
 // unknownKeys warns about each key of the explained URLs that neither
 // airnode nor any extension of cat reads: a plugin's key, another tool's,
 // or a misspelling, which then gets the key meant (one or two edits
@@ -574,7 +546,7 @@ func knownKeys(cat *extension.Catalogs) []string {
 // method key for a method the URL's "methods" leaves out
 // ("methods=Echo&Sleep.timeout=200") is named as having no effect.
 func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
-	known := knownKeys(cat)
+	known := kernel.KnownKeys(cat)
 	var out []string
 	seen := map[string]bool{}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
