@@ -334,26 +334,38 @@ func CheckServerKeys(pu spi.URL) error {
 // sameServerKeys checks that pu, exported on s, sets no serverKeys value
 // other than s's own (the dispatcher compared after its default).
 func sameServerKeys(s *server, pu spi.URL) error {
+	k, v, have, set := DifferentServerKey(s.first, pu)
+	if k == "" {
+		return nil
+	}
+	was := fmt.Sprintf("%q", have)
+	if !set {
+		was = "its default"
+	}
+	return fmt.Errorf("URL key %q is %q, but the server already listening on %s:%d (made for %s) uses %s: %s are per listening address; export this service on another address or with the same values",
+		k, v, s.host, s.port, s.first.ServiceKey(), was, strings.Join(serverKeys, ", "))
+}
+
+// DifferentServerKey returns the first ServerKeys key that u sets to
+// another value than first, the provider URL that made the server on the
+// address (the dispatcher compared after its default): the key, u's value,
+// first's value and whether first set it. key is "" when u agrees with
+// first. Export refuses u for it; serve checks it before exporting.
+func DifferentServerKey(first, u spi.URL) (key, value, have string, set bool) {
 	for _, k := range serverKeys {
-		v, ok := pu.Param(k)
+		v, ok := u.Param(k)
 		if !ok {
 			continue
 		}
-		have, set := s.first.Param(k)
+		have, set := first.Param(k)
 		if k == keyDispatcher && !set {
 			have, set = dispatchers[0], true
 		}
-		if v == have {
-			continue
+		if v != have {
+			return k, v, have, set
 		}
-		was := fmt.Sprintf("%q", have)
-		if !set {
-			was = "its default"
-		}
-		return fmt.Errorf("URL key %q is %q, but the server already listening on %s:%d (made for %s) uses %s: %s are per listening address; export this service on another address or with the same values",
-			k, v, s.host, s.port, s.first.ServiceKey(), was, strings.Join(serverKeys, ", "))
 	}
-	return nil
+	return "", "", "", false
 }
 
 // service is one exported service on a server.

@@ -628,24 +628,14 @@ func checkTLSFiles(u spi.URL) error {
 // included (the dispatcher's is kernel.Dispatchers()[0]). Nil otherwise,
 // and for u == first.
 func sameServerKeys(first, u spi.URL) error {
-	for _, k := range kernel.ServerKeys() {
-		v, ok := u.Param(k)
-		if !ok {
-			continue
-		}
-		have, set := first.Param(k)
-		if k == "dispatcher" && !set {
-			have, set = kernel.Dispatchers()[0], true
-		}
-		if v == have {
-			continue
-		}
-		was := fmt.Sprintf("%q", have)
-		if !set {
-			was = "its default"
-		}
-		return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address, uses %s: %s are per listening address; give every service the same value (protocol: in plugins.yaml sets it for all)",
-			k, v, first.ServiceKey(), was, strings.Join(kernel.ServerKeys(), ", "))
+	k, v, have, set := kernel.DifferentServerKey(first, u)
+	if k == "" {
+		return nil
 	}
-	return nil
+	was := fmt.Sprintf("%q", have)
+	if !set {
+		was = "its default"
+	}
+	return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address, uses %s: %s are per listening address; give every service the same value (protocol: in plugins.yaml sets it for all)",
+		k, v, first.ServiceKey(), was, strings.Join(kernel.ServerKeys(), ", "))
 }
