@@ -21,7 +21,11 @@ func statsCommand(a *app) *cobra.Command {
 		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
 and prints one line per side, service and method: count, success rate,
 mean and p99 latency, throughput (calls/s between the first and the last
-call), calls in flight and failures by status. Requests the provider
+call), calls in flight, cancelled calls and failures by status. A call
+that failed because it was given up on — on the provider, its consumer
+went away before the answer (Ctrl-C, a crash) — is counted CANCELLED,
+not as a failure, and SUCCESS is over the other calls ("-" when there
+are none). Requests the provider
 answered before any service saw them (unknown service or method:
 SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
 BAD_REQUEST) are in no row; a last line counts them by status. --json

@@ -11,6 +11,8 @@ var seriesLabels = []string{"side", "service", "method"}
 var (
 	callsDesc = prometheus.NewDesc("airnode_calls_total",
 		"Calls completed, by side, service key and method.", seriesLabels, nil)
+	cancelledDesc = prometheus.NewDesc("airnode_calls_cancelled_total",
+		"Calls completed that failed while their context was cancelled, not timed out (on the provider: mostly the consumer went away); in airnode_calls_total, not in airnode_call_failures_total.", seriesLabels, nil)
 	inFlightDesc = prometheus.NewDesc("airnode_calls_in_flight",
 		"Calls started and not yet completed.", seriesLabels, nil)
 	latencyDesc = prometheus.NewDesc("airnode_call_duration_seconds",
@@ -18,20 +20,22 @@ var (
 )
 
 // callCollector exports the registry's series as airnode_calls_total
-// (counter), airnode_calls_in_flight (gauge) and
+// and airnode_calls_cancelled_total (counters), airnode_calls_in_flight
+// (gauge) and
 // airnode_call_duration_seconds (histogram over LatencyBuckets), reading
 // each series under its lock, so a scrape sees count, sum and buckets of
 // the same set of calls.
 type callCollector struct{ r *Registry }
 
-// Describe sends the three descriptors.
+// Describe sends the four descriptors.
 func (c callCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- callsDesc
+	ch <- cancelledDesc
 	ch <- inFlightDesc
 	ch <- latencyDesc
 }
 
-// Collect sends the three metrics of every series.
+// Collect sends the four metrics of every series.
 func (c callCollector) Collect(ch chan<- prometheus.Metric) {
 	c.r.series.Range(func(_, v any) bool {
 		s := v.(*series)
@@ -39,7 +43,7 @@ func (c callCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(s.active.Load()), lv...)
 		buckets := make(map[float64]uint64, len(c.r.bounds))
 		s.mu.Lock()
-		count, secs := uint64(s.count), s.seconds
+		count, canceled, secs := uint64(s.count), s.canceled, s.seconds
 		var cum uint64
 		for i, n := range s.buckets {
 			cum += n
@@ -47,6 +51,7 @@ func (c callCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		s.mu.Unlock()
 		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(callsDesc, prometheus.CounterValue, float64(count), s.created, lv...)
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(cancelledDesc, prometheus.CounterValue, float64(canceled), s.created, lv...)
 		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(latencyDesc, count, secs, buckets, s.created, lv...)
 		return true
 	})

@@ -1,6 +1,7 @@
 // Package metrics is the "metrics" filter and the node's metrics registry:
 // for every service and method, on the consumer and on the provider, it
-// counts calls, failures by status name and calls in flight, and records
+// counts calls, failures by status name, cancelled calls (Cancelled: the
+// consumer went away; no failure) and calls in flight, and records
 // call latency, exported with prometheus/client_golang on an own
 // *prometheus.Registry (never the global one) and as the AirRPC-style
 // table of success rate, mean and p99 latency, count and throughput.

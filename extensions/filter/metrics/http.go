@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,21 +71,28 @@ func (r *Registry) StatsHandler() http.Handler {
 
 // WriteTable prints rows as the AirRPC-style table, one line per method:
 //
-//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS     FAILURES
-//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1
+//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS     IN-FLIGHT  CANCELLED  FAILURES
+//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1  0          0
+//	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    1.2     0          1          SERVICE_ERROR=1
+//
+// SUCCESS is over the calls that were not cancelled ("-" when there are
+// none); CANCELLED counts the calls given up on (MethodStats.Cancelled);
+// FAILURES lists the failed calls by status name, sorted by name.
 func WriteTable(w io.Writer, rows []MethodStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS\tIN-FLIGHT\tFAILURES")
+	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS\tIN-FLIGHT\tCANCELLED\tFAILURES")
 	for _, s := range rows {
-		fails := ""
+		var fails []string
 		for name, n := range s.FailuresByStatus {
-			if fails != "" {
-				fails += ","
-			}
-			fails += name + "=" + strconv.FormatInt(n, 10)
+			fails = append(fails, name+"="+strconv.FormatInt(n, 10))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f%%\t%.3fms\t%.3fms\t%.1f\t%d\t%s\n",
-			s.Side, s.Service, s.Method, s.Count, 100*s.SuccessRate, s.MeanMillis, s.P99Millis, s.Throughput, s.InFlight, fails)
+		slices.Sort(fails)
+		success := "-"
+		if s.Count > s.Cancelled {
+			success = fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%.1f\t%d\t%d\t%s\n",
+			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, s.Throughput, s.InFlight, s.Cancelled, strings.Join(fails, ","))
 	}
 	return tw.Flush()
 }

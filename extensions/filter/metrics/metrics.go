@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync/atomic"
@@ -103,7 +104,9 @@ var clockBase = time.Now()
 
 // Invoke counts the call, runs the rest of the chain, and records its
 // latency and status. A panic below is recorded as CLIENT_ERROR (consumer)
-// or SERVER_ERROR (provider) and propagates.
+// or SERVER_ERROR (provider) and propagates. A call that fails while its
+// context is cancelled (not timed out) is counted as cancelled, not as a
+// failure (see Cancelled).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()
@@ -116,14 +119,30 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 				st = spi.StatusClientError
 			}
 			end := time.Since(clockBase)
-			s.end(end-start, st, end)
+			s.end(end-start, st, false, end)
 		}
 	}()
 	res := next.Invoke(ctx, inv)
 	done = true
 	end := time.Since(clockBase)
-	s.end(end-start, statusOf(res.Err), end)
+	st := statusOf(res.Err)
+	s.end(end-start, st, st != spi.StatusOK && Cancelled(ctx), end)
 	return res
+}
+
+// Cancelled reports whether a failed call's context was cancelled rather
+// than timed out: the call was given up on, so its failure says nothing
+// about the service. On the provider the kernel cancels a call's context
+// when its consumer's connection closes (the consumer went away: Ctrl-C on
+// airnode call, a crash, or a consumer that closed the connection after
+// its own timeout fired), or when the node's shutdown abandons the calls
+// still running; the method then usually returns ctx.Err(), which would
+// otherwise be counted SERVICE_ERROR. On the consumer, the caller
+// cancelled its context (or the forking cluster cancelled the forks that
+// lost). A passed deadline is no cancellation: it stays SERVER_TIMEOUT or
+// CLIENT_TIMEOUT, a failure.
+func Cancelled(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
 }
 
 // statusOf is spi.StatusOf without its allocation (errors.As of a

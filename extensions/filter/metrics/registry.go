@@ -76,7 +76,8 @@ type series struct {
 	mu       sync.Mutex
 	hist     *hdrhistogram.Histogram // microseconds
 	count    int64
-	failed   int64
+	failed   int64 // not cancelled
+	canceled int64 // failed while the call's context was cancelled (Cancelled)
 	sum      time.Duration
 	first    time.Duration // end of the first call, since clockBase
 	last     time.Duration // end of the latest call, since clockBase
@@ -99,7 +100,8 @@ func WithClock(now func() time.Time) Option {
 // process collectors registered. Exported series:
 //
 //	airnode_calls_total{side,service,method}                 counter
-//	airnode_call_failures_total{side,service,method,status}  counter
+//	airnode_call_failures_total{side,service,method,status}  counter: cancelled calls excluded
+//	airnode_calls_cancelled_total{side,service,method}       counter: calls failed while cancelled (Cancelled)
 //	airnode_calls_in_flight{side,service,method}             gauge
 //	airnode_call_duration_seconds{side,service,method}       histogram (LatencyBuckets)
 //	airnode_heartbeat_pings_{sent,answered,failed,received}_total, airnode_reconnects_total,
@@ -203,10 +205,12 @@ func (r *Registry) seriesFor(side spi.Side, service, method string) *series {
 // begin records the start of a call.
 func (s *series) begin() { s.active.Add(1) }
 
-// end records a completed call of duration d with status st; at is when
-// it ended (for throughput), as time since clockBase, replaced by the
-// registry's clock when WithClock set one.
-func (s *series) end(d time.Duration, st spi.Status, at time.Duration) {
+// end records a completed call of duration d with status st; cancelled
+// says it failed because its context was cancelled (Cancelled): it is
+// counted apart from the failures. at is when it ended (for throughput),
+// as time since clockBase, replaced by the registry's clock when WithClock
+// set one.
+func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Duration) {
 	s.active.Add(-1)
 	if s.reg.clock {
 		at = s.reg.now().Sub(clockBase)
@@ -229,7 +233,10 @@ func (s *series) end(d time.Duration, st spi.Status, at time.Duration) {
 	}
 	s.last = at
 	var failures prometheus.Counter
-	if st != spi.StatusOK {
+	switch {
+	case cancelled:
+		s.canceled++
+	case st != spi.StatusOK:
 		s.failed++
 		if s.byStatus == nil {
 			s.byStatus = map[spi.Status]int64{}
@@ -256,10 +263,17 @@ type MethodStats struct {
 	Side     spi.Side `json:"side"`
 	Service  string   `json:"service"`
 	Method   string   `json:"method"`
-	Count    int64    `json:"count"`     // completed calls
-	Failures int64    `json:"failures"`  // completed calls whose status was not OK
-	InFlight int64    `json:"in_flight"` // calls started, not completed
-	// SuccessRate is (Count-Failures)/Count, in [0, 1]; 0 when Count is 0.
+	Count    int64    `json:"count"`    // completed calls, cancelled ones included
+	Failures int64    `json:"failures"` // completed calls whose status was not OK, cancelled ones excluded
+	// Cancelled counts the calls that failed while their context was
+	// cancelled, not timed out (Cancelled): on the provider, mostly calls
+	// whose consumer went away before the answer. They are in Count, not
+	// in Failures, FailuresByStatus or SuccessRate.
+	Cancelled int64 `json:"cancelled"`
+	InFlight  int64 `json:"in_flight"` // calls started, not completed
+	// SuccessRate is (Count-Cancelled-Failures)/(Count-Cancelled): the
+	// share of OK among the calls that were not cancelled, in [0, 1]; 0
+	// when there are none (WriteTable prints "-").
 	SuccessRate float64 `json:"success_rate"`
 	// MeanMillis and P99Millis are call latencies in milliseconds; P99 has
 	// 1% precision (HdrHistogram, 2 significant digits).
@@ -302,9 +316,11 @@ func (s *series) stats() MethodStats {
 	st := MethodStats{Side: s.key.side, Service: s.key.service, Method: s.key.method, InFlight: s.active.Load()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.Count, st.Failures = s.count, s.failed
+	st.Count, st.Failures, st.Cancelled = s.count, s.failed, s.canceled
+	if rated := s.count - s.canceled; rated > 0 {
+		st.SuccessRate = float64(rated-s.failed) / float64(rated)
+	}
 	if s.count > 0 {
-		st.SuccessRate = float64(s.count-s.failed) / float64(s.count)
 		st.MeanMillis = float64(s.sum) / float64(s.count) / float64(time.Millisecond)
 		st.P99Millis = float64(s.hist.ValueAtQuantile(99)) / 1000
 		st.MaxMillis = float64(s.hist.Max()) / 1000
