@@ -83,7 +83,10 @@ When no provider is usable at the start, one probing call says why
 an empty registry list gets 2 s for a provider to register.
 
 It prints calls/s, the latency of successful calls (mean, p50, p99, p99.9,
-max; HDR histogram), failed calls by status name, the client's CPU time
+max; HDR histogram), failed calls by status name (CHANNEL_INACTIVE split
+into "CHANNEL_INACTIVE (sent)", the connection died after the request was
+sent, so the provider may have run it, and "CHANNEL_INACTIVE (not sent)";
+the same keys in --json's "errors"), the client's CPU time
 per call (getrusage, user+system) and the attempts each provider took (a
 call that failover retried counts once per provider tried). Failed calls
 are listed first, with the first error's message; when every call failed,
@@ -667,7 +670,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 		}
 	}
 	pc := newProviderCounter(ref)
-	cfg.Classify = func(err error) string { return spi.StatusOf(err).String() }
+	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
 	cfg.Start = func() {
@@ -1106,6 +1109,29 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// Names bench gives the two kinds of CHANNEL_INACTIVE failure (benchStatus).
+const (
+	channelInactiveSent    = "CHANNEL_INACTIVE (sent)"
+	channelInactiveNotSent = "CHANNEL_INACTIVE (not sent)"
+)
+
+// benchStatus names the status of a failed call for the summary and the
+// --json "errors" and timeline keys: the status name ("SERVER_TIMEOUT"),
+// except that CHANNEL_INACTIVE is told apart by whether the request had
+// been sent when the connection died (spi.ErrRequestSent: the provider
+// may have run it; failover retries it only for idempotent methods) —
+// channelInactiveSent — or not (safe to retry) — channelInactiveNotSent.
+func benchStatus(err error) string {
+	st := spi.StatusOf(err)
+	if st != spi.StatusChannelInactive {
+		return st.String()
+	}
+	if errors.Is(err, spi.ErrRequestSent) {
+		return channelInactiveSent
+	}
+	return channelInactiveNotSent
 }
 
 // errorSummary is "none" or "NAME count, ..." most frequent first.
