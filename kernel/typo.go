@@ -84,7 +84,8 @@ func KnownKeys(cat *extension.Catalogs) []string {
 }
 
 // KernelKeys returns the URL keys the kernel itself reads: its own
-// (methods, side, group, version, token, dispatcher, shutdown.wait...) and
+// (methods, side, group, version, token, dispatcher, shutdown.wait,
+// registry...) and
 // config.KernelKeys (timeout, retries, weight, payload...), in that order,
 // as a new slice. It leaves out the keys that select an extension
 // (loadbalance, transport, ...: the catalogs' PointInfo.Key) and those
@@ -93,7 +94,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
 		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections",
-		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait"}
+		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
 	}
@@ -116,4 +117,107 @@ func conflictingMethodForms(u spi.URL) error {
 		}
 	}
 	return nil
+}
+
+// keyRegistry is the provider URL key Export reads a registry URL from for
+// that one service (instead of the node's registry); it is not published.
+const keyRegistry = "registry"
+
+// Doc prefixes of KernelKeyDocs: the side that reads the key.
+const (
+	sideProvider = "provider: "
+	sideConsumer = "consumer: "
+	sideBoth     = "both sides: "
+)
+
+// KernelKeyDocs returns a spi.KeyDoc for every key KernelKeys returns, in
+// the same order, as a new slice: type, default (as the kernel's code
+// applies it; "" when it is set by the kernel or derives from another key,
+// which Doc then says) and one line that opens with the side reading the
+// key ("provider: ", "consumer: " or "both sides: ") and gives its unit,
+// bounds and whether it may be written per method. A consumer reads the
+// provider URL merged with its own (spi.MergeURL), so a "consumer:" key
+// set by the provider is the consumer's default. `airnode list --keys`
+// prints them as the "kernel" group.
+func KernelKeyDocs() []spi.KeyDoc {
+	out := make([]spi.KeyDoc, 0, len(kernelKeyDocs))
+	for _, k := range KernelKeys() {
+		if d, ok := kernelKeyDocs[k]; ok {
+			d.Key = k
+			d.Values = slices.Clone(d.Values)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// kernelKeyDocs documents each KernelKeys key (DESIGN §3 and the code that
+// reads it: export.go, remote.go, conn.go, node.go, config.KernelKeys).
+var kernelKeyDocs = map[string]spi.KeyDoc{
+	spi.KeyMethods: {Type: spi.KeyTypeString,
+		Doc: sideProvider + "the service's methods, comma-separated and sorted, set at export (not given); Dubbo's <method>.<key> applies to these"},
+	spi.KeySide: {Type: spi.KeyTypeEnum, Values: []string{string(spi.Provider), string(spi.Consumer)},
+		Doc: sideBoth + "which side a URL is, set by the kernel at export and refer (not given)"},
+	spi.KeyGroup: {Type: spi.KeyTypeString,
+		Doc: sideBoth + "service group, part of the service key group/interface:version; a consumer finds only providers of its group"},
+	spi.KeyVersion: {Type: spi.KeyTypeString,
+		Doc: sideBoth + "service version, part of the service key group/interface:version; a consumer finds only providers of its version"},
+	spi.KeyInterface: {Type: spi.KeyTypeString,
+		Doc: sideBoth + "service interface name when it differs from the URL's path; default the path"},
+	spi.KeyBackup: {Type: spi.KeyTypeHosts,
+		Doc: sideConsumer + "more provider addresses of a direct URL, h:p,h:p (Dubbo's form)"},
+	"application": {Type: spi.KeyTypeString,
+		Doc: sideBoth + "application name (Dubbo's), carried in registry entries; the kernel reads nothing from it"},
+	"pid": {Type: spi.KeyTypeInt,
+		Doc: sideBoth + "process id, set by the kernel in provider and consumer registry entries (not given)"},
+	keyDispatcher: {Type: spi.KeyTypeEnum, Values: Dispatchers(), Default: dispatchers[0],
+		Doc: sideProvider + "where requests run: adaptive (the connection's reader until a request runs over 1ms, then the worker pool), all (the worker pool), direct (the reader); per listening address"},
+	keyConnectionConcurrency: {Type: spi.KeyTypeInt, Default: "16384",
+		Doc: sideProvider + "requests in flight per consumer connection, beyond: SERVER_THREADPOOL_EXHAUSTED, up to 2147483647, 0 or negative: unlimited; per listening address"},
+	keyMinPingInterval: {Type: spi.KeyTypeDuration, Default: "1s",
+		Doc: sideProvider + "ping-flood guard: a consumer pinging faster than this with no call between is closed after a few strikes, 0: off; per listening address"},
+	spi.AttachmentToken: {Type: spi.KeyTypeString,
+		Doc: sideProvider + "access token consumers must send (published in the provider URL), true: a random one made at export; absent: off"},
+	"connections": {Type: spi.KeyTypeInt, Default: "1",
+		Doc: sideConsumer + "connections to each provider, 1..64"},
+	directory.KeyProtocol: {Type: spi.KeyTypeString, Default: Protocol,
+		Doc: sideConsumer + "protocol of the providers; airnode is the only one"},
+	"shutdown.timeout": {Type: spi.KeyTypeDuration, Default: "10s",
+		Doc: sideProvider + "graceful shutdown budget, then calls still running are abandoned; absent: the node's (serve --shutdown-timeout), the largest of the exports wins"},
+	"shutdown.wait": {Type: spi.KeyTypeDuration, Default: "2s",
+		Doc: sideProvider + "pause between unregistering and closing the listener, >= 0; absent: the node's (serve --shutdown-wait), the largest of the exports wins"},
+	keyRegistry: {Type: spi.KeyTypeString,
+		Doc: sideProvider + "registry URL for this service instead of the node's (zookeeper://h:2181); not published"},
+	"timeout": {Type: spi.KeyTypeDuration, Default: "1000ms",
+		Doc: sideConsumer + "call timeout, > 0, then CLIENT_TIMEOUT or SERVER_TIMEOUT; a provider's value is its consumers' default; method-level allowed"},
+	"connect.timeout": {Type: spi.KeyTypeDuration, Default: "3s",
+		Doc: sideConsumer + "dial timeout of a connection to a provider, > 0"},
+	"reconnect.backoff": {Type: spi.KeyTypeDuration, Default: "100ms",
+		Doc: sideConsumer + "first delay before redialling a dead connection, doubling, with jitter, > 0..30s"},
+	"retries": {Type: spi.KeyTypeInt, Default: "2",
+		Doc: sideConsumer + "extra tries on another provider (failover cluster), >= 0; method-level allowed"},
+	"weight": {Type: spi.KeyTypeInt, Default: "100",
+		Doc: sideProvider + "provider weight for the consumers' balancers, >= 0, 0: never picked"},
+	"warmup": {Type: spi.KeyTypeDuration, Default: defaultWarmupText,
+		Doc: sideProvider + "warm-up period: the weight grows from 1 over it after start, >= 0, 0: none"},
+	"timestamp": {Type: spi.KeyTypeInt,
+		Doc: sideProvider + "start time, ms since the epoch, set at export (not given)"},
+	"payload": {Type: spi.KeyTypeSize, Default: "8MiB",
+		Doc: sideBoth + "largest frame body, bytes, >= 1; a longer frame closes its connection; the provider's is per listening address"},
+	"heartbeat.interval": {Type: spi.KeyTypeDuration, Default: "60s",
+		Doc: sideBoth + "idle period before a ping, and the ping period, > 0"},
+	"heartbeat.timeout": {Type: spi.KeyTypeDuration,
+		Doc: sideBoth + "silence before the consumer reconnects or the provider closes, > 0; default 3 × heartbeat.interval (idle provider: + 20s)"},
+	"heartbeat.retries": {Type: spi.KeyTypeInt, Default: "3",
+		Doc: sideConsumer + "idle heartbeat: failed pings in a row before it reconnects, >= 1"},
+	"heartbeat.ping.timeout": {Type: spi.KeyTypeDuration,
+		Doc: sideConsumer + "idle heartbeat: how long a ping may wait for its answer, > 0; default heartbeat.interval"},
+	"hash.arguments": {Type: spi.KeyTypeIntList, Default: "0",
+		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0; method-level allowed"},
+	"hash.nodes": {Type: spi.KeyTypeInt, Default: "160",
+		Doc: sideConsumer + "consistenthash: virtual nodes per provider, >= 1; method-level allowed"},
+	"executes": {Type: spi.KeyTypeInt, Default: "0",
+		Doc: sideProvider + "calls of a method running at once on the export, 0: no limit; method-level allowed"},
+	"actives": {Type: spi.KeyTypeInt, Default: "0",
+		Doc: sideConsumer + "calls of a method in flight to each provider, 0: no limit; method-level allowed"},
 }

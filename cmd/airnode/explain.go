@@ -61,8 +61,32 @@ var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes
 // the provider URL only (the provider's executelimit filter).
 var (
 	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
-	providerKeys = []string{"executes"}
+	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "shutdown.timeout", "shutdown.wait"}
 )
+
+// explainedKey is one row key of the KEYS section: a kernel key and its
+// default as the section shows it.
+type explainedKey struct{ key, def string }
+
+// explainedKeys are the keys of the KEYS section: config.KernelKeys, then
+// the kernel's other keys with a value of their own (the server's
+// connection.concurrency and heartbeat.min.ping.interval, the consumer's
+// connections, the shutdown keys), with their defaults from
+// kernel.KernelKeyDocs. The dispatcher has its row among the points;
+// identity keys (group, methods, pid, ...) are in the url line.
+func explainedKeys() []explainedKey {
+	var out []explainedKey
+	for _, spec := range config.KernelKeys {
+		out = append(out, explainedKey{spec.Key, spec.Default})
+	}
+	for _, d := range kernel.KernelKeyDocs() {
+		switch d.Key {
+		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "shutdown.timeout", "shutdown.wait":
+			out = append(out, explainedKey{d.Key, d.Default})
+		}
+	}
+	return out
+}
 
 // serverKeys are the provider keys of a listening address: the kernel
 // refuses their method-level forms at export.
@@ -243,32 +267,45 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
-	for _, spec := range config.KernelKeys {
+	keys := explainedKeys()
+	for _, spec := range keys {
 		u, side := x.merged, "merged"
 		switch {
-		case slices.Contains(consumerKeys, spec.Key):
+		case slices.Contains(consumerKeys, spec.key):
 			u, side = x.consumer, "consumer"
-		case slices.Contains(providerKeys, spec.Key):
+		case slices.Contains(providerKeys, spec.key):
 			u, side = x.provider, "provider"
 		}
 		scopes := []string{""}
-		if slices.Contains(perMethodKeys, spec.Key) {
+		if slices.Contains(perMethodKeys, spec.key) {
 			scopes = append(scopes, methods...)
 		}
 		for _, m := range scopes {
-			v, key, ok := u.MethodParam(m, spec.Key)
+			v, key, ok := u.MethodParam(m, spec.key)
 			switch {
+			case !ok && m == "" && spec.key == "shutdown.timeout":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Timeout, "node (shutdown.timeout)")
+			case !ok && m == "" && spec.key == "shutdown.wait":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Wait, "node (shutdown.wait)")
 			case !ok && m == "":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), spec.Default, "default")
-			case ok && (m == "" || key != spec.Key): // a method row only for a method-level key
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, scope(m), v, x.from(key, side))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), spec.def, "default")
+			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), v, x.from(key, side))
 			}
-			if pv, pkey, pok := x.provider.MethodParam(m, spec.Key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.Key) {
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
 			}
-			if pv, pkey, pok := x.provider.MethodParam(m, spec.Key); side == "merged" && x.direct && pok && (!ok || pv != v) && (m == "" || pkey != spec.Key) {
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "merged" && x.direct && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s%s is not used: %s)", pkey, pv, x.configNote(pkey), directReason))
 			}
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "KEY\tMEANING\n")
+	docs := kernel.KernelKeyDocs()
+	for _, spec := range keys {
+		if i := slices.IndexFunc(docs, func(d spi.KeyDoc) bool { return d.Key == spec.key }); i >= 0 {
+			fmt.Fprintf(tw, "%s\t%s\n", spec.key, docs[i].Doc)
 		}
 	}
 	tw.Flush()

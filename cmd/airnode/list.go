@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -26,18 +27,22 @@ func listCommand(a *app) *cobra.Command {
 extension registered for it with where it comes from ("bundled", or the path
 of the plugin binary that serves it).
 
-With --keys it prints instead the URL keys each extension declares it reads,
-one row per key under its extension: key, type (duration: Go syntax or bare
-milliseconds; size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p),
-default ("-": none, or derived from another key as MEANING says) and
-meaning with unit and bounds. "list POINT" does the same for one point
-("airnode list loadbalance"), "list POINT EXTENSION" for one extension
-("airnode list transport smux"). A plugin extension's keys are those its
-binary declares (spi.KeyDescriber, sent at start); an extension whose KEY
-is "-" reads no URL key of its own, or, from a plugin, declares none.
-The keys that choose an extension (loadbalance=, transport=, ...) are in
-the plain listing; the kernel's own keys (timeout, retries, weight, ...)
-with their effective values in the KEYS section of --explain.
+With --keys it prints instead the URL keys the kernel and each extension
+read, one row per key: first the kernel's own keys (timeout, retries,
+weight, dispatcher, heartbeat.*, ...) as the group "kernel", then each
+extension's under it: key, type (duration: Go syntax or bare milliseconds;
+size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p), default ("-":
+none, set by the kernel, or derived from another key as MEANING says) and
+meaning with unit and bounds; a kernel key's meaning opens with the side
+that reads it (provider, consumer or both sides). "list POINT" does the
+same for one point ("airnode list loadbalance"; "airnode list kernel" for
+the kernel's keys), "list POINT EXTENSION" for one extension ("airnode
+list transport smux"). A plugin extension's keys are those its binary
+declares (spi.KeyDescriber, sent at start); an extension whose KEY is "-"
+reads no URL key of its own, or, from a plugin, declares none. The keys
+that choose an extension (loadbalance=, transport=, ...) are in the plain
+listing; the effective values of the kernel's keys in the KEYS section of
+--explain, with their meanings below it.
 
 With --explain URL it prints, for the service and for every method the URL
 mentions (in methods= or in methods.<method>.<key> keys), which extension
@@ -78,6 +83,7 @@ registry lists it), and KEYS says for every key whether it came from the
 consumer, the provider or the default.`,
 		Example: `  airnode list
   airnode list --keys
+  airnode list kernel
   airnode list loadbalance
   airnode list transport smux
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
@@ -113,7 +119,7 @@ consumer, the provider or the default.`,
 				return fmt.Errorf("list: --provider needs --explain")
 			}
 			if keys || len(args) > 0 {
-				return printKeys(cmd.OutOrStdout(), cat.Describe(), args)
+				return printKeys(cmd.OutOrStdout(), withKernelKeys(cat.Describe()), args)
 			}
 			printList(cmd.OutOrStdout(), cat)
 			if infos := plugins.Plugins(); len(infos) > 0 {
@@ -123,7 +129,7 @@ consumer, the provider or the default.`,
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
-	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys every extension declares (type, default, meaning) instead of the extension listing")
+	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys the kernel reads and every extension declares (type, default, meaning) instead of the extension listing")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
 	return cmd
 }
@@ -162,29 +168,55 @@ func printList(w io.Writer, cat *extension.Catalogs) {
 	tw.Flush()
 }
 
+// kernelGroup is the name list --keys gives the kernel's own keys, in the
+// POINT column, and that "list kernel" selects. It is no extension point.
+const kernelGroup = "kernel"
+
+// withKernelKeys returns points with the kernel's own keys
+// (kernel.KernelKeyDocs) first, as the group kernelGroup with one
+// extension named "-".
+func withKernelKeys(points []extension.PointInfo) []extension.PointInfo {
+	k := extension.PointInfo{Name: kernelGroup, Extensions: []extension.ExtensionInfo{{Name: "-", Origin: extension.Bundled, Keys: kernel.KernelKeyDocs()}}}
+	return append([]extension.PointInfo{k}, points...)
+}
+
 // printKeys writes the URL keys every extension declares (its
 // ExtensionInfo.Keys), one row per key under its extension, points sorted
-// by name and extensions by name; args narrows it to one point and
-// optionally one of its extensions. An unknown point or extension is an
-// error naming the available ones and a close match.
+// by name and extensions by name, after the kernel's own keys when points
+// has them (withKernelKeys); args narrows it to one point (or "kernel")
+// and optionally one of its extensions. An unknown point or extension is
+// an error naming the available ones and a close match.
 func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 	if len(args) > 0 {
 		var names []string
+		kernelKeys := false
 		i := -1
 		for j, p := range points {
-			names = append(names, p.Name)
+			if p.Name == kernelGroup {
+				kernelKeys = true
+			} else {
+				names = append(names, p.Name)
+			}
 			if p.Name == args[0] {
 				i = j
 			}
 		}
 		if i < 0 {
-			msg := fmt.Sprintf("list: unknown point %q (available: %s)", args[0], strings.Join(names, ", "))
+			avail := strings.Join(names, ", ")
+			if kernelKeys {
+				avail += ", and " + kernelGroup + " for the kernel's own keys"
+				names = append(names, kernelGroup)
+			}
+			msg := fmt.Sprintf("list: unknown point %q (available: %s)", args[0], avail)
 			if c := extension.Closest(args[0], names); c != "" {
 				msg += fmt.Sprintf("; did you mean %q?", c)
 			}
 			return errors.New(msg)
 		}
 		points = points[i : i+1]
+	}
+	if len(args) > 1 && points[0].Name == kernelGroup {
+		return fmt.Errorf("list: %s has no extensions: \"list %s\" lists the kernel's own keys", kernelGroup, kernelGroup)
 	}
 	if len(args) > 1 {
 		p := points[0]

@@ -142,7 +142,7 @@ func TestListKeys(t *testing.T) {
 		t.Errorf("list loadbalance random: exit %d stderr %s\n%s", code, errOut, out)
 	}
 	code, _, errOut = airnode(t, cat, "list", "lodbalance")
-	if code != 1 || !strings.Contains(errOut, `unknown point "lodbalance" (available: cluster, codec, filter, heartbeat, loadbalance, registry, transport); did you mean "loadbalance"?`) {
+	if code != 1 || !strings.Contains(errOut, `unknown point "lodbalance" (available: cluster, codec, filter, heartbeat, loadbalance, registry, transport, and kernel for the kernel's own keys); did you mean "loadbalance"?`) {
 		t.Errorf("list lodbalance: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, cat, "list", "loadbalance", "acme.p2")
