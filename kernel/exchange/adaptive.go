@@ -31,11 +31,30 @@ import (
 // request that runs this long costs far more than the ~1 µs hand-off.
 const handOffAfter = int64(time.Millisecond)
 
-// poolAfterHandOff is how long a connection sends its requests to the
-// worker pool after a hand-off, before running them on the reader again: a
-// service whose handlers block costs one hand-off a second per connection,
-// and otherwise runs as dispatcher=all does.
-const poolAfterHandOff = int64(time.Second)
+// minPoolAfterHandOff and poolAfterHandOff bound how long a connection
+// sends its requests to the worker pool after a hand-off, before running
+// them on the reader again. The window starts at 10 ms and doubles with
+// each hand-off that comes within four windows of the one before, up to
+// 1 s; a hand-off after a longer calm starts again at 10 ms (TCP's
+// retransmission timeout backs off the same way, RFC 6298 §5.5). A
+// service whose handlers block reaches one hand-off a second per
+// connection after seven, and otherwise runs as dispatcher=all does; a
+// request that merely looked slow because the OS or the hypervisor
+// stopped its thread for a millisecond costs 10 ms of the worker pool,
+// not a second of it.
+const (
+	minPoolAfterHandOff = int64(10 * time.Millisecond)
+	poolAfterHandOff    = int64(time.Second)
+)
+
+// nextPoolWindow returns the worker-pool window for a hand-off at now,
+// given the previous hand-off's time (0 for none) and window.
+func nextPoolWindow(now, last, window int64) int64 {
+	if last == 0 || window == 0 || now-last >= 4*window {
+		return minPoolAfterHandOff
+	}
+	return min(2*window, poolAfterHandOff)
+}
 
 // quietAfter is how long a connection must go without a read batch for
 // its next batch to go to the worker pool instead of the reader: a call
@@ -57,7 +76,8 @@ func mono() int64 { return int64(time.Since(monoEpoch)) }
 
 // runInline runs t on the reader (Options.Adaptive), or submits it to the
 // worker pool when the connection was quiet before this read batch
-// (quietAfter), handed off less than poolAfterHandOff ago, or the current
+// (quietAfter), is within its worker-pool window after a hand-off
+// (nextPoolWindow: 10 ms to 1 s), or the current
 // read batch has run handOffAfter already. It returns errHandedOff when
 // the request was handed off while it ran.
 func (r *reader) runInline(t task) error {
@@ -192,10 +212,13 @@ func (d *watchdog) check() (busy, more bool) {
 func (d *watchdog) wait() { d.wg.Wait() }
 
 // handOff moves the primary reader to a new goroutine; the old one is
-// running a request and will exit when it returns.
+// running a request and will exit when it returns. The watchdog calls it,
+// holding its mu.
 func (c *Channel) handOff(now int64) {
 	c.handOffs.Add(1)
-	c.poolUntil.Store(now + poolAfterHandOff)
+	c.poolWindow = nextPoolWindow(now, c.lastHandOff, c.poolWindow)
+	c.lastHandOff = now
+	c.poolUntil.Store(now + c.poolWindow)
 	r := c.rd
 	if r.held {
 		// the responses of the batch so far go out now

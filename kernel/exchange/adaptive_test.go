@@ -224,3 +224,56 @@ func TestAdaptiveDispatch_WatchdogBacksOffAndStillHandsOff(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A lone hand-off sends the connection's requests to the worker pool for
+// 10 ms, not a second: a slow request 150 ms later runs on the reader
+// again and is handed off in turn (with a 1 s window it would have gone to
+// the pool, and HandOffs would stay 1).
+func TestAdaptiveDispatch_LoneHandOffPoolsBriefly(t *testing.T) {
+	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
+	ch := f.dial(nil)
+	warmUp(t, ch)
+	for i := range 2 {
+		before := f.providerStats().HandOffs
+		if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 30), 5*time.Second); res.Err != nil {
+			t.Fatalf("Sleep(30) #%d: %v", i, res.Err)
+		}
+		if n := f.providerStats().HandOffs; n <= before {
+			t.Fatalf("slow request #%d was not handed off (hand-offs %d before, %d after): it went to the worker pool", i, before, n)
+		}
+		time.Sleep(150 * time.Millisecond)
+		warmUp(t, ch) // a quick call between: the connection stays warm
+	}
+}
+
+// nextPoolWindow: 10 ms after a first or lone hand-off, doubling while
+// hand-offs follow within four windows, capped at poolAfterHandOff.
+func TestNextPoolWindow(t *testing.T) {
+	ms := int64(time.Millisecond)
+	cases := []struct {
+		now, last, window, want int64
+	}{
+		{now: 5000 * ms, last: 0, window: 0, want: 10 * ms},               // first
+		{now: 5021 * ms, last: 5000 * ms, window: 10 * ms, want: 20 * ms}, // blocking again right after the window
+		{now: 5039 * ms, last: 5000 * ms, window: 10 * ms, want: 20 * ms},
+		{now: 5040 * ms, last: 5000 * ms, window: 10 * ms, want: 10 * ms}, // calm for four windows: start over
+		{now: 5700 * ms, last: 5000 * ms, window: 640 * ms, want: 1000 * ms},
+		{now: 6010 * ms, last: 5000 * ms, window: 1000 * ms, want: 1000 * ms}, // capped
+		{now: 9100 * ms, last: 5000 * ms, window: 1000 * ms, want: 10 * ms},
+	}
+	for _, c := range cases {
+		if got := nextPoolWindow(c.now, c.last, c.window); got != c.want {
+			t.Errorf("nextPoolWindow(%d ms, %d ms, %d ms) = %d ms, want %d ms", c.now/ms, c.last/ms, c.window/ms, got/ms, c.want/ms)
+		}
+	}
+	// A service that keeps blocking reaches the 1 s window after seven
+	// hand-offs, each right after the previous window ends.
+	now, last, w := int64(1), int64(0), int64(0)
+	for i := range 8 {
+		w = nextPoolWindow(now, last, w)
+		if i == 7 && w != poolAfterHandOff {
+			t.Errorf("window after 8 back-to-back hand-offs = %d ms, want %d ms", w/ms, poolAfterHandOff/ms)
+		}
+		last, now = now, now+w+11*ms
+	}
+}

@@ -67,7 +67,10 @@ type Channel struct {
 	readerDone atomic.Bool  // the primary reader ended: the watchdog lets go
 	poolUntil  atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
 	handOffs   atomic.Int64
-	rd         *reader // the primary stream's reader, passed on at a hand-off
+	// the last hand-off's mono() time and worker-pool window
+	// (nextPoolWindow); on the watchdog's mu
+	lastHandOff, poolWindow int64
+	rd                      *reader // the primary stream's reader, passed on at a hand-off
 
 	ctx    context.Context // parent of every handler context; cancelled on death
 	cancel context.CancelFunc

@@ -106,8 +106,9 @@ type Options struct {
 	// does, until one runs longer than a millisecond (handOffAfter): then a
 	// new reader goroutine takes over the connection, the slow request
 	// finishes on the old one, and the connection's requests go to the
-	// worker pool for the next second (poolAfterHandOff) before trying the
-	// reader again. A read batch that has run a millisecond sends the rest of
+	// worker pool for a while before trying the reader again: 10 ms after
+	// a lone hand-off, doubling with each one that follows soon after, up
+	// to a second (nextPoolWindow). A read batch that has run a millisecond sends the rest of
 	// its requests to the pool too. Fast handlers cost what Direct costs; a
 	// handler that blocks holds up the requests behind it on its connection
 	// for 1 to 11 ms (the worker pool's watchdog checks every millisecond
