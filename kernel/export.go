@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
@@ -150,6 +151,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := conflictingMethodForms(pu); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
+	if err := n.CheckMethodKeys(pu, methods); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	for _, t := range n.likelyTypos(pu) {
 		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
 	}
@@ -223,6 +227,81 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 	}
 	return u.WithParams(p), nil
 }
+
+// CheckMethodKeys returns an error for each method-level key of provider
+// URL u that names a method the service does not have, methods being the
+// service's (its method table at Export): "methods.<m>.<key>" for any key,
+// and Dubbo's "<m>.<key>" when key is one the kernel or an extension reads
+// per method (MethodKeys: timeout, retries, loadbalance, ...), the whole
+// key is not itself a key airnode reads (connect.timeout,
+// session.timeout) and m is an exported Go name or a near miss of one of
+// methods ("sayHelo"), so a plugin's own dotted key (acme.timeout) passes.
+// Such a key would set nothing, silently. Each error names the key, the
+// service's methods and the method meant when one is close
+// (internal/suggest). As Dubbo's ServiceConfig refuses a <dubbo:method>
+// whose name the interface lacks (AbstractInterfaceConfig
+// checkInterfaceAndMethods). Nil when methods is empty (a generic service
+// that lists none).
+func (n *Node) CheckMethodKeys(u spi.URL, methods []string) error {
+	if len(methods) == 0 {
+		return nil
+	}
+	var known, perMethod []string
+	var errs []error
+	for _, k := range u.Keys() {
+		m, key, ok := "", "", false
+		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
+			m, key, ok = strings.Cut(rest, ".")
+		} else if mm, kk, dotted := strings.Cut(k, "."); dotted && !slices.Contains(methods, mm) {
+			if known == nil {
+				known, perMethod = n.knownKeys(), n.MethodKeys()
+			}
+			m, key = mm, kk
+			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k) && (exportedName(mm) || suggest.Closest(mm, methods) != "")
+		}
+		if !ok || slices.Contains(methods, m) {
+			continue
+		}
+		msg := fmt.Sprintf("URL key %q sets %s for method %s, but service %s has no method %s (methods: %s)",
+			k, key, m, u.ServiceKey(), m, strings.Join(methods, ", "))
+		if c := suggest.Closest(m, methods); c != "" {
+			msg += fmt.Sprintf("; did you mean %q?", c)
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
+}
+
+// MethodKeys returns the URL keys read per method, so that Dubbo's
+// "<method>.<key>" and "methods.<method>.<key>" apply: the kernel's keys
+// whose KernelKeyDocs say "method-level allowed" (timeout, retries,
+// hash.*, executes, actives), the keys of the points chosen per method
+// (cluster, loadbalance, codec) and the keys extensions declare with
+// "method-level allowed" in their spi.KeyDoc (failover's idempotent,
+// forking's forks...), as a new slice with repeats.
+func (n *Node) MethodKeys() []string {
+	var keys []string
+	for _, d := range KernelKeyDocs() {
+		if strings.Contains(d.Doc, methodLevelAllowed) {
+			keys = append(keys, d.Key)
+		}
+	}
+	keys = append(keys, n.cat.Cluster.Key(), n.cat.LoadBalance.Key(), n.cat.Codec.Key())
+	for _, p := range n.cat.Describe() {
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if strings.Contains(k.Doc, methodLevelAllowed) {
+					keys = append(keys, k.Key)
+				}
+			}
+		}
+	}
+	return keys
+}
+
+// methodLevelAllowed is what a spi.KeyDoc's Doc says of a key also read
+// per method.
+const methodLevelAllowed = "method-level allowed"
 
 // randomToken returns 16 random bytes, hex-encoded (32 characters).
 func randomToken() string {

@@ -33,6 +33,8 @@ type Reference struct {
 	methods sync.Map // method -> *strategy or error
 	once    sync.Once
 
+	methodKeysChecked sync.Once // checkMethodKeys, against the first provider listing methods
+
 	shared   spi.Registry // the node's registry this reference registered in
 	consumer spi.URL      // its consumer entry there (zero: none)
 }
@@ -133,6 +135,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
+		r.checkMethodKeys(pu)
 		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
 		if err != nil {
 			return nil, err
@@ -163,6 +166,38 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	n.references = append(n.references, r)
 	n.mu.Unlock()
 	return r, nil
+}
+
+// checkMethodKeys warns, once per reference, about each method-level key
+// of the reference's URL naming a method that provider URL pu's "methods"
+// list lacks (Node.CheckMethodKeys, the check Export refuses such a key
+// with): the consumer does not know the interface, so the first provider
+// that lists its methods tells. It is a warning, not an error: another
+// provider may serve another version of the interface. A provider
+// without "methods" is no evidence and leaves the check for the next one.
+func (r *Reference) checkMethodKeys(pu spi.URL) {
+	methods := pu.Methods()
+	if len(methods) == 0 {
+		return
+	}
+	r.methodKeysChecked.Do(func() {
+		err := r.node.CheckMethodKeys(r.url.Without(spi.KeyMethods), methods)
+		for _, e := range unjoin(err) {
+			r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", pu.Address(), "err", e.Error())
+		}
+	})
+}
+
+// unjoin returns the errors errors.Join joined into err, err alone, or
+// none for nil.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // Protocol is the one protocol airnode speaks: the scheme of every provider
