@@ -88,7 +88,8 @@ func (s *syncBuffer) String() string {
 func TestReferWarnsOnceAboutMethodKeysOfNoMethod(t *testing.T) {
 	reg := spi.MustParse("memory://keys6-methods")
 	cat := testCatalogs(t) // one memory registry for every node
-	for range 2 {          // two providers
+	// Two providers.
+	for range 2 {
 		p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0), WithRegistry(reg))
 		defer p.Close()
 		if _, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {

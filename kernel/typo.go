@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
@@ -12,7 +13,8 @@ import (
 )
 
 // likelyTypos returns, for each key of u that airnode does not read but
-// that is one or two edits away from a key it does ("timout"), the pair
+// that is close to a key it does ("timout"; internal/suggest's rule: one
+// edit for a key of up to five bytes, else two, a swap counting one), the pair
 // [key, closest known key]. Keys it does not recognise otherwise pass: URLs carry
 // keys of plugins and of other tools too. Method-level forms are checked
 // by their key: "methods.Echo.timout", and Dubbo's "Echo.timout" for Echo
@@ -40,18 +42,9 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
 			continue // Dubbo's "<method>.<key>"
 		}
-		if len(key) < 5 {
-			continue
-		}
-		// The closest known key; on a tie the first, so the kernel's own
-		// keys win over extensions' ones.
-		best, bestD := "", 3
-		for _, want := range known {
-			if d := extension.EditDistance(key, want); d > 0 && d < bestD {
-				best, bestD = want, d
-			}
-		}
-		if best != "" {
+		// The closest known key (internal/suggest's rule); on a tie the
+		// first, so the kernel's own keys win over extensions' ones.
+		if best := suggest.Closest(key, known); best != "" {
 			out = append(out, [2]string{k, best})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -575,9 +576,8 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 
 // unknownKeys warns about each key of the explained URLs that neither
 // airnode nor any extension of cat reads: a plugin's key, another tool's,
-// or a misspelling, which then gets the key meant (one or two edits
-// away, for a key of five bytes or more, as the kernel's warning at Refer
-// and Export). A method-level form
+// or a misspelling, which then gets the key meant (internal/suggest's
+// rule, as the kernel's warning at Refer and Export). A method-level form
 // is judged by its key ("methods.Echo.foo" by foo). The kernel does not
 // refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
 // method key for a method the URL's "methods" leaves out
@@ -610,16 +610,7 @@ func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 				continue
 			}
 			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
-			best, bestD := "", 3
-			for _, c := range known {
-				if len(key) < 5 {
-					break // "foo" is two edits from "root"
-				}
-				if d := extension.EditDistance(key, c); d > 0 && d < bestD {
-					best, bestD = c, d
-				}
-			}
-			if best != "" {
+			if best := suggest.Closest(key, known); best != "" {
 				w += fmt.Sprintf("; did you mean %q?", best)
 			}
 			out = append(out, w)

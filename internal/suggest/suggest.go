@@ -1,26 +1,67 @@
-// Package suggest finds the "did you mean" of a misspelt URL key for code
-// that may not import the kernel: extensions import spi and internal/ only
-// (DESIGN, import direction), so they cannot use kernel/extension's
-// EditDistance. Closest follows the kernel's rule for misspelt URL keys
-// (kernel/typo.go likelyTypos): one or two edits away. Pure functions,
-// safe for concurrent use.
+// Package suggest finds the "did you mean" of a misspelt name or URL key
+// for code that may not import the kernel: extensions import spi and
+// internal/ only (DESIGN, import direction), so they cannot use
+// kernel/extension. Every "did you mean" of airnode follows Closest's
+// rule: unknown extension names (kernel/extension.Closest), misspelt URL
+// keys (kernel/typo.go likelyTypos, list --explain), registry URL keys,
+// plugins.yaml keys. Pure functions, safe for concurrent use.
 package suggest
 
-// MaxEdits is how many edits away a key may be to be suggested: more
+// MaxEdits is the most edits a suggestion may be away from any name: more
 // suggests unrelated keys ("colour" is four edits from "root").
 const MaxEdits = 2
 
-// Closest returns the candidate nearest to name by edit distance when it
-// is at most MaxEdits edits away, else "". Ties go to the earlier
-// candidate.
+// MaxDistance returns how many edits name may be from a suggestion: a
+// third of its length in bytes, at least 1 and at most MaxEdits. A short
+// name allows one edit ("tokn", "tpc"), so that "nope" (3 edits from
+// "token") gets none; from six bytes on two ("sesion.timeout" would allow
+// more, but two edits away is already a different word). The bound follows
+// cobra's SuggestionsMinimumDistance (2) for long names and is stricter for
+// short ones, where two edits change half the word.
+func MaxDistance(name string) int { return min(MaxEdits, max(1, len(name)/3)) }
+
+// Closest returns the candidate nearest to name by Distance when it is at
+// most MaxDistance(name) edits away, else "". Ties go to the earlier
+// candidate. A candidate equal to name is returned (distance 0).
 func Closest(name string, candidates []string) string {
-	best, bestD := "", MaxEdits+1
+	best, bestD := "", MaxDistance(name)+1
 	for _, c := range candidates {
-		if d := EditDistance(name, c); d < bestD {
+		if d := Distance(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
+}
+
+// Distance returns the optimal string alignment distance of a and b: the
+// fewest single-byte insertions, deletions, substitutions and swaps of two
+// adjacent bytes turning a into b, no byte being edited twice (Damerau's
+// rule as most spelling checkers apply it, Wagner-Fischer's table with the
+// swap case). A swap is the commonest typo ("tpc", "retires"): it counts
+// one edit here, two in EditDistance.
+func Distance(a, b string) int {
+	// three rows of the table: i-2, i-1, i
+	pp := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return prev[len(b)]
 }
 
 // EditDistance returns the Levenshtein distance of a and b: the fewest

@@ -252,18 +252,12 @@ func (e *UnknownError) Error() string {
 	return b.String()
 }
 
-// Closest returns the candidate within a small edit distance of name
-// (Levenshtein, under len(name)/2+2), or "" when none is: the "did you
-// mean" of unknown names.
-func Closest(name string, candidates []string) string {
-	best, bestD := "", len(name)/2+2
-	for _, c := range candidates {
-		if d := EditDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
+// Closest returns the candidate within a small edit distance of name, or
+// "" when none is: the "did you mean" of unknown names. It is
+// internal/suggest.Closest, the one rule of every airnode suggestion: at
+// most a third of name's length in edits, 1 to 2, a swap of two adjacent
+// bytes counting one ("tpc" gets "tcp", "nope" gets nothing).
+func Closest(name string, candidates []string) string { return suggest.Closest(name, candidates) }
 
 // EditDistance returns the Levenshtein distance of a and b: the fewest
 // single-byte insertions, deletions and substitutions turning a into b
