@@ -157,6 +157,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	for _, t := range n.likelyTypos(pu) {
 		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
 	}
+	for _, t := range n.registryKeysOf(pu) {
+		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
+	}
 	if !regURL.IsZero() {
 		if reg, err = n.registry(regURL); err != nil {
 			return nil, err

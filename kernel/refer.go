@@ -94,6 +94,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	for _, t := range n.likelyTypos(u) {
 		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", r.key, "key", t[0], "did_you_mean", t[1])
 	}
+	for _, t := range n.registryKeysOf(u) {
+		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", r.key, "key", t[0], "registry", t[1])
+	}
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {
 			n.logger.Warn("kernel: provider key on a reference has no effect: the provider's server decides it", "service", r.key, "key", k, "value", v)

@@ -21,7 +21,7 @@ import (
 // in u's "methods" or, when u has none, for an exported method name (the
 // rule of perMethod; "heartbeat.retires" is checked whole).
 func (n *Node) likelyTypos(u spi.URL) [][2]string {
-	known := n.knownKeys()
+	known := n.knownKeys() // with the registries' keys: registryKeysOf warns of those
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
@@ -46,6 +46,56 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		// first, so the kernel's own keys win over extensions' ones.
 		if best := suggest.Closest(key, known); best != "" {
 			out = append(out, [2]string{k, best})
+		}
+	}
+	return out
+}
+
+// registryKeysOf returns, for each key of service URL u that only
+// registries read (RegistryKeys: poll, root, session.timeout, file.cache,
+// ...), the pair [key, the registries declaring it, comma-separated]. A
+// registry reads its keys from the registry URL (--registry, the
+// configuration's registry, Export's "registry" key), never from a
+// service's: on u the key does nothing, which Export and Refer warn of.
+func (n *Node) registryKeysOf(u spi.URL) [][2]string {
+	reg := RegistryKeys(n.cat)
+	var out [][2]string
+	for _, k := range u.Keys() {
+		if names, ok := reg[k]; ok {
+			out = append(out, [2]string{k, strings.Join(names, ",")})
+		}
+	}
+	return out
+}
+
+// RegistryKeys returns the URL keys that only registry extensions of cat
+// declare (spi.KeyDescriber), each with the names of the registries
+// declaring it, sorted: keys of registry URLs, which mean nothing on a
+// service URL (zookeeper's root, session.timeout, file.cache; file's
+// poll). A key the kernel reads too (backup, connect.timeout, protocol) or
+// an extension of another point declares is left out.
+func RegistryKeys(cat *extension.Catalogs) map[string][]string {
+	other := KernelKeys()
+	out := map[string][]string{}
+	for _, p := range cat.Describe() {
+		if p.Key != "" {
+			other = append(other, p.Key)
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if p.Name == extension.PointRegistry {
+					out[k.Key] = append(out[k.Key], e.Name)
+				} else {
+					other = append(other, k.Key)
+				}
+			}
+		}
+	}
+	for k, names := range out {
+		if slices.Contains(other, k) {
+			delete(out, k)
+		} else {
+			slices.Sort(names)
 		}
 	}
 	return out

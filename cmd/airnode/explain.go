@@ -574,7 +574,9 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 	return out
 }
 
-// unknownKeys warns about each key of the explained URLs that neither
+// unknownKeys warns about each key of the explained URLs that only a
+// registry reads (kernel.RegistryKeys: poll, root, ...: read from the
+// registry URL, it does nothing on a service URL), and each that neither
 // airnode nor any extension of cat reads: a plugin's key, another tool's,
 // or a misspelling, which then gets the key meant (internal/suggest's
 // rule, as the kernel's warning at Refer and Export). A method-level form
@@ -584,6 +586,7 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 // ("methods=Echo&Sleep.timeout=200") is named as having no effect.
 func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 	known := kernel.KnownKeys(cat)
+	registryOnly := kernel.RegistryKeys(cat)
 	var out []string
 	seen := map[string]bool{}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
@@ -592,6 +595,12 @@ func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 				continue
 			}
 			seen[k] = true
+			if names, ok := registryOnly[k]; ok {
+				v, _ := u.Param(k)
+				out = append(out, fmt.Sprintf("%s=%s%s has no effect on a service URL: it is a key of the %s registry, read from the registry URL only (--registry, or the config's registry)",
+					k, v, x.keyOrigin(k), strings.Join(names, ", ")))
+				continue
+			}
 			key := k
 			if _, mk, ok := methodKey(u, k); ok {
 				key = mk

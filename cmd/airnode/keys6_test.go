@@ -89,3 +89,24 @@ func TestNoFarFetchedSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryKeysInTheWrongPlace: a misspelt key of a file registry URL
+// gets the key meant (file.cahce: the zookeeper registry's file.cache,
+// which the file registry says it does without); a registry's key on a
+// service URL (poll=5) is named by list --explain as having no effect.
+func TestRegistryKeysInTheWrongPlace(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := airnode(t, bundled(t), "registry", "ls", "--registry", "file://"+dir+"?file.cahce=x")
+	if code != 1 || !strings.Contains(errOut, `unknown URL key "file.cahce"`) || !strings.Contains(errOut, `did you mean "file.cache"? That is a key of the zookeeper registry`) ||
+		strings.Contains(errOut, "the directory is the URL's path") {
+		t.Errorf("file.cahce: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = airnode(t, bundled(t), "registry", "ls", "--registry", "file://"+dir+"?pol=1s")
+	if code != 1 || !strings.Contains(errOut, `did you mean "poll"?`) {
+		t.Errorf("pol: exit %d stderr %q", code, errOut)
+	}
+	code, _, errOut = airnode(t, bundled(t), "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?poll=5")
+	if code != 0 || !strings.Contains(errOut, "airnode: warning: poll=5 has no effect on a service URL: it is a key of the file registry, read from the registry URL only") {
+		t.Errorf("poll=5: exit %d stderr %q", code, errOut)
+	}
+}

@@ -18,7 +18,9 @@
 // os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry:
 // every process of one user that names no directory shares it, so a
 // private registry names its own (file:///tmp/myapp-reg). An unknown URL
-// key is an error saying how the directory is given.
+// key is an error: a misspelling of poll gets the key meant, a key of the
+// zookeeper registry (or a misspelling of one, file.cahce) what the file
+// registry does instead, any other key how the directory is given.
 // Safe for concurrent use; Close withdraws every entry and waits for its
 // goroutines.
 package file

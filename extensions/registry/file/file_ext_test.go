@@ -91,17 +91,23 @@ func TestBuild(t *testing.T) {
 }
 
 // An unknown key says how the file registry's directory is given (the
-// URL's path; file:// alone is the default directory), and suggests poll
-// for a misspelling of it.
+// URL's path; file:// alone is the default directory); a misspelling of
+// poll gets the key meant instead, and a key of the zookeeper registry
+// (or a misspelling of one) what the file registry does instead.
 func TestUnknownKeySaysHowToGiveTheDirectory(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
 	for raw, want := range map[string]string{
+		"file:///x?file.cahce=y": `file registry: unknown URL key "file.cahce" in "file:///x?file.cahce=y"; did you mean "file.cache"? ` +
+			`That is a key of the zookeeper registry (its cache of the last provider lists, used while ZooKeeper is down); ` +
+			`the file registry needs none: its directory is the state (the one key is poll)`,
+		"file:///x?root=y": `file registry: unknown URL key "root" in "file:///x?root=y": root is a key of the zookeeper registry (the root node of its entries); ` +
+			`here the directory is the URL's path, file:///absolute/dir (the one key is poll)`,
 		"file://?path=": `file registry: unknown URL key "path" in "file://?path=": the directory is the URL's path, file:///absolute/dir; ` +
 			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
 		"file://?dir=/srv/reg/": `file registry: unknown URL key "dir" in "file://?dir=%2Fsrv%2Freg%2F": the directory is the URL's path, file:///absolute/dir (write file:///srv/reg); ` +
 			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
-		"file:///x?pol=1s": `file registry: unknown URL key "pol" in "file:///x?pol=1s": the directory is the URL's path, file:///absolute/dir; ` +
-			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll; did you mean "poll"?`,
+		"file:///x?pol=1s":  `file registry: unknown URL key "pol" in "file:///x?pol=1s"; did you mean "poll"? (the one key is poll)`,
+		"file:///x?pool=1s": `file registry: unknown URL key "pool" in "file:///x?pool=1s"; did you mean "poll"? (the one key is poll)`,
 	} {
 		_, err := file.Builder{}.Build(spi.MustParse(raw))
 		if err == nil || err.Error() != want {

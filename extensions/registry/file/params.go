@@ -3,8 +3,10 @@ package file
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,23 +63,57 @@ func parseParams(u spi.URL) (params, error) {
 }
 
 // unknownKey is Build's error for URL key k, which the file registry does
-// not read: it says how the directory is given, since "path" or "dir" is
-// the usual guess, and the key meant when k is a misspelling of poll.
+// not read. A misspelling of one of its keys (Builder.Keys: poll) gets the
+// key meant; a key of the ZooKeeper registry, or a misspelling of one
+// (file.cahce), gets the key meant and what the file registry does
+// instead; any other key is told how the directory is given, since "path"
+// or "dir" is the usual guess. Every message ends with the keys it reads.
 //
+//	file registry: unknown URL key "pol" in "file:///x?pol=1s"; did you
+//	mean "poll"? (the one key is poll)
+//	file registry: unknown URL key "file.cahce" in "file:///x?file.cahce=y";
+//	did you mean "file.cache"? That is a key of the zookeeper registry
+//	(...); the file registry needs none: its directory is the state (the
+//	one key is poll)
 //	file registry: unknown URL key "path" in "file://?path=/srv/reg": the
 //	directory is the URL's path, file:///absolute/dir (write
 //	file:///srv/reg); file:// alone uses the default, <DefaultDir()>; the
 //	one key is poll
 func unknownKey(u spi.URL, k string) error {
-	msg := fmt.Sprintf("file registry: unknown URL key %q in %q: the directory is the URL's path, file:///absolute/dir", k, u)
+	var own []string
+	for _, d := range (Builder{}).Keys() {
+		own = append(own, d.Key)
+	}
+	oneKey := "the one key is " + strings.Join(own, ", ")
+	msg := fmt.Sprintf("file registry: unknown URL key %q in %q", k, u)
+	if m := suggest.Closest(k, own); m != "" {
+		return fmt.Errorf("%s; did you mean %q? (%s)", msg, m, oneKey)
+	}
+	if m := suggest.Closest(k, slices.Sorted(maps.Keys(otherRegistryKeys))); m != "" {
+		what := otherRegistryKeys[m]
+		if m != k {
+			return fmt.Errorf("%s; did you mean %q? That is a key of the zookeeper registry (%s); %s (%s)", msg, m, what[0], what[1], oneKey)
+		}
+		return fmt.Errorf("%s: %s is a key of the zookeeper registry (%s); %s (%s)", msg, m, what[0], what[1], oneKey)
+	}
+	msg += ": the directory is the URL's path, file:///absolute/dir"
 	if v, _ := u.Param(k); strings.HasPrefix(v, "/") {
 		msg += fmt.Sprintf(" (write file://%s)", filepath.Clean(v))
 	}
-	msg += fmt.Sprintf("; file:// alone uses the default, %s; the one key is %s", DefaultDir(), KeyPoll)
-	if m := suggest.Closest(k, []string{KeyPoll}); m != "" {
-		msg += fmt.Sprintf("; did you mean %q?", m)
-	}
+	msg += fmt.Sprintf("; file:// alone uses the default, %s; %s", DefaultDir(), oneKey)
 	return errors.New(msg)
+}
+
+// otherRegistryKeys are the keys of the bundled zookeeper registry (its
+// doc.go) that a file:// URL may be given by someone moving from it: what
+// each does there and what the file registry does instead. A literal: an
+// extension imports no other extension (DESIGN, import direction).
+var otherRegistryKeys = map[string][2]string{
+	"file.cache":      {"its cache of the last provider lists, used while ZooKeeper is down", "the file registry needs none: its directory is the state"},
+	"session.timeout": {"how long a kill -9'd provider's entry lasts", "here a crashed provider's entry goes within poll"},
+	"connect.timeout": {"how long to wait for a session", "the file registry connects to nothing"},
+	"root":            {"the root node of its entries", "here the directory is the URL's path, file:///absolute/dir"},
+	spi.KeyBackup:     {"more ensemble servers", "the file registry has no servers: its directory is the URL's path"},
 }
 
 // DefaultDir returns the directory used when the URL names none:
