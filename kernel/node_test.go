@@ -51,6 +51,26 @@ func refer(t *testing.T, n *Node, u string) *Reference {
 	return r
 }
 
+// referConnected refers demo.Echo directly at the exporters' addresses,
+// with the URL query given, and waits until every provider is connected.
+func referConnected(t *testing.T, query string, es ...*Exporter) *Reference {
+	t.Helper()
+	addrs := make([]string, len(es))
+	for i, e := range es {
+		addrs[i] = e.URL().Address()
+	}
+	r := refer(t, consumer(t), "airnode://"+strings.Join(addrs, ",")+"/demo.Echo?"+query)
+	eventually(t, "every provider connected", func() bool {
+		for _, inv := range r.Providers() {
+			if !inv.(*remoteInvoker).conns[0].ready() {
+				return false
+			}
+		}
+		return len(r.Providers()) == len(es)
+	})
+	return r
+}
+
 func TestExportURLKeys(t *testing.T) {
 	before := time.Now().UnixMilli()
 	_, e := provider(t)
@@ -412,15 +432,7 @@ func TestBadConsumerKeys(t *testing.T) {
 func TestFailoverAroundDeadProvider(t *testing.T) {
 	pa, ea := provider(t)
 	_, eb := provider(t)
-	r := refer(t, consumer(t), "airnode://"+ea.URL().Address()+","+eb.URL().Address()+"/demo.Echo?reconnect.backoff=1s")
-	eventually(t, "both providers connected", func() bool {
-		for _, inv := range r.Providers() {
-			if !inv.(*remoteInvoker).conns[0].ready() {
-				return false
-			}
-		}
-		return len(r.Providers()) == 2
-	})
+	r := referConnected(t, "reconnect.backoff=1s", ea, eb)
 	if err := pa.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -93,8 +93,15 @@ type Channel struct {
 	mismatchLogged atomic.Bool
 	dataSeen       atomic.Bool // provider: a request arrived since the last ping
 	readOnly       atomic.Bool // consumer: the provider is shutting down
-	guardMu        sync.Mutex
-	guard          pingGuard
+
+	// Go-away (hello.go, sendGoAway): the provider runs no request read
+	// after closing is set, and tells the consumer the highest id it read
+	// before; the consumer keeps that id + 1 in goAway (0: none).
+	lastRequestID atomic.Uint64 // provider: the highest request id dispatched
+	closing       atomic.Bool   // provider: the go-away is sent, nothing more runs
+	goAway        atomic.Uint64 // consumer: the first request id the provider never read; 0: no go-away
+	guardMu       sync.Mutex
+	guard         pingGuard
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
@@ -281,8 +288,17 @@ func (c *Channel) die(reason string, level slog.Level) {
 		_ = c.sess.Close()
 		calls := c.pending.closeAll()
 		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
+		var unreadErr error
+		unread := c.goAway.Load()
 		for _, cl := range calls {
 			cl.err = err
+			if unread != 0 && cl.id >= unread {
+				// The provider said it read nothing from this id on.
+				if unreadErr == nil {
+					unreadErr = spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s (the provider closed it before reading the request: not run)", c.remote, reason)
+				}
+				cl.err, cl.unread = unreadErr, true
+			}
 			cl.done <- struct{}{}
 		}
 		c.log.Log(context.Background(), level, "channel closed", "reason", reason, "failed_calls", len(calls))

@@ -52,7 +52,12 @@
 // logs once a consumer that pings much faster than its advertised interval.
 // Server.Shutdown first sends each consumer a one-way read-only event
 // (Dubbo's READONLY_EVENT, body "R"), after which Channel.ReadOnly is true on
-// the consumer, then drains.
+// the consumer, then drains. Before closing a channel (Shutdown, Close) the
+// provider sends the one-way go-away event: body "G" and the highest
+// request id it read, 8 bytes big-endian (HTTP/2's GOAWAY, RFC 9113 §6.8).
+// It runs no request read after that, so the consumer fails its calls with
+// higher ids as CHANNEL_INACTIVE without spi.ErrRequestSent: never run,
+// safe to retry on another provider whatever the method.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/url"
 	"sort"
@@ -147,6 +148,46 @@ func (c *Channel) notePing(now time.Time) error {
 // consumer when it starts shutting down (Dubbo's READONLY_EVENT, "R").
 // Peers that predate it ignore one-way events.
 const readOnlyEvent = "R"
+
+// goAwayEvent is the first byte of the body of the one-way event a
+// provider sends a consumer just before it closes their channel (Server.
+// Shutdown and Server.Close): 'G', then the highest request id it read on
+// the channel, 8 bytes big-endian (goAwayLen bytes in all). It runs no
+// request read after it, so a call pending on the consumer with a higher
+// id never ran and fails with CHANNEL_INACTIVE that a failover may retry
+// even for a method that is not idempotent. HTTP/2's GOAWAY carries the
+// last stream id the same way (RFC 9113 §6.8). Peers that predate it
+// ignore one-way events.
+const (
+	goAwayEvent = 'G'
+	goAwayLen   = 9
+)
+
+// sendGoAway stops the channel from running requests it reads from now on
+// and queues the go-away event naming the last one it ran (provider side).
+// Only the first call does anything.
+func (c *Channel) sendGoAway() {
+	if c.closing.Swap(true) {
+		return // sent already
+	}
+	last := c.lastRequestID.Load() // after closing: see dispatch
+	var fb [protocol.HeaderLen + goAwayLen]byte
+	f := append(fb[:protocol.HeaderLen], goAwayEvent)
+	f = binary.BigEndian.AppendUint64(f, last)
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: goAwayLen}.Put(f)
+	c.w.enqueue(f)
+}
+
+// noteRequest raises lastRequestID to id (provider side; own-stream
+// readers dispatch concurrently with the primary one).
+func (c *Channel) noteRequest(id uint64) {
+	for {
+		last := c.lastRequestID.Load()
+		if id <= last || c.lastRequestID.CompareAndSwap(last, id) {
+			return
+		}
+	}
+}
 
 // sendReadOnly queues the read-only event (provider side).
 func (c *Channel) sendReadOnly() {

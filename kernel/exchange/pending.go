@@ -32,6 +32,7 @@ type call struct {
 	codecID uint8
 	body    []byte
 	err     error // set instead of status/body when the channel died
+	unread  bool  // with err: the provider's go-away says it never read the request
 
 	rd    bytes.Reader // reads body while the caller decodes it
 	value any          // the generic result while it is decoded
@@ -47,7 +48,7 @@ func getCall(ch *Channel, id uint64) *call {
 
 func putCall(c *call) {
 	putBody(c.body)
-	c.status, c.codecID, c.body, c.err = 0, 0, nil, nil
+	c.status, c.codecID, c.body, c.err, c.unread = 0, 0, nil, nil, false
 	c.ch, c.timeout, c.armed, c.timedOut = nil, 0, false, false
 	c.rd.Reset(nil)
 	callPool.Put(c)

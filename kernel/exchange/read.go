@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -175,6 +176,13 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	if c.opts.Side == spi.Provider && !c.dataSeen.Load() {
 		c.dataSeen.Store(true) // resets the ping-flood strikes
 	}
+	// Note the id before looking at closing; sendGoAway sets closing
+	// before it reads the id: a request it does not count is not run.
+	c.noteRequest(h.ID)
+	if c.closing.Load() {
+		putBody(body) // after the go-away: the consumer may send it elsewhere
+		return nil
+	}
 	codec, err := c.codec(h.CodecID())
 	if err != nil {
 		putBody(body)
@@ -229,6 +237,13 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 	if !h.TwoWay() && string(body) == readOnlyEvent {
 		if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
 			c.log.Info("provider is shutting down: channel read-only")
+		}
+		return nil
+	}
+	if !h.TwoWay() && len(body) == goAwayLen && body[0] == goAwayEvent {
+		if c.opts.Side == spi.Consumer {
+			c.goAway.Store(binary.BigEndian.Uint64(body[1:]) + 1)
+			c.readOnly.Store(true)
 		}
 		return nil
 	}

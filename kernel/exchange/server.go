@@ -120,23 +120,25 @@ func (s *Server) stop() []*Channel {
 // Shutdown stops accepting, tells every consumer the provider is going
 // read-only (a one-way event, Dubbo's READONLY_EVENT, so consumers stop
 // picking it at once: Channel.ReadOnly), waits until no request is in
-// flight or ctx ends, lets the queued responses reach the wire, then closes
-// every channel and waits for their goroutines. It returns ctx's error if
-// requests were still in flight when ctx ended (they are cancelled).
-// Requests arriving on existing channels while draining are still served.
+// flight or ctx ends, then sends each consumer the go-away (the last
+// request it will run: later ones are not run, so the consumer may retry
+// them elsewhere), waits again for the requests that started before it,
+// lets the queued responses reach the wire, then closes every channel and
+// waits for their goroutines. It returns ctx's error if requests were
+// still in flight when ctx ended (they are cancelled). Requests arriving
+// on existing channels while draining are still served.
 func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range s.stop() {
 		ch.sendReadOnly()
 	}
-	var err error
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for s.inflight.Load() > 0 && err == nil {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+	err := s.drain(ctx)
+	// Nothing read from now on runs (the go-away); what started before it
+	// finishes and is answered.
+	for _, ch := range s.stop() {
+		ch.sendGoAway()
+	}
+	if err == nil {
+		err = s.drain(ctx)
 	}
 	if err == nil {
 		// the last responses may still be queued: let them reach the wire
@@ -154,16 +156,46 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// drain waits until no request is in flight, or returns ctx's error.
+func (s *Server) drain(ctx context.Context) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.inflight.Load() > 0 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // Close closes the listener and every channel at once, cancelling requests
-// in flight, and waits for the channels' goroutines. Idempotent.
+// in flight, after sending each consumer the go-away (waiting at most
+// goAwayFlush for it to reach the wire), and waits for the channels'
+// goroutines. Idempotent.
 func (s *Server) Close() error {
 	s.stop()
 	s.closeAll("server closed")
 	return nil
 }
 
+// goAwayFlush bounds how long closing a server waits for the go-away
+// events to reach the wire (a consumer that stops reading gets none).
+const goAwayFlush = 100 * time.Millisecond
+
 func (s *Server) closeAll(reason string) {
 	chans := s.stop()
+	// Tell each consumer the last request run on its channel, so that it
+	// can send the later ones elsewhere (sendGoAway), then close.
+	for _, ch := range chans {
+		ch.sendGoAway()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	for _, ch := range chans {
+		ch.flush(ctx)
+	}
+	cancel()
 	for _, ch := range chans {
 		ch.Close(reason)
 	}
