@@ -105,6 +105,17 @@ func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, erro
 	})
 }
 
+// MethodNames returns the sorted names of the methods Export would serve
+// for impl (the exported methods of the shape Export takes), or Export's
+// error for a value it would refuse.
+func MethodNames(impl any) ([]string, error) {
+	mt, err := newMethodTable(impl)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(mt.names), nil
+}
+
 // ExportInvoker serves a generic service: requests for u's service key are
 // passed to inv with their arguments decoded as generic values (maps,
 // slices, strings, numbers). u's "methods" parameter, when present, lists

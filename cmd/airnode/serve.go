@@ -539,7 +539,8 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // the per-address keys (kernel.CheckServerKeys, kernel.Dispatcher), every
 // extension the URL names existing and building with it (the catalogs'
 // Explain, as list --explain does), the provider's TLS files
-// (checkTLSFiles), the per-address keys agreeing with those of the first
+// (checkTLSFiles), method-level keys naming methods the service has
+// (checkMethodKeys), the per-address keys agreeing with those of the first
 // export on the same transport (sameServerKeys), and the registry
 // extension of reg.
 // Errors name the service, and the file and key when the file set it.
@@ -566,6 +567,9 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			err = checkTLSFiles(u)
 		}
 		if err == nil {
+			err = checkMethodKeys(cat, pe)
+		}
+		if err == nil {
 			// the kernel shares one server per transport and address
 			tr := cat.Transport.Choose(u, "").Name
 			if _, ok := first[tr]; !ok {
@@ -578,6 +582,22 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 	}
 	return nil
+}
+
+// checkMethodKeys refuses a method-level key for a method the service
+// lacks (Slep.timeout), as Export does (Node.CheckMethodKeys): the demo's
+// methods, or those a service plugin declares.
+func checkMethodKeys(cat *extension.Catalogs, pe plannedExport) error {
+	var methods []string
+	if pe.demo != nil {
+		var err error
+		if methods, err = kernel.MethodNames(pe.demo); err != nil {
+			return err
+		}
+	} else {
+		methods = pe.url.Methods()
+	}
+	return kernel.NewNode(cat).CheckMethodKeys(pe.url, methods)
 }
 
 // providerExplainErr builds every extension u names as the kernel's

@@ -15,7 +15,8 @@ import (
 // TestServeChecksEveryServiceBeforeExporting: a configuration serve
 // cannot run (a service without implementation, a later service with an
 // unknown transport, another payload bound than the first's on the same
-// address, or a TLS certificate that is not there) fails before the first export: nothing listens,
+// address, a TLS certificate that is not there, or a method-level key for
+// a method the service lacks) fails before the first export: nothing listens,
 // nothing is registered, and serve exits 1 at once with the error, not
 // after a shutdown wait (set to 5 s here, so that waiting would show).
 func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
@@ -30,6 +31,8 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 			`serve: service b/demo.Echo: URL key "payload" is "1MiB", but demo.Echo, exported first on the same address, uses its default`},
 		{"second service's TLS file", "services:\n  - interface: demo.Echo\n    params: {group: b, tls: true, tls.cert: /nonexistent/c.pem, tls.key: /nonexistent/k.pem}\n",
 			`serve: service b/demo.Echo: tlsconf: tls.cert: open /nonexistent/c.pem: no such file or directory`},
+		{"second service's key for a method it lacks", "services:\n  - interface: demo.Echo\n    params: {group: b, Slep.timeout: 100}\n",
+			`URL key "Slep.timeout" sets timeout for method Slep, but service b/demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
