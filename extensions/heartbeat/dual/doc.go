@@ -7,6 +7,12 @@
 // The heartbeat task sends a two-way heartbeat when nothing was read or
 // nothing was written for more than heartbeat.interval; the ping runs in
 // its own goroutine bounded by the interval, so the ticker never waits.
+// Unlike Dubbo, which pings again at every tick while the peer is silent,
+// a watch keeps at most one ping unanswered per channel (counting the
+// kernel's first ping of a new connection): a peer that was only paused
+// (SIGSTOP, a VM freeze) would otherwise read all the pings queued
+// meanwhile at once, which the provider's ping-flood guard takes for a
+// flood.
 // The reconnect task closes the channel when nothing was read for more
 // than heartbeat.timeout: on the consumer the connection manager then
 // reconnects, on the provider the channel is gone. When the provider's

@@ -66,6 +66,7 @@ type watch struct {
 	start     time.Time
 	heartbeat *task.Task
 	reconnect *task.Task
+	pinged    time.Time // when heartbeatCheck last decided to ping; zero: never (only heartbeatCheck uses it: checks never overlap)
 }
 
 // since returns how long ago t was, counting a zero t (nothing yet) from
@@ -78,12 +79,18 @@ func (w *watch) since(now, t time.Time) time.Duration {
 }
 
 // heartbeatCheck is Dubbo 2.7.0's HeartbeatTimerTask: ping when read-idle
-// or write-idle for more than the interval.
+// or write-idle for more than the interval — but never while a ping is
+// unanswered (unanswered), where Dubbo pings again at every tick.
 func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
 	tick := w.cfg.Interval / 3
-	if w.since(now, w.ch.LastRead()) <= w.cfg.Interval && w.since(now, w.ch.LastWrite()) <= w.cfg.Interval {
+	lastRead := w.ch.LastRead()
+	if w.since(now, lastRead) <= w.cfg.Interval && w.since(now, w.ch.LastWrite()) <= w.cfg.Interval {
 		return tick, nil
 	}
+	if w.unanswered(lastRead) {
+		return tick, nil
+	}
+	w.pinged = now
 	return tick, func(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, w.cfg.Interval)
 		defer cancel()
@@ -96,6 +103,27 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 			counters.Heartbeat.PingsFailed.Inc()
 		}
 	}
+}
+
+// unanswered reports whether a ping sent on the channel is still waiting
+// for the peer: nothing was read since the watch's last ping or, before
+// the watch pinged, nothing was read since the watch started while
+// something was written (on a consumer, the kernel's first ping of a new
+// connection, which carries the hello). Another ping then tells nothing
+// more — the connection delivers the first, and the reconnect task judges
+// the silence from LastRead alone — and a peer that was only paused
+// (SIGSTOP, a long GC pause, a VM freeze) would read every ping queued
+// meanwhile at once when it resumes, which the provider's ping-flood guard
+// (exchange Options.MinPingInterval) takes for a flood: a warning, and
+// past its strikes a closed channel. Dubbo 2.7.0's HeartbeatTimerTask
+// pings at every tick (interval/3) while the peer is silent; this watch
+// keeps at most one ping unanswered per channel. Pings answered in time go
+// on as in Dubbo: each after the interval idle.
+func (w *watch) unanswered(lastRead time.Time) bool {
+	if !w.pinged.IsZero() {
+		return !lastRead.After(w.pinged)
+	}
+	return !lastRead.After(w.start) && w.ch.LastWrite().After(w.start)
 }
 
 // reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its
