@@ -30,3 +30,19 @@ func TestPicksLessActive(t *testing.T) {
 		}
 	}
 }
+
+// p2c declares the one key it reads, weight, as the kernel reads it; the
+// declaration reaches the host side through the plugin protocol.
+func TestDeclaresWeight(t *testing.T) {
+	keys := p2c.Builder{}.Keys()
+	if err := spi.ValidateKeys(keys); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].Key != "weight" || keys[0].Type != spi.KeyTypeInt || keys[0].Default != "100" {
+		t.Fatalf("keys %+v, want weight, int, default 100", keys)
+	}
+	host, ok := sdktest.LoadBalance(t, p2c.Builder{}).(spi.KeyDescriber)
+	if !ok || len(host.Keys()) != 1 || host.Keys()[0].Key != "weight" {
+		t.Fatalf("host-side builder keys: %v", ok)
+	}
+}

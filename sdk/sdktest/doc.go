@@ -3,6 +3,10 @@
 // (plugin.TestPluginGRPCConn), wraps it in the same adapters the airnode
 // host registers, and runs the conformance suites of package spitest on the
 // result — so the gRPC adaptation is exercised without building a binary.
+// The host-side builders it returns carry what the plugin declared over the
+// protocol, as the host's do: a filter's activation and the URL keys the
+// extension declares (spi.KeyDescriber), so a catalog holding them lists
+// the keys and counts them in the kernel's typo warnings.
 //
 //	func TestConformance(t *testing.T) { sdktest.TestLoadBalance(t, p2c.Builder{}) }
 //

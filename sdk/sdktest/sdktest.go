@@ -18,6 +18,14 @@ import (
 // t.Cleanup.
 func Connect(t testing.TB, p sdk.Plugins, point string) *pluginrpc.Client {
 	t.Helper()
+	c, _ := connect(t, p, point)
+	return c
+}
+
+// connect is Connect that also returns what the plugin declared for point
+// (name, activation, URL keys), as the host reads it at the plugin's start.
+func connect(t testing.TB, p sdk.Plugins, point string) (*pluginrpc.Client, pluginrpc.Description) {
+	t.Helper()
 	impl, err := p.Impl()
 	if err != nil {
 		t.Fatal(err)
@@ -34,38 +42,46 @@ func Connect(t testing.TB, p sdk.Plugins, point string) *pluginrpc.Client {
 	c := raw.(*pluginrpc.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := pluginrpc.Describe(ctx, c, point); err != nil {
+	d, err := pluginrpc.Describe(ctx, c, point)
+	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
-	return c
+	return c, d
 }
 
 // LoadBalance returns b as the host sees it when b runs in a plugin: a
-// builder whose balancers select over gRPC. Failures of the plugin call fail
-// the test instead of falling back.
+// builder whose balancers select over gRPC and that declares the URL keys
+// b declares (spi.KeyDescriber, sent over the plugin protocol), so that a
+// catalog holding it counts them in its typo warnings and key listings as
+// the host's does. Failures of the plugin call fail the test instead of
+// falling back.
 func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder {
 	t.Helper()
-	c := Connect(t, sdk.Plugins{LoadBalance: b}, pluginrpc.PointLoadBalance)
+	c, d := connect(t, sdk.Plugins{LoadBalance: b}, pluginrpc.PointLoadBalance)
 	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{
 		Name:       b.Name(),
 		Source:     pluginrpc.StaticSource(c),
 		OnFallback: func(err error) { t.Errorf("sdktest: plugin Select failed: %v", err) },
 		Timeout:    10 * time.Second,
+		Keys:       d.Keys,
 	})
 }
 
-// Registry returns b as the host sees it when b runs in a plugin.
+// Registry returns b as the host sees it when b runs in a plugin, declaring
+// the URL keys b declares (as LoadBalance).
 func Registry(t testing.TB, b spi.RegistryBuilder) spi.RegistryBuilder {
 	t.Helper()
-	c := Connect(t, sdk.Plugins{Registry: b}, pluginrpc.PointRegistry)
-	return pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: b.Name(), Source: pluginrpc.StaticSource(c)})
+	c, d := connect(t, sdk.Plugins{Registry: b}, pluginrpc.PointRegistry)
+	return pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: b.Name(), Source: pluginrpc.StaticSource(c), Keys: d.Keys})
 }
 
-// Filter returns b as the host sees it when b runs in a plugin.
+// Filter returns b as the host sees it when b runs in a plugin: with the
+// activation and the URL keys b declares, as they crossed the plugin
+// protocol (as LoadBalance).
 func Filter(t testing.TB, b spi.FilterBuilder) spi.FilterBuilder {
 	t.Helper()
-	c := Connect(t, sdk.Plugins{Filter: b}, pluginrpc.PointFilter)
-	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: b.Activation(), Source: pluginrpc.StaticSource(c)})
+	c, d := connect(t, sdk.Plugins{Filter: b}, pluginrpc.PointFilter)
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: d.Activation, Source: pluginrpc.StaticSource(c), Keys: d.Keys})
 }
 
 // Service returns an invoker for the service s as the host sees it when s
