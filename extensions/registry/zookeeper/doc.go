@@ -18,7 +18,7 @@
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)
 //	root             string    -     airnode   no '/'      root node ("" puts services at /)
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout
-//	connect.timeout  duration  ms    5s        10ms..1m    how long Register/Lookup wait for a session
+//	connect.timeout  duration  ms    5s        10ms..1m    how long Register/Lookup/Subscribe wait for a session (Register: not again once a wait ran out)
 //	file.cache       path      -     ""        -           last known lists on disk, used when ZooKeeper is down
 //	user:password@   string    -     ""        -           digest ACL on created nodes, and the session's auth
 //

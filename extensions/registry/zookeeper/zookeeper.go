@@ -97,6 +97,7 @@ type Registry struct {
 	subs       map[*subscription]struct{}
 	closed     bool
 	up         bool          // a session is established
+	gaveUp     bool          // a wait for a session ran out of time since the last one was up
 	upCh       chan struct{} // closed at the next transition to up
 	session    int64         // id of the last session seen
 	sessionGen int           // counts new sessions
@@ -270,7 +271,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	retry = r.createAll(conn, urls)
 	r.mu.Lock()
 	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed {
-		r.up = true
+		r.up, r.gaveUp = true, false
 		close(r.upCh)
 		r.upCh = make(chan struct{})
 	}
@@ -343,7 +344,8 @@ func (r *Registry) ensurePath(conn *zk.Conn, path string) error {
 }
 
 // waitUp waits until a session is established, quit closes or limit passes
-// (limit <= 0: no limit). It reports whether the session is up.
+// (limit <= 0: no limit). It reports whether the session is up. A limit
+// that passes is remembered (knownDown) until a session is up.
 func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
 	var timeout <-chan time.Time
 	if limit > 0 {
@@ -366,9 +368,20 @@ func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
 		case <-quit:
 			return false
 		case <-timeout:
+			r.mu.Lock()
+			r.gaveUp = !r.up
+			r.mu.Unlock()
 			return false
 		}
 	}
+}
+
+// knownDown reports whether the registry already waited out a
+// connect.timeout with no session and none has been established since.
+func (r *Registry) knownDown() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gaveUp && !r.up
 }
 
 // waitCtx is waitUp bounded by ctx and the connect timeout.
@@ -380,7 +393,12 @@ func (r *Registry) waitCtx(ctx context.Context) bool {
 // again after every new session. If no session can be established within
 // ctx and connect.timeout, u stays queued and is published as soon as one
 // is (Dubbo's failback), and Register returns nil after logging a warning;
-// other ZooKeeper errors (no auth, ...) are returned.
+// other ZooKeeper errors (no auth, ...) are returned. Once a wait for a
+// session has run out (here, in Lookup or in a subscription's first list)
+// and no session has been up since, Register queues u and returns at once
+// instead of waiting connect.timeout again: a consumer started from
+// file.cache while ZooKeeper is down waits one connect.timeout in all, as
+// Dubbo's check=false does not block on its consumer entry.
 func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 	conn, err := r.connection()
 	if err != nil {
@@ -395,7 +413,7 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 	if dup {
 		return nil
 	}
-	if !r.waitCtx(ctx) {
+	if r.knownDown() || !r.waitCtx(ctx) {
 		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}

@@ -526,3 +526,63 @@ func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
 		t.Fatalf("Subscribe took %v, want about connect.timeout (500ms)", d)
 	}
 }
+
+// Tester finding: a consumer started from file.cache while ZooKeeper is
+// unreachable waited connect.timeout for its first list, then a second
+// connect.timeout registering its consumer entry. Once a wait has run out,
+// Register queues the entry and returns at once; the entry is created when
+// a session is back.
+func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
+	const connect = 800 * time.Millisecond
+	px := newProxy(t, server.Addr())
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	q := fmt.Sprintf("?root=down&session.timeout=4s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
+	p := build(t, server.URL(q[1:]))
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	warm := build(t, "zookeeper://"+px.addr()+q)
+	subscribe(t, warm, consumer).wait(t, 10*time.Second, 1) // writes file.cache
+	_ = warm.Close()
+
+	px.pause() // ZooKeeper unreachable: connections are closed at once
+	c := build(t, "zookeeper://"+px.addr()+q)
+	start := time.Now()
+	rec := subscribe(t, c, consumer)
+	rec.wait(t, 10*time.Second, 1) // from file.cache, after connect.timeout
+	listed := time.Since(start)
+	entry := spi.MustParse("consumer://127.0.0.1/demo.Echo?side=consumer&pid=1")
+	before := time.Now()
+	if err := c.Register(ctx(t), entry); err != nil {
+		t.Fatalf("Register with no session: %v, want nil (queued)", err)
+	}
+	registered := time.Since(before)
+	t.Logf("first list from file.cache after %v; consumer Register returned after %v (connect.timeout %v)",
+		listed.Round(time.Millisecond), registered.Round(time.Millisecond), connect)
+	if registered >= connect {
+		t.Errorf("Register waited %v, a second connect.timeout (%v), although the registry knew it had no session", registered, connect)
+	}
+
+	px.resume()
+	raw := rawClient(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		children, _, err := raw.Children("/down/demo.Echo/consumers")
+		if err == nil && len(children) == 1 && children[0] == url.QueryEscape(entry.String()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer entry not created after ZooKeeper came back: %v, %v", children, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// With a session up again, the next wait is a real one: a Register of
+	// a new entry creates it before returning.
+	second := spi.MustParse("consumer://127.0.0.1/demo.Echo?side=consumer&pid=2")
+	if err := c.Register(ctx(t), second); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := raw.Get("/down/demo.Echo/consumers/" + url.QueryEscape(second.String())); err != nil {
+		t.Fatalf("entry registered with a session up is not there at once: %v", err)
+	}
+}
