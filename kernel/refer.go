@@ -238,16 +238,26 @@ func (n *Node) checkProtocol(u spi.URL) error {
 }
 
 // checkConsumerKeys fails early for any key of the consumer's URL that
-// its provider invokers would reject (connection keys, codec, timeout,
-// transport and heartbeat settings), building them with the same code
-// (readInvokerSettings); otherwise every provider invoker would fail to
-// build and the reference would only see an empty directory ("no
-// provider available", the reason in a log line).
-func (n *Node) checkConsumerKeys(u spi.URL) error {
+// its provider invokers would reject (CheckConsumerKeys); otherwise every
+// provider invoker would fail to build and the reference would only see
+// an empty directory ("no provider available", the reason in a log line).
+func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.cat, u) }
+
+// CheckConsumerKeys returns the error Refer refuses consumer URL u with
+// for one of its keys (Refer wraps it as "kernel: refer <service>: ..."),
+// or nil: two method-level forms of one key with different values
+// (Sleep.timeout and methods.Sleep.timeout), and any key a provider
+// invoker would reject, checked by the code that builds one
+// (readInvokerSettings): connections (1 to 64), connect.timeout,
+// reconnect.backoff, payload, timeout and codec (also per method), the
+// transport's keys and the heartbeat's. Only the first error is
+// returned. list --explain calls it on the consumer URL and on the
+// merged URL, so it fails what call and bench would.
+func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 	if err := conflictingMethodForms(u); err != nil {
 		return err
 	}
-	_, err := readInvokerSettings(n.cat, u)
+	_, err := readInvokerSettings(cat, u)
 	return err
 }
 

@@ -320,7 +320,48 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	reported := errors.Join(errs...)
 	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
 	report(unreported(config.CheckURL(x.provider), reported), true)
+	cErr, mErr := x.consumerKeys(cat, errors.Join(errs...))
+	report(cErr, false)
+	report(mErr, !x.direct)
 	return errors.Join(dedupeErrors(errs)...)
+}
+
+// consumerKeys returns the kernel's refusal of a key of the consumer URL
+// (Refer's check, kernel.CheckConsumerKeys: connections=100, a bad
+// transport or heartbeat key, ...) and of the merged URL (the same check
+// each provider invoker makes), each nil unless it fails and reported
+// does not say the same already: a check that ends at its first error
+// often ends at one the other rows found. The merged URL's error is nil
+// when it is the consumer's.
+func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consumer, merged error) {
+	fresh := func(err error, also error) bool {
+		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
+	}
+	if err := kernel.CheckConsumerKeys(cat, x.consumer); fresh(err, nil) {
+		consumer = err
+	}
+	if err := kernel.CheckConsumerKeys(cat, x.merged); fresh(err, consumer) {
+		merged = err
+	}
+	return consumer, merged
+}
+
+// sameError reports whether err says what one of the errors joined in
+// reported says: one message contains the other (the kernel's adds the
+// extension that failed: "transport smux: ..."), or both refuse the same
+// value of the same URL key (*spi.ParamError).
+func sameError(err, reported error) bool {
+	var pe *spi.ParamError
+	keyed := errors.As(err, &pe)
+	for _, r := range unjoin(reported) {
+		if strings.Contains(err.Error(), r.Error()) || strings.Contains(r.Error(), err.Error()) {
+			return true
+		}
+		if rpe := (*spi.ParamError)(nil); keyed && errors.As(r, &rpe) && rpe.Key == pe.Key && rpe.Value == pe.Value {
+			return true
+		}
+	}
+	return false
 }
 
 // explainedMethods returns the methods that get their own rows: those
