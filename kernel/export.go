@@ -325,8 +325,10 @@ func randomToken() string {
 }
 
 // keyMinPingInterval is the provider's ping-flood guard: a consumer whose
-// pings arrive faster than this with no call in between is closed after a
-// few strikes (gRPC's too_many_pings). Duration, default 1s, 0 = off.
+// pings arrive faster than this on an idle connection (no call running or
+// arriving in between) is closed after a few strikes (gRPC's
+// too_many_pings). Duration, default 1s or the provider's own heartbeat
+// interval when shorter, 0 = off.
 const keyMinPingInterval = "heartbeat.min.ping.interval"
 
 // keyConnectionConcurrency caps the requests one consumer connection may
@@ -682,13 +684,23 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
-	// Ping-flood guard: heartbeat.min.ping.interval (default 1s; 0 turns it off).
-	minPing, err := pu.Duration(keyMinPingInterval, exchange.DefaultMinPingInterval)
+	// Ping-flood guard: heartbeat.min.ping.interval (default 1s, or the
+	// provider's own heartbeat interval when shorter: consumers that take
+	// it from the registry ping that often; 0 turns it off).
+	defMinPing := exchange.DefaultMinPingInterval
+	if iv, ok := exchange.AdvertisedInterval(pu); ok && iv < defMinPing {
+		defMinPing = iv
+	}
+	minPing, err := pu.Duration(keyMinPingInterval, defMinPing)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
+	hello := pu
 	if minPing == 0 {
 		minPing = -1
+	} else {
+		// advertised, so that a consumer pinging faster is told (exchange)
+		hello = pu.With(keyMinPingInterval, minPing.String())
 	}
 	// Per-connection cap: connection.concurrency (default 16384; 0 or negative = unlimited).
 	maxConc, err := pu.Int(keyConnectionConcurrency, exchange.DefaultMaxConcurrent)
@@ -710,7 +722,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
-		Hello: exchange.HeartbeatHello(pu), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
+		Hello: exchange.HeartbeatHello(hello), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive",
 	})
 	go func() {

@@ -218,7 +218,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	keyConnectionConcurrency: {Type: spi.KeyTypeInt, Default: "16384",
 		Doc: sideProvider + "requests in flight per consumer connection, beyond: SERVER_THREADPOOL_EXHAUSTED, up to 2147483647, 0 or negative: unlimited; per listening address"},
 	keyMinPingInterval: {Type: spi.KeyTypeDuration, Default: "1s",
-		Doc: sideProvider + "ping-flood guard: a consumer pinging faster than this with no call between is closed after a few strikes, 0: off; per listening address"},
+		Doc: sideProvider + "ping-flood guard: a consumer pinging faster than this on an idle connection (no call running or arriving) is closed after a few strikes, 0: off; default 1s or the provider's own heartbeat.interval when shorter; per listening address"},
 	spi.AttachmentToken: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "access token consumers must send (published in the provider URL), true: a random one made at export; absent: off"},
 	"connections": {Type: spi.KeyTypeInt, Default: "1",

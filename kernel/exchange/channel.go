@@ -91,6 +91,7 @@ type Channel struct {
 	peerHello      atomic.Pointer[spi.URL]
 	helloSent      atomic.Bool // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
+	slowPingLogged atomic.Bool // consumer: warned that the provider's ping-flood guard will close an idle channel
 	dataSeen       atomic.Bool // provider: a request arrived since the last ping
 	readOnly       atomic.Bool // consumer: the provider is shutting down
 

@@ -41,8 +41,10 @@
 // Heartbeats (DESIGN §6, issue 4 items 6 and 7): both ends answer two-way
 // heartbeat events. The provider guards against ping floods as gRPC's
 // too_many_pings does: a ping arriving under Options.MinPingInterval×3/4
-// (default 1 s) after the previous one with no request in between is a
-// strike, any request resets the count, and the strike after
+// (default 1 s) after the previous one on an idle channel (no request
+// arriving in between, none running) is a strike, any request resets the
+// count, a ping while a request runs is a liveness check during a long
+// call and never a strike, and the strike after
 // Options.MaxPingStrikes (default 2) closes the channel with the logged
 // reason "too many pings". A heartbeat may carry a body, the sender's
 // heartbeat keys as a query string (Options.Hello, HeartbeatHello): the

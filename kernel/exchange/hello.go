@@ -85,6 +85,17 @@ func (c *Channel) learnHello(body []byte) {
 		c.log.Warn("heartbeat strategy mismatch: each side applies its own rules, the provider's idle-close timeout follows the consumer's settings",
 			"this_side", a, "peer", b, "peer_hello", string(body))
 	}
+	if c.opts.Side != spi.Consumer {
+		return
+	}
+	// The provider's ping-flood guard closes an idle connection whose
+	// consumer pings faster than it allows (notePing): say so once, here,
+	// rather than leave the user with a connection that keeps reconnecting.
+	min, err := u.Duration(keyMinPingInterval, 0)
+	if iv, ok := AdvertisedInterval(mine); ok && err == nil && min > 0 && iv < min-min/4 && c.slowPingLogged.CompareAndSwap(false, true) {
+		c.log.Warn("heartbeat.interval is below the provider's heartbeat.min.ping.interval: the provider closes this connection after a few such pings while it is idle, and it reconnects; raise heartbeat.interval, or lower heartbeat.min.ping.interval on the provider",
+			"heartbeat.interval", iv, "provider_min_ping_interval", min)
+	}
 }
 
 // PeerHeartbeat returns the peer's heartbeat settings as a URL whose
@@ -120,7 +131,9 @@ func (c *Channel) notePing(now time.Time) error {
 	data := c.dataSeen.Swap(false)
 	prev := g.lastPing
 	g.lastPing = now
-	if data || prev.IsZero() {
+	// A ping while a request runs on the channel checks that the provider
+	// is alive during a long call: what heartbeats are for, never a flood.
+	if data || prev.IsZero() || c.inflight.Load() > 0 {
 		g.strikes = 0
 		return nil
 	}
@@ -128,20 +141,50 @@ func (c *Channel) notePing(now time.Time) error {
 	if g.minInterval > 0 && gap < g.minInterval-g.minInterval/4 {
 		g.strikes++
 		if g.strikes > g.maxStrikes {
-			return fmt.Errorf("too many pings: %d heartbeats in a row less than %v apart with no request in between (last gap %v; Options.MinPingInterval, MaxPingStrikes %d)",
-				g.strikes+1, g.minInterval, gap.Round(time.Millisecond), g.maxStrikes)
+			peer := "not advertised"
+			if iv, ok := c.peerInterval(); ok {
+				peer = iv.String()
+			}
+			return fmt.Errorf("too many pings: %d heartbeats in a row less than %v apart on an idle connection (last gap %v; the consumer's heartbeat.interval: %s; the provider's heartbeat.min.ping.interval: %v, strikes allowed %d)",
+				g.strikes+1, g.minInterval, gap.Round(time.Millisecond), peer, g.minInterval, g.maxStrikes)
 		}
 	}
 	if !g.fastLogged {
-		if peer, ok := c.PeerHeartbeat(); ok {
-			if iv, err := peer.Duration("heartbeat.interval", 0); err == nil && iv > 0 && gap < iv/2 {
-				g.fastLogged = true
-				c.log.Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",
-					"gap", gap.Round(time.Millisecond), "heartbeat.interval", iv)
-			}
+		if iv, ok := c.peerInterval(); ok && gap < iv/2 {
+			g.fastLogged = true
+			c.log.Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",
+				"gap", gap.Round(time.Millisecond), "heartbeat.interval", iv)
 		}
 	}
 	return nil
+}
+
+// keyMinPingInterval is the provider's URL key for its ping-flood guard
+// (Options.MinPingInterval), which its hello advertises.
+const keyMinPingInterval = "heartbeat.min.ping.interval"
+
+// AdvertisedInterval returns the heartbeat interval a URL or a peer's
+// hello (Channel.PeerHeartbeat) sets: heartbeat.interval, or Dubbo's bare
+// heartbeat=<ms>; false when it sets none (the heartbeat extension's
+// default applies) or the value does not parse.
+func AdvertisedInterval(h spi.URL) (time.Duration, bool) {
+	if iv, err := h.Duration("heartbeat.interval", 0); err == nil && iv > 0 {
+		return iv, true
+	}
+	if v, _ := h.Param(keyHeartbeat); v != "" && strings.Trim(v, "0123456789") == "" {
+		if iv, err := h.Duration(keyHeartbeat, 0); err == nil && iv > 0 {
+			return iv, true
+		}
+	}
+	return 0, false
+}
+
+// peerInterval returns the heartbeat interval the peer's hello advertised.
+func (c *Channel) peerInterval() (time.Duration, bool) {
+	if peer, ok := c.PeerHeartbeat(); ok {
+		return AdvertisedInterval(peer)
+	}
+	return 0, false
 }
 
 // readOnlyEvent is the body of the one-way event a provider sends each

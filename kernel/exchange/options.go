@@ -53,7 +53,7 @@ type Options struct {
 	// MinPingInterval is the provider's ping-flood guard (gRPC's
 	// too_many_pings, issue 4 item 6): a heartbeat request that arrives less
 	// than MinPingInterval×3/4 after the previous one, with no request in
-	// between, is a strike (the quarter of tolerance absorbs timer and
+	// between and none running on the channel, is a strike (the quarter of tolerance absorbs timer and
 	// network jitter, so a consumer pinging exactly every MinPingInterval
 	// never strikes); any request resets the count. 0 means
 	// DefaultMinPingInterval (1 s); negative turns the guard off. Consumer

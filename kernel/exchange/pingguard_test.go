@@ -1,0 +1,72 @@
+package exchange
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Pings while a request runs on the channel are liveness checks during a
+// long call, never a flood: back-to-back pings during a 1 s call are all
+// answered and the call returns (the tester's heartbeat.interval=200ms
+// consumer lost every call longer than about 4 intervals).
+func TestPingFlood_PingsDuringALongCallAreAnswered(t *testing.T) {
+	f := startServer(t, false, nil) // defaults: 1 s, 2 strikes
+	ch := f.dial(nil)
+	call := make(chan spi.Result, 1)
+	go func() { call <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1000), 5*time.Second) }()
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 }) {
+		t.Fatal("the long call never started")
+	}
+	for i := range 10 {
+		if err := ch.Ping(pingCtx(t)); err != nil {
+			t.Fatalf("ping %d during the call: %v", i+1, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res := <-call; res.Err != nil {
+		t.Fatalf("the long call: %v", res.Err)
+	}
+	if r := f.logs.find("too many pings"); r != "" {
+		t.Fatal(r)
+	}
+	// Idle again: the guard applies as before.
+	var err error
+	for range 10 {
+		if err = ch.Ping(pingCtx(t)); err != nil {
+			break
+		}
+	}
+	if spi.StatusOf(err) != spi.StatusChannelInactive {
+		t.Fatalf("back-to-back pings on the idle channel: %v; want the guard to close it", err)
+	}
+}
+
+// A consumer whose heartbeat.interval is under the minimum the provider's
+// hello advertises is told once, with both values; one within it is not.
+func TestPingFlood_ConsumerToldOfTheProvidersMinimum(t *testing.T) {
+	for _, tc := range []struct {
+		hello string
+		warn  bool
+	}{
+		{"heartbeat=idle&heartbeat.interval=200ms", true},
+		{"heartbeat=300", true}, // Dubbo's bare interval in ms
+		{"heartbeat=idle&heartbeat.interval=1s", false},
+	} {
+		f := startServer(t, false, func(o *Options) { o.Hello = "heartbeat.min.ping.interval=1s"; o.MinPingInterval = time.Second })
+		logs := &logSink{}
+		ch := f.dial(func(o *Options) { o.Hello = tc.hello; o.Logger = slog.New(logs) })
+		for range 2 {
+			if err := ch.Ping(pingCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := logs.find("below the provider's heartbeat.min.ping.interval")
+		if (got != "") != tc.warn {
+			t.Errorf("consumer hello %q: warning %q, want one: %v", tc.hello, got, tc.warn)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package kernel
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/spi"
+)
+
+// A provider exported with heartbeat.interval=200ms (its consumers ping
+// that often) accepts pings that often: a 1.5 s call returns and an idle
+// connection stays up, where the ping-flood guard's fixed 1 s minimum
+// closed both (new-user tester: "too many pings", CHANNEL_INACTIVE after
+// 0.8 s, reconnecting every 1.5 s).
+func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
+	var plogs, clogs syncBuffer
+	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat.interval=200ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&clogs, nil))))
+	t.Cleanup(func() { _ = c.Close() })
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?heartbeat.interval=200ms&timeout=5s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Invoke(ctxT(t), "Sleep", 1500); err != nil {
+		t.Fatalf("1.5 s call with 200 ms heartbeats: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // idle: the consumer pings every 200 ms
+	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{plogs.String(), clogs.String()} {
+		for _, bad := range []string{"too many pings", "reconnecting", "below the provider's"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("log has %q:\n%s", bad, l)
+			}
+		}
+	}
+}
