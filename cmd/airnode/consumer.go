@@ -138,7 +138,8 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 //     it is the default for service keys).
 //   - u names no host (a service key, airnode:///service): registry when
 //     set (--registry or the configuration's), else the catalog's default
-//     registry ("file").
+//     registry ("file"); a file registry URL naming no directory gets
+//     its default directory (withRegistryDir), so errors name it.
 //
 // Errors: a host without a port (the URL names the host and what is
 // allowed), a malformed registry URL, no registry at all.
@@ -161,11 +162,11 @@ func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u sp
 		if err != nil {
 			return spi.URL{}, fmt.Errorf("--registry: %w", err)
 		}
-		return reg, nil
+		return withRegistryDir(reg), nil
 	}
 	reg := defaultRegistry(cat)
 	if reg.IsZero() {
 		return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
 	}
-	return reg, nil
+	return withRegistryDir(reg), nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	fileregistry "github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
@@ -98,7 +99,8 @@ func TestReferRegistry(t *testing.T) {
 		{url: "airnode://127.0.0.1:20880,[::1]/demo.Echo", errPart: `host "::1" has no port: give host:port for a direct call (airnode://[::1]:20880/demo.Echo)`},
 		{url: "airnode://10.99.99.99/g/demo.Echo?version=1.0", errPart: "or no host to use the registry (g/demo.Echo:1.0)"},
 		{url: "airnode:///demo.Echo", registry: deadZooKeeper, want: deadZooKeeper},
-		{url: "airnode:///demo.Echo", want: "file://"},
+		{url: "airnode:///demo.Echo", want: "file://" + fileregistry.DefaultDir()}, // the directory made explicit, for messages
+		{url: "airnode:///demo.Echo", registry: "file://", want: "file://" + fileregistry.DefaultDir()},
 	} {
 		var stderr bytes.Buffer
 		u := spi.MustParse(tc.url)

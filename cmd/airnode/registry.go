@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
+	fileregistry "github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -121,11 +122,42 @@ func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, er
 	if err != nil {
 		return nil, "", err
 	}
+	return reg, registryDesc(u), nil
+}
+
+// registryDesc describes registry URL u for messages and logs: its
+// canonical form with any password masked, and for a file registry URL
+// that names no directory the directory it resolves to, since that
+// depends on the environment (XDG_RUNTIME_DIR, the user's cache
+// directory) and processes started by sudo, ssh or systemd may not share
+// it: "file:// (/run/user/1000/airnode/registry)".
+func registryDesc(u spi.URL) string {
 	desc := u.String()
 	if pw := u.Password(); pw != "" {
 		desc = strings.Replace(desc, ":"+url.QueryEscape(pw)+"@", ":***@", 1)
 	}
-	return reg, desc, nil
+	if isDefaultFileRegistry(u) {
+		desc += " (" + fileregistry.DefaultDir() + ")"
+	}
+	return desc
+}
+
+// withRegistryDir returns u with the file registry's default directory
+// made explicit (file:// -> file:///run/user/1000/airnode/registry), so
+// that the messages the kernel builds from the URL ("no provider
+// available for demo.Echo (registry: ...)") name the directory; any
+// other URL is returned as is. Both forms open the same directory.
+func withRegistryDir(u spi.URL) spi.URL {
+	if !isDefaultFileRegistry(u) {
+		return u
+	}
+	return u.WithPath(fileregistry.DefaultDir())
+}
+
+// isDefaultFileRegistry reports whether u is a file registry URL that
+// names no directory (file://, file://localhost).
+func isDefaultFileRegistry(u spi.URL) bool {
+	return u.Scheme() == fileregistry.Name && u.Path() == ""
 }
 
 func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {

@@ -352,7 +352,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	node := kernel.NewNode(cat, opts...)
 	registry := "none"
 	if !reg.IsZero() {
-		registry = reg.String()
+		registry = registryDesc(reg)
 	}
 	for _, pe := range exports {
 		var exp *kernel.Exporter
@@ -547,7 +547,7 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
 	if !reg.IsZero() {
 		if err := cat.ExplainRegistry(reg).Err; err != nil {
-			return fmt.Errorf("serve: registry %s: %w", reg, err)
+			return fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
 		}
 	}
 	first := map[string]spi.URL{} // by transport: the export that makes the server

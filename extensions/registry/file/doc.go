@@ -14,7 +14,8 @@
 //	(path)    path      -     see below             "file:///var/run/x" picks the directory
 //	poll      duration  ms    500ms    10ms..1m     lock-state poll period per subscription
 //
-// The default directory is $XDG_RUNTIME_DIR/airnode/registry, else
+// The default directory (DefaultDir) is $XDG_RUNTIME_DIR/airnode/registry
+// when XDG_RUNTIME_DIR is an existing directory, else
 // os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry:
 // every process of one user that names no directory shares it, so a
 // private registry names its own (file:///tmp/myapp-reg). An unknown URL

@@ -60,9 +60,13 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	desc := u.String()
+	if u.Path() == "" {
+		desc += " (" + p.dir + ")" // the default directory depends on the environment
+	}
 	return &Registry{
 		p:      p,
-		desc:   u.String(),
+		desc:   desc,
 		log:    log.With("registry", "file://"+p.dir),
 		leases: map[string]*lease{},
 		subs:   map[*subscription]struct{}{},
@@ -100,7 +104,9 @@ type lease struct {
 // Dir returns the registry directory.
 func (r *Registry) Dir() string { return r.p.dir }
 
-// String returns the registry URL, for messages.
+// String returns the registry URL, for messages; a URL naming no
+// directory is followed by the default directory it uses:
+// "file:// (/run/user/1000/airnode/registry)".
 func (r *Registry) String() string { return r.desc }
 
 func escape(s string) string { return url.QueryEscape(s) }

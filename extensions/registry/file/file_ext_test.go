@@ -80,13 +80,57 @@ func TestBuild(t *testing.T) {
 	if got := r.(*file.Registry).Dir(); got != "/var/tmp/y" {
 		t.Errorf("Dir() = %q", got)
 	}
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
-	if got := file.DefaultDir(); got != "/run/user/7/airnode/registry" {
-		t.Errorf("DefaultDir() = %q", got)
+	runtime := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtime)
+	want := filepath.Join(runtime, "airnode", "registry")
+	if got := file.DefaultDir(); got != want {
+		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
 	r, _ = file.Builder{}.Build(spi.MustParse("file://"))
-	if got := r.(*file.Registry).Dir(); got != "/run/user/7/airnode/registry" {
-		t.Errorf("default Dir() = %q", got)
+	if got := r.(*file.Registry).Dir(); got != want {
+		t.Errorf("default Dir() = %q, want %q", got, want)
+	}
+	if got, want := r.(*file.Registry).String(), "file:// ("+want+")"; got != want {
+		t.Errorf("default String() = %q, want %q", got, want)
+	}
+}
+
+// Tester finding: XDG_RUNTIME_DIR=/nonexistent/dir made the file registry
+// create /nonexistent/dir/airnode/registry. The XDG spec has the login
+// manager create that directory; a value that is no existing directory
+// (missing, a file, relative) falls back as if unset, to the user's cache
+// directory.
+func TestDefaultDirIgnoresAnUnusableXDGRuntimeDir(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir
+	fallback := filepath.Join(cache, "airnode", "registry")
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nonexistent", "dir")
+	for _, v := range []string{"", missing, notDir, "relative/dir"} {
+		t.Setenv("XDG_RUNTIME_DIR", v)
+		if got := file.DefaultDir(); got != fallback {
+			t.Errorf("XDG_RUNTIME_DIR=%q: DefaultDir() = %q, want the fallback %q", v, got, fallback)
+		}
+	}
+	// A registry using the default creates the fallback, not the
+	// missing runtime directory.
+	t.Setenv("XDG_RUNTIME_DIR", missing)
+	r, err := file.Builder{}.Build(spi.MustParse("file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Register(context.Background(), spi.MustParse("airnode://127.0.0.1:1/demo.Echo?side=provider")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("%s exists after Register (stat: %v); want it never created", filepath.Dir(missing), err)
+	}
+	if _, err := os.Stat(filepath.Join(fallback, "demo.Echo", "providers")); err != nil {
+		t.Errorf("the entry is not under the fallback %s: %v", fallback, err)
 	}
 }
 
@@ -95,7 +139,9 @@ func TestBuild(t *testing.T) {
 // poll gets the key meant instead, and a key of the zookeeper registry
 // (or a misspelling of one) what the file registry does instead.
 func TestUnknownKeySaysHowToGiveTheDirectory(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
+	runtime := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtime)
+	def := filepath.Join(runtime, "airnode", "registry")
 	for raw, want := range map[string]string{
 		"file:///x?file.cahce=y": `file registry: unknown URL key "file.cahce" in "file:///x?file.cahce=y"; did you mean "file.cache"? ` +
 			`That is a key of the zookeeper registry (its cache of the last provider lists, used while ZooKeeper is down); ` +
@@ -103,9 +149,9 @@ func TestUnknownKeySaysHowToGiveTheDirectory(t *testing.T) {
 		"file:///x?root=y": `file registry: unknown URL key "root" in "file:///x?root=y": root is a key of the zookeeper registry (the root node of its entries); ` +
 			`here the directory is the URL's path, file:///absolute/dir (the one key is poll)`,
 		"file://?path=": `file registry: unknown URL key "path" in "file://?path=": the directory is the URL's path, file:///absolute/dir; ` +
-			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
+			`file:// alone uses the default, ` + def + `; the one key is poll`,
 		"file://?dir=/srv/reg/": `file registry: unknown URL key "dir" in "file://?dir=%2Fsrv%2Freg%2F": the directory is the URL's path, file:///absolute/dir (write file:///srv/reg); ` +
-			`file:// alone uses the default, /run/user/7/airnode/registry; the one key is poll`,
+			`file:// alone uses the default, ` + def + `; the one key is poll`,
 		"file:///x?pol=1s":  `file registry: unknown URL key "pol" in "file:///x?pol=1s"; did you mean "poll"? (the one key is poll)`,
 		"file:///x?pool=1s": `file registry: unknown URL key "pool" in "file:///x?pool=1s"; did you mean "poll"? (the one key is poll)`,
 	} {

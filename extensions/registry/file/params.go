@@ -118,10 +118,19 @@ var otherRegistryKeys = map[string][2]string{
 
 // DefaultDir returns the directory used when the URL names none:
 // $XDG_RUNTIME_DIR/airnode/registry, else os.UserCacheDir()/airnode/registry,
-// else os.TempDir()/airnode-<uid>/registry. It reads the environment only.
+// else os.TempDir()/airnode-<uid>/registry. XDG_RUNTIME_DIR counts only
+// when it is an absolute path to an existing directory: the XDG Base
+// Directory spec has the login manager create it and tells applications
+// to fall back when it is unset or unusable, so a stale or mistyped value
+// (XDG_RUNTIME_DIR=/nonexistent/dir, or a directory that went away with
+// the session) falls back like an unset one instead of creating
+// /nonexistent/dir/airnode/registry. It reads the environment and stats
+// that one directory; it creates nothing.
 func DefaultDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "airnode", "registry")
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return filepath.Join(d, "airnode", "registry")
+		}
 	}
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "airnode", "registry")
