@@ -112,7 +112,9 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 
 // decodeArgs reads n arguments from dec into the method's parameter types,
 // in buf when it has room (the caller's per-call storage), else in a new
-// slice. A wrong count or an undecodable argument is BAD_REQUEST.
+// slice. A wrong count or an undecodable argument is BAD_REQUEST, as is a
+// map key naming no field of a struct parameter when the codec's decoder
+// can refuse one (a DisallowUnknownFields method: json, msgpack).
 func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
 		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), n)
@@ -122,6 +124,9 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) (
 		args = make([]any, n)
 	}
 	args = args[:n]
+	if s, ok := dec.(interface{ DisallowUnknownFields() }); ok {
+		s.DisallowUnknownFields() // a misspelt struct field is the caller's mistake, not a zero
+	}
 	for i, decode := range m.decode {
 		if err := decode(dec, &args[i]); err != nil {
 			return nil, argError(service, m.name, i, m.args[i].String(), err)

@@ -1,12 +1,18 @@
 package json
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 
+	"github.com/airnode/airnode/extensions/codec/internal/generic"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -45,15 +51,30 @@ func (Codec) NewEncoder(w io.Writer) spi.Encoder {
 var encoders = sync.Pool{New: func() any { return new(Encoder) }}
 
 // NewDecoder returns a decoder reading JSON texts from r. It buffers, so it
-// may read beyond the values it returns.
+// may read beyond the values it returns. Numbers read into generic values
+// are exact (see the package doc).
 //
 // The decoder comes from a pool; its Release returns it there (see
 // spi.Releaser). One that is never released is garbage collected.
 func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d := decoders.Get().(*Decoder)
 	d.d = *json.NewDecoder(r) // no Reset either
+	d.d.UseNumber()
 	d.released = false
+	d.body, d.start = nil, 0
+	if b, ok := r.(bodyReader); ok {
+		if start, err := b.Seek(0, io.SeekCurrent); err == nil {
+			d.body, d.start = b, start
+		}
+	}
 	return d
+}
+
+// bodyReader is a body in memory (bytes.Reader, strings.Reader, as the
+// exchange passes it): a value that failed can be read again to say why.
+type bodyReader interface {
+	io.ReaderAt
+	io.Seeker
 }
 
 var decoders = sync.Pool{New: func() any { return new(Decoder) }}
@@ -83,7 +104,7 @@ func (d *Decoder) Release() {
 		return
 	}
 	d.released = true
-	d.d = json.Decoder{}
+	d.d, d.body = json.Decoder{}, nil
 	decoders.Put(d)
 }
 
@@ -106,18 +127,146 @@ func (e *Encoder) Encode(v any) error {
 type Decoder struct {
 	d        json.Decoder
 	released bool
+	body     bodyReader // the body in memory, nil for a stream
+	start    int64      // where the body began in it
 }
 
 // Decode reads the next JSON text into v, a non-nil pointer. At the end of
-// the input the error wraps io.EOF.
+// the input the error wraps io.EOF. Numbers that land in an interface
+// value (v a *any, or an any inside v) are int64, uint64 or float64 as the
+// package doc says; one beyond float64's range is an error. Object keys
+// match struct fields ignoring case (encoding/json); after
+// DisallowUnknownFields a key naming no field is an error.
 func (d *Decoder) Decode(v any) error {
 	if d.released {
 		return fmt.Errorf("json: decode into %T: %w", v, errReleased)
 	}
+	before := d.d.InputOffset()
 	if err := d.d.Decode(v); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			if fe := d.fieldError(v, before); fe != nil {
+				err = fe
+			}
+		}
+		return fmt.Errorf("json: decode into %T: %w", v, err)
+	}
+	if err := exactNumbers(v); err != nil {
 		return fmt.Errorf("json: decode into %T: %w", v, err)
 	}
 	return nil
+}
+
+// DisallowUnknownFields makes every later Decode fail for an object key
+// that names no field of the struct it is decoded into, even ignoring case
+// (encoding/json's Decoder.DisallowUnknownFields); the provider calls it
+// before decoding a call's arguments. From a body in memory the error is a
+// *generic.FieldError (spi.TypeMismatch) naming the key, the struct, its
+// fields and the nearest one: `unknown field "z" in Point (fields: X, Y);
+// did you mean "Y"?`.
+func (d *Decoder) DisallowUnknownFields() { d.d.DisallowUnknownFields() }
+
+// fieldError reads again the value that encoding/json refused for an
+// unknown field (it reads a whole value before decoding it, so the value
+// lies between before and the input offset now) and returns the key, the
+// struct and its fields; nil when the body is not in memory.
+func (d *Decoder) fieldError(v any, before int64) *generic.FieldError {
+	t := reflect.TypeOf(v)
+	if d.body == nil || t == nil || t.Kind() != reflect.Pointer {
+		return nil
+	}
+	raw := make([]byte, d.d.InputOffset()-before)
+	if _, err := d.body.ReadAt(raw, d.start+before); err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var x any
+	if dec.Decode(&x) != nil {
+		return nil
+	}
+	_, fe := jsonNames.CheckFields(x, t.Elem(), opaque, false)
+	return fe
+}
+
+// jsonNames names struct fields as encoding/json does: the json tag, else
+// the Go name.
+var jsonNames = generic.Names{"json"}
+
+var (
+	typeOfUnmarshaler     = reflect.TypeFor[json.Unmarshaler]()
+	typeOfTextUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// opaque reports whether t decodes itself, so that what is inside it is
+// not the codec's: encoding/json calls its UnmarshalJSON or UnmarshalText.
+func opaque(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(typeOfUnmarshaler) || p.Implements(typeOfUnmarshaler) ||
+		t.Implements(typeOfTextUnmarshaler) || p.Implements(typeOfTextUnmarshaler)
+}
+
+// exactNumbers turns the json.Numbers that UseNumber left in the interface
+// values of v, the target just decoded, into int64, uint64 or float64.
+func exactNumbers(v any) (err error) {
+	switch p := v.(type) {
+	case *any:
+		*p, err = exact(*p)
+	case *map[string]any:
+		_, err = exact(*p)
+	case *[]any:
+		_, err = exact(*p)
+	default:
+		rv := reflect.ValueOf(v)
+		if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			err = generic.FixInterfaces(rv.Elem(), opaque, exact)
+		}
+	}
+	return err
+}
+
+// exact returns x, a generic value, with its json.Numbers (at any depth)
+// replaced by number's; maps and slices are changed in place.
+func exact(x any) (any, error) {
+	switch x := x.(type) {
+	case json.Number:
+		return number(x)
+	case map[string]any:
+		for k, e := range x {
+			n, err := exact(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = n
+		}
+	case []any:
+		for i, e := range x {
+			n, err := exact(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = n
+		}
+	}
+	return x, nil
+}
+
+// number returns n as an int64 when it is an integer that fits, else a
+// uint64 when it fits there, else a float64 (the nearest; 1.0 and 1e3 are
+// float64 too, as msgpack reads a float); a number beyond float64's range
+// is an error.
+func number(n json.Number) (any, error) {
+	s := string(n)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i, nil
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return u, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("number %s is beyond the range of float64", s)
+	}
+	return f, nil
 }
 
 var (
