@@ -257,7 +257,7 @@ func firstPingError(err error, took, connectTimeout time.Duration) error {
 			"(transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
 			took.Round(time.Millisecond/10), err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return fmt.Errorf("connected but the provider did not answer a ping within %v (connect.timeout): %w", connectTimeout, err)
+		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same): %w", connectTimeout, err)
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}

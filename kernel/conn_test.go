@@ -213,7 +213,7 @@ func TestConnConnectTimeoutIsRetryable(t *testing.T) {
 	defer c.close()
 	eventually(t, "first attempt over", func() bool { return !c.connecting() })
 	_, err := c.get()
-	if spi.StatusOf(err) != spi.StatusChannelInactive || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer") {
+	if spi.StatusOf(err) != spi.StatusChannelInactive || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "nothing answered the first ping") {
 		t.Fatalf("get = %v, want CHANNEL_INACTIVE not wrapping context.DeadlineExceeded", err)
 	}
 }

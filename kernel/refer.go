@@ -516,7 +516,8 @@ func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 // invoker is available but some is still making its first connection (a
 // fresh reference: the directory's invokers start connecting as they are
 // created), it waits until one is available or none is connecting any
-// more, for at most the shorter of the call's timeout and connect.timeout.
+// more, for at most the shorter of the call's timeout and connect.timeout
+// (plus firstAttemptGrace, for the attempts to end).
 // This plays the part of Dubbo's connect-at-refer check without making a
 // call wait on one hung provider while another is up. With no provider
 // available it first asks the connections that are down to redial at once
@@ -553,7 +554,10 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 	if err != nil {
 		connect = DefaultConnectTimeout
 	}
-	t := time.NewTimer(min(timeout, connect))
+	// connect.timeout bounds each first attempt (dial and ping), which
+	// began before this call: firstAttemptGrace later it has ended, and
+	// the call's attempts can say how.
+	t := time.NewTimer(min(timeout, connect+firstAttemptGrace))
 	defer t.Stop()
 	for {
 		changed := r.node.pool.changed.wait()
@@ -563,7 +567,7 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 		select {
 		case <-changed:
 		case <-t.C:
-			if timeout <= connect && len(r.dir.List(inv)) == 0 && r.connecting() {
+			if timeout <= connect+firstAttemptGrace && len(r.dir.List(inv)) == 0 && r.connecting() {
 				var addrs []string
 				for _, x := range r.dir.All() {
 					addrs = append(addrs, x.URL().Address())
@@ -577,6 +581,12 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 		}
 	}
 }
+
+// firstAttemptGrace is how much longer than connect.timeout a call waits
+// for the first connection attempts of a fresh reference to end
+// (awaitProvider), so that it reports their outcome rather than "attempt
+// in progress".
+const firstAttemptGrace = 200 * time.Millisecond
 
 // anyAvailable reports whether one of invs is available, as len(List) > 0
 // does, stopping at the first available one.
