@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -540,9 +541,9 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // extension the URL names existing and building with it (the catalogs'
 // Explain, as list --explain does), the provider's TLS files
 // (checkTLSFiles), method-level keys naming methods the service has
-// (checkMethodKeys), the per-address keys agreeing with those of the first
-// export on the same transport (sameServerKeys), and the registry
-// extension of reg.
+// (checkMethodKeys), one transport per fixed address (sameTransport), the
+// per-address keys and TLS agreeing with those of the first export on the
+// same transport (sameServerKeys), and the registry extension of reg.
 // Errors name the service, and the file and key when the file set it.
 func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
 	if !reg.IsZero() {
@@ -551,6 +552,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 	}
 	first := map[string]spi.URL{} // by transport: the export that makes the server
+	var firstAt spi.URL           // the first export: its transport has the address
 	for _, pe := range exports {
 		u := pe.url
 		err := config.CheckURL(u)
@@ -572,10 +574,16 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		if err == nil {
 			// the kernel shares one server per transport and address
 			tr := cat.Transport.Choose(u, "").Name
+			if firstAt.IsZero() {
+				firstAt = u
+			}
+			err = sameTransport(cat.Transport.Key(), firstAt, u, cat.Transport.Choose(firstAt, "").Name, tr)
 			if _, ok := first[tr]; !ok {
 				first[tr] = u
 			}
-			err = sameServerKeys(first[tr], u)
+			if err == nil {
+				err = sameServerKeys(first[tr], u)
+			}
 		}
 		if err != nil {
 			return configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
@@ -641,21 +649,80 @@ func checkTLSFiles(u spi.URL) error {
 	return err
 }
 
-// sameServerKeys returns the error the kernel refuses export u with when
-// first, exported before it on the same transport and address (serve
-// exports every service on --listen), made the server: u sets a kernel.ServerKeys key
+// sameServerKeys returns the error for export u when first, exported
+// before it on the same transport and address (serve exports every
+// service on --listen), made the server: u sets a kernel.ServerKeys key
 // (dispatcher, payload, ...) to another value than first's, its default
-// included (the dispatcher's is kernel.Dispatchers()[0]). Nil otherwise,
-// and for u == first.
+// included (the dispatcher's is kernel.Dispatchers()[0]), as the kernel's
+// Export would refuse it; or u sets a listenerKeys key (tls on or off,
+// the provider's TLS files) to another value than first's, which the
+// kernel would not notice: the transport reads them once, from first's
+// URL, so u would be served with first's TLS while publishing its own.
+// Nil otherwise, and for u == first.
 func sameServerKeys(first, u spi.URL) error {
 	k, v, have, set := kernel.DifferentServerKey(first, u)
+	if k == "" {
+		k, v, have, set = differentListenerKey(first, u)
+	}
 	if k == "" {
 		return nil
 	}
 	was := fmt.Sprintf("%q", have)
 	if !set {
 		was = "its default"
+		if have != "" {
+			was += fmt.Sprintf(" (%s)", have)
+		}
 	}
 	return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address, uses %s: %s are per listening address; give every service the same value (protocol: in plugins.yaml sets it for all)",
-		k, v, first.ServiceKey(), was, strings.Join(kernel.ServerKeys(), ", "))
+		k, v, first.ServiceKey(), was, strings.Join(append(kernel.ServerKeys(), listenerKeys...), ", "))
+}
+
+// listenerKeys are the provider keys a transport reads once per
+// listener, when it builds the server from the URL of the first export on
+// its address: TLS on or off, and the provider's certificate, key and
+// client CA.
+var listenerKeys = []string{tlsconf.KeyTLS, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyCA}
+
+// differentListenerKey is kernel.DifferentServerKey for listenerKeys: the
+// first one u sets to another value than first (tls compared as a
+// boolean, "false" when unset), u's value, first's and whether first set
+// it; key is "" when they agree.
+func differentListenerKey(first, u spi.URL) (key, value, have string, set bool) {
+	for _, k := range listenerKeys {
+		v, vset := u.Param(k)
+		h, hset := first.Param(k)
+		if k == tlsconf.KeyTLS {
+			vb, verr := u.Bool(k, false)
+			hb, herr := first.Bool(k, false)
+			if verr == nil && herr == nil && vb != hb { // a malformed value is config.CheckURL's
+				return k, strconv.FormatBool(vb), strconv.FormatBool(hb), hset
+			}
+			continue
+		}
+		if (vset || hset) && v != h {
+			return k, v, h, hset
+		}
+	}
+	return "", "", "", false
+}
+
+// sameTransport returns the error for export u on a fixed port (not 0)
+// when first, exported before it on the same address, uses another
+// transport: the kernel makes one server per transport and address, so
+// u's would fail to bind the port first's server listens on ("bind:
+// address already in use", after first was exported). On port 0 every
+// transport gets a port of its own. trFirst and tr are the transports'
+// names (the catalog's choice, its default included), key the point's
+// URL key ("transport").
+func sameTransport(key string, first, u spi.URL, trFirst, tr string) error {
+	if tr == trFirst || u.Port() == 0 {
+		return nil
+	}
+	was := fmt.Sprintf("%q", trFirst)
+	if _, set := first.Param(key); !set {
+		was = fmt.Sprintf("its default (%s)", trFirst)
+	}
+	return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address %s, uses %s: one address listens with one transport; give every service the same transport (protocol: in plugins.yaml or --transport sets it for all), or listen on port 0",
+		key, tr, first.ServiceKey(), u.Address(), was)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,29 +11,48 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
+	"github.com/airnode/airnode/spi"
 )
 
 // TestServeChecksEveryServiceBeforeExporting: a configuration serve
 // cannot run (a service without implementation, a later service with an
 // unknown transport, another payload bound than the first's on the same
-// address, a TLS certificate that is not there, or a method-level key for
+// address, a TLS certificate that is not there, another transport on the
+// same fixed address, TLS on for a later service on the first one's
+// listener, or a method-level key for
 // a method the service lacks) fails before the first export: nothing listens,
 // nothing is registered, and serve exits 1 at once with the error, not
 // after a shutdown wait (set to 5 s here, so that waiting would show).
 func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
+	ca := tlsconftest.NewCA(t, "airnode serve test CA")
+	cert, key := ca.Issue(t, "provider")
+	fixed := freeAddr(t)
 	for _, tc := range []struct {
 		name, config, want string
+		listen             string // default 127.0.0.1:0
 	}{
 		{"no implementation", "services: [{interface: demo.Greeter}]\n",
-			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: )`},
+			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: )`, ""},
 		{"second service's transport", "services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcpp}\n",
-			`key "services[0].params": unknown transport "tcpp"`},
+			`key "services[0].params": unknown transport "tcpp"`, ""},
 		{"second service's per-address key", "services:\n  - interface: demo.Echo\n    params: {group: b, payload: 1MiB}\n",
-			`serve: service b/demo.Echo: URL key "payload" is "1MiB", but demo.Echo, exported first on the same address, uses its default`},
+			`serve: service b/demo.Echo: URL key "payload" is "1MiB", but demo.Echo, exported first on the same address, uses its default`, ""},
 		{"second service's TLS file", "services:\n  - interface: demo.Echo\n    params: {group: b, tls: true, tls.cert: /nonexistent/c.pem, tls.key: /nonexistent/k.pem}\n",
-			`serve: service b/demo.Echo: tlsconf: tls.cert: open /nonexistent/c.pem: no such file or directory`},
+			`serve: service b/demo.Echo: tlsconf: tls.cert: open /nonexistent/c.pem: no such file or directory`, ""},
+		// Tester finding (item 12): another transport on the same
+		// fixed address failed to bind after the first export listened.
+		{name: "second service's transport on a fixed address", listen: fixed,
+			config: "services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcp}\n",
+			want: `serve: service b/demo.Echo: URL key "transport" is "tcp", but demo.Echo, exported first on the same address ` + fixed +
+				`, uses its default (smux): one address listens with one transport`},
+		// TLS is read once per listener, from the first export's URL.
+		{name: "second service's TLS on the same listener",
+			config: "services:\n  - interface: demo.Echo\n    params: {group: b, tls: true, tls.cert: " + cert + ", tls.key: " + key + "}\n",
+			want:   `serve: service b/demo.Echo: URL key "tls" is "true", but demo.Echo, exported first on the same address, uses its default (false): `},
 		{"second service's key for a method it lacks", "services:\n  - interface: demo.Echo\n    params: {group: b, Slep.timeout: 100}\n",
-			`URL key "Slep.timeout" sets timeout for method Slep, but service b/demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`},
+			`URL key "Slep.timeout" sets timeout for method Slep, but service b/demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -41,7 +61,7 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg := filepath.Join(dir, "reg")
-			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", "--config", cfg, "--listen", orDefault(tc.listen, "127.0.0.1:0"),
 				"--registry", "file://"+reg, "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
 			if r.code != 1 || !strings.HasPrefix(r.stderr, "airnode: ") || !strings.Contains(r.stderr, tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, tc.want)
@@ -182,5 +202,66 @@ func checkFailedFast(t *testing.T, r result, reg string) {
 	})
 	if len(files) > 0 {
 		t.Errorf("registry holds %v after the failed serve; want nothing registered", files)
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nothing listened on a
+// moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// On port 0 two transports are no conflict: each gets a listener of its
+// own, and both services serve.
+func TestServeTwoTransportsOnPortZero(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	if err := os.WriteFile(cfg, []byte("services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcp}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, "127.0.0.1:0", "file://"+filepath.Join(dir, "reg"), []string{"XDG_RUNTIME_DIR=" + dir}, dir, "--config", cfg, "--shutdown-wait", "0s")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.logText(), "service=b/demo.Echo") {
+		if time.Now().After(deadline) {
+			t.Fatalf("b/demo.Echo (tcp) not served next to demo.Echo (smux) on port 0:\n%s", p.logText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	expectOK(t, call(t, nil, "airnode://"+p.addr+"/demo.Echo", "Echo", `"smux"`), `"smux"`)
+}
+
+// The listener's TLS keys: tls compared as a boolean, the files as given;
+// another transport only on a fixed port.
+func TestServeListenerKeys(t *testing.T) {
+	base := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo?tls=true&tls.cert=/c.pem&tls.key=/k.pem")
+	for _, tc := range []struct {
+		u, want string
+	}{
+		{"airnode://127.0.0.1:20880/b/demo.Echo?tls=true&tls.cert=/c.pem&tls.key=/k.pem", ""},
+		{"airnode://127.0.0.1:20880/b/demo.Echo?tls=1&tls.cert=/c.pem&tls.key=/k.pem", ""},
+		{"airnode://127.0.0.1:20880/b/demo.Echo", `URL key "tls" is "false", but demo.Echo, exported first on the same address, uses "true"`},
+		{"airnode://127.0.0.1:20880/b/demo.Echo?tls=true&tls.cert=/d.pem&tls.key=/k.pem", `URL key "tls.cert" is "/d.pem", but demo.Echo, exported first on the same address, uses "/c.pem"`},
+		{"airnode://127.0.0.1:20880/b/demo.Echo?tls=true&tls.cert=/c.pem&tls.key=/k.pem&tls.ca=/ca.pem", `URL key "tls.ca" is "/ca.pem", but demo.Echo, exported first on the same address, uses its default`},
+	} {
+		err := sameServerKeys(base, spi.MustParse(tc.u))
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sameServerKeys(%s) = %v, want %q", tc.u, err, tc.want)
+		}
+	}
+	first := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo")
+	if err := sameTransport("transport", first, spi.MustParse("airnode://127.0.0.1:20880/b/demo.Echo?transport=tcp"), "smux", "tcp"); err == nil ||
+		!strings.Contains(err.Error(), `URL key "transport" is "tcp", but demo.Echo, exported first on the same address 127.0.0.1:20880, uses its default (smux)`) {
+		t.Errorf("tcp after smux on port 20880: %v", err)
+	}
+	zero := spi.MustParse("airnode://127.0.0.1:0/demo.Echo")
+	if err := sameTransport("transport", zero, spi.MustParse("airnode://127.0.0.1:0/b/demo.Echo?transport=tcp"), "smux", "tcp"); err != nil {
+		t.Errorf("tcp after smux on port 0: %v, want nil (a listener each)", err)
 	}
 }
