@@ -5,8 +5,9 @@
 // defaults → file → environment (AIRNODE_ prefix) → command-line flags with
 // koanf and decodes strictly: an unknown key is an error naming the key,
 // the file and a close allowed key if one is ("did you mean"), a duration needs a unit ("60s"), URL keys are written flat
-// ("heartbeat.interval: 60s"; a nested map is an error saying so), and a
-// YAML syntax error names the line it is on. An error about a value set
+// ("heartbeat.interval: 60s"; a nested map is an error saying so) and
+// their values are kept as written ("version: 1.0" is "1.0", not YAML's
+// float 1), and a YAML syntax error names the line it is on. An error about a value set
 // by an environment variable or a flag names that variable or flag.
 //
 // References give consumers defaults: ApplyReference adds the params of the

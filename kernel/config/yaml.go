@@ -11,16 +11,70 @@ import (
 )
 
 // yamlParser is koanf's YAML parser (the same go.yaml.in/yaml/v3 decoding)
-// with a truthful line in its syntax errors; see yamlLine.
+// with a truthful line in its syntax errors (see yamlLine) and URL keys'
+// values kept as written (see keepText).
 type yamlParser struct{}
 
 // Unmarshal parses b as a YAML mapping.
 func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
+	var doc yaml3.Node
+	if err := yaml3.Unmarshal(b, &doc); err != nil {
+		return nil, yamlLine(b, err)
+	}
 	var out map[string]any
-	if err := yaml3.Unmarshal(b, &out); err != nil {
+	if len(doc.Content) == 0 { // an empty file
+		return out, nil
+	}
+	keepText(doc.Content[0])
+	if err := doc.Decode(&out); err != nil {
 		return nil, yamlLine(b, err)
 	}
 	return out, nil
+}
+
+// keepText makes the plain scalars that YAML would read as a number or a
+// bool into strings with their text as written, where plugins.yaml holds
+// strings that become URL parameters: protocol, services[i].params,
+// references[i].params and plugins[i].env (keys and values). YAML reads
+// "version: 1.0" as the float 1, which prints "1": the service was
+// exported as demo.Echo:1 and consumers of :1.0 found nothing; likewise
+// 010 (8 in YAML 1.1 readers, 10 here) and 1e3. Spring Boot and Dubbo
+// bind such a value to a String property as written, and so does this.
+// A null (an empty value, ~) stays null.
+func keepText(root *yaml3.Node) {
+	if root.Kind != yaml3.MappingNode {
+		return
+	}
+	text := func(m *yaml3.Node) {
+		if m == nil || m.Kind != yaml3.MappingNode {
+			return
+		}
+		for _, n := range m.Content {
+			if n.Kind == yaml3.ScalarNode && n.Style == 0 && (n.Tag == "!!int" || n.Tag == "!!float" || n.Tag == "!!bool") {
+				n.Tag = "!!str"
+			}
+		}
+	}
+	text(mapValue(root, "protocol"))
+	for list, key := range map[string]string{"services": "params", "references": "params", "plugins": "env"} {
+		if seq := mapValue(root, list); seq != nil && seq.Kind == yaml3.SequenceNode {
+			for _, item := range seq.Content {
+				if item.Kind == yaml3.MappingNode {
+					text(mapValue(item, key))
+				}
+			}
+		}
+	}
+}
+
+// mapValue returns the value node of key in mapping m, or nil.
+func mapValue(m *yaml3.Node, key string) *yaml3.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml3.ScalarNode && k.Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // Marshal encodes o as YAML (koanf.Parser; Load does not use it).
