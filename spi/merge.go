@@ -14,7 +14,7 @@ const KeyFilter = "filter"
 // is the base (its scheme, address and path), the consumer's parameters win,
 // except the provider-owned keys timestamp, weight, warmup, methods, group,
 // version and token, which stay the provider's. The filter lists of both sides
-// are concatenated, provider's first.
+// are concatenated, provider's first, unless they are the same list.
 func MergeURL(provider, consumer URL) URL {
 	merged := make(map[string]string, len(provider.params)+len(consumer.params))
 	for k, v := range provider.params {
@@ -32,7 +32,7 @@ func MergeURL(provider, consumer URL) URL {
 	}
 	pf, cf := provider.params[KeyFilter], consumer.params[KeyFilter]
 	switch {
-	case pf != "" && cf != "":
+	case pf != "" && cf != "" && pf != cf: // the same list twice (a direct URL merged with itself) stays one
 		merged[KeyFilter] = strings.TrimSuffix(pf, ",") + "," + cf
 	case pf != "":
 		merged[KeyFilter] = pf

@@ -444,3 +444,13 @@ func TestMergeURL(t *testing.T) {
 		t.Fatal("MergeURL modified its inputs")
 	}
 }
+
+// A direct URL is both the provider's URL and the consumer's: merging it
+// with itself keeps its filter list once (list --explain showed
+// filter=accesslog,accesslog).
+func TestMergeURLSameFilterListOnce(t *testing.T) {
+	u := spi.MustParse("airnode://127.0.0.1:1/demo.Echo?filter=accesslog,-metrics")
+	if got, _ := spi.MergeURL(u, u).Param(spi.KeyFilter); got != "accesslog,-metrics" {
+		t.Fatalf("filter after merging a URL with itself = %q, want %q", got, "accesslog,-metrics")
+	}
+}
