@@ -14,6 +14,11 @@
 // neither a huge allocation nor the stack. A value of a kind the target
 // cannot hold (an integer for a *string) is a *TypeError saying what was
 // sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error.
+// A nil read into a typed target sets it to its zero value, as the json
+// codec reads null: a reply slice, map or pointer that held a value
+// becomes nil, at any depth for []string too (msgpack's own []string
+// decoding leaves its target as it was; this package replaces it once per
+// process with vm.Register, see registerStringSlices).
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

@@ -93,6 +93,7 @@ const maxPooledBody = 64 << 10
 var decoders = sync.Pool{New: func() any { return newDecoder() }}
 
 func newDecoder() *Decoder {
+	registerStringSlices()
 	d := &Decoder{d: vm.NewDecoder(nil)}
 	d.d.SetCustomStructTag("json")
 	d.d.UseLooseInterfaceDecoding(true)
@@ -145,7 +146,9 @@ type Decoder struct {
 var errReleased = errors.New("used after Release")
 
 // Decode reads the next value into v, a non-nil pointer. With v a *any the
-// value is generic (see the package doc). At the end of the input the error
+// value is generic (see the package doc). A nil sets *v to its zero value
+// (a nil slice, map or pointer), as encoding/json reads null, whatever *v
+// held before. At the end of the input the error
 // wraps io.EOF. A value of a kind v's type cannot hold (an integer for a
 // *string), read from a body in memory, is a *TypeError describing it.
 // Errors are sticky: after a failed Decode the stream may be out of step
@@ -159,6 +162,8 @@ func (d *Decoder) Decode(v any) error {
 	if p, ok := v.(*any); ok {
 		d.depth = 0
 		*p, err = d.decodeAny()
+	} else if nilled, nerr := d.nilInto(v); nilled {
+		err = nerr
 	} else if err = d.d.Decode(v); err != nil {
 		d.err = err
 		return d.typeError(v, err)
