@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +17,11 @@ import (
 )
 
 // A call whose consumer went away (Ctrl-C on `airnode call ... Sleep
-// 5000`) was counted SERVICE_ERROR by the provider's stats, the method
-// having returned ctx.Err(): a service that "fails". It is counted as
-// cancelled, apart from the failures, in /stats, `airnode stats` and
-// /metrics; a real failure (Fail) still is one.
+// 5000`, or a consumer that exits once its own timeout fired) was counted
+// SERVICE_ERROR by the provider's stats, the method having returned
+// ctx.Err(): a service that "fails". It is counted as cancelled, apart
+// from the failures, in /stats, `airnode stats` and /metrics; a real
+// failure (Fail) still is one.
 func TestE2E_StatsCountsACallTheConsumerAbandonedAsCancelled(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir(), "--metrics", "127.0.0.1:0")
 	m := regexp.MustCompile(`airnode serve: metrics" addr=(\S+)`).FindStringSubmatch(p.logText())
@@ -53,6 +56,10 @@ func TestE2E_StatsCountsACallTheConsumerAbandonedAsCancelled(t *testing.T) {
 		t.Fatalf("call after SIGINT: %v, stderr %q", err, errb.String())
 	}
 	expectFail(t, call(t, nil, p.url("demo.Echo"), "Fail", `"boom"`), "SERVICE_ERROR")
+	// A consumer timeout: the provider sees its copy of the deadline pass
+	// (SERVER_TIMEOUT) or, when the consumer exits first, the connection
+	// close (cancelled); never SERVICE_ERROR.
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Sleep", "3000", "--timeout", "300ms"), "SERVER_TIMEOUT")
 
 	var sleep, fail metrics.MethodStats
 	waitFor(t, "the cancelled call counted", func() bool {
@@ -71,10 +78,10 @@ func TestE2E_StatsCountsACallTheConsumerAbandonedAsCancelled(t *testing.T) {
 				fail = row
 			}
 		}
-		return sleep.Count == 1 && fail.Count == 1
+		return sleep.Count == 2 && fail.Count == 1
 	})
-	if sleep.Cancelled != 1 || sleep.Failures != 0 || len(sleep.FailuresByStatus) != 0 || sleep.InFlight != 0 {
-		t.Errorf("/stats Sleep row %+v: want 1 call, cancelled, no failure", sleep)
+	if sleep.Cancelled+sleep.FailuresByStatus["SERVER_TIMEOUT"] != 2 || sleep.Cancelled < 1 || sleep.FailuresByStatus["SERVICE_ERROR"] != 0 || sleep.InFlight != 0 {
+		t.Errorf("/stats Sleep row %+v: want 2 calls, the interrupted one cancelled, the timed-out one cancelled or SERVER_TIMEOUT, no SERVICE_ERROR", sleep)
 	}
 	if fail.Cancelled != 0 || fail.Failures != 1 || fail.FailuresByStatus["SERVICE_ERROR"] != 1 {
 		t.Errorf("/stats Fail row %+v: want 1 SERVICE_ERROR", fail)
@@ -90,15 +97,15 @@ func TestE2E_StatsCountsACallTheConsumerAbandonedAsCancelled(t *testing.T) {
 			line = l
 		}
 	}
-	// SIDE SERVICE METHOD COUNT SUCCESS MEAN P99 TPS IN-FLIGHT CANCELLED (FAILURES empty)
-	if f := strings.Fields(line); len(f) != 10 || f[3] != "1" || f[4] != "-" || f[9] != "1" {
-		t.Errorf("stats Sleep line %q: want count 1, success -, cancelled 1, no failures", line)
+	// SIDE SERVICE METHOD COUNT SUCCESS MEAN P99 TPS IN-FLIGHT CANCELLED [FAILURES]
+	if f := strings.Fields(line); len(f) < 10 || f[3] != "2" || f[9] != strconv.FormatInt(sleep.Cancelled, 10) || strings.Contains(line, "SERVICE_ERROR") {
+		t.Errorf("stats Sleep line %q: want count 2, cancelled %d, no SERVICE_ERROR", line, sleep.Cancelled)
 	}
 	body := getMetrics(t, m[1])
-	if want := `airnode_calls_cancelled_total{method="Sleep",service="demo.Echo",side="provider"} 1`; !strings.Contains(body, want) {
+	if want := fmt.Sprintf(`airnode_calls_cancelled_total{method="Sleep",service="demo.Echo",side="provider"} %d`, sleep.Cancelled); !strings.Contains(body, want) {
 		t.Errorf("/metrics lacks %q", want)
 	}
-	if strings.Contains(body, `airnode_call_failures_total{method="Sleep"`) {
-		t.Error("/metrics counts the cancelled Sleep as a failure")
+	if strings.Contains(body, `airnode_call_failures_total{method="Sleep",service="demo.Echo",side="provider",status="SERVICE_ERROR"}`) {
+		t.Error("/metrics counts a cancelled Sleep as SERVICE_ERROR")
 	}
 }
