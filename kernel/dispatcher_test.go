@@ -166,7 +166,7 @@ func TestLikelyTypos(t *testing.T) {
 	u := spi.MustParse("airnode://h:1/demo.Echo?timout=2s&methods.Echo.retires=1&loadbalanse=random" +
 		"&timeout=1s&Echo.timeout=5&accesslog=true&forks=2&tls.cert=x&hash.nodes=10&smux.buffer=1&weight=5&my.app.flag=1&color=red")
 	got := fmt.Sprint(n.likelyTypos(u))
-	want := "[[loadbalanse loadbalance] [methods.Echo.retires retries] [timout timeout]]"
+	want := "[[loadbalanse loadbalance] [methods.Echo.retires methods.Echo.retries] [timout timeout]]"
 	if got != want {
 		t.Fatalf("likelyTypos = %s, want %s", got, want)
 	}

@@ -19,7 +19,8 @@ import (
 // keys of plugins and of other tools too. Method-level forms are checked
 // by their key: "methods.Echo.timout", and Dubbo's "Echo.timout" for Echo
 // in u's "methods" or, when u has none, for an exported method name (the
-// rule of perMethod; "heartbeat.retires" is checked whole).
+// rule of perMethod; "heartbeat.retires" is checked whole), and the key
+// meant is given in the same form ("methods.Echo.timeout").
 func (n *Node) likelyTypos(u spi.URL) [][2]string {
 	known := n.knownKeys() // with the registries' keys: registryKeysOf warns of those
 	methods := u.Methods()
@@ -45,7 +46,7 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		// The closest known key (internal/suggest's rule); on a tie the
 		// first, so the kernel's own keys win over extensions' ones.
 		if best := suggest.Closest(key, known); best != "" {
-			out = append(out, [2]string{k, best})
+			out = append(out, [2]string{k, strings.TrimSuffix(k, key) + best})
 		}
 	}
 	return out

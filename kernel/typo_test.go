@@ -18,7 +18,7 @@ func TestExtensionKeysAreKnown(t *testing.T) {
 	u := spi.MustParse("airnode://h:1/demo.Echo?smux.buffer=1MiB&shortestresponse.slidePeriod=10s&methods.Echo.idempotent=true&session.timeout=5s" +
 		"&smux.bffr=1MiB&shortestresponse.slidPeriod=10s&methods.Echo.idempotnt=true")
 	got := fmt.Sprint(n.likelyTypos(u))
-	want := "[[methods.Echo.idempotnt idempotent] [shortestresponse.slidPeriod shortestresponse.slidePeriod] [smux.bffr smux.buffer]]"
+	want := "[[methods.Echo.idempotnt methods.Echo.idempotent] [shortestresponse.slidPeriod shortestresponse.slidePeriod] [smux.bffr smux.buffer]]"
 	if got != want {
 		t.Fatalf("likelyTypos = %s, want %s", got, want)
 	}
@@ -75,7 +75,7 @@ func TestKnownKeysComeFromTheCatalogs(t *testing.T) {
 }
 
 // Dubbo's "<m>.<key>" is checked by its key as "methods.<m>.<key>" is: a
-// misspelt "Echo.timout" gets the did-you-mean "timeout" (the whole key is
+// misspelt "Echo.timout" gets the did-you-mean "Echo.timeout", in the form written (the whole key is
 // more than two edits from any), for Echo in "methods" or, without
 // "methods", an exported method name; "heartbeat.retires" is checked whole,
 // and a correct "Echo.timeout" or "heartbeat.retries" gets no warning.
@@ -83,12 +83,12 @@ func TestTypoInDubboMethodKey(t *testing.T) {
 	n := NewNode(testCatalogs(t), WithLogger(quiet))
 	defer n.Close()
 	for q, want := range map[string]string{
-		"Echo.timout=200":                        "[[Echo.timout timeout]]",
-		"methods=Echo,Sleep&Sleep.retires=1":     "[[Sleep.retires retries]]",
+		"Echo.timout=200":                        "[[Echo.timout Echo.timeout]]",
+		"methods=Echo,Sleep&Sleep.retires=1":     "[[Sleep.retires Sleep.retries]]",
 		"heartbeat.retires=5":                    "[[heartbeat.retires heartbeat.retries]]",
 		"Echo.timeout=200&heartbeat.retries=5":   "[]",
-		"Echo.hash.argumnts=0":                   "[[Echo.hash.argumnts hash.arguments]]",
-		"methods.Echo.timout=1&Echo.idempotnt=1": "[[Echo.idempotnt idempotent] [methods.Echo.timout timeout]]",
+		"Echo.hash.argumnts=0":                   "[[Echo.hash.argumnts Echo.hash.arguments]]",
+		"methods.Echo.timout=1&Echo.idempotnt=1": "[[Echo.idempotnt Echo.idempotent] [methods.Echo.timout methods.Echo.timeout]]",
 	} {
 		if got := fmt.Sprint(n.likelyTypos(spi.MustParse("airnode://h:1/demo.Echo?" + q))); got != want {
 			t.Errorf("%s: likelyTypos = %s, want %s", q, got, want)

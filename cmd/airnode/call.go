@@ -55,7 +55,10 @@ Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
 key=value, and the flags that set a URL key (--timeout, --codec). A key
 given two ways must have the same value (a duration in any spelling: 1s,
 1000), else call refuses both, naming them: none is ranked above another.
-plugins.yaml's references give defaults for the keys none of them sets.
+plugins.yaml's references give defaults for the keys none of them sets; a
+key set here also beats the reference's method-level forms of it for the
+method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
+--timeout 2s gives Sleep 2 s.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms

@@ -123,8 +123,46 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 		}
 		return spi.URL{}, fmt.Errorf("%s=%s in %q conflicts with %s: give one of them", k, uv, arg, by)
 	}
-	u, _ = cfg.ApplyReference(u)
+	given := maps.Clone(params)
+	maps.Copy(given, u.Params())
+	u, _ = applyReference(cfg, u, given)
 	return u.WithParams(params), nil
+}
+
+// applyReference returns u with the parameters of cfg's reference of its
+// interface as defaults (config.ApplyReference: u's own keys win) and the
+// keys it added, sorted, leaving out each method-level key of the
+// reference ("methods.Sleep.timeout", Dubbo's "Sleep.timeout") whose key
+// the command line sets, for the whole service or for that method. given
+// are the command line's keys: SERVICE_URL's query, -p and the flags
+// (call --timeout 2s sets timeout). Flags beat files, as kubectl's flags
+// beat its kubeconfig: otherwise the file's method-level value would beat
+// the flag for the very method called (the kernel reads a method's own
+// key first), and call --timeout 2s would time out at the reference's
+// methods.Sleep.timeout=150ms.
+func applyReference(cfg config.Config, u spi.URL, given map[string]string) (spi.URL, []string) {
+	out, added := cfg.ApplyReference(u)
+	var kept []string
+	for _, k := range added {
+		m, key, ok := methodKey(out, k)
+		if ok && overridden(given, m, key) {
+			out = out.Without(k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	return out, kept
+}
+
+// overridden reports whether params set key for method m: at the service
+// level, as "methods.<m>.<key>" or as Dubbo's "<m>.<key>".
+func overridden(params map[string]string, m, key string) bool {
+	for _, k := range []string{key, spi.KeyMethods + "." + m + "." + key, m + "." + key} {
+		if _, ok := params[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // referRegistry returns the registry URL a consumer command refers to u

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -112,6 +114,14 @@ type explained struct {
 	cfg      config.Config
 	file     string // configuration file ("" none): errors about its keys name it
 	svc      int    // index in cfg.Services of the explained interface, -1 none
+
+	// A service key without --provider: the registry call would use
+	// (useRegistry) and the providers it lists now; with any, provider
+	// is the first (and flagged is set: the configuration does not make
+	// it), else lookupErr says why there is none.
+	registry  string
+	providers []spi.URL
+	lookupErr error
 }
 
 // newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
@@ -126,8 +136,9 @@ func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained,
 	}
 	x := &explained{given: u, cfg: cfg, file: file, svc: -1}
 	// The configuration's reference of this interface gives defaults; the
-	// URL's own parameters win (as call and bench apply it).
-	x.consumer, x.fromRef = cfg.ApplyReference(u)
+	// URL's own parameters win, also over the reference's method-level
+	// forms of their keys (applyReference, as call and bench apply it).
+	x.consumer, x.fromRef = applyReference(cfg, u, u.Params())
 	if rawProvider != "" {
 		if x.provider, err = spi.Parse(rawProvider); err != nil {
 			return nil, fmt.Errorf("list --provider: %w", err)
@@ -163,6 +174,130 @@ func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained,
 	return x, nil
 }
 
+// lookupTimeout bounds list --explain's look-up of a service key's
+// providers: a registry without a session (ZooKeeper down) would make it
+// wait up to its connect timeout.
+const lookupTimeout = 3 * time.Second
+
+// useRegistry looks up the providers of a service key explained without
+// --provider in the registry call would use (the configuration's, else
+// the default), as the consumer's directory would list them. When there
+// are any, the first provider's URL as published is the provider URL the
+// explanation merges (the consumer's keys winning), as each provider
+// invoker does, instead of the one serve with this configuration would
+// publish: the calls use what the providers publish (transport, tls,
+// codec, timeout, methods...). Without any (none registered, the
+// registry not reachable), the configuration's provider stays and the
+// providers row says the calls depend on the providers.
+func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
+	if x.flagged || x.direct {
+		return
+	}
+	reg, desc, err := openRegistry(cat, x.cfg.Registry)
+	if err == nil && reg == nil {
+		err = errors.New("its extension built no registry")
+	}
+	if err != nil {
+		x.registry, x.lookupErr = x.cfg.Registry, err
+		return
+	}
+	x.registry = desc
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	found, err := reg.Lookup(ctx, x.consumer)
+	_ = reg.Close()
+	if err != nil {
+		x.lookupErr = err
+		return
+	}
+	for _, p := range found {
+		if enabled, err := p.Bool("enabled", true); p.Scheme() == kernel.Protocol && (err != nil || enabled) {
+			x.providers = append(x.providers, p)
+		}
+	}
+	if len(x.providers) == 0 {
+		return
+	}
+	x.provider, x.flagged, x.svc = x.providers[0], true, -1
+	x.merged = spi.MergeURL(x.provider, x.consumer)
+}
+
+// rowsURL is the URL whose methods get their own rows (explainedMethods):
+// the merged URL, but with registry providers only the methods the
+// consumer's keys name (its "methods", its method-level keys), not every
+// method the provider lists (the providers row names those).
+func (x *explained) rowsURL() spi.URL {
+	if len(x.providers) == 0 {
+		return x.merged
+	}
+	u := x.merged.Without(spi.KeyMethods)
+	if v, ok := x.consumer.Param(spi.KeyMethods); ok {
+		u = u.With(spi.KeyMethods, v)
+	}
+	return u
+}
+
+// methodKeyWarnings warns about each method-level key of the consumer URL
+// naming a method the provider does not list in its "methods" (a
+// registry provider's or --provider's): Refer warns of them at the first
+// such provider and ignores them (kernel.Node.CheckMethodKeys, the check
+// Export refuses them with). None without a provider listing methods.
+func (x *explained) methodKeyWarnings(cat *extension.Catalogs) []string {
+	methods := x.provider.Methods()
+	if !x.flagged || len(methods) == 0 {
+		return nil
+	}
+	whose := "the provider's"
+	if len(x.providers) > 0 {
+		whose = "provider " + x.provider.Address() + "'s"
+	}
+	var out []string
+	for _, e := range unjoin(kernel.NewNode(cat).CheckMethodKeys(x.consumer.Without(spi.KeyMethods), methods)) {
+		if e != nil {
+			out = append(out, fmt.Sprintf("%v (%s methods; the consumer ignores the key)", e, whose))
+		}
+	}
+	return out
+}
+
+// providersRow says which providers the explanation merged, for a
+// service key without --provider: those the registry lists (each with
+// its transport, and tls when on), or why the provider side is the one
+// serve with this configuration would publish ("" with --provider and
+// for a direct URL).
+func (x *explained) providersRow(cat *extension.Catalogs) string {
+	if x.registry == "" && x.lookupErr == nil {
+		return ""
+	}
+	if len(x.providers) == 0 {
+		why := "none now"
+		if x.lookupErr != nil {
+			why = "not listed (" + x.lookupErr.Error() + ")"
+		}
+		return fmt.Sprintf("%s in %s: the provider side below is what serve with this configuration would publish; the calls merge what the providers publish (transport, tls, codec, timeout...)", why, x.registry)
+	}
+	var ps []string
+	for _, p := range x.providers {
+		d := p.Address()
+		if b, _, err := cat.Transport.Select(p, ""); err == nil {
+			d += " (transport " + b.Name()
+			if on, _ := p.Bool("tls", false); on {
+				d += ", tls"
+			}
+			d += ")"
+		}
+		ps = append(ps, d)
+	}
+	out := fmt.Sprintf("%d in %s: %s", len(ps), x.registry, strings.Join(ps, ", "))
+	if ms := x.provider.Methods(); len(ms) > 0 {
+		out += "; methods " + strings.Join(ms, ", ")
+	}
+	if len(ps) > 1 {
+		out += fmt.Sprintf("; the rows merge the first (%s): each provider's invoker merges its own URL", x.providers[0].Address())
+	}
+	return out
+}
+
 // blame names the configuration file and key that set the key err refuses
 // (configKeyError, as serve reports it), for an error about the provider
 // or merged URL built from the configuration; otherwise err.
@@ -177,12 +312,13 @@ func (x *explained) blame(err error) error {
 // found, as the commands would meet it: unknown names, Build errors,
 // malformed kernel keys, a bad dispatcher. Keys that have no effect where
 // they are written get a warning line on errw.
-func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
+func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
 	x, err := newExplained(cfg, file, raw, rawProvider)
 	if err != nil {
 		return err
 	}
-	methods := explainedMethods(cat, x.merged)
+	x.useRegistry(ctx, cat)
+	methods := explainedMethods(cat, x.rowsURL())
 	eC, _ := cat.Explain(x.consumer, methods)
 	eM, _ := cat.Explain(x.merged, methods)
 	eP, _ := cat.Explain(x.provider, nil)
@@ -205,6 +341,9 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
 	if len(methods) > 0 {
 		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
+	}
+	if ps := x.providersRow(cat); ps != "" {
+		fmt.Fprintf(tw, "providers\t%s\n", ps)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
@@ -312,6 +451,7 @@ func runExplain(w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, f
 	tw.Flush()
 
 	warns := append(x.unknownKeys(cat), x.warnings(eC, eP)...)
+	warns = append(warns, x.methodKeyWarnings(cat)...)
 	for _, warn := range warns {
 		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
 	}
@@ -661,7 +801,8 @@ func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
 			}
 			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
 			if best := suggest.Closest(key, known); best != "" {
-				w += fmt.Sprintf("; did you mean %q?", best)
+				// in the form written: methods.Sleep.timout -> methods.Sleep.timeout
+				w += fmt.Sprintf("; did you mean %q?", strings.TrimSuffix(k, key)+best)
 			}
 			out = append(out, w)
 		}

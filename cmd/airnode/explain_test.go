@@ -36,7 +36,8 @@ func TestListExplainAppliesConfigLikeServe(t *testing.T) {
 	// A provider key of a consumer point is published but not used by the
 	// consumer: the row says so and serve accepts it, so explain exits 0.
 	// (A service key: the consumer merges the provider URL from the registry.)
-	cfg := writeConfig(t, "protocol: {loadbalance: rr, codec: msgpack}\n")
+	// (A private registry without providers: the configuration's provider.)
+	cfg := writeConfig(t, "registry: file://"+t.TempDir()+"\nprotocol: {loadbalance: rr, codec: msgpack}\n")
 	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
 	if code != 0 || !row("loadbalance", "service", "random", "bundled",
 		"default (no loadbalance key); the provider's loadbalance=rr (config protocol) is not used: the consumer chooses loadbalance from its own reference URL").MatchString(out) ||
@@ -327,7 +328,7 @@ func TestListExplainWarnsAboutUnknownKeys(t *testing.T) {
 			t.Errorf("a key airnode reads is warned about (%s):\n%s", k, errOut)
 		}
 	}
-	cfg := writeConfig(t, "protocol: {colour: red}\nreferences: [{interface: demo.Echo, params: {shape: round}}]\n")
+	cfg := writeConfig(t, "registry: file://"+t.TempDir()+"\nprotocol: {colour: red}\nreferences: [{interface: demo.Echo, params: {shape: round}}]\n")
 	_, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
 	for _, w := range []string{"colour=red (config protocol) is not read", "shape=round (config reference) is not read"} {
 		if !strings.Contains(errOut, w) {

@@ -70,7 +70,14 @@ file set it, and the command exits 1. The KEYS section gives the
 effective value of each kernel key and where it comes from.
 
 URL takes call's SERVICE_URL forms: a URL, or a service key alone
-("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. A direct
+("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a
+service key the registry call would use (the config's, else the default)
+is asked for the providers (at most 3 s): with any, the first one's URL
+as published is the provider URL (as with --provider), the providers row
+names them all with their transport, and a method-level key naming a
+method the provider's methods= lacks gets a warning, as call gives;
+without any, the provider URL is the one serve with this config would
+publish, and the providers row says the calls depend on the providers. A direct
 URL (airnode://host:port/service) never meets the provider's URL: the
 consumer's providers are made from the URL itself, so transport, codec,
 heartbeat, timeouts and connection keys come from it alone, and a
@@ -113,7 +120,7 @@ consumer, the provider or the default.`,
 			}
 			defer plugins.Close()
 			if cmd.Flags().Changed("explain") {
-				return runExplain(cmd.OutOrStdout(), cmd.ErrOrStderr(), cat, cfg, a.configFile, explain, provider)
+				return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), cat, cfg, a.configFile, explain, provider)
 			}
 			if provider != "" {
 				return fmt.Errorf("list: --provider needs --explain")
