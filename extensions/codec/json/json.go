@@ -215,6 +215,7 @@ func exactNumbers(v any) (err error) {
 		_, err = exact(*p)
 	case *[]any:
 		_, err = exact(*p)
+	case *string, *int, *int64, *float64, *bool, *[]byte: // no interface inside
 	default:
 		rv := reflect.ValueOf(v)
 		if rv.Kind() == reflect.Pointer && !rv.IsNil() {

@@ -7,8 +7,20 @@
 // are written in their most compact form and read into any integer type
 // that holds them. A value read into *any is JSON-printable: maps become
 // map[string]any (non-string keys are printed with fmt), arrays []any,
-// integers int64 (uint64 above MaxInt64), binary []byte; nesting deeper than
-// MaxDepth is an error. A body in memory (bytes.Reader, as the exchange
+// integers int64 (uint64 above MaxInt64), floats float64, binary []byte;
+// nesting deeper than MaxDepth is an error. A value landing in an
+// interface inside a typed target (a struct's any field) reads the same
+// way. The integer rule
+// is the json codec's too: msgpack writes every non-negative integer as
+// unsigned (an int64 200 is a uint8 on the wire), so its own generic
+// decoding gives uint64 for it; a Go user, like most RPC users, expects
+// int64 for an integer that fits. Map keys match struct fields ignoring
+// case, as encoding/json does (a CLI user's {"x":3} reaches field X); a key
+// naming no field is ignored, except after Decoder.DisallowUnknownFields —
+// which the provider calls for a call's arguments — where it is a
+// *generic.FieldError naming the key, the struct, its fields and the
+// nearest one. Only a value whose keys do not match as written pays for
+// this: it is read again generically, its keys fixed, and decoded again. A body in memory (bytes.Reader, as the exchange
 // passes it) is checked before decoding: a declared length beyond its end
 // or nesting beyond MaxDepth fails the first Decode, so hostile bytes cost
 // neither a huge allocation nor the stack. A value of a kind the target

@@ -1,15 +1,20 @@
 package msgpack
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
+	"github.com/airnode/airnode/extensions/codec/internal/generic"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -73,12 +78,16 @@ func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d := decoders.Get().(*Decoder)
 	d.d.ResetReader(r) // keeps the struct tag and loose decoding, drops the map decoder
 	d.d.SetMapDecoder(d.mapDecoder)
-	d.err, d.depth, d.reuse, d.body, d.n, d.check.start = nil, 0, false, nil, 0, -1
+	d.err, d.depth, d.reuse, d.body, d.n, d.check.start, d.strict = nil, 0, false, nil, 0, -1, false
 	if br, ok := r.(bodyReader); ok {
 		d.reuse = br.Len() <= maxPooledBody
 		d.err = checkLengths(br, &d.check)
 		d.body = br
 	}
+	// From a body in memory an unknown key fails msgpack's decoding, and
+	// Decode then matches it ignoring case or drops it (refit); a stream
+	// cannot be read again, so there msgpack skips it (case-sensitive).
+	d.d.DisallowUnknownFields(d.body != nil)
 	return d
 }
 
@@ -141,19 +150,23 @@ type Decoder struct {
 	reuse      bool       // the body was small and in memory: Release pools the decoder
 	body       bodyReader // the body in memory (check.start is where it begins), nil for a stream
 	n          int        // values decoded so far: the one a failed Decode was reading is the next
+	strict     bool       // DisallowUnknownFields was called
 }
 
 var errReleased = errors.New("used after Release")
 
 // Decode reads the next value into v, a non-nil pointer. With v a *any the
-// value is generic (see the package doc). A nil sets *v to its zero value
-// (a nil slice, map or pointer), as encoding/json reads null, whatever *v
-// held before. At the end of the input the error
-// wraps io.EOF. A value of a kind v's type cannot hold (an integer for a
-// *string), read from a body in memory, is a *TypeError describing it.
-// Errors are sticky: after a failed Decode the stream may be out of step
-// with its values, so every later Decode fails the same way. Values decoded
-// are the caller's: none shares memory with the decoder.
+// value is generic (see the package doc), and so is any value landing in
+// an interface inside v. A nil sets *v to its zero value (a nil slice, map
+// or pointer), as encoding/json reads null, whatever *v held before. At
+// the end of the input the error wraps io.EOF. A value of a kind v's type
+// cannot hold (an integer for a *string), read from a body in memory, is a
+// *TypeError describing it. Map keys match struct fields ignoring case (as
+// encoding/json; from a body in memory, else exactly); one naming no field
+// is ignored, or after DisallowUnknownFields an error. Errors are sticky:
+// after a failed Decode the stream may be out of step with its values, so
+// every later Decode fails the same way. Values decoded are the caller's:
+// none shares memory with the decoder.
 func (d *Decoder) Decode(v any) error {
 	if d.err != nil {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
@@ -165,8 +178,18 @@ func (d *Decoder) Decode(v any) error {
 	} else if nilled, nerr := d.nilInto(v); nilled {
 		err = nerr
 	} else if err = d.d.Decode(v); err != nil {
-		d.err = err
-		return d.typeError(v, err)
+		if !strings.HasPrefix(err.Error(), "msgpack: unknown field ") {
+			d.err = err
+			return d.typeError(v, err)
+		}
+		err = d.refit(v, err)
+	}
+	if err == nil {
+		switch v.(type) {
+		case *any, *string, *int, *int64, *float64, *bool, *[]byte: // no interface inside (the kernel's common arguments)
+		default:
+			err = generic.FixInterfaces(reflect.ValueOf(v).Elem(), opaque, intsAsInt64)
+		}
 	}
 	if err != nil {
 		d.err = err
@@ -174,6 +197,105 @@ func (d *Decoder) Decode(v any) error {
 	}
 	d.n++
 	return nil
+}
+
+// DisallowUnknownFields makes every later Decode fail for a map key that
+// names no struct field of the target, even ignoring case (msgpack's and
+// encoding/json's option of that name); the provider calls it before
+// decoding a call's arguments. From a stream, keys match case-sensitively
+// and the error is msgpack's. From a body in memory the error is a
+// *generic.FieldError (spi.TypeMismatch) naming the key, the struct, its
+// fields and the nearest one: `unknown field "z" in Point (fields: X, Y);
+// did you mean "Y"?`.
+func (d *Decoder) DisallowUnknownFields() {
+	d.strict = true
+	d.d.DisallowUnknownFields(true)
+}
+
+// msgpackNames names struct fields as msgpack does here: the msgpack tag,
+// else the json tag, else the Go name.
+var msgpackNames = generic.Names{"msgpack", "json"}
+
+// refit decodes v again after msgpack refused one of its map keys (err,
+// "unknown field"): it reads the value again generically from the body in
+// memory, renames the keys that match a field ignoring case and drops the
+// others (or, when strict, returns a *generic.FieldError for the first),
+// and decodes the result into v. A body not in memory keeps err. The
+// generic read leaves the stream after the value, in step. Only a value
+// whose keys do not match pays for this.
+func (d *Decoder) refit(v any, err error) error {
+	t := reflect.TypeOf(v)
+	if d.body == nil || d.check.start < 0 || t.Kind() != reflect.Pointer || reflect.ValueOf(v).IsNil() {
+		return err
+	}
+	if _, serr := d.body.Seek(d.check.start, io.SeekStart); serr != nil {
+		return err
+	}
+	d.d.ResetReader(d.body)
+	d.d.SetMapDecoder(d.mapDecoder)
+	for range d.n {
+		if d.d.Skip() != nil {
+			return err
+		}
+	}
+	d.depth = 0
+	x, gerr := d.decodeAny()
+	if gerr != nil {
+		return err
+	}
+	changed, fe := msgpackNames.CheckFields(x, t.Elem(), opaque, !d.strict)
+	if fe != nil {
+		return fe
+	}
+	if !changed { // the key is one CheckFields takes (an inlining it does not know)
+		return err
+	}
+	b, merr := vm.Marshal(x)
+	if merr != nil {
+		return err
+	}
+	rd := vm.NewDecoder(bytes.NewReader(b))
+	rd.SetCustomStructTag("json")
+	rd.UseLooseInterfaceDecoding(true)
+	rd.SetMapDecoder(d.mapDecoder)
+	rv := reflect.ValueOf(v).Elem()
+	rv.SetZero() // the first attempt may have set some fields
+	return rd.Decode(v)
+}
+
+// opaque reports whether t decodes itself, so that what is inside it is
+// not the codec's: msgpack calls its DecodeMsgpack, UnmarshalMsgpack,
+// UnmarshalBinary or UnmarshalText.
+func opaque(t reflect.Type) bool {
+	if t == typeOfTime {
+		return true
+	}
+	for _, it := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if it.Implements(typeOfCustomDecoder) || it.Implements(typeOfUnmarshaler) ||
+			it.Implements(typeOfBinaryUnmarshaler) || it.Implements(typeOfTextUnmarshaler) {
+			return true
+		}
+	}
+	return false
+}
+
+// intsAsInt64 returns x, a generic value msgpack put in an interface
+// inside a typed target, with its integers as decodeAny gives them: int64,
+// uint64 only above MaxInt64 (msgpack writes every non-negative integer as
+// unsigned, so its own generic decoding gives uint64 for 200).
+func intsAsInt64(x any) (any, error) {
+	switch x := x.(type) {
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x), nil
+		}
+	case []any:
+		for i, e := range x {
+			x[i], _ = intsAsInt64(e)
+		}
+	case map[string]any: // from decodeMap: already int64
+	}
+	return x, nil
 }
 
 // Release drops d's reader and returns d to the pool (when its body was
@@ -194,7 +316,8 @@ var errTooDeep = errors.New("nesting deeper than " + strconv.Itoa(MaxDepth))
 
 // decodeAny reads one generic value: maps and arrays here, with a bound on
 // nesting, binary as []byte, and scalars through msgpack's loose decoding
-// (int64, uint64, float64, string, bool, nil, time.Time).
+// (float64, string, bool, nil, time.Time), integers as int64, uint64 only
+// above MaxInt64.
 func (d *Decoder) decodeAny() (any, error) {
 	c, err := d.d.PeekCode()
 	if err != nil {
@@ -207,6 +330,12 @@ func (d *Decoder) decodeAny() (any, error) {
 		return d.decodeArray()
 	case msgpcode.IsBin(c):
 		return d.d.DecodeBytes()
+	case c >= msgpcode.Uint8 && c <= msgpcode.Uint64: // how msgpack writes any integer above 127
+		u, err := d.d.DecodeUint64()
+		if err != nil || u > math.MaxInt64 {
+			return u, err
+		}
+		return int64(u), nil
 	}
 	return d.d.DecodeInterfaceLoose()
 }

@@ -1,0 +1,5 @@
+// Package integration holds the codecs' end-to-end tests: real provider
+// and consumer nodes on loopback calling a service whose parameters are
+// generic values and structs, through every bundled codec that carries
+// them (json, msgpack).
+package integration
