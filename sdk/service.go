@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
 	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
@@ -208,15 +210,17 @@ func panicked(service, method string, r any) *spi.Error {
 // generically and converted through JSON, which accepts any lossless
 // conversion; the codec's error is returned when that fails too, for
 // msgpack as a *msgpack.TypeError (spi.TypeMismatch) when the value's kind
-// is what ptr's type cannot hold.
+// is what ptr's type cannot hold. Map keys match a struct's fields ignoring
+// case, and a key naming no field is an error naming it and the fields (as
+// the kernel decodes an in-process service's arguments).
 func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
-	err := codec.Unmarshal(b, ptr)
+	err := strictUnmarshal(codec.Name(), b, ptr)
 	if err == nil {
 		return nil
 	}
 	var v any
 	if codec.Unmarshal(b, &v) == nil {
-		if j, jerr := json.Marshal(v); jerr == nil && json.Unmarshal(j, ptr) == nil {
+		if j, jerr := json.Marshal(v); jerr == nil && strictUnmarshal(pluginrpc.CodecJSON, j, ptr) == nil {
 			return nil
 		}
 	}
@@ -224,6 +228,22 @@ func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
 		return msgpack.TypeErrorOf(b, ptr, err)
 	}
 	return err
+}
+
+// strictUnmarshal decodes b, one value in the codec named codec, into ptr
+// as the host's codecs decode an in-process service's arguments (the
+// codec packages' decoders after DisallowUnknownFields): exact integers in
+// generic values, struct fields matched ignoring case, unknown ones refused.
+func strictUnmarshal(codec string, b []byte, ptr any) error {
+	var d spi.Decoder
+	if codec == pluginrpc.CodecMsgpack {
+		d = msgpack.Codec{}.NewDecoder(bytes.NewReader(b))
+	} else {
+		d = jsoncodec.Codec{}.NewDecoder(bytes.NewReader(b))
+	}
+	defer spi.Release(d)
+	d.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
+	return d.Decode(ptr)
 }
 
 // plural returns word, with an "s" unless n is 1.
