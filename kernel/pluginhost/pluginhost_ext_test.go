@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/p2c/cmd/p2c",
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
-		"./testdata/junk", "./testdata/host", "./testdata/versions")
+		"./testdata/junk", "./testdata/host", "./testdata/versions", "./testdata/chatty")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building test plugins:", err)

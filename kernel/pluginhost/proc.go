@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -191,6 +190,8 @@ func (p *proc) launch(ctx context.Context) error {
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.hclog(mute),
+		SyncStdout:       &lineLogger{l: p.log, stream: "stdout"},
+		SyncStderr:       &lineLogger{l: p.log, stream: "stderr"},
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
 	})
@@ -415,47 +416,6 @@ func (p *proc) warnFallback(err error) {
 	p.fallbackN, p.fallbackLast = 0, time.Now()
 	p.fallbackMu.Unlock()
 	p.log.Warn("plugin balancer unavailable; using the default balancer", "selects", n, "err", err)
-}
-
-// hclog returns the logger go-plugin uses for this plugin: its own messages
-// and the plugin's stderr go to the host's slog logger.
-func (p *proc) hclog(mute *atomic.Bool) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:        "plugin",
-		Level:       hclog.Info,
-		Output:      slogWriter{p.log, mute},
-		DisableTime: true,
-	})
-}
-
-// slogWriter re-logs hclog's text lines ("[WARN]  plugin: msg: k=v") at the
-// matching slog level.
-type slogWriter struct {
-	l    *slog.Logger
-	mute *atomic.Bool // when set, go-plugin's "failed to exit gracefully" is dropped
-}
-
-var hclogLevels = []struct {
-	prefix string
-	level  slog.Level
-}{
-	{"[ERROR]", slog.LevelError}, {"[WARN]", slog.LevelWarn}, {"[INFO]", slog.LevelInfo},
-	{"[DEBUG]", slog.LevelDebug}, {"[TRACE]", slog.LevelDebug - 4},
-}
-
-func (w slogWriter) Write(b []byte) (int, error) {
-	if w.mute.Load() && strings.Contains(string(b), "plugin failed to exit gracefully") {
-		return len(b), nil
-	}
-	msg, level := strings.TrimSpace(string(b)), slog.LevelInfo
-	for _, l := range hclogLevels {
-		if rest, ok := strings.CutPrefix(msg, l.prefix); ok {
-			msg, level = strings.TrimSpace(rest), l.level
-			break
-		}
-	}
-	w.l.Log(context.Background(), level, msg)
-	return len(b), nil
 }
 
 func fileSHA256(path string) (string, error) {

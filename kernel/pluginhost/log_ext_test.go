@@ -1,0 +1,78 @@
+package pluginhost_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/spi"
+)
+
+// lockedBuffer is a bytes.Buffer safe for a logger's writes and a test's
+// reads at the same time.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// What a plugin prints on its stdout and stderr after the handshake
+// reaches the host's log at info, one record per line naming the plugin
+// and the stream (go-plugin discards both by default: a plugin author's
+// fmt.Println was lost without a word, new-user tester).
+func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
+	var logs lockedBuffer
+	h := pluginhost.New([]config.Plugin{{Name: "chatty", Point: pluginhost.PointService, Command: binary("chatty")}},
+		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svcs := h.Services()
+	if len(svcs) != 1 {
+		t.Fatalf("services %+v", svcs)
+	}
+	inv := svcs[0].Invoker(spi.MustParse("airnode://127.0.0.1:0/acme.Chatty"))
+	res := inv.Invoke(ctx, &spi.Invocation{Service: "acme.Chatty", Method: "Say", Args: []any{"hello"}})
+	if res.Err != nil || res.Value != "hello" {
+		t.Fatalf("Say: %v, %v", res.Value, res.Err)
+	}
+	want := []string{`level=INFO msg="out: hello" plugin=chatty`, `stream=stdout`, `level=INFO msg="err: hello" plugin=chatty`, `stream=stderr`}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := logs.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(l, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host log lacks %q:\n%s", missing, l)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,22 @@
+// Command chatty is a test plugin: service acme.Chatty, whose Say(s)
+// prints "out: s" on its stdout and "err: s" on its stderr (after the
+// handshake, as a plugin's own prints would be) and returns s.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/airnode/airnode/sdk"
+)
+
+type chatty struct{}
+
+func (chatty) Say(_ context.Context, s string) (string, error) {
+	fmt.Fprintln(os.Stdout, "out: "+s)
+	fmt.Fprintln(os.Stderr, "err: "+s)
+	return s, nil
+}
+
+func main() { sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: "acme.Chatty", Impl: chatty{}}}}) }
