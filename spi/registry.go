@@ -3,6 +3,7 @@ package spi
 import (
 	"context"
 	"errors"
+	"strconv"
 )
 
 // RegistryBuilder is the "registry" extension point. It is selected by the
@@ -55,3 +56,41 @@ type Subscription interface {
 // ErrNotSupported is returned by optional registry operations a registry
 // cannot perform.
 var ErrNotSupported = errors.New("registry: operation not supported")
+
+// RegistryReach says which consumers find the providers a registry's
+// Register publishes.
+type RegistryReach int
+
+const (
+	// ReachShared: consumers of other processes find them (file: the
+	// processes of one machine; zookeeper: of every machine). The zero
+	// value, assumed for a builder that does not implement RegistryReacher.
+	ReachShared RegistryReach = iota
+	// ReachProcess: only consumers of the same process find them (memory).
+	ReachProcess
+	// ReachNone: Register publishes nothing; consumers list their
+	// providers themselves (direct).
+	ReachNone
+)
+
+// String returns "shared", "process" or "none".
+func (r RegistryReach) String() string {
+	switch r {
+	case ReachShared:
+		return "shared"
+	case ReachProcess:
+		return "process"
+	case ReachNone:
+		return "none"
+	}
+	return "RegistryReach(" + strconv.Itoa(int(r)) + ")"
+}
+
+// RegistryReacher is the optional interface of a RegistryBuilder that says
+// whom its registries' Register reaches, so that a provider host
+// (airnode serve) can say, before it listens, that no other process will
+// find its providers. Reach is pure, cheap and safe for concurrent use.
+// A builder without it is taken to be ReachShared.
+type RegistryReacher interface {
+	Reach() RegistryReach
+}

@@ -335,6 +335,21 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := checkExports(cat, cfg, file, params, reg, exports); err != nil {
 		return err
 	}
+	wait := cfg.Shutdown.Wait
+	if !reg.IsZero() && len(exports) > 0 {
+		reach, err := checkRegistry(ctx, cat, reg, exports[0].url)
+		if err != nil {
+			return err
+		}
+		if reach != spi.ReachShared {
+			// A warning, not an error: the providers still answer direct
+			// calls by address (airnode call airnode://ADDR/demo.Echo),
+			// which tests and scripts use with memory:// as "no registry".
+			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; no shutdown wait, since no consumer learns of the shutdown from it",
+				"registry", registryDesc(reg), "reach", reach.String())
+			wait = 0
+		}
+	}
 	if f.metrics != "" {
 		ms, err := serveMetrics(cat, f.metrics)
 		if err != nil {
@@ -346,7 +361,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// shutdown.timeout is the whole budget from the signal (config doc):
 	// the drain gets what the wait leaves of it.
 	opts := []kernel.Option{kernel.WithLogger(logger),
-		kernel.WithShutdownWait(cfg.Shutdown.Wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout - cfg.Shutdown.Wait)}
+		kernel.WithShutdownWait(wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout - wait)}
 	if !reg.IsZero() {
 		opts = append(opts, kernel.WithRegistry(reg))
 	}
@@ -373,7 +388,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			"registry", registry, "url", exp.URL().String())
 	}
 	<-ctx.Done()
-	logger.Info("airnode serve: shutting down", "wait", cfg.Shutdown.Wait, "timeout", cfg.Shutdown.Timeout)
+	logger.Info("airnode serve: shutting down", "wait", wait, "timeout", cfg.Shutdown.Timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -590,6 +605,41 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 	}
 	return nil
+}
+
+// checkRegistry checks, before anything listens, what reg's registry
+// does with serve's providers, and returns its reach: the builder's
+// spi.RegistryReacher (memory: this process only; direct: nobody;
+// spi.ReachShared when the builder does not say), and whether it can
+// register at all, by a withdraw dry-run: Unregister of first, the URL
+// of the first export, on a registry built for the check and closed after
+// it. spi.Registry's contract makes Unregister of a URL the registry never
+// registered a no-op, so nothing is published or deleted; a read-only
+// registry (examples/staticregistry, whose Register and Unregister answer
+// spi.ErrNotSupported) is an error now, where Export would be refused only
+// after the server listened.
+func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.URL) (spi.RegistryReach, error) {
+	b, err := cat.Registry.Get(reg.Scheme())
+	if err != nil {
+		return 0, fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+	}
+	reach := spi.ReachShared
+	if r, ok := b.(spi.RegistryReacher); ok {
+		reach = r.Reach()
+	}
+	r, err := b.Build(reg)
+	if err != nil {
+		return 0, fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = r.Unregister(ctx, first.With(spi.KeySide, string(spi.Provider)))
+	if errors.Is(err, spi.ErrNotSupported) {
+		return 0, fmt.Errorf("serve: registry %s cannot register providers (%v): it is read-only, for consumers; give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
+			registryDesc(reg), err)
+	}
+	return reach, nil
 }
 
 // checkMethodKeys refuses a method-level key for a method the service

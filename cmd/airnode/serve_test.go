@@ -265,3 +265,68 @@ func TestServeListenerKeys(t *testing.T) {
 		t.Errorf("tcp after smux on port 0: %v, want nil (a listener each)", err)
 	}
 }
+
+// Tester finding (item 11): a read-only registry plugin (the static
+// example: Register answers spi.ErrNotSupported) was refused only after
+// "kernel: listening". serve's withdraw dry-run refuses it before
+// anything listens, and exits at once.
+func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
+	t.Parallel()
+	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
+	providers := filepath.Join(t.TempDir(), "providers.txt")
+	if err := os.WriteFile(providers, []byte("airnode://127.0.0.1:20001/demo.Echo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "plugins:\n  - {name: static, point: registry, command: "+static+"}\n")
+	r := runCommand(t, 20*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+		"--registry", "static://"+providers, "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
+	want := "airnode: serve: registry static://" + providers + " cannot register providers (registry: operation not supported): it is read-only"
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
+	}
+	for _, never := range []string{"kernel: listening", "kernel: exported", "airnode serve: serving"} {
+		if strings.Contains(r.stderr, never) {
+			t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
+		}
+	}
+	if r.elapsed >= 4*time.Second {
+		t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
+	}
+}
+
+// Tester finding (item 11): serve --registry memory:// or direct://
+// started as if fine, though no other process can find its providers.
+// It warns at start, before listening (a warning: calls by address still
+// reach it), and skips the shutdown wait no consumer would benefit from.
+func TestServeWarnsAboutARegistryNoOtherProcessSees(t *testing.T) {
+	t.Parallel()
+	for _, reg := range []string{"memory://", "direct://127.0.0.1:1"} {
+		p := startServe(t, "127.0.0.1:0", reg, noAirnodeEnv, t.TempDir(), "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
+		log := p.logText()
+		warn := strings.Index(log, "this registry publishes to no other process")
+		listening := strings.Index(log, "kernel: listening")
+		if warn < 0 || listening >= 0 && warn > listening {
+			t.Errorf("%s: no warning before listening:\n%s", reg, log)
+		}
+		expectOK(t, call(t, noAirnodeEnv, "airnode://"+p.addr+"/demo.Echo", "Echo", `"direct"`), `"direct"`)
+		if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		stopped := time.Now()
+		if code := p.wait(t, 15*time.Second); code != 0 {
+			t.Errorf("%s: exit %d after SIGINT", reg, code)
+		}
+		if d := time.Since(stopped); d >= 4*time.Second {
+			t.Errorf("%s: serve took %v to stop: it waited its 5 s shutdown wait for consumers that cannot know of it", reg, d)
+		}
+		if !strings.Contains(p.logText(), `msg="airnode serve: shutting down" wait=0s`) {
+			t.Errorf("%s: shutdown line does not say wait=0s:\n%s", reg, p.logText())
+		}
+	}
+	// A shared registry gets no such warning.
+	dir := t.TempDir()
+	p := startServe(t, "127.0.0.1:0", "file://"+dir, noAirnodeEnv, dir)
+	if strings.Contains(p.logText(), "publishes to no other process") {
+		t.Errorf("file registry warned:\n%s", p.logText())
+	}
+}

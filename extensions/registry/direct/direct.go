@@ -27,6 +27,10 @@ type Builder struct{}
 // Name returns "direct".
 func (Builder) Name() string { return Name }
 
+// Reach returns spi.ReachNone: Register publishes nothing; consumers name
+// their providers in the URL.
+func (Builder) Reach() spi.RegistryReach { return spi.ReachNone }
+
 // Build validates u's addresses: each must have a host and a port 1-65535.
 // Pure.
 func (Builder) Build(u spi.URL) (spi.Registry, error) {
@@ -188,6 +192,7 @@ func (s *subscription) Stop() {
 
 var (
 	_ spi.RegistryBuilder = Builder{}
+	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )

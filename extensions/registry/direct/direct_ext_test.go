@@ -97,3 +97,11 @@ func TestLifecycle(t *testing.T) {
 	}
 	spitest.TestRegistryLifecycle(t, r, spi.MustParse("airnode://127.0.0.1/demo.Echo"))
 }
+
+// direct:// publishes nothing; airnode serve warns about it
+// (spi.RegistryReacher).
+func TestReachIsNone(t *testing.T) {
+	if got := (direct.Builder{}).Reach(); got != spi.ReachNone {
+		t.Errorf("Reach() = %v, want none", got)
+	}
+}

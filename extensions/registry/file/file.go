@@ -49,6 +49,10 @@ type Builder struct {
 // Name returns "file".
 func (Builder) Name() string { return Name }
 
+// Reach returns spi.ReachShared: every process of the machine using the
+// same directory finds what is registered.
+func (Builder) Reach() spi.RegistryReach { return spi.ReachShared }
+
 // Build validates u (see the package doc for its keys). Pure: the directory
 // is created on first use.
 func (b Builder) Build(u spi.URL) (spi.Registry, error) {
@@ -511,6 +515,7 @@ func (s *subscription) stop() {
 
 var (
 	_ spi.RegistryBuilder = Builder{}
+	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )

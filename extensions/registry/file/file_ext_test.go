@@ -300,3 +300,11 @@ func TestLongURLAndRemovedEntry(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The file registry is shared by the processes of the machine
+// (spi.RegistryReacher).
+func TestReachIsShared(t *testing.T) {
+	if got := (file.Builder{}).Reach(); got != spi.ReachShared {
+		t.Errorf("Reach() = %v, want shared", got)
+	}
+}

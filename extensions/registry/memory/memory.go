@@ -28,6 +28,10 @@ func NewBuilder() *Builder { return &Builder{} }
 // Name returns "memory".
 func (b *Builder) Name() string { return Name }
 
+// Reach returns spi.ReachProcess: only consumers of this process (of
+// this Builder's hub) find what its registries register.
+func (b *Builder) Reach() spi.RegistryReach { return spi.ReachProcess }
+
 // Build returns a registry in the namespace named by u's host. It fails for
 // a scheme other than "memory" or for any parameter (the memory registry has
 // none). Pure apart from creating the in-process namespace on first use.
@@ -278,6 +282,7 @@ func (s *subscription) stop() {
 
 var (
 	_ spi.RegistryBuilder = (*Builder)(nil)
+	_ spi.RegistryReacher = (*Builder)(nil)
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )

@@ -50,3 +50,11 @@ func TestBuildRejectsParameters(t *testing.T) {
 		t.Fatal("want error for wrong scheme")
 	}
 }
+
+// memory:// reaches the consumers of its own process only; airnode serve
+// warns about it (spi.RegistryReacher).
+func TestReachIsProcess(t *testing.T) {
+	if got := (&memory.Builder{}).Reach(); got != spi.ReachProcess {
+		t.Errorf("Reach() = %v, want process", got)
+	}
+}

@@ -45,6 +45,10 @@ type Builder struct {
 // Name returns "zookeeper".
 func (Builder) Name() string { return Name }
 
+// Reach returns spi.ReachShared: every process of every machine using the
+// ensemble finds what is registered.
+func (Builder) Reach() spi.RegistryReach { return spi.ReachShared }
+
 // Build validates u (keys in the package doc). Pure: the session is opened
 // on first use.
 func (b Builder) Build(u spi.URL) (spi.Registry, error) {
@@ -742,6 +746,7 @@ func (s *subscription) Stop() {
 
 var (
 	_ spi.RegistryBuilder = Builder{}
+	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )

@@ -586,3 +586,11 @@ func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 		t.Fatalf("entry registered with a session up is not there at once: %v", err)
 	}
 }
+
+// ZooKeeper is shared by every process using the ensemble
+// (spi.RegistryReacher).
+func TestReachIsShared(t *testing.T) {
+	if got := (zookeeper.Builder{}).Reach(); got != spi.ReachShared {
+		t.Errorf("Reach() = %v, want shared", got)
+	}
+}
