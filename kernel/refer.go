@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -139,6 +140,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
 		r.checkMethodKeys(pu)
+		if err := CheckProviderTLS(u, pu); err != nil {
+			// an invoker that says why, so that a call with no other
+			// provider fails with it rather than "no provider available"
+			n.logger.Warn("kernel: provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
+			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
+		}
 		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
 		if err != nil {
 			return nil, err
@@ -253,13 +260,81 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // transport's keys and the heartbeat's. Only the first error is
 // returned. list --explain calls it on the consumer URL and on the
 // merged URL, so it fails what call and bench would.
+//
+// A URL that names no host gets its providers from a registry, and each
+// provider's published keys complete it (spi.MergeURL): its TLS keys
+// (tls.ca, tls.cert and tls.key, tls.servername) without "tls" are then
+// checked as a TLS consumer's (the files must load), since the provider
+// decides TLS by publishing tls=true, as a gRPC client brings its
+// credentials and the server decides; CheckProviderTLS checks each
+// provider. With hosts (a direct URL, or a merged one) "tls" must be true
+// for them, as the transport requires.
 func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 	if err := conflictingMethodForms(u); err != nil {
 		return err
 	}
+	if u.Host() == "" && hasTLSKeys(u) {
+		if _, set := u.Param(tlsconf.KeyTLS); !set {
+			u = u.With(tlsconf.KeyTLS, "true")
+		}
+	}
 	_, err := readInvokerSettings(cat, u)
 	return err
 }
+
+// consumerTLSKeys are the TLS keys a consumer may give without "tls".
+var consumerTLSKeys = []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName}
+
+// hasTLSKeys reports whether u sets one of consumerTLSKeys.
+func hasTLSKeys(u spi.URL) bool {
+	for _, k := range consumerTLSKeys {
+		if _, ok := u.Param(k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckProviderTLS returns an error when consumer URL consumer gives TLS
+// keys (tls.ca, ...) without "tls" and merged, its merge with one
+// provider's URL, is not tls=true: the provider serves in clear text, so
+// the consumer's trust roots have nothing to check. The error names the
+// provider and both ways out. Nil otherwise: a consumer's tls=true or
+// tls=false is its own choice (the transport checks the merged URL).
+func CheckProviderTLS(consumer, merged spi.URL) error {
+	if _, set := consumer.Param(tlsconf.KeyTLS); set || !hasTLSKeys(consumer) {
+		return nil
+	}
+	if on, err := merged.Bool(tlsconf.KeyTLS, false); err == nil && on {
+		return nil
+	}
+	var given, keys []string
+	for _, k := range consumerTLSKeys {
+		if v, ok := consumer.Param(k); ok {
+			given, keys = append(given, k+"="+v), append(keys, k)
+		}
+	}
+	return fmt.Errorf("the consumer gives %s but provider %s publishes no tls=true (it serves in clear text): a consumer's TLS keys complete a provider's tls=true; set tls=true to require TLS, or remove %s",
+		strings.Join(given, ", "), merged.Address(), strings.Join(keys, ", "))
+}
+
+// refusedInvoker is a provider the reference cannot call: its keys and
+// the reference's do not fit (CheckProviderTLS). Never available; a call
+// that finds no other provider gets err (the cluster's fallback to every
+// invoker, providerView), not a bare "no provider available".
+type refusedInvoker struct {
+	url   spi.URL
+	err   error
+	stats spi.Stats
+}
+
+func (r *refusedInvoker) URL() spi.URL { return r.url }
+func (r *refusedInvoker) Invoke(context.Context, *spi.Invocation) spi.Result {
+	return spi.Result{Err: r.err}
+}
+func (r *refusedInvoker) Available() bool   { return false }
+func (r *refusedInvoker) Stats() *spi.Stats { return &r.stats }
+func (r *refusedInvoker) Close() error      { return nil }
 
 // build chooses and builds the cluster and balancer of method ("" for the
 // service level).

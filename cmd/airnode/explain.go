@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -122,6 +123,8 @@ type explained struct {
 	registry  string
 	providers []spi.URL
 	lookupErr error
+
+	tlsErr error // the consumer's TLS keys and the provider's tls (checkTLS)
 }
 
 // newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
@@ -318,9 +321,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 		return err
 	}
 	x.useRegistry(ctx, cat)
+	x.checkTLS()
 	methods := explainedMethods(cat, x.rowsURL())
 	eC, _ := cat.Explain(x.consumer, methods)
-	eM, _ := cat.Explain(x.merged, methods)
+	eM, _ := cat.Explain(x.checked(), methods)
 	eP, _ := cat.Explain(x.provider, nil)
 
 	var errs []error
@@ -452,6 +456,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 
 	warns := append(x.unknownKeys(cat), x.warnings(eC, eP)...)
 	warns = append(warns, x.methodKeyWarnings(cat)...)
+	tlsErr, tlsWarn := x.tlsReport()
+	if tlsWarn != "" {
+		warns = append(warns, tlsWarn)
+	}
 	for _, warn := range warns {
 		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
 	}
@@ -460,6 +468,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	reported := errors.Join(errs...)
 	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
 	report(unreported(config.CheckURL(x.provider), reported), true)
+	report(tlsErr, false)
 	cErr, mErr := x.consumerKeys(cat, errors.Join(errs...))
 	report(cErr, false)
 	report(mErr, !x.direct)
@@ -472,7 +481,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 // each provider invoker makes), each nil unless it fails and reported
 // does not say the same already: a check that ends at its first error
 // often ends at one the other rows found. The merged URL's error is nil
-// when it is the consumer's.
+// when it is the consumer's. A consumer's TLS keys without tls=true are
+// the provider's to complete: refused against a provider (--provider, or
+// the registry's) that publishes no tls=true, with the error Refer gives
+// such a provider (kernel.CheckProviderTLS).
 func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consumer, merged error) {
 	fresh := func(err error, also error) bool {
 		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
@@ -480,10 +492,74 @@ func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consu
 	if err := kernel.CheckConsumerKeys(cat, x.consumer); fresh(err, nil) {
 		consumer = err
 	}
-	if err := kernel.CheckConsumerKeys(cat, x.merged); fresh(err, consumer) {
+	if err := kernel.CheckConsumerKeys(cat, x.checked()); fresh(err, consumer) {
 		merged = err
 	}
 	return consumer, merged
+}
+
+// checkTLS sets tlsErr when the consumer gives TLS keys (tls.ca, ...)
+// without tls=true and the merged URL has no tls=true either
+// (kernel.CheckProviderTLS): those keys are for the provider's tls=true
+// to complete, so for a service key Refer accepts them and refuses, with
+// that error, each provider publishing no tls=true. A direct URL is its
+// own provider URL: the transport refuses it, as it refuses the call.
+// The provider URL serve with this configuration would publish then
+// leaves out the explained URL's TLS keys: they are the consumer's.
+func (x *explained) checkTLS() {
+	if x.direct {
+		return
+	}
+	if x.tlsErr = kernel.CheckProviderTLS(x.consumer, x.merged); x.tlsErr == nil || x.flagged {
+		return
+	}
+	for _, k := range []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName} {
+		if _, given := x.given.Param(k); !given {
+			continue
+		}
+		x.provider = x.provider.Without(k)
+		v, ok := x.cfg.Protocol[k]
+		if x.svc >= 0 {
+			if sv, sok := x.cfg.Services[x.svc].Params[k]; sok {
+				v, ok = sv, true
+			}
+		}
+		if ok {
+			x.provider = x.provider.With(k, v)
+		}
+	}
+}
+
+// checked is the merged URL the merged checks build from: the merged URL,
+// or with tlsErr set (reported once, by tlsReport) the merged URL as the
+// consumer's TLS keys ask for it (tls=true), so that the transport row and
+// checks do not repeat the mismatch in the transport's words.
+func (x *explained) checked() spi.URL {
+	if x.tlsErr != nil {
+		return x.merged.With(tlsconf.KeyTLS, "true")
+	}
+	return x.merged
+}
+
+// tlsReport returns tlsErr as an error against a provider URL that names
+// its provider (the registry's, --provider's), as Refer refuses that
+// provider, or as a warning ("" none) against the one serve with this
+// configuration would publish: the calls depend on what the providers
+// publish.
+func (x *explained) tlsReport() (error, string) {
+	if x.tlsErr == nil {
+		return nil, ""
+	}
+	if x.merged.Host() != "" {
+		return x.tlsErr, ""
+	}
+	var given []string
+	for _, k := range []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName} {
+		if v, ok := x.consumer.Param(k); ok {
+			given = append(given, k+"="+v)
+		}
+	}
+	return nil, fmt.Sprintf("%s without tls=true: used with each provider that publishes tls=true; one that publishes none is refused, and serve with this configuration would publish none", strings.Join(given, ", "))
 }
 
 // sameError reports whether err says what one of the errors joined in
