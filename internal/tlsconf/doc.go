@@ -13,6 +13,14 @@
 //	tls.servername  string  host     the name the consumer checks the provider's certificate
 //	                                 against (default: the host it dials)
 //
+// On a URL, tls.* keys without tls=true are an error (Parse): a
+// forgotten tls=true would leave the channel in clear text. A consumer
+// that finds its providers through a registry may still give its own
+// (tls.ca, tls.servername, a client tls.cert and tls.key) without tls:
+// each provider's published tls=true completes them in the merged URL,
+// and the kernel refuses a provider that publishes none
+// (kernel.CheckConsumerKeys, kernel.CheckProviderTLS).
+//
 // Parse only reads and checks the keys (pure, for a transport's Build);
 // Settings.Server and Settings.Client read the files, with errors naming
 // the key and the file. Listener makes accepted connections handshake on
