@@ -284,8 +284,12 @@ func (o benchOutcome) interruption() string {
 // every measured call of a case failed; the error carries the first
 // failure's message.
 func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, stderr, progress io.Writer) (err error) {
-	if f.req < 0 || f.resp < 0 {
-		return fmt.Errorf("bench: --req %d, --resp %d: want 0 or more bytes", f.req, f.resp)
+	// --resp defaults to --req: a negative --req is named alone
+	if f.req < 0 {
+		return fmt.Errorf("bench: --req %d: want 0 or more bytes", f.req)
+	}
+	if f.resp < 0 {
+		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
 	}
 	if f.durationSet && f.duration <= 0 {
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
@@ -294,8 +298,8 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		f.calls = 0
 	}
 	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup}
-	if run.Calls == 0 && run.Duration == 0 {
-		return errors.New("bench: -n must be positive (or give --duration)")
+	if run.Duration == 0 && run.Calls <= 0 { // one message for 0 and negative
+		return fmt.Errorf("bench: -n %d: want a positive number of calls (or give --duration)", run.Calls)
 	}
 	if err := run.Validate(); err != nil {
 		return err

@@ -517,3 +517,21 @@ func TestBench_JSONOnFlagErrors(t *testing.T) {
 		t.Error("jsonRequested: want the last --json or --json=BOOL before -- to decide")
 	}
 }
+
+// Tester finding (item 13): -n 0 said "must be positive" but -n -5 "want
+// 0 or more"; --req -1 blamed --resp too (it defaults to --req). One
+// message for -n, and only the flag given is named.
+func TestBenchFlagMessagesNameTheFlagGiven(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"-n 0":               "airnode: bench: -n 0: want a positive number of calls (or give --duration)\n",
+		"-n -5":              "airnode: bench: -n -5: want a positive number of calls (or give --duration)\n",
+		"--req -1":           "airnode: bench: --req -1: want 0 or more bytes\n",
+		"--req 10 --resp -2": "airnode: bench: --resp -2: want 0 or more bytes\n",
+	} {
+		r := runCommand(t, 20*time.Second, noAirnodeEnv, "bench", append([]string{"airnode://127.0.0.1:1/demo.Echo"}, strings.Fields(args)...)...)
+		if r.code != 1 || r.stderr != want {
+			t.Errorf("bench %s: exit %d, stderr %q; want 1 and %q", args, r.code, r.stderr, want)
+		}
+	}
+}

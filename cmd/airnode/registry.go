@@ -84,16 +84,28 @@ uptime.`,
 	watch := &cobra.Command{
 		Use:   "watch SERVICE",
 		Short: "Print every change of a service's providers until interrupted",
-		Args:  cobra.ExactArgs(1),
+		Long: `watch prints SERVICE's providers, then every provider that joins (+) or
+leaves (-), until interrupted: Ctrl-C (SIGINT) exits 130 and SIGTERM 143,
+as call and bench do, whether it was watching or still waiting for the
+registry (a ZooKeeper session).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, desc, done, err := open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return registryWatch(ctx, reg, desc, args[0], a.stdout)
+			reg, desc, done, err := open(ctx)
+			if err == nil {
+				defer done()
+				err = registryWatch(ctx, reg, desc, args[0], a.stdout)
+			}
+			// Ctrl-C is how watch ends, while it watches or still waits
+			// for the registry (a ZooKeeper session): exit 130 (SIGTERM
+			// 143) either way, as call and bench do.
+			if sig, ok := signalOf(ctx); ok {
+				msg := "registry watch: interrupted by " + signalName(sig)
+				fmt.Fprintf(a.stderr, "airnode: %s\n", msg)
+				return &interruptedError{sig: sig, msg: msg}
+			}
+			return err
 		},
 	}
 	cmd.AddCommand(ls, watch)

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +153,58 @@ func TestDescribeProviderWarmupIsTheBalancersWeight(t *testing.T) {
 		}
 		if bw := w.Weight(u, w.Now()); c.want != "done" && !strings.HasPrefix(s.warmup, "weight "+strconv.FormatInt(bw, 10)+" of") {
 			t.Errorf("%s up %v: ls shows %q, the balancer picks it with weight %d", c.query, c.uptime, s.warmup, bw)
+		}
+	}
+}
+
+// Tester finding (item 13): Ctrl-C while registry watch waited for a
+// ZooKeeper session exited 1 ("context canceled"), while watching it
+// exited 0. Both exit 130, as call and bench on SIGINT.
+func TestRegistryWatchSIGINTExits130(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close() // nothing listens there: watch waits for a session
+	for _, tc := range []struct{ name, reg, ready string }{
+		{"waiting for a session", "zookeeper://" + dead + "?connect.timeout=1m", ""},
+		{"watching", "file://" + t.TempDir(), "watching demo.Echo"},
+	} {
+		var out, errb syncBuffer
+		cmd := exec.Command(binary, "registry", "watch", "--registry", tc.reg, "demo.Echo")
+		cmd.Env = append(os.Environ(), noAirnodeEnv...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		deadline := time.Now().Add(10 * time.Second)
+		if tc.ready == "" {
+			time.Sleep(time.Second) // in Subscribe, waiting for the session
+		}
+		for tc.ready != "" && !strings.Contains(out.String(), tc.ready) {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("%s: no %q line:\n%s\n%s", tc.name, tc.ready, out.String(), errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: watch did not exit after SIGINT", tc.name)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errb.String(), "registry watch: interrupted by SIGINT") {
+			t.Errorf("%s: exit %d, stderr %q; want 130 and the interrupted line", tc.name, code, errb.String())
 		}
 	}
 }

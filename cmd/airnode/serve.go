@@ -535,7 +535,7 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 			pe.demo = demo.New(nodeName, int(weight)).LimitPayload(payload)
 		} else {
 			return nil, fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
-				s.Interface, demo.Interface, strings.Join(slices.Sorted(maps.Keys(impls)), ", "))
+				s.Interface, demo.Interface, orDefault(strings.Join(slices.Sorted(maps.Keys(impls)), ", "), "none"))
 		}
 		// The kernel keeps one service per service key on an address
 		// and refuses the second export after the first is registered.

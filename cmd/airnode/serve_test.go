@@ -34,7 +34,7 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 		listen             string // default 127.0.0.1:0
 	}{
 		{"no implementation", "services: [{interface: demo.Greeter}]\n",
-			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: )`, ""},
+			`airnode: serve: service "demo.Greeter": no implementation (built in: demo.Echo; service plugins: none)`, ""},
 		{"second service's transport", "services:\n  - interface: demo.Echo\n    params: {group: b, transport: tcpp}\n",
 			`key "services[0].params": unknown transport "tcpp"`, ""},
 		{"second service's per-address key", "services:\n  - interface: demo.Echo\n    params: {group: b, payload: 1MiB}\n",
