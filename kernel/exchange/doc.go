@@ -59,7 +59,9 @@
 // request id it read, 8 bytes big-endian (HTTP/2's GOAWAY, RFC 9113 §6.8).
 // It runs no request read after that, so the consumer fails its calls with
 // higher ids as CHANNEL_INACTIVE without spi.ErrRequestSent: never run,
-// safe to retry on another provider whatever the method.
+// safe to retry on another provider whatever the method. It fails them
+// when the go-away arrives, not when the channel closes after the
+// provider's drain, and sends no request on the channel after it.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

@@ -1,12 +1,15 @@
 package exchange
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -21,53 +24,95 @@ func (f *fixture) provChans() []*Channel {
 	return out
 }
 
-// The go-away: a request the provider read after it sent the event is not
-// run, and when the channel closes the consumer's call fails with
-// CHANNEL_INACTIVE without spi.ErrRequestSent (safe to retry anywhere),
-// while a call the provider was running when it closed keeps
-// ErrRequestSent (it may have run). Both transports.
+// echoFrame is an encoded Echo(v) request frame with id.
+func echoFrame(t *testing.T, id uint64, v any) []byte {
+	t.Helper()
+	fb := getFrame()
+	if err := encodeRequest(fb, mpCodec{}, echoInv("Echo", v), 0); err != nil {
+		t.Fatal(err)
+	}
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: id, Length: uint32(len(fb.b) - protocol.HeaderLen)}.Put(fb.b)
+	return fb.b
+}
+
+// Provider side of the go-away: it carries the highest request id read so
+// far, and a request read after it is not run (no answer), while one read
+// before it was answered. A raw consumer, which sends regardless.
+func TestGoAwayProviderRunsNothingReadAfterIt(t *testing.T) {
+	f := startServer(t, false, nil)
+	c := rawConn(t, f)
+	br := bufio.NewReader(c)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.Write(echoFrame(t, 5, "before"))
+	if h, _, err := readFrame(br); err != nil || h.ID != 5 || h.Status != spi.StatusOK {
+		t.Fatalf("answer to request 5: %+v, %v", h, err)
+	}
+	pcs := f.provChans()
+	if len(pcs) != 1 {
+		t.Fatalf("%d provider channels, want 1", len(pcs))
+	}
+	pcs[0].sendGoAway()
+	h, body, err := readFrame(br)
+	if err != nil || !h.IsEvent() || h.TwoWay() || len(body) != goAwayLen || body[0] != goAwayEvent {
+		t.Fatalf("go-away frame: %+v %q, %v", h, body, err)
+	}
+	if last := binary.BigEndian.Uint64(body[1:]); last != 5 {
+		t.Fatalf("go-away says last read %d, want 5", last)
+	}
+	c.Write(echoFrame(t, 6, "after"))
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if h, _, err := readFrame(br); err == nil {
+		t.Fatalf("request 6, read after the go-away, was answered: %+v", h)
+	}
+	if n := pcs[0].Stats().FramesRead; n != 2 {
+		t.Errorf("provider read %d frames, want 2 (request 6 read, not run)", n)
+	}
+}
+
+// Consumer side of the go-away: the channel turns read-only; a call
+// pending with an id the provider did not read fails at once as not run
+// (CHANNEL_INACTIVE without spi.ErrRequestSent: failover retries it), a
+// new call is not sent at all, and a call the provider was running keeps
+// ErrRequestSent when the channel closes under it. Both transports.
 func TestGoAwayTellsWhichRequestsNeverRan(t *testing.T) {
 	for _, mux := range []bool{false, true} {
 		t.Run(map[bool]string{false: "tcp", true: "smux"}[mux], func(t *testing.T) {
 			f := startServer(t, mux, nil)
-			f.svc.canceled = make(chan time.Time, 4)
 			ch := f.dial(nil)
 			warmUp(t, ch)
-
 			running := make(chan error, 1)
 			go func() { running <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Block"), 10*time.Second).Err }()
 			if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 }) {
 				t.Fatal("the blocking request never started")
 			}
-			pcs := f.provChans()
-			if len(pcs) != 1 {
-				t.Fatalf("%d provider channels, want 1", len(pcs))
-			}
-			pc := pcs[0]
-			pc.sendGoAway()
-			if !waitFor(5*time.Second, func() bool { return ch.ReadOnly() }) {
-				t.Fatal("the consumer never took the go-away (ReadOnly stays false)")
-			}
-
-			late := make(chan error, 1)
+			pending := make(chan error, 1)
 			go func() {
-				late <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "late"), 10*time.Second).Err
+				pending <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 3000), 10*time.Second).Err
 			}()
-			if !waitFor(5*time.Second, func() bool { return pc.Stats().FramesRead >= 3 }) { // warm-up, Block, late
-				t.Fatal("the provider never read the late request")
+			if !waitFor(5*time.Second, func() bool { return ch.Stats().Pending == 2 && f.srv.InFlight() == 2 }) {
+				t.Fatal("the second call never became pending")
 			}
-			time.Sleep(50 * time.Millisecond) // had it run, its answer would be back by now
-			select {
-			case err := <-late:
-				t.Fatalf("the request read after the go-away was answered (%v): it must not run", err)
-			default:
+			// As if the provider had stopped reading before the Sleep
+			// (which it is running, but the consumer cannot tell).
+			ch.takeGoAway(ch.nextID.Load())
+			if !ch.ReadOnly() {
+				t.Error("channel not read-only after the go-away")
 			}
-			pc.Close("test: provider gone")
-
-			e := wantStatus(t, <-late, spi.StatusChannelInactive)
-			if errors.Is(e, spi.ErrRequestSent) || !strings.Contains(e.Message, "before reading the request") {
-				t.Errorf("call the provider never read: %v; want CHANNEL_INACTIVE without ErrRequestSent", e)
+			start := time.Now()
+			e := wantStatus(t, <-pending, spi.StatusChannelInactive)
+			if errors.Is(e, spi.ErrRequestSent) || !strings.Contains(e.Message, "did not run the request") || time.Since(start) > time.Second {
+				t.Errorf("pending call past the go-away: %v after %v; want at once, CHANNEL_INACTIVE without ErrRequestSent", e, time.Since(start))
 			}
+			read := f.provChans()[0].Stats().FramesRead
+			e = wantStatus(t, ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "late"), 5*time.Second).Err, spi.StatusChannelInactive)
+			if errors.Is(e, spi.ErrRequestSent) {
+				t.Errorf("call after the go-away: %v; want it not sent", e)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if n := f.provChans()[0].Stats().FramesRead; n != read {
+				t.Errorf("the provider read %d more frames after the go-away; want none (the call is not sent)", n-read)
+			}
+			f.provChans()[0].Close("test: provider gone")
 			e = wantStatus(t, <-running, spi.StatusChannelInactive)
 			if !errors.Is(e, spi.ErrRequestSent) {
 				t.Errorf("call the provider was running: %v; want ErrRequestSent (it may have run)", e)

@@ -221,6 +221,31 @@ func (c *Channel) sendGoAway() {
 	c.w.enqueue(f)
 }
 
+// takeGoAway handles the provider's go-away on the consumer: the first id
+// it did not read is unread. The channel turns read-only, and the calls
+// pending with ids from unread on fail at once as never run (Invoke does
+// the same for a call made after this), instead of waiting for the channel
+// to close, which may take the provider's whole drain.
+func (c *Channel) takeGoAway(unread uint64) {
+	c.goAway.Store(unread)
+	c.readOnly.Store(true)
+	calls := c.pending.takeFrom(unread)
+	if len(calls) == 0 {
+		return
+	}
+	err := c.notRunError()
+	for _, cl := range calls {
+		cl.err, cl.unread = err, true
+		cl.done <- struct{}{}
+	}
+}
+
+// notRunError is the CHANNEL_INACTIVE of a call the provider's go-away says
+// it did not run: no spi.ErrRequestSent, so failover may retry it.
+func (c *Channel) notRunError() error {
+	return spi.Errorf(spi.StatusChannelInactive, "exchange: provider %s is closing the channel and did not run the request (its go-away): safe to retry", c.remote)
+}
+
 // noteRequest raises lastRequestID to id (provider side; own-stream
 // readers dispatch concurrently with the primary one).
 func (c *Channel) noteRequest(id uint64) {

@@ -101,6 +101,14 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		putFrame(f)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
 	}
+	if g := c.goAway.Load(); g != 0 && cl.id >= g {
+		// The provider's go-away came first: it would not run this one.
+		putFrame(f)
+		if c.pending.take(cl.id) == nil {
+			<-cl.done // the go-away or the channel's death took it: not sent either
+		}
+		return spi.Result{Err: c.notRunError()}
+	}
 	if cl.timeout > 0 {
 		// Set once the call can be taken: a timer firing earlier would
 		// find nothing to time out.

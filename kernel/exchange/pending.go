@@ -137,6 +137,23 @@ func (t *pendingTable) closeAll() []*call {
 	return out
 }
 
+// takeFrom removes and returns the calls with ids from min on.
+func (t *pendingTable) takeFrom(min uint64) []*call {
+	var out []*call
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		for id, c := range s.m {
+			if id >= min {
+				out = append(out, c)
+				delete(s.m, id)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
 // len returns the number of pending calls.
 func (t *pendingTable) len() int {
 	n := 0

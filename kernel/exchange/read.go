@@ -242,8 +242,7 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 	}
 	if !h.TwoWay() && len(body) == goAwayLen && body[0] == goAwayEvent {
 		if c.opts.Side == spi.Consumer {
-			c.goAway.Store(binary.BigEndian.Uint64(body[1:]) + 1)
-			c.readOnly.Store(true)
+			c.takeGoAway(binary.BigEndian.Uint64(body[1:]) + 1)
 		}
 		return nil
 	}
