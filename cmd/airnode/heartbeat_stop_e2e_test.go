@@ -9,48 +9,64 @@ import (
 )
 
 // A provider paused by SIGSTOP for a few heartbeat intervals and resumed
-// by SIGCONT, with a dual consumer: the dual consumer used to ping at
-// every tick (interval/3) while the provider was silent, so the resumed
-// provider read a burst of queued pings at once and warned "consumer
-// pings much faster than its advertised heartbeat.interval", then closed
-// the channel for "too many pings". The consumer keeps one ping
-// unanswered per channel: no warning, no close, and calls go on. The
-// flood guard itself is unchanged: TestDualFloodStillClosedByTheGuard.
+// by SIGCONT, with an idle dual consumer: the dual consumer used to ping
+// at every tick (interval/3) while the provider was silent, so the
+// resumed provider read a burst of queued pings at once and warned
+// "consumer pings much faster than its advertised heartbeat.interval",
+// then closed the channel for "too many pings"; and once the late answer
+// came, it pinged again at once (the queued ping had been written long
+// before). The consumer keeps one ping unanswered per channel and counts
+// a late answer as a write: no warning, no close, calls go on.
+//
+// "kept": the pause (2 s) is shorter than the consumer's
+// heartbeat.timeout (5 s): the channel stays. "redialled": the pause
+// (2.5 s) is longer than the consumer's timeout (900 ms): the consumer
+// redials the stopped provider (the listen backlog accepts) and each new
+// connection holds the kernel's first ping. No call is made from the
+// SIGSTOP until the log is read (a request resets the guard's count).
+// The flood guard itself is unchanged: TestDualFloodStillClosedByTheGuard.
 func TestDualPausedProviderReadsNoPingFlood(t *testing.T) {
-	// heartbeat.timeout 5s: the consumer keeps its channel through the
-	// 2 s stop (7 intervals), as it would through a pause shorter than its
-	// timeout. (A pause past it makes the consumer redial the stopped
-	// provider; the listen backlog accepts, and each new connection's
-	// first ping stays unanswered: dual's TestDualNoPingWhileTheFirstPingIsUnanswered.)
-	const keys = "heartbeat=dual&heartbeat.interval=300ms&heartbeat.timeout=5s"
-	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "heartbeat=dual", "-p", "heartbeat.interval=300ms", "-p", "heartbeat.timeout=5s",
-		"-p", "heartbeat.min.ping.interval=200ms")
-	r := refer(t, p.url("demo.Echo")+"?"+keys)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := r.Invoke(ctx, "Echo", 1); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second) // a few answered pings each way
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Second)
-	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-	_, err := r.Invoke(cctx, "Echo", 2)
-	ccancel()
-	if err != nil {
-		t.Fatalf("call after SIGCONT: %v", err)
-	}
-	time.Sleep(time.Second) // the queued frames are read, pings go on
-	log := p.logText()
-	for _, bad := range []string{"pings much faster", "too many pings", "channel closed"} {
-		if strings.Contains(log, bad) {
-			t.Errorf("after SIGSTOP/SIGCONT the provider logged %q:\n%s", bad, log)
-		}
+	for _, c := range []struct {
+		name, timeout string
+		pause         time.Duration
+	}{
+		{"kept", "5s", 2 * time.Second},
+		{"redialled", "900ms", 2500 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keys := "heartbeat=dual&heartbeat.interval=300ms&heartbeat.timeout=" + c.timeout
+			p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "heartbeat=dual", "-p", "heartbeat.interval=300ms",
+				"-p", "heartbeat.timeout="+c.timeout, "-p", "heartbeat.min.ping.interval=200ms")
+			r := refer(t, p.url("demo.Echo")+"?"+keys)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := r.Invoke(ctx, "Echo", 1); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // a few answered pings each way
+			if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(c.pause)
+			if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond) // the queued frames are read, pings go on: 5 intervals
+			log := p.logText()
+			for _, bad := range []string{"pings much faster", "too many pings"} {
+				if strings.Contains(log, bad) {
+					t.Errorf("after SIGSTOP/SIGCONT the provider logged %q:\n%s", bad, log)
+				}
+			}
+			if c.name == "kept" && strings.Contains(log, "channel closed") {
+				t.Errorf("the provider closed the consumer's channel:\n%s", log)
+			}
+			cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+			defer ccancel()
+			if _, err := r.Invoke(cctx, "Echo", 2); err != nil {
+				t.Fatalf("call after SIGCONT: %v", err)
+			}
+		})
 	}
 }
 

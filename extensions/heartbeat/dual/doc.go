@@ -12,7 +12,8 @@
 // kernel's first ping of a new connection): a peer that was only paused
 // (SIGSTOP, a VM freeze) would otherwise read all the pings queued
 // meanwhile at once, which the provider's ping-flood guard takes for a
-// flood.
+// flood. The answer to a ping counts as a write at the time it came, so a
+// ping answered late is not followed at once by one for write-idleness.
 // The reconnect task closes the channel when nothing was read for more
 // than heartbeat.timeout: on the consumer the connection manager then
 // reconnects, on the provider the channel is gone. When the provider's

@@ -45,7 +45,8 @@ func (h *Heartbeat) Config() Config { return h.cfg }
 // It returns stop, which is idempotent and waits for both timers, every
 // ping in flight and the channel closer.
 func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
-	w := &watch{cfg: h.cfg, ch: ch, start: time.Now()}
+	now := time.Now()
+	w := &watch{cfg: h.cfg, ch: ch, start: now, awaiting: now}
 	w.heartbeat = task.New(w.heartbeatCheck)
 	w.reconnect = task.New(w.reconnectCheck)
 	w.heartbeat.Start(h.cfg.Interval / 3)
@@ -66,7 +67,10 @@ type watch struct {
 	start     time.Time
 	heartbeat *task.Task
 	reconnect *task.Task
-	pinged    time.Time // when heartbeatCheck last decided to ping; zero: never (only heartbeatCheck uses it: checks never overlap)
+
+	// Only heartbeatCheck uses these (checks never overlap); see unanswered.
+	awaiting time.Time // when the write awaiting its answer was made: the watch's last ping, or the watch start; zero: none
+	answered time.Time // LastRead when that write was first seen answered: the peer had read it by then
 }
 
 // since returns how long ago t was, counting a zero t (nothing yet) from
@@ -80,17 +84,28 @@ func (w *watch) since(now, t time.Time) time.Duration {
 
 // heartbeatCheck is Dubbo 2.7.0's HeartbeatTimerTask: ping when read-idle
 // or write-idle for more than the interval — but never while a ping is
-// unanswered (unanswered), where Dubbo pings again at every tick.
+// unanswered, where Dubbo pings again at every tick (see unanswered).
 func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
 	tick := w.cfg.Interval / 3
-	lastRead := w.ch.LastRead()
-	if w.since(now, lastRead) <= w.cfg.Interval && w.since(now, w.ch.LastWrite()) <= w.cfg.Interval {
+	lastRead, lastWrite := w.ch.LastRead(), w.ch.LastWrite()
+	if !w.awaiting.IsZero() && lastRead.After(w.awaiting) {
+		w.answered, w.awaiting = lastRead, time.Time{}
+	}
+	// The peer read our writes up to the answered one by the time its
+	// answer came: for write-idleness that counts as a write then, or a
+	// ping answered late (by a peer resuming from a pause) would be
+	// followed at once by another, the first one having been written long
+	// before.
+	if w.answered.After(lastWrite) {
+		lastWrite = w.answered
+	}
+	if w.since(now, lastRead) <= w.cfg.Interval && w.since(now, lastWrite) <= w.cfg.Interval {
 		return tick, nil
 	}
-	if w.unanswered(lastRead) {
+	if w.unanswered(lastWrite) {
 		return tick, nil
 	}
-	w.pinged = now
+	w.awaiting = now
 	return tick, func(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, w.cfg.Interval)
 		defer cancel()
@@ -105,25 +120,28 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 	}
 }
 
-// unanswered reports whether a ping sent on the channel is still waiting
-// for the peer: nothing was read since the watch's last ping or, before
-// the watch pinged, nothing was read since the watch started while
-// something was written (on a consumer, the kernel's first ping of a new
-// connection, which carries the hello). Another ping then tells nothing
-// more — the connection delivers the first, and the reconnect task judges
-// the silence from LastRead alone — and a peer that was only paused
-// (SIGSTOP, a long GC pause, a VM freeze) would read every ping queued
-// meanwhile at once when it resumes, which the provider's ping-flood guard
-// (exchange Options.MinPingInterval) takes for a flood: a warning, and
-// past its strikes a closed channel. Dubbo 2.7.0's HeartbeatTimerTask
-// pings at every tick (interval/3) while the peer is silent; this watch
-// keeps at most one ping unanswered per channel. Pings answered in time go
-// on as in Dubbo: each after the interval idle.
-func (w *watch) unanswered(lastRead time.Time) bool {
-	if !w.pinged.IsZero() {
-		return !lastRead.After(w.pinged)
+// unanswered reports whether a write is still waiting for the peer's
+// answer (nothing read since it): the watch's last ping or, before the
+// watch pinged, what was written since the watch started (on a consumer,
+// the kernel's first ping of a new connection, which carries the hello).
+// Another ping then tells nothing more — the connection delivers the
+// first, and the reconnect task judges the silence from LastRead alone —
+// and a peer that was only paused (SIGSTOP, a long GC pause, a VM freeze)
+// would read every ping queued meanwhile at once when it resumes, which
+// the provider's ping-flood guard (exchange Options.MinPingInterval) takes
+// for a flood: a warning, and past its strikes a closed channel. Dubbo
+// 2.7.0's HeartbeatTimerTask pings at every tick (interval/3) while the
+// peer is silent; this watch keeps at most one ping unanswered per
+// channel, and counts the answer to a late one as a write (heartbeatCheck).
+// Pings answered in time go on as in Dubbo: each after the interval idle.
+func (w *watch) unanswered(lastWrite time.Time) bool {
+	switch {
+	case w.awaiting.IsZero():
+		return false
+	case w.awaiting.Equal(w.start): // no ping yet: is there a write to wait for?
+		return lastWrite.After(w.start)
 	}
-	return !lastRead.After(w.start) && w.ch.LastWrite().After(w.start)
+	return true
 }
 
 // reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its

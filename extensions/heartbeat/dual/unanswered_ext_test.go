@@ -57,3 +57,39 @@ func TestDualNoPingWhileTheFirstPingIsUnanswered(t *testing.T) {
 		t.Errorf("%d pings after the first answer, want pinging every interval (about 6)", n)
 	}
 }
+
+// A ping answered late — the peer resumed from a pause and answered the
+// ping queued meanwhile — counts as written when its answer came: the
+// watch does not ping again at once for write-idleness (the ping itself
+// was written long before), which would reach the resumed provider right
+// after the first and trip its ping-flood warning.
+func TestDualLateAnswerIsNotFollowedAtOnce(t *testing.T) {
+	t.Parallel()
+	hb := build(t, "heartbeat.interval=300ms&heartbeat.timeout=1h")
+	for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+		ch := hbtest.NewChannel(side, hbtest.Hung)
+		stop := hb.Watch(ch)
+		deadline := time.Now().Add(10 * time.Second)
+		for ch.Pings() < 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no ping within 10 s", side)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(700 * time.Millisecond) // the ping waits: more than two intervals since it was written
+		ch.SetPeer(hbtest.Answering)
+		ch.Read() // its late answer
+		// A check runs every 100 ms; the next ping is due 300 ms after the
+		// answer, not at the next check.
+		time.Sleep(150 * time.Millisecond)
+		n := ch.Pings()
+		time.Sleep(600 * time.Millisecond)
+		stop()
+		if n != 1 {
+			t.Errorf("%s: %d pings within 150 ms of the late answer, want none after the first", side, n-1)
+		}
+		if ch.Pings() < 2 {
+			t.Errorf("%s: no ping in the 750 ms after the answer, want pinging to go on", side)
+		}
+	}
+}
