@@ -56,7 +56,8 @@ filter chain of each side, the dispatcher (adaptive, all or direct) and
 the registry chosen by the configured registry URL.
 
 URL is explained as call and bench use it, the consumer's reference (the
-config's reference of its interface gives defaults), and as serve exports
+config's reference of its interface gives defaults; a key URL sets beats
+the reference's method-level forms of it too), and as serve exports
 it, the provider URL (the config's protocol, then the service's params,
 then URL's keys). Each point and key is read from the URL the kernel reads
 it from: cluster, loadbalance, retries and hash.* from the consumer's
