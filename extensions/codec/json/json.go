@@ -1,6 +1,7 @@
 package json
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -178,7 +179,7 @@ func (d *Decoder) fieldError(v any, before int64) *generic.FieldError {
 	if _, err := d.body.ReadAt(raw, d.start+before); err != nil {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var x any
 	if dec.Decode(&x) != nil {

@@ -122,3 +122,32 @@ func TestStreamSkipsUnknownKeys(t *testing.T) {
 		t.Fatalf("after: %q, %v", s, err)
 	}
 }
+
+// A value decoded again after its keys were renamed keeps the generic maps
+// and integers inside it (they are read from the renamed bytes, not the
+// body).
+func TestRenamedValueKeepsGenericValuesInside(t *testing.T) {
+	type rec struct {
+		X    int
+		Meta any
+		Tags map[string]any
+	}
+	in := map[string]any{"x": 3, "meta": map[string]any{"a": []any{int64(200), map[string]any{"b": "c"}}}, "TAGS": map[string]any{"k": int64(1)}}
+	d := msgpack.Codec{}.NewDecoder(bytes.NewReader(body(t, "first", in, "after")))
+	defer spi.Release(d)
+	var s string
+	var r rec
+	if err := d.Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	want := rec{X: 3, Meta: map[string]any{"a": []any{int64(200), map[string]any{"b": "c"}}}, Tags: map[string]any{"k": int64(1)}}
+	if !reflect.DeepEqual(r, want) {
+		t.Fatalf("decoded %#v, want %#v", r, want)
+	}
+	if err := d.Decode(&s); err != nil || s != "after" {
+		t.Fatalf("after: %q, %v", s, err)
+	}
+}

@@ -225,7 +225,7 @@ var msgpackNames = generic.Names{"msgpack", "json"}
 // whose keys do not match pays for this.
 func (d *Decoder) refit(v any, err error) error {
 	t := reflect.TypeOf(v)
-	if d.body == nil || d.check.start < 0 || t.Kind() != reflect.Pointer || reflect.ValueOf(v).IsNil() {
+	if d.body == nil || d.check.start < 0 || t == nil || t.Kind() != reflect.Pointer || reflect.ValueOf(v).IsNil() {
 		return err
 	}
 	if _, serr := d.body.Seek(d.check.start, io.SeekStart); serr != nil {
@@ -254,13 +254,13 @@ func (d *Decoder) refit(v any, err error) error {
 	if merr != nil {
 		return err
 	}
-	rd := vm.NewDecoder(bytes.NewReader(b))
-	rd.SetCustomStructTag("json")
-	rd.UseLooseInterfaceDecoding(true)
-	rd.SetMapDecoder(d.mapDecoder)
-	rv := reflect.ValueOf(v).Elem()
-	rv.SetZero() // the first attempt may have set some fields
-	return rd.Decode(v)
+	again := Codec{}.NewDecoder(bytes.NewReader(b)).(*Decoder) // its own map decoder reads its own bytes
+	defer again.Release()
+	if again.err != nil {
+		return err
+	}
+	reflect.ValueOf(v).Elem().SetZero() // the first attempt may have set some fields
+	return again.d.Decode(v)
 }
 
 // opaque reports whether t decodes itself, so that what is inside it is
