@@ -1,6 +1,7 @@
 // Package direct is the registry without a registry, extension name
 // "direct": the consumer names its providers' addresses and Subscribe pushes
-// that fixed list once. Register and Unregister are no-ops.
+// that fixed list once. Register and Unregister are no-ops (Reach
+// spi.ReachNone: airnode serve warns that nobody finds its providers here).
 //
 // The addresses come from the URL given to Build — "direct://h1:p1,h2:p2"
 // (with Dubbo's ?backup=h3:p3 too), or a consumer's own multi-host URL such as

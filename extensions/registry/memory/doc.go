@@ -6,6 +6,8 @@
 // Registries built by one Builder from URLs with the same host share one
 // in-process namespace ("memory://" is the default namespace, "memory://a"
 // another); registries of different Builders never see each other.
+// Its Reach is spi.ReachProcess: airnode serve warns that no other process
+// finds providers registered here.
 //
 //	URL key   type  default  meaning
 //	(host)    name  ""       namespace shared by this Builder's registries
