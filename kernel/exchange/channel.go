@@ -91,9 +91,10 @@ type Channel struct {
 	peerHello      atomic.Pointer[spi.URL]
 	helloSent      atomic.Bool // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
-	slowPingLogged atomic.Bool // consumer: warned that the provider's ping-flood guard will close an idle channel
-	dataSeen       atomic.Bool // provider: a request arrived since the last ping
-	readOnly       atomic.Bool // consumer: the provider is shutting down
+	slowPingLogged atomic.Bool   // consumer: warned that the provider's ping-flood guard will close an idle channel
+	readBatches    atomic.Uint64 // read batches begun: frames read together from one buffer fill share a number
+	dataSeen       atomic.Bool   // provider: a request arrived since the last ping
+	readOnly       atomic.Bool   // consumer: the provider is shutting down
 
 	// Go-away (hello.go, sendGoAway): the provider runs no request read
 	// after closing is set, and tells the consumer the highest id it read

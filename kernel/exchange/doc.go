@@ -44,7 +44,8 @@
 // (default 1 s) after the previous one on an idle channel (no request
 // arriving in between, none running) is a strike, any request resets the
 // count, a ping while a request runs is a liveness check during a long
-// call and never a strike, and the strike after
+// call and never a strike, pings read together from one buffer fill (sent
+// while this side was stopped) are one strike, and the strike after
 // Options.MaxPingStrikes (default 2) closes the channel with the logged
 // reason "too many pings". A heartbeat may carry a body, the sender's
 // heartbeat keys as a query string (Options.Hello, HeartbeatHello): the

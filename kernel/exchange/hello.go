@@ -114,6 +114,7 @@ func (c *Channel) PeerHeartbeat() (spi.URL, bool) {
 // mu because a multiplexed peer may send events on any stream.
 type pingGuard struct {
 	lastPing    time.Time
+	lastBatch   uint64 // the read batch of the last ping (Channel.readBatches)
 	strikes     int
 	fastLogged  bool
 	minInterval time.Duration // ≤ 0: off
@@ -131,6 +132,9 @@ func (c *Channel) notePing(now time.Time) error {
 	data := c.dataSeen.Swap(false)
 	prev := g.lastPing
 	g.lastPing = now
+	batch := c.readBatches.Load()
+	sameBatch := batch == g.lastBatch
+	g.lastBatch = batch
 	// A ping while a request runs on the channel checks that the provider
 	// is alive during a long call: what heartbeats are for, never a flood.
 	if data || prev.IsZero() || c.inflight.Load() > 0 {
@@ -138,7 +142,11 @@ func (c *Channel) notePing(now time.Time) error {
 		return nil
 	}
 	gap := now.Sub(prev)
-	if g.minInterval > 0 && gap < g.minInterval-g.minInterval/4 {
+	// Pings read together from one buffer fill arrived while this side
+	// was not reading (a SIGSTOP, a VM pause, a stalled reader): they were
+	// sent over that time, not in a burst. One strike per batch: a
+	// flood spans many.
+	if g.minInterval > 0 && gap < g.minInterval-g.minInterval/4 && !sameBatch {
 		g.strikes++
 		if g.strikes > g.maxStrikes {
 			peer := "not advertised"
@@ -149,7 +157,7 @@ func (c *Channel) notePing(now time.Time) error {
 				g.strikes+1, g.minInterval, gap.Round(time.Millisecond), peer, g.minInterval, g.maxStrikes)
 		}
 	}
-	if !g.fastLogged {
+	if !g.fastLogged && !sameBatch {
 		if iv, ok := c.peerInterval(); ok && gap < iv/2 {
 			g.fastLogged = true
 			c.log.Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",

@@ -1,11 +1,13 @@
 package exchange
 
 import (
+	"bufio"
 	"context"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -68,5 +70,37 @@ func TestPingFlood_ConsumerToldOfTheProvidersMinimum(t *testing.T) {
 		if (got != "") != tc.warn {
 			t.Errorf("consumer hello %q: warning %q, want one: %v", tc.hello, got, tc.warn)
 		}
+	}
+}
+
+// Pings read together from one buffer fill (queued while the provider was
+// stopped: SIGSTOP, a VM pause) count one strike, not one each: ten of
+// them in one write are all answered and the channel stays up, while
+// pings arriving one by one still close it (TestPingFlood_TooManyPingsClosesChannel).
+func TestPingFlood_PingsQueuedTogetherAreOneStrike(t *testing.T) {
+	f := startServer(t, false, nil) // defaults: 1 s, 2 strikes
+	c := rawConn(t, f)
+	var burst []byte
+	for id := uint64(1); id <= 10; id++ {
+		burst = protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: id}.Append(burst)
+	}
+	for round := range 2 { // two bursts: two strikes, still under the limit
+		if _, err := c.Write(burst); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for i := range 10 {
+			h, _, err := readFrame(br)
+			if err != nil || !h.IsEvent() || h.IsRequest() {
+				t.Fatalf("burst %d, answer %d: %+v, %v (channel closed?)", round, i+1, h, err)
+			}
+		}
+		if br.Buffered() > 0 {
+			t.Fatal("unexpected bytes after the answers")
+		}
+	}
+	if r := f.logs.find("too many pings"); r != "" {
+		t.Fatal(r)
 	}
 }

@@ -75,6 +75,7 @@ type reader struct {
 	held     bool  // direct: the writer holds this batch's responses
 	batch    int64 // adaptive: mono() when the current read batch started
 	warm     bool  // adaptive: the previous batch started less than quietAfter before this one
+	inBatch  bool  // the previous frame left bytes buffered: this one is of the same read batch
 	hb       [protocol.HeaderLen]byte
 }
 
@@ -107,6 +108,10 @@ func (r *reader) loop() bool {
 		// lastRead is for heartbeats (seconds): refresh it when the buffer
 		// runs dry (the last frame of a batch) and every 64 frames.
 		more := br.Buffered() > 0
+		if !r.inBatch {
+			c.readBatches.Add(1) // the ping-flood guard counts one strike per batch
+		}
+		r.inBatch = more
 		if n := c.framesRead.Add(1); !more || n%64 == 0 {
 			c.lastRead.Store(time.Now().UnixNano())
 		}
