@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -241,7 +242,11 @@ func (c *conn) connect() (channel, error) {
 	if err := ch.Ping(ctx); err != nil {
 		ch.Close("no answer to the connection's first ping")
 		ch.Wait()
-		return nil, firstPingError(err, time.Since(start), c.connectTimeout)
+		reason := ""
+		if r, ok := ch.(interface{ Reason() string }); ok {
+			reason = r.Reason()
+		}
+		return nil, firstPingError(err, reason, time.Since(start), c.connectTimeout)
 	}
 	return ch, nil
 }
@@ -250,9 +255,17 @@ func (c *conn) connect() (channel, error) {
 // provider closed the connection (typically a transport or TLS mismatch:
 // it could not read our frames), it did not answer in time (a hung
 // process), or it answered with an error.
-func firstPingError(err error, took, connectTimeout time.Duration) error {
+//
+// reason is the channel's close reason (exchange.Channel.Reason): a close
+// that came from the consumer itself (its heartbeat gave up on a provider
+// that is paused, say) is reported as such, not as a likely mismatch.
+func firstPingError(err error, reason string, took, connectTimeout time.Duration) error {
+	peer := reason == "" || reason == "closed by peer" || strings.HasPrefix(reason, "read: ") || strings.HasPrefix(reason, "write: ")
 	switch spi.StatusOf(err) {
 	case spi.StatusChannelInactive:
+		if !peer {
+			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
+		}
 		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
 			"(transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
 			took.Round(time.Millisecond/10), err)

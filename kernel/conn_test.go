@@ -247,3 +247,20 @@ func TestConnPoolSharesAndReleases(t *testing.T) {
 	})
 	p.closeAll()
 }
+
+// firstPingError tells a close by the provider (a likely transport or TLS
+// mismatch) from one by this consumer (its heartbeat gave up on a provider
+// paused while the connection was redialled), which is not a mismatch.
+func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
+	closed := spi.Errorf(spi.StatusChannelInactive, "exchange: channel closed")
+	for _, tc := range []struct{ reason, want, not string }{
+		{"closed by peer", "mismatch", "this consumer"},
+		{"read: protocol: bad magic 0x1503", "mismatch", "this consumer"},
+		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "this consumer closed the connection during the first ping, after 5ms: heartbeat: no answer", "mismatch"},
+	} {
+		msg := firstPingError(closed, tc.reason, 5*time.Millisecond, time.Second).Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
+			t.Errorf("reason %q: %q; want it to contain %q and not %q", tc.reason, msg, tc.want, tc.not)
+		}
+	}
+}
