@@ -38,6 +38,7 @@ type Directory struct {
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
 	sub      spi.Subscription
+	ignored  map[string]string // provider URL -> why the reference ignores it (another transport); warned once each
 	first    chan struct{}
 	gotFirst bool
 	closed   bool
@@ -53,6 +54,7 @@ type member struct {
 type snapshot struct {
 	all       []spi.Invoker
 	providers []spi.URL
+	ignored   []string // why providers of the last push were left out (another transport)
 }
 
 // New returns a Directory for the consumer reference URL, fed by reg (which
@@ -171,6 +173,28 @@ func (d *Directory) accepts(p spi.URL) bool {
 	return match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion)
 }
 
+// keyTransport is the URL key naming the transport extension.
+const keyTransport = "transport"
+
+// otherTransport returns why provider is left out for its transport: a
+// reference that names a transport calls only the providers serving it,
+// as Dubbo's <dubbo:reference protocol> calls only that protocol's
+// providers ("" when it is not left out: the reference names none, the
+// provider publishes none, or they agree).
+func (d *Directory) otherTransport(p spi.URL) string {
+	want := d.consumer.ParamOr(keyTransport, "")
+	got := p.ParamOr(keyTransport, "")
+	if want == "" || got == "" || want == got {
+		return ""
+	}
+	return fmt.Sprintf("%s serves transport %s; the reference asks for transport=%s", p.Address(), got, want)
+}
+
+// Ignored returns why providers of the last pushed list were left out
+// because they serve another transport than the reference names, one
+// line each; nil when none was. For "no provider available" errors.
+func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
+
 // match compares key of consumer and provider; the consumer's "*" matches any.
 func match(consumer, provider spi.URL, key string) bool {
 	c := consumer.ParamOr(key, "")
@@ -186,9 +210,20 @@ func (d *Directory) update(providers []spi.URL) {
 	}
 	next := make(map[string]member, len(providers))
 	var stale []spi.Invoker
+	var ignored []string
+	ignoredNow := map[string]string{}
 	for _, p := range providers {
 		if !d.accepts(p) {
 			d.log.Debug("directory: provider ignored", "provider", p.String())
+			continue
+		}
+		if why := d.otherTransport(p); why != "" {
+			k := p.String()
+			if _, warned := d.ignored[k]; !warned {
+				d.log.Warn("directory: provider ignored: " + why)
+			}
+			ignoredNow[k] = why
+			ignored = append(ignored, why)
 			continue
 		}
 		k := p.String()
@@ -214,7 +249,8 @@ func (d *Directory) update(providers []spi.URL) {
 		}
 	}
 	d.members = next
-	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next))}
+	d.ignored = ignoredNow
+	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next)), ignored: ignored}
 	for _, p := range providers {
 		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {
 			snap.all = append(snap.all, m.invoker)

@@ -293,3 +293,33 @@ func BenchmarkList(b *testing.B) {
 		}
 	})
 }
+
+// A reference that names a transport calls only the providers serving it
+// (Dubbo's reference protocol); the others are left out, and Ignored says
+// why, for the "no provider available" error. A reference naming none
+// takes every provider, whatever it serves.
+func TestReferenceTransportSelectsProviders(t *testing.T) {
+	reg, d, _ := setup(t, "airnode://127.0.0.1/demo.Echo?side=consumer&transport=tcp")
+	register(t, reg, "airnode://127.0.0.1:1/demo.Echo?side=provider&transport=smux")
+	register(t, reg, "airnode://127.0.0.1:2/demo.Echo?side=provider&transport=tcp")
+	register(t, reg, "airnode://127.0.0.1:3/demo.Echo?side=provider") // publishes none: taken
+	start(t, d)
+	l := waitLen(t, d, 2)
+	for _, inv := range l {
+		if inv.URL().Address() == "127.0.0.1:1" {
+			t.Fatalf("the smux provider is listed for a tcp reference: %v", inv.URL())
+		}
+	}
+	if ig := d.Ignored(); len(ig) != 1 || ig[0] != "127.0.0.1:1 serves transport smux; the reference asks for transport=tcp" {
+		t.Fatalf("Ignored = %q", ig)
+	}
+
+	reg2, d2, _ := setup(t, "airnode://127.0.0.1/demo.Echo?side=consumer")
+	register(t, reg2, "airnode://127.0.0.1:1/demo.Echo?side=provider&transport=smux")
+	register(t, reg2, "airnode://127.0.0.1:2/demo.Echo?side=provider&transport=tcp")
+	start(t, d2)
+	waitLen(t, d2, 2)
+	if ig := d2.Ignored(); ig != nil {
+		t.Fatalf("Ignored without a transport in the reference = %q", ig)
+	}
+}

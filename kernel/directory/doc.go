@@ -6,7 +6,10 @@
 // and closes the invokers of providers that left (their channels close and
 // their reconnect loops stop). Providers of another group, version or
 // protocol than the consumer's, and disabled ones (enabled=false), are
-// ignored.
+// ignored; so are, when the reference names a transport, providers that
+// publish another one (Dubbo's reference protocol: a consumer cannot call
+// an smux provider over tcp), with a warning and a line in Ignored for
+// the "no provider available" error.
 //
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks and does not allocate while every invoker is available. Close stops

@@ -29,6 +29,11 @@ func NoProvider(inv *spi.Invocation, dir spi.Directory, detail string) *spi.Erro
 	if detail != "" {
 		msg += ": " + detail
 	}
+	if ig, ok := dir.(interface{ Ignored() []string }); ok {
+		if why := ig.Ignored(); len(why) > 0 {
+			msg += "; left out: " + strings.Join(why, "; ")
+		}
+	}
 	return &spi.Error{Status: spi.StatusServiceNotFound, Message: msg}
 }
 
