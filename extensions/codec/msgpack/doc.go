@@ -26,6 +26,11 @@
 // neither a huge allocation nor the stack. A value of a kind the target
 // cannot hold (an integer for a *string) is a *TypeError saying what was
 // sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error.
+// An interface inside a typed target that holds a value (a reply variable
+// reused from an earlier call) is read as encoding/json reads it: into
+// the value when it is a non-nil pointer, else replaced by the value read
+// (a nil sets it to nil; an absent field keeps it), where msgpack itself
+// decoded into any value in place and panicked on a map (see reuse.go).
 // A nil read into a typed target sets it to its zero value, as the json
 // codec reads null: a reply slice, map or pointer that held a value
 // becomes nil, at any depth for []string too (msgpack's own []string

@@ -9,7 +9,8 @@ import (
 	"github.com/airnode/airnode/spi/spitest"
 )
 
-// FuzzDecode: any body decodes into the exchange's targets with an error or
+// FuzzDecode: any body decodes into the exchange's targets (and a reused
+// one whose interfaces hold values) with an error or
 // a value, never a panic, a hang or a huge allocation; the released decoder
 // then comes back from the pool reading a valid body right.
 //
@@ -36,7 +37,13 @@ func FuzzDecode(f *testing.F) {
 			b   []byte
 			per spitest.CodecPerson
 		)
-		for _, p := range []any{&s, &m, &n, &v, &b, &per} {
+		// a reply target reused: its interfaces hold values (reuse.go)
+		reused := struct {
+			V, P any
+			L    []any
+		}{V: map[string]any{"k": 1}, P: &spitest.CodecPerson{Name: "x"}, L: make([]any, 1, 3)}
+		reused.L[0] = "old"
+		for _, p := range []any{&s, &m, &n, &v, &b, &per, &reused} {
 			_ = dec.Decode(p)
 		}
 		spi.Release(dec)

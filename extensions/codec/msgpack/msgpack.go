@@ -172,12 +172,14 @@ func (d *Decoder) Decode(v any) error {
 		return fmt.Errorf("msgpack: decode into %T: %w", v, d.err)
 	}
 	var err error
-	if p, ok := v.(*any); ok {
+	if p, ok := v.(*any); ok && !d.intoPointer(*p) {
 		d.depth = 0
 		*p, err = d.decodeAny()
+	} else if ok {
+		return d.Decode(*p)
 	} else if nilled, nerr := d.nilInto(v); nilled {
 		err = nerr
-	} else if err = d.d.Decode(v); err != nil {
+	} else if err = d.decodeTyped(v); err != nil {
 		if !strings.HasPrefix(err.Error(), "msgpack: unknown field ") {
 			d.err = err
 			return d.typeError(v, err)
@@ -197,6 +199,41 @@ func (d *Decoder) Decode(v any) error {
 	}
 	d.n++
 	return nil
+}
+
+// intoPointer reports whether a Decode into a *any holding x goes into x:
+// x is a non-nil pointer and the next value is not a nil (encoding/json's
+// rule; a nil sets the interface to nil).
+func (d *Decoder) intoPointer(x any) bool {
+	if x == nil {
+		return false
+	}
+	if p := reflect.ValueOf(x); p.Kind() != reflect.Pointer || p.IsNil() {
+		return false
+	}
+	c, err := d.d.PeekCode()
+	return err == nil && c != msgpcode.Nil
+}
+
+// decodeTyped has msgpack decode into v, a typed target, after placing
+// slots in the interfaces inside it that hold values (reuse.go), and puts
+// their values back after, whatever happened. A panic inside msgpack (a
+// target it cannot take) is returned as an error, not left to the caller.
+func (d *Decoder) decodeTyped(v any) (err error) {
+	var placed []reflect.Value
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		placeSlots(rv.Elem(), &placed)
+		if placed != nil {
+			registerSlots()
+			defer restoreSlots(rv.Elem(), placed)
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return d.d.Decode(v)
 }
 
 // DisallowUnknownFields makes every later Decode fail for a map key that
@@ -259,8 +296,9 @@ func (d *Decoder) refit(v any, err error) error {
 	if again.err != nil {
 		return err
 	}
-	reflect.ValueOf(v).Elem().SetZero() // the first attempt may have set some fields
-	return again.d.Decode(v)
+	// Not zeroed first: the keys are the ones the first attempt read, so a
+	// field it set is set again, and one absent keeps its value (json).
+	return again.decodeTyped(v)
 }
 
 // opaque reports whether t decodes itself, so that what is inside it is

@@ -147,3 +147,44 @@ func TestStructArgumentFieldsEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// Held is a result with an any field, as a Go service returns it.
+type Held struct {
+	V    any
+	List []any
+	Map  map[string]any
+}
+
+// Held returns a Held whose any values carry n.
+func (Calc) Held(_ context.Context, n int) (Held, error) {
+	return Held{V: map[string]any{"n": n}, List: []any{n, map[string]any{"n": n}}, Map: map[string]any{"n": []any{n}}}, nil
+}
+
+// Another engineer's finding: a Go consumer calling twice with the same
+// reply variable failed the second call with CLIENT_ERROR "panic calling
+// ..." under msgpack (its any field held the first reply's map, which
+// msgpack decoded into in place: reflect.Value.Addr of unaddressable
+// value). Both codecs now read the second reply as the first, and an any
+// field the caller set to a non-nil pointer is decoded into.
+func TestReplyReusedWithValuesInInterfacesEndToEnd(t *testing.T) {
+	for _, codec := range []string{"json", "msgpack"} {
+		t.Run(codec, func(t *testing.T) {
+			r := export(t, codec)
+			var reply Held
+			for n := int64(1); n <= 3; n++ {
+				if err := r.Call(ctxT(t), "Held", []any{n}, &reply); err != nil {
+					t.Fatalf("call %d: %v", n, err)
+				}
+				want := Held{V: map[string]any{"n": n}, List: []any{n, map[string]any{"n": n}}, Map: map[string]any{"n": []any{n}}}
+				if !reflect.DeepEqual(reply, want) {
+					t.Fatalf("call %d: %#v, want %#v", n, reply, want)
+				}
+			}
+			var into struct{ N int }
+			reply.V = &into
+			if err := r.Call(ctxT(t), "Held", []any{4}, &reply); err != nil || reply.V != any(&into) || into.N != 4 {
+				t.Errorf("into the caller's pointer: V = %#v (%+v), %v; want the pointer holding N 4", reply.V, into, err)
+			}
+		})
+	}
+}
