@@ -672,6 +672,14 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 		}
 		return s, nil
 	}
+	if pu.Port() != 0 {
+		for k, s := range n.servers {
+			if other, a, _ := strings.Cut(k, "|"); a == addr && other != trb.Name() {
+				return nil, fmt.Errorf("kernel: export %s: %s already serves transport %s (%s, exported first): one transport per address; export on another port, or with transport=%s",
+					pu.ServiceKey(), addr, other, s.first.ServiceKey(), other)
+			}
+		}
+	}
 	tr, err := trb.Build(pu)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: transport %s: %w", pu.ServiceKey(), trb.Name(), err)

@@ -1,0 +1,37 @@
+package kernel
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/spi"
+)
+
+// Two services on one fixed address with different transports: the second
+// export is refused naming the first's transport and service, before it
+// tries to listen (was "bind: address already in use"). Port 0 gives each
+// its own port.
+func TestExportRefusesASecondTransportOnOneAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if _, err := n.Export(ctxT(t), demo.New("a", 100), spi.MustParse("airnode://"+addr+"/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = n.Export(ctxT(t), demo.New("b", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?group=b&transport=tcp"))
+	if err == nil || !strings.Contains(err.Error(), addr+" already serves transport smux (demo.Echo, exported first): one transport per address") {
+		t.Fatalf("second transport on %s: %v", addr, err)
+	}
+	if _, err := n.Export(ctxT(t), demo.New("c", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=c&transport=tcp")); err != nil {
+		t.Fatalf("tcp on port 0 next to smux: %v", err)
+	}
+}
