@@ -17,11 +17,13 @@ func statsCommand(a *app) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "stats ADDR",
-		Short: "Print a node's call statistics (success rate, mean/p99 latency, count, throughput per method)",
+		Short: "Print a node's call statistics (success rate, mean/p99 latency, count, calls/s per method)",
 		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
 and prints one line per side, service and method: count, success rate,
-mean and p99 latency, throughput (calls/s between the first and the last
-call), calls in flight, cancelled calls and failures by status. A call
+mean and p99 latency, calls per second (TPS/10s: over the last 10 s, as
+Prometheus' rate() reads it, so it is 0 for a method idle that long;
+TPS/avg: since the method's first call, idle time included), calls in
+flight, cancelled calls and failures by status. A call
 that failed because it was given up on — on the provider, its consumer
 went away before the answer (Ctrl-C, a crash) — is counted CANCELLED,
 not as a failure, and SUCCESS is over the other calls ("-" when there

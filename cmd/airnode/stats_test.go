@@ -33,7 +33,8 @@ func TestStatsCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"stats", srv.Addr().String()}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.HasPrefix(out.String(), "SIDE") || !strings.Contains(out.String(), "provider  demo.Echo  Echo    4 ") {
+	if !strings.HasPrefix(out.String(), "SIDE") || !strings.Contains(out.String(), "provider  demo.Echo  Echo    4 ") ||
+		!strings.Contains(out.String(), " TPS/10s  TPS/avg ") || !strings.Contains(out.String(), "\nTPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call\n") {
 		t.Errorf("table:\n%s", out.String())
 	}
 	out.Reset()
@@ -41,8 +42,14 @@ func TestStatsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var rep metrics.StatsReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Methods) != 1 || rep.Methods[0].Count != 4 {
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Methods) != 1 || rep.Methods[0].Count != 4 ||
+		rep.Methods[0].RecentTPS <= 0 || rep.Methods[0].RecentWindowSeconds != 10 || rep.Methods[0].LifetimeTPS <= 0 {
 		t.Errorf("json %s: %v", out.String(), err)
+	}
+	for _, key := range []string{`"throughput"`, `"recent_tps"`, `"recent_window_s"`, `"lifetime_tps"`} {
+		if !strings.Contains(out.String(), key) {
+			t.Errorf("json lacks %s:\n%s", key, out.String())
+		}
 	}
 	addr := srv.Addr().String()
 	srv.Close()

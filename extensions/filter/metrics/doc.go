@@ -4,7 +4,8 @@
 // consumer went away; no failure) and calls in flight, and records
 // call latency, exported with prometheus/client_golang on an own
 // *prometheus.Registry (never the global one) and as the AirRPC-style
-// table of success rate, mean and p99 latency, count and throughput.
+// table of success rate, mean and p99 latency, count and calls per second
+// (over the last RateWindow, 10 s, and since the first call).
 //
 // Registered name "metrics"; activated by default on both sides
 // (Activation{Sides: consumer, provider; Order: -200}: outermost, so the

@@ -69,18 +69,26 @@ func (r *Registry) StatsHandler() http.Handler {
 	})
 }
 
+// tpsLegend is the line under the table saying what its two throughput
+// columns measure.
+const tpsLegend = "TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call"
+
 // WriteTable prints rows as the AirRPC-style table, one line per method:
 //
-//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS     IN-FLIGHT  CANCELLED  FAILURES
-//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1  0          0
-//	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    1.2     0          1          SERVICE_ERROR=1
+//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAILURES
+//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1   3.3      0          0
+//	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    0.0      0.1      0          1          SERVICE_ERROR=1
+//	TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call
 //
 // SUCCESS is over the calls that were not cancelled ("-" when there are
-// none); CANCELLED counts the calls given up on (MethodStats.Cancelled);
-// FAILURES lists the failed calls by status name, sorted by name.
+// none); TPS/10s is MethodStats.RecentTPS, TPS/avg LifetimeTPS (the
+// legend line, printed under rows, says so); CANCELLED counts the calls
+// given up on (MethodStats.Cancelled); FAILURES lists the failed calls by
+// status name, sorted by name. A row from a node older than RecentTPS
+// (recent_window_s 0) shows "-" for both.
 func WriteTable(w io.Writer, rows []MethodStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS\tIN-FLIGHT\tCANCELLED\tFAILURES")
+	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS/10s\tTPS/avg\tIN-FLIGHT\tCANCELLED\tFAILURES")
 	for _, s := range rows {
 		var fails []string
 		for name, n := range s.FailuresByStatus {
@@ -91,10 +99,21 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 		if s.Count > s.Cancelled {
 			success = fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%.1f\t%d\t%d\t%s\n",
-			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, s.Throughput, s.InFlight, s.Cancelled, strings.Join(fails, ","))
+		recent, avg := "-", "-"
+		if s.RecentWindowSeconds > 0 {
+			recent, avg = strconv.FormatFloat(s.RecentTPS, 'f', 1, 64), strconv.FormatFloat(s.LifetimeTPS, 'f', 1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%s\t%s\t%d\t%d\t%s\n",
+			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, recent, avg, s.InFlight, s.Cancelled, strings.Join(fails, ","))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, tpsLegend)
+	return err
 }
 
 // WriteRejected prints, when counters (StatsReport.Counters) hold any, the

@@ -289,3 +289,74 @@ func TestThroughputUsesClock(t *testing.T) {
 		t.Errorf("row %+v, want 11 calls over 1 s", s)
 	}
 }
+
+// New-user finding: TPS was measured between the first and the last call
+// of a method, so one call 5 minutes after a benchmark turned 21439
+// calls/s into 2874. RecentTPS is the rate over the last 10 s (as
+// Prometheus' rate() or Dubbo's monitor read it) and LifetimeTPS the
+// average since the first call, idle time included; Throughput keeps its
+// meaning for /stats readers. The registry's clock is set by hand.
+func TestRecentTPSIsOverTheLastTenSeconds(t *testing.T) {
+	var mu sync.Mutex
+	start := time.Unix(1_700_000_000, 0)
+	now := start
+	set := func(at time.Time) { mu.Lock(); now = at; mu.Unlock() }
+	reg := metrics.NewRegistry(metrics.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now }))
+	f := build(t, metrics.NewBuilder(reg), spi.Provider)
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), nil)
+	call := func(at time.Time) {
+		set(at)
+		f.Invoke(context.Background(), next, &spi.Invocation{Service: "s", Method: "M"})
+	}
+	row := func(at time.Time) metrics.MethodStats {
+		set(at)
+		s, _ := reg.Lookup(spi.Provider, "s", "M")
+		return s
+	}
+	near := func(got, want float64) bool { return got >= want*0.98 && got <= want*1.02 }
+	// a benchmark: 20000 calls in 1 s
+	for i := range 20000 {
+		call(start.Add(time.Duration(i) * 50 * time.Microsecond))
+	}
+	if s := row(start.Add(time.Second)); !near(s.RecentTPS, 20000) || !near(s.LifetimeTPS, 20000) || !near(s.Throughput, 20000) || s.RecentWindowSeconds != 10 {
+		t.Errorf("right after the benchmark: %+v; want 20000 calls/s", s)
+	}
+	// one call 5 minutes later
+	late := start.Add(5 * time.Minute)
+	call(late)
+	s := row(late)
+	if !near(s.RecentTPS, 0.1) || !near(s.LifetimeTPS, 20001/300.0) {
+		t.Errorf("one call 5 min later: recent %.3f, lifetime %.3f; want 0.1 (1 call in 10 s) and %.1f", s.RecentTPS, s.LifetimeTPS, 20001/300.0)
+	}
+	// idle: nothing in the window
+	if s := row(late.Add(11 * time.Second)); s.RecentTPS != 0 || s.LifetimeTPS <= 0 {
+		t.Errorf("idle 11 s: %+v; want recent 0, a lifetime average", s)
+	}
+	// steady 100 calls/s for 30 s: the window reads 100
+	steady := late.Add(time.Minute)
+	for i := range 3000 {
+		call(steady.Add(time.Duration(i) * 10 * time.Millisecond))
+	}
+	for _, at := range []time.Duration{30 * time.Second, 30*time.Second - 10*time.Millisecond, 29500 * time.Millisecond} {
+		if s := row(steady.Add(at)); !near(s.RecentTPS, 100) {
+			t.Errorf("steady 100 calls/s, read at +%v: recent %.2f", at, s.RecentTPS)
+		}
+	}
+}
+
+// A clock before the process started (negative time since its base) keeps
+// the per-second buckets right.
+func TestRecentTPSWithAnEarlyClock(t *testing.T) {
+	now := time.Unix(0, 0)
+	reg := metrics.NewRegistry(metrics.WithClock(func() time.Time { return now }))
+	f := build(t, metrics.NewBuilder(reg), spi.Provider)
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), nil)
+	for range 5 {
+		now = now.Add(300 * time.Millisecond)
+		f.Invoke(context.Background(), next, &spi.Invocation{Service: "s", Method: "M"})
+	}
+	// from the first call's start (0.3 s) to the last (1.5 s): 5 calls in 1.2 s
+	if s, _ := reg.Lookup(spi.Provider, "s", "M"); s.RecentTPS < 4.1 || s.RecentTPS > 4.2 || s.Count != 5 {
+		t.Errorf("5 calls in 1.2 s: %+v; want recent 4.17", s)
+	}
+}
