@@ -460,6 +460,42 @@ func DifferentServerKey(first, u spi.URL) (key, value, have string, set bool) {
 			return k, v, have, set
 		}
 	}
+	return differentListenerKey(first, u)
+}
+
+// listenerKeys are the provider keys a transport reads once per
+// listener, when it builds the server from the URL of the first export on
+// its address: TLS on or off, and the provider's certificate, key and
+// client CA. A later service that differs would be served with the
+// first's TLS while publishing its own.
+var listenerKeys = []string{tlsconf.KeyTLS, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyCA}
+
+// ListenerKeys returns the provider URL keys a transport reads once per
+// listener (TLS on or off, the provider's certificate, key and client
+// CA): every service on an address must agree on them, set or not
+// (DifferentServerKey).
+func ListenerKeys() []string { return slices.Clone(listenerKeys) }
+
+// differentListenerKey is DifferentServerKey for listenerKeys: the first
+// one u and first disagree on, set or not (tls compared as a boolean,
+// false when unset), u's value, first's and whether first set it; key is
+// "" when they agree.
+func differentListenerKey(first, u spi.URL) (key, value, have string, set bool) {
+	for _, k := range listenerKeys {
+		v, vset := u.Param(k)
+		h, hset := first.Param(k)
+		if k == tlsconf.KeyTLS {
+			vb, verr := u.Bool(k, false)
+			hb, herr := first.Bool(k, false)
+			if verr == nil && herr == nil && vb != hb { // a malformed value is config.CheckURL's
+				return k, strconv.FormatBool(vb), strconv.FormatBool(hb), hset
+			}
+			continue
+		}
+		if (vset || hset) && v != h {
+			return k, v, h, hset
+		}
+	}
 	return "", "", "", false
 }
 
@@ -618,8 +654,13 @@ const flushGrace = 20 * time.Millisecond
 // consumers are answered "shutting down" before the channels close.
 const abandonGrace = 200 * time.Millisecond
 
-// errAbandoned is the cancellation cause of a call abandoned by shutdown.
-var errAbandoned = errors.New("kernel: provider shutting down: shutdown timeout passed")
+// errAbandoned is the cancellation cause of a call abandoned by shutdown
+// (context.Cause of its context). It is an *spi.Error of status
+// SERVER_ERROR, the status its consumer is answered, so that a filter
+// telling a consumer that went away (a cancellation without such a cause:
+// the metrics filter's cancelled calls) from the provider giving up can
+// count it as that failure.
+var errAbandoned = &spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: shutdown timeout passed"}
 
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
@@ -870,13 +911,33 @@ type callCtx struct {
 // Done returns a channel closed when the request context ends or the call
 // is abandoned.
 func (c *callCtx) Done() <-chan struct{} {
+	return c.link().Done()
+}
+
+// link returns the linked context, making it on first use; once the server
+// abandons its calls it is cancelled (cause errAbandoned) before link
+// returns, not only by the AfterFunc's goroutine.
+func (c *callCtx) link() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.linked == nil {
 		c.linked, c.cancel = context.WithCancelCause(c.Context)
 		c.stop = context.AfterFunc(c.s.abandon, func() { c.cancel(errAbandoned) })
 	}
-	return c.linked.Done()
+	if c.s.abandoning.Load() {
+		c.cancel(errAbandoned) // a no-op when already cancelled: the first cause stays
+	}
+	return c.linked
+}
+
+// Value is the request context's, except once the call is abandoned: then
+// it is the linked context's, so that context.Cause(ctx) (which asks Value
+// for the cancelling context) returns errAbandoned.
+func (c *callCtx) Value(key any) any {
+	if c.s.abandoning.Load() {
+		return c.link().Value(key)
+	}
+	return c.Context.Value(key)
 }
 
 // Err is context.Canceled once the call is abandoned, else the request

@@ -27,7 +27,8 @@ flight, cancelled calls and failures by status. A call
 that failed because it was given up on — on the provider, its consumer
 went away before the answer (Ctrl-C, a crash) — is counted CANCELLED,
 not as a failure, and SUCCESS is over the other calls ("-" when there
-are none). Requests the provider
+are none); a call the provider's own shutdown abandoned (shutdown.timeout
+passed) is a SERVER_ERROR failure, as its consumer was told. Requests the provider
 answered before any service saw them (unknown service or method:
 SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
 BAD_REQUEST) are in no row; a last line counts them by status. --json

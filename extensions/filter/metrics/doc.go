@@ -1,7 +1,9 @@
 // Package metrics is the "metrics" filter and the node's metrics registry:
 // for every service and method, on the consumer and on the provider, it
 // counts calls, failures by status name, cancelled calls (Cancelled: the
-// consumer went away; no failure) and calls in flight, and records
+// consumer went away; no failure — but a provider call abandoned by its own
+// node's shutdown is a SERVER_ERROR failure, CancelledBy) and calls in
+// flight, and records
 // call latency, exported with prometheus/client_golang on an own
 // *prometheus.Registry (never the global one) and as the AirRPC-style
 // table of success rate, mean and p99 latency, count and calls per second

@@ -106,7 +106,8 @@ var clockBase = time.Now()
 // latency and status. A panic below is recorded as CLIENT_ERROR (consumer)
 // or SERVER_ERROR (provider) and propagates. A call that fails while its
 // context is cancelled (not timed out) is counted as cancelled, not as a
-// failure (see Cancelled).
+// failure (see Cancelled), unless the context's cancellation cause is an
+// *spi.Error (see CancelledBy).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()
@@ -126,7 +127,15 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	done = true
 	end := time.Since(clockBase)
 	st := statusOf(res.Err)
-	s.end(end-start, st, st != spi.StatusOK && Cancelled(ctx), end)
+	cancelled := false
+	if st != spi.StatusOK && Cancelled(ctx) {
+		if by := CancelledBy(ctx); by != 0 {
+			st = by
+		} else {
+			cancelled = true
+		}
+	}
+	s.end(end-start, st, cancelled, end)
 	return res
 }
 
@@ -135,14 +144,32 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 // about the service. On the provider the kernel cancels a call's context
 // when its consumer's connection closes (the consumer went away: Ctrl-C on
 // airnode call, a crash, or a consumer that closed the connection after
-// its own timeout fired), or when the node's shutdown abandons the calls
-// still running; the method then usually returns ctx.Err(), which would
-// otherwise be counted SERVICE_ERROR. On the consumer, the caller
+// its own timeout fired); the method then usually returns ctx.Err(), which
+// would otherwise be counted SERVICE_ERROR. (When the node's shutdown
+// abandons the calls still running, their contexts are cancelled too, but
+// with a cause that CancelledBy reads: the filter counts those as
+// failures, SERVER_ERROR.) On the consumer, the caller
 // cancelled its context (or the forking cluster cancelled the forks that
 // lost). A passed deadline is no cancellation: it stays SERVER_TIMEOUT or
 // CLIENT_TIMEOUT, a failure.
 func Cancelled(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled)
+}
+
+// CancelledBy returns the status of ctx's cancellation cause
+// (context.Cause) when it is an *spi.Error of a status other than OK, else
+// 0: the context was cancelled by a party that failed the call with that
+// status, not given up on by its caller. The kernel cancels a provider
+// call abandoned by the node's own shutdown (shutdown.timeout passed, or
+// told to stop at once) with such a cause, SERVER_ERROR, the status its
+// consumer is answered; the filter counts that call as that failure, not
+// as cancelled.
+func CancelledBy(ctx context.Context) spi.Status {
+	var se *spi.Error
+	if errors.As(context.Cause(ctx), &se) && se.Status != spi.StatusOK {
+		return se.Status
+	}
+	return 0
 }
 
 // statusOf is spi.StatusOf without its allocation (errors.As of a

@@ -315,7 +315,9 @@ type MethodStats struct {
 	// Cancelled counts the calls that failed while their context was
 	// cancelled, not timed out (Cancelled): on the provider, mostly calls
 	// whose consumer went away before the answer. They are in Count, not
-	// in Failures, FailuresByStatus or SuccessRate.
+	// in Failures, FailuresByStatus or SuccessRate. Calls the provider's
+	// own shutdown abandoned are not: they are SERVER_ERROR failures
+	// (CancelledBy).
 	Cancelled int64 `json:"cancelled"`
 	InFlight  int64 `json:"in_flight"` // calls started, not completed
 	// SuccessRate is (Count-Cancelled-Failures)/(Count-Cancelled): the
