@@ -438,12 +438,13 @@ func sameServerKeys(s *server, pu spi.URL) error {
 		was = "its default"
 	}
 	return fmt.Errorf("URL key %q is %q, but the server already listening on %s:%d (made for %s) uses %s: %s are per listening address; export this service on another address or with the same values",
-		k, v, s.host, s.port, s.first.ServiceKey(), was, strings.Join(serverKeys, ", "))
+		k, v, s.host, s.port, s.first.ServiceKey(), was, strings.Join(append(slices.Clone(serverKeys), listenerKeys...), ", "))
 }
 
 // DifferentServerKey returns the first ServerKeys key that u sets to
 // another value than first, the provider URL that made the server on the
-// address (the dispatcher compared after its default): the key, u's value,
+// address (the dispatcher compared after its default), else the first
+// ListenerKeys key they disagree on, set or not: the key, u's value,
 // first's value and whether first set it. key is "" when u agrees with
 // first. Export refuses u for it; serve checks it before exporting.
 func DifferentServerKey(first, u spi.URL) (key, value, have string, set bool) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -33,5 +34,23 @@ func TestExportRefusesASecondTransportOnOneAddress(t *testing.T) {
 	}
 	if _, err := n.Export(ctxT(t), demo.New("c", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=c&transport=tcp")); err != nil {
 		t.Fatalf("tcp on port 0 next to smux: %v", err)
+	}
+}
+
+// TLS is per listener: a second service on the first's address without
+// tls=true would be served over the first's TLS while publishing clear
+// text; Export refuses it, naming the key (as serve's pre-check does).
+func TestExportRefusesAnotherTLSOnOneAddress(t *testing.T) {
+	cert, key := tlsconftest.NewCA(t, "test CA").Issue(t, "127.0.0.1")
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	e, err := n.Export(ctxT(t), demo.New("a", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?tls=true&tls.cert="+cert+"&tls.key="+key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := e.URL().Address()
+	_, err = n.Export(ctxT(t), demo.New("b", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?group=b"))
+	if err == nil || !strings.Contains(err.Error(), `URL key "tls" is "false"`) || !strings.Contains(err.Error(), "per listening address") {
+		t.Fatalf("a clear-text service on the TLS listener %s: %v", addr, err)
 	}
 }

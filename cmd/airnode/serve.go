@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -703,17 +702,12 @@ func checkTLSFiles(u spi.URL) error {
 // before it on the same transport and address (serve exports every
 // service on --listen), made the server: u sets a kernel.ServerKeys key
 // (dispatcher, payload, ...) to another value than first's, its default
-// included (the dispatcher's is kernel.Dispatchers()[0]), as the kernel's
-// Export would refuse it; or u sets a listenerKeys key (tls on or off,
-// the provider's TLS files) to another value than first's, which the
-// kernel would not notice: the transport reads them once, from first's
-// URL, so u would be served with first's TLS while publishing its own.
-// Nil otherwise, and for u == first.
+// included (the dispatcher's is kernel.Dispatchers()[0]), or a
+// kernel.ListenerKeys key (tls on or off, the provider's TLS files), as
+// the kernel's Export refuses it (kernel.DifferentServerKey). Nil
+// otherwise, and for u == first.
 func sameServerKeys(first, u spi.URL) error {
 	k, v, have, set := kernel.DifferentServerKey(first, u)
-	if k == "" {
-		k, v, have, set = differentListenerKey(first, u)
-	}
 	if k == "" {
 		return nil
 	}
@@ -725,36 +719,7 @@ func sameServerKeys(first, u spi.URL) error {
 		}
 	}
 	return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address, uses %s: %s are per listening address; give every service the same value (protocol: in plugins.yaml sets it for all)",
-		k, v, first.ServiceKey(), was, strings.Join(append(kernel.ServerKeys(), listenerKeys...), ", "))
-}
-
-// listenerKeys are the provider keys a transport reads once per
-// listener, when it builds the server from the URL of the first export on
-// its address: TLS on or off, and the provider's certificate, key and
-// client CA.
-var listenerKeys = []string{tlsconf.KeyTLS, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyCA}
-
-// differentListenerKey is kernel.DifferentServerKey for listenerKeys: the
-// first one u sets to another value than first (tls compared as a
-// boolean, "false" when unset), u's value, first's and whether first set
-// it; key is "" when they agree.
-func differentListenerKey(first, u spi.URL) (key, value, have string, set bool) {
-	for _, k := range listenerKeys {
-		v, vset := u.Param(k)
-		h, hset := first.Param(k)
-		if k == tlsconf.KeyTLS {
-			vb, verr := u.Bool(k, false)
-			hb, herr := first.Bool(k, false)
-			if verr == nil && herr == nil && vb != hb { // a malformed value is config.CheckURL's
-				return k, strconv.FormatBool(vb), strconv.FormatBool(hb), hset
-			}
-			continue
-		}
-		if (vset || hset) && v != h {
-			return k, v, h, hset
-		}
-	}
-	return "", "", "", false
+		k, v, first.ServiceKey(), was, strings.Join(append(kernel.ServerKeys(), kernel.ListenerKeys()...), ", "))
 }
 
 // sameTransport returns the error for export u on a fixed port (not 0)
