@@ -55,7 +55,9 @@ signal, closes the channels and exits 0. Calls still running when
 SERVER_ERROR ("provider ... shut down"), serve says how many on stderr and
 exits 1. A second SIGINT or SIGTERM during the shutdown exits at once: the
 calls in flight are abandoned the same way, serve says how many and exits
-130 (143 for SIGTERM).
+130 (143 for SIGTERM). A signal within 200ms of the first is the same stop,
+not a second one: GNU timeout and other supervisors signal both the
+process and its group, which delivers SIGTERM twice at once.
 
 Before the first export, serve checks every service: each has an
 implementation (demo.Echo or a service plugin's), its URL keys are well
@@ -103,10 +105,19 @@ flags), so give one of them.
 	return cmd
 }
 
+// sameSignalWindow is how close after the first signal another one is
+// taken as the same stop, not as the operator's second Ctrl-C: a
+// supervisor that signals both the process and its group (GNU timeout,
+// some init scripts) delivers two SIGTERMs microseconds apart, while a
+// person's double Ctrl-C is hundreds of milliseconds apart.
+const sameSignalWindow = 200 * time.Millisecond
+
 // serveSignals returns a context the first SIGINT or SIGTERM cancels
 // (its cause says which, as signal.NotifyContext's does, for signalOf),
 // a channel that receives the second one (serve's forced exit), and stop,
 // which stops listening and waits for the goroutine serveSignals started.
+// A signal within sameSignalWindow of the first is the same stop and is
+// dropped; the first after the window is the second.
 func serveSignals(parent context.Context) (ctx context.Context, force <-chan syscall.Signal, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -115,13 +126,18 @@ func serveSignals(parent context.Context) (ctx context.Context, force <-chan sys
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		for n := 0; ; n++ {
+		var first time.Time
+		for {
 			select {
 			case s := <-sigs:
 				sig, _ := s.(syscall.Signal)
-				if n == 0 {
+				if first.IsZero() {
+					first = time.Now()
 					cancel(fmt.Errorf("%v signal received", s))
 					continue
+				}
+				if time.Since(first) < sameSignalWindow {
+					continue // the same stop, sent twice (process and group)
 				}
 				select {
 				case second <- sig:
