@@ -79,3 +79,51 @@ func variant(release bool) string {
 	}
 	return "unreleased"
 }
+
+// intReply is a reply with integer fields of every width, as a Go
+// consumer's struct.
+type intReply struct {
+	A int8
+	B uint16
+	C int32
+	D int64
+	E uint64
+}
+
+// BenchmarkDecoderInts prices NewDecoder, one Decode of integers and
+// Release: an int64 (1<<40) into a *int64, 100 into a *int8, and a struct
+// of five integer fields; the range check on every integer is inside.
+//
+//	go test -run '^$' -bench DecoderInts -benchmem -count 6 ./extensions/codec/msgpack
+func BenchmarkDecoderInts(b *testing.B) {
+	var i64 int64
+	var i8 int8
+	var st intReply
+	cases := []struct {
+		name   string
+		value  any
+		target any
+	}{
+		{"int64", int64(1) << 40, &i64},
+		{"int8", int8(100), &i8},
+		{"struct", intReply{A: -100, B: 60000, C: -1 << 30, D: 1 << 50, E: 1 << 63}, &st},
+	}
+	for _, c := range cases {
+		var body bytes.Buffer
+		if err := (msgpack.Codec{}).NewEncoder(&body).Encode(c.value); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var r bytes.Reader
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(body.Bytes())
+				dec := msgpack.Codec{}.NewDecoder(&r)
+				if err := dec.Decode(c.target); err != nil {
+					b.Fatal(err)
+				}
+				spi.Release(dec)
+			}
+		})
+	}
+}

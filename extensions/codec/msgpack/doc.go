@@ -5,7 +5,10 @@
 // Struct fields are named by their msgpack tag, else their json tag, else
 // their Go name, so one struct reads the same through the json codec. Ints
 // are written in their most compact form and read into any integer type
-// that holds them. A value read into *any is JSON-printable: maps become
+// that holds them; one that does not (300 into an int8, -1 into a uint16,
+// 2^63 into an int64), at the top of a Decode or anywhere inside a typed
+// target, is a *RangeError (spi.TypeMismatch, "got an integer (300), out
+// of range -128..127") where msgpack itself truncated (see ints.go). A value read into *any is JSON-printable: maps become
 // map[string]any (non-string keys are printed with fmt), arrays []any,
 // integers int64 (uint64 above MaxInt64), floats float64, binary []byte;
 // nesting deeper than MaxDepth is an error. A value landing in an

@@ -56,6 +56,7 @@ func (Codec) NewEncoder(w io.Writer) spi.Encoder {
 var encoders = sync.Pool{New: func() any { return newEncoder() }}
 
 func newEncoder() *Encoder {
+	registerInts()
 	e := vm.NewEncoder(nil)
 	e.SetCustomStructTag("json")
 	e.UseCompactInts(true)
@@ -103,6 +104,7 @@ var decoders = sync.Pool{New: func() any { return newDecoder() }}
 
 func newDecoder() *Decoder {
 	registerStringSlices()
+	registerInts()
 	d := &Decoder{d: vm.NewDecoder(nil)}
 	d.d.SetCustomStructTag("json")
 	d.d.UseLooseInterfaceDecoding(true)
@@ -122,6 +124,11 @@ type Encoder struct {
 func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
+	}
+	switch v.(type) {
+	case nil, string, int, int64, float64, bool, []byte, []any, map[string]any: // no named integer type inside
+	default:
+		registerNamedInts(reflect.TypeOf(v)) // before msgpack fixes the decoders of v's struct fields
 	}
 	if err := e.e.Encode(v); err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
@@ -179,6 +186,12 @@ func (d *Decoder) Decode(v any) error {
 		return d.Decode(*p)
 	} else if nilled, nerr := d.nilInto(v); nilled {
 		err = nerr
+	} else if isInt, ierr := d.decodeIntPtr(v); isInt {
+		if _, ok := ierr.(*RangeError); !ok && ierr != nil { // a float, a string: say what was sent
+			d.err = ierr
+			return d.typeError(v, ierr)
+		}
+		err = ierr
 	} else if err = d.decodeTyped(v); err != nil {
 		if !strings.HasPrefix(err.Error(), "msgpack: unknown field ") {
 			d.err = err
@@ -222,6 +235,7 @@ func (d *Decoder) intoPointer(x any) bool {
 func (d *Decoder) decodeTyped(v any) (err error) {
 	var placed []reflect.Value
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		registerNamedInts(rv.Type())
 		placeSlots(rv.Elem(), &placed)
 		if placed != nil {
 			registerSlots()

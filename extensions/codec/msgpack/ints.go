@@ -1,0 +1,310 @@
+package msgpack
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+
+	vm "github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// msgpack reads any integer into any integer type and truncates it there
+// (decodeInt64Value: reflect's SetInt; DecodeInt8: int8(n)), so 300 read
+// into an int8 was 44 and a uint64 18446744073709551615 into an int64 was
+// -1, with no error, where encoding/json and protobuf refuse. This file
+// reads integers with a range check instead: Decode's typed targets
+// (*int8 ... *uint64) here, and every integer inside a typed target (a
+// struct field, a slice or map element, a pointer) through decoders
+// registered with vm.Register, the library's process-wide table of
+// decoders by type — once for the predeclared integer types, and for each
+// named integer type (type Level int8) the first time a type holding it is
+// encoded or decoded here. msgpack freezes a struct's field decoders the
+// first time it meets the struct, so a struct type that code outside this
+// package encoded or decoded with msgpack directly before it came here
+// keeps msgpack's truncation in its fields. The check costs a comparison
+// or two per integer and never allocates; only a refused integer does.
+
+// RangeError is a Decode error for an integer that its target integer type
+// cannot hold: 300 read into an int8, -1 into a uint16, 2^63 into an
+// int64. Error() is "integer 300 out of range for int8 (-128..127)"; Got()
+// (spi.TypeMismatch) is "an integer (300), out of range -128..127", so that
+// the provider's BAD_REQUEST reads "argument 0: cannot decode into int8:
+// got an integer (300), out of range -128..127". Decode returns it wrapped
+// with the type decoded into (errors.As finds it); a consumer's reply is
+// then a BAD_RESPONSE.
+type RangeError struct {
+	// Target is the integer type, as reflect prints it: "int8", "main.Level".
+	Target string
+	// Value is the integer sent, in decimal: "300", "-1".
+	Value string
+	// Min and Max are the bounds of Target, in decimal: "-128", "127".
+	Min, Max string
+}
+
+// Error returns "integer <value> out of range for <target> (<min>..<max>)".
+func (e *RangeError) Error() string {
+	return "integer " + e.Value + " out of range for " + e.Target + " (" + e.Min + ".." + e.Max + ")"
+}
+
+// Got returns "an integer (<value>), out of range <min>..<max>".
+func (e *RangeError) Got() string {
+	return "an integer (" + e.Value + "), out of range " + e.Min + ".." + e.Max
+}
+
+// rangeError returns the *RangeError for value (its decimal text) read into
+// t, an integer type.
+func rangeError(t reflect.Type, value string) *RangeError {
+	e := &RangeError{Target: t.String(), Value: value, Min: "0"}
+	switch bits := t.Bits(); {
+	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uintptr:
+		e.Max = strconv.FormatUint(math.MaxUint64>>(64-bits), 10)
+	default:
+		e.Min = strconv.FormatInt(math.MinInt64>>(64-bits), 10)
+		e.Max = strconv.FormatInt(math.MaxInt64>>(64-bits), 10)
+	}
+	return e
+}
+
+// readInt reads an integer for t, a signed integer type: a value beyond
+// t's bounds is a *RangeError, and anything msgpack's DecodeInt64 refuses
+// (a float, a string) is its error. A nil reads as 0, as msgpack reads it.
+func readInt(d *vm.Decoder, t reflect.Type) (int64, error) {
+	c, err := d.PeekCode()
+	if err != nil {
+		return 0, err
+	}
+	if c == msgpcode.Uint64 { // the only code DecodeInt64 wraps: above MaxInt64
+		u, err := d.DecodeUint64()
+		if err != nil {
+			return 0, err
+		}
+		if u > math.MaxInt64 {
+			return 0, rangeError(t, strconv.FormatUint(u, 10))
+		}
+		return checkInt(int64(u), t)
+	}
+	n, err := d.DecodeInt64()
+	if err != nil {
+		return 0, err
+	}
+	return checkInt(n, t)
+}
+
+func checkInt(n int64, t reflect.Type) (int64, error) {
+	if bits := t.Bits(); bits < 64 {
+		if lo := int64(-1) << (bits - 1); n < lo || n > ^lo {
+			return 0, rangeError(t, strconv.FormatInt(n, 10))
+		}
+	}
+	return n, nil
+}
+
+// readUint reads an integer for t, an unsigned integer type: a negative
+// value or one above t's maximum is a *RangeError, and anything msgpack's
+// DecodeUint64 refuses is its error. A nil reads as 0.
+func readUint(d *vm.Decoder, t reflect.Type) (uint64, error) {
+	c, err := d.PeekCode()
+	if err != nil {
+		return 0, err
+	}
+	var u uint64
+	if c >= msgpcode.NegFixedNumLow || (c >= msgpcode.Int8 && c <= msgpcode.Int64) { // signed: may be negative
+		n, err := d.DecodeInt64()
+		if err != nil {
+			return 0, err
+		}
+		if n < 0 {
+			return 0, rangeError(t, strconv.FormatInt(n, 10))
+		}
+		u = uint64(n)
+	} else if u, err = d.DecodeUint64(); err != nil {
+		return 0, err
+	}
+	if bits := t.Bits(); bits < 64 && u>>bits != 0 {
+		return 0, rangeError(t, strconv.FormatUint(u, 10))
+	}
+	return u, nil
+}
+
+// decodeIntValue is the registered decoder of the signed integer types.
+func decodeIntValue(d *vm.Decoder, v reflect.Value) error {
+	n, err := readInt(d, v.Type())
+	if err != nil {
+		return err
+	}
+	v.SetInt(n)
+	return nil
+}
+
+// decodeUintValue is the registered decoder of the unsigned integer types.
+func decodeUintValue(d *vm.Decoder, v reflect.Value) error {
+	u, err := readUint(d, v.Type())
+	if err != nil {
+		return err
+	}
+	v.SetUint(u)
+	return nil
+}
+
+var (
+	typeOfInt    = reflect.TypeFor[int]()
+	typeOfInt8   = reflect.TypeFor[int8]()
+	typeOfInt16  = reflect.TypeFor[int16]()
+	typeOfInt32  = reflect.TypeFor[int32]()
+	typeOfInt64  = reflect.TypeFor[int64]()
+	typeOfUint   = reflect.TypeFor[uint]()
+	typeOfUint8  = reflect.TypeFor[uint8]()
+	typeOfUint16 = reflect.TypeFor[uint16]()
+	typeOfUint32 = reflect.TypeFor[uint32]()
+	typeOfUint64 = reflect.TypeFor[uint64]()
+)
+
+// registerInts installs, once per process, the checked decoders of the
+// predeclared integer types (vm.Register), before the first encoder or
+// decoder of this package exists: msgpack's struct field decoders are
+// fixed when it first meets a struct, encoding or decoding.
+var registerInts = sync.OnceFunc(func() {
+	for _, t := range []reflect.Type{typeOfInt, typeOfInt8, typeOfInt16, typeOfInt32, typeOfInt64} {
+		vm.Register(reflect.Zero(t).Interface(), nil, decodeIntValue)
+	}
+	for _, t := range []reflect.Type{typeOfUint, typeOfUint8, typeOfUint16, typeOfUint32, typeOfUint64} {
+		vm.Register(reflect.Zero(t).Interface(), nil, decodeUintValue)
+	}
+})
+
+// decodeIntPtr decodes into v when it is a non-nil pointer to a
+// predeclared integer type, which msgpack's Decode reads itself, without
+// its registered decoders, truncating. It reports whether v was one.
+func (d *Decoder) decodeIntPtr(v any) (bool, error) {
+	var (
+		n   int64
+		u   uint64
+		err error
+	)
+	switch p := v.(type) {
+	case *int:
+		if p != nil {
+			if n, err = readInt(d.d, typeOfInt); err == nil {
+				*p = int(n)
+			}
+			return true, err
+		}
+	case *int8:
+		if p != nil {
+			if n, err = readInt(d.d, typeOfInt8); err == nil {
+				*p = int8(n)
+			}
+			return true, err
+		}
+	case *int16:
+		if p != nil {
+			if n, err = readInt(d.d, typeOfInt16); err == nil {
+				*p = int16(n)
+			}
+			return true, err
+		}
+	case *int32:
+		if p != nil {
+			if n, err = readInt(d.d, typeOfInt32); err == nil {
+				*p = int32(n)
+			}
+			return true, err
+		}
+	case *int64:
+		if p != nil {
+			if n, err = readInt(d.d, typeOfInt64); err == nil {
+				*p = n
+			}
+			return true, err
+		}
+	case *uint:
+		if p != nil {
+			if u, err = readUint(d.d, typeOfUint); err == nil {
+				*p = uint(u)
+			}
+			return true, err
+		}
+	case *uint8:
+		if p != nil {
+			if u, err = readUint(d.d, typeOfUint8); err == nil {
+				*p = uint8(u)
+			}
+			return true, err
+		}
+	case *uint16:
+		if p != nil {
+			if u, err = readUint(d.d, typeOfUint16); err == nil {
+				*p = uint16(u)
+			}
+			return true, err
+		}
+	case *uint32:
+		if p != nil {
+			if u, err = readUint(d.d, typeOfUint32); err == nil {
+				*p = uint32(u)
+			}
+			return true, err
+		}
+	case *uint64:
+		if p != nil {
+			if u, err = readUint(d.d, typeOfUint64); err == nil {
+				*p = u
+			}
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// namedInts remembers the types whose named integer types are registered
+// (reflect.Type → struct{}).
+var namedInts sync.Map
+
+// registerNamedInts registers the checked decoders for every named integer
+// type (type Level int8) that t holds — itself, in its struct fields,
+// elements, map keys and values, pointers — once per t; a type that
+// decodes itself (opaque) is left alone, as is what is inside it. The
+// predeclared ones are registerInts'.
+func registerNamedInts(t reflect.Type) {
+	if t == nil {
+		return
+	}
+	if _, ok := namedInts.Load(t); ok {
+		return
+	}
+	walkNamedInts(t, map[reflect.Type]bool{})
+	namedInts.Store(t, struct{}{})
+}
+
+func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	if opaque(t) {
+		return
+	}
+	switch k := t.Kind(); {
+	case k >= reflect.Int && k <= reflect.Int64:
+		if t.PkgPath() != "" {
+			vm.Register(reflect.Zero(t).Interface(), nil, decodeIntValue)
+		}
+	case k >= reflect.Uint && k <= reflect.Uint64:
+		if t.PkgPath() != "" {
+			vm.Register(reflect.Zero(t).Interface(), nil, decodeUintValue)
+		}
+	case k == reflect.Pointer, k == reflect.Slice, k == reflect.Array:
+		walkNamedInts(t.Elem(), seen)
+	case k == reflect.Map:
+		walkNamedInts(t.Key(), seen)
+		walkNamedInts(t.Elem(), seen)
+	case k == reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() || f.Anonymous {
+				walkNamedInts(f.Type, seen)
+			}
+		}
+	}
+}
