@@ -166,13 +166,33 @@ var (
 // decoder of this package exists: msgpack's struct field decoders are
 // fixed when it first meets a struct, encoding or decoding.
 var registerInts = sync.OnceFunc(func() {
-	for _, t := range []reflect.Type{typeOfInt, typeOfInt8, typeOfInt16, typeOfInt32, typeOfInt64} {
-		vm.Register(reflect.Zero(t).Interface(), nil, decodeIntValue)
-	}
-	for _, t := range []reflect.Type{typeOfUint, typeOfUint8, typeOfUint16, typeOfUint32, typeOfUint64} {
-		vm.Register(reflect.Zero(t).Interface(), nil, decodeUintValue)
+	for _, t := range []reflect.Type{typeOfInt, typeOfInt8, typeOfInt16, typeOfInt32, typeOfInt64,
+		typeOfUint, typeOfUint8, typeOfUint16, typeOfUint32, typeOfUint64} {
+		registerInt(t)
 	}
 })
+
+// registerInt registers the checked decoder of t, an integer type, and of
+// *t: msgpack's decoder of a pointer type holds the decoder of its element
+// as it was when msgpack first met the pointer type, so one built before
+// (by code using msgpack directly) would keep truncating.
+func registerInt(t reflect.Type) {
+	dec := decodeIntValue
+	if k := t.Kind(); k >= reflect.Uint && k <= reflect.Uintptr {
+		dec = decodeUintValue
+	}
+	vm.Register(reflect.Zero(t).Interface(), nil, dec)
+	vm.Register(reflect.Zero(reflect.PointerTo(t)).Interface(), nil, func(d *vm.Decoder, v reflect.Value) error {
+		if c, err := d.PeekCode(); err == nil && c == msgpcode.Nil { // as msgpack: a nil sets the pointer to nil
+			v.SetZero()
+			return d.DecodeNil()
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(t))
+		}
+		return dec(d, v.Elem())
+	})
+}
 
 // decodeIntPtr decodes into v when it is a non-nil pointer to a
 // predeclared integer type, which msgpack's Decode reads itself, without
@@ -287,13 +307,9 @@ func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
 		return
 	}
 	switch k := t.Kind(); {
-	case k >= reflect.Int && k <= reflect.Int64:
+	case k >= reflect.Int && k <= reflect.Uint64:
 		if t.PkgPath() != "" {
-			vm.Register(reflect.Zero(t).Interface(), nil, decodeIntValue)
-		}
-	case k >= reflect.Uint && k <= reflect.Uint64:
-		if t.PkgPath() != "" {
-			vm.Register(reflect.Zero(t).Interface(), nil, decodeUintValue)
+			registerInt(t)
 		}
 	case k == reflect.Pointer, k == reflect.Slice, k == reflect.Array:
 		walkNamedInts(t.Elem(), seen)

@@ -229,3 +229,31 @@ func TestNilIntoAnInteger(t *testing.T) {
 		t.Errorf("nil into a uint16 field holding 5: %d, %v", s.N, err)
 	}
 }
+
+// Tier is a named integer type first met by msgpack directly.
+type Tier uint8
+
+// msgpack fixes the decoder of a pointer type when it first meets it, with
+// its element's decoder as it was then: a *Tier met by msgpack directly
+// (here encoding, as a plugin's result is encoded) before this codec knew
+// Tier kept truncating. The codec registers the pointer type too.
+func TestNamedIntegerBehindAPointerMetBeforeIsChecked(t *testing.T) {
+	first := Tier(3)
+	if _, err := vm.Marshal(struct{ P *Tier }{&first}); err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Q []*Tier }
+	if err := decodeOne(body(t, map[string]any{"Q": []any{1, 256}}), &s); err == nil {
+		t.Errorf("256 into a *Tier element: %d, no error", *s.Q[1])
+	}
+	var p *Tier
+	if err := decodeOne(body(t, 300), &p); err == nil {
+		t.Errorf("300 into a **Tier: %d, no error", *p)
+	}
+	if err := decodeOne(body(t, 255), &p); err != nil || *p != 255 {
+		t.Errorf("255 into a **Tier: %v", err)
+	}
+	if err := decodeOne(body(t, map[string]any{"Q": []any{nil, 2}}), &s); err != nil || s.Q[0] != nil || *s.Q[1] != 2 {
+		t.Errorf("[nil, 2] into []*Tier: %v, %v", s.Q, err)
+	}
+}
