@@ -3,6 +3,7 @@ package pluginrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -82,7 +83,8 @@ type FilterOptions struct {
 	Name       string
 	Activation spi.Activation // as the plugin described it at start
 	Source     Source
-	// Timeout bounds one filter round trip; default 1s.
+	// Timeout bounds one filter round trip of a call without a deadline;
+	// a call with one gives the plugin what is left of it. Default 1s.
 	Timeout time.Duration
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
@@ -93,7 +95,10 @@ type FilterOptions struct {
 // plugin process: the plugin sees the invocation's metadata and either
 // passes (possibly changing attachments) or short-circuits with a status.
 // While the plugin is down, calls through the filter fail fast with
-// CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side).
+// CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side). A round
+// trip takes what is left of the call's deadline (FilterOptions.Timeout
+// for a call without one); the deadline passing in the plugin is
+// CLIENT_TIMEOUT or SERVER_TIMEOUT.
 func NewFilterBuilder(o FilterOptions) spi.FilterBuilder {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
@@ -148,21 +153,51 @@ func (f *filterAdapter) fail(err error) spi.Result {
 	return spi.Result{Err: spi.Errorf(f.status, "filter %q: %w", f.o.Name, err)}
 }
 
+// roundTrip returns the context of one call to the plugin: the call's own
+// deadline when it has one (the plugin's filter may take what the call
+// allows, as a service plugin's method does), else the Timeout bound.
+func (f *filterAdapter) roundTrip(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, f.o.Timeout)
+}
+
+// failCall is fail for an error of a round trip made under ctx: the
+// call's deadline passing in the plugin is that side's timeout
+// (SERVER_TIMEOUT on the provider, CLIENT_TIMEOUT on the consumer), not a
+// failure of the plugin.
+func (f *filterAdapter) failCall(ctx context.Context, err error) spi.Result {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return f.timedOut(err)
+	}
+	return f.fail(err)
+}
+
+// timedOut is the result of a call whose deadline passed in the plugin.
+func (f *filterAdapter) timedOut(err error) spi.Result {
+	st := spi.StatusClientTimeout
+	if f.status == spi.StatusServerError {
+		st = spi.StatusServerTimeout
+	}
+	return spi.Result{Err: spi.Errorf(st, "filter %q: the call's deadline passed in the plugin: %w", f.o.Name, err)}
+}
+
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	c, gen, err := f.o.Source.Current()
 	if err != nil {
 		return f.fail(err)
 	}
-	rctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+	rctx, cancel := f.roundTrip(ctx)
 	id, err := f.handle(rctx, c, gen)
 	if err != nil {
 		cancel()
-		return f.fail(err)
+		return f.failCall(ctx, err)
 	}
 	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv)})
 	cancel()
 	if err != nil {
-		return f.fail(rpcError("filter Invoke", err))
+		return f.failCall(ctx, rpcError("filter Invoke", err))
 	}
 	if rep.Pass {
 		inv.Attachments = rep.Attachments
@@ -170,6 +205,11 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			inv.Attachments = nil
 		}
 		return next.Invoke(ctx, inv)
+	}
+	if err := fromPB(rep.Error); err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		// The plugin's filter gave up at the call's deadline (its copy of
+		// it may pass a moment before ours).
+		return f.timedOut(err)
 	}
 	res := spi.Result{Err: fromPB(rep.Error), Attachments: rep.Attachments}
 	if res.Err == nil && len(rep.ValueJson) > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/grpc/codes"
@@ -145,14 +146,30 @@ func (s *serviceInvoker) Stats() *spi.Stats { return s.stats }
 
 func (s *serviceInvoker) Close() error { return nil }
 
+// notRun is the error of a call the plugin never got: it is not running
+// (restarting after a crash, or stopped), or its socket refused the
+// connection. SERVICE_NOT_FOUND, as a provider answers for a service it
+// does not serve now: the call did not run, so a failover cluster retries
+// it on another provider whatever the method (a provider whose plugin
+// crashed failed those calls, idempotent or not, while its healthy
+// sibling stood by: new-user tester). A call the plugin may have received
+// before it died stays SERVER_ERROR.
+func (s *serviceInvoker) notRun(err error) error {
+	return spi.Errorf(spi.StatusServiceNotFound, "service %s: %v (the call did not run)", s.o.Service, err)
+}
+
+// notSent reports whether a failed gRPC call never reached the plugin:
+// the connection to its socket could not be made (grpc-go fails such a
+// call fast with Unavailable "... while dialing ...").
+func notSent(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "while dialing")
+}
+
 func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	c, _, err := s.o.Source.Current()
 	if err != nil {
-		var se *spi.Error
-		if errors.As(err, &se) {
-			return spi.Result{Err: err}
-		}
-		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "service %s: %v", s.o.Service, err)}
+		return spi.Result{Err: s.notRun(err)}
 	}
 	req := &pb.InvokeRequest{Service: s.o.Service, Method: inv.Method, Codec: s.o.Codec.Name(),
 		Args: make([][]byte, len(inv.Args)), Attachments: inv.Attachments}
@@ -164,6 +181,9 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 		req.Args[i] = b
 	}
 	rep, err := c.Service.Invoke(ctx, req)
+	if err != nil && notSent(err) {
+		return spi.Result{Err: s.notRun(fmt.Errorf("plugin call %s: %s", inv.Method, status.Convert(err).Message()))}
+	}
 	if err != nil {
 		st := spi.StatusServerError
 		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -121,5 +122,53 @@ func TestFilterThroughGRPC(t *testing.T) {
 	res = f.Invoke(ctx, next, &spi.Invocation{Method: "Echo", Attachments: map[string]string{"token": "cached"}})
 	if m, _ := res.Value.(map[string]any); res.Err != nil || m["cached"] != true || seen != nil {
 		t.Fatalf("short-circuit with a value: %+v", res)
+	}
+}
+
+// slowFilter sleeps its URL's "sleep" milliseconds (or until the call's
+// context ends) before passing.
+type slowFilter struct{ d time.Duration }
+
+func (slowFilter) Name() string { return "acme.slow" }
+func (slowFilter) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Provider}}
+}
+func (slowFilter) Build(u spi.URL) (spi.Filter, error) {
+	d, err := u.Duration("sleep", 0)
+	return slowFilter{d}, err
+}
+func (f slowFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	select {
+	case <-time.After(f.d):
+	case <-ctx.Done():
+		return spi.Result{Err: ctx.Err()}
+	}
+	return next.Invoke(ctx, inv)
+}
+
+// A filter plugin gets what is left of the call's deadline, not a fixed
+// second: a 1.3 s filter passes a call with 3 s left, and when the call's
+// deadline passes in the plugin the provider answers SERVER_TIMEOUT, not
+// SERVER_ERROR (new-user tester: cut at 1 s as SERVER_ERROR whatever the
+// call's timeout).
+func TestFilterPluginGetsTheCallsDeadline(t *testing.T) {
+	fb := sdktest.Filter(t, slowFilter{})
+	f, err := fb.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo?side=provider&sleep=1300"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:1/demo.Echo"), func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Value: "ok"}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if res := f.Invoke(ctx, next, &spi.Invocation{Method: "Echo"}); res.Err != nil || res.Value != "ok" {
+		t.Fatalf("1.3 s filter, 3 s left: %+v", res)
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	res := f.Invoke(short, next, &spi.Invocation{Method: "Echo"})
+	if spi.StatusOf(res.Err) != spi.StatusServerTimeout {
+		t.Fatalf("1.3 s filter, 300 ms left: %v; want SERVER_TIMEOUT", res.Err)
 	}
 }
