@@ -567,6 +567,7 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		}
 	}
 	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments}
+	pc.ctx.inv = &pc.inv
 	if req.Remote == "" {
 		return s.invoker.Invoke(&pc.ctx, &pc.inv)
 	}
@@ -582,8 +583,12 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 	m := attachmentMaps.Get().(map[string]string)
 	m[spi.AttachmentRemote] = req.Remote
 	pc.inv.Attachments = m
+	pc.ctx.remote = req.Remote
+	pc.ctx.pooled.Store(attPooled)
 	res := s.invoker.Invoke(&pc.ctx, &pc.inv)
-	if res.Attachments == nil || reflect.ValueOf(res.Attachments).UnsafePointer() != reflect.ValueOf(m).UnsafePointer() {
+	// Not when the method asked for it (spi.IncomingAttachments, callCtx.incoming).
+	if (res.Attachments == nil || reflect.ValueOf(res.Attachments).UnsafePointer() != reflect.ValueOf(m).UnsafePointer()) &&
+		pc.ctx.pooled.CompareAndSwap(attPooled, attRecycled) {
 		clear(m)
 		attachmentMaps.Put(m)
 	}
@@ -627,7 +632,7 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 	// two clock reads per call instead of three.
 	start := time.Since(clockBase)
 	l.stats.Begin()
-	res := m.call(ctx, inv.Service, inv.Args)
+	res := m.call(m.incoming(ctx, inv.Attachments), inv.Service, inv.Args)
 	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The consumer's deadline passed while the method ran: answer as
 		// the consumer's own timer would (DESIGN §5), not with the
@@ -903,6 +908,14 @@ type callCtx struct {
 	context.Context // the exchange's request context
 	s               *server
 
+	// inv is the call's invocation; remote, when its attachments map is
+	// pooled (only "remote" came), the consumer's address, and pooled
+	// that map's state (attPooled...): Value answers
+	// spi.IncomingAttachments from them (callCtx.incoming).
+	inv    *spi.Invocation
+	remote string
+	pooled atomic.Int32
+
 	mu     sync.Mutex
 	linked context.Context // made by the first Done
 	cancel context.CancelCauseFunc
@@ -935,11 +948,54 @@ func (c *callCtx) link() context.Context {
 // it is the linked context's, so that context.Cause(ctx) (which asks Value
 // for the cancelling context) returns errAbandoned.
 func (c *callCtx) Value(key any) any {
+	switch key.(type) {
+	case spi.IncomingAttachmentsKey:
+		if m := c.incoming(); m != nil {
+			return m
+		}
+	case servedKey:
+		return c.inv != nil
+	}
 	if c.s.abandoning.Load() {
 		return c.link().Value(key)
 	}
 	return c.Context.Value(key)
 }
+
+// incoming returns the call's attachments for spi.IncomingAttachments,
+// without an allocation per call: the invocation's own map (decoded for
+// this call, or pooled and then kept from the pool once asked for), or,
+// when asked after the call returned and its pooled map went back to the
+// pool, a new map holding only "remote" (the method may keep its
+// context); nil when there are none.
+func (c *callCtx) incoming() map[string]string {
+	if c.inv == nil {
+		return nil
+	}
+	switch c.pooled.Load() {
+	case attPooled, attAsked:
+		if c.pooled.CompareAndSwap(attPooled, attAsked) || c.pooled.Load() == attAsked {
+			return c.inv.Attachments
+		}
+		return map[string]string{spi.AttachmentRemote: c.remote}
+	case attRecycled:
+		return map[string]string{spi.AttachmentRemote: c.remote}
+	}
+	return c.inv.Attachments
+}
+
+// The states of a call's pooled attachments map (callCtx.pooled); 0: not
+// pooled.
+const (
+	attPooled   = 1 + iota // in use by the call
+	attAsked               // handed to the method: never back to the pool
+	attRecycled            // back in the pool after the call
+)
+
+// servedKey asks a context whether it answers spi.IncomingAttachments
+// itself (a provider call's callCtx), so that method.incoming need not
+// wrap it.
+type servedKey struct{}
 
 // Err is context.Canceled once the call is abandoned, else the request
 // context's error.

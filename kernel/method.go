@@ -203,6 +203,21 @@ func decodeAs[T any](dec spi.Decoder, dst *any) error {
 	return nil
 }
 
+// incoming returns ctx carrying att for spi.IncomingAttachments when the
+// method takes a context, att is not empty and ctx does not answer them
+// itself (a call served from the network runs with a callCtx, which does,
+// at no cost); else ctx itself. Wrapping costs one allocation (an
+// in-process call of the local invoker).
+func (m *method) incoming(ctx context.Context, att map[string]string) context.Context {
+	if !m.ctx || len(att) == 0 {
+		return ctx
+	}
+	if served, _ := ctx.Value(servedKey{}).(bool); served {
+		return ctx
+	}
+	return spi.WithIncomingAttachments(ctx, att)
+}
+
 // call invokes the method with args (which may come from filters, so each is
 // checked and converted to its parameter type). A returned error becomes
 // SERVICE_ERROR with its message unless it is already an *spi.Error; a panic

@@ -486,11 +486,34 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 				Cause:   &panicError{value: p, stack: debug.Stack()}}}
 		}
 	}()
+	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
+		if err := r.attach(inv, out); err != nil {
+			return spi.Result{Err: err}
+		}
+	}
 	res = r.invoker.Invoke(ctx, inv)
 	if res.Err != nil {
 		res.Err = deadlineCause(ctx, res.Err)
 	}
 	return res
+}
+
+// attach copies the outgoing attachments out (spi.WithAttachments) into a
+// new map of inv's, before the consumer filters run. A key the kernel
+// reserves (spi.ReservedAttachment) is refused, CLIENT_ERROR naming it:
+// the kernel sets those itself, and a caller's "token" must not stand in
+// for the provider's.
+func (r *Reference) attach(inv *spi.Invocation, out map[string]string) error {
+	m := make(map[string]string, len(out)+1)
+	for k, v := range out {
+		if spi.ReservedAttachment(k) {
+			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: attachment %q is reserved by the kernel (reserved: %s); a token comes from the token URL key",
+				r.key, inv.Method, k, spi.ReservedAttachments())
+		}
+		m[k] = v
+	}
+	inv.Attachments = m
+	return nil
 }
 
 // deadlineCause makes errors.Is(err, context.DeadlineExceeded) true for a

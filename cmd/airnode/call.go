@@ -30,6 +30,7 @@ type callFlags struct {
 	timeout     string
 	codec       string
 	params      []string
+	attachments []string  // -a key=value
 	stdin       io.Reader // for an ARG_JSON of @-
 }
 
@@ -67,7 +68,14 @@ method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
   produce | airnode call demo.Echo Echo @-   # ... or from standard input
 
 An ARG_JSON of @PATH is read from the file PATH, @- from standard input
-(once), as curl's -d @file: for arguments too large for a command line.`,
+(once), as curl's -d @file: for arguments too large for a command line.
+
+-a key=value sends an attachment with the call (metadata: a tenant, a user,
+a trace id; gRPC's metadata, Dubbo's RpcContext attachments), repeatable;
+provider filters and a Go method (spi.IncomingAttachments) read them, and
+demo.Echo's Info returns them:
+
+  airnode call demo.Echo Info -a tenant=x -a user=alice`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the configuration gives the registry (plugins.yaml,
@@ -88,6 +96,7 @@ An ARG_JSON of @PATH is read from the file PATH, @- from standard input
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable; a later value of a key wins; the kernel's keys remote, timeout and token are refused)")
 	return cmd
 }
 
@@ -254,6 +263,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if f.codec != "" {
 		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
 	}
+	kv, err := attachmentPairs(f.attachments)
+	if err != nil {
+		return fail(err)
+	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
 		return fail(err)
@@ -270,7 +283,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
-	v, err := ref.Invoke(ctx, method, callArgs...)
+	cctx := ctx
+	if len(kv) > 0 {
+		cctx = spi.WithAttachments(ctx, kv...)
+	}
+	v, err := ref.Invoke(cctx, method, callArgs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -282,4 +299,22 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// attachmentPairs turns -a key=value flags into spi.WithAttachments' pairs,
+// refusing a flag without "=", an empty key, and the keys the kernel
+// reserves (spi.ReservedAttachment), before anything is dialled.
+func attachmentPairs(flags []string) ([]string, error) {
+	kv := make([]string, 0, 2*len(flags))
+	for _, a := range flags {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-a %q: want key=value", a)
+		}
+		if spi.ReservedAttachment(k) {
+			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", a, k, spi.ReservedAttachments())
+		}
+		kv = append(kv, k, v)
+	}
+	return kv, nil
 }

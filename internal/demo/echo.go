@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -33,6 +34,11 @@ type Info struct {
 	PID     int       `json:"pid" msgpack:"pid"`         // provider process id
 	Started time.Time `json:"started" msgpack:"started"` // when New was called
 	Weight  int       `json:"weight" msgpack:"weight"`   // the provider's exported weight
+	// Attachments are the call's attachments as the provider's method
+	// sees them (spi.IncomingAttachments: what the consumer sent, less
+	// what provider filters removed, plus "remote", the consumer's
+	// address); absent when none.
+	Attachments map[string]string `json:"attachments,omitempty" msgpack:"attachments,omitempty"`
 }
 
 // New returns the demo service for a node named node exported with weight.
@@ -112,5 +118,9 @@ func (e *Echo) Fail(ctx context.Context, msg string) error { return errors.New(m
 
 // Info describes this provider.
 func (e *Echo) Info(ctx context.Context) (Info, error) {
-	return Info{Node: e.node, PID: os.Getpid(), Started: e.started, Weight: e.weight}, nil
+	var att map[string]string
+	if in := spi.IncomingAttachments(ctx); len(in) > 0 {
+		att = maps.Clone(in) // the call's map is reused after the call
+	}
+	return Info{Node: e.node, PID: os.Getpid(), Started: e.started, Weight: e.weight, Attachments: att}, nil
 }
