@@ -129,6 +129,16 @@ var (
 // retries it only for idempotent methods, as it does SERVER_TIMEOUT.
 var ErrRequestSent = errors.New("the request had been sent, so the provider may have run it")
 
+// ErrAccessDenied is the Cause of the error a provider's access-control
+// filter (the token filter: a wrong or missing token) answers a call with,
+// before the service runs. The status stays the one on the wire
+// (SERVICE_ERROR for the token filter: the Cause does not cross the wire),
+// but the provider's metrics filter counts such a call as rejected (the
+// token filter's process-wide counter, "rejected before the service" in
+// airnode stats), not as a call or failure of the method: a caller without
+// the secret says nothing about the service's health.
+var ErrAccessDenied = errors.New("access denied before the service ran")
+
 // StatusOf returns the status of err: StatusOK for nil, the Status of the
 // first *Error in its chain, and StatusClientError for any other error.
 func StatusOf(err error) Status {

@@ -3,6 +3,7 @@ package spi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -315,6 +316,37 @@ func (u URL) String() string {
 		b.WriteString(url.QueryEscape(u.params[k]))
 	}
 	return b.String()
+}
+
+// Redacted returns String with its secrets replaced by "***": the value
+// of the token key (the token filter's shared secret) and of a method's
+// token key (Echo.token), and the password of the userinfo (a ZooKeeper
+// digest ACL). It is for logs and messages, not for parsing back: "***"
+// is written as is. File paths (tls.key) are not secrets and are kept.
+func (u URL) Redacted() string {
+	hidden := u
+	if hidden.password != "" {
+		hidden.password = "\x00"
+	}
+	var secret []string
+	for k, v := range u.params {
+		if v != "" && IsSecretKey(k) {
+			secret = append(secret, k)
+		}
+	}
+	if len(secret) > 0 {
+		hidden.params = maps.Clone(u.params)
+		for _, k := range secret {
+			hidden.params[k] = "\x00"
+		}
+	}
+	return strings.ReplaceAll(hidden.String(), url.QueryEscape("\x00"), "***")
+}
+
+// IsSecretKey reports whether URL key k holds a secret that logs and
+// messages must not show (Redacted): "token" and a method's "M.token".
+func IsSecretKey(k string) bool {
+	return k == AttachmentToken || strings.HasSuffix(k, "."+AttachmentToken)
 }
 
 // IsZero reports whether u is the zero URL.

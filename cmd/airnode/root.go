@@ -75,10 +75,14 @@ type app struct {
 	environ func() []string
 }
 
+// newApp returns the app writing to stdout and stderr. Secrets in URLs
+// (token=, a userinfo password) never reach stderr: logs and errors are
+// written through redactingWriter. stdout, the replies of call and the
+// reports of bench, is written as is.
 func newApp(stdout, stderr io.Writer) *app {
 	return &app{
 		stdout:      stdout,
-		stderr:      stderr,
+		stderr:      redactingWriter{stderr},
 		newCatalogs: bundledCatalogs,
 		environ:     os.Environ,
 	}

@@ -400,7 +400,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			return configKeyError(cfg, file, pe.fromFile, params, err)
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
-			"registry", registry, "url", exp.URL().String())
+			"registry", registry, "url", exp.URL().Redacted())
 	}
 	<-ctx.Done()
 	logger.Info("airnode serve: shutting down", "wait", wait, "timeout", cfg.Shutdown.Timeout)

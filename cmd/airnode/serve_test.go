@@ -81,11 +81,22 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 // consumer's, which refuse token=true), publishes a random token, and a
 // consumer that finds the provider through the registry sends it; a
 // direct call without it is refused.
+// The log shows it as token=*** (tester7 item 8); the registry entry holds it.
 func TestServeTokenTruePublishesARandomToken(t *testing.T) {
-	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=true")
-	m := regexp.MustCompile(`[?&]token=([0-9a-f]{32})[&"]`).FindStringSubmatch(p.logText())
+	dir := t.TempDir()
+	p := serve(t, "127.0.0.1:0", dir, "-p", "token=true")
+	entries, _ := filepath.Glob(filepath.Join(dir, "demo.Echo", "providers", "*"))
+	var m []string
+	for _, e := range entries {
+		if b, err := os.ReadFile(e); err == nil {
+			m = regexp.MustCompile(`[?&]token=([0-9a-f]{32})(&|$)`).FindStringSubmatch(strings.TrimSpace(string(b)))
+		}
+	}
 	if m == nil {
-		t.Fatalf("serving line publishes no random token:\n%s", p.logText())
+		t.Fatalf("the registry entry %v publishes no random token", entries)
+	}
+	if log := p.logText(); strings.Contains(log, m[1]) || !strings.Contains(log, "token=***") {
+		t.Errorf("the log shows the random token, or no token=***:\n%s", log)
 	}
 	expectOK(t, call(t, nil, "--registry", p.reg, "demo.Echo", "Echo", `"with token"`), `"with token"`)
 	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "SERVICE_ERROR: token: missing token")

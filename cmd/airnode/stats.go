@@ -31,7 +31,9 @@ are none); a call the provider's own shutdown abandoned (shutdown.timeout
 passed) is a SERVER_ERROR failure, as its consumer was told. Requests the provider
 answered before any service saw them (unknown service or method:
 SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
-BAD_REQUEST) are in no row; a last line counts them by status. --json
+BAD_REQUEST) are in no row; a last line counts them by status, and the
+calls the token filter refused (wrong or missing token; their consumers
+got SERVICE_ERROR, the method did not run). --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
 access and provider counters.
 

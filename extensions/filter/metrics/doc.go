@@ -27,7 +27,10 @@
 // ProviderRejections. The last are the calls no method series counts
 // (unknown service or method, bad arguments): they are counted by status
 // only, airnode_provider_rejected_total{status}, and WriteRejected prints
-// them under the table.
+// them under the table, with the calls the token filter refused
+// (airnode_token_rejections_total), which no method series counts either:
+// on the provider, a call whose error's Cause is spi.ErrAccessDenied is
+// left out of its method's series.
 //
 // Everything here is safe for concurrent use. A Registry keeps at most
 // MaxSeries (1000) method series; calls of further methods are folded into the

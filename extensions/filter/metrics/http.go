@@ -120,10 +120,12 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 // provider requests answered before any service's filter chain, which no
 // row of WriteTable counts (process-wide, by status only):
 //
-//	provider requests rejected before the service: SERVICE_NOT_FOUND 3, BAD_REQUEST 2
+//	provider requests rejected before the service: SERVICE_NOT_FOUND 3, BAD_REQUEST 2, wrong or missing token 1
 //
 // SERVICE_NOT_FOUND: unknown service or method; BAD_REQUEST: wrong
-// argument count or undecodable argument. It prints nothing when there are
+// argument count or undecodable argument; wrong or missing token: calls
+// the token filter refused (their consumers were answered SERVICE_ERROR;
+// Prometheus: airnode_token_rejections_total). It prints nothing when there are
 // none, or when counters come from a node without these counters.
 func WriteRejected(w io.Writer, counters map[string]uint64) error {
 	var parts []string

@@ -107,7 +107,11 @@ var clockBase = time.Now()
 // or SERVER_ERROR (provider) and propagates. A call that fails while its
 // context is cancelled (not timed out) is counted as cancelled, not as a
 // failure (see Cancelled), unless the context's cancellation cause is an
-// *spi.Error (see CancelledBy).
+// *spi.Error (see CancelledBy). On the provider, a call refused by access
+// control before the service ran (its error's Cause is
+// spi.ErrAccessDenied: the token filter's wrong or missing token) is
+// neither a call nor a failure of the method: the token filter counts it
+// (access.token_rejections, printed by WriteRejected).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()
@@ -127,6 +131,12 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	done = true
 	end := time.Since(clockBase)
 	st := statusOf(res.Err)
+	if st != spi.StatusOK && f.side == spi.Provider && errors.Is(res.Err, spi.ErrAccessDenied) {
+		// refused by access control (token) before the service: counted
+		// by that filter as rejected, no call of the method
+		s.active.Add(-1)
+		return res
+	}
 	cancelled := false
 	if st != spi.StatusOK && Cancelled(ctx) {
 		if by := CancelledBy(ctx); by != 0 {

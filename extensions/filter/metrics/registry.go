@@ -178,6 +178,7 @@ const rejectedHelp = "Provider requests answered before any service's filter cha
 var rejectedKeys = [][2]string{
 	{"provider.service_not_found", spi.StatusServiceNotFound.String()},
 	{"provider.bad_request", spi.StatusBadRequest.String()},
+	{"access.token_rejections", "wrong or missing token"},
 }
 
 func processCounters() []processCounter {
@@ -353,11 +354,14 @@ type MethodStats struct {
 }
 
 // Snapshot returns one row per series, sorted by service, method, then
-// side (consumer first).
+// side (consumer first). A series with no call, ended or in flight (every
+// call of the method so far refused by the token filter), has no row.
 func (r *Registry) Snapshot() []MethodStats {
 	var out []MethodStats
 	r.series.Range(func(_, v any) bool {
-		out = append(out, v.(*series).stats())
+		if st := v.(*series).stats(); st.Count > 0 || st.InFlight > 0 {
+			out = append(out, st)
+		}
 		return true
 	})
 	slices.SortFunc(out, func(a, b MethodStats) int {

@@ -2,8 +2,10 @@
 // as Dubbo's TokenFilter. On the provider, a call whose "token" attachment
 // does not equal the provider's token (compared in constant time with
 // crypto/subtle) is refused with SERVICE_ERROR "token: ... rejected" before
-// the service runs, and counted (Filter.Rejected and
-// internal/counters Access.TokenRejections); the attachment is removed
+// the service runs, its Cause spi.ErrAccessDenied, and counted
+// (Filter.Rejected and internal/counters Access.TokenRejections, which
+// airnode stats prints as rejected before the service); the metrics filter
+// counts it as no call or failure of the method. The attachment is removed
 // before the service sees the call. On the consumer, the filter copies the
 // reference URL's token into the "token" attachment when the caller did
 // not set one (direct references: airnode://host:port/svc?token=SECRET).

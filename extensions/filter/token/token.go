@@ -95,7 +95,8 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if from == "" {
 		from = "unknown address"
 	}
-	return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "token: %s token for %s.%s from %s rejected", what, inv.Service, inv.Method, from)}
+	return spi.Result{Err: &spi.Error{Status: spi.StatusServiceError, Cause: spi.ErrAccessDenied,
+		Message: fmt.Sprintf("token: %s token for %s.%s from %s rejected", what, inv.Service, inv.Method, from)}}
 }
 
 var (

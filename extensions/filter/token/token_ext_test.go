@@ -65,6 +65,9 @@ func TestProviderChecksToken(t *testing.T) {
 		if !errors.As(res.Err, &e) || e.Status != spi.StatusServiceError || e.Message != want {
 			t.Errorf("got %v, want SERVICE_ERROR %q", res.Err, want)
 		}
+		if !errors.Is(res.Err, spi.ErrAccessDenied) {
+			t.Errorf("%v: its Cause is not spi.ErrAccessDenied (the metrics filter counts it as a failure of the method)", res.Err)
+		}
 		if strings.Contains(res.Err.Error(), "s3cre") {
 			t.Errorf("error leaks a token: %v", res.Err)
 		}
