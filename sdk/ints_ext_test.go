@@ -1,0 +1,96 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/spi"
+)
+
+// Tester7 item 1, end to end through a real plugin process
+// (testdata/narrow): a consumer in json or msgpack calling a plugin's
+// Add(a, b int) with 18446744073709551615 and 1 got 0, because the
+// host-to-plugin hop is msgpack and msgpack wrapped the integer. It is now
+// a BAD_REQUEST naming the value and the range, whatever the consumer's
+// codec; a uint64 parameter takes 18446744073709551615 and refuses -1 and
+// 2^64; and a plugin's reply beyond the consumer's type is a BAD_RESPONSE.
+func TestPluginArgumentOutOfRangeIsBadRequest(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "narrow")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/narrow").CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(&syncBuffer{}, nil))
+	h := pluginhost.New([]config.Plugin{{Name: "narrow", Point: pluginhost.PointService, Command: bin}}, pluginhost.WithLogger(quiet))
+	defer h.Close()
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svcs := h.Services()
+	if len(svcs) != 1 || svcs[0].Name != "acme.Narrow" {
+		t.Fatalf("services %+v", svcs)
+	}
+	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	defer provider.Close()
+	u := spi.MustParse("airnode://127.0.0.1:0/acme.Narrow")
+	exp, err := provider.ExportInvoker(ctx, u, svcs[0].Invoker(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
+	defer consumer.Close()
+
+	for _, codec := range []string{"json", "msgpack"} {
+		ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/acme.Narrow?timeout=5s&codec="+codec), spi.URL{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := []struct {
+			method string
+			args   []any
+			want   string // in the BAD_REQUEST's message
+		}{
+			{"Add", []any{uint64(math.MaxUint64), 1}, "acme.Narrow.Add argument 0: cannot decode into int: got an integer (18446744073709551615), out of range"},
+			{"U64", []any{-1}, "acme.Narrow.U64 argument 0: cannot decode into uint64: got an integer (-1), out of range 0..18446744073709551615"},
+			{"U64", []any{float64(math.MaxUint64) + 1}, "acme.Narrow.U64 argument 0: cannot decode into uint64"},
+			{"I8", []any{300}, "acme.Narrow.I8 argument 0: cannot decode into int8: got an integer (300), out of range -128..127"},
+		}
+		for _, c := range bad {
+			_, err := ref.Invoke(ctx, c.method, c.args...)
+			var se *spi.Error
+			if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || !strings.Contains(se.Message, c.want) {
+				t.Errorf("%s: %s%v: %v, want BAD_REQUEST containing %q", codec, c.method, c.args, err, c.want)
+			}
+		}
+		var sum int
+		if err := ref.Call(ctx, "Add", []any{2, 3}, &sum); err != nil || sum != 5 {
+			t.Errorf("%s: Add(2, 3) = %d, %v", codec, sum, err)
+		}
+		var max uint64
+		if err := ref.Call(ctx, "U64", []any{uint64(math.MaxUint64)}, &max); err != nil || max != math.MaxUint64 {
+			t.Errorf("%s: U64(MaxUint64) = %d, %v", codec, max, err)
+		}
+		var small int8
+		_, err = ref.Invoke(ctx, "Wide", 1000)
+		if err != nil {
+			t.Fatalf("%s: Wide(1000): %v", codec, err)
+		}
+		err = ref.Call(ctx, "Wide", []any{1000}, &small)
+		var se *spi.Error
+		if !errors.As(err, &se) || se.Status != spi.StatusBadResponse {
+			t.Errorf("%s: Wide(1000) into an int8: %d, %v; want BAD_RESPONSE", codec, small, err)
+		}
+	}
+}
