@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -35,6 +36,8 @@ type Reference struct {
 	once    sync.Once
 
 	methodKeysChecked sync.Once // checkMethodKeys, against the first provider listing methods
+
+	closed atomic.Bool // Close began: calls fail CLIENT_ERROR (closedError)
 
 	shared   spi.Registry // the node's registry this reference registered in
 	consumer spi.URL      // its consumer entry there (zero: none)
@@ -486,6 +489,9 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 				Cause:   &panicError{value: p, stack: debug.Stack()}}}
 		}
 	}()
+	if r.closed.Load() {
+		return spi.Result{Err: r.closedError()}
+	}
 	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
 		if err := r.attach(inv, out); err != nil {
 			return spi.Result{Err: err}
@@ -493,10 +499,32 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 	}
 	res = r.invoker.Invoke(ctx, inv)
 	if res.Err != nil {
+		if r.closed.Load() && spi.StatusOf(res.Err) == spi.StatusServiceNotFound {
+			// closed while the call looked for a provider: say why none was left
+			return spi.Result{Err: r.closedError()}
+		}
 		res.Err = deadlineCause(ctx, res.Err)
 	}
 	return res
 }
+
+// closedError is the CLIENT_ERROR of a call made after the reference was
+// closed, by its Close or its node's Shutdown: "kernel: reference
+// demo.Echo is closed (its node is shut down)", not the directory's bare
+// "no provider available".
+func (r *Reference) closedError() error {
+	why := "reference closed"
+	r.node.mu.Lock()
+	if r.node.closed {
+		why = "its node is shut down"
+	}
+	r.node.mu.Unlock()
+	return &spi.Error{Status: spi.StatusClientError, Message: fmt.Sprintf("kernel: reference %s is closed (%s)", r.key, why), Cause: ErrReferenceClosed}
+}
+
+// ErrReferenceClosed is the cause of every call made with a Reference
+// after its Close or its node's Shutdown (CLIENT_ERROR; errors.Is).
+var ErrReferenceClosed = errors.New("kernel: reference is closed")
 
 // attach copies the outgoing attachments out (spi.WithAttachments) into a
 // new map of inv's, before the consumer filters run. A key the kernel
@@ -541,10 +569,14 @@ func deadlineCause(ctx context.Context, err error) error {
 }
 
 // Close stops the reference's directory (closing its provider invokers and,
-// with the last user, their connections). Idempotent.
+// with the last user, their connections). Idempotent. Calls made after it
+// (or after the node's Shutdown, which closes every reference) fail
+// CLIENT_ERROR "kernel: reference <service key> is closed", matching
+// ErrReferenceClosed.
 func (r *Reference) Close() error {
 	var err error
 	r.once.Do(func() {
+		r.closed.Store(true)
 		err = r.closeOwned()
 		n := r.node
 		n.mu.Lock()

@@ -1,0 +1,46 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// A call after Reference.Close, or after the consumer node's Shutdown,
+// says the reference is closed (CLIENT_ERROR, ErrReferenceClosed) instead
+// of "no provider available".
+func TestCallAfterCloseSaysTheReferenceIsClosed(t *testing.T) {
+	_, e := provider(t)
+	u := "airnode://" + e.URL().Address() + "/demo.Echo"
+
+	c := consumer(t)
+	r := refer(t, c, u)
+	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Invoke(ctxT(t), "Echo", "x")
+	want := "kernel: reference demo.Echo is closed (reference closed)"
+	if spi.StatusOf(err) != spi.StatusClientError || !errors.Is(err, ErrReferenceClosed) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("after Close: %v; want CLIENT_ERROR %q", err, want)
+	}
+
+	c2 := consumer(t)
+	r2 := refer(t, c2, u)
+	if err := r2.Call(ctxT(t), "Echo", []any{"x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err = r2.Call(ctxT(t), "Echo", []any{"x"}, nil)
+	want = "kernel: reference demo.Echo is closed (its node is shut down)"
+	if spi.StatusOf(err) != spi.StatusClientError || !errors.Is(err, ErrReferenceClosed) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("after the node's Shutdown: %v; want CLIENT_ERROR %q", err, want)
+	}
+}
