@@ -27,6 +27,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(valid)
 	f.Add([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0x91, 0x91, 0x91, 0xc0})
+	f.Add([]byte{0xcd, 0x01, 0x2c, 0xff, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) // 300, -1, 2^64-1
 	f.Fuzz(func(t *testing.T, in []byte) {
 		dec := msgpack.Codec{}.NewDecoder(bytes.NewReader(in))
 		var (
@@ -36,6 +37,14 @@ func FuzzDecode(f *testing.F) {
 			v   any
 			b   []byte
 			per spitest.CodecPerson
+			i8  int8
+			u16 uint16
+			ns  struct { // integers checked against their range (ints.go)
+				A int8
+				B uint64
+				C []int16
+				D *uint32
+			}
 		)
 		// a reply target reused: its interfaces hold values (reuse.go)
 		reused := struct {
@@ -43,7 +52,7 @@ func FuzzDecode(f *testing.F) {
 			L    []any
 		}{V: map[string]any{"k": 1}, P: &spitest.CodecPerson{Name: "x"}, L: make([]any, 1, 3)}
 		reused.L[0] = "old"
-		for _, p := range []any{&s, &m, &n, &v, &b, &per, &reused} {
+		for _, p := range []any{&s, &m, &n, &v, &b, &per, &reused, &i8, &u16, &ns} {
 			_ = dec.Decode(p)
 		}
 		spi.Release(dec)
