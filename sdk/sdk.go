@@ -1,10 +1,12 @@
 package sdk
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -82,11 +84,22 @@ func Serve(p Plugins) {
 		})
 		go onTerm(TermGrace, func() { os.Exit(0) })
 	}
+	// go-plugin points os.Stderr at a pipe that its stdio stream copies to
+	// the host, a copy that dies with the process: a line printed just
+	// before os.Exit (log.Fatal) was lost. The first call from the host,
+	// which comes after that redirection, points it back at the process's
+	// stderr, which the host reads to the end and logs line by line.
+	stderr := os.Stderr
+	var restore sync.Once
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
 		VersionedPlugins: pluginrpc.ServerPlugins(impl),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxSendMsgSize(pluginrpc.MaxMessage))
+			opts = append(opts, grpc.MaxRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxSendMsgSize(pluginrpc.MaxMessage),
+				grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+					restore.Do(func() { os.Stderr = stderr })
+					return h(ctx, req)
+				}))
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,

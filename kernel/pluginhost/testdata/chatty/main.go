@@ -1,6 +1,7 @@
 // Command chatty is a test plugin: service acme.Chatty, whose Say(s)
 // prints "out: s" on its stdout and "err: s" on its stderr (after the
-// handshake, as a plugin's own prints would be) and returns s.
+// handshake, as a plugin's own prints would be) and returns s, and whose
+// Die(s) prints "FATAL: s" on its stderr and exits 7, as log.Fatal does.
 package main
 
 import (
@@ -17,6 +18,12 @@ func (chatty) Say(_ context.Context, s string) (string, error) {
 	fmt.Fprintln(os.Stdout, "out: "+s)
 	fmt.Fprintln(os.Stderr, "err: "+s)
 	return s, nil
+}
+
+func (chatty) Die(_ context.Context, s string) (string, error) {
+	fmt.Fprintln(os.Stderr, "FATAL: "+s)
+	os.Exit(7)
+	return "", nil
 }
 
 func main() { sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: "acme.Chatty", Impl: chatty{}}}}) }
