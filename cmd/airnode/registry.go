@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,7 +70,10 @@ func registryCommand(a *app) *cobra.Command {
 a service key such as "demo.Echo" or "group/demo.Echo:1.0"), and for each
 provider its address, weight, warm-up progress (Dubbo's: the effective
 weight grows linearly over "warmup" from the provider's "timestamp") and
-uptime.`,
+uptime. A file registry directory named in the URL that does not exist
+is an error (exit 1: a typo, or no node has registered there yet; ls
+creates nothing); the default directory, not created yet, lists no
+services.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, desc, done, err := open(cmd.Context())
@@ -76,6 +81,9 @@ uptime.`,
 				return err
 			}
 			defer done()
+			if err := checkFileRegistryDir(registry); err != nil {
+				return err
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
@@ -135,6 +143,29 @@ func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, er
 		return nil, "", err
 	}
 	return reg, registryDesc(u), nil
+}
+
+// checkFileRegistryDir returns an error when raw, the registry URL ls
+// was given, is a file registry naming a directory that does not exist,
+// so that a typo (file:///tmp/my-reg for file:///tmp/myreg) is not read as
+// an empty registry. The file registry creates its directory when a
+// provider registers; ls only reads. Other registries, and the default
+// file directory (file:// or none: a fresh machine), are not checked.
+func checkFileRegistryDir(raw string) error {
+	u, err := spi.Parse(raw)
+	if err != nil || u.Scheme() != fileregistry.Name || u.Path() == "" {
+		return nil
+	}
+	dir := filepath.Clean("/" + u.Path())
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("registry ls: file registry directory %s does not exist: no node has registered there (is --registry %s the directory serve uses?)", dir, u)
+	case err != nil:
+		return fmt.Errorf("registry ls: file registry directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("registry ls: file registry directory %s is not a directory", dir)
+	}
+	return nil
 }
 
 // registryDesc describes registry URL u for messages and logs: its

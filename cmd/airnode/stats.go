@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,9 @@ access and provider counters.
   airnode stats 127.0.0.1:9090`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout <= 0 {
+				return fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout)
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			rep, err := metrics.Fetch(ctx, args[0])
@@ -58,6 +62,6 @@ access and provider counters.
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long (positive)")
 	return cmd
 }
