@@ -131,7 +131,7 @@ func onTerm(grace time.Duration, exit func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
 	<-ch
-	logger.Info("SIGTERM: serving until the host closes the plugin", "grace", grace)
+	logger.Info("SIGTERM: serving until the host closes the plugin", "grace", grace.String())
 	time.Sleep(grace)
 	exit()
 }

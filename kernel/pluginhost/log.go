@@ -43,6 +43,11 @@ type slogWriter struct {
 	mute *atomic.Bool // when set, go-plugin's "failed to exit gracefully" is dropped
 }
 
+// renamed are keys of go-plugin's records that would repeat the host
+// logger's own (its "plugin" is the binary's path; ours, its name): a
+// JSON handler keeps one of two equal keys.
+var renamed = map[string]string{"plugin": "path"}
+
 var hclogLevels = map[string]slog.Level{
 	"trace": slog.LevelDebug - 4, "debug": slog.LevelDebug, "info": slog.LevelInfo,
 	"warn": slog.LevelWarn, "error": slog.LevelError,
@@ -68,7 +73,11 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		if strings.HasPrefix(k, "@") || k == "timestamp" {
 			continue
 		}
-		attrs = append(attrs, slog.Any(k, rec[k]))
+		name := k
+		if r, ok := renamed[k]; ok {
+			name = r
+		}
+		attrs = append(attrs, slog.Any(name, rec[k]))
 	}
 	module, _ := rec["@module"].(string)
 	if _, own := rec["timestamp"]; !own && level == slog.LevelDebug && len(attrs) == 0 && strings.HasPrefix(module, "plugin.") {
