@@ -94,15 +94,37 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // (timeout, codec, connections, transport and heartbeat keys...) are
 // checked as a consumer's invoker checks them: a value no consumer could
 // use is an error naming the key.
+//
+// Exported methods of another shape (a last result that is not an error,
+// more than two results, variadic) are not served: Export logs a warning
+// for each, naming it and the shape wanted (at debug level for a
+// String() string and a method returning the exported type, a setup
+// method called before Export), and a call of one is
+// SERVICE_NOT_FOUND saying so ("service "edge.Weird" has no method "NoCtx"
+// of a servable shape (NoCtx(int) int: want ...)"). A value with no method
+// of the shape is refused, naming the skipped ones.
 func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
 	mt, err := newMethodTable(impl)
 	if err != nil {
 		return nil, err
 	}
-	return n.export(ctx, u, mt.names, func(pu spi.URL) (service, error) {
+	e, err := n.export(ctx, u, mt.names, func(pu spi.URL) (service, error) {
 		inv := &localInvoker{url: pu, table: mt}
 		return n.newService(pu, mt, inv)
 	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range mt.skippedNames() {
+		if mt.quietly[name] {
+			n.logger.Debug(fmt.Sprintf("kernel: export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
+				"service", u.ServiceKey(), "type", mt.typ, "method", name)
+			continue
+		}
+		n.logger.Warn(fmt.Sprintf("kernel: export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
+			"service", u.ServiceKey(), "type", mt.typ, "method", name)
+	}
+	return e, nil
 }
 
 // MethodNames returns the sorted names of the methods Export would serve

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -39,6 +41,23 @@ type methodTable struct {
 	typ     string             // "*demo.Echo", for messages
 	methods map[string]*method // by name
 	names   []string           // sorted
+	// skipped are the exported methods of another shape, by name: why
+	// each is not served ("NoCtx(int) int: want ..."), for Export's
+	// warnings and lookup's SERVICE_NOT_FOUND.
+	skipped map[string]string
+	// quietly are the skipped methods Export does not warn about: a
+	// String() string (fmt.Stringer) and methods returning the exported
+	// type itself (setup methods like demo.Echo's LimitPayload, called
+	// before Export).
+	quietly map[string]bool
+}
+
+// servableShape is what a served method must look like, for messages.
+const servableShape = "want M(ctx context.Context, args...) (R, error) or error, the context optional"
+
+// skippedNames returns the skipped methods' names, sorted.
+func (mt *methodTable) skippedNames() []string {
+	return slices.Sorted(maps.Keys(mt.skipped))
 }
 
 // newMethodTable reflects impl's exported methods of the shapes
@@ -48,8 +67,10 @@ type methodTable struct {
 //	func (s *T) M(args...) (R, error)
 //	func (s *T) M(args...) error
 //
-// Other exported methods, and variadic ones, are skipped. It fails when impl
-// is nil or has no method of these shapes. Methods of the common shapes
+// Other exported methods, and variadic ones, are skipped: the table says
+// why (skipped), Export warns about each and a call of one is answered
+// SERVICE_NOT_FOUND saying so. It fails when impl is nil or has no method
+// of these shapes. Methods of the common shapes
 // listed under "Direct calls" below are called directly, the others by
 // reflection.
 func newMethodTable(impl any) (*methodTable, error) {
@@ -59,14 +80,16 @@ func newMethodTable(impl any) (*methodTable, error) {
 	v := reflect.ValueOf(impl)
 	t := v.Type()
 	recv, recvType := receiver(v)
-	mt := &methodTable{typ: t.String(), methods: map[string]*method{}}
+	mt := &methodTable{typ: t.String(), methods: map[string]*method{}, skipped: map[string]string{}, quietly: map[string]bool{}}
 	for i := range t.NumMethod() {
 		m := t.Method(i)
 		if !m.IsExported() {
 			continue
 		}
 		ft := m.Type // includes the receiver as In(0)
+		sig := m.Name + strings.TrimPrefix(v.Method(i).Type().String(), "func")
 		if ft.IsVariadic() {
+			mt.skipped[m.Name] = sig + ": variadic; " + servableShape
 			continue
 		}
 		var out bool
@@ -75,6 +98,11 @@ func newMethodTable(impl any) (*methodTable, error) {
 		case ft.NumOut() == 2 && ft.Out(1) == typeOfError:
 			out = true
 		default:
+			mt.skipped[m.Name] = sig + ": " + servableShape
+			if m.Name == "String" && ft.NumIn() == 1 && ft.NumOut() == 1 && ft.Out(0).Kind() == reflect.String ||
+				ft.NumOut() == 1 && (ft.Out(0) == t || ft.Out(0) == recvType) {
+				mt.quietly[m.Name] = true
+			}
 			continue
 		}
 		me := &method{name: m.Name, fn: v.Method(i), result: out}
@@ -94,7 +122,15 @@ func newMethodTable(impl any) (*methodTable, error) {
 		mt.names = append(mt.names, m.Name)
 	}
 	if len(mt.names) == 0 {
-		return nil, fmt.Errorf("kernel: export %s: no exported method of shape func(ctx context.Context, args...) (R, error) or error", mt.typ)
+		msg := fmt.Sprintf("kernel: export %s: no exported method of shape func(ctx context.Context, args...) (R, error) or error", mt.typ)
+		if len(mt.skipped) > 0 {
+			var why []string
+			for _, name := range mt.skippedNames() {
+				why = append(why, mt.skipped[name])
+			}
+			msg += "; not served: " + strings.Join(why, "; ")
+		}
+		return nil, errors.New(msg)
 	}
 	sort.Strings(mt.names)
 	return mt, nil
@@ -105,6 +141,10 @@ func newMethodTable(impl any) (*methodTable, error) {
 func (mt *methodTable) lookup(service, name string) (*method, error) {
 	if m, ok := mt.methods[name]; ok {
 		return m, nil
+	}
+	if why, ok := mt.skipped[name]; ok {
+		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q of a servable shape (%s; methods: %s)",
+			service, name, why, strings.Join(mt.names, ", "))
 	}
 	return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
 		service, name, strings.Join(mt.names, ", "))
