@@ -18,8 +18,11 @@
 // The SDK owns the go-plugin handshake (magic cookie, protocol version
 // negotiated from versioned plugin sets), the gRPC stubs
 // (sdk/pluginrpc/pluginpb, regenerated with go generate) and logging through
-// hclog to stderr, which the host collects. A plugin process exits by
-// itself within about a second of its host dying, even by kill -9; a
+// hclog to stderr, which the host collects. A plugin process does not
+// outlive its host, even one killed by kill -9: on Linux the host's
+// kernel/pluginhost has the OS SIGKILL it as the host dies
+// (PR_SET_PDEATHSIG); elsewhere, and as a backup, it exits by itself
+// (status 3) within ParentPoll, 200 ms, of its parent changing; a
 // SIGTERM to the process group leaves it to the host to stop it (TermGrace).
 // sdk/sdktest runs the conformance suites against an implementation in
 // process, through the same gRPC adaptation, without building a binary.
