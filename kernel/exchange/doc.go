@@ -34,7 +34,10 @@
 // every pending call fails at once with CHANNEL_INACTIVE. The remaining
 // deadline travels in the request preamble (ms, Request.Timeout) and cancels
 // the handler's context. payload (default 8 MiB) is enforced when encoding (nothing is
-// sent) and when decoding (the connection closes); a bad magic, unknown codec
+// sent) and when decoding: a call's frame over it is read and dropped, the
+// provider answering BAD_REQUEST and the consumer failing the call
+// BAD_RESPONSE, each naming its limit, and the connection goes on (one
+// claiming over max(4 × payload, 64 MiB), or an event, closes it); a bad magic, unknown codec
 // id or truncated header closes the connection with a logged reason; a body
 // that fails to decode answers BAD_REQUEST and the connection stays up.
 //

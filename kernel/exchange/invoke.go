@@ -134,7 +134,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	if cl.timedOut {
 		return c.expire(ctx, inv, st, time.Duration(mono()-start))
 	}
-	if cl.err != nil && !cl.unread && !st.withdraw() {
+	if cl.err != nil && !cl.unread && !cl.answered && !st.withdraw() {
 		return spi.Result{Err: requestSent(cl.err)}
 	}
 	return c.complete(cl, codec, inv)

@@ -28,11 +28,12 @@ type call struct {
 	timedOut bool          // set by the timer's callback before it signals done
 
 	// Result, written by the taker before done is signalled.
-	status  spi.Status
-	codecID uint8
-	body    []byte
-	err     error // set instead of status/body when the channel died
-	unread  bool  // with err: the provider's go-away says it never read the request
+	status   spi.Status
+	codecID  uint8
+	body     []byte
+	err      error // set instead of status/body when the channel died
+	unread   bool  // with err: the provider's go-away says it never read the request
+	answered bool  // with err: the peer's answer (a response over the payload limit), not the channel's death
 
 	rd    bytes.Reader // reads body while the caller decodes it
 	value any          // the generic result while it is decoded
@@ -48,7 +49,7 @@ func getCall(ch *Channel, id uint64) *call {
 
 func putCall(c *call) {
 	putBody(c.body)
-	c.status, c.codecID, c.body, c.err, c.unread = 0, 0, nil, nil, false
+	c.status, c.codecID, c.body, c.err, c.unread, c.answered = 0, 0, nil, nil, false, false
 	c.ch, c.timeout, c.armed, c.timedOut = nil, 0, false, false
 	c.rd.Reset(nil)
 	callPool.Put(c)

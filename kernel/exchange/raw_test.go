@@ -3,6 +3,7 @@ package exchange
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"context"
 	"github.com/airnode/airnode/internal/counters"
 	"io"
@@ -200,7 +201,7 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	}{
 		{"random bytes", "bad magic", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), false},
 		{"unknown codec id", "unknown codec id 9", protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 9, ID: 1, Length: 1}.Append(nil), false},
-		{"over payload", "exceeds payload limit 1 MiB", protocol.Header{Flags: protocol.FlagRequest | 1, ID: 1, Length: 2 << 20}.Append(nil), false},
+		{"over payload, beyond what is skipped", "exceeds payload limit 1 MiB", protocol.Header{Flags: protocol.FlagRequest | 1, ID: 1, Length: 100 << 20}.Append(nil), false},
 		{"truncated header", "truncated", []byte{0xA1, 0x7E, 0x80}, true},
 	}
 	for _, tc := range cases {
@@ -273,8 +274,12 @@ func TestHeartbeatAnsweredByExchange(t *testing.T) {
 
 // TestPayloadLimits: over the limit when encoding → SERIALIZATION_ERROR
 // naming the limit, nothing sent; a response over the limit → BAD_RESPONSE
-// naming the limit, and the next call works; a received frame over the
-// limit closes that connection only.
+// naming the limit, and the next call works; a request over the
+// provider's limit (a consumer allowing more) is answered BAD_REQUEST
+// naming the provider's limit, a response over the consumer's (a provider
+// allowing more) fails that call BAD_RESPONSE naming the consumer's, and
+// in both cases the connection goes on (the body is skipped; gRPC answers
+// RESOURCE_EXHAUSTED "larger than max" the same way).
 func TestPayloadLimits(t *testing.T) {
 	for _, mux := range []bool{false, true} {
 		t.Run(map[bool]string{false: "single-stream", true: "smux"}[mux], func(t *testing.T) {
@@ -299,16 +304,24 @@ func TestPayloadLimits(t *testing.T) {
 			if res := ch.Invoke(ctx, mpCodec{}, inv, 10*time.Second); res.Err != nil || len(got) != 4<<20 {
 				t.Fatalf("4 MiB payload: %v, %d bytes", res.Err, len(got))
 			}
-			// a consumer allowing more than the provider: the provider closes that connection only
+			// a consumer allowing more than the provider
 			small := startServer(t, mux, func(o *Options) { o.Payload = 1 << 20 })
-			other := small.dial(nil)
 			loose := small.dial(func(o *Options) { o.Payload = 16 << 20 })
-			wantStatus(t, loose.Invoke(ctx, mpCodec{}, echoInv("Echo", bytes.Repeat([]byte{'z'}, 2<<20)), 10*time.Second).Err, spi.StatusChannelInactive)
-			if !waitFor(2*time.Second, func() bool { return small.logs.find("exceeds payload limit 1 MiB") != "" }) {
-				t.Fatalf("no log naming the limit: %q", small.logs.recs)
+			e = wantStatus(t, loose.Invoke(ctx, mpCodec{}, echoInv("Echo", bytes.Repeat([]byte{'z'}, 2<<20)), 10*time.Second).Err, spi.StatusBadRequest)
+			if !strings.Contains(e.Message, "exceeds the provider's payload limit 1 MiB") || errors.Is(e, spi.ErrRequestSent) {
+				t.Fatalf("request over the provider's limit: %v", e)
 			}
-			if res := other.Invoke(ctx, mpCodec{}, echoInv("Echo", 1), 2*time.Second); res.Err != nil {
-				t.Fatalf("other connection: %v", res.Err)
+			if res := loose.Invoke(ctx, mpCodec{}, echoInv("Echo", 1), 2*time.Second); res.Err != nil {
+				t.Fatalf("the same connection after it: %v", res.Err)
+			}
+			// a provider allowing more than the consumer
+			tight := f.dial(func(o *Options) { o.Payload = 1 << 20 })
+			e = wantStatus(t, tight.Invoke(ctx, mpCodec{}, echoInv("Payload", 2<<20), 10*time.Second).Err, spi.StatusBadResponse)
+			if !strings.Contains(e.Message, "exceeds this consumer's payload limit 1 MiB") || errors.Is(e, spi.ErrRequestSent) {
+				t.Fatalf("response over the consumer's limit: %v", e)
+			}
+			if res := tight.Invoke(ctx, mpCodec{}, echoInv("Echo", 1), 2*time.Second); res.Err != nil {
+				t.Fatalf("the same connection after it: %v", res.Err)
 			}
 		})
 	}

@@ -86,6 +86,13 @@ func (r *reader) loop() bool {
 	c, br := r.c, r.br
 	for {
 		h, err := protocol.ReadHeader(br, &r.hb, c.payload)
+		if err != nil && errors.Is(err, protocol.ErrTooLarge) {
+			if ok, serr := c.skipOversize(br, h); ok {
+				continue
+			} else if serr != nil {
+				err = serr
+			}
+		}
 		if err != nil {
 			if !r.primary && err == io.EOF {
 				_ = r.s.Close()
@@ -138,6 +145,62 @@ func (r *reader) loop() bool {
 			r.held = false
 		}
 	}
+}
+
+// maxSkip bounds the body of an oversize frame the reader skips
+// (skipOversize): larger ones, more likely garbage or abuse than a call
+// over the limit, close the connection.
+const maxSkip = 64 << 20
+
+// skipOversize handles a call's frame whose body is over this side's
+// payload limit without closing the connection: the body is read and
+// dropped, a provider answers the request BAD_REQUEST naming its limit
+// (the method did not run: gRPC answers RESOURCE_EXHAUSTED "received
+// message larger than max"), a consumer fails the call BAD_RESPONSE
+// naming its own (the method ran). It reports false, for the caller to
+// close the connection as before, for events, frames of the other
+// direction, bodies over max(4 × payload, maxSkip) and unknown codecs;
+// err is a read error while skipping.
+func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error) {
+	if h.IsEvent() || int64(h.Length) > max(4*c.payload, maxSkip) {
+		return false, nil
+	}
+	provider := c.opts.Side == spi.Provider
+	if h.IsRequest() != provider {
+		return false, nil
+	}
+	var codec spi.Codec
+	if provider && h.TwoWay() {
+		var err error
+		if codec, err = c.codec(h.CodecID()); err != nil {
+			return false, nil
+		}
+	}
+	if _, err := br.Discard(int(h.Length)); err != nil {
+		return false, fmt.Errorf("protocol: %w: skipping a body of %d bytes over the payload limit: %w", protocol.ErrTruncated, h.Length, err)
+	}
+	limit := protocol.FormatSize(c.payload)
+	if !provider {
+		if cl := c.pending.take(h.ID); cl != nil {
+			cl.err = spi.Errorf(spi.StatusBadResponse, "exchange: response of %d bytes from %s exceeds this consumer's payload limit %s (URL key payload; the method ran)", h.Length, c.remote, limit)
+			cl.answered = true
+			cl.done <- struct{}{}
+		}
+		return true, nil
+	}
+	counters.Provider.BadRequest.Inc()
+	if codec == nil {
+		return true, nil // one-way: nobody to tell
+	}
+	f := getFrame()
+	defer putFrame(f)
+	err := &spi.Error{Status: spi.StatusBadRequest, Message: fmt.Sprintf("exchange: request of %d bytes exceeds the provider's payload limit %s (URL key payload; not run)", h.Length, limit)}
+	if _, eerr := encodeResponse(f, codec, spi.Result{Err: err}); eerr != nil {
+		return true, nil
+	}
+	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: err.Status, ID: h.ID, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
+	c.w.enqueue(f.b)
+	return true, nil
 }
 
 // readFailed kills the channel after a read error, logging protocol

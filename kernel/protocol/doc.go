@@ -14,7 +14,8 @@
 // by the kernel in every codec alike; only arguments and results go
 // through the frame's codec. Decoding reports a bad magic,
 // a length over the payload limit and a truncated header as errors matching
-// ErrBadMagic, ErrTooLarge and ErrTruncated with errors.Is; the exchange
-// closes the connection on any of them. Everything here is a pure function
+// ErrBadMagic, ErrTooLarge and ErrTruncated with errors.Is (ErrTooLarge
+// with the decoded header, so that the exchange can skip the body and
+// answer the call); the exchange closes the connection on the others. Everything here is a pure function
 // and safe for concurrent use.
 package protocol

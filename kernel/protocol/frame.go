@@ -81,7 +81,8 @@ func (h Header) Append(dst []byte) []byte {
 
 // DecodeHeader decodes the header at the start of b. payload is the largest
 // body length accepted (≤ 0 means DefaultPayload). Errors: ErrTruncated when
-// b is shorter than HeaderLen, ErrBadMagic, ErrTooLarge.
+// b is shorter than HeaderLen, ErrBadMagic, ErrTooLarge (returned with the
+// decoded header, so that a reader can skip the body and answer it).
 func DecodeHeader(b []byte, payload int64) (Header, error) {
 	if len(b) < HeaderLen {
 		return Header{}, fmt.Errorf("protocol: %w: header needs %d bytes, got %d", ErrTruncated, HeaderLen, len(b))
@@ -99,7 +100,8 @@ func DecodeHeader(b []byte, payload int64) (Header, error) {
 		payload = DefaultPayload
 	}
 	if int64(h.Length) > payload {
-		return Header{}, fmt.Errorf("protocol: %w: body %d bytes exceeds payload limit %s", ErrTooLarge, h.Length, FormatSize(payload))
+		// h with the error: a reader may skip the body and answer
+		return h, fmt.Errorf("protocol: %w: body %d bytes exceeds payload limit %s", ErrTooLarge, h.Length, FormatSize(payload))
 	}
 	return h, nil
 }
