@@ -3,8 +3,8 @@ package exchange
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"github.com/airnode/airnode/internal/counters"
 	"io"
 	"net"
