@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -54,7 +57,7 @@ type member struct {
 type snapshot struct {
 	all       []spi.Invoker
 	providers []spi.URL
-	ignored   []string // why providers of the last push were left out (another transport)
+	ignored   []string // why providers of the last push were left out (another transport, group or version)
 }
 
 // New returns a Directory for the consumer reference URL, fed by reg (which
@@ -173,6 +176,100 @@ func (d *Directory) accepts(p spi.URL) bool {
 	return match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion)
 }
 
+// otherGroupVersion returns why provider, of this reference's protocol
+// and enabled, is left out for its group or version ("" when it is not):
+// "127.0.0.1:N is in group g, version 1.0 (the reference asks for no
+// group, no version)".
+func (d *Directory) otherGroupVersion(p spi.URL) string {
+	if p.Scheme() != d.protocol {
+		return ""
+	}
+	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
+		return ""
+	}
+	if match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion) {
+		return ""
+	}
+	return fmt.Sprintf("%s is in %s, %s (the reference asks for %s, %s)", p.Address(),
+		named(p, spi.KeyGroup, "group"), named(p, spi.KeyVersion, "version"),
+		named(d.consumer, spi.KeyGroup, "group"), named(d.consumer, spi.KeyVersion, "version"))
+}
+
+// named says u's value of key as "group g", "no group" or "any group" (*).
+func named(u spi.URL, key, what string) string {
+	switch v := u.ParamOr(key, ""); v {
+	case "":
+		return "no " + what
+	case "*":
+		return "any " + what
+	default:
+		return what + " " + v
+	}
+}
+
+// anyTaken reports whether the reference would take one of providers.
+func (d *Directory) anyTaken(providers []spi.URL) bool {
+	for _, p := range providers {
+		if d.accepts(p) && d.otherTransport(p) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// elsewhereTimeout bounds elsewhere's look-ups in the registry (they run
+// on its notify goroutine).
+const elsewhereTimeout = time.Second
+
+// elsewhere returns the providers of the reference's interface that the
+// registry lists under another service key (group or version): at most
+// maxGroupVersionLines keys are looked up; unlooked counts the further
+// keys (each has a provider at least). Nothing when the registry cannot
+// list its services (spi.ErrNotSupported) or fails.
+func (d *Directory) elsewhere() (providers []spi.URL, unlooked int) {
+	ctx, cancel := context.WithTimeout(context.Background(), elsewhereTimeout)
+	defer cancel()
+	keys, err := d.reg.Services(ctx)
+	if err != nil {
+		return nil, 0
+	}
+	iface, own := d.consumer.Interface(), d.consumer.ServiceKey()
+	looked := 0
+	for _, k := range keys {
+		g, i, v := splitServiceKey(k)
+		if i != iface || k == own {
+			continue
+		}
+		if looked == maxGroupVersionLines {
+			unlooked++
+			continue
+		}
+		looked++
+		ps, err := d.reg.Lookup(ctx, d.consumer.With(spi.KeyGroup, g).With(spi.KeyVersion, v))
+		if err != nil {
+			continue
+		}
+		providers = append(providers, ps...)
+	}
+	return providers, unlooked
+}
+
+// splitServiceKey splits "group/interface:version" (either part may be
+// absent).
+func splitServiceKey(k string) (group, iface, version string) {
+	if i := strings.IndexByte(k, '/'); i >= 0 {
+		group, k = k[:i], k[i+1:]
+	}
+	if i := strings.LastIndexByte(k, ':'); i >= 0 {
+		k, version = k[:i], k[i+1:]
+	}
+	return group, k, version
+}
+
+// maxGroupVersionLines bounds the lines Ignored gives for providers of
+// another group or version: the rest are counted in one more line.
+const maxGroupVersionLines = 3
+
 // keyTransport is the URL key naming the transport extension.
 const keyTransport = "transport"
 
@@ -192,7 +289,12 @@ func (d *Directory) otherTransport(p spi.URL) string {
 
 // Ignored returns why providers of the last pushed list were left out
 // because they serve another transport than the reference names, one
-// line each; nil when none was. For "no provider available" errors.
+// line each, then because they are in another group or version (at most
+// three lines, then "and N more in another group or version"); nil when
+// none was. Built once per push; when a push leaves the reference no
+// provider, the providers of its interface under other service keys are
+// looked up in the registry then (registries push one service key), so
+// those lines are as of the last push. For "no provider available" errors.
 func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
 
 // match compares key of consumer and provider; the consumer's "*" matches any.
@@ -203,18 +305,41 @@ func match(consumer, provider spi.URL, key string) bool {
 
 // update applies a pushed provider list.
 func (d *Directory) update(providers []spi.URL) {
+	next := make(map[string]member, len(providers))
+	var stale []spi.Invoker
+	// Registries push one service key: providers of another group or
+	// version come from a look-up when this push leaves none (before the
+	// lock: it asks the registry).
+	var elsewhere []spi.URL
+	unlooked := 0
+	if !d.anyTaken(providers) {
+		elsewhere, unlooked = d.elsewhere()
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return
 	}
-	next := make(map[string]member, len(providers))
-	var stale []spi.Invoker
-	var ignored []string
+	var ignored, otherGV []string
+	moreGV := 0
 	ignoredNow := map[string]string{}
+	leftOut := func(p spi.URL) {
+		if why := d.otherGroupVersion(p); why != "" && !slices.Contains(otherGV, why) {
+			if len(otherGV) < maxGroupVersionLines {
+				otherGV = append(otherGV, why)
+			} else {
+				moreGV++
+			}
+		}
+	}
+	for _, p := range elsewhere {
+		leftOut(p)
+	}
+	moreGV += unlooked
 	for _, p := range providers {
 		if !d.accepts(p) {
 			d.log.Debug("directory: provider ignored", "provider", p.String())
+			leftOut(p)
 			continue
 		}
 		if why := d.otherTransport(p); why != "" {
@@ -250,6 +375,10 @@ func (d *Directory) update(providers []spi.URL) {
 	}
 	d.members = next
 	d.ignored = ignoredNow
+	ignored = append(ignored, otherGV...)
+	if moreGV > 0 {
+		ignored = append(ignored, fmt.Sprintf("and %d more in another group or version", moreGV))
+	}
 	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next)), ignored: ignored}
 	for _, p := range providers {
 		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {

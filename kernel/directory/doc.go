@@ -9,7 +9,9 @@
 // ignored; so are, when the reference names a transport, providers that
 // publish another one (Dubbo's reference protocol: a consumer cannot call
 // an smux provider over tcp), with a warning and a line in Ignored for
-// the "no provider available" error.
+// the "no provider available" error; providers of another group or
+// version are listed there too (at most three, then a count), without a
+// warning: other groups of one interface are normal.
 //
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks and does not allocate while every invoker is available. Close stops
