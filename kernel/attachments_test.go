@@ -116,8 +116,13 @@ func TestAttachmentsFromGoConsumerToGoProvider(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := <-svc.later; got[spi.AttachmentRemote] == "" {
-			t.Fatalf("read after the call: %v; want remote", got)
+		select {
+		case got := <-svc.later:
+			if got[spi.AttachmentRemote] == "" {
+				t.Fatalf("read after the call: %v; want remote", got)
+			}
+		case <-ctxT(t).Done():
+			t.Fatal("Later's goroutine did not report")
 		}
 	}
 
