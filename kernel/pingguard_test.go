@@ -44,3 +44,43 @@ func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
 		}
 	}
 }
+
+// A consumer configured to ping faster than its provider allows (its
+// heartbeat.interval under the provider's heartbeat.min.ping.interval,
+// 1 s by default) pings at the provider's minimum once it knows it, with
+// one warning, instead of having its idle connection closed for "too many
+// pings" and redialled every second (tester7), with either bundled
+// heartbeat.
+func TestConsumerPingsNoFasterThanTheProviderAllows(t *testing.T) {
+	for _, hb := range []string{"idle", "dual"} {
+		t.Run(hb, func(t *testing.T) {
+			var plogs, clogs syncBuffer
+			p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
+			t.Cleanup(func() { _ = p.Close() })
+			e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat="+hb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&clogs, nil))))
+			t.Cleanup(func() { _ = c.Close() })
+			r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?heartbeat="+hb+"&heartbeat.interval=200ms"), spi.URL{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * time.Second) // idle: 200 ms pings would strike out within a second
+			if _, err := r.Invoke(ctxT(t), "Echo", 2); err != nil {
+				t.Fatal(err)
+			}
+			if l := plogs.String(); strings.Contains(l, "too many pings") {
+				t.Errorf("provider log:\n%s", l)
+			}
+			l := clogs.String()
+			if strings.Contains(l, "reconnecting") || strings.Count(l, "below the provider's heartbeat.min.ping.interval") != 1 {
+				t.Errorf("consumer log (want one warning, no reconnect):\n%s", l)
+			}
+		})
+	}
+}

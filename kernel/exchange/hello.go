@@ -93,7 +93,7 @@ func (c *Channel) learnHello(body []byte) {
 	// rather than leave the user with a connection that keeps reconnecting.
 	min, err := u.Duration(keyMinPingInterval, 0)
 	if iv, ok := AdvertisedInterval(mine); ok && err == nil && min > 0 && iv < min-min/4 && c.slowPingLogged.CompareAndSwap(false, true) {
-		c.log.Warn("heartbeat.interval is below the provider's heartbeat.min.ping.interval: the provider closes this connection after a few such pings while it is idle, and it reconnects; raise heartbeat.interval, or lower heartbeat.min.ping.interval on the provider",
+		c.log.Warn("heartbeat.interval is below the provider's heartbeat.min.ping.interval, which closes a connection pinged faster while idle: the bundled heartbeats ping at the provider's minimum instead; raise heartbeat.interval, or lower heartbeat.min.ping.interval on the provider",
 			"heartbeat.interval", iv, "provider_min_ping_interval", min)
 	}
 }
@@ -166,6 +166,12 @@ func (c *Channel) notePing(now time.Time) error {
 	}
 	return nil
 }
+
+// MinPingInterval returns the provider's ping-flood guard minimum
+// (Options.MinPingInterval; 0 when the guard is off, and on a consumer):
+// the bundled heartbeats stretch their timeouts by it when a consumer
+// pings slower than it asked to, at this minimum. Safe for concurrent use.
+func (c *Channel) MinPingInterval() time.Duration { return max(c.guard.minInterval, 0) }
 
 // keyMinPingInterval is the provider's URL key for its ping-flood guard
 // (Options.MinPingInterval), which its hello advertises.

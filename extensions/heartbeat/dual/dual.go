@@ -99,7 +99,8 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 	if w.answered.After(lastWrite) {
 		lastWrite = w.answered
 	}
-	if w.since(now, lastRead) <= w.cfg.Interval && w.since(now, lastWrite) <= w.cfg.Interval {
+	interval := hbparams.PingInterval(w.ch, w.cfg.Interval) // a provider's minimum
+	if w.since(now, lastRead) <= interval && w.since(now, lastWrite) <= interval {
 		return tick, nil
 	}
 	if w.unanswered(lastWrite) {
@@ -152,6 +153,9 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 	timeout, negotiated := w.cfg.Timeout, false
 	if w.ch.Side() == spi.Provider {
 		timeout, negotiated = hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
+	} else {
+		// pinging at the provider's minimum: the silence stretches with it
+		timeout = hbparams.Stretch(timeout, w.cfg.Interval, hbparams.PingInterval(w.ch, w.cfg.Interval))
 	}
 	silence := w.since(now, w.ch.LastRead())
 	if silence <= timeout {

@@ -87,8 +87,9 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 	if lastRead.After(w.seenRead) { // any frame read: the peer is alive
 		w.failures, w.seenRead = 0, lastRead
 	}
-	if idle := now.Sub(lastRead); idle < w.cfg.Interval {
-		return w.cfg.Interval - idle, nil
+	interval := hbparams.PingInterval(w.ch, w.cfg.Interval)
+	if idle := now.Sub(lastRead); idle < interval {
+		return interval - idle, nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, w.cfg.PingTimeout)
 	counters.Heartbeat.PingsSent.Inc()
@@ -121,7 +122,7 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 		}
 	}
 	// The next ping is due one interval after this one started.
-	return max(0, w.cfg.Interval-time.Since(now)), nil
+	return max(0, interval-time.Since(now)), nil
 }
 
 // providerWatch is the provider side: all-idle close, never a ping.

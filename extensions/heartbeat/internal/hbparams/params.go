@@ -128,15 +128,55 @@ func PeerCloseTimeout(peer spi.URL) (d time.Duration, ok bool) {
 	return 0, false
 }
 
+// KeyMinPingInterval is the provider's ping-flood guard key, which its
+// heartbeat hello advertises (exchange: a provider closes a connection
+// pinged faster while idle).
+const KeyMinPingInterval = "heartbeat.min.ping.interval"
+
+// PingInterval returns how often a consumer's watch may ping ch: own, or
+// the provider's advertised heartbeat.min.ping.interval when that is
+// longer, so that a consumer configured to ping faster than its provider
+// allows does not get its idle connection closed for "too many pings" and
+// redialled over and over (gRPC's client doubles its keepalive after the
+// server's too_many_pings the same way); the exchange warns of it once.
+func PingInterval(ch spi.Channel, own time.Duration) time.Duration {
+	if p, ok := ch.(spi.PeerHeartbeat); ok {
+		if u, ok := p.PeerHeartbeat(); ok {
+			if m, err := u.Duration(KeyMinPingInterval, 0); err == nil && m > own {
+				return m
+			}
+		}
+	}
+	return own
+}
+
 // PeerTimeout returns PeerCloseTimeout of ch's peer when ch carries the
-// consumer's settings (spi.PeerHeartbeat), else own.
+// consumer's settings (spi.PeerHeartbeat), else own. A consumer that asked
+// to ping faster than this provider's minimum (ch's MinPingInterval, the
+// exchange's ping-flood guard) pings at the minimum (PingInterval): the
+// bound stretches by the same factor.
 func PeerTimeout(ch spi.Channel, own time.Duration) (d time.Duration, negotiated bool) {
 	if p, ok := ch.(spi.PeerHeartbeat); ok {
 		if u, ok := p.PeerHeartbeat(); ok {
 			if d, ok := PeerCloseTimeout(u); ok {
+				if m, ok := ch.(interface{ MinPingInterval() time.Duration }); ok {
+					if iv, err := Interval("heartbeat peer", u); err == nil {
+						d = Stretch(d, iv, m.MinPingInterval())
+					}
+				}
 				return d, true
 			}
 		}
 	}
 	return own, false
+}
+
+// Stretch returns d scaled by pinged/asked when the pings come every
+// pinged instead of every asked (a provider's minimum over the consumer's
+// interval), else d.
+func Stretch(d, asked, pinged time.Duration) time.Duration {
+	if asked <= 0 || pinged <= asked {
+		return d
+	}
+	return time.Duration(float64(d) * float64(pinged) / float64(asked))
 }
