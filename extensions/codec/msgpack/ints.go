@@ -283,19 +283,25 @@ func (d *Decoder) decodeIntPtr(v any) (bool, error) {
 var namedInts sync.Map
 
 // registerNamedInts registers the checked decoders for every named integer
-// type (type Level int8) that t holds — itself, in its struct fields,
-// elements, map keys and values, pointers — once per t; a type that
+// type (type Level int8) that v's type t holds — itself, in its struct
+// fields, elements, map keys and values, pointers — once per t; a type that
 // decodes itself (opaque) is left alone, as is what is inside it. The
-// predeclared ones are registerInts'.
-func registerNamedInts(t reflect.Type) {
-	if t == nil {
+// predeclared ones are registerInts'. last is the encoder's or decoder's
+// memory of the last type it registered, so that a pooled one meeting the
+// same type again (a method's arguments, body after body) skips the lookup.
+func registerNamedInts(v any, last *reflect.Type) {
+	if plain(v) {
 		return
 	}
-	if _, ok := namedInts.Load(t); ok {
+	t := reflect.TypeOf(v)
+	if t == *last || !mayHoldNamedInt(t) {
 		return
 	}
-	walkNamedInts(t, map[reflect.Type]bool{})
-	namedInts.Store(t, struct{}{})
+	if _, ok := namedInts.Load(t); !ok {
+		walkNamedInts(t, map[reflect.Type]bool{})
+		namedInts.Store(t, struct{}{})
+	}
+	*last = t
 }
 
 func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
@@ -308,7 +314,7 @@ func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
 	}
 	switch k := t.Kind(); {
 	case k >= reflect.Int && k <= reflect.Uint64:
-		if t.PkgPath() != "" {
+		if namedInt(t) {
 			registerInt(t)
 		}
 	case k == reflect.Pointer, k == reflect.Slice, k == reflect.Array:
@@ -323,4 +329,57 @@ func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
 			}
 		}
 	}
+}
+
+// plain reports whether v is one of the exchange's common values, or a
+// pointer to one, which hold no named integer type: one type switch, where
+// reflect's methods cost tens of nanoseconds per value encoded.
+func plain(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int64, uint64, float64, []byte, []any, map[string]any, map[string]string,
+		*string, *bool, *float64, *[]byte, *[]any, *map[string]any, *map[string]string, *any:
+		return true
+	}
+	return false
+}
+
+// mayHoldNamedInt reports, in a few comparisons, whether t may hold a
+// named integer type: false for the common arguments (a string, a
+// []byte, a map[string]string, a []any, a *string) so that their Encode
+// and Decode skip registerNamedInts' lookup; true for a struct and for
+// anything holding a composite type, which registerNamedInts walks once.
+func mayHoldNamedInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		e := t.Elem()
+		return composite(e) || namedInt(e)
+	case reflect.Map:
+		k, e := t.Key(), t.Elem()
+		return composite(k) || composite(e) || namedInt(k) || namedInt(e)
+	}
+	return namedInt(t)
+}
+
+func composite(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return true
+	}
+	return false
+}
+
+// namedInt reports whether t is an integer type other than the predeclared
+// ones (compared by identity: PkgPath is slow).
+func namedInt(t reflect.Type) bool {
+	if k := t.Kind(); k < reflect.Int || k > reflect.Uint64 {
+		return false
+	}
+	switch t {
+	case typeOfInt, typeOfInt8, typeOfInt16, typeOfInt32, typeOfInt64,
+		typeOfUint, typeOfUint8, typeOfUint16, typeOfUint32, typeOfUint64:
+		return false
+	}
+	return true
 }

@@ -116,6 +116,7 @@ func newDecoder() *Decoder {
 type Encoder struct {
 	e        *vm.Encoder
 	released bool
+	named    reflect.Type // the last type registerNamedInts saw
 }
 
 // Encode writes v. A value msgpack cannot encode (a channel, a func) is an
@@ -125,11 +126,7 @@ func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
 	}
-	switch v.(type) {
-	case nil, string, int, int64, float64, bool, []byte, []any, map[string]any: // no named integer type inside
-	default:
-		registerNamedInts(reflect.TypeOf(v)) // before msgpack fixes the decoders of v's struct fields
-	}
+	registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields
 	if err := e.e.Encode(v); err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 	}
@@ -152,12 +149,13 @@ type Decoder struct {
 	d          *vm.Decoder
 	mapDecoder func(*vm.Decoder) (any, error) // d.decodeMap
 	check      lengthCheck
-	err        error      // sticky: checkLengths' verdict, the first failed Decode, or errReleased
-	depth      int        // nesting of maps and arrays being read generically
-	reuse      bool       // the body was small and in memory: Release pools the decoder
-	body       bodyReader // the body in memory (check.start is where it begins), nil for a stream
-	n          int        // values decoded so far: the one a failed Decode was reading is the next
-	strict     bool       // DisallowUnknownFields was called
+	err        error        // sticky: checkLengths' verdict, the first failed Decode, or errReleased
+	depth      int          // nesting of maps and arrays being read generically
+	reuse      bool         // the body was small and in memory: Release pools the decoder
+	body       bodyReader   // the body in memory (check.start is where it begins), nil for a stream
+	n          int          // values decoded so far: the one a failed Decode was reading is the next
+	strict     bool         // DisallowUnknownFields was called
+	named      reflect.Type // the last type registerNamedInts saw
 }
 
 var errReleased = errors.New("used after Release")
@@ -235,7 +233,7 @@ func (d *Decoder) intoPointer(x any) bool {
 func (d *Decoder) decodeTyped(v any) (err error) {
 	var placed []reflect.Value
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		registerNamedInts(rv.Type())
+		registerNamedInts(v, &d.named)
 		placeSlots(rv.Elem(), &placed)
 		if placed != nil {
 			registerSlots()
