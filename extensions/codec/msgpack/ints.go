@@ -8,6 +8,8 @@ import (
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // msgpack reads any integer into any integer type and truncates it there
@@ -23,8 +25,10 @@ import (
 // encoded or decoded here. msgpack freezes a struct's field decoders the
 // first time it meets the struct, so a struct type that code outside this
 // package encoded or decoded with msgpack directly before it came here
-// keeps msgpack's truncation in its fields. The check costs a comparison
-// or two per integer and never allocates; only a refused integer does.
+// keeps msgpack's truncation in its fields (pointer types are registered
+// too, so a *int8 met before is checked). The check costs a peek at the
+// value's first byte and a comparison or two per integer and never
+// allocates; only a refused integer does (BenchmarkDecoderInts).
 
 // RangeError is a Decode error for an integer that its target integer type
 // cannot hold: 300 read into an int8, -1 into a uint16, 2^63 into an
@@ -52,6 +56,8 @@ func (e *RangeError) Error() string {
 func (e *RangeError) Got() string {
 	return "an integer (" + e.Value + "), out of range " + e.Min + ".." + e.Max
 }
+
+var _ spi.TypeMismatch = (*RangeError)(nil)
 
 // rangeError returns the *RangeError for value (its decimal text) read into
 // t, an integer type.
