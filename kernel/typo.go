@@ -247,7 +247,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"timestamp": {Type: spi.KeyTypeInt,
 		Doc: sideProvider + "start time, ms since the epoch, set at export (not given)"},
 	"payload": {Type: spi.KeyTypeSize, Default: "8MiB",
-		Doc: sideBoth + "largest frame body, bytes, >= 1; a longer frame closes its connection; the provider's is per listening address"},
+		Doc: sideBoth + "largest frame body, bytes, >= 1; a longer call is refused (BAD_REQUEST by the provider, BAD_RESPONSE by the consumer, naming the limit) and the connection goes on; the provider's is per listening address"},
 	"heartbeat.interval": {Type: spi.KeyTypeDuration, Default: "60s",
 		Doc: sideBoth + "idle period before a ping, and the ping period, > 0"},
 	"heartbeat.timeout": {Type: spi.KeyTypeDuration,

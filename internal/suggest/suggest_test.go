@@ -23,8 +23,8 @@ func TestClosest(t *testing.T) {
 			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
 		}
 	}
-	if d := suggest.EditDistance("kitten", "sitting"); d != 3 {
-		t.Errorf("EditDistance(kitten, sitting) = %d, want 3", d)
+	if d := suggest.Distance("kitten", "sitting"); d != 3 {
+		t.Errorf("Distance(kitten, sitting) = %d, want 3", d)
 	}
 }
 

@@ -259,7 +259,7 @@ func (e *UnknownError) Error() string {
 // bytes counting one ("tpc" gets "tcp", "nope" gets nothing).
 func Closest(name string, candidates []string) string { return suggest.Closest(name, candidates) }
 
-// EditDistance returns the Levenshtein distance of a and b: the fewest
-// single-byte insertions, deletions and substitutions turning a into b
-// (internal/suggest's, which extensions use too).
-func EditDistance(a, b string) int { return suggest.EditDistance(a, b) }
+// EditDistance returns the edit distance of a and b that every airnode
+// suggestion uses (internal/suggest.Distance: single-byte insertions,
+// deletions, substitutions, and swaps of two adjacent bytes counting one).
+func EditDistance(a, b string) int { return suggest.Distance(a, b) }
