@@ -48,18 +48,26 @@ func (Calc) Norm(_ context.Context, p Point) (int, error) { return p.X*p.X + p.Y
 // reference of a consumer node calling it directly in the same codec.
 func export(t *testing.T, codec string) *kernel.Reference {
 	t.Helper()
+	return exportAs(t, Calc{}, "acme.Calc", codec)
+}
+
+// exportAs starts a provider node exporting impl as service with codec
+// and returns a reference of a consumer node calling it directly in the
+// same codec.
+func exportAs(t *testing.T, impl any, service, codec string) *kernel.Reference {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cat := bundle.Catalogs()
 	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { _ = p.Close() })
-	e, err := p.Export(ctx, Calc{}, spi.MustParse("airnode://127.0.0.1:0/acme.Calc?codec="+codec))
+	e, err := p.Export(ctx, impl, spi.MustParse("airnode://127.0.0.1:0/"+service+"?codec="+codec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
 	t.Cleanup(func() { _ = c.Close() })
-	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/acme.Calc?timeout=5s&codec="+codec), spi.URL{})
+	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/"+service+"?timeout=5s&codec="+codec), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -50,22 +48,7 @@ func (Narrow) Echo(_ context.Context, n int64) (int64, error) { return n, nil }
 // returns a reference of a consumer node calling it directly.
 func exportNarrow(t *testing.T, codec string) *kernel.Reference {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cat := bundle.Catalogs()
-	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	t.Cleanup(func() { _ = p.Close() })
-	e, err := p.Export(ctx, Narrow{}, spi.MustParse("airnode://127.0.0.1:0/acme.Narrow?codec="+codec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
-	t.Cleanup(func() { _ = c.Close() })
-	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/acme.Narrow?timeout=5s&codec="+codec), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return exportAs(t, Narrow{}, "acme.Narrow", codec)
 }
 
 // Tester7 item 1: with msgpack, the default codec, an argument that
