@@ -1,13 +1,12 @@
 package kernel
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -63,24 +62,6 @@ func TestExportRefusesMethodKeysOfNoMethod(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A consumer does not know the interface: its method-level key for a
 // method the provider's "methods" lacks gets one warning per reference
 // (naming the method meant) when the first provider arrives, and the call
@@ -96,7 +77,7 @@ func TestReferWarnsOnceAboutMethodKeysOfNoMethod(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0), WithRegistry(reg))
 	defer c.Close()
 	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?Slep.timeout=100&Echo.timeout=2s&connect.timeout=1s"), spi.URL{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -32,7 +33,7 @@ func TestRegistryKeys(t *testing.T) {
 // (no did-you-mean), and a misspelling of one (fle.cache) still gets the
 // key meant.
 func TestRegistryKeyOnAServiceURLWarns(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0))
 	defer n.Close()
 	u := spi.MustParse("airnode://127.0.0.1:0/demo.Echo?poll=5&session.timeout=5s&timeout=1s")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -16,7 +17,7 @@ import (
 // closed both (new-user tester: "too many pings", CHANNEL_INACTIVE after
 // 0.8 s, reconnecting every 1.5 s).
 func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
-	var plogs, clogs syncBuffer
+	var plogs, clogs logbuf.Buffer
 	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
 	t.Cleanup(func() { _ = p.Close() })
 	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat.interval=200ms"))
@@ -54,7 +55,7 @@ func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
 func TestConsumerPingsNoFasterThanTheProviderAllows(t *testing.T) {
 	for _, hb := range []string{"idle", "dual"} {
 		t.Run(hb, func(t *testing.T) {
-			var plogs, clogs syncBuffer
+			var plogs, clogs logbuf.Buffer
 			p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
 			t.Cleanup(func() { _ = p.Close() })
 			e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat="+hb))

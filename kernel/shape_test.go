@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -24,7 +25,7 @@ func (w weird) WithLimit(n int) weird                              { return w }
 // and the shape wanted, and a call of one is SERVICE_NOT_FOUND saying why
 // (tester7: they were dropped silently, "has no method NoCtx (methods: Ok)").
 func TestExportWarnsAboutMethodsOfAnotherShape(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0))
 	defer n.Close()
 	e, err := n.Export(ctxT(t), weird{}, spi.MustParse("airnode://127.0.0.1:0/edge.Weird"))

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestReferRefusesAClearTextProviderForTLSKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0), WithRegistry(reg))
 	defer c.Close()
 	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?tls.ca=/nonexistent/ca.pem"), spi.URL{})

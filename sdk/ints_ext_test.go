@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
@@ -32,7 +33,7 @@ func TestPluginArgumentOutOfRangeIsBadRequest(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(&syncBuffer{}, nil))
+	quiet := slog.New(slog.NewTextHandler(&logbuf.Buffer{}, nil))
 	h := pluginhost.New([]config.Plugin{{Name: "narrow", Point: pluginhost.PointService, Command: bin}}, pluginhost.WithLogger(quiet))
 	defer h.Close()
 	if err := h.Start(ctx); err != nil {

@@ -1,41 +1,22 @@
 package sdk_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/spi"
 )
-
-// syncBuffer is a bytes.Buffer safe for the host's concurrent log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A panic in a plugin's service method reaches a remote consumer as
 // SERVER_ERROR "panic in acme.Calc.Boom: kaboom", as an in-process
@@ -51,7 +32,7 @@ func TestPluginPanicIsServerErrorWithoutStack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	var hostLog syncBuffer
+	var hostLog logbuf.Buffer
 	h := pluginhost.New([]config.Plugin{{Name: "panicker", Point: pluginhost.PointService, Command: bin}},
 		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&hostLog, nil))))
 	defer h.Close()
@@ -63,7 +44,7 @@ func TestPluginPanicIsServerErrorWithoutStack(t *testing.T) {
 		t.Fatalf("services %+v", svcs)
 	}
 
-	quiet := slog.New(slog.NewTextHandler(&syncBuffer{}, nil))
+	quiet := slog.New(slog.NewTextHandler(&logbuf.Buffer{}, nil))
 	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	defer provider.Close()
 	u := spi.MustParse("airnode://127.0.0.1:0/acme.Calc")

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/logbuf"
 )
 
 // writeConfig writes a plugins.yaml with the given body into a new
@@ -69,7 +71,7 @@ func TestRegistryLsUsesRegistryPlugin(t *testing.T) {
 func TestServeGroupSIGTERMDoesNotRestartPlugins(t *testing.T) {
 	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
 	cfg := writeConfig(t, "plugins:\n  - {name: p2c, point: loadbalance, command: "+p2c+", restart: always}\n")
-	var log syncBuffer
+	var log logbuf.Buffer
 	cmd := exec.Command(binary, "--config", cfg, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "--shutdown-wait", "500ms")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

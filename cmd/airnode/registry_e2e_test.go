@@ -26,6 +26,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/zktest"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -69,7 +70,7 @@ type watchProc struct {
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	out  []stampedLine
-	errb syncBuffer
+	errb logbuf.Buffer
 	done chan struct{}
 }
 

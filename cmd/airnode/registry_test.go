@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -67,29 +66,11 @@ func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRegistryWatchStreamsChanges(t *testing.T) {
 	dir := t.TempDir()
 	provider := fileRegistry(t, dir)
 	watcher := fileRegistry(t, dir)
-	var out syncBuffer
+	var out logbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out) }()
@@ -172,7 +153,7 @@ func TestRegistryWatchSIGINTExits130(t *testing.T) {
 		{"waiting for a session", "zookeeper://" + dead + "?connect.timeout=1m", ""},
 		{"watching", "file://" + t.TempDir(), "watching demo.Echo"},
 	} {
-		var out, errb syncBuffer
+		var out, errb logbuf.Buffer
 		cmd := exec.Command(binary, "registry", "watch", "--registry", tc.reg, "demo.Echo")
 		cmd.Env = append(os.Environ(), noAirnodeEnv...)
 		cmd.Stdout, cmd.Stderr = &out, &errb

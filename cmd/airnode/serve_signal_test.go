@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/logbuf"
 )
 
 // groupServe is an `airnode serve` in a process group of its own, as GNU
@@ -16,7 +18,7 @@ import (
 // its group as timeout does.
 type groupServe struct {
 	cmd  *exec.Cmd
-	log  syncBuffer
+	log  logbuf.Buffer
 	addr string
 	done chan error
 }

@@ -1,45 +1,25 @@
 package pluginhost_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/spi"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's writes and a test's
-// reads at the same time.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // What a plugin prints on its stdout and stderr after the handshake
 // reaches the host's log at info, one record per line naming the plugin
 // and the stream (go-plugin discards both by default: a plugin author's
 // fmt.Println was lost without a word, new-user tester).
 func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs logbuf.Buffer
 	h := pluginhost.New([]config.Plugin{{Name: "chatty", Point: pluginhost.PointService, Command: binary("chatty")}},
 		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	t.Cleanup(func() { h.Close() })
@@ -82,7 +62,7 @@ func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
 // print, then os.Exit) reaches the host log: the tester lost it 7 times
 // in 8 when it went through go-plugin's stdio stream.
 func TestPluginsLastStderrLineBeforeExitIsLogged(t *testing.T) {
-	var logs lockedBuffer
+	var logs logbuf.Buffer
 	h := pluginhost.New([]config.Plugin{{Name: "chatty", Point: pluginhost.PointService, Command: binary("chatty")}},
 		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	t.Cleanup(func() { h.Close() })

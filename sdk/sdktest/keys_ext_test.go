@@ -1,12 +1,10 @@
 package sdktest_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/airnode/airnode/extensions/lb/random"
 	"github.com/airnode/airnode/extensions/registry/memory"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/sdk/sdktest"
@@ -71,7 +70,7 @@ func TestTypoWarningsSeeThePluginsKeys(t *testing.T) {
 	if !slices.Contains(kernel.KnownKeys(cat), "acme.choices") {
 		t.Fatalf("kernel.KnownKeys lacks the plugin's acme.choices")
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	n := kernel.NewNode(cat, kernel.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	defer n.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -86,22 +85,4 @@ func TestTypoWarningsSeeThePluginsKeys(t *testing.T) {
 	if strings.Contains(out, "key=acme.mode") {
 		t.Errorf("the declared key acme.mode was warned of:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the node's concurrent logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
