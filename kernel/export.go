@@ -891,6 +891,35 @@ func (s *server) remove(key string) {
 	s.mu.Unlock()
 }
 
+// interfaceOf returns the interface of a service key: key without its
+// "group/" and ":version" (spi.ServiceKey's form).
+func interfaceOf(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		key = key[i+1:]
+	}
+	if i := strings.IndexByte(key, ':'); i >= 0 {
+		key = key[:i]
+	}
+	return key
+}
+
+// sameInterface returns, sorted, up to 5 service keys exported on s with
+// key's interface but another group or version: the hint of a call that
+// named no group or version, or others.
+func (s *server) sameInterface(key string) []string {
+	iface := interfaceOf(key)
+	var out []string
+	s.mu.RLock()
+	for k := range s.services {
+		if k != key && interfaceOf(k) == iface {
+			out = append(out, k)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(out)
+	return out[:min(len(out), 5)]
+}
+
 // Serve dispatches a request to its service (exchange.Handler).
 func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	s.mu.RLock()
@@ -904,7 +933,11 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		defer s.before.Done()
 	}
 	if svc == nil {
-		return rejected(spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s:%d", req.Service, s.host, s.port))
+		msg := fmt.Sprintf("service %q is not exported on %s:%d", req.Service, s.host, s.port)
+		if others := s.sameInterface(req.Service); len(others) > 0 {
+			msg += fmt.Sprintf(" (exported here in another group or version: %s)", strings.Join(others, ", "))
+		}
+		return rejected(spi.Errorf(spi.StatusServiceNotFound, "%s", msg))
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.

@@ -54,3 +54,20 @@ func TestExportRefusesAnotherTLSOnOneAddress(t *testing.T) {
 		t.Fatalf("a clear-text service on the TLS listener %s: %v", addr, err)
 	}
 }
+
+// A direct call naming no group or version, to an address that exports the
+// interface only in a group and version, is told which ones are there
+// (tester7: a bare SERVICE_NOT_FOUND).
+func TestDirectCallToAnotherGroupNamesWhatIsExported(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	e, err := n.Export(ctxT(t), demo.New("g", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=g&version=1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?retries=0")
+	_, err = r.Invoke(ctxT(t), "Echo", 1)
+	if spi.StatusOf(err) != spi.StatusServiceNotFound || !strings.Contains(err.Error(), "exported here in another group or version: g/demo.Echo:1.0") {
+		t.Fatalf("call without group and version: %v", err)
+	}
+}
