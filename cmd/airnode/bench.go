@@ -47,6 +47,7 @@ type benchFlags struct {
 	timeout        string // as call's --timeout: 500ms, 1.5s or a bare number of ms
 	codec          string
 	params         []string
+	attachments    []string // -a key=value, as call's
 	json           bool
 	paper          bool
 	baseline       bool
@@ -165,6 +166,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with every call, as call's -a (repeatable; the kernel's keys remote, timeout and token are refused)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and print them next to the paper's means")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
@@ -293,6 +295,13 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.durationSet && f.duration <= 0 {
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
+	}
+	kv, err := attachmentPairs(f.attachments)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if len(kv) > 0 {
+		ctx = spi.WithAttachments(ctx, kv...) // every call of the run carries them
 	}
 	if f.duration > 0 {
 		f.calls = 0

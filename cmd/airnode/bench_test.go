@@ -528,10 +528,21 @@ func TestBenchFlagMessagesNameTheFlagGiven(t *testing.T) {
 		"-n -5":              "airnode: bench: -n -5: want a positive number of calls (or give --duration)\n",
 		"--req -1":           "airnode: bench: --req -1: want 0 or more bytes\n",
 		"--req 10 --resp -2": "airnode: bench: --resp -2: want 0 or more bytes\n",
+		"-a token=x":         "airnode: bench: -a \"token=***\": attachment \"token\" is reserved by the kernel (reserved: remote, timeout, token); a token comes from -p token=***\n", // stderr redacts tokens
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "bench", append([]string{"airnode://127.0.0.1:1/demo.Echo"}, strings.Fields(args)...)...)
 		if r.code != 1 || r.stderr != want {
 			t.Errorf("bench %s: exit %d, stderr %q; want 1 and %q", args, r.code, r.stderr, want)
 		}
+	}
+}
+
+// bench -a sends an attachment with every call, as call's -a does
+// (TestCallSendsAttachments shows it reaching the provider).
+func TestBench_Attachments(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	r := benchJSON(t, nil, p.url("demo.Echo"), "-n", "200", "-c", "4", "-a", "tenant=x", "-a", "trace=1")
+	if r.Calls != 200 || r.OK != 200 || len(r.Errors) != 0 {
+		t.Fatalf("report %+v", r)
 	}
 }
