@@ -176,6 +176,7 @@ var registerInts = sync.OnceFunc(func() {
 		typeOfUint, typeOfUint8, typeOfUint16, typeOfUint32, typeOfUint64} {
 		registerInt(t)
 	}
+	registerFloat32()
 })
 
 // registerInt registers the checked decoder of t, an integer type, and of
@@ -277,6 +278,14 @@ func (d *Decoder) decodeIntPtr(v any) (bool, error) {
 		if p != nil {
 			if u, err = readUint(d.d, typeOfUint64); err == nil {
 				*p = u
+			}
+			return true, err
+		}
+	case *float32: // float32.go
+		if p != nil {
+			var f float32
+			if f, err = readFloat32(d.d); err == nil {
+				*p = f
 			}
 			return true, err
 		}

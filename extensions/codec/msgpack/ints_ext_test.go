@@ -257,3 +257,39 @@ func TestNamedIntegerBehindAPointerMetBeforeIsChecked(t *testing.T) {
 		t.Errorf("[nil, 2] into []*Tier: %v, %v", s.Q, err)
 	}
 }
+
+// A float64 on the wire (what `airnode call` and generic callers send)
+// reads into a float32, rounded as encoding/json does, at the top level,
+// in a field and behind a pointer; one beyond float32's range is refused
+// (msgpack itself failed every float64 into a float32: "invalid code=cb").
+func TestFloat64IntoFloat32(t *testing.T) {
+	enc := func(v any) []byte {
+		b, err := vm.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var f float32
+	if err := decodeOne(enc(1.5), &f); err != nil || f != 1.5 {
+		t.Fatalf("1.5 into float32: %v, %v", f, err)
+	}
+	if err := decodeOne(enc(0.1), &f); err != nil || f != float32(0.1) {
+		t.Fatalf("0.1 into float32: %v, %v", f, err)
+	}
+	if err := decodeOne(enc(int64(3)), &f); err != nil || f != 3 {
+		t.Fatalf("3 into float32: %v, %v", f, err)
+	}
+	var s struct {
+		F float32
+		P *float32
+	}
+	if err := decodeOne(enc(map[string]any{"F": 2.25, "P": -4.5}), &s); err != nil || s.F != 2.25 || s.P == nil || *s.P != -4.5 {
+		t.Fatalf("fields: %+v, %v", s, err)
+	}
+	err := decodeOne(enc(1e39), &f)
+	var re *msgpack.RangeError
+	if !errors.As(err, &re) || re.Target != "float32" {
+		t.Fatalf("1e39 into float32: %v; want a *RangeError", err)
+	}
+}

@@ -44,6 +44,9 @@ func (Narrow) Get(_ context.Context, id int64) (Order, error) {
 // Echo returns n, for a consumer reading it into a narrower integer.
 func (Narrow) Echo(_ context.Context, n int64) (int64, error) { return n, nil }
 
+// F32 returns f, printed.
+func (Narrow) F32(_ context.Context, f float32) (string, error) { return fmt.Sprint(f), nil }
+
 // exportNarrow starts a provider node exporting Narrow with codec and
 // returns a reference of a consumer node calling it directly.
 func exportNarrow(t *testing.T, codec string) *kernel.Reference {
@@ -133,4 +136,19 @@ func isBadResponse(err error, codec, value, typ string) bool {
 		return false
 	}
 	return codec != "msgpack" || strings.Contains(se.Message, "integer "+value+" out of range for "+typ)
+}
+
+// A float32 parameter takes a float64 argument (what a generic caller and
+// `airnode call` send for 1.5) in both codecs; msgpack failed it with
+// "invalid code=cb decoding float32".
+func TestFloat32ParameterEndToEnd(t *testing.T) {
+	for _, codec := range []string{"msgpack", "json"} {
+		t.Run(codec, func(t *testing.T) {
+			r := exportNarrow(t, codec)
+			var got string
+			if err := r.Call(ctxT(t), "F32", []any{1.5}, &got); err != nil || got != "1.5" {
+				t.Fatalf("F32(1.5) = %q, %v", got, err)
+			}
+		})
+	}
 }
