@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	vm "github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // msgpack reads a float32 target only from a float32 (or an integer): a
@@ -35,22 +34,11 @@ func readFloat32(d *vm.Decoder) (float32, error) {
 // registerFloat32 registers, with registerInts, the decoders of float32
 // and *float32 (see registerInt for why the pointer type too).
 func registerFloat32() {
-	dec := func(d *vm.Decoder, v reflect.Value) error {
+	registerDecoder(typeOfFloat32, func(d *vm.Decoder, v reflect.Value) error {
 		f, err := readFloat32(d)
 		if err == nil {
 			v.SetFloat(float64(f))
 		}
 		return err
-	}
-	vm.Register(float32(0), nil, dec)
-	vm.Register((*float32)(nil), nil, func(d *vm.Decoder, v reflect.Value) error {
-		if c, err := d.PeekCode(); err == nil && c == msgpcode.Nil {
-			v.SetZero()
-			return d.DecodeNil()
-		}
-		if v.IsNil() {
-			v.Set(reflect.New(typeOfFloat32))
-		}
-		return dec(d, v.Elem())
 	})
 }

@@ -188,6 +188,12 @@ func registerInt(t reflect.Type) {
 	if k := t.Kind(); k >= reflect.Uint && k <= reflect.Uintptr {
 		dec = decodeUintValue
 	}
+	registerDecoder(t, dec)
+}
+
+// registerDecoder registers dec as the decoder of t and, through its
+// element, of *t.
+func registerDecoder(t reflect.Type, dec func(*vm.Decoder, reflect.Value) error) {
 	vm.Register(reflect.Zero(t).Interface(), nil, dec)
 	vm.Register(reflect.Zero(reflect.PointerTo(t)).Interface(), nil, func(d *vm.Decoder, v reflect.Value) error {
 		if c, err := d.PeekCode(); err == nil && c == msgpcode.Nil { // as msgpack: a nil sets the pointer to nil
