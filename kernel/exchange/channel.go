@@ -65,8 +65,10 @@ type Channel struct {
 	inline     atomic.Int64 // mono() when the request running on the reader started; 0 when none runs there
 	watched    atomic.Bool  // the pool's watchdog looks at inline
 	readerDone atomic.Bool  // the primary reader ended: the watchdog lets go
-	poolUntil  atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
-	handOffs   atomic.Int64
+	// the long-lived stream's reader is running; a write failed (writeFailed)
+	primaryReading, writeBroken atomic.Bool
+	poolUntil                   atomic.Int64 // mono() until which requests go to the worker pool, after a hand-off
+	handOffs                    atomic.Int64
 	// the last hand-off's mono() time and worker-pool window
 	// (nextPoolWindow); on the watchdog's mu
 	lastHandOff, poolWindow int64
@@ -305,6 +307,34 @@ func (c *Channel) die(reason string, level slog.Level) {
 		}
 		c.log.Log(context.Background(), level, "channel closed", "reason", reason, "failed_calls", len(calls))
 	})
+}
+
+// writeFailGrace bounds how long a channel whose write failed waits for
+// its reader to reach the end of the connection (writeFailed).
+const writeFailGrace = 100 * time.Millisecond
+
+// writeFailed ends the channel after a failed write. A peer that closed
+// the connection fails a write as soon as that is noticed, which may be
+// before the reader got to what the peer sent before closing — its last
+// responses, its go-away: a running reader is given writeFailGrace to read
+// them and end the channel itself ("closed by peer"), so that those calls
+// complete, or fail as not run, rather than all as "may have run".
+func (c *Channel) writeFailed(err error) {
+	if c.writeBroken.Swap(true) {
+		return // the first failed write decided
+	}
+	reason := fmt.Sprintf("write: %v", err)
+	if !c.primaryReading.Load() || !c.goIO(func() {
+		t := time.NewTimer(writeFailGrace)
+		defer t.Stop()
+		select {
+		case <-c.dying:
+		case <-t.C:
+			c.die(reason, slog.LevelWarn)
+		}
+	}) {
+		c.die(reason, slog.LevelWarn)
+	}
 }
 
 // goIO runs f in an I/O goroutine the channel waits for; once the channel

@@ -212,7 +212,9 @@ const readOnlyEvent = "R"
 // the channel, 8 bytes big-endian (goAwayLen bytes in all). It runs no
 // request read after it, so a call pending on the consumer with a higher
 // id never ran and fails with CHANNEL_INACTIVE that a failover may retry
-// even for a method that is not idempotent. HTTP/2's GOAWAY carries the
+// even for a method that is not idempotent; a request it reads after the
+// go-away is answered SERVICE_NOT_FOUND, not run (its id may be under the
+// go-away's: a consumer may write ids out of order). HTTP/2's GOAWAY carries the
 // last stream id the same way (RFC 9113 §6.8). Peers that predate it
 // ignore one-way events.
 const (

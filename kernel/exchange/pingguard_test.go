@@ -35,7 +35,11 @@ func TestPingFlood_PingsDuringALongCallAreAnswered(t *testing.T) {
 	if r := f.logs.find("too many pings"); r != "" {
 		t.Fatal(r)
 	}
-	// Idle again: the guard applies as before.
+	// Idle again (the provider counts the call out after writing its
+	// response): the guard applies as before.
+	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 0 }) {
+		t.Fatal("the call is still in flight on the provider")
+	}
 	var err error
 	for range 10 {
 		if err = ch.Ping(pingCtx(t)); err != nil {

@@ -54,7 +54,13 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 // read runs r's loop and gives back its count of c.io, unless r was
 // handed off to another goroutine meanwhile.
 func (c *Channel) read(r *reader) {
+	if r.primary {
+		c.primaryReading.Store(true)
+	}
 	if r.loop() {
+		if r.primary {
+			c.primaryReading.Store(false)
+		}
 		if r.adaptive {
 			c.readerDone.Store(true)
 		}
@@ -170,7 +176,7 @@ func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error
 		return false, nil
 	}
 	var codec spi.Codec
-	if provider && h.TwoWay() {
+	if provider {
 		var err error
 		if codec, err = c.codec(h.CodecID()); err != nil {
 			return false, nil
@@ -189,17 +195,7 @@ func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error
 		return true, nil
 	}
 	counters.Provider.BadRequest.Inc()
-	if codec == nil {
-		return true, nil // one-way: nobody to tell
-	}
-	f := getFrame()
-	defer putFrame(f)
-	err := &spi.Error{Status: spi.StatusBadRequest, Message: fmt.Sprintf("exchange: request of %d bytes exceeds the provider's payload limit %s (URL key payload; not run)", h.Length, limit)}
-	if _, eerr := encodeResponse(f, codec, spi.Result{Err: err}); eerr != nil {
-		return true, nil
-	}
-	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: err.Status, ID: h.ID, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
-	c.w.enqueue(f.b)
+	c.answer(h, codec, &spi.Error{Status: spi.StatusBadRequest, Message: fmt.Sprintf("exchange: request of %d bytes exceeds the provider's payload limit %s (URL key payload; not run)", h.Length, limit)})
 	return true, nil
 }
 
@@ -247,14 +243,18 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	// Note the id before looking at closing; sendGoAway sets closing
 	// before it reads the id: a request it does not count is not run.
 	c.noteRequest(h.ID)
-	if c.closing.Load() {
-		putBody(body) // after the go-away: the consumer may send it elsewhere
-		return nil
-	}
 	codec, err := c.codec(h.CodecID())
 	if err != nil {
 		putBody(body)
 		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
+	}
+	if c.closing.Load() {
+		// After the go-away nothing runs. It is answered too: a request
+		// with an id under the go-away's (written after a higher one)
+		// would otherwise wait, as may-have-run, for the channel to close.
+		putBody(body)
+		c.answer(h, codec, &spi.Error{Status: spi.StatusServiceNotFound, Message: "exchange: the provider is closing this connection and did not run the request (after its go-away)"})
+		return nil
 	}
 	if n := c.inflight.Add(1); c.maxConcurrent > 0 && n > c.maxConcurrent {
 		c.inflight.Add(-1)
@@ -284,12 +284,18 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 // small and joins the writer's queue without waiting for room.
 func (c *Channel) reject(h protocol.Header, codec spi.Codec) {
 	c.rejected.Add(1)
+	c.answer(h, codec, &spi.Error{Status: spi.StatusServerThreadpoolExhausted, Message: fmt.Sprintf("exchange: connection limit %d concurrent requests reached", c.maxConcurrent)})
+}
+
+// answer answers request h, which the provider does not run, with err, from
+// the reader: the frame is small and joins the writer's queue without
+// waiting for room. Nothing for a one-way request.
+func (c *Channel) answer(h protocol.Header, codec spi.Codec, err *spi.Error) {
 	if !h.TwoWay() {
 		return
 	}
 	f := getFrame()
 	defer putFrame(f)
-	err := &spi.Error{Status: spi.StatusServerThreadpoolExhausted, Message: fmt.Sprintf("exchange: connection limit %d concurrent requests reached", c.maxConcurrent)}
 	if _, eerr := encodeResponse(f, codec, spi.Result{Err: err}); eerr != nil {
 		return // a codec that cannot encode a string: nothing sensible to send
 	}

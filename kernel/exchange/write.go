@@ -1,9 +1,7 @@
 package exchange
 
 import (
-	"fmt"
 	"io"
-	"log/slog"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -275,7 +273,7 @@ func (w *writer) tryWriteLocked() {
 	n, err := w.try.TryWrite(out)
 	switch {
 	case err != nil:
-		c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+		c.writeFailed(err)
 		w.mu.Lock()
 		w.running = false
 	case n == len(out):
@@ -305,7 +303,7 @@ func (w *writer) finish(rest []byte, gen uint64) {
 		w.mu.Lock()
 		w.running = false
 		w.mu.Unlock()
-		w.c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+		w.c.writeFailed(err)
 		return
 	}
 	w.flushed.Store(gen)
@@ -446,7 +444,7 @@ func (w *writer) write(yield bool) {
 				w.mu.Lock()
 				w.running = false
 				w.mu.Unlock()
-				c.die(fmt.Sprintf("write: %v", err), slog.LevelWarn)
+				c.writeFailed(err)
 				return
 			}
 			w.flushed.Store(gen)

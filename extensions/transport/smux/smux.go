@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	xsmux "github.com/xtaci/smux"
 
@@ -140,6 +141,7 @@ type Session struct {
 
 	ready     atomic.Bool // mux is set: smux's goroutines may call kill before
 	closeOnce sync.Once
+	doneOnce  sync.Once
 	closing   atomic.Bool   // shutdown has begun
 	done      chan struct{} // closed once the session is dead and closed
 }
@@ -173,17 +175,29 @@ func (s *Session) shutdown() {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
 		_ = s.mux.Close()
-		close(s.done)
+		s.markDone()
 	})
 }
 
+func (s *Session) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// killGrace is how long a session whose connection failed stays open for
+// its streams' readers before kill closes it.
+const killGrace = time.Second
+
 // kill ends the session from inside smux's own goroutines (a failed socket
 // read or write) or a stream reader that saw a protocol error: smux leaves
-// its session open in those cases. shutdown waits for smux's writer, so it
-// runs in a goroutine of its own, which lives only as long as the shutdown.
+// its session open in those cases. Done closes at once; the smux session
+// closes when its user closes it, or killGrace later. smux's Close drops
+// what its streams hold unread, so closing at once lost the frames the
+// peer sent before closing its end — its last responses, its go-away —
+// when the socket's end was noticed before the stream's reader got to
+// them; the readers see the end after reading them (smux tells its
+// streams of the socket's error) and their user closes the session then.
 func (s *Session) kill() {
 	if s.ready.Load() && !s.closing.Load() {
-		go s.shutdown()
+		s.markDone()
+		time.AfterFunc(killGrace, s.shutdown)
 	}
 }
 
