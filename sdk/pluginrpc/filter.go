@@ -168,7 +168,9 @@ func (f *filterAdapter) roundTrip(ctx context.Context) (context.Context, context
 // (SERVER_TIMEOUT on the provider, CLIENT_TIMEOUT on the consumer), not a
 // failure of the plugin.
 func (f *filterAdapter) failCall(ctx context.Context, err error) spi.Result {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	// gRPC's timer for the call's deadline may fire a moment before ctx's
+	_, hasDeadline := ctx.Deadline()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || hasDeadline && errors.Is(err, context.DeadlineExceeded) {
 		return f.timedOut(err)
 	}
 	return f.fail(err)
