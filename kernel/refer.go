@@ -646,8 +646,9 @@ func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 // invoker is available but some is still making its first connection (a
 // fresh reference: the directory's invokers start connecting as they are
 // created), it waits until one is available or none is connecting any
-// more, for at most the shorter of the call's timeout and connect.timeout
-// (plus firstAttemptGrace, for the attempts to end).
+// more, for at most the shorter of the call's timeout and twice
+// connect.timeout plus firstAttemptGrace (the attempts end within
+// connect.timeout: the rest is slack for a loaded machine).
 // This plays the part of Dubbo's connect-at-refer check without making a
 // call wait on one hung provider while another is up. With no provider
 // available it first asks the connections that are down to redial at once
@@ -685,9 +686,10 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 		connect = DefaultConnectTimeout
 	}
 	// connect.timeout bounds each first attempt (dial and ping), which
-	// began before this call: firstAttemptGrace later it has ended, and
-	// the call's attempts can say how.
-	t := time.NewTimer(min(timeout, connect+firstAttemptGrace))
+	// began before this call: the loop ends as soon as they have (and the
+	// call's attempts can say how); the timer is the backstop for a
+	// machine too loaded to run them on time.
+	t := time.NewTimer(min(timeout, 2*connect+firstAttemptGrace))
 	defer t.Stop()
 	for {
 		changed := r.node.pool.changed.wait()
@@ -697,7 +699,7 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 		select {
 		case <-changed:
 		case <-t.C:
-			if timeout <= connect+firstAttemptGrace && len(r.dir.List(inv)) == 0 && r.connecting() {
+			if timeout <= 2*connect+firstAttemptGrace && len(r.dir.List(inv)) == 0 && r.connecting() {
 				var addrs []string
 				for _, x := range r.dir.All() {
 					addrs = append(addrs, x.URL().Address())
