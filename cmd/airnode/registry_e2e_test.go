@@ -499,10 +499,10 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	strictBegin := time.Now()
 	leaving := ps[2]
 	strict.waitPid(t, leaving.pid(), strictBegin, 10*time.Second)
+	termed := time.Now() // before the signal: its effects cannot come earlier, however late this goroutine runs
 	if err := leaving.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	termed := time.Now()
 	unlisted := w.waitLine(t, minus(leaving.addr), termed, 5*time.Second)
 	if code := leaving.wait(t, 15*time.Second); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM", code)
