@@ -3,19 +3,12 @@ package sdk_test
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"io"
 	"math"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
-	"github.com/airnode/airnode/internal/logbuf"
-	"github.com/airnode/airnode/kernel"
-	"github.com/airnode/airnode/kernel/config"
-	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -27,34 +20,12 @@ import (
 // codec; a uint64 parameter takes 18446744073709551615 and refuses -1 and
 // 2^64; and a plugin's reply beyond the consumer's type is a BAD_RESPONSE.
 func TestPluginArgumentOutOfRangeIsBadRequest(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "narrow")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/narrow").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(&logbuf.Buffer{}, nil))
-	h := pluginhost.New([]config.Plugin{{Name: "narrow", Point: pluginhost.PointService, Command: bin}}, pluginhost.WithLogger(quiet))
-	defer h.Close()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	svcs := h.Services()
-	if len(svcs) != 1 || svcs[0].Name != "acme.Narrow" {
-		t.Fatalf("services %+v", svcs)
-	}
-	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer provider.Close()
-	u := spi.MustParse("airnode://127.0.0.1:0/acme.Narrow")
-	exp, err := provider.ExportInvoker(ctx, u, svcs[0].Invoker(u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	defer consumer.Close()
+	addr, consumer := exportPlugin(t, ctx, "narrow", "acme.Narrow", io.Discard)
 
 	for _, codec := range []string{"json", "msgpack"} {
-		ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/acme.Narrow?timeout=5s&codec="+codec), spi.URL{})
+		ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+addr+"/acme.Narrow?timeout=5s&codec="+codec), spi.URL{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,39 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
+// exportPlugin builds the test plugin testdata/name, runs it in a host
+// logging to hostLog, exports its one service (want: its name) from a
+// provider node on loopback, and returns the provider's address and a
+// consumer node; everything ends with the test.
+func exportPlugin(t *testing.T, ctx context.Context, name, want string, hostLog io.Writer) (string, *kernel.Node) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin: %v\n%s", err, out)
+	}
+	h := pluginhost.New([]config.Plugin{{Name: name, Point: pluginhost.PointService, Command: bin}},
+		pluginhost.WithLogger(slog.New(slog.NewTextHandler(hostLog, nil))))
+	t.Cleanup(func() { _ = h.Close() })
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svcs := h.Services()
+	if len(svcs) != 1 || svcs[0].Name != want {
+		t.Fatalf("services %+v, want %s", svcs, want)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = provider.Close() })
+	u := spi.MustParse("airnode://127.0.0.1:0/" + want)
+	exp, err := provider.ExportInvoker(ctx, u, svcs[0].Invoker(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
+	t.Cleanup(func() { _ = consumer.Close() })
+	return exp.URL().Address(), consumer
+}
+
 // A panic in a plugin's service method reaches a remote consumer as
 // SERVER_ERROR "panic in acme.Calc.Boom: kaboom", as an in-process
 // service's does, with no goroutine stack; the stack is in the plugin's
@@ -25,36 +59,11 @@ import (
 // exported by a provider node and called over loopback TCP; the plugin
 // keeps serving afterwards.
 func TestPluginPanicIsServerErrorWithoutStack(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "panicker")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/panicker").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
 	var hostLog logbuf.Buffer
-	h := pluginhost.New([]config.Plugin{{Name: "panicker", Point: pluginhost.PointService, Command: bin}},
-		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&hostLog, nil))))
-	defer h.Close()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	svcs := h.Services()
-	if len(svcs) != 1 || svcs[0].Name != "acme.Calc" {
-		t.Fatalf("services %+v", svcs)
-	}
-
-	quiet := slog.New(slog.NewTextHandler(&logbuf.Buffer{}, nil))
-	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer provider.Close()
-	u := spi.MustParse("airnode://127.0.0.1:0/acme.Calc")
-	exp, err := provider.ExportInvoker(ctx, u, svcs[0].Invoker(u))
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	defer consumer.Close()
-	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/acme.Calc?timeout=5s"), spi.URL{})
+	addr, consumer := exportPlugin(t, ctx, "panicker", "acme.Calc", &hostLog)
+	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+addr+"/acme.Calc?timeout=5s"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}

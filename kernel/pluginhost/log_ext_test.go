@@ -14,14 +14,13 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// What a plugin prints on its stdout and stderr after the handshake
-// reaches the host's log at info, one record per line naming the plugin
-// and the stream (go-plugin discards both by default: a plugin author's
-// fmt.Println was lost without a word, new-user tester).
-func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
-	var logs logbuf.Buffer
+// startChatty starts a host running testdata/chatty, logging into the
+// buffer it returns, and returns the invoker of its acme.Chatty service.
+func startChatty(t *testing.T) (*pluginhost.Host, *logbuf.Buffer, spi.Invoker) {
+	t.Helper()
+	logs := &logbuf.Buffer{}
 	h := pluginhost.New([]config.Plugin{{Name: "chatty", Point: pluginhost.PointService, Command: binary("chatty")}},
-		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		pluginhost.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	t.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -32,7 +31,17 @@ func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
 	if len(svcs) != 1 {
 		t.Fatalf("services %+v", svcs)
 	}
-	inv := svcs[0].Invoker(spi.MustParse("airnode://127.0.0.1:0/acme.Chatty"))
+	return h, logs, svcs[0].Invoker(spi.MustParse("airnode://127.0.0.1:0/acme.Chatty"))
+}
+
+// What a plugin prints on its stdout and stderr after the handshake
+// reaches the host's log at info, one record per line naming the plugin
+// and the stream (go-plugin discards both by default: a plugin author's
+// fmt.Println was lost without a word, new-user tester).
+func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
+	_, logs, inv := startChatty(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	res := inv.Invoke(ctx, &spi.Invocation{Service: "acme.Chatty", Method: "Say", Args: []any{"hello"}})
 	if res.Err != nil || res.Value != "hello" {
 		t.Fatalf("Say: %v, %v", res.Value, res.Err)
@@ -62,16 +71,9 @@ func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
 // print, then os.Exit) reaches the host log: the tester lost it 7 times
 // in 8 when it went through go-plugin's stdio stream.
 func TestPluginsLastStderrLineBeforeExitIsLogged(t *testing.T) {
-	var logs logbuf.Buffer
-	h := pluginhost.New([]config.Plugin{{Name: "chatty", Point: pluginhost.PointService, Command: binary("chatty")}},
-		pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	t.Cleanup(func() { h.Close() })
+	h, logs, inv := startChatty(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	inv := h.Services()[0].Invoker(spi.MustParse("airnode://127.0.0.1:0/acme.Chatty"))
 	for i := range 3 {
 		pid := info(t, h, "chatty").PID
 		want := fmt.Sprintf("config missing %d", i)
