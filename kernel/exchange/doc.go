@@ -31,7 +31,11 @@
 // to the transport (written, or being written) it fails with SERVER_TIMEOUT.
 // Its pending entry and timer are removed either way and a late response is
 // dropped and counted (ChannelStats.LateResponses). When a channel dies,
-// every pending call fails at once with CHANNEL_INACTIVE. The remaining
+// every pending call fails at once with CHANNEL_INACTIVE (spi.ErrRequestSent
+// as Cause when its request had been handed to the transport). A
+// CHANNEL_INACTIVE the provider answers in a response frame (a service
+// plugin that died during the call) always has spi.ErrRequestSent as Cause:
+// the provider received the request. The remaining
 // deadline travels in the request preamble (ms, Request.Timeout) and cancels
 // the handler's context. payload (default 8 MiB) is enforced when encoding (nothing is
 // sent) and when decoding: a call's frame over it is read and dropped, the

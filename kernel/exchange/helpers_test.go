@@ -264,6 +264,8 @@ func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
 		return spi.Result{Err: errors.New(args[0].(string))}
 	case "Status":
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted, "busy")}
+	case "Inactive":
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "the plugin process died during the call (it may have run)")}
 	case "Panic":
 		panic("boom")
 	}

@@ -242,7 +242,11 @@ func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, s sent, elaps
 	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v while its request was being written (it may still reach the provider)", inv.Service, inv.Method, c.remote, elapsed)}
 }
 
-// complete turns a taken call into the result.
+// complete turns a taken call into the result. A CHANNEL_INACTIVE in a
+// response frame is the provider's answer, not this channel's death: the
+// provider received the request, so the error has spi.ErrRequestSent as its
+// Cause (failover retries it only for idempotent methods), whatever the
+// provider's message says.
 func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.Result {
 	if cl.err != nil {
 		return spi.Result{Err: cl.err}
@@ -260,7 +264,14 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 		if err != nil {
 			msg = []byte(fmt.Sprintf("(undecodable message: %v)", err))
 		}
-		res.Err = &spi.Error{Status: cl.status, Message: string(msg)}
+		e := &spi.Error{Status: cl.status, Message: string(msg)}
+		if cl.status == spi.StatusChannelInactive {
+			// Answered by the provider, so it did receive the request: a
+			// connection behind it died during the call (a service
+			// plugin's process), and the request may have run there.
+			e.Cause = spi.ErrRequestSent
+		}
+		res.Err = e
 		return res
 	}
 	cl.rd.Reset(rest)

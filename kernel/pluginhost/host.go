@@ -123,7 +123,10 @@ type Service struct {
 
 // Invoker returns an invoker forwarding calls to the plugin, with URL u
 // (the export URL). While the plugin is down it is not available and
-// Invoke fails fast with SERVER_ERROR naming the plugin and why.
+// Invoke fails fast with SERVICE_NOT_FOUND naming the plugin and why (the
+// call did not run: a failover consumer retries it elsewhere); a call the
+// plugin had when its process died fails CHANNEL_INACTIVE saying it may
+// have run (a consumer retries it only for an idempotent method).
 func (s Service) Invoker(u spi.URL) spi.Invoker {
 	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: s.proc})
 }

@@ -121,7 +121,9 @@ type ServiceOptions struct {
 
 // NewServiceInvoker returns a spi.Invoker that forwards every invocation of
 // o.Service to the plugin process. While the plugin is down it is not
-// Available and Invoke fails fast with SERVER_ERROR naming the reason.
+// Available and Invoke fails fast with SERVICE_NOT_FOUND naming the reason
+// (the call did not run); a call the plugin had when its process died or
+// its connection broke fails CHANNEL_INACTIVE saying it may have run.
 func NewServiceInvoker(o ServiceOptions) spi.Invoker {
 	if o.Codec == nil {
 		o.Codec = msgpackCodec{}
@@ -153,7 +155,7 @@ func (s *serviceInvoker) Close() error { return nil }
 // it on another provider whatever the method (a provider whose plugin
 // crashed failed those calls, idempotent or not, while its healthy
 // sibling stood by: new-user tester). A call the plugin may have received
-// before it died stays SERVER_ERROR.
+// before it died is CHANNEL_INACTIVE "... so it may have run" (died).
 func (s *serviceInvoker) notRun(err error) error {
 	return spi.Errorf(spi.StatusServiceNotFound, "service %s: %v (the call did not run)", s.o.Service, err)
 }
@@ -164,6 +166,24 @@ func (s *serviceInvoker) notRun(err error) error {
 func notSent(err error) bool {
 	st, ok := status.FromError(err)
 	return ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "while dialing")
+}
+
+// died reports whether a failed gRPC call that reached the plugin (not
+// notSent) failed because the plugin process died or the connection to it
+// broke: Unavailable ("error reading from server: EOF", "connection reset
+// by peer"), or Canceled while ctx is not (the host closed the dead
+// plugin's client first). The call was handed to the plugin, which may
+// have run it: CHANNEL_INACTIVE, which the consumer reads as
+// spi.ErrRequestSent, as for a provider connection that dies after the
+// request was sent (failover retries it only for idempotent methods).
+func died(ctx context.Context, err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable:
+		return true
+	case codes.Canceled:
+		return ctx.Err() == nil
+	}
+	return false
 }
 
 func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
@@ -183,6 +203,11 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	rep, err := c.Service.Invoke(ctx, req)
 	if err != nil && notSent(err) {
 		return spi.Result{Err: s.notRun(fmt.Errorf("plugin call %s: %s", inv.Method, status.Convert(err).Message()))}
+	}
+	if err != nil && died(ctx, err) {
+		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive,
+			"service %s: the plugin process died or its connection broke during the call %s, so it may have run (%s)",
+			s.o.Service, inv.Method, status.Convert(err).Message())}
 	}
 	if err != nil {
 		st := spi.StatusServerError

@@ -17,7 +17,8 @@
 // written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
 // SERVICE_NOT_FOUND (the handler never ran). SERVER_TIMEOUT and
 // CHANNEL_INACTIVE after the request was sent (spi.ErrRequestSent: the
-// connection died while the provider may have been running it) are retried
+// connection died while the provider may have been running it, or the
+// provider answered CHANNEL_INACTIVE: its service plugin died) are retried
 // only for idempotent methods; nothing else is (SERVICE_ERROR never). Each retry lists the directory again and
 // prefers a provider not tried yet. A done context stops retrying. Safe for
 // concurrent use; owns no goroutine.
