@@ -744,6 +744,12 @@ func TestRegistryE2E_R1_ZooKeeperOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := time.Now()
+	// The test's own client may have dialled while the new server was
+	// starting: go-zookeeper then waits up to ten receive timeouts (67 s
+	// here) for a handshake answer (the registry bounds it, dial.go); a
+	// fresh client connects to the serving server.
+	raw.Close()
+	raw = zkClient(t, zks)
 	all := waitZK(t, raw, "the new provider's node after the restart", 15*time.Second, func(l []string) bool {
 		return hasAddr(l, a.addr) && hasAddr(l, b.addr) && hasAddr(l, late.addr)
 	})
