@@ -20,6 +20,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
 	fileregistry "github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -73,7 +74,11 @@ weight grows linearly over "warmup" from the provider's "timestamp") and
 uptime. A file registry directory named in the URL that does not exist
 is an error (exit 1: a typo, or no node has registered there yet; ls
 creates nothing); the default directory, not created yet, lists no
-services.`,
+services. With a zookeeper registry that cannot be reached (ls waits its
+connect.timeout, 5s by default) and a file.cache, the lists are the
+cache's: a first line says so, naming ZooKeeper and how long it has been
+unreachable, and each service gives its cached list's age; without a
+cache, ls fails saying the same.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, desc, done, err := open(cmd.Context())
@@ -228,16 +233,47 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 			return nil
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// Every list first, so that a note that ZooKeeper is unreachable and
+	// the lists are file.cache's comes before them.
+	cached, _ := reg.(cacheNoter)
+	var note *zookeeper.CacheNote
+	if cached != nil && len(args) == 0 {
+		if n, ok := cached.FromCache(""); ok {
+			note = &n
+		}
+	}
+	lists := make([][]spi.URL, len(services))
+	ages := make([]string, len(services))
 	for i, svc := range services {
 		providers, err := reg.Lookup(ctx, svc)
 		if err != nil {
 			return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
 		}
+		lists[i] = providers
+		if cached == nil {
+			continue
+		}
+		if n, ok := cached.FromCache(svc.ServiceKey()); ok {
+			if note == nil {
+				note = &n
+			}
+			ages[i] = ", cached list saved at an unknown time"
+			if !n.Saved.IsZero() {
+				ages[i] = ", cached list saved " + now.Sub(n.Saved).Round(time.Second).String() + " ago"
+			}
+		}
+	}
+	if note != nil {
+		fmt.Fprintf(w, "ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date\n",
+			note.Servers, note.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, note.Path)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, svc := range services {
+		providers := lists[i]
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s\t(%s)\n", svc.ServiceKey(), providersCount(len(providers)))
+		fmt.Fprintf(tw, "%s\t(%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), ages[i])
 		if len(providers) == 0 {
 			continue
 		}
@@ -248,6 +284,12 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		}
 	}
 	return tw.Flush()
+}
+
+// cacheNoter is the zookeeper registry's report that an answer came from
+// its file.cache while ZooKeeper was unreachable.
+type cacheNoter interface {
+	FromCache(serviceKey string) (zookeeper.CacheNote, bool)
 }
 
 // providerState is what ls shows of one provider.

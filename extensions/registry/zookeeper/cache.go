@@ -5,18 +5,38 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
 
-// cache is the optional file.cache: the last list of every service seen,
-// as JSON {"service key": ["url", ...]}, rewritten atomically on change.
+// cacheRefresh is how old a service's saved time may grow before a list
+// read from ZooKeeper that did not change is written again, so that the
+// age the cache reports (CacheNote.Saved) is the time of the last list
+// read, to within cacheRefresh, at most one write per service per
+// cacheRefresh.
+const cacheRefresh = time.Minute
+
+// cache is the optional file.cache: the last list of every service seen and
+// when it was read from ZooKeeper, as JSON
+//
+//	{"lists": {"service key": ["url", ...]}, "saved": {"service key": "RFC 3339 time"}}
+//
+// rewritten atomically on change. A file of the earlier form, the bare
+// {"service key": [...]} object, is read with unknown saved times.
 type cache struct {
 	path string
 
 	mu     sync.Mutex
 	loaded bool
 	lists  map[string][]string
+	saved  map[string]time.Time
+}
+
+// cacheFile is the file's form.
+type cacheFile struct {
+	Lists map[string][]string  `json:"lists"`
+	Saved map[string]time.Time `json:"saved,omitempty"`
 }
 
 func (c *cache) load() {
@@ -24,23 +44,34 @@ func (c *cache) load() {
 		return
 	}
 	c.loaded = true
-	c.lists = map[string][]string{}
-	if b, err := os.ReadFile(c.path); err == nil {
-		_ = json.Unmarshal(b, &c.lists)
+	c.lists, c.saved = map[string][]string{}, map[string]time.Time{}
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return
 	}
+	var f cacheFile
+	if json.Unmarshal(b, &f) == nil && f.Lists != nil {
+		c.lists = f.Lists
+		if f.Saved != nil {
+			c.saved = f.Saved
+		}
+		return
+	}
+	_ = json.Unmarshal(b, &c.lists) // the earlier form
 }
 
-// get returns the cached list of key and whether there is one.
-func (c *cache) get(key string) ([]spi.URL, bool) {
+// get returns the cached list of key, when it was saved (zero: unknown),
+// and whether there is one.
+func (c *cache) get(key string) ([]spi.URL, time.Time, bool) {
 	if c == nil {
-		return nil, false
+		return nil, time.Time{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.load()
 	raw, ok := c.lists[key]
 	if !ok {
-		return nil, false
+		return nil, time.Time{}, false
 	}
 	out := make([]spi.URL, 0, len(raw))
 	for _, s := range raw {
@@ -48,11 +79,42 @@ func (c *cache) get(key string) ([]spi.URL, bool) {
 			out = append(out, u)
 		}
 	}
-	return out, true
+	return out, c.saved[key], true
 }
 
-// put records list for key and rewrites the file when it changed.
-func (c *cache) put(key string, list []spi.URL) error {
+// keys returns the service keys with a non-empty cached list, and the
+// oldest of their saved times (zero when one is unknown).
+func (c *cache) keys() ([]string, time.Time, bool) {
+	if c == nil {
+		return nil, time.Time{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.load()
+	var out []string
+	var oldest time.Time
+	unknown := false
+	for k, l := range c.lists {
+		if len(l) == 0 {
+			continue
+		}
+		out = append(out, k)
+		switch s := c.saved[k]; {
+		case s.IsZero():
+			unknown = true
+		case oldest.IsZero() || s.Before(oldest):
+			oldest = s
+		}
+	}
+	if unknown {
+		oldest = time.Time{}
+	}
+	return out, oldest, len(c.lists) > 0
+}
+
+// put records list for key, read from ZooKeeper at now, and rewrites the
+// file when the list changed or its saved time is cacheRefresh old.
+func (c *cache) put(key string, list []spi.URL, now time.Time) error {
 	if c == nil {
 		return nil
 	}
@@ -63,11 +125,12 @@ func (c *cache) put(key string, list []spi.URL) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.load()
-	if old, ok := c.lists[key]; ok && equalStrings(old, raw) {
+	if old, ok := c.lists[key]; ok && equalStrings(old, raw) && now.Sub(c.saved[key]) < cacheRefresh {
 		return nil
 	}
 	c.lists[key] = raw
-	b, err := json.MarshalIndent(c.lists, "", "  ")
+	c.saved[key] = now.UTC().Truncate(time.Second)
+	b, err := json.MarshalIndent(cacheFile{Lists: c.lists, Saved: c.saved}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		withdrawn:  map[string]spi.URL{},
 		pending:    map[string]spi.URL{},
 		subs:       map[*subscription]struct{}{},
+		notes:      map[string]CacheNote{},
 		upCh:       make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 	}
@@ -100,11 +101,13 @@ type Registry struct {
 	pending    map[string]spi.URL // registered, creation failed: retried
 	subs       map[*subscription]struct{}
 	closed     bool
-	up         bool          // a session is established
-	gaveUp     bool          // a wait for a session ran out of time since the last one was up
-	upCh       chan struct{} // closed at the next transition to up
-	session    int64         // id of the last session seen
-	sessionGen int           // counts new sessions
+	up         bool                 // a session is established
+	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
+	downSince  time.Time            // no session since then (first contact, or the session's loss); zero while up
+	notes      map[string]CacheNote // service key ("" for Services) -> the last answer, when it came from file.cache
+	upCh       chan struct{}        // closed at the next transition to up
+	session    int64                // id of the last session seen
+	sessionGen int                  // counts new sessions
 	authed     bool
 
 	kick    chan struct{}         // the zk event callback wakes the session loop
@@ -176,6 +179,7 @@ func (r *Registry) connection() (*zk.Conn, error) {
 		return nil, fmt.Errorf("zookeeper registry: connect %v: %w", r.p.servers, err)
 	}
 	r.conn = conn
+	r.downSince = time.Now() // no session yet: first contact
 	r.wg.Add(1)
 	go r.sessionLoop(conn, events)
 	return conn, nil
@@ -213,6 +217,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	r.mu.Lock()
 	if (lost || !hasSession) && r.up && !r.closed {
 		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String())
+		r.downSince = time.Now()
 	}
 	if lost {
 		r.up = false
@@ -275,7 +280,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	retry = r.createAll(conn, urls)
 	r.mu.Lock()
 	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed {
-		r.up, r.gaveUp = true, false
+		r.up, r.gaveUp, r.downSince = true, false, time.Time{}
 		close(r.upCh)
 		r.upCh = make(chan struct{})
 	}
@@ -380,17 +385,128 @@ func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
 	}
 }
 
-// knownDown reports whether the registry already waited out a
-// connect.timeout with no session and none has been established since.
+// knownDown reports whether ZooKeeper is known to be unreachable: there is
+// no session, and a wait for one already ran out or there has been none
+// for connect.timeout (since the first contact, or since the session was
+// lost).
 func (r *Registry) knownDown() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.gaveUp && !r.up
+	return r.knownDownLocked()
 }
 
-// waitCtx is waitUp bounded by ctx and the connect timeout.
+func (r *Registry) knownDownLocked() bool {
+	return !r.up && (r.gaveUp || !r.downSince.IsZero() && time.Since(r.downSince) >= r.p.connectTimeout)
+}
+
+// waitCtx waits for a session until ctx is done or connect.timeout has
+// passed since there has been none (the first contact, or the loss of the
+// session): a first contact waits connect.timeout, a call during a short
+// disconnection what is left of it, and a call while ZooKeeper is known to
+// be down (knownDown) not at all. It reports whether the session is up.
 func (r *Registry) waitCtx(ctx context.Context) bool {
-	return r.waitUp(ctx.Done(), r.p.connectTimeout)
+	r.mu.Lock()
+	up, down := r.up, r.knownDownLocked()
+	limit := r.p.connectTimeout
+	if !r.downSince.IsZero() {
+		limit -= time.Since(r.downSince)
+	}
+	r.mu.Unlock()
+	switch {
+	case up:
+		return true
+	case down || limit <= 0:
+		r.mu.Lock()
+		r.gaveUp = !r.up
+		up = r.up
+		r.mu.Unlock()
+		return up
+	}
+	return r.waitUp(ctx.Done(), limit)
+}
+
+// CacheNote describes an answer of Lookup or Services that came from
+// file.cache because ZooKeeper was unreachable (Registry.FromCache).
+type CacheNote struct {
+	// Path is the file.cache path.
+	Path string
+	// Saved is when the list was read from ZooKeeper and saved, to within
+	// a minute; for Services the oldest of the lists'. Zero when unknown
+	// (a cache file written before saved times were kept).
+	Saved time.Time
+	// Servers are the ZooKeeper servers, "h1:2181,h2:2181".
+	Servers string
+	// Unreachable is how long there had been no session when the answer
+	// was given: since the first contact, or since the session was lost.
+	Unreachable time.Duration
+}
+
+// String says where the answer came from, for a person:
+// "file.cache /p/cache.json, saved 2m10s ago; ZooKeeper 127.0.0.1:2181 unreachable for 12s".
+func (n CacheNote) String() string {
+	saved := "saved at an unknown time"
+	if !n.Saved.IsZero() {
+		saved = "saved " + time.Since(n.Saved).Round(time.Second).String() + " ago"
+	}
+	return fmt.Sprintf("%s %s, %s; ZooKeeper %s unreachable for %v", KeyFileCache, n.Path, saved, n.Servers, n.Unreachable.Round(100*time.Millisecond))
+}
+
+// FromCache reports whether the last Lookup of serviceKey (Services: "")
+// was answered from file.cache because ZooKeeper was unreachable, and
+// what that answer was (its age, how long ZooKeeper had been
+// unreachable). A live answer clears it. Safe for concurrent use.
+func (r *Registry) FromCache(serviceKey string) (CacheNote, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.notes[serviceKey]
+	return n, ok
+}
+
+// answered records whether the answer for key came from file.cache (saved
+// then) or, with live true, from ZooKeeper; it returns the note.
+func (r *Registry) answered(key string, live bool, saved time.Time) CacheNote {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if live {
+		delete(r.notes, key)
+		return CacheNote{}
+	}
+	n := r.noteLocked(saved)
+	r.notes[key] = n
+	return n
+}
+
+// noteLocked describes an answer from file.cache saved at saved. Caller
+// holds r.mu.
+func (r *Registry) noteLocked(saved time.Time) CacheNote {
+	n := CacheNote{Path: r.p.cache, Saved: saved, Servers: strings.Join(r.p.servers, ",")}
+	if !r.downSince.IsZero() {
+		n.Unreachable = time.Since(r.downSince)
+	}
+	return n
+}
+
+// downError is the error of a call that found no session and no cache
+// entry (what names the missing entry, or is empty): it names the servers,
+// how long ZooKeeper has been unreachable and the last dial's error, and
+// wraps ctx's error when ctx ended the wait.
+func (r *Registry) downError(ctx context.Context, what string) error {
+	r.mu.Lock()
+	since := r.downSince
+	r.mu.Unlock()
+	msg := "zookeeper registry: no session with " + strings.Join(r.p.servers, ",")
+	if !since.IsZero() {
+		msg += fmt.Sprintf(": unreachable for %v (since %s UTC; %s=%v)", time.Since(since).Round(100*time.Millisecond),
+			since.UTC().Format("15:04:05"), KeyConnectTimeout, r.p.connectTimeout)
+	}
+	if what != "" {
+		msg += "; " + what
+	}
+	msg += r.lastDialError()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", msg, err)
+	}
+	return errors.New(msg)
 }
 
 // Register publishes u as an ephemeral node until Unregister or Close, and
@@ -481,8 +597,11 @@ func (r *Registry) decode(children []string) []spi.URL {
 }
 
 // Lookup returns the providers of consumer.ServiceKey(). Without a session
-// within ctx and connect.timeout it returns the file.cache list if there is
-// one, else an error.
+// it returns the file.cache list if there is one (FromCache says so, with
+// its age; logged at debug), else an error naming the servers and how long
+// they have been unreachable. It waits for a session within ctx and
+// connect.timeout on a first contact or a short disconnection, and not at
+// all while ZooKeeper is known to be down (no session for connect.timeout).
 func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, error) {
 	conn, err := r.connection()
 	if err != nil {
@@ -495,35 +614,57 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 		case err == nil:
 			list := r.decode(children)
 			r.putCache(key, list)
+			r.answered(key, true, time.Time{})
 			return list, nil
 		case errors.Is(err, zk.ErrNoNode):
 			r.putCache(key, nil)
+			r.answered(key, true, time.Time{})
 			return []spi.URL{}, nil
 		case conn.State() == zk.StateHasSession:
 			return nil, fmt.Errorf("zookeeper registry: list %s: %w", key, err)
 		}
 	}
-	if list, ok := r.cache.get(key); ok {
+	if list, saved, ok := r.cache.get(key); ok {
+		n := r.answered(key, false, saved)
+		r.log.Debug("zookeeper registry: no session; answering from file.cache", "service", key, "providers", len(list), "cache", n.String())
 		return list, nil
 	}
-	return nil, fmt.Errorf("zookeeper registry: no session with %v", r.p.servers)
+	what := ""
+	if r.cache != nil {
+		what = "no " + KeyFileCache + " entry for " + key
+	}
+	return nil, r.downError(ctx, what)
 }
 
 func (r *Registry) putCache(key string, list []spi.URL) {
-	if err := r.cache.put(key, list); err != nil {
+	if err := r.cache.put(key, list, time.Now()); err != nil {
 		r.log.Warn("zookeeper registry: write file.cache", "path", r.p.cache, "err", err)
 	}
 }
 
 // Services lists the service keys with at least one provider, sorted.
+// Without a session (waited for as Lookup does) it lists the services
+// file.cache holds a non-empty list of (FromCache("") says so), else it
+// fails naming the servers and how long they have been unreachable.
 func (r *Registry) Services(ctx context.Context) ([]string, error) {
 	conn, err := r.connection()
 	if err != nil {
 		return nil, err
 	}
 	if !r.waitCtx(ctx) {
-		return nil, fmt.Errorf("zookeeper registry: no session with %v", r.p.servers)
+		if keys, oldest, ok := r.cache.keys(); ok {
+			sort.Strings(keys)
+			n := r.answered("", false, oldest)
+			r.log.Debug("zookeeper registry: no session; listing the services in file.cache", "services", len(keys), "cache", n.String())
+			return keys, nil
+		}
+		what := ""
+		if r.cache != nil {
+			what = KeyFileCache + " holds no list"
+		}
+		return nil, r.downError(ctx, what)
 	}
+	r.answered("", true, time.Time{})
 	root := r.p.root
 	if root == "" {
 		root = "/"
@@ -552,7 +693,9 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 
 // Subscribe watches the providers of consumer.ServiceKey(). The first list
 // comes from ZooKeeper, or — when no session is established within
-// connect.timeout — from file.cache if it holds one.
+// connect.timeout, or at once while ZooKeeper is known to be down — from
+// file.cache if it holds one (a warning gives its age); without a cache
+// entry Subscribe fails as Lookup does.
 func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	if _, err := r.connection(); err != nil {
 		return nil, err
@@ -560,13 +703,8 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	// With no session after connect.timeout and nothing in file.cache, no
 	// provider list can come: say so now instead of leaving the caller to
 	// wait out its own deadline.
-	if _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitUp(ctx.Done(), r.p.connectTimeout) && !r.isClosed() {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("zookeeper registry: no session with %s yet and no %s entry for %s%s: %w",
-				strings.Join(r.p.servers, ","), KeyFileCache, consumer.ServiceKey(), r.lastDialError(), err)
-		}
-		return nil, fmt.Errorf("zookeeper registry: no session with %s after %s=%v and no %s entry for %s%s",
-			strings.Join(r.p.servers, ","), KeyConnectTimeout, r.p.connectTimeout, KeyFileCache, consumer.ServiceKey(), r.lastDialError())
+	if _, _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitCtx(ctx) && !r.isClosed() {
+		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+consumer.ServiceKey())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -643,12 +781,15 @@ func (s *subscription) loop() {
 	lastEmpty := true   // the last pushed list was empty
 	listedGen := -1     // session generation of the last successful list
 	var grace time.Time // hold empty re-lists back until then
+	triedCache := false // the first wait ran out: file.cache was consulted
 	for {
-		limit := time.Duration(0)
-		if !pushed {
-			limit = r.p.connectTimeout
+		var up bool
+		if !pushed && !triedCache {
+			up = r.waitCtx(quitCtx(s.quit))
+		} else {
+			up = r.waitUp(s.quit, 0)
 		}
-		if !r.waitUp(s.quit, limit) {
+		if !up {
 			if r.isClosed() {
 				return
 			}
@@ -657,9 +798,13 @@ func (s *subscription) loop() {
 				return
 			default:
 			}
-			if !pushed {
-				if list, ok := r.cache.get(s.key); ok {
-					r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list))
+			if !pushed && !triedCache {
+				triedCache = true
+				if list, saved, ok := r.cache.get(s.key); ok {
+					r.mu.Lock()
+					n := r.noteLocked(saved)
+					r.mu.Unlock()
+					r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list), "cache", n.String())
 					s.pusher.Push(list)
 					pushed, lastEmpty = true, len(list) == 0
 				}
@@ -718,6 +863,22 @@ func (s *subscription) loop() {
 			return
 		default:
 		}
+	}
+}
+
+// quitCtx is a context done when quit closes (for waitCtx); it holds no
+// goroutine or timer.
+type quitCtx <-chan struct{}
+
+func (q quitCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (q quitCtx) Done() <-chan struct{}       { return q }
+func (q quitCtx) Value(any) any               { return nil }
+func (q quitCtx) Err() error {
+	select {
+	case <-q:
+		return context.Canceled
+	default:
+		return nil
 	}
 }
 
