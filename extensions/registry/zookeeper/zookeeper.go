@@ -224,6 +224,9 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	}
 	if !hasSession || r.closed {
 		r.up = false
+		if r.downSince.IsZero() { // lost again while re-creating entries
+			r.downSince = time.Now()
+		}
 		r.mu.Unlock()
 		return false
 	}
@@ -252,6 +255,11 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 		r.sessionGen++
 	}
 	needAuth := r.p.user != "" && !r.authed
+	// A session is here: ZooKeeper is no longer known to be down, so a
+	// Register from now on waits (up to connect.timeout) for the entries
+	// to be re-created and then creates its own, instead of queueing it
+	// behind a re-creation that has already listed the entries.
+	r.gaveUp, r.downSince = false, time.Time{}
 	r.mu.Unlock()
 
 	if needAuth {
