@@ -28,6 +28,13 @@ type Activation struct {
 	// provider). False: the filter wraps the reference, above the cluster.
 	// The provider side ignores it.
 	PerProvider bool
+	// PerMethod lets Key be given per method as well ("methods.<m>.<Key>"
+	// or Dubbo's "<m>.<Key>"): the filter is then in the service's chain
+	// when Key is set at service level or for any method, and it reads
+	// each method's value itself per call (Dubbo's getActivateExtension
+	// matches keys ending in "."+Key the same way). For limits such as
+	// "executes" and "actives", which Dubbo users set per method.
+	PerMethod bool
 }
 
 // Filter intercepts an invoke. It calls next.Invoke to continue, or returns

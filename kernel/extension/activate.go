@@ -23,7 +23,9 @@ const (
 //
 // The activated set is every filter whose Activation lists side and whose
 // Activation.Key, if set, is present in u (method-level first, as
-// spi.URL.MethodParam resolves it), sorted by Order then name. The URL's
+// spi.URL.MethodParam resolves it; for the service level, method "", a
+// PerMethod filter's Key set for any method counts too), sorted by Order
+// then name. The URL's
 // "filter" key, also resolved method-level first, is a comma list that
 // edits it, as Dubbo's getActivateExtension does:
 //
@@ -145,7 +147,8 @@ func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, metho
 			continue
 		}
 		if a.Key != "" {
-			if _, _, ok := u.MethodParam(method, a.Key); !ok {
+			_, _, ok := u.MethodParam(method, a.Key)
+			if !ok && !(method == "" && a.PerMethod && setForSomeMethod(u, a.Key)) {
 				continue
 			}
 		}
@@ -159,4 +162,25 @@ func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, metho
 		names[i] = a.name
 	}
 	return names
+}
+
+// setForSomeMethod reports whether u sets key for some method:
+// "methods.<m>.<key>", or "<m>.<key>" for a method m that the "methods"
+// parameter lists (any m when it lists none), as spi.URL.MethodParam
+// resolves them. Method names hold no dot.
+func setForSomeMethod(u spi.URL, key string) bool {
+	methods := u.Methods()
+	for _, k := range u.Keys() {
+		m, ok := strings.CutSuffix(k, "."+key)
+		if !ok {
+			continue
+		}
+		if inner, ok := strings.CutPrefix(m, "methods."); ok && inner != "" && !strings.Contains(inner, ".") {
+			return true
+		}
+		if m != "" && !strings.Contains(m, ".") && (len(methods) == 0 || slices.Contains(methods, m)) {
+			return true
+		}
+	}
+	return false
 }

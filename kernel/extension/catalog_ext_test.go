@@ -193,6 +193,14 @@ func TestActivateFilters(t *testing.T) {
 		{"method-level filter list", "a://h/x?filter=accesslog&methods.Echo.filter=-default", spi.Consumer, "Echo", nil, ""},
 		{"method-level activation key", "a://h/x?methods.Echo.actives=3", spi.Consumer, "Echo", []string{"metrics", "activelimit"}, ""},
 		{"method-level key not for others", "a://h/x?methods.Echo.actives=3", spi.Consumer, "Sleep", []string{"metrics"}, ""},
+		// tester8: Dubbo users set limits per method; the chain is built
+		// once for the service, so a PerMethod key set for any method
+		// activates the filter there, and the filter reads each method's value.
+		{"per-method key activates the service chain", "a://h/x?methods.Sleep.executes=1", spi.Provider, "", []string{"metrics", "executelimit"}, ""},
+		{"Dubbo's per-method form too", "a://h/x?Sleep.actives=1", spi.Consumer, "", []string{"metrics", "activelimit"}, ""},
+		{"Dubbo's form for a method not listed", "a://h/x?methods=Echo&Sleep.executes=1", spi.Provider, "", []string{"metrics"}, ""},
+		{"a dotted name is no method", "a://h/x?methods.Sleep.x.executes=1&a.b.executes=1", spi.Provider, "", []string{"metrics"}, ""},
+		{"not for filters without PerMethod", "a://h/x?Echo.token=s", spi.Provider, "", []string{"metrics"}, ""},
 		{"unknown name", "a://h/x?filter=acesslog", spi.Consumer, "", nil, `unknown filter "acesslog" (available: accesslog, activelimit, executelimit, metrics, token); did you mean "accesslog"?`},
 		{"unknown removal", "a://h/x?filter=-tokn", spi.Consumer, "", nil, `unknown filter "tokn"`},
 		{"bare dash", "a://h/x?filter=-", spi.Consumer, "", nil, `empty name`},

@@ -32,9 +32,10 @@ type Builder struct{}
 func (Builder) Name() string { return Name }
 
 // Activation switches the filter on for consumers whose URL has
-// "actives", per provider: below the cluster and the balancer.
+// "actives", at service level or for some method (spi.Activation.PerMethod),
+// per provider: below the cluster and the balancer.
 func (Builder) Activation() spi.Activation {
-	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: Key, Order: 0, PerProvider: true}
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: Key, Order: 0, PerProvider: true, PerMethod: true}
 }
 
 // Build checks every "actives" key of u and its timeouts and returns the

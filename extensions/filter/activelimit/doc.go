@@ -6,7 +6,9 @@
 // CLIENT_TIMEOUT, as Dubbo's ActiveLimitFilter does. Give-ups are counted
 // in internal/counters (Access.ActivesTimeouts).
 //
-// Activated on the consumer by the key "actives" (order 0), per provider
+// Activated on the consumer by the key "actives" (order 0), at service
+// level or for some method ("methods.Sleep.actives=1" or "Sleep.actives=1":
+// spi.Activation.PerMethod), per provider
 // (Activation.PerProvider): the kernel builds one filter for each provider
 // invoker, below the cluster and the balancer, from the provider's merged
 // URL, as Dubbo's ActiveLimitFilter counts per provider.

@@ -4,7 +4,9 @@
 // Dubbo's ExecuteLimitFilter does. Refusals are counted in
 // internal/counters (Access.ExecutesRejections).
 //
-// Activated on the provider by the key "executes" (order 0).
+// Activated on the provider by the key "executes" (order 0), at service
+// level or for some method ("methods.Sleep.executes=1" or Dubbo's
+// "Sleep.executes=1": spi.Activation.PerMethod).
 //
 //	key                      type     unit   default      bounds
 //	executes                 integer  calls  0 (no limit)  0 to 1048576

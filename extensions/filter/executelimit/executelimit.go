@@ -26,9 +26,10 @@ type Builder struct{}
 // Name returns "executelimit".
 func (Builder) Name() string { return Name }
 
-// Activation switches the filter on for providers whose URL has "executes".
+// Activation switches the filter on for providers whose URL has "executes",
+// at service level or for some method (spi.Activation.PerMethod).
 func (Builder) Activation() spi.Activation {
-	return spi.Activation{Sides: []spi.Side{spi.Provider}, Key: Key, Order: 0}
+	return spi.Activation{Sides: []spi.Side{spi.Provider}, Key: Key, Order: 0, PerMethod: true}
 }
 
 // Build checks every "executes" key of u (service and method level) and

@@ -128,8 +128,8 @@ func (nop) Decode(any) error                                  { return errNop }
 //	heartbeat   idle dual none     (Build validates heartbeat.interval, heartbeat.timeout)
 //	cluster     failover failfast failsafe forking
 //	filter      metrics (consumer+provider, order -100), accesslog (provider, key "accesslog"),
-//	            token (provider, key "token", order -50), activelimit (consumer, key "actives"),
-//	            executelimit (provider, key "executes")
+//	            token (provider, key "token", order -50), activelimit (consumer, key "actives",
+//	            per method), executelimit (provider, key "executes", per method)
 //
 // Build of the loadbalance stand-ins validates "warmup"; transports
 // validate "connect.timeout".
@@ -164,8 +164,8 @@ func Catalogs() *extension.Catalogs {
 		{Ext{ExtName: "metrics", Act: spi.Activation{Sides: both, Order: -100}}},
 		{Ext{ExtName: "accesslog", Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "accesslog"}}},
 		{Ext{ExtName: "token", Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "token", Order: -50}}},
-		{Ext{ExtName: "activelimit", Act: spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: "actives"}}},
-		{Ext{ExtName: "executelimit", Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "executes"}}},
+		{Ext{ExtName: "activelimit", Act: spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: "actives", PerMethod: true}}},
+		{Ext{ExtName: "executelimit", Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "executes", PerMethod: true}}},
 	} {
 		must(c.Filter.Register(f, b))
 	}
