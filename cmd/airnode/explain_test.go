@@ -84,10 +84,11 @@ func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
 		!row("timeout", "method Echo", "5s", "key methods.Echo.timeout").MatchString(out) {
 		t.Errorf("per-method codec or timeout row missing:\n%s", out)
 	}
-	// A method-level activation key changes no chain in the kernel either.
-	_, _, errOut = airnode(t, nil, "list", "--explain", "airnode://h:1/demo.Echo?methods.Echo.actives=2")
-	if !strings.Contains(errOut, `method Echo: a method-level key would change its consumer filter chain to "metrics, activelimit", but the kernel builds one chain per service`) {
-		t.Errorf("methods.Echo.actives alone: stderr %q", errOut)
+	// A method-level limit key activates its filter in the service's
+	// chain (spi.Activation.PerMethod), which then limits that method.
+	_, out, errOut = airnode(t, nil, "list", "--explain", "airnode://h:1/demo.Echo?methods.Echo.actives=2")
+	if strings.Contains(errOut, "would change its consumer filter chain") || !strings.Contains(out, "metrics, activelimit") {
+		t.Errorf("methods.Echo.actives alone: want activelimit in the service chain and no warning; stdout:\n%s\nstderr %q", out, errOut)
 	}
 
 	// What the warning says is what happens: against an smux provider,
