@@ -108,9 +108,9 @@ func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, erro
 	if err != nil {
 		return nil, err
 	}
-	e, err := n.export(ctx, u, mt.names, func(pu spi.URL) (service, error) {
+	e, err := n.export(ctx, u, mt.names, func(pu spi.URL, filters []spi.Filter) service {
 		inv := &localInvoker{url: pu, table: mt}
-		return n.newService(pu, mt, inv)
+		return newService(pu, mt, inv, filters)
 	})
 	if err != nil {
 		return nil, err
@@ -149,12 +149,15 @@ func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*
 	}
 	methods := u.Methods()
 	slices.Sort(methods)
-	return n.export(ctx, u, methods, func(pu spi.URL) (service, error) {
-		return n.newService(pu, nil, inv)
+	return n.export(ctx, u, methods, func(pu spi.URL, filters []spi.Filter) service {
+		return newService(pu, nil, inv, filters)
 	})
 }
 
-func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL) (service, error)) (*Exporter, error) {
+// export checks u, builds the provider filter chain, listens, makes the
+// service with mk (from the provider URL as published and the chain) and
+// registers it.
+func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []spi.Filter) service) (*Exporter, error) {
 	key := u.ServiceKey()
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
@@ -193,6 +196,16 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
+	// The provider filter chain, plugin filters included (their plugin
+	// builds them, within a bound), is built before anything listens or
+	// registers: a filter that cannot be built fails the export, as
+	// Dubbo's export fails when a filter cannot be created, instead of a
+	// registered provider failing every call.
+	planned := n.plannedURL(pu)
+	filters, err := n.filters(planned, spi.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	if !regURL.IsZero() {
 		if reg, err = n.registry(regURL); err != nil {
 			return nil, err
@@ -205,10 +218,13 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// The provider's own TLS files stay out of the published URL, so that
 	// consumers never take them for theirs (MergeURL keeps provider keys).
 	pu = pu.WithAddress(srv.host, srv.port).Without(tlsconf.ProviderFileKeys...)
-	svc, err := mk(pu)
-	if err != nil {
-		return nil, err
+	if !pu.Equal(planned) {
+		// port 0 on a new server: the filters see the port it got
+		if filters, err = n.filters(pu, spi.Provider); err != nil {
+			return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+		}
 	}
+	svc := mk(pu, filters)
 	if err := srv.add(key, svc); err != nil {
 		return nil, err
 	}
@@ -548,16 +564,41 @@ type exportedService struct {
 	invoker spi.Invoker  // filters + local or generic invoker
 }
 
-func (n *Node) newService(pu spi.URL, mt *methodTable, inv spi.Invoker) (service, error) {
-	filters, err := n.filters(pu, spi.Provider)
-	if err != nil {
-		return nil, err
-	}
+// newService returns the service of provider URL pu: filters (the
+// provider chain, outermost first) around inv, mt's methods (nil for a
+// generic invoker, which serves pu's "methods").
+func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []spi.Filter) service {
 	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv)}
 	if mt == nil {
 		s.methods = pu.Methods()
 	}
-	return s, nil
+	return s
+}
+
+// plannedURL returns provider URL pu as Export will publish it, without
+// the provider's TLS files, when its address is known before listening:
+// that of the server already listening for pu's transport and address,
+// or for a fixed port the host advertised would give it (the machine's
+// address for an unspecified host). With port 0 and no server yet, pu's
+// own address: Export builds the filters again once the port is known.
+func (n *Node) plannedURL(pu spi.URL) spi.URL {
+	out := pu.Without(tlsconf.ProviderFileKeys...)
+	if trb, _, err := n.cat.Transport.Select(pu, ""); err == nil {
+		n.mu.Lock()
+		s := n.servers[trb.Name()+"|"+pu.Address()]
+		n.mu.Unlock()
+		if s != nil {
+			return out.WithAddress(s.host, s.port)
+		}
+	}
+	if pu.Port() == 0 {
+		return out
+	}
+	host := pu.Host()
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = localIP()
+	}
+	return out.WithAddress(host, pu.Port())
 }
 
 func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Result {

@@ -67,10 +67,17 @@ func (n *Node) invokerFilters(pu spi.URL) ([]spi.Filter, error) {
 	return n.buildFilters(pu, spi.Consumer, func(b spi.FilterBuilder) bool { return b.Activation().PerProvider })
 }
 
+// buildFilters builds the filters of side activated for u that keep
+// keeps, outermost first. Its errors name the filter but not the
+// component: Export and Refer add "kernel: export KEY" or "kernel: refer
+// KEY" ("filter "acme.authz": invalid value "abc" for URL key
+// "authz.rate": want an integer", as Explain and serve word it). A plugin
+// filter's Build asks its plugin, within the bound of
+// pluginrpc.FilterOptions.BuildTimeout.
 func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilder) bool) ([]spi.Filter, error) {
 	builders, err := extension.ActivateFilters(n.cat.Filter, u, side, "")
 	if err != nil {
-		return nil, fmt.Errorf("kernel: %s filters: %w", side, err)
+		return nil, fmt.Errorf("%s filters: %w", side, err)
 	}
 	out := make([]spi.Filter, 0, len(builders))
 	for _, b := range builders {
@@ -79,7 +86,7 @@ func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilde
 		}
 		f, err := b.Build(u)
 		if err != nil {
-			return nil, fmt.Errorf("kernel: filter %s: %w", b.Name(), err)
+			return nil, fmt.Errorf("filter %q: %w", b.Name(), err)
 		}
 		out = append(out, f)
 	}

@@ -106,13 +106,16 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("kernel: provider key on a reference has no effect: the provider's server decides it", "service", r.key, "key", k, "value", v)
 		}
 	}
+	// The whole consumer chain is built now, plugin filters included
+	// (their plugin builds them, bounded): a filter that cannot be built
+	// fails Refer, not every call.
 	filters, err := n.filters(u, spi.Consumer)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	r.invoker = chain(filters, &clusterInvoker{ref: r})
 	if _, err := n.invokerFilters(u); err != nil { // fail early on bad keys of per-provider filters
-		return nil, err
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 
 	var reg spi.Registry
@@ -156,7 +159,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		fs, err := n.invokerFilters(pu) // per-provider filters, e.g. activelimit
 		if err != nil {
 			_ = inv.Close()
-			return nil, err
+			return nil, fmt.Errorf("kernel: provider %s: %w", pu.Address(), err)
 		}
 		return chain(fs, inv), nil
 	}, n.logger)

@@ -94,3 +94,17 @@ func (r RegistryReach) String() string {
 type RegistryReacher interface {
 	Reach() RegistryReach
 }
+
+// ReadOnlyRegistry is the optional interface of a RegistryBuilder whose
+// registries only read provider lists (a static file, a discovery service
+// the node may not write to): their Register answers ErrNotSupported.
+// ReadOnly true lets a provider host (airnode serve) refuse the registry
+// as a "read-only registry" before it listens, where Export would fail
+// only at Register, after listening; a withdraw dry-run cannot tell,
+// since Unregister of a URL never registered is a no-op. Pure, cheap and
+// safe for concurrent use. A builder without it is taken to be writable.
+// A plugin registry's builder is asked in the plugin and its answer
+// forwarded to the host.
+type ReadOnlyRegistry interface {
+	ReadOnly() bool
+}

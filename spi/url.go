@@ -445,6 +445,11 @@ func (u URL) CheckBackup() error {
 }
 
 // Path returns the decoded path without its leading "/" ("demo.Echo").
+// A registry whose URL names a directory or a file gets it relative too:
+// "acme.reg:///tmp/x" has Path "tmp/x" (and no host); use "/"+u.Path() for
+// the absolute path, as the file registry does, or the directory would be
+// taken relative to each process's working directory. "acme.reg://tmp/x"
+// is another URL: host "tmp", Path "x".
 func (u URL) Path() string { return u.path }
 
 // Interface returns the service interface name: the "interface" parameter
