@@ -629,14 +629,19 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 // register at all, by a withdraw dry-run: Unregister of first, the URL
 // of the first export, on a registry built for the check and closed after
 // it. spi.Registry's contract makes Unregister of a URL the registry never
-// registered a no-op, so nothing is published or deleted; a read-only
-// registry (examples/staticregistry, whose Register and Unregister answer
-// spi.ErrNotSupported) is an error now, where Export would be refused only
-// after the server listened.
+// registered a no-op, so nothing is published or deleted. A read-only
+// registry is an error now, where Export would be refused only after the
+// server listened: one whose builder says so (spi.ReadOnlyRegistry,
+// forwarded by a registry plugin), or whose Unregister answers
+// spi.ErrNotSupported (examples/staticregistry).
 func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.URL) (spi.RegistryReach, error) {
 	b, err := cat.Registry.Get(reg.Scheme())
 	if err != nil {
 		return 0, fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+	}
+	if ro, ok := b.(spi.ReadOnlyRegistry); ok && ro.ReadOnly() {
+		return 0, fmt.Errorf("serve: registry %s is a read-only registry: its %s extension says it cannot register providers (it lists them for consumers); give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
+			registryDesc(reg), b.Name())
 	}
 	reach := spi.ReachShared
 	if r, ok := b.(spi.RegistryReacher); ok {
@@ -651,7 +656,7 @@ func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.
 	defer cancel()
 	err = r.Unregister(ctx, first.With(spi.KeySide, string(spi.Provider)))
 	if errors.Is(err, spi.ErrNotSupported) {
-		return 0, fmt.Errorf("serve: registry %s cannot register providers (%v): it is read-only, for consumers; give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
+		return 0, fmt.Errorf("serve: registry %s is a read-only registry: it cannot register providers (%v), it lists them for consumers; give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
 			registryDesc(reg), err)
 	}
 	return reach, nil
