@@ -1,5 +1,7 @@
 package spi
 
+import "context"
+
 // LoadBalanceBuilder is the "loadbalance" extension point (URL key
 // "loadbalance", method-level allowed, default "random").
 type LoadBalanceBuilder interface {
@@ -23,4 +25,21 @@ type LoadBalanceBuilder interface {
 // into them (see Stats).
 type LoadBalance interface {
 	Select(invokers []Invoker, inv *Invocation) Invoker
+}
+
+// ContextLoadBalance is an optional interface of a LoadBalance whose pick
+// may wait on something outside the process, such as a plugin balancer's
+// round trip to its plugin (sdk/pluginrpc). The bundled clusters call
+// SelectContext instead of Select, with the call's ctx, so that the
+// caller's deadline bounds the pick as it bounds the rest of the call.
+//
+// SelectContext returns what Select would (nil: nothing selectable), or
+// an error when it could not pick within the call's deadline or timeout:
+// an *Error, StatusClientTimeout, naming the balancer and the time it
+// took, which the cluster returns as the call's result (nothing was
+// sent, so it is never retried on another provider). It may block until
+// ctx's deadline and is called concurrently; invokers is as for Select.
+type ContextLoadBalance interface {
+	LoadBalance
+	SelectContext(ctx context.Context, invokers []Invoker, inv *Invocation) (Invoker, error)
 }

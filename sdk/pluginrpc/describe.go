@@ -23,6 +23,28 @@ type Description struct {
 	// Keys are the URL keys the extension declares it reads
 	// (spi.KeyDescriber in the plugin); nil when it declares none.
 	Keys []spi.KeyDoc
+	// WithoutArgs: a balancer or filter whose builder is an
+	// ArgumentsReader answering false; the host then sends its Select and
+	// filter requests without the call's arguments.
+	WithoutArgs bool
+}
+
+// ArgumentsReader is an optional interface of a plugin's
+// spi.LoadBalanceBuilder or spi.FilterBuilder. ReadsArguments false says
+// its balancers or filters never read Invocation.Args: the host then
+// stops encoding the call's arguments to JSON for every Select or filter
+// call (a 1 MB argument costs the host about 2 ms per call; see
+// sdk/README's cost table), and they see Args nil. A builder without the
+// method, or answering true, gets the arguments (protocol version 1's
+// behaviour). Asked once, when the host starts the plugin.
+type ArgumentsReader interface {
+	ReadsArguments() bool
+}
+
+// withoutArgs reports whether b said it does not read arguments.
+func withoutArgs(b any) bool {
+	r, ok := b.(ArgumentsReader)
+	return ok && !r.ReadsArguments()
 }
 
 // Describe asks the plugin behind c what it provides for point. A plugin
@@ -35,7 +57,7 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	case PointLoadBalance:
 		var r *pb.Describe
 		if r, err = c.LoadBalance.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
+			d.Name, d.Keys, d.WithoutArgs = r.Name, keysFromPB(r.Keys), r.WithoutArgs
 		}
 	case PointRegistry:
 		var r *pb.Describe
@@ -45,7 +67,7 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	case PointFilter:
 		var r *pb.FilterDescribe
 		if r, err = c.Filter.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
+			d.Name, d.Keys, d.WithoutArgs = r.Name, keysFromPB(r.Keys), r.WithoutArgs
 			d.Activation = spi.Activation{Key: r.Key, Order: int(r.Order)}
 			for _, s := range r.Sides {
 				d.Activation.Sides = append(d.Activation.Sides, spi.Side(s))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b
 
 func (s *filterServer) Describe(context.Context, *pb.Empty) (*pb.FilterDescribe, error) {
 	a := s.b.Activation()
-	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order), Keys: keysToPB(s.b)}
+	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order), Keys: keysToPB(s.b), WithoutArgs: withoutArgs(s.b)}
 	for _, side := range a.Sides {
 		d.Sides = append(d.Sides, string(side))
 	}
@@ -89,6 +90,12 @@ type FilterOptions struct {
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
 	Keys []spi.KeyDoc
+	// WithoutArgs: the plugin said it does not read the call's arguments
+	// (Description.WithoutArgs): filter requests carry none.
+	WithoutArgs bool
+	// Log receives the warning about reserved attachments (default
+	// slog.Default()).
+	Log *slog.Logger
 }
 
 // NewFilterBuilder returns a spi.FilterBuilder whose filters decide in the
@@ -99,14 +106,31 @@ type FilterOptions struct {
 // trip takes what is left of the call's deadline (FilterOptions.Timeout
 // for a call without one); the deadline passing in the plugin is
 // CLIENT_TIMEOUT or SERVER_TIMEOUT.
+//
+// A filter that passes cannot change the attachments the kernel reserves
+// (spi.ReservedAttachment: remote, timeout, token): what it set, changed
+// or removed of them is dropped and the kernel's values stay (the
+// provider's "remote" is the real peer), and the first time per key the
+// host logs a warning naming the filter and the key. The call goes on:
+// the caller did not send them (`airnode call -a` and
+// spi.WithAttachments refuse them with CLIENT_ERROR because there the
+// caller did).
 func NewFilterBuilder(o FilterOptions) spi.FilterBuilder {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	return &filterBuilder{o: o}
 }
 
-type filterBuilder struct{ o FilterOptions }
+type filterBuilder struct {
+	o FilterOptions
+
+	warnMu sync.Mutex
+	warned map[string]bool // reserved attachment keys already warned of
+}
 
 func (b *filterBuilder) Name() string               { return b.o.Name }
 func (b *filterBuilder) Activation() spi.Activation { return b.o.Activation }
@@ -120,11 +144,12 @@ func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
 	if v, _ := u.Param(spi.KeySide); v == string(spi.Provider) {
 		st = spi.StatusServerError
 	}
-	return &filterAdapter{o: &b.o, us: u.String(), status: st}, nil
+	return &filterAdapter{o: &b.o, b: b, us: u.String(), status: st}, nil
 }
 
 type filterAdapter struct {
 	o      *FilterOptions
+	b      *filterBuilder
 	us     string
 	status spi.Status // of a failure of the plugin itself
 
@@ -196,13 +221,13 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		cancel()
 		return f.failCall(ctx, err)
 	}
-	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv)})
+	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)})
 	cancel()
 	if err != nil {
 		return f.failCall(ctx, rpcError("filter Invoke", err))
 	}
 	if rep.Pass {
-		inv.Attachments = rep.Attachments
+		inv.Attachments = f.b.keepReserved(inv.Attachments, rep.Attachments)
 		if len(inv.Attachments) == 0 {
 			inv.Attachments = nil
 		}
@@ -220,6 +245,46 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		}
 	}
 	return res
+}
+
+// keepReserved returns after, the attachments a passing plugin filter
+// answered, with every reserved key as it was in before (the kernel's
+// value, or absent), warning once per key of a change dropped. after
+// is the reply's own map; before is not modified.
+func (b *filterBuilder) keepReserved(before, after map[string]string) map[string]string {
+	for _, k := range []string{spi.AttachmentRemote, spi.AttachmentTimeout, spi.AttachmentToken} {
+		bv, bok := before[k]
+		av, aok := after[k]
+		if aok == bok && av == bv {
+			continue
+		}
+		if bok {
+			if after == nil {
+				after = make(map[string]string, 1)
+			}
+			after[k] = bv
+		} else {
+			delete(after, k)
+		}
+		b.warnReserved(k)
+	}
+	return after
+}
+
+func (b *filterBuilder) warnReserved(key string) {
+	b.warnMu.Lock()
+	seen := b.warned[key]
+	if !seen {
+		if b.warned == nil {
+			b.warned = make(map[string]bool, 3)
+		}
+		b.warned[key] = true
+	}
+	b.warnMu.Unlock()
+	if !seen {
+		b.o.Log.Warn("plugin filter changed an attachment the kernel reserves; dropped, the kernel's value stays (logged once per key)",
+			"filter", b.o.Name, "key", key, "reserved", spi.ReservedAttachments())
+	}
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
@@ -24,7 +25,7 @@ type lbServer struct {
 func newLBServer(b spi.LoadBalanceBuilder) *lbServer { return &lbServer{b: b} }
 
 func (s *lbServer) Describe(context.Context, *pb.Empty) (*pb.Describe, error) {
-	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b)}, nil
+	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b), WithoutArgs: withoutArgs(s.b)}, nil
 }
 
 func (s *lbServer) Build(_ context.Context, req *pb.BuildRequest) (*pb.BuildReply, error) {
@@ -89,20 +90,73 @@ func (s *lbServer) Select(_ context.Context, req *pb.SelectRequest) (rep *pb.Sel
 
 // ---------------------------------------------------------------- host side
 
+// Defaults of LoadBalanceOptions.
+const (
+	// DefaultSelectTimeout bounds one Select or Build round trip to a
+	// balancer plugin when the call allows more.
+	DefaultSelectTimeout = time.Second
+	// DefaultBypass is the first bypass after a round trip timed out;
+	// each further timeout of the probe doubles it up to DefaultMaxBypass
+	// (a circuit breaker's open state, Hystrix's sleep window).
+	DefaultBypass    = time.Second
+	DefaultMaxBypass = 30 * time.Second
+	// minTripBound: a round trip given less than this (a call with
+	// almost nothing left of its deadline) fails without tripping the
+	// bypass: a healthy plugin cannot answer in no time either.
+	minTripBound = 10 * time.Millisecond
+	// defaultCallTimeout is the kernel's "timeout" default
+	// (kernel.DefaultTimeout), used when a candidate URL has none.
+	defaultCallTimeout = time.Second
+)
+
+// Bypass is one change of a balancer plugin's bypass, for the host's log.
+type Bypass struct {
+	// Point is the round trip that timed out: "Select" or "Build".
+	Point string
+	// Took is how long it waited; Bound what it was allowed (the plugin's
+	// Timeout, or the call's deadline or timeout when sooner).
+	Took, Bound time.Duration
+	// For is how long the plugin is now bypassed (the default balancer
+	// picks meanwhile), after which one call probes it again; 0 when
+	// Recovered.
+	For time.Duration
+	// Recovered: the probe answered in time; the plugin picks again.
+	Recovered bool
+}
+
 // LoadBalanceOptions configure a plugin-backed balancer builder.
 type LoadBalanceOptions struct {
 	// Name is the extension name in the host's catalog.
 	Name string
 	// Source yields the plugin's live client.
 	Source Source
-	// Fallback builds the balancer used while the plugin is down or fails
-	// (the point's default); nil picks uniformly at random.
+	// Fallback builds the balancer used while the plugin is down, fails
+	// or is bypassed (the point's default); nil picks uniformly at random.
 	Fallback func(u spi.URL) (spi.LoadBalance, error)
-	// OnFallback is told every time a Select falls back, with why; the host
-	// logs it (rate-limited). May be nil.
+	// OnFallback is told every time a Select falls back because the
+	// plugin is down or answered an error, with why; the host logs it
+	// (rate-limited). May be nil.
 	OnFallback func(err error)
-	// Timeout bounds one Select round trip; default 1s.
+	// Timeout bounds one Select or Build round trip; default
+	// DefaultSelectTimeout (1s). The call's own bound comes first when
+	// sooner: its ctx deadline and its "timeout" key (method-level
+	// first, as the exchange reads it, default 1s). Build at Refer is
+	// bounded by Timeout and the reference's "timeout".
 	Timeout time.Duration
+	// Bypass and MaxBypass are the first and the longest bypass of a
+	// plugin whose round trip timed out; defaults DefaultBypass (1s) and
+	// DefaultMaxBypass (30s).
+	Bypass, MaxBypass time.Duration
+	// OnBypass is told when a round trip timed out and the plugin is
+	// bypassed, and when a probe answered again. May be nil.
+	OnBypass func(Bypass)
+	// OnSlow is told of a Select that answered but took more than a tenth
+	// of the call's timeout (took, timeout); the host logs it
+	// rate-limited. May be nil.
+	OnSlow func(took, timeout time.Duration)
+	// WithoutArgs: the plugin said it does not read the call's arguments
+	// (Description.WithoutArgs): Select requests carry none.
+	WithoutArgs bool
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
 	Keys []spi.KeyDoc
@@ -110,58 +164,108 @@ type LoadBalanceOptions struct {
 
 // NewLoadBalanceBuilder returns a spi.LoadBalanceBuilder whose balancers
 // select in the plugin process, falling back to o.Fallback when the plugin
-// is down, slow or answers an error.
+// is down, answers an error or is bypassed. Its balancers are
+// spi.ContextLoadBalance: the call's ctx bounds each round trip.
+//
+// A round trip that times out makes every balancer of the plugin bypass it
+// for o.Bypass (the default balancer picks, without waiting); then one call
+// probes it, and each probe that times out again doubles the bypass up to
+// o.MaxBypass, while one that answers ends it (a circuit breaker). A
+// Select cut short by its own Timeout falls back for that call; one cut
+// short by the call's deadline or timeout fails the call CLIENT_TIMEOUT
+// naming the balancer (nothing was sent).
 func NewLoadBalanceBuilder(o LoadBalanceOptions) spi.LoadBalanceBuilder {
 	if o.Timeout <= 0 {
-		o.Timeout = time.Second
+		o.Timeout = DefaultSelectTimeout
 	}
-	return &lbBuilder{o: o}
+	if o.Bypass <= 0 {
+		o.Bypass = DefaultBypass
+	}
+	if o.MaxBypass < o.Bypass {
+		o.MaxBypass = max(o.Bypass, DefaultMaxBypass)
+	}
+	return &lbBuilder{o: o, brk: &breaker{next: o.Bypass}}
 }
 
-type lbBuilder struct{ o LoadBalanceOptions }
+type lbBuilder struct {
+	o   LoadBalanceOptions
+	brk *breaker // shared by every balancer of the plugin
+}
 
 func (b *lbBuilder) Name() string { return b.o.Name }
 
 // Keys returns the keys the plugin declared (LoadBalanceOptions.Keys).
 func (b *lbBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
 
-// Build validates u in the plugin when the plugin is up (the plugin's own
-// Build errors are returned); when it is down the balancer builds lazily on
-// its first Select after the plugin is back.
+// Build validates u in the plugin when the plugin is up and not bypassed
+// (the plugin's own Build errors are returned), within Timeout and u's
+// "timeout"; when it is down, bypassed or does not answer in time the
+// balancer builds lazily on a later Select.
 func (b *lbBuilder) Build(u spi.URL) (spi.LoadBalance, error) {
-	lb := &lbAdapter{o: &b.o, u: u, us: u.String()}
-	if c, gen, err := b.o.Source.Current(); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), b.o.Timeout)
-		defer cancel()
-		var be buildError
-		if _, err := lb.handle(ctx, c, gen); errors.As(err, &be) {
-			return nil, fmt.Errorf("loadbalance %q: %w", b.o.Name, be.error)
-		}
+	lb := &lbAdapter{o: &b.o, brk: b.brk, u: u, us: u.String(), sem: make(chan struct{}, 1)}
+	c, gen, err := b.o.Source.Current()
+	if err != nil {
+		return lb, nil
+	}
+	probe, ok := b.brk.enter()
+	if !ok {
+		return lb, nil
+	}
+	bound := b.o.Timeout
+	if t, err := u.Duration("timeout", defaultCallTimeout); err == nil && t > 0 {
+		bound = min(bound, t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	start := time.Now()
+	_, err = lb.handle(ctx, c, gen)
+	if timedOut(ctx, err) {
+		lb.tripped(probe, "Build", time.Since(start), bound)
+		return lb, nil
+	}
+	lb.answered(probe)
+	var be buildError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("loadbalance %q: %w", b.o.Name, be.error)
 	}
 	return lb, nil
 }
 
 type buildError struct{ error }
 
-type lbAdapter struct {
-	o  *LoadBalanceOptions
-	u  spi.URL
-	us string
+// built is a balancer's handle in one plugin generation.
+type built struct{ gen, id uint64 }
 
-	mu     sync.Mutex
-	gen    uint64
-	id     uint64
+type lbAdapter struct {
+	o   *LoadBalanceOptions
+	brk *breaker
+	u   spi.URL
+	us  string
+
+	cur    atomic.Pointer[built]
+	sem    chan struct{} // one Build at a time, waited for under a ctx
 	fbOnce sync.Once
 	fb     spi.LoadBalance
 }
 
+// Name returns the plugin's extension name (for the cluster's "balancer X
+// returned no provider" message).
+func (lb *lbAdapter) Name() string { return lb.o.Name }
+
 // handle returns the balancer's handle in plugin generation gen, building it
 // there when the plugin (re)started.
 func (lb *lbAdapter) handle(ctx context.Context, c *Client, gen uint64) (uint64, error) {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	if lb.gen == gen && lb.id != 0 {
-		return lb.id, nil
+	if b := lb.cur.Load(); b != nil && b.gen == gen {
+		return b.id, nil
+	}
+	select {
+	case lb.sem <- struct{}{}:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("plugin loadbalance Build: %w", ctx.Err())
+	}
+	defer func() { <-lb.sem }()
+	if b := lb.cur.Load(); b != nil && b.gen == gen {
+		return b.id, nil
 	}
 	rep, err := c.LoadBalance.Build(ctx, &pb.BuildRequest{Url: lb.us})
 	if err != nil {
@@ -170,37 +274,135 @@ func (lb *lbAdapter) handle(ctx context.Context, c *Client, gen uint64) (uint64,
 	if rep.Error != nil {
 		return 0, buildError{fromPB(rep.Error)}
 	}
-	lb.gen, lb.id = gen, rep.Handle
-	return lb.id, nil
+	lb.cur.Store(&built{gen: gen, id: rep.Handle})
+	return rep.Handle, nil
 }
 
-// Select asks the plugin; on any failure it falls back (and reports why).
+// Select is SelectContext without a call context: the call's "timeout"
+// and Timeout bound the round trip, and any failure falls back.
 func (lb *lbAdapter) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
-	i, err := lb.remote(invokers, inv)
-	if err == nil {
-		if i < 0 {
-			return nil
-		}
-		return invokers[i]
+	x, err := lb.SelectContext(context.Background(), invokers, inv)
+	if err != nil {
+		return lb.fallback(invokers, inv)
 	}
+	return x
+}
+
+// SelectContext asks the plugin within the call's bound (see
+// NewLoadBalanceBuilder); while the plugin is down, bypassed or answers
+// an error it picks with the fallback balancer.
+func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
+	c, gen, err := lb.o.Source.Current()
+	if err != nil {
+		lb.fellBack(err)
+		return lb.fallback(invokers, inv), nil
+	}
+	probe, ok := lb.brk.enter()
+	if !ok {
+		return lb.fallback(invokers, inv), nil // bypassed: the trip was logged
+	}
+	timeout := callTimeout(invokers, inv)
+	callBound, by := timeout, fmt.Sprintf("the call's timeout %v", timeout)
+	if d, ok := ctx.Deadline(); ok {
+		if r := time.Until(d); r < callBound {
+			callBound, by = r, fmt.Sprintf("what was left of the caller's deadline (%v)", r.Round(time.Millisecond))
+		}
+	}
+	bound := min(lb.o.Timeout, callBound)
+	rctx, cancel := context.WithTimeout(ctx, bound)
+	start := time.Now()
+	i, point, err := lb.remote(rctx, c, gen, invokers, inv)
+	took := time.Since(start)
+	cancel()
+	switch {
+	case err == nil:
+		lb.answered(probe)
+		if lb.o.OnSlow != nil && took > timeout/10 {
+			lb.o.OnSlow(took, timeout)
+		}
+		if i < 0 {
+			return nil, nil
+		}
+		return invokers[i], nil
+	case timedOut(rctx, err):
+		bypass := lb.tripped(probe, point, took, bound)
+		if callBound > lb.o.Timeout {
+			return lb.fallback(invokers, inv), nil // its own bound: the call goes on
+		}
+		msg := fmt.Sprintf("pluginrpc: balancer %q: %s gave no answer within %s, so nothing was sent", lb.o.Name, point, by)
+		if bypass > 0 {
+			msg += fmt.Sprintf("; the plugin is bypassed for %v", bypass)
+		}
+		e := &spi.Error{Status: spi.StatusClientTimeout, Message: msg}
+		if ctx.Err() != nil {
+			e.Cause = ctx.Err()
+		}
+		return nil, e
+	case ctx.Err() != nil: // the caller cancelled
+		lb.brk.leave(probe)
+		return nil, spi.Errorf(spi.StatusClientError, "pluginrpc: balancer %q: %s: %w", lb.o.Name, point, ctx.Err())
+	}
+	lb.answered(probe) // it answered, with an error
+	lb.fellBack(err)
+	return lb.fallback(invokers, inv), nil
+}
+
+// callTimeout is the call's "timeout" as the exchange reads it: from the
+// first candidate's URL (the provider's merged with the reference's),
+// method-level first.
+func callTimeout(invokers []spi.Invoker, inv *spi.Invocation) time.Duration {
+	method := ""
+	if inv != nil {
+		method = inv.Method
+	}
+	t, err := invokers[0].URL().MethodDuration(method, "timeout", defaultCallTimeout)
+	if err != nil || t <= 0 {
+		return defaultCallTimeout
+	}
+	return t
+}
+
+// timedOut reports whether a round trip under rctx ended for want of time
+// (rctx's deadline, or gRPC's timer for it firing a moment before).
+func timedOut(rctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(rctx.Err(), context.DeadlineExceeded)
+}
+
+func (lb *lbAdapter) fellBack(err error) {
 	if lb.o.OnFallback != nil {
 		lb.o.OnFallback(err)
 	}
-	return lb.fallback(invokers, inv)
 }
 
-func (lb *lbAdapter) remote(invokers []spi.Invoker, inv *spi.Invocation) (int, error) {
-	c, gen, err := lb.o.Source.Current()
-	if err != nil {
-		return 0, err
+// tripped records a round trip that timed out after took (allowed bound)
+// and returns the bypass it started (0: too short a bound to blame the
+// plugin, or already bypassed by a concurrent call).
+func (lb *lbAdapter) tripped(probe bool, point string, took, bound time.Duration) time.Duration {
+	if bound < minTripBound {
+		lb.brk.leave(probe)
+		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), lb.o.Timeout)
-	defer cancel()
+	d := lb.brk.trip(probe, lb.o.MaxBypass)
+	if d > 0 && lb.o.OnBypass != nil {
+		lb.o.OnBypass(Bypass{Point: point, Took: took, Bound: bound, For: d})
+	}
+	return d
+}
+
+// answered records a round trip the plugin answered in time.
+func (lb *lbAdapter) answered(probe bool) {
+	if lb.brk.ok(probe, lb.o.Bypass) && lb.o.OnBypass != nil {
+		lb.o.OnBypass(Bypass{Point: "Select", Recovered: true})
+	}
+}
+
+// remote asks the plugin; point names the round trip that failed.
+func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers []spi.Invoker, inv *spi.Invocation) (int, string, error) {
 	id, err := lb.handle(ctx, c, gen)
 	if err != nil {
-		return 0, err
+		return 0, "Build", err
 	}
-	req := &pb.SelectRequest{Handle: id, Candidates: make([]*pb.Candidate, len(invokers)), Invocation: toInvocation(inv)}
+	req := &pb.SelectRequest{Handle: id, Candidates: make([]*pb.Candidate, len(invokers)), Invocation: toInvocation(inv, !lb.o.WithoutArgs)}
 	cands := make([]pb.Candidate, len(invokers))
 	for i, iv := range invokers {
 		c := &cands[i]
@@ -215,18 +417,18 @@ func (lb *lbAdapter) remote(invokers []spi.Invoker, inv *spi.Invocation) (int, e
 	}
 	rep, err := c.LoadBalance.Select(ctx, req)
 	if err != nil {
-		return 0, rpcError("loadbalance Select", err)
+		return 0, "Select", rpcError("loadbalance Select", err)
 	}
 	if rep.Error != nil {
-		return 0, fromPB(rep.Error)
+		return 0, "Select", fromPB(rep.Error)
 	}
 	if rep.Index == -1 {
-		return -1, nil // the balancer selected nothing
+		return -1, "", nil // the balancer selected nothing
 	}
 	if rep.Index < 0 || int(rep.Index) >= len(invokers) {
-		return 0, fmt.Errorf("plugin loadbalance Select: index %d out of range [0, %d)", rep.Index, len(invokers))
+		return 0, "Select", fmt.Errorf("plugin loadbalance Select: index %d out of range [0, %d)", rep.Index, len(invokers))
 	}
-	return int(rep.Index), nil
+	return int(rep.Index), "", nil
 }
 
 func (lb *lbAdapter) fallback(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
@@ -241,7 +443,70 @@ func (lb *lbAdapter) fallback(invokers []spi.Invoker, inv *spi.Invocation) spi.I
 	return invokers[rand.IntN(len(invokers))]
 }
 
+// breaker is the bypass of one balancer plugin: closed (the plugin
+// picks), open until a time (the fallback picks), then half-open (one
+// call probes the plugin while the others still bypass it).
+type breaker struct {
+	mu      sync.Mutex
+	open    bool
+	until   time.Time
+	next    time.Duration // the next bypass
+	probing bool
+}
+
+// enter reports whether a round trip may go to the plugin, and whether it
+// is the probe of a half-open breaker.
+func (b *breaker) enter() (probe, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case !b.open:
+		return false, true
+	case b.probing || time.Now().Before(b.until):
+		return false, false
+	}
+	b.probing = true
+	return true, true
+}
+
+// leave ends a round trip that says nothing about the plugin.
+func (b *breaker) leave(probe bool) {
+	if probe {
+		b.mu.Lock()
+		b.probing = false
+		b.mu.Unlock()
+	}
+}
+
+// trip opens the breaker after a timeout and returns the bypass started:
+// 0 when a concurrent call already opened it.
+func (b *breaker) trip(probe bool, maxBypass time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if probe {
+		b.probing = false
+	} else if b.open {
+		return 0 // a round trip begun before the breaker opened
+	}
+	d := b.next
+	b.open, b.until, b.next = true, time.Now().Add(d), min(2*d, maxBypass)
+	return d
+}
+
+// ok closes the breaker after a round trip answered in time; it reports
+// whether that ended a bypass.
+func (b *breaker) ok(probe bool, first time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !probe {
+		return false
+	}
+	b.open, b.probing, b.next = false, false, first
+	return true
+}
+
 var (
 	_ spi.LoadBalanceBuilder = (*lbBuilder)(nil)
 	_ spi.LoadBalance        = (*lbAdapter)(nil)
+	_ spi.ContextLoadBalance = (*lbAdapter)(nil)
 )

@@ -2,7 +2,6 @@ package failfast
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
 	"github.com/airnode/airnode/spi"
@@ -29,9 +28,12 @@ func (Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Director
 	if len(list) == 0 {
 		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
 	}
-	x := lb.Select(list, inv)
+	x, err := clusterkit.Select(ctx, lb, list, inv)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
 	if x == nil {
-		return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+		return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
 	}
 	return x.Invoke(ctx, inv)
 }

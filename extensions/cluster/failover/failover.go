@@ -84,13 +84,20 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			}
 			cand = list // every provider tried: any may take the retry
 		}
-		x := lb.Select(cand, inv)
-		if x == nil && len(cand) < len(list) {
-			x = lb.Select(list, inv)
+		x, err := clusterkit.Select(ctx, lb, cand, inv)
+		if err == nil && x == nil && len(cand) < len(list) {
+			x, err = clusterkit.Select(ctx, lb, list, inv)
+		}
+		if err != nil { // the balancer could not pick in time: nothing was sent
+			if attempt == 0 {
+				return spi.Result{Err: err}
+			}
+			last = spi.Result{Err: err}
+			break
 		}
 		if x == nil {
 			if attempt == 0 {
-				return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+				return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
 			}
 			break
 		}

@@ -2,7 +2,6 @@ package failsafe
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
@@ -48,9 +47,12 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	if len(list) == 0 {
 		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
 	}
-	x := lb.Select(list, inv)
+	x, err := clusterkit.Select(ctx, lb, list, inv)
+	if err != nil {
+		return spi.Result{Err: err} // as no provider: nothing was called
+	}
 	if x == nil {
-		return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+		return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
 	}
 	r := x.Invoke(ctx, inv)
 	if r.Err == nil {

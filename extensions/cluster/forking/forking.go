@@ -2,7 +2,6 @@ package forking
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"reflect"
 
@@ -58,12 +57,17 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
 	}
 	var picked []spi.Invoker
+	var selErr error
 	for len(picked) < forks {
 		cand := clusterkit.Exclude(list, picked)
 		if len(cand) == 0 {
 			break
 		}
-		x := lb.Select(cand, inv)
+		x, err := clusterkit.Select(ctx, lb, cand, inv)
+		if err != nil {
+			selErr = err // the balancer could not pick in time
+			break
+		}
 		if x == nil {
 			break
 		}
@@ -71,7 +75,10 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	}
 	switch len(picked) {
 	case 0:
-		return spi.Result{Err: clusterkit.NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))}
+		if selErr != nil {
+			return spi.Result{Err: selErr}
+		}
+		return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
 	case 1:
 		return picked[0].Invoke(ctx, inv)
 	}

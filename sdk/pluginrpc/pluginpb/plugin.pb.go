@@ -393,7 +393,12 @@ type Describe struct {
 	// keys are the URL keys the extension reads (spi.KeyDescriber); empty
 	// when it does not say. Added in protocol version 1 without a bump: an
 	// older peer ignores or omits the field.
-	Keys          []*KeyDoc `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Keys []*KeyDoc `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	// without_args: the extension does not read the call's arguments
+	// (sdk's ArgumentsReader answering false), so the host sends
+	// Invocation.args_json empty. Added in protocol version 1 without a
+	// bump: an older plugin omits it (false) and gets the arguments.
+	WithoutArgs   bool `protobuf:"varint,3,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -440,6 +445,13 @@ func (x *Describe) GetKeys() []*KeyDoc {
 		return x.Keys
 	}
 	return nil
+}
+
+func (x *Describe) GetWithoutArgs() bool {
+	if x != nil {
+		return x.WithoutArgs
+	}
+	return false
 }
 
 // KeyDoc is one URL key an extension reads (spi.KeyDoc).
@@ -894,7 +906,8 @@ type FilterDescribe struct {
 	Sides         []string               `protobuf:"bytes,2,rep,name=sides,proto3" json:"sides,omitempty"` // "consumer", "provider"
 	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	Order         int32                  `protobuf:"varint,4,opt,name=order,proto3" json:"order,omitempty"`
-	Keys          []*KeyDoc              `protobuf:"bytes,5,rep,name=keys,proto3" json:"keys,omitempty"` // as Describe.keys
+	Keys          []*KeyDoc              `protobuf:"bytes,5,rep,name=keys,proto3" json:"keys,omitempty"`                                   // as Describe.keys
+	WithoutArgs   bool                   `protobuf:"varint,6,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"` // as Describe.without_args
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -962,6 +975,13 @@ func (x *FilterDescribe) GetKeys() []*KeyDoc {
 		return x.Keys
 	}
 	return nil
+}
+
+func (x *FilterDescribe) GetWithoutArgs() bool {
+	if x != nil {
+		return x.WithoutArgs
+	}
+	return false
 }
 
 type FilterRequest struct {
@@ -1359,10 +1379,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\vattachments\x18\x04 \x03(\v2..airnode.plugin.v1.Invocation.AttachmentsEntryR\vattachments\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"p\n" +
 	"\bDescribe\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
-	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\"r\n" +
+	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
+	"\fwithout_args\x18\x03 \x01(\bR\vwithoutArgs\"r\n" +
 	"\x06KeyDoc\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
@@ -1399,13 +1420,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"Y\n" +
 	"\vServiceList\x12\x1a\n" +
 	"\bservices\x18\x01 \x03(\tR\bservices\x12.\n" +
-	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"\x91\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"\xb4\x01\n" +
 	"\x0eFilterDescribe\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05sides\x18\x02 \x03(\tR\x05sides\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
 	"\x05order\x18\x04 \x01(\x05R\x05order\x12-\n" +
-	"\x04keys\x18\x05 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\"f\n" +
+	"\x04keys\x18\x05 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
+	"\fwithout_args\x18\x06 \x01(\bR\vwithoutArgs\"f\n" +
 	"\rFilterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12=\n" +
 	"\n" +

@@ -4,13 +4,17 @@
 package clusterkit
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -35,6 +39,55 @@ func NoProvider(inv *spi.Invocation, dir spi.Directory, detail string) *spi.Erro
 		}
 	}
 	return &spi.Error{Status: spi.StatusServiceNotFound, Message: msg}
+}
+
+// Select picks one of list with lb: SelectContext with the call's ctx
+// when lb is an spi.ContextLoadBalance (a plugin balancer, whose round
+// trip the call's deadline bounds), else Select. A non-nil error is the
+// balancer's own (it could not pick in time) and is the call's result.
+func Select(ctx context.Context, lb spi.LoadBalance, list []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
+	if c, ok := lb.(spi.ContextLoadBalance); ok {
+		return c.SelectContext(ctx, list, inv)
+	}
+	return lb.Select(list, inv), nil
+}
+
+// weigher reads configured weights for NoneSelected; a malformed weight
+// was already logged by the balancer that read it.
+var weigher = warmup.New(warmup.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+
+// NoneSelected returns the error for lb having picked nothing out of list
+// (Select returned nil): StatusServiceNotFound, as NoProvider. When every
+// provider's configured weight is 0 (the one case spi.LoadBalance allows
+// a nil) it says "all N providers have weight 0"; otherwise the balancer
+// broke that rule and the message names it, "balancer acme.p2c returned
+// no provider out of 2": a third-party balancer's bug is likelier than
+// weights the list does not have. The balancer's name is its Name() when
+// it has one (a plugin balancer), else the URL key "loadbalance" of the
+// method.
+func NoneSelected(inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance, list []spi.Invoker) *spi.Error {
+	for _, x := range list {
+		if weigher.Configured(x.URL()) > 0 {
+			return NoProvider(inv, dir, fmt.Sprintf("%s returned no provider out of %d", balancerName(inv, dir, lb), len(list)))
+		}
+	}
+	return NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))
+}
+
+// balancerName is "balancer " and lb's Name(), else the method's
+// "loadbalance" key; "the default balancer" when neither says.
+func balancerName(inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) string {
+	if n, ok := lb.(interface{ Name() string }); ok && n.Name() != "" {
+		return "balancer " + n.Name()
+	}
+	method := ""
+	if inv != nil {
+		method = inv.Method
+	}
+	if v, _, ok := dir.URL().MethodParam(method, "loadbalance"); ok && v != "" {
+		return "balancer " + v
+	}
+	return "the default balancer"
 }
 
 // Same reports whether a and b are the same invoker, without panicking on

@@ -1,0 +1,89 @@
+// Command moody is a balancer and filter plugin for tests whose behaviour
+// the environment sets:
+//
+//	LB_MODE    ""      pick the first candidate
+//	           "hang"  answer nothing while the file $HANG_FILE exists
+//	           "slow"  sleep $SLOW_MS milliseconds, then pick the first
+//	           "nil"   pick nothing
+//	           "args"  pick the second candidate when the call has arguments
+//	LB_BUILD   "hang"  Build answers nothing while $HANG_FILE exists
+//	F_MODE     "forge" set remote, timeout and token (and x-forged) and pass
+//	           "args"  short-circuit with the number of arguments it got
+//	READS_ARGS "false" both builders say they do not read arguments
+package main
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/airnode/airnode/sdk"
+	"github.com/airnode/airnode/spi"
+)
+
+// hang waits while $HANG_FILE exists (the test removes it to let go).
+func hang() {
+	for {
+		if _, err := os.Stat(os.Getenv("HANG_FILE")); err != nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type lbBuilder struct{}
+
+func (lbBuilder) Name() string         { return "moody" }
+func (lbBuilder) ReadsArguments() bool { return os.Getenv("READS_ARGS") != "false" }
+func (lbBuilder) Build(spi.URL) (spi.LoadBalance, error) {
+	if os.Getenv("LB_BUILD") == "hang" {
+		hang()
+	}
+	return lb{}, nil
+}
+
+type lb struct{}
+
+func (lb) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
+	switch os.Getenv("LB_MODE") {
+	case "hang":
+		hang()
+	case "slow":
+		ms, _ := strconv.Atoi(os.Getenv("SLOW_MS"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	case "nil":
+		return nil
+	case "args":
+		if len(inv.Args) > 0 && len(invokers) > 1 {
+			return invokers[1]
+		}
+	}
+	return invokers[0]
+}
+
+type filterBuilder struct{}
+
+func (filterBuilder) Name() string         { return "moody" }
+func (filterBuilder) ReadsArguments() bool { return os.Getenv("READS_ARGS") != "false" }
+func (filterBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}}
+}
+func (filterBuilder) Build(spi.URL) (spi.Filter, error) { return filter{}, nil }
+
+type filter struct{}
+
+func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	switch os.Getenv("F_MODE") {
+	case "forge":
+		inv.SetAttachment(spi.AttachmentRemote, "6.6.6.6:1")
+		inv.SetAttachment(spi.AttachmentTimeout, "1")
+		inv.SetAttachment(spi.AttachmentToken, "forged")
+		inv.SetAttachment("x-forged", "yes")
+	case "args":
+		return spi.Result{Value: len(inv.Args)}
+	}
+	return next.Invoke(ctx, inv)
+}
+
+func main() { sdk.Serve(sdk.Plugins{LoadBalance: lbBuilder{}, Filter: filterBuilder{}}) }
