@@ -87,6 +87,10 @@ func TestServerKeysPerAddress(t *testing.T) {
 		{"group=a&dispatcher=direct", `"dispatcher" is "direct"`},
 		{"group=b&dispatcher=drect", `did you mean "direct"?`},
 		{"group=c&payload=1MiB", `"payload" is "1MiB"`},
+		// tester8: the server's heartbeat is per connection, so its
+		// interval and timeout belong to the address too.
+		{"group=f&heartbeat.interval=5s", `"heartbeat.interval" is "5s"`},
+		{"group=g&heartbeat.timeout=300s", `"heartbeat.timeout" is "300s"`},
 		{"group=d&dispatcher=adaptive", ""},
 		{"group=e", ""},
 	} {

@@ -436,8 +436,9 @@ var dubboDispatchers = map[string]struct{ does, use string }{
 
 // ServerKeys returns the provider URL keys that configure the server on a
 // listening address rather than one service (dispatcher, payload,
-// connection.concurrency, heartbeat.min.ping.interval, heartbeat). The
-// slice is a copy.
+// connection.concurrency, heartbeat.min.ping.interval, heartbeat,
+// heartbeat.interval, heartbeat.timeout: the server's heartbeat runs per
+// connection, whichever service a call is for). The slice is a copy.
 func ServerKeys() []string { return slices.Clone(serverKeys) }
 
 // serverKeys are the provider URL keys that configure the server on a
@@ -445,7 +446,7 @@ func ServerKeys() []string { return slices.Clone(serverKeys) }
 // address shares them (as Dubbo's protocol settings are shared by the
 // services on one port). A service that sets one of them to another value
 // than the server's is refused rather than silently served otherwise.
-var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat"}
+var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout"}
 
 // CheckServerKeys returns the error Export refuses provider URL pu with
 // when it sets a method-level form of a ServerKeys key
