@@ -454,3 +454,49 @@ func TestMergeURLSameFilterListOnce(t *testing.T) {
 		t.Fatalf("filter after merging a URL with itself = %q, want %q", got, "accesslog,-metrics")
 	}
 }
+
+// A method-level key is one key in either spelling: the consumer's value
+// wins over the provider's whichever of "methods.M.K" and Dubbo's "M.K"
+// each side used (tester8 #3: a consumer's Sleep.timeout=2s lost to the
+// provider's methods.Sleep.timeout=200ms).
+func TestMergeURLMethodKeySpellingsAreOneKey(t *testing.T) {
+	provider := spi.MustParse("airnode://10.0.0.1:20880/demo.Echo?methods=Echo,Sleep&methods.Sleep.timeout=200ms&Echo.timeout=300ms&methods.Echo.retries=5&timeout=1s")
+	for _, tc := range []struct {
+		consumer string
+		method   string
+		key      string
+		want     string
+		source   string
+	}{
+		{"c:///demo.Echo?Sleep.timeout=2s", "Sleep", "timeout", "2s", "Sleep.timeout"},
+		{"c:///demo.Echo?methods.Sleep.timeout=2s", "Sleep", "timeout", "2s", "methods.Sleep.timeout"},
+		{"c:///demo.Echo?methods.Echo.timeout=2s", "Echo", "timeout", "2s", "methods.Echo.timeout"},
+		{"c:///demo.Echo?Echo.timeout=2s", "Echo", "timeout", "2s", "Echo.timeout"},
+		// other keys and methods of the provider stay
+		{"c:///demo.Echo?Sleep.timeout=2s", "Echo", "timeout", "300ms", "Echo.timeout"},
+		{"c:///demo.Echo?Sleep.timeout=2s", "Echo", "retries", "5", "methods.Echo.retries"},
+		// the service-level key does not remove a provider's method-level one
+		{"c:///demo.Echo?timeout=5s", "Sleep", "timeout", "200ms", "methods.Sleep.timeout"},
+	} {
+		m := spi.MergeURL(provider, spi.MustParse(tc.consumer))
+		v, src, _ := m.MethodParam(tc.method, tc.key)
+		if v != tc.want || src != tc.source {
+			t.Errorf("consumer %s: %s.%s = %s from %s, want %s from %s (merged %s)", tc.consumer, tc.method, tc.key, v, src, tc.want, tc.source, m)
+		}
+	}
+	// A provider listing no methods: Dubbo's form counts for an exported
+	// Go method name only.
+	bare := spi.MustParse("airnode://10.0.0.1:20880/demo.Echo?methods.Sleep.timeout=200ms&methods.heartbeat.interval=1s")
+	m := spi.MergeURL(bare, spi.MustParse("c:///demo.Echo?Sleep.timeout=2s&heartbeat.interval=5s"))
+	if v, _, _ := m.MethodParam("Sleep", "timeout"); v != "2s" {
+		t.Errorf("Sleep.timeout = %s, want the consumer's 2s (merged %s)", v, m)
+	}
+	if _, ok := m.Param("methods.heartbeat.interval"); !ok {
+		t.Errorf("heartbeat.interval is no method key, but it removed methods.heartbeat.interval: %s", m)
+	}
+	// Provider-owned keys are not method-level keys.
+	owned := spi.MergeURL(spi.MustParse("airnode://h:1/x?methods=Echo&Echo.token=s"), spi.MustParse("c:///x?methods.Echo.token=guess"))
+	if v, ok := owned.Param("Echo.token"); !ok || v != "s" {
+		t.Errorf("provider's Echo.token removed by the consumer's methods.Echo.token: %s", owned)
+	}
+}
