@@ -362,26 +362,26 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 	}
 	defer sub.Stop()
 	fmt.Fprintf(w, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
-	prev := map[string]bool{}
+	prev := map[string]string{} // provider URL -> as printed, token redacted
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case l := <-lists:
 			now := time.Now().Format("15:04:05.000")
-			cur := map[string]bool{}
+			cur := map[string]string{}
 			for _, p := range l {
-				cur[p.String()] = true
+				cur[p.String()] = p.Redacted()
 			}
 			for _, p := range l {
-				if !prev[p.String()] {
-					fmt.Fprintf(w, "%s + %s\n", now, p)
+				if _, ok := prev[p.String()]; !ok {
+					fmt.Fprintf(w, "%s + %s\n", now, p.Redacted())
 				}
 			}
 			var gone []string
-			for s := range prev {
-				if !cur[s] {
-					gone = append(gone, s)
+			for s, printed := range prev {
+				if _, ok := cur[s]; !ok {
+					gone = append(gone, printed)
 				}
 			}
 			sort.Strings(gone)
