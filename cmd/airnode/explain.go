@@ -341,7 +341,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	}
 
 	tw := newTable(w)
-	fmt.Fprintf(tw, "url\t%s\n", x.merged)
+	fmt.Fprintf(tw, "url\t%s\n", x.merged.Redacted())
 	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
 	if len(methods) > 0 {
 		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))

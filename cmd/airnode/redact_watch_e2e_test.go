@@ -25,3 +25,14 @@ func TestRegistryWatchRedactsTheToken(t *testing.T) {
 		t.Errorf("watch output should show the token as *** on both lines and never in clear:\n%s", out)
 	}
 }
+
+// Tester8 finding: list --explain printed the token in its url line.
+func TestListExplainRedactsTheToken(t *testing.T) {
+	code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?token=s3cret&Echo.token=m3thod")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cret") || strings.Contains(out+errOut, "m3thod") || !strings.Contains(out, "token=***") {
+		t.Errorf("list --explain should show token=*** and never the secret:\n%s\n%s", out, errOut)
+	}
+}
