@@ -33,13 +33,23 @@ func NoProvider(inv *spi.Invocation, dir spi.Directory, detail string) *spi.Erro
 	if detail != "" {
 		msg += ": " + detail
 	}
+	left := false
 	if ig, ok := dir.(interface{ Ignored() []string }); ok {
 		if why := ig.Ignored(); len(why) > 0 {
 			msg += "; left out: " + strings.Join(why, "; ")
+			left = true
 		}
+	}
+	if detail == "" && !left && strings.HasPrefix(strings.ToLower(dir.Registry()), "memory:") {
+		msg += "; " + memoryHint
 	}
 	return &spi.Error{Status: spi.StatusServiceNotFound, Message: msg}
 }
+
+// memoryHint names the usual cause of an empty memory:// registry in Go
+// code that works in one process: two catalog sets (two
+// bundle.Catalogs() calls) whose memory registries never see each other.
+const memoryHint = "a memory:// registry is shared only by the nodes built from one catalog set (one bundle.Catalogs() call): a provider exported by a node built from other catalogs is not seen"
 
 // Select picks one of list with lb: SelectContext with the call's ctx
 // when lb is an spi.ContextLoadBalance (a plugin balancer, whose round
