@@ -27,6 +27,12 @@ type Description struct {
 	// ArgumentsReader answering false; the host then sends its Select and
 	// filter requests without the call's arguments.
 	WithoutArgs bool
+	// ReadOnly: a registry whose builder is an spi.ReadOnlyRegistry
+	// answering true.
+	ReadOnly bool
+	// Reach is a registry builder's spi.RegistryReacher answer
+	// (spi.ReachShared when it does not implement it).
+	Reach spi.RegistryReach
 }
 
 // ArgumentsReader is an optional interface of a plugin's
@@ -62,7 +68,7 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	case PointRegistry:
 		var r *pb.Describe
 		if r, err = c.Registry.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name, d.Keys = r.Name, keysFromPB(r.Keys)
+			d.Name, d.Keys, d.ReadOnly, d.Reach = r.Name, keysFromPB(r.Keys), r.ReadOnly, reachFromPB(r.Reach)
 		}
 	case PointFilter:
 		var r *pb.FilterDescribe
@@ -93,4 +99,25 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 		return d, fmt.Errorf("pluginrpc: %s %q declares bad URL keys: %w", point, d.Name, err)
 	}
 	return d, nil
+}
+
+// reachToPB is b's spi.RegistryReacher answer for the wire ("" when b
+// does not implement it).
+func reachToPB(b any) string {
+	if r, ok := b.(spi.RegistryReacher); ok {
+		return r.Reach().String()
+	}
+	return ""
+}
+
+// reachFromPB is the inverse of reachToPB; "" and unknown words are
+// spi.ReachShared, the default of a builder that does not say.
+func reachFromPB(s string) spi.RegistryReach {
+	switch s {
+	case spi.ReachProcess.String():
+		return spi.ReachProcess
+	case spi.ReachNone.String():
+		return spi.ReachNone
+	}
+	return spi.ReachShared
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -87,6 +88,10 @@ type FilterOptions struct {
 	// Timeout bounds one filter round trip of a call without a deadline;
 	// a call with one gives the plugin what is left of it. Default 1s.
 	Timeout time.Duration
+	// BuildTimeout bounds Build's round trip, which builds the filter in
+	// the plugin when a service is exported or referred. Default
+	// DefaultFilterBuildTimeout (3s).
+	BuildTimeout time.Duration
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
 	Keys []spi.KeyDoc
@@ -119,6 +124,9 @@ func NewFilterBuilder(o FilterOptions) spi.FilterBuilder {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
+	if o.BuildTimeout <= 0 {
+		o.BuildTimeout = DefaultFilterBuildTimeout
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -138,13 +146,43 @@ func (b *filterBuilder) Activation() spi.Activation { return b.o.Activation }
 // Keys returns the keys the plugin declared (FilterOptions.Keys).
 func (b *filterBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
 
-// Build is pure; the filter is built in the plugin on first use.
+// DefaultFilterBuildTimeout bounds a filter plugin's Build round trip
+// (FilterOptions.BuildTimeout).
+const DefaultFilterBuildTimeout = 3 * time.Second
+
+// Build builds the filter in the plugin, when the plugin is up, within
+// FilterOptions.BuildTimeout: the kernel builds a service's filter chain
+// before it listens (Export) or refers (Refer), so a URL the plugin's
+// Build refuses (a bad value of one of its keys) fails them with the
+// plugin's error, and a Build that does not answer in time fails them with
+// "the plugin did not answer Build within 3s", instead of every call
+// failing. Like a balancer plugin's Build, it is not pure: it makes that
+// one local round trip. While the plugin is down (restarting) the filter
+// is built in the plugin on its first call after it is back, as after a
+// restart.
 func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
 	st := spi.StatusClientError
 	if v, _ := u.Param(spi.KeySide); v == string(spi.Provider) {
 		st = spi.StatusServerError
 	}
-	return &filterAdapter{o: &b.o, b: b, us: u.String(), status: st}, nil
+	f := &filterAdapter{o: &b.o, b: b, us: u.String(), status: st}
+	if b.o.Source == nil {
+		return f, nil
+	}
+	c, gen, err := b.o.Source.Current()
+	if err != nil {
+		return f, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.BuildTimeout)
+	defer cancel()
+	if _, err := f.handle(ctx, c, gen); err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) { // gRPC's timer may fire first
+			return nil, fmt.Errorf("the plugin did not answer Build within %v: its Build hangs or waits on something slow (it runs when a service is exported or referred) (%w)",
+				b.o.BuildTimeout, context.DeadlineExceeded)
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 type filterAdapter struct {

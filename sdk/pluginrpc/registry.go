@@ -22,7 +22,8 @@ type registryServer struct {
 func newRegistryServer(b spi.RegistryBuilder) *registryServer { return &registryServer{b: b} }
 
 func (s *registryServer) Describe(context.Context, *pb.Empty) (*pb.Describe, error) {
-	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b)}, nil
+	ro, _ := s.b.(spi.ReadOnlyRegistry)
+	return &pb.Describe{Name: s.b.Name(), Keys: keysToPB(s.b), ReadOnly: ro != nil && ro.ReadOnly(), Reach: reachToPB(s.b)}, nil
 }
 
 func (s *registryServer) Build(_ context.Context, req *pb.BuildRequest) (rep *pb.BuildReply, _ error) {
@@ -193,6 +194,19 @@ type RegistryOptions struct {
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
 	Keys []spi.KeyDoc
+	// Traits, when set, is what the plugin said of its registry builder
+	// at start (Description.ReadOnly and Reach). When nil, the builder
+	// asks the plugin (Describe, within 2 s) the first time ReadOnly or
+	// Reach is asked while the plugin is up, and remembers the answer.
+	Traits *RegistryTraits
+}
+
+// RegistryTraits is what a registry plugin says of its builder: whether
+// its registries are read-only (spi.ReadOnlyRegistry) and whom their
+// Register reaches (spi.RegistryReacher).
+type RegistryTraits struct {
+	ReadOnly bool
+	Reach    spi.RegistryReach
 }
 
 // NewRegistryBuilder returns a spi.RegistryBuilder whose registries live in
@@ -207,9 +221,57 @@ func NewRegistryBuilder(o RegistryOptions) spi.RegistryBuilder {
 	return &registryBuilder{o: o}
 }
 
-type registryBuilder struct{ o RegistryOptions }
+type registryBuilder struct {
+	o RegistryOptions
+
+	mu     sync.Mutex
+	traits *RegistryTraits // o.Traits, or the plugin's answer once known
+}
 
 func (b *registryBuilder) Name() string { return b.o.Name }
+
+// ReadOnly reports whether the plugin's builder says its registries are
+// read-only (spi.ReadOnlyRegistry in the plugin), so that serve refuses
+// the registry before listening. False while the plugin is down or when
+// it does not say.
+func (b *registryBuilder) ReadOnly() bool { return b.traitsNow().ReadOnly }
+
+// Reach is the plugin builder's spi.RegistryReacher answer, or
+// spi.ReachShared while the plugin is down or when it does not say.
+func (b *registryBuilder) Reach() spi.RegistryReach { return b.traitsNow().Reach }
+
+// traitsNow returns RegistryOptions.Traits, else asks the plugin once
+// (bounded by traitsTimeout) and remembers its answer; while the plugin is
+// down or does not answer, the defaults (writable, shared), asked again
+// next time.
+func (b *registryBuilder) traitsNow() RegistryTraits {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.traits == nil && b.o.Traits != nil {
+		b.traits = b.o.Traits
+	}
+	if b.traits != nil {
+		return *b.traits
+	}
+	if b.o.Source == nil {
+		return RegistryTraits{}
+	}
+	c, _, err := b.o.Source.Current()
+	if err != nil {
+		return RegistryTraits{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), traitsTimeout)
+	defer cancel()
+	d, err := Describe(ctx, c, PointRegistry)
+	if err != nil {
+		return RegistryTraits{}
+	}
+	b.traits = &RegistryTraits{ReadOnly: d.ReadOnly, Reach: d.Reach}
+	return *b.traits
+}
+
+// traitsTimeout bounds the Describe round trip of registryBuilder.traitsNow.
+const traitsTimeout = 2 * time.Second
 
 // Keys returns the keys the plugin declared (RegistryOptions.Keys).
 func (b *registryBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
@@ -500,6 +562,8 @@ func (r *registryAdapter) Close() error {
 }
 
 var (
-	_ spi.RegistryBuilder = (*registryBuilder)(nil)
-	_ spi.Registry        = (*registryAdapter)(nil)
+	_ spi.RegistryBuilder  = (*registryBuilder)(nil)
+	_ spi.ReadOnlyRegistry = (*registryBuilder)(nil)
+	_ spi.RegistryReacher  = (*registryBuilder)(nil)
+	_ spi.Registry         = (*registryAdapter)(nil)
 )

@@ -398,7 +398,15 @@ type Describe struct {
 	// (sdk's ArgumentsReader answering false), so the host sends
 	// Invocation.args_json empty. Added in protocol version 1 without a
 	// bump: an older plugin omits it (false) and gets the arguments.
-	WithoutArgs   bool `protobuf:"varint,3,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"`
+	WithoutArgs bool `protobuf:"varint,3,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"`
+	// read_only: a registry whose builder is an spi.ReadOnlyRegistry
+	// answering true (its Register refuses), so that a provider host
+	// refuses it before listening. reach: a registry builder's
+	// spi.RegistryReacher answer ("shared", "process", "none"; empty when
+	// it does not say: shared). Added in protocol version 1 without a bump:
+	// an older plugin omits them (writable, shared).
+	ReadOnly      bool   `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Reach         string `protobuf:"bytes,5,opt,name=reach,proto3" json:"reach,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,6 +460,20 @@ func (x *Describe) GetWithoutArgs() bool {
 		return x.WithoutArgs
 	}
 	return false
+}
+
+func (x *Describe) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *Describe) GetReach() string {
+	if x != nil {
+		return x.Reach
+	}
+	return ""
 }
 
 // KeyDoc is one URL key an extension reads (spi.KeyDoc).
@@ -1379,11 +1401,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\vattachments\x18\x04 \x03(\v2..airnode.plugin.v1.Invocation.AttachmentsEntryR\vattachments\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"p\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa3\x01\n" +
 	"\bDescribe\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
-	"\fwithout_args\x18\x03 \x01(\bR\vwithoutArgs\"r\n" +
+	"\fwithout_args\x18\x03 \x01(\bR\vwithoutArgs\x12\x1b\n" +
+	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12\x14\n" +
+	"\x05reach\x18\x05 \x01(\tR\x05reach\"r\n" +
 	"\x06KeyDoc\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
