@@ -372,8 +372,11 @@ func (p *proc) register(c *extension.Catalogs) error {
 					}
 					return b.Build(u)
 				},
-				OnFallback: p.warnFallback,
-				Keys:       p.description().Keys,
+				OnFallback:  p.warnFallback,
+				OnBypass:    p.warnBypass,
+				OnSlow:      slowWarner(p.log),
+				WithoutArgs: p.description().WithoutArgs,
+				Keys:        p.description().Keys,
 			}), origin)
 		}
 	case extension.PointRegistry:
@@ -385,7 +388,8 @@ func (p *proc) register(c *extension.Catalogs) error {
 		existing, taken = c.Filter.Origin(name)
 		if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
-				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys}), origin)
+				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
+				WithoutArgs: p.description().WithoutArgs, Log: p.log}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued
@@ -403,8 +407,9 @@ func (p *proc) register(c *extension.Catalogs) error {
 	return nil
 }
 
-// warnFallback logs that a Select fell back to the default balancer, at
-// most once per second per plugin, with the count since the last warning.
+// warnFallback logs that a Select fell back to the default balancer (the
+// plugin down or answering an error; a timeout is warnBypass's), at most
+// once per second per plugin, with the count since the last warning.
 func (p *proc) warnFallback(err error) {
 	p.fallbackMu.Lock()
 	p.fallbackN++

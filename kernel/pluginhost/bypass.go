@@ -1,0 +1,52 @@
+package pluginhost
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
+)
+
+// SlowLogInterval is the least time between two "plugin balancer is
+// slow" warnings of one plugin; each says how many slow Selects there
+// were since the last.
+const SlowLogInterval = 10 * time.Second
+
+// warnBypass logs a balancer plugin's bypass (pluginrpc.Bypass): one
+// warning when a round trip timed out and the plugin is bypassed, naming
+// the round trip (point Select or Build), the time it took and the
+// bypass; one info line when a probe answered again.
+func (p *proc) warnBypass(b pluginrpc.Bypass) {
+	if b.Recovered {
+		p.log.Info("plugin balancer answers again; no longer bypassed")
+		return
+	}
+	p.log.Warn("plugin balancer did not answer in time; bypassing it (the default balancer picks), then probing it again",
+		"call", b.Point, "took", b.Took.Round(time.Millisecond), "bound", b.Bound.Round(time.Millisecond), "bypass", b.For)
+}
+
+// slowWarner returns a balancer plugin's OnSlow: a warning at most once
+// per SlowLogInterval, with the slowest Select and how many there were.
+func slowWarner(log *slog.Logger) func(took, timeout time.Duration) {
+	var (
+		mu      sync.Mutex
+		last    time.Time
+		n       int
+		slowest time.Duration
+	)
+	return func(took, timeout time.Duration) {
+		mu.Lock()
+		n++
+		slowest = max(slowest, took)
+		if !last.IsZero() && time.Since(last) < SlowLogInterval {
+			mu.Unlock()
+			return
+		}
+		count, worst := n, slowest
+		n, slowest, last = 0, 0, time.Now()
+		mu.Unlock()
+		log.Warn("plugin balancer is slow: Select took over a tenth of the call's timeout",
+			"took", took.Round(time.Millisecond), "slowest", worst.Round(time.Millisecond), "timeout", timeout, "selects", count)
+	}
+}
