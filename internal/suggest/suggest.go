@@ -33,6 +33,24 @@ func Closest(name string, candidates []string) string {
 	return best
 }
 
+// Qualified returns the one candidate that is name qualified by a
+// namespace, ending in "." + name ("acme.p2c" for "p2c": a plugin's
+// binary calls itself p2c while plugins.yaml names it acme.p2c), else "":
+// none does, or several do and none is likelier. Unknown names try it
+// when Closest finds nothing.
+func Qualified(name string, candidates []string) string {
+	found := ""
+	for _, c := range candidates {
+		if len(c) > len(name)+1 && c[len(c)-len(name)-1] == '.' && c[len(c)-len(name):] == name {
+			if found != "" {
+				return ""
+			}
+			found = c
+		}
+	}
+	return found
+}
+
 // Distance returns the optimal string alignment distance of a and b: the
 // fewest single-byte insertions, deletions, substitutions and swaps of two
 // adjacent bytes turning a into b, no byte being edited twice (Damerau's

@@ -80,3 +80,19 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// tester9: "loadbalance=p2c" when plugins.yaml names the plugin acme.p2c.
+func TestQualified(t *testing.T) {
+	known := []string{"acme.p2c", "consistenthash", "acme.rr", "zeta.rr", "random"}
+	for name, want := range map[string]string{
+		"p2c":      "acme.p2c",
+		"rr":       "", // two plugins end in .rr: neither is likelier
+		"random":   "", // not qualified
+		"2c":       "", // a suffix of a name, not a name
+		"acme.p2c": "",
+	} {
+		if got := suggest.Qualified(name, known); got != want {
+			t.Errorf("Qualified(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -230,7 +230,9 @@ func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 
 // UnknownError is returned for an extension name that is not registered.
 // Its message names the point, the name, every available name and the
-// closest one within a small edit distance (Levenshtein), e.g.
+// closest one within a small edit distance (Closest), else the one name
+// that is it with a namespace ("p2c" suggests the plugin "acme.p2c",
+// internal/suggest.Qualified), e.g.
 //
 //	unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?
 type UnknownError struct {
@@ -246,7 +248,11 @@ func (e *UnknownError) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "unknown %s %q (available: %s)", e.Point, e.Name, strings.Join(e.Available, ", "))
-	if m := Closest(e.Name, e.Available); m != "" {
+	m := Closest(e.Name, e.Available)
+	if m == "" && e.Name != "" {
+		m = suggest.Qualified(e.Name, e.Available)
+	}
+	if m != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", m)
 	}
 	return b.String()
