@@ -275,6 +275,11 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		}
 		fmt.Fprintf(tw, "%s\t(%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), ages[i])
 		if len(providers) == 0 {
+			if len(args) == 1 {
+				if others := otherGroupsVersions(ctx, reg, svc); len(others) > 0 {
+					fmt.Fprintf(tw, "  registered in another group or version: %s (ask for it by that key: registry ls %s)\n", strings.Join(others, ", "), others[0])
+				}
+			}
 			continue
 		}
 		fmt.Fprintln(tw, "  ADDRESS\tWEIGHT\tWARM-UP\tUPTIME\tPROTOCOL")
@@ -284,6 +289,25 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		}
 	}
 	return tw.Flush()
+}
+
+// otherGroupsVersions returns the service keys reg lists for svc's
+// interface in another group or version (g/demo.Echo:1.0 for demo.Echo),
+// sorted; none when the listing fails.
+func otherGroupsVersions(ctx context.Context, reg spi.Registry, svc spi.URL) []string {
+	keys, err := reg.Services(ctx)
+	if err != nil {
+		return nil
+	}
+	var others []string
+	for _, k := range keys {
+		u, err := parseServiceKey(k)
+		if err == nil && u.Path() == svc.Path() && k != svc.ServiceKey() {
+			others = append(others, k)
+		}
+	}
+	sort.Strings(others)
+	return others
 }
 
 // cacheNoter is the zookeeper registry's report that an answer came from
