@@ -94,3 +94,16 @@ func TestServeRefusesAReadOnlyRegistryPluginBeforeListening(t *testing.T) {
 		t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
 	}
 }
+
+// Tester9 #2, consumer side: a filter plugin selected by the reference's
+// filter= whose Build refuses the URL fails the call at refer, naming the
+// service, the filter and the key, before anything is dialled.
+func TestCallRefusesAConsumerFilterPluginThatCannotBeBuilt(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.authz, point: filter, command: "+acmePlugin(t)+"}\n")
+	r := call(t, noAirnodeEnv, "--config", cfg, "airnode://127.0.0.1:1/demo.Echo?filter=acme.authz&authz.rate=abc", "Echo", `"x"`)
+	want := `CLIENT_ERROR: kernel: refer demo.Echo: filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
+	}
+}
