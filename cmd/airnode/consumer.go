@@ -92,7 +92,8 @@ func sameParam(key, a, b string) bool {
 // consumerURL returns the URL call and bench refer to: SERVICE_URL arg
 // (parseServiceKey), with the -p parameters p and the keys of the dedicated
 // flags, then the parameters of cfg's reference of its interface for the
-// keys none of them sets (config.ApplyReference: the file holds defaults).
+// keys none of them sets (config.ApplyReference: the file holds defaults),
+// and, when arg names no host, the providers of the reference's url.
 //
 // A key given by two of SERVICE_URL's query (or its group/version), -p and
 // a flag with different values is an error naming both: none is ranked
@@ -166,9 +167,11 @@ func overridden(params map[string]string, m, key string) bool {
 }
 
 // referRegistry returns the registry URL a consumer command refers to u
-// (SERVICE_URL arg) through, for kernel.Node.Refer:
+// (SERVICE_URL arg, after consumerURL) through, for kernel.Node.Refer:
 //
-//   - u names its providers (airnode://host:port[,host:port]/service): the
+//   - u names its providers (airnode://host:port[,host:port]/service, or a
+//     service key whose configuration reference has a url:
+//     config.ApplyReference): the
 //     zero URL, a direct reference to those hosts, as Dubbo's reference
 //     "url" bypasses the registry. registry is not used; when it was given
 //     with --registry (explicit), one line on stderr says so (the
@@ -191,7 +194,12 @@ func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u sp
 			}
 		}
 		if explicit && registry != "" {
-			fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: %s names its provider (a direct call)\n", command, registry, arg)
+			if own, err := parseServiceKey(arg); err == nil && own.Host() == "" {
+				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: the configuration's reference of %s names its providers (url %s)\n",
+					command, registry, u.Path(), u.Without(u.Keys()...))
+			} else {
+				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: %s names its provider (a direct call)\n", command, registry, arg)
+			}
 		}
 		return spi.URL{}, nil
 	}

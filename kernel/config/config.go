@@ -90,7 +90,12 @@ type Reference struct {
 	// Interface is the service interface name ("demo.Echo"); required.
 	Interface string `koanf:"interface"`
 	// URL, when set, names the providers directly and bypasses the
-	// registry ("airnode://10.0.0.1:20880,10.0.0.2:20880/demo.Echo").
+	// registry, as Dubbo's <dubbo:reference url=...>:
+	// "airnode://host:port[,host:port...][/interface]", one provider per
+	// host ("airnode://10.0.0.1:20880,10.0.0.2:20880/demo.Echo"). Its
+	// path, when given, must be Interface; it carries no parameters (they
+	// go under Params). ApplyReference puts its hosts on a URL that names
+	// none. Validate refuses anything else, naming "references[i].url".
 	URL string `koanf:"url"`
 	// Params are the reference's URL parameters (loadbalance, timeout,
 	// cluster, retries, group, version, ...).
@@ -206,7 +211,7 @@ func (c Config) problems() []problem {
 			bad(path+".interface", "required (e.g. demo.Echo)")
 		}
 		if r.URL != "" {
-			if _, err := spi.Parse(r.URL); err != nil {
+			if err := checkReferenceURL(r); err != nil {
 				bad(path+".url", "%v", err)
 			}
 		}
@@ -339,11 +344,37 @@ func (c Config) ReferenceParams(iface string) map[string]string {
 	return nil
 }
 
+// ReferenceURL returns the providers named by the url of the first
+// reference whose Interface is iface, parsed
+// ("airnode://10.0.0.1:20880,10.0.0.2:20880/demo.Echo"), and whether
+// there is one; false when no reference names iface, it has no url, or
+// its url is invalid (Validate refuses that).
+func (c Config) ReferenceURL(iface string) (spi.URL, bool) {
+	for _, r := range c.References {
+		if r.Interface != iface {
+			continue
+		}
+		if r.URL == "" || checkReferenceURL(r) != nil {
+			return spi.URL{}, false
+		}
+		return spi.MustParse(r.URL), true
+	}
+	return spi.URL{}, false
+}
+
 // ApplyReference returns u with the parameters of the reference of u's
 // interface (ReferenceParams(u.Path())) added where u does not set them
-// itself, and the names of the keys it added, sorted. Without a matching
-// reference u is returned unchanged.
+// itself, and the names of the keys it added, sorted. When u names no
+// host (a service key, "airnode:///demo.Echo") and the reference has a
+// url, u gets that url's hosts (ReferenceURL), so that referring to it
+// goes to those providers and bypasses the registry (kernel.Node.Refer
+// refers a URL with hosts through the direct registry); a u naming its
+// own hosts keeps them. Without a matching reference u is returned
+// unchanged.
 func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
+	if direct, ok := c.ReferenceURL(u.Path()); ok && u.Host() == "" {
+		u = direct.WithScheme(u.Scheme()).WithPath(u.Path()).WithParams(u.Params())
+	}
 	add := map[string]string{}
 	for k, v := range c.ReferenceParams(u.Path()) {
 		if _, set := u.Param(k); !set {
@@ -354,6 +385,43 @@ func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
 		return u, nil
 	}
 	return u.WithParams(add), slices.Sorted(maps.Keys(add))
+}
+
+// ReferenceURLForm is the form a reference's url takes, for messages.
+const ReferenceURLForm = "airnode://host:port[,host:port...][/interface], e.g. airnode://10.0.0.1:20880,10.0.0.2:20880/demo.Echo"
+
+// checkReferenceURL checks r.URL: an airnode URL naming every provider as
+// host:port, with no path but r.Interface and no parameters.
+func checkReferenceURL(r Reference) error {
+	if !strings.Contains(r.URL, "://") {
+		return fmt.Errorf("%q is not a URL: want %s", r.URL, ReferenceURLForm)
+	}
+	u, err := spi.Parse(r.URL)
+	if err != nil {
+		return fmt.Errorf("%w; want %s", err, ReferenceURLForm)
+	}
+	if u.Scheme() != "airnode" {
+		return fmt.Errorf("%q: scheme %q is not airnode (want %s; a registry goes under registry)", r.URL, u.Scheme(), ReferenceURLForm)
+	}
+	hosts := u.Hosts()
+	if len(hosts) == 0 || hosts[0].Host == "" {
+		return fmt.Errorf("%q names no provider (want %s)", r.URL, ReferenceURLForm)
+	}
+	for _, h := range hosts {
+		if h.Host == "" || h.Port == 0 {
+			return fmt.Errorf("%q: provider %q has no port (want %s)", r.URL, h.String(), ReferenceURLForm)
+		}
+	}
+	if u.Path() != "" && u.Path() != r.Interface {
+		return fmt.Errorf("%q names service %q, but the reference's interface is %q (leave the path out or make them the same)", r.URL, u.Path(), r.Interface)
+	}
+	if u.User() != "" {
+		return fmt.Errorf("%q has user information, which airnode does not use (want %s)", r.URL, ReferenceURLForm)
+	}
+	if len(u.Params()) > 0 {
+		return fmt.Errorf("%q has parameters (%s): put them under params (want %s)", r.URL, strings.Join(u.Keys(), ", "), ReferenceURLForm)
+	}
+	return nil
 }
 
 // CheckReferences checks every reference against cat, the catalogs the

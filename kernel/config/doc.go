@@ -11,8 +11,11 @@
 // by an environment variable or a flag names that variable or flag.
 //
 // References give consumers defaults: ApplyReference adds the params of the
-// reference of a URL's interface that the URL does not set, and
-// CheckReferences checks their extension names against the catalogs.
+// reference of a URL's interface that the URL does not set and, when the
+// reference has a url ("airnode://h1:p1,h2:p2/demo.Echo", Dubbo's
+// reference url) and the URL names no host, that url's providers, which
+// then bypass the registry; CheckReferences checks their extension names
+// against the catalogs.
 //
 // The package also knows the kernel's own URL keys (DESIGN §3: timeout,
 // retries, heartbeat.*, ...) and checks their values with CheckURL and

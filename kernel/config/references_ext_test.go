@@ -95,3 +95,65 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		})
 	}
 }
+
+// A reference's url names its providers and bypasses the registry, as
+// Dubbo's <dubbo:reference url=...> (tester8 #2: it was accepted and
+// ignored, so calls went to whatever the registry listed).
+func TestReferenceURLNamesTheProviders(t *testing.T) {
+	c, err := config.Load(config.Source{File: writeFile(t, `
+references:
+  - {interface: demo.Echo, url: "airnode://127.0.0.1:24081,127.0.0.1:24082/demo.Echo", params: {timeout: 2s}}
+  - {interface: demo.Other, url: "airnode://[::1]:24083"}
+  - {interface: demo.Plain, params: {retries: "0"}}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, added := c.ApplyReference(mustParse(t, "airnode:///demo.Echo?group=g"))
+	if got := u.Addresses(); !reflect.DeepEqual(got, []string{"127.0.0.1:24081", "127.0.0.1:24082"}) {
+		t.Errorf("ApplyReference(service key) addresses = %v, want the reference url's two", got)
+	}
+	if u.Path() != "demo.Echo" || u.Scheme() != "airnode" || u.ParamOr("group", "") != "g" || u.ParamOr("timeout", "") != "2s" {
+		t.Errorf("ApplyReference = %s, want the service key's path and group with the reference's timeout", u)
+	}
+	if !reflect.DeepEqual(added, []string{"timeout"}) {
+		t.Errorf("added %v, want [timeout]", added)
+	}
+	// A URL naming its own provider keeps it.
+	if u, _ := c.ApplyReference(mustParse(t, "airnode://10.0.0.9:1/demo.Echo")); u.Address() != "10.0.0.9:1" || len(u.Hosts()) != 1 {
+		t.Errorf("a URL's own host was replaced: %s", u)
+	}
+	if u, _ := c.ApplyReference(mustParse(t, "airnode:///demo.Other")); u.Address() != "[::1]:24083" || u.Path() != "demo.Other" {
+		t.Errorf("url without path: %s", u)
+	}
+	if u, _ := c.ApplyReference(mustParse(t, "airnode:///demo.Plain")); u.Host() != "" {
+		t.Errorf("a reference without url gave hosts: %s", u)
+	}
+	if got, ok := c.ReferenceURL("demo.Echo"); !ok || got.String() != "airnode://127.0.0.1:24081,127.0.0.1:24082/demo.Echo" {
+		t.Errorf("ReferenceURL(demo.Echo) = %s, %v", got, ok)
+	}
+	if _, ok := c.ReferenceURL("demo.Plain"); ok {
+		t.Error("ReferenceURL of a reference without url reported one")
+	}
+}
+
+// A url that is not an airnode URL naming providers is refused at load,
+// naming the key and what is allowed.
+func TestReferenceURLMustNameProviders(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"127.0.0.1:24081", "is not a URL"},
+		{"direct://127.0.0.1:24081", `scheme "direct" is not airnode`},
+		{"zookeeper://127.0.0.1:2181", `scheme "zookeeper" is not airnode`},
+		{"airnode:///demo.Echo", "names no provider"},
+		{"airnode://127.0.0.1/demo.Echo", `provider "127.0.0.1" has no port`},
+		{"airnode://127.0.0.1:1,127.0.0.2/demo.Echo", `provider "127.0.0.2" has no port`},
+		{"airnode://127.0.0.1:1/demo.Other", `names service "demo.Other", but the reference's interface is "demo.Echo"`},
+		{"airnode://127.0.0.1:1/demo.Echo?timeout=1s", "put them under params"},
+	} {
+		_, err := config.Load(config.Source{File: writeFile(t, "references:\n  - {interface: demo.Echo, url: \""+tc.url+"\"}\n")})
+		if err == nil || !strings.Contains(err.Error(), `key "references[0].url"`) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "airnode://host:port") && !strings.Contains(tc.want, "interface") {
+			t.Errorf("url %q: %v, want an error naming references[0].url, %q and the allowed form", tc.url, err, tc.want)
+		}
+	}
+}
