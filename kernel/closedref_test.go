@@ -44,3 +44,15 @@ func TestCallAfterCloseSaysTheReferenceIsClosed(t *testing.T) {
 		t.Fatalf("after the node's Shutdown: %v; want CLIENT_ERROR %q", err, want)
 	}
 }
+
+// Tester8 finding: an empty method name was sent to the provider, which
+// answered SERVICE_NOT_FOUND 'no method ""'; it is the caller's mistake,
+// refused before anything is sent.
+func TestEmptyMethodNameIsRefusedLocally(t *testing.T) {
+	_, e := provider(t)
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo")
+	_, err := r.Invoke(ctxT(t), "", "x")
+	if spi.StatusOf(err) != spi.StatusClientError || !strings.Contains(err.Error(), "empty method name") {
+		t.Fatalf("Invoke with method \"\": %v, want CLIENT_ERROR naming the empty method name", err)
+	}
+}

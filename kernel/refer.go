@@ -495,6 +495,9 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 	if r.closed.Load() {
 		return spi.Result{Err: r.closedError()}
 	}
+	if inv.Method == "" {
+		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "kernel: call %s: empty method name", r.key)}
+	}
 	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
 		if err := r.attach(inv, out); err != nil {
 			return spi.Result{Err: err}
