@@ -73,7 +73,7 @@ func Logger() hclog.Logger { return logger }
 func Serve(p Plugins) {
 	impl, err := p.impl()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sdk:", err)
+		fmt.Fprintln(os.Stderr, err) // p.impl's errors begin with "sdk: "
 		os.Exit(1)
 	}
 	hclog.SetDefault(logger) // pluginrpc logs the stacks of recovered panics there

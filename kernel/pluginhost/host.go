@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -70,9 +71,25 @@ func New(specs []config.Plugin, opts ...Option) *Host {
 // Start launches every plugin concurrently and waits for each handshake
 // (bounded by its start_timeout). A plugin that cannot start (sha256
 // mismatch, stray stdout, timeout, a point it does not provide) is marked
-// failed and reported in the returned error; the others run regardless.
-// ctx bounds the whole start.
-func (h *Host) Start(ctx context.Context) error {
+// failed and reported in the returned error, which names it, its binary
+// and the reason (how the process ended and its last stderr lines); the
+// others run regardless, and Register still catalogues the failed one so
+// that a URL selecting it fails with that reason. ctx bounds the whole
+// start.
+func (h *Host) Start(ctx context.Context) error { return h.start(ctx, nil) }
+
+// StartPoints is Start for the plugins of the given points only
+// (loadbalance, registry, filter, service): the others are not launched
+// and stay StateNotStarted. A consumer starts no service plugin, whose
+// services only a provider exports (Dubbo's reference never instantiates
+// the service's implementation): StartPoints(ctx, "loadbalance",
+// "registry", "filter").
+func (h *Host) StartPoints(ctx context.Context, points ...string) error {
+	return h.start(ctx, points)
+}
+
+// start launches the plugins of points (all when nil).
+func (h *Host) start(ctx context.Context, points []string) error {
 	h.mu.Lock()
 	if h.started || h.closed {
 		h.mu.Unlock()
@@ -83,6 +100,12 @@ func (h *Host) Start(ctx context.Context) error {
 	errs := make([]error, len(h.procs))
 	var wg sync.WaitGroup
 	for i, p := range h.procs {
+		if points != nil && !slices.Contains(points, p.spec.Point) {
+			p.mu.Lock()
+			p.setStateLocked(StateNotStarted, "", nil)
+			p.mu.Unlock()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -93,18 +116,19 @@ func (h *Host) Start(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Register adds the extension of every plugin that started to c, with the
-// plugin binary's path as origin: loadbalance, registry and filter plugins
-// go into their catalogs under the plugin's configured name. A plugin may
-// not shadow an extension already registered (bundled or another plugin):
-// that plugin is skipped with an error naming both. Balancers fall back to
-// c's default balancer while their plugin is down.
+// Register adds the extension of every plugin to c, with the plugin
+// binary's path as origin: loadbalance, registry and filter plugins go
+// into their catalogs under the plugin's configured name. A plugin may not
+// shadow an extension already registered (bundled or another plugin): that
+// plugin is skipped with an error naming both. Balancers fall back to c's
+// default balancer while their plugin is down. A plugin that never ran
+// (its start failed, or StartPoints did not start it) is catalogued under
+// its name too, declaring no keys and activated on no side, and building
+// it fails with the start's error (or "not started"): a URL that selects
+// it fails saying why, instead of "unknown loadbalance".
 func (h *Host) Register(c *extension.Catalogs) error {
 	var errs []error
 	for _, p := range h.procs {
-		if p.neverStarted() {
-			continue
-		}
 		if err := p.register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -157,6 +181,8 @@ const (
 	StateRestarting State = "restarting"
 	StateFailed     State = "failed"
 	StateStopped    State = "stopped"
+	// StateNotStarted: StartPoints did not launch it (not of its points).
+	StateNotStarted State = "not started"
 )
 
 // PluginInfo describes one plugin for `airnode list`.
@@ -169,7 +195,10 @@ type PluginInfo struct {
 	// ProtocolVersion is the negotiated plugin protocol version (0 until
 	// the first handshake).
 	ProtocolVersion int
-	State           State
+	// Keys are the URL keys the plugin's extension declares
+	// (spi.KeyDescriber, sent at the handshake); nil until it first ran.
+	Keys  []spi.KeyDoc
+	State State
 	// Reason says why the plugin is restarting, failed or stopped.
 	Reason   string
 	PID      int

@@ -12,6 +12,21 @@ import (
 // thread whose goroutine exits while locked to it; a plugin killed that way
 // is restarted by its supervisor like any crash. SDK plugins also watch
 // their parent themselves.
+//
+// It also puts the plugin in a process group of its own (Setpgid), whose
+// id is the plugin's PID, so that killGroup ends a wrapper script's
+// children with it (go-plugin's pattern): a child that inherited the
+// plugin's stdout or stderr otherwise keeps go-plugin reading them, and
+// the host waiting, until it exits. A terminal's Ctrl-C then reaches the
+// host only, which closes its plugins itself.
 func dieWithHost(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// killGroup sends SIGKILL to the process group pid leads (see
+// dieWithHost). A group with no process left is no error.
+func killGroup(pid int) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 }

@@ -6,3 +6,7 @@ import "os/exec"
 
 // dieWithHost does nothing outside Linux: SDK plugins watch their parent.
 func dieWithHost(*exec.Cmd) {}
+
+// killGroup does nothing outside Linux, where plugins share the host's
+// process group: go-plugin kills the plugin process itself.
+func killGroup(int) {}

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/p2c/cmd/p2c",
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
-		"./testdata/junk", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work")
+		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building test plugins:", err)
@@ -305,8 +305,14 @@ func TestWrongSHA256IsRefusedOthersStart(t *testing.T) {
 	if i := info(t, h, "greeter"); i.State != pluginhost.StateRunning {
 		t.Fatalf("greeter info %+v", i)
 	}
-	if _, err := c.LoadBalance.Get("p2c"); err == nil {
-		t.Fatal("a refused plugin was registered")
+	// A refused plugin stays in the catalog, so that selecting it says why
+	// it is missing.
+	b, err := c.LoadBalance.Get("p2c")
+	if err != nil {
+		t.Fatalf("a refused plugin is not catalogued: %v", err)
+	}
+	if _, err := b.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo?loadbalance=p2c")); err == nil || !strings.Contains(err.Error(), "sha256 mismatch") {
+		t.Fatalf("building a refused plugin: %v; want its sha256 mismatch", err)
 	}
 
 	ok := p2cSpec()
@@ -571,7 +577,7 @@ func TestFailedStartMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for cmd, want := range map[string]string{
-		"/bin/true":          "exited before the handshake",
+		"/bin/true":          "exited with status 0 before the handshake, writing nothing on stdout or stderr; is it an airnode plugin (sdk.Serve)?",
 		"/nonexistent/probe": "no such file or directory",
 	} {
 		_, err := pluginhost.NewProbe(ctx, config.Plugin{Command: cmd}, pluginhost.WithLogger(logger))

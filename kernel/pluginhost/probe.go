@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type Probe struct {
 	Provides []pluginrpc.Description
 
 	client *plugin.Client
+	cmd    *exec.Cmd
 	c      *pluginrpc.Client
 }
 
@@ -45,7 +47,7 @@ func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, 
 	if err := p.launch(ctx); err != nil {
 		return nil, err
 	}
-	pr := &Probe{Path: p.path, PID: p.pid, ProtocolVersion: p.version, client: p.client}
+	pr := &Probe{Path: p.path, PID: p.pid, ProtocolVersion: p.version, client: p.client, cmd: p.cmd}
 	pr.c, _, _ = p.Current()
 	for _, point := range pluginrpc.Points {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -54,7 +56,7 @@ func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, 
 		if err == nil {
 			pr.Provides = append(pr.Provides, d)
 		} else if !strings.Contains(err.Error(), "does not provide") {
-			pr.Close()
+			stopProcess(pr.client, pr.cmd, 0) // broken: no graceful shutdown to wait for
 			return nil, fmt.Errorf("pluginhost: plugin %q (%s): %w", spec.Name, p.path, err)
 		}
 	}
@@ -102,5 +104,6 @@ func (pr *Probe) Filter() spi.FilterBuilder {
 	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c)})
 }
 
-// Close stops the plugin process (gracefully, then by force) and waits.
-func (pr *Probe) Close() { pr.client.Kill() }
+// Close stops the plugin process (gracefully, then by force, with its
+// process group) and waits.
+func (pr *Probe) Close() { stopProcess(pr.client, pr.cmd, killGrace) }

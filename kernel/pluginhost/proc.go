@@ -51,9 +51,11 @@ type proc struct {
 	gen      uint64
 	desc     pluginrpc.Description
 	client   *plugin.Client
+	cmd      *exec.Cmd // client's process
 	changed  chan struct{}
 	everRan  bool
-	probe    bool // one unsupervised run (Probe)
+	probe    bool  // one unsupervised run (Probe)
+	startErr error // why the first launch failed (StateFailed, never ran)
 
 	fallbackMu   sync.Mutex
 	fallbackLast time.Time
@@ -119,6 +121,7 @@ func (p *proc) info() PluginInfo {
 	if p.desc.Name != "" {
 		i.Provides = []string{p.desc.Name}
 	}
+	i.Keys = p.desc.Keys
 	for _, s := range p.desc.Services {
 		i.Provides = append(i.Provides, s.Name)
 	}
@@ -131,6 +134,7 @@ func (p *proc) info() PluginInfo {
 func (p *proc) start(ctx context.Context) error {
 	if err := p.launch(ctx); err != nil {
 		p.mu.Lock()
+		p.startErr = err
 		p.setStateLocked(StateFailed, err.Error(), nil)
 		p.mu.Unlock()
 		p.log.Debug("plugin failed to start", "err", err) // Start returns it; the caller reports it
@@ -174,6 +178,7 @@ func (p *proc) launch(ctx context.Context) error {
 	// cleaned up ("plugin failed to exit gracefully" about a process that
 	// never ran): the returned error says what went wrong.
 	mute := new(atomic.Bool)
+	tail := new(startTail)
 	cmd := exec.Command(p.path, p.spec.Args...)
 	dieWithHost(cmd)
 	for k, v := range p.spec.Env {
@@ -189,7 +194,7 @@ func (p *proc) launch(ctx context.Context) error {
 		SecureConfig:     secure,
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           p.hclog(mute),
+		Logger:           p.hclog(mute, tail),
 		SyncStdout:       &lineLogger{l: p.log, stream: "stdout"},
 		SyncStderr:       &lineLogger{l: p.log, stream: "stderr"},
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
@@ -198,12 +203,15 @@ func (p *proc) launch(ctx context.Context) error {
 	rpcClient, err := client.Client()
 	if err != nil {
 		mute.Store(true)
-		client.Kill()
-		return p.explain(err, timeout)
+		stopProcess(client, cmd, 0) // its process group too: a wrapper's children hold its pipes
+		tail.settle(p.log, true)
+		return p.explain(err, timeout, cmd.ProcessState, tail.lines())
 	}
+	pid := cmd.Process.Pid
 	raw, err := rpcClient.Dispense(p.spec.Point)
 	if err != nil {
-		client.Kill()
+		stopProcess(client, cmd, 0)
+		tail.settle(p.log, true)
 		return fail("%v", err)
 	}
 	c := raw.(*pluginrpc.Client)
@@ -213,23 +221,21 @@ func (p *proc) launch(ctx context.Context) error {
 		desc, err = pluginrpc.Describe(dctx, c, p.spec.Point)
 		cancel()
 		if err != nil {
-			client.Kill()
+			stopProcess(client, cmd, 0)
+			tail.settle(p.log, true)
 			return fail("%v", err)
 		}
 	}
-	pid := 0
-	if rc := client.ReattachConfig(); rc != nil {
-		pid = rc.Pid
-	}
+	tail.settle(p.log, false)
 
 	p.mu.Lock()
 	if p.h.closing() {
 		p.mu.Unlock()
-		client.Kill()
+		stopProcess(client, cmd, killGrace)
 		return fail("host is closing")
 	}
 	p.gen++
-	p.client, p.desc, p.pid, p.version, p.everRan = client, desc, pid, client.NegotiatedVersion(), true
+	p.client, p.cmd, p.desc, p.pid, p.version, p.everRan = client, cmd, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
 	p.mu.Unlock()
 	p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
@@ -239,33 +245,108 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	started := time.Now()
 	if !p.h.spawn(func() { p.supervise(client, cmd, c, started) }) {
-		client.Kill()
+		stopProcess(client, cmd, killGrace)
 	}
 	return nil
 }
 
+// killGrace is how long stopProcess lets go-plugin end a plugin (its
+// graceful shutdown takes up to 2 s) before it kills the plugin's process
+// group.
+const killGrace = 3 * time.Second
+
+// stopProcess ends client's plugin process and returns when go-plugin has
+// released it: client.Kill (a graceful shutdown when the plugin was
+// connected, then SIGKILL) and, after grace (at once when 0), SIGKILL to
+// the plugin's process group, which ends the children of a wrapper script
+// still holding its stdout or stderr: go-plugin reads both to their end
+// before it reaps the process, so without it Kill waited for them
+// (go-plugin's own pattern: a process group of its own, killed with it).
+// The group is killed after Kill returns too, for descendants that hold
+// no pipe.
+func stopProcess(client *plugin.Client, cmd *exec.Cmd, grace time.Duration) {
+	pid := 0
+	if cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client.Kill()
+	}()
+	if grace > 0 {
+		t := time.NewTimer(grace)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	killGroup(pid)
+	<-done
+	killGroup(pid)
+}
+
 // explain turns go-plugin's start errors into ones that name the plugin and
-// say what went wrong.
-func (p *proc) explain(err error, timeout time.Duration) error {
+// say what went wrong: how the process ended (ps: nil when it did not
+// start or was not reaped) and the last lines it wrote to stderr (tail),
+// which usually give the reason. Only a plugin that wrote nothing on
+// stderr is asked whether it is an airnode plugin at all.
+func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, tail []string) error {
 	prefix := fmt.Sprintf("pluginhost: plugin %q (%s)", p.spec.Name, p.path)
 	msg := err.Error()
 	const stray = "Unrecognized remote plugin message: "
+	exited := strings.Contains(msg, "plugin exited before we could connect")
 	if i := strings.Index(msg, stray); i >= 0 {
 		line, _, _ := strings.Cut(msg[i+len(stray):], "\n")
-		if strings.TrimSpace(line) == "" { // exited, or printed an empty line
-			return fmt.Errorf("%s: exited before the handshake without writing it on stdout; is it an airnode plugin (sdk.Serve)?", prefix)
+		if strings.TrimSpace(line) != "" {
+			return fmt.Errorf("%s: wrote %q to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr%s", prefix, line, tailText("; ", tail))
 		}
-		return fmt.Errorf("%s: wrote %q to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr", prefix, line)
+		exited = true // exited, or printed an empty line
 	}
 	switch {
+	case exited && len(tail) == 0:
+		return fmt.Errorf("%s: %s before the handshake, writing nothing on stdout or stderr; is it an airnode plugin (sdk.Serve)?", prefix, howEnded(ps))
+	case exited:
+		return fmt.Errorf("%s: %s before the handshake%s", prefix, howEnded(ps), tailText("; ", tail))
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		return fmt.Errorf("%s: sha256 mismatch (the binary changed while starting); refusing to start it", prefix)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Errorf("%s: no handshake within start_timeout %v", prefix, timeout)
+		return fmt.Errorf("%s: no handshake within start_timeout %v%s", prefix, timeout, tailText("; ", tail))
 	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible"):
-		return fmt.Errorf("%s: protocol version: %v (host speaks %d)", prefix, err, pluginrpc.ProtocolVersion)
+		return fmt.Errorf("%s: protocol version: %v (host speaks %d)%s", prefix, err, pluginrpc.ProtocolVersion, tailText("; ", tail))
 	}
-	return fmt.Errorf("%s: %w", prefix, err)
+	return fmt.Errorf("%s: %w%s", prefix, err, tailText("; ", tail))
+}
+
+// howEnded says how a plugin process that ended before its handshake
+// ended: "exited with status 2", "was ended by signal: killed", or
+// "exited" when its status is unknown.
+func howEnded(ps *os.ProcessState) string {
+	switch {
+	case ps == nil:
+		return "exited"
+	case ps.Exited():
+		return fmt.Sprintf("exited with status %d", ps.ExitCode())
+	default:
+		return "was ended by " + ps.String()
+	}
+}
+
+// tailText quotes a plugin's last stderr lines after sep: `; its last
+// stderr line: "..."`, or "" when there are none.
+func tailText(sep string, tail []string) string {
+	switch len(tail) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("%sits last stderr line: %q", sep, tail[0])
+	}
+	q := make([]string, len(tail))
+	for i, l := range tail {
+		q[i] = fmt.Sprintf("%q", l)
+	}
+	return fmt.Sprintf("%sits last %d stderr lines: %s", sep, len(tail), strings.Join(q, ", "))
 }
 
 // supervise waits for the process to exit and restarts it per policy.
@@ -278,12 +359,14 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	if p.h.closing() {
 		return
 	}
+	// Reap it, release go-plugin's goroutines and end what is left of its
+	// process group, then read its status (go-plugin's Wait has set it).
+	stopProcess(client, cmd, time.Second)
 	status := "exited"
 	ok := false
 	if ps := cmd.ProcessState; ps != nil {
 		status, ok = ps.String(), ps.Success()
 	}
-	client.Kill() // reap and release go-plugin's goroutines
 	policy := p.spec.Restart
 	if policy == "" {
 		policy = config.RestartOnFailure
@@ -339,13 +422,13 @@ func (p *proc) backoffLocked() time.Duration {
 // stop kills the process (graceful first) and marks the plugin stopped.
 func (p *proc) stop() {
 	p.mu.Lock()
-	client := p.client
+	client, cmd := p.client, p.cmd
 	p.mu.Unlock()
 	if client != nil {
-		client.Kill()
+		stopProcess(client, cmd, killGrace)
 	}
 	p.mu.Lock()
-	if p.state != StateFailed {
+	if p.state != StateFailed && p.state != StateNotStarted {
 		p.setStateLocked(StateStopped, "host closed", nil)
 	}
 	p.mu.Unlock()
@@ -358,10 +441,13 @@ func (p *proc) register(c *extension.Catalogs) error {
 	var err error
 	var existing extension.Origin
 	var taken bool
+	never := p.neverStarted()
 	switch p.spec.Point {
 	case extension.PointLoadBalance:
 		existing, taken = c.LoadBalance.Origin(name)
-		if !taken {
+		if !taken && never {
+			err = c.LoadBalance.Register(unstartedLoadBalance{unstarted{p}}, origin)
+		} else if !taken {
 			err = c.LoadBalance.Register(pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{
 				Name:   name,
 				Source: p,
@@ -381,12 +467,16 @@ func (p *proc) register(c *extension.Catalogs) error {
 		}
 	case extension.PointRegistry:
 		existing, taken = c.Registry.Origin(name)
-		if !taken {
+		if !taken && never {
+			err = c.Registry.Register(unstartedRegistry{unstarted{p}}, origin)
+		} else if !taken {
 			err = c.Registry.Register(pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: name, Source: p, Keys: p.description().Keys}), origin)
 		}
 	case extension.PointFilter:
 		existing, taken = c.Filter.Origin(name)
-		if !taken {
+		if !taken && never {
+			err = c.Filter.Register(unstartedFilter{unstarted{p}}, origin)
+		} else if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
 				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
 				WithoutArgs: p.description().WithoutArgs, Log: p.log}), origin)
