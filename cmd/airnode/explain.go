@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airnode/airnode/extensions/lb/consistenthash"
 	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel"
@@ -87,6 +88,84 @@ func explainedKeys() []explainedKey {
 		switch d.Key {
 		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "shutdown.timeout", "shutdown.wait":
 			out = append(out, explainedKey{d.Key, d.Default})
+		}
+	}
+	return out
+}
+
+// hashKeys are the kernel keys only consistenthash reads: the KEYS
+// section shows them when a scope's balancer is consistenthash or the
+// consumer's URL sets them.
+var hashKeys = []string{"hash.arguments", "hash.nodes"}
+
+// chosenBalancers returns the names of the balancers the consumer uses,
+// service level and each method's, sorted, without repeats.
+func chosenBalancers(eC *extension.Explanation, methods []string) []string {
+	var out []string
+	for _, m := range append([]string{""}, methods...) {
+		if n := pointChoice(eC, extension.PointLoadBalance, m).Name; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shownKeys is explainedKeys less hashKeys when no balancer of balancers
+// is consistenthash and the consumer's URL does not set them.
+func (x *explained) shownKeys(balancers []string) []explainedKey {
+	all := explainedKeys()
+	if slices.Contains(balancers, consistenthash.Name) {
+		return all
+	}
+	out := all[:0]
+	for _, k := range all {
+		if slices.Contains(hashKeys, k.key) && !x.setsKey(k.key) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// setsKey reports whether the consumer's URL sets key, at service or
+// method level.
+func (x *explained) setsKey(key string) bool {
+	for _, k := range x.consumer.Keys() {
+		if k == key || strings.HasSuffix(k, "."+key) {
+			return true
+		}
+	}
+	return false
+}
+
+// balancerKey is a URL key a chosen balancer declares itself
+// (spi.KeyDescriber), beyond the kernel's keys: a plugin's p2c.choices.
+type balancerKey struct {
+	balancer string
+	doc      spi.KeyDoc
+}
+
+// balancerKeys returns the keys the balancers declare that shown does
+// not hold, in balancer then declaration order.
+func balancerKeys(cat *extension.Catalogs, balancers []string, shown []explainedKey) []balancerKey {
+	var out []balancerKey
+	for _, name := range balancers {
+		b, err := cat.LoadBalance.Get(name)
+		if err != nil {
+			continue
+		}
+		d, ok := b.(spi.KeyDescriber)
+		if !ok {
+			continue
+		}
+		for _, k := range d.Keys() {
+			if slices.ContainsFunc(shown, func(s explainedKey) bool { return s.key == k.Key }) ||
+				slices.ContainsFunc(out, func(o balancerKey) bool { return o.doc.Key == k.Key }) ||
+				slices.ContainsFunc(config.KernelKeys, func(s config.KeySpec) bool { return s.Key == k.Key }) {
+				continue
+			}
+			out = append(out, balancerKey{balancer: name, doc: k})
 		}
 	}
 	return out
@@ -411,7 +490,8 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
-	keys := explainedKeys()
+	balancers := chosenBalancers(eC, methods)
+	keys := x.shownKeys(balancers)
 	for _, spec := range keys {
 		u, side := x.merged, "merged"
 		switch {
@@ -444,6 +524,22 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 			}
 		}
 	}
+	lbKeys := balancerKeys(cat, balancers, keys)
+	for _, bk := range lbKeys {
+		for _, m := range append([]string{""}, methods...) {
+			v, key, ok := x.consumer.MethodParam(m, bk.doc.Key)
+			switch {
+			case !ok && m == "":
+				def := bk.doc.Default
+				if def == "" {
+					def = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), def, "default ("+bk.balancer+")")
+			case ok && (m == "" || key != bk.doc.Key):
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), v, x.from(key, "consumer"))
+			}
+		}
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "KEY\tMEANING\n")
 	docs := kernel.KernelKeyDocs()
@@ -451,6 +547,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 		if i := slices.IndexFunc(docs, func(d spi.KeyDoc) bool { return d.Key == spec.key }); i >= 0 {
 			fmt.Fprintf(tw, "%s\t%s\n", spec.key, docs[i].Doc)
 		}
+	}
+	for _, bk := range lbKeys {
+		fmt.Fprintf(tw, "%s\t%s (loadbalance %s)\n", bk.doc.Key, bk.doc.Doc, bk.balancer)
 	}
 	tw.Flush()
 
