@@ -93,7 +93,12 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // registered in it. The keys consumers read from the provider URL
 // (timeout, codec, connections, transport and heartbeat keys...) are
 // checked as a consumer's invoker checks them: a value no consumer could
-// use is an error naming the key.
+// use is an error naming the key. The provider filter chain, plugin
+// filters included, is built before the service listens or registers: a
+// filter that cannot be built (a bad value of its key, a plugin whose
+// Build does not answer within its bound) fails Export naming the service
+// and the filter ("kernel: export demo.Echo: filter "acme.authz": ..."),
+// having listened on nothing new and registered nothing.
 //
 // Exported methods of another shape (a last result that is not an error,
 // more than two results, variadic) are not served: Export logs a warning

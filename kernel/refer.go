@@ -76,7 +76,11 @@ type strategy struct {
 // direct url, registries are then not used), else from registryURL when it
 // is set, else from the node's registry (WithRegistry). The cluster and
 // load balancer are chosen by u's keys ("cluster", "loadbalance"), built
-// once, and again per method where method-level keys select others.
+// once, and again per method where method-level keys select others. The
+// consumer filter chain is built here, plugin filters included (their
+// plugin builds them, within pluginrpc.DefaultFilterBuildTimeout): a
+// filter that cannot be built fails Refer, naming it ("kernel: refer
+// demo.Echo: filter "acme.authz": ..."), not every call.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
