@@ -39,6 +39,10 @@ type Reference struct {
 
 	closed atomic.Bool // Close began: calls fail CLIENT_ERROR (closedError)
 
+	// settled: the first connection attempts to the providers have all
+	// ended once (awaitSettled); calls of an affinity balancer no longer wait.
+	settled atomic.Bool
+
 	shared   spi.Registry // the node's registry this reference registered in
 	consumer spi.URL      // its consumer entry there (zero: none)
 }
@@ -632,6 +636,9 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if err != nil {
 		return spi.Result{Err: err}
 	}
+	if !c.ref.settled.Load() && affinity(s.lb) {
+		c.ref.awaitSettled(ctx)
+	}
 	if err := c.ref.awaitProvider(ctx, inv); err != nil {
 		return spi.Result{Err: err}
 	}
@@ -720,6 +727,55 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 			return nil
 		case <-ctx.Done():
 			return nil // the cluster reports the ctx's error
+		}
+	}
+}
+
+// affinity reports whether lb wants every provider's first connection
+// attempt to have ended before it picks (spi.AffinityLoadBalance).
+func affinity(lb spi.LoadBalance) bool {
+	a, ok := lb.(spi.AffinityLoadBalance)
+	return ok && a.Affinity()
+}
+
+// awaitSettled holds a call of an affinity balancer (consistenthash) until
+// no provider invoker of the reference is making its first connection
+// attempt, so that the balancer's first pick is over the same providers as
+// a consumer process that has been up for a while: every provider that
+// answered, none known down (Dubbo connects every provider at refer). It
+// waits at most twice connect.timeout plus firstAttemptGrace (each attempt
+// ends within connect.timeout; the rest is slack for a loaded machine), or
+// until ctx ends, and then marks the reference settled: later calls, and
+// providers joining later, never wait here. Then awaitProvider and the
+// cluster go on as for any balancer. With every provider up on loopback the
+// wait is the slowest first dial and ping (about a millisecond); a provider
+// that accepts but never answers costs the first calls connect.timeout.
+func (r *Reference) awaitSettled(ctx context.Context) {
+	if !r.connecting() {
+		r.settled.Store(true)
+		return
+	}
+	connect := DefaultConnectTimeout
+	if all := r.dir.All(); len(all) > 0 {
+		if d, err := all[0].URL().Duration("connect.timeout", DefaultConnectTimeout); err == nil {
+			connect = d
+		}
+	}
+	t := time.NewTimer(2*connect + firstAttemptGrace)
+	defer t.Stop()
+	for {
+		changed := r.node.pool.changed.wait()
+		if !r.connecting() {
+			r.settled.Store(true)
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			r.settled.Store(true)
+			return
+		case <-ctx.Done():
+			return // the cluster reports the ctx's error; the next call waits again
 		}
 	}
 }

@@ -78,6 +78,11 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 	return invokers[lv.pick[lv.r.walk(h, lv.pick)]]
 }
 
+// Affinity reports true: the same key must reach the same provider from
+// every consumer, so the kernel gives Select the providers only once their
+// first connection attempts have ended (spi.AffinityLoadBalance).
+func (b *Balancer) Affinity() bool { return true }
+
 // listView is the ring of one invoker list with, for each ring address, the
 // index of the first eligible invoker at that address (-1: none in this
 // list), so that an unchanged list is served with one comparison per
@@ -367,6 +372,7 @@ func hashArgs(args []any, idx []int) uint64 {
 
 // Interface guards.
 var (
-	_ spi.LoadBalanceBuilder = Builder{}
-	_ spi.LoadBalance        = (*Balancer)(nil)
+	_ spi.LoadBalanceBuilder  = Builder{}
+	_ spi.LoadBalance         = (*Balancer)(nil)
+	_ spi.AffinityLoadBalance = (*Balancer)(nil)
 )

@@ -16,5 +16,8 @@
 // Dubbo uses MD5) is rebuilt, under a lock, only when a new address joins or
 // more than half of its addresses are gone: a list missing some addresses,
 // like a failover retry's, is served from the same ring by skipping their
-// points.
+// points. The balancer is a spi.AffinityLoadBalance: a fresh reference's
+// first calls wait until every listed provider's first connection attempt
+// has ended, so that every consumer process hashes over the same providers
+// from its first call (Dubbo connects every provider at refer).
 package consistenthash
