@@ -106,3 +106,38 @@ func TestConsumerMethodKeyBeatsProvidersOtherSpelling(t *testing.T) {
 		t.Fatalf("list --explain's timeout row for Sleep is %q, want the consumer's 2s from Sleep.timeout\n%s", row, r.stdout)
 	}
 }
+
+// Tester8 #4: one-shot `airnode call` processes with consistenthash send
+// the same key to the same provider: each process's first call hashes over
+// every registered provider, not over the first one connected.
+func TestConsistentHashSameProviderFromEveryProcess(t *testing.T) {
+	reg := t.TempDir()
+	pids := map[string]bool{}
+	for range 3 {
+		p := serve(t, "127.0.0.1:0", reg, "-p", "warmup=0")
+		pids[fmt.Sprintf(`"pid":%d`, p.cmd.Process.Pid)] = true
+	}
+	env := []string{"AIRNODE_REGISTRY=file://" + reg}
+	first := ""
+	for i := range 6 {
+		info := call(t, env, "demo.Echo?loadbalance=consistenthash", "Info")
+		if info.code != 0 {
+			t.Fatalf("call %d: exit %d, stderr %q", i, info.code, info.stderr)
+		}
+		pid := ""
+		for k := range pids {
+			if strings.Contains(info.stdout, k) {
+				pid = k
+			}
+		}
+		if pid == "" {
+			t.Fatalf("call %d: Info %q is from none of the providers %v", i, info.stdout, pids)
+		}
+		if first == "" {
+			first = pid
+		}
+		if pid != first {
+			t.Fatalf("process %d reached %s, process 0 %s: the same key must reach the same provider from every process", i, pid, first)
+		}
+	}
+}
