@@ -69,7 +69,9 @@ var weigher = warmup.New(warmup.WithLogger(slog.New(slog.NewTextHandler(io.Disca
 // NoneSelected returns the error for lb having picked nothing out of list
 // (Select returned nil): StatusServiceNotFound, as NoProvider. When every
 // provider's configured weight is 0 (the one case spi.LoadBalance allows
-// a nil) it says "all N providers have weight 0"; otherwise the balancer
+// a nil) it says "all N providers have weight 0", N counting every
+// provider of dir when it lists them all (All() []spi.Invoker, as the
+// kernel's directory does), connected or not; otherwise the balancer
 // broke that rule and the message names it, "balancer acme.p2c returned
 // no provider out of 2": a third-party balancer's bug is likelier than
 // weights the list does not have. The balancer's name is its Name() when
@@ -79,6 +81,19 @@ func NoneSelected(inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance, li
 	for _, x := range list {
 		if weigher.Configured(x.URL()) > 0 {
 			return NoProvider(inv, dir, fmt.Sprintf("%s returned no provider out of %d", balancerName(inv, dir, lb), len(list)))
+		}
+	}
+	// The count is of the directory's providers when it can list them all
+	// (the kernel's directory: All), not of list, the ones connected so far:
+	// a weight is in the provider's URL, known before it connects.
+	if a, ok := dir.(interface{ All() []spi.Invoker }); ok {
+		if all := a.All(); len(all) > len(list) {
+			for _, x := range all {
+				if weigher.Configured(x.URL()) > 0 {
+					return NoProvider(inv, dir, fmt.Sprintf("all %d connected providers have weight 0 (%d more not connected yet)", len(list), len(all)-len(list)))
+				}
+			}
+			return NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(all)))
 		}
 	}
 	return NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/spi"
@@ -65,5 +66,35 @@ func TestNoProvider(t *testing.T) {
 	e = NoProvider(&spi.Invocation{Service: "demo.Echo", Method: "Echo"}, dir, "all 2 providers have weight 0")
 	if e.Error() != "SERVICE_NOT_FOUND: no provider available for demo.Echo (registry: zookeeper://127.0.0.1:2181): all 2 providers have weight 0" {
 		t.Fatalf("got %q", e)
+	}
+}
+
+// allDirectory is a directory that lists every provider (All), connected
+// or not, as the kernel's does.
+type allDirectory struct {
+	spi.Directory
+	all []spi.Invoker
+}
+
+func (d allDirectory) All() []spi.Invoker { return d.all }
+
+// Tester8: with three providers at weight 0 the message counted the
+// connections up so far ("all 2 providers", "all 1 providers").
+func TestNoneSelectedCountsEveryProvider(t *testing.T) {
+	u := func(i int, w string) spi.URL {
+		return spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo?weight=%s", i, w))
+	}
+	zero := []spi.Invoker{valueInvoker{u: u(1, "0")}, valueInvoker{u: u(2, "0")}, valueInvoker{u: u(3, "0")}}
+	stub := spitest.NewStubDirectory(spi.MustParse("consumer://h/demo.Echo"), "file:///r")
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+	if e := NoneSelected(inv, allDirectory{stub, zero}, nil, zero[:1]); !strings.HasSuffix(e.Error(), ": all 3 providers have weight 0") {
+		t.Errorf("one of three connected: %q, want all 3", e)
+	}
+	mixed := append(zero[:2:2], valueInvoker{u: u(3, "100")})
+	if e := NoneSelected(inv, allDirectory{stub, mixed}, nil, mixed[:2]); !strings.HasSuffix(e.Error(), ": all 2 connected providers have weight 0 (1 more not connected yet)") {
+		t.Errorf("the third, weighted, not connected: %q", e)
+	}
+	if e := NoneSelected(inv, stub, nil, zero[:2]); !strings.HasSuffix(e.Error(), ": all 2 providers have weight 0") {
+		t.Errorf("a directory without All: %q", e)
 	}
 }
