@@ -11,5 +11,9 @@
 //
 // Adapters take a Source, which yields the live client of a plugin or the
 // reason it is down, so supervision (restarts, fail-fast, fallback) stays in
-// the host. Every adapter is safe for concurrent use.
+// the host. Every adapter is safe for concurrent use. Balancer adapters
+// are spi.ContextLoadBalance: a Select waits at most DefaultSelectTimeout
+// and the call's own bound, and one that times out bypasses the plugin
+// for DefaultBypass, doubling to DefaultMaxBypass (NewLoadBalanceBuilder).
+// Filter adapters keep the kernel's reserved attachments (NewFilterBuilder).
 package pluginrpc
