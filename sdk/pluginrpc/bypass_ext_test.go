@@ -132,17 +132,14 @@ func TestHungSelectEndsAtTheCallersDeadlineThenIsBypassed(t *testing.T) {
 	if len(b) != 1 || b[0].Point != "Select" || b[0].For != time.Second || b[0].Took < 100*time.Millisecond {
 		t.Fatalf("bypass reports %+v; want one for Select, 1s", b)
 	}
-	// Bypassed: the fallback picks without asking the plugin.
+	// Bypassed: the fallback picks without asking the plugin (which
+	// would fail the call at its deadline).
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-		start := time.Now()
 		x, err := lb.SelectContext(ctx, list, &spi.Invocation{Method: "Echo"})
 		cancel()
 		if err != nil || x == nil {
 			t.Fatalf("bypassed select %d: %v, %v", i, x, err)
-		}
-		if d := time.Since(start); d > 100*time.Millisecond {
-			t.Fatalf("bypassed select %d took %v", i, d)
 		}
 	}
 	if b, _, _ := ev.get(); len(b) != 1 {
@@ -242,13 +239,12 @@ func TestHungBuildIsBoundedAndBypassed(t *testing.T) {
 	if b, _, _ := ev.get(); len(b) != 1 || b[0].Point != "Build" {
 		t.Fatalf("bypass reports %+v; want one for Build", b)
 	}
-	for range 5 {
+	for range 5 { // asking the plugin would fail them at their deadline
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-		start := time.Now()
 		x, err := lb.SelectContext(ctx, providers(""), &spi.Invocation{Method: "Echo"})
 		cancel()
-		if x == nil || err != nil || time.Since(start) > 100*time.Millisecond {
-			t.Fatalf("select after a hung Build: %v, %v in %v", x, err, time.Since(start))
+		if x == nil || err != nil {
+			t.Fatalf("select after a hung Build: %v, %v", x, err)
 		}
 	}
 }
