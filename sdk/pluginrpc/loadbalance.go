@@ -315,6 +315,12 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 	took := time.Since(start)
 	cancel()
 	switch {
+	case err == nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// It answered, but after the caller's deadline: say so here
+		// rather than let the exchange find the deadline gone.
+		lb.answered(probe)
+		return nil, &spi.Error{Status: spi.StatusClientTimeout, Cause: ctx.Err(), Message: fmt.Sprintf(
+			"pluginrpc: balancer %q: Select answered after %v, past the caller's deadline, so nothing was sent", lb.o.Name, took.Round(time.Millisecond))}
 	case err == nil:
 		lb.answered(probe)
 		if lb.o.OnSlow != nil && took > timeout/10 {
