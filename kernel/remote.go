@@ -205,6 +205,10 @@ func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, 
 	return hb, b.Name(), nil
 }
 
+// minTimeout is the shortest "timeout" a reference takes
+// (config.MinTimeout, Dubbo's millisecond).
+const minTimeout = time.Millisecond
+
 // resolveCall reads the codec and timeout of method ("" for service
 // level) from u.
 func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, error) {
@@ -219,6 +223,10 @@ func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, 
 	if timeout <= 0 {
 		v, key, _ := u.MethodParam(method, "timeout")
 		return nil, &spi.ParamError{Key: key, Value: v, Want: "a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one"}
+	}
+	if timeout < minTimeout {
+		v, key, _ := u.MethodParam(method, "timeout")
+		return nil, &spi.ParamError{Key: key, Value: v, Want: fmt.Sprintf("a duration of at least %v such as 500ms, 1.5s or 3000 (ms): no call is answered within %v", minTimeout, timeout)}
 	}
 	return &callConf{codec: codec, timeout: timeout}, nil
 }

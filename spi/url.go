@@ -604,29 +604,99 @@ func (u URL) MethodDuration(method, key string, def time.Duration) (time.Duratio
 	}
 	d, err := ParseDuration(v)
 	if err != nil {
-		return def, &ParamError{Key: src, Value: v, Want: "a duration such as 1.5s, 200ms or 3000 (milliseconds)"}
+		return def, &ParamError{Key: src, Value: v, Want: DurationWant(err)}
 	}
 	return d, nil
 }
 
+// Errors of ParseDuration, matched with errors.Is.
+var (
+	// ErrDurationNegative: a negative number or duration ("-5", "-1s").
+	ErrDurationNegative = errors.New("negative duration")
+	// ErrDurationTooLarge: beyond MaxDurationMillis milliseconds
+	// (time.Duration's range, about 292 years).
+	ErrDurationTooLarge = errors.New("duration too large")
+)
+
+// MaxDurationMillis is the largest bare number of milliseconds
+// ParseDuration takes: time.Duration's maximum, about 292 years.
+const MaxDurationMillis = int64(1<<63-1) / int64(time.Millisecond)
+
+// DurationWant says what a URL duration allows, after ParseDuration's
+// error err, for a *ParamError's Want: "a positive duration ..." for
+// ErrDurationNegative, "a duration of at most 9223372036854 ms ..." for
+// ErrDurationTooLarge, else "a duration such as 1.5s, 200ms or 3000
+// (milliseconds)".
+func DurationWant(err error) string {
+	switch {
+	case errors.Is(err, ErrDurationNegative):
+		return "a positive duration such as 1.5s, 200ms or 3000 (milliseconds), not a negative one"
+	case errors.Is(err, ErrDurationTooLarge):
+		return fmt.Sprintf("a duration of at most %d (milliseconds), about 292 years: this one is too large", MaxDurationMillis)
+	}
+	return "a duration such as 1.5s, 200ms or 3000 (milliseconds)"
+}
+
 // ParseDuration parses Go duration syntax or a bare integer of milliseconds.
-// Negative durations are rejected.
+// Negative durations are rejected (ErrDurationNegative), and so are bare
+// numbers over MaxDurationMillis and Go durations over time.Duration's
+// range (ErrDurationTooLarge).
 func ParseDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 || n > int64(1<<63-1)/int64(time.Millisecond) {
-			return 0, errors.New("out of range")
-		}
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err == nil && n < 0, errors.Is(err, strconv.ErrRange) && strings.HasPrefix(v, "-"):
+		return 0, ErrDurationNegative
+	case err == nil && n > MaxDurationMillis, errors.Is(err, strconv.ErrRange):
+		return 0, ErrDurationTooLarge
+	case err == nil:
 		return time.Duration(n) * time.Millisecond, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
+		if body, neg := strings.CutPrefix(v, "-"); goDurationSyntax(body) {
+			// the syntax is right: time refuses it for its size
+			if neg {
+				return 0, ErrDurationNegative
+			}
+			return 0, ErrDurationTooLarge
+		}
 		return 0, err
 	}
 	if d < 0 {
-		return 0, errors.New("negative duration")
+		return 0, ErrDurationNegative
 	}
 	return d, nil
+}
+
+// goDurationSyntax reports whether v is written as Go durations are
+// (numbers with units, "1h30m", "1.5s"), whatever its size.
+func goDurationSyntax(v string) bool {
+	v = strings.TrimPrefix(v, "+")
+	if v == "" {
+		return false
+	}
+	for v != "" {
+		i := 0
+		for i < len(v) && (v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		v = v[i:]
+		j := 0
+		for j < len(v) && !(v[j] >= '0' && v[j] <= '9' || v[j] == '.') {
+			j++
+		}
+		switch v[:j] {
+		case "ns", "us", "µs", "μs", "ms", "s", "m", "h":
+		default:
+			return false
+		}
+		v = v[j:]
+	}
+	return true
 }
 
 // Size returns key as a byte count, def when absent. A bare integer is bytes;

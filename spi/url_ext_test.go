@@ -3,6 +3,7 @@ package spi_test
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -498,5 +499,43 @@ func TestMergeURLMethodKeySpellingsAreOneKey(t *testing.T) {
 	owned := spi.MergeURL(spi.MustParse("airnode://h:1/x?methods=Echo&Echo.token=s"), spi.MustParse("c:///x?methods.Echo.token=guess"))
 	if v, ok := owned.Param("Echo.token"); !ok || v != "s" {
 		t.Errorf("provider's Echo.token removed by the consumer's methods.Echo.token: %s", owned)
+	}
+}
+
+// ParseDuration's errors say what is wrong (tester8 #10: an overflowing
+// number and a negative one got the generic "want a duration such as").
+func TestParseDurationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want error
+	}{
+		{"99999999999999", spi.ErrDurationTooLarge},
+		{"99999999999999999999999", spi.ErrDurationTooLarge},
+		{"9999999999h", spi.ErrDurationTooLarge},
+		{"-5", spi.ErrDurationNegative},
+		{"-99999999999999999999999", spi.ErrDurationNegative},
+		{"-1s", spi.ErrDurationNegative},
+		{"-9999999999h", spi.ErrDurationNegative},
+	} {
+		if _, err := spi.ParseDuration(tc.v); !errors.Is(err, tc.want) {
+			t.Errorf("ParseDuration(%q) = %v, want %v", tc.v, err, tc.want)
+		}
+	}
+	for _, v := range []string{"abc", "-abc", "1x", ""} {
+		_, err := spi.ParseDuration(v)
+		if err == nil || errors.Is(err, spi.ErrDurationTooLarge) || errors.Is(err, spi.ErrDurationNegative) {
+			t.Errorf("ParseDuration(%q) = %v, want a syntax error", v, err)
+		}
+	}
+	if d, err := spi.ParseDuration(strconv.FormatInt(spi.MaxDurationMillis, 10)); err != nil || d <= 0 {
+		t.Errorf("MaxDurationMillis: %v, %v", d, err)
+	}
+	_, err := spi.MustParse("a://h/x?timeout=99999999999999").Duration("timeout", 0)
+	if err == nil || !strings.Contains(err.Error(), "at most 9223372036854") || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("Duration of an overflowing number: %v", err)
+	}
+	_, err = spi.MustParse("a://h/x?timeout=-5").Duration("timeout", 0)
+	if err == nil || !strings.Contains(err.Error(), "positive") {
+		t.Errorf("Duration of -5: %v", err)
 	}
 }

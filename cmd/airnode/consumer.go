@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,6 +67,9 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, 
 // flag and the key it sets accept the same text.
 func checkDuration(flag, s string) error {
 	if _, err := spi.ParseDuration(s); err != nil {
+		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) {
+			return fmt.Errorf("%s %q: want %s", flag, s, spi.DurationWant(err))
+		}
 		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
 	}
 	return nil

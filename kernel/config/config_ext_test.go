@@ -378,3 +378,17 @@ func TestNestedURLKeysSayToWriteThemFlat(t *testing.T) {
 		t.Fatalf("flat keys: %v, %v", c.Protocol, err)
 	}
 }
+
+// Tester8 #10: plugins.yaml's timeout values are refused saying why, as
+// the kernel refuses them: too large, or under a millisecond.
+func TestTimeoutBoundsInParams(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"10us", "at least 1ms"},
+		{"9999999999h", "at most 9223372036854"},
+	} {
+		_, err := config.Load(config.Source{File: writeFile(t, "references:\n  - {interface: demo.Echo, params: {timeout: "+tc.value+"}}\n")})
+		if err == nil || !strings.Contains(err.Error(), "references[0].params") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("timeout: %s: %v, want %q", tc.value, err, tc.want)
+		}
+	}
+}

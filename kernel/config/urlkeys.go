@@ -30,13 +30,17 @@ type KeySpec struct {
 	Meaning string
 }
 
+// MinTimeout is the shortest call timeout ("timeout") allowed: Dubbo's
+// unit, the millisecond; a shorter one could only ever time out.
+const MinTimeout = time.Millisecond
+
 // KernelKeys are the URL keys of DESIGN §3 whose values have a type. Each
 // may also be written per method ("methods.Echo.timeout", or Dubbo's
 // "Echo.timeout" when Echo is in "methods"). Keys naming an extension
 // (transport, loadbalance, heartbeat, ...) are checked by the catalogs
 // instead.
 var KernelKeys = []KeySpec{
-	{"timeout", KindDuration, 1, "1000ms", "consumer call timeout"},
+	{"timeout", KindDuration, int64(MinTimeout), "1000ms", "consumer call timeout"},
 	{"connect.timeout", KindDuration, 1, "3s", "dial timeout"},
 	{"reconnect.backoff", KindDuration, 1, "100ms", "first reconnect delay, doubling, capped at 30s"},
 	{"retries", KindInt, 0, "2", "extra tries for failover"},
@@ -123,14 +127,19 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 	case KindDuration:
 		if fileSyntax {
 			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
-				return bound("a duration with a unit in plugins.yaml, such as 60s, 1.5s or 200ms")
+				if _, perr := spi.ParseDuration(v); !errors.Is(perr, spi.ErrDurationTooLarge) && !errors.Is(perr, spi.ErrDurationNegative) {
+					return bound("a duration with a unit in plugins.yaml, such as 60s, 1.5s or 200ms")
+				}
 			}
 		}
 		d, err := spi.ParseDuration(v)
 		if err != nil {
-			return bound("a duration such as 1.5s, 200ms or 3000 (milliseconds)")
+			return bound(spi.DurationWant(err))
 		}
 		if int64(d) < s.Min {
+			if s.Min > 1 {
+				return bound("a duration of at least " + time.Duration(s.Min).String())
+			}
 			return bound("a duration > 0")
 		}
 	case KindInt:
