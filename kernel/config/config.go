@@ -185,7 +185,9 @@ func (c Config) problems() []problem {
 	if c.Shutdown.Timeout <= 0 {
 		bad("shutdown.timeout", "%v must be > 0", c.Shutdown.Timeout)
 	}
-	if c.Shutdown.Wait < 0 || c.Shutdown.Wait > c.Shutdown.Timeout {
+	// With a bad timeout only that is reported: the wait's bound is the
+	// timeout, and "wait must be between 0 and 0s" would be its echo.
+	if c.Shutdown.Wait < 0 || c.Shutdown.Timeout > 0 && c.Shutdown.Wait > c.Shutdown.Timeout {
 		bad("shutdown.wait", "%v must be between 0 and shutdown.timeout (%v)", c.Shutdown.Wait, c.Shutdown.Timeout)
 	}
 

@@ -392,3 +392,16 @@ func TestTimeoutBoundsInParams(t *testing.T) {
 		}
 	}
 }
+
+// Tester8 #10: a bad shutdown.timeout is the one error reported; the
+// wait's bound, which derives from it, is not a second one.
+func TestShutdownTimeoutZeroIsOneError(t *testing.T) {
+	_, err := config.Load(config.Source{File: writeFile(t, "shutdown: {timeout: 0s}\n")})
+	if err == nil || !strings.Contains(err.Error(), `"shutdown.timeout"`) || strings.Contains(err.Error(), "shutdown.wait") {
+		t.Fatalf("shutdown.timeout 0s: %v, want one error about shutdown.timeout", err)
+	}
+	_, err = config.Load(config.Source{File: writeFile(t, "shutdown: {timeout: 1s, wait: 2s}\n")})
+	if err == nil || !strings.Contains(err.Error(), `"shutdown.wait"`) {
+		t.Fatalf("wait over timeout: %v", err)
+	}
+}
