@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -54,5 +55,24 @@ func TestEmptyMethodNameIsRefusedLocally(t *testing.T) {
 	_, err := r.Invoke(ctxT(t), "", "x")
 	if spi.StatusOf(err) != spi.StatusClientError || !strings.Contains(err.Error(), "empty method name") {
 		t.Fatalf("Invoke with method \"\": %v, want CLIENT_ERROR naming the empty method name", err)
+	}
+}
+
+// Tester10 finding: the first call of a fresh reference with a context
+// already cancelled said CHANNEL_INACTIVE "not connected yet", which
+// errors.Is(err, context.Canceled) did not match, as the Invoke doc
+// promises; a context past its deadline matches DeadlineExceeded.
+func TestCallWithAContextAlreadyDoneMatchesItsError(t *testing.T) {
+	_, e := provider(t)
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Invoke(ctx, "Echo", "x"); !errors.Is(err, context.Canceled) || spi.StatusOf(err) != spi.StatusClientError {
+		t.Errorf("cancelled ctx: %v, want CLIENT_ERROR matching context.Canceled", err)
+	}
+	dctx, dcancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer dcancel()
+	if _, err := r.Invoke(dctx, "Echo", "x"); !errors.Is(err, context.DeadlineExceeded) || spi.StatusOf(err) != spi.StatusClientTimeout {
+		t.Errorf("ctx past its deadline: %v, want CLIENT_TIMEOUT matching context.DeadlineExceeded", err)
 	}
 }

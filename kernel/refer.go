@@ -506,6 +506,15 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 	if inv.Method == "" {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "kernel: call %s: empty method name", r.key)}
 	}
+	if err := ctx.Err(); err != nil {
+		// Done before the call started: say so, matching ctx's error,
+		// rather than whatever the first connection's state would say.
+		st := spi.StatusClientError
+		if errors.Is(err, context.DeadlineExceeded) {
+			st = spi.StatusClientTimeout
+		}
+		return spi.Result{Err: spi.Errorf(st, "kernel: call %s.%s: %w before the call started", r.key, inv.Method, err)}
+	}
 	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
 		if err := r.attach(inv, out); err != nil {
 			return spi.Result{Err: err}
