@@ -30,7 +30,8 @@ type consumerEnv struct {
 
 // consumerSetup loads the catalogs and the configuration (whose registry
 // fills an empty *registry), starts the configuration's plugins into the
-// catalogs, and returns the environment with a function that stops the
+// catalogs (launchConsumerPlugins: no service plugin; one that fails to
+// start is a warning), and returns the environment with a function that stops the
 // plugins and the signal watch; it must be called when the command ends.
 func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, func(), error) {
 	cat, err := a.Catalogs()
@@ -49,7 +50,7 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, 
 		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	plugins, err := startPlugins(ctx, cfg, a.configFile, cat, logger)
+	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger)
 	if err != nil {
 		stop()
 		return consumerEnv{}, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -25,7 +26,12 @@ func listCommand(a *app) *cobra.Command {
 		Short: "List extension points, extensions and their URL keys, or explain how a URL selects them",
 		Long: `list prints every extension point with its URL key and default, and every
 extension registered for it with where it comes from ("bundled", or the path
-of the plugin binary that serves it).
+of the plugin binary that serves it), then the plugins the configuration
+declares with their STATE: "running", "failed: REASON" for one that could
+not start (a warning on stderr names it too; list still exits 0, and a
+URL selecting it fails with REASON), or "not started" for a service
+plugin (list, call, bench and registry run none: a service plugin is a
+provider's implementation, which only serve runs).
 
 With --keys it prints instead the URL keys the kernel and each extension
 read, one row per key: first the kernel's own keys (timeout, retries,
@@ -115,7 +121,7 @@ consumer, the provider or the default.`,
 			if err != nil {
 				return err
 			}
-			plugins, err := launchPlugins(cmd.Context(), cfg, a.configFile, cat, quiet)
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet)
 			if err != nil {
 				return err
 			}
@@ -131,6 +137,11 @@ consumer, the provider or the default.`,
 			}
 			printList(cmd.OutOrStdout(), cat)
 			if infos := plugins.Plugins(); len(infos) > 0 {
+				for i := range infos {
+					if infos[i].State == pluginhost.StateNotStarted {
+						infos[i].Reason = "list, like call, runs no service plugin; serve does"
+					}
+				}
 				printPlugins(cmd.OutOrStdout(), infos)
 			}
 			return nil

@@ -58,7 +58,8 @@ version negotiation, optional --sha256 check), lists every point it
 provides and the URL keys it declares (spi.KeyDescriber; a malformed
 declaration fails the start; a key that chooses an extension, or a kernel
 key such as timeout declared with another type than the kernel's, fails
-the check; a kernel key declared as the kernel reads it, such as a
+the check, and serve, call, bench, list and registry log the same text as
+a warning when they start such a plugin, which they still run; a kernel key declared as the kernel reads it, such as a
 balancer's weight, is noted; a service method without a leading
 context.Context is warned about: it works but cannot see the call's
 deadline, cancellation or attachments), runs the conformance suite of each (spitest: loadbalance always;

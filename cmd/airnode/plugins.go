@@ -5,19 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
 )
 
-// launchPlugins launches cfg's plugins and adds their extensions to cat.
-// Any declared plugin that fails to start (missing binary, no handshake,
-// wrong or unsupported point, a name shadowing a registered extension) is
-// an error naming it, after the plugins already started have been stopped:
-// a node does not run without a plugin its configuration declares. On
+// launchPlugins launches cfg's plugins and adds their extensions to cat,
+// for serve. Any declared plugin that fails to start (missing binary, no
+// handshake, wrong or unsupported point, a name shadowing a registered
+// extension) is an error naming it, after the plugins already started have
+// been stopped: a provider does not run without a plugin its
+// configuration declares (a filter plugin's activation, which may put it
+// in every export's chain, is known only from a running plugin). On
 // success the returned host is never nil and must be closed.
 //
 // With the catalogs complete, it then checks the configuration's
@@ -25,13 +30,55 @@ import (
 // a did-you-mean, naming file and the reference), so every command that
 // launches the plugins rejects a bad reference the same way. file is the
 // configuration file cfg was read from ("" none).
+//
+// It warns (logger) about a relative command path that the configuration
+// file's directory would resolve differently (warnRelativeCommands), and
+// about a plugin declaring a kernel or selecting key as `airnode plugin
+// check` fails it (warnKeyClashes): a warning, not a refusal.
 func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
+	return startPluginHost(ctx, cfg, file, cat, logger, false)
+}
+
+// consumerPluginPoints are the plugin points a consumer command (call, bench,
+// list, registry) starts: a service plugin is a provider's implementation,
+// which a consumer never runs.
+var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointRegistry, extension.PointFilter}
+
+// launchConsumerPlugins is launchPlugins for the consumer commands (call,
+// bench, list, registry): it starts no service plugin, and a plugin that
+// fails to start fails no command by itself. It is logged as a warning
+// naming it and why, stays in the catalogs, and a URL or registry that
+// selects it fails with that reason (pluginhost.Host.Register); `airnode
+// list` shows it failed in its STATE column. A start cut short by ctx
+// (SIGINT) is an error.
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
+	return startPluginHost(ctx, cfg, file, cat, logger, true)
+}
+
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer bool) (*pluginhost.Host, error) {
+	warnRelativeCommands(cfg.Plugins, file, logger)
 	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
 	var err error
 	if len(cfg.Plugins) > 0 {
-		err = host.Start(ctx)
+		if consumer {
+			if serr := host.StartPoints(ctx, consumerPluginPoints...); serr != nil {
+				if ctx.Err() != nil {
+					err = serr
+				}
+				for _, i := range host.Plugins() {
+					if i.State == pluginhost.StateFailed {
+						logger.Warn("plugin failed to start; a command that selects it fails", "plugin", i.Name, "point", i.Point, "err", i.Reason)
+					}
+				}
+			}
+		} else {
+			err = host.Start(ctx)
+		}
 		if err == nil {
 			err = host.Register(cat)
+		}
+		if err == nil {
+			warnKeyClashes(host.Plugins(), logger)
 		}
 	}
 	if err == nil {
@@ -42,6 +89,67 @@ func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *ext
 		return nil, err
 	}
 	return host, nil
+}
+
+// warnKeyClashes logs a warning for every URL key a running plugin
+// declares that `airnode plugin check` fails (kernelKeyClashes: a key
+// that selects an extension, or a kernel key declared with another type
+// than the kernel's), with the check's text. The plugin still runs: a
+// URL's value of that key reaches both the kernel and the plugin.
+func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
+	for _, i := range plugins {
+		if len(i.Keys) == 0 || len(i.Provides) == 0 || i.Point == pluginhost.PointService {
+			continue
+		}
+		_, err := kernelKeyClashes([]pluginrpc.Description{{Point: i.Point, Name: i.Provides[0], Keys: i.Keys}})
+		if err == nil {
+			continue
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			logger.Warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
+		}
+	}
+}
+
+// warnRelativeCommands logs a warning for each plugin whose command is a
+// relative path that the configuration file's directory (file's, when
+// file is not in the working directory) would resolve differently: it
+// does not exist relative to the working directory, from which it is
+// resolved (config.Plugin.Command), but does relative to the file, or it
+// exists in both places as different files. The resolution itself does
+// not change.
+func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Logger) {
+	if file == "" {
+		return
+	}
+	dir, err := filepath.Abs(filepath.Dir(file))
+	wd, werr := os.Getwd()
+	if err != nil || werr != nil || dir == wd {
+		return
+	}
+	for _, p := range plugins {
+		if p.Command == "" || filepath.IsAbs(p.Command) {
+			continue
+		}
+		used, err := filepath.Abs(p.Command)
+		if err != nil {
+			continue
+		}
+		other := filepath.Join(dir, p.Command)
+		ofi, err := os.Stat(other)
+		if err != nil {
+			continue
+		}
+		ufi, err := os.Stat(used)
+		switch {
+		case err != nil:
+			logger.Warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
+				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
+		case !os.SameFile(ufi, ofi):
+			logger.Warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
+				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
+		}
+	}
 }
 
 // checkReferences checks every reference of cfg against cat as

@@ -53,7 +53,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchPlugins(ctx, cfg, a.configFile, cat, quiet)
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet)
 		if err != nil {
 			return nil, "", nil, err
 		}

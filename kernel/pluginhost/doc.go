@@ -5,6 +5,15 @@
 // registry, filter) registered with its binary path as origin, or into
 // service invokers the node exports.
 //
+// Start: a plugin that cannot start is marked failed, with an error that
+// names it, its binary and the reason: how the process ended and the last
+// lines it wrote on stderr. It stays in the catalogs (Register), where
+// building it fails with that error. Each plugin runs in a process group
+// of its own (Linux), killed when the start fails, when it exits and at
+// Close, so that start_timeout bounds a wrapper script whose children hold
+// its stdout. StartPoints starts the plugins of some points only: a
+// consumer starts no service plugin.
+//
 // Supervision: a plugin that exits is restarted with exponential backoff
 // according to its restart policy (always, on-failure, never). While it is
 // down, calls that need it fail fast with a status naming the plugin and the
