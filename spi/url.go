@@ -118,7 +118,7 @@ func Parse(s string) (URL, error) {
 	var u URL
 	i := strings.Index(s, "://")
 	if i < 0 {
-		return URL{}, fmt.Errorf("url: %q has no scheme (want scheme://host[:port]/path)", s)
+		return URL{}, noSlashes(s)
 	}
 	u.scheme = s[:i]
 	if err := checkScheme(u.scheme); err != nil {
@@ -197,6 +197,22 @@ func Parse(s string) (URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// noSlashes is Parse's error for s without "://": a scheme followed by
+// ':' alone ("file:relative", "zookeeper:127.0.0.1:2181") is named as such,
+// with file:///abs/dir for a "file:" URL (a path must be absolute); else s
+// has no scheme.
+func noSlashes(s string) error {
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok || checkScheme(scheme) != nil || rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+		// "127.0.0.1:20880", "host:20880": a host and port, not a scheme
+		return fmt.Errorf("url: %q has no scheme (want scheme://host[:port]/path)", s)
+	}
+	if strings.EqualFold(scheme, "file") {
+		return fmt.Errorf("url: %q: a file URL is file:// and an absolute path, file:///abs/dir (a relative path is not allowed)", s)
+	}
+	return fmt.Errorf("url: %q: scheme %q is not followed by \"//\" (want %s://host[:port]/path)", s, scheme, strings.ToLower(scheme))
 }
 
 func checkScheme(s string) error {

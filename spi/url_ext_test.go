@@ -539,3 +539,21 @@ func TestParseDurationErrors(t *testing.T) {
 		t.Errorf("Duration of -5: %v", err)
 	}
 }
+
+// A scheme followed by ':' alone is named as such (tester8 #10:
+// "--registry file:relative" said "has no scheme"); a file URL's error
+// says the path must be absolute.
+func TestParseSchemeWithoutSlashes(t *testing.T) {
+	for _, tc := range []struct{ s, want string }{
+		{"file:relative", "file:///abs/dir"},
+		{"FILE:tmp/reg", "file:///abs/dir"},
+		{"zookeeper:/teamA", `scheme "zookeeper" is not followed by "//"`},
+		{"127.0.0.1:24081", "has no scheme"},
+		{"localhost:2181", "has no scheme"},
+		{"demo.Echo", "has no scheme"},
+	} {
+		if _, err := spi.Parse(tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}
