@@ -551,7 +551,7 @@ var ErrReferenceClosed = errors.New("kernel: reference is closed")
 
 // attach copies the outgoing attachments out (spi.WithAttachments) into a
 // new map of inv's, before the consumer filters run. A key the kernel
-// reserves (spi.ReservedAttachment) is refused, CLIENT_ERROR naming it:
+// reserves (spi.ReservedAttachment, in any case) is refused, CLIENT_ERROR naming it:
 // the kernel sets those itself, and a caller's "token" must not stand in
 // for the provider's.
 func (r *Reference) attach(inv *spi.Invocation, out map[string]string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 )
 
@@ -82,7 +81,20 @@ var reservedAttachments = []string{AttachmentRemote, AttachmentTimeout, Attachme
 // a caller cannot send with WithAttachments or `airnode call -a`: a token
 // comes from the reference's or the provider's "token" URL key, the
 // consumer's address from the connection, the deadline from the context.
-func ReservedAttachment(key string) bool { return slices.Contains(reservedAttachments, key) }
+// The match ignores case ("Remote", "TIMEOUT" are reserved too), as gRPC
+// metadata keys and HTTP header names do, so that a provider reading an
+// attachment case-insensitively cannot be handed a forged "Remote".
+// Other keys keep their case end to end (Dubbo's attachments are
+// case-sensitive and "traceId" stays "traceId"): only the reserved check
+// folds case.
+func ReservedAttachment(key string) bool {
+	for _, r := range reservedAttachments {
+		if strings.EqualFold(key, r) {
+			return true
+		}
+	}
+	return false
+}
 
 // ReservedAttachments returns the reserved keys, sorted and comma-separated,
 // for messages ("remote, timeout, token").

@@ -39,7 +39,12 @@ func TestReservedAttachments(t *testing.T) {
 			t.Errorf("%s not reserved", k)
 		}
 	}
-	if spi.ReservedAttachment("tenant") {
+	for _, k := range []string{"Remote", "TIMEOUT", "Token", "rEmOtE"} {
+		if !spi.ReservedAttachment(k) {
+			t.Errorf("%s not reserved: the reserved check ignores case", k)
+		}
+	}
+	if spi.ReservedAttachment("tenant") || spi.ReservedAttachment("remotes") || spi.ReservedAttachment("x-token") {
 		t.Error("tenant reserved")
 	}
 	if got := spi.ReservedAttachments(); got != "remote, timeout, token" {
