@@ -156,7 +156,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
-	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (ignored with --duration)")
+	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000)")
 	fl.IntVar(&f.req, "req", 100, "request payload, bytes")
 	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
@@ -295,6 +295,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.durationSet && f.duration <= 0 {
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
+	}
+	if f.durationSet && f.callsSet {
+		return fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration)
 	}
 	kv, err := attachmentPairs(f.attachments)
 	if err != nil {

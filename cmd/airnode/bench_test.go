@@ -344,6 +344,12 @@ func TestBench_DurationBoundsWarmup(t *testing.T) {
 			t.Errorf("--duration %s: %v, %q", d, err, out)
 		}
 	}
+	// Tester8: -n with --duration silently ran for the duration.
+	out, err := exec.Command(binary, "bench", p.url("demo.Echo"), "-n", "10", "--duration", "1s").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "-n 10 and --duration 1s both given") {
+		t.Errorf("-n with --duration: %v, %q", err, out)
+	}
 }
 
 // A --server-pid that is not a process, or one that used no CPU during the
