@@ -24,7 +24,7 @@
 //
 //	URL key          type      unit  default   bounds      meaning
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)
-//	root             string    -     airnode   no '/'      root node ("" puts services at /)
+//	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session
 //	file.cache       path      -     ""        -           last known lists on disk and when each was read, used when ZooKeeper is down

@@ -72,9 +72,13 @@ func parseParams(u spi.URL) (params, error) {
 	if len(p.servers) == 0 {
 		return p, fmt.Errorf("zookeeper registry: no server address in %q (want zookeeper://host:2181)", u)
 	}
-	p.root = u.ParamOr(KeyRoot, DefaultRoot)
+	// Dubbo writes the root as an absolute path ("/dubbo"): one leading
+	// '/' is accepted and means the same node ("root=/teamA" is "teamA",
+	// "root=/" the ZooKeeper root).
+	raw := u.ParamOr(KeyRoot, DefaultRoot)
+	p.root = strings.TrimPrefix(raw, "/")
 	if strings.Contains(p.root, "/") {
-		return p, fmt.Errorf("zookeeper registry: %s=%q must not contain '/'", KeyRoot, p.root)
+		return p, fmt.Errorf("zookeeper registry: %s=%q must be one node name, with no '/' but an optional leading one (root=teamA or root=/teamA)", KeyRoot, raw)
 	}
 	if p.root != "" {
 		p.root = "/" + p.root

@@ -594,3 +594,24 @@ func TestReachIsShared(t *testing.T) {
 		t.Errorf("Reach() = %v, want shared", got)
 	}
 }
+
+// Tester8 #10: Dubbo writes the root as an absolute path; root=/teamA is
+// the node /teamA, the same as root=teamA, and /a/b is still refused.
+func TestRootWithLeadingSlash(t *testing.T) {
+	p := build(t, server.URL("root=/teamA"))
+	u := provider(20881, "")
+	if err := p.Register(ctx(t), u); err != nil {
+		t.Fatal(err)
+	}
+	if children, _, err := rawClient(t).Children("/teamA/demo.Echo/providers"); err != nil || len(children) != 1 {
+		t.Fatalf("/teamA/demo.Echo/providers = %v, %v", children, err)
+	}
+	got, err := build(t, server.URL("root=teamA")).Lookup(ctx(t), consumer)
+	if err != nil || len(got) != 1 || !got[0].Equal(u) {
+		t.Fatalf("root=teamA Lookup = %v, %v; want root=/teamA's provider", got, err)
+	}
+	_, err = zookeeper.Builder{}.Build(spi.MustParse("zookeeper://h:2181?root=/a/b"))
+	if err == nil || !strings.Contains(err.Error(), `root="/a/b"`) || !strings.Contains(err.Error(), "root=/teamA") {
+		t.Fatalf("root=/a/b: %v", err)
+	}
+}
