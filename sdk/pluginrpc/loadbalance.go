@@ -302,10 +302,10 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 		return lb.fallback(invokers, inv), nil // bypassed: the trip was logged
 	}
 	timeout := callTimeout(invokers, inv)
-	callBound, by := timeout, fmt.Sprintf("the call's timeout %v", timeout)
+	callBound, byDeadline := timeout, false
 	if d, ok := ctx.Deadline(); ok {
 		if r := time.Until(d); r < callBound {
-			callBound, by = r, fmt.Sprintf("what was left of the caller's deadline (%v)", r.Round(time.Millisecond))
+			callBound, byDeadline = r, true
 		}
 	}
 	bound := min(lb.o.Timeout, callBound)
@@ -334,6 +334,10 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 		bypass := lb.tripped(probe, point, took, bound)
 		if callBound > lb.o.Timeout {
 			return lb.fallback(invokers, inv), nil // its own bound: the call goes on
+		}
+		by := fmt.Sprintf("the call's timeout %v", timeout)
+		if byDeadline {
+			by = fmt.Sprintf("what was left of the caller's deadline (%v)", callBound.Round(time.Millisecond))
 		}
 		msg := fmt.Sprintf("pluginrpc: balancer %q: %s gave no answer within %s, so nothing was sent", lb.o.Name, point, by)
 		if bypass > 0 {
