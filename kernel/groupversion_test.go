@@ -43,3 +43,24 @@ func TestNoProviderNamesOtherGroupAndVersionThroughARegistry(t *testing.T) {
 		t.Fatalf("call of g/demo.Echo:1.0: %v, %v", v, err)
 	}
 }
+
+// TestReferRefusesAnyAndMultiGroup: tester10 #6, a reference with group=*,
+// version=* or group=a,b got "no provider available" though providers of
+// the interface were registered; Refer now refuses it, saying why.
+func TestReferRefusesAnyAndMultiGroup(t *testing.T) {
+	cat := testCatalogs(t)
+	reg := spi.MustParse("file://" + t.TempDir())
+	c := NewNode(cat, WithLogger(quiet), WithRegistry(reg))
+	t.Cleanup(func() { _ = c.Close() })
+	for _, q := range []string{"group=*", "version=*", "group=*&version=*", "group=a,b"} {
+		r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///t.G?"+q), spi.URL{})
+		if err == nil {
+			_ = r.Close()
+			t.Errorf("Refer ?%s succeeded; want it refused", q)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "kernel: refer t.G: ") || !strings.Contains(err.Error(), "airnode does not support Dubbo's") {
+			t.Errorf("Refer ?%s: %v", q, err)
+		}
+	}
+}

@@ -84,13 +84,19 @@ type strategy struct {
 // consumer filter chain is built here, plugin filters included (their
 // plugin builds them, within pluginrpc.DefaultFilterBuildTimeout): a
 // filter that cannot be built fails Refer, naming it ("kernel: refer
-// demo.Echo: filter "acme.authz": ..."), not every call.
+// demo.Echo: filter "acme.authz": ..."), not every call. A group or
+// version of "*" or a list ("a,b"), Dubbo's any and multi-group
+// references, fails Refer (directory.CheckGroupVersion): a registry is
+// asked for one service key.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
 	}
 	if err := n.checkProtocol(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", u.ServiceKey(), err)
+	}
+	if err := directory.CheckGroupVersion(u); err != nil {
+		return nil, fmt.Errorf("kernel: refer %s: %w", u.Interface(), err)
 	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}

@@ -84,10 +84,14 @@ func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker New
 }
 
 // Start subscribes to the registry and returns after the first provider
-// list has been applied (possibly empty). If ctx ends first, Start stops the
+// list has been applied (possibly empty). A consumer URL whose group or
+// version is "*" or a list fails (CheckGroupVersion). If ctx ends first, Start stops the
 // subscription and returns an error wrapping ctx.Err(); a Directory whose
 // Start failed may be started again. Start after Close fails.
 func (d *Directory) Start(ctx context.Context) error {
+	if err := CheckGroupVersion(d.consumer); err != nil {
+		return fmt.Errorf("directory %s: %w", d.consumer.ServiceKey(), err)
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -195,16 +199,12 @@ func (d *Directory) otherGroupVersion(p spi.URL) string {
 		named(d.consumer, spi.KeyGroup, "group"), named(d.consumer, spi.KeyVersion, "version"))
 }
 
-// named says u's value of key as "group g", "no group" or "any group" (*).
+// named says u's value of key as "group g" or "no group".
 func named(u spi.URL, key, what string) string {
-	switch v := u.ParamOr(key, ""); v {
-	case "":
-		return "no " + what
-	case "*":
-		return "any " + what
-	default:
+	if v := u.ParamOr(key, ""); v != "" {
 		return what + " " + v
 	}
+	return "no " + what
 }
 
 // anyTaken reports whether the reference would take one of providers.
@@ -297,10 +297,37 @@ func (d *Directory) otherTransport(p spi.URL) string {
 // those lines are as of the last push. For "no provider available" errors.
 func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
 
-// match compares key of consumer and provider; the consumer's "*" matches any.
+// match compares key of consumer and provider: equal values, or both
+// absent. (Dubbo's "*" and "a,b" are refused by CheckGroupVersion.)
 func match(consumer, provider spi.URL, key string) bool {
-	c := consumer.ParamOr(key, "")
-	return c == "*" || c == provider.ParamOr(key, "")
+	return consumer.ParamOr(key, "") == provider.ParamOr(key, "")
+}
+
+// CheckGroupVersion returns an error when consumer's group or version is
+// Dubbo's any ("*") or a list ("a,b", Dubbo's multi-group reference),
+// which airnode does not support, else nil. A registry is asked for the
+// providers of one service key (group/interface:version), so "*" or
+// "a,b" would be asked for literally and match no provider; the error
+// says so and what to write instead: one reference per group or version,
+// or no group for the providers published without one. Refer and Start
+// refuse such a URL with it.
+func CheckGroupVersion(consumer spi.URL) error {
+	for _, key := range []string{spi.KeyGroup, spi.KeyVersion} {
+		v := consumer.ParamOr(key, "")
+		switch {
+		case v == "*":
+			return fmt.Errorf("%s=*: airnode does not support Dubbo's any-%s reference: a registry is asked for the providers of one service key (%s), which no provider has; refer to each %s separately (%s=NAME), or leave %s out for the providers published without one",
+				key, key, consumer.ServiceKey(), key, key, key)
+		case strings.ContainsAny(v, ",*"):
+			example := "NAME"
+			if f := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '*' || r == ' ' }); len(f) > 0 {
+				example = f[0]
+			}
+			return fmt.Errorf("%s=%s: airnode does not support Dubbo's multi-%s reference (a list or a pattern): a registry is asked for the providers of one service key (%s); make one reference per %s (%s=%s)",
+				key, v, key, consumer.ServiceKey(), key, key, example)
+		}
+	}
+	return nil
 }
 
 // update applies a pushed provider list.

@@ -11,7 +11,8 @@
 // an smux provider over tcp), with a warning and a line in Ignored for
 // the "no provider available" error; providers of another group or
 // version are listed there too (at most three, then a count), without a
-// warning: other groups of one interface are normal.
+// warning: other groups of one interface are normal. Group and version
+// match exactly: Dubbo's "*" and "a,b" are refused (CheckGroupVersion).
 //
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks and does not allocate while every invoker is available. Close stops

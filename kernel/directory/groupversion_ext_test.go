@@ -1,9 +1,14 @@
 package directory_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/airnode/airnode/kernel/directory"
+	"github.com/airnode/airnode/spi"
 )
 
 // Providers of another group or version are left out, and Ignored says
@@ -53,5 +58,34 @@ func TestIgnoredNamesProvidersOfAnotherGroupOrVersion(t *testing.T) {
 	waitLen(t, d3, 1)
 	if ig := d3.Ignored(); ig != nil {
 		t.Fatalf("Ignored = %q", ig)
+	}
+}
+
+// Dubbo's any ("*") and multi-group ("a,b") references are refused with
+// a message saying why and what to write (tester10 #6: they were asked
+// for literally and matched nothing, while the messages said "any
+// group"); Start refuses such a consumer URL too.
+func TestCheckGroupVersionRefusesAnyAndLists(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"airnode:///t.G?group=*", "group=*: airnode does not support Dubbo's any-group reference"},
+		{"airnode:///t.G?version=*", "version=*: airnode does not support Dubbo's any-version reference"},
+		{"airnode:///t.G?group=a,b", "group=a,b: airnode does not support Dubbo's multi-group reference (a list or a pattern): a registry is asked for the providers of one service key (a,b/t.G); make one reference per group (group=a)"},
+		{"airnode:///t.G?group=a*", "make one reference per group (group=a)"},
+		{"airnode:///t.G?group=,", "(group=NAME)"},
+		{"airnode:///t.G?version=1.0,2.0", "version=1.0,2.0: airnode does not support Dubbo's multi-version reference"},
+	} {
+		err := directory.CheckGroupVersion(spi.MustParse(c.url))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.url, err, c.want)
+		}
+	}
+	for _, ok := range []string{"airnode:///t.G", "airnode:///t.G?group=a&version=1.0"} {
+		if err := directory.CheckGroupVersion(spi.MustParse(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	_, d, _ := setup(t, "airnode://127.0.0.1/t.G?side=consumer&group=*")
+	if err := d.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "any-group") {
+		t.Fatalf("Start with group=*: %v", err)
 	}
 }
