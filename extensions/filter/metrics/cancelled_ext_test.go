@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,18 @@ func TestOnlyCancelledCallsReadAsNoRate(t *testing.T) {
 	}
 	if f := strings.Fields(lines[2]); f[2] != "Sleep" || f[4] != "-" || f[10] != "1" || len(f) != 11 {
 		t.Errorf("Sleep line %q: want success -, cancelled 1, no failures", lines[2])
+	}
+	// The JSON (/stats) says null where the table says "-" (tester8).
+	js, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(js); strings.Count(got, `"success_rate":null`) != 1 || !strings.Contains(got, `"success_rate":1`) || !strings.Contains(got, `"method":"Sleep"`) {
+		t.Errorf("JSON: want success_rate 1 for Echo and null for Sleep: %s", got)
+	}
+	var back []metrics.MethodStats
+	if err := json.Unmarshal(js, &back); err != nil || len(back) != 2 || back[0].SuccessRate != 1 || back[1].SuccessRate != 0 || back[1].Cancelled != 1 {
+		t.Errorf("JSON read back: %+v, %v", back, err)
 	}
 	var exp bytes.Buffer
 	mfs, err := reg.Prometheus().Gather()

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -323,7 +324,8 @@ type MethodStats struct {
 	InFlight  int64 `json:"in_flight"` // calls started, not completed
 	// SuccessRate is (Count-Cancelled-Failures)/(Count-Cancelled): the
 	// share of OK among the calls that were not cancelled, in [0, 1]; 0
-	// when there are none (WriteTable prints "-").
+	// when there are none (WriteTable prints "-", the JSON null:
+	// MarshalJSON).
 	SuccessRate float64 `json:"success_rate"`
 	// MeanMillis and P99Millis are call latencies in milliseconds; P99 has
 	// 1% precision (HdrHistogram, 2 significant digits).
@@ -351,6 +353,21 @@ type MethodStats struct {
 	LifetimeTPS float64 `json:"lifetime_tps"`
 	// FailuresByStatus maps status names (e.g. "SERVER_TIMEOUT") to counts.
 	FailuresByStatus map[string]int64 `json:"failures_by_status,omitempty"`
+}
+
+// MarshalJSON writes s as its fields' tags say, except that success_rate
+// is null when no call was rated (every call cancelled or in flight),
+// where the table prints "-": a 0 would read as every call failed.
+func (s MethodStats) MarshalJSON() ([]byte, error) {
+	type plain MethodStats // the same fields, without this method
+	var rate *float64
+	if s.Count-s.Cancelled > 0 {
+		rate = &s.SuccessRate
+	}
+	return json.Marshal(struct {
+		plain
+		SuccessRate *float64 `json:"success_rate"`
+	}{plain(s), rate})
 }
 
 // Snapshot returns one row per series, sorted by service, method, then
