@@ -175,3 +175,34 @@ func TestProviderFilterPluginCannotForgeRemote(t *testing.T) {
 		}
 	}
 }
+
+// tester9 finding 1: a balancer plugin whose Build hangs delays Refer by
+// at most the reference's timeout (not 1 s), and is not tried again on
+// every call: the calls that follow go through the default balancer.
+func TestHungBalancerBuildIsBypassedNotRetriedPerCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hang := filepath.Join(t.TempDir(), "hang")
+	if err := os.WriteFile(hang, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cat, log := moodyHost(t, "loadbalance", map[string]string{"LB_BUILD": "hang", "HANG_FILE": hang})
+	t.Cleanup(func() { _ = os.Remove(hang) }) // before the host closes: its handlers return
+	reg := echoProviders(t, ctx, nil)
+	start := time.Now()
+	ref := refer(t, ctx, cat, reg, "airnode:///demo.Echo?loadbalance=acme.moody&timeout=300ms")
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Fatalf("Refer took %v with a hung Build and timeout=300ms", d)
+	}
+	for i := range 3 {
+		cctx, ccancel := context.WithTimeout(ctx, 150*time.Millisecond)
+		v, err := ref.Invoke(cctx, "Echo", "hi")
+		ccancel()
+		if err != nil || v != "hi" {
+			t.Fatalf("call %d: %v, %v; want the default balancer's pick", i, v, err)
+		}
+	}
+	if out := log.String(); strings.Count(out, "did not answer in time") != 1 || !strings.Contains(out, "call=Build") {
+		t.Fatalf("want one bypass warning for Build:\n%s", out)
+	}
+}
