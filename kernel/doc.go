@@ -9,6 +9,16 @@
 // (connections=N for more), redials dead channels with backoff in the
 // background and publishes a channel only after a ping round trip.
 //
+// A provider answers an error its method returned with SERVICE_ERROR, or
+// with the status of the *spi.Error it carries when that status does not
+// say the call did not run: SERVICE_ERROR, SERVER_ERROR, BAD_REQUEST,
+// BAD_RESPONSE, SERIALIZATION_ERROR, SERVER_TIMEOUT. Any other
+// (SERVICE_NOT_FOUND from the method's own downstream call...) becomes
+// SERVICE_ERROR "<service>.<method> returned <STATUS>: ...", so that
+// failover never runs a method again because of what it returned. Only
+// the statuses the framework answers before the method runs (no such
+// method, bad arguments, a refusing filter) say it did not run.
+//
 // Node, Reference and Exporter are safe for concurrent use. Node.Shutdown
 // runs DESIGN's fixed order (unregister, wait, stop accepting, drain, close
 // channels and heartbeats, close registries), is idempotent and returns

@@ -15,7 +15,9 @@
 // Retried: connection errors before the request was written (dial errors),
 // CHANNEL_INACTIVE before the request was sent, CLIENT_TIMEOUT (never fully
 // written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
-// SERVICE_NOT_FOUND (the handler never ran). SERVER_TIMEOUT and
+// SERVICE_NOT_FOUND (the handler never ran; a kernel provider whose method
+// returned one of these statuses answers SERVICE_ERROR instead, since the
+// method did run). SERVER_TIMEOUT and
 // CHANNEL_INACTIVE after the request was sent (spi.ErrRequestSent: the
 // connection died while the provider may have been running it, or the
 // provider answered CHANNEL_INACTIVE: its service plugin died) are retried
