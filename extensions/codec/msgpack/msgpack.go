@@ -117,14 +117,21 @@ type Encoder struct {
 	e        *vm.Encoder
 	released bool
 	named    reflect.Type // the last type registerNamedInts saw
+	walk     walker       // refuses a cyclic value before msgpack recurses into it (cycles.go)
 }
 
 // Encode writes v. A value msgpack cannot encode (a channel, a func) is an
-// *spi.Error of status SERIALIZATION_ERROR naming its type; so is an Encode
-// after Release.
+// *spi.Error of status SERIALIZATION_ERROR naming its type; so is a value
+// that reaches itself ("msgpack: encode *main.Node: encountered a cycle
+// via *main.Node", encoding/json's words) or is nested deeper than
+// MaxDepth maps and arrays, both refused before anything is written (see
+// CheckCycles), and an Encode after Release.
 func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
+	}
+	if err := e.walk.check(v, "json"); err != nil {
+		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 	}
 	registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields
 	if err := e.e.Encode(v); err != nil {

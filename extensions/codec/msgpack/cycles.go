@@ -1,0 +1,467 @@
+package msgpack
+
+import (
+	"encoding"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	vm "github.com/vmihailenco/msgpack/v5"
+)
+
+// msgpack encodes a value by recursion and has no cycle check: a value that
+// reaches itself (n.Next = n, an ORM child pointing at its parent, a
+// map[string]any holding itself) recursed until Go's stack limit, a fatal
+// error that no recover catches, so one such result or argument killed the
+// whole process with every service on it (tester10's finding 2). Encode
+// now walks such a value first and refuses it: "encountered a cycle via
+// *main.Node", encoding/json's words (its ptrSeen approach: the pointers,
+// maps and slices on the current path, recorded only beyond
+// cycleCheckAfter steps so that a shallow value pays no map). The walk
+// also refuses nesting deeper than MaxDepth maps and arrays, the bound
+// every airnode decoder puts on a body (and encoding/json's decoder on
+// JSON), so that a value no peer would read fails here, and a very deep
+// acyclic one (a million-long linked list) cannot exhaust the stack either.
+//
+// Which types are walked is decided once per type (shapeOf): only a type
+// that can reach itself through pointers, slices, arrays, maps and struct
+// fields, or that holds an interface (any can hold anything, itself
+// included). Strings, []byte, numbers, flat structs, []Flat, a
+// map[string]string are never walked, and from a type that is, only the
+// parts that may cycle are visited (a node's Next, not its []Item).
+// A type that encodes itself (EncodeMsgpack, MarshalMsgpack, MarshalBinary,
+// MarshalText, time.Time, error) is a leaf: what it writes is its own, and
+// a cyclic value inside it is not seen.
+
+// cycleCheckAfter is the number of steps (pointers, interfaces, containers)
+// on one path after which the walk records the pointers on the path:
+// encoding/json's startDetectingCyclesAfter.
+const cycleCheckAfter = 1000
+
+// maxSteps bounds the steps on one path, so that a chain of pointers or
+// interfaces without maps or arrays between them (type P *P) cannot
+// exhaust the stack either; a path of MaxDepth nested structs takes at
+// most three steps a level (a struct, an interface field, a pointer).
+const maxSteps = 8 * MaxDepth
+
+// errCycle is the walk's verdict for a value that reaches itself.
+type errCycle struct{ t reflect.Type }
+
+func (e *errCycle) Error() string { return "encountered a cycle via " + e.t.String() }
+
+var (
+	errTooDeepEncode = errors.New("nesting deeper than " + strconv.Itoa(MaxDepth) +
+		" maps and arrays (the decoders' bound: no peer would read it)")
+	errTooLong = errors.New("more than " + strconv.Itoa(maxSteps) +
+		" pointers, interfaces and containers on one path")
+)
+
+// CheckCycles returns an error for a value that msgpack would encode
+// without end, a value that reaches itself ("encountered a cycle via
+// *main.Node"), or one nested deeper than MaxDepth maps and arrays. Struct
+// fields are the ones msgpack encodes: fallbackTag names the struct tag
+// read when a field has no msgpack tag, "json" for this codec's Encoder
+// (which calls CheckCycles itself), "" for msgpack.Marshal. A nil error
+// for the common values (strings, []byte, numbers, structs that cannot
+// reach themselves) costs a type switch or a type comparison and a map
+// lookup, and no allocation. Safe for concurrent use.
+func CheckCycles(v any, fallbackTag string) error {
+	var w walker
+	return w.check(v, fallbackTag)
+}
+
+// walker is one check's state; an Encoder keeps one, so that its map of
+// pointers seen is allocated once.
+type walker struct {
+	seen  map[seenKey]struct{} // the pointers, maps and slices on the path, beyond cycleCheckAfter steps
+	tag   string               // the fallback struct tag of the shapes in last
+	lastT reflect.Type         // the type checked last and its shape: a pooled encoder meets the same types body after body
+	lastS *shape
+}
+
+// seenKey identifies a pointer, map or slice on the path: its address, its
+// type (a struct and its first field share an address) and, for a slice,
+// its length (encoding/json's key).
+type seenKey struct {
+	p unsafe.Pointer
+	t reflect.Type
+	n int
+}
+
+func (w *walker) check(v any, tag string) error {
+	if tag != w.tag {
+		w.tag, w.lastT, w.lastS = tag, nil, nil
+	}
+	switch x := v.(type) {
+	case nil, string, bool, int, int64, uint64, float64, []byte, map[string]string, []string,
+		*string, *bool, *float64, *[]byte, *map[string]string:
+		return nil
+	case map[string]any, []any: // the generic values: a type switch a value, no reflect
+		defer w.forget()
+		return w.generic(x, 0, 0)
+	}
+	t := reflect.TypeOf(v)
+	if t != w.lastT {
+		w.lastT, w.lastS = t, shapeOf(t, tag)
+	}
+	if !w.lastS.walk {
+		return nil
+	}
+	defer w.forget()
+	return w.value(reflect.ValueOf(v), w.lastS, 0, 0)
+}
+
+// forget drops the map of pointers seen, which only a walk deeper than
+// cycleCheckAfter allocates: a pooled encoder keeps no large map.
+func (w *walker) forget() { w.seen = nil }
+
+// generic walks x, a value held by an interface, nest maps and arrays and
+// steps steps deep; it walks map[string]any and []any by type switch.
+func (w *walker) generic(x any, nest, steps int) error {
+	switch x := x.(type) {
+	case nil, string, bool, int64, uint64, float64, int, []byte:
+		return nil
+	case map[string]any:
+		if len(x) == 0 {
+			return nil
+		}
+		if nest++; nest > MaxDepth {
+			return errTooDeepEncode
+		}
+		if steps++; steps > maxSteps {
+			return errTooLong
+		}
+		if steps > cycleCheckAfter {
+			k := seenKey{p: reflect.ValueOf(x).UnsafePointer(), t: typeOfMapStringAny}
+			if err := w.enter(k); err != nil {
+				return err
+			}
+			defer delete(w.seen, k)
+		}
+		for _, e := range x {
+			if err := w.generic(e, nest, steps); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		if nest++; nest > MaxDepth {
+			return errTooDeepEncode
+		}
+		if steps++; steps > maxSteps {
+			return errTooLong
+		}
+		if steps > cycleCheckAfter {
+			k := seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), t: typeOfSliceAny, n: len(x)}
+			if err := w.enter(k); err != nil {
+				return err
+			}
+			defer delete(w.seen, k)
+		}
+		for _, e := range x {
+			if err := w.generic(e, nest, steps); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := shapeOf(reflect.TypeOf(x), w.tag)
+	if !s.walk {
+		return nil
+	}
+	return w.value(reflect.ValueOf(x), s, nest, steps)
+}
+
+var (
+	typeOfMapStringAny = reflect.TypeFor[map[string]any]()
+	typeOfSliceAny     = reflect.TypeFor[[]any]()
+)
+
+// enter records k on the path, or reports the cycle when it is there.
+func (w *walker) enter(k seenKey) error {
+	if w.seen == nil {
+		w.seen = map[seenKey]struct{}{}
+	}
+	if _, ok := w.seen[k]; ok {
+		return &errCycle{t: k.t}
+	}
+	w.seen[k] = struct{}{}
+	return nil
+}
+
+// value walks v, of shape s (s.walk), nest maps and arrays and steps steps
+// below the top.
+func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
+	if steps++; steps > maxSteps {
+		return errTooLong
+	}
+	var k seenKey
+	switch s.kind {
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		if s.kind != reflect.Pointer && v.Len() == 0 {
+			return nil
+		}
+		if steps > cycleCheckAfter {
+			k = seenKey{p: v.UnsafePointer(), t: s.t}
+			if s.kind == reflect.Slice {
+				k.n = v.Len()
+			}
+			if err := w.enter(k); err != nil {
+				return err
+			}
+			defer delete(w.seen, k)
+		}
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		e := v.Elem()
+		switch e.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Interface:
+		default:
+			return nil // a scalar: nothing to walk
+		}
+		if e.Type() == typeOfMapStringAny && e.CanInterface() { // the generic walk, without reflect
+			return w.generic(e.Interface(), nest, steps)
+		}
+		es := shapeOf(e.Type(), w.tag)
+		if !es.walk {
+			return nil
+		}
+		return w.value(e, es, nest, steps)
+	case reflect.Array:
+		if v.Len() == 0 {
+			return nil
+		}
+	}
+	if s.nests {
+		if nest++; nest > MaxDepth {
+			return errTooDeepEncode
+		}
+	}
+	switch s.kind {
+	case reflect.Pointer:
+		return w.value(v.Elem(), s.elem, nest, steps)
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := w.value(v.Index(i), s.elem, nest, steps); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if s.key.walk {
+				if err := w.value(it.Key(), s.key, nest, steps); err != nil {
+					return err
+				}
+			}
+			if s.elem.walk {
+				if err := w.value(it.Value(), s.elem, nest, steps); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Struct:
+		for _, f := range s.fields {
+			n := nest
+			if f.inline { // msgpack writes an embedded struct's fields in its parent's map
+				n--
+			}
+			if err := w.value(v.Field(f.index), f.shape, n, steps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// shape is what the walk needs to know of a type, decided once per type.
+type shape struct {
+	t      reflect.Type
+	kind   reflect.Kind // Pointer, Slice, Array, Map, Struct, Interface; Invalid for a leaf
+	walk   bool         // a value may reach itself or holds an interface: walk it (false: a leaf)
+	nests  bool         // msgpack writes it as a map or an array: one level of nesting
+	elem   *shape       // Pointer, Slice, Array: the element; Map: the value
+	key    *shape       // Map: the key
+	fields []field      // Struct: the encoded fields that are walked
+}
+
+// field is a struct field that the walk visits.
+type field struct {
+	index  int
+	shape  *shape
+	inline bool // an embedded struct (or pointer to one): no level of its own
+}
+
+// shapes caches shapeOf: shapeKey → *shape.
+var shapes sync.Map
+
+type shapeKey struct {
+	t   reflect.Type
+	tag string
+}
+
+// shapeOf returns t's shape when struct fields without a msgpack tag are
+// named by tag. Shapes of the types inside t are built with it (a type
+// graph may be cyclic: the shapes point at one another).
+func shapeOf(t reflect.Type, tag string) *shape {
+	key := shapeKey{t, tag}
+	if s, ok := shapes.Load(key); ok {
+		return s.(*shape)
+	}
+	b := shapeBuilder{tag: tag, built: map[reflect.Type]*shape{}}
+	s := b.build(t)
+	b.mark()
+	actual, _ := shapes.LoadOrStore(key, s)
+	return actual.(*shape)
+}
+
+type shapeBuilder struct {
+	tag   string
+	built map[reflect.Type]*shape
+	order []*shape
+}
+
+var (
+	typeOfCustomEncoder   = reflect.TypeFor[vm.CustomEncoder]()
+	typeOfMarshaler       = reflect.TypeFor[vm.Marshaler]()
+	typeOfBinaryMarshaler = reflect.TypeFor[encoding.BinaryMarshaler]()
+	typeOfTextMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+	typeOfError           = reflect.TypeFor[error]()
+)
+
+// encodesItself reports whether msgpack encodes t by a method of t or *t
+// (its getEncoder's order), or as an error's text.
+func encodesItself(t reflect.Type) bool {
+	for _, it := range []reflect.Type{typeOfCustomEncoder, typeOfMarshaler, typeOfBinaryMarshaler, typeOfTextMarshaler} {
+		if t.Implements(it) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(it) {
+			return true
+		}
+	}
+	return t == typeOfError
+}
+
+func (b *shapeBuilder) build(t reflect.Type) *shape {
+	if s, ok := b.built[t]; ok {
+		return s
+	}
+	s := &shape{t: t}
+	b.built[t] = s
+	b.order = append(b.order, s)
+	if encodesItself(t) {
+		return s
+	}
+	switch k := t.Kind(); k {
+	case reflect.Pointer:
+		s.kind, s.elem = k, b.build(t.Elem())
+	case reflect.Interface:
+		s.kind = k
+	case reflect.Slice, reflect.Array:
+		if e := t.Elem(); e.Kind() != reflect.Uint8 && e != typeOfString { // bytes are binary; []string msgpack's own loop
+			s.kind, s.nests, s.elem = k, true, b.build(e)
+		}
+	case reflect.Map:
+		s.kind, s.nests, s.key, s.elem = k, true, b.build(t.Key()), b.build(t.Elem())
+	case reflect.Struct:
+		s.kind, s.nests = k, true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("msgpack")
+			if tag == "" && b.tag != "" {
+				tag = f.Tag.Get(b.tag)
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" || !f.IsExported() && !f.Anonymous {
+				continue // msgpack's getFields skips it
+			}
+			s.fields = append(s.fields, field{index: i, shape: b.build(f.Type),
+				inline: f.Anonymous && !strings.Contains(opts, "noinline") && structOrPointerTo(f.Type)})
+		}
+	}
+	return s
+}
+
+var typeOfString = reflect.TypeFor[string]()
+
+func structOrPointerTo(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
+}
+
+// children lists the shapes a value of s holds directly.
+func (s *shape) children() []*shape {
+	var c []*shape
+	if s.elem != nil {
+		c = append(c, s.elem)
+	}
+	if s.key != nil {
+		c = append(c, s.key)
+	}
+	for _, f := range s.fields {
+		c = append(c, f.shape)
+	}
+	return c
+}
+
+// mark sets walk on every shape built that holds an interface or can reach
+// itself, and on every shape that reaches one of those; then drops from
+// each struct the fields that are not walked. Type graphs are small (tens
+// of types): a search from each shape is enough.
+func (b *shapeBuilder) mark() {
+	for _, s := range b.order {
+		s.walk = s.kind == reflect.Interface || reaches(s, s)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range b.order {
+			if s.walk {
+				continue
+			}
+			for _, c := range s.children() {
+				if c.walk {
+					s.walk, changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, s := range b.order {
+		kept := s.fields[:0]
+		for _, f := range s.fields {
+			if f.shape.walk {
+				kept = append(kept, f)
+			}
+		}
+		s.fields = kept
+	}
+}
+
+// reaches reports whether a value of from holds, at any depth, one of
+// shape to.
+func reaches(from, to *shape) bool {
+	seen := map[*shape]bool{}
+	stack := from.children()
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s == to {
+			return true
+		}
+		if !seen[s] {
+			seen[s] = true
+			stack = append(stack, s.children()...)
+		}
+	}
+	return false
+}
