@@ -244,7 +244,7 @@ func (p *proc) launch(ctx context.Context) error {
 		return nil
 	}
 	started := time.Now()
-	if !p.h.spawn(func() { p.supervise(client, cmd, c, started) }) {
+	if !p.h.spawn(func() { p.supervise(client, cmd, c, started, tail) }) {
 		stopProcess(client, cmd, killGrace)
 	}
 	return nil
@@ -349,8 +349,11 @@ func tailText(sep string, tail []string) string {
 	return fmt.Sprintf("%sits last %d stderr lines: %s", sep, len(tail), strings.Join(q, ", "))
 }
 
-// supervise waits for the process to exit and restarts it per policy.
-func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Client, started time.Time) {
+// supervise waits for the process to exit and restarts it per policy. The
+// warning or error saying it exited carries, when it exited with a
+// failure status, its last stderr lines (tail) as last_stderr: the
+// reason it most likely gave.
+func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Client, started time.Time, tail *startTail) {
 	select {
 	case <-c.Done():
 	case <-p.h.done:
@@ -364,8 +367,12 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	stopProcess(client, cmd, time.Second)
 	status := "exited"
 	ok := false
+	var why []any
 	if ps := cmd.ProcessState; ps != nil {
 		status, ok = ps.String(), ps.Success()
+		if last := tail.lines(); ps.Exited() && !ok && len(last) > 0 {
+			why = []any{"last_stderr", last}
+		}
 	}
 	policy := p.spec.Restart
 	if policy == "" {
@@ -375,7 +382,7 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 		p.mu.Lock()
 		p.setStateLocked(StateFailed, status+" (restart: "+policy+")", nil)
 		p.mu.Unlock()
-		p.log.Error("plugin exited; not restarting", "status", status, "restart", policy)
+		p.log.Error("plugin exited; not restarting", append([]any{"status", status, "restart", policy}, why...)...)
 		return
 	}
 	backoff := p.h.backoff
@@ -394,7 +401,8 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 		p.restarts++
 		p.setStateLocked(StateRestarting, fmt.Sprintf("%s; restart in %v", reason, backoff), nil)
 		p.mu.Unlock()
-		p.log.Warn("plugin exited; restarting", "status", reason, "backoff", backoff)
+		p.log.Warn("plugin exited; restarting", append([]any{"status", reason, "backoff", backoff}, why...)...)
+		why = nil // a failed restart's reason is its own
 		select {
 		case <-p.h.done:
 			return
