@@ -77,13 +77,20 @@ func (pr *Probe) description(point string) (pluginrpc.Description, bool) {
 }
 
 // LoadBalance returns the plugin's balancer builder, with no fallback (a
-// failing Select is reported through onFail), or nil when it serves none.
+// failing Select, or one slower than the call's timeout, is reported
+// through onFail), or nil when it serves none.
 func (pr *Probe) LoadBalance(onFail func(error)) spi.LoadBalanceBuilder {
 	d, ok := pr.description(pluginrpc.PointLoadBalance)
 	if !ok {
 		return nil
 	}
-	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: d.Name, Source: pluginrpc.StaticSource(pr.c), OnFallback: onFail, Timeout: 10 * time.Second})
+	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: d.Name, Source: pluginrpc.StaticSource(pr.c), OnFallback: onFail, Timeout: 10 * time.Second,
+		OnBypass: func(b pluginrpc.Bypass) {
+			if !b.Recovered {
+				onFail(fmt.Errorf("plugin loadbalance %s gave no answer within %v", b.Point, b.Bound))
+			}
+		},
+		WithoutArgs: d.WithoutArgs})
 }
 
 // Registry returns the plugin's registry builder, or nil.
@@ -101,7 +108,7 @@ func (pr *Probe) Filter() spi.FilterBuilder {
 	if !ok {
 		return nil
 	}
-	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c)})
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c), WithoutArgs: d.WithoutArgs})
 }
 
 // Close stops the plugin process (gracefully, then by force, with its

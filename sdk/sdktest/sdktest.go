@@ -53,8 +53,10 @@ func connect(t testing.TB, p sdk.Plugins, point string) (*pluginrpc.Client, plug
 // builder whose balancers select over gRPC and that declares the URL keys
 // b declares (spi.KeyDescriber, sent over the plugin protocol), so that a
 // catalog holding it counts them in its typo warnings and key listings as
-// the host's does. Failures of the plugin call fail the test instead of
-// falling back.
+// the host's does, and that sends no arguments when b says it does not
+// read them (sdk.ArgumentsReader). Failures of the plugin call, and a
+// Select slower than the call's timeout (1 s by default), fail the test
+// instead of falling back.
 func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder {
 	t.Helper()
 	c, d := connect(t, sdk.Plugins{LoadBalance: b}, pluginrpc.PointLoadBalance)
@@ -62,8 +64,14 @@ func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder 
 		Name:       b.Name(),
 		Source:     pluginrpc.StaticSource(c),
 		OnFallback: func(err error) { t.Errorf("sdktest: plugin Select failed: %v", err) },
-		Timeout:    10 * time.Second,
-		Keys:       d.Keys,
+		OnBypass: func(b pluginrpc.Bypass) {
+			if !b.Recovered {
+				t.Errorf("sdktest: plugin %s did not answer within %v", b.Point, b.Bound)
+			}
+		},
+		Timeout:     10 * time.Second,
+		WithoutArgs: d.WithoutArgs,
+		Keys:        d.Keys,
 	})
 }
 
@@ -81,7 +89,8 @@ func Registry(t testing.TB, b spi.RegistryBuilder) spi.RegistryBuilder {
 func Filter(t testing.TB, b spi.FilterBuilder) spi.FilterBuilder {
 	t.Helper()
 	c, d := connect(t, sdk.Plugins{Filter: b}, pluginrpc.PointFilter)
-	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: d.Activation, Source: pluginrpc.StaticSource(c), Keys: d.Keys})
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: d.Activation, Source: pluginrpc.StaticSource(c), Keys: d.Keys,
+		WithoutArgs: d.WithoutArgs})
 }
 
 // Service returns an invoker for the service s as the host sees it when s
