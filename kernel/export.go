@@ -107,7 +107,13 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // method called before Export), and a call of one is
 // SERVICE_NOT_FOUND saying so ("service "edge.Weird" has no method "NoCtx"
 // of a servable shape (NoCtx(int) int: want ...)"). A value with no method
-// of the shape is refused, naming the skipped ones.
+// of the shape is refused, naming the skipped ones. Methods with pointer
+// receivers are not in a value's method set: exporting Svc{} whose
+// PtrRecv has a pointer receiver logs a warning ("methods PtrRecv have
+// pointer receivers: export &edge.Svc{} (a *edge.Svc) to serve them"),
+// and a call of one is SERVICE_NOT_FOUND saying why; a value whose every
+// servable method has a pointer receiver is refused with that hint, and a
+// typed nil pointer ((*Svc)(nil)) is refused.
 func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
 	mt, err := newMethodTable(impl)
 	if err != nil {
@@ -128,6 +134,10 @@ func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, erro
 		}
 		n.logger.Warn(fmt.Sprintf("kernel: export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
 			"service", u.ServiceKey(), "type", mt.typ, "method", name)
+	}
+	if hint := mt.pointerHint(); hint != "" {
+		n.logger.Warn(fmt.Sprintf("kernel: export %s: %s", u.ServiceKey(), hint),
+			"service", u.ServiceKey(), "type", mt.typ, "methods", mt.ptrOnly)
 	}
 	return e, nil
 }

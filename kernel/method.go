@@ -50,6 +50,31 @@ type methodTable struct {
 	// type itself (setup methods like demo.Echo's LimitPayload, called
 	// before Export).
 	quietly map[string]bool
+	// ptrOnly are, sorted, the methods of a servable shape that only the
+	// pointer type has, when a value (not a pointer) was exported: not
+	// served, Export warns naming them (pointerHint).
+	ptrOnly     []string
+	pointerForm string // "&edge.Svc{} (a *edge.Svc)", or "a *edge.Level" for a type not a struct
+}
+
+// pointerHint says which methods an exported value lacks because they
+// have pointer receivers, and what to export instead (net/rpc's "pass a
+// pointer to value of that type" hint): "methods PtrRecv have pointer
+// receivers: export &edge.Svc{} (a *edge.Svc) to serve them"; "" when
+// none.
+func (mt *methodTable) pointerHint() string {
+	if len(mt.ptrOnly) == 0 {
+		return ""
+	}
+	what, them := "methods", "them"
+	if len(mt.ptrOnly) == 1 {
+		what, them = "method", "it"
+	}
+	verb := "have pointer receivers"
+	if len(mt.ptrOnly) == 1 {
+		verb = "has a pointer receiver"
+	}
+	return fmt.Sprintf("%s %s %s: export %s to serve %s", what, strings.Join(mt.ptrOnly, ", "), verb, mt.pointerForm, them)
 }
 
 // servableShape is what a served method must look like, for messages.
@@ -69,16 +94,25 @@ func (mt *methodTable) skippedNames() []string {
 //
 // Other exported methods, and variadic ones, are skipped: the table says
 // why (skipped), Export warns about each and a call of one is answered
-// SERVICE_NOT_FOUND saying so. It fails when impl is nil or has no method
-// of these shapes. Methods of the common shapes
-// listed under "Direct calls" below are called directly, the others by
-// reflection.
+// SERVICE_NOT_FOUND saying so. When impl is a value (not a pointer), the
+// methods of these shapes declared on the pointer type are not in its
+// method set: the table names them (ptrOnly, pointerHint). It fails when
+// impl is nil, a typed nil pointer, or has no method of these shapes.
+// Methods of the common shapes listed under "Direct calls" below are
+// called directly, the others by reflection.
 func newMethodTable(impl any) (*methodTable, error) {
 	if impl == nil {
 		return nil, errors.New("kernel: export: nil service implementation")
 	}
 	v := reflect.ValueOf(impl)
 	t := v.Type()
+	if t.Kind() == reflect.Pointer && v.IsNil() {
+		want := "new(" + t.Elem().String() + ")"
+		if t.Elem().Kind() == reflect.Struct && t.Elem().Name() != "" {
+			want = "&" + t.Elem().String() + "{}"
+		}
+		return nil, fmt.Errorf("kernel: export: nil %s: a typed nil pointer has no value to serve; export a pointer to a value, such as %s", t, want)
+	}
 	recv, recvType := receiver(v)
 	mt := &methodTable{typ: t.String(), methods: map[string]*method{}, skipped: map[string]string{}, quietly: map[string]bool{}}
 	for i := range t.NumMethod() {
@@ -121,6 +155,9 @@ func newMethodTable(impl any) (*methodTable, error) {
 		mt.methods[m.Name] = me
 		mt.names = append(mt.names, m.Name)
 	}
+	if t.Kind() != reflect.Pointer {
+		mt.pointerOnly(t)
+	}
 	if len(mt.names) == 0 {
 		msg := fmt.Sprintf("kernel: export %s: no exported method of shape func(ctx context.Context, args...) (R, error) or error", mt.typ)
 		if len(mt.skipped) > 0 {
@@ -130,10 +167,37 @@ func newMethodTable(impl any) (*methodTable, error) {
 			}
 			msg += "; not served: " + strings.Join(why, "; ")
 		}
+		if hint := mt.pointerHint(); hint != "" {
+			msg += " (hint: " + hint + ")"
+		}
 		return nil, errors.New(msg)
 	}
 	sort.Strings(mt.names)
 	return mt, nil
+}
+
+// pointerOnly fills ptrOnly with the exported methods of a servable shape
+// that *t has and the value type t lacks (pointer receivers).
+func (mt *methodTable) pointerOnly(t reflect.Type) {
+	pt := reflect.PointerTo(t)
+	for i := range pt.NumMethod() {
+		m := pt.Method(i)
+		if !m.IsExported() || m.Type.IsVariadic() {
+			continue
+		}
+		if _, ok := t.MethodByName(m.Name); ok {
+			continue
+		}
+		ft := m.Type
+		if ft.NumOut() == 1 && ft.Out(0) == typeOfError || ft.NumOut() == 2 && ft.Out(1) == typeOfError {
+			mt.ptrOnly = append(mt.ptrOnly, m.Name)
+		}
+	}
+	slices.Sort(mt.ptrOnly)
+	mt.pointerForm = "a " + pt.String()
+	if t.Kind() == reflect.Struct && t.Name() != "" {
+		mt.pointerForm = "&" + t.String() + "{} (" + mt.pointerForm + ")"
+	}
 }
 
 // lookup returns the method named name, or a SERVICE_NOT_FOUND error naming
@@ -141,6 +205,10 @@ func newMethodTable(impl any) (*methodTable, error) {
 func (mt *methodTable) lookup(service, name string) (*method, error) {
 	if m, ok := mt.methods[name]; ok {
 		return m, nil
+	}
+	if slices.Contains(mt.ptrOnly, name) {
+		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q: it has a pointer receiver and the provider exported a %s value, not a pointer (methods: %s)",
+			service, name, mt.typ, strings.Join(mt.names, ", "))
 	}
 	if why, ok := mt.skipped[name]; ok {
 		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q of a servable shape (%s; methods: %s)",

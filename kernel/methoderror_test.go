@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -144,4 +147,90 @@ func TestServiceErrorMapsDidNotRunStatuses(t *testing.T) {
 	if err := serviceError("t.Orders", "Place", plain); err.Error() != "SERVICE_ERROR: out of stock" || !errors.Is(err, plain) {
 		t.Fatalf("plain error: %v", err)
 	}
+}
+
+// recvShapes has a value method and a pointer-receiver one (tester10 finding 9).
+type recvShapes struct{}
+
+func (recvShapes) Value(ctx context.Context) (string, error)    { return "v", nil }
+func (*recvShapes) PtrRecv(ctx context.Context) (string, error) { return "p", nil }
+func (*recvShapes) PtrErr(ctx context.Context) error            { return nil }
+func (*recvShapes) Helper() int                                 { return 0 } // not servable: never named
+
+// onlyPtr has servable methods on its pointer type only.
+type onlyPtr struct{}
+
+func (*onlyPtr) Get(ctx context.Context) (string, error) { return "", nil }
+
+// level is not a struct.
+type level int
+
+func (*level) Set(ctx context.Context, v int) error { return nil }
+
+func TestExportOfAValueNamesItsPointerReceiverMethods(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	e, err := n.Export(ctxT(t), recvShapes{}, spi.MustParse("airnode://127.0.0.1:0/t.Shapes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := logs.String()
+	mu.Unlock()
+	want := "kernel: export t.Shapes: methods PtrErr, PtrRecv have pointer receivers: export &kernel.recvShapes{} (a *kernel.recvShapes) to serve them"
+	if !strings.Contains(got, want) {
+		t.Fatalf("log does not say %q:\n%s", want, got)
+	}
+	if strings.Contains(got, "Helper") {
+		t.Fatalf("log names a method of no servable shape:\n%s", got)
+	}
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/t.Shapes")
+	if v, err := r.Invoke(ctxT(t), "Value"); err != nil || v != "v" {
+		t.Fatalf("Value = %v, %v", v, err)
+	}
+	_, err = r.Invoke(ctxT(t), "PtrRecv")
+	if spi.StatusOf(err) != spi.StatusServiceNotFound || !strings.Contains(err.Error(), "pointer receiver") {
+		t.Fatalf("PtrRecv = %v", err)
+	}
+	// Exported as a pointer, every method is served and nothing is said.
+	if names, err := MethodNames(&recvShapes{}); err != nil || strings.Join(names, ",") != "PtrErr,PtrRecv,Value" {
+		t.Fatalf("MethodNames(&recvShapes{}) = %v, %v", names, err)
+	}
+	if mt, _ := newMethodTable(&recvShapes{}); mt.pointerHint() != "" {
+		t.Fatalf("pointer export hints %q", mt.pointerHint())
+	}
+}
+
+func TestExportRefusesPointerOnlyValuesAndTypedNil(t *testing.T) {
+	_, err := MethodNames(onlyPtr{})
+	if err == nil || !strings.Contains(err.Error(), "(hint: method Get has a pointer receiver: export &kernel.onlyPtr{} (a *kernel.onlyPtr) to serve it)") {
+		t.Fatalf("onlyPtr{} = %v", err)
+	}
+	_, err = MethodNames(level(0))
+	if err == nil || !strings.Contains(err.Error(), "export a *kernel.level to serve it") {
+		t.Fatalf("level(0) = %v", err)
+	}
+	_, err = MethodNames((*recvShapes)(nil))
+	if err == nil || err.Error() != "kernel: export: nil *kernel.recvShapes: a typed nil pointer has no value to serve; export a pointer to a value, such as &kernel.recvShapes{}" {
+		t.Fatalf("(*recvShapes)(nil) = %v", err)
+	}
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	if _, err := n.Export(ctxT(t), (*recvShapes)(nil), spi.MustParse("airnode://127.0.0.1:0/t.Shapes")); err == nil {
+		t.Fatal("Export of a typed nil pointer accepted")
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
