@@ -87,7 +87,11 @@ type strategy struct {
 // demo.Echo: filter "acme.authz": ..."), not every call. A group or
 // version of "*" or a list ("a,b"), Dubbo's any and multi-group
 // references, fails Refer (directory.CheckGroupVersion): a registry is
-// asked for one service key.
+// asked for one service key. A Dubbo key airnode does not implement
+// (mock, async, check, serialization, stub, sticky, ...) is ignored with
+// a warning naming it and what to use instead, as a misspelt key gets a
+// did-you-mean; a Dubbo cluster or balancer airnode lacks (failback,
+// broadcast, adaptive, ...) fails Refer saying what to choose instead.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
@@ -102,6 +106,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}
 	base, err := r.build("")
 	if err != nil {
+		if h := dubboExtensionHint(u); h != "" {
+			return nil, fmt.Errorf("%w; %s", err, h)
+		}
 		return nil, err
 	}
 	r.base = base
@@ -115,6 +122,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	for _, t := range n.registryKeysOf(u) {
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", r.key, "key", t[0], "registry", t[1])
 	}
+	n.warnUnsupportedKeys(u, r.key)
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {
 			n.logger.Warn("kernel: provider key on a reference has no effect: the provider's server decides it", "service", r.key, "key", k, "value", v)

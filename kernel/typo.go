@@ -40,6 +40,9 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		if slices.Contains(known, key) {
 			continue
 		}
+		if _, dubbo := dubboKeys[key]; dubbo {
+			continue // unsupportedKeys says what it is
+		}
 		if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
 			continue // Dubbo's "<method>.<key>"
 		}
@@ -264,4 +267,124 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "calls of a method running at once on the export, 0: no limit; method-level allowed"},
 	"actives": {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideConsumer + "calls of a method in flight to each provider, 0: no limit; method-level allowed"},
+}
+
+// dubboKeys are URL keys of Dubbo's <dubbo:reference> and <dubbo:service>
+// that airnode does not implement, each with what airnode offers instead.
+// A Dubbo migrant who writes mock=... believes they have a fallback, so
+// Refer and Export warn of each one a URL sets (unsupportedKeys) rather
+// than pass it silently as a key of another tool. Dubbo's informational
+// keys (owner, organization, module, layer) are not listed: they do
+// nothing in Dubbo either.
+var dubboKeys = map[string]string{
+	"mock":          "no mock or fallback: handle the call's error (spi.StatusOf) or return a fallback from a consumer filter",
+	"async":         "calls are synchronous: make the call in a goroutine of your own",
+	"sent":          "calls are synchronous: a call returns with the provider's answer",
+	"check":         "Refer never checks for providers (Dubbo's check=false): a call with none fails SERVICE_NOT_FOUND; read Reference.Providers() after Refer to check",
+	"serialization": "the codec key chooses the serialization (codec=msgpack, json or protobuf; both sides must agree)",
+	"stub":          "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
+	"local":         "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
+	"sticky":        "no sticky provider: loadbalance=consistenthash sends the calls with equal first arguments to one provider",
+	"lazy":          "connections are dialled in the background at Refer, and a call waits for the first one within its timeout",
+	"generic":       "Reference.Invoke is already generic (no Go interface needed)",
+	"validation":    "no argument validation: validate in the method or in a provider filter",
+	"cache":         "no result cache: cache in the caller or in a consumer filter",
+	"merger":        "no merging of several groups' results: a reference calls one group",
+	"onreturn":      "no invocation callbacks: use a consumer filter",
+	"oninvoke":      "no invocation callbacks: use a consumer filter",
+	"onthrow":       "no invocation callbacks: use a consumer filter",
+	"callbacks":     "no callback arguments: the provider answers each call once",
+	"proxy":         "no proxy factory: Reference.Call and Reference.Invoke make the calls",
+	"router":        "no routing rules: a reference calls the providers of its group and version",
+	"tag":           "no tag routing: use group (or version) to split providers",
+	"dubbo.tag":     "no tag routing: use group (or version) to split providers",
+	"scope":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
+	"injvm":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
+	"threadpool":    "the provider's dispatcher key chooses where requests run (adaptive, all, direct); threads sizes the pool",
+	"accepts":       "no limit of consumer connections: connection.concurrency bounds the requests in flight on each",
+	"delay":         "Export registers as soon as the provider listens: call Export later to delay it",
+	"register":      "Export registers in the node's registry (or the registry key's); for a provider consumers name by address, refer with airnode://host:port/service",
+	"dynamic":       "Export registers in the node's registry (or the registry key's)",
+	"subscribe":     "a reference subscribes to its registry; a direct URL (airnode://host:port/service) uses none",
+	"reconnect":     "connections always reconnect: reconnect.backoff sets the first delay",
+	"client":        "the transport key chooses the transport (smux, tcp)",
+	"server":        "the transport key chooses the transport (smux, tcp)",
+	"deprecated":    "consumers are not warned of deprecated services: use a new version",
+}
+
+// unsupportedKeys returns, for each key of u that is a Dubbo key airnode
+// does not implement (dubboKeys; also in its method-level forms,
+// "methods.Echo.mock" and "Echo.mock", as likelyTypos reads them), the
+// pair [key, what airnode offers instead], in u's key order. A key some
+// extension of the node's catalogs declares (a plugin reading "mock") is
+// not reported: it is read.
+func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
+	var out [][2]string
+	var known []string
+	methods := u.Methods()
+	for _, k := range u.Keys() {
+		key := baseKey(k, methods)
+		advice, ok := dubboKeys[key]
+		if !ok {
+			continue
+		}
+		if known == nil {
+			known = n.knownKeys()
+		}
+		if slices.Contains(known, key) {
+			continue
+		}
+		out = append(out, [2]string{k, advice})
+	}
+	return out
+}
+
+// baseKey returns the key a method-level key k sets ("methods.Echo.mock"
+// and, for Echo in methods or an exported name when methods is empty,
+// "Echo.mock": "mock"), else k.
+func baseKey(k string, methods []string) string {
+	if rest, ok := strings.CutPrefix(k, "methods."); ok {
+		if _, after, ok := strings.Cut(rest, "."); ok {
+			return after
+		}
+		return k
+	}
+	if m, after, ok := strings.Cut(k, "."); ok && (slices.Contains(methods, m) || len(methods) == 0 && exportedName(m)) {
+		return after
+	}
+	return k
+}
+
+// warnUnsupportedKeys logs one warning per key of u that is a Dubbo key
+// airnode does not implement (unsupportedKeys), naming the service, the
+// key and what to use instead. Refer and Export call it.
+func (n *Node) warnUnsupportedKeys(u spi.URL, service string) {
+	for _, t := range n.unsupportedKeys(u) {
+		n.logger.Warn("kernel: URL key is Dubbo's and airnode does not implement it (ignored)", "service", service, "key", t[0], "instead", t[1])
+	}
+}
+
+// dubboExtensions says, for a cluster or loadbalance name Dubbo has and
+// airnode does not bundle, what to choose instead; Refer adds it to the
+// catalog's "unknown cluster" error.
+var dubboExtensions = map[string]string{
+	"cluster=failback":     "Dubbo's failback (retry later in the background) is not in airnode: failover retries at once on another provider, failsafe drops the error",
+	"cluster=broadcast":    "Dubbo's broadcast (call every provider) is not in airnode: call each provider with a direct reference (airnode://host:port/service)",
+	"cluster=available":    "Dubbo's available (the first available provider) is not in airnode: failfast with any balancer calls an available provider",
+	"cluster=mergeable":    "Dubbo's mergeable (merge several groups' results) is not in airnode: a reference calls one group",
+	"cluster=zone-aware":   "Dubbo's zone-aware is not in airnode: split providers by group",
+	"loadbalance=adaptive": "Dubbo's adaptive (P2C on load) is not bundled: leastactive and shortestresponse weigh load, and a balancer plugin can do P2C",
+}
+
+// dubboExtensionHint returns the dubboExtensions line for u's cluster or
+// loadbalance (service level), or "".
+func dubboExtensionHint(u spi.URL) string {
+	for _, key := range []string{"cluster", "loadbalance"} {
+		if v, ok := u.Param(key); ok {
+			if h, ok := dubboExtensions[key+"="+v]; ok {
+				return h
+			}
+		}
+	}
+	return ""
 }

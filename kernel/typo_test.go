@@ -1,7 +1,12 @@
 package kernel
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/airnode/airnode/kernel/extension/extensiontest"
@@ -93,5 +98,73 @@ func TestTypoInDubboMethodKey(t *testing.T) {
 		if got := fmt.Sprint(n.likelyTypos(spi.MustParse("airnode://h:1/demo.Echo?" + q))); got != want {
 			t.Errorf("%s: likelyTypos = %s, want %s", q, got, want)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a node's
+// loggers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Dubbo keys airnode does not implement (mock, async, check,
+// serialization, ...) get a warning at Refer naming the key and what to
+// use instead, also in their method-level forms, and no did-you-mean
+// (tester10 #11: they were accepted silently, while "timout" was named);
+// a Dubbo cluster or balancer airnode lacks fails Refer saying what to
+// choose instead.
+func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
+	var logs syncBuffer
+	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	defer n.Close()
+	u := spi.MustParse("airnode://127.0.0.1:1/t.G?mock=return+null&async=true&check=false&serialization=hessian2&methods.Get.sticky=true&Put.stub=true&owner=me&timeout=1s")
+	got := n.unsupportedKeys(u)
+	var keys []string
+	for _, k := range got {
+		keys = append(keys, k[0])
+		if k[1] == "" {
+			t.Errorf("%s: no advice", k[0])
+		}
+	}
+	if want := []string{"Put.stub", "async", "check", "methods.Get.sticky", "mock", "serialization"}; !slices.Equal(keys, want) {
+		t.Fatalf("unsupportedKeys = %q, want %q", keys, want)
+	}
+	if typos := n.likelyTypos(u); len(typos) != 0 {
+		t.Errorf("likelyTypos = %v; a Dubbo key is no misspelling", typos)
+	}
+	r, err := n.Refer(ctxT(t), u, spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Close()
+	for _, want := range []string{
+		`msg="kernel: URL key is Dubbo's and airnode does not implement it (ignored)" service=t.G key=mock instead="no mock or fallback`,
+		`key=serialization instead="the codec key chooses the serialization`,
+		`key=methods.Get.sticky instead="no sticky provider`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	if c := strings.Count(logs.String(), "key=mock "); c != 1 {
+		t.Errorf("mock warned %d times, want once", c)
+	}
+
+	_, err = n.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/t.G?cluster=failback"), spi.URL{})
+	if err == nil || !strings.Contains(err.Error(), `unknown cluster "failback"`) || !strings.Contains(err.Error(), "Dubbo's failback (retry later in the background) is not in airnode") {
+		t.Errorf("cluster=failback: %v", err)
 	}
 }
