@@ -168,3 +168,19 @@ func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
 		t.Errorf("cluster=failback: %v", err)
 	}
 }
+
+// Export warns of the Dubbo keys airnode does not implement as Refer does
+// (a provider's delay, threadpool, validation).
+func TestExportWarnsOfDubboKeysAirnodeDoesNotImplement(t *testing.T) {
+	var logs syncBuffer
+	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0))
+	defer p.Close()
+	if _, err := p.Export(ctxT(t), whoService{}, spi.MustParse("airnode://127.0.0.1:0/t.Who?delay=5000&threadpool=fixed&validation=true")); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"delay", "threadpool", "validation"} {
+		if want := "service=t.Who key=" + k + " instead="; !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
