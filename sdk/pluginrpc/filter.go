@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,7 +138,7 @@ type filterBuilder struct {
 	o FilterOptions
 
 	warnMu sync.Mutex
-	warned map[string]bool // reserved attachment keys already warned of
+	warned map[string]bool // reserved attachment keys already warned of, lower case
 }
 
 func (b *filterBuilder) Name() string               { return b.o.Name }
@@ -286,37 +287,48 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 }
 
 // keepReserved returns after, the attachments a passing plugin filter
-// answered, with every reserved key as it was in before (the kernel's
-// value, or absent), warning once per key of a change dropped. after
-// is the reply's own map; before is not modified.
+// answered, with every reserved key (spi.ReservedAttachment, any case) as
+// it was in before (the kernel's value, or absent), warning once per key
+// of a change dropped. after is the reply's own map; before is not
+// modified.
 func (b *filterBuilder) keepReserved(before, after map[string]string) map[string]string {
-	for _, k := range []string{spi.AttachmentRemote, spi.AttachmentTimeout, spi.AttachmentToken} {
-		bv, bok := before[k]
-		av, aok := after[k]
-		if aok == bok && av == bv {
+	for k, av := range after {
+		if !spi.ReservedAttachment(k) {
 			continue
 		}
-		if bok {
-			if after == nil {
-				after = make(map[string]string, 1)
-			}
+		bv, ok := before[k]
+		switch {
+		case ok && bv == av:
+			continue
+		case ok:
 			after[k] = bv
-		} else {
+		default:
 			delete(after, k)
 		}
+		b.warnReserved(k)
+	}
+	for k, bv := range before {
+		if _, kept := after[k]; kept || !spi.ReservedAttachment(k) {
+			continue
+		}
+		if after == nil {
+			after = make(map[string]string, 1)
+		}
+		after[k] = bv // the plugin removed it
 		b.warnReserved(k)
 	}
 	return after
 }
 
 func (b *filterBuilder) warnReserved(key string) {
+	folded := strings.ToLower(key)
 	b.warnMu.Lock()
-	seen := b.warned[key]
+	seen := b.warned[folded]
 	if !seen {
 		if b.warned == nil {
 			b.warned = make(map[string]bool, 3)
 		}
-		b.warned[key] = true
+		b.warned[folded] = true
 	}
 	b.warnMu.Unlock()
 	if !seen {

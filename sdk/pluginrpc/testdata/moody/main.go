@@ -7,7 +7,8 @@
 //	           "nil"   pick nothing
 //	           "args"  pick the second candidate when the call has arguments
 //	LB_BUILD   "hang"  Build answers nothing while $HANG_FILE exists
-//	F_MODE     "forge" set remote, timeout and token (and x-forged) and pass
+//	F_MODE     "forge" set remote, Remote, timeout and token (and x-forged)
+//	           and pass
 //	           "args"  short-circuit with the number of arguments it got
 //	READS_ARGS "false" both builders say they do not read arguments
 package main
@@ -79,6 +80,7 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		inv.SetAttachment(spi.AttachmentRemote, "6.6.6.6:1")
 		inv.SetAttachment(spi.AttachmentTimeout, "1")
 		inv.SetAttachment(spi.AttachmentToken, "forged")
+		inv.SetAttachment("Remote", "7.7.7.7:1") // reserved in any case
 		inv.SetAttachment("x-forged", "yes")
 	case "args":
 		return spi.Result{Value: len(inv.Args)}
