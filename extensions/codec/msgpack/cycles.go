@@ -95,32 +95,31 @@ func (w *walker) check(v any, tag string) error {
 	if tag != w.tag {
 		w.tag, w.lastT, w.lastS = tag, nil, nil
 	}
+	var err error
 	switch x := v.(type) {
 	case nil, string, bool, int, int64, uint64, float64, []byte, map[string]string, []string,
 		*string, *bool, *float64, *[]byte, *map[string]string:
 		return nil
 	case map[string]any, []any: // the generic values: a type switch a value, no reflect
-		defer w.forget()
-		return w.generic(x, 0, 0)
+		err = w.generic(x, 0, 0)
+	default:
+		t := reflect.TypeOf(v)
+		if t != w.lastT {
+			w.lastT, w.lastS = t, shapeOf(t, tag)
+		}
+		if !w.lastS.walk {
+			return nil
+		}
+		err = w.value(reflect.ValueOf(v), w.lastS, 0, 0)
 	}
-	t := reflect.TypeOf(v)
-	if t != w.lastT {
-		w.lastT, w.lastS = t, shapeOf(t, tag)
-	}
-	if !w.lastS.walk {
-		return nil
-	}
-	defer w.forget()
-	return w.value(reflect.ValueOf(v), w.lastS, 0, 0)
+	w.seen = nil // only a walk beyond cycleCheckAfter allocates it: a pooled encoder keeps no large map
+	return err
 }
-
-// forget drops the map of pointers seen, which only a walk deeper than
-// cycleCheckAfter allocates: a pooled encoder keeps no large map.
-func (w *walker) forget() { w.seen = nil }
 
 // generic walks x, a value held by an interface, nest maps and arrays and
 // steps steps deep; it walks map[string]any and []any by type switch.
 func (w *walker) generic(x any, nest, steps int) error {
+	var k seenKey
 	switch x := x.(type) {
 	case nil, string, bool, int64, uint64, float64, int, []byte:
 		return nil
@@ -128,47 +127,35 @@ func (w *walker) generic(x any, nest, steps int) error {
 		if len(x) == 0 {
 			return nil
 		}
-		if nest++; nest > MaxDepth {
-			return errTooDeepEncode
+		if steps > cycleCheckAfter-1 {
+			k = seenKey{p: reflect.ValueOf(x).UnsafePointer(), t: typeOfMapStringAny}
 		}
-		if steps++; steps > maxSteps {
-			return errTooLong
-		}
-		if steps > cycleCheckAfter {
-			k := seenKey{p: reflect.ValueOf(x).UnsafePointer(), t: typeOfMapStringAny}
-			if err := w.enter(k); err != nil {
-				return err
-			}
-			defer delete(w.seen, k)
+		if err := w.enter(k, &nest, &steps); err != nil {
+			return err
 		}
 		for _, e := range x {
 			if err := w.generic(e, nest, steps); err != nil {
 				return err
 			}
 		}
+		w.leave(k)
 		return nil
 	case []any:
 		if len(x) == 0 {
 			return nil
 		}
-		if nest++; nest > MaxDepth {
-			return errTooDeepEncode
+		if steps > cycleCheckAfter-1 {
+			k = seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), t: typeOfSliceAny, n: len(x)}
 		}
-		if steps++; steps > maxSteps {
-			return errTooLong
-		}
-		if steps > cycleCheckAfter {
-			k := seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), t: typeOfSliceAny, n: len(x)}
-			if err := w.enter(k); err != nil {
-				return err
-			}
-			defer delete(w.seen, k)
+		if err := w.enter(k, &nest, &steps); err != nil {
+			return err
 		}
 		for _, e := range x {
 			if err := w.generic(e, nest, steps); err != nil {
 				return err
 			}
 		}
+		w.leave(k)
 		return nil
 	}
 	s := shapeOf(reflect.TypeOf(x), w.tag)
@@ -183,8 +170,26 @@ var (
 	typeOfSliceAny     = reflect.TypeFor[[]any]()
 )
 
-// enter records k on the path, or reports the cycle when it is there.
-func (w *walker) enter(k seenKey) error {
+// enter counts a non-empty map or array on the path (nest, steps) and,
+// beyond cycleCheckAfter steps, records k, its identity, on the path; it
+// reports the cycle when k is there already, or a path too deep. A
+// recorded k is dropped by leave when the walk is done with it (on an
+// error the walk ends and check drops them all).
+func (w *walker) enter(k seenKey, nest, steps *int) error {
+	if *nest++; *nest > MaxDepth {
+		return errTooDeepEncode
+	}
+	return w.step(k, steps)
+}
+
+// step counts a step on the path and records k as enter does.
+func (w *walker) step(k seenKey, steps *int) error {
+	if *steps++; *steps > maxSteps {
+		return errTooLong
+	}
+	if k.p == nil {
+		return nil
+	}
 	if w.seen == nil {
 		w.seen = map[seenKey]struct{}{}
 	}
@@ -195,34 +200,24 @@ func (w *walker) enter(k seenKey) error {
 	return nil
 }
 
+// leave drops k from the path.
+func (w *walker) leave(k seenKey) {
+	if k.p != nil {
+		delete(w.seen, k)
+	}
+}
+
 // value walks v, of shape s (s.walk), nest maps and arrays and steps steps
 // below the top.
 func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
-	if steps++; steps > maxSteps {
-		return errTooLong
-	}
 	var k seenKey
 	switch s.kind {
-	case reflect.Pointer, reflect.Map, reflect.Slice:
-		if v.IsNil() {
-			return nil
-		}
-		if s.kind != reflect.Pointer && v.Len() == 0 {
-			return nil
-		}
-		if steps > cycleCheckAfter {
-			k = seenKey{p: v.UnsafePointer(), t: s.t}
-			if s.kind == reflect.Slice {
-				k.n = v.Len()
-			}
-			if err := w.enter(k); err != nil {
-				return err
-			}
-			defer delete(w.seen, k)
-		}
 	case reflect.Interface:
 		if v.IsNil() {
 			return nil
+		}
+		if steps++; steps > maxSteps {
+			return errTooLong
 		}
 		e := v.Elem()
 		switch e.Kind() {
@@ -238,45 +233,80 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 			return nil
 		}
 		return w.value(e, es, nest, steps)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		if steps > cycleCheckAfter-1 {
+			k = seenKey{p: v.UnsafePointer(), t: s.t}
+		}
+		if err := w.step(k, &steps); err != nil {
+			return err
+		}
+		if err := w.value(v.Elem(), s.elem, nest, steps); err != nil {
+			return err
+		}
+	case reflect.Map, reflect.Slice:
+		if v.Len() == 0 { // nil too
+			return nil
+		}
+		if steps > cycleCheckAfter-1 {
+			k = seenKey{p: v.UnsafePointer(), t: s.t}
+			if s.kind == reflect.Slice {
+				k.n = v.Len()
+			}
+		}
+		if err := w.enter(k, &nest, &steps); err != nil {
+			return err
+		}
+		if err := w.elements(v, s, nest, steps); err != nil {
+			return err
+		}
 	case reflect.Array:
 		if v.Len() == 0 {
 			return nil
 		}
-	}
-	if s.nests {
-		if nest++; nest > MaxDepth {
-			return errTooDeepEncode
+		if err := w.enter(k, &nest, &steps); err != nil {
+			return err
 		}
-	}
-	switch s.kind {
-	case reflect.Pointer:
-		return w.value(v.Elem(), s.elem, nest, steps)
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			if err := w.value(v.Index(i), s.elem, nest, steps); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		for it := v.MapRange(); it.Next(); {
-			if s.key.walk {
-				if err := w.value(it.Key(), s.key, nest, steps); err != nil {
-					return err
-				}
-			}
-			if s.elem.walk {
-				if err := w.value(it.Value(), s.elem, nest, steps); err != nil {
-					return err
-				}
-			}
-		}
+		return w.elements(v, s, nest, steps)
 	case reflect.Struct:
+		if err := w.enter(k, &nest, &steps); err != nil {
+			return err
+		}
 		for _, f := range s.fields {
 			n := nest
 			if f.inline { // msgpack writes an embedded struct's fields in its parent's map
 				n--
 			}
 			if err := w.value(v.Field(f.index), f.shape, n, steps); err != nil {
+				return err
+			}
+		}
+	}
+	w.leave(k)
+	return nil
+}
+
+// elements walks the elements (and map keys) of v, a map, slice or array
+// of shape s.
+func (w *walker) elements(v reflect.Value, s *shape, nest, steps int) error {
+	if s.kind != reflect.Map {
+		for i := range v.Len() {
+			if err := w.value(v.Index(i), s.elem, nest, steps); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for it := v.MapRange(); it.Next(); {
+		if s.key.walk {
+			if err := w.value(it.Key(), s.key, nest, steps); err != nil {
+				return err
+			}
+		}
+		if s.elem.walk {
+			if err := w.value(it.Value(), s.elem, nest, steps); err != nil {
 				return err
 			}
 		}
@@ -302,8 +332,10 @@ type field struct {
 	inline bool // an embedded struct (or pointer to one): no level of its own
 }
 
-// shapes caches shapeOf: shapeKey → *shape.
-var shapes sync.Map
+// shapes caches shapeOf for this codec's fallback tag "json", plainShapes
+// for msgpack.Marshal's "" (reflect.Type → *shape), otherShapes for any
+// other (shapeKey → *shape).
+var shapes, plainShapes, otherShapes sync.Map
 
 type shapeKey struct {
 	t   reflect.Type
@@ -314,14 +346,21 @@ type shapeKey struct {
 // named by tag. Shapes of the types inside t are built with it (a type
 // graph may be cyclic: the shapes point at one another).
 func shapeOf(t reflect.Type, tag string) *shape {
-	key := shapeKey{t, tag}
-	if s, ok := shapes.Load(key); ok {
+	cache, key := &shapes, any(t)
+	switch tag {
+	case "json":
+	case "":
+		cache = &plainShapes
+	default:
+		cache, key = &otherShapes, shapeKey{t, tag}
+	}
+	if s, ok := cache.Load(key); ok {
 		return s.(*shape)
 	}
 	b := shapeBuilder{tag: tag, built: map[reflect.Type]*shape{}}
 	s := b.build(t)
 	b.mark()
-	actual, _ := shapes.LoadOrStore(key, s)
+	actual, _ := cache.LoadOrStore(key, s)
 	return actual.(*shape)
 }
 
