@@ -12,6 +12,11 @@
 //	URL key   type  default  meaning
 //	(host)    name  ""       namespace shared by this Builder's registries
 //
+// Register and Unregister return once the namespace's subscribers of the
+// service key have applied the new provider list (bounded by ctx and 1s),
+// so a consumer of the same process lists a provider as soon as its
+// Export has returned.
+//
 // The URL takes no parameters. All methods are safe for concurrent use; Close
 // unregisters everything the registry registered and waits for its
 // subscriptions' goroutines.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/airnode/airnode/extensions/registry/internal/push"
 	"github.com/airnode/airnode/spi"
@@ -89,50 +90,81 @@ func (h *hub) list(key string) []spi.URL {
 	return out
 }
 
-// changed pushes key's list to its subscribers; h.mu held, so pushes of one
-// key are queued in order.
-func (h *hub) changed(key string) {
+// changed pushes key's list to its subscribers and returns their
+// pushers; h.mu held, so pushes of one key are queued in order.
+func (h *hub) changed(key string) []*push.Pusher {
+	var out []*push.Pusher
 	for s := range h.subs[key] {
 		s.pusher.Push(h.list(key))
+		out = append(out, s.pusher)
 	}
+	return out
 }
 
-// add records r as an owner of u; h.mu held.
-func (h *hub) add(r *Registry, u spi.URL) {
+// add records r as an owner of u and returns the pushers of the
+// subscribers it changed; h.mu held.
+func (h *hub) add(r *Registry, u spi.URL) []*push.Pusher {
 	t := h.table(u)
 	key, s := u.ServiceKey(), u.String()
 	if t[key] == nil {
 		t[key] = map[string]*entry{}
 	}
 	e := t[key][s]
+	var changed []*push.Pusher
 	if e == nil {
 		e = &entry{url: u, owners: map[*Registry]struct{}{}}
 		t[key][s] = e
 		if isProvider(u) {
-			h.changed(key)
+			changed = h.changed(key)
 		}
 	}
 	e.owners[r] = struct{}{}
+	return changed
 }
 
-// remove drops r as an owner of u; h.mu held.
-func (h *hub) remove(r *Registry, u spi.URL) {
+// remove drops r as an owner of u and returns the pushers of the
+// subscribers it changed; h.mu held.
+func (h *hub) remove(r *Registry, u spi.URL) []*push.Pusher {
 	t := h.table(u)
 	key, s := u.ServiceKey(), u.String()
 	e := t[key][s]
 	if e == nil {
-		return
+		return nil
 	}
 	delete(e.owners, r)
 	if len(e.owners) > 0 {
-		return
+		return nil
 	}
 	delete(t[key], s)
 	if len(t[key]) == 0 {
 		delete(t, key)
 	}
 	if isProvider(u) {
-		h.changed(key)
+		return h.changed(key)
+	}
+	return nil
+}
+
+// deliveryWait bounds how long Register and Unregister wait for the
+// subscribers they changed to have applied the new provider list
+// (awaitDelivery): a subscriber's notify runs for microseconds, so the
+// bound matters only for one that blocks.
+const deliveryWait = time.Second
+
+// awaitDelivery waits until each of pushers has delivered what it was
+// pushed (push.Pusher.Wait), for at most deliveryWait or until ctx ends.
+// Registry locks must not be held: a subscriber's notify may call the
+// registry (Lookup, Services).
+func awaitDelivery(ctx context.Context, pushers []*push.Pusher) {
+	if len(pushers) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, deliveryWait)
+	defer cancel()
+	for _, p := range pushers {
+		if !p.Wait(ctx) {
+			return
+		}
 	}
 }
 
@@ -152,34 +184,48 @@ type Registry struct {
 }
 
 // Register publishes u in the namespace; registering it twice is a no-op.
-// Never blocks.
-func (r *Registry) Register(_ context.Context, u spi.URL) error {
+// It returns once every subscriber of u's service key has applied the
+// new provider list (its notify returned), so that a consumer of the
+// same namespace lists a provider as soon as the provider's Export has
+// returned (tester10: a call right after Export found no provider); that
+// wait is bounded by ctx and by deliveryWait (1s), after which Register
+// returns nil all the same. It must not be called from inside a notify
+// of this namespace's subscriptions of u's key (it would wait the bound
+// out).
+func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return errClosed
 	}
 	if _, ok := r.registered[u.String()]; ok {
+		r.mu.Unlock()
 		return nil
 	}
 	r.registered[u.String()] = u
 	r.hub.mu.Lock()
-	r.hub.add(r, u)
+	changed := r.hub.add(r, u)
 	r.hub.mu.Unlock()
+	r.mu.Unlock()
+	awaitDelivery(ctx, changed)
 	return nil
 }
 
-// Unregister withdraws u if this registry registered it.
-func (r *Registry) Unregister(_ context.Context, u spi.URL) error {
+// Unregister withdraws u if this registry registered it, and returns
+// once the subscribers of its service key have applied the list without
+// it, as Register waits.
+func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, ok := r.registered[u.String()]; !ok {
+		r.mu.Unlock()
 		return nil
 	}
 	delete(r.registered, u.String())
 	r.hub.mu.Lock()
-	r.hub.remove(r, u)
+	changed := r.hub.remove(r, u)
 	r.hub.mu.Unlock()
+	r.mu.Unlock()
+	awaitDelivery(ctx, changed)
 	return nil
 }
 

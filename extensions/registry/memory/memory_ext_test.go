@@ -2,7 +2,9 @@ package memory_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -56,5 +58,68 @@ func TestBuildRejectsParameters(t *testing.T) {
 func TestReachIsProcess(t *testing.T) {
 	if got := (&memory.Builder{}).Reach(); got != spi.ReachProcess {
 		t.Errorf("Reach() = %v, want process", got)
+	}
+}
+
+// Register and Unregister return once the subscribers of the service key
+// have applied the new list (tester10: a call right after Export found
+// no provider, the push being still on its way), even when applying it
+// takes a while; a notify that blocks costs Register no more than ctx.
+func TestRegisterReturnsAfterSubscribersHaveTheList(t *testing.T) {
+	b := memory.NewBuilder()
+	prov, _ := b.Build(spi.MustParse("memory://late"))
+	cons, _ := b.Build(spi.MustParse("memory://late"))
+	defer prov.Close()
+	defer cons.Close()
+	p := spi.MustParse("airnode://127.0.0.1:1/demo.Echo")
+	var mu sync.Mutex
+	var last []spi.URL
+	sub, err := cons.Subscribe(context.Background(), spi.MustParse("airnode:///demo.Echo"), func(l []spi.URL) {
+		time.Sleep(20 * time.Millisecond) // a slow subscriber
+		mu.Lock()
+		last = l
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	for i := range 3 {
+		if err := prov.Register(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n := len(last)
+		mu.Unlock()
+		if n != 1 {
+			t.Fatalf("round %d: after Register the subscriber has %d providers, want 1", i, n)
+		}
+		if err := prov.Unregister(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n = len(last)
+		mu.Unlock()
+		if n != 0 {
+			t.Fatalf("round %d: after Unregister the subscriber has %d providers, want 0", i, n)
+		}
+	}
+
+	// a notify that blocks: Register returns when ctx ends, nil
+	release := make(chan struct{})
+	blocked, err := cons.Subscribe(context.Background(), spi.MustParse("airnode:///demo.Blocked"), func(l []spi.URL) {
+		if len(l) > 0 {
+			<-release
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocked.Stop()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := prov.Register(ctx, spi.MustParse("airnode://127.0.0.1:1/demo.Blocked")); err != nil {
+		t.Fatalf("Register with a blocked subscriber: %v", err)
 	}
 }

@@ -6,6 +6,7 @@
 package push
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +20,12 @@ import (
 type Pusher struct {
 	notify spi.NotifyFunc
 
-	mu      sync.Mutex
-	pending []spi.URL
-	has     bool
+	mu       sync.Mutex
+	pending  []spi.URL
+	has      bool
+	queued   uint64        // lists Push was given
+	handled  uint64        // of those, delivered (notify returned) or dropped
+	progress chan struct{} // closed and replaced when handled grows
 
 	wake     chan struct{}
 	quit     chan struct{}
@@ -32,10 +36,11 @@ type Pusher struct {
 // New starts a Pusher delivering to notify.
 func New(notify spi.NotifyFunc) *Pusher {
 	p := &Pusher{
-		notify: notify,
-		wake:   make(chan struct{}, 1),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
+		notify:   notify,
+		progress: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go p.loop()
 	return p
@@ -47,6 +52,7 @@ func (p *Pusher) Push(list []spi.URL) {
 	Sort(list)
 	p.mu.Lock()
 	p.pending, p.has = list, true
+	p.queued++
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -72,10 +78,11 @@ func (p *Pusher) loop() {
 		case <-p.wake:
 		}
 		p.mu.Lock()
-		list, has := p.pending, p.has
+		list, has, seq := p.pending, p.has, p.queued
 		p.pending, p.has = nil, false
 		p.mu.Unlock()
 		if !has || (!first && Equal(list, last)) {
+			p.handledUpTo(seq)
 			continue
 		}
 		select {
@@ -90,6 +97,48 @@ func (p *Pusher) loop() {
 		}
 		counters.Registry.Notifications.Inc()
 		p.notify(slices.Clone(list))
+		p.handledUpTo(seq)
+	}
+}
+
+// handledUpTo records that every list pushed up to seq has been handled
+// and wakes Wait.
+func (p *Pusher) handledUpTo(seq uint64) {
+	p.mu.Lock()
+	if seq > p.handled {
+		p.handled = seq
+		close(p.progress)
+		p.progress = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
+// Wait blocks until every list pushed before the call has been delivered
+// (notify returned) or dropped (coalesced, or equal to the one delivered
+// before), and reports true; or until ctx ends or the Pusher stops, and
+// reports false. A registry whose Register and Unregister change its own
+// process's subscribers waits so, so that a consumer of the same process
+// lists a provider once its Export has returned. It must not be called
+// from inside notify (it would wait for itself until ctx ends).
+func (p *Pusher) Wait(ctx context.Context) bool {
+	p.mu.Lock()
+	target := p.queued
+	p.mu.Unlock()
+	for {
+		p.mu.Lock()
+		if p.handled >= target {
+			p.mu.Unlock()
+			return true
+		}
+		ch := p.progress
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		case <-p.done:
+			return false
+		}
 	}
 }
 
