@@ -331,10 +331,15 @@ func (b *filterBuilder) warnReserved(key string) {
 		b.warned[folded] = true
 	}
 	b.warnMu.Unlock()
-	if !seen {
-		b.o.Log.Warn("plugin filter changed an attachment the kernel reserves; dropped, the kernel's value stays (logged once per key)",
-			"filter", b.o.Name, "key", key, "reserved", spi.ReservedAttachments())
+	if seen {
+		return
 	}
+	attrs := []any{"filter", b.o.Name, "key", folded}
+	if key != folded {
+		attrs = append(attrs, "as", key)
+	}
+	b.o.Log.Warn("plugin filter changed an attachment the kernel reserves; dropped, the kernel's value stays (logged once per key, any case)",
+		append(attrs, "reserved", spi.ReservedAttachments())...)
 }
 
 var (
