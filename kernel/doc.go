@@ -17,7 +17,14 @@
 // SERVICE_ERROR "<service>.<method> returned <STATUS>: ...", so that
 // failover never runs a method again because of what it returned. Only
 // the statuses the framework answers before the method runs (no such
-// method, bad arguments, a refusing filter) say it did not run.
+// method, bad arguments, a refusing filter) say it did not run. Only the
+// status and the error's text cross the wire: the consumer gets an
+// *spi.Error whose Message is the method's err.Error(); the error's Go
+// type, what it wraps and a result returned with it stay on the provider,
+// so on the consumer errors.As matches *spi.Error and errors.Is the spi
+// sentinels (spi.ErrServiceError...), never the provider's own types or
+// sentinels. A method chooses its status with spi.Errorf
+// (Example_handlerErrors).
 //
 // Node, Reference and Exporter are safe for concurrent use. Node.Shutdown
 // runs DESIGN's fixed order (unregister, wait, stop accepting, drain, close
