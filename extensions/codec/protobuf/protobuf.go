@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/airnode/airnode/extensions/codec/internal/protocycle"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -124,7 +125,11 @@ func (e *Encoder) Release() {
 
 // Encode writes v: a proto.Message, nil, a bool, string, []byte, integer,
 // float or map[string]string. Any other type is an *spi.Error of status
-// SERIALIZATION_ERROR naming it.
+// SERIALIZATION_ERROR naming it; so is a message that reaches itself (a
+// google.protobuf.Struct holding itself: "encountered a cycle via
+// google.protobuf.Struct") or nests more than 10000 messages, which
+// proto.Marshal would recurse into until a fatal stack overflow (see
+// extensions/codec/internal/protocycle).
 func (e *Encoder) Encode(v any) error {
 	if e.w == nil {
 		return spi.Errorf(spi.StatusSerializationError, "protobuf: encode %T: %w", v, errReleased)
@@ -150,6 +155,9 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			return append(b, byte(KindNil)), nil
 		}
 		name := m.Descriptor().FullName()
+		if err := protocycle.Check(v); err != nil { // proto.Marshal would overflow the stack (fatal)
+			return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode %s: %w", name, err)
+		}
 		b = append(b, byte(KindMessage))
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)

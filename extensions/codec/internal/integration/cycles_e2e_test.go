@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/airnode/airnode/spi"
 )
 
@@ -128,5 +130,43 @@ func TestDeepListEndToEnd(t *testing.T) {
 	}
 	if err := r.Call(ctxT(t), "Len", []any{&Node{Name: "a"}}, &c); err != nil || c != 1 {
 		t.Fatalf("Len after the refusal: %d, %v", c, err)
+	}
+}
+
+// Messages is a service of protocol buffer messages.
+type Messages struct{}
+
+// Loop returns a google.protobuf.Struct holding itself.
+func (Messages) Loop(context.Context) (*structpb.Struct, error) {
+	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	s.Fields["self"] = structpb.NewStructValue(s)
+	return s, nil
+}
+
+// Size returns the number of fields of s.
+func (Messages) Size(_ context.Context, s *structpb.Struct) (*structpb.Value, error) {
+	return structpb.NewNumberValue(float64(len(s.GetFields()))), nil
+}
+
+// With codec=protobuf a cyclic message (proto.Marshal has no cycle check:
+// a fatal stack overflow too) is a SERIALIZATION_ERROR at the provider as
+// a result and at the consumer as an argument; both keep working.
+func TestCyclicProtoMessageEndToEnd(t *testing.T) {
+	r := exportAs(t, Messages{}, "acme.Messages", "protobuf")
+	var s structpb.Struct
+	err := r.Call(ctxT(t), "Loop", nil, &s)
+	if !isSerialization(err, "encountered a cycle via google.protobuf.") {
+		t.Errorf("cyclic result: %v, want a SERIALIZATION_ERROR naming the message", err)
+	}
+	loop := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	loop.Fields["self"] = structpb.NewStructValue(loop)
+	var v structpb.Value
+	err = r.Call(ctxT(t), "Size", []any{loop}, &v)
+	if !isSerialization(err, "argument 0", "encountered a cycle via google.protobuf.") {
+		t.Errorf("cyclic argument: %v, want a SERIALIZATION_ERROR naming argument 0", err)
+	}
+	ok, _ := structpb.NewStruct(map[string]any{"a": 1, "b": "x"})
+	if err := r.Call(ctxT(t), "Size", []any{ok}, &v); err != nil || v.GetNumberValue() != 2 {
+		t.Fatalf("Size after the refusals: %v, %v", v.GetNumberValue(), err)
 	}
 }
