@@ -1156,6 +1156,8 @@ func (s *server) abandonedWhy() string {
 // written. When ctx ends first, the calls still running are abandoned:
 // their contexts are cancelled, and for abandonGrace they may still return
 // and be answered (SERVER_ERROR "shut down") before the channels close.
+// It does not wait for an abandoned call that ignores its context: the
+// channels close, and the call's goroutine ends when it returns.
 func (s *server) shutdown(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	s.draining = true
@@ -1166,7 +1168,8 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 		close(drained)
 	}()
 	abandoned := 0
-	if !waitDrained(ctx, drained) {
+	inTime := waitDrained(ctx, drained)
+	if !inTime {
 		abandoned = s.srv.InFlight()
 		s.stoppedNow.Store(errors.Is(ctx.Err(), context.Canceled))
 		s.abandoning.Store(true)
@@ -1176,12 +1179,15 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 		waitDrained(gctx, drained)
 		ctx = gctx
 	}
+	// The exchange's Shutdown closes every channel; past ctx (plus its
+	// short grace) it leaves behind the handlers that ignore their
+	// context, and so does this: an abandoned call still running keeps
+	// s.before (and the goroutine waiting for it) until it returns.
 	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		_ = s.srv.Close()
-	}
 	<-s.done
-	<-drained
+	if inTime {
+		<-drained
+	}
 	s.abandonAll(nil) // releases the context
 	if err != nil && abandoned == 0 {
 		return 0, fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)

@@ -152,7 +152,14 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // registries. ctx bounds the whole sequence. Calls still running when the
 // drain ends are abandoned (answered SERVER_ERROR when they return in
 // time) and the error includes an *AbandonedError counting them. Shutdown
-// is idempotent: later calls return the first call's result.
+// does not wait for an abandoned call whose method ignores its cancelled
+// context: about 0.4 s after the drain's end (its grace to answer, the
+// go-away's flush, the channels' close) it closes the listeners and
+// connections and returns, leaving that method's goroutine running until
+// it returns (the goroutine is the method's; its answer is dropped). So
+// Shutdown returns within shutdown.wait + shutdown.timeout + about 0.4 s,
+// or ctx's end + 0.4 s, whatever the methods do. Shutdown is idempotent:
+// later calls return the first call's result.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
 	return n.shutdownErr

@@ -127,6 +127,14 @@ func (s *Server) stop() []*Channel {
 // waits for their goroutines. It returns ctx's error if requests were
 // still in flight when ctx ended (they are cancelled). Requests arriving
 // on existing channels while draining are still served.
+//
+// Shutdown is bounded by ctx: once ctx has ended it waits at most
+// closeGrace (100 ms) more for the channels' goroutines and the workers.
+// A handler that ignores its cancelled context and is still running then
+// is left behind: its goroutine is the handler's, it ends when the handler
+// returns (its answer is dropped, the channel being closed), and Shutdown
+// returns ctx's error without waiting for it. Listeners and connections
+// are closed either way. Close, in contrast, waits for every goroutine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range s.stop() {
 		ch.sendReadOnly()
@@ -152,7 +160,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			ch.flush(ctx)
 		}
 	}
-	s.closeAll("server shutdown")
+	if !s.closeAll(ctx, "server shutdown") {
+		s.log.Warn("shutdown: handlers still running past the deadline were left behind (they ignore their context)",
+			"handlers", s.inflight.Load())
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
 	return err
 }
 
@@ -176,7 +190,7 @@ func (s *Server) drain(ctx context.Context) error {
 // goroutines. Idempotent.
 func (s *Server) Close() error {
 	s.stop()
-	s.closeAll("server closed")
+	s.closeAll(context.Background(), "server closed")
 	return nil
 }
 
@@ -184,25 +198,55 @@ func (s *Server) Close() error {
 // events to reach the wire (a consumer that stops reading gets none).
 const goAwayFlush = 100 * time.Millisecond
 
-func (s *Server) closeAll(reason string) {
+// closeGrace is how long a Shutdown whose ctx has ended still waits for
+// the goroutines of the channels it closed (closeAll).
+const closeGrace = 100 * time.Millisecond
+
+// closeAll sends the go-away, closes every channel (sessions closed,
+// handler contexts cancelled) at once, and waits for the channels'
+// goroutines and then the worker pool's. It reports whether they all
+// ended: it stops waiting closeGrace after ctx ends, leaving behind the
+// handlers that ignore their context (and, with dispatcher=direct, the
+// reader running one), which end when those handlers return.
+func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	chans := s.stop()
 	// Tell each consumer the last request run on its channel, so that it
 	// can send the later ones elsewhere (sendGoAway), then close.
 	for _, ch := range chans {
 		ch.sendGoAway()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	fctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
 	for _, ch := range chans {
-		ch.flush(ctx)
+		ch.flush(fctx)
 	}
 	cancel()
 	for _, ch := range chans {
-		ch.Close(reason)
+		ch.die(reason, slog.LevelDebug) // never waits: every connection closes now
 	}
-	for _, ch := range chans {
-		ch.Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, ch := range chans {
+			ch.Close(reason)
+		}
+		for _, ch := range chans {
+			ch.Wait()
+		}
+		s.pool.close() // after every channel: nothing is queued any more
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
 	}
-	s.pool.close() // after every channel: nothing is queued any more
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Addr returns the listener's address.
