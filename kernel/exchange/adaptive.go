@@ -93,11 +93,34 @@ func (r *reader) runInline(t task) error {
 		c.pool.dog.watch(c)
 	}
 	t.arrived = now
+	returned := false
+	defer func() {
+		// runtime.Goexit in the handler (run answered it): unless the
+		// watchdog handed the reader off meanwhile, reading goes on in a
+		// new goroutine
+		if !returned && c.inline.CompareAndSwap(now, 0) {
+			r.resume()
+		}
+	}()
 	c.run(t)
+	returned = true
 	if !c.inline.CompareAndSwap(now, 0) {
 		return errHandedOff
 	}
 	return nil
+}
+
+// runDirect runs t on the reader (Options.Direct); when its handler calls
+// runtime.Goexit, reading goes on in a new goroutine (resume).
+func (r *reader) runDirect(t task) {
+	returned := false
+	defer func() {
+		if !returned {
+			r.resume()
+		}
+	}()
+	r.c.run(t)
+	returned = true
 }
 
 // watchPeriod is how often the watchdog looks at the requests running on

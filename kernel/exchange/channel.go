@@ -27,6 +27,8 @@ type ChannelStats struct {
 	OpenStreams    int   // provider, multiplexed: streams opened by the consumer and not yet finished
 	RefusedStreams int64 // provider, multiplexed: streams closed unread because OpenStreams was at its cap
 	HandOffs       int64 // provider, Options.Adaptive: requests that ran on the reader past handOffAfter, so a new reader took over
+	Cancels        int64 // cancel events (cancel.go) sent (consumer) or read (provider)
+	CancelDropped  int64 // provider: requests cancelled by their consumer before they ran: dropped, never run or answered
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
@@ -106,6 +108,11 @@ type Channel struct {
 	goAway        atomic.Uint64 // consumer: the first request id the provider never read; 0: no go-away
 	guardMu       sync.Mutex
 	guard         pingGuard
+
+	// Cancel events (cancel.go).
+	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
+	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
+	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
@@ -432,6 +439,8 @@ func (c *Channel) Stats() ChannelStats {
 		OpenStreams:    int(c.openStreams.Load()),
 		RefusedStreams: c.refusedStreams.Load(),
 		HandOffs:       c.handOffs.Load(),
+		Cancels:        c.cancelsSeen.Load(),
+		CancelDropped:  c.cancelDropped.Load(),
 	}
 }
 

@@ -28,7 +28,10 @@ import (
 // time), CHANNEL_INACTIVE (the channel died first),
 // SERIALIZATION_ERROR (encoding failed or the body is over the payload
 // limit: nothing was sent), BAD_RESPONSE (the response did not decode),
-// CLIENT_ERROR (ctx cancelled), or the status the provider answered.
+// CLIENT_ERROR (ctx cancelled: a request already handed to the transport is
+// followed by a cancel event, which cancels the provider's handler context
+// or drops the request unrun; cancel.go), or the status the provider
+// answered.
 // Safe for concurrent use; no goroutine is started per call.
 func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result {
 	if codec == nil {
@@ -124,7 +127,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		case <-cl.done:
 		case <-cd:
 			if c.pending.take(cl.id) != nil {
-				return c.expire(ctx, inv, st, time.Duration(mono()-start))
+				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start))
 			}
 			<-cl.done // a response, the channel's death or the timer won the race
 		}
@@ -132,7 +135,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		<-cl.done
 	}
 	if cl.timedOut {
-		return c.expire(ctx, inv, st, time.Duration(mono()-start))
+		return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start))
 	}
 	if cl.err != nil && !cl.unread && !cl.answered && !st.withdraw() {
 		return spi.Result{Err: requestSent(cl.err)}
@@ -224,12 +227,18 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 	return sent{w: c.w, slot: sl}
 }
 
-// expire builds the failure of a call whose deadline passed or whose ctx
+// expire builds the failure of call id whose deadline passed or whose ctx
 // was cancelled; the pending entry is already gone. A request frame that is
-// still queued is withdrawn first, so it is never sent.
-func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, s sent, elapsed time.Duration) spi.Result {
+// still queued is withdrawn first, so it is never sent; one that was handed
+// to the transport is followed, when ctx was cancelled (not its deadline,
+// which the provider knows), by the cancel event (cancel.go), so that the
+// provider cancels its handler's context or drops it unrun.
+func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed time.Duration) spi.Result {
 	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if !withdrawn {
+			c.sendCancel(id)
+		}
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
 	}
 	elapsed = elapsed.Round(time.Millisecond)

@@ -23,10 +23,15 @@ type Request struct {
 
 // Handler serves requests on the provider side. Serve is called in its own
 // goroutine per request, with ctx cancelled when the consumer's deadline
-// (Request.Timeout) passes or the channel dies. A Result.Err that is
-// an *spi.Error keeps its Status on the wire; any other error becomes
-// SERVICE_ERROR with its message. A panic in Serve is recovered by the
-// exchange and answered SERVER_ERROR.
+// (Request.Timeout) passes (context.DeadlineExceeded), the consumer cancels
+// the call (context.Canceled; context.Cause matches ErrConsumerCanceled:
+// the call's result is then not sent) or the channel dies
+// (context.Canceled). A Result.Err that is an *spi.Error keeps its Status
+// on the wire; any other error becomes SERVICE_ERROR with its message. A
+// panic in Serve is recovered by the exchange and answered SERVER_ERROR, and
+// so is a runtime.Goexit ("handler called runtime.Goexit"): the goroutine
+// ends, and the worker pool or the connection's reader goes on in a new
+// one.
 type Handler interface {
 	Serve(ctx context.Context, req *Request) spi.Result
 }

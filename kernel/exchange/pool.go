@@ -101,7 +101,13 @@ func (p *workerPool) submit(t task) {
 // worker runs t, then queued requests and requests handed to it while
 // idle, until the reaper or close tells it to exit.
 func (p *workerPool) worker(t task) {
-	defer p.wg.Done()
+	exited := false
+	defer func() {
+		if !exited {
+			p.replace() // runtime.Goexit in a handler (run answered it)
+		}
+		p.wg.Done()
+	}()
 	w := &poolWorker{tasks: make(chan task, 1)}
 	for {
 		t.c.run(t)
@@ -118,15 +124,37 @@ func (p *workerPool) worker(t task) {
 		if p.closed {
 			p.workers--
 			p.mu.Unlock()
+			exited = true
 			return
 		}
 		w.epoch = p.epoch
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
 		if t = <-w.tasks; t.c == nil {
+			exited = true
 			return // retired: the sender counted it out
 		}
 	}
+}
+
+// replace stands in for a worker whose handler called runtime.Goexit,
+// ending its goroutine: a new worker takes the next queued request, or the
+// pool counts one worker fewer.
+func (p *workerPool) replace() {
+	p.mu.Lock()
+	if p.head < len(p.queue) {
+		t := p.queue[p.head]
+		p.queue[p.head] = task{}
+		if p.head++; p.head == len(p.queue) {
+			p.queue, p.head = p.queue[:0], 0
+		}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.worker(t)
+		return
+	}
+	p.workers--
+	p.mu.Unlock()
 }
 
 // reap retires the workers idle since before the previous tick and re-arms

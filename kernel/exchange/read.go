@@ -269,7 +269,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	t := task{c: c, h: h, codec: codec, body: body}
 	switch {
 	case c.opts.Direct:
-		c.run(t)
+		r.runDirect(t)
 	case r.adaptive:
 		return r.runInline(t)
 	default:
@@ -304,7 +304,8 @@ func (c *Channel) answer(h protocol.Header, codec spi.Codec, err *spi.Error) {
 }
 
 // heartbeatRequest handles an event request: the provider's one-way
-// read-only event, or a heartbeat, which it answers. A body is the peer's hello
+// read-only and go-away events, the consumer's one-way cancel event (empty
+// body, the cancelled request's id), or a heartbeat, which it answers. A body is the peer's hello
 // (Options.Hello), stored and answered with this side's. On the provider
 // the ping-flood guard (Options.MinPingInterval) runs first.
 func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
@@ -317,6 +318,14 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 	if !h.TwoWay() && len(body) == goAwayLen && body[0] == goAwayEvent {
 		if c.opts.Side == spi.Consumer {
 			c.takeGoAway(binary.BigEndian.Uint64(body[1:]) + 1)
+		}
+		return nil
+	}
+	if !h.TwoWay() && len(body) == 0 {
+		// The consumer's cancel event (cancel.go); providers that predate
+		// it return just below, ignoring it.
+		if c.opts.Side == spi.Provider {
+			c.takeCancel(h.ID)
 		}
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestReqCtxDeadline(t *testing.T) {
-	ctx := &reqCtx{parent: context.Background(), due: mono() + int64(30*time.Millisecond)}
+	ctx := &reqCtx{ch: &Channel{ctx: context.Background()}, due: mono() + int64(30*time.Millisecond)}
 	defer ctx.release()
 	if ctx.Err() != nil {
 		t.Fatal("over before its deadline")
@@ -29,7 +29,7 @@ func TestReqCtxDeadline(t *testing.T) {
 func TestReqCtxLazyExpiry(t *testing.T) {
 	// nobody asked for Done: Err still reports the deadline, and a later
 	// Done is already closed
-	ctx := &reqCtx{parent: context.Background(), due: mono() - int64(time.Millisecond)}
+	ctx := &reqCtx{ch: &Channel{ctx: context.Background()}, due: mono() - int64(time.Millisecond)}
 	defer ctx.release()
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatalf("Err %v", ctx.Err())
@@ -45,7 +45,7 @@ type ctxKey struct{}
 
 func TestReqCtxParentCancel(t *testing.T) {
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
-	ctx := &reqCtx{parent: parent}
+	ctx := &reqCtx{ch: &Channel{ctx: parent}}
 	defer ctx.release()
 	if ctx.Value(ctxKey{}) != "v" {
 		t.Fatal("value not inherited")
@@ -64,7 +64,7 @@ func TestReqCtxParentCancel(t *testing.T) {
 }
 
 func TestReqCtxRelease(t *testing.T) {
-	ctx := &reqCtx{parent: context.Background(), due: mono() + int64(time.Hour)}
+	ctx := &reqCtx{ch: &Channel{ctx: context.Background()}, due: mono() + int64(time.Hour)}
 	done := ctx.Done()
 	ctx.release()
 	select {
@@ -73,4 +73,31 @@ func TestReqCtxRelease(t *testing.T) {
 		t.Fatal("release did not cancel")
 	}
 	ctx.release() // idempotent
+}
+
+// context.Cause of a request context is why it ended: the deadline, or the
+// channel's end; a cancel event's cause is tested over TCP (cancel_test.go).
+// After release alone it is context.Canceled, as after a CancelFunc.
+func TestReqCtxCause(t *testing.T) {
+	ctx := &reqCtx{ch: &Channel{ctx: context.Background()}, due: mono() - 1}
+	if ctx.Err() != context.DeadlineExceeded || context.Cause(ctx) != context.DeadlineExceeded {
+		t.Fatalf("past its deadline: err %v cause %v", ctx.Err(), context.Cause(ctx))
+	}
+	ctx.release()
+
+	parent, cancel := context.WithCancelCause(context.Background())
+	ctx = &reqCtx{ch: &Channel{ctx: parent}}
+	done := ctx.Done() // registers the link
+	cancel(errors.New("channel closed"))
+	<-done
+	if ctx.Err() != context.Canceled || context.Cause(ctx) == nil || context.Cause(ctx).Error() != "channel closed" {
+		t.Fatalf("channel ended: err %v cause %v", ctx.Err(), context.Cause(ctx))
+	}
+	ctx.release()
+
+	ctx = &reqCtx{ch: &Channel{ctx: context.Background()}}
+	ctx.release()
+	if ctx.Err() != context.Canceled || context.Cause(ctx) != context.Canceled {
+		t.Fatalf("released: err %v cause %v", ctx.Err(), context.Cause(ctx))
+	}
 }

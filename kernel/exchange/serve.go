@@ -16,7 +16,10 @@ import (
 
 // run serves t on a worker goroutine: it decodes the request, runs the
 // handler and answers (two-way requests only). A request whose channel died
-// while it was queued is dropped unserved.
+// while it was queued, or whose consumer cancelled it (cancel event), is
+// dropped unserved; a request cancelled while it ran is not answered. A
+// handler that calls runtime.Goexit is answered SERVER_ERROR (goexited)
+// before the goroutine ends.
 func (c *Channel) run(t task) {
 	select {
 	case <-c.dying:
@@ -25,9 +28,25 @@ func (c *Channel) run(t task) {
 		return
 	default:
 	}
+	if c.cancels.n.Load() > 0 && c.cancelled(t.h.ID, true) {
+		c.cancelDropped.Add(1)
+		putBody(t.body)
+		c.finish()
+		return
+	}
+	returned := false
+	defer func() {
+		if !returned { // runtime.Goexit: neither a return nor a panic (handle recovers those)
+			c.goexited(t)
+		}
+	}()
 	res := c.handle(t.h, t.codec, t.body, t.arrived)
+	returned = true
 	putBody(t.body) // decoded: the handler has returned
-	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {
+	// a request its consumer cancelled while it ran is not answered: the
+	// consumer stopped waiting for it
+	dropped := c.cancels.n.Load() > 0 && c.cancelled(t.h.ID, true)
+	if t.h.TwoWay() && !dropped && c.respond(t.h.ID, t.codec, res) {
 		return // handed off: the sender finishes the request
 	}
 	c.finish()
@@ -108,7 +127,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		}
 	}
 	ctx := &r.ctx
-	ctx.parent, ctx.due = c.ctx, due
+	ctx.ch, ctx.due, ctx.id = c, due, h.ID
 	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
