@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	mpcodec "github.com/airnode/airnode/extensions/codec/msgpack"
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -31,8 +32,19 @@ const (
 
 type msgpackCodec struct{}
 
-func (msgpackCodec) Name() string                    { return CodecMsgpack }
-func (msgpackCodec) Marshal(v any) ([]byte, error)   { return msgpack.Marshal(v) }
+func (msgpackCodec) Name() string { return CodecMsgpack }
+
+// Marshal is msgpack.Marshal, which recursed into a value that reaches
+// itself (n.Next = n) until a fatal stack overflow that killed the plugin
+// or the host: such a value, or one nested deeper than 10000 maps and
+// arrays, is an error here first (the airnode codec's check, with
+// msgpack.Marshal's field names: no json tag fallback).
+func (msgpackCodec) Marshal(v any) ([]byte, error) {
+	if err := mpcodec.CheckCycles(v, ""); err != nil {
+		return nil, fmt.Errorf("msgpack: encode %T: %w", v, err)
+	}
+	return msgpack.Marshal(v)
+}
 func (msgpackCodec) Unmarshal(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
 
 type jsonCodec struct{}
