@@ -38,7 +38,13 @@
 // codec reads null: a reply slice, map or pointer that held a value
 // becomes nil, at any depth for []string too (msgpack's own []string
 // decoding leaves its target as it was; this package replaces it once per
-// process with vm.Register, see registerStringSlices).
+// process with vm.Register, see registerStringSlices). Encode refuses,
+// with SERIALIZATION_ERROR and before writing anything, a value that
+// reaches itself ("encountered a cycle via *main.Node", encoding/json's
+// words: n.Next = n, a map[string]any holding itself) or nests deeper than
+// MaxDepth maps and arrays, which msgpack recursed into until a fatal stack
+// overflow; a field msgpack skips (json:"-") is not followed, and a type
+// that encodes itself is not looked into (see cycles.go, CheckCycles).
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

@@ -25,7 +25,8 @@ const Name = "msgpack"
 const ID uint8 = 1
 
 // MaxDepth bounds the nesting of maps and arrays read into *any, so that a
-// hostile body cannot exhaust the stack (encoding/json's bound).
+// hostile body cannot exhaust the stack (encoding/json's bound), and of
+// those Encode writes: a deeper value is refused, as no peer would read it.
 const MaxDepth = 10000
 
 // Codec is the msgpack codec. The zero value is ready to use.
