@@ -55,18 +55,23 @@ func TestServicePluginCrashFailsOverToTheOtherProvider(t *testing.T) {
 	}
 
 	var stop atomic.Bool
-	var calls, diedDuring atomic.Int64
+	var calls, diedDuring, failedLate atomic.Int64
 	var other atomic.Value
+	var restarted atomic.Int64 // unix nanoseconds when the host had the plugin running again; 0 before
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
 				calls.Add(1)
+				late := restarted.Load() != 0
 				if _, err := ref.Invoke(ctx, "Hello", "Ann"); err != nil {
-					if spi.StatusOf(err) == spi.StatusChannelInactive && errors.Is(err, spi.ErrRequestSent) {
-						diedDuring.Add(1) // in the plugin as it died
-					} else {
+					switch {
+					case spi.StatusOf(err) != spi.StatusChannelInactive || !errors.Is(err, spi.ErrRequestSent):
 						other.CompareAndSwap(nil, err)
+					case late:
+						failedLate.Add(1)
+					default:
+						diedDuring.Add(1) // handed to the plugin as it died, before the host noticed
 					}
 				}
 			}
@@ -78,14 +83,22 @@ func TestServicePluginCrashFailsOverToTheOtherProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, hosts[0], "greeter", pid)
+	restarted.Store(time.Now().UnixNano())
 	time.Sleep(200 * time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
 	if err := other.Load(); err != nil {
 		t.Fatalf("a call failed other than in the dying plugin: %v", err)
 	}
-	if n := diedDuring.Load(); n > 4 {
-		t.Fatalf("%d of %d calls failed as run by the dying plugin; want at most the 4 it may have been running", n, calls.Load())
+	// Each caller's call in the plugin when it died fails as may have run,
+	// and so may the calls it makes next until the host notices the death
+	// (a loaded machine notices late: 5 with 4 callers was seen); none
+	// started after the plugin was running again may fail.
+	if n := failedLate.Load(); n > 0 {
+		t.Fatalf("%d calls started after the plugin was restarted failed as run by a dead plugin", n)
+	}
+	if n := diedDuring.Load(); n > 40 {
+		t.Fatalf("%d of %d calls failed as run by the dying plugin; want no more than a few per caller", n, calls.Load())
 	}
 	t.Logf("%d calls, %d CHANNEL_INACTIVE (may have run)", calls.Load(), diedDuring.Load())
 }
