@@ -81,7 +81,7 @@ demo.Echo's Info returns them:
 			// the configuration gives the registry (plugins.yaml,
 			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
 			f.registrySet = cmd.Flags().Changed("registry")
-			env, done, err := a.consumerSetup(cmd, &f.registry)
+			env, done, err := a.consumerSetup(cmd, &f.registry, append([]string{args[0]}, f.params...)...)
 			if err != nil {
 				return err
 			}

@@ -30,10 +30,12 @@ type consumerEnv struct {
 
 // consumerSetup loads the catalogs and the configuration (whose registry
 // fills an empty *registry), starts the configuration's plugins into the
-// catalogs (launchConsumerPlugins: no service plugin; one that fails to
-// start is a warning), and returns the environment with a function that stops the
+// catalogs (launchConsumerPlugins: no service plugin, and of the others
+// the filters and those named by selects — SERVICE_URL, the -p values —,
+// the registry or the references: pluginsNamed; one that fails to start
+// is a warning), and returns the environment with a function that stops the
 // plugins and the signal watch; it must be called when the command ends.
-func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, func(), error) {
+func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...string) (consumerEnv, func(), error) {
 	cat, err := a.Catalogs()
 	if err != nil {
 		return consumerEnv{}, nil, err
@@ -50,7 +52,7 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string) (consumerEnv, 
 		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger)
+	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...))
 	if err != nil {
 		stop()
 		return consumerEnv{}, nil, err

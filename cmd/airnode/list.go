@@ -31,7 +31,9 @@ declares with their STATE: "running", "failed: REASON" for one that could
 not start (a warning on stderr names it too; list still exits 0, and a
 URL selecting it fails with REASON), or "not started" for a service
 plugin (list, call, bench and registry run none: a service plugin is a
-provider's implementation, which only serve runs).
+provider's implementation, which only serve runs). list starts every
+other plugin; call, bench and registry only the filter plugins and those
+their command line, registry or the configuration's references name.
 
 With --keys it prints instead the URL keys the kernel and each extension
 read, one row per key: first the kernel's own keys (timeout, retries,
@@ -121,7 +123,7 @@ consumer, the provider or the default.`,
 			if err != nil {
 				return err
 			}
-			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet)
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, nil)
 			if err != nil {
 				return err
 			}

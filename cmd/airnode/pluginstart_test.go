@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,9 +43,12 @@ func writeScript(t *testing.T, dir, name, body string) string {
 
 // One broken plugin entry fails only the commands that use it (tester9
 // #3): call to a direct address, bench, list, list --keys, list --explain
-// and registry ls run, with a warning naming the plugin and why, and list
-// shows it failed in its STATE column; a URL or registry that selects it
-// fails with the plugin's reason. Run with the real binary.
+// and registry ls run, and list shows it failed in its STATE column; a
+// URL or registry that selects it fails with the plugin's reason. list
+// starts every plugin but the service ones and warns of each that failed,
+// naming it and why; call, bench and registry start only the filter
+// plugins and those their command line, registry or references name, so
+// they warn of the filter. Run with the real binary.
 func TestBrokenPluginFailsOnlyTheCommandsThatUseIt(t *testing.T) {
 	dir := t.TempDir()
 	exit2 := writeScript(t, dir, "exit2.sh", "echo 'plugin: config missing, exiting' >&2\nexit 2\n")
@@ -66,9 +70,10 @@ func TestBrokenPluginFailsOnlyTheCommandsThatUseIt(t *testing.T) {
 		{"registry", "ls", "--registry", "memory://"},
 	} {
 		code, out, errOut := runBin(t, "", append([]string{"--config", cfg}, args...)...)
-		if code != 0 || !strings.Contains(errOut, `plugin failed to start; a command that selects it fails" plugin=acme.p2c point=loadbalance`) ||
-			!strings.Contains(errOut, why) || !strings.Contains(errOut, "plugin=notaplugin") || !strings.Contains(errOut, "plugin=missing") ||
-			!strings.Contains(errOut, "plugin=wrongpoint") {
+		all := args[0] == "list"
+		if code != 0 || !strings.Contains(errOut, `plugin failed to start; a command that selects it fails" plugin=missing point=filter`) ||
+			strings.Contains(errOut, `plugin=acme.p2c`) != all || strings.Contains(errOut, why) != all ||
+			strings.Contains(errOut, "plugin=notaplugin") != all || strings.Contains(errOut, "plugin=wrongpoint") != all {
 			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
 		}
 		if args[0] == "list" && len(args) == 1 {
@@ -203,5 +208,46 @@ func TestRelativeCommandWarnsWhenTheConfigDirResolvesOtherwise(t *testing.T) {
 	// From the config's own directory: nothing to warn about.
 	if code, _, errOut := runBin(t, rel, "--config", "plugins.yaml", "list"); code != 0 || strings.Contains(errOut, "relative path") {
 		t.Errorf("from the config's directory: exit %d\n%s", code, errOut)
+	}
+}
+
+// call and bench start only the plugins their SERVICE_URL or -p values
+// name (and the filter plugins), registry only those its registry URL
+// names, list all but the service ones: a one-shot call does not pay for
+// launching plugins it does not use.
+func TestConsumerCommandsStartOnlyThePluginsTheyName(t *testing.T) {
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
+	lb := writeScript(t, dir, "lb.sh", "echo lb >> "+started+"\nexec "+p2c+"\n")
+	reg := writeScript(t, dir, "reg.sh", "echo reg >> "+started+"\nexec "+static+"\n")
+	providers := filepath.Join(dir, "providers.txt")
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	if err := os.WriteFile(providers, []byte(p.url("demo.Echo")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.lb, point: loadbalance, command: "+lb+"}\n  - {name: acme.reg, point: registry, command: "+reg+"}\n")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", p.url("demo.Echo"), "Echo", `"x"`}, ""},
+		{[]string{"bench", "-n", "20", "--warmup", "0", p.url("demo.Echo")}, ""},
+		{[]string{"call", p.url("demo.Echo") + "?loadbalance=acme.lb", "Echo", `"x"`}, "lb\n"},
+		{[]string{"call", "-p", "methods.Echo.loadbalance=acme.lb", p.url("demo.Echo"), "Echo", `"x"`}, "lb\n"},
+		{[]string{"call", "--registry", "acme.reg://" + providers, "demo.Echo", "Echo", `"x"`}, "reg\n"},
+		{[]string{"registry", "ls", "--registry", "acme.reg://" + providers}, "reg\n"},
+		{[]string{"registry", "ls", "--registry", "memory://"}, ""},
+		{[]string{"list"}, "lb\nreg\n"},
+	} {
+		_ = os.Remove(started)
+		code, out, errOut := runBin(t, "", append([]string{"--config", cfg}, tt.args...)...)
+		b, _ := os.ReadFile(started)
+		got := strings.Split(strings.TrimSpace(string(b)), "\n")
+		slices.Sort(got)
+		if code != 0 || strings.Join(got, "\n") != strings.TrimSpace(tt.want) {
+			t.Errorf("%v: exit %d, started %q, want %q\nstdout:\n%s\nstderr:\n%s", tt.args, code, b, tt.want, out, errOut)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet)
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, pluginsNamed(cfg, registry))
 		if err != nil {
 			return nil, "", nil, err
 		}

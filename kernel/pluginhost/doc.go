@@ -11,8 +11,9 @@
 // building it fails with that error. Each plugin runs in a process group
 // of its own (Linux), killed when the start fails, when it exits and at
 // Close, so that start_timeout bounds a wrapper script whose children hold
-// its stdout. StartPoints starts the plugins of some points only: a
-// consumer starts no service plugin.
+// its stdout. StartPoints and StartIf start some plugins only (a consumer
+// starts no service plugin; a command, only the plugins it may use); the
+// others stay "not started", catalogued like failed ones.
 //
 // Supervision: a plugin that exits is restarted with exponential backoff
 // according to its restart policy (always, on-failure, never). While it is

@@ -85,11 +85,18 @@ func (h *Host) Start(ctx context.Context) error { return h.start(ctx, nil) }
 // the service's implementation): StartPoints(ctx, "loadbalance",
 // "registry", "filter").
 func (h *Host) StartPoints(ctx context.Context, points ...string) error {
-	return h.start(ctx, points)
+	return h.start(ctx, func(p config.Plugin) bool { return slices.Contains(points, p.Point) })
 }
 
-// start launches the plugins of points (all when nil).
-func (h *Host) start(ctx context.Context, points []string) error {
+// StartIf is Start for the plugins use returns true for: the others are
+// not launched and stay StateNotStarted. A command that knows which
+// plugins it may use (the ones its URL names) starts only those.
+func (h *Host) StartIf(ctx context.Context, use func(config.Plugin) bool) error {
+	return h.start(ctx, use)
+}
+
+// start launches the plugins use accepts (all when nil).
+func (h *Host) start(ctx context.Context, use func(config.Plugin) bool) error {
 	h.mu.Lock()
 	if h.started || h.closed {
 		h.mu.Unlock()
@@ -100,7 +107,7 @@ func (h *Host) start(ctx context.Context, points []string) error {
 	errs := make([]error, len(h.procs))
 	var wg sync.WaitGroup
 	for i, p := range h.procs {
-		if points != nil && !slices.Contains(points, p.spec.Point) {
+		if use != nil && !use(p.spec) {
 			p.mu.Lock()
 			p.setStateLocked(StateNotStarted, "", nil)
 			p.mu.Unlock()

@@ -203,3 +203,34 @@ func TestStartPointsLeavesServicePluginsNotStarted(t *testing.T) {
 		t.Fatalf("greeter after Close: %+v", i)
 	}
 }
+
+// StartIf starts the plugins it accepts only; one it leaves out is
+// catalogued, and building it says the host did not start it.
+func TestStartIfCataloguesWhatItLeavesOut(t *testing.T) {
+	other := p2cSpec()
+	other.Name = "acme.other"
+	h := pluginhost.New([]config.Plugin{p2cSpec(), other}, pluginhost.WithLogger(testLogger(t)))
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.StartIf(ctx, func(p config.Plugin) bool { return p.Name == "p2c" }); err != nil {
+		t.Fatal(err)
+	}
+	c := bundle.Catalogs()
+	if err := h.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	if i := info(t, h, "acme.other"); i.State != pluginhost.StateNotStarted || i.PID != 0 {
+		t.Fatalf("acme.other: %+v", i)
+	}
+	b, err := c.LoadBalance.Get("acme.other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo")); err == nil || !strings.Contains(err.Error(), `loadbalance plugin "acme.other" (`+binary("p2c")+`) is not running: this host did not start it`) {
+		t.Fatalf("build: %v", err)
+	}
+	if i := info(t, h, "p2c"); i.State != pluginhost.StateRunning {
+		t.Fatalf("p2c: %+v", i)
+	}
+}

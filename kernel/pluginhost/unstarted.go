@@ -22,7 +22,7 @@ func (u unstarted) err() error {
 	if u.p.startErr != nil {
 		return u.p.startErr
 	}
-	return fmt.Errorf("pluginhost: %s plugin %q (%s) was not started by this host (%s)", u.p.spec.Point, u.p.spec.Name, u.p.path, u.p.state)
+	return fmt.Errorf("pluginhost: %s plugin %q (%s) is not running: this host did not start it (%s)", u.p.spec.Point, u.p.spec.Name, u.p.path, u.p.state)
 }
 
 type unstartedLoadBalance struct{ unstarted }
