@@ -113,7 +113,8 @@ type Plugin struct {
 	// points) or service (provider implementations); see Points.
 	Point string `koanf:"point"`
 	// Command is the plugin binary, absolute or relative to the working
-	// directory; required.
+	// directory (not to the configuration file's: the airnode commands
+	// warn when that directory would resolve it otherwise); required.
 	Command string `koanf:"command"`
 	// Args are passed to Command.
 	Args []string `koanf:"args"`
