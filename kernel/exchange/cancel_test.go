@@ -241,6 +241,8 @@ func TestCancelDropsAQueuedRequest(t *testing.T) {
 			if n := svc.ran.Load(); n != 1 {
 				t.Fatalf("Count ran %d times, want 1 (the cancelled queued call must not run)", n)
 			}
+			// a request is finished just after its response is queued
+			waitFor(5*time.Second, func() bool { return pc.Stats().InFlight == 0 })
 			if st := pc.Stats(); st.CancelDropped != 1 || st.InFlight != 0 {
 				t.Fatalf("provider stats %+v, want CancelDropped 1, InFlight 0", st)
 			}
@@ -437,5 +439,25 @@ func TestGoexitWorkerReplacedForTheQueue(t *testing.T) {
 	f.srv.pool.mu.Unlock()
 	if workers > 1 {
 		t.Fatalf("%d workers counted, max 1", workers)
+	}
+}
+
+// A one-way event this side does not know (a later addition, like the
+// cancel event was) is dropped unread: it is not taken for a heartbeat
+// hello, and the connection goes on.
+func TestUnknownOneWayEventIgnored(t *testing.T) {
+	f := startServer(t, false, nil)
+	c := rawConn(t, f)
+	br := bufio.NewReader(c)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	body := "heartbeat=dual"
+	ev := protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: 3, Length: uint32(len(body))}.Append(nil)
+	c.Write(append(ev, body...))
+	c.Write(echoFrame(t, 4, "after"))
+	if h, _, err := readFrame(br); err != nil || h.ID != 4 || h.Status != spi.StatusOK {
+		t.Fatalf("answer after an unknown event: %+v, %v", h, err)
+	}
+	if _, ok := f.provChans()[0].PeerHeartbeat(); ok {
+		t.Fatal("an unknown one-way event was taken for a hello")
 	}
 }

@@ -37,7 +37,17 @@
 // plugin that died during the call) always has spi.ErrRequestSent as Cause:
 // the provider received the request. The remaining
 // deadline travels in the request preamble (ms, Request.Timeout) and cancels
-// the handler's context. payload (default 8 MiB) is enforced when encoding (nothing is
+// the handler's context (context.DeadlineExceeded). So does the caller's
+// cancel (cancel.go): a call whose ctx is cancelled (not its deadline)
+// after its request was handed to the transport fails CLIENT_ERROR at once
+// and sends the one-way cancel event (empty body, the request's id, like
+// HTTP/2's RST_STREAM); the provider cancels that request's handler context
+// (context.Canceled, context.Cause matching ErrConsumerCanceled), drops the
+// request unrun if it is still queued for a worker or not read yet, and
+// sends no response for it. Nothing is tracked per call for it on the
+// normal path. With Options.Direct the reader runs the handler, so it reads
+// the cancel (as a heartbeat) only after the handler returns. Providers that
+// predate the event drop it unread. payload (default 8 MiB) is enforced when encoding (nothing is
 // sent) and when decoding: a call's frame over it is read and dropped, the
 // provider answering BAD_REQUEST and the consumer failing the call
 // BAD_RESPONSE, each naming its limit, and the connection goes on (one
@@ -85,6 +95,12 @@
 // (ChannelStats.RefusedStreams) and logged once per channel. A well-behaved
 // consumer opens a stream only for a frame over 64 KiB and closes it after
 // that frame, so it does not come near the cap.
+//
+// A handler's panic is answered SERVER_ERROR, and so is a handler that
+// calls runtime.Goexit (t.FailNow in a test double), "handler called
+// runtime.Goexit": its goroutine ends, so a worker is replaced and a reader
+// that ran it (Direct, Adaptive) goes on in a new goroutine; the connection
+// stays up.
 //
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the

@@ -309,36 +309,34 @@ func (c *Channel) answer(h protocol.Header, codec spi.Codec, err *spi.Error) {
 // (Options.Hello), stored and answered with this side's. On the provider
 // the ping-flood guard (Options.MinPingInterval) runs first.
 func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
-	if !h.TwoWay() && string(body) == readOnlyEvent {
-		if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
-			c.log.Info("provider is shutting down: channel read-only")
+	if !h.TwoWay() {
+		switch {
+		case string(body) == readOnlyEvent:
+			if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
+				c.log.Info("provider is shutting down: channel read-only")
+			}
+		case len(body) == goAwayLen && body[0] == goAwayEvent:
+			if c.opts.Side == spi.Consumer {
+				c.takeGoAway(binary.BigEndian.Uint64(body[1:]) + 1)
+			}
+		case len(body) == 0:
+			// The consumer's cancel event (cancel.go); providers that
+			// predate it dropped it here unread.
+			if c.opts.Side == spi.Provider {
+				c.takeCancel(h.ID)
+			}
 		}
-		return nil
-	}
-	if !h.TwoWay() && len(body) == goAwayLen && body[0] == goAwayEvent {
-		if c.opts.Side == spi.Consumer {
-			c.takeGoAway(binary.BigEndian.Uint64(body[1:]) + 1)
-		}
-		return nil
-	}
-	if !h.TwoWay() && len(body) == 0 {
-		// The consumer's cancel event (cancel.go); providers that predate
-		// it return just below, ignoring it.
-		if c.opts.Side == spi.Provider {
-			c.takeCancel(h.ID)
-		}
+		// Any other one-way event is one this side does not know: a hello
+		// comes only with a two-way heartbeat, so it is dropped unread.
 		return nil
 	}
 	if len(body) > 0 {
 		c.learnHello(body) // first: the guard compares with the advertised interval
 	}
-	if c.opts.Side == spi.Provider && h.TwoWay() {
+	if c.opts.Side == spi.Provider {
 		if err := c.notePing(time.Now()); err != nil {
 			return err
 		}
-	}
-	if !h.TwoWay() {
-		return nil
 	}
 	counters.Heartbeat.PingsReceived.Inc()
 	answer := ""

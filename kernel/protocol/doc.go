@@ -8,6 +8,13 @@
 //	bytes 4-11  request id
 //	bytes 12-15 body length in bytes (≤ payload)
 //
+// Events (FlagEvent, codec 0; the exchange gives them their meaning,
+// docs/wire.md): a two-way event is a heartbeat (its body, if any, the
+// sender's heartbeat keys); one-way events are the provider's read-only
+// ("R") and go-away ('G' and the last request id read, 8 bytes) and the
+// consumer's cancel (empty body; the id is the cancelled request's). A
+// peer ignores a one-way event it does not know.
+//
 // Header encoding and decoding live only here, and so does the body's
 // preamble (body.go): service, method, deadline, attachments and argument
 // count of a request, attachments and error message of a response, written

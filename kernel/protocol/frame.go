@@ -21,7 +21,9 @@ const (
 	FlagRequest uint8 = 0x80
 	// FlagTwoWay marks a request that expects a response.
 	FlagTwoWay uint8 = 0x40
-	// FlagEvent marks a heartbeat event (request or answer), body empty.
+	// FlagEvent marks an event (codec id 0): a heartbeat (two-way request
+	// or its answer), or a one-way read-only, go-away or cancel event
+	// (see the package doc).
 	FlagEvent uint8 = 0x20
 	// CodecMask selects the codec id, 1-31 (0: no body, events only).
 	CodecMask uint8 = 0x1F
