@@ -77,6 +77,7 @@ type conn struct {
 	graceful atomic.Bool   // closeAfterCalls: let the calls in flight finish first
 	hard     chan struct{} // closed by close: stop waiting for them
 	hardOnce sync.Once
+	why      atomic.Pointer[string] // closeBecause's reason for the channel's close; nil: "consumer released the provider"
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
@@ -222,7 +223,11 @@ func (c *conn) run() {
 			if c.graceful.Load() {
 				c.awaitCalls(ch)
 			}
-			ch.Close("consumer released the provider")
+			reason := "consumer released the provider"
+			if why := c.why.Load(); why != nil {
+				reason = *why
+			}
+			ch.Close(reason)
 			ch.Wait()
 			return
 		}
@@ -323,6 +328,14 @@ func (c *conn) close() {
 	c.hardOnce.Do(func() { close(c.hard) })
 	c.once.Do(c.cancel)
 	<-c.done
+}
+
+// closeBecause is close, the calls still in flight failing with reason
+// (CHANNEL_INACTIVE "channel to ADDR closed: REASON") unless the channel
+// already closed.
+func (c *conn) closeBecause(reason string) {
+	c.why.CompareAndSwap(nil, &reason)
+	c.close()
 }
 
 // closeAfterCalls is close for a provider that left the directory (it
@@ -444,9 +457,34 @@ func (p *connPool) release(key string) {
 	}()
 }
 
+// drain waits until every released conn has closed after its calls in
+// flight (closeAfterCalls), or ctx ends; it reports whether they all
+// did.
+func (p *connPool) drain(ctx context.Context) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		n := len(p.leaving)
+		p.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // closeAll closes every conn still held (invokers leaked by a caller), ends
 // the waits of released ones and waits for them.
-func (p *connPool) closeAll() {
+func (p *connPool) closeAll() { p.closeAllBecause("consumer released the provider") }
+
+// closeAllBecause is closeAll, the calls still in flight on the conns
+// failing with reason.
+func (p *connPool) closeAllBecause(reason string) {
 	p.mu.Lock()
 	all := p.conns
 	p.conns = nil
@@ -456,10 +494,10 @@ func (p *connPool) closeAll() {
 	}
 	p.mu.Unlock()
 	for _, c := range leaving {
-		c.close()
+		c.closeBecause(reason)
 	}
 	p.releasing.Wait()
 	for _, e := range all {
-		e.c.close()
+		e.c.closeBecause(reason)
 	}
 }

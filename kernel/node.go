@@ -18,8 +18,8 @@ const (
 	// that consumers hear of it and stop picking this provider
 	// ("shutdown.wait").
 	DefaultShutdownWait = 2 * time.Second
-	// DefaultShutdownTimeout bounds the drain of in-flight calls
-	// ("shutdown.timeout").
+	// DefaultShutdownTimeout bounds the drain of in-flight calls, the
+	// provider's and then the consumer's ("shutdown.timeout").
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
@@ -69,9 +69,9 @@ func WithRegistry(u spi.URL) Option { return func(n *Node) { n.registryURL = u }
 // "shutdown.wait", when set, overrides it (the largest one wins).
 func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdownWait = d } }
 
-// WithShutdownTimeout bounds how long Shutdown drains in-flight calls
-// (default DefaultShutdownTimeout). The exported URLs' "shutdown.timeout",
-// when set, overrides it (the largest one wins).
+// WithShutdownTimeout bounds how long Shutdown drains in-flight calls,
+// served and made (default DefaultShutdownTimeout). The exported URLs'
+// "shutdown.timeout", when set, overrides it (the largest one wins).
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing.
@@ -148,8 +148,13 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // exported service; wait shutdown.wait so that consumers stop picking this
 // provider (only when something was registered); stop accepting and drain
 // in-flight calls until shutdown.timeout; close the servers' channels; close
-// every reference (its channels, and with them their heartbeats); close the
-// registries. ctx bounds the whole sequence. Calls still running when the
+// every reference, whose calls in flight (the consumer side) are answered
+// before their channels close, as with Reference.Close, within what is
+// left of the same shutdown.timeout (the calls still unanswered then fail
+// CHANNEL_INACTIVE "... closed: consumer shut down: its calls in flight
+// were not answered within its shutdown timeout 10s", with
+// spi.ErrRequestSent); close the registries. ctx bounds the whole
+// sequence. Calls still running when the
 // drain ends are abandoned (answered SERVER_ERROR when they return in
 // time) and the error includes an *AbandonedError counting them. Shutdown
 // does not wait for an abandoned call whose method ignores its cancelled
@@ -218,6 +223,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		t.Stop()
 	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	abandoned := 0
@@ -235,16 +241,26 @@ func (n *Node) shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	cancel()
 	if abandoned > 0 {
 		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout})
 	}
+	// Consumer side: closing the references releases their connections,
+	// each closing once its calls in flight are answered (as
+	// Reference.Close does; Dubbo's graceful shutdown waits for pending
+	// requests), within what is left of the same drain bound.
 	for _, r := range refs {
 		if err := r.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	n.pool.closeAll()
+	reason := "consumer released the provider"
+	if !n.pool.drain(dctx) {
+		reason = fmt.Sprintf("consumer shut down: its calls in flight were not answered within its shutdown timeout %v", timeout)
+		if ctx.Err() != nil {
+			reason = "consumer shut down: its Shutdown's context ended before its calls in flight were answered"
+		}
+	}
+	n.pool.closeAllBecause(reason)
 	for key, r := range regs {
 		if err := r.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("kernel: close registry %s: %w", key, err))
