@@ -37,6 +37,15 @@ func TestReferenceURLBypassesTheRegistry(t *testing.T) {
 		})
 	}
 
+	t.Run("SeveralProviders", func(t *testing.T) {
+		third := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "warmup=0")
+		cfg := writeConfig(t, fmt.Sprintf("registry: %s\nreferences:\n  - interface: demo.Echo\n    url: airnode://%s,%s/demo.Echo\n", registered.reg, named.addr, third.addr))
+		b := runCommand(t, 30*time.Second, nil, "bench", "--config", cfg, "demo.Echo", "-n", "400", "--json")
+		if b.code != 0 || !strings.Contains(b.stdout, named.addr) || !strings.Contains(b.stdout, third.addr) || strings.Contains(b.stdout, registered.addr) {
+			t.Fatalf("bench demo.Echo: exit %d, stdout %q, stderr %q; want calls to %s and %s only", b.code, b.stdout, b.stderr, named.addr, third.addr)
+		}
+	})
+
 	t.Run("GoApplyReference", func(t *testing.T) {
 		c, err := config.Load(config.Source{File: writeConfig(t, fmt.Sprintf("registry: %s\nreferences:\n  - {interface: demo.Echo, url: %q}\n", registered.reg, named.url("demo.Echo")))})
 		if err != nil {
