@@ -29,7 +29,9 @@
 // Node, Reference and Exporter are safe for concurrent use. Node.Shutdown
 // runs DESIGN's fixed order (unregister, wait, stop accepting, drain, close
 // channels and heartbeats, close registries), is idempotent and returns
-// after every goroutine the node owns has exited.
+// after every goroutine the node owns has exited, within its bounds: the
+// goroutine of a method that ignores its cancelled context is the
+// method's, and is not waited for.
 //
 // URL keys read here:
 //

@@ -154,9 +154,9 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // CHANNEL_INACTIVE "... closed: consumer shut down: its calls in flight
 // were not answered within its shutdown timeout 10s", with
 // spi.ErrRequestSent); close the registries. ctx bounds the whole
-// sequence. Calls still running when the
-// drain ends are abandoned (answered SERVER_ERROR when they return in
-// time) and the error includes an *AbandonedError counting them. Shutdown
+// sequence. Calls still running when the drain ends are abandoned
+// (answered SERVER_ERROR when they return in time) and the error includes
+// an *AbandonedError counting them. Shutdown
 // does not wait for an abandoned call whose method ignores its cancelled
 // context: about 0.4 s after the drain's end (its grace to answer, the
 // go-away's flush, the channels' close) it closes the listeners and
