@@ -131,10 +131,12 @@ func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
 	}
-	if err := e.walk.check(v, "json"); err != nil {
-		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
+	if !flat(v) { // inlined: a string, a number, a []byte hold neither a cycle nor a named integer
+		if err := e.walk.walk(v, "json"); err != nil {
+			return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
+		}
+		registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields
 	}
-	registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields
 	if err := e.e.Encode(v); err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 	}
