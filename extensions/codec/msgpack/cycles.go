@@ -64,7 +64,7 @@ var (
 // *main.Node"), or one nested deeper than MaxDepth maps and arrays. Struct
 // fields are the ones msgpack encodes: fallbackTag names the struct tag
 // read when a field has no msgpack tag, "json" for this codec's Encoder
-// (which calls CheckCycles itself), "" for msgpack.Marshal. A nil error
+// (whose Encode makes this check), "" for msgpack.Marshal. A nil error
 // for the common values (strings, []byte, numbers, structs that cannot
 // reach themselves) costs a type switch or a type comparison and a map
 // lookup, and no allocation. Safe for concurrent use.
@@ -73,13 +73,14 @@ func CheckCycles(v any, fallbackTag string) error {
 	return w.check(v, fallbackTag)
 }
 
-// walker is one check's state; an Encoder keeps one, so that its map of
-// pointers seen is allocated once.
+// walker is one check's state; an Encoder keeps one, remembering the shape
+// of the last type it checked (a pooled encoder meets the same types body
+// after body).
 type walker struct {
 	seen  map[seenKey]struct{} // the pointers, maps and slices on the path, beyond cycleCheckAfter steps
-	tag   string               // the fallback struct tag of the shapes in last
-	lastT reflect.Type         // the type checked last and its shape: a pooled encoder meets the same types body after body
-	lastS *shape
+	tag   string               // the fallback struct tag of lastS
+	lastT reflect.Type         // the type checked last
+	lastS *shape               // lastT's shape
 }
 
 // seenKey identifies a pointer, map or slice on the path: its address, its
@@ -145,7 +146,7 @@ func (w *walker) generic(x any, nest, steps int) error {
 		if len(x) == 0 {
 			return nil
 		}
-		if steps > cycleCheckAfter-1 {
+		if steps >= cycleCheckAfter {
 			k = seenKey{p: reflect.ValueOf(x).UnsafePointer(), t: typeOfMapStringAny}
 		}
 		if err := w.enter(k, &nest, &steps); err != nil {
@@ -162,7 +163,7 @@ func (w *walker) generic(x any, nest, steps int) error {
 		if len(x) == 0 {
 			return nil
 		}
-		if steps > cycleCheckAfter-1 {
+		if steps >= cycleCheckAfter {
 			k = seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), t: typeOfSliceAny, n: len(x)}
 		}
 		if err := w.enter(k, &nest, &steps); err != nil {
@@ -255,7 +256,7 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 		if v.IsNil() {
 			return nil
 		}
-		if steps > cycleCheckAfter-1 {
+		if steps >= cycleCheckAfter {
 			k = seenKey{p: v.UnsafePointer(), t: s.t}
 		}
 		if err := w.step(k, &steps); err != nil {
@@ -268,7 +269,7 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 		if v.Len() == 0 { // nil too
 			return nil
 		}
-		if steps > cycleCheckAfter-1 {
+		if steps >= cycleCheckAfter {
 			k = seenKey{p: v.UnsafePointer(), t: s.t}
 			if s.kind == reflect.Slice {
 				k.n = v.Len()
