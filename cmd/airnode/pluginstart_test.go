@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/airnode/airnode/kernel/config"
 )
 
 // runBin runs the airnode binary in dir ("" the test's) and returns its exit
@@ -249,5 +251,27 @@ func TestConsumerCommandsStartOnlyThePluginsTheyName(t *testing.T) {
 		if code != 0 || strings.Join(got, "\n") != strings.TrimSpace(tt.want) {
 			t.Errorf("%v: exit %d, started %q, want %q\nstdout:\n%s\nstderr:\n%s", tt.args, code, b, tt.want, out, errOut)
 		}
+	}
+}
+
+// pluginsNamed accepts the filter plugins and the plugins a word of the
+// command line, the registry URL, the configuration's registry or its
+// references names, and no other.
+func TestPluginsNamed(t *testing.T) {
+	cfg := config.Config{
+		Registry:   "acme.zk://127.0.0.1:2181",
+		References: []config.Reference{{Interface: "demo.Echo", Params: map[string]string{"methods.Echo.loadbalance": "acme.ref"}}},
+	}
+	use := pluginsNamed(cfg, "acme.reg:///tmp/providers", "airnode://127.0.0.1:1/demo.Echo?loadbalance=acme.p2c&timeout=1s", "methods.Sleep.loadbalance=acme.m", "filter=-x,acme.f2")
+	for name, want := range map[string]bool{
+		"acme.p2c": true, "acme.m": true, "acme.reg": true, "acme.zk": true, "acme.ref": true,
+		"acme.p2": false, "p2c": false, "acme.other": false, "acme": false,
+	} {
+		if got := use(config.Plugin{Name: name, Point: "loadbalance"}); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	if !use(config.Plugin{Name: "acme.unnamed", Point: "filter"}) {
+		t.Error("a filter plugin is not started")
 	}
 }
