@@ -80,6 +80,14 @@ func TestReferenceURLBypassesTheRegistry(t *testing.T) {
 		}
 	})
 
+	t.Run("ListExplain", func(t *testing.T) {
+		cfg := writeConfig(t, fmt.Sprintf("registry: %s\nreferences:\n  - {interface: demo.Echo, url: %q}\n", registered.reg, named.url("demo.Echo")))
+		code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
+		if code != 0 || !strings.Contains(out, "url      airnode://"+named.addr+"/demo.Echo") || !strings.Contains(out, "not used by this URL: it names its providers") {
+			t.Fatalf("list --explain: exit %d, stdout:\n%s\nstderr %q", code, out, errOut)
+		}
+	})
+
 	t.Run("NotAURL", func(t *testing.T) {
 		cfg := writeConfig(t, "references:\n  - interface: demo.Echo\n    url: "+named.addr+"\n")
 		expectFail(t, call(t, nil, "--config", cfg, "demo.Echo", "Info"), "airnode: config:", `key "references[0].url"`, "is not a URL", "airnode://host:port")

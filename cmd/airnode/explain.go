@@ -245,7 +245,7 @@ func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained,
 		}
 		x.provider = u.WithParams(params).WithParams(u.Params())
 	}
-	x.direct = !x.flagged && u.Host() != ""
+	x.direct = !x.flagged && x.consumer.Host() != "" // a reference's url (plugins.yaml) names hosts too
 	if x.direct {
 		// As the direct registry lists the providers (the reference URL
 		// without side and backup), merged with the reference.
