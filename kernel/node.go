@@ -96,15 +96,29 @@ var errClosed = errors.New("kernel: node is shut down")
 // calls ran out of time (shutdown.timeout, or ctx): Calls calls were still
 // running. Their contexts were cancelled and their consumers answered
 // SERVER_ERROR ("provider ... shut down"), as far as the calls returned
-// within a short grace. Match it with errors.As.
+// within a short grace. A method still running that ignores its context
+// is not waited for (Shutdown). Match it with errors.As.
 type AbandonedError struct {
 	Calls   int           // calls still in flight when the drain ended
-	Timeout time.Duration // the drain budget that passed
+	Timeout time.Duration // the drain budget: shutdown.timeout
+	// ContextEnded is true when Shutdown's ctx ended the drain before
+	// Timeout passed.
+	ContextEnded bool
 }
 
+// Error says "kernel: shutdown timeout 1s exceeded: 1 call still in
+// flight was abandoned", or, when ctx ended the drain first, "kernel:
+// shutdown's context ended before its timeout 10s: ...".
 func (e *AbandonedError) Error() string {
+	if e.ContextEnded {
+		return fmt.Sprintf("kernel: shutdown's context ended before its timeout %v: %s", e.Timeout, abandonedCalls(e.Calls))
+	}
 	return fmt.Sprintf("kernel: shutdown timeout %v exceeded: %s", e.Timeout, abandonedCalls(e.Calls))
 }
+
+// errDrainTimeout is the cause of Shutdown's drain context when
+// shutdown.timeout, not the caller's ctx, ended it.
+var errDrainTimeout = errors.New("kernel: shutdown timeout passed")
 
 // abandonedCalls says "1 call still in flight was abandoned" or "n calls
 // still in flight were abandoned".
@@ -222,7 +236,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		}
 		t.Stop()
 	}
-	dctx, cancel := context.WithTimeout(ctx, timeout)
+	dctx, cancel := context.WithTimeoutCause(ctx, timeout, errDrainTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -242,7 +256,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	if abandoned > 0 {
-		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout})
+		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
 	}
 	// Consumer side: closing the references releases their connections,
 	// each closing once its calls in flight are answered (as
@@ -256,7 +270,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	reason := "consumer released the provider"
 	if !n.pool.drain(dctx) {
 		reason = fmt.Sprintf("consumer shut down: its calls in flight were not answered within its shutdown timeout %v", timeout)
-		if ctx.Err() != nil {
+		if context.Cause(dctx) != errDrainTimeout {
 			reason = "consumer shut down: its Shutdown's context ended before its calls in flight were answered"
 		}
 	}

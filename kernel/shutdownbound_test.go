@@ -71,8 +71,8 @@ func TestShutdownDoesNotWaitForAMethodIgnoringItsContext(t *testing.T) {
 			err = p.Shutdown(ctx)
 			took := time.Since(start)
 			var ae *AbandonedError
-			if !errors.As(err, &ae) || ae.Calls != 1 || ae.Timeout != timeout {
-				t.Errorf("Shutdown = %v, want an AbandonedError of 1 call, timeout %v", err, timeout)
+			if !errors.As(err, &ae) || ae.Calls != 1 || ae.Timeout != timeout || ae.ContextEnded != tc.byCtx {
+				t.Errorf("Shutdown = %v, want an AbandonedError of 1 call, timeout %v, context ended %v", err, timeout, tc.byCtx)
 			}
 			// The bound plus the documented 0.4 s, with room for a
 			// loaded machine; the method itself blocks until released.
