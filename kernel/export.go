@@ -82,7 +82,13 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // (airnode://host:port/interface?...), as net/rpc does but with a context
 // and several arguments: methods of shape
 // func(ctx context.Context, args...) (R, error) or ... error, with or
-// without the context. The method table is reflected once here.
+// without the context. The method table is reflected once here. A
+// method's returned error is answered SERVICE_ERROR with its text, or with
+// the status of the *spi.Error it carries unless that status would tell
+// the consumer the call did not run (SERVICE_NOT_FOUND from the method's
+// own downstream call...): that becomes SERVICE_ERROR "t.Orders.Place
+// returned SERVICE_NOT_FOUND: ...", so failover never runs the method
+// again because of it (package doc).
 //
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
