@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,23 +45,111 @@ func TestNoProviderNamesOtherGroupAndVersionThroughARegistry(t *testing.T) {
 	}
 }
 
-// TestReferRefusesAnyAndMultiGroup: tester10 #6, a reference with group=*,
-// version=* or group=a,b got "no provider available" though providers of
-// the interface were registered; Refer now refuses it, saying why.
-func TestReferRefusesAnyAndMultiGroup(t *testing.T) {
+// TestCallsReachEveryGroupOfAListOrStar: tester10 #6, group=*,
+// version=* and group=a,b (Dubbo's any and multi-group references) got
+// "no provider available" though providers of the interface were
+// registered. Over real TCP through a memory registry: group=* calls the
+// providers of every group and of none, group=a,b those of a and b only,
+// each call sent under its provider's service key (the provider finds
+// its service); a direct reference with several groups, and a pattern,
+// are refused.
+func TestCallsReachEveryGroupOfAListOrStar(t *testing.T) {
 	cat := testCatalogs(t)
-	reg := spi.MustParse("file://" + t.TempDir())
+	reg := spi.MustParse("memory://groups")
+	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0), WithRegistry(reg))
+	t.Cleanup(func() { _ = p.Close() })
+	var direct string
+	for _, g := range []string{"", "a", "b", "c"} {
+		q := ""
+		if g != "" {
+			q = "?group=" + g
+		}
+		e, err := p.Export(ctxT(t), demo.New("g"+g, 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"+q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct = e.URL().Address()
+	}
 	c := NewNode(cat, WithLogger(quiet), WithRegistry(reg))
 	t.Cleanup(func() { _ = c.Close() })
-	for _, q := range []string{"group=*", "version=*", "group=*&version=*", "group=a,b"} {
-		r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///t.G?"+q), spi.URL{})
+	for q, want := range map[string][]string{
+		"group=*":           {"g", "ga", "gb", "gc"},
+		"group=a,b":         {"ga", "gb"},
+		"group=a,%20c":      {"ga", "gc"},
+		"version=*":         {"g"},
+		"group=*&version=*": {"g", "ga", "gb", "gc"},
+	} {
+		r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?timeout=2s&loadbalance=roundrobin&"+q), spi.URL{})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		seen := map[string]bool{}
+		for range 8 * len(want) {
+			var info demo.Info
+			if err := r.Call(ctxT(t), "Info", nil, &info); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			seen[info.Node] = true
+		}
+		var got []string
+		for n := range seen {
+			got = append(got, n)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: calls reached %v, want %v", q, got, want)
+		}
+		_ = r.Close()
+	}
+	for q, want := range map[string]string{
+		"airnode://" + direct + "/demo.Echo?group=*": "several groups or versions (a list, or *) need a registry",
+		"airnode:///demo.Echo?group=a*":              `"a*" is a pattern`,
+	} {
+		r, err := c.Refer(ctxT(t), spi.MustParse(q), spi.URL{})
 		if err == nil {
 			_ = r.Close()
-			t.Errorf("Refer ?%s succeeded; want it refused", q)
+			t.Errorf("Refer %s succeeded; want it refused", q)
 			continue
 		}
-		if !strings.HasPrefix(err.Error(), "kernel: refer t.G: ") || !strings.Contains(err.Error(), "airnode does not support Dubbo's") {
-			t.Errorf("Refer ?%s: %v", q, err)
+		if !strings.HasPrefix(err.Error(), "kernel: refer demo.Echo: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("Refer %s: %v; want %q", q, err, want)
 		}
+	}
+}
+
+// Through a file registry, group=* also takes a group whose first
+// provider registers after Refer: the directory finds its service key
+// within directory.RescanInterval and calls reach it.
+func TestAnyGroupTakesALaterGroupThroughAFileRegistry(t *testing.T) {
+	cat := testCatalogs(t)
+	reg := spi.MustParse("file://" + t.TempDir())
+	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0), WithRegistry(reg))
+	t.Cleanup(func() { _ = p.Close() })
+	if _, err := p.Export(ctxT(t), demo.New("ga", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=a")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(quiet), WithRegistry(reg))
+	t.Cleanup(func() { _ = c.Close() })
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?group=*&timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info demo.Info
+	if err := r.Call(ctxT(t), "Info", nil, &info); err != nil || info.Node != "ga" {
+		t.Fatalf("first call: %v, %v", info.Node, err)
+	}
+	if _, err := p.Export(ctxT(t), demo.New("gb", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=b")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "group b's provider listed", func() bool { return len(r.Providers()) == 2 })
+	seen := map[string]bool{}
+	for range 20 {
+		if err := r.Call(ctxT(t), "Info", nil, &info); err != nil {
+			t.Fatal(err)
+		}
+		seen[info.Node] = true
+	}
+	if !seen["ga"] || !seen["gb"] {
+		t.Fatalf("calls reached %v, want ga and gb", seen)
 	}
 }

@@ -86,9 +86,14 @@ type strategy struct {
 // filter that cannot be built fails Refer, naming it ("kernel: refer
 // demo.Echo: filter "acme.authz": ..."), not every call. A group or
 // version of "*" or a list ("a,b"), Dubbo's any and multi-group
-// references, fails Refer (directory.CheckGroupVersion): a registry is
-// asked for one service key. A Dubbo key airnode does not implement
-// (mock, async, check, serialization, stub, sticky, ...) is ignored with
+// references, are supported through a registry, as Dubbo's reference
+// without a merger: the providers of every service key that fits are
+// listed together and each call goes to one of them, under its own
+// service key (with "*", keys that appear later join within
+// directory.RescanInterval). Refer refuses them on a direct reference,
+// and refuses a pattern ("a*") or an empty item ("a,,b"). A Dubbo key
+// airnode does not implement (mock, async, check, serialization, stub,
+// sticky, ...) is ignored with
 // a warning naming it and what to use instead, as a misspelt key gets a
 // did-you-mean; a Dubbo cluster or balancer airnode lacks (failback,
 // broadcast, adaptive, ...) fails Refer saying what to choose instead.
@@ -101,6 +106,11 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	if err := directory.CheckGroupVersion(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", u.Interface(), err)
+	}
+	multi := directory.Multi(u)
+	if multi && u.Host() != "" {
+		return nil, fmt.Errorf("kernel: refer %s: group=%s, version=%s: several groups or versions (a list, or *) need a registry; a direct reference (%s) calls the providers it names in one group and version",
+			u.Interface(), u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, ""), strings.Join(u.Addresses(), ","))
 	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}
@@ -183,6 +193,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			_ = inv.Close()
 			return nil, fmt.Errorf("kernel: provider %s: %w", pu.Address(), err)
 		}
+		if multi {
+			fs = append(fs, serviceKeyFilter(pu.ServiceKey()))
+		}
 		return chain(fs, inv), nil
 	}, n.logger)
 	if err := r.dir.Start(ctx); err != nil {
@@ -204,6 +217,22 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	n.references = append(n.references, r)
 	n.mu.Unlock()
 	return r, nil
+}
+
+// serviceKeyFilter is the innermost per-provider filter of a reference of
+// several groups or versions (directory.Multi): it sends each call under
+// the service key of the provider it goes to (a/demo.Echo:1.0), which
+// the provider looks its service up by, rather than the reference's
+// (*/demo.Echo), and restores the invocation's afterwards (failover
+// tries other providers with it).
+type serviceKeyFilter string
+
+func (k serviceKeyFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	old := inv.Service
+	inv.Service = string(k)
+	res := next.Invoke(ctx, inv)
+	inv.Service = old
+	return res
 }
 
 // checkMethodKeys warns, once per reference, about each method-level key

@@ -38,6 +38,17 @@ type Directory struct {
 
 	snap atomic.Pointer[snapshot]
 
+	groups, versions valueSet // what the consumer's group and version accept
+	setErr           error    // a malformed group or version: Start fails with it
+
+	// With several service keys (Multi): one subscription per key.
+	pushMu     sync.Mutex                  // serialises keyUpdate (and so update) across keys
+	lists      map[string][]spi.URL        // service key -> its last list; pushMu
+	waiting    map[string]bool             // keys of Start without a first list yet; pushMu
+	subs       map[string]spi.Subscription // service key -> subscription; mu
+	rescanQuit chan struct{}               // closes to stop rescan; mu
+	rescanDone chan struct{}               // closed when rescan has ended; mu
+
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
 	sub      spi.Subscription
@@ -79,29 +90,40 @@ func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker New
 		members:    map[string]member{},
 		first:      make(chan struct{}),
 	}
+	d.groups, d.setErr = parseSet(spi.KeyGroup, consumer.ParamOr(spi.KeyGroup, ""))
+	if d.setErr == nil {
+		d.versions, d.setErr = parseSet(spi.KeyVersion, consumer.ParamOr(spi.KeyVersion, ""))
+	}
 	d.snap.Store(&snapshot{})
 	return d
 }
 
 // Start subscribes to the registry and returns after the first provider
-// list has been applied (possibly empty). A consumer URL whose group or
-// version is "*" or a list fails (CheckGroupVersion). If ctx ends first, Start stops the
-// subscription and returns an error wrapping ctx.Err(); a Directory whose
-// Start failed may be started again. Start after Close fails.
+// list has been applied (possibly empty). With a group or version list
+// or "*" (Multi) it subscribes to each service key that fits and returns
+// after each has pushed its first list; with "*" it starts the goroutine
+// that looks for new keys every RescanInterval, which Close stops and
+// waits for. A malformed group or version fails (CheckGroupVersion). If
+// ctx ends first, Start stops the subscriptions and returns an error
+// wrapping ctx.Err(); a Directory whose Start failed may be started
+// again. Start after Close fails.
 func (d *Directory) Start(ctx context.Context) error {
-	if err := CheckGroupVersion(d.consumer); err != nil {
-		return fmt.Errorf("directory %s: %w", d.consumer.ServiceKey(), err)
+	if d.setErr != nil {
+		return fmt.Errorf("directory %s: %w", d.consumer.ServiceKey(), d.setErr)
 	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return fmt.Errorf("directory %s: closed", d.consumer.ServiceKey())
 	}
-	if d.sub != nil {
+	if d.sub != nil || d.subs != nil {
 		d.mu.Unlock()
 		return fmt.Errorf("directory %s: already started", d.consumer.ServiceKey())
 	}
 	d.mu.Unlock()
+	if d.groups.multi() || d.versions.multi() {
+		return d.startMulti(ctx)
+	}
 	sub, err := d.reg.Subscribe(ctx, d.consumer, d.update)
 	if err != nil {
 		return fmt.Errorf("directory %s: subscribe to %s: %w", d.consumer.ServiceKey(), d.desc, err)
@@ -177,7 +199,7 @@ func (d *Directory) accepts(p spi.URL) bool {
 	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
 		return false
 	}
-	return match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion)
+	return d.groups.has(p.ParamOr(spi.KeyGroup, "")) && d.versions.has(p.ParamOr(spi.KeyVersion, ""))
 }
 
 // otherGroupVersion returns why provider, of this reference's protocol
@@ -191,7 +213,7 @@ func (d *Directory) otherGroupVersion(p spi.URL) string {
 	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
 		return ""
 	}
-	if match(d.consumer, p, spi.KeyGroup) && match(d.consumer, p, spi.KeyVersion) {
+	if d.groups.has(p.ParamOr(spi.KeyGroup, "")) && d.versions.has(p.ParamOr(spi.KeyVersion, "")) {
 		return ""
 	}
 	return fmt.Sprintf("%s is in %s, %s (the reference asks for %s, %s)", p.Address(),
@@ -199,12 +221,19 @@ func (d *Directory) otherGroupVersion(p spi.URL) string {
 		named(d.consumer, spi.KeyGroup, "group"), named(d.consumer, spi.KeyVersion, "version"))
 }
 
-// named says u's value of key as "group g" or "no group".
+// named says u's value of key as "group g", "no group", "any group"
+// (*) or "groups a,b".
 func named(u spi.URL, key, what string) string {
-	if v := u.ParamOr(key, ""); v != "" {
+	switch v := u.ParamOr(key, ""); {
+	case v == "":
+		return "no " + what
+	case v == "*":
+		return "any " + what
+	case strings.Contains(v, ","):
+		return what + "s " + v
+	default:
 		return what + " " + v
 	}
-	return "no " + what
 }
 
 // anyTaken reports whether the reference would take one of providers.
@@ -296,39 +325,6 @@ func (d *Directory) otherTransport(p spi.URL) string {
 // looked up in the registry then (registries push one service key), so
 // those lines are as of the last push. For "no provider available" errors.
 func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
-
-// match compares key of consumer and provider: equal values, or both
-// absent. (Dubbo's "*" and "a,b" are refused by CheckGroupVersion.)
-func match(consumer, provider spi.URL, key string) bool {
-	return consumer.ParamOr(key, "") == provider.ParamOr(key, "")
-}
-
-// CheckGroupVersion returns an error when consumer's group or version is
-// Dubbo's any ("*") or a list ("a,b", Dubbo's multi-group reference),
-// which airnode does not support, else nil. A registry is asked for the
-// providers of one service key (group/interface:version), so "*" or
-// "a,b" would be asked for literally and match no provider; the error
-// says so and what to write instead: one reference per group or version,
-// or no group for the providers published without one. Refer and Start
-// refuse such a URL with it.
-func CheckGroupVersion(consumer spi.URL) error {
-	for _, key := range []string{spi.KeyGroup, spi.KeyVersion} {
-		v := consumer.ParamOr(key, "")
-		switch {
-		case v == "*":
-			return fmt.Errorf("%s=*: airnode does not support Dubbo's any-%s reference: a registry is asked for the providers of one service key (%s), which no provider has; refer to each %s separately (%s=NAME), or leave %s out for the providers published without one",
-				key, key, consumer.ServiceKey(), key, key, key)
-		case strings.ContainsAny(v, ",*"):
-			example := "NAME"
-			if f := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '*' || r == ' ' }); len(f) > 0 {
-				example = f[0]
-			}
-			return fmt.Errorf("%s=%s: airnode does not support Dubbo's multi-%s reference (a list or a pattern): a registry is asked for the providers of one service key (%s); make one reference per %s (%s=%s)",
-				key, v, key, consumer.ServiceKey(), key, key, example)
-		}
-	}
-	return nil
-}
 
 // update applies a pushed provider list.
 func (d *Directory) update(providers []spi.URL) {
@@ -458,6 +454,7 @@ func (d *Directory) Close() error {
 	if sub != nil {
 		sub.Stop()
 	}
+	d.stopMulti()
 	d.mu.Lock()
 	invs := make([]spi.Invoker, 0, len(d.members))
 	for _, m := range d.members {

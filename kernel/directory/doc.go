@@ -11,8 +11,15 @@
 // an smux provider over tcp), with a warning and a line in Ignored for
 // the "no provider available" error; providers of another group or
 // version are listed there too (at most three, then a count), without a
-// warning: other groups of one interface are normal. Group and version
-// match exactly: Dubbo's "*" and "a,b" are refused (CheckGroupVersion).
+// warning: other groups of one interface are normal.
+//
+// A consumer's group or version may be a list ("a,b") or "*" (Dubbo's
+// multi-group and any references; Multi): the directory then subscribes
+// to each service key that fits, for "*" those the registry's Services
+// lists (a registry that cannot list them fails Start), asks Services
+// again every RescanInterval (2s) for keys that appeared, and lists the
+// providers of all of them. A pattern ("a*") or an empty item fails
+// Start (CheckGroupVersion).
 //
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks and does not allocate while every invoker is available. Close stops

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/spi"
@@ -61,31 +62,116 @@ func TestIgnoredNamesProvidersOfAnotherGroupOrVersion(t *testing.T) {
 	}
 }
 
-// Dubbo's any ("*") and multi-group ("a,b") references are refused with
-// a message saying why and what to write (tester10 #6: they were asked
-// for literally and matched nothing, while the messages said "any
-// group"); Start refuses such a consumer URL too.
-func TestCheckGroupVersionRefusesAnyAndLists(t *testing.T) {
+// A pattern or an empty item in a group or version list is refused
+// (CheckGroupVersion, and Start); one value, a list and "*" alone are
+// accepted, the last two as several service keys (Multi).
+func TestCheckGroupVersionRefusesPatternsAndEmptyItems(t *testing.T) {
 	for _, c := range []struct{ url, want string }{
-		{"airnode:///t.G?group=*", "group=*: airnode does not support Dubbo's any-group reference"},
-		{"airnode:///t.G?version=*", "version=*: airnode does not support Dubbo's any-version reference"},
-		{"airnode:///t.G?group=a,b", "group=a,b: airnode does not support Dubbo's multi-group reference (a list or a pattern): a registry is asked for the providers of one service key (a,b/t.G); make one reference per group (group=a)"},
-		{"airnode:///t.G?group=a*", "make one reference per group (group=a)"},
-		{"airnode:///t.G?group=,", "(group=NAME)"},
-		{"airnode:///t.G?version=1.0,2.0", "version=1.0,2.0: airnode does not support Dubbo's multi-version reference"},
+		{"airnode:///t.G?group=a*", `group=a*: "a*" is a pattern; group takes one value, a comma-separated list (group=a,b) or * alone for any`},
+		{"airnode:///t.G?group=a,*", `"*" is a pattern`},
+		{"airnode:///t.G?group=a,,b", "group=a,,b: an empty item in the list (want group=a,b, or group=* for any)"},
+		{"airnode:///t.G?version=1.*", `version=1.*: "1.*" is a pattern`},
 	} {
 		err := directory.CheckGroupVersion(spi.MustParse(c.url))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.url, err, c.want)
 		}
 	}
-	for _, ok := range []string{"airnode:///t.G", "airnode:///t.G?group=a&version=1.0"} {
+	for ok, multi := range map[string]bool{"airnode:///t.G": false, "airnode:///t.G?group=a&version=1.0": false,
+		"airnode:///t.G?group=*": true, "airnode:///t.G?version=*": true, "airnode:///t.G?group=a,b": true, "airnode:///t.G?group=a,%20a": false} {
 		if err := directory.CheckGroupVersion(spi.MustParse(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
+		if got := directory.Multi(spi.MustParse(ok)); got != multi {
+			t.Errorf("Multi(%s) = %v, want %v", ok, got, multi)
+		}
 	}
-	_, d, _ := setup(t, "airnode://127.0.0.1/t.G?side=consumer&group=*")
-	if err := d.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "any-group") {
-		t.Fatalf("Start with group=*: %v", err)
+	_, d, _ := setup(t, "airnode://127.0.0.1/t.G?side=consumer&group=a*")
+	if err := d.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "is a pattern") {
+		t.Fatalf("Start with group=a*: %v", err)
 	}
 }
+
+// addresses returns the sorted addresses of invs.
+func addresses(invs []spi.Invoker) []string {
+	var out []string
+	for _, inv := range invs {
+		out = append(out, inv.URL().Address())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitAddresses waits until d lists exactly want (sorted).
+func waitAddresses(t *testing.T, d *directory.Directory, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * directory.RescanInterval)
+	for {
+		got := addresses(d.List(nil))
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("List = %v, want %v", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestGroupListAndAnyGroup: tester10 #6, Dubbo's group=a,b and group=*
+// matched no provider. A list takes the providers of its groups, from
+// Start on and as they come and go; * takes every group's and no
+// group's, also of a group registered after Start (within
+// RescanInterval), and not another interface's; version=* likewise.
+func TestGroupListAndAnyGroup(t *testing.T) {
+	reg, list, _ := setup(t, "airnode://127.0.0.1/t.G?side=consumer&group=a,b")
+	register(t, reg, "airnode://127.0.0.1:1/t.G?side=provider&group=a")
+	register(t, reg, "airnode://127.0.0.1:2/t.G?side=provider&group=b")
+	register(t, reg, "airnode://127.0.0.1:3/t.G?side=provider&group=c")
+	register(t, reg, "airnode://127.0.0.1:4/t.G?side=provider")
+	start(t, list)
+	waitAddresses(t, list, "127.0.0.1:1", "127.0.0.1:2") // at Start, not eventually
+	b2 := register(t, reg, "airnode://127.0.0.1:5/t.G?side=provider&group=b")
+	waitAddresses(t, list, "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:5")
+	if err := reg.Unregister(context.Background(), b2); err != nil {
+		t.Fatal(err)
+	}
+	waitAddresses(t, list, "127.0.0.1:1", "127.0.0.1:2")
+
+	anyD := directory.New(spi.MustParse("airnode://127.0.0.1/t.G?side=consumer&group=*"), reg, "memory://", (&factory{}).newInvoker, nil)
+	t.Cleanup(func() { _ = anyD.Close() })
+	register(t, reg, "airnode://127.0.0.1:6/other.Svc?side=provider&group=a")
+	register(t, reg, "airnode://127.0.0.1:7/t.G?side=provider&group=a&version=1.0") // another version
+	start(t, anyD)
+	waitAddresses(t, anyD, "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4")
+	register(t, reg, "airnode://127.0.0.1:8/t.G?side=provider&group=new")
+	waitAddresses(t, anyD, "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:8")
+
+	anyV := directory.New(spi.MustParse("airnode://127.0.0.1/t.G?side=consumer&group=a&version=*"), reg, "memory://", (&factory{}).newInvoker, nil)
+	t.Cleanup(func() { _ = anyV.Close() })
+	start(t, anyV)
+	waitAddresses(t, anyV, "127.0.0.1:1", "127.0.0.1:7")
+	if err := anyV.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := anyV.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A registry that cannot list its service keys cannot serve "*": Start
+// says so and what to write instead.
+func TestAnyGroupNeedsAListingRegistry(t *testing.T) {
+	reg := noServices{}
+	d := directory.New(spi.MustParse("airnode://127.0.0.1/t.G?side=consumer&group=*"), reg, "acme://", (&factory{}).newInvoker, nil)
+	t.Cleanup(func() { _ = d.Close() })
+	err := d.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "group=*: registry acme:// cannot list its service keys, which * needs: name the groups and versions (group=a,b)") {
+		t.Fatalf("Start: %v", err)
+	}
+}
+
+// noServices is a registry whose Services is not supported.
+type noServices struct{ spi.Registry }
+
+func (noServices) Services(context.Context) ([]string, error) { return nil, spi.ErrNotSupported }
