@@ -461,3 +461,24 @@ func TestUnknownOneWayEventIgnored(t *testing.T) {
 		t.Fatal("an unknown one-way event was taken for a hello")
 	}
 }
+
+// A Goexit leaves nothing in flight: Shutdown drains at once and returns
+// nil, with every dispatcher (before, the request stayed in flight for
+// ever and Shutdown ran into its bound).
+func TestGoexitLeavesNothingForShutdown(t *testing.T) {
+	for _, d := range dispatchers {
+		t.Run(d.name, func(t *testing.T) {
+			svc := newCancelService()
+			f := startCancelServer(t, false, svc, d.tweak)
+			ch := f.dial(nil)
+			for _, m := range []string{"Echo", "Goexit", "Echo", "SlowExit"} {
+				ch.Invoke(context.Background(), mpCodec{}, echoInv(m, 1), 10*time.Second)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := f.srv.Shutdown(ctx); err != nil {
+				t.Fatalf("Shutdown after Goexits: %v (in flight %d)", err, f.srv.InFlight())
+			}
+		})
+	}
+}
