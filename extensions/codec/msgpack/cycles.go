@@ -474,24 +474,14 @@ func (s *shape) children() []*shape {
 
 // mark sets walk on every shape built that holds an interface or can reach
 // itself, and on every shape that reaches one of those; then drops from
-// each struct the fields that are not walked. Type graphs are small (tens
-// of types): a search from each shape is enough.
+// each struct the fields that are not walked. The shapes that can reach
+// themselves are the strongly connected components of the type graph
+// (Tarjan's algorithm: linear in the types and their edges).
 func (b *shapeBuilder) mark() {
+	t := tarjan{index: map[*shape]int{}, low: map[*shape]int{}, on: map[*shape]bool{}}
 	for _, s := range b.order {
-		s.walk = s.kind == reflect.Interface || reaches(s, s)
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, s := range b.order {
-			if s.walk {
-				continue
-			}
-			for _, c := range s.children() {
-				if c.walk {
-					s.walk, changed = true, true
-					break
-				}
-			}
+		if _, ok := t.index[s]; !ok {
+			t.visit(s)
 		}
 	}
 	for _, s := range b.order {
@@ -505,21 +495,53 @@ func (b *shapeBuilder) mark() {
 	}
 }
 
-// reaches reports whether a value of from holds, at any depth, one of
-// shape to.
-func reaches(from, to *shape) bool {
-	seen := map[*shape]bool{}
-	stack := from.children()
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if s == to {
-			return true
-		}
-		if !seen[s] {
-			seen[s] = true
-			stack = append(stack, s.children()...)
+// tarjan is the state of Tarjan's strongly connected components search.
+type tarjan struct {
+	index, low map[*shape]int
+	on         map[*shape]bool // on stack
+	stack      []*shape
+	next       int
+}
+
+// visit searches from s and, when s roots a component, sets walk on its
+// shapes: the component is a cycle (two shapes or more, or one holding
+// itself), holds an interface, or reaches a component that walks (those
+// are done before: a component is completed after all it reaches).
+func (t *tarjan) visit(s *shape) {
+	t.index[s], t.low[s] = t.next, t.next
+	t.next++
+	t.stack = append(t.stack, s)
+	t.on[s] = true
+	for _, c := range s.children() {
+		if _, ok := t.index[c]; !ok {
+			t.visit(c)
+			t.low[s] = min(t.low[s], t.low[c])
+		} else if t.on[c] {
+			t.low[s] = min(t.low[s], t.index[c])
 		}
 	}
-	return false
+	if t.low[s] != t.index[s] {
+		return
+	}
+	i := len(t.stack) - 1
+	for t.stack[i] != s {
+		i--
+	}
+	comp := t.stack[i:]
+	t.stack = t.stack[:i]
+	walk := len(comp) > 1
+	for _, n := range comp {
+		t.on[n] = false
+		if n.kind == reflect.Interface {
+			walk = true
+		}
+		for _, c := range n.children() {
+			if c == n || c.walk {
+				walk = true
+			}
+		}
+	}
+	for _, n := range comp {
+		n.walk = walk
+	}
 }
