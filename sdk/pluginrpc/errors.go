@@ -177,13 +177,15 @@ func (c *urlCache) parse(s string) (spi.URL, error) {
 	return u, nil
 }
 
-// handles numbers the extensions built inside a plugin process.
+// handles numbers the extensions built inside a plugin process. Each
+// point's server (filter, loadbalance) has its own, so they share no lock.
 type handles[T any] struct {
-	build sync.Mutex // serialises buildOnce so one URL gets one handle
-	mu    sync.RWMutex
-	next  uint64
-	byID  map[uint64]T
-	byURL map[string]uint64 // dedupe for stateless builds; nil when unused
+	buildMu  sync.Mutex           // guards building
+	building map[string]*urlBuild // per URL being built: serialises its Builds
+	mu       sync.RWMutex
+	next     uint64
+	byID     map[uint64]T
+	byURL    map[string]uint64 // dedupe for stateless builds; nil when unused
 }
 
 func (h *handles[T]) add(v T, url string) uint64 {
@@ -203,17 +205,29 @@ func (h *handles[T]) add(v T, url string) uint64 {
 	return h.next
 }
 
+// urlBuild serialises the Builds of one URL; users counts the Build
+// requests holding or waiting for mu, so that the entry goes when none do.
+type urlBuild struct {
+	mu    sync.Mutex
+	users int
+}
+
 // buildOnce answers a plugin Build request for rawURL: the handle already
-// built for that URL, or a new one from build. A panic in build becomes the
-// reply's error (what names the call), never a crashed plugin.
+// built for that URL, or a new one from build. Builds of one URL run one at
+// a time, so that a URL gets one handle; Builds of different URLs run
+// concurrently, so that one that hangs holds up only later Builds of its
+// own URL. A panic in build becomes the reply's error (what names the
+// call), never a crashed plugin.
 func (h *handles[T]) buildOnce(what, rawURL string, build func(spi.URL) (T, error)) (rep *pb.BuildReply) {
 	defer func() {
 		if r := recover(); r != nil {
 			rep = &pb.BuildReply{Error: recovered(what, r)}
 		}
 	}()
-	h.build.Lock()
-	defer h.build.Unlock()
+	b := h.enterBuild(rawURL)
+	defer h.leaveBuild(rawURL, b)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if id, ok := h.lookupURL(rawURL); ok {
 		return &pb.BuildReply{Handle: id}
 	}
@@ -226,6 +240,31 @@ func (h *handles[T]) buildOnce(what, rawURL string, build func(spi.URL) (T, erro
 		return &pb.BuildReply{Error: toPB(err)}
 	}
 	return &pb.BuildReply{Handle: h.add(v, rawURL)}
+}
+
+// enterBuild returns url's urlBuild, counting the caller as a user.
+func (h *handles[T]) enterBuild(url string) *urlBuild {
+	h.buildMu.Lock()
+	defer h.buildMu.Unlock()
+	if h.building == nil {
+		h.building = make(map[string]*urlBuild)
+	}
+	b := h.building[url]
+	if b == nil {
+		b = &urlBuild{}
+		h.building[url] = b
+	}
+	b.users++
+	return b
+}
+
+// leaveBuild undoes enterBuild, dropping the entry its last user leaves.
+func (h *handles[T]) leaveBuild(url string, b *urlBuild) {
+	h.buildMu.Lock()
+	defer h.buildMu.Unlock()
+	if b.users--; b.users == 0 {
+		delete(h.building, url)
+	}
 }
 
 func (h *handles[T]) lookupURL(url string) (uint64, bool) {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -34,5 +37,67 @@ func TestErrorsCrossTheBoundaryIntact(t *testing.T) {
 		if c.text != "" && out.Error() != c.text {
 			t.Errorf("%v became text %q, want %q", c.in, out.Error(), c.text)
 		}
+	}
+}
+
+// buildOnce builds a URL once however many ask at the same time, and a
+// Build that hangs for one URL holds up neither other URLs nor the other
+// point's handles (each server has its own).
+func TestBuildOnceIsPerURL(t *testing.T) {
+	var h handles[string]
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	hung := make(chan *pb.BuildReply, 1)
+	go func() {
+		hung <- h.buildOnce("filter Build", "x://h/a", func(spi.URL) (string, error) {
+			close(entered)
+			<-release
+			return "a", nil
+		})
+	}()
+	<-entered
+
+	var builds atomic.Int32
+	var wg sync.WaitGroup
+	reps := make([]*pb.BuildReply, 8)
+	for i := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i] = h.buildOnce("filter Build", "x://h/b", func(spi.URL) (string, error) {
+				builds.Add(1)
+				return "b", nil
+			})
+		}()
+	}
+	wg.Wait() // would never return if a's hung Build held the lock of b
+	if n := builds.Load(); n != 1 {
+		t.Errorf("8 concurrent Builds of one URL built %d times; want 1", n)
+	}
+	for i, r := range reps {
+		if r.Error != nil || r.Handle != reps[0].Handle {
+			t.Errorf("Build %d of one URL: handle %d, error %v; want handle %d", i, r.Handle, r.Error, reps[0].Handle)
+		}
+	}
+	var lb handles[int]
+	if rep := lb.buildOnce("loadbalance Build", "x://h/a", func(spi.URL) (int, error) { return 1, nil }); rep.Error != nil || rep.Handle != 1 {
+		t.Errorf("balancer Build of the hung filter's URL: %v", rep)
+	}
+
+	close(release)
+	if rep := <-hung; rep.Error != nil {
+		t.Errorf("released Build: %v", rep.Error)
+	}
+	if rep := h.buildOnce("filter Build", "x://h/a", func(spi.URL) (string, error) {
+		t.Error("a built URL was built again")
+		return "", nil
+	}); rep.Error != nil {
+		t.Errorf("Build of a built URL: %v", rep.Error)
+	}
+	h.buildMu.Lock()
+	n := len(h.building)
+	h.buildMu.Unlock()
+	if n != 0 {
+		t.Errorf("%d per-URL build entries left after every Build returned; want 0", n)
 	}
 }

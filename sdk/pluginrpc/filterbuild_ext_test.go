@@ -86,11 +86,26 @@ func TestFilterPluginBuildFailsExportAndRefer(t *testing.T) {
 	if err := r.Call(spi.WithAttachments(ctx, "x-auth", "k"), "Echo", []any{"x"}, &got); err != nil || got != "x" {
 		t.Errorf("call with x-auth: %q, %v", got, err)
 	}
+}
 
-	// last: the plugin serialises its Builds, so one that hangs holds up
-	// its later ones
+// Leftover of tester9 #2: a filter plugin's Build that hangs for one URL
+// fails that Export after the bound (3 s), and holds up only later Builds
+// of that URL: the plugin builds other URLs concurrently, so an Export and
+// a Refer with another URL, after the hung one and while it still hangs in
+// the plugin, build their filter and the calls pass it (before, the plugin
+// serialised all its Builds and these failed after 3 s each too).
+func TestHungFilterBuildHoldsUpOnlyItsURL(t *testing.T) {
+	cat := hostAcme(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	defer p.Close()
+	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
+	defer c.Close()
+
 	start := time.Now()
-	_, err = p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/hang/demo.Echo?authz.key=k&authz.build=hang"))
+	_, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/hang/demo.Echo?authz.key=k&authz.build=hang"))
 	took := time.Since(start)
 	want := `kernel: export hang/demo.Echo: filter "acme.authz": the plugin did not answer Build within 3s`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -98,6 +113,23 @@ func TestFilterPluginBuildFailsExportAndRefer(t *testing.T) {
 	}
 	if took < 2*time.Second || took > 20*time.Second {
 		t.Errorf("Export with a Build that hangs failed after %v; want about 3s", took)
+	}
+
+	// the hung Build still runs in the plugin; other URLs build at once
+	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/other/demo.Echo?authz.key=k2"))
+	if err != nil {
+		t.Fatalf("Export with another URL after a hung Build: %v", err)
+	}
+	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/other/demo.Echo"), spi.URL{})
+	if err != nil {
+		t.Fatalf("Refer with another URL after a hung Build: %v", err)
+	}
+	var got string
+	if err := r.Call(spi.WithAttachments(ctx, "x-auth", "k2"), "Echo", []any{"x"}, &got); err != nil || got != "x" {
+		t.Errorf("call through the other URL's filter: %q, %v", got, err)
+	}
+	if err := r.Call(ctx, "Echo", []any{"x"}, &got); spi.StatusOf(err) != spi.StatusBadRequest {
+		t.Errorf("call without x-auth: %v; want BAD_REQUEST from the filter", err)
 	}
 }
 
