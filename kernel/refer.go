@@ -93,10 +93,10 @@ type strategy struct {
 // directory.RescanInterval). Refer refuses them on a direct reference,
 // and refuses a pattern ("a*") or an empty item ("a,,b"). A Dubbo key
 // airnode does not implement (mock, async, check, serialization, stub,
-// sticky, ...) is ignored with
-// a warning naming it and what to use instead, as a misspelt key gets a
-// did-you-mean; a Dubbo cluster or balancer airnode lacks (failback,
-// broadcast, adaptive, ...) fails Refer saying what to choose instead.
+// sticky, ...) is ignored with a warning naming it and what to use
+// instead, as a misspelt key gets a did-you-mean; a Dubbo cluster or
+// balancer airnode lacks (failback, broadcast, adaptive, ...) fails
+// Refer saying what to choose instead.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
