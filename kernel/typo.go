@@ -388,3 +388,14 @@ func dubboExtensionHint(u spi.URL) string {
 	}
 	return ""
 }
+
+// DubboKeyAdvice returns, for a URL key of Dubbo's that airnode does not
+// implement (mock, async, check, serialization, stub, sticky, delay,
+// threadpool, ...; the base key, not a method-level form), what airnode
+// offers instead and true; "" and false for any other key. Refer and
+// Export warn with it; a command listing a URL's unread keys (list
+// --explain) can say the same.
+func DubboKeyAdvice(key string) (string, bool) {
+	a, ok := dubboKeys[key]
+	return a, ok
+}

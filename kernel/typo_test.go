@@ -142,6 +142,12 @@ func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
 	if want := []string{"Put.stub", "async", "check", "methods.Get.sticky", "mock", "serialization"}; !slices.Equal(keys, want) {
 		t.Fatalf("unsupportedKeys = %q, want %q", keys, want)
 	}
+	if a, ok := DubboKeyAdvice("mock"); !ok || !strings.HasPrefix(a, "no mock or fallback") {
+		t.Errorf("DubboKeyAdvice(mock) = %q, %v", a, ok)
+	}
+	if _, ok := DubboKeyAdvice("timeout"); ok {
+		t.Error("DubboKeyAdvice(timeout): an airnode key is not Dubbo's unsupported one")
+	}
 	if typos := n.likelyTypos(u); len(typos) != 0 {
 		t.Errorf("likelyTypos = %v; a Dubbo key is no misspelling", typos)
 	}
