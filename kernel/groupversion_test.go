@@ -4,8 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -141,7 +143,13 @@ func TestAnyGroupTakesALaterGroupThroughAFileRegistry(t *testing.T) {
 	if _, err := p.Export(ctxT(t), demo.New("gb", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=b")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "group b's provider listed", func() bool { return len(r.Providers()) == 2 })
+	deadline := time.Now().Add(5 * directory.RescanInterval) // a rescan, then the subscription's first push
+	for len(r.Providers()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("group b's provider not listed after %v: %d providers", 5*directory.RescanInterval, len(r.Providers()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	seen := map[string]bool{}
 	for range 20 {
 		if err := r.Call(ctxT(t), "Info", nil, &info); err != nil {
