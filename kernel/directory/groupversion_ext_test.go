@@ -2,6 +2,7 @@ package directory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -175,3 +176,22 @@ func TestAnyGroupNeedsAListingRegistry(t *testing.T) {
 type noServices struct{ spi.Registry }
 
 func (noServices) Services(context.Context) ([]string, error) { return nil, spi.ErrNotSupported }
+
+// A directory of several service keys whose registry never pushes: Start
+// ends with ctx and stops every subscription it made.
+func TestMultiStartTimesOutAndUndoes(t *testing.T) {
+	stops.Store(0)
+	d := directory.New(spi.MustParse("airnode://127.0.0.1/demo.Echo?group=a,b"), silent{}, "silent://", (&factory{}).newInvoker, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := d.Start(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start = %v, want deadline exceeded", err)
+	}
+	if stops.Load() != 2 {
+		t.Fatalf("subscriptions stopped %d times, want 2", stops.Load())
+	}
+	_ = d.Close()
+	if stops.Load() != 2 {
+		t.Fatalf("Close stopped them again: %d", stops.Load())
+	}
+}
