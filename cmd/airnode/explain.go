@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airnode/airnode/extensions/lb/consistenthash"
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel"
@@ -202,6 +203,9 @@ type explained struct {
 	registry  string
 	providers []spi.URL
 	lookupErr error
+	// cached says the registry answered from its file.cache, ZooKeeper
+	// being unreachable (nil: a live answer, or a registry without one).
+	cached *zookeeper.CacheNote
 
 	tlsErr error // the consumer's TLS keys and the provider's tls (checkTLS)
 }
@@ -287,6 +291,11 @@ func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	found, err := reg.Lookup(ctx, x.consumer)
+	if c, ok := reg.(cacheNoter); ok && err == nil {
+		if n, ok := c.FromCache(x.consumer.ServiceKey()); ok {
+			x.cached = &n
+		}
+	}
 	_ = reg.Close()
 	if err != nil {
 		x.lookupErr = err
@@ -346,17 +355,32 @@ func (x *explained) methodKeyWarnings(cat *extension.Catalogs) []string {
 // service key without --provider: those the registry lists (each with
 // its transport, and tls when on), or why the provider side is the one
 // serve with this configuration would publish ("" with --provider and
-// for a direct URL).
+// for a direct URL). A list the ZooKeeper registry answered from its
+// file.cache is said to be one, with its age, as registry ls says it:
+// "1 in zookeeper://h:2181, cached list saved 12s ago (ZooKeeper h:2181
+// unreachable for 3s: from file.cache P, which may be out of date): ...".
 func (x *explained) providersRow(cat *extension.Catalogs) string {
 	if x.registry == "" && x.lookupErr == nil {
 		return ""
 	}
+	where := x.registry
+	if n := x.cached; n != nil {
+		age := "saved at an unknown time"
+		if !n.Saved.IsZero() {
+			age = "saved " + time.Since(n.Saved).Round(time.Second).String() + " ago"
+		}
+		where += fmt.Sprintf(", cached list %s (ZooKeeper %s unreachable for %v: from %s %s, which may be out of date)",
+			age, n.Servers, n.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, n.Path)
+	}
 	if len(x.providers) == 0 {
 		why := "none now"
-		if x.lookupErr != nil {
+		switch {
+		case x.lookupErr != nil:
 			why = "not listed (" + x.lookupErr.Error() + ")"
+		case x.cached != nil:
+			why = "none"
 		}
-		return fmt.Sprintf("%s in %s: the provider side below is what serve with this configuration would publish; the calls merge what the providers publish (transport, tls, codec, timeout...)", why, x.registry)
+		return fmt.Sprintf("%s in %s: the provider side below is what serve with this configuration would publish; the calls merge what the providers publish (transport, tls, codec, timeout...)", why, where)
 	}
 	var ps []string
 	for _, p := range x.providers {
@@ -370,7 +394,7 @@ func (x *explained) providersRow(cat *extension.Catalogs) string {
 		}
 		ps = append(ps, d)
 	}
-	out := fmt.Sprintf("%d in %s: %s", len(ps), x.registry, strings.Join(ps, ", "))
+	out := fmt.Sprintf("%d in %s: %s", len(ps), where, strings.Join(ps, ", "))
 	if ms := x.provider.Methods(); len(ms) > 0 {
 		out += "; methods " + strings.Join(ms, ", ")
 	}
