@@ -84,13 +84,23 @@ type walker struct {
 }
 
 // seenKey identifies a pointer, map or slice on the path: its address, its
-// type (a struct and its first field share an address) and, for a slice,
-// its length (encoding/json's key).
+// shape (a struct and its first field share an address; a shape stands
+// for its type: a type met through an interface has one shape per walk,
+// so a cycle through it is seen at the latest on its second turn) and,
+// for a slice, its length (encoding/json's key). Pointers and an int hash
+// as plain memory, where a reflect.Type, an interface, did not.
 type seenKey struct {
 	p unsafe.Pointer
-	t reflect.Type
+	s *shape
 	n int
 }
+
+// genericMap and genericSlice stand for map[string]any and []any in the
+// keys of the generic walk.
+var (
+	genericMap   = &shape{t: reflect.TypeFor[map[string]any](), kind: reflect.Map, walk: true}
+	genericSlice = &shape{t: reflect.TypeFor[[]any](), kind: reflect.Slice, walk: true}
+)
 
 func (w *walker) check(v any, tag string) error {
 	if flat(v) {
@@ -147,7 +157,7 @@ func (w *walker) generic(x any, nest, steps int) error {
 			return nil
 		}
 		if steps >= cycleCheckAfter {
-			k = seenKey{p: reflect.ValueOf(x).UnsafePointer(), t: typeOfMapStringAny}
+			k = seenKey{p: reflect.ValueOf(x).UnsafePointer(), s: genericMap}
 		}
 		if err := w.enter(k, &nest, &steps); err != nil {
 			return err
@@ -164,7 +174,7 @@ func (w *walker) generic(x any, nest, steps int) error {
 			return nil
 		}
 		if steps >= cycleCheckAfter {
-			k = seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), t: typeOfSliceAny, n: len(x)}
+			k = seenKey{p: unsafe.Pointer(unsafe.SliceData(x)), s: genericSlice, n: len(x)}
 		}
 		if err := w.enter(k, &nest, &steps); err != nil {
 			return err
@@ -183,11 +193,6 @@ func (w *walker) generic(x any, nest, steps int) error {
 	}
 	return w.value(reflect.ValueOf(x), s, nest, steps)
 }
-
-var (
-	typeOfMapStringAny = reflect.TypeFor[map[string]any]()
-	typeOfSliceAny     = reflect.TypeFor[[]any]()
-)
 
 // enter counts a non-empty map or array on the path (nest, steps) and,
 // beyond cycleCheckAfter steps, records k, its identity, on the path; it
@@ -213,7 +218,7 @@ func (w *walker) step(k seenKey, steps *int) error {
 		w.seen = map[seenKey]struct{}{}
 	}
 	if _, ok := w.seen[k]; ok {
-		return &errCycle{t: k.t}
+		return &errCycle{t: k.s.t}
 	}
 	w.seen[k] = struct{}{}
 	return nil
@@ -244,7 +249,7 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 		default:
 			return nil // a scalar: nothing to walk
 		}
-		if e.Type() == typeOfMapStringAny && e.CanInterface() { // the generic walk, without reflect
+		if e.Type() == genericMap.t && e.CanInterface() { // the generic walk, without reflect
 			return w.generic(e.Interface(), nest, steps)
 		}
 		es := shapeOf(e.Type(), w.tag)
@@ -257,7 +262,7 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 			return nil
 		}
 		if steps >= cycleCheckAfter {
-			k = seenKey{p: v.UnsafePointer(), t: s.t}
+			k = seenKey{p: v.UnsafePointer(), s: s}
 		}
 		if err := w.step(k, &steps); err != nil {
 			return err
@@ -270,7 +275,7 @@ func (w *walker) value(v reflect.Value, s *shape, nest, steps int) error {
 			return nil
 		}
 		if steps >= cycleCheckAfter {
-			k = seenKey{p: v.UnsafePointer(), t: s.t}
+			k = seenKey{p: v.UnsafePointer(), s: s}
 			if s.kind == reflect.Slice {
 				k.n = v.Len()
 			}
