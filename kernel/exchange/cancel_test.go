@@ -186,9 +186,10 @@ func TestCancelNotSentForADeadline(t *testing.T) {
 	svc := newCancelService()
 	f := startCancelServer(t, false, svc, nil)
 	ch := f.dial(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	res := ch.Invoke(ctx, mpCodec{}, echoInv("Wait"), 10*time.Second)
+	recvWithin(t, svc.started, 5*time.Second, "the handler's start (the request was sent)")
 	wantStatus(t, res.Err, spi.StatusServerTimeout)
 	rep := recvWithin(t, svc.ended, 5*time.Second, "the handler's ctx to end")
 	if rep.err != context.DeadlineExceeded || !errors.Is(rep.cause, context.DeadlineExceeded) {
@@ -198,7 +199,8 @@ func TestCancelNotSentForADeadline(t *testing.T) {
 		t.Fatalf("a deadline sent %d cancel events", n)
 	}
 	// the call's own timeout: no cancel either
-	res = ch.Invoke(context.Background(), mpCodec{}, echoInv("Wait"), 100*time.Millisecond)
+	res = ch.Invoke(context.Background(), mpCodec{}, echoInv("Wait"), 500*time.Millisecond)
+	recvWithin(t, svc.started, 5*time.Second, "the handler's start (the request was sent)")
 	wantStatus(t, res.Err, spi.StatusServerTimeout)
 	recvWithin(t, svc.ended, 5*time.Second, "the handler's ctx to end")
 	if n := ch.Stats().Cancels; n != 0 {
