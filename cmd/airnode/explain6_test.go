@@ -102,8 +102,11 @@ func TestCallFlagBeatsReferenceMethodKey(t *testing.T) {
 	_ = serve(t, "127.0.0.1:0", dir)
 	cfg := writeConfig(t, "registry: file://"+dir+"\nreferences:\n  - interface: demo.Echo\n    params: {methods.Sleep.timeout: 150ms}\n")
 	expectFail(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "600"), "", "TIMEOUT", "demo.Echo.Sleep")
-	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "1000", "--timeout", "2s"), "1000")
-	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "1000", "-p", "Sleep.timeout=2s"), "1000")
+	// Sleep 400 is over the reference's 150ms and well under the flag's
+	// 5s, however loaded the machine (Sleep 1000 against 2s timed out
+	// once in CI at load 13).
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "400", "--timeout", "5s"), "400")
+	expectOK(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo", "Sleep", "400", "-p", "Sleep.timeout=5s"), "400")
 	expectFail(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo?Echo.timeout=2s", "Sleep", "600"), "", "TIMEOUT", "demo.Echo.Sleep")
 
 	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo?timeout=2s")
