@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	mpcodec "github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/internal/cyclecheck"
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -40,7 +40,7 @@ func (msgpackCodec) Name() string { return CodecMsgpack }
 // arrays, is an error here first (the airnode codec's check, with
 // msgpack.Marshal's field names: no json tag fallback).
 func (msgpackCodec) Marshal(v any) ([]byte, error) {
-	if err := mpcodec.CheckCycles(v, ""); err != nil {
+	if err := cyclecheck.Check(v, ""); err != nil {
 		return nil, fmt.Errorf("msgpack: encode %T: %w", v, err)
 	}
 	return msgpack.Marshal(v)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/internal/cyclecheck"
 	"io"
 	"math"
 	"reflect"
@@ -27,7 +28,7 @@ const ID uint8 = 1
 // MaxDepth bounds the nesting of maps and arrays read into *any, so that a
 // hostile body cannot exhaust the stack (encoding/json's bound), and of
 // those Encode writes: a deeper value is refused, as no peer would read it.
-const MaxDepth = 10000
+const MaxDepth = cyclecheck.MaxDepth // 10000, what the encoder refuses beyond too
 
 // Codec is the msgpack codec. The zero value is ready to use.
 type Codec struct{}
@@ -117,8 +118,8 @@ func newDecoder() *Decoder {
 type Encoder struct {
 	e        *vm.Encoder
 	released bool
-	named    reflect.Type // the last type registerNamedInts saw
-	walk     walker       // refuses a cyclic value before msgpack recurses into it (cycles.go)
+	named    reflect.Type      // the last type registerNamedInts saw
+	walk     cyclecheck.Walker // refuses a cyclic value before msgpack recurses into it
 }
 
 // Encode writes v. A value msgpack cannot encode (a channel, a func) is an
@@ -131,8 +132,8 @@ func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, errReleased)
 	}
-	if !flat(v) { // inlined: a string, a number, a []byte hold neither a cycle nor a named integer
-		if err := e.walk.walk(v, "json"); err != nil {
+	if !cyclecheck.Flat(v) { // inlined: a string, a number, a []byte hold neither a cycle nor a named integer
+		if err := e.walk.Walk(v, "json"); err != nil {
 			return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 		}
 		registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields

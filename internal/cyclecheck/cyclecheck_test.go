@@ -1,4 +1,4 @@
-package msgpack
+package cyclecheck
 
 import (
 	"reflect"
