@@ -22,6 +22,9 @@
 // connection died while the provider may have been running it, or the
 // provider answered CHANNEL_INACTIVE: its service plugin died) are retried
 // only for idempotent methods; nothing else is (SERVICE_ERROR never). Each retry lists the directory again and
-// prefers a provider not tried yet. A done context stops retrying. Safe for
-// concurrent use; owns no goroutine.
+// prefers a provider not tried yet; a tried one is asked again only if its
+// failure may change: never after a refused dial or a certificate that
+// failed verification (Repeats), so one such provider makes one attempt,
+// "failed after 1 attempt on [ADDR]". A done context stops retrying. Safe
+// for concurrent use; owns no goroutine.
 package failover

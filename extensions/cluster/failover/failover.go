@@ -2,6 +2,8 @@ package failover
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -57,14 +59,22 @@ func (c *Cluster) policy(method string) policy {
 }
 
 // Invoke calls one provider chosen by lb and, while the failure is
-// retryable and attempts remain, another one. It returns the first success,
-// or the last failure; after more than one attempt the failure is an
-// *spi.Error with the last status that lists the providers tried.
+// retryable and attempts remain, another one: a provider not tried yet,
+// else any tried one except those whose failure would repeat at once
+// (Repeats: a refused dial, a certificate that failed verification), as
+// Dubbo's FailoverClusterInvoker reselects among the invokers not tried
+// first. It returns the first success, or the last failure; after more
+// than one attempt, or when retries were left unused because every
+// provider's failure would repeat at once, the failure is an *spi.Error
+// with the last status that lists the providers tried:
+// "failover: demo.Echo.Echo failed after 1 attempt on [127.0.0.1:24998]: ...".
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	p := c.policy(inv.Method)
 	var (
-		tried []spi.Invoker
-		last  spi.Result
+		tried   []spi.Invoker
+		stuck   []spi.Invoker // tried, failed with an error that repeats at once
+		last    spi.Result
+		skipped bool // retries left unused: every provider's error repeats
 	)
 	for attempt := 0; attempt <= p.retries; attempt++ {
 		if attempt > 0 && ctx.Err() != nil {
@@ -77,16 +87,21 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			}
 			break
 		}
-		cand := clusterkit.Exclude(list, tried)
+		pool := clusterkit.Exclude(list, stuck)
+		if len(pool) == 0 {
+			skipped = true
+			break // a retry on any of them would fail the same way at once
+		}
+		cand := clusterkit.Exclude(pool, tried)
 		if len(cand) == 0 {
 			if attempt > 0 && refused(last.Err) {
 				break // every provider answered "not here": asking again won't change it
 			}
-			cand = list // every provider tried: any may take the retry
+			cand = pool // every provider tried: any whose error may change may take the retry
 		}
 		x, err := clusterkit.Select(ctx, lb, cand, inv)
-		if err == nil && x == nil && len(cand) < len(list) {
-			x, err = clusterkit.Select(ctx, lb, list, inv)
+		if err == nil && x == nil && len(cand) < len(pool) {
+			x, err = clusterkit.Select(ctx, lb, pool, inv)
 		}
 		if err != nil { // the balancer could not pick in time: nothing was sent
 			if attempt == 0 {
@@ -109,24 +124,55 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		if !Retryable(last.Err, p.idempotent) {
 			break
 		}
+		if Repeats(last.Err) {
+			stuck = append(stuck, x)
+		}
 	}
-	if len(tried) > 1 {
+	if len(tried) > 1 || skipped {
 		last.Err = exhausted(inv, tried, last.Err)
 	}
 	return last
 }
 
-// exhausted wraps the last error of several attempts, keeping its status.
+// exhausted wraps the last error of the attempts, keeping its status.
 func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
 	addrs := make([]string, len(tried))
 	for i, x := range tried {
 		addrs[i] = x.URL().Address()
 	}
+	attempts := "1 attempt"
+	if len(tried) != 1 {
+		attempts = fmt.Sprintf("%d attempts", len(tried))
+	}
 	return &spi.Error{
 		Status:  spi.StatusOf(err),
-		Message: fmt.Sprintf("failover: %s.%s failed after %d attempts on [%s]: %v", inv.Service, inv.Method, len(tried), strings.Join(addrs, ", "), err),
+		Message: fmt.Sprintf("failover: %s.%s failed after %s on [%s]: %v", inv.Service, inv.Method, attempts, strings.Join(addrs, ", "), err),
 		Cause:   err,
 	}
+}
+
+// Repeats reports whether err is a connection-level failure that the same
+// provider would certainly give again if asked at once, so that failover
+// does not retry that provider (others still may be): its TLS certificate
+// failed verification (tls.CertificateVerificationError, or x509's
+// unknown authority, host name and invalid certificate errors), or its
+// dial was refused (ECONNREFUSED: nothing listens there; the kernel's
+// connection redials a down provider at most every 500 ms when calls ask,
+// so a retry at once gets that same refusal back).
+func Repeats(err error) bool {
+	if err == nil {
+		return false
+	}
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	if errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, spi.ErrRequestSent)
 }
 
 // refused reports whether err is a provider's own answer that it did not

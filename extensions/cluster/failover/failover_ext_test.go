@@ -2,11 +2,15 @@ package failover_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/airnode/airnode/extensions/cluster/failover"
@@ -224,5 +228,84 @@ func TestDubboMethodKeysWithoutMethodsList(t *testing.T) {
 	}
 	if _, err := (failover.Builder{}).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?heartbeat.retries=500")); err != nil {
 		t.Errorf("heartbeat.retries=500: %v, want no error (not failover's key)", err)
+	}
+}
+
+// A connection-level failure that the same provider would give again at
+// once (a refused dial, a certificate that failed verification) is not
+// retried on that provider, as Dubbo reselects among the invokers not
+// tried first; another provider still takes the retry. With one provider
+// the call fails after one attempt, and the message says so
+// ("failed after 1 attempt on [10.0.0.1:20880]"), not three on the same
+// address.
+func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
+	refusedDial := spi.Errorf(spi.StatusChannelInactive, "cannot connect to provider 10.0.0.1:20880: %w",
+		&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	unknownCA := spi.Errorf(spi.StatusChannelInactive, "cannot connect to provider 10.0.0.1:20880: tlsconf: handshake: %w",
+		&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})
+	bareX509 := spi.Errorf(spi.StatusChannelInactive, "handshake: %w", x509.HostnameError{Host: "h", Certificate: &x509.Certificate{}})
+	timeout := spi.Errorf(spi.StatusClientTimeout, "not written")
+	cases := []struct {
+		name  string
+		fns   []func(context.Context, *spi.Invocation) spi.Result
+		calls string // per provider
+		msg   string // the error's text starts with it; "" success
+	}{
+		{"refused dial, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial)}, "[1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: CHANNEL_INACTIVE: cannot connect"},
+		{"unknown authority, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(unknownCA)}, "[1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: "},
+		{"host name mismatch, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(bareX509)}, "[1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: "},
+		{"refused dial, three providers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(refusedDial), fails(refusedDial)}, "[1 1 1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880, 10.0.0.3:20880]: "},
+		{"refused dial, two providers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(refusedDial)}, "[1 1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]: "},
+		{"refused dial, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), ok}, "[1 1]", ""},
+		{"refused dial, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(timeout)}, "[1 2]",
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880, 10.0.0.2:20880]: "},
+		{"an error that may change, one provider (unchanged)", []func(context.Context, *spi.Invocation) spi.Result{fails(timeout)}, "[3]",
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.1:20880, 10.0.0.1:20880]: "},
+	}
+	for _, tc := range cases {
+		c, dir, ps := setup(t, "", tc.fns...)
+		r := c.Invoke(context.Background(), echo(), dir, firstLB{})
+		if got := fmt.Sprint(calls(ps)); got != tc.calls {
+			t.Errorf("%s: calls %s, want %s", tc.name, got, tc.calls)
+		}
+		switch {
+		case tc.msg == "" && r.Err != nil:
+			t.Errorf("%s: %v, want success", tc.name, r.Err)
+		case tc.msg != "" && (r.Err == nil || !strings.HasPrefix(r.Err.Error(), tc.msg)):
+			t.Errorf("%s: error %v\nwant it to start %q", tc.name, r.Err, tc.msg)
+		}
+	}
+	// retries=0: one attempt, the provider's error as it was
+	c, dir, _ := setup(t, "?retries=0", fails(refusedDial))
+	if r := c.Invoke(context.Background(), echo(), dir, firstLB{}); r.Err != refusedDial {
+		t.Errorf("retries=0: %v, want the provider's error unwrapped", r.Err)
+	}
+}
+
+func TestRepeats(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{syscall.ECONNREFUSED, true},
+		{fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), true},
+		{spi.Errorf(spi.StatusChannelInactive, "x: %w: %w", spi.ErrRequestSent, syscall.ECONNREFUSED), false},
+		{&tls.CertificateVerificationError{Err: errors.New("expired")}, true},
+		{x509.UnknownAuthorityError{}, true},
+		{x509.CertificateInvalidError{Reason: x509.Expired}, true},
+		{errors.New("connection refused"), false}, // text is not matched
+		{fmt.Errorf("dial: %w", syscall.ECONNRESET), false},
+		{spi.Errorf(spi.StatusChannelInactive, "provider 10.0.0.1:20880: channel closed, reconnecting"), false},
+		{spi.Errorf(spi.StatusClientTimeout, "x"), false},
+	} {
+		if got := failover.Repeats(tc.err); got != tc.want {
+			t.Errorf("Repeats(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
