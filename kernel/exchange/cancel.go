@@ -106,11 +106,11 @@ func (c *Channel) takeCancel(id uint64) {
 	s := &c.cancels
 	s.mu.Lock()
 	s.rotateLocked()
+	if len(s.cur) == 0 && len(s.prev) == 0 {
+		s.since = mono() // the first cancel of a generation
+	}
 	if s.cur == nil {
 		s.cur = make(map[uint64]struct{})
-		if len(s.prev) == 0 {
-			s.since = mono()
-		}
 	}
 	s.cur[id] = struct{}{}
 	s.countLocked()

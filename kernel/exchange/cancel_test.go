@@ -484,3 +484,41 @@ func TestGoexitLeavesNothingForShutdown(t *testing.T) {
 		})
 	}
 }
+
+// The provider's record of cancels it could not match (they arrived after
+// their request finished) is bounded: by count (a cancel survives
+// cancelGenCap later ones, at most twice that are kept) and by age (one
+// older than 2 x cancelGenAge is gone, and the fast path sees none again).
+func TestCancelRecordIsBounded(t *testing.T) {
+	c := &Channel{remote: "peer"}
+	c.takeCancel(1)
+	for i := range cancelGenCap {
+		c.takeCancel(100 + uint64(i))
+	}
+	if !c.cancelled(1, false) {
+		t.Fatal("a cancel was forgotten after cancelGenCap later ones")
+	}
+	for i := range cancelGenCap {
+		c.takeCancel(100_000 + uint64(i))
+	}
+	if c.cancelled(1, false) {
+		t.Fatal("a cancel was kept after 2 x cancelGenCap later ones")
+	}
+	if n := c.cancels.n.Load(); n > 2*cancelGenCap {
+		t.Fatalf("%d cancels kept", n)
+	}
+	// by age: two generations later nothing is left
+	for range 2 {
+		c.cancels.mu.Lock()
+		c.cancels.since -= int64(cancelGenAge)
+		c.cancels.mu.Unlock()
+		c.cancelled(0, false)
+	}
+	if n := c.cancels.n.Load(); n != 0 {
+		t.Fatalf("%d cancels kept after 2 x cancelGenAge", n)
+	}
+	c.takeCancel(5)
+	if !c.cancelled(5, true) || c.cancelled(5, false) || c.cancels.n.Load() != 0 {
+		t.Fatal("a cancel taken by its request is not forgotten")
+	}
+}
