@@ -344,7 +344,7 @@ func (m *method) call(ctx context.Context, service string, args []any) (res spi.
 	if m.direct != nil {
 		if v, ok, err := m.direct(ctx, args); ok {
 			if err != nil {
-				return spi.Result{Err: serviceError(service, m.name, err)}
+				return spi.Result{Err: spi.MethodError(service, m.name, err)}
 			}
 			return spi.Result{Value: v}
 		}
@@ -372,7 +372,7 @@ func (m *method) callReflect(ctx context.Context, service string, args []any) sp
 	out := m.fn.Call(in)
 	errv := out[len(out)-1]
 	if !errv.IsNil() {
-		return spi.Result{Err: serviceError(service, m.name, errv.Interface().(error))}
+		return spi.Result{Err: spi.MethodError(service, m.name, errv.Interface().(error))}
 	}
 	if m.result {
 		return spi.Result{Value: out[0].Interface()}
@@ -399,47 +399,6 @@ func argValue(a any, t reflect.Type) (reflect.Value, error) {
 
 func numeric(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Float64
-}
-
-// serviceError is the response to an error the method returned (after it
-// ran): an error carrying no *spi.Error becomes SERVICE_ERROR with its
-// message. An *spi.Error (or an error wrapping one) keeps its status when
-// that status says nothing about whether the method ran, or says it ran:
-// SERVICE_ERROR, SERVER_ERROR, BAD_REQUEST, BAD_RESPONSE,
-// SERIALIZATION_ERROR and SERVER_TIMEOUT (failover retries the last only
-// for idempotent methods). Any other status (SERVICE_NOT_FOUND,
-// SERVER_THREADPOOL_EXHAUSTED, CLIENT_TIMEOUT, CLIENT_ERROR,
-// CHANNEL_INACTIVE, an undefined one) would tell the consumer the call did
-// not run, and failover would run it again elsewhere: it becomes
-// SERVICE_ERROR "<service>.<method> returned <STATUS>: <message>", the
-// returned error kept as the Cause for the provider's filters. Typically
-// the method returned the error of its own downstream call. gRPC does the
-// same: a server's outgoing-call status is not its own (it becomes
-// Unknown); in Dubbo such an error is a business exception, never retried.
-func serviceError(service, method string, err error) error {
-	var se *spi.Error
-	if !errors.As(err, &se) {
-		return &spi.Error{Status: spi.StatusServiceError, Message: err.Error(), Cause: err}
-	}
-	if passesThrough(se.Status) {
-		return err
-	}
-	msg := err.Error()
-	if name := se.Status.String(); !strings.Contains(msg, name) {
-		msg = name + ": " + msg
-	}
-	return &spi.Error{Status: spi.StatusServiceError, Message: fmt.Sprintf("%s.%s returned %s", service, method, msg), Cause: err}
-}
-
-// passesThrough reports whether status s, returned by a method, reaches
-// its consumer unchanged (serviceError).
-func passesThrough(s spi.Status) bool {
-	switch s {
-	case spi.StatusServiceError, spi.StatusServerError, spi.StatusBadRequest, spi.StatusBadResponse,
-		spi.StatusSerializationError, spi.StatusServerTimeout:
-		return true
-	}
-	return false
 }
 
 // panicError carries a recovered panic value and the stack where it

@@ -129,22 +129,22 @@ func TestMethodReturningDidNotRunStatusIsNotRetried(t *testing.T) {
 
 func TestServiceErrorMapsDidNotRunStatuses(t *testing.T) {
 	cause := spi.Errorf(spi.StatusClientTimeout, "exchange: call t.Inventory.Reserve timed out")
-	err := serviceError("t.Orders", "Place", cause)
+	err := spi.MethodError("t.Orders", "Place", cause)
 	var se *spi.Error
 	if !errors.As(err, &se) || se.Status != spi.StatusServiceError || se.Cause != cause ||
 		se.Message != "t.Orders.Place returned CLIENT_TIMEOUT: exchange: call t.Inventory.Reserve timed out" {
 		t.Fatalf("serviceError = %#v", err)
 	}
-	if err := serviceError("t.Orders", "Place", &spi.Error{Status: 99}); spi.StatusOf(err) != spi.StatusServiceError ||
+	if err := spi.MethodError("t.Orders", "Place", &spi.Error{Status: 99}); spi.StatusOf(err) != spi.StatusServiceError ||
 		err.Error() != "SERVICE_ERROR: t.Orders.Place returned STATUS_99" {
 		t.Fatalf("undefined status: %v", err)
 	}
 	timeout := spi.Errorf(spi.StatusServerTimeout, "downstream timed out")
-	if err := serviceError("t.Orders", "Place", timeout); err != timeout {
+	if err := spi.MethodError("t.Orders", "Place", timeout); err != timeout {
 		t.Fatalf("SERVER_TIMEOUT: %v", err)
 	}
 	plain := errors.New("out of stock")
-	if err := serviceError("t.Orders", "Place", plain); err.Error() != "SERVICE_ERROR: out of stock" || !errors.Is(err, plain) {
+	if err := spi.MethodError("t.Orders", "Place", plain); err.Error() != "SERVICE_ERROR: out of stock" || !errors.Is(err, plain) {
 		t.Fatalf("plain error: %v", err)
 	}
 }

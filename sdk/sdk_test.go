@@ -96,3 +96,33 @@ func TestServiceArgumentsAreConvertedLosslessly(t *testing.T) {
 		}
 	}
 }
+
+type downstream struct{}
+
+func (downstream) Place(context.Context, string) (string, error) {
+	// the error of the method's own downstream call, passed on as is
+	return "", spi.Errorf(spi.StatusServiceNotFound, "no provider available for t.Inventory")
+}
+
+func (downstream) Bad(context.Context, string) (string, error) {
+	return "", spi.Errorf(spi.StatusBadRequest, "item must not be empty")
+}
+
+// Tester10: a status a method returns never tells the consumer the call
+// did not run (failover would run it again elsewhere): a plugin service's
+// method is answered as an in-process one (spi.MethodError).
+func TestPluginMethodsDidNotRunStatusIsAServiceError(t *testing.T) {
+	h, err := newServiceHandler([]Service{{Name: "t.Orders", Impl: downstream{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, _ := pluginrpc.CodecByName(pluginrpc.CodecMsgpack)
+	arg, _ := codec.Marshal("x")
+	_, err = h.Invoke(context.Background(), "t.Orders", "Place", [][]byte{arg}, codec, nil)
+	if spi.StatusOf(err) != spi.StatusServiceError || !strings.Contains(err.Error(), "t.Orders.Place returned SERVICE_NOT_FOUND: no provider available for t.Inventory") {
+		t.Errorf("Place: %v, want SERVICE_ERROR naming the returned SERVICE_NOT_FOUND", err)
+	}
+	if _, err = h.Invoke(context.Background(), "t.Orders", "Bad", [][]byte{arg}, codec, nil); spi.StatusOf(err) != spi.StatusBadRequest {
+		t.Errorf("Bad: %v, want BAD_REQUEST passed through", err)
+	}
+}

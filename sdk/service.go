@@ -176,11 +176,9 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	res := m.fn.Call(in)
 	if m.err {
 		if e, _ := res[len(res)-1].Interface().(error); e != nil {
-			var se *spi.Error
-			if errors.As(e, &se) {
-				return nil, e
-			}
-			return nil, spi.Errorf(spi.StatusServiceError, "%v", e)
+			// as the kernel answers for an in-process method: a status
+			// that says "did not run" is not the method's to give
+			return nil, spi.MethodError(service, name, e)
 		}
 	}
 	if !m.value {

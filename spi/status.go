@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Status is the one-byte outcome carried in a response frame. The numbers are
@@ -150,4 +151,45 @@ func StatusOf(err error) Status {
 		return e.Status
 	}
 	return StatusClientError
+}
+
+// MethodError is the error a provider answers for err, returned by method
+// of service after it ran (a Go method, a plugin service's method): an
+// error carrying no *Error becomes SERVICE_ERROR with its message. An *Error (or an error wrapping one) keeps its status when
+// that status says nothing about whether the method ran, or says it ran:
+// SERVICE_ERROR, SERVER_ERROR, BAD_REQUEST, BAD_RESPONSE,
+// SERIALIZATION_ERROR and SERVER_TIMEOUT (failover retries the last only
+// for idempotent methods). Any other status (SERVICE_NOT_FOUND,
+// SERVER_THREADPOOL_EXHAUSTED, CLIENT_TIMEOUT, CLIENT_ERROR,
+// CHANNEL_INACTIVE, an undefined one) would tell the consumer the call did
+// not run, and failover would run it again elsewhere: it becomes
+// SERVICE_ERROR "<service>.<method> returned <STATUS>: <message>", the
+// returned error kept as the Cause for the provider's filters. Typically
+// the method returned the error of its own downstream call. gRPC does the
+// same: a server's outgoing-call status is not its own (it becomes
+// Unknown); in Dubbo such an error is a business exception, never retried.
+func MethodError(service, method string, err error) error {
+	var se *Error
+	if !errors.As(err, &se) {
+		return &Error{Status: StatusServiceError, Message: err.Error(), Cause: err}
+	}
+	if passesThrough(se.Status) {
+		return err
+	}
+	msg := err.Error()
+	if name := se.Status.String(); !strings.Contains(msg, name) {
+		msg = name + ": " + msg
+	}
+	return &Error{Status: StatusServiceError, Message: fmt.Sprintf("%s.%s returned %s", service, method, msg), Cause: err}
+}
+
+// passesThrough reports whether status s, returned by a method, reaches
+// its consumer unchanged (MethodError).
+func passesThrough(s Status) bool {
+	switch s {
+	case StatusServiceError, StatusServerError, StatusBadRequest, StatusBadResponse,
+		StatusSerializationError, StatusServerTimeout:
+		return true
+	}
+	return false
 }
