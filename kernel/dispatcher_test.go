@@ -193,3 +193,16 @@ func TestMethodKeyBothFormsMustAgree(t *testing.T) {
 	}
 	_ = r.Close()
 }
+
+// A provider is in one group and one version: "*" and lists are a
+// reference's patterns (helper's leftover of tester10 #6).
+func TestExportRefusesGroupAndVersionPatterns(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	for _, q := range []string{"group=*", "group=a,b", "version=*", "version=1.0,2.0"} {
+		_, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+q))
+		if err == nil || !strings.Contains(err.Error(), "a provider is in one") {
+			t.Errorf("%s: %v, want it refused", q, err)
+		}
+	}
+}

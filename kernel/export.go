@@ -187,6 +187,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		// no consumer could refer to it
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
+	if err := providerGroupVersion(u); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	pu, err := n.providerURL(u, methods)
 	if err != nil {
 		return nil, err
@@ -1216,4 +1219,16 @@ func waitDrained(ctx context.Context, drained <-chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// providerGroupVersion refuses a provider URL whose group or version is a
+// consumer's pattern ("*", Dubbo's any; "a,b", several): a provider is in
+// one group and one version, which its service key names.
+func providerGroupVersion(u spi.URL) error {
+	for _, k := range []string{spi.KeyGroup, spi.KeyVersion} {
+		if v, _ := u.Param(k); strings.ContainsAny(v, "*,") {
+			return fmt.Errorf("URL key %s=%q: a provider is in one %s (\"*\" and lists such as \"a,b\" are for references)", k, v, k)
+		}
+	}
+	return nil
 }
