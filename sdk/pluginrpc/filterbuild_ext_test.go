@@ -16,6 +16,7 @@ import (
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -149,5 +150,25 @@ func TestRegistryPluginSaysItIsReadOnly(t *testing.T) {
 	}
 	if r, ok := b.(spi.RegistryReacher); !ok || r.Reach() != spi.ReachShared {
 		t.Errorf("Reach of a plugin that does not say: want shared")
+	}
+}
+
+// The balancer side shares nothing with the filter side's Builds: in one
+// plugin process (testdata/moody serves both), a balancer Build that hangs
+// in the plugin holds up no filter Build, of the same URL or another.
+func TestHungBalancerBuildHoldsUpNoFilterBuild(t *testing.T) {
+	env, _ := hangFile(t)
+	var ev events
+	c := startMoody(t, "LB_BUILD=hang", env)
+	const url = "airnode://127.0.0.1/demo.Echo?timeout=200ms"
+	build(t, ev.options("acme.moody", c), url) // bounded by timeout, hangs on in the plugin
+	if b, _, _ := ev.get(); len(b) != 1 || b[0].Point != "Build" {
+		t.Fatalf("bypass reports %+v; want one for the hung Build", b)
+	}
+	fb := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.moody", Source: pluginrpc.StaticSource(c)})
+	for _, u := range []string{url, "airnode://127.0.0.1/other/demo.Echo"} {
+		if _, err := fb.Build(spi.MustParse(u)); err != nil {
+			t.Errorf("filter Build of %s while a balancer Build hangs: %v", u, err)
+		}
 	}
 }
