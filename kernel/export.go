@@ -1009,8 +1009,8 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.
 	pc := &providerCall{ctx: callCtx{Context: ctx, s: s}}
+	defer pc.ctx.release() // also when the method ends its goroutine (runtime.Goexit)
 	res := svc.serve(pc, req)
-	pc.ctx.release()
 	if res.Err != nil && s.abandoning.Load() {
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
 			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (%v)",
