@@ -87,10 +87,12 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			}
 			break
 		}
-		pool := clusterkit.Exclude(list, stuck)
-		if len(pool) == 0 {
-			skipped = true
-			break // a retry on any of them would fail the same way at once
+		pool := list
+		if len(stuck) > 0 {
+			if pool = clusterkit.Exclude(list, stuck); len(pool) == 0 {
+				skipped = true
+				break // a retry on any of them would fail the same way at once
+			}
 		}
 		cand := clusterkit.Exclude(pool, tried)
 		if len(cand) == 0 {
