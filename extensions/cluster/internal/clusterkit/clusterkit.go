@@ -80,7 +80,15 @@ var weigher = warmup.New(warmup.WithLogger(slog.New(slog.NewTextHandler(io.Disca
 func NoneSelected(inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance, list []spi.Invoker) *spi.Error {
 	for _, x := range list {
 		if weigher.Configured(x.URL()) > 0 {
-			return NoProvider(inv, dir, fmt.Sprintf("%s returned no provider out of %d", balancerName(inv, dir, lb), len(list)))
+			offered := fmt.Sprintf("%d", len(list))
+			if a, ok := dir.(interface{ All() []spi.Invoker }); ok {
+				if all := len(a.All()); all > len(list) {
+					// a retry offers the providers not tried yet; a
+					// provider still connecting is not offered
+					offered = fmt.Sprintf("the %d offered (%d providers listed)", len(list), all)
+				}
+			}
+			return NoProvider(inv, dir, fmt.Sprintf("%s returned no provider out of %s", balancerName(inv, dir, lb), offered))
 		}
 	}
 	// The count is of the directory's providers when it can list them all

@@ -97,4 +97,11 @@ func TestNoneSelectedCountsEveryProvider(t *testing.T) {
 	if e := NoneSelected(inv, stub, nil, zero[:2]); !strings.HasSuffix(e.Error(), ": all 2 providers have weight 0") {
 		t.Errorf("a directory without All: %q", e)
 	}
+	// tester11: a balancer that picks nothing out of a retry's list (the
+	// providers not tried yet) is named with what it was offered and what
+	// the directory lists, not only "out of 1".
+	weighted := []spi.Invoker{valueInvoker{u: u(1, "100")}, valueInvoker{u: u(2, "100")}, valueInvoker{u: u(3, "100")}, valueInvoker{u: u(4, "100")}}
+	if e := NoneSelected(inv, allDirectory{stub, weighted}, nil, weighted[3:]); !strings.HasSuffix(e.Error(), "returned no provider out of the 1 offered (4 providers listed)") {
+		t.Errorf("nil pick on a retry: %q", e)
+	}
 }
