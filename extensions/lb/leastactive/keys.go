@@ -7,6 +7,6 @@ import (
 
 // Keys describes the provider keys the balancer weighs providers by
 // (spi.KeyDescriber): weight, warmup and timestamp (package warmup).
-func (Builder) Keys() []spi.KeyDoc { return warmup.Keys() }
+func (Builder) Keys() []spi.KeyDoc { return warmup.TieBreakKeys() }
 
 var _ spi.KeyDescriber = Builder{}

@@ -11,7 +11,7 @@ import (
 func (Builder) Keys() []spi.KeyDoc {
 	return append([]spi.KeyDoc{
 		{Key: KeySlidePeriod, Type: spi.KeyTypeDuration, Default: "30s", Doc: "window of the mean response time each provider is judged by, > 0"},
-	}, warmup.Keys()...)
+	}, warmup.TieBreakKeys()...)
 }
 
 var _ spi.KeyDescriber = Builder{}

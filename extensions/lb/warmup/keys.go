@@ -14,6 +14,18 @@ func Keys() []spi.KeyDoc {
 	}
 }
 
+// TieBreakKeys is Keys for a balancer that uses weights only to break
+// ties between providers it ranks equal (leastactive, shortestresponse, as
+// Dubbo's): each Doc says so, since under concurrent callers a cold
+// provider with few calls in flight gets a full share at once.
+func TieBreakKeys() []spi.KeyDoc {
+	ks := Keys()
+	for i := range ks {
+		ks[i].Doc += "; this balancer weighs providers only to break ties"
+	}
+	return ks
+}
+
 // WeightKey describes the provider key "weight" alone, for a balancer
 // that reads the weight but not the warm-up (consistenthash).
 func WeightKey() spi.KeyDoc {
