@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/kernel/directory"
 	"io"
 	"slices"
 	"strings"
@@ -290,7 +291,7 @@ func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
 	x.registry = desc
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	found, err := reg.Lookup(ctx, x.consumer)
+	found, err := lookupEach(ctx, reg, desc, x.consumer)
 	if c, ok := reg.(cacheNoter); ok && err == nil {
 		if n, ok := c.FromCache(x.consumer.ServiceKey()); ok {
 			x.cached = &n
@@ -349,6 +350,25 @@ func (x *explained) methodKeyWarnings(cat *extension.Catalogs) []string {
 		}
 	}
 	return out
+}
+
+// lookupEach is reg's Lookup of every service key consumer takes (one,
+// or those of group=a,b or group=*: directory.ServiceKeys), as its
+// directory would list them.
+func lookupEach(ctx context.Context, reg spi.Registry, desc string, consumer spi.URL) ([]spi.URL, error) {
+	keys, err := directory.ServiceKeys(ctx, reg, desc, consumer)
+	if err != nil {
+		return nil, err
+	}
+	var found []spi.URL
+	for _, k := range keys {
+		ps, err := reg.Lookup(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, ps...)
+	}
+	return found, nil
 }
 
 // providersRow says which providers the explanation merged, for a

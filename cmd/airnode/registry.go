@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/kernel/directory"
 	"io"
 	"net/url"
 	"os"
@@ -215,7 +216,19 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		if err != nil {
 			return err
 		}
-		services = append(services, u)
+		if directory.Multi(u) { // group=a,b or group=*: each service key the reference takes
+			keys, err := directory.ServiceKeys(ctx, reg, desc, u)
+			if err != nil {
+				return fmt.Errorf("look up %s in %s: %w", args[0], desc, err)
+			}
+			if len(keys) == 0 {
+				fmt.Fprintf(w, "%s: no service key of %s in %s fits\n", args[0], u.Interface(), desc)
+				return nil
+			}
+			services = append(services, keys...)
+		} else {
+			services = append(services, u)
+		}
 	} else {
 		keys, err := reg.Services(ctx)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Tester8 finding: `registry ls demo.Echo` said "(0 providers)" with no
@@ -17,5 +18,28 @@ func TestRegistryLsNamesOtherGroupsAndVersions(t *testing.T) {
 	}
 	if !strings.Contains(out, "demo.Echo  (0 providers)") || !strings.Contains(out, "registered in another group or version: g/demo.Echo:1.0") {
 		t.Errorf("registry ls demo.Echo:\n%s", out)
+	}
+}
+
+// Tester11: with group=* (or a list) call and bench reach every fitting
+// group, and registry ls and list --explain must list the same providers
+// (they looked up the literal key */demo.Echo and found none).
+func TestRegistryLsAndExplainFollowGroupPatterns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := serve(t, "127.0.0.1:0", dir, "-p", "group=a")
+	b := serve(t, "127.0.0.1:0", dir, "-p", "group=b")
+	reg := "file://" + dir
+	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", reg, "demo.Echo?group=*")
+	if code != 0 || !strings.Contains(out, "a/demo.Echo") || !strings.Contains(out, "b/demo.Echo") || !strings.Contains(out, a.addr) || !strings.Contains(out, b.addr) {
+		t.Errorf("registry ls 'demo.Echo?group=*': exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", reg, "demo.Echo?group=b,c")
+	if code != 0 || strings.Contains(out, a.addr) || !strings.Contains(out, b.addr) || !strings.Contains(out, "c/demo.Echo  (0 providers)") {
+		t.Errorf("registry ls 'demo.Echo?group=b,c':\n%s", out)
+	}
+	r := runCommand(t, 20*time.Second, []string{"AIRNODE_REGISTRY=" + reg}, "list", "--explain", "demo.Echo?group=*")
+	if r.code != 0 || !strings.Contains(r.stdout, "providers  2 in "+reg) {
+		t.Errorf("list --explain 'demo.Echo?group=*': exit %d, stderr %q:\n%s", r.code, r.stderr, r.stdout)
 	}
 }

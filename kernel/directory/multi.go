@@ -73,6 +73,29 @@ func Multi(consumer spi.URL) bool {
 	return false
 }
 
+// ServiceKeys returns the consumer URLs of the service keys consumer takes
+// from reg, one per key, as a directory subscribes to them: consumer
+// itself when it names one group and one version; every pair of its
+// listed groups and versions (group=a,b); with "*", those of reg's
+// Services of its interface that fit. For tools that look providers up
+// without a directory (registry ls, list --explain). Errors are
+// CheckGroupVersion's and, with "*", the listing's.
+func ServiceKeys(ctx context.Context, reg spi.Registry, registryDesc string, consumer spi.URL) ([]spi.URL, error) {
+	if !Multi(consumer) {
+		return []spi.URL{consumer}, CheckGroupVersion(consumer)
+	}
+	groups, err := parseSet(spi.KeyGroup, consumer.ParamOr(spi.KeyGroup, ""))
+	if err != nil {
+		return nil, err
+	}
+	versions, err := parseSet(spi.KeyVersion, consumer.ParamOr(spi.KeyVersion, ""))
+	if err != nil {
+		return nil, err
+	}
+	d := &Directory{consumer: consumer, reg: reg, desc: registryDesc, groups: groups, versions: versions}
+	return d.wantKeys(ctx)
+}
+
 // RescanInterval is how often a directory whose group or version is "*"
 // asks its registry for the service keys of its interface (Services), to
 // subscribe to those that appeared since: a provider of a new group joins
