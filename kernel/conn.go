@@ -458,9 +458,9 @@ func (p *connPool) release(key string) {
 }
 
 // drain waits until every released conn has closed after its calls in
-// flight (closeAfterCalls), or ctx ends; it reports whether they all
-// did.
-func (p *connPool) drain(ctx context.Context) bool {
+// flight (closeAfterCalls), or ctx ends; it returns how many had not (0:
+// they all did).
+func (p *connPool) drain(ctx context.Context) int {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -468,12 +468,12 @@ func (p *connPool) drain(ctx context.Context) bool {
 		n := len(p.leaving)
 		p.mu.Unlock()
 		if n == 0 {
-			return true
+			return 0
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return false
+			return n
 		}
 	}
 }

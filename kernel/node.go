@@ -120,6 +120,14 @@ func (e *AbandonedError) Error() string {
 // shutdown.timeout, not the caller's ctx, ended it.
 var errDrainTimeout = errors.New("kernel: shutdown timeout passed")
 
+// connections says "1 connection" or "n connections".
+func connections(n int) string {
+	if n == 1 {
+		return "1 connection"
+	}
+	return fmt.Sprintf("%d connections", n)
+}
+
 // abandonedCalls says "1 call still in flight was abandoned" or "n calls
 // still in flight were abandoned".
 func abandonedCalls(n int) string {
@@ -268,11 +276,14 @@ func (n *Node) shutdown(ctx context.Context) error {
 		}
 	}
 	reason := "consumer released the provider"
-	if !n.pool.drain(dctx) {
+	if open := n.pool.drain(dctx); open > 0 {
 		reason = fmt.Sprintf("consumer shut down: its calls in flight were not answered within its shutdown timeout %v", timeout)
 		if context.Cause(dctx) != errDrainTimeout {
 			reason = "consumer shut down: its Shutdown's context ended before its calls in flight were answered"
 		}
+		// Say so, as the provider side does with AbandonedError: the
+		// calls fail CHANNEL_INACTIVE, and their providers may have run them.
+		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (their providers may have run them)", reason, connections(open)))
 	}
 	n.pool.closeAllBecause(reason)
 	for key, r := range regs {
