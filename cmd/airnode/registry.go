@@ -291,6 +291,10 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 			if len(args) == 1 {
 				if others := otherGroupsVersions(ctx, reg, svc); len(others) > 0 {
 					fmt.Fprintf(tw, "  registered in another group or version: %s (ask for it by that key: registry ls %s)\n", strings.Join(others, ", "), others[0])
+				} else if strings.HasPrefix(desc, "file:") && !anyProvider(ctx, reg) {
+					// A consumer (call, bench) creates the directory it
+					// watches, so a mistyped path exists after one call.
+					fmt.Fprintf(tw, "  no provider of any service has registered in %s: is it the directory serve uses (its 'serving' line names it)?\n", desc)
 				}
 			}
 			continue
@@ -302,6 +306,25 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		}
 	}
 	return tw.Flush()
+}
+
+// anyProvider reports whether reg lists a provider of any service; false
+// when the listing fails.
+func anyProvider(ctx context.Context, reg spi.Registry) bool {
+	keys, err := reg.Services(ctx)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		u, err := parseServiceKey(k)
+		if err != nil {
+			continue
+		}
+		if ps, err := reg.Lookup(ctx, u); err == nil && len(ps) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // otherGroupsVersions returns the service keys reg lists for svc's

@@ -43,3 +43,19 @@ func TestRegistryLsAndExplainFollowGroupPatterns(t *testing.T) {
 		t.Errorf("list --explain 'demo.Echo?group=*': exit %d, stderr %q:\n%s", r.code, r.stderr, r.stdout)
 	}
 }
+
+// Tester8/11: one call against a mistyped file registry path creates the
+// directory (a consumer watches it), after which registry ls said only
+// "(0 providers)"; it says no provider registered there at all.
+func TestRegistryLsHintsAtAMistypedFileRegistry(t *testing.T) {
+	t.Parallel()
+	reg := "file://" + t.TempDir() + "/typo-reg"
+	r := runCommand(t, 20*time.Second, nil, "call", "--registry", reg, "--timeout", "300ms", "demo.Echo", "Info")
+	if r.code == 0 {
+		t.Fatalf("call through an empty registry succeeded: %q", r.stdout)
+	}
+	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", reg, "demo.Echo")
+	if code != 0 || !strings.Contains(out, "no provider of any service has registered in "+reg) {
+		t.Errorf("registry ls: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+}
