@@ -294,7 +294,7 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 				} else if strings.HasPrefix(desc, "file:") && !anyProvider(ctx, reg) {
 					// A consumer (call, bench) creates the directory it
 					// watches, so a mistyped path exists after one call.
-					fmt.Fprintf(tw, "  no provider of any service has registered in %s: is it the directory serve uses (its 'serving' line names it)?\n", desc)
+					fmt.Fprintf(tw, "  no provider of any service is registered in %s now: if one runs, is this the directory its serve uses (its 'serving' line names it)?\n", desc)
 				}
 			}
 			continue
