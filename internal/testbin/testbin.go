@@ -1,0 +1,46 @@
+// Package testbin builds the binaries a package's tests run as real
+// processes (plugins) once per test binary, and runs the tests with a
+// check for goroutines left behind. Used from TestMain.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Main builds pkgs (import paths, or directories relative to the package
+// under test such as "./testdata/moody") with one `go build -o DIR/` into
+// a fresh temporary directory, calls set with it (a binary is named
+// after its package's directory: DIR/moody), runs m, removes the
+// directory and, when the tests passed, fails the run on goroutines left
+// behind (goleak). It exits the process with the tests' status; a failed
+// build exits 1 before any test runs.
+func Main(m *testing.M, set func(dir string), pkgs ...string) {
+	d, err := os.MkdirTemp("", "airnode-testbin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbin:", err)
+		os.Exit(1)
+	}
+	cmd := exec.Command("go", append([]string{"build", "-o", d + string(filepath.Separator)}, pkgs...)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building test binaries:", err)
+		os.RemoveAll(d)
+		os.Exit(1)
+	}
+	set(d)
+	code := m.Run()
+	os.RemoveAll(d)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
