@@ -23,6 +23,22 @@ import (
 // hostAcme builds testdata/acmeplug and hosts it as filter "acme.authz"
 // and registry "acme.dirreg" (read-only: R_MODE=readonly), registered in
 // catalogs holding the bundled extensions; all ends with the test.
+// acmeNodes hosts the acme plugin (hostAcme) and returns a provider and
+// a consumer node on its catalogs, closed at cleanup, and a context of
+// 30 s.
+func acmeNodes(t *testing.T) (ctx context.Context, provider, consumer *kernel.Node) {
+	t.Helper()
+	cat := hostAcme(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	provider = kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = provider.Close() })
+	consumer = kernel.NewNode(cat, kernel.WithLogger(quiet))
+	t.Cleanup(func() { _ = consumer.Close() })
+	return ctx, provider, consumer
+}
+
 func hostAcme(t *testing.T) *extension.Catalogs {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "acmeplug")
@@ -53,14 +69,7 @@ func hostAcme(t *testing.T) *extension.Catalogs {
 // returns fails them after the bound (3 s), saying so. A good URL exports,
 // and the plugin filters calls.
 func TestFilterPluginBuildFailsExportAndRefer(t *testing.T) {
-	cat := hostAcme(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer p.Close()
-	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
-	defer c.Close()
+	ctx, p, c := acmeNodes(t)
 
 	bad := `filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`
 	_, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?authz.key=k&authz.rate=abc"))
@@ -96,14 +105,7 @@ func TestFilterPluginBuildFailsExportAndRefer(t *testing.T) {
 // the plugin, build their filter and the calls pass it (before, the plugin
 // serialised all its Builds and these failed after 3 s each too).
 func TestHungFilterBuildHoldsUpOnlyItsURL(t *testing.T) {
-	cat := hostAcme(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer p.Close()
-	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
-	defer c.Close()
+	ctx, p, c := acmeNodes(t)
 
 	start := time.Now()
 	_, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/hang/demo.Echo?authz.key=k&authz.build=hang"))
