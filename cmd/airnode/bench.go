@@ -25,6 +25,7 @@ import (
 	"github.com/airnode/airnode/bench"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -803,6 +804,10 @@ func benchIdle(ctx context.Context, cat *extension.Catalogs, u spi.URL, f benchF
 	}
 	if u.Host() == "" || u.Port() == 0 {
 		return errors.New("bench: --idle needs a provider address (airnode://host:port/service)")
+	}
+	if directory.Multi(u) {
+		return fmt.Errorf("bench: --idle calls one service key on each connection it opens; group=%q version=%q name several: give one group and one version",
+			u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, ""))
 	}
 	tb, sel, err := cat.Transport.Select(u, "")
 	if err != nil {

@@ -260,6 +260,11 @@ func TestBench_IdleConnections(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--server-pid") {
 		t.Fatalf("--idle without --server-pid: %v, %s", err, out)
 	}
+	// group=* would have sent "*/demo.Echo" on every connection
+	cmd = exec.Command(binary, "bench", p.url("demo.Echo")+"?group=*", "--idle", "5", "--server-pid", strconv.Itoa(p.cmd.Process.Pid))
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "one group and one version") {
+		t.Fatalf("--idle with group=*: %v, %s", err, out)
+	}
 }
 
 // The configuration's reference of demo.Echo gives bench its defaults as it
