@@ -225,6 +225,35 @@ func TestBypassProbesAndRecovers(t *testing.T) {
 	}
 }
 
+// The call that probes a still-hung plugin after its bypass waits half of
+// its timeout for it, then goes on with the fallback: it used to wait the
+// whole timeout and fail CLIENT_TIMEOUT, once per bypass.
+func TestHungProbeFallsBackWithinHalfTheCall(t *testing.T) {
+	env, _ := hangFile(t)
+	var ev events
+	o := ev.options("acme.moody", startMoody(t, "LB_MODE=hang", env))
+	o.Bypass, o.MaxBypass = 100*time.Millisecond, 100*time.Millisecond
+	lb := build(t, o, "airnode://127.0.0.1/demo.Echo")
+	list := providers("timeout=400ms")
+	inv := &spi.Invocation{Method: "Echo"}
+	if _, err := lb.SelectContext(context.Background(), list, inv); err == nil || !strings.Contains(err.Error(), "the call's timeout 400ms") {
+		t.Fatalf("first Select: %v; want CLIENT_TIMEOUT naming the call's timeout", err)
+	}
+	time.Sleep(150 * time.Millisecond) // the bypass is over: the next call probes
+	start := time.Now()
+	x, err := lb.SelectContext(context.Background(), list, inv)
+	took := time.Since(start)
+	if err != nil || x == nil {
+		t.Fatalf("probe: %v, %v; want the fallback's pick", x, err)
+	}
+	if took < 150*time.Millisecond || took > 350*time.Millisecond {
+		t.Fatalf("probe took %v; want about half of timeout=400ms", took)
+	}
+	if b, _, _ := ev.get(); len(b) != 2 || b[1].Bound != 200*time.Millisecond {
+		t.Fatalf("bypass reports %+v; want a second trip bounded at 200ms", b)
+	}
+}
+
 // A Build that hangs at Refer is bounded by the reference's timeout, and
 // the plugin is bypassed: the calls that follow do not wait for it.
 func TestHungBuildIsBoundedAndBypassed(t *testing.T) {

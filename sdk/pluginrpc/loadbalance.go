@@ -171,9 +171,10 @@ type LoadBalanceOptions struct {
 // for o.Bypass (the default balancer picks, without waiting); then one call
 // probes it, and each probe that times out again doubles the bypass up to
 // o.MaxBypass, while one that answers ends it (a circuit breaker). A
-// Select cut short by its own Timeout falls back for that call; one cut
-// short by the call's deadline or timeout fails the call CLIENT_TIMEOUT
-// naming the balancer (nothing was sent).
+// probe waits at most half of what the call allows. A Select cut short
+// by its own Timeout, or a probe cut short at its half, falls back for
+// that call; one cut short by the call's deadline or timeout fails the
+// call CLIENT_TIMEOUT naming the balancer (nothing was sent).
 func NewLoadBalanceBuilder(o LoadBalanceOptions) spi.LoadBalanceBuilder {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultSelectTimeout
@@ -309,6 +310,12 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 		}
 	}
 	bound := min(lb.o.Timeout, callBound)
+	if probe {
+		// a probe of a plugin that timed out before takes at most half
+		// of what the call allows, so the call still has time to go on
+		// with the fallback when the plugin is still hung
+		bound = min(bound, callBound/2)
+	}
 	rctx, cancel := context.WithTimeout(ctx, bound)
 	start := time.Now()
 	i, point, err := lb.remote(rctx, c, gen, invokers, inv)
@@ -332,8 +339,8 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 		return invokers[i], nil
 	case timedOut(rctx, err):
 		bypass := lb.tripped(probe, point, took, bound)
-		if callBound > lb.o.Timeout {
-			return lb.fallback(invokers, inv), nil // its own bound: the call goes on
+		if bound < callBound {
+			return lb.fallback(invokers, inv), nil // its own or the probe's bound: the call goes on
 		}
 		by := fmt.Sprintf("the call's timeout %v", timeout)
 		if byDeadline {
