@@ -1,14 +1,18 @@
 package consistenthash_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/lb/consistenthash"
+	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
 )
@@ -209,5 +213,26 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 	rand.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
 	if n := testing.AllocsPerRun(1000, func() { lb.Select(l, inv) }); n != 0 {
 		t.Fatalf("Select allocates %v times per call", n)
+	}
+}
+
+// hash.arguments naming no argument of a call (indexes start at 0: "1"
+// for a one-argument method) sends every call to one provider; the first
+// such call is logged once, naming the key and the method.
+func TestArgumentsOutOfRangeWarnsOnce(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	lb, err := consistenthash.New(warmup.WithLogger(log)).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?methods.Echo.hash.arguments=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, "")}
+	for k := range 100 {
+		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"user-" + strconv.Itoa(k)}})
+		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Other", Args: []any{"user-" + strconv.Itoa(k)}}) // default: argument 0
+	}
+	out := buf.String()
+	if n := strings.Count(out, "names no argument"); n != 1 || !strings.Contains(out, "key=methods.Echo.hash.arguments") || !strings.Contains(out, "method=Echo") {
+		t.Fatalf("want one warning naming methods.Echo.hash.arguments and Echo, got:\n%s", out)
 	}
 }

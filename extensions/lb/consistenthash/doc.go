@@ -7,7 +7,10 @@
 //	hash.nodes      int          -     160      1..65536 virtual nodes per provider
 //	hash.arguments  int list     -     0        comma-separated argument indexes, each >= 0
 //
-// Both keys may be set per method ("methods.<m>.hash.nodes"). Weights and
+// Both keys may be set per method ("methods.<m>.hash.nodes"). An index past
+// a call's arguments is skipped, as Dubbo's; when a set hash.arguments
+// names none of a call's arguments every such call hashes alike (one
+// provider takes them all), and the first is logged as a warning. Weights and
 // warm-up do not apply, except that a provider with weight 0 is left out of
 // the ring. Reordering the list or restarting a provider at the same address
 // changes nothing; a provider leaving moves only its own keys. Select is safe

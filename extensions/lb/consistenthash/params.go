@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -26,7 +27,22 @@ const (
 type config struct {
 	nodes int
 	args  []int
+	src   string // the hash.arguments key as set ("" when defaulted)
+	value string // its value
 	ring  ringCache
+
+	warned atomic.Bool // the "names no argument" warning was logged
+}
+
+// missesAll reports whether none of the configured argument indexes is
+// one of args': every such call hashes alike.
+func (c *config) missesAll(args []any) bool {
+	for _, i := range c.args {
+		if i < len(args) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseConfig(u spi.URL, method string) (*config, error) {
@@ -39,7 +55,7 @@ func parseConfig(u spi.URL, method string) (*config, error) {
 		c.nodes = n
 	}
 	if v, src, ok := u.MethodParam(method, KeyArguments); ok {
-		c.args = c.args[:0]
+		c.args, c.src, c.value = c.args[:0], src, v
 		for _, f := range strings.Split(v, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || i < 0 {

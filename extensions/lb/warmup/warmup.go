@@ -94,6 +94,10 @@ func New(opts ...Option) *Weigher {
 // the epoch; balancers read it once per Select and pass it to Weight.
 func (w *Weigher) Now() int64 { return w.now().UnixMilli() }
 
+// Logger returns the logger given by WithLogger, else slog.Default(): the
+// balancer using w logs its own warnings there too.
+func (w *Weigher) Logger() *slog.Logger { return w.logger() }
+
 func (w *Weigher) logger() *slog.Logger {
 	if w.log != nil {
 		return w.log
