@@ -7,7 +7,9 @@
 //	airnode bench airnode://127.0.0.1:20990/demo.Echo -n 200000 -c 100
 //	kill -INT %1; go tool pprof -top /tmp/profprovider /tmp/provider.prof
 //
-// It profiles from start to SIGINT/SIGTERM, then shuts the node down.
+// It profiles from start to SIGINT/SIGTERM, then shuts the node down;
+// -memprofile FILE writes the allocations made meanwhile
+// (go tool pprof -sample_index=alloc_space -top FILE).
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -30,15 +33,19 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:20990", "listen address")
 	transport := flag.String("transport", "smux", "transport extension")
 	profile := flag.String("cpuprofile", "", "CPU profile file (none when empty)")
+	memprofile := flag.String("memprofile", "", "allocation profile file, written at exit (none when empty; go tool pprof -sample_index=alloc_space)")
 	params := flag.String("params", "", "more provider URL parameters, e.g. dispatcher=direct")
 	flag.Parse()
-	if err := run(*listen, *transport, *params, *profile); err != nil {
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096 // every ~4 KiB allocated: the per-call allocations show
+	}
+	if err := run(*listen, *transport, *params, *profile, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "profprovider:", err)
 		os.Exit(1)
 	}
 }
 
-func run(listen, transport, params, profile string) error {
+func run(listen, transport, params, profile, memprofile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -65,5 +72,13 @@ func run(listen, transport, params, profile string) error {
 	}
 	fmt.Printf("serving %s pid %d\n", exp.URL().Address(), os.Getpid())
 	<-ctx.Done()
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.Lookup("allocs").WriteTo(f, 0)
+	}
 	return nil
 }
