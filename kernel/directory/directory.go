@@ -121,7 +121,7 @@ func (d *Directory) Start(ctx context.Context) error {
 		return fmt.Errorf("directory %s: already started", d.consumer.ServiceKey())
 	}
 	d.mu.Unlock()
-	if d.groups.multi() || d.versions.multi() {
+	if d.groups.Multi() || d.versions.Multi() {
 		return d.startMulti(ctx)
 	}
 	sub, err := d.reg.Subscribe(ctx, d.consumer, d.update)
@@ -199,7 +199,7 @@ func (d *Directory) accepts(p spi.URL) bool {
 	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
 		return false
 	}
-	return d.groups.has(p.ParamOr(spi.KeyGroup, "")) && d.versions.has(p.ParamOr(spi.KeyVersion, ""))
+	return d.groups.Has(p.ParamOr(spi.KeyGroup, "")) && d.versions.Has(p.ParamOr(spi.KeyVersion, ""))
 }
 
 // otherGroupVersion returns why provider, of this reference's protocol
@@ -213,7 +213,7 @@ func (d *Directory) otherGroupVersion(p spi.URL) string {
 	if enabled, err := p.Bool("enabled", true); err == nil && !enabled {
 		return ""
 	}
-	if d.groups.has(p.ParamOr(spi.KeyGroup, "")) && d.versions.has(p.ParamOr(spi.KeyVersion, "")) {
+	if d.groups.Has(p.ParamOr(spi.KeyGroup, "")) && d.versions.Has(p.ParamOr(spi.KeyVersion, "")) {
 		return ""
 	}
 	return fmt.Sprintf("%s is in %s, %s (the reference asks for %s, %s)", p.Address(),

@@ -8,44 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/groupversion"
 	"github.com/airnode/airnode/spi"
 )
 
 // valueSet is what a consumer's group or version accepts: one value ("",
-// no group, is a value), a list (Dubbo's "a,b"), or any ("*").
-type valueSet struct {
-	any    bool
-	values []string
-}
+// no group, is a value), a list (Dubbo's "a,b"), or any ("*"); the rule
+// is internal/groupversion's, which the zookeeper registry applies too.
+type valueSet = groupversion.Set
 
-// parseSet reads a consumer's group or version value: "*" alone is any,
-// a comma-separated list is those values (spaces around them trimmed).
-func parseSet(key, v string) (valueSet, error) {
-	if v == "*" {
-		return valueSet{any: true}, nil
-	}
-	if !strings.ContainsAny(v, ",*") {
-		return valueSet{values: []string{v}}, nil
-	}
-	var s valueSet
-	for _, x := range strings.Split(v, ",") {
-		x = strings.TrimSpace(x)
-		switch {
-		case x == "":
-			return valueSet{}, fmt.Errorf("%s=%s: an empty item in the list (want %s=a,b, or %s=* for any)", key, v, key, key)
-		case strings.Contains(x, "*"):
-			return valueSet{}, fmt.Errorf("%s=%s: %q is a pattern; %s takes one value, a comma-separated list (%s=a,b) or * alone for any", key, v, x, key, key)
-		}
-		if !slices.Contains(s.values, x) {
-			s.values = append(s.values, x)
-		}
-	}
-	return s, nil
-}
-
-func (s valueSet) has(v string) bool { return s.any || slices.Contains(s.values, v) }
-
-func (s valueSet) multi() bool { return s.any || len(s.values) > 1 }
+// parseSet reads a consumer's group or version value (groupversion.Parse).
+func parseSet(key, v string) (valueSet, error) { return groupversion.Parse(key, v) }
 
 // CheckGroupVersion returns an error when consumer's group or version is
 // neither one value, a comma-separated list (Dubbo's multi-group
@@ -66,7 +39,7 @@ func CheckGroupVersion(consumer spi.URL) error {
 // group/interface:version), not the reference's.
 func Multi(consumer spi.URL) bool {
 	for _, key := range []string{spi.KeyGroup, spi.KeyVersion} {
-		if s, err := parseSet(key, consumer.ParamOr(key, "")); err == nil && s.multi() {
+		if s, err := parseSet(key, consumer.ParamOr(key, "")); err == nil && s.Multi() {
 			return true
 		}
 	}
@@ -124,9 +97,9 @@ func (d *Directory) keyURL(g, v string) spi.URL {
 // those of the registry's service keys of its interface that fit.
 func (d *Directory) wantKeys(ctx context.Context) ([]spi.URL, error) {
 	var out []spi.URL
-	if !d.groups.any && !d.versions.any {
-		for _, g := range d.groups.values {
-			for _, v := range d.versions.values {
+	if !d.groups.Any() && !d.versions.Any() {
+		for _, g := range d.groups.Values() {
+			for _, v := range d.versions.Values() {
 				out = append(out, d.keyURL(g, v))
 			}
 		}
@@ -142,7 +115,7 @@ func (d *Directory) wantKeys(ctx context.Context) ([]spi.URL, error) {
 	iface := d.consumer.Interface()
 	for _, k := range keys {
 		g, i, v := splitServiceKey(k)
-		if i == iface && d.groups.has(g) && d.versions.has(v) {
+		if i == iface && d.groups.Has(g) && d.versions.Has(v) {
 			out = append(out, d.keyURL(g, v))
 		}
 	}
@@ -153,10 +126,10 @@ func (d *Directory) wantKeys(ctx context.Context) ([]spi.URL, error) {
 // or both.
 func (d *Directory) anyKeys() string {
 	var s []string
-	if d.groups.any {
+	if d.groups.Any() {
 		s = append(s, spi.KeyGroup+"=*")
 	}
-	if d.versions.any {
+	if d.versions.Any() {
 		s = append(s, spi.KeyVersion+"=*")
 	}
 	return strings.Join(s, " and ")
@@ -196,7 +169,7 @@ func (d *Directory) startMulti(ctx context.Context) error {
 		d.stopMulti()
 		return fmt.Errorf("directory %s: no provider list from %s yet: %w", d.consumer.ServiceKey(), d.desc, ctx.Err())
 	}
-	if d.groups.any || d.versions.any {
+	if d.groups.Any() || d.versions.Any() {
 		d.mu.Lock()
 		if !d.closed {
 			d.rescanQuit, d.rescanDone = make(chan struct{}), make(chan struct{})
