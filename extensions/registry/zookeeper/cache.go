@@ -17,13 +17,18 @@ import (
 // cacheRefresh.
 const cacheRefresh = time.Minute
 
-// cache is the optional file.cache: the last list of every service seen and
-// when it was read from ZooKeeper, as JSON
+// cache is the optional file.cache: the last providers list of every
+// interface seen (all of its groups and versions, as its providers node
+// holds them) and when it was read from ZooKeeper, as JSON
 //
-//	{"lists": {"service key": ["url", ...]}, "saved": {"service key": "RFC 3339 time"}}
+//	{"lists": {"interface": ["url", ...]}, "saved": {"interface": "RFC 3339 time"}}
 //
 // rewritten atomically on change. A file of the earlier form, the bare
-// {"service key": [...]} object, is read with unknown saved times.
+// {"key": [...]} object, is read with unknown saved times. Files written
+// before the Dubbo layout were keyed by service key (group/interface:version):
+// an entry whose key is not an interface name is never read (a key of no
+// group and no version is the interface's name, and its list is the one
+// that interface's consumers want).
 type cache struct {
 	path string
 
@@ -82,8 +87,9 @@ func (c *cache) get(key string) ([]spi.URL, time.Time, bool) {
 	return out, c.saved[key], true
 }
 
-// keys returns the service keys with a non-empty cached list, and the
-// oldest of their saved times (zero when one is unknown).
+// keys returns the service keys of the providers cached under their
+// interface, and the oldest saved time of the lists read (zero when one is
+// unknown).
 func (c *cache) keys() ([]string, time.Time, bool) {
 	if c == nil {
 		return nil, time.Time{}, false
@@ -92,13 +98,25 @@ func (c *cache) keys() ([]string, time.Time, bool) {
 	defer c.mu.Unlock()
 	c.load()
 	var out []string
+	seen := map[string]bool{}
 	var oldest time.Time
 	unknown := false
 	for k, l := range c.lists {
-		if len(l) == 0 {
+		if !isInterfaceName(k) {
+			continue // the earlier layout's service key
+		}
+		n := len(out)
+		for _, s := range l {
+			u, err := spi.Parse(s)
+			if err != nil || u.Interface() != k || seen[u.ServiceKey()] {
+				continue
+			}
+			seen[u.ServiceKey()] = true
+			out = append(out, u.ServiceKey())
+		}
+		if len(out) == n {
 			continue
 		}
-		out = append(out, k)
 		switch s := c.saved[k]; {
 		case s.IsZero():
 			unknown = true

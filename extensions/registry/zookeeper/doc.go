@@ -1,8 +1,31 @@
 // Package zookeeper is the ZooKeeper registry, extension name "zookeeper"
-// (github.com/go-zookeeper/zk), with Dubbo's layout:
+// (github.com/go-zookeeper/zk), with Dubbo's layout (Dubbo 2.7's and
+// dubbo-go's ZookeeperRegistry: toUrlPath, toCategoryPath):
 //
-//	/<root>/<service key>/providers/<url.QueryEscape(canonical provider URL)>
-//	/<root>/<service key>/consumers/<url.QueryEscape(canonical consumer URL)>
+//	/<root>/<interface>/providers/<url.QueryEscape(provider URL)>
+//	/<root>/<interface>/consumers/<url.QueryEscape(consumer URL)>
+//
+// One node per interface holds the entries of every group and version;
+// group and version are URL parameters. The URL written (node name and
+// data) carries interface=<interface> and category=providers|consumers,
+// as Dubbo's do, and side (set by the kernel; side=provider is added to a
+// URL without one); the registry takes category, and interface when it is
+// the URL's path, off the URLs it reads, so a consumer gets the provider
+// URL as it was registered. Dubbo Admin, or a Dubbo or dubbo-go process
+// with the same root (root=/dubbo), sees one interface with its groups and
+// versions. A consumer entry goes under its interface's consumers node
+// whatever its group and version (group=* makes no "*" node).
+//
+// Lookup and Subscribe list the interface's providers node and keep the
+// providers whose group and version the consumer accepts: one value, a
+// list (group=a,b) or * (any), the directory's rule (internal/groupversion;
+// Dubbo's UrlUtils.isMatch). Services derives the service keys
+// (group/interface:version) from the providers' URLs. The earlier airnode
+// layout named nodes by service key (/airnode/gray%2Fdemo.Echo%3A2.0.0/...):
+// such nodes are not read (a node of no group and no version, named by its
+// interface, is the same in both layouts), and file.cache entries keyed by
+// such a service key are ignored; providers must be re-registered by an
+// airnode that writes this layout to be found.
 //
 // Entries are ephemeral nodes, their parents persistent; each name is encoded
 // exactly once, and registering an existing entry is a no-op. A goroutine the
@@ -27,7 +50,7 @@
 //	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session
-//	file.cache       path      -     ""        -           last known lists on disk and when each was read, used when ZooKeeper is down
+//	file.cache       path      -     ""        -           last known providers of each interface on disk and when each list was read, used when ZooKeeper is down
 //	user:password@   string    -     ""        -           digest ACL on created nodes, and the session's auth
 //
 // Safe for concurrent use. Close deletes the registry's entries, closes the

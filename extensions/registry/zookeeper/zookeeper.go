@@ -16,17 +16,24 @@ import (
 
 	"github.com/airnode/airnode/extensions/registry/internal/push"
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/groupversion"
 	"github.com/airnode/airnode/spi"
 )
 
 // Name is the extension name and URL scheme of the zookeeper registry.
 const Name = "zookeeper"
 
-// Category nodes under a service node (Dubbo's names).
+// Category nodes under an interface node, and the values of KeyCategory
+// (Dubbo's names).
 const (
 	Providers = "providers"
 	Consumers = "consumers"
 )
+
+// KeyCategory is Dubbo's URL key naming an entry's category node
+// (Providers or Consumers); the registry adds it, with spi.KeyInterface,
+// to the URL it writes and takes it off the URLs it reads.
+const KeyCategory = "category"
 
 // ExpiryGrace is how long, right after a new session, a subscription holds
 // back an empty re-list when it last pushed providers: providers whose
@@ -123,18 +130,82 @@ func (r *Registry) String() string { return r.desc }
 func escape(s string) string { return url.QueryEscape(s) }
 
 func category(u spi.URL) string {
-	if u.ParamOr(spi.KeySide, "") == "consumer" {
+	if u.ParamOr(spi.KeySide, "") == string(spi.Consumer) {
 		return Consumers
 	}
 	return Providers
 }
 
-func (r *Registry) categoryPath(serviceKey, cat string) string {
-	return r.p.root + "/" + escape(serviceKey) + "/" + cat
+// categoryPath is the node of iface's providers or consumers:
+// /<root>/<escaped interface>/<cat> (Dubbo's toCategoryPath).
+func (r *Registry) categoryPath(iface, cat string) string {
+	return r.p.root + "/" + escape(iface) + "/" + cat
 }
 
+// entry is u as the registry writes it (Dubbo's form): with interface and
+// category, and side when u has none.
+func entry(u spi.URL) spi.URL {
+	cat := category(u)
+	e := u.With(spi.KeyInterface, u.Interface()).With(KeyCategory, cat)
+	if _, ok := u.Param(spi.KeySide); !ok {
+		e = e.With(spi.KeySide, string(spi.Provider))
+	}
+	return e
+}
+
+// nodePath is u's node: its entry, encoded once, under its interface's
+// category node (Dubbo's toUrlPath).
 func (r *Registry) nodePath(u spi.URL) string {
-	return r.categoryPath(u.ServiceKey(), category(u)) + "/" + escape(u.String())
+	return r.categoryPath(u.Interface(), category(u)) + "/" + escape(entry(u).String())
+}
+
+// fromEntry is the provider URL an entry read under iface's providers
+// node stands for: without category, and without interface when it is the
+// URL's path (the registry added both). ok is false for an entry of
+// another interface or category (Dubbo's isMatch checks both too).
+func fromEntry(e spi.URL, iface string) (u spi.URL, ok bool) {
+	if c, set := e.Param(KeyCategory); set && c != Providers || e.Interface() != iface {
+		return e, false
+	}
+	u = e.Without(KeyCategory)
+	if v, _ := u.Param(spi.KeyInterface); v == u.Path() {
+		u = u.Without(spi.KeyInterface)
+	}
+	return u, true
+}
+
+// consumerOf returns the interface whose providers consumer takes and the
+// matcher of its group and version. Errors name an empty interface and a
+// malformed group or version (groupversion.Parse).
+func consumerOf(consumer spi.URL) (string, groupversion.Matcher, error) {
+	iface := consumer.Interface()
+	if iface == "" {
+		return "", groupversion.Matcher{}, fmt.Errorf("zookeeper registry: consumer URL %s names no interface (want airnode:///demo.Echo)", consumer.Redacted())
+	}
+	m, err := groupversion.ForConsumer(consumer)
+	if err != nil {
+		return "", groupversion.Matcher{}, fmt.Errorf("zookeeper registry: consumer URL %s: %w", consumer.Redacted(), err)
+	}
+	return iface, m, nil
+}
+
+// matching returns the providers of list that m accepts, as a new
+// non-nil slice.
+func matching(m groupversion.Matcher, list []spi.URL) []spi.URL {
+	out := make([]spi.URL, 0, len(list))
+	for _, u := range list {
+		if m.Match(u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// isInterfaceName reports whether a node name under the root, decoded,
+// can be an interface node: the nodes of the earlier airnode layout were
+// named by service key (group/interface:version) and are not read.
+func isInterfaceName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, "/:*")
 }
 
 // lastDialError returns ": last dial: ERR" for the last failed dial to a
@@ -318,12 +389,13 @@ func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 // incarnation whose session has not expired yet) is replaced.
 func (r *Registry) create(conn *zk.Conn, u spi.URL) error {
 	path := r.nodePath(u)
-	parent := r.categoryPath(u.ServiceKey(), category(u))
+	parent := r.categoryPath(u.Interface(), category(u))
 	if err := r.ensurePath(conn, parent); err != nil {
 		return err
 	}
+	data := []byte(entry(u).String())
 	for attempt := 0; ; attempt++ {
-		_, err := conn.Create(path, []byte(u.String()), zk.FlagEphemeral, r.acl)
+		_, err := conn.Create(path, data, zk.FlagEphemeral, r.acl)
 		if err == nil {
 			return nil
 		}
@@ -528,6 +600,9 @@ func (r *Registry) downError(ctx context.Context, what string) error {
 // file.cache while ZooKeeper is down waits one connect.timeout in all, as
 // Dubbo's check=false does not block on its consumer entry.
 func (r *Registry) Register(ctx context.Context, u spi.URL) error {
+	if u.Interface() == "" {
+		return fmt.Errorf("zookeeper registry: URL %s names no interface (want airnode://host:port/demo.Echo)", u.Redacted())
+	}
 	conn, err := r.connection()
 	if err != nil {
 		return err
@@ -585,16 +660,21 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	return nil
 }
 
-// decode turns child node names into URLs, skipping names that do not
-// decode (logged at debug).
-func (r *Registry) decode(children []string) []spi.URL {
+// decode turns the child node names of iface's providers node into
+// provider URLs (fromEntry), sorted, skipping names that do not decode
+// and entries of another interface or category (logged at debug).
+func (r *Registry) decode(iface string, children []string) []spi.URL {
 	out := make([]spi.URL, 0, len(children))
 	for _, c := range children {
 		s, err := url.QueryUnescape(c)
 		if err == nil {
-			var u spi.URL
-			if u, err = spi.Parse(s); err == nil {
-				out = append(out, u)
+			var e spi.URL
+			if e, err = spi.Parse(s); err == nil {
+				if u, ok := fromEntry(e, iface); ok {
+					out = append(out, u)
+				} else {
+					r.log.Debug("zookeeper registry: entry of another interface or category", "interface", iface, "entry", e.Redacted())
+				}
 				continue
 			}
 		}
@@ -604,56 +684,70 @@ func (r *Registry) decode(children []string) []spi.URL {
 	return out
 }
 
-// Lookup returns the providers of consumer.ServiceKey(). Without a session
-// it returns the file.cache list if there is one (FromCache says so, with
-// its age; logged at debug), else an error naming the servers and how long
-// they have been unreachable. It waits for a session within ctx and
-// connect.timeout on a first contact or a short disconnection, and not at
-// all while ZooKeeper is known to be down (no session for connect.timeout).
+// Lookup returns the providers of consumer's interface whose group and
+// version consumer accepts: one value, a list a,b or * (internal/groupversion,
+// the directory's rule; Dubbo's UrlUtils.isMatch). Without a session
+// it answers from the interface's file.cache list if there is one
+// (FromCache(consumer.ServiceKey()) says so, with its age; logged at
+// debug), else fails naming the servers and how long they have been
+// unreachable. It waits for a session within ctx and connect.timeout on a
+// first contact or a short disconnection, and not at all while ZooKeeper
+// is known to be down (no session for connect.timeout). A consumer URL
+// with no interface or a malformed group or version is an error.
 func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, error) {
+	iface, m, err := consumerOf(consumer)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := r.connection()
 	if err != nil {
 		return nil, err
 	}
 	key := consumer.ServiceKey()
 	if r.waitCtx(ctx) {
-		children, _, err := conn.Children(r.categoryPath(key, Providers))
+		children, _, err := conn.Children(r.categoryPath(iface, Providers))
 		switch {
 		case err == nil:
-			list := r.decode(children)
-			r.putCache(key, list)
+			all := r.decode(iface, children)
+			r.putCache(iface, all)
 			r.answered(key, true, time.Time{})
-			return list, nil
+			return matching(m, all), nil
 		case errors.Is(err, zk.ErrNoNode):
-			r.putCache(key, nil)
+			r.putCache(iface, nil)
 			r.answered(key, true, time.Time{})
 			return []spi.URL{}, nil
 		case conn.State() == zk.StateHasSession:
-			return nil, fmt.Errorf("zookeeper registry: list %s: %w", key, err)
+			return nil, fmt.Errorf("zookeeper registry: list %s: %w", r.categoryPath(iface, Providers), err)
 		}
 	}
-	if list, saved, ok := r.cache.get(key); ok {
+	if all, saved, ok := r.cache.get(iface); ok {
+		list := matching(m, all)
 		n := r.answered(key, false, saved)
 		r.log.Debug("zookeeper registry: no session; answering from file.cache", "service", key, "providers", len(list), "cache", n.String())
 		return list, nil
 	}
 	what := ""
 	if r.cache != nil {
-		what = "no " + KeyFileCache + " entry for " + key
+		what = "no " + KeyFileCache + " entry for " + iface
 	}
 	return nil, r.downError(ctx, what)
 }
 
-func (r *Registry) putCache(key string, list []spi.URL) {
-	if err := r.cache.put(key, list, time.Now()); err != nil {
+// putCache records the providers of iface (all of its groups and
+// versions) in file.cache.
+func (r *Registry) putCache(iface string, list []spi.URL) {
+	if err := r.cache.put(iface, list, time.Now()); err != nil {
 		r.log.Warn("zookeeper registry: write file.cache", "path", r.p.cache, "err", err)
 	}
 }
 
-// Services lists the service keys with at least one provider, sorted.
-// Without a session (waited for as Lookup does) it lists the services
-// file.cache holds a non-empty list of (FromCache("") says so), else it
-// fails naming the servers and how long they have been unreachable.
+// Services lists the service keys (group/interface:version) with at least
+// one provider, sorted, read from the providers' URLs under every
+// interface node (nodes of the earlier airnode layout, named by service
+// key, are not read). Without a session (waited for as Lookup does) it
+// lists those of the providers file.cache holds (FromCache("") says so),
+// else it fails naming the servers and how long they have been
+// unreachable.
 func (r *Registry) Services(ctx context.Context) ([]string, error) {
 	conn, err := r.connection()
 	if err != nil {
@@ -684,35 +778,48 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper registry: list %s: %w", root, err)
 	}
+	seen := map[string]bool{}
 	keys := []string{}
 	for _, c := range children {
-		key, err := url.QueryUnescape(c)
+		iface, err := url.QueryUnescape(c)
+		if err != nil || !isInterfaceName(iface) {
+			continue
+		}
+		p, _, err := conn.Children(r.categoryPath(iface, Providers))
 		if err != nil {
 			continue
 		}
-		p, _, err := conn.Children(r.categoryPath(key, Providers))
-		if err == nil && len(p) > 0 {
-			keys = append(keys, key)
+		for _, u := range r.decode(iface, p) {
+			if k := u.ServiceKey(); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
 		}
 	}
 	sort.Strings(keys)
 	return keys, nil
 }
 
-// Subscribe watches the providers of consumer.ServiceKey(). The first list
-// comes from ZooKeeper, or — when no session is established within
-// connect.timeout, or at once while ZooKeeper is known to be down — from
-// file.cache if it holds one (a warning gives its age); without a cache
-// entry Subscribe fails as Lookup does.
+// Subscribe watches the providers node of consumer's interface and
+// pushes the providers whose group and version consumer accepts (as
+// Lookup). The first list comes from ZooKeeper, or — when no session is
+// established within connect.timeout, or at once while ZooKeeper is known
+// to be down — from the interface's file.cache list if it holds one (a
+// warning gives its age); without a cache entry Subscribe fails as Lookup
+// does.
 func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
+	iface, m, err := consumerOf(consumer)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := r.connection(); err != nil {
 		return nil, err
 	}
 	// With no session after connect.timeout and nothing in file.cache, no
 	// provider list can come: say so now instead of leaving the caller to
 	// wait out its own deadline.
-	if _, _, cached := r.cache.get(consumer.ServiceKey()); !cached && !r.waitCtx(ctx) && !r.isClosed() {
-		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+consumer.ServiceKey())
+	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
+		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -722,6 +829,8 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	s := &subscription{
 		reg:    r,
 		key:    consumer.ServiceKey(),
+		iface:  iface,
+		match:  m,
 		pusher: push.New(notify),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -772,7 +881,9 @@ func (r *Registry) Close() error {
 
 type subscription struct {
 	reg    *Registry
-	key    string
+	key    string // the consumer's service key, for log lines
+	iface  string
+	match  groupversion.Matcher
 	pusher *push.Pusher
 	quit   chan struct{}
 	done   chan struct{}
@@ -784,7 +895,7 @@ type subscription struct {
 func (s *subscription) loop() {
 	defer close(s.done)
 	r := s.reg
-	path := r.categoryPath(s.key, Providers)
+	path := r.categoryPath(s.iface, Providers)
 	pushed := false     // a list has been pushed
 	lastEmpty := true   // the last pushed list was empty
 	listedGen := -1     // session generation of the last successful list
@@ -808,7 +919,8 @@ func (s *subscription) loop() {
 			}
 			if !pushed && !triedCache {
 				triedCache = true
-				if list, saved, ok := r.cache.get(s.key); ok {
+				if all, saved, ok := r.cache.get(s.iface); ok {
+					list := matching(s.match, all)
 					r.mu.Lock()
 					n := r.noteLocked(saved)
 					r.mu.Unlock()
@@ -840,7 +952,8 @@ func (s *subscription) loop() {
 			}
 			continue
 		}
-		list := r.decode(children)
+		all := r.decode(s.iface, children)
+		list := matching(s.match, all)
 		if listedGen >= 0 && gen != listedGen {
 			grace = time.Now().Add(ExpiryGrace)
 		}
@@ -853,7 +966,7 @@ func (s *subscription) loop() {
 			r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
 		} else {
 			s.pusher.Push(list)
-			r.putCache(s.key, list)
+			r.putCache(s.iface, all)
 			pushed, lastEmpty = true, len(list) == 0
 		}
 		select {

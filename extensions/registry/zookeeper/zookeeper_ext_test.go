@@ -190,6 +190,17 @@ func provider(port int, extra string) spi.URL {
 
 var consumer = spi.MustParse("airnode://127.0.0.1/demo.Echo?side=consumer")
 
+// nodeName is the node name of u's entry in Dubbo's layout: u with its
+// interface and category (providers, or consumers for side=consumer),
+// encoded once.
+func nodeName(u spi.URL) string {
+	cat := zookeeper.Providers
+	if u.ParamOr(spi.KeySide, "") == "consumer" {
+		cat = zookeeper.Consumers
+	}
+	return url.QueryEscape(u.With(spi.KeyInterface, u.Interface()).With(zookeeper.KeyCategory, cat).String())
+}
+
 func TestLayoutEphemeralNodes(t *testing.T) {
 	p := build(t, server.URL("root=layout"))
 	u := provider(20880, "")
@@ -198,7 +209,7 @@ func TestLayoutEphemeralNodes(t *testing.T) {
 	}
 	c := rawClient(t)
 	children, _, err := c.Children("/layout/demo.Echo/providers")
-	if err != nil || len(children) != 1 || children[0] != url.QueryEscape(u.String()) {
+	if err != nil || len(children) != 1 || children[0] != nodeName(u) {
 		t.Fatalf("children = %v, %v", children, err)
 	}
 	_, stat, err := c.Get("/layout/demo.Echo/providers/" + children[0])
@@ -243,13 +254,13 @@ func TestR3_EncodedOnce(t *testing.T) {
 	if err != nil || len(children) != 1 {
 		t.Fatalf("children = %v, %v", children, err)
 	}
-	if children[0] != url.QueryEscape(u.String()) {
-		t.Fatalf("node name %q, want %q", children[0], url.QueryEscape(u.String()))
+	if children[0] != nodeName(u) {
+		t.Fatalf("node name %q, want %q", children[0], nodeName(u))
 	}
 	dec, _ := url.QueryUnescape(children[0])
 	back, err := spi.Parse(dec)
-	if err != nil || !back.Equal(u) {
-		t.Fatalf("decoded %v (%v), want %v", back, err, u)
+	if want := u.With(spi.KeyInterface, "demo.Echo").With(zookeeper.KeyCategory, zookeeper.Providers); err != nil || !back.Equal(want) {
+		t.Fatalf("decoded %v (%v), want %v", back, err, want)
 	}
 	if v, _ := back.Param("odd"); v != "a=b&c/d%41%" {
 		t.Fatalf("odd = %q", v)
@@ -568,7 +579,7 @@ func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		children, _, err := raw.Children("/down/demo.Echo/consumers")
-		if err == nil && len(children) == 1 && children[0] == url.QueryEscape(entry.String()) {
+		if err == nil && len(children) == 1 && children[0] == nodeName(entry) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -582,7 +593,7 @@ func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 	if err := c.Register(ctx(t), second); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := raw.Get("/down/demo.Echo/consumers/" + url.QueryEscape(second.String())); err != nil {
+	if _, _, err := raw.Get("/down/demo.Echo/consumers/" + nodeName(second)); err != nil {
 		t.Fatalf("entry registered with a session up is not there at once: %v", err)
 	}
 }
