@@ -45,6 +45,7 @@ type Exporter struct {
 	srv  *server
 	reg  spi.Registry // nil when no registry is configured
 	once sync.Once
+	gone atomic.Bool // Unexport began: the service is no longer served
 }
 
 // URL returns the provider URL as registered: the bound address, and the
@@ -68,6 +69,7 @@ func (e *Exporter) unregister(ctx context.Context) error {
 // SERVICE_NOT_FOUND); the server keeps serving other services until
 // Shutdown. Idempotent.
 func (e *Exporter) Unexport(ctx context.Context) error {
+	e.gone.Store(true)
 	err := e.unregister(ctx)
 	e.srv.remove(e.key)
 	e.node.mu.Lock()
@@ -779,6 +781,7 @@ type server struct {
 	abandonAll context.CancelCauseFunc
 	abandoning atomic.Bool // set just before abandonAll
 	stoppedNow atomic.Bool // the shutdown's context was cancelled (stop at once), not past its deadline
+	closed     atomic.Bool // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
 }
 
 // serverFor returns the server for pu's transport and address, listening

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/kernel/extension"
@@ -48,6 +49,32 @@ type Node struct {
 
 	shutdownOnce sync.Once
 	shutdownErr  error
+	// draining holds, from the start of Shutdown, the exporters it
+	// unregisters: the node's references keep their providers listed
+	// until their servers have closed (holds).
+	draining atomic.Pointer[[]*Exporter]
+}
+
+// holds reports whether provider, dropped by a registry push, is one of
+// the node's own exporters that Shutdown unregistered and whose server
+// still serves (same service key and address): the node's references
+// keep it listed (directory.Hold), so that the calls the drain lets
+// finish, and those other consumers send during shutdown.wait, can still
+// call this node's other services (tester14 finding 3). Dubbo calls such
+// a service in-process (injvm); airnode has no in-process calls
+// (typo.go), so the node keeps calling itself over loopback until it
+// stops serving.
+func (n *Node) holds(provider spi.URL) bool {
+	es := n.draining.Load()
+	if es == nil {
+		return false
+	}
+	for _, e := range *es {
+		if !e.srv.closed.Load() && !e.gone.Load() && e.key == provider.ServiceKey() && e.url.Address() == provider.Address() {
+			return true
+		}
+	}
+	return false
 }
 
 // Option configures a Node (behaviour only; data travels in URLs).
@@ -168,7 +195,10 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 
 // Shutdown stops the node in DESIGN's fixed order: unregister every
 // exported service; wait shutdown.wait so that consumers stop picking this
-// provider (only when something was registered); stop accepting and drain
+// provider (only when something was registered; the node's own references
+// keep listing its own providers until their servers have closed, so a
+// method that calls another service of the same node, during the wait or
+// the drain, still reaches it); stop accepting and drain
 // in-flight calls until shutdown.timeout; close the servers' channels; close
 // every reference, whose calls in flight (the consumer side) are answered
 // before their channels close, as with Reference.Close, within what is
@@ -211,6 +241,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 	n.registries = map[string]spi.Registry{}
 	n.mu.Unlock()
 
+	// Before unregistering: the node's own references keep listing its
+	// providers until their servers close.
+	n.draining.Store(&exporters)
 	var errs []error
 	wait, timeout := n.shutdownWait, n.shutdownTimeout
 	var urlWait, urlTimeout time.Duration = -1, -1
@@ -254,6 +287,10 @@ func (n *Node) shutdown(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			n, err := s.shutdown(dctx)
+			s.closed.Store(true)
+			for _, r := range refs {
+				r.dir.Refresh() // its providers on s are no longer held
+			}
 			mu.Lock()
 			abandoned += n
 			if err != nil {

@@ -198,6 +198,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		return chain(fs, inv), nil
 	}, n.logger)
+	r.dir.Hold(n.holds)
 	if err := r.dir.Start(ctx); err != nil {
 		r.closeOwned()
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)

@@ -49,6 +49,11 @@ type Directory struct {
 	rescanQuit chan struct{}               // closes to stop rescan; mu
 	rescanDone chan struct{}               // closed when rescan has ended; mu
 
+	applyMu  sync.Mutex         // serialises update and Refresh (a push and a re-apply of the last one)
+	last     []spi.URL          // the last pushed list; applyMu
+	hold     func(spi.URL) bool // Hold's; set before Start
+	departed []string           // providers listed and then dropped by the pushes since the last non-empty one; applyMu
+
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
 	sub      spi.Subscription
@@ -323,11 +328,56 @@ func (d *Directory) otherTransport(p spi.URL) string {
 // none was. Built once per push; when a push leaves the reference no
 // provider, the providers of its interface under other service keys are
 // looked up in the registry then (registries push one service key), so
-// those lines are as of the last push. For "no provider available" errors.
+// those lines are as of the last push. When the registry no longer lists
+// any provider of the reference, one line more names those it listed
+// before ("127.0.0.1:20880 was listed and has left the registry
+// (unregistered, or its node stopped)"). For "no provider available"
+// errors.
 func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
+
+// Hold sets hold, asked by every push (and Refresh) for each provider the
+// directory lists that the push no longer does: a provider it returns
+// true for stays listed, its invoker kept, until a push lists it again or
+// a later push or Refresh finds hold false for it. The kernel holds its
+// node's own providers while they drain at shutdown: the node stops
+// advertising them (it unregisters first) but keeps calling itself while
+// it still serves (tester14 finding 3; Dubbo calls such a provider
+// in-process, injvm, which airnode does not have). hold runs on the
+// registry's notify goroutine with the directory's lock held: it must
+// not block nor call the directory. Set it before Start; nil (the
+// default) holds nothing.
+func (d *Directory) Hold(hold func(provider spi.URL) bool) {
+	d.applyMu.Lock()
+	d.hold = hold
+	d.applyMu.Unlock()
+}
+
+// Refresh applies the last pushed provider list again, in the calling
+// goroutine, asking Hold's function again: a provider held until now and
+// no longer held is removed (its invoker closed). A no-op before the
+// first push and after Close.
+func (d *Directory) Refresh() {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	d.mu.Lock()
+	ready := d.gotFirst && !d.closed
+	d.mu.Unlock()
+	if ready {
+		d.apply(d.last)
+	}
+}
 
 // update applies a pushed provider list.
 func (d *Directory) update(providers []spi.URL) {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	d.last = providers
+	d.apply(providers)
+}
+
+// apply makes providers the directory's list, keeping the held ones
+// (Hold); applyMu is held.
+func (d *Directory) apply(providers []spi.URL) {
 	next := make(map[string]member, len(providers))
 	var stale []spi.Invoker
 	// Registries push one service key: providers of another group or
@@ -390,11 +440,28 @@ func (d *Directory) update(providers []spi.URL) {
 		next[k] = member{provider: p, invoker: inv}
 		d.log.Info("directory: provider added", "provider", p.Address())
 	}
+	var held []spi.URL
 	for k, m := range d.members {
-		if _, keep := next[k]; !keep {
-			stale = append(stale, m.invoker)
-			d.log.Info("directory: provider removed", "provider", m.provider.Address())
+		if _, keep := next[k]; keep {
+			continue
 		}
+		if d.hold != nil && d.hold(m.provider) {
+			next[k] = m
+			held = append(held, m.provider)
+			d.log.Debug("directory: provider unregistered but still listed: its own node is draining it", "provider", m.provider.Address())
+			continue
+		}
+		stale = append(stale, m.invoker)
+		d.log.Info("directory: provider removed", "provider", m.provider.Address())
+		if a := m.provider.Address(); !slices.Contains(d.departed, a) {
+			d.departed = append(d.departed, a)
+		}
+	}
+	slices.SortFunc(held, func(a, b spi.URL) int { return strings.Compare(a.String(), b.String()) })
+	if len(next) > 0 {
+		d.departed = nil
+	} else if len(d.departed) > 0 {
+		ignored = append(ignored, departedLine(d.departed))
 	}
 	d.members = next
 	d.ignored = ignoredNow
@@ -403,7 +470,7 @@ func (d *Directory) update(providers []spi.URL) {
 		ignored = append(ignored, fmt.Sprintf("and %d more in another group or version", moreGV))
 	}
 	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next)), ignored: ignored}
-	for _, p := range providers {
+	for _, p := range append(slices.Clip(providers), held...) {
 		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {
 			snap.all = append(snap.all, m.invoker)
 			snap.providers = append(snap.providers, p)
@@ -420,6 +487,24 @@ func (d *Directory) update(providers []spi.URL) {
 	for _, f := range changes {
 		f()
 	}
+}
+
+// departedLine says, for Ignored, which providers the reference listed
+// before the registry dropped them all: "127.0.0.1:20880 was listed and
+// has left the registry (unregistered, or its node stopped)", at most
+// maxGroupVersionLines addresses and then a count. It stands instead of a
+// guess at why the registry never listed one (clusterkit's memory://
+// hint): this reference did see a provider there.
+func departedLine(addrs []string) string {
+	shown := addrs[:min(len(addrs), maxGroupVersionLines)]
+	line := strings.Join(shown, ", ")
+	if more := len(addrs) - len(shown); more > 0 {
+		line += fmt.Sprintf(" and %d more", more)
+	}
+	if len(addrs) == 1 {
+		return line + " was listed and has left the registry (unregistered, or its node stopped)"
+	}
+	return line + " were listed and have left the registry (unregistered, or their nodes stopped)"
 }
 
 func containsURL(l []spi.URL, u spi.URL) bool {

@@ -21,6 +21,10 @@
 // providers of all of them. A pattern ("a*") or an empty item fails
 // Start (CheckGroupVersion).
 //
+// Hold keeps chosen providers listed after the registry drops them (the
+// kernel's own providers while their node drains at shutdown) until
+// Refresh finds them no longer held.
+//
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks and does not allocate while every invoker is available. Close stops
 // the subscription and closes every invoker; it is idempotent.

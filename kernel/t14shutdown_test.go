@@ -1,0 +1,140 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// t14Inventory is the downstream service of t14Orders, exported by the
+// same node.
+type t14Inventory struct{}
+
+func (t14Inventory) Reserve(ctx context.Context, sku string) (string, error) {
+	return "reserved " + sku, nil
+}
+
+// t14Orders calls t14Inventory through its node's own registry
+// reference, as tester14's shop.Orders does. Place("wait") tells started
+// and waits for release before its downstream call.
+type t14Orders struct {
+	inv     *Reference
+	started chan struct{}
+	release chan struct{}
+}
+
+func (o *t14Orders) Place(ctx context.Context, id string) (string, error) {
+	if id == "wait" {
+		o.started <- struct{}{}
+		select {
+		case <-o.release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	var s string
+	if err := o.inv.Call(ctx, "Reserve", []any{id}, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// TestT14_3_OwnProvidersListedWhileDraining: a node that exports
+// t14.Inventory and t14.Orders, Orders calling Inventory through the
+// node's own registry reference, keeps calling its own Inventory while it
+// drains at Shutdown (tester14 finding 3): the call in flight that goes
+// downstream once Shutdown began (in the drain, after shutdown.wait), and
+// a call another consumer sends during shutdown.wait, both succeed; other
+// consumers no longer see the provider in the registry.
+func TestT14_3_OwnProvidersListedWhileDraining(t *testing.T) {
+	for _, reg := range []string{"memory://t14-3", "file://" + t.TempDir() + "?poll=50ms"} {
+		t.Run(spi.MustParse(reg).Scheme(), func(t *testing.T) { testOwnProvidersWhileDraining(t, reg) })
+	}
+}
+
+func testOwnProvidersWhileDraining(t *testing.T, registry string) {
+	ctx := ctxT(t)
+	cat := testCatalogs(t)
+	const wait = 800 * time.Millisecond
+	a := NewNode(cat, WithLogger(quiet), WithRegistry(spi.MustParse(registry)),
+		WithShutdownWait(wait), WithShutdownTimeout(5*time.Second))
+	defer a.Close()
+	if _, err := a.Export(ctx, t14Inventory{}, spi.MustParse("airnode://127.0.0.1:0/t14.Inventory")); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := a.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := &t14Orders{inv: inv, started: make(chan struct{}, 1), release: make(chan struct{})}
+	oe, err := a.Export(ctx, orders, spi.MustParse("airnode://127.0.0.1:0/t14.Orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the node's own Inventory provider listed", func() bool { return len(inv.Providers()) == 1 })
+
+	b := NewNode(cat, WithLogger(quiet), WithRegistry(spi.MustParse(registry)))
+	defer b.Close()
+	viaRegistry, err := b.Refer(ctx, spi.MustParse("airnode:///t14.Orders?timeout=8s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := b.Refer(ctx, spi.MustParse("airnode://"+oe.URL().Address()+"/t14.Orders?timeout=3s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bInv, err := b.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the consumer's Orders provider listed", func() bool { return len(viaRegistry.Providers()) == 1 })
+	eventually(t, "the consumer's Inventory provider listed", func() bool { return len(bInv.Providers()) == 1 })
+
+	inFlight := make(chan error, 1)
+	go func() {
+		var s string
+		err := viaRegistry.Call(ctx, "Place", []any{"wait"}, &s)
+		if err == nil && s != "reserved wait" {
+			err = fmt.Errorf("reply %q", s)
+		}
+		inFlight <- err
+	}()
+	select {
+	case <-orders.started:
+	case <-ctx.Done():
+		t.Fatal("Place did not start")
+	}
+	begun := time.Now()
+	shut := make(chan error, 1)
+	go func() { shut <- a.Shutdown(ctx) }()
+
+	// The registry no longer lists the node's providers: other consumers
+	// stop picking them.
+	eventually(t, "Inventory unregistered, as another consumer sees it", func() bool { return len(bInv.Providers()) == 0 })
+	if d := time.Since(begun); d > wait/2 {
+		t.Logf("unregistering took %v (shutdown.wait %v): the call below may fall after the wait", d, wait)
+	}
+	// During shutdown.wait another consumer's call still reaches the node
+	// and goes downstream to the node's own Inventory.
+	var s string
+	if err := direct.Call(ctx, "Place", []any{"now"}, &s); err != nil || s != "reserved now" {
+		t.Errorf("call from another consumer during shutdown.wait: %q, %v", s, err)
+	}
+	// The call in flight goes downstream during the drain (after the wait).
+	time.Sleep(time.Until(begun.Add(wait + 150*time.Millisecond)))
+	close(orders.release)
+	if err := <-inFlight; err != nil {
+		t.Errorf("call in flight that went downstream during the drain: %v", err)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	// The node's own references are closed with it.
+	if _, err := inv.Invoke(ctx, "Reserve", "x"); !errors.Is(err, ErrReferenceClosed) {
+		t.Errorf("call after Shutdown: %v, want ErrReferenceClosed", err)
+	}
+}
