@@ -10,7 +10,7 @@ func (Builder) Keys() []spi.KeyDoc {
 		{Key: KeyRoot, Type: spi.KeyTypeString, Default: DefaultRoot, Doc: `root node, no '/'; "" puts services at /`},
 		{Key: KeySessionTimeout, Type: spi.KeyTypeDuration, Default: "30s", Doc: "ZooKeeper session timeout (a kill -9'd provider's entry goes after it), 400ms..1h"},
 		{Key: KeyConnectTimeout, Type: spi.KeyTypeDuration, Default: "5s", Doc: "how long a first contact (or a lost session) waits for a session; after it, calls answer at once from file.cache or fail, 10ms..1m"},
-		{Key: KeyFileCache, Type: spi.KeyTypePath, Doc: "file of the last known provider lists, used while ZooKeeper is down; absent: no cache"},
+		{Key: KeyFileCache, Type: spi.KeyTypePath, Doc: "file of the last known providers of each interface, used while ZooKeeper is down; absent: no cache"},
 	}
 }
 
