@@ -771,8 +771,15 @@ type server struct {
 
 	mu       sync.RWMutex
 	services map[string]service
-	draining bool           // shutdown began: later requests are not waited for by preDrain
-	before   sync.WaitGroup // requests that started before draining
+	draining bool // shutdown began: later requests are not waited for by preDrain
+	// before counts the requests that started before draining; the
+	// last of them to end once draining closes drained (no goroutine
+	// waits for them: an abandoned call that ignores its context leaves
+	// only its own goroutine behind, tester14 finding 9).
+	before      atomic.Int64
+	drainBegun  atomic.Bool // draining, for beforeDone (set with it, under mu)
+	drained     chan struct{}
+	drainedOnce sync.Once
 
 	// abandon is cancelled when the drain deadline passes: every call
 	// still running has its context cancelled (cause errAbandoned) and a
@@ -864,7 +871,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
 	}
-	s := &server{log: n.logger, first: pu, done: make(chan struct{}), services: map[string]service{}}
+	s := &server{log: n.logger, first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
 	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	s.srv = exchange.NewServer(l, exchange.Options{
@@ -1000,7 +1007,7 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	}
 	s.mu.RUnlock()
 	if counted {
-		defer s.before.Done()
+		defer s.beforeDone()
 	}
 	if svc == nil {
 		msg := fmt.Sprintf("service %q is not exported on %s:%d", req.Service, s.host, s.port)
@@ -1173,12 +1180,12 @@ func (s *server) abandonedWhy() string {
 func (s *server) shutdown(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	s.draining = true
+	s.drainBegun.Store(true)
 	s.mu.Unlock()
-	drained := make(chan struct{})
-	go func() {
-		s.before.Wait()
-		close(drained)
-	}()
+	if s.before.Load() == 0 {
+		s.drainedOnce.Do(func() { close(s.drained) })
+	}
+	drained := s.drained
 	abandoned := 0
 	inTime := waitDrained(ctx, drained)
 	if !inTime {
@@ -1194,7 +1201,7 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 	// The exchange's Shutdown closes every channel; past ctx (plus its
 	// short grace) it leaves behind the handlers that ignore their
 	// context, and so does this: an abandoned call still running keeps
-	// s.before (and the goroutine waiting for it) until it returns.
+	// its own goroutine until it returns, and nothing waits for it.
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	if inTime {
@@ -1205,6 +1212,14 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
 	}
 	return abandoned, nil
+}
+
+// beforeDone ends the count of a request that started before draining:
+// the last one to end once shutdown began closes drained.
+func (s *server) beforeDone() {
+	if s.before.Add(-1) == 0 && s.drainBegun.Load() {
+		s.drainedOnce.Do(func() { close(s.drained) })
+	}
 }
 
 // waitDrained waits for drained and then flushGrace, or for ctx; it

@@ -88,6 +88,7 @@ func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilde
 		if err != nil {
 			return nil, fmt.Errorf("filter %q: %w", b.Name(), err)
 		}
+		n.useLogger(f)
 		out = append(out, f)
 	}
 	return out, nil

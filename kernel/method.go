@@ -329,7 +329,9 @@ func (m *method) incoming(ctx context.Context, att map[string]string) context.Co
 // call invokes the method with args (which may come from filters, so each is
 // checked and converted to its parameter type). A returned error becomes
 // SERVICE_ERROR with its message, except an *spi.Error whose status does
-// not say "did not run" (serviceError); a panic becomes SERVER_ERROR.
+// not say "did not run" (spi.MethodError, which also names a typed nil
+// error and takes a nil *spi.Error for none); a panic becomes
+// SERVER_ERROR.
 func (m *method) call(ctx context.Context, service string, args []any) (res spi.Result) {
 	if len(args) != len(m.args) {
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), len(args))}
@@ -344,7 +346,10 @@ func (m *method) call(ctx context.Context, service string, args []any) (res spi.
 	if m.direct != nil {
 		if v, ok, err := m.direct(ctx, args); ok {
 			if err != nil {
-				return spi.Result{Err: spi.MethodError(service, m.name, err)}
+				// nil for a nil *spi.Error: no error
+				if err = spi.MethodError(service, m.name, err); err != nil {
+					return spi.Result{Err: err}
+				}
 			}
 			return spi.Result{Value: v}
 		}
@@ -370,9 +375,11 @@ func (m *method) callReflect(ctx context.Context, service string, args []any) sp
 		in = append(in, v)
 	}
 	out := m.fn.Call(in)
-	errv := out[len(out)-1]
-	if !errv.IsNil() {
-		return spi.Result{Err: spi.MethodError(service, m.name, errv.Interface().(error))}
+	if errv := out[len(out)-1]; !errv.IsNil() {
+		// nil for a nil *spi.Error: no error
+		if err := spi.MethodError(service, m.name, errv.Interface().(error)); err != nil {
+			return spi.Result{Err: err}
+		}
 	}
 	if m.result {
 		return spi.Result{Value: out[0].Interface()}
@@ -731,10 +738,13 @@ func argOf[A any](a any, ptr reflect.Type) (x A, ok bool) {
 }
 
 // resultOf returns a direct call's outcome: r as an any (when R is
-// unsafe.Pointer standing for the pointer type ptr, as a ptr), or err.
+// unsafe.Pointer standing for the pointer type ptr, as a ptr), or err. A
+// nil *spi.Error is no error (spi.MethodError): r is returned.
 func resultOf[R any](r R, err error, ptr reflect.Type) (any, bool, error) {
 	if err != nil {
-		return nil, true, err
+		if se, ok := err.(*spi.Error); !ok || se != nil {
+			return nil, true, err
+		}
 	}
 	if ptr != nil {
 		p, _ := any(r).(unsafe.Pointer)

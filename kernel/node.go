@@ -213,7 +213,9 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // context: about 0.4 s after the drain's end (its grace to answer, the
 // go-away's flush, the channels' close) it closes the listeners and
 // connections and returns, leaving that method's goroutine running until
-// it returns (the goroutine is the method's; its answer is dropped). So
+// it returns (the goroutine is the method's; its answer is dropped): no
+// other goroutine of the node waits for it, so goleak.VerifyNone after
+// Shutdown sees only the method's (TestT14_9...). So
 // Shutdown returns within shutdown.wait + shutdown.timeout + about 0.4 s,
 // or ctx's end + 0.4 s, whatever the methods do. Shutdown is idempotent:
 // later calls return the first call's result.

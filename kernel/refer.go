@@ -417,6 +417,8 @@ func (r *Reference) build(method string) (*strategy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: loadbalance %s: %w", r.key, ls.Name, err)
 	}
+	r.node.useLogger(c)
+	r.node.useLogger(lb)
 	return &strategy{cluster: c, lb: lb, clusterName: cs.Name, lbName: ls.Name}, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/airnode/airnode/spi"
 )
 
@@ -136,5 +138,75 @@ func testOwnProvidersWhileDraining(t *testing.T, registry string) {
 	// The node's own references are closed with it.
 	if _, err := inv.Invoke(ctx, "Reserve", "x"); !errors.Is(err, ErrReferenceClosed) {
 		t.Errorf("call after Shutdown: %v, want ErrReferenceClosed", err)
+	}
+}
+
+// t14Stuck's Block ignores its context: it returns when release closes.
+type t14Stuck struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (s *t14Stuck) Block(ctx context.Context) (string, error) {
+	s.started <- struct{}{}
+	<-s.release
+	return "late", nil
+}
+
+// TestT14_9_AbandonedCallLeavesOnlyItsGoroutine: after Shutdown abandons
+// a call whose method ignores its context, the only goroutine left is the
+// method's (tester14 finding 9: the server's drain waiter, the exchange's
+// closeAll and the channel's supervisor stayed until the method
+// returned), with each dispatcher; once the method returns, nothing is
+// left.
+func TestT14_9_AbandonedCallLeavesOnlyItsGoroutine(t *testing.T) {
+	for _, dispatcher := range Dispatchers() {
+		t.Run(dispatcher, func(t *testing.T) {
+			base := goleak.IgnoreCurrent()
+			ctx := ctxT(t)
+			cat := testCatalogs(t)
+			p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
+			stuck := &t14Stuck{started: make(chan struct{}, 1), release: make(chan struct{})}
+			released := false
+			defer func() {
+				if !released {
+					close(stuck.release)
+				}
+			}()
+			e, err := p.Export(ctx, stuck, spi.MustParse("airnode://127.0.0.1:0/t14.Stuck?dispatcher="+dispatcher))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewNode(cat, WithLogger(quiet))
+			r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/t14.Stuck?timeout=5s"), spi.URL{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := make(chan error, 1)
+			go func() { _, err := r.Invoke(ctx, "Block"); call <- err }()
+			<-stuck.started
+			now, cancel := context.WithCancel(ctx)
+			cancel()
+			var abandoned *AbandonedError
+			if err := p.Shutdown(now); !errors.As(err, &abandoned) || abandoned.Calls != 1 {
+				t.Fatalf("Shutdown: %v, want 1 abandoned call", err)
+			}
+			if err := <-call; err == nil {
+				t.Error("the abandoned call succeeded")
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Only the method's goroutine is left (goleak retries for
+			// goroutines on their way out).
+			if err := goleak.Find(base, goleak.IgnoreAnyFunction("github.com/airnode/airnode/kernel.(*t14Stuck).Block")); err != nil {
+				t.Errorf("besides the method's, goroutines left after Shutdown returned: %v", err)
+			}
+			close(stuck.release)
+			released = true
+			if err := goleak.Find(base); err != nil {
+				t.Errorf("goroutines left after the method returned: %v", err)
+			}
+		})
 	}
 }

@@ -60,9 +60,20 @@ const (
 // Result is the outcome of an Invoke: a value or an error (an *Error for
 // anything that crossed the wire), plus attachments from the provider.
 type Result struct {
-	Value       any
-	Err         error
+	// Value is the method's result (nil for a method that returns only an
+	// error, and when Err is set).
+	Value any
+	// Err is the failure the caller gets; nil on success.
+	Err error
+	// Attachments are the provider's response attachments; nil when there
+	// are none.
 	Attachments map[string]string
+	// Swallowed is a failure that a cluster absorbed (failsafe: Dubbo's
+	// FailsafeClusterInvoker) and hid from the caller, who gets this
+	// Result with Err nil and a zero Value. Filters above the cluster read
+	// it (the consumer's accesslog line says status=SERVICE_ERROR
+	// swallowed=true rather than OK); the kernel ignores it. nil otherwise.
+	Swallowed error
 }
 
 // Invoker is anything that can invoke: a remote provider, a cluster over a

@@ -3,6 +3,7 @@ package spi
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -83,18 +84,48 @@ type Error struct {
 }
 
 // Errorf returns an *Error with status s and a formatted message. A %w verb
-// in format becomes the Cause.
+// in format becomes the Cause. When the Cause carries an *Error of the same
+// status, its text enters the message without its status name, which the
+// result renders once: Errorf(StatusBadRequest, "place: %w",
+// Errorf(StatusBadRequest, "bad sku")) says "BAD_REQUEST: place: bad sku".
 func Errorf(s Status, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
-	return &Error{Status: s, Message: err.Error(), Cause: errors.Unwrap(err)}
+	cause := errors.Unwrap(err)
+	msg := err.Error()
+	var inner *Error
+	if cause != nil && errors.As(cause, &inner) && inner != nil && inner.Status == s {
+		msg = statusOnce(msg, inner)
+	}
+	return &Error{Status: s, Message: msg, Cause: cause}
 }
 
-// Error renders "STATUS_NAME: message".
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return e.Status.String()
+// statusOnce returns msg, the text of an error that wraps inner, with
+// inner's own rendering ("BAD_REQUEST: bad sku") replaced by its message
+// ("bad sku"), once: for an *Error of inner's status built around msg,
+// whose Error() adds the status name itself. msg is returned unchanged
+// when inner has no message or its rendering is not in msg.
+func statusOnce(msg string, inner *Error) string {
+	if inner.Message == "" {
+		return msg
 	}
-	return e.Status.String() + ": " + e.Message
+	full := inner.Error()
+	if full == inner.Message {
+		return msg // inner's message already starts with its name
+	}
+	return strings.Replace(msg, full, inner.Message, 1)
+}
+
+// Error renders "STATUS_NAME: message", the name once: a Message that
+// already starts with "STATUS_NAME: " is rendered as it is.
+func (e *Error) Error() string {
+	name := e.Status.String()
+	if e.Message == "" {
+		return name
+	}
+	if len(e.Message) > len(name)+1 && e.Message[len(name)] == ':' && e.Message[len(name)+1] == ' ' && strings.HasPrefix(e.Message, name) {
+		return e.Message
+	}
+	return name + ": " + e.Message
 }
 
 // Unwrap returns the cause, if any.
@@ -168,19 +199,55 @@ func StatusOf(err error) Status {
 // the method returned the error of its own downstream call. gRPC does the
 // same: a server's outgoing-call status is not its own (it becomes
 // Unknown); in Dubbo such an error is a business exception, never retried.
+//
+// A nil pointer returned as a non-nil error (the classic Go mistake: a
+// func returning error that returns a nil *MyErr variable) is
+// SERVICE_ERROR "<service>.<method> returned a nil *pkg.MyErr as a
+// non-nil error": the method ran and said it failed, so the status is
+// the one of any error it returns; the message names the mistake rather
+// than the panic its Error method would raise. A nil *Error, airnode's own
+// type, is no error: MethodError returns nil for it, and the caller
+// answers the method's result. An error that wraps an *Error that passes
+// through (fmt.Errorf("place: %w", Errorf(StatusBadRequest, "bad sku")))
+// becomes an *Error of that status whose message names it once ("place:
+// bad sku", rendered "BAD_REQUEST: place: bad sku"), err its Cause, so
+// errors.Is and errors.As match as they did on err.
 func MethodError(service, method string, err error) error {
+	if se, ok := err.(*Error); ok && se == nil {
+		return nil
+	}
+	if typ, ok := nilPointer(err); ok {
+		return &Error{Status: StatusServiceError, Message: fmt.Sprintf("%s.%s returned a nil %s as a non-nil error", service, method, typ)}
+	}
 	var se *Error
-	if !errors.As(err, &se) {
+	if !errors.As(err, &se) || se == nil {
 		return &Error{Status: StatusServiceError, Message: err.Error(), Cause: err}
 	}
 	if passesThrough(se.Status) {
-		return err
+		if se == err {
+			return err
+		}
+		return &Error{Status: se.Status, Message: statusOnce(err.Error(), se), Cause: err}
 	}
 	msg := err.Error()
 	if name := se.Status.String(); !strings.Contains(msg, name) {
 		msg = name + ": " + msg
 	}
 	return &Error{Status: StatusServiceError, Message: fmt.Sprintf("%s.%s returned %s", service, method, msg), Cause: err}
+}
+
+// nilPointer reports whether err is a nil value of a pointer (or map,
+// slice, func, chan) type in a non-nil error interface, and names the
+// type ("*main.MyErr").
+func nilPointer(err error) (string, bool) {
+	v := reflect.ValueOf(err)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		if v.IsNil() {
+			return v.Type().String(), true
+		}
+	}
+	return "", false
 }
 
 // passesThrough reports whether status s, returned by a method, reaches

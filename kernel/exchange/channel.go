@@ -84,9 +84,10 @@ type Channel struct {
 	dieOnce  sync.Once
 	dying    chan struct{} // closed when the channel dies
 	reason   string        // why; written before dying is closed
-	io       sync.WaitGroup
-	handlers sync.WaitGroup // provider requests submitted and not finished (queued, running, or their response being sent)
-	pool     *workerPool    // the Server's, or the channel's own (ownPool)
+	io       ioGroup       // readers, writer, acceptor: Close waits for them
+	handlers handlerCount  // provider requests submitted and not finished (queued, running, or their response being sent)
+	live     atomic.Int64  // 1 until die, plus io, handlers and newChannel's own hold: at 0 the channel finishes (release)
+	pool     *workerPool   // the Server's, or the channel's own (ownPool)
 	ownPool  bool
 	hbStop   func()
 	finished chan struct{} // closed when every goroutine has exited and OnClose returned
@@ -113,6 +114,8 @@ type Channel struct {
 	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
 	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
 	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
+
+	check livenessCheck // consumer: the ping after silent call timeouts (liveness.go)
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
@@ -177,6 +180,8 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if c.pool == nil {
 		c.pool, c.ownPool = newWorkerPool(opts.Workers), true
 	}
+	c.io.c, c.handlers.c = c, c
+	c.live.Store(2) // alive (die releases it) and being made (released below)
 	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	now := time.Now().UnixNano()
@@ -201,7 +206,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Heartbeat != nil {
 		c.hbStop = opts.Heartbeat.Watch(c)
 	}
-	go c.supervise()
+	c.release() // made: the channel finishes once it is dead and its goroutines and handlers have ended
 	return c
 }
 
@@ -265,12 +270,57 @@ func (c *Channel) refuseStream(s io.ReadWriteCloser) {
 	}
 }
 
-// supervise waits for death, then for every goroutine, then stops the
-// heartbeat watch and calls OnClose.
-func (c *Channel) supervise() {
-	<-c.dying
-	c.io.Wait()
-	c.handlers.Wait()
+// ioGroup counts the channel's I/O goroutines as a sync.WaitGroup does
+// (Close waits for them), and on the channel's live count.
+type ioGroup struct {
+	c  *Channel
+	wg sync.WaitGroup
+}
+
+// Add counts n more goroutines; the adder holds a count itself (or the
+// channel is not dead yet: goIO's goMu), so live is never raised from 0.
+func (g *ioGroup) Add(n int) {
+	g.c.live.Add(int64(n))
+	g.wg.Add(n)
+}
+
+// Done ends one goroutine's count.
+func (g *ioGroup) Done() {
+	g.wg.Done()
+	g.c.release()
+}
+
+// Wait waits until every counted goroutine has called Done.
+func (g *ioGroup) Wait() { g.wg.Wait() }
+
+// handlerCount counts the provider requests submitted and not finished,
+// on the channel's live count only: nobody waits for them in a goroutine
+// (release).
+type handlerCount struct{ c *Channel }
+
+// Add counts n more requests (called by a reader, which holds a count).
+func (h *handlerCount) Add(n int) { h.c.live.Add(int64(n)) }
+
+// Done ends one request's count.
+func (h *handlerCount) Done() { h.c.release() }
+
+// release drops one count of live. The last one, once the channel is
+// dead and every goroutine and handler it counted has ended, starts the
+// short goroutine that finishes the channel (finish): no goroutine of
+// the channel waits meanwhile, so a handler that ignores its cancelled
+// context leaves only its own goroutine behind while it runs (tester14
+// finding 9). finish runs apart because the last count may be a
+// worker's (the pool's close waits for it) or die's caller's (a heartbeat
+// watch, whose stop waits for it).
+func (c *Channel) release() {
+	if c.live.Add(-1) == 0 {
+		go c.finishChannel()
+	}
+}
+
+// finishChannel stops the channel's own pool and heartbeat watch, calls
+// OnClose and marks the channel finished (Wait).
+func (c *Channel) finishChannel() {
 	if c.ownPool {
 		c.pool.close()
 	}
@@ -313,6 +363,7 @@ func (c *Channel) die(reason string, level slog.Level) {
 			cl.done <- struct{}{}
 		}
 		c.log.Log(context.Background(), level, "channel closed", "reason", reason, "failed_calls", len(calls))
+		c.release() // dead: goClosed is set, so no goIO raises live again
 	})
 }
 

@@ -28,6 +28,11 @@ type Server struct {
 	closing  bool
 	stopping chan struct{} // closed when Shutdown or Close begins
 	stopOnce sync.Once
+
+	// closeAll left channels behind (handlers ignoring their context):
+	// the last of them to finish closes the pool (closePool). On mu.
+	poolOnLast bool
+	poolOnce   sync.Once
 }
 
 // NewServer returns a server on l. It does not start: call Serve.
@@ -91,9 +96,13 @@ func (s *Server) add(sess spi.Session) {
 	opts.OnClose = func(ch *Channel, reason string) {
 		s.mu.Lock()
 		delete(s.chans, ch)
+		last := s.poolOnLast && len(s.chans) == 0
 		s.mu.Unlock()
 		if user != nil {
 			user(ch, reason)
+		}
+		if last {
+			s.closePool()
 		}
 	}
 	ch := newChannel(sess, opts, &s.inflight, s.pool)
@@ -133,7 +142,9 @@ func (s *Server) stop() []*Channel {
 // A handler that ignores its cancelled context and is still running then
 // is left behind: its goroutine is the handler's, it ends when the handler
 // returns (its answer is dropped, the channel being closed), and Shutdown
-// returns ctx's error without waiting for it. Listeners and connections
+// returns ctx's error without waiting for it. No other goroutine of the
+// server waits for it meanwhile: the channel finishes, and the last
+// channel closes the worker pool, when the handler returns. Listeners and connections
 // are closed either way. Close, in contrast, waits for every goroutine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range s.stop() {
@@ -206,8 +217,11 @@ const closeGrace = 100 * time.Millisecond
 // handler contexts cancelled) at once, and waits for the channels'
 // goroutines and then the worker pool's. It reports whether they all
 // ended: it stops waiting closeGrace after ctx ends, leaving behind the
-// handlers that ignore their context (and, with dispatcher=direct, the
-// reader running one), which end when those handlers return.
+// handlers that ignore their context (each on its own goroutine: a
+// worker's, or with dispatcher=direct or adaptive the reader's that ran
+// it). No other goroutine waits for them: each channel finishes when its
+// last handler returns (Channel.release), and the last channel to finish
+// closes the pool (tester14 finding 9).
 func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	chans := s.stop()
 	// Tell each consumer the last request run on its channel, so that it
@@ -223,31 +237,38 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	for _, ch := range chans {
 		ch.die(reason, slog.LevelDebug) // never waits: every connection closes now
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, ch := range chans {
-			ch.Close(reason)
+	ended := ctx.Done()
+	var grace <-chan time.Time
+	for _, ch := range chans {
+		for waiting := true; waiting; {
+			select {
+			case <-ch.finished:
+				waiting = false
+			case <-ended:
+				t := time.NewTimer(closeGrace)
+				defer t.Stop()
+				ended, grace = nil, t.C
+			case <-grace:
+				// Left behind: the last channel to finish closes the
+				// pool (add's OnClose), or this does when they all
+				// finished meanwhile.
+				s.mu.Lock()
+				s.poolOnLast = true
+				last := len(s.chans) == 0
+				s.mu.Unlock()
+				if last {
+					s.closePool()
+				}
+				return false
+			}
 		}
-		for _, ch := range chans {
-			ch.Wait()
-		}
-		s.pool.close() // after every channel: nothing is queued any more
-	}()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
 	}
-	t := time.NewTimer(closeGrace)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
+	s.closePool() // after every channel: nothing is queued any more
+	return true
 }
+
+// closePool closes the worker pool, once.
+func (s *Server) closePool() { s.poolOnce.Do(s.pool.close) }
 
 // Addr returns the listener's address.
 func (s *Server) Addr() net.Addr { return s.l.Addr() }

@@ -14,8 +14,10 @@ const Name = "failsafe"
 // Option configures a Builder (behaviour only).
 type Option func(*Builder)
 
-// WithLogger makes the clusters log swallowed failures to l instead of
-// slog.Default().
+// WithLogger makes the clusters log swallowed failures to l, whatever
+// node they serve. Without it a cluster logs to its node's logger
+// (kernel.WithLogger, passed by spi.LoggerUser), or slog.Default() when
+// it is used outside a node.
 func WithLogger(l *slog.Logger) Option { return func(b *Builder) { b.log = l } }
 
 // Builder builds failsafe clusters. The zero value is ready to use.
@@ -34,14 +36,29 @@ func New(opts ...Option) Builder {
 func (Builder) Name() string { return Name }
 
 // Build returns the cluster; failsafe has no keys, so it never fails.
-func (b Builder) Build(spi.URL) (spi.Cluster, error) { return &Cluster{log: b.log}, nil }
+func (b Builder) Build(spi.URL) (spi.Cluster, error) {
+	return &Cluster{log: b.log, own: b.log != nil}, nil
+}
 
 // Cluster is a failsafe cluster.
-type Cluster struct{ log *slog.Logger }
+type Cluster struct {
+	log *slog.Logger
+	own bool // log came from WithLogger: UseLogger leaves it
+}
+
+// UseLogger makes the cluster log to l, its node's logger, unless the
+// Builder was given one by WithLogger (spi.LoggerUser: the kernel calls it
+// right after Build).
+func (c *Cluster) UseLogger(l *slog.Logger) {
+	if !c.own {
+		c.log = l
+	}
+}
 
 // Invoke calls the provider lb picks once. A failure is logged at warn
 // level with the service, method, provider and error, and a zero Result is
-// returned.
+// returned whose Swallowed is the failure (filters above the cluster, such
+// as the consumer's accesslog, report it).
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	list := dir.List(inv)
 	if len(list) == 0 {
@@ -64,11 +81,12 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	}
 	l.Warn("failsafe: call failed, returning the zero result",
 		"service", inv.Service, "method", inv.Method, "provider", x.URL().Address(), "err", r.Err)
-	return spi.Result{}
+	return spi.Result{Swallowed: r.Err}
 }
 
 // Interface guards.
 var (
 	_ spi.ClusterBuilder = Builder{}
 	_ spi.Cluster        = (*Cluster)(nil)
+	_ spi.LoggerUser     = (*Cluster)(nil)
 )

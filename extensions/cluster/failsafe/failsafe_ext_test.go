@@ -34,6 +34,9 @@ func TestFailureSwallowedAndLogged(t *testing.T) {
 	if r.Err != nil || r.Value != nil || r.Attachments != nil {
 		t.Fatalf("got %+v, want the zero Result", r)
 	}
+	if spi.StatusOf(r.Swallowed) != spi.StatusServiceError {
+		t.Fatalf("Swallowed = %v, want the SERVICE_ERROR the provider answered", r.Swallowed)
+	}
 	out := logs.String()
 	for _, want := range []string{"disk full", "10.0.0.1:20880", "Echo", "demo.Echo"} {
 		if !strings.Contains(out, want) {
@@ -45,3 +48,29 @@ func TestFailureSwallowedAndLogged(t *testing.T) {
 type pickFirst struct{}
 
 func (pickFirst) Select(l []spi.Invoker, _ *spi.Invocation) spi.Invoker { return l[0] }
+
+// UseLogger (the node's logger) reaches a cluster built without
+// WithLogger; a Builder's own logger wins over it.
+func TestUseLogger(t *testing.T) {
+	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
+	p := spitest.NewStubInvoker(spi.MustParse("airnode://10.0.0.1:20880/demo.Echo"), func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "disk full")}
+	})
+	call := func(c spi.Cluster) {
+		c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, spitest.NewStubDirectory(ref, "memory://", p), pickFirst{})
+	}
+	var node, own syncBuf
+	c, _ := failsafe.New().Build(ref)
+	c.(spi.LoggerUser).UseLogger(slog.New(slog.NewJSONHandler(&node, nil)))
+	call(c)
+	if !strings.HasPrefix(node.String(), "{") || !strings.Contains(node.String(), "disk full") {
+		t.Fatalf("node logger got %q", node.String())
+	}
+	c, _ = failsafe.New(failsafe.WithLogger(slog.New(slog.NewTextHandler(&own, nil)))).Build(ref)
+	var other syncBuf
+	c.(spi.LoggerUser).UseLogger(slog.New(slog.NewJSONHandler(&other, nil)))
+	call(c)
+	if !strings.Contains(own.String(), "disk full") || other.String() != "" {
+		t.Fatalf("own logger got %q, node logger %q", own.String(), other.String())
+	}
+}

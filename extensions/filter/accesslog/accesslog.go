@@ -29,12 +29,15 @@ const Order = -100
 // MaxArgs bounds the logged text of the arguments, in bytes.
 const MaxArgs = 1024
 
-// Builder builds accesslog filters. The zero value is ready to use and
-// logs "accesslog=true" lines to stderr; Logger, when set before the first
-// Build, replaces that. Close it to close the files it opened.
+// Builder builds accesslog filters. The zero value is ready to use: its
+// filters log "accesslog=true" lines to their node's logger
+// (spi.LoggerUser), or to a text logger on stderr outside a node; Logger,
+// when set before the first Build, replaces both. Close it to close the
+// files it opened.
 type Builder struct {
 	// Logger receives the lines of "accesslog=true" and the reports of
-	// file failures; nil means a text logger on stderr.
+	// file failures of every filter the Builder builds, whatever node
+	// they serve; nil means each filter's node's logger.
 	Logger *slog.Logger
 
 	mu     sync.Mutex
@@ -87,19 +90,16 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 	return f, nil
 }
 
-// logger returns the Builder's logger.
-func (b *Builder) logger() *slog.Logger {
-	if b.Logger != nil {
-		return b.Logger
-	}
-	return defaultLogger
-}
-
+// defaultLogger is the logger of a filter used outside a node, whose
+// Builder has no Logger.
 var defaultLogger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 
 // fileLogger returns the logger of path, opening the file on first use;
-// nil when it cannot be opened (reported once) or the Builder is closed.
-func (b *Builder) fileLogger(path string) *slog.Logger {
+// nil when it cannot be opened (reported once on log) or the Builder is
+// closed. The file's lines are JSON when log's handler is log/slog's JSON
+// handler (the node logs JSON: --log-format json), text otherwise; the
+// first filter to open a path decides.
+func (b *Builder) fileLogger(path string, log *slog.Logger) *slog.Logger {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -117,11 +117,15 @@ func (b *Builder) fileLogger(path string) *slog.Logger {
 	s.once.Do(func() {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
-			b.logger().Error("accesslog: cannot open the access log; calls are not logged there", "path", path, "err", err)
+			log.Error("accesslog: cannot open the access log; calls are not logged there", "path", path, "err", err)
 			return
 		}
 		s.closer = f
-		s.log = slog.New(slog.NewTextHandler(&lockedWriter{w: f}, nil))
+		if _, ok := log.Handler().(*slog.JSONHandler); ok {
+			s.log = slog.New(slog.NewJSONHandler(&lockedWriter{w: f}, nil))
+		} else {
+			s.log = slog.New(slog.NewTextHandler(&lockedWriter{w: f}, nil))
+		}
 	})
 	return s.log
 }
@@ -161,11 +165,32 @@ type Filter struct {
 	side spi.Side
 	args bool
 	off  bool
-	dest string // file path; "" for the Builder's logger
-	addr string // the URL's address, logged on the consumer
+	dest string       // file path; "" for the logger
+	addr string       // the URL's address, logged on the consumer
+	node *slog.Logger // the node's logger (UseLogger); nil outside a node
 }
 
-// Invoke runs the call and logs it, whatever its outcome.
+// UseLogger makes the filter log to l, its node's logger, unless its
+// Builder has a Logger (spi.LoggerUser: the kernel calls it right after
+// Build).
+func (f *Filter) UseLogger(l *slog.Logger) { f.node = l }
+
+// logger returns where the filter's lines go, the file's aside: the
+// Builder's Logger, else the node's, else stderr in text.
+func (f *Filter) logger() *slog.Logger {
+	switch {
+	case f.b.Logger != nil:
+		return f.b.Logger
+	case f.node != nil:
+		return f.node
+	}
+	return defaultLogger
+}
+
+// Invoke runs the call and logs it, whatever its outcome. A failure that
+// a cluster below the filter swallowed (spi.Result.Swallowed: failsafe)
+// is logged with its status and swallowed=true, though the caller got no
+// error.
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	if f.off {
 		return next.Invoke(ctx, inv)
@@ -173,13 +198,13 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	start := time.Now()
 	res := next.Invoke(ctx, inv)
 	d := time.Since(start)
-	log := f.b.logger()
+	log := f.logger()
 	if f.dest != "" {
-		if log = f.b.fileLogger(f.dest); log == nil {
+		if log = f.b.fileLogger(f.dest, log); log == nil {
 			return res
 		}
 	}
-	attrs := make([]slog.Attr, 0, 8)
+	attrs := make([]slog.Attr, 0, 9)
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
@@ -189,8 +214,11 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	attrs = append(attrs,
 		slog.String("service", inv.Service),
 		slog.String("method", inv.Method),
-		slog.String("status", spi.StatusOf(res.Err).String()),
+		slog.String("status", status(res).String()),
 		slog.Duration("duration", d))
+	if res.Err == nil && res.Swallowed != nil {
+		attrs = append(attrs, slog.Bool("swallowed", true))
+	}
 	if f.args {
 		s := fmt.Sprintf("%v", inv.Args)
 		if len(s) > MaxArgs {
@@ -202,7 +230,17 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	return res
 }
 
+// status is the call's outcome: its error's, or, when a cluster below
+// swallowed a failure, that failure's.
+func status(res spi.Result) spi.Status {
+	if res.Err == nil && res.Swallowed != nil {
+		return spi.StatusOf(res.Swallowed)
+	}
+	return spi.StatusOf(res.Err)
+}
+
 var (
 	_ spi.FilterBuilder = (*Builder)(nil)
 	_ spi.Filter        = (*Filter)(nil)
+	_ spi.LoggerUser    = (*Filter)(nil)
 )

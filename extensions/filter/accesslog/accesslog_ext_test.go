@@ -143,3 +143,43 @@ func TestUnopenableFileNeverFailsCalls(t *testing.T) {
 		t.Errorf("%d reports of the open failure:\n%s", n, buf.String())
 	}
 }
+
+// A filter of a Builder without Logger logs to its node's logger
+// (UseLogger), in that logger's format, files included; a failure a
+// cluster below swallowed is logged with its status and swallowed=true.
+func TestNodeLoggerAndSwallowed(t *testing.T) {
+	var node syncBuf
+	b := &accesslog.Builder{}
+	defer b.Close()
+	f, err := b.Build(spi.MustParse("airnode://127.0.0.1:9/demo.Echo?side=consumer&accesslog=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.(spi.LoggerUser).UseLogger(slog.New(slog.NewJSONHandler(&node, nil)))
+	swallowing := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Swallowed: spi.Errorf(spi.StatusServiceError, "boom")}
+	})
+	if res := f.Invoke(context.Background(), swallowing, &spi.Invocation{Service: "demo.Echo", Method: "Echo"}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	line := strings.TrimSpace(node.String())
+	for _, want := range []string{`{"time":`, `"status":"SERVICE_ERROR"`, `"swallowed":true`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %s", line, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "access.log")
+	f, err = b.Build(spi.MustParse("airnode://127.0.0.1:9/demo.Echo?side=consumer&accesslog=" + path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.(spi.LoggerUser).UseLogger(slog.New(slog.NewJSONHandler(&node, nil)))
+	f.Invoke(context.Background(), next, &spi.Invocation{Service: "demo.Echo", Method: "Echo"})
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), `{"time":`) || !strings.Contains(string(data), `"status":"OK"`) || strings.Contains(string(data), "swallowed") {
+		t.Errorf("file got %q, want a JSON line with status OK", data)
+	}
+}

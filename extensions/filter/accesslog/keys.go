@@ -5,7 +5,7 @@ import "github.com/airnode/airnode/spi"
 // Keys describes the URL keys Build reads (spi.KeyDescriber).
 func (*Builder) Keys() []spi.KeyDoc {
 	return []spi.KeyDoc{
-		{Key: Key, Type: spi.KeyTypeString, Doc: "activates the filter: true or default: the Builder's logger (stderr); false: off; else a file path, appended to"},
+		{Key: Key, Type: spi.KeyTypeString, Doc: "activates the filter: true or default: the node's logger, in its format; false: off; else a file path, appended to"},
 		{Key: KeyArgs, Type: spi.KeyTypeBool, Default: "false", Doc: "also log the arguments (fmt %v, at most 1 KiB)"},
 	}
 }

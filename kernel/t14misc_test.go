@@ -1,0 +1,237 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// t14svc fails every call of Fail with a SERVICE_ERROR.
+type t14svc struct{}
+
+func (t14svc) Fail(ctx context.Context, msg string) (string, error) { return "", errors.New(msg) }
+func (t14svc) Ok(ctx context.Context) (string, error)               { return "ok", nil }
+
+// jsonLog is a JSON logger into a buffer safe for concurrent use.
+type jsonLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (j *jsonLog) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(lockedWriter{&j.mu, &j.buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// lines returns the lines logged, each decoded; it fails t on a line that
+// is not a JSON object.
+func (j *jsonLog) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	j.mu.Lock()
+	text := j.buf.String()
+	j.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("a line is not JSON (%v): %q", err, l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// find returns the first line whose msg starts with msg and whose fields
+// include every field of want (compared as fmt %v).
+func find(lines []map[string]any, msg string, want map[string]string) map[string]any {
+next:
+	for _, l := range lines {
+		if s, _ := l["msg"].(string); !strings.HasPrefix(s, msg) {
+			continue
+		}
+		for k, v := range want {
+			if fmt.Sprint(l[k]) != v {
+				continue next
+			}
+		}
+		return l
+	}
+	return nil
+}
+
+// tester14 finding 6: the failsafe cluster and the accesslog filter log
+// through the node's logger (kernel.WithLogger), each node's to its own,
+// and the consumer's access line says that the call failsafe swallowed
+// failed.
+func TestT14_6_BundledExtensionsLogThroughTheNodeLogger(t *testing.T) {
+	cat := testCatalogs(t) // one catalog set for every node, as bundle.Catalogs() users do
+	var plog, clog, c2log jsonLog
+	p := NewNode(cat, WithLogger(plog.logger()), WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctxT(t), t14svc{}, spi.MustParse("airnode://127.0.0.1:0/t14.Log?accesslog=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(clog.logger()))
+	t.Cleanup(func() { _ = c.Close() })
+	r := refer(t, c, "airnode://"+e.URL().Address()+"/t14.Log?cluster=failsafe&accesslog=true")
+	var out string
+	if err := r.Call(ctxT(t), "Fail", []any{"flaky x"}, &out); err != nil || out != "" {
+		t.Fatalf("failsafe call = %q, %v; want the zero result and no error", out, err)
+	}
+	c2 := NewNode(cat, WithLogger(c2log.logger()))
+	t.Cleanup(func() { _ = c2.Close() })
+	r2 := refer(t, c2, "airnode://"+e.URL().Address()+"/t14.Log?cluster=failsafe&accesslog=true")
+	if err := r2.Call(ctxT(t), "Ok", nil, &out); err != nil || out != "ok" {
+		t.Fatalf("Ok = %q, %v", out, err)
+	}
+
+	cl := clog.lines(t)
+	if find(cl, "failsafe: call failed", map[string]string{"level": "WARN", "service": "t14.Log", "method": "Fail", "err": "SERVICE_ERROR: flaky x"}) == nil {
+		t.Errorf("no failsafe warning in the consumer node's log:\n%v", cl)
+	}
+	if find(cl, "access", map[string]string{"side": "consumer", "method": "Fail", "status": "SERVICE_ERROR", "swallowed": "true"}) == nil {
+		t.Errorf("no consumer access line with status=SERVICE_ERROR swallowed=true in the consumer node's log:\n%v", cl)
+	}
+	if find(cl, "access", map[string]string{"method": "Ok"}) != nil {
+		t.Errorf("the other consumer node's call is in this node's log:\n%v", cl)
+	}
+	if find(c2log.lines(t), "access", map[string]string{"side": "consumer", "method": "Ok", "status": "OK"}) == nil {
+		t.Errorf("no access line in the second consumer node's log:\n%v", c2log.lines(t))
+	}
+	pl := plog.lines(t)
+	if find(pl, "access", map[string]string{"side": "provider", "method": "Fail", "status": "SERVICE_ERROR"}) == nil {
+		t.Errorf("no provider access line in the provider node's log:\n%v", pl)
+	}
+	if find(pl, "access", map[string]string{"side": "consumer"}) != nil || find(pl, "failsafe", nil) != nil {
+		t.Errorf("consumer lines in the provider node's log:\n%v", pl)
+	}
+}
+
+// t14Err is a user's error type with a pointer receiver.
+type t14Err struct{ code int }
+
+func (e *t14Err) Error() string { return fmt.Sprintf("t14err %d", e.code) }
+
+// t14errs returns errors the way tester14's errs_test.go does, through a
+// direct-call shape (ctx, no argument, string result) and a reflective
+// one (a struct argument).
+type t14errs struct{}
+
+type t14arg struct{ N int }
+
+func (t14errs) TypedNil(ctx context.Context) (string, error) {
+	var e *t14Err
+	return "value", e
+}
+func (t14errs) TypedNilReflect(ctx context.Context, _ t14arg) (string, error) {
+	var e *t14Err
+	return "value", e
+}
+func (t14errs) NilSpiErr(ctx context.Context) (string, error) {
+	var e *spi.Error
+	return "value", e
+}
+func (t14errs) NilSpiErrReflect(ctx context.Context, _ t14arg) (string, error) {
+	var e *spi.Error
+	return "value", e
+}
+func (t14errs) NilSpiErrOnly(ctx context.Context) error {
+	var e *spi.Error
+	return e
+}
+func (t14errs) Wrapped(ctx context.Context) (string, error) {
+	return "", fmt.Errorf("place: %w", spi.Errorf(spi.StatusBadRequest, "bad sku"))
+}
+func (t14errs) Joined(ctx context.Context) (string, error) {
+	return "", errors.Join(errors.New("a"), spi.Errorf(spi.StatusServerTimeout, "b"))
+}
+
+// tester14 finding 8: a typed nil error is named, not reported as a panic;
+// a nil *spi.Error is no error; a wrapped *spi.Error's status is rendered
+// once.
+func TestT14_8_TypedNilAndWrappedErrorsOverTheWire(t *testing.T) {
+	_, e := export14(t, t14errs{}, "t14.Errs")
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/t14.Errs")
+	for _, tc := range []struct {
+		method string
+		args   []any
+		status spi.Status
+		msg    string // the whole error text; "" for no error
+	}{
+		{"TypedNil", nil, spi.StatusServiceError, "SERVICE_ERROR: t14.Errs.TypedNil returned a nil *kernel.t14Err as a non-nil error"},
+		{"TypedNilReflect", []any{t14arg{}}, spi.StatusServiceError, "SERVICE_ERROR: t14.Errs.TypedNilReflect returned a nil *kernel.t14Err as a non-nil error"},
+		{"NilSpiErr", nil, spi.StatusOK, ""},
+		{"NilSpiErrReflect", []any{t14arg{}}, spi.StatusOK, ""},
+		{"Wrapped", nil, spi.StatusBadRequest, "BAD_REQUEST: place: bad sku"},
+		{"Joined", nil, spi.StatusServerTimeout, "SERVER_TIMEOUT: a\nb"},
+	} {
+		var out string
+		err := r.Call(ctxT(t), tc.method, tc.args, &out)
+		if spi.StatusOf(err) != tc.status || tc.msg != "" && (err == nil || err.Error() != tc.msg) {
+			t.Errorf("%s: %v (%v); want %v %q", tc.method, err, spi.StatusOf(err), tc.status, tc.msg)
+		}
+		if tc.status == spi.StatusOK && out != "value" {
+			t.Errorf("%s: result %q, want the method's \"value\"", tc.method, out)
+		}
+	}
+	if _, err := r.Invoke(ctxT(t), "NilSpiErrOnly"); err != nil {
+		t.Errorf("NilSpiErrOnly: %v", err)
+	}
+	if err := r.Call(ctxT(t), "Wrapped", nil, nil); !errors.Is(err, spi.ErrBadRequest) {
+		t.Errorf("Wrapped does not match spi.ErrBadRequest: %v", err)
+	}
+}
+
+// spi.MethodError and spi.Errorf render a wrapped status once and keep
+// what errors.Is and errors.As match.
+func TestT14_8_StatusRenderedOnce(t *testing.T) {
+	inner := spi.Errorf(spi.StatusBadRequest, "bad sku: %w", &t14Err{7})
+	err := spi.MethodError("t.Orders", "Place", fmt.Errorf("place: %w", inner))
+	var mine *t14Err
+	if err.Error() != "BAD_REQUEST: place: bad sku: t14err 7" || !errors.Is(err, spi.ErrBadRequest) || !errors.Is(err, inner) || !errors.As(err, &mine) || mine.code != 7 {
+		t.Errorf("MethodError = %q (Is BAD_REQUEST %v, Is inner %v, As %v)", err, errors.Is(err, spi.ErrBadRequest), errors.Is(err, inner), errors.As(err, &mine))
+	}
+	if err := spi.MethodError("t.Orders", "Place", inner); err != inner {
+		t.Errorf("an *spi.Error returned as it is became %#v", err)
+	}
+	if got := spi.Errorf(spi.StatusBadRequest, "place: %w", spi.Errorf(spi.StatusBadRequest, "bad sku")).Error(); got != "BAD_REQUEST: place: bad sku" {
+		t.Errorf("Errorf of a wrapped same status = %q", got)
+	}
+	if got := spi.Errorf(spi.StatusServiceError, "reserve: %w", spi.Errorf(spi.StatusBadRequest, "bad sku")).Error(); got != "SERVICE_ERROR: reserve: BAD_REQUEST: bad sku" {
+		t.Errorf("Errorf of a wrapped other status = %q (the inner status says something: keep it)", got)
+	}
+	if got := (&spi.Error{Status: spi.StatusBadRequest, Message: "BAD_REQUEST: x"}).Error(); got != "BAD_REQUEST: x" {
+		t.Errorf("a message starting with its status renders %q", got)
+	}
+	if err := spi.MethodError("t.Orders", "Place", (*spi.Error)(nil)); err != nil {
+		t.Errorf("nil *spi.Error = %v, want nil", err)
+	}
+}
+
+// export14 exports impl under service on a free loopback port of a new
+// node logging into a buffer, and returns that log and the exporter.
+func export14(t *testing.T, impl any, service string, query ...string) (*jsonLog, *Exporter) {
+	t.Helper()
+	var log jsonLog
+	n := NewNode(testCatalogs(t), WithLogger(log.logger()), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	u := "airnode://127.0.0.1:0/" + service
+	if len(query) > 0 {
+		u += "?" + strings.Join(query, "&")
+	}
+	e, err := n.Export(ctxT(t), impl, spi.MustParse(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &log, e
+}
