@@ -80,8 +80,19 @@ func (n *Node) holds(provider spi.URL) bool {
 // Option configures a Node (behaviour only; data travels in URLs).
 type Option func(*Node)
 
-// WithLogger sets the node's logger (default slog.Default()).
+// WithLogger sets the node's logger (default slog.Default()). The kernel
+// logs through it, and so do the extensions it builds that take a logger
+// (spi.LoggerUser: the failsafe cluster, the accesslog filter), so that a
+// process logs in one format.
 func WithLogger(l *slog.Logger) Option { return func(n *Node) { n.logger = l } }
+
+// useLogger gives x, just built, the node's logger when x takes one
+// (spi.LoggerUser).
+func (n *Node) useLogger(x any) {
+	if u, ok := x.(spi.LoggerUser); ok {
+		u.UseLogger(n.logger)
+	}
+}
 
 // WithClock sets the clock used for provider timestamps (default time.Now).
 func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now } }
@@ -189,6 +200,7 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
 	}
+	n.useLogger(r)
 	n.registries[key] = r
 	return r, nil
 }

@@ -81,10 +81,34 @@ type ProviderCounters struct {
 	BadRequest Counter
 }
 
+// DispatchCounters count where dispatcher=adaptive (the default) ran
+// provider requests other than on the connection's reader: every request
+// it did not run on the reader is one of Quiet, Window or Batch, so the
+// share run on the reader is 1 − their sum / requests served. Only the
+// worker-pool path counts, so the reader's path costs nothing more.
+type DispatchCounters struct {
+	// Quiet counts requests of a connection's first read batch after a
+	// second without one, sent to the worker pool (a call run on the
+	// reader would grow an idle connection's stack).
+	Quiet Counter
+	// Window counts requests sent to the worker pool because their
+	// connection was within its pool window after a hand-off (10 ms,
+	// doubling while hand-offs keep coming, up to 1 s).
+	Window Counter
+	// Batch counts requests sent to the worker pool because their read
+	// batch had already run 1 ms on the reader (many requests read
+	// together, slow handlers, or the thread paused by the OS).
+	Batch Counter
+	// HandOffs counts requests that ran 1 ms on the reader, so that the
+	// connection's reading moved to a new goroutine.
+	HandOffs Counter
+}
+
 // The process-wide counters.
 var (
 	Heartbeat HeartbeatCounters
 	Registry  RegistryCounters
 	Access    AccessCounters
 	Provider  ProviderCounters
+	Dispatch  DispatchCounters
 )

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/airnode/airnode/internal/counters"
 )
 
 // Options.Adaptive: provider requests run on the connection's reader
@@ -84,6 +86,14 @@ func (r *reader) runInline(t task) error {
 	c := r.c
 	now := mono()
 	if !r.warm || now < c.poolUntil.Load() || now-r.batch >= handOffAfter {
+		switch {
+		case !r.warm:
+			counters.Dispatch.Quiet.Inc()
+		case now-r.batch >= handOffAfter:
+			counters.Dispatch.Batch.Inc()
+		default:
+			counters.Dispatch.Window.Inc()
+		}
 		t.arrived = now
 		c.pool.submit(t)
 		return nil
@@ -239,6 +249,7 @@ func (d *watchdog) wait() { d.wg.Wait() }
 // holding its mu.
 func (c *Channel) handOff(now int64) {
 	c.handOffs.Add(1)
+	counters.Dispatch.HandOffs.Inc()
 	c.poolWindow = nextPoolWindow(now, c.lastHandOff, c.poolWindow)
 	c.lastHandOff = now
 	c.poolUntil.Store(now + c.poolWindow)

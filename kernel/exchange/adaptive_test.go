@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/counters"
 )
 
 // providerStats sums the stats of the server's provider channels.
@@ -135,6 +137,7 @@ func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
 	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
 	ch := f.dial(nil)
 	warmUp(t, ch)
+	handOffs := counters.Dispatch.HandOffs.Load()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 10 {
@@ -151,6 +154,9 @@ func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
 	if n := f.providerStats().HandOffs; n < 1 {
 		t.Errorf("hand-offs = %d, want at least 1", n)
 	}
+	if n := counters.Dispatch.HandOffs.Load() - handOffs; n < 1 {
+		t.Errorf("process-wide hand-offs (airnode_provider_handoffs_total) went up by %d, want at least 1", n)
+	}
 }
 
 // A connection's first read batch, and the first after quietAfter of
@@ -160,6 +166,7 @@ func TestAdaptiveDispatch_SlowRequestsRunSideBySide(t *testing.T) {
 func TestAdaptiveDispatch_QuietConnectionUsesPool(t *testing.T) {
 	f := startServer(t, false, func(o *Options) { o.Adaptive = true })
 	ch := f.dial(nil)
+	quiet := counters.Dispatch.Quiet.Load()
 	slow := make(chan error, 1)
 	go func() {
 		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 500), 5*time.Second).Err
@@ -173,6 +180,9 @@ func TestAdaptiveDispatch_QuietConnectionUsesPool(t *testing.T) {
 	}
 	if n := f.providerStats().HandOffs; n != 0 {
 		t.Errorf("hand-offs = %d, want 0: the first batch goes to the pool", n)
+	}
+	if n := counters.Dispatch.Quiet.Load() - quiet; n < 1 {
+		t.Errorf("airnode_provider_pooled_total{reason=quiet} went up by %d, want at least 1", n)
 	}
 }
 
