@@ -141,9 +141,9 @@ func WithClock(now func() time.Time) Option {
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_executes_rejections_total, airnode_actives_timeouts_total
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
-func NewRegistry(opts ...Option) *Registry {
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
+func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
 		now:    time.Now,
@@ -175,11 +175,11 @@ type processCounter struct {
 // for each of its status labels.
 const rejectedHelp = "Provider requests answered before any service's filter chain (so in no per-method series), by status: unknown service or method, wrong argument count or undecodable argument."
 
-// rejectedKeys are the Counters keys of the provider requests rejected
 // pooledHelp is the help of airnode_provider_pooled_total, the same for
 // each of its reason labels.
 const pooledHelp = "dispatcher=adaptive: provider requests sent to the worker pool instead of run on their connection's reader, by reason: quiet (first batch after 1 s without one), window (after a hand-off, 10 ms to 1 s), batch (their read batch had run 1 ms)."
 
+// rejectedKeys are the Counters keys of the provider requests rejected
 // before any service's filter chain, with their status names, in the order
 // WriteRejected prints them.
 var rejectedKeys = [][2]string{
@@ -204,12 +204,12 @@ func processCounters() []processCounter {
 		{"airnode_actives_timeouts_total", "access.actives_timeouts", "Calls that waited too long in activelimit (CLIENT_TIMEOUT).", &a.ActivesTimeouts, nil},
 		{"airnode_provider_rejected_total", "provider.service_not_found", rejectedHelp, &p.ServiceNotFound, prometheus.Labels{"status": spi.StatusServiceNotFound.String()}},
 		{"airnode_provider_rejected_total", "provider.bad_request", rejectedHelp, &p.BadRequest, prometheus.Labels{"status": spi.StatusBadRequest.String()}},
-	}
-}
 		{"airnode_provider_pooled_total", "dispatch.pooled_quiet", pooledHelp, &d.Quiet, prometheus.Labels{"reason": "quiet"}},
 		{"airnode_provider_pooled_total", "dispatch.pooled_window", pooledHelp, &d.Window, prometheus.Labels{"reason": "window"}},
 		{"airnode_provider_pooled_total", "dispatch.pooled_batch", pooledHelp, &d.Batch, prometheus.Labels{"reason": "batch"}},
 		{"airnode_provider_handoffs_total", "dispatch.handoffs", "dispatcher=adaptive: requests that ran 1 ms on their connection's reader, which then moved to a new goroutine.", &d.HandOffs, nil},
+	}
+}
 
 // since returns the time now, as time since clockBase, by the registry's
 // clock.
