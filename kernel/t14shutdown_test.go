@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,5 +209,60 @@ func TestT14_9_AbandonedCallLeavesOnlyItsGoroutine(t *testing.T) {
 				t.Errorf("goroutines left after the method returned: %v", err)
 			}
 		})
+	}
+}
+
+// TestT14_10_NoProviderAfterUnexportSaysItLeft: after Unexport, on a
+// memory:// registry the two nodes share (one catalog set), "no
+// provider" says the provider the reference saw has left the registry,
+// not that the nodes may not share the registry (tester14 finding 10);
+// a reference that never saw a provider keeps that hint.
+func TestT14_10_NoProviderAfterUnexportSaysItLeft(t *testing.T) {
+	const memoryHint = "a memory:// registry is shared only by the nodes built from one catalog set"
+	ctx := ctxT(t)
+	cat := testCatalogs(t)
+	reg := WithRegistry(spi.MustParse("memory://t14-10"))
+	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0), reg)
+	defer p.Close()
+	e, err := p.Export(ctx, t14Inventory{}, spi.MustParse("airnode://127.0.0.1:0/t14.Inventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(quiet), reg)
+	defer c.Close()
+	r, err := c.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Invoke(ctx, "Reserve", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Unexport(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the provider dropped", func() bool { return len(r.Providers()) == 0 })
+	_, err = r.Invoke(ctx, "Reserve", "a")
+	want := e.URL().Address() + " was listed and has left the registry"
+	if spi.StatusOf(err) != spi.StatusServiceNotFound || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), memoryHint) {
+		t.Errorf("call after Unexport: %v\nwant SERVICE_NOT_FOUND saying %q, without %q", err, want, memoryHint)
+	}
+
+	// Exported again: the call succeeds, and the line goes with the next
+	// provider.
+	if _, err := p.Export(ctx, t14Inventory{}, spi.MustParse("airnode://"+e.URL().Address()+"/t14.Inventory")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the provider back", func() bool { return len(r.Providers()) == 1 })
+	if _, err := r.Invoke(ctx, "Reserve", "a"); err != nil {
+		t.Errorf("call after re-export: %v", err)
+	}
+
+	// A reference that never saw a provider of its service keeps the hint.
+	never, err := c.Refer(ctx, spi.MustParse("airnode:///t14.Nobody?timeout=3s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := never.Invoke(ctx, "M"); err == nil || !strings.Contains(err.Error(), memoryHint) {
+		t.Errorf("call of a service never exported: %v, want the hint %q", err, memoryHint)
 	}
 }
