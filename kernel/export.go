@@ -587,9 +587,10 @@ type providerCall struct {
 // around the service's invoker.
 type exportedService struct {
 	key     string
-	table   *methodTable // nil for a generic invoker
-	methods []string     // generic: allowed methods, nil for any
-	invoker spi.Invoker  // filters + local or generic invoker
+	table   *methodTable  // nil for a generic invoker
+	methods []string      // generic: allowed methods, nil for any
+	invoker spi.Invoker   // filters + local or generic invoker
+	unknown unknownFields // struct fields consumers sent that table's types lack, logged once each
 }
 
 // newService returns the service of provider URL pu: filters (the
@@ -637,7 +638,9 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 			return rejected(err)
 		}
 		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:]); err != nil {
-			return rejected(err)
+			if args, err = s.lenient(pc, m, req, err); err != nil {
+				return rejected(err)
+			}
 		}
 	} else {
 		if s.methods != nil && !slices.Contains(s.methods, req.Method) {

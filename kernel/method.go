@@ -10,8 +10,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
+	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -222,8 +224,22 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 // in buf when it has room (the caller's per-call storage), else in a new
 // slice. A wrong count or an undecodable argument is BAD_REQUEST, as is a
 // map key naming no field of a struct parameter when the codec's decoder
-// can refuse one (a DisallowUnknownFields method: json, msgpack).
+// can refuse one (a DisallowUnknownFields method: json, msgpack). Such a
+// key is refused only to be noticed: the caller decodes the call again
+// without the check unless the call is generic (exportedService.lenient,
+// unknownField), so a provider ignores a field a newer consumer added; the
+// common call, whose keys all match, is decoded once.
 func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
+	if s, ok := dec.(interface{ DisallowUnknownFields() }); ok {
+		s.DisallowUnknownFields() // noticed, then a typo (generic call) or a newer consumer's field
+	}
+	return m.decodeFrom(service, n, dec, buf)
+}
+
+// decodeFrom reads n arguments from dec as decodeArgs does, with whatever
+// rule dec has for map keys naming no struct field (a codec's own:
+// ignored).
+func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
 		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), n)
 	}
@@ -232,15 +248,102 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) (
 		args = make([]any, n)
 	}
 	args = args[:n]
-	if s, ok := dec.(interface{ DisallowUnknownFields() }); ok {
-		s.DisallowUnknownFields() // a misspelt struct field is the caller's mistake, not a zero
-	}
 	for i, decode := range m.decode {
 		if err := decode(dec, &args[i]); err != nil {
 			return nil, argError(service, m.name, i, m.args[i].String(), err)
 		}
 	}
 	return args, nil
+}
+
+// unknownFieldGot starts what a codec's error for a map key naming no
+// struct field says was sent (spi.TypeMismatch's Got of the codecs'
+// field error): "a map with unknown field "Phone" in UserV2 (fields: ID,
+// Name, Email, Age)".
+const unknownFieldGot = "a map with unknown field "
+
+// unknownField returns, when err (decodeArgs') is the BAD_REQUEST of a map
+// key naming no field of a struct parameter, the codec's words for it:
+// `unknown field "Phone" in UserV2 (fields: ID, Name, Email, Age)`, with
+// where in the argument (" at .Addr") when nested. "" for any other error,
+// including two keys that name one field ("X" and "x"), which stays a
+// BAD_REQUEST for every call.
+func unknownField(err error) string {
+	var tm spi.TypeMismatch
+	if !errors.As(err, &tm) {
+		return ""
+	}
+	got := tm.Got()
+	if !strings.HasPrefix(got, unknownFieldGot) {
+		return ""
+	}
+	return strings.TrimPrefix(got, "a map with ")
+}
+
+// lenient decodes req's arguments again, from the start of its body
+// (exchange.Request.Body) with a new decoder of its codec that ignores map
+// keys naming no struct field, when strictErr — decodeArgs' error — is the
+// BAD_REQUEST of such a key and the call is not generic
+// (spi.GenericInvocation): a consumer built with a newer version of a
+// struct sent a field this provider's version lacks, which Dubbo's
+// Hessian2, protobuf and encoding/json all skip. The first such call of
+// each method and field is logged at warn level, naming the consumer
+// (unknownFields): the codecs name the first such key in name order, so
+// the other keys of the call go unlogged. A generic call (airnode call, or a caller sending
+// spi.AttachmentGeneric) keeps strictErr: the key is a typo there. So does
+// a request whose body cannot be read again. Only such calls come here.
+func (s *exportedService) lenient(pc *providerCall, m *method, req *exchange.Request, strictErr error) ([]any, error) {
+	field := unknownField(strictErr)
+	if field == "" || spi.GenericInvocation(req.Attachments) || req.Codec == nil {
+		return nil, strictErr
+	}
+	body := req.Body()
+	if body == nil {
+		return nil, strictErr
+	}
+	dec := req.Codec.NewDecoder(body)
+	defer spi.Release(dec)
+	args, err := m.decodeFrom(s.key, req.NumArgs, dec, pc.args[:])
+	if err != nil {
+		return nil, err
+	}
+	if log, last := s.unknown.first(m.name, field); log && pc.ctx.s != nil {
+		msg := fmt.Sprintf("kernel: %s.%s: consumer %s sent %s; ignored, as any other key the call's struct types lack (a consumer newer than this provider?); logged once per method and field",
+			s.key, m.name, req.Remote, field)
+		if last {
+			msg += fmt.Sprintf("; this is the last: %d fields logged for %s", maxUnknownFields, s.key)
+		}
+		pc.ctx.s.log.Warn(msg, "service", s.key, "method", m.name, "consumer", req.Remote, "field", field)
+	}
+	return args, nil
+}
+
+// maxUnknownFields bounds the (method, field) pairs an exported service
+// remembers and logs (unknownFields): the keys come from consumers.
+const maxUnknownFields = 100
+
+// unknownFields is the set of (method, field) pairs of one exported
+// service that consumers sent and its struct types lack, so that each is
+// logged once; at most maxUnknownFields, then nothing more is logged.
+type unknownFields struct {
+	mu   sync.Mutex
+	seen map[[2]string]struct{}
+}
+
+// first reports whether field, in method, is new (log it) and whether it
+// is the last one that will be remembered.
+func (u *unknownFields) first(method, field string) (log, last bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := [2]string{method, field}
+	if _, ok := u.seen[k]; ok || len(u.seen) >= maxUnknownFields {
+		return false, false
+	}
+	if u.seen == nil {
+		u.seen = map[[2]string]struct{}{}
+	}
+	u.seen[k] = struct{}{}
+	return true, len(u.seen) == maxUnknownFields
 }
 
 // argError is the BAD_REQUEST for argument i of service.method that the

@@ -286,7 +286,7 @@ var dubboKeys = map[string]string{
 	"local":         "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
 	"sticky":        "no sticky provider: loadbalance=consistenthash sends the calls with equal first arguments to one provider",
 	"lazy":          "connections are dialled in the background at Refer, and a call waits for the first one within its timeout",
-	"generic":       "Reference.Invoke is already generic (no Go interface needed)",
+	"generic":       "Reference.Invoke is already generic (no Go interface needed); Dubbo's generic mark is an attachment here: send spi.AttachmentGeneric=true (airnode call does) and the provider refuses a map key naming no struct field, listing the fields, where a typed call has it ignored",
 	"validation":    "no argument validation: validate in the method or in a provider filter",
 	"cache":         "no result cache: cache in the caller or in a consumer filter",
 	"merger":        "no merging of several groups' results: a reference of group=a,b or group=* sends each call to one provider of one of them",

@@ -99,3 +99,31 @@ func ReservedAttachment(key string) bool {
 // ReservedAttachments returns the reserved keys, sorted and comma-separated,
 // for messages ("remote, timeout, token").
 func ReservedAttachments() string { return strings.Join(reservedAttachments, ", ") }
+
+// AttachmentGeneric marks a generic invocation: Dubbo's "generic"
+// attachment, sent as "true" (GenericTrue). A generic call is one whose
+// arguments were written out by hand or as maps — `airnode call`, or a
+// Reference.Invoke caller passing map[string]any for a struct parameter —
+// rather than encoded from the consumer's own Go types. For such a call a
+// provider refuses a map key that names no field of a struct parameter
+// (BAD_REQUEST naming the key and listing the fields: a typo check); for
+// any other call it ignores the key and logs it once, as Dubbo's Hessian2,
+// protobuf and encoding/json ignore a field they do not know, so that
+// consumers and providers can be upgraded in either order. It is not
+// reserved: a Go caller asks for the check with
+// WithAttachments(ctx, AttachmentGeneric, GenericTrue). Providers that
+// predate it ignore it, as any attachment they do not read.
+const AttachmentGeneric = "generic"
+
+// GenericTrue is the value of AttachmentGeneric that marks a generic
+// invocation (Dubbo's default generic mode, "true").
+const GenericTrue = "true"
+
+// GenericInvocation reports whether att marks a generic invocation:
+// AttachmentGeneric is present with a value other than "" and "false"
+// (case ignored), so that Dubbo's other generic modes ("bean",
+// "nativejava", ...) count too. Reading a nil map is free.
+func GenericInvocation(att map[string]string) bool {
+	v, ok := att[AttachmentGeneric]
+	return ok && v != "" && !strings.EqualFold(v, "false")
+}

@@ -75,7 +75,14 @@ a trace id; gRPC's metadata, Dubbo's RpcContext attachments), repeatable;
 provider filters and a Go method (spi.IncomingAttachments) read them, and
 demo.Echo's Info returns them:
 
-  airnode call demo.Echo Info -a tenant=x -a user=alice`,
+  airnode call demo.Echo Info -a tenant=x -a user=alice
+
+A call is a generic invocation (Dubbo's): it carries the attachment
+generic=true, so the provider refuses a JSON key that names no field of a
+struct argument, as a typo, with BAD_REQUEST listing the fields and the
+nearest ("did you mean"). A typed Go consumer's calls carry no such mark:
+there the provider ignores a field its struct lacks (a consumer newer than
+the provider). -a generic=false sends the call as a typed consumer would.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the configuration gives the registry (plugins.yaml,
@@ -283,10 +290,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
-	cctx := ctx
-	if len(kv) > 0 {
-		cctx = spi.WithAttachments(ctx, kv...)
-	}
+	// A generic invocation (Dubbo's mark): the provider refuses a key
+	// naming no struct field, a typo here; -a generic=false overrides.
+	cctx := spi.WithAttachments(ctx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
 	v, err := ref.Invoke(cctx, method, callArgs...)
 	if err != nil {
 		return fail(err)

@@ -1,7 +1,9 @@
 package exchange
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -19,6 +21,24 @@ type Request struct {
 	Args        spi.Decoder       // positioned at the first argument; decode NumArgs values into the parameter types
 	Codec       spi.Codec         // the consumer's codec; the response is encoded with it
 	Remote      string            // consumer "host:port"
+
+	rd bytes.Reader // the arguments' bytes, which Args reads (Body)
+}
+
+// Body returns a new reader of the request's encoded arguments from the
+// first, independent of Args, for a handler that must decode them again
+// with another decoder of Codec (the kernel does, once an argument failed
+// for a struct field its type lacks: see kernel's exportedService.serve).
+// It is nil for a Request the exchange did not read (one built by hand)
+// and for one with no argument bytes. Valid only until Serve returns, as
+// the Request. Costs one allocation: for the rare path only.
+func (r *Request) Body() io.Reader {
+	if r.rd.Size() == 0 {
+		return nil
+	}
+	rd := r.rd // a bytes.Reader is a slice and an offset: the copy shares the bytes
+	rd.Seek(0, io.SeekStart)
+	return &rd
 }
 
 // Handler serves requests on the provider side. Serve is called in its own

@@ -1,7 +1,6 @@
 package exchange
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -93,10 +92,9 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
 	}
 	r := &struct {
-		Request
-		rd  bytes.Reader
-		ctx reqCtx
-	}{Request: Request{ // one allocation for the three
+		Request // with the reader of its arguments (Request.Body)
+		ctx     reqCtx
+	}{Request: Request{ // one allocation for both
 		Service:     intern(p.Service),
 		Method:      intern(p.Method),
 		Attachments: p.Attachments(),
@@ -109,8 +107,8 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	if c.opts.Handler == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "exchange: %s serves no services (service %q)", c.opts.Side, req.Service)}
 	}
-	r.rd.Reset(args)
-	dec := codec.NewDecoder(&r.rd)
+	req.rd.Reset(args)
+	dec := codec.NewDecoder(&req.rd)
 	req.Args = dec
 	defer spi.Release(dec)
 	var due int64 // mono() deadline

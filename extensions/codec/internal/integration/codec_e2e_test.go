@@ -122,7 +122,10 @@ func TestGenericIntegersExactEndToEnd(t *testing.T) {
 
 // New-user finding: Norm({"x":3,"y":4}) on Point{X, Y int} returned 0. Keys
 // now match fields ignoring case (as encoding/json), and a key naming no
-// field is a BAD_REQUEST naming it, the struct's fields and the nearest.
+// field is, in a generic call (the "generic" attachment, as `airnode call`
+// sends it), a BAD_REQUEST naming it, the struct's fields and the nearest.
+// In any other call the key is ignored (tester14 finding 1: a consumer
+// newer than its provider may send a field the provider lacks).
 func TestStructArgumentFieldsEndToEnd(t *testing.T) {
 	for _, codec := range []string{"json", "msgpack"} {
 		t.Run(codec, func(t *testing.T) {
@@ -141,11 +144,16 @@ func TestStructArgumentFieldsEndToEnd(t *testing.T) {
 				{map[string]any{"Xx": 3, "Y": 4}, `acme.Calc.Norm argument 0: cannot decode into integration.Point: got a map with unknown field "Xx" in Point (fields: X, Y); did you mean "X"?`},
 			}
 			for _, c := range cases {
-				_, err := r.Invoke(ctxT(t), "Norm", c.arg)
+				_, err := r.Invoke(spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, spi.GenericTrue), "Norm", c.arg)
 				var se *spi.Error
 				if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != c.want {
-					t.Errorf("Norm(%v): %v, want BAD_REQUEST %q", c.arg, err, c.want)
+					t.Errorf("generic Norm(%v): %v, want BAD_REQUEST %q", c.arg, err, c.want)
 				}
+			}
+			// not generic: the unknown key is ignored
+			var n int
+			if err := r.Call(ctxT(t), "Norm", []any{map[string]any{"X": 3, "Z": 4}}, &n); err != nil || n != 9 {
+				t.Errorf("Norm({X:3, Z:4}) = %d, %v; want 9, the key Z ignored", n, err)
 			}
 			// a result is read leniently: a consumer's older struct ignores a field the provider added
 			var old struct{ X int }
