@@ -92,6 +92,11 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // returned SERVICE_NOT_FOUND: ...", so failover never runs the method
 // again because of it (package doc).
 //
+// u's address is where the service listens: port 0, or no port, picks a
+// free port; host 0.0.0.0, or none before the port
+// (airnode://:20880/...), listens on every interface; a URL with neither
+// host nor port (airnode:///demo.Echo) is refused, naming these forms.
+//
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
 // (default 10m) and side=provider. Services exported on the same transport
@@ -185,6 +190,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
 	}
+	if err := checkListenAddress(u); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	if err := n.checkProtocol(u); err != nil {
 		// no consumer could refer to it
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
@@ -272,6 +280,21 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	n.mu.Unlock()
 	n.logger.Info("kernel: exported", "service", key, "url", pu.String())
 	return e, nil
+}
+
+// checkListenAddress refuses a provider URL that names no address at all
+// (airnode:///demo.Echo): it would listen on every interface, on a port
+// the system picks, which nobody asked for (tester14 finding 11). A URL
+// cannot tell "no port" from port 0 (spi.HostPort), so a host without a
+// port is port 0 and stays accepted; an empty host with a port
+// (airnode://:20880/..., serve's default listen ":20880") listens on every
+// interface, as Go's ":20880" does.
+func checkListenAddress(u spi.URL) error {
+	if u.Host() != "" || u.Port() != 0 {
+		return nil
+	}
+	return fmt.Errorf("%s names no address to listen on: want host:port, such as %s://127.0.0.1:20880/%s; port 0 picks a free port (127.0.0.1:0), host 0.0.0.0 listens on every interface (0.0.0.0:20880, or 0.0.0.0:0 on a free port)",
+		u.Without(u.Keys()...).String(), u.Scheme(), u.Interface())
 }
 
 // providerURL adds and checks the provider's identity and state keys.
@@ -833,7 +856,6 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: transport %s: %w", pu.ServiceKey(), trb.Name(), err)
 	}
-	n.useLogger(tr) // its listener logs accept failures (out of file descriptors)
 	payload, err := pu.Size("payload", 0)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)

@@ -266,3 +266,36 @@ func TestT14_10_NoProviderAfterUnexportSaysItLeft(t *testing.T) {
 		t.Errorf("call of a service never exported: %v, want the hint %q", err, memoryHint)
 	}
 }
+
+// TestT14_11_ExportNeedsAnAddress: Export refuses a URL with neither
+// host nor port (airnode:///t14.Inventory would listen on every
+// interface on a port the system picks), naming the forms allowed, and
+// listens on nothing; a loopback host with port 0, or with no port (the
+// URL cannot tell them apart), gets a free port (tester14 finding 11).
+func TestT14_11_ExportNeedsAnAddress(t *testing.T) {
+	ctx := ctxT(t)
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	defer n.Close()
+	_, err := n.Export(ctx, t14Inventory{}, spi.MustParse("airnode:///t14.Inventory?weight=5"))
+	for _, want := range []string{"kernel: export t14.Inventory: airnode:///t14.Inventory names no address to listen on", "want host:port", "port 0 picks a free port", "0.0.0.0 listens on every interface"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Export(airnode:///t14.Inventory) = %v, want an error saying %q", err, want)
+		}
+	}
+	n.mu.Lock()
+	servers := len(n.servers)
+	n.mu.Unlock()
+	if servers != 0 {
+		t.Errorf("a refused Export left %d servers", servers)
+	}
+	for _, u := range []string{"airnode://127.0.0.1:0/t14.Inventory", "airnode://127.0.0.1/t14.Orders"} {
+		e, err := n.Export(ctx, t14Inventory{}, spi.MustParse(u))
+		if err != nil {
+			t.Errorf("Export(%s): %v", u, err)
+			continue
+		}
+		if e.URL().Host() != "127.0.0.1" || e.URL().Port() == 0 {
+			t.Errorf("Export(%s) published %s, want 127.0.0.1 and the port it got", u, e.URL())
+		}
+	}
+}

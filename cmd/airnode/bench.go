@@ -246,12 +246,6 @@ type benchOutcome struct {
 	// Stopped says why a counted run ended before its -n calls (no
 	// provider usable for deadStop); empty when it did not.
 	Stopped string `json:"stopped,omitempty"`
-	// ConnectionsUp and ConnectionsAsked count the measured reference's
-	// connections at the end of the run: up (answered their first ping)
-	// of asked (--connections per provider). Fewer up than asked means a
-	// provider did not accept them all (out of file descriptors?).
-	ConnectionsUp    int `json:"connections_up"`
-	ConnectionsAsked int `json:"connections_asked"`
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -444,7 +438,6 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
 		o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID, warn)
-		o.ConnectionsUp, o.ConnectionsAsked = ref.Connections()
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -1019,18 +1012,6 @@ func (b *progressBar) draw(p bench.Progress) {
 		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
 }
 
-// connectionsText says how many connections the run had: "4
-// connection(s)" when every one asked for was up at its end, else "only 22
-// of 40 connection(s) up (the others got no answer to their first ping: is
-// the provider out of file descriptors? see its log)".
-func connectionsText(o benchOutcome, perProvider int) string {
-	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
-		return fmt.Sprintf("%d connection(s)", perProvider)
-	}
-	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping: is the provider out of file descriptors? see its log)",
-		o.ConnectionsUp, o.ConnectionsAsked)
-}
-
 // printOutcome prints a single case's summary. Failed calls come first
 // when there are any: their share, by status, and the first error's
 // message (unless every call failed: that message is the command's error).
@@ -1039,8 +1020,8 @@ func connectionsText(o benchOutcome, perProvider int) string {
 // per provider it tried.
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %d B -> %d B\n",
-		target, r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %d connection(s), %d B -> %d B\n",
+		target, r.Calls, r.ElapsedSec, r.Concurrency, f.connections, o.Case.Req, o.Case.Resp)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}

@@ -523,6 +523,12 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
+		if u.Host() == "" && u.Port() == 0 {
+			// --listen :0: every interface, a free port. The kernel
+			// refuses a URL with neither host nor port (airnode:///x,
+			// which ":0" would print as), so say every interface.
+			u = u.WithAddress("0.0.0.0", 0)
+		}
 		u = u.WithParams(params)
 		pe := plannedExport{url: u, fromFile: fromFile[i]}
 		where := ""
