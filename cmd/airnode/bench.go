@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -28,6 +29,7 @@ import (
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -76,34 +78,42 @@ does, then runs -c concurrent callers in a closed loop for -n calls or
 --duration, after an unmeasured warm-up at the same concurrency (--warmup
 calls, for at most a tenth of --duration, or 10 s for a counted run: a
 --duration run's wall time is about the duration plus a tenth, plus the
-calls in flight at its end). Each call is Echo with a --req byte payload;
-when --resp differs from --req it is Payload(--resp) with the request
-padded to --req bytes by an attachment.
+calls in flight at its end). -c above -n is lowered to -n (a line on
+stderr says so). Each call is Echo with a --req byte payload; when --resp
+differs from --req it is Payload(--resp) with the request padded to --req
+bytes by an attachment. A --req over the providers' payload limit (URL key
+payload, default 8MiB) is refused before anything is allocated.
 
 When no provider is usable at the start, one probing call says why
 (connection refused, transport or TLS mismatch) and bench exits 1 at once;
-an empty registry list gets 2 s for a provider to register.
+an empty registry list gets 2 s for a provider to register. A first
+connection gets twice connect.timeout and 1 s, however short --timeout
+is (the probe is repeated while its timeout ends first).
 
-It prints calls/s, the latency of successful calls (mean, p50, p99, p99.9,
-max; HDR histogram), failed calls by status name (CHANNEL_INACTIVE split
-into "CHANNEL_INACTIVE (sent)", the connection died after the request was
-sent, so the provider may have run it, and "CHANNEL_INACTIVE (not sent)";
-the same keys in --json's "errors"), the client's CPU time
-per call (getrusage, user+system) and the attempts each provider took (a
-call that failover retried counts once per provider tried). Failed calls
-are listed first, with the first error's message; when every call failed,
-bench exits 1 with that message. A call that fails while no provider is
-usable (killed, unreachable) makes its caller wait before the next one,
-1 ms doubling to 100 ms until a call succeeds, so a dead provider does not
-keep the client's CPU busy; a counted run (-n) in which no provider has
-been usable for 5 s stops, prints what it measured and exits 1.
---json prints one object instead, with a per-second timeline of calls and
-errors (how a failover looks). A progress bar is drawn on a terminal.
+It prints calls/s (every finished call, failed ones too; "successful" next
+to it and --json's ok_per_sec count the calls that succeeded), the latency
+of successful calls (mean, p50, p99, p99.9, max; HDR histogram), failed
+calls by status name (CHANNEL_INACTIVE split into "CHANNEL_INACTIVE
+(sent)", the connection died after the request was sent, so the provider
+may have run it, and "CHANNEL_INACTIVE (not sent)"; the same keys in
+--json's "errors"), the client's CPU time per call (getrusage, user+system)
+and the attempts each provider took (a call that failover retried counts
+once per provider tried). Failed calls are listed first, with the first
+error's message; when every call failed, bench exits 1 with that message. A
+call that fails while no provider is usable (killed, unreachable) makes its
+caller wait before the next one, 1 ms doubling to 100 ms until a call
+succeeds, so a dead provider does not keep the client's CPU busy; a counted
+run (-n) in which no provider has been usable for 5 s stops, prints what it
+measured and exits 1. --json prints one object instead, with a per-second
+timeline of calls and errors (how a failover looks). A progress bar is
+drawn on a terminal.
 
 SIGINT (Ctrl-C) or SIGTERM ends the run early: the calls in flight that it
-cuts short are counted neither as calls nor as errors, the report of the
-calls that finished says "interrupted by SIGINT after 2.07 s of the
-planned 10s" (--json: "interrupted": true, "signal", "planned_sec" or
+cuts short are counted neither as calls nor as errors, nor are their
+attempts in the providers' (the attempts add up to the calls, as in a full
+run, when failover retried none), the report of the calls that finished
+("timeline": [] when none did) says "interrupted by SIGINT after 2.07 s of
+the planned 10s" (--json: "interrupted": true, "signal", "planned_sec" or
 "planned_calls"), the same line goes to stderr, and bench exits 130 (143
 for SIGTERM), as a shell reports SIGINT. With --paper the remaining cases
 are not run.
@@ -158,8 +168,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
-	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000)")
-	fl.IntVar(&f.req, "req", 100, "request payload, bytes")
+	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
+	fl.IntVar(&f.req, "req", 100, "request payload, bytes (0 to the payload limit: URL key payload, default 8MiB)")
 	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
@@ -207,13 +217,32 @@ func printJSONFailure(w io.Writer, err error) {
 	_ = enc.Encode(benchFailure{Error: err.Error()})
 }
 
-// progressWriter returns w when it is a terminal (the progress bar is drawn
-// there), else nil.
+// progressWriter returns w when it writes to a terminal (the progress bar
+// is drawn there), else nil. w may wrap the terminal's *os.File (stderr
+// is a redactingWriter): the check looks through every writer with an
+// Unwrap() io.Writer method, and the bar is still written through w, so
+// what it prints is redacted like any other line.
 func progressWriter(w io.Writer) io.Writer {
-	if f, ok := w.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+	if isTerminal(w) {
 		return w
 	}
 	return nil
+}
+
+// isTerminal reports whether w, or the writer it wraps (Unwrap() io.Writer,
+// at any depth), is an *os.File open on a terminal.
+func isTerminal(w io.Writer) bool {
+	for w != nil {
+		if f, ok := w.(*os.File); ok {
+			return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
 }
 
 // benchCase is one workload: payload sizes and concurrency.
@@ -240,12 +269,22 @@ var paperCases = []benchCase{
 // single case (the report's fields at the top level).
 type benchOutcome struct {
 	*bench.Report
+	// OKPerSec is the successful calls per second of the measured phase
+	// (ok / elapsed_sec); the report's calls_per_sec counts every finished
+	// call, failed ones too.
+	OKPerSec   float64           `json:"ok_per_sec"`
 	Case       *benchCase        `json:"workload,omitempty"`
 	Background *backgroundReport `json:"background,omitempty"` // --mix-resp calls
 	Baseline   *bench.Report     `json:"baseline,omitempty"`
 	// Stopped says why a counted run ended before its -n calls (no
 	// provider usable for deadStop); empty when it did not.
 	Stopped string `json:"stopped,omitempty"`
+	// ConnectionsUp and ConnectionsAsked count the measured reference's
+	// connections at the end of the run: up (answered their first ping)
+	// of asked (--connections per provider). Fewer up than asked means a
+	// provider did not accept them all (out of file descriptors?).
+	ConnectionsUp    int `json:"connections_up"`
+	ConnectionsAsked int `json:"connections_asked"`
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -258,6 +297,21 @@ type benchOutcome struct {
 
 	sig        syscall.Signal // the signal of Interrupted
 	inBaseline bool           // it came during the baseline run
+}
+
+// fill sets the fields derived from the report: OKPerSec, and an empty
+// timeline rather than null when no measured call finished (a run
+// interrupted during its warm-up).
+func (o *benchOutcome) fill() {
+	if o.Report == nil {
+		return
+	}
+	if o.Timeline == nil {
+		o.Timeline = []bench.Second{}
+	}
+	if o.ElapsedSec > 0 {
+		o.OKPerSec = float64(o.OK) / o.ElapsedSec
+	}
 }
 
 // interruption says when the signal came: "interrupted by SIGINT after
@@ -362,6 +416,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
+		if err := checkReq(f.req, []spi.URL{u}); err != nil {
+			return err
+		}
 		err := benchIdle(ctx, cat, u, f, logger, stdout)
 		if sig, ok := signalOf(ctx); ok && err != nil {
 			return interruptedBench(sig, "before it measured the idle connections", stderr)
@@ -369,6 +426,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		return err
 	}
 	if err := cat.Filter.Register(padBuilder{}, extension.Bundled); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cuts := &cutAttempts{}
+	if err := cat.Filter.Register(attemptsBuilder{cuts}, extension.Bundled); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
@@ -381,11 +442,11 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if r, ok := refs[pad]; ok {
 			return r, nil
 		}
-		ru := u
+		ru := u.With(attemptsKey, "on")
 		if pad {
 			ru = u.With(padKey, "on")
 		}
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
 		defer cancel()
 		r, err := node.Refer(rctx, ru, reg)
 		if err == nil {
@@ -424,6 +485,19 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if f.paper && f.duration == 0 && !f.callsSet {
 			cfg.Calls = 100_000
 		}
+		if cfg.Calls > 0 && int64(cfg.Concurrency) > cfg.Calls {
+			// more callers than calls: the extra ones would make none
+			in := ""
+			if f.paper {
+				in = "case " + c.Name + ": "
+			}
+			fmt.Fprintf(stderr, "airnode: bench: %s-c %d is more than -n %d: running %d callers\n", in, cfg.Concurrency, cfg.Calls, cfg.Calls)
+			cfg.Concurrency = int(cfg.Calls)
+			if !f.paper {
+				c.Concurrency = cfg.Concurrency
+				c.Name = fmt.Sprintf("%d/%d B c=%d", c.Req, c.Resp, c.Concurrency)
+			}
+		}
 		if f.paper && f.warmup < 0 {
 			cfg.Warmup = bench.DefaultWarmup(cfg.Calls, cfg.Concurrency)
 		}
@@ -436,8 +510,12 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			}
 			return err
 		}
+		if err := checkReq(c.Req, providerURLs(ref)); err != nil {
+			return err
+		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
-		o.Report, err = benchAirnode(ctx, ref, cfg, *c, label, progress, f.serverPID, warn)
+		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
+		o.ConnectionsUp, o.ConnectionsAsked = ref.Connections()
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -448,6 +526,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err != nil {
 			return err
 		}
+		o.fill()
 		if sig, ok := signalOf(ctx); ok {
 			o.Interrupted, o.Signal, o.sig = true, signalName(sig), sig
 			o.PlannedCalls, o.PlannedSec = cfg.Calls, cfg.Duration.Seconds()
@@ -455,6 +534,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if f.baseline && stopped == nil && !o.Interrupted {
 			if o.Baseline, err = benchBaseline(ctx, cfg, *c, f.connections, "baseline "+c.Name, progress); err != nil {
 				return err
+			}
+			if o.Baseline.Timeline == nil {
+				o.Baseline.Timeline = []bench.Second{}
 			}
 			if sig, ok := signalOf(ctx); ok {
 				o.Baseline = nil
@@ -501,6 +583,48 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		printOutcome(stdout, target, outcomes[0], f)
 	}
 	return runError(outcomes)
+}
+
+// checkReq refuses a request payload of req bytes that no provider in us
+// (their URLs merged with the consumer's keys, as the kernel sends under)
+// could take: over the largest of their payload limits (URL key
+// "payload", default 8 MiB). A request body is the payload plus a few
+// dozen bytes of framing, so a req just under the limit may still fail
+// each call, with the exchange's message; one over it is refused here,
+// before bench allocates a byte of it (--req 100000000000 ran the process
+// out of memory).
+func checkReq(req int, us []spi.URL) error {
+	limit, at := int64(-1), ""
+	for _, u := range us {
+		n, err := u.Size("payload", protocol.DefaultPayload)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if n <= 0 {
+			n = protocol.DefaultPayload
+		}
+		if n > limit {
+			limit, at = n, u.Address()
+		}
+	}
+	if limit < 0 || int64(req) <= limit {
+		return nil
+	}
+	if at == "" {
+		at = "the service"
+	}
+	return fmt.Errorf("bench: --req %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes, or raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)",
+		req, protocol.FormatSize(limit), at, limit)
+}
+
+// providerURLs returns the URLs of the providers ref lists now (merged
+// with the reference's keys).
+func providerURLs(ref *kernel.Reference) []spi.URL {
+	var us []spi.URL
+	for _, inv := range ref.Providers() {
+		us = append(us, inv.URL())
+	}
+	return us
 }
 
 // runError returns an error naming the first case that stopped early (no
@@ -581,14 +705,32 @@ const registryGrace = 2 * time.Second
 // which is returned at once, as `airnode call` would report it. Only an
 // empty provider list (SERVICE_NOT_FOUND from the consumer's own cluster)
 // is probed again, for up to registryGrace, before it is returned.
+//
+// The kernel bounds a call's wait for a first connection by the call's
+// timeout too, so a probe under a tight --timeout (2 ms) can end before a
+// provider that is up has connected (CLIENT_TIMEOUT, nothing sent): such a
+// probe is made again until a provider is usable, for up to twice
+// connect.timeout and a second (connectWait), and only then returned,
+// saying that no provider connected in that time.
 func waitProviders(ctx context.Context, ref *kernel.Reference) error {
-	grace := time.Now().Add(registryGrace)
+	start := time.Now()
+	grace := start.Add(registryGrace)
+	wait := connectWait(ref.URL())
 	for len(ref.Providers()) == 0 {
 		_, err := ref.Invoke(ctx, "Echo", "")
 		if err == nil || len(ref.Providers()) > 0 {
 			return nil // usable now; a provider's own error is the run's to report
 		}
-		if spi.StatusOf(err) != spi.StatusServiceNotFound || ctx.Err() != nil || time.Now().After(grace) {
+		st := spi.StatusOf(err)
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		case st == spi.StatusClientTimeout && time.Since(start) < wait:
+			continue // the call's timeout ended before the first connection: wait on
+		case st == spi.StatusClientTimeout:
+			return fmt.Errorf("no provider of %s connected within %v (twice connect.timeout and 1s; --timeout bounds calls, not this wait): %w",
+				ref.URL().ServiceKey(), wait, err)
+		case st != spi.StatusServiceNotFound || time.Now().After(grace):
 			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
 		}
 		select {
@@ -598,6 +740,19 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 		}
 	}
 	return nil
+}
+
+// connectWait is how long waitProviders lets a first connection take:
+// twice u's connect.timeout (default kernel.DefaultConnectTimeout, 3 s)
+// and a second, as the kernel's own wait for a first connection is bounded
+// (a dial and a ping, each within connect.timeout, and slack for a loaded
+// machine).
+func connectWait(u spi.URL) time.Duration {
+	d, err := u.Duration("connect.timeout", kernel.DefaultConnectTimeout)
+	if err != nil || d <= 0 {
+		d = kernel.DefaultConnectTimeout
+	}
+	return 2*d + time.Second
 }
 
 // Backoff of a caller whose call failed while the reference had no usable
@@ -658,7 +813,7 @@ func (e *stoppedError) Error() string {
 // (backoff). A counted run in which no provider has been usable for
 // deadStop stops: the report of the calls made is returned with an
 // *stoppedError.
-func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
 	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -678,15 +833,18 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 		args  []any
 		reply []byte
 		back  backoff
+		cut   callCut
 	}
-	workers := make([]worker, c.Concurrency)
+	workers := make([]worker, cfg.Concurrency)
 	for i := range workers {
-		workers[i] = worker{ctx: ctx, args: []any{arg}}
+		wk := &workers[i]
+		wk.args = []any{arg}
+		wk.ctx = context.WithValue(ctx, callCutKey{}, &wk.cut)
 		if pad != "" {
-			workers[i].ctx = context.WithValue(ctx, padContextKey{}, pad)
+			wk.ctx = context.WithValue(wk.ctx, padContextKey{}, pad)
 		}
 	}
-	pc := newProviderCounter(ref)
+	pc := newProviderCounter(ref, cuts)
 	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
@@ -704,6 +862,9 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 	r, err := bench.Run(ctx, cfg, func(ctx context.Context, w int) error {
 		wk := &workers[w]
 		wk.reply = wk.reply[:0]
+		if wk.cut.Load() {
+			wk.cut.Store(false)
+		}
 		err := ref.Call(wk.ctx, method, wk.args, &wk.reply)
 		if err == nil {
 			wk.back.reset()
@@ -715,8 +876,11 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cfg bench.Config, 
 			}
 			return nil
 		}
-		if _, ok := signalOf(parent); ok {
-			return bench.ErrUncounted // cut short by SIGINT/SIGTERM: neither a call nor an error
+		if _, ok := signalOf(parent); ok || wk.cut.Load() {
+			// cut short by SIGINT/SIGTERM: neither a call nor an error,
+			// and its attempt that the signal cut is in no provider's
+			// count (attemptsFilter)
+			return bench.ErrUncounted
 		}
 		if len(ref.Providers()) > 0 {
 			return err // a provider answered, or one is usable again
@@ -926,16 +1090,22 @@ func pattern(n int) []byte {
 // for every call), so the call path pays nothing for it: it remembers every
 // invoker the reference listed, and a provider that leaves the directory
 // mid-run (killed) keeps the calls it took.
+//
+// Attempts that SIGINT or SIGTERM cut short (cuts) are left out, as the
+// calls they belonged to are: after an interrupt, as after a full run, the
+// attempts add up to the calls when no call was retried.
 type providerCounter struct {
-	ref *kernel.Reference
+	ref  *kernel.Reference
+	cuts *cutAttempts
 
-	mu   sync.Mutex
-	base map[spi.Invoker]int64 // Total at the start of the measured phase
-	addr map[spi.Invoker]string
+	mu      sync.Mutex
+	base    map[spi.Invoker]int64 // Total at the start of the measured phase
+	addr    map[spi.Invoker]string
+	cutBase map[string]int64 // cuts at the start of the measured phase
 }
 
-func newProviderCounter(ref *kernel.Reference) *providerCounter {
-	return &providerCounter{ref: ref, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}}
+func newProviderCounter(ref *kernel.Reference, cuts *cutAttempts) *providerCounter {
+	return &providerCounter{ref: ref, cuts: cuts, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}}
 }
 
 // begin notes every listed invoker's total at the start of the measured
@@ -947,6 +1117,7 @@ func (p *providerCounter) begin() {
 		p.base[inv] = inv.Stats().Total()
 		p.addr[inv] = inv.URL().Address()
 	}
+	p.cutBase = p.cuts.counts()
 }
 
 // sample notes invokers that joined since.
@@ -971,7 +1142,91 @@ func (p *providerCounter) counts() map[string]int64 {
 			m[a] += n
 		}
 	}
+	for a, n := range p.cuts.counts() {
+		if n -= p.cutBase[a]; n > 0 {
+			m[a] -= n
+			if m[a] <= 0 {
+				delete(m, a)
+			}
+		}
+	}
 	return m
+}
+
+// attemptsKey switches attemptsFilter on (only in the bench's own
+// catalogs: every reference bench makes sets it).
+const attemptsKey = "bench.attempts"
+
+// callCut is set by attemptsFilter when a call's attempt on a provider
+// failed because SIGINT or SIGTERM cut it short; one per caller, reset
+// before each call.
+type callCut struct{ atomic.Bool }
+
+type callCutKey struct{}
+
+// cutAttempts counts, per provider address, the attempts that SIGINT or
+// SIGTERM cut short (attemptsFilter), which providerCounter takes off the
+// providers' totals.
+type cutAttempts struct {
+	mu sync.Mutex
+	n  map[string]*atomic.Int64
+}
+
+// counter returns the count of addr, made on first use.
+func (c *cutAttempts) counter(addr string) *atomic.Int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]*atomic.Int64{}
+	}
+	if c.n[addr] == nil {
+		c.n[addr] = new(atomic.Int64)
+	}
+	return c.n[addr]
+}
+
+// counts returns the cut attempts per address so far.
+func (c *cutAttempts) counts() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]int64, len(c.n))
+	for a, n := range c.n {
+		m[a] = n.Load()
+	}
+	return m
+}
+
+// attemptsBuilder is a per-provider consumer filter, registered only in
+// `airnode bench`'s catalogs, innermost, that notes the attempts a signal
+// cut short (failed while SIGINT or SIGTERM had ended the call's context):
+// their calls are in no count, so their attempts are taken off the
+// providers' (Stats counts every attempt). A successful attempt costs it
+// one function call.
+type attemptsBuilder struct{ cuts *cutAttempts }
+
+func (attemptsBuilder) Name() string { return "bench.attempts" }
+
+func (attemptsBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: attemptsKey, Order: math.MaxInt32, PerProvider: true}
+}
+
+func (b attemptsBuilder) Build(pu spi.URL) (spi.Filter, error) {
+	return attemptsFilter{cut: b.cuts.counter(pu.Address())}, nil
+}
+
+type attemptsFilter struct{ cut *atomic.Int64 }
+
+func (f attemptsFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	res := next.Invoke(ctx, inv)
+	if res.Err != nil {
+		if _, ok := signalOf(ctx); ok {
+			f.cut.Add(1)
+			if c, ok := ctx.Value(callCutKey{}).(*callCut); ok {
+				c.Store(true)
+			}
+		}
+	}
+	return res
 }
 
 // progressBar draws "label [=====     ] 52%  52000/100000  43210 calls/s
@@ -1012,6 +1267,18 @@ func (b *progressBar) draw(p bench.Progress) {
 		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
 }
 
+// connectionsText says how many connections the run had: "4
+// connection(s)" when every one asked for was up at its end, else "only 22
+// of 40 connection(s) up (the others got no answer to their first ping: is
+// the provider out of file descriptors? see its log)".
+func connectionsText(o benchOutcome, perProvider int) string {
+	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
+		return fmt.Sprintf("%d connection(s)", perProvider)
+	}
+	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping: is the provider out of file descriptors? see its log)",
+		o.ConnectionsUp, o.ConnectionsAsked)
+}
+
 // printOutcome prints a single case's summary. Failed calls come first
 // when there are any: their share, by status, and the first error's
 // message (unless every call failed: that message is the command's error).
@@ -1020,8 +1287,8 @@ func (b *progressBar) draw(p bench.Progress) {
 // per provider it tried.
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %d connection(s), %d B -> %d B\n",
-		target, r.Calls, r.ElapsedSec, r.Concurrency, f.connections, o.Case.Req, o.Case.Resp)
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %d B -> %d B\n",
+		target, r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}
@@ -1202,6 +1469,8 @@ func (padFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 var (
 	_ spi.FilterBuilder = padBuilder{}
 	_ spi.Filter        = padFilter{}
+	_ spi.FilterBuilder = attemptsBuilder{}
+	_ spi.Filter        = attemptsFilter{}
 )
 
 // interruptedBench reports a signal that came before bench measured

@@ -31,6 +31,11 @@ func redactSecrets(s string) string {
 // written when the redacted text was written whole.
 type redactingWriter struct{ w io.Writer }
 
+// Unwrap returns the writer r writes to, so that a check of what stderr
+// is (a terminal: bench's progress bar, terminalWriter) sees through r;
+// writes must still go through r.
+func (r redactingWriter) Unwrap() io.Writer { return r.w }
+
 func (r redactingWriter) Write(p []byte) (int, error) {
 	if !secretParam.Match(p) && !secretPassword.Match(p) {
 		return r.w.Write(p)
