@@ -102,8 +102,9 @@ func ReservedAttachments() string { return strings.Join(reservedAttachments, ", 
 
 // AttachmentGeneric marks a generic invocation: Dubbo's "generic"
 // attachment, sent as "true" (GenericTrue). A generic call is one whose
-// arguments were written out by hand or as maps — `airnode call`, or a
-// Reference.Invoke caller passing map[string]any for a struct parameter —
+// arguments were written out by hand or as maps — `airnode call`, which
+// sends the mark on every call, or a Go caller passing map[string]any for
+// a struct parameter, which sends it when it asks for the check (below) —
 // rather than encoded from the consumer's own Go types. For such a call a
 // provider refuses a map key that names no field of a struct parameter
 // (BAD_REQUEST naming the key and listing the fields: a typo check); for

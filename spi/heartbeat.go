@@ -7,9 +7,9 @@ import (
 
 // HeartbeatBuilder is the "heartbeat" extension point (URL key
 // "heartbeat", default "idle"; "dual" and "none" are bundled). Build reads
-// heartbeat.interval, heartbeat.timeout, heartbeat.retries and
-// heartbeat.ping.timeout and rejects inconsistent values with an error
-// naming the keys.
+// heartbeat.interval, heartbeat.timeout, heartbeat.retries,
+// heartbeat.ping.timeout and heartbeat.ping.on.timeout (TimeoutCheck) and
+// rejects inconsistent values with an error naming the keys.
 type HeartbeatBuilder interface {
 	Name() string
 	Build(u URL) (Heartbeat, error)
@@ -52,4 +52,28 @@ type PeerHeartbeat interface {
 	// PeerHeartbeat returns a URL whose parameters are the peer's
 	// heartbeat keys ("heartbeat", "heartbeat.interval", ...).
 	PeerHeartbeat() (peer URL, ok bool)
+}
+
+// TimeoutCheck is implemented by heartbeat strategies that have a
+// consumer's exchange check a channel at once when a call on it times out
+// SERVER_TIMEOUT with nothing read from the channel since the call's
+// request was sent — the sign of a provider that is black-holed (packets
+// dropped, no RST) or hung, which a read-idle heartbeat on a channel
+// carrying calls notices only after its own interval. The exchange then
+// sends one ping (one outstanding at a time, at most one per
+// max(1 s, the call's timeout)) that may wait max(1 s, the call's
+// timeout), bounded by maxWait when it is positive; unanswered, it closes
+// the channel (CHANNEL_INACTIVE), so the connection manager redials and the
+// directory stops picking the provider, as after a heartbeat's own
+// verdict. A provider that answers the ping is slow, not dead, and is left
+// alone. The idea is HTTP/2 clients': Go's x/net/http2 Transport closes a
+// connection whose PING goes unanswered for PingTimeout, and Chrome pings
+// a connection it has read nothing from lately. The bundled strategies
+// implement it, on by default (URL key heartbeat.ping.on.timeout); a
+// Heartbeat without it gets no such check.
+type TimeoutCheck interface {
+	// TimeoutCheck reports whether the check is on, and the longest its
+	// ping may wait (≤ 0: bounded by the call's timeout alone). Called on
+	// the timeout path only; must not block.
+	TimeoutCheck() (maxWait time.Duration, on bool)
 }

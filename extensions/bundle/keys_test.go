@@ -93,7 +93,7 @@ func bundled(t *testing.T) []built {
 
 // noKeys are the bundled extensions that read no URL key of their own
 // ("side", set by the kernel, is the kernel's), so need not declare any.
-var noKeys = []string{"cluster/failfast", "cluster/failsafe", "registry/memory", "heartbeat/none", "filter/metrics"}
+var noKeys = []string{"cluster/failfast", "cluster/failsafe", "registry/memory", "filter/metrics"}
 
 // TestBundledExtensionsDeclareTheirKeys: every bundled builder that reads
 // keys declares them (spi.KeyDescriber); each declaration passes

@@ -112,3 +112,14 @@ var (
 	Provider  ProviderCounters
 	Dispatch  DispatchCounters
 )
+
+// TransportCounters counts transport events of the bundled transports.
+type TransportCounters struct {
+	// AcceptErrors counts temporary accept failures of provider listeners
+	// (out of file descriptors: EMFILE, ENFILE), each retried after a
+	// backoff (internal/netaccept).
+	AcceptErrors Counter
+}
+
+// Transport holds the process's transport counters.
+var Transport TransportCounters

@@ -114,6 +114,8 @@ type Channel struct {
 	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
 	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
 	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
+
+	check livenessCheck // consumer: the ping after silent call timeouts (liveness.go)
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the

@@ -70,6 +70,24 @@
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
 // heartbeat strategies) and logs a strategy mismatch once, and the provider
 // logs once a consumer that pings much faster than its advertised interval.
+// Liveness after timeouts (liveness.go, tester12): when a consumer call
+// fails SERVER_TIMEOUT and nothing at all has been read from the channel
+// since the call began, and Options.Heartbeat implements
+// spi.TimeoutCheck with the check on (the bundled strategies, URL key
+// heartbeat.ping.on.timeout, default true), the channel sends one ping at
+// once, in a goroutine of its own that Close waits for, waiting
+// max(1 s, the call's timeout), capped by the strategy (idle:
+// heartbeat.ping.timeout; dual: heartbeat.interval). At most one such
+// ping is outstanding and at most one starts per max(1 s, timeout). No
+// answer, and still nothing read, closes the channel, logged at Warn:
+// "liveness check: N calls to ADDR timed out with nothing read since they
+// were sent, and a ping got no answer within T", which every pending call
+// fails with (CHANNEL_INACTIVE) and on which the kernel redials. An
+// answer (a slow provider) leaves the channel alone. A read-idle heartbeat
+// never fires on a channel that keeps sending calls, so without this a
+// black-holed provider kept its channel for interval × (retries + 1),
+// 4 min with the defaults.
+//
 // Server.Shutdown first sends each consumer a one-way read-only event
 // (Dubbo's READONLY_EVENT, body "R"), after which Channel.ReadOnly is true on
 // the consumer, then drains. Before closing a channel (Shutdown, Close) the

@@ -127,7 +127,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		case <-cl.done:
 		case <-cd:
 			if c.pending.take(cl.id) != nil {
-				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start))
+				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
 			}
 			<-cl.done // a response, the channel's death or the timer won the race
 		}
@@ -135,7 +135,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		<-cl.done
 	}
 	if cl.timedOut {
-		return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start))
+		return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
 	}
 	if cl.err != nil && !cl.unread && !cl.answered && !st.withdraw() {
 		return spi.Result{Err: requestSent(cl.err)}
@@ -232,14 +232,19 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 // still queued is withdrawn first, so it is never sent; one that was handed
 // to the transport is followed, when ctx was cancelled (not its deadline,
 // which the provider knows), by the cancel event (cancel.go), so that the
-// provider cancels its handler's context or drops it unrun.
-func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed time.Duration) spi.Result {
+// provider cancels its handler's context or drops it unrun. A
+// SERVER_TIMEOUT may start a liveness check of the channel
+// (checkAfterTimeout); timeout is the call's deadline.
+func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed, timeout time.Duration) spi.Result {
 	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		if !withdrawn {
 			c.sendCancel(id)
 		}
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
+	}
+	if !withdrawn {
+		c.checkAfterTimeout(elapsed, timeout)
 	}
 	elapsed = elapsed.Round(time.Millisecond)
 	switch {

@@ -139,7 +139,8 @@ func WithClock(now func() time.Time) Option {
 //	airnode_heartbeat_pings_{sent,answered,failed,received}_total, airnode_reconnects_total,
 //	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
-//	airnode_executes_rejections_total, airnode_actives_timeouts_total
+//	airnode_executes_rejections_total, airnode_actives_timeouts_total,
+//	airnode_accept_errors_total
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
@@ -197,6 +198,7 @@ func processCounters() []processCounter {
 		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers answered.", &h.PingsReceived, nil},
 		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
 		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
+		{"airnode_accept_errors_total", "transport.accept_errors", "Provider listeners' temporary accept failures (out of file descriptors), each retried after a backoff of 5 ms to 1 s.", &counters.Transport.AcceptErrors, nil},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
 		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},

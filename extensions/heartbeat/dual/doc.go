@@ -27,6 +27,13 @@
 //	heartbeat           string          idle           "dual" selects this strategy
 //	heartbeat.interval  duration  Go/ms 60s            10ms to 24h
 //	heartbeat.timeout   duration  Go/ms 3×interval     ≥ 2 × heartbeat.interval
+//	heartbeat.ping.on.timeout  bool  true             consumer: ping when a call times out with nothing read
+//
+// The consumer's liveness check after silent timeouts (spi.TimeoutCheck,
+// run by the exchange): a call that fails SERVER_TIMEOUT with nothing read
+// from its channel since it was sent makes the consumer ping at once,
+// waiting max(1 s, the call's timeout) capped by heartbeat.interval; no
+// answer closes the channel, well before heartbeat.timeout of silence.
 //
 // Cost per channel: two runtime timers on each side and no goroutine while
 // idle. A Heartbeat is safe for concurrent use; stop waits for every

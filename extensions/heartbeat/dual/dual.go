@@ -41,6 +41,15 @@ func New(cfg Config) *Heartbeat { return &Heartbeat{cfg: cfg} }
 // Config returns the settings in use.
 func (h *Heartbeat) Config() Config { return h.cfg }
 
+// TimeoutCheck implements spi.TimeoutCheck: with heartbeat.ping.on.timeout
+// (default true) the consumer's exchange pings at once when a call times
+// out with nothing read since it was sent, that ping waiting at most
+// heartbeat.interval, as this strategy's own pings do (and at most
+// max(1 s, the call's timeout)).
+func (h *Heartbeat) TimeoutCheck() (maxWait time.Duration, on bool) {
+	return h.cfg.Interval, !h.cfg.NoPingOnTimeout
+}
+
 // Watch starts the heartbeat and reconnect tasks for ch, on either side.
 // It returns stop, which is idempotent and waits for both timers, every
 // ping in flight and the channel closer.
@@ -177,4 +186,5 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 var (
 	_ spi.HeartbeatBuilder = Builder{}
 	_ spi.Heartbeat        = (*Heartbeat)(nil)
+	_ spi.TimeoutCheck     = (*Heartbeat)(nil)
 )

@@ -14,6 +14,10 @@ const component = "heartbeat dual"
 type Config struct {
 	Interval time.Duration // heartbeat.interval: idle time (read or write) before a ping
 	Timeout  time.Duration // heartbeat.timeout: read silence before reconnect (consumer) or close (provider)
+	// NoPingOnTimeout is heartbeat.ping.on.timeout=false: no ping when a
+	// call times out with nothing read since it was sent (TimeoutCheck).
+	// The zero value, like the key's default, leaves the check on.
+	NoPingOnTimeout bool
 }
 
 // ParseConfig reads and validates the dual keys of u. A timeout under
@@ -28,6 +32,11 @@ func ParseConfig(u spi.URL) (Config, error) {
 	if c.Timeout, err = hbparams.Duration(component, u, hbparams.KeyTimeout, 3*c.Interval); err != nil {
 		return Config{}, err
 	}
+	on, err := hbparams.PingOnTimeout(component, u)
+	if err != nil {
+		return Config{}, err
+	}
+	c.NoPingOnTimeout = !on
 	if c.Timeout < 2*c.Interval {
 		return Config{}, fmt.Errorf("%s: %s (%v) must be at least 2 × %s (%v), i.e. ≥ %v",
 			component, hbparams.KeyTimeout, c.Timeout, hbparams.KeyInterval, c.Interval, 2*c.Interval)

@@ -25,6 +25,15 @@
 //	heartbeat.ping.timeout  duration  Go/ms heartbeat.interval > 0
 //	heartbeat.retries       integer         3                  1 to 1000
 //	heartbeat.timeout       duration  Go/ms 3×interval + 20s   > heartbeat.interval (provider all-idle close)
+//	heartbeat.ping.on.timeout  bool         true               consumer: ping when a call times out with nothing read
+//
+// The consumer's liveness check after silent timeouts (spi.TimeoutCheck,
+// run by the exchange): a call that fails SERVER_TIMEOUT with nothing read
+// from its channel since it was sent makes the consumer ping at once,
+// waiting max(1 s, the call's timeout) capped by heartbeat.ping.timeout;
+// no answer closes the channel. A channel carrying calls is never
+// read-idle, so without it a black-holed provider kept its channel for
+// interval × (retries + 1): 4 min with the defaults.
 //
 // Cost per channel: one runtime timer on each side and no goroutine while
 // idle; a consumer ping runs in the timer's goroutine. A Heartbeat is safe

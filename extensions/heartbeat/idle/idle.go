@@ -41,6 +41,14 @@ func New(cfg Config) *Heartbeat { return &Heartbeat{cfg: cfg} }
 // Config returns the settings in use.
 func (h *Heartbeat) Config() Config { return h.cfg }
 
+// TimeoutCheck implements spi.TimeoutCheck: with heartbeat.ping.on.timeout
+// (default true) the consumer's exchange pings at once when a call times
+// out with nothing read since it was sent, that ping waiting at most
+// heartbeat.ping.timeout (and at most max(1 s, the call's timeout)).
+func (h *Heartbeat) TimeoutCheck() (maxWait time.Duration, on bool) {
+	return h.cfg.PingTimeout, !h.cfg.NoPingOnTimeout
+}
+
 // Watch starts watching ch: on the consumer side the read-idle ping with
 // failure counting, on the provider side the all-idle close. It returns
 // stop, which is idempotent and waits for the watch's timer, its ping and
@@ -155,4 +163,5 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 var (
 	_ spi.HeartbeatBuilder = Builder{}
 	_ spi.Heartbeat        = (*Heartbeat)(nil)
+	_ spi.TimeoutCheck     = (*Heartbeat)(nil)
 )

@@ -23,6 +23,10 @@ type Config struct {
 	PingTimeout time.Duration // heartbeat.ping.timeout: how long a ping may wait for its answer
 	Retries     int           // heartbeat.retries: failed pings before the consumer closes the channel
 	Timeout     time.Duration // heartbeat.timeout: provider closes after this long with nothing read or written
+	// NoPingOnTimeout is heartbeat.ping.on.timeout=false: no ping when a
+	// call times out with nothing read since it was sent (TimeoutCheck).
+	// The zero value, like the key's default, leaves the check on.
+	NoPingOnTimeout bool
 }
 
 // ParseConfig reads and validates the idle keys of u.
@@ -38,6 +42,11 @@ func ParseConfig(u spi.URL) (Config, error) {
 	if c.Timeout, err = hbparams.Duration(component, u, hbparams.KeyTimeout, 3*c.Interval+timeoutSlack); err != nil {
 		return Config{}, err
 	}
+	on, err := hbparams.PingOnTimeout(component, u)
+	if err != nil {
+		return Config{}, err
+	}
+	c.NoPingOnTimeout = !on
 	retries, err := u.Int(hbparams.KeyRetries, DefaultRetries)
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", component, err)

@@ -40,6 +40,14 @@
 // one provider: 43 KiB per connection the first time, 77 KiB the second).
 // A "tcp" session holds under 1 KiB and no goroutine.
 //
+// A listener that cannot accept (out of file descriptors: EMFILE, ENFILE)
+// retries with a backoff of 5 ms doubling to 1 s, as net/http does, logs
+// "smux: accept failed; retrying" at Warn (one line per doubling, then one
+// every 10 retries) and "accepting connections again" at Info when it can,
+// and counts each failure (airnode_accept_errors_total); see
+// internal/netaccept. Its logger is the node's (spi.LoggerUser), else
+// slog.Default().
+//
 // Transport, Listener and Session are safe for concurrent use; a stream is
 // read by one goroutine and written by one goroutine at a time. Close of a
 // session or listener is idempotent.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -50,7 +51,13 @@ func (Builder) Build(u spi.URL) (spi.Transport, error) {
 type Transport struct {
 	mux *xsmux.Config
 	tls tlsconf.Settings // TLS under smux when tls=true
+	log *slog.Logger     // UseLogger's; nil: slog.Default()
 }
+
+// UseLogger makes the transport's listeners log to l (spi.LoggerUser): a
+// failed accept (out of file descriptors) at Warn, retried with backoff.
+// Call it before Listen.
+func (t *Transport) UseLogger(l *slog.Logger) { t.log = l }
 
 func newTransport(cfg config) *Transport {
 	return &Transport{mux: &xsmux.Config{
@@ -77,7 +84,9 @@ func (t *Transport) Listen(addr string) (spi.Listener, error) {
 		}
 		l = tlsconf.Listener(l, cfg, 0, nil)
 	}
-	return &Listener{l: l, mux: t.mux}, nil
+	a := netaccept.New(l, Name)
+	a.UseLogger(t.log)
+	return &Listener{a: a, mux: t.mux}, nil
 }
 
 // Dial connects to addr and returns the consumer side of a session. It gives
@@ -104,17 +113,18 @@ func (t *Transport) Dial(ctx context.Context, addr string) (spi.Session, error) 
 
 // Listener accepts smux sessions, one per TCP connection.
 type Listener struct {
-	l    net.Listener
-	mux  *xsmux.Config
-	once sync.Once
+	a   *netaccept.Acceptor
+	mux *xsmux.Config
 }
 
 // Accept blocks until a consumer connects and returns the provider side of
 // its session. A temporary failure (out of file descriptors) is retried
-// with a backoff from 5 ms to 1 s, as net/http's server does. After Close it
-// returns an error matching net.ErrClosed.
+// with a backoff from 5 ms to 1 s, as net/http's server does, logged at
+// Warn (one line per doubling of the backoff, then one every 10 s) and
+// counted (airnode_accept_errors_total); see internal/netaccept. After
+// Close it returns an error matching net.ErrClosed.
 func (l *Listener) Accept() (spi.Session, error) {
-	c, err := netaccept.Accept(l.l)
+	c, err := l.a.Accept()
 	if err != nil {
 		return nil, fmt.Errorf("smux: %w", err)
 	}
@@ -122,15 +132,11 @@ func (l *Listener) Accept() (spi.Session, error) {
 }
 
 // Addr returns the bound address.
-func (l *Listener) Addr() net.Addr { return l.l.Addr() }
+func (l *Listener) Addr() net.Addr { return l.a.Addr() }
 
 // Close stops accepting; sessions already accepted stay up. Idempotent:
 // later calls return nil.
-func (l *Listener) Close() error {
-	var err error
-	l.once.Do(func() { err = l.l.Close() })
-	return err
-}
+func (l *Listener) Close() error { return l.a.Close() }
 
 // Session is one smux session over one TCP connection. Safe for concurrent
 // use. It starts no goroutine of its own besides smux's three, which have

@@ -22,6 +22,14 @@
 // consumer's handshake runs within the dial's context and the provider's
 // on first use under a deadline.
 //
+// A listener that cannot accept (out of file descriptors: EMFILE, ENFILE)
+// retries with a backoff of 5 ms doubling to 1 s, as net/http does, logs
+// "tcp: accept failed; retrying" at Warn (one line per doubling, then one
+// every 10 retries) and "accepting connections again" at Info when it can,
+// and counts each failure (airnode_accept_errors_total); see
+// internal/netaccept. Its logger is the node's (spi.LoggerUser), else
+// slog.Default().
+//
 // Transport, Listener and Session are safe for concurrent use; the stream is
 // read by one goroutine and written by one goroutine at a time. Close is
 // idempotent. The transport starts no goroutine.

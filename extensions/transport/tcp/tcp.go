@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -41,7 +42,13 @@ func (Builder) Build(u spi.URL) (spi.Transport, error) {
 // concurrent use.
 type Transport struct {
 	tls tlsconf.Settings
+	log *slog.Logger // UseLogger's; nil: slog.Default()
 }
+
+// UseLogger makes the transport's listeners log to l (spi.LoggerUser): a
+// failed accept (out of file descriptors) at Warn, retried with backoff.
+// Call it before Listen.
+func (t *Transport) UseLogger(l *slog.Logger) { t.log = l }
 
 // Listen binds addr ("host:port", port 0 picks a free one).
 func (t *Transport) Listen(addr string) (spi.Listener, error) {
@@ -58,7 +65,9 @@ func (t *Transport) Listen(addr string) (spi.Listener, error) {
 		}
 		l = tlsconf.Listener(l, cfg, 0, nil)
 	}
-	return &Listener{l: l}, nil
+	a := netaccept.New(l, Name)
+	a.UseLogger(t.log)
+	return &Listener{a: a}, nil
 }
 
 // Dial connects to addr and returns the consumer side of a session. It gives
@@ -84,16 +93,17 @@ func (t *Transport) Dial(ctx context.Context, addr string) (spi.Session, error) 
 
 // Listener accepts one session per TCP connection.
 type Listener struct {
-	l    net.Listener
-	once sync.Once
+	a *netaccept.Acceptor
 }
 
 // Accept blocks until a consumer connects and returns the provider side of
 // its session. A temporary failure (out of file descriptors) is retried
-// with a backoff from 5 ms to 1 s, as net/http's server does. After Close it
-// returns an error matching net.ErrClosed.
+// with a backoff from 5 ms to 1 s, as net/http's server does, logged at
+// Warn (one line per doubling of the backoff, then one every 10 s) and
+// counted (airnode_accept_errors_total); see internal/netaccept. After
+// Close it returns an error matching net.ErrClosed.
 func (l *Listener) Accept() (spi.Session, error) {
-	c, err := netaccept.Accept(l.l)
+	c, err := l.a.Accept()
 	if err != nil {
 		return nil, fmt.Errorf("tcp: %w", err)
 	}
@@ -101,15 +111,11 @@ func (l *Listener) Accept() (spi.Session, error) {
 }
 
 // Addr returns the bound address.
-func (l *Listener) Addr() net.Addr { return l.l.Addr() }
+func (l *Listener) Addr() net.Addr { return l.a.Addr() }
 
 // Close stops accepting; sessions already accepted stay up. Idempotent:
 // later calls return nil.
-func (l *Listener) Close() error {
-	var err error
-	l.once.Do(func() { err = l.l.Close() })
-	return err
-}
+func (l *Listener) Close() error { return l.a.Close() }
 
 // errClosed is returned by Open and Accept on a dead session.
 var errClosed = fmt.Errorf("tcp: session: %w", net.ErrClosed)

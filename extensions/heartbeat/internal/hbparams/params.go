@@ -1,6 +1,7 @@
 // Package hbparams reads the URL keys shared by the idle and dual heartbeat
 // strategies (DESIGN §3): heartbeat.interval, including Dubbo's bare-number
-// form heartbeat=3000, and heartbeat.timeout.
+// form heartbeat=3000, heartbeat.timeout, and heartbeat.ping.on.timeout,
+// which none reads too.
 package hbparams
 
 import (
@@ -19,7 +20,20 @@ const (
 	KeyTimeout     = "heartbeat.timeout"      // duration
 	KeyRetries     = "heartbeat.retries"      // integer
 	KeyPingTimeout = "heartbeat.ping.timeout" // duration
+	// KeyPingOnTimeout turns the consumer's liveness check after silent
+	// call timeouts (spi.TimeoutCheck) on or off: bool, default true.
+	KeyPingOnTimeout = "heartbeat.ping.on.timeout"
 )
+
+// PingOnTimeout returns heartbeat.ping.on.timeout (default true), as an
+// error prefixed by component when it is not a bool.
+func PingOnTimeout(component string, u spi.URL) (bool, error) {
+	on, err := u.Bool(KeyPingOnTimeout, true)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", component, err)
+	}
+	return on, nil
+}
 
 // Bounds and defaults of heartbeat.interval.
 const (

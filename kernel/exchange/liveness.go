@@ -1,0 +1,121 @@
+package exchange
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// minCheckWait is the shortest a liveness check's ping waits, and the
+// shortest gap between two checks of a channel, whatever the call's
+// timeout: a call with a 10 ms timeout is no reason to give a provider
+// 10 ms to answer.
+const minCheckWait = time.Second
+
+// livenessCheck is a consumer channel's check after silent timeouts
+// (checkAfterTimeout): at most one ping outstanding, at most one started
+// per gap.
+type livenessCheck struct {
+	running  atomic.Bool  // a check's ping is outstanding
+	last     atomic.Int64 // mono() when the last check started; 0: none yet
+	timeouts atomic.Int64 // silent timeouts since the last check was answered
+}
+
+// checkAfterTimeout runs after a consumer call failed SERVER_TIMEOUT: its
+// request was handed to the transport elapsed ago and timeout was its
+// deadline. When nothing at all has been read from the channel since the
+// call began — the strongest sign of a dead peer a busy channel gives, as
+// a read-idle heartbeat does not fire on a channel that keeps sending —
+// and Options.Heartbeat implements spi.TimeoutCheck with the check on, it
+// sends one ping at once, in a goroutine of the channel's, waiting
+// max(minCheckWait, timeout) bounded by the strategy's maxWait. No answer
+// in that time (and still nothing read) closes the channel: every pending
+// call fails CHANNEL_INACTIVE and the kernel's connection manager redials,
+// as after a heartbeat's verdict. An answer means a slow provider, not a
+// dead one: the channel stays. One check at a time; a new one starts at
+// most once per max(minCheckWait, timeout).
+//
+// The idea is HTTP/2 clients' (Go's x/net/http2 Transport: a PING after
+// ReadIdleTimeout, the connection closed after PingTimeout without its
+// answer; Chrome's ping of a connection it has read nothing from lately),
+// applied when a call times out rather than on a timer, and Finagle's
+// failure accrual (consecutive failures mark an endpoint dead), with a
+// ping as the witness so that a slow provider is not taken for a dead one.
+func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
+	if c.opts.Side != spi.Consumer {
+		return
+	}
+	tc, ok := c.opts.Heartbeat.(spi.TimeoutCheck)
+	if !ok {
+		return
+	}
+	began := time.Now().Add(-elapsed).UnixNano()
+	if c.lastRead.Load() >= began {
+		return // the peer sent something since: not silent
+	}
+	maxWait, on := tc.TimeoutCheck()
+	if !on {
+		return
+	}
+	c.check.timeouts.Add(1)
+	wait := max(minCheckWait, timeout)
+	gap := int64(wait)
+	if maxWait > 0 {
+		wait = min(wait, maxWait)
+	}
+	now := mono()
+	if last := c.check.last.Load(); last != 0 && now-last < gap {
+		return
+	}
+	if !c.check.running.CompareAndSwap(false, true) {
+		return
+	}
+	c.check.last.Store(now)
+	if !c.goIO(func() { c.runCheck(wait) }) {
+		c.check.running.Store(false) // dying: nothing to check
+	}
+}
+
+// runCheck sends the liveness check's ping and closes the channel when it
+// gets no answer within wait and nothing else was read meanwhile.
+func (c *Channel) runCheck(wait time.Duration) {
+	defer c.check.running.Store(false)
+	sent := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	counters.Heartbeat.PingsSent.Inc()
+	err := c.Ping(ctx)
+	cancel()
+	if err == nil {
+		counters.Heartbeat.PingsAnswered.Inc()
+		c.check.timeouts.Store(0)
+		return
+	}
+	select {
+	case <-c.dying:
+		return // closed meanwhile: nothing left to judge
+	default:
+	}
+	counters.Heartbeat.PingsFailed.Inc()
+	if st := spi.StatusOf(err); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
+		return // answered with an error: the peer is there
+	}
+	if c.lastRead.Load() >= sent.UnixNano() {
+		return // something arrived meanwhile (a late response): not dead
+	}
+	n := c.check.timeouts.Load()
+	counters.Heartbeat.IdleClosed.Inc()
+	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v (heartbeat.ping.on.timeout)",
+		n, plural(n, "call", "calls"), c.remote, wait), slog.LevelWarn)
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
