@@ -53,6 +53,7 @@ type Directory struct {
 	last     []spi.URL          // the last pushed list; applyMu
 	hold     func(spi.URL) bool // Hold's; set before Start
 	departed []string           // providers listed and then dropped by the pushes since the last non-empty one; applyMu
+	holding  bool               // the last apply kept a provider because hold held it; applyMu
 
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
@@ -354,15 +355,15 @@ func (d *Directory) Hold(hold func(provider spi.URL) bool) {
 
 // Refresh applies the last pushed provider list again, in the calling
 // goroutine, asking Hold's function again: a provider held until now and
-// no longer held is removed (its invoker closed). A no-op before the
-// first push and after Close.
+// no longer held is removed (its invoker closed). A no-op while no
+// provider is held, before the first push and after Close.
 func (d *Directory) Refresh() {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	d.mu.Lock()
 	ready := d.gotFirst && !d.closed
 	d.mu.Unlock()
-	if ready {
+	if ready && d.holding {
 		d.apply(d.last)
 	}
 }
@@ -458,6 +459,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		}
 	}
 	slices.SortFunc(held, func(a, b spi.URL) int { return strings.Compare(a.String(), b.String()) })
+	d.holding = len(held) > 0
 	if len(next) > 0 {
 		d.departed = nil
 	} else if len(d.departed) > 0 {
