@@ -267,17 +267,28 @@ const unknownFieldGot = "a map with unknown field "
 // `unknown field "Phone" in UserV2 (fields: ID, Name, Email, Age)`, with
 // where in the argument (" at .Addr") when nested. "" for any other error,
 // including two keys that name one field ("X" and "x"), which stays a
-// BAD_REQUEST for every call.
+// BAD_REQUEST for every call. Every spi.TypeMismatch in err's tree is
+// looked at, not only the first: a codec may wrap the field error in one
+// of its own that says where it is.
 func unknownField(err error) string {
-	var tm spi.TypeMismatch
-	if !errors.As(err, &tm) {
-		return ""
+	if tm, ok := err.(spi.TypeMismatch); ok {
+		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
+			return strings.TrimPrefix(got, "a map with ")
+		}
 	}
-	got := tm.Got()
-	if !strings.HasPrefix(got, unknownFieldGot) {
-		return ""
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return unknownField(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if f := unknownField(next); f != "" {
+				return f
+			}
+		}
 	}
-	return strings.TrimPrefix(got, "a map with ")
+	return ""
 }
 
 // lenient decodes req's arguments again, from the start of its body

@@ -224,7 +224,24 @@ func TestT14_1_UnknownFieldOnlyForUnknownKeys(t *testing.T) {
 	if got := unknownField(argError("s", "m", 0, "T", mismatch("an integer (1)"))); got != "" {
 		t.Errorf("a type mismatch: %q, want \"\"", got)
 	}
+	// inside a codec's own mismatch that says where, or joined
+	inner := fmt.Errorf("decode: %w", mismatch("a map with unknown field \"x\" in T (fields: A)"))
+	for _, err := range []error{wrapped{"T.a: got a map", inner}, errors.Join(errors.New("other"), inner)} {
+		if got := unknownField(argError("s", "m", 0, "T", err)); got != `unknown field "x" in T (fields: A)` {
+			t.Errorf("%v: %q", err, got)
+		}
+	}
 }
+
+// wrapped is a codec's mismatch around another error.
+type wrapped struct {
+	got   string
+	cause error
+}
+
+func (w wrapped) Error() string { return w.got + ": " + w.cause.Error() }
+func (w wrapped) Got() string   { return w.got }
+func (w wrapped) Unwrap() error { return w.cause }
 
 type mismatch string
 
