@@ -120,8 +120,10 @@ type Channel struct {
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
 // writer of the long-lived stream (while frames are queued), a stream acceptor on multiplexed sessions
-// and the provider side, and a supervisor that runs the heartbeat's stop and
-// OnClose once the channel dies. On the consumer it opens the long-lived
+// and the provider side. Once the channel is dead and the last of them
+// (and of its handlers) has ended, a short goroutine runs the heartbeat's
+// stop and OnClose (release): no goroutine waits for them meanwhile. On
+// the consumer it opens the long-lived
 // stream at once; if that fails the channel is returned already dead (Done
 // closed, every call failing with CHANNEL_INACTIVE).
 func NewChannel(sess spi.Session, opts Options) *Channel {
