@@ -186,7 +186,7 @@ func (d *Directory) List(*spi.Invocation) []spi.Invoker {
 func (d *Directory) All() []spi.Invoker { return d.snap.Load().all }
 
 // Providers returns the accepted provider URLs as pushed by the registry
-// (not merged), sorted.
+// (not merged), sorted, then those still listed because Hold holds them.
 func (d *Directory) Providers() []spi.URL { return d.snap.Load().providers }
 
 // OnChange registers f, called (from the registry's notify goroutine) after
