@@ -114,8 +114,12 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // having listened on nothing new and registered nothing.
 //
 // Exported methods of another shape (a last result that is not an error,
-// more than two results, variadic) are not served: Export logs a warning
-// for each, naming it and the shape wanted (at debug level for a
+// more than two results, variadic), and those no call could reach or
+// answer (a context.Context after the first parameter, a chan, func or
+// unsafe.Pointer parameter or result, a parameter of an interface type
+// other than any, a parameter or result type that the URL's codec cannot
+// encode even empty: a plain struct under codec=protobuf), are not
+// served: Export logs a warning for each, naming it and why (at debug level for a
 // String() string and a method returning the exported type, a setup
 // method called before Export), and a call of one is
 // SERVICE_NOT_FOUND saying so ("service "edge.Weird" has no method "NoCtx"
@@ -130,6 +134,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
 	mt, err := newMethodTable(impl)
 	if err != nil {
+		return nil, err
+	}
+	if err := mt.skipUncodable(n.cat.Codec, u); err != nil {
 		return nil, err
 	}
 	e, err := n.export(ctx, u, mt.names, func(pu spi.URL, filters []spi.Filter) service {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -96,7 +98,10 @@ func (mt *methodTable) skippedNames() []string {
 //
 // Other exported methods, and variadic ones, are skipped: the table says
 // why (skipped), Export warns about each and a call of one is answered
-// SERVICE_NOT_FOUND saying so. When impl is a value (not a pointer), the
+// SERVICE_NOT_FOUND saying so. So are methods of these shapes that no
+// call could reach or answer (unservable): a context.Context after the
+// first parameter, a chan, func or unsafe.Pointer parameter or result, a
+// parameter of an interface type other than any. When impl is a value (not a pointer), the
 // methods of these shapes declared on the pointer type are not in its
 // method set: the table names them (ptrOnly, pointerHint). It fails when
 // impl is nil, a typed nil pointer, or has no method of these shapes.
@@ -147,6 +152,10 @@ func newMethodTable(impl any) (*methodTable, error) {
 			me.ctx = true
 			first = 2
 		}
+		if why := unservable(ft, first); why != "" {
+			mt.skipped[m.Name] = sig + ": " + why
+			continue
+		}
 		for j := first; j < ft.NumIn(); j++ {
 			me.args = append(me.args, ft.In(j))
 			me.decode = append(me.decode, newArgDecoder(ft.In(j)))
@@ -161,21 +170,157 @@ func newMethodTable(impl any) (*methodTable, error) {
 		mt.pointerOnly(t)
 	}
 	if len(mt.names) == 0 {
-		msg := fmt.Sprintf("kernel: export %s: no exported method of shape func(ctx context.Context, args...) (R, error) or error", mt.typ)
-		if len(mt.skipped) > 0 {
-			var why []string
-			for _, name := range mt.skippedNames() {
-				why = append(why, mt.skipped[name])
-			}
-			msg += "; not served: " + strings.Join(why, "; ")
-		}
-		if hint := mt.pointerHint(); hint != "" {
-			msg += " (hint: " + hint + ")"
-		}
-		return nil, errors.New(msg)
+		return nil, mt.noMethodError()
 	}
 	sort.Strings(mt.names)
 	return mt, nil
+}
+
+// noMethodError is Export's error for a value with no method to serve,
+// naming the skipped ones and why.
+func (mt *methodTable) noMethodError() error {
+	msg := fmt.Sprintf("kernel: export %s: no exported method of shape func(ctx context.Context, args...) (R, error) or error", mt.typ)
+	if len(mt.skipped) > 0 {
+		var why []string
+		for _, name := range mt.skippedNames() {
+			why = append(why, mt.skipped[name])
+		}
+		msg += "; not served: " + strings.Join(why, "; ")
+	}
+	if hint := mt.pointerHint(); hint != "" {
+		msg += " (hint: " + hint + ")"
+	}
+	return errors.New(msg)
+}
+
+// unservable says why a method of type ft (the receiver as In(0)), whose
+// results have a servable shape and whose arguments start at In(first),
+// can never be called successfully; "" when it can. A context.Context
+// after the first parameter would be read from the wire as an argument
+// (the method gets a nil or undecodable context); a chan, func or
+// unsafe.Pointer parameter or result cannot be sent by any codec, so a
+// method returning one would run and then fail SERIALIZATION_ERROR every
+// time; a parameter of an interface type with methods (fmt.Stringer,
+// error) cannot be decoded into by any codec, which sees only data.
+func unservable(ft reflect.Type, first int) string {
+	for j := first; j < ft.NumIn(); j++ {
+		p, arg := ft.In(j), j-first
+		switch {
+		case p == typeOfContext:
+			return fmt.Sprintf("context.Context is parameter %d; it must come first (elsewhere it would be read from the wire as argument %d)", j, arg)
+		case unsendable(p):
+			return fmt.Sprintf("argument %d is a %s, which no codec can send", arg, p)
+		case p.Kind() == reflect.Interface && p.NumMethod() > 0:
+			return fmt.Sprintf("argument %d is of interface type %s, which no codec can decode into (want a concrete type, or any)", arg, p)
+		}
+	}
+	if ft.NumOut() == 2 && unsendable(ft.Out(0)) {
+		return fmt.Sprintf("the result is a %s, which no codec can send", ft.Out(0))
+	}
+	return ""
+}
+
+// unsendable reports whether no codec can carry a value of type t.
+func unsendable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	}
+	return false
+}
+
+// skipUncodable moves to skipped the methods whose argument or result
+// types the codec u chooses for them (the "codec" key, method-level
+// first) cannot encode even as an empty value: a plain Go struct under
+// codec=protobuf, which takes proto.Message values, say. A consumer
+// through a registry takes the provider's codec, so every call of such a
+// method would fail, one with a result only after the method ran. Export
+// warns about each and a call of one is SERVICE_NOT_FOUND saying why, as
+// for the other shapes; a consumer that chose another codec itself does
+// not bring it back (export the service under another key with that
+// codec). Types with their own encoding (a MarshalJSON, MarshalText,
+// MarshalBinary, MarshalMsgpack or EncodeMsgpack method) are not probed:
+// their empty value may be refused where real ones are not. An unknown
+// codec name is left to Export's own checks. It returns Export's error
+// for a value with no method left.
+func (mt *methodTable) skipUncodable(codecs *extension.Point[spi.Codec], u spi.URL) error {
+	for _, name := range slices.Clone(mt.names) {
+		m := mt.methods[name]
+		c, _, err := codecs.Select(u, name)
+		if err != nil {
+			continue
+		}
+		why := ""
+		for i, t := range m.args {
+			if err := encodable(c, t); err != nil {
+				why = fmt.Sprintf("codec %s cannot encode argument %d (%s): %v", c.Name(), i, t, err)
+				break
+			}
+		}
+		if ft := m.fn.Type(); why == "" && m.result {
+			if err := encodable(c, ft.Out(0)); err != nil {
+				why = fmt.Sprintf("codec %s cannot encode the result (%s): %v", c.Name(), ft.Out(0), err)
+			}
+		}
+		if why == "" {
+			continue
+		}
+		mt.skipped[name] = name + strings.TrimPrefix(m.fn.Type().String(), "func") + ": " + why
+		delete(mt.methods, name)
+		mt.names = slices.DeleteFunc(mt.names, func(n string) bool { return n == name })
+	}
+	if len(mt.names) == 0 {
+		return mt.noMethodError()
+	}
+	return nil
+}
+
+// encodable encodes an empty value of type t with c (a nil-free one for a
+// pointer, map or slice, whose nil many codecs accept for any type) and
+// returns the codec's error. nil for an interface type and a type with
+// its own encoding (customEncoding), which are not probed, and when the
+// codec panics (it cannot tell).
+func encodable(c spi.Codec, t reflect.Type) (err error) {
+	if t.Kind() == reflect.Interface || customEncoding(t) {
+		return nil
+	}
+	var v any
+	switch t.Kind() {
+	case reflect.Pointer:
+		v = reflect.New(t.Elem()).Interface()
+	case reflect.Map:
+		v = reflect.MakeMap(t).Interface()
+	case reflect.Slice:
+		v = reflect.MakeSlice(t, 0, 0).Interface()
+	default:
+		v = reflect.Zero(t).Interface()
+	}
+	enc := c.NewEncoder(io.Discard)
+	defer func() {
+		if recover() != nil {
+			err = nil // the encoder is not released: its state is unknown
+		}
+	}()
+	err = enc.Encode(v)
+	spi.Release(enc)
+	if se, ok := err.(*spi.Error); ok && se.Message != "" {
+		return errors.New(se.Message) // the status is the call's; this is Export's
+	}
+	return err
+}
+
+// customEncoding reports whether t, or *t, has a method through which a
+// codec may encode it its own way (encoding/json's, encoding's and
+// msgpack's marshaler interfaces, by name).
+func customEncoding(t reflect.Type) bool {
+	for _, tt := range []reflect.Type{t, reflect.PointerTo(t)} {
+		for _, name := range []string{"MarshalJSON", "MarshalText", "MarshalBinary", "MarshalMsgpack", "EncodeMsgpack"} {
+			if _, ok := tt.MethodByName(name); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pointerOnly fills ptrOnly with the exported methods of a servable shape

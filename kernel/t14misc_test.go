@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -235,3 +238,163 @@ func export14(t *testing.T, impl any, service string, query ...string) (*jsonLog
 	}
 	return &log, e
 }
+
+// t14odd has methods of the servable result shapes that no call could
+// reach or answer, and two that work; ran counts the calls that ran.
+type t14odd struct{ ran *atomic.Int64 }
+
+func (o t14odd) CtxNotFirst(a int, ctx context.Context) (int, error) { o.ran.Add(1); return a, nil }
+func (o t14odd) Chan(ctx context.Context, c chan int) (int, error)   { o.ran.Add(1); return 0, nil }
+func (o t14odd) Fn(ctx context.Context, f func() int) (int, error)   { o.ran.Add(1); return 0, nil }
+func (o t14odd) RetChan(ctx context.Context) (chan int, error) {
+	o.ran.Add(1)
+	return make(chan int), nil
+}
+func (o t14odd) RetFn(ctx context.Context) (func(), error) { o.ran.Add(1); return func() {}, nil }
+func (o t14odd) Iface(ctx context.Context, v fmt.Stringer) (string, error) {
+	o.ran.Add(1)
+	return fmt.Sprint(v), nil
+}
+func (o t14odd) Ok(ctx context.Context, s string) (string, error) { return "ok " + s, nil }
+func (o t14odd) Any(ctx context.Context, v any) (string, error)   { return fmt.Sprint(v), nil }
+
+// tester14 finding 5: Export serves no method that can never succeed; it
+// warns naming each and why, and a call of one is SERVICE_NOT_FOUND saying
+// why, before anything runs.
+func TestT14_5_ExportSkipsMethodsNoCallCanReach(t *testing.T) {
+	ran := new(atomic.Int64)
+	log, e := export14(t, t14odd{ran}, "t14.Odd")
+	if got := e.URL().ParamOr("methods", ""); got != "Any,Ok" {
+		t.Errorf("methods=%s, want Any,Ok", got)
+	}
+	warned := log.lines(t)
+	for _, tc := range []struct{ method, why string }{
+		{"CtxNotFirst", "CtxNotFirst(int, context.Context) (int, error): context.Context is parameter 2; it must come first (elsewhere it would be read from the wire as argument 1)"},
+		{"Chan", "Chan(context.Context, chan int) (int, error): argument 0 is a chan int, which no codec can send"},
+		{"Fn", "argument 0 is a func() int, which no codec can send"},
+		{"RetChan", "RetChan(context.Context) (chan int, error): the result is a chan int, which no codec can send"},
+		{"RetFn", "the result is a func(), which no codec can send"},
+		{"Iface", "argument 0 is of interface type fmt.Stringer, which no codec can decode into (want a concrete type, or any)"},
+	} {
+		l := find(warned, "kernel: export t14.Odd: not serving method "+tc.method, map[string]string{"level": "WARN", "method": tc.method})
+		if l == nil || !strings.Contains(l["msg"].(string), tc.why) {
+			t.Errorf("%s: no warning saying %q:\n%v", tc.method, tc.why, warned)
+		}
+	}
+	for _, codec := range []string{"msgpack", "json"} {
+		r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/t14.Odd?codec="+codec)
+		for _, call := range []struct {
+			method string
+			args   []any
+			why    string
+		}{
+			{"CtxNotFirst", []any{1, nil}, "context.Context is parameter 2"},
+			{"Chan", []any{nil}, "chan int, which no codec can send"},
+			{"RetChan", nil, "the result is a chan int"},
+			{"RetFn", nil, "the result is a func()"},
+			{"Iface", []any{"x"}, "interface type fmt.Stringer"},
+		} {
+			_, err := r.Invoke(ctxT(t), call.method, call.args...)
+			if spi.StatusOf(err) != spi.StatusServiceNotFound || !strings.Contains(err.Error(), call.why) ||
+				!strings.Contains(err.Error(), "methods: Any, Ok") {
+				t.Errorf("[%s] %s: %v; want SERVICE_NOT_FOUND saying %q", codec, call.method, err, call.why)
+			}
+		}
+		if v, err := r.Invoke(ctxT(t), "Ok", "x"); err != nil || v != "ok x" {
+			t.Errorf("[%s] Ok = %v, %v", codec, v, err)
+		}
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d calls of unservable methods ran", n)
+	}
+}
+
+// t14user is a plain Go struct: not a proto.Message.
+type t14user struct {
+	ID   int64
+	Name string
+}
+
+// t14users mixes methods the protobuf codec can carry (integers,
+// strings, proto messages) with ones it cannot (plain structs).
+type t14users struct{ ran *atomic.Int64 }
+
+func (u t14users) Get(ctx context.Context, id int64) (t14user, error) {
+	u.ran.Add(1)
+	return t14user{ID: id, Name: "ann"}, nil
+}
+func (u t14users) Put(ctx context.Context, x *t14user) (string, error) {
+	u.ran.Add(1)
+	return x.Name, nil
+}
+func (u t14users) Count(ctx context.Context, prefix string) (int64, error) {
+	return int64(len(prefix)), nil
+}
+func (u t14users) Greet(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+	return wrapperspb.String("hi " + in.GetValue()), nil
+}
+
+// tester14 finding 5: a method whose argument or result types the URL's
+// codec cannot encode (codec=protobuf and a plain struct) is not served:
+// a consumer through a registry, which takes the provider's codec, gets
+// SERVICE_NOT_FOUND saying why instead of a SERIALIZATION_ERROR after the
+// method ran.
+func TestT14_5_ExportSkipsMethodsTheCodecCannotEncode(t *testing.T) {
+	ran := new(atomic.Int64)
+	reg := WithRegistry(spi.MustParse("memory://t14codec"))
+	cat := testCatalogs(t)
+	var log jsonLog
+	p := NewNode(cat, WithLogger(log.logger()), WithShutdownWait(0), reg)
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctxT(t), t14users{ran}, spi.MustParse("airnode://127.0.0.1:0/t14.Users?codec=protobuf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.URL().ParamOr("methods", ""); got != "Count,Greet" {
+		t.Errorf("methods=%s, want Count,Greet", got)
+	}
+	lines := log.lines(t)
+	for _, m := range []string{"Get", "Put"} {
+		l := find(lines, "kernel: export t14.Users: not serving method "+m, map[string]string{"level": "WARN"})
+		if l == nil || !strings.Contains(l["msg"].(string), "codec protobuf cannot encode") || !strings.Contains(l["msg"].(string), "kernel.t14user") {
+			t.Errorf("%s: no warning naming the codec and the type:\n%v", m, lines)
+		}
+	}
+	c := NewNode(cat, WithLogger(quiet), reg)
+	t.Cleanup(func() { _ = c.Close() })
+	r := refer(t, c, "airnode:///t14.Users")
+	var u t14user
+	if err := r.Call(ctxT(t), "Get", []any{int64(1)}, &u); spi.StatusOf(err) != spi.StatusServiceNotFound ||
+		!strings.Contains(err.Error(), "codec protobuf cannot encode the result (kernel.t14user)") {
+		t.Errorf("Get: %v; want SERVICE_NOT_FOUND naming the codec and the result", err)
+	}
+	var s string
+	if err := r.Call(ctxT(t), "Put", []any{&t14user{Name: "bob"}}, &s); spi.StatusOf(err) == spi.StatusOK {
+		t.Errorf("Put = %q, want an error", s)
+	}
+	var g wrapperspb.StringValue
+	if err := r.Call(ctxT(t), "Greet", []any{wrapperspb.String("ann")}, &g); err != nil || g.GetValue() != "hi ann" {
+		t.Errorf("Greet = %q, %v", g.GetValue(), err)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d calls of methods the codec cannot carry ran", n)
+	}
+
+	// The method-level codec key decides for its method; a service with no
+	// method its codec can carry is refused.
+	e2, err := p.Export(ctxT(t), t14users{ran}, spi.MustParse("airnode://127.0.0.1:0/t14.Users2?codec=protobuf&methods.Get.codec=json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e2.URL().ParamOr("methods", ""); got != "Count,Get,Greet" {
+		t.Errorf("with methods.Get.codec=json: methods=%s, want Count,Get,Greet", got)
+	}
+	_, err = p.Export(ctxT(t), t14onlyStructs{}, spi.MustParse("airnode://127.0.0.1:0/t14.Structs?codec=protobuf"))
+	if err == nil || !strings.Contains(err.Error(), "no exported method") || !strings.Contains(err.Error(), "codec protobuf cannot encode") {
+		t.Errorf("a service with no method protobuf can carry: %v", err)
+	}
+}
+
+type t14onlyStructs struct{}
+
+func (t14onlyStructs) Get(ctx context.Context) (t14user, error) { return t14user{}, nil }
