@@ -70,6 +70,17 @@ method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
 An ARG_JSON of @PATH is read from the file PATH, @- from standard input
 (once), as curl's -d @file: for arguments too large for a command line.
 
+ARG_JSON is generic JSON (Dubbo's generic invocation), read into the
+parameter's Go type as encoding/json reads it, under every codec: a []byte
+is a base64 string ("aGk=" is "hi"), a time.Time an RFC 3339 string
+("2026-11-30T07:00:00+01:00"), at any depth, and a map[int]V's keys decimal
+strings ({"1":"a"}); call prints results the same way, so what it prints
+can be sent back. A value the parameter cannot take is BAD_REQUEST naming
+the field and what was sent ("Order.items[0].qty: cannot decode into int64:
+got a string ("3")"). A msgpack timestamp carries no time zone: a time
+result under the default codec prints in this process's zone (the same
+instant); --codec json prints the provider's offset.
+
 -a key=value sends an attachment with the call (metadata: a tenant, a user,
 a trace id; gRPC's metadata, Dubbo's RpcContext attachments), repeatable;
 provider filters and a Go method (spi.IncomingAttachments) read them, and

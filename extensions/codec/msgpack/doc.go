@@ -23,12 +23,18 @@
 // which the provider calls for a call's arguments — where it is a
 // *generic.FieldError naming the key, the struct, its fields and the
 // nearest one. Only a value whose keys do not match as written pays for
-// this: it is read again generically, its keys fixed, and decoded again. A body in memory (bytes.Reader, as the exchange
-// passes it) is checked before decoding: a declared length beyond its end
+// this: it is read again generically, its keys fixed, and decoded again. A
+// body in memory (bytes.Reader, as the exchange passes it) is checked before decoding: a declared length beyond its end
 // or nesting beyond MaxDepth fails the first Decode, so hostile bytes cost
 // neither a huge allocation nor the stack. A value of a kind the target
 // cannot hold (an integer for a *string) is a *TypeError saying what was
-// sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error.
+// sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error;
+// one inside the target (a struct field, an element) is a *PathError naming
+// where, `Order.items[0].qty: cannot decode into int64: got a string ("3")`,
+// found by reading the value again after the failure (explain.go). A target
+// msgpack cannot fill (an interface with methods, a protobuf message) is
+// one of these too ("fmt.Stringer is an interface with methods"), never
+// msgpack's reflect panic.
 // An interface inside a typed target that holds a value (a reply variable
 // reused from an earlier call) is read as encoding/json reads it: into
 // the value when it is a non-nil pointer, else replaced by the value read
@@ -45,6 +51,35 @@
 // MaxDepth maps and arrays, which msgpack recursed into until a fatal stack
 // overflow; a field msgpack skips (json:"-") is not followed, and a type
 // that encodes itself is not looked into (see cycles.go, CheckCycles).
+//
+// Generic callers. `airnode call` (Dubbo's generic invocation), a gateway
+// or Reference.Invoke with maps send what JSON has, and a typed target
+// reads it as encoding/json reads the same JSON, so that a command line
+// means the same data under either codec (jsonforms.go): a string into a
+// []byte (or a named byte slice) is standard base64 — one that is not is
+// a *TypeError or *PathError, "want base64" — and an array of integers
+// 0..255 is bytes too; a string into a time.Time or *time.Time, at any
+// depth, is RFC 3339, its offset kept, and a nil is the zero time; a
+// string key into a map with integer keys (map[int]V, map[uint8]V) is
+// decimal. A Go consumer's typed values (binary, the timestamp extension,
+// integer keys) are read as before. These decoders, like the integer
+// checks, are registered in msgpack's process-wide table, so they serve
+// other msgpack decoding in the process too.
+//
+// Where the codecs still differ. The timestamp msgpack writes for a
+// time.Time carries an instant, not a time zone: a Go peer's 10:00 +01:00
+// arrives as the same instant in time.Local (09:00 in a UTC process; Equal
+// holds), where json keeps the offset it wrote; a string a generic caller
+// sends keeps its offset under both.
+// A Go array ([2]string) sent more elements than it holds is an error
+// here ("longer than [2]string (3 elements)"), where encoding/json drops
+// the extra ones silently; sent fewer, both leave the rest zero. A struct
+// embedding another (Base) takes its fields inline under both codecs
+// ({"ID":1}); msgpack also takes the embedded struct by its type's name
+// ({"Base":{"ID":1}}), which json refuses as an unknown field. A generic
+// provider (an spi.Invoker exported as is) receives a Go consumer's []byte
+// and time.Time as []byte and time.Time under msgpack, and as the base64
+// and RFC 3339 strings json wrote under json.
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

@@ -2,7 +2,9 @@ package msgpack_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/extensions/codec/msgpack"
 	"github.com/airnode/airnode/spi"
@@ -18,13 +20,21 @@ import (
 func FuzzDecode(f *testing.F) {
 	var body bytes.Buffer
 	enc := msgpack.Codec{}.NewEncoder(&body)
-	for _, v := range []any{"demo.Echo", "Echo", map[string]string{"timeout": "1000"}, 1, map[string]any{"a": []any{1, "b"}}} {
+	for _, v := range []any{"demo.Echo", "Echo", map[string]string{"timeout": "1000"}, 1, map[string]any{"a": []any{1, "b"}},
+		map[string]any{"B": "aGk=", "T": "2026-11-30T07:00:00Z", "MI": map[string]any{"1": "a"}, "S": nil}} {
 		if err := enc.Encode(v); err != nil {
 			f.Fatal(err)
 		}
 	}
 	valid := body.Bytes()
 	f.Add(valid)
+	var generic bytes.Buffer
+	bad := map[string]any{"B": "aGk", "T": "noon", "TP": nil, "MI": map[string]any{"x": "a"}, "A": []any{"a", "b", "c"},
+		"S": "s", "N": []any{map[string]any{"Q": "3"}}}
+	if err := (msgpack.Codec{}).NewEncoder(&generic).Encode(bad); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(generic.Bytes())
 	f.Add([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0x91, 0x91, 0x91, 0xc0})
 	f.Add([]byte{0xcd, 0x01, 0x2c, 0xff, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) // 300, -1, 2^64-1
@@ -46,6 +56,18 @@ func FuzzDecode(f *testing.F) {
 				D *uint32
 			}
 		)
+		// what a generic caller's strings are read into (jsonforms.go), and
+		// targets found by explain (a path, an interface with methods)
+		var jf struct {
+			B  []byte
+			T  time.Time
+			TP *time.Time
+			MI map[int]string
+			MU map[uint8][]byte
+			A  [2]string
+			S  fmt.Stringer
+			N  []struct{ Q int64 }
+		}
 		// a reply target reused: its interfaces hold values (reuse.go)
 		reused := struct {
 			V, P any
@@ -55,6 +77,10 @@ func FuzzDecode(f *testing.F) {
 		for _, p := range []any{&s, &m, &n, &v, &b, &per, &reused, &i8, &u16, &ns} {
 			_ = dec.Decode(p)
 		}
+		spi.Release(dec)
+		dec = msgpack.Codec{}.NewDecoder(bytes.NewReader(in)) // its first value, strictly as an argument
+		dec.(*msgpack.Decoder).DisallowUnknownFields()
+		_ = dec.Decode(&jf)
 		spi.Release(dec)
 		dec = msgpack.Codec{}.NewDecoder(bytes.NewReader(valid))
 		if err := dec.Decode(&s); err != nil || s != "demo.Echo" {

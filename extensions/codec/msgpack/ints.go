@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"time"
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -177,6 +178,7 @@ var registerInts = sync.OnceFunc(func() {
 		registerInt(t)
 	}
 	registerFloat32()
+	registerJSONForms()
 })
 
 // registerInt registers the checked decoder of t, an integer type, and of
@@ -207,10 +209,12 @@ func registerDecoder(t reflect.Type, dec func(*vm.Decoder, reflect.Value) error)
 	})
 }
 
-// decodeIntPtr decodes into v when it is a non-nil pointer to a
-// predeclared integer type, which msgpack's Decode reads itself, without
-// its registered decoders, truncating. It reports whether v was one.
-func (d *Decoder) decodeIntPtr(v any) (bool, error) {
+// decodeScalarPtr decodes into v when it is a non-nil pointer to a
+// predeclared integer type, a float32, a []byte or a time.Time, which
+// msgpack's Decode reads itself, without its registered decoders
+// (truncating an integer, taking a string's bytes for a []byte). It
+// reports whether v was one.
+func (d *Decoder) decodeScalarPtr(v any) (bool, error) {
 	var (
 		n   int64
 		u   uint64
@@ -295,37 +299,48 @@ func (d *Decoder) decodeIntPtr(v any) (bool, error) {
 			}
 			return true, err
 		}
+	case *[]byte: // jsonforms.go
+		if p != nil {
+			return true, decodeBytes(d.d, reflect.ValueOf(p).Elem())
+		}
+	case *time.Time:
+		if p != nil {
+			return true, decodeTime(d.d, reflect.ValueOf(p).Elem())
+		}
 	}
 	return false, nil
 }
 
-// namedInts remembers the types whose named integer types are registered
-// (reflect.Type → struct{}).
-var namedInts sync.Map
+// registered remembers the types whose inner types registerTypes has
+// registered (reflect.Type → struct{}).
+var registered sync.Map
 
-// registerNamedInts registers the checked decoders for every named integer
-// type (type Level int8) that v's type t holds — itself, in its struct
-// fields, elements, map keys and values, pointers — once per t; a type that
-// decodes itself (opaque) is left alone, as is what is inside it. The
-// predeclared ones are registerInts'. last is the encoder's or decoder's
-// memory of the last type it registered, so that a pooled one meeting the
-// same type again (a method's arguments, body after body) skips the lookup.
-func registerNamedInts(v any, last *reflect.Type) {
+// registerTypes registers the decoders msgpack needs per type for every
+// type that v's type t holds — itself, in its struct fields, elements, map
+// keys and values, pointers — once per t: the checked integer decoder of
+// each named integer type (type Level int8), and jsonforms.go's decoders
+// of each named byte slice (type Blob []byte) and each map with integer
+// keys (map[int]string). A type that decodes itself (opaque) is left
+// alone, as is what is inside it. The predeclared integers, []byte and
+// time.Time are registerInts'. last is the encoder's or decoder's memory
+// of the last type it registered, so that a pooled one meeting the same
+// type again (a method's arguments, body after body) skips the lookup.
+func registerTypes(v any, last *reflect.Type) {
 	if plain(v) {
 		return
 	}
 	t := reflect.TypeOf(v)
-	if t == *last || !mayHoldNamedInt(t) {
+	if t == *last || !mayNeedDecoder(t) {
 		return
 	}
-	if _, ok := namedInts.Load(t); !ok {
-		walkNamedInts(t, map[reflect.Type]bool{})
-		namedInts.Store(t, struct{}{})
+	if _, ok := registered.Load(t); !ok {
+		walkTypes(t, map[reflect.Type]bool{})
+		registered.Store(t, struct{}{})
 	}
 	*last = t
 }
 
-func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
+func walkTypes(t reflect.Type, seen map[reflect.Type]bool) {
 	if seen[t] {
 		return
 	}
@@ -338,23 +353,29 @@ func walkNamedInts(t reflect.Type, seen map[reflect.Type]bool) {
 		if namedInt(t) {
 			registerInt(t)
 		}
+	case namedBytes(t):
+		registerDecoder(t, decodeBytes)
 	case k == reflect.Pointer, k == reflect.Slice, k == reflect.Array:
-		walkNamedInts(t.Elem(), seen)
+		walkTypes(t.Elem(), seen)
 	case k == reflect.Map:
-		walkNamedInts(t.Key(), seen)
-		walkNamedInts(t.Elem(), seen)
+		if intKey(t) {
+			registerDecoder(t, decodeIntKeyMap)
+		}
+		walkTypes(t.Key(), seen)
+		walkTypes(t.Elem(), seen)
 	case k == reflect.Struct:
 		for i := range t.NumField() {
 			if f := t.Field(i); f.IsExported() || f.Anonymous {
-				walkNamedInts(f.Type, seen)
+				walkTypes(f.Type, seen)
 			}
 		}
 	}
 }
 
 // plain reports whether v is one of the exchange's common values, or a
-// pointer to one, which hold no named integer type: one type switch, where
-// reflect's methods cost tens of nanoseconds per value encoded.
+// pointer to one, which hold no type registerTypes registers: one type
+// switch, where reflect's methods cost tens of nanoseconds per value
+// encoded.
 func plain(v any) bool {
 	switch v.(type) {
 	case nil, string, bool, int, int64, uint64, float64, []byte, []any, map[string]any, map[string]string,
@@ -364,21 +385,21 @@ func plain(v any) bool {
 	return false
 }
 
-// mayHoldNamedInt reports, in a few comparisons, whether t may hold a
-// named integer type: false for the common arguments (a string, a
+// mayNeedDecoder reports, in a few comparisons, whether t may hold a type
+// registerTypes registers: false for the common arguments (a string, a
 // []byte, a map[string]string, a []any, a *string) so that their Encode
-// and Decode skip registerNamedInts' lookup; true for a struct and for
-// anything holding a composite type, which registerNamedInts walks once.
-func mayHoldNamedInt(t reflect.Type) bool {
+// and Decode skip registerTypes' lookup; true for a struct and for
+// anything holding a composite type, which registerTypes walks once.
+func mayNeedDecoder(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Struct:
 		return true
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		e := t.Elem()
-		return composite(e) || namedInt(e)
+		return composite(e) || namedInt(e) || namedBytes(t)
 	case reflect.Map:
 		k, e := t.Key(), t.Elem()
-		return composite(k) || composite(e) || namedInt(k) || namedInt(e)
+		return composite(k) || composite(e) || namedInt(k) || namedInt(e) || intKey(t)
 	}
 	return namedInt(t)
 }
@@ -403,4 +424,10 @@ func namedInt(t reflect.Type) bool {
 		return false
 	}
 	return true
+}
+
+// namedBytes reports whether t is a byte slice other than []byte (type
+// Blob []byte, []MyByte), which msgpack and encoding/json read as []byte.
+func namedBytes(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && t != typeOfBytes && !opaque(t)
 }

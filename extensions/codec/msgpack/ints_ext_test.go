@@ -121,8 +121,8 @@ func TestRangeErrorText(t *testing.T) {
 			"an integer (4294967297), out of range -2147483648..2147483647"},
 		{uint64(math.MaxUint64), new(int64), "msgpack: decode into *int64: integer 18446744073709551615 out of range for int64 (-9223372036854775808..9223372036854775807)",
 			"an integer (18446744073709551615), out of range -9223372036854775808..9223372036854775807"},
-		{map[string]any{"ID": 1000}, new(struct{ ID int8 }), "msgpack: decode into *struct { ID int8 }: integer 1000 out of range for int8 (-128..127)",
-			"an integer (1000), out of range -128..127"},
+		{map[string]any{"ID": 1000}, new(struct{ ID int8 }), "msgpack: decode into *struct { ID int8 }: .ID: integer 1000 out of range for int8 (-128..127)",
+			"a map with .ID: cannot decode into int8: got an integer (1000), out of range -128..127"},
 	}
 	for _, c := range cases {
 		err := decodeOne(body(t, c.sent), c.target)

@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	"time"
@@ -17,17 +16,18 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// TypeError is a Decode error for a value of a kind the target's type
-// cannot hold: an integer read into a *string, a string into a *int, an
-// array into a *struct. It says what was sent in a user's terms —
-// Error() is "msgpack: decode into *string: got an integer (123)" — and
-// wraps msgpack's own error ("invalid code=d3 decoding string/bytes
-// length"), which Unwrap returns.
+// TypeError is a Decode error for a value that the target's type cannot
+// hold: an integer read into a *string, a string into a *int, an array
+// into a *struct, or a value of a kind the type takes but not in a form it
+// reads (a string that is not base64 for a *[]byte, not RFC 3339 for a
+// *time.Time; anything for an interface with methods). It says what was
+// sent in a user's terms — Error() is "msgpack: decode into *string: got
+// an integer (123)" — and wraps msgpack's own error ("invalid code=d3
+// decoding string/bytes length"), which Unwrap returns.
 //
-// Decode returns one only when the value's kind is what the target cannot
-// take and the body is in memory (bytes.Reader, strings.Reader: the decoder
-// goes back to read the value); a mismatch deeper inside a value (a struct
-// field) keeps msgpack's error.
+// Decode returns one only when the body is in memory (bytes.Reader,
+// strings.Reader: the decoder goes back to read the value); a mismatch
+// deeper inside a value (a struct field) is a *PathError naming where.
 type TypeError struct {
 	// Target is the type decoded into, as %T prints it ("*string").
 	Target string
@@ -39,20 +39,20 @@ type TypeError struct {
 	// "5 bytes", `{"a":1}`), at most about 40 characters; "" when it
 	// could not be read.
 	Value string
+	// Why says why a value of a kind the target takes does not fit it
+	// ("want base64 (illegal base64 data at input byte 4)"); "" when the
+	// kind is the mismatch.
+	Why string
 	// Err is msgpack's error.
 	Err error
 }
 
 // Got returns the value as "<kind> (<value>)", or the kind alone when the
-// value could not be read: "an integer (123)" (spi.TypeMismatch).
-func (e *TypeError) Got() string {
-	if e.Value == "" {
-		return e.Kind
-	}
-	return e.Kind + " (" + e.Value + ")"
-}
+// value could not be read, then ", <why>" when there is a reason: "an
+// integer (123)" (spi.TypeMismatch).
+func (e *TypeError) Got() string { return got(e.Kind, e.Value, e.Why) }
 
-// Error returns "msgpack: decode into <target>: got <kind> (<value>)".
+// Error returns "msgpack: decode into <target>: got " and Got.
 func (e *TypeError) Error() string {
 	return "msgpack: decode into " + e.Target + ": got " + e.Got()
 }
@@ -66,15 +66,10 @@ var _ spi.TypeMismatch = (*TypeError)(nil)
 const previewLen = 40
 
 // typeError returns Decode's error for err, msgpack's failure to decode
-// value number d.n of the body into target: a *TypeError when the value is
-// of a kind target's type cannot hold (mismatch), else err wrapped with the
+// value number d.n of the body into target: a *TypeError or *PathError
+// saying what was sent and where (explain), else err wrapped with the
 // target.
-func (d *Decoder) typeError(target any, err error) error {
-	if te := d.mismatch(target, err); te != nil {
-		return te
-	}
-	return fmt.Errorf("msgpack: decode into %T: %w", target, err)
-}
+func (d *Decoder) typeError(target any, err error) error { return d.explain(target, err) }
 
 // TypeErrorOf returns, for the error err of decoding data, one MessagePack
 // value, into target with msgpack itself (vmihailenco/msgpack's Unmarshal,
@@ -105,15 +100,8 @@ func (d *Decoder) mismatch(target any, err error) *TypeError {
 	if d.body == nil || d.check.start < 0 || t == nil || t.Kind() != reflect.Pointer {
 		return nil // msgpack refused the target itself (nil, not a pointer)
 	}
-	if _, serr := d.body.Seek(d.check.start, io.SeekStart); serr != nil {
+	if !d.rewind() {
 		return nil
-	}
-	d.d.ResetReader(d.body)
-	d.d.SetMapDecoder(d.mapDecoder)
-	for range d.n {
-		if d.d.Skip() != nil {
-			return nil
-		}
 	}
 	c, perr := d.d.PeekCode()
 	if perr != nil {
@@ -205,7 +193,7 @@ func accepts(t reflect.Type, c byte) bool {
 		return k == "a map"
 	case reflect.Struct:
 		if t == typeOfTime {
-			return k == "an ext"
+			return k == "an ext" || k == "a string" || k == "an array" // jsonforms.go; DecodeTime's legacy [sec, nsec]
 		}
 		return k == "a map" || k == "an array"
 	}

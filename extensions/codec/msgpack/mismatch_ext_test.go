@@ -95,15 +95,17 @@ func TestTypeErrorNamesTheValueItFailedOn(t *testing.T) {
 	}
 }
 
-func TestMismatchInsideAValueKeepsMsgpackError(t *testing.T) {
+// A mismatch inside a value (a struct field) is a *PathError naming the
+// field, which wraps msgpack's own error.
+func TestMismatchInsideAValueNamesItsPath(t *testing.T) {
 	type req struct{ N int }
 	err := msgpack.Codec{}.NewDecoder(bytes.NewReader(body(t, map[string]any{"N": "x"}))).Decode(new(req))
-	var te *msgpack.TypeError
-	if err == nil || errors.As(err, &te) {
-		t.Fatalf("a map with a bad field into a struct: %v, want msgpack's own error (the map itself fits)", err)
+	var pe *msgpack.PathError
+	if !errors.As(err, &pe) || pe.Got() != `a map with req.N: cannot decode into int: got a string ("x")` {
+		t.Fatalf("a map with a bad field into a struct: %v, want a *PathError naming req.N", err)
 	}
-	if !strings.Contains(err.Error(), "decoding int64") {
-		t.Errorf("error %v lost msgpack's text", err)
+	if !strings.Contains(errors.Unwrap(err).Error(), "decoding int64") {
+		t.Errorf("error %v lost msgpack's text as its cause", err)
 	}
 }
 

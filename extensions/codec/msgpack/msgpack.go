@@ -118,7 +118,7 @@ func newDecoder() *Decoder {
 type Encoder struct {
 	e        *vm.Encoder
 	released bool
-	named    reflect.Type      // the last type registerNamedInts saw
+	named    reflect.Type      // the last type registerTypes saw
 	walk     cyclecheck.Walker // refuses a cyclic value before msgpack recurses into it
 }
 
@@ -136,7 +136,7 @@ func (e *Encoder) Encode(v any) error {
 		if err := e.walk.Walk(v, "json"); err != nil {
 			return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
 		}
-		registerNamedInts(v, &e.named) // before msgpack fixes the decoders of v's struct fields
+		registerTypes(v, &e.named) // before msgpack fixes the decoders of v's struct fields
 	}
 	if err := e.e.Encode(v); err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "msgpack: encode %T: %w", v, err)
@@ -166,7 +166,7 @@ type Decoder struct {
 	body       bodyReader   // the body in memory (check.start is where it begins), nil for a stream
 	n          int          // values decoded so far: the one a failed Decode was reading is the next
 	strict     bool         // DisallowUnknownFields was called
-	named      reflect.Type // the last type registerNamedInts saw
+	named      reflect.Type // the last type registerTypes saw
 }
 
 var errReleased = errors.New("used after Release")
@@ -195,7 +195,7 @@ func (d *Decoder) Decode(v any) error {
 		return d.Decode(*p)
 	} else if nilled, nerr := d.nilInto(v); nilled {
 		err = nerr
-	} else if isInt, ierr := d.decodeIntPtr(v); isInt {
+	} else if isScalar, ierr := d.decodeScalarPtr(v); isScalar {
 		if _, ok := ierr.(*RangeError); !ok && ierr != nil { // a float, a string: say what was sent
 			d.err = ierr
 			return d.typeError(v, ierr)
@@ -217,6 +217,10 @@ func (d *Decoder) Decode(v any) error {
 	}
 	if err != nil {
 		d.err = err
+		switch err.(type) {
+		case *TypeError, *PathError: // refit's: they name the target already
+			return err
+		}
 		return fmt.Errorf("msgpack: decode into %T: %w", v, err)
 	}
 	d.n++
@@ -244,7 +248,7 @@ func (d *Decoder) intoPointer(x any) bool {
 func (d *Decoder) decodeTyped(v any) (err error) {
 	var placed []reflect.Value
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		registerNamedInts(v, &d.named)
+		registerTypes(v, &d.named)
 		placeSlots(rv.Elem(), &placed)
 		if placed != nil {
 			registerSlots()
@@ -253,7 +257,7 @@ func (d *Decoder) decodeTyped(v any) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack panicked: %v", r)
+			err = &panicError{r} // explain describes the value instead
 		}
 	}()
 	return d.d.Decode(v)
@@ -321,7 +325,10 @@ func (d *Decoder) refit(v any, err error) error {
 	}
 	// Not zeroed first: the keys are the ones the first attempt read, so a
 	// field it set is set again, and one absent keeps its value (json).
-	return again.decodeTyped(v)
+	if err := again.decodeTyped(v); err != nil {
+		return again.explain(v, err)
+	}
+	return nil
 }
 
 // opaque reports whether t decodes itself, so that what is inside it is

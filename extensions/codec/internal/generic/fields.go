@@ -138,6 +138,23 @@ func (n Names) collect(t reflect.Type, sf *structFields, seen map[reflect.Type]b
 	}
 }
 
+// Field returns the name and type of t's field that key names, as a codec
+// decoding into t (a struct type) matches it: the field named key, else
+// the first, in declaration order, whose name equals key ignoring case
+// (encoding/json's rule); ok is false when no field matches.
+func (n Names) Field(t reflect.Type, key string) (name string, ft reflect.Type, ok bool) {
+	sf := n.fields(t)
+	if ft, ok := sf.types[key]; ok {
+		return key, ft, true
+	}
+	for _, name := range sf.names {
+		if strings.EqualFold(key, name) {
+			return name, sf.types[name], true
+		}
+	}
+	return "", nil, false
+}
+
 // CheckFields walks x, a generic value about to be decoded into type t,
 // and matches the keys of every map meeting a struct against the struct's
 // fields (named by n): a key equal to a field's name stays, a key equal to
