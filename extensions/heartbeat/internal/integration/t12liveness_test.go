@@ -182,3 +182,37 @@ func TestT12_TimeoutCheckSettings(t *testing.T) {
 		}
 	}
 }
+
+// A provider running its methods on the connection's reader
+// (dispatcher=direct, exchange Options.Direct) cannot answer a ping while
+// a method runs: one that runs past the call's timeout by less than
+// max(1 s, timeout) keeps its channel (its late response counts as
+// something read), one that runs longer has it closed by the check.
+func TestT12_DirectDispatchLongHandlerIsClosed(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		sleep  time.Duration
+		closed bool
+	}{
+		{timeout + 500*time.Millisecond, false},
+		{timeout + 2*time.Second, true},
+	} {
+		t.Run(tc.sleep.String(), func(t *testing.T) {
+			t.Parallel()
+			h := exchange.HandlerFunc(func(_ context.Context, req *exchange.Request) spi.Result {
+				time.Sleep(tc.sleep)
+				return echo(context.Background(), req)
+			})
+			p := startProvider(t, heartbeat(t, "heartbeat=idle"), func(o *exchange.Options) { o.Handler, o.Direct = h, true })
+			c := dial(t, p.addr, heartbeat(t, "heartbeat=idle"))
+			if err := callFor(c.ch, timeout); spi.StatusOf(err) != spi.StatusServerTimeout {
+				t.Fatalf("call: %v, want SERVER_TIMEOUT", err)
+			}
+			r, closed := waitReason(c.closed, 2500*time.Millisecond)
+			if closed != tc.closed {
+				t.Fatalf("handler of %v, timeout %v: closed %v (%q), want %v", tc.sleep, timeout, closed, r, tc.closed)
+			}
+		})
+	}
+}
