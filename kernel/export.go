@@ -177,7 +177,8 @@ func MethodNames(impl any) ([]string, error) {
 // passed to inv with their arguments decoded as generic values (maps,
 // slices, strings, numbers). u's "methods" parameter, when present, lists
 // the methods; other methods are answered SERVICE_NOT_FOUND before inv is
-// called. Otherwise as Export.
+// called. Otherwise as Export. The smallest generic provider is one
+// function, spi.InvokerFunc (Dubbo's GenericService.$invoke).
 func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*Exporter, error) {
 	if inv == nil {
 		return nil, errors.New("kernel: export: nil invoker")

@@ -596,13 +596,18 @@ func (r *Reference) closedError() error {
 var ErrReferenceClosed = errors.New("kernel: reference is closed")
 
 // attach copies the outgoing attachments out (spi.WithAttachments) into a
-// new map of inv's, before the consumer filters run. A key the kernel
+// new map of inv's, before the consumer filters run. An empty key is
+// refused, CLIENT_ERROR. A key the kernel
 // reserves (spi.ReservedAttachment, in any case) is refused, CLIENT_ERROR naming it:
 // the kernel sets those itself, and a caller's "token" must not stand in
 // for the provider's.
 func (r *Reference) attach(inv *spi.Invocation, out map[string]string) error {
 	m := make(map[string]string, len(out)+1)
 	for k, v := range out {
+		if k == "" {
+			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: an attachment key is empty: every attachment needs a key (spi.WithAttachments(ctx, \"tenant\", \"x\"))",
+				r.key, inv.Method)
+		}
 		if spi.ReservedAttachment(k) {
 			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: attachment %q is reserved by the kernel (reserved: %s); a token comes from the token URL key",
 				r.key, inv.Method, k, spi.ReservedAttachments())

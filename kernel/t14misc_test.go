@@ -398,3 +398,31 @@ func TestT14_5_ExportSkipsMethodsTheCodecCannotEncode(t *testing.T) {
 type t14onlyStructs struct{}
 
 func (t14onlyStructs) Get(ctx context.Context) (t14user, error) { return t14user{}, nil }
+
+// tester14 finding 13: an empty attachment key is refused as a reserved
+// one is (CLIENT_ERROR, nothing sent); a generic provider is one function
+// (spi.InvokerFunc).
+func TestT14_13_EmptyAttachmentKeyAndInvokerFunc(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	var calls atomic.Int64
+	e, err := n.ExportInvoker(ctxT(t), spi.MustParse("airnode://127.0.0.1:0/t14.Gen"), spi.InvokerFunc(func(ctx context.Context, inv *spi.Invocation) spi.Result {
+		calls.Add(1)
+		return spi.Result{Value: inv.Method + " " + fmt.Sprint(inv.Args...) + " " + spi.IncomingAttachments(ctx)["tenant"]}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/t14.Gen")
+	v, err := r.Invoke(spi.WithAttachments(ctxT(t), "tenant", "acme"), "Echo", "x")
+	if err != nil || v != "Echo x acme" {
+		t.Fatalf("generic Echo = %v, %v", v, err)
+	}
+	_, err = r.Invoke(spi.WithAttachments(ctxT(t), "", "x"), "Echo", "x")
+	if spi.StatusOf(err) != spi.StatusClientError || !strings.Contains(err.Error(), "an attachment key is empty") {
+		t.Errorf("empty key: %v; want CLIENT_ERROR saying the key is empty", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the provider ran %d calls, want 1 (the empty key's is not sent)", n)
+	}
+}

@@ -30,7 +30,7 @@ type IncomingAttachmentsKey struct{}
 // made with the returned context (filters see them in
 // Invocation.Attachments). The keys the kernel reserves (ReservedAttachment:
 // remote, timeout, token) cannot be sent this way: such a call fails
-// CLIENT_ERROR naming the key. It panics when kv has an odd length, as
+// CLIENT_ERROR naming the key; so does a call with an empty key. It panics when kv has an odd length, as
 // gRPC's metadata.Pairs does: that is a programming error.
 func WithAttachments(ctx context.Context, kv ...string) context.Context {
 	if len(kv)%2 == 1 {

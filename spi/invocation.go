@@ -95,3 +95,36 @@ type Invoker interface {
 	// Close releases the invoker; it is idempotent.
 	Close() error
 }
+
+// InvokerFunc is a generic provider written as one function, as Dubbo's
+// GenericService is one method ($invoke): kernel.Node.ExportInvoker
+// serves it, passing every call of the service key with its method name,
+// generic arguments (maps, slices, strings, numbers) and attachments, and
+// answering its Result (Err an *Error for a status other than
+// SERVICE_ERROR). As an Invoker it has the zero URL, is always Available,
+// has no Stats (nil: the provider side reads none, but a consumer's load
+// balancers do, so it is not meant for a directory) and Close does
+// nothing.
+//
+//	node.ExportInvoker(ctx, spi.MustParse("airnode://127.0.0.1:20880/gen.Svc"),
+//		spi.InvokerFunc(func(ctx context.Context, inv *spi.Invocation) spi.Result {
+//			return spi.Result{Value: map[string]any{"method": inv.Method, "args": inv.Args}}
+//		}))
+type InvokerFunc func(ctx context.Context, inv *Invocation) Result
+
+// URL returns the zero URL.
+func (InvokerFunc) URL() URL { return URL{} }
+
+// Invoke calls f.
+func (f InvokerFunc) Invoke(ctx context.Context, inv *Invocation) Result { return f(ctx, inv) }
+
+// Available returns true.
+func (InvokerFunc) Available() bool { return true }
+
+// Stats returns nil: an InvokerFunc keeps no statistics.
+func (InvokerFunc) Stats() *Stats { return nil }
+
+// Close does nothing and returns nil.
+func (InvokerFunc) Close() error { return nil }
+
+var _ Invoker = InvokerFunc(nil)
