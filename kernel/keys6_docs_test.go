@@ -37,7 +37,7 @@ func TestKernelKeyDocs(t *testing.T) {
 	}
 
 	types := map[config.KeyKind]string{config.KindDuration: spi.KeyTypeDuration, config.KindInt: spi.KeyTypeInt,
-		config.KindSize: spi.KeyTypeSize, config.KindIntList: spi.KeyTypeIntList}
+		config.KindSize: spi.KeyTypeSize, config.KindIntList: spi.KeyTypeIntList, config.KindBool: spi.KeyTypeBool}
 	for _, spec := range config.KernelKeys {
 		d := byKey[spec.Key]
 		if d.Type != types[spec.Kind] {

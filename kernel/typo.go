@@ -259,6 +259,8 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideConsumer + "idle heartbeat: failed pings in a row before it reconnects, >= 1"},
 	"heartbeat.ping.timeout": {Type: spi.KeyTypeDuration,
 		Doc: sideConsumer + "idle heartbeat: how long a ping may wait for its answer, > 0; default heartbeat.interval"},
+	"heartbeat.ping.on.timeout": {Type: spi.KeyTypeBool, Default: "true",
+		Doc: sideConsumer + "a call timing out with nothing read since it was sent makes the consumer ping at once; no answer within max(1s, timeout), capped by heartbeat.ping.timeout (idle) or heartbeat.interval (dual), closes the connection; false: off"},
 	"hash.arguments": {Type: spi.KeyTypeIntList, Default: "0",
 		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0; method-level allowed"},
 	"hash.nodes": {Type: spi.KeyTypeInt, Default: "160",

@@ -222,6 +222,7 @@ var kernelKinds = map[config.KeyKind]string{
 	config.KindInt:      spi.KeyTypeInt,
 	config.KindSize:     spi.KeyTypeSize,
 	config.KindIntList:  spi.KeyTypeIntList,
+	config.KindBool:     spi.KeyTypeBool,
 }
 
 // kernelKeyClashes checks the URL keys an extension plugin declares

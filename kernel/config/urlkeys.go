@@ -19,6 +19,7 @@ const (
 	KindInt                     // base-10 integer ≥ Min
 	KindSize                    // byte size (spi.ParseSize)
 	KindIntList                 // comma list of integers ≥ Min
+	KindBool                    // strconv.ParseBool: true, false, 1, 0, ...
 )
 
 // KeySpec describes one URL key the kernel reads (DESIGN §3).
@@ -52,6 +53,7 @@ var KernelKeys = []KeySpec{
 	{"heartbeat.timeout", KindDuration, 1, "3 × interval", "silence before reconnect/close"},
 	{"heartbeat.retries", KindInt, 1, "3", "idle: failed pings before the client reconnects"},
 	{"heartbeat.ping.timeout", KindDuration, 1, "the interval", "idle: how long a ping may wait"},
+	{"heartbeat.ping.on.timeout", KindBool, 0, "true", "ping when a call times out with nothing read; no answer closes the connection"},
 	{"hash.arguments", KindIntList, 0, "0", "consistenthash: argument indexes hashed"},
 	{"hash.nodes", KindInt, 1, "160", "consistenthash: virtual nodes per provider"},
 	{"executes", KindInt, 0, "unlimited", "provider concurrency limit per method"},
@@ -151,6 +153,10 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 		n, err := spi.ParseSize(v)
 		if err != nil || n < s.Min {
 			return bound("a byte size ≥ 1 such as 65536, 64KiB or 8MiB")
+		}
+	case KindBool:
+		if _, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+			return bound("true or false")
 		}
 	case KindIntList:
 		for _, f := range strings.Split(v, ",") {
