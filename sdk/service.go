@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sort"
+	"strings"
+	"sync"
 
 	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
@@ -27,6 +29,11 @@ import (
 // any other error becomes SERVICE_ERROR with its text. A panic becomes
 // SERVER_ERROR "panic in <service>.<method>: <value>", as for an
 // in-process service; its stack is logged in the plugin's log, not sent.
+// A struct argument's keys match its fields ignoring case; a key naming no
+// field (a consumer built with a newer version of the struct) is ignored
+// and logged once per method and field, except in a generic call
+// (spi.AttachmentGeneric, sent by `airnode call`), which gets BAD_REQUEST
+// naming the key and listing the fields, as for an in-process service.
 type Service struct {
 	// Name is the service name consumers call ("greeter.Greeter").
 	Name string
@@ -58,10 +65,11 @@ type method struct {
 type serviceHandler struct {
 	descs    []pluginrpc.ServiceDesc
 	services map[string]map[string]*method
+	unknown  map[string]*unknownFields // by service; filled before the first call
 }
 
 func newServiceHandler(services []Service) (*serviceHandler, error) {
-	h := &serviceHandler{services: map[string]map[string]*method{}}
+	h := &serviceHandler{services: map[string]map[string]*method{}, unknown: map[string]*unknownFields{}}
 	for _, s := range services {
 		if s.Name == "" || s.Impl == nil {
 			return nil, fmt.Errorf("sdk: service %q: Name and Impl are required", s.Name)
@@ -74,6 +82,7 @@ func newServiceHandler(services []Service) (*serviceHandler, error) {
 			return nil, fmt.Errorf("sdk: service %q: %w", s.Name, err)
 		}
 		h.services[s.Name] = methods
+		h.unknown[s.Name] = &unknownFields{}
 		d := pluginrpc.ServiceDesc{Name: s.Name}
 		for m, md := range methods {
 			d.Methods = append(d.Methods, m)
@@ -157,8 +166,8 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		in = append(in, reflect.ValueOf(ctx))
 	}
 	for i, b := range args {
-		p := reflect.New(m.params[i])
-		if err := decodeArg(codec, b, p.Interface()); err != nil {
+		p, err := h.decodeParam(service, name, m.params[i], codec, b, att)
+		if err != nil {
 			why := err.Error()
 			var tm spi.TypeMismatch
 			if errors.As(err, &tm) {
@@ -166,7 +175,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 			}
 			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %s", service, name, i, m.params[i], why)
 		}
-		in = append(in, p.Elem())
+		in = append(in, p)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -203,22 +212,126 @@ func panicked(service, method string, r any) *spi.Error {
 	return spi.Errorf(spi.StatusServerError, "panic in %s.%s: %v", service, method, r)
 }
 
+// decodeParam decodes b, an argument of service.method, into a new value
+// of type t, as the kernel decodes an in-process service's arguments: a
+// map key naming no field of a struct is refused first (strict), then,
+// unless the call is generic (spi.GenericInvocation(att): airnode call, or
+// a caller sending spi.AttachmentGeneric), decoded again ignoring such
+// keys, so that a consumer built with a newer version of a struct (one
+// more field) can call a plugin built with the older one, as Dubbo's
+// Hessian2, protobuf and encoding/json skip a field they do not know. The
+// first call of each method and field is logged at warn level through the
+// plugin's Logger, naming the consumer (unknownFields). A generic call
+// keeps the BAD_REQUEST naming the key and listing the fields: the key is
+// a typo there. The common call, whose keys all match, is decoded once.
+func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, codec pluginrpc.Codec, b []byte, att map[string]string) (reflect.Value, error) {
+	p := reflect.New(t)
+	err := decodeArg(codec, b, p.Interface(), true)
+	if err == nil {
+		return p.Elem(), nil
+	}
+	field := unknownField(err)
+	if field == "" || spi.GenericInvocation(att) {
+		return reflect.Value{}, err
+	}
+	p = reflect.New(t) // the strict pass may have set fields
+	if err := decodeArg(codec, b, p.Interface(), false); err != nil {
+		return reflect.Value{}, err
+	}
+	if log, last := h.unknown[service].first(method, field); log {
+		consumer := att[spi.AttachmentRemote]
+		if consumer == "" {
+			consumer = "(address unknown)"
+		}
+		msg := fmt.Sprintf("sdk: %s.%s: consumer %s sent %s; ignored, as any other key the call's struct types lack (a consumer newer than this plugin?); logged once per method and field",
+			service, method, consumer, field)
+		if last {
+			msg += fmt.Sprintf("; this is the last: %d fields logged for %s", maxUnknownFields, service)
+		}
+		logger.Warn(msg, "service", service, "method", method, "consumer", consumer, "field", field)
+	}
+	return p.Elem(), nil
+}
+
+// unknownFieldGot starts what the codecs' error for a map key naming no
+// struct field says was sent (spi.TypeMismatch's Got): "a map with
+// unknown field "Phone" in UserV2 (fields: ID, Name, Email, Age)".
+const unknownFieldGot = "a map with unknown field "
+
+// unknownField returns, when err (decodeArg's, strict) refuses a map key
+// naming no struct field, the codec's words for it: `unknown field
+// "Phone" in UserV2 (fields: ID, Name, Email, Age)`, with where in the
+// argument (" at .Addr") when nested; "" for any other error, two keys
+// naming one field ("X" and "x") included, which stay a BAD_REQUEST for
+// every call. Every spi.TypeMismatch in err's tree is looked at, as the
+// kernel does for an in-process service.
+func unknownField(err error) string {
+	if tm, ok := err.(spi.TypeMismatch); ok {
+		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
+			return strings.TrimPrefix(got, "a map with ")
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return unknownField(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if f := unknownField(next); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// maxUnknownFields bounds the (method, field) pairs a plugin service
+// remembers and logs (unknownFields): the keys come from consumers.
+const maxUnknownFields = 100
+
+// unknownFields is the set of (method, field) pairs of one plugin service
+// that consumers sent and its struct types lack, so that each is logged
+// once; at most maxUnknownFields, then nothing more is logged. Safe for
+// concurrent use.
+type unknownFields struct {
+	mu   sync.Mutex
+	seen map[[2]string]struct{}
+}
+
+// first reports whether field, in method, is new (log it) and whether it
+// is the last one that will be remembered.
+func (u *unknownFields) first(method, field string) (log, last bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := [2]string{method, field}
+	if _, ok := u.seen[k]; ok || len(u.seen) >= maxUnknownFields {
+		return false, false
+	}
+	if u.seen == nil {
+		u.seen = map[[2]string]struct{}{}
+	}
+	u.seen[k] = struct{}{}
+	return true, len(u.seen) == maxUnknownFields
+}
+
 // decodeArg decodes b into ptr. When the codec refuses (a consumer that
 // sent 3.0 for an int, a generic map for a struct), the value is decoded
 // generically and converted through JSON, which accepts any lossless
 // conversion; the codec's error is returned when that fails too, for
 // msgpack as a *msgpack.TypeError (spi.TypeMismatch) when the value's kind
 // is what ptr's type cannot hold. Map keys match a struct's fields ignoring
-// case, and a key naming no field is an error naming it and the fields (as
-// the kernel decodes an in-process service's arguments).
-func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
-	err := strictUnmarshal(codec.Name(), b, ptr)
+// case; when strict, a key naming no field is an error naming it and the
+// fields (as the kernel decodes an in-process service's arguments), else
+// it is skipped.
+func decodeArg(codec pluginrpc.Codec, b []byte, ptr any, strict bool) error {
+	err := unmarshal(codec.Name(), b, ptr, strict)
 	if err == nil {
 		return nil
 	}
 	var v any
 	if codec.Unmarshal(b, &v) == nil {
-		if j, jerr := json.Marshal(v); jerr == nil && strictUnmarshal(pluginrpc.CodecJSON, j, ptr) == nil {
+		if j, jerr := json.Marshal(v); jerr == nil && unmarshal(pluginrpc.CodecJSON, j, ptr, strict) == nil {
 			return nil
 		}
 	}
@@ -228,11 +341,12 @@ func decodeArg(codec pluginrpc.Codec, b []byte, ptr any) error {
 	return err
 }
 
-// strictUnmarshal decodes b, one value in the codec named codec, into ptr
-// as the host's codecs decode an in-process service's arguments (the
-// codec packages' decoders after DisallowUnknownFields): exact integers in
-// generic values, struct fields matched ignoring case, unknown ones refused.
-func strictUnmarshal(codec string, b []byte, ptr any) error {
+// unmarshal decodes b, one value in the codec named codec, into ptr as the
+// host's codecs decode an in-process service's arguments (the codec
+// packages' decoders): exact integers in generic values, struct fields
+// matched ignoring case, unknown ones refused when strict
+// (DisallowUnknownFields), skipped otherwise.
+func unmarshal(codec string, b []byte, ptr any, strict bool) error {
 	var d spi.Decoder
 	if codec == pluginrpc.CodecMsgpack {
 		d = msgpack.Codec{}.NewDecoder(bytes.NewReader(b))
@@ -240,7 +354,9 @@ func strictUnmarshal(codec string, b []byte, ptr any) error {
 		d = jsoncodec.Codec{}.NewDecoder(bytes.NewReader(b))
 	}
 	defer spi.Release(d)
-	d.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
+	if strict {
+		d.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
+	}
 	return d.Decode(ptr)
 }
 
