@@ -426,3 +426,20 @@ func TestT14_13_EmptyAttachmentKeyAndInvokerFunc(t *testing.T) {
 		t.Errorf("the provider ran %d calls, want 1 (the empty key's is not sent)", n)
 	}
 }
+
+// The balancers' warnings go to the node's logger too (spi.LoggerUser):
+// consistenthash's hash.arguments naming no argument of the call.
+func TestT14_6_BalancerWarningsThroughTheNodeLogger(t *testing.T) {
+	_, e := export14(t, t14svc{}, "t14.Hash")
+	var clog jsonLog
+	c := NewNode(testCatalogs(t), WithLogger(clog.logger()))
+	t.Cleanup(func() { _ = c.Close() })
+	r := refer(t, c, "airnode://"+e.URL().Address()+"/t14.Hash?loadbalance=consistenthash&hash.arguments=3")
+	var out string
+	if err := r.Call(ctxT(t), "Ok", nil, &out); err != nil || out != "ok" {
+		t.Fatalf("Ok = %q, %v", out, err)
+	}
+	if find(clog.lines(t), "consistenthash: ", map[string]string{"level": "WARN"}) == nil {
+		t.Errorf("no consistenthash warning in the node's log:\n%v", clog.lines(t))
+	}
+}

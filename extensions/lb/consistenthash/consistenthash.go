@@ -2,6 +2,7 @@ package consistenthash
 
 import (
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strconv"
@@ -375,8 +376,15 @@ func hashArgs(args []any, idx []int) uint64 {
 }
 
 // Interface guards.
+// UseLogger makes the balancer's warnings (hash.arguments naming no
+// argument of a call, malformed weight or warm-up values, a provider's
+// clock ahead) go to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (b *Balancer) UseLogger(l *slog.Logger) { b.w.UseLogger(l) }
+
 var (
 	_ spi.LoadBalanceBuilder  = Builder{}
 	_ spi.LoadBalance         = (*Balancer)(nil)
 	_ spi.AffinityLoadBalance = (*Balancer)(nil)
+	_ spi.LoggerUser          = (*Balancer)(nil)
 )

@@ -1,6 +1,7 @@
 package leastactive
 
 import (
+	"log/slog"
 	"math"
 	"math/rand/v2"
 
@@ -65,7 +66,13 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 }
 
 // Interface guards.
+// UseLogger makes the balancer's warnings (malformed weight or warm-up
+// values, a provider's clock ahead) go to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (b *Balancer) UseLogger(l *slog.Logger) { b.c.UseLogger(l) }
+
 var (
 	_ spi.LoadBalanceBuilder = Builder{}
 	_ spi.LoadBalance        = (*Balancer)(nil)
+	_ spi.LoggerUser         = (*Balancer)(nil)
 )

@@ -1,6 +1,7 @@
 package roundrobin
 
 import (
+	"log/slog"
 	"reflect"
 	"slices"
 	"sync"
@@ -208,7 +209,13 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 }
 
 // Interface guards.
+// UseLogger makes the balancer's warnings (malformed weight or warm-up
+// values, a provider's clock ahead) go to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (b *Balancer) UseLogger(l *slog.Logger) { b.w.UseLogger(l) }
+
 var (
 	_ spi.LoadBalanceBuilder = Builder{}
 	_ spi.LoadBalance        = (*Balancer)(nil)
+	_ spi.LoggerUser         = (*Balancer)(nil)
 )

@@ -1,6 +1,7 @@
 package shortestresponse
 
 import (
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -137,7 +138,13 @@ func estimate(s *spi.Stats, now time.Time) int64 {
 }
 
 // Interface guards.
+// UseLogger makes the balancer's warnings (malformed weight or warm-up
+// values, a provider's clock ahead) go to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (b *Balancer) UseLogger(l *slog.Logger) { b.c.UseLogger(l) }
+
 var (
 	_ spi.LoadBalanceBuilder = Builder{}
 	_ spi.LoadBalance        = (*Balancer)(nil)
+	_ spi.LoggerUser         = (*Balancer)(nil)
 )

@@ -1,6 +1,7 @@
 package warmup
 
 import (
+	"log/slog"
 	"math"
 	"reflect"
 	"sync/atomic"
@@ -24,6 +25,9 @@ type Cache struct {
 
 // NewCache returns an empty cache computing weights with w.
 func NewCache(w *Weigher) *Cache { return &Cache{w: w} }
+
+// UseLogger passes l to the cache's Weigher (Weigher.UseLogger).
+func (c *Cache) UseLogger(l *slog.Logger) { c.w.UseLogger(l) }
 
 type table struct {
 	invokers []spi.Invoker // a copy of the list

@@ -63,8 +63,9 @@ type Option func(*Weigher)
 // (tests).
 func WithClock(now func() time.Time) Option { return func(w *Weigher) { w.now = now } }
 
-// WithLogger makes the Weigher log to l instead of slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log = l } }
+// WithLogger makes the Weigher log to l instead of slog.Default(), and
+// keep it when UseLogger offers another.
+func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log, w.own = l, true } }
 
 // Weigher computes effective weights from invoker URLs. Malformed values
 // are logged once per provider and key (export-time validation rejects them
@@ -74,6 +75,7 @@ func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log = l } }
 type Weigher struct {
 	now func() time.Time
 	log *slog.Logger
+	own bool // log came from WithLogger: UseLogger leaves it
 
 	mu      sync.Mutex
 	skewAt  map[spi.HostPort]time.Time // provider -> last skew warning
@@ -94,8 +96,17 @@ func New(opts ...Option) *Weigher {
 // the epoch; balancers read it once per Select and pass it to Weight.
 func (w *Weigher) Now() int64 { return w.now().UnixMilli() }
 
-// Logger returns the logger given by WithLogger, else slog.Default(): the
-// balancer using w logs its own warnings there too.
+// UseLogger makes w log to l, its node's logger (a balancer's
+// spi.LoggerUser passes it on), unless WithLogger gave it one. Call it
+// before w is used, never concurrently with its other methods.
+func (w *Weigher) UseLogger(l *slog.Logger) {
+	if !w.own {
+		w.log = l
+	}
+}
+
+// Logger returns the logger given by WithLogger or UseLogger, else
+// slog.Default(): the balancer using w logs its own warnings there too.
 func (w *Weigher) Logger() *slog.Logger { return w.logger() }
 
 func (w *Weigher) logger() *slog.Logger {
