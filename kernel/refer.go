@@ -176,6 +176,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	default:
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
+	outliers := &outlierGroup{} // the reference's providers, for outlier ejection (outlier.go)
 	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
 		r.checkMethodKeys(pu)
 		if err := CheckProviderTLS(u, pu); err != nil {
@@ -184,7 +185,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("kernel: provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger)
+		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger, outliers)
 		if err != nil {
 			return nil, err
 		}

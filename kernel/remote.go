@@ -36,6 +36,7 @@ type remoteInvoker struct {
 	uniform bool   // no method-level codec or timeout: every method's settings are base
 	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
+	out     outlierState // outlier ejection (outlier.go)
 }
 
 // callConf is what a call needs from the URL, resolved once per method.
@@ -45,8 +46,10 @@ type callConf struct {
 }
 
 // newRemoteInvoker validates u's consumer keys and acquires its connections.
-// The connections dial in the background at once.
-func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger) (*remoteInvoker, error) {
+// The connections dial in the background at once. The invoker joins
+// outliers, its reference's providers, which outlier ejection is counted
+// over (nil: it counts alone and is never ejected); Close leaves it.
+func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger, outliers *outlierGroup) (*remoteInvoker, error) {
 	addr := u.Address()
 	if u.Host() == "" || u.Port() == 0 {
 		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
@@ -57,6 +60,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	}
 	r := &remoteInvoker{url: u, cat: cat, pool: pool, base: st.base,
 		uniform: !perMethod(u, cat.Codec.Key(), "timeout")}
+	r.out.conf, r.out.group, r.out.log = st.outlier, outliers, logger
 	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
 		r.token = t
 	}
@@ -79,6 +83,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 			return newConn(addr, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
 		}))
 	}
+	outliers.add(r)
 	return r, nil
 }
 
@@ -90,10 +95,12 @@ type invokerSettings struct {
 	transportName string
 	heartbeat     spi.Heartbeat // nil when the catalog has no heartbeat
 	heartbeatName string
+	outlier       outlierConf
 }
 
 // readInvokerSettings reads and builds, with the catalogs' builders, what
 // a remote invoker needs from u: the connection keys (readConnSettings),
+// the outlier keys (readOutlierSettings),
 // the codec and timeout of the service and of every method u lists, the
 // transport and the heartbeat strategy. It is the one check of a URL's
 // consumer-side keys: newRemoteInvoker runs it on each merged provider
@@ -105,6 +112,9 @@ func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, e
 	var st invokerSettings
 	var err error
 	if st.conn, err = readConnSettings(u); err != nil {
+		return st, err
+	}
+	if st.outlier, err = readOutlierSettings(u); err != nil {
 		return st, err
 	}
 	if st.base, err = resolveCall(cat, u, ""); err != nil {
@@ -271,6 +281,9 @@ func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	res := r.invoke(ctx, inv)
 	end := time.Since(clockBase)
 	r.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
+	if r.out.conf.consecutive > 0 && (res.Err != nil || r.out.streak.Load() != 0) {
+		r.observeOutlier(ctx, inv.Method, res.Err, start)
+	}
 	return res
 }
 
@@ -313,10 +326,20 @@ func (r *remoteInvoker) pick() *conn {
 	return r.conns[start%len(r.conns)]
 }
 
-// Available reports whether one of the connections can take calls: it is
+// Available reports whether the provider may be picked: it is not
+// ejected (outlier.go) and one of its connections can take calls: it is
 // up and answered a ping. A provider still making its first connection is
 // not available (Reference.awaitProvider waits for one, bounded).
 func (r *remoteInvoker) Available() bool {
+	if r.out.ejected.Load() && r.ejectedNow(time.Since(clockBase)) {
+		return false
+	}
+	return r.connected()
+}
+
+// connected reports whether one of the connections can take calls (up,
+// answered a ping, not draining), ejected or not.
+func (r *remoteInvoker) connected() bool {
 	for _, c := range r.conns {
 		if c.ready() {
 			return true
@@ -353,6 +376,7 @@ func (r *remoteInvoker) Stats() *spi.Stats { return &r.stats }
 // stops their reconnecting). Idempotent.
 func (r *remoteInvoker) Close() error {
 	r.once.Do(func() {
+		r.out.group.remove(r)
 		for _, k := range r.keys {
 			r.pool.release(k)
 		}

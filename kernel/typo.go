@@ -269,6 +269,12 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "calls of a method running at once on the export, 0: no limit; method-level allowed"},
 	"actives": {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideConsumer + "calls of a method in flight to each provider, 0: no limit; method-level allowed"},
+	keyOutlierConsecutive: {Type: spi.KeyTypeInt, Default: "5",
+		Doc: sideConsumer + "outlier ejection: a provider whose calls fail this many times in a row (SERVER_TIMEOUT with the call's whole timeout, CHANNEL_INACTIVE, SERVER_ERROR; an answer resets the count) is not picked for outlier.ejection, >= 0, 0: off"},
+	keyOutlierEjection: {Type: spi.KeyTypeDuration, Default: "5s",
+		Doc: sideConsumer + "outlier ejection: how long a failing provider's first ejection lasts, doubling for each one soon after (stepping down once per outlier.ejection served), up to 5m; > 0, at most 5m"},
+	keyOutlierMaxPercent: {Type: spi.KeyTypeInt, Default: "50",
+		Doc: sideConsumer + "outlier ejection: most of a reference's providers ejected at once, percent, 0..100; the last available provider is never ejected"},
 }
 
 // dubboKeys are URL keys of Dubbo's <dubbo:reference> and <dubbo:service>

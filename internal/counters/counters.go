@@ -104,6 +104,17 @@ type DispatchCounters struct {
 	HandOffs Counter
 }
 
+// OutlierCounters counts consumer-side outlier ejections (kernel
+// outlier.go).
+type OutlierCounters struct {
+	// Ejections counts providers a reference stopped picking because
+	// their calls kept failing (outlier.consecutive failures in a row).
+	Ejections Counter
+}
+
+// Outlier holds the process's outlier-ejection counters.
+var Outlier OutlierCounters
+
 // The process-wide counters.
 var (
 	Heartbeat HeartbeatCounters

@@ -58,6 +58,9 @@ var KernelKeys = []KeySpec{
 	{"hash.nodes", KindInt, 1, "160", "consistenthash: virtual nodes per provider"},
 	{"executes", KindInt, 0, "unlimited", "provider concurrency limit per method"},
 	{"actives", KindInt, 0, "unlimited", "consumer concurrency limit per method"},
+	{"outlier.consecutive", KindInt, 0, "5", "consumer: failures in a row that eject a provider, 0: off"},
+	{"outlier.ejection", KindDuration, 1, "5s", "consumer: first ejection of a failing provider, doubling, capped at 5m"},
+	{"outlier.max.percent", KindInt, 0, "50", "consumer: most of a reference's providers ejected at once, %"},
 }
 
 // CheckURL checks the value of every kernel key in u, at service and

@@ -144,6 +144,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
+//	airnode_outlier_ejections_total                          counter: providers ejected by consumers (outlier.consecutive)
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -210,6 +211,7 @@ func processCounters() []processCounter {
 		{"airnode_provider_pooled_total", "dispatch.pooled_window", pooledHelp, &d.Window, prometheus.Labels{"reason": "window"}},
 		{"airnode_provider_pooled_total", "dispatch.pooled_batch", pooledHelp, &d.Batch, prometheus.Labels{"reason": "batch"}},
 		{"airnode_provider_handoffs_total", "dispatch.handoffs", "dispatcher=adaptive: requests that ran 1 ms on their connection's reader, which then moved to a new goroutine.", &d.HandOffs, nil},
+		{"airnode_outlier_ejections_total", "outlier.ejections", "Providers a consumer's reference stopped picking for a while because their calls kept failing (outlier.consecutive in a row: SERVER_TIMEOUT, CHANNEL_INACTIVE, SERVER_ERROR).", &counters.Outlier.Ejections, nil},
 	}
 }
 

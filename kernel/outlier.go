@@ -1,0 +1,354 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// Outlier ejection: a consumer stops picking a provider whose calls keep
+// failing in a way that says the provider (or the path to it) is unwell,
+// for a while, then tries it again. It is passive health checking as
+// Envoy's outlier detection (consecutive_5xx, base_ejection_time,
+// max_ejection_percent) and gRPC's outlier_detection policy (gRFC A50) do
+// it; Dubbo has none. It covers what the heartbeat cannot see: a provider
+// that still answers pings while its calls time out (a lossy or
+// congested link, a process stuck in its handlers), which with the
+// default random balancer holds every caller (tester12 finding 1).
+//
+// The URL keys, read from each provider's merged URL (a provider may
+// publish its consumers' default):
+//
+//	key                   type      default  bounds
+//	outlier.consecutive   int       5        >= 0; 0: no ejection
+//	outlier.ejection      duration  5s       > 0, at most 5m
+//	outlier.max.percent   int       50       0..100
+const (
+	keyOutlierConsecutive = "outlier.consecutive"
+	keyOutlierEjection    = "outlier.ejection"
+	keyOutlierMaxPercent  = "outlier.max.percent"
+)
+
+// DefaultOutlierConsecutive is how many counted failures in a row
+// ("outlier.consecutive") eject a provider: Envoy's consecutive_5xx
+// default.
+const DefaultOutlierConsecutive = 5
+
+// DefaultOutlierEjection is how long a provider's first ejection lasts
+// ("outlier.ejection"); each one that follows soon after lasts twice the
+// one before, up to MaxOutlierEjection.
+const DefaultOutlierEjection = 5 * time.Second
+
+// MaxOutlierEjection caps an ejection's length, and bounds
+// outlier.ejection: Envoy's max_ejection_time default.
+const MaxOutlierEjection = 5 * time.Minute
+
+// DefaultOutlierMaxPercent is the largest share of a reference's
+// providers, in percent, that may be ejected at once
+// ("outlier.max.percent"): with two or three providers one, with one none.
+const DefaultOutlierMaxPercent = 50
+
+// outlierConf is one provider invoker's outlier keys.
+type outlierConf struct {
+	consecutive int64         // 0: off
+	ejection    time.Duration // first ejection
+	maxPercent  int64
+}
+
+// readOutlierSettings reads and checks outlier.consecutive,
+// outlier.ejection and outlier.max.percent.
+func readOutlierSettings(u spi.URL) (outlierConf, error) {
+	var c outlierConf
+	var err error
+	if c.consecutive, err = u.Int(keyOutlierConsecutive, DefaultOutlierConsecutive); err != nil {
+		return c, err
+	}
+	if c.consecutive < 0 {
+		return c, &spi.ParamError{Key: keyOutlierConsecutive, Value: fmt.Sprint(c.consecutive), Want: "failures in a row that eject a provider, >= 1, or 0 for no ejection"}
+	}
+	if c.ejection, err = u.Duration(keyOutlierEjection, DefaultOutlierEjection); err != nil {
+		return c, err
+	}
+	if c.ejection <= 0 || c.ejection > MaxOutlierEjection {
+		v, _ := u.Param(keyOutlierEjection)
+		return c, &spi.ParamError{Key: keyOutlierEjection, Value: v, Want: fmt.Sprintf("a duration more than 0 and at most %v such as 5s (the first ejection; later ones double, up to %v)", MaxOutlierEjection, MaxOutlierEjection)}
+	}
+	if c.maxPercent, err = u.Int(keyOutlierMaxPercent, DefaultOutlierMaxPercent); err != nil {
+		return c, err
+	}
+	if c.maxPercent < 0 || c.maxPercent > 100 {
+		return c, &spi.ParamError{Key: keyOutlierMaxPercent, Value: fmt.Sprint(c.maxPercent), Want: "a percentage of the reference's providers, 0 to 100"}
+	}
+	return c, nil
+}
+
+// outlierGroup is the set of provider invokers of one reference, which
+// outlier.max.percent and the last-available-provider rule are counted
+// over. Its lock is taken only to eject (a rare path), never per call.
+type outlierGroup struct {
+	mu      sync.Mutex
+	members []*remoteInvoker
+}
+
+func (g *outlierGroup) add(r *remoteInvoker) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.members = append(g.members, r)
+	g.mu.Unlock()
+}
+
+func (g *outlierGroup) remove(r *remoteInvoker) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	for i, m := range g.members {
+		if m == r {
+			g.members = append(g.members[:i:i], g.members[i+1:]...)
+			break
+		}
+	}
+	g.mu.Unlock()
+}
+
+// outlierState is one provider invoker's failure streak and ejection.
+// The per-call cost, on success, is one atomic load (observe); Available
+// loads one atomic bool, and the clock only while the provider is
+// ejected.
+type outlierState struct {
+	conf    outlierConf
+	group   *outlierGroup // nil: the provider is alone, never ejected
+	log     *slog.Logger
+	streak  atomic.Int64 // counted failures in a row
+	ejected atomic.Bool
+	until   atomic.Int64 // end of the ejection, as time.Since(clockBase) in ns
+
+	mu       sync.Mutex
+	statuses []spi.Status // the streak's statuses, the first maxStreakShown
+	lastErr  string       // the streak's last error message
+	level    int          // ejections in a row, each doubling the next one's length
+	length   time.Duration
+	backAt   time.Duration // when the last ejection ended (time.Since(clockBase))
+}
+
+// maxStreakShown bounds the statuses a streak keeps for its log line.
+const maxStreakShown = 16
+
+// outlierVerdict is what one call's outcome says about its provider.
+type outlierVerdict int
+
+const (
+	verdictNone    outlierVerdict = iota // says nothing: neither counts nor resets the streak
+	verdictHealthy                       // the provider answered: resets the streak
+	verdictFailed                        // counts in the streak
+)
+
+// outlierVerdictOf classifies a call's error. Counted: SERVER_TIMEOUT
+// (no answer within the call's whole timeout: a black-holed, lossy or
+// stuck provider), CHANNEL_INACTIVE (its connection died under the call
+// or is down) and SERVER_ERROR (the provider failed outside the method's
+// own answer: a panic, a plugin process gone, a call abandoned at
+// shutdown), Envoy's 5xx and gateway failures. A timeout counts only when
+// the provider had the whole of its timeout (timeoutCut false): a caller's
+// shorter context deadline says nothing about the provider. Answers from
+// a live provider reset the streak: success, SERVICE_ERROR (the method's
+// own error), BAD_REQUEST, BAD_RESPONSE (as Envoy's non-5xx answers
+// reset consecutive_5xx). Neither: CLIENT_* (the consumer's own failure
+// or cancellation, often before sending), SERIALIZATION_ERROR,
+// SERVICE_NOT_FOUND (a configuration matter that failover already routes
+// around), and SERVER_THREADPOOL_EXHAUSTED: a fast refusal from a
+// provider at its limit costs its caller microseconds, not a timeout, and
+// ejecting busy providers would take capacity away when it is scarcest,
+// pushing the load onto the others (a cascade).
+func outlierVerdictOf(err error, timeoutCut bool) outlierVerdict {
+	switch spi.StatusOf(err) {
+	case spi.StatusOK, spi.StatusServiceError, spi.StatusBadRequest, spi.StatusBadResponse:
+		return verdictHealthy
+	case spi.StatusServerTimeout:
+		if timeoutCut {
+			return verdictNone
+		}
+		return verdictFailed
+	case spi.StatusChannelInactive, spi.StatusServerError:
+		return verdictFailed
+	default:
+		return verdictNone
+	}
+}
+
+// observeOutlier counts the outcome of one call of method on r, which
+// began at start (time.Since(clockBase)), and ejects r when its streak
+// reaches outlier.consecutive and the group allows it.
+func (r *remoteInvoker) observeOutlier(ctx context.Context, method string, err error, start time.Duration) {
+	o := &r.out
+	if err == nil {
+		if o.streak.Load() != 0 {
+			o.reset()
+		}
+		return
+	}
+	cut := false
+	if spi.StatusOf(err) == spi.StatusServerTimeout {
+		if d, ok := ctx.Deadline(); ok {
+			timeout := DefaultTimeout
+			if cc, cerr := r.conf(method); cerr == nil {
+				timeout = cc.timeout
+			}
+			cut = d.Sub(clockBase.Add(start)) < timeout
+		}
+	}
+	switch outlierVerdictOf(err, cut) {
+	case verdictHealthy:
+		if o.streak.Load() != 0 {
+			o.reset()
+		}
+		return
+	case verdictNone:
+		return
+	}
+	o.mu.Lock()
+	if len(o.statuses) < maxStreakShown {
+		o.statuses = append(o.statuses, spi.StatusOf(err))
+	}
+	o.lastErr = err.Error()
+	n := o.streak.Add(1)
+	o.mu.Unlock()
+	if n >= o.conf.consecutive {
+		r.eject(n)
+	}
+}
+
+// reset ends the failure streak.
+func (o *outlierState) reset() {
+	o.mu.Lock()
+	o.streak.Store(0)
+	o.statuses = o.statuses[:0]
+	o.lastErr = ""
+	o.mu.Unlock()
+}
+
+// ejectedNow reports whether r is ejected at now (time.Since(clockBase));
+// an ejection that has ended is ended here, with its INFO line (the
+// first look after its end: a reference with no calls logs it later).
+func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
+	o := &r.out
+	if !o.ejected.Load() {
+		return false
+	}
+	if now < time.Duration(o.until.Load()) {
+		return true
+	}
+	if o.ejected.CompareAndSwap(true, false) {
+		o.mu.Lock()
+		o.backAt = time.Duration(o.until.Load()) // when it ended, however late this look
+		length := o.length
+		o.streak.Store(0) // the next streak starts afresh
+		o.statuses = o.statuses[:0]
+		o.lastErr = ""
+		o.mu.Unlock()
+		o.log.Info("kernel: ejected provider back in use", "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
+	}
+	return false
+}
+
+// eject takes r out of its reference's picks for its next ejection
+// length, unless r is already out, its connections are down or draining
+// (it is not picked then anyway), it is the reference's last available
+// provider, or ejecting it would take more than outlier.max.percent of the
+// reference's providers out. The last two are said once per streak (a
+// WARN naming the provider: its calls are failing) when the streak
+// reaches outlier.consecutive.
+func (r *remoteInvoker) eject(n int64) {
+	o := &r.out
+	g := o.group
+	first := n == o.conf.consecutive
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Since(clockBase)
+	if r.ejectedNow(now) || !r.connected() {
+		return
+	}
+	out, othersUp := 0, false
+	for _, m := range g.members {
+		if m.ejectedNow(now) {
+			out++
+			continue
+		}
+		if m != r && m.connected() {
+			othersUp = true
+		}
+	}
+	why := ""
+	switch {
+	case !othersUp:
+		why = "it is the reference's last available provider"
+	case (int64(out)+1)*100 > int64(len(g.members))*o.conf.maxPercent:
+		why = fmt.Sprintf("%d of the reference's %d providers are ejected already (outlier.max.percent %d)", out, len(g.members), o.conf.maxPercent)
+	}
+	o.mu.Lock()
+	streak, last := describeStreak(o.statuses, n), o.lastErr
+	if why != "" {
+		o.mu.Unlock()
+		if first {
+			o.log.Warn("kernel: provider's calls keep failing; not ejected: "+why, "provider", r.url.Address(), "service", r.url.ServiceKey(),
+				"streak", streak, "last_error", last)
+		}
+		return
+	}
+	// Each ejection soon after the last doubles its length; the doubling
+	// steps down once per outlier.ejection the provider has served since
+	// (Envoy and gRPC step their multiplier down per interval without
+	// ejection; Envoy grows it linearly, doubling reaches the cap sooner).
+	if o.level > 0 && o.conf.ejection > 0 {
+		o.level = max(0, o.level-int((now-o.backAt)/o.conf.ejection))
+	}
+	length := min(o.conf.ejection<<min(o.level, 30), max(MaxOutlierEjection, o.conf.ejection))
+	if length <= 0 { // shifted past int64
+		length = max(MaxOutlierEjection, o.conf.ejection)
+	}
+	o.level = min(o.level+1, 31)
+	o.length = length
+	o.streak.Store(0)
+	o.statuses = o.statuses[:0]
+	o.lastErr = ""
+	o.mu.Unlock()
+	o.until.Store(int64(now + length))
+	o.ejected.Store(true)
+	counters.Outlier.Ejections.Inc()
+	o.log.Warn("kernel: provider ejected: its calls keep failing; not picked until the ejection ends", "provider", r.url.Address(), "service", r.url.ServiceKey(),
+		"streak", streak, "ejection", length, "last_error", last)
+}
+
+// describeStreak says a streak of n failures: "SERVER_TIMEOUT ×5", or
+// its runs in order, "SERVER_TIMEOUT ×3, CHANNEL_INACTIVE ×2" (the first
+// maxStreakShown statuses, then "… (n in a row)").
+func describeStreak(statuses []spi.Status, n int64) string {
+	var b strings.Builder
+	for i := 0; i < len(statuses); {
+		j := i
+		for j < len(statuses) && statuses[j] == statuses[i] {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", statuses[i], j-i)
+		i = j
+	}
+	if int64(len(statuses)) < n {
+		fmt.Fprintf(&b, ", … (%d in a row)", n)
+	}
+	return b.String()
+}

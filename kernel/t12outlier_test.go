@@ -1,0 +1,438 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// namedService answers its name; while slow is set it holds each call
+// until the call's deadline (a provider whose calls time out while it
+// still answers pings: a lossy link, a stuck handler). It notes when each
+// call arrived.
+type namedService struct {
+	name string
+	slow atomic.Bool
+
+	mu      sync.Mutex
+	arrived []time.Time
+}
+
+func (s *namedService) Who(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	s.arrived = append(s.arrived, time.Now())
+	s.mu.Unlock()
+	if s.slow.Load() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return s.name, nil
+}
+
+// arrivals counts the calls that arrived in [from, to).
+func (s *namedService) arrivals(from, to time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, a := range s.arrived {
+		if !a.Before(from) && a.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// namedProvider exports a namedService named name on its own node (real TCP
+// on loopback) and returns it with its address.
+func namedProvider(t *testing.T, name string) (*namedService, string) {
+	t.Helper()
+	s := &namedService{name: name}
+	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { _ = n.Close() })
+	e, err := n.Export(ctxT(t), s, spi.MustParse("airnode://127.0.0.1:0/t12.Who?warmup=0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, e.URL().Address()
+}
+
+// logRecord is one line a node logged.
+type logRecord struct {
+	at    time.Time
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+// recordLog is a slog.Handler keeping every record (a test reads them).
+type recordLog struct {
+	mu   *sync.Mutex
+	recs *[]logRecord
+}
+
+func newRecordLog() recordLog { return recordLog{mu: new(sync.Mutex), recs: new([]logRecord)} }
+
+func (h recordLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h recordLog) WithGroup(string) slog.Handler            { return h }
+func (h recordLog) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{at: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	h.mu.Lock()
+	*h.recs = append(*h.recs, rec)
+	h.mu.Unlock()
+	return nil
+}
+
+// find returns the records whose message starts with prefix.
+func (h recordLog) find(prefix string) []logRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []logRecord
+	for _, r := range *h.recs {
+		if strings.HasPrefix(r.msg, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+const (
+	msgEjected     = "kernel: provider ejected"
+	msgBack        = "kernel: ejected provider back in use"
+	msgNotEjected  = "kernel: provider's calls keep failing; not ejected"
+	outlierCallers = 4
+)
+
+// callLoop runs callers goroutines calling Who on r until stop is closed
+// and counts, per provider name, the calls that answered, and the
+// failures by status.
+type callLoop struct {
+	mu     sync.Mutex
+	ok     map[string]int
+	failed map[spi.Status]int
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+func startCalls(t *testing.T, r *Reference, callers int) *callLoop {
+	l := &callLoop{ok: map[string]int{}, failed: map[spi.Status]int{}, stop: make(chan struct{})}
+	for range callers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				var who string
+				err := r.Call(context.Background(), "Who", nil, &who)
+				l.mu.Lock()
+				if err != nil {
+					l.failed[spi.StatusOf(err)]++
+				} else {
+					l.ok[who]++
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	var once sync.Once
+	t.Cleanup(func() { once.Do(l.end) })
+	return l
+}
+
+func (l *callLoop) end() {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	l.wg.Wait()
+}
+
+// snapshot returns the counts so far and clears them.
+func (l *callLoop) snapshot() (ok map[string]int, failed map[spi.Status]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ok, failed = l.ok, l.failed
+	l.ok, l.failed = map[string]int{}, map[spi.Status]int{}
+	return ok, failed
+}
+
+// outlierConsumer is a consumer node logging into a recordLog.
+func outlierConsumer(t *testing.T) (*Node, recordLog) {
+	h := newRecordLog()
+	n := NewNode(testCatalogs(t), WithLogger(slog.New(h)))
+	t.Cleanup(func() { _ = n.Close() })
+	return n, h
+}
+
+// waitFor polls cond every 5 ms until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// TestT12Outlier_EjectsTimingOutProvider (tester12 finding 1): two
+// providers, one whose calls time out while it answers pings. With the
+// default balancer (random) and the default outlier keys, after its first
+// 5 timeouts the bad one is ejected (one WARN naming it, the service,
+// the streak and the ejection length): for the 5 s of the ejection no
+// call arrives at it and every call the user makes answers from the
+// good one; then it is picked again (one INFO), and its next streak
+// ejects it again, for twice as long.
+func TestT12Outlier_EjectsTimingOutProvider(t *testing.T) {
+	good, goodAddr := namedProvider(t, "good")
+	bad, badAddr := namedProvider(t, "bad")
+	bad.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=200ms")
+	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
+	before := counters.Outlier.Ejections.Load()
+
+	l := startCalls(t, r, outlierCallers)
+	if !waitFor(10*time.Second, func() bool { return len(logs.find(msgEjected)) > 0 }) {
+		t.Fatal("the provider whose calls time out was not ejected within 10 s")
+	}
+	ej := logs.find(msgEjected)[0]
+	if ej.level != slog.LevelWarn || ej.attrs["provider"] != badAddr || ej.attrs["service"] != "t12.Who" ||
+		ej.attrs["streak"] != "SERVER_TIMEOUT ×5" || ej.attrs["ejection"] != "5s" || !strings.Contains(ej.attrs["last_error"], "timed out") {
+		t.Fatalf("ejection line %v %q %v, want WARN naming %s, t12.Who, streak SERVER_TIMEOUT ×5, ejection 5s and the last error", ej.level, ej.msg, ej.attrs, badAddr)
+	}
+	if got := counters.Outlier.Ejections.Load() - before; got != 1 {
+		t.Errorf("counters.Outlier.Ejections went up by %d, want 1", got)
+	}
+
+	// The calls that were already on their way to it time out (200ms);
+	// from then until the ejection ends (5 s) it gets none, and the user
+	// sees only answers from the good one.
+	quietFrom, quietTo := ej.at.Add(500*time.Millisecond), ej.at.Add(4500*time.Millisecond)
+	time.Sleep(time.Until(quietFrom))
+	l.snapshot()
+	time.Sleep(time.Until(quietTo))
+	ok, failed := l.snapshot()
+	if n := bad.arrivals(quietFrom, quietTo); n != 0 {
+		t.Errorf("%d calls arrived at the ejected provider during its ejection", n)
+	}
+	if ok["bad"] != 0 || len(failed) != 0 || ok["good"] < 10 {
+		t.Errorf("during the ejection the user saw answers %v and failures %v, want every call answered by good", ok, failed)
+	}
+	if n := good.arrivals(quietFrom, quietTo); n < 10 {
+		t.Errorf("only %d calls arrived at the good provider during the ejection", n)
+	}
+	if len(logs.find(msgBack)) != 0 {
+		t.Error("the provider was back before its 5 s ejection ended")
+	}
+
+	// Then it is picked again, and its next streak ejects it for 10 s.
+	if !waitFor(5*time.Second, func() bool { return bad.arrivals(quietTo, time.Now().Add(time.Hour)) > 0 }) {
+		t.Fatal("the ejected provider got no call within 5 s after its ejection ended")
+	}
+	waitFor(2*time.Second, func() bool { return len(logs.find(msgBack)) > 0 }) // logged by the goroutine that readmitted it
+	if back := logs.find(msgBack); len(back) != 1 || back[0].level != slog.LevelInfo || back[0].attrs["provider"] != badAddr || back[0].attrs["ejected_for"] != "5s" {
+		t.Errorf("back lines %v, want one INFO naming %s, ejected_for 5s", back, badAddr)
+	}
+	if !waitFor(5*time.Second, func() bool { return len(logs.find(msgEjected)) == 2 }) {
+		t.Fatal("the provider was not ejected again after its next streak")
+	}
+	if again := logs.find(msgEjected)[1]; again.attrs["ejection"] != "10s" {
+		t.Errorf("second ejection lasted %s, want 10s (doubled: it came soon after the first)", again.attrs["ejection"])
+	}
+	l.end()
+}
+
+// TestT12Outlier_SingleProviderNeverEjected: a reference with one
+// provider keeps calling it however its calls fail (it is the last
+// available one); one WARN names it when its streak reaches
+// outlier.consecutive.
+func TestT12Outlier_SingleProviderNeverEjected(t *testing.T) {
+	bad, badAddr := namedProvider(t, "bad")
+	bad.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+badAddr+"/t12.Who?timeout=50ms")
+	eventually(t, "provider connected", func() bool { return len(r.Providers()) == 1 })
+	before := counters.Outlier.Ejections.Load()
+	start := time.Now()
+	for i := range 12 {
+		err := r.Call(ctxT(t), "Who", nil, nil)
+		if spi.StatusOf(err) != spi.StatusServerTimeout {
+			t.Fatalf("call %d: %v, want SERVER_TIMEOUT from the provider", i, err)
+		}
+	}
+	if n := bad.arrivals(start, time.Now()); n != 12 {
+		t.Errorf("%d of 12 calls reached the only provider", n)
+	}
+	if got := counters.Outlier.Ejections.Load() - before; got != 0 || len(logs.find(msgEjected)) != 0 {
+		t.Errorf("the only provider was ejected (%d)", got)
+	}
+	warn := logs.find(msgNotEjected)
+	if len(warn) != 1 { // 12 failures in a row are one streak: one line
+		t.Fatalf("not-ejected lines %v, want one for the one streak", warn)
+	}
+	if w := warn[0]; w.level != slog.LevelWarn || w.attrs["provider"] != badAddr || w.attrs["streak"] != "SERVER_TIMEOUT ×5" ||
+		!strings.Contains(w.msg, "last available provider") {
+		t.Errorf("line %v %q %v, want WARN naming %s, its streak, and why it stays", w.level, w.msg, w.attrs, badAddr)
+	}
+	if len(r.Providers()) != 1 {
+		t.Error("the only provider is not listed as available")
+	}
+}
+
+// TestT12Outlier_ConsecutiveZeroTurnsItOff: with outlier.consecutive=0
+// the provider whose calls time out keeps getting its share.
+func TestT12Outlier_ConsecutiveZeroTurnsItOff(t *testing.T) {
+	_, goodAddr := namedProvider(t, "good")
+	bad, badAddr := namedProvider(t, "bad")
+	bad.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=100ms&outlier.consecutive=0")
+	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
+	l := startCalls(t, r, outlierCallers)
+	time.Sleep(1500 * time.Millisecond)
+	late := time.Now().Add(-700 * time.Millisecond)
+	l.end()
+	_, failed := l.snapshot()
+	if failed[spi.StatusServerTimeout] < 10 {
+		t.Errorf("only %d timeouts in 1.5 s", failed[spi.StatusServerTimeout])
+	}
+	if n := bad.arrivals(late, time.Now()); n == 0 {
+		t.Error("no call reached the failing provider in the last 0.7 s: it was taken out")
+	}
+	if len(logs.find(msgEjected)) != 0 || len(logs.find(msgNotEjected)) != 0 {
+		t.Error("outlier.consecutive=0 logged an ejection")
+	}
+}
+
+// TestT12Outlier_MaxPercent: of three providers two fail; with
+// outlier.max.percent 50 only one of them is ejected at a time (two of
+// three would be 67 %), and the other's streak is logged once as not
+// ejected, naming the limit.
+func TestT12Outlier_MaxPercent(t *testing.T) {
+	_, goodAddr := namedProvider(t, "good")
+	bad1, bad1Addr := namedProvider(t, "bad1")
+	bad2, bad2Addr := namedProvider(t, "bad2")
+	bad1.slow.Store(true)
+	bad2.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+goodAddr+","+bad1Addr+","+bad2Addr+"/t12.Who?timeout=100ms")
+	eventually(t, "three providers connected", func() bool { return len(r.Providers()) == 3 })
+	l := startCalls(t, r, outlierCallers)
+	if !waitFor(10*time.Second, func() bool { return len(logs.find(msgEjected)) > 0 && len(logs.find(msgNotEjected)) > 0 }) {
+		t.Fatalf("want one ejection and one refusal; got %d and %d", len(logs.find(msgEjected)), len(logs.find(msgNotEjected)))
+	}
+	time.Sleep(500 * time.Millisecond)
+	l.end()
+	ej, not := logs.find(msgEjected), logs.find(msgNotEjected)
+	if len(ej) != 1 {
+		t.Fatalf("%d ejections, want 1 (max.percent 50 of 3 providers)", len(ej))
+	}
+	if a, b := ej[0].attrs["provider"], not[0].attrs["provider"]; a == b || (a != bad1Addr && a != bad2Addr) || (b != bad1Addr && b != bad2Addr) {
+		t.Errorf("ejected %s, not ejected %s; want one of each of %s, %s", a, b, bad1Addr, bad2Addr)
+	}
+	if !strings.Contains(not[0].msg, "outlier.max.percent 50") || !strings.Contains(not[0].msg, "1 of the reference's 3 providers") {
+		t.Errorf("not-ejected line %q, want the limit named", not[0].msg)
+	}
+}
+
+// TestT12Outlier_EjectionDoublesAndComesBack: with outlier.ejection=400ms
+// a provider whose calls keep timing out is ejected again each time it
+// comes back, each ejection soon after the last twice as long, and
+// picked again after each.
+func TestT12Outlier_EjectionDoublesAndComesBack(t *testing.T) {
+	_, goodAddr := namedProvider(t, "good")
+	bad, badAddr := namedProvider(t, "bad")
+	bad.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=50ms&outlier.ejection=400ms&outlier.consecutive=3")
+	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
+	l := startCalls(t, r, 8)
+	if !waitFor(10*time.Second, func() bool { return len(logs.find(msgEjected)) >= 3 }) {
+		t.Fatalf("%d ejections in 10 s, want 3", len(logs.find(msgEjected)))
+	}
+	l.end()
+	ej := logs.find(msgEjected)
+	for i, e := range ej[:3] {
+		got, err := time.ParseDuration(e.attrs["ejection"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.attrs["streak"] != "SERVER_TIMEOUT ×3" {
+			t.Errorf("ejection %d streak %q, want SERVER_TIMEOUT ×3", i+1, e.attrs["streak"])
+		}
+		if i == 0 {
+			if got != 400*time.Millisecond {
+				t.Errorf("first ejection lasted %v, want outlier.ejection 400ms", got)
+			}
+			continue
+		}
+		prev, _ := time.ParseDuration(ej[i-1].attrs["ejection"])
+		// Soon after the last one's end (within one outlier.ejection):
+		// doubled; later (a loaded machine) it steps down, never below
+		// outlier.ejection.
+		since := e.at.Sub(ej[i-1].at.Add(prev))
+		if since < 350*time.Millisecond && got != 2*prev || got < 400*time.Millisecond || got > 2*prev {
+			t.Errorf("ejection %d lasted %v, %v after the one before (%v) ended; want %v", i+1, got, since, prev, 2*prev)
+		}
+	}
+	if back := logs.find(msgBack); len(back) < 2 {
+		t.Errorf("%d back lines, want one per ended ejection", len(back))
+	}
+}
+
+// TestT12Outlier_KeysChecked: the outlier keys are read and checked at
+// Refer as other duration and int keys, and a misspelt one gets a
+// did-you-mean.
+func TestT12Outlier_KeysChecked(t *testing.T) {
+	c := consumer(t)
+	for _, q := range []string{"outlier.consecutive=-1", "outlier.consecutive=abc", "outlier.ejection=0", "outlier.ejection=6m",
+		"outlier.ejection=soon", "outlier.max.percent=101", "outlier.max.percent=-5"} {
+		key, val, _ := strings.Cut(q, "=")
+		_, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/t12.Who?"+q), spi.URL{})
+		var pe *spi.ParamError
+		if err == nil || !errors.As(err, &pe) || pe.Key != key || !strings.Contains(err.Error(), val) {
+			t.Errorf("%s: %v, want an error naming the key and the value", q, err)
+		}
+	}
+	if ty := c.likelyTypos(spi.MustParse("airnode:///t12.Who?outlier.consecutiv=3&outlier.ejectoin=1s")); len(ty) != 2 ||
+		ty[0][1] != keyOutlierConsecutive && ty[1][1] != keyOutlierConsecutive {
+		t.Errorf("typos %v, want did-you-mean outlier.consecutive and outlier.ejection", ty)
+	}
+	docs := map[string]spi.KeyDoc{}
+	for _, d := range KernelKeyDocs() {
+		docs[d.Key] = d
+	}
+	u := spi.MustParse("airnode://h:1/x")
+	if d, err := u.With(keyOutlierEjection, docs[keyOutlierEjection].Default).Duration(keyOutlierEjection, 0); err != nil || d != DefaultOutlierEjection {
+		t.Errorf("outlier.ejection default %q, the code applies %v", docs[keyOutlierEjection].Default, DefaultOutlierEjection)
+	}
+	for key, want := range map[string]int64{keyOutlierConsecutive: DefaultOutlierConsecutive, keyOutlierMaxPercent: DefaultOutlierMaxPercent} {
+		if got, err := u.With(key, docs[key].Default).Int(key, 0); err != nil || got != want {
+			t.Errorf("%s default %q, the code applies %d", key, docs[key].Default, want)
+		}
+		if !strings.HasPrefix(docs[key].Doc, sideConsumer) {
+			t.Errorf("%s doc %q", key, docs[key].Doc)
+		}
+	}
+}
