@@ -116,8 +116,8 @@ func (d *Decoder) explain(target any, err error) error {
 	panicked := errors.As(err, &pe)
 	x, ok := d.reread(t)
 	if !ok {
-		if panicked {
-			return fmt.Errorf("msgpack: decode into %T: the value sent cannot be decoded into %s", target, t.Elem())
+		if panicked { // a stream: the value cannot be read again to say more
+			return fmt.Errorf("msgpack: decode into %T: the value sent does not fit this type", target)
 		}
 		return fmt.Errorf("msgpack: decode into %T: %w", target, err)
 	}
