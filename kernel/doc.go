@@ -7,7 +7,10 @@
 //
 // The consumer's connection manager owns one channel per provider address
 // (connections=N for more), redials dead channels with backoff in the
-// background and publishes a channel only after a ping round trip.
+// background and publishes a channel only after a ping round trip. A
+// reference stops picking, for a while, a provider whose calls keep
+// failing (outlier ejection, outlier.go: Envoy's and gRPC's outlier
+// detection).
 //
 // A provider answers an error its method returned with SERVICE_ERROR, or
 // with the status of the *spi.Error it carries when that status does not
@@ -40,6 +43,9 @@
 //	connect.timeout     consumer  duration  3s       dial plus first ping
 //	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 30s, ±20% jitter
 //	connections         consumer  int 1-64  1        sessions per provider address, round-robined
+//	outlier.consecutive consumer  int ≥ 0   5        failures in a row that eject a provider, 0: off
+//	outlier.ejection    consumer  duration  5s       first ejection, doubling soon after, up to 5m
+//	outlier.max.percent consumer  int 0-100 50       most of a reference's providers out at once
 //	weight              provider  int ≥ 0   100      provider weight
 //	warmup              provider  duration  10m      provider warm-up period
 //	timestamp, methods  provider  set at export      ms since epoch; sorted comma list
