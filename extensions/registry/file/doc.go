@@ -10,6 +10,18 @@
 // pushed changes through fsnotify, and poll lock states every poll interval
 // because a crashed process releases its lock without a file event.
 //
+// A providers directory that is removed (rm -rf of the registry, a tmp
+// cleaner) is the registry being unavailable, as the zookeeper registry
+// treats a lost session, not every provider leaving: subscribers are
+// pushed nothing while it is missing and keep their last list (one Warn
+// line), the providers' registries re-create their entries (and the
+// directories) within their poll period, and when the directory is back it
+// is watched again and, for 3 poll periods (1 s to 10 s), the list pushed
+// still holds the providers of the last list that have not re-created
+// their entries yet. A list that lost providers is pushed after Settle
+// (100 ms) if the directory is still there: an empty directory (every
+// provider unregistered) is an empty list.
+//
 //	URL key   type      unit  default  bounds       meaning
 //	(path)    path      -     see below             "file:///var/run/x" picks the directory
 //	poll      duration  ms    500ms    10ms..1m     lock-state poll period per subscription

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := b.Logger
+	log, own := b.Logger, b.Logger != nil
 	if log == nil {
 		log = slog.Default()
 	}
@@ -72,6 +73,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		p:      p,
 		desc:   desc,
 		log:    log.With("registry", "file://"+p.dir),
+		ownLog: own,
 		leases: map[string]*lease{},
 		subs:   map[*subscription]struct{}{},
 		quit:   make(chan struct{}),
@@ -82,9 +84,10 @@ var errClosed = errors.New("file registry: closed")
 
 // Registry is one process's handle on a registry directory.
 type Registry struct {
-	p    params
-	desc string
-	log  *slog.Logger
+	p      params
+	desc   string
+	log    *slog.Logger
+	ownLog bool // log came from Builder.Logger: UseLogger leaves it
 
 	mu      sync.Mutex
 	leases  map[string]*lease // canonical URL -> held entry
@@ -103,6 +106,15 @@ type lease struct {
 	url  spi.URL
 	path string
 	f    *os.File
+}
+
+// UseLogger makes the registry log to l, its node's logger
+// (spi.LoggerUser), unless Builder.Logger gave it one. Call it before any
+// other method, as the kernel does right after Build.
+func (r *Registry) UseLogger(l *slog.Logger) {
+	if !r.ownLog && l != nil {
+		r.log = l.With("registry", "file://"+r.p.dir)
+	}
 }
 
 // Dir returns the registry directory.
@@ -282,12 +294,32 @@ func probe(path string) (live bool, content string) {
 	return false, ""
 }
 
-// scan returns the live entries of dir, removing dead ones.
+// scan returns the live entries of dir, removing dead ones; none when dir
+// cannot be read.
 func (r *Registry) scan(dir string) []spi.URL {
-	ents, err := os.ReadDir(dir)
+	list, _, _ := r.scanDir(dir)
+	return list
+}
+
+// scanDir returns the live entries of dir, removing dead ones, and dir's
+// identity (to tell a directory removed and re-created between two scans),
+// or the error reading dir (it was removed: os.ErrNotExist).
+func (r *Registry) scanDir(dir string) ([]spi.URL, os.FileInfo, error) {
+	d, err := os.Open(dir)
 	if err != nil {
-		return nil
+		return nil, nil, err
 	}
+	info, err := d.Stat()
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	out := make([]spi.URL, 0, len(ents))
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name())
@@ -309,7 +341,7 @@ func (r *Registry) scan(dir string) []spi.URL {
 		out = append(out, u)
 	}
 	push.Sort(out)
-	return out
+	return out, info, nil
 }
 
 // Lookup returns the live providers of consumer.ServiceKey(), sorted.
@@ -473,18 +505,155 @@ func (s *subscription) wake() {
 	}
 }
 
+// Settle is how long a subscription waits before it pushes a list that
+// lost providers, looking again then: rm -rf of the registry removes the
+// entries a moment before their directory, and a directory that is gone
+// keeps the last list (see loop).
+const Settle = 100 * time.Millisecond
+
+// backGrace is how long, after a removed providers directory came back, a
+// subscription keeps the providers of its last list that have not
+// re-created their entries yet (each provider does within its poll
+// period): 3 poll periods, at least 1 s, at most 10 s.
+func (p params) backGrace() time.Duration {
+	return min(max(3*p.poll, time.Second), 10*time.Second)
+}
+
+// loop pushes the providers directory's list at once, then after every
+// file event and every poll period, until Stop.
+//
+// A removed directory (rm -rf of the registry, a tmp cleaner) is the
+// registry being unavailable, not every provider leaving (as the
+// zookeeper registry treats a lost session): nothing is pushed while it is
+// missing, so consumers keep their last list and their connections; one
+// Warn line says so. When it is back (the providers' registries re-create
+// their entries within their poll period) it is watched again, and for
+// backGrace the list pushed is the directory's merged with the last one,
+// so that the providers not re-created yet are not dropped; then the
+// directory's own list. A list that lost providers is pushed only after
+// Settle, if the directory is still there: an empty directory (every
+// provider unregistered) is an empty list.
 func (s *subscription) loop() {
 	defer close(s.done)
 	t := time.NewTicker(s.reg.p.poll)
 	defer t.Stop()
+	var (
+		last   []spi.URL   // the list last pushed; nil before the first
+		pushed bool        // a first list was pushed
+		seen   os.FileInfo // the directory last read (its identity)
+		gone   bool        // the directory is missing: nothing is pushed
+		merge  bool        // after the directory came back: lists are merged with last
+		graceT *time.Timer // ends merge
+		graceC <-chan time.Time
+	)
+	defer func() {
+		if graceT != nil {
+			graceT.Stop()
+		}
+	}()
 	for {
-		s.pusher.Push(s.reg.scan(s.dir))
+		list, info, err := s.reg.scanDir(s.dir)
+		if err == nil && pushed && !merge && lost(last, list) {
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(Settle):
+			}
+			list, info, err = s.reg.scanDir(s.dir)
+		}
+		// removed and re-created (by a provider's registry) since the
+		// last look, without a look in between
+		recreated := err == nil && seen != nil && !os.SameFile(seen, info)
+		if err == nil {
+			seen = info
+		}
+		switch {
+		case err != nil && !pushed:
+			s.pusher.Push(nil) // no list to keep: the first list is empty
+			pushed = true
+		case err != nil:
+			if !gone {
+				gone = true
+				s.reg.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+					"dir", s.dir, "providers", len(last), "err", err)
+			}
+		default:
+			if recreated && !gone && !merge {
+				s.reg.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+					"dir", s.dir, "providers", len(last), "err", "re-created since the last look")
+			}
+			if gone || recreated && !merge {
+				if graceT != nil {
+					graceT.Stop()
+				}
+				gone, merge = false, true
+				s.reg.rewatch(s.dir)
+				grace := s.reg.p.backGrace()
+				s.reg.log.Info("file registry: providers directory back; watching it again", "dir", s.dir,
+					"providers", len(list), "keeping_others_for", grace)
+				graceT = time.NewTimer(grace)
+				graceC = graceT.C
+			}
+			if merge {
+				list = union(list, last)
+			} else {
+				last = slices.Clone(list)
+			}
+			s.pusher.Push(list)
+			pushed = true
+		}
 		select {
 		case <-s.quit:
 			return
 		case <-s.kick:
 		case <-t.C:
+		case <-graceC:
+			merge, graceT, graceC = false, nil, nil
 		}
+	}
+}
+
+// lost reports whether a provider of last is not in list.
+func lost(last, list []spi.URL) bool {
+	have := make(map[string]bool, len(list))
+	for _, u := range list {
+		have[u.String()] = true
+	}
+	for _, u := range last {
+		if !have[u.String()] {
+			return true
+		}
+	}
+	return false
+}
+
+// union returns list with the URLs of keep that it lacks.
+func union(list, keep []spi.URL) []spi.URL {
+	out := slices.Clone(list)
+	have := make(map[string]bool, len(list))
+	for _, u := range list {
+		have[u.String()] = true
+	}
+	for _, u := range keep {
+		if !have[u.String()] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// rewatch watches dir again after it was removed and re-created (the
+// watch on a removed directory is gone). A failure is logged: polling
+// goes on.
+func (r *Registry) rewatch(dir string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.watcher == nil || r.watched[dir] == nil {
+		return
+	}
+	_ = r.watcher.Remove(dir) // the old watch, if fsnotify still has it
+	if err := r.watcher.Add(dir); err != nil {
+		r.log.Warn("file registry: cannot watch the providers directory again; polling continues", "dir", dir, "err", err)
 	}
 }
 
@@ -518,4 +687,5 @@ var (
 	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
+	_ spi.LoggerUser      = (*Registry)(nil)
 )
