@@ -503,11 +503,48 @@ func (r *Reference) Providers() []spi.Invoker {
 // carrying the wire status (errors.As); a timeout that ctx's deadline
 // caused also matches context.DeadlineExceeded, a cancelled ctx
 // context.Canceled (errors.Is).
+//
+// A call with a generic argument — a map[string]any or an []any, what
+// encoding/json makes of a JSON object or array — is a generic invocation
+// and is marked so (spi.AttachmentGeneric=true, as Dubbo's GenericService
+// marks its $invoke calls and `airnode call` marks its own): the provider
+// refuses a map key naming no field of a struct parameter, BAD_REQUEST
+// naming it and listing the fields, where it ignores the key of a typed
+// consumer (a newer version of the struct). So a Go gateway relaying JSON
+// gets the typo check. Typed Go values (structs, scalars, typed maps and
+// slices) leave the call unmarked, as Call does whatever its arguments; a
+// caller that put AttachmentGeneric on ctx itself (spi.WithAttachments,
+// "false" included) keeps its value.
 func (r *Reference) Invoke(ctx context.Context, method string, args ...any) (any, error) {
+	if genericArgs(args) {
+		ctx = markGeneric(ctx)
+	}
 	inv := newInvocation(r.key, method, args, nil)
 	res := r.invoke(ctx, inv)
 	freeInvocation(inv)
 	return res.Value, res.Err
+}
+
+// genericArgs reports whether one of args is a generic value, a
+// map[string]any or an []any (Invoke marks such a call generic).
+func genericArgs(args []any) bool {
+	for _, a := range args {
+		switch a.(type) {
+		case map[string]any, []any:
+			return true
+		}
+	}
+	return false
+}
+
+// markGeneric returns ctx with the outgoing attachment
+// spi.AttachmentGeneric=true, or ctx itself when its caller set that
+// attachment (to any value).
+func markGeneric(ctx context.Context) context.Context {
+	if _, set := spi.OutgoingAttachments(ctx)[spi.AttachmentGeneric]; set {
+		return ctx
+	}
+	return spi.WithAttachments(ctx, spi.AttachmentGeneric, spi.GenericTrue)
 }
 
 // Call calls method with args and decodes the result into reply, a pointer

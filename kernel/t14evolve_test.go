@@ -167,12 +167,15 @@ func TestT14_1_GenericCallKeepsTheTypoCheck(t *testing.T) {
 			if strings.Contains(logs(), "unknown field") {
 				t.Errorf("a refused generic call was logged as a newer consumer's:\n%s", logs())
 			}
-			// generic=false, or no mark at all: a typed consumer's rule
-			for _, ctx := range []context.Context{ctxT(t), spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, "false")} {
-				v, err := r.Invoke(ctx, "Put", arg)
-				if err != nil || v != "v1 1  0 Oslo" {
-					t.Errorf("unmarked Put(%v) = %v, %v; want the key ignored", arg, v, err)
-				}
+			// generic=false, or no mark at all (Call; Invoke marks a map
+			// argument itself): a typed consumer's rule
+			v, err := r.Invoke(spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, "false"), "Put", arg)
+			if err != nil || v != "v1 1  0 Oslo" {
+				t.Errorf("Put(%v) marked generic=false = %v, %v; want the key ignored", arg, v, err)
+			}
+			var s string
+			if err := r.Call(ctxT(t), "Put", []any{arg}, &s); err != nil || s != "v1 1  0 Oslo" {
+				t.Errorf("unmarked Put(%v) = %v, %v; want the key ignored", arg, s, err)
 			}
 			// a type mismatch is refused for every caller, as before
 			_, err = r.Invoke(ctxT(t), "Put", map[string]any{"ID": "seven"})

@@ -103,16 +103,18 @@ func ReservedAttachments() string { return strings.Join(reservedAttachments, ", 
 // AttachmentGeneric marks a generic invocation: Dubbo's "generic"
 // attachment, sent as "true" (GenericTrue). A generic call is one whose
 // arguments were written out by hand or as maps — `airnode call`, which
-// sends the mark on every call, or a Go caller passing map[string]any for
-// a struct parameter, which sends it when it asks for the check (below) —
-// rather than encoded from the consumer's own Go types. For such a call a
+// sends the mark on every call, or the kernel's Reference.Invoke given a
+// map[string]any or an []any argument (a Go gateway relaying JSON), which
+// sends it for such a call — rather than encoded from the consumer's own
+// Go types. For such a call a
 // provider refuses a map key that names no field of a struct parameter
 // (BAD_REQUEST naming the key and listing the fields: a typo check); for
 // any other call it ignores the key and logs it once, as Dubbo's Hessian2,
 // protobuf and encoding/json ignore a field they do not know, so that
 // consumers and providers can be upgraded in either order. It is not
-// reserved: a Go caller asks for the check with
-// WithAttachments(ctx, AttachmentGeneric, GenericTrue). Providers that
+// reserved: any other Go caller asks for the check with
+// WithAttachments(ctx, AttachmentGeneric, GenericTrue), and an Invoke
+// caller given "false" this way is not marked. Providers that
 // predate it ignore it, as any attachment they do not read.
 const AttachmentGeneric = "generic"
 
