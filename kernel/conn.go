@@ -177,10 +177,23 @@ func (c *conn) down(format string, args ...any) *connState {
 }
 
 // run is the manager loop: connect, wait for the channel to die, redial.
+//
+// Its log lines: a channel that dies is logged with its reason ("kernel:
+// channel closed; reconnecting"), at Warn, or at Info when the provider
+// had announced its shutdown (go-away, read-only event); failed redials
+// after a channel died are logged at Warn (Info after a clean close) on
+// attempts 1, 2, 4, 8... with the attempt, the error and how long the
+// provider has been down, the others at Debug; the reconnect says after
+// how many attempts and how long down. First connections that fail are
+// logged at Debug (the calls waiting for them fail with the reason).
 func (c *conn) run() {
 	defer close(c.done)
 	delay := c.backoff
 	everUp := false
+	var (
+		downSince time.Time // when the last channel died
+		clean     bool      // it died after the provider announced its shutdown
+	)
 	for attempt := 1; ; attempt++ {
 		if everUp {
 			counters.Heartbeat.Reconnects.Inc()
@@ -194,7 +207,20 @@ func (c *conn) run() {
 				return
 			}
 			c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
-			c.logger.Debug("kernel: connect failed", "addr", c.addr, "attempt", attempt, "err", err, "retry_in", delay)
+			level := slog.LevelDebug
+			if everUp && attempt&(attempt-1) == 0 { // a power of two: 1, 2, 4, 8...
+				level = slog.LevelWarn
+				if clean {
+					level = slog.LevelInfo
+				}
+			}
+			msg := "kernel: connect failed"
+			attrs := []any{"addr", c.addr, "attempt", attempt, "err", err, "retry_in", delay}
+			if everUp {
+				msg = "kernel: cannot reconnect to provider"
+				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Millisecond))
+			}
+			c.logger.Log(context.Background(), level, msg, attrs...)
 			if !c.sleep(jitter(delay)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
@@ -202,7 +228,10 @@ func (c *conn) run() {
 			delay = min(delay*2, MaxReconnectBackoff)
 			continue
 		}
-		if everUp || attempt > 1 {
+		if everUp {
+			c.logger.Info("kernel: reconnected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed,
+				"down_for", time.Since(downSince).Round(time.Millisecond))
+		} else if attempt > 1 {
 			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed)
 		}
 		everUp = true
@@ -213,7 +242,18 @@ func (c *conn) run() {
 		case <-ch.Done():
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
 			ch.Wait()
-			c.logger.Info("kernel: channel closed; reconnecting", "addr", c.addr)
+			downSince = time.Now()
+			reason := "unknown"
+			if r, ok := ch.(interface{ Reason() string }); ok && r.Reason() != "" {
+				reason = r.Reason()
+			}
+			ro, ok := ch.(interface{ ReadOnly() bool })
+			clean = ok && ro.ReadOnly()
+			if clean {
+				c.logger.Info("kernel: channel closed; reconnecting", "addr", c.addr, "reason", reason, "provider_shutting_down", true)
+			} else {
+				c.logger.Warn("kernel: channel closed; reconnecting", "addr", c.addr, "reason", reason)
+			}
 			if !c.sleep(jitter(c.backoff)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return

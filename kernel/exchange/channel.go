@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -345,6 +346,7 @@ func (c *Channel) die(reason string, level slog.Level) {
 		c.goClosed = true
 		c.goMu.Unlock()
 		c.reason = reason
+		running := c.inflight.Load() // provider: requests this close cancels (read before their handlers see it)
 		c.w.close() // first: no handler answers after learning of the death
 		close(c.dying)
 		c.cancel()
@@ -364,7 +366,18 @@ func (c *Channel) die(reason string, level slog.Level) {
 			}
 			cl.done <- struct{}{}
 		}
-		c.log.Log(context.Background(), level, "channel closed", "reason", reason, "failed_calls", len(calls))
+		attrs := []any{"reason", reason, "failed_calls", len(calls)}
+		cancelled := int64(0)
+		if c.opts.Side == spi.Provider {
+			// requests being served, whose handlers' contexts were just
+			// cancelled (airnode stats counts them CANCELLED)
+			cancelled = running
+			attrs = append(attrs, "cancelled_requests", cancelled)
+		}
+		if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
+			level = slog.LevelInfo // not an ordinary close: calls failed or were cancelled
+		}
+		c.log.Log(context.Background(), level, "channel closed", attrs...)
 		c.release() // dead: goClosed is set, so no goIO raises live again
 	})
 }
@@ -419,8 +432,19 @@ func (c *Channel) goIO(f func()) bool {
 // Idempotent; safe to call from any goroutine, including a heartbeat watch
 // or a handler. Use Wait to also wait for running handlers, the heartbeat's
 // stop and OnClose.
+//
+// The "channel closed" line is at Debug (at Info when calls failed or
+// requests were cancelled by it), or at Warn when reason is a heartbeat
+// strategy's verdict: it starts with "heartbeat " ("heartbeat idle: 3
+// pings to ... failed in a row", "heartbeat dual: nothing read from ..."),
+// as the bundled strategies word it: the peer is dead or silent, which an
+// operator must see.
 func (c *Channel) Close(reason string) {
-	c.die(reason, slog.LevelDebug)
+	level := slog.LevelDebug
+	if strings.HasPrefix(reason, "heartbeat ") {
+		level = slog.LevelWarn
+	}
+	c.die(reason, level)
 	c.io.Wait()
 }
 

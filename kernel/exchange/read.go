@@ -200,7 +200,10 @@ func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error
 }
 
 // readFailed kills the channel after a read error, logging protocol
-// violations as warnings and ordinary ends of connection quietly.
+// violations as warnings, other read errors (a reset) at Info, and an
+// ordinary close by the peer ("closed by peer": one per short-lived
+// consumer such as airnode call) at Debug, unless calls failed or requests
+// were cancelled by it (die raises it to Info).
 func (c *Channel) readFailed(err error) {
 	select {
 	case <-c.dying:
@@ -214,6 +217,7 @@ func (c *Channel) readFailed(err error) {
 		level = slog.LevelWarn
 		reason = err.Error()
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrClosedPipe):
+		level = slog.LevelDebug
 		reason = "closed by peer"
 	}
 	c.die(reason, level)
