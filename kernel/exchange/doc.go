@@ -123,6 +123,12 @@
 // Channel and Server methods are safe for concurrent use. Channel.Close fails
 // every pending call with CHANNEL_INACTIVE at once and waits for the
 // channel's I/O goroutines; Channel.Wait also waits for running handlers, the
-// heartbeat watch's stop and OnClose. Server.Close and Server.Shutdown return
-// after every channel they own has finished.
+// heartbeat watch's stop and OnClose. Server.Close returns after every
+// channel it owns has finished, handlers included. Server.Shutdown does so
+// too unless its ctx ends first: it then waits at most 100 ms more
+// (closeGrace) and returns ctx's error, leaving behind a handler that
+// ignores its cancelled context; that handler's goroutine ends when it
+// returns (its answer dropped), its channel finishes then, and the last
+// channel to finish closes the worker pool — no goroutine of the server
+// waits for it meanwhile.
 package exchange
