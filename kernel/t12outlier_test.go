@@ -436,3 +436,63 @@ func TestT12Outlier_KeysChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestT12Outlier_VerdictOfEachStatus: which statuses count in a streak,
+// which end one, and which say nothing about the provider.
+func TestT12Outlier_VerdictOfEachStatus(t *testing.T) {
+	for st, want := range map[spi.Status]outlierVerdict{
+		spi.StatusOK: verdictHealthy, spi.StatusServiceError: verdictHealthy, spi.StatusBadRequest: verdictHealthy,
+		spi.StatusBadResponse:   verdictHealthy,
+		spi.StatusServerTimeout: verdictFailed, spi.StatusChannelInactive: verdictFailed, spi.StatusServerError: verdictFailed,
+		spi.StatusClientTimeout: verdictNone, spi.StatusClientError: verdictNone, spi.StatusServiceNotFound: verdictNone,
+		spi.StatusServerThreadpoolExhausted: verdictNone, spi.StatusSerializationError: verdictNone,
+	} {
+		var err error
+		if st != spi.StatusOK {
+			err = spi.Errorf(st, "x")
+		}
+		if got := outlierVerdictOf(err, false); got != want {
+			t.Errorf("%v: verdict %d, want %d", st, got, want)
+		}
+	}
+	if got := outlierVerdictOf(spi.Errorf(spi.StatusServerTimeout, "x"), true); got != verdictNone {
+		t.Errorf("a timeout cut short by the caller's deadline: verdict %d, want none", got)
+	}
+	if got := outlierVerdictOf(errors.New("plain"), false); got != verdictNone {
+		t.Errorf("an error with no status: verdict %d, want none (CLIENT_ERROR)", got)
+	}
+	st := []spi.Status{spi.StatusServerTimeout, spi.StatusServerTimeout, spi.StatusChannelInactive}
+	if got := describeStreak(st, 3); got != "SERVER_TIMEOUT ×2, CHANNEL_INACTIVE ×1" {
+		t.Errorf("describeStreak = %q", got)
+	}
+	if got := describeStreak(st, 40); got != "SERVER_TIMEOUT ×2, CHANNEL_INACTIVE ×1, … (40 in a row)" {
+		t.Errorf("describeStreak = %q", got)
+	}
+}
+
+// TestT12Outlier_CallerDeadlineDoesNotCount: timeouts a caller's context
+// deadline caused, shorter than the reference's timeout, say nothing
+// about the provider: it is not ejected.
+func TestT12Outlier_CallerDeadlineDoesNotCount(t *testing.T) {
+	_, goodAddr := namedProvider(t, "good")
+	slow, slowAddr := namedProvider(t, "slow")
+	slow.slow.Store(true)
+	c, logs := outlierConsumer(t)
+	r := refer(t, c, "airnode://"+goodAddr+","+slowAddr+"/t12.Who?timeout=5s&outlier.consecutive=2")
+	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
+	timeouts := 0
+	for range 30 {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := r.Call(ctx, "Who", nil, nil)
+		cancel()
+		if spi.StatusOf(err) == spi.StatusServerTimeout {
+			timeouts++
+		}
+	}
+	if len(logs.find(msgEjected)) != 0 || len(r.Providers()) != 2 {
+		t.Fatalf("the provider was ejected for timeouts of the caller's 50ms deadline (timeout 5s)")
+	}
+	if timeouts < 3 { // random picks it about half the time
+		t.Errorf("only %d of 30 calls timed out on the slow provider", timeouts)
+	}
+}
