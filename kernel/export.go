@@ -116,9 +116,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // Exported methods of another shape (a last result that is not an error,
 // more than two results, variadic), and those no call could reach or
 // answer (a context.Context after the first parameter, a chan, func or
-// unsafe.Pointer parameter or result, a parameter of an interface type
-// other than any, a parameter or result type that the URL's codec cannot
-// encode even empty: a plain struct under codec=protobuf), are not
+// unsafe.Pointer parameter or result, a parameter or result type that
+// the URL's codec cannot encode even empty: a plain struct under
+// codec=protobuf), are not
 // served: Export logs a warning for each, naming it and why (at debug level for a
 // String() string and a method returning the exported type, a setup
 // method called before Export), and a call of one is

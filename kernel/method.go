@@ -100,8 +100,8 @@ func (mt *methodTable) skippedNames() []string {
 // why (skipped), Export warns about each and a call of one is answered
 // SERVICE_NOT_FOUND saying so. So are methods of these shapes that no
 // call could reach or answer (unservable): a context.Context after the
-// first parameter, a chan, func or unsafe.Pointer parameter or result, a
-// parameter of an interface type other than any. When impl is a value (not a pointer), the
+// first parameter, a chan, func or unsafe.Pointer parameter or result.
+// When impl is a value (not a pointer), the
 // methods of these shapes declared on the pointer type are not in its
 // method set: the table names them (ptrOnly, pointerHint). It fails when
 // impl is nil, a typed nil pointer, or has no method of these shapes.
@@ -200,8 +200,9 @@ func (mt *methodTable) noMethodError() error {
 // (the method gets a nil or undecodable context); a chan, func or
 // unsafe.Pointer parameter or result cannot be sent by any codec, so a
 // method returning one would run and then fail SERIALIZATION_ERROR every
-// time; a parameter of an interface type with methods (fmt.Stringer,
-// error) cannot be decoded into by any codec, which sees only data.
+// time. (A parameter of an interface type with methods, fmt.Stringer,
+// takes nil, and the codecs answer anything else BAD_REQUEST naming the
+// interface: it is served.)
 func unservable(ft reflect.Type, first int) string {
 	for j := first; j < ft.NumIn(); j++ {
 		p, arg := ft.In(j), j-first
@@ -210,8 +211,6 @@ func unservable(ft reflect.Type, first int) string {
 			return fmt.Sprintf("context.Context is parameter %d; it must come first (elsewhere it would be read from the wire as argument %d)", j, arg)
 		case unsendable(p):
 			return fmt.Sprintf("argument %d is a %s, which no codec can send", arg, p)
-		case p.Kind() == reflect.Interface && p.NumMethod() > 0:
-			return fmt.Sprintf("argument %d is of interface type %s, which no codec can decode into (want a concrete type, or any)", arg, p)
 		}
 	}
 	if ft.NumOut() == 2 && unsendable(ft.Out(0)) {
