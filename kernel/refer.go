@@ -493,7 +493,8 @@ func (r *Reference) URL() spi.URL { return r.url }
 
 // Providers returns the provider invokers the directory lists now: the
 // available ones (a provider that is connecting or reconnecting is left
-// out).
+// out, and so is one ejected for a while because its calls kept failing:
+// outlier.consecutive).
 func (r *Reference) Providers() []spi.Invoker {
 	return r.dir.List(&spi.Invocation{Service: r.key})
 }
