@@ -347,7 +347,7 @@ func (c *Channel) die(reason string, level slog.Level) {
 		c.goMu.Unlock()
 		c.reason = reason
 		running := c.inflight.Load() // provider: requests this close cancels (read before their handlers see it)
-		c.w.close() // first: no handler answers after learning of the death
+		c.w.close()                  // first: no handler answers after learning of the death
 		close(c.dying)
 		c.cancel()
 		_ = c.sess.Close()

@@ -249,11 +249,30 @@ func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s 
 	elapsed = elapsed.Round(time.Millisecond)
 	switch {
 	case withdrawn:
-		return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written (withdrawn, never sent)", inv.Service, inv.Method, c.remote, elapsed)}
+		return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written (withdrawn, never sent)%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, false))}
 	case s.written():
-		return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v waiting for the response", inv.Service, inv.Method, c.remote, elapsed)}
+		return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v waiting for the response%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, true))}
 	}
-	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v while its request was being written (it may still reach the provider)", inv.Service, inv.Method, c.remote, elapsed)}
+	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v while its request was being written (it may still reach the provider)%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, false))}
+}
+
+// stalledNote explains a timeout noticed far past its deadline: when the
+// call's timer fired later than the timeout itself and at least a second
+// after it, this process was not running meanwhile (SIGSTOP, a paused VM,
+// CPU starvation), so the provider is not to blame: it may have answered
+// in time (sent: the request was written, so its response may have been
+// ready). Else "".
+func stalledNote(elapsed, timeout time.Duration, sent bool) string {
+	late := elapsed - timeout
+	if timeout <= 0 || late < time.Second || late < timeout {
+		return ""
+	}
+	tail := ""
+	if sent {
+		tail = ", and the response may have been ready"
+	}
+	return fmt.Sprintf("; but its %v timer fired %v late: this process was not running for ~%v (stopped or starved)%s",
+		timeout, late.Round(time.Millisecond), late.Round(time.Second), tail)
 }
 
 // complete turns a taken call into the result. A CHANNEL_INACTIVE in a
