@@ -11,5 +11,8 @@
 // under the call's ctx; its error (it could not pick in time) is the
 // call's result and is not retried. Clusters
 // never call spi.Stats Begin/End: the kernel's remote invoker records every
-// provider call, so a retry or a fork counts once per provider call.
+// provider call, so a retry or a fork counts once per provider call. A
+// cluster that hides a failure from its caller (failsafe) returns it in
+// spi.Result.Swallowed, for the consumer filters above it (accesslog). A
+// cluster that logs takes its node's logger (spi.LoggerUser).
 package cluster
