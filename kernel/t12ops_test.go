@@ -261,3 +261,23 @@ func TestT12Ops4_ProviderShutdownIsInfo(t *testing.T) {
 		t.Errorf("a clean provider shutdown logged a Warn:\n%s", buf.String())
 	}
 }
+
+// TestT12Ops4_ProviderReapsSilentConsumerAtWarn (tester12 finding 4): a
+// provider whose heartbeat (dual, 100 ms) closes a consumer that went
+// silent logs that close at Warn with the heartbeat's reason, where an
+// on-call person sees it at the default level.
+func TestT12Ops4_ProviderReapsSilentConsumerAtWarn(t *testing.T) {
+	var buf logbuf.Buffer
+	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))), WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=dual&heartbeat.interval=100ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", e.URL().Address()) // connects, then says nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	logLine(t, &buf, "level=WARN", `msg="channel closed"`, "side=provider", `reason="heartbeat dual: nothing read from`)
+}
