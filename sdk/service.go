@@ -186,8 +186,11 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	if m.err {
 		if e, _ := res[len(res)-1].Interface().(error); e != nil {
 			// as the kernel answers for an in-process method: a status
-			// that says "did not run" is not the method's to give
-			return nil, spi.MethodError(service, name, e)
+			// that says "did not run" is not the method's to give, a
+			// typed nil error is named, a nil *spi.Error is no error
+			if merr := spi.MethodError(service, name, e); merr != nil {
+				return nil, merr
+			}
 		}
 	}
 	if !m.value {
