@@ -138,6 +138,13 @@ type outlierState struct {
 	level    int          // ejections in a row, each doubling the next one's length
 	length   time.Duration
 	backAt   time.Duration // when the last ejection ended (time.Since(clockBase))
+
+	// The "not ejected" WARN is written at most once per outlier.ejection
+	// per provider: warnedAt is when the last one was (time.Since(clockBase)),
+	// warned whether there was one, muted the streaks not logged since.
+	warned   bool
+	warnedAt time.Duration
+	muted    int64
 }
 
 // maxStreakShown bounds the statuses a streak keeps for its log line.
@@ -264,9 +271,11 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 // length, unless r is already out, its connections are down or draining
 // (it is not picked then anyway), it is the reference's last available
 // provider, or ejecting it would take more than outlier.max.percent of the
-// reference's providers out. The last two are said once per streak (a
-// WARN naming the provider: its calls are failing) when the streak
-// reaches outlier.consecutive.
+// reference's providers out. The last two are said (a WARN naming the
+// provider: its calls are failing) when a streak reaches
+// outlier.consecutive, at most once per outlier.ejection per provider
+// (the length of the ejection it did not get); the next such line counts
+// the streaks left out since the last one in streaks_not_logged.
 func (r *remoteInvoker) eject(n int64) {
 	o := &r.out
 	g := o.group
@@ -300,11 +309,24 @@ func (r *remoteInvoker) eject(n int64) {
 	o.mu.Lock()
 	streak, last := describeStreak(o.statuses, n), o.lastErr
 	if why != "" {
-		o.mu.Unlock()
-		if first {
-			o.log.Warn("kernel: provider's calls keep failing; not ejected: "+why, "provider", r.url.Address(), "service", r.url.ServiceKey(),
-				"streak", streak, "last_error", last)
+		if !first {
+			o.mu.Unlock()
+			return
 		}
+		// One line per provider per outlier.ejection at most: with
+		// successes between short streaks (a provider near its callers'
+		// timeout) each streak would write one (tester15 A: 223 lines in
+		// 0.8 s). The next line counts the streaks left out.
+		if o.warned && now-o.warnedAt < o.conf.ejection {
+			o.muted++
+			o.mu.Unlock()
+			return
+		}
+		muted := o.muted
+		o.warned, o.warnedAt, o.muted = true, now, 0
+		o.mu.Unlock()
+		o.log.Warn("kernel: provider's calls keep failing; not ejected: "+why, "provider", r.url.Address(), "service", r.url.ServiceKey(),
+			"streak", streak, "last_error", last, "streaks_not_logged", muted, "logged_at_most_every", o.conf.ejection)
 		return
 	}
 	// Each ejection soon after the last doubles its length; the doubling
