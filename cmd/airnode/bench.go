@@ -515,7 +515,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
-		o.ConnectionsUp, o.ConnectionsAsked = ref.Connections()
+		o.ConnectionsUp, o.ConnectionsAsked = settledConnections(ctx, ref)
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -1265,6 +1265,30 @@ func (b *progressBar) draw(p bench.Progress) {
 	}
 	fmt.Fprintf(b.w, "\r\033[K%s [%s%s] %3.0f%%  %s  %.0f calls/s  %d errors",
 		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
+}
+
+// settledConnections returns ref's connections, up of asked
+// (Reference.Connections), once every one is up, or once connect.timeout
+// has passed (a connection still waiting for its first ping then counts
+// as not up): a short run may end before all of --connections have
+// answered their first ping.
+func settledConnections(ctx context.Context, ref *kernel.Reference) (up, asked int) {
+	d, err := ref.URL().Duration("connect.timeout", kernel.DefaultConnectTimeout)
+	if err != nil || d <= 0 {
+		d = kernel.DefaultConnectTimeout
+	}
+	deadline := time.Now().Add(d)
+	for {
+		up, asked = ref.Connections()
+		if up >= asked || time.Now().After(deadline) {
+			return up, asked
+		}
+		select {
+		case <-ctx.Done():
+			return up, asked
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // connectionsText says how many connections the run had: "4
