@@ -169,7 +169,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
-	fl.IntVar(&f.req, "req", 100, "request payload, bytes (0 to the payload limit: URL key payload, default 8MiB)")
+	fl.IntVar(&f.req, "req", 100, "request payload, bytes (0 to the payload limit, URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
 	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
@@ -416,7 +416,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
-		if err := checkReq(f.req, []spi.URL{u}); err != nil {
+		if err := checkReq(cat, benchCase{Req: f.req, Resp: f.req, Concurrency: 1}, nil, []spi.URL{u}); err != nil {
 			return err
 		}
 		err := benchIdle(ctx, cat, u, f, logger, stdout)
@@ -510,7 +510,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			}
 			return err
 		}
-		if err := checkReq(c.Req, providerURLs(ref)); err != nil {
+		if err := checkReq(cat, *c, kv, providerURLs(ref)); err != nil {
 			return err
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
@@ -585,16 +585,23 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	return runError(outcomes)
 }
 
-// checkReq refuses a request payload of req bytes that no provider in us
-// (their URLs merged with the consumer's keys, as the kernel sends under)
-// could take: over the largest of their payload limits (URL key
-// "payload", default 8 MiB). A request body is the payload plus a few
-// dozen bytes of framing, so a req just under the limit may still fail
-// each call, with the exchange's message; one over it is refused here,
-// before bench allocates a byte of it (--req 100000000000 ran the process
-// out of memory).
-func checkReq(req int, us []spi.URL) error {
-	limit, at := int64(-1), ""
+// checkReq refuses, before bench allocates a byte of it, a request
+// payload of c.Req bytes that this machine cannot hold (reqMemoryBound:
+// --req 100000000000 ran the process out of memory, with no --json
+// object) or that no provider in us (their URLs merged with the
+// consumer's keys, as the kernel sends under) could take: a request body
+// over the largest of their payload limits (URL key "payload", default 8
+// MiB, capped at protocol.MaxPayload, what the frame's 4-byte length
+// carries). The body is the payload plus the request preamble (service
+// key, method, timeout, attachments: att, the provider's token, and the
+// padding of a case whose --req and --resp differ) and the codec's
+// framing: checkReq encodes the case's request once with the codec the
+// calls use (reqSizer, the exchange's encoder) to check it, and a refusal
+// names the exact largest --req that fits (tester15 C: 8388585 to
+// 8388608 bytes passed the old check and failed every call).
+func checkReq(cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) error {
+	bound, from := reqMemoryBound()
+	limit, at := int64(-1), spi.URL{}
 	for _, u := range us {
 		n, err := u.Size("payload", protocol.DefaultPayload)
 		if err != nil {
@@ -604,17 +611,209 @@ func checkReq(req int, us []spi.URL) error {
 			n = protocol.DefaultPayload
 		}
 		if n > limit {
-			limit, at = n, u.Address()
+			limit, at = min(n, protocol.MaxPayload), u
 		}
 	}
-	if limit < 0 || int64(req) <= limit {
-		return nil
+	// Over a limit the machine can hold: say the exact largest --req.
+	if limit >= 0 && int64(c.Req) > limit && (bound <= 0 || limit <= bound) {
+		return overPayload(cat, c, att, at, limit)
 	}
-	if at == "" {
-		at = "the service"
+	if bound > 0 && int64(c.Req) > bound {
+		return fmt.Errorf("bench: --req %d: more than this machine can hold for a run: want at most %d bytes (%s: bench holds the payload, an encoded copy per call in flight and its echo, and a provider on this machine as much again)",
+			c.Req, bound, from)
 	}
-	return fmt.Errorf("bench: --req %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes, or raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)",
-		req, protocol.FormatSize(limit), at, limit)
+	if limit < 0 {
+		return nil // no provider listed: the run says so
+	}
+	sz, err := newReqSizer(cat, c, att, at)
+	if err != nil {
+		return err
+	}
+	if n, err := sz.body(c.Req); err != nil || n <= limit {
+		return err
+	}
+	return overPayload(cat, c, att, at, limit)
+}
+
+// overPayload is checkReq's refusal of a --req whose request body is over
+// limit, the payload limit of the provider at: it names the exact largest
+// --req that fits and the bytes the body holds besides the payload.
+func overPayload(cat *extension.Catalogs, c benchCase, att []string, at spi.URL, limit int64) error {
+	sz, err := newReqSizer(cat, c, att, at)
+	if err != nil {
+		return err
+	}
+	most, err := sz.most(limit)
+	if err != nil {
+		return err
+	}
+	raise := "raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)"
+	if limit == protocol.MaxPayload {
+		raise = fmt.Sprintf("no limit is larger: the frame's 4-byte length caps it at %d bytes", protocol.MaxPayload)
+	}
+	if most < 0 {
+		return fmt.Errorf("bench: --req %d: the payload limit %s of %s (URL key payload, default 8MiB) cannot hold even an empty request with codec %s: %s",
+			c.Req, protocol.FormatSize(limit), at.Address(), sz.codec.Name(), raise)
+	}
+	return fmt.Errorf("bench: --req %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes (the request body holds %d bytes more: the request preamble and codec %s's framing), or %s",
+		c.Req, protocol.FormatSize(limit), at.Address(), most, limit-int64(most), sz.codec.Name(), raise)
+}
+
+// reqMemoryBound returns the largest --req bench accepts on this machine,
+// and what it was taken from: a quarter of MemAvailable in /proc/meminfo
+// (the memory the kernel can give without swapping, not MemTotal: the
+// machine is shared), or a quarter of the address-space limit (ulimit
+// -v) when that is lower. A quarter because one call holds the payload,
+// its encoded request and the echoed response (three times --req), and a
+// provider on the same machine decodes and answers as much; more callers
+// hold more (-c is not counted: a run that many callers cannot hold
+// fails its calls, it does not crash before its report). 0: unknown (no
+// /proc/meminfo), no bound.
+func reqMemoryBound() (int64, string) {
+	var bound int64
+	var from string
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil && kb > 0 {
+					bound, from = kb<<10/4, fmt.Sprintf("a quarter of MemAvailable %s in /proc/meminfo", protocol.FormatSize(kb<<10))
+				}
+				break
+			}
+		}
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < math.MaxInt64 {
+		if as := int64(rl.Cur); bound == 0 || as/4 < bound {
+			bound, from = as/4, fmt.Sprintf("a quarter of the address-space limit %s (ulimit -v)", protocol.FormatSize(as))
+		}
+	}
+	return bound, from
+}
+
+// reqSizer measures the request body a bench call of a case sends to one
+// provider: the exchange's preamble (protocol.AppendRequestPreamble) and
+// the arguments encoded by the codec the calls use, counted, not kept.
+type reqSizer struct {
+	codec   spi.Codec
+	service string
+	ms      uint64            // the call's timeout in ms, as the preamble carries it (the whole timeout: the most digits)
+	att     map[string]string // the attachments every call carries
+	pad     bool              // Payload(resp), padded to --req by the padAttachment
+	resp    int64
+	bytes   []byte // zeros, the largest payload measured yet
+}
+
+func newReqSizer(cat *extension.Catalogs, c benchCase, att []string, u spi.URL) (*reqSizer, error) {
+	codec, _, err := cat.Codec.Select(u, "")
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	timeout, err := u.Duration("timeout", kernel.DefaultTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	s := &reqSizer{codec: codec, service: u.ServiceKey(), ms: uint64((max(timeout, 0) + time.Millisecond - 1) / time.Millisecond),
+		att: map[string]string{}, pad: c.Req != c.Resp, resp: int64(c.Resp)}
+	for i := 0; i+1 < len(att); i += 2 {
+		s.att[att[i]] = att[i+1]
+	}
+	if t, _ := u.Param(spi.AttachmentToken); t != "" && t != "false" {
+		s.att[spi.AttachmentToken] = t
+	}
+	return s, nil
+}
+
+// body returns the request body length, in bytes, of a call with an
+// n-byte payload. It sizes a zeroed buffer, not the calls' pattern: the
+// length of msgpack's bin, json's base64 and the preamble's
+// length-prefixed strings does not depend on the bytes, and a buffer
+// that the encoder never reads or reads only (msgpack passes it to the
+// counting writer whole) stays untouched fresh pages, not resident
+// memory. The padding is counted, not built.
+func (s *reqSizer) body(n int) (int64, error) {
+	att, method := s.att, "Echo"
+	var args []any
+	var pad int64
+	if s.pad {
+		att = maps.Clone(s.att)
+		att[padAttachment] = ""
+		args, method = []any{s.resp}, "Payload"
+		pad = int64(n + uvarintLen(uint64(n)) - 1) // AppendString of n bytes, less that of ""
+	} else {
+		if n > len(s.bytes) {
+			s.bytes = make([]byte, n)
+		}
+		args = []any{s.bytes[:n]}
+	}
+	if len(att) == 0 {
+		att = nil
+	}
+	w := countWriter{n: pad + int64(len(protocol.AppendRequestPreamble(nil, s.service, method, s.ms, att, len(args))))}
+	enc := s.codec.NewEncoder(&w)
+	defer spi.Release(enc)
+	for _, a := range args {
+		if err := enc.Encode(a); err != nil {
+			return 0, fmt.Errorf("bench: codec %s cannot encode a %d-byte request: %w", s.codec.Name(), n, err)
+		}
+	}
+	return w.n, nil
+}
+
+// most returns the largest payload whose request body fits in limit
+// bytes, or -1 when not even an empty one does. The body grows with the
+// payload (by one byte a byte under msgpack, in steps of four bytes per
+// three under json's base64): an interpolation search, halving the
+// bracket when a guess did not, measures a few sizes, not every one.
+func (s *reqSizer) most(limit int64) (int, error) {
+	lo, hi := 0, int(limit)
+	blo, err := s.body(lo)
+	if err != nil || blo > limit {
+		return -1, err
+	}
+	bhi, err := s.body(hi)
+	if err != nil || bhi <= limit {
+		return hi, err
+	}
+	halve := false
+	for hi-lo > 1 {
+		m := lo + (hi-lo)/2
+		if !halve {
+			m = lo + int(float64(hi-lo)*float64(limit-blo)/float64(bhi-blo))
+			m = min(max(m, lo+1), hi-1)
+		}
+		bm, err := s.body(m)
+		if err != nil {
+			return -1, err
+		}
+		was := hi - lo
+		if bm <= limit {
+			lo, blo = m, bm
+		} else {
+			hi, bhi = m, bm
+		}
+		halve = !halve && hi-lo > was/2
+	}
+	return lo, nil
+}
+
+// uvarintLen is the length of x as encoding/binary's uvarint (the
+// preamble's string lengths).
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// countWriter counts the bytes written to it and keeps none.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
 }
 
 // providerURLs returns the URLs of the providers ref lists now (merged

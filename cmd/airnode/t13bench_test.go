@@ -30,7 +30,7 @@ func TestT13_1_ReqOverPayloadLimitIsRefusedUpFront(t *testing.T) {
 			t.Fatalf("--req %s --json: stdout %q: %v (stderr %q)", req, r.stdout, err, r.stderr)
 		}
 		if r.code != 1 || !strings.HasPrefix(o.Error, "bench: --req "+req+": "+want+p.addr) ||
-			!strings.Contains(o.Error, "URL key payload") || !strings.Contains(o.Error, "want 0 to 8388608 bytes") ||
+			!strings.Contains(o.Error, "URL key payload") || !strings.Contains(o.Error, "want 0 to 8388584 bytes") ||
 			strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "fatal error") {
 			t.Fatalf("--req %s: exit %d, stdout %q, stderr %q; want exit 1 and %q", req, r.code, r.stdout, r.stderr, want)
 		}
