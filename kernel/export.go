@@ -622,6 +622,24 @@ type exportedService struct {
 	methods []string      // generic: allowed methods, nil for any
 	invoker spi.Invoker   // filters + local or generic invoker
 	unknown unknownFields // struct fields consumers sent that table's types lack, logged once each
+	// observers are the filters told of a call answered before the chain
+	// (rejectedObserver: the accesslog filter's line for it)
+	observers []rejectedObserver
+}
+
+// rejectedObserver is an optional interface of a provider filter: a call
+// that its service answers before the filter chain runs — a method the
+// service lacks (SERVICE_NOT_FOUND), arguments that do not decode
+// (BAD_REQUEST) — is reported to it with its error, so that the
+// accesslog filter writes a line for it as for any other call (tester15
+// D: an operator looking for consumers that call a removed method found
+// them only in the consumers' logs). inv has the service key, the method,
+// the attachments and "remote", and no arguments (they were not
+// decoded). A call to a service not exported on the server has no
+// service, hence no filters, and is not reported (it is counted, as every
+// rejected call, in internal/counters.Provider).
+type rejectedObserver interface {
+	Rejected(ctx context.Context, inv *spi.Invocation, err error)
 }
 
 // newService returns the service of provider URL pu: filters (the
@@ -629,6 +647,11 @@ type exportedService struct {
 // generic invoker, which serves pu's "methods").
 func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []spi.Filter) service {
 	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv)}
+	for _, f := range filters {
+		if o, ok := f.(rejectedObserver); ok {
+			s.observers = append(s.observers, o)
+		}
+	}
 	if mt == nil {
 		s.methods = pu.Methods()
 	}
@@ -662,6 +685,33 @@ func (n *Node) plannedURL(pu spi.URL) spi.URL {
 }
 
 func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Result {
+	res := s.decodeAndInvoke(pc, req)
+	if pc.ctx.inv == nil && res.Err != nil && len(s.observers) > 0 {
+		s.reportRejected(pc, req, res.Err)
+	}
+	return res
+}
+
+// reportRejected tells s's observers of req, answered with err before the
+// filter chain (rejectedObserver).
+func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request, err error) {
+	att := make(map[string]string, len(req.Attachments)+1)
+	for k, v := range req.Attachments {
+		att[k] = v
+	}
+	if req.Remote != "" {
+		att[spi.AttachmentRemote] = req.Remote
+	}
+	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Attachments: att}
+	for _, o := range s.observers {
+		o.Rejected(pc.ctx.Context, inv, err)
+	}
+}
+
+// decodeAndInvoke is serve without the report of a rejected call: it
+// decodes the arguments and runs the chain, or answers the call before
+// it (pc.ctx.inv stays nil then).
+func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Request) spi.Result {
 	var args []any
 	if s.table != nil {
 		m, err := s.table.lookup(s.key, req.Method)

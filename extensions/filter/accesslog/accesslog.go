@@ -197,14 +197,32 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	}
 	start := time.Now()
 	res := next.Invoke(ctx, inv)
-	d := time.Since(start)
+	f.write(ctx, inv, res, time.Since(start), false)
+	return res
+}
+
+// Rejected logs a call its provider answered with err before the
+// service's filter chain ran: a method the service lacks
+// (SERVICE_NOT_FOUND), arguments that do not decode (BAD_REQUEST). The
+// kernel calls it (an optional interface of provider filters), so that
+// such a call has its line, with duration 0 and before_filters=true, as
+// on the consumer (tester15 D). inv has no arguments (none were decoded).
+func (f *Filter) Rejected(ctx context.Context, inv *spi.Invocation, err error) {
+	if f.off || f.side != spi.Provider {
+		return
+	}
+	f.write(ctx, inv, spi.Result{Err: err}, 0, true)
+}
+
+// write logs one call's line.
+func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result, d time.Duration, before bool) {
 	log := f.logger()
 	if f.dest != "" {
 		if log = f.b.fileLogger(f.dest, log); log == nil {
-			return res
+			return
 		}
 	}
-	attrs := make([]slog.Attr, 0, 9)
+	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
@@ -219,7 +237,10 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if res.Err == nil && res.Swallowed != nil {
 		attrs = append(attrs, slog.Bool("swallowed", true))
 	}
-	if f.args {
+	if before {
+		attrs = append(attrs, slog.Bool("before_filters", true))
+	}
+	if f.args && !before {
 		s := fmt.Sprintf("%v", inv.Args)
 		if len(s) > MaxArgs {
 			s = s[:MaxArgs] + "..."
@@ -227,7 +248,6 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 		attrs = append(attrs, slog.String("args", s))
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "access", attrs...)
-	return res
 }
 
 // status is the call's outcome: its error's, or, when a cluster below

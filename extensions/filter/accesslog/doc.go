@@ -4,7 +4,12 @@
 // method, status name and duration. The arguments are never logged unless
 // accesslog.args=true. On the consumer the filter wraps the reference,
 // above the cluster: a failure the failsafe cluster swallowed is logged
-// with its status (SERVICE_ERROR...) and swallowed=true.
+// with its status (SERVICE_ERROR...) and swallowed=true. On the
+// provider a call answered before the service's filter chain — a method
+// the service lacks (SERVICE_NOT_FOUND), arguments that do not decode
+// (BAD_REQUEST) — is logged too, with duration 0 and before_filters=true:
+// the kernel reports it to Filter.Rejected. A call to a service the
+// server does not export has no filter chain to log it.
 //
 // Activated on both sides by the key "accesslog" (order -100).
 //
