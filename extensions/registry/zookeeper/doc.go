@@ -35,7 +35,12 @@
 // reconnect. While ZooKeeper is unreachable, subscribers keep their last list:
 // nothing is pushed, and right after a session expiry an empty re-list is held
 // back for ExpiryGrace so providers can re-register; an empty list from a
-// healthy ZooKeeper is pushed as is.
+// healthy ZooKeeper is pushed as is. A registry with provider entries that
+// has had no session for session.timeout since it had one (the server has
+// expired it and deleted them), or learns of the expiry from the server
+// first, says once at Warn "session expired: provider entries of SERVICES
+// are not in ZooKeeper until the session is back; consumers will drop this
+// provider", and at Info when a new session has re-created them.
 //
 // ZooKeeper is known to be down once there has been no session for
 // connect.timeout (since the first contact, or since the session was lost):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,10 @@ type Registry struct {
 	session    int64                // id of the last session seen
 	sessionGen int                  // counts new sessions
 	authed     bool
+	// entriesGone: the "provider entries ... are not in ZooKeeper" WARN
+	// was written for this outage; entriesBack: a new session is
+	// re-creating them, and their creation is to be said at Info.
+	entriesGone, entriesBack bool
 
 	kick    chan struct{}         // the zk event callback wakes the session loop
 	lost    atomic.Bool           // the callback saw the session state leave HasSession
@@ -261,7 +266,7 @@ func (r *Registry) connection() (*zk.Conn, error) {
 // zk does after its own goroutines have finished.
 func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
 	defer r.wg.Done()
-	var retry <-chan time.Time
+	var retry, expiry <-chan time.Time
 	for {
 		select {
 		case _, ok := <-events:
@@ -270,12 +275,65 @@ func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
 			}
 		case <-r.kick:
 		case <-retry:
+		case <-expiry:
+			expiry = nil
+			if d := r.checkExpired(); d > 0 {
+				expiry = time.After(d)
+			}
+			continue
 		}
 		retry = nil
 		if r.checkSession(conn) {
 			retry = time.After(retryDelay)
 		}
+		if expiry == nil {
+			if d := r.checkExpired(); d > 0 {
+				expiry = time.After(d)
+			}
+		}
 	}
+}
+
+// providerServices returns the sorted service keys of the registry's
+// own provider entries; nil when it registered none (a consumer's
+// registry). Called with r.mu held.
+func (r *Registry) providerServices() []string {
+	var keys []string
+	for _, u := range r.registered {
+		if category(u) == Providers && !slices.Contains(keys, u.ServiceKey()) {
+			keys = append(keys, u.ServiceKey())
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// checkExpired says, once per outage, at Warn, that the registry's
+// provider entries are gone from ZooKeeper, when a registry that has
+// them has had no session for session.timeout since it had one: the
+// server expires a session it has not heard from for that long and
+// deletes its ephemeral nodes, so the consumers drop this provider,
+// though it runs (tester12 finding 8: only the consumer's "keeping last
+// provider lists" was logged). It returns how long to wait before looking
+// again, 0 for no need.
+func (r *Registry) checkExpired() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up || r.closed || r.session == 0 || r.downSince.IsZero() || r.entriesGone {
+		return 0
+	}
+	keys := r.providerServices()
+	if len(keys) == 0 {
+		return 0
+	}
+	down := time.Since(r.downSince)
+	if d := r.p.sessionTimeout - down; d > 0 {
+		return d
+	}
+	r.entriesGone = true
+	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
+		"services", keys, "down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout)
+	return 0
 }
 
 // checkSession handles a state change: on a transition to a session it
@@ -310,7 +368,10 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 		}
 		r.pending = map[string]spi.URL{}
 		r.mu.Unlock()
-		return r.createAll(conn, pending)
+		if retry = r.createAll(conn, pending); !retry {
+			r.entriesRecreated()
+		}
+		return retry
 	}
 	if r.session != 0 {
 		r.log.Info("zookeeper registry: connected again", "server", conn.Server())
@@ -321,6 +382,14 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 		if r.session != 0 {
 			counters.Registry.SessionExpiries.Inc()
 			r.log.Warn("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
+			if keys := r.providerServices(); len(keys) > 0 {
+				r.entriesBack = true
+				if !r.entriesGone { // the server said so before session.timeout passed here
+					r.entriesGone = true
+					r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
+						"services", keys, "session_timeout", r.p.sessionTimeout)
+				}
+			}
 		}
 		r.session = id
 		r.sessionGen++
@@ -364,7 +433,27 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 		r.upCh = make(chan struct{})
 	}
 	r.mu.Unlock()
+	if !retry {
+		r.entriesRecreated()
+	}
 	return retry
+}
+
+// entriesRecreated says, at Info, that the registry's provider entries
+// are in ZooKeeper again, once a new session has re-created them
+// (entriesBack) or the session checkExpired said was gone is back, and
+// ends the outage its Warn spoke of.
+func (r *Registry) entriesRecreated() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if (r.entriesBack || r.entriesGone) && r.up && len(r.pending) == 0 {
+		keys := r.providerServices()
+		r.log.Info("zookeeper registry: provider entries of "+strings.Join(keys, ", ")+" are in ZooKeeper again; consumers will list this provider again",
+			"services", keys, "session", fmt.Sprintf("0x%x", r.session))
+	}
+	if r.up {
+		r.entriesBack, r.entriesGone = false, false
+	}
 }
 
 // createAll creates the nodes of urls; those that fail are kept in pending
