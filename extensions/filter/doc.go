@@ -17,7 +17,8 @@
 // call of the reference, whatever provider the balancer picks) unless their
 // Activation is PerProvider (activelimit): those wrap each provider invoker.
 // A failure the cluster below swallowed (failsafe) comes up in
-// spi.Result.Swallowed with a nil Err: the access log reports it. Filters
+// spi.Result.Swallowed with a nil Err: the access log and the metrics
+// series report it with its status. Filters
 // that log take their node's logger (spi.LoggerUser).
 // Filters are built once per reference or export from its URL and resolve
 // method-level keys ("methods.<m>.<key>") per call, cached per method.

@@ -131,6 +131,12 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	done = true
 	end := time.Since(clockBase)
 	st := statusOf(res.Err)
+	if res.Err == nil && res.Swallowed != nil {
+		// a failure the cluster below absorbed (failsafe): the caller got
+		// a zero result, the series counts what happened, as the access
+		// log does
+		st = statusOf(res.Swallowed)
+	}
 	if st != spi.StatusOK && f.side == spi.Provider && errors.Is(res.Err, spi.ErrAccessDenied) {
 		// refused by access control (token) before the service: counted
 		// by that filter as rejected, no call of the method
