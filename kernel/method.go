@@ -400,41 +400,6 @@ func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) (
 	return args, nil
 }
 
-// unknownFieldGot starts what a codec's error for a map key naming no
-// struct field says was sent (spi.TypeMismatch's Got of the codecs'
-// field error): "a map with unknown field "Phone" in UserV2 (fields: ID,
-// Name, Email, Age)".
-const unknownFieldGot = "a map with unknown field "
-
-// unknownField returns, when err (decodeArgs') is the BAD_REQUEST of a map
-// key naming no field of a struct parameter, the codec's words for it:
-// `unknown field "Phone" in UserV2 (fields: ID, Name, Email, Age)`, with
-// where in the argument (" at .Addr") when nested. "" for any other error,
-// including two keys that name one field ("X" and "x"), which stays a
-// BAD_REQUEST for every call. Every spi.TypeMismatch in err's tree is
-// looked at, not only the first: a codec may wrap the field error in one
-// of its own that says where it is.
-func unknownField(err error) string {
-	if tm, ok := err.(spi.TypeMismatch); ok {
-		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
-			return strings.TrimPrefix(got, "a map with ")
-		}
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		if next := u.Unwrap(); next != nil {
-			return unknownField(next)
-		}
-	case interface{ Unwrap() []error }:
-		for _, next := range u.Unwrap() {
-			if f := unknownField(next); f != "" {
-				return f
-			}
-		}
-	}
-	return ""
-}
-
 // lenient decodes req's arguments again, from the start of its body
 // (exchange.Request.Body) with a new decoder of its codec that ignores map
 // keys naming no struct field, when strictErr — decodeArgs' error — is the
@@ -448,7 +413,7 @@ func unknownField(err error) string {
 // spi.AttachmentGeneric) keeps strictErr: the key is a typo there. So does
 // a request whose body cannot be read again. Only such calls come here.
 func (s *exportedService) lenient(pc *providerCall, m *method, req *exchange.Request, strictErr error) ([]any, error) {
-	field := unknownField(strictErr)
+	field := spi.UnknownField(strictErr)
 	if field == "" || spi.GenericInvocation(req.Attachments) || req.Codec == nil {
 		return nil, strictErr
 	}

@@ -218,19 +218,19 @@ func TestT14_1_UnknownFieldsLogBounded(t *testing.T) {
 
 // unknownField recognises only the codecs' unknown-field mismatch.
 func TestT14_1_UnknownFieldOnlyForUnknownKeys(t *testing.T) {
-	if got := unknownField(errors.New("unknown field \"x\"")); got != "" {
+	if got := spi.UnknownField(errors.New("unknown field \"x\"")); got != "" {
 		t.Errorf("a plain error: %q, want \"\"", got)
 	}
-	if got := unknownField(argError("s", "m", 0, "T", mismatch("a map with unknown field \"x\" in T (fields: A)"))); got != `unknown field "x" in T (fields: A)` {
+	if got := spi.UnknownField(argError("s", "m", 0, "T", mismatch("a map with unknown field \"x\" in T (fields: A)"))); got != `unknown field "x" in T (fields: A)` {
 		t.Errorf("an unknown field: %q", got)
 	}
-	if got := unknownField(argError("s", "m", 0, "T", mismatch("an integer (1)"))); got != "" {
+	if got := spi.UnknownField(argError("s", "m", 0, "T", mismatch("an integer (1)"))); got != "" {
 		t.Errorf("a type mismatch: %q, want \"\"", got)
 	}
 	// inside a codec's own mismatch that says where, or joined
 	inner := fmt.Errorf("decode: %w", mismatch("a map with unknown field \"x\" in T (fields: A)"))
 	for _, err := range []error{wrapped{"T.a: got a map", inner}, errors.Join(errors.New("other"), inner)} {
-		if got := unknownField(argError("s", "m", 0, "T", err)); got != `unknown field "x" in T (fields: A)` {
+		if got := spi.UnknownField(argError("s", "m", 0, "T", err)); got != `unknown field "x" in T (fields: A)` {
 			t.Errorf("%v: %q", err, got)
 		}
 	}

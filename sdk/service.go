@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 
 	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
@@ -233,7 +232,7 @@ func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, cod
 	if err == nil {
 		return p.Elem(), nil
 	}
-	field := unknownField(err)
+	field := spi.UnknownField(err)
 	if field == "" || spi.GenericInvocation(att) {
 		return reflect.Value{}, err
 	}
@@ -254,39 +253,6 @@ func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, cod
 		logger.Warn(msg, "service", service, "method", method, "consumer", consumer, "field", field)
 	}
 	return p.Elem(), nil
-}
-
-// unknownFieldGot starts what the codecs' error for a map key naming no
-// struct field says was sent (spi.TypeMismatch's Got): "a map with
-// unknown field "Phone" in UserV2 (fields: ID, Name, Email, Age)".
-const unknownFieldGot = "a map with unknown field "
-
-// unknownField returns, when err (decodeArg's, strict) refuses a map key
-// naming no struct field, the codec's words for it: `unknown field
-// "Phone" in UserV2 (fields: ID, Name, Email, Age)`, with where in the
-// argument (" at .Addr") when nested; "" for any other error, two keys
-// naming one field ("X" and "x") included, which stay a BAD_REQUEST for
-// every call. Every spi.TypeMismatch in err's tree is looked at, as the
-// kernel does for an in-process service.
-func unknownField(err error) string {
-	if tm, ok := err.(spi.TypeMismatch); ok {
-		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
-			return strings.TrimPrefix(got, "a map with ")
-		}
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		if next := u.Unwrap(); next != nil {
-			return unknownField(next)
-		}
-	case interface{ Unwrap() []error }:
-		for _, next := range u.Unwrap() {
-			if f := unknownField(next); f != "" {
-				return f
-			}
-		}
-	}
-	return ""
 }
 
 // maxUnknownFields bounds the (method, field) pairs a plugin service

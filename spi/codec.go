@@ -1,6 +1,9 @@
 package spi
 
-import "io"
+import (
+	"io"
+	"strings"
+)
 
 // Codec is the "codec" extension point (URL key "codec", default
 // "msgpack"): it serializes request and response bodies. Each codec has a
@@ -62,4 +65,39 @@ func Release(v any) {
 type TypeMismatch interface {
 	error
 	Got() string
+}
+
+// unknownFieldGot starts what the bundled codecs' TypeMismatch says was
+// sent for a map key naming no field of a struct: "a map with unknown
+// field "Phone" in UserV2 (fields: ID, Name, Email, Age)".
+const unknownFieldGot = "a map with unknown field "
+
+// UnknownField returns, when err refuses a map key naming no field of a
+// struct (a codec decoding with DisallowUnknownFields), the codec's words
+// for it: `unknown field "Phone" in UserV2 (fields: ID, Name, Email,
+// Age)`, with where in the value (" at .Addr") when nested; "" for any
+// other error, two keys naming one field ("X" and "x") included. Every
+// TypeMismatch in err's tree (Unwrap, errors.Join) is looked at, not only
+// the first: a codec may wrap the field error in one of its own that says
+// where it is. The kernel and the sdk use it to let a provider ignore a
+// field that a newer consumer added.
+func UnknownField(err error) string {
+	if tm, ok := err.(TypeMismatch); ok {
+		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
+			return strings.TrimPrefix(got, "a map with ")
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return UnknownField(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if f := UnknownField(next); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
 }
