@@ -11,9 +11,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unsafe"
 
+	"github.com/airnode/airnode/internal/fieldlog"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -427,7 +427,7 @@ func (s *exportedService) lenient(pc *providerCall, m *method, req *exchange.Req
 	if err != nil {
 		return nil, err
 	}
-	if log, last := s.unknown.first(m.name, field); log && pc.ctx.s != nil {
+	if log, last := s.unknown.First(m.name, field); log && pc.ctx.s != nil {
 		msg := fmt.Sprintf("kernel: %s.%s: consumer %s sent %s; ignored, as any other key the call's struct types lack (a consumer newer than this provider?); logged once per method and field",
 			s.key, m.name, req.Remote, field)
 		if last {
@@ -438,33 +438,14 @@ func (s *exportedService) lenient(pc *providerCall, m *method, req *exchange.Req
 	return args, nil
 }
 
-// maxUnknownFields bounds the (method, field) pairs an exported service
-// remembers and logs (unknownFields): the keys come from consumers.
-const maxUnknownFields = 100
+// unknownFields is the (method, field) pairs of one exported service that
+// consumers sent and its struct types lack, each logged once, at most
+// maxUnknownFields (internal/fieldlog, shared with the sdk's plugin
+// services).
+type unknownFields = fieldlog.Seen
 
-// unknownFields is the set of (method, field) pairs of one exported
-// service that consumers sent and its struct types lack, so that each is
-// logged once; at most maxUnknownFields, then nothing more is logged.
-type unknownFields struct {
-	mu   sync.Mutex
-	seen map[[2]string]struct{}
-}
-
-// first reports whether field, in method, is new (log it) and whether it
-// is the last one that will be remembered.
-func (u *unknownFields) first(method, field string) (log, last bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	k := [2]string{method, field}
-	if _, ok := u.seen[k]; ok || len(u.seen) >= maxUnknownFields {
-		return false, false
-	}
-	if u.seen == nil {
-		u.seen = map[[2]string]struct{}{}
-	}
-	u.seen[k] = struct{}{}
-	return true, len(u.seen) == maxUnknownFields
-}
+// maxUnknownFields bounds the pairs an exported service remembers and logs.
+const maxUnknownFields = fieldlog.Max
 
 // argError is the BAD_REQUEST for argument i of service.method that the
 // codec could not decode (err, kept as the cause) into type want ("" for a

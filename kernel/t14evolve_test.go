@@ -203,15 +203,15 @@ func TestT14_1_TwoKeysForOneFieldStayRefused(t *testing.T) {
 func TestT14_1_UnknownFieldsLogBounded(t *testing.T) {
 	var u unknownFields
 	for i := range maxUnknownFields {
-		log, last := u.first("Put", fmt.Sprint("f", i))
+		log, last := u.First("Put", fmt.Sprint("f", i))
 		if !log || last != (i == maxUnknownFields-1) {
 			t.Fatalf("field %d: log %v, last %v", i, log, last)
 		}
 	}
-	if log, _ := u.first("Put", "f0"); log {
+	if log, _ := u.First("Put", "f0"); log {
 		t.Error("a field already logged is logged again")
 	}
-	if log, _ := u.first("Put", "one more"); log {
+	if log, _ := u.First("Put", "one more"); log {
 		t.Error("a field past the bound is logged")
 	}
 }

@@ -10,24 +10,24 @@ import (
 // field seen before is not logged again.
 func TestFollowups1_UnknownFieldsLogBounded(t *testing.T) {
 	var u unknownFields
-	if log, _ := u.first("Put", "f0"); !log {
+	if log, _ := u.First("Put", "f0"); !log {
 		t.Fatal("the first field is not logged")
 	}
-	if log, _ := u.first("Put", "f0"); log {
+	if log, _ := u.First("Put", "f0"); log {
 		t.Fatal("a field is logged twice")
 	}
-	if log, _ := u.first("Get", "f0"); !log {
+	if log, _ := u.First("Get", "f0"); !log {
 		t.Fatal("the same field in another method is not logged")
 	}
 	for i := 1; i < maxUnknownFields-2; i++ {
-		if log, last := u.first("Put", fmt.Sprint("f", i)); !log || last {
+		if log, last := u.First("Put", fmt.Sprint("f", i)); !log || last {
 			t.Fatalf("field %d: log %v, last %v", i, log, last)
 		}
 	}
-	if log, last := u.first("Put", "the last"); !log || !last {
+	if log, last := u.First("Put", "the last"); !log || !last {
 		t.Fatalf("field %d: log %v, last %v; want the last", maxUnknownFields, log, last)
 	}
-	if log, _ := u.first("Put", "one too many"); log {
+	if log, _ := u.First("Put", "one too many"); log {
 		t.Fatal("a field beyond the bound is logged")
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sort"
-	"sync"
 
 	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/internal/fieldlog"
 	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
 )
@@ -240,7 +240,7 @@ func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, cod
 	if err := decodeArg(codec, b, p.Interface(), false); err != nil {
 		return reflect.Value{}, err
 	}
-	if log, last := h.unknown[service].first(method, field); log {
+	if log, last := h.unknown[service].First(method, field); log {
 		consumer := att[spi.AttachmentRemote]
 		if consumer == "" {
 			consumer = "(address unknown)"
@@ -255,34 +255,13 @@ func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, cod
 	return p.Elem(), nil
 }
 
-// maxUnknownFields bounds the (method, field) pairs a plugin service
-// remembers and logs (unknownFields): the keys come from consumers.
-const maxUnknownFields = 100
+// unknownFields is the (method, field) pairs of one plugin service that
+// consumers sent and its struct types lack, each logged once, at most
+// maxUnknownFields (internal/fieldlog, shared with the kernel).
+type unknownFields = fieldlog.Seen
 
-// unknownFields is the set of (method, field) pairs of one plugin service
-// that consumers sent and its struct types lack, so that each is logged
-// once; at most maxUnknownFields, then nothing more is logged. Safe for
-// concurrent use.
-type unknownFields struct {
-	mu   sync.Mutex
-	seen map[[2]string]struct{}
-}
-
-// first reports whether field, in method, is new (log it) and whether it
-// is the last one that will be remembered.
-func (u *unknownFields) first(method, field string) (log, last bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	k := [2]string{method, field}
-	if _, ok := u.seen[k]; ok || len(u.seen) >= maxUnknownFields {
-		return false, false
-	}
-	if u.seen == nil {
-		u.seen = map[[2]string]struct{}{}
-	}
-	u.seen[k] = struct{}{}
-	return true, len(u.seen) == maxUnknownFields
-}
+// maxUnknownFields bounds the pairs a plugin service remembers and logs.
+const maxUnknownFields = fieldlog.Max
 
 // decodeArg decodes b into ptr. When the codec refuses (a consumer that
 // sent 3.0 for an int, a generic map for a struct), the value is decoded
