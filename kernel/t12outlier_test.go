@@ -372,23 +372,48 @@ func TestT12Outlier_MaxPercent(t *testing.T) {
 	}
 }
 
-// TestT12Outlier_EjectionDoublesAndComesBack: with outlier.ejection=400ms
+// TestT12Outlier_EjectionDoublesAndComesBack: with outlier.ejection=600ms
 // a provider whose calls keep timing out is ejected again each time it
-// comes back, each ejection soon after the last twice as long, and
-// picked again after each.
+// comes back, each ejection soon after the last (within one
+// outlier.ejection of its end) twice as long, and picked again after each.
+//
+// Only the bad provider's lines are judged: on a loaded machine (load
+// 10-15, the race detector) the good provider's calls too can miss a
+// 100ms timeout outlier.consecutive times in a row, and ejecting it then
+// is the rule working (seen with timeout=50ms: its ejection, the first
+// of its own, 400ms, was read as the bad one's second, not doubled). The
+// timeout is 100ms and the ejection 600ms so that the good one rarely
+// is, and a doubling is required only when the next ejection came less
+// than 400ms after the last one's end: the log lines' times lag the
+// ejection decisions (microseconds measured; the 200ms left is slack for
+// a descheduled logger), and an ejection later than that may have been
+// stepped down, as it must when later than 600ms.
 func TestT12Outlier_EjectionDoublesAndComesBack(t *testing.T) {
 	_, goodAddr := namedProvider(t, "good")
 	bad, badAddr := namedProvider(t, "bad")
 	bad.slow.Store(true)
 	c, logs := outlierConsumer(t)
-	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=50ms&outlier.ejection=400ms&outlier.consecutive=3")
+	const ejection = 600 * time.Millisecond
+	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=100ms&outlier.ejection=600ms&outlier.consecutive=3")
 	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
+	of := func(msg, provider string) []logRecord {
+		var out []logRecord
+		for _, rec := range logs.find(msg) {
+			if rec.attrs["provider"] == provider {
+				out = append(out, rec)
+			}
+		}
+		return out
+	}
 	l := startCalls(t, r, 8)
-	if !waitFor(10*time.Second, func() bool { return len(logs.find(msgEjected)) >= 3 }) {
-		t.Fatalf("%d ejections in 10 s, want 3", len(logs.find(msgEjected)))
+	if !waitFor(15*time.Second, func() bool { return len(of(msgEjected, badAddr)) >= 3 }) {
+		t.Fatalf("%d ejections of the bad provider in 15 s, want 3", len(of(msgEjected, badAddr)))
 	}
 	l.end()
-	ej := logs.find(msgEjected)
+	if n := len(of(msgEjected, goodAddr)); n > 0 {
+		t.Logf("the good provider was ejected %d times (its calls timed out too: a loaded machine)", n)
+	}
+	ej := of(msgEjected, badAddr)
 	for i, e := range ej[:3] {
 		got, err := time.ParseDuration(e.attrs["ejection"])
 		if err != nil {
@@ -398,21 +423,21 @@ func TestT12Outlier_EjectionDoublesAndComesBack(t *testing.T) {
 			t.Errorf("ejection %d streak %q, want SERVER_TIMEOUT ×N with N >= 3", i+1, e.attrs["streak"])
 		}
 		if i == 0 {
-			if got != 400*time.Millisecond {
-				t.Errorf("first ejection lasted %v, want outlier.ejection 400ms", got)
+			if got != ejection {
+				t.Errorf("first ejection lasted %v, want outlier.ejection %v", got, ejection)
 			}
 			continue
 		}
 		prev, _ := time.ParseDuration(ej[i-1].attrs["ejection"])
-		// Soon after the last one's end (within one outlier.ejection):
-		// doubled; later (a loaded machine) it steps down, never below
-		// outlier.ejection.
+		// Soon after the last one's end: doubled; later it may step
+		// down (once per outlier.ejection since), never below
+		// outlier.ejection nor above twice the last.
 		since := e.at.Sub(ej[i-1].at.Add(prev))
-		if since < 350*time.Millisecond && got != 2*prev || got < 400*time.Millisecond || got > 2*prev {
+		if since < 400*time.Millisecond && got != 2*prev || got < ejection || got > 2*prev {
 			t.Errorf("ejection %d lasted %v, %v after the one before (%v) ended; want %v", i+1, got, since, prev, 2*prev)
 		}
 	}
-	if back := logs.find(msgBack); len(back) < 2 {
+	if back := of(msgBack, badAddr); len(back) < 2 {
 		t.Errorf("%d back lines, want one per ended ejection", len(back))
 	}
 }
