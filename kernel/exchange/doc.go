@@ -97,7 +97,13 @@
 // higher ids as CHANNEL_INACTIVE without spi.ErrRequestSent: never run,
 // safe to retry on another provider whatever the method. It fails them
 // when the go-away arrives, not when the channel closes after the
-// provider's drain, and sends no request on the channel after it.
+// provider's drain, and sends no request on the channel after it. The
+// provider then pings and, before closing, waits for the answer (at most
+// 500 ms in Shutdown, 100 ms in Close), reading meanwhile: a request
+// numbered before the go-away's id but written after it (concurrent calls
+// are written in any order) is read and answered SERVICE_NOT_FOUND, not
+// run, instead of being lost unread with the connection and failed as
+// may-have-run.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

@@ -224,10 +224,10 @@ const (
 
 // sendGoAway stops the channel from running requests it reads from now on
 // and queues the go-away event naming the last one it ran (provider side).
-// Only the first call does anything.
-func (c *Channel) sendGoAway() {
+// Only the first call does anything; it reports whether this call did.
+func (c *Channel) sendGoAway() bool {
 	if c.closing.Swap(true) {
-		return // sent already
+		return false // sent already
 	}
 	last := c.lastRequestID.Load() // after closing: see dispatch
 	var fb [protocol.HeaderLen + goAwayLen]byte
@@ -235,6 +235,7 @@ func (c *Channel) sendGoAway() {
 	f = binary.BigEndian.AppendUint64(f, last)
 	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: goAwayLen}.Put(f)
 	c.w.enqueue(f)
+	return true
 }
 
 // takeGoAway handles the provider's go-away on the consumer: the first id

@@ -104,8 +104,12 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		putFrame(f)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
 	}
-	if g := c.goAway.Load(); g != 0 && cl.id >= g {
-		// The provider's go-away came first: it would not run this one.
+	if c.goAway.Load() != 0 {
+		// The provider's go-away came first: it would not run this one,
+		// whatever its id (one under the go-away's, numbered before it
+		// came, would be read after it, hence not run either).
+		// Not sending it keeps it from arriving after the provider's
+		// last read (Server.Shutdown's awaitGoAwayAck).
 		putFrame(f)
 		if c.pending.take(cl.id) == nil {
 			<-cl.done // the go-away or the channel's death took it: not sent either

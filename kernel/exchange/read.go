@@ -252,22 +252,31 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		putBody(body)
 		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
 	}
+	// Counted in flight before looking at closing: sendGoAway sets
+	// closing before Shutdown's drain reads the count, so a request that
+	// finds closing unset is one that drain waits for (counted after the
+	// look, it could start running once the channel was being closed,
+	// and its answer be lost although the go-away said it was read).
+	n := c.inflight.Add(1)
+	if c.serverInflight != nil {
+		c.serverInflight.Add(1)
+	}
 	if c.closing.Load() {
 		// After the go-away nothing runs. It is answered too: a request
 		// with an id under the go-away's (written after a higher one)
 		// would otherwise wait, as may-have-run, for the channel to close.
+		// The answer is queued before the count drops, so Shutdown's
+		// flush after its drain sends it.
 		putBody(body)
 		c.answer(h, codec, &spi.Error{Status: spi.StatusServiceNotFound, Message: "exchange: the provider is closing this connection and did not run the request (after its go-away)"})
+		c.uncount()
 		return nil
 	}
-	if n := c.inflight.Add(1); c.maxConcurrent > 0 && n > c.maxConcurrent {
-		c.inflight.Add(-1)
+	if c.maxConcurrent > 0 && n > c.maxConcurrent {
+		c.uncount()
 		putBody(body)
 		c.reject(h, codec)
 		return nil
-	}
-	if c.serverInflight != nil {
-		c.serverInflight.Add(1)
 	}
 	c.handlers.Add(1)
 	t := task{c: c, h: h, codec: codec, body: body}
@@ -281,6 +290,14 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		c.pool.submit(t)
 	}
 	return nil
+}
+
+// uncount takes back dispatch's count of a request it does not run.
+func (c *Channel) uncount() {
+	c.inflight.Add(-1)
+	if c.serverInflight != nil {
+		c.serverInflight.Add(-1)
+	}
 }
 
 // reject answers a request over the connection limit (Options.MaxConcurrent)

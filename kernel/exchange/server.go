@@ -133,7 +133,10 @@ func (s *Server) stop() []*Channel {
 // request it will run: later ones are not run, so the consumer may retry
 // them elsewhere), waits again for the requests that started before it,
 // lets the queued responses reach the wire, then closes every channel and
-// waits for their goroutines. It returns ctx's error if requests were
+// waits for their goroutines. After the go-away it pings each consumer
+// and waits (at most goAwayAckWait) for the answer, so that the requests
+// crossing the go-away on the wire are read and answered as not run
+// rather than lost (awaitGoAwayAck). It returns ctx's error if requests were
 // still in flight when ctx ended (they are cancelled). Requests arriving
 // on existing channels while draining are still served.
 //
@@ -153,10 +156,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.drain(ctx)
 	// Nothing read from now on runs (the go-away); what started before it
 	// finishes and is answered.
-	for _, ch := range s.stop() {
+	chans := s.stop()
+	for _, ch := range chans {
 		ch.sendGoAway()
 	}
 	if err == nil {
+		awaitGoAwayAck(ctx, chans)
 		err = s.drain(ctx)
 	}
 	if err == nil {
@@ -196,9 +201,10 @@ func (s *Server) drain(ctx context.Context) error {
 }
 
 // Close closes the listener and every channel at once, cancelling requests
-// in flight, after sending each consumer the go-away (waiting at most
-// goAwayFlush for it to reach the wire), and waits for the channels'
-// goroutines. Idempotent.
+// in flight, after sending each consumer the go-away, and the ping whose
+// answer says the consumer read it (waiting at most goAwayFlush for the
+// answer, and as long again for the go-away to reach the wire), and waits
+// for the channels' goroutines. Idempotent.
 func (s *Server) Close() error {
 	s.stop()
 	s.closeAll(context.Background(), "server closed")
@@ -208,6 +214,34 @@ func (s *Server) Close() error {
 // goAwayFlush bounds how long closing a server waits for the go-away
 // events to reach the wire (a consumer that stops reading gets none).
 const goAwayFlush = 100 * time.Millisecond
+
+// goAwayAckWait bounds how long Shutdown waits for each consumer to
+// answer the ping that follows the go-away (awaitGoAwayAck).
+const goAwayAckWait = 500 * time.Millisecond
+
+// awaitGoAwayAck pings every channel of chans, just told the go-away, and
+// waits for the answers (each for at most goAwayAckWait, or until ctx
+// ends), reading and answering meanwhile: a consumer answers a ping after
+// every frame it wrote before reading the go-away, so once it has
+// answered, every request it sent before learning of the go-away has been
+// read — and, read after the go-away, answered as not run. Without this
+// wait, a request written after one with a higher id (consumers number
+// requests when a call starts, and concurrent calls are written in any
+// order) could cross the go-away, whose id said it was read, and be lost
+// unread when the connection closed: its call failed as "the provider may
+// have run it" although it never ran. gRPC-Go's graceful stop likewise
+// follows its first HTTP/2 GOAWAY with a PING and acts on the answer.
+func awaitGoAwayAck(ctx context.Context, chans []*Channel) {
+	var wg sync.WaitGroup
+	for _, ch := range chans {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, goAwayAckWait)
+			defer cancel()
+			_ = ch.ping(pctx, "") // no answer: the channel closes all the same
+		})
+	}
+	wg.Wait()
+}
 
 // closeGrace is how long a Shutdown whose ctx has ended still waits for
 // the goroutines of the channels it closed (closeAll).
@@ -226,9 +260,15 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	chans := s.stop()
 	// Tell each consumer the last request run on its channel, so that it
 	// can send the later ones elsewhere (sendGoAway), then close.
+	var told []*Channel
 	for _, ch := range chans {
-		ch.sendGoAway()
+		if ch.sendGoAway() {
+			told = append(told, ch)
+		}
 	}
+	actx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	awaitGoAwayAck(actx, told)
+	cancel()
 	fctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
 	for _, ch := range chans {
 		ch.flush(fctx)
