@@ -254,16 +254,23 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	if now < time.Duration(o.until.Load()) {
 		return true
 	}
-	if o.ejected.CompareAndSwap(true, false) {
-		o.mu.Lock()
-		o.backAt = time.Duration(o.until.Load()) // when it ended, however late this look
-		length := o.length
-		o.streak.Store(0) // the next streak starts afresh
-		o.statuses = o.statuses[:0]
-		o.lastErr = ""
+	// The end is recorded under o.mu, taken before the provider can be
+	// picked again (the CompareAndSwap): eject reads backAt under o.mu,
+	// and a next streak that ejects it while this goroutine is descheduled
+	// between the swap and the lock would find backAt not yet set and
+	// step its length down as if the provider had been back for long.
+	o.mu.Lock()
+	if !o.ejected.CompareAndSwap(true, false) {
 		o.mu.Unlock()
-		o.log.Info("kernel: ejected provider back in use", "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
+		return false
 	}
+	o.backAt = time.Duration(o.until.Load()) // when it ended, however late this look
+	length := o.length
+	o.streak.Store(0) // the next streak starts afresh
+	o.statuses = o.statuses[:0]
+	o.lastErr = ""
+	o.mu.Unlock()
+	o.log.Info("kernel: ejected provider back in use", "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
 	return false
 }
 
