@@ -914,6 +914,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: transport %s: %w", pu.ServiceKey(), trb.Name(), err)
 	}
+	n.useLogger(tr) // its listener logs accept failures (out of file descriptors)
 	payload, err := pu.Size("payload", 0)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
