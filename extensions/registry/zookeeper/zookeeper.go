@@ -72,6 +72,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		p:          p,
 		desc:       "zookeeper://" + strings.Join(p.servers, ",") + p.root,
 		log:        log.With("registry", "zookeeper://"+p.servers[0]),
+		ownLog:     b.Logger != nil,
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
 		pending:    map[string]spi.URL{},
@@ -93,14 +94,28 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 
 var errClosed = errors.New("zookeeper registry: closed")
 
+// UseLogger makes the registry log through l (spi.LoggerUser: the kernel
+// hands it its node's logger right after Build, so that a process logs
+// in one format), unless Builder.Logger was set or the registry has
+// already opened its session.
+func (r *Registry) UseLogger(l *slog.Logger) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ownLog || l == nil || r.conn != nil || r.closed {
+		return
+	}
+	r.log = l.With("registry", "zookeeper://"+r.p.servers[0])
+}
+
 // Registry is one ZooKeeper session's worth of registrations and
 // subscriptions.
 type Registry struct {
-	p     params
-	desc  string
-	log   *slog.Logger
-	acl   []zk.ACL
-	cache *cache
+	p      params
+	desc   string
+	log    *slog.Logger
+	ownLog bool // Builder.Logger was set: UseLogger keeps it
+	acl    []zk.ACL
+	cache  *cache
 
 	mu         sync.Mutex
 	conn       *zk.Conn
@@ -1119,5 +1134,6 @@ var (
 	_ spi.RegistryBuilder = Builder{}
 	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
+	_ spi.LoggerUser      = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )
