@@ -29,21 +29,8 @@ import (
 // is looked through.
 func TestT12Ops3_ConnectionsCountsAnsweredOnes(t *testing.T) {
 	_, e := provider(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(io.Discard, c) }()
-		}
-	}()
-	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+","+l.Addr().String()+
+	peer := silentPeer(t)
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+","+peer+
 		"/demo.Echo?connections=3&connect.timeout=300ms&actives=100")
 	if _, ok := r.dir.All()[0].(*filterInvoker); !ok {
 		t.Fatalf("provider invoker %T, want the per-provider filter chain (actives=100)", r.dir.All()[0])
