@@ -24,6 +24,7 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/none"
 	"github.com/airnode/airnode/extensions/lb/consistenthash"
 	"github.com/airnode/airnode/extensions/lb/leastactive"
+	"github.com/airnode/airnode/extensions/lb/p2c"
 	"github.com/airnode/airnode/extensions/lb/random"
 	"github.com/airnode/airnode/extensions/lb/roundrobin"
 	"github.com/airnode/airnode/extensions/lb/shortestresponse"
@@ -59,6 +60,7 @@ func Register(c *extension.Catalogs) error {
 		c.LoadBalance.Register(leastactive.New(), b),
 		c.LoadBalance.Register(shortestresponse.New(), b),
 		c.LoadBalance.Register(consistenthash.New(), b),
+		c.LoadBalance.Register(p2c.New(), b),
 		// clusters
 		c.Cluster.Register(failover.Builder{}, b),
 		c.Cluster.Register(failfast.Builder{}, b),

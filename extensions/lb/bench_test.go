@@ -8,6 +8,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/lb/consistenthash"
 	"github.com/airnode/airnode/extensions/lb/leastactive"
+	"github.com/airnode/airnode/extensions/lb/p2c"
 	"github.com/airnode/airnode/extensions/lb/random"
 	"github.com/airnode/airnode/extensions/lb/roundrobin"
 	"github.com/airnode/airnode/extensions/lb/shortestresponse"
@@ -24,7 +25,7 @@ import (
 func BenchmarkSelect(b *testing.B) {
 	builders := []spi.LoadBalanceBuilder{
 		random.Builder{}, roundrobin.Builder{}, leastactive.Builder{},
-		consistenthash.Builder{}, shortestresponse.Builder{},
+		consistenthash.Builder{}, shortestresponse.Builder{}, p2c.Builder{},
 	}
 	now := time.Now()
 	for _, bl := range builders {

@@ -1,0 +1,27 @@
+// Package p2c is the "p2c" load balancer: power of two choices
+// (Mitzenmacher) over a peak-EWMA latency estimate (Finagle's and linkerd's
+// PeakEwma), as Dubbo 3.2's P2CLoadBalance picks between two providers.
+// Each pick draws two distinct providers at random, weighted by effective
+// weight (package warmup), and takes the one with the lower
+//
+//	latency estimate × (calls in flight + 1)
+//
+// The estimate is this consumer's measured round trip of the provider's
+// calls (spi.Stats): a slower sample replaces it at once, faster ones pull
+// it down with time constant p2c.decay, and it decays toward 0 while the
+// provider is not picked, so a slow provider is retried after a while. A
+// failed call counts as its round trip plus the reference's timeout, so a
+// failing provider is avoided too. A provider with no answered call yet
+// scores 0 while nothing is in flight to it (new providers are tried at
+// once).
+//
+//	key        type      unit             default  bounds
+//	p2c.decay  duration  Go syntax or ms  10s      1ms..10m
+//	timeout    duration  Go syntax or ms  1s       > 0 (the kernel's key: the failure penalty)
+//
+// It also reads the provider keys weight, warmup and timestamp (package
+// warmup) to draw the two candidates. Select is safe for concurrent use, does
+// not block beyond a per-provider mutex held for a few arithmetic steps, and
+// does not allocate while the provider list is unchanged; it returns nil
+// only when every provider has weight 0. It owns no goroutine.
+package p2c

@@ -1,0 +1,22 @@
+package p2c
+
+import (
+	"github.com/airnode/airnode/extensions/lb/warmup"
+	"github.com/airnode/airnode/spi"
+)
+
+// Keys describes the URL keys the balancer reads (spi.KeyDescriber): the
+// reference's p2c.decay, then the provider keys that weigh the draw of the
+// two candidates (package warmup). The reference's timeout, which sets the
+// penalty of a failed call, is the kernel's key and declared there.
+func (Builder) Keys() []spi.KeyDoc {
+	ks := warmup.Keys()
+	for i := range ks {
+		ks[i].Doc += "; p2c draws its two candidates by it"
+	}
+	return append([]spi.KeyDoc{
+		{Key: KeyDecay, Type: spi.KeyTypeDuration, Default: "10s", Doc: "time constant of each provider's peak-EWMA latency estimate: how fast it forgets a slow or failed call, 1ms..10m"},
+	}, ks...)
+}
+
+var _ spi.KeyDescriber = Builder{}
