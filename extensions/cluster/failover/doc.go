@@ -21,10 +21,15 @@
 // CHANNEL_INACTIVE after the request was sent (spi.ErrRequestSent: the
 // connection died while the provider may have been running it, or the
 // provider answered CHANNEL_INACTIVE: its service plugin died) are retried
-// only for idempotent methods; nothing else is (SERVICE_ERROR never). Each retry lists the directory again and
-// prefers a provider not tried yet; a tried one is asked again only if its
-// failure may change: never after a refused dial or a certificate that
-// failed verification (Repeats), so one such provider makes one attempt,
-// "failed after 1 attempt on [ADDR]". A done context stops retrying. Safe
-// for concurrent use; owns no goroutine.
+// only for idempotent methods; nothing else is (SERVICE_ERROR never).
+//
+// Each retry lists the directory again and prefers a provider not tried
+// yet. A tried one is asked again only if its failure may change: never
+// after a refused dial or a certificate that failed verification (Repeats),
+// so one such provider makes one attempt, "failed after 1 attempt on
+// [ADDR]", nor after SERVICE_NOT_FOUND. A full pool (SERVER_THREADPOOL_EXHAUSTED) may
+// drain: once every provider has been tried, the next attempt waits a
+// jittered exponential backoff first (Backoff: 10–20 ms, doubling, at most
+// 100–200 ms), never past the call's deadline. A done context stops
+// retrying, backoff included. Safe for concurrent use; owns no goroutine.
 package failover

@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
 	"github.com/airnode/airnode/spi"
@@ -61,24 +63,38 @@ func (c *Cluster) policy(method string) policy {
 // Invoke calls one provider chosen by lb and, while the failure is
 // retryable and attempts remain, another one: a provider not tried yet,
 // else any tried one except those whose failure would repeat at once
-// (Repeats: a refused dial, a certificate that failed verification), as
-// Dubbo's FailoverClusterInvoker reselects among the invokers not tried
-// first. It returns the first success, or the last failure; after more
-// than one attempt, or when retries were left unused because every
-// provider's failure would repeat at once, the failure is an *spi.Error
-// with the last status that lists the providers tried:
+// (Repeats: a refused dial, a certificate that failed verification) and
+// those that answered SERVICE_NOT_FOUND, as Dubbo's FailoverClusterInvoker
+// reselects among the invokers not tried first. When the last failure is
+// SERVER_THREADPOOL_EXHAUSTED and no provider is left untried, it waits
+// Backoff before asking a tried one again (the pool may have drained);
+// a wait that would outlast ctx's deadline is not begun, and ctx ending
+// cuts one short: either ends the retries. It returns the first success,
+// or the last failure; after more than one attempt, or when retries were
+// left unused because every provider's failure would repeat at once, the
+// failure is an *spi.Error with the last status that lists the providers
+// tried:
 // "failover: demo.Echo.Echo failed after 1 attempt on [127.0.0.1:24998]: ...".
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	p := c.policy(inv.Method)
 	var (
 		tried   []spi.Invoker
 		stuck   []spi.Invoker // tried, failed with an error that repeats at once
+		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
 		last    spi.Result
 		skipped bool // retries left unused: every provider's error repeats
+		busy    bool // the last attempt found a full pool and no untried provider was left
+		waits   int  // backoffs so far
 	)
 	for attempt := 0; attempt <= p.retries; attempt++ {
 		if attempt > 0 && ctx.Err() != nil {
 			break
+		}
+		if busy {
+			waits++
+			if !sleep(ctx, Backoff(waits)) {
+				break // the wait would outlast the call's deadline, or ctx ended
+			}
 		}
 		list := dir.List(inv)
 		if len(list) == 0 {
@@ -95,11 +111,15 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			}
 		}
 		cand := clusterkit.Exclude(pool, tried)
-		if len(cand) == 0 {
-			if attempt > 0 && refused(last.Err) {
+		reask := len(cand) == 0
+		if reask {
+			if attempt > 0 && spi.StatusOf(last.Err) == spi.StatusServiceNotFound {
 				break // every provider answered "not here": asking again won't change it
 			}
-			cand = pool // every provider tried: any whose error may change may take the retry
+			// every provider tried: any whose error may change may take the retry
+			if cand = clusterkit.Exclude(pool, gone); len(cand) == 0 {
+				break
+			}
 		}
 		x, err := clusterkit.Select(ctx, lb, cand, inv)
 		if err == nil && x == nil && len(cand) < len(pool) {
@@ -129,11 +149,61 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		if Repeats(last.Err) {
 			stuck = append(stuck, x)
 		}
+		switch spi.StatusOf(last.Err) {
+		case spi.StatusServiceNotFound:
+			gone = append(gone, x)
+		case spi.StatusServerThreadpoolExhausted:
+			// A full pool drains: once no provider is left untried, wait
+			// before asking one again.
+			busy = reask || len(cand) == 1
+			continue
+		}
+		busy = false
 	}
 	if len(tried) > 1 || skipped {
 		last.Err = exhausted(inv, tried, last.Err)
 	}
 	return last
+}
+
+// Backoff bounds: the wait before the k-th re-ask of a provider whose pool
+// was full is uniform in [b/2, b], b = min(BackoffMax, BackoffInitial ×
+// 2^(k-1)).
+const (
+	BackoffInitial = 20 * time.Millisecond
+	BackoffMax     = 200 * time.Millisecond
+)
+
+// Backoff returns the wait before the k-th (k >= 1) re-ask of a provider
+// that answered SERVER_THREADPOOL_EXHAUSTED: exponential backoff as gRPC's
+// retry policy (initial BackoffInitial, ×2 per wait, capped at
+// BackoffMax), with "equal jitter" (uniform in the upper half) instead of
+// gRPC's full jitter, so that the waits have a floor: retries=5 spread
+// over 250–500 ms, retries=2 over 30–60 ms, the time a pool of a few
+// threads busy with calls of tens of milliseconds takes to drain, where
+// full jitter may spend every retry in the first milliseconds.
+func Backoff(k int) time.Duration {
+	b := BackoffMax
+	if k >= 1 && k < 8 {
+		b = min(BackoffMax, BackoffInitial<<(k-1))
+	}
+	return b/2 + rand.N(b/2+1)
+}
+
+// sleep waits d, and reports false at once, without waiting, when ctx's
+// deadline comes sooner, or as soon as ctx ends.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // exhausted wraps the last error of the attempts, keeping its status.
@@ -175,14 +245,6 @@ func Repeats(err error) bool {
 		return true
 	}
 	return errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, spi.ErrRequestSent)
-}
-
-// refused reports whether err is a provider's own answer that it did not
-// run the call (SERVICE_NOT_FOUND, SERVER_THREADPOOL_EXHAUSTED): worth
-// retrying on another provider, never on the same one again.
-func refused(err error) bool {
-	s := spi.StatusOf(err)
-	return s == spi.StatusServiceNotFound || s == spi.StatusServerThreadpoolExhausted
 }
 
 // Retryable reports whether a failed call certainly did not run on the
