@@ -381,7 +381,7 @@ var dubboExtensions = map[string]string{
 	"cluster=available":    "Dubbo's available (the first available provider) is not in airnode: failfast with any balancer calls an available provider",
 	"cluster=mergeable":    "Dubbo's mergeable (merge several groups' results) is not in airnode: a reference of group=a,b or group=* sends each call to one provider of one of them",
 	"cluster=zone-aware":   "Dubbo's zone-aware is not in airnode: split providers by group",
-	"loadbalance=adaptive": "Dubbo's adaptive (P2C on load) is not bundled: leastactive and shortestresponse weigh load, and a balancer plugin can do P2C",
+	"loadbalance=adaptive": "Dubbo's adaptive is not bundled: loadbalance=p2c (power of two choices on latency × calls in flight) is the closest; leastactive and shortestresponse weigh load too",
 }
 
 // dubboExtensionHint returns the dubboExtensions line for u's cluster or
