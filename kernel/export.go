@@ -625,6 +625,10 @@ type exportedService struct {
 	// observers are the filters told of a call answered before the chain
 	// (rejectedObserver: the accesslog filter's line for it)
 	observers []rejectedObserver
+	// keepToken: the provider URL has a token, so the token filter reads
+	// the consumer's "token" attachment (and removes it); without one the
+	// attachment is dropped with the other reserved keys (dropReserved)
+	keepToken bool
 }
 
 // rejectedObserver is an optional interface of a provider filter: a call
@@ -647,6 +651,9 @@ type rejectedObserver interface {
 // generic invoker, which serves pu's "methods").
 func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []spi.Filter) service {
 	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv)}
+	if tok, ok := pu.Param(spi.AttachmentToken); ok && tok != "" && tok != "false" {
+		s.keepToken = true
+	}
 	for _, f := range filters {
 		if o, ok := f.(rejectedObserver); ok {
 			s.observers = append(s.observers, o)
@@ -685,11 +692,30 @@ func (n *Node) plannedURL(pu spi.URL) spi.URL {
 }
 
 func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Result {
+	if len(req.Attachments) > 0 {
+		dropReserved(req.Attachments, s.keepToken)
+	}
 	res := s.decodeAndInvoke(pc, req)
 	if pc.ctx.inv == nil && res.Err != nil && len(s.observers) > 0 {
 		s.reportRejected(pc, req, res.Err)
 	}
 	return res
+}
+
+// dropReserved deletes from att, the attachments a request carried, every
+// key the kernel reserves (spi.ReservedAttachment, in any case: remote,
+// timeout, token), except "token" itself when keepToken (the provider's
+// token filter checks and removes it). A Go consumer cannot send them
+// (Reference.Invoke refuses them), but any other peer writes what it
+// likes in a raw frame: without this a forged "timeout" or "Remote"
+// reached the method (tester17 finding 9). The kernel then sets "remote",
+// the consumer's address, itself. Free for a call without attachments.
+func dropReserved(att map[string]string, keepToken bool) {
+	for k := range att {
+		if spi.ReservedAttachment(k) && (k != spi.AttachmentToken || !keepToken) {
+			delete(att, k)
+		}
+	}
 }
 
 // reportRejected tells s's observers of req, answered with err before the
