@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -44,7 +45,7 @@ func serveCommand(a *app) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Export demo.Echo and the config's services until SIGINT/SIGTERM",
+		Short: "Export demo.Echo (unless --demo=false) and the config's services until SIGINT/SIGTERM",
 		Long: `serve runs a provider node: it exports the built-in demo.Echo service
 (Echo, Sleep, Payload, Fail, Info) and the services of the configuration,
 registers them (default: the "file" registry), and on SIGINT or SIGTERM
@@ -75,7 +76,19 @@ tls, tls.cert, tls.key, tls.ca) with a different value is refused, naming
 both: flags and -p are not ranked (as kubectl and docker refuse conflicting
 flags), so give one of them.
 
-  airnode serve --listen 127.0.0.1:0 -p weight=50`,
+demo.Echo is a test service, exported by default so that a first
+"airnode serve" and "airnode call" work: Info tells any caller the host
+name and pid, Payload answers up to the payload limit, Sleep waits up to
+1 minute (more is BAD_REQUEST). Leave it out in production: --demo=false,
+AIRNODE_DEMO=false or "demo: false" in plugins.yaml (serve then needs a
+service of the configuration or a service plugin to export).
+
+--metrics ADDR serves /metrics and /stats without authentication: an
+address that is not loopback (":9090") is reachable from other hosts,
+and serve says so at Warn; prefer 127.0.0.1:PORT.
+
+  airnode serve --listen 127.0.0.1:0 -p weight=50
+  airnode serve --demo=false          # only the services of plugins.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkListenBrackets(cmd, a.environ()); err != nil {
@@ -97,7 +110,7 @@ flags), so give one of them.
 	fl := cmd.Flags()
 	config.AddFlags(fl)
 	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
-	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus) and /stats on this address, e.g. 127.0.0.1:9090")
+	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus) and /stats on this address, e.g. 127.0.0.1:9090; no authentication: a non-loopback address is warned about")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve TLS (needs --tls-key; same as -p tls=true -p tls.cert=FILE)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert (-p tls.key=FILE)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
@@ -263,6 +276,21 @@ func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error)
 	return ms, nil
 }
 
+// loopbackAddr reports whether a, a listener's bound address, is a
+// loopback one (127.0.0.0/8, ::1), reachable from this host only; an
+// unspecified address (":9090" binds 0.0.0.0 or ::) or any other is not.
+func loopbackAddr(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // startPlugins launches cfg's plugins, adds their extensions to cat and
 // checks cfg's references against the completed catalogs (launchPlugins):
 // a plugin that fails to start, or a bad reference, is an error, and a node
@@ -372,6 +400,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		}
 		defer ms.Close()
 		logger.Info("airnode serve: metrics", "addr", ms.Addr().String())
+		if !loopbackAddr(ms.Addr()) {
+			logger.Warn("airnode serve: --metrics listens on an address other hosts can reach, and /metrics and /stats have no authentication: anyone who can connect reads the services, methods, call rates, failures and process stats; give 127.0.0.1:PORT (or put an authenticating proxy in front) unless that is intended",
+				"addr", ms.Addr().String(), "flag", f.metrics)
+		}
 	}
 	// shutdown.timeout is the whole budget from the signal (config doc):
 	// the drain gets what the wait leaves of it.
@@ -486,14 +518,15 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// planExports resolves the services serve exports, in order: demo.Echo,
-// then cfg's services, then every plugin service cfg does not list (a
+// planExports resolves the services serve exports, in order: demo.Echo
+// (unless cfg.Demo is false), then cfg's services, then every plugin service cfg does not list (a
 // config entry for demo.Echo with demo.Echo's service key configures the
 // built-in one). Each needs an implementation, a service plugin's (impls,
 // by name) or demo.Echo, and a URL whose keys demo.Echo reads (weight,
 // payload) are well formed. The built-in demo.Echo is exported unless the
 // file's entry for demo.Echo (no group or version) goes to a service
-// plugin serving demo.Echo. Two services with the same service key on the
+// plugin serving demo.Echo, or cfg.Demo is false; nothing to export at all
+// is an error. Two services with the same service key on the
 // same address (a service plugin's demo.Echo next to the built-in one)
 // are an error naming both sources: the kernel would refuse the second
 // export only after registering the first. Errors name the file and key
@@ -502,10 +535,13 @@ func orDefault(s, def string) string {
 func planExports(cfg config.Config, file string, params map[string]string, impls map[string]pluginhost.Service, nodeName string) ([]plannedExport, error) {
 	services := []config.Service{{Interface: demo.Interface}}
 	fromFile := []int{-1}
+	if !cfg.Demo {
+		services, fromFile = nil, nil
+	}
 	listed := map[string]bool{}
 	for j, s := range cfg.Services {
 		listed[s.Interface] = true
-		if s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
+		if cfg.Demo && s.Interface == demo.Interface && spi.ServiceKey(s.Params[spi.KeyGroup], s.Interface, s.Params[spi.KeyVersion]) == demo.Interface {
 			services[0], fromFile[0] = s, j
 			continue
 		}
@@ -537,13 +573,13 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 		}
 		// services[0] is the built-in one unless the file's entry for
 		// demo.Echo names a service plugin's
-		if ps, ok := impls[s.Interface]; ok && (i > 0 || pe.fromFile >= 0) {
+		if ps, ok := impls[s.Interface]; ok && (i > 0 || pe.fromFile >= 0 || !cfg.Demo) {
 			pe.source = fmt.Sprintf("service plugin %q%s", ps.Plugin, where)
 			if _, set := u.Param(spi.KeyMethods); !set && len(ps.Methods) > 0 {
 				pe.url = u.With(spi.KeyMethods, strings.Join(ps.Methods, ","))
 			}
 			pe.plugin = &ps
-		} else if s.Interface == demo.Interface {
+		} else if s.Interface == demo.Interface && cfg.Demo {
 			pe.source = "the built-in " + demo.Interface + where
 			weight, werr := u.Int("weight", kernel.DefaultWeight)
 			if werr != nil {
@@ -555,8 +591,12 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 			}
 			pe.demo = demo.New(nodeName, int(weight)).LimitPayload(payload)
 		} else {
+			builtin := demo.Interface
+			if !cfg.Demo {
+				builtin = "none: demo is false (--demo, AIRNODE_DEMO or the file's demo key)"
+			}
 			return nil, fmt.Errorf("serve: service %q: no implementation (built in: %s; service plugins: %s)",
-				s.Interface, demo.Interface, orDefault(strings.Join(slices.Sorted(maps.Keys(impls)), ", "), "none"))
+				s.Interface, builtin, orDefault(strings.Join(slices.Sorted(maps.Keys(impls)), ", "), "none"))
 		}
 		// The kernel keeps one service per service key on an address
 		// and refuses the second export after the first is registered.
@@ -567,6 +607,10 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 		}
 		seen[at] = pe
 		out = append(out, pe)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("serve: nothing to export: demo is false (--demo=false, AIRNODE_DEMO or the demo key of %s) and the configuration lists no services and starts no service plugin",
+			orDefault(file, "the configuration"))
 	}
 	return out, nil
 }

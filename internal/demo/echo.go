@@ -68,11 +68,19 @@ const ResponseFraming = 16
 // Echo returns v unchanged.
 func (e *Echo) Echo(ctx context.Context, v any) (any, error) { return v, nil }
 
+// MaxSleep bounds Sleep's ms: 1 minute. A consumer's deadline of 0 (none)
+// let any caller park calls on the provider for as long as it liked
+// (tester17 finding 3); a test that needs a longer call writes its own
+// service.
+const MaxSleep = time.Minute
+
 // Sleep waits ms milliseconds and returns ms; it returns ctx's error early
 // when ctx is cancelled (the consumer's deadline passed or it went away).
+// ms must be in [0, 60000] (MaxSleep); otherwise it fails with BAD_REQUEST
+// without waiting.
 func (e *Echo) Sleep(ctx context.Context, ms int) (int, error) {
-	if ms < 0 {
-		return 0, fmt.Errorf("demo: sleep %d ms: want a non-negative duration", ms)
+	if ms < 0 || ms > int(MaxSleep/time.Millisecond) {
+		return 0, spi.Errorf(spi.StatusBadRequest, "demo: sleep %d ms: want 0 to %d ms (1 minute, demo.MaxSleep)", ms, MaxSleep/time.Millisecond)
 	}
 	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer t.Stop()

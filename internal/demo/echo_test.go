@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,21 @@ func TestPayloadBounded(t *testing.T) {
 	}
 	if b, err := New("n", 1).LimitPayload(1<<20).Payload(ctx, 1<<20-ResponseFraming); err != nil || len(b) != 1<<20-ResponseFraming {
 		t.Fatalf("Payload at the limit = %d bytes, %v", len(b), err)
+	}
+}
+
+// Tester17 finding 3: Sleep is bounded by MaxSleep whatever the
+// consumer's deadline (0: none): over it is BAD_REQUEST at once.
+func TestDemoSleepCapped(t *testing.T) {
+	e := New("n", 1)
+	for _, ms := range []int{-1, int(MaxSleep/time.Millisecond) + 1, 600_000} {
+		start := time.Now()
+		_, err := e.Sleep(context.Background(), ms)
+		if !errors.Is(err, spi.ErrBadRequest) || !strings.Contains(err.Error(), "want 0 to 60000 ms") {
+			t.Errorf("Sleep(%d) = %v; want BAD_REQUEST naming the bound", ms, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Sleep(%d) waited %v before refusing", ms, d)
+		}
 	}
 }

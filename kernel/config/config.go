@@ -54,6 +54,13 @@ type Config struct {
 	Protocol map[string]string `koanf:"protocol"`
 	// Shutdown bounds the graceful shutdown.
 	Shutdown Shutdown `koanf:"shutdown"`
+	// Demo says whether `airnode serve` exports its built-in demo.Echo
+	// service (Echo, Sleep, Payload, Fail, Info) besides Services: a test
+	// service, which tells anyone who can connect the host name and pid
+	// (Info) and answers Payload with up to the payload limit. Default
+	// true, so that a first `airnode serve` + `airnode call` works; set it
+	// false in production. Env AIRNODE_DEMO, flag --demo (true or false).
+	Demo bool `koanf:"demo"`
 	// Services are exported by `airnode serve`, in order.
 	Services []Service `koanf:"services"`
 	// References are consumed by the node.
@@ -131,12 +138,13 @@ type Plugin struct {
 }
 
 // DefaultConfig returns a configuration usable as is: listen on :20880,
-// the default registry, no services, references or plugins, a 10s shutdown
-// with a 2s wait.
+// the default registry, the demo service on, no services, references or
+// plugins, a 10s shutdown with a 2s wait.
 func DefaultConfig() Config {
 	return Config{
 		Listen:   DefaultListen,
 		Protocol: map[string]string{},
+		Demo:     true,
 		Shutdown: Shutdown{Timeout: DefaultShutdownTimeout, Wait: DefaultShutdownWait},
 	}
 }

@@ -41,10 +41,11 @@ var scalars = []scalar{
 	{"registry", "AIRNODE_REGISTRY", "registry"},
 	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout"},
 	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait"},
+	{"demo", "AIRNODE_DEMO", "demo"},
 }
 
 // AddFlags defines the flags Load reads on fs: --listen, --registry,
-// --shutdown-timeout, --shutdown-wait. Only flags the user sets override
+// --shutdown-timeout, --shutdown-wait, --demo. Only flags the user sets override
 // the file and environment; their defaults shown in --help are
 // DefaultConfig's.
 func AddFlags(fs *pflag.FlagSet) {
@@ -53,6 +54,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
 	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
 	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener (env AIRNODE_SHUTDOWN_WAIT)")
+	fs.Bool("demo", d.Demo, "export the built-in demo.Echo test service; --demo=false leaves it out, as production should (config key demo, env AIRNODE_DEMO)")
 }
 
 // Source says where Load reads from. The zero value reads nothing but the
@@ -278,8 +280,10 @@ func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
 
 // strictHook converts raw YAML/env/flag values into the Config's field
 // types without mapstructure's weak typing: a duration must be a string
-// with a unit (Go syntax: "60s", "1m30s"); a string field accepts any YAML
-// scalar in its natural spelling (true, 100, 0.5).
+// with a unit (Go syntax: "60s", "1m30s"); a bool field takes a YAML bool
+// or, from the environment or a flag, strconv.ParseBool's spellings
+// ("false", "0"); a string field accepts any YAML scalar in its natural
+// spelling (true, 100, 0.5).
 func strictHook(from, to reflect.Type, data any) (any, error) {
 	if to == reflect.TypeOf(time.Duration(0)) {
 		switch v := data.(type) {
@@ -294,6 +298,14 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 		default:
 			return nil, fmt.Errorf("%v needs a unit (e.g. 60s, 200ms)", v)
 		}
+	}
+	if to.Kind() == reflect.Bool && from.Kind() == reflect.String {
+		// the environment and flags give text; YAML gives a bool
+		b, err := strconv.ParseBool(strings.TrimSpace(data.(string)))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a bool: want true or false", data)
+		}
+		return b, nil
 	}
 	if to.Kind() == reflect.String && from.Kind() != reflect.String {
 		switch v := data.(type) {
