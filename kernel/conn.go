@@ -297,22 +297,28 @@ func (c *conn) connect() (channel, error) {
 }
 
 // firstPingError says why the first ping on a new connection failed: the
-// provider closed the connection (typically a transport or TLS mismatch:
-// it could not read our frames), it did not answer in time (a hung
-// process), or it answered with an error.
+// provider closed the connection (at its connection limit, URL key
+// accepts, it closes a connection at once after accept; or a transport or
+// TLS mismatch: it could not read our frames), it did not answer in time
+// (a hung process), or it answered with an error.
 //
 // reason is the channel's close reason (exchange.Channel.Reason): a close
 // that came from the consumer itself (its heartbeat gave up on a provider
 // that is paused, say) is reported as such, not as a likely mismatch.
 func firstPingError(err error, reason string, took, connectTimeout time.Duration) error {
-	peer := reason == "" || reason == "closed by peer" || strings.HasPrefix(reason, "read: ") || strings.HasPrefix(reason, "write: ")
+	// "open stream: ...": a multiplexed session (smux) already dead when
+	// the channel opened its stream, the provider having closed the
+	// connection at once (at its connection limit, accepts)
+	peer := reason == "" || reason == "closed by peer" || strings.HasPrefix(reason, "read: ") || strings.HasPrefix(reason, "write: ") ||
+		strings.HasPrefix(reason, "open stream: ")
 	switch spi.StatusOf(err) {
 	case spi.StatusChannelInactive:
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
 		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
-			"(transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
+			"(at its connection limit? the provider's URL keys accepts and accepts.per.ip cap the connections it serves, and its log then says \"connection refused\"; "+
+			"or a transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
 			took.Round(time.Millisecond/10), err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
 		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"): %w", connectTimeout, err)

@@ -496,7 +496,8 @@ var dubboDispatchers = map[string]struct{ does, use string }{
 // listening address rather than one service (dispatcher, payload,
 // connection.concurrency, heartbeat.min.ping.interval, heartbeat,
 // heartbeat.interval, heartbeat.timeout: the server's heartbeat runs per
-// connection, whichever service a call is for). The slice is a copy.
+// connection, whichever service a call is for; accepts, accepts.per.ip:
+// the connections it serves). The slice is a copy.
 func ServerKeys() []string { return slices.Clone(serverKeys) }
 
 // serverKeys are the provider URL keys that configure the server on a
@@ -504,7 +505,7 @@ func ServerKeys() []string { return slices.Clone(serverKeys) }
 // address shares them (as Dubbo's protocol settings are shared by the
 // services on one port). A service that sets one of them to another value
 // than the server's is refused rather than silently served otherwise.
-var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout"}
+var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout", keyAccepts, keyAcceptsPerIP}
 
 // CheckServerKeys returns the error Export refuses provider URL pu with
 // when it sets a method-level form of a ServerKeys key
@@ -978,6 +979,12 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
+	// Connection limit: accepts (default: the open-file limit, read now,
+	// minus a reserve) and accepts.per.ip (default: none).
+	accepts, acceptsWarn, err := listenAccepts(pu)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
 	l, err := tr.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
@@ -990,6 +997,10 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 		Hello: exchange.HeartbeatHello(hello), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive",
 	})
+	s.srv.LimitConnections(accepts)
+	if acceptsWarn != "" {
+		n.logger.Warn(acceptsWarn, "addr", l.Addr().String())
+	}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(); err != nil {
@@ -998,7 +1009,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	}()
 	n.servers[key] = s
 	n.servers[trb.Name()+"|"+net.JoinHostPort(s.host, strconv.Itoa(s.port))] = s
-	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String())
+	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max)
 	return s, nil
 }
 

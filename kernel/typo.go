@@ -140,7 +140,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 // these keys shares it with the kernel: a URL's value reaches both.
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
-		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, "token", "connections",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, "token", "connections",
 		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
@@ -223,6 +223,10 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "requests in flight per consumer connection, beyond: SERVER_THREADPOOL_EXHAUSTED, up to 2147483647, 0 or negative: unlimited; per listening address"},
 	keyMinPingInterval: {Type: spi.KeyTypeDuration, Default: "1s",
 		Doc: sideProvider + "ping-flood guard: a consumer pinging faster than this on an idle connection (no call running or arriving) is closed after a few strikes, 0: off; default 1s or the provider's own heartbeat.interval when shorter; per listening address"},
+	keyAccepts: {Type: spi.KeyTypeInt,
+		Doc: sideProvider + "consumer connections served at once (Dubbo's accepts); one beyond is closed at once after accept, counted (airnode_accept_refused_total) and logged; 1..2147483647, default 0: the open-file limit (ulimit -n, read at listen) minus a reserve of max(64, 10%) for the provider's own descriptors; per listening address"},
+	keyAcceptsPerIP: {Type: spi.KeyTypeInt, Default: "0",
+		Doc: sideProvider + "consumer connections served at once from one peer IP address, one beyond is closed at once as for accepts; 1..2147483647, 0: no limit; per listening address"},
 	spi.AttachmentToken: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "access token consumers must send (published in the provider URL), true: a random one made at export; absent: off"},
 	"connections": {Type: spi.KeyTypeInt, Default: "1",
@@ -309,7 +313,6 @@ var dubboKeys = map[string]string{
 	"scope":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
 	"injvm":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
 	"threadpool":    "the provider's dispatcher key chooses where requests run (adaptive, all, direct); threads sizes the pool",
-	"accepts":       "no limit of consumer connections: connection.concurrency bounds the requests in flight on each",
 	"delay":         "Export registers as soon as the provider listens: call Export later to delay it",
 	"register":      "Export registers in the node's registry (or the registry key's); for a provider consumers name by address, refer with airnode://host:port/service",
 	"dynamic":       "Export registers in the node's registry (or the registry key's)",

@@ -68,7 +68,7 @@ var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes
 // the provider URL only (the provider's executelimit filter).
 var (
 	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
-	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "shutdown.timeout", "shutdown.wait"}
+	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "shutdown.timeout", "shutdown.wait"}
 )
 
 // explainedKey is one row key of the KEYS section: a kernel key and its
@@ -77,7 +77,8 @@ type explainedKey struct{ key, def string }
 
 // explainedKeys are the keys of the KEYS section: config.KernelKeys, then
 // the kernel's other keys with a value of their own (the server's
-// connection.concurrency and heartbeat.min.ping.interval, the consumer's
+// connection.concurrency, heartbeat.min.ping.interval, accepts and
+// accepts.per.ip, the consumer's
 // connections, the shutdown keys), with their defaults from
 // kernel.KernelKeyDocs. The dispatcher has its row among the points;
 // identity keys (group, methods, pid, ...) are in the url line.
@@ -88,7 +89,10 @@ func explainedKeys() []explainedKey {
 	}
 	for _, d := range kernel.KernelKeyDocs() {
 		switch d.Key {
-		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "shutdown.timeout", "shutdown.wait":
+		case "accepts":
+			// derived from the serving process's open-file limit, read at listen
+			out = append(out, explainedKey{d.Key, "ulimit -n − reserve"})
+		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "shutdown.timeout", "shutdown.wait":
 			out = append(out, explainedKey{d.Key, d.Default})
 		}
 	}

@@ -130,6 +130,10 @@ type TransportCounters struct {
 	// (out of file descriptors: EMFILE, ENFILE), each retried after a
 	// backoff (internal/netaccept).
 	AcceptErrors Counter
+	// AcceptRefused counts consumer connections a provider closed at once
+	// after accepting them, being at its connection limit: the URL keys
+	// accepts and accepts.per.ip (kernel/exchange ConnectionLimit).
+	AcceptRefused Counter
 }
 
 // Transport holds the process's transport counters.

@@ -3,12 +3,14 @@ package exchange
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -33,6 +35,69 @@ type Server struct {
 	// the last of them to finish closes the pool (closePool). On mu.
 	poolOnLast bool
 	poolOnce   sync.Once
+
+	// Connection limit (LimitConnections), on mu: the channels from each
+	// peer IP (only with limit.PerIP > 0), the connections refused, and
+	// when the last refusal was logged.
+	limit     ConnectionLimit
+	perIP     map[string]int
+	refused   uint64
+	refusedAt time.Time
+}
+
+// URL keys of a provider's listening address that set its ConnectionLimit
+// (the kernel reads them; the refusal log lines name them).
+const (
+	KeyAccepts      = "accepts"
+	KeyAcceptsPerIP = "accepts.per.ip"
+)
+
+// ConnectionLimit bounds the consumer connections a Server serves at once,
+// as Dubbo's "accepts" does (AbstractServer.connected closes a channel
+// beyond it), so that peers cannot take the file descriptors the provider
+// needs itself. A connection accepted beyond a bound is closed at once,
+// before anything is read from it or written to it (its consumer sees the
+// connection closed during its first ping), counted in
+// counters.Transport.AcceptRefused (airnode_accept_refused_total) and
+// logged at Warn, rate-bounded: the refusals numbered 1, 2, 4, 8... of the
+// server, and any refusal 10 s (refusedLogEvery) or more after the last
+// line, each line with the count so far. A connection counts from its
+// accept until its channel has finished (Options.OnClose).
+type ConnectionLimit struct {
+	// Max is the most connections served at once (URL key accepts);
+	// 0 or negative: unlimited.
+	Max int
+	// PerIP is the most connections served at once from one peer IP
+	// address (URL key accepts.per.ip); 0 or negative: unlimited.
+	PerIP int
+}
+
+// refusedLogEvery is the longest a server under a flood of connections
+// beyond its limit goes without logging a refusal.
+const refusedLogEvery = 10 * time.Second
+
+// LimitConnections sets the connection limit. Call it before Serve; the
+// zero ConnectionLimit (the default) is unlimited.
+func (s *Server) LimitConnections(l ConnectionLimit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit = l
+}
+
+// Connections returns the number of connections being served: accepted
+// and not yet finished.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.chans)
+}
+
+// Refused returns the number of connections the server closed at once for
+// its ConnectionLimit.
+func (s *Server) Refused() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
 
 // NewServer returns a server on l. It does not start: call Serve.
@@ -83,7 +148,8 @@ func (s *Server) Serve() error {
 	}
 }
 
-// add serves sess with a new channel, unless the server is closing.
+// add serves sess with a new channel, unless the server is closing or at
+// its connection limit (refuse).
 func (s *Server) add(sess spi.Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -91,11 +157,31 @@ func (s *Server) add(sess spi.Session) {
 		_ = sess.Close()
 		return
 	}
+	ip := ""
+	if s.limit.PerIP > 0 {
+		ip = peerIP(sess.RemoteAddr())
+	}
+	if s.refuse(sess, ip) {
+		return
+	}
+	if s.limit.PerIP > 0 {
+		if s.perIP == nil {
+			s.perIP = make(map[string]int)
+		}
+		s.perIP[ip]++
+	}
 	opts := s.opts
 	user := opts.OnClose
 	opts.OnClose = func(ch *Channel, reason string) {
 		s.mu.Lock()
 		delete(s.chans, ch)
+		if n, ok := s.perIP[ip]; ok {
+			if n <= 1 {
+				delete(s.perIP, ip)
+			} else {
+				s.perIP[ip] = n - 1
+			}
+		}
 		last := s.poolOnLast && len(s.chans) == 0
 		s.mu.Unlock()
 		if user != nil {
@@ -107,6 +193,60 @@ func (s *Server) add(sess spi.Session) {
 	}
 	ch := newChannel(sess, opts, &s.inflight, s.pool)
 	s.chans[ch] = struct{}{}
+}
+
+// refuse closes sess, counts and logs it, and reports true when the server
+// is at its ConnectionLimit: Max connections in all, or PerIP from ip. On
+// s.mu.
+func (s *Server) refuse(sess spi.Session, ip string) bool {
+	perIP := false
+	switch {
+	case s.limit.Max > 0 && len(s.chans) >= s.limit.Max:
+	case s.limit.PerIP > 0 && s.perIP[ip] >= s.limit.PerIP:
+		perIP = true
+	default:
+		return false
+	}
+	remote := sess.RemoteAddr()
+	_ = sess.Close()
+	counters.Transport.AcceptRefused.Inc()
+	s.refused++
+	now := time.Now()
+	if s.refused&(s.refused-1) != 0 && now.Sub(s.refusedAt) < refusedLogEvery {
+		return true
+	}
+	s.refusedAt = now
+	if perIP {
+		s.log.Warn(fmt.Sprintf("connection refused: the provider already serves %d %s from %s, its limit per peer IP (URL key %s=%d); closed at once",
+			s.perIP[ip], plural(int64(s.perIP[ip]), "connection", "connections"), ip, KeyAcceptsPerIP, s.limit.PerIP),
+			"remote", addrString(remote), "limit", s.limit.PerIP, "key", KeyAcceptsPerIP, "refused", s.refused)
+	} else {
+		s.log.Warn(fmt.Sprintf("connection refused: the provider already serves %d %s, its limit (URL key %s=%d); closed at once",
+			len(s.chans), plural(int64(len(s.chans)), "connection", "connections"), KeyAccepts, s.limit.Max),
+			"remote", addrString(remote), "limit", s.limit.Max, "key", KeyAccepts, "refused", s.refused)
+	}
+	return true
+}
+
+// peerIP returns the IP address of a, without its port: a's host part, or
+// a whole when it has none.
+func peerIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	str := addrString(a)
+	if h, _, err := net.SplitHostPort(str); err == nil {
+		return h
+	}
+	return str
+}
+
+// addrString returns a.String(), or "" for a nil a.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
 }
 
 // stop closes the listener and refuses new sessions; it returns the live

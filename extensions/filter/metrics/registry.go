@@ -140,7 +140,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_executes_rejections_total, airnode_actives_timeouts_total,
-//	airnode_accept_errors_total
+//	airnode_accept_errors_total, airnode_accept_refused_total
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
@@ -200,6 +200,7 @@ func processCounters() []processCounter {
 		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
 		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
 		{"airnode_accept_errors_total", "transport.accept_errors", "Provider listeners' temporary accept failures (out of file descriptors), each retried after a backoff of 5 ms to 1 s.", &counters.Transport.AcceptErrors, nil},
+		{"airnode_accept_refused_total", "transport.accept_refused", "Consumer connections a provider closed at once after accepting them, being at its connection limit (URL keys accepts, accepts.per.ip).", &counters.Transport.AcceptRefused, nil},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
 		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},
