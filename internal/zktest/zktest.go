@@ -87,6 +87,15 @@ func Start() (*Server, error) {
 // Addr returns "127.0.0.1:PORT".
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
+// DataDir returns the server's data directory. Removing it while the
+// server is stopped and then calling Restart simulates a ZooKeeper that
+// comes back with empty data (a container without a persistent volume):
+// every node, session and zxid is gone.
+func (s *Server) DataDir() string { return filepath.Join(s.dir, "data") }
+
+// LogPath returns the file receiving the server's stdout and stderr.
+func (s *Server) LogPath() string { return filepath.Join(s.dir, "server.log") }
+
 // Port returns the client port.
 func (s *Server) Port() int { return s.port }
 

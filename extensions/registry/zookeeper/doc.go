@@ -42,6 +42,20 @@
 // are not in ZooKeeper until the session is back; consumers will drop this
 // provider", and at Info when a new session has re-created them.
 //
+// A session gone for good is replaced: once a registry that had a session
+// has had none for session.timeout, it closes its zk handle and opens a new
+// one (a new session, from zxid 0), logged at Warn, as Curator's
+// ConnectionState resets its ZooKeeper handle once a connection has failed
+// for longer than its timeouts. A ZooKeeper restarted with empty data (no
+// persistent volume, a rebuilt ensemble) refuses a client that has seen a
+// higher zxid than its own ("Refusing session request for client ... as it
+// has seen zxid ..."), and go-zookeeper would redial with that zxid
+// forever. On the new session the registry re-creates its entries and
+// every subscription re-lists and re-arms its watch. Each lost session is
+// counted once in counters.Registry.SessionExpiries
+// (airnode_registry_session_expiries_total) as soon as the registry knows
+// of it: the "session expired" Warn, the redial, or the server's answer.
+//
 // ZooKeeper is known to be down once there has been no session for
 // connect.timeout (since the first contact, or since the session was lost):
 // from then on until a session is back, Register queues, and Lookup,

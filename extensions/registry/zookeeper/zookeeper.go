@@ -79,7 +79,6 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		subs:       map[*subscription]struct{}{},
 		notes:      map[string]CacheNote{},
 		upCh:       make(chan struct{}),
-		kick:       make(chan struct{}, 1),
 	}
 	if p.cache != "" {
 		r.cache = &cache{path: p.cache}
@@ -119,6 +118,7 @@ type Registry struct {
 
 	mu         sync.Mutex
 	conn       *zk.Conn
+	handle     *handle            // conn's: the current zk handle
 	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
 	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
 	pending    map[string]spi.URL // registered, creation failed: retried
@@ -131,14 +131,13 @@ type Registry struct {
 	upCh       chan struct{}        // closed at the next transition to up
 	session    int64                // id of the last session seen
 	sessionGen int                  // counts new sessions
+	counted    int64                // id of the last session counted in counters.Registry.SessionExpiries
 	authed     bool
 	// entriesGone: the "provider entries ... are not in ZooKeeper" WARN
 	// was written for this outage; entriesBack: a new session is
 	// re-creating them, and their creation is to be said at Info.
 	entriesGone, entriesBack bool
 
-	kick    chan struct{}         // the zk event callback wakes the session loop
-	lost    atomic.Bool           // the callback saw the session state leave HasSession
 	dialErr atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
 	wg      sync.WaitGroup
 }
@@ -254,57 +253,161 @@ func (r *Registry) connection() (*zk.Conn, error) {
 	if r.conn != nil {
 		return r.conn, nil
 	}
+	if err := r.openLocked(); err != nil {
+		return nil, err
+	}
+	r.downSince = time.Now() // no session yet: first contact
+	return r.conn, nil
+}
+
+// handle is one zk.Conn and what its event callback tells its session
+// loop. A handle is replaced (redial) when its session is gone for good.
+type handle struct {
+	conn       *zk.Conn
+	kick       chan struct{} // the zk event callback wakes the session loop
+	lost       atomic.Bool   // the callback saw the session state leave HasSession
+	stale      atomic.Bool   // replaced by a new handle: its events are ignored
+	hadSession bool          // it has had a session (guarded by Registry.mu)
+}
+
+// openLocked opens a new zk handle (a new session, from zxid 0), makes it
+// the registry's and starts its session loop. zk.Connect dials in the
+// background: it fails only on a malformed server list. Caller holds r.mu.
+func (r *Registry) openLocked() error {
+	h := &handle{kick: make(chan struct{}, 1)}
 	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
 		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
 		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr)),
 		zk.WithEventCallback(func(ev zk.Event) {
+			if h.stale.Load() {
+				return
+			}
 			if ev.Type == zk.EventSession && ev.State != zk.StateHasSession {
-				r.lost.Store(true)
+				h.lost.Store(true)
 			}
 			select {
-			case r.kick <- struct{}{}:
+			case h.kick <- struct{}{}:
 			default:
 			}
 		}))
 	if err != nil {
-		return nil, fmt.Errorf("zookeeper registry: connect %v: %w", r.p.servers, err)
+		return fmt.Errorf("zookeeper registry: connect %v: %w", r.p.servers, err)
 	}
-	r.conn = conn
-	r.downSince = time.Now() // no session yet: first contact
+	h.conn = conn
+	r.conn, r.handle = conn, h
 	r.wg.Add(1)
-	go r.sessionLoop(conn, events)
-	return conn, nil
+	go r.sessionLoop(h, events)
+	return nil
 }
 
-// sessionLoop drains zk's event channel (zk drops events when it is full)
-// and reacts to session changes. It ends when zk closes the channel, which
-// zk does after its own goroutines have finished.
-func (r *Registry) sessionLoop(conn *zk.Conn, events <-chan zk.Event) {
+// current returns the registry's zk handle (after a redial, the new one).
+func (r *Registry) current() *zk.Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conn
+}
+
+// staleFor reports whether h's session is gone for good: h has had a
+// session, and there has been none for session.timeout, so the server
+// has expired it (or, restarted with empty data, refuses h, whose last
+// zxid is higher than its own: "Refusing session request for client ...
+// as it has seen zxid ..."; go-zookeeper would redial with that zxid
+// forever). Otherwise it returns how long to wait before asking again, 0
+// for no need.
+func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up || r.closed || r.handle != h || !h.hadSession || r.downSince.IsZero() {
+		return 0, false
+	}
+	if d := r.p.sessionTimeout - time.Since(r.downSince); d > 0 {
+		return d, false
+	}
+	return 0, true
+}
+
+// redial replaces h, whose session is gone for good (staleFor), by a new
+// zk handle: a new session from zxid 0, on which checkSession re-creates
+// the registry's entries and the subscriptions re-list and re-arm their
+// watches (Curator's ConnectionState resets its ZooKeeper handle the same
+// way once a connection has failed for longer than its timeouts). The
+// lost session counts as expired. h is closed; its loop drains its events
+// and ends.
+func (r *Registry) redial(h *handle) {
+	r.mu.Lock()
+	if r.closed || r.handle != h {
+		r.mu.Unlock()
+		return
+	}
+	r.countExpiryLocked()
+	down := time.Since(r.downSince)
+	h.stale.Store(true)
+	if err := r.openLocked(); err != nil {
+		h.stale.Store(false)
+		r.mu.Unlock()
+		r.log.Warn("zookeeper registry: cannot open a new session", "err", err)
+		return
+	}
+	r.authed = false // auth belongs to the connection
+	r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
+		"down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout, "old_session", fmt.Sprintf("0x%x", r.session))
+	r.mu.Unlock()
+	h.conn.Close()
+}
+
+// countExpiryLocked counts the last session (r.session) in
+// counters.Registry.SessionExpiries, once. Caller holds r.mu.
+func (r *Registry) countExpiryLocked() {
+	if r.session != 0 && r.counted != r.session {
+		r.counted = r.session
+		counters.Registry.SessionExpiries.Inc()
+	}
+}
+
+// sessionLoop drains the event channel of h's zk handle (zk drops events
+// when it is full) and reacts to session changes; once h's session is gone
+// for good it replaces h (redial). It ends when zk closes the channel,
+// which zk does after its own goroutines have finished.
+func (r *Registry) sessionLoop(h *handle, events <-chan zk.Event) {
 	defer r.wg.Done()
 	var retry, expiry <-chan time.Time
 	for {
+		timer := false
 		select {
 		case _, ok := <-events:
 			if !ok {
 				return
 			}
-		case <-r.kick:
+		case <-h.kick:
 		case <-retry:
 		case <-expiry:
-			expiry = nil
-			if d := r.checkExpired(); d > 0 {
-				expiry = time.After(d)
-			}
+			expiry, timer = nil, true
+		}
+		if h.stale.Load() { // replaced: drain until zk closes the channel
+			retry, expiry = nil, nil
 			continue
 		}
-		retry = nil
-		if r.checkSession(conn) {
-			retry = time.After(retryDelay)
-		}
-		if expiry == nil {
-			if d := r.checkExpired(); d > 0 {
-				expiry = time.After(d)
+		if !timer {
+			retry = nil
+			if r.checkSession(h) {
+				retry = time.After(retryDelay)
 			}
+		}
+		if expiry != nil { // a look is already due
+			continue
+		}
+		d := r.checkExpired()
+		w, stale := r.staleFor(h)
+		if stale {
+			r.redial(h)
+			retry = nil
+			continue
+		}
+		if w > 0 && (d <= 0 || w < d) {
+			d = w
+		}
+		if d > 0 {
+			expiry = time.After(d)
 		}
 	}
 }
@@ -346,6 +449,7 @@ func (r *Registry) checkExpired() time.Duration {
 		return d
 	}
 	r.entriesGone = true
+	r.countExpiryLocked()
 	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
 		"services", keys, "down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout)
 	return 0
@@ -355,10 +459,18 @@ func (r *Registry) checkExpired() time.Duration {
 // authenticates, re-creates the registry's own nodes and wakes every
 // subscription for a full re-list. It reports whether some node could not
 // be created and should be retried.
-func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
-	lost := r.lost.Swap(false)
+func (r *Registry) checkSession(h *handle) (retry bool) {
+	conn := h.conn
+	lost := h.lost.Swap(false)
 	hasSession := conn.State() == zk.StateHasSession
 	r.mu.Lock()
+	if r.handle != h { // replaced by redial
+		r.mu.Unlock()
+		return false
+	}
+	if hasSession {
+		h.hadSession = true
+	}
 	if (lost || !hasSession) && r.up && !r.closed {
 		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String())
 		r.downSince = time.Now()
@@ -395,7 +507,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	newSession := id != r.session
 	if newSession {
 		if r.session != 0 {
-			counters.Registry.SessionExpiries.Inc()
+			r.countExpiryLocked()
 			r.log.Warn("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
 			if keys := r.providerServices(); len(keys) > 0 {
 				r.entriesBack = true
@@ -442,7 +554,7 @@ func (r *Registry) checkSession(conn *zk.Conn) (retry bool) {
 	}
 	retry = r.createAll(conn, urls)
 	r.mu.Lock()
-	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed {
+	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed && r.handle == h {
 		r.up, r.gaveUp, r.downSince = true, false, time.Time{}
 		close(r.upCh)
 		r.upCh = make(chan struct{})
@@ -724,6 +836,7 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
+	conn = r.current() // a redial may have replaced it during the wait
 	if err := r.create(conn, u); err != nil {
 		if conn.State() != zk.StateHasSession {
 			r.log.Warn("zookeeper registry: connection lost; entry will be created when a session is back", "url", key, "err", err)
@@ -809,6 +922,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 	}
 	key := consumer.ServiceKey()
 	if r.waitCtx(ctx) {
+		conn = r.current() // a redial may have replaced it during the wait
 		children, _, err := conn.Children(r.categoryPath(iface, Providers))
 		switch {
 		case err == nil:
@@ -871,6 +985,7 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 		return nil, r.downError(ctx, what)
 	}
 	r.answered("", true, time.Time{})
+	conn = r.current() // a redial may have replaced it during the wait
 	root := r.p.root
 	if root == "" {
 		root = "/"

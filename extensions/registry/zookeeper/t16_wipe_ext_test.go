@@ -1,0 +1,125 @@
+package zookeeper_test
+
+import (
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// TestT16_1_EmptyDataRestart (tester16 finding 1): ZooKeeper restarted
+// with an empty data directory under a running provider and a running
+// consumer. The server refuses a client that has seen a higher zxid than
+// its own, so the old handle would redial forever; the registry drops it
+// once there has been no session for session.timeout, opens a new session
+// from zxid 0, re-creates the provider's entry (saying so at Info) and
+// re-arms the consumer's watch, which then sees a provider registered
+// after the wipe.
+func TestT16_1_EmptyDataRestart(t *testing.T) {
+	const q = "root=t16w&session.timeout=2s&connect.timeout=1s"
+	var plog lineLog
+	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse(server.URL(q)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := build(t, server.URL(q))
+	rec := subscribe(t, c, consumer)
+	rec.wait(t, 10*time.Second, 1)
+
+	// Raise the server's zxid well above what it will have after the wipe,
+	// and let both registries see it.
+	raw := rawClient(t)
+	for i := 0; i < 50; i++ {
+		if _, err := raw.Create("/t16w-bump", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.Delete("/t16w-bump", -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Lookup(ctx(t), consumer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Lookup(ctx(t), consumer); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	expiries := counters.Registry.SessionExpiries.Load()
+	server.Stop()
+	t.Cleanup(func() { _ = server.Restart() })
+	if err := os.RemoveAll(server.DataDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+
+	raw = rawClient(t)
+	deadline := restarted.Add(2*time.Second + 15*time.Second)
+	for {
+		ch, _, err := raw.Children("/t16w/demo.Echo/providers")
+		if err == nil && len(ch) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(server.LogPath())
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			t.Fatalf("provider entry not back within %v of the restart: %v %v\nserver log tail:\n%s", time.Since(restarted), ch, err, b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("provider entry back %v after the restart", time.Since(restarted).Round(10*time.Millisecond))
+	plog.waitFor(t, 5*time.Second, msgEntriesBack)
+
+	p2 := build(t, server.URL(q))
+	if err := p2.Register(ctx(t), provider(2, "")); err != nil {
+		t.Fatal(err)
+	}
+	rec.wait(t, 15*time.Second, 1, 2)
+	if n := counters.Registry.SessionExpiries.Load() - expiries; n != 2 {
+		t.Errorf("session expiries counted: %d, want 2 (the provider's and the consumer's)", n)
+	}
+}
+
+// TestT16_9_SessionExpiryCounted (tester16 finding 9): once a provider
+// has said "session expired" at Warn, airnode_registry_session_expiries_total
+// (counters.Registry.SessionExpiries) has counted it, although no new
+// session has come yet (it counted only new sessions, which never came in
+// finding 1); the new session does not count the same expiry again.
+func TestT16_9_SessionExpiryCounted(t *testing.T) {
+	px := newProxy(t, server.Addr())
+	var plog lineLog
+	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse("zookeeper://" + px.addr() + "?root=t16c&session.timeout=1s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	before := counters.Registry.SessionExpiries.Load()
+	px.pause()
+	plog.waitFor(t, 10*time.Second, msgEntriesGone)
+	if n := counters.Registry.SessionExpiries.Load() - before; n != 1 {
+		t.Errorf("after the expiry Warn, %d expiries counted, want 1", n)
+	}
+	px.resume()
+	plog.waitFor(t, 15*time.Second, msgEntriesBack)
+	if n := counters.Registry.SessionExpiries.Load() - before; n != 1 {
+		t.Errorf("after the new session, %d expiries counted, want 1", n)
+	}
+}
