@@ -53,12 +53,16 @@ type Host struct {
 	closed  bool
 	done    chan struct{} // closed by Close: supervisors stop restarting
 	wg      sync.WaitGroup
+
+	changedMu sync.Mutex    // guards changed only; taken under a proc's mu
+	changed   chan struct{} // closed at the next state change of any plugin (Changed)
 }
 
 // New returns a Host for the plugins declared in specs. It does no I/O;
 // Start launches them. Specs are assumed validated by config.Validate.
 func New(specs []config.Plugin, opts ...Option) *Host {
-	h := &Host{log: slog.Default(), backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{})}
+	h := &Host{log: slog.Default(), backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{}),
+		changed: make(chan struct{})}
 	for _, o := range opts {
 		o(h)
 	}
@@ -221,6 +225,13 @@ func (i PluginInfo) StateString() string {
 	return string(i.State) + ": " + i.Reason
 }
 
+// GaveUp reports whether the host will not run the plugin again: it
+// failed (its first start failed, or it exited and its restart policy
+// does not restart it: restart: never, or on-failure after a clean exit)
+// or it was stopped (the host closed). A plugin restarting (with
+// backoff) or not started is not given up on.
+func (i PluginInfo) GaveUp() bool { return i.State == StateFailed || i.State == StateStopped }
+
 // Plugins describes every declared plugin, in declaration order.
 func (h *Host) Plugins() []PluginInfo {
 	out := make([]PluginInfo, 0, len(h.procs))
@@ -228,6 +239,28 @@ func (h *Host) Plugins() []PluginInfo {
 		out = append(out, p.info())
 	}
 	return out
+}
+
+// Changed returns a channel that is closed at the next state change of
+// any plugin (running, restarting, failed, stopped): a watcher reads
+// Plugins, then waits on the channel it took before reading, so that no
+// change is missed (the level-triggered pattern of a condition variable
+// with a channel). The host gives up on a plugin (GaveUp) when it exits
+// under restart: never, or exits cleanly under on-failure; `airnode
+// serve` then unregisters the plugin's services. Never blocks; safe for
+// concurrent use.
+func (h *Host) Changed() <-chan struct{} {
+	h.changedMu.Lock()
+	defer h.changedMu.Unlock()
+	return h.changed
+}
+
+// stateChanged wakes the watchers of Changed. Called under a proc's mu.
+func (h *Host) stateChanged() {
+	h.changedMu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.changedMu.Unlock()
 }
 
 // Close stops every plugin — the graceful go-plugin shutdown first, a kill

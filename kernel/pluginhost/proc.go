@@ -96,6 +96,7 @@ func (p *proc) setStateLocked(st State, reason string, l *live) {
 	p.cur.Store(l)
 	close(p.changed)
 	p.changed = make(chan struct{})
+	p.h.stateChanged()
 }
 
 func (p *proc) neverStarted() bool {
