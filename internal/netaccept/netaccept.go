@@ -10,6 +10,11 @@
 // again, one Info line with the failures and how long it lasted. Every
 // failure counts in counters.Transport.AcceptErrors
 // (airnode_accept_errors_total).
+//
+// OpenFileLimit and DefaultAccepts give a provider's default connection
+// limit (URL key accepts, which the kernel's exchange server applies):
+// the RLIMIT_NOFILE soft limit minus a reserve of max(64, 10 %), so that
+// consumers never take the descriptors the provider needs itself.
 package netaccept
 
 import (

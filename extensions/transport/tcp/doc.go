@@ -30,6 +30,11 @@
 // internal/netaccept. Its logger is the node's (spi.LoggerUser), else
 // slog.Default().
 //
+// The listener accepts every connection: the provider's connection limit
+// (URL keys accepts and accepts.per.ip) is the kernel's exchange server's,
+// which closes a session beyond it at once after Accept, before reading
+// from it.
+//
 // Transport, Listener and Session are safe for concurrent use; the stream is
 // read by one goroutine and written by one goroutine at a time. Close is
 // idempotent. The transport starts no goroutine.
