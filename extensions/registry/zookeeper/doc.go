@@ -2,8 +2,21 @@
 // (github.com/go-zookeeper/zk), with Dubbo's layout (Dubbo 2.7's and
 // dubbo-go's ZookeeperRegistry: toUrlPath, toCategoryPath):
 //
-//	/<root>/<interface>/providers/<url.QueryEscape(provider URL)>
-//	/<root>/<interface>/consumers/<url.QueryEscape(consumer URL)>
+//	[/<chroot>]/<root>/<interface>/providers/<url.QueryEscape(provider URL)>
+//	[/<chroot>]/<root>/<interface>/consumers/<url.QueryEscape(consumer URL)>
+//
+// The URL's path is a ZooKeeper chroot, as in ZooKeeper's own connect
+// string "h1:2181,h2:2181/chroot" (Curator, Kafka's zookeeper.connect):
+// zookeeper://h:2181/staging?root=dubbo puts every node under
+// /staging/dubbo, and root= (Dubbo's group of its registry URL) is the node
+// under the chroot; the chroot may have several levels (/a/b), is created
+// when missing, and a chroot with an empty, "." or ".." node name is an
+// error. Dubbo and dubbo-go do not read a chroot (Dubbo separates fleets by
+// its root, the registry's group): a Dubbo registry URL's path,
+// org.apache.dubbo.registry.RegistryService (DubboRegistryPaths), is not a
+// chroot, so such a URL copied from Dubbo means Dubbo's tree. A path was
+// ignored before tester16 finding 5, silently mixing fleets meant to be
+// separate.
 //
 // One node per interface holds the entries of every group and version;
 // group and version are URL parameters. The URL written (node name and
@@ -66,6 +79,7 @@
 //
 //	URL key          type      unit  default   bounds      meaning
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)
+//	(path)           path      -     ""        node names  chroot: zookeeper://h:2181/staging puts root under /staging
 //	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session

@@ -7,7 +7,7 @@ import "github.com/airnode/airnode/spi"
 func (Builder) Keys() []spi.KeyDoc {
 	return []spi.KeyDoc{
 		{Key: spi.KeyBackup, Type: spi.KeyTypeHosts, Doc: "more ensemble servers, h:2181,h:2181 (Dubbo's form)"},
-		{Key: KeyRoot, Type: spi.KeyTypeString, Default: DefaultRoot, Doc: `root node, no '/'; "" puts services at /`},
+		{Key: KeyRoot, Type: spi.KeyTypeString, Default: DefaultRoot, Doc: `root node, no '/', under the URL's path (a ZooKeeper chroot: zookeeper://h:2181/staging); "" puts services at the chroot or /`},
 		{Key: KeySessionTimeout, Type: spi.KeyTypeDuration, Default: "30s", Doc: "ZooKeeper session timeout (a kill -9'd provider's entry goes after it), 400ms..1h"},
 		{Key: KeyConnectTimeout, Type: spi.KeyTypeDuration, Default: "5s", Doc: "how long a first contact (or a lost session) waits for a session; after it, calls answer at once from file.cache or fail, 10ms..1m"},
 		{Key: KeyFileCache, Type: spi.KeyTypePath, Doc: "file of the last known providers of each interface, used while ZooKeeper is down; absent: no cache"},

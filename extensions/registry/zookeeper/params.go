@@ -35,7 +35,8 @@ var knownKeys = []string{spi.KeyBackup, KeyConnectTimeout, KeyFileCache, KeyRoot
 
 type params struct {
 	servers        []string
-	root           string // "/airnode", or "" for the ZooKeeper root
+	chroot         string // the URL's path as a ZooKeeper chroot: "/chroot16", or ""
+	root           string // chroot + "/" + root= ("/chroot16/airnode", "/airnode"), or "" for the ZooKeeper root
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	cache          string
@@ -75,6 +76,7 @@ func parseParams(u spi.URL) (params, error) {
 	// Dubbo writes the root as an absolute path ("/dubbo"): one leading
 	// '/' is accepted and means the same node ("root=/teamA" is "teamA",
 	// "root=/" the ZooKeeper root).
+	var err error
 	raw := u.ParamOr(KeyRoot, DefaultRoot)
 	p.root = strings.TrimPrefix(raw, "/")
 	if strings.Contains(p.root, "/") {
@@ -83,7 +85,10 @@ func parseParams(u spi.URL) (params, error) {
 	if p.root != "" {
 		p.root = "/" + p.root
 	}
-	var err error
+	if p.chroot, err = chrootOf(u); err != nil {
+		return p, err
+	}
+	p.root = p.chroot + p.root
 	if p.sessionTimeout, err = u.Duration(KeySessionTimeout, DefaultSessionTimeout); err != nil {
 		return p, fmt.Errorf("zookeeper registry: %w", err)
 	}
@@ -99,4 +104,32 @@ func parseParams(u spi.URL) (params, error) {
 	p.cache = u.ParamOr(KeyFileCache, "")
 	p.user, p.password = u.User(), u.Password()
 	return p, nil
+}
+
+// DubboRegistryPaths are URL paths that name Dubbo's registry service
+// rather than a chroot: Dubbo gives its registry URLs this path
+// (zookeeper://h:2181/org.apache.dubbo.registry.RegistryService?...), so
+// such a URL, copied from a Dubbo configuration or log, means the tree
+// Dubbo uses, with no chroot.
+var DubboRegistryPaths = []string{
+	"org.apache.dubbo.registry.RegistryService",
+	"com.alibaba.dubbo.registry.RegistryService",
+}
+
+// chrootOf returns the chroot the URL's path names, "/a" or "/a/b" (a
+// trailing '/' is dropped), or "" for no path or one of
+// DubboRegistryPaths. ZooKeeper's connect string "h:2181/a" (Curator,
+// Kafka's zookeeper.connect) puts every node under /a; here the node is
+// created when missing. Errors name an empty, "." or ".." node name.
+func chrootOf(u spi.URL) (string, error) {
+	path := strings.TrimSuffix(u.Path(), "/")
+	if path == "" || slices.Contains(DubboRegistryPaths, path) {
+		return "", nil
+	}
+	for _, n := range strings.Split(path, "/") {
+		if n == "" || n == "." || n == ".." {
+			return "", fmt.Errorf("zookeeper registry: chroot %q in %q has a node name %q; want zookeeper://h:2181/chroot or zookeeper://h:2181/a/b", "/"+path, u.Redacted(), n)
+		}
+	}
+	return "/" + path, nil
 }
