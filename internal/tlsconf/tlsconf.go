@@ -230,6 +230,13 @@ func (c *serverConn) handshake() error {
 		if err := c.Conn.HandshakeContext(ctx); err != nil {
 			c.err = fmt.Errorf("tlsconf: handshake with %s: %w", c.raw.RemoteAddr(), err)
 			_ = c.raw.Close()
+			if errors.Is(err, net.ErrClosed) {
+				// This side closed the connection during the handshake (a
+				// provider refusing it at its connection limit, accepts,
+				// or shutting down): not the peer's failure, and a line
+				// per refused connection would flood the log.
+				return
+			}
 			if c.l.report != nil {
 				c.l.report(c.raw.RemoteAddr().String(), err)
 			} else {

@@ -299,3 +299,49 @@ func TestTLSConsumerOnPlaintextProvider(t *testing.T) {
 		t.Fatalf("closing provider: %v", err)
 	}
 }
+
+// A connection the provider closes during its handshake (refused at its
+// connection limit: closed at once after accept while a reader had begun
+// the handshake) is not reported as a failed handshake: a line per refused
+// connection would flood the log.
+func TestCloseDuringHandshakeIsNotReported(t *testing.T) {
+	ca := tlsconftest.NewCA(t, "ca")
+	pCert, pKey := ca.Issue(t, "provider")
+	cfg, err := (Settings{Enabled: true, Cert: pCert, Key: pKey}).Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []string
+	var mu sync.Mutex
+	ln := Listener(raw, cfg, 2*time.Second, func(remote string, err error) {
+		mu.Lock()
+		reports = append(reports, err.Error())
+		mu.Unlock()
+	})
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String()) // sends no ClientHello
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() { _, err := sc.Read(make([]byte, 1)); read <- err }() // begins the handshake
+	time.Sleep(20 * time.Millisecond)
+	sc.Close()
+	if err := <-read; err == nil {
+		t.Fatal("read on a connection closed during its handshake succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 0 {
+		t.Errorf("reported %q; want nothing for a connection this side closed", reports)
+	}
+}
