@@ -54,6 +54,8 @@ type Directory struct {
 	hold     func(spi.URL) bool // Hold's; set before Start
 	departed []string           // providers listed and then dropped by the pushes since the last non-empty one; applyMu
 	holding  bool               // the last apply kept a provider because hold held it; applyMu
+	seen     map[string]uint64  // provider URL -> when first seen (seq), for newest; applyMu
+	seq      uint64             // counts provider URLs seen; applyMu
 
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
@@ -186,7 +188,9 @@ func (d *Directory) List(*spi.Invocation) []spi.Invoker {
 func (d *Directory) All() []spi.Invoker { return d.snap.Load().all }
 
 // Providers returns the accepted provider URLs as pushed by the registry
-// (not merged), sorted, then those still listed because Hold holds them.
+// (not merged), sorted, one per protocol, address and service key (the
+// newest: see the package doc), then those still listed because Hold
+// holds them.
 func (d *Directory) Providers() []spi.URL { return d.snap.Load().providers }
 
 // OnChange registers f, called (from the registry's notify goroutine) after
@@ -379,6 +383,7 @@ func (d *Directory) update(providers []spi.URL) {
 // apply makes providers the directory's list, keeping the held ones
 // (Hold); applyMu is held.
 func (d *Directory) apply(providers []spi.URL) {
+	providers = d.newest(providers)
 	next := make(map[string]member, len(providers))
 	var stale []spi.Invoker
 	// Registries push one service key: providers of another group or

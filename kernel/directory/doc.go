@@ -13,6 +13,14 @@
 // version are listed there too (at most three, then a count), without a
 // warning: other groups of one interface are normal.
 //
+// A provider listed twice, one protocol, address and service key in two
+// entries (a process killed and restarted on its port, whose old
+// ephemeral ZooKeeper entry stays until its session expires), counts
+// once: the entry with the highest timestamp is kept, on a tie the one
+// seen last, and the other is logged at Debug, so the address gets one
+// share of the calls and the restarted process its own warm-up, whatever
+// the registry.
+//
 // A consumer's group or version may be a list ("a,b") or "*" (Dubbo's
 // multi-group and any references; Multi): the directory then subscribes
 // to each service key that fits, for "*" those the registry's Services
