@@ -22,6 +22,15 @@
 // (100 ms) if the directory is still there: an empty directory (every
 // provider unregistered) is an empty list.
 //
+// Directories are created 0777 and entries 0666, less the process's umask
+// (DirMode, EntryMode; they were 0755 and 0644 whatever the umask): users
+// of one group share a registry with umask 002 in a setgid group
+// directory (chmod 2775), whose new directories inherit the group. An
+// entry whose URL has a token is 0640 less the umask (TokenEntryMode) and
+// named by a hash of its URL, so that the token is neither in a directory
+// listing nor readable outside the owner's group; a consumer that cannot
+// read such an entry does not list that provider.
+//
 //	URL key   type      unit  default  bounds       meaning
 //	(path)    path      -     see below             "file:///var/run/x" picks the directory
 //	poll      duration  ms    500ms    10ms..1m     lock-state poll period per subscription

@@ -38,6 +38,29 @@ const (
 // maxName is the longest entry name written as the encoded URL itself.
 const maxName = 200
 
+// Permissions of what the registry creates, before the process's umask
+// takes its bits away (umask 022 gives 0755 and 0644, umask 002 0775 and
+// 0664): a registry directory shared by several users of one group needs
+// umask 002 and, for the group to follow, a setgid directory (chmod 2775),
+// whose new directories inherit its group and setgid bit. An entry whose
+// URL has a token is TokenEntryMode: readable by its owner and group
+// only, and named by a hash of its URL so that no directory listing shows
+// the token; a consumer that cannot read it does not list that provider.
+const (
+	DirMode        = 0o777 // registry, service and category directories
+	EntryMode      = 0o666 // an entry, and its temporary file
+	TokenEntryMode = 0o640 // an entry whose URL has a token
+)
+
+// keyToken is the provider URL key of the token filter's secret.
+const keyToken = "token"
+
+// hasToken reports whether u carries a token.
+func hasToken(u spi.URL) bool {
+	v, _ := u.Param(keyToken)
+	return v != ""
+}
+
 // staleTemp is the age after which an unlocked temporary file is removed.
 const staleTemp = 10 * time.Second
 
@@ -138,10 +161,11 @@ func (r *Registry) categoryDir(serviceKey, cat string) string {
 	return filepath.Join(r.p.dir, escape(serviceKey), cat)
 }
 
-// entryName is the file name of u's entry.
+// entryName is the file name of u's entry: u encoded once, or "h-" and a
+// SHA-256 prefix of u when that is over maxName bytes or u has a token.
 func entryName(u spi.URL) string {
 	n := escape(u.String())
-	if len(n) > maxName {
+	if len(n) > maxName || hasToken(u) {
 		sum := sha256.Sum256([]byte(u.String()))
 		n = "h-" + hex.EncodeToString(sum[:20])
 	}
@@ -178,7 +202,7 @@ func (r *Registry) Register(_ context.Context, u spi.URL) error {
 // reader never sees an entry that is not locked yet.
 func (r *Registry) create(u spi.URL) (*lease, error) {
 	dir := r.categoryDir(u.ServiceKey(), category(u))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
 	path := filepath.Join(dir, entryName(u))
@@ -188,7 +212,11 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(dir, ".tmp-"+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	mode := os.FileMode(EntryMode)
+	if hasToken(u) {
+		mode = TokenEntryMode
+	}
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, mode)
 	if err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
@@ -392,7 +420,7 @@ func (r *Registry) check() error {
 // a lock-state poll for crashed providers).
 func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	dir := r.categoryDir(consumer.ServiceKey(), Providers)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
 	r.mu.Lock()
