@@ -1492,13 +1492,14 @@ func settledConnections(ctx context.Context, ref *kernel.Reference) (up, asked i
 
 // connectionsText says how many connections the run had: "4
 // connection(s)" when every one asked for was up at its end, else "only 22
-// of 40 connection(s) up (the others got no answer to their first ping: is
-// the provider out of file descriptors? see its log)".
+// of 40 connection(s) up (the others got no answer to their first ping, or
+// were closed at once: is the provider out of file descriptors, or at its
+// connection limit, URL key accepts? see its log)".
 func connectionsText(o benchOutcome, perProvider int) string {
 	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
 		return fmt.Sprintf("%d connection(s)", perProvider)
 	}
-	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping: is the provider out of file descriptors? see its log)",
+	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)",
 		o.ConnectionsUp, o.ConnectionsAsked)
 }
 

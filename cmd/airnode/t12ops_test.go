@@ -22,7 +22,7 @@ func TestT12Ops3_BenchSaysHowManyConnectionsAreUp(t *testing.T) {
 	}{
 		{40, 40, "40 connection(s)"},
 		{0, 0, "40 connection(s)"},
-		{29, 40, "only 29 of 40 connection(s) up (the others got no answer to their first ping: is the provider out of file descriptors? see its log)"},
+		{29, 40, "only 29 of 40 connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)"},
 	} {
 		got := connectionsText(benchOutcome{ConnectionsUp: tc.up, ConnectionsAsked: tc.asked}, 40)
 		if got != tc.want {
