@@ -25,6 +25,7 @@ const DefaultTimeout = 1000 * time.Millisecond
 // Stats for every call.
 type remoteInvoker struct {
 	url     spi.URL
+	addr    string // url's host:port, set on every Result (spi.Result.ProviderAddr)
 	cat     *extension.Catalogs
 	pool    *connPool
 	keys    []string // pool keys, one per connection slot
@@ -58,7 +59,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	if err != nil {
 		return nil, fmt.Errorf("kernel: provider %s: %w", addr, err)
 	}
-	r := &remoteInvoker{url: u, cat: cat, pool: pool, base: st.base,
+	r := &remoteInvoker{url: u, addr: addr, cat: cat, pool: pool, base: st.base,
 		uniform: !perMethod(u, cat.Codec.Key(), "timeout")}
 	r.out.conf, r.out.group, r.out.log = st.outlier, outliers, logger
 	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
@@ -279,6 +280,7 @@ func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	start := time.Since(clockBase)
 	r.stats.Begin()
 	res := r.invoke(ctx, inv)
+	res.ProviderAddr = r.addr // the consumer's accesslog line names it
 	end := time.Since(clockBase)
 	r.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
 	if r.out.conf.consecutive > 0 && (res.Err != nil || r.out.streak.Load() != 0) {

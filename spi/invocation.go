@@ -74,6 +74,14 @@ type Result struct {
 	// it (the consumer's accesslog line says status=SERVICE_ERROR
 	// swallowed=true rather than OK); the kernel ignores it. nil otherwise.
 	Swallowed error
+	// ProviderAddr is, on the consumer, the address (host:port, as the
+	// provider URL names it) of the provider whose invoker produced this
+	// Result: the kernel's remote invoker sets it on every Result it
+	// returns, so that a filter above the cluster (accesslog) can say
+	// which provider a call went to, the last one tried after a failover.
+	// "" when no provider was called (none available, a refused call),
+	// and on the provider.
+	ProviderAddr string
 }
 
 // Invoker is anything that can invoke: a remote provider, a cluster over a

@@ -141,6 +141,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
   airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			handlePipe() // a log reader gone does not end the run (serve_signals.go)
 			stdout := &writeCounter{w: a.stdout}
 			if f.json {
 				defer func() {

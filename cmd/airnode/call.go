@@ -32,6 +32,10 @@ type callFlags struct {
 	params      []string
 	attachments []string  // -a key=value
 	stdin       io.Reader // for an ARG_JSON of @-
+	// accessLogger, when --log-level is not given, logs at info: the node
+	// logs through it when the reference asks for access lines on the
+	// log (accesslog=true), which the default warn level would drop
+	accessLogger *slog.Logger
 }
 
 // callCommand returns `airnode call`.
@@ -43,7 +47,9 @@ func callCommand(a *app) *cobra.Command {
 		Long: `call refers to a service, calls METHOD with each ARG_JSON decoded as JSON, and
 prints the result as JSON on stdout (exit 0). On failure it prints
 "STATUS_NAME: message" on stderr and exits 1. Interrupted (SIGINT,
-SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM).
+SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM). It logs
+at warn unless --log-level is given, so that it prints the result only;
+an access line asked for (-p accesslog=true) is logged at info.
 
 SERVICE_URL is airnode://host:port[,host2:port2]/service, a direct call:
 no registry is used, not even --registry (a line on stderr says so) or the
@@ -106,6 +112,9 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 			defer done()
 			f.cfg = env.cfg
 			f.stdin = cmd.InOrStdin()
+			if !cmd.Flags().Changed("log-level") {
+				f.accessLogger = a.Logger()
+			}
 			return runCall(env.ctx, env.cat, f, args, env.logger, a.stdout, a.stderr)
 		},
 	}
@@ -292,6 +301,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	reg, err := referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
 	if err != nil {
 		return fail(err)
+	}
+	if f.accessLogger != nil && accessLogOnLogger(u) {
+		logger = f.accessLogger
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()

@@ -27,7 +27,8 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	// a log line stderr cannot take is dropped, never fatal (serve_signals.go)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, &lossyWriter{w: os.Stderr}))
 }
 
 // exitCoder is an error that has already been reported to the user (on

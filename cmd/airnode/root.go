@@ -181,6 +181,7 @@ milliseconds (500); plugins.yaml wants a unit.`,
 			// slog.Default(): they follow --log-level and --log-format too.
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
+			warnUnknownEnv(a.environ(), l) // AIRNODE_REGISTY, a typo: env.go
 			return nil
 		},
 	}
@@ -188,7 +189,8 @@ milliseconds (500); plugins.yaml wants a unit.`,
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+DefaultConfigFile+" when present)")
-	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info)")
+	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(subcommands(a)...)
 	// every duration flag takes the URL keys' forms, bare milliseconds too

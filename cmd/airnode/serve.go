@@ -60,6 +60,15 @@ calls in flight are abandoned the same way, serve says how many and exits
 not a second one: GNU timeout and other supervisors signal both the
 process and its group, which delivers SIGTERM twice at once.
 
+SIGHUP (an ssh session closing, logrotate's "postrotate kill -HUP")
+does not stop serve: it reopens the access-log files (-p
+accesslog=PATH; a renamed or removed one is also reopened within 1s
+without a signal) and logs one line. SIGQUIT (kill -3) writes every
+goroutine's stack to stderr, as a JVM's thread dump, and serve keeps
+running; kill -ABRT gives Go's dump and exit. A log line stderr cannot
+take (its reader gone: "serve 2>&1 | logger" restarting) is dropped,
+not fatal: serve keeps serving, and those lines are lost.
+
 Before the first export, serve checks every service: each has an
 implementation (demo.Echo or a service plugin's), its URL keys are well
 formed, the extensions they name exist and build, and so does the
@@ -91,6 +100,8 @@ and serve says so at Warn; prefer 127.0.0.1:PORT.
   airnode serve --demo=false          # only the services of plugins.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			sw := watchServeSignals(a.Logger(), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
+			defer sw.stop()
 			if err := checkListenBrackets(cmd, a.environ()); err != nil {
 				return err
 			}
@@ -102,6 +113,7 @@ and serve says so at Warn; prefer 127.0.0.1:PORT.
 			if err != nil {
 				return err
 			}
+			sw.use(cat)
 			ctx, force, stop := serveSignals(cmd.Context())
 			defer stop()
 			return runServe(ctx, cat, cfg, a.configFile, f, a.Logger(), force, a.stderr)
@@ -647,6 +659,9 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 		}
 		if err == nil {
 			err = checkTLSFiles(u)
+		}
+		if err == nil {
+			err = checkAccessLog(cat, u)
 		}
 		if err == nil {
 			err = checkMethodKeys(cat, pe)

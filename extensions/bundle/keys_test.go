@@ -133,15 +133,16 @@ func TestBundledExtensionsDeclareTheirKeys(t *testing.T) {
 // key whose type has no malformed form (string, path): proof that Build
 // reads the key.
 var refused = map[string]string{
-	"tls.cert":       "x.pem", // without tls=true
-	"tls.key":        "x.pem",
-	"tls.ca":         "ca.pem",
-	"tls.servername": "h",
-	"root":           "a/b",
-	"backup":         "h2:2l81",
-	"protocol":       "",
-	"accesslog":      "",
-	"token":          "",
+	"tls.cert":              "x.pem", // without tls=true
+	"tls.key":               "x.pem",
+	"tls.ca":                "ca.pem",
+	"tls.servername":        "h",
+	"root":                  "a/b",
+	"backup":                "h2:2l81",
+	"protocol":              "",
+	"accesslog":             "",
+	"token":                 "",
+	"accesslog.attachments": "token",
 }
 
 // notCheckedByBuild are declared keys Build does not validate, and why.

@@ -81,7 +81,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	}
 	l.Warn("failsafe: call failed, returning the zero result",
 		"service", inv.Service, "method", inv.Method, "provider", x.URL().Address(), "err", r.Err)
-	return spi.Result{Swallowed: r.Err}
+	return spi.Result{Swallowed: r.Err, ProviderAddr: r.ProviderAddr}
 }
 
 // Interface guards.

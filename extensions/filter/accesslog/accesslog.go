@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"log/slog"
+	"math"
 	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +30,22 @@ const KeyArgs = "accesslog.args"
 // and the limits, so that refused calls are logged with their status.
 const Order = -100
 
+// KeyAttachments is the URL key listing the attachments whose values each
+// line prints (comma-separated keys: "trace,tenant").
+const KeyAttachments = "accesslog.attachments"
+
 // MaxArgs bounds the logged text of the arguments, in bytes.
 const MaxArgs = 1024
+
+// MaxAttachment bounds the logged text of one attachment's value, in bytes.
+const MaxAttachment = 256
+
+// RenameCheck is how often, at most, a file access log checks that its
+// path still names the file it writes (os.SameFile on a stat of the
+// path): a log that was renamed or removed (logrotate without copytruncate
+// or a postrotate signal; mv by hand) is reopened at the next line after
+// at most this long. Reopen does it at once (serve calls it on SIGHUP).
+const RenameCheck = time.Second
 
 // Builder builds accesslog filters. The zero value is ready to use: its
 // filters log "accesslog=true" lines to their node's logger
@@ -45,11 +63,18 @@ type Builder struct {
 	closed bool
 }
 
-// sink is one access-log file.
+// sink is one access-log file: the logger writing to it, and the file,
+// reopened by Reopen and when its path names another file (RenameCheck).
 type sink struct {
 	once   sync.Once
+	path   string
+	report *slog.Logger // where open failures are reported: the first filter's logger
 	log    *slog.Logger // nil when the file could not be opened
-	closer io.Closer
+
+	mu      sync.Mutex // serialises lines, reopening and Close
+	f       *os.File   // nil once closed
+	checked time.Time  // last RenameCheck
+	failing bool       // the last reopen failed (reported once until one works)
 }
 
 // Name returns "accesslog".
@@ -61,9 +86,11 @@ func (*Builder) Activation() spi.Activation {
 	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}, Key: Key, Order: Order}
 }
 
-// Build reads u's side, accesslog and accesslog.args. Errors: no or
-// unknown "side", an empty accesslog, a malformed accesslog.args. Pure: a
-// file is opened on first use.
+// Build reads u's side, accesslog, accesslog.args and
+// accesslog.attachments. Errors: no or unknown "side", an empty
+// accesslog, a malformed accesslog.args, an attachment key that is not
+// [A-Za-z0-9_.-]+ or is a secret (token). Pure: a file is opened on
+// first use.
 func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 	v, _ := u.Param(spi.KeySide)
 	side := spi.Side(v)
@@ -74,8 +101,12 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accesslog: %w", err)
 	}
+	atts, err := attachmentKeys(u)
+	if err != nil {
+		return nil, err
+	}
 	dest, _ := u.Param(Key)
-	f := &Filter{b: b, side: side, args: args, dest: dest}
+	f := &Filter{b: b, side: side, args: args, dest: dest, atts: atts}
 	if u.Host() != "" { // a reference through a registry names no provider
 		f.addr = u.Address()
 	}
@@ -88,6 +119,31 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 		f.dest = ""
 	}
 	return f, nil
+}
+
+// attachmentKey is what accesslog.attachments takes as one key.
+var attachmentKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// attachmentKeys reads accesslog.attachments: comma-separated attachment
+// keys, blanks around them and empty items ignored, duplicates dropped.
+func attachmentKeys(u spi.URL) ([]string, error) {
+	v, _ := u.Param(KeyAttachments)
+	var keys []string
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		switch {
+		case k == "":
+			continue
+		case !attachmentKey.MatchString(k):
+			return nil, fmt.Errorf("accesslog: URL key %q is %q: attachment key %q: want comma-separated keys of letters, digits, '_', '.' or '-' (trace,tenant)", KeyAttachments, v, k)
+		case spi.IsSecretKey(k):
+			return nil, fmt.Errorf("accesslog: URL key %q is %q: attachment %q is a secret and is never logged", KeyAttachments, v, k)
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
 }
 
 // defaultLogger is the logger of a filter used outside a node, whose
@@ -110,36 +166,139 @@ func (b *Builder) fileLogger(path string, log *slog.Logger) *slog.Logger {
 	}
 	s := b.files[path]
 	if s == nil {
-		s = &sink{}
+		s = &sink{path: path}
 		b.files[path] = s
 	}
 	b.mu.Unlock()
 	s.once.Do(func() {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := openLog(path)
 		if err != nil {
 			log.Error("accesslog: cannot open the access log; calls are not logged there", "path", path, "err", err)
 			return
 		}
-		s.closer = f
+		s.mu.Lock()
+		s.f, s.report, s.checked = f, log, time.Now()
+		s.mu.Unlock()
 		if _, ok := log.Handler().(*slog.JSONHandler); ok {
-			s.log = slog.New(slog.NewJSONHandler(&lockedWriter{w: f}, nil))
+			s.log = slog.New(slog.NewJSONHandler(s, nil))
 		} else {
-			s.log = slog.New(slog.NewTextHandler(&lockedWriter{w: f}, nil))
+			s.log = slog.New(slog.NewTextHandler(s, nil))
 		}
 	})
 	return s.log
 }
 
-// lockedWriter serialises writes so that lines never interleave.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// openLog opens path for appending, creating it 0644.
+func openLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// CheckFile reports whether path can be opened as an access log (opened
+// for appending, created 0644 when missing, then closed), as the first
+// call would open it: serve checks every service's accesslog path before
+// it exports, instead of failing at the first call. The error names the
+// path and says what the key takes.
+func CheckFile(path string) error {
+	f, err := openLog(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named once
+		}
+		return fmt.Errorf("accesslog: URL key %q: cannot open the access log %s: %w (want true, false or the path of a file that can be created or appended to)", Key, path, err)
+	}
+	return f.Close()
+}
+
+// Check reports whether u's access log, when it is a file (accesslog=PATH),
+// can be opened: CheckFile. Nil when u logs to the node's logger, is off,
+// or has no accesslog key.
+func Check(u spi.URL) error {
+	switch v, _ := u.Param(Key); v {
+	case "", "true", "default", "false":
+		return nil
+	default:
+		return CheckFile(v)
+	}
+}
+
+// Write writes one line (slog's handlers write a record per call), so
+// that lines never interleave; first, at most once per RenameCheck, it
+// reopens the file when the path names another file or none. A line
+// after Close is dropped.
+func (s *sink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return len(p), nil
+	}
+	if now := time.Now(); now.Sub(s.checked) >= RenameCheck {
+		s.checked = now
+		if s.moved() {
+			s.reopen()
+		}
+	}
+	return s.f.Write(p)
+}
+
+// moved reports whether s's path no longer names the file s writes: it
+// was renamed or removed (and maybe created anew). Called with s.mu held.
+func (s *sink) moved() bool {
+	at, err := os.Stat(s.path)
+	if err != nil {
+		return true
+	}
+	cur, err := s.f.Stat()
+	return err != nil || !os.SameFile(at, cur)
+}
+
+// reopen opens s's path anew and writes there from now on, closing the
+// file it wrote; when the path cannot be opened it keeps writing the old
+// file (lines are not lost) and reports it once, until an open works.
+// Called with s.mu held and s.f open.
+func (s *sink) reopen() error {
+	f, err := openLog(s.path)
+	if err != nil {
+		if !s.failing && s.report != nil {
+			s.report.Error("accesslog: cannot reopen the access log; lines go on to the file it had open", "path", s.path, "err", err)
+		}
+		s.failing = true
+		return fmt.Errorf("accesslog: reopen %s: %w", s.path, err)
+	}
+	old := s.f
+	s.f, s.failing = f, false
+	return old.Close()
+}
+
+// Reopen reopens every access-log file the Builder has open, at its path,
+// as nginx does on USR1 and logrotate's postrotate expects (serve calls it
+// on SIGHUP): after "mv access.log access.log.1", the next lines go to a
+// new access.log. It returns how many files it reopened; the error joins
+// those it could not reopen (each keeps writing its old file, and is
+// reported once on the node's logger). Safe to call concurrently with
+// calls; after Close it does nothing.
+func (b *Builder) Reopen() (int, error) {
+	b.mu.Lock()
+	sinks := make([]*sink, 0, len(b.files))
+	for _, s := range b.files {
+		sinks = append(sinks, s)
+	}
+	b.mu.Unlock()
+	n := 0
+	var errs []error
+	for _, s := range sinks {
+		s.mu.Lock()
+		if s.f != nil {
+			if err := s.reopen(); err != nil {
+				errs = append(errs, err)
+			} else {
+				n++
+			}
+			s.checked = time.Now()
+		}
+		s.mu.Unlock()
+	}
+	return n, errors.Join(errs...)
 }
 
 // Close closes every file the Builder opened; later lines to files are
@@ -151,10 +310,12 @@ func (b *Builder) Close() error {
 	var errs []error
 	for _, s := range b.files {
 		s.once.Do(func() {}) // never open after Close
-		if s.closer != nil {
-			errs = append(errs, s.closer.Close())
-			s.closer = nil
+		s.mu.Lock()
+		if s.f != nil {
+			errs = append(errs, s.f.Close())
+			s.f = nil
 		}
+		s.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -166,7 +327,8 @@ type Filter struct {
 	args bool
 	off  bool
 	dest string       // file path; "" for the logger
-	addr string       // the URL's address, logged on the consumer
+	addr string       // the URL's address, logged on the consumer when the Result names none
+	atts []string     // accesslog.attachments
 	node *slog.Logger // the node's logger (UseLogger); nil outside a node
 }
 
@@ -222,10 +384,12 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 			return
 		}
 	}
-	attrs := make([]slog.Attr, 0, 10)
+	attrs := make([]slog.Attr, 0, 12)
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
+	} else if res.ProviderAddr != "" {
+		attrs = append(attrs, slog.String("provider", res.ProviderAddr))
 	} else if f.addr != "" {
 		attrs = append(attrs, slog.String("provider", f.addr))
 	}
@@ -233,7 +397,23 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 		slog.String("service", inv.Service),
 		slog.String("method", inv.Method),
 		slog.String("status", status(res).String()),
-		slog.Duration("duration", d))
+		// the same text in both formats ("1.5ms"), and a number for machines
+		slog.String("duration", d.String()),
+		slog.Float64("duration_ms", math.Round(float64(d)/1e3)/1e3))
+	if len(f.atts) > 0 {
+		var g []any
+		for _, k := range f.atts {
+			if v, ok := inv.Attachments[k]; ok {
+				if len(v) > MaxAttachment {
+					v = v[:MaxAttachment] + "..."
+				}
+				g = append(g, slog.String(k, v))
+			}
+		}
+		if len(g) > 0 {
+			attrs = append(attrs, slog.Group("attachments", g...))
+		}
+	}
 	if res.Err == nil && res.Swallowed != nil {
 		attrs = append(attrs, slog.Bool("swallowed", true))
 	}

@@ -1,7 +1,13 @@
 // Package accesslog is the "accesslog" filter: one log line per call, on
-// the consumer or the provider, with the time, the consumer's address (on
-// the provider, from the "remote" attachment), the side, service key,
-// method, status name and duration. The arguments are never logged unless
+// the consumer or the provider, with the time, the side, the other end's
+// address (on the provider "remote", the consumer's, from the "remote"
+// attachment; on the consumer "provider", the provider the cluster called,
+// the last one tried after a failover: spi.Result.ProviderAddr), service
+// key, method, status name, "duration" (Go's text, "1.5ms", in both
+// formats) and "duration_ms" (a number, microsecond precision), and the
+// attachments accesslog.attachments lists ("attachments.trace=T-1"), so
+// that the consumer's and the provider's lines of one call can be paired
+// by a trace id both print. The arguments are never logged unless
 // accesslog.args=true. On the consumer the filter wraps the reference,
 // above the cluster: a failure the failsafe cluster swallowed is logged
 // with its status (SERVICE_ERROR...) and swallowed=true. On the
@@ -13,19 +19,30 @@
 //
 // Activated on both sides by the key "accesslog" (order -100).
 //
-//	key             type    default  meaning
-//	accesslog       string  absent   "true" or "default": the node's logger
-//	                                 (kernel.WithLogger, in its format; the
-//	                                 Builder's Logger when set; stderr in text
-//	                                 outside a node); "false": off; anything
-//	                                 else: a file path, appended to, created
-//	                                 0644, in JSON when the node logs JSON
-//	                                 (log/slog's JSON handler), else text
-//	accesslog.args  bool    false    also log the arguments (fmt %v, at most 1 KiB)
+//	key                    type    default  meaning
+//	accesslog              string  absent   "true" or "default": the node's logger
+//	                                        (kernel.WithLogger, in its format; the
+//	                                        Builder's Logger when set; stderr in text
+//	                                        outside a node); "false": off; anything
+//	                                        else: a file path, appended to, created
+//	                                        0644, in JSON when the node logs JSON
+//	                                        (log/slog's JSON handler), else text
+//	accesslog.args         bool    false    also log the arguments (fmt %v, at most 1 KiB)
+//	accesslog.attachments  string  absent   comma-separated attachment keys
+//	                                        (trace,tenant) whose values the line
+//	                                        prints, at most 256 bytes each; a
+//	                                        secret (token) is refused
 //
 // A file is opened on the first call that logs to it (Build does no I/O)
 // and shared by every filter of the Builder writing to the same path; an
 // open or write failure is reported once on the node's logger and never
-// fails a call. Builder.Close closes the files. Safe for concurrent use; no
-// goroutines.
+// fails a call. CheckFile (serve runs it before exporting) opens a path
+// as the first call would. A file follows log rotation two ways:
+// Builder.Reopen reopens every open file at its path at once (serve calls
+// it on SIGHUP, logrotate's postrotate), and each file checks, at most
+// once per RenameCheck (1 s), that its path still names it, reopening it
+// when it was renamed or removed, as inode-checking loggers do, so a
+// rotation without a signal loses no line and costs at most a second in
+// the old file. Builder.Close closes the files. Safe for concurrent use;
+// no goroutines.
 package accesslog
