@@ -123,3 +123,39 @@ func TestT16_9_SessionExpiryCounted(t *testing.T) {
 		t.Errorf("after the new session, %d expiries counted, want 1", n)
 	}
 }
+
+// TestT16_1_LongOutageDataKept: ZooKeeper down (data kept) for longer
+// than session.timeout. The registry opens a new session meanwhile; once
+// the server is back it restores the old session for a while, and the
+// provider's entry, re-created under the new session, is listed once and
+// stays after the restored session expires.
+func TestT16_1_LongOutageDataKept(t *testing.T) {
+	const q = "root=t16k&session.timeout=1s&connect.timeout=500ms"
+	var plog lineLog
+	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse(server.URL(q)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	server.Stop()
+	t.Cleanup(func() { _ = server.Restart() })
+	plog.waitFor(t, 10*time.Second, "zookeeper registry: no session for session.timeout")
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	plog.waitFor(t, 15*time.Second, msgEntriesBack)
+	raw := rawClient(t)
+	// The restored session expires within its timeout (1 s) after the
+	// restart; the entry must still be there, once, after it.
+	time.Sleep(3 * time.Second)
+	ch, _, err := raw.Children("/t16k/demo.Echo/providers")
+	if err != nil || len(ch) != 1 {
+		t.Fatalf("entries after the restored session expired: %v, %v; want 1", ch, err)
+	}
+	if g, b := len(plog.find(msgEntriesGone)), len(plog.find(msgEntriesBack)); g != 1 || b != 1 {
+		t.Errorf("%d entries-gone and %d back lines for one outage, want 1 each", g, b)
+	}
+}
