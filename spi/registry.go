@@ -108,3 +108,18 @@ type RegistryReacher interface {
 type ReadOnlyRegistry interface {
 	ReadOnly() bool
 }
+
+// RegistryHealth is the optional interface of a Registry that knows when
+// the URLs it registered are not published (its backend lost them), so
+// that a provider host can report it: `airnode serve` answers its
+// /ready with 503 and the error's text while Health returns non-nil
+// (Kubernetes readiness, gRPC health's NOT_SERVING). ZooKeeper: the
+// session expired and the provider's ephemeral entries are gone until a
+// new session re-creates them. A short disconnection within the session
+// timeout is not such a loss: the entries are still there. Health is
+// cheap (no I/O, it reads the registry's state), never blocks, and is
+// safe for concurrent use; a registry without it is taken to publish
+// what Register accepted.
+type RegistryHealth interface {
+	Health() error
+}

@@ -271,8 +271,9 @@ func applyFlagParams(params map[string]string, flags []flagParam) error {
 	return nil
 }
 
-// serveMetrics serves the bundled metrics filter's registry on addr.
-func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error) {
+// serveMetrics serves the bundled metrics filter's registry on addr (with
+// opts: serve's health).
+func serveMetrics(cat *extension.Catalogs, addr string, opts ...metrics.ServerOption) (*metrics.Server, error) {
 	fb, err := cat.Filter.Get(metrics.Name)
 	if err != nil {
 		return nil, fmt.Errorf("serve: --metrics: %w", err)
@@ -281,7 +282,7 @@ func serveMetrics(cat *extension.Catalogs, addr string) (*metrics.Server, error)
 	if !ok {
 		return nil, fmt.Errorf("serve: --metrics: filter %q is not the bundled metrics filter", metrics.Name)
 	}
-	ms, err := metrics.Listen(addr, mb.Registry())
+	ms, err := metrics.Listen(addr, mb.Registry(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("serve: --metrics %s: %w", addr, err)
 	}
@@ -405,8 +406,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			wait = 0
 		}
 	}
+	health := newServeHealth(cat, plugins, logger) // before NewNode: it learns the node's registries
+	defer health.stopWatching()
 	if f.metrics != "" {
-		ms, err := serveMetrics(cat, f.metrics)
+		ms, err := serveMetrics(cat, f.metrics, metrics.WithHealth(health.health))
 		if err != nil {
 			return err
 		}
@@ -445,8 +448,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().Redacted())
+		health.exported(pe, exp, reg)
 	}
+	health.serving()
 	<-ctx.Done()
+	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
 	logger.Info("airnode serve: shutting down", "wait", wait, "timeout", cfg.Shutdown.Timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()

@@ -18,7 +18,11 @@
 //
 // Registry.Handler serves GET /metrics (Prometheus text format) and GET
 // /stats (JSON; "?format=text" prints the table). Listen runs that handler
-// on an address; Server.Close stops it and waits for its goroutine. The
+// on an address; Server.Close stops it and waits for its goroutine. Given
+// WithHealth, a Server also answers GET /ready (200 "serving", or 503 and
+// the reason: starting, draining, a failing check) and GET /live (200),
+// exports airnode_ready, airnode_draining and airnode_plugin_up{plugin},
+// and puts the node's HealthReport in /stats (airnode serve --metrics). The
 // process-wide counters of package internal/counters (heartbeat pings,
 // reconnects, idle closes, registry notifications and session expiries,
 // token and limit rejections, provider requests rejected before any

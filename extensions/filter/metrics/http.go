@@ -15,16 +15,37 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Handler returns the registry's HTTP handler: GET /metrics in the
 // Prometheus exposition format, GET /stats as StatsReport JSON, and GET
 // /stats?format=text as the table WriteTable prints.
-func (r *Registry) Handler() http.Handler {
+func (r *Registry) Handler() http.Handler { return r.handler(nil) }
+
+// HandlerWithHealth is Handler plus h: GET /ready and GET /live (h's
+// ReadyHandler and LiveHandler), airnode_ready, airnode_draining and
+// airnode_plugin_up{plugin} in /metrics, and h's HealthReport as "health"
+// in /stats (a "node:" line under the text table).
+func (r *Registry) HandlerWithHealth(h *Health) http.Handler { return r.handler(h) }
+
+// handler serves r, and h when not nil.
+func (r *Registry) handler(h *Health) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", r.MetricsHandler())
-	mux.Handle("GET /stats", r.StatsHandler())
+	if h == nil {
+		mux.Handle("GET /metrics", r.MetricsHandler())
+		mux.Handle("GET /stats", r.StatsHandler())
+		return mux
+	}
+	mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{r.prom, h.gatherer()}, promhttp.HandlerOpts{}))
+	mux.Handle("GET /stats", r.statsHandler(func() StatsReport {
+		rep, hr := r.Report(), h.Report()
+		rep.Health = &hr
+		return rep
+	}))
+	mux.Handle("GET /ready", h.ReadyHandler())
+	mux.Handle("GET /live", h.LiveHandler())
 	return mux
 }
 
@@ -37,6 +58,9 @@ func (r *Registry) MetricsHandler() http.Handler {
 type StatsReport struct {
 	Methods  []MethodStats     `json:"methods"`
 	Counters map[string]uint64 `json:"counters"`
+	// Health is the node's readiness when the server has one (WithHealth:
+	// airnode serve --metrics); nil otherwise.
+	Health *HealthReport `json:"health,omitempty"`
 }
 
 // Report returns the registry's rows and the process-wide counters.
@@ -50,9 +74,13 @@ func (r *Registry) Report() StatsReport {
 
 // StatsHandler serves Report as JSON, or as a text table with
 // "?format=text".
-func (r *Registry) StatsHandler() http.Handler {
+func (r *Registry) StatsHandler() http.Handler { return r.statsHandler(r.Report) }
+
+// statsHandler serves what report returns as StatsHandler does, with a
+// "node:" line under the text table when it has a HealthReport.
+func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		rep := r.Report()
+		rep := report()
 		switch f := req.URL.Query().Get("format"); f {
 		case "", "json":
 			w.Header().Set("Content-Type", "application/json")
@@ -63,6 +91,9 @@ func (r *Registry) StatsHandler() http.Handler {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = WriteTable(w, rep.Methods)
 			_ = WriteRejected(w, rep.Counters)
+			if rep.Health != nil {
+				_ = writeHealth(w, *rep.Health)
+			}
 		default:
 			http.Error(w, fmt.Sprintf("metrics: format %q: want json or text", f), http.StatusBadRequest)
 		}
@@ -141,6 +172,29 @@ func WriteRejected(w io.Writer, counters map[string]uint64) error {
 	return err
 }
 
+// writeHealth prints a node's readiness under the text table:
+//
+//	node: serving, ready
+//	node: draining, not ready: draining: SIGTERM signal received
+func writeHealth(w io.Writer, h HealthReport) error {
+	line := "node: " + string(h.State) + ", ready"
+	if !h.Ready {
+		line = "node: " + string(h.State) + ", not ready: " + h.Reason
+	}
+	var down []string
+	for name, up := range h.Plugins {
+		if !up {
+			down = append(down, name)
+		}
+	}
+	if len(down) > 0 {
+		slices.Sort(down)
+		line += "; plugins down: " + strings.Join(down, ", ")
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
 // Server serves a Registry's Handler on one address (`airnode serve
 // --metrics ADDR`). It owns one goroutine; Close stops it.
 type Server struct {
@@ -151,15 +205,33 @@ type Server struct {
 	once sync.Once
 }
 
+// ServerOption configures a Server (Listen).
+type ServerOption func(*serverConfig)
+
+// serverConfig is what ServerOptions set.
+type serverConfig struct {
+	health *Health
+}
+
+// WithHealth serves h next to the registry (HandlerWithHealth): GET
+// /ready, GET /live, the health series in /metrics and "health" in
+// /stats.
+func WithHealth(h *Health) ServerOption { return func(c *serverConfig) { c.health = h } }
+
 // Listen binds addr ("127.0.0.1:9090"; port 0 picks a free one) and serves
-// r.Handler on it until Close. A bind failure is returned, naming addr.
-func Listen(addr string, r *Registry) (*Server, error) {
+// r.Handler on it (r.HandlerWithHealth with WithHealth) until Close. A
+// bind failure is returned, naming addr.
+func Listen(addr string, r *Registry, opts ...ServerOption) (*Server, error) {
+	var c serverConfig
+	for _, o := range opts {
+		o(&c)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen %s: %w", addr, err)
 	}
 	s := &Server{ln: ln, done: make(chan struct{}), srv: &http.Server{
-		Handler:           r.Handler(),
+		Handler:           r.handler(c.health),
 		ReadHeaderTimeout: 5 * time.Second,
 	}}
 	go func() {
