@@ -94,7 +94,12 @@ service of the configuration or a service plugin to export).
 
 --metrics ADDR serves /metrics and /stats without authentication: an
 address that is not loopback (":9090") is reachable from other hosts,
-and serve says so at Warn; prefer 127.0.0.1:PORT.
+and serve says so at Warn; prefer 127.0.0.1:PORT. It also answers
+GET /ready (200 "serving"; 503 and the reason while starting, from the
+first signal on, before anything is unregistered, while the registry has
+lost the entries or a service plugin is down for good) and GET /live
+(200): load-balancer and Kubernetes probes. A service plugin the host
+gives up on (restart: never) has its services unregistered.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50
   airnode serve --demo=false          # only the services of plugins.yaml`,
@@ -122,7 +127,7 @@ and serve says so at Warn; prefer 127.0.0.1:PORT.
 	fl := cmd.Flags()
 	config.AddFlags(fl)
 	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
-	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus) and /stats on this address, e.g. 127.0.0.1:9090; no authentication: a non-loopback address is warned about")
+	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus), /stats, /ready and /live on this address, e.g. 127.0.0.1:9090; no authentication: a non-loopback address is warned about")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve TLS (needs --tls-key; same as -p tls=true -p tls.cert=FILE)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert (-p tls.key=FILE)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
