@@ -30,6 +30,9 @@ type ChannelStats struct {
 	HandOffs       int64 // provider, Options.Adaptive: requests that ran on the reader past handOffAfter, so a new reader took over
 	Cancels        int64 // cancel events (cancel.go) sent (consumer) or read (provider)
 	CancelDropped  int64 // provider: requests cancelled by their consumer before they ran: dropped, never run or answered
+	Stalls         int64 // provider: times its readers stopped because highWater bytes of answers were unsent (backpressure.go)
+	Unsent         int64 // bytes queued or being written for the peer now (backpressure.go)
+	Unsolicited    int64 // responses whose id this side never sent (id 0, or above the highest sent); dropped, and counted in LateResponses too
 }
 
 // Channel is one live session with frames on it (implements spi.Channel).
@@ -117,6 +120,18 @@ type Channel struct {
 	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
 
 	check livenessCheck // consumer: the ping after silent call timeouts (liveness.go)
+
+	// Write-side backpressure (backpressure.go): a stall episode runs
+	// while stalled is set; stallCh is closed when it ends.
+	stallMu     sync.Mutex
+	stalled     atomic.Bool
+	stallCh     chan struct{} // on stallMu
+	parked      []task        // two-way requests waiting for room; on stallMu
+	stalls      atomic.Int64
+	unsolicited atomic.Int64
+
+	limits     *logLimits                 // rate-bounded log lines (ratelog.go)
+	firstFrame atomic.Pointer[time.Timer] // provider: closes the channel if no frame arrives in time (Options.FirstFrameTimeout); nil when off
 }
 
 // NewChannel wraps sess and starts its goroutines: a reader per stream, the
@@ -161,6 +176,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),
+		limits:         limitsFor(opts.Logger),
 	}
 	if opts.Side == spi.Provider && opts.MinPingInterval >= 0 {
 		c.guard.minInterval = opts.MinPingInterval
@@ -190,6 +206,12 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
 	c.lastWrite.Store(now)
+	if d := opts.FirstFrameTimeout; opts.Side == spi.Provider && d >= 0 {
+		if d == 0 {
+			d = DefaultFirstFrameTimeout
+		}
+		c.firstFrame.Store(time.AfterFunc(d, func() { c.noFirstFrame(d) }))
+	}
 
 	if opts.Side == spi.Consumer {
 		s, err := sess.Open()
@@ -349,6 +371,10 @@ func (c *Channel) die(reason string, level slog.Level) {
 		running := c.inflight.Load() // provider: requests this close cancels (read before their handlers see it)
 		c.w.close()                  // first: no handler answers after learning of the death
 		close(c.dying)
+		if t := c.firstFrame.Load(); t != nil {
+			t.Stop()
+		}
+		c.unstall(true) // stalled readers and parked requests find it dead
 		c.cancel()
 		_ = c.sess.Close()
 		calls := c.pending.closeAll()
@@ -377,7 +403,13 @@ func (c *Channel) die(reason string, level slog.Level) {
 		if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
 			level = slog.LevelInfo // not an ordinary close: calls failed or were cancelled
 		}
-		c.log.Log(context.Background(), level, "channel closed", attrs...)
+		if level >= slog.LevelWarn {
+			// a peer breaking the protocol on connection after connection
+			// must not flood the log (tester17 finding 7)
+			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
+		} else {
+			c.log.Log(context.Background(), level, "channel closed", attrs...)
+		}
 		c.release() // dead: goClosed is set, so no goIO raises live again
 	})
 }
@@ -518,6 +550,9 @@ func (c *Channel) Stats() ChannelStats {
 		HandOffs:       c.handOffs.Load(),
 		Cancels:        c.cancelsSeen.Load(),
 		CancelDropped:  c.cancelDropped.Load(),
+		Stalls:         c.stalls.Load(),
+		Unsent:         c.w.unsent.Load(),
+		Unsolicited:    c.unsolicited.Load(),
 	}
 }
 
@@ -575,6 +610,14 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 		return fmt.Errorf("write %d-byte frame on its own stream: %w", len(frame), err)
 	}
 	return nil
+}
+
+// noFirstFrame closes a provider channel on which no complete frame
+// arrived within d of its creation (Options.FirstFrameTimeout).
+func (c *Channel) noFirstFrame(d time.Duration) {
+	if c.framesRead.Load() == 0 {
+		c.die(fmt.Sprintf("no complete frame within %v of connecting: a silent or stalled peer (Options.FirstFrameTimeout)", d), slog.LevelDebug)
+	}
 }
 
 var (

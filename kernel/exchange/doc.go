@@ -61,10 +61,11 @@
 // (default 1 s) after the previous one on an idle channel (no request
 // arriving in between, none running) is a strike, any request resets the
 // count, a ping while a request runs is a liveness check during a long
-// call and never a strike, pings read together from one buffer fill (sent
-// while this side was stopped) are one strike, and the strike after
-// Options.MaxPingStrikes (default 2) closes the channel with the logged
-// reason "too many pings". A heartbeat may carry a body, the sender's
+// call and a strike only under MinPingInterval/100 (10 ms) after the
+// previous one (a flood: tester17 finding 2), pings read together from one
+// buffer fill (sent while this side was stopped) are one strike, and the
+// strike after Options.MaxPingStrikes (default 2) closes the channel with
+// the logged reason "too many pings". A heartbeat may carry a body, the sender's
 // heartbeat keys as a query string (Options.Hello, HeartbeatHello): the
 // consumer sends its hello with its first ping, the provider answers with
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
@@ -104,6 +105,38 @@
 // are written in any order) is read and answered SERVICE_NOT_FOUND, not
 // run, instead of being lost unread with the connection and failed as
 // may-have-run.
+//
+// Backpressure (backpressure.go, tester17 finding 1): while a provider
+// channel has highWater (4 MiB) or more of answers queued or being
+// written for a consumer that does not read them — heartbeat answers and
+// refusals included — its readers read no frame and the worker pool
+// parks its requests instead of running them; both resume under
+// lowWater (2 MiB). A consumer that reads nothing thus pins about 4 MiB
+// plus the answers of the handlers already running when it stopped (at
+// most Options.Workers of them, each at most payload) and its unread
+// request bodies, instead of growing the provider without bound. Each
+// stop is counted (ChannelStats.Stalls) and logged at Info, "stopped
+// reading from the consumer", at a bounded rate. A consumer that reads,
+// however slowly, gets every answer.
+//
+// Connection lifetimes: a provider channel on which no complete frame
+// arrives within Options.FirstFrameTimeout (default 10 s, the TLS
+// handshake's bound) is closed, logged at Debug ("no complete frame
+// within 10s of connecting"); after its first frame, the heartbeat's
+// verdict (heartbeat.timeout with nothing read or written) closes a
+// connection gone quiet.
+//
+// Log volume (ratelog.go, tester17 finding 7): "channel closed" lines at
+// Warn (protocol errors, heartbeat verdicts), "stopped reading" lines and
+// answers for ids never sent are bounded per class (the reason with its
+// numbers blanked) and base logger as internal/netaccept bounds accept
+// failures: the first line verbatim, then one per doubling of the count
+// up to 1,024, then one every 10 s, each with suppressed (left out since
+// the previous line) and in_burst. A response whose id this side never
+// sent (0, or above the highest it numbered) is dropped, counted
+// (ChannelStats.Unsolicited) and logged at Warn "answer for request id X
+// never sent: is the provider's framing broken?"; a duplicate or late
+// answer (after CLIENT_TIMEOUT) is silent, counted in LateResponses.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

@@ -101,11 +101,27 @@ func (s *connSession) Close() error {
 	return nil
 }
 
-// smuxSession is a multiplexed session over smux v2, keepalive off.
+// smuxSession is a multiplexed session over smux v2, keepalive off. Like
+// the bundled smux transport, its Done closes when the connection fails
+// (smux itself leaves the session open then) or the session is closed.
 type smuxSession struct {
 	s    *smux.Session
 	done chan struct{}
 	once sync.Once
+}
+
+// doneConn closes done, through once, when a read fails.
+type doneConn struct {
+	net.Conn
+	s *smuxSession
+}
+
+func (c doneConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.s.once.Do(func() { close(c.s.done) })
+	}
+	return n, err
 }
 
 func smuxConfig() *smux.Config {
@@ -116,17 +132,18 @@ func smuxConfig() *smux.Config {
 }
 
 func newSmuxSession(conn net.Conn, provider bool) (*smuxSession, error) {
-	var s *smux.Session
+	ss := &smuxSession{done: make(chan struct{})}
+	wc := doneConn{Conn: conn, s: ss}
 	var err error
 	if provider {
-		s, err = smux.Server(conn, smuxConfig())
+		ss.s, err = smux.Server(wc, smuxConfig())
 	} else {
-		s, err = smux.Client(conn, smuxConfig())
+		ss.s, err = smux.Client(wc, smuxConfig())
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &smuxSession{s: s, done: make(chan struct{})}, nil
+	return ss, nil
 }
 
 func (s *smuxSession) Open() (io.ReadWriteCloser, error)   { return s.s.OpenStream() }
@@ -134,8 +151,11 @@ func (s *smuxSession) Accept() (io.ReadWriteCloser, error) { return s.s.AcceptSt
 func (s *smuxSession) Multiplexed() bool                   { return true }
 func (s *smuxSession) LocalAddr() net.Addr                 { return s.s.LocalAddr() }
 func (s *smuxSession) RemoteAddr() net.Addr                { return s.s.RemoteAddr() }
-func (s *smuxSession) Done() <-chan struct{}               { return s.s.CloseChan() }
-func (s *smuxSession) Close() error                        { return s.s.Close() }
+func (s *smuxSession) Done() <-chan struct{}               { return s.done }
+func (s *smuxSession) Close() error {
+	s.once.Do(func() { close(s.done) })
+	return s.s.Close()
+}
 
 // testListener turns accepted TCP connections into sessions.
 type testListener struct {

@@ -143,7 +143,22 @@ type Options struct {
 	// in a system call longer than 20 µs (runtime/proc.go, retake). Ignored
 	// when Direct is set.
 	Adaptive bool
+	// FirstFrameTimeout bounds how long a provider channel waits for the
+	// first complete frame from its consumer (tester17 finding 4): a
+	// connection that sends nothing, or part of a frame, is closed then,
+	// logged at Debug, instead of holding a file descriptor until the
+	// heartbeat's idle verdict (heartbeat.timeout, 200 s by default). A
+	// consumer's first frame is its first ping (the kernel's handshake)
+	// or call. 0 means DefaultFirstFrameTimeout (10 s, the TLS
+	// handshake's bound, as Go's http.Server.ReadHeaderTimeout bounds a
+	// request's first bytes); negative turns it off. Consumer side:
+	// unused.
+	FirstFrameTimeout time.Duration
 }
+
+// DefaultFirstFrameTimeout is the default Options.FirstFrameTimeout: as
+// long as a TLS listener gives a handshake (internal/tlsconf).
+const DefaultFirstFrameTimeout = 10 * time.Second
 
 // DefaultWorkers is the default Options.Workers: many times the cores a
 // provider has, so handlers that block briefly (I/O, locks) still keep the

@@ -110,7 +110,7 @@ func (p *workerPool) worker(t task) {
 	}()
 	w := &poolWorker{tasks: make(chan task, 1)}
 	for {
-		t.c.run(t)
+		t.c.runQueued(t)
 		p.mu.Lock()
 		if p.head < len(p.queue) {
 			t = p.queue[p.head]

@@ -41,7 +41,7 @@ func (c *Channel) readLoop(s io.ReadWriteCloser, primary bool) {
 	if !primary {
 		size = protocol.HeaderLen * 16
 	}
-	r := &reader{c: c, s: s, br: bufio.NewReaderSize(s, size), primary: primary}
+	r := &reader{c: c, s: s, br: bufio.NewReaderSize(s, size), primary: primary, backpressure: c.opts.Side == spi.Provider}
 	if primary && c.opts.Side == spi.Provider {
 		r.direct = c.opts.Direct || c.opts.Adaptive
 		if r.adaptive = c.opts.Adaptive && !c.opts.Direct; r.adaptive {
@@ -82,7 +82,10 @@ type reader struct {
 	batch    int64 // adaptive: mono() when the current read batch started
 	warm     bool  // adaptive: the previous batch started less than quietAfter before this one
 	inBatch  bool  // the previous frame left bytes buffered: this one is of the same read batch
-	hb       [protocol.HeaderLen]byte
+	// provider: read no frame while the peer has highWater bytes unsent
+	// (backpressure.go)
+	backpressure bool
+	hb           [protocol.HeaderLen]byte
 }
 
 // loop reads and dispatches frames until the stream ends (true) or a
@@ -91,6 +94,9 @@ type reader struct {
 func (r *reader) loop() bool {
 	c, br := r.c, r.br
 	for {
+		if r.backpressure && c.overHighWater() && !c.waitRoom(r) {
+			return true // died while stalled
+		}
 		h, err := protocol.ReadHeader(br, &r.hb, c.payload)
 		if err != nil && errors.Is(err, protocol.ErrTooLarge) {
 			if ok, serr := c.skipOversize(br, h); ok {
@@ -125,8 +131,14 @@ func (r *reader) loop() bool {
 			c.readBatches.Add(1) // the ping-flood guard counts one strike per batch
 		}
 		r.inBatch = more
-		if n := c.framesRead.Add(1); !more || n%64 == 0 {
+		n := c.framesRead.Add(1)
+		if !more || n%64 == 0 {
 			c.lastRead.Store(time.Now().UnixNano())
+		}
+		if n == 1 {
+			if t := c.firstFrame.Load(); t != nil {
+				t.Stop()
+			}
 		}
 		if r.direct && !r.held {
 			// The responses to the requests read together wait for the
@@ -235,6 +247,9 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		if cl == nil {
 			c.late.Add(1)
 			putBody(body)
+			if h.ID == 0 || h.ID > c.nextID.Load() {
+				c.answerNeverAsked(h.ID)
+			}
 			return nil
 		}
 		cl.status, cl.codecID, cl.body = h.Status, h.CodecID(), body
@@ -290,6 +305,21 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		c.pool.submit(t)
 	}
 	return nil
+}
+
+// answerNeverAsked counts and logs (Warn, rate-bounded) a response whose
+// id this side never sent: 0, or above the highest it numbered. A late
+// or duplicate answer (after CLIENT_TIMEOUT, a cancel) is normal and
+// silent; this one means the peer's framing or id handling is broken
+// (tester17 finding 11).
+func (c *Channel) answerNeverAsked(id uint64) {
+	c.unsolicited.Add(1)
+	peer := "provider"
+	if c.opts.Side == spi.Provider {
+		peer = "consumer"
+	}
+	c.logLimited(slog.LevelWarn, "unsolicited answer", fmt.Sprintf("answer for request id %d never sent: is the %s's framing broken?", id, peer),
+		"request_id", id, "highest_sent", c.nextID.Load())
 }
 
 // uncount takes back dispatch's count of a request it does not run.

@@ -180,10 +180,16 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	if !c.ownStream(f.b) && c.w.tryEnqueue(f.b) {
 		return false
 	}
+	// unsent until it has joined the writer's batches or been written on
+	// its stream: the reader stops while it waits (backpressure.go)
+	n := len(f.b)
+	c.w.unsent.Add(int64(n))
 	go func() {
 		defer c.finish()
 		defer putFrame(f)
-		if err := c.send(f.b); err != nil {
+		err := c.send(f.b)
+		c.sent(n)
+		if err != nil {
 			c.die(err.Error(), slog.LevelWarn)
 		}
 	}()

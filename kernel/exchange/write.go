@@ -81,6 +81,14 @@ type writer struct {
 
 	flushed atomic.Uint64 // last batch number fully written
 
+	// unsent is the bytes queued or being written for the peer: frames
+	// in buf and sealed, the batch being written, and the provider's
+	// answers waiting in a goroutine of their own (respond). It is
+	// raised when a frame joins a batch and lowered (Channel.sent) when
+	// its batch is written; the provider's readers stop at highWater
+	// (backpressure.go).
+	unsent atomic.Int64
+
 	// The writer goroutine runs only while there is something to write:
 	// an idle connection keeps no goroutine (or stack) for writing.
 	out     io.Writer     // the long-lived stream; nil until start
@@ -202,6 +210,7 @@ func (w *writer) appendLocked(frame []byte) slot {
 	off := len(w.buf)
 	w.buf = append(w.buf, frame...)
 	w.frames++
+	w.unsent.Add(int64(len(frame)))
 	return slot{gen: w.gen, span: span{off, len(w.buf)}}
 }
 
@@ -278,6 +287,7 @@ func (w *writer) tryWriteLocked() {
 		w.running = false
 	case n == len(out):
 		w.flushed.Store(gen)
+		c.sent(n)
 		w.mu.Lock()
 		if cap(out) <= 1<<20 {
 			w.spare = out
@@ -287,7 +297,7 @@ func (w *writer) tryWriteLocked() {
 	default:
 		// The socket took part of it (or none): the rest goes next, from
 		// a writer goroutine, which then writes whatever else is queued.
-		if !c.goIO(func() { w.finish(out[n:], gen) }) {
+		if !c.goIO(func() { w.finish(out[n:], gen, len(out)) }) {
 			w.mu.Lock()
 			w.running = false
 			return // the channel is dying: nothing more is written
@@ -296,9 +306,9 @@ func (w *writer) tryWriteLocked() {
 	}
 }
 
-// finish writes the rest of batch gen, then goes on as the writer
-// goroutine (running is true on entry).
-func (w *writer) finish(rest []byte, gen uint64) {
+// finish writes the rest of batch gen, of size bytes in all, then goes
+// on as the writer goroutine (running is true on entry).
+func (w *writer) finish(rest []byte, gen uint64, size int) {
 	if _, err := w.out.Write(rest); err != nil {
 		w.mu.Lock()
 		w.running = false
@@ -307,6 +317,7 @@ func (w *writer) finish(rest []byte, gen uint64) {
 		return
 	}
 	w.flushed.Store(gen)
+	w.c.sent(size)
 	w.write(true)
 }
 
@@ -384,14 +395,18 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 		w.sealedBytes -= len(b.buf)
 		w.sealedFrames -= b.frames
 		if len(b.cut) > 0 {
+			n := len(b.buf)
 			b.buf = compact(b.buf, b.cut)
+			w.unsent.Add(int64(len(b.buf) - n)) // withdrawn: never sent
 		}
 		w.room.Broadcast()
 		return b.buf, b.frames, b.gen
 	}
 	if len(w.cut) > 0 {
+		n := len(w.buf)
 		w.buf = compact(w.buf, w.cut)
 		w.cut = w.cut[:0]
+		w.unsent.Add(int64(len(w.buf) - n)) // withdrawn: never sent
 	}
 	out, frames, gen = w.buf, w.frames, w.gen
 	w.buf, w.frames = w.spare[:0], 0
@@ -437,6 +452,7 @@ func (w *writer) write(yield bool) {
 		w.mu.Unlock()
 		if len(out) == 0 {
 			w.flushed.Store(gen) // every frame was withdrawn: nothing to write is written
+			w.c.sent(0)
 		} else {
 			c := w.c
 			c.noteWrite(frames)
@@ -448,6 +464,7 @@ func (w *writer) write(yield bool) {
 				return
 			}
 			w.flushed.Store(gen)
+			c.sent(len(out))
 		}
 		prev = out
 	}

@@ -1,0 +1,157 @@
+package exchange
+
+import (
+	"log/slog"
+
+	"github.com/airnode/airnode/kernel/protocol"
+)
+
+// Write-side backpressure (tester17 finding 1). A provider kept reading
+// the requests of a consumer that read none of its answers, queueing the
+// answers without bound (1 GB in 8 s). Now, while the bytes a channel has
+// queued or is writing for its peer (writer.unsent: the writer's buffer,
+// its sealed batches, the batch being written, and the answers waiting in
+// a goroutine of their own for room or for a stream of their own) are at
+// or over highWater, the channel's readers read no new frame, and the
+// worker pool runs none of its queued requests (they are parked, costing
+// their request body only); both go on once the bytes fall under
+// lowWater. This is Netty's channel writability (Dubbo runs on it: a high
+// and a low water mark, 64 and 32 KiB there) applied to reading, as
+// gRPC-Go stops reading a transport while too many control frames are
+// queued (maxQueuedTransportResponseFrames, the fix for CVE-2019-9512 and
+// CVE-2019-9515). A consumer that does not read thus pins about highWater
+// plus the answers of the handlers that were already running (each at most
+// payload), and the rest of the provider goes on serving other consumers.
+// Heartbeat answers, refusals (SERVER_THREADPOOL_EXHAUSTED, BAD_REQUEST)
+// and not-run answers count like any other answer.
+//
+// A reader that reads costs one atomic load per frame for it. A stopped
+// reader still ends with its channel (Close, the heartbeat's verdict on a
+// channel with nothing read or written for heartbeat.timeout, Server
+// shutdown), and reads again once its session is done (spi.Session.Done:
+// the peer closed or the connection failed), to find the end; while it is
+// stopped, a go-away's ping goes unanswered and
+// Shutdown waits for it no longer than before (goAwayAckWait).
+const (
+	highWater = maxQueued     // 4 MiB: stop reading at or over it
+	lowWater  = highWater / 2 // 2 MiB: read again under it
+)
+
+// overHighWater reports whether the peer has highWater bytes or more
+// unsent: one atomic load.
+func (c *Channel) overHighWater() bool { return c.w.unsent.Load() >= highWater }
+
+// sent counts n bytes of the peer's that were written (or dropped) and,
+// once fewer than lowWater remain, lets stalled readers and parked
+// requests go on.
+func (c *Channel) sent(n int) {
+	if c.w.unsent.Add(-int64(n)) < lowWater && c.stalled.Load() {
+		c.unstall(false)
+	}
+}
+
+// unstall ends a stall episode: it wakes the stalled readers and resubmits
+// the parked requests to the worker pool, if fewer than lowWater bytes are
+// unsent or force (the channel died: they find it dead and end).
+func (c *Channel) unstall(force bool) {
+	c.stallMu.Lock()
+	if !c.stalled.Load() || !force && c.w.unsent.Load() >= lowWater {
+		c.stallMu.Unlock()
+		return
+	}
+	c.stalled.Store(false)
+	if c.stallCh != nil {
+		close(c.stallCh)
+		c.stallCh = nil
+	}
+	parked := c.parked
+	c.parked = nil
+	c.stallMu.Unlock()
+	for _, t := range parked {
+		c.pool.submit(t)
+	}
+}
+
+// startStallLocked marks the channel stalled and returns the channel
+// closed when the episode ends, starting an episode (counted, logged at a
+// bounded rate) if none runs. On stallMu.
+func (c *Channel) startStallLocked() chan struct{} {
+	c.stalled.Store(true) // before the caller looks at unsent again: see sent
+	if c.stallCh == nil {
+		c.stallCh = make(chan struct{})
+		c.stalls.Add(1)
+		c.logLimited(slog.LevelInfo, "stalled", "stopped reading from the consumer: it does not read its answers",
+			"unsent", protocol.FormatSize(c.w.unsent.Load()), "high_water", protocol.FormatSize(highWater), "low_water", protocol.FormatSize(lowWater))
+	}
+	return c.stallCh
+}
+
+// waitRoom stops reader r until fewer than lowWater bytes are unsent for
+// the peer. Responses held for r's read batch (Options.Direct) are
+// released first, or nothing would drain. It reports false when the
+// channel died meanwhile.
+func (c *Channel) waitRoom(r *reader) bool {
+	if r.held {
+		c.w.hold(false)
+		r.held = false
+	}
+	c.stallMu.Lock()
+	select {
+	case <-c.dying:
+		c.stallMu.Unlock()
+		return false
+	default:
+	}
+	ch := c.startStallLocked()
+	if c.w.unsent.Load() < lowWater {
+		// drained meanwhile: the sent that crossed lowWater may have
+		// missed the stalled flag, so end the episode here
+		c.stallMu.Unlock()
+		c.unstall(false)
+		return true
+	}
+	c.stallMu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-c.sess.Done():
+		// The connection failed or closed: reading again finds its end
+		// after what is buffered (a blocked write may not notice it: a
+		// smux stream waiting for its window does not).
+		return true
+	case <-c.dying:
+		return false
+	}
+}
+
+// park keeps t, a two-way request a worker was about to run, until the
+// peer has room (unstall), and reports whether it did: not once the
+// channel is dying, nor when the bytes fell under lowWater meanwhile.
+func (c *Channel) park(t task) bool {
+	c.stallMu.Lock()
+	select {
+	case <-c.dying:
+		c.stallMu.Unlock()
+		return false
+	default:
+	}
+	c.startStallLocked()
+	if c.w.unsent.Load() < lowWater {
+		// drained meanwhile (see waitRoom): the caller runs it
+		c.stallMu.Unlock()
+		c.unstall(false)
+		return false
+	}
+	c.parked = append(c.parked, t)
+	c.stallMu.Unlock()
+	return true
+}
+
+// runQueued runs t, a request a worker took from the pool, unless the
+// peer has highWater bytes unsent: then t waits, parked, for room.
+func (c *Channel) runQueued(t task) {
+	if c.overHighWater() && t.h.TwoWay() && c.park(t) {
+		return
+	}
+	c.run(t)
+}
