@@ -1,0 +1,143 @@
+package exchange_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/codec/msgpack"
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/extensions/heartbeat/idle"
+	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/spi"
+)
+
+// sleeper serves Sleep(ms), honouring its context.
+type sleeper struct{}
+
+func (sleeper) Serve(ctx context.Context, req *exchange.Request) spi.Result {
+	var ms int
+	if err := req.Args.Decode(&ms); err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "argument: %v", err)}
+	}
+	select {
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+		return spi.Result{Value: ms}
+	case <-ctx.Done():
+		return spi.Result{Err: ctx.Err()}
+	}
+}
+
+// lines records log messages with their attributes.
+type lines struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (l *lines) Enabled(context.Context, slog.Level) bool { return true }
+func (l *lines) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.Key + "=" + a.Value.String()); return true })
+	l.mu.Lock()
+	l.all = append(l.all, b.String())
+	l.mu.Unlock()
+	return nil
+}
+func (l *lines) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *lines) WithGroup(string) slog.Handler      { return l }
+
+func (l *lines) find(s string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.all {
+		if strings.Contains(r, s) {
+			return r
+		}
+	}
+	return ""
+}
+
+// Finding 2, the other side: the guard against ping floods during a call
+// leaves a normal consumer alone — heartbeat=idle with
+// heartbeat.interval=1s and heartbeat.ping.on.timeout (the default) while
+// a long call runs and other calls keep timing out with nothing read, so
+// that both the idle ping and the liveness ping after a silent timeout
+// go out during calls. The connection is never closed.
+func TestT17_2_NormalConsumerPingingDuringCallsIsNotClosed(t *testing.T) {
+	for name, tr := range transports(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			u := spi.MustParse("airnode://127.0.0.1:1/demo.Echo?heartbeat.interval=1s")
+			hb, err := idle.Builder{}.Build(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := tr.Listen("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plog := &lines{}
+			srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: sleeper{}, Heartbeat: hb, Logger: slog.New(plog),
+				Hello: exchange.HeartbeatHello(u)})
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			sess, err := tr.Dial(ctx, srv.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := exchange.NewChannel(sess, exchange.Options{Side: spi.Consumer, Codec: codecByID, Heartbeat: hb, Logger: quiet, Hello: exchange.HeartbeatHello(u)})
+			t.Cleanup(func() {
+				ch.Close("test done")
+				ch.Wait()
+				srv.Close()
+				if err := <-errc; err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			})
+			pings := counters.Heartbeat.PingsReceived.Load() // process-wide: the other subtest's count too
+			if err := ch.Ping(ctx); err != nil { // the kernel's handshake ping
+				t.Fatal(err)
+			}
+			sleep := func(ms int, timeout time.Duration) spi.Result {
+				return ch.Invoke(context.Background(), msgpack.Codec{}, &spi.Invocation{Service: "demo.Echo", Method: "Sleep", Args: []any{ms}}, timeout)
+			}
+			var wg sync.WaitGroup
+			long := make(chan spi.Result, 1)
+			wg.Go(func() { long <- sleep(4000, 10*time.Second) })
+			stop := time.Now().Add(4 * time.Second)
+			for range 2 {
+				wg.Go(func() {
+					for time.Now().Before(stop) {
+						if res := sleep(1500, 200*time.Millisecond); spi.StatusOf(res.Err) != spi.StatusServerTimeout {
+							t.Errorf("a call to time out: %v", res.Err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if res := <-long; res.Err != nil {
+				t.Fatalf("the long call: %v", res.Err)
+			}
+			if r := ch.Reason(); r != "" {
+				t.Fatalf("the consumer's channel closed: %s", r)
+			}
+			if r := plog.find("too many pings"); r != "" {
+				t.Fatal(r)
+			}
+			// the handshake's, then the idle heartbeat's and the liveness
+			// checks' during the calls
+			if n := counters.Heartbeat.PingsReceived.Load() - pings; n < 3 {
+				t.Errorf("%d pings answered: the test did not ping during calls", n)
+			} else {
+				t.Logf("%d pings answered (both subtests), none refused", n)
+			}
+		})
+	}
+}
