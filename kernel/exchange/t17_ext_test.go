@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/codec/msgpack"
-	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -101,7 +101,7 @@ func TestT17_2_NormalConsumerPingingDuringCallsIsNotClosed(t *testing.T) {
 				}
 			})
 			pings := counters.Heartbeat.PingsReceived.Load() // process-wide: the other subtest's count too
-			if err := ch.Ping(ctx); err != nil { // the kernel's handshake ping
+			if err := ch.Ping(ctx); err != nil {             // the kernel's handshake ping
 				t.Fatal(err)
 			}
 			sleep := func(ms int, timeout time.Duration) spi.Result {
