@@ -44,7 +44,7 @@ func BenchmarkSelect(b *testing.B) {
 		if err := h.Register(c); err != nil {
 			b.Fatal(err)
 		}
-		bl, _ := c.LoadBalance.Get("p2c")
+		bl, _ := c.LoadBalance.Get(p2cName)
 		b.Run("serial", func(b *testing.B) { run(b, bl) })
 		b.Run("parallel", func(b *testing.B) {
 			lb, _ := bl.Build(ref)

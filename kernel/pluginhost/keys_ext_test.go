@@ -30,7 +30,7 @@ func TestPluginKeysReachTheCatalog(t *testing.T) {
 	if s := got["registry/static"]; s.Origin != extension.Origin(binary("staticregistry")) || !reflect.DeepEqual(s.Keys, staticregistry.Builder{}.Keys()) {
 		t.Fatalf("registry/static: %+v, want origin %s and keys %+v", s, binary("staticregistry"), staticregistry.Builder{}.Keys())
 	}
-	if p := got["loadbalance/p2c"]; p.Origin == "" || !reflect.DeepEqual(p.Keys, p2c.Builder{}.Keys()) {
+	if p := got["loadbalance/"+p2cName]; p.Origin == "" || !reflect.DeepEqual(p.Keys, p2c.Builder{}.Keys()) {
 		t.Fatalf("loadbalance/p2c: %+v, want registered with keys %+v", p, p2c.Builder{}.Keys())
 	}
 }

@@ -118,8 +118,12 @@ func waitGone(t *testing.T, pid int, within time.Duration) {
 	}
 }
 
+// p2cName is the configured name of the p2c example plugin: not "p2c",
+// which the bundled balancer holds (a plugin may not shadow it).
+const p2cName = "acme.p2c"
+
 func p2cSpec() config.Plugin {
-	return config.Plugin{Name: "p2c", Point: "loadbalance", Command: binary("p2c"), Restart: config.RestartAlways}
+	return config.Plugin{Name: p2cName, Point: "loadbalance", Command: binary("p2c"), Restart: config.RestartAlways}
 }
 
 // busyIdle returns two providers: p2c always picks idle; random picks both.
@@ -137,14 +141,14 @@ func TestLoadBalancePluginSelectsAndIsListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := c.LoadBalance.Get("p2c")
+	b, err := c.LoadBalance.Get(p2cName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := c.LoadBalance.Origin("p2c"); string(o) != binary("p2c") {
+	if o, _ := c.LoadBalance.Origin(p2cName); string(o) != binary("p2c") {
 		t.Fatalf("origin %q, want the binary path", o)
 	}
-	lb, err := b.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?loadbalance=p2c"))
+	lb, err := b.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?loadbalance=" + p2cName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +158,7 @@ func TestLoadBalancePluginSelectsAndIsListed(t *testing.T) {
 			t.Fatalf("picked %v, want idle", got.URL())
 		}
 	}
-	i := info(t, h, "p2c")
+	i := info(t, h, p2cName)
 	if i.State != pluginhost.StateRunning || i.ProtocolVersion != 1 || i.Path != binary("p2c") || i.PID == 0 ||
 		len(i.Provides) != 1 || i.Provides[0] != "p2c" {
 		t.Fatalf("info %+v", i)
@@ -168,14 +172,14 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.LoadBalance.Get("p2c")
+	b, _ := c.LoadBalance.Get(p2cName)
 	lb, err := b.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	busy, idle := busyIdle()
 	list := []spi.Invoker{busy, idle}
-	pid := info(t, h, "p2c").PID
+	pid := info(t, h, p2cName).PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +192,7 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 			t.Fatal("Select returned nil while the plugin was down")
 		}
 		sawBusy = sawBusy || got == busy // only the fallback picks busy
-		if i := info(t, h, "p2c"); i.State == pluginhost.StateRunning && i.PID != pid && sawBusy {
+		if i := info(t, h, p2cName); i.State == pluginhost.StateRunning && i.PID != pid && sawBusy {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -196,7 +200,7 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 	if !sawBusy {
 		t.Fatal("never fell back to the default balancer while the plugin was down")
 	}
-	i := waitRunning(t, h, "p2c", pid)
+	i := waitRunning(t, h, p2cName, pid)
 	if i.Restarts < 1 {
 		t.Fatalf("restarts %d", i.Restarts)
 	}
@@ -275,10 +279,10 @@ func TestWrongSHA256IsRefusedOthersStart(t *testing.T) {
 	actual := fileSum(t, binary("p2c"))
 	t.Log(err)
 	if err == nil || !strings.Contains(err.Error(), "expected "+bad.SHA256) || !strings.Contains(err.Error(), "actual "+actual) ||
-		!strings.Contains(err.Error(), `"p2c"`) {
+		!strings.Contains(err.Error(), `"`+p2cName+`"`) {
 		t.Fatalf("err = %v; want one naming the plugin, expected and actual checksums", err)
 	}
-	if i := info(t, h, "p2c"); i.State != pluginhost.StateFailed || !strings.Contains(i.Reason, "sha256 mismatch") {
+	if i := info(t, h, p2cName); i.State != pluginhost.StateFailed || !strings.Contains(i.Reason, "sha256 mismatch") {
 		t.Fatalf("p2c info %+v", i)
 	}
 	if i := info(t, h, "greeter"); i.State != pluginhost.StateRunning {
@@ -286,18 +290,18 @@ func TestWrongSHA256IsRefusedOthersStart(t *testing.T) {
 	}
 	// A refused plugin stays in the catalog, so that selecting it says why
 	// it is missing.
-	b, err := c.LoadBalance.Get("p2c")
+	b, err := c.LoadBalance.Get(p2cName)
 	if err != nil {
 		t.Fatalf("a refused plugin is not catalogued: %v", err)
 	}
-	if _, err := b.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo?loadbalance=p2c")); err == nil || !strings.Contains(err.Error(), "sha256 mismatch") {
+	if _, err := b.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo?loadbalance=" + p2cName)); err == nil || !strings.Contains(err.Error(), "sha256 mismatch") {
 		t.Fatalf("building a refused plugin: %v; want its sha256 mismatch", err)
 	}
 
 	ok := p2cSpec()
 	ok.SHA256 = actual
 	h2, _, err := startHost(t, ok)
-	if err != nil || info(t, h2, "p2c").State != pluginhost.StateRunning {
+	if err != nil || info(t, h2, p2cName).State != pluginhost.StateRunning {
 		t.Fatalf("right sha256: %v", err)
 	}
 }
@@ -318,7 +322,7 @@ func TestStdoutBeforeHandshakeIsAClearError(t *testing.T) {
 		t.Fatalf("err = %v; want one naming the plugin and its stray output", err)
 	}
 	t.Log(err)
-	if info(t, h, "p2c").State != pluginhost.StateRunning {
+	if info(t, h, p2cName).State != pluginhost.StateRunning {
 		t.Fatal("a broken plugin stopped another from starting")
 	}
 }
@@ -338,7 +342,7 @@ func TestCloseStopsEveryPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids := []int{info(t, h, "p2c").PID, info(t, h, "greeter").PID}
+	pids := []int{info(t, h, p2cName).PID, info(t, h, "greeter").PID}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +352,7 @@ func TestCloseStopsEveryPlugin(t *testing.T) {
 	for _, pid := range pids {
 		waitGone(t, pid, 5*time.Second)
 	}
-	if i := info(t, h, "p2c"); i.State != pluginhost.StateStopped {
+	if i := info(t, h, p2cName); i.State != pluginhost.StateStopped {
 		t.Fatalf("after Close: %+v", i)
 	}
 }
@@ -360,20 +364,20 @@ func TestRestartNeverLeavesPluginFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := info(t, h, "p2c").PID
+	pid := info(t, h, p2cName).PID
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
-	for info(t, h, "p2c").State != pluginhost.StateFailed {
+	for info(t, h, p2cName).State != pluginhost.StateFailed {
 		if time.Now().After(deadline) {
-			t.Fatalf("state %+v", info(t, h, "p2c"))
+			t.Fatalf("state %+v", info(t, h, p2cName))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if r := info(t, h, "p2c").Reason; !strings.Contains(r, "killed") {
+	if r := info(t, h, p2cName).Reason; !strings.Contains(r, "killed") {
 		t.Fatalf("reason %q", r)
 	}
 	// balancing still works, through the default
-	b, _ := c.LoadBalance.Get("p2c")
+	b, _ := c.LoadBalance.Get(p2cName)
 	lb, _ := b.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo"))
 	busy, idle := busyIdle()
 	if lb.Select([]spi.Invoker{busy, idle}, &spi.Invocation{}) == nil {
@@ -522,7 +526,7 @@ func TestStartTimeoutAndInProcessPointsAreRefused(t *testing.T) {
 		t.Fatalf("err = %v; want the transport plugin refused", err)
 	}
 	t.Log(err)
-	if info(t, h, "p2c").State != pluginhost.StateRunning || info(t, h, "mute").State != pluginhost.StateFailed {
+	if info(t, h, p2cName).State != pluginhost.StateRunning || info(t, h, "mute").State != pluginhost.StateFailed {
 		t.Fatalf("plugins %+v", h.Plugins())
 	}
 }

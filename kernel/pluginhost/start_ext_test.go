@@ -137,8 +137,8 @@ func TestFailedPluginIsCataloguedAndBuildingItSaysWhy(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "config missing") != 3 {
 		t.Fatalf("start: %v; want the three failures", err)
 	}
-	if info(t, h, "p2c").State != pluginhost.StateRunning {
-		t.Fatalf("p2c: %+v", info(t, h, "p2c"))
+	if info(t, h, p2cName).State != pluginhost.StateRunning {
+		t.Fatalf("p2c: %+v", info(t, h, p2cName))
 	}
 	const why = `exited with status 2 before the handshake; its last stderr line: "plugin: config missing, exiting"`
 	u := spi.MustParse("airnode://127.0.0.1:1/demo.Echo")
@@ -192,10 +192,10 @@ func TestStartPointsLeavesServicePluginsNotStarted(t *testing.T) {
 	if s := h.Services(); len(s) != 0 {
 		t.Fatalf("services of a plugin not started: %+v", s)
 	}
-	if i := info(t, h, "p2c"); i.State != pluginhost.StateRunning {
+	if i := info(t, h, p2cName); i.State != pluginhost.StateRunning {
 		t.Fatalf("p2c: %+v", i)
 	}
-	if _, err := c.LoadBalance.Get("p2c"); err != nil {
+	if _, err := c.LoadBalance.Get(p2cName); err != nil {
 		t.Fatal(err)
 	}
 	_ = h.Close()
@@ -213,7 +213,7 @@ func TestStartIfCataloguesWhatItLeavesOut(t *testing.T) {
 	defer h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := h.StartIf(ctx, func(p config.Plugin) bool { return p.Name == "p2c" }); err != nil {
+	if err := h.StartIf(ctx, func(p config.Plugin) bool { return p.Name == p2cName }); err != nil {
 		t.Fatal(err)
 	}
 	c := bundle.Catalogs()
@@ -230,7 +230,7 @@ func TestStartIfCataloguesWhatItLeavesOut(t *testing.T) {
 	if _, err := b.Build(spi.MustParse("airnode://127.0.0.1:1/demo.Echo")); err == nil || !strings.Contains(err.Error(), `loadbalance plugin "acme.other" (`+binary("p2c")+`) is not running: this host did not start it`) {
 		t.Fatalf("build: %v", err)
 	}
-	if i := info(t, h, "p2c"); i.State != pluginhost.StateRunning {
+	if i := info(t, h, p2cName); i.State != pluginhost.StateRunning {
 		t.Fatalf("p2c: %+v", i)
 	}
 }
