@@ -152,7 +152,7 @@ func TestAdvertisedAddress(t *testing.T) {
 		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 20880}, "", want},
 		{&net.TCPAddr{IP: net.IPv4zero, Port: 20880}, "0.0.0.0", want},
 		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 20880}, "", "127.0.0.1"},
-		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 20880}, "localhost", "localhost"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 20880}, "localhost", "127.0.0.1"}, // a name: the IP bound
 	} {
 		if host, port := advertised(tc.addr, tc.requested); host != tc.host || port != 20880 {
 			t.Errorf("advertised(%v, %q) = %s:%d, want %s:20880", tc.addr, tc.requested, host, port, tc.host)

@@ -212,6 +212,11 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err != nil {
 		return nil, err
 	}
+	adv, err := readAdvertise(pu) // the address published instead of the one listened on
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
+	pu = pu.Without(keyAdvertise)
 	var reg spi.Registry
 	regURL := n.registryURL
 	if v, ok := u.Param("registry"); ok && v != "" {
@@ -244,7 +249,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// registers: a filter that cannot be built fails the export, as
 	// Dubbo's export fails when a filter cannot be created, instead of a
 	// registered provider failing every call.
-	planned := n.plannedURL(pu)
+	planned := adv.apply(n.plannedURL(pu))
 	filters, err := n.filters(planned, spi.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
@@ -260,7 +265,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	}
 	// The provider's own TLS files stay out of the published URL, so that
 	// consumers never take them for theirs (MergeURL keeps provider keys).
-	pu = pu.WithAddress(srv.host, srv.port).Without(tlsconf.ProviderFileKeys...)
+	pu = adv.apply(pu.WithAddress(srv.host, srv.port)).Without(tlsconf.ProviderFileKeys...)
 	if !pu.Equal(planned) {
 		// port 0 on a new server: the filters see the port it got
 		if filters, err = n.filters(pu, spi.Provider); err != nil {
@@ -992,6 +997,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s := &server{log: n.logger, first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
 	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	s.host, s.port = advertised(l.Addr(), pu.Host())
+	warnNameAddresses(n.logger, net.DefaultResolver.LookupIPAddr, pu.Host(), l.Addr())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
 		Hello: exchange.HeartbeatHello(hello), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
@@ -1014,21 +1020,24 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 }
 
 // advertised returns the host and port consumers should dial: the bound
-// port, and the requested host — or, when the listener is bound to every
-// interface (no host, 0.0.0.0, ::), the machine's first non-loopback
-// address (localIP), as Dubbo publishes NetUtils.getLocalHost: a
-// provider registered as 127.0.0.1 could not be reached from another
-// machine. Listen on an address to publish that one.
+// port, and the requested host when it is an IP address, the bound one
+// for a name (localhost publishes 127.0.0.1, a name with several
+// addresses the one listened on: tester16 findings 4 and 8) — or, when
+// the listener is bound to every interface (no host, 0.0.0.0, ::), the
+// machine's first non-loopback address (localIP), as Dubbo publishes
+// NetUtils.getLocalHost: a provider registered as 127.0.0.1 could not be
+// reached from another machine. Listen on an address to publish that
+// one; the URL key advertise publishes another (readAdvertise).
 func advertised(a net.Addr, requested string) (string, int) {
 	host, port := requested, 0
 	if ta, ok := a.(*net.TCPAddr); ok {
 		port = ta.Port
-		if host == "" {
+		if host == "" || net.ParseIP(host) == nil {
 			host = ta.IP.String()
 		}
 	} else if h, p, err := net.SplitHostPort(a.String()); err == nil {
 		port, _ = strconv.Atoi(p)
-		if host == "" {
+		if host == "" || net.ParseIP(host) == nil {
 			host = h
 		}
 	}

@@ -141,7 +141,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
 		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, "token", "connections",
-		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry}
+		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
 	}
@@ -239,6 +239,8 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "pause between unregistering and closing the listener, >= 0; absent: the node's (serve --shutdown-wait), the largest of the exports wins"},
 	keyRegistry: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "registry URL for this service instead of the node's (zookeeper://h:2181); not published"},
+	keyAdvertise: {Type: spi.KeyTypeString,
+		Doc: sideProvider + "address published in the registry instead of the one listened on (NAT, port-forward, container, multi-homed host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or a network interface name (its address); a host alone keeps the port listened on; absent: the address listened on (for 0.0.0.0, the first non-loopback one); serve --advertise sets it; not published"},
 	"timeout": {Type: spi.KeyTypeDuration, Default: "1000ms",
 		Doc: sideConsumer + "call timeout, > 0, then CLIENT_TIMEOUT or SERVER_TIMEOUT; a provider's value is its consumers' default; method-level allowed"},
 	"connect.timeout": {Type: spi.KeyTypeDuration, Default: "3s",
@@ -321,7 +323,17 @@ var dubboKeys = map[string]string{
 	"client":        "the transport key chooses the transport (smux, tcp)",
 	"server":        "the transport key chooses the transport (smux, tcp)",
 	"deprecated":    "consumers are not warned of deprecated services: use a new version",
+	"anyhost":       addressAdvice,
+	"host":          addressAdvice,
+	"bind.ip":       addressAdvice,
+	"bind.port":     addressAdvice,
+	"register.ip":   addressAdvice,
 }
+
+// addressAdvice is dubboKeys' advice for Dubbo's address keys (anyhost,
+// host, bind.ip, bind.port, register.ip): the provider publishes the
+// address it listens on, and the advertise key another.
+const addressAdvice = "the provider listens on its URL's address (serve --listen IP:PORT; 0.0.0.0 or no host: every interface) and publishes it (for every interface, this host's first non-loopback address); to publish another address (NAT, port-forward, container, another interface) give serve --advertise HOST[:PORT] (or an interface name), the advertise key of plugins.yaml, AIRNODE_ADVERTISE, or the URL key advertise=HOST[:PORT]"
 
 // unsupportedKeys returns, for each key of u that is a Dubbo key airnode
 // does not implement (dubboKeys; also in its method-level forms,

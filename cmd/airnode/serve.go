@@ -76,7 +76,17 @@ registry's. A configuration that fails these checks exits 1 at once with
 the error, having listened on nothing and registered nothing.
 
 --listen host:port (default :20880; port 0 picks a free port, logged in
-the "serving" line). -p key=value adds a URL parameter to every exported
+the "serving" line). serve publishes the address it listens on: the
+bound IP for a name (--listen localhost:P publishes 127.0.0.1:P), this
+host's first non-loopback address for every interface (:P), with a Warn
+when that is a loopback address and the registry is one other hosts
+read (zookeeper). --advertise HOST[:PORT] publishes another address
+instead, for NAT, port-forwards (docker -p 30880:20880: --advertise
+HOST:30880), containers and multi-homed hosts: a host alone keeps the
+port listened on, an interface name (eth1) publishes its address, :PORT
+changes the port only (config key advertise, AIRNODE_ADVERTISE, or
+Dubbo's DUBBO_IP_TO_REGISTRY and DUBBO_PORT_TO_REGISTRY when none is
+set). -p key=value adds a URL parameter to every exported
 service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
 not use (-p timeout=abc) is an error at startup, and the keys the provider
 sets itself (timestamp, side, methods, pid) cannot be given. A -p key that
@@ -112,6 +122,9 @@ gives up on (restart: never) has its services unregistered.
 			}
 			cfg, err := a.Config(cmd.Flags())
 			if err != nil {
+				return err
+			}
+			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
 			}
 			cat, err := a.Catalogs()
@@ -363,6 +376,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			flags = append(flags, flagParam{tf.flag, tf.arg, "tls", "true"}, tf)
 		}
 	}
+	if p, ok := advertiseParam(cfg); ok {
+		flags = append(flags, p)
+	}
 	if err := applyFlagParams(params, flags); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -437,6 +453,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if !reg.IsZero() {
 		registry = registryDesc(reg)
 	}
+	var exported []*kernel.Exporter
 	for _, pe := range exports {
 		var exp *kernel.Exporter
 		var err error
@@ -453,9 +470,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().Redacted())
+		exported = append(exported, exp)
 		health.exported(pe, exp, reg)
 	}
 	health.serving()
+	warnPublished(logger, cat, reg, cfg.Listen, exported)
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
 	logger.Info("airnode serve: shutting down", "wait", wait, "timeout", cfg.Shutdown.Timeout)

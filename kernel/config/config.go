@@ -42,6 +42,13 @@ type Config struct {
 	// Listen is the provider's listen address, "host:port"; port 0 picks a
 	// free port. Default ":20880". Env AIRNODE_LISTEN, flag --listen.
 	Listen string `koanf:"listen"`
+	// Advertise is the address published in the registry instead of the
+	// one listened on (NAT, port-forwards, containers, a multi-homed
+	// host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or a network interface
+	// name (SplitAdvertise); a host alone keeps the port listened on.
+	// Default "": publish the address listened on. Env AIRNODE_ADVERTISE,
+	// flag --advertise.
+	Advertise string `koanf:"advertise"`
 	// Registry is the registry URL; its scheme selects the registry
 	// extension ("zookeeper://127.0.0.1:2181", "file:///var/run/airnode",
 	// "memory://"). Empty means the default registry extension ("file")
@@ -182,6 +189,11 @@ func (c Config) problems() []problem {
 
 	if err := checkListen(c.Listen); err != nil {
 		bad("listen", "%v", err)
+	}
+	if c.Advertise != "" {
+		if _, _, err := SplitAdvertise(c.Advertise); err != nil {
+			bad("advertise", "%v", err)
+		}
 	}
 	if c.Registry != "" {
 		if _, err := spi.Parse(c.Registry); err != nil {

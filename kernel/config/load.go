@@ -38,19 +38,21 @@ type scalar struct {
 // else (services, references, plugins, protocol) comes from the file.
 var scalars = []scalar{
 	{"listen", "AIRNODE_LISTEN", "listen"},
+	{"advertise", "AIRNODE_ADVERTISE", "advertise"},
 	{"registry", "AIRNODE_REGISTRY", "registry"},
 	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout"},
 	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait"},
 	{"demo", "AIRNODE_DEMO", "demo"},
 }
 
-// AddFlags defines the flags Load reads on fs: --listen, --registry,
+// AddFlags defines the flags Load reads on fs: --listen, --advertise, --registry,
 // --shutdown-timeout, --shutdown-wait, --demo. Only flags the user sets override
 // the file and environment; their defaults shown in --help are
 // DefaultConfig's.
 func AddFlags(fs *pflag.FlagSet) {
 	d := DefaultConfig()
 	fs.String("listen", d.Listen, "provider listen address host:port (env AIRNODE_LISTEN)")
+	fs.String("advertise", d.Advertise, "address to publish in the registry instead of the listen address (NAT, port-forward, container, multi-homed host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or an interface name such as eth1; a host alone keeps the listen port (config key advertise, env AIRNODE_ADVERTISE)")
 	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
 	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
 	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener (env AIRNODE_SHUTDOWN_WAIT)")
