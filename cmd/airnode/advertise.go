@@ -99,9 +99,12 @@ func warnPublished(logger *slog.Logger, cat *extension.Catalogs, reg spi.URL, li
 			continue // a name given to --advertise: published as given
 		}
 		if ip.IsLoopback() && sharedRegistry(cat, reg) {
-			why := "it listens on a loopback address"
-			if every {
+			why := "it is the address advertised (--advertise, the advertise key)"
+			switch {
+			case every && ip.Equal(net.IPv4(127, 0, 0, 1)): // localIP's last resort
 				why = "no network interface but loopback was up when it started (it listens on " + listen + ")"
+			case !every && (listenIP == nil || ip.Equal(listenIP)):
+				why = "it listens on a loopback address (" + listen + ")"
 			}
 			msg := fmt.Sprintf("airnode serve: publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Give --advertise HOST[:PORT] (or an interface name; config key advertise, AIRNODE_ADVERTISE) with an address other hosts reach, or listen on one (--listen IP:PORT)", addr, why)
 			if reg.Scheme() == fileregistry.Name {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -8,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/spi"
 )
 
 // serve --advertise publishes another address than the one listened on
@@ -185,5 +191,59 @@ func TestServeAdvertiseDubboEnv(t *testing.T) {
 	_, err := withDubboAdvertise(config.DefaultConfig(), []string{"DUBBO_PORT_TO_REGISTRY=0"})
 	if err == nil || !strings.Contains(err.Error(), "DUBBO_PORT_TO_REGISTRY") || !strings.Contains(err.Error(), "1-65535") {
 		t.Errorf("DUBBO_PORT_TO_REGISTRY=0: %v", err)
+	}
+}
+
+// warnPublished, given the exports of a node: a loopback address is one
+// Warn for a zookeeper:// registry (saying, for --listen :PORT, that no
+// interface but loopback was up), Debug for file://, nothing for
+// memory://; an advertised address of this host not listened on is a
+// Warn.
+func TestServeAdvertiseWarnPublished(t *testing.T) {
+	cat := bundle.Catalogs()
+	n := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var exps []*kernel.Exporter
+	for _, u := range []string{"airnode://127.0.0.1:0/demo.Echo", "airnode://127.0.0.1:0/demo.Echo?group=g", "airnode://127.0.0.1:0/demo.Echo?group=h&advertise=127.0.0.2"} {
+		e, err := n.Export(ctx, demo.New("p", 100), spi.MustParse(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exps = append(exps, e)
+	}
+	for _, tc := range []struct {
+		reg, listen string
+		want        []string // substrings of the log, in order of the lines
+	}{
+		{"zookeeper://127.0.0.1:2181", ":0", []string{
+			"level=WARN msg=\"airnode serve: publishing a loopback address, " + exps[0].URL().Address() + ", to a registry other hosts read: no network interface but loopback was up",
+			"level=WARN msg=\"airnode serve: publishing a loopback address, " + exps[2].URL().Address() + ", to a registry other hosts read: it is the address advertised"}},
+		{"zookeeper://127.0.0.1:2181", "127.0.0.1:0", []string{
+			"level=WARN msg=\"airnode serve: publishing a loopback address, " + exps[0].URL().Address() + ", to a registry other hosts read: it listens on a loopback address (127.0.0.1:0)",
+			"level=WARN msg=\"airnode serve: publishing a loopback address, " + exps[2].URL().Address(),
+			"level=WARN msg=\"airnode serve: publishing " + exps[2].URL().Address() + ", an address of this host the provider does not listen on (it listens on 127.0.0.1 only)"}},
+		{"file:///tmp/x", ":0", []string{
+			"level=DEBUG msg=\"airnode serve: publishing a loopback address, " + exps[0].URL().Address(),
+			"level=DEBUG msg=\"airnode serve: publishing a loopback address, " + exps[2].URL().Address()}},
+		{"memory://", "0.0.0.0:0", nil},
+	} {
+		var b strings.Builder
+		logger := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		warnPublished(logger, cat, spi.MustParse(tc.reg), tc.listen, exps)
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if b.Len() == 0 {
+			lines = nil
+		}
+		if len(lines) != len(tc.want) {
+			t.Errorf("%s, listen %s: %d lines, want %d:\n%s", tc.reg, tc.listen, len(lines), len(tc.want), b.String())
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("%s, listen %s: line %d\n%s\nlacks %q", tc.reg, tc.listen, i, lines[i], w)
+			}
+		}
 	}
 }
