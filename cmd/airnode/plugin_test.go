@@ -84,25 +84,25 @@ var pluginPID = regexp.MustCompile(`plugin running" plugin=(\S+) .*pid=(\d+)`)
 
 // The issue's first and fourth acceptance items with the real binary: the
 // example balancer declared in plugins.yaml, `airnode serve`, then
-// `airnode call '...?loadbalance=p2c' Echo 1`; then kill -9 of the host
+// `airnode call '...?loadbalance=acme.p2c' Echo 1`; then kill -9 of the host
 // leaves no plugin process after 3 s.
 func TestPluginBalancerServeCallAndHostKill9(t *testing.T) {
 	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "plugins.yaml")
-	yaml := "plugins:\n  - {name: p2c, point: loadbalance, command: " + p2c + ", restart: always}\n"
+	yaml := "plugins:\n  - {name: acme.p2c, point: loadbalance, command: " + p2c + ", restart: always}\n" // p2c is bundled
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
 	m := pluginPID.FindStringSubmatch(p.logText())
-	if m == nil || m[1] != "p2c" {
+	if m == nil || m[1] != "acme.p2c" {
 		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
 	}
 	pid, _ := strconv.Atoi(m[2])
 
 	var stdout, stderr bytes.Buffer
-	call := exec.Command(binary, "call", "--config", cfg, p.url("demo.Echo")+"?loadbalance=p2c", "Echo", "1")
+	call := exec.Command(binary, "call", "--config", cfg, p.url("demo.Echo")+"?loadbalance=acme.p2c", "Echo", "1")
 	call.Stdout, call.Stderr = &stdout, &stderr
 	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != "1" {
 		t.Fatalf("call: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())

@@ -64,7 +64,7 @@ func TestRegistryLsUsesRegistryPlugin(t *testing.T) {
 // not log or perform a restart while it shuts down.
 func TestServeGroupSIGTERMDoesNotRestartPlugins(t *testing.T) {
 	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
-	cfg := writeConfig(t, "plugins:\n  - {name: p2c, point: loadbalance, command: "+p2c+", restart: always}\n")
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.p2c, point: loadbalance, command: "+p2c+", restart: always}\n") // p2c is bundled
 	var log logbuf.Buffer
 	cmd := exec.Command(binary, "--config", cfg, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "--shutdown-wait", "500ms")
 	cmd.Stdout, cmd.Stderr = &log, &log
