@@ -195,8 +195,9 @@ func (h *serveHealth) sync(ctx context.Context) {
 }
 
 // pluginsGivenUp is the readiness check of the service plugins: an error
-// naming each plugin with exported services the host gave up on, and
-// why.
+// naming each plugin with exported services the host gave up on, why,
+// and its services: `"greeter" failed: signal: killed (restart: never)
+// (services greeter.Greeter)`.
 func (h *serveHealth) pluginsGivenUp() error {
 	h.mu.Lock()
 	services := map[string][]string{}
@@ -207,7 +208,7 @@ func (h *serveHealth) pluginsGivenUp() error {
 	var down []string
 	for _, i := range h.plugins.Plugins() {
 		if s, ok := services[i.Name]; ok && i.GaveUp() {
-			down = append(down, fmt.Sprintf("%q is %s, its services %s unregistered", i.Name, i.StateString(), strings.Join(s, ", ")))
+			down = append(down, fmt.Sprintf("%q %s (services %s)", i.Name, i.StateString(), strings.Join(s, ", ")))
 		}
 	}
 	if len(down) == 0 {
