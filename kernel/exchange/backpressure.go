@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -32,9 +33,15 @@ import (
 // the peer closed or the connection failed), to find the end; while it is
 // stopped, a go-away's ping goes unanswered and
 // Shutdown waits for it no longer than before (goAwayAckWait).
+//
+// highWater is the default payload (8 MiB), not the writer's maxQueued
+// (4 MiB): at 4 MiB, one 4 MiB answer on its way to a consumer that reads
+// it stopped the reader until it was written, and the small calls behind
+// it on that connection waited (BenchmarkMixedLargeSmall: p99 6.6 ms ->
+// 15 ms on smux, mean x2 on one stream).
 const (
-	highWater = maxQueued     // 4 MiB: stop reading at or over it
-	lowWater  = highWater / 2 // 2 MiB: read again under it
+	highWater = 8 << 20       // stop reading at or over it
+	lowWater  = highWater / 2 // read again under it
 )
 
 // overHighWater reports whether the peer has highWater bytes or more
@@ -80,8 +87,9 @@ func (c *Channel) startStallLocked() chan struct{} {
 	if c.stallCh == nil {
 		c.stallCh = make(chan struct{})
 		c.stalls.Add(1)
-		c.logLimited(slog.LevelInfo, "stalled", "stopped reading from the consumer: it does not read its answers",
-			"unsent", protocol.FormatSize(c.w.unsent.Load()), "high_water", protocol.FormatSize(highWater), "low_water", protocol.FormatSize(lowWater))
+		unsent := c.w.unsent.Load()
+		c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer does not read them; reading again under %s)",
+			c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)
 	}
 	return c.stallCh
 }

@@ -107,16 +107,16 @@
 // may-have-run.
 //
 // Backpressure (backpressure.go, tester17 finding 1): while a provider
-// channel has highWater (4 MiB) or more of answers queued or being
+// channel has highWater (8 MiB) or more of answers queued or being
 // written for a consumer that does not read them — heartbeat answers and
 // refusals included — its readers read no frame and the worker pool
 // parks its requests instead of running them; both resume under
-// lowWater (2 MiB). A consumer that reads nothing thus pins about 4 MiB
+// lowWater (4 MiB). A consumer that reads nothing thus pins about 8 MiB
 // plus the answers of the handlers already running when it stopped (at
 // most Options.Workers of them, each at most payload) and its unread
 // request bodies, instead of growing the provider without bound. Each
 // stop is counted (ChannelStats.Stalls) and logged at Info, "stopped
-// reading from the consumer", at a bounded rate. A consumer that reads,
+// reading from ADDR: 8.0 MiB of answers unread", at a bounded rate. A consumer that reads,
 // however slowly, gets every answer.
 //
 // Connection lifetimes: a provider channel on which no complete frame

@@ -283,7 +283,7 @@ func TestT17_1_NonReadingConsumerIsStopped(t *testing.T) {
 					if st.Stalls == 0 {
 						t.Error("no stall counted")
 					}
-					if l := f.logs.find("stopped reading from the consumer"); l == "" {
+					if l := f.logs.find("of answers unread"); l == "" {
 						t.Error("the stall was not logged")
 					}
 				}
