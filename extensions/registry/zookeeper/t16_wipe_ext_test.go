@@ -3,6 +3,7 @@ package zookeeper_test
 import (
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,8 +118,18 @@ func TestT16_9_SessionExpiryCounted(t *testing.T) {
 	if n := counters.Registry.SessionExpiries.Load() - before; n != 1 {
 		t.Errorf("after the expiry Warn, %d expiries counted, want 1", n)
 	}
+	h, ok := p.(spi.RegistryHealth)
+	if !ok {
+		t.Fatalf("%T does not implement spi.RegistryHealth", p)
+	}
+	if err := h.Health(); err == nil || !strings.Contains(err.Error(), "demo.Echo") {
+		t.Errorf("Health after the expiry Warn: %v, want an error naming demo.Echo", err)
+	}
 	px.resume()
 	plog.waitFor(t, 15*time.Second, msgEntriesBack)
+	if err := h.Health(); err != nil {
+		t.Errorf("Health after the entries are back: %v, want nil", err)
+	}
 	if n := counters.Registry.SessionExpiries.Load() - before; n != 1 {
 		t.Errorf("after the new session, %d expiries counted, want 1", n)
 	}

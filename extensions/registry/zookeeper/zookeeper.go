@@ -426,6 +426,23 @@ func (r *Registry) providerServices() []string {
 	return keys
 }
 
+// Health implements spi.RegistryHealth: an error, naming the services,
+// from the "session expired: provider entries ... are not in ZooKeeper"
+// Warn until a new session has re-created them (the Info "are in ZooKeeper
+// again"); nil otherwise, also during a disconnection shorter than
+// session.timeout (the entries are still there) and for a registry that
+// registered no provider. `airnode serve` answers /ready with 503 and this
+// text meanwhile. Never blocks on I/O.
+func (r *Registry) Health() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.entriesGone {
+		return nil
+	}
+	return fmt.Errorf("zookeeper registry %s: session expired: provider entries of %s are not in ZooKeeper until a new session re-creates them",
+		r.desc, strings.Join(r.providerServices(), ", "))
+}
+
 // checkExpired says, once per outage, at Warn, that the registry's
 // provider entries are gone from ZooKeeper, when a registry that has
 // them has had no session for session.timeout since it had one: the
@@ -1250,5 +1267,6 @@ var (
 	_ spi.RegistryReacher = Builder{}
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.LoggerUser      = (*Registry)(nil)
+	_ spi.RegistryHealth  = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )
