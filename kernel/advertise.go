@@ -144,3 +144,31 @@ func warnNameAddresses(log *slog.Logger, lookup func(context.Context, string) ([
 		requested, len(ips), requested, port),
 		"host", requested, "addresses", strings.Join(ips, ","), "listening", bound.String())
 }
+
+// PlannedAddress returns the address Export would publish for provider
+// URL u, without listening: u's advertise key when it gives a host and a
+// port; else the listen host as advertised resolves it (an IP address as
+// is; a name, the address net.Listen would bind, its first IPv4 one;
+// every interface, this host's first non-loopback address) with the
+// advertise key's host or port where it gives one. A port still 0 is
+// picked at listen ("HOST:0"). Errors: a bad advertise value, a listen
+// name that does not resolve. `airnode list --explain` shows it.
+func PlannedAddress(u spi.URL) (string, error) {
+	adv, err := readAdvertise(u)
+	if err != nil {
+		return "", err
+	}
+	host := u.Host()
+	if adv.host == "" {
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			host = localIP()
+		} else if ip == nil {
+			a, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				return "", fmt.Errorf("listen host %s: %w", host, err)
+			}
+			host = a.IP.String()
+		}
+	}
+	return adv.apply(u.WithAddress(host, u.Port())).Address(), nil
+}

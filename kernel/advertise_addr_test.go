@@ -157,3 +157,26 @@ func TestTypoDubboAddressKeysPointToAdvertise(t *testing.T) {
 		t.Errorf("likelyTypos = %v", typos)
 	}
 }
+
+// PlannedAddress says, before listening, what Export will publish.
+func TestPlannedAddr(t *testing.T) {
+	for u, want := range map[string]string{
+		"airnode://127.0.0.1:0/x":                                    "127.0.0.1:0",
+		"airnode://localhost:7/x":                                    "127.0.0.1:7",
+		"airnode://0.0.0.0:7/x":                                      net.JoinHostPort(localIP(), "7"),
+		"airnode://:7/x?advertise=127.0.0.2":                         "127.0.0.2:7",
+		"airnode://127.0.0.1:7/x?advertise=:9":                       "127.0.0.1:9",
+		"airnode://127.0.0.1:0/x?advertise=[::1]:9":                  "[::1]:9",
+		"airnode://no-such-host-16.invalid:7/x?advertise=10.0.0.1:9": "10.0.0.1:9",
+	} {
+		got, err := PlannedAddress(spi.MustParse(u))
+		if err != nil || got != want {
+			t.Errorf("PlannedAddress(%s) = %q, %v; want %q", u, got, err, want)
+		}
+	}
+	for _, u := range []string{"airnode://127.0.0.1:7/x?advertise=0.0.0.0", "airnode://127.0.0.1:7/x?advertise=lo:0"} { // no DNS look-up in tests
+		if got, err := PlannedAddress(spi.MustParse(u)); err == nil {
+			t.Errorf("PlannedAddress(%s) = %q, want an error", u, got)
+		}
+	}
+}

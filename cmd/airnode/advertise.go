@@ -155,3 +155,32 @@ func localAddress(ip net.IP) bool {
 	}
 	return false
 }
+
+// publishRow returns list --explain's "publish" row for service iface
+// (cfg.Services[svc], or none when svc < 0): the address serve with cfg
+// would publish for it (kernel.PlannedAddress of the URL serve exports:
+// the listen address, the service's parameters, cfg's advertise setting),
+// the listen address, and what changes it; or the error that would stop
+// serve. Dubbo's DUBBO_IP_TO_REGISTRY and DUBBO_PORT_TO_REGISTRY are not
+// read here.
+func publishRow(cfg config.Config, iface string, svc int) string {
+	s := config.Service{Interface: iface}
+	if svc >= 0 && svc < len(cfg.Services) {
+		s = cfg.Services[svc]
+	}
+	u, err := cfg.ExportURL(s)
+	if err == nil && cfg.Advertise != "" {
+		u = u.With("advertise", cfg.Advertise)
+	}
+	addr := ""
+	if err == nil {
+		addr, err = kernel.PlannedAddress(u)
+	}
+	if err != nil {
+		return "serve would fail: " + err.Error()
+	}
+	if _, set := u.Param("advertise"); set {
+		return fmt.Sprintf("%s (serve listens on %s and publishes this, its advertise setting)", addr, cfg.Listen)
+	}
+	return fmt.Sprintf("%s (serve listens on %s and publishes this; --advertise HOST[:PORT] publishes another)", addr, cfg.Listen)
+}

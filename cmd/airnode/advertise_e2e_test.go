@@ -247,3 +247,25 @@ func TestServeAdvertiseWarnPublished(t *testing.T) {
 		}
 	}
 }
+
+// list --explain shows the address serve with the configuration would
+// publish (tester16 finding 11): the listen IP, the advertise setting,
+// or why serve would fail.
+func TestExplainShowsPublishedAddress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"AIRNODE_LISTEN=127.0.0.1:7000"}, "publish    127.0.0.1:7000 (serve listens on 127.0.0.1:7000 and publishes this; --advertise HOST[:PORT] publishes another)"},
+		{[]string{"AIRNODE_LISTEN=localhost:7000"}, "publish    127.0.0.1:7000 (serve listens on localhost:7000"},
+		{[]string{"AIRNODE_LISTEN=0.0.0.0:7000", "AIRNODE_ADVERTISE=127.0.0.2"}, "publish    127.0.0.2:7000 (serve listens on 0.0.0.0:7000 and publishes this, its advertise setting)"},
+		{[]string{"AIRNODE_LISTEN=127.0.0.1:0", "AIRNODE_ADVERTISE=:30880"}, "publish    127.0.0.1:30880 "},
+	} {
+		r := runCommand(t, 20*time.Second, append([]string{"XDG_RUNTIME_DIR=" + dir}, tc.env...), "list", "--explain", "demo.Echo")
+		if r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("%v: exit %d, want %q in\n%s%s", tc.env, r.code, tc.want, r.stdout, r.stderr)
+		}
+	}
+}

@@ -476,6 +476,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	if ps := x.providersRow(cat); ps != "" {
 		fmt.Fprintf(tw, "providers\t%s\n", ps)
 	}
+	if !x.flagged {
+		fmt.Fprintf(tw, "publish\t%s\n", publishRow(cfg, x.given.Path(), x.svc)) // what serve with cfg publishes
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
 	dispDone := false
