@@ -48,8 +48,9 @@ type Exporter struct {
 	gone atomic.Bool // Unexport began: the service is no longer served
 }
 
-// URL returns the provider URL as registered: the bound address, and the
-// keys timestamp, methods, weight, warmup and side=provider.
+// URL returns the provider URL as registered: the bound address (or the
+// advertise key's), and the keys timestamp, methods, weight, warmup and
+// side=provider.
 func (e *Exporter) URL() spi.URL { return e.url }
 
 // unregister withdraws the provider URL from the registry, once.
@@ -96,6 +97,13 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // free port; host 0.0.0.0, or none before the port
 // (airnode://:20880/...), listens on every interface; a URL with neither
 // host nor port (airnode:///demo.Echo) is refused, naming these forms.
+// The address published is the one bound: the IP a host name resolved to
+// (localhost publishes 127.0.0.1), this host's first non-loopback address
+// for every interface; the URL key advertise (HOST, HOST:PORT,
+// [IPv6]:PORT, :PORT or a network interface name; not published)
+// publishes another, as Dubbo's DUBBO_IP_TO_REGISTRY does (behind NAT, a
+// port-forward, in a container); a bad value fails Export before it
+// listens.
 //
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
