@@ -67,9 +67,11 @@ func Logger() hclog.Logger { return logger }
 // Serve serves p to the host that started this process and returns when
 // the host closes the plugin. It exits the process with status 1 when p is
 // empty or invalid, and with status 3 when the host process dies. Under a
-// host, SIGINT is ignored (go-plugin's rule) and SIGTERM only starts the
-// TermGrace countdown (exit status 0), since the host closes its plugins
-// after its own shutdown.
+// host, SIGINT is ignored (go-plugin's rule), so is SIGHUP (a closing ssh
+// session or a logrotate `kill -HUP` sent to the process group: the host
+// keeps serving, and a plugin never outlives its host, ParentPoll), and
+// SIGTERM only starts the TermGrace countdown (exit status 0), since the
+// host closes its plugins after its own shutdown.
 func Serve(p Plugins) {
 	impl, err := p.impl()
 	if err != nil {
@@ -83,6 +85,7 @@ func Serve(p Plugins) {
 			os.Exit(3)
 		})
 		go onTerm(TermGrace, func() { os.Exit(0) })
+		signal.Ignore(syscall.SIGHUP)
 	}
 	// go-plugin points os.Stderr at a pipe that its stdio stream copies to
 	// the host, a copy that dies with the process: a line printed just
