@@ -210,3 +210,35 @@ func TestAccess_ServeRefusesAnUnopenableAccessLog(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 naming %s before serving", r.code, r.stderr, bad)
 	}
 }
+
+// bench, the other long-running command, also outlives its log reader:
+// with every call's access line on a stderr whose reader closed, it runs
+// to the end, prints its report and exits 0.
+func TestPipe_BenchOutlivesItsLogReader(t *testing.T) {
+	g := startGroupServe(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before bench writes its first line
+	var out strings.Builder
+	cmd := exec.Command(binary, "bench", "airnode://"+g.addr+"/demo.Echo", "-n", "200", "-c", "2", "--warmup", "0",
+		"--log-level", "info", "-p", "accesslog=true", "--json")
+	cmd.Stdout, cmd.Stderr = &out, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), `"calls"`) {
+			t.Errorf("bench with its log reader gone: %v, stdout %q; want exit 0 and the report", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatal("bench did not finish within 30s")
+	}
+}

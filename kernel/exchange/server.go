@@ -56,7 +56,8 @@ const (
 // as Dubbo's "accepts" does (AbstractServer.connected closes a channel
 // beyond it), so that peers cannot take the file descriptors the provider
 // needs itself. A connection accepted beyond a bound is closed at once,
-// before anything is read from it or written to it (its consumer sees the
+// before the exchange reads from it or writes to it (smux's reader, and
+// over TLS the handshake, may have begun; its consumer sees the
 // connection closed during its first ping), counted in
 // counters.Transport.AcceptRefused (airnode_accept_refused_total) and
 // logged at Warn, rate-bounded: the refusals numbered 1, 2, 4, 8... of the
