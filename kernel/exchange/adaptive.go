@@ -95,7 +95,7 @@ func (r *reader) runInline(t task) error {
 			counters.Dispatch.Window.Inc()
 		}
 		t.arrived = now
-		c.pool.submit(t)
+		r.submit(t)
 		return nil
 	}
 	c.inline.Store(now)

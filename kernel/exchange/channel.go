@@ -129,6 +129,12 @@ type Channel struct {
 	parked      []task        // two-way requests waiting for room; on stallMu
 	stalls      atomic.Int64
 	unsolicited atomic.Int64
+	// Requests the readers handed to the worker pool that have not
+	// started: their bytes, and the readers waiting for them to fall
+	// under lowWater (backpressure.go, reader.submit).
+	queuedIn  atomic.Int64
+	inStalled atomic.Bool
+	inCh      chan struct{} // on stallMu
 
 	limits     *logLimits                 // rate-bounded log lines (ratelog.go)
 	firstFrame atomic.Pointer[time.Timer] // provider: closes the channel if no frame arrives in time (Options.FirstFrameTimeout); nil when off
@@ -375,6 +381,7 @@ func (c *Channel) die(reason string, level slog.Level) {
 			t.Stop()
 		}
 		c.unstall(true) // stalled readers and parked requests find it dead
+		c.wakeQueued(true)
 		c.cancel()
 		_ = c.sess.Close()
 		calls := c.pending.closeAll()

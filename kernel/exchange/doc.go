@@ -114,8 +114,10 @@
 // lowWater (4 MiB). A consumer that reads nothing thus pins about 8 MiB
 // plus the answers of the handlers already running when it stopped (at
 // most min(Options.Workers, Options.MaxConcurrent) of them, each at most
-// payload) and the request bodies read before it stopped, instead of
-// growing the provider without bound. That middle term is what a method
+// payload) and at most highWater of requests read and not started
+// (a reader that has handed the worker pool that much waits for them to
+// start: HTTP/2's connection window in spirit), instead of growing the
+// provider without bound. That middle term is what a method
 // with large answers costs: tester17's Payload(4 MiB) from a consumer
 // reading nothing held airnode serve at 715 MiB RSS (5.2 GB before), 219
 // MiB with connection.concurrency=16. Each

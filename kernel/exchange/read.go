@@ -302,7 +302,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		return r.runInline(t)
 	default:
 		t.arrived = mono()
-		c.pool.submit(t)
+		r.submit(t)
 	}
 	return nil
 }

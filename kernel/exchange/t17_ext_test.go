@@ -1,8 +1,10 @@
 package exchange_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -140,4 +143,75 @@ func TestT17_2_NormalConsumerPingingDuringCallsIsNotClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Finding 1 on the path airnode serve runs: the bundled tcp transport
+// (spi.TryWriter, so the reader never writes itself) and dispatcher
+// adaptive. A raw socket that sends 32 KiB Echo requests and reads
+// nothing makes the provider stop reading (the stall is logged) while a
+// second consumer's calls succeed.
+func TestT17_1_BundledTCPAdaptiveStalls(t *testing.T) {
+	tr := transports(t)["tcp"]
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plog := &lines{}
+	srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: demo{}, Logger: slog.New(plog), Adaptive: true})
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	raw, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.(*net.TCPConn).SetReadBuffer(256 << 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	sess, err := tr.Dial(ctx, srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := exchange.NewChannel(sess, exchange.Options{Side: spi.Consumer, Codec: codecByID, Logger: quiet})
+	t.Cleanup(func() {
+		raw.Close()
+		ch.Close("test done")
+		ch.Wait()
+		srv.Close()
+		if err := <-errc; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	// one request frame, written by hand: Echo of a 32 KiB msgpack string
+	body := protocol.AppendRequestPreamble(nil, "demo.Echo", "Echo", 0, nil, 1)
+	body = append(body, 0xda, 0x80, 0x00) // msgpack str16, 32768 bytes
+	body = append(body, bytes.Repeat([]byte{'x'}, 32768)...)
+	frame := append(make([]byte, protocol.HeaderLen, protocol.HeaderLen+len(body)), body...)
+	var sent int64
+	stuck := false
+	for id := uint64(1); sent < 200<<20 && !stuck; id++ {
+		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | msgpack.ID, ID: id, Length: uint32(len(body))}.Put(frame)
+		for rest := frame; len(rest) > 0; {
+			raw.SetWriteDeadline(time.Now().Add(time.Second))
+			n, err := raw.Write(rest)
+			rest, sent = rest[n:], sent+int64(n)
+			if err != nil {
+				if plog.find("of answers unread") != "" {
+					stuck = true // the provider stopped reading; the partial frame is never finished
+					break
+				}
+				if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+					t.Fatalf("write: %v", err)
+				}
+			}
+		}
+	}
+	if !stuck {
+		t.Fatalf("the provider read all %d MiB of requests and logged no stall", sent>>20)
+	}
+	for i := range 20 {
+		if res := ch.Invoke(context.Background(), msgpack.Codec{}, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{i}}, 5*time.Second); res.Err != nil {
+			t.Fatalf("canary call %d: %v", i, res.Err)
+		}
+	}
+	t.Logf("stopped after %d MiB: %s", sent>>20, plog.find("of answers unread"))
 }

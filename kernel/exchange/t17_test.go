@@ -117,6 +117,7 @@ type badConsumer struct {
 	stream *smux.Stream    // smux only
 	sent   atomic.Int64    // requests written in full
 	bytes  atomic.Int64    // bytes written
+	rest   []byte          // the part of a frame a stuck write left
 }
 
 func dialBadConsumer(t *testing.T, f *fixture) *badConsumer {
@@ -148,15 +149,18 @@ func dialBadConsumer(t *testing.T, f *fixture) *badConsumer {
 	return b
 }
 
-// write writes frames until max bytes are written or a write makes no
-// progress for stuck; it reports whether the provider stopped reading (a
-// write stuck).
-func (b *badConsumer) write(frames func(i int) []byte, max int64, stuck time.Duration) bool {
-	for i := 0; b.bytes.Load() < max; i++ {
-		fr := frames(i)
+// write writes frames (frame(id) returns request id's) until max bytes
+// are written or a write makes no progress for stuck; it reports whether
+// a write was stuck, keeping the rest of its frame for the next call.
+func (b *badConsumer) write(frame func(id uint64) []byte, max int64, stuck time.Duration) bool {
+	for b.bytes.Load() < max {
+		if len(b.rest) == 0 {
+			b.rest = frame(uint64(b.sent.Load() + 1))
+		}
 		b.dl(time.Now().Add(stuck))
-		n, err := b.w.Write(fr)
+		n, err := b.w.Write(b.rest)
 		b.bytes.Add(int64(n))
+		b.rest = b.rest[n:]
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -260,14 +264,25 @@ func TestT17_1_NonReadingConsumerIsStopped(t *testing.T) {
 				heap := watchHeap()
 				b := dialBadConsumer(t, f)
 				frame := requestFrame(t, 0, echoInv("Echo", echo))
-				stopped := b.write(func(i int) []byte {
-					protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(frame) - protocol.HeaderLen)}.Put(frame)
+				next := func(id uint64) []byte {
+					protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: id, Length: uint32(len(frame) - protocol.HeaderLen)}.Put(frame)
 					return frame
-				}, 200<<20, time.Second)
+				}
+				// A write stuck for a second is the provider not reading:
+				// its stall, or (adaptive: see below) its reader stopped
+				// in its own write; anything else (a loaded machine) is
+				// written on.
+				var prov *Channel
+				stopped := false
+				for try := 0; try < 10 && !stopped && b.write(next, 200<<20, time.Second); try++ {
+					if prov == nil {
+						prov = providerChannel(t, f)
+					}
+					stopped = adaptive || prov.Stats().Stalls > 0
+				}
 				if !stopped {
 					t.Fatalf("the provider read all %d MiB of requests from a consumer that reads nothing", b.bytes.Load()>>20)
 				}
-				prov := providerChannel(t, f)
 				worst := canary(t, f, 20)
 				peak, live := heap.growth()
 				st := prov.Stats()
@@ -276,10 +291,12 @@ func TestT17_1_NonReadingConsumerIsStopped(t *testing.T) {
 				if live > maxHeapGrowth {
 					t.Errorf("heap in use grew %d MiB, want under %d", live>>20, maxHeapGrowth>>20)
 				}
-				// On smux (no spi.TryWriter) an adaptive reader writes its
-				// read batch's answers itself, and stops in that write
-				// before it looks at the high-water mark.
-				if !mux || !adaptive {
+				// On these test sessions (no spi.TryWriter, unlike the
+				// bundled tcp transport) an adaptive reader writes its read
+				// batch's answers itself, and may stop in that write before
+				// it looks at the high-water mark
+				// (TestT17_1_BundledTCPAdaptiveStalls covers the stall).
+				if !adaptive {
 					if st.Stalls == 0 {
 						t.Error("no stall counted")
 					}
@@ -308,7 +325,7 @@ func TestT17_1_NonReadingConsumerIsStopped(t *testing.T) {
 					protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(frame) - protocol.HeaderLen)}.Put(frame)
 					all = append(all, frame...)
 				}
-				go b.write(func(int) []byte { return all }, 1, 10*time.Second)
+				go b.write(func(uint64) []byte { return all }, 1, 10*time.Second)
 				prov := providerChannel(t, f)
 				if !waitFor(5*time.Second, func() bool { return prov.Stats().Stalls > 0 }) {
 					t.Fatalf("the provider never stopped: %+v", prov.Stats())
@@ -345,7 +362,7 @@ func TestT17_1_StalledChannelCloses(t *testing.T) {
 		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(frame) - protocol.HeaderLen)}.Put(frame)
 		all = append(all, frame...)
 	}
-	b.write(func(int) []byte { return all }, 1, 5*time.Second)
+	b.write(func(uint64) []byte { return all }, 1, 5*time.Second)
 	prov := providerChannel(t, f)
 	if !waitFor(5*time.Second, func() bool { return prov.Stats().Stalls > 0 }) {
 		t.Fatalf("no stall: %+v", prov.Stats())
