@@ -631,3 +631,52 @@ func TestT17_11_AnswerForAnIDNeverSent(t *testing.T) {
 		t.Errorf("late responses %d, want 15 (5 duplicates, 10 never asked)", st.LateResponses)
 	}
 }
+
+// Finding 1 (a): answers the reader writes itself count like any other:
+// refusals over the connection limit (SERVER_THREADPOOL_EXHAUSTED) and
+// heartbeat answers (ping-flood guard off) to a consumer that reads
+// nothing stop the reader too.
+func TestT17_1_RefusalsAndPingAnswersCount(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tweak func(*Options)
+		frame func(id uint64) []byte
+	}{
+		{"refusals", func(o *Options) { o.MaxConcurrent = 1 }, func(id uint64) []byte {
+			return requestFrame(t, id, echoInv("Echo", "x"))
+		}},
+		// each ping carries a hello, so that its answer carries the
+		// provider's: 1 KiB answers reach highWater sooner
+		{"ping answers", func(o *Options) { o.MinPingInterval, o.Hello = -1, "heartbeat=idle&x="+strings.Repeat("x", 1000) }, func(id uint64) []byte {
+			return append(protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: id, Length: 3}.Append(nil), "a=b"...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startServer(t, false, tc.tweak)
+			b := dialBadConsumer(t, f)
+			if _, err := b.w.Write(requestFrame(t, 1, echoInv("Block"))); err != nil { // holds the one slot
+				t.Fatal(err)
+			}
+			prov := providerChannel(t, f)
+			if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 }) {
+				t.Fatal("the blocking call never started")
+			}
+			var batch []byte
+			for id := uint64(2); id < 2+256; id++ {
+				batch = append(batch, tc.frame(id)...)
+			}
+			stopped := false
+			for try := 0; try < 10 && !stopped && b.write(func(uint64) []byte { return batch }, 1<<30, time.Second); try++ {
+				stopped = prov.Stats().Stalls > 0
+			}
+			st := prov.Stats()
+			if !stopped {
+				t.Fatalf("the provider did not stop reading: %+v", st)
+			}
+			if tc.name == "refusals" && st.Rejected == 0 {
+				t.Fatalf("no refusal: %+v", st)
+			}
+			t.Logf("stopped after %d MiB: %+v", b.bytes.Load()>>20, st)
+		})
+	}
+}
