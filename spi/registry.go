@@ -111,9 +111,10 @@ type ReadOnlyRegistry interface {
 
 // RegistryHealth is the optional interface of a Registry that knows when
 // the URLs it registered are not published (its backend lost them), so
-// that a provider host can report it: `airnode serve` answers its
-// /ready with 503 and the error's text while Health returns non-nil
-// (Kubernetes readiness, gRPC health's NOT_SERVING). ZooKeeper: the
+// that a provider host can report it: `airnode serve` lists the error's
+// text as a warning in /stats and sets airnode_health_warning while
+// Health returns non-nil (not a 503 from /ready: every provider sees a
+// registry outage at once). ZooKeeper: the
 // session expired and the provider's ephemeral entries are gone until a
 // new session re-creates them. A short disconnection within the session
 // timeout is not such a loss: the entries are still there. Health is

@@ -22,8 +22,13 @@ import (
 // node's state (starting until every service is exported and
 // registered, serving, draining from the first signal on), the
 // registries the node built (a registry that implements
-// spi.RegistryHealth and says its entries are lost makes the node not
-// ready), and the services of the service plugins, which it unregisters
+// spi.RegistryHealth and says its entries are lost is a warning, in
+// /stats and airnode_health_warning{check="registry"}, not a reason to
+// be unready: a ZooKeeper outage longer than session.timeout reaches
+// every provider at once, and a 503 from all of them would turn it into
+// an outage of the data plane behind any load balancer polling /ready —
+// tester18 N2 — while the consumers already connected keep calling
+// them), and the services of the service plugins, which it unregisters
 // when the plugin host gives up on their plugin (restart: never, or a
 // clean exit under on-failure) and registers again should the plugin
 // run again: a provider that cannot serve a service does not stay in
@@ -61,7 +66,7 @@ func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *s
 		quit: make(chan struct{}), exited: make(chan struct{})}
 	h.health.SetState(metrics.NodeStarting, "exporting and registering services")
 	cat.Registry.Wrap(h.regs.wrap)
-	h.health.AddCheck("registry", h.regs.health)
+	h.health.AddWarning("registry", h.regs.health)
 	h.health.AddCheck("service plugin", h.pluginsGivenUp)
 	h.health.SetPlugins(func() []metrics.PluginUp {
 		var out []metrics.PluginUp

@@ -106,9 +106,10 @@ service of the configuration or a service plugin to export).
 address that is not loopback (":9090") is reachable from other hosts,
 and serve says so at Warn; prefer 127.0.0.1:PORT. It also answers
 GET /ready (200 "serving"; 503 and the reason while starting, from the
-first signal on, before anything is unregistered, while the registry has
-lost the entries or a service plugin is down for good) and GET /live
-(200): load-balancer and Kubernetes probes. A service plugin the host
+first signal on, before anything is unregistered, while a service plugin
+is down for good; a registry that lost the entries is only a warning in
+/stats and airnode_health_warning) and GET /live (200): load-balancer
+and Kubernetes probes. A service plugin the host
 gives up on (restart: never) has its services unregistered.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50

@@ -37,6 +37,9 @@ type HealthReport struct {
 	State   NodeState       `json:"state"`
 	Reason  string          `json:"reason,omitempty"`
 	Plugins map[string]bool `json:"plugins,omitempty"`
+	// Warnings are the failing AddWarning conditions, "name: error",
+	// which do not make the node unready (omitted when none fails).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // healthCheck is one named readiness condition (AddCheck).
@@ -55,11 +58,12 @@ type healthCheck struct {
 // NodeServing and every check added with AddCheck returns nil. A new
 // Health is NodeStarting. Safe for concurrent use.
 type Health struct {
-	mu      sync.Mutex
-	state   NodeState
-	detail  string // why the state, for Reason ("SIGTERM received")
-	checks  []healthCheck
-	plugins func() []PluginUp
+	mu       sync.Mutex
+	state    NodeState
+	detail   string // why the state, for Reason ("SIGTERM received")
+	checks   []healthCheck
+	warnings []healthCheck
+	plugins  func() []PluginUp
 }
 
 // NewHealth returns a Health in NodeStarting.
@@ -89,6 +93,39 @@ func (h *Health) AddCheck(name string, check func() error) {
 	h.mu.Lock()
 	h.checks = append(h.checks, healthCheck{name, check})
 	h.mu.Unlock()
+}
+
+// AddWarning adds a condition that is reported but does not make the node
+// unready: while check returns an error, /stats' health lists "name:
+// error" in Warnings and airnode_health_warning{check=name} is 1. For a
+// shared dependency whose failure every node sees at once (a registry
+// whose session expired): as a readiness check it would take the whole
+// fleet out of its load balancers while the providers still serve
+// (Kubernetes' advice: readiness must not depend on shared backends).
+// check must be cheap and must not block, as AddCheck's.
+func (h *Health) AddWarning(name string, check func() error) {
+	h.mu.Lock()
+	h.warnings = append(h.warnings, healthCheck{name, check})
+	h.mu.Unlock()
+}
+
+// warningList returns each AddWarning condition and its error (nil
+// while it holds), in the order added.
+func (h *Health) warningList() []warningState {
+	h.mu.Lock()
+	ws := slices.Clone(h.warnings)
+	h.mu.Unlock()
+	out := make([]warningState, len(ws))
+	for i, w := range ws {
+		out[i] = warningState{name: w.name, err: w.check()}
+	}
+	return out
+}
+
+// warningState is one AddWarning condition as last checked.
+type warningState struct {
+	name string
+	err  error
 }
 
 // SetPlugins sets the function listing the node's plugins and whether
@@ -146,6 +183,11 @@ func (h *Health) Report() HealthReport {
 		}
 		rep.Plugins[p.Name] = p.Up
 	}
+	for _, w := range h.warningList() {
+		if w.err != nil {
+			rep.Warnings = append(rep.Warnings, w.name+": "+w.err.Error())
+		}
+	}
 	return rep
 }
 
@@ -187,6 +229,8 @@ var (
 		"1 while the node is ready (/ready answers 200: serving, its services registered, its registry publishing them, no service plugin given up on), else 0.", nil, nil)
 	drainingDesc = prometheus.NewDesc("airnode_draining",
 		"1 from the shutdown signal until the process exits (/ready answers 503 draining), else 0.", nil, nil)
+	warningDesc = prometheus.NewDesc("airnode_health_warning",
+		"1 while the named condition fails: reported, but the node stays ready (a registry whose session expired).", []string{"check"}, nil)
 	pluginUpDesc = prometheus.NewDesc("airnode_plugin_up",
 		"1 while the plugin's process runs, 0 while it is restarting, failed or stopped.", []string{"plugin"}, nil)
 )
@@ -197,6 +241,7 @@ type healthCollector struct{ h *Health }
 func (c healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- readyDesc
 	ch <- drainingDesc
+	ch <- warningDesc
 	ch <- pluginUpDesc
 }
 
@@ -204,6 +249,9 @@ func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
 	ok, _ := c.h.Ready()
 	ch <- prometheus.MustNewConstMetric(readyDesc, prometheus.GaugeValue, boolValue(ok))
 	ch <- prometheus.MustNewConstMetric(drainingDesc, prometheus.GaugeValue, boolValue(c.h.State() == NodeDraining))
+	for _, w := range c.h.warningList() {
+		ch <- prometheus.MustNewConstMetric(warningDesc, prometheus.GaugeValue, boolValue(w.err != nil), w.name)
+	}
 	for _, p := range c.h.pluginList() {
 		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, boolValue(p.Up), p.Name)
 	}

@@ -99,6 +99,32 @@ func TestHealthReadyLiveMetricsAndStats(t *testing.T) {
 	lost.Store(false)
 	expect("/ready", http.StatusOK, "serving")
 
+	// A warning is reported, in /stats and /metrics, but leaves the node
+	// ready (tester18 N2: a shared registry's outage must not take every
+	// provider out of its load balancer).
+	var zkDown atomic.Bool
+	h.AddWarning("zookeeper", func() error {
+		if zkDown.Load() {
+			return errors.New("session expired")
+		}
+		return nil
+	})
+	expect("/metrics", http.StatusOK, `airnode_health_warning{check="zookeeper"} 0`)
+	zkDown.Store(true)
+	greeterUp.Store(true)
+	expect("/ready", http.StatusOK, "serving")
+	expect("/metrics", http.StatusOK, `airnode_health_warning{check="zookeeper"} 1`)
+	expect("/stats?format=text", http.StatusOK, "node: serving, ready; warning: zookeeper: session expired\n")
+	_, body = probe(t, srv, "/stats")
+	rep = metrics.StatsReport{}
+	if err := json.Unmarshal([]byte(body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Health == nil || !rep.Health.Ready || len(rep.Health.Warnings) != 1 || rep.Health.Warnings[0] != "zookeeper: session expired" {
+		t.Fatalf("/stats health %+v, want ready with the warning", rep.Health)
+	}
+	zkDown.Store(false)
+
 	h.SetState(metrics.NodeDraining, "SIGTERM signal received")
 	expect("/ready", http.StatusServiceUnavailable, "draining: SIGTERM signal received\n")
 	expect("/metrics", http.StatusOK, "airnode_draining 1\n")

@@ -176,6 +176,7 @@ func WriteRejected(w io.Writer, counters map[string]uint64) error {
 //
 //	node: serving, ready
 //	node: draining, not ready: draining: SIGTERM signal received
+//	node: serving, ready; warning: registry: session expired
 func writeHealth(w io.Writer, h HealthReport) error {
 	line := "node: " + string(h.State) + ", ready"
 	if !h.Ready {
@@ -190,6 +191,9 @@ func writeHealth(w io.Writer, h HealthReport) error {
 	if len(down) > 0 {
 		slices.Sort(down)
 		line += "; plugins down: " + strings.Join(down, ", ")
+	}
+	for _, warn := range h.Warnings {
+		line += "; warning: " + warn
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

@@ -431,8 +431,8 @@ func (r *Registry) providerServices() []string {
 // Warn until a new session has re-created them (the Info "are in ZooKeeper
 // again"); nil otherwise, also during a disconnection shorter than
 // session.timeout (the entries are still there) and for a registry that
-// registered no provider. `airnode serve` answers /ready with 503 and this
-// text meanwhile. Never blocks on I/O.
+// registered no provider. `airnode serve` reports this text as a warning
+// (/stats, airnode_health_warning) meanwhile. Never blocks on I/O.
 func (r *Registry) Health() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
