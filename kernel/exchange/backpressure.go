@@ -57,24 +57,43 @@ func (c *Channel) sent(n int) {
 	}
 }
 
-// unstall ends a stall episode: it wakes the stalled readers and resubmits
-// the parked requests to the worker pool, if fewer than lowWater bytes are
-// unsent or force (the channel died: they find it dead and end).
+// resumeBatch bounds the parked requests one unstall puts back in the
+// worker pool's queue, which every channel of the server shares: putting
+// back thousands at once (a consumer that reads nothing and asked for
+// 10,000 answers) queued them ahead of other consumers' requests each time
+// its answers drained. The rest follow as these end (runQueued) or the
+// next answers drain; the channel's death puts back all of them.
+const resumeBatch = 64
+
+// unstall ends a stall episode, if fewer than lowWater bytes are unsent or
+// force (the channel died): it wakes the stalled readers and puts parked
+// requests back in the worker pool, resumeBatch of them (all with force:
+// they find the channel dead and end). The episode goes on while requests
+// stay parked.
 func (c *Channel) unstall(force bool) {
 	c.stallMu.Lock()
 	if !c.stalled.Load() || !force && c.w.unsent.Load() >= lowWater {
 		c.stallMu.Unlock()
 		return
 	}
-	c.stalled.Store(false)
 	if c.stallCh != nil {
 		close(c.stallCh)
 		c.stallCh = nil
 	}
-	parked := c.parked
-	c.parked = nil
+	n := len(c.parked)
+	if !force {
+		n = min(n, resumeBatch)
+	}
+	resume := make([]task, n)
+	copy(resume, c.parked)
+	clear(c.parked[:n])
+	if c.parked = c.parked[n:]; len(c.parked) == 0 {
+		c.parked = nil
+		c.stalled.Store(false)
+	}
+	c.nParked.Store(int64(len(c.parked)))
 	c.stallMu.Unlock()
-	for _, t := range parked {
+	for _, t := range resume {
 		c.pool.submit(t)
 	}
 }
@@ -151,6 +170,7 @@ func (c *Channel) park(t task) bool {
 		return false
 	}
 	c.parked = append(c.parked, t)
+	c.nParked.Store(int64(len(c.parked)))
 	c.stallMu.Unlock()
 	return true
 }
@@ -165,6 +185,11 @@ func (c *Channel) runQueued(t task) {
 		c.wakeQueued(false)
 	}
 	c.run(t)
+	if c.nParked.Load() > 0 {
+		// the next parked ones, if there is room (resumeBatch); parked
+		// requests hold the channel alive, so its pool is still open
+		c.unstall(false)
+	}
 }
 
 // Requests read ahead (the inbound side). A reader hands requests to the

@@ -127,6 +127,7 @@ type Channel struct {
 	stalled     atomic.Bool
 	stallCh     chan struct{} // on stallMu
 	parked      []task        // two-way requests waiting for room; on stallMu
+	nParked     atomic.Int64  // len(parked), for runQueued without the lock
 	stalls      atomic.Int64
 	unsolicited atomic.Int64
 	// Requests the readers handed to the worker pool that have not
