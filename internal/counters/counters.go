@@ -138,3 +138,35 @@ type TransportCounters struct {
 
 // Transport holds the process's transport counters.
 var Transport TransportCounters
+
+// ChannelCounters count what the exchange's guards do to connections
+// (kernel/exchange): closes by reason class, and the provider's
+// backpressure stops. A close is counted once, under the first reason
+// that ended the channel; a heartbeat strategy's verdict is counted in
+// HeartbeatCounters.IdleClosed, not here. They are how an operator sizes
+// an attack whose log lines are rate-bounded (tester18 N3).
+type ChannelCounters struct {
+	// ProtocolErrors counts channels closed because the peer broke the
+	// framing: a bad magic, a header claiming too large a body, a frame
+	// cut short by the peer, an event this side cannot take.
+	ProtocolErrors Counter
+	// TooManyPings counts provider channels the ping-flood guard closed
+	// (Options.MinPingInterval, "too many pings").
+	TooManyPings Counter
+	// FirstFrameTimeouts counts provider channels closed because no
+	// complete frame arrived within Options.FirstFrameTimeout (default
+	// 10 s) of connecting: silent or stalled peers.
+	FirstFrameTimeouts Counter
+	// Stalls counts the times a provider channel's readers stopped
+	// because highWater (8 MiB) of answers were unsent to a consumer that
+	// does not read them (the sum of every ChannelStats.Stalls). A stall
+	// stops reading; it does not close the channel.
+	Stalls Counter
+	// Unsolicited counts answers a consumer received for request ids it
+	// never sent (0, or above the highest it numbered), dropped (the sum
+	// of every ChannelStats.Unsolicited).
+	Unsolicited Counter
+}
+
+// Channels holds the process's channel-guard counters.
+var Channels ChannelCounters

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
 )
 
@@ -106,6 +107,7 @@ func (c *Channel) startStallLocked() chan struct{} {
 	if c.stallCh == nil {
 		c.stallCh = make(chan struct{})
 		c.stalls.Add(1)
+		counters.Channels.Stalls.Inc()
 		unsent := c.w.unsent.Load()
 		c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer does not read them; reading again under %s)",
 			c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)

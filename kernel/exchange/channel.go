@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -369,8 +370,16 @@ func (c *Channel) finishChannel() {
 // context, closes the session (which unblocks readers and the writer) and
 // fails every pending call with CHANNEL_INACTIVE. It never waits, so any
 // goroutine may call it.
-func (c *Channel) die(reason string, level slog.Level) {
+func (c *Channel) die(reason string, level slog.Level) { c.dieCounted(reason, level, nil) }
+
+// dieCounted is die, counting the close in closed (a counters.Channels
+// reason class; nil: none) when this call is the one that closes the
+// channel, so that a close is counted once, under its first reason.
+func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.Counter) {
 	c.dieOnce.Do(func() {
+		if closed != nil {
+			closed.Inc()
+		}
 		c.goMu.Lock()
 		c.goClosed = true
 		c.goMu.Unlock()
@@ -624,7 +633,8 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 // arrived within d of its creation (Options.FirstFrameTimeout).
 func (c *Channel) noFirstFrame(d time.Duration) {
 	if c.framesRead.Load() == 0 {
-		c.die(fmt.Sprintf("no complete frame within %v of connecting: a silent or stalled peer (Options.FirstFrameTimeout)", d), slog.LevelDebug)
+		c.dieCounted(fmt.Sprintf("no complete frame within %v of connecting: a silent or stalled peer (Options.FirstFrameTimeout)", d), slog.LevelDebug,
+			&counters.Channels.FirstFrameTimeouts)
 	}
 }
 

@@ -139,11 +139,28 @@
 // numbers blanked) and base logger as internal/netaccept bounds accept
 // failures: the first line verbatim, then one per doubling of the count
 // up to 1,024, then one every 10 s, each with suppressed (left out since
-// the previous line) and in_burst. A response whose id this side never
+// the previous line) and in_burst. Once lines are left out, a summary line
+// (the class's message with summary, class, suppressed and in_burst) is
+// written logEvery after the class's last line unless another line of it
+// came meanwhile, so a burst that stops is always summed up. A response whose id this side never
 // sent (0, or above the highest it numbered) is dropped, counted
 // (ChannelStats.Unsolicited) and logged at Warn "answer for request id X
 // never sent: is the provider's framing broken?"; a duplicate or late
 // answer (after CLIENT_TIMEOUT) is silent, counted in LateResponses.
+//
+// Counters (tester18 N3): whatever the log leaves out, the process-wide
+// counters.Channels count (package internal/counters; exported by
+// extensions/filter/metrics as airnode_channels_closed_total{reason} and
+// the channels.* keys of /stats): channels closed for a protocol error
+// (bad magic, oversize, a frame the peer cut short, an unknown codec),
+// by the ping-flood guard, or by the first-frame rule, each once under
+// the reason that closed it (a heartbeat verdict is
+// counters.Heartbeat.IdleClosed); backpressure stalls; answers for ids
+// never sent. A read cut short because this side's connection was closed
+// under it (the tcp transport closes it when a write fails, a consumer
+// that read nothing having gone away), or after a write failed, is the
+// peer's close ("closed by peer", Debug), and a reset is a read error
+// (Info): neither is reported or counted as the peer's protocol error.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

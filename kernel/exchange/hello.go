@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -137,6 +138,10 @@ const activePingDivisor = 100
 // with the guard on, returns an error (closing the channel) after too many
 // strikes: pings under MinPingInterval×3/4 apart on an idle channel, or
 // under MinPingInterval/activePingDivisor apart while a request runs.
+// errTooManyPings is what the ping-flood guard's error wraps: the
+// channel's close is counted as counters.Channels.TooManyPings.
+var errTooManyPings = errors.New("too many pings")
+
 func (c *Channel) notePing(now time.Time) error {
 	c.guardMu.Lock()
 	defer c.guardMu.Unlock()
@@ -172,8 +177,8 @@ func (c *Channel) notePing(now time.Time) error {
 			if iv, ok := c.peerInterval(); ok {
 				peer = iv.String()
 			}
-			return fmt.Errorf("too many pings: %d heartbeats in a row less than %v apart %s (last gap %v; the consumer's heartbeat.interval: %s; the provider's heartbeat.min.ping.interval: %v, strikes allowed %d)",
-				g.strikes+1, shown, where, gap.Round(round), peer, g.minInterval, g.maxStrikes)
+			return fmt.Errorf("%w: %d heartbeats in a row less than %v apart %s (last gap %v; the consumer's heartbeat.interval: %s; the provider's heartbeat.min.ping.interval: %v, strikes allowed %d)",
+				errTooManyPings, g.strikes+1, shown, where, gap.Round(round), peer, g.minInterval, g.maxStrikes)
 		}
 	}
 	if active {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
@@ -155,7 +156,11 @@ func (r *reader) loop() bool {
 			if err == errHandedOff {
 				return false
 			}
-			c.die(err.Error(), slog.LevelWarn)
+			closed := &counters.Channels.ProtocolErrors
+			if errors.Is(err, errTooManyPings) {
+				closed = &counters.Channels.TooManyPings
+			}
+			c.dieCounted(err.Error(), slog.LevelWarn, closed)
 			return true
 		}
 		if r.held && !more {
@@ -212,10 +217,19 @@ func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error
 }
 
 // readFailed kills the channel after a read error, logging protocol
-// violations as warnings, other read errors (a reset) at Info, and an
-// ordinary close by the peer ("closed by peer": one per short-lived
-// consumer such as airnode call) at Debug, unless calls failed or requests
-// were cancelled by it (die raises it to Info).
+// violations as warnings (counted in counters.Channels.ProtocolErrors),
+// other read errors (a reset) at Info, and an ordinary close by the peer
+// ("closed by peer": one per short-lived consumer such as airnode call) at
+// Debug, unless calls failed or requests were cancelled by it (die raises
+// it to Info).
+//
+// A read cut short because this side's connection was closed under it
+// (net.ErrClosed: the tcp transport closes its connection when a write
+// fails, before the writer reports it), a read cut short by a reset, and
+// any read error after a write failed are never the peer's protocol
+// error, whatever frame the reader was in: a consumer that stopped reading
+// and then closed made the provider log WARN "protocol: truncated frame:
+// body of 22 bytes: ... use of closed network connection" (tester18).
 func (c *Channel) readFailed(err error) {
 	select {
 	case <-c.dying:
@@ -224,15 +238,29 @@ func (c *Channel) readFailed(err error) {
 	}
 	level := slog.LevelInfo
 	reason := "read: " + err.Error()
+	var closed *counters.Counter
 	switch {
+	case c.writeBroken.Load(), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrClosedPipe):
+		// the kernel's first-ping diagnosis takes exactly "closed by
+		// peer" as the provider's doing (kernel/conn.go)
+		level = slog.LevelDebug
+		reason = "closed by peer"
+	case errors.Is(err, syscall.ECONNRESET):
+		// the peer reset the connection, mid-frame or not: "read: ...", at
+		// Info, as any other read error
+		var op *net.OpError
+		if errors.As(err, &op) {
+			reason = "read: " + op.Error()
+		}
 	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated):
 		level = slog.LevelWarn
 		reason = err.Error()
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrClosedPipe):
+		closed = &counters.Channels.ProtocolErrors
+	case errors.Is(err, io.EOF):
 		level = slog.LevelDebug
 		reason = "closed by peer"
 	}
-	c.die(reason, level)
+	c.dieCounted(reason, level, closed)
 }
 
 // dispatch handles one frame read by r. An error is a protocol violation
@@ -314,6 +342,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 // (tester17 finding 11).
 func (c *Channel) answerNeverAsked(id uint64) {
 	c.unsolicited.Add(1)
+	counters.Channels.Unsolicited.Inc()
 	peer := "provider"
 	if c.opts.Side == spi.Provider {
 		peer = "consumer"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/xtaci/smux"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -365,10 +366,14 @@ func TestT17_1_StalledChannelCloses(t *testing.T) {
 		protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: uint64(i + 1), Length: uint32(len(frame) - protocol.HeaderLen)}.Put(frame)
 		all = append(all, frame...)
 	}
+	stalls := counters.Channels.Stalls.Load()
 	b.write(func(uint64) []byte { return all }, 1, 5*time.Second)
 	prov := providerChannel(t, f)
 	if !waitFor(5*time.Second, func() bool { return prov.Stats().Stalls > 0 }) {
 		t.Fatalf("no stall: %+v", prov.Stats())
+	}
+	if counters.Channels.Stalls.Load() == stalls { // tester18 N3: the process-wide count
+		t.Error("stall not counted in counters.Channels.Stalls (airnode_backpressure_stalls_total)")
 	}
 	done := make(chan struct{})
 	go func() { prov.Close("test: close a stalled channel"); prov.Wait(); close(done) }()
@@ -605,6 +610,7 @@ func TestT17_11_AnswerForAnIDNeverSent(t *testing.T) {
 		}
 	})
 	logs := &logSink{}
+	unsolicited := counters.Channels.Unsolicited.Load()
 	ch := NewChannel(dialSession(t, peer.addr(), false), Options{Side: spi.Consumer, Codec: codecByID, Logger: slog.New(logs)})
 	t.Cleanup(func() { ch.Close("done"); ch.Wait() })
 	for i := range 5 {
@@ -614,6 +620,9 @@ func TestT17_11_AnswerForAnIDNeverSent(t *testing.T) {
 	}
 	if !waitFor(5*time.Second, func() bool { return ch.Stats().Unsolicited == 10 }) {
 		t.Fatalf("stats %+v, want 10 unsolicited", ch.Stats())
+	}
+	if n := counters.Channels.Unsolicited.Load() - unsolicited; n != 10 { // tester18 N3
+		t.Errorf("counters.Channels.Unsolicited +%d, want +10", n)
 	}
 	l := logs.find("never sent")
 	if !strings.Contains(l, "answer for request id 1001 never sent: is the provider's framing broken?") {

@@ -181,6 +181,10 @@ const rejectedHelp = "Provider requests answered before any service's filter cha
 // each of its reason labels.
 const pooledHelp = "dispatcher=adaptive: provider requests sent to the worker pool instead of run on their connection's reader, by reason: quiet (first batch after 1 s without one), window (after a hand-off, 10 ms to 1 s), batch (their read batch had run 1 ms)."
 
+// closedHelp is the help of airnode_channels_closed_total, the same for
+// each of its reason labels.
+const closedHelp = "Connections this process closed because of what the peer did, by reason: protocol_error (bad magic, a body over max(4 x payload, 64 MiB), a frame cut short by the peer), too_many_pings (the provider's ping-flood guard), first_frame_timeout (no complete frame within 10 s of connecting), heartbeat (a heartbeat verdict: the same count as airnode_channels_idle_closed_total). Their log lines are rate-bounded; these are not."
+
 // rejectedKeys are the Counters keys of the provider requests rejected
 // before any service's filter chain, with their status names, in the order
 // WriteRejected prints them.
@@ -191,12 +195,12 @@ var rejectedKeys = [][2]string{
 }
 
 func processCounters() []processCounter {
-	h, g, a, p, d := &counters.Heartbeat, &counters.Registry, &counters.Access, &counters.Provider, &counters.Dispatch
+	h, g, a, p, d, ch := &counters.Heartbeat, &counters.Registry, &counters.Access, &counters.Provider, &counters.Dispatch, &counters.Channels
 	return []processCounter{
-		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests sent.", &h.PingsSent, nil},
-		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests answered in time.", &h.PingsAnswered, nil},
+		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests this process sent (consumers; a provider sends none).", &h.PingsSent, nil},
+		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests this process sent that the peer answered in time (0 on a provider, which sends none: the pings it answers are airnode_heartbeat_pings_received_total).", &h.PingsAnswered, nil},
 		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed, nil},
-		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers answered.", &h.PingsReceived, nil},
+		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers that this process answered (those the ping-flood guard refused are in airnode_channels_closed_total{reason=\"too_many_pings\"}).", &h.PingsReceived, nil},
 		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
 		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
 		{"airnode_accept_errors_total", "transport.accept_errors", "Provider listeners' temporary accept failures (out of file descriptors), each retried after a backoff of 5 ms to 1 s.", &counters.Transport.AcceptErrors, nil},
@@ -212,6 +216,12 @@ func processCounters() []processCounter {
 		{"airnode_provider_pooled_total", "dispatch.pooled_window", pooledHelp, &d.Window, prometheus.Labels{"reason": "window"}},
 		{"airnode_provider_pooled_total", "dispatch.pooled_batch", pooledHelp, &d.Batch, prometheus.Labels{"reason": "batch"}},
 		{"airnode_provider_handoffs_total", "dispatch.handoffs", "dispatcher=adaptive: requests that ran 1 ms on their connection's reader, which then moved to a new goroutine.", &d.HandOffs, nil},
+		{"airnode_channels_closed_total", "channels.closed_protocol_error", closedHelp, &ch.ProtocolErrors, prometheus.Labels{"reason": "protocol_error"}},
+		{"airnode_channels_closed_total", "channels.closed_too_many_pings", closedHelp, &ch.TooManyPings, prometheus.Labels{"reason": "too_many_pings"}},
+		{"airnode_channels_closed_total", "channels.closed_first_frame_timeout", closedHelp, &ch.FirstFrameTimeouts, prometheus.Labels{"reason": "first_frame_timeout"}},
+		{"airnode_channels_closed_total", "channels.closed_heartbeat", closedHelp, &h.IdleClosed, prometheus.Labels{"reason": "heartbeat"}},
+		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them (reading again under 4 MiB; the connection stays open).", &ch.Stalls, nil},
+		{"airnode_unsolicited_answers_total", "channels.unsolicited_answers", "Answers received for request ids this process never sent (0, or above the highest it numbered), dropped: the peer's framing or id handling is broken.", &ch.Unsolicited, nil},
 		{"airnode_outlier_ejections_total", "outlier.ejections", "Providers a consumer's reference stopped picking for a while because their calls kept failing (outlier.consecutive in a row: SERVER_TIMEOUT, CHANNEL_INACTIVE, SERVER_ERROR).", &counters.Outlier.Ejections, nil},
 	}
 }
