@@ -619,7 +619,13 @@ func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 
 // create makes u's ephemeral node and its persistent parents. An existing
 // node of this session is fine; one left by another session (a previous
-// incarnation whose session has not expired yet) is replaced.
+// incarnation whose session has not expired yet, or this registry's own
+// session that it replaced after session.timeout without one, which a
+// ZooKeeper restarted with its data restores) is replaced in one multi
+// transaction (delete and create), so a watcher re-listing the children
+// never sees the entry missing: consumers do not drop and re-add the
+// provider (a delete then a create flapped every provider of a restarted
+// ZooKeeper out of `registry watch` for a few milliseconds).
 func (r *Registry) create(conn *zk.Conn, u spi.URL) error {
 	path := r.nodePath(u)
 	parent := r.categoryPath(u.Interface(), category(u))
@@ -645,9 +651,15 @@ func (r *Registry) create(conn *zk.Conn, u spi.URL) error {
 		if stat.EphemeralOwner == conn.SessionID() || attempt >= 3 {
 			return nil
 		}
-		if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+		_, err = conn.Multi(&zk.DeleteRequest{Path: path, Version: stat.Version},
+			&zk.CreateRequest{Path: path, Data: data, Acl: r.acl, Flags: zk.FlagEphemeral})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("zookeeper registry: replace stale %s: %w", path, err)
 		}
+		// the stale node went or changed meanwhile: look again
 	}
 }
 
