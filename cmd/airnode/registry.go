@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
@@ -30,6 +32,7 @@ import (
 // subcommands.
 func registryCommand(a *app) *cobra.Command {
 	var registry string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "registry",
 		Short: "Inspect a registry: list services and providers, watch changes",
@@ -92,9 +95,22 @@ cache, ls fails saying the same.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
-			return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
+			if !asJSON {
+				return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
+			}
+			jw := &lsJSONWriter{}
+			if err := registryList(ctx, reg, desc, args, time.Now(), jw); err != nil {
+				return err
+			}
+			if jw.out == nil { // no service, or none fits
+				jw.out = &lsJSON{Services: []lsServiceJS{}}
+			}
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(jw.out)
 		},
 	}
+	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; stale marks an older entry at a newer one's address, which consumers ignore`)
 	watch := &cobra.Command{
 		Use:   "watch SERVICE",
 		Short: "Print every change of a service's providers until interrupted",
@@ -210,6 +226,42 @@ func isDefaultFileRegistry(u spi.URL) bool {
 }
 
 func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
+	return registryList(ctx, reg, desc, args, now, w)
+}
+
+// lsJSON is what registry ls --json prints: one object, services in the
+// order the table lists them.
+type lsJSON struct {
+	// Note says the lists are a file.cache's (ZooKeeper unreachable);
+	// empty otherwise.
+	Note     string        `json:"note,omitempty"`
+	Services []lsServiceJS `json:"services"`
+}
+
+// lsServiceJS is one service key of registry ls --json.
+type lsServiceJS struct {
+	Service   string       `json:"service"`
+	Providers []lsProvider `json:"providers"`
+}
+
+// lsProvider is one provider entry of registry ls --json: the table's
+// columns, the entry's URL (token redacted), and Stale: an older entry
+// with the protocol and address of a newer one, which consumers ignore
+// (staleEntries).
+type lsProvider struct {
+	Address  string `json:"address"`
+	Weight   string `json:"weight"`
+	Warmup   string `json:"warmup"`
+	Uptime   string `json:"uptime"`
+	Protocol string `json:"protocol"`
+	URL      string `json:"url"`
+	Stale    bool   `json:"stale"`
+}
+
+// registryList is registry ls, printing a table to w or, when w is an
+// *lsJSONWriter (--json), leaving the listing in it (the text's notes
+// are dropped; Note keeps the cache's).
+func registryList(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
 	var services []spi.URL
 	if len(args) == 1 {
 		u, err := parseServiceKey(args[0])
@@ -276,9 +328,26 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 			}
 		}
 	}
+	noteText := ""
 	if note != nil {
-		fmt.Fprintf(w, "ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date\n",
+		noteText = fmt.Sprintf("ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date",
 			note.Servers, note.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, note.Path)
+		fmt.Fprintln(w, noteText)
+	}
+	if jw, ok := w.(*lsJSONWriter); ok {
+		out := lsJSON{Note: noteText, Services: []lsServiceJS{}}
+		for i, svc := range services {
+			stale := staleEntries(lists[i])
+			s := lsServiceJS{Service: svc.ServiceKey(), Providers: []lsProvider{}}
+			for j, p := range lists[i] {
+				d := describeProvider(p, now)
+				s.Providers = append(s.Providers, lsProvider{Address: p.Address(), Weight: d.weight, Warmup: d.warmup, Uptime: d.uptime,
+					Protocol: p.Scheme(), URL: p.Redacted(), Stale: stale[j] == 's'})
+			}
+			out.Services = append(out.Services, s)
+		}
+		jw.out = &out
+		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for i, svc := range services {
@@ -286,7 +355,12 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s\t(%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), ages[i])
+		stale := staleEntries(providers)
+		nStale := ""
+		if n := strings.Count(string(stale), "s"); n > 0 {
+			nStale = fmt.Sprintf(", %d stale", n)
+		}
+		fmt.Fprintf(tw, "%s\t(%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), nStale, ages[i])
 		if len(providers) == 0 {
 			if len(args) == 1 {
 				if others := otherGroupsVersions(ctx, reg, svc); len(others) > 0 {
@@ -300,12 +374,59 @@ func registryLs(ctx context.Context, reg spi.Registry, desc string, args []strin
 			continue
 		}
 		fmt.Fprintln(tw, "  ADDRESS\tWEIGHT\tWARM-UP\tUPTIME\tPROTOCOL")
-		for _, p := range providers {
+		for j, p := range providers {
 			s := describeProvider(p, now)
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme())
+			note := ""
+			if stale[j] == 's' {
+				note = "  " + staleNote
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme(), note)
 		}
 	}
 	return tw.Flush()
+}
+
+// lsJSONWriter stands for the output in registry ls --json: the text
+// written to it is dropped, and the listing is left in out.
+type lsJSONWriter struct{ out *lsJSON }
+
+func (*lsJSONWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// staleNote marks a provider entry that consumers ignore (staleEntries).
+const staleNote = "(stale: same address as a newer entry; consumers ignore it)"
+
+// staleEntries marks, for one service's providers, each entry consumers
+// ignore with 's' (others '-'): of the entries with one protocol and
+// address, kernel/directory keeps the one with the highest timestamp
+// (directory.KeyTimestamp; absent or malformed is 0), on a tie the one it
+// saw last (here: listed last). A provider killed and restarted on its
+// port is listed twice until its old registry session expires (tester18
+// N4): ls shows both, marking the old one, as consumers count it once.
+func staleEntries(providers []spi.URL) []byte {
+	marks := bytes.Repeat([]byte{'-'}, len(providers))
+	best := map[string]int{} // protocol://address -> index of the newest entry
+	for i, p := range providers {
+		k := p.Scheme() + "://" + p.Address()
+		j, ok := best[k]
+		if !ok {
+			best[k] = i
+			continue
+		}
+		if entryTimestamp(p) >= entryTimestamp(providers[j]) {
+			marks[j], best[k] = 's', i
+		} else {
+			marks[i] = 's'
+		}
+	}
+	return marks
+}
+
+func entryTimestamp(u spi.URL) int64 {
+	t, err := u.Int(directory.KeyTimestamp, 0)
+	if err != nil {
+		return 0
+	}
+	return t
 }
 
 // anyProvider reports whether reg lists a provider of any service; false
