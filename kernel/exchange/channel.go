@@ -2,12 +2,14 @@ package exchange
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
@@ -441,21 +443,28 @@ const writeFailGrace = 100 * time.Millisecond
 // responses, its go-away: a running reader is given writeFailGrace to read
 // them and end the channel itself ("closed by peer"), so that those calls
 // complete, or fail as not run, rather than all as "may have run".
+// A write the peer reset or closed (ECONNRESET, EPIPE: a consumer that
+// read nothing went away, its stalled reader not seeing it) is logged at
+// Info, as a reset read is; other write errors at Warn.
 func (c *Channel) writeFailed(err error) {
 	if c.writeBroken.Swap(true) {
 		return // the first failed write decided
 	}
 	reason := fmt.Sprintf("write: %v", err)
+	level := slog.LevelWarn
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		level = slog.LevelInfo
+	}
 	if !c.primaryReading.Load() || !c.goIO(func() {
 		t := time.NewTimer(writeFailGrace)
 		defer t.Stop()
 		select {
 		case <-c.dying:
 		case <-t.C:
-			c.die(reason, slog.LevelWarn)
+			c.die(reason, level)
 		}
 	}) {
-		c.die(reason, slog.LevelWarn)
+		c.die(reason, level)
 	}
 }
 

@@ -160,7 +160,9 @@
 // under it (the tcp transport closes it when a write fails, a consumer
 // that read nothing having gone away), or after a write failed, is the
 // peer's close ("closed by peer", Debug), and a reset is a read error
-// (Info): neither is reported or counted as the peer's protocol error.
+// (Info): neither is reported or counted as the peer's protocol error. A
+// write the peer reset or closed (ECONNRESET, EPIPE) closes the channel
+// at Info ("write: ..."), other write errors at Warn.
 //
 // Limits (issue 8 item 4): a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;

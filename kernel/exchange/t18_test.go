@@ -128,7 +128,19 @@ func TestT18_ClosedUnderTheReadIsNotAProtocolError(t *testing.T) {
 	if n := counters.Channels.ProtocolErrors.Load() - proto; n != 0 {
 		t.Errorf("%d protocol errors counted, want 0", n)
 	}
-	ch := f.dial(nil)
+	// a write the peer reset, its reader stalled: Info, not Warn
+	logs := &levelSink{}
+	ch := f.dial(func(o *Options) { o.Logger = slog.New(logs) })
+	ch.writeFailed(&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)})
+	<-ch.Done()
+	if !waitFor(5*time.Second, func() bool { return logs.find("channel closed") != "" }) {
+		t.Fatal("no channel closed line after a reset write")
+	}
+	if l := logs.find("channel closed"); !strings.HasPrefix(l, "INFO") || !strings.Contains(l, "reason=write: ") {
+		t.Errorf("reset write logged %q, want INFO with reason write: ...", l)
+	}
+
+	ch = f.dial(nil)
 	ch.readFailed(fmt.Errorf("protocol: %w: body of 22 bytes: %w", protocol.ErrTruncated, errUnexpectedEOF))
 	if r := ch.Reason(); !strings.HasPrefix(r, "protocol: truncated") {
 		t.Errorf("a frame the peer cut short: reason %q", r)
