@@ -58,7 +58,13 @@ access and provider counters.
 			if err := metrics.WriteTable(a.stdout, rep.Methods); err != nil {
 				return err
 			}
-			return metrics.WriteRejected(a.stdout, rep.Counters)
+			if err := metrics.WriteRejected(a.stdout, rep.Counters); err != nil {
+				return err
+			}
+			if rep.Health != nil { // serve's /stats: readiness, plugins down, warnings
+				return metrics.WriteHealth(a.stdout, *rep.Health)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -56,5 +57,26 @@ func TestStatsCommand(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), []string{"stats", addr}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "metrics: stats from "+addr) {
 		t.Errorf("closed endpoint: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// airnode stats of serve's /stats (a metrics server with health) ends with
+// the node line: its readiness, plugins down and warnings (tester16 #9:
+// only /stats?format=text printed it).
+func TestStatsCommandPrintsTheNodeLine(t *testing.T) {
+	h := metrics.NewHealth()
+	h.SetState(metrics.NodeServing, "")
+	h.AddWarning("registry", func() error { return errors.New("session expired") })
+	srv, err := metrics.Listen("127.0.0.1:0", metrics.NewRegistry(), metrics.WithHealth(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"stats", srv.Addr().String()}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := "node: serving, ready; warning: registry: session expired\n"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("stats:\n%s\nwant it to end with %q", out.String(), want)
 	}
 }

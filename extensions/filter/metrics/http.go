@@ -92,7 +92,7 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 			_ = WriteTable(w, rep.Methods)
 			_ = WriteRejected(w, rep.Counters)
 			if rep.Health != nil {
-				_ = writeHealth(w, *rep.Health)
+				_ = WriteHealth(w, *rep.Health)
 			}
 		default:
 			http.Error(w, fmt.Sprintf("metrics: format %q: want json or text", f), http.StatusBadRequest)
@@ -172,12 +172,13 @@ func WriteRejected(w io.Writer, counters map[string]uint64) error {
 	return err
 }
 
-// writeHealth prints a node's readiness under the text table:
+// WriteHealth prints a node's readiness under the text table (/stats?format=text,
+// `airnode stats`), one line:
 //
 //	node: serving, ready
 //	node: draining, not ready: draining: SIGTERM signal received
 //	node: serving, ready; warning: registry: session expired
-func writeHealth(w io.Writer, h HealthReport) error {
+func WriteHealth(w io.Writer, h HealthReport) error {
 	line := "node: " + string(h.State) + ", ready"
 	if !h.Ready {
 		line = "node: " + string(h.State) + ", not ready: " + h.Reason
