@@ -246,7 +246,7 @@ func (d *watchdog) wait() { d.wg.Wait() }
 
 // handOff moves the primary reader to a new goroutine; the old one is
 // running a request and will exit when it returns. The watchdog calls it,
-// holding its mu.
+// holding its mu: nothing here may wait on the peer.
 func (c *Channel) handOff(now int64) {
 	c.handOffs.Add(1)
 	counters.Dispatch.HandOffs.Inc()
@@ -255,9 +255,10 @@ func (c *Channel) handOff(now int64) {
 	c.poolUntil.Store(now + c.poolWindow)
 	r := c.rd
 	if r.held {
-		// the responses of the batch so far go out now
+		// the responses of the batch so far go out now, from a writer
+		// goroutine: the watchdog must not wait on one consumer's socket
 		r.held = false
-		c.w.hold(false)
+		c.w.release()
 	}
 	c.goMu.Lock()
 	if !c.goClosed {

@@ -364,6 +364,19 @@ func (w *writer) hold(on bool) {
 	w.write(false)
 }
 
+// release is hold(false) for a goroutine that must not write: the
+// adaptive watchdog (Channel.handOff), which serves every channel of its
+// worker pool. The held frames go to a writer goroutine; written from the
+// watchdog, on a session without spi.TryWriter, a consumer that read
+// nothing blocked it in that write, holding its lock, and every other
+// consumer's next request on a reader waited for it (watchdog.watch).
+func (w *writer) release() {
+	w.mu.Lock()
+	w.held = false
+	w.kickLocked()
+	w.mu.Unlock()
+}
+
 // start sets the long-lived stream the writer writes to, and writes what
 // was queued before it.
 func (w *writer) start(s io.Writer, c *Channel) {
