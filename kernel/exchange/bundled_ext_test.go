@@ -69,11 +69,21 @@ func transports(t testing.TB) map[string]spi.Transport {
 // serve starts a Server on tr and returns a consumer channel to it.
 func serve(t testing.TB, tr spi.Transport) (*exchange.Server, *exchange.Channel) {
 	t.Helper()
+	return serveWith(t, tr, nil)
+}
+
+// serveWith is serve with the server's Options changed by opts (nil: none).
+func serveWith(t testing.TB, tr spi.Transport, opts func(*exchange.Options)) (*exchange.Server, *exchange.Channel) {
+	t.Helper()
 	l, err := tr.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: demo{}, Logger: quiet})
+	o := exchange.Options{Codec: codecByID, Handler: demo{}, Logger: quiet}
+	if opts != nil {
+		opts(&o)
+	}
+	srv := exchange.NewServer(l, o)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

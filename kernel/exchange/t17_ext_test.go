@@ -152,35 +152,14 @@ func TestT17_2_NormalConsumerPingingDuringCallsIsNotClosed(t *testing.T) {
 // second consumer's calls succeed.
 func TestT17_1_BundledTCPAdaptiveStalls(t *testing.T) {
 	tr := transports(t)["tcp"]
-	l, err := tr.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	plog := &lines{}
-	srv := exchange.NewServer(l, exchange.Options{Codec: codecByID, Handler: demo{}, Logger: slog.New(plog), Adaptive: true})
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve() }()
+	srv, ch := serveWith(t, tr, func(o *exchange.Options) { o.Logger, o.Adaptive = slog.New(plog), true })
 	raw, err := net.Dial("tcp", srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { raw.Close() }) // before the server closes (Cleanup runs last-in first-out)
 	raw.(*net.TCPConn).SetReadBuffer(256 << 10)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	sess, err := tr.Dial(ctx, srv.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := exchange.NewChannel(sess, exchange.Options{Side: spi.Consumer, Codec: codecByID, Logger: quiet})
-	t.Cleanup(func() {
-		raw.Close()
-		ch.Close("test done")
-		ch.Wait()
-		srv.Close()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
 	// one request frame, written by hand: Echo of a 32 KiB msgpack string
 	body := protocol.AppendRequestPreamble(nil, "demo.Echo", "Echo", 0, nil, 1)
 	body = append(body, 0xda, 0x80, 0x00) // msgpack str16, 32768 bytes

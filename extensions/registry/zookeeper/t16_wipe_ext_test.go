@@ -24,15 +24,7 @@ import (
 // after the wipe.
 func TestT16_1_EmptyDataRestart(t *testing.T) {
 	const q = "root=t16w&session.timeout=2s&connect.timeout=1s"
-	var plog lineLog
-	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse(server.URL(q)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	if err := p.Register(ctx(t), provider(1, "")); err != nil {
-		t.Fatal(err)
-	}
+	p, plog := registeredProvider(t, server.URL(q))
 	c := build(t, server.URL(q))
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1)
@@ -103,15 +95,7 @@ func TestT16_1_EmptyDataRestart(t *testing.T) {
 // finding 1); the new session does not count the same expiry again.
 func TestT16_9_SessionExpiryCounted(t *testing.T) {
 	px := newProxy(t, server.Addr())
-	var plog lineLog
-	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse("zookeeper://" + px.addr() + "?root=t16c&session.timeout=1s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	if err := p.Register(ctx(t), provider(1, "")); err != nil {
-		t.Fatal(err)
-	}
+	p, plog := registeredProvider(t, "zookeeper://"+px.addr()+"?root=t16c&session.timeout=1s")
 	before := counters.Registry.SessionExpiries.Load()
 	px.pause()
 	plog.waitFor(t, 10*time.Second, msgEntriesGone)
@@ -142,15 +126,7 @@ func TestT16_9_SessionExpiryCounted(t *testing.T) {
 // stays after the restored session expires.
 func TestT16_1_LongOutageDataKept(t *testing.T) {
 	const q = "root=t16k&session.timeout=1s&connect.timeout=500ms"
-	var plog lineLog
-	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse(server.URL(q)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	if err := p.Register(ctx(t), provider(1, "")); err != nil {
-		t.Fatal(err)
-	}
+	_, plog := registeredProvider(t, server.URL(q))
 	server.Stop()
 	t.Cleanup(func() { _ = server.Restart() })
 	plog.waitFor(t, 10*time.Second, "zookeeper registry: no session for session.timeout")
@@ -169,4 +145,21 @@ func TestT16_1_LongOutageDataKept(t *testing.T) {
 	if g, b := len(plog.find(msgEntriesGone)), len(plog.find(msgEntriesBack)); g != 1 || b != 1 {
 		t.Errorf("%d entries-gone and %d back lines for one outage, want 1 each", g, b)
 	}
+}
+
+// registeredProvider builds a ZooKeeper registry on url whose log lines
+// the returned lineLog keeps, closed when the test ends, and registers
+// provider 1 in it.
+func registeredProvider(t *testing.T, url string) (spi.Registry, *lineLog) {
+	t.Helper()
+	plog := new(lineLog)
+	p, err := zookeeper.Builder{Logger: slog.New(plog)}.Build(spi.MustParse(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Register(ctx(t), provider(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	return p, plog
 }
