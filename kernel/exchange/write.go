@@ -96,7 +96,7 @@ type writer struct {
 	c       *Channel      // for counters, death and goIO; set by start
 	running bool          // a writer goroutine is running; on mu
 	held    bool          // Options.Direct: the reader is serving a read batch, whose responses wait; on mu
-	spare   []byte        // the previous batch's buffer, reused; on mu
+	spares  [][]byte      // written batches' buffers, reused for the next ones (at most maxSpares); on mu
 }
 
 // maxQueued bounds the bytes a provider response waits behind: a peer that
@@ -203,8 +203,7 @@ func (w *writer) appendLocked(frame []byte) slot {
 		w.sealed = append(w.sealed, batch{buf: w.buf, frames: w.frames, gen: w.gen, cut: w.cut})
 		w.sealedBytes += len(w.buf)
 		w.sealedFrames += w.frames
-		w.buf, w.frames, w.cut = w.spare[:0], 0, nil
-		w.spare = nil
+		w.buf, w.frames, w.cut = w.popSpare(), 0, nil
 		w.gen++
 	}
 	off := len(w.buf)
@@ -289,9 +288,7 @@ func (w *writer) tryWriteLocked() {
 		w.flushed.Store(gen)
 		c.sent(n)
 		w.mu.Lock()
-		if cap(out) <= 1<<20 {
-			w.spare = out
-		}
+		w.pushSpare(out)
 		w.running = false
 		w.kickLocked() // frames queued meanwhile
 	default:
@@ -397,6 +394,35 @@ func (w *writer) drained() bool {
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
+// maxSpares bounds the written batches' buffers a writer keeps for reuse.
+// One is enough while batches are written as fast as they fill; while the
+// writer is busy, sealed batches (sealAt) each need a buffer of their own,
+// and one grown from nothing by append cost 3 % of the consumer's CPU at
+// c=10,000 (runtime.growslice under appendLocked).
+const maxSpares = 4
+
+// pushSpare keeps buf, a written batch, for reuse, unless it is empty,
+// over 1 MiB (a huge batch's buffer is not kept alive) or maxSpares are
+// kept already. On mu.
+func (w *writer) pushSpare(buf []byte) {
+	if c := cap(buf); c > 0 && c <= 1<<20 && len(w.spares) < maxSpares {
+		w.spares = append(w.spares, buf[:0])
+	}
+}
+
+// popSpare returns an empty buffer for a new batch: a kept one, or nil.
+// On mu.
+func (w *writer) popSpare() []byte {
+	n := len(w.spares)
+	if n == 0 {
+		return nil
+	}
+	buf := w.spares[n-1]
+	w.spares[n-1] = nil
+	w.spares = w.spares[:n-1]
+	return buf
+}
+
 // take takes the oldest queued batch, withdrawn frames cut out. On mu.
 func (w *writer) take() (out []byte, frames int64, gen uint64) {
 	if len(w.sealed) > 0 {
@@ -422,8 +448,7 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 		w.unsent.Add(int64(len(w.buf) - n)) // withdrawn: never sent
 	}
 	out, frames, gen = w.buf, w.frames, w.gen
-	w.buf, w.frames = w.spare[:0], 0
-	w.spare = nil
+	w.buf, w.frames = w.popSpare(), 0
 	w.gen++
 	w.room.Broadcast()
 	return out, frames, gen
@@ -443,9 +468,7 @@ func (w *writer) write(yield bool) {
 	var prev []byte // the batch just written, the next one's buffer
 	for {
 		w.mu.Lock()
-		if cap(prev) > 0 && cap(prev) <= 1<<20 { // do not keep a huge batch buffer alive
-			w.spare = prev
-		}
+		w.pushSpare(prev)
 		if yield && len(w.sealed) == 0 {
 			// Let the frames that are coming (Channel.coming: callers
 			// encoding, handlers running) join this batch, yielding up to
