@@ -447,6 +447,11 @@ const keyMinPingInterval = "heartbeat.min.ping.interval"
 // unlimited.
 const keyConnectionConcurrency = "connection.concurrency"
 
+// keyUnsentLimit bounds the answers a listening address holds unsent for
+// all its consumers together (exchange.Options.UnsentLimit): a size,
+// absent: exchange.DefaultUnsentLimit (256 MiB), 0: no such bound.
+const keyUnsentLimit = "unsent.limit"
+
 // keyDispatcher chooses where provider requests run, as Dubbo's
 // "dispatcher" key does: "adaptive" (default; ours) on the connection's
 // reader until a request runs over a millisecond, then on the worker pool
@@ -518,7 +523,7 @@ func ServerKeys() []string { return slices.Clone(serverKeys) }
 // address shares them (as Dubbo's protocol settings are shared by the
 // services on one port). A service that sets one of them to another value
 // than the server's is refused rather than silently served otherwise.
-var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout", keyAccepts, keyAcceptsPerIP}
+var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout", keyAccepts, keyAcceptsPerIP, keyUnsentLimit}
 
 // CheckServerKeys returns the error Export refuses provider URL pu with
 // when it sets a method-level form of a ServerKeys key
@@ -992,6 +997,15 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
+	// Server-wide bound on unsent answers: unsent.limit (absent: the
+	// exchange's default, 256 MiB; 0: off).
+	unsentLimit, err := pu.Size(keyUnsentLimit, 0)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
+	if _, set := pu.Param(keyUnsentLimit); set && unsentLimit == 0 {
+		unsentLimit = -1
+	}
 	// Connection limit: accepts (default: the open-file limit, read now,
 	// minus a reserve) and accepts.per.ip (default: none).
 	accepts, acceptsWarn, err := listenAccepts(pu)
@@ -1009,7 +1023,7 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
 		Hello: exchange.HeartbeatHello(hello), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
-		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive",
+		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {

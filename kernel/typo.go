@@ -140,7 +140,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 // these keys shares it with the kernel: a URL's value reaches both.
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
-		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, "token", "connections",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, keyUnsentLimit, "token", "connections",
 		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
@@ -227,6 +227,8 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "consumer connections served at once (Dubbo's accepts); one beyond is closed at once after accept, counted (airnode_accept_refused_total) and logged; 1..2147483647, default 0: the open-file limit (ulimit -n, read at listen) minus a reserve of max(64, 10%) for the provider's own descriptors; per listening address"},
 	keyAcceptsPerIP: {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideProvider + "consumer connections served at once from one peer IP address, one beyond is closed at once as for accepts; 1..2147483647, 0: no limit; per listening address"},
+	keyUnsentLimit: {Type: spi.KeyTypeSize, Default: "256MiB",
+		Doc: sideProvider + "answers held unsent for all consumers together (bytes, 64KiB, 1GiB); over it, a connection holding 256KiB or more unread stops reading until under 64KiB, as each does alone at 8MiB; counted in airnode_unsent_limit_stalls_total; 0: no such bound; per listening address"},
 	spi.AttachmentToken: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "access token consumers must send (published in the provider URL), true: a random one made at export; absent: off"},
 	"connections": {Type: spi.KeyTypeInt, Default: "1",

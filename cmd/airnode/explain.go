@@ -68,7 +68,7 @@ var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes
 // the provider URL only (the provider's executelimit filter).
 var (
 	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
-	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "shutdown.timeout", "shutdown.wait"}
+	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait"}
 )
 
 // explainedKey is one row key of the KEYS section: a kernel key and its
@@ -92,7 +92,7 @@ func explainedKeys() []explainedKey {
 		case "accepts":
 			// derived from the serving process's open-file limit, read at listen
 			out = append(out, explainedKey{d.Key, "ulimit -n − reserve"})
-		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "shutdown.timeout", "shutdown.wait":
+		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait":
 			out = append(out, explainedKey{d.Key, d.Default})
 		}
 	}

@@ -162,6 +162,11 @@ type ChannelCounters struct {
 	// does not read them (the sum of every ChannelStats.Stalls). A stall
 	// stops reading; it does not close the channel.
 	Stalls Counter
+	// UnsentLimitStalls counts the stalls (counted in Stalls too) that
+	// began under a provider's Server-wide bound (URL key unsent.limit):
+	// the provider's consumers together held the limit unread, and this
+	// one 256 KiB or more.
+	UnsentLimitStalls Counter
 	// Unsolicited counts answers a consumer received for request ids it
 	// never sent (0, or above the highest it numbered), dropped (the sum
 	// of every ChannelStats.Unsolicited).

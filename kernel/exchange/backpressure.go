@@ -3,6 +3,7 @@ package exchange
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
@@ -45,15 +46,81 @@ const (
 	lowWater  = highWater / 2 // read again under it
 )
 
+// The Server-wide bound (tester17 N1). Each channel's own bound still let
+// many consumers that read nothing pin highWater each, plus the answers
+// of handlers already running (100 such connections: 1.6 GB). So a
+// Server also bounds the answers its channels hold unsent together
+// (Options.UnsentLimit, URL key unsent.limit, default 256 MiB): a channel
+// counts only what it holds beyond budgetFree — Netty's default high
+// water mark, which a channel whose consumer reads rarely reaches, so the
+// shared counter is not touched per frame on the common path — and while
+// the sum is at or over the limit, a channel holding budgetStop or more
+// stops reading (and parks its queued requests) as at highWater, until it
+// holds under budgetFree. Channels whose consumers read keep going, a
+// stop-and-go per budgetStop of answers; those that do not stay stopped.
+const (
+	budgetFree = 64 << 10  // per channel, not counted in the Server's sum
+	budgetStop = 256 << 10 // under pressure, stop reading at or over it
+)
+
+// unsentBudget is a Server's bound on the answers its channels hold
+// unsent together (Options.UnsentLimit).
+type unsentBudget struct {
+	limit int64
+	held  atomic.Int64 // the sum over the channels of max(0, unsent - budgetFree)
+}
+
+// newUnsentBudget returns the bound for Options.UnsentLimit limit: nil
+// (none) when negative, DefaultUnsentLimit when 0.
+func newUnsentBudget(limit int64) *unsentBudget {
+	switch {
+	case limit < 0:
+		return nil
+	case limit == 0:
+		limit = DefaultUnsentLimit
+	}
+	return &unsentBudget{limit: limit}
+}
+
+// over reports whether the channels together hold the limit or more.
+func (b *unsentBudget) over() bool { return b.held.Load() >= b.limit }
+
+// addUnsent adds d (negative: written or dropped) to the bytes unsent for
+// the peer and returns the new count; the Server's budget follows the
+// part over budgetFree. Concurrent adds each see one step of the count,
+// so the budget gets the right sum.
+func (w *writer) addUnsent(d int64) int64 {
+	n := w.unsent.Add(d)
+	if b := w.budget; b != nil {
+		if delta := max(n-budgetFree, 0) - max(n-d-budgetFree, 0); delta != 0 {
+			b.held.Add(delta)
+		}
+	}
+	return n
+}
+
+// settleBudget takes what a finished channel still counted (answers
+// queued when it died, never written) out of the Server's budget. Every
+// goroutine of the channel has ended: nothing adds to unsent any more.
+func (c *Channel) settleBudget() {
+	if b := c.w.budget; b != nil {
+		b.held.Add(-max(c.w.unsent.Swap(0)-budgetFree, 0))
+	}
+}
+
 // overHighWater reports whether the peer has highWater bytes or more
-// unsent: one atomic load.
-func (c *Channel) overHighWater() bool { return c.w.unsent.Load() >= highWater }
+// unsent, or budgetStop or more while the Server's channels together are
+// over its UnsentLimit: one atomic load on the common path.
+func (c *Channel) overHighWater() bool {
+	u := c.w.unsent.Load()
+	return u >= highWater || u >= budgetStop && c.w.budget != nil && c.w.budget.over()
+}
 
 // sent counts n bytes of the peer's that were written (or dropped) and,
 // once fewer than lowWater remain, lets stalled readers and parked
 // requests go on.
 func (c *Channel) sent(n int) {
-	if c.w.unsent.Add(-int64(n)) < lowWater && c.stalled.Load() {
+	if c.w.addUnsent(-int64(n)) < c.resumeAt.Load() && c.stalled.Load() {
 		c.unstall(false)
 	}
 }
@@ -73,7 +140,7 @@ const resumeBatch = 64
 // stay parked.
 func (c *Channel) unstall(force bool) {
 	c.stallMu.Lock()
-	if !c.stalled.Load() || !force && c.w.unsent.Load() >= lowWater {
+	if !c.stalled.Load() || !force && c.w.unsent.Load() >= c.resumeAt.Load() {
 		c.stallMu.Unlock()
 		return
 	}
@@ -91,6 +158,7 @@ func (c *Channel) unstall(force bool) {
 	if c.parked = c.parked[n:]; len(c.parked) == 0 {
 		c.parked = nil
 		c.stalled.Store(false)
+		c.resumeAt.Store(lowWater)
 	}
 	c.nParked.Store(int64(len(c.parked)))
 	c.stallMu.Unlock()
@@ -101,16 +169,34 @@ func (c *Channel) unstall(force bool) {
 
 // startStallLocked marks the channel stalled and returns the channel
 // closed when the episode ends, starting an episode (counted, logged at a
-// bounded rate) if none runs. On stallMu.
+// bounded rate) if none runs. The episode ends under lowWater when the
+// channel's own highWater stopped it, under budgetFree when the Server's
+// UnsentLimit did (resumeAt: the lower of the two once both did). On
+// stallMu.
 func (c *Channel) startStallLocked() chan struct{} {
+	unsent := c.w.unsent.Load()
+	resume := int64(lowWater)
+	if unsent < highWater {
+		resume = budgetFree // stopped by the Server's budget
+	}
+	if c.stallCh == nil || resume < c.resumeAt.Load() {
+		c.resumeAt.Store(resume)
+	}
 	c.stalled.Store(true) // before the caller looks at unsent again: see sent
 	if c.stallCh == nil {
 		c.stallCh = make(chan struct{})
 		c.stalls.Add(1)
 		counters.Channels.Stalls.Inc()
-		unsent := c.w.unsent.Load()
-		c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer does not read them; reading again under %s)",
-			c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)
+		if resume == lowWater {
+			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer does not read them; reading again under %s)",
+				c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)
+		} else {
+			counters.Channels.UnsentLimitStalls.Inc()
+			b := c.w.budget
+			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread, and the provider's consumers together hold %.1f MiB unread, over unsent.limit %s (reading again under %s)",
+				c.remote, float64(unsent)/(1<<20), float64(b.held.Load())/(1<<20), protocol.FormatSize(b.limit), protocol.FormatSize(budgetFree)),
+				"unsent_bytes", unsent, "server_unsent_bytes", b.held.Load())
+		}
 	}
 	return c.stallCh
 }
@@ -132,7 +218,7 @@ func (c *Channel) waitRoom(r *reader) bool {
 	default:
 	}
 	ch := c.startStallLocked()
-	if c.w.unsent.Load() < lowWater {
+	if c.w.unsent.Load() < c.resumeAt.Load() {
 		// drained meanwhile: the sent that crossed lowWater may have
 		// missed the stalled flag, so end the episode here
 		c.stallMu.Unlock()
@@ -165,7 +251,7 @@ func (c *Channel) park(t task) bool {
 	default:
 	}
 	c.startStallLocked()
-	if c.w.unsent.Load() < lowWater {
+	if c.w.unsent.Load() < c.resumeAt.Load() {
 		// drained meanwhile (see waitRoom): the caller runs it
 		c.stallMu.Unlock()
 		c.unstall(false)

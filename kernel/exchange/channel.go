@@ -128,6 +128,7 @@ type Channel struct {
 	// while stalled is set; stallCh is closed when it ends.
 	stallMu     sync.Mutex
 	stalled     atomic.Bool
+	resumeAt    atomic.Int64  // unsent under which the stall episode ends: lowWater, or budgetFree (backpressure.go)
 	stallCh     chan struct{} // on stallMu
 	parked      []task        // two-way requests waiting for room; on stallMu
 	nParked     atomic.Int64  // len(parked), for runQueued without the lock
@@ -181,13 +182,14 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		opts:           opts,
 		payload:        opts.Payload,
 		remote:         remote,
-		w:              newWriter(),
+		w:              newWriterBudget(opts.budget),
 		pool:           pool,
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),
 		limits:         limitsFor(opts.Logger),
 	}
+	c.resumeAt.Store(lowWater)
 	if opts.Side == spi.Provider && opts.MinPingInterval >= 0 {
 		c.guard.minInterval = opts.MinPingInterval
 		if c.guard.minInterval == 0 {
@@ -356,6 +358,7 @@ func (c *Channel) release() {
 // finishChannel stops the channel's own pool and heartbeat watch, calls
 // OnClose and marks the channel finished (Wait).
 func (c *Channel) finishChannel() {
+	c.settleBudget()
 	if c.ownPool {
 		c.pool.close()
 	}

@@ -124,7 +124,10 @@
 // MiB with connection.concurrency=16. Each
 // stop is counted (ChannelStats.Stalls) and logged at Info, "stopped
 // reading from ADDR: 8.0 MiB of answers unread", at a bounded rate. A consumer that reads,
-// however slowly, gets every answer.
+// however slowly, gets every answer. A Server also bounds what its
+// channels hold unsent together (Options.UnsentLimit, default 256 MiB):
+// over it, a channel holding budgetStop (256 KiB) or more stops reading
+// as at highWater, until it holds under budgetFree (64 KiB).
 //
 // Connection lifetimes: a provider channel on which no complete frame
 // arrives within Options.FirstFrameTimeout (default 10 s, the TLS

@@ -154,7 +154,22 @@ type Options struct {
 	// request's first bytes); negative turns it off. Consumer side:
 	// unused.
 	FirstFrameTimeout time.Duration
+	// UnsentLimit bounds, in bytes, the answers a Server has queued or is
+	// writing for all its consumers together (Server only; URL key
+	// unsent.limit of the provider's listening address). Each channel
+	// stops reading at highWater (8 MiB) of its own; while the Server's
+	// channels together hold UnsentLimit or more beyond budgetFree
+	// (64 KiB) each, a channel with budgetStop (256 KiB) or more unsent
+	// stops reading too, until its own falls under budgetFree
+	// (backpressure.go). 0 means DefaultUnsentLimit (256 MiB); negative
+	// turns the Server-wide bound off.
+	UnsentLimit int64
+
+	budget *unsentBudget // set by the Server for its channels
 }
+
+// DefaultUnsentLimit is the default Options.UnsentLimit.
+const DefaultUnsentLimit = 256 << 20
 
 // DefaultFirstFrameTimeout is the default Options.FirstFrameTimeout: as
 // long as a TLS listener gives a handshake (internal/tlsconf).

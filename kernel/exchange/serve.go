@@ -183,7 +183,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	// unsent until it has joined the writer's batches or been written on
 	// its stream: the reader stops while it waits (backpressure.go)
 	n := len(f.b)
-	c.w.unsent.Add(int64(n))
+	c.w.addUnsent(int64(n))
 	go func() {
 		defer c.finish()
 		defer putFrame(f)

@@ -104,6 +104,7 @@ func (s *Server) Refused() uint64 {
 // NewServer returns a server on l. It does not start: call Serve.
 func NewServer(l spi.Listener, opts Options) *Server {
 	opts.Side = spi.Provider
+	opts.budget = newUnsentBudget(opts.UnsentLimit)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()

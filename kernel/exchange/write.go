@@ -88,6 +88,7 @@ type writer struct {
 	// its batch is written; the provider's readers stop at highWater
 	// (backpressure.go).
 	unsent atomic.Int64
+	budget *unsentBudget // the provider's Server-wide bound on unsent; nil: none (set before any frame)
 
 	// The writer goroutine runs only while there is something to write:
 	// an idle connection keeps no goroutine (or stack) for writing.
@@ -123,8 +124,12 @@ func (w *writer) queuedLocked() (bytes int, frames int64) {
 	return w.sealedBytes + len(w.buf), w.sealedFrames + w.frames
 }
 
-func newWriter() *writer {
-	w := &writer{gen: 1}
+func newWriter() *writer { return newWriterBudget(nil) }
+
+// newWriterBudget is newWriter counting its unsent bytes in b too (nil:
+// none).
+func newWriterBudget(b *unsentBudget) *writer {
+	w := &writer{gen: 1, budget: b}
 	w.room.L = &w.mu
 	return w
 }
@@ -209,7 +214,7 @@ func (w *writer) appendLocked(frame []byte) slot {
 	off := len(w.buf)
 	w.buf = append(w.buf, frame...)
 	w.frames++
-	w.unsent.Add(int64(len(frame)))
+	w.addUnsent(int64(len(frame)))
 	return slot{gen: w.gen, span: span{off, len(w.buf)}}
 }
 
@@ -436,7 +441,7 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 		if len(b.cut) > 0 {
 			n := len(b.buf)
 			b.buf = compact(b.buf, b.cut)
-			w.unsent.Add(int64(len(b.buf) - n)) // withdrawn: never sent
+			w.addUnsent(int64(len(b.buf) - n)) // withdrawn: never sent
 		}
 		w.room.Broadcast()
 		return b.buf, b.frames, b.gen
@@ -445,7 +450,7 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 		n := len(w.buf)
 		w.buf = compact(w.buf, w.cut)
 		w.cut = w.cut[:0]
-		w.unsent.Add(int64(len(w.buf) - n)) // withdrawn: never sent
+		w.addUnsent(int64(len(w.buf) - n)) // withdrawn: never sent
 	}
 	out, frames, gen = w.buf, w.frames, w.gen
 	w.buf, w.frames = w.popSpare(), 0

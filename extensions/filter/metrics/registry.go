@@ -220,7 +220,8 @@ func processCounters() []processCounter {
 		{"airnode_channels_closed_total", "channels.closed_too_many_pings", closedHelp, &ch.TooManyPings, prometheus.Labels{"reason": "too_many_pings"}},
 		{"airnode_channels_closed_total", "channels.closed_first_frame_timeout", closedHelp, &ch.FirstFrameTimeouts, prometheus.Labels{"reason": "first_frame_timeout"}},
 		{"airnode_channels_closed_total", "channels.closed_heartbeat", closedHelp, &h.IdleClosed, prometheus.Labels{"reason": "heartbeat"}},
-		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them (reading again under 4 MiB; the connection stays open).", &ch.Stalls, nil},
+		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them (reading again under 4 MiB; the connection stays open), or 256 KiB while all its consumers together held unsent.limit (default 256 MiB; reading again under 64 KiB).", &ch.Stalls, nil},
+		{"airnode_unsent_limit_stalls_total", "channels.unsent_limit_stalls", "Of airnode_backpressure_stalls_total, the stalls that began because the provider's consumers together held unsent.limit (default 256 MiB) of answers unread.", &ch.UnsentLimitStalls, nil},
 		{"airnode_unsolicited_answers_total", "channels.unsolicited_answers", "Answers received for request ids this process never sent (0, or above the highest it numbered), dropped: the peer's framing or id handling is broken.", &ch.Unsolicited, nil},
 		{"airnode_outlier_ejections_total", "outlier.ejections", "Providers a consumer's reference stopped picking for a while because their calls kept failing (outlier.consecutive in a row: SERVER_TIMEOUT, CHANNEL_INACTIVE, SERVER_ERROR).", &counters.Outlier.Ejections, nil},
 	}
