@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	fileregistry "github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// Dubbo's environment variables of the address a provider registers
+// (Dubbo's ServiceConfig findConfiguredHosts / findConfiguredPort): serve
+// reads them as aliases of AIRNODE_ADVERTISE when no advertise setting is
+// given (--advertise, AIRNODE_ADVERTISE, the file's advertise key), so a
+// container spec written for a Dubbo provider keeps working.
+const (
+	envDubboIP   = "DUBBO_IP_TO_REGISTRY"
+	envDubboPort = "DUBBO_PORT_TO_REGISTRY"
+)
+
+// withDubboAdvertise returns cfg with its Advertise setting taken from
+// Dubbo's DUBBO_IP_TO_REGISTRY and DUBBO_PORT_TO_REGISTRY in environ when
+// cfg has none: "IP:PORT", "IP" (the port listened on) or ":PORT" (the
+// host serve would publish anyway); an IPv6 address is bracketed. A bad
+// value is an error naming the variable. cfg is returned as is when it
+// has an advertise setting or neither variable is set (empty counts as
+// unset, as for AIRNODE_ variables).
+func withDubboAdvertise(cfg config.Config, environ []string) (config.Config, error) {
+	if cfg.Advertise != "" {
+		return cfg, nil
+	}
+	var ip, port string
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, envDubboIP+"="); ok {
+			ip = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(kv, envDubboPort+"="); ok {
+			port = strings.TrimSpace(v)
+		}
+	}
+	if ip == "" && port == "" {
+		return cfg, nil
+	}
+	if strings.Contains(ip, ":") && !strings.HasPrefix(ip, "[") {
+		ip = "[" + ip + "]"
+	}
+	v := ip
+	if port != "" {
+		v += ":" + port
+	}
+	if _, _, err := config.SplitAdvertise(v); err != nil {
+		return cfg, fmt.Errorf("serve: environment %s=%q %s=%q (Dubbo's, read as --advertise %s): %w", envDubboIP, ip, envDubboPort, port, v, err)
+	}
+	cfg.Advertise = v
+	return cfg, nil
+}
+
+// advertiseParam returns the flagParam of cfg's Advertise setting: the
+// provider URL key advertise on every export (the kernel publishes that
+// address instead of the one listened on; readAdvertise), refused when
+// -p advertise= gives another value. ok is false without a setting.
+func advertiseParam(cfg config.Config) (p flagParam, ok bool) {
+	if cfg.Advertise == "" {
+		return flagParam{}, false
+	}
+	return flagParam{"--advertise", cfg.Advertise, "advertise", cfg.Advertise}, true
+}
+
+// warnPublished checks the addresses serve's exports publish (exps, in
+// registry reg of catalogs cat; listen is the --listen address as given)
+// and logs, once per published address:
+//
+//   - a loopback address (127.0.0.0/8, ::1) published to a registry other
+//     hosts read (not file://, which is this machine's: Debug there; not a
+//     registry that reaches no other process, memory://): their consumers
+//     would dial their own loopback, nothing or an unrelated process
+//     (tester16 finding 4); Dubbo never registers a loopback address. With
+//     --listen :PORT it means no interface but loopback was up at start;
+//   - an address of this host the provider does not listen on (--listen
+//     127.0.0.1:P --advertise 127.0.0.2): consumers dialling it are
+//     refused, unless a port-forward on this host sends it there.
+func warnPublished(logger *slog.Logger, cat *extension.Catalogs, reg spi.URL, listen string, exps []*kernel.Exporter) {
+	listenHost, _, _ := net.SplitHostPort(listen)
+	listenIP := net.ParseIP(listenHost)
+	every := listenHost == "" || listenIP != nil && listenIP.IsUnspecified()
+	seen := map[string]bool{}
+	for _, e := range exps {
+		addr := e.URL().Address()
+		if seen[addr] {
+			continue
+		}
+		seen[addr] = true
+		ip := net.ParseIP(e.URL().Host())
+		if ip == nil {
+			continue // a name given to --advertise: published as given
+		}
+		if ip.IsLoopback() && sharedRegistry(cat, reg) {
+			why := "it is the address advertised (--advertise, the advertise key)"
+			switch {
+			case every && ip.Equal(net.IPv4(127, 0, 0, 1)): // localIP's last resort
+				why = "no network interface but loopback was up when it started (it listens on " + listen + ")"
+			case !every && (listenIP == nil || ip.Equal(listenIP)):
+				why = "it listens on a loopback address (" + listen + ")"
+			}
+			msg := fmt.Sprintf("airnode serve: publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Give --advertise HOST[:PORT] (or an interface name; config key advertise, AIRNODE_ADVERTISE) with an address other hosts reach, or listen on one (--listen IP:PORT)", addr, why)
+			if reg.Scheme() == fileregistry.Name {
+				// a file registry is this machine's: its consumers share the loopback
+				logger.Debug(msg, "registry", registryDesc(reg))
+			} else {
+				logger.Warn(msg, "registry", registryDesc(reg))
+			}
+		}
+		if !every && listenIP != nil && !ip.Equal(listenIP) && localAddress(ip) {
+			logger.Warn(fmt.Sprintf("airnode serve: publishing %s, an address of this host the provider does not listen on (it listens on %s only): consumers dialling it are refused unless a port-forward on this host sends it there; listen on every interface (--listen 0.0.0.0:PORT or :PORT), or publish the address listened on", addr, listenIP),
+				"published", addr, "listen", listen)
+		}
+	}
+}
+
+// sharedRegistry reports whether reg is a registry whose providers
+// consumers of other processes find (spi.ReachShared: file, zookeeper;
+// not memory or direct).
+func sharedRegistry(cat *extension.Catalogs, reg spi.URL) bool {
+	if reg.IsZero() {
+		return false
+	}
+	b, err := cat.Registry.Get(reg.Scheme())
+	if err != nil {
+		return false
+	}
+	if r, ok := b.(spi.RegistryReacher); ok {
+		return r.Reach() == spi.ReachShared
+	}
+	return true
+}
+
+// localAddress reports whether ip is an address of this host: loopback
+// (all of 127.0.0.0/8 on Linux) or one of its interfaces'.
+func localAddress(ip net.IP) bool {
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// publishRow returns list --explain's "publish" row for service iface
+// (cfg.Services[svc], or none when svc < 0): the address serve with cfg
+// would publish for it (kernel.PlannedAddress of the URL serve exports:
+// the listen address, the service's parameters, cfg's advertise setting),
+// the listen address, and what changes it; or the error that would stop
+// serve. Dubbo's DUBBO_IP_TO_REGISTRY and DUBBO_PORT_TO_REGISTRY are not
+// read here.
+func publishRow(cfg config.Config, iface string, svc int) string {
+	s := config.Service{Interface: iface}
+	if svc >= 0 && svc < len(cfg.Services) {
+		s = cfg.Services[svc]
+	}
+	u, err := cfg.ExportURL(s)
+	if err == nil && cfg.Advertise != "" {
+		u = u.With("advertise", cfg.Advertise)
+	}
+	addr := ""
+	if err == nil {
+		addr, err = kernel.PlannedAddress(u)
+	}
+	if err != nil {
+		return "serve would fail: " + err.Error()
+	}
+	if _, set := u.Param("advertise"); set {
+		return fmt.Sprintf("%s (serve listens on %s and publishes this, its advertise setting)", addr, cfg.Listen)
+	}
+	return fmt.Sprintf("%s (serve listens on %s and publishes this; --advertise HOST[:PORT] publishes another)", addr, cfg.Listen)
+}

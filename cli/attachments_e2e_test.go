@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// `airnode call -a key=value` sends attachments that a real serve's
+// demo.Echo Info returns; the provider's token filter took the token the
+// consumer sent out of them; a reserved key or a flag without "=" is
+// refused before anything is dialled.
+func TestCallSendsAttachments(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=s3cret")
+	r := call(t, nil, "--registry", p.reg, "demo.Echo", "Info", "-a", "tenant=y", "--attachment", "user=alice", "-a", "tenant=x")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var info struct{ Attachments map[string]string }
+	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	a := info.Attachments
+	if a["tenant"] != "x" || a["user"] != "alice" || !strings.HasPrefix(a["remote"], "127.0.0.1:") {
+		t.Fatalf("provider saw %v; want tenant=x (the last -a), user=alice and remote", a)
+	}
+	if _, ok := a["token"]; ok {
+		t.Fatalf("the token reached the method: %v", a)
+	}
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "token=guess"),
+		"CLIENT_ERROR: ", `attachment "token" is reserved by the kernel (reserved: remote, timeout, token)`)
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "tenant"), "CLIENT_ERROR: ", `-a "tenant": want key=value`)
+}

@@ -1,0 +1,1709 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/directory"
+	"github.com/airnode/airnode/kernel/exchange"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// benchFlags are the flags of `airnode bench`.
+type benchFlags struct {
+	cfg            config.Config // references: defaults for the service's parameters
+	registry       string
+	registrySet    bool // --registry given (not the configuration's): a direct run says it is not used
+	calls          int64
+	callsSet       bool // -n given (a paper run uses 100,000 calls per case otherwise)
+	concurrency    int
+	req, resp      int
+	duration       time.Duration
+	durationSet    bool // --duration given (0 and negative are refused)
+	connections    int
+	connectionsSet bool // --connections given (else the URL's or -p's connections key, else 1)
+	warmup         int64
+	timeout        string // as call's --timeout: 500ms, 1.5s or a bare number of ms
+	codec          string
+	params         []string
+	attachments    []string // -a key=value, as call's
+	json           bool
+	paper          bool
+	baseline       bool
+	cpuprofile     string
+	serverPID      int
+	idle           int
+	mixResp        int // background Payload(mixResp) callers on the same reference
+	mixC           int
+}
+
+// benchTimeout is the call timeout of `airnode bench` when neither
+// --timeout nor the URL's "timeout" key sets one: long enough for 10,000
+// callers queued on a 2-core machine, so that the run measures latency
+// rather than the kernel's 1 s default.
+const benchTimeout = 10 * time.Second
+
+// benchCommand returns `airnode bench`.
+func benchCommand(a *app) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench [flags] SERVICE_URL",
+		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
+		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
+does, then runs -c concurrent callers in a closed loop for -n calls or
+--duration, after an unmeasured warm-up at the same concurrency (--warmup
+calls, for at most a tenth of --duration, or 10 s for a counted run: a
+--duration run's wall time is about the duration plus a tenth, plus the
+calls in flight at its end). -c above -n is lowered to -n (a line on
+stderr says so). Each call is Echo with a --req byte payload; when --resp
+differs from --req it is Payload(--resp) with the request padded to --req
+bytes by an attachment. A --req over the providers' payload limit (URL key
+payload, default 8MiB) is refused before anything is allocated.
+
+When no provider is usable at the start, one probing call says why
+(connection refused, transport or TLS mismatch) and bench exits 1 at once;
+an empty registry list gets 2 s for a provider to register. A first
+connection gets twice connect.timeout and 1 s, however short --timeout
+is (the probe is repeated while its timeout ends first).
+
+It prints calls/s (every finished call, failed ones too; "successful" next
+to it and --json's ok_per_sec count the calls that succeeded), the latency
+of successful calls (mean, p50, p99, p99.9, max; HDR histogram), failed
+calls by status name (CHANNEL_INACTIVE split into "CHANNEL_INACTIVE
+(sent)", the connection died after the request was sent, so the provider
+may have run it, and "CHANNEL_INACTIVE (not sent)"; the same keys in
+--json's "errors"), the client's CPU time per call (getrusage, user+system)
+and the attempts each provider took (a call that failover retried counts
+once per provider tried). Failed calls are listed first, with the first
+error's message; when every call failed, bench exits 1 with that message. A
+call that fails while no provider is usable (killed, unreachable) makes its
+caller wait before the next one, 1 ms doubling to 100 ms until a call
+succeeds, so a dead provider does not keep the client's CPU busy; a counted
+run (-n) in which no provider has been usable for 5 s stops, prints what it
+measured and exits 1. --json prints one object instead, with a per-second
+timeline of calls and errors (how a failover looks). A progress bar is
+drawn on a terminal.
+
+SIGINT (Ctrl-C) or SIGTERM ends the run early: the calls in flight that it
+cuts short are counted neither as calls nor as errors, nor are their
+attempts in the providers' (the attempts add up to the calls, as in a full
+run, when failover retried none), the report of the calls that finished
+("timeline": [] when none did) says "interrupted by SIGINT after 2.07 s of
+the planned 10s" (--json: "interrupted": true, "signal", "planned_sec" or
+"planned_calls"), the same line goes to stderr, and bench exits 130 (143
+for SIGTERM), as a shell reports SIGINT. With --paper the remaining cases
+are not run.
+
+SERVICE_URL is taken as call takes it: airnode://host:port/service is a
+direct run (no registry, not even --registry: a line on stderr says so), a
+service key is found in the registry, and a host without a port is refused.
+A URL key given two ways, in SERVICE_URL's query, by -p key=value, or by
+--timeout (500ms, 1.5s or a bare number of ms, as call's), --codec or
+--connections, must have the same value, else bench refuses both, naming
+them (none is ranked above another). Without --connections, the URL's (or
+-p's) connections key is used, else 1.
+
+With --json, a run that fails before it measures (no provider, a bad flag
+value, an unknown flag, a missing SERVICE_URL) prints
+{"error": MESSAGE, "calls": 0} on stdout, exit 1.
+
+--paper runs the five local cases of the AirRPC paper's table (100,000
+calls each unless -n or --duration says otherwise) and prints our figures
+next to the paper's. --baseline also runs every case against a plain
+pipelined TCP echo in this process (client and server) and prints ratios.
+
+  airnode bench airnode://127.0.0.1:20880/demo.Echo -n 100000 -c 100
+  airnode bench 'demo.Echo?loadbalance=roundrobin' --duration 30s -c 50 --json
+  airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			handlePipe() // a log reader gone does not end the run (serve_signals.go)
+			stdout := &writeCounter{w: a.stdout}
+			if f.json {
+				defer func() {
+					if err != nil && stdout.n == 0 {
+						printJSONFailure(a.stdout, err)
+					}
+				}()
+			}
+			f.callsSet = cmd.Flags().Changed("calls")
+			f.durationSet = cmd.Flags().Changed("duration")
+			f.connectionsSet = cmd.Flags().Changed("connections")
+			f.registrySet = cmd.Flags().Changed("registry")
+			if !cmd.Flags().Changed("resp") {
+				f.resp = f.req
+			}
+			env, done, err := a.consumerSetup(cmd, &f.registry, append([]string{args[0]}, f.params...)...)
+			if err != nil {
+				return err
+			}
+			defer done()
+			f.cfg = env.cfg
+			return runBench(env.ctx, env.cat, f, args[0], env.logger, stdout, a.stderr, progressWriter(a.stderr))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
+	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
+	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
+	fl.IntVar(&f.req, "req", 100, "request payload, bytes (0 to the payload limit, URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
+	fl.IntVar(&f.resp, "resp", 100, "response payload, bytes (default: --req)")
+	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
+	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c); 2000 with --duration), for at most a tenth of --duration, or 10 s")
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s)")
+	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with every call, as call's -a (repeatable; the kernel's keys remote, timeout and token are refused)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object")
+	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and print them next to the paper's means")
+	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
+	fl.IntVar(&f.mixResp, "mix-resp", 0, "also run --mix-c background callers of Payload(BYTES) on the same connection(s), unmeasured (large responses mixed with the measured small calls)")
+	fl.IntVar(&f.mixC, "mix-c", 1, "background callers for --mix-resp")
+	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
+	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
+	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
+	return cmd
+}
+
+// writeCounter counts the bytes written through it to w.
+type writeCounter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *writeCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// benchFailure is what bench --json prints on stdout when the run fails
+// before printing a report (no provider, a bad flag value), so that a
+// script reading the JSON gets an object: the error (as printed on stderr,
+// without the "airnode: " prefix) and no calls.
+type benchFailure struct {
+	Error string `json:"error"`
+	Calls int64  `json:"calls"` // always 0
+}
+
+// printJSONFailure prints err as a benchFailure on w.
+func printJSONFailure(w io.Writer, err error) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(benchFailure{Error: err.Error()})
+}
+
+// progressWriter returns w when it writes to a terminal (the progress bar
+// is drawn there), else nil. w may wrap the terminal's *os.File (stderr
+// is a redactingWriter): the check looks through every writer with an
+// Unwrap() io.Writer method, and the bar is still written through w, so
+// what it prints is redacted like any other line.
+func progressWriter(w io.Writer) io.Writer {
+	if isTerminal(w) {
+		return w
+	}
+	return nil
+}
+
+// isTerminal reports whether w, or the writer it wraps (Unwrap() io.Writer,
+// at any depth), is an *os.File open on a terminal.
+func isTerminal(w io.Writer) bool {
+	for w != nil {
+		if f, ok := w.(*os.File); ok {
+			return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// benchCase is one workload: payload sizes and concurrency.
+type benchCase struct {
+	Name        string  `json:"case"`
+	Req         int     `json:"req"`
+	Resp        int     `json:"resp"`
+	Concurrency int     `json:"concurrency"`
+	PaperMS     float64 `json:"paper_ms,omitempty"` // the AirRPC paper's mean, ms; 0: none or collapsed
+	PaperNote   string  `json:"paper,omitempty"`
+}
+
+// paperCases are the five local cases of the AirRPC paper's table with its
+// mean latency per call (c=10,000 collapsed: over 1 s per call).
+var paperCases = []benchCase{
+	{Name: "10/10 B c=1", Req: 10, Resp: 10, Concurrency: 1, PaperMS: 0.322},
+	{Name: "100/100 B c=1", Req: 100, Resp: 100, Concurrency: 1, PaperMS: 0.348},
+	{Name: "1000/100 B c=1", Req: 1000, Resp: 100, Concurrency: 1, PaperMS: 0.369},
+	{Name: "100/100 B c=100", Req: 100, Resp: 100, Concurrency: 100, PaperMS: 0.350},
+	{Name: "100/100 B c=10000", Req: 100, Resp: 100, Concurrency: 10_000, PaperNote: "collapsed (over 1 s per call)"},
+}
+
+// benchOutcome is one case's results: the JSON object --json prints for a
+// single case (the report's fields at the top level).
+type benchOutcome struct {
+	*bench.Report
+	// OKPerSec is the successful calls per second of the measured phase
+	// (ok / elapsed_sec); the report's calls_per_sec counts every finished
+	// call, failed ones too.
+	OKPerSec   float64           `json:"ok_per_sec"`
+	Case       *benchCase        `json:"workload,omitempty"`
+	Background *backgroundReport `json:"background,omitempty"` // --mix-resp calls
+	Baseline   *bench.Report     `json:"baseline,omitempty"`
+	// Stopped says why a counted run ended before its -n calls (no
+	// provider usable for deadStop); empty when it did not.
+	Stopped string `json:"stopped,omitempty"`
+	// ConnectionsUp and ConnectionsAsked count the measured reference's
+	// connections at the end of the run: up (answered their first ping)
+	// of asked (--connections per provider). Fewer up than asked means a
+	// provider did not accept them all (out of file descriptors?).
+	ConnectionsUp    int `json:"connections_up"`
+	ConnectionsAsked int `json:"connections_asked"`
+	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
+	// early: the report covers the calls that finished before it, and the
+	// calls in flight that it cut short are in no count. PlannedCalls (-n)
+	// or PlannedSec (--duration) is what the run was to do. With
+	// --baseline, a baseline run the signal cut short is left out.
+	Interrupted  bool    `json:"interrupted,omitempty"`
+	Signal       string  `json:"signal,omitempty"`
+	PlannedCalls int64   `json:"planned_calls,omitempty"`
+	PlannedSec   float64 `json:"planned_sec,omitempty"`
+
+	sig        syscall.Signal // the signal of Interrupted
+	inBaseline bool           // it came during the baseline run
+}
+
+// fill sets the fields derived from the report: OKPerSec, and an empty
+// timeline rather than null when no measured call finished (a run
+// interrupted during its warm-up).
+func (o *benchOutcome) fill() {
+	if o.Report == nil {
+		return
+	}
+	if o.Timeline == nil {
+		o.Timeline = []bench.Second{}
+	}
+	if o.ElapsedSec > 0 {
+		o.OKPerSec = float64(o.OK) / o.ElapsedSec
+	}
+}
+
+// interruption says when the signal came: "interrupted by SIGINT after
+// 2.07 s of the planned 10s", "... after 2.07 s, at 18057 of the planned
+// 100000 calls", "... during the warm-up, before any measured call".
+func (o benchOutcome) interruption() string {
+	by := "interrupted by " + o.Signal
+	r := o.Report
+	switch {
+	case o.inBaseline:
+		return by + " during the baseline run, which is left out"
+	case r.Calls == 0:
+		return by + " during the warm-up, before any measured call"
+	case o.PlannedCalls > 0:
+		return fmt.Sprintf("%s after %.2f s, at %d of the planned %d calls", by, r.ElapsedSec, r.Calls, o.PlannedCalls)
+	default:
+		return fmt.Sprintf("%s after %.2f s of the planned %v", by, r.ElapsedSec, time.Duration(o.PlannedSec*float64(time.Second)))
+	}
+}
+
+// runBench refers to target and runs the single case of f, or the paper's
+// cases, printing the outcome to stdout and a progress bar to progress
+// (nil: none) and warnings (a --server-pid whose CPU time cannot be read or
+// did not grow) to stderr.
+//
+// It returns an error (bench exits 1), after printing the outcome, when
+// every measured call of a case failed; the error carries the first
+// failure's message.
+func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, stderr, progress io.Writer) (err error) {
+	// --resp defaults to --req: a negative --req is named alone
+	if f.req < 0 {
+		return fmt.Errorf("bench: --req %d: want 0 or more bytes", f.req)
+	}
+	if f.resp < 0 {
+		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
+	}
+	if f.durationSet && f.duration <= 0 {
+		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
+	}
+	if f.durationSet && f.callsSet {
+		return fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration)
+	}
+	kv, err := attachmentPairs(f.attachments)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if len(kv) > 0 {
+		ctx = spi.WithAttachments(ctx, kv...) // every call of the run carries them
+	}
+	if f.duration > 0 {
+		f.calls = 0
+	}
+	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup}
+	if run.Duration == 0 && run.Calls <= 0 { // one message for 0 and negative
+		return fmt.Errorf("bench: -n %d: want a positive number of calls (or give --duration)", run.Calls)
+	}
+	if err := run.Validate(); err != nil {
+		return err
+	}
+	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
+	if f.paper {
+		cases = paperCases
+	}
+
+	var flags []flagParam
+	if f.timeout != "" {
+		if err := checkDuration("--timeout", f.timeout); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
+	}
+	if f.codec != "" {
+		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
+	}
+	if f.connectionsSet {
+		n := strconv.Itoa(f.connections)
+		flags = append(flags, flagParam{"--connections", n, "connections", n})
+	}
+	u, err := consumerURL(f.cfg, target, f.params, flags)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if _, ok := u.Param("timeout"); !ok {
+		u = u.With("timeout", benchTimeout.String())
+	}
+	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
+		n, err := u.Int("connections", int64(f.connections))
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		f.connections = int(n)
+	}
+	if f.connections < 1 || f.connections > 64 {
+		if !f.connectionsSet {
+			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
+		}
+		return fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections)
+	}
+	u = u.With("connections", strconv.Itoa(f.connections))
+	if f.idle > 0 {
+		if err := checkReq(cat, benchCase{Req: f.req, Resp: f.req, Concurrency: 1}, nil, []spi.URL{u}); err != nil {
+			return err
+		}
+		err := benchIdle(ctx, cat, u, f, logger, stdout)
+		if sig, ok := signalOf(ctx); ok && err != nil {
+			return interruptedBench(sig, "before it measured the idle connections", stderr)
+		}
+		return err
+	}
+	if err := cat.Filter.Register(padBuilder{}, extension.Bundled); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cuts := &cutAttempts{}
+	if err := cat.Filter.Register(attemptsBuilder{cuts}, extension.Bundled); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	defer node.Close()
+	// refs[true] pads requests (cases whose request and response sizes
+	// differ); the plain one has no padding filter in its chain. Both share
+	// the node's connections.
+	refs := map[bool]*kernel.Reference{}
+	refer := func(pad bool) (*kernel.Reference, error) {
+		if r, ok := refs[pad]; ok {
+			return r, nil
+		}
+		ru := u.With(attemptsKey, "on")
+		if pad {
+			ru = u.With(padKey, "on")
+		}
+		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
+		defer cancel()
+		r, err := node.Refer(rctx, ru, reg)
+		if err == nil {
+			err = waitProviders(rctx, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		refs[pad] = r
+		return r, nil
+	}
+
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	warned := map[string]bool{}
+	warn := func(msg string) { // once per message (the paper's cases share the PID)
+		if !warned[msg] {
+			warned[msg] = true
+			fmt.Fprintf(stderr, "airnode: bench: warning: %s\n", msg)
+		}
+	}
+	var outcomes []benchOutcome
+	for i := range cases {
+		c := &cases[i]
+		cfg := run
+		cfg.Concurrency = c.Concurrency
+		if f.paper && f.duration == 0 && !f.callsSet {
+			cfg.Calls = 100_000
+		}
+		if cfg.Calls > 0 && int64(cfg.Concurrency) > cfg.Calls {
+			// more callers than calls: the extra ones would make none
+			in := ""
+			if f.paper {
+				in = "case " + c.Name + ": "
+			}
+			fmt.Fprintf(stderr, "airnode: bench: %s-c %d is more than -n %d: running %d callers\n", in, cfg.Concurrency, cfg.Calls, cfg.Calls)
+			cfg.Concurrency = int(cfg.Calls)
+			if !f.paper {
+				c.Concurrency = cfg.Concurrency
+				c.Name = fmt.Sprintf("%d/%d B c=%d", c.Req, c.Resp, c.Concurrency)
+			}
+		}
+		if f.paper && f.warmup < 0 {
+			cfg.Warmup = bench.DefaultWarmup(cfg.Calls, cfg.Concurrency)
+		}
+		label := "airnode " + c.Name
+		o := benchOutcome{Case: c}
+		ref, err := refer(c.Req != c.Resp)
+		if err != nil {
+			if sig, ok := signalOf(ctx); ok {
+				return interruptedBench(sig, "before the run started", stderr)
+			}
+			return err
+		}
+		if err := checkReq(cat, *c, kv, providerURLs(ref)); err != nil {
+			return err
+		}
+		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
+		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
+		o.ConnectionsUp, o.ConnectionsAsked = settledConnections(ctx, ref)
+		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
+			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
+		}
+		var stopped *stoppedError
+		if errors.As(err, &stopped) {
+			o.Stopped, err = stopped.Error(), nil
+		}
+		if err != nil {
+			return err
+		}
+		o.fill()
+		if sig, ok := signalOf(ctx); ok {
+			o.Interrupted, o.Signal, o.sig = true, signalName(sig), sig
+			o.PlannedCalls, o.PlannedSec = cfg.Calls, cfg.Duration.Seconds()
+		}
+		if f.baseline && stopped == nil && !o.Interrupted {
+			if o.Baseline, err = benchBaseline(ctx, cfg, *c, f.connections, "baseline "+c.Name, progress); err != nil {
+				return err
+			}
+			if o.Baseline.Timeline == nil {
+				o.Baseline.Timeline = []bench.Second{}
+			}
+			if sig, ok := signalOf(ctx); ok {
+				o.Baseline = nil
+				o.Interrupted, o.Signal, o.sig, o.inBaseline = true, signalName(sig), sig, true
+			}
+		}
+		outcomes = append(outcomes, o)
+		if stopped != nil || o.Interrupted {
+			break // the next cases would find no provider either, or are not wanted
+		}
+	}
+	last := outcomes[len(outcomes)-1]
+	if last.Interrupted {
+		// after the report: what was measured, then that it was cut short
+		// (the signal decides the exit status, over an earlier case's failure)
+		defer func() {
+			msg := "bench: " + last.interruption()
+			if f.paper {
+				msg = fmt.Sprintf("bench: %s: %s (the remaining cases were not run)", last.Case.Name, last.interruption())
+			}
+			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			err = &interruptedError{sig: last.sig, msg: msg}
+		}()
+	}
+	if f.json {
+		var v any = outcomes[0]
+		defer func() {
+			if err == nil {
+				err = runError(outcomes)
+			}
+		}()
+		if f.paper {
+			v = struct {
+				Cases []benchOutcome `json:"cases"`
+			}{outcomes}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if f.paper {
+		printPaper(stdout, outcomes, f)
+	} else {
+		printOutcome(stdout, target, outcomes[0], f)
+	}
+	return runError(outcomes)
+}
+
+// checkReq refuses, before bench allocates a byte of it, a request
+// payload of c.Req bytes that this machine cannot hold (reqMemoryBound:
+// --req 100000000000 ran the process out of memory, with no --json
+// object) or that no provider in us (their URLs merged with the
+// consumer's keys, as the kernel sends under) could take: a request body
+// over the largest of their payload limits (URL key "payload", default 8
+// MiB, capped at protocol.MaxPayload, what the frame's 4-byte length
+// carries). The body is the payload plus the request preamble (service
+// key, method, timeout, attachments: att, the provider's token, and the
+// padding of a case whose --req and --resp differ) and the codec's
+// framing: checkReq encodes the case's request once with the codec the
+// calls use (reqSizer, the exchange's encoder) to check it, and a refusal
+// names the exact largest --req that fits (tester15 C: 8388585 to
+// 8388608 bytes passed the old check and failed every call).
+func checkReq(cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) error {
+	bound, from := reqMemoryBound()
+	limit, at := int64(-1), spi.URL{}
+	for _, u := range us {
+		n, err := u.Size("payload", protocol.DefaultPayload)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if n <= 0 {
+			n = protocol.DefaultPayload
+		}
+		if n > limit {
+			limit, at = min(n, protocol.MaxPayload), u
+		}
+	}
+	// Over a limit the machine can hold: say the exact largest --req.
+	if limit >= 0 && int64(c.Req) > limit && (bound <= 0 || limit <= bound) {
+		return overPayload(cat, c, att, at, limit)
+	}
+	if bound > 0 && int64(c.Req) > bound {
+		return fmt.Errorf("bench: --req %d: more than this machine can hold for a run: want at most %d bytes (%s: bench holds the payload, an encoded copy per call in flight and its echo, and a provider on this machine as much again)",
+			c.Req, bound, from)
+	}
+	if limit < 0 {
+		return nil // no provider listed: the run says so
+	}
+	sz, err := newReqSizer(cat, c, att, at)
+	if err != nil {
+		return err
+	}
+	if n, err := sz.body(c.Req); err != nil || n <= limit {
+		return err
+	}
+	return overPayload(cat, c, att, at, limit)
+}
+
+// overPayload is checkReq's refusal of a --req whose request body is over
+// limit, the payload limit of the provider at: it names the exact largest
+// --req that fits and the bytes the body holds besides the payload.
+func overPayload(cat *extension.Catalogs, c benchCase, att []string, at spi.URL, limit int64) error {
+	sz, err := newReqSizer(cat, c, att, at)
+	if err != nil {
+		return err
+	}
+	most, err := sz.most(limit)
+	if err != nil {
+		return err
+	}
+	raise := "raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)"
+	if limit == protocol.MaxPayload {
+		raise = fmt.Sprintf("no limit is larger: the frame's 4-byte length caps it at %d bytes", protocol.MaxPayload)
+	}
+	if most < 0 {
+		return fmt.Errorf("bench: --req %d: the payload limit %s of %s (URL key payload, default 8MiB) cannot hold even an empty request with codec %s: %s",
+			c.Req, protocol.FormatSize(limit), at.Address(), sz.codec.Name(), raise)
+	}
+	return fmt.Errorf("bench: --req %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes (the request body holds %d bytes more: the request preamble and codec %s's framing), or %s",
+		c.Req, protocol.FormatSize(limit), at.Address(), most, limit-int64(most), sz.codec.Name(), raise)
+}
+
+// reqMemoryBound returns the largest --req bench accepts on this machine,
+// and what it was taken from: a quarter of MemAvailable in /proc/meminfo
+// (the memory the kernel can give without swapping, not MemTotal: the
+// machine is shared), or a quarter of the address-space limit (ulimit
+// -v) when that is lower. A quarter because one call holds the payload,
+// its encoded request and the echoed response (three times --req), and a
+// provider on the same machine decodes and answers as much; more callers
+// hold more (-c is not counted: a run that many callers cannot hold
+// fails its calls, it does not crash before its report). 0: unknown (no
+// /proc/meminfo), no bound.
+func reqMemoryBound() (int64, string) {
+	var bound int64
+	var from string
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil && kb > 0 {
+					bound, from = kb<<10/4, fmt.Sprintf("a quarter of MemAvailable %s in /proc/meminfo", protocol.FormatSize(kb<<10))
+				}
+				break
+			}
+		}
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < math.MaxInt64 {
+		if as := int64(rl.Cur); bound == 0 || as/4 < bound {
+			bound, from = as/4, fmt.Sprintf("a quarter of the address-space limit %s (ulimit -v)", protocol.FormatSize(as))
+		}
+	}
+	return bound, from
+}
+
+// reqSizer measures the request body a bench call of a case sends to one
+// provider: the exchange's preamble (protocol.AppendRequestPreamble) and
+// the arguments encoded by the codec the calls use, counted, not kept.
+type reqSizer struct {
+	codec   spi.Codec
+	service string
+	ms      uint64            // the call's timeout in ms, as the preamble carries it (the whole timeout: the most digits)
+	att     map[string]string // the attachments every call carries
+	pad     bool              // Payload(resp), padded to --req by the padAttachment
+	resp    int64
+	bytes   []byte // zeros, the largest payload measured yet
+}
+
+func newReqSizer(cat *extension.Catalogs, c benchCase, att []string, u spi.URL) (*reqSizer, error) {
+	codec, _, err := cat.Codec.Select(u, "")
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	timeout, err := u.Duration("timeout", kernel.DefaultTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	s := &reqSizer{codec: codec, service: u.ServiceKey(), ms: uint64((max(timeout, 0) + time.Millisecond - 1) / time.Millisecond),
+		att: map[string]string{}, pad: c.Req != c.Resp, resp: int64(c.Resp)}
+	for i := 0; i+1 < len(att); i += 2 {
+		s.att[att[i]] = att[i+1]
+	}
+	if t, _ := u.Param(spi.AttachmentToken); t != "" && t != "false" {
+		s.att[spi.AttachmentToken] = t
+	}
+	return s, nil
+}
+
+// body returns the request body length, in bytes, of a call with an
+// n-byte payload. It sizes a zeroed buffer, not the calls' pattern: the
+// length of msgpack's bin, json's base64 and the preamble's
+// length-prefixed strings does not depend on the bytes, and a buffer
+// that the encoder never reads or reads only (msgpack passes it to the
+// counting writer whole) stays untouched fresh pages, not resident
+// memory. The padding is counted, not built.
+func (s *reqSizer) body(n int) (int64, error) {
+	att, method := s.att, "Echo"
+	var args []any
+	var pad int64
+	if s.pad {
+		att = maps.Clone(s.att)
+		att[padAttachment] = ""
+		args, method = []any{s.resp}, "Payload"
+		pad = int64(n + uvarintLen(uint64(n)) - 1) // AppendString of n bytes, less that of ""
+	} else {
+		if n > len(s.bytes) {
+			s.bytes = make([]byte, n)
+		}
+		args = []any{s.bytes[:n]}
+	}
+	if len(att) == 0 {
+		att = nil
+	}
+	w := countWriter{n: pad + int64(len(protocol.AppendRequestPreamble(nil, s.service, method, s.ms, att, len(args))))}
+	enc := s.codec.NewEncoder(&w)
+	defer spi.Release(enc)
+	for _, a := range args {
+		if err := enc.Encode(a); err != nil {
+			return 0, fmt.Errorf("bench: codec %s cannot encode a %d-byte request: %w", s.codec.Name(), n, err)
+		}
+	}
+	return w.n, nil
+}
+
+// most returns the largest payload whose request body fits in limit
+// bytes, or -1 when not even an empty one does. The body grows with the
+// payload (by one byte a byte under msgpack, in steps of four bytes per
+// three under json's base64): an interpolation search, halving the
+// bracket when a guess did not, measures a few sizes, not every one.
+func (s *reqSizer) most(limit int64) (int, error) {
+	lo, hi := 0, int(limit)
+	blo, err := s.body(lo)
+	if err != nil || blo > limit {
+		return -1, err
+	}
+	bhi, err := s.body(hi)
+	if err != nil || bhi <= limit {
+		return hi, err
+	}
+	halve := false
+	for hi-lo > 1 {
+		m := lo + (hi-lo)/2
+		if !halve {
+			m = lo + int(float64(hi-lo)*float64(limit-blo)/float64(bhi-blo))
+			m = min(max(m, lo+1), hi-1)
+		}
+		bm, err := s.body(m)
+		if err != nil {
+			return -1, err
+		}
+		was := hi - lo
+		if bm <= limit {
+			lo, blo = m, bm
+		} else {
+			hi, bhi = m, bm
+		}
+		halve = !halve && hi-lo > was/2
+	}
+	return lo, nil
+}
+
+// uvarintLen is the length of x as encoding/binary's uvarint (the
+// preamble's string lengths).
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// countWriter counts the bytes written to it and keeps none.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// providerURLs returns the URLs of the providers ref lists now (merged
+// with the reference's keys).
+func providerURLs(ref *kernel.Reference) []spi.URL {
+	var us []spi.URL
+	for _, inv := range ref.Providers() {
+		us = append(us, inv.URL())
+	}
+	return us
+}
+
+// runError returns an error naming the first case that stopped early (no
+// provider usable; its printed report has the first error) or whose every
+// measured call failed, with that case's first error message (bench exits
+// 1), or nil.
+func runError(outcomes []benchOutcome) error {
+	for _, o := range outcomes {
+		r := o.Report
+		if o.Stopped != "" {
+			return fmt.Errorf("bench: %s: %s", o.Case.Name, o.Stopped) // the report has the first error
+		}
+		if r.Calls > 0 && r.OK == 0 {
+			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s", o.Case.Name, r.Calls, r.FirstError)
+		}
+	}
+	return nil
+}
+
+// backgroundReport counts the unmeasured --mix-resp calls of a run.
+type backgroundReport struct {
+	Resp        int   `json:"resp"`
+	Concurrency int   `json:"concurrency"`
+	Calls       int64 `json:"calls"`
+	Errors      int64 `json:"errors"`
+}
+
+// mix starts c callers of Payload(resp) on ref when resp > 0; the returned
+// function stops them and returns how many calls finished and failed.
+func mix(ctx context.Context, ref *kernel.Reference, resp, c int) func() (calls, errs int64) {
+	if resp <= 0 || c <= 0 {
+		return func() (int64, int64) { return 0, 0 }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var calls, errs int64
+	for range c {
+		wg.Go(func() {
+			var reply []byte
+			var back backoff
+			for ctx.Err() == nil {
+				reply = reply[:0]
+				err := ref.Call(ctx, "Payload", []any{int64(resp)}, &reply)
+				if ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				calls++
+				if err != nil || len(reply) != resp {
+					errs++
+				}
+				mu.Unlock()
+				switch {
+				case err == nil:
+					back.reset()
+				case len(ref.Providers()) == 0:
+					back.wait(ctx)
+				}
+			}
+		})
+	}
+	return func() (int64, int64) {
+		cancel()
+		wg.Wait()
+		return calls, errs
+	}
+}
+
+// registryGrace is how long bench waits for a registry to list a first
+// provider of the service (one may be registering as bench starts).
+const registryGrace = 2 * time.Second
+
+// waitProviders returns once ref has a usable provider. When it has none,
+// a probing Echo call says why: the kernel waits for the listed providers'
+// first connections (bounded by connect.timeout) and the call fails with
+// what stopped them — a refused connection, a transport or TLS mismatch —
+// which is returned at once, as `airnode call` would report it. Only an
+// empty provider list (SERVICE_NOT_FOUND from the consumer's own cluster)
+// is probed again, for up to registryGrace, before it is returned.
+//
+// The kernel bounds a call's wait for a first connection by the call's
+// timeout too, so a probe under a tight --timeout (2 ms) can end before a
+// provider that is up has connected (CLIENT_TIMEOUT, nothing sent): such a
+// probe is made again until a provider is usable, for up to twice
+// connect.timeout and a second (connectWait), and only then returned,
+// saying that no provider connected in that time.
+func waitProviders(ctx context.Context, ref *kernel.Reference) error {
+	start := time.Now()
+	grace := start.Add(registryGrace)
+	wait := connectWait(ref.URL())
+	for len(ref.Providers()) == 0 {
+		_, err := ref.Invoke(ctx, "Echo", "")
+		if err == nil || len(ref.Providers()) > 0 {
+			return nil // usable now; a provider's own error is the run's to report
+		}
+		st := spi.StatusOf(err)
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		case st == spi.StatusClientTimeout && time.Since(start) < wait:
+			continue // the call's timeout ended before the first connection: wait on
+		case st == spi.StatusClientTimeout:
+			return fmt.Errorf("no provider of %s connected within %v (twice connect.timeout and 1s; --timeout bounds calls, not this wait): %w",
+				ref.URL().ServiceKey(), wait, err)
+		case st != spi.StatusServiceNotFound || time.Now().After(grace):
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// connectWait is how long waitProviders lets a first connection take:
+// twice u's connect.timeout (default kernel.DefaultConnectTimeout, 3 s)
+// and a second, as the kernel's own wait for a first connection is bounded
+// (a dial and a ping, each within connect.timeout, and slack for a loaded
+// machine).
+func connectWait(u spi.URL) time.Duration {
+	d, err := u.Duration("connect.timeout", kernel.DefaultConnectTimeout)
+	if err != nil || d <= 0 {
+		d = kernel.DefaultConnectTimeout
+	}
+	return 2*d + time.Second
+}
+
+// Backoff of a caller whose call failed while the reference had no usable
+// provider (killed, unreachable): such a call fails in microseconds without
+// reaching anyone, so re-calling at once would only burn the client's CPU.
+// The caller waits backoffMin before its next call, doubling up to
+// backoffMax, until a call succeeds (the exponential backoff of Dubbo's and
+// gRPC's reconnects, per caller). Failures a provider answered are paced by
+// the network like successes and are part of the measured load: no backoff.
+const (
+	backoffMin = time.Millisecond
+	backoffMax = 100 * time.Millisecond
+)
+
+// deadStop ends a counted run (-n) early once no provider has been usable
+// for this long: with the backoff, its remaining calls would otherwise take
+// up to backoffMax each. A --duration run keeps going (its timeline shows
+// the outage, and a restarted provider coming back). A variable for tests.
+var deadStop = 5 * time.Second
+
+// backoff is one caller's failure backoff (see backoffMin); the zero value
+// is reset. Not safe for concurrent use: one per caller.
+type backoff struct{ d time.Duration }
+
+// wait doubles the delay (backoffMin first, at most backoffMax) and sleeps
+// it, or until ctx ends.
+func (b *backoff) wait(ctx context.Context) {
+	b.d = min(max(2*b.d, backoffMin), backoffMax)
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// reset starts the next failure's wait at backoffMin again.
+func (b *backoff) reset() { b.d = 0 }
+
+// stoppedError ends a counted run early: no provider was usable for
+// deadStop.
+type stoppedError struct {
+	service string
+	done    int64         // measured calls finished
+	planned int64         // -n
+	after   time.Duration // deadStop
+}
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, e.after)
+}
+
+// benchAirnode runs one case over ref. With serverPID (not 0) it reports
+// that process's CPU time per call, or warns when it cannot be read or did
+// not grow during the measured phase.
+//
+// A call that fails while ref has no usable provider backs its caller off
+// (backoff). A counted run in which no provider has been usable for
+// deadStop stops: the report of the calls made is returned with an
+// *stoppedError.
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
+	parent := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var down atomic.Int64 // when no provider was first seen usable, Unix ns; 0: one is
+	req := pattern(c.Req)
+	method, arg := "Echo", any(req)
+	var pad string
+	if c.Req != c.Resp {
+		// Payload(resp), its request padded to about req bytes by an
+		// attachment (demo.Echo has no method taking req and returning resp
+		// bytes).
+		method, arg = "Payload", int64(c.Resp)
+		pad = string(req)
+	}
+	type worker struct {
+		ctx   context.Context
+		args  []any
+		reply []byte
+		back  backoff
+		cut   callCut
+	}
+	workers := make([]worker, cfg.Concurrency)
+	for i := range workers {
+		wk := &workers[i]
+		wk.args = []any{arg}
+		wk.ctx = context.WithValue(ctx, callCutKey{}, &wk.cut)
+		if pad != "" {
+			wk.ctx = context.WithValue(wk.ctx, padContextKey{}, pad)
+		}
+	}
+	pc := newProviderCounter(ref, cuts)
+	cfg.Classify = benchStatus
+	var srv0 time.Duration
+	var srv0Err error
+	cfg.Start = func() {
+		pc.begin()
+		if serverPID != 0 {
+			srv0, srv0Err = processCPU(serverPID)
+		}
+	}
+	bar := newProgressBar(progress, label)
+	cfg.Tick = func(p bench.Progress) {
+		pc.sample()
+		bar.draw(p)
+	}
+	r, err := bench.Run(ctx, cfg, func(ctx context.Context, w int) error {
+		wk := &workers[w]
+		wk.reply = wk.reply[:0]
+		if wk.cut.Load() {
+			wk.cut.Store(false)
+		}
+		err := ref.Call(wk.ctx, method, wk.args, &wk.reply)
+		if err == nil {
+			wk.back.reset()
+			if down.Load() != 0 {
+				down.Store(0)
+			}
+			if len(wk.reply) != c.Resp {
+				return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
+			}
+			return nil
+		}
+		if _, ok := signalOf(parent); ok || wk.cut.Load() {
+			// cut short by SIGINT/SIGTERM: neither a call nor an error,
+			// and its attempt that the signal cut is in no provider's
+			// count (attemptsFilter)
+			return bench.ErrUncounted
+		}
+		if len(ref.Providers()) > 0 {
+			return err // a provider answered, or one is usable again
+		}
+		now := time.Now().UnixNano()
+		if !down.CompareAndSwap(0, now) && cfg.Calls > 0 && time.Duration(now-down.Load()) >= deadStop {
+			stop(&stoppedError{service: ref.URL().ServiceKey(), planned: cfg.Calls, after: deadStop})
+		}
+		wk.back.wait(ctx)
+		return err
+	})
+	if r != nil {
+		r.Providers = pc.counts()
+		if serverPID != 0 && r.Calls > 0 {
+			srv1, err := processCPU(serverPID)
+			switch {
+			case srv0Err != nil || err != nil:
+				warn(fmt.Sprintf("--server-pid %d: %v; server CPU not reported", serverPID, cmp.Or(srv0Err, err)))
+			case srv1 == srv0:
+				warn(fmt.Sprintf("--server-pid %d used no CPU time during the measured phase (/proc counts 10 ms ticks): is it the provider? Server CPU not reported", serverPID))
+			default:
+				r.ServerCPUUS = float64(srv1-srv0) / float64(time.Microsecond) / float64(r.Calls)
+			}
+		}
+	}
+	var stopped *stoppedError
+	switch {
+	case r != nil && errors.As(context.Cause(ctx), &stopped):
+		stopped.done = r.Calls
+		return r, stopped
+	case err != nil && parent.Err() == nil:
+		return nil, err
+	}
+	return r, nil
+}
+
+// benchBaseline runs one case on the pipelined TCP echo, client and server
+// in this process, over conns connections.
+func benchBaseline(ctx context.Context, cfg bench.Config, c benchCase, conns int, label string, progress io.Writer) (*bench.Report, error) {
+	srv, err := bench.StartEchoServer("127.0.0.1:0", c.Resp)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	clients := make([]*bench.EchoClient, conns)
+	for i := range clients {
+		if clients[i], err = bench.DialEcho(srv.Addr()); err != nil {
+			return nil, err
+		}
+		defer clients[i].Close()
+	}
+	req := pattern(c.Req)
+	bar := newProgressBar(progress, label)
+	cfg.Tick = bar.draw
+	cfg.Classify = func(error) string { return spi.StatusChannelInactive.String() }
+	r, err := bench.Run(ctx, cfg, func(_ context.Context, w int) error { return clients[w%conns].Call(req) })
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// idleReport is what --idle prints with --json.
+type idleReport struct {
+	Connections int     `json:"idle_connections"`
+	Transport   string  `json:"transport"`
+	RSSBefore   int64   `json:"rss_before_kib"` // provider RSS before the first dial
+	RSSAfter    int64   `json:"rss_after_kib"`  // provider RSS with every connection open and idle
+	PerConn     float64 `json:"kib_per_connection"`
+}
+
+// idleSettle is how long --idle waits before reading the provider's RSS:
+// longer than the provider's worker idle time (2 s), so the goroutines that
+// served the first calls have exited.
+const idleSettle = 3 * time.Second
+
+// benchIdle opens f.idle consumer channels straight on the exchange (no
+// node: one channel per connection, where a node would share one), makes
+// one Echo call on each so the provider has built all its per-connection
+// state, lets them idle for idleSettle, and reports the provider's RSS delta
+// per connection (the issue-9 memory goal: 10,000 idle consumers).
+func benchIdle(ctx context.Context, cat *extension.Catalogs, u spi.URL, f benchFlags, logger *slog.Logger, stdout io.Writer) error {
+	if f.serverPID <= 0 {
+		return errors.New("bench: --idle needs --server-pid (the provider's RSS is read from /proc)")
+	}
+	if u.Host() == "" || u.Port() == 0 {
+		return errors.New("bench: --idle needs a provider address (airnode://host:port/service)")
+	}
+	if directory.Multi(u) {
+		return fmt.Errorf("bench: --idle calls one service key on each connection it opens; group=%q version=%q name several: give one group and one version",
+			u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, ""))
+	}
+	tb, sel, err := cat.Transport.Select(u, "")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	tr, err := tb.Build(u)
+	if err != nil {
+		return fmt.Errorf("bench: transport %s: %w", sel.Name, err)
+	}
+	codec, _, err := cat.Codec.Select(u, "")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	before, err := processRSS(f.serverPID)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	channels := make([]*exchange.Channel, 0, f.idle)
+	defer func() {
+		for _, ch := range channels {
+			ch.Close("bench done")
+		}
+		for _, ch := range channels {
+			ch.Wait()
+		}
+	}()
+	opts := exchange.Options{Side: spi.Consumer, Codec: cat.CodecByID, Logger: logger}
+	payload := pattern(f.req)
+	for i := range f.idle {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sess, err := tr.Dial(dctx, u.Address())
+		cancel()
+		if err != nil {
+			return fmt.Errorf("bench: idle connection %d: %w", i+1, err)
+		}
+		ch := exchange.NewChannel(sess, opts)
+		channels = append(channels, ch)
+		var reply []byte
+		inv := &spi.Invocation{Service: u.ServiceKey(), Method: "Echo", Args: []any{payload}, Reply: &reply}
+		if res := ch.Invoke(ctx, codec, inv, 10*time.Second); res.Err != nil {
+			return fmt.Errorf("bench: idle connection %d: %w", i+1, res.Err)
+		}
+	}
+	select {
+	case <-time.After(idleSettle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	after, err := processRSS(f.serverPID)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	r := idleReport{Connections: f.idle, Transport: sel.Name, RSSBefore: before, RSSAfter: after,
+		PerConn: float64(after-before) / float64(f.idle)}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(stdout, "%d idle %s connections: provider RSS %d KiB -> %d KiB, %.1f KiB per connection\n",
+		r.Connections, r.Transport, r.RSSBefore, r.RSSAfter, r.PerConn)
+	return nil
+}
+
+// processRSS returns the resident set size of process pid in KiB (VmRSS
+// of /proc/PID/status).
+func processRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}
+
+// processCPU returns the user+system CPU time of process pid so far, from
+// /proc/PID/stat (fields 14 and 15, in clock ticks of 10 ms: USER_HZ is 100
+// on Linux).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// the command name (field 2) may contain spaces: fields count from the last ')'
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	fs := strings.Fields(string(b[i+1:]))
+	if len(fs) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fs)+2)
+	}
+	utime, err1 := strconv.ParseInt(fs[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fs[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// pattern returns n bytes of a repeating alphabet.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// providerCounter counts the calls each provider took during the measured
+// phase from the invokers' own statistics (spi.Stats, kept by the kernel
+// for every call), so the call path pays nothing for it: it remembers every
+// invoker the reference listed, and a provider that leaves the directory
+// mid-run (killed) keeps the calls it took.
+//
+// Attempts that SIGINT or SIGTERM cut short (cuts) are left out, as the
+// calls they belonged to are: after an interrupt, as after a full run, the
+// attempts add up to the calls when no call was retried.
+type providerCounter struct {
+	ref  *kernel.Reference
+	cuts *cutAttempts
+
+	mu      sync.Mutex
+	base    map[spi.Invoker]int64 // Total at the start of the measured phase
+	addr    map[spi.Invoker]string
+	cutBase map[string]int64 // cuts at the start of the measured phase
+}
+
+func newProviderCounter(ref *kernel.Reference, cuts *cutAttempts) *providerCounter {
+	return &providerCounter{ref: ref, cuts: cuts, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}}
+}
+
+// begin notes every listed invoker's total at the start of the measured
+// phase.
+func (p *providerCounter) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, inv := range p.ref.Providers() {
+		p.base[inv] = inv.Stats().Total()
+		p.addr[inv] = inv.URL().Address()
+	}
+	p.cutBase = p.cuts.counts()
+}
+
+// sample notes invokers that joined since.
+func (p *providerCounter) sample() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, inv := range p.ref.Providers() {
+		if _, ok := p.addr[inv]; !ok {
+			p.addr[inv] = inv.URL().Address()
+		}
+	}
+}
+
+// counts returns calls per provider address since begin.
+func (p *providerCounter) counts() map[string]int64 {
+	p.sample()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := map[string]int64{}
+	for inv, a := range p.addr {
+		if n := inv.Stats().Total() - p.base[inv]; n > 0 {
+			m[a] += n
+		}
+	}
+	for a, n := range p.cuts.counts() {
+		if n -= p.cutBase[a]; n > 0 {
+			m[a] -= n
+			if m[a] <= 0 {
+				delete(m, a)
+			}
+		}
+	}
+	return m
+}
+
+// attemptsKey switches attemptsFilter on (only in the bench's own
+// catalogs: every reference bench makes sets it).
+const attemptsKey = "bench.attempts"
+
+// callCut is set by attemptsFilter when a call's attempt on a provider
+// failed because SIGINT or SIGTERM cut it short; one per caller, reset
+// before each call.
+type callCut struct{ atomic.Bool }
+
+type callCutKey struct{}
+
+// cutAttempts counts, per provider address, the attempts that SIGINT or
+// SIGTERM cut short (attemptsFilter), which providerCounter takes off the
+// providers' totals.
+type cutAttempts struct {
+	mu sync.Mutex
+	n  map[string]*atomic.Int64
+}
+
+// counter returns the count of addr, made on first use.
+func (c *cutAttempts) counter(addr string) *atomic.Int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]*atomic.Int64{}
+	}
+	if c.n[addr] == nil {
+		c.n[addr] = new(atomic.Int64)
+	}
+	return c.n[addr]
+}
+
+// counts returns the cut attempts per address so far.
+func (c *cutAttempts) counts() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]int64, len(c.n))
+	for a, n := range c.n {
+		m[a] = n.Load()
+	}
+	return m
+}
+
+// attemptsBuilder is a per-provider consumer filter, registered only in
+// `airnode bench`'s catalogs, innermost, that notes the attempts a signal
+// cut short (failed while SIGINT or SIGTERM had ended the call's context):
+// their calls are in no count, so their attempts are taken off the
+// providers' (Stats counts every attempt). A successful attempt costs it
+// one function call.
+type attemptsBuilder struct{ cuts *cutAttempts }
+
+func (attemptsBuilder) Name() string { return "bench.attempts" }
+
+func (attemptsBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: attemptsKey, Order: math.MaxInt32, PerProvider: true}
+}
+
+func (b attemptsBuilder) Build(pu spi.URL) (spi.Filter, error) {
+	return attemptsFilter{cut: b.cuts.counter(pu.Address())}, nil
+}
+
+type attemptsFilter struct{ cut *atomic.Int64 }
+
+func (f attemptsFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	res := next.Invoke(ctx, inv)
+	if res.Err != nil {
+		if _, ok := signalOf(ctx); ok {
+			f.cut.Add(1)
+			if c, ok := ctx.Value(callCutKey{}).(*callCut); ok {
+				c.Store(true)
+			}
+		}
+	}
+	return res
+}
+
+// progressBar draws "label [=====     ] 52%  52000/100000  43210 calls/s
+// 0 errors" on a terminal, redrawn in place; nil writer: nothing.
+type progressBar struct {
+	w     io.Writer
+	label string
+}
+
+func newProgressBar(w io.Writer, label string) *progressBar { return &progressBar{w: w, label: label} }
+
+func (b *progressBar) draw(p bench.Progress) {
+	if b.w == nil {
+		return
+	}
+	if p.Final {
+		fmt.Fprint(b.w, "\r\033[K")
+		return
+	}
+	frac := 0.0
+	count := ""
+	switch {
+	case p.Total > 0:
+		frac = float64(p.Done) / float64(p.Total)
+		count = fmt.Sprintf("%d/%d", p.Done, p.Total)
+	case p.Planned > 0:
+		frac = p.Elapsed.Seconds() / p.Planned.Seconds()
+		count = fmt.Sprintf("%v/%v", p.Elapsed.Round(time.Second), p.Planned)
+	}
+	frac = min(max(frac, 0), 1)
+	const width = 30
+	full := int(frac * width)
+	rate := 0.0
+	if s := p.Elapsed.Seconds(); s > 0 {
+		rate = float64(p.Done) / s
+	}
+	fmt.Fprintf(b.w, "\r\033[K%s [%s%s] %3.0f%%  %s  %.0f calls/s  %d errors",
+		b.label, strings.Repeat("=", full), strings.Repeat(" ", width-full), frac*100, count, rate, p.Errors)
+}
+
+// settledConnections returns ref's connections, up of asked
+// (Reference.Connections), once every one is up, or once connect.timeout
+// has passed (a connection still waiting for its first ping then counts
+// as not up): a short run may end before all of --connections have
+// answered their first ping.
+func settledConnections(ctx context.Context, ref *kernel.Reference) (up, asked int) {
+	d, err := ref.URL().Duration("connect.timeout", kernel.DefaultConnectTimeout)
+	if err != nil || d <= 0 {
+		d = kernel.DefaultConnectTimeout
+	}
+	deadline := time.Now().Add(d)
+	for {
+		up, asked = ref.Connections()
+		if up >= asked || time.Now().After(deadline) {
+			return up, asked
+		}
+		select {
+		case <-ctx.Done():
+			return up, asked
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// connectionsText says how many connections the run had: "4
+// connection(s)" when every one asked for was up at its end, else "only 22
+// of 40 connection(s) up (the others got no answer to their first ping, or
+// were closed at once: is the provider out of file descriptors, or at its
+// connection limit, URL key accepts? see its log)".
+func connectionsText(o benchOutcome, perProvider int) string {
+	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
+		return fmt.Sprintf("%d connection(s)", perProvider)
+	}
+	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)",
+		o.ConnectionsUp, o.ConnectionsAsked)
+}
+
+// printOutcome prints a single case's summary. Failed calls come first
+// when there are any: their share, by status, and the first error's
+// message (unless every call failed: that message is the command's error).
+// Latency is of the successful calls only; calls/s counts every finished
+// call. Providers list attempts: a call that failover retried counts once
+// per provider it tried.
+func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
+	r := o.Report
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %d B -> %d B\n",
+		target, r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
+	if o.Stopped != "" {
+		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
+	}
+	if o.Interrupted {
+		fmt.Fprintf(w, "  stopped     %s; calls it cut short are not counted\n", o.interruption())
+	}
+	failed := r.Calls - r.OK
+	if failed > 0 {
+		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%.1f%%): %s\n", failed, r.Calls, 100*float64(failed)/float64(r.Calls), errorSummary(r))
+		if (r.OK > 0 || o.Stopped != "") && r.FirstError != "" {
+			fmt.Fprintf(w, "  first error %s\n", r.FirstError)
+		}
+	}
+	switch {
+	case failed == 0:
+		fmt.Fprintf(w, "  calls/s     %.0f\n", r.CallsPerSec)
+	case r.OK == 0:
+		fmt.Fprintf(w, "  calls/s     %.0f failed calls/s, none succeeded\n", r.CallsPerSec)
+	default:
+		fmt.Fprintf(w, "  calls/s     %.0f (%.0f successful)\n", r.CallsPerSec, float64(r.OK)/r.ElapsedSec)
+	}
+	switch {
+	case r.OK == 0:
+		fmt.Fprintf(w, "  latency     n/a: no call succeeded\n")
+	case failed > 0:
+		fmt.Fprintf(w, "  latency     of the %d successful calls: mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
+			r.OK, ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
+	default:
+		fmt.Fprintf(w, "  latency     mean %s  p50 %s  p99 %s  p99.9 %s  max %s\n",
+			ms(r.MeanUS), ms(r.P50US), ms(r.P99US), ms(r.P999US), ms(r.MaxUS))
+	}
+	if failed == 0 {
+		fmt.Fprintf(w, "  errors      none\n")
+	}
+	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
+	if r.ServerCPUUS > 0 {
+		fmt.Fprintf(w, "  server CPU  %.1f µs/call (total %.1f)\n", r.ServerCPUUS, r.CPUUS+r.ServerCPUUS)
+	}
+	addrs := slices.Sorted(maps.Keys(r.Providers))
+	for i, a := range addrs {
+		label, note := "attempts", "  (per provider; a failover retry counts again)"
+		if i > 0 {
+			label, note = "", ""
+		}
+		fmt.Fprintf(w, "  %-10s  %s %d%s\n", label, a, r.Providers[a], note)
+	}
+	if m := o.Background; m != nil {
+		fmt.Fprintf(w, "  background  %d calls of Payload(%d) from %d callers, %d failed\n", m.Calls, m.Resp, m.Concurrency, m.Errors)
+	}
+	if b := o.Baseline; b != nil {
+		fmt.Fprintf(w, "baseline (pipelined TCP echo, client and server in this process): %.0f calls/s, mean %s, p99 %s, CPU %.1f µs/call (both sides)\n",
+			b.CallsPerSec, ms(b.MeanUS), ms(b.P99US), b.CPUUS)
+		fmt.Fprintf(w, "  airnode / baseline: calls/s %s, mean %s, p99 %s, CPU/call %s\n",
+			ratio(r.CallsPerSec, b.CallsPerSec), ratio(r.MeanUS, b.MeanUS), ratio(r.P99US, b.P99US), ratio(r.CPUUS, b.CPUUS))
+	}
+}
+
+// printPaper prints the paper's cases as a table, with a footnote that
+// explains only the columns printed: the raw and ratio columns and their
+// note appear with --baseline alone. Row ends carry no padding.
+func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
+	var line strings.Builder
+	flush := func() {
+		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+		line.Reset()
+	}
+	fmt.Fprintf(w, "AirRPC paper's local cases; airnode over %d connection(s); latencies in ms\n", f.connections)
+	fmt.Fprintf(&line, "%-18s %-10s %-9s %-9s %-9s %-10s %-12s", "case", "paper", "mean", "p99", "max", "calls/s", "errors")
+	if f.baseline {
+		fmt.Fprintf(&line, " %-9s %-10s %-11s %-11s", "raw mean", "raw cps", "mean ratio", "cps ratio")
+	}
+	flush()
+	for _, o := range outcomes {
+		r, c := o.Report, o.Case
+		paper := "collapsed"
+		if c.PaperMS > 0 {
+			paper = fmt.Sprintf("%.3f", c.PaperMS)
+		}
+		mean, p99, maxMS := "n/a", "n/a", "n/a" // no call succeeded: no latency
+		if r.OK > 0 {
+			mean, p99, maxMS = fmt.Sprintf("%.3f", r.MeanUS/1e3), fmt.Sprintf("%.3f", r.P99US/1e3), fmt.Sprintf("%.3f", r.MaxUS/1e3)
+		}
+		fmt.Fprintf(&line, "%-18s %-10s %-9s %-9s %-9s %-10.0f %-12s", c.Name, paper, mean, p99, maxMS, r.CallsPerSec, errorSummary(r))
+		if b := o.Baseline; b != nil {
+			fmt.Fprintf(&line, " %-9.3f %-10.0f %-11s %-11s", b.MeanUS/1e3, b.CallsPerSec,
+				ratio(r.MeanUS, b.MeanUS), ratio(r.CallsPerSec, b.CallsPerSec))
+		}
+		if o.Stopped != "" {
+			fmt.Fprintf(&line, " (%s)", o.Stopped)
+		}
+		if o.Interrupted {
+			fmt.Fprintf(&line, " (%s)", o.interruption())
+		}
+		flush()
+	}
+	fmt.Fprintln(w, "paper: the AirRPC paper's mean per call as published (collapsed: over 1 s); mean, p99, max: this run's successful calls")
+	if f.baseline {
+		fmt.Fprintln(w, "raw: a plain pipelined TCP echo in this process on the same case; ratios are airnode / raw of the same run")
+	}
+}
+
+func ms(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// Names bench gives the two kinds of CHANNEL_INACTIVE failure (benchStatus).
+const (
+	channelInactiveSent    = "CHANNEL_INACTIVE (sent)"
+	channelInactiveNotSent = "CHANNEL_INACTIVE (not sent)"
+)
+
+// benchStatus names the status of a failed call for the summary and the
+// --json "errors" and timeline keys: the status name ("SERVER_TIMEOUT"),
+// except that CHANNEL_INACTIVE is told apart by whether the request had
+// been sent when the connection died (spi.ErrRequestSent: the provider
+// may have run it; failover retries it only for idempotent methods) —
+// channelInactiveSent — or not (safe to retry) — channelInactiveNotSent.
+func benchStatus(err error) string {
+	st := spi.StatusOf(err)
+	if st != spi.StatusChannelInactive {
+		return st.String()
+	}
+	if errors.Is(err, spi.ErrRequestSent) {
+		return channelInactiveSent
+	}
+	return channelInactiveNotSent
+}
+
+// errorSummary is "none" or "NAME count, ..." most frequent first.
+func errorSummary(r *bench.Report) string {
+	if len(r.Errors) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, n := range r.ErrorNames() {
+		parts = append(parts, fmt.Sprintf("%s %d", n, r.Errors[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// padKey is the consumer URL key that switches the bench's padding filter
+// on (only in the bench's own catalogs); padAttachment carries the padding.
+const (
+	padKey        = "bench.pad"
+	padAttachment = "bench.pad"
+)
+
+type padContextKey struct{}
+
+// padBuilder is a consumer filter, registered only in `airnode bench`'s
+// catalogs, that pads a request to the case's size with an attachment
+// taken from the call's context (when the request payload and response
+// sizes differ).
+type padBuilder struct{}
+
+func (padBuilder) Name() string { return "bench.pad" }
+
+func (padBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: padKey}
+}
+
+func (padBuilder) Build(spi.URL) (spi.Filter, error) { return padFilter{}, nil }
+
+type padFilter struct{}
+
+func (padFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	if pad, ok := ctx.Value(padContextKey{}).(string); ok {
+		inv.SetAttachment(padAttachment, pad)
+	}
+	return next.Invoke(ctx, inv)
+}
+
+var (
+	_ spi.FilterBuilder = padBuilder{}
+	_ spi.Filter        = padFilter{}
+	_ spi.FilterBuilder = attemptsBuilder{}
+	_ spi.Filter        = attemptsFilter{}
+)
+
+// interruptedBench reports a signal that came before bench measured
+// anything (when: "before the run started", while it referred to the
+// service or waited for a provider) on stderr and returns the error bench
+// exits with (130 for SIGINT).
+func interruptedBench(sig syscall.Signal, when string, stderr io.Writer) error {
+	msg := fmt.Sprintf("bench: interrupted by %s %s", signalName(sig), when)
+	fmt.Fprintf(stderr, "airnode: %s\n", msg)
+	return &interruptedError{sig: sig, msg: msg}
+}

@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// callFlags are the flags of `airnode call`.
+type callFlags struct {
+	cfg         config.Config // references: defaults for the service's parameters
+	registry    string
+	registrySet bool // --registry given (not the configuration's): a direct call says it is not used
+	timeout     string
+	codec       string
+	params      []string
+	attachments []string  // -a key=value
+	stdin       io.Reader // for an ARG_JSON of @-
+	// accessLogger, when --log-level is not given, logs at info: the node
+	// logs through it when the reference asks for access lines on the
+	// log (accesslog=true), which the default warn level would drop
+	accessLogger *slog.Logger
+}
+
+// callCommand returns `airnode call`.
+func callCommand(a *app) *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call [flags] SERVICE_URL METHOD [ARG_JSON ...]",
+		Short: "Call one method of a service and print the result as JSON",
+		Long: `call refers to a service, calls METHOD with each ARG_JSON decoded as JSON, and
+prints the result as JSON on stdout (exit 0). On failure it prints
+"STATUS_NAME: message" on stderr and exits 1. Interrupted (SIGINT,
+SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM). It logs
+at warn unless --log-level is given, so that it prints the result only;
+an access line asked for (-p accesslog=true) is logged at info.
+
+SERVICE_URL is airnode://host:port[,host2:port2]/service, a direct call:
+no registry is used, not even --registry (a line on stderr says so) or the
+configuration's. Or it is a service key alone ("demo.Echo",
+"group/demo.Echo:1.0", or airnode:///demo.Echo) found in --registry, else
+the configuration's registry, else the "file" registry. A host without a
+port is refused.
+
+Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
+key=value, and the flags that set a URL key (--timeout, --codec). A key
+given two ways must have the same value (a duration in any spelling: 1s,
+1000), else call refuses both, naming them: none is ranked above another.
+plugins.yaml's references give defaults for the keys none of them sets; a
+key set here also beats the reference's method-level forms of it for the
+method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
+--timeout 2s gives Sleep 2 s.
+
+  airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
+  airnode call demo.Echo Sleep 2000 --timeout 500ms
+  airnode call demo.Echo Echo -- -5          # "--" before a negative number
+  airnode call demo.Echo Echo @big.json      # the argument read from a file
+  produce | airnode call demo.Echo Echo @-   # ... or from standard input
+
+An ARG_JSON of @PATH is read from the file PATH, @- from standard input
+(once), as curl's -d @file: for arguments too large for a command line.
+
+ARG_JSON is generic JSON (Dubbo's generic invocation), read into the
+parameter's Go type as encoding/json reads it, under every codec: a []byte
+is a base64 string ("aGk=" is "hi"), a time.Time an RFC 3339 string
+("2026-11-30T07:00:00+01:00"), at any depth, and a map[int]V's keys decimal
+strings ({"1":"a"}); call prints results the same way, so what it prints
+can be sent back. A value the parameter cannot take is BAD_REQUEST naming
+the field and what was sent ("Order.items[0].qty: cannot decode into int64:
+got a string ("3")"). A msgpack timestamp carries no time zone: a time
+result under the default codec prints in this process's zone (the same
+instant); --codec json prints the provider's offset.
+
+-a key=value sends an attachment with the call (metadata: a tenant, a user,
+a trace id; gRPC's metadata, Dubbo's RpcContext attachments), repeatable;
+provider filters and a Go method (spi.IncomingAttachments) read them, and
+demo.Echo's Info returns them:
+
+  airnode call demo.Echo Info -a tenant=x -a user=alice
+
+A call is a generic invocation (Dubbo's): it carries the attachment
+generic=true, so the provider refuses a JSON key that names no field of a
+struct argument, as a typo, with BAD_REQUEST listing the fields and the
+nearest ("did you mean"). A typed Go consumer's calls carry no such mark:
+there the provider ignores a field its struct lacks (a consumer newer than
+the provider). -a generic=false sends the call as a typed consumer would.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// the configuration gives the registry (plugins.yaml,
+			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
+			f.registrySet = cmd.Flags().Changed("registry")
+			env, done, err := a.consumerSetup(cmd, &f.registry, append([]string{args[0]}, f.params...)...)
+			if err != nil {
+				return err
+			}
+			defer done()
+			f.cfg = env.cfg
+			f.stdin = cmd.InOrStdin()
+			if !cmd.Flags().Changed("log-level") {
+				f.accessLogger = a.Logger()
+			}
+			return runCall(env.ctx, env.cat, f, args, env.logger, a.stdout, a.stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
+	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable; a later value of a key wins; the kernel's keys remote, timeout and token are refused)")
+	return cmd
+}
+
+// callError is a failed call already reported on stderr; the command exits 1.
+type callError struct{ err error }
+
+func (e *callError) Error() string { return e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
+
+// ExitCode is the process exit status for a failed call.
+func (e *callError) ExitCode() int { return 1 }
+
+// readArgFile reads an ARG_JSON given as @path: the file, or stdin for "-".
+// JSON never starts with "@", so the form is unambiguous.
+func readArgFile(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		if stdin == nil {
+			return nil, errors.New("no standard input")
+		}
+		return io.ReadAll(stdin)
+	}
+	if path == "" {
+		return nil, errors.New("want @PATH (a file holding the JSON value) or @- (standard input)")
+	}
+	return os.ReadFile(path)
+}
+
+// quoteArg quotes an argument for an error message, cut to 60 bytes: an
+// argument read from a file can be megabytes.
+func quoteArg(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%q… (%d bytes)", s[:60], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// decodeArg decodes one ARG_JSON; integral numbers become int64, or
+// uint64 above the int64 range, so that a provider's int parameter accepts
+// 2000; other numbers become float64. An integer that fits in neither
+// (below -2^63 or above 2^64-1) is an error, never a rounded float64.
+func decodeArg(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("argument %s is not JSON: %w", quoteArg(s), err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("argument %s: more than one JSON value", quoteArg(s))
+	}
+	v, err := numbers(v)
+	if err != nil {
+		return nil, fmt.Errorf("argument %s: %w", quoteArg(s), err)
+	}
+	return v, nil
+}
+
+// numbers replaces every json.Number in v: int64, uint64 or float64.
+func numbers(v any) (any, error) {
+	var err error
+	switch x := v.(type) {
+	case json.Number:
+		return number(x)
+	case []any:
+		for i := range x {
+			if x[i], err = numbers(x[i]); err != nil {
+				return nil, err
+			}
+		}
+	case map[string]any:
+		for k := range x {
+			if x[k], err = numbers(x[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
+}
+
+// number converts one JSON number: an integer literal (no fraction, no
+// exponent) to int64, else uint64, else an error; any other to float64.
+func number(n json.Number) (any, error) {
+	if i, err := n.Int64(); err == nil {
+		return i, nil
+	}
+	if strings.ContainsAny(string(n), ".eE") {
+		return n.Float64()
+	}
+	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
+		return u, nil
+	}
+	return nil, fmt.Errorf("integer %s does not fit in 64 bits (-9223372036854775808 to 18446744073709551615); pass it as a string: '\"%s\"'", n, n)
+}
+
+// jsonable converts generic decoded values into values encoding/json can
+// print: maps with non-string keys get string keys.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case map[string]any:
+		for k := range x {
+			x[k] = jsonable(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = jsonable(x[i])
+		}
+	}
+	return v
+}
+
+// runCall refers to args[0], calls args[1] with the JSON arguments, and
+// prints the result or the failure.
+func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
+	fail := func(err error) error {
+		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
+			msg := "call: interrupted by " + signalName(sig)
+			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			return &interruptedError{sig: sig, msg: msg}
+		}
+		var se *spi.Error
+		if !errors.As(err, &se) {
+			err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+		}
+		fmt.Fprintln(stderr, err.Error())
+		return &callError{err: err}
+	}
+	method := args[1]
+	callArgs := make([]any, 0, len(args)-2)
+	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
+		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
+	}
+	for _, a := range args[2:] {
+		if path, ok := strings.CutPrefix(a, "@"); ok {
+			data, err := readArgFile(path, f.stdin)
+			if err != nil {
+				return fail(fmt.Errorf("argument %s: %w", a, err))
+			}
+			v, err := decodeArg(string(data))
+			if err != nil {
+				return fail(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
+			}
+			callArgs = append(callArgs, v)
+			continue
+		}
+		v, err := decodeArg(a)
+		if err != nil {
+			return fail(err)
+		}
+		callArgs = append(callArgs, v)
+	}
+	var flags []flagParam
+	if f.timeout != "" {
+		if err := checkDuration("--timeout", f.timeout); err != nil {
+			return fail(err)
+		}
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
+	}
+	if f.codec != "" {
+		flags = append(flags, flagParam{"--codec", f.codec, "codec", f.codec})
+	}
+	kv, err := attachmentPairs(f.attachments)
+	if err != nil {
+		return fail(err)
+	}
+	u, err := consumerURL(f.cfg, args[0], f.params, flags)
+	if err != nil {
+		return fail(err)
+	}
+	reg, err := referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if f.accessLogger != nil && accessLogOnLogger(u) {
+		logger = f.accessLogger
+	}
+	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	defer node.Close()
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ref, err := node.Refer(rctx, u, reg)
+	cancel()
+	if err != nil {
+		return fail(err)
+	}
+	// A generic invocation (Dubbo's mark): the provider refuses a key
+	// naming no struct field, a typo here; -a generic=false overrides.
+	cctx := spi.WithAttachments(ctx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
+	v, err := ref.Invoke(cctx, method, callArgs...)
+	if err != nil {
+		return fail(err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(jsonable(v)); err != nil {
+		return fail(fmt.Errorf("result is not printable as JSON: %w", err))
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// attachmentPairs turns -a key=value flags into spi.WithAttachments' pairs,
+// refusing a flag without "=", an empty key, and the keys the kernel
+// reserves (spi.ReservedAttachment), before anything is dialled.
+func attachmentPairs(flags []string) ([]string, error) {
+	kv := make([]string, 0, 2*len(flags))
+	for _, a := range flags {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-a %q: want key=value", a)
+		}
+		if spi.ReservedAttachment(k) {
+			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", a, k, spi.ReservedAttachments())
+		}
+		kv = append(kv, k, v)
+	}
+	return kv, nil
+}

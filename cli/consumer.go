@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// consumerEnv is what a one-shot consumer command (call, bench) needs
+// before it refers to a service.
+type consumerEnv struct {
+	cat    *extension.Catalogs
+	cfg    config.Config
+	logger *slog.Logger    // warnings and errors only, unless --log-level was given
+	ctx    context.Context // cancelled by SIGINT or SIGTERM
+}
+
+// consumerSetup loads the catalogs and the configuration (whose registry
+// fills an empty *registry), starts the configuration's plugins into the
+// catalogs (launchConsumerPlugins: no service plugin, and of the others
+// the filters and those named by selects — SERVICE_URL, the -p values —,
+// the registry or the references: pluginsNamed; one that fails to start
+// is a warning), and returns the environment with a function that stops the
+// plugins and the signal watch; it must be called when the command ends.
+func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...string) (consumerEnv, func(), error) {
+	cat, err := a.Catalogs()
+	if err != nil {
+		return consumerEnv{}, nil, err
+	}
+	cfg, err := a.Config(nil)
+	if err != nil {
+		return consumerEnv{}, nil, err
+	}
+	if *registry == "" {
+		*registry = cfg.Registry
+	}
+	logger := a.Logger()
+	if !cmd.Flags().Changed("log-level") {
+		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...))
+	if err != nil {
+		stop()
+		return consumerEnv{}, nil, err
+	}
+	done := func() {
+		plugins.Close()
+		stop()
+	}
+	return consumerEnv{cat: cat, cfg: cfg, logger: logger, ctx: ctx}, done, nil
+}
+
+// checkDuration checks the argument of a duration flag that mirrors a URL
+// key (--timeout): it takes the URL's forms (spi.ParseDuration), "500ms",
+// "1.5s", or a bare number of milliseconds as in Dubbo ("3000"), so that a
+// flag and the key it sets accept the same text.
+func checkDuration(flag, s string) error {
+	if _, err := spi.ParseDuration(s); err != nil {
+		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) {
+			return fmt.Errorf("%s %q: want %s", flag, s, spi.DurationWant(err))
+		}
+		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
+	}
+	return nil
+}
+
+// durationKeys are the URL keys that call's and bench's flags set to a
+// duration: two spellings of one duration ("1s", "1000") are the same value.
+var durationKeys = map[string]bool{"timeout": true}
+
+// sameParam reports whether a and b are the same value of URL key key:
+// equal text, or for a duration key two texts of the same duration.
+func sameParam(key, a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !durationKeys[key] {
+		return false
+	}
+	da, errA := spi.ParseDuration(a)
+	db, errB := spi.ParseDuration(b)
+	return errA == nil && errB == nil && da == db
+}
+
+// consumerURL returns the URL call and bench refer to: SERVICE_URL arg
+// (parseServiceKey), with the -p parameters p and the keys of the dedicated
+// flags, then the parameters of cfg's reference of its interface for the
+// keys none of them sets (config.ApplyReference: the file holds defaults),
+// and, when arg names no host, the providers of the reference's url.
+//
+// A key given by two of SERVICE_URL's query (or its group/version), -p and
+// a flag with different values is an error naming both: none is ranked
+// above another, as applyFlagParams refuses -p against a flag. The same
+// value given twice, or one duration spelled two ways, is accepted.
+func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (spi.URL, error) {
+	u, err := parseServiceKey(arg)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	params, err := parseParams(p)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	if err := applyFlagParams(params, flags); err != nil { // -p against the flags first
+		return spi.URL{}, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		uv, ok := u.Param(k)
+		if !ok || sameParam(k, uv, params[k]) {
+			continue
+		}
+		by := fmt.Sprintf("-p %s=%s", k, params[k])
+		for _, f := range flags {
+			if f.key == k {
+				by = fmt.Sprintf("%s %s (which sets %s=%s)", f.flag, f.arg, k, f.value)
+			}
+		}
+		return spi.URL{}, fmt.Errorf("%s=%s in %q conflicts with %s: give one of them", k, uv, arg, by)
+	}
+	given := maps.Clone(params)
+	maps.Copy(given, u.Params())
+	u, _ = applyReference(cfg, u, given)
+	return u.WithParams(params), nil
+}
+
+// applyReference returns u with the parameters of cfg's reference of its
+// interface as defaults (config.ApplyReference: u's own keys win) and the
+// keys it added, sorted, leaving out each method-level key of the
+// reference ("methods.Sleep.timeout", Dubbo's "Sleep.timeout") whose key
+// the command line sets, for the whole service or for that method. given
+// are the command line's keys: SERVICE_URL's query, -p and the flags
+// (call --timeout 2s sets timeout). Flags beat files, as kubectl's flags
+// beat its kubeconfig: otherwise the file's method-level value would beat
+// the flag for the very method called (the kernel reads a method's own
+// key first), and call --timeout 2s would time out at the reference's
+// methods.Sleep.timeout=150ms.
+func applyReference(cfg config.Config, u spi.URL, given map[string]string) (spi.URL, []string) {
+	out, added := cfg.ApplyReference(u)
+	var kept []string
+	for _, k := range added {
+		m, key, ok := methodKey(out, k)
+		if ok && overridden(given, m, key) {
+			out = out.Without(k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	return out, kept
+}
+
+// overridden reports whether params set key for method m: at the service
+// level, as "methods.<m>.<key>" or as Dubbo's "<m>.<key>".
+func overridden(params map[string]string, m, key string) bool {
+	for _, k := range []string{key, spi.KeyMethods + "." + m + "." + key, m + "." + key} {
+		if _, ok := params[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// referRegistry returns the registry URL a consumer command refers to u
+// (SERVICE_URL arg, after consumerURL) through, for kernel.Node.Refer:
+//
+//   - u names its providers (airnode://host:port[,host:port]/service, or a
+//     service key whose configuration reference has a url:
+//     config.ApplyReference): the
+//     zero URL, a direct reference to those hosts, as Dubbo's reference
+//     "url" bypasses the registry. registry is not used; when it was given
+//     with --registry (explicit), one line on stderr says so (the
+//     configuration's or AIRNODE_REGISTRY's registry is not mentioned:
+//     it is the default for service keys).
+//   - u names no host (a service key, airnode:///service): registry when
+//     set (--registry or the configuration's), else the catalog's default
+//     registry ("file"); a file registry URL naming no directory gets
+//     its default directory (withRegistryDir), so errors name it.
+//
+// Errors: a host without a port (the URL names the host and what is
+// allowed), a malformed registry URL, no registry at all.
+func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer) (spi.URL, error) {
+	hosts := u.Hosts()
+	if len(hosts) > 0 && hosts[0].Host != "" {
+		for _, h := range hosts {
+			if h.Port == 0 {
+				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
+					arg, h.Host, h.String(), u.Path(), u.ServiceKey())
+			}
+		}
+		if explicit && registry != "" {
+			if own, err := parseServiceKey(arg); err == nil && own.Host() == "" {
+				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: the configuration's reference of %s names its providers (url %s)\n",
+					command, registry, u.Path(), u.Without(u.Keys()...))
+			} else {
+				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: %s names its provider (a direct call)\n", command, registry, arg)
+			}
+		}
+		return spi.URL{}, nil
+	}
+	if registry != "" {
+		reg, err := spi.Parse(registry)
+		if err != nil {
+			return spi.URL{}, fmt.Errorf("--registry: %w", err)
+		}
+		return withRegistryDir(reg), nil
+	}
+	reg := defaultRegistry(cat)
+	if reg.IsZero() {
+		return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
+	}
+	return withRegistryDir(reg), nil
+}

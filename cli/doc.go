@@ -1,0 +1,13 @@
+// Package cli is the airnode command line as a library: serve, call,
+// bench, list, registry, plugin and stats, exactly as the airnode binary
+// (cmd/airnode, whose main is one call to Main) runs them.
+//
+// A program that imports cli gets the whole command line in its own
+// binary: it runs a node (serve), calls and benchmarks services (call,
+// bench), inspects registries (registry) and lists and explains the
+// extension catalogs (list).
+//
+// Exit status (Main and Run return it): 0 on success, 1 on any failure,
+// with the error on stderr; bench and call interrupted by SIGINT exit 130
+// (SIGTERM: 143), as shells report a process a signal ended.
+package cli

@@ -1,0 +1,1087 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/airnode/airnode/kernel/directory"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/airnode/airnode/extensions/lb/consistenthash"
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/internal/tlsconf"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// The kernel works with three URLs for one service, and list --explain
+// resolves every point and key from the one the kernel reads it from:
+//
+//   - the consumer's reference URL (the explained URL with the config's
+//     reference of its interface as defaults, as call and bench build it):
+//     the cluster and load balancer and their keys (kernel/refer.go build),
+//     the consumer filter chain (kernel/filter.go filters);
+//   - the provider URL (--provider, or the explained URL over the config's
+//     protocol and services[i].params, as serve exports it): the
+//     dispatcher and the server keys, the provider filter chain, and every
+//     key Export checks (kernel/export.go serverFor, readInvokerSettings);
+//   - the merged URL (spi.MergeURL: provider base, consumer keys win): the
+//     transport, codec, heartbeat, timeouts and connection keys of each
+//     provider invoker, and the per-provider filters (kernel/remote.go).
+//
+// A direct URL (hosts in it, airnode://127.0.0.1:20880/demo.Echo) without
+// --provider never meets a provider URL: the kernel's "direct" registry
+// makes each provider from the reference URL itself
+// (extensions/registry/direct), so the merged URL is the consumer's, and
+// the config's protocol and services[i].params reach only the provider
+// side (the dispatcher, executes, the provider filters), labelled as the
+// provider's.
+
+// perMethodPoints are the points the kernel resolves per method: the
+// consumer's cluster and load balancer (kernel/refer.go perMethod, build)
+// and each call's codec (kernel/remote.go resolveCall). Transport and
+// heartbeat are chosen per connection, the dispatcher per listening
+// address, the filter chains per service.
+var perMethodPoints = []string{extension.PointCluster, extension.PointLoadBalance, extension.PointCodec}
+
+// consumerPoints are the points the consumer builds from its own
+// reference URL only: a provider's value for them is not used.
+var consumerPoints = []string{extension.PointCluster, extension.PointLoadBalance}
+
+// perMethodKeys are the kernel keys read per method: timeout
+// (kernel/remote.go resolveCall), retries (failover, forking's forks),
+// hash.arguments and hash.nodes (consistenthash), executes and actives
+// (the limit filters, per invocation). Every other kernel key is read once
+// per connection, provider or service.
+var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes", "executes", "actives"}
+
+// consumerKeys are kernel keys read from the consumer's reference URL
+// only (the cluster and balancer are built from it); providerKeys from
+// the provider URL only (the provider's executelimit filter).
+var (
+	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
+	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait"}
+)
+
+// explainedKey is one row key of the KEYS section: a kernel key and its
+// default as the section shows it.
+type explainedKey struct{ key, def string }
+
+// explainedKeys are the keys of the KEYS section: config.KernelKeys, then
+// the kernel's other keys with a value of their own (the server's
+// connection.concurrency, heartbeat.min.ping.interval, accepts and
+// accepts.per.ip, the consumer's
+// connections, the shutdown keys), with their defaults from
+// kernel.KernelKeyDocs. The dispatcher has its row among the points;
+// identity keys (group, methods, pid, ...) are in the url line.
+func explainedKeys() []explainedKey {
+	var out []explainedKey
+	for _, spec := range config.KernelKeys {
+		out = append(out, explainedKey{spec.Key, spec.Default})
+	}
+	for _, d := range kernel.KernelKeyDocs() {
+		switch d.Key {
+		case "accepts":
+			// derived from the serving process's open-file limit, read at listen
+			out = append(out, explainedKey{d.Key, "ulimit -n − reserve"})
+		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait":
+			out = append(out, explainedKey{d.Key, d.Default})
+		}
+	}
+	return out
+}
+
+// hashKeys are the kernel keys only consistenthash reads: the KEYS
+// section shows them when a scope's balancer is consistenthash or the
+// consumer's URL sets them.
+var hashKeys = []string{"hash.arguments", "hash.nodes"}
+
+// chosenBalancers returns the names of the balancers the consumer uses,
+// service level and each method's, sorted, without repeats.
+func chosenBalancers(eC *extension.Explanation, methods []string) []string {
+	var out []string
+	for _, m := range append([]string{""}, methods...) {
+		if n := pointChoice(eC, extension.PointLoadBalance, m).Name; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shownKeys is explainedKeys less hashKeys when no balancer of balancers
+// is consistenthash and the consumer's URL does not set them.
+func (x *explained) shownKeys(balancers []string) []explainedKey {
+	all := explainedKeys()
+	if slices.Contains(balancers, consistenthash.Name) {
+		return all
+	}
+	out := all[:0]
+	for _, k := range all {
+		if slices.Contains(hashKeys, k.key) && !x.setsKey(k.key) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// setsKey reports whether the consumer's URL sets key, at service or
+// method level.
+func (x *explained) setsKey(key string) bool {
+	for _, k := range x.consumer.Keys() {
+		if k == key || strings.HasSuffix(k, "."+key) {
+			return true
+		}
+	}
+	return false
+}
+
+// balancerKey is a URL key a chosen balancer declares itself
+// (spi.KeyDescriber), beyond the kernel's keys: a plugin's p2c.choices.
+type balancerKey struct {
+	balancer string
+	doc      spi.KeyDoc
+}
+
+// balancerKeys returns the keys the balancers declare that shown does
+// not hold, in balancer then declaration order.
+func balancerKeys(cat *extension.Catalogs, balancers []string, shown []explainedKey) []balancerKey {
+	var out []balancerKey
+	for _, name := range balancers {
+		b, err := cat.LoadBalance.Get(name)
+		if err != nil {
+			continue
+		}
+		d, ok := b.(spi.KeyDescriber)
+		if !ok {
+			continue
+		}
+		for _, k := range d.Keys() {
+			if slices.ContainsFunc(shown, func(s explainedKey) bool { return s.key == k.Key }) ||
+				slices.ContainsFunc(out, func(o balancerKey) bool { return o.doc.Key == k.Key }) ||
+				slices.ContainsFunc(config.KernelKeys, func(s config.KeySpec) bool { return s.Key == k.Key }) {
+				continue
+			}
+			out = append(out, balancerKey{balancer: name, doc: k})
+		}
+	}
+	return out
+}
+
+// serverKeys are the provider keys of a listening address: the kernel
+// refuses their method-level forms at export.
+var serverKeys = kernel.ServerKeys()
+
+// keyDispatcher is the provider URL key that chooses where the provider
+// runs requests (kernel/export.go keyDispatcher, Dubbo's "dispatcher").
+const keyDispatcher = "dispatcher"
+
+// dispatchers are the values of keyDispatcher, the default first.
+var dispatchers = kernel.Dispatchers()
+
+// explained holds the URLs of one explanation (see the comment above).
+type explained struct {
+	given    spi.URL // the explained URL as given
+	consumer spi.URL // given + the config's reference
+	fromRef  []string
+	provider spi.URL // --provider, or protocol < services[svc].params < given
+	merged   spi.URL // spi.MergeURL(provider, consumer)
+	flagged  bool    // provider came from --provider
+	direct   bool    // given names its hosts and there is no --provider: merged is the consumer's own URL
+	cfg      config.Config
+	file     string // configuration file ("" none): errors about its keys name it
+	svc      int    // index in cfg.Services of the explained interface, -1 none
+
+	// A service key without --provider: the registry call would use
+	// (useRegistry) and the providers it lists now; with any, provider
+	// is the first (and flagged is set: the configuration does not make
+	// it), else lookupErr says why there is none.
+	registry  string
+	providers []spi.URL
+	lookupErr error
+	// cached says the registry answered from its file.cache, ZooKeeper
+	// being unreachable (nil: a live answer, or a registry without one).
+	cached *zookeeper.CacheNote
+
+	tlsErr error // the consumer's TLS keys and the provider's tls (checkTLS)
+}
+
+// newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
+//
+// raw takes call's SERVICE_URL forms (parseServiceKey): a URL, or a bare
+// service key "[group/]interface[:version][?k=v]" that names no host and
+// so is found in the registry.
+func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained, error) {
+	u, err := parseServiceKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("list --explain: %w", err)
+	}
+	x := &explained{given: u, cfg: cfg, file: file, svc: -1}
+	// The configuration's reference of this interface gives defaults; the
+	// URL's own parameters win, also over the reference's method-level
+	// forms of their keys (applyReference, as call and bench apply it).
+	x.consumer, x.fromRef = applyReference(cfg, u, u.Params())
+	if rawProvider != "" {
+		if x.provider, err = spi.Parse(rawProvider); err != nil {
+			return nil, fmt.Errorf("list --provider: %w", err)
+		}
+		x.flagged = true
+	} else {
+		// As serve exports it: protocol, then the service's params, then
+		// the explained URL's keys (as -p).
+		svc := config.Service{Interface: u.Path()}
+		for i, s := range cfg.Services {
+			if s.Interface == u.Path() {
+				svc, x.svc = s, i
+				break
+			}
+		}
+		params := map[string]string{}
+		for k, v := range cfg.Protocol {
+			params[k] = v
+		}
+		for k, v := range svc.Params {
+			params[k] = v
+		}
+		x.provider = u.WithParams(params).WithParams(u.Params())
+	}
+	x.direct = !x.flagged && x.consumer.Host() != "" // a reference's url (plugins.yaml) names hosts too
+	if x.direct {
+		// As the direct registry lists the providers (the reference URL
+		// without side and backup), merged with the reference.
+		x.merged = spi.MergeURL(x.consumer.Without(spi.KeySide, spi.KeyBackup), x.consumer)
+	} else {
+		x.merged = spi.MergeURL(x.provider, x.consumer)
+	}
+	return x, nil
+}
+
+// lookupTimeout bounds list --explain's look-up of a service key's
+// providers: a registry without a session (ZooKeeper down) would make it
+// wait up to its connect timeout.
+const lookupTimeout = 3 * time.Second
+
+// useRegistry looks up the providers of a service key explained without
+// --provider in the registry call would use (the configuration's, else
+// the default), as the consumer's directory would list them. When there
+// are any, the first provider's URL as published is the provider URL the
+// explanation merges (the consumer's keys winning), as each provider
+// invoker does, instead of the one serve with this configuration would
+// publish: the calls use what the providers publish (transport, tls,
+// codec, timeout, methods...). Without any (none registered, the
+// registry not reachable), the configuration's provider stays and the
+// providers row says the calls depend on the providers.
+func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
+	if x.flagged || x.direct {
+		return
+	}
+	reg, desc, err := openRegistry(cat, x.cfg.Registry)
+	if err == nil && reg == nil {
+		err = errors.New("its extension built no registry")
+	}
+	if err != nil {
+		x.registry, x.lookupErr = x.cfg.Registry, err
+		return
+	}
+	x.registry = desc
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	found, err := lookupEach(ctx, reg, desc, x.consumer)
+	if c, ok := reg.(cacheNoter); ok && err == nil {
+		if n, ok := c.FromCache(x.consumer.ServiceKey()); ok {
+			x.cached = &n
+		}
+	}
+	_ = reg.Close()
+	if err != nil {
+		x.lookupErr = err
+		return
+	}
+	for _, p := range found {
+		if enabled, err := p.Bool("enabled", true); p.Scheme() == kernel.Protocol && (err != nil || enabled) {
+			x.providers = append(x.providers, p)
+		}
+	}
+	if len(x.providers) == 0 {
+		return
+	}
+	x.provider, x.flagged, x.svc = x.providers[0], true, -1
+	x.merged = spi.MergeURL(x.provider, x.consumer)
+}
+
+// rowsURL is the URL whose methods get their own rows (explainedMethods):
+// the merged URL, but with registry providers only the methods the
+// consumer's keys name (its "methods", its method-level keys), not every
+// method the provider lists (the providers row names those).
+func (x *explained) rowsURL() spi.URL {
+	if len(x.providers) == 0 {
+		return x.merged
+	}
+	u := x.merged.Without(spi.KeyMethods)
+	if v, ok := x.consumer.Param(spi.KeyMethods); ok {
+		u = u.With(spi.KeyMethods, v)
+	}
+	return u
+}
+
+// methodKeyWarnings warns about each method-level key of the consumer URL
+// naming a method the provider does not list in its "methods" (a
+// registry provider's or --provider's): Refer warns of them at the first
+// such provider and ignores them (kernel.Node.CheckMethodKeys, the check
+// Export refuses them with). None without a provider listing methods.
+func (x *explained) methodKeyWarnings(cat *extension.Catalogs) []string {
+	methods := x.provider.Methods()
+	if !x.flagged || len(methods) == 0 {
+		return nil
+	}
+	whose := "the provider's"
+	if len(x.providers) > 0 {
+		whose = "provider " + x.provider.Address() + "'s"
+	}
+	var out []string
+	for _, e := range unjoin(kernel.NewNode(cat).CheckMethodKeys(x.consumer.Without(spi.KeyMethods), methods)) {
+		if e != nil {
+			out = append(out, fmt.Sprintf("%v (%s methods; the consumer ignores the key)", e, whose))
+		}
+	}
+	return out
+}
+
+// lookupEach is reg's Lookup of every service key consumer takes (one,
+// or those of group=a,b or group=*: directory.ServiceKeys), as its
+// directory would list them.
+func lookupEach(ctx context.Context, reg spi.Registry, desc string, consumer spi.URL) ([]spi.URL, error) {
+	keys, err := directory.ServiceKeys(ctx, reg, desc, consumer)
+	if err != nil {
+		return nil, err
+	}
+	var found []spi.URL
+	for _, k := range keys {
+		ps, err := reg.Lookup(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, ps...)
+	}
+	return found, nil
+}
+
+// providersRow says which providers the explanation merged, for a
+// service key without --provider: those the registry lists (each with
+// its transport, and tls when on), or why the provider side is the one
+// serve with this configuration would publish ("" with --provider and
+// for a direct URL). A list the ZooKeeper registry answered from its
+// file.cache is said to be one, with its age, as registry ls says it:
+// "1 in zookeeper://h:2181, cached list saved 12s ago (ZooKeeper h:2181
+// unreachable for 3s: from file.cache P, which may be out of date): ...".
+func (x *explained) providersRow(cat *extension.Catalogs) string {
+	if x.registry == "" && x.lookupErr == nil {
+		return ""
+	}
+	where := x.registry
+	if n := x.cached; n != nil {
+		age := "saved at an unknown time"
+		if !n.Saved.IsZero() {
+			age = "saved " + time.Since(n.Saved).Round(time.Second).String() + " ago"
+		}
+		where += fmt.Sprintf(", cached list %s (ZooKeeper %s unreachable for %v: from %s %s, which may be out of date)",
+			age, n.Servers, n.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, n.Path)
+	}
+	if len(x.providers) == 0 {
+		why := "none now"
+		switch {
+		case x.lookupErr != nil:
+			why = "not listed (" + x.lookupErr.Error() + ")"
+		case x.cached != nil:
+			why = "none"
+		}
+		return fmt.Sprintf("%s in %s: the provider side below is what serve with this configuration would publish; the calls merge what the providers publish (transport, tls, codec, timeout...)", why, where)
+	}
+	var ps []string
+	for _, p := range x.providers {
+		d := p.Address()
+		if b, _, err := cat.Transport.Select(p, ""); err == nil {
+			d += " (transport " + b.Name()
+			if on, _ := p.Bool("tls", false); on {
+				d += ", tls"
+			}
+			d += ")"
+		}
+		ps = append(ps, d)
+	}
+	out := fmt.Sprintf("%d in %s: %s", len(ps), where, strings.Join(ps, ", "))
+	if ms := x.provider.Methods(); len(ms) > 0 {
+		out += "; methods " + strings.Join(ms, ", ")
+	}
+	if len(ps) > 1 {
+		out += fmt.Sprintf("; the rows merge the first (%s): each provider's invoker merges its own URL", x.providers[0].Address())
+	}
+	return out
+}
+
+// blame names the configuration file and key that set the key err refuses
+// (configKeyError, as serve reports it), for an error about the provider
+// or merged URL built from the configuration; otherwise err.
+func (x *explained) blame(err error) error {
+	if x.flagged {
+		return err
+	}
+	return configKeyError(x.cfg, x.file, x.svc, x.given.Params(), err)
+}
+
+// runExplain prints how raw selects every point and returns every problem
+// found, as the commands would meet it: unknown names, Build errors,
+// malformed kernel keys, a bad dispatcher. Keys that have no effect where
+// they are written get a warning line on errw.
+func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
+	x, err := newExplained(cfg, file, raw, rawProvider)
+	if err != nil {
+		return err
+	}
+	x.useRegistry(ctx, cat)
+	x.checkTLS()
+	methods := explainedMethods(cat, x.rowsURL())
+	eC, _ := cat.Explain(x.consumer, methods)
+	eM, _ := cat.Explain(x.checked(), methods)
+	eP, _ := cat.Explain(x.provider, nil)
+
+	var errs []error
+	report := func(err error, blame bool) {
+		if err == nil {
+			return
+		}
+		for _, e := range unjoin(err) {
+			if blame {
+				e = x.blame(e)
+			}
+			errs = append(errs, e)
+		}
+	}
+
+	tw := newTable(w)
+	fmt.Fprintf(tw, "url\t%s\n", x.merged.Redacted())
+	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
+	if len(methods) > 0 {
+		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
+	}
+	if ps := x.providersRow(cat); ps != "" {
+		fmt.Fprintf(tw, "providers\t%s\n", ps)
+	}
+	if !x.flagged {
+		fmt.Fprintf(tw, "publish\t%s\n", publishRow(cfg, x.given.Path(), x.svc)) // what serve with cfg publishes
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "POINT\tSCOPE\tEXTENSION\tORIGIN\tWHY\n")
+	dispDone := false
+	for _, c := range eM.Points {
+		if !dispDone && c.Point > keyDispatcher { // in point order
+			report(x.printDispatcher(tw), true)
+			dispDone = true
+		}
+		if c.Method != "" && !slices.Contains(perMethodPoints, c.Point) {
+			continue
+		}
+		u, reason := x.merged, ""
+		if slices.Contains(consumerPoints, c.Point) {
+			c = pointChoice(eC, c.Point, c.Method)
+			u = x.consumer
+			reason = x.providerNotUsed(c)
+			report(c.Err, false)
+		} else {
+			report(c.Err, !x.direct)
+			if c.Method == "" { // the provider's server and export check this too
+				report(pointChoice(eP, c.Point, "").Err, true)
+			}
+			reason = x.directNotUsed(c)
+		}
+		why := why(u, c.Point, c.Selection) + x.sourceNote(c.Source) + reason
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Point, scope(c.Method), c.Name, origin(c.Origin), why)
+	}
+	if !dispDone {
+		report(x.printDispatcher(tw), true)
+	}
+	reg := registryChoice(cat, cfg)
+	regWhy := registryWhy(cfg, reg)
+	if x.direct {
+		regWhy += "; not used by this URL: it names its providers (a direct reference)"
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reg.Point, "node", reg.Name, origin(reg.Origin), regWhy)
+	report(reg.Err, false)
+
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "FILTERS\tSCOPE\tCHAIN (outermost first)\tWHY\n")
+	cons, consErr := consumerChain(cat, eC, eM)
+	report(consErr, false)
+	prov := filterChoice(eP, spi.Provider)
+	report(prov.Err, true)
+	for _, f := range []extension.FilterChoice{cons, prov} {
+		chain := strings.Join(f.Names, ", ")
+		if chain == "" {
+			chain = "(none)"
+		}
+		reason := "activated set"
+		if f.Source != "activated" {
+			v, _ := x.consumer.Param(f.Source)
+			if f.Side == spi.Provider {
+				v, _ = x.provider.Param(f.Source)
+			}
+			reason = fmt.Sprintf("key %s=%s edits the activated set", f.Source, v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(""), chain, reason)
+	}
+
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
+	balancers := chosenBalancers(eC, methods)
+	keys := x.shownKeys(balancers)
+	for _, spec := range keys {
+		u, side := x.merged, "merged"
+		switch {
+		case slices.Contains(consumerKeys, spec.key):
+			u, side = x.consumer, "consumer"
+		case slices.Contains(providerKeys, spec.key):
+			u, side = x.provider, "provider"
+		}
+		scopes := []string{""}
+		if slices.Contains(perMethodKeys, spec.key) {
+			scopes = append(scopes, methods...)
+		}
+		for _, m := range scopes {
+			v, key, ok := u.MethodParam(m, spec.key)
+			switch {
+			case !ok && m == "" && spec.key == "shutdown.timeout":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Timeout, "node (shutdown.timeout)")
+			case !ok && m == "" && spec.key == "shutdown.wait":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Wait, "node (shutdown.wait)")
+			case !ok && m == "":
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), spec.def, "default")
+			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), v, x.from(key, side))
+			}
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
+			}
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "merged" && x.direct && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s%s is not used: %s)", pkey, pv, x.configNote(pkey), directReason))
+			}
+		}
+	}
+	lbKeys := balancerKeys(cat, balancers, keys)
+	for _, bk := range lbKeys {
+		for _, m := range append([]string{""}, methods...) {
+			v, key, ok := x.consumer.MethodParam(m, bk.doc.Key)
+			switch {
+			case !ok && m == "":
+				def := bk.doc.Default
+				if def == "" {
+					def = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), def, "default ("+bk.balancer+")")
+			case ok && (m == "" || key != bk.doc.Key):
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), v, x.from(key, "consumer"))
+			}
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "KEY\tMEANING\n")
+	docs := kernel.KernelKeyDocs()
+	for _, spec := range keys {
+		if i := slices.IndexFunc(docs, func(d spi.KeyDoc) bool { return d.Key == spec.key }); i >= 0 {
+			fmt.Fprintf(tw, "%s\t%s\n", spec.key, docs[i].Doc)
+		}
+	}
+	for _, bk := range lbKeys {
+		fmt.Fprintf(tw, "%s\t%s (loadbalance %s)\n", bk.doc.Key, bk.doc.Doc, bk.balancer)
+	}
+	tw.Flush()
+
+	warns := append(x.unknownKeys(cat), x.warnings(eC, eP)...)
+	warns = append(warns, x.methodKeyWarnings(cat)...)
+	tlsErr, tlsWarn := x.tlsReport()
+	if tlsWarn != "" {
+		warns = append(warns, tlsWarn)
+	}
+	for _, warn := range warns {
+		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
+	}
+
+	report(x.methodServerKeys(), true)
+	reported := errors.Join(errs...)
+	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
+	report(unreported(config.CheckURL(x.provider), reported), true)
+	report(tlsErr, false)
+	cErr, mErr := x.consumerKeys(cat, errors.Join(errs...))
+	report(cErr, false)
+	report(mErr, !x.direct)
+	return errors.Join(dedupeErrors(errs)...)
+}
+
+// consumerKeys returns the kernel's refusal of a key of the consumer URL
+// (Refer's check, kernel.CheckConsumerKeys: connections=100, a bad
+// transport or heartbeat key, ...) and of the merged URL (the same check
+// each provider invoker makes), each nil unless it fails and reported
+// does not say the same already: a check that ends at its first error
+// often ends at one the other rows found. The merged URL's error is nil
+// when it is the consumer's. A consumer's TLS keys without tls=true are
+// the provider's to complete: refused against a provider (--provider, or
+// the registry's) that publishes no tls=true, with the error Refer gives
+// such a provider (kernel.CheckProviderTLS).
+func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consumer, merged error) {
+	fresh := func(err error, also error) bool {
+		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
+	}
+	if err := kernel.CheckConsumerKeys(cat, x.consumer); fresh(err, nil) {
+		consumer = err
+	}
+	if err := kernel.CheckConsumerKeys(cat, x.checked()); fresh(err, consumer) {
+		merged = err
+	}
+	return consumer, merged
+}
+
+// checkTLS sets tlsErr when the consumer gives TLS keys (tls.ca, ...)
+// without tls=true and the merged URL has no tls=true either
+// (kernel.CheckProviderTLS): those keys are for the provider's tls=true
+// to complete, so for a service key Refer accepts them and refuses, with
+// that error, each provider publishing no tls=true. A direct URL is its
+// own provider URL: the transport refuses it, as it refuses the call.
+// The provider URL serve with this configuration would publish then
+// leaves out the explained URL's TLS keys: they are the consumer's.
+func (x *explained) checkTLS() {
+	if x.direct {
+		return
+	}
+	if x.tlsErr = kernel.CheckProviderTLS(x.consumer, x.merged); x.tlsErr == nil || x.flagged {
+		return
+	}
+	for _, k := range []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName} {
+		if _, given := x.given.Param(k); !given {
+			continue
+		}
+		x.provider = x.provider.Without(k)
+		v, ok := x.cfg.Protocol[k]
+		if x.svc >= 0 {
+			if sv, sok := x.cfg.Services[x.svc].Params[k]; sok {
+				v, ok = sv, true
+			}
+		}
+		if ok {
+			x.provider = x.provider.With(k, v)
+		}
+	}
+}
+
+// checked is the merged URL the merged checks build from: the merged URL,
+// or with tlsErr set (reported once, by tlsReport) the merged URL as the
+// consumer's TLS keys ask for it (tls=true), so that the transport row and
+// checks do not repeat the mismatch in the transport's words.
+func (x *explained) checked() spi.URL {
+	if x.tlsErr != nil {
+		return x.merged.With(tlsconf.KeyTLS, "true")
+	}
+	return x.merged
+}
+
+// tlsReport returns tlsErr as an error against a provider URL that names
+// its provider (the registry's, --provider's), as Refer refuses that
+// provider, or as a warning ("" none) against the one serve with this
+// configuration would publish: the calls depend on what the providers
+// publish.
+func (x *explained) tlsReport() (error, string) {
+	if x.tlsErr == nil {
+		return nil, ""
+	}
+	if x.merged.Host() != "" {
+		return x.tlsErr, ""
+	}
+	var given []string
+	for _, k := range []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName} {
+		if v, ok := x.consumer.Param(k); ok {
+			given = append(given, k+"="+v)
+		}
+	}
+	return nil, fmt.Sprintf("%s without tls=true: used with each provider that publishes tls=true; one that publishes none is refused, and serve with this configuration would publish none", strings.Join(given, ", "))
+}
+
+// sameError reports whether err says what one of the errors joined in
+// reported says: one message contains the other (the kernel's adds the
+// extension that failed: "transport smux: ..."), or both refuse the same
+// value of the same URL key (*spi.ParamError).
+func sameError(err, reported error) bool {
+	var pe *spi.ParamError
+	keyed := errors.As(err, &pe)
+	for _, r := range unjoin(reported) {
+		if strings.Contains(err.Error(), r.Error()) || strings.Contains(r.Error(), err.Error()) {
+			return true
+		}
+		if rpe := (*spi.ParamError)(nil); keyed && errors.As(r, &rpe) && rpe.Key == pe.Key && rpe.Value == pe.Value {
+			return true
+		}
+	}
+	return false
+}
+
+// explainedMethods returns the methods that get their own rows: those
+// extension.ReferencedMethods finds (the "methods" list and
+// "methods.<m>.<key>" keys), then those of Dubbo's "<m>.<key>" form for a
+// key the kernel reads per method (perMethodKeys, or the key of a
+// perMethodPoints point), in key order. The kernel applies "<m>.<key>"
+// as it applies "methods.<m>.<key>" (spi.URL.MethodParam: for m in the
+// "methods" list or, when u has none, any exported Go method name), so
+// "Sleep.timeout=200&timeout=1000" calls Sleep with 200 ms.
+func explainedMethods(cat *extension.Catalogs, u spi.URL) []string {
+	out := extension.ReferencedMethods(u)
+	perMethod := slices.Clone(perMethodKeys)
+	for _, p := range cat.Describe() {
+		if slices.Contains(perMethodPoints, p.Name) && p.Key != "" {
+			perMethod = append(perMethod, p.Key)
+		}
+	}
+	for _, k := range u.Keys() {
+		if strings.HasPrefix(k, spi.KeyMethods+".") {
+			continue // ReferencedMethods' form
+		}
+		if m, key, ok := methodKey(u, k); ok && slices.Contains(perMethod, key) && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// pointChoice returns e's choice of point for method.
+func pointChoice(e *extension.Explanation, point, method string) extension.Choice {
+	for _, c := range e.Points {
+		if c.Point == point && c.Method == method {
+			return c
+		}
+	}
+	return extension.Choice{Point: point, Method: method}
+}
+
+// filterChoice returns e's service-level filter chain of side.
+func filterChoice(e *extension.Explanation, side spi.Side) extension.FilterChoice {
+	for _, f := range e.Filters {
+		if f.Side == side && f.Method == "" {
+			return f
+		}
+	}
+	return extension.FilterChoice{Side: side, Source: "activated"}
+}
+
+// consumerChain is the consumer's filter chain as the kernel builds it:
+// the reference's filters from the consumer URL (eC), then each provider
+// invoker's per-provider filters from the merged URL (eM), outermost
+// first (kernel/filter.go filters, invokerFilters).
+func consumerChain(cat *extension.Catalogs, eC, eM *extension.Explanation) (extension.FilterChoice, error) {
+	perProvider := func(name string) bool {
+		f, err := cat.Filter.Get(name)
+		return err == nil && f.Activation().PerProvider
+	}
+	c, m := filterChoice(eC, spi.Consumer), filterChoice(eM, spi.Consumer)
+	out := extension.FilterChoice{Side: spi.Consumer, Source: c.Source}
+	for _, n := range c.Names {
+		if !perProvider(n) {
+			out.Names = append(out.Names, n)
+		}
+	}
+	for _, n := range m.Names {
+		if perProvider(n) {
+			out.Names = append(out.Names, n)
+		}
+	}
+	return out, errors.Join(c.Err, m.Err)
+}
+
+// printDispatcher prints the dispatcher row, chosen from the provider URL,
+// and returns the kernel's error for a value it refuses, worded as the
+// kernel words it (kernel/export.go serverFor).
+func (x *explained) printDispatcher(tw io.Writer) error {
+	sel := extension.Selection{Name: dispatchers[0], Source: extension.SourceDefault}
+	if v, ok := x.provider.Param(keyDispatcher); ok {
+		sel = extension.Selection{Name: v, Source: keyDispatcher}
+	}
+	orig := "kernel"
+	_, err := kernel.Dispatcher(x.provider)
+	if err != nil {
+		orig = "(unknown value)"
+	}
+	reason := why(x.provider, keyDispatcher, sel) + ", provider side" + x.providerSource(sel.Source)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", keyDispatcher, scope(""), sel.Name, orig, reason)
+	return err
+}
+
+// methodServerKeys returns the kernel's refusal of a method-level server
+// key in the provider URL (kernel/export.go noMethodServerKeys): a server
+// serves every method alike.
+func (x *explained) methodServerKeys() error { return kernel.CheckServerKeys(x.provider) }
+
+// sourceNote says where a key of the consumer or merged URL came from
+// when not from the explained URL itself.
+func (x *explained) sourceNote(source string) string {
+	if slices.Contains(x.fromRef, source) {
+		return ", from the config's reference"
+	}
+	if _, ok := x.given.Param(source); ok || x.flagged || x.direct {
+		return ""
+	}
+	return x.providerSource(source)
+}
+
+// providerSource says which configuration key set a provider URL key that
+// the explained URL does not set ("" when it does, or with --provider).
+func (x *explained) providerSource(key string) string {
+	if _, ok := x.given.Param(key); ok || x.flagged || key == extension.SourceDefault {
+		return ""
+	}
+	if x.svc >= 0 {
+		if _, ok := x.cfg.Services[x.svc].Params[key]; ok {
+			return fmt.Sprintf(", from the config's services[%d].params", x.svc)
+		}
+	}
+	if _, ok := x.cfg.Protocol[key]; ok {
+		return ", from the config's protocol"
+	}
+	return ""
+}
+
+// providerNotUsed notes a provider value of a consumer point that the
+// consumer does not use (it builds cluster and load balancer from its own
+// reference URL, kernel/refer.go build).
+func (x *explained) providerNotUsed(c extension.Choice) string {
+	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
+	if !ok || v == c.Name {
+		return ""
+	}
+	src := ""
+	if !x.flagged {
+		src = " (config" + strings.TrimPrefix(x.providerSource(key), ", from the config's") + ")"
+	}
+	return fmt.Sprintf("; the provider's %s=%s%s is not used: the consumer chooses %s from its own reference URL", key, v, src, c.Point)
+}
+
+// directReason says why a provider value does not reach the consumer of
+// a direct URL.
+const directReason = "a direct URL names its provider, and its consumer reads every key from its own URL"
+
+// directNotUsed notes, for a direct URL, a provider value of a point the
+// consumer reads from its own URL (transport, codec, heartbeat): the
+// config's protocol sets it for serve only.
+func (x *explained) directNotUsed(c extension.Choice) string {
+	if !x.direct {
+		return ""
+	}
+	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
+	if mv, _, mok := x.merged.MethodParam(c.Method, c.Point); !ok || mok && mv == v {
+		return ""
+	}
+	return fmt.Sprintf("; the provider's %s=%s%s is not used: %s", key, v, x.configNote(key), directReason)
+}
+
+// configNote names the configuration key that set provider URL key key,
+// " (config protocol)" or " (config services[i].params)", or "".
+func (x *explained) configNote(key string) string {
+	s := x.providerSource(key)
+	if s == "" {
+		return ""
+	}
+	return " (config" + strings.TrimPrefix(s, ", from the config's") + ")"
+}
+
+// from names the origin of key of the URL side ("consumer", "provider",
+// "merged") for the KEYS table: "key K" (the explained URL), "reference
+// (K)", "protocol (K)", "services[i].params (K)", and with --provider
+// "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
+func (x *explained) from(key, side string) string {
+	_, inC := x.consumer.Param(key)
+	_, inP := x.provider.Param(key)
+	if side == "merged" && x.direct {
+		side = "consumer"
+	}
+	if side == "merged" {
+		switch {
+		case key == spi.KeyFilter && inC && inP && x.flagged:
+			return "provider+consumer (" + key + ")"
+		case inP && (!inC || slices.Contains(providerOwned, key)):
+			side = "provider"
+		default:
+			side = "consumer"
+		}
+	}
+	switch {
+	case side == "consumer" && slices.Contains(x.fromRef, key):
+		return "reference (" + key + ")"
+	case x.flagged:
+		return side + " (" + key + ")"
+	case side == "provider":
+		if s := x.providerSource(key); s != "" {
+			return strings.TrimPrefix(s, ", from the config's ") + " (" + key + ")"
+		}
+	}
+	return "key " + key
+}
+
+// providerOwned are the keys spi.MergeURL always takes from the provider.
+var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, spi.KeyGroup, spi.KeyVersion, "token"}
+
+// warnings lists the method-level keys that the kernel reads only per
+// connection, provider or service, so they have no effect, and the
+// method filter chains that would differ from the service's (the kernel
+// builds one chain per service and side).
+func (x *explained) warnings(eC, eP *extension.Explanation) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range []spi.URL{x.consumer, x.provider} {
+		for _, k := range u.Keys() {
+			_, key, ok := methodKey(u, k)
+			if !ok || seen[k] {
+				continue
+			}
+			seen[k] = true
+			if _, inP := x.provider.Param(k); inP && slices.Contains(serverKeys, key) {
+				continue // refused as an error (methodServerKeys)
+			}
+			var why string
+			switch {
+			case key == extension.PointTransport, key == extension.PointHeartbeat, strings.HasPrefix(key, "heartbeat."),
+				key == "connect.timeout", key == "reconnect.backoff", key == "connections", key == "payload",
+				key == "tls", strings.HasPrefix(key, "tls."):
+				why = key + " is chosen per connection"
+			case key == "weight", key == "warmup", key == "timestamp", key == "token":
+				why = key + " is per provider"
+			case key == spi.KeyFilter:
+				why = "the filter chain is built once per service, from service-level keys"
+			default:
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s has no effect: %s", k, why))
+		}
+	}
+	for _, side := range []struct {
+		e *extension.Explanation
+		s spi.Side
+	}{{eC, spi.Consumer}, {eP, spi.Provider}} {
+		service := filterChoice(side.e, side.s).Names
+		for _, f := range side.e.Filters {
+			if f.Side != side.s || f.Method == "" || slices.Equal(f.Names, service) || strings.Contains(f.Source, ".") {
+				continue // the service chain, the same chain, or a method-level filter key already warned about
+			}
+			out = append(out, fmt.Sprintf("method %s: a method-level key would change its %s filter chain to %q, but the kernel builds one chain per service from service-level keys: it has no effect",
+				f.Method, f.Side, strings.Join(f.Names, ", ")))
+		}
+	}
+	return out
+}
+
+// unknownKeys warns about each key of the explained URLs that only a
+// registry reads (kernel.RegistryKeys: poll, root, ...: read from the
+// registry URL, it does nothing on a service URL), and each that neither
+// airnode nor any extension of cat reads: a plugin's key, another tool's,
+// or a misspelling, which then gets the key meant (internal/suggest's
+// rule, as the kernel's warning at Refer and Export). A method-level form
+// is judged by its key ("methods.Echo.foo" by foo). The kernel does not
+// refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
+// method key for a method the URL's "methods" leaves out
+// ("methods=Echo&Sleep.timeout=200") is named as having no effect.
+func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
+	known := kernel.KnownKeys(cat)
+	registryOnly := kernel.RegistryKeys(cat)
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range []spi.URL{x.consumer, x.provider} {
+		for _, k := range u.Keys() {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if names, ok := registryOnly[k]; ok {
+				v, _ := u.Param(k)
+				out = append(out, fmt.Sprintf("%s=%s%s has no effect on a service URL: it is a key of the %s registry, read from the registry URL only (--registry, or the config's registry)",
+					k, v, x.keyOrigin(k), strings.Join(names, ", ")))
+				continue
+			}
+			key := k
+			if _, mk, ok := methodKey(u, k); ok {
+				key = mk
+			}
+			if slices.Contains(known, key) {
+				continue
+			}
+			v, _ := u.Param(k)
+			if m, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
+				// Dubbo's "<method>.<key>", as the kernel counts it; applied
+				// only to a method the URL's "methods" lists, if it lists any.
+				if ms := u.Methods(); key == k && len(ms) > 0 && exportedName(m) {
+					out = append(out, fmt.Sprintf("%s=%s%s has no effect: methods=%s does not list %s (methods.%s.%s applies anyway)",
+						k, v, x.keyOrigin(k), strings.Join(ms, ","), m, m, after))
+				}
+				continue
+			}
+			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
+			if best := suggest.Closest(key, known); best != "" {
+				// in the form written: methods.Sleep.timout -> methods.Sleep.timeout
+				w += fmt.Sprintf("; did you mean %q?", strings.TrimSuffix(k, key)+best)
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// keyOrigin names the configuration key that set URL key k when the
+// explained URL does not: " (config reference)", " (config protocol)",
+// " (config services[i].params)", or "".
+func (x *explained) keyOrigin(k string) string {
+	if _, ok := x.given.Param(k); ok {
+		return ""
+	}
+	if slices.Contains(x.fromRef, k) {
+		return " (config reference)"
+	}
+	return x.configNote(k)
+}
+
+// methodKey splits a method-level key of u as spi.URL.MethodParam reads
+// it: "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods" or, when
+// u has none, an exported Go method name (kernel/refer.go perMethod).
+func methodKey(u spi.URL, k string) (method, key string, ok bool) {
+	if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
+		return strings.Cut(rest, ".")
+	}
+	m, key, ok := strings.Cut(k, ".")
+	if !ok {
+		return "", "", false
+	}
+	methods := u.Methods()
+	if slices.Contains(methods, m) || len(methods) == 0 && exportedName(m) {
+		return m, key, true
+	}
+	return "", "", false
+}
+
+// exportedName reports whether s can name an exported Go method.
+func exportedName(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r) && !strings.Contains(s, ".")
+}
+
+// dedupeErrors drops errors whose message repeats an earlier one.
+func dedupeErrors(errs []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if s := err.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, err)
+		}
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airnode/airnode/extensions/filter/metrics"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/spi"
+)
+
+// serveHealth is what `airnode serve` knows of its own readiness, served
+// by --metrics as /ready, /live, airnode_ready, airnode_draining,
+// airnode_plugin_up and the "health" of /stats (metrics.Health): the
+// node's state (starting until every service is exported and
+// registered, serving, draining from the first signal on), the
+// registries the node built (a registry that implements
+// spi.RegistryHealth and says its entries are lost is a warning, in
+// /stats and airnode_health_warning{check="registry"}, not a reason to
+// be unready: a ZooKeeper outage longer than session.timeout reaches
+// every provider at once, and a 503 from all of them would turn it into
+// an outage of the data plane behind any load balancer polling /ready —
+// tester18 N2 — while the consumers already connected keep calling
+// them), and the services of the service plugins, which it unregisters
+// when the plugin host gives up on their plugin (restart: never, or a
+// clean exit under on-failure) and registers again should the plugin
+// run again: a provider that cannot serve a service does not stay in
+// the registry answering SERVICE_NOT_FOUND to every consumer that picks
+// it (Dubbo's provider unregisters a service it unexports). A plugin
+// given up on also makes the node not ready.
+type serveHealth struct {
+	health  *metrics.Health
+	plugins *pluginhost.Host
+	regs    *registryTap
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	exports []*pluginExport
+
+	stopOnce sync.Once
+	quit     chan struct{} // closed by stopWatching
+	exited   chan struct{} // closed when the watcher has returned (or never ran)
+	cancel   context.CancelFunc
+}
+
+// pluginExport is one exported service of a service plugin.
+type pluginExport struct {
+	plugin     string
+	exp        *kernel.Exporter
+	regURL     spi.URL // the registry it is registered in (zero: none)
+	registered bool    // guarded by serveHealth.mu
+}
+
+// newServeHealth returns serve's health in metrics.NodeStarting. It wraps
+// cat's registry builders (registryTap) so that it learns the registries
+// the node builds from now on: call it before kernel.NewNode.
+func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *slog.Logger) *serveHealth {
+	h := &serveHealth{health: metrics.NewHealth(), plugins: plugins, regs: &registryTap{}, logger: logger,
+		quit: make(chan struct{}), exited: make(chan struct{})}
+	h.health.SetState(metrics.NodeStarting, "exporting and registering services")
+	cat.Registry.Wrap(h.regs.wrap)
+	h.health.AddWarning("registry", h.regs.health)
+	h.health.AddCheck("service plugin", h.pluginsGivenUp)
+	h.health.SetPlugins(func() []metrics.PluginUp {
+		var out []metrics.PluginUp
+		for _, i := range plugins.Plugins() {
+			out = append(out, metrics.PluginUp{Name: i.Name, Up: i.State == pluginhost.StateRunning})
+		}
+		return out
+	})
+	return h
+}
+
+// exported records exp, exported for pe; a service plugin's export is
+// watched (watch). reg is the node's default registry (zero: none).
+func (h *serveHealth) exported(pe plannedExport, exp *kernel.Exporter, reg spi.URL) {
+	if pe.plugin == nil {
+		return
+	}
+	regURL := reg
+	if v, ok := pe.url.Param("registry"); ok && v != "" {
+		if u, err := spi.Parse(v); err == nil { // Export parsed it already
+			regURL = u
+		}
+	}
+	h.mu.Lock()
+	h.exports = append(h.exports, &pluginExport{plugin: pe.plugin.Plugin, exp: exp, regURL: regURL, registered: !regURL.IsZero()})
+	h.mu.Unlock()
+}
+
+// serving marks the node ready to serve (every service exported and
+// registered) and starts the goroutine watching the service plugins,
+// which stopWatching stops.
+func (h *serveHealth) serving() {
+	h.health.SetState(metrics.NodeServing, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() {
+		defer close(h.exited)
+		for {
+			changed := h.plugins.Changed()
+			h.sync(ctx)
+			select {
+			case <-changed:
+			case <-h.quit:
+				return
+			}
+		}
+	}()
+}
+
+// draining marks the node draining (why: the signal that ended ctx) and
+// stops the plugin watcher: from here on the node's shutdown unregisters
+// everything. Call it before the node's Shutdown, so that /ready answers
+// 503 before anything is unregistered or stops listening.
+func (h *serveHealth) draining(ctx context.Context) {
+	why := "shutting down"
+	if sig, ok := signalOf(ctx); ok {
+		why = signalName(sig) + " received, shutting down"
+	}
+	h.health.SetState(metrics.NodeDraining, why)
+	h.stopWatching()
+}
+
+// stopWatching stops the plugin watcher, cutting short a registry call it
+// is in, and waits for it. Idempotent; safe when serving never ran.
+func (h *serveHealth) stopWatching() {
+	h.stopOnce.Do(func() {
+		close(h.quit)
+		if h.cancel == nil {
+			close(h.exited)
+			return
+		}
+		h.cancel()
+	})
+	<-h.exited
+}
+
+// registryCallTimeout bounds one Unregister or Register of the watcher.
+const registryCallTimeout = 10 * time.Second
+
+// sync unregisters the services of the plugins the host gave up on and
+// registers again those of plugins that run again.
+func (h *serveHealth) sync(ctx context.Context) {
+	gaveUp := map[string]pluginhost.PluginInfo{}
+	for _, i := range h.plugins.Plugins() {
+		if i.GaveUp() {
+			gaveUp[i.Name] = i
+		}
+	}
+	h.mu.Lock()
+	exports := append([]*pluginExport(nil), h.exports...)
+	h.mu.Unlock()
+	for _, pe := range exports {
+		info, down := gaveUp[pe.plugin]
+		h.mu.Lock()
+		registered := pe.registered
+		h.mu.Unlock()
+		if down == !registered || pe.regURL.IsZero() {
+			continue
+		}
+		reg := h.regs.get(pe.regURL)
+		if reg == nil {
+			h.logger.Warn("airnode serve: cannot find the registry of a service plugin's export", "service", pe.exp.URL().ServiceKey(), "registry", registryDesc(pe.regURL))
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, registryCallTimeout)
+		var err error
+		if down {
+			err = reg.Unregister(cctx, pe.exp.URL())
+		} else {
+			err = reg.Register(cctx, pe.exp.URL())
+		}
+		cancel()
+		service := pe.exp.URL().ServiceKey()
+		switch {
+		case err != nil && down:
+			h.logger.Error("airnode serve: service plugin is down for good, and unregistering its service failed: consumers may still pick this provider", "plugin", pe.plugin, "service", service, "err", err)
+		case err != nil:
+			h.logger.Error("airnode serve: service plugin runs again, and registering its service failed", "plugin", pe.plugin, "service", service, "err", err)
+		case down:
+			h.logger.Warn("airnode serve: service plugin is down for good: its service is unregistered (calls by address answer SERVICE_NOT_FOUND) and /ready answers 503 until serve restarts",
+				"plugin", pe.plugin, "service", service, "plugin_state", info.StateString())
+		default:
+			h.logger.Info("airnode serve: service plugin runs again: its service is registered again", "plugin", pe.plugin, "service", service)
+		}
+		if err == nil {
+			h.mu.Lock()
+			pe.registered = !down
+			h.mu.Unlock()
+		}
+	}
+}
+
+// pluginsGivenUp is the readiness check of the service plugins: an error
+// naming each plugin with exported services the host gave up on, why,
+// and its services: `"greeter" failed: signal: killed (restart: never)
+// (services greeter.Greeter)`.
+func (h *serveHealth) pluginsGivenUp() error {
+	h.mu.Lock()
+	services := map[string][]string{}
+	for _, pe := range h.exports {
+		services[pe.plugin] = append(services[pe.plugin], pe.exp.URL().ServiceKey())
+	}
+	h.mu.Unlock()
+	var down []string
+	for _, i := range h.plugins.Plugins() {
+		if s, ok := services[i.Name]; ok && i.GaveUp() {
+			down = append(down, fmt.Sprintf("%q %s (services %s)", i.Name, i.StateString(), strings.Join(s, ", ")))
+		}
+	}
+	if len(down) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(down, "; "))
+}
+
+// registryTap learns the registries the node builds: a wrapper of the
+// catalog's registry builders (extension.Point.Wrap) whose Build returns
+// the registry it built unchanged (its optional interfaces, such as
+// spi.LoggerUser, stay visible to the kernel) and records it under its
+// URL, as the kernel keys its registries. Safe for concurrent use.
+type registryTap struct {
+	mu   sync.Mutex
+	regs map[string]spi.Registry // by registry URL string
+	keys []string                // in the order built
+}
+
+// wrap is the catalog wrapper.
+func (t *registryTap) wrap(b spi.RegistryBuilder) spi.RegistryBuilder {
+	return tappedBuilder{RegistryBuilder: b, tap: t}
+}
+
+// get returns the registry built for u, nil when none was.
+func (t *registryTap) get(u spi.URL) spi.Registry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.regs[u.String()]
+}
+
+// health returns the errors of the registries built that implement
+// spi.RegistryHealth and say their entries are lost, joined; nil when
+// none does.
+func (t *registryTap) health() error {
+	t.mu.Lock()
+	var errs []string
+	for _, k := range t.keys {
+		if rh, ok := t.regs[k].(spi.RegistryHealth); ok {
+			if err := rh.Health(); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}
+	t.mu.Unlock()
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
+}
+
+// tappedBuilder is a registry builder that records what it builds. It
+// forwards the builder's optional interfaces serve and the kernel ask
+// for (spi.RegistryReacher, spi.ReadOnlyRegistry), answering as their
+// absence would; the catalog asks the registered builder itself for its
+// keys (spi.KeyDescriber).
+type tappedBuilder struct {
+	spi.RegistryBuilder
+	tap *registryTap
+}
+
+// Build builds the registry and records it.
+func (b tappedBuilder) Build(u spi.URL) (spi.Registry, error) {
+	r, err := b.RegistryBuilder.Build(u)
+	if err != nil {
+		return nil, err
+	}
+	b.tap.mu.Lock()
+	if b.tap.regs == nil {
+		b.tap.regs = map[string]spi.Registry{}
+	}
+	k := u.String()
+	if _, ok := b.tap.regs[k]; !ok {
+		b.tap.keys = append(b.tap.keys, k)
+	}
+	b.tap.regs[k] = r
+	b.tap.mu.Unlock()
+	return r, nil
+}
+
+// Reach forwards spi.RegistryReacher (ReachShared when absent).
+func (b tappedBuilder) Reach() spi.RegistryReach {
+	if r, ok := b.RegistryBuilder.(spi.RegistryReacher); ok {
+		return r.Reach()
+	}
+	return spi.ReachShared
+}
+
+// ReadOnly forwards spi.ReadOnlyRegistry (false when absent).
+func (b tappedBuilder) ReadOnly() bool {
+	ro, ok := b.RegistryBuilder.(spi.ReadOnlyRegistry)
+	return ok && ro.ReadOnly()
+}
+
+var (
+	_ spi.RegistryBuilder  = tappedBuilder{}
+	_ spi.RegistryReacher  = tappedBuilder{}
+	_ spi.ReadOnlyRegistry = tappedBuilder{}
+)

@@ -1,0 +1,420 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/spi"
+)
+
+// listCommand returns `airnode list [--keys | POINT [EXTENSION]]` and
+// `airnode list --explain URL`.
+func listCommand(a *app) *cobra.Command {
+	var explain, provider string
+	var keys bool
+	cmd := &cobra.Command{
+		Use:   "list [--keys | POINT [EXTENSION]] | list --explain URL [--provider PROVIDER_URL]",
+		Short: "List extension points, extensions and their URL keys, or explain how a URL selects them",
+		Long: `list prints every extension point with its URL key and default, and every
+extension registered for it with where it comes from ("bundled", or the path
+of the plugin binary that serves it), then the plugins the configuration
+declares with their STATE: "running", "failed: REASON" for one that could
+not start (a warning on stderr names it too; list still exits 0, and a
+URL selecting it fails with REASON), or "not started" for a service
+plugin (list, call, bench and registry run none: a service plugin is a
+provider's implementation, which only serve runs). list starts every
+other plugin; call, bench and registry only the filter plugins and those
+their command line, registry or the configuration's references name.
+
+With --keys it prints instead the URL keys the kernel and each extension
+read, one row per key: first the kernel's own keys (timeout, retries,
+weight, dispatcher, heartbeat.*, ...) as the group "kernel", then each
+extension's under it: key, type (duration: Go syntax or bare milliseconds;
+size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p), default ("-":
+none, set by the kernel, or derived from another key as MEANING says) and
+meaning with unit and bounds; a kernel key's meaning opens with the side
+that reads it (provider, consumer or both sides). "list POINT" does the
+same for one point ("airnode list loadbalance"; "airnode list kernel" for
+the kernel's keys), "list POINT EXTENSION" for one extension ("airnode
+list transport smux"). A plugin extension's keys are those its binary
+declares (spi.KeyDescriber, sent at start); an extension whose KEY is "-"
+reads no URL key of its own, or, from a plugin, declares none. The keys
+that choose an extension (loadbalance=, transport=, ...) are in the plain
+listing; the effective values of the kernel's keys in the KEYS section of
+--explain, with their meanings below it.
+
+With --explain URL it prints, for the service and for every method the URL
+mentions (in methods= or in methods.<method>.<key> keys), which extension
+each point resolves to and why: a method-level key, the service-level key,
+the config, or the default. Method rows appear only for what the kernel
+resolves per method (cluster, loadbalance, codec; timeout, retries,
+hash.*, executes, actives); a method-level key of a point chosen per
+connection, provider or service (transport, heartbeat, connect.timeout,
+filter, ...) has no effect and gets a warning line on stderr. Then the
+filter chain of each side, the dispatcher (adaptive, all or direct) and
+the registry chosen by the configured registry URL.
+
+URL is explained as call and bench use it, the consumer's reference (the
+config's reference of its interface gives defaults; a key URL sets beats
+the reference's method-level forms of it too), and as serve exports
+it, the provider URL (the config's protocol, then the service's params,
+then URL's keys). Each point and key is read from the URL the kernel reads
+it from: cluster, loadbalance, retries and hash.* from the consumer's
+reference only (a provider's value is named as not used); the dispatcher,
+executes and the provider filters from the provider URL; transport,
+codec, heartbeat, timeouts and connection keys from the merged URL (the
+provider's, with the consumer's keys winning). Every chosen extension is
+built and the kernel's keys checked, so a value serve or call would refuse
+fails here with the same error, naming the config file and key when the
+file set it, and the command exits 1. The KEYS section gives the
+effective value of each kernel key and where it comes from.
+
+URL takes call's SERVICE_URL forms: a URL, or a service key alone
+("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a
+service key the registry call would use (the config's, else the default)
+is asked for the providers (at most 3 s): with any, the first one's URL
+as published is the provider URL (as with --provider), the providers row
+names them all with their transport, and a method-level key naming a
+method the provider's methods= lacks gets a warning, as call gives;
+without any, the provider URL is the one serve with this config would
+publish, and the providers row says the calls depend on the providers. A direct
+URL (airnode://host:port/service) never meets the provider's URL: the
+consumer's providers are made from the URL itself, so transport, codec,
+heartbeat, timeouts and connection keys come from it alone, and a
+different value in the config's protocol is named as the provider's and
+not used (only the dispatcher, executes and the provider filters are
+read from the provider URL).
+
+With --provider PROVIDER_URL, that URL is the provider URL instead (as a
+registry lists it), and KEYS says for every key whether it came from the
+consumer, the provider or the default.`,
+		Example: `  airnode list
+  airnode list --keys
+  airnode list kernel
+  airnode list loadbalance
+  airnode list transport smux
+  airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
+  airnode list --explain demo.Echo`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
+				return fmt.Errorf("list: give either POINT [EXTENSION] or --explain URL, not both")
+			}
+			cfg, err := a.Config(nil)
+			if err != nil {
+				return err
+			}
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			// Plugins declared in the config join the catalogs, so list
+			// and --explain see exactly what serve and call would.
+			quiet, err := newLogger(a.stderr, "warn", a.logFormat)
+			if err != nil {
+				return err
+			}
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, nil)
+			if err != nil {
+				return err
+			}
+			defer plugins.Close()
+			if cmd.Flags().Changed("explain") {
+				return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), cat, cfg, a.configFile, explain, provider)
+			}
+			if provider != "" {
+				return fmt.Errorf("list: --provider needs --explain")
+			}
+			if keys || len(args) > 0 {
+				return printKeys(cmd.OutOrStdout(), withKernelKeys(cat.Describe()), args)
+			}
+			printList(cmd.OutOrStdout(), cat)
+			if infos := plugins.Plugins(); len(infos) > 0 {
+				for i := range infos {
+					if infos[i].State == pluginhost.StateNotStarted {
+						infos[i].Reason = "list, like call, runs no service plugin; serve does"
+					}
+				}
+				printPlugins(cmd.OutOrStdout(), infos)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
+	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys the kernel reads and every extension declares (type, default, meaning) instead of the extension listing")
+	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
+	return cmd
+}
+
+// printList writes one row per extension, points sorted by name and
+// extensions by name; the point's URL key and default are on its first row.
+func printList(w io.Writer, cat *extension.Catalogs) {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "POINT\tURL KEY\tDEFAULT\tEXTENSION\tORIGIN\tNOTES\n")
+	for _, p := range cat.Describe() {
+		key, def := p.Key, p.Default
+		switch {
+		case p.Name == extension.PointFilter:
+			def = "(activated set)"
+		case key == "":
+			key = "(URL scheme)"
+		}
+		if len(p.Extensions) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t(none registered)\t\t\n", p.Name, key, def)
+		}
+		for i, e := range p.Extensions {
+			name, k, d := p.Name, key, def
+			if i > 0 {
+				name, k, d = "", "", ""
+			}
+			note := ""
+			switch {
+			case p.Name == extension.PointFilter:
+				note = activation(cat, e.Name)
+			case e.Name == p.Default:
+				note = "default"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, k, d, e.Name, e.Origin, note)
+		}
+	}
+	tw.Flush()
+}
+
+// kernelGroup is the name list --keys gives the kernel's own keys, in the
+// POINT column, and that "list kernel" selects. It is no extension point.
+const kernelGroup = "kernel"
+
+// withKernelKeys returns points with the kernel's own keys
+// (kernel.KernelKeyDocs) first, as the group kernelGroup with one
+// extension named "-".
+func withKernelKeys(points []extension.PointInfo) []extension.PointInfo {
+	k := extension.PointInfo{Name: kernelGroup, Extensions: []extension.ExtensionInfo{{Name: "-", Origin: extension.Bundled, Keys: kernel.KernelKeyDocs()}}}
+	return append([]extension.PointInfo{k}, points...)
+}
+
+// printKeys writes the URL keys every extension declares (its
+// ExtensionInfo.Keys), one row per key under its extension, points sorted
+// by name and extensions by name, after the kernel's own keys when points
+// has them (withKernelKeys); args narrows it to one point (or "kernel")
+// and optionally one of its extensions. An unknown point or extension is
+// an error naming the available ones and a close match.
+func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
+	if len(args) > 0 {
+		var names []string
+		kernelKeys := false
+		i := -1
+		for j, p := range points {
+			if p.Name == kernelGroup {
+				kernelKeys = true
+			} else {
+				names = append(names, p.Name)
+			}
+			if p.Name == args[0] {
+				i = j
+			}
+		}
+		if i < 0 {
+			avail := strings.Join(names, ", ")
+			if kernelKeys {
+				avail += ", and " + kernelGroup + " for the kernel's own keys"
+				names = append(names, kernelGroup)
+			}
+			msg := fmt.Sprintf("list: unknown point %q (available: %s)", args[0], avail)
+			if c := extension.Closest(args[0], names); c != "" {
+				msg += fmt.Sprintf("; did you mean %q?", c)
+			}
+			return errors.New(msg)
+		}
+		points = points[i : i+1]
+	}
+	if len(args) > 1 && points[0].Name == kernelGroup {
+		return fmt.Errorf("list: %s has no extensions: \"list %s\" lists the kernel's own keys", kernelGroup, kernelGroup)
+	}
+	if len(args) > 1 {
+		p := points[0]
+		var names []string
+		i := -1
+		for j, e := range p.Extensions {
+			names = append(names, e.Name)
+			if e.Name == args[1] {
+				i = j
+			}
+		}
+		if i < 0 {
+			return fmt.Errorf("list: %w", &extension.UnknownError{Point: p.Name, Name: args[1], Available: names})
+		}
+		p.Extensions = p.Extensions[i : i+1]
+		points = []extension.PointInfo{p}
+	}
+	tw := newTable(w)
+	fmt.Fprintf(tw, "POINT\tEXTENSION\tKEY\tTYPE\tDEFAULT\tMEANING\n")
+	for _, p := range points {
+		point := p.Name
+		if len(p.Extensions) == 0 {
+			fmt.Fprintf(tw, "%s\t(none registered)\t\t\t\t\n", point)
+		}
+		for _, e := range p.Extensions {
+			if len(e.Keys) == 0 {
+				why := "no URL keys of its own"
+				if e.Origin != extension.Bundled {
+					why = "declares no URL keys"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t-\t\t\t%s\n", point, e.Name, why)
+				point = ""
+				continue
+			}
+			name := e.Name
+			for _, k := range e.Keys {
+				typ, def := k.Type, k.Default
+				if k.Type == spi.KeyTypeEnum {
+					typ = strings.Join(k.Values, "|")
+				}
+				if def == "" {
+					def = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, def, k.Doc)
+				point, name = "", ""
+			}
+		}
+	}
+	return tw.Flush()
+}
+
+// activation describes when filter name is switched on.
+func activation(cat *extension.Catalogs, name string) string {
+	f, err := cat.Filter.Get(name)
+	if err != nil {
+		return ""
+	}
+	a := f.Activation()
+	var sides []string
+	for _, s := range a.Sides {
+		sides = append(sides, string(s))
+	}
+	s := "activated on " + strings.Join(sides, ",")
+	if len(sides) == 0 {
+		s = "only when listed in filter="
+	}
+	if a.Key != "" {
+		s += fmt.Sprintf(" when key %q is present", a.Key)
+	}
+	return s + fmt.Sprintf(", order %d", a.Order)
+}
+
+// unreported drops from check (config.CheckURL's joined *spi.ParamError)
+// the keys an extension's Build error already reported, so each bad key is
+// named once.
+func unreported(check, reported error) error {
+	if check == nil || reported == nil {
+		return check
+	}
+	var out []error
+	for _, err := range unjoin(check) {
+		var pe *spi.ParamError
+		if errors.As(err, &pe) && strings.Contains(reported.Error(), fmt.Sprintf("URL key %q", pe.Key)) {
+			continue
+		}
+		out = append(out, err)
+	}
+	return errors.Join(out...)
+}
+
+// unjoin returns the errors errors.Join joined into err, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// table is a tabwriter whose Flush also drops the padding at line ends.
+type table struct {
+	*tabwriter.Writer
+	buf strings.Builder
+	out io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 4, 2, ' ', 0)
+	return t
+}
+
+// Flush writes the table to its writer.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(t.buf.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \n") + strings.Repeat("\n", strings.Count(l, "\n"))
+	}
+	t.buf.Reset()
+	_, err := io.WriteString(t.out, strings.Join(lines, ""))
+	return err
+}
+
+func scope(method string) string {
+	if method == "" {
+		return "service"
+	}
+	return "method " + method
+}
+
+func origin(o extension.Origin) string {
+	if o == "" {
+		return "(not registered)"
+	}
+	return string(o)
+}
+
+// why says in words why sel was chosen.
+func why(u spi.URL, point string, sel extension.Selection) string {
+	var s string
+	switch {
+	case sel.Source == extension.SourceDefault:
+		s = fmt.Sprintf("default (no %s key)", point)
+	case strings.HasPrefix(sel.Source, spi.KeyMethods+"."), sel.Source != point:
+		v, _ := u.Param(sel.Source)
+		s = fmt.Sprintf("method-level key %s=%s", sel.Source, v)
+	default:
+		v, _ := u.Param(sel.Source)
+		s = fmt.Sprintf("service-level key %s=%s", sel.Source, v)
+	}
+	if sel.Note != "" {
+		s += " (" + sel.Note + ")"
+	}
+	return s
+}
+
+// registryChoice resolves the registry of the node's configuration.
+func registryChoice(cat *extension.Catalogs, cfg config.Config) extension.Choice {
+	if cfg.Registry == "" {
+		def := cat.Registry.Default()
+		ch := extension.Choice{Point: extension.PointRegistry, Selection: extension.Selection{Name: def, Source: extension.SourceDefault}}
+		ch.Origin, _ = cat.Registry.Origin(def)
+		_, ch.Err = cat.Registry.Get(def)
+		return ch
+	}
+	u, err := spi.Parse(cfg.Registry)
+	if err != nil { // Validate already checked it; keep the error anyway
+		return extension.Choice{Point: extension.PointRegistry, Err: err}
+	}
+	return cat.ExplainRegistry(u)
+}
+
+func registryWhy(cfg config.Config, c extension.Choice) string {
+	if cfg.Registry == "" {
+		return "default (no registry configured)"
+	}
+	return "scheme of the configured registry " + cfg.Registry
+}

@@ -1,0 +1,374 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+// envCheckConformance switches `airnode plugin check` into its child mode:
+// run the conformance suites under package testing and exit.
+const envCheckConformance = "AIRNODE_PLUGIN_CHECK_CONFORMANCE"
+
+// pluginCommand returns `airnode plugin` (check).
+func pluginCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugin",
+		Short: "Inspect plugin binaries",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(pluginCheckCommand(a))
+	return cmd
+}
+
+type checkFlags struct {
+	registryURL string
+	sha256      string
+	timeout     time.Duration
+	args        []string
+}
+
+// pluginCheckCommand returns `airnode plugin check BINARY`.
+func pluginCheckCommand(a *app) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check BINARY",
+		Short: "Start a plugin binary, handshake, list what it provides, run its conformance suites, stop it",
+		Long: `check starts BINARY as airnode would (go-plugin handshake, protocol
+version negotiation, optional --sha256 check), lists every point it
+provides and the URL keys it declares (spi.KeyDescriber; a malformed
+declaration fails the start; a key that chooses an extension, or a kernel
+key such as timeout declared with another type than the kernel's, fails
+the check, and serve, call, bench, list and registry log the same text as
+a warning when they start such a plugin, which they still run; a kernel key declared as the kernel reads it, such as a
+balancer's weight, is noted; a service method without a leading
+context.Context is warned about: it works but cannot see the call's
+deadline, cancellation or attachments), runs the conformance suite of each (spitest: loadbalance always;
+registry when --registry-url names registries that share one backend, e.g.
+memory://; a read-only registry, whose Register returns
+spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
+it. Exit 0 when everything passed.`,
+		Example: `  airnode plugin check ./bin/p2c
+  airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := config.Plugin{Name: "check", Command: args[0], Args: f.args, SHA256: f.sha256, StartTimeout: f.timeout}
+			verbose := cmd.Flags().Changed("log-level")
+			quiet, _ := newLogger(a.stderr, "warn", a.logFormat)
+			if verbose {
+				quiet = a.Logger()
+			}
+			if os.Getenv(envCheckConformance) == "1" {
+				runConformance(spec, f, quiet) // exits
+			}
+			return runPluginCheck(cmd.Context(), a, spec, f, quiet, verbose)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.registryURL, "registry-url", "", "registry URL for the registry conformance suite (skipped when empty)")
+	fl.StringVar(&f.sha256, "sha256", "", "expected hex SHA-256 of BINARY")
+	fl.DurationVar(&f.timeout, "start-timeout", config.DefaultPluginStartTimeout, "bound on launch and handshake")
+	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to BINARY (repeatable)")
+	return cmd
+}
+
+// runPluginCheck probes the binary, prints what it provides, then runs the
+// conformance suites in a child airnode process (package testing exits the
+// process it runs in).
+func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlags, logger *slog.Logger, verbose bool) error {
+	pr, err := pluginhost.NewProbe(ctx, spec, pluginhost.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("plugin check: %w", err)
+	}
+	printProbe(a.stdout, pr)
+	for _, w := range methodsWithoutContext(pr.Provides) {
+		fmt.Fprintf(a.stdout, "warning   %s\n", w)
+	}
+	notes, err := kernelKeyClashes(pr.Provides)
+	for _, n := range notes {
+		fmt.Fprintf(a.stdout, "note      %s\n", n)
+	}
+	if err != nil {
+		pr.Close()
+		return fmt.Errorf("plugin check: %w", err)
+	}
+	suites := conformanceSuites(pr, f)
+	registryWithoutURL := pr.Registry() != nil && f.registryURL == ""
+	pr.Close()
+	if len(suites) == 0 {
+		if registryWithoutURL {
+			fmt.Fprintln(a.stdout, "conformance  none run: a registry plugin's suite needs a registry URL to build it with (--registry-url URL)")
+			return nil
+		}
+		fmt.Fprintln(a.stdout, "conformance  no suite applies")
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "conformance  %s\n", strings.Join(suites, ", "))
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("plugin check: %w", err)
+	}
+	argv := []string{"plugin", "check", spec.Command, "--start-timeout", spec.StartTimeout.String(), "--log-format", a.logFormat}
+	if verbose {
+		argv = append(argv, "--log-level", a.logLevel)
+	}
+	if f.registryURL != "" {
+		argv = append(argv, "--registry-url", f.registryURL)
+	}
+	if f.sha256 != "" {
+		argv = append(argv, "--sha256", f.sha256)
+	}
+	for _, x := range f.args {
+		argv = append(argv, "--arg", x)
+	}
+	child := exec.CommandContext(ctx, self, argv...)
+	child.Env = append(os.Environ(), envCheckConformance+"=1")
+	child.Stdout, child.Stderr = a.stdout, a.stderr
+	if err := child.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("plugin check: conformance failed (%v)", ee.ProcessState)
+		}
+		return fmt.Errorf("plugin check: conformance: %w", err)
+	}
+	fmt.Fprintln(a.stdout, "result       ok")
+	return nil
+}
+
+func printProbe(w io.Writer, pr *pluginhost.Probe) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "binary\t%s\n", pr.Path)
+	fmt.Fprintf(tw, "protocol\t%d\n", pr.ProtocolVersion)
+	for i, d := range pr.Provides {
+		label := "provides"
+		if i > 0 {
+			label = ""
+		}
+		what := d.Name
+		if d.Point == pluginrpc.PointFilter {
+			what += fmt.Sprintf(" (sides %v, key %q, order %d)", d.Activation.Sides, d.Activation.Key, d.Activation.Order)
+		}
+		if d.Point == pluginrpc.PointService {
+			var s []string
+			for _, svc := range d.Services {
+				s = append(s, svc.Name+" ("+strings.Join(svc.Methods, ", ")+")")
+			}
+			what = strings.Join(s, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", label, d.Point, what)
+	}
+	// The URL keys the extension declares (spi.KeyDescriber), as
+	// `airnode list --keys` will show them.
+	for _, d := range pr.Provides {
+		for i, k := range d.Keys {
+			label := "keys"
+			if i > 0 {
+				label = ""
+			}
+			def := "default " + k.Default
+			if k.Default == "" {
+				def = "no fixed default"
+			}
+			fmt.Fprintf(tw, "%s\t%s (%s, %s): %s\n", label, k.Key, k.Type, def, k.Doc)
+		}
+	}
+	tw.Flush()
+}
+
+// methodsWithoutContext returns one warning per service method of a
+// service plugin that takes no leading context.Context (the sdk sends
+// them: pluginrpc.ServiceDesc.WithoutContext). The sdk calls such a
+// method, as the kernel calls one in process, but the method cannot see
+// the call's deadline (the consumer's timeout), its cancellation when the
+// consumer gives up or the provider shuts down, or its attachments
+// (sdk.Attachments): it runs to its end whatever happens to the call. A
+// warning, not a failure: the call works.
+func methodsWithoutContext(provides []pluginrpc.Description) []string {
+	var out []string
+	for _, d := range provides {
+		for _, svc := range d.Services {
+			for _, m := range svc.WithoutContext {
+				out = append(out, fmt.Sprintf("%s.%s takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments, and runs to its end after the consumer gave up; write func (T) %s(ctx context.Context, ...)",
+					svc.Name, m, m))
+			}
+		}
+	}
+	return out
+}
+
+// kernelKinds maps config.KernelKeys' kinds to the spi.KeyDoc types that
+// read a value the same way.
+var kernelKinds = map[config.KeyKind]string{
+	config.KindDuration: spi.KeyTypeDuration,
+	config.KindInt:      spi.KeyTypeInt,
+	config.KindSize:     spi.KeyTypeSize,
+	config.KindIntList:  spi.KeyTypeIntList,
+	config.KindBool:     spi.KeyTypeBool,
+}
+
+// kernelKeyClashes checks the URL keys an extension plugin declares
+// against those the kernel reads itself (kernel.KernelKeys) and those
+// that choose an extension (loadbalance, filter, ...: the bundled
+// catalogs' point keys). A URL's value of such a key reaches the kernel
+// and the plugin alike, so the error names every declaration that
+// cannot mean the same: a point's selecting key, or a kernel key
+// declared with another type than the kernel reads it with (timeout as
+// an int: the kernel takes a duration). A kernel key declared with the
+// kernel's type, or one the kernel has no type for (group, token...),
+// is legitimate (a balancer reading the provider's weight, as
+// shortestresponse does) and only noted: the returned notes say which
+// keys the plugin shares with the kernel.
+func kernelKeyClashes(provides []pluginrpc.Description) (notes []string, err error) {
+	selects := map[string]string{} // key -> point
+	if cat, cerr := bundledCatalogs(); cerr == nil {
+		for _, p := range cat.Describe() {
+			if p.Key != "" {
+				selects[p.Key] = p.Name
+			}
+		}
+	}
+	specs := map[string]config.KeySpec{}
+	for _, ks := range config.KernelKeys {
+		specs[ks.Key] = ks
+	}
+	var errs []error
+	for _, d := range provides {
+		for _, k := range d.Keys {
+			own := fmt.Sprintf("%q", d.Name+"."+k.Key)
+			if point, ok := selects[k.Key]; ok {
+				errs = append(errs, fmt.Errorf("%s %q declares URL key %q, which the kernel reads to choose the %s extension: declare a key of the plugin's own, such as %s",
+					d.Point, d.Name, k.Key, point, own))
+				continue
+			}
+			if !slices.Contains(kernel.KernelKeys(), k.Key) {
+				continue
+			}
+			spec, typed := specs[k.Key]
+			if typed && kernelKinds[spec.Kind] != k.Type {
+				errs = append(errs, fmt.Errorf("%s %q declares URL key %q as %s, but the kernel reads %q itself (type %s: %s, default %s): one value would have to suit both; declare a key of the plugin's own, such as %s, or declare %s with type %s",
+					d.Point, d.Name, k.Key, k.Type, k.Key, kernelKinds[spec.Kind], spec.Meaning, spec.Default, own, k.Key, kernelKinds[spec.Kind]))
+				continue
+			}
+			what := "the kernel reads it too"
+			if typed {
+				what = fmt.Sprintf("the kernel reads it too (type %s: %s)", kernelKinds[spec.Kind], spec.Meaning)
+			}
+			notes = append(notes, fmt.Sprintf("key %q of %s %q is a kernel key: %s; a URL's %s= reaches both", k.Key, d.Point, d.Name, what, k.Key))
+		}
+	}
+	return notes, errors.Join(errs...)
+}
+
+// conformanceSuites names the suites that apply to what pr provides.
+func conformanceSuites(pr *pluginhost.Probe, f checkFlags) []string {
+	var s []string
+	if pr.LoadBalance(nil) != nil {
+		s = append(s, "loadbalance")
+	}
+	if pr.Registry() != nil && f.registryURL != "" {
+		s = append(s, "registry")
+	}
+	return s
+}
+
+// runConformance runs the suites against a fresh probe of the binary under
+// package testing, prints the verbose test log and exits with its status.
+func runConformance(spec config.Plugin, f checkFlags, logger *slog.Logger) {
+	testing.Init()
+	_ = flag.Set("test.v", "true")
+	_ = flag.Set("test.timeout", "5m")
+	tests := []testing.InternalTest{{Name: "Conformance", F: func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), spec.StartTimeout+10*time.Second)
+		defer cancel()
+		pr, err := pluginhost.NewProbe(ctx, spec, pluginhost.WithLogger(logger))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pr.Close)
+		if b := pr.LoadBalance(func(err error) { t.Errorf("plugin Select failed: %v", err) }); b != nil {
+			t.Run("loadbalance", func(t *testing.T) { spitest.TestLoadBalance(t, b) })
+		}
+		if rb := pr.Registry(); rb != nil && f.registryURL != "" {
+			u, err := spi.Parse(f.registryURL)
+			if err != nil {
+				t.Fatalf("--registry-url: %v", err)
+			}
+			t.Run("registry", func(t *testing.T) {
+				if err := writable(rb, u); err != nil {
+					t.Skipf("registry %s is read-only (Register: %v): the suite registers providers, so it does not apply", u, err)
+				}
+				spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
+					r, err := rb.Build(u)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return r
+				})
+			})
+		}
+	}}}
+	testing.Main(func(string, string) (bool, error) { return true, nil }, tests, nil, nil)
+}
+
+// writable returns nil when a registry built from u accepts a provider
+// registration, and the Register error wrapping spi.ErrNotSupported when
+// it is read-only (like the staticregistry example); other failures return
+// nil too, so the suite reports them.
+func writable(rb spi.RegistryBuilder, u spi.URL) error {
+	r, err := rb.Build(u)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := spi.MustParse("airnode://127.0.0.1:1/airnode.plugincheck.Probe?side=provider")
+	if err := r.Register(ctx, p); errors.Is(err, spi.ErrNotSupported) {
+		return err
+	}
+	_ = r.Unregister(ctx, p)
+	return nil
+}
+
+// printPlugins writes the PLUGINS table of `airnode list`: one row per
+// plugin declared in the configuration, with its binary, negotiated
+// protocol version and state ("running", "restarting: reason",
+// "failed: reason"). Nothing when there are none.
+func printPlugins(w io.Writer, plugins []pluginhost.PluginInfo) {
+	if len(plugins) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nPLUGIN\tPOINT\tBINARY\tPROTOCOL\tPROVIDES\tSTATE\n")
+	for _, p := range plugins {
+		proto := "-"
+		if p.ProtocolVersion > 0 {
+			proto = fmt.Sprint(p.ProtocolVersion)
+		}
+		provides := strings.Join(p.Provides, ", ")
+		if provides == "" {
+			provides = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Point, p.Path, proto, provides, p.StateString())
+	}
+	tw.Flush()
+}

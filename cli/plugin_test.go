@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/kernel/pluginhost"
+)
+
+var (
+	pluginsMu    sync.Mutex
+	pluginsBuilt = map[string]string{} // package -> binary, shared by this package's tests
+	pluginsDir   string
+)
+
+// buildPlugin builds an example plugin once per test binary.
+func buildPlugin(t *testing.T, pkg string) string {
+	t.Helper()
+	pluginsMu.Lock()
+	defer pluginsMu.Unlock()
+	if out, ok := pluginsBuilt[pkg]; ok {
+		return out
+	}
+	if pluginsDir == "" {
+		pluginsDir = filepath.Dir(binary) // removed by TestMain
+	}
+	out := filepath.Join(pluginsDir, "plugin-"+filepath.Base(pkg))
+	if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	pluginsBuilt[pkg] = out
+	return out
+}
+
+func TestPluginCheckRunsConformance(t *testing.T) {
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "plugin", "check", p2c)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"binary    " + p2c, "protocol  1", "provides  loadbalance  p2c",
+		"--- PASS: Conformance/loadbalance ", "result       ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	cmd = exec.Command(binary, "plugin", "check", p2c, "--sha256", strings.Repeat("0", 64))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "expected "+strings.Repeat("0", 64)+", actual ") {
+		t.Fatalf("wrong sha256: %v\n%s", err, stderr.String())
+	}
+}
+
+func TestPrintPlugins(t *testing.T) {
+	var b bytes.Buffer
+	printPlugins(&b, []pluginhost.PluginInfo{
+		{Name: "p2c", Point: "loadbalance", Path: "/opt/p2c", ProtocolVersion: 1, Provides: []string{"p2c"}, State: pluginhost.StateRunning},
+		{Name: "bad", Point: "loadbalance", Path: "/opt/bad", State: pluginhost.StateFailed, Reason: "sha256 mismatch"},
+	})
+	out := b.String()
+	for _, want := range []string{"PLUGIN", "/opt/p2c", "running", "failed: sha256 mismatch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+var pluginPID = regexp.MustCompile(`plugin running" plugin=(\S+) .*pid=(\d+)`)
+
+// The issue's first and fourth acceptance items with the real binary: the
+// example balancer declared in plugins.yaml, `airnode serve`, then
+// `airnode call '...?loadbalance=acme.p2c' Echo 1`; then kill -9 of the host
+// leaves no plugin process after 3 s.
+func TestPluginBalancerServeCallAndHostKill9(t *testing.T) {
+	p2c := buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	yaml := "plugins:\n  - {name: acme.p2c, point: loadbalance, command: " + p2c + ", restart: always}\n" // p2c is bundled
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	m := pluginPID.FindStringSubmatch(p.logText())
+	if m == nil || m[1] != "acme.p2c" {
+		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
+	}
+	pid, _ := strconv.Atoi(m[2])
+
+	var stdout, stderr bytes.Buffer
+	call := exec.Command(binary, "call", "--config", cfg, p.url("demo.Echo")+"?loadbalance=acme.p2c", "Echo", "1")
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != "1" {
+		t.Fatalf("call: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	deadline := time.Now().Add(3 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d still running 3s after the host was killed", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processGone reports whether pid is not running (absent or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
+
+// The issue's second acceptance item: `airnode serve` with the greeter
+// service plugin declared in plugins.yaml, and
+// `airnode call .../greeter.Greeter Hello '"Ann"'` answers from the plugin
+// process.
+func TestGreeterServicePluginAnswersCall(t *testing.T) {
+	greeter := buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	yaml := "plugins:\n  - {name: greeter, point: service, command: " + greeter + "}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, "127.0.0.1:0", dir, "--config", cfg)
+	m := pluginPID.FindStringSubmatch(p.logText())
+	if m == nil || m[1] != "greeter" {
+		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
+	}
+	var stdout, stderr bytes.Buffer
+	call := exec.Command(binary, "call", p.url("greeter.Greeter"), "Hello", `"Ann"`)
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != `"Hello, Ann"` {
+		t.Fatalf("call: %v, stdout %q, stderr %q\n%s", err, stdout.String(), stderr.String(), p.logText())
+	}
+	stdout.Reset()
+	call = exec.Command(binary, "call", p.url("greeter.Greeter"), "Pid")
+	call.Stdout, call.Stderr = &stdout, &stderr
+	if err := call.Run(); err != nil || strings.TrimSpace(stdout.String()) != m[2] {
+		t.Fatalf("Pid: %v, stdout %q; want the plugin's pid %s", err, stdout.String(), m[2])
+	}
+}
+
+// The help's second example: a read-only registry plugin passes, its
+// registry suite reported as skipped rather than failing on Register.
+func TestPluginCheckReadOnlyRegistrySkips(t *testing.T) {
+	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
+	providers := filepath.Join(t.TempDir(), "providers.txt")
+	if err := os.WriteFile(providers, []byte("airnode://127.0.0.1:20001/demo.Echo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "plugin", "check", static, "--registry-url", "static://"+providers)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"--- SKIP: Conformance/registry", "is read-only", "result       ok",
+		"keys      interval (duration, default 500ms): how often the file is re-read, 10ms..1h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "FAIL") {
+		t.Errorf("output has FAIL:\n%s", out)
+	}
+
+	// Without --registry-url the suite cannot build the registry: say so.
+	stdout.Reset()
+	cmd = exec.Command(binary, "plugin", "check", static)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stdout.String(), "--registry-url URL") {
+		t.Errorf("plugin check without --registry-url: %v\n%s", err, stdout.String())
+	}
+}
+
+// plugin check with a real balancer plugin declaring URL keys the kernel
+// reads: a key that chooses an extension (loadbalance) or a kernel key
+// with another type than the kernel's (timeout as int) fails the check,
+// naming the key and that the kernel reads it; a kernel key declared with
+// the kernel's type (weight, as shortestresponse reads it) or one the
+// kernel has no type for (group) is only noted, and the check passes.
+func TestPluginCheckKernelKeys(t *testing.T) {
+	lb := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/keyslb")
+	run := func(args ...string) (int, string, string) {
+		r := runCommand(t, 60*time.Second, nil, "plugin", append([]string{"check", lb}, args...)...)
+		return r.code, r.stdout, r.stderr
+	}
+	code, out, errOut := run("--arg", "timeout:int:5", "--arg", "loadbalance:string:x", "--arg", "keyslb.window:duration:1s")
+	for _, want := range []string{
+		`airnode: plugin check: loadbalance "keyslb" declares URL key "timeout" as int, but the kernel reads "timeout" itself (type duration: consumer call timeout, default 1000ms)`,
+		`declare a key of the plugin's own, such as "keyslb.timeout"`,
+		`loadbalance "keyslb" declares URL key "loadbalance", which the kernel reads to choose the loadbalance extension`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != 1 || strings.Contains(errOut, "keyslb.window") || strings.Contains(out, "result       ok") {
+		t.Errorf("exit %d; want 1 and only the clashing keys named\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	code, out, errOut = run("--arg", "weight:int:100", "--arg", "group:string:g")
+	for _, want := range []string{
+		`note      key "weight" of loadbalance "keyslb" is a kernel key: the kernel reads it too (type int: provider weight); a URL's weight= reaches both`,
+		`note      key "group" of loadbalance "keyslb" is a kernel key: the kernel reads it too; a URL's group= reaches both`,
+		"result       ok",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d, stderr %q; want 0", code, errOut)
+	}
+}
+
+// A service plugin method without a leading context.Context (the greeter
+// example's Pid): the sdk calls it (TestGreeterServicePluginAnswersCall
+// calls Pid), but it cannot see the call's deadline, cancellation or
+// attachments, so plugin check warns, naming the method, and passes.
+func TestPluginCheckWarnsAboutMethodsWithoutContext(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(binary, "plugin", "check", greeter)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	want := "warning   greeter.Greeter.Pid takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments"
+	if !strings.Contains(out, want) || strings.Contains(out, "Greeter.Hello takes") {
+		t.Errorf("output lacks %q or warns about Hello:\n%s", want, out)
+	}
+}

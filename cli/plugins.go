@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/pluginhost"
+	"github.com/airnode/airnode/sdk/pluginrpc"
+	"github.com/airnode/airnode/spi"
+)
+
+// launchPlugins launches cfg's plugins and adds their extensions to cat,
+// for serve. Any declared plugin that fails to start (missing binary, no
+// handshake, wrong or unsupported point, a name shadowing a registered
+// extension) is an error naming it, after the plugins already started have
+// been stopped: a provider does not run without a plugin its
+// configuration declares (a filter plugin's activation, which may put it
+// in every export's chain, is known only from a running plugin). On
+// success the returned host is never nil and must be closed.
+//
+// With the catalogs complete, it then checks the configuration's
+// references against them (checkReferences: a misspelled loadbalance gets
+// a did-you-mean, naming file and the reference), so every command that
+// launches the plugins rejects a bad reference the same way. file is the
+// configuration file cfg was read from ("" none).
+//
+// It warns (logger) about a relative command path that the configuration
+// file's directory would resolve differently (warnRelativeCommands), and
+// about a plugin declaring a kernel or selecting key as `airnode plugin
+// check` fails it (warnKeyClashes): a warning, not a refusal.
+func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
+	return startPluginHost(ctx, cfg, file, cat, logger, nil)
+}
+
+// consumerPluginPoints are the plugin points a consumer command (call, bench,
+// list, registry) starts: a service plugin is a provider's implementation,
+// which a consumer never runs.
+var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointRegistry, extension.PointFilter}
+
+// launchConsumerPlugins is launchPlugins for the consumer commands (call,
+// bench, list, registry): it starts no service plugin, and of the others
+// only those use accepts (nil: all; see pluginsNamed). A plugin that
+// fails to start fails no command by itself: it is logged as a warning
+// naming it and why, stays in the catalogs, and a URL or registry that
+// selects it fails with that reason (pluginhost.Host.Register); `airnode
+// list` shows it failed in its STATE column. A start cut short by ctx
+// (SIGINT) is an error.
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, use func(config.Plugin) bool) (*pluginhost.Host, error) {
+	consumer := func(p config.Plugin) bool {
+		return slices.Contains(consumerPluginPoints, p.Point) && (use == nil || use(p))
+	}
+	return startPluginHost(ctx, cfg, file, cat, logger, consumer)
+}
+
+// pluginsNamed returns which plugins a consumer command may use whose
+// command line names texts (SERVICE_URL, the -p values) and registry URL:
+// a filter plugin (its activation, which may put it in every chain, is
+// known only from the running plugin), and a plugin whose name is a word
+// of texts, of registry, or of the configuration's references (which
+// every command builds: checkReferences) and registry, where words are
+// split at ? & = , ; : / and a leading "-" is dropped
+// (loadbalance=acme.p2c, filter=-x,acme.authz, acme.reg:///dir). Only
+// those start, so that a one-shot call does not pay for launching the
+// others (tester9: four plugins took a call from 0.030 s to 0.086 s); a
+// word that names a plugin by chance only starts it too.
+func pluginsNamed(cfg config.Config, registry string, texts ...string) func(config.Plugin) bool {
+	words := map[string]bool{}
+	add := func(s string) {
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("?&=,;:/ ", r) }) {
+			words[strings.TrimLeft(w, "-")] = true
+		}
+	}
+	for _, t := range slices.Concat(texts, []string{registry, cfg.Registry}) {
+		add(t)
+	}
+	for _, r := range cfg.References {
+		for k, v := range r.Params {
+			add(k + "=" + v)
+		}
+	}
+	return func(p config.Plugin) bool { return p.Point == extension.PointFilter || words[p.Name] }
+}
+
+// startPluginHost starts cfg's plugins: all of them, failing on the first
+// that cannot start, when consumer is nil (serve); else those consumer
+// accepts, warning of each that fails (launchConsumerPlugins).
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool) (*pluginhost.Host, error) {
+	warnRelativeCommands(cfg.Plugins, file, logger)
+	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
+	var err error
+	if len(cfg.Plugins) > 0 {
+		if consumer != nil {
+			if serr := host.StartIf(ctx, consumer); serr != nil {
+				if ctx.Err() != nil {
+					err = serr
+				}
+				for _, i := range host.Plugins() {
+					if i.State == pluginhost.StateFailed {
+						logger.Warn("plugin failed to start; a command that selects it fails", "plugin", i.Name, "point", i.Point, "err", i.Reason)
+					}
+				}
+			}
+		} else {
+			err = host.Start(ctx)
+		}
+		if err == nil {
+			err = host.Register(cat)
+		}
+		if err == nil {
+			warnKeyClashes(host.Plugins(), logger)
+		}
+	}
+	if err == nil {
+		err = checkReferences(cfg, file, cat)
+	}
+	if err != nil {
+		_ = host.Close()
+		return nil, err
+	}
+	return host, nil
+}
+
+// warnKeyClashes logs a warning for every URL key a running plugin
+// declares that `airnode plugin check` fails (kernelKeyClashes: a key
+// that selects an extension, or a kernel key declared with another type
+// than the kernel's), with the check's text. The plugin still runs: a
+// URL's value of that key reaches both the kernel and the plugin.
+func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
+	for _, i := range plugins {
+		if len(i.Keys) == 0 || len(i.Provides) == 0 || i.Point == pluginhost.PointService {
+			continue
+		}
+		_, err := kernelKeyClashes([]pluginrpc.Description{{Point: i.Point, Name: i.Provides[0], Keys: i.Keys}})
+		if err == nil {
+			continue
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			logger.Warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
+		}
+	}
+}
+
+// warnRelativeCommands logs a warning for each plugin whose command is a
+// relative path that the configuration file's directory (file's, when
+// file is not in the working directory) would resolve differently: it
+// does not exist relative to the working directory, from which it is
+// resolved (config.Plugin.Command), but does relative to the file, or it
+// exists in both places as different files. The resolution itself does
+// not change.
+func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Logger) {
+	if file == "" {
+		return
+	}
+	dir, err := filepath.Abs(filepath.Dir(file))
+	wd, werr := os.Getwd()
+	if err != nil || werr != nil || dir == wd {
+		return
+	}
+	for _, p := range plugins {
+		if p.Command == "" || filepath.IsAbs(p.Command) {
+			continue
+		}
+		used, err := filepath.Abs(p.Command)
+		if err != nil {
+			continue
+		}
+		other := filepath.Join(dir, p.Command)
+		ofi, err := os.Stat(other)
+		if err != nil {
+			continue
+		}
+		ufi, err := os.Stat(used)
+		switch {
+		case err != nil:
+			logger.Warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
+				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
+		case !os.SameFile(ufi, ofi):
+			logger.Warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
+				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
+		}
+	}
+}
+
+// checkReferences checks every reference of cfg against cat as
+// config.CheckReferences does — each extension its params name must exist
+// and build with them — and names the configuration file and the
+// reference in config.Load's form:
+//
+//	config: plugins.yaml: key "references[0].params": unknown loadbalance "rundrobin" (...); did you mean "roundrobin"?
+//
+// (config.CheckReferences does not know the file; kernel/config cannot be
+// edited from here.) Without a file it is config.CheckReferences.
+func checkReferences(cfg config.Config, file string, cat *extension.Catalogs) error {
+	if file == "" {
+		return cfg.CheckReferences(cat)
+	}
+	var errs []error
+	for i, r := range cfg.References {
+		u, err := spi.NewURL("airnode", "", 0, r.Interface, r.Params)
+		if err == nil {
+			_, err = cat.Explain(u, extension.ReferencedMethods(u))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("config: %s: key %q: %w", file, fmt.Sprintf("references[%d].params", i), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// configKeyError returns err naming the configuration file and the key
+// that set the refused URL key, in config.Load's form
+//
+//	config: plugins.yaml: key "protocol": invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)
+//
+// when file set it: through services[svc].params (svc is the service's
+// index in cfg.Services, -1 when the file does not list it) or protocol,
+// and not overridden by flagParams (-p and the dedicated flags, which
+// win). Otherwise, or when err names no key, err is returned unchanged.
+// The refused key is a *spi.ParamError's key, or the point of an
+// *extension.UnknownError (an unknown transport: key "transport", also
+// as a method-level key "methods.M.transport").
+func configKeyError(cfg config.Config, file string, svc int, flagParams map[string]string, err error) error {
+	if file == "" || err == nil {
+		return err
+	}
+	var key string
+	var cause error
+	var pe *spi.ParamError
+	var ue *extension.UnknownError
+	switch {
+	case errors.As(err, &pe):
+		key, cause = pe.Key, pe
+	case errors.As(err, &ue):
+		key, cause = ue.Point, ue
+	default:
+		return err
+	}
+	if _, ok := flagParams[key]; ok {
+		return err
+	}
+	sets := func(params map[string]string) bool {
+		for k := range params {
+			if k == key || ue != nil && strings.HasSuffix(k, "."+key) {
+				return true
+			}
+		}
+		return false
+	}
+	var path string
+	switch {
+	case svc >= 0 && sets(cfg.Services[svc].Params):
+		path = fmt.Sprintf("services[%d].params", svc)
+	case sets(cfg.Protocol):
+		path = "protocol"
+	default:
+		return err
+	}
+	return fmt.Errorf("config: %s: key %q: %w", file, path, cause)
+}

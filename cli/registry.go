@@ -1,0 +1,584 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/airnode/airnode/kernel/directory"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/extensions/lb/warmup"
+	fileregistry "github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// registryCommand returns `airnode registry` with its ls and watch
+// subcommands.
+func registryCommand(a *app) *cobra.Command {
+	var registry string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "registry",
+		Short: "Inspect a registry: list services and providers, watch changes",
+	}
+	cmd.PersistentFlags().StringVar(&registry, "registry", "", `registry URL (default: the configuration's, else the "file" registry)`)
+	// open builds the registry, after starting the configuration's plugins
+	// (a registry plugin joins the catalogs as it does for call and serve);
+	// done closes the registry, then the plugins.
+	open := func(ctx context.Context) (reg spi.Registry, desc string, done func(), err error) {
+		cat, err := a.Catalogs()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		cfg, err := a.Config(nil)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		if registry == "" {
+			registry = cfg.Registry
+		}
+		quiet, err := newLogger(a.stderr, "warn", a.logFormat)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, pluginsNamed(cfg, registry))
+		if err != nil {
+			return nil, "", nil, err
+		}
+		reg, desc, err = openRegistry(cat, registry)
+		if err != nil {
+			_ = plugins.Close()
+			return nil, "", nil, err
+		}
+		return reg, desc, func() { _ = reg.Close(); _ = plugins.Close() }, nil
+	}
+	ls := &cobra.Command{
+		Use:   "ls [SERVICE]",
+		Short: "List services and their providers with weight, warm-up and uptime",
+		Long: `ls prints every service with providers in the registry (or only SERVICE,
+a service key such as "demo.Echo" or "group/demo.Echo:1.0"), and for each
+provider its address, weight, warm-up progress (Dubbo's: the effective
+weight grows linearly over "warmup" from the provider's "timestamp") and
+uptime. A file registry directory named in the URL that does not exist
+is an error (exit 1: a typo, or no node has registered there yet; ls
+creates nothing); the default directory, not created yet, lists no
+services. With a zookeeper registry that cannot be reached (ls waits its
+connect.timeout, 5s by default) and a file.cache, the lists are the
+cache's: a first line says so, naming ZooKeeper and how long it has been
+unreachable, and each service gives its cached list's age; without a
+cache, ls fails saying the same.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, desc, done, err := open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := checkFileRegistryDir(registry); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			if !asJSON {
+				return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
+			}
+			jw := &lsJSONWriter{}
+			if err := registryList(ctx, reg, desc, args, time.Now(), jw); err != nil {
+				return err
+			}
+			if jw.out == nil { // no service, or none fits
+				jw.out = &lsJSON{Services: []lsServiceJS{}}
+			}
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(jw.out)
+		},
+	}
+	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; stale marks an older entry at a newer one's address, which consumers ignore`)
+	watch := &cobra.Command{
+		Use:   "watch SERVICE",
+		Short: "Print every change of a service's providers until interrupted",
+		Long: `watch prints SERVICE's providers, then every provider that joins (+) or
+leaves (-), until interrupted: Ctrl-C (SIGINT) exits 130 and SIGTERM 143,
+as call and bench do, whether it was watching or still waiting for the
+registry (a ZooKeeper session).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			reg, desc, done, err := open(ctx)
+			if err == nil {
+				defer done()
+				err = registryWatch(ctx, reg, desc, args[0], a.stdout)
+			}
+			// Ctrl-C is how watch ends, while it watches or still waits
+			// for the registry (a ZooKeeper session): exit 130 (SIGTERM
+			// 143) either way, as call and bench do.
+			if sig, ok := signalOf(ctx); ok {
+				msg := "registry watch: interrupted by " + signalName(sig)
+				fmt.Fprintf(a.stderr, "airnode: %s\n", msg)
+				return &interruptedError{sig: sig, msg: msg}
+			}
+			return err
+		},
+	}
+	cmd.AddCommand(ls, watch)
+	return cmd
+}
+
+// openRegistry builds the registry named by raw ("" is the default
+// registry extension with its default location).
+func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, error) {
+	var u spi.URL
+	if raw == "" {
+		if u = defaultRegistry(cat); u.IsZero() {
+			return nil, "", fmt.Errorf("no registry: give --registry")
+		}
+	} else {
+		var err error
+		if u, err = spi.Parse(raw); err != nil {
+			return nil, "", fmt.Errorf("--registry: %w", err)
+		}
+	}
+	b, err := cat.Registry.Get(u.Scheme())
+	if err != nil {
+		return nil, "", fmt.Errorf("registry %s: %w", u, err)
+	}
+	reg, err := b.Build(u)
+	if err != nil {
+		return nil, "", err
+	}
+	return reg, registryDesc(u), nil
+}
+
+// checkFileRegistryDir returns an error when raw, the registry URL ls
+// was given, is a file registry naming a directory that does not exist,
+// so that a typo (file:///tmp/my-reg for file:///tmp/myreg) is not read as
+// an empty registry. The file registry creates its directory when a
+// provider registers; ls only reads. Other registries, and the default
+// file directory (file:// or none: a fresh machine), are not checked.
+func checkFileRegistryDir(raw string) error {
+	u, err := spi.Parse(raw)
+	if err != nil || u.Scheme() != fileregistry.Name || u.Path() == "" {
+		return nil
+	}
+	dir := filepath.Clean("/" + u.Path())
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("registry ls: file registry directory %s does not exist: no node has registered there (is --registry %s the directory serve uses?)", dir, u)
+	case err != nil:
+		return fmt.Errorf("registry ls: file registry directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("registry ls: file registry directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// registryDesc describes registry URL u for messages and logs: its
+// canonical form with any password masked, and for a file registry URL
+// that names no directory the directory it resolves to, since that
+// depends on the environment (XDG_RUNTIME_DIR, the user's cache
+// directory) and processes started by sudo, ssh or systemd may not share
+// it: "file:// (/run/user/1000/airnode/registry)".
+func registryDesc(u spi.URL) string {
+	desc := u.String()
+	if pw := u.Password(); pw != "" {
+		desc = strings.Replace(desc, ":"+url.QueryEscape(pw)+"@", ":***@", 1)
+	}
+	if isDefaultFileRegistry(u) {
+		desc += " (" + fileregistry.DefaultDir() + ")"
+	}
+	return desc
+}
+
+// withRegistryDir returns u with the file registry's default directory
+// made explicit (file:// -> file:///run/user/1000/airnode/registry), so
+// that the messages the kernel builds from the URL ("no provider
+// available for demo.Echo (registry: ...)") name the directory; any
+// other URL is returned as is. Both forms open the same directory.
+func withRegistryDir(u spi.URL) spi.URL {
+	if !isDefaultFileRegistry(u) {
+		return u
+	}
+	return u.WithPath(fileregistry.DefaultDir())
+}
+
+// isDefaultFileRegistry reports whether u is a file registry URL that
+// names no directory (file://, file://localhost).
+func isDefaultFileRegistry(u spi.URL) bool {
+	return u.Scheme() == fileregistry.Name && u.Path() == ""
+}
+
+func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
+	return registryList(ctx, reg, desc, args, now, w)
+}
+
+// lsJSON is what registry ls --json prints: one object, services in the
+// order the table lists them.
+type lsJSON struct {
+	// Note says the lists are a file.cache's (ZooKeeper unreachable);
+	// empty otherwise.
+	Note     string        `json:"note,omitempty"`
+	Services []lsServiceJS `json:"services"`
+}
+
+// lsServiceJS is one service key of registry ls --json.
+type lsServiceJS struct {
+	Service   string       `json:"service"`
+	Providers []lsProvider `json:"providers"`
+}
+
+// lsProvider is one provider entry of registry ls --json: the table's
+// columns, the entry's URL (token redacted), and Stale: an older entry
+// with the protocol and address of a newer one, which consumers ignore
+// (staleEntries).
+type lsProvider struct {
+	Address  string `json:"address"`
+	Weight   string `json:"weight"`
+	Warmup   string `json:"warmup"`
+	Uptime   string `json:"uptime"`
+	Protocol string `json:"protocol"`
+	URL      string `json:"url"`
+	Stale    bool   `json:"stale"`
+}
+
+// registryList is registry ls, printing a table to w or, when w is an
+// *lsJSONWriter (--json), leaving the listing in it (the text's notes
+// are dropped; Note keeps the cache's).
+func registryList(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
+	var services []spi.URL
+	if len(args) == 1 {
+		u, err := parseServiceKey(args[0])
+		if err != nil {
+			return err
+		}
+		if directory.Multi(u) { // group=a,b or group=*: each service key the reference takes
+			keys, err := directory.ServiceKeys(ctx, reg, desc, u)
+			if err != nil {
+				return fmt.Errorf("look up %s in %s: %w", args[0], desc, err)
+			}
+			if len(keys) == 0 {
+				fmt.Fprintf(w, "%s: no service key of %s in %s fits\n", args[0], u.Interface(), desc)
+				return nil
+			}
+			services = append(services, keys...)
+		} else {
+			services = append(services, u)
+		}
+	} else {
+		keys, err := reg.Services(ctx)
+		if err != nil {
+			return fmt.Errorf("list services of %s: %w", desc, err)
+		}
+		for _, k := range keys {
+			u, err := parseServiceKey(k)
+			if err != nil {
+				return err
+			}
+			services = append(services, u)
+		}
+		if len(services) == 0 {
+			fmt.Fprintf(w, "no services in %s\n", desc)
+			return nil
+		}
+	}
+	// Every list first, so that a note that ZooKeeper is unreachable and
+	// the lists are file.cache's comes before them.
+	cached, _ := reg.(cacheNoter)
+	var note *zookeeper.CacheNote
+	if cached != nil && len(args) == 0 {
+		if n, ok := cached.FromCache(""); ok {
+			note = &n
+		}
+	}
+	lists := make([][]spi.URL, len(services))
+	ages := make([]string, len(services))
+	for i, svc := range services {
+		providers, err := reg.Lookup(ctx, svc)
+		if err != nil {
+			return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
+		}
+		lists[i] = providers
+		if cached == nil {
+			continue
+		}
+		if n, ok := cached.FromCache(svc.ServiceKey()); ok {
+			if note == nil {
+				note = &n
+			}
+			ages[i] = ", cached list saved at an unknown time"
+			if !n.Saved.IsZero() {
+				ages[i] = ", cached list saved " + now.Sub(n.Saved).Round(time.Second).String() + " ago"
+			}
+		}
+	}
+	noteText := ""
+	if note != nil {
+		noteText = fmt.Sprintf("ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date",
+			note.Servers, note.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, note.Path)
+		fmt.Fprintln(w, noteText)
+	}
+	if jw, ok := w.(*lsJSONWriter); ok {
+		out := lsJSON{Note: noteText, Services: []lsServiceJS{}}
+		for i, svc := range services {
+			stale := staleEntries(lists[i])
+			s := lsServiceJS{Service: svc.ServiceKey(), Providers: []lsProvider{}}
+			for j, p := range lists[i] {
+				d := describeProvider(p, now)
+				s.Providers = append(s.Providers, lsProvider{Address: p.Address(), Weight: d.weight, Warmup: d.warmup, Uptime: d.uptime,
+					Protocol: p.Scheme(), URL: p.Redacted(), Stale: stale[j] == 's'})
+			}
+			out.Services = append(out.Services, s)
+		}
+		jw.out = &out
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, svc := range services {
+		providers := lists[i]
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		stale := staleEntries(providers)
+		nStale := ""
+		if n := strings.Count(string(stale), "s"); n > 0 {
+			nStale = fmt.Sprintf(", %d stale", n)
+		}
+		fmt.Fprintf(tw, "%s\t(%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), nStale, ages[i])
+		if len(providers) == 0 {
+			if len(args) == 1 {
+				if others := otherGroupsVersions(ctx, reg, svc); len(others) > 0 {
+					fmt.Fprintf(tw, "  registered in another group or version: %s (ask for it by that key: registry ls %s)\n", strings.Join(others, ", "), others[0])
+				} else if strings.HasPrefix(desc, "file:") && !anyProvider(ctx, reg) {
+					// A consumer (call, bench) creates the directory it
+					// watches, so a mistyped path exists after one call.
+					fmt.Fprintf(tw, "  no provider of any service is registered in %s now: if one runs, is this the directory its serve uses (its 'serving' line names it)?\n", desc)
+				}
+			}
+			continue
+		}
+		fmt.Fprintln(tw, "  ADDRESS\tWEIGHT\tWARM-UP\tUPTIME\tPROTOCOL")
+		for j, p := range providers {
+			s := describeProvider(p, now)
+			note := ""
+			if stale[j] == 's' {
+				note = "  " + staleNote
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme(), note)
+		}
+	}
+	return tw.Flush()
+}
+
+// lsJSONWriter stands for the output in registry ls --json: the text
+// written to it is dropped, and the listing is left in out.
+type lsJSONWriter struct{ out *lsJSON }
+
+func (*lsJSONWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// staleNote marks a provider entry that consumers ignore (staleEntries).
+const staleNote = "(stale: same address as a newer entry; consumers ignore it)"
+
+// staleEntries marks, for one service's providers, each entry consumers
+// ignore with 's' (others '-'): of the entries with one protocol and
+// address, kernel/directory keeps the one with the highest timestamp
+// (directory.KeyTimestamp; absent or malformed is 0), on a tie the one it
+// saw last (here: listed last). A provider killed and restarted on its
+// port is listed twice until its old registry session expires (tester18
+// N4): ls shows both, marking the old one, as consumers count it once.
+func staleEntries(providers []spi.URL) []byte {
+	marks := bytes.Repeat([]byte{'-'}, len(providers))
+	best := map[string]int{} // protocol://address -> index of the newest entry
+	for i, p := range providers {
+		k := p.Scheme() + "://" + p.Address()
+		j, ok := best[k]
+		if !ok {
+			best[k] = i
+			continue
+		}
+		if entryTimestamp(p) >= entryTimestamp(providers[j]) {
+			marks[j], best[k] = 's', i
+		} else {
+			marks[i] = 's'
+		}
+	}
+	return marks
+}
+
+func entryTimestamp(u spi.URL) int64 {
+	t, err := u.Int(directory.KeyTimestamp, 0)
+	if err != nil {
+		return 0
+	}
+	return t
+}
+
+// anyProvider reports whether reg lists a provider of any service; false
+// when the listing fails.
+func anyProvider(ctx context.Context, reg spi.Registry) bool {
+	keys, err := reg.Services(ctx)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		u, err := parseServiceKey(k)
+		if err != nil {
+			continue
+		}
+		if ps, err := reg.Lookup(ctx, u); err == nil && len(ps) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// otherGroupsVersions returns the service keys reg lists for svc's
+// interface in another group or version (g/demo.Echo:1.0 for demo.Echo),
+// sorted; none when the listing fails.
+func otherGroupsVersions(ctx context.Context, reg spi.Registry, svc spi.URL) []string {
+	keys, err := reg.Services(ctx)
+	if err != nil {
+		return nil
+	}
+	var others []string
+	for _, k := range keys {
+		u, err := parseServiceKey(k)
+		if err == nil && u.Path() == svc.Path() && k != svc.ServiceKey() {
+			others = append(others, k)
+		}
+	}
+	sort.Strings(others)
+	return others
+}
+
+// cacheNoter is the zookeeper registry's report that an answer came from
+// its file.cache while ZooKeeper was unreachable.
+type cacheNoter interface {
+	FromCache(serviceKey string) (zookeeper.CacheNote, bool)
+}
+
+// providerState is what ls shows of one provider.
+type providerState struct {
+	weight, warmup, uptime string
+}
+
+// Defaults of the provider keys ls reads (DESIGN §3).
+const (
+	defaultWeight = 100
+	defaultWarmup = 10 * time.Minute
+)
+
+// describeProvider computes weight, warm-up progress and uptime from the
+// provider's weight, warmup and timestamp keys. The weight a provider
+// warming up is picked with is warmup.Effective, the function the load
+// balancers use (Dubbo's calculateWarmupWeight: weight * uptime / warmup,
+// at least 1, reaching weight once warmup has passed); ls shows it with its
+// share of the configured weight, "weight 1 of 100 (1%), 9m59s left",
+// never "0%" for a provider that is picked (a share below 1% reads "<1%").
+func describeProvider(p spi.URL, now time.Time) providerState {
+	weight, err := p.Int("weight", defaultWeight)
+	if err != nil {
+		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-"}
+	}
+	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-"}
+	ts, err := p.Int("timestamp", 0)
+	if err != nil || ts <= 0 {
+		return st
+	}
+	up := now.Sub(time.UnixMilli(ts))
+	if up < 0 {
+		st.uptime = "clock skew " + (-up).Round(time.Second).String()
+		return st
+	}
+	st.uptime = up.Round(time.Second).String()
+	wu, err := p.Duration("warmup", defaultWarmup)
+	if err != nil {
+		st.warmup = "bad " + p.ParamOr("warmup", "")
+		return st
+	}
+	if wu <= 0 || up >= wu || weight <= 0 {
+		st.warmup = "done"
+		return st
+	}
+	weight = min(weight, warmup.MaxWeight) // as the balancers clamp it
+	eff := warmup.Effective(weight, wu.Milliseconds(), up.Milliseconds())
+	share := strconv.FormatInt(eff*100/weight, 10) + "%"
+	if eff*100 < weight {
+		share = "<1%"
+	}
+	st.warmup = fmt.Sprintf("weight %d of %d (%s), %s left", eff, weight, share, (wu - up).Round(time.Second))
+	return st
+}
+
+func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w io.Writer) error {
+	u, err := parseServiceKey(service)
+	if err != nil {
+		return err
+	}
+	lists := make(chan []spi.URL, 16)
+	sub, err := reg.Subscribe(ctx, u, func(l []spi.URL) {
+		select {
+		case lists <- l:
+		case <-ctx.Done():
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s in %s: %w", u.ServiceKey(), desc, err)
+	}
+	defer sub.Stop()
+	fmt.Fprintf(w, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
+	prev := map[string]string{} // provider URL -> as printed, token redacted
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-lists:
+			now := time.Now().Format("15:04:05.000")
+			cur := map[string]string{}
+			for _, p := range l {
+				cur[p.String()] = p.Redacted()
+			}
+			for _, p := range l {
+				if _, ok := prev[p.String()]; !ok {
+					fmt.Fprintf(w, "%s + %s\n", now, p.Redacted())
+				}
+			}
+			var gone []string
+			for s, printed := range prev {
+				if _, ok := cur[s]; !ok {
+					gone = append(gone, printed)
+				}
+			}
+			sort.Strings(gone)
+			for _, s := range gone {
+				fmt.Fprintf(w, "%s - %s\n", now, s)
+			}
+			fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), providersCount(len(l)))
+			prev = cur
+		}
+	}
+}
+
+// providersCount says "1 provider" or "n providers".
+func providersCount(n int) string {
+	if n == 1 {
+		return "1 provider"
+	}
+	return fmt.Sprintf("%d providers", n)
+}

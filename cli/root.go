@@ -1,0 +1,200 @@
+package cli
+
+// Adding a subcommand
+//
+// Each subcommand lives in its own file (serve.go, call.go, ...) with a
+// constructor returning a *cobra.Command, and is added with ONE line to
+// subcommands below. A constructor takes what it needs from *app:
+//
+//	listCommand(a)            // func listCommand(a *app) *cobra.Command
+//	serveCommand(a.Catalogs)  // func serveCommand(newCatalogs func() (*extension.Catalogs, error)) *cobra.Command
+//
+// app gives every subcommand the global flags' effects:
+//
+//	a.Catalogs()      bundled extensions (extensions/bundle) in fresh catalogs
+//	a.Config(fs)      plugins.yaml: defaults < --config file < AIRNODE_* env < fs's flags (config.AddFlags)
+//	a.configFile      the file a.Config read: errors about its values name it (launchPlugins, runServe)
+//	a.Logger()        log/slog logger per --log-level and --log-format, writing to stderr
+//	a.stdout/stderr   the writers to use (tests capture them)
+//
+// Global flags (persistent, valid on every subcommand): --config,
+// --log-level, --log-format; the root also makes slog.Default() log per
+// the last two while the command runs. Do not redefine them locally, and do not set a
+// PersistentPreRunE (it would replace the root's, which checks them).
+//
+// Errors: return them from RunE; main prints "airnode: <err>" on stderr and
+// exits 1. An error with an `ExitCode() int` method is taken as already
+// reported: main prints nothing and exits with that code.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+)
+
+// subcommands returns every subcommand of airnode, one line each.
+func subcommands(a *app) []*cobra.Command {
+	return []*cobra.Command{
+		listCommand(a),
+		serveCommand(a),
+		callCommand(a),
+		benchCommand(a),
+		registryCommand(a),
+		pluginCommand(a),
+		statsCommand(a),
+	}
+}
+
+// DefaultConfigFile is read when --config is not given and it exists in the
+// working directory.
+const DefaultConfigFile = "plugins.yaml"
+
+// app is the state the global flags set up for subcommands.
+type app struct {
+	stdout, stderr io.Writer
+
+	configPath string // --config
+	configFile string // the file the last Config call read ("" none): errors about its values name it
+	logLevel   string // --log-level
+	logFormat  string // --log-format
+
+	// newCatalogs builds the catalogs; tests replace it with stand-ins.
+	newCatalogs func() (*extension.Catalogs, error)
+	// environ is the environment config reads (os.Environ).
+	environ func() []string
+}
+
+// newApp returns the app writing to stdout and stderr. Secrets in URLs
+// (token=, a userinfo password) never reach stderr: logs and errors are
+// written through redactingWriter. stdout, the replies of call and the
+// reports of bench, is written as is.
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{
+		stdout:      stdout,
+		stderr:      redactingWriter{stderr},
+		newCatalogs: bundledCatalogs,
+		environ:     os.Environ,
+	}
+}
+
+// bundledCatalogs returns fresh catalogs holding every bundled extension.
+// Plugins declared in plugins.yaml join the same catalogs in a later issue.
+func bundledCatalogs() (*extension.Catalogs, error) {
+	c := extension.New()
+	if err := bundle.Register(c); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	return c, nil
+}
+
+// Catalogs returns new catalogs of every available extension.
+func (a *app) Catalogs() (*extension.Catalogs, error) { return a.newCatalogs() }
+
+// ConfigFile returns the configuration file to read: --config if given,
+// else plugins.yaml when it exists in the working directory, else "" (no
+// file: defaults, environment and flags only).
+func (a *app) ConfigFile() (string, error) {
+	if a.configPath != "" {
+		return a.configPath, nil
+	}
+	if _, err := os.Stat(DefaultConfigFile); err == nil {
+		return DefaultConfigFile, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("config: %w", err)
+	}
+	return "", nil
+}
+
+// Config loads the node configuration: defaults, then the config file (see
+// ConfigFile), then AIRNODE_* environment variables, then the flags of
+// flags that config.AddFlags defined and the user set (flags may be nil).
+func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
+	file, err := a.ConfigFile()
+	if err != nil {
+		return config.Config{}, err
+	}
+	a.configFile = file
+	environ, err := durationEnviron(a.environ())
+	if err != nil {
+		return config.Config{}, err
+	}
+	return config.Load(config.Source{File: file, Environ: environ, Flags: flags})
+}
+
+// Logger returns a logger writing to stderr at --log-level in
+// --log-format.
+func (a *app) Logger() *slog.Logger {
+	l, _ := newLogger(a.stderr, a.logLevel, a.logFormat)
+	return l
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	}
+}
+
+// newRootCommand returns the airnode command with its global flags and
+// every subcommand.
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "airnode",
+		Short: "airnode: a plugin-oriented RPC framework node (Dubbo-style microkernel)",
+		Long: `airnode runs a node of the airnode RPC framework: a small kernel whose
+transports, registries, load balancers, codecs, heartbeat strategies,
+clusters and filters are named extensions chosen at run time from URL
+parameters.
+
+Configuration comes from plugins.yaml (--config; ./plugins.yaml when present),
+then AIRNODE_* environment variables, then flags. Durations in flags,
+AIRNODE_* variables and URL keys take 500ms, 2s or a bare number of
+milliseconds (500); plugins.yaml wants a unit.`,
+		SilenceUsage:  true, // errors are reported once, by main
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := newLogger(a.stderr, a.logLevel, a.logFormat) // reject bad values early
+			if err != nil {
+				return err
+			}
+			// Extensions (balancers, clusters, registries) log through
+			// slog.Default(): they follow --log-level and --log-format too.
+			// runApp restores the previous default when the command ends.
+			slog.SetDefault(l)
+			warnUnknownEnv(a.environ(), l) // AIRNODE_REGISTY, a typo: env.go
+			return nil
+		},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+DefaultConfigFile+" when present)")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info)")
+	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
+	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(subcommands(a)...)
+	// every duration flag takes the URL keys' forms, bare milliseconds too
+	acceptMilliseconds(root)
+	root.SetFlagErrorFunc(durationFlagError)
+	return root
+}

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// Main runs the airnode command line of this process: the arguments are
+// os.Args[1:], output goes to os.Stdout and os.Stderr (a log line stderr
+// cannot take is dropped, never fatal: serve_signals.go). It returns the
+// exit status for os.Exit (see the package doc).
+func Main() int {
+	return Run(context.Background(), os.Args[1:], os.Stdout, &lossyWriter{w: os.Stderr})
+}
+
+// Run runs the airnode command line args (without the program name, e.g.
+// ["list", "--explain"]) writing to stdout and stderr, and returns the
+// exit status: 0 on success, otherwise 1 (or 130/143 for a command a
+// signal interrupted) with the error written to stderr as
+// "airnode: <error>". ctx bounds the command (serve, bench and call also
+// watch SIGINT and SIGTERM themselves).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdout, stderr)
+}
+
+// exitCoder is an error that has already been reported to the user (on
+// stderr) and carries the exit status to use; run prints nothing more.
+type exitCoder interface{ ExitCode() int }
+
+// run executes airnode with args and returns the process exit status: 0 on
+// success, otherwise 1 (or the status an exitCoder error asks for) with the
+// error written to stderr as "airnode: <error>".
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runApp(ctx, newApp(stdout, stderr), args)
+}
+
+// runApp is run with a prepared app (tests swap its catalogs and
+// environment).
+func runApp(ctx context.Context, a *app, args []string) int {
+	defer slog.SetDefault(slog.Default()) // the root replaces it for the command's run
+	stdout := &writeCounter{w: a.stdout}
+	a.stdout = stdout
+	cmd := newRootCommand(a)
+	cmd.SetArgs(args)
+	c, err := cmd.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
+	}
+	if c != nil && c.Name() == "bench" && stdout.n == 0 && jsonRequested(args) {
+		// bench --json prints one object even when cobra fails before
+		// the command runs (an unknown flag, a bad flag value, a missing
+		// SERVICE_URL): the README promises it.
+		printJSONFailure(stdout.w, err)
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		if code := ec.ExitCode(); code != 0 {
+			return code
+		}
+		return 1
+	}
+	fmt.Fprintf(a.stderr, "airnode: %v\n", err)
+	return 1
+}
+
+// jsonRequested reports whether args, a bench command line, ask for --json
+// (the last "--json" or "--json=BOOL" before "--" decides), for errors
+// cobra returns before it has parsed every flag.
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
+}
+
+// durationForms says which spellings a duration takes on the command line
+// and in AIRNODE_* variables: those of the URL keys (spi.ParseDuration).
+const durationForms = "want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)"
+
+// errDurationSyntax is durationValue.Set's error: the value is none of
+// durationForms. durationFlagError turns pflag's error wrapping it into
+// one line naming the command and the flag.
+var errDurationSyntax = errors.New(durationForms)
+
+// durationValue is a time.Duration flag (pflag's own Value, wrapped) that
+// reads the URL keys' forms, so that `--shutdown-wait 500` means 500 ms as
+// `timeout=500` does: a Go duration ("2s", "500ms") or a bare number of
+// milliseconds (Dubbo's), parsed by spi.ParseDuration. A negative Go
+// duration ("-1s") is passed on for the command's own bounds check to name
+// (spi.ParseDuration refuses it). Type and String are the wrapped value's.
+type durationValue struct{ pflag.Value }
+
+// Set parses s and sets the wrapped value; errDurationSyntax if s is none
+// of the forms.
+func (d durationValue) Set(s string) error {
+	v, err := spi.ParseDuration(s)
+	if err != nil {
+		neg, nerr := time.ParseDuration(strings.TrimSpace(s))
+		if nerr != nil || neg >= 0 {
+			return errDurationSyntax
+		}
+		v = neg
+	}
+	return d.Value.Set(v.String())
+}
+
+// acceptMilliseconds makes every time.Duration flag of cmd and its
+// subcommands (pflag type "duration") a durationValue.
+func acceptMilliseconds(cmd *cobra.Command) {
+	wrap := func(f *pflag.Flag) {
+		if _, done := f.Value.(durationValue); !done && f.Value.Type() == "duration" {
+			f.Value = durationValue{f.Value}
+		}
+	}
+	cmd.Flags().VisitAll(wrap)
+	cmd.PersistentFlags().VisitAll(wrap)
+	for _, c := range cmd.Commands() {
+		acceptMilliseconds(c)
+	}
+}
+
+// durationFlagError is the root's flag error function: a bad duration
+// flag value is reported as `serve: --shutdown-wait "5x": want a duration
+// such as ...` instead of pflag's `invalid argument "5x" for
+// "--shutdown-wait" flag: ...`; other flag errors are returned unchanged.
+func durationFlagError(c *cobra.Command, err error) error {
+	var ie *pflag.InvalidValueError
+	if errors.As(err, &ie) && errors.Is(err, errDurationSyntax) {
+		path := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") // "plugin check"
+		return fmt.Errorf("%s: --%s %q: %s", path, ie.GetFlag().Name, ie.GetValue(), durationForms)
+	}
+	return err
+}
+
+// durationEnv are the AIRNODE_* variables holding a duration (config.Load
+// reads them; kernel/config's AddFlags names each in its flag's usage).
+var durationEnv = []string{"AIRNODE_SHUTDOWN_TIMEOUT", "AIRNODE_SHUTDOWN_WAIT"}
+
+// durationEnviron returns environ with each durationEnv variable's value
+// respelled as a Go duration, so that AIRNODE_SHUTDOWN_WAIT=500 means
+// 500 ms as --shutdown-wait 500 does (config.Load wants a unit). A value
+// that is none of durationForms is an error naming the variable, in
+// config.Load's form (`config: environment AIRNODE_SHUTDOWN_WAIT "5x":
+// want ...`); an empty value is left for config.Load to ignore.
+func durationEnviron(environ []string) ([]string, error) {
+	out := slices.Clone(environ)
+	for i, kv := range out {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" || !slices.Contains(durationEnv, name) {
+			continue
+		}
+		d, err := spi.ParseDuration(v)
+		if err != nil {
+			neg, nerr := time.ParseDuration(strings.TrimSpace(v))
+			if nerr != nil || neg >= 0 {
+				return nil, fmt.Errorf("config: environment %s %q: %s", name, v, durationForms)
+			}
+			d = neg // config.Load's bounds check names it
+		}
+		out[i] = name + "=" + d.String()
+	}
+	return out, nil
+}
+
+// signalOf returns the signal that cancelled ctx, a signal.NotifyContext's
+// context or one derived from it (its cause reads "interrupt signal
+// received"), and whether one did: SIGINT or SIGTERM, the signals the
+// commands watch.
+func signalOf(ctx context.Context) (syscall.Signal, bool) {
+	if ctx.Err() == nil {
+		return 0, false
+	}
+	cause := context.Cause(ctx)
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if cause != nil && cause.Error() == s.String()+" signal received" {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// signalName is "SIGINT" or "SIGTERM".
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// interruptedError ends a command that a signal interrupted, after it has
+// said so on stderr (and bench has printed what it measured): the process
+// exits 128 + the signal's number, 130 for SIGINT and 143 for SIGTERM, as
+// shells report a process a signal ended.
+type interruptedError struct {
+	sig syscall.Signal
+	msg string // "bench: interrupted by SIGINT after 2.1 s of the planned 10s"
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+
+// ExitCode is 128 + the signal number.
+func (e *interruptedError) ExitCode() int { return 128 + int(e.sig) }

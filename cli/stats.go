@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/extensions/filter/metrics"
+)
+
+// statsCommand returns `airnode stats ADDR`: the AirRPC-style table of a
+// running node's /stats endpoint (airnode serve --metrics ADDR).
+func statsCommand(a *app) *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "stats ADDR",
+		Short: "Print a node's call statistics (success rate, mean/p99 latency, count, calls/s per method)",
+		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
+and prints one line per side, service and method: count, success rate,
+mean and p99 latency, calls per second (TPS/10s: over the last 10 s, as
+Prometheus' rate() reads it, so it is 0 for a method idle that long;
+TPS/avg: since the method's first call, idle time included), calls in
+flight, cancelled calls and failures by status. A call
+that failed because it was given up on — on the provider, its consumer
+went away before the answer (Ctrl-C, a crash) — is counted CANCELLED,
+not as a failure, and SUCCESS is over the other calls ("-" when there
+are none); a call the provider's own shutdown abandoned (shutdown.timeout
+passed) is a SERVER_ERROR failure, as its consumer was told. Requests the provider
+answered before any service saw them (unknown service or method:
+SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
+BAD_REQUEST) are in no row; a last line counts them by status, and the
+calls the token filter refused (wrong or missing token; their consumers
+got SERVICE_ERROR, the method did not run). --json
+prints the endpoint's JSON, which also holds the heartbeat, registry,
+access and provider counters.
+
+  airnode stats 127.0.0.1:9090`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout <= 0 {
+				return fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			rep, err := metrics.Fetch(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			if err := metrics.WriteTable(a.stdout, rep.Methods); err != nil {
+				return err
+			}
+			if err := metrics.WriteRejected(a.stdout, rep.Counters); err != nil {
+				return err
+			}
+			if rep.Health != nil { // serve's /stats: readiness, plugins down, warnings
+				return metrics.WriteHealth(a.stdout, *rep.Health)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long (positive)")
+	return cmd
+}
