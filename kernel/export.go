@@ -955,9 +955,9 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 			}
 		}
 	}
-	tr, err := trb.Build(pu)
+	tr, err := extension.Build(extension.PointTransport, trb.Name(), func() (spi.Transport, error) { return trb.Build(pu) })
 	if err != nil {
-		return nil, fmt.Errorf("kernel: export %s: transport %s: %w", pu.ServiceKey(), trb.Name(), err)
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
 	n.useLogger(tr) // its listener logs accept failures (out of file descriptors)
 	payload, err := pu.Size("payload", 0)

@@ -84,9 +84,9 @@ func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilde
 		if !keep(b) {
 			continue
 		}
-		f, err := b.Build(u)
+		f, err := extension.Build(extension.PointFilter, b.Name(), func() (spi.Filter, error) { return b.Build(u) })
 		if err != nil {
-			return nil, fmt.Errorf("filter %q: %w", b.Name(), err)
+			return nil, err // `filter "name": ...`, a panic in Build included
 		}
 		n.useLogger(f)
 		out = append(out, f)

@@ -196,7 +196,7 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
 	}
-	r, err := b.Build(u)
+	r, err := extension.Build(extension.PointRegistry, b.Name(), func() (spi.Registry, error) { return b.Build(u) })
 	if err != nil {
 		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
 	}

@@ -158,7 +158,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		if err != nil {
 			return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 		}
-		if reg, err = b.Build(u); err != nil {
+		if reg, err = extension.Build(extension.PointRegistry, b.Name(), func() (spi.Registry, error) { return b.Build(u) }); err != nil {
 			return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 		}
 		r.reg = reg
@@ -410,13 +410,13 @@ func (r *Reference) build(method string) (*strategy, error) {
 		!methodLevel(cs.Source, r.node.cat.Cluster.Key()) && !methodLevel(ls.Source, r.node.cat.LoadBalance.Key()) {
 		return r.base, nil
 	}
-	c, err := cb.Build(r.url)
+	c, err := extension.Build(extension.PointCluster, cs.Name, func() (spi.Cluster, error) { return cb.Build(r.url) })
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: cluster %s: %w", r.key, cs.Name, err)
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
-	lb, err := lbb.Build(r.url)
+	lb, err := extension.Build(extension.PointLoadBalance, ls.Name, func() (spi.LoadBalance, error) { return lbb.Build(r.url) })
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: loadbalance %s: %w", r.key, ls.Name, err)
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	r.node.useLogger(c)
 	r.node.useLogger(lb)

@@ -130,8 +130,8 @@ func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, e
 	if err != nil {
 		return st, err
 	}
-	if st.transport, err = trb.Build(u); err != nil {
-		return st, fmt.Errorf("transport %s: %w", trb.Name(), err)
+	if st.transport, err = extension.Build(extension.PointTransport, trb.Name(), func() (spi.Transport, error) { return trb.Build(u) }); err != nil {
+		return st, err // `transport "name": ...`, a panic in Build included
 	}
 	st.transportName = trb.Name()
 	if st.heartbeat, st.heartbeatName, err = buildHeartbeat(cat, u); err != nil {
@@ -209,9 +209,9 @@ func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	hb, err := b.Build(u)
+	hb, err := extension.Build(extension.PointHeartbeat, b.Name(), func() (spi.Heartbeat, error) { return b.Build(u) })
 	if err != nil {
-		return nil, "", err // the builder names itself ("heartbeat dual: ...")
+		return nil, "", err // "heartbeat dual: ..." as the bundled name themselves, else `heartbeat "name": ...`
 	}
 	return hb, b.Name(), nil
 }

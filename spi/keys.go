@@ -31,6 +31,12 @@ type KeyDoc struct {
 	// Doc is one line without a final period: what the key does, its unit
 	// and its bounds ("receive buffer per session, bytes, 256KiB..1GiB").
 	Doc string
+	// Secret says the value is a secret (a password, a credential) that
+	// logs, errors and listings must not show. When the extension is
+	// registered in a catalog, the key (and a method's "M.key") is marked
+	// with MarkSecretKey for the whole process, so URL.Redacted and
+	// IsSecretKey hide it like "token". Optional; false by default.
+	Secret bool
 }
 
 // Types of KeyDoc.Type. Each names the syntax CheckValue accepts; bounds

@@ -360,9 +360,11 @@ func (u URL) Redacted() string {
 }
 
 // IsSecretKey reports whether URL key k holds a secret that logs and
-// messages must not show (Redacted): "token" and a method's "M.token".
+// messages must not show (Redacted): "token" and a method's "M.token",
+// and likewise every key marked with MarkSecretKey (an extension's
+// KeyDoc with Secret, once registered).
 func IsSecretKey(k string) bool {
-	return k == AttachmentToken || strings.HasSuffix(k, "."+AttachmentToken)
+	return k == AttachmentToken || strings.HasSuffix(k, "."+AttachmentToken) || isMarkedSecret(k)
 }
 
 // IsZero reports whether u is the zero URL.

@@ -1,8 +1,9 @@
 // Package extension holds airnode's catalogs: for each extension point, the
 // named extensions that can be selected by URL parameters (DESIGN §4).
 //
-// A Point is strict when filled (empty, malformed or duplicate names are
-// errors) and helpful when it misses (an *UnknownError lists every
+// A Point is strict when filled (empty, malformed, reserved or duplicate
+// names are errors, and so is a codec wire id outside 1-31 or held by
+// another codec; Register) and helpful when it misses (an *UnknownError lists every
 // available name and a close match). Selection is adaptive: Choose takes
 // the name from the point's URL key, method-level first, then service-level,
 // then the default; the registry point is chosen by the URL scheme, and a
@@ -11,6 +12,13 @@
 // returns. ActivateFilters builds a side's filter chain from activation
 // (side, key, order) and the "filter" list ("-name", "default"). Describe
 // and Explain feed `airnode list`.
+//
+// Build is the one way the kernel (and Explain) calls an extension's
+// builder: a panic in it becomes a *PanicError naming the point and the
+// extension (`loadbalance "x": Build panicked: ...`), and an error is
+// prefixed with the point and the name unless it names itself. Registering
+// an extension whose KeyDescriber declares a key Secret marks that key
+// secret process-wide (spi.MarkSecretKey), so spi.URL.Redacted hides it.
 //
 // Catalogs are plain values: no init() registration; each node and each
 // test builds its own with New and fills it from extensions/bundle and

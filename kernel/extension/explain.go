@@ -2,7 +2,6 @@ package extension
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -147,10 +146,7 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 		if err, ok := built[k]; ok {
 			return err
 		}
-		err := b()
-		if err != nil && !namesItself(err, point, name) {
-			err = fmt.Errorf("%s %q: %w", point, name, err)
-		}
+		_, err := Build(point, name, func() (struct{}, error) { return struct{}{}, b() })
 		built[k] = err
 		return err
 	}
@@ -228,14 +224,6 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 	return e, e.Err()
 }
 
-// namesItself reports whether err's message already starts with the point
-// or extension name (an extension prefixing its own errors), so Explain
-// adds no second prefix.
-func namesItself(err error, point, name string) bool {
-	m := err.Error()
-	return strings.HasPrefix(m, point) || strings.HasPrefix(m, name)
-}
-
 // ExplainRegistry resolves the registry extension of a registry URL
 // ("zookeeper://127.0.0.1:2181" selects "zookeeper") and builds it.
 func (c *Catalogs) ExplainRegistry(registry spi.URL) Choice {
@@ -244,9 +232,7 @@ func (c *Catalogs) ExplainRegistry(registry spi.URL) Choice {
 	ch.Origin, _ = c.Registry.Origin(sel.Name)
 	x, err := c.Registry.Get(sel.Name)
 	if err == nil {
-		if _, err = x.Build(registry); err != nil && !namesItself(err, PointRegistry, sel.Name) {
-			err = fmt.Errorf("%s %q: %w", PointRegistry, sel.Name, err)
-		}
+		_, err = Build(PointRegistry, sel.Name, func() (spi.Registry, error) { return x.Build(registry) })
 	}
 	ch.Err = err
 	return ch

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -121,11 +122,30 @@ func ValidName(name string) error {
 	return nil
 }
 
-// Register adds ext under ext.Name(). It fails for an invalid name or a name
-// already registered on this point (whatever its origin).
+// Register adds ext under ext.Name(). It fails, naming the point, for:
+//
+//   - an invalid name (ValidName);
+//   - a name the point's selection gives another meaning (reservedName):
+//     "default" for a filter, a bare number where it selects the default
+//     (heartbeat), a name that cannot be a URL scheme for the point chosen
+//     by scheme (registry);
+//   - a name already registered on this point, whatever its origin;
+//   - for a codec, a wire id outside 1-31 (protocol.CodecMask; 0 is
+//     reserved for event frames) or one another codec holds, naming it:
+//     `codec: id 1 of "evil" is already msgpack's (bundled); ids are 1-31,
+//     unique`. So Catalogs.CodecByID is never ambiguous. Dubbo's
+//     CodecSupport likewise refuses a serialization whose content-type id
+//     another one has.
+//
+// When ext is an spi.KeyDescriber declaring a key Secret, Register marks
+// that key secret process-wide (spi.MarkSecretKey), so that spi.URL.Redacted
+// and everything that prints URLs hide its value from then on.
 func (p *Point[T]) Register(ext T, origin Origin) error {
 	name := ext.Name()
 	if err := ValidName(name); err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	if err := p.reservedName(name); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
 	p.mu.Lock()
@@ -133,12 +153,90 @@ func (p *Point[T]) Register(ext T, origin Origin) error {
 	if prev, dup := p.exts[name]; dup {
 		return fmt.Errorf("%s: extension %q already registered (%s)", p.name, name, prev.origin)
 	}
+	if err := p.checkCodecID(ext); err != nil {
+		return err
+	}
 	p.exts[name] = entry[T]{ext: ext, origin: origin}
+	markSecretKeys(ext)
 	return nil
 }
 
+// reservedName refuses a name that this point's selection would read as
+// something else, so that an extension registered under it could never
+// be selected:
+//
+//   - the filter point: "default", the filter list's token for the
+//     activated set (FilterDefault; Dubbo reserves it too); "-name" is
+//     already refused by ValidName;
+//   - a point built with BareNumberSelectsDefault (heartbeat): a name of
+//     digits only, which selects the default strategy with that interval;
+//   - the point chosen by the URL scheme (registry, empty key): a name
+//     that is not a valid scheme (a leading digit, or '_').
+func (p *Point[T]) reservedName(name string) error {
+	if _, ok := any(p).(*Point[spi.FilterBuilder]); ok && name == FilterDefault {
+		return fmt.Errorf("extension name %q is reserved: in the %q list it stands for the activated filters; choose another name", name, p.key)
+	}
+	if p.opts.numberKey != "" && bareNumber(name) {
+		return fmt.Errorf("extension name %q is reserved: a bare number in %q selects the default %s with %s in ms; choose a name with a letter", name, p.key, p.name, p.opts.numberKey)
+	}
+	if p.key == "" && (name[0] >= '0' && name[0] <= '9' || strings.Contains(name, "_")) {
+		return fmt.Errorf("extension name %q cannot be selected: it is chosen by URL scheme, and a scheme starts with a letter and has no '_'", name)
+	}
+	return nil
+}
+
+// checkCodecID refuses, on the codec point, a codec whose wire id is
+// outside 1-31 or held by another registered codec. p.mu is held.
+func (p *Point[T]) checkCodecID(ext T) error {
+	if _, ok := any(p).(*Point[spi.Codec]); !ok {
+		return nil
+	}
+	c := any(ext).(spi.Codec)
+	id := c.ID()
+	if id == 0 || id > protocol.CodecMask {
+		return fmt.Errorf("%s: id %d of %q is outside 1-%d (0 is reserved for event frames; the wire keeps 5 bits); ids are 1-%d, unique",
+			p.name, id, c.Name(), protocol.CodecMask, protocol.CodecMask)
+	}
+	for n, e := range p.exts {
+		if any(e.ext).(spi.Codec).ID() == id {
+			return fmt.Errorf("%s: id %d of %q is already %s's (%s); ids are 1-%d, unique",
+				p.name, id, c.Name(), n, e.origin, protocol.CodecMask)
+		}
+	}
+	return nil
+}
+
+// markSecretKeys marks secret, process-wide, every key ext declares
+// Secret (spi.KeyDoc.Secret, spi.MarkSecretKey).
+func markSecretKeys(ext any) {
+	kd, ok := ext.(spi.KeyDescriber)
+	if !ok {
+		return
+	}
+	for _, d := range kd.Keys() {
+		if d.Secret {
+			spi.MarkSecretKey(d.Key)
+		}
+	}
+}
+
 // Wrap adds a wrapper applied, in the order added, to every extension this
-// point returns (a decorator such as metrics around a balancer builder).
+// point returns (a decorator such as metrics around a balancer builder,
+// Dubbo's wrapper classes).
+//
+// A wrapper replaces what it wraps, so what it builds has only the
+// methods the wrapper gives it: the optional interfaces of the wrapped
+// value are lost unless the wrapper forwards them. A wrapper around a
+// load balancer builder must make its balancer an spi.AffinityLoadBalance
+// when the inner one is (forward Affinity: consistenthash holds a fresh
+// reference's calls until every provider is connected) and an
+// spi.ContextLoadBalance when the inner one is (implement SelectContext
+// through the inner SelectContext: a plugin balancer's pick is then
+// bounded by the call's ctx); likewise spi.KeyDescriber on a builder,
+// spi.TimeoutCheck on a heartbeat, spi.ReadOnlyRegistry and
+// spi.RegistryReacher on a registry builder, spi.RegistryHealth on a
+// registry. Check each with a type assertion on the inner value and
+// return a type that has exactly the inner's set.
 func (p *Point[T]) Wrap(w func(T) T) {
 	p.mu.Lock()
 	p.wrappers = append(p.wrappers, w)
