@@ -119,22 +119,65 @@ func (b *clusterLB) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoke
 	return nil
 }
 
-// TestCluster runs the cluster conformance suite against b. It builds the
-// cluster from "airnode://127.0.0.1:20880/demo.Echo?retries=2&forks=1" (one
-// fork, so that every strategy makes a single call per attempt) and checks:
-// the name; an empty directory and a directory whose providers all have
-// weight 0 give an *spi.Error with StatusServiceNotFound naming the service
-// key and the registry; a success is returned as is; invokers of a
-// non-comparable value type cause no panic; a SERVICE_ERROR reaches
-// exactly one provider once and comes back with its status (or as a zero
-// Result, for a strategy that swallows errors); a done context ends the
-// call promptly; concurrent Invokes are race-free.
-func TestCluster(t *testing.T, b spi.ClusterBuilder) {
+// ClusterOptions tells TestCluster how many providers one Invoke of
+// the cluster under test calls by design. The zero value is a cluster that
+// calls one provider per attempt, as failover, failfast, failsafe and
+// failback do, and forking does with forks=1.
+type ClusterOptions struct {
+	// Broadcast is set for a cluster that calls every available provider
+	// with a positive weight once per Invoke, in sequence or at once, and
+	// fails when any of them fails (Dubbo's BroadcastCluster). The suite
+	// then checks that each provider is called exactly once, a
+	// SERVICE_ERROR included, and that one failing provider fails the
+	// call. Exclusive with Forks.
+	Broadcast bool
+	// Forks, when above 1, is set for a cluster that calls up to "forks"
+	// distinct providers at once and returns the first success (Dubbo's
+	// ForkingCluster): the suite builds it with forks=Forks and checks that
+	// an Invoke calls between 1 and Forks providers, each at most once.
+	// 0 or 1: one provider per attempt.
+	Forks int
+}
+
+// TestCluster runs the cluster conformance suite against b, held to what
+// the options say the cluster promises (at most one ClusterOptions; none:
+// one provider per attempt). It builds the cluster from
+// "airnode://127.0.0.1:20880/demo.Echo?retries=2&forks=N" (N is
+// ClusterOptions.Forks, at least 1) and checks: the name; an empty
+// directory and a directory whose providers all have weight 0 give an
+// *spi.Error with StatusServiceNotFound naming the service key and the
+// registry, and no provider of weight 0 is called; a success is returned
+// as is; invokers of a non-comparable value type cause no panic; a
+// SERVICE_ERROR is never retried: it reaches exactly one provider once
+// (no options), every provider once (Broadcast), or at most Forks distinct
+// providers once each (Forks), and comes back with its status (or as a
+// zero Result, for a strategy that swallows errors); with Broadcast, one
+// failing provider out of three fails the call and every provider is
+// still called once; a done context ends the call promptly; concurrent
+// Invokes are race-free. A panic of Build or Invoke fails the subtest with
+// the panic's value and stack.
+//
+//	spitest.TestCluster(t, failover.Builder{})
+//	spitest.TestCluster(t, broadcast.Builder{}, spitest.ClusterOptions{Broadcast: true})
+func TestCluster(t *testing.T, b spi.ClusterBuilder, opts ...ClusterOptions) {
 	t.Helper()
-	if err := clusterCheckName(b.Name()); err != nil {
-		t.Fatal(err)
+	defer catch(t, "cluster builder")
+	var o ClusterOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		t.Fatalf("spitest: TestCluster takes at most one ClusterOptions, got %d", len(opts))
 	}
-	ref := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo?retries=2&forks=1")
+	if o.Broadcast && o.Forks > 1 {
+		t.Fatalf("spitest: ClusterOptions{Broadcast: true, Forks: %d}: a cluster broadcasts or forks, not both", o.Forks)
+	}
+	if o.Forks < 0 {
+		t.Fatalf("spitest: ClusterOptions.Forks = %d: want 0 or more", o.Forks)
+	}
+	forks := max(o.Forks, 1)
+	ref := spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:20880/demo.Echo?retries=2&forks=%d", forks))
 	c, err := b.Build(ref)
 	if err != nil {
 		t.Fatalf("Build(%s): %v", ref, err)
@@ -162,11 +205,11 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 		}
 	}
 
-	t.Run("EmptyDirectory", func(t *testing.T) {
+	run(t, "EmptyDirectory", "cluster Invoke", func(t *testing.T) {
 		dir := NewStubDirectory(ref, "memory://test")
 		notFound(t, c.Invoke(ctx(t), newInv(), dir, &clusterLB{}))
 	})
-	t.Run("AllUnavailable", func(t *testing.T) {
+	run(t, "AllUnavailable", "cluster Invoke", func(t *testing.T) {
 		p := provider(1, "", nil)
 		p.SetAvailable(false)
 		notFound(t, c.Invoke(ctx(t), newInv(), NewStubDirectory(ref, "memory://test", p), &clusterLB{}))
@@ -174,24 +217,26 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 			t.Fatal("an unavailable provider was invoked")
 		}
 	})
-	t.Run("AllWeightZero", func(t *testing.T) {
+	run(t, "AllWeightZero", "cluster Invoke", func(t *testing.T) {
 		p1, p2 := provider(1, "weight=0", nil), provider(2, "weight=0", nil)
 		notFound(t, c.Invoke(ctx(t), newInv(), NewStubDirectory(ref, "memory://test", p1, p2), &clusterLB{}))
 		if p1.Calls()+p2.Calls() != 0 {
 			t.Fatal("a provider with weight 0 was invoked")
 		}
 	})
-	t.Run("Success", func(t *testing.T) {
+	run(t, "Success", "cluster Invoke", func(t *testing.T) {
 		ok := func(context.Context, *spi.Invocation) spi.Result {
 			return spi.Result{Value: "pong", Attachments: map[string]string{"k": "v"}}
 		}
-		dir := NewStubDirectory(ref, "memory://test", provider(1, "", ok), provider(2, "", ok))
+		ps := []*StubInvoker{provider(1, "", ok), provider(2, "", ok)}
+		dir := NewStubDirectory(ref, "memory://test", ps[0], ps[1])
 		r := c.Invoke(ctx(t), newInv(), dir, &clusterLB{})
 		if r.Err != nil || r.Value != "pong" || r.Attachments["k"] != "v" {
 			t.Fatalf("got %+v, want the provider's result", r)
 		}
+		clusterCheckCalls(t, o, "a successful call", ps)
 	})
-	t.Run("ServiceErrorNotRetried", func(t *testing.T) {
+	run(t, "ServiceErrorNotRetried", "cluster Invoke", func(t *testing.T) {
 		fail := func(context.Context, *spi.Invocation) spi.Result {
 			return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "boom")}
 		}
@@ -201,11 +246,23 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 		if r.Err != nil && spi.StatusOf(r.Err) != spi.StatusServiceError {
 			t.Fatalf("got %v, want SERVICE_ERROR (or a swallowed error)", r.Err)
 		}
-		if n := ps[0].Calls() + ps[1].Calls() + ps[2].Calls(); n != 1 {
-			t.Fatalf("SERVICE_ERROR reached providers %d times, want 1", n)
-		}
+		clusterCheckCalls(t, o, "SERVICE_ERROR", ps)
 	})
-	t.Run("NonComparableInvokers", func(t *testing.T) {
+	if o.Broadcast {
+		run(t, "BroadcastOneFails", "cluster Invoke", func(t *testing.T) {
+			fail := func(context.Context, *spi.Invocation) spi.Result {
+				return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "boom")}
+			}
+			ps := []*StubInvoker{provider(1, "", nil), provider(2, "", fail), provider(3, "", nil)}
+			dir := NewStubDirectory(ref, "memory://test", ps[0], ps[1], ps[2])
+			r := c.Invoke(ctx(t), newInv(), dir, &clusterLB{})
+			if spi.StatusOf(r.Err) != spi.StatusServiceError {
+				t.Fatalf("one of three providers failed SERVICE_ERROR; got %v, want that SERVICE_ERROR", r.Err)
+			}
+			clusterCheckCalls(t, o, "a call with one failing provider", ps)
+		})
+	}
+	run(t, "NonComparableInvokers", "cluster Invoke", func(t *testing.T) {
 		// Invokers of a value type holding a slice cannot be compared with
 		// ==: excluding tried providers must not panic.
 		var l []spi.Invoker
@@ -218,7 +275,7 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 			t.Fatalf("got %v, want CHANNEL_INACTIVE (or a swallowed error)", r.Err)
 		}
 	})
-	t.Run("ContextDone", func(t *testing.T) {
+	run(t, "ContextDone", "cluster Invoke", func(t *testing.T) {
 		block := func(ctx context.Context, _ *spi.Invocation) spi.Result {
 			<-ctx.Done()
 			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "cancelled: %w", ctx.Err())}
@@ -227,19 +284,20 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 		cctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		done := make(chan spi.Result, 1)
-		go func() { done <- c.Invoke(cctx, newInv(), dir, &clusterLB{}) }()
+		guarded(t, "cluster Invoke", func() { done <- c.Invoke(cctx, newInv(), dir, &clusterLB{}) })
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatal("Invoke did not return within 10s of its context ending")
 		}
 	})
-	t.Run("Concurrent", func(t *testing.T) {
+	run(t, "Concurrent", "cluster Invoke", func(t *testing.T) {
 		dir := NewStubDirectory(ref, "memory://test", provider(1, "", nil), provider(2, "", nil), provider(3, "", nil))
 		lb := &clusterLB{}
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
+				defer catch(t, "cluster Invoke")
 				for range 100 {
 					if r := c.Invoke(context.Background(), newInv(), dir, lb); r.Err != nil {
 						t.Error(r.Err)
@@ -250,6 +308,44 @@ func TestCluster(t *testing.T, b spi.ClusterBuilder) {
 		}
 		wg.Wait()
 	})
+}
+
+// clusterCheckCalls fails t unless one Invoke reached the providers ps as
+// o promises: one of them once, every one once (Broadcast), or between 1
+// and Forks of them once each.
+func clusterCheckCalls(t *testing.T, o ClusterOptions, what string, ps []*StubInvoker) {
+	t.Helper()
+	var total int64
+	counts := make([]string, len(ps))
+	for i, p := range ps {
+		total += p.Calls()
+		counts[i] = fmt.Sprintf("%s: %d", p.URL().Address(), p.Calls())
+	}
+	switch {
+	case o.Broadcast:
+		for _, p := range ps {
+			if p.Calls() != 1 {
+				t.Fatalf("%s reached the providers %d times (%s); want every provider once (ClusterOptions.Broadcast)",
+					what, total, strings.Join(counts, ", "))
+			}
+		}
+	case o.Forks > 1:
+		for _, p := range ps {
+			if p.Calls() > 1 {
+				t.Fatalf("%s reached provider %s %d times (%s); want each provider at most once (ClusterOptions.Forks)",
+					what, p.URL().Address(), p.Calls(), strings.Join(counts, ", "))
+			}
+		}
+		if total < 1 || total > int64(o.Forks) {
+			t.Fatalf("%s reached providers %d times (%s); want 1 to forks=%d (ClusterOptions.Forks)",
+				what, total, strings.Join(counts, ", "), o.Forks)
+		}
+	default:
+		if total != 1 {
+			t.Fatalf("%s reached providers %d times (%s); want 1 (a cluster that calls every provider or several: ClusterOptions)",
+				what, total, strings.Join(counts, ", "))
+		}
+	}
 }
 
 func clusterCheckName(name string) error {

@@ -47,22 +47,23 @@ type CodecPerson struct {
 // body — not its writer, reader, bytes or error — and values decoded before a
 // Release must not change when the pooled decoder reads another body.
 func TestCodec(t *testing.T, c spi.Codec) {
+	defer catch(t, "codec")
 	if err := checkName(c.Name()); err != nil {
 		t.Fatalf("codec: %v", err)
 	}
 	if c.ID() < 1 || c.ID() > 31 {
 		t.Fatalf("codec %s: ID %d, want 1-31", c.Name(), c.ID())
 	}
-	t.Run("Header", func(t *testing.T) { testCodecHeader(t, c) })
-	t.Run("Scalars", func(t *testing.T) { testCodecScalars(t, c) })
-	t.Run("NilValues", func(t *testing.T) { testCodecNil(t, c) })
-	t.Run("Arguments", func(t *testing.T) { testCodecArguments(t, c) })
-	t.Run("Sequence", func(t *testing.T) { testCodecSequence(t, c) })
-	t.Run("Concurrent", func(t *testing.T) { testCodecConcurrent(t, c) })
-	t.Run("Truncated", func(t *testing.T) { testCodecTruncated(t, c) })
-	t.Run("Garbage", func(t *testing.T) { testCodecGarbage(t, c) })
-	t.Run("Release", func(t *testing.T) { testCodecRelease(t, c) })
-	t.Run("ReleaseTwice", func(t *testing.T) { testCodecReleaseTwice(t, c) })
+	run(t, "Header", "codec", func(t *testing.T) { testCodecHeader(t, c) })
+	run(t, "Scalars", "codec", func(t *testing.T) { testCodecScalars(t, c) })
+	run(t, "NilValues", "codec", func(t *testing.T) { testCodecNil(t, c) })
+	run(t, "Arguments", "codec", func(t *testing.T) { testCodecArguments(t, c) })
+	run(t, "Sequence", "codec", func(t *testing.T) { testCodecSequence(t, c) })
+	run(t, "Concurrent", "codec", func(t *testing.T) { testCodecConcurrent(t, c) })
+	run(t, "Truncated", "codec", func(t *testing.T) { testCodecTruncated(t, c) })
+	run(t, "Garbage", "codec", func(t *testing.T) { testCodecGarbage(t, c) })
+	run(t, "Release", "codec", func(t *testing.T) { testCodecRelease(t, c) })
+	run(t, "ReleaseTwice", "codec", func(t *testing.T) { testCodecReleaseTwice(t, c) })
 }
 
 // testCodecReleaseTwice checks, for a codec whose encoders and decoders are
@@ -400,6 +401,7 @@ func testCodecConcurrent(t *testing.T, c spi.Codec) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer catch(t, "codec")
 			for i := range 200 {
 				svc := fmt.Sprintf("svc-%d-%d", g, i)
 				data, err := encode(c, svc, map[string]string{"g": svc}, i)

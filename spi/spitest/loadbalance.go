@@ -23,6 +23,7 @@ import (
 // the same time, are race-free (run with -race).
 func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 	t.Helper()
+	defer catch(t, "load balancer builder")
 	if err := clusterCheckName(b.Name()); err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +62,16 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 		return got
 	}
 
-	t.Run("NeverNil", func(t *testing.T) {
+	run(t, "NeverNil", "load balancer Select", func(t *testing.T) {
 		for n := 1; n <= 5; n++ {
 			pickAll(t, lb, list(n, nil), 300)
 		}
 	})
-	t.Run("Weights", func(t *testing.T) {
+	run(t, "Weights", "load balancer Select", func(t *testing.T) {
 		l := list(4, func(i int) string { return "weight=" + strconv.Itoa(1+i*50) })
 		pickAll(t, lb, l, 300)
 	})
-	t.Run("ZeroWeightNeverPicked", func(t *testing.T) {
+	run(t, "ZeroWeightNeverPicked", "load balancer Select", func(t *testing.T) {
 		l := list(4, func(i int) string {
 			if i%2 == 0 {
 				return "weight=0"
@@ -83,7 +84,7 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 			}
 		}
 	})
-	t.Run("AllZeroWeights", func(t *testing.T) {
+	run(t, "AllZeroWeights", "load balancer Select", func(t *testing.T) {
 		l := list(3, func(int) string { return "weight=0" })
 		for i := range 50 {
 			if x := lb.Select(l, inv(i)); x != nil {
@@ -91,12 +92,12 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 			}
 		}
 	})
-	t.Run("WarmingUp", func(t *testing.T) {
+	run(t, "WarmingUp", "load balancer Select", func(t *testing.T) {
 		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 		l := list(3, func(int) string { return "warmup=10m&timestamp=" + now })
 		pickAll(t, lb, l, 300)
 	})
-	t.Run("SliceUnchanged", func(t *testing.T) {
+	run(t, "SliceUnchanged", "load balancer Select", func(t *testing.T) {
 		l := list(5, nil)
 		before := slices.Clone(l)
 		pickAll(t, lb, l, 100)
@@ -104,7 +105,7 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 			t.Fatal("Select modified the invoker slice")
 		}
 	})
-	t.Run("NonComparableInvokers", func(t *testing.T) {
+	run(t, "NonComparableInvokers", "load balancer Select", func(t *testing.T) {
 		// Invokers need not be pointers: a value type holding a slice cannot
 		// be compared with == or used as a map key.
 		var l []spi.Invoker
@@ -122,11 +123,12 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 			}
 		}
 	})
-	t.Run("Concurrent", func(t *testing.T) {
+	run(t, "Concurrent", "load balancer Select", func(t *testing.T) {
 		l := list(6, func(i int) string { return "weight=" + strconv.Itoa(10*(i+1)) })
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
+				defer catch(t, "load balancer Select")
 				for i := range 500 {
 					x := lb.Select(l, inv(g*1000+i))
 					if x == nil || !slices.Contains(l, x) {

@@ -36,14 +36,14 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		t.Cleanup(func() { _ = r.Close() })
 		return r
 	}
-	t.Run("RegisterLookup", func(t *testing.T) {
+	run(t, "RegisterLookup", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, nil)
 		regMust(t, p.Register(regCtx(t), a))
 		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
 	})
-	t.Run("SubscribePushes", func(t *testing.T) {
+	run(t, "SubscribePushes", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		w := regSubscribe(t, c, regConsumer(svc, nil))
@@ -59,7 +59,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		w.waitFor(t, nil)
 		w.checkOrder(t)
 	})
-	t.Run("SubscribeSeesExisting", func(t *testing.T) {
+	run(t, "SubscribeSeesExisting", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, nil)
@@ -67,7 +67,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		w := regSubscribe(t, c, regConsumer(svc, nil))
 		w.waitFor(t, []spi.URL{a})
 	})
-	t.Run("CloseUnregisters", func(t *testing.T) {
+	run(t, "CloseUnregisters", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a, b := regProvider(svc, 20001, nil), regProvider(svc, 20002, nil)
@@ -79,7 +79,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		w.waitFor(t, nil)
 		regMust(t, p.Close()) // idempotent
 	})
-	t.Run("IdempotentRegister", func(t *testing.T) {
+	run(t, "IdempotentRegister", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, nil)
@@ -90,7 +90,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		regWaitLookup(t, c, regConsumer(svc, nil), nil)
 		regMust(t, p.Unregister(regCtx(t), a)) // unknown: no-op
 	})
-	t.Run("GroupVersionIsolation", func(t *testing.T) {
+	run(t, "GroupVersionIsolation", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		plain := regProvider(svc, 20001, nil)
@@ -100,7 +100,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{plain})
 		regWaitLookup(t, c, regConsumer(svc, map[string]string{spi.KeyGroup: "g1", spi.KeyVersion: "1.0"}), []spi.URL{g1})
 	})
-	t.Run("ConsumerSideIsNotAProvider", func(t *testing.T) {
+	run(t, "ConsumerSideIsNotAProvider", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, nil)
@@ -110,7 +110,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		regWaitLookup(t, c, regConsumer(svc, nil), []spi.URL{a})
 		regMust(t, c.Unregister(regCtx(t), cons))
 	})
-	t.Run("EncodedValuesRoundTrip", func(t *testing.T) {
+	run(t, "EncodedValuesRoundTrip", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, map[string]string{
@@ -123,7 +123,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 			t.Fatalf("value did not round-trip: %q", v)
 		}
 	})
-	t.Run("Services", func(t *testing.T) {
+	run(t, "Services", "registry", func(t *testing.T) {
 		p, c := mk(t), mk(t)
 		svc := regService(t)
 		a := regProvider(svc, 20001, map[string]string{spi.KeyGroup: "g"})
@@ -136,7 +136,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 		regMust(t, p.Unregister(regCtx(t), a))
 		regWaitServices(t, c, key, false)
 	})
-	t.Run("Lifecycle", func(t *testing.T) {
+	run(t, "Lifecycle", "registry", func(t *testing.T) {
 		TestRegistryLifecycle(t, mk(t), regConsumer(regService(t), nil))
 	})
 }
@@ -147,6 +147,7 @@ func TestRegistry(t *testing.T, newRegistry func(t *testing.T) spi.Registry) {
 // stops live subscriptions; Subscribe and Register after Close fail.
 func TestRegistryLifecycle(t *testing.T, r spi.Registry, consumer spi.URL) {
 	t.Helper()
+	defer catch(t, "registry")
 	w := regSubscribe(t, r, consumer)
 	w.waitFirst(t)
 	w.sub.Stop()

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"runtime/debug"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,26 +26,42 @@ import (
 const TransportWait = 5 * time.Second
 
 // TestTransport runs the transport conformance suite against the transport
-// b builds from a URL without transport keys. The transport must carry its
-// sessions over TCP: the suite listens on 127.0.0.1:0 and plays a dying
-// peer with raw TCP sockets. It checks for leaked goroutines at the end, so
-// it must not run in parallel with other tests of its package.
+// b builds from a URL without transport keys. It checks for leaked
+// goroutines at the end, so it must not run in parallel with other tests of
+// its package.
+//
+// The transport need not be TCP. The suite listens on "127.0.0.1:0" (the
+// transport maps that to its own kind of endpoint: a unix socket, a pipe)
+// and dials whatever the listener's Addr().String() reports. It requires
+// that string to be "host:port" with the port picked for ":0" (1-65535),
+// since the kernel publishes a provider at exactly that host and port: a
+// transport that is not TCP reports a net.Addr of its own whose String is
+// host:port and resolves it back in Dial. When the listener's
+// Addr().Network() is "tcp" (tcp4, tcp6), the suite also plays a dying
+// peer and a hanging dial with raw TCP sockets and checks that session
+// addresses are mirrored; for any other network those checks are skipped,
+// saying why.
 //
 // The suite uses the transport as the exchange does: it keeps a reader on
 // every stream it opens or accepts and, on the provider, an Accept loop, so
 // a transport may notice a dead connection only when a read fails.
 //
-// Covered: listen on 127.0.0.1:0; dial and accept; bytes both ways on a
+// Covered: listen on 127.0.0.1:0 and the Addr rule above; a second Listen
+// on the bound address fails; dial and accept; bytes both ways on a
 // stream; several concurrent streams and provider-opened streams (when
 // Multiplexed), ErrNotMultiplexed and a blocking consumer Accept (when not);
 // a 4 MiB transfer echoed back; Done closes on either side when the other
-// closes, and when a raw TCP peer resets or closes the connection; Accept
-// (session and listener) unblocks with an error on Close (net.ErrClosed for
-// the listener); Close twice returns nil; Open, Write and Read fail after
-// Close; dialing a closed port fails fast; Dial gives up when its context
-// ends; no goroutine outlives the sessions.
+// closes and, over TCP, when a raw TCP peer resets or closes the
+// connection; Accept (session and listener) unblocks with an error on
+// Close (net.ErrClosed for the listener); Close twice returns nil; Open,
+// Write and Read fail after Close; dialing a closed listener's address
+// fails fast; Dial gives up when its context ends (over TCP: a dial hung
+// in a full backlog); no goroutine outlives the sessions. A panic of the
+// transport in a call the suite makes fails that subtest with the panic's
+// value and stack.
 func TestTransport(t *testing.T, b spi.TransportBuilder) {
 	leaks := goleak.IgnoreCurrent()
+	defer catch(t, "transport builder")
 	if err := checkName(b.Name()); err != nil {
 		t.Fatalf("transport builder: %v", err)
 	}
@@ -51,25 +69,77 @@ func TestTransport(t *testing.T, b spi.TransportBuilder) {
 	if err != nil {
 		t.Fatalf("%s: Build without transport keys: %v", b.Name(), err)
 	}
+	network := listenNetwork(tr)
+	tcp := network == "tcp" || network == "tcp4" || network == "tcp6"
+	rawTCP := func(t *testing.T) {
+		t.Helper()
+		if !tcp {
+			t.Skipf("the listener's Addr().Network() is %q, not tcp: the suite plays a dying or hanging peer with raw TCP sockets only", network)
+		}
+	}
 
-	t.Run("ListenAddr", func(t *testing.T) { testListenAddr(t, tr) })
-	t.Run("Echo", func(t *testing.T) { testEcho(t, tr) })
-	t.Run("Streams", func(t *testing.T) { testStreams(t, tr) })
-	t.Run("LargeTransfer", func(t *testing.T) { testLargeTransfer(t, tr) })
-	t.Run("ConsumerClose", func(t *testing.T) { testClose(t, tr, true) })
-	t.Run("ProviderClose", func(t *testing.T) { testClose(t, tr, false) })
-	t.Run("ProviderReset", func(t *testing.T) { testPeerDeathConsumer(t, tr, true) })
-	t.Run("ProviderEOF", func(t *testing.T) { testPeerDeathConsumer(t, tr, false) })
-	t.Run("ConsumerReset", func(t *testing.T) { testPeerDeathProvider(t, tr, true) })
-	t.Run("ConsumerEOF", func(t *testing.T) { testPeerDeathProvider(t, tr, false) })
-	t.Run("AcceptUnblocksOnClose", func(t *testing.T) { testAcceptUnblocks(t, tr) })
-	t.Run("ListenerAcceptUnblocksOnClose", func(t *testing.T) { testListenerAcceptUnblocks(t, tr) })
-	t.Run("DoubleClose", func(t *testing.T) { testDoubleClose(t, tr) })
-	t.Run("UseAfterClose", func(t *testing.T) { testUseAfterClose(t, tr) })
-	t.Run("DialRefused", func(t *testing.T) { testDialRefused(t, tr) })
-	t.Run("DialContextDeadline", func(t *testing.T) { testDialDeadline(t, tr) })
-	t.Run("DialContextCancelled", func(t *testing.T) { testDialCancelled(t, tr) })
-	t.Run("NoGoroutineLeak", func(t *testing.T) { goleak.VerifyNone(t, leaks) })
+	run(t, "ListenAddr", "transport", func(t *testing.T) { testListenAddr(t, tr) })
+	run(t, "Echo", "transport", func(t *testing.T) { testEcho(t, tr, tcp) })
+	run(t, "Streams", "transport", func(t *testing.T) { testStreams(t, tr) })
+	run(t, "LargeTransfer", "transport", func(t *testing.T) { testLargeTransfer(t, tr) })
+	run(t, "ConsumerClose", "transport", func(t *testing.T) { testClose(t, tr, true) })
+	run(t, "ProviderClose", "transport", func(t *testing.T) { testClose(t, tr, false) })
+	run(t, "ProviderReset", "transport", func(t *testing.T) { rawTCP(t); testPeerDeathConsumer(t, tr, true) })
+	run(t, "ProviderEOF", "transport", func(t *testing.T) { rawTCP(t); testPeerDeathConsumer(t, tr, false) })
+	run(t, "ConsumerReset", "transport", func(t *testing.T) { rawTCP(t); testPeerDeathProvider(t, tr, true) })
+	run(t, "ConsumerEOF", "transport", func(t *testing.T) { rawTCP(t); testPeerDeathProvider(t, tr, false) })
+	run(t, "AcceptUnblocksOnClose", "transport", func(t *testing.T) { testAcceptUnblocks(t, tr) })
+	run(t, "ListenerAcceptUnblocksOnClose", "transport", func(t *testing.T) { testListenerAcceptUnblocks(t, tr) })
+	run(t, "DoubleClose", "transport", func(t *testing.T) { testDoubleClose(t, tr) })
+	run(t, "UseAfterClose", "transport", func(t *testing.T) { testUseAfterClose(t, tr) })
+	run(t, "DialRefused", "transport", func(t *testing.T) { testDialRefused(t, tr) })
+	run(t, "DialContextDeadline", "transport", func(t *testing.T) { rawTCP(t); testDialDeadline(t, tr) })
+	run(t, "DialContextCancelled", "transport", func(t *testing.T) { testDialCancelled(t, tr) })
+	run(t, "NoGoroutineLeak", "transport", func(t *testing.T) { goleak.VerifyNone(t, leaks) })
+}
+
+// listenNetwork listens on 127.0.0.1:0 and returns the Network() of the
+// listener's Addr ("" when Listen fails or Addr is nil: ListenAddr reports
+// that).
+func listenNetwork(tr spi.Transport) string {
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		return ""
+	}
+	defer l.Close()
+	if a := l.Addr(); a != nil {
+		return a.Network()
+	}
+	return ""
+}
+
+// checkListenAddr checks what the kernel needs of a listener's Addr: a
+// String of "host:port", host a loopback address (the suite listens on
+// 127.0.0.1) and the port picked (1-65535).
+func checkListenAddr(a net.Addr) error {
+	if a == nil {
+		return errors.New("Addr() = nil, want the bound address")
+	}
+	const want = "want host:port with the port picked for 127.0.0.1:0 (1-65535): the kernel publishes the provider at Addr().String()'s host and port; a transport that is not TCP reports a net.Addr of its own whose String is host:port"
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return fmt.Errorf("Addr() = %T %q (network %q): %s", a, a.String(), a.Network(), want)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("Addr() = %T %q: port %q: %s", a, a.String(), port, want)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("Addr() = %T %q: host %q, want a loopback IP (the suite listens on 127.0.0.1:0)", a, a.String(), host)
+	}
+	return nil
+}
+
+// addrString is a.String(), "<nil>" for a nil a.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "<nil>"
+	}
+	return a.String()
 }
 
 // checkName applies the catalog's rule for extension names.
@@ -106,10 +176,18 @@ func alive(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// result runs f in a goroutine and returns a channel receiving its error.
+// result runs f in a goroutine and returns a channel receiving its error;
+// a panic of f is received as an *extPanic, which errWithin fails on.
 func result(f func() error) <-chan error {
 	ch := make(chan error, 1)
-	go func() { ch <- f() }()
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- &extPanic{what: "transport", v: r, stack: debug.Stack()}
+			}
+		}()
+		ch <- f()
+	}()
 	return ch
 }
 
@@ -119,6 +197,9 @@ func errWithin(t *testing.T, ch <-chan error, what string) error {
 	t.Helper()
 	select {
 	case err := <-ch:
+		if isPanic(err) {
+			t.Fatalf("%s: %v", what, err)
+		}
 		return err
 	case <-time.After(TransportWait):
 		t.Fatalf("%s: no return within %v", what, TransportWait)
@@ -154,10 +235,10 @@ func pair(t *testing.T, tr spi.Transport) (consumer, provider spi.Session) {
 		err error
 	}
 	ach := make(chan accepted, 1)
-	go func() {
+	guarded(t, "listener Accept", func() {
 		s, err := l.Accept()
 		ach <- accepted{s, err}
-	}()
+	})
 	c, err := dial(tr, l.Addr().String())
 	if err != nil {
 		t.Fatalf("Dial(%s): %v", l.Addr(), err)
@@ -189,10 +270,10 @@ func streamPair(t *testing.T, c, p spi.Session) (cs, ps io.ReadWriteCloser) {
 		err error
 	}
 	ach := make(chan accepted, 1)
-	go func() {
+	guarded(t, "session Accept", func() {
 		st, err := p.Accept()
 		ach <- accepted{st, err}
-	}()
+	})
 	select {
 	case a := <-ach:
 		if a.err != nil {
@@ -212,6 +293,7 @@ func drain(t *testing.T, st io.Reader) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer catch(t, "stream Read")
 		_, _ = io.Copy(io.Discard, st)
 	}()
 	t.Cleanup(wg.Wait)
@@ -224,6 +306,7 @@ func serve(t *testing.T, s spi.Session) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer catch(t, "session Accept")
 		for {
 			st, err := s.Accept()
 			if err != nil {
@@ -232,6 +315,7 @@ func serve(t *testing.T, s spi.Session) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer catch(t, "stream")
 				_, _ = io.Copy(st, st)
 				st.Close()
 			}()
@@ -245,23 +329,23 @@ func serve(t *testing.T, s spi.Session) {
 
 func testListenAddr(t *testing.T, tr spi.Transport) {
 	l := listen(t, tr)
-	a, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		t.Fatalf("Addr() = %T %v, want *net.TCPAddr", l.Addr(), l.Addr())
+	if err := checkListenAddr(l.Addr()); err != nil {
+		t.Fatal(err)
 	}
-	if !a.IP.IsLoopback() || a.Port == 0 {
-		t.Fatalf("Addr() = %v, want 127.0.0.1 with the port picked", a)
-	}
-	if _, err := tr.Listen(l.Addr().String()); err == nil {
-		t.Fatalf("second Listen(%s) on a bound port: no error", l.Addr())
+	if l2, err := tr.Listen(l.Addr().String()); err == nil {
+		l2.Close()
+		t.Fatalf("second Listen(%s) on a bound address: no error", l.Addr())
 	}
 }
 
-func testEcho(t *testing.T, tr spi.Transport) {
+// testEcho exchanges bytes both ways on one stream; over TCP it also checks
+// that the session addresses are mirrored (a unix socket's dialing end has
+// no name, so it cannot be).
+func testEcho(t *testing.T, tr spi.Transport, tcp bool) {
 	c, p := pair(t, tr)
-	if c.LocalAddr().String() != p.RemoteAddr().String() || c.RemoteAddr().String() != p.LocalAddr().String() {
-		t.Errorf("addresses: consumer %v->%v, provider %v->%v; want mirrored",
-			c.LocalAddr(), c.RemoteAddr(), p.LocalAddr(), p.RemoteAddr())
+	cl, cr, pl, pr := addrString(c.LocalAddr()), addrString(c.RemoteAddr()), addrString(p.LocalAddr()), addrString(p.RemoteAddr())
+	if tcp && (cl != pr || cr != pl) {
+		t.Errorf("addresses: consumer %s->%s, provider %s->%s; want mirrored", cl, cr, pl, pr)
 	}
 	if c.Multiplexed() != p.Multiplexed() {
 		t.Errorf("Multiplexed: consumer %v, provider %v", c.Multiplexed(), p.Multiplexed())
@@ -305,6 +389,7 @@ func testStreams(t *testing.T, tr spi.Transport) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer catch(t, "stream")
 			st, err := c.Open()
 			if err != nil {
 				errs <- fmt.Errorf("Open #%d: %w", i, err)
@@ -352,11 +437,12 @@ func testStreams(t *testing.T, tr spi.Transport) {
 	// The provider opens a stream too; the consumer accepts it.
 	ach := make(chan io.ReadWriteCloser, 1)
 	go func() {
+		defer close(ach)
+		defer catch(t, "session Accept")
 		st, err := c.Accept()
 		if err == nil {
 			ach <- st
 		}
-		close(ach)
 	}()
 	ps, err := p.Open()
 	if err != nil {
@@ -520,11 +606,12 @@ func testPeerDeathProvider(t *testing.T, tr spi.Transport, reset bool) {
 	l := listen(t, tr)
 	ach := make(chan spi.Session, 1)
 	go func() {
+		defer close(ach)
+		defer catch(t, "listener Accept")
 		s, err := l.Accept()
 		if err == nil {
 			ach <- s
 		}
-		close(ach)
 	}()
 	raw, err := net.DialTimeout("tcp", l.Addr().String(), TransportWait)
 	if err != nil {
@@ -605,11 +692,10 @@ func testDoubleClose(t *testing.T, tr spi.Transport) {
 		s    spi.Session
 	}{{"consumer", c}, {"provider", p}} {
 		// Close concurrently with itself, then again.
-		errs := make(chan error, 2)
-		go func() { errs <- s.s.Close() }()
-		go func() { errs <- s.s.Close() }()
-		errWithin(t, errs, s.name+" Close")
-		errWithin(t, errs, s.name+" Close")
+		e1 := result(s.s.Close)
+		e2 := result(s.s.Close)
+		errWithin(t, e1, s.name+" Close")
+		errWithin(t, e2, s.name+" Close")
 		if err := s.s.Close(); err != nil {
 			t.Errorf("%s: Close of a closed session: %v, want nil", s.name, err)
 		}
@@ -650,26 +736,30 @@ func testUseAfterClose(t *testing.T, tr spi.Transport) {
 	errWithin(t, werr, "provider Write after the session died")
 }
 
+// testDialRefused dials the address of a listener of the transport that
+// has been closed.
 func testDialRefused(t *testing.T, tr spi.Transport) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := tr.Listen("127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Listen(127.0.0.1:0): %v", err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := addrString(l.Addr())
+	if err := l.Close(); err != nil {
+		t.Fatalf("listener Close: %v", err)
+	}
 	derr := result(func() error {
 		s, err := dial(tr, addr)
 		if err == nil {
 			s.Close()
-			return errors.New("connected to a closed port")
+			return errors.New("connected to a closed listener's address")
 		}
 		return err
 	})
 	start := time.Now()
-	err = errWithin(t, derr, "Dial to a closed port")
+	err = errWithin(t, derr, "Dial to a closed listener's address")
 	var ne net.Error
 	if err == nil || errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("Dial(%s) to a closed port: %v after %v, want a prompt refusal", addr, err, time.Since(start))
+		t.Fatalf("Dial(%s) to a closed listener's address: %v after %v, want a prompt refusal", addr, err, time.Since(start))
 	}
 }
 

@@ -1,0 +1,218 @@
+package spitest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// FilterOptions adapts TestFilter to a filter's keys. The zero value suits
+// a filter that has nothing to do when none of its keys is set.
+type FilterOptions struct {
+	// Params are added to the URL the suite builds the filter from, on
+	// each side, so that the filter has nothing to do: "accesslog": "false",
+	// a limit far above the suite's 8 concurrent calls. The suite sets
+	// "side" itself.
+	Params map[string]string
+}
+
+// filterCtxKey marks the context the suite passes to Filter.Invoke.
+type filterCtxKey struct{}
+
+// TestFilter runs the filter conformance suite against b, built with the
+// options' Params (at most one FilterOptions) on every side its
+// Activation names (both when it names none), from
+// "airnode://127.0.0.1:20880/demo.Echo?side=<side>". It checks for leaked
+// goroutines at the end, so it must not run in parallel with other tests
+// of its package. The builder itself is the caller's to close.
+//
+// Covered: the name; Activation names only the consumer and the provider
+// side; Build starts no goroutine. On each side: a filter with nothing to
+// do calls next exactly once, with a context derived from the caller's
+// (its values visible) and the invocation unchanged (service, method,
+// arguments, attachments), and returns next's result unchanged (value,
+// attachments); an error of next (SERVICE_ERROR, CHANNEL_INACTIVE) comes
+// back to the caller (errors.Is), with its status; 8 goroutines × 200
+// concurrent Invokes each get their own result or error (run with -race);
+// no goroutine outlives the calls (a filter that is an io.Closer is closed
+// first). A panic of Build or Invoke fails its subtest with the panic's
+// value and stack.
+func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
+	t.Helper()
+	leaks := goleak.IgnoreCurrent()
+	defer catch(t, "filter builder")
+	var o FilterOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		t.Fatalf("spitest: TestFilter takes at most one FilterOptions, got %d", len(opts))
+	}
+	if err := checkName(b.Name()); err != nil {
+		t.Fatalf("filter builder: %v", err)
+	}
+	act := b.Activation()
+	sides := act.Sides
+	for _, s := range sides {
+		if s != spi.Consumer && s != spi.Provider {
+			t.Fatalf("Activation().Sides = %v: side %q, want %q or %q", sides, s, spi.Consumer, spi.Provider)
+		}
+	}
+	if len(sides) == 0 {
+		sides = []spi.Side{spi.Consumer, spi.Provider}
+	}
+	for _, side := range sides {
+		u := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo").WithParams(o.Params).With("side", string(side))
+		before := goleak.IgnoreCurrent()
+		f, err := b.Build(u)
+		if err != nil {
+			t.Fatalf("Build(%s): %v", u, err)
+		}
+		if f == nil {
+			t.Fatalf("Build(%s) returned a nil filter and no error", u)
+		}
+		if err := goleak.Find(before); err != nil {
+			t.Fatalf("Build(%s) started goroutines (Build must be pure): %v", u, err)
+		}
+		t.Run(string(side), func(t *testing.T) {
+			run(t, "PassThrough", "filter Invoke", func(t *testing.T) { testFilterPassThrough(t, f) })
+			run(t, "ErrorPropagated", "filter Invoke", func(t *testing.T) { testFilterError(t, f) })
+			run(t, "Concurrent", "filter Invoke", func(t *testing.T) { testFilterConcurrent(t, f) })
+		})
+		if c, ok := f.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				t.Errorf("filter Close: %v", err)
+			}
+		}
+	}
+	run(t, "NoGoroutineLeak", "filter", func(t *testing.T) { goleak.VerifyNone(t, leaks) })
+}
+
+// filterNext is the invoker below the filter: it records what reached it
+// and answers with fn's result.
+type filterNext struct {
+	*StubInvoker
+	mu   sync.Mutex
+	ctxs []context.Context
+	invs []spi.Invocation
+}
+
+func newFilterNext(fn func(context.Context, *spi.Invocation) spi.Result) *filterNext {
+	n := &filterNext{}
+	n.StubInvoker = NewStubInvoker(spi.MustParse("airnode://127.0.0.1:20880/demo.Echo?side=provider"),
+		func(ctx context.Context, inv *spi.Invocation) spi.Result {
+			n.mu.Lock()
+			n.ctxs = append(n.ctxs, ctx)
+			n.invs = append(n.invs, filterCopy(inv))
+			n.mu.Unlock()
+			return fn(ctx, inv)
+		})
+	return n
+}
+
+// filterCopy copies inv's fields the suite compares.
+func filterCopy(inv *spi.Invocation) spi.Invocation {
+	return spi.Invocation{Service: inv.Service, Method: inv.Method, Args: slices.Clone(inv.Args), Attachments: maps.Clone(inv.Attachments)}
+}
+
+// filterCall runs f.Invoke and fails t unless it returns within
+// HeartbeatWait.
+func filterCall(t *testing.T, f spi.Filter, ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	t.Helper()
+	var r spi.Result
+	done := async("filter Invoke", func() { r = f.Invoke(ctx, next, inv) })
+	within(t, done, HeartbeatWait, "Invoke of a call whose next returns at once")
+	return r
+}
+
+func testFilterPassThrough(t *testing.T, f spi.Filter) {
+	next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result {
+		return spi.Result{Value: "pong", Attachments: map[string]string{"k": "v"}}
+	})
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x", int64(42)}, Attachments: map[string]string{"trace": "T-1"}}
+	want := filterCopy(inv)
+	ctx := context.WithValue(context.Background(), filterCtxKey{}, "spitest")
+	r := filterCall(t, f, ctx, next, inv)
+	if r.Err != nil || r.Value != "pong" || !maps.Equal(r.Attachments, map[string]string{"k": "v"}) {
+		t.Errorf("Invoke returned %+v; want next's result unchanged: value \"pong\", attachments map[k:v]", r)
+	}
+	next.mu.Lock()
+	defer next.mu.Unlock()
+	if len(next.invs) != 1 {
+		t.Fatalf("next was called %d times; want once", len(next.invs))
+	}
+	if v := next.ctxs[0].Value(filterCtxKey{}); v != "spitest" {
+		t.Errorf("next got a context without the caller's values (Value = %v); want one derived from the caller's", v)
+	}
+	if got := next.invs[0]; !reflect.DeepEqual(got, want) {
+		t.Errorf("next got the invocation %+v; want it unchanged: %+v", got, want)
+	}
+}
+
+func testFilterError(t *testing.T, f spi.Filter) {
+	for _, st := range []spi.Status{spi.StatusServiceError, spi.StatusChannelInactive} {
+		e := spi.Errorf(st, "spitest: next failed")
+		next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result { return spi.Result{Err: e} })
+		inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x"}}
+		r := filterCall(t, f, context.Background(), next, inv)
+		if !errors.Is(r.Err, e) || spi.StatusOf(r.Err) != st {
+			t.Errorf("next failed with %v; Invoke returned %v (status %v); want that error", e, r.Err, spi.StatusOf(r.Err))
+		}
+		if n := next.Calls(); n != 1 {
+			t.Errorf("next failing with %v was called %d times; want once", st, n)
+		}
+	}
+}
+
+func testFilterConcurrent(t *testing.T, f spi.Filter) {
+	fail := spi.Errorf(spi.StatusServiceError, "spitest: odd argument")
+	next := newFilterNext(func(_ context.Context, inv *spi.Invocation) spi.Result {
+		if n, _ := inv.Args[0].(int); n%2 == 1 {
+			return spi.Result{Err: fail}
+		}
+		return spi.Result{Value: inv.Args[0]}
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			defer catch(t, "filter Invoke")
+			for i := range 200 {
+				n := g*1000 + i
+				inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{n}}
+				r := f.Invoke(context.Background(), next, inv)
+				switch {
+				case n%2 == 1 && !errors.Is(r.Err, fail):
+					errs <- fmt.Errorf("call %d: got %+v, want next's error", n, r)
+					return
+				case n%2 == 0 && (r.Err != nil || r.Value != n):
+					errs <- fmt.Errorf("call %d: got %+v, want its own value %d", n, r, n)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(HeartbeatWait):
+		t.Fatalf("8 goroutines × 200 Invokes: not done within %v", HeartbeatWait)
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
