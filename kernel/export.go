@@ -299,7 +299,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	}
 	n.exporters = append(n.exporters, e)
 	n.mu.Unlock()
-	n.logger.Info("kernel: exported", "service", key, "url", pu.String())
+	n.logger.Info("kernel: exported", "service", key, "url", pu.Redacted())
 	return e, nil
 }
 

@@ -194,11 +194,11 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 	}
 	b, err := n.cat.Registry.Get(u.Scheme())
 	if err != nil {
-		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
+		return nil, fmt.Errorf("kernel: registry %s: %w", u.Redacted(), err)
 	}
 	r, err := extension.Build(extension.PointRegistry, b.Name(), func() (spi.Registry, error) { return b.Build(u) })
 	if err != nil {
-		return nil, fmt.Errorf("kernel: registry %s: %w", u, err)
+		return nil, fmt.Errorf("kernel: registry %s: %w", u.Redacted(), err)
 	}
 	n.useLogger(r)
 	n.registries[key] = r

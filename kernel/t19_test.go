@@ -1,10 +1,12 @@
 package kernel
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -134,5 +136,48 @@ func TestT19_10a_HeartbeatBuildErrorNamesTheExtension(t *testing.T) {
 	_, err = p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=idle&heartbeat.interval=abc"))
 	if err == nil || !strings.Contains(err.Error(), ": heartbeat idle: ") || strings.Count(err.Error(), "idle") != 1 {
 		t.Errorf("bundled idle: %v; want it named once, as it names itself", err)
+	}
+}
+
+// t19SecretFilter is a provider filter (tester19's auth) that declares
+// its key "t19pass" secret.
+type t19SecretFilter struct{}
+
+func (t19SecretFilter) Name() string { return "t19.auth" }
+func (t19SecretFilter) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "t19pass"}
+}
+func (t19SecretFilter) Build(spi.URL) (spi.Filter, error) {
+	return tagInvoke{name: "auth", side: string(spi.Provider)}, nil
+}
+func (t19SecretFilter) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "t19pass", Type: spi.KeyTypeString, Doc: "the password callers must send", Secret: true}}
+}
+
+// Tester19 finding 8: once an extension declaring a secret key is
+// registered, the kernel's log of an export and its errors naming a
+// registry URL show "***" for it, as for "token" and a password.
+func TestT19_8_KernelLogsAndErrorsHideSecretKeys(t *testing.T) {
+	cat := t19Catalogs(t)
+	if err := cat.Filter.Register(t19SecretFilter{}, "nu19/ext"); err != nil {
+		t.Fatal(err)
+	}
+	var log logbuf.Buffer
+	p := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithShutdownWait(0))
+	defer p.Close()
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?t19pass=s3cret&token=t0k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	if !strings.Contains(out, "kernel: exported") || strings.Contains(out, "s3cret") || strings.Contains(out, "t0k") || !strings.Contains(out, "t19pass=***") {
+		t.Errorf("export log shows a secret or lacks the export:\n%s", out)
+	}
+	if got := e.URL().Redacted(); strings.Contains(got, "s3cret") {
+		t.Errorf("Redacted: %s", got)
+	}
+	_, err = p.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), spi.MustParse("t19reg://alice:pw0rd@127.0.0.1:1?t19pass=s3cret"))
+	if err == nil || strings.Contains(err.Error(), "pw0rd") || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "Build panicked") {
+		t.Errorf("Refer through t19reg: %v; want the Build panic without the password or the secret", err)
 	}
 }
