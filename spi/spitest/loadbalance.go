@@ -19,8 +19,10 @@ import (
 // never picked and a list whose weights are all 0 gives nil; that providers
 // still warming up (timestamp = now) are picked; that Select leaves the
 // slice unchanged; that invokers of a non-comparable value type work (no
-// panic on == or as a map key); and that concurrent Selects, with calls updating Stats at
-// the same time, are race-free (run with -race).
+// panic on == or as a map key); and that concurrent Selects, with calls
+// updating Stats at the same time, are race-free (run with -race). A panic
+// of Build or Select fails its subtest with the panic's value and stack;
+// the other subtests still run.
 func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 	t.Helper()
 	defer catch(t, "load balancer builder")

@@ -33,8 +33,9 @@ const TransportWait = 5 * time.Second
 // The transport need not be TCP. The suite listens on "127.0.0.1:0" (the
 // transport maps that to its own kind of endpoint: a unix socket, a pipe)
 // and dials whatever the listener's Addr().String() reports. It requires
-// that string to be "host:port" with the port picked for ":0" (1-65535),
-// since the kernel publishes a provider at exactly that host and port: a
+// that string to be "host:port", host a loopback IP and the port the one
+// picked for ":0" (1-65535), since the kernel takes the port it publishes
+// for a provider (and the host, when the export names no IP) from it: a
 // transport that is not TCP reports a net.Addr of its own whose String is
 // host:port and resolves it back in Dial. When the listener's
 // Addr().Network() is "tcp" (tcp4, tcp6), the suite also plays a dying
@@ -47,7 +48,8 @@ const TransportWait = 5 * time.Second
 // a transport may notice a dead connection only when a read fails.
 //
 // Covered: listen on 127.0.0.1:0 and the Addr rule above; a second Listen
-// on the bound address fails; dial and accept; bytes both ways on a
+// on the bound address fails, a second one on 127.0.0.1:0 picks another
+// port; dial and accept; bytes both ways on a
 // stream; several concurrent streams and provider-opened streams (when
 // Multiplexed), ErrNotMultiplexed and a blocking consumer Accept (when not);
 // a 4 MiB transfer echoed back; Done closes on either side when the other
@@ -120,7 +122,7 @@ func checkListenAddr(a net.Addr) error {
 	if a == nil {
 		return errors.New("Addr() = nil, want the bound address")
 	}
-	const want = "want host:port with the port picked for 127.0.0.1:0 (1-65535): the kernel publishes the provider at Addr().String()'s host and port; a transport that is not TCP reports a net.Addr of its own whose String is host:port"
+	const want = "want host:port with the port picked for 127.0.0.1:0 (1-65535): the kernel publishes the provider at the port of Addr().String(); a transport that is not TCP reports a net.Addr of its own whose String is host:port"
 	host, port, err := net.SplitHostPort(a.String())
 	if err != nil {
 		return fmt.Errorf("Addr() = %T %q (network %q): %s", a, a.String(), a.Network(), want)
@@ -335,6 +337,15 @@ func testListenAddr(t *testing.T, tr spi.Transport) {
 	if l2, err := tr.Listen(l.Addr().String()); err == nil {
 		l2.Close()
 		t.Fatalf("second Listen(%s) on a bound address: no error", l.Addr())
+	}
+	// Port 0 picks a free port each time, while the first listener is open.
+	l2, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("a second Listen(127.0.0.1:0) while %s is bound: %v; want another free port", l.Addr(), err)
+	}
+	defer l2.Close()
+	if a, b := addrString(l.Addr()), addrString(l2.Addr()); a == b {
+		t.Fatalf("two Listen(127.0.0.1:0) both report %s; want a different port each", a)
 	}
 }
 
