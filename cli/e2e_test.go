@@ -29,8 +29,9 @@ import (
 )
 
 // binary is the airnode binary built once for this package's tests;
-// greeter the example service plugin (examples/greeter).
-var binary, greeter string
+// greeter the example service plugin (examples/greeter); acmecli the
+// whole command line with two in-process extensions (testdata/acmecli).
+var binary, greeter, acmecli string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "airnode-e2e-")
@@ -40,9 +41,10 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "airnode")
 	greeter = filepath.Join(dir, "greeter")
+	acmecli = filepath.Join(dir, "acmecli")
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i, b := range [][2]string{{binary, "../cmd/airnode"}, {greeter, "../examples/greeter/cmd/greeter"}} {
+	errs := make([]error, 3)
+	for i, b := range [][2]string{{binary, "../cmd/airnode"}, {greeter, "../examples/greeter/cmd/greeter"}, {acmecli, "./testdata/acmecli"}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -95,7 +97,14 @@ func serve(t *testing.T, listen, regDir string, args ...string) *provider {
 // its output when the test failed.
 func startServe(t *testing.T, listen, reg string, env []string, dir string, args ...string) *provider {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
+	return startServeOf(t, binary, listen, reg, env, dir, args...)
+}
+
+// startServeOf is startServe running bin's serve (bin: an airnode command
+// line such as acmecli).
+func startServeOf(t *testing.T, bin, listen, reg string, env []string, dir string, args ...string) *provider {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
@@ -184,9 +193,16 @@ func call(t *testing.T, env []string, args ...string) result {
 // wall time, whatever the exit code.
 func runCommand(t *testing.T, limit time.Duration, env []string, sub string, args ...string) result {
 	t.Helper()
+	return runCommandOf(t, binary, limit, env, sub, args...)
+}
+
+// runCommandOf is runCommand running bin (an airnode command line such as
+// acmecli).
+func runCommandOf(t *testing.T, bin string, limit time.Duration, env []string, sub string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{sub}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{sub}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

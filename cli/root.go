@@ -11,7 +11,7 @@ package cli
 //
 // app gives every subcommand the global flags' effects:
 //
-//	a.Catalogs()      bundled extensions (extensions/bundle) in fresh catalogs
+//	a.Catalogs()      bundled extensions (extensions/bundle), then the program's in-process ones (WithExtensions), in fresh catalogs
 //	a.Config(fs)      plugins.yaml: defaults < --config file < AIRNODE_* env < fs's flags (config.AddFlags)
 //	a.configFile      the file a.Config read: errors about its values name it (launchPlugins, runServe)
 //	a.Logger()        log/slog logger per --log-level and --log-format, writing to stderr
@@ -79,11 +79,17 @@ type app struct {
 // (token=, a userinfo password) never reach stderr: logs and errors are
 // written through redactingWriter. stdout, the replies of call and the
 // reports of bench, is written as is.
-func newApp(stdout, stderr io.Writer) *app {
+// opts are Main's and Run's: WithExtensions' functions join every catalogs
+// newCatalogs builds.
+func newApp(stdout, stderr io.Writer, opts ...Option) *app {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return &app{
 		stdout:      stdout,
 		stderr:      redactingWriter{stderr},
-		newCatalogs: bundledCatalogs,
+		newCatalogs: o.catalogs,
 		environ:     os.Environ,
 	}
 }

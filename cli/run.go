@@ -22,9 +22,9 @@ import (
 // Main runs the airnode command line of this process: the arguments are
 // os.Args[1:], output goes to os.Stdout and os.Stderr (a log line stderr
 // cannot take is dropped, never fatal: serve_signals.go). It returns the
-// exit status for os.Exit (see the package doc).
-func Main() int {
-	return Run(context.Background(), os.Args[1:], os.Stdout, &lossyWriter{w: os.Stderr})
+// exit status for os.Exit (see the package doc). opts are as for Run.
+func Main(opts ...Option) int {
+	return Run(context.Background(), os.Args[1:], os.Stdout, &lossyWriter{w: os.Stderr}, opts...)
 }
 
 // Run runs the airnode command line args (without the program name, e.g.
@@ -32,9 +32,14 @@ func Main() int {
 // exit status: 0 on success, otherwise 1 (or 130/143 for a command a
 // signal interrupted) with the error written to stderr as
 // "airnode: <error>". ctx bounds the command (serve, bench and call also
-// watch SIGINT and SIGTERM themselves).
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return run(ctx, args, stdout, stderr)
+// watch SIGINT and SIGTERM themselves). opts add to the command line, such
+// as WithExtensions the program's in-process extensions.
+//
+// Run may be called more than once in a process, one call after another:
+// a command sets slog.Default() (the logger extensions use) per
+// --log-level and --log-format while it runs and restores it when done.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	return runApp(ctx, newApp(stdout, stderr, opts...), args)
 }
 
 // exitCoder is an error that has already been reported to the user (on

@@ -24,4 +24,14 @@
 // test builds its own with New and fills it from extensions/bundle and
 // plugins.yaml (extensiontest has stand-ins for tests). Register before
 // use; lookups are safe for concurrent use afterwards.
+//
+// A third party's in-process extension follows the same rule: its package
+// exports a function that registers it on the Catalogs it is given
+// (cat.LoadBalance.Register(b, Origin("github.com/acme/lb/first")), its Go
+// package path as the Origin), never an init() that registers it
+// somewhere global. A program calls that function on the catalogs it
+// builds for kernel.NewNode, after bundle.Register; to get the whole
+// airnode command line with it, the program's main passes it to
+// cli.WithExtensions (package github.com/airnode/airnode/cli), which runs
+// it on every Catalogs serve, call, bench, list and registry build.
 package extension
