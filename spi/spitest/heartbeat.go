@@ -46,9 +46,9 @@ type HeartbeatOptions struct {
 }
 
 // TestHeartbeat runs the heartbeat conformance suite against the strategy
-// b builds, adapted by the options (at most one HeartbeatOptions). It checks for leaked
-// goroutines at the end, so it must not run in parallel with other tests
-// of its package.
+// b builds, adapted by the options (at most one HeartbeatOptions). It
+// checks for leaked goroutines at the end, so it must not run in parallel
+// with other tests of its package.
 //
 // Covered: the name; Build accepts the suite's URL and refuses, with an
 // *spi.ParamError naming the key, a malformed value of every key of type
