@@ -78,14 +78,25 @@ type conn struct {
 	hard     chan struct{} // closed by close: stop waiting for them
 	hardOnce sync.Once
 	why      atomic.Pointer[string] // closeBecause's reason for the channel's close; nil: "consumer released the provider"
+
+	transport, heartbeat string                 // extension names, for phase ("" in tests)
+	phase                atomic.Pointer[string] // the extension call run is waiting on, for Shutdown's error; nil: none
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
+	return newNamedConn(addr, "", "", dial, connectTimeout, backoff, logger, changed)
+}
+
+// newNamedConn is newConn for a conn whose transport and heartbeat
+// strategy are the extensions named: a Shutdown that gives up waiting for
+// the conn names the one it was waiting on (conn.phase).
+func newNamedConn(addr, transport, heartbeat string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
+		transport: transport, heartbeat: heartbeat,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -241,7 +252,9 @@ func (c *conn) run() {
 		select {
 		case <-ch.Done():
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
+			c.setPhase("%s stop (the channel to %s closed)", named("heartbeat", c.heartbeat), c.addr)
 			ch.Wait()
+			c.phase.Store(nil)
 			downSince = time.Now()
 			reason := "unknown"
 			if r, ok := ch.(interface{ Reason() string }); ok && r.Reason() != "" {
@@ -267,7 +280,9 @@ func (c *conn) run() {
 			if why := c.why.Load(); why != nil {
 				reason = *why
 			}
+			c.setPhase("%s session Close (closing the channel to %s)", named("transport", c.transport), c.addr)
 			ch.Close(reason)
+			c.setPhase("%s stop (closing the channel to %s)", named("heartbeat", c.heartbeat), c.addr)
 			ch.Wait()
 			return
 		}
@@ -279,14 +294,18 @@ func (c *conn) run() {
 func (c *conn) connect() (channel, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.connectTimeout)
 	defer cancel()
+	c.setPhase("%s Dial to %s", named("transport", c.transport), c.addr)
 	ch, err := c.dial(ctx, c.addr)
+	c.phase.Store(nil)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	if err := ch.Ping(ctx); err != nil {
 		ch.Close("no answer to the connection's first ping")
+		c.setPhase("%s stop (the channel to %s failed its first ping)", named("heartbeat", c.heartbeat), c.addr)
 		ch.Wait()
+		c.phase.Store(nil)
 		reason := ""
 		if r, ok := ch.(interface{ Reason() string }); ok {
 			reason = r.Reason()
@@ -380,8 +399,29 @@ func (c *conn) close() {
 // (CHANNEL_INACTIVE "channel to ADDR closed: REASON") unless the channel
 // already closed.
 func (c *conn) closeBecause(reason string) {
+	c.stopBecause(reason)
+	<-c.done
+}
+
+// stopBecause is closeBecause without the wait.
+func (c *conn) stopBecause(reason string) {
 	c.why.CompareAndSwap(nil, &reason)
-	c.close()
+	c.hardOnce.Do(func() { close(c.hard) })
+	c.once.Do(c.cancel)
+}
+
+// setPhase records the extension call run is about to wait on.
+func (c *conn) setPhase(format string, args ...any) {
+	p := fmt.Sprintf(format, args...)
+	c.phase.Store(&p)
+}
+
+// named says `transport "tcp"`, or kind alone when name is "".
+func named(kind, name string) string {
+	if name == "" {
+		return kind
+	}
+	return fmt.Sprintf("%s %q", kind, name)
 }
 
 // closeAfterCalls is close for a provider that left the directory (it
@@ -505,13 +545,20 @@ func (p *connPool) release(key string) {
 
 // drain waits until every released conn has closed after its calls in
 // flight (closeAfterCalls), or ctx ends; it returns how many had not (0:
-// they all did).
+// they all did). A conn waiting on an extension call (conn.phase: a Dial,
+// a session's Close, a heartbeat's stop) is past its calls: drain does
+// not wait for it (Shutdown's closeAllWithin does, and names the call).
 func (p *connPool) drain(ctx context.Context) int {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		p.mu.Lock()
-		n := len(p.leaving)
+		n := 0
+		for c := range p.leaving {
+			if c.phase.Load() == nil {
+				n++
+			}
+		}
 		p.mu.Unlock()
 		if n == 0 {
 			return 0
@@ -539,11 +586,16 @@ func (p *connPool) closeAllBecause(reason string) {
 		leaving = append(leaving, c)
 	}
 	p.mu.Unlock()
+	// Every conn is told first, then waited for: one whose transport or
+	// heartbeat blocks its close does not keep the others open.
 	for _, c := range leaving {
-		c.closeBecause(reason)
+		c.stopBecause(reason)
+	}
+	for _, e := range all {
+		e.c.stopBecause(reason)
 	}
 	p.releasing.Wait()
 	for _, e := range all {
-		e.c.closeBecause(reason)
+		<-e.c.done
 	}
 }

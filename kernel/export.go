@@ -39,13 +39,14 @@ const defaultWarmupText = "10m"
 // Exporter is one exported service: its provider URL (as registered) and
 // the server it is reachable through.
 type Exporter struct {
-	node *Node
-	url  spi.URL
-	key  string // service key
-	srv  *server
-	reg  spi.Registry // nil when no registry is configured
-	once sync.Once
-	gone atomic.Bool // Unexport began: the service is no longer served
+	node    *Node
+	url     spi.URL
+	key     string // service key
+	srv     *server
+	reg     spi.Registry // nil when no registry is configured
+	regName string       // reg's name (its URL scheme), for errors
+	once    sync.Once
+	gone    atomic.Bool // Unexport began: the service is no longer served
 }
 
 // URL returns the provider URL as registered: the bound address (or the
@@ -53,14 +54,21 @@ type Exporter struct {
 // side=provider.
 func (e *Exporter) URL() spi.URL { return e.url }
 
-// unregister withdraws the provider URL from the registry, once.
-func (e *Exporter) unregister(ctx context.Context) error {
+// unregister withdraws the provider URL from the registry, once; op
+// ("shutdown", "unexport t.Echo") prefixes the error of an Unregister
+// left running at ctx's end.
+func (e *Exporter) unregister(ctx context.Context, op string) error {
 	var err error
 	e.once.Do(func() {
 		if e.reg != nil {
-			if uerr := e.reg.Unregister(ctx, e.url); uerr != nil {
-				err = fmt.Errorf("kernel: unregister %s: %w", e.key, uerr)
+			// bounded by ctx even when the registry ignores it (within)
+			step := fmt.Sprintf("registry %q Unregister of %s", e.regName, e.key)
+			uerr := e.node.within(ctx, op, step, func() error { return e.reg.Unregister(ctx, e.url) })
+			var left *LeftRunningError
+			if uerr != nil && !errors.As(uerr, &left) {
+				uerr = fmt.Errorf("kernel: unregister %s: %w", e.key, uerr)
 			}
+			err = uerr
 		}
 	})
 	return err
@@ -71,7 +79,7 @@ func (e *Exporter) unregister(ctx context.Context) error {
 // Shutdown. Idempotent.
 func (e *Exporter) Unexport(ctx context.Context) error {
 	e.gone.Store(true)
-	err := e.unregister(ctx)
+	err := e.unregister(ctx, "unexport "+e.key)
 	e.srv.remove(e.key)
 	e.node.mu.Lock()
 	if i := slices.Index(e.node.exporters, e); i >= 0 {
@@ -103,7 +111,15 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // [IPv6]:PORT, :PORT or a network interface name; not published)
 // publishes another, as Dubbo's DUBBO_IP_TO_REGISTRY does (behind NAT, a
 // port-forward, in a container); a bad value fails Export before it
-// listens.
+// listens. A transport's listener must give its address as host:port
+// (spi.Listener.Addr): one with no port (a unix socket's path) fails
+// Export, naming the transport, rather than publish port 0.
+//
+// ctx bounds the extension calls Export waits on, whether they honour it
+// or not: a transport's Listen (which takes no ctx) and the registry's
+// Register still running at ctx's end are left running, and Export fails
+// with a *LeftRunningError naming the transport or registry (a listener
+// Listen returns later is closed).
 //
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
@@ -267,7 +283,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 			return nil, err
 		}
 	}
-	srv, err := n.serverFor(pu)
+	srv, err := n.serverFor(ctx, pu)
 	if err != nil {
 		return nil, err
 	}
@@ -284,9 +300,15 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := srv.add(key, svc); err != nil {
 		return nil, err
 	}
-	e := &Exporter{node: n, url: pu, key: key, srv: srv, reg: reg}
+	e := &Exporter{node: n, url: pu, key: key, srv: srv, reg: reg, regName: regURL.Scheme()}
 	if reg != nil {
-		if err := reg.Register(ctx, pu); err != nil {
+		step := fmt.Sprintf("registry %q Register of %s", regURL.Scheme(), key)
+		if err := n.within(ctx, "export "+key, step, func() error { return reg.Register(ctx, pu) }); err != nil {
+			var left *LeftRunningError
+			if errors.As(err, &left) {
+				srv.remove(key)
+				return nil, err
+			}
 			srv.remove(key)
 			return nil, fmt.Errorf("kernel: register %s in %s: %w", key, regURL, err)
 		}
@@ -891,12 +913,14 @@ var errAbandoned = &spi.Error{Status: spi.StatusServerError, Message: "kernel: p
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
 type server struct {
-	host  string
-	port  int
-	srv   *exchange.Server
-	log   *slog.Logger
-	first spi.URL       // the provider URL that made the server: its serverKeys hold for every service on it
-	done  chan struct{} // Serve returned
+	host      string
+	port      int
+	transport string // its transport's name, for errors
+	l         *listener
+	srv       *exchange.Server
+	log       *slog.Logger
+	first     spi.URL       // the provider URL that made the server: its serverKeys hold for every service on it
+	done      chan struct{} // Serve returned
 
 	mu       sync.RWMutex
 	services map[string]service
@@ -922,7 +946,7 @@ type server struct {
 
 // serverFor returns the server for pu's transport and address, listening
 // on first use.
-func (n *Node) serverFor(pu spi.URL) (*server, error) {
+func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	trb, _, err := n.cat.Transport.Select(pu, "")
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
@@ -1012,13 +1036,35 @@ func (n *Node) serverFor(pu spi.URL) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
-	l, err := tr.Listen(addr)
+	// Listen takes no ctx (spi.Transport): it runs without the node's
+	// lock, bounded by ctx (listen.go), so a transport whose Listen never
+	// returns fails this Export at ctx's end and blocks nothing else.
+	n.mu.Unlock()
+	l, err := n.listen(ctx, tr, trb.Name(), pu.ServiceKey(), addr)
+	n.mu.Lock()
 	if err != nil {
-		return nil, fmt.Errorf("kernel: export %s: listen %s: %w", pu.ServiceKey(), addr, err)
+		return nil, err
 	}
-	s := &server{log: n.logger, first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
-	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
+	if n.closed {
+		l.Close()
+		return nil, errClosed
+	}
+	if s := n.servers[key]; s != nil {
+		// exported on the same address meanwhile (port 0: another port)
+		l.Close()
+		if err := sameServerKeys(s, pu); err != nil {
+			return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+		}
+		return s, nil
+	}
+	s := &server{log: n.logger, transport: trb.Name(), first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
 	s.host, s.port = advertised(l.Addr(), pu.Host())
+	if s.port == 0 {
+		l.Close()
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), noPortError(trb.Name(), l.Addr()))
+	}
+	s.l = l
+	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	warnNameAddresses(n.logger, net.DefaultResolver.LookupIPAddr, pu.Host(), l.Addr())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
@@ -1356,15 +1402,17 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 	// context, and so does this: an abandoned call still running keeps
 	// its own goroutine until it returns, and nothing waits for it.
 	err := s.srv.Shutdown(ctx)
-	<-s.done
+	// The transport's listener Close and Accept, bounded by ctx: one that
+	// never returns is left running, named in the error (listen.go).
+	lerr := s.awaitListener(ctx)
 	if inTime {
 		<-drained
 	}
 	s.abandonAll(nil) // releases the context
 	if err != nil && abandoned == 0 {
-		return 0, fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err)
+		return 0, errors.Join(fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err), lerr)
 	}
-	return abandoned, nil
+	return abandoned, lerr
 }
 
 // beforeDone ends the count of a request that started before draining:

@@ -229,8 +229,18 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // other goroutine of the node waits for it, so goleak.VerifyNone after
 // Shutdown sees only the method's (TestT14_9...). So
 // Shutdown returns within shutdown.wait + shutdown.timeout + about 0.4 s,
-// or ctx's end + 0.4 s, whatever the methods do. Shutdown is idempotent:
-// later calls return the first call's result.
+// or ctx's end + 0.4 s, whatever the methods do.
+//
+// The same holds whatever the extensions do (tester19 finding 2): every
+// extension call Shutdown waits on (a registry's Unregister or Close, a
+// listener's Close or Accept, a transport's Dial that ignores its ctx, a
+// session's Close, a heartbeat's stop) is waited for until ctx's end (a
+// server's listener until the drain's end), then left running on its own
+// goroutine, and the error, logged at Warn, includes a *LeftRunningError
+// naming the step and the extension ("kernel: shutdown: registry
+// \"mapreg\" Close did not return within ctx; left running"). With a ctx
+// that never ends (Close), Shutdown waits for them. Shutdown is
+// idempotent: later calls return the first call's result.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
 	return n.shutdownErr
@@ -272,7 +282,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		if e.reg != nil {
 			registered = true
 		}
-		if err := e.unregister(ctx); err != nil {
+		if err := e.unregister(ctx, "shutdown"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -313,7 +323,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 			mu.Unlock()
 		}()
 	}
-	wg.Wait()
+	wg.Wait() // each server's shutdown is bounded by dctx (server.shutdown)
 	if abandoned > 0 {
 		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
 	}
@@ -322,7 +332,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// Reference.Close does; Dubbo's graceful shutdown waits for pending
 	// requests), within what is left of the same drain bound.
 	for _, r := range refs {
-		if err := r.Close(); err != nil {
+		if err := r.closeWithin(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -336,10 +346,17 @@ func (n *Node) shutdown(ctx context.Context) error {
 		// calls fail CHANNEL_INACTIVE, and their providers may have run them.
 		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (their providers may have run them)", reason, connections(open)))
 	}
-	n.pool.closeAllBecause(reason)
+	if err := n.pool.closeAllWithin(ctx, n, reason); err != nil {
+		errs = append(errs, err)
+	}
 	for key, r := range regs {
-		if err := r.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("kernel: close registry %s: %w", key, err))
+		step := fmt.Sprintf("registry %q Close", registryName(key))
+		if err := n.within(ctx, "shutdown", step, r.Close); err != nil {
+			var left *LeftRunningError
+			if !errors.As(err, &left) {
+				err = fmt.Errorf("kernel: close registry %s: %w", key, err)
+			}
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -44,6 +44,7 @@ type Reference struct {
 	settled atomic.Bool
 
 	shared   spi.Registry // the node's registry this reference registered in
+	regName  string       // the name (URL scheme) of reg or shared, for errors
 	consumer spi.URL      // its consumer entry there (zero: none)
 }
 
@@ -55,7 +56,8 @@ type Reference struct {
 func (r *Reference) register(ctx context.Context, reg spi.Registry) {
 	cu := r.url.WithScheme("consumer").WithAddress("127.0.0.1", 0).
 		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
-	if err := reg.Register(ctx, cu); err != nil {
+	step := fmt.Sprintf("registry %q Register of the consumer entry of %s", r.regName, r.key)
+	if err := r.node.within(ctx, "refer "+r.key, step, func() error { return reg.Register(ctx, cu) }); err != nil {
 		if errors.Is(err, spi.ErrNotSupported) {
 			r.node.logger.Debug("kernel: registry keeps no consumer entries", "service", r.key, "err", err)
 		} else {
@@ -161,18 +163,18 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		if reg, err = extension.Build(extension.PointRegistry, b.Name(), func() (spi.Registry, error) { return b.Build(u) }); err != nil {
 			return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 		}
-		r.reg = reg
+		r.reg, r.regName = reg, "direct"
 		desc = "direct " + u.Without(u.Keys()...).String()
 	case !registryURL.IsZero():
 		if reg, err = n.registry(registryURL); err != nil {
 			return nil, err
 		}
-		desc = registryURL.String()
+		desc, r.regName = registryURL.String(), registryURL.Scheme()
 	case !n.registryURL.IsZero():
 		if reg, err = n.registry(n.registryURL); err != nil {
 			return nil, err
 		}
-		desc = n.registryURL.String()
+		desc, r.regName = n.registryURL.String(), n.registryURL.Scheme()
 	default:
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
@@ -200,8 +202,15 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return chain(fs, inv), nil
 	}, n.logger)
 	r.dir.Hold(n.holds)
-	if err := r.dir.Start(ctx); err != nil {
-		r.closeOwned()
+	// The registry's Subscribe, bounded by ctx even when it ignores it
+	// (within): Refer then fails naming the registry, and the
+	// subscription, if it ever returns, is stopped (Directory.Start).
+	step := fmt.Sprintf("registry %q Subscribe of %s", r.regName, r.key)
+	if err := n.within(ctx, "refer "+r.key, step, func() error { return r.dir.Start(ctx) }); err != nil {
+		_ = r.closeOwnedWithin(ctx, "refer "+r.key)
+		if left := (*LeftRunningError)(nil); errors.As(err, &left) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	if r.reg == nil {
@@ -686,42 +695,12 @@ func deadlineCause(ctx context.Context, err error) error {
 // (or after the node's Shutdown, which closes every reference) fail
 // CLIENT_ERROR "kernel: reference <service key> is closed", matching
 // ErrReferenceClosed.
-func (r *Reference) Close() error {
-	var err error
-	r.once.Do(func() {
-		r.closed.Store(true)
-		err = r.closeOwned()
-		n := r.node
-		n.mu.Lock()
-		for i, x := range n.references {
-			if x == r {
-				n.references = append(n.references[:i], n.references[i+1:]...)
-				break
-			}
-		}
-		n.mu.Unlock()
-	})
-	return err
-}
+func (r *Reference) Close() error { return r.closeWithin(context.Background()) }
 
+// closeOwned releases what the reference owns (closeOwnedWithin, with no
+// bound but the consumer entry's 5 s).
 func (r *Reference) closeOwned() error {
-	var err error
-	if r.shared != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if uerr := r.shared.Unregister(ctx, r.consumer); uerr != nil {
-			r.node.logger.Warn("kernel: cannot unregister consumer", "service", r.key, "err", uerr)
-		}
-		cancel()
-	}
-	if r.dir != nil {
-		err = r.dir.Close()
-	}
-	if r.reg != nil {
-		if cerr := r.reg.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	return err
+	return r.closeOwnedWithin(context.Background(), "close reference "+r.key)
 }
 
 // clusterInvoker is the end of the consumer filter chain: it hands the call

@@ -21,7 +21,9 @@ type TransportBuilder interface {
 // Transport listens and dials. Safe for concurrent use.
 type Transport interface {
 	// Listen binds addr ("host:port"; port 0 picks a free one) and returns a
-	// listener of sessions. Errors are fatal to the export.
+	// listener of sessions. Errors are fatal to the export. Listen takes no
+	// ctx: the kernel stops waiting at the end of Export's ctx (the export
+	// fails, naming the transport) and closes a listener returned later.
 	Listen(addr string) (Listener, error)
 	// Dial opens a session to addr, giving up when ctx ends (the kernel puts
 	// connect.timeout on ctx). A dial error fails the call or, in the
@@ -33,7 +35,14 @@ type Transport interface {
 // net.ErrClosed and is idempotent.
 type Listener interface {
 	Accept() (Session, error)
+	// Addr is the bound address, which the provider publishes: it must
+	// give host:port, as a *net.TCPAddr or an address whose String is
+	// host:port (net.SplitHostPort parses it), with the port actually
+	// bound (the one picked for port 0). Export fails on an address with
+	// no port (a unix socket's path), naming the transport.
 	Addr() net.Addr
+	// Close should return promptly: the kernel's shutdown waits for it
+	// only until its ctx ends, then leaves it running and says so.
 	Close() error
 }
 

@@ -241,7 +241,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		go c.acceptLoop()
 	}
 	if opts.Heartbeat != nil {
-		c.hbStop = opts.Heartbeat.Watch(c)
+		c.hbStop = c.watchHeartbeat(opts.Heartbeat) // a panic closes the channel (hbguard.go)
 	}
 	c.release() // made: the channel finishes once it is dead and its goroutines and handlers have ended
 	return c
@@ -363,7 +363,7 @@ func (c *Channel) finishChannel() {
 		c.pool.close()
 	}
 	if c.hbStop != nil {
-		c.hbStop()
+		c.stopHeartbeat(c.hbStop) // a panic is logged (hbguard.go)
 	}
 	if c.opts.OnClose != nil {
 		c.opts.OnClose(c, c.reason)
