@@ -417,7 +417,7 @@ func (d *Directory) apply(providers []spi.URL) {
 	moreGV += unlooked
 	for _, p := range providers {
 		if !d.accepts(p) {
-			d.log.Debug("directory: provider ignored", "provider", p.String())
+			d.log.Debug("directory: provider ignored", "provider", p.Redacted())
 			leftOut(p)
 			continue
 		}
@@ -440,7 +440,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		}
 		inv, err := d.newInvoker(spi.MergeURL(p, d.consumer))
 		if err != nil {
-			d.log.Warn("directory: cannot create invoker", "provider", p.String(), "err", err)
+			d.log.Warn("directory: cannot create invoker", "provider", p.Redacted(), "err", err)
 			continue
 		}
 		next[k] = member{provider: p, invoker: inv}
