@@ -5,7 +5,12 @@
 // A program that imports cli gets the whole command line in its own
 // binary: it runs a node (serve), calls and benchmarks services (call,
 // bench), inspects registries (registry) and lists and explains the
-// extension catalogs (list).
+// extension catalogs (list). With WithExtensions, the program's own
+// in-process extensions (a balancer, a codec, a filter... written in Go)
+// are in every command's catalogs, next to the bundled ones and the
+// plugins of plugins.yaml (README "In-process extensions"):
+//
+//	func main() { os.Exit(cli.Main(cli.WithExtensions(first.Register))) }
 //
 // Exit status (Main and Run return it): 0 on success, 1 on any failure,
 // with the error on stderr; bench and call interrupted by SIGINT exit 130

@@ -56,9 +56,9 @@ func subcommands(a *app) []*cobra.Command {
 	}
 }
 
-// DefaultConfigFile is read when --config is not given and it exists in the
+// defaultConfigFile is read when --config is not given and it exists in the
 // working directory.
-const DefaultConfigFile = "plugins.yaml"
+const defaultConfigFile = "plugins.yaml"
 
 // app is the state the global flags set up for subcommands.
 type app struct {
@@ -114,8 +114,8 @@ func (a *app) ConfigFile() (string, error) {
 	if a.configPath != "" {
 		return a.configPath, nil
 	}
-	if _, err := os.Stat(DefaultConfigFile); err == nil {
-		return DefaultConfigFile, nil
+	if _, err := os.Stat(defaultConfigFile); err == nil {
+		return defaultConfigFile, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("config: %w", err)
 	}
@@ -194,7 +194,7 @@ milliseconds (500); plugins.yaml wants a unit.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+DefaultConfigFile+" when present)")
+	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+defaultConfigFile+" when present)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info)")
 	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
