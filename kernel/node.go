@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,7 +237,8 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // extension call Shutdown waits on (a registry's Unregister or Close, a
 // listener's Close or Accept, a transport's Dial that ignores its ctx, a
 // session's Close, a heartbeat's stop) is waited for until ctx's end (a
-// server's listener until the drain's end), then left running on its own
+// server's listener and connections until the drain's end, plus 1 s for
+// the connections), then left running on its own
 // goroutine, and the error, logged at Warn, includes a *LeftRunningError
 // naming the step and the extension ("kernel: shutdown: registry
 // \"mapreg\" Close did not return within ctx; left running"). With a ctx
@@ -305,7 +308,11 @@ func (n *Node) shutdown(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	abandoned := 0
+	type drained struct {
+		abandoned int
+		err       error
+	}
+	results := map[*server]drained{} // on mu
 	for s := range servers {
 		wg.Add(1)
 		go func() {
@@ -316,14 +323,34 @@ func (n *Node) shutdown(ctx context.Context) error {
 				r.dir.Refresh() // its providers on s are no longer held
 			}
 			mu.Lock()
-			abandoned += n
-			if err != nil {
-				errs = append(errs, err)
-			}
+			results[s] = drained{n, err}
 			mu.Unlock()
 		}()
 	}
-	wg.Wait() // each server's shutdown is bounded by dctx (server.shutdown)
+	// Each server's shutdown is bounded by dctx, but for the extension
+	// calls the exchange makes in place (a session's Close, a heartbeat's
+	// stop): a server still closing serverGrace after dctx's end is left
+	// running and named (tester19 finding 2).
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+	awaitServers(dctx, allDone)
+	abandoned := 0
+	mu.Lock()
+	for s := range servers {
+		d, ok := results[s]
+		if !ok {
+			left := &LeftRunningError{Op: "shutdown", Step: fmt.Sprintf("transport %q server on %s (a session's Close or a heartbeat's stop on one of its connections)",
+				s.transport, net.JoinHostPort(s.host, strconv.Itoa(s.port)))}
+			n.logger.Warn(left.Error(), "op", left.Op, "step", left.Step)
+			errs = append(errs, left)
+			continue
+		}
+		abandoned += d.abandoned
+		if d.err != nil {
+			errs = append(errs, d.err)
+		}
+	}
+	mu.Unlock()
 	if abandoned > 0 {
 		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
 	}

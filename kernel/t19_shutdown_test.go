@@ -40,6 +40,7 @@ type t19Transport struct {
 	name                                string
 	gate                                chan struct{}
 	blockListen, blockLClose, blockDial bool
+	blockSClose                         bool // the provider's sessions' Close
 	addr                                func(net.Addr) net.Addr
 }
 
@@ -83,6 +84,25 @@ func (l *t19Listener) Close() error {
 		<-l.b.gate
 	}
 	return l.Listener.Close()
+}
+
+func (l *t19Listener) Accept() (spi.Session, error) {
+	sess, err := l.Listener.Accept()
+	if err != nil || !l.b.blockSClose {
+		return sess, err
+	}
+	return &t19Session{Session: sess, gate: l.b.gate}, nil
+}
+
+// t19Session is a session whose Close blocks until gate closes.
+type t19Session struct {
+	spi.Session
+	gate chan struct{}
+}
+
+func (s *t19Session) Close() error {
+	<-s.gate
+	return s.Session.Close()
 }
 
 func (l *t19Listener) Addr() net.Addr {
@@ -183,7 +203,8 @@ func t19Node(t *testing.T, cat *extension.Catalogs, opts ...Option) (*Node, reco
 }
 
 // shutdownWithin runs n.Shutdown with a ctx of 1 s and fails the test
-// unless it returns within 3 s; it returns Shutdown's error.
+// unless it returns within 4 s (ctx's end, plus serverGrace at most, plus
+// slack); it returns Shutdown's error.
 func shutdownWithin(t *testing.T, n *Node) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -195,8 +216,8 @@ func shutdownWithin(t *testing.T, n *Node) error {
 	case err := <-done:
 		t.Logf("Shutdown(1s ctx) returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
 		return err
-	case <-time.After(3 * time.Second):
-		t.Fatalf("Shutdown(1s ctx) still blocked after 3s")
+	case <-time.After(4 * time.Second):
+		t.Fatalf("Shutdown(1s ctx) still blocked after 4s")
 		return nil
 	}
 }
@@ -489,4 +510,24 @@ func TestT19_2_ExportAndReferBoundedWhenRegistryBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestT19_2_ShutdownBoundedWhenProviderSessionCloseBlocks(t *testing.T) {
+	g := t19Gate(t)
+	cat := testCatalogs(t)
+	if err := cat.Transport.Register(&t19Transport{name: "t19sc", gate: g, blockSClose: true}, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	p, logs := t19Node(t, cat)
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t19sc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := t19Node(t, cat)
+	r := refer(t, q, "airnode://"+e.URL().Address()+"/demo.Echo?transport=t19sc&timeout=2s")
+	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+		t.Fatal(err)
+	}
+	err = shutdownWithin(t, p)
+	wantLeftRunning(t, err, logs, `kernel: shutdown: transport "t19sc" server on `+e.URL().Address())
 }

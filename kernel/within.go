@@ -183,3 +183,22 @@ func registryName(key string) string {
 	}
 	return key
 }
+
+// serverGrace is how long Shutdown waits for its servers past the
+// drain's end: a server's own shutdown returns within about 0.4 s of it.
+const serverGrace = time.Second
+
+// awaitServers waits for done, or for dctx's end plus serverGrace.
+func awaitServers(dctx context.Context, done <-chan struct{}) {
+	select {
+	case <-done:
+		return
+	case <-dctx.Done():
+	}
+	t := time.NewTimer(serverGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
