@@ -494,11 +494,12 @@ func (p *proc) register(c *extension.Catalogs) error {
 		return nil // services are exported by the node, not catalogued
 	}
 	if taken {
-		what := "the bundled"
-		if existing != extension.Bundled {
-			what = "the plugin " + string(existing) + "'s"
+		if existing == extension.Bundled {
+			return fmt.Errorf("pluginhost: plugin %q (%s) may not shadow the bundled %s %q; rename the plugin", name, p.path, p.spec.Point, name)
 		}
-		return fmt.Errorf("pluginhost: plugin %q (%s) may not shadow %s %s %q; rename the plugin", name, p.path, what, p.spec.Point, name)
+		// existing is another plugin's path or an in-process extension's
+		// origin (its Go package, cli.WithExtensions)
+		return fmt.Errorf("pluginhost: plugin %q (%s) may not shadow the %s %q registered by %s; rename the plugin", name, p.path, p.spec.Point, name, existing)
 	}
 	if err != nil {
 		return fmt.Errorf("pluginhost: plugin %q (%s): %w", name, p.path, err)
