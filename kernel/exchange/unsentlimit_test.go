@@ -65,8 +65,11 @@ func TestUnsentLimit_ManyNonReadingConsumers(t *testing.T) {
 			t.Logf("%d connections hold %.1f MiB unsent (unsent.limit %d MiB); %d requests sent; stalls under the limit %d",
 				chans, float64(sum)/(1<<20), tc.limit>>20, sent, counters.Channels.UnsentLimitStalls.Load()-stalls)
 			if tc.limit < 0 {
-				if sum < consumers*highWater {
-					t.Errorf("without the limit the connections hold %.1f MiB, want each its own highWater (%d MiB together)", float64(sum)/(1<<20), consumers*highWater>>20)
+				// each stops at its own highWater (8 MiB): together far
+				// over what the limit allows (a loaded machine may make
+				// a writer give up on one before it got there)
+				if sum < 3*limit {
+					t.Errorf("without the limit the connections hold %.1f MiB, want over %d MiB (each its own highWater, %d MiB)", float64(sum)/(1<<20), 3*limit>>20, highWater>>20)
 				}
 			} else {
 				// the limit, and per connection what it read before its
