@@ -13,7 +13,9 @@
 // microseconds; see the README for the measured numbers). A builder that
 // also implements spi.KeyDescriber has its URL keys sent to the host at
 // start: `airnode list --keys` shows them and Refer and Export suggest
-// them for misspelt keys, as for a bundled extension.
+// them for misspelt keys, as for a bundled extension; a key declared with
+// spi.KeyDoc.Secret is redacted by the host wherever it prints a URL, as
+// token is.
 //
 // The SDK owns the go-plugin handshake (magic cookie, protocol version
 // negotiated from versioned plugin sets), the gRPC stubs

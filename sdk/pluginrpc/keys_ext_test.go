@@ -28,6 +28,7 @@ func (p p2c) Keys() []spi.KeyDoc { return p.keys }
 var p2cKeys = []spi.KeyDoc{
 	{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick, 2..8"},
 	{Key: "p2c.mode", Type: spi.KeyTypeEnum, Values: []string{"fast", "fair"}, Default: "fast", Doc: "how ties break"},
+	{Key: "p2c.apikey", Type: spi.KeyTypeString, Secret: true, Doc: "a secret the balancer reads (crosses the protocol as secret, so the host redacts it)"},
 }
 
 // describe serves impl in process, as a started plugin, and returns what

@@ -484,6 +484,7 @@ type KeyDoc struct {
 	Default       string                 `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"` // "" when there is no fixed default
 	Values        []string               `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`   // an enum's accepted values
 	Doc           string                 `protobuf:"bytes,5,opt,name=doc,proto3" json:"doc,omitempty"`         // one line: what it does, unit, bounds
+	Secret        bool                   `protobuf:"varint,6,opt,name=secret,proto3" json:"secret,omitempty"`  // the value is a secret: the host redacts it wherever it prints a URL (spi.KeyDoc.Secret)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +552,13 @@ func (x *KeyDoc) GetDoc() string {
 		return x.Doc
 	}
 	return ""
+}
+
+func (x *KeyDoc) GetSecret() bool {
+	if x != nil {
+		return x.Secret
+	}
+	return false
 }
 
 // Candidate is one invoker a balancer may pick: its URL and live statistics.
@@ -1407,13 +1415,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
 	"\fwithout_args\x18\x03 \x01(\bR\vwithoutArgs\x12\x1b\n" +
 	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12\x14\n" +
-	"\x05reach\x18\x05 \x01(\tR\x05reach\"r\n" +
+	"\x05reach\x18\x05 \x01(\tR\x05reach\"\x8a\x01\n" +
 	"\x06KeyDoc\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\adefault\x18\x03 \x01(\tR\adefault\x12\x16\n" +
 	"\x06values\x18\x04 \x03(\tR\x06values\x12\x10\n" +
-	"\x03doc\x18\x05 \x01(\tR\x03doc\"\xe9\x01\n" +
+	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x16\n" +
+	"\x06secret\x18\x06 \x01(\bR\x06secret\"\xe9\x01\n" +
 	"\tCandidate\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\x03R\x06active\x12\x14\n" +
