@@ -374,7 +374,7 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 // unknownField), so a provider ignores a field a newer consumer added; the
 // common call, whose keys all match, is decoded once.
 func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
-	if s, ok := dec.(interface{ DisallowUnknownFields() }); ok {
+	if s, ok := dec.(spi.StrictDecoder); ok {
 		s.DisallowUnknownFields() // noticed, then a typo (generic call) or a newer consumer's field
 	}
 	return m.decodeFrom(service, n, dec, buf)

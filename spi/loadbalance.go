@@ -8,6 +8,22 @@ type LoadBalanceBuilder interface {
 	Name() string
 	// Build validates the balancer's keys in u (the consumer's reference
 	// URL) and returns a balancer for that one reference. Pure.
+	//
+	// Method-level keys: u is the whole reference URL, never a per-method
+	// view, and Build is not told a method. The kernel builds one balancer
+	// for the reference, plus one for each method whose own
+	// "loadbalance" (methods.<m>.loadbalance, or Dubbo's <m>.loadbalance)
+	// selects another balancer; each of these Builds gets the same u.
+	// The kernel applies no method-level form of the balancer's own keys:
+	// "methods.Echo.wlr.choices=99" reaches the balancer only if Build or
+	// Select looks it up itself. A balancer that supports per-method
+	// values reads them with u.MethodParam(m, key) (or MethodInt,
+	// MethodDuration) for each method of u.Methods() in Build, validating
+	// each there, or per call with inv.Method in Select from values it
+	// prepared in Build (Select must not parse). One that does not
+	// should say so in its KeyDoc's Doc: the kernel's typo warning checks
+	// a method-level key by its key, so a declared key written per method
+	// passes without a word.
 	Build(u URL) (LoadBalance, error)
 }
 

@@ -25,6 +25,15 @@ type FilterOptions struct {
 	// a limit far above the suite's 8 concurrent calls. The suite sets
 	// "side" itself.
 	Params map[string]string
+	// AddsAttachments are the attachment keys the filter may set on the
+	// invocation it passes to next, a documented change such as a tracing
+	// filter's "x-trace" (Dubbo's tracing filters add their trace and
+	// span ids the same way): PassThrough then accepts each listed key
+	// added, or its value replaced, and still compares everything else
+	// (service, method, arguments, every other attachment). A key the
+	// filter removes from the caller's attachments is still a change.
+	// Empty: the invocation must reach next unchanged.
+	AddsAttachments []string
 }
 
 // filterCtxKey marks the context the suite passes to Filter.Invoke.
@@ -41,7 +50,8 @@ type filterCtxKey struct{}
 // side; Build starts no goroutine. On each side: a filter with nothing to
 // do calls next exactly once, with a context derived from the caller's
 // (its values visible) and the invocation unchanged (service, method,
-// arguments, attachments), and returns next's result unchanged (value,
+// arguments, attachments; FilterOptions.AddsAttachments lists the
+// attachments it may set), and returns next's result unchanged (value,
 // attachments); an error of next (SERVICE_ERROR, CHANNEL_INACTIVE) comes
 // back to the caller (errors.Is), with its status; 8 goroutines × 200
 // concurrent Invokes each get their own result or error (run with -race);
@@ -87,7 +97,7 @@ func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 			t.Fatalf("Build(%s) started goroutines (Build must be pure): %v", u, err)
 		}
 		t.Run(string(side), func(t *testing.T) {
-			run(t, "PassThrough", "filter Invoke", func(t *testing.T) { testFilterPassThrough(t, f) })
+			run(t, "PassThrough", "filter Invoke", func(t *testing.T) { testFilterPassThrough(t, f, o.AddsAttachments) })
 			run(t, "ErrorPropagated", "filter Invoke", func(t *testing.T) { testFilterError(t, f) })
 			run(t, "Concurrent", "filter Invoke", func(t *testing.T) { testFilterConcurrent(t, f) })
 		})
@@ -137,7 +147,7 @@ func filterCall(t *testing.T, f spi.Filter, ctx context.Context, next spi.Invoke
 	return r
 }
 
-func testFilterPassThrough(t *testing.T, f spi.Filter) {
+func testFilterPassThrough(t *testing.T, f spi.Filter, adds []string) {
 	next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result {
 		return spi.Result{Value: "pong", Attachments: map[string]string{"k": "v"}}
 	})
@@ -156,9 +166,39 @@ func testFilterPassThrough(t *testing.T, f spi.Filter) {
 	if v := next.ctxs[0].Value(filterCtxKey{}); v != "spitest" {
 		t.Errorf("next got a context without the caller's values (Value = %v); want one derived from the caller's", v)
 	}
-	if got := next.invs[0]; !reflect.DeepEqual(got, want) {
-		t.Errorf("next got the invocation %+v; want it unchanged: %+v", got, want)
+	got := next.invs[0]
+	if len(adds) > 0 {
+		got = withoutAdded(got, want, adds)
 	}
+	if !reflect.DeepEqual(got, want) {
+		if len(adds) > 0 {
+			t.Errorf("next got the invocation %+v; want it unchanged but for the attachments %q (FilterOptions.AddsAttachments): %+v", next.invs[0], adds, want)
+		} else {
+			t.Errorf("next got the invocation %+v; want it unchanged: %+v", got, want)
+		}
+	}
+}
+
+// withoutAdded returns got with each attachment in adds set as in want:
+// removed when want has none, want's value otherwise; so that a filter
+// setting those keys compares equal to want. A nil attachments map left
+// empty is nil again, as want's.
+func withoutAdded(got, want spi.Invocation, adds []string) spi.Invocation {
+	att := maps.Clone(got.Attachments)
+	for _, k := range adds {
+		if v, ok := want.Attachments[k]; ok {
+			if _, had := att[k]; had {
+				att[k] = v
+			}
+		} else {
+			delete(att, k)
+		}
+	}
+	if len(att) == 0 && want.Attachments == nil {
+		att = nil
+	}
+	got.Attachments = att
+	return got
 }
 
 func testFilterError(t *testing.T, f spi.Filter) {

@@ -157,6 +157,9 @@ func (d *Decoder) Decode(v any) error {
 	return nil
 }
 
+// The provider's kernel calls DisallowUnknownFields (spi.StrictDecoder).
+var _ spi.StrictDecoder = (*Decoder)(nil)
+
 // DisallowUnknownFields makes every later Decode fail for an object key
 // that names no field of the struct it is decoded into, even ignoring case
 // (encoding/json's Decoder.DisallowUnknownFields); the provider calls it

@@ -263,6 +263,9 @@ func (d *Decoder) decodeTyped(v any) (err error) {
 	return d.d.Decode(v)
 }
 
+// The provider's kernel calls DisallowUnknownFields (spi.StrictDecoder).
+var _ spi.StrictDecoder = (*Decoder)(nil)
+
 // DisallowUnknownFields makes every later Decode fail for a map key that
 // names no struct field of the target, even ignoring case (msgpack's and
 // encoding/json's option of that name); the provider calls it before
