@@ -36,6 +36,12 @@ type KeyDoc struct {
 	// registered in a catalog, the key (and a method's "M.key") is marked
 	// with MarkSecretKey for the whole process, so URL.Redacted and
 	// IsSecretKey hide it like "token". Optional; false by default.
+	//
+	// It holds only in a process that registered the extension: the value
+	// still travels in the URL (a provider publishes it to its registry,
+	// as it does "token"), and a process without the extension (a stock
+	// airnode's registry ls or call) shows it. A kernel key (timeout,
+	// weight, ...) cannot be declared Secret: Register refuses it.
 	Secret bool
 }
 

@@ -136,6 +136,11 @@ func ValidName(name string) error {
 //     unique`. So Catalogs.CodecByID is never ambiguous. Dubbo's
 //     CodecSupport likewise refuses a serialization whose content-type id
 //     another one has.
+//   - a KeyDoc declaring one of the kernel's own URL keys Secret
+//     (timeout, weight, retries, a point's selecting key...; "token" is
+//     secret already): the mark would hide the kernel's value in every
+//     log of the process: `filter: "evil" declares the kernel's URL key
+//     "timeout" secret: ...`. Nothing is registered or marked then.
 //
 // When ext is an spi.KeyDescriber declaring a key Secret, Register marks
 // that key secret process-wide (spi.MarkSecretKey), so that spi.URL.Redacted
@@ -147,6 +152,9 @@ func (p *Point[T]) Register(ext T, origin Origin) error {
 	}
 	if err := p.reservedName(name); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	if err := checkSecretKeys(p.name, name, ext); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
