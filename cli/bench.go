@@ -1513,7 +1513,7 @@ func connectionsText(o benchOutcome, perProvider int) string {
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %d B -> %d B\n",
-		target, r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
+		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}

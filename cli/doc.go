@@ -10,7 +10,14 @@
 // are in every command's catalogs, next to the bundled ones and the
 // plugins of plugins.yaml (README "In-process extensions"):
 //
-//	func main() { os.Exit(cli.Main(cli.WithExtensions(first.Register))) }
+//	func main() { os.Exit(cli.Main(cli.WithName("acme-airnode"), cli.WithExtensions(first.Register))) }
+//
+// WithName names the program in usage and errors (default "airnode").
+// Secrets in URLs (token, a userinfo password, and every key an extension
+// of the process declares Secret) are shown as "***" in everything the
+// command line prints: logs and errors on stderr, bench's report,
+// list --explain, registry ls and watch; Run registers the WithExtensions
+// extensions before it checks or prints any URL.
 //
 // Exit status (Main and Run return it): 0 on success, 1 on any failure,
 // with the error on stderr; bench and call interrupted by SIGINT exit 130

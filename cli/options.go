@@ -2,15 +2,45 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/airnode/airnode/kernel/extension"
 )
+
+// defaultName is the program's name in usage and errors unless WithName
+// gives another: the stock binary's.
+const defaultName = "airnode"
 
 // Option adjusts the command line Main and Run build.
 type Option func(*options)
 
 type options struct {
 	extensions []func(*extension.Catalogs) error // WithExtensions, in order given
+	name       string                            // WithName; "" is defaultName
+}
+
+// WithName names the program in the command line's usage, help,
+// completion scripts and errors: `acme-airnode: unknown command "x" for
+// "acme-airnode"` and "acme-airnode: extensions: ..." instead of
+// "airnode". Without it Main and Run say "airnode", the stock binary's
+// name, whatever the executable's file is called (`go run` and test
+// binaries have other names). A program built with cli.Main and its own
+// extensions usually gives its command's name:
+//
+//	os.Exit(cli.Main(cli.WithName("acme-airnode"), cli.WithExtensions(register)))
+//
+// (or cli.WithName(filepath.Base(os.Args[0])) to follow the file's
+// name). Every line the command line itself writes to stderr starting
+// "airnode: " starts "<name>: " instead; log messages ("airnode serve:
+// serving" in a log record) and bench's report line ("airnode bench
+// URL: ...", a format scripts read) keep "airnode". An empty name, or
+// one with a space or a '/', is ignored.
+func WithName(name string) Option {
+	return func(o *options) {
+		if name != "" && !strings.ContainsAny(name, " \t\n/") {
+			o.name = name
+		}
+	}
 }
 
 // WithExtensions makes register add a program's in-process extensions to
@@ -39,7 +69,9 @@ func WithExtensions(register func(*extension.Catalogs) error) Option {
 
 // catalogs returns fresh catalogs holding every bundled extension and
 // then every extension o's WithExtensions functions register: the app's
-// newCatalogs.
+// newCatalogs. A register function's error is "extensions: <error>"; a
+// panic in one is recovered into "extensions: panic: <value>" (the
+// command then fails with exit status 1, as for an error).
 func (o options) catalogs() (*extension.Catalogs, error) {
 	cat, err := bundledCatalogs()
 	if err != nil {
@@ -49,9 +81,20 @@ func (o options) catalogs() (*extension.Catalogs, error) {
 		if register == nil {
 			continue
 		}
-		if err := register(cat); err != nil {
+		if err := callRegister(register, cat); err != nil {
 			return nil, fmt.Errorf("extensions: %w", err)
 		}
 	}
 	return cat, nil
+}
+
+// callRegister calls register with cat, a panic in it returned as an
+// error "panic: <value>".
+func callRegister(register func(*extension.Catalogs) error, cat *extension.Catalogs) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return register(cat)
 }

@@ -3,6 +3,11 @@ package cli
 import (
 	"io"
 	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // secretParam matches a secret URL parameter in free text, as
@@ -15,14 +20,83 @@ var secretParam = regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*token=)[^&\s
 // ("zookeeper://user:pass@host").
 var secretPassword = regexp.MustCompile(`(://[^/@:\s"']+:)[^/@\s"']+@`)
 
+// markedParam is secretParam for the keys marked secret with
+// spi.MarkSecretKey (an extension's spi.KeyDoc.Secret), with the list it
+// was built from; nil until a key is marked.
+type markedParam struct {
+	keys []string
+	re   *regexp.Regexp
+}
+
+var marked atomic.Pointer[markedParam]
+
+// markedSecretParam returns the pattern of a "key=" or "M.key=" parameter
+// for every key spi.SecretKeys holds now, built again when the list grew
+// (marks are never removed); nil when no key is marked.
+func markedSecretParam() *regexp.Regexp {
+	keys := spi.SecretKeys()
+	if len(keys) == 0 {
+		return nil
+	}
+	if m := marked.Load(); m != nil && slices.Equal(m.keys, keys) {
+		return m.re
+	}
+	alts := make([]string, len(keys))
+	for i, k := range keys {
+		alts[i] = regexp.QuoteMeta(k)
+	}
+	re := regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*(?:` + strings.Join(alts, "|") + `)=)[^&\s"'\\]+`)
+	marked.Store(&markedParam{keys: keys, re: re})
+	return re
+}
+
 // redactSecrets returns s with every secret of a URL in it replaced by
-// "***" (the token's value, a userinfo password), as spi.URL.Redacted
-// writes a URL. It is the one place serve, call and bench hide secrets:
-// every line they write to stderr (logs, the kernel's and the
-// registries', and errors) goes through redactingWriter.
+// "***" (the token's value, a userinfo password, the value of a key an
+// extension declared secret and the process registered), as
+// spi.URL.Redacted writes a URL. It is the one place serve, call and
+// bench hide secrets in free text: every line they write to stderr (logs,
+// the kernel's and the registries', and errors) goes through
+// redactingWriter, and bench's report names its SERVICE_URL through it.
 func redactSecrets(s string) string {
 	s = secretParam.ReplaceAllString(s, "${1}${2}***")
+	if re := markedSecretParam(); re != nil {
+		s = re.ReplaceAllString(s, "${1}${2}***")
+	}
 	return secretPassword.ReplaceAllString(s, "${1}***@")
+}
+
+// hasSecret reports whether p may hold a secret redactSecrets hides.
+func hasSecret(p []byte) bool {
+	if secretParam.Match(p) || secretPassword.Match(p) {
+		return true
+	}
+	re := markedSecretParam()
+	return re != nil && re.Match(p)
+}
+
+// programNameWriter writes through w with "airnode: " at the start of
+// each line replaced by name + ": " (WithName): the command line's own
+// messages then name the program. Like redactingWriter, each Write must
+// hold whole lines.
+type programNameWriter struct {
+	w    io.Writer
+	name string
+}
+
+// programPrefix is "airnode: " at the start of a line.
+var programPrefix = regexp.MustCompile(`(?m)^airnode: `)
+
+// Unwrap returns the writer p writes to (see redactingWriter.Unwrap).
+func (p programNameWriter) Unwrap() io.Writer { return p.w }
+
+func (p programNameWriter) Write(b []byte) (int, error) {
+	if !programPrefix.Match(b) {
+		return p.w.Write(b)
+	}
+	if _, err := io.WriteString(p.w, programPrefix.ReplaceAllLiteralString(string(b), p.name+": ")); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // redactingWriter writes through redactSecrets. Each Write must hold whole
@@ -37,7 +111,7 @@ type redactingWriter struct{ w io.Writer }
 func (r redactingWriter) Unwrap() io.Writer { return r.w }
 
 func (r redactingWriter) Write(p []byte) (int, error) {
-	if !secretParam.Match(p) && !secretPassword.Match(p) {
+	if !hasSecret(p) {
 		return r.w.Write(p)
 	}
 	if _, err := io.WriteString(r.w, redactSecrets(string(p))); err != nil {

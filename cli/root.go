@@ -63,6 +63,8 @@ const defaultConfigFile = "plugins.yaml"
 // app is the state the global flags set up for subcommands.
 type app struct {
 	stdout, stderr io.Writer
+	name           string // the program's name in usage and errors: WithName, default "airnode"
+	early          bool   // WithExtensions given: Run registers them before parsing (secret keys)
 
 	configPath string // --config
 	configFile string // the file the last Config call read ("" none): errors about its values name it
@@ -86,9 +88,19 @@ func newApp(stdout, stderr io.Writer, opts ...Option) *app {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	name := o.name
+	if name == "" {
+		name = defaultName
+	}
+	var errw io.Writer = redactingWriter{stderr}
+	if name != defaultName {
+		errw = programNameWriter{w: errw, name: name}
+	}
 	return &app{
 		stdout:      stdout,
-		stderr:      redactingWriter{stderr},
+		stderr:      errw,
+		name:        name,
+		early:       len(o.extensions) > 0,
 		newCatalogs: o.catalogs,
 		environ:     os.Environ,
 	}
@@ -165,7 +177,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // every subcommand.
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "airnode",
+		Use:   a.name,
 		Short: "airnode: a plugin-oriented RPC framework node (Dubbo-style microkernel)",
 		Long: `airnode runs a node of the airnode RPC framework: a small kernel whose
 transports, registries, load balancers, codecs, heartbeat strategies,

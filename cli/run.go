@@ -19,7 +19,8 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Main runs the airnode command line of this process: the arguments are
+// Main runs the airnode command line of this process (named "airnode"
+// unless WithName gives another name): the arguments are
 // os.Args[1:], output goes to os.Stdout and os.Stderr (a log line stderr
 // cannot take is dropped, never fatal: serve_signals.go). It returns the
 // exit status for os.Exit (see the package doc). opts are as for Run.
@@ -38,8 +39,23 @@ func Main(opts ...Option) int {
 // Run may be called more than once in a process, one call after another:
 // a command sets slog.Default() (the logger extensions use) per
 // --log-level and --log-format while it runs and restores it when done.
+//
+// With WithExtensions, Run registers the extensions once before it
+// parses args, so that every key they declare Secret is marked
+// (spi.MarkSecretKey) before any URL is checked or printed: the early
+// errors of call, bench and serve hide those values as they hide
+// "token". A register function's error, or panic, then fails Run at
+// once with exit status 1 and "airnode: extensions: <error>" (or
+// "extensions: panic: <value>") on stderr, whatever the command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
-	return runApp(ctx, newApp(stdout, stderr, opts...), args)
+	a := newApp(stdout, stderr, opts...)
+	if a.early {
+		if _, err := a.Catalogs(); err != nil {
+			fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
+			return 1
+		}
+	}
+	return runApp(ctx, a, args)
 }
 
 // exitCoder is an error that has already been reported to the user (on
@@ -78,7 +94,7 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(a.stderr, "airnode: %v\n", err)
+	fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
 	return 1
 }
 

@@ -23,7 +23,7 @@ import (
 const origin = extension.Origin("github.com/airnode/airnode/cli/testdata/acmecli")
 
 func main() {
-	os.Exit(cli.Main(cli.WithExtensions(func(cat *extension.Catalogs) error {
+	os.Exit(cli.Main(cli.WithName("acme-airnode"), cli.WithExtensions(func(cat *extension.Catalogs) error {
 		if err := cat.LoadBalance.Register(first{}, origin); err != nil {
 			return err
 		}
