@@ -78,6 +78,7 @@ func (e *Exporter) unregister(ctx context.Context, op string) error {
 // SERVICE_NOT_FOUND); the server keeps serving other services until
 // Shutdown. Idempotent.
 func (e *Exporter) Unexport(ctx context.Context) error {
+	ctx = withLateWindow(ctx)
 	e.gone.Store(true)
 	err := e.unregister(ctx, "unexport "+e.key)
 	e.srv.remove(e.key)
@@ -156,6 +157,7 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // servable method has a pointer receiver is refused with that hint, and a
 // typed nil pointer ((*Svc)(nil)) is refused.
 func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, error) {
+	ctx = withLateWindow(ctx)
 	mt, err := newMethodTable(impl)
 	if err != nil {
 		return nil, err
@@ -204,6 +206,7 @@ func MethodNames(impl any) ([]string, error) {
 // called. Otherwise as Export. The smallest generic provider is one
 // function, spi.InvokerFunc (Dubbo's GenericService.$invoke).
 func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*Exporter, error) {
+	ctx = withLateWindow(ctx)
 	if inv == nil {
 		return nil, errors.New("kernel: export: nil invoker")
 	}
@@ -1376,7 +1379,7 @@ func (s *server) abandonedWhy() string {
 // and be answered (SERVER_ERROR "shut down") before the channels close.
 // It does not wait for an abandoned call that ignores its context: the
 // channels close, and the call's goroutine ends when it returns.
-func (s *server) shutdown(ctx context.Context) (int, error) {
+func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	s.mu.Lock()
 	s.draining = true
 	s.drainBegun.Store(true)
@@ -1402,6 +1405,13 @@ func (s *server) shutdown(ctx context.Context) (int, error) {
 	// context, and so does this: an abandoned call still running keeps
 	// its own goroutine until it returns, and nothing waits for it.
 	err := s.srv.Shutdown(ctx)
+	// A connection left closing is named by the extension call it waits
+	// on (a session's Close, a heartbeat's stop: tester20 N3), which
+	// explains the exchange's ctx error.
+	if stuck := s.stuckErrors(); stuck != nil {
+		err = nil
+		defer func() { serr = errors.Join(serr, stuck) }()
+	}
 	// The transport's listener Close and Accept, bounded by ctx: one that
 	// never returns is left running, named in the error (listen.go).
 	lerr := s.awaitListener(ctx)

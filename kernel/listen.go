@@ -2,7 +2,9 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 
@@ -44,7 +46,7 @@ func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr str
 		}
 		return nil, err
 	}
-	return &listener{Listener: got, closed: make(chan struct{})}, nil
+	return &listener{Listener: got, name: name, log: n.logger, closed: make(chan struct{})}, nil
 }
 
 // listener is a transport's listener whose Close runs on a goroutine of
@@ -52,8 +54,13 @@ func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr str
 // whose Close never returns would keep every connection open. The
 // server's shutdown then waits for the close, and for the accept loop,
 // bounded by its ctx (server.awaitListener).
+//
+// Its Accept and Close, and the sessions Accept returns, recover a panic
+// as an error (transportguard.go).
 type listener struct {
 	spi.Listener
+	name   string // the transport's
+	log    *slog.Logger
 	once   sync.Once
 	closed chan struct{} // the transport's Close returned
 }
@@ -64,10 +71,28 @@ func (l *listener) Close() error {
 	l.once.Do(func() {
 		go func() {
 			defer close(l.closed)
-			_ = l.Listener.Close()
+			_ = l.guardedClose()
 		}()
 	})
 	return nil
+}
+
+// guardedClose is the transport listener's Close, recovering a panic.
+func (l *listener) guardedClose() (err error) {
+	defer recoverTransport(l.log, l.name, "Listener.Close", &err)
+	return l.Listener.Close()
+}
+
+// Accept is the transport listener's Accept, recovering a panic (the
+// exchange's accept loop retries after its backoff), and guards the
+// session it returns.
+func (l *listener) Accept() (sess spi.Session, err error) {
+	defer recoverTransport(l.log, l.name, "Listener.Accept", &err)
+	sess, err = l.Listener.Accept()
+	if err != nil || sess == nil {
+		return sess, err
+	}
+	return &guardedSession{Session: sess, name: l.name, log: l.log}, nil
 }
 
 // noPortError says that a listener's address gives no port to publish:
@@ -97,4 +122,34 @@ func (s *server) awaitListener(ctx context.Context) error {
 		<-s.done
 		return nil
 	})
+}
+
+// stuckErrors returns a *LeftRunningError, logged at Warn, for each
+// connection the exchange's Shutdown left closing, naming the extension
+// call it waits on ("kernel: shutdown: transport \"trap\" session Close
+// (the connection from 127.0.0.1:50000 to 127.0.0.1:20880) did not
+// return within ctx; left running", or `heartbeat "pinger" stop (...)`),
+// joined; nil when there is none. A session Close that returned an
+// error (a recovered panic) but left its connection running is named
+// with that error.
+func (s *server) stuckErrors() error {
+	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
+	var errs []error
+	for _, st := range s.srv.StuckCalls() {
+		call := st.Call
+		if call == "session Close" {
+			call = fmt.Sprintf("transport %q session Close", s.transport)
+		}
+		step := fmt.Sprintf("%s (the connection from %s to %s)", call, st.Remote, addr)
+		if st.Err != nil {
+			err := fmt.Errorf("kernel: shutdown: %s failed, leaving the connection open: %w", step, st.Err)
+			s.log.Warn(err.Error(), "op", "shutdown", "step", step)
+			errs = append(errs, err)
+			continue
+		}
+		e := &LeftRunningError{Op: "shutdown", Step: step}
+		s.log.Warn(e.Error(), "op", e.Op, "step", e.Step)
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }

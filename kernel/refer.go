@@ -100,6 +100,7 @@ type strategy struct {
 // balancer airnode lacks (failback, broadcast, adaptive, ...) fails
 // Refer saying what to choose instead.
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
+	ctx = withLateWindow(ctx)
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
 	}

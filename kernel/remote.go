@@ -70,7 +70,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		Hello: exchange.HeartbeatHello(u)} // the provider matches its idle-close timeout to these settings
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
-		sess, err := tr.Dial(ctx, addr)
+		sess, err := guardedDial(ctx, logger, tr, st.transportName, addr)
 		if err != nil {
 			return nil, err
 		}

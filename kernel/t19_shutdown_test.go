@@ -380,7 +380,7 @@ func TestT19_3_HeartbeatWatchPanicFailsTheConnection(t *testing.T) {
 		// The connection manager goes on redialing, as after any failed
 		// connection.
 		eventually(t, "a redial", func() bool { return hb.watches.Load() >= 3 })
-		wantPanicLogged(t, logs, "heartbeat Watch panicked", `"t19panic"`)
+		wantPanicLogged(t, logs, "heartbeat Watch panicked", "t19panic")
 	})
 	t.Run("provider", func(t *testing.T) {
 		cat := testCatalogs(t)
@@ -397,7 +397,7 @@ func TestT19_3_HeartbeatWatchPanicFailsTheConnection(t *testing.T) {
 		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err == nil {
 			t.Fatal("call answered by a provider whose heartbeat Watch panicked on every connection")
 		}
-		wantPanicLogged(t, logs, "heartbeat Watch panicked", `"t19panic"`)
+		wantPanicLogged(t, logs, "heartbeat Watch panicked", "t19panic")
 	})
 	t.Run("stop", func(t *testing.T) {
 		cat := testCatalogs(t)
@@ -417,7 +417,7 @@ func TestT19_3_HeartbeatWatchPanicFailsTheConnection(t *testing.T) {
 		if err := shutdownWithin(t, q); err != nil {
 			t.Fatalf("Shutdown: %v", err)
 		}
-		wantPanicLogged(t, logs, "heartbeat stop panicked", `"t19stoppanic"`)
+		wantPanicLogged(t, logs, "heartbeat stop panicked", "t19stoppanic")
 	})
 }
 
@@ -529,5 +529,5 @@ func TestT19_2_ShutdownBoundedWhenProviderSessionCloseBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = shutdownWithin(t, p)
-	wantLeftRunning(t, err, logs, `kernel: shutdown: transport "t19sc" server on `+e.URL().Address())
+	wantLeftRunning(t, err, logs, `kernel: shutdown: transport "t19sc" session Close (the connection from `, " to "+e.URL().Address()+")")
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/airnode/airnode/spi"
@@ -22,39 +24,145 @@ func (n *Node) within(ctx context.Context, op, step string, f func() error) erro
 	return within(ctx, n.logger, op, step, f)
 }
 
-// within is Node.within logging to log.
+// within is Node.within logging to log. A panic in f is recovered: it
+// becomes a *StepPanicError naming op and step ("kernel: export t.Echo:
+// transport \"unix\" Listen on 127.0.0.1:0 panicked: boom"), logged at
+// Error with its stack (tester20 N1: f runs on a goroutine no caller
+// can recover).
+//
+// A step started before ctx's end is waited for until ctx's end. A step
+// started after it (a later step of a Shutdown whose ctx already ended)
+// is waited for until the operation's late window closes
+// (withLateWindow: one leftGrace shared by every such step of the
+// operation, then lateGrace each up to a second leftGrace), so that an
+// operation returns within ctx's end + 2 x leftGrace whatever the number
+// of stuck steps (tester20 N2). Without a late window in ctx, each such
+// step gets leftGrace of its own.
 func within(ctx context.Context, log *slog.Logger, op, step string, f func() error) error {
-	if ctx.Done() == nil {
+	guarded := func() (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				pe := &StepPanicError{Op: op, Step: step, Value: v, Stack: debug.Stack()}
+				log.Error(pe.Error(), "op", op, "step", step, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+				err = pe
+			}
+		}()
 		return f()
+	}
+	if ctx.Done() == nil {
+		return guarded()
 	}
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- f() }()
-	// A step started after ctx's end (a later step of a Shutdown whose
-	// ctx already ended) still gets leftGrace: a call that does not block
-	// returns in far less.
-	grace := time.NewTimer(leftGrace)
-	defer grace.Stop()
-	ended := ctx.Done()
+	go func() { done <- guarded() }()
 	if ctx.Err() == nil {
-		grace.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+		}
 	} else {
-		ended = nil
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ended:
-	case <-grace.C:
+		deadline := start.Add(leftGrace)
+		if w, _ := ctx.Value(lateWindowKey{}).(*lateWindow); w != nil && w.base.Err() != nil {
+			deadline = w.deadline(start)
+		}
+		grace := time.NewTimer(time.Until(deadline))
+		defer grace.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-grace.C:
+			select { // a call that returned just as the window closed
+			case err := <-done:
+				return err
+			default:
+			}
+		}
 	}
 	err := &LeftRunningError{Op: op, Step: step, Waited: time.Since(start)}
 	log.Warn(err.Error(), "op", op, "step", step, "waited", err.Waited.Round(time.Millisecond))
 	return err
 }
 
-// leftGrace is how long within waits for an extension call started
-// after ctx's end before leaving it behind.
+// leftGrace is the late window of an operation: how long within waits,
+// in all, for the extension calls started after the end of the
+// operation's ctx (shared by all of them: withLateWindow), and then how
+// long at most the calls started after the window closed get, in all.
 const leftGrace = 50 * time.Millisecond
+
+// lateGrace is what each extension call started after the late window
+// closed gets, within the second leftGrace: a call that does not block
+// returns in far less.
+const lateGrace = 20 * time.Millisecond
+
+// lateWindowKey keys an operation's *lateWindow in its ctx.
+type lateWindowKey struct{}
+
+// lateWindow is the one grace an operation (Shutdown, Export, Refer,
+// Unexport) gives, past its ctx's end, to every extension call it starts
+// after that end: it opens when the first such call starts and closes
+// leftGrace later; the calls started after it closed get lateGrace each,
+// until leftGrace after that.
+type lateWindow struct {
+	base context.Context // the operation's ctx
+	mu   sync.Mutex
+	end  time.Time // on mu; zero until the first late call
+}
+
+// withLateWindow returns ctx carrying a late window of its own, for an
+// operation that makes several extension calls through within. A ctx
+// that never ends, or one that already carries a window (an operation
+// inside another: Shutdown's Reference closes), is returned unchanged.
+func withLateWindow(ctx context.Context) context.Context {
+	if ctx.Done() == nil || ctx.Value(lateWindowKey{}) != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, lateWindowKey{}, &lateWindow{base: ctx})
+}
+
+// deadline is when within stops waiting for a call started at start,
+// after the base ctx's end.
+func (w *lateWindow) deadline(start time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.end.IsZero() {
+		w.end = start.Add(leftGrace)
+	}
+	if !start.After(w.end) {
+		return w.end
+	}
+	d, last := start.Add(lateGrace), w.end.Add(leftGrace)
+	if d.After(last) {
+		d = last
+	}
+	return d
+}
+
+// StepPanicError is part of the error of Shutdown, Export, Unexport or
+// Refer when an extension call they make (a transport's Listen, a
+// registry's Register, Subscribe, Unregister or Close) panicked: the
+// panic is recovered, logged at Error with its stack, and the operation
+// fails with this error instead of the process crashing (tester20 N1).
+// Op and Step are LeftRunningError's; Value is what was passed to panic
+// (an error in it is reachable through errors.Is and errors.As); Stack
+// is the panicking goroutine's stack, for a log. Error says "kernel:
+// shutdown: registry \"mapreg\" Close panicked: boom".
+type StepPanicError struct {
+	Op    string
+	Step  string
+	Value any
+	Stack []byte
+}
+
+func (e *StepPanicError) Error() string {
+	return fmt.Sprintf("kernel: %s: %s panicked: %v", e.Op, e.Step, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error, else nil.
+func (e *StepPanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
 
 // LeftRunningError is part of the error of Shutdown, Export, Unexport or
 // Refer when an extension call they wait on did not return by the end of
@@ -201,4 +309,25 @@ func awaitServers(dctx context.Context, done <-chan struct{}) {
 	case <-done:
 	case <-t.C:
 	}
+}
+
+// eachConcurrently calls f on every item of items, each on a goroutine of
+// its own, waits for them all and returns their errors, in items' order
+// (nil ones left out). Shutdown closes its exporters' and references'
+// registry entries so: the calls stuck on one registry all end at the
+// same ctx's end and share one late window, however many there are.
+func eachConcurrently[T any](items []T, f func(T) error) []error {
+	out := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() { out[i] = f(it) })
+	}
+	wg.Wait()
+	var errs []error
+	for _, err := range out {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

@@ -97,7 +97,9 @@ type Channel struct {
 	pool     *workerPool   // the Server's, or the channel's own (ownPool)
 	ownPool  bool
 	hbStop   func()
-	finished chan struct{} // closed when every goroutine has exited and OnClose returned
+	finished chan struct{}          // closed when every goroutine has exited and OnClose returned
+	stuck    atomic.Pointer[string] // the extension call closing the channel waits on ("session Close", `heartbeat "x" stop`); nil: none
+	closeErr atomic.Pointer[error]  // the session Close's error, if any
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
@@ -398,7 +400,11 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		c.unstall(true) // stalled readers and parked requests find it dead
 		c.wakeQueued(true)
 		c.cancel()
-		_ = c.sess.Close()
+		c.setStuck("session Close")
+		if err := c.sess.Close(); err != nil {
+			c.closeErr.Store(&err)
+		}
+		c.setStuck("")
 		calls := c.pending.closeAll()
 		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
 		var unreadErr error

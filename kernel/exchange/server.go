@@ -35,6 +35,7 @@ type Server struct {
 	// the last of them to finish closes the pool (closePool). On mu.
 	poolOnLast bool
 	poolOnce   sync.Once
+	stuck      []StuckCall // on mu: what the channels closeAll left behind wait on (StuckCalls)
 
 	// Connection limit (LimitConnections), on mu: the channels from each
 	// peer IP (only with limit.PerIP > 0), the connections refused, and
@@ -319,8 +320,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	if !s.closeAll(ctx, "server shutdown") {
-		s.log.Warn("shutdown: handlers still running past the deadline were left behind (they ignore their context)",
-			"handlers", s.inflight.Load())
+		if h := s.inflight.Load(); h > 0 || len(s.StuckCalls()) == 0 {
+			s.log.Warn("shutdown: handlers still running past the deadline were left behind (they ignore their context)",
+				"handlers", h)
+		}
+		for _, st := range s.StuckCalls() {
+			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s was left closing: its %s did not return", st.Remote, st.Call),
+				"remote", st.Remote, "call", st.Call)
+		}
 		if err == nil {
 			err = ctx.Err()
 		}
@@ -416,8 +423,11 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 		ch.flush(fctx)
 	}
 	cancel()
+	// Every connection closes now, each on a goroutine of its own: a
+	// transport session whose Close blocks holds only its own (it is left
+	// running and named: StuckCalls).
 	for _, ch := range chans {
-		ch.die(reason, slog.LevelDebug) // never waits: every connection closes now
+		go ch.die(reason, slog.LevelDebug)
 	}
 	ended := ctx.Done()
 	var grace <-chan time.Time
@@ -434,7 +444,21 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 				// Left behind: the last channel to finish closes the
 				// pool (add's OnClose), or this does when they all
 				// finished meanwhile.
+				var stuck []StuckCall
+				for _, ch := range chans {
+					select {
+					case <-ch.finished:
+						continue
+					default:
+					}
+					if call := ch.stuck.Load(); call != nil {
+						stuck = append(stuck, StuckCall{Call: *call, Remote: ch.remote})
+					} else if err := ch.closeErr.Load(); err != nil {
+						stuck = append(stuck, StuckCall{Call: "session Close", Remote: ch.remote, Err: *err})
+					}
+				}
 				s.mu.Lock()
+				s.stuck = stuck
 				s.poolOnLast = true
 				last := len(s.chans) == 0
 				s.mu.Unlock()

@@ -1,0 +1,542 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/registry/memory"
+	"github.com/airnode/airnode/extensions/transport/tcp"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// tester20 N1, N2 and N3: panics in the extension calls the kernel and
+// the exchange wait on, a Shutdown bound that does not grow with the
+// number of stuck calls, and every stuck call named.
+
+// t20Transport is the bundled tcp transport, named name, whose calls
+// panic as its flags say (the Accepts only for their first panics
+// calls), or whose provider sessions' Close blocks until gate closes.
+type t20Transport struct {
+	name                                  string
+	gate                                  chan struct{}
+	panicListen, panicDial, panicOpen     bool
+	panicSClose, blockSClose, blockLClose bool
+	panicAccept, panicSAccept             atomic.Int64 // panics left
+}
+
+func (b *t20Transport) Name() string { return b.name }
+func (b *t20Transport) Build(u spi.URL) (spi.Transport, error) {
+	in, err := tcp.Builder{}.Build(u)
+	return &t20Tr{b: b, in: in}, err
+}
+
+type t20Tr struct {
+	b  *t20Transport
+	in spi.Transport
+}
+
+func (t *t20Tr) Listen(a string) (spi.Listener, error) {
+	if t.b.panicListen {
+		panic("t20 Listen exploded")
+	}
+	l, err := t.in.Listen(a)
+	if err != nil {
+		return nil, err
+	}
+	return &t20Listener{Listener: l, b: t.b}, nil
+}
+
+func (t *t20Tr) Dial(ctx context.Context, a string) (spi.Session, error) {
+	if t.b.panicDial {
+		panic("t20 Dial exploded")
+	}
+	s, err := t.in.Dial(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &t20Session{Session: s, b: t.b, consumer: true}, nil
+}
+
+type t20Listener struct {
+	spi.Listener
+	b *t20Transport
+}
+
+func (l *t20Listener) Accept() (spi.Session, error) {
+	if l.b.panicAccept.Add(-1) >= 0 {
+		panic("t20 Accept exploded")
+	}
+	s, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &t20Session{Session: s, b: l.b}, nil
+}
+
+func (l *t20Listener) Close() error {
+	if l.b.blockLClose {
+		<-l.b.gate
+	}
+	return l.Listener.Close()
+}
+
+type t20Session struct {
+	spi.Session
+	b        *t20Transport
+	consumer bool
+}
+
+func (s *t20Session) Open() (io.ReadWriteCloser, error) {
+	if s.consumer && s.b.panicOpen {
+		panic("t20 Open exploded")
+	}
+	return s.Session.Open()
+}
+
+func (s *t20Session) Accept() (io.ReadWriteCloser, error) {
+	if !s.consumer && s.b.panicSAccept.Add(-1) >= 0 {
+		panic("t20 session Accept exploded")
+	}
+	return s.Session.Accept()
+}
+
+func (s *t20Session) Close() error {
+	if !s.consumer && s.b.panicSClose {
+		panic("t20 session Close exploded")
+	}
+	if !s.consumer && s.b.blockSClose {
+		<-s.b.gate
+	}
+	return s.Session.Close()
+}
+
+// t20Registry is the memory registry, named "t20reg", whose calls panic
+// or block (until gate closes, ignoring ctx) as its flags say.
+type t20Registry struct {
+	in                                         *memory.Builder
+	gate                                       chan struct{}
+	panicReg, panicSub, panicUnreg, panicClose bool
+	blockUnreg, blockClose                     bool
+}
+
+func (b *t20Registry) Name() string { return "t20reg" }
+func (b *t20Registry) Build(u spi.URL) (spi.Registry, error) {
+	r, err := b.in.Build(u.WithScheme("memory"))
+	return &t20Reg{Registry: r, b: b}, err
+}
+
+type t20Reg struct {
+	spi.Registry
+	b *t20Registry
+}
+
+func (r *t20Reg) Register(ctx context.Context, u spi.URL) error {
+	if r.b.panicReg {
+		panic("t20 Register exploded")
+	}
+	return r.Registry.Register(ctx, u)
+}
+
+func (r *t20Reg) Subscribe(ctx context.Context, u spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
+	if r.b.panicSub {
+		panic("t20 Subscribe exploded")
+	}
+	return r.Registry.Subscribe(ctx, u, notify)
+}
+
+func (r *t20Reg) Unregister(ctx context.Context, u spi.URL) error {
+	if r.b.panicUnreg {
+		panic("t20 Unregister exploded")
+	}
+	if r.b.blockUnreg {
+		<-r.b.gate
+	}
+	return r.Registry.Unregister(ctx, u)
+}
+
+func (r *t20Reg) Close() error {
+	if r.b.panicClose {
+		panic("t20 Close exploded")
+	}
+	if r.b.blockClose {
+		<-r.b.gate
+	}
+	return r.Registry.Close()
+}
+
+// wantPanicError fails unless err is a *StepPanicError whose text is
+// want, and logs has an Error record of that text with a stack.
+func wantStepPanic(t *testing.T, err error, logs recordLog, want string) {
+	t.Helper()
+	var pe *StepPanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v: want a *StepPanicError", err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	wantErrorLogged(t, logs, want)
+}
+
+// wantErrorLogged fails unless logs has, soon, an Error record whose
+// message has want, with a stack.
+func wantErrorLogged(t *testing.T, logs recordLog, want string) {
+	t.Helper()
+	eventually(t, "an Error record saying "+want, func() bool {
+		for _, r := range logs.find("") {
+			if r.level == slog.LevelError && strings.Contains(r.msg, want) && strings.Contains(r.attrs["stack"], "goroutine") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestT20_1_PanicInListenOrRegistryFailsTheStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tr   *t20Transport
+		reg  *t20Registry
+		op   string // export, refer, shutdown
+		want string
+	}{
+		{"Listen", &t20Transport{name: "t20p", panicListen: true}, nil, "export",
+			`kernel: export demo.Echo: transport "t20p" Listen on 127.0.0.1:0 panicked: t20 Listen exploded`},
+		{"Register", nil, &t20Registry{panicReg: true}, "export",
+			`kernel: export demo.Echo: registry "t20reg" Register of demo.Echo panicked: t20 Register exploded`},
+		{"Subscribe", nil, &t20Registry{panicSub: true}, "refer",
+			`kernel: refer demo.Echo: registry "t20reg" Subscribe of demo.Echo panicked: t20 Subscribe exploded`},
+		{"Unregister", nil, &t20Registry{panicUnreg: true}, "shutdown",
+			`kernel: shutdown: registry "t20reg" Unregister of demo.Echo`},
+		{"Close", nil, &t20Registry{panicClose: true}, "shutdown",
+			`kernel: shutdown: registry "t20reg" Close panicked: t20 Close exploded`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := testCatalogs(t)
+			var opts []Option
+			exportURL := "airnode://127.0.0.1:0/demo.Echo"
+			if tc.tr != nil {
+				if err := cat.Transport.Register(tc.tr, t19Origin); err != nil {
+					t.Fatal(err)
+				}
+				exportURL += "?transport=" + tc.tr.name
+			}
+			if tc.reg != nil {
+				tc.reg.in = memory.NewBuilder()
+				if err := cat.Registry.Register(tc.reg, t19Origin); err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, WithRegistry(spi.MustParse("t20reg://x")))
+			}
+			n, logs := t19Node(t, cat, opts...)
+			var err error
+			switch tc.op {
+			case "export":
+				_, err = n.Export(ctxT(t), demo.New("p", 100), spi.MustParse(exportURL))
+			case "refer":
+				_, err = n.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo"), spi.URL{})
+			case "shutdown":
+				if _, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse(exportURL)); err != nil {
+					t.Fatal(err)
+				}
+				err = shutdownWithin(t, n)
+			}
+			wantStepPanic(t, err, logs, tc.want)
+			if !strings.Contains(err.Error(), "panicked: t20 ") {
+				t.Errorf("error %q does not give the panic", err)
+			}
+			// The node goes on: a new export works (after a Shutdown, a
+			// new node's).
+			if tc.reg != nil {
+				n, _ = t19Node(t, testCatalogs(t))
+			}
+			e, err := n.Export(ctxT(t), demo.New("p2", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=after"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?group=after&timeout=2s")
+			if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A panic in a transport's Accept, Dial, stream Open, session Accept or
+// Close fails that operation only, logged at Error with a stack naming
+// the transport; the process and the other connections go on.
+func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
+	t.Run("ListenerAccept", func(t *testing.T) {
+		cat := testCatalogs(t)
+		tr := &t20Transport{name: "t20acc"}
+		tr.panicAccept.Store(2)
+		if err := cat.Transport.Register(tr, t19Origin); err != nil {
+			t.Fatal(err)
+		}
+		p, logs := t19Node(t, cat)
+		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20acc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The accept loop retries after its backoff, and then accepts.
+		r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20acc&timeout=3s")
+		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+			t.Fatal(err)
+		}
+		wantErrorLogged(t, logs, `transport "t20acc": Listener.Accept panicked: t20 Accept exploded`)
+	})
+	t.Run("SessionAccept", func(t *testing.T) {
+		cat := testCatalogs(t)
+		tr := &t20Transport{name: "t20sacc"}
+		tr.panicSAccept.Store(1)
+		if err := cat.Transport.Register(tr, t19Origin); err != nil {
+			t.Fatal(err)
+		}
+		p, logs := t19Node(t, cat)
+		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20sacc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first connection fails; the consumer redials and calls.
+		r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20sacc&timeout=3s&reconnect.backoff=20ms&retries=3")
+		eventually(t, "a call answered", func() bool { _, err := r.Invoke(ctxT(t), "Echo", "x"); return err == nil })
+		wantErrorLogged(t, logs, `transport "t20sacc": Session.Accept panicked: t20 session Accept exploded`)
+	})
+	for _, tc := range []struct {
+		name string
+		tr   *t20Transport
+		want string
+	}{
+		{"Dial", &t20Transport{name: "t20dial", panicDial: true}, `transport "t20dial": Dial panicked: t20 Dial exploded`},
+		{"Open", &t20Transport{name: "t20open", panicOpen: true}, `transport "t20open": Session.Open panicked: t20 Open exploded`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := testCatalogs(t)
+			if err := cat.Transport.Register(tc.tr, t19Origin); err != nil {
+				t.Fatal(err)
+			}
+			_, e := provider(t)
+			q, logs := t19Node(t, cat)
+			r, err := q.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?transport="+tc.tr.name+"&timeout=1s&reconnect.backoff=20ms"), spi.URL{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.Invoke(ctxT(t), "Echo", "x")
+			if err == nil || !strings.Contains(err.Error(), "panicked: t20 ") {
+				t.Fatalf("call: %v, want a failure naming the panic", err)
+			}
+			wantErrorLogged(t, logs, tc.want)
+			// Other connections of the process go on.
+			ok := refer(t, q, "airnode://"+e.URL().Address()+"/demo.Echo?timeout=2s")
+			if _, err := ok.Invoke(ctxT(t), "Echo", "y"); err != nil {
+				t.Fatal(err)
+			}
+			if err := shutdownWithin(t, q); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+		})
+	}
+	t.Run("SessionClose", func(t *testing.T) {
+		cat := testCatalogs(t)
+		tr := &t20Transport{name: "t20sclose", panicSClose: true}
+		if err := cat.Transport.Register(tr, t19Origin); err != nil {
+			t.Fatal(err)
+		}
+		p, logs := t19Node(t, cat)
+		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20sclose"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20sclose&timeout=2s")
+		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+			t.Fatal(err)
+		}
+		// The Close that panicked left its connection open (the transport
+		// never closed it): Shutdown says so, naming the panic.
+		err = shutdownWithin(t, p)
+		want := `transport "t20sclose" session Close (the connection from `
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `Session.Close panicked: t20 session Close exploded`) {
+			t.Fatalf("Shutdown: %v; want it to say %s... panicked", err, want)
+		}
+		wantErrorLogged(t, logs, `transport "t20sclose": Session.Close panicked: t20 session Close exploded`)
+	})
+}
+
+// Shutdown with 40 services whose registry's Unregister blocks, 40
+// references whose consumer entries' Unregister blocks too, and a
+// provider session whose Close blocks: it returns within ctx's end +
+// 1.5 s (the late window is shared, not 50 ms per stuck call), naming
+// every stuck call.
+func TestT20_2_ShutdownBoundWithManyStuckServices(t *testing.T) {
+	const services = 40
+	g := t19Gate(t)
+	cat := testCatalogs(t)
+	rb := &t20Registry{in: memory.NewBuilder(), gate: g, blockUnreg: true}
+	if err := cat.Registry.Register(rb, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	tr := &t20Transport{name: "t20many", gate: g, blockSClose: true}
+	if err := cat.Transport.Register(tr, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	n, logs := t19Node(t, cat, WithRegistry(spi.MustParse("t20reg://x")))
+	for i := range services {
+		if _, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:0/demo.Echo?group=g%d&transport=t20many", i))); err != nil {
+			t.Fatal(err)
+		}
+		r, err := n.Refer(ctxT(t), spi.MustParse(fmt.Sprintf("airnode:///demo.Echo?group=g%d&transport=t20many&timeout=2s", i)), spi.URL{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- n.Shutdown(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown(1s ctx) still blocked after 10s")
+	}
+	took := time.Since(start)
+	left := leftRunning(err)
+	t.Logf("Shutdown(1s ctx) with %d stuck services returned after %v with %d LeftRunningErrors", services, took.Round(time.Millisecond), len(left))
+	if took > 2500*time.Millisecond {
+		t.Errorf("Shutdown(1s ctx) took %v; want within ctx + 1.5s", took)
+	}
+	var exports, consumers, sessions int
+	for _, l := range left {
+		switch {
+		case strings.Contains(l.Step, `registry "t20reg" Unregister of the consumer entry of g`):
+			consumers++
+		case strings.Contains(l.Step, `registry "t20reg" Unregister of g`):
+			exports++
+		case strings.Contains(l.Step, `transport "t20many" session Close (the connection from `):
+			sessions++
+		default:
+			// The directories' unsubscribes do not block: started after
+			// ctx's end, they still get their share of the late window.
+			t.Errorf("named %q, which does not block", l.Step)
+		}
+	}
+	// Every provider entry's Unregister is named; the consumer entries'
+	// (each bounded by 5 s, after ctx's end) too; the session is named.
+	if exports != services || consumers != services || sessions < 1 {
+		t.Errorf("named %d provider Unregisters, %d consumer Unregisters, %d session Closes; want %d, %d, >= 1\n%v", exports, consumers, sessions, services, services, err)
+	}
+	wantLeftRunning(t, left[0], logs, left[0].Error()[len("kernel: shutdown: "):strings.Index(left[0].Error(), " did not")])
+}
+
+// leftRunning returns the *LeftRunningErrors joined in err.
+func leftRunning(err error) []*LeftRunningError {
+	var out []*LeftRunningError
+	var walk func(error)
+	walk = func(e error) {
+		if l, ok := e.(*LeftRunningError); ok {
+			out = append(out, l)
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if u := errors.Unwrap(e); u != nil {
+			walk(u)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+func TestT20_3_ProviderHeartbeatStopBlockingIsNamed(t *testing.T) {
+	g := t19Gate(t)
+	cat := testCatalogs(t)
+	hb := &t19Heartbeat{name: "t20hb", gate: g, side: spi.Provider, blockStop: true}
+	if err := cat.Heartbeat.Register(hb, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	p, logs := t19Node(t, cat)
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t20hb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=idle&timeout=2s")
+	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+		t.Fatal(err)
+	}
+	err = shutdownWithin(t, p)
+	wantLeftRunning(t, err, logs, `kernel: shutdown: heartbeat "t20hb" stop (the connection from `, " to "+e.URL().Address()+")")
+	if strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("error %q: want the stuck stop named, not the ctx's error", err)
+	}
+	for _, r := range logs.find("handlers still running") {
+		t.Errorf("logged %q with handlers=%s: no handler is running, a heartbeat's stop is", r.msg, r.attrs["handlers"])
+	}
+}
+
+// A listener Close, a session Close and a registry's Unregister and Close
+// all block: each is named.
+func TestT20_3_EveryCulpritNamed(t *testing.T) {
+	g := t19Gate(t)
+	cat := testCatalogs(t)
+	tr := &t20Transport{name: "t20all", gate: g, blockSClose: true, blockLClose: true}
+	if err := cat.Transport.Register(tr, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	rb := &t20Registry{in: memory.NewBuilder(), gate: g, blockUnreg: true, blockClose: true}
+	if err := cat.Registry.Register(rb, t19Origin); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := t19Node(t, cat, WithRegistry(spi.MustParse("t20reg://x")))
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20all"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20all&timeout=2s")
+	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
+		t.Fatal(err)
+	}
+	err = shutdownWithin(t, p)
+	addr := e.URL().Address()
+	for _, want := range []string{
+		`kernel: shutdown: registry "t20reg" Unregister of demo.Echo`,
+		`kernel: shutdown: transport "t20all" session Close (the connection from `,
+		`kernel: shutdown: transport "t20all" listener Close on ` + addr,
+		`kernel: shutdown: registry "t20reg" Close`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Shutdown's error does not name %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "a session's Close or a heartbeat's stop") {
+		t.Errorf("error %q: want each culprit named", err)
+	}
+}
+
+// consumerOn returns a quiet node on cat, closed at the end of the test.
+func consumerOn(t *testing.T, cat *extension.Catalogs) *Node {
+	t.Helper()
+	n := NewNode(cat, WithLogger(quiet))
+	t.Cleanup(func() { _ = n.Close() })
+	return n
+}

@@ -1,0 +1,73 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// A transport's calls the kernel and the exchange make on goroutines no
+// caller can recover (a consumer's connection manager, a provider's
+// accept loop, a channel's stream loops, a session's close at shutdown)
+// go through these guards (tester20 N1): a panic becomes an
+// *extension.PanicError naming the transport and the call
+// (`transport "mytr": Dial panicked: boom`, Method "Dial",
+// "Listener.Accept", "Listener.Close", "Session.Open", "Session.Accept"
+// or "Session.Close"), logged at Error with its stack, and fails only
+// that operation: the connection (a consumer redials after its backoff),
+// the accept (the accept loop retries after its backoff), the stream or
+// the close. The process lives and other connections go on.
+
+// recoverTransport, deferred, turns a panic in the transport named name's
+// method into *err, logged to log at Error with its stack.
+func recoverTransport(log *slog.Logger, name, method string, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	pe := &extension.PanicError{Point: extension.PointTransport, Name: name, Method: method, Value: v, Stack: debug.Stack()}
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error(pe.Error(), "transport", name, "call", method, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+	*err = pe
+}
+
+// guardedDial calls tr.Dial, the transport named name's, recovering a
+// panic, and guards the session it returns.
+func guardedDial(ctx context.Context, log *slog.Logger, tr spi.Transport, name, addr string) (sess spi.Session, err error) {
+	defer recoverTransport(log, name, "Dial", &err)
+	sess, err = tr.Dial(ctx, addr)
+	if err != nil || sess == nil {
+		return sess, err
+	}
+	return &guardedSession{Session: sess, name: name, log: log}, nil
+}
+
+// guardedSession is a transport's session whose Open, Accept and Close
+// recover a panic (as an error).
+type guardedSession struct {
+	spi.Session
+	name string // the transport's
+	log  *slog.Logger
+}
+
+func (s *guardedSession) Open() (st io.ReadWriteCloser, err error) {
+	defer recoverTransport(s.log, s.name, "Session.Open", &err)
+	return s.Session.Open()
+}
+
+func (s *guardedSession) Accept() (st io.ReadWriteCloser, err error) {
+	defer recoverTransport(s.log, s.name, "Session.Accept", &err)
+	return s.Session.Accept()
+}
+
+func (s *guardedSession) Close() (err error) {
+	defer recoverTransport(s.log, s.name, "Session.Close", &err)
+	return s.Session.Close()
+}
