@@ -20,6 +20,7 @@ import (
 // 2), within logs at Warn and returns an error naming op and step:
 // "kernel: shutdown: registry \"mapreg\" Close did not return within
 // ctx; left running". With a ctx that never ends it calls f in place.
+// A panic in f becomes a *StepPanicError (see the package-level within).
 func (n *Node) within(ctx context.Context, op, step string, f func() error) error {
 	return within(ctx, n.logger, op, step, f)
 }
@@ -154,6 +155,7 @@ type StepPanicError struct {
 	Stack []byte
 }
 
+// Error says "kernel: OP: STEP panicked: VALUE".
 func (e *StepPanicError) Error() string {
 	return fmt.Sprintf("kernel: %s: %s panicked: %v", e.Op, e.Step, e.Value)
 }

@@ -291,7 +291,10 @@ func (s *Server) stop() []*Channel {
 // returns ctx's error without waiting for it. No other goroutine of the
 // server waits for it meanwhile: the channel finishes, and the last
 // channel closes the worker pool, when the handler returns. Listeners and connections
-// are closed either way. Close, in contrast, waits for every goroutine.
+// are closed either way, each connection on a goroutine of its own: a
+// connection whose transport session's Close or heartbeat stop does not
+// return is left closing too, and StuckCalls names the call it waits on
+// (tester20 N3). Close, in contrast, waits for every goroutine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range s.stop() {
 		ch.sendReadOnly()
