@@ -19,10 +19,12 @@
 // prefixed with the point and the name unless it names itself. Registering
 // an extension whose KeyDescriber declares a key Secret marks that key
 // secret process-wide (spi.MarkSecretKey), so spi.URL.Redacted hides it;
-// one declaring a key the kernel reads (timeout, weight, ...) Secret is
-// refused. The mark holds only in processes that registered the
-// extension: another process (a stock airnode listing the registry)
-// shows the value.
+// one declaring Secret a key the kernel reads (timeout, weight, ...), or
+// a key another extension of the process declares without Secret (the
+// accesslog filter's "accesslog"), is refused, and so is the later of two
+// extensions whenever one's mark would hide the other's key (Register).
+// The mark holds only in processes that registered the extension:
+// another process (a stock airnode listing the registry) shows the value.
 //
 // Catalogs are plain values: no init() registration; each node and each
 // test builds its own with New and fills it from extensions/bundle and

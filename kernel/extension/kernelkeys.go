@@ -1,11 +1,6 @@
 package extension
 
-import (
-	"fmt"
-	"slices"
-
-	"github.com/airnode/airnode/spi"
-)
+import "github.com/airnode/airnode/spi"
 
 // kernelKeys are the URL keys the kernel reads: kernel.KernelKeys (its
 // own keys and kernel/config's KernelKeys: timeout, retries, weight,
@@ -25,25 +20,4 @@ var kernelKeys = []string{
 	"hash.arguments", "hash.nodes", "executes", "actives", "outlier.consecutive", "outlier.ejection", "outlier.max.percent",
 	// the points' selecting keys
 	"transport", "loadbalance", "codec", "heartbeat", "cluster", "filter",
-}
-
-// checkSecretKeys refuses an extension that declares one of the kernel's
-// keys (kernelKeys) Secret (spi.KeyDoc.Secret): the mark is process-wide
-// and never removed (spi.MarkSecretKey), so "timeout=***" would then hide
-// the kernel's own value in every log, error and listing of every node in
-// the process. Declaring a kernel key without Secret stays allowed (the
-// extension then reads the value the kernel reads). "token" is secret
-// already, so declaring it Secret changes nothing and is allowed.
-func checkSecretKeys(point, name string, ext any) error {
-	kd, ok := ext.(spi.KeyDescriber)
-	if !ok {
-		return nil
-	}
-	for _, d := range kd.Keys() {
-		if d.Secret && d.Key != spi.AttachmentToken && slices.Contains(kernelKeys, d.Key) {
-			return fmt.Errorf("%s: %q declares the kernel's URL key %q secret: the kernel reads that key, and a secret mark is process-wide, so every log, error and listing of the process would hide its value; declare a key of the extension's own (such as %q) secret instead",
-				point, name, d.Key, name+"."+d.Key)
-		}
-	}
-	return nil
 }

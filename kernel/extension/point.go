@@ -136,15 +136,30 @@ func ValidName(name string) error {
 //     unique`. So Catalogs.CodecByID is never ambiguous. Dubbo's
 //     CodecSupport likewise refuses a serialization whose content-type id
 //     another one has.
-//   - a KeyDoc declaring one of the kernel's own URL keys Secret
-//     (timeout, weight, retries, a point's selecting key...; "token" is
-//     secret already): the mark would hide the kernel's value in every
-//     log of the process: `filter: "evil" declares the kernel's URL key
-//     "timeout" secret: ...`. Nothing is registered or marked then.
+//   - a KeyDoc declaring Secret a key whose mark would hide a key the
+//     kernel reads (timeout, weight, retries, a point's selecting key...;
+//     "token" is secret already): `filter: "evil" declares the kernel's
+//     URL key "timeout" secret: ...`;
+//   - a KeyDoc declaring Secret a key whose mark would hide a key another
+//     extension declares without Secret, registered earlier in any
+//     catalogs of the process: `filter: "evil" declares "accesslog"
+//     secret, a key of filter "accesslog" (bundled): ...; declare a key of
+//     its own (such as "evil.accesslog") secret instead`; and the
+//     converse: a key declared without Secret that an earlier extension's
+//     mark hides (`filter: "accesslog" declares "accesslog", which filter
+//     "evil" (t21) declared secret: ...`). Of the two, the later is
+//     refused. A mark hides a key k when it is k, when k ends in "."+mark
+//     ("choices" would hide "wlr.choices"), or when it is a method-level
+//     form "M.k" of k other than "<ext's name>.k". Keys shared on purpose
+//     stay allowed: declared without Secret by all, or Secret by all. See
+//     keyowners.go for the rule and why it is process-wide.
 //
-// When ext is an spi.KeyDescriber declaring a key Secret, Register marks
-// that key secret process-wide (spi.MarkSecretKey), so that spi.URL.Redacted
-// and everything that prints URLs hide its value from then on.
+// Nothing is registered or marked when Register fails. Otherwise, when
+// ext is an spi.KeyDescriber declaring a key Secret, Register marks that
+// key secret process-wide (spi.MarkSecretKey), so that spi.URL.Redacted
+// and everything that prints URLs hide its value from then on; a
+// filter's activation key (spi.Activation.Key) counts as a key it
+// declares, without Secret unless its Keys say Secret.
 func (p *Point[T]) Register(ext T, origin Origin) error {
 	name := ext.Name()
 	if err := ValidName(name); err != nil {
@@ -152,9 +167,6 @@ func (p *Point[T]) Register(ext T, origin Origin) error {
 	}
 	if err := p.reservedName(name); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
-	}
-	if err := checkSecretKeys(p.name, name, ext); err != nil {
-		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -164,8 +176,10 @@ func (p *Point[T]) Register(ext T, origin Origin) error {
 	if err := p.checkCodecID(ext); err != nil {
 		return err
 	}
+	if err := claimKeys(p.name, name, origin, ext); err != nil {
+		return err
+	}
 	p.exts[name] = entry[T]{ext: ext, origin: origin}
-	markSecretKeys(ext)
 	return nil
 }
 
@@ -212,20 +226,6 @@ func (p *Point[T]) checkCodecID(ext T) error {
 		}
 	}
 	return nil
-}
-
-// markSecretKeys marks secret, process-wide, every key ext declares
-// Secret (spi.KeyDoc.Secret, spi.MarkSecretKey).
-func markSecretKeys(ext any) {
-	kd, ok := ext.(spi.KeyDescriber)
-	if !ok {
-		return
-	}
-	for _, d := range kd.Keys() {
-		if d.Secret {
-			spi.MarkSecretKey(d.Key)
-		}
-	}
 }
 
 // Wrap adds a wrapper applied, in the order added, to every extension this
