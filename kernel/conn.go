@@ -79,8 +79,10 @@ type conn struct {
 	hardOnce sync.Once
 	why      atomic.Pointer[string] // closeBecause's reason for the channel's close; nil: "consumer released the provider"
 
-	transport, heartbeat string                 // extension names, for phase ("" in tests)
-	phase                atomic.Pointer[string] // the extension call run is waiting on, for Shutdown's error; nil: none
+	transport, heartbeat string                    // extension names, for phase ("" in tests)
+	phase                atomic.Pointer[string]    // the extension call run is waiting on, for Shutdown's error; nil: none
+	failed               atomic.Pointer[error]     // closing its last channel: the session Close or heartbeat stop that failed (awaitChannel)
+	current              atomic.Pointer[connState] // the last channel connected, until run returns (pendingCalls)
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
@@ -247,13 +249,15 @@ func (c *conn) run() {
 		}
 		everUp = true
 		attempt, delay = 0, c.backoff
-		c.publish(&connState{ch: ch})
+		up := &connState{ch: ch}
+		c.current.Store(up)
+		c.publish(up)
 		c.redialing.Store(false) // after the state: a waiting call never sees neither
 		select {
 		case <-ch.Done():
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
 			c.setPhase("%s stop (the channel to %s closed)", named("heartbeat", c.heartbeat), c.addr)
-			ch.Wait()
+			_ = c.awaitChannel(ch)
 			c.phase.Store(nil)
 			downSince = time.Now()
 			reason := "unknown"
@@ -283,7 +287,10 @@ func (c *conn) run() {
 			c.setPhase("%s session Close (closing the channel to %s)", named("transport", c.transport), c.addr)
 			ch.Close(reason)
 			c.setPhase("%s stop (closing the channel to %s)", named("heartbeat", c.heartbeat), c.addr)
-			ch.Wait()
+			if err := c.awaitChannel(ch); err != nil {
+				c.failed.Store(&err)
+			}
+			c.phase.Store(nil)
 			return
 		}
 	}
@@ -295,7 +302,7 @@ func (c *conn) connect() (channel, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.connectTimeout)
 	defer cancel()
 	c.setPhase("%s Dial to %s", named("transport", c.transport), c.addr)
-	ch, err := c.dial(ctx, c.addr)
+	ch, err := c.dial(context.WithValue(ctx, dialingConnKey{}, c), c.addr)
 	c.phase.Store(nil)
 	if err != nil {
 		return nil, err
@@ -409,6 +416,89 @@ func (c *conn) stopBecause(reason string) {
 	c.hardOnce.Do(func() { close(c.hard) })
 	c.once.Do(c.cancel)
 }
+
+// dialingConnKey keys, in the ctx connect passes to its dial, the conn dialing:
+// the dial names the calls making the channel waits on (waiting).
+type dialingConnKey struct{}
+
+// waiting is exchange.Options.Waiting for a channel the conn in ctx, if
+// any, makes: it names the call (`transport "x" session Open (the
+// connection to ADDR)`, `heartbeat "x" Watch (...)`) in the conn's phase,
+// so that a Shutdown giving up on it names that call, not the Dial
+// (tester21 B). nil without a conn in ctx.
+func waiting(ctx context.Context) func(call string) {
+	c, _ := ctx.Value(dialingConnKey{}).(*conn)
+	if c == nil {
+		return nil
+	}
+	return func(call string) {
+		switch {
+		case call == "":
+			c.phase.Store(nil)
+		case strings.HasPrefix(call, "session "):
+			c.setPhase("%s %s (the connection to %s)", named("transport", c.transport), call, c.addr)
+		default:
+			c.setPhase("%s (the connection to %s)", call, c.addr)
+		}
+	}
+}
+
+// awaitChannel waits for ch, just closed or dead, to finish (Wait). A
+// channel whose session Close failed (a transport that panicked, or
+// returned an error, maybe leaving the connection open and the channel's
+// readers blocked) is waited for closeGiveUp at most, then given up:
+// its goroutines are left running (tester21 A). It returns the failure
+// of the session Close or of the heartbeat's stop (a recovered panic is
+// an *extension.PanicError), logged at Warn, or nil.
+func (c *conn) awaitChannel(ch channel) error {
+	x, ok := ch.(interface {
+		Finished() <-chan struct{}
+		CloseFailed() <-chan struct{}
+		CloseErr() error
+		StopErr() error
+		ClosedNetConn() bool
+	})
+	if !ok {
+		ch.Wait()
+		return nil
+	}
+	finished := true
+	select {
+	case <-x.Finished():
+	case <-x.CloseFailed():
+		t := time.NewTimer(closeGiveUp)
+		select {
+		case <-x.Finished():
+		case <-t.C:
+			finished = false
+		}
+		t.Stop()
+	}
+	var errs []error
+	if cerr := x.CloseErr(); cerr != nil {
+		what := "the connection closed all the same"
+		switch {
+		case finished:
+		case x.ClosedNetConn():
+			what = "the connection was given up; its net.Conn was closed"
+		default:
+			what = "the connection was given up and left open (its session gives no NetConn to close)"
+		}
+		errs = append(errs, fmt.Errorf("%s session Close (the connection to %s) failed: %w; %s", named("transport", c.transport), c.addr, cerr, what))
+	}
+	if serr := x.StopErr(); serr != nil {
+		errs = append(errs, fmt.Errorf("%s stop (the connection to %s) failed: %w", named("heartbeat", c.heartbeat), c.addr, serr))
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		c.logger.Warn("kernel: "+err.Error(), "addr", c.addr)
+	}
+	return err
+}
+
+// closeGiveUp is how long a conn waits for a channel whose session Close
+// failed to finish, before giving it up.
+const closeGiveUp = 100 * time.Millisecond
 
 // setPhase records the extension call run is about to wait on.
 func (c *conn) setPhase(format string, args ...any) {
@@ -544,31 +634,52 @@ func (p *connPool) release(key string) {
 }
 
 // drain waits until every released conn has closed after its calls in
-// flight (closeAfterCalls), or ctx ends; it returns how many had not (0:
-// they all did). A conn waiting on an extension call (conn.phase: a Dial,
-// a session's Close, a heartbeat's stop) is past its calls: drain does
-// not wait for it (Shutdown's closeAllWithin does, and names the call).
-func (p *connPool) drain(ctx context.Context) int {
+// flight (closeAfterCalls), or ctx ends; it returns how many calls were
+// still in flight on them then, and on how many conns (0, 0: none). A
+// conn waiting on an extension call (conn.phase: a Dial, a session's
+// Close, a heartbeat's stop) is past its calls: drain does not wait for
+// it (Shutdown's closeAllWithin does, and names the call). A conn open
+// with no call in flight is not counted (tester21 E: Shutdown says
+// calls were not answered only when there were some).
+func (p *connPool) drain(ctx context.Context) (calls, conns int) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		p.mu.Lock()
 		n := 0
+		calls, conns = 0, 0
 		for c := range p.leaving {
 			if c.phase.Load() == nil {
 				n++
+				if k := c.pendingCalls(); k > 0 {
+					calls += k
+					conns++
+				}
 			}
 		}
 		p.mu.Unlock()
 		if n == 0 {
-			return 0
+			return 0, 0
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return n
+			return calls, conns
 		}
 	}
+}
+
+// pendingCalls returns the calls in flight on the conn's channel (its
+// requests waiting for their responses), 0 without one.
+func (c *conn) pendingCalls() int {
+	st := c.current.Load()
+	if st == nil {
+		return 0
+	}
+	if p, ok := st.ch.(interface{ Pending() int }); ok {
+		return p.Pending()
+	}
+	return 0
 }
 
 // closeAll closes every conn still held (invokers leaked by a caller), ends

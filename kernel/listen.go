@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -59,19 +62,20 @@ func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr str
 // as an error (transportguard.go).
 type listener struct {
 	spi.Listener
-	name   string // the transport's
-	log    *slog.Logger
-	once   sync.Once
-	closed chan struct{} // the transport's Close returned
+	name     string // the transport's
+	log      *slog.Logger
+	once     sync.Once
+	closed   chan struct{} // the transport's Close returned
+	closeErr error         // its error (a recovered panic: *extension.PanicError); set before closed is closed
 }
 
 // Close starts the transport listener's Close, once, and returns nil
-// without waiting for it (its error is dropped, as the exchange drops it).
+// without waiting for it (its error is kept for awaitListener: closeErr).
 func (l *listener) Close() error {
 	l.once.Do(func() {
 		go func() {
 			defer close(l.closed)
-			_ = l.guardedClose()
+			l.closeErr = l.guardedClose()
 		}()
 	})
 	return nil
@@ -110,12 +114,38 @@ func noPortError(transport string, a net.Addr) error {
 // error, logged at Warn, names the transport ("kernel: shutdown:
 // transport \"trap\" listener Close on 127.0.0.1:20880 did not return
 // within ctx; left running").
+//
+// A Close that panicked fails the step at once (tester21 C): the accept
+// loop is waited for leftGrace at most (the listener is most likely
+// still open), and the error wraps the *extension.PanicError ("kernel:
+// shutdown: transport \"trap\" listener Close on 127.0.0.1:20880
+// failed: transport \"trap\": Listener.Close panicked: boom; its accept
+// loop was left running"). So does a Close that returned an error and
+// left the accept loop running.
 func (s *server) awaitListener(ctx context.Context) error {
 	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
-	if err := within(ctx, s.log, "shutdown", fmt.Sprintf("transport %q listener Close on %s", s.transport, addr), func() error {
+	step := fmt.Sprintf("transport %q listener Close on %s", s.transport, addr)
+	if err := within(ctx, s.log, "shutdown", step, func() error {
 		<-s.l.closed
 		return nil
 	}); err != nil {
+		return err
+	}
+	if cerr := s.l.closeErr; cerr != nil {
+		t := time.NewTimer(leftGrace)
+		defer t.Stop()
+		left := ""
+		select {
+		case <-s.done:
+		case <-t.C:
+			left = "; its accept loop was left running"
+		}
+		var pe *extension.PanicError
+		if left == "" && !errors.As(cerr, &pe) {
+			return nil // an error from a Close that closed: dropped, as the exchange drops it
+		}
+		err := fmt.Errorf("kernel: shutdown: %s failed: %w%s", step, cerr, left)
+		s.log.Warn(err.Error(), "op", "shutdown", "step", step)
 		return err
 	}
 	return within(ctx, s.log, "shutdown", fmt.Sprintf("transport %q listener Accept on %s (after its Close)", s.transport, addr), func() error {
@@ -128,21 +158,33 @@ func (s *server) awaitListener(ctx context.Context) error {
 // connection the exchange's Shutdown left closing, naming the extension
 // call it waits on ("kernel: shutdown: transport \"trap\" session Close
 // (the connection from 127.0.0.1:50000 to 127.0.0.1:20880) did not
-// return within ctx; left running", or `heartbeat "pinger" stop (...)`),
-// joined; nil when there is none. A session Close that returned an
-// error (a recovered panic) but left its connection running is named
-// with that error.
+// return within ctx; left running", `heartbeat "pinger" stop (...)`,
+// `heartbeat "pinger" Watch (...)`, `transport "trap" session Accept
+// (...)`), joined; nil when there is none. A session Close or heartbeat
+// stop that failed (returned an error, or panicked: an
+// *extension.PanicError, reachable with errors.As) is an error of its
+// own saying "failed" and whether the connection closed all the same,
+// was given up with its net.Conn closed, or was left open (tester21 A,
+// C).
 func (s *server) stuckErrors() error {
 	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
 	var errs []error
 	for _, st := range s.srv.StuckCalls() {
 		call := st.Call
-		if call == "session Close" {
-			call = fmt.Sprintf("transport %q session Close", s.transport)
+		if strings.HasPrefix(call, "session ") {
+			call = fmt.Sprintf("transport %q %s", s.transport, call)
 		}
 		step := fmt.Sprintf("%s (the connection from %s to %s)", call, st.Remote, addr)
 		if st.Err != nil {
-			err := fmt.Errorf("kernel: shutdown: %s failed, leaving the connection open: %w", step, st.Err)
+			what := "the connection closed all the same"
+			switch {
+			case st.Closed:
+			case st.ClosedNetConn:
+				what = "the connection was given up; its net.Conn was closed"
+			default:
+				what = "the connection was given up and left open (its session gives no NetConn to close)"
+			}
+			err := fmt.Errorf("kernel: shutdown: %s failed: %w; %s", step, st.Err, what)
 			s.log.Warn(err.Error(), "op", "shutdown", "step", step)
 			errs = append(errs, err)
 			continue

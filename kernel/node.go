@@ -168,6 +168,14 @@ func connections(n int) string {
 	return fmt.Sprintf("%d connections", n)
 }
 
+// inFlightCalls says "1 call in flight" or "n calls in flight".
+func inFlightCalls(n int) string {
+	if n == 1 {
+		return "1 call in flight"
+	}
+	return fmt.Sprintf("%d calls in flight", n)
+}
+
 // abandonedCalls says "1 call still in flight was abandoned" or "n calls
 // still in flight were abandoned".
 func abandonedCalls(n int) string {
@@ -251,7 +259,19 @@ func (n *Node) registry(u spi.URL) (spi.Registry, error) {
 // end for a server's shutdown, as a last resort, plus the late window).
 // A panic in one of those calls fails that step, with a *StepPanicError
 // or an *extension.PanicError, and is logged at Error with its stack:
-// the process lives. With a ctx that never ends (Close), Shutdown waits
+// the process lives. Every such failure is in the error, joined (two
+// Unregisters that panicked give two). A call that returned having
+// failed is not waited for as one left running: a session Close that
+// panicked or returned an error ends the wait for its connection at once
+// (100 ms for its goroutines at most, then the connection is given up:
+// its net.Conn closed when the session gives one, NetConn() net.Conn,
+// else left open, as the error says: "... session Close (the connection
+// from A to B) failed: ...; the connection was given up and left open"),
+// and a listener Close that panicked fails that step at once, without
+// waiting for the accept loop beyond 50 ms (tester21 A, C). A call still
+// blocked is named for what it is: `transport "x" session Open (the
+// connection to B)`, `heartbeat "x" Watch (...)`, `transport "x"
+// session Accept (the connection from A to B)` (tester21 B). With a ctx that never ends (Close), Shutdown waits
 // for them. Shutdown is idempotent: later calls return the first call's
 // result.
 func (n *Node) Shutdown(ctx context.Context) error {
@@ -373,14 +393,16 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// requests), within what is left of the same drain bound.
 	errs = append(errs, eachConcurrently(refs, func(r *Reference) error { return r.closeWithin(ctx) })...)
 	reason := "consumer released the provider"
-	if open := n.pool.drain(dctx); open > 0 {
+	if calls, open := n.pool.drain(dctx); calls > 0 {
 		reason = fmt.Sprintf("consumer shut down: its calls in flight were not answered within its shutdown timeout %v", timeout)
 		if context.Cause(dctx) != errDrainTimeout {
 			reason = "consumer shut down: its Shutdown's context ended before its calls in flight were answered"
 		}
 		// Say so, as the provider side does with AbandonedError: the
-		// calls fail CHANNEL_INACTIVE, and their providers may have run them.
-		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (their providers may have run them)", reason, connections(open)))
+		// calls fail CHANNEL_INACTIVE, and their providers may have run
+		// them. Only calls count: a connection open with none (a first
+		// ping unanswered, say) fails nothing (tester21 E).
+		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (%s; their providers may have run them)", reason, connections(open), inFlightCalls(calls)))
 	}
 	if err := n.pool.closeAllWithin(ctx, n, reason); err != nil {
 		errs = append(errs, err)

@@ -74,7 +74,9 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		if err != nil {
 			return nil, err
 		}
-		return exchange.NewChannel(sess, opts), nil
+		o := opts
+		o.Waiting = waiting(ctx) // names a blocking session Open or heartbeat Watch (tester21 B)
+		return exchange.NewChannel(sess, o), nil
 	}
 	shared := connKey(u, st.transportName, st.heartbeatName)
 	for i := range int(cs.connections) {

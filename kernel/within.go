@@ -188,8 +188,10 @@ func (e *LeftRunningError) Error() string {
 // closeAllWithin is closeAllBecause bounded by ctx: when ctx ends first,
 // the conns still closing are left running, and the error, logged at
 // Warn, names for each the extension call it waits on (conn.phase: a
-// transport's Dial that ignores its ctx, a session's Close, a heartbeat's
-// stop).
+// transport's Dial that ignores its ctx, a session's Open or Close, a
+// heartbeat's Watch or stop). A session Close or heartbeat stop that
+// failed (conn.failed: a recovered panic is an *extension.PanicError)
+// is in the error too, whether or not ctx ended.
 func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) error {
 	p.mu.Lock()
 	cs := make([]*conn, 0, len(p.conns)+len(p.leaving))
@@ -204,11 +206,17 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 		p.closeAllBecause(reason)
 		return nil
 	})
+	// A session Close or heartbeat stop that failed (tester21 A, C).
+	var errs []error
+	for _, c := range cs {
+		if f := c.failed.Load(); f != nil {
+			errs = append(errs, fmt.Errorf("kernel: shutdown: %w", *f))
+		}
+	}
 	var left *LeftRunningError
 	if !errors.As(err, &left) {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
-	var errs []error
 	for _, c := range cs {
 		select {
 		case <-c.done:
@@ -262,8 +270,9 @@ func (r *Reference) closeOwnedWithin(ctx context.Context, op string) error {
 		step := fmt.Sprintf("registry %q Unregister of the consumer entry of %s", r.regName, r.key)
 		if uerr := n.within(uctx, op, step, func() error { return r.shared.Unregister(uctx, r.consumer) }); uerr != nil {
 			var left *LeftRunningError
-			if errors.As(uerr, &left) && ctx.Err() != nil {
-				errs = append(errs, uerr)
+			var pe *StepPanicError
+			if errors.As(uerr, &left) && ctx.Err() != nil || errors.As(uerr, &pe) {
+				errs = append(errs, uerr) // a panic fails the step (tester21 C)
 			} else {
 				n.logger.Warn("kernel: cannot unregister consumer", "service", r.key, "err", uerr)
 			}

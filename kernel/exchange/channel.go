@@ -100,6 +100,16 @@ type Channel struct {
 	finished chan struct{}          // closed when every goroutine has exited and OnClose returned
 	stuck    atomic.Pointer[string] // the extension call closing the channel waits on ("session Close", `heartbeat "x" stop`); nil: none
 	closeErr atomic.Pointer[error]  // the session Close's error, if any
+	// closed when the session's Close returned an error (closeFailedAt
+	// then says when, and closedConn whether die closed the session's
+	// net.Conn instead: closeFailedConn): closing gives up on the
+	// channel's goroutines after closeGrace (tester21 A)
+	closeFailed   chan struct{}
+	closeFailedAt time.Time
+	closedConn    bool
+	watching      atomic.Pointer[string] // `heartbeat "x" Watch` while Watch runs (tester21 B)
+	accepting     atomic.Bool            // the acceptor is in the session's Accept (tester21 B)
+	hbErr         atomic.Pointer[error]  // the heartbeat stop's recovered panic (tester21 C)
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
@@ -156,12 +166,14 @@ type Channel struct {
 // stream at once; if that fails the channel is returned already dead (Done
 // closed, every call failing with CHANNEL_INACTIVE).
 func NewChannel(sess spi.Session, opts Options) *Channel {
-	return newChannel(sess, opts, nil, nil)
+	return newChannel(sess, opts, nil, nil, false)
 }
 
 // newChannel makes a channel; a Server passes its in-flight counter and its
-// worker pool, NewChannel neither.
-func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, pool *workerPool) *Channel {
+// worker pool, NewChannel neither. With deferWatch (a Server's) it does
+// not call the heartbeat's Watch: the caller must call startWatch, which
+// does and ends the channel's making.
+func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, pool *workerPool, deferWatch bool) *Channel {
 	if opts.Side == "" {
 		opts.Side = spi.Consumer
 	}
@@ -189,6 +201,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
 		finished:       make(chan struct{}),
+		closeFailed:    make(chan struct{}),
 		limits:         limitsFor(opts.Logger),
 	}
 	c.resumeAt.Store(lowWater)
@@ -228,7 +241,9 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	}
 
 	if opts.Side == spi.Consumer {
+		c.waiting("session Open")
 		s, err := sess.Open()
+		c.waiting("")
 		if err != nil {
 			c.die(fmt.Sprintf("open stream: %v", err), slog.LevelWarn)
 		} else {
@@ -242,8 +257,11 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		c.io.Add(1)
 		go c.acceptLoop()
 	}
-	if opts.Heartbeat != nil {
+	if opts.Heartbeat != nil && !deferWatch {
 		c.hbStop = c.watchHeartbeat(opts.Heartbeat) // a panic closes the channel (hbguard.go)
+	}
+	if deferWatch {
+		return c // startWatch releases it
 	}
 	c.release() // made: the channel finishes once it is dead and its goroutines and handlers have ended
 	return c
@@ -266,7 +284,9 @@ func (c *Channel) acceptLoop() {
 	defer c.io.Done()
 	primary := c.opts.Side == spi.Provider
 	for {
+		c.accepting.Store(true)
 		s, err := c.sess.Accept()
+		c.accepting.Store(false)
 		if err != nil {
 			if !primary {
 				// The long-lived stream's reader ends the channel, once it
@@ -403,6 +423,9 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		c.setStuck("session Close")
 		if err := c.sess.Close(); err != nil {
 			c.closeErr.Store(&err)
+			c.closedConn = closeNetConn(c.sess)
+			c.closeFailedAt = time.Now()
+			close(c.closeFailed)
 		}
 		c.setStuck("")
 		calls := c.pending.closeAll()
@@ -512,7 +535,21 @@ func (c *Channel) Close(reason string) {
 		level = slog.LevelWarn
 	}
 	c.die(reason, level)
-	c.io.Wait()
+	select {
+	case <-c.closeFailed:
+		// The session may still be open, its streams' readers blocked:
+		// wait for them closeGrace at most (tester21 A).
+		done := make(chan struct{})
+		go func() { c.io.Wait(); close(done) }()
+		t := time.NewTimer(closeGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+	default:
+		c.io.Wait()
+	}
 }
 
 // flush waits until every frame queued on the long-lived stream has been

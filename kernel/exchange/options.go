@@ -74,6 +74,12 @@ type Options struct {
 	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
 	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
 	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
+	// Waiting, optional, is called by NewChannel (a consumer's) before
+	// each extension call it waits on, with "session Open" (the
+	// transport's) or `heartbeat "pinger" Watch`, and with "" once it
+	// returned: a Shutdown that gives up on a connection being made
+	// names the call (tester21 B).
+	Waiting func(call string)
 
 	// MinPingInterval is the provider's ping-flood guard (gRPC's
 	// too_many_pings, issue 4 item 6): a heartbeat request that arrives less

@@ -194,8 +194,12 @@ func (s *Server) add(sess spi.Session) {
 			s.closePool()
 		}
 	}
-	ch := newChannel(sess, opts, &s.inflight, s.pool)
+	ch := newChannel(sess, opts, &s.inflight, s.pool, true)
 	s.chans[ch] = struct{}{}
+	// The heartbeat's Watch runs on a goroutine of its own (counted by
+	// the channel): one that blocks holds neither the accept loop nor
+	// s.mu, and is named if Shutdown gives up on it (tester21 B).
+	go ch.startWatch()
 }
 
 // refuse closes sess, counts and logs it, and reports true when the server
@@ -294,7 +298,14 @@ func (s *Server) stop() []*Channel {
 // are closed either way, each connection on a goroutine of its own: a
 // connection whose transport session's Close or heartbeat stop does not
 // return is left closing too, and StuckCalls names the call it waits on
-// (tester20 N3). Close, in contrast, waits for every goroutine.
+// (tester20 N3); so is one whose heartbeat Watch, or whose acceptor's
+// session Accept, never returns. A connection whose session Close failed
+// (returned an error, or panicked) is waited for closeGrace at most, then
+// given up at once, whatever ctx (its net.Conn closed when the session
+// gives one: NetConn() net.Conn); StuckCalls lists every failed session
+// Close and heartbeat stop, with its error (tester21 A, C). Close, in
+// contrast, waits for every goroutine, but for those of a connection
+// whose session Close failed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range s.stop() {
 		ch.sendReadOnly()
@@ -322,14 +333,31 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			ch.flush(ctx)
 		}
 	}
-	if !s.closeAll(ctx, "server shutdown") {
-		if h := s.inflight.Load(); h > 0 || len(s.StuckCalls()) == 0 {
-			s.log.Warn("shutdown: handlers still running past the deadline were left behind (they ignore their context)",
-				"handlers", h)
-		}
-		for _, st := range s.StuckCalls() {
+	ok := s.closeAll(ctx, "server shutdown")
+	open := 0 // connections left behind with a call named
+	for _, st := range s.StuckCalls() {
+		switch {
+		case st.Err == nil:
+			open++
 			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s was left closing: its %s did not return", st.Remote, st.Call),
 				"remote", st.Remote, "call", st.Call)
+		case st.Closed:
+			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s closed, but its %s failed: %v", st.Remote, st.Call, st.Err),
+				"remote", st.Remote, "call", st.Call)
+		default:
+			open++
+			what := "the connection was left open (its session gives no NetConn to close)"
+			if st.ClosedNetConn {
+				what = "its net.Conn was closed instead"
+			}
+			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s was given up: its %s failed: %v; %s", st.Remote, st.Call, st.Err, what),
+				"remote", st.Remote, "call", st.Call)
+		}
+	}
+	if !ok {
+		if h := s.inflight.Load(); h > 0 || open == 0 {
+			s.log.Warn("shutdown: handlers still running past the deadline were left behind (they ignore their context)",
+				"handlers", h)
 		}
 		if err == nil {
 			err = ctx.Err()
@@ -434,10 +462,24 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	}
 	ended := ctx.Done()
 	var grace <-chan time.Time
+	gaveUp := map[*Channel]bool{} // session Close failed, goroutines still running after closeGrace
 	for _, ch := range chans {
 		for waiting := true; waiting; {
 			select {
 			case <-ch.finished:
+				waiting = false
+			case <-ch.closeFailed:
+				// The session's Close failed: the transport may have
+				// left the connection open, and its readers blocked.
+				// Wait closeGrace from the failure at most, then give
+				// the connection up (tester21 A).
+				t := time.NewTimer(time.Until(ch.closeFailedAt.Add(closeGrace)))
+				select {
+				case <-ch.finished:
+				case <-t.C:
+					gaveUp[ch] = true
+				}
+				t.Stop()
 				waiting = false
 			case <-ended:
 				t := time.NewTimer(closeGrace)
@@ -447,21 +489,8 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 				// Left behind: the last channel to finish closes the
 				// pool (add's OnClose), or this does when they all
 				// finished meanwhile.
-				var stuck []StuckCall
-				for _, ch := range chans {
-					select {
-					case <-ch.finished:
-						continue
-					default:
-					}
-					if call := ch.stuck.Load(); call != nil {
-						stuck = append(stuck, StuckCall{Call: *call, Remote: ch.remote})
-					} else if err := ch.closeErr.Load(); err != nil {
-						stuck = append(stuck, StuckCall{Call: "session Close", Remote: ch.remote, Err: *err})
-					}
-				}
+				s.noteStuck(chans)
 				s.mu.Lock()
-				s.stuck = stuck
 				s.poolOnLast = true
 				last := len(s.chans) == 0
 				s.mu.Unlock()
@@ -472,8 +501,63 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 			}
 		}
 	}
+	s.noteStuck(chans)
+	if len(gaveUp) > 0 {
+		s.mu.Lock()
+		s.poolOnLast = true
+		last := len(s.chans) == 0
+		s.mu.Unlock()
+		if last {
+			s.closePool()
+		}
+		return false
+	}
 	s.closePool() // after every channel: nothing is queued any more
 	return true
+}
+
+// noteStuck records, for StuckCalls, what each channel of chans not yet
+// finished waits on (a heartbeat's Watch or stop, the session's Close or
+// Accept), and each failed session Close or heartbeat stop, finished or
+// not.
+func (s *Server) noteStuck(chans []*Channel) {
+	var stuck []StuckCall
+	for _, ch := range chans {
+		finished := false
+		select {
+		case <-ch.finished:
+			finished = true
+		default:
+		}
+		if !finished {
+			switch {
+			case ch.watching.Load() != nil:
+				stuck = append(stuck, StuckCall{Call: *ch.watching.Load(), Remote: ch.remote})
+				continue
+			case ch.stuck.Load() != nil:
+				stuck = append(stuck, StuckCall{Call: *ch.stuck.Load(), Remote: ch.remote})
+				continue
+			}
+		}
+		failed := false
+		if err := ch.CloseErr(); err != nil {
+			stuck = append(stuck, StuckCall{Call: "session Close", Remote: ch.remote, Err: err, Closed: finished, ClosedNetConn: ch.ClosedNetConn()})
+			failed = true
+		}
+		if err := ch.StopErr(); err != nil {
+			stuck = append(stuck, StuckCall{Call: fmt.Sprintf("heartbeat %q stop", heartbeatName(ch.opts.Heartbeat)), Remote: ch.remote, Err: err, Closed: finished})
+			failed = true
+		}
+		if !finished && !failed && ch.accepting.Load() {
+			stuck = append(stuck, StuckCall{Call: "session Accept", Remote: ch.remote})
+		}
+	}
+	if len(stuck) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.stuck = append(s.stuck, stuck...)
+	s.mu.Unlock()
 }
 
 // closePool closes the worker pool, once.
