@@ -10,7 +10,11 @@ type FilterBuilder interface {
 	Name() string
 	// Activation says when the filter is switched on without being listed.
 	Activation() Activation
-	// Build returns the filter for one reference or export URL. Pure.
+	// Build returns the filter for one reference or export URL. Pure. It
+	// runs on Export's or Refer's goroutine (a per-provider filter's on the
+	// one delivering that provider), and nothing bounds it: one that
+	// blocks keeps Export or Refer from returning past its ctx (package
+	// doc, "What the kernel does not bound").
 	Build(u URL) (Filter, error)
 }
 
@@ -39,6 +43,18 @@ type Activation struct {
 
 // Filter intercepts an invoke. It calls next.Invoke to continue, or returns
 // a Result itself to short-circuit. Called concurrently.
+//
+// The kernel does not bound Invoke. On the consumer it runs on the
+// caller's goroutine with the caller's ctx; the reference's "timeout" key
+// bounds only what runs below the filters (each attempt's wait for the
+// provider's answer), so a consumer filter that blocks keeps the call
+// from returning, past its ctx and its timeout. On the provider it runs
+// on the handler's goroutine with a ctx that ends at the consumer's
+// deadline: the consumer is answered at its deadline anyway, but the
+// goroutine stays in the filter, and Shutdown abandons it
+// (kernel.AbandonedError). A filter that waits (a rate limiter, a remote
+// check) selects on ctx.Done() and returns a Result with an *Error
+// (StatusClientTimeout on the consumer) when ctx ends first.
 type Filter interface {
 	Invoke(ctx context.Context, next Invoker, inv *Invocation) Result
 }

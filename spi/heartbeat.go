@@ -12,6 +12,11 @@ import (
 // rejects inconsistent values with an error naming the keys.
 type HeartbeatBuilder interface {
 	Name() string
+	// Build returns the strategy for the connections of u. Pure: no I/O,
+	// no goroutine. It runs on Export's goroutine (the provider's
+	// connections) and on the one delivering a new provider (the
+	// consumer's: Refer's, or a registry's notification), and nothing
+	// bounds it (package doc, "What the kernel does not bound").
 	Build(u URL) (Heartbeat, error)
 }
 

@@ -41,7 +41,13 @@ type KeyDoc struct {
 	// still travels in the URL (a provider publishes it to its registry,
 	// as it does "token"), and a process without the extension (a stock
 	// airnode's registry ls or call) shows it. A kernel key (timeout,
-	// weight, ...) cannot be declared Secret: Register refuses it.
+	// weight, ...) cannot be declared Secret, nor another extension's key
+	// ("accesslog"), nor a key whose mark would hide one of those
+	// ("choices" would hide "wlr.choices"; "Echo.timeout" is a
+	// method-level form): Register refuses it, naming the owner, and
+	// refuses the later of two extensions one of whose marks would hide
+	// the other's key. Declare keys in the extension's own namespace
+	// ("auth.password" for the filter "auth").
 	Secret bool
 }
 

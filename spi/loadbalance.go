@@ -24,13 +24,24 @@ type LoadBalanceBuilder interface {
 	// should say so in its KeyDoc's Doc: the kernel's typo warning checks
 	// a method-level key by its key, so a declared key written per method
 	// passes without a word.
+	//
+	// Build runs on Refer's goroutine (on a method's first call for a
+	// method-level balancer) and nothing bounds it: one that blocks keeps
+	// Refer, or that call, from returning past its ctx (package doc, "What
+	// the kernel does not bound").
 	Build(u URL) (LoadBalance, error)
 }
 
 // LoadBalance picks one invoker per call.
 //
 // Select is the per-call fast path: it is called concurrently, must not
-// block or do I/O, and should not allocate. invokers is non-empty and holds
+// block or do I/O, and should not allocate. The cluster calls it on the
+// caller's goroutine with no bound: neither the call's ctx nor its
+// "timeout" key (which bounds only the wait for the provider's answer,
+// after Select) ends a Select that blocks, so the call never returns
+// while it does; a balancer that may wait implements ContextLoadBalance
+// and watches ctx itself (package doc, "What the kernel does not
+// bound"). invokers is non-empty and holds
 // only available invokers; the slice must not be kept or modified. Weights
 // come from each invoker's URL ("weight", "warmup", "timestamp"), live load
 // from its Stats.
@@ -55,6 +66,8 @@ type LoadBalance interface {
 // took, which the cluster returns as the call's result (nothing was
 // sent, so it is never retried on another provider). It may block until
 // ctx's deadline and is called concurrently; invokers is as for Select.
+// The kernel does not stop waiting at ctx's end itself: SelectContext
+// must return when ctx ends.
 type ContextLoadBalance interface {
 	LoadBalance
 	SelectContext(ctx context.Context, invokers []Invoker, inv *Invocation) (Invoker, error)

@@ -14,7 +14,12 @@ type TransportBuilder interface {
 	// Name is the extension name ("smux", "tcp").
 	Name() string
 	// Build validates the transport keys of u and returns a Transport. It
-	// does no I/O and starts no goroutine.
+	// does no I/O and starts no goroutine. It runs on Export's goroutine
+	// (provider) and on the one delivering a new provider (consumer:
+	// Refer's, or a registry's notification), and nothing bounds it: one
+	// that blocks keeps that Export or Refer from returning past its ctx
+	// (package doc, "What the kernel does not bound"). Listen and Dial,
+	// by contrast, are bounded.
 	Build(u URL) (Transport, error)
 }
 
