@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/airnode/airnode/kernel/extension"
 )
@@ -17,6 +16,7 @@ type Option func(*options)
 type options struct {
 	extensions []func(*extension.Catalogs) error // WithExtensions, in order given
 	name       string                            // WithName; "" is defaultName
+	nameErr    error                             // WithName's name was invalid: Run fails with it
 }
 
 // WithName names the program in the command line's usage, help,
@@ -33,14 +33,49 @@ type options struct {
 // name). Every line the command line itself writes to stderr starting
 // "airnode: " starts "<name>: " instead; log messages ("airnode serve:
 // serving" in a log record) and bench's report line ("airnode bench
-// URL: ...", a format scripts read) keep "airnode". An empty name, or
-// one with a space or a '/', is ignored.
+// URL: ...", a format scripts read) keep "airnode".
+//
+// name must be one a shell command could be called (ValidName): ASCII
+// letters, digits, '.', '_' and '-', not starting with '-' ("--help" or
+// "-" would read as flags in usage and completion scripts), neither "."
+// nor "..", at most 64 bytes. Any other name makes Run (and Main) fail at
+// once with exit status 1 and, on stderr,
+//
+//	airnode: WithName("--help"): invalid program name: ...
+//
+// whatever the arguments: a packaging mistake shows on the first run
+// instead of in broken usage and completion scripts. An empty name means
+// the default, "airnode". The last WithName given decides.
 func WithName(name string) Option {
 	return func(o *options) {
-		if name != "" && !strings.ContainsAny(name, " \t\n/") {
-			o.name = name
+		o.name, o.nameErr = "", nil
+		if name == "" {
+			return
+		}
+		if err := ValidName(name); err != nil {
+			o.nameErr = fmt.Errorf("WithName(%q): %w", name, err)
+			return
+		}
+		o.name = name
+	}
+}
+
+// ValidName reports whether name can name the program (WithName): nil,
+// or an error saying what is allowed. It is the shape of a command a
+// shell finds on its PATH and a completion script can name its
+// functions after: 1 to 64 ASCII letters, digits, '.', '_' and '-', not
+// starting with '-', neither "." nor "..".
+func ValidName(name string) error {
+	const allowed = "want 1 to 64 ASCII letters, digits, '.', '_' and '-', not starting with '-', neither \".\" nor \"..\" (such as acme-airnode)"
+	if name == "" || len(name) > 64 || name[0] == '-' || name == "." || name == ".." {
+		return fmt.Errorf("invalid program name: %s", allowed)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("invalid program name: %q is not allowed; %s", c, allowed)
 		}
 	}
+	return nil
 }
 
 // WithExtensions makes register add a program's in-process extensions to

@@ -46,8 +46,18 @@ func Main(opts ...Option) int {
 // errors of call, bench and serve hide those values as they hide
 // "token". A register function's error, or panic, then fails Run at
 // once with exit status 1 and "airnode: extensions: <error>" (or
-// "extensions: panic: <value>") on stderr, whatever the command.
+// "extensions: panic: <value>") on stderr, whatever the command. So
+// does an invalid WithName, before anything else: `airnode:
+// WithName("--help"): invalid program name: ...`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.nameErr != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", defaultName, o.nameErr)
+		return 1
+	}
 	a := newApp(stdout, stderr, opts...)
 	if a.early {
 		if _, err := a.Catalogs(); err != nil {
