@@ -4,176 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/registry/memory"
-	"github.com/airnode/airnode/extensions/transport/tcp"
 	"github.com/airnode/airnode/internal/demo"
-	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
 // tester20 N1, N2 and N3: panics in the extension calls the kernel and
-// the exchange wait on, a Shutdown bound that does not grow with the
-// number of stuck calls, and every stuck call named.
+// the exchange wait on (the fakes of fault_test.go), a Shutdown bound that
+// does not grow with the number of stuck calls, and every stuck call
+// named.
 
-// t20Transport is the bundled tcp transport, named name, whose calls
-// panic as its flags say (the Accepts only for their first panics
-// calls), or whose provider sessions' Close blocks until gate closes.
-type t20Transport struct {
-	name                                  string
-	gate                                  chan struct{}
-	panicListen, panicDial, panicOpen     bool
-	panicSClose, blockSClose, blockLClose bool
-	panicAccept, panicSAccept             atomic.Int64 // panics left
-}
-
-func (b *t20Transport) Name() string { return b.name }
-func (b *t20Transport) Build(u spi.URL) (spi.Transport, error) {
-	in, err := tcp.Builder{}.Build(u)
-	return &t20Tr{b: b, in: in}, err
-}
-
-type t20Tr struct {
-	b  *t20Transport
-	in spi.Transport
-}
-
-func (t *t20Tr) Listen(a string) (spi.Listener, error) {
-	if t.b.panicListen {
-		panic("t20 Listen exploded")
-	}
-	l, err := t.in.Listen(a)
-	if err != nil {
-		return nil, err
-	}
-	return &t20Listener{Listener: l, b: t.b}, nil
-}
-
-func (t *t20Tr) Dial(ctx context.Context, a string) (spi.Session, error) {
-	if t.b.panicDial {
-		panic("t20 Dial exploded")
-	}
-	s, err := t.in.Dial(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return &t20Session{Session: s, b: t.b, consumer: true}, nil
-}
-
-type t20Listener struct {
-	spi.Listener
-	b *t20Transport
-}
-
-func (l *t20Listener) Accept() (spi.Session, error) {
-	if l.b.panicAccept.Add(-1) >= 0 {
-		panic("t20 Accept exploded")
-	}
-	s, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &t20Session{Session: s, b: l.b}, nil
-}
-
-func (l *t20Listener) Close() error {
-	if l.b.blockLClose {
-		<-l.b.gate
-	}
-	return l.Listener.Close()
-}
-
-type t20Session struct {
-	spi.Session
-	b        *t20Transport
-	consumer bool
-}
-
-func (s *t20Session) Open() (io.ReadWriteCloser, error) {
-	if s.consumer && s.b.panicOpen {
-		panic("t20 Open exploded")
-	}
-	return s.Session.Open()
-}
-
-func (s *t20Session) Accept() (io.ReadWriteCloser, error) {
-	if !s.consumer && s.b.panicSAccept.Add(-1) >= 0 {
-		panic("t20 session Accept exploded")
-	}
-	return s.Session.Accept()
-}
-
-func (s *t20Session) Close() error {
-	if !s.consumer && s.b.panicSClose {
-		panic("t20 session Close exploded")
-	}
-	if !s.consumer && s.b.blockSClose {
-		<-s.b.gate
-	}
-	return s.Session.Close()
-}
-
-// t20Registry is the memory registry, named "t20reg", whose calls panic
-// or block (until gate closes, ignoring ctx) as its flags say.
-type t20Registry struct {
-	in                                         *memory.Builder
-	gate                                       chan struct{}
-	panicReg, panicSub, panicUnreg, panicClose bool
-	blockUnreg, blockClose                     bool
-}
-
-func (b *t20Registry) Name() string { return "t20reg" }
-func (b *t20Registry) Build(u spi.URL) (spi.Registry, error) {
-	r, err := b.in.Build(u.WithScheme("memory"))
-	return &t20Reg{Registry: r, b: b}, err
-}
-
-type t20Reg struct {
-	spi.Registry
-	b *t20Registry
-}
-
-func (r *t20Reg) Register(ctx context.Context, u spi.URL) error {
-	if r.b.panicReg {
-		panic("t20 Register exploded")
-	}
-	return r.Registry.Register(ctx, u)
-}
-
-func (r *t20Reg) Subscribe(ctx context.Context, u spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
-	if r.b.panicSub {
-		panic("t20 Subscribe exploded")
-	}
-	return r.Registry.Subscribe(ctx, u, notify)
-}
-
-func (r *t20Reg) Unregister(ctx context.Context, u spi.URL) error {
-	if r.b.panicUnreg {
-		panic("t20 Unregister exploded")
-	}
-	if r.b.blockUnreg {
-		<-r.b.gate
-	}
-	return r.Registry.Unregister(ctx, u)
-}
-
-func (r *t20Reg) Close() error {
-	if r.b.panicClose {
-		panic("t20 Close exploded")
-	}
-	if r.b.blockClose {
-		<-r.b.gate
-	}
-	return r.Registry.Close()
-}
-
-// wantPanicError fails unless err is a *StepPanicError whose text is
+// wantStepPanic fails unless err is a *StepPanicError whose text is
 // want, and logs has an Error record of that text with a stack.
 func wantStepPanic(t *testing.T, err error, logs recordLog, want string) {
 	t.Helper()
@@ -204,20 +49,20 @@ func wantErrorLogged(t *testing.T, logs recordLog, want string) {
 func TestT20_1_PanicInListenOrRegistryFailsTheStep(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		tr   *t20Transport
-		reg  *t20Registry
+		tr   *faultTransport
+		reg  *faultRegistry
 		op   string // export, refer, shutdown
 		want string
 	}{
-		{"Listen", &t20Transport{name: "t20p", panicListen: true}, nil, "export",
+		{"Listen", &faultTransport{name: "t20p", listen: boom}, nil, "export",
 			`kernel: export demo.Echo: transport "t20p" Listen on 127.0.0.1:0 panicked: t20 Listen exploded`},
-		{"Register", nil, &t20Registry{panicReg: true}, "export",
+		{"Register", nil, &faultRegistry{name: "t20reg", register: boom}, "export",
 			`kernel: export demo.Echo: registry "t20reg" Register of demo.Echo panicked: t20 Register exploded`},
-		{"Subscribe", nil, &t20Registry{panicSub: true}, "refer",
+		{"Subscribe", nil, &faultRegistry{name: "t20reg", subscribe: boom}, "refer",
 			`kernel: refer demo.Echo: registry "t20reg" Subscribe of demo.Echo panicked: t20 Subscribe exploded`},
-		{"Unregister", nil, &t20Registry{panicUnreg: true}, "shutdown",
+		{"Unregister", nil, &faultRegistry{name: "t20reg", unregister: boom}, "shutdown",
 			`kernel: shutdown: registry "t20reg" Unregister of demo.Echo`},
-		{"Close", nil, &t20Registry{panicClose: true}, "shutdown",
+		{"Close", nil, &faultRegistry{name: "t20reg", close: boom}, "shutdown",
 			`kernel: shutdown: registry "t20reg" Close panicked: t20 Close exploded`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,19 +70,15 @@ func TestT20_1_PanicInListenOrRegistryFailsTheStep(t *testing.T) {
 			var opts []Option
 			exportURL := "airnode://127.0.0.1:0/demo.Echo"
 			if tc.tr != nil {
-				if err := cat.Transport.Register(tc.tr, t19Origin); err != nil {
+				if err := cat.Transport.Register(tc.tr, faultOrigin); err != nil {
 					t.Fatal(err)
 				}
 				exportURL += "?transport=" + tc.tr.name
 			}
 			if tc.reg != nil {
-				tc.reg.in = memory.NewBuilder()
-				if err := cat.Registry.Register(tc.reg, t19Origin); err != nil {
-					t.Fatal(err)
-				}
-				opts = append(opts, WithRegistry(spi.MustParse("t20reg://x")))
+				opts = append(opts, withFaultRegistry(t, cat, tc.reg))
 			}
-			n, logs := t19Node(t, cat, opts...)
+			n, logs := faultNode(t, cat, opts...)
 			var err error
 			switch tc.op {
 			case "export":
@@ -257,7 +98,7 @@ func TestT20_1_PanicInListenOrRegistryFailsTheStep(t *testing.T) {
 			// The node goes on: a new export works (after a Shutdown, a
 			// new node's).
 			if tc.reg != nil {
-				n, _ = t19Node(t, testCatalogs(t))
+				n, _ = faultNode(t, testCatalogs(t))
 			}
 			e, err := n.Export(ctxT(t), demo.New("p2", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=after"))
 			if err != nil {
@@ -277,12 +118,12 @@ func TestT20_1_PanicInListenOrRegistryFailsTheStep(t *testing.T) {
 func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
 	t.Run("ListenerAccept", func(t *testing.T) {
 		cat := testCatalogs(t)
-		tr := &t20Transport{name: "t20acc"}
-		tr.panicAccept.Store(2)
-		if err := cat.Transport.Register(tr, t19Origin); err != nil {
+		tr := &faultTransport{name: "t20acc"}
+		tr.accepts.Store(2)
+		if err := cat.Transport.Register(tr, faultOrigin); err != nil {
 			t.Fatal(err)
 		}
-		p, logs := t19Node(t, cat)
+		p, logs := faultNode(t, cat)
 		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20acc"))
 		if err != nil {
 			t.Fatal(err)
@@ -296,12 +137,12 @@ func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
 	})
 	t.Run("SessionAccept", func(t *testing.T) {
 		cat := testCatalogs(t)
-		tr := &t20Transport{name: "t20sacc"}
-		tr.panicSAccept.Store(1)
-		if err := cat.Transport.Register(tr, t19Origin); err != nil {
+		tr := &faultTransport{name: "t20sacc"}
+		tr.saccepts.Store(1)
+		if err := cat.Transport.Register(tr, faultOrigin); err != nil {
 			t.Fatal(err)
 		}
-		p, logs := t19Node(t, cat)
+		p, logs := faultNode(t, cat)
 		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20sacc"))
 		if err != nil {
 			t.Fatal(err)
@@ -313,24 +154,19 @@ func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name string
-		tr   *t20Transport
+		tr   *faultTransport
 		want string
 	}{
-		{"Dial", &t20Transport{name: "t20dial", panicDial: true}, `transport "t20dial": Dial panicked: t20 Dial exploded`},
-		{"Open", &t20Transport{name: "t20open", panicOpen: true}, `transport "t20open": Session.Open panicked: t20 Open exploded`},
+		{"Dial", &faultTransport{name: "t20dial", dial: boom}, `transport "t20dial": Dial panicked: t20 Dial exploded`},
+		{"Open", &faultTransport{name: "t20open", open: boom}, `transport "t20open": Session.Open panicked: t20 Open exploded`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat := testCatalogs(t)
-			if err := cat.Transport.Register(tc.tr, t19Origin); err != nil {
+			if err := cat.Transport.Register(tc.tr, faultOrigin); err != nil {
 				t.Fatal(err)
 			}
-			_, e := provider(t)
-			q, logs := t19Node(t, cat)
-			r, err := q.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?transport="+tc.tr.name+"&timeout=1s&reconnect.backoff=20ms"), spi.URL{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = r.Invoke(ctxT(t), "Echo", "x")
+			q, logs, e, r := referFrom(t, cat, "transport="+tc.tr.name+"&timeout=1s&reconnect.backoff=20ms")
+			_, err := r.Invoke(ctxT(t), "Echo", "x")
 			if err == nil || !strings.Contains(err.Error(), "panicked: t20 ") {
 				t.Fatalf("call: %v, want a failure naming the panic", err)
 			}
@@ -346,23 +182,10 @@ func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
 		})
 	}
 	t.Run("SessionClose", func(t *testing.T) {
-		cat := testCatalogs(t)
-		tr := &t20Transport{name: "t20sclose", panicSClose: true}
-		if err := cat.Transport.Register(tr, t19Origin); err != nil {
-			t.Fatal(err)
-		}
-		p, logs := t19Node(t, cat)
-		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20sclose"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20sclose&timeout=2s")
-		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
-			t.Fatal(err)
-		}
+		p, logs, _, _ := callOver(t, testCatalogs(t), &faultTransport{name: "t20sclose", sclose: boom})
 		// The Close that panicked left its connection open (the transport
 		// never closed it): Shutdown says so, naming the panic.
-		err = shutdownWithin(t, p)
+		err := shutdownWithin(t, p)
 		want := `transport "t20sclose" session Close (the connection from `
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `Session.Close panicked: t20 session Close exploded`) {
 			t.Fatalf("Shutdown: %v; want it to say %s... panicked", err, want)
@@ -378,17 +201,14 @@ func TestT20_1_PanicInTransportCallsFailsTheConnection(t *testing.T) {
 // every stuck call.
 func TestT20_2_ShutdownBoundWithManyStuckServices(t *testing.T) {
 	const services = 40
-	g := t19Gate(t)
+	g := faultGate(t)
 	cat := testCatalogs(t)
-	rb := &t20Registry{in: memory.NewBuilder(), gate: g, blockUnreg: true}
-	if err := cat.Registry.Register(rb, t19Origin); err != nil {
+	reg := withFaultRegistry(t, cat, &faultRegistry{name: "t20reg", gate: g, unregister: block})
+	tr := &faultTransport{name: "t20many", gate: g, sclose: block}
+	if err := cat.Transport.Register(tr, faultOrigin); err != nil {
 		t.Fatal(err)
 	}
-	tr := &t20Transport{name: "t20many", gate: g, blockSClose: true}
-	if err := cat.Transport.Register(tr, t19Origin); err != nil {
-		t.Fatal(err)
-	}
-	n, logs := t19Node(t, cat, WithRegistry(spi.MustParse("t20reg://x")))
+	n, logs := faultNode(t, cat, reg)
 	for i := range services {
 		if _, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:0/demo.Echo?group=g%d&transport=t20many", i))); err != nil {
 			t.Fatal(err)
@@ -469,13 +289,13 @@ func leftRunning(err error) []*LeftRunningError {
 }
 
 func TestT20_3_ProviderHeartbeatStopBlockingIsNamed(t *testing.T) {
-	g := t19Gate(t)
+	g := faultGate(t)
 	cat := testCatalogs(t)
-	hb := &t19Heartbeat{name: "t20hb", gate: g, side: spi.Provider, blockStop: true}
-	if err := cat.Heartbeat.Register(hb, t19Origin); err != nil {
+	hb := &faultHeartbeat{name: "t20hb", gate: g, side: spi.Provider, stop: block}
+	if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
 		t.Fatal(err)
 	}
-	p, logs := t19Node(t, cat)
+	p, logs := faultNode(t, cat)
 	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t20hb"))
 	if err != nil {
 		t.Fatal(err)
@@ -497,26 +317,12 @@ func TestT20_3_ProviderHeartbeatStopBlockingIsNamed(t *testing.T) {
 // A listener Close, a session Close and a registry's Unregister and Close
 // all block: each is named.
 func TestT20_3_EveryCulpritNamed(t *testing.T) {
-	g := t19Gate(t)
+	g := faultGate(t)
 	cat := testCatalogs(t)
-	tr := &t20Transport{name: "t20all", gate: g, blockSClose: true, blockLClose: true}
-	if err := cat.Transport.Register(tr, t19Origin); err != nil {
-		t.Fatal(err)
-	}
-	rb := &t20Registry{in: memory.NewBuilder(), gate: g, blockUnreg: true, blockClose: true}
-	if err := cat.Registry.Register(rb, t19Origin); err != nil {
-		t.Fatal(err)
-	}
-	p, _ := t19Node(t, cat, WithRegistry(spi.MustParse("t20reg://x")))
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=t20all"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport=t20all&timeout=2s")
-	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
-		t.Fatal(err)
-	}
-	err = shutdownWithin(t, p)
+	reg := withFaultRegistry(t, cat, &faultRegistry{name: "t20reg", gate: g, unregister: block, close: block})
+	tr := &faultTransport{name: "t20all", gate: g, sclose: block, lclose: block}
+	p, _, e, _ := callOver(t, cat, tr, reg)
+	err := shutdownWithin(t, p)
 	addr := e.URL().Address()
 	for _, want := range []string{
 		`kernel: shutdown: registry "t20reg" Unregister of demo.Echo`,
@@ -531,12 +337,4 @@ func TestT20_3_EveryCulpritNamed(t *testing.T) {
 	if strings.Contains(err.Error(), "a session's Close or a heartbeat's stop") {
 		t.Errorf("error %q: want each culprit named", err)
 	}
-}
-
-// consumerOn returns a quiet node on cat, closed at the end of the test.
-func consumerOn(t *testing.T, cat *extension.Catalogs) *Node {
-	t.Helper()
-	n := NewNode(cat, WithLogger(quiet))
-	t.Cleanup(func() { _ = n.Close() })
-	return n
 }
