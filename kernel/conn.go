@@ -257,7 +257,9 @@ func (c *conn) run() {
 		case <-ch.Done():
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
 			c.setPhase("%s stop (the channel to %s closed)", named("heartbeat", c.heartbeat), c.addr)
-			_ = c.awaitChannel(ch)
+			if err := c.awaitChannel(ch); err != nil {
+				c.failed.Store(&err) // the conn's close reports it (a provider's shutdown closed this one)
+			}
 			c.phase.Store(nil)
 			downSince = time.Now()
 			reason := "unknown"
@@ -309,6 +311,7 @@ func (c *conn) connect() (channel, error) {
 	}
 	start := time.Now()
 	if err := ch.Ping(ctx); err != nil {
+		c.setPhase("%s session Close (the channel to %s failed its first ping)", named("transport", c.transport), c.addr)
 		ch.Close("no answer to the connection's first ping")
 		c.setPhase("%s stop (the channel to %s failed its first ping)", named("heartbeat", c.heartbeat), c.addr)
 		ch.Wait()
@@ -573,6 +576,7 @@ type connPool struct {
 	leaving map[*conn]struct{} // released, closing once their calls are done
 
 	releasing sync.WaitGroup // the goroutines closing released conns
+	failures  []error        // on mu: session Closes and heartbeat stops that failed closing released conns (takeFailures)
 
 	// changed is broadcast whenever a conn of the pool changes state
 	// (connected, failed, closed): references waiting for a first
@@ -629,6 +633,9 @@ func (p *connPool) release(key string) {
 		e.c.closeAfterCalls()
 		p.mu.Lock()
 		delete(p.leaving, e.c)
+		if f := e.c.failed.Load(); f != nil {
+			p.failures = append(p.failures, *f)
+		}
 		p.mu.Unlock()
 	}()
 }
@@ -680,6 +687,17 @@ func (c *conn) pendingCalls() int {
 		return p.Pending()
 	}
 	return 0
+}
+
+// takeFailures returns, and forgets, the failures of the session Closes
+// and heartbeat stops of the released conns that have closed (tester21
+// C): Shutdown returns them.
+func (p *connPool) takeFailures() []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.failures
+	p.failures = nil
+	return f
 }
 
 // closeAll closes every conn still held (invokers leaked by a caller), ends

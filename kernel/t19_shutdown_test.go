@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -148,8 +150,11 @@ func TestT19_3_HeartbeatWatchPanicFailsTheConnection(t *testing.T) {
 		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
 			t.Fatal(err)
 		}
-		if err := shutdownWithin(t, q); err != nil {
-			t.Fatalf("Shutdown: %v", err)
+		// The panic fails the step: Shutdown returns it (tester21 C).
+		err := shutdownWithin(t, q)
+		var pe *extension.PanicError
+		if !errors.As(err, &pe) || pe.Method != "stop" {
+			t.Fatalf("Shutdown: %v; want the stop's *extension.PanicError", err)
 		}
 		wantPanicLogged(t, logs, "heartbeat stop panicked", "t19stoppanic")
 	})

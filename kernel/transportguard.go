@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime/debug"
 
 	"github.com/airnode/airnode/kernel/extension"
@@ -65,6 +66,16 @@ func (s *guardedSession) Open() (st io.ReadWriteCloser, err error) {
 func (s *guardedSession) Accept() (st io.ReadWriteCloser, err error) {
 	defer recoverTransport(s.log, s.name, "Session.Accept", &err)
 	return s.Session.Accept()
+}
+
+// NetConn forwards the transport session's NetConn, when it has one: the
+// exchange closes that net.Conn when the session's Close failed
+// (tester21 A). nil otherwise.
+func (s *guardedSession) NetConn() net.Conn {
+	if nc, ok := s.Session.(interface{ NetConn() net.Conn }); ok {
+		return nc.NetConn()
+	}
+	return nil
 }
 
 func (s *guardedSession) Close() (err error) {

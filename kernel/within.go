@@ -198,6 +198,7 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 	for _, e := range p.conns {
 		cs = append(cs, e.c)
 	}
+	held := len(cs) // cs[:held] are held (closed here), the others released
 	for c := range p.leaving {
 		cs = append(cs, c)
 	}
@@ -208,7 +209,10 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 	})
 	// A session Close or heartbeat stop that failed (tester21 A, C).
 	var errs []error
-	for _, c := range cs {
+	for _, f := range p.takeFailures() {
+		errs = append(errs, fmt.Errorf("kernel: shutdown: %w", f))
+	}
+	for _, c := range cs[:held] {
 		if f := c.failed.Load(); f != nil {
 			errs = append(errs, fmt.Errorf("kernel: shutdown: %w", *f))
 		}
