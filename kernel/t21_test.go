@@ -209,6 +209,21 @@ func TestT21_A_FailedSessionCloseEndsTheWait(t *testing.T) {
 			wantNoLog(t, logs, "did not return")
 		})
 	}
+	t.Run("ClosedByItsConsumerFirst", func(t *testing.T) {
+		// The consumer closes the connection before the provider's
+		// Shutdown: the provider session's Close, panicking then, is
+		// reported by that Shutdown all the same.
+		p, _, _, r := callOver(t, testCatalogs(t), &faultTransport{name: "t21scc", sclose: boom})
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		err, _ := shutdownFor(t, p, 2*time.Second, 5*time.Second)
+		wantPanicError(t, err, extension.PointTransport, "Session.Close")
+		if err == nil || !strings.Contains(err.Error(), "the connection closed all the same") {
+			t.Errorf("Shutdown: %v; want it to say the connection closed all the same", err)
+		}
+	})
 	t.Run("AfterUnexport", func(t *testing.T) {
 		p, _, e, _ := callOver(t, testCatalogs(t), &faultTransport{name: "t21scu", sclose: boom})
 		if err := e.Unexport(ctxT(t)); err != nil {

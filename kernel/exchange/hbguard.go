@@ -185,7 +185,8 @@ type StuckCall struct {
 
 // StuckCalls returns the extension calls the connections a Shutdown left
 // behind were waiting on, one per connection, and the session Closes
-// and heartbeat stops that failed (Err), in no order; nil when every
+// and heartbeat stops that failed (Err), whenever their connection
+// closed (at Shutdown, or earlier: its consumer's close), in no order; nil when every
 // connection closed cleanly, or was left behind only for a handler that
 // ignores its context.
 func (s *Server) StuckCalls() []StuckCall {

@@ -178,6 +178,10 @@ func (s *Server) add(sess spi.Session) {
 	opts.OnClose = func(ch *Channel, reason string) {
 		s.mu.Lock()
 		delete(s.chans, ch)
+		// A session Close or heartbeat stop that failed, whenever the
+		// channel closed (its peer's close, an Unexport's...): the next
+		// Shutdown reports it (StuckCalls; tester21 A).
+		s.stuck = append(s.stuck, failedCalls(ch, true)...)
 		if n, ok := s.perIP[ip]; ok {
 			if n <= 1 {
 				delete(s.perIP, ip)
@@ -518,8 +522,8 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 
 // noteStuck records, for StuckCalls, what each channel of chans not yet
 // finished waits on (a heartbeat's Watch or stop, the session's Close or
-// Accept), and each failed session Close or heartbeat stop, finished or
-// not.
+// Accept), or the session Close that failed; a finished channel's
+// failures were recorded as it finished.
 func (s *Server) noteStuck(chans []*Channel) {
 	var stuck []StuckCall
 	for _, ch := range chans {
@@ -529,26 +533,20 @@ func (s *Server) noteStuck(chans []*Channel) {
 			finished = true
 		default:
 		}
-		if !finished {
-			switch {
-			case ch.watching.Load() != nil:
-				stuck = append(stuck, StuckCall{Call: *ch.watching.Load(), Remote: ch.remote})
-				continue
-			case ch.stuck.Load() != nil:
-				stuck = append(stuck, StuckCall{Call: *ch.stuck.Load(), Remote: ch.remote})
-				continue
-			}
+		if finished {
+			continue // its failures were recorded as it finished (add's OnClose)
 		}
-		failed := false
-		if err := ch.CloseErr(); err != nil {
-			stuck = append(stuck, StuckCall{Call: "session Close", Remote: ch.remote, Err: err, Closed: finished, ClosedNetConn: ch.ClosedNetConn()})
-			failed = true
+		if call := ch.watching.Load(); call != nil {
+			stuck = append(stuck, StuckCall{Call: *call, Remote: ch.remote})
+			continue
 		}
-		if err := ch.StopErr(); err != nil {
-			stuck = append(stuck, StuckCall{Call: fmt.Sprintf("heartbeat %q stop", heartbeatName(ch.opts.Heartbeat)), Remote: ch.remote, Err: err, Closed: finished})
-			failed = true
+		if call := ch.stuck.Load(); call != nil {
+			stuck = append(stuck, StuckCall{Call: *call, Remote: ch.remote})
+			continue
 		}
-		if !finished && !failed && ch.accepting.Load() {
+		failed := failedCalls(ch, false)
+		stuck = append(stuck, failed...)
+		if len(failed) == 0 && ch.accepting.Load() {
 			stuck = append(stuck, StuckCall{Call: "session Accept", Remote: ch.remote})
 		}
 	}
@@ -558,6 +556,19 @@ func (s *Server) noteStuck(chans []*Channel) {
 	s.mu.Lock()
 	s.stuck = append(s.stuck, stuck...)
 	s.mu.Unlock()
+}
+
+// failedCalls returns ch's session Close and heartbeat stop that failed,
+// if any, as StuckCalls; closed says whether the channel finished.
+func failedCalls(ch *Channel, closed bool) []StuckCall {
+	var out []StuckCall
+	if err := ch.CloseErr(); err != nil {
+		out = append(out, StuckCall{Call: "session Close", Remote: ch.remote, Err: err, Closed: closed, ClosedNetConn: ch.ClosedNetConn()})
+	}
+	if err := ch.StopErr(); err != nil {
+		out = append(out, StuckCall{Call: fmt.Sprintf("heartbeat %q stop", heartbeatName(ch.opts.Heartbeat)), Remote: ch.remote, Err: err, Closed: closed})
+	}
+	return out
 }
 
 // closePool closes the worker pool, once.
