@@ -117,10 +117,20 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // Export, naming the transport, rather than publish port 0.
 //
 // ctx bounds the extension calls Export waits on, whether they honour it
-// or not: a transport's Listen (which takes no ctx) and the registry's
+// or not: the registry's Build (on the node's first use of that registry
+// URL), a transport's Listen (which takes no ctx) and the registry's
 // Register still running at ctx's end are left running, and Export fails
-// with a *LeftRunningError naming the transport or registry (a listener
-// Listen returns later is closed).
+// with a *LeftRunningError naming the transport or registry
+// (`registry "zookeeper" Build`; a listener Listen returns later is
+// closed). A registry's Build runs without the node's lock, on a
+// goroutine of its own: while it blocks, Shutdown and the node's other
+// Exports and Refers go on; those that need the same registry URL wait
+// for that one Build, each until its own ctx's end. A Build that returns
+// after its callers stopped waiting makes the node's registry for its
+// URL (used by the next Export or Refer), or is closed when the node has
+// shut down. The transport's and the provider filters' Builds are not
+// bounded by ctx (spi's "What the kernel does not bound"; a plugin
+// filter's Build is bounded by its plugin).
 //
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
@@ -282,7 +292,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
 	if !regURL.IsZero() {
-		if reg, err = n.registry(regURL); err != nil {
+		if reg, err = n.registry(ctx, "export "+key, regURL); err != nil {
 			return nil, err
 		}
 	}

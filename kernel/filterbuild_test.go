@@ -82,7 +82,7 @@ func TestExportBuildsTheFilterChainBeforeListening(t *testing.T) {
 		_ = c.Close()
 		t.Errorf("something listens on %d after the failed export", port)
 	}
-	r, err := p.registry(reg)
+	r, err := p.registry(ctxT(t), "test", reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,7 @@ type Node struct {
 	exporters  []*Exporter
 	references []*Reference
 	registries map[string]spi.Registry // by registry URL string
+	building   map[string]*regBuild    // registry Builds in progress, by registry URL string
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -191,28 +192,93 @@ func abandonedCalls(n int) string {
 func (e *AbandonedError) Summary() string { return abandonedCalls(e.Calls) }
 
 // registry returns the node's registry for u, building it on first use.
-// Registries live until Shutdown.
-func (n *Node) registry(u spi.URL) (spi.Registry, error) {
+// Registries live until Shutdown. The registry's Build runs on a
+// goroutine of its own, without the node's lock (tester21 follow-up: a
+// Build that blocks must hold up neither Shutdown nor the node's other
+// Exports and Refers), and the caller waits for it until ctx's end
+// (within: a *LeftRunningError, op naming the caller's operation, step
+// `registry "x" Build`). One Build runs per registry URL at a time:
+// callers that need the same registry while it is being built wait for
+// that Build, each until its own ctx's end (regBuild). A Build that
+// returns after every caller stopped waiting still makes the node's
+// registry for u, for the next caller, unless the node has shut down
+// meanwhile: then it is closed, on the Build's goroutine.
+func (n *Node) registry(ctx context.Context, op string, u spi.URL) (spi.Registry, error) {
 	key := u.String()
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.closed {
+		n.mu.Unlock()
 		return nil, errClosed
 	}
 	if r, ok := n.registries[key]; ok {
+		n.mu.Unlock()
 		return r, nil
 	}
 	b, err := n.cat.Registry.Get(u.Scheme())
 	if err != nil {
+		n.mu.Unlock()
 		return nil, fmt.Errorf("kernel: registry %s: %w", u.Redacted(), err)
 	}
+	rb, ok := n.building[key]
+	if !ok {
+		if n.building == nil {
+			n.building = map[string]*regBuild{}
+		}
+		rb = &regBuild{done: make(chan struct{})}
+		n.building[key] = rb
+		go n.buildRegistry(key, u, b, rb)
+	}
+	n.mu.Unlock()
+	step := fmt.Sprintf("registry %q Build", b.Name())
+	if err := n.within(ctx, op, step, func() error { <-rb.done; return rb.err }); err != nil {
+		var left *LeftRunningError
+		if errors.As(err, &left) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("kernel: registry %s: %w", u.Redacted(), err)
+	}
+	return rb.r, nil
+}
+
+// regBuild is one registry Build in progress (Node.building): r and err
+// are set before done closes.
+type regBuild struct {
+	done chan struct{}
+	r    spi.Registry
+	err  error
+}
+
+// buildRegistry builds the registry of u (key) with b, unlocked (a panic
+// becomes an *extension.PanicError), then makes it the node's registry
+// for key and ends rb. When the node has shut down meanwhile, or another
+// registry for key is already there, the one built is closed here and
+// rb ends with errClosed, or with the one already there.
+func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *regBuild) {
 	r, err := extension.Build(extension.PointRegistry, b.Name(), func() (spi.Registry, error) { return b.Build(u) })
-	if err != nil {
-		return nil, fmt.Errorf("kernel: registry %s: %w", u.Redacted(), err)
+	var discard spi.Registry
+	n.mu.Lock()
+	delete(n.building, key)
+	switch {
+	case err != nil:
+	case n.closed:
+		discard, err = r, errClosed
+		r = nil
+	default:
+		if old, ok := n.registries[key]; ok {
+			discard, r = r, old
+		} else {
+			n.useLogger(r)
+			n.registries[key] = r
+		}
 	}
-	n.useLogger(r)
-	n.registries[key] = r
-	return r, nil
+	rb.r, rb.err = r, err
+	close(rb.done)
+	n.mu.Unlock()
+	if discard != nil {
+		if cerr := discard.Close(); cerr != nil {
+			n.logger.Warn("kernel: closing a registry built after it was no longer needed", "registry", u.Redacted(), "err", cerr)
+		}
+	}
 }
 
 // Shutdown stops the node in DESIGN's fixed order: unregister every

@@ -99,6 +99,18 @@ type strategy struct {
 // instead, as a misspelt key gets a did-you-mean; a Dubbo cluster or
 // balancer airnode lacks (failback, broadcast, adaptive, ...) fails
 // Refer saying what to choose instead.
+//
+// ctx bounds the registry calls Refer waits on, whether they honour it or
+// not: the registry's Build (on the node's first use of that registry
+// URL, as Export's: without the node's lock, one Build per registry URL
+// shared by the callers that need it), its Subscribe and the consumer
+// entry's Register. A Build or Subscribe still running at ctx's end is
+// left running and Refer fails with a *LeftRunningError naming it
+// (`registry "zookeeper" Build`, `registry "zookeeper" Subscribe of
+// demo.Echo`); a Register left running is logged and Refer goes on. The
+// direct registry's Build (a reference with hosts), the cluster's,
+// balancer's and filters' Builds are not bounded by ctx (spi's "What the
+// kernel does not bound"; a plugin filter's by its plugin).
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	ctx = withLateWindow(ctx)
 	if u.Interface() == "" {
@@ -167,12 +179,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		r.reg, r.regName = reg, "direct"
 		desc = "direct " + u.Without(u.Keys()...).String()
 	case !registryURL.IsZero():
-		if reg, err = n.registry(registryURL); err != nil {
+		if reg, err = n.registry(ctx, "refer "+r.key, registryURL); err != nil {
 			return nil, err
 		}
 		desc, r.regName = registryURL.String(), registryURL.Scheme()
 	case !n.registryURL.IsZero():
-		if reg, err = n.registry(n.registryURL); err != nil {
+		if reg, err = n.registry(ctx, "refer "+r.key, n.registryURL); err != nil {
 			return nil, err
 		}
 		desc, r.regName = n.registryURL.String(), n.registryURL.Scheme()

@@ -13,13 +13,13 @@ type RegistryBuilder interface {
 	// Name is the extension name, equal to the URL scheme it serves.
 	Name() string
 	// Build validates u and returns a Registry. It does no I/O and starts no
-	// goroutine; the registry connects on first use or in Start. It runs
-	// on the goroutine of the Export or Refer that first uses the registry
-	// URL, with the node's lock held, and nothing bounds it (package doc,
-	// "What the kernel does not bound"): one that blocks keeps that Export
-	// or Refer, and every later Export, Refer and Shutdown of the node,
-	// from returning past their ctx. Only the Registry's own calls, which
-	// take a ctx, are bounded.
+	// goroutine; the registry connects on first use or in Start. The
+	// kernel runs it on a goroutine of its own, without the node's lock,
+	// when an Export or Refer first uses the registry URL, and waits for
+	// it until that Export's or Refer's ctx ends (package doc, "What the
+	// kernel does not bound"): one that blocks fails them with a
+	// *LeftRunningError naming `registry "x" Build`, and holds up neither
+	// Shutdown nor the node's other Exports and Refers.
 	Build(u URL) (Registry, error)
 }
 
