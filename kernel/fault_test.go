@@ -259,6 +259,23 @@ func consumerOn(t *testing.T, cat *extension.Catalogs) *Node {
 	return n
 }
 
+// exportHeartbeat registers hb in fresh test catalogs and exports
+// demo.Echo with heartbeat=hb.name on a fault node, which it returns with
+// its log and the export.
+func exportHeartbeat(t *testing.T, hb *faultHeartbeat) (*Node, recordLog, *Exporter) {
+	t.Helper()
+	cat := testCatalogs(t)
+	if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
+		t.Fatal(err)
+	}
+	n, logs := faultNode(t, cat)
+	e, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat="+hb.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, logs, e
+}
+
 // callOver registers tr on cat, exports demo.Echo over it from a
 // faultNode built with opts, and calls it once from a consumerOn cat
 // (timeout 2 s); it returns the provider's node, log, exporter and the

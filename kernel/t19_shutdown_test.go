@@ -124,16 +124,8 @@ func TestT19_3_HeartbeatWatchPanicFailsTheConnection(t *testing.T) {
 		wantPanicLogged(t, logs, "heartbeat Watch panicked", "t19panic")
 	})
 	t.Run("provider", func(t *testing.T) {
-		cat := testCatalogs(t)
 		hb := &faultHeartbeat{name: "t19panic", side: spi.Provider, watch: boom}
-		if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
-			t.Fatal(err)
-		}
-		p, logs := faultNode(t, cat)
-		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t19panic"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, logs, e := exportHeartbeat(t, hb)
 		r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=idle&timeout=1s&reconnect.backoff=20ms")
 		// The provider's Watch runs on a goroutine of its own (tester21
 		// B), so a first call may be answered before it panics; then the

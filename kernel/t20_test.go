@@ -290,21 +290,12 @@ func leftRunning(err error) []*LeftRunningError {
 
 func TestT20_3_ProviderHeartbeatStopBlockingIsNamed(t *testing.T) {
 	g := faultGate(t)
-	cat := testCatalogs(t)
-	hb := &faultHeartbeat{name: "t20hb", gate: g, side: spi.Provider, stop: block}
-	if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
-		t.Fatal(err)
-	}
-	p, logs := faultNode(t, cat)
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t20hb"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, logs, e := exportHeartbeat(t, &faultHeartbeat{name: "t20hb", gate: g, side: spi.Provider, stop: block})
 	r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=idle&timeout=2s")
 	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
 		t.Fatal(err)
 	}
-	err = shutdownWithin(t, p)
+	err := shutdownWithin(t, p)
 	wantLeftRunning(t, err, logs, `kernel: shutdown: heartbeat "t20hb" stop (the connection from `, " to "+e.URL().Address()+")")
 	if strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Errorf("error %q: want the stuck stop named, not the ctx's error", err)

@@ -275,22 +275,13 @@ func TestT21_B_BlockingCallsNamed(t *testing.T) {
 	})
 	t.Run("ProviderHeartbeatWatch", func(t *testing.T) {
 		g := faultGate(t)
-		cat := testCatalogs(t)
-		hb := &faultHeartbeat{name: "t21pw", gate: g, side: spi.Provider, watch: block}
-		if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
-			t.Fatal(err)
-		}
-		p, logs := faultNode(t, cat)
-		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t21pw"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, logs, e := exportHeartbeat(t, &faultHeartbeat{name: "t21pw", gate: g, side: spi.Provider, watch: block})
 		r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=idle&timeout=2s")
 		// The Watch blocks on a goroutine of its own: the connection serves.
 		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
 			t.Fatal(err)
 		}
-		err = shutdownWithin(t, p)
+		err := shutdownWithin(t, p)
 		wantLeftRunning(t, err, logs, `kernel: shutdown: heartbeat "t21pw" Watch (the connection from `, " to "+e.URL().Address()+")")
 		if strings.Contains(err.Error(), "its exchange's shutdown") {
 			t.Errorf("Shutdown: %v; want the Watch named, not the server", err)
@@ -325,21 +316,12 @@ func TestT21_B_BlockingCallsNamed(t *testing.T) {
 // Panics are returned, not only logged (tester21 C).
 func TestT21_C_PanicsReturned(t *testing.T) {
 	t.Run("HeartbeatStop", func(t *testing.T) {
-		cat := testCatalogs(t)
-		hb := &faultHeartbeat{name: "t21stop", stop: boom}
-		if err := cat.Heartbeat.Register(hb, faultOrigin); err != nil {
-			t.Fatal(err)
-		}
-		n, logs := faultNode(t, cat)
-		e, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat=t21stop"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, logs, e := exportHeartbeat(t, &faultHeartbeat{name: "t21stop", stop: boom})
 		r := refer(t, n, "airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=t21stop&timeout=2s")
 		if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
 			t.Fatal(err)
 		}
-		err, _ = shutdownFor(t, n, time.Second, 4*time.Second)
+		err, _ := shutdownFor(t, n, time.Second, 4*time.Second)
 		wantPanicError(t, err, extension.PointHeartbeat, "stop")
 		for _, w := range []string{`heartbeat "t21stop" stop (the connection from `, `heartbeat "t21stop" stop (the connection to `} {
 			if err == nil || !strings.Contains(err.Error(), w) {
