@@ -280,17 +280,17 @@ func exportHeartbeat(t *testing.T, hb *faultHeartbeat) (*Node, recordLog, *Expor
 // faultNode built with opts, and calls it once from a consumerOn cat
 // (timeout 2 s); it returns the provider's node, log, exporter and the
 // consumer's reference.
-func callOver(t *testing.T, cat *extension.Catalogs, tr *faultTransport, opts ...Option) (*Node, recordLog, *Exporter, *Reference) {
+func callOver(t *testing.T, cat *extension.Catalogs, tr spi.TransportBuilder, opts ...Option) (*Node, recordLog, *Exporter, *Reference) {
 	t.Helper()
 	if err := cat.Transport.Register(tr, faultOrigin); err != nil {
 		t.Fatal(err)
 	}
 	p, logs := faultNode(t, cat, opts...)
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport="+tr.name))
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport="+tr.Name()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport="+tr.name+"&timeout=2s")
+	r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport="+tr.Name()+"&timeout=2s")
 	if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
 		t.Fatal(err)
 	}

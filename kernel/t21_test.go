@@ -181,19 +181,7 @@ func TestT21_A_FailedSessionCloseEndsTheWait(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			tr := &t21Transport{name: "t21sc" + tc.mode, sclose: tc.mode}
-			cat := testCatalogs(t)
-			if err := cat.Transport.Register(tr, faultOrigin); err != nil {
-				t.Fatal(err)
-			}
-			p, logs := faultNode(t, cat)
-			e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport="+tr.name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := refer(t, consumerOn(t, cat), "airnode://"+e.URL().Address()+"/demo.Echo?transport="+tr.name+"&timeout=2s")
-			if _, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil {
-				t.Fatal(err)
-			}
+			p, logs, _, _ := callOver(t, testCatalogs(t), tr)
 			err, took := shutdownFor(t, p, 8*time.Second, 7*time.Second)
 			if took > 3*time.Second {
 				t.Errorf("Shutdown took %v; want well under its 8 s ctx", took)
