@@ -1,6 +1,7 @@
 package dual_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -184,11 +185,11 @@ func TestDualBuildRejects(t *testing.T) {
 	}{
 		// Issue 4 acceptance: the message names both keys and the 2× rule.
 		{"heartbeat=dual&heartbeat.interval=10s&heartbeat.timeout=15s",
-			[]string{"heartbeat.timeout (15s)", "at least 2 × heartbeat.interval (10s)", "≥ 20s"}},
+			[]string{`invalid value "15s" for URL key "heartbeat.timeout"`, "at least 2 × heartbeat.interval (10s)", "≥ 20s"}},
 		{"heartbeat=dual&heartbeat.interval=1s", nil},
 		{"heartbeat=dual&heartbeat.interval=bad", []string{`"heartbeat.interval"`, `"bad"`}},
-		{"heartbeat=dual&heartbeat.interval=48h", []string{"heartbeat.interval", "out of range"}},
-		{"heartbeat=dual&heartbeat.timeout=0", []string{"heartbeat.timeout must be positive"}},
+		{"heartbeat=dual&heartbeat.interval=48h", []string{`invalid value "48h" for URL key "heartbeat.interval": want a duration from`}},
+		{"heartbeat=dual&heartbeat.timeout=0", []string{`invalid value "0" for URL key "heartbeat.timeout": want a positive duration`}},
 	} {
 		_, err := dual.Builder{}.Build(spi.MustParse("airnode://h:1/s?" + tc.query))
 		if tc.want == nil {
@@ -205,6 +206,12 @@ func TestDualBuildRejects(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%q: err %q lacks %q", tc.query, err, w)
 			}
+		}
+		// every bad value is a *spi.ParamError naming its key, as the
+		// kernel's and other extensions' are
+		var pe *spi.ParamError
+		if !errors.As(err, &pe) {
+			t.Errorf("%q: err %v is not a *spi.ParamError", tc.query, err)
 		}
 	}
 }

@@ -38,8 +38,8 @@ func ParseConfig(u spi.URL) (Config, error) {
 	}
 	c.NoPingOnTimeout = !on
 	if c.Timeout < 2*c.Interval {
-		return Config{}, fmt.Errorf("%s: %s (%v) must be at least 2 × %s (%v), i.e. ≥ %v",
-			component, hbparams.KeyTimeout, c.Timeout, hbparams.KeyInterval, c.Interval, 2*c.Interval)
+		return Config{}, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: hbparams.KeyTimeout, Value: u.ParamOr(hbparams.KeyTimeout, c.Timeout.String()),
+			Want: fmt.Sprintf("a duration of at least 2 × %s (%v), i.e. ≥ %v", hbparams.KeyInterval, c.Interval, 2*c.Interval)})
 	}
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package idle_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -257,14 +258,18 @@ func TestIdleBuildRejects(t *testing.T) {
 		{"heartbeat=5", "heartbeat"},
 		{"heartbeat=3000&heartbeat.interval=2s", "heartbeat=3000 (Dubbo's bare interval in ms) and heartbeat.interval=2s both given"},
 		{"heartbeat.interval=0", "heartbeat.interval"},
-		{"heartbeat.retries=0", "heartbeat.retries 0 out of range"},
+		{"heartbeat.retries=0", `invalid value "0" for URL key "heartbeat.retries": want an integer from 1 to`},
 		{"heartbeat.retries=three", `"heartbeat.retries"`},
-		{"heartbeat.ping.timeout=0", "heartbeat.ping.timeout must be positive"},
-		{"heartbeat.interval=10s&heartbeat.timeout=10s", "heartbeat.timeout (10s) must exceed heartbeat.interval (10s)"},
+		{"heartbeat.ping.timeout=0", `invalid value "0" for URL key "heartbeat.ping.timeout": want a positive duration`},
+		{"heartbeat.interval=10s&heartbeat.timeout=10s", `invalid value "10s" for URL key "heartbeat.timeout": want a duration longer than heartbeat.interval (10s)`},
 	} {
 		_, err := idle.Builder{}.Build(spi.MustParse("airnode://h:1/s?" + tc.query))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "heartbeat idle: ") {
 			t.Errorf("%q: err = %v, want one containing %q", tc.query, err, tc.want)
+		}
+		var pe *spi.ParamError
+		if err != nil && tc.query != "heartbeat=3000&heartbeat.interval=2s" && !errors.As(err, &pe) {
+			t.Errorf("%q: err %v is not a *spi.ParamError", tc.query, err)
 		}
 	}
 }

@@ -52,12 +52,12 @@ func ParseConfig(u spi.URL) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", component, err)
 	}
 	if retries < 1 || retries > MaxRetries {
-		return Config{}, fmt.Errorf("%s: %s %d out of range: want 1 to %d", component, hbparams.KeyRetries, retries, MaxRetries)
+		return Config{}, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: hbparams.KeyRetries, Value: u.ParamOr(hbparams.KeyRetries, fmt.Sprint(retries)), Want: fmt.Sprintf("an integer from 1 to %d", MaxRetries)})
 	}
 	c.Retries = int(retries)
 	if c.Timeout <= c.Interval {
-		return Config{}, fmt.Errorf("%s: %s (%v) must exceed %s (%v), or the provider closes idle channels the consumer is still pinging",
-			component, hbparams.KeyTimeout, c.Timeout, hbparams.KeyInterval, c.Interval)
+		return Config{}, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: hbparams.KeyTimeout, Value: u.ParamOr(hbparams.KeyTimeout, c.Timeout.String()),
+			Want: fmt.Sprintf("a duration longer than %s (%v), or the provider closes idle channels the consumer is still pinging", hbparams.KeyInterval, c.Interval)})
 	}
 	return c, nil
 }

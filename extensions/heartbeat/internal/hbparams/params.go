@@ -70,20 +70,21 @@ func Interval(component string, u spi.URL) (time.Duration, error) {
 			Want: "a duration such as 30s, 1.5s or 3000 (milliseconds)"})
 	}
 	if d < MinInterval || d > MaxInterval {
-		return 0, fmt.Errorf("%s: %s %q out of range: want %v to %v", component, key, v, MinInterval, MaxInterval)
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v,
+			Want: fmt.Sprintf("a duration from %v to %v", MinInterval, MaxInterval)})
 	}
 	return d, nil
 }
 
-// Duration returns the duration key of u, def when absent, as an error
-// prefixed by component when malformed or not positive.
+// Duration returns the duration key of u, def when absent; malformed or
+// not positive, the error is a *spi.ParamError prefixed by component.
 func Duration(component string, u spi.URL, key string, def time.Duration) (time.Duration, error) {
 	d, err := u.Duration(key, def)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", component, err)
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%s: %s must be positive, got %v", component, key, d)
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: u.ParamOr(key, d.String()), Want: "a positive duration such as 30s or 1.5s"})
 	}
 	return d, nil
 }
