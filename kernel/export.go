@@ -122,7 +122,8 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // Register still running at ctx's end are left running, and Export fails
 // with a *LeftRunningError naming the transport or registry
 // (`registry "zookeeper" Build`; a listener Listen returns later is
-// closed). A registry's Build runs without the node's lock, on a
+// closed; a Register that succeeds later is undone: the entry is
+// unregistered, bounded by 10 s, and a Warn says so). A registry's Build runs without the node's lock, on a
 // goroutine of its own: while it blocks, Shutdown and the node's other
 // Exports and Refers go on; those that need the same registry URL wait
 // for that one Build, each until its own ctx's end. A Build that returns
@@ -316,7 +317,14 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	e := &Exporter{node: n, url: pu, key: key, srv: srv, reg: reg, regName: regURL.Scheme()}
 	if reg != nil {
 		step := fmt.Sprintf("registry %q Register of %s", regURL.Scheme(), key)
-		if err := n.within(ctx, "export "+key, step, func() error { return reg.Register(ctx, pu) }); err != nil {
+		unregister := func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+			defer cancel()
+			if err := reg.Unregister(uctx, pu); err != nil {
+				n.logger.Warn("kernel: cannot withdraw a provider entry registered after its Export failed", "service", key, "err", err)
+			}
+		}
+		if err := withinUndo(ctx, n.logger, "export "+key, step, func() error { return reg.Register(ctx, pu) }, unregister); err != nil {
 			var left *LeftRunningError
 			if errors.As(err, &left) {
 				srv.remove(key)

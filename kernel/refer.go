@@ -57,7 +57,12 @@ func (r *Reference) register(ctx context.Context, reg spi.Registry) {
 	cu := r.url.WithScheme("consumer").WithAddress("127.0.0.1", 0).
 		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
 	step := fmt.Sprintf("registry %q Register of the consumer entry of %s", r.regName, r.key)
-	if err := r.node.within(ctx, "refer "+r.key, step, func() error { return reg.Register(ctx, cu) }); err != nil {
+	unregister := func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
+		_ = reg.Unregister(uctx, cu)
+	}
+	if err := withinUndo(ctx, r.node.logger, "refer "+r.key, step, func() error { return reg.Register(ctx, cu) }, unregister); err != nil {
 		if errors.Is(err, spi.ErrNotSupported) {
 			r.node.logger.Debug("kernel: registry keeps no consumer entries", "service", r.key, "err", err)
 		} else {

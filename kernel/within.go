@@ -40,6 +40,16 @@ func (n *Node) within(ctx context.Context, op, step string, f func() error) erro
 // of stuck steps (tester20 N2). Without a late window in ctx, each such
 // step gets leftGrace of its own.
 func within(ctx context.Context, log *slog.Logger, op, step string, f func() error) error {
+	return withinUndo(ctx, log, op, step, f, nil)
+}
+
+// withinUndo is within for a step that must not take effect once its
+// operation has failed: when within gives up on f (a *LeftRunningError)
+// and f later returns nil, undo runs on f's goroutine, so that a
+// registry's Register left running by Export's ctx, which registers after
+// Export returned its error, does not leave the provider's entry behind
+// (nor a Refer's consumer entry). undo nil: within.
+func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func() error, undo func()) error {
 	guarded := func() (err error) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -55,7 +65,21 @@ func within(ctx context.Context, log *slog.Logger, op, step string, f func() err
 	}
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- guarded() }()
+	var (
+		mu        sync.Mutex
+		abandoned bool // within gave up on f: on mu
+	)
+	go func() {
+		err := guarded()
+		mu.Lock()
+		late := abandoned
+		done <- err
+		mu.Unlock()
+		if late && err == nil && undo != nil {
+			log.Warn("kernel: undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
+			undo()
+		}
+	}()
 	if ctx.Err() == nil {
 		select {
 		case err := <-done:
@@ -73,17 +97,26 @@ func within(ctx context.Context, log *slog.Logger, op, step string, f func() err
 		case err := <-done:
 			return err
 		case <-grace.C:
-			select { // a call that returned just as the window closed
-			case err := <-done:
-				return err
-			default:
-			}
 		}
 	}
+	mu.Lock()
+	select {
+	case err := <-done: // it returned while the window closed
+		mu.Unlock()
+		return err
+	default:
+	}
+	abandoned = true
+	mu.Unlock()
 	err := &LeftRunningError{Op: op, Step: step, Waited: time.Since(start)}
 	log.Warn(err.Error(), "op", op, "step", step, "waited", err.Waited.Round(time.Millisecond))
 	return err
 }
+
+// undoTimeout bounds withinUndo's undo of a step that succeeded late (an
+// Unregister after a Register left running): the operation has returned,
+// nobody waits for it.
+const undoTimeout = 10 * time.Second
 
 // leftGrace is the late window of an operation: how long within waits,
 // in all, for the extension calls started after the end of the
