@@ -9,7 +9,8 @@
 //
 // It profiles from start to SIGINT/SIGTERM, then shuts the node down;
 // -memprofile FILE writes the allocations made meanwhile
-// (go tool pprof -sample_index=alloc_space -top FILE).
+// (go tool pprof -sample_index=alloc_space -top FILE); -trace FILE an
+// execution trace (go tool trace FILE).
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/airnode/airnode/extensions/bundle"
@@ -35,7 +37,20 @@ func main() {
 	profile := flag.String("cpuprofile", "", "CPU profile file (none when empty)")
 	memprofile := flag.String("memprofile", "", "allocation profile file, written at exit (none when empty; go tool pprof -sample_index=alloc_space)")
 	params := flag.String("params", "", "more provider URL parameters, e.g. dispatcher=direct")
+	traceFile := flag.String("trace", "", "execution trace file, from start to SIGINT (none when empty; go tool trace FILE)")
 	flag.Parse()
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profprovider:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer trace.Stop()
+	}
 	if *memprofile != "" {
 		runtime.MemProfileRate = 4096 // every ~4 KiB allocated: the per-call allocations show
 	}
