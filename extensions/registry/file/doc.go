@@ -1,14 +1,46 @@
 // Package file is the embedded default registry, extension name "file": a
 // directory shared by the processes of one machine, with nothing to install.
 //
-// Layout: <dir>/<service key>/providers/<canonical URL> (and consumers/ for
-// side=consumer), each name percent-encoded once with url.QueryEscape (a name
-// over 200 bytes is replaced by "h-" and a SHA-256 prefix; the file always
-// holds the URL). A provider holds an exclusive flock on its entry for its
-// life, so an entry whose lock is free belongs to a dead process: readers
-// ignore and remove it (a kill -9 is noticed at the next poll). Consumers are
-// pushed changes through fsnotify, and poll lock states every poll interval
-// because a crashed process releases its lock without a file event.
+// Layout: <dir>/<service key>/providers/<name>@<owner id> (and consumers/
+// for side=consumer), <name> being the URL percent-encoded once with
+// url.QueryEscape (a name over 200 bytes is replaced by "h-" and a
+// SHA-256 prefix; the file always holds the URL). Each Registry that
+// registers something creates <dir>/.owners/<owner id> ("<pid>-<12 hex>")
+// and holds an exclusive flock on it for its life: its entries are live
+// while that lock is held, so an entry whose owner's lock is free (or
+// whose owner file is gone) belongs to a dead process, and readers
+// ignore and remove it (a kill -9 is noticed at the next poll). A
+// registry holds one descriptor whatever the number of its entries (it
+// held one flocked descriptor per entry before tester22 finding 4: a
+// provider of 200 services held 200, which the accepts reserve does not
+// count). A provider URL registered by another live registry is an
+// error; a consumer URL is not: each registry has its own entry (two
+// nodes of a process referring to one service in one millisecond).
+//
+// Entries of the older format (<name> without "@<owner id>", flocked
+// themselves) are still read, and removed when their lock is free. The
+// older versions read only that format: they take a new entry for a dead
+// one and remove it, and its provider re-creates it within its poll, so
+// it flaps in and out of every consumer's list. Rolling upgrade rule:
+// upgrade every process of one registry directory (providers, consumers,
+// airnode registry ls) together, or give the new version its own
+// directory until the old processes are gone.
+//
+// Consumers are pushed changes through fsnotify (inotify), and poll every
+// poll period, because a crashed process releases its lock without a
+// file event. An idle poll reads nothing: it stats the directory and
+// checks each owner's lock (each older-format entry's), and reads an
+// entry only when the directory changed and the entry is new. When
+// inotify is unavailable (fs.inotify.max_user_instances reached, 128 per
+// user on Debian, or fs.inotify.max_user_watches), Subscribe still
+// succeeds: one Warn names the limit, and the subscriptions see changes
+// by polling, within poll (Registry.Polling reports it).
+//
+// A providers directory that cannot be read for another reason than
+// being removed (out of descriptors, EACCES, EIO) is not the providers
+// leaving: the last list is kept, one Warn names the error (EMFILE: "out
+// of file descriptors: see ulimit -n"), every poll retries, and an Info
+// line says when reading works again.
 //
 // A providers directory that is removed (rm -rf of the registry, a tmp
 // cleaner) is the registry being unavailable, as the zookeeper registry

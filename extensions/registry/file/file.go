@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -48,7 +47,7 @@ const maxName = 200
 // the token; a consumer that cannot read it does not list that provider.
 const (
 	DirMode        = 0o777 // registry, service and category directories
-	EntryMode      = 0o666 // an entry, and its temporary file
+	EntryMode      = 0o666 // an entry, its temporary file, an owner lock file
 	TokenEntryMode = 0o640 // an entry whose URL has a token
 )
 
@@ -115,8 +114,10 @@ type Registry struct {
 	mu      sync.Mutex
 	leases  map[string]*lease // canonical URL -> held entry
 	subs    map[*subscription]struct{}
+	own     *owner // the lock file naming this registry's entries; nil before a Register
 	watcher *fsnotify.Watcher
 	watched map[string]map[*subscription]struct{} // directory -> subscriptions
+	polling bool                                  // inotify was unavailable: subscriptions only poll (one Warn)
 	closed  bool
 	keeping bool
 
@@ -124,11 +125,11 @@ type Registry struct {
 	wg   sync.WaitGroup // keeper and watch loop
 }
 
-// lease is a registered entry: the open, flocked file and its path.
+// lease is a registered entry: its path and identity.
 type lease struct {
 	url  spi.URL
 	path string
-	f    *os.File
+	info os.FileInfo
 }
 
 // UseLogger makes the registry log to l, its node's logger
@@ -172,9 +173,11 @@ func entryName(u spi.URL) string {
 	return n
 }
 
-// Register creates u's entry and holds its lock until Unregister or Close.
-// Registering u twice is a no-op. It fails if another live process holds
-// the same entry, or on a file system error.
+// Register creates u's entry, named after the registry's owner lock file
+// (created by the first Register, locked until Close: one descriptor for
+// all entries), until Unregister or Close. Registering u twice is a
+// no-op. It fails if another live registry holds a provider entry of u,
+// or on a file system error.
 func (r *Registry) Register(_ context.Context, u spi.URL) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -184,6 +187,9 @@ func (r *Registry) Register(_ context.Context, u spi.URL) error {
 	key := u.String()
 	if _, ok := r.leases[key]; ok {
 		return nil
+	}
+	if err := r.ensureOwner(); err != nil {
+		return err
 	}
 	l, err := r.create(u)
 	if err != nil {
@@ -198,16 +204,55 @@ func (r *Registry) Register(_ context.Context, u spi.URL) error {
 	return nil
 }
 
-// create writes u's entry: a locked temporary file renamed into place, so a
-// reader never sees an entry that is not locked yet.
+// ensureOwner creates the registry's owner lock file, or a new one when
+// it was removed (rm -rf of the registry: the entries naming it are dead
+// to readers), re-creating every entry under the new one. r.mu is held.
+func (r *Registry) ensureOwner() error {
+	if r.own != nil && r.own.intact() {
+		return nil
+	}
+	o, err := newOwner(r.p.dir)
+	if err != nil {
+		return err
+	}
+	old := r.own
+	r.own = o
+	if old == nil {
+		return nil
+	}
+	for k, l := range r.leases {
+		nl, err := r.create(l.url)
+		if err != nil {
+			r.log.Warn("file registry: cannot re-create entry", "url", k, "err", err)
+			continue
+		}
+		if l.intact() {
+			_ = os.Remove(l.path)
+		}
+		r.leases[k] = nl
+	}
+	_ = old.f.Close()
+	r.log.Info("file registry: owner lock file re-created (it was removed)", "path", o.path, "entries", len(r.leases))
+	return nil
+}
+
+// create writes u's entry, named after r's owner (r.mu held, r.own set):
+// a temporary file renamed into place. A provider URL already registered
+// by another live registry (either entry format) is an error; a consumer
+// URL is not (two nodes of one process may refer to one service in the
+// same millisecond: tester22 finding 10), each registry has its own entry.
 func (r *Registry) create(u spi.URL) (*lease, error) {
-	dir := r.categoryDir(u.ServiceKey(), category(u))
+	cat := category(u)
+	dir := r.categoryDir(u.ServiceKey(), cat)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
-	path := filepath.Join(dir, entryName(u))
-	if live, _ := probe(path); live {
-		return nil, fmt.Errorf("file registry: %s is already registered by another live registry or process (%s)", u, path)
+	base := entryName(u)
+	path := filepath.Join(dir, base+Separator+r.own.id)
+	if cat == Providers {
+		if other := r.liveOther(dir, base); other != "" {
+			return nil, fmt.Errorf("file registry: %s is already registered by another live registry or process (%s)", u, other)
+		}
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
@@ -216,42 +261,76 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 	if hasToken(u) {
 		mode = TokenEntryMode
 	}
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, mode)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
-	fail := func(err error) (*lease, error) {
-		f.Close()
+	_, err = f.WriteString(u.String() + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fail(err)
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
 	}
-	if _, err := f.WriteString(u.String() + "\n"); err != nil {
-		return fail(err)
+	return &lease{url: u, path: path, info: info}, nil
+}
+
+// liveOther returns the path of a live entry of base in dir that is not
+// r's (the older format's, or another owner's), or "". Dead ones it finds
+// are removed.
+func (r *Registry) liveOther(dir, base string) string {
+	old := filepath.Join(dir, base)
+	if live, _ := probe(old); live {
+		return old
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
+	names, err := readNames(dir)
+	if err != nil {
+		return ""
 	}
-	return &lease{url: u, path: path, f: f}, nil
+	owners := filepath.Join(r.p.dir, OwnersDir)
+	for _, n := range names {
+		b, id := splitName(n)
+		if b != base || id == "" || id == r.own.id {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		live, err := ownerState(cstring(filepath.Join(owners, id)), true)
+		if live || err != nil && !errors.Is(err, syscall.ENOENT) {
+			return path
+		}
+		_ = os.Remove(path)
+	}
+	return ""
+}
+
+// readNames returns the names in dir.
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // intact reports whether l's path still names l's file.
 func (l *lease) intact() bool {
 	a, err := os.Stat(l.path)
-	if err != nil {
-		return false
-	}
-	b, err := l.f.Stat()
-	return err == nil && os.SameFile(a, b)
+	return err == nil && os.SameFile(a, l.info)
 }
 
 func (l *lease) release() {
 	if l.intact() {
 		_ = os.Remove(l.path)
 	}
-	_ = l.f.Close() // releases the lock
 }
 
 // keep re-creates entries that disappeared (removed by hand or by a reader
@@ -267,6 +346,11 @@ func (r *Registry) keep() {
 		case <-t.C:
 		}
 		r.mu.Lock()
+		if len(r.leases) > 0 {
+			if err := r.ensureOwner(); err != nil {
+				r.log.Warn("file registry: cannot re-create the owner lock file", "err", err)
+			}
+		}
 		for k, l := range r.leases {
 			if l.intact() {
 				continue
@@ -276,7 +360,6 @@ func (r *Registry) keep() {
 				r.log.Warn("file registry: cannot re-create entry", "url", k, "err", err)
 				continue
 			}
-			_ = l.f.Close()
 			r.leases[k] = nl
 			r.log.Info("file registry: entry re-created", "url", k)
 		}
@@ -298,86 +381,16 @@ func (r *Registry) Unregister(_ context.Context, u spi.URL) error {
 	return nil
 }
 
-// probe reports whether the entry at path is held by a live process. A dead
-// entry (lock free) is removed if path still names the file probed.
-func probe(path string) (live bool, content string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, ""
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
-		return true, strings.TrimSpace(string(b))
-	}
-	if err != nil {
-		return false, ""
-	}
-	if a, err := os.Stat(path); err == nil {
-		if b, err := f.Stat(); err == nil && os.SameFile(a, b) {
-			_ = os.Remove(path)
-		}
-	}
-	return false, ""
-}
-
-// scan returns the live entries of dir, removing dead ones; none when dir
-// cannot be read.
-func (r *Registry) scan(dir string) []spi.URL {
-	list, _, _ := r.scanDir(dir)
-	return list
-}
-
-// scanDir returns the live entries of dir, removing dead ones, and dir's
-// identity (to tell a directory removed and re-created between two scans),
-// or the error reading dir (it was removed: os.ErrNotExist).
-func (r *Registry) scanDir(dir string) ([]spi.URL, os.FileInfo, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := d.Stat()
-	if err != nil {
-		d.Close()
-		return nil, nil, err
-	}
-	ents, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	out := make([]spi.URL, 0, len(ents))
-	for _, e := range ents {
-		path := filepath.Join(dir, e.Name())
-		if strings.HasPrefix(e.Name(), ".") {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-				probe(path)
-			}
-			continue
-		}
-		live, content := probe(path)
-		if !live {
-			continue
-		}
-		u, err := spi.Parse(content)
-		if err != nil {
-			r.log.Debug("file registry: unreadable entry", "path", path, "err", err)
-			continue
-		}
-		out = append(out, u)
-	}
-	push.Sort(out)
-	return out, info, nil
-}
-
 // Lookup returns the live providers of consumer.ServiceKey(), sorted.
 func (r *Registry) Lookup(_ context.Context, consumer spi.URL) ([]spi.URL, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	return r.scan(r.categoryDir(consumer.ServiceKey(), Providers)), nil
+	list, err := r.scanOnce(r.categoryDir(consumer.ServiceKey(), Providers))
+	if err != nil {
+		return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+	}
+	return list, nil
 }
 
 // Services lists the service keys with at least one live provider, sorted.
@@ -395,10 +408,14 @@ func (r *Registry) Services(context.Context) ([]string, error) {
 	keys := []string{}
 	for _, e := range ents {
 		key, err := url.QueryUnescape(e.Name())
-		if err != nil || !e.IsDir() {
+		if err != nil || !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if len(r.scan(filepath.Join(r.p.dir, e.Name(), Providers))) > 0 {
+		list, err := r.scanOnce(filepath.Join(r.p.dir, e.Name(), Providers))
+		if err != nil {
+			return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+		}
+		if len(list) > 0 {
 			keys = append(keys, key)
 		}
 	}
@@ -417,7 +434,8 @@ func (r *Registry) check() error {
 
 // Subscribe watches the providers of consumer.ServiceKey(): the first list
 // is pushed at once, then every change within about a second (fsnotify, and
-// a lock-state poll for crashed providers).
+// a lock-state poll for crashed providers). Without inotify (its limits
+// reached) it polls only, after one Warn: it never fails for that.
 func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	dir := r.categoryDir(consumer.ServiceKey(), Providers)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
@@ -428,19 +446,24 @@ func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.Not
 	if r.closed {
 		return nil, errClosed
 	}
-	if r.watcher == nil {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return nil, fmt.Errorf("file registry: watch: %w", err)
-		}
-		r.watcher = w
+	if r.watched == nil {
 		r.watched = map[string]map[*subscription]struct{}{}
-		r.wg.Add(1)
-		go r.watchLoop(w)
+	}
+	if r.watcher == nil && !r.polling {
+		w, err := newWatcher()
+		if err != nil {
+			r.pollInstead(err, "fs.inotify.max_user_instances (inotify instances per user, all processes; sysctl fs.inotify.max_user_instances; 128 on Debian), or ulimit -n")
+		} else {
+			r.watcher = w
+			r.wg.Add(1)
+			go r.watchLoop(w)
+		}
 	}
 	if r.watched[dir] == nil {
-		if err := r.watcher.Add(dir); err != nil {
-			return nil, fmt.Errorf("file registry: watch %s: %w", dir, err)
+		if r.watcher != nil {
+			if err := r.watcher.Add(dir); err != nil {
+				r.pollInstead(err, "fs.inotify.max_user_watches (inotify watches per user; sysctl fs.inotify.max_user_watches)")
+			}
 		}
 		r.watched[dir] = map[*subscription]struct{}{}
 	}
@@ -456,6 +479,32 @@ func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.Not
 	r.subs[s] = struct{}{}
 	go s.loop()
 	return s, nil
+}
+
+// newWatcher is fsnotify.NewWatcher; tests replace it (export_test.go).
+var newWatcher = fsnotify.NewWatcher
+
+// pollInstead logs, once per registry, that inotify failed (err; limit
+// names the kernel limit behind it) and that the subscriptions poll
+// instead: they always poll every poll period, so a change is seen within
+// it instead of at once. Subscribe does not fail for it (tester22
+// finding 2: the 129th consumer process of a user could not start).
+// r.mu is held.
+func (r *Registry) pollInstead(err error, limit string) {
+	if r.polling {
+		return
+	}
+	r.polling = true
+	r.log.Warn("file registry: inotify unavailable; polling the providers directories instead (a change is seen within poll, not at once)",
+		"err", err, "limit", limit, "poll", r.p.poll)
+}
+
+// Polling reports whether inotify was unavailable (Subscribe logged one
+// Warn), so that subscriptions see changes by polling only.
+func (r *Registry) Polling() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.polling
 }
 
 // watchLoop forwards fsnotify events to the subscriptions of the directory.
@@ -503,6 +552,13 @@ func (r *Registry) Close() error {
 		l.release()
 	}
 	r.leases = map[string]*lease{}
+	if o := r.own; o != nil {
+		if o.intact() {
+			_ = os.Remove(o.path)
+		}
+		_ = o.f.Close() // releases the lock
+		r.own = nil
+	}
 	w := r.watcher
 	r.mu.Unlock()
 	for s := range subs {
@@ -563,16 +619,24 @@ func (p params) backGrace() time.Duration {
 // provider unregistered) is an empty list.
 func (s *subscription) loop() {
 	defer close(s.done)
-	t := time.NewTicker(s.reg.p.poll)
+	r := s.reg
+	t := time.NewTicker(r.p.poll)
 	defer t.Stop()
+	sc := newScanner(s.dir, r.p.dir)
 	var (
-		last   []spi.URL   // the list last pushed; nil before the first
-		pushed bool        // a first list was pushed
-		seen   os.FileInfo // the directory last read (its identity)
-		gone   bool        // the directory is missing: nothing is pushed
-		merge  bool        // after the directory came back: lists are merged with last
-		graceT *time.Timer // ends merge
-		graceC <-chan time.Time
+		last    []spi.URL // the list last pushed; nil before the first
+		pushed  bool      // a first list was pushed
+		seen    [2]uint64 // the directory last read (device, inode)
+		seenOK  bool
+		gone    bool        // the directory is missing: nothing is pushed
+		merge   bool        // after the directory came back: lists are merged with last
+		graceT  *time.Timer // ends merge
+		graceC  <-chan time.Time
+		readErr error     // the directory cannot be read (not removed): last list kept
+		since   time.Time // of readErr
+		fails   int       // scans failed since
+		full    = true    // list the directory even if its stat is unchanged
+		again   bool      // push the list even if unchanged (grace ended)
 	)
 	defer func() {
 		if graceT != nil {
@@ -580,34 +644,61 @@ func (s *subscription) loop() {
 		}
 	}()
 	for {
-		list, info, err := s.reg.scanDir(s.dir)
-		if err == nil && pushed && !merge && lost(last, list) {
+		changed, err := sc.scan(full)
+		if err == nil && changed && pushed && !merge && lost(last, sc.list) {
 			select {
 			case <-s.quit:
 				return
 			case <-time.After(Settle):
 			}
-			list, info, err = s.reg.scanDir(s.dir)
+			_, err = sc.scan(true)
 		}
+		full = err != nil
+		list := sc.list
 		// removed and re-created (by a provider's registry) since the
 		// last look, without a look in between
-		recreated := err == nil && seen != nil && !os.SameFile(seen, info)
+		var id [2]uint64
+		id[0], id[1] = sc.identity()
+		recreated := err == nil && seenOK && id != seen
 		if err == nil {
-			seen = info
+			seen, seenOK = id, true
 		}
 		switch {
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			// EMFILE, EACCES, EIO...: the directory is there, this
+			// process cannot read it now; the providers did not leave
+			if readErr == nil {
+				since = time.Now()
+				r.log.Warn("file registry: cannot read the providers directory; keeping the last provider list and retrying every poll",
+					"dir", s.dir, "providers", len(last), "err", err, "hint", readHint(err), "poll", r.p.poll)
+			}
+			readErr = err
+			fails++
+			if !pushed {
+				s.pusher.Push(nil) // no list to keep: the first list is empty
+				pushed = true
+			}
 		case err != nil && !pushed:
 			s.pusher.Push(nil) // no list to keep: the first list is empty
 			pushed = true
 		case err != nil:
 			if !gone {
 				gone = true
-				s.reg.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", err)
 			}
 		default:
+			if again {
+				changed, again = true, false
+			}
+			if readErr != nil {
+				r.log.Info("file registry: reading the providers directory again", "dir", s.dir,
+					"providers", len(list), "failed_polls", fails, "for", time.Since(since).Round(time.Millisecond), "err_was", readErr)
+				readErr, fails = nil, 0
+				changed = true
+			}
 			if recreated && !gone && !merge {
-				s.reg.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", "re-created since the last look")
 			}
 			if gone || recreated && !merge {
@@ -615,28 +706,32 @@ func (s *subscription) loop() {
 					graceT.Stop()
 				}
 				gone, merge = false, true
-				s.reg.rewatch(s.dir)
-				grace := s.reg.p.backGrace()
-				s.reg.log.Info("file registry: providers directory back; watching it again", "dir", s.dir,
+				r.rewatch(s.dir)
+				grace := r.p.backGrace()
+				r.log.Info("file registry: providers directory back; watching it again", "dir", s.dir,
 					"providers", len(list), "keeping_others_for", grace)
 				graceT = time.NewTimer(grace)
 				graceC = graceT.C
+				changed = true
 			}
-			if merge {
-				list = union(list, last)
-			} else {
+			switch {
+			case merge:
+				s.pusher.Push(union(list, last))
+			case changed || !pushed:
 				last = slices.Clone(list)
+				s.pusher.Push(slices.Clone(list))
 			}
-			s.pusher.Push(list)
 			pushed = true
 		}
 		select {
 		case <-s.quit:
 			return
 		case <-s.kick:
+			full = true
 		case <-t.C:
 		case <-graceC:
 			merge, graceT, graceC = false, nil, nil
+			full, again = true, true // push the directory's own list
 		}
 	}
 }
@@ -695,7 +790,7 @@ func (s *subscription) Stop() {
 		delete(subs, s)
 		if len(subs) == 0 {
 			delete(r.watched, s.dir)
-			if !r.closed {
+			if !r.closed && r.watcher != nil {
 				_ = r.watcher.Remove(s.dir)
 			}
 		}

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		runChild(v)
 		return
 	}
+	if v := os.Getenv(t22ChildEnv); v != "" {
+		runT22Child(v)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

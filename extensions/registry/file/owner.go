@@ -1,0 +1,236 @@
+package file
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// OwnersDir is the directory, under the registry directory, of the owner
+// lock files: one per Registry that registered something, named by its
+// owner id ("<pid>-<12 hex digits>"), holding its pid and exclusively
+// flocked by it for its life. An entry of that Registry is named
+// "<entry name>@<owner id>" (Separator): it is live while its owner's
+// lock is held, so a Registry holds one descriptor whatever the number of
+// its entries (it held one per entry, flocked, before tester22 finding 4).
+const OwnersDir = ".owners"
+
+// Separator ends an entry's name before its owner id. url.QueryEscape
+// escapes '@', and a hashed name ("h-...") has none, so the last '@' of a
+// name always starts the owner id; an entry name without one is the
+// older format, live while the entry itself is flocked, which this
+// version still reads (and removes when its lock is free).
+const Separator = "@"
+
+// owner is a Registry's lock file.
+type owner struct {
+	id   string
+	path string
+	f    *os.File // holds the exclusive flock
+}
+
+// intact reports whether o's path still names o's file (rm -rf of the
+// registry removes it: its entries are then dead to every reader).
+func (o *owner) intact() bool {
+	a, err := os.Stat(o.path)
+	if err != nil {
+		return false
+	}
+	b, err := o.f.Stat()
+	return err == nil && os.SameFile(a, b)
+}
+
+// newOwner creates and locks a new owner file in the registry directory
+// dir: a locked temporary file renamed into place, so that no reader sees
+// it unlocked. Owner files of dead registries (lock free) found there are
+// removed.
+func newOwner(dir string) (*owner, error) {
+	od := filepath.Join(dir, OwnersDir)
+	if err := os.MkdirAll(od, DirMode); err != nil {
+		return nil, fmt.Errorf("file registry: %w", err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	id := strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
+	tmp := filepath.Join(od, ".tmp-"+id)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, EntryMode)
+	if err != nil {
+		return nil, fmt.Errorf("file registry: owner lock: %w", err)
+	}
+	fail := func(err error) (*owner, error) {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("file registry: owner lock %s: %w", tmp, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fail(err)
+	}
+	if _, err := f.WriteString(strconv.Itoa(os.Getpid()) + "\n"); err != nil {
+		return fail(err)
+	}
+	path := filepath.Join(od, id)
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	sweepOwners(od, id)
+	return &owner{id: id, path: path, f: f}, nil
+}
+
+// sweepOwners removes the owner files of dead registries in od, but mine.
+func sweepOwners(od, mine string) {
+	ents, err := os.ReadDir(od)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n := e.Name(); n != mine && !strings.HasPrefix(n, ".") {
+			_, _ = ownerState(cstring(filepath.Join(od, n)), true)
+		}
+	}
+}
+
+// splitName returns the entry name's base (the escaped or hashed URL) and
+// owner id; owner is "" for an entry of the older format.
+func splitName(name string) (base, owner string) {
+	if i := strings.LastIndex(name, Separator); i >= 0 {
+		return name[:i], name[i+len(Separator):]
+	}
+	return name, ""
+}
+
+// cstring returns s NUL-terminated, for openRaw.
+func cstring(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
+// openRaw opens the NUL-terminated path p read-only without allocating
+// (syscall.Open converts its string argument on every call): the idle
+// poll opens every owner file, or every older-format entry, each period.
+func openRaw(p []byte) (int, error) {
+	fd, _, e := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&p[0])),
+		uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// atFDCWD is AT_FDCWD: openat relative to the working directory (paths
+// here are absolute anyway). A variable: a negative constant does not
+// convert to uintptr.
+var atFDCWD = -100
+
+// ownerState reports whether the owner file at p (NUL-terminated) is
+// locked by a live registry. A missing file is dead; a file whose lock is
+// free is dead and, when remove is set, removed. Any other error is
+// returned (out of descriptors, EACCES...): the caller cannot tell.
+func ownerState(p []byte, remove bool) (live bool, err error) {
+	fd, err := openRaw(p)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return false, nil
+		}
+		return false, err
+	}
+	defer syscall.Close(fd)
+	err = syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if remove {
+		removeIfSame(string(p[:len(p)-1]), fd)
+	}
+	return false, nil
+}
+
+// removeIfSame removes path if it still names the file open as fd.
+func removeIfSame(path string, fd int) {
+	var a, b syscall.Stat_t
+	if syscall.Stat(path, &a) == nil && syscall.Fstat(fd, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino {
+		_ = os.Remove(path)
+	}
+}
+
+// entryState reports whether the older-format entry at p (NUL-terminated,
+// flocked by its live owner) is live, reading its content when it is and
+// read is set. A dead entry (lock free) is removed if p still names it.
+// Errors other than a missing file are returned.
+func entryState(p []byte, read bool) (live bool, content string, err error) {
+	fd, err := openRaw(p)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return false, "", nil
+		}
+		return false, "", err
+	}
+	defer syscall.Close(fd)
+	err = syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		if !read {
+			return true, "", nil
+		}
+		b, err := io.ReadAll(io.LimitReader(fdReader(fd), 1<<20))
+		return true, strings.TrimSpace(string(b)), err
+	}
+	if err != nil {
+		return false, "", err
+	}
+	removeIfSame(string(p[:len(p)-1]), fd)
+	return false, "", nil
+}
+
+// fdReader reads a raw descriptor (not closed by it).
+type fdReader int
+
+func (f fdReader) Read(b []byte) (int, error) {
+	n, err := syscall.Read(int(f), b)
+	if n < 0 {
+		n = 0
+	}
+	if err != nil {
+		return n, err
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// probe reports whether the older-format entry at path is held by a live
+// process; a dead entry (lock free) is removed if path still names the
+// file probed. Used for temporary files and by Register's check.
+func probe(path string) (live bool, content string) {
+	live, content, _ = entryState(cstring(path), true)
+	return live, content
+}
+
+// outOfFDs reports whether err is EMFILE or ENFILE.
+func outOfFDs(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// readHint is what a Warn adds to a read error: where the limit is.
+func readHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		return "out of file descriptors: see ulimit -n"
+	case errors.Is(err, syscall.ENFILE):
+		return "the system is out of file descriptors: see fs.file-max"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "permission denied: see the directory's owner and mode"
+	}
+	return "a file system error"
+}

@@ -1,0 +1,242 @@
+package file
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airnode/airnode/extensions/registry/internal/push"
+	"github.com/airnode/airnode/spi"
+)
+
+// quiet is how long before a listing the directory must have last changed
+// for a later poll to trust its unchanged mtime: a file system stamps
+// times from a coarse clock (a jiffy), so a change in the same tick as a
+// listing, just after it, would leave the mtime as it was listed.
+const quiet = 100 * time.Millisecond
+
+// scanned is one live entry of the last listing.
+type scanned struct {
+	name  string
+	ino   uint64
+	url   spi.URL
+	path  []byte // NUL-terminated, for openRaw
+	owner []byte // the owner file's path, NUL-terminated; nil: older format
+}
+
+// scanner lists one category directory, reading an entry only when it is
+// new: an idle poll (directory unchanged since a listing, every owner
+// alive) is a stat of the directory and one open, flock and close per
+// owner (per entry of the older format), and allocates nothing but the
+// stat's path.
+type scanner struct {
+	dir    string
+	owners string // the registry's OwnersDir
+
+	st     syscall.Stat_t // the directory at the last listing
+	listed time.Time      // when it was listed
+	have   bool           // st and ents are a listing
+
+	ents []scanned       // live entries, sorted by name
+	list []spi.URL       // their URLs, sorted and deduplicated
+	memo map[string]bool // owner id -> alive, within one scan
+}
+
+func newScanner(dir, registryDir string) *scanner {
+	return &scanner{dir: dir, owners: filepath.Join(registryDir, OwnersDir), memo: map[string]bool{}}
+}
+
+// identity is the directory's device and inode at the last listing, to
+// tell a directory removed and re-created between two scans.
+func (s *scanner) identity() (uint64, uint64) { return uint64(s.st.Dev), s.st.Ino }
+
+// scan brings s.list up to date and reports whether it changed. full
+// lists the directory even when its stat is unchanged (a file event came).
+// An error is the directory's (os.ErrNotExist: removed) or reading an
+// entry's (out of descriptors...): s.list is then the last one.
+func (s *scanner) scan(full bool) (changed bool, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.dir, &st); err != nil {
+		return false, &os.PathError{Op: "stat", Path: s.dir, Err: err}
+	}
+	same := s.have && st.Dev == s.st.Dev && st.Ino == s.st.Ino && st.Size == s.st.Size &&
+		st.Mtim == s.st.Mtim && st.Ctim == s.st.Ctim &&
+		time.Unix(st.Mtim.Unix()).Before(s.listed.Add(-quiet))
+	if same && !full {
+		clear(s.memo)
+		for i := range s.ents {
+			live, err := s.alive(&s.ents[i])
+			if err != nil {
+				return false, err
+			}
+			if !live {
+				full = true // list again: removes it
+				break
+			}
+		}
+		if !full {
+			return false, nil
+		}
+	}
+	return s.relist(st)
+}
+
+// alive reports whether e's owner (or e itself, older format) holds its
+// lock; a dead owner file or entry is removed. An error other than
+// EMFILE/ENFILE (EACCES on another user's owner file) counts as alive:
+// nothing shows the owner dead.
+func (s *scanner) alive(e *scanned) (bool, error) {
+	var (
+		live bool
+		err  error
+	)
+	if e.owner == nil {
+		live, _, err = entryState(e.path, false)
+	} else {
+		id := e.name[strings.LastIndex(e.name, Separator)+len(Separator):]
+		if v, ok := s.memo[id]; ok {
+			return v, nil
+		}
+		live, err = ownerState(e.owner, true)
+		if err == nil {
+			s.memo[id] = live
+		}
+	}
+	switch {
+	case err == nil:
+		return live, nil
+	case outOfFDs(err):
+		return false, err
+	}
+	return true, nil
+}
+
+// relist reads the directory, reusing what it knows of entries listed
+// before (same name and inode: an entry is renamed into place, never
+// written in place).
+func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
+	listed := time.Now()
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return false, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return false, err
+	}
+	sort.Strings(names)
+	clear(s.memo)
+	ents := make([]scanned, 0, len(names))
+	for _, n := range names {
+		path := filepath.Join(s.dir, n)
+		if strings.HasPrefix(n, ".") {
+			if info, err := os.Lstat(path); err == nil && time.Since(info.ModTime()) > staleTemp {
+				probe(path) // a temporary file left by a dead process
+			}
+			continue
+		}
+		var ino uint64
+		if info, err := os.Lstat(path); err == nil {
+			ino = info.Sys().(*syscall.Stat_t).Ino
+		} else {
+			continue // gone since the listing
+		}
+		e := scanned{name: n, ino: ino}
+		if old := s.find(n); old != nil && old.ino == ino {
+			e = *old
+		} else {
+			e.path = cstring(path)
+			if _, id := splitName(n); id != "" {
+				e.owner = cstring(filepath.Join(s.owners, id))
+			}
+		}
+		live, err := s.alive(&e)
+		if err != nil {
+			return false, err
+		}
+		if !live {
+			if e.owner != nil {
+				removeIfSameIno(path, ino)
+			}
+			continue
+		}
+		if e.url.Scheme() == "" {
+			content, err := readEntry(e.path)
+			if err != nil {
+				if outOfFDs(err) {
+					return false, err
+				}
+				continue // unreadable (a token entry of another group), or gone
+			}
+			u, err := spi.Parse(content)
+			if err != nil {
+				continue
+			}
+			e.url = u
+		}
+		ents = append(ents, e)
+	}
+	list := make([]spi.URL, 0, len(ents))
+	seen := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		if k := e.url.String(); !seen[k] {
+			seen[k] = true
+			list = append(list, e.url)
+		}
+	}
+	push.Sort(list)
+	changed := !s.have || !push.Equal(list, s.list)
+	s.st, s.listed, s.have, s.ents, s.list = st, listed, true, ents, list
+	return changed, nil
+}
+
+// find returns the entry of the last listing named n, or nil.
+func (s *scanner) find(n string) *scanned {
+	i := sort.Search(len(s.ents), func(i int) bool { return s.ents[i].name >= n })
+	if i < len(s.ents) && s.ents[i].name == n {
+		return &s.ents[i]
+	}
+	return nil
+}
+
+// readEntry returns the trimmed content of the entry at p (NUL-terminated).
+func readEntry(p []byte) (string, error) {
+	fd, err := openRaw(p)
+	if err != nil {
+		return "", err
+	}
+	defer syscall.Close(fd)
+	b, err := io.ReadAll(io.LimitReader(fdReader(fd), 1<<20))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// removeIfSameIno removes path if it is still the inode ino (a dead
+// owner's entry, not one re-created in its place since).
+func removeIfSameIno(path string, ino uint64) {
+	var st syscall.Stat_t
+	if syscall.Lstat(path, &st) == nil && st.Ino == ino {
+		_ = os.Remove(path)
+	}
+}
+
+// scanOnce lists dir once (Lookup, Services, registry ls): its live
+// entries, none when it is missing.
+func (r *Registry) scanOnce(dir string) ([]spi.URL, error) {
+	s := newScanner(dir, r.p.dir)
+	if _, err := s.scan(true); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return []spi.URL{}, nil
+		}
+		return nil, err
+	}
+	return s.list, nil
+}
