@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/directory"
@@ -286,6 +287,13 @@ type benchOutcome struct {
 	// provider did not accept them all (out of file descriptors?).
 	ConnectionsUp    int `json:"connections_up"`
 	ConnectionsAsked int `json:"connections_asked"`
+	// ConnectionsFailedHere counts, of the connections not up, those
+	// whose last dial failed in this process, not at the provider (out
+	// of file descriptors, ephemeral ports or socket buffers:
+	// kernel.Reference.LocalConnectFailures); LocalError is what one of
+	// them says.
+	ConnectionsFailedHere int    `json:"connections_failed_here,omitempty"`
+	LocalError            string `json:"local_connect_error,omitempty"`
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -517,6 +525,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
 		o.ConnectionsUp, o.ConnectionsAsked = settledConnections(ctx, ref)
+		if n, lerr := ref.LocalConnectFailures(); n > 0 {
+			o.ConnectionsFailedHere, o.LocalError = n, lerr.Error()
+		}
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -1496,9 +1507,27 @@ func settledConnections(ctx context.Context, ref *kernel.Reference) (up, asked i
 // of 40 connection(s) up (the others got no answer to their first ping, or
 // were closed at once: is the provider out of file descriptors, or at its
 // connection limit, URL key accepts? see its log)".
+//
+// When some dials failed in this process (ConnectionsFailedHere: out of
+// file descriptors, ...) it says so instead of suspecting the provider
+// (tester22 finding 3): "only 245 of 300 connection(s) up (55 failed
+// here, not at the provider: this process is out of file descriptors:
+// see ulimit -n, which is 256 for this process: smux: dial tcp ...:
+// socket: too many open files)".
 func connectionsText(o benchOutcome, perProvider int) string {
 	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
 		return fmt.Sprintf("%d connection(s)", perProvider)
+	}
+	if o.ConnectionsFailedHere > 0 {
+		why := o.LocalError
+		if limit, known := netaccept.OpenFileLimit(); known && strings.Contains(why, "see ulimit -n") {
+			why = strings.Replace(why, "see ulimit -n", fmt.Sprintf("see ulimit -n, which is %d for this process", limit), 1)
+		}
+		text := fmt.Sprintf("only %d of %d connection(s) up (%d failed here, not at the provider: %s", o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsFailedHere, why)
+		if rest := o.ConnectionsAsked - o.ConnectionsUp - o.ConnectionsFailedHere; rest > 0 {
+			text += fmt.Sprintf("; %d other(s) got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log", rest)
+		}
+		return text + ")"
 	}
 	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)",
 		o.ConnectionsUp, o.ConnectionsAsked)

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/kernel/exchange"
@@ -12,18 +13,68 @@ import (
 // Provider URL keys of a listening address that bound its consumer
 // connections (exchange.ConnectionLimit): accepts, Dubbo's "the maximum
 // number of connections the provider accepts", integer, 0 or absent: the
-// process's open-file limit minus a reserve (netaccept.DefaultAccepts),
-// up to 2147483647; accepts.per.ip, the most from one peer IP address,
+// process's open-file limit minus a reserve (netaccept.DefaultAccepts)
+// minus the descriptors open at listen (defaultAccepts), up to
+// 2147483647; accepts.per.ip, the most from one peer IP address,
 // integer, 0 or absent: no such limit, up to 2147483647.
 const (
 	keyAccepts      = exchange.KeyAccepts
 	keyAcceptsPerIP = exchange.KeyAcceptsPerIP
 )
 
-// listenAccepts is acceptsLimit with the process's open-file limit as it
-// is now (netaccept.OpenFileLimit): the server calls it as it listens.
-func listenAccepts(pu spi.URL) (exchange.ConnectionLimit, string, error) {
-	return acceptsLimit(pu, netaccept.OpenFileLimit)
+// listenAccepts is acceptsOpen with the process's open-file limit and
+// its open descriptors as they are now (netaccept.OpenFileLimit,
+// openDescriptors): the server calls it as it listens. fdsOpen is the
+// descriptors counted, -1 where they cannot be counted.
+func listenAccepts(pu spi.URL) (l exchange.ConnectionLimit, warn string, fdsOpen int, err error) {
+	open, known := openDescriptors()
+	if !known {
+		open = -1
+	}
+	l, warn, err = acceptsOpen(pu, netaccept.OpenFileLimit, open)
+	return l, warn, open, err
+}
+
+// openDescriptors counts the descriptors the process has open (the
+// entries of /proc/self/fd, less the one reading it); ok is false where
+// there is no /proc/self/fd (systems other than Linux).
+func openDescriptors() (n int, ok bool) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, false
+	}
+	return max(len(ents)-1, 0), true
+}
+
+// minDefaultAccepts is the floor of the accepts default when the
+// descriptors already open at listen take most of the open-file limit:
+// a provider accepting no consumer is down for good, while one that runs
+// out of descriptors with a few dozen consumers retries its accepts (and
+// says so at Warn, internal/netaccept) and frees them as they leave.
+// Never above netaccept.DefaultAccepts of the limit.
+const minDefaultAccepts = 32
+
+// defaultAccepts is the accepts default with an open-file limit of limit
+// and open descriptors open at listen (registry entries, plugin
+// processes, log files, other listeners; negative: unknown, not
+// subtracted): netaccept.DefaultAccepts(limit), the limit less a reserve
+// of max(64, 10 %), less open, at least min(minDefaultAccepts,
+// DefaultAccepts(limit)). floored says the floor applied.
+func defaultAccepts(limit uint64, open int) (n int, floored bool) {
+	def := netaccept.DefaultAccepts(limit)
+	if open <= 0 {
+		return def, false
+	}
+	floor := min(minDefaultAccepts, def)
+	if def-open < floor {
+		return floor, true
+	}
+	return def - open, false
+}
+
+// acceptsLimit is acceptsOpen counting no descriptor open.
+func acceptsLimit(pu spi.URL, fdLimit func() (uint64, bool)) (exchange.ConnectionLimit, string, error) {
+	return acceptsOpen(pu, fdLimit, -1)
 }
 
 // acceptsLimit returns the connection limit provider URL pu sets on its
@@ -35,17 +86,25 @@ func listenAccepts(pu spi.URL) (exchange.ConnectionLimit, string, error) {
 // is accepted, but then consumers can take every descriptor. err is a
 // *spi.ParamError for a value that is not an integer from 0 to
 // 2147483647.
-func acceptsLimit(pu spi.URL, fdLimit func() (uint64, bool)) (l exchange.ConnectionLimit, warn string, err error) {
+//
+// acceptsOpen is acceptsLimit with open descriptors already open
+// (negative: unknown): the default is defaultAccepts(limit, open), with a
+// warn line when its floor applied.
+func acceptsOpen(pu spi.URL, fdLimit func() (uint64, bool), open int) (l exchange.ConnectionLimit, warn string, err error) {
 	limit, known := fdLimit()
-	def := 0
+	def, floored := 0, false
 	if known {
-		def = netaccept.DefaultAccepts(limit)
+		def, floored = defaultAccepts(limit, open)
 	}
 	n, err := acceptsKey(pu, keyAccepts, "a number of connections from 1 to 2147483647, or 0 for the default (the open-file limit, ulimit -n, minus a reserve)")
 	if err != nil {
 		return l, "", err
 	}
 	l.Max = def
+	if n == 0 && floored {
+		warn = fmt.Sprintf("kernel: %d descriptors are open already, of the open-file limit %d (RLIMIT_NOFILE, ulimit -n): the default %s is its floor, %d; raise ulimit -n",
+			open, limit, keyAccepts, def)
+	}
 	if n > 0 {
 		l.Max = n
 		if known && uint64(n) > limit {

@@ -69,6 +69,11 @@ type conn struct {
 	redialing atomic.Bool   // a redial asked for by redialNow is pending or in progress
 	lastKick  atomic.Int64  // Unix ns of the last redial redialNow asked for
 
+	lastEntryKick atomic.Int64                 // Unix ns of the last redial a new registry entry asked for (redialForEntry)
+	resetBackoff  atomic.Bool                  // redialForEntry: the next failure waits reconnect.backoff again
+	byEntry       atomic.Bool                  // the pending redial was asked for by a new registry entry
+	local         atomic.Pointer[localFailure] // the last attempt failed for a local reason (connlocal.go); nil otherwise
+
 	ctx    context.Context // cancelled by close: aborts a dial in progress
 	cancel context.CancelFunc
 	once   sync.Once
@@ -199,6 +204,14 @@ func (c *conn) down(format string, args ...any) *connState {
 // provider has been down, the others at Debug; the reconnect says after
 // how many attempts and how long down. First connections that fail are
 // logged at Debug (the calls waiting for them fail with the reason).
+// An attempt that failed for a local reason (this process out of file
+// descriptors, the host out of ephemeral ports or socket buffers:
+// localDialCause), first connection or not, is logged at Warn naming
+// it, rate-bounded across the node's conns (logLocalFailure), the lines
+// left out at Debug. Every failed attempt is counted by cause
+// (airnode_consumer_connect_failures_total{reason}). A new registry
+// entry for the address (redialForEntry) cuts the backoff short and
+// starts it afresh; the reconnect line then says asked_by_registry_entry.
 func (c *conn) run() {
 	defer close(c.done)
 	delay := c.backoff
@@ -213,11 +226,19 @@ func (c *conn) run() {
 		}
 		ch, err := c.connect()
 		redialed := c.redialing.Load()
+		byEntry := c.byEntry.Swap(false)
 		if err != nil {
 			c.redialing.Store(false) // before the state: a waiting call then sees the attempt over
 			if c.ctx.Err() != nil {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
+			}
+			reason, what := localDialCause(err)
+			countConnectFailure(reason)
+			if reason != "" {
+				c.local.Store(&localFailure{reason: reason, what: what, err: err})
+			} else {
+				c.local.Store(nil)
 			}
 			c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
 			level := slog.LevelDebug
@@ -233,19 +254,33 @@ func (c *conn) run() {
 				msg = "kernel: cannot reconnect to provider"
 				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Millisecond))
 			}
-			c.logger.Log(context.Background(), level, msg, attrs...)
+			// a local cause (out of file descriptors, ports, buffers) is
+			// this process's, not the provider's: Warn, rate-bounded
+			// across the node's conns (connlocal.go)
+			switch {
+			case reason == "":
+				c.logger.Log(context.Background(), level, msg, attrs...)
+			case !logLocalFailure(c.logger, reason, what, attrs...):
+				c.logger.Debug(msg, attrs...) // left out at Warn: over the rate
+			}
 			if !c.sleep(jitter(delay)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
 			}
 			delay = min(delay*2, MaxReconnectBackoff)
+			if c.resetBackoff.Swap(false) { // a new registry entry for the address (redialForEntry)
+				delay = c.backoff
+			}
 			continue
 		}
+		c.local.Store(nil)
+		c.resetBackoff.Store(false)
 		if everUp {
-			c.logger.Info("kernel: reconnected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed,
-				"down_for", time.Since(downSince).Round(time.Millisecond))
+			c.logger.Info("kernel: reconnected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
+				"asked_by_registry_entry", byEntry, "down_for", time.Since(downSince).Round(time.Millisecond))
 		} else if attempt > 1 {
-			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed)
+			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
+				"asked_by_registry_entry", byEntry)
 		}
 		everUp = true
 		attempt, delay = 0, c.backoff

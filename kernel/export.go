@@ -1053,7 +1053,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	}
 	// Connection limit: accepts (default: the open-file limit, read now,
 	// minus a reserve) and accepts.per.ip (default: none).
-	accepts, acceptsWarn, err := listenAccepts(pu)
+	accepts, acceptsWarn, fdsOpen, err := listenAccepts(pu)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 	}
@@ -1104,7 +1104,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	}()
 	n.servers[key] = s
 	n.servers[trb.Name()+"|"+net.JoinHostPort(s.host, strconv.Itoa(s.port))] = s
-	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max)
+	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max, "fds_open", fdsOpen)
 	return s, nil
 }
 

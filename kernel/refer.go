@@ -209,6 +209,8 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		if err != nil {
 			return nil, err
 		}
+		// a restarted provider's new entry: redial it now, not at the end of its backoff
+		inv.entryArrived()
 		fs, err := n.invokerFilters(pu) // per-provider filters, e.g. activelimit
 		if err != nil {
 			_ = inv.Close()

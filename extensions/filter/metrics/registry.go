@@ -185,6 +185,10 @@ const pooledHelp = "dispatcher=adaptive: provider requests sent to the worker po
 // each of its reason labels.
 const closedHelp = "Connections this process closed because of what the peer did, by reason: protocol_error (bad magic, a body over max(4 x payload, 64 MiB), a frame cut short by the peer), too_many_pings (the provider's ping-flood guard), first_frame_timeout (no complete frame within 10 s of connecting), heartbeat (a heartbeat verdict: the same count as airnode_channels_idle_closed_total). Their log lines are rate-bounded; these are not."
 
+// connectHelp is the help of airnode_consumer_connect_failures_total, the
+// same for each of its reason labels.
+const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), other (refused, timed out, no answer to the first ping)."
+
 // rejectedKeys are the Counters keys of the provider requests rejected
 // before any service's filter chain, with their status names, in the order
 // WriteRejected prints them.
@@ -205,6 +209,10 @@ func processCounters() []processCounter {
 		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
 		{"airnode_accept_errors_total", "transport.accept_errors", "Provider listeners' temporary accept failures (out of file descriptors), each retried after a backoff of 5 ms to 1 s.", &counters.Transport.AcceptErrors, nil},
 		{"airnode_accept_refused_total", "transport.accept_refused", "Consumer connections a provider closed at once after accepting them, being at its connection limit (URL keys accepts, accepts.per.ip).", &counters.Transport.AcceptRefused, nil},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_fds", connectHelp, &counters.Transport.ConnectFDs, prometheus.Labels{"reason": "fds"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_ports", connectHelp, &counters.Transport.ConnectPorts, prometheus.Labels{"reason": "ports"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_buffers", connectHelp, &counters.Transport.ConnectBuffers, prometheus.Labels{"reason": "buffers"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_other", connectHelp, &counters.Transport.ConnectOther, prometheus.Labels{"reason": "other"}},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
 		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},

@@ -1,0 +1,226 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/netaccept"
+)
+
+// Connection attempts that fail for a reason of this process or host, not
+// of the provider (tester22 finding 3): a consumer out of file
+// descriptors failed 55 dials 6 times each, logged only at Debug, while
+// its bench blamed the provider.
+
+// localDialCause says why a failed connection attempt failed here, not
+// at the provider: reason is a counter label ("fds", "ports", "buffers")
+// and what the line an operator reads; both are "" for any other error
+// (refused, timed out, no answer to the first ping).
+func localDialCause(err error) (reason, what string) {
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.Is(err, syscall.EMFILE) || strings.Contains(err.Error(), "too many open files"):
+		return "fds", "this process is out of file descriptors: see ulimit -n"
+	case errors.Is(err, syscall.ENFILE) || strings.Contains(err.Error(), "file table overflow"):
+		return "fds", "the host is out of file descriptors (ENFILE: see fs.file-max)"
+	case errors.Is(err, syscall.EADDRNOTAVAIL) || strings.Contains(err.Error(), "cannot assign requested address"):
+		return "ports", "this host is out of ephemeral ports (EADDRNOTAVAIL: see net.ipv4.ip_local_port_range, and connections in TIME_WAIT)"
+	case errors.Is(err, syscall.ENOBUFS) || strings.Contains(err.Error(), "no buffer space available"):
+		return "buffers", "this host is out of socket buffers (ENOBUFS)"
+	}
+	return "", ""
+}
+
+// countConnectFailure counts one failed connection attempt by reason
+// (localDialCause; "": other) in counters.Transport
+// (airnode_consumer_connect_failures_total{reason}).
+func countConnectFailure(reason string) {
+	switch reason {
+	case "fds":
+		counters.Transport.ConnectFDs.Inc()
+	case "ports":
+		counters.Transport.ConnectPorts.Inc()
+	case "buffers":
+		counters.Transport.ConnectBuffers.Inc()
+	default:
+		counters.Transport.ConnectOther.Inc()
+	}
+}
+
+// localFailure is a conn's last failed attempt when it failed for a
+// local reason (conn.local): Reference.LocalConnectFailures counts them.
+type localFailure struct {
+	reason, what string
+	err          error
+}
+
+// Local connect failures are logged at Warn, bounded per base logger and
+// reason as the exchange bounds its lines (kernel/exchange ratelog.go,
+// internal/netaccept): the first of a burst, then one each time the
+// burst's count doubles up to localLogDoublings, then one every
+// localLogEvery, each after the first with suppressed (left out since the
+// line before) and in_burst. A reason quiet for localLogEvery starts a
+// new burst. 300 connections failing 6 times each: 11 lines, not 1,800.
+const (
+	localLogEvery     = 10 * time.Second
+	localLogDoublings = 1024
+	maxLocalLogBases  = 256 // loggers kept; beyond, the table starts afresh
+)
+
+type localBurst struct {
+	n, suppressed       int64
+	lastLine, lastEvent time.Time
+}
+
+var (
+	localLogMu sync.Mutex
+	localLogs  = map[*slog.Logger]map[string]*localBurst{}
+)
+
+// allowLocalLine reports whether a local failure of reason at now is
+// logged on base, with the lines left out since the last one and the
+// burst's count.
+func allowLocalLine(base *slog.Logger, reason string, now time.Time) (ok bool, suppressed, inBurst int64) {
+	localLogMu.Lock()
+	defer localLogMu.Unlock()
+	m := localLogs[base]
+	if m == nil {
+		if len(localLogs) >= maxLocalLogBases {
+			clear(localLogs)
+		}
+		m = map[string]*localBurst{}
+		localLogs[base] = m
+	}
+	b := m[reason]
+	if b == nil {
+		b = &localBurst{}
+		m[reason] = b
+	}
+	if b.n > 0 && now.Sub(b.lastEvent) >= localLogEvery {
+		*b = localBurst{suppressed: b.suppressed}
+	}
+	b.n++
+	b.lastEvent = now
+	if b.n == 1 || b.n <= localLogDoublings && b.n&(b.n-1) == 0 || now.Sub(b.lastLine) >= localLogEvery {
+		suppressed, b.suppressed, b.lastLine = b.suppressed, 0, now
+		return true, suppressed, b.n
+	}
+	b.suppressed++
+	return false, 0, b.n
+}
+
+// logLocalFailure logs, rate-bounded (allowLocalLine), at Warn, a
+// connection attempt that failed for a local reason: "kernel: cannot
+// connect to provider: this process is out of file descriptors: see
+// ulimit -n" with attrs, the open-file limit and, once lines were left
+// out, suppressed and in_burst. It reports whether it logged.
+func logLocalFailure(lg *slog.Logger, reason, what string, attrs ...any) bool {
+	if !lg.Enabled(context.Background(), slog.LevelWarn) {
+		return false
+	}
+	ok, suppressed, n := allowLocalLine(lg, reason, time.Now())
+	if !ok {
+		return false
+	}
+	if reason == "fds" {
+		if limit, known := netaccept.OpenFileLimit(); known {
+			attrs = append(attrs, "open_file_limit", limit)
+		}
+	}
+	if n > 1 || suppressed > 0 {
+		attrs = append(attrs, "suppressed", suppressed, "in_burst", n)
+	}
+	lg.Warn("kernel: cannot connect to provider: "+what, attrs...)
+	return true
+}
+
+// LocalConnectFailures returns how many of the reference's connections
+// are down because their last attempt failed for a reason of this
+// process or host, not of the provider: out of file descriptors (EMFILE,
+// ENFILE), of ephemeral ports (EADDRNOTAVAIL) or of socket buffers
+// (ENOBUFS); and, when n > 0, what one of them says ("this process is out
+// of file descriptors: see ulimit -n: smux: dial tcp ...: socket: too
+// many open files"). 0, nil when there is none. airnode bench says so
+// instead of suspecting the provider.
+func (r *Reference) LocalConnectFailures() (n int, example error) {
+	for _, inv := range r.dir.All() {
+		for {
+			f, ok := inv.(*filterInvoker)
+			if !ok {
+				break
+			}
+			inv = f.Invoker
+		}
+		ri, ok := inv.(*remoteInvoker)
+		if !ok {
+			continue
+		}
+		for _, c := range ri.conns {
+			if c.ready() {
+				continue
+			}
+			if lf := c.local.Load(); lf != nil {
+				n++
+				if example == nil {
+					example = fmt.Errorf("%s: %w", lf.what, lf.err)
+				}
+			}
+		}
+	}
+	return n, example
+}
+
+// minEntryRedialGap bounds the redials a provider's new registry entries
+// ask for (conn.redialForEntry): at most one per address per second, so
+// that a flapping registry entry cannot make a dial storm.
+const minEntryRedialGap = time.Second
+
+// redialForEntry is called when a new registry entry (a provider URL
+// added or replaced, a new timestamp) names the conn's address: a conn
+// whose channel is down (waiting out its backoff, up to 30 s after a long
+// outage) resets its backoff and redials at once, the provider having
+// most likely just restarted (tester22 finding 8); at most once per
+// minEntryRedialGap. It reports whether it asked. A conn that is up, or
+// still at its first attempt, is left alone.
+func (c *conn) redialForEntry() bool {
+	st := c.state.Load()
+	if st == nil || st.ch != nil || c.ctx.Err() != nil {
+		return false
+	}
+	now := time.Now().UnixNano()
+	last := c.lastEntryKick.Load()
+	if now-last < int64(minEntryRedialGap) || !c.lastEntryKick.CompareAndSwap(last, now) {
+		return false
+	}
+	c.resetBackoff.Store(true)
+	if !c.redialing.CompareAndSwap(false, true) {
+		return true // a redial is pending or in progress already; the backoff starts afresh after it
+	}
+	c.byEntry.Store(true) // before the kick: run reads it after the attempt
+	select {
+	case c.kick <- struct{}{}:
+	default: // a kick is pending already
+		c.redialing.Store(false)
+	}
+	return true
+}
+
+// entryArrived is called when the directory builds the invoker for a
+// new registry entry (Refer's invoker factory): each of its connections
+// that was already open for the address and is down redials at once
+// (conn.redialForEntry).
+func (r *remoteInvoker) entryArrived() {
+	for _, c := range r.conns {
+		if c.redialForEntry() {
+			c.logger.Debug("kernel: new registry entry for a provider that is down; redialing at once", "addr", c.addr)
+		}
+	}
+}
