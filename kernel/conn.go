@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -578,6 +579,8 @@ func jitter(d time.Duration) time.Duration {
 type signal struct {
 	mu sync.Mutex
 	ch chan struct{}
+
+	epoch directory.Epoch // bumped by every broadcast: the directories' available lists (directory.Watched)
 }
 
 // wait returns a channel closed at the next broadcast. Take it before
@@ -593,6 +596,7 @@ func (s *signal) wait() <-chan struct{} {
 
 // broadcast wakes every waiter.
 func (s *signal) broadcast() {
+	s.epoch.Bump()
 	s.mu.Lock()
 	if s.ch != nil {
 		close(s.ch)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -16,6 +17,15 @@ type filterInvoker struct {
 
 func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	return f.filter.Invoke(ctx, f.Invoker, inv)
+}
+
+// AvailabilityEpoch forwards to the end of the chain (directory.Watched);
+// nil when it is not watched.
+func (f *filterInvoker) AvailabilityEpoch() *directory.Epoch {
+	if w, ok := f.Invoker.(directory.Watched); ok {
+		return w.AvailabilityEpoch()
+	}
+	return nil
 }
 
 // connecting forwards to the end of the chain (see connector).

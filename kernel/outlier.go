@@ -355,6 +355,8 @@ func (r *remoteInvoker) eject(n int64) {
 	o.mu.Unlock()
 	o.until.Store(int64(now + length))
 	o.ejected.Store(true)
+	r.bumpEpoch()                       // the directory's list leaves it out now
+	time.AfterFunc(length, r.bumpEpoch) // and takes it back at the end (ejectedNow ends it)
 	counters.Outlier.Ejections.Inc()
 	o.log.Warn("kernel: provider ejected: its calls keep failing; not picked until the ejection ends", "provider", r.url.Address(), "service", r.url.ServiceKey(),
 		"streak", streak, "ejection", length, "last_error", last)

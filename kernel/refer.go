@@ -424,6 +424,12 @@ func (r *refusedInvoker) Available() bool   { return false }
 func (r *refusedInvoker) Stats() *spi.Stats { return &r.stats }
 func (r *refusedInvoker) Close() error      { return nil }
 
+// AvailabilityEpoch returns an epoch never bumped: a refused provider is
+// never available (directory.Watched).
+func (r *refusedInvoker) AvailabilityEpoch() *directory.Epoch { return &neverChanges }
+
+var neverChanges directory.Epoch
+
 // build chooses and builds the cluster and balancer of method ("" for the
 // service level).
 func (r *Reference) build(method string) (*strategy, error) {

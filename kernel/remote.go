@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -67,7 +68,8 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	}
 	cs := st.conn
 	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger,
-		Hello: exchange.HeartbeatHello(u)} // the provider matches its idle-close timeout to these settings
+		Hello:      exchange.HeartbeatHello(u), // the provider matches its idle-close timeout to these settings
+		OnReadOnly: r.bumpEpoch}                // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
 		sess, err := guardedDial(ctx, logger, tr, st.transportName, addr)
@@ -339,6 +341,25 @@ func (r *remoteInvoker) Available() bool {
 		return false
 	}
 	return r.connected()
+}
+
+// AvailabilityEpoch returns the epoch of the node's connection pool,
+// bumped after every change of a connection's state (conn.publish), an
+// ejection and its end (outlier.go), and a channel turning read-only
+// (exchange.Options.OnReadOnly): the directory asks Available again only
+// then (directory.Watched). nil without a pool (tests).
+func (r *remoteInvoker) AvailabilityEpoch() *directory.Epoch {
+	if r.pool == nil {
+		return nil
+	}
+	return &r.pool.changed.epoch
+}
+
+// bumpEpoch says Available may have changed (AvailabilityEpoch).
+func (r *remoteInvoker) bumpEpoch() {
+	if r.pool != nil {
+		r.pool.changed.epoch.Bump()
+	}
 }
 
 // connected reports whether one of the connections can take calls (up,

@@ -56,7 +56,6 @@ type Directory struct {
 	holding  bool               // the last apply kept a provider because hold held it; applyMu
 	seen     map[string]uint64  // provider URL -> when first seen (seq), for newest; applyMu
 	seq      uint64             // counts provider URLs seen; applyMu
-	prot     *protection        // empty protection and removal damping (protect.go)
 
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
@@ -77,7 +76,8 @@ type member struct {
 type snapshot struct {
 	all       []spi.Invoker
 	providers []spi.URL
-	ignored   []string // why providers of the last push were left out (another transport, group or version)
+	ignored   []string     // why providers of the last push were left out (another transport, group or version)
+	avail     availability // List's cache of the available invokers of all (available.go)
 }
 
 // New returns a Directory for the consumer reference URL, fed by reg (which
@@ -102,12 +102,6 @@ func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker New
 	d.groups, d.setErr = parseSet(spi.KeyGroup, consumer.ParamOr(spi.KeyGroup, ""))
 	if d.setErr == nil {
 		d.versions, d.setErr = parseSet(spi.KeyVersion, consumer.ParamOr(spi.KeyVersion, ""))
-	}
-	if d.setErr == nil {
-		d.prot, d.setErr = parseProtection(consumer) // protect.go
-	}
-	if d.prot == nil {
-		d.prot = &protection{} // Start fails with setErr
 	}
 	d.snap.Store(&snapshot{})
 	return d
@@ -173,22 +167,14 @@ func (d *Directory) URL() spi.URL { return d.consumer }
 func (d *Directory) Registry() string { return d.desc }
 
 // List returns the available invokers. The slice is shared: callers must not
-// modify it. Never blocks; allocates only when some invoker is unavailable.
+// modify it. Never blocks for long; allocates only when some invoker is
+// unavailable. When every invoker is Watched, the list is built on the
+// first call after an epoch moved (O(providers)) and served from the
+// snapshot until the next move (available.go); else every invoker is
+// asked on every call.
 func (d *Directory) List(*spi.Invocation) []spi.Invoker {
-	all := d.snap.Load().all
-	for i, inv := range all {
-		if !inv.Available() {
-			out := make([]spi.Invoker, 0, len(all)-1)
-			out = append(out, all[:i]...)
-			for _, inv := range all[i+1:] {
-				if inv.Available() {
-					out = append(out, inv)
-				}
-			}
-			return out
-		}
-	}
-	return all
+	s := d.snap.Load()
+	return s.avail.list(s.all)
 }
 
 // All returns every invoker, available or not (shared slice, do not modify).
@@ -454,7 +440,6 @@ func (d *Directory) apply(providers []spi.URL) {
 		d.log.Info("directory: provider added", "provider", p.Address())
 	}
 	var held []spi.URL
-	var leaving []string
 	for k, m := range d.members {
 		if _, keep := next[k]; keep {
 			continue
@@ -463,15 +448,6 @@ func (d *Directory) apply(providers []spi.URL) {
 			next[k] = m
 			held = append(held, m.provider)
 			d.log.Debug("directory: provider unregistered but still listed: its own node is draining it", "provider", m.provider.Address())
-			continue
-		}
-		leaving = append(leaving, k)
-	}
-	kept := d.protect(next, leaving) // protect.go
-	d.noteHeld(held)
-	for _, k := range leaving {
-		m := d.members[k]
-		if _, keep := next[k]; keep {
 			continue
 		}
 		stale = append(stale, m.invoker)
@@ -494,7 +470,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		ignored = append(ignored, fmt.Sprintf("and %d more in another group or version", moreGV))
 	}
 	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next)), ignored: ignored}
-	for _, p := range append(append(slices.Clip(providers), held...), kept...) {
+	for _, p := range append(slices.Clip(providers), held...) {
 		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {
 			snap.all = append(snap.all, m.invoker)
 			snap.providers = append(snap.providers, p)
@@ -564,7 +540,6 @@ func (d *Directory) Close() error {
 		sub.Stop()
 	}
 	d.stopMulti()
-	d.stopProtect()
 	d.mu.Lock()
 	invs := make([]spi.Invoker, 0, len(d.members))
 	for _, m := range d.members {

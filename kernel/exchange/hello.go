@@ -272,7 +272,9 @@ func (c *Channel) sendGoAway() bool {
 // to close, which may take the provider's whole drain.
 func (c *Channel) takeGoAway(unread uint64) {
 	c.goAway.Store(unread)
-	c.readOnly.Store(true)
+	if !c.readOnly.Swap(true) {
+		c.readOnlyNow()
+	}
 	calls := c.pending.takeFrom(unread)
 	if len(calls) == 0 {
 		return
@@ -281,6 +283,14 @@ func (c *Channel) takeGoAway(unread uint64) {
 	for _, cl := range calls {
 		cl.err, cl.unread = err, true
 		cl.done <- struct{}{}
+	}
+}
+
+// readOnlyNow tells Options.OnReadOnly that the channel just turned
+// read-only.
+func (c *Channel) readOnlyNow() {
+	if c.opts.OnReadOnly != nil {
+		c.opts.OnReadOnly()
 	}
 }
 

@@ -74,6 +74,11 @@ type Options struct {
 	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
 	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
 	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
+	// OnReadOnly, optional (consumer side), is called once, on the
+	// channel's reader, right after the provider's read-only or go-away
+	// event made ReadOnly true: the kernel's directories stop picking
+	// the provider then, not on their next look. It must not block.
+	OnReadOnly func()
 	// Waiting, optional, is called by NewChannel (a consumer's) before
 	// each extension call it waits on, with "session Open" (the
 	// transport's) or `heartbeat "pinger" Watch`, and with "" once it

@@ -394,6 +394,7 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 		case string(body) == readOnlyEvent:
 			if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
 				c.log.Info("provider is shutting down: channel read-only")
+				c.readOnlyNow()
 			}
 		case len(body) == goAwayLen && body[0] == goAwayEvent:
 			if c.opts.Side == spi.Consumer {

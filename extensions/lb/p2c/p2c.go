@@ -134,34 +134,17 @@ func (b *Balancer) draw(invokers []spi.Invoker, v warmup.View) (i, j int) {
 		}
 		return i, j
 	}
-	var total int64
-	for k := range invokers {
-		total += v.Weight(k)
-	}
+	total := v.Total()
 	if total == 0 {
 		return -1, -1
 	}
-	// Both candidates in one pass, drawn independently; when they fall on
-	// the same provider (probability Σ pₖ², 10 % for ten equal weights) the
-	// second is drawn again among the others, which gives exactly the
-	// distribution of drawing without replacement: pᵢ·pⱼ/(1-pᵢ). Weights
-	// depend only on the URLs and the view's instant, so every pass sees the
-	// same weights.
-	off1, off2 := rand.Int64N(total), rand.Int64N(total)
-	i, j = -1, -1
-	var sum int64
-	for k := range invokers {
-		sum += v.Weight(k)
-		if i < 0 && off1 < sum {
-			i = k
-		}
-		if j < 0 && off2 < sum {
-			j = k
-		}
-		if i >= 0 && j >= 0 {
-			break
-		}
-	}
+	// Both candidates drawn independently, each a binary search of the
+	// cached list's prefix sums (warmup.View.Pick, O(log n)); when they
+	// fall on the same provider (probability Σ pₖ², 10 % for ten equal
+	// weights) the second is drawn again among the others, which gives
+	// exactly the distribution of drawing without replacement:
+	// pᵢ·pⱼ/(1-pᵢ).
+	i, j = v.Pick(rand.Int64N(total)), v.Pick(rand.Int64N(total))
 	if i != j {
 		return i, j
 	}
@@ -169,27 +152,7 @@ func (b *Balancer) draw(invokers []spi.Invoker, v warmup.View) (i, j int) {
 	if rest == 0 {
 		return i, -1
 	}
-	return i, pick(v, n, rand.Int64N(rest), i)
-}
-
-// pick returns the index at which the running sum of weights, skipping
-// index skip, passes off.
-func pick(v warmup.View, n int, off int64, skip int) int {
-	last := -1
-	for k := range n {
-		if k == skip {
-			continue
-		}
-		w := v.Weight(k)
-		if w == 0 {
-			continue
-		}
-		last = k
-		if off -= w; off < 0 {
-			return k
-		}
-	}
-	return last // unreachable: the offsets sum to the total
+	return i, v.PickSkipping(rand.Int64N(rest), i)
 }
 
 // score is x's load at now, in nanoseconds (see Select), after taking in

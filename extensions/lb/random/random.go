@@ -30,7 +30,9 @@ func (b Builder) Build(spi.URL) (spi.LoadBalance, error) {
 type Balancer struct{ c *warmup.Cache }
 
 // Select picks an invoker with probability proportional to its effective
-// weight, or uniformly when every weight is the same. It returns nil when
+// weight, or uniformly when every weight is the same (Dubbo's
+// RandomLoadBalance). Over an unchanged list it costs O(log n): no
+// provider's weight is computed per call (warmup.Cache). It returns nil when
 // invokers is empty or every weight is 0.
 func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker {
 	n := len(invokers)
@@ -47,33 +49,17 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 		}
 		return invokers[rand.IntN(n)]
 	}
-	var total, first int64
-	same := true
-	for i := range invokers {
-		wt := v.Weight(i)
-		total += wt
-		if i == 0 {
-			first = wt
-		} else if wt != first {
-			same = false
-		}
-	}
+	// Weighted: a binary search of the cached list's prefix sums
+	// (warmup.View.Pick), O(log n); the weights are computed again only
+	// when one changes (warmup.Cache).
+	total := v.Total()
 	if total == 0 {
 		return nil
 	}
-	if same {
-		return invokers[rand.IntN(n)]
+	if i := v.Pick(rand.Int64N(total)); i >= 0 {
+		return invokers[i]
 	}
-	// Weights depend only on the URL and the view's instant, so this second
-	// pass sees the same weights as the first.
-	off := rand.Int64N(total)
-	for i, x := range invokers {
-		off -= v.Weight(i)
-		if off < 0 {
-			return x
-		}
-	}
-	return invokers[n-1] // unreachable: the offsets sum to total
+	return invokers[n-1] // unreachable: the offset is below the total
 }
 
 // Interface guards.

@@ -22,7 +22,8 @@ func TestEntriesRecycled(t *testing.T) {
 	b := lb.(*Balancer)
 	var l []spi.Invoker
 	for i := range 50 {
-		l = append(l, spitest.NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo", i+1)), nil))
+		// different weights: equal ones take the counter, no entries (Select)
+		l = append(l, spitest.NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo?weight=%d", i+1, i+1)), nil))
 	}
 	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
 	b.Select(l, inv)

@@ -46,6 +46,7 @@ type methodKey struct{ service, method string }
 
 // state is the round-robin state of one service method.
 type state struct {
+	next    atomic.Uint64 // picks made while every weight was the same
 	mu      sync.Mutex
 	round   uint64
 	entries map[entryKey]*entry // every invoker of the last list
@@ -106,18 +107,8 @@ func (b *Balancer) state(inv *spi.Invocation) *state {
 // entries (allocating once per change); entries of invokers not listed for
 // RecycleAfter are dropped then. The clock is read only on a change.
 func (st *state) align(invokers []spi.Invoker, w *warmup.Weigher) []*entry {
-	if st.list != nil && len(st.list) == len(invokers) {
-		same := true
-		for i, x := range invokers {
-			// st.list holds comparable types only, so this never panics.
-			if st.list[i] != x {
-				same = false
-				break
-			}
-		}
-		if same {
-			return st.ents
-		}
+	if st.list != nil && warmup.SameList(st.list, invokers) {
+		return st.ents
 	}
 	ents := make([]*entry, len(invokers))
 	next := make(map[entryKey]*entry, len(invokers))
@@ -174,6 +165,17 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 	}
 	st := b.state(inv)
 	v := b.c.View(invokers)
+	if wt, ok := v.Same(); ok {
+		// Every weight equal: the smooth order is the list's order
+		// (from equal current weights, each pick takes the next one),
+		// which a counter gives in O(1), with no lock and no provider's
+		// current weight to add to. The current weights stay as they
+		// are (their sum stays 0) for when the weights differ again.
+		if wt == 0 {
+			return nil
+		}
+		return invokers[(st.next.Add(1)-1)%uint64(len(invokers))]
+	}
 
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -91,21 +91,11 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 }
 
 // applyPeriod sets the reference's slide period on the Stats of every
-// invoker of a list it has not seen yet (an unchanged list costs one
-// comparison per invoker).
+// invoker of a list it has not seen yet (an unchanged list, the same
+// slice, costs one comparison: warmup.SameList).
 func (b *Balancer) applyPeriod(invokers []spi.Invoker) {
-	if last := b.applied.Load(); last != nil && len(*last) == len(invokers) {
-		same := true
-		for i, x := range invokers {
-			// *last holds comparable types only, so this never panics.
-			if (*last)[i] != x {
-				same = false
-				break
-			}
-		}
-		if same {
-			return
-		}
+	if last := b.applied.Load(); last != nil && warmup.SameList(*last, invokers) {
+		return
 	}
 	comparable := true
 	for _, x := range invokers {
