@@ -343,7 +343,7 @@ func (c *conn) connect() (channel, error) {
 	ch, err := c.dial(context.WithValue(ctx, dialingConnKey{}, c), c.addr)
 	c.phase.Store(nil)
 	if err != nil {
-		return nil, err
+		return nil, dialError{err} // localDialCause reads its text; a first ping's is the provider's
 	}
 	start := time.Now()
 	if err := ch.Ping(ctx); err != nil {

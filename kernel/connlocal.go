@@ -23,21 +23,38 @@ import (
 // at the provider: reason is a counter label ("fds", "ports", "buffers")
 // and what the line an operator reads; both are "" for any other error
 // (refused, timed out, no answer to the first ping).
+//
+// The errno is looked for in err's chain; the error's text too when err
+// is a dial's (dialError: a transport, a plugin's say, may flatten the
+// errno into its message), never in a first ping's, whose text may be
+// the provider's.
 func localDialCause(err error) (reason, what string) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return "", ""
-	case errors.Is(err, syscall.EMFILE) || strings.Contains(err.Error(), "too many open files"):
+	}
+	text := ""
+	if errors.As(err, new(dialError)) {
+		text = err.Error()
+	}
+	switch {
+	case errors.Is(err, syscall.EMFILE) || strings.Contains(text, "too many open files"):
 		return "fds", "this process is out of file descriptors: see ulimit -n"
-	case errors.Is(err, syscall.ENFILE) || strings.Contains(err.Error(), "file table overflow"):
+	case errors.Is(err, syscall.ENFILE) || strings.Contains(text, "file table overflow"):
 		return "fds", "the host is out of file descriptors (ENFILE: see fs.file-max)"
-	case errors.Is(err, syscall.EADDRNOTAVAIL) || strings.Contains(err.Error(), "cannot assign requested address"):
+	case errors.Is(err, syscall.EADDRNOTAVAIL) || strings.Contains(text, "cannot assign requested address"):
 		return "ports", "this host is out of ephemeral ports (EADDRNOTAVAIL: see net.ipv4.ip_local_port_range, and connections in TIME_WAIT)"
-	case errors.Is(err, syscall.ENOBUFS) || strings.Contains(err.Error(), "no buffer space available"):
+	case errors.Is(err, syscall.ENOBUFS) || strings.Contains(text, "no buffer space available"):
 		return "buffers", "this host is out of socket buffers (ENOBUFS)"
 	}
 	return "", ""
 }
+
+// dialError is a transport Dial's error as conn.connect returns it:
+// the same text and chain, marked as the dial's (localDialCause).
+type dialError struct{ err error }
+
+func (e dialError) Error() string { return e.err.Error() }
+func (e dialError) Unwrap() error { return e.err }
 
 // countConnectFailure counts one failed connection attempt by reason
 // (localDialCause; "": other) in counters.Transport
