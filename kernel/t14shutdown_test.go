@@ -90,7 +90,11 @@ func testOwnProvidersWhileDraining(t *testing.T, registry string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bInv, err := b.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s"), spi.URL{})
+	// Empty protection off: with it (the default) b would keep calling
+	// its only Inventory provider until that one's go-away at the end of
+	// shutdown.wait (TestT22_EmptyProtection); this test watches the
+	// unregistration.
+	bInv, err := b.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s&registry.empty.protection=false"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +234,10 @@ func TestT14_10_NoProviderAfterUnexportSaysItLeft(t *testing.T) {
 	}
 	c := NewNode(cat, WithLogger(quiet), reg)
 	defer c.Close()
-	r, err := c.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s"), spi.URL{})
+	// Empty protection off: with it (the default) the reference keeps
+	// its only provider, still connected, after Unexport (and gets its
+	// SERVICE_NOT_FOUND answer).
+	r, err := c.Refer(ctx, spi.MustParse("airnode:///t14.Inventory?timeout=3s&registry.empty.protection=false"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}

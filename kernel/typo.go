@@ -141,7 +141,8 @@ func KnownKeys(cat *extension.Catalogs) []string {
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
 		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, keyUnsentLimit, "token", "connections",
-		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise}
+		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise,
+		directory.KeyEmptyProtection, directory.KeyRemovalDamping, directory.KeyRemovalGrace}
 	for _, s := range config.KernelKeys {
 		keys = append(keys, s.Key)
 	}
@@ -277,6 +278,12 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "calls of a method running at once on the export, 0: no limit; method-level allowed"},
 	"actives": {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideConsumer + "calls of a method in flight to each provider, 0: no limit; method-level allowed"},
+	directory.KeyEmptyProtection: {Type: spi.KeyTypeBool, Default: "true",
+		Doc: sideConsumer + "empty protection: a registry notification listing no provider of the reference while some are connected keeps those (one Warn, counted in airnode_directory_empty_protections_total) until the registry lists one again; a kept provider still goes when its connection closes or it announces its shutdown; false: the reference empties; read from the reference's URL only, not the provider's"},
+	directory.KeyRemovalDamping: {Type: spi.KeyTypeInt, Default: "50",
+		Doc: sideConsumer + "removal damping: a registry notification dropping more than this percent of the reference's connected providers at once removes those still connected only after registry.removal.grace (one Warn, airnode_directory_damped_removals_total); unconnected ones go at once; 0..100, 0 or 100: off; read from the reference's URL only, not the provider's"},
+	directory.KeyRemovalGrace: {Type: spi.KeyTypeDuration, Default: "30s",
+		Doc: sideConsumer + "removal damping: how long a damped removal waits for the providers to be listed again (default: ZooKeeper's default session.timeout, within which a wiped ZooKeeper's providers re-register), 100ms..1h; read from the reference's URL only, not the provider's"},
 	keyOutlierConsecutive: {Type: spi.KeyTypeInt, Default: "5",
 		Doc: sideConsumer + "outlier ejection: a provider whose calls fail this many times in a row (SERVER_TIMEOUT with the call's whole timeout, CHANNEL_INACTIVE, SERVER_ERROR; an answer resets the count) is not picked for outlier.ejection, >= 0, 0: off"},
 	keyOutlierEjection: {Type: spi.KeyTypeDuration, Default: "5s",

@@ -56,6 +56,7 @@ type Directory struct {
 	holding  bool               // the last apply kept a provider because hold held it; applyMu
 	seen     map[string]uint64  // provider URL -> when first seen (seq), for newest; applyMu
 	seq      uint64             // counts provider URLs seen; applyMu
+	prot     *protection        // empty protection and removal damping (protect.go)
 
 	mu       sync.Mutex        // serialises update, Start and Close
 	members  map[string]member // raw provider URL string -> member
@@ -102,6 +103,12 @@ func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker New
 	d.groups, d.setErr = parseSet(spi.KeyGroup, consumer.ParamOr(spi.KeyGroup, ""))
 	if d.setErr == nil {
 		d.versions, d.setErr = parseSet(spi.KeyVersion, consumer.ParamOr(spi.KeyVersion, ""))
+	}
+	if d.setErr == nil {
+		d.prot, d.setErr = parseProtection(consumer) // protect.go
+	}
+	if d.prot == nil {
+		d.prot = &protection{} // Start fails with setErr
 	}
 	d.snap.Store(&snapshot{})
 	return d
@@ -440,6 +447,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		d.log.Info("directory: provider added", "provider", p.Address())
 	}
 	var held []spi.URL
+	var leaving []string
 	for k, m := range d.members {
 		if _, keep := next[k]; keep {
 			continue
@@ -448,6 +456,15 @@ func (d *Directory) apply(providers []spi.URL) {
 			next[k] = m
 			held = append(held, m.provider)
 			d.log.Debug("directory: provider unregistered but still listed: its own node is draining it", "provider", m.provider.Address())
+			continue
+		}
+		leaving = append(leaving, k)
+	}
+	kept := d.protect(next, leaving) // protect.go
+	d.noteHeld(held)
+	for _, k := range leaving {
+		m := d.members[k]
+		if _, keep := next[k]; keep {
 			continue
 		}
 		stale = append(stale, m.invoker)
@@ -470,7 +487,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		ignored = append(ignored, fmt.Sprintf("and %d more in another group or version", moreGV))
 	}
 	snap := &snapshot{all: make([]spi.Invoker, 0, len(next)), providers: make([]spi.URL, 0, len(next)), ignored: ignored}
-	for _, p := range append(slices.Clip(providers), held...) {
+	for _, p := range append(append(slices.Clip(providers), held...), kept...) {
 		if m, ok := next[p.String()]; ok && !containsURL(snap.providers, p) {
 			snap.all = append(snap.all, m.invoker)
 			snap.providers = append(snap.providers, p)
@@ -540,6 +557,7 @@ func (d *Directory) Close() error {
 		sub.Stop()
 	}
 	d.stopMulti()
+	d.stopProtect()
 	d.mu.Lock()
 	invs := make([]spi.Invoker, 0, len(d.members))
 	for _, m := range d.members {

@@ -1,0 +1,377 @@
+package directory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
+)
+
+// Consumer URL keys of the directory's protection against registry
+// notifications that drop connected providers (see Directory.Kept).
+const (
+	// KeyEmptyProtection (bool, default true) turns empty protection
+	// on: a notification that would leave the reference no provider
+	// while some of its providers are connected keeps those.
+	KeyEmptyProtection = "registry.empty.protection"
+	// KeyRemovalDamping (int, percent, 0..100, default
+	// DefaultRemovalDamping) damps a notification that drops more than
+	// this share of the reference's connected providers at once: their
+	// removal waits KeyRemovalGrace. 0 or 100: off.
+	KeyRemovalDamping = "registry.removal.damping"
+	// KeyRemovalGrace (duration, default DefaultRemovalGrace, 100ms..1h)
+	// is how long a damped removal waits.
+	KeyRemovalGrace = "registry.removal.grace"
+)
+
+// DefaultRemovalDamping is KeyRemovalDamping's default, percent: a
+// notification dropping more than half of the connected providers at
+// once is damped. A rolling restart drops one at a time (1 of 3 or more
+// is at most a third), a scale-in of half the fleet stops providers,
+// whose connections close (removed at once whatever the share); what is
+// left over the threshold is a registry that lost most entries of
+// providers still up: a ZooKeeper wiped and refilling (tester22
+// finding 5: 26 to 38 of 100 listed for 0.4 s), or providers that lost
+// their sessions together.
+const DefaultRemovalDamping = 50
+
+// DefaultRemovalGrace is KeyRemovalGrace's default: the ZooKeeper
+// registry's default session.timeout (30s). A provider whose session a
+// restarted, wiped ZooKeeper refuses opens a new one, and re-creates its
+// entries, only after session.timeout without one (extensions/registry/
+// zookeeper), so a fleet refills within about that much after the first
+// provider is back. Only providers still connected and not shutting
+// down wait: one whose connection closes, or that announces its
+// shutdown, goes at once, so the grace costs nothing to a deploy.
+const DefaultRemovalGrace = 30 * time.Second
+
+// Reasons a provider is kept (Kept.Reason).
+const (
+	KeptEmpty  = "kept by empty protection"
+	KeptDamped = "kept by removal damping"
+)
+
+// protectCheckEvery is how often, while providers are kept, the
+// directory looks whether one of them lost its connection or announced
+// its shutdown (it then goes) and whether a damped removal's grace has
+// passed. A variable for tests.
+var protectCheckEvery = 500 * time.Millisecond
+
+// dampWindow is how long the removals of connected providers count
+// towards the next notification's share (removal damping): a registry
+// that drops a fleet's entries one by one (sessions expiring a tick
+// apart, a registry pushing each change) is damped as one removal. A
+// ZooKeeper server expires sessions in tickTime buckets (2s by default);
+// a rolling restart's steps (stop, start, register, warm up) are
+// usually further apart.
+const dampWindow = 5 * time.Second
+
+// Kept is a provider the directory lists although the registry's last
+// notification does not: a connected provider kept by empty protection
+// or by removal damping.
+type Kept struct {
+	Provider spi.URL   // as the registry listed it last
+	Reason   string    // KeptEmpty or KeptDamped
+	Since    time.Time // when it was first kept
+	// Until is when a damped removal applies (zero for empty
+	// protection: until the registry lists a provider again).
+	Until time.Time
+}
+
+// String reads "127.0.0.1:20880 (kept by empty protection since
+// 15:04:05)".
+func (k Kept) String() string {
+	s := fmt.Sprintf("%s (%s since %s", k.Provider.Address(), k.Reason, k.Since.Format("15:04:05"))
+	if !k.Until.IsZero() {
+		s += fmt.Sprintf(", removed at %s unless listed again", k.Until.Format("15:04:05"))
+	}
+	return s + ")"
+}
+
+// protection is the directory's state for empty protection and removal
+// damping. Its fields other than the loop's are guarded by the
+// directory's applyMu.
+type protection struct {
+	empty   bool          // KeyEmptyProtection
+	damping int64         // KeyRemovalDamping, percent; 0: off
+	grace   time.Duration // KeyRemovalGrace
+
+	kept      map[string]Kept // raw provider URL -> why it is kept
+	emptyOn   bool            // an empty-protection episode is on
+	dampUntil time.Time       // a damping episode is on until then; zero: none
+	wasHeld   map[string]bool // providers Hold held at the last apply: never protected
+	recent    []time.Time     // when connected providers were removed, within dampWindow
+	view      atomic.Pointer[[]Kept]
+
+	loopMu  sync.Mutex // guards the fields below
+	running bool       // the check loop runs
+	stopped bool       // Close stopped it for good
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// parseProtection reads the protection keys of the consumer URL.
+func parseProtection(consumer spi.URL) (p *protection, err error) {
+	p = &protection{}
+	if p.empty, err = consumer.Bool(KeyEmptyProtection, true); err != nil {
+		return nil, err
+	}
+	if p.damping, err = consumer.Int(KeyRemovalDamping, DefaultRemovalDamping); err != nil {
+		return nil, err
+	}
+	if p.damping < 0 || p.damping > 100 {
+		return nil, &spi.ParamError{Key: KeyRemovalDamping, Value: consumer.ParamOr(KeyRemovalDamping, ""), Want: "a percent, 0..100 (0 or 100: no damping)"}
+	}
+	if p.damping == 100 {
+		p.damping = 0
+	}
+	if p.grace, err = consumer.Duration(KeyRemovalGrace, DefaultRemovalGrace); err != nil {
+		return nil, err
+	}
+	if p.grace < 100*time.Millisecond || p.grace > time.Hour {
+		return nil, &spi.ParamError{Key: KeyRemovalGrace, Value: consumer.ParamOr(KeyRemovalGrace, ""), Want: "a duration, 100ms..1h"}
+	}
+	return p, nil
+}
+
+// Kept returns the providers the directory lists although the
+// registry's last notification does not, sorted by address: connected
+// providers kept by empty protection (KeyEmptyProtection) or by removal
+// damping (KeyRemovalDamping), with why and since when. Nil when none
+// is; the providers Hold holds are not here (they are the node's own,
+// draining). Never blocks.
+func (d *Directory) Kept() []Kept {
+	if v := d.prot.view.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+// protect decides which of leaving (the keys of members the
+// notification no longer lists and Hold does not hold) stay: it adds
+// them to next and returns their URLs. With d.applyMu and d.mu held.
+//
+// Empty protection (Dubbo's registry enable-empty-protection, Nacos'
+// namingPushEmptyProtection: a push of an empty list keeps the last
+// one): when next would be empty, every leaving provider that is
+// available (connected, answered its ping, not shutting down: read-only
+// or go-away make it unavailable; so does an outlier ejection) stays,
+// until the registry lists a provider again. Unlike Dubbo, which keeps
+// the whole last list, a provider whose connection is down is not kept:
+// the protection keeps calls going, it does not guess who is alive.
+//
+// Removal damping (the idea of Nacos' protectThreshold, which serves
+// every instance when too few are healthy, applied to what a push
+// removes): when the notification drops more than p.damping percent of
+// the members that are available (counting, on both sides, the
+// available providers removed within the last dampWindow: a registry
+// dropping a fleet one entry at a time is one removal), those still
+// available stay for p.grace, or until listed again; so do those that
+// later notifications drop during that grace. Unavailable ones go at
+// once.
+func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL {
+	p := d.prot
+	now := time.Now()
+	connected := 0
+	for _, m := range d.members {
+		if m.invoker.Available() {
+			connected++
+		}
+	}
+	var up []string // leaving and available: candidates to keep
+	for _, k := range leaving {
+		if !p.wasHeld[k] && d.members[k].invoker.Available() {
+			up = append(up, k)
+		}
+	}
+	slices.Sort(up)
+	listed := len(next)
+	recent := 0 // connected providers removed within dampWindow: part of this removal
+	for _, at := range p.recent {
+		if now.Sub(at) < dampWindow {
+			p.recent[recent] = at
+			recent++
+		}
+	}
+	p.recent = p.recent[:recent]
+	reason := ""
+	switch {
+	case listed == 0 && p.empty && len(up) > 0:
+		reason = KeptEmpty
+		if !p.emptyOn {
+			p.emptyOn = true
+			counters.Directory.EmptyProtections.Inc()
+			d.log.Warn(fmt.Sprintf("directory: registry %s lists no provider of %s; keeping the %d still connected (empty protection; URL key %s=false turns it off)",
+				d.desc, d.consumer.ServiceKey(), len(up), KeyEmptyProtection),
+				"kept", len(up), "dropped", len(leaving)-len(up))
+		}
+	case listed == 0:
+		d.endEmpty("the providers kept have gone (connection closed or shutting down)")
+	default:
+		d.endEmpty(fmt.Sprintf("the registry lists %d provider(s) again", listed))
+		if !p.dampUntil.IsZero() && !now.Before(p.dampUntil) {
+			p.dampUntil = time.Time{}
+			d.log.Info("directory: damped removal ended: its grace has passed; removing the providers the registry still does not list",
+				"removed", len(leaving), "grace", p.grace)
+			break
+		}
+		if p.dampUntil.IsZero() && len(up) > 0 && p.damping > 0 && int64(len(up)+recent)*100 > p.damping*int64(connected+recent) {
+			p.dampUntil = now.Add(p.grace)
+			counters.Directory.DampedRemovals.Inc()
+			d.log.Warn(fmt.Sprintf("directory: registry %s dropped %d of the %d connected providers of %s at once; removing them in %v unless listed again (URL keys %s, %s)",
+				d.desc, len(up)+recent, connected+recent, d.consumer.ServiceKey(), p.grace, KeyRemovalDamping, KeyRemovalGrace),
+				"dropped", len(up)+recent, "removed_already", recent, "connected", connected+recent, "listed", listed, "grace", p.grace)
+		}
+		if !p.dampUntil.IsZero() {
+			reason = KeptDamped
+		}
+	}
+	kept := map[string]Kept{}
+	var urls []spi.URL
+	if reason == "" {
+		for range up {
+			p.recent = append(p.recent, now)
+		}
+	} else {
+		for _, k := range up {
+			m := d.members[k]
+			next[k] = m
+			urls = append(urls, m.provider)
+			was, ok := p.kept[k]
+			if !ok || was.Reason != reason {
+				was = Kept{Provider: m.provider, Reason: reason, Since: now}
+			}
+			if reason == KeptDamped {
+				was.Until = p.dampUntil
+			}
+			kept[k] = was
+		}
+	}
+	if len(kept) == 0 && !p.dampUntil.IsZero() {
+		p.dampUntil = time.Time{}
+		d.log.Info("directory: damped removal ended: the registry lists the providers again, or their connections closed")
+	}
+	p.kept = kept
+	view := make([]Kept, 0, len(kept))
+	for _, k := range kept {
+		view = append(view, k)
+	}
+	slices.SortFunc(view, func(a, b Kept) int { return strings.Compare(a.Provider.Address(), b.Provider.Address()) })
+	if len(view) == 0 {
+		view = nil
+	}
+	p.view.Store(&view)
+	if len(kept) > 0 {
+		d.startProtectLoop()
+	}
+	return urls
+}
+
+// endEmpty ends an empty-protection episode, saying why at Info.
+func (d *Directory) endEmpty(why string) {
+	if d.prot.emptyOn {
+		d.prot.emptyOn = false
+		d.log.Info("directory: empty protection ended: " + why)
+	}
+}
+
+// noteHeld records the providers Hold held at this apply: one it lets go
+// later (its node drained it) is removed at once, never protected.
+func (d *Directory) noteHeld(held []spi.URL) {
+	if len(held) == 0 && len(d.prot.wasHeld) == 0 {
+		return
+	}
+	m := make(map[string]bool, len(held))
+	for _, p := range held {
+		m[p.String()] = true
+	}
+	d.prot.wasHeld = m
+}
+
+// startProtectLoop starts, unless it runs, the goroutine that re-applies
+// the last notification when a kept provider became unavailable or a
+// damped removal's grace has passed. With d.applyMu held.
+func (d *Directory) startProtectLoop() {
+	p := d.prot
+	p.loopMu.Lock()
+	defer p.loopMu.Unlock()
+	if p.running || p.stopped {
+		return
+	}
+	if p.quit == nil {
+		p.quit = make(chan struct{})
+	}
+	p.running = true
+	p.wg.Add(1)
+	go d.protectLoop(p.quit)
+}
+
+// protectLoop checks the kept providers every protectCheckEvery until
+// none is kept or Close.
+func (d *Directory) protectLoop(quit chan struct{}) {
+	defer d.prot.wg.Done()
+	t := time.NewTicker(protectCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+			if !d.recheckKept() {
+				return
+			}
+		}
+	}
+}
+
+// recheckKept applies the last notification again when a kept provider
+// is no longer available or a damped removal's grace has passed; it
+// reports whether providers are still kept (else the loop has been
+// marked stopped, under applyMu, so that the next apply that keeps one
+// starts it again).
+func (d *Directory) recheckKept() bool {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	p := d.prot
+	d.mu.Lock()
+	closed := d.closed
+	members := d.members
+	d.mu.Unlock()
+	if !closed {
+		due := !p.dampUntil.IsZero() && !time.Now().Before(p.dampUntil)
+		for k := range p.kept {
+			if m, ok := members[k]; !ok || !m.invoker.Available() {
+				due = true
+				break
+			}
+		}
+		if due {
+			d.apply(d.last)
+		}
+	}
+	p.loopMu.Lock()
+	defer p.loopMu.Unlock()
+	if closed || len(p.kept) == 0 {
+		p.running = false
+		return false
+	}
+	return true
+}
+
+// stopProtect stops the check loop for good and waits for it (Close).
+func (d *Directory) stopProtect() {
+	p := d.prot
+	p.loopMu.Lock()
+	p.stopped = true
+	if p.quit != nil && p.running {
+		close(p.quit)
+		p.quit = nil
+	}
+	p.loopMu.Unlock()
+	p.wg.Wait()
+}
