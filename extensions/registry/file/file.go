@@ -129,7 +129,7 @@ type Registry struct {
 type lease struct {
 	url  spi.URL
 	path string
-	info os.FileInfo
+	id   fileID
 }
 
 // UseLogger makes the registry log to l, its node's logger
@@ -276,11 +276,11 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
 	}
-	info, err := os.Stat(path)
+	id, err := statID(path)
 	if err != nil {
 		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
 	}
-	return &lease{url: u, path: path, info: info}, nil
+	return &lease{url: u, path: path, id: id}, nil
 }
 
 // liveOther returns the path of a live entry of base in dir that is not
@@ -323,8 +323,8 @@ func readNames(dir string) ([]string, error) {
 
 // intact reports whether l's path still names l's file.
 func (l *lease) intact() bool {
-	a, err := os.Stat(l.path)
-	return err == nil && os.SameFile(a, l.info)
+	id, err := statID(l.path)
+	return err == nil && id == l.id
 }
 
 func (l *lease) release() {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -37,15 +38,26 @@ type owner struct {
 	f    *os.File // holds the exclusive flock
 }
 
-// intact reports whether o's path still names o's file (rm -rf of the
-// registry removes it: its entries are then dead to every reader).
+// intact reports whether o's file is still linked (rm -rf of the
+// registry removes it: its entries are then dead to every reader): an
+// fstat of the descriptor held, which, unlike a stat of the path, walks no
+// directory (the keeper checks it every poll).
 func (o *owner) intact() bool {
-	a, err := os.Stat(o.path)
-	if err != nil {
-		return false
+	var st syscall.Stat_t
+	return syscall.Fstat(int(o.f.Fd()), &st) == nil && st.Nlink > 0
+}
+
+// fileID is a file's identity: device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// statID returns path's identity (one stat, without the allocations of
+// os.Stat: the keeper checks every entry every poll).
+func statID(path string) (fileID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileID{}, err
 	}
-	b, err := o.f.Stat()
-	return err == nil && os.SameFile(a, b)
+	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
 // newOwner creates and locks a new owner file in the registry directory
@@ -80,9 +92,15 @@ func newOwner(dir string) (*owner, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return fail(err)
 	}
-	sweepOwners(od, id)
+	if _, done := swept.LoadOrStore(od, true); !done {
+		sweepOwners(od, id)
+	}
 	return &owner{id: id, path: path, f: f}, nil
 }
+
+// swept holds the owners directories this process has swept: once each,
+// or the n-th registry of a process would probe n-1 owner files.
+var swept sync.Map
 
 // sweepOwners removes the owner files of dead registries in od, but mine.
 func sweepOwners(od, mine string) {
