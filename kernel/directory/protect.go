@@ -20,9 +20,9 @@ const (
 	// while some of its providers are connected keeps those.
 	KeyEmptyProtection = "registry.empty.protection"
 	// KeyRemovalDamping (int, percent, 0..100, default
-	// DefaultRemovalDamping) damps a notification that drops more than
-	// this share of the reference's connected providers at once: their
-	// removal waits KeyRemovalGrace. 0 or 100: off.
+	// DefaultRemovalDamping) damps a notification that drops at least
+	// this share of the reference's connected providers at once, two or
+	// more: their removal waits KeyRemovalGrace. 0 or 100: off.
 	KeyRemovalDamping = "registry.removal.damping"
 	// KeyRemovalGrace (duration, default DefaultRemovalGrace, 100ms..1h)
 	// is how long a damped removal waits.
@@ -30,14 +30,15 @@ const (
 )
 
 // DefaultRemovalDamping is KeyRemovalDamping's default, percent: a
-// notification dropping more than half of the connected providers at
-// once is damped. A rolling restart drops one at a time (1 of 3 or more
-// is at most a third), a scale-in of half the fleet stops providers,
-// whose connections close (removed at once whatever the share); what is
-// left over the threshold is a registry that lost most entries of
-// providers still up: a ZooKeeper wiped and refilling (tester22
-// finding 5: 26 to 38 of 100 listed for 0.4 s), or providers that lost
-// their sessions together.
+// notification dropping half or more of the connected providers at once
+// (two at least) is damped. A rolling restart drops one at a time (one
+// provider is never damped), a scale-in of half the fleet stops
+// providers, whose connections close (removed at once whatever the
+// share); what is left at the threshold is a registry that lost most
+// entries of providers still up: a ZooKeeper wiped and refilling
+// (tester22 finding 5: 26 to 38 of 100 listed for 0.4 s; 50 of 100 when
+// the first of two provider processes of 50 re-registered), or
+// providers that lost their sessions together.
 const DefaultRemovalDamping = 50
 
 // DefaultRemovalGrace is KeyRemovalGrace's default: the ZooKeeper
@@ -167,8 +168,8 @@ func (d *Directory) Kept() []Kept {
 //
 // Removal damping (the idea of Nacos' protectThreshold, which serves
 // every instance when too few are healthy, applied to what a push
-// removes): when the notification drops more than p.damping percent of
-// the members that are available (counting, on both sides, the
+// removes): when the notification drops p.damping percent or more of
+// the members that are available, two or more (counting, on both sides, the
 // available providers removed within the last dampWindow: a registry
 // dropping a fleet one entry at a time is one removal), those still
 // available stay for p.grace, or until listed again; so do those that
@@ -183,9 +184,17 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 			connected++
 		}
 	}
-	var up []string // leaving and available: candidates to keep
+	// A leaving entry whose address and service key are listed by
+	// another entry (a restart's newer one, or a changed URL) is
+	// replaced, not removed (dedup.go).
+	listedKeys := make(map[string]bool, len(next))
+	for _, m := range next {
+		listedKeys[dedupKey(m.provider)] = true
+	}
+	var up []string // leaving, not replaced, and available: candidates to keep
 	for _, k := range leaving {
-		if !p.wasHeld[k] && d.members[k].invoker.Available() {
+		m := d.members[k]
+		if !p.wasHeld[k] && !listedKeys[dedupKey(m.provider)] && m.invoker.Available() {
 			up = append(up, k)
 		}
 	}
@@ -220,7 +229,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 				"removed", len(leaving), "grace", p.grace)
 			break
 		}
-		if p.dampUntil.IsZero() && len(up) > 0 && p.damping > 0 && int64(len(up)+recent)*100 > p.damping*int64(connected+recent) {
+		if n := len(up) + recent; p.dampUntil.IsZero() && len(up) > 0 && p.damping > 0 && n >= 2 && int64(n)*100 >= p.damping*int64(connected+recent) {
 			p.dampUntil = now.Add(p.grace)
 			counters.Directory.DampedRemovals.Inc()
 			d.log.Warn(fmt.Sprintf("directory: registry %s dropped %d of the %d connected providers of %s at once; removing them in %v unless listed again (URL keys %s, %s)",

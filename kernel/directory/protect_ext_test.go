@@ -304,18 +304,18 @@ func TestRemovalDampedThenApplied(t *testing.T) {
 }
 
 // TestRemovalOfFewIsImmediate: a rolling restart's one removal of 10,
-// or half of the providers (not more than 50 %), apply at once; so do
-// the removals of unconnected providers in a mass removal; damping=0
-// turns damping off.
+// 4 of 10 within seconds, and one of 2 (a single provider is never
+// damped) apply at once; so do the removals of unconnected providers
+// in a mass removal; damping=0 turns damping off.
 func TestRemovalOfFewIsImmediate(t *testing.T) {
 	reg, d, _, rec := setupPush(t, "", ports(1, 10)...)
 	reg.push(ports(1, 9)...)
 	if n := len(d.All()); n != 9 {
 		t.Fatalf("%d listed after one of 10 left, want 9 at once", n)
 	}
-	reg.push(ports(1, 5)...) // 4 of 9
-	if n := len(d.All()); n != 5 {
-		t.Fatalf("%d listed after 4 of 9 left, want 5 at once", n)
+	reg.push(ports(1, 6)...) // 3 of 9, 4 of 10 within seconds
+	if n := len(d.All()); n != 6 {
+		t.Fatalf("%d listed after 3 of 9 left, want 6 at once", n)
 	}
 	if len(rec.warnings()) != 0 || d.Kept() != nil {
 		t.Fatalf("warnings %q, kept %v", rec.warnings(), d.Kept())
@@ -328,6 +328,12 @@ func TestRemovalOfFewIsImmediate(t *testing.T) {
 	reg2.push(1, 2, 3) // drops 7, all down
 	if n := len(d2.All()); n != 3 {
 		t.Fatalf("%d listed after 7 unconnected left, want 3 at once", n)
+	}
+
+	reg4, d4, _, rec4 := setupPush(t, "", 1, 2)
+	reg4.push(1)
+	if n := len(d4.All()); n != 1 || len(rec4.warnings()) != 0 {
+		t.Fatalf("1 of 2 left: %d listed (want 1), warnings %q", n, rec4.warnings())
 	}
 
 	reg3, d3, _, rec3 := setupPush(t, "&"+directory.KeyRemovalDamping+"=0", ports(1, 10)...)
@@ -352,6 +358,24 @@ func TestRemovalOneByOneIsDampedAsOne(t *testing.T) {
 	}
 	if ws := rec.warnings(); len(ws) != 1 || !strings.Contains(ws[0], "dropped 6 of the 10 connected providers") {
 		t.Fatalf("warnings %q, want one counting 6 of 10", ws)
+	}
+}
+
+// TestHalfRemovedIsDamped (tester22 finding 5 as re-run: the first of
+// two provider processes of 50 re-registered): 50 of 100 dropped at
+// once is damped.
+func TestHalfRemovedIsDamped(t *testing.T) {
+	reg, d, _, rec := setupPush(t, "", ports(1, 100)...)
+	reg.push(ports(1, 50)...)
+	if n := len(d.All()); n != 100 || len(d.Kept()) != 50 {
+		t.Fatalf("%d listed (want 100), %d kept (want 50)", n, len(d.Kept()))
+	}
+	if len(rec.warnings()) != 1 {
+		t.Fatalf("warnings %q, want one", rec.warnings())
+	}
+	reg.push(ports(1, 100)...)
+	if n := len(d.All()); n != 100 || d.Kept() != nil {
+		t.Fatalf("after the rest re-registered: %d listed, kept %v", n, d.Kept())
 	}
 }
 
