@@ -3,6 +3,8 @@ package directory_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -246,7 +248,8 @@ func BenchmarkT22_Pick(b *testing.B) {
 					epoch = &directory.Epoch{}
 				}
 				f := &watchedFactory{epoch: epoch}
-				d := directory.New(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=consumer"), reg, "memory://", f.newInvoker, nil)
+				quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+				d := directory.New(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=consumer"), reg, "memory://", f.newInvoker, quiet)
 				defer d.Close()
 				now := time.Now()
 				for i := range n {

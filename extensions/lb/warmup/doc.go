@@ -16,8 +16,13 @@
 // replaced by the default.
 //
 // A Weigher computes the weight from a URL; a Cache remembers the parsed keys
-// of the last invoker list a balancer saw, so that an unchanged list is
-// weighed without reading URLs. Both are safe for concurrent use, never
-// block on the hot path and do not allocate there (a Cache allocates once
-// per list change).
+// of the last invoker list a balancer saw and its effective weights with
+// their prefix sums, so that an unchanged list is weighed without reading
+// URLs or computing a weight: the weights are computed again only at the
+// next millisecond a warming provider's weight changes (exactly the
+// formula's weights at every instant), never once all are warm; View.Pick
+// finds a weighted pick by binary search. Both are safe for concurrent
+// use, never block on the hot path and do not allocate there (a Cache
+// allocates once per list change, and once per weight change while a
+// provider warms up).
 package warmup
