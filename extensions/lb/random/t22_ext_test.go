@@ -53,3 +53,36 @@ func TestT22_WarmingShareFollowsTheCurve(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkT22_Retry measures a pick and a failover retry's pick (the
+// list without the provider tried: a new slice each time) with 10 and
+// 1,000 providers, a tenth warming up.
+//
+//	go test -run '^$' -bench BenchmarkT22_Retry -benchmem ./extensions/lb/random/
+func BenchmarkT22_Retry(b *testing.B) {
+	now := time.Now()
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			l := make([]spi.Invoker, n)
+			for i := range l {
+				started := now.Add(-time.Hour)
+				if i%10 == 0 {
+					started = now.Add(-time.Minute)
+				}
+				l[i] = spitest.NewStubInvoker(spi.MustParse(fmt.Sprintf("airnode://10.%d.%d.%d:20880/demo.Echo?weight=100&warmup=10m&timestamp=%d", i>>16&255, i>>8&255, i&255, started.UnixMilli())), nil)
+			}
+			lb, _ := random.Builder{}.Build(spi.URL{})
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				// a call and its retry: the list, then the list without the one tried
+				lb.Select(l, nil)
+				cand := make([]spi.Invoker, 0, n-1)
+				cand = append(cand, l[:i%n]...)
+				cand = append(cand, l[i%n+1:]...)
+				lb.Select(cand, nil)
+				i++
+			}
+		})
+	}
+}

@@ -28,7 +28,8 @@ import (
 // concurrent use.
 type Cache struct {
 	w   *Weigher
-	cur atomic.Pointer[table]
+	cur atomic.Pointer[table] // the list most Views ask for (the directory's)
+	alt atomic.Pointer[table] // the last other one (a failover retry's, without the providers tried)
 }
 
 // NewCache returns an empty cache computing weights with w.
@@ -126,13 +127,10 @@ func (t *table) matches(invokers []spi.Invoker) bool { return SameList(t.invoker
 // clock stepping back later does not make them cold again).
 func (c *Cache) View(invokers []spi.Invoker) View {
 	v := View{w: c.w, invokers: invokers}
-	t := c.cur.Load()
-	if t == nil || !t.matches(invokers) {
-		if t = c.table(invokers); t == nil {
-			v.now = c.w.Now()
-			return v // uncacheable: read the URLs
-		}
-		c.cur.Store(t)
+	t := c.lookup(invokers)
+	if t == nil {
+		v.now = c.w.Now()
+		return v // uncacheable: read the URLs
 	}
 	v.t = t
 	if v.warm = t.warm.Load(); !v.warm {
@@ -212,6 +210,70 @@ func nextChange(k keys, now int64) int64 {
 	return k.started + int64(at)
 }
 
+// lookup returns the table of invokers: a cached one, or a new one, nil
+// when invokers cannot be cached. Two lists are kept, so that a failover
+// retry's list (the directory's without the providers tried) does not
+// evict the directory's: a list found in the second slot swaps places
+// with the first (a new directory list takes the first slot on its
+// second View), and a list a new one is a sublist of stays in the first.
+// A new list that is a sublist of a cached one, in the same order (a
+// retry's), takes its keys from it instead of reading its URLs.
+func (c *Cache) lookup(invokers []spi.Invoker) *table {
+	cur := c.cur.Load()
+	if cur != nil && cur.matches(invokers) {
+		return cur
+	}
+	alt := c.alt.Load()
+	if alt != nil && alt.matches(invokers) {
+		c.cur.Store(alt)
+		if cur != nil {
+			c.alt.Store(cur)
+		}
+		return alt
+	}
+	if t := c.derive(cur, invokers); t != nil {
+		c.alt.Store(t)
+		return t
+	}
+	if t := c.derive(alt, invokers); t != nil {
+		c.cur.Store(alt) // the list retries are made of: keep it
+		c.alt.Store(t)
+		return t
+	}
+	t := c.table(invokers)
+	switch {
+	case t == nil:
+	case cur == nil:
+		c.cur.Store(t)
+	default:
+		c.alt.Store(t)
+	}
+	return t
+}
+
+// derive returns the table of invokers built from from's keys when
+// invokers is a sublist of from's list in the same order, else nil.
+func (c *Cache) derive(from *table, invokers []spi.Invoker) *table {
+	if from == nil || len(invokers) > len(from.invokers) {
+		return nil
+	}
+	t := &table{invokers: make([]spi.Invoker, len(invokers)), keys: make([]keys, len(invokers))}
+	t.configured = newWeights(len(invokers))
+	j := 0
+	for i, x := range invokers {
+		// from's types are comparable: == never panics.
+		for j < len(from.invokers) && from.invokers[j] != x {
+			j++
+		}
+		if j == len(from.invokers) {
+			return nil
+		}
+		t.add(i, x, from.keys[j])
+		j++
+	}
+	return t
+}
+
 // table parses the keys of invokers, or returns nil when an invoker's type
 // is not comparable.
 func (c *Cache) table(invokers []spi.Invoker) *table {
@@ -221,19 +283,24 @@ func (c *Cache) table(invokers []spi.Invoker) *table {
 		if x == nil || !reflect.TypeOf(x).Comparable() {
 			return nil
 		}
-		k := c.w.parse(x.URL())
-		t.invokers[i], t.keys[i] = x, k
-		t.configured.set(i, k.weight)
-		t.same = i == 0 || t.same && k.weight == t.keys[0].weight
-		if k.weight > 0 && k.started > 0 && k.warmup > 0 {
-			at := int64(math.MaxInt64) // no overflow: saturate
-			if k.warmup <= math.MaxInt64-k.started {
-				at = k.started + k.warmup
-			}
-			t.warmAt = max(t.warmAt, at)
-		}
+		t.add(i, x, c.w.parse(x.URL()))
 	}
 	return t
+}
+
+// add records invoker i of the table's list, x, and its keys k; call it
+// for i = 0, 1, 2... in order.
+func (t *table) add(i int, x spi.Invoker, k keys) {
+	t.invokers[i], t.keys[i] = x, k
+	t.configured.set(i, k.weight)
+	t.same = i == 0 || t.same && k.weight == t.keys[0].weight
+	if k.weight > 0 && k.started > 0 && k.warmup > 0 {
+		at := int64(math.MaxInt64) // no overflow: saturate
+		if k.warmup <= math.MaxInt64-k.started {
+			at = k.started + k.warmup
+		}
+		t.warmAt = max(t.warmAt, at)
+	}
 }
 
 // View is the effective weights of one invoker list at one instant. It is a

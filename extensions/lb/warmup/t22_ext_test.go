@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
+	"github.com/airnode/airnode/spi"
 )
 
 // TestT22_CachedWeightsExact: the weights a Cache serves while providers
@@ -79,3 +80,42 @@ func TestT22_CachedWeightsExact(t *testing.T) {
 
 // quietLogger drops the skew warnings.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestT22_RetryListsKeepTheirWeights: a failover retry's list (the
+// directory's without the providers tried) is weighed from the cached
+// list's keys, and does not evict it; lists that are not sublists in
+// order (reversed, with a newcomer) are read from their URLs. Every
+// weight is the formula's.
+func TestT22_RetryListsKeepTheirWeights(t *testing.T) {
+	c := &clock{t: epoch}
+	w := warmup.New(warmup.WithClock(c.now), warmup.WithLogger(quietLogger()))
+	cache := warmup.NewCache(w)
+	start := epoch.Add(-time.Minute).UnixMilli()
+	var params []string
+	for i := range 12 {
+		params = append(params, fmt.Sprintf("weight=%d&warmup=%d&timestamp=%d", 10*(i+1), 60000+10000*i, start))
+	}
+	l := stubs(params...)
+	newcomer := stubs("weight=77")
+	check := func(name string, list []spi.Invoker) {
+		t.Helper()
+		v := cache.View(list)
+		for i, x := range list {
+			if got, want := v.Weight(i), w.Weight(x.URL(), w.Now()); got != want {
+				t.Fatalf("%s, provider %d: weight %d, formula %d", name, i, got, want)
+			}
+		}
+	}
+	for round := range 30 {
+		check("the list", l)
+		tried := round % len(l)
+		retry := append(append([]spi.Invoker{}, l[:tried]...), l[tried+1:]...)
+		check("a retry's list", retry)
+		if round%5 == 0 {
+			check("every other provider", []spi.Invoker{l[0], l[2], l[4], l[6]})
+			check("reversed", []spi.Invoker{l[3], l[2], l[1]})
+			check("with a newcomer", append(append([]spi.Invoker{}, l[:3]...), newcomer[0]))
+		}
+		c.add(1700 * time.Millisecond)
+	}
+}
