@@ -474,7 +474,11 @@ func TestT22_7_IdlePollReadsNothing(t *testing.T) {
 
 // BenchmarkIdlePoll is one poll of an unchanged providers directory of
 // 300 providers (300 owners), as every subscription runs every poll
-// period (500ms by default).
+// period (500ms by default). Measured on 2 shared cores (ext4): 1.5-1.8
+// ms, 64 B, 1 alloc per poll; the version before tester22, which re-read
+// every entry, 6.1-13.3 ms, 463 KB, 7972 allocs.
+//
+//	go test -run '^$' -bench IdlePoll -benchtime 1000x ./extensions/registry/file/
 func BenchmarkIdlePoll(b *testing.B) {
 	dir := idleDir(b, 300)
 	poll := file.IdleScanner(filepath.Join(dir, "demo.Echo", "providers"), dir)
