@@ -280,7 +280,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideConsumer + "calls of a method in flight to each provider, 0: no limit; method-level allowed"},
 	directory.KeyEmptyProtection: {Type: spi.KeyTypeBool, Default: "true",
 		Doc: sideConsumer + "empty protection: a registry notification listing no provider of the reference while some are connected keeps those (one Warn, counted in airnode_directory_empty_protections_total) until the registry lists one again; a kept provider still goes when its connection closes or it announces its shutdown; false: the reference empties; read from the reference's URL only, not the provider's"},
-	directory.KeyRemovalDamping: {Type: spi.KeyTypeInt, Default: "50",
+	directory.KeyRemovalDamping: {Type: spi.KeyTypeInt, Default: "25",
 		Doc: sideConsumer + "removal damping: a registry notification dropping this percent or more of the reference's connected providers at once (two at least; within 5s) removes those still connected only after registry.removal.grace (one Warn, airnode_directory_damped_removals_total); unconnected ones go at once; 0..100, 0 or 100: off; read from the reference's URL only, not the provider's"},
 	directory.KeyRemovalGrace: {Type: spi.KeyTypeDuration, Default: "30s",
 		Doc: sideConsumer + "removal damping: how long a damped removal waits for the providers to be listed again (default: ZooKeeper's default session.timeout, within which a wiped ZooKeeper's providers re-register), 100ms..1h; read from the reference's URL only, not the provider's"},

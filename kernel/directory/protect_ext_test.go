@@ -304,7 +304,7 @@ func TestRemovalDampedThenApplied(t *testing.T) {
 }
 
 // TestRemovalOfFewIsImmediate: a rolling restart's one removal of 10,
-// 4 of 10 within seconds, and one of 2 (a single provider is never
+// 2 of 10 within seconds, and one of 2 (a single provider is never
 // damped) apply at once; so do the removals of unconnected providers
 // in a mass removal; damping=0 turns damping off.
 func TestRemovalOfFewIsImmediate(t *testing.T) {
@@ -313,9 +313,9 @@ func TestRemovalOfFewIsImmediate(t *testing.T) {
 	if n := len(d.All()); n != 9 {
 		t.Fatalf("%d listed after one of 10 left, want 9 at once", n)
 	}
-	reg.push(ports(1, 6)...) // 3 of 9, 4 of 10 within seconds
-	if n := len(d.All()); n != 6 {
-		t.Fatalf("%d listed after 3 of 9 left, want 6 at once", n)
+	reg.push(ports(1, 8)...) // 1 of 9, 2 of 10 within seconds
+	if n := len(d.All()); n != 8 {
+		t.Fatalf("%d listed after 1 of 9 left, want 8 at once", n)
 	}
 	if len(rec.warnings()) != 0 || d.Kept() != nil {
 		t.Fatalf("warnings %q, kept %v", rec.warnings(), d.Kept())
@@ -345,19 +345,19 @@ func TestRemovalOfFewIsImmediate(t *testing.T) {
 
 // TestRemovalOneByOneIsDampedAsOne: removals of connected providers
 // within a few seconds add up (a registry dropping a fleet's entries one
-// push at a time): 3 of 10, then 3 more, is 6 of 10, damped.
+// push at a time): 2 of 10, then 2 more, is 4 of 10, damped.
 func TestRemovalOneByOneIsDampedAsOne(t *testing.T) {
 	reg, d, _, rec := setupPush(t, "&"+directory.KeyRemovalGrace+"=10s", ports(1, 10)...)
-	reg.push(ports(1, 7)...)
-	if n := len(d.All()); n != 7 {
-		t.Fatalf("%d listed after 3 of 10 left, want 7 at once", n)
+	reg.push(ports(1, 8)...)
+	if n := len(d.All()); n != 8 {
+		t.Fatalf("%d listed after 2 of 10 left, want 8 at once", n)
 	}
-	reg.push(ports(1, 4)...)
-	if n := len(d.All()); n != 7 || len(d.Kept()) != 3 {
-		t.Fatalf("after 3 more left: %d listed (want 7), kept %v", n, d.Kept())
+	reg.push(ports(1, 6)...)
+	if n := len(d.All()); n != 8 || len(d.Kept()) != 2 {
+		t.Fatalf("after 2 more left: %d listed (want 8), kept %v", n, d.Kept())
 	}
-	if ws := rec.warnings(); len(ws) != 1 || !strings.Contains(ws[0], "dropped 6 of the 10 connected providers") {
-		t.Fatalf("warnings %q, want one counting 6 of 10", ws)
+	if ws := rec.warnings(); len(ws) != 1 || !strings.Contains(ws[0], "dropped 4 of the 10 connected providers") {
+		t.Fatalf("warnings %q, want one counting 4 of 10", ws)
 	}
 }
 
