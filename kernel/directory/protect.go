@@ -67,12 +67,13 @@ const (
 var protectCheckEvery = 500 * time.Millisecond
 
 // dampWindow is how long the removals of connected providers count
-// towards the next notification's share (removal damping): a registry
-// that drops a fleet's entries one by one (sessions expiring a tick
-// apart, a registry pushing each change) is damped as one removal. A
-// ZooKeeper server expires sessions in tickTime buckets (2s by default);
-// a rolling restart's steps (stop, start, register, warm up) are
-// usually further apart.
+// towards the next notification's share (removal damping), until their
+// address is listed again: a registry that drops a fleet's entries one
+// by one (sessions expiring a tick apart, a registry pushing each
+// change) is damped as one removal. A ZooKeeper server expires sessions
+// in tickTime buckets (2s by default). A rolling restart's provider is
+// back at its address (a new entry) before the next one goes, so it
+// counts one at a time.
 const dampWindow = 5 * time.Second
 
 // Kept is a provider the directory lists although the registry's last
@@ -105,11 +106,11 @@ type protection struct {
 	damping int64         // KeyRemovalDamping, percent; 0: off
 	grace   time.Duration // KeyRemovalGrace
 
-	kept      map[string]Kept // raw provider URL -> why it is kept
-	emptyOn   bool            // an empty-protection episode is on
-	dampUntil time.Time       // a damping episode is on until then; zero: none
-	wasHeld   map[string]bool // providers Hold held at the last apply: never protected
-	recent    []time.Time     // when connected providers were removed, within dampWindow
+	kept      map[string]Kept      // raw provider URL -> why it is kept
+	emptyOn   bool                 // an empty-protection episode is on
+	dampUntil time.Time            // a damping episode is on until then; zero: none
+	wasHeld   map[string]bool      // providers Hold held at the last apply: never protected
+	recent    map[string]time.Time // dedupKey -> when removed while connected, within dampWindow and not listed again
 	view      atomic.Pointer[[]Kept]
 
 	loopMu  sync.Mutex // guards the fields below
@@ -203,14 +204,15 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	}
 	slices.Sort(up)
 	listed := len(next)
-	recent := 0 // connected providers removed within dampWindow: part of this removal
-	for _, at := range p.recent {
-		if now.Sub(at) < dampWindow {
-			p.recent[recent] = at
-			recent++
+	// Connected providers removed within dampWindow and not listed
+	// again (a rolling restart's provider is back at its address in a
+	// moment): part of this removal.
+	for k, at := range p.recent {
+		if now.Sub(at) >= dampWindow || listedKeys[k] {
+			delete(p.recent, k)
 		}
 	}
-	p.recent = p.recent[:recent]
+	recent := len(p.recent)
 	reason := ""
 	switch {
 	case listed == 0 && p.empty && len(up) > 0:
@@ -246,8 +248,11 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	kept := map[string]Kept{}
 	var urls []spi.URL
 	if reason == "" {
-		for range up {
-			p.recent = append(p.recent, now)
+		for _, k := range up {
+			if p.recent == nil {
+				p.recent = map[string]time.Time{}
+			}
+			p.recent[dedupKey(d.members[k].provider)] = now
 		}
 	} else {
 		for _, k := range up {

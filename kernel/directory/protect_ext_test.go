@@ -361,6 +361,29 @@ func TestRemovalOneByOneIsDampedAsOne(t *testing.T) {
 	}
 }
 
+// TestRollingRestartIsNotDamped: providers that leave one after the
+// other, each back at its address (a new entry) before the next goes,
+// never add up to a damped removal, however fast.
+func TestRollingRestartIsNotDamped(t *testing.T) {
+	reg, d, _, rec := setupPush(t, "", ports(1, 4)...)
+	for i := 1; i <= 4; i++ {
+		var gone []int
+		for _, p := range ports(1, 4) {
+			if p != i {
+				gone = append(gone, p)
+			}
+		}
+		reg.push(gone...)
+		if n := len(d.All()); n != 3 {
+			t.Fatalf("step %d: %d listed, want 3 (the restarting one removed at once)", i, n)
+		}
+		reg.push(ports(1, 4)...)
+	}
+	if len(rec.warnings()) != 0 {
+		t.Fatalf("warnings %q, want none", rec.warnings())
+	}
+}
+
 // TestHalfRemovedIsDamped (tester22 finding 5 as re-run: the first of
 // two provider processes of 50 re-registered): 50 of 100 dropped at
 // once is damped.
