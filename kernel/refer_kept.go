@@ -8,6 +8,8 @@ import "github.com/airnode/airnode/kernel/directory"
 // and since when: providers it is connected to, kept because the
 // registry listed none of them (URL key registry.empty.protection,
 // default true) or dropped more than registry.removal.damping percent
-// of them at once (default 50, for registry.removal.grace, default
-// 30s). Providers() includes them. Nil when none is kept; never blocks.
+// of them at once (default 25, for registry.removal.grace, default
+// 30s); a kept provider goes when its connection closes, it announces
+// its shutdown, or it answers SERVICE_NOT_FOUND (it unexported the
+// service). Providers() includes them. Nil when none is kept; never blocks.
 func (r *Reference) Kept() []directory.Kept { return r.dir.Kept() }

@@ -39,6 +39,11 @@ type remoteInvoker struct {
 	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
 	out     outlierState // outlier ejection (outlier.go)
+	// notServing: the provider's last answer was SERVICE_NOT_FOUND (it
+	// unexported the service while its node runs on); a success clears
+	// it. The directory drops such a provider if it keeps it only by
+	// empty protection or removal damping (directory.NotServing).
+	notServing atomic.Bool
 }
 
 // callConf is what a call needs from the URL, resolved once per method.
@@ -285,6 +290,13 @@ func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	r.stats.Begin()
 	res := r.invoke(ctx, inv)
 	res.ProviderAddr = r.addr // the consumer's accesslog line names it
+	if res.Err != nil {
+		if spi.StatusOf(res.Err) == spi.StatusServiceNotFound {
+			r.notServing.Store(true)
+		}
+	} else if r.notServing.Load() {
+		r.notServing.Store(false)
+	}
 	end := time.Since(clockBase)
 	r.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
 	if r.out.conf.consecutive > 0 && (res.Err != nil || r.out.streak.Load() != 0) {
@@ -342,6 +354,12 @@ func (r *remoteInvoker) Available() bool {
 	}
 	return r.connected()
 }
+
+// NotServing reports whether the provider's last answer said it does not
+// serve this service (SERVICE_NOT_FOUND): a provider kept by the
+// directory's empty protection or removal damping then goes
+// (directory.NotServing).
+func (r *remoteInvoker) NotServing() bool { return r.notServing.Load() }
 
 // AvailabilityEpoch returns the epoch of the node's connection pool,
 // bumped after every change of a connection's state (conn.publish), an

@@ -111,3 +111,61 @@ func TestT22_EmptyProtection(t *testing.T) {
 		}
 	}
 }
+
+// A provider kept by empty protection that unexports the service while
+// its node runs on (its connection stays up for its other services)
+// answers SERVICE_NOT_FOUND: after that answer the reference drops it
+// within a second (directory.NotServing), instead of keeping calling a
+// provider that says it does not serve the service for as long as the
+// registry lists nobody.
+func TestT22_EmptyProtectionDropsAProviderThatUnexported(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://t22-unexported")
+	p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a second service on the same address keeps the connection's node serving
+	if _, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?group=other")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := faultNode(t, cat, WithRegistry(reg))
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ref.Providers()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the provider never showed up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := ref.Invoke(ctx, "Echo", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Unexport(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for len(ref.Kept()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s Kept() = %v, want the unexported provider kept by empty protection", ref.Kept())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, err = ref.Invoke(ctx, "Echo", "x")
+	if spi.StatusOf(err) != spi.StatusServiceNotFound {
+		t.Fatalf("call to the kept provider that unexported: %v, want its SERVICE_NOT_FOUND", err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for len(ref.Kept()) != 0 || len(ref.Providers()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("5s after its SERVICE_NOT_FOUND the provider is still kept: %v", ref.Kept())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

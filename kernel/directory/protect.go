@@ -157,6 +157,25 @@ func (d *Directory) Kept() []Kept {
 	return nil
 }
 
+// NotServing is an optional interface of an invoker: NotServing reports
+// whether the provider's last answer said it does not serve the service
+// (SERVICE_NOT_FOUND: it unexported the service while its node runs on,
+// so its connection stays up). Such a provider is not kept by empty
+// protection or removal damping, and one kept goes within
+// protectCheckEvery of saying so.
+type NotServing interface{ NotServing() bool }
+
+// keepable reports whether inv may be kept although the registry no
+// longer lists it: available, and not saying it does not serve the
+// service.
+func keepable(inv spi.Invoker) bool {
+	if !inv.Available() {
+		return false
+	}
+	ns, ok := inv.(NotServing)
+	return !ok || !ns.NotServing()
+}
+
 // protect decides which of leaving (the keys of members the
 // notification no longer lists and Hold does not hold) stay: it adds
 // them to next and returns their URLs. With d.applyMu and d.mu held.
@@ -165,7 +184,8 @@ func (d *Directory) Kept() []Kept {
 // namingPushEmptyProtection: a push of an empty list keeps the last
 // one): when next would be empty, every leaving provider that is
 // available (connected, answered its ping, not shutting down: read-only
-// or go-away make it unavailable; so does an outlier ejection) stays,
+// or go-away make it unavailable; so does an outlier ejection) and not
+// answering SERVICE_NOT_FOUND (NotServing) stays,
 // until the registry lists a provider again. Unlike Dubbo, which keeps
 // the whole last list, a provider whose connection is down is not kept:
 // the protection keeps calls going, it does not guess who is alive.
@@ -184,7 +204,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	now := time.Now()
 	connected := 0
 	for _, m := range d.members {
-		if m.invoker.Available() {
+		if keepable(m.invoker) {
 			connected++
 		}
 	}
@@ -198,7 +218,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	var up []string // leaving, not replaced, and available: candidates to keep
 	for _, k := range leaving {
 		m := d.members[k]
-		if !p.wasHeld[k] && !listedKeys[dedupKey(m.provider)] && m.invoker.Available() {
+		if !p.wasHeld[k] && !listedKeys[dedupKey(m.provider)] && keepable(m.invoker) {
 			up = append(up, k)
 		}
 	}
@@ -362,7 +382,7 @@ func (d *Directory) recheckKept() bool {
 	if !closed {
 		due := !p.dampUntil.IsZero() && !time.Now().Before(p.dampUntil)
 		for k := range p.kept {
-			if m, ok := members[k]; !ok || !m.invoker.Available() {
+			if m, ok := members[k]; !ok || !keepable(m.invoker) {
 				due = true
 				break
 			}
