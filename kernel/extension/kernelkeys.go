@@ -14,6 +14,7 @@ var kernelKeys = []string{
 	spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
 	"dispatcher", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit",
 	spi.AttachmentToken, "connections", "protocol", "shutdown.timeout", "shutdown.wait", "registry", "advertise",
+	"registry.empty.protection", "registry.removal.damping", "registry.removal.grace",
 	// kernel/config.KernelKeys
 	"timeout", "connect.timeout", "reconnect.backoff", "retries", "weight", "warmup", "timestamp", "payload",
 	"heartbeat.interval", "heartbeat.timeout", "heartbeat.retries", "heartbeat.ping.timeout", "heartbeat.ping.on.timeout",
