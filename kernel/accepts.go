@@ -51,7 +51,11 @@ func openDescriptors() (n int, ok bool) {
 // a provider accepting no consumer is down for good, while one that runs
 // out of descriptors with a few dozen consumers retries its accepts (and
 // says so at Warn, internal/netaccept) and frees them as they leave.
-// Never above netaccept.DefaultAccepts of the limit.
+// Never above netaccept.DefaultAccepts of the limit, which is half the
+// limit (rounded up) under 128: the floor is 32, or half the limit when
+// the limit is under 64 (ulimit -n 40: 20; tester23 N4), since a
+// provider whose limit is 40 cannot keep 32 connections and the
+// descriptors it needs itself.
 const minDefaultAccepts = 32
 
 // defaultAccepts is the accepts default with an open-file limit of limit

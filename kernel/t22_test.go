@@ -323,9 +323,21 @@ func TestT22_AcceptsDefaultLessOpenDescriptors(t *testing.T) {
 	}{
 		{256, -1, 192, false}, {256, 0, 192, false}, {256, 10, 182, false}, {256, 150, 42, false},
 		{256, 160, 32, false}, {256, 170, 32, true}, {1024, 100, 822, false}, {40, 30, 20, true},
+		{40, 9, 20, true}, {63, 40, 32, true}, {64, 40, 32, true}, {62, 40, 31, true}, {10, 5, 5, true},
 	} {
 		if got, floored := defaultAccepts(c.limit, c.open); got != c.want || floored != c.floored {
 			t.Errorf("defaultAccepts(%d, %d) = %d, %v; want %d, %v", c.limit, c.open, got, floored, c.want, c.floored)
+		}
+	}
+	// the README's floor (tester23 N4): 32, or half the limit (rounded
+	// up) when the limit is under 64
+	for limit := uint64(2); limit <= 300; limit++ {
+		want := 32
+		if limit < 64 {
+			want = int(limit+1) / 2
+		}
+		if got, floored := defaultAccepts(limit, int(limit)); got != want || !floored {
+			t.Errorf("defaultAccepts(%d, %d) = %d, %v; want the floor %d, true", limit, limit, got, floored, want)
 		}
 	}
 	if _, ok := openDescriptors(); !ok {
