@@ -30,17 +30,22 @@
 // poll period, because a crashed process releases its lock without a
 // file event. An idle poll reads nothing: it stats the directory and
 // checks each owner's lock (each older-format entry's), and reads an
-// entry only when the directory changed and the entry is new. When
-// inotify is unavailable (fs.inotify.max_user_instances reached, 128 per
-// user on Debian, or fs.inotify.max_user_watches), Subscribe still
-// succeeds: one Warn names the limit, and the subscriptions see changes
-// by polling, within poll (Registry.Polling reports it).
+// entry only when the directory changed and the entry is new. The
+// registries of one process share one inotify instance (one watch per
+// providers directory), created by the first to subscribe and closed
+// with the last (tester23 N3: 500 nodes of one process took all 128
+// instances of a Debian user). When inotify is unavailable
+// (fs.inotify.max_user_instances reached, or
+// fs.inotify.max_user_watches), Subscribe still succeeds: one Warn per
+// process names the limit, and the subscriptions see changes by
+// polling, within poll (Registry.Polling reports it).
 //
 // A providers directory that cannot be read for another reason than
 // being removed (out of descriptors, EACCES, EIO) is not the providers
-// leaving: the last list is kept, one Warn names the error (EMFILE: "out
-// of file descriptors: see ulimit -n"), every poll retries, and an Info
-// line says when reading works again.
+// leaving: the last list is kept, a Warn names the error (EMFILE: "out
+// of file descriptors: see ulimit -n") and is repeated every 30 s while
+// it lasts, with how long the list has been stale (stale_for), every
+// poll retries, and an Info line says when reading works again.
 //
 // A providers directory that is removed (rm -rf of the registry, a tmp
 // cleaner) is the registry being unavailable, as the zookeeper registry

@@ -111,18 +111,18 @@ type Registry struct {
 	log    *slog.Logger
 	ownLog bool // log came from Builder.Logger: UseLogger leaves it
 
-	mu      sync.Mutex
-	leases  map[string]*lease // canonical URL -> held entry
-	subs    map[*subscription]struct{}
-	own     *owner // the lock file naming this registry's entries; nil before a Register
-	watcher *fsnotify.Watcher
-	watched map[string]map[*subscription]struct{} // directory -> subscriptions
-	polling bool                                  // inotify was unavailable: subscriptions only poll (one Warn)
-	closed  bool
-	keeping bool
+	mu       sync.Mutex
+	leases   map[string]*lease // canonical URL -> held entry
+	subs     map[*subscription]struct{}
+	own      *owner                                // the lock file naming this registry's entries; nil before a Register
+	watching bool                                  // holds a reference on the process's watcher (hub)
+	watched  map[string]map[*subscription]struct{} // directory -> subscriptions
+	polling  bool                                  // inotify was unavailable: subscriptions only poll
+	closed   bool
+	keeping  bool
 
-	quit chan struct{}  // closed by Close: stops the keeper and the watch loop
-	wg   sync.WaitGroup // keeper and watch loop
+	quit chan struct{}  // closed by Close: stops the keeper
+	wg   sync.WaitGroup // keeper
 }
 
 // lease is a registered entry: its path and identity.
@@ -434,8 +434,10 @@ func (r *Registry) check() error {
 
 // Subscribe watches the providers of consumer.ServiceKey(): the first list
 // is pushed at once, then every change within about a second (fsnotify, and
-// a lock-state poll for crashed providers). Without inotify (its limits
-// reached) it polls only, after one Warn: it never fails for that.
+// a lock-state poll for crashed providers), through the one inotify
+// instance of the process, shared by its registries (watchHub). Without
+// inotify (its limits reached) it polls only, after one Warn per process:
+// it never fails for that.
 func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	dir := r.categoryDir(consumer.ServiceKey(), Providers)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
@@ -449,20 +451,17 @@ func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.Not
 	if r.watched == nil {
 		r.watched = map[string]map[*subscription]struct{}{}
 	}
-	if r.watcher == nil && !r.polling {
-		w, err := newWatcher()
-		if err != nil {
-			r.pollInstead(err, "fs.inotify.max_user_instances (inotify instances per user, all processes; sysctl fs.inotify.max_user_instances; 128 on Debian), or ulimit -n")
+	if !r.watching && !r.polling {
+		if err := hub.acquire(); err != nil {
+			r.pollInstead(err, "instances", "fs.inotify.max_user_instances (inotify instances per user, all processes; sysctl fs.inotify.max_user_instances; 128 on Debian), or ulimit -n")
 		} else {
-			r.watcher = w
-			r.wg.Add(1)
-			go r.watchLoop(w)
+			r.watching = true
 		}
 	}
 	if r.watched[dir] == nil {
-		if r.watcher != nil {
-			if err := r.watcher.Add(dir); err != nil {
-				r.pollInstead(err, "fs.inotify.max_user_watches (inotify watches per user; sysctl fs.inotify.max_user_watches)")
+		if r.watching {
+			if err := hub.add(r, dir); err != nil {
+				r.pollInstead(err, "watches", "fs.inotify.max_user_watches (inotify watches per user; sysctl fs.inotify.max_user_watches)")
 			}
 		}
 		r.watched[dir] = map[*subscription]struct{}{}
@@ -484,18 +483,24 @@ func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.Not
 // newWatcher is fsnotify.NewWatcher; tests replace it (export_test.go).
 var newWatcher = fsnotify.NewWatcher
 
-// pollInstead logs, once per registry, that inotify failed (err; limit
-// names the kernel limit behind it) and that the subscriptions poll
-// instead: they always poll every poll period, so a change is seen within
-// it instead of at once. Subscribe does not fail for it (tester22
-// finding 2: the 129th consumer process of a user could not start).
-// r.mu is held.
-func (r *Registry) pollInstead(err error, limit string) {
+// pollInstead logs, once per process for each kind of limit ("instances",
+// "watches"; tester23 N3: it was once per registry, 372 lines from one
+// process of 500 nodes), that inotify failed (err; limit names the kernel
+// limit behind it) and that the subscriptions poll instead: they always
+// poll every poll period, so a change is seen within it instead of at
+// once. Later registries log it at Debug. Subscribe does not fail for it
+// (tester22 finding 2: the 129th consumer process of a user could not
+// start). r.mu is held.
+func (r *Registry) pollInstead(err error, kind, limit string) {
 	if r.polling {
 		return
 	}
 	r.polling = true
-	r.log.Warn("file registry: inotify unavailable; polling the providers directories instead (a change is seen within poll, not at once)",
+	lvl := slog.LevelDebug
+	if firstWarn(kind) {
+		lvl = slog.LevelWarn
+	}
+	r.log.Log(context.Background(), lvl, "file registry: inotify unavailable; polling the providers directories instead (a change is seen within poll, not at once; logged once per process)",
 		"err", err, "limit", limit, "poll", r.p.poll)
 }
 
@@ -507,33 +512,22 @@ func (r *Registry) Polling() bool {
 	return r.polling
 }
 
-// watchLoop forwards fsnotify events to the subscriptions of the directory.
-func (r *Registry) watchLoop(w *fsnotify.Watcher) {
-	defer r.wg.Done()
-	for {
-		select {
-		case <-r.quit:
-			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			r.mu.Lock()
-			for s := range r.watched[filepath.Dir(ev.Name)] {
-				s.wake()
-			}
-			r.mu.Unlock()
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			r.log.Warn("file registry: watch error; polling continues", "err", err)
-			r.mu.Lock()
-			for s := range r.subs {
-				s.wake()
-			}
-			r.mu.Unlock()
-		}
+// wakeDir wakes r's subscriptions of dir (a file event in it).
+func (r *Registry) wakeDir(dir string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.watched[dir] {
+		s.wake()
+	}
+}
+
+// wakeAll wakes every subscription of r (a watch error: events may be
+// lost).
+func (r *Registry) wakeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.subs {
+		s.wake()
 	}
 }
 
@@ -559,15 +553,16 @@ func (r *Registry) Close() error {
 		_ = o.f.Close() // releases the lock
 		r.own = nil
 	}
-	w := r.watcher
+	watching := r.watching
+	r.watching = false
 	r.mu.Unlock()
 	for s := range subs {
 		s.stop()
 	}
 	close(r.quit)
 	r.wg.Wait()
-	if w != nil {
-		_ = w.Close()
+	if watching {
+		hub.release(r) // the last registry closes the process's watcher
 	}
 	return nil
 }
@@ -634,6 +629,7 @@ func (s *subscription) loop() {
 		graceC  <-chan time.Time
 		readErr error     // the directory cannot be read (not removed): last list kept
 		since   time.Time // of readErr
+		warnAt  time.Time // of the last Warn about readErr
 		fails   int       // scans failed since
 		full    = true    // list the directory even if its stat is unchanged
 		again   bool      // push the list even if unchanged (grace ended)
@@ -667,13 +663,19 @@ func (s *subscription) loop() {
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			// EMFILE, EACCES, EIO...: the directory is there, this
 			// process cannot read it now; the providers did not leave
-			if readErr == nil {
-				since = time.Now()
+			fails++
+			switch now := time.Now(); {
+			case readErr == nil:
+				since, warnAt = now, now
 				r.log.Warn("file registry: cannot read the providers directory; keeping the last provider list and retrying every poll",
 					"dir", s.dir, "providers", len(last), "err", err, "hint", readHint(err), "poll", r.p.poll)
+			case now.Sub(warnAt) >= staleWarnEvery:
+				warnAt = now
+				r.log.Warn("file registry: still cannot read the providers directory; the provider list is stale (providers added or removed since are not seen)",
+					"dir", s.dir, "providers", len(last), "stale_for", now.Sub(since).Round(time.Second), "failed_polls", fails,
+					"err", err, "hint", readHint(err))
 			}
 			readErr = err
-			fails++
 			if !pushed {
 				s.pusher.Push(nil) // no list to keep: the first list is empty
 				pushed = true
@@ -736,6 +738,12 @@ func (s *subscription) loop() {
 	}
 }
 
+// staleWarnEvery is how often a subscription that cannot read its
+// providers directory repeats its Warn, with how long its list has been
+// stale (tester23, tester22 finding 3: a consumer at its descriptor limit
+// said so once, then nothing while its list went stale); tests shorten it.
+var staleWarnEvery = 30 * time.Second
+
 // lost reports whether a provider of last is not in list.
 func lost(last, list []spi.URL) bool {
 	have := make(map[string]bool, len(list))
@@ -771,11 +779,10 @@ func union(list, keep []spi.URL) []spi.URL {
 func (r *Registry) rewatch(dir string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.watcher == nil || r.watched[dir] == nil {
+	if r.closed || !r.watching || r.watched[dir] == nil {
 		return
 	}
-	_ = r.watcher.Remove(dir) // the old watch, if fsnotify still has it
-	if err := r.watcher.Add(dir); err != nil {
+	if err := hub.rewatch(dir); err != nil {
 		r.log.Warn("file registry: cannot watch the providers directory again; polling continues", "dir", dir, "err", err)
 	}
 }
@@ -790,8 +797,8 @@ func (s *subscription) Stop() {
 		delete(subs, s)
 		if len(subs) == 0 {
 			delete(r.watched, s.dir)
-			if !r.closed && r.watcher != nil {
-				_ = r.watcher.Remove(s.dir)
+			if !r.closed && r.watching {
+				hub.remove(r, s.dir)
 			}
 		}
 	}

@@ -82,6 +82,7 @@ func TestT22_2_InotifyUnavailablePolls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			restore := file.SetNewWatcher(tc.watch)
 			defer restore()
+			file.ResetInotifyWarn() // once per process (tester23 N3)
 			dir := t.TempDir()
 			var log syncBuf
 			c := buildLogged(t, "file://"+dir+"?poll=50ms", &log)
