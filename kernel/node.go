@@ -383,6 +383,18 @@ func (n *Node) shutdown(ctx context.Context) error {
 			registered = true
 		}
 	}
+	if registered {
+		// Tell the consumers that the provider drains (exchange's
+		// draining event), so that a registry consumer's empty
+		// protection or removal damping does not keep sending to it
+		// through the wait (tester23 N2). Before the unregisters, not
+		// after: a registry whose Unregister returns once its
+		// subscribers applied the new list (memory) would otherwise have
+		// them keep it first, then drop it on their next check.
+		for s := range servers {
+			s.srv.AnnounceDraining()
+		}
+	}
 	// Concurrently: a registry whose Unregister blocks holds each
 	// service until the same ctx's end (and late window), not one after
 	// another (tester20 N2).

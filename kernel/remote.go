@@ -44,6 +44,11 @@ type remoteInvoker struct {
 	// it. The directory drops such a provider if it keeps it only by
 	// empty protection or removal damping (directory.NotServing).
 	notServing atomic.Bool
+	// Probe's pings (directory.Prober), stopped and waited for by Close.
+	probeMu   sync.Mutex
+	probeCtx  context.Context // nil until the first Probe
+	probeStop context.CancelFunc
+	probes    sync.WaitGroup
 }
 
 // callConf is what a call needs from the URL, resolved once per method.
@@ -361,6 +366,77 @@ func (r *remoteInvoker) Available() bool {
 // (directory.NotServing).
 func (r *remoteInvoker) NotServing() bool { return r.notServing.Load() }
 
+// Draining reports whether one of the provider's channels got its
+// draining event (exchange.Channel.Draining: its node is shutting it
+// down, after shutdown.wait): the directory's removal damping does not
+// keep it, nor does empty protection while another provider is
+// connected (directory.Draining). Draining alone leaves it Available:
+// while the registry lists it, or if it is all there is, it is called as
+// before.
+func (r *remoteInvoker) Draining() bool {
+	for _, c := range r.conns {
+		if st := c.state.Load(); st != nil && st.ch != nil {
+			if d, ok := st.ch.(interface{ Draining() bool }); ok && d.Draining() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// probeTimeout bounds each ping of Probe.
+const probeTimeout = time.Second
+
+// Probe pings each of the provider's up channels once, each on a
+// goroutine of its own bounded by probeTimeout (directory.Prober): the
+// directory keeps a provider the registry dropped only if something is
+// read from it afterwards (LastRead), so a hung one (a stopped process,
+// connection up) goes within seconds. Never blocks; Close stops the pings
+// and waits for them.
+func (r *remoteInvoker) Probe() {
+	r.probeMu.Lock()
+	defer r.probeMu.Unlock()
+	if r.probeCtx == nil {
+		r.probeCtx, r.probeStop = context.WithCancel(context.Background())
+	}
+	if r.probeCtx.Err() != nil {
+		return // closed
+	}
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		ch := st.ch
+		r.probes.Add(1)
+		go func() {
+			defer r.probes.Done()
+			ctx, cancel := context.WithTimeout(r.probeCtx, probeTimeout)
+			defer cancel()
+			_ = ch.Ping(ctx) // the answer moves LastRead; a failure is the liveness check's business
+		}()
+	}
+}
+
+// LastRead returns when a frame was last read from any of the provider's
+// up channels (exchange.Channel.LastRead; zero with none up): a ping's
+// answer moves it (directory.Prober).
+func (r *remoteInvoker) LastRead() time.Time {
+	var last time.Time
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		if lr, ok := st.ch.(interface{ LastRead() time.Time }); ok {
+			if t := lr.LastRead(); t.After(last) {
+				last = t
+			}
+		}
+	}
+	return last
+}
+
 // AvailabilityEpoch returns the epoch of the node's connection pool,
 // bumped after every change of a connection's state (conn.publish), an
 // ejection and its end (outlier.go), and a channel turning read-only
@@ -419,6 +495,13 @@ func (r *remoteInvoker) Stats() *spi.Stats { return &r.stats }
 // stops their reconnecting). Idempotent.
 func (r *remoteInvoker) Close() error {
 	r.once.Do(func() {
+		r.probeMu.Lock()
+		if r.probeCtx == nil {
+			r.probeCtx, r.probeStop = context.WithCancel(context.Background())
+		}
+		r.probeStop()
+		r.probeMu.Unlock()
+		r.probes.Wait()
 		r.out.group.remove(r)
 		for _, k := range r.keys {
 			r.pool.release(k)

@@ -42,7 +42,11 @@
 // more of them at once, two at least, keeps them for
 // registry.removal.grace (30s) unless listed again. A kept provider
 // goes as soon as it is unavailable (connection closed, go-away or
-// read-only, ejected). One Warn per episode; Kept lists them.
+// read-only, ejected), answers SERVICE_NOT_FOUND (NotServing) or says it
+// drains (Draining: empty protection keeps a draining provider only when
+// there is no other), and, a Prober, about 2.5 s after it started being
+// kept if it answered nothing to its probe (a hung provider). One Warn per
+// episode; Kept lists them.
 //
 // List, called on every call, reads an atomically swapped snapshot: it never
 // blocks for long and does not allocate while every invoker is available.

@@ -111,7 +111,11 @@ type protection struct {
 	dampUntil time.Time            // a damping episode is on until then; zero: none
 	wasHeld   map[string]bool      // providers Hold held at the last apply: never protected
 	recent    map[string]time.Time // dedupKey -> when removed while connected, within dampWindow and not listed again
-	view      atomic.Pointer[[]Kept]
+	probed    map[string]time.Time // raw provider URL of a kept one -> when it was probed (Prober)
+	// emptyDraining: empty protection keeps draining providers, there
+	// being no other (Draining).
+	emptyDraining bool
+	view          atomic.Pointer[[]Kept]
 
 	loopMu  sync.Mutex // guards the fields below
 	running bool       // the check loop runs
@@ -165,15 +169,61 @@ func (d *Directory) Kept() []Kept {
 // protectCheckEvery of saying so.
 type NotServing interface{ NotServing() bool }
 
+// Prober is an optional interface of an invoker: a provider that the
+// registry dropped is kept by empty protection or removal damping only
+// while it shows it is alive. When the directory starts keeping it, it
+// calls Probe once (one ping per channel, bounded by about a second, on
+// goroutines of the invoker's: Probe never blocks); from probeWait on,
+// the provider stays kept only if LastRead (when something was last
+// read from it: a call's answer, a ping's) is after that Probe. So a hung
+// provider (a stopped process, a frozen host: its connection up, nothing
+// answered), whose registry session expiry is often the first sign of the
+// hang, goes within probeWait + protectCheckEvery, about 2.5 s, instead
+// of being called for the whole grace (tester23 N1).
+type Prober interface {
+	Probe()
+	LastRead() time.Time
+}
+
+// probeWait is how long a kept Prober has to show it is alive after its
+// Probe: the probe's ping waits up to 1 s, and a provider that answers
+// at all does so within milliseconds (pings are answered by its reader,
+// not its workers), so 2 s leaves a loaded machine's scheduling twice
+// the ping's own bound, while a hung provider is still dropped long
+// before a call timeout (1 s by default, often more) would have been
+// paid many times over. A variable for tests.
+var probeWait = 2 * time.Second
+
+// Draining is an optional interface of an invoker: Draining reports
+// whether the provider announced that it is shutting down after a wait
+// (the kernel's draining event: its node unregistered it and serves on
+// for shutdown.wait so that consumers stop sending first). Removal
+// damping does not keep such a provider, and empty protection keeps it
+// only when no provider that is not draining is left to keep (failing
+// every call instead would not help: it still serves); one kept goes
+// within protectCheckEvery of saying so (tester23 N2). Draining does not
+// make it unavailable: a provider the registry lists is called as before.
+type Draining interface{ Draining() bool }
+
 // keepable reports whether inv may be kept although the registry no
-// longer lists it: available, and not saying it does not serve the
-// service.
-func keepable(inv spi.Invoker) bool {
+// longer lists it: available, not saying it does not serve the service
+// (NotServing), not draining (Draining) unless drainingOK, and, for a
+// Prober probed at probed (zero: not kept yet), something read from it
+// since, once probeWait has passed.
+func keepable(inv spi.Invoker, probed, now time.Time, drainingOK bool) bool {
 	if !inv.Available() {
 		return false
 	}
-	ns, ok := inv.(NotServing)
-	return !ok || !ns.NotServing()
+	if ns, ok := inv.(NotServing); ok && ns.NotServing() {
+		return false
+	}
+	if dr, ok := inv.(Draining); ok && !drainingOK && dr.Draining() {
+		return false
+	}
+	if pr, ok := inv.(Prober); ok && !probed.IsZero() && now.Sub(probed) > probeWait {
+		return pr.LastRead().After(probed)
+	}
+	return true
 }
 
 // protect decides which of leaving (the keys of members the
@@ -190,6 +240,12 @@ func keepable(inv spi.Invoker) bool {
 // the whole last list, a provider whose connection is down is not kept:
 // the protection keeps calls going, it does not guess who is alive.
 //
+// A provider stays kept only while it shows it is alive (Prober): it
+// is probed when it starts being kept, and one from which nothing was
+// read within probeWait after goes at the next check (tester23 N1). A
+// draining one (Draining) is kept by empty protection only when no other
+// can be (tester23 N2).
+//
 // Removal damping (the idea of Nacos' protectThreshold, which serves
 // every instance when too few are healthy, applied to what a push
 // removes): when the notification drops p.damping percent or more of
@@ -203,8 +259,8 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	p := d.prot
 	now := time.Now()
 	connected := 0
-	for _, m := range d.members {
-		if keepable(m.invoker) {
+	for k, m := range d.members {
+		if keepable(m.invoker, p.probed[k], now, false) {
 			connected++
 		}
 	}
@@ -218,8 +274,20 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	var up []string // leaving, not replaced, and available: candidates to keep
 	for _, k := range leaving {
 		m := d.members[k]
-		if !p.wasHeld[k] && !listedKeys[dedupKey(m.provider)] && keepable(m.invoker) {
+		if !p.wasHeld[k] && !listedKeys[dedupKey(m.provider)] && keepable(m.invoker, p.probed[k], now, false) {
 			up = append(up, k)
+		}
+	}
+	// With nothing listed and nothing else to keep, empty protection
+	// keeps the draining providers: they still serve until they close.
+	p.emptyDraining = false
+	if len(next) == 0 && len(up) == 0 && p.empty {
+		for _, k := range leaving {
+			m := d.members[k]
+			if !p.wasHeld[k] && keepable(m.invoker, p.probed[k], now, true) {
+				up = append(up, k)
+				p.emptyDraining = true
+			}
 		}
 	}
 	slices.Sort(up)
@@ -266,6 +334,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 		}
 	}
 	kept := map[string]Kept{}
+	probed := map[string]time.Time{}
 	var urls []spi.URL
 	if reason == "" {
 		for _, k := range up {
@@ -287,6 +356,16 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 				was.Until = p.dampUntil
 			}
 			kept[k] = was
+			// One probe per provider per episode (Prober): from its
+			// first keeping until the registry lists it again.
+			at, ok := p.probed[k]
+			if !ok {
+				at = now
+				if pr, ok := m.invoker.(Prober); ok {
+					pr.Probe()
+				}
+			}
+			probed[k] = at
 		}
 	}
 	if len(kept) == 0 && !p.dampUntil.IsZero() {
@@ -294,6 +373,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 		d.log.Info("directory: damped removal ended: the registry lists the providers again, or their connections closed")
 	}
 	p.kept = kept
+	p.probed = probed
 	view := make([]Kept, 0, len(kept))
 	for _, k := range kept {
 		view = append(view, k)
@@ -380,9 +460,10 @@ func (d *Directory) recheckKept() bool {
 	members := d.members
 	d.mu.Unlock()
 	if !closed {
-		due := !p.dampUntil.IsZero() && !time.Now().Before(p.dampUntil)
+		now := time.Now()
+		due := !p.dampUntil.IsZero() && !now.Before(p.dampUntil)
 		for k := range p.kept {
-			if m, ok := members[k]; !ok || !keepable(m.invoker) {
+			if m, ok := members[k]; !ok || !keepable(m.invoker, p.probed[k], now, p.emptyDraining) {
 				due = true
 				break
 			}

@@ -119,6 +119,7 @@ type Channel struct {
 	readBatches    atomic.Uint64 // read batches begun: frames read together from one buffer fill share a number
 	dataSeen       atomic.Bool   // provider: a request arrived since the last ping
 	readOnly       atomic.Bool   // consumer: the provider is shutting down
+	draining       atomic.Bool   // consumer: the provider unregistered and drains (draining.go)
 
 	// Go-away (hello.go, sendGoAway): the provider runs no request read
 	// after closing is set, and tells the consumer the highest id it read

@@ -89,6 +89,10 @@
 // black-holed provider kept its channel for interval × (retries + 1),
 // 4 min with the defaults.
 //
+// Server.AnnounceDraining, which the kernel calls as a registered node's
+// shutdown begins (before its shutdown.wait), sends each consumer a
+// one-way draining event (body "D"): Channel.Draining is then true on the
+// consumer, which still calls the provider (draining.go).
 // Server.Shutdown first sends each consumer a one-way read-only event
 // (Dubbo's READONLY_EVENT, body "R"), after which Channel.ReadOnly is true on
 // the consumer, then drains. Before closing a channel (Shutdown, Close) the

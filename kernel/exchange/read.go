@@ -384,7 +384,7 @@ func (c *Channel) answer(h protocol.Header, codec spi.Codec, err *spi.Error) {
 }
 
 // heartbeatRequest handles an event request: the provider's one-way
-// read-only and go-away events, the consumer's one-way cancel event (empty
+// read-only, draining and go-away events, the consumer's one-way cancel event (empty
 // body, the cancelled request's id), or a heartbeat, which it answers. A body is the peer's hello
 // (Options.Hello), stored and answered with this side's. On the provider
 // the ping-flood guard (Options.MinPingInterval) runs first.
@@ -395,6 +395,11 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 			if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
 				c.log.Info("provider is shutting down: channel read-only")
 				c.readOnlyNow()
+			}
+		case string(body) == drainingEvent:
+			// draining.go; a provider ignores it.
+			if c.opts.Side == spi.Consumer && !c.draining.Swap(true) {
+				c.log.Info("provider is draining: it unregistered and shuts down soon")
 			}
 		case len(body) == goAwayLen && body[0] == goAwayEvent:
 			if c.opts.Side == spi.Consumer {

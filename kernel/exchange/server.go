@@ -28,6 +28,7 @@ type Server struct {
 	mu       sync.Mutex
 	chans    map[*Channel]struct{}
 	closing  bool
+	draining bool          // AnnounceDraining was called: a new channel is told at once
 	stopping chan struct{} // closed when Shutdown or Close begins
 	stopOnce sync.Once
 
@@ -200,6 +201,9 @@ func (s *Server) add(sess spi.Session) {
 	}
 	ch := newChannel(sess, opts, &s.inflight, s.pool, true)
 	s.chans[ch] = struct{}{}
+	if s.draining {
+		ch.sendDraining()
+	}
 	// The heartbeat's Watch runs on a goroutine of its own (counted by
 	// the channel): one that blocks holds neither the accept loop nor
 	// s.mu, and is named if Shutdown gives up on it (tester21 B).

@@ -1,0 +1,362 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/spi"
+)
+
+// pauseProxy is a loopback TCP proxy to one address that can stop
+// forwarding (pause) while keeping its connections open: to the
+// consumer, the provider behind it looks hung (kill -STOP: connected,
+// nothing answered).
+type pauseProxy struct {
+	ln     net.Listener
+	target atomic.Pointer[string]
+	paused atomic.Bool
+	quit   chan struct{}
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newPauseProxy(t *testing.T) *pauseProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pauseProxy{ln: ln, quit: make(chan struct{})}
+	p.wg.Add(1)
+	go p.accept()
+	return p
+}
+
+func (p *pauseProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *pauseProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		target := p.target.Load()
+		if target == nil {
+			c.Close()
+			continue
+		}
+		u, err := net.Dial("tcp", *target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, u)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(u, c)
+		go p.pipe(c, u)
+	}
+}
+
+// pipe copies src to dst, holding what it read while paused.
+func (p *pauseProxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.paused.Load() {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				if tc, ok := dst.(*net.TCPConn); ok {
+					_ = tc.CloseWrite()
+				}
+			}
+			return
+		}
+	}
+}
+
+// close closes the listener and every connection, and waits.
+func (p *pauseProxy) close() {
+	p.ln.Close()
+	close(p.quit)
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestT23_HungProviderLeavesDampedReference (tester23 N1): two providers
+// that stay connected leave the registry within the damping window, one
+// of them hung (its connection up through a proxy that stopped
+// forwarding, as kill -STOP leaves it). Removal damping keeps both at
+// first; the hung one, which does not answer the probe's ping, leaves
+// within about 2.5 s (bound 5 s), while the healthy idle one is still
+// kept.
+func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://t23-hung")
+	var exps []*Exporter
+	var proxies []*pauseProxy
+	for i := range 4 {
+		px := newPauseProxy(t)
+		p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(0))
+		t.Cleanup(func() { _ = p.Close() })
+		e, err := p.Export(ctx, demo.New(fmt.Sprint("p", i), 100),
+			spi.MustParse("airnode://127.0.0.1:0/demo.Echo?advertise="+px.addr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		real := e.srv.l.Addr().String()
+		px.target.Store(&real)
+		exps, proxies = append(exps, e), append(proxies, px)
+	}
+	c, _ := faultNode(t, cat, WithRegistry(reg))
+	t.Cleanup(func() { // first: a paused proxy must not hold the nodes' Close
+		for _, px := range proxies {
+			px.close()
+		}
+	})
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ref.Providers()) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s %d providers, want 4", len(ref.Providers()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, e := range exps {
+		if e.URL().Address() == e.srv.l.Addr().String() {
+			t.Fatalf("provider published %s, its own address, not its proxy's", e.URL().Address())
+		}
+	}
+	// p0 leaves first (one of four: removed at once, counted for
+	// dampWindow), then hung p1 (two of four: damped), then healthy p2
+	// (during the grace: damped too).
+	proxies[1].paused.Store(true)
+	for _, i := range []int{0, 1, 2} {
+		if err := exps[i].unregister(ctx, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keptAddrs := func() map[string]bool {
+		m := map[string]bool{}
+		for _, k := range ref.Kept() {
+			m[k.Provider.Address()] = true
+		}
+		return m
+	}
+	hung, healthy := proxies[1].addr(), proxies[2].addr()
+	if k := keptAddrs(); !k[hung] || !k[healthy] || len(k) != 2 {
+		t.Fatalf("Kept() = %v, want the hung %s and the healthy %s kept by damping", ref.Kept(), hung, healthy)
+	}
+	start := time.Now()
+	for keptAddrs()[hung] {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the hung provider is still kept after 5s: %v", ref.Kept())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the hung provider left the damped reference %v after its removal", time.Since(start).Round(10*time.Millisecond))
+	for _, inv := range ref.Providers() {
+		if inv.URL().Address() == hung {
+			t.Fatalf("the hung provider %s is still in Providers", hung)
+		}
+	}
+	// The healthy idle one answered the probe: kept past probeWait.
+	time.Sleep(3 * time.Second) // past the directory's probeWait (2 s) and a recheck (500 ms)
+	if k := keptAddrs(); !k[healthy] {
+		t.Fatalf("Kept() = %v, want the healthy %s still kept by damping", ref.Kept(), healthy)
+	}
+	for i := range 10 {
+		if _, err := ref.Invoke(ctx, "Echo", "x"); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+}
+
+// callsPerNode calls Info on ref from workers goroutines until stop,
+// counting the answers per provider node name; errors are counted under
+// "error".
+func callsPerNode(t *testing.T, ref *Reference, workers int, stop <-chan struct{}) (counts func() map[string]int, wait func()) {
+	var mu sync.Mutex
+	m := map[string]int{}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var info demo.Info
+				err := ref.Call(context.Background(), "Info", nil, &info)
+				mu.Lock()
+				if err != nil {
+					m["error"]++
+					if m["error"] == 1 {
+						t.Logf("first error: %v", err)
+					}
+				} else {
+					m[info.Node]++
+				}
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	counts = func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := make(map[string]int, len(m))
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	return counts, wg.Wait
+}
+
+// TestT23_DrainingProviderGetsNoNewCalls (tester23 N2): two of four
+// providers shut down with shutdown.wait 3s (two of four dropped at once:
+// a damped share). Their draining event makes the consumer stop sending
+// to them during the wait, instead of removal damping keeping them for
+// its whole grace; and the calls keep succeeding on the other two.
+func TestT23_DrainingProviderGetsNoNewCalls(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://t23-drain")
+	var provs []*Node
+	for i := range 4 {
+		wait := time.Duration(0)
+		if i >= 2 {
+			wait = 3 * time.Second // the two that drain
+		}
+		p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(wait))
+		t.Cleanup(func() { _ = p.Close() })
+		if _, err := p.Export(ctx, demo.New(fmt.Sprint("p", i), 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
+			t.Fatal(err)
+		}
+		provs = append(provs, p)
+	}
+	c, _ := faultNode(t, cat, WithRegistry(reg))
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ref.Providers()) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s %d providers, want 4", len(ref.Providers()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop := make(chan struct{})
+	counts, wait := callsPerNode(t, ref, 4, stop)
+	time.Sleep(300 * time.Millisecond)
+	began := time.Now()
+	var wg sync.WaitGroup
+	for _, p := range provs[2:] {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = p.Close() }()
+	}
+	// Within a second of the draining event the consumer sends them
+	// nothing more, while their wait (3 s) goes on.
+	time.Sleep(time.Second)
+	before := counts()
+	time.Sleep(1500 * time.Millisecond)
+	after := counts()
+	if time.Since(began) > 2900*time.Millisecond {
+		t.Logf("warning: the check ran late (%v after the shutdown began); the wait may have ended", time.Since(began))
+	}
+	close(stop)
+	wait()
+	wg.Wait()
+	for _, name := range []string{"p2", "p3"} {
+		// allow the calls in flight (4 workers)
+		if d := after[name] - before[name]; d > 4 {
+			t.Errorf("draining provider %s got %d calls in the 1.5 s checked of its shutdown wait (%d -> %d), want none", name, d, before[name], after[name])
+		}
+	}
+	for _, name := range []string{"p0", "p1"} {
+		if after[name] <= before[name] {
+			t.Errorf("provider %s got no calls while the others drained (%d -> %d)", name, before[name], after[name])
+		}
+	}
+	if after["error"] > 0 {
+		t.Errorf("%d calls failed", after["error"])
+	}
+	if k := ref.Kept(); len(k) != 0 {
+		t.Errorf("Kept() = %v, want none (draining providers are not kept)", k)
+	}
+	t.Logf("calls before the 1.5 s check %v, after %v", before, after)
+}
+
+// TestT23_DrainingOnlyProviderKeepsServing: the draining event does not
+// make a provider unavailable. A reference whose only provider drains
+// (shutdown.wait 3s) keeps calling it, with success, through the wait.
+func TestT23_DrainingOnlyProviderKeepsServing(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalogs(t)
+	reg := spi.MustParse("memory://t23-drain-one")
+	p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(3*time.Second))
+	t.Cleanup(func() { _ = p.Close() })
+	if _, err := p.Export(ctx, demo.New("only", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := faultNode(t, cat, WithRegistry(reg))
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ref.Providers()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s %d providers, want 1", len(ref.Providers()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() { defer close(closed); _ = p.Close() }()
+	time.Sleep(200 * time.Millisecond)
+	n := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); n++ {
+		var info demo.Info
+		if err := ref.Call(ctx, "Info", nil, &info); err != nil {
+			t.Fatalf("call %d during the only provider's shutdown wait: %v", n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	<-closed
+	t.Logf("%d calls succeeded during the wait", n)
+}
