@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,7 +142,9 @@ func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
 			px.close()
 		}
 	})
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	// actives: a per-provider filter wraps each provider's invoker, as
+	// bench's attempt counter does (filter_protect.go).
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s&actives=1000"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,9 +256,17 @@ func callsPerNode(t *testing.T, ref *Reference, workers int, stop <-chan struct{
 // to them during the wait, instead of removal damping keeping them for
 // its whole grace; and the calls keep succeeding on the other two.
 func TestT23_DrainingProviderGetsNoNewCalls(t *testing.T) {
+	// "actives": a per-provider filter wraps each provider's invoker, as
+	// bench's attempt counter does (filter_protect.go).
+	for _, q := range []string{"", "&actives=1000"} {
+		t.Run("query="+q, func(t *testing.T) { drainingGetsNoNewCalls(t, q) })
+	}
+}
+
+func drainingGetsNoNewCalls(t *testing.T, query string) {
 	ctx := context.Background()
 	cat := testCatalogs(t)
-	reg := spi.MustParse("memory://t23-drain")
+	reg := spi.MustParse("memory://t23-drain" + strings.NewReplacer("&", "", "=", "").Replace(query))
 	var provs []*Node
 	for i := range 4 {
 		wait := time.Duration(0)
@@ -270,7 +281,7 @@ func TestT23_DrainingProviderGetsNoNewCalls(t *testing.T) {
 		provs = append(provs, p)
 	}
 	c, _ := faultNode(t, cat, WithRegistry(reg))
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"+query), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,52 @@
+package kernel
+
+import (
+	"time"
+
+	"github.com/airnode/airnode/kernel/directory"
+)
+
+// What the directory's empty protection and removal damping ask a
+// provider's invoker (directory.NotServing, directory.Draining,
+// directory.Prober) is forwarded to the end of a per-provider filter
+// chain (an activelimit, bench's attempt counter), as AvailabilityEpoch
+// is: without it a wrapped provider was kept even when it had said it
+// was draining or not serving, or was hung (tester23 N2's bench).
+
+// NotServing forwards to the end of the chain (directory.NotServing).
+func (f *filterInvoker) NotServing() bool {
+	ns, ok := f.Invoker.(directory.NotServing)
+	return ok && ns.NotServing()
+}
+
+// Draining forwards to the end of the chain (directory.Draining).
+func (f *filterInvoker) Draining() bool {
+	d, ok := f.Invoker.(directory.Draining)
+	return ok && d.Draining()
+}
+
+// Probe forwards to the end of the chain (directory.Prober); nothing
+// when it is not a Prober.
+func (f *filterInvoker) Probe() {
+	if p, ok := f.Invoker.(directory.Prober); ok {
+		p.Probe()
+	}
+}
+
+// LastRead forwards to the end of the chain (directory.Prober). When it
+// is not a Prober it returns now: an invoker that cannot be probed is
+// never taken for a silent one.
+func (f *filterInvoker) LastRead() time.Time {
+	if p, ok := f.Invoker.(directory.Prober); ok {
+		return p.LastRead()
+	}
+	return time.Now()
+}
+
+var (
+	_ directory.NotServing = (*filterInvoker)(nil)
+	_ directory.Draining   = (*filterInvoker)(nil)
+	_ directory.Prober     = (*filterInvoker)(nil)
+	_ directory.Prober     = (*remoteInvoker)(nil)
+	_ directory.Draining   = (*remoteInvoker)(nil)
+)
