@@ -8,7 +8,7 @@ import (
 
 // What the directory's empty protection and removal damping ask a
 // provider's invoker (directory.NotServing, directory.Draining,
-// directory.Prober) is forwarded to the end of a per-provider filter
+// directory.Prober, directory.Stalled) is forwarded to the end of a per-provider filter
 // chain (an activelimit, bench's attempt counter), as AvailabilityEpoch
 // is: without it a wrapped provider was kept even when it had said it
 // was draining or not serving, or was hung (tester23 N2's bench).
@@ -43,7 +43,15 @@ func (f *filterInvoker) LastRead() time.Time {
 	return time.Now()
 }
 
+// Stalled forwards to the end of the chain (directory.Stalled).
+func (f *filterInvoker) Stalled(quiet time.Duration) bool {
+	st, ok := f.Invoker.(directory.Stalled)
+	return ok && st.Stalled(quiet)
+}
+
 var (
+	_ directory.Stalled    = (*filterInvoker)(nil)
+	_ directory.Stalled    = (*remoteInvoker)(nil)
 	_ directory.NotServing = (*filterInvoker)(nil)
 	_ directory.Draining   = (*filterInvoker)(nil)
 	_ directory.Prober     = (*filterInvoker)(nil)

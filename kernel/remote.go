@@ -418,6 +418,31 @@ func (r *remoteInvoker) Probe() {
 	}
 }
 
+// Stalled reports whether calls wait on one of the provider's up
+// channels and nothing was read from any of them for quiet
+// (directory.Stalled): a hung provider, not an idle one.
+func (r *remoteInvoker) Stalled(quiet time.Duration) bool {
+	waiting := false
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		ch, ok := st.ch.(interface {
+			LastRead() time.Time
+			Pending() int
+		})
+		if !ok {
+			return false
+		}
+		if time.Since(ch.LastRead()) < quiet {
+			return false
+		}
+		waiting = waiting || ch.Pending() > 0
+	}
+	return waiting
+}
+
 // LastRead returns when a frame was last read from any of the provider's
 // up channels (exchange.Channel.LastRead; zero with none up): a ping's
 // answer moves it (directory.Prober).

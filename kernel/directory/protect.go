@@ -185,6 +185,19 @@ type Prober interface {
 	LastRead() time.Time
 }
 
+// Stalled is an optional interface of an invoker: Stalled reports
+// whether calls wait on the provider and nothing at all has been read
+// from it for quiet. The directory does not start keeping such a
+// provider (it is not probed: the silence is already there to see), so
+// that when a hung provider's registry session expires after about the
+// callers' timeout, the callers whose calls to it time out are not sent
+// back to it (tester23 N1: the session expired 9 s after kill -STOP,
+// the 10 s timeouts returned 1 s later, and a probe's 2.5 s let every
+// caller pick it again).
+type Stalled interface {
+	Stalled(quiet time.Duration) bool
+}
+
 // probeWait is how long a kept Prober has to show it is alive after its
 // Probe: the probe's ping waits up to 1 s, and a provider that answers
 // at all does so within milliseconds (pings are answered by its reader,
@@ -207,9 +220,10 @@ type Draining interface{ Draining() bool }
 
 // keepable reports whether inv may be kept although the registry no
 // longer lists it: available, not saying it does not serve the service
-// (NotServing), not draining (Draining) unless drainingOK, and, for a
-// Prober probed at probed (zero: not kept yet), something read from it
-// since, once probeWait has passed.
+// (NotServing), not draining (Draining) unless drainingOK, not Stalled
+// for probeWait when it is not kept yet (probed zero), and, for a Prober
+// probed at probed, something read from it since, once probeWait has
+// passed.
 func keepable(inv spi.Invoker, probed, now time.Time, drainingOK bool) bool {
 	if !inv.Available() {
 		return false
@@ -218,6 +232,9 @@ func keepable(inv spi.Invoker, probed, now time.Time, drainingOK bool) bool {
 		return false
 	}
 	if dr, ok := inv.(Draining); ok && !drainingOK && dr.Draining() {
+		return false
+	}
+	if st, ok := inv.(Stalled); ok && probed.IsZero() && st.Stalled(probeWait) {
 		return false
 	}
 	if pr, ok := inv.(Prober); ok && !probed.IsZero() && now.Sub(probed) > probeWait {
