@@ -1,5 +1,7 @@
 package kernel
 
+import "github.com/airnode/airnode/spi"
+
 // Connections returns how many connections the reference's listed
 // providers should hold (asked: URL key connections, default 1, per
 // provider) and how many of them are up now, having answered their first
@@ -8,14 +10,7 @@ package kernel
 // (reconnect.backoff). Safe for concurrent use.
 func (r *Reference) Connections() (up, asked int) {
 	for _, inv := range r.dir.All() {
-		for {
-			f, ok := inv.(*filterInvoker)
-			if !ok {
-				break
-			}
-			inv = f.Invoker
-		}
-		ri, ok := inv.(*remoteInvoker)
+		ri, ok := remoteOf(inv)
 		if !ok {
 			continue
 		}
@@ -27,4 +22,19 @@ func (r *Reference) Connections() (up, asked int) {
 		}
 	}
 	return up, asked
+}
+
+// remoteOf returns the remote invoker at the end of inv's per-provider
+// filter chain (activelimit, bench's attempt counter), if inv is one of
+// the reference's provider invokers.
+func remoteOf(inv spi.Invoker) (*remoteInvoker, bool) {
+	for {
+		f, ok := inv.(*filterInvoker)
+		if !ok {
+			break
+		}
+		inv = f.Invoker
+	}
+	ri, ok := inv.(*remoteInvoker)
+	return ri, ok
 }

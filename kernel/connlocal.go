@@ -169,14 +169,7 @@ func logLocalFailure(lg *slog.Logger, reason, what string, attrs ...any) bool {
 // instead of suspecting the provider.
 func (r *Reference) LocalConnectFailures() (n int, example error) {
 	for _, inv := range r.dir.All() {
-		for {
-			f, ok := inv.(*filterInvoker)
-			if !ok {
-				break
-			}
-			inv = f.Invoker
-		}
-		ri, ok := inv.(*remoteInvoker)
+		ri, ok := remoteOf(inv)
 		if !ok {
 			continue
 		}

@@ -347,3 +347,21 @@ func wantLeftRunning(t *testing.T, err error, logs recordLog, want ...string) {
 	}
 	t.Errorf("no Warn record says %q ... left running", want[0])
 }
+
+// referListing refers u on c and waits (at most 10 s) until the
+// reference lists n providers.
+func referListing(t *testing.T, c *Node, u string, n int) *Reference {
+	t.Helper()
+	ref, err := c.Refer(context.Background(), spi.MustParse(u), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ref.Providers()) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s %d providers, want %d", len(ref.Providers()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ref
+}

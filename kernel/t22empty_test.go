@@ -133,24 +133,14 @@ func TestT22_EmptyProtectionDropsAProviderThatUnexported(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := faultNode(t, cat, WithRegistry(reg))
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ref.Providers()) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the provider never showed up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ref := referListing(t, c, "airnode:///demo.Echo?timeout=2s", 1)
 	if _, err := ref.Invoke(ctx, "Echo", "x"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Unexport(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for len(ref.Kept()) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 10s Kept() = %v, want the unexported provider kept by empty protection", ref.Kept())

@@ -144,17 +144,7 @@ func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
 	})
 	// actives: a per-provider filter wraps each provider's invoker, as
 	// bench's attempt counter does (filter_protect.go).
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s&actives=1000"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ref.Providers()) != 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s %d providers, want 4", len(ref.Providers()))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ref := referListing(t, c, "airnode:///demo.Echo?timeout=2s&actives=1000", 4)
 	for _, e := range exps {
 		if e.URL().Address() == e.srv.l.Addr().String() {
 			t.Fatalf("provider published %s, its own address, not its proxy's", e.URL().Address())
@@ -281,17 +271,7 @@ func drainingGetsNoNewCalls(t *testing.T, query string) {
 		provs = append(provs, p)
 	}
 	c, _ := faultNode(t, cat, WithRegistry(reg))
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"+query), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ref.Providers()) != 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s %d providers, want 4", len(ref.Providers()))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ref := referListing(t, c, "airnode:///demo.Echo?timeout=2s"+query, 4)
 	stop := make(chan struct{})
 	counts, wait := callsPerNode(t, ref, 4, stop)
 	time.Sleep(300 * time.Millisecond)
@@ -346,17 +326,7 @@ func TestT23_DrainingOnlyProviderKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := faultNode(t, cat, WithRegistry(reg))
-	ref, err := c.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ref.Providers()) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s %d providers, want 1", len(ref.Providers()))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ref := referListing(t, c, "airnode:///demo.Echo?timeout=2s", 1)
 	closed := make(chan struct{})
 	go func() { defer close(closed); _ = p.Close() }()
 	time.Sleep(200 * time.Millisecond)
