@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -334,6 +336,33 @@ func startServer(t testing.TB, mux bool, tweak func(*Options)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startServerOn(t, l, mux, tweak)
+}
+
+// startServerUnix is startServer on a Unix socket: a stream whose writer
+// simply waits while its reader reads nothing. Over loopback TCP a peer
+// that reads nothing while many small answers arrive overruns its receive
+// memory and drops them; the window updates that follow are then out of
+// its window and ignored, so its own writes wait for the sender's
+// retransmission timer (seconds, doubling): a test of what the provider
+// does about such a peer measures the kernel instead.
+func startServerUnix(t testing.TB, tweak func(*Options)) *fixture {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "exch") // short: socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	l, err := net.Listen("unix", filepath.Join(dir, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServerOn(t, l, false, tweak)
+}
+
+// startServerOn serves the echo service on l until cleanup.
+func startServerOn(t testing.TB, l net.Listener, mux bool, tweak func(*Options)) *fixture {
+	t.Helper()
 	f := &fixture{t: t, svc: &echoService{}, logs: &logSink{}, mux: mux, errc: make(chan error, 1)}
 	opts := Options{Codec: codecByID, Handler: f.svc, Logger: slog.New(f.logs)}
 	if tweak != nil {

@@ -123,13 +123,15 @@ type badConsumer struct {
 
 func dialBadConsumer(t *testing.T, f *fixture) *badConsumer {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", f.addr(), 3*time.Second)
+	conn, err := net.DialTimeout(f.srv.Addr().Network(), f.addr(), 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// over loopback's MSS, so that the window reopens promptly once it
-	// reads (a smaller one waits for the sender's persist timer)
-	conn.(*net.TCPConn).SetReadBuffer(256 << 10)
+	if tc, ok := conn.(*net.TCPConn); ok {
+		// over loopback's MSS, so that the window reopens promptly once
+		// it reads (a smaller one waits for the sender's persist timer)
+		tc.SetReadBuffer(256 << 10)
+	}
 	b := &badConsumer{conn: conn}
 	if !f.mux {
 		b.w, b.dl = conn, func(d time.Time) { conn.SetWriteDeadline(d) }
@@ -664,7 +666,10 @@ func TestT17_1_RefusalsAndPingAnswersCount(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := startServer(t, false, tc.tweak)
+			// thousands of ~100-byte answers to a peer that reads none:
+			// on a Unix socket, see startServerUnix (over TCP this failed
+			// under load, the consumer's writes waiting 10 s)
+			f := startServerUnix(t, tc.tweak)
 			b := dialBadConsumer(t, f)
 			if _, err := b.w.Write(requestFrame(t, 1, echoInv("Block"))); err != nil { // holds the one slot
 				t.Fatal(err)
