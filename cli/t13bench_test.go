@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"math"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testproxy"
 )
 
 // tester13 finding 1: a --req over the payload limit is refused before
@@ -54,47 +53,9 @@ func TestT13_1_ReqOverPayloadLimitIsRefusedUpFront(t *testing.T) {
 // it for delay, so that a consumer's first connection (dial and ping)
 // takes at least that long; it is closed at the end of the test.
 func delayProxy(t *testing.T, target string, delay time.Duration) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				select {
-				case <-time.After(delay):
-				case <-done:
-					return
-				}
-				b, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer b.Close()
-				go func() {
-					<-done
-					c.Close()
-					b.Close()
-				}()
-				go func() { _, _ = io.Copy(b, c); b.Close() }()
-				_, _ = io.Copy(c, b)
-			})
-		}
-	})
-	return ln.Addr().String()
+	px := testproxy.New(t, target)
+	px.SetConnectDelay(delay)
+	return px.Addr()
 }
 
 // tester13 finding 5: with a --timeout shorter than the first connection

@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -138,67 +138,6 @@ func removeRegistryDir(t *testing.T, dir string) error {
 	}
 }
 
-// cutProxy forwards TCP connections to a target until cut, which closes
-// its listener and every connection (a provider host that vanished: the
-// consumer reads EOF, then its dials are refused); reopen listens again on
-// the same address.
-type cutProxy struct {
-	t      *testing.T
-	target string
-	addr   string
-	mu     sync.Mutex
-	l      net.Listener
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	p := &cutProxy{t: t, target: target}
-	p.listen("127.0.0.1:0")
-	t.Cleanup(func() { p.cut(); p.wg.Wait() })
-	return p
-}
-
-func (p *cutProxy) listen(addr string) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.mu.Lock()
-	p.l, p.addr = l, l.Addr().String()
-	p.mu.Unlock()
-	p.wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			p.wg.Go(func() { _, _ = io.Copy(u, c); u.Close() })
-			p.wg.Go(func() { _, _ = io.Copy(c, u); c.Close() })
-		}
-	})
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.l.Close()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *cutProxy) reopen() { p.listen(p.addr) }
-
 // logLine waits up to 5 s for a line of buf holding every one of parts.
 func logLine(t *testing.T, buf *logbuf.Buffer, parts ...string) string {
 	t.Helper()
@@ -228,21 +167,21 @@ func logLine(t *testing.T, buf *logbuf.Buffer, parts ...string) string {
 // reconnect says how long it was down.
 func TestT12Ops4_ConsumerLogsWhyAndHowLong(t *testing.T) {
 	_, e := provider(t)
-	px := newCutProxy(t, e.URL().Address())
+	px := testproxy.New(t, e.URL().Address())
 	var buf logbuf.Buffer
 	c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	t.Cleanup(func() { _ = c.Close() })
-	r := refer(t, c, "airnode://"+px.addr+"/demo.Echo?reconnect.backoff=20ms")
+	r := refer(t, c, "airnode://"+px.Addr()+"/demo.Echo?reconnect.backoff=20ms")
 	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
 		t.Fatal(err)
 	}
-	px.cut()
-	logLine(t, &buf, "level=WARN", `msg="kernel: channel closed; reconnecting"`, "addr="+px.addr, `reason="closed by peer"`)
+	px.Down() // the provider's host vanished: EOF, then refused dials
+	logLine(t, &buf, "level=WARN", `msg="kernel: channel closed; reconnecting"`, "addr="+px.Addr(), `reason="closed by peer"`)
 	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=1 ", "connection refused", "down_for=")
 	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=2 ")
 	logLine(t, &buf, "level=DEBUG", `msg="kernel: cannot reconnect to provider"`, "attempt=3 ")
 	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=4 ")
-	px.reopen()
+	px.Up()
 	line := logLine(t, &buf, "level=INFO", `msg="kernel: reconnected to provider"`, "down_for=")
 	if _, err := r.Invoke(ctxT(t), "Echo", 2); err != nil {
 		t.Fatalf("call after the reconnect (%s): %v", line, err)

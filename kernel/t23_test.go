@@ -3,112 +3,15 @@ package kernel
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
-
-// pauseProxy is a loopback TCP proxy to one address that can stop
-// forwarding (pause) while keeping its connections open: to the
-// consumer, the provider behind it looks hung (kill -STOP: connected,
-// nothing answered).
-type pauseProxy struct {
-	ln     net.Listener
-	target atomic.Pointer[string]
-	paused atomic.Bool
-	quit   chan struct{}
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func newPauseProxy(t *testing.T) *pauseProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pauseProxy{ln: ln, quit: make(chan struct{})}
-	p.wg.Add(1)
-	go p.accept()
-	return p
-}
-
-func (p *pauseProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *pauseProxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		target := p.target.Load()
-		if target == nil {
-			c.Close()
-			continue
-		}
-		u, err := net.Dial("tcp", *target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, u)
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(u, c)
-		go p.pipe(c, u)
-	}
-}
-
-// pipe copies src to dst, holding what it read while paused.
-func (p *pauseProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.paused.Load() {
-			select {
-			case <-p.quit:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err == io.EOF {
-				if tc, ok := dst.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-			}
-			return
-		}
-	}
-}
-
-// close closes the listener and every connection, and waits.
-func (p *pauseProxy) close() {
-	p.ln.Close()
-	close(p.quit)
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
 
 // TestT23_HungProviderLeavesDampedReference (tester23 N1): two providers
 // that stay connected leave the registry within the damping window, one
@@ -122,24 +25,24 @@ func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
 	cat := testCatalogs(t)
 	reg := spi.MustParse("memory://t23-hung")
 	var exps []*Exporter
-	var proxies []*pauseProxy
+	var proxies []*testproxy.Proxy
 	for i := range 4 {
-		px := newPauseProxy(t)
+		px := testproxy.New(t, "") // hangs like kill -STOP when paused
 		p := NewNode(cat, WithLogger(quiet), WithRegistry(reg), WithShutdownWait(0))
 		t.Cleanup(func() { _ = p.Close() })
 		e, err := p.Export(ctx, demo.New(fmt.Sprint("p", i), 100),
-			spi.MustParse("airnode://127.0.0.1:0/demo.Echo?advertise="+px.addr()))
+			spi.MustParse("airnode://127.0.0.1:0/demo.Echo?advertise="+px.Addr()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		real := e.srv.l.Addr().String()
-		px.target.Store(&real)
+		px.SetTarget(real)
 		exps, proxies = append(exps, e), append(proxies, px)
 	}
 	c, _ := faultNode(t, cat, WithRegistry(reg))
 	t.Cleanup(func() { // first: a paused proxy must not hold the nodes' Close
 		for _, px := range proxies {
-			px.close()
+			px.Close()
 		}
 	})
 	// actives: a per-provider filter wraps each provider's invoker, as
@@ -153,7 +56,7 @@ func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
 	// p0 leaves first (one of four: removed at once, counted for
 	// dampWindow), then hung p1 (two of four: damped), then healthy p2
 	// (during the grace: damped too).
-	proxies[1].paused.Store(true)
+	proxies[1].Pause(true)
 	for _, i := range []int{0, 1, 2} {
 		if err := exps[i].unregister(ctx, "test"); err != nil {
 			t.Fatal(err)
@@ -166,7 +69,7 @@ func TestT23_HungProviderLeavesDampedReference(t *testing.T) {
 		}
 		return m
 	}
-	hung, healthy := proxies[1].addr(), proxies[2].addr()
+	hung, healthy := proxies[1].Addr(), proxies[2].Addr()
 	if k := keptAddrs(); !k[hung] || !k[healthy] || len(k) != 2 {
 		t.Fatalf("Kept() = %v, want the hung %s and the healthy %s kept by damping", ref.Kept(), hung, healthy)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -78,9 +79,9 @@ const (
 // has deleted them; once a new session has re-created them it says so at
 // Info. A registry with no provider entries (a consumer's) says neither.
 func TestT12_8_ProviderSaysItsEntriesExpired(t *testing.T) {
-	px := newProxy(t, server.Addr())
+	px := testproxy.New(t, server.Addr())
 	var plog, clog lineLog
-	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse("zookeeper://" + px.addr() + "?root=r15&session.timeout=1s"))
+	p, err := zookeeper.Builder{Logger: slog.New(&plog)}.Build(spi.MustParse("zookeeper://" + px.Addr() + "?root=r15&session.timeout=1s"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestT12_8_ProviderSaysItsEntriesExpired(t *testing.T) {
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := zookeeper.Builder{Logger: slog.New(&clog)}.Build(spi.MustParse("zookeeper://" + px.addr() + "?root=r15&session.timeout=1s"))
+	c, err := zookeeper.Builder{Logger: slog.New(&clog)}.Build(spi.MustParse("zookeeper://" + px.Addr() + "?root=r15&session.timeout=1s"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestT12_8_ProviderSaysItsEntriesExpired(t *testing.T) {
 		return len(ch)
 	}
 
-	px.pause()
+	unreachable(px)
 	lost := plog.waitFor(t, 10*time.Second, "zookeeper registry: connection lost")
 	gone := plog.waitFor(t, 10*time.Second, msgEntriesGone)
 	if gone.level != slog.LevelWarn || gone.attrs["services"] != "[demo.Echo]" || gone.at.Before(lost.at) {
@@ -121,7 +122,7 @@ func TestT12_8_ProviderSaysItsEntriesExpired(t *testing.T) {
 		t.Error("entries said back while cut off")
 	}
 
-	px.resume()
+	px.Refuse(false)
 	back := plog.waitFor(t, 15*time.Second, msgEntriesBack)
 	if back.level != slog.LevelInfo || !strings.Contains(back.msg, "consumers will list this provider again") {
 		t.Errorf("back line %v %q, want INFO", back.level, back.msg)

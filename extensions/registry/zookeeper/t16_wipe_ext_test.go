@@ -11,6 +11,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -94,10 +95,10 @@ func TestT16_1_EmptyDataRestart(t *testing.T) {
 // session has come yet (it counted only new sessions, which never came in
 // finding 1); the new session does not count the same expiry again.
 func TestT16_9_SessionExpiryCounted(t *testing.T) {
-	px := newProxy(t, server.Addr())
-	p, plog := registeredProvider(t, "zookeeper://"+px.addr()+"?root=t16c&session.timeout=1s")
+	px := testproxy.New(t, server.Addr())
+	p, plog := registeredProvider(t, "zookeeper://"+px.Addr()+"?root=t16c&session.timeout=1s")
 	before := counters.Registry.SessionExpiries.Load()
-	px.pause()
+	unreachable(px)
 	plog.waitFor(t, 10*time.Second, msgEntriesGone)
 	if n := counters.Registry.SessionExpiries.Load() - before; n != 1 {
 		t.Errorf("after the expiry Warn, %d expiries counted, want 1", n)
@@ -109,7 +110,7 @@ func TestT16_9_SessionExpiryCounted(t *testing.T) {
 	if err := h.Health(); err == nil || !strings.Contains(err.Error(), "demo.Echo") {
 		t.Errorf("Health after the expiry Warn: %v, want an error naming demo.Echo", err)
 	}
-	px.resume()
+	px.Refuse(false)
 	plog.waitFor(t, 15*time.Second, msgEntriesBack)
 	if err := h.Health(); err != nil {
 		t.Errorf("Health after the entries are back: %v, want nil", err)

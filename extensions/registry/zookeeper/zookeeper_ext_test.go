@@ -3,7 +3,6 @@ package zookeeper_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/internal/zktest"
 	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
@@ -356,79 +356,19 @@ func TestR1_OutageKeepsList(t *testing.T) {
 	rec.wait(t, 10*time.Second)
 }
 
-// proxy forwards TCP to ZooKeeper and can cut every connection, to make a
-// client's session expire while the server stays healthy.
-type proxy struct {
-	l       net.Listener
-	mu      sync.Mutex
-	conns   []net.Conn
-	paused  bool
-	accepts []time.Time // connections forwarded
-	wg      sync.WaitGroup
+// unreachable makes ZooKeeper unreachable through px, its host still
+// answering: every connection is closed, new ones at once, until
+// px.Refuse(false). A client's session expires while the server stays
+// healthy.
+func unreachable(px *testproxy.Proxy) {
+	px.Refuse(true)
+	px.Cut()
 }
 
-func newProxy(t *testing.T, target string) *proxy {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{l: l}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			if p.paused {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			p.conns = append(p.conns, c, s)
-			p.accepts = append(p.accepts, time.Now())
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go func() { defer p.wg.Done(); _, _ = io.Copy(s, c); s.Close() }()
-			go func() { defer p.wg.Done(); _, _ = io.Copy(c, s); c.Close() }()
-		}
-	}()
-	t.Cleanup(func() { p.l.Close(); p.cut(); p.wg.Wait() })
-	return p
-}
-
-func (p *proxy) addr() string { return p.l.Addr().String() }
-
-func (p *proxy) cut() {
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-}
-
-func (p *proxy) pause() {
-	p.mu.Lock()
-	p.paused = true
-	p.mu.Unlock()
-	p.cut()
-}
-
-// lastAcceptBefore returns the last forwarded connection's time before t.
-func (p *proxy) lastAcceptBefore(t time.Time) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// lastAcceptBefore returns when px last forwarded a connection before t.
+func lastAcceptBefore(px *testproxy.Proxy, t time.Time) time.Time {
 	var last time.Time
-	for _, a := range p.accepts {
+	for _, a := range px.Accepts() {
 		if a.Before(t) {
 			last = a
 		}
@@ -436,18 +376,12 @@ func (p *proxy) lastAcceptBefore(t time.Time) time.Time {
 	return last
 }
 
-func (p *proxy) resume() {
-	p.mu.Lock()
-	p.paused = false
-	p.mu.Unlock()
-}
-
 // TestR2_SessionExpiry cuts a provider off ZooKeeper for longer than its
 // session timeout: its node is deleted (the healthy server's empty list
 // reaches the consumer) and is back by itself shortly after the new session.
 func TestR2_SessionExpiry(t *testing.T) {
-	px := newProxy(t, server.Addr())
-	p := build(t, "zookeeper://"+px.addr()+"?root=r2&session.timeout=1s")
+	px := testproxy.New(t, server.Addr())
+	p := build(t, "zookeeper://"+px.Addr()+"?root=r2&session.timeout=1s")
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
@@ -456,16 +390,16 @@ func TestR2_SessionExpiry(t *testing.T) {
 	rec.wait(t, 10*time.Second, 1)
 
 	expiries := counters.Registry.SessionExpiries.Load()
-	px.pause()
+	unreachable(px)
 	rec.wait(t, 10*time.Second) // session expired: the server deleted the node
-	px.resume()
+	px.Refuse(false)
 	resumed := time.Now()
 	rec.wait(t, 10*time.Second, 1)
 	back := time.Now()
 	// The client's first connection after the cut learns the session
 	// expired; its next one opens the new session, and the node must be
 	// back within 2 s of it (scenario R2).
-	newSession := px.lastAcceptBefore(back)
+	newSession := lastAcceptBefore(px, back)
 	t.Logf("node back %v after the proxy resumed, %v after the new session's connection",
 		back.Sub(resumed).Round(time.Millisecond), back.Sub(newSession).Round(time.Millisecond))
 	if d := back.Sub(newSession); d > 2*time.Second {
@@ -480,18 +414,18 @@ func TestR2_SessionExpiry(t *testing.T) {
 // ZooKeeper until both sessions expire: when they come back the consumer
 // must not push an empty list while the provider re-registers.
 func TestR1_ExpiredSessionsNoEmptyList(t *testing.T) {
-	px := newProxy(t, server.Addr())
+	px := testproxy.New(t, server.Addr())
 	q := "?root=r1x&session.timeout=1s"
-	p := build(t, "zookeeper://"+px.addr()+q)
+	p := build(t, "zookeeper://"+px.Addr()+q)
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
-	c := build(t, "zookeeper://"+px.addr()+q)
+	c := build(t, "zookeeper://"+px.Addr()+q)
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1)
-	px.pause()
+	unreachable(px)
 	time.Sleep(3 * time.Second) // both sessions expire on the healthy server
-	px.resume()
+	px.Refuse(false)
 	// Wait for the provider's node to be back on the server, then for the
 	// consumer to have re-listed in its new session.
 	raw := rawClient(t)
@@ -545,19 +479,19 @@ func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
 // a session is back.
 func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 	const connect = 800 * time.Millisecond
-	px := newProxy(t, server.Addr())
+	px := testproxy.New(t, server.Addr())
 	cache := filepath.Join(t.TempDir(), "cache.json")
 	q := fmt.Sprintf("?root=down&session.timeout=4s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
 	p := build(t, server.URL(q[1:]))
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
-	warm := build(t, "zookeeper://"+px.addr()+q)
+	warm := build(t, "zookeeper://"+px.Addr()+q)
 	subscribe(t, warm, consumer).wait(t, 10*time.Second, 1) // writes file.cache
 	_ = warm.Close()
 
-	px.pause() // ZooKeeper unreachable: connections are closed at once
-	c := build(t, "zookeeper://"+px.addr()+q)
+	unreachable(px) // ZooKeeper unreachable: connections are closed at once
+	c := build(t, "zookeeper://"+px.Addr()+q)
 	start := time.Now()
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1) // from file.cache, after connect.timeout
@@ -574,7 +508,7 @@ func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 		t.Errorf("Register waited %v, a second connect.timeout (%v), although the registry knew it had no session", registered, connect)
 	}
 
-	px.resume()
+	px.Refuse(false)
 	raw := rawClient(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {

@@ -17,6 +17,7 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/internal/hbtest"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
 	"github.com/airnode/airnode/extensions/transport/smux"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -225,7 +226,7 @@ func detect(t *testing.T, query string, hung bool, runs int) []time.Duration {
 			fail = func() { _ = ch.Stop() }
 		} else {
 			p := startProvider(t, heartbeat(t, query))
-			px := startProxy(t, p.addr)
+			px := testproxy.New(t, p.addr)
 			c = dial(t, px.Addr(), heartbeat(t, query))
 			fail = px.BlackHole
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -267,87 +266,6 @@ func dial(t testing.TB, addr string, hb spi.Heartbeat, tweak ...func(*exchange.O
 		c.ch.Wait()
 	})
 	return c
-}
-
-// proxy forwards TCP connections to target until BlackHole is called; from
-// then on it reads and drops everything in both directions without closing
-// anything (no FIN, no RST), like a dead network path.
-type proxy struct {
-	l      net.Listener
-	target string
-	hole   atomic.Bool
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func startProxy(t testing.TB, target string) *proxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{l: l, target: target}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) Addr() string { return p.l.Addr().String() }
-
-// BlackHole stops forwarding, for good.
-func (p *proxy) BlackHole() { p.hole.Store(true) }
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		in, err := p.l.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", p.target)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(out, in)
-		go p.pipe(in, out)
-	}
-}
-
-func (p *proxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if err != nil {
-			if !p.hole.Load() { // a black hole carries no FIN either
-				dst.Close()
-			}
-			return
-		}
-		if !p.hole.Load() {
-			if _, err := dst.Write(buf[:n]); err != nil {
-				src.Close()
-				return
-			}
-		}
-	}
-}
-
-func (p *proxy) close() {
-	p.l.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
 }
 
 // The child provider process: the test binary re-run with

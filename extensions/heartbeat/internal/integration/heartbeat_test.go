@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testproxy"
 )
 
 // busy calls Echo every 100 ms until stop is called; stop waits.
@@ -134,7 +136,7 @@ func TestH4_DualBlackHoleDetectedOnBothSides(t *testing.T) {
 	t.Parallel()
 	q := "heartbeat=dual&heartbeat.interval=1s&heartbeat.timeout=3s"
 	p := startProvider(t, heartbeat(t, q))
-	px := startProxy(t, p.addr)
+	px := testproxy.New(t, p.addr)
 	c := dial(t, px.Addr(), heartbeat(t, q))
 	stop := busy(t, c) // the last read is at the black hole, give or take 100 ms
 	time.Sleep(1200 * time.Millisecond)
@@ -165,7 +167,7 @@ func TestH4_IdleBlackHoleDetected(t *testing.T) {
 	t.Parallel()
 	q := "heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=3&heartbeat.timeout=5s"
 	p := startProvider(t, heartbeat(t, q))
-	px := startProxy(t, p.addr)
+	px := testproxy.New(t, p.addr)
 	c := dial(t, px.Addr(), heartbeat(t, q))
 	stop := busy(t, c)
 	time.Sleep(1200 * time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -73,7 +74,7 @@ func TestNegotiation_ProviderClosesOnConsumerBound(t *testing.T) {
 	t.Parallel()
 	const cq = "heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=3"
 	p := startProvider(t, heartbeat(t, "heartbeat=idle"), hello("heartbeat=idle", nil))
-	px := startProxy(t, p.addr)
+	px := testproxy.New(t, p.addr)
 	c := dial(t, px.Addr(), heartbeat(t, cq), hello(cq, nil))
 	handshake(t, c)
 	peer, ok := c.ch.PeerHeartbeat()

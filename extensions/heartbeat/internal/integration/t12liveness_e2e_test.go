@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -90,7 +91,7 @@ func TestT12_BlackHoledProviderDroppedAndCallsGoToTheOther(t *testing.T) {
 	const timeout = time.Second // kernel.DefaultTimeout
 	const bound = timeout + max(time.Second, timeout) + time.Second
 	addrA, addrB := t12Provider(t, "A"), t12Provider(t, "B")
-	px := startProxy(t, addrA)
+	px := testproxy.New(t, addrA)
 	ref := t12Refer(t, "loadbalance=roundrobin", px.Addr(), addrB)
 	ctx := context.Background()
 	seen := map[string]bool{}

@@ -10,6 +10,7 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/dual"
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/extensions/heartbeat/none"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -40,7 +41,7 @@ func TestT12_BlackHoledProviderClosedSoonAfterFirstTimeout(t *testing.T) {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
 			p := startProvider(t, heartbeat(t, q))
-			px := startProxy(t, p.addr)
+			px := testproxy.New(t, p.addr)
 			c := dial(t, px.Addr(), heartbeat(t, q))
 			if err := callFor(c.ch, timeout); err != nil {
 				t.Fatalf("call before the black hole: %v", err)
@@ -130,7 +131,7 @@ func TestT12_PingOnTimeoutOff(t *testing.T) {
 	t.Parallel()
 	q := "heartbeat=idle&heartbeat.ping.on.timeout=false"
 	p := startProvider(t, heartbeat(t, q))
-	px := startProxy(t, p.addr)
+	px := testproxy.New(t, p.addr)
 	c := dial(t, px.Addr(), heartbeat(t, q))
 	if err := callFor(c.ch, 300*time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,227 @@
+// Package testproxy is a loopback TCP proxy for tests that need a network
+// fault between two real endpoints (a consumer and a provider, a client and
+// ZooKeeper): a cut connection, a peer that hangs with its connection up, a
+// path that black-holes everything, a host that vanishes and comes back, an
+// unreachable server, a slow connect.
+package testproxy
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Proxy forwards every connection accepted on its loopback address to its
+// target, one outgoing connection per incoming one, until told otherwise.
+// Its methods are safe for concurrent use. New registers Close with the
+// test's cleanup.
+type Proxy struct {
+	t      testing.TB
+	target atomic.Pointer[string]
+	delay  atomic.Int64 // ns each new connection waits before its dial (SetConnectDelay)
+	paused atomic.Bool
+	hole   atomic.Bool
+	quit   chan struct{} // closed by Close: ends paused pipes and delayed dials
+
+	mu      sync.Mutex
+	addr    string
+	l       net.Listener // nil while Down
+	conns   []net.Conn
+	refuse  bool
+	accepts []time.Time
+	closed  bool
+
+	wg sync.WaitGroup
+}
+
+// New listens on 127.0.0.1 (a free port) and forwards to target, a
+// host:port; an empty target closes connections at once until SetTarget.
+func New(t testing.TB, target string) *Proxy {
+	t.Helper()
+	p := &Proxy{t: t, quit: make(chan struct{})}
+	if target != "" {
+		p.target.Store(&target)
+	}
+	p.listen("127.0.0.1:0")
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Addr returns the host:port the proxy listens on; it stays the same
+// across Down and Up.
+func (p *Proxy) Addr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addr
+}
+
+// SetTarget forwards connections accepted from now on to addr.
+func (p *Proxy) SetTarget(addr string) { p.target.Store(&addr) }
+
+// SetConnectDelay makes each connection accepted from now on wait d
+// before the proxy dials the target: a connection that takes d to set up.
+func (p *Proxy) SetConnectDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Cut closes every forwarded connection, both sides (the peers read EOF);
+// new connections are forwarded as before.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutLocked()
+}
+
+func (p *Proxy) cutLocked() {
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// Refuse, while on, closes every new connection at once; with Cut, the
+// server behind is unreachable although its host answers.
+func (p *Proxy) Refuse(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+}
+
+// Pause, while on, forwards nothing and keeps every connection open: the
+// peer behind looks hung (kill -STOP). What was read meanwhile is
+// forwarded once Pause(false).
+func (p *Proxy) Pause(on bool) { p.paused.Store(on) }
+
+// BlackHole drops, from now on and for good, everything read in both
+// directions, and closes nothing, not even when a side closes (no FIN, no
+// RST): a dead network path.
+func (p *Proxy) BlackHole() { p.hole.Store(true) }
+
+// Down closes the listener and every connection: the host vanished (the
+// peers read EOF, new dials are refused). Up listens again.
+func (p *Proxy) Down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	p.cutLocked()
+}
+
+// Up listens again on the address Down gave up.
+func (p *Proxy) Up() { p.listen(p.Addr()) }
+
+// Accepts returns when each forwarded connection was accepted, oldest
+// first.
+func (p *Proxy) Accepts() []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), p.accepts...)
+}
+
+// Close is Down for good, and waits for every goroutine of the proxy.
+// Idempotent.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.quit)
+	p.mu.Unlock()
+	p.Down()
+	p.wg.Wait()
+}
+
+func (p *Proxy) listen(addr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatalf("testproxy: listen %s: %v", addr, err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		l.Close()
+		return
+	}
+	p.l, p.addr = l, l.Addr().String()
+	p.mu.Unlock()
+	p.wg.Go(func() { p.accept(l) })
+}
+
+func (p *Proxy) accept(l net.Listener) {
+	for {
+		in, err := l.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse
+		p.mu.Unlock()
+		target := p.target.Load()
+		if refuse || target == nil {
+			in.Close()
+			continue
+		}
+		p.wg.Go(func() { p.forward(in, *target, time.Duration(p.delay.Load())) })
+	}
+}
+
+// forward dials target for in, after delay, and pipes both ways.
+func (p *Proxy) forward(in net.Conn, target string, delay time.Duration) {
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-p.quit:
+			in.Close()
+			return
+		}
+	}
+	out, err := net.Dial("tcp", target)
+	if err != nil {
+		in.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		in.Close()
+		out.Close()
+		return
+	}
+	p.conns = append(p.conns, in, out)
+	p.accepts = append(p.accepts, time.Now())
+	p.mu.Unlock()
+	p.wg.Go(func() { p.pipe(out, in) })
+	p.pipe(in, out)
+}
+
+// pipe copies src to dst, holding what it read while paused and dropping
+// it in a black hole. A read error closes dst, except in a black hole.
+func (p *Proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.paused.Load() {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		if n > 0 && !p.hole.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				src.Close()
+				return
+			}
+		}
+		if err != nil {
+			if !p.hole.Load() {
+				dst.Close()
+			}
+			return
+		}
+	}
+}
