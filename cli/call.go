@@ -65,7 +65,10 @@ given two ways must have the same value (a duration in any spelling: 1s,
 plugins.yaml's references give defaults for the keys none of them sets; a
 key set here also beats the reference's method-level forms of it for the
 method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
---timeout 2s gives Sleep 2 s.
+--timeout 2s gives Sleep 2 s. --timeout bounds the call, not the first
+connection: call first waits for a provider to connect, up to twice
+connect.timeout and 1 s (Dubbo connects at refer), so a short --timeout
+over a slow link does not fail on connecting.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
@@ -313,6 +316,15 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
+	// The first connection gets its own time, as Dubbo's connect at
+	// refer and bench's waitProviders do: the kernel bounds a call's wait
+	// for it by the call's timeout, and a 100 ms --timeout over a link
+	// where dialling and the first ping take longer failed CLIENT_TIMEOUT
+	// every time (tester24 finding 8). When no provider connects, the
+	// call below says why.
+	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
+	ref.WaitReady(wctx)
+	cancel()
 	// A generic invocation (Dubbo's mark): the provider refuses a key
 	// naming no struct field, a typo here; -a generic=false overrides.
 	cctx := spi.WithAttachments(ctx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)

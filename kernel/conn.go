@@ -192,7 +192,25 @@ func (c *conn) down(format string, args ...any) *connState {
 	if errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, context.Canceled) {
 		cause = errors.New(cause.Error())
 	}
-	return &connState{err: &spi.Error{Status: spi.StatusChannelInactive, Message: err.Error(), Cause: cause}}
+	return &connState{err: &spi.Error{Status: spi.StatusChannelInactive, Message: err.Error(), Cause: notConnected{cause}}}
+}
+
+// notConnected is the Cause of a down connection's error: cause, which
+// errors.Is and errors.As still find, and spi.ErrNotConnected.
+type notConnected struct{ cause error }
+
+func (e notConnected) Error() string {
+	if e.cause == nil {
+		return spi.ErrNotConnected.Error()
+	}
+	return e.cause.Error()
+}
+
+func (e notConnected) Unwrap() []error {
+	if e.cause == nil {
+		return []error{spi.ErrNotConnected}
+	}
+	return []error{e.cause, spi.ErrNotConnected}
 }
 
 // run is the manager loop: connect, wait for the channel to die, redial.

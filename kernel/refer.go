@@ -884,6 +884,34 @@ func (r *Reference) awaitSettled(ctx context.Context) {
 	}
 }
 
+// WaitReady blocks until a provider of the reference is connected and
+// usable, or none is still making its first connection attempt (each
+// attempt, a dial and a ping, ends within connect.timeout: 3s by
+// default), or ctx ends, and reports whether a provider is usable. It is
+// Dubbo's connect-at-refer for a caller that wants it: a call's timeout
+// bounds its own wait for a first connection (a 100 ms call on a link
+// where connecting takes longer fails CLIENT_TIMEOUT, nothing sent), so a
+// one-shot client (`airnode call`) or a service at start-up waits here
+// first, with a deadline of its own such as twice connect.timeout and a
+// second. False is not an error: the next call says why no provider can
+// be reached.
+func (r *Reference) WaitReady(ctx context.Context) bool {
+	for {
+		changed := r.node.pool.changed.wait()
+		if anyAvailable(r.dir.All()) {
+			return true
+		}
+		if !r.connecting() {
+			return false
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return anyAvailable(r.dir.All())
+		}
+	}
+}
+
 // firstAttemptGrace is how much longer than connect.timeout a call waits
 // for the first connection attempts of a fresh reference to end
 // (awaitProvider), so that it reports their outcome rather than "attempt

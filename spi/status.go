@@ -161,6 +161,15 @@ var (
 // retries it only for idempotent methods, as it does SERVER_TIMEOUT.
 var ErrRequestSent = errors.New("the request had been sent, so the provider may have run it")
 
+// ErrNotConnected is in the Cause chain of the CHANNEL_INACTIVE error of a
+// call to a provider this process cannot connect to (a failed dial, TLS
+// handshake or first ping): nothing was sent, and the kernel redials such
+// a provider at most every 500 ms, so the same provider asked again at
+// once gives the same error back. The failover cluster retries the call
+// on other providers only (tester24: "3 attempts on [A, A, A]" where one
+// connect attempt had failed).
+var ErrNotConnected = errors.New("not connected to the provider")
+
 // ErrAccessDenied is the Cause of the error a provider's access-control
 // filter (the token filter: a wrong or missing token) answers a call with,
 // before the service runs. The status stays the one on the wire

@@ -228,12 +228,17 @@ func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
 // does not retry that provider (others still may be): its TLS certificate
 // failed verification (tls.CertificateVerificationError, or x509's
 // unknown authority, host name and invalid certificate errors), or its
-// dial was refused (ECONNREFUSED: nothing listens there; the kernel's
-// connection redials a down provider at most every 500 ms when calls ask,
-// so a retry at once gets that same refusal back).
+// dial was refused (ECONNREFUSED: nothing listens there), or the kernel
+// could not connect to it at all (spi.ErrNotConnected: a dial, handshake
+// or first ping that failed). The kernel's connection redials a down
+// provider at most every 500 ms when calls ask, so a retry at once gets
+// that same error back.
 func Repeats(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, spi.ErrNotConnected) && !errors.Is(err, spi.ErrRequestSent) {
+		return true
 	}
 	var (
 		verify   *tls.CertificateVerificationError
