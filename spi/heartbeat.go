@@ -34,7 +34,9 @@ type Channel interface {
 	Side() Side
 	// RemoteAddr is the peer's "host:port".
 	RemoteAddr() string
-	// LastRead and LastWrite are updated by every frame read or written.
+	// LastRead and LastWrite are updated by every frame read or written;
+	// LastRead also by each read of a body over 64 KiB still arriving,
+	// so "nothing read for X" means no byte read for X.
 	LastRead() time.Time
 	LastWrite() time.Time
 	// Ping sends a two-way heartbeat event and waits for the peer's answer

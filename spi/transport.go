@@ -92,3 +92,20 @@ var ErrNotMultiplexed = errors.New("transport: session is not multiplexed")
 type TryWriter interface {
 	TryWrite(p []byte) (n int, err error)
 }
+
+// AckCounter is an optional interface of a Session on a connection whose
+// peer acknowledges what it receives (TCP). Acked returns how many bytes
+// this side wrote that the peer's kernel has acknowledged, counted since
+// the connection opened, and how many are written and not acknowledged
+// yet (queued in this host's socket or in flight); ok is false when it
+// cannot tell (off Linux, no TCP socket underneath). It must not block,
+// and is safe for concurrent use. The exchange reads it only in a
+// consumer's liveness check (heartbeat.ping.on.timeout): a check whose
+// ping was queued behind a backlog of unacknowledged bytes (a large frame
+// on a slow link) and during whose wait the peer acknowledged more is a
+// busy link, not a dead one, and the channel is left open; a dead or
+// black-holed path acknowledges nothing, and a hung peer nothing once its
+// receive window is full. A session without it gets no such allowance.
+type AckCounter interface {
+	Acked() (acked, unacked uint64, ok bool)
+}

@@ -23,7 +23,8 @@ type Proxy struct {
 	delay  atomic.Int64 // ns each new connection waits before its dial (SetConnectDelay)
 	paused atomic.Bool
 	hole   atomic.Bool
-	quit   chan struct{} // closed by Close: ends paused pipes and delayed dials
+	rate   [2]atomic.Int64 // bytes per second toward the target [up] and back [down]; 0 unlimited (SetRate)
+	quit   chan struct{}   // closed by Close: ends paused pipes and delayed dials
 
 	mu      sync.Mutex
 	addr    string
@@ -92,10 +93,31 @@ func (p *Proxy) Refuse(on bool) {
 // forwarded once Pause(false).
 func (p *Proxy) Pause(on bool) { p.paused.Store(on) }
 
-// BlackHole drops, from now on and for good, everything read in both
-// directions, and closes nothing, not even when a side closes (no FIN, no
-// RST): a dead network path.
+// BlackHole forwards nothing more, from now on and for good, in either
+// direction, and closes nothing, not even when a side closes (no FIN, no
+// RST): a dead network path. The proxy stops reading, so, as on a real
+// dead path where nothing is acknowledged, a sender's writes stop once
+// the socket buffers between it and the proxy are full (a few MiB on
+// loopback); what was read already is dropped.
 func (p *Proxy) BlackHole() { p.hole.Store(true) }
+
+// Directions for SetRate.
+const (
+	up   = 0 // toward the target
+	down = 1 // back from the target
+)
+
+// SetRate limits every forwarded connection, open or new, to up bytes per
+// second toward the target and down bytes per second back (0: no limit),
+// like a link of that bandwidth: a token bucket per direction and
+// connection, with no credit saved while idle, forwarding at most a
+// fiftieth of a second's worth per read. What the proxy has not forwarded
+// yet waits in the sockets' buffers, and a sender's writes stall once
+// they are full, as on a slow link with a deep queue.
+func (p *Proxy) SetRate(up, down int) {
+	p.rate[0].Store(int64(max(up, 0)))
+	p.rate[1].Store(int64(max(down, 0)))
+}
 
 // Down closes the listener and every connection: the host vanished (the
 // peers read EOF, new dials are refused). Up listens again.
@@ -194,16 +216,27 @@ func (p *Proxy) forward(in net.Conn, target string, delay time.Duration) {
 	p.conns = append(p.conns, in, out)
 	p.accepts = append(p.accepts, time.Now())
 	p.mu.Unlock()
-	p.wg.Go(func() { p.pipe(out, in) })
-	p.pipe(in, out)
+	p.wg.Go(func() { p.pipe(out, in, up) })
+	p.pipe(in, out, down)
 }
 
-// pipe copies src to dst, holding what it read while paused and dropping
-// it in a black hole. A read error closes dst, except in a black hole.
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst in direction dir, holding what it read while
+// paused, pacing it to SetRate's limit, and dropping it, then reading no
+// more, in a black hole. A read error closes dst, except in a black hole.
+func (p *Proxy) pipe(dst, src net.Conn, dir int) {
 	buf := make([]byte, 32<<10)
+	var pace pacer
 	for {
-		n, err := src.Read(buf)
+		if p.hole.Load() {
+			<-p.quit // read nothing more: the sender's buffers fill
+			return
+		}
+		rate := p.rate[dir].Load()
+		size := len(buf)
+		if rate > 0 {
+			size = int(min(int64(size), max(1, rate/50)))
+		}
+		n, err := src.Read(buf[:size])
 		for p.paused.Load() {
 			select {
 			case <-p.quit:
@@ -212,6 +245,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			}
 		}
 		if n > 0 && !p.hole.Load() {
+			if !p.sleep(pace.wait(rate, n)) {
+				return
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				src.Close()
 				return
@@ -224,4 +260,51 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// sleep waits d, or until Close (false).
+func (p *Proxy) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+// pacer is one direction's token bucket: the bytes let through since
+// since, at the rate in force.
+type pacer struct {
+	rate  int64
+	since time.Time
+	sent  int64
+}
+
+// wait returns how long n more bytes must wait at rate bytes per second
+// (0: unlimited). A pipe that fell idle saves no credit: its count starts
+// again.
+func (pc *pacer) wait(rate int64, n int) time.Duration {
+	if rate <= 0 {
+		pc.rate = 0
+		return 0
+	}
+	if pc.rate == 0 {
+		pc.rate, pc.since = rate, time.Now()
+	}
+	now := time.Now()
+	if rate != pc.rate || now.Sub(pc.due()) > 20*time.Millisecond {
+		pc.rate, pc.since, pc.sent = rate, now, 0
+	}
+	pc.sent += int64(n)
+	return time.Until(pc.due())
+}
+
+// due is when the bytes counted so far have gone through; pc.rate > 0.
+func (pc *pacer) due() time.Time {
+	return pc.since.Add(time.Duration(float64(pc.sent) / float64(pc.rate) * float64(time.Second)))
 }

@@ -53,7 +53,7 @@ type Channel struct {
 	w       *writer
 	codecs  [protocol.CodecMask + 1]atomic.Pointer[spi.Codec] // resolved codec ids
 
-	lastRead, lastWrite atomic.Int64 // unix nanoseconds
+	lastRead, lastWrite atomic.Int64 // unix nanoseconds; lastRead also moves as a body over readProgressFrom arrives (read.go)
 	late                atomic.Int64
 	framesRead          atomic.Int64
 	framesWritten       atomic.Int64
@@ -595,8 +595,11 @@ func (c *Channel) Side() spi.Side { return c.opts.Side }
 // RemoteAddr returns the peer's "host:port".
 func (c *Channel) RemoteAddr() string { return c.remote }
 
-// LastRead returns when the last frame was read from any stream (the
-// channel's creation time before the first).
+// LastRead returns when something was last read from any stream: a
+// whole frame, or bytes of a body over 64 KiB still arriving, after each
+// read (the channel's creation time before the first). "Nothing read for
+// X" is no byte read for X, so a large frame crossing a slow link is not
+// silence.
 func (c *Channel) LastRead() time.Time { return time.Unix(0, c.lastRead.Load()) }
 
 // LastWrite returns when the last frame was written (the channel's creation

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -29,7 +30,7 @@ type livenessCheck struct {
 // checkAfterTimeout runs after a consumer call failed SERVER_TIMEOUT: its
 // request was handed to the transport elapsed ago and timeout was its
 // deadline. When nothing at all has been read from the channel since the
-// call began — the strongest sign of a dead peer a busy channel gives, as
+// call began (no byte: a large frame still arriving counts, read.go) — the strongest sign of a dead peer a busy channel gives, as
 // a read-idle heartbeat does not fire on a channel that keeps sending —
 // and Options.Heartbeat implements spi.TimeoutCheck with the check on, it
 // sends one ping at once, in a goroutine of the channel's, waiting
@@ -82,10 +83,21 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 }
 
 // runCheck sends the liveness check's ping and closes the channel when it
-// gets no answer within wait and nothing else was read meanwhile.
+// gets no answer within wait and nothing else was read meanwhile — no
+// byte, counting those of a large frame still arriving (read.go) — nor,
+// when the ping was sent behind backlogFrom or more unacknowledged bytes
+// (a large request still crossing the link, in the socket's queue or
+// the writer's), did the peer acknowledge more of them (spi.AckCounter):
+// a peer taking in a 4 MiB request over a 10 Mbit/s link is busy, not
+// dead (tester24), while a black-holed path acknowledges nothing, nor a
+// hung peer once its receive window is full, so either is closed by the
+// next check at the latest. (The writer's own progress is no such sign:
+// the kernel wakes a blocked write only after about a third of the send
+// buffer drained, 1.1 MB, 9 s at 1 Mbit/s.)
 func (c *Channel) runCheck(wait time.Duration) {
 	defer c.check.running.Store(false)
 	sent := time.Now()
+	acked, unacked, counts := c.acked()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	counters.Heartbeat.PingsSent.Inc()
 	err := c.Ping(ctx)
@@ -105,12 +117,40 @@ func (c *Channel) runCheck(wait time.Duration) {
 		return // answered with an error: the peer is there
 	}
 	if c.lastRead.Load() >= sent.UnixNano() {
-		return // something arrived meanwhile (a late response): not dead
+		return // something arrived meanwhile (a late response, bytes of a large one): not dead
+	}
+	behind := counts && unacked >= backlogFrom
+	if behind {
+		if now, _, ok := c.acked(); ok && now > acked {
+			return // the peer took in more of the backlog the ping queued behind: busy, not dead
+		}
 	}
 	n := c.check.timeouts.Load()
+	note := ""
+	if behind {
+		note = fmt.Sprintf(", nor acknowledged any of the %s written before the ping", protocol.FormatSize(int64(unacked)))
+	}
 	counters.Heartbeat.IdleClosed.Inc()
-	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v (heartbeat.ping.on.timeout)",
-		n, plural(n, "call", "calls"), c.remote, wait), slog.LevelWarn)
+	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
+		n, plural(n, "call", "calls"), c.remote, wait, note), slog.LevelWarn)
+}
+
+// backlogFrom is the unacknowledged bytes ahead of a liveness check's
+// ping from which the peer's acknowledging more of them during the wait
+// keeps the channel (runCheck). Small calls leave a few hundred bytes
+// unacknowledged for a round trip; a hung peer's kernel still
+// acknowledges those until its receive window is full, which such
+// traffic takes minutes to fill, so below this it gets no allowance.
+const backlogFrom = 64 << 10
+
+// acked returns what the peer has acknowledged of this side's writes and
+// what is written and not acknowledged yet (spi.AckCounter), ok false
+// when the session cannot tell.
+func (c *Channel) acked() (acked, unacked uint64, ok bool) {
+	if a, is := c.sess.(spi.AckCounter); is {
+		return a.Acked()
+	}
+	return 0, 0, false
 }
 
 func plural(n int64, one, many string) string {

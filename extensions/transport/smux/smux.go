@@ -245,6 +245,11 @@ func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
 // RemoteAddr returns the peer's TCP address.
 func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
 
+// Acked implements spi.AckCounter: what the peer has acknowledged of
+// the bytes written on the session's connection, and what it has not yet
+// (TCP_INFO and SIOCOUTQ, Linux; ok false elsewhere).
+func (s *Session) Acked() (acked, unacked uint64, ok bool) { return rawsock.Acked(s.conn.Conn) }
+
 // Close closes the session, its streams and its connection. Idempotent:
 // later calls return nil.
 func (s *Session) Close() error {
@@ -354,4 +359,5 @@ var (
 	_ spi.Transport        = (*Transport)(nil)
 	_ spi.Listener         = (*Listener)(nil)
 	_ spi.Session          = (*Session)(nil)
+	_ spi.AckCounter       = (*Session)(nil)
 )

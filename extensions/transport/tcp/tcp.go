@@ -191,6 +191,11 @@ func (s *Session) Close() error {
 	return err
 }
 
+// Acked implements spi.AckCounter: what the peer has acknowledged of
+// the bytes written on the session's connection, and what it has not yet
+// (TCP_INFO and SIOCOUTQ, Linux; ok false elsewhere).
+func (s *Session) Acked() (acked, unacked uint64, ok bool) { return rawsock.Acked(s.conn) }
+
 // Done is closed when the session is closed or a Read or Write on its
 // stream has failed.
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -246,4 +251,5 @@ var (
 	_ spi.Transport        = (*Transport)(nil)
 	_ spi.Listener         = (*Listener)(nil)
 	_ spi.Session          = (*Session)(nil)
+	_ spi.AckCounter       = (*Session)(nil)
 )
