@@ -33,8 +33,9 @@ func TestT24_WaitReady(t *testing.T) {
 		t.Fatalf("call after WaitReady: %v", err)
 	}
 
-	px.Down() // nothing listens: the first attempt is refused at once
-	r2 := refer(t, c, "airnode://"+px.Addr()+"/demo.Echo?group=other")
+	gone := testproxy.New(t, e.URL().Address())
+	gone.Down() // nothing listens there: the first attempt is refused at once
+	r2 := refer(t, c, "airnode://"+gone.Addr()+"/demo.Echo")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start = time.Now()
