@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// echoServer echoes lines until the test ends and returns its address.
-func echoServer(t *testing.T) string {
+// server serves each connection it accepts with handle until the test
+// ends, and returns its address.
+func server(t *testing.T, handle func(net.Conn)) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -24,10 +25,15 @@ func echoServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			go func() { defer c.Close(); handle(c) }()
 		}
 	}()
 	return l.Addr().String()
+}
+
+// echoServer echoes until the test ends and returns its address.
+func echoServer(t *testing.T) string {
+	return server(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 // roundTrip writes a line on c and reads it back within d.
@@ -120,26 +126,11 @@ func TestConnectDelay(t *testing.T) {
 // sinkServer accepts connections that it writes send bytes to, then reads
 // until EOF; it returns its address.
 func sinkServer(t *testing.T, send int) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := c.Write(make([]byte, send)); err == nil {
-					_, _ = io.Copy(io.Discard, c)
-				}
-			}()
+	return server(t, func(c net.Conn) {
+		if _, err := c.Write(make([]byte, send)); err == nil {
+			_, _ = io.Copy(io.Discard, c)
 		}
-	}()
-	return l.Addr().String()
+	})
 }
 
 // TestSetRate: 200 KB at 200 KB/s take about a second each way (the
