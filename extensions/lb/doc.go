@@ -5,7 +5,7 @@
 //	roundrobin        smooth weighted round robin
 //	leastactive       fewest calls in flight, weighted random among ties
 //	consistenthash    hash ring over the provider addresses
-//	shortestresponse  lowest mean response × (active + 1)
+//	shortestresponse  lowest recent response time × (active + 1), ties within 1/8 by weight
 //	p2c               the better of two random picks by peak-EWMA latency × (active + 1)
 //
 // All but consistenthash weigh providers with package warmup (p2c to draw
@@ -19,7 +19,7 @@
 // pick by binary search of the prefix sums, O(log n); roundrobin is O(1)
 // while every weight is equal and O(n) otherwise (nginx's smooth order
 // adds every provider's weight on each pick); leastactive and
-// shortestresponse read every provider's active count (and mean) on
+// shortestresponse read every provider's active count (and estimate) on
 // each pick, O(n) in that scan only; consistenthash walks its ring,
 // O(log n).
 package lb

@@ -6,6 +6,13 @@
 //
 //	latency estimate × (calls in flight + 1)
 //
+// except that when both draws fell on one provider and the second was
+// drawn again among the others, the two scores are first divided by the
+// candidates' effective weights: with only two providers, both always
+// candidates, this is what makes warm-up hold (tester24: one at weight 1
+// of 100 got half the calls; now about 2 %). With equal weights it
+// changes nothing. Select says more.
+//
 // The estimate is this consumer's measured round trip of the provider's
 // calls (spi.Stats): a slower sample replaces it at once, faster ones pull
 // it down with time constant p2c.decay, and it decays toward 0 while the
@@ -20,8 +27,9 @@
 //	timeout    duration  Go syntax or ms  1s       > 0 (the kernel's key: the failure penalty)
 //
 // It also reads the provider keys weight, warmup and timestamp (package
-// warmup) to draw the two candidates. Select is safe for concurrent use, does
-// not block beyond a per-provider mutex held for a few arithmetic steps, and
-// does not allocate while the provider list is unchanged; it returns nil
-// only when every provider has weight 0. It owns no goroutine.
+// warmup) to draw the two candidates and weigh a redrawn pair's loads.
+// Select is safe for concurrent use, does not block beyond a per-provider
+// mutex held for a few arithmetic steps, and does not allocate while the
+// provider list is unchanged; it returns nil only when every provider has
+// weight 0. It owns no goroutine.
 package p2c

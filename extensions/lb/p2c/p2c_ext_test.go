@@ -170,6 +170,38 @@ func TestWarmingProviderDrawnLess(t *testing.T) {
 	}
 }
 
+// With two providers both are always drawn, so the draw's weighting did
+// nothing (tester24: a provider at weight 1 of 100 got 50.3 % of the
+// calls); a pair whose second candidate was redrawn compares loads
+// divided by weight, so the light one wins only pairs drawn on merit
+// (2 % of the picks at most).
+func TestWarmingProviderOfTwo(t *testing.T) {
+	cold := stub(1, fmt.Sprintf("warmup=10m&timestamp=%d", time.Now().UnixMilli()))
+	warm := stub(2, "")
+	lb := build(t, "")
+	l := []spi.Invoker{cold, warm}
+	counts := map[spi.Invoker]int{}
+	const n = 20_000
+	for range n {
+		x := lb.Select(l, echo)
+		counts[x]++
+		record(x.(*spitest.StubInvoker), 1, time.Millisecond, true) // equally fast
+	}
+	t.Logf("cold %d, warm %d", counts[cold], counts[warm])
+	if share := float64(counts[cold]) / n; share > 0.05 {
+		t.Fatalf("a provider at weight 1 next to one at 100 got %.2f %% of the picks, want < 5 %%", 100*share)
+	}
+	// Equal weights: the division changes nothing, the faster one wins.
+	a, b := stub(3, "weight=50"), stub(4, "weight=50")
+	record(a, 5, 2*time.Millisecond, true)
+	record(b, 5, time.Millisecond, true)
+	for range 100 {
+		if lb.Select([]spi.Invoker{a, b}, echo) != b {
+			t.Fatal("equal weights: picked the slower provider")
+		}
+	}
+}
+
 func TestSelectDoesNotAllocate(t *testing.T) {
 	lb := build(t, "")
 	var l []spi.Invoker

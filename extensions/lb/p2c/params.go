@@ -3,6 +3,7 @@ package p2c
 import (
 	"time"
 
+	"github.com/airnode/airnode/extensions/lb/internal/latency"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -18,10 +19,10 @@ const (
 
 	// KeyTimeout is the kernel's call timeout, which p2c reads (and does
 	// not declare: the kernel does) as the penalty of a failed call.
-	KeyTimeout = "timeout"
+	KeyTimeout = latency.KeyTimeout
 	// DefaultPenalty is the penalty when the reference sets no timeout:
 	// the kernel's default timeout.
-	DefaultPenalty = time.Second
+	DefaultPenalty = latency.DefaultPenalty
 )
 
 // params are the reference's settings of one balancer.
@@ -42,13 +43,9 @@ func parseParams(u spi.URL) (params, error) {
 		v, _ := u.Param(KeyDecay)
 		return params{}, &spi.ParamError{Key: KeyDecay, Value: v, Want: "a duration from 1ms to 10m such as 10s"}
 	}
-	p, err := u.Duration(KeyTimeout, DefaultPenalty)
+	p, err := latency.Penalty(u)
 	if err != nil {
 		return params{}, err
-	}
-	if p <= 0 {
-		v, _ := u.Param(KeyTimeout)
-		return params{}, &spi.ParamError{Key: KeyTimeout, Value: v, Want: "a positive duration such as 1s"}
 	}
 	return params{decay: d, penalty: p}, nil
 }

@@ -40,18 +40,123 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%q: %v", q, err)
 		}
 	}
-	for _, v := range []string{"soon", "0", "-1s"} {
-		_, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://h/demo.Echo?shortestresponse.slidePeriod=" + v))
-		var pe *spi.ParamError
-		if !errors.As(err, &pe) || pe.Key != shortestresponse.KeySlidePeriod || pe.Value != v {
-			t.Errorf("slidePeriod=%s: got %v, want a ParamError naming key and value", v, err)
+	for _, key := range []string{shortestresponse.KeySlidePeriod, "timeout"} {
+		for _, v := range []string{"soon", "0", "-1s"} {
+			_, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://h/demo.Echo?" + key + "=" + v))
+			var pe *spi.ParamError
+			if !errors.As(err, &pe) || pe.Key != key || pe.Value != v {
+				t.Errorf("%s=%s: got %v, want a ParamError naming key and value", key, v, err)
+			}
 		}
 	}
 }
 
+// record makes x look as if it had finished n calls of d each.
+func record(x *spitest.StubInvoker, n int, d time.Duration, ok bool) {
+	for range n {
+		x.Stats().Begin()
+		x.Stats().End(d, ok)
+	}
+}
+
+// picks makes n picks from l and counts them per invoker.
+func picks(lb spi.LoadBalance, l []spi.Invoker, n int) map[spi.Invoker]int {
+	c := map[spi.Invoker]int{}
+	for range n {
+		c[lb.Select(l, echo)]++
+	}
+	return c
+}
+
+// Sub-millisecond providers tie (Floor) and share at random. One 100 ms
+// answer among fast ones does not make a provider lose the lead; a second
+// one in a row does.
+func TestOneHiccupKeepsTheLead(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	l := []spi.Invoker{a, b}
+	lb := build(t)
+	for range 50 {
+		record(a, 1, 50*time.Microsecond, true)
+		record(b, 1, 80*time.Microsecond, true)
+		lb.Select(l, echo)
+	}
+	if c := picks(lb, l, 1000); c[a] < 400 || c[b] < 400 {
+		t.Fatalf("50 and 80 us providers: %d and %d of 1,000 picks, want both about half", c[a], c[b])
+	}
+	record(b, 1, 100*time.Millisecond, true)
+	if c := picks(lb, l, 1000); c[b] < 400 {
+		t.Fatalf("after one 100 ms answer b got %d of 1,000 picks, want still about half", c[b])
+	}
+	record(b, 1, 100*time.Millisecond, true)
+	if c := picks(lb, l, 1000); c[b] != 0 {
+		t.Fatalf("after two 100 ms answers in a row b got %d of 1,000 picks, want none", c[b])
+	}
+}
+
+// A provider left alone because it was slow is tried again once its
+// estimate has decayed (time constant slidePeriod / 30: 10 ms here).
+func TestAvoidedProviderTriedAgain(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	l := []spi.Invoker{a, b}
+	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=300ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(a, 1, time.Millisecond, true)
+	record(b, 1, 50*time.Millisecond, true)
+	if c := picks(lb, l, 100); c[b] != 0 {
+		t.Fatalf("the 50 ms provider got %d of 100 picks, want none", c[b])
+	}
+	start := time.Now()
+	for lb.Select(l, echo) != b {
+		record(a, 1, time.Millisecond, true)
+		if time.Since(start) > time.Second {
+			t.Fatal("the 50 ms provider was not tried again within 1s (want about 40 ms)")
+		}
+	}
+	t.Logf("tried again after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// A provider whose calls stay in flight with none finishing (a stall)
+// keeps its estimate instead of decaying toward "unknown", and loses by
+// its calls in flight.
+func TestStalledProviderKeepsItsEstimate(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	l := []spi.Invoker{a, b}
+	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=300ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(a, 1, 20*time.Millisecond, true)
+	record(b, 1, 20*time.Millisecond, true)
+	lb.Select(l, echo)
+	for range 3 {
+		b.Stats().Begin() // stuck
+	}
+	time.Sleep(100 * time.Millisecond) // ten time constants
+	for range 200 {
+		record(a, 1, 20*time.Millisecond, true) // a keeps answering in 20 ms
+		if lb.Select(l, echo) == b {
+			t.Fatal("picked the provider with 3 calls stuck (20 ms × 4) over one answering in 20 ms")
+		}
+	}
+}
+
+// A failed call counts as its round trip plus the reference's timeout.
+func TestFailedCallsCountAsSlow(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	l := []spi.Invoker{a, b}
+	lb := build(t)
+	record(a, 1, 5*time.Millisecond, true)
+	record(b, 1, 100*time.Microsecond, false)
+	if c := picks(lb, l, 200); c[b] != 0 {
+		t.Fatalf("the provider whose call failed got %d of 200 picks, want none", c[b])
+	}
+}
+
 // A provider that becomes 50 ms slower loses at least 80% of the calls
-// within one window (200 ms here, set by the reference URL; 30 s by
-// default).
+// within 200 ms (slidePeriod 200ms here: it is tried again every few tens
+// of milliseconds, each try a 50 ms call).
 func TestSlowerProviderLosesTraffic(t *testing.T) {
 	const period = 200 * time.Millisecond
 	var bSlow atomic.Bool

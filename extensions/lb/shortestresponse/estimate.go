@@ -1,0 +1,66 @@
+package shortestresponse
+
+import (
+	"math"
+	"time"
+)
+
+// Weight is the least weight a new sample has in a provider's
+// response-time estimate: each answered call moves it at least 1/8 of the
+// way to its own time.
+const Weight = 1.0 / 8
+
+// recent is a provider's expected response time: an exponentially
+// weighted mean of its recent samples that decays toward 0 ("unknown")
+// while no sample comes. A sample x at time t, Δt after the previous one,
+// moves the estimate e (decayed to t) to
+//
+//	e + a·(x - e),  a = max(Weight, 1 - e^(-Δt/tau))
+//
+// At high call rates a is Weight and one sample raises e by at most
+// max(e, Floor): a provider that turns 50 ms slower than
+// sub-millisecond peers loses the lead on its second slow answer, while
+// a single hiccup (a GC pause, a descheduled thread) does not make it
+// lose. After a pause, when the decayed estimate says little, a sample
+// counts for nearly all, unbounded: a provider tried again after being
+// left alone is judged on that call. The first sample is taken as it is.
+// Times are offsets on the balancer's clock; not safe for concurrent use
+// (latency.Tracker serializes it).
+type recent struct {
+	tau     time.Duration // time constant of the decay (> 0)
+	est     float64       // ns, at stamp
+	stamp   time.Duration
+	sampled bool
+}
+
+// Observe adds a round trip rtt (negative counts as 0) measured at now; a
+// now before the previous sample's counts as the same instant.
+func (r *recent) Observe(now, rtt time.Duration) {
+	x := float64(max(rtt, 0))
+	if !r.sampled {
+		r.est, r.stamp, r.sampled = x, now, true
+		return
+	}
+	w := r.decay(now)
+	e := r.est * w
+	a := 1 - w
+	if a < Weight {
+		a = Weight
+		x = min(x, e+max(e, float64(Floor))/Weight)
+	}
+	r.est = e + a*(x-e)
+	r.stamp = max(r.stamp, now)
+}
+
+// value is the estimate at now in nanoseconds: 0 before the first sample,
+// then the estimate decayed by e^(-(now-last sample)/tau).
+func (r *recent) value(now time.Duration) float64 { return r.est * r.decay(now) }
+
+// decay is e^(-(now-stamp)/tau), 1 for now <= stamp.
+func (r *recent) decay(now time.Duration) float64 {
+	dt := now - r.stamp
+	if dt <= 0 {
+		return 1
+	}
+	return math.Exp(-float64(dt) / float64(r.tau))
+}
