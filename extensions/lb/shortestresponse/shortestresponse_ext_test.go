@@ -19,9 +19,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) { spitest.TestLoadBalance(t, shortestresponse.Builder{}) }
 
-func build(t *testing.T) spi.LoadBalance {
+func build(t *testing.T) spi.LoadBalance { t.Helper(); return buildWith(t, "") }
+
+// buildWith builds a balancer for a reference with query ("" or "?k=v").
+func buildWith(t *testing.T, query string) spi.LoadBalance {
 	t.Helper()
-	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo"))
+	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo" + query))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +101,7 @@ func TestOneHiccupKeepsTheLead(t *testing.T) {
 func TestAvoidedProviderTriedAgain(t *testing.T) {
 	a, b := stub(1, "", nil), stub(2, "", nil)
 	l := []spi.Invoker{a, b}
-	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=300ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := buildWith(t, "?shortestresponse.slidePeriod=300ms")
 	record(a, 1, time.Millisecond, true)
 	record(b, 1, 50*time.Millisecond, true)
 	if c := picks(lb, l, 100); c[b] != 0 {
@@ -123,10 +123,7 @@ func TestAvoidedProviderTriedAgain(t *testing.T) {
 func TestStalledProviderKeepsItsEstimate(t *testing.T) {
 	a, b := stub(1, "", nil), stub(2, "", nil)
 	l := []spi.Invoker{a, b}
-	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=300ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := buildWith(t, "?shortestresponse.slidePeriod=300ms")
 	record(a, 1, 20*time.Millisecond, true)
 	record(b, 1, 20*time.Millisecond, true)
 	lb.Select(l, echo)
@@ -170,10 +167,7 @@ func TestSlowerProviderLosesTraffic(t *testing.T) {
 		return spi.Result{}
 	})
 	l := []spi.Invoker{a, b}
-	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=" + period.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := buildWith(t, "?shortestresponse.slidePeriod="+period.String())
 
 	run := func(d time.Duration) (na, nb int64) {
 		var ca, cb atomic.Int64
@@ -242,10 +236,7 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 
 func TestSlidePeriodApplied(t *testing.T) {
 	a, b := stub(1, "", nil), stub(2, "", nil)
-	lb, err := shortestresponse.Builder{}.Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?shortestresponse.slidePeriod=1500"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := buildWith(t, "?shortestresponse.slidePeriod=1500")
 	lb.Select([]spi.Invoker{a, b}, echo)
 	if a.Stats().SlidePeriod != 1500*time.Millisecond || b.Stats().SlidePeriod != 1500*time.Millisecond {
 		t.Fatalf("slide periods %v, %v; want 1.5s", a.Stats().SlidePeriod, b.Stats().SlidePeriod)
