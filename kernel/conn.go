@@ -68,7 +68,7 @@ type conn struct {
 
 	kick      chan struct{} // cap 1: redial now instead of at the end of the backoff
 	redialing atomic.Bool   // a redial asked for by redialNow is pending or in progress
-	lastKick  atomic.Int64  // Unix ns of the last redial redialNow asked for
+	lastKick  atomic.Int64  // Unix ns of the last redial redialNow asked for, or of the last failed attempt's end
 
 	lastEntryKick atomic.Int64                 // Unix ns of the last redial a new registry entry asked for (redialForEntry)
 	resetBackoff  atomic.Bool                  // redialForEntry: the next failure waits reconnect.backoff again
@@ -243,6 +243,7 @@ func (c *conn) run() {
 		if everUp {
 			counters.Heartbeat.Reconnects.Inc()
 		}
+		began := time.Now()
 		ch, err := c.connect()
 		redialed := c.redialing.Load()
 		byEntry := c.byEntry.Swap(false)
@@ -258,6 +259,17 @@ func (c *conn) run() {
 				c.local.Store(&localFailure{reason: reason, what: what, err: err})
 			} else {
 				c.local.Store(nil)
+			}
+			// An attempt that waited (a black hole: connect.timeout for a
+			// dial or a first ping that never came) most likely waits
+			// again: a call's redialNow waits minRedialGap after it, so
+			// a call right after Reference.WaitReady saw it fail gets its
+			// error at once instead of a second wait (tester25 N3:
+			// airnode call took 2 × connect.timeout). One that failed at
+			// once (refused, out of descriptors) may succeed at once:
+			// a call still asks for a redial (a restarted provider).
+			if time.Since(began) >= min(minRedialGap, c.connectTimeout/2) {
+				c.lastKick.Store(time.Now().UnixNano())
 			}
 			c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
 			level := slog.LevelDebug
