@@ -16,11 +16,17 @@
 // The estimate is this consumer's measured round trip of the provider's
 // calls (spi.Stats): a slower sample replaces it at once, faster ones pull
 // it down with time constant p2c.decay, and it decays toward 0 while the
-// provider is not picked, so a slow provider is retried after a while. A
-// failed call counts as its round trip plus the reference's timeout, so a
-// failing provider is avoided too. A provider with no answered call yet
-// scores 0 while nothing is in flight to it (new providers are tried at
-// once).
+// provider is not picked. A failed call counts as its round trip plus the
+// reference's timeout, so a failing provider is avoided too. An estimate
+// with no sample for p2c.decay / 10 (1 s by default) is stale: the
+// provider, if nothing is in flight to it, gets one probe call (it scores
+// 0 once), and that call's round trip replaces the estimate. So a
+// provider left alone after its calls timed out is judged again about
+// every second plus its timeout, and taken back as soon as it answers
+// fast (tester25: with the decay alone, a provider that hung for 6 s got
+// no call for ~40 s); one still failing gets only those probes. A
+// provider with no answered call yet scores 0 while nothing is in flight
+// to it (new providers are tried at once).
 //
 //	key        type      unit             default  bounds
 //	p2c.decay  duration  Go syntax or ms  10s      1ms..10m

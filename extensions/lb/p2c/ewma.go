@@ -15,6 +15,16 @@ import (
 // constant (Finagle reads its estimate so), so a provider left alone
 // because it was slow is tried again later.
 //
+// An estimate with no sample for StaleAfter (Decay / 10) is stale: what
+// it says is old news. The balancer then sends the provider one probe
+// (Probe claims it), and the sample after a probe replaces the estimate,
+// as the first one did. A provider left alone after its calls
+// timed out is thus judged again on one call about every StaleAfter, and
+// taken back as soon as that call is fast, instead of waiting until the
+// decay has brought a multi-second estimate down to its peers' (tester25:
+// ~40 s); Finagle reaches the same end through failure accrual's
+// probation, Envoy through outlier ejection's timed return.
+//
 // Times are offsets on one monotonic clock chosen by the caller (the
 // balancer uses the time since it was built; tests inject any), so the
 // average never reads a clock itself. Not safe for concurrent use: the
@@ -26,16 +36,44 @@ type PeakEWMA struct {
 
 	cost    float64       // ns, at stamp
 	stamp   time.Duration // when cost was last updated
+	probed  time.Duration // when Probe last claimed a probe
+	probing bool          // a probe was claimed since the last sample
 	sampled bool
 }
 
+// StaleAfter is Decay / 10: an estimate with no sample for that long is
+// stale (1 s with p2c's default decay of 10s).
+func (e *PeakEWMA) StaleAfter() time.Duration { return e.Decay / 10 }
+
+// Stale reports whether the estimate has had a sample, but none for
+// StaleAfter before now, and no probe was claimed within StaleAfter
+// either.
+func (e *PeakEWMA) Stale(now time.Duration) bool {
+	return e.sampled && now-max(e.stamp, e.probed) >= e.StaleAfter()
+}
+
+// Probe claims a probe of a stale estimate: it reports whether the
+// estimate is Stale at now and, if so, records now, so that it is not
+// stale again before a sample or another StaleAfter, and makes the next
+// sample replace the estimate. Of concurrent callers (serialized by the
+// caller's mutex) one gets true.
+func (e *PeakEWMA) Probe(now time.Duration) bool {
+	if !e.Stale(now) {
+		return false
+	}
+	e.probed, e.probing = now, true
+	return true
+}
+
 // Observe adds a round trip rtt (negative counts as 0) measured at now.
-// A now before the previous sample's counts as the same instant.
+// A now before the previous sample's counts as the same instant. The
+// first sample, one slower than the estimate, and the first after a
+// Probe replace the estimate.
 func (e *PeakEWMA) Observe(now, rtt time.Duration) {
 	x := float64(max(rtt, 0))
 	switch {
-	case !e.sampled || x >= e.cost:
-		e.cost = x // first sample, or a peak: taken at once
+	case !e.sampled || x >= e.cost || e.probing:
+		e.cost = x // first sample, a peak, or a probe's answer: taken at once
 	default:
 		w := e.weight(now)
 		e.cost = e.cost*w + x*(1-w)
@@ -43,7 +81,7 @@ func (e *PeakEWMA) Observe(now, rtt time.Duration) {
 	if !e.sampled || now > e.stamp {
 		e.stamp = now
 	}
-	e.sampled = true
+	e.sampled, e.probing = true, false
 }
 
 // Value returns the estimate at now: the average after the last sample

@@ -15,7 +15,7 @@ func (Builder) Keys() []spi.KeyDoc {
 		ks[i].Doc += "; p2c draws its two candidates by it, and divides their loads by it when both draws fell on one and the second was drawn again (always possible with two providers)"
 	}
 	return append([]spi.KeyDoc{
-		{Key: KeyDecay, Type: spi.KeyTypeDuration, Default: "10s", Doc: "time constant of each provider's peak-EWMA latency estimate: how fast it forgets a slow or failed call, 1ms..10m"},
+		{Key: KeyDecay, Type: spi.KeyTypeDuration, Default: "10s", Doc: "time constant of each provider's peak-EWMA latency estimate: how fast it forgets a slow or failed call; a provider with no answer for a tenth of it gets one probe call, whose round trip replaces its estimate; 1ms..10m"},
 	}, ks...)
 }
 

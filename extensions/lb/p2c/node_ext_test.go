@@ -61,8 +61,9 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-// provider exports w on a new node at 127.0.0.1:0 (transport tcp).
-func (c *cluster) provider(ctx context.Context, w *who, query string) {
+// provider exports w, a service with a method Who, on a new node at
+// 127.0.0.1:0 (transport tcp).
+func (c *cluster) provider(ctx context.Context, w any, query string) {
 	c.t.Helper()
 	n := kernel.NewNode(c.cat, kernel.WithLogger(quiet), kernel.WithRegistry(c.reg), kernel.WithShutdownWait(0))
 	c.nodes = append(c.nodes, n)

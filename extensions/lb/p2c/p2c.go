@@ -83,8 +83,13 @@ func (b *Balancer) Penalty() time.Duration { return b.p.penalty }
 // The latency estimate is a PeakEWMA fed, at each pick that draws the
 // provider, with the mean round trip of the calls the provider's
 // spi.Stats finished since the previous such pick, each failed call
-// adding the penalty (Penalty). A provider with no finished call yet
-// scores 0 when it has no call in flight, so a new provider is tried at
+// adding the penalty (Penalty). When the estimate is stale (no sample for
+// PeakEWMA.StaleAfter, p2c.decay / 10) and the provider has no call in
+// flight, it scores 0 in one pick, claimed under the estimate's mutex
+// (PeakEWMA.Probe), at most once per StaleAfter: that probe's round trip
+// replaces the estimate, so a provider left alone for being slow or
+// failing is judged again on one call. A provider with no finished call
+// yet scores 0 when it has no call in flight, so a new provider is tried at
 // once, and penalty × calls in flight when it has some, so the callers do
 // not pile onto it before its first answer (Finagle's rule); an invoker
 // with nil Stats scores 0.
@@ -169,8 +174,11 @@ func (b *Balancer) score(x spi.Invoker, now time.Duration) float64 {
 	}
 	e := b.rt.Read(s, now)
 	active := float64(max(s.Active(), 0))
-	if !e.sampled {
+	switch {
+	case !e.sampled:
 		return float64(b.p.penalty) * active
+	case active == 0 && e.Stale(now) && b.rt.Probe(s, now):
+		return 0 // old news: one probe, judged on its answer
 	}
 	return e.value(now) * (active + 1)
 }

@@ -86,6 +86,33 @@ func (t *Tracker[E, PE]) Read(s *spi.Stats, now time.Duration) E {
 	return p.est
 }
 
+// Prober is an Estimator that can tell when its estimate is stale and
+// claim a probe of the provider: Probe reports whether the estimate is
+// stale at now and, if so, records the claim, so that it is not stale
+// again before a sample or its staleness period.
+type Prober interface {
+	Probe(now time.Duration) bool
+}
+
+// Probe calls Probe, under the provider's mutex, on the estimate of the
+// provider whose Stats are s: of concurrent callers that see it stale,
+// one gets true. It is false when E is not a Prober, or s has no estimate
+// yet (no Read).
+func (t *Tracker[E, PE]) Probe(s *spi.Stats, now time.Duration) bool {
+	v, ok := t.peers.Load(s)
+	if !ok {
+		return false
+	}
+	p := v.(*peer[E])
+	pr, ok := any(PE(&p.est)).(Prober)
+	if !ok {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pr.Probe(now)
+}
+
 // Penalty returns what a failed call adds to its round trip.
 func (t *Tracker[E, PE]) Penalty() time.Duration { return t.penalty }
 

@@ -1,0 +1,170 @@
+package p2c_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hanger is a provider's service whose handler blocks, while a test makes
+// it hang, until the hang ends or the call's context does; it counts the
+// calls that enter it.
+type hanger struct {
+	until atomic.Int64 // UnixNano the hang ends at; 0: no hang
+	calls atomic.Int64
+
+	mu    sync.Mutex
+	since time.Time       // when to start noting the calls' arrival
+	at    []time.Duration // their arrival since then, the first 200
+}
+
+func (h *hanger) Who(ctx context.Context) (string, error) {
+	h.calls.Add(1)
+	h.mu.Lock()
+	if !h.since.IsZero() && len(h.at) < 200 {
+		h.at = append(h.at, time.Since(h.since).Round(time.Millisecond))
+	}
+	h.mu.Unlock()
+	if d := time.Until(time.Unix(0, h.until.Load())); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return "ok", nil
+}
+
+// TestT25_N4_RecoveredProviderTakenBack: tester25 N4. Three providers,
+// eight callers, p2c with its defaults (p2c.decay 10s, timeout 1s). One
+// provider's handler blocks for 6 s, so its calls time out and its
+// estimate soars (round trip + timeout); meanwhile it gets at most a
+// probe now and then. Once it answers again it gets calls within 5 s
+// (with the estimate decaying toward 0 alone: none for ~40 s) and a share
+// (over 10 % of the calls of a second) within 10 s: on a quiet machine a
+// third or more within 1-3 s; on one starved of CPU (-race, other tests)
+// every estimate holds round trips of 100-300 ms that fade over p2c.decay,
+// and a provider with a recent peak gets 10-15 % for seconds, recovered or
+// not. With the defaults the kernel's outlier ejection also leaves it out
+// for 5 s after its fifth timeout; with ejection off p2c alone must take
+// it back.
+func TestT25_N4_RecoveredProviderTakenBack(t *testing.T) {
+	for name, query := range map[string]string{
+		"defaults":    "loadbalance=p2c",
+		"no-ejection": "loadbalance=p2c&outlier.consecutive=0",
+	} {
+		t.Run(name, func(t *testing.T) { recoveredTakenBack(t, query) })
+	}
+}
+
+func recoveredTakenBack(t *testing.T, query string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newCluster(t)
+	hs := []*hanger{{}, {}, {}}
+	for _, h := range hs {
+		c.provider(ctx, h, "")
+	}
+	ref := c.refer(ctx, query, 3)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := ref.Invoke(ctx, "Who"); err != nil {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(500 * time.Millisecond) // every provider has an estimate
+	c0 := counts(hs)
+	time.Sleep(time.Second)
+	s, n := shares(c0, counts(hs))
+	t.Logf("all answering: shares %.1f %% / %.1f %% / %.1f %% of %d calls in a second", 100*s[0], 100*s[1], 100*s[2], n)
+	sick := hs[0]
+	if sick.calls.Load() == 0 {
+		t.Fatal("the provider to hang got no call while it answered: the test proves nothing")
+	}
+
+	const hang = 6 * time.Second
+	start := time.Now()
+	sick.mu.Lock()
+	sick.since = start
+	sick.mu.Unlock()
+	defer func() {
+		sick.mu.Lock()
+		defer sick.mu.Unlock()
+		t.Logf("calls to the hanging provider arrived at %v after it started hanging (the first 30)", sick.at[:min(30, len(sick.at))])
+	}()
+	sick.until.Store(start.Add(hang).UnixNano())
+	time.Sleep(time.Until(start.Add(hang)))
+	probes := 0 // calls that arrived from 2 s in, once those in flight had timed out
+	sick.mu.Lock()
+	for _, at := range sick.at {
+		if at >= 2*time.Second && at < hang {
+			probes++
+		}
+	}
+	sick.mu.Unlock()
+	t.Logf("hanging: %d calls in its last 4 s, %d calls failed so far", probes, failed.Load())
+	if probes > 8 {
+		t.Errorf("the hanging provider got %d calls in its last 4 s of hanging, want at most a probe now and then (≤ 8)", probes)
+	}
+
+	healed := time.Now()
+	base := sick.calls.Load()
+	for sick.calls.Load() == base {
+		if time.Since(healed) > 5*time.Second {
+			t.Fatalf("the recovered provider got no call within 5 s of recovering (%d calls failed)", failed.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	first := time.Since(healed)
+	for {
+		c0 := counts(hs)
+		time.Sleep(time.Second)
+		s, n := shares(c0, counts(hs))
+		if s[0] > 0.10 {
+			t.Logf("recovered: first call %v after; %.1f %% / %.1f %% / %.1f %% of the %d calls of the second ending %v after", first.Round(time.Millisecond), 100*s[0], 100*s[1], 100*s[2], n, time.Since(healed).Round(10*time.Millisecond))
+			break
+		}
+		if time.Since(healed) > 10*time.Second {
+			t.Fatalf("the recovered provider (first call %v after) got %.1f %% of the %d calls 9-10 s later, want > 10 %%", first.Round(time.Millisecond), 100*s[0], n)
+		}
+	}
+}
+
+// counts returns every provider's call count.
+func counts(hs []*hanger) []int64 {
+	c := make([]int64, len(hs))
+	for i, h := range hs {
+		c[i] = h.calls.Load()
+	}
+	return c
+}
+
+// shares returns each provider's share of the calls made between two
+// counts, and their total.
+func shares(before, after []int64) ([]float64, int64) {
+	var total int64
+	for i := range after {
+		total += after[i] - before[i]
+	}
+	s := make([]float64, len(after))
+	for i := range after {
+		if total > 0 {
+			s[i] = float64(after[i]-before[i]) / float64(total)
+		}
+	}
+	return s, total
+}
