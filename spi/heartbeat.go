@@ -36,7 +36,15 @@ type Channel interface {
 	RemoteAddr() string
 	// LastRead and LastWrite are updated by every frame read or written;
 	// LastRead also by each read of a body over 64 KiB still arriving,
-	// so "nothing read for X" means no byte read for X.
+	// so "nothing read for X" means no byte read for X. LastWrite is
+	// stamped when a frame's write starts: a large frame blocked in the
+	// socket behind a slow link leaves it old, so a side writing one
+	// reads nothing and writes nothing new for as long as the link takes.
+	// Such a side learns that the peer is alive from what the peer
+	// acknowledged: the exchange's channel implements AckCounter (ok
+	// false when its session cannot tell), and the bundled strategies
+	// count the peer acknowledging more of a backlog of 64 KiB or more
+	// between two of their checks as a read (tester25 N2, N6).
 	LastRead() time.Time
 	LastWrite() time.Time
 	// Ping sends a two-way heartbeat event and waits for the peer's answer

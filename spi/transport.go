@@ -99,8 +99,11 @@ type TryWriter interface {
 // the connection opened, and how many are written and not acknowledged
 // yet (queued in this host's socket or in flight); ok is false when it
 // cannot tell (off Linux, no TCP socket underneath). It must not block,
-// and is safe for concurrent use. The exchange reads it only in a
-// consumer's liveness check (heartbeat.ping.on.timeout): a check whose
+// and is safe for concurrent use. The exchange's channel forwards it to
+// the heartbeat strategies (Channel), which count the peer acknowledging
+// more of a backlog between two checks as a sign of life, as a read. The
+// exchange itself reads it in a consumer's liveness check
+// (heartbeat.ping.on.timeout): a check whose
 // ping was queued behind a backlog of unacknowledged bytes (a large frame
 // on a slow link) and during whose wait the peer acknowledged more is a
 // busy link, not a dead one, and the channel is left open; a dead or

@@ -194,3 +194,13 @@ func (s *Server) StuckCalls() []StuckCall {
 	defer s.mu.Unlock()
 	return s.stuck
 }
+
+// Acked implements spi.AckCounter for the heartbeat strategies: it
+// forwards the session's counter (the kernel's guardedSession forwards the
+// transport's), ok false when the session has none. A strategy counts the
+// peer acknowledging more of a backlog written to it as a sign of life
+// (tester25 N2, N6: a large frame on a slow link, which nothing is read
+// during and pings queue behind).
+func (c *Channel) Acked() (acked, unacked uint64, ok bool) { return c.acked() }
+
+var _ spi.AckCounter = (*Channel)(nil)

@@ -16,7 +16,15 @@
 // ping answered late is not followed at once by one for write-idleness.
 // The reconnect task closes the channel when nothing was read for more
 // than heartbeat.timeout: on the consumer the connection manager then
-// reconnects, on the provider the channel is gone. When the provider's
+// reconnects, on the provider the channel is gone. Bytes of a large
+// frame still arriving count as reads, and so does the peer acknowledging
+// more of what this side wrote (spi.AckCounter, TCP on Linux) while
+// 64 KiB or more waited unacknowledged (a large request or response on a
+// slow link, which pings and their answers queue behind): while such a
+// backlog waits the reconnect task checks every min(timeout/4, 1 s) and
+// stamps the peer alive at its previous check, so a black hole, which
+// acknowledges nothing, is still closed within timeout + a tick of the
+// last acknowledgement (tester25 N6; package acks). When the provider's
 // channel carries the consumer's heartbeat settings (spi.PeerHeartbeat,
 // issue 4 item 7), the provider's timeout is the consumer-derived one
 // (a dual consumer's heartbeat.timeout; for an idle consumer its give-up

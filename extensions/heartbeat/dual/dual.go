@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airnode/airnode/extensions/heartbeat/internal/acks"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/hbparams"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
 	"github.com/airnode/airnode/internal/counters"
@@ -55,7 +56,7 @@ func (h *Heartbeat) TimeoutCheck() (maxWait time.Duration, on bool) {
 // ping in flight and the channel closer.
 func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
 	now := time.Now()
-	w := &watch{cfg: h.cfg, ch: ch, start: now, awaiting: now}
+	w := &watch{cfg: h.cfg, ch: ch, start: now, awaiting: now, acks: acks.New(ch)}
 	w.heartbeat = task.New(w.heartbeatCheck)
 	w.reconnect = task.New(w.reconnectCheck)
 	w.heartbeat.Start(h.cfg.Interval / 3)
@@ -80,6 +81,8 @@ type watch struct {
 	// Only heartbeatCheck uses these (checks never overlap); see unanswered.
 	awaiting time.Time // when the write awaiting its answer was made: the watch's last ping, or the watch start; zero: none
 	answered time.Time // LastRead when that write was first seen answered: the peer had read it by then
+
+	acks *acks.Watch // reconnectCheck's only
 }
 
 // since returns how long ago t was, counting a zero t (nothing yet) from
@@ -157,7 +160,10 @@ func (w *watch) unanswered(lastWrite time.Time) bool {
 // reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its
 // server-side close: act when nothing was read for more than the timeout.
 // On the provider the timeout is the consumer's negotiated bound
-// (hbparams.PeerCloseTimeout) once its settings arrived.
+// (hbparams.PeerCloseTimeout) once its settings arrived. The peer
+// acknowledging more of a backlog written to it (a large frame on a slow
+// link, which our pings and the peer's answers queue behind) counts as a
+// read (acks); while a backlog waits the check runs every acks.Gap.
 func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
 	timeout, negotiated := w.cfg.Timeout, false
 	if w.ch.Side() == spi.Provider {
@@ -166,8 +172,16 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 		// pinging at the provider's minimum: the silence stretches with it
 		timeout = hbparams.Stretch(timeout, w.cfg.Interval, hbparams.PingInterval(w.ch, w.cfg.Interval))
 	}
-	silence := w.since(now, w.ch.LastRead())
+	alive, backlog := w.acks.Look(now)
+	lastRead := w.ch.LastRead()
+	if alive.After(lastRead) {
+		lastRead = alive
+	}
+	silence := w.since(now, lastRead)
 	if silence <= timeout {
+		if backlog {
+			return min(timeout/3, acks.Gap(timeout)), nil
+		}
 		return timeout / 3, nil
 	}
 	action := "closing"
@@ -178,8 +192,12 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 	if negotiated {
 		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
 	}
-	w.reconnect.CloseChannel(w.ch, fmt.Sprintf("heartbeat dual: nothing read from %s for %v (%s), %s",
-		w.ch.RemoteAddr(), silence.Round(time.Millisecond), rule, action))
+	note := ""
+	if backlog {
+		note = ", nor more of what was written to it acknowledged"
+	}
+	w.reconnect.CloseChannel(w.ch, fmt.Sprintf("heartbeat dual: nothing read from %s for %v%s (%s), %s",
+		w.ch.RemoteAddr(), silence.Round(time.Millisecond), note, rule, action))
 	return -1, nil
 }
 

@@ -11,6 +11,19 @@
 // connection manager reconnects. The provider never pings: it answers, and
 // closes a channel with nothing read or written for heartbeat.timeout.
 //
+// A busy link is not a silent one: bytes of a large frame still arriving
+// count as reads, and so does the peer acknowledging more of what this
+// side wrote (spi.AckCounter, TCP on Linux) while 64 KiB or more waited
+// unacknowledged — a large response the provider is writing, a large
+// request the consumer is: the provider does not close such a channel,
+// and a consumer ping that failed behind its own backlog while the peer
+// took in more of it is no failure. While such a backlog waits, a check
+// runs every min(limit/4, 1 s) (limit: interval on the consumer, the
+// close timeout on the provider) and stamps the peer alive at its
+// previous check, so a black-holed or hung peer, which acknowledges
+// nothing once its window is full, is closed within the usual bound
+// from its last acknowledgement (tester25 N2, N6; package acks).
+//
 // Negotiation (issue 4 item 7): when the provider's channel carries the
 // consumer's heartbeat settings (spi.PeerHeartbeat, sent with the
 // consumer's first ping), the provider closes after the consumer-derived

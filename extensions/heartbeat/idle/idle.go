@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airnode/airnode/extensions/heartbeat/internal/acks"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/hbparams"
 	"github.com/airnode/airnode/extensions/heartbeat/internal/task"
 	"github.com/airnode/airnode/internal/counters"
@@ -56,12 +57,12 @@ func (h *Heartbeat) TimeoutCheck() (maxWait time.Duration, on bool) {
 func (h *Heartbeat) Watch(ch spi.Channel) (stop func()) {
 	start := time.Now()
 	if ch.Side() == spi.Provider {
-		w := &providerWatch{cfg: h.cfg, ch: ch, start: start}
+		w := &providerWatch{cfg: h.cfg, ch: ch, start: start, acks: acks.New(ch)}
 		w.task = task.New(w.check)
 		w.task.Start(min(h.cfg.Timeout, hbparams.HelloWait))
 		return w.task.Stop
 	}
-	w := &consumerWatch{cfg: h.cfg, ch: ch, start: start, seenRead: latest(ch.LastRead(), start)}
+	w := &consumerWatch{cfg: h.cfg, ch: ch, start: start, seenRead: latest(ch.LastRead(), start), acks: acks.New(ch)}
 	w.task = task.New(w.check)
 	w.task.Start(h.cfg.Interval)
 	return w.task.Stop
@@ -74,6 +75,15 @@ func latest(a, b time.Time) time.Time {
 	return b
 }
 
+// soon returns d, or at most gap while a backlog waits unacknowledged, so
+// the next check looks at the peer's acknowledgements in time (acks.Gap).
+func soon(d time.Duration, backlog bool, gap time.Duration) time.Duration {
+	if backlog {
+		return min(d, gap)
+	}
+	return d
+}
+
 // consumerWatch is the consumer side. Its fields are used by check only,
 // and checks never overlap, so they need no lock.
 type consumerWatch struct {
@@ -81,8 +91,15 @@ type consumerWatch struct {
 	ch       spi.Channel
 	start    time.Time
 	task     *task.Task
-	seenRead time.Time // LastRead when failures was last updated
+	seenRead time.Time // LastRead (or the peer's acknowledgements, acks) when failures was last updated
 	failures int
+	acks     *acks.Watch
+}
+
+// lastHeard returns the latest of LastRead, the watch's start and alive,
+// when the peer was last seen taking in a backlog (acks.Watch.Look).
+func (w *consumerWatch) lastHeard(alive time.Time) time.Time {
+	return latest(latest(w.ch.LastRead(), w.start), alive)
 }
 
 func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration, func(context.Context)) {
@@ -91,13 +108,15 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 		return -1, nil
 	default:
 	}
-	lastRead := latest(w.ch.LastRead(), w.start)
-	if lastRead.After(w.seenRead) { // any frame read: the peer is alive
+	alive, backlog := w.acks.Look(now)
+	lastRead := w.lastHeard(alive)
+	if lastRead.After(w.seenRead) { // any byte read, or more of our backlog acknowledged: the peer is alive
 		w.failures, w.seenRead = 0, lastRead
 	}
 	interval := hbparams.PingInterval(w.ch, w.cfg.Interval)
+	gap := acks.Gap(interval)
 	if idle := now.Sub(lastRead); idle < interval {
-		return interval - idle, nil
+		return soon(interval-idle, backlog, gap), nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, w.cfg.PingTimeout)
 	counters.Heartbeat.PingsSent.Inc()
@@ -116,7 +135,12 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 	} else {
 		counters.Heartbeat.PingsFailed.Inc()
 	}
-	lastRead = latest(w.ch.LastRead(), w.start)
+	// A ping that failed while the peer acknowledged more of our backlog
+	// waited behind that backlog (a large request on a slow link): no
+	// failure.
+	alive, _ = w.acks.Look(time.Now())
+	progressed := err != nil && alive.After(w.seenRead)
+	lastRead = w.lastHeard(alive)
 	switch {
 	case err == nil || lastRead.After(w.seenRead):
 		w.failures, w.seenRead = 0, lastRead
@@ -129,8 +153,15 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 			return -1, nil
 		}
 	}
-	// The next ping is due one interval after this one started.
-	return max(0, interval-time.Since(now)), nil
+	// The next ping is due one interval after this one started; after one
+	// forgiven for the peer's acknowledgements, not before the next look
+	// (a gap later) can see them again, as the look after the ping stamps
+	// the peer alive when the ping started.
+	next := max(0, interval-time.Since(now))
+	if progressed {
+		next = max(next, gap)
+	}
+	return next, nil
 }
 
 // providerWatch is the provider side: all-idle close, never a ping.
@@ -139,24 +170,31 @@ type providerWatch struct {
 	ch    spi.Channel
 	start time.Time
 	task  *task.Task
+	acks  *acks.Watch // used by check only
 }
 
 // check closes the channel after timeout of silence: the consumer's
 // negotiated bound (hbparams.PeerCloseTimeout) once its settings arrived,
-// else heartbeat.timeout.
+// else heartbeat.timeout. The consumer acknowledging more of a backlog
+// written to it (a large response on a slow link) is no silence (acks).
 func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
 	timeout, negotiated := hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
-	last := latest(latest(w.ch.LastRead(), w.ch.LastWrite()), w.start)
+	alive, backlog := w.acks.Look(now)
+	last := latest(latest(latest(w.ch.LastRead(), w.ch.LastWrite()), w.start), alive)
 	idle := now.Sub(last)
 	if idle < timeout {
-		return timeout - idle, nil
+		return soon(timeout-idle, backlog, acks.Gap(timeout)), nil
 	}
 	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
 	if negotiated {
 		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
 	}
-	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v (%s)",
-		w.ch.RemoteAddr(), idle.Round(time.Millisecond), rule))
+	note := ""
+	if backlog {
+		note = ", nor did it acknowledge more of what was written to it"
+	}
+	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v%s (%s)",
+		w.ch.RemoteAddr(), idle.Round(time.Millisecond), note, rule))
 	return -1, nil
 }
 

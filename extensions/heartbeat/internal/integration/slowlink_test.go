@@ -59,8 +59,9 @@ func transportNamed(t testing.TB, name string) spi.Transport {
 
 // slowPair starts a provider on transport tname and a consumer channel to
 // it through a testproxy, both with the heartbeat query q, and returns the
-// consumer and the proxy (unlimited until SetRate).
-func slowPair(t *testing.T, tname, q string) (*consumer, *provider, *testproxy.Proxy) {
+// consumer and the proxy (unlimited until SetRate). Each tweak edits both
+// sides' exchange options.
+func slowPair(t *testing.T, tname, q string, tweak ...func(*exchange.Options)) (*consumer, *provider, *testproxy.Proxy) {
 	t.Helper()
 	tr := transportNamed(t, tname)
 	l, err := tr.Listen("127.0.0.1:0")
@@ -68,7 +69,7 @@ func slowPair(t *testing.T, tname, q string) (*consumer, *provider, *testproxy.P
 		t.Fatal(err)
 	}
 	p := &provider{addr: l.Addr().String(), closed: make(chan string, 16)}
-	p.srv = exchange.NewServer(l, exchange.Options{
+	po := exchange.Options{
 		Codec: codecByID, Handler: payload, Heartbeat: heartbeat(t, q), Logger: quiet,
 		OnClose: func(_ *exchange.Channel, reason string) {
 			select {
@@ -76,7 +77,11 @@ func slowPair(t *testing.T, tname, q string) (*consumer, *provider, *testproxy.P
 			default:
 			}
 		},
-	})
+	}
+	for _, f := range tweak {
+		f(&po)
+	}
+	p.srv = exchange.NewServer(l, po)
 	served := make(chan error, 1)
 	go func() { served <- p.srv.Serve() }()
 	t.Cleanup(func() {
@@ -94,10 +99,14 @@ func slowPair(t *testing.T, tname, q string) (*consumer, *provider, *testproxy.P
 		t.Fatalf("%s session is no spi.AckCounter", tname)
 	}
 	c := &consumer{closed: make(chan string, 1)}
-	c.ch = exchange.NewChannel(sess, exchange.Options{
+	co := exchange.Options{
 		Side: spi.Consumer, Codec: codecByID, Heartbeat: heartbeat(t, q), Logger: quiet,
 		OnClose: func(_ *exchange.Channel, reason string) { c.closed <- reason },
-	})
+	}
+	for _, f := range tweak {
+		f(&co)
+	}
+	c.ch = exchange.NewChannel(sess, co)
 	t.Cleanup(func() {
 		c.ch.Close("test over")
 		c.ch.Wait()
