@@ -117,6 +117,20 @@ func slowPair(t *testing.T, tname, q string, tweak ...func(*exchange.Options)) (
 	return c, p, px
 }
 
+// bothOpen fails t when the consumer's channel or the provider's end of
+// it has closed.
+func bothOpen(t *testing.T, c *consumer, p *provider) {
+	t.Helper()
+	if r := c.ch.Reason(); r != "" {
+		t.Fatalf("consumer's connection closed: %s", r)
+	}
+	select {
+	case r := <-p.closed:
+		t.Fatalf("provider closed its connection: %s", r)
+	default:
+	}
+}
+
 // smallCalls calls Echo with timeout on c from n goroutines until stop
 // is closed, counting SERVER_TIMEOUTs; wait waits for them.
 func smallCalls(c *consumer, n int, timeout time.Duration, stop <-chan struct{}) (timeouts *atomic.Int64, wait func()) {
@@ -206,14 +220,7 @@ func TestT24_DualSlowFrameNotCut(t *testing.T) {
 			if res.Err != nil {
 				t.Fatalf("large response after %v: %v", took.Round(time.Millisecond), res.Err)
 			}
-			if r := c.ch.Reason(); r != "" {
-				t.Fatalf("consumer's connection closed: %s", r)
-			}
-			select {
-			case r := <-p.closed:
-				t.Fatalf("provider closed its connection: %s", r)
-			default:
-			}
+			bothOpen(t, c, p)
 			if took < 3*time.Second {
 				t.Errorf("the response took %v, want over the 3 s dual timeout", took)
 			}

@@ -88,14 +88,7 @@ func TestT26_LargeFrameOverSlowLinkKept(t *testing.T) {
 				if s, _ := res.Value.(string); len(s) != hbSize && tc.dir == "down" {
 					t.Fatalf("response of %d bytes, want %d", len(s), hbSize)
 				}
-				if r := c.ch.Reason(); r != "" {
-					t.Fatalf("consumer's connection closed: %s", r)
-				}
-				select {
-				case r := <-p.closed:
-					t.Fatalf("provider closed its connection: %s", r)
-				default:
-				}
+				bothOpen(t, c, p)
 				if err := callFor(c.ch, 3*time.Second); err != nil {
 					t.Fatalf("small call after the large one: %v", err)
 				}
