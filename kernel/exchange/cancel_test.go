@@ -33,6 +33,7 @@ type ctxReport struct {
 //	Hold     waits for release (ignoring ctx)
 //	Goexit   calls runtime.Goexit at once
 //	SlowExit sleeps 20 ms (past the adaptive hand-off), then Goexit
+//	HoldExit signals started, waits for release, then Goexit
 //	Echo     echoes its argument
 type cancelService struct {
 	started chan uint64
@@ -78,6 +79,10 @@ func (s *cancelService) Serve(ctx context.Context, req *Request) spi.Result {
 		runtime.Goexit()
 	case "SlowExit":
 		time.Sleep(20 * time.Millisecond)
+		runtime.Goexit()
+	case "HoldExit":
+		s.started <- 0
+		<-s.release
 		runtime.Goexit()
 	case "Echo":
 		return spi.Result{Value: args[0]}
@@ -426,13 +431,17 @@ func TestGoexitWorkerReplacedForTheQueue(t *testing.T) {
 	f := startCancelServer(t, false, svc, func(o *Options) { o.Workers = 1 })
 	ch := f.dial(nil)
 	exited := make(chan spi.Result, 1)
-	go func() { exited <- ch.Invoke(context.Background(), mpCodec{}, echoInv("SlowExit"), 10*time.Second) }()
-	if !waitFor(5*time.Second, func() bool { return f.srv.inflight.Load() == 1 }) {
-		t.Fatal("SlowExit not running")
-	}
+	go func() { exited <- ch.Invoke(context.Background(), mpCodec{}, echoInv("HoldExit"), 10*time.Second) }()
+	recvWithin(t, svc.started, 5*time.Second, "HoldExit's start")
 	queued := make(chan spi.Result, 1)
 	go func() { queued <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Count", "q"), 10*time.Second) }()
-	wantStatus(t, recvWithin(t, exited, 5*time.Second, "SlowExit").Err, spi.StatusServerError)
+	// the queued request has been read (counted in flight) before the
+	// worker exits: it waits for the only worker
+	if !waitFor(5*time.Second, func() bool { return f.srv.inflight.Load() == 2 }) {
+		t.Fatalf("the second request was not read: %d in flight", f.srv.inflight.Load())
+	}
+	close(svc.release)
+	wantStatus(t, recvWithin(t, exited, 5*time.Second, "HoldExit").Err, spi.StatusServerError)
 	if r := recvWithin(t, queued, 5*time.Second, "the queued call"); r.Err != nil || r.Value != "q" {
 		t.Fatalf("queued call: %v %v", r.Value, r.Err)
 	}
