@@ -109,6 +109,29 @@ func run(ctx context.Context, ref *kernel.Reference, n, c int) int64 {
 	return failed.Load()
 }
 
+// keepCalling keeps c goroutines calling Who until stop, which waits for
+// them; failed counts the calls that failed.
+func keepCalling(ctx context.Context, ref *kernel.Reference, c int) (failed *atomic.Int64, stop func()) {
+	done := make(chan struct{})
+	failed = new(atomic.Int64)
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := ref.Invoke(ctx, "Who"); err != nil {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	return failed, func() { close(done); wg.Wait() }
+}
+
 // Three providers, one of which sleeps 20 ms per call: over 2,000 calls
 // from 8 callers p2c sends it under 10 % (its first answer sets its
 // estimate; it is drawn into two pairs of three and loses both), where
@@ -178,21 +201,8 @@ func TestNewProviderGetsCallsWithinASecond(t *testing.T) {
 	c.provider(ctx, a, "")
 	c.provider(ctx, b, "")
 	ref := c.refer(ctx, "loadbalance=p2c", 2)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ref.Invoke(ctx, "Who")
-			}
-		})
-	}
-	defer func() { close(stop); wg.Wait() }()
+	_, stop := keepCalling(ctx, ref, 4)
+	defer stop()
 	time.Sleep(200 * time.Millisecond) // a and b have estimates
 
 	fresh := &who{name: "fresh"}
