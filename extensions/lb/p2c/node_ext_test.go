@@ -173,7 +173,11 @@ func TestFailingProviderGetsFewCalls(t *testing.T) {
 	for _, w := range []*who{bad, good1, good2} {
 		c.provider(ctx, w, "")
 	}
-	ref := c.refer(ctx, "loadbalance=p2c", 3)
+	// timeout=5s is the failure penalty: under a starved -race run the
+	// healthy providers' estimates reach 100-300 ms, and score × (calls in
+	// flight + 1) with 8 callers then rivals a 1 s penalty (182 of 2,000
+	// calls once); the rule under test is that failures outweigh latency.
+	ref := c.refer(ctx, "loadbalance=p2c&timeout=5s", 3)
 	if failed := run(ctx, ref, 600, 8); failed != 0 {
 		t.Fatalf("%d calls failed while every provider answered", failed)
 	}
