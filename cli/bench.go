@@ -1046,7 +1046,8 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		pad = string(req)
 	}
 	type worker struct {
-		ctx   context.Context
+		base  context.Context // the caller's context from bench.Run
+		ctx   context.Context // base with the worker's values
 		args  []any
 		reply []byte
 		back  backoff
@@ -1054,12 +1055,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	}
 	workers := make([]worker, cfg.Concurrency)
 	for i := range workers {
-		wk := &workers[i]
-		wk.args = []any{arg}
-		wk.ctx = context.WithValue(ctx, callCutKey{}, &wk.cut)
-		if pad != "" {
-			wk.ctx = context.WithValue(wk.ctx, padContextKey{}, pad)
-		}
+		workers[i].args = []any{arg}
 	}
 	pc := newProviderCounter(ref, cuts)
 	cfg.Classify = benchStatus
@@ -1078,6 +1074,17 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	}
 	r, err := bench.Run(ctx, cfg, func(ctx context.Context, w int) error {
 		wk := &workers[w]
+		if wk.base != ctx {
+			// Derived from the caller's own context (one per caller and
+			// phase, bench.Run), not the run's, so that the calls do not
+			// all select on one shared Done channel, as no real
+			// service's calls do.
+			wk.base = ctx
+			wk.ctx = context.WithValue(ctx, callCutKey{}, &wk.cut)
+			if pad != "" {
+				wk.ctx = context.WithValue(wk.ctx, padContextKey{}, pad)
+			}
+		}
 		wk.reply = wk.reply[:0]
 		if wk.cut.Load() {
 			wk.cut.Store(false)
