@@ -57,15 +57,16 @@
 //
 // Heartbeats (DESIGN §6, issue 4 items 6 and 7): both ends answer two-way
 // heartbeat events. The provider guards against ping floods as gRPC's
-// too_many_pings does: a ping arriving under Options.MinPingInterval×3/4
-// (default 1 s) after the previous one on an idle channel (no request
-// arriving in between, none running) is a strike, any request resets the
-// count, a ping while a request runs is a liveness check during a long
-// call and a strike only under MinPingInterval/100 (10 ms) after the
-// previous one (a flood: tester17 finding 2), pings read together from one
-// buffer fill (sent while this side was stopped) are one strike, and the
-// strike after Options.MaxPingStrikes (default 2) closes the channel with
-// the logged reason "too many pings". A heartbeat may carry a body, the sender's
+// too_many_pings does, judged by rate (GCRA, notePing): on an idle channel
+// a consumer may ping once per Options.MinPingInterval×3/4 (default 1 s),
+// while a request runs once per MinPingInterval/100 (a flood: tester17
+// finding 2), with up to pingBurst (8) pings arriving early together
+// (a lossy link delivers pings held behind a lost segment at once:
+// tester26 finding 1); a ping beyond that is a strike, a request read or
+// a ping on time resets the count, pings read together from one buffer
+// fill (sent while this side was stopped) are judged once, and the strike
+// after Options.MaxPingStrikes (default 2) closes the channel with the
+// logged reason "too many pings". A heartbeat may carry a body, the sender's
 // heartbeat keys as a query string (Options.Hello, HeartbeatHello): the
 // consumer sends its hello with its first ping, the provider answers with
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the

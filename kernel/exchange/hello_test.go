@@ -17,7 +17,8 @@ func pingCtx(t *testing.T) context.Context {
 }
 
 // TestPingFlood_TooManyPingsClosesChannel: a consumer that sends nothing
-// but back-to-back heartbeats is answered until its strikes exceed
+// but back-to-back heartbeats is answered through its burst (pingBurst
+// pings ahead of the permitted rate) and until its strikes exceed
 // MaxPingStrikes (default 2), then the provider closes the channel with the
 // logged reason "too many pings".
 func TestPingFlood_TooManyPingsClosesChannel(t *testing.T) {
@@ -25,15 +26,16 @@ func TestPingFlood_TooManyPingsClosesChannel(t *testing.T) {
 	ch := f.dial(nil)
 	answered := 0
 	var err error
-	for range 10 {
+	for range 30 {
 		if err = ch.Ping(pingCtx(t)); err != nil {
 			break
 		}
 		answered++
 	}
-	// ping 1 is free, pings 2 and 3 are strikes 1 and 2, ping 4 closes
-	if answered != 3 || spi.StatusOf(err) != spi.StatusChannelInactive {
-		t.Fatalf("answered %d pings, then %v; want 3 then CHANNEL_INACTIVE", answered, err)
+	// ping 1 sets the pace, pings 2..pingBurst+1 use the burst, the next
+	// two are strikes 1 and 2, the one after closes
+	if want := pingBurst + DefaultMaxPingStrikes + 1; answered != want || spi.StatusOf(err) != spi.StatusChannelInactive {
+		t.Fatalf("answered %d pings, then %v; want %d then CHANNEL_INACTIVE", answered, err, want)
 	}
 	if !waitFor(3*time.Second, func() bool { return f.logs.find("too many pings") != "" }) {
 		t.Fatal("no \"too many pings\" in the provider's log")
@@ -121,7 +123,7 @@ func TestHelloExchangedOnFirstPing(t *testing.T) {
 	if _, ok := ch.PeerHeartbeat(); ok {
 		t.Fatal("consumer knows the provider's settings before any ping")
 	}
-	for range 4 {
+	for range pingBurst { // back to back: half the burst used up is logged
 		if err := ch.Ping(pingCtx(t)); err != nil {
 			t.Fatal(err)
 		}

@@ -87,11 +87,12 @@ type Options struct {
 	Waiting func(call string)
 
 	// MinPingInterval is the provider's ping-flood guard (gRPC's
-	// too_many_pings, issue 4 item 6): a heartbeat request that arrives less
-	// than MinPingInterval×3/4 after the previous one, with no request in
-	// between and none running on the channel, is a strike (the quarter of tolerance absorbs timer and
-	// network jitter, so a consumer pinging exactly every MinPingInterval
-	// never strikes); any request resets the count. 0 means
+	// too_many_pings, issue 4 item 6): with no request running on the
+	// channel a consumer may ping once per MinPingInterval×3/4 (the
+	// quarter of tolerance absorbs timer jitter, so a consumer pinging
+	// exactly every MinPingInterval never strikes), and up to 8 pings may
+	// arrive early together (network delay: notePing's GCRA); a heartbeat
+	// request beyond that is a strike; any request resets the count. 0 means
 	// DefaultMinPingInterval (1 s); negative turns the guard off. Consumer
 	// side: unused.
 	MinPingInterval time.Duration

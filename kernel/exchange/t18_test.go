@@ -44,7 +44,7 @@ func TestN3_ClosesCountedByReason(t *testing.T) {
 
 	ch := f.dial(nil)
 	var err error
-	for range 10 {
+	for range 3 * pingBurst {
 		if err = ch.Ping(pingCtx(t)); err != nil {
 			break
 		}
