@@ -49,15 +49,21 @@
 // nothing is pushed, and right after a session expiry an empty re-list is held
 // back for ExpiryGrace so providers can re-register; an empty list from a
 // healthy ZooKeeper is pushed as is. A registry with provider entries that
-// has had no session for session.timeout since it had one (the server has
-// expired it and deleted them), or learns of the expiry from the server
-// first, says once at Warn "session expired: provider entries of SERVICES
-// are not in ZooKeeper until the session is back; consumers will drop this
-// provider", and at Info when a new session has re-created them.
+// lost its session and has heard nothing from ZooKeeper for session.timeout
+// (the server has expired it and deleted them), or learns of the expiry
+// from the server first, says once at Warn "session expired: provider
+// entries of SERVICES are not in ZooKeeper until the session is back;
+// consumers will drop this provider", and at Info when a new session has
+// re-created them. The time counts from the last contact, the last bytes
+// received from a server (down_for= in the Warn), as the server counts from
+// when it last heard the client: go-zookeeper notices a dead connection
+// only two thirds of session.timeout after that (its receive timeout), so
+// the Warn comes within about a server tick of the consumers dropping the
+// provider, not that much later.
 //
 // A session gone for good is replaced: once a registry that had a session
-// has had none for session.timeout, it closes its zk handle and opens a new
-// one (a new session, from zxid 0), logged at Warn, as Curator's
+// has lost it and heard nothing from ZooKeeper for session.timeout, it
+// closes its zk handle and opens a new one (a new session, from zxid 0), logged at Warn, as Curator's
 // ConnectionState resets its ZooKeeper handle once a connection has failed
 // for longer than its timeouts. A ZooKeeper restarted with empty data (no
 // persistent volume, a rebuilt ensemble) refuses a client that has seen a

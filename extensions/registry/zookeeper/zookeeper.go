@@ -126,7 +126,8 @@ type Registry struct {
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
-	downSince  time.Time            // no session since then (first contact, or the session's loss); zero while up
+	downSince  time.Time            // no session since then (first contact, or the session's loss noticed); zero while up
+	lastHeard  time.Time            // the lost session's last contact with ZooKeeper (handle.heard when the loss was noticed); zero while up
 	notes      map[string]CacheNote // service key ("" for Services) -> the last answer, when it came from file.cache
 	upCh       chan struct{}        // closed at the next transition to up
 	session    int64                // id of the last session seen
@@ -268,6 +269,7 @@ type handle struct {
 	lost       atomic.Bool   // the callback saw the session state leave HasSession
 	stale      atomic.Bool   // replaced by a new handle: its events are ignored
 	hadSession bool          // it has had a session (guarded by Registry.mu)
+	heard      contactClock  // when its connections last received bytes
 }
 
 // openLocked opens a new zk handle (a new session, from zxid 0), makes it
@@ -277,7 +279,7 @@ func (r *Registry) openLocked() error {
 	h := &handle{kick: make(chan struct{}, 1)}
 	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
 		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
-		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr)),
+		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr, &h.heard)),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if h.stale.Load() {
 				return
@@ -308,11 +310,11 @@ func (r *Registry) current() *zk.Conn {
 }
 
 // staleFor reports whether h's session is gone for good: h has had a
-// session, and there has been none for session.timeout, so the server
-// has expired it (or, restarted with empty data, refuses h, whose last
-// zxid is higher than its own: "Refusing session request for client ...
-// as it has seen zxid ..."; go-zookeeper would redial with that zxid
-// forever). Otherwise it returns how long to wait before asking again, 0
+// session, lost it, and has heard nothing from ZooKeeper for
+// session.timeout (sinceContactLocked), so the server has expired it
+// (or, restarted with empty data, refuses h, whose last zxid is higher
+// than its own: "Refusing session request for client ... as it has seen
+// zxid ..."; go-zookeeper would redial with that zxid forever). Otherwise it returns how long to wait before asking again, 0
 // for no need.
 func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool) {
 	r.mu.Lock()
@@ -320,7 +322,7 @@ func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool) {
 	if r.up || r.closed || r.handle != h || !h.hadSession || r.downSince.IsZero() {
 		return 0, false
 	}
-	if d := r.p.sessionTimeout - time.Since(r.downSince); d > 0 {
+	if d := r.p.sessionTimeout - r.sinceContactLocked(); d > 0 {
 		return d, false
 	}
 	return 0, true
@@ -340,7 +342,7 @@ func (r *Registry) redial(h *handle) {
 		return
 	}
 	r.countExpiryLocked()
-	down := time.Since(r.downSince)
+	down := r.sinceContactLocked()
 	h.stale.Store(true)
 	if err := r.openLocked(); err != nil {
 		h.stale.Store(false)
@@ -353,6 +355,32 @@ func (r *Registry) redial(h *handle) {
 		"down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	r.mu.Unlock()
 	h.conn.Close()
+}
+
+// markLostLocked records that h's session is lost, now noticed:
+// downSince is now, lastHeard h's last contact with ZooKeeper (at most
+// now). Caller holds r.mu.
+func (r *Registry) markLostLocked(h *handle) {
+	now := time.Now()
+	r.downSince, r.lastHeard = now, h.heard.at()
+	if r.lastHeard.IsZero() || r.lastHeard.After(now) {
+		r.lastHeard = now
+	}
+}
+
+// sinceContactLocked is how long the lost session has not heard from
+// ZooKeeper: since its last contact (lastHeard), or, when unknown, since
+// the loss was noticed. ZooKeeper expires a session session.timeout after
+// it last heard the client (rounded up to its tick), which is about when
+// the client last heard it; go-zookeeper notices the loss only two thirds
+// of the session timeout after that, so judging from the notice would say
+// "expired" that much after the consumers dropped this provider (tester26
+// finding 5: 18 s late with session.timeout=30s). Caller holds r.mu.
+func (r *Registry) sinceContactLocked() time.Duration {
+	if !r.lastHeard.IsZero() {
+		return time.Since(r.lastHeard)
+	}
+	return time.Since(r.downSince)
 }
 
 // countExpiryLocked counts the last session (r.session) in
@@ -445,9 +473,10 @@ func (r *Registry) Health() error {
 
 // checkExpired says, once per outage, at Warn, that the registry's
 // provider entries are gone from ZooKeeper, when a registry that has
-// them has had no session for session.timeout since it had one: the
-// server expires a session it has not heard from for that long and
-// deletes its ephemeral nodes, so the consumers drop this provider,
+// them lost its session and has heard nothing from ZooKeeper for
+// session.timeout (sinceContactLocked; down_for counts from that last
+// contact): the server expires a session it has not heard from for that
+// long and deletes its ephemeral nodes, so the consumers drop this provider,
 // though it runs (tester12 finding 8: only the consumer's "keeping last
 // provider lists" was logged). It returns how long to wait before looking
 // again, 0 for no need.
@@ -461,7 +490,7 @@ func (r *Registry) checkExpired() time.Duration {
 	if len(keys) == 0 {
 		return 0
 	}
-	down := time.Since(r.downSince)
+	down := r.sinceContactLocked()
 	if d := r.p.sessionTimeout - down; d > 0 {
 		return d
 	}
@@ -489,8 +518,9 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		h.hadSession = true
 	}
 	if (lost || !hasSession) && r.up && !r.closed {
-		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String())
-		r.downSince = time.Now()
+		r.markLostLocked(h)
+		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String(),
+			"last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond))
 	}
 	if lost {
 		r.up = false
@@ -498,7 +528,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	if !hasSession || r.closed {
 		r.up = false
 		if r.downSince.IsZero() { // lost again while re-creating entries
-			r.downSince = time.Now()
+			r.markLostLocked(h)
 		}
 		r.mu.Unlock()
 		return false
@@ -543,7 +573,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	// Register from now on waits (up to connect.timeout) for the entries
 	// to be re-created and then creates its own, instead of queueing it
 	// behind a re-creation that has already listed the entries.
-	r.gaveUp, r.downSince = false, time.Time{}
+	r.gaveUp, r.downSince, r.lastHeard = false, time.Time{}, time.Time{}
 	r.mu.Unlock()
 
 	if needAuth {
@@ -572,7 +602,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	retry = r.createAll(conn, urls)
 	r.mu.Lock()
 	if conn.State() == zk.StateHasSession && conn.SessionID() == id && !r.closed && r.handle == h {
-		r.up, r.gaveUp, r.downSince = true, false, time.Time{}
+		r.up, r.gaveUp, r.downSince, r.lastHeard = true, false, time.Time{}, time.Time{}
 		close(r.upCh)
 		r.upCh = make(chan struct{})
 	}
