@@ -416,7 +416,7 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 			"or a transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
 			took.Round(time.Millisecond/10), err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"): %w", connectTimeout, err)
+		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout): %w", connectTimeout, err)
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}

@@ -23,6 +23,9 @@ func TestFirstCallToASilentPeerSaysNothingAnswered(t *testing.T) {
 	if strings.Contains(msg, "attempt in progress") || !strings.Contains(msg, "nothing answered the first ping within 300ms") || !strings.Contains(msg, "airnode provider") {
 		t.Fatalf("error %q; want it to say nothing answered the first ping within 300ms and ask for an airnode provider", msg)
 	}
+	if !strings.Contains(msg, "lossy or slow path: raise connect.timeout") { // tester26 finding 4
+		t.Errorf("error %q; want it to name a lossy or slow path (raise connect.timeout) among the causes", msg)
+	}
 }
 
 // silentPeer listens on loopback, accepts and reads every connection and

@@ -247,7 +247,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"timeout": {Type: spi.KeyTypeDuration, Default: "1000ms",
 		Doc: sideConsumer + "call timeout, > 0, then CLIENT_TIMEOUT or SERVER_TIMEOUT; a provider's value is its consumers' default; method-level allowed"},
 	"connect.timeout": {Type: spi.KeyTypeDuration, Default: "3s",
-		Doc: sideConsumer + "dial timeout of a connection to a provider, > 0"},
+		Doc: sideConsumer + "bound on connecting to a provider: the dial and the provider's answer to the connection's first ping together, > 0; raise it on a lossy or slow path (Linux: a lost SYN costs 1 s, and a lost first ping after it 3 s more)"},
 	"reconnect.backoff": {Type: spi.KeyTypeDuration, Default: "100ms",
 		Doc: sideConsumer + "first delay before redialling a dead connection, doubling, with jitter, > 0..30s"},
 	"retries": {Type: spi.KeyTypeInt, Default: "2",

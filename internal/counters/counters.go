@@ -27,8 +27,10 @@ func (c *Counter) Load() uint64 { return c.n.Load() }
 
 // HeartbeatCounters counts heartbeat and reconnection events (DESIGN §6).
 type HeartbeatCounters struct {
-	// PingsSent counts two-way heartbeat requests the heartbeat strategies
-	// (idle, dual) of this process sent; the connection manager's
+	// PingsSent counts two-way heartbeat requests this process sent: the
+	// heartbeat strategies' (a consumer's idle or dual, a provider's dual;
+	// a provider's idle sends none) and the consumer's liveness check's
+	// (exchange, heartbeat.ping.on.timeout); the connection manager's
 	// readiness ping is not one of them. Sent ≥ answered + failed: a ping
 	// cut short by its channel closing or its watch stopping is neither.
 	PingsSent Counter
@@ -169,7 +171,8 @@ type ChannelCounters struct {
 	FirstFrameTimeouts Counter
 	// Stalls counts the times a provider channel's readers stopped
 	// because highWater (8 MiB) of answers were unsent to a consumer that
-	// does not read them (the sum of every ChannelStats.Stalls). A stall
+	// does not read them or sits behind a slow path (the sum of every
+	// ChannelStats.Stalls). A stall
 	// stops reading; it does not close the channel.
 	Stalls Counter
 	// UnsentLimitStalls counts the stalls (counted in Stalls too) that

@@ -188,7 +188,7 @@ func (c *Channel) startStallLocked() chan struct{} {
 		c.stalls.Add(1)
 		counters.Channels.Stalls.Inc()
 		if resume == lowWater {
-			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer does not read them; reading again under %s)",
+			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer or the path to it is slow; reading again under %s)",
 				c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)
 		} else {
 			counters.Channels.UnsentLimitStalls.Inc()

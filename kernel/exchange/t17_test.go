@@ -308,6 +308,8 @@ func TestT17_1_NonReadingConsumerIsStopped(t *testing.T) {
 					}
 					if l := f.logs.find("of answers unread"); l == "" {
 						t.Error("the stall was not logged")
+					} else if !strings.Contains(l, "the consumer or the path to it is slow") { // tester26 finding 2: not "does not read"
+						t.Errorf("stall line %q: want it to say the consumer or the path to it is slow", l)
 					}
 				}
 				if got := b.drain(t, b.sent.Load(), 20*time.Second); got != b.sent.Load() {

@@ -201,8 +201,8 @@ var rejectedKeys = [][2]string{
 func processCounters() []processCounter {
 	h, g, a, p, d, ch := &counters.Heartbeat, &counters.Registry, &counters.Access, &counters.Provider, &counters.Dispatch, &counters.Channels
 	return []processCounter{
-		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests this process sent (consumers; a provider sends none).", &h.PingsSent, nil},
-		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests this process sent that the peer answered in time (0 on a provider, which sends none: the pings it answers are airnode_heartbeat_pings_received_total).", &h.PingsAnswered, nil},
+		{"airnode_heartbeat_pings_sent_total", "heartbeat.pings_sent", "Heartbeat requests this process sent: a consumer's heartbeat pings and liveness-check pings (heartbeat.ping.on.timeout), and a provider's with heartbeat=dual (with the default heartbeat=idle a provider sends none).", &h.PingsSent, nil},
+		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests this process sent that the peer answered in time (0 on a provider unless it uses heartbeat=dual: the pings it answers are airnode_heartbeat_pings_received_total).", &h.PingsAnswered, nil},
 		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed, nil},
 		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers that this process answered (those the ping-flood guard refused are in airnode_channels_closed_total{reason=\"too_many_pings\"}).", &h.PingsReceived, nil},
 		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
@@ -228,7 +228,7 @@ func processCounters() []processCounter {
 		{"airnode_channels_closed_total", "channels.closed_too_many_pings", closedHelp, &ch.TooManyPings, prometheus.Labels{"reason": "too_many_pings"}},
 		{"airnode_channels_closed_total", "channels.closed_first_frame_timeout", closedHelp, &ch.FirstFrameTimeouts, prometheus.Labels{"reason": "first_frame_timeout"}},
 		{"airnode_channels_closed_total", "channels.closed_heartbeat", closedHelp, &h.IdleClosed, prometheus.Labels{"reason": "heartbeat"}},
-		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them (reading again under 4 MiB; the connection stays open), or 256 KiB while all its consumers together held unsent.limit (default 256 MiB; reading again under 64 KiB).", &ch.Stalls, nil},
+		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them or sits behind a slow path (reading again under 4 MiB; the connection stays open), or 256 KiB while all its consumers together held unsent.limit (default 256 MiB; reading again under 64 KiB).", &ch.Stalls, nil},
 		{"airnode_unsent_limit_stalls_total", "channels.unsent_limit_stalls", "Of airnode_backpressure_stalls_total, the stalls that began because the provider's consumers together held unsent.limit (default 256 MiB) of answers unread.", &ch.UnsentLimitStalls, nil},
 		{"airnode_unsolicited_answers_total", "channels.unsolicited_answers", "Answers received for request ids this process never sent (0, or above the highest it numbered), dropped: the peer's framing or id handling is broken.", &ch.Unsolicited, nil},
 		{"airnode_directory_empty_protections_total", "directory.empty_protections", "Times a consumer's reference kept its connected providers although a registry notification listed none (empty protection, URL key registry.empty.protection); one per episode, the log's Warn names the service and how many were kept.", &counters.Directory.EmptyProtections, nil},
