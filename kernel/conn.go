@@ -30,7 +30,9 @@ const (
 // channel is what the connection manager needs of an exchange channel
 // (*exchange.Channel in production, a fake in tests).
 type channel interface {
-	Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result
+	// InvokeFrom is exchange.Channel's: Invoke with the caller's clock
+	// reading (spi.Mono) as the call's start.
+	InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout, began time.Duration) spi.Result
 	Ping(ctx context.Context) error
 	Close(reason string)
 	Done() <-chan struct{}

@@ -25,7 +25,7 @@ func newFakeChannel(pingErr error) *fakeChannel {
 	return &fakeChannel{pingErr: pingErr, done: make(chan struct{})}
 }
 
-func (f *fakeChannel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) spi.Result {
+func (f *fakeChannel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout, _ time.Duration) spi.Result {
 	select {
 	case <-f.done:
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "closed")}

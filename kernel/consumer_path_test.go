@@ -23,7 +23,7 @@ import (
 // argument, without I/O.
 type echoChannel struct{}
 
-func (echoChannel) Invoke(_ context.Context, _ spi.Codec, inv *spi.Invocation, _ time.Duration) spi.Result {
+func (echoChannel) InvokeFrom(_ context.Context, _ spi.Codec, inv *spi.Invocation, _, _ time.Duration) spi.Result {
 	return spi.Result{Value: inv.Args[0]}
 }
 func (echoChannel) Ping(context.Context) error { return nil }
@@ -118,7 +118,7 @@ func cpuTime() time.Duration {
 // a 2 ms pause.
 type scriptChannel struct{ echoChannel }
 
-func (scriptChannel) Invoke(_ context.Context, _ spi.Codec, inv *spi.Invocation, _ time.Duration) spi.Result {
+func (scriptChannel) InvokeFrom(_ context.Context, _ spi.Codec, inv *spi.Invocation, _, _ time.Duration) spi.Result {
 	if inv.Method == "Fail" {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "boom")}
 	}

@@ -829,7 +829,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 			}
 		}
 	}
-	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments}
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began}
 	pc.ctx.inv = &pc.inv
 	if req.Remote == "" {
 		return s.invoker.Invoke(&pc.ctx, &pc.inv)
@@ -891,9 +891,12 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	// Monotonic clock only, as the remote invoker reads it (clockBase):
-	// two clock reads per call instead of three.
-	start := time.Since(clockBase)
+	// The exchange's reading when it began the request (Invocation.Began),
+	// and one read at the end that the filters above share (Result.Ended).
+	start := inv.Began
+	if start == 0 {
+		start = spi.Mono()
+	}
 	l.stats.Begin()
 	res := m.call(m.incoming(ctx, inv.Attachments), inv.Service, inv.Args)
 	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -903,8 +906,9 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 		res.Err = &spi.Error{Status: spi.StatusServerTimeout,
 			Message: fmt.Sprintf("%s.%s did not finish before the consumer's deadline", inv.Service, inv.Method), Cause: res.Err}
 	}
-	end := time.Since(clockBase)
-	l.stats.EndAt(clockBase.Add(end), end-start, res.Err == nil)
+	end := spi.Mono()
+	res.Ended = end
+	l.stats.EndAt(spi.MonoTime(end), end-start, res.Err == nil)
 	return res
 }
 

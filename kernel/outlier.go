@@ -130,17 +130,17 @@ type outlierState struct {
 	log     *slog.Logger
 	streak  atomic.Int64 // counted failures in a row
 	ejected atomic.Bool
-	until   atomic.Int64 // end of the ejection, as time.Since(clockBase) in ns
+	until   atomic.Int64 // end of the ejection, as spi.Mono() in ns
 
 	mu       sync.Mutex
 	statuses []spi.Status // the streak's statuses, the first maxStreakShown
 	lastErr  string       // the streak's last error message
 	level    int          // ejections in a row, each doubling the next one's length
 	length   time.Duration
-	backAt   time.Duration // when the last ejection ended (time.Since(clockBase))
+	backAt   time.Duration // when the last ejection ended (spi.Mono())
 
 	// The "not ejected" WARN is written at most once per outlier.ejection
-	// per provider: warnedAt is when the last one was (time.Since(clockBase)),
+	// per provider: warnedAt is when the last one was (spi.Mono()),
 	// warned whether there was one, muted the streaks not logged since.
 	warned   bool
 	warnedAt time.Duration
@@ -193,7 +193,7 @@ func outlierVerdictOf(err error, timeoutCut bool) outlierVerdict {
 }
 
 // observeOutlier counts the outcome of one call of method on r, which
-// began at start (time.Since(clockBase)), and ejects r when its streak
+// began at start (spi.Mono()), and ejects r when its streak
 // reaches outlier.consecutive and the group allows it.
 func (r *remoteInvoker) observeOutlier(ctx context.Context, method string, err error, start time.Duration) {
 	o := &r.out
@@ -210,7 +210,7 @@ func (r *remoteInvoker) observeOutlier(ctx context.Context, method string, err e
 			if cc, cerr := r.conf(method); cerr == nil {
 				timeout = cc.timeout
 			}
-			cut = d.Sub(clockBase.Add(start)) < timeout
+			cut = d.Sub(spi.MonoTime(start)) < timeout
 		}
 	}
 	switch outlierVerdictOf(err, cut) {
@@ -243,7 +243,7 @@ func (o *outlierState) reset() {
 	o.mu.Unlock()
 }
 
-// ejectedNow reports whether r is ejected at now (time.Since(clockBase));
+// ejectedNow reports whether r is ejected at now (spi.Mono());
 // an ejection that has ended is ended here, with its INFO line (the
 // first look after its end: a reference with no calls logs it later).
 func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
@@ -292,7 +292,7 @@ func (r *remoteInvoker) eject(n int64) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Since(clockBase)
+	now := spi.Mono()
 	if r.ejectedNow(now) || !r.connected() {
 		return
 	}

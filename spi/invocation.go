@@ -1,6 +1,9 @@
 package spi
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Side says which end of a call a URL, filter or channel belongs to.
 type Side string
@@ -31,6 +34,13 @@ type Invocation struct {
 	// decoded into (like net/rpc's reply); when nil the value is decoded into
 	// a generic any (maps, slices, strings, numbers).
 	Reply any
+	// Began is, on the provider, the Mono reading taken when the provider
+	// began handling the request (read from the connection, or taken by a
+	// worker after waiting for one): filters and invokers that time the
+	// call count from it rather than reading the clock again, so their
+	// times include the arguments' decoding. 0 when unknown (on the
+	// consumer, and for an invocation built by hand): read the clock.
+	Began time.Duration
 }
 
 // Attachment returns the attachment key, or "".
@@ -82,6 +92,16 @@ type Result struct {
 	// "" when no provider was called (none available, a refused call),
 	// and on the provider.
 	ProviderAddr string
+	// Ended is the Mono reading taken when the innermost layer that timed
+	// the call saw it end: the kernel's remote invoker on the consumer,
+	// its local invoker on the provider. A filter timing the call takes
+	// it as the call's end rather than reading the clock again (its time
+	// then leaves out the work of the filters between it and that layer
+	// after the call returned, a few hundred nanoseconds). 0 when no
+	// layer timed it (a filter that answered without calling on, a
+	// failsafe cluster's swallowed failure, a plugin's result): read the
+	// clock. Meaningless in another process.
+	Ended time.Duration
 }
 
 // Invoker is anything that can invoke: a remote provider, a cluster over a

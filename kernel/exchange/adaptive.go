@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/spi"
 )
 
 // Options.Adaptive: provider requests run on the connection's reader
@@ -69,12 +70,10 @@ const quietAfter = int64(time.Second)
 // errHandedOff ends the reader goroutine whose request was handed off.
 var errHandedOff = errors.New("exchange: reader handed off")
 
-// monoEpoch anchors mono.
-var monoEpoch = time.Now()
-
 // mono returns monotonic nanoseconds since process start (never 0 after
-// the first nanosecond).
-func mono() int64 { return int64(time.Since(monoEpoch)) }
+// the first nanosecond): spi.Mono, whose readings the kernel's layers
+// share with the exchange (Channel.InvokeFrom, Request.Began).
+func mono() int64 { return int64(spi.Mono()) }
 
 // runInline runs t on the reader (Options.Adaptive), or submits it to the
 // worker pool when the connection was quiet before this read batch

@@ -111,9 +111,10 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	dec := codec.NewDecoder(&req.rd)
 	req.Args = dec
 	defer spi.Release(dec)
+	now := mono() // shared with the layers above: Request.Began
+	req.Began = time.Duration(now)
 	var due int64 // mono() deadline
 	if req.Timeout > 0 {
-		now := mono()
 		if arrived == 0 {
 			arrived = now
 		}
@@ -138,11 +139,20 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
-	case res.Err == nil && due != 0 && mono() >= due:
+	case res.Err == nil && due != 0 && ended(res) >= due:
 		c.expired.Add(1)
 		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
 	}
 	return res
+}
+
+// ended returns when the handler's result was ready: the layer that timed
+// it stamped it (spi.Result.Ended), else the clock now.
+func ended(res spi.Result) int64 {
+	if res.Ended != 0 {
+		return int64(res.Ended)
+	}
+	return mono()
 }
 
 // respond encodes res as the response to request id in codec and sends it.

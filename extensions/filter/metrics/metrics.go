@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"sync/atomic"
-	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -98,12 +97,17 @@ type knownSeries struct {
 // maxKnown bounds a filter's cache.
 const maxKnown = 256
 
-// clockBase anchors the filter's clock: time.Since(clockBase) reads only
-// the monotonic clock, about half the cost of time.Now (31 vs 58 ns here).
-var clockBase = time.Now()
+// clockBase anchors the filter's clock, spi.Mono's: time.Since(clockBase)
+// reads only the monotonic clock, and the readings other layers stamp on a
+// call (spi.Invocation.Began, spi.Result.Ended) are on the same scale.
+var clockBase = spi.MonoTime(0)
 
 // Invoke counts the call, runs the rest of the chain, and records its
-// latency and status. A panic below is recorded as CLIENT_ERROR (consumer)
+// latency and status. The latency runs from inv.Began when set (on the
+// provider: when the exchange began the request, so it includes decoding
+// the arguments) and to the result's Ended when set (the kernel's
+// invoker's reading at the call's end), reading the clock only for what
+// is missing (spi.Mono). A panic below is recorded as CLIENT_ERROR (consumer)
 // or SERVER_ERROR (provider) and propagates. A call that fails while its
 // context is cancelled (not timed out) is counted as cancelled, not as a
 // failure (see Cancelled), unless the context's cancellation cause is an
@@ -115,7 +119,10 @@ var clockBase = time.Now()
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()
-	start := time.Since(clockBase)
+	start := inv.Began // the provider's exchange read the clock when it began the request
+	if start == 0 {
+		start = spi.Mono()
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -123,13 +130,16 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 			if f.side == spi.Consumer {
 				st = spi.StatusClientError
 			}
-			end := time.Since(clockBase)
+			end := spi.Mono()
 			s.end(end-start, st, false, end)
 		}
 	}()
 	res := next.Invoke(ctx, inv)
 	done = true
-	end := time.Since(clockBase)
+	end := res.Ended // the invoker below read the clock when the call ended
+	if end == 0 {
+		end = spi.Mono()
+	}
 	st := statusOf(res.Err)
 	if res.Err == nil && res.Swallowed != nil {
 		// a failure the cluster below absorbed (failsafe): the caller got
