@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -298,6 +299,15 @@ type benchOutcome struct {
 	// them says.
 	ConnectionsFailedHere int    `json:"connections_failed_here,omitempty"`
 	LocalError            string `json:"local_connect_error,omitempty"`
+	// Reconnects counts the redials this process started during the run
+	// (warm-up included) after a connection died, and HeartbeatCloses the
+	// connections its heartbeat closed (idle or silent too long, pings
+	// failed): the process's airnode_reconnects_total and
+	// airnode_channels_closed_total{reason="heartbeat"} over the run
+	// (tester26 finding 8). Connections a provider closed show as
+	// reconnects.
+	Reconnects      uint64 `json:"reconnects"`
+	HeartbeatCloses uint64 `json:"heartbeat_closes"`
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -529,7 +539,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
+		redials, hbCloses := counters.Heartbeat.Reconnects.Load(), counters.Heartbeat.IdleClosed.Load()
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
+		o.Reconnects = counters.Heartbeat.Reconnects.Load() - redials
+		o.HeartbeatCloses = counters.Heartbeat.IdleClosed.Load() - hbCloses
 		o.ConnectionsUp, o.ConnectionsAsked = conns.connections(ctx)
 		if n, lerr := ref.LocalConnectFailures(); n > 0 {
 			o.ConnectionsFailedHere, o.LocalError = n, lerr.Error()
@@ -1565,6 +1578,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	}
 	if failed == 0 {
 		fmt.Fprintf(w, "  errors      none\n")
+	}
+	if o.Reconnects > 0 || o.HeartbeatCloses > 0 {
+		fmt.Fprintf(w, "  connections %d redial(s) after a connection died, %d closed by the heartbeat\n", o.Reconnects, o.HeartbeatCloses)
 	}
 	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
 	if r.ServerCPUUS > 0 {

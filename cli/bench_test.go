@@ -52,7 +52,7 @@ func benchJSON(t *testing.T, env []string, args ...string) *bench.Report {
 	if err := json.Unmarshal([]byte(out), &fields); err != nil {
 		t.Fatalf("bench --json printed %q: %v", out, err)
 	}
-	for _, k := range []string{"calls", "errors", "calls_per_sec", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "providers", "timeline", "cpu_us_per_call"} {
+	for _, k := range []string{"calls", "errors", "calls_per_sec", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "providers", "timeline", "cpu_us_per_call", "reconnects", "heartbeat_closes"} {
 		if _, ok := fields[k]; !ok {
 			t.Fatalf("bench --json lacks %q:\n%s", k, out)
 		}
