@@ -38,6 +38,10 @@ type serveFlags struct {
 	tlsKey    string // --tls-key: tls.key=
 	tlsCA     string // --tls-ca: tls.ca= (mutual TLS)
 	params    []string
+	// waitFlag is --shutdown-wait's argument when it was given on the
+	// command line, "" otherwise: -p shutdown.wait with another value is
+	// refused (checkWaitParam).
+	waitFlag string
 }
 
 // serveCommand returns `airnode serve`.
@@ -91,14 +95,17 @@ service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
 not use (-p timeout=abc) is an error at startup, and the keys the provider
 sets itself (timestamp, side, methods, pid) cannot be given. A -p key that
 a flag also sets (--transport: transport; --tls-cert, --tls-key, --tls-ca:
-tls, tls.cert, tls.key, tls.ca) with a different value is refused, naming
-both: flags and -p are not ranked (as kubectl and docker refuse conflicting
-flags), so give one of them.
+tls, tls.cert, tls.key, tls.ca; --shutdown-wait: shutdown.wait) with a
+different value is refused, naming both: flags and -p are not ranked (as
+kubectl and docker refuse conflicting flags), so give one of them. -p
+shutdown.wait=D is --shutdown-wait D, also published: from 0 to
+--shutdown-timeout, else an error at startup.
 
 demo.Echo is a test service, exported by default so that a first
 "airnode serve" and "airnode call" work: Info tells any caller the host
-name and pid, Payload answers up to the payload limit, Sleep waits up to
-1 minute (more is BAD_REQUEST). Leave it out in production: --demo=false,
+name and pid, Payload answers up to the payload limit, Sleep N waits N
+milliseconds, an integer up to 60000 (Sleep 2000; Sleep '"5s"' is
+BAD_REQUEST). Leave it out in production: --demo=false,
 AIRNODE_DEMO=false or "demo: false" in plugins.yaml (serve then needs a
 service of the configuration or a service plugin to export).
 
@@ -124,6 +131,9 @@ gives up on (restart: never) has its services unregistered.
 			cfg, err := a.Config(cmd.Flags())
 			if err != nil {
 				return err
+			}
+			if fl := cmd.Flags().Lookup("shutdown-wait"); fl != nil && fl.Changed {
+				f.waitFlag = fl.Value.String()
 			}
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
@@ -383,6 +393,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := applyFlagParams(params, flags); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	if err := checkWaitParam(params, f.waitFlag, cfg.Shutdown.Wait); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	reg := defaultRegistry(cat)
 	if cfg.Registry != "" {
 		if reg, err = spi.Parse(cfg.Registry); err != nil {
@@ -413,7 +426,16 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := checkExports(cat, cfg, file, params, reg, exports); err != nil {
 		return err
 	}
-	wait := cfg.Shutdown.Wait
+	// -p shutdown.wait (or a service's shutdown.wait in the file) is the
+	// kernel's wait, as --shutdown-wait is (Node.ShutdownWait: the
+	// largest of the exports'); the drain gets what it leaves of
+	// shutdown.timeout either way.
+	wait, urlWait := cfg.Shutdown.Wait, false
+	for _, pe := range exports {
+		if d, err := pe.url.Duration(keyShutdownWait, -1); err == nil && d >= 0 && (!urlWait || d > wait) {
+			wait, urlWait = d, true
+		}
+	}
 	if !reg.IsZero() && len(exports) > 0 {
 		reach, err := checkRegistry(ctx, cat, reg, exports[0].url)
 		if err != nil {
@@ -425,7 +447,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			// which tests and scripts use with memory:// as "no registry".
 			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; no shutdown wait, since no consumer learns of the shutdown from it",
 				"registry", registryDesc(reg), "reach", reach.String())
-			wait = 0
+			if !urlWait {
+				wait = 0
+			}
 		}
 	}
 	health := newServeHealth(cat, plugins, logger) // before NewNode: it learns the node's registries
@@ -478,7 +502,8 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	warnPublished(logger, cat, reg, cfg.Listen, exported)
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
-	logger.Info("airnode serve: shutting down", "wait", wait, "timeout", cfg.Shutdown.Timeout)
+	// the wait Shutdown will use (0 when nothing is registered)
+	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", cfg.Shutdown.Timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -698,6 +723,9 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			err = checkMethodKeys(cat, pe)
 		}
 		if err == nil {
+			err = checkShutdownWait(u, cfg.Shutdown.Timeout)
+		}
+		if err == nil {
 			// the kernel shares one server per transport and address
 			tr := cat.Transport.Choose(u, "").Name
 			if firstAt.IsZero() {
@@ -857,4 +885,41 @@ func sameTransport(key string, first, u spi.URL, trFirst, tr string) error {
 	}
 	return fmt.Errorf("URL key %q is %q, but %s, exported first on the same address %s, uses %s: one address listens with one transport; give every service the same transport (protocol: in plugins.yaml or --transport sets it for all), or listen on port 0",
 		key, tr, first.ServiceKey(), u.Address(), was)
+}
+
+// keyShutdownWait is the provider URL key of the pause between
+// unregistering and closing the listener (kernel: Node.ShutdownWait).
+const keyShutdownWait = "shutdown.wait"
+
+// checkWaitParam refuses -p shutdown.wait (in params) with a value other
+// than --shutdown-wait's when that flag was given (flag, its argument as
+// typed; "" when not given; wait, its value), in applyFlagParams' words:
+// the two are not ranked. The same duration spelled two ways ("5s",
+// "5000") is accepted.
+func checkWaitParam(params map[string]string, flag string, wait time.Duration) error {
+	v, ok := params[keyShutdownWait]
+	if !ok || flag == "" {
+		return nil
+	}
+	if d, err := spi.ParseDuration(v); err == nil && d == wait {
+		return nil
+	}
+	return fmt.Errorf("-p %s=%s conflicts with --shutdown-wait %s (which sets %s=%v): give one of them", keyShutdownWait, v, flag, keyShutdownWait, wait)
+}
+
+// checkShutdownWait checks u's shutdown.wait, when set, as config checks
+// --shutdown-wait: a duration from 0 to timeout (shutdown.timeout, the
+// whole shutdown budget), Go syntax or bare milliseconds; otherwise an
+// *spi.ParamError naming the key and the range (tester27 finding 7: -p
+// shutdown.wait=abc or -1s was published and silently replaced by 2s).
+func checkShutdownWait(u spi.URL, timeout time.Duration) error {
+	v, ok := u.Param(keyShutdownWait)
+	if !ok {
+		return nil
+	}
+	if d, err := spi.ParseDuration(v); err == nil && d <= timeout {
+		return nil
+	}
+	return &spi.ParamError{Key: keyShutdownWait, Value: v,
+		Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v; --shutdown-timeout), such as 5s, 500ms or 5000 (milliseconds)", timeout)}
 }

@@ -1392,6 +1392,10 @@ func (s *server) abandonedWhy() string {
 // the channels and waits for the accept loop. It returns how many calls it
 // abandoned.
 //
+// It closes the listener first (exchange's StopAccepting): from then on a
+// new connection is refused, while the consumers already connected still
+// have their calls served until the go-away (tester27 finding 5).
+//
 // Before the exchange's Shutdown it waits for the requests that were in
 // flight when shutdown began, plus a short flush grace, with the channels
 // still open: the exchange counts a request done once its answer is queued,
@@ -1402,6 +1406,9 @@ func (s *server) abandonedWhy() string {
 // It does not wait for an abandoned call that ignores its context: the
 // channels close, and the call's goroutine ends when it returns.
 func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
+	s.srv.StopAccepting()
+	s.log.Info("kernel: listener closed; draining the calls in flight",
+		"addr", net.JoinHostPort(s.host, strconv.Itoa(s.port)), "in_flight", s.srv.InFlight(), "connections", s.srv.Connections())
 	s.mu.Lock()
 	s.draining = true
 	s.drainBegun.Store(true)

@@ -348,6 +348,51 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // Close is Shutdown with no deadline beyond the node's own.
 func (n *Node) Close() error { return n.Shutdown(context.Background()) }
 
+// ShutdownWait returns how long Shutdown, called now, would wait between
+// unregistering and closing the listeners: the largest "shutdown.wait" of
+// the exported URLs when any sets one, else the node's
+// (WithShutdownWait, default DefaultShutdownWait); 0 when no export is
+// registered (no consumer would learn of the shutdown from a registry)
+// or the node is shut down.
+func (n *Node) ShutdownWait() time.Duration {
+	n.mu.Lock()
+	exporters := n.exporters
+	n.mu.Unlock()
+	wait, _, registered := n.shutdownTiming(exporters)
+	if !registered {
+		return 0
+	}
+	return wait
+}
+
+// shutdownTiming returns Shutdown's wait and drain bound for exporters:
+// the node's (WithShutdownWait, WithShutdownTimeout), each replaced by
+// the largest value the exported URLs give ("shutdown.wait",
+// "shutdown.timeout"; a value that does not parse is ignored), and
+// whether any of exporters is registered (Shutdown waits only then).
+func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duration, registered bool) {
+	wait, timeout = n.shutdownWait, n.shutdownTimeout
+	var urlWait, urlTimeout time.Duration = -1, -1
+	for _, e := range exporters {
+		if d, err := e.url.Duration("shutdown.wait", -1); err == nil && d > urlWait {
+			urlWait = d
+		}
+		if d, err := e.url.Duration("shutdown.timeout", -1); err == nil && d > urlTimeout {
+			urlTimeout = d
+		}
+		if e.reg != nil {
+			registered = true
+		}
+	}
+	if urlWait >= 0 {
+		wait = urlWait
+	}
+	if urlTimeout >= 0 {
+		timeout = urlTimeout
+	}
+	return wait, timeout, registered
+}
+
 func (n *Node) shutdown(ctx context.Context) error {
 	ctx = withLateWindow(ctx)
 	n.mu.Lock()
@@ -369,20 +414,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// providers until their servers close.
 	n.draining.Store(&exporters)
 	var errs []error
-	wait, timeout := n.shutdownWait, n.shutdownTimeout
-	var urlWait, urlTimeout time.Duration = -1, -1
-	registered := false
-	for _, e := range exporters {
-		if d, err := e.url.Duration("shutdown.wait", -1); err == nil && d > urlWait {
-			urlWait = d
-		}
-		if d, err := e.url.Duration("shutdown.timeout", -1); err == nil && d > urlTimeout {
-			urlTimeout = d
-		}
-		if e.reg != nil {
-			registered = true
-		}
-	}
+	wait, timeout, registered := n.shutdownTiming(exporters)
 	if registered {
 		// Tell the consumers that the provider drains (exchange's
 		// draining event), so that a registry consumer's empty
@@ -399,12 +431,6 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// service until the same ctx's end (and late window), not one after
 	// another (tester20 N2).
 	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error { return e.unregister(ctx, "shutdown") })...)
-	if urlWait >= 0 {
-		wait = urlWait
-	}
-	if urlTimeout >= 0 {
-		timeout = urlTimeout
-	}
 	if registered && wait > 0 {
 		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
 		t := time.NewTimer(wait)

@@ -281,6 +281,16 @@ func (s *Server) stop() []*Channel {
 	return out
 }
 
+// StopAccepting closes the listener, so that new connections are refused:
+// the accept loop (Serve) returns, and a session accepted just before is
+// closed at once. The channels already served go on as before (their
+// requests are read and served) until Shutdown or Close. It is
+// Shutdown's first step; a provider that lets its calls in flight finish
+// before calling Shutdown calls it first, so that no new consumer
+// connects to a server that is leaving (Dubbo closes the server's accept
+// before its channels drain). Idempotent.
+func (s *Server) StopAccepting() { s.stop() }
+
 // Shutdown stops accepting, tells every consumer the provider is going
 // read-only (a one-way event, Dubbo's READONLY_EVENT, so consumers stop
 // picking it at once: Channel.ReadOnly), waits until no request is in
