@@ -284,14 +284,25 @@ type benchOutcome struct {
 	Stopped string `json:"stopped,omitempty"`
 	// ConnectionsUp and ConnectionsAsked count the measured reference's
 	// connections: up (answered their first ping) of asked (--connections
-	// per provider). Up is what the run kept up throughout: the fewer of
-	// those up at its end and the fewest up during it once the first
-	// connection attempts had ended (connect.timeout after the start;
-	// connWatch), not connections that came up after the run (tester23
-	// N5). Fewer up than asked means a provider did not accept them all
+	// per provider listed at the end of the run, not shutting down). Up
+	// is asked less the most connections that were never up at once
+	// during the run, once their provider's first attempts had ended
+	// (connect.timeout after it was listed; connWatch), not counting
+	// those that came up after the run (tester23 N5), and less
+	// ConnectionsLost. Never up means a provider did not accept them all
 	// (out of file descriptors? its accepts limit, other consumers?).
 	ConnectionsUp    int `json:"connections_up"`
 	ConnectionsAsked int `json:"connections_asked"`
+	// ConnectionsLost counts connections that were up and were down at
+	// the end of the run, their provider still listed (killed, stalled or
+	// cut off: Reconnects has the redials). ProvidersRestarted counts the
+	// provider addresses that left the directory or announced their
+	// shutdown during the run and were listed again (a rolling restart),
+	// ProvidersLeft those that did not come back: neither is a connection
+	// a provider refused (tester27 finding 8). All 0 on a clean run.
+	ConnectionsLost    int `json:"connections_lost"`
+	ProvidersRestarted int `json:"providers_restarted"`
+	ProvidersLeft      int `json:"providers_left"`
 	// ConnectionsFailedHere counts, of the connections not up, those
 	// whose last dial failed in this process, not at the provider (out
 	// of file descriptors, ephemeral ports or socket buffers:
@@ -543,7 +554,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
 		o.Reconnects = counters.Heartbeat.Reconnects.Load() - redials
 		o.HeartbeatCloses = counters.Heartbeat.IdleClosed.Load() - hbCloses
-		o.ConnectionsUp, o.ConnectionsAsked = conns.connections(ctx)
+		cc := conns.connections(ctx)
+		o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsLost = cc.up, cc.asked, cc.lost
+		o.ProvidersRestarted, o.ProvidersLeft = cc.restarted, cc.left
 		if n, lerr := ref.LocalConnectFailures(); n > 0 {
 			o.ConnectionsFailedHere, o.LocalError = n, lerr.Error()
 		}
@@ -1515,24 +1528,40 @@ func (b *progressBar) draw(p bench.Progress) {
 // (tester22 finding 3): "only 245 of 300 connection(s) up (55 failed
 // here, not at the provider: this process is out of file descriptors:
 // see ulimit -n, which is 256 for this process: smux: dial tcp ...:
-// socket: too many open files)".
+// socket: too many open files)". Connections that were up and went down
+// (ConnectionsLost) are not blamed on the provider's descriptors either,
+// and providers that restarted or left during the run are named after
+// the count (tester27 finding 8): "1 connection(s); 1 provider restarted
+// during the run (...)".
 func connectionsText(o benchOutcome, perProvider int) string {
-	if o.ConnectionsAsked == 0 || o.ConnectionsUp >= o.ConnectionsAsked {
-		return fmt.Sprintf("%d connection(s)", perProvider)
-	}
-	if o.ConnectionsFailedHere > 0 {
-		why := o.LocalError
-		if limit, known := netaccept.OpenFileLimit(); known && strings.Contains(why, "see ulimit -n") {
-			why = strings.Replace(why, "see ulimit -n", fmt.Sprintf("see ulimit -n, which is %d for this process", limit), 1)
+	text := fmt.Sprintf("%d connection(s)", perProvider)
+	if short := o.ConnectionsAsked - o.ConnectionsUp; o.ConnectionsAsked > 0 && short > 0 {
+		var why []string
+		if o.ConnectionsFailedHere > 0 {
+			local := o.LocalError
+			if limit, known := netaccept.OpenFileLimit(); known && strings.Contains(local, "see ulimit -n") {
+				local = strings.Replace(local, "see ulimit -n", fmt.Sprintf("see ulimit -n, which is %d for this process", limit), 1)
+			}
+			why = append(why, fmt.Sprintf("%d failed here, not at the provider: %s", o.ConnectionsFailedHere, local))
 		}
-		text := fmt.Sprintf("only %d of %d connection(s) up (%d failed here, not at the provider: %s", o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsFailedHere, why)
-		if rest := o.ConnectionsAsked - o.ConnectionsUp - o.ConnectionsFailedHere; rest > 0 {
-			text += fmt.Sprintf("; %d other(s) got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log", rest)
+		if o.ConnectionsLost > 0 {
+			why = append(why, fmt.Sprintf("%d were up and went down during the run, their provider still listed: killed, stalled or cut off?", o.ConnectionsLost))
 		}
-		return text + ")"
+		const refused = "got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log"
+		if rest := short - o.ConnectionsFailedHere - o.ConnectionsLost; rest > 0 && len(why) > 0 {
+			why = append(why, fmt.Sprintf("%d other(s) %s", rest, refused))
+		} else if rest > 0 {
+			why = append(why, "the others "+refused)
+		}
+		text = fmt.Sprintf("only %d of %d connection(s) up (%s)", o.ConnectionsUp, o.ConnectionsAsked, strings.Join(why, "; "))
 	}
-	return fmt.Sprintf("only %d of %d connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)",
-		o.ConnectionsUp, o.ConnectionsAsked)
+	if n := o.ProvidersRestarted; n > 0 {
+		text += fmt.Sprintf("; %d provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)", n)
+	}
+	if n := o.ProvidersLeft; n > 0 {
+		text += fmt.Sprintf("; %d provider(s) left during the run and did not come back", n)
+	}
+	return text
 }
 
 // printOutcome prints a single case's summary. Failed calls come first

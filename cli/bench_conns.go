@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
 )
 
 // connSampleEvery is how often a bench samples its reference's
@@ -13,27 +14,57 @@ import (
 const connSampleEvery = 50 * time.Millisecond
 
 // connWatch counts a bench reference's connections for the summary's
-// connections_up (tester23 N5). Every first connection attempt has ended
-// connect.timeout after the reference was made (settleAt: a dial and its
-// first ping are bounded by it); from then on it samples the connections
-// up every connSampleEvery and keeps the fewest. The count reported is
-// the fewer of that and the connections up at the end of the run, so it
-// is what the run had throughout, not what was up later: three
-// concurrent benches of 64 connections against a provider at accepts=183
-// each reported 64 of 64, because the one that finished first closed
-// its connections while the others waited for theirs to settle, and
-// their redials were accepted then.
+// connections_up (tester23 N5) and tells the connections a provider never
+// let up from those of a provider that went away during the run (tester27
+// finding 8: a clean SIGTERM rolling restart read "only 2 of 3
+// connection(s) up ... is the provider out of file descriptors").
+//
+// It samples every connSampleEvery, per provider address
+// (kernel.Reference.ProviderConnections). A provider's first connection
+// attempts have ended connect.timeout after it was first listed (a dial
+// and its first ping are bounded by it); from then until all its
+// connections were up at once, those not up count as never up, and the
+// most at once is kept: what the run had throughout, not what came up
+// later (three concurrent benches of 64 connections against a provider
+// at accepts=183 each reported 64 of 64, because the one that finished
+// first closed its connections while the others waited for theirs to
+// settle, and their redials were accepted then). A provider that left
+// the directory or announced its shutdown (read-only or draining event)
+// is away; when it is listed again, or a new registry entry with its
+// address is, having had all its connections up, it restarted, and its
+// new connections get connect.timeout again. Connections that were up
+// and are down at the end while their provider is listed (killed,
+// stalled, cut off) are lost, not never up.
 type connWatch struct {
-	ref      *kernel.Reference
-	settleAt time.Time
+	ref    *kernel.Reference
+	settle time.Duration // connect.timeout
 
 	mu      sync.Mutex
-	fewest  int
-	sampled bool
+	addrs   map[string]*providerWatch
+	neverUp int // most connections never up at once
 
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+}
+
+// providerWatch is connWatch's state for one provider address.
+type providerWatch struct {
+	seen      map[spi.Invoker]bool // registry entries listed at the address
+	since     time.Time            // listed (again) since
+	full      bool                 // all its connections were up at once since then
+	wasFull   bool                 // ... at any time in the run
+	away      bool                 // last sample: unlisted, or announced its shutdown
+	restarted bool
+	up, asked int // last sample, entries not leaving
+}
+
+// connCount is what a connWatch counted over a run.
+type connCount struct {
+	up, asked int // asked: of the providers listed at the end and not leaving
+	lost      int // up during the run, down at its end, provider listed
+	restarted int // provider addresses that went away and came back
+	left      int // provider addresses that went away and did not come back
 }
 
 // watchConnections starts sampling ref's connections; call it as soon as
@@ -43,7 +74,8 @@ func watchConnections(ref *kernel.Reference) *connWatch {
 	if err != nil || d <= 0 {
 		d = kernel.DefaultConnectTimeout
 	}
-	w := &connWatch{ref: ref, settleAt: time.Now().Add(d), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &connWatch{ref: ref, settle: d, addrs: map[string]*providerWatch{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w.sample(time.Now())
 	go w.run()
 	return w
 }
@@ -56,18 +88,84 @@ func (w *connWatch) run() {
 		select {
 		case <-w.stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			w.sample(now)
 		}
-		if time.Now().Before(w.settleAt) {
+	}
+}
+
+// sample updates every address's state from the reference's listing at
+// now, and reports whether a listed provider's first connection attempts
+// may still be in progress (not all up, within connect.timeout of being
+// listed).
+func (w *connWatch) sample(now time.Time) (settling bool) {
+	type addrNow struct {
+		up, asked int
+		present   bool
+		entries   []spi.Invoker
+	}
+	cur := map[string]*addrNow{}
+	for _, p := range w.ref.ProviderConnections() {
+		a := cur[p.Addr]
+		if a == nil {
+			a = &addrNow{}
+			cur[p.Addr] = a
+		}
+		if p.Leaving {
 			continue
 		}
-		up, _ := w.ref.Connections()
-		w.mu.Lock()
-		if !w.sampled || up < w.fewest {
-			w.fewest, w.sampled = up, true
-		}
-		w.mu.Unlock()
+		a.present = true
+		a.up += p.Up
+		a.asked += p.Asked
+		a.entries = append(a.entries, p.Provider)
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	never := 0
+	for addr, st := range w.addrs {
+		if a := cur[addr]; a == nil || !a.present {
+			st.away = true
+		}
+	}
+	for addr, a := range cur {
+		if !a.present {
+			continue
+		}
+		st := w.addrs[addr]
+		if st == nil {
+			st = &providerWatch{seen: map[spi.Invoker]bool{}, since: now}
+			w.addrs[addr] = st
+		} else {
+			fresh := false
+			for _, e := range a.entries {
+				fresh = fresh || !st.seen[e]
+			}
+			if st.away || (fresh && st.wasFull) {
+				// back, or registered again: its new connections get
+				// their connect.timeout
+				st.restarted = st.restarted || st.wasFull
+				st.since, st.full = now, false
+			}
+		}
+		for _, e := range a.entries {
+			st.seen[e] = true
+		}
+		st.away, st.up, st.asked = false, a.up, a.asked
+		if a.up >= a.asked {
+			st.full, st.wasFull = true, true
+		}
+		switch {
+		case st.full:
+		case now.Sub(st.since) < w.settle:
+			settling = true
+		default:
+			never += a.asked - a.up
+		}
+	}
+	if never > w.neverUp {
+		w.neverUp = never
+	}
+	return settling
 }
 
 // close stops the sampling and waits for it; idempotent.
@@ -76,28 +174,38 @@ func (w *connWatch) close() {
 	<-w.done
 }
 
-// connections ends the watch: up is the fewer of the connections up at
-// the end of the run and the fewest sampled during it; asked is
-// --connections times the providers. A run that ended before settleAt
-// waits until every connection is up or settleAt (first attempts still
-// in progress), not for redials after a failed attempt.
-func (w *connWatch) connections(ctx context.Context) (up, asked int) {
+// connections ends the watch and returns its count. A run that ended
+// while a listed provider's first connection attempts may still be in
+// progress (not all up, within connect.timeout of being listed) waits
+// for them, not for redials after a failed attempt. up is asked less the
+// most connections never up at once during the run and the connections
+// lost at its end.
+func (w *connWatch) connections(ctx context.Context) connCount {
 	w.close()
-	for {
-		up, asked = w.ref.Connections()
-		if up >= asked || !time.Now().Before(w.settleAt) {
-			break
-		}
+	for w.sample(time.Now()) {
 		select {
 		case <-ctx.Done():
-			return up, asked
 		case <-time.After(20 * time.Millisecond):
+			continue
 		}
+		break
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sampled && w.fewest < up {
-		up = w.fewest
+	var c connCount
+	for _, st := range w.addrs {
+		if st.restarted {
+			c.restarted++
+		}
+		if st.away {
+			c.left++
+			continue
+		}
+		c.asked += st.asked
+		if st.full && st.up < st.asked {
+			c.lost += st.asked - st.up
+		}
 	}
-	return up, asked
+	c.up = max(0, c.asked-min(w.neverUp, c.asked)-c.lost)
+	return c
 }

@@ -68,7 +68,10 @@ method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
 --timeout 2s gives Sleep 2 s. --timeout bounds the call, not the first
 connection: call first waits for a provider to connect, up to twice
 connect.timeout and 1 s (Dubbo connects at refer), so a short --timeout
-over a slow link does not fail on connecting.
+over a slow link does not fail on connecting. Before that, a registry
+that lists no provider yet gets 2 s for one to register (as bench's): a
+call made right after starting serve finds it; after 2 s the call fails
+SERVICE_NOT_FOUND.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
@@ -316,6 +319,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
+	// A registry that lists no provider yet gets registryGrace for one to
+	// register, as bench's (tester27 finding 10: a deploy script's call
+	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms).
+	awaitListed(ctx, ref, registryGrace)
 	// The first connection gets its own time, as Dubbo's connect at
 	// refer and bench's waitProviders do: the kernel bounds a call's wait
 	// for it by the call's timeout, and a 100 ms --timeout over a link
@@ -340,6 +347,21 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// awaitListed returns once ref's directory lists a provider (at once for
+// a direct URL or a registry that has listed one), after grace, or when
+// ctx ends, whichever comes first. It does not wait for a connection:
+// WaitReady does.
+func awaitListed(ctx context.Context, ref *kernel.Reference, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for len(ref.ProviderConnections()) == 0 && len(ref.Providers()) == 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // attachmentPairs turns -a key=value flags into spi.WithAttachments' pairs,

@@ -129,7 +129,10 @@ func WithClock(now func() time.Time) Option {
 
 // NewRegistry returns an empty registry with the call metrics, the
 // process-wide counters of internal/counters, and the Go runtime and
-// process collectors registered. Exported series:
+// process collectors registered (the process collector without
+// process_network_receive_bytes_total and _transmit_: on Linux they are
+// the network namespace's bytes, not the process's; processCollector).
+// Exported series:
 //
 //	airnode_calls_total{side,service,method}                 counter
 //	airnode_call_failures_total{side,service,method,status}  counter: cancelled calls excluded
@@ -158,7 +161,7 @@ func NewRegistry(opts ...Option) *Registry {
 		o(r)
 	}
 	r.prom.MustRegister(callCollector{r}, r.failures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), newProcessCollector())
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
 			func() float64 { return float64(c.c.Load()) }))

@@ -1,0 +1,46 @@
+package kernel
+
+import "github.com/airnode/airnode/spi"
+
+// ProviderConnections is one listed provider's connections
+// (Reference.ProviderConnections).
+type ProviderConnections struct {
+	// Provider is the directory's invoker for the provider's registry
+	// entry: a provider that registered again (a restart) is a new one.
+	Provider spi.Invoker
+	// Addr is the provider's host:port.
+	Addr string
+	// Up of Asked connections (URL key connections, default 1) are up
+	// and answered their first ping, as Reference.Connections counts.
+	Up, Asked int
+	// Leaving says that one of its channels announced the provider's
+	// shutdown (Dubbo's read-only event, or the draining event): its
+	// connections are going away by design, not refused.
+	Leaving bool
+}
+
+// ProviderConnections returns, for each provider the directory lists now,
+// its connections up and asked (Connections counts their sums) and whether
+// it announced its shutdown. Safe for concurrent use.
+func (r *Reference) ProviderConnections() []ProviderConnections {
+	var out []ProviderConnections
+	for _, inv := range r.dir.All() {
+		ri, ok := remoteOf(inv)
+		if !ok {
+			continue
+		}
+		p := ProviderConnections{Provider: inv, Addr: ri.addr, Asked: len(ri.conns), Leaving: ri.Draining()}
+		for _, c := range ri.conns {
+			if c.ready() {
+				p.Up++
+			}
+			if st := c.state.Load(); st != nil && st.ch != nil {
+				if ro, ok := st.ch.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+					p.Leaving = true
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
