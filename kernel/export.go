@@ -665,15 +665,20 @@ type service interface {
 	serve(pc *providerCall, req *exchange.Request) spi.Result
 }
 
-// providerCall is what one provider call allocates: its context, its
-// invocation and room for two arguments, in one allocation instead of
-// three or four (BenchmarkProviderServe). Nothing is pooled: the method may
-// keep its context, and filters their invocation, as long as they like.
+// providerCall is a provider call's invocation and room for two
+// arguments, pooled (providerCalls): nobody keeps an invocation after its
+// call returns (spi.Invocation), and the pool spares the provider 128
+// bytes of garbage a call (its collector ran every ~5,000 calls at c=100:
+// bench/README, the thirteenth pass). The call's context is allocated on
+// its own: the method may keep it.
 type providerCall struct {
-	ctx  callCtx
+	ctx  *callCtx
 	inv  spi.Invocation
 	args [2]any
 }
+
+// providerCalls pools server.Serve's providerCalls.
+var providerCalls = sync.Pool{New: func() any { return new(providerCall) }}
 
 // exportedService decodes a request's arguments (into the method's
 // parameter types, or generic values) and runs the provider filter chain
@@ -758,7 +763,7 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		dropReserved(req.Attachments, s.keepToken)
 	}
 	res := s.decodeAndInvoke(pc, req)
-	if pc.ctx.inv == nil && res.Err != nil && len(s.observers) > 0 {
+	if !pc.ctx.served && res.Err != nil && len(s.observers) > 0 {
 		s.reportRejected(pc, req, res.Err)
 	}
 	return res
@@ -798,7 +803,7 @@ func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request
 
 // decodeAndInvoke is serve without the report of a rejected call: it
 // decodes the arguments and runs the chain, or answers the call before
-// it (pc.ctx.inv stays nil then).
+// it (pc.ctx.served stays false then).
 func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Request) spi.Result {
 	var args []any
 	if s.table != nil {
@@ -830,13 +835,13 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		}
 	}
 	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began}
-	pc.ctx.inv = &pc.inv
+	pc.ctx.served, pc.ctx.att = true, req.Attachments
 	if req.Remote == "" {
-		return s.invoker.Invoke(&pc.ctx, &pc.inv)
+		return s.invoker.Invoke(pc.ctx, &pc.inv)
 	}
 	if pc.inv.Attachments != nil {
 		pc.inv.Attachments[spi.AttachmentRemote] = req.Remote
-		return s.invoker.Invoke(&pc.ctx, &pc.inv)
+		return s.invoker.Invoke(pc.ctx, &pc.inv)
 	}
 	// Most calls arrive without attachments: the map that carries
 	// "remote" is pooled (BenchmarkProviderServe: 2 allocations, 336 B
@@ -845,10 +850,10 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 	// itself keeps it.
 	m := attachmentMaps.Get().(map[string]string)
 	m[spi.AttachmentRemote] = req.Remote
-	pc.inv.Attachments = m
+	pc.inv.Attachments, pc.ctx.att = m, m
 	pc.ctx.remote = req.Remote
 	pc.ctx.pooled.Store(attPooled)
-	res := s.invoker.Invoke(&pc.ctx, &pc.inv)
+	res := s.invoker.Invoke(pc.ctx, &pc.inv)
 	// Not when the method asked for it (spi.IncomingAttachments, callCtx.incoming).
 	if (res.Attachments == nil || reflect.ValueOf(res.Attachments).UnsafePointer() != reflect.ValueOf(m).UnsafePointer()) &&
 		pc.ctx.pooled.CompareAndSwap(attPooled, attRecycled) {
@@ -1242,8 +1247,13 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.
-	pc := &providerCall{ctx: callCtx{Context: ctx, s: s}}
-	defer pc.ctx.release() // also when the method ends its goroutine (runtime.Goexit)
+	pc := providerCalls.Get().(*providerCall)
+	pc.ctx = &callCtx{Context: ctx, s: s}
+	defer func() { // also when the method ends its goroutine (runtime.Goexit)
+		pc.ctx.release()
+		*pc = providerCall{}
+		providerCalls.Put(pc)
+	}()
 	res := svc.serve(pc, req)
 	if res.Err != nil && s.abandoning.Load() {
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
@@ -1257,18 +1267,20 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 // request context, also cancelled (cause errAbandoned) when the server
 // abandons its calls at the drain deadline. Like the exchange's own request
 // context it is lazy: the link to the server is only made when the call
-// first asks for Done, so a call that never waits costs no allocation of
-// its own (it is part of providerCall) and no registration on the server's
-// shared context.
+// first asks for Done, so a call that never waits costs one small
+// allocation (this struct: the method may keep it, so it is not pooled
+// with providerCall) and no registration on the server's shared context.
 type callCtx struct {
 	context.Context // the exchange's request context
 	s               *server
 
-	// inv is the call's invocation; remote, when its attachments map is
-	// pooled (only "remote" came), the consumer's address, and pooled
-	// that map's state (attPooled...): Value answers
-	// spi.IncomingAttachments from them (callCtx.incoming).
-	inv    *spi.Invocation
+	// served says the call reached its filter chain; att is its
+	// invocation's attachments map, remote, when that map is pooled (only
+	// "remote" came), the consumer's address, and pooled that map's state
+	// (attPooled...): Value answers spi.IncomingAttachments from them
+	// (callCtx.incoming). The map, not the invocation, which is pooled.
+	served bool
+	att    map[string]string
 	remote string
 	pooled atomic.Int32
 
@@ -1310,7 +1322,7 @@ func (c *callCtx) Value(key any) any {
 			return m
 		}
 	case servedKey:
-		return c.inv != nil
+		return c.served
 	}
 	if c.s.abandoning.Load() {
 		return c.link().Value(key)
@@ -1325,19 +1337,19 @@ func (c *callCtx) Value(key any) any {
 // pool, a new map holding only "remote" (the method may keep its
 // context); nil when there are none.
 func (c *callCtx) incoming() map[string]string {
-	if c.inv == nil {
+	if !c.served {
 		return nil
 	}
 	switch c.pooled.Load() {
 	case attPooled, attAsked:
 		if c.pooled.CompareAndSwap(attPooled, attAsked) || c.pooled.Load() == attAsked {
-			return c.inv.Attachments
+			return c.att
 		}
 		return map[string]string{spi.AttachmentRemote: c.remote}
 	case attRecycled:
 		return map[string]string{spi.AttachmentRemote: c.remote}
 	}
-	return c.inv.Attachments
+	return c.att
 }
 
 // The states of a call's pooled attachments map (callCtx.pooled); 0: not

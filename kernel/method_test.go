@@ -389,7 +389,7 @@ func TestServeRemoteAttachment(t *testing.T) {
 		t.Helper()
 		req := &exchange.Request{Service: "demo.Echo", Method: "Echo", NumArgs: 1, Args: &sliceDecoder{vals: []any{any("x")}},
 			Remote: remote, Attachments: att}
-		res := s.serve(&providerCall{ctx: callCtx{Context: context.Background(), s: srv}}, req)
+		res := s.serve(&providerCall{ctx: &callCtx{Context: context.Background(), s: srv}}, req)
 		if res.Err != nil || res.Value != "x" {
 			t.Fatalf("Echo = %+v", res)
 		}

@@ -52,7 +52,9 @@ func (r *Request) Body() io.Reader {
 // panic in Serve is recovered by the exchange and answered SERVER_ERROR, and
 // so is a runtime.Goexit ("handler called runtime.Goexit"): the goroutine
 // ends, and the worker pool or the connection's reader goes on in a new
-// one.
+// one. req and what it reads (Args, Body) are valid only until Serve
+// returns: the exchange reuses the Request for a later one. ctx may be
+// kept; once Serve has returned it reads as cancelled.
 type Handler interface {
 	Serve(ctx context.Context, req *Request) spi.Result
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/airnode/airnode/internal/counters"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -91,10 +92,12 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		counters.Provider.BadRequest.Inc()
 		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
 	}
-	r := &struct {
-		Request // with the reader of its arguments (Request.Body)
-		ctx     reqCtx
-	}{Request: Request{ // one allocation for both
+	req := requests.Get().(*Request)
+	defer func() { // last: the panic handler below still reads req
+		*req = Request{}
+		requests.Put(req)
+	}()
+	*req = Request{
 		Service:     intern(p.Service),
 		Method:      intern(p.Method),
 		Attachments: p.Attachments(),
@@ -102,8 +105,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		Timeout:     time.Duration(p.TimeoutMS) * time.Millisecond,
 		Codec:       codec,
 		Remote:      c.remote,
-	}}
-	req := &r.Request
+	}
 	if c.opts.Handler == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "exchange: %s serves no services (service %q)", c.opts.Side, req.Service)}
 	}
@@ -125,8 +127,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 				req.Service, req.Method, req.Timeout, time.Duration(now-arrived).Round(time.Millisecond))}
 		}
 	}
-	ctx := &r.ctx
-	ctx.ch, ctx.due, ctx.id = c, due, h.ID
+	ctx := &reqCtx{ch: c, due: due, id: h.ID} // a handler may keep its context: not pooled
 	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
@@ -145,6 +146,13 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	}
 	return res
 }
+
+// requests pools handle's Requests: a Request is valid only until its
+// Serve returns (Handler), and a pooled one spares the provider 160 bytes
+// of garbage a call (with the context, a quarter of what a call leaves;
+// the provider's collector ran every ~5,000 calls at c=100: bench/README,
+// the thirteenth pass).
+var requests = sync.Pool{New: func() any { return new(Request) }}
 
 // ended returns when the handler's result was ready: the layer that timed
 // it stamped it (spi.Result.Ended), else the clock now.
