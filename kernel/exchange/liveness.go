@@ -94,35 +94,50 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // next check at the latest. (The writer's own progress is no such sign:
 // the kernel wakes a blocked write only after about a third of the send
 // buffer drained, 1.1 MB, 9 s at 1 Mbit/s.)
+//
+// A check the peer's acknowledgements kept does not end there: it pings
+// again, wait after wait, for as long as the backlog keeps being
+// acknowledged and nothing is read, and closes the channel once a wait
+// passes with neither. No later call need time out for that: on tcp a
+// call queued behind the stalled backlog is never sent, and fails
+// CLIENT_TIMEOUT, which starts no check (under load a check that began
+// while the socket buffers still took bytes in was the last one, and a
+// black-holed path stayed open past 15 s).
 func (c *Channel) runCheck(wait time.Duration) {
 	defer c.check.running.Store(false)
-	sent := time.Now()
-	acked, unacked, counts := c.acked()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	counters.Heartbeat.PingsSent.Inc()
-	err := c.Ping(ctx)
-	cancel()
-	if err == nil {
-		counters.Heartbeat.PingsAnswered.Inc()
-		c.check.timeouts.Store(0)
-		return
-	}
-	select {
-	case <-c.dying:
-		return // closed meanwhile: nothing left to judge
-	default:
-	}
-	counters.Heartbeat.PingsFailed.Inc()
-	if st := spi.StatusOf(err); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
-		return // answered with an error: the peer is there
-	}
-	if c.lastRead.Load() >= sent.UnixNano() {
-		return // something arrived meanwhile (a late response, bytes of a large one): not dead
-	}
-	behind := counts && unacked >= backlogFrom
-	if behind {
-		if now, _, ok := c.acked(); ok && now > acked {
-			return // the peer took in more of the backlog the ping queued behind: busy, not dead
+	var sent time.Time
+	var acked, unacked uint64
+	var counts, behind bool
+	for busy := true; busy; {
+		sent = time.Now()
+		acked, unacked, counts = c.acked()
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		counters.Heartbeat.PingsSent.Inc()
+		err := c.Ping(ctx)
+		cancel()
+		if err == nil {
+			counters.Heartbeat.PingsAnswered.Inc()
+			c.check.timeouts.Store(0)
+			return
+		}
+		select {
+		case <-c.dying:
+			return // closed meanwhile: nothing left to judge
+		default:
+		}
+		counters.Heartbeat.PingsFailed.Inc()
+		if st := spi.StatusOf(err); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
+			return // answered with an error: the peer is there
+		}
+		if c.lastRead.Load() >= sent.UnixNano() {
+			return // something arrived meanwhile (a late response, bytes of a large one): not dead
+		}
+		behind = counts && unacked >= backlogFrom
+		busy = false
+		if behind {
+			if now, _, ok := c.acked(); ok && now > acked {
+				busy = true // the peer took in more of the backlog the ping queued behind: busy, not dead (yet)
+			}
 		}
 	}
 	n := c.check.timeouts.Load()
