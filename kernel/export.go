@@ -835,7 +835,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		}
 	}
 	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began}
-	pc.ctx.served, pc.ctx.att = true, req.Attachments
+	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {
 		return s.invoker.Invoke(pc.ctx, &pc.inv)
 	}
@@ -850,7 +850,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 	// itself keeps it.
 	m := attachmentMaps.Get().(map[string]string)
 	m[spi.AttachmentRemote] = req.Remote
-	pc.inv.Attachments, pc.ctx.att = m, m
+	pc.inv.Attachments = m
 	pc.ctx.remote = req.Remote
 	pc.ctx.pooled.Store(attPooled)
 	res := s.invoker.Invoke(pc.ctx, &pc.inv)
@@ -1274,12 +1274,14 @@ type callCtx struct {
 	context.Context // the exchange's request context
 	s               *server
 
-	// served says the call reached its filter chain; att is its
-	// invocation's attachments map, remote, when that map is pooled (only
-	// "remote" came), the consumer's address, and pooled that map's state
-	// (attPooled...): Value answers spi.IncomingAttachments from them
-	// (callCtx.incoming). The map, not the invocation, which is pooled.
+	// served says the call reached its filter chain; inv is its
+	// invocation until the call returns (under mu: the invocation is
+	// pooled), att its attachments map as the call left it; remote, when
+	// that map is pooled (only "remote" came), the consumer's address, and
+	// pooled that map's state (attPooled...): Value answers
+	// spi.IncomingAttachments from them (callCtx.incoming).
 	served bool
+	inv    *spi.Invocation
 	att    map[string]string
 	remote string
 	pooled atomic.Int32
@@ -1340,16 +1342,22 @@ func (c *callCtx) incoming() map[string]string {
 	if !c.served {
 		return nil
 	}
+	c.mu.Lock()
+	att := c.att // the call returned: its invocation went back to the pool
+	if c.inv != nil {
+		att = c.inv.Attachments // a filter may have replaced the map (a plugin's does)
+	}
+	c.mu.Unlock()
 	switch c.pooled.Load() {
 	case attPooled, attAsked:
 		if c.pooled.CompareAndSwap(attPooled, attAsked) || c.pooled.Load() == attAsked {
-			return c.att
+			return att
 		}
 		return map[string]string{spi.AttachmentRemote: c.remote}
 	case attRecycled:
 		return map[string]string{spi.AttachmentRemote: c.remote}
 	}
-	return c.att
+	return att
 }
 
 // The states of a call's pooled attachments map (callCtx.pooled); 0: not
@@ -1380,10 +1388,15 @@ func (c *callCtx) Err() error {
 	return c.Context.Err()
 }
 
-// release undoes the link made by Done, if any.
+// release undoes the link made by Done, if any, and keeps the
+// invocation's attachments map, as the call left it, for a method that
+// kept its context (the invocation goes back to the pool).
 func (c *callCtx) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.inv != nil {
+		c.att, c.inv = c.inv.Attachments, nil
+	}
 	if c.linked != nil {
 		c.stop()
 		c.cancel(nil)
