@@ -44,6 +44,20 @@ type Server struct {
 // directory and returns once it answers "ruok". Errors name what is missing
 // and how to install it.
 func Start() (*Server, error) {
+	return start(TickTime, 0, []string{
+		"minSessionTimeout=" + strconv.Itoa(int(2*TickTime/time.Millisecond)),
+		"maxSessionTimeout=120000",
+	})
+}
+
+// StartTick is Start with tickTime tick and ZooKeeper's default session
+// bounds, 2 x tick to 20 x tick (a session timeout asked outside them is
+// granted the nearest bound), listening on port (0: a free one).
+func StartTick(tick time.Duration, port int) (*Server, error) {
+	return start(tick, port, nil)
+}
+
+func start(tick time.Duration, port int, bounds []string) (*Server, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: java not found on PATH: install ZooKeeper and its JRE with %s", InstallHint)
@@ -52,26 +66,26 @@ func Start() (*Server, error) {
 	if _, err := os.Stat(Jar); err != nil {
 		return nil, fmt.Errorf("zktest: %s not found: install ZooKeeper with %s", Jar, InstallHint)
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("zktest: find a free port: %w", err)
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("zktest: find a free port: %w", err)
+		}
 	}
 	dir, err := os.MkdirTemp("", "zktest-")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
-	cfg := strings.Join([]string{
-		"tickTime=" + strconv.Itoa(int(TickTime/time.Millisecond)),
+	cfg := strings.Join(append(append([]string{
+		"tickTime=" + strconv.Itoa(int(tick/time.Millisecond)),
 		"dataDir=" + filepath.Join(dir, "data"),
 		"clientPort=" + strconv.Itoa(port),
 		"clientPortAddress=127.0.0.1",
 		"maxClientCnxns=0",
-		"minSessionTimeout=" + strconv.Itoa(int(2*TickTime/time.Millisecond)),
-		"maxSessionTimeout=120000",
+	}, bounds...),
 		"admin.enableServer=false",
 		"4lw.commands.whitelist=ruok,stat,cons",
 		"",
-	}, "\n")
+	), "\n")
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("zktest: %w", err)

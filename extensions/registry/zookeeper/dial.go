@@ -1,6 +1,7 @@
 package zookeeper
 
 import (
+	"encoding/binary"
 	"net"
 	"sync/atomic"
 	"time"
@@ -12,21 +13,56 @@ import (
 // connection while it is still starting may never answer it, which would
 // stall reconnection for minutes. The first write and read deadlines (the
 // handshake's) are cut to limit; later ones pass unchanged. Every read
-// that returns bytes marks heard.
+// that returns bytes marks heard, and the connection's first answer, the
+// session handshake's, sets granted.
 type handshakeConn struct {
 	net.Conn
-	limit time.Duration
-	heard *contactClock
-	sets  atomic.Int32 // non-zero deadlines set so far
+	limit   time.Duration
+	heard   *contactClock
+	granted *atomic.Int64 // ns: the session timeout the server granted
+	sets    atomic.Int32  // non-zero deadlines set so far
+	head    []byte        // the first connectHead bytes received (zk reads from one goroutine at a time)
 }
 
-// Read reads from the server and marks heard when bytes came.
+// connectHead is how many bytes of a connection's first answer hold the
+// session timeout the server granted: ZooKeeper's ConnectResponse, framed,
+// is [int32 length][int32 protocolVersion][int32 timeOut, ms][int64
+// sessionId][buffer passwd], big-endian (jute; go-zookeeper's
+// connectResponse). go-zookeeper sends its ConnectRequest first on every
+// connection it dials and reads this answer before anything else.
+const connectHead = 4 + 4 + 4 + 8
+
+// Read reads from the server, marks heard when bytes came and reads the
+// granted session timeout from the first connectHead bytes.
 func (c *handshakeConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.heard.mark()
+		if len(c.head) < connectHead {
+			c.readHead(b[:n])
+		}
 	}
 	return n, err
+}
+
+// readHead collects the first connectHead bytes of the connection and,
+// once it has them, stores the session timeout of a ConnectResponse that
+// grants a session (sessionId != 0; a server refusing an expired session
+// answers timeOut 0 and sessionId 0) in granted. The server sets timeOut
+// to the timeout asked, bounded to its minSessionTimeout..maxSessionTimeout
+// (2 to 20 x tickTime by default); go-zookeeper keeps it unexported
+// (Conn.sessionTimeoutMs).
+func (c *handshakeConn) readHead(b []byte) {
+	c.head = append(c.head, b[:min(len(b), connectHead-len(c.head))]...)
+	if len(c.head) < connectHead {
+		return
+	}
+	size := int32(binary.BigEndian.Uint32(c.head[0:]))
+	ms := int32(binary.BigEndian.Uint32(c.head[8:]))
+	id := int64(binary.BigEndian.Uint64(c.head[12:]))
+	if size >= connectHead-4 && ms > 0 && id != 0 {
+		c.granted.Store(int64(time.Duration(ms) * time.Millisecond))
+	}
 }
 
 // epoch is the origin of contactClock's readings: durations since it keep
@@ -73,9 +109,10 @@ func (c *handshakeConn) SetReadDeadline(t time.Time) error {
 }
 
 // dialer returns a zk.Dialer whose connections bound the handshake to
-// limit and mark heard when they receive bytes; lastErr keeps the last
-// failed dial's error.
-func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock) func(network, address string, timeout time.Duration) (net.Conn, error) {
+// limit, mark heard when they receive bytes and store in granted the
+// session timeout the server granted (ns); lastErr keeps the last failed
+// dial's error.
+func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock, granted *atomic.Int64) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
@@ -83,7 +120,7 @@ func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactC
 			return nil, err
 		}
 		lastErr.Store(nil)
-		return &handshakeConn{Conn: c, limit: limit, heard: heard}, nil
+		return &handshakeConn{Conn: c, limit: limit, heard: heard, granted: granted}, nil
 	}
 }
 

@@ -59,7 +59,12 @@
 // when it last heard the client: go-zookeeper notices a dead connection
 // only two thirds of session.timeout after that (its receive timeout), so
 // the Warn comes within about a server tick of the consumers dropping the
-// provider, not that much later.
+// provider, not that much later. session.timeout here, and in the paragraph
+// below, is the timeout the server granted (Registry.SessionTimeout, read
+// from its handshake answer), which it bounds to its
+// minSessionTimeout..maxSessionTimeout (2 to 20 x tickTime by default:
+// 1s asked of a server with tickTime=2000 is granted 4s); the registry
+// logs it once at Info when it differs from the timeout asked.
 //
 // A session gone for good is replaced: once a registry that had a session
 // has lost it and heard nothing from ZooKeeper for session.timeout, it
@@ -87,7 +92,7 @@
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)
 //	(path)           path      -     ""        node names  chroot: zookeeper://h:2181/staging puts root under /staging
 //	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
-//	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout
+//	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout asked (the server bounds it)
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session
 //	file.cache       path      -     ""        -           last known providers of each interface on disk and when each list was read, used when ZooKeeper is down
 //	user:password@   string    -     ""        -           digest ACL on created nodes, and the session's auth

@@ -138,6 +138,7 @@ type Registry struct {
 	// was written for this outage; entriesBack: a new session is
 	// re-creating them, and their creation is to be said at Info.
 	entriesGone, entriesBack bool
+	saidGranted              time.Duration // the granted session timeout last logged (differing from session.timeout)
 
 	dialErr atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
 	wg      sync.WaitGroup
@@ -270,6 +271,7 @@ type handle struct {
 	stale      atomic.Bool   // replaced by a new handle: its events are ignored
 	hadSession bool          // it has had a session (guarded by Registry.mu)
 	heard      contactClock  // when its connections last received bytes
+	granted    atomic.Int64  // ns: the session timeout the server last granted it; 0 before any
 }
 
 // openLocked opens a new zk handle (a new session, from zxid 0), makes it
@@ -279,7 +281,7 @@ func (r *Registry) openLocked() error {
 	h := &handle{kick: make(chan struct{}, 1)}
 	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
 		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
-		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr, &h.heard)),
+		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr, &h.heard, &h.granted)),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if h.stale.Load() {
 				return
@@ -322,7 +324,7 @@ func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool) {
 	if r.up || r.closed || r.handle != h || !h.hadSession || r.downSince.IsZero() {
 		return 0, false
 	}
-	if d := r.p.sessionTimeout - r.sinceContactLocked(); d > 0 {
+	if d := r.sessionTimeoutLocked() - r.sinceContactLocked(); d > 0 {
 		return d, false
 	}
 	return 0, true
@@ -343,6 +345,7 @@ func (r *Registry) redial(h *handle) {
 	}
 	r.countExpiryLocked()
 	down := r.sinceContactLocked()
+	timeout := r.sessionTimeoutLocked() // h's, before the new handle replaces it
 	h.stale.Store(true)
 	if err := r.openLocked(); err != nil {
 		h.stale.Store(false)
@@ -352,7 +355,7 @@ func (r *Registry) redial(h *handle) {
 	}
 	r.authed = false // auth belongs to the connection
 	r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
-		"down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout, "old_session", fmt.Sprintf("0x%x", r.session))
+		"down_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	r.mu.Unlock()
 	h.conn.Close()
 }
@@ -381,6 +384,38 @@ func (r *Registry) sinceContactLocked() time.Duration {
 		return time.Since(r.lastHeard)
 	}
 	return time.Since(r.downSince)
+}
+
+// sessionTimeoutLocked is the session timeout of the registry's session,
+// by which it judges the session expired: what ZooKeeper granted its zk
+// handle (handle.granted, read from the server's handshake answer), or
+// session.timeout as asked before a server has answered. The server
+// bounds the timeout asked to its minSessionTimeout..maxSessionTimeout, 2
+// to 20 x tickTime by default, and expires the session by the granted
+// value: asking 1s of a server with tickTime=2000 gets 4s, and judging by
+// 1s would say "expired" and open a new session during a 1-4 s loss of
+// contact that the server forgives. Caller holds r.mu.
+func (r *Registry) sessionTimeoutLocked() time.Duration {
+	if r.handle != nil {
+		if g := r.handle.granted.Load(); g > 0 {
+			return time.Duration(g)
+		}
+	}
+	return r.p.sessionTimeout
+}
+
+// SessionTimeout returns the session timeout ZooKeeper granted the
+// registry's session: session.timeout bounded to the server's
+// minSessionTimeout..maxSessionTimeout (2 to 20 x its tickTime by
+// default; session.timeout=1s of a server with tickTime=2000 is granted
+// 4s), or session.timeout as asked until a server has answered. The
+// registry judges its session expired by it (the "session expired" Warn,
+// Health, SessionExpiries, the new session) and logs it once at Info
+// when it differs from session.timeout.
+func (r *Registry) SessionTimeout() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessionTimeoutLocked()
 }
 
 // countExpiryLocked counts the last session (r.session) in
@@ -491,13 +526,14 @@ func (r *Registry) checkExpired() time.Duration {
 		return 0
 	}
 	down := r.sinceContactLocked()
-	if d := r.p.sessionTimeout - down; d > 0 {
+	timeout := r.sessionTimeoutLocked()
+	if d := timeout - down; d > 0 {
 		return d
 	}
 	r.entriesGone = true
 	r.countExpiryLocked()
 	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
-		"services", keys, "down_for", down.Round(time.Millisecond), "session_timeout", r.p.sessionTimeout)
+		"services", keys, "down_for", down.Round(time.Millisecond), "session_timeout", timeout)
 	return 0
 }
 
@@ -550,6 +586,11 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	if r.session != 0 {
 		r.log.Info("zookeeper registry: connected again", "server", conn.Server())
 	}
+	if g := time.Duration(h.granted.Load()); g > 0 && g != r.p.sessionTimeout && g != r.saidGranted {
+		r.saidGranted = g
+		r.log.Info(fmt.Sprintf("zookeeper registry: ZooKeeper granted a session timeout of %v (asked %v; the server bounds it to 2-20 x its tickTime)", g, r.p.sessionTimeout),
+			"granted", g, "asked", r.p.sessionTimeout)
+	}
 	id := conn.SessionID()
 	newSession := id != r.session
 	if newSession {
@@ -561,7 +602,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 				if !r.entriesGone { // the server said so before session.timeout passed here
 					r.entriesGone = true
 					r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
-						"services", keys, "session_timeout", r.p.sessionTimeout)
+						"services", keys, "session_timeout", r.sessionTimeoutLocked())
 				}
 			}
 		}
