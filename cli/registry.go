@@ -110,7 +110,7 @@ cache, ls fails saying the same.`,
 			return enc.Encode(jw.out)
 		},
 	}
-	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; stale marks an older entry at a newer one's address, which consumers ignore`)
+	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text; stale marks an older entry at a newer one's address, which consumers ignore`)
 	watch := &cobra.Command{
 		Use:   "watch SERVICE",
 		Short: "Print every change of a service's providers until interrupted",
@@ -247,15 +247,23 @@ type lsServiceJS struct {
 // lsProvider is one provider entry of registry ls --json: the table's
 // columns, the entry's URL (token redacted), and Stale: an older entry
 // with the protocol and address of a newer one, which consumers ignore
-// (staleEntries).
+// (staleEntries). Weight is the entry's weight key as a JSON number
+// (default 100), and EffectiveWeight the weight it is picked with now
+// (warm-up: warmup.Effective; clamped as the balancers clamp it), both
+// null when the entry's weight is malformed, which Problem then names
+// (the weight key's error; omitted otherwise). Warmup and
+// Uptime are the table's text ("weight 6 of 100 (6%), 28s left", "done",
+// "-"; "28s").
 type lsProvider struct {
-	Address  string `json:"address"`
-	Weight   string `json:"weight"`
-	Warmup   string `json:"warmup"`
-	Uptime   string `json:"uptime"`
-	Protocol string `json:"protocol"`
-	URL      string `json:"url"`
-	Stale    bool   `json:"stale"`
+	Address         string `json:"address"`
+	Weight          *int64 `json:"weight"`
+	EffectiveWeight *int64 `json:"effective_weight"`
+	Problem         string `json:"problem,omitempty"`
+	Warmup          string `json:"warmup"`
+	Uptime          string `json:"uptime"`
+	Protocol        string `json:"protocol"`
+	URL             string `json:"url"`
+	Stale           bool   `json:"stale"`
 }
 
 // registryList is registry ls, printing a table to w or, when w is an
@@ -341,8 +349,14 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			s := lsServiceJS{Service: svc.ServiceKey(), Providers: []lsProvider{}}
 			for j, p := range lists[i] {
 				d := describeProvider(p, now)
-				s.Providers = append(s.Providers, lsProvider{Address: p.Address(), Weight: d.weight, Warmup: d.warmup, Uptime: d.uptime,
-					Protocol: p.Scheme(), URL: p.Redacted(), Stale: stale[j] == 's'})
+				lp := lsProvider{Address: p.Address(), Warmup: d.warmup, Uptime: d.uptime,
+					Protocol: p.Scheme(), URL: p.Redacted(), Stale: stale[j] == 's'}
+				if d.weightOK {
+					lp.Weight, lp.EffectiveWeight = &d.weightN, &d.effective
+				} else {
+					lp.Problem = d.problem
+				}
+				s.Providers = append(s.Providers, lp)
 			}
 			out.Services = append(out.Services, s)
 		}
@@ -473,9 +487,15 @@ type cacheNoter interface {
 	FromCache(serviceKey string) (zookeeper.CacheNote, bool)
 }
 
-// providerState is what ls shows of one provider.
+// providerState is what ls shows of one provider: the table's text, and
+// for --json the configured weight (weightN; weightOK false when it is
+// malformed) and the weight the provider is picked with now (effective:
+// warmed up, weightN clamped as the balancers clamp it).
 type providerState struct {
 	weight, warmup, uptime string
+	weightN, effective     int64
+	weightOK               bool
+	problem                string // why weightN is not known: the weight key's error
 }
 
 // Defaults of the provider keys ls reads (DESIGN §3).
@@ -494,9 +514,10 @@ const (
 func describeProvider(p spi.URL, now time.Time) providerState {
 	weight, err := p.Int("weight", defaultWeight)
 	if err != nil {
-		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-"}
+		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-", problem: err.Error()}
 	}
-	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-"}
+	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-",
+		weightN: weight, effective: max(0, min(weight, warmup.MaxWeight)), weightOK: true}
 	ts, err := p.Int("timestamp", 0)
 	if err != nil || ts <= 0 {
 		return st
@@ -518,6 +539,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	}
 	weight = min(weight, warmup.MaxWeight) // as the balancers clamp it
 	eff := warmup.Effective(weight, wu.Milliseconds(), up.Milliseconds())
+	st.effective = eff
 	share := strconv.FormatInt(eff*100/weight, 10) + "%"
 	if eff*100 < weight {
 		share = "<1%"

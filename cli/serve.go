@@ -38,10 +38,11 @@ type serveFlags struct {
 	tlsKey    string // --tls-key: tls.key=
 	tlsCA     string // --tls-ca: tls.ca= (mutual TLS)
 	params    []string
-	// waitFlag is --shutdown-wait's argument when it was given on the
-	// command line, "" otherwise: -p shutdown.wait with another value is
-	// refused (checkWaitParam).
-	waitFlag string
+	// waitFlag and timeoutFlag are --shutdown-wait's and
+	// --shutdown-timeout's arguments when given on the command line, ""
+	// otherwise: -p shutdown.wait or -p shutdown.timeout with another
+	// value is refused (checkShutdownParams).
+	waitFlag, timeoutFlag string
 }
 
 // serveCommand returns `airnode serve`.
@@ -95,11 +96,13 @@ service (repeatable: -p weight=50 -p warmup=1m); a value consumers could
 not use (-p timeout=abc) is an error at startup, and the keys the provider
 sets itself (timestamp, side, methods, pid) cannot be given. A -p key that
 a flag also sets (--transport: transport; --tls-cert, --tls-key, --tls-ca:
-tls, tls.cert, tls.key, tls.ca; --shutdown-wait: shutdown.wait) with a
-different value is refused, naming both: flags and -p are not ranked (as
-kubectl and docker refuse conflicting flags), so give one of them. -p
-shutdown.wait=D is --shutdown-wait D, also published: from 0 to
---shutdown-timeout, else an error at startup.
+tls, tls.cert, tls.key, tls.ca; --shutdown-wait: shutdown.wait;
+--shutdown-timeout: shutdown.timeout) with a different value is refused,
+naming both: flags and -p are not ranked (as kubectl and docker refuse
+conflicting flags), so give one of them. -p shutdown.wait=D is
+--shutdown-wait D and -p shutdown.timeout=D is --shutdown-timeout D (the
+whole budget from the signal), both also published: the wait from 0 to
+the timeout, the timeout above 0, else an error at startup.
 
 demo.Echo is a test service, exported by default so that a first
 "airnode serve" and "airnode call" work: Info tells any caller the host
@@ -134,6 +137,9 @@ gives up on (restart: never) has its services unregistered.
 			}
 			if fl := cmd.Flags().Lookup("shutdown-wait"); fl != nil && fl.Changed {
 				f.waitFlag = fl.Value.String()
+			}
+			if fl := cmd.Flags().Lookup("shutdown-timeout"); fl != nil && fl.Changed {
+				f.timeoutFlag = fl.Value.String()
 			}
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
@@ -393,7 +399,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := applyFlagParams(params, flags); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if err := checkWaitParam(params, f.waitFlag, cfg.Shutdown.Wait); err != nil {
+	if err := checkShutdownParams(params, f, cfg.Shutdown); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	reg := defaultRegistry(cat)
@@ -423,19 +429,16 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err != nil {
 		return err
 	}
-	if err := checkExports(cat, cfg, file, params, reg, exports); err != nil {
+	// -p shutdown.wait and -p shutdown.timeout (or a service's keys in
+	// the file) are the kernel's, as --shutdown-wait and
+	// --shutdown-timeout are (the largest of the exports' wins): the
+	// timeout is the whole budget from the signal, the drain gets what
+	// the wait leaves of it either way.
+	budget := shutdownBudget(cfg.Shutdown, exports)
+	if err := checkExports(cat, cfg, file, params, reg, exports, budget); err != nil {
 		return err
 	}
-	// -p shutdown.wait (or a service's shutdown.wait in the file) is the
-	// kernel's wait, as --shutdown-wait is (Node.ShutdownWait: the
-	// largest of the exports'); the drain gets what it leaves of
-	// shutdown.timeout either way.
-	wait, urlWait := cfg.Shutdown.Wait, false
-	for _, pe := range exports {
-		if d, err := pe.url.Duration(keyShutdownWait, -1); err == nil && d >= 0 && (!urlWait || d > wait) {
-			wait, urlWait = d, true
-		}
-	}
+	wait := budget.wait
 	if !reg.IsZero() && len(exports) > 0 {
 		reach, err := checkRegistry(ctx, cat, reg, exports[0].url)
 		if err != nil {
@@ -445,11 +448,18 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			// A warning, not an error: the providers still answer direct
 			// calls by address (airnode call airnode://ADDR/demo.Echo),
 			// which tests and scripts use with memory:// as "no registry".
-			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; no shutdown wait, since no consumer learns of the shutdown from it",
-				"registry", registryDesc(reg), "reach", reach.String())
-			if !urlWait {
+			// The wait is skipped, since no consumer learns of the
+			// shutdown from it, unless a URL gave it (-p shutdown.wait:
+			// the kernel reads it from the export).
+			if !budget.urlWait {
 				wait = 0
 			}
+			what := "no shutdown wait, since no consumer learns of the shutdown from it"
+			if wait > 0 {
+				what = fmt.Sprintf("the shutdown wait of %v (URL key shutdown.wait) is kept, though no consumer learns of the shutdown from it", wait)
+			}
+			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; "+what,
+				"registry", registryDesc(reg), "reach", reach.String())
 		}
 	}
 	health := newServeHealth(cat, plugins, logger) // before NewNode: it learns the node's registries
@@ -466,10 +476,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 				"addr", ms.Addr().String(), "flag", f.metrics)
 		}
 	}
-	// shutdown.timeout is the whole budget from the signal (config doc):
-	// the drain gets what the wait leaves of it.
+	// shutdown.timeout is the whole budget from the signal (config doc),
+	// and the kernel's too (from Shutdown's start): the drain gets what
+	// the wait leaves of it.
+	timeout := budget.timeout
 	opts := []kernel.Option{kernel.WithLogger(logger),
-		kernel.WithShutdownWait(wait), kernel.WithShutdownTimeout(cfg.Shutdown.Timeout - wait)}
+		kernel.WithShutdownWait(wait), kernel.WithShutdownTimeout(timeout)}
 	if !reg.IsZero() {
 		opts = append(opts, kernel.WithRegistry(reg))
 	}
@@ -503,8 +515,8 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
 	// the wait Shutdown will use (0 when nothing is registered)
-	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", cfg.Shutdown.Timeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.Shutdown.Timeout+5*time.Second)
+	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
 	// Shutdown runs on its own goroutine so that a second signal can cut
@@ -521,7 +533,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		if errors.As(err, &ab) {
 			// the whole budget from the signal is --shutdown-timeout
 			return fmt.Errorf("serve: shutdown timeout %v exceeded: %s (their consumers were answered SERVER_ERROR)%s",
-				cfg.Shutdown.Timeout, ab.Summary(), otherErrors(err, ab))
+				timeout, ab.Summary(), otherErrors(err, ab))
 		}
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
@@ -689,11 +701,12 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // extension the URL names existing and building with it (the catalogs'
 // Explain, as list --explain does), the provider's TLS files
 // (checkTLSFiles), method-level keys naming methods the service has
-// (checkMethodKeys), one transport per fixed address (sameTransport), the
+// (checkMethodKeys), shutdown.timeout and shutdown.wait against the
+// budget (checkShutdownKeys), one transport per fixed address (sameTransport), the
 // per-address keys and TLS agreeing with those of the first export on the
 // same transport (sameServerKeys), and the registry extension of reg.
 // Errors name the service, and the file and key when the file set it.
-func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport) error {
+func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport, budget shutdownTimes) error {
 	if !reg.IsZero() {
 		if err := cat.ExplainRegistry(reg).Err; err != nil {
 			return fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
@@ -723,7 +736,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			err = checkMethodKeys(cat, pe)
 		}
 		if err == nil {
-			err = checkShutdownWait(u, cfg.Shutdown.Timeout)
+			err = checkShutdownKeys(u, budget)
 		}
 		if err == nil {
 			// the kernel shares one server per transport and address
@@ -887,39 +900,83 @@ func sameTransport(key string, first, u spi.URL, trFirst, tr string) error {
 		key, tr, first.ServiceKey(), u.Address(), was)
 }
 
-// keyShutdownWait is the provider URL key of the pause between
-// unregistering and closing the listener (kernel: Node.ShutdownWait).
-const keyShutdownWait = "shutdown.wait"
+// The provider URL keys of the shutdown (kernel: Node.Shutdown):
+// keyShutdownWait, the pause between unregistering and closing the
+// listener; keyShutdownTimeout, the whole budget from the signal.
+const (
+	keyShutdownWait    = "shutdown.wait"
+	keyShutdownTimeout = "shutdown.timeout"
+)
 
-// checkWaitParam refuses -p shutdown.wait (in params) with a value other
-// than --shutdown-wait's when that flag was given (flag, its argument as
-// typed; "" when not given; wait, its value), in applyFlagParams' words:
-// the two are not ranked. The same duration spelled two ways ("5s",
-// "5000") is accepted.
-func checkWaitParam(params map[string]string, flag string, wait time.Duration) error {
-	v, ok := params[keyShutdownWait]
-	if !ok || flag == "" {
-		return nil
-	}
-	if d, err := spi.ParseDuration(v); err == nil && d == wait {
-		return nil
-	}
-	return fmt.Errorf("-p %s=%s conflicts with --shutdown-wait %s (which sets %s=%v): give one of them", keyShutdownWait, v, flag, keyShutdownWait, wait)
+// shutdownTimes is the shutdown serve runs: the wait and the whole budget
+// (timeout), each the largest an export's URL gives (urlWait, urlTimeout:
+// one did), else the configuration's (--shutdown-wait,
+// --shutdown-timeout), as the kernel takes them (Node.ShutdownWait).
+type shutdownTimes struct {
+	wait, timeout       time.Duration
+	urlWait, urlTimeout bool
 }
 
-// checkShutdownWait checks u's shutdown.wait, when set, as config checks
-// --shutdown-wait: a duration from 0 to timeout (shutdown.timeout, the
-// whole shutdown budget), Go syntax or bare milliseconds; otherwise an
-// *spi.ParamError naming the key and the range (tester27 finding 7: -p
-// shutdown.wait=abc or -1s was published and silently replaced by 2s).
-func checkShutdownWait(u spi.URL, timeout time.Duration) error {
-	v, ok := u.Param(keyShutdownWait)
-	if !ok {
-		return nil
+// shutdownBudget returns the shutdown of exports under cfg. A value that
+// does not parse is left out here; checkShutdownKeys refuses it.
+func shutdownBudget(cfg config.Shutdown, exports []plannedExport) shutdownTimes {
+	b := shutdownTimes{wait: cfg.Wait, timeout: cfg.Timeout}
+	for _, pe := range exports {
+		if d, err := pe.url.Duration(keyShutdownWait, -1); err == nil && d >= 0 && (!b.urlWait || d > b.wait) {
+			b.wait, b.urlWait = d, true
+		}
+		if d, err := pe.url.Duration(keyShutdownTimeout, -1); err == nil && d > 0 && (!b.urlTimeout || d > b.timeout) {
+			b.timeout, b.urlTimeout = d, true
+		}
 	}
-	if d, err := spi.ParseDuration(v); err == nil && d <= timeout {
-		return nil
+	return b
+}
+
+// checkShutdownParams refuses -p shutdown.wait or -p shutdown.timeout (in
+// params) with a value other than --shutdown-wait's or
+// --shutdown-timeout's when that flag was given (f.waitFlag,
+// f.timeoutFlag: its argument as typed, "" when not given; cfg: its
+// value), in applyFlagParams' words: the two are not ranked. The same
+// duration spelled two ways ("5s", "5000") is accepted.
+func checkShutdownParams(params map[string]string, f serveFlags, cfg config.Shutdown) error {
+	for _, k := range []struct {
+		key, flag, arg string
+		value          time.Duration
+	}{
+		{keyShutdownWait, "--shutdown-wait", f.waitFlag, cfg.Wait},
+		{keyShutdownTimeout, "--shutdown-timeout", f.timeoutFlag, cfg.Timeout},
+	} {
+		v, ok := params[k.key]
+		if !ok || k.arg == "" {
+			continue
+		}
+		if d, err := spi.ParseDuration(v); err == nil && d == k.value {
+			continue
+		}
+		return fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%v): give one of them", k.key, v, k.flag, k.arg, k.key, k.value)
 	}
-	return &spi.ParamError{Key: keyShutdownWait, Value: v,
-		Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v; --shutdown-timeout), such as 5s, 500ms or 5000 (milliseconds)", timeout)}
+	return nil
+}
+
+// checkShutdownKeys checks u's shutdown.wait and shutdown.timeout, when
+// set, as config checks --shutdown-wait and --shutdown-timeout, against
+// the shutdown serve will run (b): the wait a duration from 0 to the
+// timeout, the timeout one above 0 and at least the wait, Go syntax or bare
+// milliseconds; otherwise an *spi.ParamError naming the key and what is
+// allowed (tester27 finding 7: -p shutdown.wait=abc or -1s was published
+// and silently replaced by 2s, and so was -p shutdown.timeout=abc by 10s).
+func checkShutdownKeys(u spi.URL, b shutdownTimes) error {
+	if v, ok := u.Param(keyShutdownWait); ok {
+		if d, err := spi.ParseDuration(v); err != nil || d > b.timeout {
+			return &spi.ParamError{Key: keyShutdownWait, Value: v,
+				Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v; --shutdown-timeout), such as 5s, 500ms or 5000 (milliseconds)", b.timeout)}
+		}
+	}
+	if v, ok := u.Param(keyShutdownTimeout); ok {
+		if d, err := spi.ParseDuration(v); err != nil || d <= 0 || d < b.wait {
+			return &spi.ParamError{Key: keyShutdownTimeout, Value: v,
+				Want: fmt.Sprintf("a duration above 0 and at least shutdown.wait (%v; --shutdown-wait), the whole shutdown budget from the signal, such as 10s, 1m or 10000 (milliseconds)", b.wait)}
+		}
+	}
+	return nil
 }

@@ -334,12 +334,16 @@ func (c *conn) run() {
 			if r, ok := ch.(interface{ Reason() string }); ok && r.Reason() != "" {
 				reason = r.Reason()
 			}
+			attrs := []any{"addr", c.addr, "reason", reason}
+			if f, ok := ch.(interface{ FailedCalls() int }); ok {
+				attrs = append(attrs, "failed_calls", f.FailedCalls()) // pending calls the close failed CHANNEL_INACTIVE
+			}
 			ro, ok := ch.(interface{ ReadOnly() bool })
 			clean = ok && ro.ReadOnly()
 			if clean {
-				c.logger.Info("kernel: channel closed; reconnecting", "addr", c.addr, "reason", reason, "provider_shutting_down", true)
+				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
 			} else {
-				c.logger.Warn("kernel: channel closed; reconnecting", "addr", c.addr, "reason", reason)
+				c.logger.Warn("kernel: channel closed; reconnecting", attrs...)
 			}
 			if !c.sleep(jitter(c.backoff)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))

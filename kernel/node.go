@@ -21,8 +21,9 @@ const (
 	// that consumers hear of it and stop picking this provider
 	// ("shutdown.wait").
 	DefaultShutdownWait = 2 * time.Second
-	// DefaultShutdownTimeout bounds the drain of in-flight calls, the
-	// provider's and then the consumer's ("shutdown.timeout").
+	// DefaultShutdownTimeout is Shutdown's whole budget, counted from its
+	// start: unregistering, the wait and the drain of in-flight calls,
+	// the provider's and then the consumer's ("shutdown.timeout").
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
@@ -110,9 +111,14 @@ func WithRegistry(u spi.URL) Option { return func(n *Node) { n.registryURL = u }
 // "shutdown.wait", when set, overrides it (the largest one wins).
 func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdownWait = d } }
 
-// WithShutdownTimeout bounds how long Shutdown drains in-flight calls,
-// served and made (default DefaultShutdownTimeout). The exported URLs'
-// "shutdown.timeout", when set, overrides it (the largest one wins).
+// WithShutdownTimeout sets Shutdown's whole budget, counted from its
+// start (default DefaultShutdownTimeout): unregistering and the wait
+// (WithShutdownWait) take their part of it, and the in-flight calls,
+// served and made, drain within what they leave; a wait as long as the
+// budget leaves none, and the calls still running then are abandoned.
+// serve's --shutdown-timeout is this budget, counted from the signal.
+// The exported URLs' "shutdown.timeout", when set, overrides it (the
+// largest one wins), with the same meaning.
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing.
@@ -287,7 +293,9 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // keep listing its own providers until their servers have closed, so a
 // method that calls another service of the same node, during the wait or
 // the drain, still reaches it); stop accepting and drain
-// in-flight calls until shutdown.timeout; close the servers' channels; close
+// in-flight calls until shutdown.timeout has passed since Shutdown began
+// (the whole budget: unregistering and the wait count in it); close the
+// servers' channels; close
 // every reference, whose calls in flight (the consumer side) are answered
 // before their channels close, as with Reference.Close, within what is
 // left of the same shutdown.timeout (the calls still unanswered then fail
@@ -304,8 +312,8 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // it returns (the goroutine is the method's; its answer is dropped): no
 // other goroutine of the node waits for it, so goleak.VerifyNone after
 // Shutdown sees only the method's (TestT14_9...). So
-// Shutdown returns within shutdown.wait + shutdown.timeout + about 0.4 s,
-// or ctx's end + 0.4 s, whatever the methods do.
+// Shutdown returns within shutdown.timeout + about 0.4 s, or ctx's end
+// + 0.4 s, whatever the methods do.
 //
 // The same holds whatever the extensions do (tester19 finding 2,
 // tester20 N2): every extension call Shutdown waits on (a registry's
@@ -365,7 +373,7 @@ func (n *Node) ShutdownWait() time.Duration {
 	return wait
 }
 
-// shutdownTiming returns Shutdown's wait and drain bound for exporters:
+// shutdownTiming returns Shutdown's wait and whole budget for exporters:
 // the node's (WithShutdownWait, WithShutdownTimeout), each replaced by
 // the largest value the exported URLs give ("shutdown.wait",
 // "shutdown.timeout"; a value that does not parse is ignored), and
@@ -394,6 +402,7 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 }
 
 func (n *Node) shutdown(ctx context.Context) error {
+	began := time.Now()
 	ctx = withLateWindow(ctx)
 	n.mu.Lock()
 	n.closed = true
@@ -430,18 +439,21 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// Concurrently: a registry whose Unregister blocks holds each
 	// service until the same ctx's end (and late window), not one after
 	// another (tester20 N2).
+	// shutdown.timeout is the whole budget, from Shutdown's start (as
+	// serve's --shutdown-timeout counts from the signal): the unregisters
+	// and the wait take their part, the drain gets what they leave.
+	dctx, cancel := context.WithDeadlineCause(ctx, began.Add(timeout), errDrainTimeout)
+	defer cancel()
 	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error { return e.unregister(ctx, "shutdown") })...)
 	if registered && wait > 0 {
 		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-dctx.Done(): // ctx's end, or a wait as long as the budget
 		}
 		t.Stop()
 	}
-	dctx, cancel := context.WithTimeoutCause(ctx, timeout, errDrainTimeout)
-	defer cancel()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	type drained struct {

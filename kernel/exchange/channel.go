@@ -91,6 +91,7 @@ type Channel struct {
 	dieOnce  sync.Once
 	dying    chan struct{} // closed when the channel dies
 	reason   string        // why; written before dying is closed
+	failed   atomic.Int64  // calls the close failed (dieCounted), for FailedCalls
 	io       ioGroup       // readers, writer, acceptor: Close waits for them
 	handlers handlerCount  // provider requests submitted and not finished (queued, running, or their response being sent)
 	live     atomic.Int64  // 1 until die, plus io, handlers and newChannel's own hold: at 0 the channel finishes (release)
@@ -400,6 +401,12 @@ func (c *Channel) finishChannel() {
 // goroutine may call it.
 func (c *Channel) die(reason string, level slog.Level) { c.dieCounted(reason, level, nil) }
 
+// levelOwnerLogs, given to die, logs the "channel closed" line at Debug
+// even when calls failed: the channel's owner logs the close at Warn with
+// its reason and FailedCalls (the kernel's "kernel: channel closed;
+// reconnecting"), so that one close is one Warn line (tester27 finding 4).
+const levelOwnerLogs = slog.LevelDebug - 1
+
 // dieCounted is die, counting the close in closed (a counters.Channels
 // reason class; nil: none) when this call is the one that closes the
 // channel, so that a close is counted once, under its first reason.
@@ -430,6 +437,7 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		}
 		c.setStuck("")
 		calls := c.pending.closeAll()
+		c.failed.Store(int64(len(calls)))
 		err := spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, reason)
 		var unreadErr error
 		unread := c.goAway.Load()
@@ -452,7 +460,9 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 			cancelled = running
 			attrs = append(attrs, "cancelled_requests", cancelled)
 		}
-		if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
+		if level == levelOwnerLogs {
+			level = slog.LevelDebug
+		} else if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
 			level = slog.LevelInfo // not an ordinary close: calls failed or were cancelled
 		}
 		if level >= slog.LevelWarn {
@@ -587,6 +597,11 @@ func (c *Channel) Reason() string {
 		return ""
 	}
 }
+
+// FailedCalls returns how many pending calls the channel's close failed
+// with CHANNEL_INACTIVE (the "channel closed" line's failed_calls); 0
+// while it is alive. Read it once Finished is closed.
+func (c *Channel) FailedCalls() int { return int(c.failed.Load()) }
 
 // Side returns spi.Consumer on the dialing end and spi.Provider on the
 // accepting end.

@@ -3,7 +3,6 @@ package exchange
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -146,8 +145,12 @@ func (c *Channel) runCheck(wait time.Duration) {
 		note = fmt.Sprintf(", nor acknowledged any of the %s written before the ping", protocol.FormatSize(int64(unacked)))
 	}
 	counters.Heartbeat.IdleClosed.Inc()
+	// One Warn line for the close: the kernel's connection manager logs it
+	// ("kernel: channel closed; reconnecting", with this reason and the
+	// failed calls), so the channel's own line is at Debug (tester27
+	// finding 4 saw both at Warn).
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
-		n, plural(n, "call", "calls"), c.remote, wait, note), slog.LevelWarn)
+		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
 }
 
 // backlogFrom is the unacknowledged bytes ahead of a liveness check's
