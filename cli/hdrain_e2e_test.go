@@ -62,23 +62,7 @@ func TestHDrainShutdownWaitParam(t *testing.T) {
 		{[]string{"-p", "shutdown.wait=3s", "--shutdown-timeout", "2s"}, []string{`invalid value "3s" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (2s"}},
 		{[]string{"-p", "shutdown.wait=5s", "--shutdown-wait", "3s"}, []string{"-p shutdown.wait=5s conflicts with --shutdown-wait 3s"}},
 	} {
-		dir := t.TempDir()
-		args := append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, tc.args...)
-		r := runCommand(t, 10*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", args...)
-		if r.code != 1 {
-			t.Fatalf("serve %v: exit %d, stderr %q; want exit 1", tc.args, r.code, r.stderr)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.stderr, w) {
-				t.Errorf("serve %v: stderr %q; want it to say %q", tc.args, r.stderr, w)
-			}
-		}
-		if strings.Contains(r.stderr, "kernel: listening") {
-			t.Errorf("serve %v listened before refusing:\n%s", tc.args, r.stderr)
-		}
-		if es := providerEntries(t, dir, "demo.Echo"); len(es) > 0 {
-			t.Errorf("serve %v registered %v", tc.args, es)
-		}
+		expectServeRefused(t, tc.args, tc.want...)
 	}
 
 	// A valid -p shutdown.wait is the wait: logged and waited (the same

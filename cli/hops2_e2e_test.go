@@ -29,23 +29,7 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 		{[]string{"-p", "shutdown.timeout=4s", "-p", "shutdown.wait=5s"}, []string{`URL key "shutdown.wait"`, "from 0 to shutdown.timeout (4s"}},
 		{[]string{"-p", "shutdown.timeout=5s", "--shutdown-timeout", "3s"}, []string{"-p shutdown.timeout=5s conflicts with --shutdown-timeout 3s"}},
 	} {
-		dir := t.TempDir()
-		args := append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, tc.args...)
-		r := runCommand(t, 10*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", args...)
-		if r.code != 1 {
-			t.Fatalf("serve %v: exit %d, stderr %q; want exit 1", tc.args, r.code, r.stderr)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.stderr, w) {
-				t.Errorf("serve %v: stderr %q; want it to say %q", tc.args, r.stderr, w)
-			}
-		}
-		if strings.Contains(r.stderr, "kernel: listening") {
-			t.Errorf("serve %v listened before refusing:\n%s", tc.args, r.stderr)
-		}
-		if es := providerEntries(t, dir, "demo.Echo"); len(es) > 0 {
-			t.Errorf("serve %v registered %v", tc.args, es)
-		}
+		expectServeRefused(t, tc.args, tc.want...)
 	}
 
 	// The same budget given by -p (the same duration in milliseconds
@@ -200,5 +184,29 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 	pr = raw.Services[0].Providers[0]
 	if string(pr["weight"]) != "null" || string(pr["effective_weight"]) != "null" || !strings.Contains(string(pr["problem"]), `\"abc\"`) {
 		t.Errorf("malformed weight: want weight and effective_weight null and the problem naming \"abc\":\n%s", out)
+	}
+}
+
+// expectServeRefused runs serve with args (a file registry of its own,
+// port 0) and fails t unless it exits 1 before listening, registering
+// nothing, with every one of want in its stderr.
+func expectServeRefused(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	full := append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)
+	r := runCommand(t, 10*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", full...)
+	if r.code != 1 {
+		t.Fatalf("serve %v: exit %d, stderr %q; want exit 1", args, r.code, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("serve %v: stderr %q; want it to say %q", args, r.stderr, w)
+		}
+	}
+	if strings.Contains(r.stderr, "kernel: listening") {
+		t.Errorf("serve %v listened before refusing:\n%s", args, r.stderr)
+	}
+	if es := providerEntries(t, dir, "demo.Echo"); len(es) > 0 {
+		t.Errorf("serve %v registered %v", args, es)
 	}
 }
