@@ -334,26 +334,59 @@ func (x *explained) rowsURL() spi.URL {
 }
 
 // methodKeyWarnings warns about each method-level key of the consumer URL
-// naming a method the provider does not list in its "methods" (a
-// registry provider's or --provider's): Refer warns of them at the first
-// such provider and ignores them (kernel.Node.CheckMethodKeys, the check
-// Export refuses them with). None without a provider listing methods.
-func (x *explained) methodKeyWarnings(cat *extension.Catalogs) []string {
-	methods := x.provider.Methods()
-	if !x.flagged || len(methods) == 0 {
-		return nil
+// naming a method the service does not have, as the consumer warns of it
+// and ignores it, and returns those keys too (unknownKeys leaves them).
+// Against the methods the provider lists in its "methods" (a registry
+// provider's or --provider's: kernel.Node.CheckMethodKeys, the check
+// Export refuses such keys with; Refer warns at the first provider
+// listing them), else against the URL's own "methods" on a direct URL
+// (its providers' URLs are its own; unknownKeys words a Dubbo key of an
+// exported name there: "methods=Echo does not list Sleep"), else, the methods being unknown,
+// only a name no service can have ("sleep.timeout": a service's methods
+// are exported Go names; kernel.Node.CheckMethodNames, what Refer warns
+// of on a direct reference).
+func (x *explained) methodKeyWarnings(cat *extension.Catalogs) (warns, keys []string) {
+	node := kernel.NewNode(cat)
+	methods, whose := x.provider.Methods(), "the provider's methods"
+	if !x.flagged {
+		methods = nil
+	} else if len(x.providers) > 0 {
+		whose = "provider " + x.provider.Address() + "'s methods"
 	}
-	whose := "the provider's"
-	if len(x.providers) > 0 {
-		whose = "provider " + x.provider.Address() + "'s"
+	own := false // the URL's own "methods": unknownKeys words its Dubbo keys of exported names
+	if len(methods) == 0 && x.direct {
+		methods, whose, own = x.consumer.Methods(), "the methods the URL lists", true
 	}
-	var out []string
-	for _, e := range unjoin(kernel.NewNode(cat).CheckMethodKeys(x.consumer.Without(spi.KeyMethods), methods)) {
-		if e != nil {
-			out = append(out, fmt.Sprintf("%v (%s methods; the consumer ignores the key)", e, whose))
+	check := func(u spi.URL) error { return node.CheckMethodNames(u) }
+	if len(methods) > 0 {
+		check = func(u spi.URL) error { return node.CheckMethodKeys(u, methods) }
+	} else {
+		whose = "the service's methods are not known here"
+	}
+	// Each key alone (with what names the service), to know which keys
+	// the warnings are about.
+	u := x.consumer.Without(spi.KeyMethods)
+	var others []string
+	for _, k := range u.Keys() {
+		if k != spi.KeyGroup && k != spi.KeyVersion && k != spi.KeyInterface {
+			others = append(others, k)
 		}
 	}
-	return out
+	base := u.Without(others...)
+	for _, k := range others {
+		if m, _, dotted := strings.Cut(k, "."); own && dotted && exportedName(m) {
+			continue // "has no effect: methods=Echo does not list Sleep"
+		}
+		v, _ := u.Param(k)
+		for _, e := range unjoin(check(base.With(k, v))) {
+			if e == nil {
+				continue
+			}
+			warns = append(warns, fmt.Sprintf("%v (%s; the consumer ignores the key)", e, whose))
+			keys = append(keys, k)
+		}
+	}
+	return warns, keys
 }
 
 // lookupEach is reg's Lookup of every service key consumer takes (one,
@@ -472,6 +505,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
 	if len(methods) > 0 {
 		fmt.Fprintf(tw, "methods\t%s\n", strings.Join(methods, ", "))
+		if x.direct && len(x.consumer.Methods()) == 0 {
+			// the consumer logs the same at info (kernel checkDirectMethodKeys)
+			fmt.Fprintf(tw, "\t(not checked against the provider's methods: a direct URL lists none and the consumer learns none from its providers; methods=A,B in the URL has them checked)\n")
+		}
 	}
 	if ps := x.providersRow(cat); ps != "" {
 		fmt.Fprintf(tw, "providers\t%s\n", ps)
@@ -604,8 +641,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	}
 	tw.Flush()
 
-	warns := append(x.unknownKeys(cat), x.warnings(eC, eP)...)
-	warns = append(warns, x.methodKeyWarnings(cat)...)
+	methodWarns, methodKeys := x.methodKeyWarnings(cat)
+	warns := append(x.unknownKeys(cat, methodKeys), x.warnings(eC, eP)...)
+	warns = append(warns, methodWarns...)
 	tlsErr, tlsWarn := x.tlsReport()
 	if tlsWarn != "" {
 		warns = append(warns, tlsWarn)
@@ -991,11 +1029,14 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 // refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
 // method key for a method the URL's "methods" leaves out
 // ("methods=Echo&Sleep.timeout=200") is named as having no effect.
-func (x *explained) unknownKeys(cat *extension.Catalogs) []string {
+func (x *explained) unknownKeys(cat *extension.Catalogs, warned []string) []string {
 	known := kernel.KnownKeys(cat)
 	registryOnly := kernel.RegistryKeys(cat)
 	var out []string
 	seen := map[string]bool{}
+	for _, k := range warned {
+		seen[k] = true // methodKeyWarnings says more
+	}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
 		for _, k := range u.Keys() {
 			if seen[k] {

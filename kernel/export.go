@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
-	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
@@ -401,10 +400,11 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 // per method (MethodKeys: timeout, retries, loadbalance, ...), the whole
 // key is not itself a key airnode reads (connect.timeout,
 // session.timeout) and m is an exported Go name or a near miss of one of
-// methods ("sayHelo"), so a plugin's own dotted key (acme.timeout) passes.
-// Such a key would set nothing, silently. Each error names the key, the
-// service's methods and the method meant when one is close
-// (internal/suggest). As Dubbo's ServiceConfig refuses a <dubbo:method>
+// methods ("sayHelo"; "sayhello" for SayHello: the same but for case), so
+// a plugin's own dotted key (acme.timeout) passes. Such a key would set
+// nothing, silently. Each error names the key, the service's methods and
+// the method meant: the one spelt the same but for case, else one close
+// by internal/suggest's rule. As Dubbo's ServiceConfig refuses a <dubbo:method>
 // whose name the interface lacks (AbstractInterfaceConfig
 // checkInterfaceAndMethods). Nil when methods is empty (a generic service
 // that lists none).
@@ -423,14 +423,14 @@ func (n *Node) CheckMethodKeys(u spi.URL, methods []string) error {
 				known, perMethod = n.knownKeys(), n.MethodKeys()
 			}
 			m, key = mm, kk
-			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k) && (exportedName(mm) || suggest.Closest(mm, methods) != "")
+			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k) && (exportedName(mm) || methodMeant(mm, methods) != "")
 		}
 		if !ok || slices.Contains(methods, m) {
 			continue
 		}
 		msg := fmt.Sprintf("URL key %q sets %s for method %s, but service %s has no method %s (methods: %s)",
 			k, key, m, u.ServiceKey(), m, strings.Join(methods, ", "))
-		if c := suggest.Closest(m, methods); c != "" {
+		if c := methodMeant(m, methods); c != "" {
 			msg += fmt.Sprintf("; did you mean %q?", c)
 		}
 		errs = append(errs, errors.New(msg))

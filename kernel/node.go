@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,8 @@ const (
 // refers to them (consumer side), with every extension taken from its
 // catalogs. A Node is safe for concurrent use. Shutdown (or Close) stops
 // everything it started, in DESIGN's fixed order, and waits for every
-// goroutine it owns.
+// goroutine it owns. The zero Node is not usable (its Export and Refer
+// panic): make one with NewNode.
 type Node struct {
 	cat    *extension.Catalogs
 	logger *slog.Logger
@@ -122,7 +124,15 @@ func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdow
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing.
+// cat is usually bundle.Catalogs() (every bundled extension), or
+// extension.New() with the extensions wanted registered in it. NewNode
+// panics, naming what is missing, when cat is nil or lacks a point's
+// catalog (a zero extension.Catalogs{}, not made by extension.New): a
+// node without them could do nothing but panic later.
 func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
+	if err := checkCatalogs(cat); err != nil {
+		panic(err)
+	}
 	n := &Node{
 		cat: cat, logger: slog.Default(), now: time.Now,
 		shutdownWait: DefaultShutdownWait, shutdownTimeout: DefaultShutdownTimeout,
@@ -132,6 +142,30 @@ func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
 		o(n)
 	}
 	return n
+}
+
+// checkCatalogs returns NewNode's panic value for catalogs it cannot use.
+func checkCatalogs(cat *extension.Catalogs) error {
+	const use = "use bundle.Catalogs() (every bundled extension) or extension.New() with the extensions registered in it"
+	if cat == nil {
+		return errors.New("kernel.NewNode: catalogs is nil: " + use)
+	}
+	var missing []string
+	for _, p := range []struct {
+		name string
+		nil  bool
+	}{
+		{"Transport", cat.Transport == nil}, {"Registry", cat.Registry == nil}, {"LoadBalance", cat.LoadBalance == nil},
+		{"Codec", cat.Codec == nil}, {"Heartbeat", cat.Heartbeat == nil}, {"Cluster", cat.Cluster == nil}, {"Filter", cat.Filter == nil},
+	} {
+		if p.nil {
+			missing = append(missing, p.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("kernel.NewNode: catalogs has no %s catalog (an extension.Catalogs not made by extension.New): %s", strings.Join(missing, ", "), use)
+	}
+	return nil
 }
 
 // Catalogs returns the node's catalogs.

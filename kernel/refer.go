@@ -23,6 +23,9 @@ import (
 // Reference is the consumer's handle on one service: calls go through the
 // consumer filters, the cluster, the directory (fed by the registry), the
 // load balancer and a remote invoker (DESIGN §2). Safe for concurrent use.
+// A Reference comes from Node.Refer only: the methods of a nil *Reference
+// panic (nil pointer dereference; they do not check, being on every
+// call's path), and those of a zero Reference fail or panic too.
 type Reference struct {
 	node    *Node
 	url     spi.URL
@@ -153,6 +156,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", r.key, "key", t[0], "registry", t[1])
 	}
 	n.warnUnsupportedKeys(u, r.key)
+	if u.Host() != "" && len(u.Methods()) == 0 {
+		r.checkDirectMethodKeys()
+	}
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {
 			n.logger.Warn("kernel: provider key on a reference has no effect: the provider's server decides it", "service", r.key, "key", k, "value", v)
@@ -284,6 +290,26 @@ func (r *Reference) checkMethodKeys(pu spi.URL) {
 			r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", pu.Address(), "err", e.Error())
 		}
 	})
+}
+
+// checkDirectMethodKeys is checkMethodKeys for a direct reference whose
+// URL lists no "methods": its providers' URLs are its own, so they list
+// none either, and the consumer learns no method list from a provider
+// (the connection's hello carries heartbeat keys only). It warns, once,
+// at Refer, of each method-level key naming a method no service can have
+// (CheckMethodNames: "sleep.timeout", did you mean "Sleep"?), in the
+// words of checkMethodKeys' warning, and says at info level which keys
+// it cannot check (Nope.timeout): methods=A,B in the URL has them
+// checked against that list instead, when the direct registry lists the
+// providers during Refer (checkMethodKeys).
+func (r *Reference) checkDirectMethodKeys() {
+	for _, e := range unjoin(r.node.CheckMethodNames(r.url)) {
+		r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", "direct", "err", e.Error())
+	}
+	if keys := r.node.uncheckedMethodKeys(r.url); len(keys) > 0 {
+		r.node.logger.Info("kernel: method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked",
+			"service", r.key, "keys", strings.Join(keys, ","))
+	}
 }
 
 // unjoin returns the errors errors.Join joined into err, err alone, or

@@ -1,9 +1,12 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/kernel/config"
@@ -430,4 +433,93 @@ func dubboExtensionHint(u spi.URL) string {
 func DubboKeyAdvice(key string) (string, bool) {
 	a, ok := dubboKeys[key]
 	return a, ok
+}
+
+// methodMeant returns the method of methods that m most likely means: the
+// one spelt the same but for case ("sleep", Dubbo's Java spelling, for
+// Sleep; "sayhello" for SayHello), else the closest by internal/suggest's
+// rule, else "".
+func methodMeant(m string, methods []string) string {
+	for _, c := range methods {
+		if strings.EqualFold(c, m) {
+			return c
+		}
+	}
+	return suggest.Closest(m, methods)
+}
+
+// CheckMethodNames returns an error for each method-level key of
+// reference URL u whose method no service can have, for when the
+// service's methods are not known: a direct reference's URL that lists
+// no "methods" (its providers are its own hosts, and the consumer learns
+// no method list from them). A service's methods are exported Go names,
+// so such a key sets nothing: "methods.<m>.<key>" for any key, and
+// Dubbo's "<m>.<key>" for a key read per method (MethodKeys) that is not
+// itself a key airnode reads (connect.timeout, session.timeout), m being
+// a Go identifier with a lower-case first letter ("sleep.timeout", as a
+// Dubbo user writes a Java method). Each error names the key, the method
+// and the exported name meant ("did you mean "Sleep"?"). Dubbo's
+// service-level "default.<key>" form is not one. Nil when there is none.
+// With the methods known, CheckMethodKeys checks every name.
+func (n *Node) CheckMethodNames(u spi.URL) error {
+	var known, perMethod []string
+	var errs []error
+	for _, k := range u.Keys() {
+		m, key, ok := "", "", false
+		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
+			m, key, ok = strings.Cut(rest, ".")
+		} else if mm, kk, dotted := strings.Cut(k, "."); dotted && mm != "default" {
+			if known == nil {
+				known, perMethod = n.knownKeys(), n.MethodKeys()
+			}
+			m, key = mm, kk
+			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k)
+		}
+		if !ok || !lowerIdentifier(m) {
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(m)
+		errs = append(errs, fmt.Errorf("URL key %q sets %s for method %s, but service %s has no method %s: a service's methods are exported Go names (upper-case first letter); did you mean %q?",
+			k, key, m, u.ServiceKey(), m, string(unicode.ToUpper(r))+m[size:]))
+	}
+	return errors.Join(errs...)
+}
+
+// lowerIdentifier reports whether s is a Go identifier starting with a
+// lower-case letter: a name no exported method has.
+func lowerIdentifier(s string) bool {
+	for i, r := range s {
+		if i == 0 && !unicode.IsLower(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// uncheckedMethodKeys returns the method-level keys of reference URL u
+// (spi.URL.MethodParam's forms, for an exported method name: the keys
+// CheckMethodNames leaves) that only the service's method list could
+// check, in u's key order.
+func (n *Node) uncheckedMethodKeys(u spi.URL) []string {
+	var out []string
+	var known, perMethod []string
+	for _, k := range u.Keys() {
+		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
+			if m, _, ok := strings.Cut(rest, "."); ok && exportedName(m) {
+				out = append(out, k)
+			}
+			continue
+		}
+		m, key, dotted := strings.Cut(k, ".")
+		if !dotted || !exportedName(m) {
+			continue
+		}
+		if known == nil {
+			known, perMethod = n.knownKeys(), n.MethodKeys()
+		}
+		if slices.Contains(perMethod, key) && !slices.Contains(known, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

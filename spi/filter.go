@@ -15,12 +15,29 @@ type FilterBuilder interface {
 	// one delivering that provider), and nothing bounds it: one that
 	// blocks keeps Export or Refer from returning past its ctx (package
 	// doc, "What the kernel does not bound").
+	//
+	// u carries KeySide, side=consumer or side=provider: the side the
+	// filter is built for, which a filter of both sides (Activation.Sides)
+	// tells them apart by. Refer builds the consumer chain once per
+	// reference from its URL (a PerProvider filter once per provider
+	// invoker, from that provider's merged URL, side=consumer). Build may
+	// run more than once for one export, and a filter it returns be
+	// dropped unused: Export builds the provider chain before it listens,
+	// from the URL it plans to publish, and, when the published URL
+	// differs (port 0 on an address with no listener yet: the first URL
+	// has no port), again from the published one, whose filters serve the
+	// calls; serve's checks and `airnode list --explain` build filters to
+	// report their errors too. Nothing closes a filter, so Build starts no
+	// goroutine and holds nothing that needs releasing (share such a
+	// resource between builds, in the builder).
 	Build(u URL) (Filter, error)
 }
 
 // Activation is Dubbo's @Activate: a filter is in the default chain of a
 // side when Sides contains that side and, if Key is set, the URL has Key.
-// Lower Order runs first (outermost).
+// Lower Order runs first (outermost). A filter of both sides is built
+// once per side, and its Build URL's "side" key says which
+// (FilterBuilder.Build).
 type Activation struct {
 	Sides []Side
 	Key   string
