@@ -412,20 +412,11 @@ func (n *Node) CheckMethodKeys(u spi.URL, methods []string) error {
 	if len(methods) == 0 {
 		return nil
 	}
-	var known, perMethod []string
+	keys := methodKeyReader{n: n}
 	var errs []error
 	for _, k := range u.Keys() {
-		m, key, ok := "", "", false
-		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
-			m, key, ok = strings.Cut(rest, ".")
-		} else if mm, kk, dotted := strings.Cut(k, "."); dotted && !slices.Contains(methods, mm) {
-			if known == nil {
-				known, perMethod = n.knownKeys(), n.MethodKeys()
-			}
-			m, key = mm, kk
-			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k) && (exportedName(mm) || methodMeant(mm, methods) != "")
-		}
-		if !ok || slices.Contains(methods, m) {
+		m, key, dubbo, ok := keys.split(k)
+		if !ok || slices.Contains(methods, m) || dubbo && !exportedName(m) && methodMeant(m, methods) == "" {
 			continue
 		}
 		msg := fmt.Sprintf("URL key %q sets %s for method %s, but service %s has no method %s (methods: %s)",

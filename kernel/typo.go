@@ -462,20 +462,11 @@ func methodMeant(m string, methods []string) string {
 // service-level "default.<key>" form is not one. Nil when there is none.
 // With the methods known, CheckMethodKeys checks every name.
 func (n *Node) CheckMethodNames(u spi.URL) error {
-	var known, perMethod []string
+	keys := methodKeyReader{n: n}
 	var errs []error
 	for _, k := range u.Keys() {
-		m, key, ok := "", "", false
-		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
-			m, key, ok = strings.Cut(rest, ".")
-		} else if mm, kk, dotted := strings.Cut(k, "."); dotted && mm != "default" {
-			if known == nil {
-				known, perMethod = n.knownKeys(), n.MethodKeys()
-			}
-			m, key = mm, kk
-			ok = slices.Contains(perMethod, kk) && !slices.Contains(known, k)
-		}
-		if !ok || !lowerIdentifier(m) {
+		m, key, dubbo, ok := keys.split(k)
+		if !ok || dubbo && m == "default" || !lowerIdentifier(m) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(m)
@@ -501,25 +492,40 @@ func lowerIdentifier(s string) bool {
 // CheckMethodNames leaves) that only the service's method list could
 // check, in u's key order.
 func (n *Node) uncheckedMethodKeys(u spi.URL) []string {
+	keys := methodKeyReader{n: n}
 	var out []string
-	var known, perMethod []string
 	for _, k := range u.Keys() {
-		if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
-			if m, _, ok := strings.Cut(rest, "."); ok && exportedName(m) {
-				out = append(out, k)
-			}
-			continue
-		}
-		m, key, dotted := strings.Cut(k, ".")
-		if !dotted || !exportedName(m) {
-			continue
-		}
-		if known == nil {
-			known, perMethod = n.knownKeys(), n.MethodKeys()
-		}
-		if slices.Contains(perMethod, key) && !slices.Contains(known, k) {
+		if m, _, _, ok := keys.split(k); ok && exportedName(m) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// methodKeyReader splits URL keys into method and key as the method-key
+// checks read them (CheckMethodKeys, CheckMethodNames), loading the
+// node's known and per-method keys on first need.
+type methodKeyReader struct {
+	n                *Node
+	known, perMethod []string
+}
+
+// split returns the method and the key a method-level key k sets:
+// "methods.<m>.<key>" for any key, or Dubbo's "<m>.<key>" (dubbo true)
+// for a key read per method (MethodKeys) when k is not itself a key
+// airnode reads (connect.timeout, session.timeout). ok is false for any
+// other key.
+func (r *methodKeyReader) split(k string) (method, key string, dubbo, ok bool) {
+	if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
+		method, key, ok = strings.Cut(rest, ".")
+		return method, key, false, ok
+	}
+	method, key, dotted := strings.Cut(k, ".")
+	if !dotted {
+		return "", "", false, false
+	}
+	if r.known == nil {
+		r.known, r.perMethod = r.n.knownKeys(), r.n.MethodKeys()
+	}
+	return method, key, true, slices.Contains(r.perMethod, key) && !slices.Contains(r.known, k)
 }
