@@ -523,14 +523,21 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		return st
 	}
 	up := now.Sub(time.UnixMilli(ts))
+	st.uptime = up.Round(time.Second).String()
 	if up < 0 {
 		st.uptime = "clock skew " + (-up).Round(time.Second).String()
-		return st
 	}
-	st.uptime = up.Round(time.Second).String()
 	wu, err := p.Duration("warmup", defaultWarmup)
 	if err != nil {
 		st.warmup = "bad " + p.ParamOr("warmup", "")
+		return st
+	}
+	if up < 0 && wu > 0 && weight > 0 {
+		// The balancers pick a provider whose clock is ahead of this
+		// host's with weight 1 until its timestamp is in the past
+		// (warmup.Effective; scenario W3): say so, not "-" (tester28).
+		st.effective = warmup.Effective(min(weight, warmup.MaxWeight), wu.Milliseconds(), up.Milliseconds())
+		st.warmup = fmt.Sprintf("weight %d of %d: its clock is ahead of this host's", st.effective, weight)
 		return st
 	}
 	if wu <= 0 || up >= wu || weight <= 0 {

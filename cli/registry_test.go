@@ -104,8 +104,18 @@ func TestRegistryWatchStreamsChanges(t *testing.T) {
 func TestDescribeProviderClockSkew(t *testing.T) {
 	now := time.Now()
 	u := spi.MustParse("airnode://h:1/x?timestamp=" + strconv.FormatInt(now.Add(5*time.Minute).UnixMilli(), 10))
-	if s := describeProvider(u, now); !strings.HasPrefix(s.uptime, "clock skew 5m") {
+	s := describeProvider(u, now)
+	if !strings.HasPrefix(s.uptime, "clock skew 5m") {
 		t.Fatalf("uptime = %q", s.uptime)
+	}
+	// the balancers pick it with weight 1 (warmup.Effective): ls says so
+	// rather than "-" (tester28 finding 7)
+	if s.effective != 1 || s.warmup != "weight 1 of 100: its clock is ahead of this host's" {
+		t.Fatalf("warmup %q, effective %d; want weight 1 of 100 and why", s.warmup, s.effective)
+	}
+	done := spi.MustParse("airnode://h:1/x?warmup=0&timestamp=" + strconv.FormatInt(now.Add(5*time.Minute).UnixMilli(), 10))
+	if s := describeProvider(done, now); s.effective != 100 || s.warmup != "done" {
+		t.Fatalf("warm-up off, clock ahead: warmup %q, effective %d; want the full weight", s.warmup, s.effective)
 	}
 }
 
