@@ -9,17 +9,8 @@ import "github.com/airnode/airnode/spi"
 // file descriptors, say) leaves up < asked: the others keep redialing
 // (reconnect.backoff). Safe for concurrent use.
 func (r *Reference) Connections() (up, asked int) {
-	for _, inv := range r.dir.All() {
-		ri, ok := remoteOf(inv)
-		if !ok {
-			continue
-		}
-		asked += len(ri.conns)
-		for _, c := range ri.conns {
-			if c.ready() {
-				up++
-			}
-		}
+	for _, p := range r.ProviderConnections() {
+		up, asked = up+p.Up, asked+p.Asked
 	}
 	return up, asked
 }

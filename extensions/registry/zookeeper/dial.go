@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // handshakeConn bounds zk's session handshake and notes when the server
@@ -65,10 +67,6 @@ func (c *handshakeConn) readHead(b []byte) {
 	}
 }
 
-// epoch is the origin of contactClock's readings: durations since it keep
-// the monotonic clock (a wall-clock step does not move them).
-var epoch = time.Now()
-
 // contactClock holds when a zk handle last received bytes from a server,
 // any of its connections: the last contact with ZooKeeper. go-zookeeper
 // does not expose it; it notices a dead connection only when its receive
@@ -77,9 +75,9 @@ var epoch = time.Now()
 // client, which is about when the client last heard it (the answer to its
 // last ping or request: pings go every third of the session timeout). The
 // zero value is "never".
-type contactClock struct{ since atomic.Int64 } // ns after epoch; 0: never
+type contactClock struct{ since atomic.Int64 } // spi.Mono reading (monotonic: a wall-clock step does not move it); 0: never
 
-func (c *contactClock) mark() { c.since.Store(int64(time.Since(epoch))) }
+func (c *contactClock) mark() { c.since.Store(int64(spi.Mono())) }
 
 // at returns the last contact, zero if there has been none.
 func (c *contactClock) at() time.Time {
@@ -87,7 +85,7 @@ func (c *contactClock) at() time.Time {
 	if d == 0 {
 		return time.Time{}
 	}
-	return epoch.Add(time.Duration(d))
+	return spi.MonoTime(time.Duration(d))
 }
 
 func (c *handshakeConn) bound(t time.Time) time.Time {
