@@ -351,24 +351,37 @@ func writable(rb spi.RegistryBuilder, u spi.URL) error {
 
 // printPlugins writes the PLUGINS table of `airnode list`: one row per
 // plugin declared in the configuration, with its binary, negotiated
-// protocol version and state ("running", "restarting: reason",
+// protocol version, the names the binary itself gives what it serves
+// (namesInBinary) and state ("running", "restarting: reason",
 // "failed: reason"). Nothing when there are none.
 func printPlugins(w io.Writer, plugins []pluginhost.PluginInfo) {
 	if len(plugins) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nPLUGIN\tPOINT\tBINARY\tPROTOCOL\tPROVIDES\tSTATE\n")
+	fmt.Fprintf(tw, "\nPLUGIN\tPOINT\tBINARY\tPROTOCOL\tNAME IN BINARY\tSTATE\n")
 	for _, p := range plugins {
 		proto := "-"
 		if p.ProtocolVersion > 0 {
 			proto = fmt.Sprint(p.ProtocolVersion)
 		}
-		provides := strings.Join(p.Provides, ", ")
-		if provides == "" {
-			provides = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Point, p.Path, proto, provides, p.StateString())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Point, p.Path, proto, namesInBinary(p), p.StateString())
 	}
 	tw.Flush()
+}
+
+// namesInBinary renders the NAME IN BINARY column of `airnode list`'s
+// PLUGINS table (pluginhost.PluginInfo.Provides): for a balancer, registry
+// or filter plugin, the name its extension gives itself (the builder's
+// Name()), followed by "(differs: URLs use DECLARED)" when that is not
+// the name the plugin is declared and selected by; for a service plugin,
+// the services it serves. "-" until the plugin first ran.
+func namesInBinary(p pluginhost.PluginInfo) string {
+	switch {
+	case len(p.Provides) == 0:
+		return "-"
+	case p.Point != pluginhost.PointService && p.Provides[0] != p.Name:
+		return fmt.Sprintf("%s (differs: URLs use %s)", p.Provides[0], p.Name)
+	}
+	return strings.Join(p.Provides, ", ")
 }

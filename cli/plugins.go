@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -62,8 +63,9 @@ func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, 
 
 // pluginsNamed returns which plugins a consumer command may use whose
 // command line names texts (SERVICE_URL, the -p values) and registry URL:
-// a filter plugin (its activation, which may put it in every chain, is
-// known only from the running plugin), and a plugin whose name is a word
+// a filter plugin (its activation, which may put it in every chain, and
+// its secret URL keys, which every printed URL must hide, are known only
+// from the running plugin, so it cannot wait until a URL names it), and a plugin whose name is a word
 // of texts, of registry, or of the configuration's references (which
 // every command builds: checkReferences) and registry, where words are
 // split at ? & = , ; : / and a leading "-" is dropped
@@ -98,15 +100,12 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 	var err error
 	if len(cfg.Plugins) > 0 {
 		if consumer != nil {
+			began := time.Now()
 			if serr := host.StartIf(ctx, consumer); serr != nil {
 				if ctx.Err() != nil {
 					err = serr
 				}
-				for _, i := range host.Plugins() {
-					if i.State == pluginhost.StateFailed {
-						logger.Warn("plugin failed to start; a command that selects it fails", "plugin", i.Name, "point", i.Point, "err", i.Reason)
-					}
-				}
+				warnFailedStarts(host.Plugins(), time.Since(began), logger)
 			}
 		} else {
 			err = host.Start(ctx)
@@ -126,6 +125,28 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 		return nil, err
 	}
 	return host, nil
+}
+
+// warnFailedStarts logs a warning for each plugin of a consumer command
+// that failed to start, naming it, why, and how long the command waited
+// for its plugins. A balancer or registry plugin was started because the
+// command names it: the command fails when it selects it. A filter
+// plugin is started by every consumer command whether it names it or
+// not, since what decides whether a call uses it (its activation) and
+// which of its URL keys are secret are known only from the running
+// plugin; the command goes on without it, and its warning says what that
+// means.
+func warnFailedStarts(plugins []pluginhost.PluginInfo, waited time.Duration, logger *slog.Logger) {
+	for _, i := range plugins {
+		if i.State != pluginhost.StateFailed {
+			continue
+		}
+		msg := "plugin failed to start; a command that selects it fails"
+		if i.Point == extension.PointFilter {
+			msg = "filter plugin failed to start; this command goes on without it: a URL that names it fails, a chain its activation would put it in runs without it, and the values of its secret URL keys are not hidden (its activation and keys are known only from the running plugin, so consumer commands start every filter plugin)"
+		}
+		logger.Warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
+	}
 }
 
 // warnKeyClashes logs a warning for every URL key a running plugin

@@ -73,7 +73,7 @@ func TestBrokenPluginFailsOnlyTheCommandsThatUseIt(t *testing.T) {
 	} {
 		code, out, errOut := runBin(t, "", append([]string{"--config", cfg}, args...)...)
 		all := args[0] == "list"
-		if code != 0 || !strings.Contains(errOut, `plugin failed to start; a command that selects it fails" plugin=missing point=filter`) ||
+		if code != 0 || !strings.Contains(errOut, `consumer commands start every filter plugin)" plugin=missing point=filter waited=`) ||
 			strings.Contains(errOut, `plugin=acme.p2c`) != all || strings.Contains(errOut, why) != all ||
 			strings.Contains(errOut, "plugin=notaplugin") != all || strings.Contains(errOut, "plugin=wrongpoint") != all {
 			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
@@ -161,7 +161,7 @@ func TestHostWarnsOfKernelKeyClashesAtStart(t *testing.T) {
 			t.Errorf("list's stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if code != 0 || strings.Contains(errOut, "keyslb.window") || !row("acme.keys", "loadbalance", lb, "1", "keyslb", "running").MatchString(out) {
+	if code != 0 || strings.Contains(errOut, "keyslb.window") || !row("acme.keys", "loadbalance", lb, "1", "keyslb", "(differs:", "URLs", "use", "acme.keys)", "running").MatchString(out) {
 		t.Errorf("list: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
@@ -204,7 +204,7 @@ func TestRelativeCommandWarnsWhenTheConfigDirResolvesOtherwise(t *testing.T) {
 	}
 	code, out, errOut = runBin(t, wd, "--config", "rel/plugins.yaml", "list")
 	if code != 0 || !strings.Contains(errOut, "another file of that path exists next to the configuration file and is not used") ||
-		!row("acme.p2c", "loadbalance", filepath.Join(wd, "bin", "plug"), "1", "p2c", "running").MatchString(out) {
+		!row("acme.p2c", "loadbalance", filepath.Join(wd, "bin", "plug"), "1", "p2c", "(differs:", "URLs", "use", "acme.p2c)", "running").MatchString(out) {
 		t.Errorf("both: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// From the config's own directory: nothing to warn about.

@@ -19,7 +19,14 @@ import (
 )
 
 // Plugins is what one plugin binary serves: set the field of each point it
-// provides. The host's plugins.yaml entry names which point it uses.
+// provides. The host's plugins.yaml entry names which point it uses and
+// the name the extension is catalogued under: URLs select it by that
+// declared name (loadbalance=acme.p2c), whatever the builder's Name()
+// answers. The two may differ (a binary whose builder is "p2c" declared
+// as acme.p2c next to the bundled p2c); the host then logs both names
+// when the plugin first runs and `airnode list` shows the builder's name
+// in its NAME IN BINARY column. The URL keys the builder declares
+// (spi.KeyDescriber) keep their own names either way.
 type Plugins struct {
 	LoadBalance spi.LoadBalanceBuilder
 	Registry    spi.RegistryBuilder

@@ -201,7 +201,13 @@ type PluginInfo struct {
 	Name, Point string
 	// Path is the absolute path of the plugin binary (the catalog origin).
 	Path string
-	// Provides is the extension's own name, or the services it serves.
+	// Provides is what the binary itself names what it serves: for a
+	// loadbalance, registry or filter plugin, its extension's own name
+	// (the builder's Name(), which may differ from Name: the extension is
+	// catalogued and selected under Name, and the host logs the
+	// difference when the plugin first runs); for a service plugin, the
+	// names of its services. Nil until the plugin first ran. `airnode
+	// list` shows it in its NAME IN BINARY column.
 	Provides []string
 	// ProtocolVersion is the negotiated plugin protocol version (0 until
 	// the first handshake).

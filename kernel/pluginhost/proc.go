@@ -236,10 +236,14 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("host is closing")
 	}
 	p.gen++
+	first := !p.everRan
 	p.client, p.cmd, p.desc, p.pid, p.version, p.everRan = client, cmd, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
 	p.mu.Unlock()
 	p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
+	if first {
+		p.noteOwnName(desc.Name)
+	}
 
 	if p.probe {
 		return nil
@@ -249,6 +253,34 @@ func (p *proc) launch(ctx context.Context) error {
 		stopProcess(client, cmd, killGrace)
 	}
 	return nil
+}
+
+// noteOwnName logs, at info, that the plugin's extension names itself
+// (its builder's Name(), own) otherwise than the plugin is declared
+// (plugins.yaml name:). The declared name is the one used: the extension
+// is catalogued under it and URLs select it by it (loadbalance=DECLARED,
+// filter=DECLARED, a registry URL of scheme DECLARED); its own name
+// does not select it (it may select a bundled extension of that name),
+// while the URL keys it declares keep their names.
+// Declaring another name is how a binary joins next to a bundled
+// extension of its name (the p2c example as acme.p2c), so it is not a
+// warning. Nothing for a service plugin, whose services keep their names.
+func (p *proc) noteOwnName(own string) {
+	if own == "" || own == p.spec.Name || p.spec.Point == PointService {
+		return
+	}
+	p.log.Info(fmt.Sprintf("plugin's %s calls itself %q but is declared as %q: the declared name is used (%s); %q does not select it",
+		p.spec.Point, own, p.spec.Name, selectByName(p.spec.Point, p.spec.Name), own), "own_name", own)
+}
+
+// selectByName says how a URL selects the extension catalogued as name at
+// point: "filter=acme.authz", "loadbalance=acme.p2c", "a registry URL
+// acme.reg://...".
+func selectByName(point, name string) string {
+	if point == extension.PointRegistry {
+		return "a registry URL " + name + "://..."
+	}
+	return point + "=" + name
 }
 
 // killGrace is how long stopProcess lets go-plugin end a plugin (its
