@@ -58,7 +58,7 @@ func TestServeAndCallLogNoToken(t *testing.T) {
 		t.Errorf("call with the token: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	r = call(t, nil, p.url("demo.Echo"), "Echo", "1", "-p", "token=guess1", "--log-level", "debug")
-	if r.code != 1 || !strings.Contains(r.stderr, "SERVICE_ERROR: token: wrong token") || strings.Contains(r.stderr, "guess1") {
+	if r.code != 1 || !strings.Contains(r.stderr, "BAD_REQUEST: token: wrong token") || strings.Contains(r.stderr, "guess1") {
 		t.Errorf("call with a wrong token: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

@@ -99,7 +99,7 @@ func TestServeTokenTruePublishesARandomToken(t *testing.T) {
 		t.Errorf("the log shows the random token, or no token=***:\n%s", log)
 	}
 	expectOK(t, call(t, nil, "--registry", p.reg, "demo.Echo", "Echo", `"with token"`), `"with token"`)
-	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "SERVICE_ERROR: token: missing token")
+	expectFail(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "BAD_REQUEST: token: missing token")
 	expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "2", "-p", "token="+m[1]), "2")
 }
 

@@ -96,8 +96,8 @@ func TestAttachReservedKeysFromARawConsumerAreDropped(t *testing.T) {
 	checkSeen(t, "token=s3cret on the provider", seen)
 
 	wrong := map[string]string{"token": "nope", "TOKEN": "s3cret"}
-	if _, st, msg = rawCall(t, locked.URL().Address(), "g/test.Who", wrong); st != spi.StatusServiceError {
-		t.Fatalf("a wrong token (and the right one under TOKEN) answered %v %q; want SERVICE_ERROR", st, msg)
+	if _, st, msg = rawCall(t, locked.URL().Address(), "g/test.Who", wrong); st != spi.StatusBadRequest {
+		t.Fatalf("a wrong token (and the right one under TOKEN) answered %v %q; want BAD_REQUEST", st, msg)
 	}
 }
 

@@ -173,7 +173,7 @@ var ErrNotConnected = errors.New("not connected to the provider")
 // ErrAccessDenied is the Cause of the error a provider's access-control
 // filter (the token filter: a wrong or missing token) answers a call with,
 // before the service runs. The status stays the one on the wire
-// (SERVICE_ERROR for the token filter: the Cause does not cross the wire),
+// (BAD_REQUEST for the token filter: the Cause does not cross the wire),
 // but the provider's metrics filter counts such a call as rejected (the
 // token filter's process-wide counter, "rejected before the service" in
 // airnode stats), not as a call or failure of the method: a caller without

@@ -155,7 +155,7 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 //
 // SERVICE_NOT_FOUND: unknown service or method; BAD_REQUEST: wrong
 // argument count or undecodable argument; wrong or missing token: calls
-// the token filter refused (their consumers were answered SERVICE_ERROR;
+// the token filter refused (their consumers were answered BAD_REQUEST;
 // Prometheus: airnode_token_rejections_total). It prints nothing when there are
 // none, or when counters come from a node without these counters.
 func WriteRejected(w io.Writer, counters map[string]uint64) error {

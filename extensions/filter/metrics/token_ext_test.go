@@ -23,7 +23,7 @@ import (
 // a healthy service look failing. Real nodes: the provider's row counts
 // only the call with the right token, a success; the refused ones are in
 // the token counter and the "rejected before the service" line; the
-// consumer still sees, and counts, SERVICE_ERROR; a method only ever
+// consumer still sees, and counts, the refusal (BAD_REQUEST); a method only ever
 // refused has no provider row.
 func TestWrongTokenIsRejectedNotAFailureOfTheMethod(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -50,8 +50,8 @@ func TestWrongTokenIsRejectedNotAFailureOfTheMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"Echo", "Echo", "Sleep"} {
-		if _, err := bad.Invoke(ctx, m, 1); !errors.Is(err, spi.ErrServiceError) || !strings.Contains(err.Error(), "token: wrong token") {
-			t.Fatalf("%s with a wrong token = %v; want SERVICE_ERROR token: wrong token", m, err)
+		if _, err := bad.Invoke(ctx, m, 1); !errors.Is(err, spi.ErrBadRequest) || !strings.Contains(err.Error(), "token: wrong token") {
+			t.Fatalf("%s with a wrong token = %v; want BAD_REQUEST token: wrong token", m, err)
 		}
 	}
 	preg, creg := registry(t, p), registry(t, c)
@@ -64,8 +64,8 @@ func TestWrongTokenIsRejectedNotAFailureOfTheMethod(t *testing.T) {
 			t.Errorf("provider has a row for Sleep, whose only call was refused: %+v", r)
 		}
 	}
-	if row, _ := creg.Lookup(spi.Consumer, "demo.Echo", "Echo"); row.Count != 3 || row.FailuresByStatus["SERVICE_ERROR"] != 2 {
-		t.Errorf("consumer row %+v: want 3 calls, 2 SERVICE_ERROR", row)
+	if row, _ := creg.Lookup(spi.Consumer, "demo.Echo", "Echo"); row.Count != 3 || row.FailuresByStatus["BAD_REQUEST"] != 2 {
+		t.Errorf("consumer row %+v: want 3 calls, 2 BAD_REQUEST", row)
 	}
 	n := metrics.Access.TokenRejections.Load()
 	if n-before != 3 {

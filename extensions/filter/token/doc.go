@@ -1,8 +1,9 @@
 // Package token is the "token" filter: access control by a shared secret,
 // as Dubbo's TokenFilter. On the provider, a call whose "token" attachment
 // does not equal the provider's token (compared in constant time with
-// crypto/subtle) is refused with SERVICE_ERROR "token: ... rejected" before
-// the service runs, its Cause spi.ErrAccessDenied, and counted
+// crypto/subtle) is refused with BAD_REQUEST (RefusedStatus) "token: wrong
+// token for S.M from ADDR: refused, ..." before the service runs, its Cause
+// spi.ErrAccessDenied, and counted
 // (Filter.Rejected and internal/counters Access.TokenRejections, which
 // airnode stats prints as rejected before the service); the metrics filter
 // counts it as no call or failure of the method. The attachment is removed

@@ -87,17 +87,29 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	}
 	f.rejected.Add(1)
 	counters.Access.TokenRejections.Inc()
-	what := "wrong"
+	what, why := "wrong", "it is not the provider's token"
 	if !present || got == "" {
-		what = "missing"
+		what, why = "missing", "the provider requires one (URL key token)"
 	}
 	from := inv.Attachment(spi.AttachmentRemote)
 	if from == "" {
 		from = "unknown address"
 	}
-	return spi.Result{Err: &spi.Error{Status: spi.StatusServiceError, Cause: spi.ErrAccessDenied,
-		Message: fmt.Sprintf("token: %s token for %s.%s from %s rejected", what, inv.Service, inv.Method, from)}}
+	return spi.Result{Err: &spi.Error{Status: RefusedStatus, Cause: spi.ErrAccessDenied,
+		Message: fmt.Sprintf("token: %s token for %s.%s from %s: refused, %s; the method did not run", what, inv.Service, inv.Method, from, why)}}
 }
+
+// RefusedStatus is the status of a call the provider's token filter
+// refuses: BAD_REQUEST, the status of a request refused for what the
+// caller sent, before the method ran. The wire protocol's status codes are
+// Dubbo's, which have none for authorization. BAD_REQUEST is the nearest:
+// the failover cluster does not retry it on another provider (a token the
+// caller got wrong is a configuration matter, which a retry would only
+// repeat and hide), outlier detection does not count it against the
+// provider (which answered), and a consumer's code tells a refused token
+// apart from the method's own error (SERVICE_ERROR) by status, without
+// reading the message. The message never contains a token.
+const RefusedStatus = spi.StatusBadRequest
 
 var (
 	_ spi.FilterBuilder = Builder{}

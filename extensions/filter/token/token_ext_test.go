@@ -52,9 +52,9 @@ func TestProviderChecksToken(t *testing.T) {
 		t.Error("the service saw the token attachment")
 	}
 	for att, want := range map[*map[string]string]string{
-		{"token": "s3creT", "remote": "127.0.0.1:5"}: "token: wrong token for demo.Echo.Echo from 127.0.0.1:5 rejected",
-		{"remote": "127.0.0.1:6"}:                    "token: missing token for demo.Echo.Echo from 127.0.0.1:6 rejected",
-		nil:                                          "token: missing token for demo.Echo.Echo from unknown address rejected",
+		{"token": "s3creT", "remote": "127.0.0.1:5"}: "token: wrong token for demo.Echo.Echo from 127.0.0.1:5: refused, it is not the provider's token; the method did not run",
+		{"remote": "127.0.0.1:6"}:                    "token: missing token for demo.Echo.Echo from 127.0.0.1:6: refused, the provider requires one (URL key token); the method did not run",
+		nil:                                          "token: missing token for demo.Echo.Echo from unknown address: refused, the provider requires one (URL key token); the method did not run",
 	} {
 		var m map[string]string
 		if att != nil {
@@ -62,8 +62,8 @@ func TestProviderChecksToken(t *testing.T) {
 		}
 		res := call(m)
 		var e *spi.Error
-		if !errors.As(res.Err, &e) || e.Status != spi.StatusServiceError || e.Message != want {
-			t.Errorf("got %v, want SERVICE_ERROR %q", res.Err, want)
+		if !errors.As(res.Err, &e) || e.Status != spi.StatusBadRequest || e.Message != want {
+			t.Errorf("got %v, want BAD_REQUEST %q", res.Err, want)
 		}
 		if !errors.Is(res.Err, spi.ErrAccessDenied) {
 			t.Errorf("%v: its Cause is not spi.ErrAccessDenied (the metrics filter counts it as a failure of the method)", res.Err)

@@ -143,8 +143,8 @@ func TestExecuteLimit_TwoPerWindow(t *testing.T) {
 	}
 }
 
-// Wrong or missing token: a permission error (SERVICE_ERROR "token ...
-// rejected"), counted as a token rejection, not in the method's row; the
+// Wrong or missing token: a permission error (BAD_REQUEST "token ...
+// refused"), counted as a token rejection, not in the method's row; the
 // right token: OK.
 func TestToken_RightWrongMissing(t *testing.T) {
 	pn, addr := provider(t, "token=s3cret")
@@ -157,9 +157,9 @@ func TestToken_RightWrongMissing(t *testing.T) {
 	for q, want := range map[string]string{"token=guess": "wrong token", "": "missing token"} {
 		_, err := refer(t, cn, addr, q).Invoke(ctx, "Echo", "hi")
 		var e *spi.Error
-		if !errors.As(err, &e) || e.Status != spi.StatusServiceError || !strings.Contains(e.Message, want) ||
-			!strings.Contains(e.Message, "rejected") || !strings.Contains(e.Message, "from 127.0.0.1:") {
-			t.Errorf("%q: %v, want SERVICE_ERROR %q ... rejected", q, err, want)
+		if !errors.As(err, &e) || e.Status != spi.StatusBadRequest || !strings.Contains(e.Message, want) ||
+			!strings.Contains(e.Message, "refused") || !strings.Contains(e.Message, "from 127.0.0.1:") {
+			t.Errorf("%q: %v, want BAD_REQUEST %q ... refused", q, err, want)
 		}
 	}
 	if n := counters.Access.TokenRejections.Load() - before; n < 2 {
@@ -344,7 +344,7 @@ func TestToken_RandomThroughRegistry(t *testing.T) {
 	if v, err := r.Invoke(ctxT(t), "Echo", "x"); err != nil || v != "x" {
 		t.Fatalf("through the registry: %v, %v", v, err)
 	}
-	if _, err := refer(t, cn, e.URL().Address(), "").Invoke(ctxT(t), "Echo", "x"); !errors.Is(err, spi.ErrServiceError) || !strings.Contains(err.Error(), "rejected") {
+	if _, err := refer(t, cn, e.URL().Address(), "").Invoke(ctxT(t), "Echo", "x"); !errors.Is(err, spi.ErrBadRequest) || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("direct, no token: %v", err)
 	}
 }
