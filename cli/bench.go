@@ -947,7 +947,9 @@ const registryGrace = 2 * time.Second
 // what stopped them — a refused connection, a transport or TLS mismatch —
 // which is returned at once, as `airnode call` would report it. Only an
 // empty provider list (SERVICE_NOT_FOUND from the consumer's own cluster)
-// is probed again, for up to registryGrace, before it is returned.
+// is probed again, for up to registryGrace, before it is returned, unless
+// the registry lists providers the reference leaves out (another group,
+// version or transport: Reference.Ignored), named by the error at once.
 //
 // The kernel bounds a call's wait for a first connection by the call's
 // timeout too, so a probe under a tight --timeout (2 ms) can end before a
@@ -973,7 +975,9 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 		case st == spi.StatusClientTimeout:
 			return fmt.Errorf("no provider of %s connected within %v (twice connect.timeout and 1s; --timeout bounds calls, not this wait): %w",
 				ref.URL().ServiceKey(), wait, err)
-		case st != spi.StatusServiceNotFound || time.Now().After(grace):
+		case st != spi.StatusServiceNotFound || time.Now().After(grace) || len(ref.Ignored()) > 0:
+			// listed providers all of another group, version or
+			// transport: waiting changes nothing (the error names them)
 			return fmt.Errorf("no provider of %s available: %w", ref.URL().ServiceKey(), err)
 		}
 		select {

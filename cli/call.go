@@ -321,7 +321,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	// A registry that lists no provider yet gets registryGrace for one to
 	// register, as bench's (tester27 finding 10: a deploy script's call
-	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms).
+	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms); one
+	// listing providers of another group, version or transport only does
+	// not: the call fails at once, naming them.
 	awaitListed(ctx, ref, registryGrace)
 	// The first connection gets its own time, as Dubbo's connect at
 	// refer and bench's waitProviders do: the kernel bounds a call's wait
@@ -350,12 +352,14 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 }
 
 // awaitListed returns once ref's directory lists a provider (at once for
-// a direct URL or a registry that has listed one), after grace, or when
-// ctx ends, whichever comes first. It does not wait for a connection:
-// WaitReady does.
+// a direct URL or a registry that has listed one), once the registry
+// lists providers of the interface that the reference leaves out (another
+// group, version or transport: Reference.Ignored; the call's "no provider
+// available" names them), after grace, or when ctx ends, whichever comes
+// first. It does not wait for a connection: WaitReady does.
 func awaitListed(ctx context.Context, ref *kernel.Reference, grace time.Duration) {
 	deadline := time.Now().Add(grace)
-	for len(ref.ProviderConnections()) == 0 && len(ref.Providers()) == 0 && time.Now().Before(deadline) {
+	for len(ref.ProviderConnections()) == 0 && len(ref.Providers()) == 0 && len(ref.Ignored()) == 0 && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return

@@ -596,13 +596,13 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 			v, key, ok := u.MethodParam(m, spec.key)
 			switch {
 			case !ok && m == "" && spec.key == "shutdown.timeout":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Timeout, "node (shutdown.timeout)")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Timeout), "node (shutdown.timeout)")
 			case !ok && m == "" && spec.key == "shutdown.wait":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), cfg.Shutdown.Wait, "node (shutdown.wait)")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Wait), "node (shutdown.wait)")
 			case !ok && m == "":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), spec.def, "default")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAs(kernelKeyType(spec.key), spec.def), "default")
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), v, x.from(key, side))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
 			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
@@ -622,9 +622,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 				if def == "" {
 					def = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), def, "default ("+bk.balancer+")")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), readAs(bk.doc.Type, def), "default ("+bk.balancer+")")
 			case ok && (m == "" || key != bk.doc.Key):
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), v, x.from(key, "consumer"))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), readAsGiven(bk.doc.Type, v), x.from(key, "consumer"))
 			}
 		}
 	}

@@ -64,36 +64,8 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 	}
 }
 
-// With a registry no other process reads, the start warning says "no
-// shutdown wait" only when there is none: an explicit -p shutdown.wait
-// is kept, and the warning says so.
-func TestHOps2_MemoryRegistryWarningSaysTheWait(t *testing.T) {
-	t.Parallel()
-	p := startServe(t, "127.0.0.1:0", "memory://", noAirnodeEnv, t.TempDir(), "-p", "shutdown.wait=700ms")
-	log := p.logText()
-	if !strings.Contains(log, "this registry publishes to no other process") || strings.Contains(log, "no shutdown wait") ||
-		!strings.Contains(log, "the shutdown wait of 700ms (URL key shutdown.wait) is kept") {
-		t.Errorf("warning with -p shutdown.wait=700ms:\n%s", log)
-	}
-	begun := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(t, 10*time.Second); code != 0 {
-		t.Errorf("exit %d", code)
-	}
-	if took := time.Since(begun); took < 650*time.Millisecond {
-		t.Errorf("stopped %v after SIGTERM: the 700ms wait it announced was not kept", took.Round(time.Millisecond))
-	}
-	if !strings.Contains(p.logText(), `msg="airnode serve: shutting down" wait=700ms`) {
-		t.Errorf("shutdown line does not say wait=700ms:\n%s", p.logText())
-	}
-
-	q := startServe(t, "127.0.0.1:0", "memory://", noAirnodeEnv, t.TempDir())
-	if !strings.Contains(q.logText(), "no shutdown wait, since no consumer learns of the shutdown") {
-		t.Errorf("warning without a wait:\n%s", q.logText())
-	}
-}
+// The memory registry's shutdown wait: TestHOps3_MemoryRegistrySkipsEveryWait
+// (skipped whichever source gave it, -p shutdown.wait too, since H-ops3).
 
 // A drain logs one line when the listener closes and one when the calls
 // in flight are done, with their count and how long they took; nothing

@@ -281,7 +281,7 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 				if def == "" {
 					def = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, def, k.Doc)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, readAs(k.Type, def), k.Doc)
 				point, name = "", ""
 			}
 		}

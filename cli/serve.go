@@ -43,6 +43,9 @@ type serveFlags struct {
 	// otherwise: -p shutdown.wait or -p shutdown.timeout with another
 	// value is refused (checkShutdownParams).
 	waitFlag, timeoutFlag string
+	// shutdown names where the shutdown wait and timeout came from
+	// (loadServeConfig), for the log; zero: the default.
+	shutdown shutdownOrigin
 }
 
 // serveCommand returns `airnode serve`.
@@ -101,8 +104,13 @@ tls, tls.cert, tls.key, tls.ca; --shutdown-wait: shutdown.wait;
 naming both: flags and -p are not ranked (as kubectl and docker refuse
 conflicting flags), so give one of them. -p shutdown.wait=D is
 --shutdown-wait D and -p shutdown.timeout=D is --shutdown-timeout D (the
-whole budget from the signal), both also published: the wait from 0 to
-the timeout, the timeout above 0, else an error at startup.
+whole budget from the signal), both also published and ranked as those
+flags (above AIRNODE_SHUTDOWN_WAIT, AIRNODE_SHUTDOWN_TIMEOUT and the
+file's shutdown:): the wait from 0 to the timeout in effect, whichever
+sources gave them, the timeout above 0, else an error at startup naming
+both. With a registry no other process reads (memory://, direct://)
+the wait is skipped, whichever source gave it; the "shutting down" line
+says the wait used and where it came from (wait_from).
 
 demo.Echo is a test service, exported by default so that a first
 "airnode serve" and "airnode call" work: Info tells any caller the host
@@ -131,16 +139,18 @@ gives up on (restart: never) has its services unregistered.
 			if err := checkListenBrackets(cmd, a.environ()); err != nil {
 				return err
 			}
-			cfg, err := a.Config(cmd.Flags())
-			if err != nil {
-				return err
-			}
+			// the flags as typed, before -p shutdown.* is folded into them
 			if fl := cmd.Flags().Lookup("shutdown-wait"); fl != nil && fl.Changed {
 				f.waitFlag = fl.Value.String()
 			}
 			if fl := cmd.Flags().Lookup("shutdown-timeout"); fl != nil && fl.Changed {
 				f.timeoutFlag = fl.Value.String()
 			}
+			cfg, origin, err := loadServeConfig(a, cmd.Flags(), f.params, [2]bool{f.waitFlag != "", f.timeoutFlag != ""})
+			if err != nil {
+				return err
+			}
+			f.shutdown = origin
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
 			}
@@ -434,11 +444,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// --shutdown-timeout are (the largest of the exports' wins): the
 	// timeout is the whole budget from the signal, the drain gets what
 	// the wait leaves of it either way.
-	budget := shutdownBudget(cfg.Shutdown, exports)
+	budget := shutdownBudget(cfg.Shutdown, f.shutdown, exports)
 	if err := checkExports(cat, cfg, file, params, reg, exports, budget); err != nil {
 		return err
 	}
-	wait := budget.wait
+	wait, waitFrom := budget.wait, budget.waitFrom
 	if !reg.IsZero() && len(exports) > 0 {
 		reach, err := checkRegistry(ctx, cat, reg, exports[0].url)
 		if err != nil {
@@ -449,14 +459,18 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			// calls by address (airnode call airnode://ADDR/demo.Echo),
 			// which tests and scripts use with memory:// as "no registry".
 			// The wait is skipped, since no consumer learns of the
-			// shutdown from it, unless a URL gave it (-p shutdown.wait:
-			// the kernel reads it from the export).
-			if !budget.urlWait {
-				wait = 0
-			}
+			// shutdown from it: whichever source gave it (the default,
+			// --shutdown-wait, -p shutdown.wait, AIRNODE_SHUTDOWN_WAIT,
+			// the file), and the kernel does not read it from the exports
+			// either. The log says which was skipped.
 			what := "no shutdown wait, since no consumer learns of the shutdown from it"
 			if wait > 0 {
-				what = fmt.Sprintf("the shutdown wait of %v (URL key shutdown.wait) is kept, though no consumer learns of the shutdown from it", wait)
+				what += fmt.Sprintf(" (the %v of %s is skipped)", wait, waitFrom)
+				waitFrom = fmt.Sprintf("none: the %v of %s is skipped, this registry publishes to no other process", wait, waitFrom)
+			}
+			wait = 0
+			for i := range exports {
+				exports[i].url = exports[i].url.Without(keyShutdownWait)
 			}
 			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; "+what,
 				"registry", registryDesc(reg), "reach", reach.String())
@@ -515,7 +529,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
 	// the wait Shutdown will use (0 when nothing is registered)
-	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", timeout)
+	// and where it came from (wait_from, timeout_from)
+	if node.ShutdownWait() == 0 && wait > 0 {
+		waitFrom = "none: nothing is registered"
+	}
+	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", timeout,
+		"wait_from", waitFrom, "timeout_from", budget.timeoutFrom)
 	sctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -911,22 +930,27 @@ const (
 // shutdownTimes is the shutdown serve runs: the wait and the whole budget
 // (timeout), each the largest an export's URL gives (urlWait, urlTimeout:
 // one did), else the configuration's (--shutdown-wait,
-// --shutdown-timeout), as the kernel takes them (Node.ShutdownWait).
+// --shutdown-timeout), as the kernel takes them (Node.ShutdownWait), and
+// where each came from (waitFrom, timeoutFrom: "URL key shutdown.wait"
+// for a URL's, else the configuration's source, shutdownOrigin).
 type shutdownTimes struct {
-	wait, timeout       time.Duration
-	urlWait, urlTimeout bool
+	wait, timeout         time.Duration
+	urlWait, urlTimeout   bool
+	waitFrom, timeoutFrom string
 }
 
-// shutdownBudget returns the shutdown of exports under cfg. A value that
-// does not parse is left out here; checkShutdownKeys refuses it.
-func shutdownBudget(cfg config.Shutdown, exports []plannedExport) shutdownTimes {
-	b := shutdownTimes{wait: cfg.Wait, timeout: cfg.Timeout}
+// shutdownBudget returns the shutdown of exports under cfg, whose values
+// came from origin. A value that does not parse is left out here;
+// checkShutdownKeys refuses it.
+func shutdownBudget(cfg config.Shutdown, origin shutdownOrigin, exports []plannedExport) shutdownTimes {
+	b := shutdownTimes{wait: cfg.Wait, timeout: cfg.Timeout,
+		waitFrom: orDefault(origin.wait, originDefault), timeoutFrom: orDefault(origin.timeout, originDefault)}
 	for _, pe := range exports {
 		if d, err := pe.url.Duration(keyShutdownWait, -1); err == nil && d >= 0 && (!b.urlWait || d > b.wait) {
-			b.wait, b.urlWait = d, true
+			b.wait, b.urlWait, b.waitFrom = d, true, "URL key "+keyShutdownWait
 		}
 		if d, err := pe.url.Duration(keyShutdownTimeout, -1); err == nil && d > 0 && (!b.urlTimeout || d > b.timeout) {
-			b.timeout, b.urlTimeout = d, true
+			b.timeout, b.urlTimeout, b.timeoutFrom = d, true, "URL key "+keyShutdownTimeout
 		}
 	}
 	return b
@@ -969,13 +993,13 @@ func checkShutdownKeys(u spi.URL, b shutdownTimes) error {
 	if v, ok := u.Param(keyShutdownWait); ok {
 		if d, err := spi.ParseDuration(v); err != nil || d > b.timeout {
 			return &spi.ParamError{Key: keyShutdownWait, Value: v,
-				Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v; --shutdown-timeout), such as 5s, 500ms or 5000 (milliseconds)", b.timeout)}
+				Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v, %s), such as 5s, 500ms or 5000 (milliseconds)", b.timeout, b.timeoutFrom)}
 		}
 	}
 	if v, ok := u.Param(keyShutdownTimeout); ok {
 		if d, err := spi.ParseDuration(v); err != nil || d <= 0 || d < b.wait {
 			return &spi.ParamError{Key: keyShutdownTimeout, Value: v,
-				Want: fmt.Sprintf("a duration above 0 and at least shutdown.wait (%v; --shutdown-wait), the whole shutdown budget from the signal, such as 10s, 1m or 10000 (milliseconds)", b.wait)}
+				Want: fmt.Sprintf("a duration above 0 and at least shutdown.wait (%v, %s), the whole shutdown budget from the signal, such as 10s, 1m or 10000 (milliseconds)", b.wait, b.waitFrom)}
 		}
 	}
 	return nil

@@ -219,7 +219,8 @@ func (e notConnected) Unwrap() []error {
 //
 // Its log lines: a channel that dies is logged with its reason ("kernel:
 // channel closed; reconnecting"), at Warn, or at Info when the provider
-// had announced its shutdown (go-away, read-only event); failed redials
+// had announced its shutdown (go-away, read-only event), or at Debug for
+// a heartbeat verdict, which the channel logs at Warn itself; failed redials
 // after a channel died are logged at Warn (Info after a clean close) on
 // attempts 1, 2, 4, 8... with the attempt, the error and how long the
 // provider has been down, the others at Debug; the reconnect says after
@@ -340,9 +341,17 @@ func (c *conn) run() {
 			}
 			ro, ok := ch.(interface{ ReadOnly() bool })
 			clean = ok && ro.ReadOnly()
-			if clean {
+			switch {
+			case clean:
 				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
-			} else {
+			case strings.HasPrefix(reason, "heartbeat "):
+				// A heartbeat strategy's verdict ("heartbeat idle: 3 pings
+				// ... failed in a row"): the channel logged the close at
+				// Warn already, with the same reason, failed_calls and the
+				// remote address (exchange.Channel.Close), rate-bounded;
+				// one event is one Warn line (tester27 finding 4).
+				c.logger.Debug("kernel: channel closed; reconnecting", attrs...)
+			default:
 				c.logger.Warn("kernel: channel closed; reconnecting", attrs...)
 			}
 			if !c.sleep(jitter(c.backoff)) {

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	kyaml "github.com/knadh/koanf/parsers/yaml"
+	"github.com/spf13/pflag"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/spi"
+)
+
+// shutdownSetting is one of serve's two shutdown settings, as each source
+// spells it: the URL key (-p), the flag and the environment variable.
+type shutdownSetting struct {
+	key, flag, env string
+}
+
+// shutdownSettings are the wait ([0]) and the whole budget ([1]).
+var shutdownSettings = [2]shutdownSetting{
+	{keyShutdownWait, "shutdown-wait", "AIRNODE_SHUTDOWN_WAIT"},
+	{keyShutdownTimeout, "shutdown-timeout", "AIRNODE_SHUTDOWN_TIMEOUT"},
+}
+
+// shutdownOrigin names where serve's shutdown wait and timeout came from,
+// for its log lines and errors: "--shutdown-wait", "-p shutdown.wait",
+// "AIRNODE_SHUTDOWN_WAIT", "shutdown.wait in plugins.yaml" or "the
+// default" ("" is the default too).
+type shutdownOrigin struct {
+	wait, timeout string
+}
+
+// originDefault labels a setting no source gave.
+const originDefault = "the default"
+
+// loadServeConfig loads serve's configuration with -p shutdown.wait and
+// -p shutdown.timeout (raw: the -p flags) taken as --shutdown-wait and
+// --shutdown-timeout, so that one precedence holds for every source of
+// the two settings (README "Configuration": defaults < file <
+// environment < flags, -p being a flag) and the wait is checked against
+// the timeout in effect, whichever sources gave them (--shutdown-wait 15s
+// -p shutdown.timeout=20s is a 15 s wait of a 20 s budget). A -p value
+// is folded into fs only when its flag was not given (userSet: the flags
+// the user typed, [wait, timeout]); with the flag, runServe's
+// checkShutdownParams accepts the same value and refuses another. A -p
+// value that is not a duration serve can use is left to checkShutdownKeys,
+// which names the value in effect of the other setting. A wait above the
+// timeout that a -p value caused is an *spi.ParamError naming the -p key,
+// the other value and its source ("serve: ..."); any other error is
+// config.Load's.
+func loadServeConfig(a *app, fs *pflag.FlagSet, raw []string, userSet [2]bool) (config.Config, shutdownOrigin, error) {
+	params, _ := parseParams(raw) // a malformed -p is runServe's to report
+	var folded [2]time.Duration
+	var from [2]string // the -p value folded, "" none
+	for i, s := range shutdownSettings {
+		v, ok := params[s.key]
+		if !ok || userSet[i] {
+			continue
+		}
+		d, err := spi.ParseDuration(v)
+		if err != nil || i == 1 && d <= 0 {
+			continue
+		}
+		if err := fs.Set(s.flag, d.String()); err != nil {
+			continue
+		}
+		folded[i], from[i] = d, v
+	}
+	cfg, err := a.Config(fs)
+	if err != nil && (from[0] != "" || from[1] != "") {
+		var pe *spi.ParamError
+		if err = foldedShutdownError(a, fs, folded, from, userSet, err); errors.As(err, &pe) {
+			err = fmt.Errorf("serve: %w", err)
+		}
+	}
+	if err != nil {
+		return cfg, shutdownOrigin{}, err
+	}
+	var o shutdownOrigin
+	for i, s := range shutdownSettings {
+		label := a.shutdownLabel(s, userSet[i], from[i] != "")
+		if i == 0 {
+			o.wait = label
+		} else {
+			o.timeout = label
+		}
+	}
+	return cfg, o, nil
+}
+
+// foldedShutdownError returns, when the shutdown settings config.Load
+// refused (err) are a -p value against the other setting, an
+// *spi.ParamError naming the -p key, the other value in effect and where
+// it came from; else err. The other value is read with the -p value
+// replaced by one any other allows (a wait of 0, the longest timeout).
+func foldedShutdownError(a *app, fs *pflag.FlagSet, d [2]time.Duration, from [2]string, userSet [2]bool, err error) error {
+	wantWait := func(timeout time.Duration, src string) error {
+		return &spi.ParamError{Key: keyShutdownWait, Value: from[0],
+			Want: fmt.Sprintf("a duration from 0 to shutdown.timeout (%v, %s), such as 5s, 500ms or 5000 (milliseconds)", timeout, src)}
+	}
+	if from[0] != "" && from[1] != "" {
+		if d[0] > d[1] {
+			return wantWait(d[1], "-p "+keyShutdownTimeout)
+		}
+		return err
+	}
+	i := 0
+	neutral := time.Duration(0)
+	if from[1] != "" {
+		i, neutral = 1, time.Duration(math.MaxInt64)
+	}
+	s, other := shutdownSettings[i], shutdownSettings[1-i]
+	_ = fs.Set(s.flag, neutral.String())
+	cfg, lerr := a.Config(fs)
+	_ = fs.Set(s.flag, d[i].String())
+	if lerr != nil {
+		return err // not (only) the -p value: Load's own words
+	}
+	src := a.shutdownLabel(other, userSet[1-i], false)
+	if i == 0 && d[0] > cfg.Shutdown.Timeout {
+		return wantWait(cfg.Shutdown.Timeout, src)
+	}
+	if i == 1 && d[1] < cfg.Shutdown.Wait {
+		return &spi.ParamError{Key: keyShutdownTimeout, Value: from[1],
+			Want: fmt.Sprintf("a duration above 0 and at least shutdown.wait (%v, %s), the whole shutdown budget from the signal, such as 10s, 1m or 10000 (milliseconds)", cfg.Shutdown.Wait, src)}
+	}
+	return err
+}
+
+// shutdownLabel names the source of s that config.Load took, highest rank
+// first: its flag as typed (userSet), -p (folded into the flag), its
+// environment variable, the configuration file, else the default.
+func (a *app) shutdownLabel(s shutdownSetting, userSet, folded bool) string {
+	switch {
+	case userSet:
+		return "--" + s.flag
+	case folded:
+		return "-p " + s.key
+	}
+	if slices.ContainsFunc(a.environ(), func(kv string) bool {
+		name, v, _ := strings.Cut(kv, "=")
+		return name == s.env && v != ""
+	}) {
+		return s.env
+	}
+	if a.configFile != "" && fileSetsShutdown(a.configFile, strings.TrimPrefix(s.key, "shutdown.")) {
+		return s.key + " in " + a.configFile
+	}
+	return originDefault
+}
+
+// fileSetsShutdown reports whether the YAML configuration file sets
+// shutdown: {name: ...} (config.Load read it already: an error is false).
+func fileSetsShutdown(file, name string) bool {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	m, err := kyaml.Parser().Unmarshal(b)
+	if err != nil {
+		return false
+	}
+	sh, ok := m["shutdown"].(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = sh[name]
+	return ok
+}
