@@ -2,7 +2,7 @@
 // path: server -> exchange -> filters -> exporter) and refers to them
 // (consumer path: reference -> filters -> cluster -> directory -> load
 // balance -> remote invoker), with every extension looked up by name in the
-// node's extension.Catalogs (DESIGN §2). It never imports a concrete
+// node's extension.Catalogs. It never imports a concrete
 // extension.
 //
 // The consumer's connection manager owns one channel per provider address
@@ -30,7 +30,7 @@
 // (Example_handlerErrors).
 //
 // Node, Reference and Exporter are safe for concurrent use. Node.Shutdown
-// runs DESIGN's fixed order (unregister, wait, stop accepting, drain, close
+// runs a fixed order (unregister, wait, stop accepting, drain, close
 // channels and heartbeats, close registries), is idempotent and returns
 // after every goroutine the node owns has exited, within its bounds: the
 // goroutine of a method that ignores its cancelled context is the

@@ -24,7 +24,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Provider URL defaults (DESIGN §3).
+// Provider URL defaults.
 const (
 	// DefaultWeight is a provider's weight when "weight" is absent.
 	DefaultWeight = 100

@@ -16,7 +16,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Shutdown defaults (DESIGN §8, issue 3).
+// Shutdown defaults.
 const (
 	// DefaultShutdownWait is how long Shutdown waits after unregistering, so
 	// that consumers hear of it and stop picking this provider
@@ -31,7 +31,7 @@ const (
 // Node is one airnode runtime: it exports services (provider side) and
 // refers to them (consumer side), with every extension taken from its
 // catalogs. A Node is safe for concurrent use. Shutdown (or Close) stops
-// everything it started, in DESIGN's fixed order, and waits for every
+// everything it started, in a fixed order (see Shutdown), and waits for every
 // goroutine it owns. The zero Node is not usable (its Export and Refer
 // panic): make one with NewNode.
 type Node struct {
@@ -321,7 +321,7 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 	}
 }
 
-// Shutdown stops the node in DESIGN's fixed order: unregister every
+// Shutdown stops the node in this order: unregister every
 // exported service; wait shutdown.wait so that consumers stop picking this
 // provider (only when something was registered; the node's own references
 // keep listing its own providers until their servers have closed, so a
@@ -345,12 +345,12 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // connections and returns, leaving that method's goroutine running until
 // it returns (the goroutine is the method's; its answer is dropped): no
 // other goroutine of the node waits for it, so goleak.VerifyNone after
-// Shutdown sees only the method's (TestT14_9...). So
+// Shutdown sees only the method's. So
 // Shutdown returns within shutdown.timeout + about 0.4 s, or ctx's end
 // + 0.4 s, whatever the methods do.
 //
-// The same holds whatever the extensions do (tester19 finding 2,
-// tester20 N2): every extension call Shutdown waits on (a registry's
+// The same holds whatever the extensions do: every extension call
+// Shutdown waits on (a registry's
 // Unregister or Close, a listener's Close or Accept, a transport's Dial
 // that ignores its ctx, a session's Close, a heartbeat's stop) is waited
 // for until ctx's end; the calls Shutdown starts after ctx's end share
@@ -376,11 +376,12 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // else left open, as the error says: "... session Close (the connection
 // from A to B) failed: ...; the connection was given up and left open"),
 // and a listener Close that panicked fails that step at once, without
-// waiting for the accept loop beyond 50 ms (tester21 A, C). A call still
+// waiting for the accept loop beyond 50 ms. A call still
 // blocked is named for what it is: `transport "x" session Open (the
 // connection to B)`, `heartbeat "x" Watch (...)`, `transport "x"
-// session Accept (the connection from A to B)` (tester21 B). With a ctx that never ends (Close), Shutdown waits
-// for them. Shutdown is idempotent: later calls return the first call's
+// session Accept (the connection from A to B)`. With a ctx that never
+// ends (Close), Shutdown waits for them. Shutdown is idempotent: later
+// calls return the first call's
 // result.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })

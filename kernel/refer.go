@@ -22,7 +22,7 @@ import (
 
 // Reference is the consumer's handle on one service: calls go through the
 // consumer filters, the cluster, the directory (fed by the registry), the
-// load balancer and a remote invoker (DESIGN §2). Safe for concurrent use.
+// load balancer and a remote invoker. Safe for concurrent use.
 // A Reference comes from Node.Refer only: the methods of a nil *Reference
 // panic (nil pointer dereference; they do not check, being on every
 // call's path), and those of a zero Reference fail or panic too.
@@ -325,7 +325,7 @@ func unjoin(err error) []error {
 }
 
 // Protocol is the one protocol airnode speaks: the scheme of every provider
-// URL and of a reference's URL (DESIGN §5). Registry URLs have their own
+// URL and of a reference's URL. Registry URLs have their own
 // schemes (zookeeper://, file://, ...), which name the registry.
 const Protocol = directory.DefaultProtocol
 

@@ -176,7 +176,7 @@ func (w *lateWindow) deadline(start time.Time) time.Time {
 // Refer when an extension call they make (a transport's Listen, a
 // registry's Register, Subscribe, Unregister or Close) panicked: the
 // panic is recovered, logged at Error with its stack, and the operation
-// fails with this error instead of the process crashing (tester20 N1).
+// fails with this error instead of the process crashing.
 // Op and Step are LeftRunningError's; Value is what was passed to panic
 // (an error in it is reachable through errors.Is and errors.As); Stack
 // is the panicking goroutine's stack, for a log. Error says "kernel:

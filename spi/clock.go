@@ -14,7 +14,7 @@ var monoBase = time.Now()
 // exchange stamps Invocation.Began, so that the filters and invokers
 // around them time the call without reading the clock again. A read
 // costs 30-100 ns on a virtual machine, and a call once read the clock
-// six or seven times on each side (issue 9). A Mono reading means
+// six or seven times on each side. A Mono reading means
 // nothing in another process.
 func Mono() time.Duration { return time.Since(monoBase) }
 

@@ -3,7 +3,7 @@ package spi
 import "context"
 
 // Directory is the live list of provider invokers of one reference, fed by
-// registry pushes (DESIGN §2). List is called on every call: it never
+// registry pushes. List is called on every call: it never
 // blocks and returns a slice the caller must not modify.
 type Directory interface {
 	// URL is the consumer's reference URL.

@@ -44,7 +44,9 @@ type Channel interface {
 	// acknowledged: the exchange's channel implements AckCounter (ok
 	// false when its session cannot tell), and the bundled strategies
 	// count the peer acknowledging more of a backlog of 64 KiB or more
-	// between two of their checks as a read (tester25 N2, N6).
+	// between two of their checks as a read (a large frame on a slow link
+	// is read for longer than the heartbeat timeout, and pings queue behind
+	// it).
 	LastRead() time.Time
 	LastWrite() time.Time
 	// Ping sends a two-way heartbeat event and waits for the peer's answer
@@ -59,7 +61,7 @@ type Channel interface {
 }
 
 // PeerHeartbeat is implemented by channels that can tell the peer's
-// heartbeat settings (issue 4 item 7): the consumer sends its heartbeat
+// heartbeat settings: the consumer sends its heartbeat
 // keys in its first ping, the provider answers with its own. A heartbeat
 // strategy type-asserts its Channel to this interface; ok is false until
 // the peer's settings arrived (or when the peer sends none).

@@ -166,8 +166,8 @@ var ErrRequestSent = errors.New("the request had been sent, so the provider may 
 // handshake or first ping): nothing was sent, and the kernel redials such
 // a provider at most every 500 ms, so the same provider asked again at
 // once gives the same error back. The failover cluster retries the call
-// on other providers only (tester24: "3 attempts on [A, A, A]" where one
-// connect attempt had failed).
+// on other providers only (without it, a provider it could not connect
+// to took all three attempts: "3 attempts on [A, A, A]").
 var ErrNotConnected = errors.New("not connected to the provider")
 
 // ErrAccessDenied is the Cause of the error a provider's access-control

@@ -1,5 +1,5 @@
-// Package bundle is the one explicit list of airnode's bundled extensions
-// (DESIGN §2, STYLE 4). cmd/airnode and library users call Register on
+// Package bundle is the one explicit list of airnode's bundled extensions.
+// cmd/airnode and library users call Register on
 // catalogs they built with extension.New; nothing registers itself in init.
 package bundle
 

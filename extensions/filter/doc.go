@@ -1,6 +1,6 @@
 // Package filter groups airnode's bundled filters, one package each. They
 // implement spi.FilterBuilder and are switched on by activation (side, URL
-// key, order; DESIGN §4) and edited by the "filter" key ("-name" removes
+// key, order) and edited by the "filter" key ("-name" removes
 // one, "default" stands for the activated set). Lower order runs first
 // (outermost):
 //

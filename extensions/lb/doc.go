@@ -13,7 +13,7 @@
 // weight 0; the clusters turn that into SERVICE_NOT_FOUND. BenchmarkSelect in this directory measures a pick
 // with 10 and 1,000 providers.
 //
-// Cost per pick over an unchanged list (tester22 finding 6): the list is
+// Cost per pick over an unchanged list: the list is
 // recognised by one memcmp (warmup.SameList) and its weights come from
 // warmup.Cache, computed again only when one changes; random and p2c
 // pick by binary search of the prefix sums, O(log n); roundrobin is O(1)

@@ -73,7 +73,7 @@ type Config struct {
 	// References are consumed by the node.
 	References []Reference `koanf:"references"`
 	// Plugins are out-of-process extensions, launched by the node and
-	// registered in the catalogs under Name (DESIGN §4).
+	// registered in the catalogs under Name.
 	Plugins []Plugin `koanf:"plugins"`
 }
 
@@ -158,7 +158,7 @@ func DefaultConfig() Config {
 
 // Points lists the points a plugin may serve, sorted: the catalog points
 // filter, loadbalance and registry, and PointService. Transport, codec,
-// heartbeat and cluster stay in process (pluginrpc.Points, DESIGN §4).
+// heartbeat and cluster stay in process (pluginrpc.Points).
 var Points = []string{extension.PointFilter, extension.PointLoadBalance, extension.PointRegistry, PointService}
 
 // PointService is the plugin "point" of a service plugin: a process that

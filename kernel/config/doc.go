@@ -17,7 +17,7 @@
 // then bypass the registry; CheckReferences checks their extension names
 // against the catalogs.
 //
-// The package also knows the kernel's own URL keys (DESIGN §3: timeout,
+// The package also knows the kernel's own URL keys (timeout,
 // retries, heartbeat.*, ...) and checks their values with CheckURL and
 // CheckParams; extensions check their own keys in Build.
 //

@@ -22,7 +22,7 @@ const (
 	KindBool                    // strconv.ParseBool: true, false, 1, 0, ...
 )
 
-// KeySpec describes one URL key the kernel reads (DESIGN §3).
+// KeySpec describes one URL key the kernel reads.
 type KeySpec struct {
 	Key     string
 	Kind    KeyKind
@@ -35,7 +35,7 @@ type KeySpec struct {
 // unit, the millisecond; a shorter one could only ever time out.
 const MinTimeout = time.Millisecond
 
-// KernelKeys are the URL keys of DESIGN §3 whose values have a type. Each
+// KernelKeys are the kernel's URL keys whose values have a type. Each
 // may also be written per method ("methods.Echo.timeout", or Dubbo's
 // "Echo.timeout" when Echo is in "methods"). Keys naming an extension
 // (transport, loadbalance, heartbeat, ...) are checked by the catalogs

@@ -346,7 +346,7 @@ func (d *Directory) Ignored() []string { return d.snap.Load().ignored }
 // a later push or Refresh finds hold false for it. The kernel holds its
 // node's own providers while they drain at shutdown: the node stops
 // advertising them (it unregisters first) but keeps calling itself while
-// it still serves (tester14 finding 3; Dubbo calls such a provider
+// it still serves (Dubbo calls such a provider
 // in-process, injvm, which airnode does not have). hold runs on the
 // registry's notify goroutine with the directory's lock held: it must
 // not block nor call the directory. Set it before Start; nil (the

@@ -1,5 +1,5 @@
-// Package directory keeps the live provider list of one reference (DESIGN §2,
-// §7): it subscribes to a registry, merges every pushed provider URL with the
+// Package directory keeps the live provider list of one reference: it
+// subscribes to a registry, merges every pushed provider URL with the
 // consumer's (spi.MergeURL: timestamp, weight, warmup, group, version stay the
 // provider's), creates an invoker for each new provider, keeps the invoker of
 // a provider whose URL did not change (a push never resets its connections)
@@ -54,7 +54,7 @@
 // available invokers, rebuilt on the first List after their Epoch moved
 // (a connection up or down, a read-only provider, an ejection and its
 // end): a List between changes costs a pointer load and one atomic load,
-// whatever the number of providers (tester22 finding 6; gRPC's picker,
+// whatever the number of providers (gRPC's picker,
 // rebuilt on a connection's state change, in spirit). Other invokers are
 // asked on every List. Close stops the subscription and closes every
 // invoker; it is idempotent.

@@ -38,8 +38,8 @@ const (
 // whatever the share), and a provider of a damped removal that does so
 // later goes then. What is left at the threshold is a registry that
 // lost the entries of many providers still up: a ZooKeeper wiped and
-// refilling (tester22 finding 5: 26 to 38 of 100 listed for 0.4 s;
-// re-run with two provider processes of 50, lists of 50 to 58 of 100
+// refilling (measured: 26 to 38 of 100 listed for 0.4 s; with two
+// provider processes of 50, lists of 50 to 58 of 100
 // for up to 0.8 s, which 50 % missed on 8 of 20 consumers), or
 // providers that lost their sessions together.
 const DefaultRemovalDamping = 25
@@ -179,7 +179,7 @@ type NotServing interface{ NotServing() bool }
 // provider (a stopped process, a frozen host: its connection up, nothing
 // answered), whose registry session expiry is often the first sign of the
 // hang, goes within probeWait + protectCheckEvery, about 2.5 s, instead
-// of being called for the whole grace (tester23 N1).
+// of being called for the whole grace.
 type Prober interface {
 	Probe()
 	LastRead() time.Time
@@ -191,7 +191,7 @@ type Prober interface {
 // provider (it is not probed: the silence is already there to see), so
 // that when a hung provider's registry session expires after about the
 // callers' timeout, the callers whose calls to it time out are not sent
-// back to it (tester23 N1: the session expired 9 s after kill -STOP,
+// back to it (for example, the session expired 9 s after kill -STOP,
 // the 10 s timeouts returned 1 s later, and a probe's 2.5 s let every
 // caller pick it again).
 type Stalled interface {
@@ -214,7 +214,7 @@ var probeWait = 2 * time.Second
 // damping does not keep such a provider, and empty protection keeps it
 // only when no provider that is not draining is left to keep (failing
 // every call instead would not help: it still serves); one kept goes
-// within protectCheckEvery of saying so (tester23 N2). Draining does not
+// within protectCheckEvery of saying so. Draining does not
 // make it unavailable: a provider the registry lists is called as before.
 type Draining interface{ Draining() bool }
 

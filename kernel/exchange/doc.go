@@ -1,5 +1,5 @@
 // Package exchange carries calls over a transport session as airnode frames
-// (kernel/protocol, DESIGN §5): request/response correlation by request id,
+// (kernel/protocol): request/response correlation by request id,
 // per-call timeouts, heartbeat events, payload limits and the provider's
 // request dispatch.
 //
@@ -24,7 +24,7 @@
 // response that cannot be queued at once goes out from a goroutine of its
 // own. Server.Shutdown drains queued requests too.
 //
-// Rules (DESIGN §5, issue 3): a call whose deadline passes (or whose ctx is
+// Rules: a call whose deadline passes (or whose ctx is
 // cancelled) while its request is still queued in the writer withdraws the
 // request, which is then never sent, and fails with CLIENT_TIMEOUT, so a
 // failover retry cannot run the call twice; once the request has been handed
@@ -55,14 +55,14 @@
 // id or truncated header closes the connection with a logged reason; a body
 // that fails to decode answers BAD_REQUEST and the connection stays up.
 //
-// Heartbeats (DESIGN §6, issue 4 items 6 and 7): both ends answer two-way
+// Heartbeats: both ends answer two-way
 // heartbeat events. The provider guards against ping floods as gRPC's
 // too_many_pings does, judged by rate (GCRA, notePing): on an idle channel
 // a consumer may ping once per Options.MinPingInterval×3/4 (default 1 s),
-// while a request runs once per MinPingInterval/100 (a flood: tester17
-// finding 2), with up to pingBurst (8) pings arriving early together
-// (a lossy link delivers pings held behind a lost segment at once:
-// tester26 finding 1); a ping beyond that is a strike, a request read or
+// while a request runs once per MinPingInterval/100 (faster is a flood
+// even while calls run), with up to pingBurst (8) pings arriving early together
+// (a lossy link delivers pings held behind a lost segment at once);
+// a ping beyond that is a strike, a request read or
 // a ping on time resets the count, pings read together from one buffer
 // fill (sent while this side was stopped) are judged once, and the strike
 // after Options.MaxPingStrikes (default 2) closes the channel with the
@@ -72,7 +72,7 @@
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
 // heartbeat strategies) and logs a strategy mismatch once, and the provider
 // logs once a consumer that pings much faster than its advertised interval.
-// Liveness after timeouts (liveness.go, tester12): when a consumer call
+// Liveness after timeouts: when a consumer call
 // fails SERVER_TIMEOUT and nothing at all has been read from the channel
 // since the call began, and Options.Heartbeat implements
 // spi.TimeoutCheck with the check on (the bundled strategies, URL key
@@ -111,7 +111,7 @@
 // run, instead of being lost unread with the connection and failed as
 // may-have-run.
 //
-// Backpressure (backpressure.go, tester17 finding 1): while a provider
+// Backpressure: while a provider
 // channel has highWater (8 MiB) or more of answers queued or being
 // written for a consumer that does not read them — heartbeat answers and
 // refusals included — its readers read no frame and the worker pool
@@ -124,8 +124,8 @@
 // (a reader that has handed the worker pool that much waits for them to
 // start: HTTP/2's connection window in spirit), instead of growing the
 // provider without bound. That middle term is what a method
-// with large answers costs: tester17's Payload(4 MiB) from a consumer
-// reading nothing held airnode serve at 715 MiB RSS (5.2 GB before), 219
+// with large answers costs: demo.Echo's Payload(4 MiB) called by a
+// consumer reading nothing held airnode serve at 715 MiB RSS (5.2 GB without it), 219
 // MiB with connection.concurrency=16. Each
 // stop is counted (ChannelStats.Stalls) and logged at Info, "stopped
 // reading from ADDR: 8.0 MiB of answers unread", at a bounded rate. A consumer that reads,
@@ -141,7 +141,7 @@
 // verdict (heartbeat.timeout with nothing read or written) closes a
 // connection gone quiet.
 //
-// Log volume (ratelog.go, tester17 finding 7): "channel closed" lines at
+// Log volume: "channel closed" lines at
 // Warn (protocol errors, heartbeat verdicts), "stopped reading" lines and
 // answers for ids never sent are bounded per class (the reason with its
 // numbers blanked) and base logger as internal/netaccept bounds accept
@@ -156,7 +156,7 @@
 // never sent: is the provider's framing broken?"; a duplicate or late
 // answer (after CLIENT_TIMEOUT) is silent, counted in LateResponses.
 //
-// Counters (tester18 N3): whatever the log leaves out, the process-wide
+// Counters: whatever the log leaves out, the process-wide
 // counters.Channels count (package internal/counters; exported by
 // extensions/filter/metrics as airnode_channels_closed_total{reason} and
 // the channels.* keys of /stats): channels closed for a protocol error
@@ -172,7 +172,7 @@
 // write the peer reset or closed (ECONNRESET, EPIPE) closes the channel
 // at Info ("write: ..."), other write errors at Warn.
 //
-// Limits (issue 8 item 4): a provider channel — one consumer connection —
+// Limits: a provider channel — one consumer connection —
 // has at most Options.MaxConcurrent requests in flight (queued or running;
 // default DefaultMaxConcurrent = 16384, negative = unlimited; the kernel sets
 // it from the provider URL key connection.concurrency: integer, default

@@ -174,7 +174,7 @@ func (c *Channel) setStuck(call string) {
 // 100 ms), the transport most likely having left it open, and
 // ClosedNetConn says whether the exchange closed the session's net.Conn
 // (a session with a NetConn() net.Conn method). A failed call is listed
-// whether or not the connection closed (tester21 A, C).
+// whether or not the connection closed.
 type StuckCall struct {
 	Call          string
 	Remote        string
@@ -199,8 +199,8 @@ func (s *Server) StuckCalls() []StuckCall {
 // forwards the session's counter (the kernel's guardedSession forwards the
 // transport's), ok false when the session has none. A strategy counts the
 // peer acknowledging more of a backlog written to it as a sign of life
-// (tester25 N2, N6: a large frame on a slow link, which nothing is read
-// during and pings queue behind).
+// (a large frame on a slow link, during which nothing is read and pings
+// queue behind it).
 func (c *Channel) Acked() (acked, unacked uint64, ok bool) { return c.acked() }
 
 var _ spi.AckCounter = (*Channel)(nil)

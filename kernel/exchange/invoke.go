@@ -40,7 +40,7 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 // InvokeFrom is Invoke for a caller that has just read the clock: began is
 // its spi.Mono reading, from which the call's timeout counts, sparing the
 // exchange a read of its own (the kernel's remote invoker times every
-// call; issue 9).
+// call).
 func (c *Channel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout, began time.Duration) spi.Result {
 	if codec == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)}

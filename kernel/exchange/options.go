@@ -86,11 +86,11 @@ type Options struct {
 	// each extension call it waits on, with "session Open" (the
 	// transport's) or `heartbeat "pinger" Watch`, and with "" once it
 	// returned: a Shutdown that gives up on a connection being made
-	// names the call (tester21 B).
+	// names the call.
 	Waiting func(call string)
 
 	// MinPingInterval is the provider's ping-flood guard (gRPC's
-	// too_many_pings, issue 4 item 6): with no request running on the
+	// too_many_pings): with no request running on the
 	// channel a consumer may ping once per MinPingInterval×3/4 (the
 	// quarter of tolerance absorbs timer jitter, so a consumer pinging
 	// exactly every MinPingInterval never strikes), and up to 8 pings may
@@ -104,15 +104,15 @@ type Options struct {
 	// pingStrikes > maxPingStrikes). 0 means DefaultMaxPingStrikes (2).
 	MaxPingStrikes int
 	// Hello is this side's heartbeat settings as a URL query string
-	// (HeartbeatHello builds it), "" for none (issue 4 item 7). A consumer
+	// (HeartbeatHello builds it), "" for none. A consumer
 	// sends it in the body of its first ping (the kernel's handshake ping);
 	// a provider answers a ping that carries a hello with its own. Each side
 	// keeps the peer's (Channel.PeerHeartbeat) and logs a strategy mismatch
 	// once. Peers that predate this ignore event bodies.
 	Hello string
 	// MaxConcurrent caps the requests one provider channel (one consumer
-	// connection) has in flight, queued for a worker or running (issue 8
-	// item 4, gRPC's MaxConcurrentStreams in spirit): a request beyond it is
+	// connection) has in flight, queued for a worker or running (gRPC's
+	// MaxConcurrentStreams in spirit): a request beyond it is
 	// answered at once with SERVER_THREADPOOL_EXHAUSTED "connection limit N
 	// concurrent requests reached" and never queued; heartbeats are always
 	// answered. On a multiplexed session it also caps the streams the
@@ -159,7 +159,7 @@ type Options struct {
 	// when Direct is set.
 	Adaptive bool
 	// FirstFrameTimeout bounds how long a provider channel waits for the
-	// first complete frame from its consumer (tester17 finding 4): a
+	// first complete frame from its consumer: a
 	// connection that sends nothing, or part of a frame, is closed then,
 	// logged at Debug, instead of holding a file descriptor until the
 	// heartbeat's idle verdict (heartbeat.timeout, 200 s by default). A

@@ -315,13 +315,13 @@ func (s *Server) StopAccepting() { s.stop() }
 // channel closes the worker pool, when the handler returns. Listeners and connections
 // are closed either way, each connection on a goroutine of its own: a
 // connection whose transport session's Close or heartbeat stop does not
-// return is left closing too, and StuckCalls names the call it waits on
-// (tester20 N3); so is one whose heartbeat Watch, or whose acceptor's
+// return is left closing too, and StuckCalls names the call it waits on;
+// so is one whose heartbeat Watch, or whose acceptor's
 // session Accept, never returns. A connection whose session Close failed
 // (returned an error, or panicked) is waited for closeGrace at most, then
 // given up at once, whatever ctx (its net.Conn closed when the session
 // gives one: NetConn() net.Conn); StuckCalls lists every failed session
-// Close and heartbeat stop, with its error (tester21 A, C). Close, in
+// Close and heartbeat stop, with its error. Close, in
 // contrast, waits for every goroutine, but for those of a connection
 // whose session Close failed.
 func (s *Server) Shutdown(ctx context.Context) error {

@@ -6,7 +6,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Point names, URL keys and defaults (DESIGN §3, §4).
+// Point names, URL keys and defaults.
 const (
 	PointTransport   = "transport"
 	PointRegistry    = "registry"

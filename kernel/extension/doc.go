@@ -1,5 +1,5 @@
 // Package extension holds airnode's catalogs: for each extension point, the
-// named extensions that can be selected by URL parameters (DESIGN §4).
+// named extensions that can be selected by URL parameters.
 //
 // A Point is strict when filled (empty, malformed, reserved or duplicate
 // names are errors, and so is a codec wire id outside 1-31 or held by

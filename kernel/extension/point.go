@@ -61,7 +61,7 @@ type options struct {
 // BareNumberSelectsDefault makes a bare non-negative integer in the point's
 // key select the default extension, the number being the value of
 // intervalKey in milliseconds. This is Dubbo's "heartbeat=60000": the
-// default heartbeat strategy with a 60 s interval (DESIGN §3). Normalize
+// default heartbeat strategy with a 60 s interval. Normalize
 // rewrites such a URL into the explicit form.
 func BareNumberSelectsDefault(intervalKey string) Option {
 	return func(o *options) { o.numberKey = intervalKey }
@@ -147,7 +147,7 @@ func ValidName(name string) error {
 //     its own (such as "evil.accesslog") secret instead`; and the
 //     converse: a key declared without Secret that an earlier extension's
 //     mark hides (`filter: "accesslog" declares "accesslog", which filter
-//     "evil" (t21) declared secret: ...`). Of the two, the later is
+//     "evil" (/opt/evil) declared secret: ...`). Of the two, the later is
 //     refused. A mark hides a key k when it is k, when k ends in "."+mark
 //     ("choices" would hide "wlr.choices"), or when it is a method-level
 //     form "M.k" of k other than "<ext's name>.k". Keys shared on purpose

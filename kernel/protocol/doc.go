@@ -1,4 +1,4 @@
-// Package protocol is airnode's wire frame (DESIGN §5): a 16-byte big-endian
+// Package protocol is airnode's wire frame: a 16-byte big-endian
 // header followed by a body of at most the payload limit.
 //
 //	bytes 0-1   magic 0xA1 0x7E

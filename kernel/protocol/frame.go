@@ -9,7 +9,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Frame layout constants (DESIGN §5).
+// Frame layout constants.
 const (
 	// HeaderLen is the length of a frame header in bytes.
 	HeaderLen = 16

@@ -2,7 +2,7 @@
 // function per extension point (TestTransport, TestCodec, TestRegistry,
 // TestLoadBalance, TestCluster, TestHeartbeat, TestFilter), which every
 // implementation of that point — bundled, third-party or served by a
-// plugin process — runs from its own tests (STYLE 13):
+// plugin process — runs from its own tests:
 //
 //	func TestConformance(t *testing.T) { spitest.TestTransport(t, smux.Builder{}) }
 //

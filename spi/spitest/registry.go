@@ -18,7 +18,7 @@ import (
 // is generous for loaded CI machines.
 const RegistryWait = 10 * time.Second
 
-// TestRegistry runs the registry conformance suite (DESIGN §7). newRegistry
+// TestRegistry runs the registry conformance suite. newRegistry
 // returns a fresh, unstarted Registry each time it is called; registries
 // returned within one test share one backend, so one can act as provider
 // and another as consumer. The suite closes every registry it makes. Each

@@ -6,8 +6,8 @@ import "github.com/airnode/airnode/internal/cyclecheck"
 // without end: a value that reaches itself ("encountered a cycle via
 // *main.Node", encoding/json's words) or one nested deeper than MaxDepth
 // maps and arrays. msgpack encodes by recursion, and such a value
-// overflowed the stack, a fatal error that killed the whole process
-// (tester10). Struct fields are the ones msgpack encodes: fallbackTag
+// overflowed the stack, a fatal error that killed the whole process.
+// Struct fields are the ones msgpack encodes: fallbackTag
 // names the struct tag read when a field has no msgpack tag, "json" for
 // this codec's Encoder (whose Encode makes this check), "" for
 // msgpack.Marshal. The common values (strings, []byte, numbers, structs

@@ -368,7 +368,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 // (SERVICE_NOT_FOUND), arguments that do not decode (BAD_REQUEST). The
 // kernel calls it (an optional interface of provider filters), so that
 // such a call has its line, with duration 0 and before_filters=true, as
-// on the consumer (tester15 D). inv has no arguments (none were decoded).
+// on the consumer. inv has no arguments (none were decoded).
 func (f *Filter) Rejected(ctx context.Context, inv *spi.Invocation, err error) {
 	if f.off || f.side != spi.Provider {
 		return

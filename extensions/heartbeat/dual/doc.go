@@ -1,4 +1,4 @@
-// Package dual is the "dual" heartbeat strategy (DESIGN §6): the
+// Package dual is the "dual" heartbeat strategy: the
 // two-timer bidirectional design Apache Dubbo 2.7.0 shipped
 // (HeartbeatTimerTask and ReconnectTimerTask on a HashedWheelTimer).
 //
@@ -24,9 +24,9 @@
 // backlog waits the reconnect task checks every min(timeout/4, 1 s) and
 // stamps the peer alive at its previous check, so a black hole, which
 // acknowledges nothing, is still closed within timeout + a tick of the
-// last acknowledgement (tester25 N6; package acks). When the provider's
-// channel carries the consumer's heartbeat settings (spi.PeerHeartbeat,
-// issue 4 item 7), the provider's timeout is the consumer-derived one
+// last acknowledgement (package acks). When the provider's
+// channel carries the consumer's heartbeat settings (spi.PeerHeartbeat),
+// the provider's timeout is the consumer-derived one
 // (a dual consumer's heartbeat.timeout; for an idle consumer its give-up
 // time plus a slack) and its first reconnect check runs after
 // min(heartbeat.timeout/3, 1 s) to pick the settings up.

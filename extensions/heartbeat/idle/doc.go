@@ -1,5 +1,5 @@
-// Package idle is the "idle" heartbeat strategy, airnode's default
-// (DESIGN §6): Netty's IdleStateHandler design, which Dubbo adopted in
+// Package idle is the "idle" heartbeat strategy, airnode's default:
+// Netty's IdleStateHandler design, which Dubbo adopted in
 // 2.7.1, plus per-channel failure counting.
 //
 // Only the consumer pings. After heartbeat.interval with nothing read it
@@ -22,9 +22,9 @@
 // close timeout on the provider) and stamps the peer alive at its
 // previous check, so a black-holed or hung peer, which acknowledges
 // nothing once its window is full, is closed within the usual bound
-// from its last acknowledgement (tester25 N2, N6; package acks).
+// from its last acknowledgement (package acks).
 //
-// Negotiation (issue 4 item 7): when the provider's channel carries the
+// Negotiation: when the provider's channel carries the
 // consumer's heartbeat settings (spi.PeerHeartbeat, sent with the
 // consumer's first ping), the provider closes after the consumer-derived
 // bound instead of heartbeat.timeout: for an idle consumer interval +

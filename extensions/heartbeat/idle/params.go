@@ -10,7 +10,7 @@ import (
 
 const component = "heartbeat idle"
 
-// Defaults (DESIGN §3).
+// Defaults.
 const (
 	DefaultRetries = 3                // heartbeat.retries
 	MaxRetries     = 1000             // heartbeat.retries upper bound

@@ -9,8 +9,8 @@
 // except that when both draws fell on one provider and the second was
 // drawn again among the others, the two scores are first divided by the
 // candidates' effective weights: with only two providers, both always
-// candidates, this is what makes warm-up hold (tester24: one at weight 1
-// of 100 got half the calls; now about 2 %). With equal weights it
+// candidates, this is what makes warm-up hold (without it, one at weight 1
+// of 100 got half the calls; with it, about 2 %). With equal weights it
 // changes nothing. Select says more.
 //
 // The estimate is this consumer's measured round trip of the provider's
@@ -23,7 +23,7 @@
 // 0 once), and that call's round trip replaces the estimate. So a
 // provider left alone after its calls timed out is judged again about
 // every second plus its timeout, and taken back as soon as it answers
-// fast (tester25: with the decay alone, a provider that hung for 6 s got
+// fast (with the decay alone, a provider that hung for 6 s got
 // no call for ~40 s); one still failing gets only those probes. A
 // provider with no answered call yet scores 0 while nothing is in flight
 // to it (new providers are tried at once).

@@ -21,8 +21,8 @@ import (
 // as the first one did. A provider left alone after its calls
 // timed out is thus judged again on one call about every StaleAfter, and
 // taken back as soon as that call is fast, instead of waiting until the
-// decay has brought a multi-second estimate down to its peers' (tester25:
-// ~40 s); Finagle reaches the same end through failure accrual's
+// decay has brought a multi-second estimate down to its peers' (about
+// 40 s after a 6 s hang); Finagle reaches the same end through failure accrual's
 // probation, Envoy through outlier ejection's timed return.
 //
 // Times are offsets on one monotonic clock chosen by the caller (the

@@ -66,13 +66,13 @@ func (b *Balancer) Penalty() time.Duration { return b.p.penalty }
 // the candidates' effective weights before they are compared. With equal
 // weights nothing changes (a provider that is less loaded wins). With
 // two providers it is what makes warm-up hold, since both are always
-// candidates (tester24: one at weight 1 of 100 got 50.3 % of the calls):
+// candidates (without it, one at weight 1 of 100 got 50.3 % of the calls):
 // the pair is drawn on the weights' merits in 2·p·(1-p) of the picks (p
 // the lighter one's weight share), so the lighter one, if no faster, gets
 // at most about twice its weight share, as with more providers: that much
 // when it wins the pairs drawn on merit (fewer calls in flight under
-// concurrent callers), less when its estimate is the higher one (tester24
-// setup on loopback: weight 1 of 101 2.0 %; 10 of 110 14 % at c=8,
+// concurrent callers), less when its estimate is the higher one (two
+// providers on loopback: weight 1 of 101 2.0 %; 10 of 110 14 % at c=8,
 // random 9.1 %). A much slower heavy provider still loses to a fast light
 // one in the redrawn pairs. Drawing with replacement would honour the
 // weights too but leave the pick no choice whenever the draws coincide;

@@ -7,7 +7,7 @@
 // and the lowest wins; providers within 1/8 of the lowest tie and are
 // picked at random by effective weight (package warmup).
 //
-// What differs from Dubbo, and why (tester24 finding 2). Dubbo's expected
+// What differs from Dubbo, and why. Dubbo's expected
 // time is the mean over a sliding window (slidePeriod, 30 s): thousands of
 // old fast samples outvoted new slow ones, so a provider 50 ms slower kept
 // every call for 16 s, one that recovered got none for ~47 s, and a

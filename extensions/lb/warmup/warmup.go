@@ -10,7 +10,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// URL keys and defaults (DESIGN §3). All three are owned by the provider.
+// URL keys and defaults. All three are owned by the provider.
 const (
 	KeyWeight    = "weight"
 	KeyWarmup    = "warmup"

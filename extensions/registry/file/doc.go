@@ -10,9 +10,9 @@
 // while that lock is held, so an entry whose owner's lock is free (or
 // whose owner file is gone) belongs to a dead process, and readers
 // ignore and remove it (a kill -9 is noticed at the next poll). A
-// registry holds one descriptor whatever the number of its entries (it
-// held one flocked descriptor per entry before tester22 finding 4: a
-// provider of 200 services held 200, which the accepts reserve does not
+// registry holds one descriptor whatever the number of its entries (one
+// flocked descriptor per entry would have a provider of 200 services
+// hold 200, which the accepts reserve does not
 // count). A provider URL registered by another live registry is an
 // error; a consumer URL is not: each registry has its own entry (two
 // nodes of a process referring to one service in one millisecond).
@@ -33,8 +33,8 @@
 // entry only when the directory changed and the entry is new. The
 // registries of one process share one inotify instance (one watch per
 // providers directory), created by the first to subscribe and closed
-// with the last (tester23 N3: 500 nodes of one process took all 128
-// instances of a Debian user). When inotify is unavailable
+// with the last (one per node, 500 nodes of one process took all 128
+// instances a Debian user is allowed). When inotify is unavailable
 // (fs.inotify.max_user_instances reached, or
 // fs.inotify.max_user_watches), Subscribe still succeeds: one Warn per
 // process names the limit, and the subscriptions see changes by

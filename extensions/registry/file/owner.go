@@ -21,7 +21,7 @@ import (
 // flocked by it for its life. An entry of that Registry is named
 // "<entry name>@<owner id>" (Separator): it is live while its owner's
 // lock is held, so a Registry holds one descriptor whatever the number of
-// its entries (it held one per entry, flocked, before tester22 finding 4).
+// its entries.
 const OwnersDir = ".owners"
 
 // Separator ends an entry's name before its owner id. url.QueryEscape

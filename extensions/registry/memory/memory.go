@@ -187,7 +187,7 @@ type Registry struct {
 // It returns once every subscriber of u's service key has applied the
 // new provider list (its notify returned), so that a consumer of the
 // same namespace lists a provider as soon as the provider's Export has
-// returned (tester10: a call right after Export found no provider); that
+// returned (otherwise a call right after Export could find no provider); that
 // wait is bounded by ctx and by deliveryWait (1s), after which Register
 // returns nil all the same. It must not be called from inside a notify
 // of this namespace's subscriptions of u's key (it would wait the bound

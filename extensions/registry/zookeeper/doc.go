@@ -15,7 +15,7 @@
 // its root, the registry's group): a Dubbo registry URL's path,
 // org.apache.dubbo.registry.RegistryService (DubboRegistryPaths), is not a
 // chroot, so such a URL copied from Dubbo means Dubbo's tree. A path was
-// ignored before tester16 finding 5, silently mixing fleets meant to be
+// ignored in earlier versions, silently mixing fleets meant to be
 // separate.
 //
 // One node per interface holds the entries of every group and version;

@@ -2,7 +2,7 @@
 // connection per session, multiplexed into streams by github.com/xtaci/smux
 // protocol v2. Either side may Open streams and the other Accepts them.
 //
-// smux's own keepalive is off (DESIGN §6: the heartbeat extension is the only
+// smux's own keepalive is off (the heartbeat extension is the only
 // liveness mechanism), and so is TCP keepalive; TCP_NODELAY is on.
 // Session.Done is closed when the session is closed, when the connection
 // fails (read or write error, reset, EOF), or when the peer breaks the smux

@@ -8,7 +8,7 @@
 // Closing the stream closes the session. Session.Done is closed by Close, or
 // as soon as a Read or Write on the stream fails (EOF, reset): the exchange
 // always reads, so a dead peer is noticed at once. Neither TCP keepalive nor
-// any other liveness check runs here (DESIGN §6: the heartbeat extension owns
+// any other liveness check runs here (the heartbeat extension owns
 // liveness); TCP_NODELAY is on.
 //
 // The stream implements LazyReader: ReadLazy waits for data holding no

@@ -118,8 +118,8 @@ func (nop) Watch(spi.Channel) func()                          { return func() {}
 func (nop) Encode(any) error                                  { return errNop }
 func (nop) Decode(any) error                                  { return errNop }
 
-// Catalogs returns catalogs filled with stand-ins under the names DESIGN §2
-// gives the bundled extensions, each with origin extension.Bundled:
+// Catalogs returns catalogs filled with stand-ins under the names of the
+// bundled extensions, each with origin extension.Bundled:
 //
 //	transport   smux tcp
 //	registry    file zookeeper direct memory
