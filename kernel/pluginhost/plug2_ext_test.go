@@ -1,16 +1,12 @@
 package pluginhost_test
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel/config"
-	"github.com/airnode/airnode/kernel/pluginhost"
 )
 
 // A plugin declared under another name than its extension gives itself
@@ -23,18 +19,10 @@ import (
 func TestDeclaredNameDiffersFromBinarysOwnName(t *testing.T) {
 	var logs logbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	h := pluginhost.New([]config.Plugin{
-		{Name: "acme.p2c", Point: "loadbalance", Command: binary("p2c")},
-		{Name: "static", Point: "registry", Command: binary("staticregistry")},
-	}, pluginhost.WithLogger(logger))
-	defer h.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c := bundle.Catalogs()
-	if err := h.Register(c); err != nil {
+	h, c, err := startHostLogging(t, logger,
+		config.Plugin{Name: "acme.p2c", Point: "loadbalance", Command: binary("p2c")},
+		config.Plugin{Name: "static", Point: "registry", Command: binary("staticregistry")})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if o, ok := c.LoadBalance.Origin("acme.p2c"); !ok || string(o) != binary("p2c") {

@@ -57,7 +57,13 @@ func testLogger(testing.TB) *slog.Logger {
 // bundled extensions, and closes it at cleanup.
 func startHost(t *testing.T, specs ...config.Plugin) (*pluginhost.Host, *extension.Catalogs, error) {
 	t.Helper()
-	h := pluginhost.New(specs, pluginhost.WithLogger(testLogger(t)), pluginhost.WithBackoff(50*time.Millisecond, time.Second))
+	return startHostLogging(t, testLogger(t), specs...)
+}
+
+// startHostLogging is startHost with the host logging to logger.
+func startHostLogging(t *testing.T, logger *slog.Logger, specs ...config.Plugin) (*pluginhost.Host, *extension.Catalogs, error) {
+	t.Helper()
+	h := pluginhost.New(specs, pluginhost.WithLogger(logger), pluginhost.WithBackoff(50*time.Millisecond, time.Second))
 	t.Cleanup(func() { _ = h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
