@@ -54,9 +54,9 @@ func TestHOps3_ShutdownSourcesOnePrecedence(t *testing.T) {
 		line      string
 	}{
 		{nil, []string{"--shutdown-wait", "12s", "-p", "shutdown.timeout=20s"},
-			`shutting down" wait=12s timeout=20s wait_from=--shutdown-wait timeout_from="URL key shutdown.timeout"`},
+			`shutting down" wait=12s timeout=20s wait_from=--shutdown-wait timeout_from="-p shutdown.timeout"`},
 		{[]string{"AIRNODE_SHUTDOWN_WAIT=12s"}, []string{"-p", "shutdown.timeout=20s"},
-			`shutting down" wait=12s timeout=20s wait_from=AIRNODE_SHUTDOWN_WAIT timeout_from="URL key shutdown.timeout"`},
+			`shutting down" wait=12s timeout=20s wait_from=AIRNODE_SHUTDOWN_WAIT timeout_from="-p shutdown.timeout"`},
 	} {
 		dir := t.TempDir()
 		p := startServe(t, "127.0.0.1:0", "file://"+dir, append([]string{"XDG_RUNTIME_DIR=" + dir}, tc.env...), "", tc.args...)
@@ -70,17 +70,26 @@ func TestHOps3_ShutdownSourcesOnePrecedence(t *testing.T) {
 	}
 
 	// Higher sources win, the flag's -p spelling too: -p over the
-	// environment, the environment over the file. Measured: SIGTERM to exit.
+	// environment, the environment and flags over the file, its
+	// shutdown: and its URL keys alike. Measured: SIGTERM to exit.
 	fileWait := filepath.Join(t.TempDir(), "plugins.yaml")
 	if err := os.WriteFile(fileWait, []byte("shutdown: {wait: 4s}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// the file's URL key (protocol:) too: the kernel read the largest
+	// export key, so it outlasted the flag
+	fileKey := filepath.Join(t.TempDir(), "plugins.yaml")
+	if err := os.WriteFile(fileKey, []byte("protocol: {shutdown.wait: 4s}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		env, args []string
 		line      string
 	}{
-		{[]string{"AIRNODE_SHUTDOWN_WAIT=4s"}, []string{"-p", "shutdown.wait=500ms"}, `wait=500ms timeout=10s wait_from="URL key shutdown.wait"`},
+		{[]string{"AIRNODE_SHUTDOWN_WAIT=4s"}, []string{"-p", "shutdown.wait=500ms"}, `wait=500ms timeout=10s wait_from="-p shutdown.wait"`},
 		{[]string{"AIRNODE_SHUTDOWN_WAIT=500ms"}, []string{"--config", fileWait}, `wait=500ms timeout=10s wait_from=AIRNODE_SHUTDOWN_WAIT`},
+		{nil, []string{"--config", fileKey, "--shutdown-wait", "500ms"}, `wait=500ms timeout=10s wait_from=--shutdown-wait`},
+		{[]string{"AIRNODE_SHUTDOWN_WAIT=500ms"}, []string{"--config", fileKey}, `wait=500ms timeout=10s wait_from=AIRNODE_SHUTDOWN_WAIT`},
 	} {
 		dir := t.TempDir()
 		p := startServe(t, "127.0.0.1:0", "file://"+dir, append([]string{"XDG_RUNTIME_DIR=" + dir}, tc.env...), "", tc.args...)
@@ -111,7 +120,7 @@ func TestHOps3_MemoryRegistrySkipsEveryWait(t *testing.T) {
 	}{
 		{nil, []string{"--shutdown-wait", "3s"}, "the 3s of --shutdown-wait is skipped"},
 		{[]string{"AIRNODE_SHUTDOWN_WAIT=3s"}, nil, "the 3s of AIRNODE_SHUTDOWN_WAIT is skipped"},
-		{nil, []string{"-p", "shutdown.wait=3s"}, "the 3s of URL key shutdown.wait is skipped"},
+		{nil, []string{"-p", "shutdown.wait=3s"}, "the 3s of -p shutdown.wait is skipped"},
 		{nil, nil, "the 2s of the default is skipped"},
 	} {
 		p := startServe(t, "127.0.0.1:0", "memory://", append(slicesClone(noAirnodeEnv), tc.env...), t.TempDir(), tc.args...)

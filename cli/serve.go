@@ -444,6 +444,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// --shutdown-timeout are (the largest of the exports' wins): the
 	// timeout is the whole budget from the signal, the drain gets what
 	// the wait leaves of it either way.
+	outrankFileShutdownKeys(exports, cfg.Shutdown, f.shutdown, logger)
 	budget := shutdownBudget(cfg.Shutdown, f.shutdown, exports)
 	if err := checkExports(cat, cfg, file, params, reg, exports, budget); err != nil {
 		return err
@@ -931,8 +932,8 @@ const (
 // (timeout), each the largest an export's URL gives (urlWait, urlTimeout:
 // one did), else the configuration's (--shutdown-wait,
 // --shutdown-timeout), as the kernel takes them (Node.ShutdownWait), and
-// where each came from (waitFrom, timeoutFrom: "URL key shutdown.wait"
-// for a URL's, else the configuration's source, shutdownOrigin).
+// where each came from (waitFrom, timeoutFrom: shutdownOrigin's labels,
+// "URL key shutdown.wait" for the file's URL keys: urlOrigin).
 type shutdownTimes struct {
 	wait, timeout         time.Duration
 	urlWait, urlTimeout   bool
@@ -947,13 +948,25 @@ func shutdownBudget(cfg config.Shutdown, origin shutdownOrigin, exports []planne
 		waitFrom: orDefault(origin.wait, originDefault), timeoutFrom: orDefault(origin.timeout, originDefault)}
 	for _, pe := range exports {
 		if d, err := pe.url.Duration(keyShutdownWait, -1); err == nil && d >= 0 && (!b.urlWait || d > b.wait) {
-			b.wait, b.urlWait, b.waitFrom = d, true, "URL key "+keyShutdownWait
+			b.wait, b.urlWait, b.waitFrom = d, true, urlOrigin(keyShutdownWait, d, cfg.Wait, origin.wait)
 		}
 		if d, err := pe.url.Duration(keyShutdownTimeout, -1); err == nil && d > 0 && (!b.urlTimeout || d > b.timeout) {
-			b.timeout, b.urlTimeout, b.timeoutFrom = d, true, "URL key "+keyShutdownTimeout
+			b.timeout, b.urlTimeout, b.timeoutFrom = d, true, urlOrigin(keyShutdownTimeout, d, cfg.Timeout, origin.timeout)
 		}
 	}
 	return b
+}
+
+// urlOrigin names where an export's shutdown key (key, d) came from: the
+// configuration's source (label) when that gave the same value to every
+// export (-p, a flag or variable outranking the file:
+// outrankFileShutdownKeys), else "URL key KEY" (the file's protocol: or
+// params:).
+func urlOrigin(key string, d, cfg time.Duration, label string) string {
+	if d == cfg && label != "" && label != originDefault && !strings.Contains(label, " in ") {
+		return label
+	}
+	return "URL key " + key
 }
 
 // checkShutdownParams refuses -p shutdown.wait or -p shutdown.timeout (in

@@ -173,3 +173,33 @@ func fileSetsShutdown(file, name string) bool {
 	_, ok = sh[name]
 	return ok
 }
+
+// outrankFileShutdownKeys gives way, on every export, the shutdown.wait
+// and shutdown.timeout URL keys the configuration file set (protocol: or
+// a service's params:) to a flag or environment variable that gave the
+// setting (origin: --shutdown-wait, AIRNODE_SHUTDOWN_WAIT, ...), which
+// ranks above the file (README "Configuration"): the kernel reads the
+// exports' keys, the largest winning, so a file's shutdown.wait: 4s
+// outlasted --shutdown-wait 300ms. -p values are in the URLs already,
+// above the file's. A file value that does not parse is left for
+// checkShutdownKeys to refuse. Each key replaced is logged at Info.
+func outrankFileShutdownKeys(exports []plannedExport, cfg config.Shutdown, origin shutdownOrigin, logger interface{ Info(string, ...any) }) {
+	for i, s := range shutdownSettings {
+		label, value := origin.wait, cfg.Wait
+		if i == 1 {
+			label, value = origin.timeout, cfg.Timeout
+		}
+		if label != "--"+s.flag && label != s.env {
+			continue
+		}
+		for j, pe := range exports {
+			v, ok := pe.url.Param(s.key)
+			if d, err := spi.ParseDuration(v); !ok || err != nil || d == value {
+				continue
+			}
+			exports[j].url = pe.url.With(s.key, value.String())
+			logger.Info("airnode serve: "+label+" outranks the configuration file's URL key", "key", s.key,
+				"file_value", v, "value", value, "service", pe.url.ServiceKey())
+		}
+	}
+}
