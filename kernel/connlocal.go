@@ -226,10 +226,11 @@ func (c *conn) redialForEntry() bool {
 // entryArrived is called when the directory builds the invoker for a
 // new registry entry (Refer's invoker factory): each of its connections
 // that was already open for the address and is down redials at once
-// (conn.redialForEntry).
+// (conn.redialForEntry), if the entry is new to it (conn.newEntry): not
+// when another reference of the node lists the same entry.
 func (r *remoteInvoker) entryArrived() {
 	for _, c := range r.conns {
-		if c.redialForEntry() {
+		if c.newEntry(r.url) && c.redialForEntry() {
 			c.logger.Debug("kernel: new registry entry for a provider that is down; redialing at once", "addr", c.addr)
 		}
 	}
