@@ -310,6 +310,12 @@ type benchOutcome struct {
 	// them says.
 	ConnectionsFailedHere int    `json:"connections_failed_here,omitempty"`
 	LocalError            string `json:"local_connect_error,omitempty"`
+	// ConnectError is why one connection that was not up at the end of
+	// the run failed its last attempt, when it failed at or on the way
+	// to its provider (a TLS verification failure, a refused
+	// connection; kernel.ProviderConnections.Err): the summary says it
+	// instead of guessing. Empty when none did.
+	ConnectError string `json:"connect_error,omitempty"`
 	// Reconnects counts the redials this process started during the run
 	// (warm-up included) after a connection died, and HeartbeatCloses the
 	// connections its heartbeat closed (idle or silent too long, pings
@@ -560,6 +566,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if n, lerr := ref.LocalConnectFailures(); n > 0 {
 			o.ConnectionsFailedHere, o.LocalError = n, lerr.Error()
 		}
+		o.ConnectError = connectError(ref, o.LocalError)
 		if n, mixErrs := stopMix(); o.Report != nil && f.mixResp > 0 {
 			o.Background = &backgroundReport{Resp: f.mixResp, Concurrency: f.mixC, Calls: n, Errors: mixErrs}
 		}
@@ -1536,7 +1543,11 @@ func (b *progressBar) draw(p bench.Progress) {
 // (ConnectionsLost) are not blamed on the provider's descriptors either,
 // and providers that restarted or left during the run are named after
 // the count (tester27 finding 8): "1 connection(s); 1 provider restarted
-// during the run (...)".
+// during the run (...)". When a connection's last attempt failed for a
+// known cause (ConnectError: a TLS verification failure, a refused
+// connection) that is said instead of the guess: "only 1 of 2
+// connection(s) up (the others failed to connect: ...: x509: certificate
+// signed by unknown authority)".
 func connectionsText(o benchOutcome, perProvider int) string {
 	text := fmt.Sprintf("%d connection(s)", perProvider)
 	if short := o.ConnectionsAsked - o.ConnectionsUp; o.ConnectionsAsked > 0 && short > 0 {
@@ -1551,7 +1562,10 @@ func connectionsText(o benchOutcome, perProvider int) string {
 		if o.ConnectionsLost > 0 {
 			why = append(why, fmt.Sprintf("%d were up and went down during the run, their provider still listed: killed, stalled or cut off?", o.ConnectionsLost))
 		}
-		const refused = "got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log"
+		refused := "got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log"
+		if o.ConnectError != "" {
+			refused = "failed to connect: " + o.ConnectError
+		}
 		if rest := short - o.ConnectionsFailedHere - o.ConnectionsLost; rest > 0 && len(why) > 0 {
 			why = append(why, fmt.Sprintf("%d other(s) %s", rest, refused))
 		} else if rest > 0 {
@@ -1566,6 +1580,26 @@ func connectionsText(o benchOutcome, perProvider int) string {
 		text += fmt.Sprintf("; %d provider(s) left during the run and did not come back", n)
 	}
 	return text
+}
+
+// connectError returns why a connection of ref that is not up failed its
+// last attempt (kernel.ProviderConnections.Err), the first one listed,
+// unless that is the local failure already reported (local); "" when
+// there is none or it is the first ping's generic "closed the connection"
+// (the summary's own guess says more then).
+func connectError(ref *kernel.Reference, local string) string {
+	for _, p := range ref.ProviderConnections() {
+		if p.Err == nil || p.Leaving {
+			continue
+		}
+		msg := p.Err.Error()
+		if local != "" && strings.Contains(msg, local) || strings.Contains(local, msg) ||
+			strings.Contains(msg, "the provider closed the connection during the first ping") {
+			continue
+		}
+		return msg
+	}
+	return ""
 }
 
 // printOutcome prints a single case's summary. Failed calls come first

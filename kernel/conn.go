@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/spi"
 )
@@ -456,6 +457,11 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 		strings.HasPrefix(reason, "open stream: ")
 	switch spi.StatusOf(err) {
 	case spi.StatusChannelInactive:
+		if why := tlsconf.Explain(err); why != "" {
+			// under TLS 1.3 the provider's verdict on this consumer's
+			// certificate arrives only now, as an alert: it is the cause
+			return fmt.Errorf("connected, but %s (during the first ping, after %v): %w", why, took.Round(time.Millisecond/10), err)
+		}
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}

@@ -17,6 +17,11 @@ type ProviderConnections struct {
 	// shutdown (Dubbo's read-only event, or the draining event): its
 	// connections are going away by design, not refused.
 	Leaving bool
+	// Err is why one of its connections that is not up failed its last
+	// attempt (CHANNEL_INACTIVE "cannot connect to provider ...: ..."):
+	// a TLS verification failure, a refused connection; nil when all are
+	// up or none has failed an attempt yet.
+	Err error
 }
 
 // ProviderConnections returns, for each provider the directory lists now,
@@ -33,6 +38,8 @@ func (r *Reference) ProviderConnections() []ProviderConnections {
 		for _, c := range ri.conns {
 			if c.ready() {
 				p.Up++
+			} else if st := c.state.Load(); st != nil && st.ch == nil && st.err != nil && p.Err == nil {
+				p.Err = st.err
 			}
 			if st := c.state.Load(); st != nil && st.ch != nil {
 				if ro, ok := st.ch.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {

@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -179,16 +181,60 @@ func Handshake(ctx context.Context, c net.Conn, cfg *tls.Config, addr string) (n
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 			return nil, fmt.Errorf("tlsconf: handshake with %s: %w (is the provider serving TLS?)", addr, err)
 		}
+		if why := Explain(err); why != "" {
+			return nil, fmt.Errorf("tlsconf: handshake with %s: %s: %w", addr, why, err)
+		}
 		return nil, fmt.Errorf("tlsconf: handshake with %s: %w", addr, err)
 	}
 	return tc, nil
+}
+
+// Explain says, for a consumer, what a TLS failure err means and what to
+// do, or returns "" when err is no TLS failure it knows. It reads the
+// consumer's own verdict on the provider's certificate (x509: unknown
+// authority, expired, another host) and the provider's verdict on the
+// consumer's, which arrives as an alert ("remote error: tls: ...", under
+// TLS 1.3 only with the first read after the handshake, so also in the
+// text of a failed first ping).
+func Explain(err error) string {
+	var (
+		unknown  x509.UnknownAuthorityError
+		invalid  x509.CertificateInvalidError
+		hostname x509.HostnameError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		return "the provider's certificate is signed by a CA this consumer does not trust: give that CA's certificate with " + KeyCA + "=FILE (airnode call/bench: -p " + KeyCA + "=FILE; default: the system's roots)"
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "the provider's certificate (its " + KeyCert + ") has expired or is not valid yet: the provider must renew it"
+	case errors.As(err, &hostname):
+		return "the provider's certificate does not name the address dialed: set " + KeyServerName + " to a name it holds, or dial a name it holds"
+	}
+	msg := err.Error()
+	i := strings.Index(msg, "remote error: tls: ")
+	if i < 0 {
+		return ""
+	}
+	alert := msg[i+len("remote error: tls: "):]
+	if j := strings.IndexAny(alert, ")\n"); j >= 0 {
+		alert = alert[:j]
+	}
+	switch alert {
+	case "expired certificate":
+		return "the provider rejected this consumer's certificate (" + KeyCert + "): expired certificate: renew it"
+	case "bad certificate", "unknown certificate authority", "unsupported certificate", "revoked certificate", "certificate unknown":
+		return "the provider rejected this consumer's certificate (" + KeyCert + "): " + alert + ": it must be signed by a CA in the provider's " + KeyCA + " and be valid now"
+	case "certificate required":
+		return "the provider requires a client certificate (mutual TLS): set " + KeyCert + " and " + KeyKey
+	}
+	return "the provider refused this consumer's TLS handshake: " + alert
 }
 
 // Listener returns a listener whose connections are TLS server
 // connections with cfg. Each one runs its handshake on its first Read or
 // Write, bounded by timeout (DefaultHandshakeTimeout when 0); a failed
 // handshake closes the connection, is reported to report with the peer's
-// address (nil: a warning on slog.Default()), and fails that Read or
+// address (nil: a Warn line on slog.Default(), bounded per kind of failure and naming the consumer's certificate), and fails that Read or
 // Write. Accept itself
 // never waits for a handshake, so one slow consumer delays no other.
 func Listener(l net.Listener, cfg *tls.Config, timeout time.Duration, report func(remote string, err error)) net.Listener {
@@ -203,6 +249,71 @@ type listener struct {
 	cfg     *tls.Config
 	timeout time.Duration
 	report  func(string, error)
+	limits  ratelog.Limiter // bounds the default report's lines
+}
+
+// warn is the default report of a failed handshake: a Warn line on
+// slog.Default(), bounded per kind of failure (ratelog: the first, then
+// one per doubling up to 1,024, then one every 10 s, with suppressed and
+// in_burst), so a consumer whose certificate is rejected and that redials
+// every 0.5 s makes about 11 lines in its first 10 minutes, not 1,200.
+// The line names the consumer's certificate (peer_subject, peer_issuer)
+// when it sent one, and says why (hint) when the failure alone does not.
+func (l *listener) warn(remote string, err error, tc *tls.Conn) {
+	lg := slog.Default()
+	if !lg.Enabled(context.Background(), slog.LevelWarn) {
+		return
+	}
+	ok, suppressed, n := l.limits.Allow(ratelog.Class(err.Error()), time.Now())
+	if !ok {
+		return
+	}
+	attrs := []any{"remote", remote, "err", err}
+	if cert := peerCertificate(err, tc); cert != nil {
+		attrs = append(attrs, "peer_subject", cert.Subject.String(), "peer_issuer", cert.Issuer.String())
+	}
+	if h := serverHint(err, l.cfg); h != "" {
+		attrs = append(attrs, "hint", h)
+	}
+	lg.Warn("tlsconf: handshake failed; connection closed", ratelog.Attrs(attrs, suppressed, n)...)
+}
+
+// peerCertificate returns the certificate the consumer presented on a
+// failed handshake: the unverified one when verification failed, else
+// the one the connection holds; nil when it sent none.
+func peerCertificate(err error, tc *tls.Conn) *x509.Certificate {
+	var ve *tls.CertificateVerificationError
+	if errors.As(err, &ve) && len(ve.UnverifiedCertificates) > 0 {
+		return ve.UnverifiedCertificates[0]
+	}
+	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+		return certs[0]
+	}
+	return nil
+}
+
+// serverHint says what a provider-side handshake failure err means when
+// err alone (EOF, a reset, a TLS alert) does not: Go consumers hang up
+// without an alert when they lack the certificate mutual TLS asks for, or
+// hold one from a CA outside the provider's tls.ca; and they send "bad
+// certificate" for every provider certificate they reject. "" when err
+// says it already.
+func serverHint(err error, cfg *tls.Config) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		if cfg.ClientAuth == tls.RequireAndVerifyClientCert {
+			return "the consumer hung up during the handshake: under mutual TLS (" + KeyCA + ") a consumer without " + KeyCert +
+				", or with a certificate from a CA that " + KeyCA + " does not hold, does so (its own error says which); else it is not a TLS client, or a port check"
+		}
+		return "the consumer hung up during the handshake: not a TLS client, a port check, or a consumer that gave up (its connect.timeout)"
+	case strings.Contains(msg, "remote error: tls: bad certificate"), strings.Contains(msg, "remote error: tls: unknown certificate authority"),
+		strings.Contains(msg, "remote error: tls: certificate expired"), strings.Contains(msg, "remote error: tls: expired certificate"):
+		return "the consumer rejected this provider's certificate (" + KeyCert + "): expired? not naming the address the consumer dialed? signed by a CA outside the consumer's " + KeyCA + "? the consumer's error says which"
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return "the consumer speaks clear text: it needs " + KeyTLS + "=true (through a registry it takes it from this provider's URL unless it sets " + KeyTLS + "=false)"
+	}
+	return ""
 }
 
 // Accept returns the next connection, wrapped.
@@ -240,7 +351,7 @@ func (c *serverConn) handshake() error {
 			if c.l.report != nil {
 				c.l.report(c.raw.RemoteAddr().String(), err)
 			} else {
-				slog.Default().Warn("tlsconf: handshake failed; connection closed", "remote", c.raw.RemoteAddr().String(), "err", err)
+				c.l.warn(c.raw.RemoteAddr().String(), err, c.Conn)
 			}
 		}
 	})

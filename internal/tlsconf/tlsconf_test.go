@@ -99,11 +99,17 @@ func startEcho(t *testing.T, cfg *tls.Config) *echoServer {
 		t.Fatal(err)
 	}
 	s := &echoServer{}
-	s.ln = Listener(raw, cfg, 2*time.Second, func(remote string, err error) {
+	startEchoOn(t, s, Listener(raw, cfg, 2*time.Second, func(remote string, err error) {
 		s.mu.Lock()
 		s.reports = append(s.reports, err.Error())
 		s.mu.Unlock()
-	})
+	}))
+	return s
+}
+
+// startEchoOn serves ln on s: each connection echoes what it reads.
+func startEchoOn(t *testing.T, s *echoServer, ln net.Listener) {
+	s.ln = ln
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -121,7 +127,6 @@ func startEcho(t *testing.T, cfg *tls.Config) *echoServer {
 		}
 	}()
 	t.Cleanup(func() { s.ln.Close(); s.wg.Wait() })
-	return s
 }
 
 func (s *echoServer) addr() string { return s.ln.Addr().String() }

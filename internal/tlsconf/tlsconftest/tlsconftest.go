@@ -58,10 +58,22 @@ func NewCA(t testing.TB, name string) *CA {
 // key, signed by ca, usable for both server and client authentication.
 func (ca *CA) Issue(t testing.TB, name string) (certFile, keyFile string) {
 	t.Helper()
+	return ca.issue(t, name, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+}
+
+// IssueExpired is Issue for a certificate that expired a day ago (valid
+// for the day before).
+func (ca *CA) IssueExpired(t testing.TB, name string) (certFile, keyFile string) {
+	t.Helper()
+	return ca.issue(t, name, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+}
+
+func (ca *CA) issue(t testing.TB, name string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
