@@ -59,12 +59,15 @@
 // heartbeat events. The provider guards against ping floods as gRPC's
 // too_many_pings does, judged by rate (GCRA, notePing): on an idle channel
 // a consumer may ping once per Options.MinPingInterval×3/4 (default 1 s),
-// while a request runs once per MinPingInterval/100 (faster is a flood
+// while a request runs or answers of 64 KiB or more wait to be written
+// once per MinPingInterval/100 (faster is a flood
 // even while calls run), with up to pingBurst (8) pings arriving early together
 // (a lossy link delivers pings held behind a lost segment at once);
 // a ping beyond that is a strike, a request read or
 // a ping on time resets the count, pings read together from one buffer
-// fill (sent while this side was stopped) are judged once, and the strike
+// fill, or as the backlog found when the reader reads again after its
+// unsent answers stopped it (sent while this side was stopped), are
+// judged once, and the strike
 // after Options.MaxPingStrikes (default 2) closes the channel with the
 // logged reason "too many pings". A heartbeat may carry a body, the sender's
 // heartbeat keys as a query string (Options.Hello, HeartbeatHello): the

@@ -147,6 +147,12 @@ const activePingDivisor = 100
 // (tester26 finding 1).
 const pingBurst = 8
 
+// busyUnsent is how many bytes of answers unsent to the peer make the
+// ping-flood guard judge a channel as busy, not idle: while a large answer
+// crosses a slow link the consumer's heartbeats check the provider is
+// alive, as they do while a call runs (activePingDivisor).
+const busyUnsent = 64 << 10
+
 // notePing judges one heartbeat request arriving at now on the provider
 // and returns an error (closing the channel) after too many strikes; it
 // also logs, once, a consumer pinging under half its advertised interval.
@@ -163,9 +169,12 @@ const pingBurst = 8
 // start again from 0 when a request is read, and when a ping arrives no
 // earlier than tat (the consumer kept to the rate); a consumer pinging
 // twice too fast never gets there and is closed within about
-// 4 × pingBurst pings. Pings read together from one buffer fill arrived
-// while this side was not reading (a SIGSTOP, a VM pause, a stalled
-// reader): they were sent over that time, so only the first is judged.
+// 4 × pingBurst pings. Pings read together from one buffer fill, or
+// read as a backlog right after the reader waited for its unsent answers
+// to drain (stallBacklogWindow), arrived while this side was not reading
+// (a SIGSTOP, a VM pause, a stalled reader): they were sent over that
+// time, so only the first is judged. A channel with busyUnsent bytes of
+// answers unsent is judged as one where a request runs.
 func (c *Channel) notePing(now time.Time) error {
 	c.guardMu.Lock()
 	defer c.guardMu.Unlock()
@@ -173,18 +182,27 @@ func (c *Channel) notePing(now time.Time) error {
 	data := c.dataSeen.Swap(false)
 	prev := g.lastPing
 	g.lastPing = now
+	// A ping while a request runs on the channel, or while its answers
+	// are still being written, checks that the provider is alive during
+	// a long call: what heartbeats are for, so only a flood strikes
+	// (activePingDivisor).
+	limit, shown, where := g.minInterval-g.minInterval/4, g.minInterval, "on an idle connection"
+	active := true
+	switch {
+	case c.inflight.Load() > 0:
+		where = "while a call runs"
+	case c.w.unsent.Load() >= busyUnsent:
+		where = "while answers are being written"
+	default:
+		active = false
+	}
+	if active {
+		limit = g.minInterval / activePingDivisor
+		shown = limit
+	}
 	batch := c.readBatches.Load()
 	sameBatch := batch == g.lastBatch
 	g.lastBatch = batch
-	// A ping while a request runs on the channel checks that the provider
-	// is alive during a long call: what heartbeats are for, so only a
-	// flood strikes (activePingDivisor).
-	active := c.inflight.Load() > 0
-	limit, shown, where := g.minInterval-g.minInterval/4, g.minInterval, "on an idle connection"
-	if active {
-		limit, where = g.minInterval/activePingDivisor, "while a call runs"
-		shown = limit
-	}
 	if data || prev.IsZero() {
 		g.strikes, g.tat = 0, now.Add(limit)
 		return nil

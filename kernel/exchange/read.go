@@ -86,8 +86,23 @@ type reader struct {
 	// provider: read no frame while the peer has highWater bytes unsent
 	// (backpressure.go)
 	backpressure bool
+	// mono() until which the frames read are one read batch for the
+	// ping-flood guard, after the reader waited for room (0: none)
+	backlogUntil int64
 	hb           [protocol.HeaderLen]byte
 }
+
+// stallBacklogWindow is how long after a reader stopped by its unsent
+// answers (waitRoom) reads again the frames it reads count as one read
+// batch for the ping-flood guard: the pings a consumer sent while it was
+// not read are a backlog, read within microseconds, that arrived over the
+// whole stall. Over plain TCP they share a buffer fill, but over TLS every
+// ping is a record of its own, read alone: judged one by one, the dozen
+// pings a dual heartbeat at 1 s queued while a provider wrote 8 MiB of
+// answers over a 4 Mbit/s link closed that busy connection as "too many
+// pings" (tester30 finding 7). A flood goes on being judged once the
+// window ends, and its backlog is bounded by the socket's receive buffer.
+const stallBacklogWindow = 50 * time.Millisecond
 
 // loop reads and dispatches frames until the stream ends (true) or a
 // request running on this goroutine was handed off (false: the loop goes
@@ -95,8 +110,14 @@ type reader struct {
 func (r *reader) loop() bool {
 	c, br := r.c, r.br
 	for {
-		if r.backpressure && c.overHighWater() && !c.waitRoom(r) {
-			return true // died while stalled
+		if r.backpressure && c.overHighWater() {
+			waited := mono()
+			if !c.waitRoom(r) {
+				return true // died while stalled
+			}
+			if now := mono(); now-waited >= int64(time.Millisecond) {
+				r.backlogUntil = now + int64(stallBacklogWindow)
+			}
 		}
 		h, err := protocol.ReadHeader(br, &r.hb, c.payload)
 		if err != nil && errors.Is(err, protocol.ErrTooLarge) {
@@ -128,7 +149,10 @@ func (r *reader) loop() bool {
 		// lastRead is for heartbeats (seconds): refresh it when the buffer
 		// runs dry (the last frame of a batch) and every 64 frames.
 		more := br.Buffered() > 0
-		if !r.inBatch {
+		if r.backlogUntil != 0 && mono() >= r.backlogUntil {
+			r.backlogUntil = 0
+		}
+		if !r.inBatch && r.backlogUntil == 0 {
 			c.readBatches.Add(1) // the ping-flood guard counts one strike per batch
 		}
 		r.inBatch = more
