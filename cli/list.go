@@ -19,7 +19,7 @@ import (
 // listCommand returns `airnode list [--keys | POINT [EXTENSION]]` and
 // `airnode list --explain URL`.
 func listCommand(a *app) *cobra.Command {
-	var explain, provider string
+	var explain, provider, registry string
 	var keys bool
 	cmd := &cobra.Command{
 		Use:   "list [--keys | POINT [EXTENSION]] | list --explain URL [--provider PROVIDER_URL]",
@@ -61,7 +61,8 @@ hash.*, executes, actives); a method-level key of a point chosen per
 connection, provider or service (transport, heartbeat, connect.timeout,
 filter, ...) has no effect and gets a warning line on stderr. Then the
 filter chain of each side, the dispatcher (adaptive, all or direct) and
-the registry chosen by the configured registry URL.
+the registry chosen by the registry URL (--registry, else the
+configuration's or AIRNODE_REGISTRY's).
 
 URL is explained as call and bench use it, the consumer's reference (the
 config's reference of its interface gives defaults; a key URL sets beats
@@ -80,8 +81,8 @@ effective value of each kernel key and where it comes from.
 
 URL takes call's SERVICE_URL forms: a URL, or a service key alone
 ("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a
-service key the registry call would use (the config's, else the default)
-is asked for the providers (at most 3 s): with any, the first one's URL
+service key the registry call would use (--registry, else the config's
+or AIRNODE_REGISTRY's, else the default) is asked for the providers (at most 3 s): with any, the first one's URL
 as published is the provider URL (as with --provider), the providers row
 names them all with their transport, and a method-level key naming a
 method the provider's methods= lacks gets a warning, as call gives;
@@ -103,7 +104,8 @@ consumer, the provider or the default.`,
   airnode list loadbalance
   airnode list transport smux
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
-  airnode list --explain demo.Echo`,
+  airnode list --explain demo.Echo
+  airnode list --explain demo.Echo --registry zookeeper://127.0.0.1:2181`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
@@ -112,6 +114,9 @@ consumer, the provider or the default.`,
 			cfg, err := a.Config(nil)
 			if err != nil {
 				return err
+			}
+			if registry != "" { // as call's and bench's: beats the configuration's and AIRNODE_REGISTRY
+				cfg.Registry = registry
 			}
 			cat, err := a.Catalogs()
 			if err != nil {
@@ -152,6 +157,7 @@ consumer, the provider or the default.`,
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
 	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys the kernel reads and every extension declares (type, default, meaning) instead of the extension listing")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
+	cmd.Flags().StringVar(&registry, "registry", "", `registry URL: --explain of a service key asks it for the providers, and the registry row names it (default: the configuration's or AIRNODE_REGISTRY's, else the "file" registry)`)
 	return cmd
 }
 
