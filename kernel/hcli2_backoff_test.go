@@ -8,6 +8,7 @@ import (
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -23,25 +24,8 @@ import (
 func TestHCLI2_RereferKeepsBackoff(t *testing.T) {
 	cat := testCatalogs(t)
 	regURL := spi.MustParse("memory://hcli2-backoff")
-	b, err := cat.Registry.Get("memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := b.Build(regURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := e.URL().Address()
-	// the test writes the entry, so that stopping the provider leaves it listed
-	if err := reg.Register(ctxT(t), e.URL().With("timestamp", "1000")); err != nil {
-		t.Fatal(err)
-	}
+	_, p, entry := listedProvider(t, cat, regURL, "1000")
+	addr := entry.Address()
 	var log logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))), WithRegistry(regURL))
 	defer c.Close()
@@ -74,4 +58,33 @@ func TestHCLI2_RereferKeepsBackoff(t *testing.T) {
 			dials, time.Since(start).Round(time.Millisecond), log.String())
 	}
 	t.Logf("%d failed redials in %v", dials, time.Since(start).Round(time.Millisecond))
+}
+
+// listedProvider exports demo.Echo on a free loopback port from a
+// provider node of its own, on no registry, and registers its URL with
+// the given timestamp in regURL, a memory registry it builds from cat
+// (closed at the test's end): the test writes the entry, so that stopping
+// the provider leaves it listed, as after kill -9. It returns the
+// registry, the provider and the entry.
+func listedProvider(t *testing.T, cat *extension.Catalogs, regURL spi.URL, timestamp string) (spi.Registry, *Node, spi.URL) {
+	t.Helper()
+	b, err := cat.Registry.Get("memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := b.Build(regURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Close() })
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	e, err := p.Export(ctxT(t), demo.New("p1", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := e.URL().With("timestamp", timestamp)
+	if err := reg.Register(ctxT(t), entry); err != nil {
+		t.Fatal(err)
+	}
+	return reg, p, entry
 }

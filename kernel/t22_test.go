@@ -203,27 +203,10 @@ func TestT22_LocalFailureLinesBounded(t *testing.T) {
 func TestT22_NewEntryRedialsAtOnce(t *testing.T) {
 	cat := testCatalogs(t)
 	regURL := spi.MustParse("memory://t22-redial")
-	b, err := cat.Registry.Get("memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := b.Build(regURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
 	// the provider: a node of its own, on no registry; its entries are
 	// the test's to write, so that stopping it leaves its entry in place
-	p1 := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
-	e1, err := p1.Export(ctxT(t), demo.New("p1", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := e1.URL().Address()
-	old := e1.URL().With("timestamp", "1000")
-	if err := reg.Register(ctxT(t), old); err != nil {
-		t.Fatal(err)
-	}
+	reg, p1, old := listedProvider(t, cat, regURL, "1000")
+	addr := old.Address()
 	var log logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithRegistry(regURL))
 	defer c.Close()
