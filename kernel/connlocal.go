@@ -12,6 +12,7 @@ import (
 
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/netaccept"
+	"github.com/airnode/airnode/internal/ratelog"
 )
 
 // Connection attempts that fail for a reason of this process or host, not
@@ -80,26 +81,17 @@ type localFailure struct {
 }
 
 // Local connect failures are logged at Warn, bounded per base logger and
-// reason as the exchange bounds its lines (kernel/exchange ratelog.go,
-// internal/netaccept): the first of a burst, then one each time the
-// burst's count doubles up to localLogDoublings, then one every
-// localLogEvery, each after the first with suppressed (left out since the
-// line before) and in_burst. A reason quiet for localLogEvery starts a
-// new burst. 300 connections failing 6 times each: 11 lines, not 1,800.
-const (
-	localLogEvery     = 10 * time.Second
-	localLogDoublings = 1024
-	maxLocalLogBases  = 256 // loggers kept; beyond, the table starts afresh
-)
-
-type localBurst struct {
-	n, suppressed       int64
-	lastLine, lastEvent time.Time
-}
+// reason with internal/ratelog, as the exchange bounds its lines (kernel/exchange
+// ratelog.go, internal/netaccept): the first of a burst, then one each
+// time the burst's count doubles up to 1,024, then one every 10 s, each
+// after the first with suppressed (left out since the line before) and
+// in_burst. A reason quiet for 10 s starts a new burst. 300 connections
+// failing 6 times each: 11 lines, not 1,800.
+const maxLocalLogBases = 256 // loggers kept; beyond, the table starts afresh
 
 var (
 	localLogMu sync.Mutex
-	localLogs  = map[*slog.Logger]map[string]*localBurst{}
+	localLogs  = map[*slog.Logger]*ratelog.Limiter{}
 )
 
 // allowLocalLine reports whether a local failure of reason at now is
@@ -107,31 +99,16 @@ var (
 // burst's count.
 func allowLocalLine(base *slog.Logger, reason string, now time.Time) (ok bool, suppressed, inBurst int64) {
 	localLogMu.Lock()
-	defer localLogMu.Unlock()
-	m := localLogs[base]
-	if m == nil {
+	l := localLogs[base]
+	if l == nil {
 		if len(localLogs) >= maxLocalLogBases {
 			clear(localLogs)
 		}
-		m = map[string]*localBurst{}
-		localLogs[base] = m
+		l = &ratelog.Limiter{}
+		localLogs[base] = l
 	}
-	b := m[reason]
-	if b == nil {
-		b = &localBurst{}
-		m[reason] = b
-	}
-	if b.n > 0 && now.Sub(b.lastEvent) >= localLogEvery {
-		*b = localBurst{suppressed: b.suppressed}
-	}
-	b.n++
-	b.lastEvent = now
-	if b.n == 1 || b.n <= localLogDoublings && b.n&(b.n-1) == 0 || now.Sub(b.lastLine) >= localLogEvery {
-		suppressed, b.suppressed, b.lastLine = b.suppressed, 0, now
-		return true, suppressed, b.n
-	}
-	b.suppressed++
-	return false, 0, b.n
+	localLogMu.Unlock()
+	return l.Allow(reason, now)
 }
 
 // logLocalFailure logs, rate-bounded (allowLocalLine), at Warn, a
@@ -152,10 +129,7 @@ func logLocalFailure(lg *slog.Logger, reason, what string, attrs ...any) bool {
 			attrs = append(attrs, "open_file_limit", limit)
 		}
 	}
-	if n > 1 || suppressed > 0 {
-		attrs = append(attrs, "suppressed", suppressed, "in_burst", n)
-	}
-	lg.Warn("kernel: cannot connect to provider: "+what, attrs...)
+	lg.Warn("kernel: cannot connect to provider: "+what, ratelog.Attrs(attrs, suppressed, n)...)
 	return true
 }
 
