@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,7 @@ type benchFlags struct {
 	paper          bool
 	baseline       bool
 	cpuprofile     string
+	trace          string
 	serverPID      int
 	idle           int
 	mixResp        int // background Payload(mixResp) callers on the same reference
@@ -189,6 +191,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
+	fl.StringVar(&f.trace, "trace", "", "write the consumer's execution trace of the measured run to this file (go tool trace)")
 	return cmd
 }
 
@@ -509,6 +512,17 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return fmt.Errorf("bench: --cpuprofile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return fmt.Errorf("bench: --trace: %w", err)
+		}
+		defer tf.Close()
+		if err := trace.Start(tf); err != nil {
+			return fmt.Errorf("bench: --trace: %w", err)
+		}
+		defer trace.Stop()
 	}
 	warned := map[string]bool{}
 	warn := func(msg string) { // once per message (the paper's cases share the PID)
