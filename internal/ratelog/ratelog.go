@@ -1,15 +1,26 @@
-// Package ratelog bounds log lines that repeat, for extensions and helpers
-// that cannot use the kernel's bounded lines (extensions import spi and
-// internal only). It counts as the exchange's "channel closed" lines and
-// internal/netaccept's accept failures do: the first line of a burst of
-// one class, then one each time the burst's count doubles up to
+// Package ratelog bounds log lines that repeat: the exchange's "channel
+// closed", "stopped reading" and unsolicited-answer lines, the kernel's
+// local connect failures, internal/tlsconf's handshake failures, and any
+// extension's (extensions import spi and internal only). It counts as
+// internal/netaccept bounds its accept failures: the first line of a
+// burst of one class, then one each time the burst's count doubles up to
 // Doublings, then one every Every; a line after the first carries how
 // many were left out since the line before (suppressed) and how many the
 // burst has had (in_burst). A class quiet for Every starts a new burst,
-// whose first line carries what the previous burst left out.
+// whose first line carries what the previous burst left out if no summary
+// told it.
+//
+// Summaries (Limiter.Event): once lines of a class are being left out, a
+// summary line is written Every after the class's last line unless a line
+// of the class was written meanwhile, so a burst that stops is summed up
+// at most Every after its last line. Without them a burst of 25,254
+// events in 5 s made 11 lines, the last "suppressed=511 in_burst=1024",
+// and nothing told the rest until the class's next burst.
 package ratelog
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -22,22 +33,56 @@ const (
 	MaxClasses = 64               // classes kept per Limiter; beyond, they share the class "other"
 )
 
+// burst is one class's current burst.
 type burst struct {
-	n, suppressed       int64
-	lastLine, lastEvent time.Time
+	n          int64 // events in this burst
+	suppressed int64 // events not logged since the last line
+	lastLine   time.Time
+	lastEvent  time.Time
+	level      slog.Level  // the class's level and message, for its summary (Event)
+	msg        string      //
+	summary    *time.Timer // pending summary (Limiter.summarize); nil when none
 }
 
 // Limiter holds the bursts of one log's classes. The zero value is ready
-// to use; safe for concurrent use.
+// to use (its summaries, if any, go to slog.Default()); safe for
+// concurrent use. Set Logger and SummaryAttrs before the first Event.
 type Limiter struct {
+	// Logger is where Event's summaries are written; nil: slog.Default()
+	// when one is written.
+	Logger *slog.Logger
+	// SummaryAttrs lead each summary's attributes, e.g. "component",
+	// "exchange"; the summary, class, suppressed and in_burst follow.
+	SummaryAttrs []any
+
 	mu     sync.Mutex
 	bursts map[string]*burst
 }
 
 // Allow reports whether an event of class at now gets a line, and, when
 // it does, how many events were left out since the class's last line and
-// how many the burst has had (1 for a burst's first line).
+// how many the burst has had (1 for a burst's first line). When it does
+// not, suppressed is 0 and inBurst the burst's count. It writes no
+// summary.
 func (l *Limiter) Allow(class string, now time.Time) (ok bool, suppressed, inBurst int64) {
+	return l.event(class, now, 0, "", false)
+}
+
+// Event is Allow for an event whose line would be msg at level; an event
+// it leaves out also schedules the class's summary if none is pending:
+// msg at level on Logger with SummaryAttrs, then "summary", class,
+// suppressed (left out since the class's last line) and in_burst. The
+// summary is written Every after the class's last line, on a timer (one
+// per class that is leaving lines out, with no goroutine until it fires),
+// unless a line of the class came meanwhile; then it waits for Every
+// after that line. The summary carries the level and message of the
+// class's latest event left out.
+func (l *Limiter) Event(class string, now time.Time, level slog.Level, msg string) (ok bool, suppressed, inBurst int64) {
+	return l.event(class, now, level, msg, true)
+}
+
+// event is Allow, and Event with summarize.
+func (l *Limiter) event(class string, now time.Time, level slog.Level, msg string, summarize bool) (ok bool, suppressed, inBurst int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.bursts == nil {
@@ -55,7 +100,9 @@ func (l *Limiter) Allow(class string, now time.Time) (ok bool, suppressed, inBur
 		}
 	}
 	if b.n > 0 && now.Sub(b.lastEvent) >= Every {
-		*b = burst{suppressed: b.suppressed}
+		// quiet for Every: a new burst, whose first line says what the
+		// previous one left out if no summary did
+		*b = burst{suppressed: b.suppressed, summary: b.summary}
 	}
 	b.n++
 	b.lastEvent = now
@@ -64,7 +111,54 @@ func (l *Limiter) Allow(class string, now time.Time) (ok bool, suppressed, inBur
 		return true, suppressed, b.n
 	}
 	b.suppressed++
+	if summarize {
+		b.level, b.msg = level, msg
+		if b.summary == nil {
+			b.summary = time.AfterFunc(b.lastLine.Add(Every).Sub(now)+time.Millisecond, func() { l.summarize(class) })
+		}
+	}
 	return false, 0, b.n
+}
+
+// summarize writes class's summary line if lines were left out since its
+// last line and that was Every ago, or waits for that time again if a
+// line came meanwhile and more were left out since. It runs on the
+// summary's timer.
+func (l *Limiter) summarize(class string) {
+	l.mu.Lock()
+	b := l.bursts[class]
+	if b == nil {
+		l.mu.Unlock()
+		return
+	}
+	b.summary = nil
+	ok, suppressed, n := due(b, time.Now())
+	if !ok && b.suppressed > 0 {
+		b.summary = time.AfterFunc(b.lastLine.Add(Every).Sub(time.Now())+time.Millisecond, func() { l.summarize(class) })
+	}
+	level, msg := b.level, b.msg
+	l.mu.Unlock()
+	if !ok {
+		return
+	}
+	lg := l.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	attrs := append(append([]any(nil), l.SummaryAttrs...), "summary", "lines of this class left out since its last line",
+		"class", class, "suppressed", suppressed, "in_burst", n)
+	lg.Log(context.Background(), level, msg, attrs...)
+}
+
+// due reports whether b's summary is due at now (lines left out, none
+// written for Every) and, if so, takes its counts as if a line had been
+// written. The Limiter's mu is held.
+func due(b *burst, now time.Time) (ok bool, suppressed, inBurst int64) {
+	if b.suppressed == 0 || now.Sub(b.lastLine) < Every {
+		return false, 0, b.n
+	}
+	suppressed, b.suppressed, b.lastLine = b.suppressed, 0, now
+	return true, suppressed, b.n
 }
 
 // Attrs appends suppressed and in_burst to attrs when the line is not the
@@ -82,13 +176,25 @@ func Attrs(attrs []any, suppressed, inBurst int64) []any {
 // "read tcp 127.0.0.1:40112->127.0.0.1:9: connection reset" and the same
 // from another port are one class.
 func Class(msg string) string {
+	return blank(msg, false)
+}
+
+// HexClass is Class with hex letters right after a digit blanked too, so
+// "bad magic 0x00ff" and "bad magic 0x0000" are one class ("bad magic #x#").
+func HexClass(msg string) string {
+	return blank(msg, true)
+}
+
+// blank returns msg with its digit runs (and, with hex, the hex letters
+// that follow a digit in them) blanked to '#', at most 80 bytes.
+func blank(msg string, hex bool) string {
 	var b strings.Builder
 	digits := false
 	for _, r := range msg {
 		if b.Len() >= 80 {
 			break
 		}
-		if r >= '0' && r <= '9' {
+		if r >= '0' && r <= '9' || hex && digits && (r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
 			if !digits {
 				b.WriteByte('#')
 				digits = true

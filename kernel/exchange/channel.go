@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -104,13 +105,13 @@ type Channel struct {
 	// closed when the session's Close returned an error (closeFailedAt
 	// then says when, and closedConn whether die closed the session's
 	// net.Conn instead: closeFailedConn): closing gives up on the
-	// channel's goroutines after closeGrace (tester21 A)
+	// channel's goroutines after closeGrace
 	closeFailed   chan struct{}
 	closeFailedAt time.Time
 	closedConn    bool
-	watching      atomic.Pointer[string] // `heartbeat "x" Watch` while Watch runs (tester21 B)
-	accepting     atomic.Bool            // the acceptor is in the session's Accept (tester21 B)
-	hbErr         atomic.Pointer[error]  // the heartbeat stop's recovered panic (tester21 C)
+	watching      atomic.Pointer[string] // `heartbeat "x" Watch` while Watch runs
+	accepting     atomic.Bool            // the acceptor is in the session's Accept
+	hbErr         atomic.Pointer[error]  // the heartbeat stop's recovered panic
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
@@ -155,7 +156,7 @@ type Channel struct {
 	inStalled atomic.Bool
 	inCh      chan struct{} // on stallMu
 
-	limits     *logLimits                 // rate-bounded log lines (ratelog.go)
+	limits     *ratelog.Limiter           // rate-bounded log lines (ratelog.go)
 	firstFrame atomic.Pointer[time.Timer] // provider: closes the channel if no frame arrives in time (Options.FirstFrameTimeout); nil when off
 }
 
@@ -369,8 +370,8 @@ func (h *handlerCount) Done() { h.c.release() }
 // dead and every goroutine and handler it counted has ended, starts the
 // short goroutine that finishes the channel (finish): no goroutine of
 // the channel waits meanwhile, so a handler that ignores its cancelled
-// context leaves only its own goroutine behind while it runs (tester14
-// finding 9). finish runs apart because the last count may be a
+// context leaves only its own goroutine behind while it runs. finish
+// runs apart because the last count may be a
 // worker's (the pool's close waits for it) or die's caller's (a heartbeat
 // watch, whose stop waits for it).
 func (c *Channel) release() {
@@ -404,7 +405,7 @@ func (c *Channel) die(reason string, level slog.Level) { c.dieCounted(reason, le
 // levelOwnerLogs, given to die, logs the "channel closed" line at Debug
 // even when calls failed: the channel's owner logs the close at Warn with
 // its reason and FailedCalls (the kernel's "kernel: channel closed;
-// reconnecting"), so that one close is one Warn line (tester27 finding 4).
+// reconnecting"), so that one close is one Warn line.
 const levelOwnerLogs = slog.LevelDebug - 1
 
 // dieCounted is die, counting the close in closed (a counters.Channels
@@ -467,7 +468,7 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		}
 		if level >= slog.LevelWarn {
 			// a peer breaking the protocol on connection after connection
-			// must not flood the log (tester17 finding 7)
+			// must not flood the log
 			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
 		} else {
 			c.log.Log(context.Background(), level, "channel closed", attrs...)
@@ -549,7 +550,7 @@ func (c *Channel) Close(reason string) {
 	select {
 	case <-c.closeFailed:
 		// The session may still be open, its streams' readers blocked:
-		// wait for them closeGrace at most (tester21 A).
+		// wait for them closeGrace at most.
 		done := make(chan struct{})
 		go func() { c.io.Wait(); close(done) }()
 		t := time.NewTimer(closeGrace)

@@ -152,7 +152,7 @@
 // up to 1,024, then one every 10 s, each with suppressed (left out since
 // the previous line) and in_burst. Once lines are left out, a summary line
 // (the class's message with summary, class, suppressed and in_burst) is
-// written logEvery after the class's last line unless another line of it
+// written 10 s after the class's last line unless another line of it
 // came meanwhile, so a burst that stops is always summed up. A response whose id this side never
 // sent (0, or above the highest it numbered) is dropped, counted
 // (ChannelStats.Unsolicited) and logged at Warn "answer for request id X

@@ -19,6 +19,7 @@ import (
 	"github.com/xtaci/smux"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -544,14 +545,15 @@ func TestT17_7_ProtocolErrorLinesAreRateBounded(t *testing.T) {
 	t.Logf("%d lines; last: %s", len(lines), lines[len(lines)-1])
 }
 
-// The limiter's schedule: a line per doubling up to logDoublings, then one
-// per logEvery, each counting what it left out; a quiet class starts over.
+// The limiter's schedule: a line per doubling up to ratelog.Doublings,
+// then one per ratelog.Every, each counting what it left out; a quiet
+// class starts over.
 func TestT17_7_LogLimiterSchedule(t *testing.T) {
-	l := &logLimits{bursts: map[string]*logBurst{}}
+	l := &ratelog.Limiter{}
 	now := time.Now()
 	lines, left := 0, int64(0)
 	for i := range 31_562 { // tester17's 5 s of bad connections
-		if ok, sup, _ := l.allow("bad magic", now.Add(time.Duration(i)*150*time.Microsecond)); ok {
+		if ok, sup, _ := l.Allow("bad magic", now.Add(time.Duration(i)*150*time.Microsecond)); ok {
 			lines++
 			left += sup
 		}
@@ -559,19 +561,19 @@ func TestT17_7_LogLimiterSchedule(t *testing.T) {
 	if lines != 11 {
 		t.Errorf("%d lines in 5 s, want 11 (1, 2, 4 ... 1024)", lines)
 	}
-	ok, sup, n := l.allow("bad magic", now.Add(9*time.Second))
+	ok, sup, n := l.Allow("bad magic", now.Add(9*time.Second))
 	if ok || n != 31_563 {
 		t.Errorf("at 9 s: logged %v, burst %d", ok, n)
 	}
-	ok, sup, _ = l.allow("bad magic", now.Add(12*time.Second))
+	ok, sup, _ = l.Allow("bad magic", now.Add(12*time.Second))
 	if !ok || sup != 31_563-1024 {
-		t.Errorf("after logEvery: logged %v, suppressed %d, want %d", ok, sup, 31_563-1024)
+		t.Errorf("after ratelog.Every: logged %v, suppressed %d, want %d", ok, sup, 31_563-1024)
 	}
-	if ok, _, _ := l.allow("other reason", now.Add(12*time.Second)); !ok {
+	if ok, _, _ := l.Allow("other reason", now.Add(12*time.Second)); !ok {
 		t.Error("a new class's first line was left out")
 	}
-	if ok, _, n := l.allow("bad magic", now.Add(30*time.Second)); !ok || n != 1 {
-		t.Errorf("after a quiet logEvery: logged %v, burst %d, want a new burst", ok, n)
+	if ok, _, n := l.Allow("bad magic", now.Add(30*time.Second)); !ok || n != 1 {
+		t.Errorf("after a quiet ratelog.Every: logged %v, burst %d, want a new burst", ok, n)
 	}
 	for _, tc := range [][2]string{
 		{"protocol: bad magic 0x0000 (want 0xa17e)", "protocol: bad magic #x#"},
