@@ -320,7 +320,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		return fail(err)
 	}
 	// A registry that lists no provider yet gets registryGrace for one to
-	// register, as bench's (tester27 finding 10: a deploy script's call
+	// register, as bench's (without it, a deploy script's call
 	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms); one
 	// listing providers of another group, version or transport only does
 	// not: the call fails at once, naming them.
@@ -329,7 +329,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// refer and bench's waitProviders do: the kernel bounds a call's wait
 	// for it by the call's timeout, and a 100 ms --timeout over a link
 	// where dialling and the first ping take longer failed CLIENT_TIMEOUT
-	// every time (tester24 finding 8). When no provider connects, the
+	// every time. When no provider connects, the
 	// call below says why.
 	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
 	ref.WaitReady(wctx)

@@ -1000,8 +1000,8 @@ func checkShutdownParams(params map[string]string, f serveFlags, cfg config.Shut
 // the shutdown serve will run (b): the wait a duration from 0 to the
 // timeout, the timeout one above 0 and at least the wait, Go syntax or bare
 // milliseconds; otherwise an *spi.ParamError naming the key and what is
-// allowed (tester27 finding 7: -p shutdown.wait=abc or -1s was published
-// and silently replaced by 2s, and so was -p shutdown.timeout=abc by 10s).
+// allowed (before, -p shutdown.wait=abc or -1s was published and
+// silently replaced by 2s, and so was -p shutdown.timeout=abc by 10s).
 func checkShutdownKeys(u spi.URL, b shutdownTimes) error {
 	if v, ok := u.Param(keyShutdownWait); ok {
 		if d, err := spi.ParseDuration(v); err != nil || d > b.timeout {

@@ -17,7 +17,8 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Connection-manager defaults (DESIGN §3, §6).
+// Connection-manager defaults (URL keys connect.timeout and
+// reconnect.backoff).
 const (
 	// DefaultConnectTimeout bounds one dial plus its first ping ("connect.timeout").
 	DefaultConnectTimeout = 3 * time.Second
@@ -51,7 +52,7 @@ type connState struct {
 }
 
 // conn is one managed consumer connection to a provider address: it owns
-// the channel independently of any heartbeat timer (DESIGN §6, issue 4).
+// the channel independently of any heartbeat timer.
 // It dials in the background as soon as it starts; when the channel dies for
 // any reason it redials with backoff (doubling from reconnect.backoff to 30 s,
 // ±20 % jitter) without waiting for user traffic, until close; a call that
@@ -301,7 +302,7 @@ func (c *conn) run() {
 			// dial or a first ping that never came) most likely waits
 			// again: a call's redialNow waits minRedialGap after it, so
 			// a call right after Reference.WaitReady saw it fail gets its
-			// error at once instead of a second wait (tester25 N3:
+			// error at once instead of a second wait (without this,
 			// airnode call took 2 × connect.timeout). One that failed at
 			// once (refused, out of descriptors) may succeed at once:
 			// a call still asks for a redial (a restarted provider).
@@ -383,7 +384,7 @@ func (c *conn) run() {
 				// ... failed in a row"): the channel logged the close at
 				// Warn already, with the same reason, failed_calls and the
 				// remote address (exchange.Channel.Close), rate-bounded;
-				// one event is one Warn line (tester27 finding 4).
+				// one event is one Warn line.
 				c.logger.Debug("kernel: channel closed; reconnecting", attrs...)
 			default:
 				c.logger.Warn("kernel: channel closed; reconnecting", attrs...)
@@ -547,8 +548,8 @@ type dialingConnKey struct{}
 // waiting is exchange.Options.Waiting for a channel the conn in ctx, if
 // any, makes: it names the call (`transport "x" session Open (the
 // connection to ADDR)`, `heartbeat "x" Watch (...)`) in the conn's phase,
-// so that a Shutdown giving up on it names that call, not the Dial
-// (tester21 B). nil without a conn in ctx.
+// so that a Shutdown giving up on it names that call, not the Dial.
+// nil without a conn in ctx.
 func waiting(ctx context.Context) func(call string) {
 	c, _ := ctx.Value(dialingConnKey{}).(*conn)
 	if c == nil {
@@ -570,7 +571,7 @@ func waiting(ctx context.Context) func(call string) {
 // channel whose session Close failed (a transport that panicked, or
 // returned an error, maybe leaving the connection open and the channel's
 // readers blocked) is waited for closeGiveUp at most, then given up:
-// its goroutines are left running (tester21 A). It returns the failure
+// its goroutines are left running. It returns the failure
 // of the session Close or of the heartbeat's stop (a recovered panic is
 // an *extension.PanicError), logged at Warn, or nil.
 func (c *conn) awaitChannel(ch channel) error {
@@ -769,8 +770,8 @@ func (p *connPool) release(key string) {
 // conn waiting on an extension call (conn.phase: a Dial, a session's
 // Close, a heartbeat's stop) is past its calls: drain does not wait for
 // it (Shutdown's closeAllWithin does, and names the call). A conn open
-// with no call in flight is not counted (tester21 E: Shutdown says
-// calls were not answered only when there were some).
+// with no call in flight is not counted (so Shutdown says calls were
+// not answered only when there were some).
 func (p *connPool) drain(ctx context.Context) (calls, conns int) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -813,8 +814,8 @@ func (c *conn) pendingCalls() int {
 }
 
 // takeFailures returns, and forgets, the failures of the session Closes
-// and heartbeat stops of the released conns that have closed (tester21
-// C): Shutdown returns them.
+// and heartbeat stops of the released conns that have closed: Shutdown
+// returns them.
 func (p *connPool) takeFailures() []error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -88,7 +88,7 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // (a large request still crossing the link, in the socket's queue or
 // the writer's), did the peer acknowledge more of them (spi.AckCounter):
 // a peer taking in a 4 MiB request over a 10 Mbit/s link is busy, not
-// dead (tester24), while a black-holed path acknowledges nothing, nor a
+// dead, while a black-holed path acknowledges nothing, nor a
 // hung peer once its receive window is full, so either is closed by the
 // next check at the latest. (The writer's own progress is no such sign:
 // the kernel wakes a blocked write only after about a third of the send
@@ -147,8 +147,8 @@ func (c *Channel) runCheck(wait time.Duration) {
 	counters.Heartbeat.IdleClosed.Inc()
 	// One Warn line for the close: the kernel's connection manager logs it
 	// ("kernel: channel closed; reconnecting", with this reason and the
-	// failed calls), so the channel's own line is at Debug (tester27
-	// finding 4 saw both at Warn).
+	// failed calls), so the channel's own line is at Debug (both at Warn
+	// made two lines for one close).
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
 }
