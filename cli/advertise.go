@@ -77,8 +77,8 @@ func advertiseParam(cfg config.Config) (p flagParam, ok bool) {
 //   - a loopback address (127.0.0.0/8, ::1) published to a registry other
 //     hosts read (not file://, which is this machine's: Debug there; not a
 //     registry that reaches no other process, memory://): their consumers
-//     would dial their own loopback, nothing or an unrelated process
-//     (tester16 finding 4); Dubbo never registers a loopback address. With
+//     would dial their own loopback, nothing or an unrelated process;
+//     Dubbo never registers a loopback address. With
 //     --listen :PORT it means no interface but loopback was up at start;
 //   - an address of this host the provider does not listen on (--listen
 //     127.0.0.1:P --advertise 127.0.0.2): consumers dialling it are

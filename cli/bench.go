@@ -291,7 +291,7 @@ type benchOutcome struct {
 	// is asked less the most connections that were never up at once
 	// during the run, once their provider's first attempts had ended
 	// (connect.timeout after it was listed; connWatch), not counting
-	// those that came up after the run (tester23 N5), and less
+	// those that came up after the run, and less
 	// ConnectionsLost. Never up means a provider did not accept them all
 	// (out of file descriptors? its accepts limit, other consumers?).
 	ConnectionsUp    int `json:"connections_up"`
@@ -302,7 +302,7 @@ type benchOutcome struct {
 	// provider addresses that left the directory or announced their
 	// shutdown during the run and were listed again (a rolling restart),
 	// ProvidersLeft those that did not come back: neither is a connection
-	// a provider refused (tester27 finding 8). All 0 on a clean run.
+	// a provider refused. All 0 on a clean run.
 	ConnectionsLost    int `json:"connections_lost"`
 	ProvidersRestarted int `json:"providers_restarted"`
 	ProvidersLeft      int `json:"providers_left"`
@@ -323,8 +323,8 @@ type benchOutcome struct {
 	// (warm-up included) after a connection died, and HeartbeatCloses the
 	// connections its heartbeat closed (idle or silent too long, pings
 	// failed): the process's airnode_reconnects_total and
-	// airnode_channels_closed_total{reason="heartbeat"} over the run
-	// (tester26 finding 8). Connections a provider closed show as
+	// airnode_channels_closed_total{reason="heartbeat"} over the run.
+	// Connections a provider closed show as
 	// reconnects.
 	Reconnects      uint64 `json:"reconnects"`
 	HeartbeatCloses uint64 `json:"heartbeat_closes"`
@@ -564,7 +564,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			}
 			return err
 		}
-		conns := watchConnections(ref) // tester23 N5: what the run had, not what came up after it
+		conns := watchConnections(ref) // what the run had, not what came up after it
 		if err := checkReq(cat, *c, kv, providerURLs(ref)); err != nil {
 			conns.close()
 			return err
@@ -662,8 +662,8 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 // padding of a case whose --req and --resp differ) and the codec's
 // framing: checkReq encodes the case's request once with the codec the
 // calls use (reqSizer, the exchange's encoder) to check it, and a refusal
-// names the exact largest --req that fits (tester15 C: 8388585 to
-// 8388608 bytes passed the old check and failed every call).
+// names the exact largest --req that fits (8388585 to 8388608 bytes
+// once passed the old check and failed every call).
 func checkReq(cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) error {
 	bound, from := reqMemoryBound()
 	limit, at := int64(-1), spi.URL{}
@@ -1549,14 +1549,14 @@ func (b *progressBar) draw(p bench.Progress) {
 // connection limit, URL key accepts? see its log)".
 //
 // When some dials failed in this process (ConnectionsFailedHere: out of
-// file descriptors, ...) it says so instead of suspecting the provider
-// (tester22 finding 3): "only 245 of 300 connection(s) up (55 failed
+// file descriptors, ...) it says so instead of suspecting the provider:
+// "only 245 of 300 connection(s) up (55 failed
 // here, not at the provider: this process is out of file descriptors:
 // see ulimit -n, which is 256 for this process: smux: dial tcp ...:
 // socket: too many open files)". Connections that were up and went down
 // (ConnectionsLost) are not blamed on the provider's descriptors either,
 // and providers that restarted or left during the run are named after
-// the count (tester27 finding 8): "1 connection(s); 1 provider restarted
+// the count: "1 connection(s); 1 provider restarted
 // during the run (...)". When a connection's last attempt failed for a
 // known cause (ConnectError: a TLS verification failure, a refused
 // connection) that is said instead of the guess: "only 1 of 2

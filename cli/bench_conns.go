@@ -14,9 +14,9 @@ import (
 const connSampleEvery = 50 * time.Millisecond
 
 // connWatch counts a bench reference's connections for the summary's
-// connections_up (tester23 N5) and tells the connections a provider never
-// let up from those of a provider that went away during the run (tester27
-// finding 8: a clean SIGTERM rolling restart read "only 2 of 3
+// connections_up and tells the connections a provider never let up from
+// those of a provider that went away during the run (without it, a clean
+// SIGTERM rolling restart read "only 2 of 3
 // connection(s) up ... is the provider out of file descriptors").
 //
 // It samples every connSampleEvery, per provider address

@@ -26,8 +26,8 @@ import (
 // /stats and airnode_health_warning{check="registry"}, not a reason to
 // be unready: a ZooKeeper outage longer than session.timeout reaches
 // every provider at once, and a 503 from all of them would turn it into
-// an outage of the data plane behind any load balancer polling /ready —
-// tester18 N2 — while the consumers already connected keep calling
+// an outage of the data plane behind any load balancer polling /ready,
+// while the consumers already connected keep calling
 // them), and the services of the service plugins, which it unregisters
 // when the plugin host gives up on their plugin (restart: never, or a
 // clean exit under on-failure) and registers again should the plugin

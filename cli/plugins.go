@@ -71,7 +71,7 @@ func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, 
 // split at ? & = , ; : / and a leading "-" is dropped
 // (loadbalance=acme.p2c, filter=-x,acme.authz, acme.reg:///dir). Only
 // those start, so that a one-shot call does not pay for launching the
-// others (tester9: four plugins took a call from 0.030 s to 0.086 s); a
+// others (four plugins took a call from 0.030 s to 0.086 s); a
 // word that names a plugin by chance only starts it too.
 func pluginsNamed(cfg config.Config, registry string, texts ...string) func(config.Plugin) bool {
 	words := map[string]bool{}

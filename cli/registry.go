@@ -414,8 +414,8 @@ const staleNote = "(stale: same address as a newer entry; consumers ignore it)"
 // address, kernel/directory keeps the one with the highest timestamp
 // (directory.KeyTimestamp; absent or malformed is 0), on a tie the one it
 // saw last (here: listed last). A provider killed and restarted on its
-// port is listed twice until its old registry session expires (tester18
-// N4): ls shows both, marking the old one, as consumers count it once.
+// port is listed twice until its old registry session expires: ls shows
+// both, marking the old one, as consumers count it once.
 func staleEntries(providers []spi.URL) []byte {
 	marks := bytes.Repeat([]byte{'-'}, len(providers))
 	best := map[string]int{} // protocol://address -> index of the newest entry
@@ -535,7 +535,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	if up < 0 && wu > 0 && weight > 0 {
 		// The balancers pick a provider whose clock is ahead of this
 		// host's with weight 1 until its timestamp is in the past
-		// (warmup.Effective; scenario W3): say so, not "-" (tester28).
+		// (warmup.Effective; scenario W3): say so, not "-".
 		st.effective = warmup.Effective(min(weight, warmup.MaxWeight), wu.Milliseconds(), up.Milliseconds())
 		st.warmup = fmt.Sprintf("weight %d of %d: its clock is ahead of this host's", st.effective, weight)
 		return st

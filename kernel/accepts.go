@@ -53,7 +53,7 @@ func openDescriptors() (n int, ok bool) {
 // says so at Warn, internal/netaccept) and frees them as they leave.
 // Never above netaccept.DefaultAccepts of the limit, which is half the
 // limit (rounded up) under 128: the floor is 32, or half the limit when
-// the limit is under 64 (ulimit -n 40: 20; tester23 N4), since a
+// the limit is under 64 (ulimit -n 40: 20), since a
 // provider whose limit is 40 cannot keep 32 connections and the
 // descriptors it needs itself.
 const minDefaultAccepts = 32

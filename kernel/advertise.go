@@ -111,7 +111,7 @@ const nameLookupTimeout = 2 * time.Second
 // address, is a name (not an IP address) that resolves to more than one
 // address: Go's Listen listens on one of them only (bound), which Export
 // publishes, so consumers that resolve the name to another get
-// "connection refused" (tester16 finding 8). Names whose addresses are
+// "connection refused". Names whose addresses are
 // all loopback (localhost: 127.0.0.1 and ::1) are this host's either way
 // and pass. lookup is net.DefaultResolver.LookupIPAddr outside tests; a
 // lookup that fails or takes longer than nameLookupTimeout says nothing.

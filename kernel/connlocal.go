@@ -16,7 +16,7 @@ import (
 )
 
 // Connection attempts that fail for a reason of this process or host, not
-// of the provider (tester22 finding 3): a consumer out of file
+// of the provider: a consumer out of file
 // descriptors failed 55 dials 6 times each, logged only at Debug, while
 // its bench blamed the provider.
 
@@ -171,7 +171,7 @@ const minEntryRedialGap = time.Second
 // added or replaced, a new timestamp) names the conn's address: a conn
 // whose channel is down (waiting out its backoff, up to 30 s after a long
 // outage) resets its backoff and redials at once, the provider having
-// most likely just restarted (tester22 finding 8); at most once per
+// most likely just restarted; at most once per
 // minEntryRedialGap. It reports whether it asked. A conn that is up, or
 // still at its first attempt, is left alone.
 func (c *conn) redialForEntry() bool {

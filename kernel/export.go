@@ -347,7 +347,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 
 // checkListenAddress refuses a provider URL that names no address at all
 // (airnode:///demo.Echo): it would listen on every interface, on a port
-// the system picks, which nobody asked for (tester14 finding 11). A URL
+// the system picks, which nobody asked for. A URL
 // cannot tell "no port" from port 0 (spi.HostPort), so a host without a
 // port is port 0 and stays accepted; an empty host with a port
 // (airnode://:20880/..., serve's default listen ":20880") listens on every
@@ -693,8 +693,8 @@ type exportedService struct {
 // that its service answers before the filter chain runs — a method the
 // service lacks (SERVICE_NOT_FOUND), arguments that do not decode
 // (BAD_REQUEST) — is reported to it with its error, so that the
-// accesslog filter writes a line for it as for any other call (tester15
-// D: an operator looking for consumers that call a removed method found
+// accesslog filter writes a line for it as for any other call (before,
+// an operator looking for consumers that call a removed method found
 // them only in the consumers' logs). inv has the service key, the method,
 // the attachments and "remote", and no arguments (they were not
 // decoded). A call to a service not exported on the server has no
@@ -766,7 +766,7 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 // token filter checks and removes it). A Go consumer cannot send them
 // (Reference.Invoke refuses them), but any other peer writes what it
 // likes in a raw frame: without this a forged "timeout" or "Remote"
-// reached the method (tester17 finding 9). The kernel then sets "remote",
+// reached the method. The kernel then sets "remote",
 // the consumer's address, itself. Free for a call without attachments.
 func dropReserved(att map[string]string, keepToken bool) {
 	for k := range att {
@@ -949,7 +949,7 @@ type server struct {
 	// before counts the requests that started before draining; the
 	// last of them to end once draining closes drained (no goroutine
 	// waits for them: an abandoned call that ignores its context leaves
-	// only its own goroutine behind, tester14 finding 9).
+	// only its own goroutine behind).
 	before      atomic.Int64
 	drainBegun  atomic.Bool // draining, for beforeDone (set with it, under mu)
 	drained     chan struct{}
@@ -1111,7 +1111,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 // advertised returns the host and port consumers should dial: the bound
 // port, and the requested host when it is an IP address, the bound one
 // for a name (localhost publishes 127.0.0.1, a name with several
-// addresses the one listened on: tester16 findings 4 and 8) — or, when
+// addresses the one listened on) — or, when
 // the listener is bound to every interface (no host, 0.0.0.0, ::), the
 // machine's first non-loopback address (localIP), as Dubbo publishes
 // NetUtils.getLocalHost: a provider registered as 127.0.0.1 could not be
@@ -1410,7 +1410,7 @@ func (s *server) abandonedWhy() string {
 //
 // It closes the listener first (exchange's StopAccepting): from then on a
 // new connection is refused, while the consumers already connected still
-// have their calls served until the go-away (tester27 finding 5).
+// have their calls served until the go-away.
 //
 // Before the exchange's Shutdown it waits for the requests that were in
 // flight when shutdown began, plus a short flush grace, with the channels
@@ -1439,7 +1439,7 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	abandoned := 0
 	inTime := waitDrained(ctx, drained)
 	if inTime {
-		// one line for the drain, none per call (tester27 finding 12a)
+		// one line for the drain, none per call
 		s.log.Info("kernel: drained the calls in flight", "addr", addr, "calls", waited,
 			"took", time.Since(began).Round(time.Millisecond))
 	}
@@ -1459,7 +1459,7 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	// its own goroutine until it returns, and nothing waits for it.
 	err := s.srv.Shutdown(ctx)
 	// A connection left closing is named by the extension call it waits
-	// on (a session's Close, a heartbeat's stop: tester20 N3), which
+	// on (a session's Close, a heartbeat's stop), which
 	// explains the exchange's ctx error.
 	if stuck := s.stuckErrors(); stuck != nil {
 		err = nil

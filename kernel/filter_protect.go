@@ -11,7 +11,7 @@ import (
 // directory.Prober, directory.Stalled) is forwarded to the end of a per-provider filter
 // chain (an activelimit, bench's attempt counter), as AvailabilityEpoch
 // is: without it a wrapped provider was kept even when it had said it
-// was draining or not serving, or was hung (tester23 N2's bench).
+// was draining or not serving, or was hung.
 
 // NotServing forwards to the end of the chain (directory.NotServing).
 func (f *filterInvoker) NotServing() bool {

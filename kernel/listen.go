@@ -21,7 +21,7 @@ import (
 // *LeftRunningError naming the transport ("kernel: export t.Echo:
 // transport \"unix\" Listen on 127.0.0.1:0 did not return within ctx;
 // left running") and Listen's goroutine closes the listener it returns
-// later, if it ever does (tester19 finding 2).
+// later, if it ever does.
 func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr string) (*listener, error) {
 	var got spi.Listener
 	var mu sync.Mutex
@@ -100,8 +100,8 @@ func (l *listener) Accept() (sess spi.Session, err error) {
 }
 
 // noPortError says that a listener's address gives no port to publish:
-// a provider exported at port 0 could be reached by nobody (tester19
-// finding 5). spi.Listener.Addr must be a *net.TCPAddr or an address
+// a provider exported at port 0 could be reached by nobody.
+// spi.Listener.Addr must be a *net.TCPAddr or an address
 // whose String is host:port.
 func noPortError(transport string, a net.Addr) error {
 	return fmt.Errorf("transport %q: listener address %s has no port; a listener's Addr must give host:port (a *net.TCPAddr or an address whose String is host:port)",
@@ -115,7 +115,7 @@ func noPortError(transport string, a net.Addr) error {
 // transport \"trap\" listener Close on 127.0.0.1:20880 did not return
 // within ctx; left running").
 //
-// A Close that panicked fails the step at once (tester21 C): the accept
+// A Close that panicked fails the step at once: the accept
 // loop is waited for leftGrace at most (the listener is most likely
 // still open), and the error wraps the *extension.PanicError ("kernel:
 // shutdown: transport \"trap\" listener Close on 127.0.0.1:20880
@@ -164,8 +164,7 @@ func (s *server) awaitListener(ctx context.Context) error {
 // stop that failed (returned an error, or panicked: an
 // *extension.PanicError, reachable with errors.As) is an error of its
 // own saying "failed" and whether the connection closed all the same,
-// was given up with its net.Conn closed, or was left open (tester21 A,
-// C).
+// was given up with its net.Conn closed, or was left open.
 func (s *server) stuckErrors() error {
 	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
 	var errs []error

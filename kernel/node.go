@@ -66,7 +66,7 @@ type Node struct {
 // still serves (same service key and address): the node's references
 // keep it listed (directory.Hold), so that the calls the drain lets
 // finish, and those other consumers send during shutdown.wait, can still
-// call this node's other services (tester14 finding 3). Dubbo calls such
+// call this node's other services. Dubbo calls such
 // a service in-process (injvm); airnode has no in-process calls
 // (typo.go), so the node keeps calling itself over loopback until it
 // stops serving.
@@ -233,7 +233,7 @@ func (e *AbandonedError) Summary() string { return abandonedCalls(e.Calls) }
 
 // registry returns the node's registry for u, building it on first use.
 // Registries live until Shutdown. The registry's Build runs on a
-// goroutine of its own, without the node's lock (tester21 follow-up: a
+// goroutine of its own, without the node's lock (a
 // Build that blocks must hold up neither Shutdown nor the node's other
 // Exports and Refers), and the caller waits for it until ctx's end
 // (within: a *LeftRunningError, op naming the caller's operation, step
@@ -463,7 +463,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		// Tell the consumers that the provider drains (exchange's
 		// draining event), so that a registry consumer's empty
 		// protection or removal damping does not keep sending to it
-		// through the wait (tester23 N2). Before the unregisters, not
+		// through the wait. Before the unregisters, not
 		// after: a registry whose Unregister returns once its
 		// subscribers applied the new list (memory) would otherwise have
 		// them keep it first, then drop it on their next check.
@@ -473,7 +473,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	// Concurrently: a registry whose Unregister blocks holds each
 	// service until the same ctx's end (and late window), not one after
-	// another (tester20 N2).
+	// another.
 	// shutdown.timeout is the whole budget, from Shutdown's start (as
 	// serve's --shutdown-timeout counts from the signal): the unregisters
 	// and the wait take their part, the drain gets what they leave.
@@ -513,8 +513,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// Each server's shutdown is bounded by dctx (plus its own grace,
 	// about 0.4 s), naming the session Close or heartbeat stop it left
 	// running (server.stuckErrors); as a last resort, a server still
-	// closing serverGrace after dctx's end is left running and named
-	// (tester19 finding 2).
+	// closing serverGrace after dctx's end is left running and named.
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 	awaitServers(dctx, allDone)
@@ -552,7 +551,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		// Say so, as the provider side does with AbandonedError: the
 		// calls fail CHANNEL_INACTIVE, and their providers may have run
 		// them. Only calls count: a connection open with none (a first
-		// ping unanswered, say) fails nothing (tester21 E).
+		// ping unanswered, say) fails nothing.
 		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (%s; their providers may have run them)", reason, connections(open), inFlightCalls(calls)))
 	}
 	if err := n.pool.closeAllWithin(ctx, n, reason); err != nil {

@@ -21,7 +21,7 @@ import (
 // it; Dubbo has none. It covers what the heartbeat cannot see: a provider
 // that still answers pings while its calls time out (a lossy or
 // congested link, a process stuck in its handlers), which with the
-// default random balancer holds every caller (tester12 finding 1).
+// default random balancer holds every caller.
 //
 // The URL keys, read from each provider's merged URL (a provider may
 // publish its consumers' default):
@@ -322,7 +322,7 @@ func (r *remoteInvoker) eject(n int64) {
 		}
 		// One line per provider per outlier.ejection at most: with
 		// successes between short streaks (a provider near its callers'
-		// timeout) each streak would write one (tester15 A: 223 lines in
+		// timeout) each streak would write one (223 lines in
 		// 0.8 s). The next line counts the streaks left out.
 		if o.warned && now-o.warnedAt < o.conf.ejection {
 			o.muted++

@@ -87,7 +87,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 			return nil, err
 		}
 		o := opts
-		o.Waiting = waiting(ctx) // names a blocking session Open or heartbeat Watch (tester21 B)
+		o.Waiting = waiting(ctx) // names a blocking session Open or heartbeat Watch
 		return exchange.NewChannel(sess, o), nil
 	}
 	shared := connKey(u, st.transportName, st.heartbeatName)

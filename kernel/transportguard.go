@@ -15,7 +15,7 @@ import (
 // A transport's calls the kernel and the exchange make on goroutines no
 // caller can recover (a consumer's connection manager, a provider's
 // accept loop, a channel's stream loops, a session's close at shutdown)
-// go through these guards (tester20 N1): a panic becomes an
+// go through these guards: a panic becomes an
 // *extension.PanicError naming the transport and the call
 // (`transport "mytr": Dial panicked: boom`, Method "Dial",
 // "Listener.Accept", "Listener.Close", "Session.Open", "Session.Accept"
@@ -69,8 +69,8 @@ func (s *guardedSession) Accept() (st io.ReadWriteCloser, err error) {
 }
 
 // NetConn forwards the transport session's NetConn, when it has one: the
-// exchange closes that net.Conn when the session's Close failed
-// (tester21 A). nil otherwise.
+// exchange closes that net.Conn when the session's Close failed. nil
+// otherwise.
 func (s *guardedSession) NetConn() net.Conn {
 	if nc, ok := s.Session.(interface{ NetConn() net.Conn }); ok {
 		return nc.NetConn()
@@ -80,8 +80,8 @@ func (s *guardedSession) NetConn() net.Conn {
 
 // Acked forwards the transport session's spi.AckCounter, ok false when
 // it has none: the liveness check forgives a ping queued behind a large
-// request the provider keeps acknowledging (tester25 N1: hidden by this
-// wrapper, every upload over a slow link was still cut).
+// request the provider keeps acknowledging (hidden by this wrapper,
+// every upload over a slow link was still cut).
 func (s *guardedSession) Acked() (acked, unacked uint64, ok bool) {
 	if a, is := s.Session.(spi.AckCounter); is {
 		return a.Acked()

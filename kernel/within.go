@@ -16,8 +16,8 @@ import (
 // Unregister or Close, a transport's Listen, a listener's Close...), and
 // waits for it or for ctx's end, whichever comes first. When ctx ends
 // first, f keeps running on a goroutine of its own (left behind, as
-// Shutdown leaves a method that ignores its context: tester19 finding
-// 2), within logs at Warn and returns an error naming op and step:
+// Shutdown leaves a method that ignores its context),
+// within logs at Warn and returns an error naming op and step:
 // "kernel: shutdown: registry \"mapreg\" Close did not return within
 // ctx; left running". With a ctx that never ends it calls f in place.
 // A panic in f becomes a *StepPanicError (see the package-level within).
@@ -28,8 +28,7 @@ func (n *Node) within(ctx context.Context, op, step string, f func() error) erro
 // within is Node.within logging to log. A panic in f is recovered: it
 // becomes a *StepPanicError naming op and step ("kernel: export t.Echo:
 // transport \"unix\" Listen on 127.0.0.1:0 panicked: boom"), logged at
-// Error with its stack (tester20 N1: f runs on a goroutine no caller
-// can recover).
+// Error with its stack (f runs on a goroutine no caller can recover).
 //
 // A step started before ctx's end is waited for until ctx's end. A step
 // started after it (a later step of a Shutdown whose ctx already ended)
@@ -37,7 +36,7 @@ func (n *Node) within(ctx context.Context, op, step string, f func() error) erro
 // (withLateWindow: one leftGrace shared by every such step of the
 // operation, then lateGrace each up to a second leftGrace), so that an
 // operation returns within ctx's end + 2 x leftGrace whatever the number
-// of stuck steps (tester20 N2). Without a late window in ctx, each such
+// of stuck steps. Without a late window in ctx, each such
 // step gets leftGrace of its own.
 func within(ctx context.Context, log *slog.Logger, op, step string, f func() error) error {
 	return withinUndo(ctx, log, op, step, f, nil)
@@ -240,7 +239,7 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 		p.closeAllBecause(reason)
 		return nil
 	})
-	// A session Close or heartbeat stop that failed (tester21 A, C).
+	// A session Close or heartbeat stop that failed.
 	var errs []error
 	for _, f := range p.takeFailures() {
 		errs = append(errs, fmt.Errorf("kernel: shutdown: %w", f))
@@ -309,7 +308,7 @@ func (r *Reference) closeOwnedWithin(ctx context.Context, op string) error {
 			var left *LeftRunningError
 			var pe *StepPanicError
 			if errors.As(uerr, &left) && ctx.Err() != nil || errors.As(uerr, &pe) {
-				errs = append(errs, uerr) // a panic fails the step (tester21 C)
+				errs = append(errs, uerr) // a panic fails the step
 			} else {
 				n.logger.Warn("kernel: cannot unregister consumer", "service", r.key, "err", uerr)
 			}

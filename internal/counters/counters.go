@@ -156,7 +156,7 @@ var Transport TransportCounters
 // backpressure stops. A close is counted once, under the first reason
 // that ended the channel; a heartbeat strategy's verdict is counted in
 // HeartbeatCounters.IdleClosed, not here. They are how an operator sizes
-// an attack whose log lines are rate-bounded (tester18 N3).
+// an attack whose log lines are rate-bounded.
 type ChannelCounters struct {
 	// ProtocolErrors counts channels closed because the peer broke the
 	// framing: a bad magic, a header claiming too large a body, a frame

@@ -23,7 +23,7 @@ import (
 // reaches itself (n.Next = n, an ORM child pointing at its parent, a
 // map[string]any holding itself) recursed until Go's stack limit, a fatal
 // error that no recover catches, so one such result or argument killed the
-// whole process with every service on it (tester10's finding 2). Encode
+// whole process with every service on it. Encode
 // now walks such a value first and refuses it: "encountered a cycle via
 // *main.Node", encoding/json's words (its ptrSeen approach: the pointers,
 // maps and slices on the current path, recorded only beyond

@@ -69,8 +69,8 @@ const ResponseFraming = 16
 func (e *Echo) Echo(ctx context.Context, v any) (any, error) { return v, nil }
 
 // MaxSleep bounds Sleep's ms: 1 minute. A consumer's deadline of 0 (none)
-// let any caller park calls on the provider for as long as it liked
-// (tester17 finding 3); a test that needs a longer call writes its own
+// let any caller park calls on the provider for as long as it liked;
+// a test that needs a longer call writes its own
 // service.
 const MaxSleep = time.Minute
 

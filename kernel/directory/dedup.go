@@ -20,8 +20,8 @@ func dedupKey(p spi.URL) string {
 // malformed counts as 0), on a tie the one the directory saw last (first
 // listed in a later push, or later in the same push). A provider killed
 // and restarted on its port within the registry's session timeout is
-// listed twice in ZooKeeper until the old session expires (tester16
-// finding 7): counted twice it got a double share of the calls, and the
+// listed twice in ZooKeeper until the old session expires:
+// counted twice it got a double share of the calls, and the
 // old entry's timestamp gave the cold restarted process the old one's
 // warm-up weight. gRPC's resolver likewise de-duplicates addresses.
 // Dropped entries are logged at Debug. Called with applyMu held; it

@@ -259,9 +259,9 @@ func keepable(inv spi.Invoker, probed, now time.Time, drainingOK bool) bool {
 //
 // A provider stays kept only while it shows it is alive (Prober): it
 // is probed when it starts being kept, and one from which nothing was
-// read within probeWait after goes at the next check (tester23 N1). A
+// read within probeWait after goes at the next check. A
 // draining one (Draining) is kept by empty protection only when no other
-// can be (tester23 N2).
+// can be.
 //
 // Removal damping (the idea of Nacos' protectThreshold, which serves
 // every instance when too few are healthy, applied to what a push

@@ -9,7 +9,7 @@ import (
 	"github.com/airnode/airnode/kernel/protocol"
 )
 
-// Write-side backpressure (tester17 finding 1). A provider kept reading
+// Write-side backpressure. A provider kept reading
 // the requests of a consumer that read none of its answers, queueing the
 // answers without bound (1 GB in 8 s). Now, while the bytes a channel has
 // queued or is writing for its peer (writer.unsent: the writer's buffer,
@@ -46,7 +46,7 @@ const (
 	lowWater  = highWater / 2 // read again under it
 )
 
-// The Server-wide bound (tester17 N1). Each channel's own bound still let
+// The Server-wide bound. Each channel's own bound still let
 // many consumers that read nothing pin highWater each, plus the answers
 // of handlers already running (100 such connections: 1.6 GB). So a
 // Server also bounds the answers its channels hold unsent together

@@ -14,7 +14,7 @@ import (
 // has one (a heartbeat strategy built by a named builder usually does),
 // else its Go type ("*mypkg.pinger"). It is plain: a slog attribute
 // carries it as is (heartbeat=pinger), a message quotes it with %q
-// (`heartbeat "pinger" Watch panicked`; tester20 N3).
+// (`heartbeat "pinger" Watch panicked`).
 func heartbeatName(hb spi.Heartbeat) string {
 	if n, ok := hb.(interface{ Name() string }); ok && n.Name() != "" {
 		return n.Name()
@@ -28,8 +28,8 @@ func heartbeatName(hb spi.Heartbeat) string {
 // is logged at Error with its stack and the channel dies with a reason
 // naming the heartbeat and the panic ("heartbeat \"pinger\" Watch
 // panicked: boom"), so a consumer's connection manager redials as after
-// any failed connection and a provider drops that connection (tester19
-// finding 3). It returns nil then.
+// any failed connection and a provider drops that connection.
+// It returns nil then.
 func (c *Channel) watchHeartbeat(hb spi.Heartbeat) (stop func()) {
 	call := fmt.Sprintf("heartbeat %q Watch", heartbeatName(hb))
 	c.watching.Store(&call)
@@ -53,8 +53,7 @@ func (c *Channel) watchHeartbeat(hb spi.Heartbeat) (stop func()) {
 // with deferWatch, and ends its making. A Server runs it on a goroutine
 // of its own, after counting the channel: a Watch that blocks holds
 // neither the accept loop nor the server's lock, and a Shutdown that
-// gives up on the channel names it (StuckCall `heartbeat "x" Watch`,
-// tester21 B).
+// gives up on the channel names it (StuckCall `heartbeat "x" Watch`).
 func (c *Channel) startWatch() {
 	if c.opts.Heartbeat != nil {
 		c.hbStop = c.watchHeartbeat(c.opts.Heartbeat)
@@ -73,7 +72,7 @@ func (c *Channel) waiting(call string) {
 // stopHeartbeat calls stop, the heartbeat watch's stop function; a panic
 // in it is logged at Error with its stack, naming the heartbeat, does not
 // stop the channel from finishing, and is kept as an
-// *extension.PanicError (StopErr; a Server's StuckCalls: tester21 C).
+// *extension.PanicError (StopErr; a Server's StuckCalls).
 // While stop runs, the channel says it waits on it (StuckCall), so a
 // Shutdown that gives up on it names it.
 func (c *Channel) stopHeartbeat(stop func()) {
@@ -149,7 +148,7 @@ func closeNetConn(sess spi.Session) bool {
 
 // setStuck records the extension call closing the channel is about to
 // wait on (call), or that it returned (""): Server.StuckCalls names it
-// when a Shutdown gives up on the channel (tester20 N3).
+// when a Shutdown gives up on the channel.
 func (c *Channel) setStuck(call string) {
 	if call == "" {
 		c.stuck.Store(nil)

@@ -130,8 +130,8 @@ type pingGuard struct {
 // strikes then. Liveness checks during a long call (a heartbeat every
 // interval, the ping after a silent timeout, at most one per second) are
 // far apart, and a consumer pinging every 20 ms during a call is still
-// answered; a flood (5.3 million pings in 5 s while one call ran,
-// tester17 finding 2) is closed within a dozen read batches. gRPC-Go
+// answered; a flood (5.3 million pings in 5 s while one call ran) is
+// closed within a dozen read batches. gRPC-Go
 // likewise counts pings faster than its MinTime as strikes while streams
 // are active.
 const activePingDivisor = 100
@@ -143,8 +143,7 @@ const activePingDivisor = 100
 // segment until its retransmission (Linux's timer: 200 ms doubling, 1.2
 // to 3 s seen at 20-35 % loss), then delivers them at once, and the next
 // on time right after: measured gap by gap, a consumer pinging once a
-// second was closed for "too many pings" twice in 165 s at 35 % loss
-// (tester26 finding 1).
+// second was closed for "too many pings" twice in 165 s at 35 % loss.
 const pingBurst = 8
 
 // busyUnsent is how many bytes of answers unsent to the peer make the

@@ -100,7 +100,7 @@ type reader struct {
 // ping is a record of its own, read alone: judged one by one, the dozen
 // pings a dual heartbeat at 1 s queued while a provider wrote 8 MiB of
 // answers over a 4 Mbit/s link closed that busy connection as "too many
-// pings" (tester30 finding 7). A flood goes on being judged once the
+// pings". A flood goes on being judged once the
 // window ends, and its backlog is bounded by the socket's receive buffer.
 const stallBacklogWindow = 50 * time.Millisecond
 
@@ -199,7 +199,7 @@ func (r *reader) loop() bool {
 // the frame is whole: a 4 MiB frame takes 3.4 s on a 10 Mbit/s link, and
 // a consumer's liveness check (liveness.go) or a heartbeat that judged
 // only whole frames took that busy link for a silent one and closed it
-// (tester24: 0 of 10 such calls ever arrived). Smaller bodies come in one
+// (0 of 10 such calls ever arrived). Smaller bodies come in one
 // or two reads: they keep the per-frame stamp, and no clock read of their
 // own.
 const readProgressFrom = 64 << 10
@@ -300,7 +300,7 @@ func (c *Channel) discard(br *bufio.Reader, n int) error {
 // any read error after a write failed are never the peer's protocol
 // error, whatever frame the reader was in: a consumer that stopped reading
 // and then closed made the provider log WARN "protocol: truncated frame:
-// body of 22 bytes: ... use of closed network connection" (tester18).
+// body of 22 bytes: ... use of closed network connection".
 func (c *Channel) readFailed(err error) {
 	select {
 	case <-c.dying:
@@ -409,8 +409,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 // answerNeverAsked counts and logs (Warn, rate-bounded) a response whose
 // id this side never sent: 0, or above the highest it numbered. A late
 // or duplicate answer (after CLIENT_TIMEOUT, a cancel) is normal and
-// silent; this one means the peer's framing or id handling is broken
-// (tester17 finding 11).
+// silent; this one means the peer's framing or id handling is broken.
 func (c *Channel) answerNeverAsked(id uint64) {
 	c.unsolicited.Add(1)
 	counters.Channels.Unsolicited.Inc()

@@ -181,7 +181,7 @@ func (s *Server) add(sess spi.Session) {
 		delete(s.chans, ch)
 		// A session Close or heartbeat stop that failed, whenever the
 		// channel closed (its peer's close, an Unexport's...): the next
-		// Shutdown reports it (StuckCalls; tester21 A).
+		// Shutdown reports it (StuckCalls).
 		s.stuck = append(s.stuck, failedCalls(ch, true)...)
 		if n, ok := s.perIP[ip]; ok {
 			if n <= 1 {
@@ -206,7 +206,7 @@ func (s *Server) add(sess spi.Session) {
 	}
 	// The heartbeat's Watch runs on a goroutine of its own (counted by
 	// the channel): one that blocks holds neither the accept loop nor
-	// s.mu, and is named if Shutdown gives up on it (tester21 B).
+	// s.mu, and is named if Shutdown gives up on it.
 	go ch.startWatch()
 }
 
@@ -453,7 +453,7 @@ const closeGrace = 100 * time.Millisecond
 // worker's, or with dispatcher=direct or adaptive the reader's that ran
 // it). No other goroutine waits for them: each channel finishes when its
 // last handler returns (Channel.release), and the last channel to finish
-// closes the pool (tester14 finding 9).
+// closes the pool.
 func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	chans := s.stop()
 	// Tell each consumer the last request run on its channel, so that it
@@ -490,7 +490,7 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 				// The session's Close failed: the transport may have
 				// left the connection open, and its readers blocked.
 				// Wait closeGrace from the failure at most, then give
-				// the connection up (tester21 A).
+				// the connection up.
 				t := time.NewTimer(time.Until(ch.closeFailedAt.Add(closeGrace)))
 				select {
 				case <-ch.finished:

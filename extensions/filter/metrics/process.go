@@ -12,7 +12,7 @@ import (
 // process_network_transmit_bytes_total: on Linux it reads them from
 // /proc/self/net/dev, which counts the whole network namespace's traffic
 // (every process on a host without one of its own), not this process's
-// (tester27 finding 12d: 5.9e10 bytes on a fresh provider, the host's
+// (5.9e10 bytes on a fresh provider: the host's
 // total). client_golang v1.25 has no option to leave them out, so this
 // wrapper drops their descriptors and samples. Safe for concurrent use.
 type processCollector struct{ c prometheus.Collector }

@@ -240,7 +240,7 @@ func (r *Registry) ensureOwner() error {
 // a temporary file renamed into place. A provider URL already registered
 // by another live registry (either entry format) is an error; a consumer
 // URL is not (two nodes of one process may refer to one service in the
-// same millisecond: tester22 finding 10), each registry has its own entry.
+// same millisecond), each registry has its own entry.
 func (r *Registry) create(u spi.URL) (*lease, error) {
 	cat := category(u)
 	dir := r.categoryDir(u.ServiceKey(), cat)
@@ -484,12 +484,12 @@ func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.Not
 var newWatcher = fsnotify.NewWatcher
 
 // pollInstead logs, once per process for each kind of limit ("instances",
-// "watches"; tester23 N3: it was once per registry, 372 lines from one
-// process of 500 nodes), that inotify failed (err; limit names the kernel
+// "watches"; once per registry was 372 lines from one process of 500
+// nodes), that inotify failed (err; limit names the kernel
 // limit behind it) and that the subscriptions poll instead: they always
 // poll every poll period, so a change is seen within it instead of at
 // once. Later registries log it at Debug. Subscribe does not fail for it
-// (tester22 finding 2: the 129th consumer process of a user could not
+// (when it did, the 129th consumer process of a user could not
 // start). r.mu is held.
 func (r *Registry) pollInstead(err error, kind, limit string) {
 	if r.polling {
@@ -740,7 +740,7 @@ func (s *subscription) loop() {
 
 // staleWarnEvery is how often a subscription that cannot read its
 // providers directory repeats its Warn, with how long its list has been
-// stale (tester23, tester22 finding 3: a consumer at its descriptor limit
+// stale (without it, a consumer at its descriptor limit
 // said so once, then nothing while its list went stale); tests shorten it.
 var staleWarnEvery = 30 * time.Second
 

@@ -12,7 +12,7 @@ import (
 // directory: one watch per providers directory, however many registries
 // subscribe to it. It is reference-counted: the first Registry to
 // subscribe creates it, the last one to close closes it and waits for
-// its loop. Before tester23 N3 each Registry had its own, so one process
+// its loop. Before, each Registry had its own, so one process
 // with 500 consumer nodes took every inotify instance of its user (128 on
 // Debian), and the other 372 nodes each logged the fallback Warn.
 type watchHub struct {

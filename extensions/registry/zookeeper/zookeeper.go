@@ -377,8 +377,8 @@ func (r *Registry) markLostLocked(h *handle) {
 // it last heard the client (rounded up to its tick), which is about when
 // the client last heard it; go-zookeeper notices the loss only two thirds
 // of the session timeout after that, so judging from the notice would say
-// "expired" that much after the consumers dropped this provider (tester26
-// finding 5: 18 s late with session.timeout=30s). Caller holds r.mu.
+// "expired" that much after the consumers dropped this provider (18 s
+// late with session.timeout=30s). Caller holds r.mu.
 func (r *Registry) sinceContactLocked() time.Duration {
 	if !r.lastHeard.IsZero() {
 		return time.Since(r.lastHeard)
@@ -512,7 +512,7 @@ func (r *Registry) Health() error {
 // session.timeout (sinceContactLocked; down_for counts from that last
 // contact): the server expires a session it has not heard from for that
 // long and deletes its ephemeral nodes, so the consumers drop this provider,
-// though it runs (tester12 finding 8: only the consumer's "keeping last
+// though it runs (without this, only the consumer's "keeping last
 // provider lists" was logged). It returns how long to wait before looking
 // again, 0 for no need.
 func (r *Registry) checkExpired() time.Duration {

@@ -1,6 +1,5 @@
 // Command narrow is a test plugin: it serves service acme.Narrow, whose
-// methods take integer parameters narrower than what a consumer may send
-// (tester7 item 1).
+// methods take integer parameters narrower than what a consumer may send.
 package main
 
 import (
@@ -11,7 +10,7 @@ import (
 
 type narrow struct{}
 
-// Add adds, as tester7's plugin.
+// Add adds.
 func (narrow) Add(_ context.Context, a, b int) (int, error) { return a + b, nil }
 
 // U64 returns a.

@@ -5,9 +5,9 @@
 // A side writing a large frame over a slow link reads nothing from the
 // peer while it writes (its own pings queue behind the frame, the peer's
 // answers too), so a watch that judges the peer from reads alone takes a
-// busy connection for a dead one (tester25 N2: an idle provider writing a
+// busy connection for a dead one (an idle provider writing a
 // 6 MiB response to a consumer on a 1 MiB/s link closed it after 5 s;
-// N6: both consumer strategies cut a 1 MiB upload at 1 Mbit/s). The peer's
+// both consumer strategies cut a 1 MiB upload at 1 Mbit/s). The peer's
 // kernel acknowledging more of that backlog is a sign of life as good as a
 // frame read: its kernel is receiving and its application is draining its
 // receive window. A black-holed path acknowledges nothing, and a hung peer

@@ -1,5 +1,5 @@
 // Command acmeplug is a test plugin serving a filter and a registry, as a
-// third party's plugin would (tester9's plugin, reduced):
+// third party's plugin would:
 //
 //   - filter "acme.authz" (provider side, activated by "authz.key"): a call
 //     passes when its "x-auth" attachment equals authz.key. Build refuses an
