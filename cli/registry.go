@@ -32,7 +32,7 @@ import (
 // subcommands.
 func registryCommand(a *app) *cobra.Command {
 	var registry string
-	var asJSON bool
+	var asJSON, summary bool
 	cmd := &cobra.Command{
 		Use:   "registry",
 		Short: "Inspect a registry: list services and providers, watch changes",
@@ -82,7 +82,12 @@ services. With a zookeeper registry that cannot be reached (ls waits its
 connect.timeout, 5s by default) and a file.cache, the lists are the
 cache's: a first line says so, naming ZooKeeper and how long it has been
 unreachable, and each service gives its cached list's age; without a
-cache, ls fails saying the same.`,
+cache, ls fails saying the same. A listing of several services ends with
+a total line: services, provider entries (on how many addresses) and
+consumer entries (those the references registered; the file and
+zookeeper registries list them). --summary prints one line per service
+(providers and consumers) instead of the provider tables: the view for a
+registry of hundreds of services.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, desc, done, err := open(cmd.Context())
@@ -96,10 +101,10 @@ cache, ls fails saying the same.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
 			if !asJSON {
-				return registryLs(ctx, reg, desc, args, time.Now(), a.stdout)
+				return registryList(ctx, reg, desc, args, time.Now(), summary, a.stdout)
 			}
 			jw := &lsJSONWriter{}
-			if err := registryList(ctx, reg, desc, args, time.Now(), jw); err != nil {
+			if err := registryList(ctx, reg, desc, args, time.Now(), false, jw); err != nil {
 				return err
 			}
 			if jw.out == nil { // no service, or none fits
@@ -110,7 +115,8 @@ cache, ls fails saying the same.`,
 			return enc.Encode(jw.out)
 		},
 	}
-	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text; stale marks an older entry at a newer one's address, which consumers ignore`)
+	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text; stale marks an older entry at a newer one's address, which consumers ignore; each service's "consumers" is the number of consumer entries, null when the registry does not list them`)
+	ls.Flags().BoolVar(&summary, "summary", false, "one line per service, its provider and consumer counts, then the total line, instead of the provider tables")
 	watch := &cobra.Command{
 		Use:   "watch SERVICE",
 		Short: "Print every change of a service's providers until interrupted",
@@ -225,10 +231,6 @@ func isDefaultFileRegistry(u spi.URL) bool {
 	return u.Scheme() == fileregistry.Name && u.Path() == ""
 }
 
-func registryLs(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
-	return registryList(ctx, reg, desc, args, now, w)
-}
-
 // lsJSON is what registry ls --json prints: one object, services in the
 // order the table lists them.
 type lsJSON struct {
@@ -242,6 +244,9 @@ type lsJSON struct {
 type lsServiceJS struct {
 	Service   string       `json:"service"`
 	Providers []lsProvider `json:"providers"`
+	// Consumers is the number of consumer entries of the service; nil
+	// (null) when the registry does not list them or listing failed.
+	Consumers *int `json:"consumers"`
 }
 
 // lsProvider is one provider entry of registry ls --json: the table's
@@ -266,10 +271,10 @@ type lsProvider struct {
 	Stale           bool   `json:"stale"`
 }
 
-// registryList is registry ls, printing a table to w or, when w is an
-// *lsJSONWriter (--json), leaving the listing in it (the text's notes
-// are dropped; Note keeps the cache's).
-func registryList(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, w io.Writer) error {
+// registryList is registry ls, printing a table to w (with summary, one
+// line per service) or, when w is an *lsJSONWriter (--json), leaving the
+// listing in it (the text's notes are dropped; Note keeps the cache's).
+func registryList(ctx context.Context, reg spi.Registry, desc string, args []string, now time.Time, summary bool, w io.Writer) error {
 	var services []spi.URL
 	if len(args) == 1 {
 		u, err := parseServiceKey(args[0])
@@ -336,6 +341,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			}
 		}
 	}
+	consumers, consumersWhy := consumerCounts(ctx, reg, services)
 	noteText := ""
 	if note != nil {
 		noteText = fmt.Sprintf("ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date",
@@ -358,14 +364,32 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 				}
 				s.Providers = append(s.Providers, lp)
 			}
+			if consumers != nil {
+				s.Consumers = &consumers[i]
+			}
 			out.Services = append(out.Services, s)
 		}
 		jw.out = &out
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if summary {
+		fmt.Fprintln(tw, "SERVICE\tPROVIDERS\tCONSUMERS")
+	}
 	for i, svc := range services {
 		providers := lists[i]
+		if summary {
+			n := strconv.Itoa(len(providers))
+			if st := strings.Count(string(staleEntries(providers)), "s"); st > 0 {
+				n += fmt.Sprintf(" (%d stale)", st)
+			}
+			c := "-"
+			if consumers != nil {
+				c = strconv.Itoa(consumers[i])
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\n", svc.ServiceKey(), n, c, ages[i])
+			continue
+		}
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
@@ -397,7 +421,80 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme(), note)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(args) == 0 || len(services) > 1 || summary {
+		if !summary {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, lsTotal(lists, consumers, consumersWhy))
+	}
+	return nil
+}
+
+// consumerLister is a registry that lists the consumer entries of a
+// service key (the file and zookeeper registries).
+type consumerLister interface {
+	Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, error)
+}
+
+// consumerCounts returns the number of consumer entries of each of
+// services, or nil and why not: the registry does not list them, or a
+// listing failed (ZooKeeper unreachable: file.cache keeps no consumers).
+func consumerCounts(ctx context.Context, reg spi.Registry, services []spi.URL) ([]int, string) {
+	cl, ok := reg.(consumerLister)
+	if !ok {
+		return nil, "the registry does not list them"
+	}
+	out := make([]int, len(services))
+	for i, svc := range services {
+		l, err := cl.Consumers(ctx, svc)
+		if err != nil {
+			return nil, err.Error()
+		}
+		out[i] = len(l)
+	}
+	return out, ""
+}
+
+// lsTotal is the last line of a listing of several services: "3
+// services, 5 providers (1 stale) on 2 addresses, 4 consumers"; with
+// consumers nil, why they are not counted.
+func lsTotal(lists [][]spi.URL, consumers []int, why string) string {
+	entries, stale := 0, 0
+	addrs := map[string]bool{}
+	for _, l := range lists {
+		entries += len(l)
+		stale += strings.Count(string(staleEntries(l)), "s")
+		for _, p := range l {
+			addrs[p.Address()] = true
+		}
+	}
+	s := plural(len(lists), "service") + ", " + plural(entries, "provider")
+	if stale > 0 {
+		s += fmt.Sprintf(" (%d stale)", stale)
+	}
+	s += " on " + plural(len(addrs), "address")
+	if consumers == nil {
+		return s + "; consumers not counted: " + why
+	}
+	n := 0
+	for _, c := range consumers {
+		n += c
+	}
+	return s + ", " + plural(n, "consumer")
+}
+
+// plural says "1 service" or "n services" ("address": "addresses").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lsJSONWriter stands for the output in registry ls --json: the text
@@ -605,9 +702,4 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 }
 
 // providersCount says "1 provider" or "n providers".
-func providersCount(n int) string {
-	if n == 1 {
-		return "1 provider"
-	}
-	return fmt.Sprintf("%d providers", n)
-}
+func providersCount(n int) string { return plural(n, "provider") }

@@ -393,6 +393,22 @@ func (r *Registry) Lookup(_ context.Context, consumer spi.URL) ([]spi.URL, error
 	return list, nil
 }
 
+// Consumers returns the live consumer entries of consumer.ServiceKey()
+// (the URLs references registered with side=consumer, under the
+// service's consumers directory), sorted; none when there are none.
+// Registries do not need it: `airnode registry ls` counts consumers with
+// it.
+func (r *Registry) Consumers(_ context.Context, consumer spi.URL) ([]spi.URL, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	list, err := r.scanOnce(r.categoryDir(consumer.ServiceKey(), Consumers))
+	if err != nil {
+		return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+	}
+	return list, nil
+}
+
 // Services lists the service keys with at least one live provider, sorted.
 func (r *Registry) Services(context.Context) ([]string, error) {
 	if err := r.check(); err != nil {

@@ -1059,6 +1059,53 @@ func (r *Registry) putCache(iface string, list []spi.URL) {
 	}
 }
 
+// Consumers returns the consumer entries registered for
+// consumer.ServiceKey(): the children of its interface's consumers node
+// whose URL (category consumers) has that service key, sorted; none when
+// the node is missing. It needs a session (waited for as Lookup does):
+// file.cache keeps no consumers, so without one it fails naming the
+// servers and how long they have been unreachable. Registries do not
+// need it: `airnode registry ls` counts consumers with it.
+func (r *Registry) Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, error) {
+	iface, _, err := consumerOf(consumer)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := r.connection()
+	if err != nil {
+		return nil, err
+	}
+	if !r.waitCtx(ctx) {
+		return nil, r.downError(ctx, "")
+	}
+	conn = r.current() // a redial may have replaced it during the wait
+	path := r.categoryPath(iface, Consumers)
+	children, _, err := conn.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []spi.URL{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper registry: list %s: %w", path, err)
+	}
+	key := consumer.ServiceKey()
+	out := []spi.URL{}
+	for _, c := range children {
+		s, err := url.QueryUnescape(c)
+		if err != nil {
+			continue
+		}
+		e, err := spi.Parse(s)
+		if err != nil || e.Interface() != iface || e.ParamOr(KeyCategory, Consumers) != Consumers {
+			continue
+		}
+		if u := e.Without(KeyCategory); u.ServiceKey() == key {
+			out = append(out, u)
+		}
+	}
+	push.Sort(out)
+	return out, nil
+}
+
 // Services lists the service keys (group/interface:version) with at least
 // one provider, sorted, read from the providers' URLs under every
 // interface node (nodes of the earlier airnode layout, named by service
