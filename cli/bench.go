@@ -1616,6 +1616,20 @@ func connectError(ref *kernel.Reference, local string) string {
 	return ""
 }
 
+// perSecond formats a rate for the summary: whole numbers from 10 up
+// ("43210"), one decimal from 1 ("2.5"), two below ("0.11": 4 calls in
+// 37 s on a slow link is not "0"); 0 is "0".
+func perSecond(x float64) string {
+	switch {
+	case x == 0 || x >= 10:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 1:
+		return fmt.Sprintf("%.1f", x)
+	default:
+		return fmt.Sprintf("%.2f", x)
+	}
+}
+
 // printOutcome prints a single case's summary. Failed calls come first
 // when there are any: their share, by status, and the first error's
 // message (unless every call failed: that message is the command's error).
@@ -1641,11 +1655,11 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	}
 	switch {
 	case failed == 0:
-		fmt.Fprintf(w, "  calls/s     %.0f\n", r.CallsPerSec)
+		fmt.Fprintf(w, "  calls/s     %s\n", perSecond(r.CallsPerSec))
 	case r.OK == 0:
-		fmt.Fprintf(w, "  calls/s     %.0f failed calls/s, none succeeded\n", r.CallsPerSec)
+		fmt.Fprintf(w, "  calls/s     %s failed calls/s, none succeeded\n", perSecond(r.CallsPerSec))
 	default:
-		fmt.Fprintf(w, "  calls/s     %.0f (%.0f successful)\n", r.CallsPerSec, float64(r.OK)/r.ElapsedSec)
+		fmt.Fprintf(w, "  calls/s     %s (%s successful)\n", perSecond(r.CallsPerSec), perSecond(float64(r.OK)/r.ElapsedSec))
 	}
 	switch {
 	case r.OK == 0:

@@ -527,6 +527,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	health.serving()
 	warnPublished(logger, cat, reg, cfg.Listen, exported)
+	warnCertificates(logger, exports, exported, time.Now())
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
 	// the wait Shutdown will use (0 when nothing is registered)
@@ -874,6 +875,43 @@ func checkTLSFiles(u spi.URL) error {
 	}
 	_, err = ts.Server()
 	return err
+}
+
+// warnCertificates logs a Warn line, once per certificate file and
+// published host, when the certificate (tls.cert) of an export serving
+// TLS is one its consumers will reject: expired or not valid yet (naming
+// not_before and not_after), or not naming the host the export publishes
+// (naming the certificate's names; a consumer can still dial it with
+// tls.servername set to one of them). serve still serves: the
+// certificate may be renewed in place, and a consumer that sets
+// tls.servername is not affected by the names. exports and exported are
+// index for index.
+func warnCertificates(logger *slog.Logger, exports []plannedExport, exported []*kernel.Exporter, now time.Time) {
+	seen := map[string]bool{}
+	for i, e := range exported {
+		ts, err := tlsconf.Parse(exports[i].url)
+		host := e.URL().Host()
+		if err != nil || !ts.Enabled || ts.Cert == "" || seen[ts.Cert+"|"+host] {
+			continue
+		}
+		seen[ts.Cert+"|"+host] = true
+		c, err := tlsconf.CheckServerCert(ts.Cert, host, now)
+		if err != nil {
+			continue // the transport read it when it listened: not expected
+		}
+		if c.Expired || c.NotYetValid {
+			what := "has expired"
+			if c.NotYetValid {
+				what = "is not valid yet"
+			}
+			logger.Warn("airnode serve: the TLS certificate "+what+": every consumer will reject it (\"x509: certificate has expired or is not yet valid\"); renew it",
+				"cert", ts.Cert, "not_before", c.NotBefore.UTC().Format(time.RFC3339), "not_after", c.NotAfter.UTC().Format(time.RFC3339), "now", now.UTC().Format(time.RFC3339))
+		}
+		if !c.NamesHost {
+			logger.Warn("airnode serve: the TLS certificate does not name the host this provider publishes: consumers that dial it will reject it (\"x509: certificate is valid for ...\") unless they set tls.servername to one of its names; give a certificate naming the host, or publish a name it holds (--advertise)",
+				"cert", ts.Cert, "host", host, "names", strings.Join(c.Names, ","))
+		}
+	}
 }
 
 // sameServerKeys returns the error for export u when first, exported

@@ -93,6 +93,7 @@ type conn struct {
 	why      atomic.Pointer[string] // closeBecause's reason for the channel's close; nil: "consumer released the provider"
 
 	transport, heartbeat string                    // extension names, for phase ("" in tests)
+	tls                  bool                      // the channel runs TLS (tls=true), for firstPingError's hint
 	phase                atomic.Pointer[string]    // the extension call run is waiting on, for Shutdown's error; nil: none
 	failed               atomic.Pointer[error]     // closing its last channel: the session Close or heartbeat stop that failed (awaitChannel)
 	current              atomic.Pointer[connState] // the last channel connected, until run returns (pendingCalls)
@@ -101,17 +102,19 @@ type conn struct {
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
-	return newNamedConn(addr, "", "", dial, connectTimeout, backoff, logger, changed)
+	return newNamedConn(addr, "", "", false, dial, connectTimeout, backoff, logger, changed)
 }
 
 // newNamedConn is newConn for a conn whose transport and heartbeat
 // strategy are the extensions named: a Shutdown that gives up waiting for
-// the conn names the one it was waiting on (conn.phase).
-func newNamedConn(addr, transport, heartbeat string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
+// the conn names the one it was waiting on (conn.phase). tls says whether
+// the channel runs TLS (the URL's tls=true): a connection the provider
+// closes at once gets a hint for the side that does not.
+func newNamedConn(addr, transport, heartbeat string, tls bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
-		transport: transport, heartbeat: heartbeat,
+		transport: transport, heartbeat: heartbeat, tls: tls,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -309,7 +312,18 @@ func (c *conn) run() {
 			if time.Since(began) >= min(minRedialGap, c.connectTimeout/2) {
 				c.lastKick.Store(time.Now().UnixNano())
 			}
-			c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
+			// The calls failing with this error count their own attempts
+			// (failover: "failed after 1 attempt"), not the connection's:
+			// say how many there were since it was last up, the last one
+			// perhaps a redial a call asked for (redialNow).
+			switch {
+			case attempt == 1:
+				c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
+			case redialed && !byEntry:
+				c.publish(c.down("cannot connect to provider %s (%d connection attempts, the last a redial a call asked for): %w", c.addr, attempt, err))
+			default:
+				c.publish(c.down("cannot connect to provider %s (%d connection attempts): %w", c.addr, attempt, err))
+			}
 			level := slog.LevelDebug
 			if everUp && attempt&(attempt-1) == 0 { // a power of two: 1, 2, 4, 8...
 				level = slog.LevelWarn
@@ -415,7 +429,8 @@ func (c *conn) run() {
 }
 
 // connect dials and waits for the provider to answer a ping, both within
-// connect.timeout.
+// connect.timeout; a dial (or TLS handshake) cut short by it says so,
+// naming the key and its value.
 func (c *conn) connect() (channel, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.connectTimeout)
 	defer cancel()
@@ -423,6 +438,10 @@ func (c *conn) connect() (channel, error) {
 	ch, err := c.dial(context.WithValue(ctx, dialingConnKey{}, c), c.addr)
 	c.phase.Store(nil)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.ctx.Err() == nil {
+			// "i/o timeout", "context deadline exceeded": name the key that bounds it
+			err = fmt.Errorf("%w (connect.timeout %v bounds the dial and the TLS handshake: raise it on a lossy or slow path)", err, c.connectTimeout)
+		}
 		return nil, dialError{err} // localDialCause reads its text; a first ping's is the provider's
 	}
 	start := time.Now()
@@ -436,7 +455,7 @@ func (c *conn) connect() (channel, error) {
 		if r, ok := ch.(interface{ Reason() string }); ok {
 			reason = r.Reason()
 		}
-		return nil, firstPingError(err, reason, time.Since(start), c.connectTimeout)
+		return nil, firstPingError(err, reason, time.Since(start), c.connectTimeout, c.tls)
 	}
 	return ch, nil
 }
@@ -450,7 +469,9 @@ func (c *conn) connect() (channel, error) {
 // reason is the channel's close reason (exchange.Channel.Reason): a close
 // that came from the consumer itself (its heartbeat gave up on a provider
 // that is paused, say) is reported as such, not as a likely mismatch.
-func firstPingError(err error, reason string, took, connectTimeout time.Duration) error {
+// tlsOn says whether this consumer ran TLS: one that did not is told that
+// a provider serving TLS closes a clear-text connection so.
+func firstPingError(err error, reason string, took, connectTimeout time.Duration, tlsOn bool) error {
 	// "open stream: ...": a multiplexed session (smux) already dead when
 	// the channel opened its stream, the provider having closed the
 	// connection at once (at its connection limit, accepts)
@@ -466,10 +487,17 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
+		mismatch := "or a transport or TLS mismatch? the consumer's transport and tls keys must match the provider's"
+		if !tlsOn {
+			mismatch = "or a transport or TLS mismatch? a provider serving TLS closes a clear-text connection at once " +
+				"(its URL in the registry has tls=true, its log says \"first record does not look like a TLS handshake\"): " +
+				"then set tls=true and tls.ca=FILE, the CA that signed its certificate (airnode call/bench: -p tls=true -p tls.ca=FILE); " +
+				"else the consumer's transport must match the provider's"
+		}
 		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
 			"(at its connection limit? the provider's URL keys accepts and accepts.per.ip cap the connections it serves, and its log then says \"connection refused\"; "+
-			"or a transport or TLS mismatch? the consumer's transport and tls keys must match the provider's): %w",
-			took.Round(time.Millisecond/10), err)
+			"%s): %w",
+			took.Round(time.Millisecond/10), mismatch, err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
 		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout): %w", connectTimeout, err)
 	default:

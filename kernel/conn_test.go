@@ -258,7 +258,7 @@ func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 		{"read: protocol: bad magic 0x1503", "mismatch", "this consumer"},
 		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "this consumer closed the connection during the first ping, after 5ms: heartbeat: no answer", "mismatch"},
 	} {
-		msg := firstPingError(closed, tc.reason, 5*time.Millisecond, time.Second).Error()
+		msg := firstPingError(closed, tc.reason, 5*time.Millisecond, time.Second, true).Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
 			t.Errorf("reason %q: %q; want it to contain %q and not %q", tc.reason, msg, tc.want, tc.not)
 		}

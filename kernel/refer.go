@@ -382,7 +382,9 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // decides TLS by publishing tls=true, as a gRPC client brings its
 // credentials and the server decides; CheckProviderTLS checks each
 // provider. With hosts (a direct URL, or a merged one) "tls" must be true
-// for them, as the transport requires.
+// for them, as the transport requires. With TLS on, the files are read
+// (tlsconf.Settings.Client): a missing or unreadable tls.ca, tls.cert or
+// tls.key is an error naming the key and the file.
 func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 	if err := conflictingMethodForms(u); err != nil {
 		return err
@@ -392,8 +394,18 @@ func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 			u = u.With(tlsconf.KeyTLS, "true")
 		}
 	}
-	_, err := readInvokerSettings(cat, u)
-	return err
+	if _, err := readInvokerSettings(cat, u); err != nil {
+		return err
+	}
+	// The consumer's own TLS files (tls.ca, tls.cert, tls.key) are read
+	// now: a missing or unreadable one is this process's problem, to be
+	// said when the reference is made, not at every connection attempt.
+	if s, err := tlsconf.Parse(u); err == nil && s.Enabled {
+		if _, err := s.Client(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // consumerTLSKeys are the TLS keys a consumer may give without "tls".

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
@@ -91,11 +92,12 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		return exchange.NewChannel(sess, o), nil
 	}
 	shared := connKey(u, st.transportName, st.heartbeatName)
+	tlsOn, _ := u.Bool(tlsconf.KeyTLS, false) // a malformed tls failed readInvokerSettings (the transport's Build)
 	for i := range int(cs.connections) {
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newNamedConn(addr, st.transportName, st.heartbeatName, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
+			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
 		}))
 	}
 	outliers.add(r)

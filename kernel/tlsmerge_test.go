@@ -5,6 +5,7 @@ import (
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 	"strings"
 	"testing"
 
@@ -14,18 +15,23 @@ import (
 // A reference through a registry may give TLS keys without tls=true (the
 // provider's published tls=true completes them); a direct URL may not,
 // and an explicit tls=false with them stays an error. A bad pairing
-// (tls.cert without tls.key) is caught either way.
+// (tls.cert without tls.key) is caught either way, and so is a TLS file
+// the consumer cannot read.
 func TestCheckConsumerKeysLeavesTLSToTheProvider(t *testing.T) {
 	cat := testCatalogs(t)
+	ca := tlsconftest.NewCA(t, "test CA").CertFile
 	for q, want := range map[string]string{
-		"airnode:///demo.Echo?tls.ca=/x/ca.pem":                       "",
+		"airnode:///demo.Echo?tls.ca=" + ca:                           "",
 		"airnode:///demo.Echo?tls.servername=p.test":                  "",
-		"airnode:///demo.Echo?transport=tcp&tls.ca=/x/ca.pem":         "",
-		"airnode:///demo.Echo?tls=false&tls.ca=/x/ca.pem":             "tls.ca is set but tls is not true",
+		"airnode:///demo.Echo?transport=tcp&tls.ca=" + ca:             "",
+		"airnode:///demo.Echo?tls=false&tls.ca=" + ca:                 "tls.ca is set but tls is not true",
 		"airnode:///demo.Echo?tls.cert=/x/c.pem":                      "give both or neither",
-		"airnode://127.0.0.1:1/demo.Echo?tls.ca=/x/ca.pem":            "tls.ca is set but tls is not true",
-		"airnode://127.0.0.1:1/demo.Echo?tls=true&tls.ca=/x/ca.pem":   "",
+		"airnode://127.0.0.1:1/demo.Echo?tls.ca=" + ca:                "tls.ca is set but tls is not true",
+		"airnode://127.0.0.1:1/demo.Echo?tls=true&tls.ca=" + ca:       "",
 		"airnode://127.0.0.1:1/demo.Echo?connections=65&tls.ca=/x/ca": "connections=65",
+		"airnode://127.0.0.1:1/demo.Echo?tls=true&tls.ca=/x/nope.pem": "tls.ca: open /x/nope.pem: no such file or directory",
+		"airnode:///demo.Echo?tls.ca=/x/nope.pem":                     "tls.ca: open /x/nope.pem: no such file or directory",
+		"airnode:///demo.Echo?tls.cert=/x/c.pem&tls.key=/x/k.pem":     "tls.cert: open /x/c.pem: no such file or directory",
 	} {
 		err := CheckConsumerKeys(cat, spi.MustParse(q))
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
@@ -72,13 +78,14 @@ func TestReferRefusesAClearTextProviderForTLSKeys(t *testing.T) {
 	var logs logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0), WithRegistry(reg))
 	defer c.Close()
-	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?tls.ca=/nonexistent/ca.pem"), spi.URL{})
+	ca := tlsconftest.NewCA(t, "test CA").CertFile
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode:///demo.Echo?tls.ca="+ca), spi.URL{})
 	if err != nil {
 		t.Fatalf("Refer with tls.ca alone: %v", err)
 	}
 	addr := e.URL().Address()
 	_, err = r.Invoke(ctxT(t), "Echo", "hi")
-	want := "kernel: provider " + addr + ": the consumer gives tls.ca=/nonexistent/ca.pem but provider " + addr + " publishes no tls=true"
+	want := "kernel: provider " + addr + ": the consumer gives tls.ca=" + ca + " but provider " + addr + " publishes no tls=true"
 	if spi.StatusOf(err) != spi.StatusClientError || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "attempts") {
 		t.Errorf("call = %v; want CLIENT_ERROR %q, one attempt", err, want)
 	}

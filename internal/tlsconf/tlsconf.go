@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -179,7 +180,9 @@ func Handshake(ctx context.Context, c net.Conn, cfg *tls.Config, addr string) (n
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = c.Close()
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-			return nil, fmt.Errorf("tlsconf: handshake with %s: %w (is the provider serving TLS?)", addr, err)
+			return nil, fmt.Errorf("tlsconf: handshake with %s: %w: the provider closed the connection during the TLS handshake: "+
+				"it serves clear text (its URL in the registry has no tls=true; remove %s=true, or serve it with tls.cert and tls.key), "+
+				"or it refused the connection (at its connection limit: its log says so)", addr, err, KeyTLS)
 		}
 		if why := Explain(err); why != "" {
 			return nil, fmt.Errorf("tlsconf: handshake with %s: %s: %w", addr, why, err)
@@ -375,3 +378,56 @@ func (c *serverConn) Write(b []byte) (int, error) {
 }
 
 var _ net.Listener = (*listener)(nil)
+
+// CertCheck is what a provider's certificate looks like to the consumers
+// that dial a host (CheckServerCert).
+type CertCheck struct {
+	// NotBefore and NotAfter bound the leaf certificate's validity.
+	NotBefore, NotAfter time.Time
+	// Expired: now is after NotAfter; NotYetValid: before NotBefore.
+	// Consumers reject the certificate either way.
+	Expired, NotYetValid bool
+	// Names are the leaf's subject alternative names (DNS names, then IP
+	// addresses), in the certificate's order.
+	Names []string
+	// NamesHost: the leaf is valid for host (x509's VerifyHostname:
+	// an IP address must be an IP SAN, a name a DNS SAN or wildcard).
+	// Consumers that dial host and set no tls.servername reject it
+	// otherwise.
+	NamesHost bool
+}
+
+// CheckServerCert reads the first certificate of the PEM file certFile
+// (a provider's tls.cert) and says whether consumers dialing host would
+// accept it at now: its validity period and its names. It does not check
+// the chain (the consumers' tls.ca decides that). Errors name the key and
+// the file.
+func CheckServerCert(certFile, host string, now time.Time) (CertCheck, error) {
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return CertCheck{}, fmt.Errorf("tlsconf: %s: %w", KeyCert, err)
+	}
+	var leaf *x509.Certificate
+	for len(data) > 0 && leaf == nil {
+		var b *pem.Block
+		if b, data = pem.Decode(data); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			if leaf, err = x509.ParseCertificate(b.Bytes); err != nil {
+				return CertCheck{}, fmt.Errorf("tlsconf: %s=%s: %w", KeyCert, certFile, err)
+			}
+		}
+	}
+	if leaf == nil {
+		return CertCheck{}, fmt.Errorf("tlsconf: %s=%s: no PEM certificate in the file", KeyCert, certFile)
+	}
+	c := CertCheck{NotBefore: leaf.NotBefore, NotAfter: leaf.NotAfter,
+		Expired: now.After(leaf.NotAfter), NotYetValid: now.Before(leaf.NotBefore),
+		NamesHost: leaf.VerifyHostname(host) == nil}
+	c.Names = append(c.Names, leaf.DNSNames...)
+	for _, ip := range leaf.IPAddresses {
+		c.Names = append(c.Names, ip.String())
+	}
+	return c, nil
+}

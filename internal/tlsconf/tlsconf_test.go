@@ -300,7 +300,7 @@ func TestTLSConsumerOnPlaintextProvider(t *testing.T) {
 	}
 	go func() { c := <-conns; c.Close() }()
 	_, err = Handshake(context.Background(), raw, cfg, ln.Addr().String())
-	if err == nil || !strings.Contains(err.Error(), "is the provider serving TLS?") {
+	if err == nil || !strings.Contains(err.Error(), "it serves clear text") {
 		t.Fatalf("closing provider: %v", err)
 	}
 }

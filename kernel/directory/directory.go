@@ -249,7 +249,7 @@ func named(u spi.URL, key, what string) string {
 // anyTaken reports whether the reference would take one of providers.
 func (d *Directory) anyTaken(providers []spi.URL) bool {
 	for _, p := range providers {
-		if d.accepts(p) && d.otherTransport(p) == "" {
+		if d.accepts(p) && d.unfit(p) == "" {
 			return true
 		}
 	}
@@ -326,9 +326,27 @@ func (d *Directory) otherTransport(p spi.URL) string {
 	return fmt.Sprintf("%s serves transport %s; the reference asks for transport=%s", p.Address(), got, want)
 }
 
+// keyTLS is the URL key that turns TLS on (internal/tlsconf).
+const keyTLS = "tls"
+
+// unfit returns why provider is left out for its transport
+// (otherTransport) or its TLS: a provider that publishes tls=true serves
+// only TLS, so a reference that sets tls=false could only fail its
+// handshake (the merge keeps the consumer's tls=false and hides the
+// provider's); "" when it is not left out.
+func (d *Directory) unfit(p spi.URL) string {
+	if why := d.otherTransport(p); why != "" {
+		return why
+	}
+	if p.ParamOr(keyTLS, "") == "true" && d.consumer.ParamOr(keyTLS, "") == "false" {
+		return fmt.Sprintf("%s serves TLS (it publishes tls=true); the reference sets tls=false: remove tls=false and give the CA that signed its certificate with tls.ca=FILE (airnode call/bench: -p tls.ca=FILE; default: the system's roots)", p.Address())
+	}
+	return ""
+}
+
 // Ignored returns why providers of the last pushed list were left out
-// because they serve another transport than the reference names, one
-// line each, then because they are in another group or version (at most
+// because they serve another transport than the reference names, or TLS
+// while it sets tls=false (unfit), one line each, then because they are in another group or version (at most
 // three lines, then "and N more in another group or version"); nil when
 // none was. Built once per push; when a push leaves the reference no
 // provider, the providers of its interface under other service keys are
@@ -421,7 +439,7 @@ func (d *Directory) apply(providers []spi.URL) {
 			leftOut(p)
 			continue
 		}
-		if why := d.otherTransport(p); why != "" {
+		if why := d.unfit(p); why != "" {
 			k := p.String()
 			if _, warned := d.ignored[k]; !warned {
 				d.log.Warn("directory: provider ignored: " + why)

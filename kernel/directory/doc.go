@@ -8,8 +8,9 @@
 // protocol than the consumer's, and disabled ones (enabled=false), are
 // ignored; so are, when the reference names a transport, providers that
 // publish another one (Dubbo's reference protocol: a consumer cannot call
-// an smux provider over tcp), with a warning and a line in Ignored for
-// the "no provider available" error; providers of another group or
+// an smux provider over tcp), and, when the reference sets tls=false,
+// providers that publish tls=true (they serve only TLS), with a warning
+// and a line in Ignored for the "no provider available" error; providers of another group or
 // version are listed there too (at most three, then a count), without a
 // warning: other groups of one interface are normal.
 //

@@ -2,7 +2,7 @@
 // certificates for tests, written as PEM files under a test's temporary
 // directory (keys are never committed). ECDSA P-256, valid from an hour ago
 // for an hour; leaf certificates name 127.0.0.1, ::1, localhost and
-// provider.test.
+// provider.test (IssueFor: the hosts given).
 package tlsconftest
 
 import (
@@ -68,7 +68,20 @@ func (ca *CA) IssueExpired(t testing.TB, name string) (certFile, keyFile string)
 	return ca.issue(t, name, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
 }
 
+// IssueFor is Issue for a certificate naming only hosts (IP addresses
+// and DNS names), for a provider whose certificate does not name the
+// address it is dialed at.
+func (ca *CA) IssueFor(t testing.TB, name string, hosts ...string) (certFile, keyFile string) {
+	t.Helper()
+	return ca.issueFor(t, name, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), hosts)
+}
+
 func (ca *CA) issue(t testing.TB, name string, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	return ca.issueFor(t, name, notBefore, notAfter, []string{"127.0.0.1", "::1", "localhost", "provider.test"})
+}
+
+func (ca *CA) issueFor(t testing.TB, name string, notBefore, notAfter time.Time, hosts []string) (certFile, keyFile string) {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
@@ -76,8 +89,13 @@ func (ca *CA) issue(t testing.TB, name string, notBefore, notAfter time.Time) (c
 		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		DNSNames:    []string{"localhost", "provider.test"},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
