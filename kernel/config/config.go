@@ -70,7 +70,10 @@ type Config struct {
 	Demo bool `koanf:"demo"`
 	// Services are exported by `airnode serve`, in order.
 	Services []Service `koanf:"services"`
-	// References are consumed by the node.
+	// References are consumed by the node: the consumer defaults of
+	// their interfaces (ApplyReference). A reference is identified by its
+	// Interface alone, so two entries naming one interface are refused
+	// (Validate), whatever their group or version.
 	References []Reference `koanf:"references"`
 	// Plugins are out-of-process extensions, launched by the node and
 	// registered in the catalogs under Name.
@@ -228,10 +231,18 @@ func (c Config) problems() []problem {
 			keys[k] = i
 		}
 	}
+	refs := map[string]int{}
 	for i, r := range c.References {
 		path := fmt.Sprintf("references[%d]", i)
 		if r.Interface == "" {
 			bad(path+".interface", "required (e.g. demo.Echo)")
+		} else if j, dup := refs[r.Interface]; dup {
+			// A reference is found by its interface alone
+			// (ReferenceParams, ReferenceURL): a second entry, whatever
+			// its group or version, would never apply.
+			bad(path, "interface %q already has a reference, references[%d]: a reference applies by interface alone (group and version are among its params), so this entry would be ignored; merge the two entries into one", r.Interface, j)
+		} else {
+			refs[r.Interface] = i
 		}
 		if r.URL != "" {
 			if err := checkReferenceURL(r); err != nil {

@@ -158,7 +158,7 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
-	nested := nestedProblems(k.Raw())
+	nested := append(listProblems(k.Raw()), nestedProblems(k.Raw())...)
 	// say reports msg about the setting at path, naming where its value
 	// came from: "config: plugins.yaml: key "listen": ...", or, for an
 	// environment variable or a flag (which name the setting themselves),
@@ -283,8 +283,10 @@ func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
 // strictHook converts raw YAML/env/flag values into the Config's field
 // types without mapstructure's weak typing: a duration must be a string
 // with a unit (Go syntax: "60s", "1m30s"); a bool field takes a YAML bool
-// or, from the environment or a flag, strconv.ParseBool's spellings
-// ("false", "0"); a string field accepts any YAML scalar in its natural
+// or text parseBool takes (from the file: YAML 1.1's yes, no, on, off,
+// which YAML 1.2 reads as text; from the environment or a flag:
+// "false", "0"; YAML's integers 1 and 0 likewise), and nothing else
+// (demo: maybe is refused, naming boolForms); a string field accepts any YAML scalar in its natural
 // spelling (true, 100, 0.5).
 func strictHook(from, to reflect.Type, data any) (any, error) {
 	if to == reflect.TypeOf(time.Duration(0)) {
@@ -302,12 +304,19 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	if to.Kind() == reflect.Bool && from.Kind() == reflect.String {
-		// the environment and flags give text; YAML gives a bool
-		b, err := strconv.ParseBool(strings.TrimSpace(data.(string)))
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a bool: want true or false", data)
+		// the environment and flags give text; YAML gives a bool, or
+		// text for YAML 1.1's yes/no/on/off (YAML 1.2 has true and false)
+		b, ok := parseBool(data.(string))
+		if !ok {
+			return nil, fmt.Errorf("%q is not a bool: want %s", data, boolForms)
 		}
 		return b, nil
+	}
+	if to.Kind() == reflect.Bool && from.Kind() != reflect.Bool {
+		if b, ok := parseBool(fmt.Sprint(data)); ok && from.Kind() == reflect.Int {
+			return b, nil // YAML's 1 and 0, as the environment's "1" and "0"
+		}
+		return nil, fmt.Errorf("%v is not a bool: want %s", data, boolForms)
 	}
 	if to.Kind() == reflect.String && from.Kind() != reflect.String {
 		switch v := data.(type) {
@@ -320,6 +329,28 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return data, nil
+}
+
+// boolForms lists the spellings a bool setting takes, for errors.
+const boolForms = "true or false (also yes/no, on/off, 1/0)"
+
+// parseBool reads a bool setting written as text: strconv.ParseBool's
+// spellings (true, false, 1, 0, t, f and their capitalised forms) and
+// YAML 1.1's yes, no, on and off (lowercase, capitalised or upper case,
+// as YAML 1.1 has them), so that "demo: yes" means what a YAML 1.1 reader
+// (PyYAML, Ansible, yaml.v2) makes of it. ok is false for anything else.
+func parseBool(s string) (v, ok bool) {
+	s = strings.TrimSpace(s)
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b, true
+	}
+	switch s {
+	case "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
 }
 
 // decodeProblems splits mapstructure's multi-line error into one problem

@@ -170,3 +170,59 @@ func flatten(prefix string, m map[string]any, out *[]string) {
 		*out = append(*out, fmt.Sprintf("%q", fmt.Sprintf("%s.%s: %v", prefix, k, m[k])))
 	}
 }
+
+// listExamples are the forms of plugins.yaml's lists, for listProblems.
+var listExamples = map[string]string{
+	"services":   "services: [{interface: demo.Echo, params: {weight: \"200\"}}]",
+	"references": "references: [{interface: demo.Echo, params: {loadbalance: roundrobin}}]",
+	"plugins":    "plugins: [{name: acme.p2c, point: loadbalance, command: ./bin/p2c}]",
+}
+
+// listProblems finds services, references and plugins written as
+// something other than a list of entries, and entries that are not
+// mappings, in raw (koanf's unflattened map): `services: demo.Echo` gets
+// `services must be a list of entries, e.g. services: [{interface:
+// demo.Echo, ...}], or one "- interface: ..." block per entry; got the
+// string "demo.Echo"` instead of the decoder's "source data must be an
+// array or slice". A list left empty (`services:`, null) passes.
+func listProblems(raw map[string]any) []problem {
+	var out []problem
+	for _, list := range slices.Sorted(maps.Keys(listExamples)) {
+		v, set := raw[list]
+		if !set || v == nil {
+			continue
+		}
+		items, ok := v.([]any)
+		if !ok {
+			out = append(out, problem{list, fmt.Sprintf("%s must be a list of entries, e.g. %s, or one \"- %s\" block per entry; got %s", list, listExamples[list], firstKey(list), describe(v))})
+			continue
+		}
+		for i, it := range items {
+			if _, ok := it.(map[string]any); !ok && it != nil {
+				out = append(out, problem{fmt.Sprintf("%s[%d]", list, i), fmt.Sprintf("each entry of %s is a mapping, e.g. %s; got %s", list, strings.Trim(strings.TrimPrefix(listExamples[list], list+": "), "[]"), describe(it))})
+			}
+		}
+	}
+	return out
+}
+
+// firstKey returns the first line of an entry of list, for messages.
+func firstKey(list string) string {
+	if list == "plugins" {
+		return "name: acme.p2c"
+	}
+	return "interface: demo.Echo"
+}
+
+// describe names v, a raw YAML value, for messages: `the string "x"`,
+// `a mapping`, `the value 3`.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case map[string]any:
+		return "a mapping (write it as a list: put \"- \" before its first key)"
+	default:
+		return fmt.Sprintf("the value %v", v)
+	}
+}
