@@ -28,6 +28,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(valid)
 	f.Add([]byte{byte(protobuf.KindString), 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{byte(protobuf.KindMessage), 3, 'a', '.', 'b', 0})
+	f.Add(append([]byte{byte(protobuf.KindJSON), 13}, `{"v":[1,"x"]}`...))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		dec := protobuf.Codec{}.NewDecoder(bytes.NewReader(in))
 		var (

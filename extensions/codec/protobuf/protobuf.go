@@ -30,8 +30,9 @@ const ID uint8 = 3
 // (KindFloat); a varint length and the bytes (KindString, KindBytes); a
 // varint count and that many key/value pairs of length-prefixed strings
 // (KindStringMap); a length-prefixed message full name, then the
-// length-prefixed message wire encoding (KindMessage). Varints and zigzag
-// are protocol buffers' own.
+// length-prefixed message wire encoding (KindMessage); a varint length and
+// a JSON text (KindJSON: a generic map or array, see jsonform.go). Varints
+// and zigzag are protocol buffers' own.
 type Kind byte
 
 // The kinds of value.
@@ -46,6 +47,7 @@ const (
 	KindBytes
 	KindStringMap
 	KindMessage
+	KindJSON
 )
 
 // Codec is the protobuf codec. The zero value is ready to use.
@@ -84,7 +86,7 @@ const maxPooledScratch = 64 << 10
 // spi.Releaser). One that is never released is garbage collected.
 func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d := decoders.Get().(*Decoder)
-	d.err = nil
+	d.err, d.strict = nil, false
 	br, ok := r.(byteReader)
 	if !ok {
 		if d.br == nil {
@@ -124,7 +126,9 @@ func (e *Encoder) Release() {
 }
 
 // Encode writes v: a proto.Message, nil, a bool, string, []byte, integer,
-// float or map[string]string. Any other type is an *spi.Error of status
+// float, map[string]string, or a generic value, a map[string]any or []any
+// (as JSON text, KindJSON; the decoder reads it as the json codec would, a
+// proto message by protojson). Any other type is an *spi.Error of status
 // SERIALIZATION_ERROR naming it; so is a message that reaches itself (a
 // google.protobuf.Struct holding itself: "encountered a cycle via
 // google.protobuf.Struct") or nests more than 10000 messages, which
@@ -201,6 +205,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return binary.LittleEndian.AppendUint64(append(b, byte(KindFloat)), math.Float64bits(v)), nil
 	case float32:
 		return binary.LittleEndian.AppendUint64(append(b, byte(KindFloat)), math.Float64bits(float64(v))), nil
+	case map[string]any, []any:
+		return appendJSON(b, v)
 	case map[string]string:
 		if v == nil {
 			return append(b, byte(KindNil)), nil
@@ -212,7 +218,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return b, nil
 	}
 	return nil, spi.Errorf(spi.StatusSerializationError,
-		"protobuf: cannot encode Go type %T: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string", v)
+		"protobuf: cannot encode Go type %T: want a proto.Message, or nil, bool, string, []byte, an integer, a float, map[string]string, or a generic map[string]any or []any", v)
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {
@@ -234,12 +240,22 @@ type byteReader interface {
 
 // Decoder reads values.
 type Decoder struct {
-	r    byteReader
-	left interface{ Len() int } // r, when it knows the bytes left; bounds declared lengths
-	br   *bufio.Reader          // buffers a r that is no io.ByteReader; kept across bodies
-	buf  []byte                 // scratch for strings and message bodies
-	err  error                  // sticky: the first failed Decode, or errReleased
+	r      byteReader
+	left   interface{ Len() int } // r, when it knows the bytes left; bounds declared lengths
+	br     *bufio.Reader          // buffers a r that is no io.ByteReader; kept across bodies
+	buf    []byte                 // scratch for strings and message bodies
+	err    error                  // sticky: the first failed Decode, or errReleased
+	strict bool                   // DisallowUnknownFields was called
 }
+
+// DisallowUnknownFields makes every later Decode of a JSON value (KindJSON,
+// what a generic caller sends) fail for an object key naming no field of
+// the proto message or Go struct it fills; without it protojson drops such
+// a key and a struct ignores it. The provider calls it before a call's
+// arguments (spi.StrictDecoder).
+func (d *Decoder) DisallowUnknownFields() { d.strict = true }
+
+var _ spi.StrictDecoder = (*Decoder)(nil)
 
 var errReleased = errors.New("used after Release")
 
@@ -269,10 +285,16 @@ const chunk = 64 << 10
 
 // Decode reads the next value into v, a non-nil pointer: *any gets a
 // generic value (nil, bool, int64, uint64, float64, string, []byte,
-// map[string]string, or a message of the registered type); a proto.Message
-// or a pointer to one gets a message of its own type; a pointer to a scalar
-// or a map[string]string gets a value of a compatible kind (integers are
-// range-checked; nil gives the zero value). At the end of the input the
+// map[string]string, a message of a type linked into the program, or what
+// codec=json makes of a JSON value); a proto.Message or a pointer to one
+// gets a message of its own type, or one read from a scalar or JSON value
+// by protojson (then as codec=json reads the generated struct); a pointer
+// to a scalar or a map[string]string gets a value of a compatible kind
+// (integers are range-checked; nil gives the zero value; a string into a
+// []byte is standard base64); a JSON value into any other type is read as
+// codec=json reads it. A value the target cannot take is an error
+// implementing spi.TypeMismatch (`a string ("x"), want message
+// google.protobuf.Int64Value (...)`). At the end of the input the
 // error wraps io.EOF. Errors are sticky: after a failed Decode the stream
 // may be out of step with its values, so every later Decode fails the same
 // way.
@@ -281,7 +303,7 @@ func (d *Decoder) Decode(v any) error {
 		d.err = d.decode(v)
 	}
 	if d.err != nil {
-		return fmt.Errorf("protobuf: decode into %T: %w", v, d.err)
+		return fmt.Errorf("protobuf: decode into %s: %w", targetName(v), d.err)
 	}
 	return nil
 }
@@ -292,29 +314,34 @@ func (d *Decoder) decode(v any) error {
 		return err // io.EOF at the end of the body
 	}
 	k := Kind(kb)
+	if m, ok := v.(proto.Message); ok {
+		if !m.ProtoReflect().IsValid() {
+			return errors.New("nil message")
+		}
+		if k == KindNil {
+			proto.Reset(m)
+			return nil
+		}
+		return d.messageOf(k, m)
+	}
+	if k == KindJSON && !isMessagePointer(reflect.TypeOf(v)) {
+		text, err := d.bytes(nil)
+		if err != nil {
+			return err
+		}
+		return fromJSON(text, v, d.strict)
+	}
 	switch p := v.(type) {
 	case *any:
 		*p, err = d.generic(k)
 		return err
-	case proto.Message:
-		if !p.ProtoReflect().IsValid() {
-			return errors.New("nil message")
-		}
-		if k == KindNil {
-			proto.Reset(p)
-			return nil
-		}
-		if k != KindMessage {
-			return fmt.Errorf("got a %s, want message %s", k, p.ProtoReflect().Descriptor().FullName())
-		}
-		return d.message(p)
 	case *string:
 		if k == KindNil {
 			*p = ""
 			return nil
 		}
 		if k != KindString {
-			return fmt.Errorf("got a %s, want a string", k)
+			return &mismatch{got: kindPhrase(k), want: "a string"}
 		}
 		b, err := d.bytes(d.buf[:0])
 		d.buf = b
@@ -326,7 +353,7 @@ func (d *Decoder) decode(v any) error {
 			return nil
 		}
 		if k != KindStringMap {
-			return fmt.Errorf("got a %s, want a map[string]string", k)
+			return &mismatch{got: kindPhrase(k), want: "a map[string]string"}
 		}
 		*p, err = d.stringMap()
 		return err
@@ -350,14 +377,24 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 			e.SetZero()
 			return nil
 		}
-		if k != KindMessage {
-			return fmt.Errorf("got a %s, want a message", k)
-		}
 		m := reflect.New(t.Elem())
-		if err := d.message(m.Interface().(proto.Message)); err != nil {
+		if err := d.messageOf(k, m.Interface().(proto.Message)); err != nil {
 			return err
 		}
 		e.Set(m)
+		return nil
+	}
+	if k == KindString && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 { // base64, as encoding/json
+		s, err := d.bytes(d.buf[:0])
+		d.buf = s
+		if err != nil {
+			return err
+		}
+		b, err := base64Bytes(s)
+		if err != nil {
+			return err
+		}
+		e.SetBytes(b)
 		return nil
 	}
 	switch t.Kind() {
@@ -419,7 +456,7 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 	case gv.Kind() == t.Kind() && gv.Type().ConvertibleTo(t): // named string, bool, []byte types
 		e.Set(gv.Convert(t))
 	default:
-		return fmt.Errorf("got a %s, cannot store it in %s", k, t)
+		return &mismatch{got: kindPhrase(k), want: typeName(t)}
 	}
 	return nil
 }
@@ -450,7 +487,7 @@ func (d *Decoder) integer(k Kind, want reflect.Kind) (int64, error) {
 		}
 		return int64(u), nil
 	}
-	return 0, fmt.Errorf("got a %s, want an integer", k)
+	return 0, &mismatch{got: kindPhrase(k), want: "an integer"}
 }
 
 // generic reads a value of kind k as a Go value.
@@ -492,13 +529,44 @@ func (d *Decoder) generic(k Kind) (any, error) {
 			return nil, err
 		}
 		mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
+		if errors.Is(err, protoregistry.NotFound) {
+			return nil, fmt.Errorf("message type %s is not linked into this program (no Go package registered it with protoregistry.GlobalTypes): "+
+				"a Go consumer imports the generated package of %s and decodes into its type (Reference.Call with a reply of that type); "+
+				"airnode call and Reference.Invoke without that import can use codec=json (-p codec=json), which carries the message as JSON: %w", name, name, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("message type %q: %w", name, err)
+			return nil, fmt.Errorf("message type %s: %w", name, err)
 		}
 		m := mt.New().Interface()
 		return m, d.messageBody(m)
+	case KindJSON:
+		text, err := d.bytes(nil)
+		if err != nil {
+			return nil, err
+		}
+		var x any
+		return x, fromJSON(text, &x, d.strict)
 	}
 	return nil, fmt.Errorf("unknown value kind %d", byte(k))
+}
+
+// messageOf reads a value of kind k (not KindNil) into m: a message of m's
+// type, or a scalar or JSON value read by protojson (messageFromJSON).
+func (d *Decoder) messageOf(k Kind, m proto.Message) error {
+	if k == KindMessage {
+		return d.message(m)
+	}
+	text, err := d.asJSON(k)
+	if err != nil {
+		return err
+	}
+	return messageFromJSON(text, m, d.strict)
+}
+
+// isMessagePointer reports whether t is a pointer to a pointer to a proto
+// message (**pb.T), the target a **T decode fills with a new message.
+func isMessagePointer(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Pointer && t.Elem().Implements(messageType)
 }
 
 // message reads a KindMessage value (after its kind byte) into m, checking
@@ -593,7 +661,7 @@ func noEOF(err error) error {
 
 // String names the kind for error messages ("string", "message").
 func (k Kind) String() string {
-	names := [...]string{"nil", "false", "true", "int", "uint", "float", "string", "bytes", "string map", "message"}
+	names := [...]string{"nil", "false", "true", "int", "uint", "float", "string", "bytes", "string map", "message", "JSON"}
 	if int(k) < len(names) {
 		return names[k]
 	}

@@ -84,7 +84,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 
 func TestNonProtoArgumentIsSerializationError(t *testing.T) {
 	type Order struct{ ID int }
-	for _, v := range []any{Order{1}, &Order{2}, map[string]any{"a": 1}, []string{"x"}, make(chan int)} {
+	for _, v := range []any{Order{1}, &Order{2}, map[string]int{"a": 1}, []string{"x"}, make(chan int)} {
 		err := protobuf.Codec{}.NewEncoder(io.Discard).Encode(v)
 		var e *spi.Error
 		if !errors.As(err, &e) || e.Status != spi.StatusSerializationError {

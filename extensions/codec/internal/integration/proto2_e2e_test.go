@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
+)
+
+// Greeter takes and returns protobuf messages, as a service exported with
+// codec=protobuf does.
+type Greeter struct{}
+
+// Greet returns "hello " and in's value.
+func (Greeter) Greet(_ context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+	return wrapperspb.String("hello " + in.GetValue()), nil
+}
+
+// Info returns in's "name" as "fullname".
+func (Greeter) Info(_ context.Context, in *structpb.Struct) (*structpb.Struct, error) {
+	return structpb.NewStruct(map[string]any{"fullname": in.AsMap()["name"]})
+}
+
+// Echo returns in.
+func (Greeter) Echo(_ context.Context, in []byte) ([]byte, error) { return in, nil }
+
+// Version returns 2 as a well-known type.
+func (Greeter) Version(context.Context) (*wrapperspb.Int64Value, error) {
+	return wrapperspb.Int64(2), nil
+}
+
+// Seconds returns t's Unix seconds.
+func (Greeter) Seconds(_ context.Context, t *timestamppb.Timestamp) (int64, error) {
+	return t.GetSeconds(), nil
+}
+
+// Secret returns a message of a type that only this process knows (built
+// from a descriptor, registered nowhere): a consumer cannot read it into
+// *any.
+func (Greeter) Secret(context.Context) (proto.Message, error) {
+	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
+		Name:    proto.String("proto2secret.proto"),
+		Package: proto.String("proto2test"),
+		Syntax:  proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{
+			Name: proto.String("Secret"),
+			Field: []*descriptorpb.FieldDescriptorProto{{
+				Name: proto.String("word"), Number: proto.Int32(1), JsonName: proto.String("word"),
+				Type:  descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
+				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
+			}},
+		}},
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	md := fd.Messages().Get(0)
+	m := dynamicpb.NewMessage(md)
+	m.Set(md.Fields().Get(0), protoreflect.ValueOfString("psst"))
+	return m, nil
+}
+
+// A generic caller under codec=protobuf (Reference.Invoke with maps and
+// scalars, as `airnode call` sends them) used to be refused before sending
+// ("cannot encode Go type map[string]interface {}"), a base64 string for a
+// []byte was BAD_REQUEST, and errors named **wrapperspb.StringValue and "a
+// int". Now the arguments travel as JSON and the provider reads them by
+// protojson, or as codec=json reads the generated struct.
+func TestProto2_GenericArgumentsUnderProtobuf(t *testing.T) {
+	r := exportAs(t, Greeter{}, "proto2.Greeter", "protobuf")
+	ok := []struct {
+		method string
+		arg    any
+		want   any
+	}{
+		{"Greet", map[string]any{"value": "bob"}, wrapperspb.String("hello bob")}, // codec=json's form
+		{"Greet", "ann", wrapperspb.String("hello ann")},                          // protojson's form
+		{"Info", map[string]any{"name": "cy"}, mustStruct(t, map[string]any{"fullname": "cy"})},
+		{"Echo", "aGVsbG8=", []byte("hello")},
+		{"Seconds", "2026-12-01T10:00:00Z", int64(1796119200)},
+		{"Seconds", map[string]any{"seconds": int64(7)}, int64(7)},
+	}
+	for _, c := range ok {
+		got, err := r.Invoke(ctxT(t), c.method, c.arg)
+		if err != nil {
+			t.Errorf("Invoke(%s, %#v): %v", c.method, c.arg, err)
+			continue
+		}
+		if m, isMsg := c.want.(proto.Message); isMsg {
+			if gm, _ := got.(proto.Message); gm == nil || !proto.Equal(gm, m) {
+				t.Errorf("Invoke(%s, %#v) = %v, want %v", c.method, c.arg, got, m)
+			}
+		} else if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Invoke(%s, %#v) = %#v, want %#v", c.method, c.arg, got, c.want)
+		}
+	}
+	bad := []struct {
+		method string
+		arg    any
+		want   []string
+	}{
+		{"Greet", map[string]any{"valu": "bob"}, []string{`unknown field "valu" in google.protobuf.StringValue (fields: value); did you mean "value"?`}},
+		{"Greet", 5, []string{"got a number (5), want message google.protobuf.StringValue (protojson: "}},
+		{"Echo", "not base64!", []string{`got a string ("not base64!"), want []byte (a []byte is sent as standard base64`}},
+		{"Seconds", []any{1}, []string{"got an array, want message google.protobuf.Timestamp"}},
+	}
+	for _, c := range bad {
+		_, err := r.Invoke(ctxT(t), c.method, c.arg)
+		var e *spi.Error
+		if !errors.As(err, &e) || e.Status != spi.StatusBadRequest {
+			t.Errorf("Invoke(%s, %#v): %v, want BAD_REQUEST", c.method, c.arg, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Invoke(%s, %#v): %q lacks %q", c.method, c.arg, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "**") || strings.Contains(err.Error(), "a int") {
+			t.Errorf("Invoke(%s, %#v): %q names an internal type", c.method, c.arg, err)
+		}
+	}
+	// A typed consumer's key the message lacks (a newer consumer) is
+	// dropped, as protobuf drops an unknown field.
+	var out wrapperspb.StringValue
+	if err := r.Call(ctxT(t), "Greet", []any{map[string]any{"value": "dee", "added": 1}}, &out); err != nil || out.GetValue() != "hello dee" {
+		t.Errorf("Call(Greet) with an unknown key: %q, %v", out.GetValue(), err)
+	}
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The stock binary is the consumer: it links no service's generated
+// package, yet reads the well-known types (they come with the protobuf
+// codec), and for a type it does not link it says how to get the result.
+func TestProto2_AirnodeCallUnderProtobuf(t *testing.T) {
+	bin := buildAirnode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctx, Greeter{}, spi.MustParse("airnode://127.0.0.1:0/proto2.Greeter?codec=protobuf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "airnode://" + e.URL().Address() + "/proto2.Greeter?codec=protobuf"
+	call := func(args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, append([]string{"call", url}, args...)...)
+		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return strings.TrimSpace(out.String()), errOut.String(), err
+	}
+	for _, c := range [][]string{
+		{"Version", `{"value":2}`},
+		{"Greet", `{"value":"bob"}`, `{"value":"hello bob"}`},
+		{"Greet", `"bob"`, `{"value":"hello bob"}`},
+		{"Info", `{"name":"ann"}`, `{"fullname":"ann"}`},
+		{"Echo", `"aGVsbG8="`, `"aGVsbG8="`},
+	} {
+		args, want := c[:len(c)-1], c[len(c)-1]
+		out, stderr, err := call(args...)
+		if err != nil || out != want {
+			t.Errorf("call %v: %q (stderr %q), %v; want %s", args, out, stderr, err, want)
+		}
+	}
+	out, stderr, err := call("Secret")
+	if err == nil || !strings.Contains(stderr, "BAD_RESPONSE") ||
+		!strings.Contains(stderr, "message type proto2test.Secret is not linked into this program") ||
+		!strings.Contains(stderr, "-p codec=json") {
+		t.Errorf("call Secret: %q, stderr %q, %v; want BAD_RESPONSE saying the type is not linked and to use -p codec=json", out, stderr, err)
+	}
+}
+
+// buildAirnode builds cmd/airnode into the test's temporary directory.
+func buildAirnode(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "airnode")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/airnode/airnode/cmd/airnode").CombinedOutput(); err != nil {
+		t.Fatal(fmt.Errorf("go build: %v\n%s", err, out))
+	}
+	return bin
+}
