@@ -14,6 +14,7 @@ import (
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/directory"
+	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -734,6 +735,10 @@ type connPool struct {
 	// (connected, failed, closed): references waiting for a first
 	// provider listen to it.
 	changed signal
+
+	// warnOnce is the node's per-peer warnings (exchange.Options.WarnOnce),
+	// shared by its consumer and provider channels.
+	warnOnce exchange.WarnOnce
 }
 
 type pooled struct {

@@ -111,7 +111,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // [IPv6]:PORT, :PORT or a network interface name; not published)
 // publishes another, as Dubbo's DUBBO_IP_TO_REGISTRY does (behind NAT, a
 // port-forward, in a container); a bad value fails Export before it
-// listens. A transport's listener must give its address as host:port
+// listens. A loopback address published to a registry other hosts read
+// is logged at Warn, once per node, registry and address
+// (warnLoopbackPublished). A transport's listener must give its address as host:port
 // (spi.Listener.Addr): one with no port (a unix socket's path) fails
 // Export, naming the transport, rather than publish port 0.
 //
@@ -303,6 +305,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// The provider's own TLS files stay out of the published URL, so that
 	// consumers never take them for theirs (MergeURL keeps provider keys).
 	pu = adv.apply(pu.WithAddress(srv.host, srv.port)).Without(tlsconf.ProviderFileKeys...)
+	if reg != nil {
+		n.warnLoopbackPublished(key, u, pu, adv, regURL)
+	}
 	if !pu.Equal(planned) {
 		// port 0 on a new server: the filters see the port it got
 		if filters, err = n.filters(pu, spi.Provider); err != nil {
@@ -1089,7 +1094,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	warnNameAddresses(n.logger, net.DefaultResolver.LookupIPAddr, pu.Host(), l.Addr())
 	s.srv = exchange.NewServer(l, exchange.Options{
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
-		Hello: exchange.HeartbeatHello(hello), MinPingInterval: minPing, MaxConcurrent: int(maxConc),
+		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 	})
 	s.srv.LimitConnections(accepts)

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/directory"
 	"github.com/airnode/airnode/kernel/extension"
@@ -778,13 +779,66 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if err != nil {
 		return spi.Result{Err: err}
 	}
+	listed, unlisted := c.ref.unlisted(inv.Method)
 	if !c.ref.settled.Load() && affinity(s.lb) {
 		c.ref.awaitSettled(ctx)
 	}
 	if err := c.ref.awaitProvider(ctx, inv); err != nil {
 		return spi.Result{Err: err}
 	}
+	if unlisted {
+		return c.ref.invokeUnlisted(ctx, inv, s, listed)
+	}
 	return s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+}
+
+// unlisted reports whether no provider of the registry's list publishes
+// method (directory.Unlisted: each provider URL has "methods", none
+// names it), with the methods they list. Never for a direct reference,
+// whose provider URLs are the reference's own URL.
+func (r *Reference) unlisted(method string) ([]string, bool) {
+	if r.regName == "direct" {
+		return nil, false
+	}
+	return r.dir.Unlisted(method)
+}
+
+// invokeUnlisted runs a call of a method that no provider lists on one
+// provider the balancer picks, once, instead of the cluster (failover
+// retries SERVICE_NOT_FOUND on every other provider, each answering the
+// same): the provider says why it lacks the method (a method its codec
+// cannot encode is left out of "methods" with the reason), and a provider
+// serving a method it did not list still answers. Its SERVICE_NOT_FOUND
+// comes back naming the method, the methods listed and that it was not
+// retried (Dubbo's "No provider available ... method").
+func (r *Reference) invokeUnlisted(ctx context.Context, inv *spi.Invocation, s *strategy, listed []string) spi.Result {
+	view := providerView{r.dir}
+	list := view.List(inv)
+	var x spi.Invoker
+	var err error
+	if cl, ok := s.lb.(spi.ContextLoadBalance); ok {
+		x, err = cl.SelectContext(ctx, list, inv)
+	} else if len(list) > 0 {
+		x = s.lb.Select(list, inv)
+	}
+	if err != nil {
+		return spi.Result{Err: err}
+	}
+	if x == nil { // none to pick: the cluster says why, as for any call
+		return s.cluster.Invoke(ctx, inv, view, s.lb)
+	}
+	res := x.Invoke(ctx, inv)
+	if spi.StatusOf(res.Err) != spi.StatusServiceNotFound {
+		return res
+	}
+	hint := ""
+	if c := suggest.Closest(inv.Method, listed); c != "" {
+		hint = fmt.Sprintf("; did you mean %q?", c)
+	}
+	n := len(r.dir.Providers())
+	return spi.Result{Err: &spi.Error{Status: spi.StatusServiceNotFound, Cause: res.Err,
+		Message: fmt.Sprintf("kernel: no provider of %s lists method %q (methods of its %d %s in %s: %s)%s; asked %s once, not retried: %v",
+			r.key, inv.Method, n, plural(n, "provider"), r.dir.Registry(), strings.Join(listed, ", "), hint, x.URL().Address(), res.Err)}}
 }
 
 // providerView is the directory as the cluster sees it: the available

@@ -80,6 +80,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	cs := st.conn
 	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger,
 		Hello:      exchange.HeartbeatHello(u), // the provider matches its idle-close timeout to these settings
+		WarnOnce:   &pool.warnOnce,             // a strategy mismatch: one line per provider address, not per connection
 		OnReadOnly: r.bumpEpoch}                // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {

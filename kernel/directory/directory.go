@@ -79,6 +79,45 @@ type snapshot struct {
 	providers []spi.URL
 	ignored   []string     // why providers of the last push were left out (another transport, group or version)
 	avail     availability // List's cache of the available invokers of all (available.go)
+	// methods is the union of the providers' "methods" lists, sorted,
+	// when every provider has one; nil when some provider lists none
+	// (its methods are unknown) or there is no provider.
+	methods []string
+}
+
+// listedMethods returns the sorted union of providers' "methods" lists,
+// or nil when providers is empty or one of them has no "methods".
+func listedMethods(providers []spi.URL) []string {
+	var out []string
+	for _, p := range providers {
+		m := p.Methods()
+		if len(m) == 0 {
+			return nil
+		}
+		out = append(out, m...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Unlisted reports whether no provider can serve method because every
+// provider has a "methods" list (the method names its URL publishes, as
+// a kernel provider's does) and none lists method; listed is then the
+// union of their lists, sorted. With no provider, or one without a
+// "methods" list, it reports false: nothing is known. Dubbo routes a
+// call by method in the same spirit (RegistryDirectory's per-method
+// invoker lists): a consumer fails such a call at once rather than ask
+// each provider. Cheap: one binary search in the list the last push
+// computed.
+func (d *Directory) Unlisted(method string) (listed []string, unlisted bool) {
+	m := d.snap.Load().methods
+	if m == nil {
+		return nil, false
+	}
+	if _, found := slices.BinarySearch(m, method); found {
+		return nil, false
+	}
+	return m, true
 }
 
 // New returns a Directory for the consumer reference URL, fed by reg (which
@@ -511,6 +550,7 @@ func (d *Directory) apply(providers []spi.URL) {
 			snap.providers = append(snap.providers, p)
 		}
 	}
+	snap.methods = listedMethods(snap.providers)
 	d.snap.Store(snap)
 	if !d.gotFirst {
 		d.gotFirst = true

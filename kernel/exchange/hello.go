@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -66,8 +68,51 @@ func (c *Channel) parseHello(body []byte) (spi.URL, error) {
 	return spi.NewURL("airnode", "peer", 0, "", params)
 }
 
+// WarnOnce is the set of per-peer warnings a node's channels have logged
+// (Options.WarnOnce). It keeps at most MaxWarnOnce keys and forgets them
+// all when full, so a node talking to more peers than that may log a
+// peer's warning again. The zero value is ready; safe for concurrent use.
+type WarnOnce struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+// MaxWarnOnce bounds the keys a WarnOnce keeps.
+const MaxWarnOnce = 4096
+
+// First reports whether key is new, recording it; a nil WarnOnce
+// reports true every time.
+func (w *WarnOnce) First(key string) bool {
+	if w == nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.seen[key]; ok {
+		return false
+	}
+	if w.seen == nil || len(w.seen) >= MaxWarnOnce {
+		w.seen = map[string]struct{}{}
+	}
+	w.seen[key] = struct{}{}
+	return true
+}
+
+// peerKey names the peer for Options.WarnOnce: a provider's address on a
+// consumer; a consumer's host on a provider (each connection comes from
+// another port).
+func (c *Channel) peerKey() string {
+	if c.opts.Side == spi.Consumer {
+		return c.remote
+	}
+	if h, _, err := net.SplitHostPort(c.remote); err == nil {
+		return h
+	}
+	return c.remote
+}
+
 // learnHello stores the peer's heartbeat settings and logs a strategy
-// mismatch once per channel.
+// mismatch once per channel, and with Options.WarnOnce once per peer.
 func (c *Channel) learnHello(body []byte) {
 	u, err := c.parseHello(body)
 	if err != nil {
@@ -82,9 +127,17 @@ func (c *Channel) learnHello(body []byte) {
 	if err != nil {
 		return
 	}
-	if a, b := strategyOf(mine), strategyOf(u); a != b && c.mismatchLogged.CompareAndSwap(false, true) {
-		c.log.Warn("heartbeat strategy mismatch: each side applies its own rules, the provider's idle-close timeout follows the consumer's settings",
-			"this_side", a, "peer", b, "peer_hello", string(body))
+	if a, b := strategyOf(mine), strategyOf(u); a != b && c.mismatchLogged.CompareAndSwap(false, true) &&
+		c.opts.WarnOnce.First("heartbeat mismatch|"+string(c.opts.Side)+"|"+c.peerKey()+"|"+a+"|"+b) {
+		msg := "heartbeat strategy mismatch: each side applies its own rules, the provider's idle-close timeout follows the consumer's settings"
+		switch {
+		case c.opts.WarnOnce == nil:
+		case c.opts.Side == spi.Consumer:
+			msg += " (logged once per provider address)"
+		default:
+			msg += " (logged once per consumer host)"
+		}
+		c.log.Warn(msg, "this_side", a, "peer", b, "peer_addr", c.peerKey(), "peer_hello", string(body))
 	}
 	if c.opts.Side != spi.Consumer {
 		return

@@ -108,8 +108,15 @@ type Options struct {
 	// sends it in the body of its first ping (the kernel's handshake ping);
 	// a provider answers a ping that carries a hello with its own. Each side
 	// keeps the peer's (Channel.PeerHeartbeat) and logs a strategy mismatch
-	// once. Peers that predate this ignore event bodies.
+	// once (per channel, or per peer with WarnOnce). Peers that predate
+	// this ignore event bodies.
 	Hello string
+	// WarnOnce, shared by the channels of one node, makes the heartbeat
+	// strategy mismatch a warning per peer rather than per channel: one
+	// line per provider address on a consumer, per consumer host on a
+	// provider, however many connections and redials. nil: once per
+	// channel.
+	WarnOnce *WarnOnce
 	// MaxConcurrent caps the requests one provider channel (one consumer
 	// connection) has in flight, queued for a worker or running (gRPC's
 	// MaxConcurrentStreams in spirit): a request beyond it is
