@@ -5,7 +5,11 @@
 //   - kernel/... never depends on extensions/... (non-test dependencies);
 //   - extensions/... never depend on kernel/..., except extensions/bundle,
 //     the one explicit list that adds bundled extensions to the kernel's
-//     catalogs.
+//     catalogs;
+//   - an extension (extensions/KIND/NAME) imports no other extension:
+//     what two share lives in an internal package (extensions/lb/warmup,
+//     the warm-up weights every balancer shares, is the one public
+//     exception).
 //
 // It has no non-test code besides this comment.
 package archtest

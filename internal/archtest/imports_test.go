@@ -36,6 +36,16 @@ var rules = []rule{
 	{name: "spi imports nothing of airnode", from: is("spi"), to: airnodePkg},
 	{name: "kernel never imports a concrete extension", from: under("kernel"), to: under("extensions")},
 	{name: "extensions never import the kernel", from: under("extensions"), to: under("kernel"), exempt: is("extensions/bundle")},
+	{name: "an extension imports no other extension", from: under("extensions"), to: anExtension, exempt: is("extensions/bundle")},
+}
+
+// anExtension reports whether pkg is a registered extension's package,
+// extensions/KIND/NAME: not an internal package, and not lb/warmup, the
+// warm-up weights every balancer (a third party's too) shares.
+func anExtension(pkg string) bool {
+	parts := strings.Split(strings.TrimPrefix(pkg, module+"/"), "/")
+	return airnodePkg(pkg) && len(parts) == 3 && parts[0] == "extensions" && parts[1] != "internal" && parts[2] != "internal" &&
+		pkg != module+"/extensions/lb/warmup"
 }
 
 // graph maps a package to its direct imports.
@@ -127,15 +137,18 @@ func TestImportRules(t *testing.T) {
 func TestRulesCatchViolations(t *testing.T) {
 	m := func(p string) string { return module + "/" + p }
 	g := graph{
-		m("spi"):                   {"fmt", m("internal/x")},
-		m("internal/x"):            {"strings"},
-		m("kernel"):                {m("kernel/extension"), m("internal/y")},
-		m("kernel/extension"):      {m("spi")},
-		m("internal/y"):            {m("extensions/lb/random")},
-		m("extensions/lb/random"):  {m("spi")},
-		m("extensions/codec/json"): {m("kernel/protocol")},
-		m("kernel/protocol"):       {m("spi")},
-		m("extensions/bundle"):     {m("kernel/extension"), m("extensions/lb/random")},
+		m("spi"):                                {"fmt", m("internal/x")},
+		m("internal/x"):                         {"strings"},
+		m("kernel"):                             {m("kernel/extension"), m("internal/y")},
+		m("kernel/extension"):                   {m("spi")},
+		m("internal/y"):                         {m("extensions/lb/random")},
+		m("extensions/lb/random"):               {m("spi")},
+		m("extensions/codec/json"):              {m("kernel/protocol")},
+		m("kernel/protocol"):                    {m("spi")},
+		m("extensions/bundle"):                  {m("kernel/extension"), m("extensions/lb/random")},
+		m("extensions/codec/protobuf"):          {m("extensions/codec/internal/jsonwire"), m("extensions/lb/warmup"), m("extensions/codec/internal/bad")},
+		m("extensions/codec/internal/bad"):      {m("extensions/lb/random")},
+		m("extensions/codec/internal/jsonwire"): {m("spi")},
 	}
 	var got []string
 	for _, r := range rules {
@@ -145,6 +158,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		"spi imports nothing of airnode: spi -> internal/x",
 		"kernel never imports a concrete extension: kernel -> internal/y -> extensions/lb/random",
 		"extensions never import the kernel: extensions/codec/json -> kernel/protocol",
+		"an extension imports no other extension: extensions/codec/internal/bad -> extensions/lb/random",
+		"an extension imports no other extension: extensions/codec/protobuf -> extensions/codec/internal/bad -> extensions/lb/random",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("violations\n got %q\nwant %q", got, want)

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/airnode/airnode/extensions/codec/internal/generic"
-	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
+	jsoncodec "github.com/airnode/airnode/extensions/codec/internal/jsonwire"
 	"github.com/airnode/airnode/internal/cyclecheck"
 	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/spi"
