@@ -6,11 +6,8 @@ import (
 	"net"
 	"strings"
 
-	fileregistry "github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
-	"github.com/airnode/airnode/kernel/extension"
-	"github.com/airnode/airnode/spi"
 )
 
 // Dubbo's environment variables of the address a provider registers
@@ -70,20 +67,14 @@ func advertiseParam(cfg config.Config) (p flagParam, ok bool) {
 	return flagParam{"--advertise", cfg.Advertise, "advertise", cfg.Advertise}, true
 }
 
-// warnPublished checks the addresses serve's exports publish (exps, in
-// registry reg of catalogs cat; listen is the --listen address as given)
-// and logs, once per published address:
-//
-//   - a loopback address (127.0.0.0/8, ::1) published to a registry other
-//     hosts read (not file://, which is this machine's: Debug there; not a
-//     registry that reaches no other process, memory://): their consumers
-//     would dial their own loopback, nothing or an unrelated process;
-//     Dubbo never registers a loopback address. With
-//     --listen :PORT it means no interface but loopback was up at start;
-//   - an address of this host the provider does not listen on (--listen
-//     127.0.0.1:P --advertise 127.0.0.2): consumers dialling it are
-//     refused, unless a port-forward on this host sends it there.
-func warnPublished(logger *slog.Logger, cat *extension.Catalogs, reg spi.URL, listen string, exps []*kernel.Exporter) {
+// warnPublished checks the addresses serve's exports publish (exps; listen
+// is the --listen address as given) and logs, once per published
+// address, an address of this host the provider does not listen on
+// (--listen 127.0.0.1:P --advertise 127.0.0.2): consumers dialling it
+// are refused, unless a port-forward on this host sends it there. A
+// loopback address published to a registry other hosts read is the
+// kernel's warning (Node.Export logs it, for Go programs too), not this.
+func warnPublished(logger *slog.Logger, listen string, exps []*kernel.Exporter) {
 	listenHost, _, _ := net.SplitHostPort(listen)
 	listenIP := net.ParseIP(listenHost)
 	every := listenHost == "" || listenIP != nil && listenIP.IsUnspecified()
@@ -98,44 +89,11 @@ func warnPublished(logger *slog.Logger, cat *extension.Catalogs, reg spi.URL, li
 		if ip == nil {
 			continue // a name given to --advertise: published as given
 		}
-		if ip.IsLoopback() && sharedRegistry(cat, reg) {
-			why := "it is the address advertised (--advertise, the advertise key)"
-			switch {
-			case every && ip.Equal(net.IPv4(127, 0, 0, 1)): // localIP's last resort
-				why = "no network interface but loopback was up when it started (it listens on " + listen + ")"
-			case !every && (listenIP == nil || ip.Equal(listenIP)):
-				why = "it listens on a loopback address (" + listen + ")"
-			}
-			msg := fmt.Sprintf("airnode serve: publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Give --advertise HOST[:PORT] (or an interface name; config key advertise, AIRNODE_ADVERTISE) with an address other hosts reach, or listen on one (--listen IP:PORT)", addr, why)
-			if reg.Scheme() == fileregistry.Name {
-				// a file registry is this machine's: its consumers share the loopback
-				logger.Debug(msg, "registry", registryDesc(reg))
-			} else {
-				logger.Warn(msg, "registry", registryDesc(reg))
-			}
-		}
 		if !every && listenIP != nil && !ip.Equal(listenIP) && localAddress(ip) {
 			logger.Warn(fmt.Sprintf("airnode serve: publishing %s, an address of this host the provider does not listen on (it listens on %s only): consumers dialling it are refused unless a port-forward on this host sends it there; listen on every interface (--listen 0.0.0.0:PORT or :PORT), or publish the address listened on", addr, listenIP),
 				"published", addr, "listen", listen)
 		}
 	}
-}
-
-// sharedRegistry reports whether reg is a registry whose providers
-// consumers of other processes find (spi.ReachShared: file, zookeeper;
-// not memory or direct).
-func sharedRegistry(cat *extension.Catalogs, reg spi.URL) bool {
-	if reg.IsZero() {
-		return false
-	}
-	b, err := cat.Registry.Get(reg.Scheme())
-	if err != nil {
-		return false
-	}
-	if r, ok := b.(spi.RegistryReacher); ok {
-		return r.Reach() == spi.ReachShared
-	}
-	return true
 }
 
 // localAddress reports whether ip is an address of this host: loopback

@@ -526,7 +526,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		health.exported(pe, exp, reg)
 	}
 	health.serving()
-	warnPublished(logger, cat, reg, cfg.Listen, exported)
+	warnPublished(logger, cfg.Listen, exported)
 	warnCertificates(logger, exports, exported, time.Now())
 	<-ctx.Done()
 	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening

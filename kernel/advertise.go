@@ -172,3 +172,45 @@ func PlannedAddress(u spi.URL) (string, error) {
 	}
 	return adv.apply(u.WithAddress(host, u.Port())).Address(), nil
 }
+
+// warnLoopbackPublished logs once per node, registry URL and published
+// address that Export publishes a loopback address (127.0.0.0/8, ::1),
+// pu's, in the registry of regURL for service key: at Warn when the
+// registry is one other hosts read (spi.ReachShared, and its URL names a
+// host to connect to: zookeeper://10.0.0.1:2181), since consumers there
+// would dial their own loopback (Dubbo never registers a loopback
+// address); at Debug for a shared registry whose URL names no host
+// (file:///dir, one machine's directory, whose consumers share this
+// loopback); not at all for a registry that reaches no other process
+// (memory, direct). requested is the URL Export was given (its host as
+// written) and adv its advertise value; they say why the address is
+// loopback: it was advertised, the provider listens on a loopback
+// address, or it listens on every interface and no other one was up.
+func (n *Node) warnLoopbackPublished(key string, requested, pu spi.URL, adv advertiseAddr, regURL spi.URL) {
+	ip := net.ParseIP(pu.Host())
+	if ip == nil || !ip.IsLoopback() || regURL.IsZero() {
+		return
+	}
+	b, err := n.cat.Registry.Get(regURL.Scheme())
+	if err != nil {
+		return
+	}
+	if r, ok := b.(spi.RegistryReacher); ok && r.Reach() != spi.ReachShared {
+		return
+	}
+	if _, done := n.loopbackWarned.LoadOrStore(regURL.String()+"|"+pu.Address(), true); done {
+		return
+	}
+	why := "it listens on a loopback address (" + requested.Address() + ")"
+	if rh := net.ParseIP(requested.Host()); adv.host != "" {
+		why = "it is the address advertised (URL key advertise)"
+	} else if requested.Host() == "" || rh != nil && rh.IsUnspecified() {
+		why = "no network interface but loopback was up when it started (it listens on every interface)"
+	}
+	msg := fmt.Sprintf("kernel: publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Publish an address other hosts reach with the URL key advertise=HOST[:PORT] or an interface name (serve --advertise HOST[:PORT], config key advertise, AIRNODE_ADVERTISE), or listen on one (serve --listen IP:PORT)", pu.Address(), why)
+	level := slog.LevelWarn
+	if regURL.Host() == "" {
+		level = slog.LevelDebug // one machine's registry: its consumers share this loopback
+	}
+	n.logger.Log(context.Background(), level, msg, "service", key, "registry", regURL.Redacted())
+}

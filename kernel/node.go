@@ -59,6 +59,9 @@ type Node struct {
 	// unregisters: the node's references keep their providers listed
 	// until their servers have closed (holds).
 	draining atomic.Pointer[[]*Exporter]
+	// loopbackWarned holds the "registry URL|address" pairs
+	// warnLoopbackPublished has logged, so that each is said once.
+	loopbackWarned sync.Map
 }
 
 // holds reports whether provider, dropped by a registry push, is one of
