@@ -116,6 +116,12 @@ type Second struct {
 	Second int              `json:"second"`
 	Calls  int64            `json:"calls"`  // failed included
 	Errors map[string]int64 `json:"errors"` // by status name; never nil
+	// ProvidersPerSec is the rate at which each provider address took
+	// attempts (calls, failover retries included) during this second,
+	// calls/s to 0.1, leaving out providers that took none; filled by the
+	// caller, as Report.Providers is (nil, and left out of the JSON, when
+	// it does not).
+	ProvidersPerSec map[string]float64 `json:"providers_per_sec,omitempty"`
 }
 
 // Histogram bounds: 1 µs to 1 h in nanoseconds, 3 significant digits.

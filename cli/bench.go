@@ -1120,7 +1120,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	}
 	bar := newProgressBar(progress, label)
 	cfg.Tick = func(p bench.Progress) {
-		pc.sample()
+		pc.tick(p.Elapsed, p.Final)
 		bar.draw(p)
 	}
 	r, err := bench.Run(ctx, cfg, func(ctx context.Context, w int) error {
@@ -1169,6 +1169,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	})
 	if r != nil {
 		r.Providers = pc.counts()
+		pc.fillTimeline(r.Timeline)
 		if serverPID != 0 && r.Calls > 0 {
 			srv1, err := processCPU(serverPID)
 			switch {
@@ -1377,6 +1378,14 @@ type providerCounter struct {
 	base    map[spi.Invoker]int64 // Total at the start of the measured phase
 	addr    map[spi.Invoker]string
 	cutBase map[string]int64 // cuts at the start of the measured phase
+
+	// the per-second rates of the timeline (tick): the counts at the
+	// last sample, when it was taken (since the measured phase began)
+	// and in which second, and each second's rates
+	lastCnt map[string]int64
+	lastAt  time.Duration
+	lastSec int
+	rates   map[int]map[string]float64
 }
 
 func newProviderCounter(ref *kernel.Reference, cuts *cutAttempts) *providerCounter {
@@ -1402,6 +1411,59 @@ func (p *providerCounter) sample() {
 	for _, inv := range p.ref.Providers() {
 		if _, ok := p.addr[inv]; !ok {
 			p.addr[inv] = inv.URL().Address()
+		}
+	}
+}
+
+// tick is bench.Config.Tick's part: it notes invokers that joined
+// (sample) and, on the first tick of each second of the measured phase
+// (elapsed since it began) and on the final one, the calls each provider
+// took since the previous such tick, as calls per second of the time
+// between them, for the seconds that time covered: a timeline second's
+// providers_per_sec. Ticks come every 200 ms (bench.Run's default), so a
+// second's rate is measured over about a second that starts up to 200 ms
+// late; a second no tick fell in (a stalled process) gets the rate of the
+// span that covered it.
+func (p *providerCounter) tick(elapsed time.Duration, final bool) {
+	p.mu.Lock()
+	sec, last := int(elapsed/time.Second), p.lastSec
+	p.mu.Unlock()
+	if !final && sec <= last {
+		p.sample()
+		return
+	}
+	now := p.counts()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rates == nil {
+		p.rates = map[int]map[string]float64{}
+	}
+	if span := (elapsed - p.lastAt).Seconds(); span > 0 {
+		rate := map[string]float64{}
+		for a, n := range now {
+			if d := n - p.lastCnt[a]; d > 0 {
+				rate[a] = math.Round(float64(d)/span*10) / 10
+			}
+		}
+		end := sec // the span covered seconds lastSec .. sec-1; sec begins now
+		if final {
+			end = sec + 1 // the last span ends the run, in second sec
+		}
+		for s := p.lastSec; s < max(end, p.lastSec+1); s++ {
+			p.rates[s] = rate
+		}
+	}
+	p.lastCnt, p.lastAt, p.lastSec = now, elapsed, sec
+}
+
+// fillTimeline sets each timeline second's ProvidersPerSec from tick's
+// rates.
+func (p *providerCounter) fillTimeline(tl []bench.Second) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range tl {
+		if r := p.rates[tl[i].Second]; len(r) > 0 {
+			tl[i].ProvidersPerSec = r
 		}
 	}
 }
