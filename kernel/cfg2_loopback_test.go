@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/zktest"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -21,24 +21,6 @@ import (
 type cfg2Echo struct{}
 
 func (cfg2Echo) Echo(_ context.Context, s string) (string, error) { return s, nil }
-
-// cfg2Log is a slog text log safe for concurrent writes.
-type cfg2Log struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *cfg2Log) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *cfg2Log) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A Go program that loads plugins.yaml (listen on 127.0.0.1, a ZooKeeper
 // registry) and exports through kernel.Node gets the loopback warning
@@ -64,7 +46,7 @@ func TestCfg2_LoopbackPublishedWarnsOnce(t *testing.T) {
 
 	export := func(reg string, urls ...string) (string, []*kernel.Exporter) {
 		t.Helper()
-		var log cfg2Log
+		var log logbuf.Buffer
 		n := kernel.NewNode(bundle.Catalogs(), kernel.WithRegistry(spi.MustParse(reg)), kernel.WithShutdownWait(0),
 			kernel.WithLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 		t.Cleanup(func() { _ = n.Close() })
