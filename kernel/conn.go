@@ -74,6 +74,11 @@ type conn struct {
 	kick      chan struct{} // cap 1: redial now instead of at the end of the backoff
 	redialing atomic.Bool   // a redial asked for by redialNow is pending or in progress
 	lastKick  atomic.Int64  // Unix ns of the last redial redialNow asked for, or of the last failed attempt's end
+	// verdictUntil is the Unix ns until which calls ask for no redial
+	// (redialNow): the last attempt ended in a TLS verdict on a
+	// certificate, which no redial changes before someone replaces a
+	// certificate, so the backoff alone paces the dials
+	verdictUntil atomic.Int64
 
 	lastEntryKick atomic.Int64                 // Unix ns of the last redial a new registry entry asked for (redialForEntry)
 	resetBackoff  atomic.Bool                  // redialForEntry: the next failure waits reconnect.backoff again
@@ -195,12 +200,14 @@ func (c *conn) connecting() bool { return c.state.Load() == nil || c.redialing.L
 const minRedialGap = 500 * time.Millisecond
 
 // redialNow asks the manager to redial at once when the conn is down
-// (its channel died and it is waiting out its backoff) and no call asked
-// for one in the last minRedialGap. It reports whether it asked; the conn
-// is then connecting until that attempt ends.
+// (its channel died and it is waiting out its backoff), no call asked
+// for one in the last minRedialGap and the last attempt did not end in a
+// verdict on a certificate (verdictUntil: then the backoff alone paces
+// the dials). It reports whether it asked; the conn is then connecting
+// until that attempt ends.
 func (c *conn) redialNow() bool {
 	st := c.state.Load()
-	if st == nil || st.ch != nil || c.ctx.Err() != nil ||
+	if st == nil || st.ch != nil || c.ctx.Err() != nil || time.Now().UnixNano() < c.verdictUntil.Load() ||
 		time.Since(time.Unix(0, c.lastKick.Load())) < minRedialGap || !c.redialing.CompareAndSwap(false, true) {
 		return false
 	}
@@ -347,7 +354,19 @@ func (c *conn) run() {
 			case !logLocalFailure(c.logger, reason, what, attrs...):
 				c.logger.Debug(msg, attrs...) // left out at Warn: over the rate
 			}
-			if !c.sleep(jitter(delay)) {
+			wait := jitter(delay)
+			if tlsconf.Explain(err) != "" {
+				// a certificate verdict (this consumer's on the provider's
+				// certificate, or the provider's alert on this one's):
+				// calls redialing every minRedialGap would only repeat it
+				// (a consumer calling every 100 ms made two handshakes a
+				// second, forever); a new registry entry for the address
+				// still redials at once (redialForEntry)
+				c.verdictUntil.Store(time.Now().Add(wait).UnixNano())
+			} else {
+				c.verdictUntil.Store(0)
+			}
+			if !c.sleep(wait) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
 			}
