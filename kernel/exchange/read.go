@@ -83,6 +83,7 @@ type reader struct {
 	batch    int64 // adaptive: mono() when the current read batch started
 	warm     bool  // adaptive: the previous batch started less than quietAfter before this one
 	inBatch  bool  // the previous frame left bytes buffered: this one is of the same read batch
+	heldN    int   // direct: frames dispatched since the hold began or its responses last went out
 	// provider: read no frame while the peer has highWater bytes unsent
 	// (backpressure.go)
 	backpressure bool
@@ -187,9 +188,16 @@ func (r *reader) loop() bool {
 			c.dieCounted(err.Error(), slog.LevelWarn, closed)
 			return true
 		}
-		if r.held && !more {
-			c.w.hold(false)
-			r.held = false
+		if r.held {
+			r.heldN++
+			switch {
+			case !more:
+				c.w.hold(false)
+				r.held, r.heldN = false, 0
+			case r.heldN >= earlyFlushAfter:
+				c.w.flushHeld()
+				r.heldN = 0
+			}
 		}
 	}
 }
@@ -203,6 +211,20 @@ func (r *reader) loop() bool {
 // or two reads: they keep the per-frame stamp, and no clock read of their
 // own.
 const readProgressFrom = 64 << 10
+
+// earlyFlushAfter is how many requests of a read batch run on the reader
+// (Options.Direct) before the responses held so far go out, without
+// waiting for the end of the batch (writer.flushHeld); the rest of a batch
+// goes out at its end. Holding every response of a batch to its end left
+// the consumer idle while the reader ran the batch, then woke all its
+// callers at once: at c=100 on one tcp connection the consumer had no
+// goroutine running a quarter of the time, and the two cores of the
+// machine were 1.55 busy. Sending every 16 responses, in 8 alternated
+// pairs (airnode serve --transport tcp; airnode bench -n 200000 -c 100
+// --server-pid): median 150k -> 185k calls/s, 10.5 -> 9.0 µs total CPU
+// per call, faster in 8 of 8 pairs; 4, 8 and 32 did as well as 16 within
+// the noise; c=1 and c=10,000 unchanged.
+const earlyFlushAfter = 16
 
 // readBody fills body from br, stamping lastRead after each read when the
 // body is over readProgressFrom. The error is io.ReadFull's.

@@ -366,6 +366,25 @@ func (w *writer) hold(on bool) {
 	w.write(false)
 }
 
+// flushHeld writes the frames queued so far while the writer holds them
+// (Options.Direct), from the calling goroutine as hold(false) does, and
+// keeps holding the frames queued after them.
+func (w *writer) flushHeld() {
+	w.mu.Lock()
+	if !w.held || w.running || w.out == nil || len(w.buf) == 0 && len(w.sealed) == 0 || w.closed {
+		w.mu.Unlock()
+		return
+	}
+	if w.try != nil {
+		w.tryWriteLocked()
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
+	w.mu.Unlock()
+	w.write(false)
+}
+
 // release is hold(false) for a goroutine that must not write: the
 // adaptive watchdog (Channel.handOff), which serves every channel of its
 // worker pool. The held frames go to a writer goroutine; written from the
