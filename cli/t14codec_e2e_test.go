@@ -193,7 +193,7 @@ func TestT14_2_CallMismatchNamesTheField(t *testing.T) {
 			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.B: cannot decode into []uint8: got a string ("not base64!"), want base64`},
 		{"Echo", `{"MI":{"one":"a"}}`,
 			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.MI: cannot decode into map[int]string: got a map ({"one":"a"}), key "one" is not a decimal int`},
-		{"Bytes", `"aGk"`, `t14.Gen.Bytes argument 0: cannot decode into []uint8: got a string ("aGk"), want base64`},
+		{"Bytes", `"aGk"`, `t14.Gen.Bytes argument 0: cannot decode into []byte: got a string ("aGk"), want base64`},
 		{"Who", `{"Who":"bob"}`,
 			`t14.Gen.Who argument 0: cannot decode into cli.t14Named: got a map with t14Named.Who: cannot decode into fmt.Stringer: got a string ("bob"), fmt.Stringer is an interface with methods`},
 	}

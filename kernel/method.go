@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/airnode/airnode/internal/fieldlog"
+	"github.com/airnode/airnode/internal/gotype"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
@@ -128,7 +129,7 @@ func newMethodTable(impl any) (*methodTable, error) {
 			continue
 		}
 		ft := m.Type // includes the receiver as In(0)
-		sig := m.Name + strings.TrimPrefix(v.Method(i).Type().String(), "func")
+		sig := m.Name + strings.TrimPrefix(gotype.String(v.Method(i).Type()), "func")
 		if ft.IsVariadic() {
 			mt.skipped[m.Name] = sig + ": variadic; " + servableShape
 			continue
@@ -252,19 +253,19 @@ func (mt *methodTable) skipUncodable(codecs *extension.Point[spi.Codec], u spi.U
 		why := ""
 		for i, t := range m.args {
 			if err := encodable(c, t); err != nil {
-				why = fmt.Sprintf("codec %s cannot encode argument %d (%s): %v", c.Name(), i, t, err)
+				why = fmt.Sprintf("codec %s cannot encode argument %d (%s): %v", c.Name(), i, gotype.String(t), err)
 				break
 			}
 		}
 		if ft := m.fn.Type(); why == "" && m.result {
 			if err := encodable(c, ft.Out(0)); err != nil {
-				why = fmt.Sprintf("codec %s cannot encode the result (%s): %v", c.Name(), ft.Out(0), err)
+				why = fmt.Sprintf("codec %s cannot encode the result (%s): %v", c.Name(), gotype.String(ft.Out(0)), err)
 			}
 		}
 		if why == "" {
 			continue
 		}
-		mt.skipped[name] = name + strings.TrimPrefix(m.fn.Type().String(), "func") + ": " + why
+		mt.skipped[name] = name + strings.TrimPrefix(gotype.String(m.fn.Type()), "func") + ": " + why
 		delete(mt.methods, name)
 		mt.names = slices.DeleteFunc(mt.names, func(n string) bool { return n == name })
 	}
@@ -394,7 +395,7 @@ func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) (
 	args = args[:n]
 	for i, decode := range m.decode {
 		if err := decode(dec, &args[i]); err != nil {
-			return nil, argError(service, m.name, i, m.args[i].String(), err)
+			return nil, argError(service, m.name, i, gotype.String(m.args[i]), err)
 		}
 	}
 	return args, nil
@@ -449,7 +450,8 @@ const maxUnknownFields = fieldlog.Max
 
 // argError is the BAD_REQUEST for argument i of service.method that the
 // codec could not decode (err, kept as the cause) into type want ("" for a
-// generic argument). When the codec says what was sent (spi.TypeMismatch)
+// generic argument), written as a Go programmer writes it (internal/gotype:
+// []byte, not []uint8; any, not interface {}). When the codec says what was sent (spi.TypeMismatch)
 // the message says it in the caller's terms: "demo.Echo.Fail argument 0:
 // cannot decode into string: got an integer (123)"; otherwise it carries
 // the codec's own text.
@@ -605,7 +607,7 @@ func argValue(a any, t reflect.Type) (reflect.Value, error) {
 	if numeric(v.Kind()) && numeric(t.Kind()) {
 		return v.Convert(t), nil
 	}
-	return reflect.Value{}, fmt.Errorf("got %T, want %s", a, t)
+	return reflect.Value{}, fmt.Errorf("got %s, want %s", gotype.String(v.Type()), gotype.String(t))
 }
 
 func numeric(k reflect.Kind) bool {

@@ -18,6 +18,7 @@ import (
 	"github.com/airnode/airnode/extensions/codec/internal/generic"
 	jsoncodec "github.com/airnode/airnode/extensions/codec/internal/jsonwire"
 	"github.com/airnode/airnode/internal/cyclecheck"
+	"github.com/airnode/airnode/internal/gotype"
 	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/spi"
 )
@@ -210,11 +211,7 @@ func kindPhrase(k Kind) string {
 
 // typeName names t as a Go programmer writes it: []byte, not []uint8;
 // any, not interface {}.
-func typeName(t reflect.Type) string {
-	s := t.String()
-	s = strings.ReplaceAll(s, "[]uint8", "[]byte")
-	return strings.ReplaceAll(s, "interface {}", "any")
-}
+func typeName(t reflect.Type) string { return gotype.String(t) }
 
 // targetName names what Decode(v) fills: the type v points to.
 func targetName(v any) string {

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/airnode/airnode/extensions/codec/internal/generic"
+	"github.com/airnode/airnode/internal/gotype"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -140,10 +141,16 @@ type Decoder struct {
 // value (v a *any, or an any inside v) are int64, uint64 or float64 as the
 // package doc says; one beyond float64's range is an error. Object keys
 // match struct fields ignoring case (encoding/json); after
-// DisallowUnknownFields a key naming no field is an error.
+// DisallowUnknownFields a key naming no field is an error. An error names
+// the type at the end of v's pointers as a Go programmer writes it
+// (internal/gotype.Target), and so does the text it wraps: "json: decode
+// into wrapperspb.StringValue: json: cannot unmarshal string into Go value
+// of type wrapperspb.StringValue" for the **wrapperspb.StringValue the
+// kernel passes for a *wrapperspb.StringValue parameter, "json: decode
+// into []byte: ... Go value of type []byte" for a *[]byte.
 func (d *Decoder) Decode(v any) error {
 	if d.released {
-		return fmt.Errorf("json: decode into %T: %w", v, errReleased)
+		return &decodeError{v, errReleased}
 	}
 	before := d.d.InputOffset()
 	if err := d.d.Decode(v); err != nil {
@@ -152,13 +159,28 @@ func (d *Decoder) Decode(v any) error {
 				err = fe
 			}
 		}
-		return fmt.Errorf("json: decode into %T: %w", v, err)
+		return &decodeError{v, err}
 	}
 	if err := exactNumbers(v); err != nil {
-		return fmt.Errorf("json: decode into %T: %w", v, err)
+		return &decodeError{v, err}
 	}
 	return nil
 }
+
+// decodeError is Decode's error: "json: decode into <target>: <err>", the
+// target and the Go types in err's text (encoding/json's "Go value of type
+// []uint8") written as a Go programmer writes them (internal/gotype). It
+// unwraps to err (io.EOF, *json.UnmarshalTypeError, *generic.FieldError).
+type decodeError struct {
+	v   any // Decode's argument
+	err error
+}
+
+func (e *decodeError) Error() string {
+	return "json: decode into " + gotype.Target(e.v) + ": " + gotype.Clean(e.err.Error())
+}
+
+func (e *decodeError) Unwrap() error { return e.err }
 
 // The provider's kernel calls DisallowUnknownFields (spi.StrictDecoder).
 var _ spi.StrictDecoder = (*Decoder)(nil)
