@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -86,29 +85,15 @@ type localFailure struct {
 // time the burst's count doubles up to 1,024, then one every 10 s, each
 // after the first with suppressed (left out since the line before) and
 // in_burst. A reason quiet for 10 s starts a new burst. 300 connections
-// failing 6 times each: 11 lines, not 1,800.
-const maxLocalLogBases = 256 // loggers kept; beyond, the table starts afresh
-
-var (
-	localLogMu sync.Mutex
-	localLogs  = map[*slog.Logger]*ratelog.Limiter{}
-)
+// failing 6 times each: 11 lines, not 1,800. The table of limiters per
+// base logger is a ratelog.Limiters, as the exchange's is.
+var localLimits ratelog.Limiters
 
 // allowLocalLine reports whether a local failure of reason at now is
 // logged on base, with the lines left out since the last one and the
 // burst's count.
 func allowLocalLine(base *slog.Logger, reason string, now time.Time) (ok bool, suppressed, inBurst int64) {
-	localLogMu.Lock()
-	l := localLogs[base]
-	if l == nil {
-		if len(localLogs) >= maxLocalLogBases {
-			clear(localLogs)
-		}
-		l = &ratelog.Limiter{}
-		localLogs[base] = l
-	}
-	localLogMu.Unlock()
-	return l.Allow(reason, now)
+	return localLimits.For(base).Allow(reason, now)
 }
 
 // logLocalFailure logs, rate-bounded (allowLocalLine), at Warn, a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/airnode/airnode/internal/ratelog"
@@ -20,7 +19,8 @@ import (
 // after the first says how many were left out since the line before
 // (suppressed) and how many the burst has had (in_burst). A class quiet
 // for ratelog.Every starts a new burst. State is kept per base logger
-// (Options.Logger), so each node and each test has its own.
+// (Options.Logger, in a ratelog.Limiters table), so each node and each
+// test has its own.
 //
 // What was left out is always reported (25,254 bad connections in 5 s
 // made 11 lines, the last "suppressed=511 in_burst=1024", and nothing
@@ -32,28 +32,11 @@ import (
 // most ratelog.Every after its last line, and one that goes on has a line
 // every ratelog.Every as before. The first line of a new burst also
 // carries what the previous burst left out, if no summary reported it.
-const maxLogBases = 256 // loggers kept; beyond, the table starts afresh
-
-var (
-	limitsMu sync.Mutex
-	limitsOf = map[*slog.Logger]*ratelog.Limiter{}
-)
+var limits = ratelog.Limiters{SummaryAttrs: []any{"component", "exchange"}}
 
 // limitsFor returns the rate-bounding state of base (nil: slog.Default()),
 // whose summaries go to base with component=exchange.
-func limitsFor(base *slog.Logger) *ratelog.Limiter {
-	limitsMu.Lock()
-	defer limitsMu.Unlock()
-	if l := limitsOf[base]; l != nil {
-		return l
-	}
-	if len(limitsOf) >= maxLogBases {
-		clear(limitsOf)
-	}
-	l := &ratelog.Limiter{Logger: base, SummaryAttrs: []any{"component", "exchange"}}
-	limitsOf[base] = l
-	return l
-}
+func limitsFor(base *slog.Logger) *ratelog.Limiter { return limits.For(base) }
 
 // logLimited logs msg at level on c.log unless class is over its rate
 // (ratelog.Limiter.Event); a line after a burst's first, or one after
