@@ -26,13 +26,14 @@ func (wordsSvc) Generic(_ context.Context, m map[string]any, x [16]byte) error {
 // signature says any, not interface {}. Over real loopback, both codecs
 // that refuse a map for a []byte.
 func TestWordsArgumentErrorsWriteGoTypes(t *testing.T) {
-	for i, codec := range []string{"msgpack", "json"} {
+	for _, codec := range []string{"msgpack", "json"} {
 		p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
 		t.Cleanup(func() { _ = p.Close() })
-		addr := "127.0.0.1:" + []string{"37010", "37011"}[i]
-		if _, err := p.Export(ctxT(t), wordsSvc{}, spi.MustParse("airnode://"+addr+"/words.Svc?codec="+codec)); err != nil {
+		e, err := p.Export(ctxT(t), wordsSvc{}, spi.MustParse("airnode://127.0.0.1:0/words.Svc?codec="+codec))
+		if err != nil {
 			t.Fatal(err)
 		}
+		addr := e.URL().Address()
 		r := refer(t, consumer(t), "airnode://"+addr+"/words.Svc?codec="+codec)
 		cases := []struct {
 			method string
@@ -53,7 +54,7 @@ func TestWordsArgumentErrorsWriteGoTypes(t *testing.T) {
 				t.Errorf("%s: %s: %q names reflect's spelling of a type", codec, c.method, err)
 			}
 		}
-		_, err := r.Invoke(ctxT(t), "Many", []byte("x"))
+		_, err = r.Invoke(ctxT(t), "Many", []byte("x"))
 		var se *spi.Error
 		if want := "Many(context.Context, ...[]byte) error: variadic"; !errors.As(err, &se) || se.Status != spi.StatusServiceNotFound || !strings.Contains(se.Message, want) {
 			t.Errorf("%s: Many: %v, want SERVICE_NOT_FOUND containing %q", codec, err, want)

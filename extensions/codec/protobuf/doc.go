@@ -5,15 +5,16 @@
 //
 // The exchange's own header values — strings, integers, bools, nil and
 // map[string]string attachments — and plain scalars ([]byte, floats) are
-// carried too, each value prefixed by a kind byte (see Kind). A generic
-// value, a map[string]any or []any (what `airnode call` and
-// Reference.Invoke send for a JSON object or array), is carried as JSON
-// text; the decoder reads it, and scalars sent for a message, into a proto
-// message by protojson (the proto3 JSON mapping), else as the json codec
-// reads the message's Go struct, and into any other type as the json codec
-// does; a string into a []byte is base64 (see jsonform.go). Any other Go
-// type (a struct that is no message, a typed slice or map) is refused at
-// Encode with an *spi.Error of status SERIALIZATION_ERROR naming the type.
+// carried too, each value prefixed by a kind byte (see Kind). A scalar sent
+// for a message is read by protojson (the proto3 JSON mapping: "bob" for a
+// google.protobuf.StringValue, an RFC 3339 string for a Timestamp), and a
+// string into a []byte as base64 (see jsonform.go). A generic map[string]any
+// or []any (what `airnode call` and Reference.Invoke send for a JSON object
+// or array) is refused at Encode: its kind, KindJSON, is read by providers
+// of this build on but not sent until providers declare it (older ones
+// cannot read it); `-p codec=json` carries it. Any other Go type (a struct
+// that is no message, a typed slice or map) is refused at Encode with an
+// *spi.Error of status SERIALIZATION_ERROR naming the type.
 // A message read into *any is resolved by its full name in
 // protoregistry.GlobalTypes, so its Go package must be linked in: the
 // well-known types (wrapperspb, structpb, timestamppb, ...) always are.

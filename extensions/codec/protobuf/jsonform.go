@@ -24,9 +24,14 @@ import (
 )
 
 // A generic caller (`airnode call`, Reference.Invoke with maps, a gateway)
-// has what JSON has. Under this codec its objects and arrays travel as
-// KindJSON, a JSON text, and its scalars as the kinds above; the decoder
-// then reads them as the other codecs do: into a proto message by the
+// has what JSON has. Its scalars travel as the kinds above. Its objects
+// and arrays have a kind of their own, KindJSON, a JSON text, which the
+// decoder reads but the encoder does not send yet: a provider built before
+// KindJSON answers "unknown value kind 10", so a consumer may send it only
+// once providers declare that they read it, by a key an older one ignores
+// (docs/wire.md, Versioning); until then Encode refuses a generic map or
+// array (codec=json carries them). The decoder reads them as the other
+// codecs do: into a proto message by the
 // proto3 JSON mapping (protojson: "bob" for a google.protobuf.StringValue,
 // an RFC 3339 string for a Timestamp, enum names, lowerCamel or original
 // field names) or, when protojson cannot, as codec=json reads the message's

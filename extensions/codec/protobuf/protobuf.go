@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/airnode/airnode/extensions/codec/internal/protocycle"
+	"github.com/airnode/airnode/internal/gotype"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -126,10 +127,9 @@ func (e *Encoder) Release() {
 }
 
 // Encode writes v: a proto.Message, nil, a bool, string, []byte, integer,
-// float, map[string]string, or a generic value, a map[string]any or []any
-// (as JSON text, KindJSON; the decoder reads it as the json codec would, a
-// proto message by protojson). Any other type is an *spi.Error of status
-// SERIALIZATION_ERROR naming it; so is a message that reaches itself (a
+// float or map[string]string. Any other type is an *spi.Error of status
+// SERIALIZATION_ERROR naming it, a generic map[string]any or []any too
+// (its KindJSON form is read but not yet sent, see jsonform.go); so is a message that reaches itself (a
 // google.protobuf.Struct holding itself: "encountered a cycle via
 // google.protobuf.Struct") or nests more than 10000 messages, which
 // proto.Marshal would recurse into until a fatal stack overflow (see
@@ -206,7 +206,15 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case float32:
 		return binary.LittleEndian.AppendUint64(append(b, byte(KindFloat)), math.Float64bits(float64(v))), nil
 	case map[string]any, []any:
-		return appendJSON(b, v)
+		// KindJSON is read (by providers of this build on) but not sent:
+		// a provider built before it answers BAD_REQUEST "unknown value
+		// kind 10", and nothing tells a consumer which build a provider
+		// runs. Sending it waits for an opt-in an old provider ignores
+		// (docs/wire.md, Versioning): readers first, writers later.
+		return nil, spi.Errorf(spi.StatusSerializationError,
+			"protobuf: cannot encode Go type %s: a JSON object or array (what airnode call and Reference.Invoke send) is not sent under codec=protobuf, "+
+				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message from its JSON form), "+
+				"or from Go with the message type", gotype.String(reflect.TypeOf(v)))
 	case map[string]string:
 		if v == nil {
 			return append(b, byte(KindNil)), nil

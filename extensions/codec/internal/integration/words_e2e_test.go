@@ -15,15 +15,16 @@ import (
 // message type as it is declared, without the pointers the kernel decodes
 // through: it said "json: decode into **wrapperspb.StringValue". A []byte
 // parameter is named []byte in every part of the message, encoding/json's
-// too ("Go value of type []uint8" before). Real loopback on 127.0.0.1:37020.
+// too ("Go value of type []uint8" before). Real loopback.
 func TestWordsJSONNamesParameterTypes(t *testing.T) {
 	cat := bundle.Catalogs()
 	p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { _ = p.Close() })
-	const u = "airnode://127.0.0.1:37020/words.Greeter?codec=json"
-	if _, err := p.Export(ctxT(t), Greeter{}, spi.MustParse(u)); err != nil {
+	e, err := p.Export(ctxT(t), Greeter{}, spi.MustParse("airnode://127.0.0.1:0/words.Greeter?codec=json"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	u := "airnode://" + e.URL().Address() + "/words.Greeter?codec=json"
 	c := kernel.NewNode(cat, kernel.WithLogger(quiet))
 	t.Cleanup(func() { _ = c.Close() })
 	r, err := c.Refer(ctxT(t), spi.MustParse(u+"&timeout=5s"), spi.URL{})
