@@ -53,6 +53,7 @@ func subcommands(a *app) []*cobra.Command {
 		registryCommand(a),
 		pluginCommand(a),
 		statsCommand(a),
+		versionCommand(a),
 	}
 }
 
@@ -203,6 +204,8 @@ milliseconds (500); plugins.yaml wants a unit.`,
 			return nil
 		},
 	}
+	root.Version = buildVersion() // --version
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()

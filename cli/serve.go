@@ -521,7 +521,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			return configKeyError(cfg, file, pe.fromFile, params, err)
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
-			"registry", registry, "url", exp.URL().Redacted())
+			"registry", registry, "url", exp.URL().Redacted(), "version", buildVersion())
 		exported = append(exported, exp)
 		health.exported(pe, exp, reg)
 	}
