@@ -34,7 +34,7 @@ func TestHungFilterPluginCostsItsStartTimeoutAndSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	hang := writeScript(t, dir, "hang.sh", "exec sleep 60\n")
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.hang, point: filter, command: "+hang+", start_timeout: 1s}\n")
-	p := serve(t, "127.0.0.1:38501", t.TempDir())
+	p := serve(t, freeAddr(t), t.TempDir())
 	for _, args := range [][]string{
 		{"call", p.url("demo.Echo"), "Echo", `"x"`},
 		{"registry", "ls", "--registry", "memory://"},

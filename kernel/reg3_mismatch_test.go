@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // provider process logs it once for the consumer's host, not once per
 // connection.
 func TestReg3_MismatchWarnedOncePerPeer(t *testing.T) {
-	const addr = "127.0.0.1:38581"
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t)) // fixed across the provider's restart
 	const msg = "heartbeat strategy mismatch"
 	cat := testCatalogs(t)
 	provider := func(log *logbuf.Buffer) *Node {

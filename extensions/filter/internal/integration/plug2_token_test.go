@@ -16,12 +16,15 @@ import (
 // BAD_REQUEST at once, saying the token was refused and never the token,
 // and is not retried on the other provider: one refusal per call.
 func TestToken_RefusedIsBadRequestAndNotRetried(t *testing.T) {
-	a, b := "127.0.0.1:38502", "127.0.0.1:38503"
-	for _, addr := range []string{a, b} {
-		if _, err := newNode(t).Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?token=s3cret")); err != nil {
+	var addrs []string
+	for range 2 {
+		e, err := newNode(t).Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?token=s3cret"))
+		if err != nil {
 			t.Fatal(err)
 		}
+		addrs = append(addrs, e.URL().Address())
 	}
+	a, b := addrs[0], addrs[1]
 	cn := newNode(t)
 	ctx := ctxT(t)
 	r := refer(t, cn, a+","+b, "token=guess1&retries=2&idempotent=true&loadbalance=roundrobin")
