@@ -190,7 +190,7 @@ func TestT14_2_CallMismatchNamesTheField(t *testing.T) {
 		{"Echo", `{"T":"yesterday"}`,
 			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.T: cannot decode into time.Time: got a string ("yesterday"), want an RFC 3339 time`},
 		{"Echo", `{"B":"not base64!"}`,
-			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.B: cannot decode into []uint8: got a string ("not base64!"), want base64`},
+			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.B: cannot decode into []byte: got a string ("not base64!"), want base64`},
 		{"Echo", `{"MI":{"one":"a"}}`,
 			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.MI: cannot decode into map[int]string: got a map ({"one":"a"}), key "one" is not a decimal int`},
 		{"Bytes", `"aGk"`, `t14.Gen.Bytes argument 0: cannot decode into []byte: got a string ("aGk"), want base64`},

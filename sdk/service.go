@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/internal/gotype"
 	"reflect"
 	"runtime/debug"
 	"sort"
@@ -172,7 +173,7 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 			if errors.As(err, &tm) {
 				why = "got " + tm.Got() // what was sent, as the kernel says it for in-process services
 			}
-			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %s", service, name, i, m.params[i], why)
+			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %s", service, name, i, gotype.String(m.params[i]), why)
 		}
 		in = append(in, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/internal/gotype"
 	"io"
 	"maps"
 	"math"
@@ -128,13 +129,13 @@ func (d *Decoder) explain(target any, err error) error {
 			return &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Value: value, Why: f.why, Err: err}
 		}
 		outer, _ := describe(x)
-		return &PathError{Target: fmt.Sprintf("%T", target), Outer: outer, Path: f.path, Type: f.t.String(),
+		return &PathError{Target: fmt.Sprintf("%T", target), Outer: outer, Path: f.path, Type: gotype.String(f.t),
 			Kind: kind, Value: value, Why: f.why, Err: err, rng: f.rng}
 	}
 	if panicked {
 		kind, value := describe(x)
 		return &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Value: value,
-			Why: "which msgpack cannot decode into " + t.Elem().String(), Err: err}
+			Why: "which msgpack cannot decode into " + gotype.String(t.Elem()), Err: err}
 	}
 	return fmt.Errorf("msgpack: decode into %T: %w", target, err)
 }
@@ -234,7 +235,7 @@ func findIn(x any, t reflect.Type, path string, depth int) *finding {
 		if t.NumMethod() == 0 {
 			return nil
 		}
-		here.why = t.String() + " is an interface with methods, which no decoded value has (declare a concrete type, or any)"
+		here.why = gotype.String(t) + " is an interface with methods, which no decoded value has (declare a concrete type, or any)"
 		return here
 	case reflect.Pointer:
 		return find(x, t.Elem(), path, depth+1)
@@ -289,7 +290,7 @@ func findIn(x any, t reflect.Type, path string, depth int) *finding {
 			return nil
 		case []any:
 			if t.Kind() == reflect.Array && len(s) > t.Len() {
-				here.why = "longer than " + t.String() + " (" + strconv.Itoa(len(s)) + " elements)"
+				here.why = "longer than " + gotype.String(t) + " (" + strconv.Itoa(len(s)) + " elements)"
 				return here
 			}
 			for i, e := range s {

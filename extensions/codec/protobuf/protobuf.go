@@ -226,7 +226,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return b, nil
 	}
 	return nil, spi.Errorf(spi.StatusSerializationError,
-		"protobuf: cannot encode Go type %T: want a proto.Message, or nil, bool, string, []byte, an integer, a float, map[string]string, or a generic map[string]any or []any", v)
+		"protobuf: cannot encode Go type %s: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string", gotype.String(reflect.TypeOf(v)))
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {
