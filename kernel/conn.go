@@ -467,7 +467,14 @@ func (c *conn) connect() (channel, error) {
 	start := time.Now()
 	if err := ch.Ping(ctx); err != nil {
 		c.setPhase("%s session Close (the channel to %s failed its first ping)", named("transport", c.transport), c.addr)
-		ch.Close("no answer to the connection's first ping")
+		// logged by run, bounded to attempts 1, 2, 4, 8...: the exchange's
+		// own line for it (the ping failed as a call) stays at Debug
+		const noAnswer = "no answer to the connection's first ping"
+		if cl, ok := ch.(interface{ CloseLogged(string) }); ok {
+			cl.CloseLogged(noAnswer)
+		} else {
+			ch.Close(noAnswer)
+		}
 		c.setPhase("%s stop (the channel to %s failed its first ping)", named("heartbeat", c.heartbeat), c.addr)
 		ch.Wait()
 		c.phase.Store(nil)

@@ -564,6 +564,16 @@ func (c *Channel) Close(reason string) {
 	}
 }
 
+// CloseLogged is Close for an owner that logs the close itself, such as
+// the kernel giving up on a new connection whose first ping got no
+// answer (its "cannot reconnect" line, bounded to attempts 1, 2, 4, 8...):
+// the "channel closed" line is at Debug even when calls (that ping)
+// failed, so one failed attempt is not also an Info line of its own.
+func (c *Channel) CloseLogged(reason string) {
+	c.die(reason, levelOwnerLogs)
+	c.Close(reason) // dead already: only its waits for the readers
+}
+
 // flush waits until every frame queued on the long-lived stream has been
 // written, the channel died, or ctx ended.
 func (c *Channel) flush(ctx context.Context) {
