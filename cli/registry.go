@@ -595,7 +595,7 @@ type providerState struct {
 	problem                string // why weightN is not known: the weight key's error
 }
 
-// Defaults of the provider keys ls reads (DESIGN §3).
+// Defaults of the provider keys ls reads.
 const (
 	defaultWeight = 100
 	defaultWarmup = 10 * time.Minute

@@ -902,7 +902,7 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 	res := m.call(m.incoming(ctx, inv.Attachments), inv.Service, inv.Args)
 	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The consumer's deadline passed while the method ran: answer as
-		// the consumer's own timer would (DESIGN §5), not with the
+		// the consumer's own timer would, not with the
 		// method's "context deadline exceeded".
 		res.Err = &spi.Error{Status: spi.StatusServerTimeout,
 			Message: fmt.Sprintf("%s.%s did not finish before the consumer's deadline", inv.Service, inv.Method), Cause: res.Err}

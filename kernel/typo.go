@@ -202,7 +202,7 @@ func KernelKeyDocs() []spi.KeyDoc {
 	return out
 }
 
-// kernelKeyDocs documents each KernelKeys key (DESIGN §3 and the code that
+// kernelKeyDocs documents each KernelKeys key (the code that
 // reads it: export.go, remote.go, conn.go, node.go, config.KernelKeys).
 var kernelKeyDocs = map[string]spi.KeyDoc{
 	spi.KeyMethods: {Type: spi.KeyTypeString,

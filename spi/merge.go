@@ -8,7 +8,7 @@ import (
 )
 
 // Provider-owned keys: after a merge they always keep the provider's value
-// (or stay absent), whatever the consumer asked for. DESIGN §3.
+// (or stay absent), whatever the consumer asked for.
 var providerKeys = []string{"timestamp", "weight", "warmup", KeyMethods, KeyGroup, KeyVersion, "token"}
 
 // KeyFilter is the filter list key; merged by concatenation, not override.

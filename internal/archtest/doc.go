@@ -1,5 +1,5 @@
 // Package archtest holds the test that enforces airnode's import rules
-// (DESIGN §2) with `go list -deps`:
+// with `go list -deps`:
 //
 //   - spi imports nothing of airnode;
 //   - kernel/... never depends on extensions/... (non-test dependencies);

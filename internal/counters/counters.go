@@ -25,7 +25,7 @@ func (c *Counter) Add(n uint64) { c.n.Add(n) }
 // Load returns the current count.
 func (c *Counter) Load() uint64 { return c.n.Load() }
 
-// HeartbeatCounters counts heartbeat and reconnection events (DESIGN §6).
+// HeartbeatCounters counts heartbeat and reconnection events.
 type HeartbeatCounters struct {
 	// PingsSent counts two-way heartbeat requests this process sent: the
 	// heartbeat strategies' (a consumer's idle or dual, a provider's dual;
@@ -49,7 +49,7 @@ type HeartbeatCounters struct {
 	IdleClosed Counter
 }
 
-// RegistryCounters counts service-registry events (DESIGN §7).
+// RegistryCounters counts service-registry events.
 type RegistryCounters struct {
 	// Notifications counts provider-list pushes delivered to subscribers.
 	Notifications Counter

@@ -3,7 +3,7 @@
 // list a registry pushes) and the registries that list the providers of an
 // interface and filter them themselves (zookeeper: Dubbo's layout holds
 // every group and version of an interface under one node). Extensions may
-// not import the kernel (DESIGN, import direction), hence this package.
+// not import the kernel (the import rules internal/archtest enforces), hence this package.
 //
 // A consumer's group or version is one value ("" is the value "no group"),
 // a comma-separated list (Dubbo's multi-group reference, "a,b"; spaces

@@ -1,6 +1,6 @@
 // Package suggest finds the "did you mean" of a misspelt name or URL key
 // for code that may not import the kernel: extensions import spi and
-// internal/ only (DESIGN, import direction), so they cannot use
+// internal/ only (the import rules internal/archtest enforces), so they cannot use
 // kernel/extension. Every "did you mean" of airnode follows Closest's
 // rule: unknown extension names (kernel/extension.Closest), misspelt URL
 // keys (kernel/typo.go likelyTypos, list --explain), registry URL keys,

@@ -15,7 +15,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// keyHeartbeat is the URL key of the heartbeat strategy (DESIGN §3); a
+// keyHeartbeat is the URL key of the heartbeat strategy; a
 // missing key, or Dubbo's bare interval in ms, means the default, idle.
 const keyHeartbeat = "heartbeat"
 

@@ -107,7 +107,7 @@ func unknownKey(u spi.URL, k string) error {
 // otherRegistryKeys are the keys of the bundled zookeeper registry (its
 // doc.go) that a file:// URL may be given by someone moving from it: what
 // each does there and what the file registry does instead. A literal: an
-// extension imports no other extension (DESIGN, import direction).
+// extension imports no other extension (the import rules internal/archtest enforces).
 var otherRegistryKeys = map[string][2]string{
 	"file.cache":      {"its cache of the last provider lists, used while ZooKeeper is down", "the file registry needs none: its directory is the state"},
 	"session.timeout": {"how long a kill -9'd provider's entry lasts", "here a crashed provider's entry goes within poll"},

@@ -62,7 +62,7 @@ func (t *Transport) UseLogger(l *slog.Logger) { t.log = l }
 func newTransport(cfg config) *Transport {
 	return &Transport{mux: &xsmux.Config{
 		Version:           2,
-		KeepAliveDisabled: true, // the heartbeat extension owns liveness (DESIGN §6)
+		KeepAliveDisabled: true, // the heartbeat extension owns liveness
 		MaxFrameSize:      frameSize,
 		MaxReceiveBuffer:  cfg.buffer,
 		MaxStreamBuffer:   cfg.buffer / 4,

@@ -1,5 +1,5 @@
 // Package hbparams reads the URL keys shared by the idle and dual heartbeat
-// strategies (DESIGN §3): heartbeat.interval, including Dubbo's bare-number
+// strategies: heartbeat.interval, including Dubbo's bare-number
 // form heartbeat=3000, heartbeat.timeout, and heartbeat.ping.on.timeout,
 // which none reads too.
 package hbparams
