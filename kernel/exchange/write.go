@@ -350,20 +350,11 @@ func (w *writer) hold(on bool) {
 		return
 	}
 	w.held = on
-	if on || w.running || w.out == nil || len(w.buf) == 0 && len(w.sealed) == 0 || w.closed {
+	if on {
 		w.mu.Unlock()
 		return
 	}
-	if w.try != nil {
-		// without waiting on a consumer that reads slowly: the reader
-		// goes back to reading at once
-		w.tryWriteLocked()
-		w.mu.Unlock()
-		return
-	}
-	w.running = true
-	w.mu.Unlock()
-	w.write(false)
+	w.writeQueuedUnlock()
 }
 
 // flushHeld writes the frames queued so far while the writer holds them
@@ -371,7 +362,20 @@ func (w *writer) hold(on bool) {
 // keeps holding the frames queued after them.
 func (w *writer) flushHeld() {
 	w.mu.Lock()
-	if !w.held || w.running || w.out == nil || len(w.buf) == 0 && len(w.sealed) == 0 || w.closed {
+	if !w.held {
+		w.mu.Unlock()
+		return
+	}
+	w.writeQueuedUnlock()
+}
+
+// writeQueuedUnlock writes what is queued from the calling goroutine when
+// no writer goroutine runs (hold(false), flushHeld): through spi.TryWriter
+// when the stream has it, so the reader never waits on a consumer that
+// reads slowly and goes back to reading at once. mu is held on entry and
+// released on return.
+func (w *writer) writeQueuedUnlock() {
+	if w.running || w.out == nil || len(w.buf) == 0 && len(w.sealed) == 0 || w.closed {
 		w.mu.Unlock()
 		return
 	}
