@@ -38,6 +38,9 @@ type channel interface {
 	InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout, began time.Duration) spi.Result
 	Ping(ctx context.Context) error
 	Close(reason string)
+	// CloseLogged is Close for an owner that logs the close itself: the
+	// channel's own line for it stays at Debug.
+	CloseLogged(reason string)
 	Done() <-chan struct{}
 	Wait()
 }
@@ -470,11 +473,7 @@ func (c *conn) connect() (channel, error) {
 		// logged by run, bounded to attempts 1, 2, 4, 8...: the exchange's
 		// own line for it (the ping failed as a call) stays at Debug
 		const noAnswer = "no answer to the connection's first ping"
-		if cl, ok := ch.(interface{ CloseLogged(string) }); ok {
-			cl.CloseLogged(noAnswer)
-		} else {
-			ch.Close(noAnswer)
-		}
+		ch.CloseLogged(noAnswer)
 		c.setPhase("%s stop (the channel to %s failed its first ping)", named("heartbeat", c.heartbeat), c.addr)
 		ch.Wait()
 		c.phase.Store(nil)

@@ -35,6 +35,7 @@ func (f *fakeChannel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.
 }
 func (f *fakeChannel) Ping(ctx context.Context) error { return f.pingErr }
 func (f *fakeChannel) Close(string)                   { f.once.Do(func() { close(f.done) }) }
+func (f *fakeChannel) CloseLogged(reason string)      { f.Close(reason) }
 func (f *fakeChannel) Done() <-chan struct{}          { return f.done }
 func (f *fakeChannel) Wait()                          {}
 

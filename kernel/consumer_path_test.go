@@ -28,6 +28,7 @@ func (echoChannel) InvokeFrom(_ context.Context, _ spi.Codec, inv *spi.Invocatio
 }
 func (echoChannel) Ping(context.Context) error { return nil }
 func (echoChannel) Close(string)               {}
+func (echoChannel) CloseLogged(string)         {}
 func (echoChannel) Done() <-chan struct{}      { return nil }
 func (echoChannel) Wait()                      {}
 

@@ -79,10 +79,16 @@ func TestT12Ops4_PeerGoneWithRequestsCountsThem(t *testing.T) {
 	}
 	ch.Close("consumer killed")
 	line := closedLine(t, &buf)
-	for _, want := range []string{"level=INFO", `reason="closed by peer"`, "cancelled_requests=3"} {
+	for _, want := range []string{"level=INFO", "cancelled_requests=3"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("provider's line %q lacks %q", line, want)
 		}
+	}
+	// A close is a FIN, or a reset when something the provider sent was
+	// still unread in the consumer's socket (seen under load): either
+	// way the peer is gone.
+	if !strings.Contains(line, `reason="closed by peer"`) && !strings.Contains(line, "connection reset by peer") {
+		t.Errorf("provider's line %q names neither the peer's close nor its reset", line)
 	}
 }
 
