@@ -64,6 +64,10 @@ type AccessCounters struct {
 	// ExecutesRejections counts calls the executelimit filter refused with
 	// SERVER_THREADPOOL_EXHAUSTED.
 	ExecutesRejections Counter
+	// ThreadsRejections counts calls the threadlimit filter (URL key
+	// threads, a cap per provider address) refused with
+	// SERVER_THREADPOOL_EXHAUSTED.
+	ThreadsRejections Counter
 	// ActivesTimeouts counts calls the activelimit filter gave up on with
 	// CLIENT_TIMEOUT.
 	ActivesTimeouts Counter

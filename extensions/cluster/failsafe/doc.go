@@ -6,6 +6,10 @@
 // FailsafeClusterInvoker. Unlike Dubbo, the absence of any provider is not
 // swallowed: it is a deployment error and comes back as SERVICE_NOT_FOUND.
 // The warning goes to the node's logger (spi.LoggerUser) unless the
-// Builder was given one (WithLogger). No URL keys. Safe for concurrent
-// use; owns no goroutine.
+// Builder was given one (WithLogger), rate-bounded per service, method,
+// provider and status with internal/ratelog: the first of a burst, then
+// one per doubling up to 1,024, then one every 10 s, each after the first
+// with suppressed and in_burst, and a summary 10 s after the last line of
+// a class whose lines were being left out. No URL keys. Safe for concurrent
+// use; owns no goroutine (a pending summary is a timer).
 package failsafe

@@ -3,10 +3,25 @@ package failsafe
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/spi"
 )
+
+// limits bounds the swallowed-failure lines per base logger, as the
+// exchange and the kernel bound their repeated lines (internal/ratelog):
+// per class (service, method, provider address and status), the first
+// line of a burst, then one each time its count doubles up to 1,024, then
+// one every 10 s, each after the first with suppressed (left out since
+// the line before) and in_burst; a class left out and then quiet gets a
+// summary line 10 s after its last line. One provider answering
+// SERVICE_ERROR to 8 callers for 3 s: 11 lines, not 56,897.
+var limits = ratelog.Limiters{SummaryAttrs: []any{"component", "failsafe"}}
+
+// swallowedMsg is the swallowed-failure line's message.
+const swallowedMsg = "failsafe: call failed, returning the zero result"
 
 // Name is the extension name, the value of the URL key "cluster".
 const Name = "failsafe"
@@ -56,7 +71,8 @@ func (c *Cluster) UseLogger(l *slog.Logger) {
 }
 
 // Invoke calls the provider lb picks once. A failure is logged at warn
-// level with the service, method, provider and error, and a zero Result is
+// level with the service, method, provider and error, rate-bounded per
+// service, method, provider and status (limits), and a zero Result is
 // returned whose Swallowed is the failure (filters above the cluster, such
 // as the consumer's accesslog, report it).
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
@@ -79,8 +95,14 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	if l == nil {
 		l = slog.Default()
 	}
-	l.Warn("failsafe: call failed, returning the zero result",
-		"service", inv.Service, "method", inv.Method, "provider", x.URL().Address(), "err", r.Err)
+	if l.Enabled(ctx, slog.LevelWarn) {
+		addr, status := x.URL().Address(), spi.StatusOf(r.Err).String()
+		class := inv.Service + " " + inv.Method + " " + addr + " " + status
+		if ok, suppressed, n := limits.For(l).Event(class, time.Now(), slog.LevelWarn, swallowedMsg); ok {
+			l.Warn(swallowedMsg, ratelog.Attrs([]any{"service", inv.Service, "method", inv.Method,
+				"provider", addr, "status", status, "err", r.Err}, suppressed, n)...)
+		}
+	}
 	return spi.Result{Swallowed: r.Err, ProviderAddr: r.ProviderAddr}
 }
 

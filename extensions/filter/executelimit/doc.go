@@ -2,7 +2,10 @@
 // "executes" calls of each method run at once on one export; a call beyond
 // that is refused at once with SERVER_THREADPOOL_EXHAUSTED (no queue), as
 // Dubbo's ExecuteLimitFilter does. Refusals are counted in
-// internal/counters (Access.ExecutesRejections).
+// internal/counters (Access.ExecutesRejections:
+// airnode_executes_rejections_total) and logged at Warn, rate-bounded per
+// provider address, service and method (the first, then one per doubling
+// up to 1,024, then one every 10 s, with suppressed and in_burst).
 //
 // Activated on the provider by the key "executes" (order 0), at service
 // level or for some method ("methods.Sleep.executes=1" or Dubbo's

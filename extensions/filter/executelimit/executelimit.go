@@ -3,10 +3,12 @@ package executelimit
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"github.com/airnode/airnode/extensions/filter/internal/limitkey"
+	"github.com/airnode/airnode/extensions/filter/internal/refusallog"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
@@ -44,13 +46,22 @@ func (Builder) Build(u spi.URL) (spi.Filter, error) {
 // Filter refuses calls of a method beyond its limit.
 type Filter struct {
 	url     spi.URL
-	methods sync.Map // method -> *limit (nil pointer: no limit)
+	methods sync.Map     // method -> *limit (nil pointer: no limit)
+	log     *slog.Logger // the node's (UseLogger); nil: slog.Default()
 }
+
+// UseLogger makes the filter log its refusals to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (f *Filter) UseLogger(l *slog.Logger) { f.log = l }
+
+// refusals bounds the refusal lines (refusallog).
+var refusals = refusallog.New(Name)
 
 // limit is one method's limit and count of running calls.
 type limit struct {
-	max    int64
-	active atomic.Int64
+	max     int64
+	active  atomic.Int64
+	refused atomic.Int64 // calls refused since the limit was made
 }
 
 func (f *Filter) limitFor(method string) *limit {
@@ -67,7 +78,9 @@ func (f *Filter) limitFor(method string) *limit {
 }
 
 // Invoke runs the call if fewer than the method's limit are running, and
-// otherwise returns SERVER_THREADPOOL_EXHAUSTED without calling next.
+// otherwise returns SERVER_THREADPOOL_EXHAUSTED without calling next,
+// counts the refusal (counters.Access.ExecutesRejections) and logs it at
+// Warn, rate-bounded (refusallog).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	l := f.limitFor(inv.Method)
 	if l == nil {
@@ -76,6 +89,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if l.active.Add(1) > l.max {
 		l.active.Add(-1)
 		counters.Access.ExecutesRejections.Inc()
+		refusals.Refused(f.log, f.url.Address(), Key, l.max, inv.Service, inv.Method, l.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
 			"executelimit: %s.%s already runs %d calls (executes=%d); call refused", inv.Service, inv.Method, l.max, l.max)}
 	}
@@ -86,4 +100,5 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 var (
 	_ spi.FilterBuilder = Builder{}
 	_ spi.Filter        = (*Filter)(nil)
+	_ spi.LoggerUser    = (*Filter)(nil)
 )

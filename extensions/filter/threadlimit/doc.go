@@ -3,7 +3,10 @@
 // every service exported there and every method; a call beyond that is
 // refused at once with SERVER_THREADPOOL_EXHAUSTED, like Dubbo's fixed
 // thread pool with no queue. Refusals are counted in internal/counters
-// (Access.ExecutesRejections, shared with executelimit).
+// (Access.ThreadsRejections: airnode_threads_rejections_total) and logged
+// at Warn, rate-bounded per provider address, service and method (the
+// first, then one per doubling up to 1,024, then one every 10 s, with
+// suppressed and in_burst).
 //
 // Activated on the provider by the key "threads" (order -10: inside token,
 // outside executelimit).

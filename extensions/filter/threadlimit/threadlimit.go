@@ -3,9 +3,11 @@ package threadlimit
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
+	"github.com/airnode/airnode/extensions/filter/internal/refusallog"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
@@ -28,9 +30,13 @@ type Builder struct {
 
 // limit is one address's limit and count of running calls.
 type limit struct {
-	max    int64
-	active atomic.Int64
+	max     int64
+	active  atomic.Int64
+	refused atomic.Int64 // calls refused since the limit was made
 }
+
+// refusals bounds the refusal lines (refusallog).
+var refusals = refusallog.New(Name)
 
 // Name returns "threadlimit".
 func (*Builder) Name() string { return Name }
@@ -70,14 +76,22 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 type Filter struct {
 	lim  *limit
 	addr string
+	log  *slog.Logger // the node's (UseLogger); nil: slog.Default()
 }
 
+// UseLogger makes the filter log its refusals to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (f *Filter) UseLogger(l *slog.Logger) { f.log = l }
+
 // Invoke runs the call if fewer than the cap are running on the address,
-// and otherwise returns SERVER_THREADPOOL_EXHAUSTED without calling next.
+// and otherwise returns SERVER_THREADPOOL_EXHAUSTED without calling next,
+// counts the refusal (counters.Access.ThreadsRejections) and logs it at
+// Warn, rate-bounded (refusallog).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	if f.lim.active.Add(1) > f.lim.max {
 		f.lim.active.Add(-1)
-		counters.Access.ExecutesRejections.Inc()
+		counters.Access.ThreadsRejections.Inc()
+		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv.Service, inv.Method, f.lim.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
 			"threadlimit: provider %s already runs %d calls (threads=%d); %s.%s refused", f.addr, f.lim.max, f.lim.max, inv.Service, inv.Method)}
 	}
@@ -88,4 +102,5 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 var (
 	_ spi.FilterBuilder = (*Builder)(nil)
 	_ spi.Filter        = (*Filter)(nil)
+	_ spi.LoggerUser    = (*Filter)(nil)
 )

@@ -1,0 +1,104 @@
+package failsafe_test
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
+)
+
+// tester33 F1: a provider whose method fails, called through a
+// cluster=failsafe reference by 8 callers for 1 s (thousands of swallowed
+// failures): the consumer's log has a dozen WARN lines for them, not one
+// per call, each naming the service, method, provider and status, and
+// those after the first carry suppressed and in_burst adding up to the
+// calls swallowed so far.
+func TestOps4SwallowedFailuresAreRateBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	quiet := slog.New(slog.DiscardHandler)
+	pn := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	defer pn.Close()
+	e, err := pn.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuf
+	cn := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), kernel.WithShutdownWait(0))
+	defer cn.Close()
+	r, err := cn.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?cluster=failsafe&timeout=5s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	var wg sync.WaitGroup
+	var calls [8]int
+	var errs sync.Map
+	stop := time.Now().Add(time.Second)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				if _, err := r.Invoke(ctx, "Fail", "database connection lost"); err != nil {
+					errs.Store(g, err)
+					return
+				}
+				calls[g]++
+			}
+		}()
+	}
+	wg.Wait()
+	errs.Range(func(_, v any) bool { t.Errorf("failsafe returned an error: %v", v); return false })
+	n := 0
+	for _, c := range calls {
+		n += c
+	}
+	if n < 200 {
+		t.Fatalf("only %d calls in 1 s; the test needs a burst", n)
+	}
+	var lines []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "failsafe: call failed") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 || len(lines) > 13 {
+		t.Fatalf("%d failsafe lines for %d swallowed calls, want 1 to 13 (first, doublings to 1,024, one per 10 s)", len(lines), n)
+	}
+	sum, last := int64(len(lines)), int64(1)
+	for i, l := range lines {
+		for _, want := range []string{"level=WARN", "service=demo.Echo", "method=Fail", "provider=" + e.URL().Address(), "status=SERVICE_ERROR", "database connection lost"} {
+			if !strings.Contains(l, want) {
+				t.Errorf("line %q lacks %q", l, want)
+			}
+		}
+		if i == 0 {
+			if strings.Contains(l, "suppressed=") {
+				t.Errorf("the first line has counts: %q", l)
+			}
+			continue
+		}
+		m := regexp.MustCompile(`suppressed=(\d+) in_burst=(\d+)`).FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("line %d lacks suppressed= and in_burst=: %q", i+1, l)
+		}
+		s, _ := strconv.ParseInt(m[1], 10, 64)
+		last, _ = strconv.ParseInt(m[2], 10, 64)
+		sum += s
+	}
+	if sum != last || last > int64(n) {
+		t.Errorf("lines + suppressed = %d, last in_burst %d, calls %d: the counts do not add up", sum, last, n)
+	}
+	t.Logf("%d swallowed calls, %d lines; last: %s", n, len(lines), lines[len(lines)-1])
+}
