@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"regexp"
@@ -13,22 +12,10 @@ import (
 
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
-
-// lockedBuf is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // counterValue reads one unlabelled series from a /metrics body.
 func counterValue(t *testing.T, body, name string) int64 {
@@ -48,7 +35,7 @@ func counterValue(t *testing.T, body, name string) int64 {
 // the service and method, with suppressed and in_burst adding up to the
 // calls refused.
 func TestOps4ThreadsRefusalsCountedAndLogged(t *testing.T) {
-	var logs lockedBuf
+	var logs logbuf.Buffer
 	pn := kernel.NewNode(catalogs(t), kernel.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { _ = pn.Close() })
 	e, err := pn.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?threads=1"))
@@ -108,36 +95,58 @@ func TestOps4ThreadsRefusalsCountedAndLogged(t *testing.T) {
 		t.Error("/metrics: airnode_threads_rejections_total's help does not name threadlimit")
 	}
 
-	var lines []string
-	for _, l := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(l, "threadlimit: refusing calls") {
-			lines = append(lines, l)
-		}
+	lines, last, err := logbuf.Burst(logs.String(), "threadlimit: refusing calls")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(lines) == 0 || len(lines) > 13 {
-		t.Fatalf("%d refusal lines for %d refusals, want 1 to 13 (first, doublings to 1,024, one per 10 s):\n%s", len(lines), n, strings.Join(lines, "\n"))
+	if len(lines) > 13 || last > int64(n) {
+		t.Fatalf("%d refusal lines, last in_burst %d, for %d refusals; want at most 13 (first, doublings to 1,024, one per 10 s)", len(lines), last, n)
 	}
-	sum := int64(len(lines))
-	var lastBurst int64 = 1
-	for i, l := range lines {
+	for _, l := range lines {
 		for _, want := range []string{"level=WARN", `limit="threads=1"`, "service=demo.Echo", "method=Echo", "provider=" + e.URL().Address(), "refused="} {
 			if !strings.Contains(l, want) {
 				t.Errorf("line %q lacks %q", l, want)
 			}
 		}
-		if i == 0 {
-			continue
-		}
-		m := regexp.MustCompile(`suppressed=(\d+) in_burst=(\d+)`).FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("line %d lacks suppressed= and in_burst=: %q", i+1, l)
-		}
-		s, _ := strconv.ParseInt(m[1], 10, 64)
-		lastBurst, _ = strconv.ParseInt(m[2], 10, 64)
-		sum += s
-	}
-	if sum != lastBurst || lastBurst > int64(n) {
-		t.Errorf("lines + suppressed = %d, last in_burst %d, refusals %d: the counts do not add up", sum, lastBurst, n)
 	}
 	t.Logf("%d refusals, %d lines, metric %d; last: %s", n, len(lines), counterValue(t, after, "airnode_threads_rejections_total"), lines[len(lines)-1])
+}
+
+// tester33 F8: executelimit's refusals are logged at Warn too, naming
+// executes=N and the method, with the same rate bound, and counted in
+// airnode_executes_rejections_total (its own counter).
+func TestOps4ExecutesRefusalsLogged(t *testing.T) {
+	var logs logbuf.Buffer
+	pn := kernel.NewNode(catalogs(t), kernel.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = pn.Close() })
+	e, err := pn.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?methods.Sleep.executes=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refer(t, newNode(t), e.URL().Address(), "timeout=5s&cluster=failfast")
+	ctx := ctxT(t)
+	held := make(chan error, 1)
+	go func() { _, err := r.Invoke(ctx, "Sleep", 1000); held <- err }()
+	time.Sleep(200 * time.Millisecond)
+	for i := range 5 {
+		if _, err := r.Invoke(ctx, "Sleep", 1); !errors.Is(err, spi.ErrServerThreadpoolExhausted) {
+			t.Fatalf("call %d: %v, want SERVER_THREADPOOL_EXHAUSTED", i, err)
+		}
+	}
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	lines, last, err := logbuf.Burst(logs.String(), "executelimit: refusing calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 refusals: lines for the 1st, 2nd and 4th; the 5th is left out
+	if len(lines) != 3 || last != 4 {
+		t.Errorf("%d lines, last in_burst %d; want 3 and 4:\n%s", len(lines), last, strings.Join(lines, "\n"))
+	}
+	for _, want := range []string{"level=WARN", `limit="executes=1"`, "service=demo.Echo", "method=Sleep", "refused=4"} {
+		if !strings.Contains(lines[len(lines)-1], want) {
+			t.Errorf("line %q lacks %q", lines[len(lines)-1], want)
+		}
+	}
 }
