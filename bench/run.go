@@ -53,7 +53,10 @@ type Config struct {
 	// phase (to snapshot counters).
 	Start func()
 	// Tick, when set, is called every TickEvery (default 200 ms) during the
-	// measured phase from one goroutine, and once more at its end.
+	// measured phase from one goroutine, once more when Duration has
+	// passed (a duration run: a sample at the start of the last, partial
+	// second, whose calls are the ones in flight at the deadline), and
+	// once more at its end.
 	Tick      func(Progress)
 	TickEvery time.Duration
 }
@@ -120,7 +123,11 @@ type Second struct {
 	// attempts (calls, failover retries included) during this second,
 	// calls/s to 0.1, leaving out providers that took none; filled by the
 	// caller, as Report.Providers is (nil, and left out of the JSON, when
-	// it does not).
+	// it does not). The run's last second is partial (a duration run's
+	// holds only the calls in flight at the deadline): its entry has the
+	// attempts each provider took in the part of the second the run
+	// covered, not a rate extrapolated to a whole second, so that, as in
+	// every entry, they add up to about Calls.
 	ProvidersPerSec map[string]float64 `json:"providers_per_sec,omitempty"`
 }
 
@@ -240,11 +247,19 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		}
 		t := time.NewTicker(tickEvery)
 		defer t.Stop()
+		var deadline <-chan time.Time
+		if cfg.Duration > 0 {
+			d := time.NewTimer(time.Until(start.Add(cfg.Duration)))
+			defer d.Stop()
+			deadline = d.C
+		}
 		for {
 			select {
 			case <-stopTicks:
 				return
 			case <-t.C:
+				cfg.Tick(progress(false))
+			case <-deadline:
 				cfg.Tick(progress(false))
 			}
 		}

@@ -99,8 +99,12 @@ to it and --json's ok_per_sec count the calls that succeeded), the latency
 of successful calls (mean, p50, p99, p99.9, max; HDR histogram), failed
 calls by status name (CHANNEL_INACTIVE split into "CHANNEL_INACTIVE
 (sent)", the connection died after the request was sent, so the provider
-may have run it, and "CHANNEL_INACTIVE (not sent)"; the same keys in
---json's "errors"), the client's CPU time per call (getrusage, user+system)
+may have run it, and "CHANNEL_INACTIVE (not sent)"; a failure that
+cluster=failsafe swallowed, returning the zero result, is its status and
+"(swallowed)": "SERVICE_ERROR (swallowed)"; BAD_RESPONSE is a reply that
+is not the echo, of another length than the response size asked, or one
+the provider or this side's codec refused; the same keys in --json's
+"errors"), the client's CPU time per call (getrusage, user+system)
 and the attempts each provider took (a call that failover retried counts
 once per provider tried). Failed calls are listed first, with the first
 error's message; when every call failed, bench exits 1 with that message. A
@@ -475,16 +479,21 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err := cat.Filter.Register(attemptsBuilder{cuts}, extension.Bundled); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	if err := cat.Filter.Register(swallowedBuilder{}, extension.Bundled); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
 	// refs[true] pads requests (cases whose request and response sizes
 	// differ); the plain one has no padding filter in its chain. Both share
 	// the node's connections.
 	refs := map[bool]*kernel.Reference{}
+	referred := map[*kernel.Reference]time.Time{} // when each was referred (watchConnections)
 	refer := func(pad bool) (*kernel.Reference, error) {
 		if r, ok := refs[pad]; ok {
 			return r, nil
 		}
+		start := time.Now()
 		ru := u.With(attemptsKey, "on")
 		if pad {
 			ru = u.With(padKey, "on")
@@ -495,10 +504,18 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err == nil {
 			err = waitProviders(rctx, r)
 		}
+		if err == nil {
+			// the other providers' first connections too, so that the
+			// warm-up calls and the first measured ones are spread by
+			// effective weight, not all sent to the first to connect
+			// (bounded by connect.timeout, as a consistenthash
+			// reference's first call is; `airnode call` waits 1 s at most)
+			r.WaitSettled(rctx)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
-		refs[pad] = r
+		refs[pad], referred[r] = r, start
 		return r, nil
 	}
 
@@ -564,7 +581,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			}
 			return err
 		}
-		conns := watchConnections(ref) // what the run had, not what came up after it
+		conns := watchConnections(ref, referred[ref]) // what the run had, not what came up after it
 		if err := checkReq(cat, *c, kv, providerURLs(ref)); err != nil {
 			conns.close()
 			return err
@@ -1103,6 +1120,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		reply []byte
 		back  backoff
 		cut   callCut
+		swal  callSwallowed
 	}
 	workers := make([]worker, cfg.Concurrency)
 	for i := range workers {
@@ -1132,6 +1150,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			// service's calls do.
 			wk.base = ctx
 			wk.ctx = context.WithValue(ctx, callCutKey{}, &wk.cut)
+			wk.ctx = context.WithValue(wk.ctx, callSwallowedKey{}, &wk.swal)
 			if pad != "" {
 				wk.ctx = context.WithValue(wk.ctx, padContextKey{}, pad)
 			}
@@ -1140,7 +1159,12 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		if wk.cut.Load() {
 			wk.cut.Store(false)
 		}
+		wk.swal.err = nil
 		err := ref.Call(wk.ctx, method, wk.args, &wk.reply)
+		if err == nil && wk.swal.err != nil {
+			// failsafe: the zero result, not a reply that is not the echo
+			return &swallowedError{wk.swal.err}
+		}
 		if err == nil {
 			wk.back.reset()
 			if down.Load() != 0 {
@@ -1380,16 +1404,34 @@ type providerCounter struct {
 	cutBase map[string]int64 // cuts at the start of the measured phase
 
 	// the per-second rates of the timeline (tick): the counts at the
-	// last sample, when it was taken (since the measured phase began)
-	// and in which second, and each second's rates
+	// first sample of second lastSec, when it was taken (since the
+	// measured phase began), and each second's rates; recent is the
+	// latest sample (one per tick), and before the latest one taken at or
+	// just before second lastSec began (the run's last, partial second
+	// counts from it)
 	lastCnt map[string]int64
 	lastAt  time.Duration
 	lastSec int
 	rates   map[int]map[string]float64
+	recent  countSample
+	before  countSample
+	partial int // the run's last second, which the final tick covered in part (-1: none)
 }
 
+// countSample is providerCounter.counts taken at, since the measured phase
+// began.
+type countSample struct {
+	at  time.Duration
+	cnt map[string]int64
+}
+
+// sliverTick is how far past a second's start a sample still counts as
+// taken at it (bench.Run's tick at --duration's end comes a timer's
+// latency late).
+const sliverTick = 5 * time.Millisecond
+
 func newProviderCounter(ref *kernel.Reference, cuts *cutAttempts) *providerCounter {
-	return &providerCounter{ref: ref, cuts: cuts, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}}
+	return &providerCounter{ref: ref, cuts: cuts, base: map[spi.Invoker]int64{}, addr: map[spi.Invoker]string{}, partial: -1}
 }
 
 // begin notes every listed invoker's total at the start of the measured
@@ -1417,54 +1459,100 @@ func (p *providerCounter) sample() {
 
 // tick is bench.Config.Tick's part: it notes invokers that joined
 // (sample) and, on the first tick of each second of the measured phase
-// (elapsed since it began) and on the final one, the calls each provider
-// took since the previous such tick, as calls per second of the time
-// between them, for the seconds that time covered: a timeline second's
-// providers_per_sec. Ticks come every 200 ms (bench.Run's default), so a
-// second's rate is measured over about a second that starts up to 200 ms
-// late; a second no tick fell in (a stalled process) gets the rate of the
-// span that covered it.
+// (elapsed since it began), the calls each provider took since the
+// previous such tick, as calls per second of the time between them, for
+// the seconds that time covered: a timeline second's providers_per_sec.
+// Ticks come every 200 ms (bench.Run's default), so a second's rate is
+// measured over about a second that starts up to 200 ms late; a second no
+// tick fell in (a stalled process) gets the rate of the span that covered
+// it. The final tick ends the run inside its last second, which it covers
+// only in part (a duration run's: the calls in flight at the deadline,
+// where bench.Run ticks once more): that second gets the attempts each
+// provider took in the part covered, counted from the latest sample taken
+// at or before the second began and scaled down by the part of the span
+// since then that lies in it (never up: no rate extrapolated from a sliver
+// of a second, which gave 102,432 calls/s beside 8 calls).
 func (p *providerCounter) tick(elapsed time.Duration, final bool) {
-	p.mu.Lock()
-	sec, last := int(elapsed/time.Second), p.lastSec
-	p.mu.Unlock()
-	if !final && sec <= last {
-		p.sample()
-		return
-	}
 	now := p.counts()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	sec := int(elapsed / time.Second)
+	prev := p.recent
+	p.recent = countSample{elapsed, now}
+	if !final && sec <= p.lastSec {
+		return
+	}
 	if p.rates == nil {
 		p.rates = map[int]map[string]float64{}
 	}
-	if span := (elapsed - p.lastAt).Seconds(); span > 0 {
-		rate := map[string]float64{}
-		for a, n := range now {
-			if d := n - p.lastCnt[a]; d > 0 {
-				rate[a] = math.Round(float64(d)/span*10) / 10
+	if sec > p.lastSec {
+		// the span lastAt..elapsed covered seconds lastSec .. sec-1
+		if span := (elapsed - p.lastAt).Seconds(); span > 0 {
+			rate := scaledSince(now, p.lastCnt, 1/span)
+			for s := p.lastSec; s < sec; s++ {
+				p.rates[s] = rate
 			}
 		}
-		end := sec // the span covered seconds lastSec .. sec-1; sec begins now
-		if final {
-			end = sec + 1 // the last span ends the run, in second sec
+		p.before = prev
+		if !final && elapsed-time.Duration(sec)*time.Second <= sliverTick {
+			p.before = p.recent // taken at the second's start
 		}
-		for s := p.lastSec; s < max(end, p.lastSec+1); s++ {
-			p.rates[s] = rate
+		p.lastCnt, p.lastAt, p.lastSec = now, elapsed, sec
+	}
+	if !final {
+		return
+	}
+	covered := elapsed - time.Duration(sec)*time.Second
+	span := elapsed - p.before.at
+	if covered <= 0 || span <= 0 {
+		return
+	}
+	p.rates[sec] = scaledSince(now, p.before.cnt, min(1, covered.Seconds()/span.Seconds()))
+	p.partial = sec
+}
+
+// scaledSince returns, for each address of now whose count grew since
+// base, the growth times f (1/span for a rate), to 0.1.
+func scaledSince(now, base map[string]int64, f float64) map[string]float64 {
+	m := map[string]float64{}
+	for a, n := range now {
+		if d := n - base[a]; d > 0 {
+			m[a] = math.Round(float64(d)*f*10) / 10
 		}
 	}
-	p.lastCnt, p.lastAt, p.lastSec = now, elapsed, sec
+	return m
 }
 
 // fillTimeline sets each timeline second's ProvidersPerSec from tick's
-// rates.
+// rates. The last, partial second's attempts are an estimate from samples
+// up to 200 ms apart, which a rate changing at the deadline (the callers
+// stop starting calls) can throw off: when they add up to more than the
+// entry's calls, they are scaled down to add up to them, each provider
+// keeping its share.
 func (p *providerCounter) fillTimeline(tl []bench.Second) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range tl {
-		if r := p.rates[tl[i].Second]; len(r) > 0 {
-			tl[i].ProvidersPerSec = r
+		r := p.rates[tl[i].Second]
+		if len(r) == 0 {
+			continue
 		}
+		if tl[i].Second == p.partial {
+			var sum float64
+			for _, v := range r {
+				sum += v
+			}
+			if calls := float64(tl[i].Calls); sum > calls {
+				scaled := make(map[string]float64, len(r))
+				for a, v := range r {
+					if v = math.Round(v*calls/sum*10) / 10; v > 0 {
+						scaled[a] = v
+					}
+				}
+				r = scaled
+			}
+		}
+		tl[i].ProvidersPerSec = r
 	}
 }
 
@@ -1827,7 +1915,16 @@ const (
 // been sent when the connection died (spi.ErrRequestSent: the provider
 // may have run it; failover retries it only for idempotent methods) —
 // channelInactiveSent — or not (safe to retry) — channelInactiveNotSent.
+//
+// A failure the cluster swallowed (cluster=failsafe: the call returned the
+// zero result and no error) is "<STATUS> (swallowed)", the status of the
+// attempt that failed: "SERVICE_ERROR (swallowed)". BAD_RESPONSE is a
+// reply that came back but is not the echo (its length is not the case's
+// response size), or one the provider or the consumer's codec refused.
 func benchStatus(err error) string {
+	if name, ok := swallowedStatus(err); ok {
+		return name
+	}
 	st := spi.StatusOf(err)
 	if st != spi.StatusChannelInactive {
 		return st.String()

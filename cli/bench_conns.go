@@ -68,14 +68,22 @@ type connCount struct {
 }
 
 // watchConnections starts sampling ref's connections; call it as soon as
-// ref is made, and end with connections or close.
-func watchConnections(ref *kernel.Reference) *connWatch {
+// ref is made, and end with connections or close. listed is when ref was
+// referred: the providers it lists now have been listed since then (bench
+// waits for their first connection attempts before it starts, so a
+// provider that never answers has had its connect.timeout by the end of
+// a short run, which does not wait for it again).
+func watchConnections(ref *kernel.Reference, listed time.Time) *connWatch {
 	d, err := ref.URL().Duration("connect.timeout", kernel.DefaultConnectTimeout)
 	if err != nil || d <= 0 {
 		d = kernel.DefaultConnectTimeout
 	}
 	w := &connWatch{ref: ref, settle: d, addrs: map[string]*providerWatch{}, stop: make(chan struct{}), done: make(chan struct{})}
-	w.sample(time.Now())
+	first := time.Now()
+	if listed.Before(first) {
+		first = listed
+	}
+	w.sample(first)
 	go w.run()
 	return w
 }

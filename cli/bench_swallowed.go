@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// swallowedBuilder is a consumer filter above the cluster, registered only
+// in `airnode bench`'s catalogs (switched on by attemptsKey, as
+// attemptsBuilder is), that notes a failure the cluster swallowed
+// (spi.Result.Swallowed: cluster=failsafe returns the zero result with no
+// error) in the call's callSwallowed, so that bench counts the call under
+// "<STATUS> (swallowed)" (swallowedStatus) rather than as a BAD_RESPONSE
+// of its echo check: the provider never sent one.
+type swallowedBuilder struct{}
+
+func (swallowedBuilder) Name() string { return "bench.swallowed" }
+
+func (swallowedBuilder) Activation() spi.Activation {
+	return spi.Activation{Sides: []spi.Side{spi.Consumer}, Key: attemptsKey}
+}
+
+func (swallowedBuilder) Build(spi.URL) (spi.Filter, error) { return swallowedFilter{}, nil }
+
+type swallowedFilter struct{}
+
+func (swallowedFilter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	res := next.Invoke(ctx, inv)
+	if res.Err == nil && res.Swallowed != nil {
+		if c, ok := ctx.Value(callSwallowedKey{}).(*callSwallowed); ok {
+			c.err = res.Swallowed
+		}
+	}
+	return res
+}
+
+// callSwallowed holds the failure the cluster swallowed in a caller's
+// current call (nil: none); one per caller, reset before each call.
+type callSwallowed struct{ err error }
+
+type callSwallowedKey struct{}
+
+// swallowedError is the failure of a call whose cluster swallowed err
+// (failsafe): the call itself returned the zero result and no error.
+type swallowedError struct{ err error }
+
+func (e *swallowedError) Error() string {
+	return "the cluster swallowed the failure and returned the zero result (cluster=failsafe): " + e.err.Error()
+}
+
+func (e *swallowedError) Unwrap() error { return e.err }
+
+// swallowedSuffix ends the status name of a swallowed failure
+// (benchStatus): "SERVICE_ERROR (swallowed)".
+const swallowedSuffix = " (swallowed)"
+
+// swallowedStatus names err's status when it is a swallowedError: the
+// status the provider (or the consumer's own attempt) failed with, and
+// swallowedSuffix.
+func swallowedStatus(err error) (string, bool) {
+	var sw *swallowedError
+	if !errors.As(err, &sw) {
+		return "", false
+	}
+	return spi.StatusOf(sw.err).String() + swallowedSuffix, true
+}
+
+var (
+	_ spi.FilterBuilder = swallowedBuilder{}
+	_ spi.Filter        = swallowedFilter{}
+)
