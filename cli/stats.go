@@ -36,7 +36,11 @@ BAD_REQUEST) are in no row; a last line counts them by status, and the
 calls the token filter refused (wrong or missing token; their consumers
 got SERVICE_ERROR, the method did not run). --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
-access and provider counters.
+access and provider counters. An address that refuses the connection
+or does not answer HTTP is reported as such (give serve --metrics's
+address, not the RPC port); a node that accepts the connection but does
+not answer within --timeout is reported as hung (SIGSTOP, swap, GC) or
+overloaded.
 
   airnode stats 127.0.0.1:9090`,
 		Args: cobra.ExactArgs(1),

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -270,7 +272,11 @@ func (s *Server) Close() error {
 
 // Fetch reads a StatsReport from a /stats endpoint: addr is "host:port" or
 // a URL ("http://127.0.0.1:9090"); the path /stats is added. It gives up
-// when ctx ends. For `airnode stats ADDR`: Fetch, then WriteTable.
+// when ctx ends. For `airnode stats ADDR`: Fetch, then WriteTable. Its
+// errors tell apart an address that refused the connection or did not
+// speak HTTP (the hint: give serve --metrics's address, not the RPC port)
+// from a node that took the request and did not answer before ctx ended
+// (hung or overloaded; fetchError).
 func Fetch(ctx context.Context, addr string) (StatsReport, error) {
 	base := addr
 	if !strings.Contains(base, "://") {
@@ -282,9 +288,14 @@ func Fetch(ctx context.Context, addr string) (StatsReport, error) {
 		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w", addr, err)
 	}
 	req.Close = true // a one-off request: leave no idle connection behind
+	var connected atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { connected.Store(true) },
+	}))
+	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w (give the address of serve --metrics, not the RPC port)", addr, err)
+		return StatsReport{}, fetchError(addr, err, connected.Load() && errors.Is(err, context.DeadlineExceeded), time.Since(start))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -295,4 +306,19 @@ func Fetch(ctx context.Context, addr string) (StatsReport, error) {
 		return StatsReport{}, fmt.Errorf("metrics: stats from %s: %w (is it the address of serve --metrics?)", addr, err)
 	}
 	return rep, nil
+}
+
+// fetchError is Fetch's error for a request that got no answer: err from
+// the HTTP client, after waited. answerless: the request was written on a
+// connection and ctx ended before any answer, so the address is right and
+// the node is not answering: a process stopped (SIGSTOP), swapping or in
+// a long GC pause accepts connections in its kernel's backlog but never
+// reads them. Otherwise the address refused the connection or did not
+// speak HTTP, and the hint is to give serve --metrics's address.
+func fetchError(addr string, err error, answerless bool, waited time.Duration) error {
+	if answerless {
+		return fmt.Errorf("metrics: stats from %s: the node at %s accepted the connection but did not answer in %v: hung (SIGSTOP, swap, GC) or overloaded (%w)",
+			addr, addr, waited.Round(100*time.Millisecond), err)
+	}
+	return fmt.Errorf("metrics: stats from %s: %w (give the address of serve --metrics, not the RPC port)", addr, err)
 }
