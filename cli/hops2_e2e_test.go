@@ -55,7 +55,7 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 				budget, code, took.Round(time.Millisecond))
 		}
 		log := p.logText()
-		if !strings.Contains(log, `airnode serve: shutting down" wait=1.5s timeout=2s`) || !strings.Contains(log, "shutdown timeout 2s exceeded: 1 call") {
+		if !strings.Contains(log, `airnode serve: shutting down" wait=1.5s timeout=2s`) || !strings.Contains(log, `shutdown timeout exceeded; calls abandoned" timeout=2s calls=1`) {
 			t.Errorf("serve %v: log does not say wait=1.5s timeout=2s and that the 2s timeout was exceeded:\n%s", budget, log)
 		}
 		if lr := <-long; lr.code == 0 || !strings.Contains(lr.stderr, "SERVER_ERROR") {

@@ -137,7 +137,7 @@ func TestE2E_ShutdownTimeoutAbandonsCalls(t *testing.T) {
 	if code := p.wait(t, 15*time.Second); code != 1 {
 		t.Fatalf("serve exited %d, want 1\n%s", code, p.logText())
 	}
-	if !strings.Contains(p.logText(), "shutdown timeout 2s exceeded: 1 call still in flight was abandoned") {
+	if !strings.Contains(p.logText(), `msg="airnode serve: shutdown timeout exceeded; calls abandoned" timeout=2s calls=1 abandoned="demo.Echo.Sleep from `) {
 		t.Fatalf("serve's stderr does not say what was abandoned:\n%s", p.logText())
 	}
 	r := <-got

@@ -553,8 +553,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		var ab *kernel.AbandonedError
 		if errors.As(err, &ab) {
 			// the whole budget from the signal is --shutdown-timeout
-			return fmt.Errorf("serve: shutdown timeout %v exceeded: %s (their consumers were answered SERVER_ERROR)%s",
-				timeout, ab.Summary(), otherErrors(err, ab))
+			return logAbandoned(logger, timeout, ab, otherErrors(err, ab))
 		}
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	kyaml "github.com/knadh/koanf/parsers/yaml"
 	"github.com/spf13/pflag"
 
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
@@ -203,3 +205,47 @@ func outrankFileShutdownKeys(exports []plannedExport, cfg config.Shutdown, origi
 		}
 	}
 }
+
+// abandonedMsg is the message of serve's last line when its shutdown
+// timeout abandoned calls (logAbandoned).
+const abandonedMsg = "airnode serve: shutdown timeout exceeded; calls abandoned"
+
+// logAbandoned writes serve's last line when the shutdown timeout passed
+// with calls still running, as a log line on logger (at Error, so that a
+// pipeline that parses msg= and key=value sees it):
+//
+//	msg="airnode serve: shutdown timeout exceeded; calls abandoned" timeout=10s calls=1
+//	  abandoned="demo.Echo.Sleep from 127.0.0.1:50212" answered=SERVER_ERROR
+//
+// calls counts every call still in flight, abandoned names those whose
+// consumers were answered SERVER_ERROR (kernel.AbandonedError.Which: a
+// call that ignored its cancelled context is counted, not named), and
+// also carries the shutdown's other errors (rest: "; also: ..."), if any.
+// It returns the error serve exits 1 with, already reported.
+func logAbandoned(logger *slog.Logger, timeout time.Duration, ab *kernel.AbandonedError, rest string) error {
+	attrs := []any{"timeout", timeout, "calls", ab.Calls}
+	if len(ab.Which) > 0 {
+		attrs = append(attrs, "abandoned", strings.Join(ab.Which, ", "))
+	}
+	attrs = append(attrs, "answered", spi.StatusServerError.String())
+	if ab.ContextEnded {
+		attrs = append(attrs, "cut_short", true)
+	}
+	if rest != "" {
+		attrs = append(attrs, "also", strings.TrimPrefix(rest, "; also: "))
+	}
+	logger.Error(abandonedMsg, attrs...)
+	return reportedError{code: 1, msg: fmt.Sprintf("serve: shutdown timeout %v exceeded: %s", timeout, ab.Summary())}
+}
+
+// reportedError ends a command whose failure its log already told: run
+// prints nothing more and exits with code (exitCoder).
+type reportedError struct {
+	code int
+	msg  string
+}
+
+func (e reportedError) Error() string { return e.msg }
+
+// ExitCode is the status the command exits with.
+func (e reportedError) ExitCode() int { return e.code }

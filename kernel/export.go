@@ -968,6 +968,49 @@ type server struct {
 	abandoning atomic.Bool // set just before abandonAll
 	stoppedNow atomic.Bool // the shutdown's context was cancelled (stop at once), not past its deadline
 	closed     atomic.Bool // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
+
+	// abandonedMu guards abandoned: the calls answered SERVER_ERROR "shut
+	// down" once abandoning, as "demo.Echo.Sleep from 127.0.0.1:50212",
+	// at most maxAbandonedNamed (AbandonedError.Which).
+	abandonedMu sync.Mutex
+	abandoned   []string
+}
+
+// maxAbandonedNamed bounds the abandoned calls a server names
+// (AbandonedError.Which).
+const maxAbandonedNamed = 8
+
+// noteAbandoned records an abandoned call of service.method from the
+// consumer at remote ("" unknown), up to maxAbandonedNamed.
+func (s *server) noteAbandoned(service, method, remote string) {
+	name := service + "." + method
+	if remote != "" {
+		name += " from " + remote
+	}
+	s.abandonedMu.Lock()
+	if len(s.abandoned) < maxAbandonedNamed {
+		s.abandoned = append(s.abandoned, name)
+	}
+	s.abandonedMu.Unlock()
+}
+
+// abandonedNames returns the calls noteAbandoned recorded.
+func (s *server) abandonedNames() []string {
+	s.abandonedMu.Lock()
+	defer s.abandonedMu.Unlock()
+	return slices.Clone(s.abandoned)
+}
+
+// plainCause returns err's text without a status name: an *spi.Error's
+// message ("context canceled" for a method that returned its cancelled
+// context's error), else err.Error(); for a message that already has a
+// status of its own (SERVER_ERROR "shut down") not to name a second one.
+func plainCause(err error) string {
+	var se *spi.Error
+	if errors.As(err, &se) && se.Message != "" {
+		return strings.TrimPrefix(se.Message, se.Status.String()+": ")
+	}
+	return err.Error()
 }
 
 // serverFor returns the server for pu's transport and address, listening
@@ -1252,9 +1295,10 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	}()
 	res := svc.serve(pc, req)
 	if res.Err != nil && s.abandoning.Load() {
+		s.noteAbandoned(req.Service, req.Method, req.Remote)
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
-			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (%v)",
-				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, res.Err), Cause: res.Err}}
+			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (the method returned: %s)",
+				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, plainCause(res.Err)), Cause: res.Err}}
 	}
 	return res
 }

@@ -183,7 +183,13 @@ var errClosed = errors.New("kernel: node is shut down")
 // within a short grace. A method still running that ignores its context
 // is not waited for (Shutdown). Match it with errors.As.
 type AbandonedError struct {
-	Calls   int           // calls still in flight when the drain ended
+	Calls int // calls still in flight when the drain ended
+	// Which names the abandoned calls whose consumers were answered
+	// (SERVER_ERROR "shut down"), "demo.Echo.Sleep from 127.0.0.1:50212"
+	// ("from" when the consumer's address is known), at most 8 per
+	// server; a call that ignored its cancelled context past the 200 ms
+	// grace is counted in Calls but not named.
+	Which   []string
 	Timeout time.Duration // the drain budget: shutdown.timeout
 	// ContextEnded is true when Shutdown's ctx ended the drain before
 	// Timeout passed.
@@ -496,6 +502,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	var mu sync.Mutex
 	type drained struct {
 		abandoned int
+		which     []string // the abandoned calls named (server.abandonedNames)
 		err       error
 	}
 	results := map[*server]drained{} // on mu
@@ -509,7 +516,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 				r.dir.Refresh() // its providers on s are no longer held
 			}
 			mu.Lock()
-			results[s] = drained{n, err}
+			results[s] = drained{n, s.abandonedNames(), err}
 			mu.Unlock()
 		}()
 	}
@@ -521,6 +528,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	go func() { wg.Wait(); close(allDone) }()
 	awaitServers(dctx, allDone)
 	abandoned := 0
+	var which []string
 	mu.Lock()
 	for s := range servers {
 		d, ok := results[s]
@@ -532,13 +540,14 @@ func (n *Node) shutdown(ctx context.Context) error {
 			continue
 		}
 		abandoned += d.abandoned
+		which = append(which, d.which...)
 		if d.err != nil {
 			errs = append(errs, d.err)
 		}
 	}
 	mu.Unlock()
 	if abandoned > 0 {
-		errs = append(errs, &AbandonedError{Calls: abandoned, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
+		errs = append(errs, &AbandonedError{Calls: abandoned, Which: which, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
 	}
 	// Consumer side: closing the references releases their connections,
 	// each closing once its calls in flight are answered (as
