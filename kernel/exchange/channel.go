@@ -248,7 +248,12 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		s, err := sess.Open()
 		c.waiting("")
 		if err != nil {
-			c.die(fmt.Sprintf("open stream: %v", err), slog.LevelWarn)
+			// dead before its first call: its owner learns it from that
+			// call (the kernel's first ping: "the provider closed the
+			// connection during the first ping", logged by the kernel,
+			// rate-bounded; a provider at its accepts limit does this), so
+			// this line is at Debug, not a second Warn for one fault
+			c.die(fmt.Sprintf("open stream: %v", err), levelOwnerLogs)
 		} else {
 			c.startStream(s, true)
 		}
