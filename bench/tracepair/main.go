@@ -137,6 +137,13 @@ func load(path string) (*process, error) {
 			return
 		}
 		st := ev.StateTransition()
+		if st.Resource.Kind == trace.ResourceProc {
+			from, to := st.Proc()
+			if from != to {
+				p.events = append(p.events, event{t, fmt.Sprintf("P%d %v->%v", st.Resource.Proc(), from, to), "proc"})
+			}
+			return
+		}
 		if st.Resource.Kind != trace.ResourceGoroutine {
 			return
 		}
@@ -163,12 +170,18 @@ func load(path string) (*process, error) {
 			return ""
 		}
 		switch {
+		case from == trace.GoWaiting && to == trace.GoRunnable:
+			by := "?"
+			if g := ev.Goroutine(); g != trace.NoGoroutine {
+				by = names[g]
+			}
+			p.events = append(p.events, event{t, names[id] + fmt.Sprintf(" #%d by %s on P%d", id, by, ev.Proc()), "ready"})
 		case from != trace.GoRunning && to == trace.GoRunning:
 			what := "run"
 			if from == trace.GoSyscall {
 				what = "return" // from the syscall
 			}
-			p.events = append(p.events, event{t, names[id], what})
+			p.events = append(p.events, event{t, names[id] + fmt.Sprintf(" #%d on P%d", id, ev.Proc()), what})
 			if len(running) == 0 && idleFrom >= 0 {
 				p.idle = append(p.idle, span{idleFrom, t})
 				p.wakers[names[id]]++
