@@ -6,8 +6,11 @@
 // fewer than two is a core left idle), which goroutine ran alone while the
 // other process had nothing to do, and which goroutine woke an idle
 // process. With -window MS it prints instead the timeline of 400 µs
-// starting MS milliseconds into the common span: each goroutine run, stop
-// syscall and return from one, of both processes, in a column each.
+// starting MS milliseconds into the common span, both processes in a
+// column each: every goroutine made runnable (ready, by whom), run, stop,
+// syscall and return from one, with its id and the P it ran on, and every
+// P's state change (a P idle while its process has runnable goroutines is
+// a core the scheduler did not use).
 //
 // The two traces are aligned by their first clock snapshot (Go 1.25's
 // sync events carry one: monotonic time), so both must come from Go 1.25
@@ -49,7 +52,7 @@ type step struct {
 type event struct {
 	t    int64
 	name string
-	what string // "run", "stop", "syscall" (entered one) or "return" (from one)
+	what string // "ready", "run", "stop", "syscall" (entered one), "return" (from one) or "proc"
 }
 
 // process is what one trace says of its process.
