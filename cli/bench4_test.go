@@ -8,10 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/airnode/airnode/extensions/bundle"
-	"github.com/airnode/airnode/kernel"
-	"github.com/airnode/airnode/spi"
 )
 
 // Tester33 F2: the last timeline entry of `bench --json --duration` holds
@@ -64,14 +60,7 @@ func (f *failEveryOther) Echo(ctx context.Context, b []byte) ([]byte, error) {
 func TestBench4_FailsafeSwallowedIsNotBadResponse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	t.Cleanup(func() { _ = prov.Close() })
-	svc := &failEveryOther{}
-	exp, err := prov.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "airnode://" + exp.URL().Address() + "/demo.Echo?cluster=failsafe"
+	u := "airnode://" + exportAsEcho(t, ctx, &failEveryOther{}) + "/demo.Echo?cluster=failsafe"
 	r := benchJSON(t, nil, u, "-n", "200", "-c", "2", "--warmup", "0")
 	if r.Errors["SERVICE_ERROR (swallowed)"] < 50 || r.Errors["BAD_RESPONSE"] != 0 || r.OK < 50 || len(r.Errors) != 1 {
 		t.Fatalf("errors %v, ok %d; want about 100 SERVICE_ERROR (swallowed), no BAD_RESPONSE", r.Errors, r.OK)

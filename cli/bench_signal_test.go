@@ -173,12 +173,19 @@ func TestBench_SIGINTBeforeTheRunExits130(t *testing.T) {
 // own, closed at the end of the test, and returns it and its address.
 func exportSlowEcho(t *testing.T, ctx context.Context) (*slowEcho, string) {
 	t.Helper()
+	svc := &slowEcho{}
+	return svc, exportAsEcho(t, ctx, svc)
+}
+
+// exportAsEcho exports svc as demo.Echo on a provider node of its own,
+// closed at the end of the test, and returns its address.
+func exportAsEcho(t *testing.T, ctx context.Context, svc any) string {
+	t.Helper()
 	prov := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { _ = prov.Close() })
-	svc := &slowEcho{}
 	exp, err := prov.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc, exp.URL().Address()
+	return exp.URL().Address()
 }
