@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -141,4 +144,58 @@ func publishRow(cfg config.Config, iface string, svc int) string {
 		return fmt.Sprintf("%s (serve listens on %s and publishes this, its advertise setting)", addr, cfg.Listen)
 	}
 	return fmt.Sprintf("%s (serve listens on %s and publishes this; --advertise HOST[:PORT] publishes another)", addr, cfg.Listen)
+}
+
+// advertiseResolveTimeout bounds checkAdvertiseHost's DNS lookup.
+const advertiseResolveTimeout = 2 * time.Second
+
+// checkAdvertiseHost checks, at serve's start, the host of the advertise
+// setting v (--advertise, AIRNODE_ADVERTISE, the file's advertise key or
+// Dubbo's DUBBO_IP_TO_REGISTRY): an IP address, no host (":PORT") or an
+// interface of this host is fine; a name is looked up, for at most
+// advertiseResolveTimeout. A name the resolver says does not exist
+// (NXDOMAIN, "no such host") is an error naming the setting and the
+// value: published, it made every consumer fail on DNS, and a name that
+// resolves nowhere on the provider's own host is most likely a mistyped
+// interface name (nosuchif0 for eth0). A lookup that fails otherwise
+// (timeout, no DNS server reachable) is a Warn, and serve goes on.
+func checkAdvertiseHost(ctx context.Context, v string, logger *slog.Logger) error {
+	if v == "" {
+		return nil
+	}
+	host, _, err := config.SplitAdvertise(v)
+	if err != nil || host == "" || net.ParseIP(host) != nil {
+		return nil // errors are SplitAdvertise's, reported where it is applied
+	}
+	if _, err := net.InterfaceByName(host); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, advertiseResolveTimeout)
+	defer cancel()
+	_, err = net.DefaultResolver.LookupHost(ctx, host)
+	if err == nil {
+		return nil
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return fmt.Errorf("serve: --advertise %s: %q is neither an interface of this host (%s) nor a name it resolves (%v): consumers could not connect to it; give an interface name, an IP address or a resolvable name",
+			v, host, interfaceNames(), err)
+	}
+	logger.Warn(fmt.Sprintf("airnode serve: cannot check the advertised name %q within %v: %v; publishing it as given", host, advertiseResolveTimeout, err),
+		"advertise", v)
+	return nil
+}
+
+// interfaceNames returns this host's interface names, comma-separated,
+// for a message ("lo, eth0"); "none found" when there are none.
+func interfaceNames() string {
+	ifs, err := net.Interfaces()
+	if err != nil || len(ifs) == 0 {
+		return "none found"
+	}
+	names := make([]string, len(ifs))
+	for i, ifc := range ifs {
+		names[i] = ifc.Name
+	}
+	return "interfaces: " + strings.Join(names, ", ")
 }

@@ -66,6 +66,9 @@ func registryCommand(a *app) *cobra.Command {
 			_ = plugins.Close()
 			return nil, "", nil, err
 		}
+		if lu, ok := reg.(spi.LoggerUser); ok {
+			lu.UseLogger(quiet) // its warnings (an invalid entry skipped) on stderr
+		}
 		return reg, desc, func() { _ = reg.Close(); _ = plugins.Close() }, nil
 	}
 	ls := &cobra.Command{
@@ -87,9 +90,16 @@ a total line: services, provider entries (on how many addresses) and
 consumer entries (those the references registered; the file and
 zookeeper registries list them). --summary prints one line per service
 (providers and consumers) instead of the provider tables: the view for a
-registry of hundreds of services.`,
+registry of hundreds of services. Entries a file registry's consumers skip
+(hand-written: not a URL, no port, another service's URL, a directory)
+are shown as invalid entries, with their path and why (--summary: a
+count, --json: "invalid"), and a service whose providers directory
+cannot be read is skipped with a warning on stderr.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && summary {
+				return errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)")
+			}
 			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
 				return err
@@ -247,6 +257,10 @@ type lsServiceJS struct {
 	// Consumers is the number of consumer entries of the service; nil
 	// (null) when the registry does not list them or listing failed.
 	Consumers *int `json:"consumers"`
+	// Invalid lists the entries of the service's providers that
+	// consumers skip (file registry: not a URL, no port, another
+	// service's URL, a directory); omitted when there are none.
+	Invalid []lsInvalid `json:"invalid,omitempty"`
 }
 
 // lsProvider is one provider entry of registry ls --json: the table's
@@ -322,12 +336,17 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	}
 	lists := make([][]spi.URL, len(services))
 	ages := make([]string, len(services))
+	invalid := make([][]fileregistry.Invalid, len(services))
+	il, _ := reg.(invalidLister)
 	for i, svc := range services {
 		providers, err := reg.Lookup(ctx, svc)
 		if err != nil {
 			return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
 		}
 		lists[i] = providers
+		if il != nil {
+			invalid[i], _ = il.Invalid(ctx, svc) // an error is Lookup's, which passed
+		}
 		if cached == nil {
 			continue
 		}
@@ -367,6 +386,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			if consumers != nil {
 				s.Consumers = &consumers[i]
 			}
+			for _, iv := range invalid[i] {
+				s.Invalid = append(s.Invalid, lsInvalid{Name: iv.Name, Path: iv.Path, Why: iv.Why})
+			}
 			out.Services = append(out.Services, s)
 		}
 		jw.out = &out
@@ -383,6 +405,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			if st := strings.Count(string(staleEntries(providers)), "s"); st > 0 {
 				n += fmt.Sprintf(" (%d stale)", st)
 			}
+			if len(invalid[i]) > 0 {
+				n += fmt.Sprintf(" (%d invalid)", len(invalid[i]))
+			}
 			c := "-"
 			if consumers != nil {
 				c = strconv.Itoa(consumers[i])
@@ -398,7 +423,17 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		if n := strings.Count(string(stale), "s"); n > 0 {
 			nStale = fmt.Sprintf(", %d stale", n)
 		}
-		fmt.Fprintf(tw, "%s\t(%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), nStale, ages[i])
+		nInvalid := ""
+		if len(invalid[i]) > 0 {
+			nInvalid = ", 1 invalid entry"
+			if n := len(invalid[i]); n > 1 {
+				nInvalid = fmt.Sprintf(", %d invalid entries", n)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t(%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), nStale, nInvalid, ages[i])
+		for _, iv := range invalid[i] {
+			fmt.Fprintf(tw, "  invalid entry %s (consumers skip it): %s\n", iv.Path, iv.Why)
+		}
 		if len(providers) == 0 {
 			if len(args) == 1 {
 				if others := otherGroupsVersions(ctx, reg, svc); len(others) > 0 {
@@ -431,6 +466,21 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		fmt.Fprintln(w, lsTotal(lists, consumers, consumersWhy))
 	}
 	return nil
+}
+
+// invalidLister is a registry that lists the entries of a service's
+// providers that its readers skip (the file registry: hand-written
+// entries that are not a provider URL of that service).
+type invalidLister interface {
+	Invalid(ctx context.Context, consumer spi.URL) ([]fileregistry.Invalid, error)
+}
+
+// lsInvalid is an invalid entry of registry ls --json: its file name,
+// path, and why consumers skip it.
+type lsInvalid struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Why  string `json:"why"`
 }
 
 // consumerLister is a registry that lists the consumer entries of a

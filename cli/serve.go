@@ -154,6 +154,9 @@ gives up on (restart: never) has its services unregistered.
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
 			}
+			if err := checkAdvertiseHost(cmd.Context(), cfg.Advertise, a.Logger()); err != nil {
+				return err
+			}
 			cat, err := a.Catalogs()
 			if err != nil {
 				return err

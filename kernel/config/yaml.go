@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -15,11 +18,18 @@ import (
 // values kept as written (see keepText).
 type yamlParser struct{}
 
-// Unmarshal parses b as a YAML mapping.
+// Unmarshal parses b as a YAML mapping. A file of more than one YAML
+// document is refused, naming the line of the second document's "---":
+// yaml.v3 reads the first document only, so the keys after a stray "---"
+// (files concatenated, a Kubernetes habit) were silently dropped, a
+// misspelt one included.
 func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
 	var doc yaml3.Node
 	if err := yaml3.Unmarshal(b, &doc); err != nil {
 		return nil, yamlLine(b, err)
+	}
+	if line := secondDocument(b); line > 0 {
+		return nil, fmt.Errorf("yaml: line %d: a second YAML document (\"---\"): the file must be one document, a single mapping; remove the \"---\" and merge the keys into one mapping", line)
 	}
 	var out map[string]any
 	if len(doc.Content) == 0 { // an empty file
@@ -30,6 +40,41 @@ func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
 		return nil, yamlLine(b, err)
 	}
 	return out, nil
+}
+
+// secondDocument returns the 1-based line where the second YAML document
+// of b starts (its "---" when it has one), or 0 when b holds one
+// document or none. A leading "---" before the first document, or a
+// document-end marker "..." followed by nothing, is one document.
+func secondDocument(b []byte) int {
+	dec := yaml3.NewDecoder(bytes.NewReader(b))
+	var first, second yaml3.Node
+	if err := dec.Decode(&first); err != nil {
+		return 0
+	}
+	if err := dec.Decode(&second); err != nil {
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		// a syntax error in a later document: it exists all the same
+	}
+	// The node's line is its content's; the "---" before it is the last
+	// one at or above that line, after the first document's start.
+	lines := strings.SplitAfter(string(b), "\n")
+	start := first.Line
+	if len(first.Content) > 0 {
+		start = first.Content[0].Line
+	}
+	end := second.Line
+	if end <= 0 || end > len(lines) {
+		end = len(lines)
+	}
+	for n := end; n > start; n-- {
+		if l := lines[n-1]; strings.HasPrefix(l, "---") && (len(l) == 3 || strings.ContainsRune(" \t\r\n", rune(l[3]))) {
+			return n
+		}
+	}
+	return max(end, 1)
 }
 
 // keepText makes the plain scalars that YAML would read as a number or a

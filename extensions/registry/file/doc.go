@@ -59,6 +59,19 @@
 // (100 ms) if the directory is still there: an empty directory (every
 // provider unregistered) is an empty list.
 //
+// An entry readers cannot take as a URL of its directory (hand-written
+// junk: text, binary, an empty file, a key given twice; a provider URL
+// with no port; the URL of another service key than the directory's; a
+// directory or other non-regular file) is skipped, logged at Warn once
+// per registry, entry and reason (naming the file and why; at most 256
+// such lines, then one saying the rest are not logged), and returned by
+// Registry.Invalid, which `airnode registry ls` shows. A non-regular
+// file is never removed: the registry removes only regular files, the
+// entries and temporary files of dead owners. Services skips, with the
+// same Warn, a service whose providers directory cannot be read (a file
+// where the directory belongs, EACCES), and lists the others; running
+// out of descriptors is still an error.
+//
 // Directories are created 0777 and entries 0666, less the process's umask
 // (DirMode, EntryMode; they were 0755 and 0644 whatever the umask): users
 // of one group share a registry with umask 002 in a setgid group

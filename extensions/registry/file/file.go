@@ -121,6 +121,9 @@ type Registry struct {
 	closed   bool
 	keeping  bool
 
+	badMu   sync.Mutex
+	badSeen map[string]struct{} // invalid entries logged (path NUL reason), at most maxBadLogged+1
+
 	quit chan struct{}  // closed by Close: stops the keeper
 	wg   sync.WaitGroup // keeper
 }
@@ -429,7 +432,15 @@ func (r *Registry) Services(context.Context) ([]string, error) {
 		}
 		list, err := r.scanOnce(filepath.Join(r.p.dir, e.Name(), Providers))
 		if err != nil {
-			return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+			if outOfFDs(err) {
+				return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+			}
+			// One service's directory that cannot be read (a file
+			// where its providers directory should be, EACCES) does
+			// not hide the others: it is logged and skipped.
+			r.badEntry(Invalid{Name: e.Name(), Path: filepath.Join(r.p.dir, e.Name(), Providers),
+				Why: fmt.Sprintf("service %q skipped: %v (%s)", key, err, readHint(err))})
+			continue
 		}
 		if len(list) > 0 {
 			keys = append(keys, key)
@@ -633,7 +644,7 @@ func (s *subscription) loop() {
 	r := s.reg
 	t := time.NewTicker(r.p.poll)
 	defer t.Stop()
-	sc := newScanner(s.dir, r.p.dir)
+	sc := r.newScanner(s.dir)
 	var (
 		last    []spi.URL // the list last pushed; nil before the first
 		pushed  bool      // a first list was pushed

@@ -1,8 +1,11 @@
 package file
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,9 +45,23 @@ type scanner struct {
 	listed time.Time      // when it was listed
 	have   bool           // st and ents are a listing
 
-	ents []scanned       // live entries, sorted by name
-	list []spi.URL       // their URLs, sorted and deduplicated
-	memo map[string]bool // owner id -> alive, within one scan
+	ents    []scanned       // live entries, sorted by name
+	list    []spi.URL       // their URLs, sorted and deduplicated
+	invalid []Invalid       // entries of the last listing that are not a provider (consumer) URL of this directory
+	memo    map[string]bool // owner id -> alive, within one scan
+
+	// bad, when set, is told each invalid entry of every listing (the
+	// registry logs each one once).
+	bad func(Invalid)
+}
+
+// Invalid is an entry of a category directory that readers skip: a
+// directory, a file that is not a URL (text, binary, empty, a key given
+// twice), a provider URL with no port, or the URL of another service
+// than the directory's. Name is the entry's file name, Path its path,
+// Why the reason.
+type Invalid struct {
+	Name, Path, Why string
 }
 
 func newScanner(dir, registryDir string) *scanner {
@@ -133,16 +150,36 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 	sort.Strings(names)
 	clear(s.memo)
 	ents := make([]scanned, 0, len(names))
+	var invalid []Invalid
+	skip := func(n, path, why string) {
+		if len(why) > maxWhy { // the text of a binary entry
+			why = strings.ToValidUTF8(why[:maxWhy], "") + "..."
+		}
+		iv := Invalid{Name: n, Path: path, Why: why}
+		invalid = append(invalid, iv)
+		if s.bad != nil {
+			s.bad(iv)
+		}
+	}
 	for _, n := range names {
 		path := filepath.Join(s.dir, n)
 		if strings.HasPrefix(n, ".") {
-			if info, err := os.Lstat(path); err == nil && time.Since(info.ModTime()) > staleTemp {
-				probe(path) // a temporary file left by a dead process
+			// A temporary file left by a dead process; anything else
+			// (a directory, a socket) was not written by a registry and
+			// is left alone.
+			if info, err := os.Lstat(path); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) > staleTemp {
+				probe(path)
 			}
 			continue
 		}
 		var ino uint64
 		if info, err := os.Lstat(path); err == nil {
+			if !info.Mode().IsRegular() {
+				// Not written by a registry (its entries are regular
+				// files): never removed, never read.
+				skip(n, path, "a "+fileKind(info.Mode())+", not an entry file: skipped and left alone")
+				continue
+			}
 			ino = info.Sys().(*syscall.Stat_t).Ino
 		} else {
 			continue // gone since the listing
@@ -174,14 +211,24 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 				}
 				continue // unreadable (a token entry of another group), or gone
 			}
+			if content == "" {
+				skip(n, string(e.path[:len(e.path)-1]), "empty file, not a URL")
+				continue
+			}
 			u, err := spi.Parse(content)
 			if err != nil {
+				skip(n, string(e.path[:len(e.path)-1]), "not a URL: "+err.Error())
+				continue
+			}
+			if why := s.misplaced(u); why != "" {
+				skip(n, string(e.path[:len(e.path)-1]), why)
 				continue
 			}
 			e.url = u
 		}
 		ents = append(ents, e)
 	}
+	s.invalid = invalid
 	list := make([]spi.URL, 0, len(ents))
 	seen := make(map[string]bool, len(ents))
 	for _, e := range ents {
@@ -194,6 +241,37 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 	changed := !s.have || !push.Equal(list, s.list)
 	s.st, s.listed, s.have, s.ents, s.list = st, listed, true, ents, list
 	return changed, nil
+}
+
+// misplaced says why u, read from an entry of s.dir, is not one of its
+// URLs: the URL of another service key than the directory's (an entry
+// copied into the wrong service), or, in a providers directory, a URL
+// with no port to connect to. "" when it fits.
+func (s *scanner) misplaced(u spi.URL) string {
+	svcDir := filepath.Base(filepath.Dir(s.dir))
+	if key := u.ServiceKey(); escape(key) != svcDir {
+		want, _ := url.QueryUnescape(svcDir)
+		return fmt.Sprintf("URL of service %q in the directory of %q", key, want)
+	}
+	if filepath.Base(s.dir) == Providers && u.Port() <= 0 {
+		return fmt.Sprintf("provider URL %s has no port (want host:port)", u.Redacted())
+	}
+	return ""
+}
+
+// fileKind names a non-regular file's type for a message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // find returns the entry of the last listing named n, or nil.
@@ -231,12 +309,68 @@ func removeIfSameIno(path string, ino uint64) {
 // scanOnce lists dir once (Lookup, Services, registry ls): its live
 // entries, none when it is missing.
 func (r *Registry) scanOnce(dir string) ([]spi.URL, error) {
-	s := newScanner(dir, r.p.dir)
+	list, _, err := r.scanInvalid(dir)
+	return list, err
+}
+
+// scanInvalid is scanOnce also returning the invalid entries.
+func (r *Registry) scanInvalid(dir string) ([]spi.URL, []Invalid, error) {
+	s := r.newScanner(dir)
 	if _, err := s.scan(true); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return []spi.URL{}, nil
+			return []spi.URL{}, nil, nil
 		}
+		return nil, nil, err
+	}
+	return s.list, s.invalid, nil
+}
+
+// newScanner is a scanner of dir that logs its invalid entries through r.
+func (r *Registry) newScanner(dir string) *scanner {
+	s := newScanner(dir, r.p.dir)
+	s.bad = r.badEntry
+	return s
+}
+
+// maxWhy bounds the reason of an Invalid, in bytes.
+const maxWhy = 200
+
+// maxBadLogged bounds the invalid entries a registry logs (each once):
+// past it, one more line says the rest are not logged.
+const maxBadLogged = 256
+
+// badEntry logs iv at Warn the first time this registry meets it (same
+// path, same reason), naming the file and why readers skip it.
+func (r *Registry) badEntry(iv Invalid) {
+	r.badMu.Lock()
+	defer r.badMu.Unlock()
+	if r.badSeen == nil {
+		r.badSeen = map[string]struct{}{}
+	}
+	k := iv.Path + "\x00" + iv.Why
+	if _, ok := r.badSeen[k]; ok {
+		return
+	}
+	switch n := len(r.badSeen); {
+	case n < maxBadLogged:
+		r.badSeen[k] = struct{}{}
+		r.log.Warn("file registry: invalid entry skipped: remove or fix it", "file", iv.Path, "why", iv.Why)
+	case n == maxBadLogged:
+		r.badSeen[k] = struct{}{}
+		r.log.Warn("file registry: more invalid entries skipped; not logged any more", "logged", maxBadLogged)
+	}
+}
+
+// Invalid returns the entries of consumer.ServiceKey()'s providers
+// directory that readers skip (see Invalid), sorted by name: what
+// `airnode registry ls` shows as invalid.
+func (r *Registry) Invalid(_ context.Context, consumer spi.URL) ([]Invalid, error) {
+	if err := r.check(); err != nil {
 		return nil, err
 	}
-	return s.list, nil
+	_, bad, err := r.scanInvalid(r.categoryDir(consumer.ServiceKey(), Providers))
+	if err != nil {
+		return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+	}
+	return bad, nil
 }

@@ -1,0 +1,189 @@
+package file_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/spi"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// handEntry writes content as an entry of the older format named name in
+// dir, flocked by this process for the test's life and renamed into
+// place (docs/wire.md: how a hand-written entry stays live).
+func handEntry(t *testing.T, dir, name, content string) {
+	t.Helper()
+	tmp := filepath.Join(dir, ".tmp-"+name) // locked before it is renamed in: never seen dead
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted (tester34
+// finding 6): hand-written entries that are not a provider URL of the
+// service (text, binary, empty, a key given twice, no port, another
+// service's URL) and a directory inside providers/ were dropped without
+// a word (the no-port one warned on every call, the other.Svc one was
+// taken as a demo.Echo provider, the directory was removed). A
+// subscription now lists only the good provider, each invalid entry is
+// logged once at Warn naming its file and why, over many polls, Invalid
+// returns them, and the directory is still there.
+func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
+	regDir := t.TempDir()
+	var logBuf syncBuffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	r, err := file.Builder{Logger: log}.Build(spi.MustParse("file://" + regDir + "?poll=20ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	good := spi.MustParse("airnode://127.0.0.1:37520/demo.Echo?side=provider")
+	if err := r.Register(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	prov := filepath.Join(regDir, "demo.Echo", "providers")
+	bad := map[string]string{
+		"hand-text":   "not a URL",
+		"hand-binary": "not a URL",
+		"hand-empty":  "empty file",
+		"hand-dupkey": `parameter "weight" given twice`,
+		"hand-noport": "has no port",
+		"hand-other":  `URL of service "other.Svc" in the directory of "demo.Echo"`,
+		"hand-dir":    "a directory, not an entry file",
+	}
+	handEntry(t, prov, "hand-text", "this is not a url\n")
+	handEntry(t, prov, "hand-binary", "\x00\xff\xfe junk \x01")
+	handEntry(t, prov, "hand-empty", "")
+	handEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37521/demo.Echo?side=provider&weight=1&weight=2\n")
+	handEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider\n")
+	handEntry(t, prov, "hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n")
+	if err := os.Mkdir(filepath.Join(prov, "hand-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(prov, ".hidden-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	_ = os.Chtimes(filepath.Join(prov, ".hidden-dir"), old, old) // older than a stale temporary file
+
+	ch := subscribe(t, r, spi.MustParse("airnode://127.0.0.1/demo.Echo"))
+	list := waitList(t, ch, 1, 5*time.Second, "first list")
+	if list[0].Address() != good.Address() {
+		t.Fatalf("list %v, want only %s", list, good)
+	}
+	// Many polls and lookups: each invalid entry is still logged once.
+	for range 10 {
+		if l, err := r.Lookup(context.Background(), spi.MustParse("airnode://127.0.0.1/demo.Echo")); err != nil || len(l) != 1 {
+			t.Fatalf("Lookup: %v, %v; want the one good provider", l, err)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	// Touch the directory so that the subscription lists it again.
+	handEntry(t, prov, "hand-text2", "still not a url\n")
+	bad["hand-text2"] = "not a URL"
+	time.Sleep(300 * time.Millisecond)
+
+	text := logBuf.String()
+	for name, why := range bad {
+		n := strings.Count(text, "file="+filepath.Join(prov, name)+" ")
+		if n != 1 {
+			t.Errorf("%s: logged %d times, want once:\n%s", name, n, text)
+		}
+		if !strings.Contains(text, strings.ReplaceAll(why, `"`, `\"`)) { // quoted by the text handler
+			t.Errorf("%s: no %q in the log:\n%s", name, why, text)
+		}
+	}
+	if n := strings.Count(text, "level=WARN"); n != len(bad) {
+		t.Errorf("%d Warn lines, want %d:\n%s", n, len(bad), text)
+	}
+	lister := r.(interface {
+		Invalid(context.Context, spi.URL) ([]file.Invalid, error)
+	})
+	inv, err := lister.Invalid(context.Background(), spi.MustParse("airnode://127.0.0.1/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv) != len(bad) {
+		t.Errorf("Invalid returned %d entries, want %d: %+v", len(inv), len(bad), inv)
+	}
+	for _, iv := range inv {
+		if want, ok := bad[iv.Name]; !ok || !strings.Contains(iv.Why, want) {
+			t.Errorf("Invalid %s: why %q, want %q", iv.Name, iv.Why, want)
+		}
+	}
+	for _, d := range []string{"hand-dir", ".hidden-dir"} {
+		if fi, err := os.Stat(filepath.Join(prov, d)); err != nil || !fi.IsDir() {
+			t.Errorf("the directory %s someone put in providers/ is gone: %v", d, err)
+		}
+	}
+}
+
+// TestAbuse2_F5_StrayFileDoesNotHideOtherServices (tester34 finding 5): a
+// file where a service's providers directory belongs made Services fail
+// (registry ls: rc=1 for every service); it is now skipped, logged once.
+func TestAbuse2_F5_StrayFileDoesNotHideOtherServices(t *testing.T) {
+	regDir := t.TempDir()
+	var logBuf syncBuffer
+	r, err := file.Builder{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}.Build(spi.MustParse("file://" + regDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	if err := r.Register(context.Background(), spi.MustParse("airnode://127.0.0.1:37523/demo.Echo?side=provider")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(regDir, "bad.Svc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(regDir, "bad.Svc", "providers")
+	if err := os.WriteFile(stray, []byte("junk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		keys, err := r.Services(context.Background())
+		if err != nil || len(keys) != 1 || keys[0] != "demo.Echo" {
+			t.Fatalf("Services: %v, %v; want [demo.Echo]", keys, err)
+		}
+	}
+	text := logBuf.String()
+	if n := strings.Count(text, "file="+stray+" "); n != 1 || !strings.Contains(text, "not a directory") {
+		t.Errorf("the stray file logged %d times, want once, saying not a directory:\n%s", n, text)
+	}
+}
