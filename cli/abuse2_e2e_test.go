@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/extensions/registry/file/filetest"
 )
 
 // TestAbuse2_F1_MultiDocumentConfigRefused (tester34 finding 1): a
@@ -44,28 +45,6 @@ func TestAbuse2_F1_MultiDocumentConfigRefused(t *testing.T) {
 	}
 }
 
-// lockedEntry writes content as a hand-written provider entry named name
-// in dir, flocked by this process until the test ends and renamed into
-// place (docs/wire.md: how a hand-written entry stays live).
-func lockedEntry(t *testing.T, dir, name, content string) {
-	t.Helper()
-	tmp := filepath.Join(dir, ".tmp-"+name)
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAbuse2_F5F6_JunkInTheRegistryDirectory (tester34 findings 5 and
 // 6), through the binary on a real registry directory: a file where a
 // service's providers directory belongs made `registry ls` fail for every
@@ -89,11 +68,11 @@ func TestAbuse2_F5F6_JunkInTheRegistryDirectory(t *testing.T) {
 		"hand-other":  `URL of service "other.Svc" in the directory of "demo.Echo"`,
 		"hand-dir":    "a directory, not an entry file",
 	}
-	lockedEntry(t, prov, "hand-text", "this is not a url\n")
-	lockedEntry(t, prov, "hand-empty", "")
-	lockedEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37531/demo.Echo?side=provider&weight=1&weight=2\n")
-	lockedEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider&transport=tcp\n")
-	lockedEntry(t, prov, "hand-other", "airnode://127.0.0.1:37532/other.Svc?side=provider\n")
+	filetest.HandEntry(t, prov, "hand-text", "this is not a url\n")
+	filetest.HandEntry(t, prov, "hand-empty", "")
+	filetest.HandEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37531/demo.Echo?side=provider&weight=1&weight=2\n")
+	filetest.HandEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider&transport=tcp\n")
+	filetest.HandEntry(t, prov, "hand-other", "airnode://127.0.0.1:37532/other.Svc?side=provider\n")
 	if err := os.Mkdir(filepath.Join(prov, "hand-dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}

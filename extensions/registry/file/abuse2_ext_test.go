@@ -1,60 +1,19 @@
 package file_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/extensions/registry/file/filetest"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// handEntry writes content as an entry of the older format named name in
-// dir, flocked by this process for the test's life and renamed into
-// place (docs/wire.md: how a hand-written entry stays live).
-func handEntry(t *testing.T, dir, name, content string) {
-	t.Helper()
-	tmp := filepath.Join(dir, ".tmp-"+name) // locked before it is renamed in: never seen dead
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted (tester34
 // finding 6): hand-written entries that are not a provider URL of the
@@ -67,7 +26,7 @@ func handEntry(t *testing.T, dir, name, content string) {
 // returns them, and the directory is still there.
 func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 	regDir := t.TempDir()
-	var logBuf syncBuffer
+	var logBuf logbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	r, err := file.Builder{Logger: log}.Build(spi.MustParse("file://" + regDir + "?poll=20ms"))
 	if err != nil {
@@ -88,12 +47,12 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 		"hand-other":  `URL of service "other.Svc" in the directory of "demo.Echo"`,
 		"hand-dir":    "a directory, not an entry file",
 	}
-	handEntry(t, prov, "hand-text", "this is not a url\n")
-	handEntry(t, prov, "hand-binary", "\x00\xff\xfe junk \x01")
-	handEntry(t, prov, "hand-empty", "")
-	handEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37521/demo.Echo?side=provider&weight=1&weight=2\n")
-	handEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider\n")
-	handEntry(t, prov, "hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n")
+	filetest.HandEntry(t, prov, "hand-text", "this is not a url\n")
+	filetest.HandEntry(t, prov, "hand-binary", "\x00\xff\xfe junk \x01")
+	filetest.HandEntry(t, prov, "hand-empty", "")
+	filetest.HandEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37521/demo.Echo?side=provider&weight=1&weight=2\n")
+	filetest.HandEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider\n")
+	filetest.HandEntry(t, prov, "hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n")
 	if err := os.Mkdir(filepath.Join(prov, "hand-dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +75,7 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 		time.Sleep(30 * time.Millisecond)
 	}
 	// Touch the directory so that the subscription lists it again.
-	handEntry(t, prov, "hand-text2", "still not a url\n")
+	filetest.HandEntry(t, prov, "hand-text2", "still not a url\n")
 	bad["hand-text2"] = "not a URL"
 	time.Sleep(300 * time.Millisecond)
 
@@ -160,7 +119,7 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 // (registry ls: rc=1 for every service); it is now skipped, logged once.
 func TestAbuse2_F5_StrayFileDoesNotHideOtherServices(t *testing.T) {
 	regDir := t.TempDir()
-	var logBuf syncBuffer
+	var logBuf logbuf.Buffer
 	r, err := file.Builder{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}.Build(spi.MustParse("file://" + regDir))
 	if err != nil {
 		t.Fatal(err)
