@@ -8,11 +8,12 @@ import (
 
 // `airnode call -a key=value` sends attachments that a real serve's
 // demo.Echo Info returns; the provider's token filter took the token the
-// consumer sent out of them; a reserved key or a flag without "=" is
-// refused before anything is dialled.
+// consumer sent out of them; a reserved key, a flag without "=" or a key
+// given twice (TestAbuse3_CallArgumentMessages) is refused before
+// anything is dialled.
 func TestCallSendsAttachments(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=s3cret")
-	r := call(t, nil, "--registry", p.reg, "demo.Echo", "Info", "-a", "tenant=y", "--attachment", "user=alice", "-a", "tenant=x")
+	r := call(t, nil, "--registry", p.reg, "demo.Echo", "Info", "-a", "tenant=x", "--attachment", "user=alice")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -22,7 +23,7 @@ func TestCallSendsAttachments(t *testing.T) {
 	}
 	a := info.Attachments
 	if a["tenant"] != "x" || a["user"] != "alice" || !strings.HasPrefix(a["remote"], "127.0.0.1:") {
-		t.Fatalf("provider saw %v; want tenant=x (the last -a), user=alice and remote", a)
+		t.Fatalf("provider saw %v; want tenant=x, user=alice and remote", a)
 	}
 	if _, ok := a["token"]; ok {
 		t.Fatalf("the token reached the method: %v", a)

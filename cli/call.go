@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -129,7 +129,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
-	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable; a later value of a key wins; the kernel's keys remote, timeout and token are refused)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote, timeout and token are refused)")
 	return cmd
 }
 
@@ -141,21 +141,6 @@ func (e *callError) Unwrap() error { return e.err }
 
 // ExitCode is the process exit status for a failed call.
 func (e *callError) ExitCode() int { return 1 }
-
-// readArgFile reads an ARG_JSON given as @path: the file, or stdin for "-".
-// JSON never starts with "@", so the form is unambiguous.
-func readArgFile(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		if stdin == nil {
-			return nil, errors.New("no standard input")
-		}
-		return io.ReadAll(stdin)
-	}
-	if path == "" {
-		return nil, errors.New("want @PATH (a file holding the JSON value) or @- (standard input)")
-	}
-	return os.ReadFile(path)
-}
 
 // quoteArg quotes an argument for an error message, cut to 60 bytes: an
 // argument read from a file can be megabytes.
@@ -171,10 +156,19 @@ func quoteArg(s string) string {
 // 2000; other numbers become float64. An integer that fits in neither
 // (below -2^63 or above 2^64-1) is an error, never a rounded float64.
 func decodeArg(s string) (any, error) {
+	if i := invalidUTF8(s); i >= 0 {
+		return nil, fmt.Errorf("argument %s: invalid UTF-8 at byte offset %d (0x%02x): want UTF-8 text (JSON's encoding); bytes go as a base64 string", quoteArg(s), i, s[i])
+	}
+	if i := loneSurrogate(s); i >= 0 {
+		return nil, fmt.Errorf("argument %s: %s at byte offset %d is half of a UTF-16 surrogate pair, which is no character: want a \\uD800-\\uDBFF escape followed by a \\uDC00-\\uDFFF one", quoteArg(s), s[i:i+6], i)
+	}
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
+		if strings.Contains(err.Error(), "exceeded max depth") {
+			return nil, fmt.Errorf("argument %s is nested more than %d arrays and objects deep (encoding/json's limit)", quoteArg(s), jsonMaxDepth)
+		}
 		return nil, fmt.Errorf("argument %s is not JSON: %w", quoteArg(s), err)
 	}
 	if d.More() {
@@ -216,7 +210,11 @@ func number(n json.Number) (any, error) {
 		return i, nil
 	}
 	if strings.ContainsAny(string(n), ".eE") {
-		return n.Float64()
+		f, err := n.Float64()
+		if err != nil { // strconv.ErrRange: the only error of a valid JSON number
+			return nil, fmt.Errorf("number %s is out of range: want at most about 1.8e308 in magnitude (a float64); pass it as a string: '\"%s\"'", n, n)
+		}
+		return f, nil
 	}
 	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
 		return u, nil
@@ -262,30 +260,6 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		fmt.Fprintln(stderr, err.Error())
 		return &callError{err: err}
 	}
-	method := args[1]
-	callArgs := make([]any, 0, len(args)-2)
-	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
-		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
-	}
-	for _, a := range args[2:] {
-		if path, ok := strings.CutPrefix(a, "@"); ok {
-			data, err := readArgFile(path, f.stdin)
-			if err != nil {
-				return fail(fmt.Errorf("argument %s: %w", a, err))
-			}
-			v, err := decodeArg(string(data))
-			if err != nil {
-				return fail(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
-			}
-			callArgs = append(callArgs, v)
-			continue
-		}
-		v, err := decodeArg(a)
-		if err != nil {
-			return fail(err)
-		}
-		callArgs = append(callArgs, v)
-	}
 	var flags []flagParam
 	if f.timeout != "" {
 		if err := checkDuration("--timeout", f.timeout); err != nil {
@@ -304,6 +278,36 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
+	// the arguments are read after the URL, whose payload limit bounds
+	// an @FILE or @- argument
+	limit, err := u.Size("payload", protocol.DefaultPayload)
+	if err != nil {
+		return fail(err)
+	}
+	method := args[1]
+	callArgs := make([]any, 0, len(args)-2)
+	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
+		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
+	}
+	for _, a := range args[2:] {
+		if path, ok := strings.CutPrefix(a, "@"); ok {
+			data, err := readArgFile(path, f.stdin, limit)
+			if err != nil {
+				return fail(fmt.Errorf("argument %s: %w", a, err))
+			}
+			v, err := decodeArg(string(data))
+			if err != nil {
+				return fail(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
+			}
+			callArgs = append(callArgs, v)
+			continue
+		}
+		v, err := decodeArg(a)
+		if err != nil {
+			return fail(err)
+		}
+		callArgs = append(callArgs, v)
+	}
 	reg, err := referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
 	if err != nil {
 		return fail(err)
@@ -313,6 +317,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
+	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	ref, err := node.Refer(rctx, u, reg)
 	cancel()
@@ -336,10 +341,14 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// callSettleMax to end too, so that the pick below is by effective
 	// weight over every provider that answers: without it, a provider
 	// restarted a moment ago (warm-up: 1 % of its weight) got 9 of 40
-	// one-shot calls whenever it was the first to connect.
+	// one-shot calls whenever it was the first to connect. The wait is
+	// settleWait: a few times what the first connection took, so that a
+	// listed provider whose dial hangs (an unroutable address) costs a
+	// call on loopback 100 ms, not the whole callSettleMax (1 s per call
+	// in a script looping over call, with such an entry listed).
 	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
 	if ref.WaitReady(wctx) {
-		sctx, scancel := context.WithTimeout(wctx, callSettleMax)
+		sctx, scancel := context.WithTimeout(wctx, settleWait(time.Since(start)))
 		ref.WaitSettled(sctx)
 		scancel()
 	}
@@ -365,10 +374,24 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 // usable, waits for the other listed providers' first connection attempts
 // to end (Reference.WaitSettled): on loopback or a LAN they end within
 // milliseconds, and a provider whose attempt takes longer (hung, SIGSTOPped:
-// its attempt ends only at connect.timeout, 3 s by default) costs the call
-// this much and is left out of its pick. A consistenthash call still waits
+// its attempt ends only at connect.timeout, 3 s by default; an unroutable
+// address) costs the call settleWait, at most this much, and is left out
+// of its pick. A consistenthash call still waits
 // for them all, up to connect.timeout, as before.
 const callSettleMax = time.Second
+
+// callSettleMin is settleWait's floor: on loopback or a LAN the other
+// providers' first attempts end within milliseconds of the first's.
+const callSettleMin = 100 * time.Millisecond
+
+// settleWait is how long `airnode call` waits for the other listed
+// providers' first connection attempts once one provider is usable, given
+// first, the time from refer to that provider being usable: 4 × first
+// (providers on the same network answer about as fast), at least
+// callSettleMin, at most callSettleMax.
+func settleWait(first time.Duration) time.Duration {
+	return min(max(4*first, callSettleMin), callSettleMax)
+}
 
 // awaitListed returns once ref's directory lists a provider (at once for
 // a direct URL or a registry that has listed one), once the registry
@@ -388,10 +411,11 @@ func awaitListed(ctx context.Context, ref *kernel.Reference, grace time.Duration
 }
 
 // attachmentPairs turns -a key=value flags into spi.WithAttachments' pairs,
-// refusing a flag without "=", an empty key, and the keys the kernel
-// reserves (spi.ReservedAttachment), before anything is dialled.
+// refusing a flag without "=", an empty key, a key given twice (as -p
+// refuses one), and the keys the kernel reserves (spi.ReservedAttachment), before anything is dialled.
 func attachmentPairs(flags []string) ([]string, error) {
 	kv := make([]string, 0, 2*len(flags))
+	keys := make([]string, 0, len(flags)) // keys[i] is flags[i]'s
 	for _, a := range flags {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
@@ -400,6 +424,10 @@ func attachmentPairs(flags []string) ([]string, error) {
 		if spi.ReservedAttachment(k) {
 			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", a, k, spi.ReservedAttachments())
 		}
+		if i := slices.Index(keys, k); i >= 0 {
+			return nil, fmt.Errorf("-a %q and -a %q: key %q given twice: give each attachment once", flags[i], a, k)
+		}
+		keys = append(keys, k)
 		kv = append(kv, k, v)
 	}
 	return kv, nil

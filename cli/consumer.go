@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -194,7 +196,11 @@ func overridden(params map[string]string, m, key string) bool {
 func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer) (spi.URL, error) {
 	hosts := u.Hosts()
 	if len(hosts) > 0 && hosts[0].Host != "" {
-		for _, h := range hosts {
+		for i, h := range hosts {
+			if h.Port == 0 && portZeroGiven(arg, i) {
+				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q: port 0: want a port from 1 to 65535 (port 0 means any free port when listening, and no provider listens there)",
+					arg, h.Host)
+			}
 			if h.Port == 0 {
 				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
 					arg, h.Host, h.String(), u.Path(), u.ServiceKey())
@@ -222,4 +228,26 @@ func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u sp
 		return spi.URL{}, fmt.Errorf("%s names no provider address and there is no registry (use --registry)", arg)
 	}
 	return withRegistryDir(reg), nil
+}
+
+// portZeroGiven reports whether the i-th host of the SERVICE_URL arg
+// (airnode://h1:p1,h2:p2/service) spells a port, which is then 0: its
+// spi.HostPort cannot tell ":0" from no port.
+func portZeroGiven(arg string, i int) bool {
+	_, rest, ok := strings.Cut(arg, "://")
+	if !ok {
+		return false
+	}
+	auth, _, _ := strings.Cut(rest, "/")
+	hosts := strings.Split(auth, ",")
+	if i >= len(hosts) {
+		return false
+	}
+	h := hosts[i]
+	j := strings.LastIndexByte(h, ':')
+	if j < 0 || j < strings.LastIndexByte(h, ']') {
+		return false // no port, or an IPv6 literal's colons
+	}
+	p, err := strconv.Atoi(h[j+1:])
+	return err == nil && p == 0
 }

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -150,11 +149,7 @@ func TestE2E_ShutdownTimeoutAbandonsCalls(t *testing.T) {
 func TestE2E_HungProviderDoesNotFailCalls(t *testing.T) {
 	dir := t.TempDir()
 	healthy := serve(t, "127.0.0.1:0", dir)
-	hung := serve(t, "127.0.0.1:0", dir)
-	if err := hung.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = hung.cmd.Process.Signal(syscall.SIGCONT) }()
+	serveStopped(t, dir) // listed, hung
 	want := fmt.Sprintf(`"pid":%d`, healthy.cmd.Process.Pid)
 	for i := range 8 {
 		r := call(t, nil, "--registry", healthy.reg, "demo.Echo", "Info")

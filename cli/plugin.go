@@ -71,6 +71,12 @@ it. Exit 0 when everything passed.`,
   airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[0]) == "" {
+				return fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0])
+			}
+			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+				return fmt.Errorf("plugin check: PATH %q is a directory: want the path of a plugin binary (./bin/p2c)", args[0])
+			}
 			spec := config.Plugin{Name: "check", Command: args[0], Args: f.args, SHA256: f.sha256, StartTimeout: f.timeout}
 			verbose := cmd.Flags().Changed("log-level")
 			quiet, _ := newLogger(a.stderr, "warn", a.logFormat)

@@ -216,6 +216,6 @@ milliseconds (500); plugins.yaml wants a unit.`,
 	root.AddCommand(subcommands(a)...)
 	// every duration flag takes the URL keys' forms, bare milliseconds too
 	acceptMilliseconds(root)
-	root.SetFlagErrorFunc(durationFlagError)
+	root.SetFlagErrorFunc(flagError)
 	return root
 }

@@ -172,19 +172,6 @@ func acceptMilliseconds(cmd *cobra.Command) {
 	}
 }
 
-// durationFlagError is the root's flag error function: a bad duration
-// flag value is reported as `serve: --shutdown-wait "5x": want a duration
-// such as ...` instead of pflag's `invalid argument "5x" for
-// "--shutdown-wait" flag: ...`; other flag errors are returned unchanged.
-func durationFlagError(c *cobra.Command, err error) error {
-	var ie *pflag.InvalidValueError
-	if errors.As(err, &ie) && errors.Is(err, errDurationSyntax) {
-		path := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") // "plugin check"
-		return fmt.Errorf("%s: --%s %q: %s", path, ie.GetFlag().Name, ie.GetValue(), durationForms)
-	}
-	return err
-}
-
 // durationEnv are the AIRNODE_* variables holding a duration (config.Load
 // reads them; kernel/config's AddFlags names each in its flag's usage).
 var durationEnv = []string{"AIRNODE_SHUTDOWN_TIMEOUT", "AIRNODE_SHUTDOWN_WAIT"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,6 +48,9 @@ overloaded.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout)
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return fmt.Errorf("stats: ADDRESS %q: want the host:port of serve --metrics (127.0.0.1:9090), not an empty argument", args[0])
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()

@@ -77,10 +77,10 @@ func TestT20_4_EarlyURLErrorsHideExtensionSecrets(t *testing.T) {
 	}{
 		{"t20callauth", func(k string) []string {
 			return []string{"call", "airnode://127.0.0.1:0/demo.Echo?" + k + "=s3cretpw&token=tok123", "Echo", `"hi"`}
-		}, "has no port"},
+		}, "port 0: want a port from 1 to 65535"},
 		{"t20benchearly", func(k string) []string {
 			return []string{"bench", "airnode://127.0.0.1:0/demo.Echo?" + k + "=s3cretpw"}
-		}, "has no port"},
+		}, "port 0: want a port from 1 to 65535"},
 		{"t20serveauth", func(k string) []string {
 			return []string{"serve", "--listen", "127.0.0.1:0", "--registry", "file://" + dir + "?" + k + "=s3cretpw&token=tok123&bogus=1"}
 		}, "bogus"},

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// flagError is the root's flag error function. It rewrites pflag's
+// messages, which speak Go (`invalid argument "maybe" for "--demo" flag:
+// strconv.ParseBool: parsing "maybe": invalid syntax`), into the command,
+// the flag, the value and what the flag takes:
+//
+//   - a bad duration: `serve: --shutdown-wait "5x": want a duration ...`
+//   - a bad boolean: `serve: --demo "maybe": want true or false ...`
+//   - a bad integer: `bench: -c "ten": want a whole number ...`
+//   - a bad byte size (sizeValue): `bench: --req "1TB": want a byte size ...`
+//   - a negative number taken for a flag (`call URL Sleep -1`): says to
+//     put "--" before the arguments.
+//
+// Other flag errors are returned unchanged.
+func flagError(c *cobra.Command, err error) error {
+	path := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") // "plugin check"
+	if tok, ok := negativeNumberFlag(err); ok {
+		return fmt.Errorf("%s: %s is taken as a flag: an argument that starts with \"-\" (a negative number) goes after \"--\", which ends the flags (airnode %s ... -- %s)", path, tok, path, tok)
+	}
+	var ie *pflag.InvalidValueError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	name := "--" + ie.GetFlag().Name
+	if errors.Is(err, errDurationSyntax) {
+		return fmt.Errorf("%s: %s %q: %s", path, name, ie.GetValue(), durationForms)
+	}
+	var want string
+	switch ie.GetFlag().Value.Type() {
+	case "bool":
+		want = fmt.Sprintf("want true or false (%s alone is true; also 1/0, t/f)", name)
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		want = "want a whole number"
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+			want = "out of range: want a whole number from -9223372036854775808 to 9223372036854775807"
+		}
+	case "float64", "float32":
+		want = "want a number (1, 0.5)"
+	case sizeType:
+		want = sizeForms
+	default:
+		return err
+	}
+	return fmt.Errorf("%s: %s %q: %s", path, name, ie.GetValue(), want)
+}
+
+// negativeNumberFlag reports whether err is pflag's unknown-shorthand
+// error for a token that is a JSON number ("-1", "-0.5", "-1e3"), and
+// returns the token.
+func negativeNumberFlag(err error) (string, bool) {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "unknown shorthand flag: ") {
+		return "", false
+	}
+	i := strings.LastIndex(msg, " in -")
+	if i < 0 {
+		return "", false
+	}
+	tok := msg[i+len(" in "):]
+	var n json.Number
+	if json.Unmarshal([]byte(tok), &n) != nil {
+		return "", false
+	}
+	return tok, true
+}
+
+// sizeType is sizeValue's pflag type name, shown in --help.
+const sizeType = "size"
+
+// sizeForms says which spellings a byte-size flag takes (spi.ParseSize).
+const sizeForms = "want a byte size: a whole number of bytes (100), or with a unit B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024): 64KiB, 8MiB"
+
+// sizeValue is an int flag holding a byte count, which takes the spellings
+// of the URL key payload (spi.ParseSize): 100, 64KiB, 8MiB.
+type sizeValue struct{ p *int }
+
+func (s sizeValue) String() string { return strconv.Itoa(*s.p) }
+func (s sizeValue) Type() string   { return sizeType }
+
+// Set parses v with spi.ParseSize; errors name the unit or the range. A
+// negative whole number is stored for the command to refuse in its own
+// words ("want 0 or more bytes").
+func (s sizeValue) Set(v string) error {
+	if i, err := strconv.Atoi(v); err == nil && i < 0 {
+		*s.p = i
+		return nil
+	}
+	n, err := spi.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	if n > int64(^uint(0)>>1) {
+		return errors.New("out of range")
+	}
+	*s.p = int(n)
+	return nil
+}
+
+// sizeVar defines a byte-size flag (sizeValue) on fl.
+func sizeVar(fl *pflag.FlagSet, p *int, name string, def int, usage string) {
+	*p = def
+	fl.Var(sizeValue{p}, name, usage)
+}
