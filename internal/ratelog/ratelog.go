@@ -179,29 +179,51 @@ func Class(msg string) string {
 	return blank(msg, false)
 }
 
-// HexClass is Class with hex letters right after a digit blanked too, so
-// "bad magic 0x00ff" and "bad magic 0x0000" are one class ("bad magic #x#").
+// HexClass is Class with hex numbers blanked too: the hex letters right
+// after a digit, and a whole hex run after "0x" (or "0X"), so "bad magic
+// 0x00ff", "bad magic 0x0000" and "bad magic 0xeb3a" are one class
+// ("bad magic #x#"): a peer sending random bytes made a new class of
+// nearly every connection (tester34 F2).
 func HexClass(msg string) string {
 	return blank(msg, true)
 }
 
 // blank returns msg with its digit runs (and, with hex, the hex letters
-// that follow a digit in them) blanked to '#', at most 80 bytes.
+// that follow a digit in them, and the hex run after "0x") blanked to '#',
+// at most 80 bytes.
 func blank(msg string, hex bool) string {
+	const (
+		none     = iota
+		digits   // in a blanked digit run
+		afterHex // just wrote the x of "0x": a hex run may follow
+		hexRun   // in the blanked hex run after "0x"
+	)
 	var b strings.Builder
-	digits := false
+	state, zero := none, false // zero: the digit run so far is "0"
 	for _, r := range msg {
 		if b.Len() >= 80 {
 			break
 		}
-		if r >= '0' && r <= '9' || hex && digits && (r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
-			if !digits {
-				b.WriteByte('#')
-				digits = true
-			}
+		digit := r >= '0' && r <= '9'
+		hexLetter := hex && (r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F')
+		switch {
+		case state == none && digit:
+			b.WriteByte('#')
+			state, zero = digits, r == '0'
+			continue
+		case state == afterHex && (digit || hexLetter):
+			b.WriteByte('#')
+			state = hexRun
+			continue
+		case (state == digits || state == hexRun) && (digit || hexLetter):
+			zero = false
+			continue
+		case hex && state == digits && zero && (r == 'x' || r == 'X'):
+			b.WriteRune(r)
+			state, zero = afterHex, false
 			continue
 		}
-		digits = false
+		state, zero = none, false
 		b.WriteRune(r)
 	}
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
@@ -116,6 +117,119 @@ func (c *Channel) overHighWater() bool {
 	return u >= highWater || u >= budgetStop && c.w.budget != nil && c.w.budget.over()
 }
 
+// Answers being made. The readers stop at highWater, but the requests
+// they read before that all go to the worker pool, and up to
+// Options.Workers of them could start at once, before the first answer
+// was counted in unsent: one consumer that pipelined 2,000 tiny requests
+// for 1 MB answers in one write and read none had 160 to 256 answers made
+// at once (240 to 410 MB of heap, RSS to 490 MB; tester34 F4), whatever
+// its connection's highWater. So a worker also parks a two-way request
+// while the answers unsent and being made reach highWater (withMaking):
+// each handler running (answering) but the first counts as answerSize
+// bytes, an
+// estimate of the channel's answers that follows a larger answer at once
+// and a smaller one by half the difference (a decaying maximum, so that
+// one small answer between large ones does not hide them). A connection
+// whose answers are small is not held back; one whose answers are large
+// has at most about highWater/answerSize of its requests running at once
+// (8 for 1 MiB answers), whether its consumer reads or not: answers
+// written to the socket's buffer leave unsent at once, so bounding only
+// while unsent was high let every worker start one (250 MB again).
+//
+// Before the channel's first answer a running handler counts as
+// highWater/firstAnswers: at most firstAnswers of its requests start
+// before its first answer, twice as many after firstAnswerWait from its
+// first request, four times after twice that, and so on (TCP's slow
+// start) — handlers that take long (a long poll, Sleep) are no sign of
+// answers piling up, and the requests parked behind them start within a
+// few firstAnswerWait (1,000 within 0.6 s). Handlers that start slow and
+// then answer large (all of them blocked on one lock, say) are thus not
+// bounded before their first answer.
+const (
+	firstAnswers    = 16
+	firstAnswerWait = 100 * time.Millisecond
+)
+
+// answerEstimate returns the bytes each running handler of the channel is
+// expected to add to unsent: answerSize, or before the channel's first
+// answer highWater/firstAnswers halved for each firstAnswerWait since its
+// first request.
+func (c *Channel) answerEstimate() int64 {
+	if n := c.answerSize.Load(); n > 0 {
+		return n
+	}
+	waits := int64(0)
+	if first := c.firstAt.Load(); first != 0 {
+		waits = (mono() - first) / int64(firstAnswerWait)
+	}
+	return highWater / firstAnswers >> min(waits, 62)
+}
+
+// firstRequest notes the channel's first two-way request run by a worker
+// (firstAt) and, every firstAnswerWait until the channel's first answer,
+// puts back in the pool the requests parked for want of it that now have
+// room: all of them, not resumeBatch (unstall puts back resumeBatch at a
+// time, the rest as those end, and handlers that take long end late).
+func (c *Channel) firstRequest() {
+	if c.firstAt.Load() != 0 || !c.firstAt.CompareAndSwap(0, mono()) {
+		return
+	}
+	var tick func()
+	tick = func() {
+		for n := c.nParked.Load(); n > 0; {
+			c.unstall(false)
+			m := c.nParked.Load()
+			if m >= n {
+				break // no room
+			}
+			n = m
+		}
+		select {
+		case <-c.dying:
+			return
+		default:
+		}
+		if c.answerSize.Load() == 0 {
+			time.AfterFunc(firstAnswerWait, tick)
+		}
+	}
+	time.AfterFunc(firstAnswerWait, tick)
+}
+
+// noteAnswer folds an answer of n bytes into answerSize. Concurrent
+// callers may lose one another's step: it is an estimate.
+func (c *Channel) noteAnswer(n int64) {
+	old := c.answerSize.Load()
+	est := n
+	if n < old {
+		est = old - (old-n)/2
+	}
+	if est != old {
+		c.answerSize.Store(est)
+	}
+}
+
+// withMaking returns unsent u plus the answers being made (the running
+// handlers beyond the first times answerEstimate): what runQueued bounds
+// by highWater. The first is not counted, so that one large answer being
+// made does not park the small calls behind it (BenchmarkMixedLargeSmall
+// single-stream, two noisy runs on a loaded machine: p99 2.2 and 2.6 ms
+// before any of this, 3.7 and 3.1 ms with the first counted, 2.4 and
+// 2.9 ms without).
+func (c *Channel) withMaking(u int64) int64 {
+	if n := c.answering.Load(); n > 1 {
+		return u + (n-1)*c.answerEstimate()
+	}
+	return u
+}
+
+// overDispatch reports whether a worker should park a two-way request
+// rather than run it: overHighWater, or the answers unsent and being made
+// reach highWater.
+func (c *Channel) overDispatch() bool {
+	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater
+}
+
 // sent counts n bytes of the peer's that were written (or dropped) and,
 // once fewer than lowWater remain, lets stalled readers and parked
 // requests go on.
@@ -140,7 +254,15 @@ const resumeBatch = 64
 // stay parked.
 func (c *Channel) unstall(force bool) {
 	c.stallMu.Lock()
-	if !c.stalled.Load() || !force && c.w.unsent.Load() >= c.resumeAt.Load() {
+	if !c.stalled.Load() {
+		c.stallMu.Unlock()
+		return
+	}
+	if u := c.w.unsent.Load(); !force && c.withMaking(u) >= c.resumeAt.Load() {
+		if !c.stallNoted && u >= budgetFree && c.stallCh != nil {
+			// parked before the first answer; the answers have piled up
+			c.noteStallLocked(u)
+		}
 		c.stallMu.Unlock()
 		return
 	}
@@ -168,15 +290,15 @@ func (c *Channel) unstall(force bool) {
 }
 
 // startStallLocked marks the channel stalled and returns the channel
-// closed when the episode ends, starting an episode (counted, logged at a
-// bounded rate) if none runs. The episode ends under lowWater when the
+// closed when the episode ends, starting an episode if none runs, counted
+// and logged at a bounded rate once the channel holds budgetFree unsent. The episode ends under lowWater when the
 // channel's own highWater stopped it, under budgetFree when the Server's
 // UnsentLimit did (resumeAt: the lower of the two once both did). On
 // stallMu.
 func (c *Channel) startStallLocked() chan struct{} {
 	unsent := c.w.unsent.Load()
 	resume := int64(lowWater)
-	if unsent < highWater {
+	if c.withMaking(unsent) < highWater {
 		resume = budgetFree // stopped by the Server's budget
 	}
 	if c.stallCh == nil || resume < c.resumeAt.Load() {
@@ -185,20 +307,39 @@ func (c *Channel) startStallLocked() chan struct{} {
 	c.stalled.Store(true) // before the caller looks at unsent again: see sent
 	if c.stallCh == nil {
 		c.stallCh = make(chan struct{})
-		c.stalls.Add(1)
-		counters.Channels.Stalls.Inc()
-		if resume == lowWater {
-			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread (the consumer or the path to it is slow; reading again under %s)",
-				c.remote, float64(unsent)/(1<<20), protocol.FormatSize(lowWater)), "unsent_bytes", unsent)
-		} else {
-			counters.Channels.UnsentLimitStalls.Inc()
-			b := c.w.budget
-			c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread, and the provider's consumers together hold %.1f MiB unread, over unsent.limit %s (reading again under %s)",
-				c.remote, float64(unsent)/(1<<20), float64(b.held.Load())/(1<<20), protocol.FormatSize(b.limit), protocol.FormatSize(budgetFree)),
-				"unsent_bytes", unsent, "server_unsent_bytes", b.held.Load())
-		}
+		c.stallNoted = false
+	}
+	// An episode is counted and logged once the channel holds budgetFree
+	// or more unsent (here, or in unstall): requests parked before the
+	// channel's first answer (firstAnswers) are no sign of a consumer that
+	// does not read.
+	if !c.stallNoted && unsent >= budgetFree {
+		c.noteStallLocked(unsent)
 	}
 	return c.stallCh
+}
+
+// noteStallLocked counts the stall episode and logs it (rate-bounded),
+// with unsent bytes unsent. On stallMu.
+func (c *Channel) noteStallLocked(unsent int64) {
+	c.stallNoted = true
+	c.stalls.Add(1)
+	counters.Channels.Stalls.Inc()
+	if c.resumeAt.Load() == lowWater {
+		making := c.withMaking(unsent) - unsent // answers being made, counted
+		being := ""
+		if making > 0 {
+			being = fmt.Sprintf(" and %.1f MiB more being made (%d handlers running)", float64(making)/(1<<20), c.answering.Load())
+		}
+		c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread%s (the consumer or the path to it is slow; reading again under %s)",
+			c.remote, float64(unsent)/(1<<20), being, protocol.FormatSize(lowWater)), "unsent_bytes", unsent, "making_bytes", making)
+		return
+	}
+	counters.Channels.UnsentLimitStalls.Inc()
+	b := c.w.budget
+	c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread, and the provider's consumers together hold %.1f MiB unread, over unsent.limit %s (reading again under %s)",
+		c.remote, float64(unsent)/(1<<20), float64(b.held.Load())/(1<<20), protocol.FormatSize(b.limit), protocol.FormatSize(budgetFree)),
+		"unsent_bytes", unsent, "server_unsent_bytes", b.held.Load())
 }
 
 // waitRoom stops reader r until fewer than lowWater bytes are unsent for
@@ -218,7 +359,7 @@ func (c *Channel) waitRoom(r *reader) bool {
 	default:
 	}
 	ch := c.startStallLocked()
-	if c.w.unsent.Load() < c.resumeAt.Load() {
+	if c.withMaking(c.w.unsent.Load()) < c.resumeAt.Load() {
 		// drained meanwhile: the sent that crossed lowWater may have
 		// missed the stalled flag, so end the episode here
 		c.stallMu.Unlock()
@@ -251,7 +392,7 @@ func (c *Channel) park(t task) bool {
 	default:
 	}
 	c.startStallLocked()
-	if c.w.unsent.Load() < c.resumeAt.Load() {
+	if c.withMaking(c.w.unsent.Load()) < c.resumeAt.Load() {
 		// drained meanwhile (see waitRoom): the caller runs it
 		c.stallMu.Unlock()
 		c.unstall(false)
@@ -264,20 +405,39 @@ func (c *Channel) park(t task) bool {
 }
 
 // runQueued runs t, a request a worker took from the pool, unless the
-// peer has highWater bytes unsent: then t waits, parked, for room.
+// peer has highWater bytes unsent, or unsent and being made
+// (overDispatch): then t waits, parked, for room.
 func (c *Channel) runQueued(t task) {
-	if c.overHighWater() && t.h.TwoWay() && c.park(t) {
+	twoWay := t.h.TwoWay()
+	if twoWay && c.answerSize.Load() == 0 {
+		c.firstRequest()
+	}
+	if twoWay && c.overDispatch() && c.park(t) {
 		return
 	}
 	if c.queuedIn.Add(-queuedSize(t)) < lowWater && c.inStalled.Load() {
 		c.wakeQueued(false)
 	}
-	c.run(t)
-	if c.nParked.Load() > 0 {
-		// the next parked ones, if there is room (resumeBatch); parked
-		// requests hold the channel alive, so its pool is still open
+	if twoWay {
+		c.runAnswering(t)
+	} else {
+		c.run(t)
+	}
+	if c.nParked.Load() > 0 || c.stalled.Load() {
+		// the next parked ones, if there is room (resumeBatch), and a
+		// stalled reader, now that this answer is no longer being made;
+		// parked requests hold the channel alive, so its pool is still
+		// open
 		c.unstall(false)
 	}
+}
+
+// runAnswering runs t, a two-way request, counted in answering until its
+// answer is counted in unsent (or it ends without one).
+func (c *Channel) runAnswering(t task) {
+	c.answering.Add(1)
+	defer c.answering.Add(-1)
+	c.run(t)
 }
 
 // Requests read ahead (the inbound side). A reader hands requests to the

@@ -145,8 +145,12 @@ type Channel struct {
 	stalled     atomic.Bool
 	resumeAt    atomic.Int64  // unsent under which the stall episode ends: lowWater, or budgetFree (backpressure.go)
 	stallCh     chan struct{} // on stallMu
+	stallNoted  bool          // the episode of stallCh was counted and logged; on stallMu
 	parked      []task        // two-way requests waiting for room; on stallMu
 	nParked     atomic.Int64  // len(parked), for runQueued without the lock
+	answering   atomic.Int64  // two-way requests running on workers, their answers not yet counted in unsent (backpressure.go)
+	answerSize  atomic.Int64  // the channel's answers' size, a decaying maximum (noteAnswer); 0 before the first
+	firstAt     atomic.Int64  // mono() at the first two-way request run by a worker (firstRequest); 0 before it
 	stalls      atomic.Int64
 	unsolicited atomic.Int64
 	// Requests the readers handed to the worker pool that have not
@@ -301,6 +305,12 @@ func (c *Channel) acceptLoop() {
 				// has read what the session had buffered: a provider's
 				// last responses before it closed at shutdown would
 				// otherwise be lost with the calls waiting for them.
+				return
+			}
+			if peerProtocolError(err) {
+				// the peer broke the transport's protocol (smux's
+				// garbage): as a bad frame on tcp
+				c.dieCounted(err.Error(), slog.LevelWarn, &counters.Channels.ProtocolErrors)
 				return
 			}
 			c.die(fmt.Sprintf("accept stream: %v", err), slog.LevelDebug)

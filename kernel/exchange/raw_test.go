@@ -201,7 +201,7 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	}{
 		{"random bytes", "bad magic", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), false},
 		{"unknown codec id", "unknown codec id 9", protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 9, ID: 1, Length: 1}.Append(nil), false},
-		{"over payload, beyond what is skipped", "exceeds payload limit 1 MiB", protocol.Header{Flags: protocol.FlagRequest | 1, ID: 1, Length: 100 << 20}.Append(nil), false},
+		{"over payload, beyond what is skipped", "exceeds 64 MiB, the most this side skips (4 × the payload limit 1 MiB, at least 64 MiB)", protocol.Header{Flags: protocol.FlagRequest | 1, ID: 1, Length: 100 << 20}.Append(nil), false},
 		{"truncated header", "truncated", []byte{0xA1, 0x7E, 0x80}, true},
 	}
 	for _, tc := range cases {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -126,6 +127,11 @@ func (r *reader) loop() bool {
 				continue
 			} else if serr != nil {
 				err = serr
+			} else if limit := max(4*c.payload, maxSkip); int64(h.Length) > limit && !h.IsEvent() {
+				// name the threshold that closes, not the payload limit
+				// (a body between the two is answered, not closed)
+				err = fmt.Errorf("protocol: %w: body %d bytes exceeds %s, the most this side skips (4 × the payload limit %s, at least %s); a call's body over the payload limit and under that is refused without closing",
+					protocol.ErrTooLarge, h.Length, protocol.FormatSize(limit), protocol.FormatSize(c.payload), protocol.FormatSize(maxSkip))
 			}
 		}
 		if err != nil {
@@ -345,7 +351,7 @@ func (c *Channel) readFailed(err error) {
 		if errors.As(err, &op) {
 			reason = "read: " + op.Error()
 		}
-	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated):
+	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated), peerProtocolError(err):
 		level = slog.LevelWarn
 		reason = err.Error()
 		closed = &counters.Channels.ProtocolErrors
@@ -354,6 +360,16 @@ func (c *Channel) readFailed(err error) {
 		reason = "closed by peer"
 	}
 	c.dieCounted(reason, level, closed)
+}
+
+// peerProtocolError reports whether err is a transport's report that the
+// peer broke the transport's own protocol: an error in its chain with a
+// ProtocolError() bool method that returns true (the smux transport's
+// *ProtocolError for frames smux cannot parse). Such a close is logged and
+// counted as the exchange's own frame errors are (readFailed).
+func peerProtocolError(err error) bool {
+	var pe interface{ ProtocolError() bool }
+	return errors.As(err, &pe) && pe.ProtocolError()
 }
 
 // dispatch handles one frame read by r. An error is a protocol violation
@@ -386,6 +402,11 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 	codec, err := c.codec(h.CodecID())
 	if err != nil {
 		putBody(body)
+		if strings.Contains(err.Error(), fmt.Sprintf("codec id %d", h.CodecID())) {
+			// the resolver's error names the id: "unknown codec id 7"
+			// once, not twice (tester34)
+			return fmt.Errorf("request %d: %v", h.ID, err)
+		}
 		return fmt.Errorf("request %d: unknown codec id %d: %v", h.ID, h.CodecID(), err)
 	}
 	// Counted in flight before looking at closing: sendGoAway sets

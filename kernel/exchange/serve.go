@@ -195,6 +195,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
 	}
 	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: status, ID: id, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
+	c.noteAnswer(int64(len(f.b))) // the expected size of the answers being made (backpressure.go)
 	if !c.ownStream(f.b) && c.w.tryEnqueue(f.b) {
 		return false
 	}

@@ -222,9 +222,44 @@ func (s *Session) Accept() (io.ReadWriteCloser, error) {
 	st, err := s.mux.AcceptStream()
 	if err != nil {
 		s.kill() // a broken protocol or a dead socket: the session is over
+		if pe := s.protocolError(err); pe != nil {
+			return nil, pe
+		}
 		return nil, s.failed("accept stream", err)
 	}
 	return &stream{Stream: st, s: s}, nil
+}
+
+// ProtocolError is the error of a session whose peer broke smux's
+// protocol (xsmux.ErrInvalidProtocol: a version or command byte smux does
+// not know, or a stream frame of the wrong size: random bytes, an HTTP
+// request, a consumer of the tcp transport). Its ProtocolError method
+// reports true: the exchange logs such a close at Warn, rate-bounded, and
+// counts it in airnode_channels_closed_total{reason="protocol_error"},
+// as it does a bad frame on the tcp transport; before, smux's garbage was
+// a Debug line and counted nowhere (tester34 F3). Unwrap gives
+// xsmux.ErrInvalidProtocol.
+type ProtocolError struct{ err error }
+
+// Error names smux, the violation and what usually sends it.
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("smux: %v (the peer's bytes are not smux frames: a consumer of another transport, or not airnode)", e.err)
+}
+
+// Unwrap returns smux's error.
+func (e *ProtocolError) Unwrap() error { return e.err }
+
+// ProtocolError reports true: the peer broke the protocol.
+func (e *ProtocolError) ProtocolError() bool { return true }
+
+// protocolError returns err as a *ProtocolError if it is smux's
+// ErrInvalidProtocol and the connection had not failed (a socket that
+// failed makes no protocol error), else nil.
+func (s *Session) protocolError(err error) error {
+	if !errors.Is(err, xsmux.ErrInvalidProtocol) || s.conn.failed.Load() {
+		return nil
+	}
+	return &ProtocolError{err: err}
 }
 
 // failed wraps err, naming net.ErrClosed when the session is closed so that
@@ -268,11 +303,15 @@ type stream struct {
 	s *Session
 }
 
-// Read reads from the stream; a protocol error kills the session.
+// Read reads from the stream; a protocol error kills the session and is
+// returned as a *ProtocolError.
 func (st *stream) Read(b []byte) (int, error) {
 	n, err := st.Stream.Read(b)
 	if err != nil && errors.Is(err, xsmux.ErrInvalidProtocol) {
 		st.s.kill()
+		if pe := st.s.protocolError(err); pe != nil {
+			err = pe
+		}
 	}
 	return n, err
 }

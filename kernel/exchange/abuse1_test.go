@@ -1,0 +1,163 @@
+package exchange
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// tester34 F4: one consumer pipelined 2,000 tiny requests for 1 MB answers
+// in one write and read none. Its reader stopped at highWater, but the
+// requests it had read all went to the worker pool, and the 256 workers
+// started most of them before the first answer was counted: 160 to 256
+// answers held (240 to 410 MB of heap, RSS to 490 MB) until it left, and
+// `unsent.limit`'s bound did not see it either. Now a worker parks a
+// request while the answers unsent and being made reach highWater: the
+// connection holds a few answers over highWater, the stall is counted and
+// logged, the parked requests are cancelled when the consumer leaves, and
+// nothing stays counted.
+func TestAbuse1_PipelinedLargeAnswersNotRead(t *testing.T) {
+	const requests = 2000
+	const answer = 1 << 20
+	// a handler that takes 10 ms (a database, a file) to give a
+	// ready-made answer: without the bound every worker (256) started one
+	// before the first answer was counted, whatever the machine's load
+	ready := make([]byte, answer)
+	f := startServer(t, false, func(o *Options) { o.Handler = readyAnswer(ready) })
+	conn := rawConn(t, f)
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	var all []byte
+	for id := uint64(1); id <= requests; id++ {
+		all = append(all, requestFrame(t, id, echoInv("Payload", answer))...)
+	}
+	stalls := counters.Channels.Stalls.Load()
+	conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write(all); err != nil { // about 60 KB: one write
+		t.Fatal(err)
+	}
+	// the peak of what the provider holds for it: answers unsent (queued,
+	// being written, or waiting in a goroutine of their own for room)
+	var peak int64
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if sum, _ := serverUnsent(f); sum > peak {
+			peak = sum
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ch := oneChannel(t, f)
+	t.Logf("%d requests of %d-byte answers, not read: peak %.1f MiB unsent, %d parked, %d handlers running",
+		requests, answer, float64(peak)/(1<<20), ch.nParked.Load(), ch.answering.Load())
+	// highWater, plus the answers of the firstAnswers handlers that may
+	// start before the channel's first answer, plus a few that started
+	// before its unsent reached budgetFree: far under the 179 MiB it was
+	// without the bound on answers being made (go test -race)
+	if bound := int64(highWater + (firstAnswers+8)*answer); peak > bound {
+		t.Errorf("the provider holds %.1f MiB of answers for a consumer that reads none, want at most %.1f MiB (highWater %d MiB and %d answers being made)",
+			float64(peak)/(1<<20), float64(bound)/(1<<20), highWater>>20, firstAnswers)
+	}
+	if counters.Channels.Stalls.Load() == stalls || ch.stalls.Load() == 0 {
+		t.Error("the stall was not counted")
+	}
+	if line := f.logs.find("stopped reading from " + conn.LocalAddr().String()); line == "" {
+		t.Errorf("no stopped-reading line; logs: %q", f.logs.recs)
+	} else {
+		t.Logf("log: %s", line)
+	}
+	conn.Close()
+	if !waitFor(10*time.Second, func() bool { sum, chans := serverUnsent(f); return sum == 0 && chans == 0 }) {
+		sum, chans := serverUnsent(f)
+		t.Fatalf("after the consumer left: %d channels hold %d bytes unsent", chans, sum)
+	}
+	if b := f.srv.opts.budget; b != nil && b.held.Load() != 0 {
+		t.Errorf("the Server's unsent budget still counts %d bytes", b.held.Load())
+	}
+}
+
+// A consumer that reads is not held back by the answers-being-made bound:
+// 64 concurrent calls for 1 MiB answers on one connection all complete,
+// and so do 500 small calls alongside them.
+func TestAbuse1_ReadingConsumerLargeAnswersComplete(t *testing.T) {
+	f := startServer(t, false, nil)
+	ch := f.dial(nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 600)
+	for range 64 {
+		wg.Go(func() {
+			res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 1<<20), 20*time.Second)
+			if res.Err != nil {
+				errs <- res.Err
+			} else if b, _ := res.Value.([]byte); len(b) != 1<<20 {
+				errs <- &net.AddrError{Err: "short answer"}
+			}
+		})
+	}
+	for range 500 {
+		wg.Go(func() {
+			if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "x"), 20*time.Second); res.Err != nil {
+				errs <- res.Err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// oneChannel returns f's only channel.
+func oneChannel(t *testing.T, f *fixture) *Channel {
+	t.Helper()
+	f.srv.mu.Lock()
+	defer f.srv.mu.Unlock()
+	for c := range f.srv.chans {
+		return c
+	}
+	t.Fatal("no channel")
+	return nil
+}
+
+// tester34, 10: an unknown codec id was named twice in the reason
+// ("request 1: unknown codec id 7: unknown codec id 7"), and a 4 GiB
+// header closed with "exceeds payload limit 8 MiB" although what closes is
+// max(4 × payload, 64 MiB) (a 9 MiB body is answered BAD_REQUEST).
+func TestAbuse1_CloseReasonsSayWhatHappened(t *testing.T) {
+	f := startServer(t, false, nil)
+	c := rawConn(t, f)
+	c.Write(append(protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 7, ID: 1, Length: 1}.Append(nil), 0))
+	expectClosed(t, c)
+	var line string
+	if !waitFor(2*time.Second, func() bool { line = f.logs.find("channel closed reason=request 1:"); return line != "" }) {
+		t.Fatalf("no close line; logs: %q", f.logs.recs)
+	}
+	if n := strings.Count(line, "unknown codec id 7"); n != 1 {
+		t.Errorf("%q names the codec id %d times, want once", line, n)
+	}
+
+	c = rawConn(t, f)
+	c.Write(protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: 1, Length: 1<<32 - 1}.Append(nil))
+	expectClosed(t, c)
+	want := "protocol: frame too large: body 4294967295 bytes exceeds 64 MiB, the most this side skips (4 × the payload limit 8 MiB, at least 64 MiB); a call's body over the payload limit and under that is refused without closing"
+	if !waitFor(2*time.Second, func() bool { line = f.logs.find("body 4294967295"); return line != "" }) {
+		t.Fatalf("no close line; logs: %q", f.logs.recs)
+	}
+	if !strings.Contains(line, want) {
+		t.Errorf("close line %q\nwant the reason %q", line, want)
+	}
+}
+
+// readyAnswer is a handler that answers every request with b after 10 ms.
+type readyAnswer []byte
+
+func (b readyAnswer) Serve(context.Context, *Request) spi.Result {
+	time.Sleep(10 * time.Millisecond)
+	return spi.Result{Value: []byte(b)}
+}
