@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -367,11 +368,55 @@ func decodeProblems(err error) []problem {
 		}
 		if rest, ok := strings.CutPrefix(l, "'"); ok {
 			if key, msg, ok := strings.Cut(rest, "' "); ok {
-				out = append(out, problem{key, msg})
+				out = append(out, problem{key, yamlTypes(msg)})
 				continue
 			}
 		}
-		out = append(out, problem{"", l})
+		out = append(out, problem{"", yamlTypes(l)})
 	}
 	return out
+}
+
+// Go's type words in mapstructure's messages.
+var (
+	unconvertible = regexp.MustCompile(`^expected type '([^']+)', got unconvertible type '([^']+)'`)
+	notMap        = regexp.MustCompile(`^expected a map(?: or struct)?, got ["']([a-z]+)["']`)
+)
+
+// yamlTypes says a decode message's expected and given types as the
+// file's YAML reads ("want a string, got a list") instead of Go's
+// ("expected type 'string', got unconvertible type '[]interface {}'"); a
+// message in other words is returned as it is.
+func yamlTypes(msg string) string {
+	if m := unconvertible.FindStringSubmatch(msg); m != nil {
+		want, got := yamlKind(m[1]), yamlKind(m[2])
+		if want != "" && got != "" {
+			return "want " + want + ", got " + got
+		}
+	}
+	if m := notMap.FindStringSubmatch(msg); m != nil {
+		if got := yamlKind(m[1]); got != "" {
+			return "want a mapping (key: value lines, or {key: value}), got " + got
+		}
+	}
+	return msg
+}
+
+// yamlKind names a Go type (or reflect kind) of decoded YAML as a YAML
+// value: "a string", "a number", "true or false", "a list", "a mapping"; ""
+// for one it does not know.
+func yamlKind(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "slice", t == "array", strings.HasPrefix(t, "[]"):
+		return "a list"
+	case t == "map", t == "struct", strings.HasPrefix(t, "map["):
+		return "a mapping"
+	}
+	return ""
 }
