@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -60,22 +61,7 @@ func TestAbuse2_F5F6_JunkInTheRegistryDirectory(t *testing.T) {
 	reg := "file://" + regDir
 	p := startServe(t, "127.0.0.1:0", reg, noAirnodeEnv, "", "--shutdown-wait", "0s")
 	prov := filepath.Join(regDir, "demo.Echo", "providers")
-	bad := map[string]string{
-		"hand-text":   "not a URL",
-		"hand-empty":  "empty file",
-		"hand-dupkey": `parameter "weight" given twice`,
-		"hand-noport": "has no port",
-		"hand-other":  `URL of service "other.Svc" in the directory of "demo.Echo"`,
-		"hand-dir":    "a directory, not an entry file",
-	}
-	filetest.HandEntry(t, prov, "hand-text", "this is not a url\n")
-	filetest.HandEntry(t, prov, "hand-empty", "")
-	filetest.HandEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37531/demo.Echo?side=provider&weight=1&weight=2\n")
-	filetest.HandEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider&transport=tcp\n")
-	filetest.HandEntry(t, prov, "hand-other", "airnode://127.0.0.1:37532/other.Svc?side=provider\n")
-	if err := os.Mkdir(filepath.Join(prov, "hand-dir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bad := filetest.JunkEntries(t, prov, "demo.Echo")
 	if err := os.MkdirAll(filepath.Join(regDir, "bad.Svc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -85,31 +71,34 @@ func TestAbuse2_F5F6_JunkInTheRegistryDirectory(t *testing.T) {
 	}
 
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "registry", "ls", "--summary", "--registry", reg)
-	if r.code != 0 || !strings.Contains(r.stdout, "demo.Echo  1 (6 invalid)") {
-		t.Errorf("registry ls --summary: exit %d, stdout %q; want exit 0 and demo.Echo with 1 provider, 6 invalid", r.code, r.stdout)
+	if want := fmt.Sprintf("demo.Echo  1 (%d invalid)", len(bad)); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("registry ls --summary: exit %d, stdout %q; want exit 0 and %q", r.code, r.stdout, want)
 	}
 	if n := strings.Count(r.stderr, "file="+stray+" "); n != 1 || !strings.Contains(r.stderr, "not a directory") {
 		t.Errorf("registry ls: stderr names the stray file %d times, want once with why:\n%s", n, r.stderr)
 	}
 
 	r = runCommand(t, 20*time.Second, noAirnodeEnv, "registry", "ls", "demo.Echo", "--registry", reg)
-	if r.code != 0 || !strings.Contains(r.stdout, "(1 provider, 6 invalid entries)") || !strings.Contains(r.stdout, p.addr) {
-		t.Errorf("registry ls demo.Echo: exit %d, stdout %q", r.code, r.stdout)
+	if want := fmt.Sprintf("(1 provider, %d invalid entries)", len(bad)); r.code != 0 || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, p.addr) {
+		t.Errorf("registry ls demo.Echo: exit %d, stdout %q; want %q and %s", r.code, r.stdout, want, p.addr)
 	}
-	for name, why := range bad {
-		if !strings.Contains(r.stdout, "invalid entry "+filepath.Join(prov, name)+" (consumers skip it): ") || !strings.Contains(r.stdout, why) {
-			t.Errorf("registry ls demo.Echo does not show %s as invalid (%s):\n%s", name, why, r.stdout)
+	for _, j := range bad {
+		if !strings.Contains(r.stdout, "invalid entry "+j.Path+" (consumers skip it): ") || !strings.Contains(r.stdout, j.Why) {
+			t.Errorf("registry ls demo.Echo does not show %s as invalid (%s):\n%s", j.Name, j.Why, r.stdout)
+		}
+		if j.Addr != "" && strings.Contains(r.stdout, "  "+j.Addr+" ") {
+			t.Errorf("registry ls lists %s's %s as a provider:\n%s", j.Name, j.Addr, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "127.0.0.1:37532") || strings.Contains(r.stdout, "127.0.0.1:0 ") {
-		t.Errorf("registry ls lists the other.Svc or the no-port entry as a provider:\n%s", r.stdout)
+	if strings.Contains(r.stdout, "127.0.0.1:0 ") {
+		t.Errorf("registry ls lists the no-port entry as a provider:\n%s", r.stdout)
 	}
 
 	r = call(t, noAirnodeEnv, "--registry", reg, "demo.Echo", "Echo", `"x"`)
 	expectOK(t, r, `"x"`)
-	for name := range bad {
-		if n := strings.Count(r.stderr, "file="+filepath.Join(prov, name)+" "); n != 1 {
-			t.Errorf("call logged %s %d times, want once:\n%s", name, n, r.stderr)
+	for _, j := range bad {
+		if n := strings.Count(r.stderr, "file="+j.Path+" "); n != 1 {
+			t.Errorf("call logged %s %d times, want once:\n%s", j.Name, n, r.stderr)
 		}
 	}
 	if strings.Contains(r.stderr, "side=consumer") || strings.Contains(r.stderr, "has no host:port") {

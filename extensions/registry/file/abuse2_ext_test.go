@@ -38,23 +38,9 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	prov := filepath.Join(regDir, "demo.Echo", "providers")
-	bad := map[string]string{
-		"hand-text":   "not a URL",
-		"hand-binary": "not a URL",
-		"hand-empty":  "empty file",
-		"hand-dupkey": `parameter "weight" given twice`,
-		"hand-noport": "has no port",
-		"hand-other":  `URL of service "other.Svc" in the directory of "demo.Echo"`,
-		"hand-dir":    "a directory, not an entry file",
-	}
-	filetest.HandEntry(t, prov, "hand-text", "this is not a url\n")
-	filetest.HandEntry(t, prov, "hand-binary", "\x00\xff\xfe junk \x01")
-	filetest.HandEntry(t, prov, "hand-empty", "")
-	filetest.HandEntry(t, prov, "hand-dupkey", "airnode://127.0.0.1:37521/demo.Echo?side=provider&weight=1&weight=2\n")
-	filetest.HandEntry(t, prov, "hand-noport", "airnode://127.0.0.1/demo.Echo?side=provider\n")
-	filetest.HandEntry(t, prov, "hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n")
-	if err := os.Mkdir(filepath.Join(prov, "hand-dir"), 0o755); err != nil {
-		t.Fatal(err)
+	bad := map[string]string{}
+	for _, j := range filetest.JunkEntries(t, prov, "demo.Echo") {
+		bad[j.Name] = j.Why
 	}
 	if err := os.Mkdir(filepath.Join(prov, ".hidden-dir"), 0o755); err != nil {
 		t.Fatal(err)

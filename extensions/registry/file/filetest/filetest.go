@@ -5,6 +5,7 @@ package filetest
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"testing"
 )
@@ -32,4 +33,44 @@ func HandEntry(t testing.TB, dir, name, content string) {
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Junk is one invalid entry JunkEntries wrote: its file name and path in
+// the providers directory, a part of the reason the registry gives for
+// skipping it (in file.Invalid's Why as is; slog's text handler escapes
+// its double quotes in a Warn line), and the address its URL names, if
+// any, which no listing may show as a provider.
+type Junk struct {
+	Name, Path, Why, Addr string
+}
+
+// JunkEntries writes into prov, the providers directory of service (a
+// service key, "demo.Echo"), which must exist, the hand-written entries
+// the file registry skips, as a person or a script could leave them:
+// text, binary, an empty file, a key given twice, a provider URL with no
+// port, another service's URL, and a directory. Every file is a
+// HandEntry, kept live until the test ends. It returns them sorted by
+// name, and fails the test on any error.
+func JunkEntries(t testing.TB, prov, service string) []Junk {
+	t.Helper()
+	files := []struct{ name, content, why, addr string }{
+		{"hand-binary", "\x00\xff\xfe junk \x01", "not a URL", ""},
+		{"hand-dupkey", "airnode://127.0.0.1:37521/" + service + "?side=provider&weight=1&weight=2\n", `parameter "weight" given twice`, "127.0.0.1:37521"},
+		{"hand-empty", "", "empty file", ""},
+		{"hand-noport", "airnode://127.0.0.1/" + service + "?side=provider&transport=tcp\n", "has no port", ""},
+		{"hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n", `URL of service "other.Svc" in the directory of "` + service + `"`, "127.0.0.1:37522"},
+		{"hand-text", "this is not a url\n", "not a URL", ""},
+	}
+	var out []Junk
+	for _, f := range files {
+		HandEntry(t, prov, f.name, f.content)
+		out = append(out, Junk{Name: f.name, Path: filepath.Join(prov, f.name), Why: f.why, Addr: f.addr})
+	}
+	dir := filepath.Join(prov, "hand-dir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, Junk{Name: "hand-dir", Path: dir, Why: "a directory, not an entry file"})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
