@@ -91,10 +91,11 @@ consumer entries (those the references registered; the file and
 zookeeper registries list them). --summary prints one line per service
 (providers and consumers) instead of the provider tables: the view for a
 registry of hundreds of services. Entries a file registry's consumers skip
-(hand-written: not a URL, no port, another service's URL, a directory)
-are shown as invalid entries, with their path and why (--summary: a
-count, --json: "invalid"), and a service whose providers directory
-cannot be read is skipped with a warning on stderr.`,
+(hand-written: not a URL, a scheme no transport serves such as http://,
+no port, another service's URL, a directory) are shown as invalid
+entries, with their path and why (--summary: a count, --json:
+"invalid"), and a service whose providers directory cannot be read is
+skipped with a warning on stderr.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
@@ -258,8 +259,9 @@ type lsServiceJS struct {
 	// (null) when the registry does not list them or listing failed.
 	Consumers *int `json:"consumers"`
 	// Invalid lists the entries of the service's providers that
-	// consumers skip (file registry: not a URL, no port, another
-	// service's URL, a directory); omitted when there are none.
+	// consumers skip (file registry: not a URL, a scheme no transport
+	// serves, no port, another service's URL, a directory); omitted when
+	// there are none.
 	Invalid []lsInvalid `json:"invalid,omitempty"`
 }
 

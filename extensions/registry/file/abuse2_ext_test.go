@@ -25,18 +25,8 @@ import (
 // logged once at Warn naming its file and why, over many polls, Invalid
 // returns them, and the directory is still there.
 func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
-	regDir := t.TempDir()
-	var logBuf logbuf.Buffer
-	log := slog.New(slog.NewTextHandler(&logBuf, nil))
-	r, err := file.Builder{Logger: log}.Build(spi.MustParse("file://" + regDir + "?poll=20ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
 	good := spi.MustParse("airnode://127.0.0.1:37520/demo.Echo?side=provider")
-	if err := r.Register(context.Background(), good); err != nil {
-		t.Fatal(err)
-	}
+	r, regDir, logBuf := loggedRegistry(t, "?poll=20ms", good)
 	prov := filepath.Join(regDir, "demo.Echo", "providers")
 	bad := map[string]string{}
 	for _, j := range filetest.JunkEntries(t, prov, "demo.Echo") {
@@ -104,16 +94,7 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 // file where a service's providers directory belongs made Services fail
 // (registry ls: rc=1 for every service); it is now skipped, logged once.
 func TestAbuse2_F5_StrayFileDoesNotHideOtherServices(t *testing.T) {
-	regDir := t.TempDir()
-	var logBuf logbuf.Buffer
-	r, err := file.Builder{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}.Build(spi.MustParse("file://" + regDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	if err := r.Register(context.Background(), spi.MustParse("airnode://127.0.0.1:37523/demo.Echo?side=provider")); err != nil {
-		t.Fatal(err)
-	}
+	r, regDir, logBuf := loggedRegistry(t, "", spi.MustParse("airnode://127.0.0.1:37523/demo.Echo?side=provider"))
 	if err := os.MkdirAll(filepath.Join(regDir, "bad.Svc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +112,25 @@ func TestAbuse2_F5_StrayFileDoesNotHideOtherServices(t *testing.T) {
 	if n := strings.Count(text, "file="+stray+" "); n != 1 || !strings.Contains(text, "not a directory") {
 		t.Errorf("the stray file logged %d times, want once, saying not a directory:\n%s", n, text)
 	}
+}
+
+// loggedRegistry builds a file registry of a new directory (query: the
+// URL's, "?poll=20ms" or ""), its log lines in the returned buffer
+// (text handler, Info and up), registers urls in it and closes it when
+// the test ends.
+func loggedRegistry(t *testing.T, query string, urls ...spi.URL) (spi.Registry, string, *logbuf.Buffer) {
+	t.Helper()
+	regDir := t.TempDir()
+	logBuf := &logbuf.Buffer{}
+	r, err := file.Builder{Logger: slog.New(slog.NewTextHandler(logBuf, nil))}.Build(spi.MustParse("file://" + regDir + query))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	for _, u := range urls {
+		if err := r.Register(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, regDir, logBuf
 }

@@ -61,6 +61,7 @@
 //
 // An entry readers cannot take as a URL of its directory (hand-written
 // junk: text, binary, an empty file, a key given twice; a provider URL
+// of another scheme than airnode (http://: no transport serves it) or
 // with no port; the URL of another service key than the directory's; a
 // directory or other non-regular file) is skipped, logged at Warn once
 // per registry, entry and reason (naming the file and why; at most 256

@@ -57,8 +57,8 @@ type scanner struct {
 
 // Invalid is an entry of a category directory that readers skip: a
 // directory, a file that is not a URL (text, binary, empty, a key given
-// twice), a provider URL with no port, or the URL of another service
-// than the directory's. Name is the entry's file name, Path its path,
+// twice), a provider URL of another scheme than ProviderScheme or with no
+// port, or the URL of another service than the directory's. Name is the entry's file name, Path its path,
 // Why the reason.
 type Invalid struct {
 	Name, Path, Why string
@@ -243,15 +243,27 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 	return changed, nil
 }
 
+// ProviderScheme is the scheme of every provider URL consumers take:
+// kernel.Protocol, the one protocol airnode speaks whatever the transport
+// (the transport is the "transport" key, not the scheme). Extensions do
+// not import kernel; a cli test checks that the two agree. A providers
+// entry of another scheme (http://, dubbo://) is invalid: no transport
+// serves it.
+const ProviderScheme = "airnode"
+
 // misplaced says why u, read from an entry of s.dir, is not one of its
 // URLs: the URL of another service key than the directory's (an entry
-// copied into the wrong service), or, in a providers directory, a URL
-// with no port to connect to. "" when it fits.
+// copied into the wrong service), or, in a providers directory, a URL of
+// another scheme than ProviderScheme or with no port to connect to. ""
+// when it fits.
 func (s *scanner) misplaced(u spi.URL) string {
 	svcDir := filepath.Base(filepath.Dir(s.dir))
 	if key := u.ServiceKey(); escape(key) != svcDir {
 		want, _ := url.QueryUnescape(svcDir)
 		return fmt.Sprintf("URL of service %q in the directory of %q", key, want)
+	}
+	if filepath.Base(s.dir) == Providers && u.Scheme() != ProviderScheme {
+		return fmt.Sprintf("scheme %q, which no transport serves (want %s://): provider URL %s", u.Scheme(), ProviderScheme, u.Redacted())
 	}
 	if filepath.Base(s.dir) == Providers && u.Port() <= 0 {
 		return fmt.Sprintf("provider URL %s has no port (want host:port)", u.Redacted())

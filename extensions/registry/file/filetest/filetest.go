@@ -47,8 +47,9 @@ type Junk struct {
 // JunkEntries writes into prov, the providers directory of service (a
 // service key, "demo.Echo"), which must exist, the hand-written entries
 // the file registry skips, as a person or a script could leave them:
-// text, binary, an empty file, a key given twice, a provider URL with no
-// port, another service's URL, and a directory. Every file is a
+// text, binary, an empty file, a key given twice, a provider URL of a
+// scheme no transport serves (http://), one with no port, another
+// service's URL, and a directory. Every file is a
 // HandEntry, kept live until the test ends. It returns them sorted by
 // name, and fails the test on any error.
 func JunkEntries(t testing.TB, prov, service string) []Junk {
@@ -57,6 +58,7 @@ func JunkEntries(t testing.TB, prov, service string) []Junk {
 		{"hand-binary", "\x00\xff\xfe junk \x01", "not a URL", ""},
 		{"hand-dupkey", "airnode://127.0.0.1:37521/" + service + "?side=provider&weight=1&weight=2\n", `parameter "weight" given twice`, "127.0.0.1:37521"},
 		{"hand-empty", "", "empty file", ""},
+		{"hand-http", "http://127.0.0.1:37524/" + service + "?side=provider\n", `scheme "http", which no transport serves (want airnode://)`, "127.0.0.1:37524"},
 		{"hand-noport", "airnode://127.0.0.1/" + service + "?side=provider&transport=tcp\n", "has no port", ""},
 		{"hand-other", "airnode://127.0.0.1:37522/other.Svc?side=provider\n", `URL of service "other.Svc" in the directory of "` + service + `"`, "127.0.0.1:37522"},
 		{"hand-text", "this is not a url\n", "not a URL", ""},
