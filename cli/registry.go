@@ -94,8 +94,9 @@ registry of hundreds of services. Entries a file registry's consumers skip
 (hand-written: not a URL, a scheme no transport serves such as http://,
 no port, another service's URL, a directory) are shown as invalid
 entries, with their path and why (--summary: a count, --json:
-"invalid"), and a service whose providers directory cannot be read is
-skipped with a warning on stderr.`,
+"invalid"), also for a service that has no other entry, and a service
+whose providers directory cannot be read is skipped with a warning on
+stderr.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
@@ -311,7 +312,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			services = append(services, u)
 		}
 	} else {
-		keys, err := reg.Services(ctx)
+		keys, err := listedServices(ctx, reg)
 		if err != nil {
 			return fmt.Errorf("list services of %s: %w", desc, err)
 		}
@@ -468,6 +469,31 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		fmt.Fprintln(w, lsTotal(lists, consumers, consumersWhy))
 	}
 	return nil
+}
+
+// invalidServicer is a registry that also names the services whose
+// providers directory holds only invalid entries (the file registry),
+// which Services leaves out.
+type invalidServicer interface {
+	ServicesWithInvalid(ctx context.Context) (keys, invalidOnly []string, err error)
+}
+
+// listedServices returns the service keys registry ls lists: reg's
+// Services and, from a registry that names them (invalidServicer), the
+// services whose every provider entry is invalid, so that ls shows those
+// entries without being asked for the service; sorted.
+func listedServices(ctx context.Context, reg spi.Registry) ([]string, error) {
+	is, ok := reg.(invalidServicer)
+	if !ok {
+		return reg.Services(ctx)
+	}
+	keys, invalidOnly, err := is.ServicesWithInvalid(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys = append(keys, invalidOnly...)
+	sort.Strings(keys)
+	return keys, nil
 }
 
 // invalidLister is a registry that lists the entries of a service's

@@ -66,7 +66,9 @@
 // directory or other non-regular file) is skipped, logged at Warn once
 // per registry, entry and reason (naming the file and why; at most 256
 // such lines, then one saying the rest are not logged), and returned by
-// Registry.Invalid, which `airnode registry ls` shows. A non-regular
+// Registry.Invalid, which `airnode registry ls` shows (a service whose
+// every entry is invalid too: Registry.ServicesWithInvalid names it,
+// Services does not). A non-regular
 // file is never removed: the registry removes only regular files, the
 // entries and temporary files of dead owners. Services skips, with the
 // same Warn, a service whose providers directory cannot be read (a file

@@ -413,27 +413,37 @@ func (r *Registry) Consumers(_ context.Context, consumer spi.URL) ([]spi.URL, er
 }
 
 // Services lists the service keys with at least one live provider, sorted.
-func (r *Registry) Services(context.Context) ([]string, error) {
+func (r *Registry) Services(ctx context.Context) ([]string, error) {
+	keys, _, err := r.ServicesWithInvalid(ctx)
+	return keys, err
+}
+
+// ServicesWithInvalid returns what Services does (keys) and, apart, the
+// service keys with no live provider whose providers directory holds
+// invalid entries (invalidOnly; see Invalid), each sorted, in one walk of
+// the registry directory. `airnode registry ls` lists both; a reference
+// (Services) has no use for the second. Errors are Services'.
+func (r *Registry) ServicesWithInvalid(context.Context) (keys, invalidOnly []string, err error) {
 	if err := r.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ents, err := os.ReadDir(r.p.dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return []string{}, nil
+			return []string{}, []string{}, nil
 		}
-		return nil, fmt.Errorf("file registry: %w", err)
+		return nil, nil, fmt.Errorf("file registry: %w", err)
 	}
-	keys := []string{}
+	keys, invalidOnly = []string{}, []string{}
 	for _, e := range ents {
 		key, err := url.QueryUnescape(e.Name())
 		if err != nil || !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		list, err := r.scanOnce(filepath.Join(r.p.dir, e.Name(), Providers))
+		list, bad, err := r.scanInvalid(filepath.Join(r.p.dir, e.Name(), Providers))
 		if err != nil {
 			if outOfFDs(err) {
-				return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+				return nil, nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
 			}
 			// One service's directory that cannot be read (a file
 			// where its providers directory should be, EACCES) does
@@ -442,12 +452,16 @@ func (r *Registry) Services(context.Context) ([]string, error) {
 				Why: fmt.Sprintf("service %q skipped: %v (%s)", key, err, readHint(err))})
 			continue
 		}
-		if len(list) > 0 {
+		switch {
+		case len(list) > 0:
 			keys = append(keys, key)
+		case len(bad) > 0:
+			invalidOnly = append(invalidOnly, key)
 		}
 	}
 	sort.Strings(keys)
-	return keys, nil
+	sort.Strings(invalidOnly)
+	return keys, invalidOnly, nil
 }
 
 func (r *Registry) check() error {
