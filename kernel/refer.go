@@ -133,8 +133,14 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	multi := directory.Multi(u)
 	if multi && u.Host() != "" {
-		return nil, fmt.Errorf("kernel: refer %s: group=%s, version=%s: several groups or versions (a list, or *) need a registry; a direct reference (%s) calls the providers it names in one group and version",
-			u.Interface(), u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, ""), strings.Join(u.Addresses(), ","))
+		var set []string // the keys given, "group=a,b", "version=*"; an empty one says nothing
+		for _, k := range []string{spi.KeyGroup, spi.KeyVersion} {
+			if v := u.ParamOr(k, ""); v != "" {
+				set = append(set, k+"="+v)
+			}
+		}
+		return nil, fmt.Errorf("kernel: refer %s: %s: several groups or versions (a list, or *) need a registry; a direct reference (%s) calls the providers it names in one group and version",
+			u.Interface(), strings.Join(set, ", "), strings.Join(u.Addresses(), ","))
 	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}
@@ -157,6 +163,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", r.key, "key", t[0], "registry", t[1])
 	}
 	n.warnUnsupportedKeys(u, r.key)
+	n.warnClusterKeysUnread(u, r.key)
 	if u.Host() != "" && len(u.Methods()) == 0 {
 		r.checkDirectMethodKeys()
 	}

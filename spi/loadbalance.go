@@ -18,9 +18,10 @@ type LoadBalanceBuilder interface {
 	// "methods.Echo.wlr.choices=99" reaches the balancer only if Build or
 	// Select looks it up itself. A balancer that supports per-method
 	// values reads them with u.MethodParam(m, key) (or MethodInt,
-	// MethodDuration) for each method of u.Methods() in Build, validating
-	// each there, or per call with inv.Method in Select from values it
-	// prepared in Build (Select must not parse). One that does not
+	// MethodDuration) for each method u.MethodsSetting(key) returns (u
+	// usually has no "methods"), in Build, validating each there, or
+	// per call with inv.Method in Select from values it prepared in
+	// Build (Select must not parse). One that does not
 	// should say so in its KeyDoc's Doc: the kernel's typo warning checks
 	// a method-level key by its key, so a declared key written per method
 	// passes without a word.

@@ -563,6 +563,26 @@ func (u URL) MethodParam(method, key string) (value, source string, ok bool) {
 	return "", "", false
 }
 
+// MethodsSetting returns the methods for which u holds a method-level form
+// of one of keys, in key order, each once: "methods.<m>.<key>" for any m,
+// and Dubbo's "<m>.<key>" for m in u's "methods" or, when u lists none (a
+// consumer's reference URL usually lists none), for m an exported Go
+// method name (upper case first). These are the forms MethodParam reads
+// (MergeURL's rule), so an extension that prepares per-method values in
+// Build calls MethodParam(m, key) for each m returned. "Key.hash.nodes=1"
+// is method Key's; "heartbeat.retries=5" is no method's.
+func (u URL) MethodsSetting(keys ...string) []string {
+	var out []string
+	methods := u.Methods()
+	for _, k := range u.Keys() {
+		m, key, ok := methodLevelKey(k, methods)
+		if ok && slices.Contains(keys, key) && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // ParamError reports a parameter whose value is present but malformed.
 type ParamError struct {
 	Key   string // the key as written, e.g. "methods.Echo.timeout"

@@ -40,6 +40,18 @@ func (s *slowable) setDelay(d time.Duration) { s.delay.Store(int64(d)) }
 // consumer node referring to them with query, once it lists all n.
 func fleet(t *testing.T, ctx context.Context, n int, query string, opts ...[]kernel.Option) (*kernel.Reference, []*slowable) {
 	t.Helper()
+	exports := make([]string, n)
+	for i := range exports {
+		exports[i] = "airnode://127.0.0.1:0/t.Who?transport=tcp"
+	}
+	return fleetOf(t, ctx, exports, query, opts...)
+}
+
+// fleetOf is fleet with one provider node per export URL, each exporting
+// its slowable with that URL.
+func fleetOf(t *testing.T, ctx context.Context, exports []string, query string, opts ...[]kernel.Option) (*kernel.Reference, []*slowable) {
+	t.Helper()
+	n := len(exports)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat := bundle.Catalogs()
 	reg := spi.MustParse("memory://" + t.Name())
@@ -52,7 +64,7 @@ func fleet(t *testing.T, ctx context.Context, n int, query string, opts ...[]ker
 		node := kernel.NewNode(cat, o...)
 		t.Cleanup(func() { node.Close() })
 		s := &slowable{}
-		if _, err := node.Export(ctx, s, spi.MustParse("airnode://127.0.0.1:0/t.Who?transport=tcp")); err != nil {
+		if _, err := node.Export(ctx, s, spi.MustParse(exports[i])); err != nil {
 			t.Fatal(err)
 		}
 		provs = append(provs, s)

@@ -93,7 +93,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 		counters.Access.ThreadsRejections.Inc()
 		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv.Service, inv.Method, f.lim.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
-			"threadlimit: provider %s already runs %d calls (threads=%d); %s.%s refused", f.addr, f.lim.max, f.lim.max, inv.Service, inv.Method)}
+			"threadlimit: provider %s already runs %s (threads=%d); %s.%s refused", f.addr, refusallog.Calls(f.lim.max), f.lim.max, inv.Service, inv.Method)}
 	}
 	defer f.lim.active.Add(-1)
 	return next.Invoke(ctx, inv)

@@ -26,15 +26,17 @@ func New(opts ...warmup.Option) Builder { return Builder{opts: opts} }
 func (Builder) Name() string { return Name }
 
 // Build validates hash.nodes and hash.arguments, service-level and for
-// every method that sets them; a malformed value is a *spi.ParamError
-// naming the key and the value.
+// every method that sets them in either spelling, methods.<m>.<key> or
+// Dubbo's <m>.<key> (spi.URL.MethodsSetting, resolved by MethodParam as
+// the kernel resolves <m>.timeout); a malformed value is a
+// *spi.ParamError naming the key and the value.
 func (b Builder) Build(u spi.URL) (spi.LoadBalance, error) {
 	def, err := parseConfig(u, "")
 	if err != nil {
 		return nil, err
 	}
 	bl := &Balancer{w: warmup.New(b.opts...), def: def}
-	for _, m := range methodsSetting(u, KeyNodes, KeyArguments) {
+	for _, m := range u.MethodsSetting(KeyNodes, KeyArguments) {
 		c, err := parseConfig(u, m)
 		if err != nil {
 			return nil, err

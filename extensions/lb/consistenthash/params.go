@@ -1,7 +1,6 @@
 package consistenthash
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -65,29 +64,4 @@ func parseConfig(u spi.URL, method string) (*config, error) {
 		}
 	}
 	return c, nil
-}
-
-// methodsSetting returns the methods that have a method-level value of one
-// of keys in u: "methods.<m>.<key>", or "<m>.<key>" for m in "methods".
-func methodsSetting(u spi.URL, keys ...string) []string {
-	var out []string
-	for _, k := range u.Keys() {
-		rest, ok := strings.CutPrefix(k, "methods.")
-		if !ok {
-			continue
-		}
-		for _, key := range keys {
-			if m, ok := strings.CutSuffix(rest, "."+key); ok && m != "" && !slices.Contains(out, m) {
-				out = append(out, m)
-			}
-		}
-	}
-	for _, m := range u.Methods() {
-		for _, key := range keys {
-			if _, ok := u.Param(m + "." + key); ok && !slices.Contains(out, m) {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
 }

@@ -57,3 +57,12 @@ func (l *Log) Refused(lg *slog.Logger, addr, key string, value int64, service, m
 	lg.Warn(l.msg, ratelog.Attrs([]any{"provider", addr, "limit", limit, "service", service, "method", method,
 		"refused", refused}, suppressed, n)...)
 }
+
+// Calls says n calls in English for a refusal's message: "1 call",
+// "4 calls".
+func Calls(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return strconv.FormatInt(n, 10) + " calls"
+}
