@@ -17,19 +17,30 @@
 // written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
 // SERVICE_NOT_FOUND (the handler never ran; a kernel provider whose method
 // returned one of these statuses answers SERVICE_ERROR instead, since the
-// method did run). SERVER_TIMEOUT and
-// CHANNEL_INACTIVE after the request was sent (spi.ErrRequestSent: the
-// connection died while the provider may have been running it, or the
-// provider answered CHANNEL_INACTIVE: its service plugin died) are retried
-// only for idempotent methods; nothing else is (SERVICE_ERROR never).
+// method did run). SERVER_TIMEOUT, SERVER_ERROR (the provider failed
+// while running it: a panic, a shutdown that abandoned it, a method's
+// "this node is unwell") and CHANNEL_INACTIVE after the request was sent
+// (spi.ErrRequestSent: the connection died while the provider may have
+// been running it, or the provider answered CHANNEL_INACTIVE: its service
+// plugin died) are retried only for idempotent methods; nothing else is
+// (SERVICE_ERROR never). Dubbo's failover retries all of these whatever
+// the method.
 //
 // Each retry lists the directory again and prefers a provider not tried
 // yet. A tried one is asked again only if its failure may change: never
 // after a refused dial or a certificate that failed verification (Repeats),
 // so one such provider makes one attempt, "failed after 1 attempt on
-// [ADDR]", nor after SERVICE_NOT_FOUND. A full pool (SERVER_THREADPOOL_EXHAUSTED) may
+// [ADDR]", nor after SERVICE_NOT_FOUND. The message names each provider
+// once, with its count when it took several attempts: "failed after 3
+// attempts on [ADDR (3 times)]". A full pool (SERVER_THREADPOOL_EXHAUSTED) may
 // drain: once every provider has been tried, the next attempt waits a
 // jittered exponential backoff first (Backoff: 10–20 ms, doubling, at most
-// 100–200 ms), never past the call's deadline. A done context stops
-// retrying, backoff included. Safe for concurrent use; owns no goroutine.
+// 100–200 ms), never past the call's deadline. A done context, or one
+// whose deadline has passed, stops retrying, backoff included: the call
+// fails with the error of the last attempt made, and a retry the exchange
+// refused unsent (CLIENT_TIMEOUT) because the caller's deadline had passed
+// is no attempt. So a first attempt that was sent and timed out when the
+// caller's deadline came fails SERVER_TIMEOUT "... timed out after 150ms
+// waiting for the response", never CLIENT_TIMEOUT (which says "not sent").
+// Safe for concurrent use; owns no goroutine.
 package failover

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"strings"
 	"syscall"
 	"time"
 
@@ -69,12 +68,16 @@ func (c *Cluster) policy(method string) policy {
 // SERVER_THREADPOOL_EXHAUSTED and no provider is left untried, it waits
 // Backoff before asking a tried one again (the pool may have drained);
 // a wait that would outlast ctx's deadline is not begun, and ctx ending
-// cuts one short: either ends the retries. It returns the first success,
+// cuts one short: either ends the retries, as does ctx's deadline having
+// passed. A retry that fails CLIENT_TIMEOUT once ctx's deadline has passed
+// (refused before sending, or withdrawn unsent) counts as no attempt: the
+// failure of the last attempt made stands. It returns the first success,
 // or the last failure; after more than one attempt, or when retries were
 // left unused because every provider's failure would repeat at once, the
 // failure is an *spi.Error with the last status that lists the providers
-// tried:
-// "failover: demo.Echo.Echo failed after 1 attempt on [127.0.0.1:24998]: ...".
+// tried, each once, with its count when it took several:
+// "failover: demo.Echo.Echo failed after 1 attempt on [127.0.0.1:24998]: ...",
+// "failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (2 times), 10.0.0.2:20880]: ...".
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	p := c.policy(inv.Method)
 	var (
@@ -82,13 +85,14 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		stuck   []spi.Invoker // tried, failed with an error that repeats at once
 		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
 		last    spi.Result
-		skipped bool // retries left unused: every provider's error repeats
-		busy    bool // the last attempt found a full pool and no untried provider was left
-		waits   int  // backoffs so far
+		made    spi.Result // the failure of the last attempt made
+		skipped bool       // retries left unused: every provider's error repeats
+		busy    bool       // the last attempt found a full pool and no untried provider was left
+		waits   int        // backoffs so far
 	)
 	for attempt := 0; attempt <= p.retries; attempt++ {
-		if attempt > 0 && ctx.Err() != nil {
-			break
+		if attempt > 0 && deadlinePassed(ctx) {
+			break // the caller's deadline (or cancel) ends the retries: the last attempt made stands
 		}
 		if busy {
 			waits++
@@ -142,6 +146,11 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		if last.Err == nil {
 			return last
 		}
+		if attempt > 0 && spi.StatusOf(last.Err) == spi.StatusClientTimeout && deadlinePassed(ctx) {
+			last = made
+			break // never sent, for the caller's deadline passed: no attempt; the last one made stands
+		}
+		made = last
 		tried = append(tried, x)
 		if !Retryable(last.Err, p.idempotent) {
 			break
@@ -206,19 +215,29 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// exhausted wraps the last error of the attempts, keeping its status.
-func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
-	addrs := make([]string, len(tried))
-	for i, x := range tried {
-		addrs[i] = x.URL().Address()
+// deadlinePassed reports whether ctx is done or its deadline has passed.
+// The exchange times a call out by a timer of its own, which may fire
+// before ctx's: a SERVER_TIMEOUT that the caller's deadline caused can
+// come back while ctx.Err() is still nil. Called on the retry path only.
+func deadlinePassed(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
 	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// exhausted wraps the last error of the attempts, keeping its status;
+// the message counts the attempts and names each provider once, with its
+// count when it took several (clusterkit.Addresses).
+func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
 	attempts := "1 attempt"
 	if len(tried) != 1 {
 		attempts = fmt.Sprintf("%d attempts", len(tried))
 	}
 	return &spi.Error{
 		Status:  spi.StatusOf(err),
-		Message: fmt.Sprintf("failover: %s.%s failed after %s on [%s]: %v", inv.Service, inv.Method, attempts, strings.Join(addrs, ", "), err),
+		Message: fmt.Sprintf("failover: %s.%s failed after %s on %s: %v", inv.Service, inv.Method, attempts, clusterkit.Addresses(tried), err),
 		Cause:   err,
 	}
 }
@@ -254,9 +273,12 @@ func Repeats(err error) bool {
 
 // Retryable reports whether a failed call certainly did not run on the
 // provider, so that running it elsewhere is safe: see the package doc.
-// SERVER_TIMEOUT (the request reached the provider) and CHANNEL_INACTIVE
+// SERVER_TIMEOUT (the request reached the provider), SERVER_ERROR (the
+// provider failed while running it: a panic, a shutdown that abandoned
+// it, or the method's own "this node is unwell") and CHANNEL_INACTIVE
 // after the request was sent (spi.ErrRequestSent) count only when
-// idempotent is true. Errors caused by the caller's context never do.
+// idempotent is true, as Dubbo's failover retries them (it retries every
+// non-business RpcException, idempotent or not). Errors caused by the caller's context never do.
 func Retryable(err error, idempotent bool) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -269,7 +291,8 @@ func Retryable(err error, idempotent bool) bool {
 			return idempotent || !errors.Is(err, spi.ErrRequestSent)
 		case spi.StatusClientTimeout, spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
 			return true
-		case spi.StatusServerTimeout:
+		case spi.StatusServerTimeout, spi.StatusServerError:
+			// the provider got the request: it may have run it, or part of it
 			return idempotent
 		}
 		if e.Status != spi.StatusClientError {

@@ -88,6 +88,8 @@ func TestRetryableErrors(t *testing.T) {
 		{"threadpool exhausted", spi.Errorf(spi.StatusServerThreadpoolExhausted, "x"), "", 3},
 		{"service error", spi.Errorf(spi.StatusServiceError, "x"), "", 1},
 		{"server error", spi.Errorf(spi.StatusServerError, "x"), "", 1},
+		{"server error, idempotent", spi.Errorf(spi.StatusServerError, "x"), "?idempotent=true", 3},
+		{"server error, other method idempotent", spi.Errorf(spi.StatusServerError, "x"), "?methods.Sleep.idempotent=true", 1},
 		{"bad request", spi.Errorf(spi.StatusBadRequest, "x"), "", 1},
 		{"plain error", errors.New("x"), "", 1},
 		{"server timeout", spi.Errorf(spi.StatusServerTimeout, "x"), "", 1},
@@ -263,9 +265,9 @@ func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
 			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]: "},
 		{"refused dial, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), ok}, "[1 1]", ""},
 		{"refused dial, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(timeout)}, "[1 2]",
-			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880, 10.0.0.2:20880]: "},
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]: "},
 		{"an error that may change, one provider (unchanged)", []func(context.Context, *spi.Invocation) spi.Result{fails(timeout)}, "[3]",
-			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.1:20880, 10.0.0.1:20880]: "},
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (3 times)]: "},
 	}
 	for _, tc := range cases {
 		c, dir, ps := setup(t, "", tc.fns...)

@@ -6,7 +6,7 @@ import "github.com/airnode/airnode/spi"
 func (Builder) Keys() []spi.KeyDoc {
 	return []spi.KeyDoc{
 		{Key: KeyRetries, Type: spi.KeyTypeInt, Default: "2", Doc: "extra attempts on another provider after a failure that left the request unprocessed, 0..100; method-level allowed"},
-		{Key: KeyIdempotent, Type: spi.KeyTypeBool, Default: "false", Doc: "the method may run twice, so SERVER_TIMEOUT is retried too; method-level allowed"},
+		{Key: KeyIdempotent, Type: spi.KeyTypeBool, Default: "false", Doc: "the method may run twice, so SERVER_TIMEOUT, SERVER_ERROR and CHANNEL_INACTIVE after sending are retried too; method-level allowed"},
 	}
 }
 

@@ -7,7 +7,8 @@ const (
 	// KeyRetries is the number of extra attempts after the first.
 	KeyRetries = "retries"
 	// KeyIdempotent marks a method safe to run twice, so that it is also
-	// retried after SERVER_TIMEOUT.
+	// retried after SERVER_TIMEOUT, SERVER_ERROR and CHANNEL_INACTIVE
+	// after the request was sent.
 	KeyIdempotent = "idempotent"
 
 	DefaultRetries = 2

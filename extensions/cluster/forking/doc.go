@@ -15,7 +15,9 @@
 // invocation (attachments copied; a non-nil Reply gets a fresh value of the
 // same type, copied into the caller's Reply from the winner), so forks never
 // race. Invoke returns at the first success, or when every fork has failed
-// with the last failure; forks still running finish as soon as their
+// with the last failure's status and a message that counts the forks and
+// names their providers ("2 of 2 forks failed on [A, B]; the last: ...");
+// forks still running finish as soon as their
 // invokers honour the cancelled context and never block. Safe for concurrent
 // use.
 package forking

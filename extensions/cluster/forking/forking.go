@@ -2,6 +2,7 @@ package forking
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"reflect"
 
@@ -45,8 +46,13 @@ type Cluster struct {
 	methods map[string]int // read-only after Build
 }
 
-// Invoke calls up to forks providers at once and returns the first success,
-// or the last failure when all fail.
+// Invoke calls up to forks providers at once and returns the first success.
+// When every fork fails, the failure is an *spi.Error with the status of
+// the last fork to fail that counts the forks and names their providers,
+// in the order picked: "forking: demo.Echo.Echo: 2 of 2 forks failed on
+// [10.0.0.1:20880, 10.0.0.2:20880]; the last: SERVER_TIMEOUT: ..." (its
+// Cause is that fork's error, for errors.Is and errors.As). With one fork
+// the provider's error comes back as it is.
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	forks := c.forks
 	if n, ok := c.methods[inv.Method]; ok {
@@ -105,7 +111,19 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		last = o.r
 	}
+	last.Err = allFailed(inv, picked, last.Err)
 	return last
+}
+
+// allFailed wraps err, the failure of the last of the forks on picked to
+// fail, keeping its status (Invoke's doc).
+func allFailed(inv *spi.Invocation, picked []spi.Invoker, err error) error {
+	return &spi.Error{
+		Status: spi.StatusOf(err),
+		Message: fmt.Sprintf("forking: %s.%s: %d of %d forks failed on %s; the last: %v",
+			inv.Service, inv.Method, len(picked), len(picked), clusterkit.Addresses(picked), err),
+		Cause: err,
+	}
 }
 
 // copyInvocation returns a copy of inv that a fork may modify: own

@@ -188,3 +188,35 @@ func methodOf(k, key string, methods []string) (string, bool) {
 	r, _ := utf8.DecodeRuneInString(rest)
 	return rest, unicode.IsUpper(r) && !strings.Contains(rest, ".")
 }
+
+// Addresses lists the addresses of tried, the providers a call was made
+// on, in brackets, each once in the order first tried, one tried more than
+// once followed by the count: "[10.0.0.1:20880 (3 times), 10.0.0.2:20880]"
+// (failover's and forking's messages after more than one provider call).
+// Invokers are told apart by address, as the message's reader does.
+func Addresses(tried []spi.Invoker) string {
+	addrs := make([]string, 0, len(tried))
+	times := make([]int, 0, len(tried))
+	for _, x := range tried {
+		a := x.URL().Address()
+		if i := slices.Index(addrs, a); i >= 0 {
+			times[i]++
+			continue
+		}
+		addrs = append(addrs, a)
+		times = append(times, 1)
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, a := range addrs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a)
+		if times[i] > 1 {
+			fmt.Fprintf(&b, " (%d times)", times[i])
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
