@@ -25,7 +25,9 @@ and prints one line per side, service and method: count, success rate,
 mean and p99 latency, calls per second (TPS/10s: over the last 10 s, as
 Prometheus' rate() reads it, so it is 0 for a method idle that long;
 TPS/avg: since the method's first call, idle time included), calls in
-flight, cancelled calls and failures by status. A call
+flight, cancelled calls, failures per second over the last 10 s
+(FAIL/10s: 0 again 10 s after a fault stops) and failures by status
+since the start. A call
 that failed because it was given up on — on the provider, its consumer
 went away before the answer (Ctrl-C, a crash) — is counted CANCELLED,
 not as a failure, and SUCCESS is over the other calls ("-" when there
@@ -35,7 +37,14 @@ answered before any service saw them (unknown service or method:
 SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
 BAD_REQUEST) are in no row; a last line counts them by status, and the
 calls the token filter refused (wrong or missing token; their consumers
-got SERVICE_ERROR, the method did not run). --json
+got SERVICE_ERROR, the method did not run). On a node with references
+(a consumer), one more table has a line per service and provider
+address: the provider calls (a failover retry counts on each provider
+it tried) and failures since the provider entered the directory, their
+ratio, calls in flight, the mean of the successful ones over the last
+30 s, and whether the node may pick it now (available), outlier
+detection keeps it out (ejected) or it is connecting, reconnecting or
+draining (unavailable). --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
 access and provider counters. An address that refuses the connection
 or does not answer HTTP is reported as such (give serve --metrics's
@@ -67,6 +76,9 @@ overloaded.
 				return err
 			}
 			if err := metrics.WriteRejected(a.stdout, rep.Counters); err != nil {
+				return err
+			}
+			if err := metrics.WriteProviders(a.stdout, rep.Providers); err != nil {
 				return err
 			}
 			if rep.Health != nil { // serve's /stats: readiness, plugins down, warnings

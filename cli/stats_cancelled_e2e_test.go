@@ -97,7 +97,7 @@ func TestE2E_StatsCountsACallTheConsumerAbandonedAsCancelled(t *testing.T) {
 			line = l
 		}
 	}
-	// SIDE SERVICE METHOD COUNT SUCCESS MEAN P99 TPS/10s TPS/avg IN-FLIGHT CANCELLED [FAILURES]
+	// SIDE SERVICE METHOD COUNT SUCCESS MEAN P99 TPS/10s TPS/avg IN-FLIGHT CANCELLED FAIL/10s [FAILURES]
 	if f := strings.Fields(line); len(f) < 11 || f[3] != "2" || f[10] != strconv.FormatInt(sleep.Cancelled, 10) || strings.Contains(line, "SERVICE_ERROR") {
 		t.Errorf("stats Sleep line %q: want count 2, cancelled %d, no SERVICE_ERROR", line, sleep.Cancelled)
 	}

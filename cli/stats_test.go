@@ -35,7 +35,7 @@ func TestStatsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.HasPrefix(out.String(), "SIDE") || !strings.Contains(out.String(), "provider  demo.Echo  Echo    4 ") ||
-		!strings.Contains(out.String(), " TPS/10s  TPS/avg ") || !strings.Contains(out.String(), "\nTPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call\n") {
+		!strings.Contains(out.String(), " TPS/10s  TPS/avg ") || !strings.Contains(out.String(), "\nTPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the last 10 s\n") {
 		t.Errorf("table:\n%s", out.String())
 	}
 	out.Reset()

@@ -62,6 +62,9 @@ type Node struct {
 	// loopbackWarned holds the "registry URL|address" pairs
 	// warnLoopbackPublished has logged, so that each is said once.
 	loopbackWarned sync.Map
+	// statsRelease: what the filter builders given ProviderStats returned
+	// (providerstats.go), called at the end of Shutdown.
+	statsRelease []func()
 }
 
 // holds reports whether provider, dropped by a registry push, is one of
@@ -126,7 +129,9 @@ func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdow
 // largest one wins), with the same meaning.
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
-// NewNode returns a node using the extensions in cat. It starts nothing.
+// NewNode returns a node using the extensions in cat. It starts nothing;
+// it gives its ProviderStats to the filter builders that take them
+// (spi.ProviderStatsUser: the metrics filter's per-provider series).
 // cat is usually bundle.Catalogs() (every bundled extension), or
 // extension.New() with the extensions wanted registered in it. NewNode
 // panics, naming what is missing, when cat is nil or lacks a point's
@@ -144,6 +149,7 @@ func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
 	for _, o := range opts {
 		o(n)
 	}
+	n.useProviderStats()
 	return n
 }
 
@@ -579,5 +585,6 @@ func (n *Node) shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	n.releaseProviderStats()
 	return errors.Join(errs...)
 }

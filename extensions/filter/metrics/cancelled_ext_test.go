@@ -79,13 +79,13 @@ func TestOnlyCancelledCallsReadAsNoRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], "IN-FLIGHT  CANCELLED  FAILURES") || !strings.HasPrefix(lines[3], "TPS/10s: ") {
+	if len(lines) != 4 || !strings.Contains(lines[0], "IN-FLIGHT  CANCELLED  FAIL/10s  FAILURES") || !strings.HasPrefix(lines[3], "TPS/10s: ") {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[1]); f[2] != "Echo" || f[4] != "100.00%" || f[10] != "0" || len(f) != 11 {
+	if f := strings.Fields(lines[1]); f[2] != "Echo" || f[4] != "100.00%" || f[10] != "0" || f[11] != "0.0" || len(f) != 12 {
 		t.Errorf("Echo line %q", lines[1])
 	}
-	if f := strings.Fields(lines[2]); f[2] != "Sleep" || f[4] != "-" || f[10] != "1" || len(f) != 11 {
+	if f := strings.Fields(lines[2]); f[2] != "Sleep" || f[4] != "-" || f[10] != "1" || f[11] != "0.0" || len(f) != 12 {
 		t.Errorf("Sleep line %q: want success -, cancelled 1, no failures", lines[2])
 	}
 	// The JSON (/stats) says null where the table says "-" (tester8).

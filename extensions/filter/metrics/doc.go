@@ -36,6 +36,17 @@
 // on the provider, a call whose error's Cause is spi.ErrAccessDenied is
 // left out of its method's series.
 //
+// On a consumer node the Builder also exports, when scraped, what the
+// kernel already counts per provider (spi.ProviderStatsUser:
+// kernel.NewNode hands it the node's ProviderStats; nothing is recorded
+// per call for it): airnode_consumer_provider_{calls,failures}_total,
+// _in_flight, _mean_response_seconds, _available and _ejected, labelled
+// service and provider (host:port), one series per provider of the
+// directory, gone when the provider leaves it; /stats has them in
+// "providers" and WriteProviders prints them. A method row's
+// RecentFailures (FAIL/10s) is its failures per second over RateWindow,
+// next to the lifetime FailuresByStatus.
+//
 // Everything here is safe for concurrent use. A Registry keeps at most
 // MaxSeries (1000) method series; calls of further methods are folded into the
 // method "_other" so that a client sending random method names cannot grow

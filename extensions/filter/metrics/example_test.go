@@ -24,5 +24,5 @@ func Example() {
 	_ = metrics.WriteTable(os.Stdout, nil)
 	// Output:
 	// 3 1
-	// SIDE  SERVICE  METHOD  COUNT  SUCCESS  MEAN  P99  TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAILURES
+	// SIDE  SERVICE  METHOD  COUNT  SUCCESS  MEAN  P99  TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAIL/10s  FAILURES
 }

@@ -63,6 +63,10 @@ type StatsReport struct {
 	// Health is the node's readiness when the server has one (WithHealth:
 	// airnode serve --metrics); nil otherwise.
 	Health *HealthReport `json:"health,omitempty"`
+	// Providers are a consumer node's providers, one per service and
+	// provider address (Registry.Providers); omitted on a node with no
+	// references.
+	Providers []ProviderStats `json:"providers,omitempty"`
 }
 
 // Report returns the registry's rows and the process-wide counters.
@@ -71,7 +75,7 @@ func (r *Registry) Report() StatsReport {
 	if m == nil {
 		m = []MethodStats{}
 	}
-	return StatsReport{Methods: m, Counters: Counters()}
+	return StatsReport{Methods: m, Counters: Counters(), Providers: r.Providers()}
 }
 
 // StatsHandler serves Report as JSON, or as a text table with
@@ -93,6 +97,7 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = WriteTable(w, rep.Methods)
 			_ = WriteRejected(w, rep.Counters)
+			_ = WriteProviders(w, rep.Providers)
 			if rep.Health != nil {
 				_ = WriteHealth(w, *rep.Health)
 			}
@@ -104,24 +109,25 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 
 // tpsLegend is the line under the table saying what its two throughput
 // columns measure.
-const tpsLegend = "TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call"
+const tpsLegend = "TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the last 10 s"
 
 // WriteTable prints rows as the AirRPC-style table, one line per method:
 //
-//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAILURES
-//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1   3.3      0          0
-//	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    0.0      0.1      0          1          SERVICE_ERROR=1
-//	TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call
+//	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAIL/10s  FAILURES
+//	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1   3.3      0          0          0.0
+//	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    0.0      0.1      0          1          0.1       SERVICE_ERROR=1
+//	TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the last 10 s
 //
 // SUCCESS is over the calls that were not cancelled ("-" when there are
 // none); TPS/10s is MethodStats.RecentTPS, TPS/avg LifetimeTPS (the
 // legend line, printed under rows, says so); CANCELLED counts the calls
-// given up on (MethodStats.Cancelled); FAILURES lists the failed calls by
-// status name, sorted by name. A row from a node older than RecentTPS
-// (recent_window_s 0) shows "-" for both.
+// given up on (MethodStats.Cancelled); FAIL/10s is RecentFailures, the
+// failures still going on, next to FAILURES, the failed calls since the
+// start by status name, sorted by name. A row from a node older than
+// RecentTPS (recent_window_s 0) shows "-" for the three rates.
 func WriteTable(w io.Writer, rows []MethodStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS/10s\tTPS/avg\tIN-FLIGHT\tCANCELLED\tFAILURES")
+	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS/10s\tTPS/avg\tIN-FLIGHT\tCANCELLED\tFAIL/10s\tFAILURES")
 	for _, s := range rows {
 		var fails []string
 		for name, n := range s.FailuresByStatus {
@@ -132,12 +138,13 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 		if s.Count > s.Cancelled {
 			success = fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
 		}
-		recent, avg := "-", "-"
+		recent, avg, recentFails := "-", "-", "-"
 		if s.RecentWindowSeconds > 0 {
 			recent, avg = strconv.FormatFloat(s.RecentTPS, 'f', 1, 64), strconv.FormatFloat(s.LifetimeTPS, 'f', 1, 64)
+			recentFails = strconv.FormatFloat(s.RecentFailures, 'f', 1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%s\t%s\t%d\t%d\t%s\n",
-			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, recent, avg, s.InFlight, s.Cancelled, strings.Join(fails, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%s\t%s\t%d\t%d\t%s\t%s\n",
+			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, recent, avg, s.InFlight, s.Cancelled, recentFails, strings.Join(fails, ","))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -53,6 +53,8 @@ type Registry struct {
 	series sync.Map // seriesKey -> *series
 	mu     sync.Mutex
 	count  atomic.Int64 // number of series
+
+	providers providerSources // the consumer's providers, read when scraped (providers.go)
 }
 
 // seriesKey identifies one series.
@@ -102,10 +104,11 @@ const RateWindow = rateSeconds * time.Second
 const rateSeconds = 10
 
 // rateBucket counts the calls completed in one second (sec: seconds since
-// clockBase, floored).
+// clockBase, floored), and those of them that failed (not cancelled).
 type rateBucket struct {
-	sec int64
-	n   int64
+	sec    int64
+	n      int64
+	failed int64
 }
 
 // secondOf returns d in whole seconds, floored (d is negative under a
@@ -149,6 +152,12 @@ func WithClock(now func() time.Time) Option {
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
 //	airnode_outlier_ejections_total                          counter: providers ejected by consumers (outlier.consecutive)
+//	airnode_consumer_provider_calls_total{service,provider}    counter: per provider call, read from the kernel when scraped (AddProviders)
+//	airnode_consumer_provider_failures_total{service,provider} counter
+//	airnode_consumer_provider_in_flight{service,provider}      gauge
+//	airnode_consumer_provider_mean_response_seconds{service,provider} gauge: successful calls, last 30 s
+//	airnode_consumer_provider_available{service,provider}      gauge: 1 or 0
+//	airnode_consumer_provider_ejected{service,provider}        gauge: 1 or 0 (outlier detection)
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -161,7 +170,7 @@ func NewRegistry(opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
-	r.prom.MustRegister(callCollector{r}, r.failures,
+	r.prom.MustRegister(callCollector{r}, providerCollector{r}, r.failures,
 		collectors.NewGoCollector(), newProcessCollector())
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
@@ -317,10 +326,11 @@ func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Dur
 	s.last = at
 	sec := secondOf(at)
 	const nb = int64(len(s.recent))
-	if rb := &s.recent[(sec%nb+nb)%nb]; rb.sec == sec {
+	rb := &s.recent[(sec%nb+nb)%nb]
+	if rb.sec == sec {
 		rb.n++
 	} else {
-		*rb = rateBucket{sec, 1}
+		*rb = rateBucket{sec: sec, n: 1}
 	}
 	var failures prometheus.Counter
 	switch {
@@ -328,6 +338,7 @@ func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Dur
 		s.canceled++
 	case st != spi.StatusOK:
 		s.failed++
+		rb.failed++
 		if s.byStatus == nil {
 			s.byStatus = map[spi.Status]int64{}
 			s.failures = map[spi.Status]prometheus.Counter{}
@@ -386,6 +397,11 @@ type MethodStats struct {
 	// per-second counts, the oldest second taken for its share inside the
 	// window. 0 when no call completed in the window.
 	RecentTPS float64 `json:"recent_tps"`
+	// RecentFailures is failed calls (cancelled ones excluded) per second
+	// over the same window as RecentTPS, counted the same way: 0 again
+	// RecentWindowSeconds after a fault stops, where Failures and
+	// FailuresByStatus stay at their totals.
+	RecentFailures float64 `json:"recent_failures_per_s"`
 	// RecentWindowSeconds is the window of RecentTPS in seconds (10).
 	RecentWindowSeconds float64 `json:"recent_window_s"`
 	// LifetimeTPS is Count over the time from the start of the first call
@@ -459,7 +475,7 @@ func (s *series) stats() MethodStats {
 	}
 	if s.count > 0 {
 		st.LifetimeTPS = float64(s.count) / max(now-s.began, time.Second).Seconds()
-		st.RecentTPS = s.recentTPS(now)
+		st.RecentTPS, st.RecentFailures = s.recentRates(now)
 	}
 	if len(s.byStatus) > 0 {
 		st.FailuresByStatus = make(map[string]int64, len(s.byStatus))
@@ -470,27 +486,29 @@ func (s *series) stats() MethodStats {
 	return st
 }
 
-// recentTPS returns calls per second over [now-RateWindow, now], or from
-// the first call when that is later, dividing by at least 1 s. The second
-// the window starts in counts for the share of it inside the window (its
-// calls taken as spread evenly), unless the first call came after the
-// window's start. s.mu is held.
-func (s *series) recentTPS(now time.Duration) float64 {
+// recentRates returns calls and failed calls per second over
+// [now-RateWindow, now], or from the first call when that is later,
+// dividing by at least 1 s. The second the window starts in counts for
+// the share of it inside the window (its calls taken as spread evenly),
+// unless the first call came after the window's start. s.mu is held.
+func (s *series) recentRates(now time.Duration) (calls, failed float64) {
 	from := now - RateWindow
 	low, high := secondOf(from), secondOf(now)
-	var n float64
 	for _, rb := range s.recent {
+		share := 0.0
 		switch {
 		case rb.sec > low && rb.sec <= high:
-			n += float64(rb.n)
+			share = 1
 		case rb.sec == low && s.began >= from:
-			n += float64(rb.n)
+			share = 1
 		case rb.sec == low:
-			inside := time.Duration(low+1)*time.Second - from
-			n += float64(rb.n) * inside.Seconds()
+			share = (time.Duration(low+1)*time.Second - from).Seconds()
 		}
+		calls += float64(rb.n) * share
+		failed += float64(rb.failed) * share
 	}
-	return n / max(now-max(from, s.began), time.Second).Seconds()
+	d := max(now-max(from, s.began), time.Second).Seconds()
+	return calls / d, failed / d
 }
 
 // Counters returns the process-wide counters by their dotted names

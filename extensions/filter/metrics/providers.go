@@ -1,0 +1,218 @@
+package metrics
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// ProviderStats is one row of the consumer's per-provider table: one
+// provider of one service as the node's references see it, summed over
+// the references (and nodes sharing the registry) that call it. /stats
+// serves these in "providers"; airnode_consumer_provider_* export them.
+type ProviderStats struct {
+	Service  string `json:"service"`  // the reference's service key
+	Provider string `json:"provider"` // host:port
+	// Calls are the finished calls to the provider since its invoker was
+	// made (a provider that leaves the directory and comes back starts
+	// from 0), one per provider call: a failover retry counts on each
+	// provider it tried. Failures are those that failed, whatever the
+	// status (timeouts and dead connections included).
+	Calls    int64 `json:"calls"`
+	Failures int64 `json:"failures"`
+	InFlight int64 `json:"in_flight"`
+	// MeanMillis is the mean response time of the successful calls over
+	// the last spi.DefaultSlidePeriod (30 s; falling back to the window
+	// before while the current one is empty), in milliseconds; 0 when
+	// there were none (WriteProviders prints "-").
+	MeanMillis float64 `json:"mean_ms"`
+	// Available: a reference may pick the provider now (connected, not
+	// draining, not ejected). Ejected: outlier detection took it out of
+	// the picks for a while (outlier.consecutive failures in a row).
+	Available bool `json:"available"`
+	Ejected   bool `json:"ejected"`
+}
+
+// The per-provider families providerCollector exports.
+var (
+	providerLabels    = []string{"service", "provider"}
+	providerCallsDesc = prometheus.NewDesc("airnode_consumer_provider_calls_total",
+		"Consumer calls finished by each provider of each referenced service (one per provider call: a failover retry counts on each provider it tried), since the provider entered the directory.", providerLabels, nil)
+	providerFailuresDesc = prometheus.NewDesc("airnode_consumer_provider_failures_total",
+		"Of airnode_consumer_provider_calls_total, the calls that failed, whatever the status (timeouts and dead connections included).", providerLabels, nil)
+	providerInFlightDesc = prometheus.NewDesc("airnode_consumer_provider_in_flight",
+		"Consumer calls sent to the provider and not yet finished.", providerLabels, nil)
+	providerMeanDesc = prometheus.NewDesc("airnode_consumer_provider_mean_response_seconds",
+		"Mean response time of the provider's successful calls over the last 30 s (the window shortestresponse reads); absent while there were none.", providerLabels, nil)
+	providerAvailableDesc = prometheus.NewDesc("airnode_consumer_provider_available",
+		"1 while the consumer may pick the provider (connected, not draining, not ejected), else 0.", providerLabels, nil)
+	providerEjectedDesc = prometheus.NewDesc("airnode_consumer_provider_ejected",
+		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0.", providerLabels, nil)
+)
+
+// providerSources are the lists of providers the registry reads when
+// scraped: one per node that uses the registry's Builder (UseProviderStats).
+type providerSources struct {
+	mu   sync.Mutex
+	next int
+	list map[int]func() []spi.ProviderStats
+}
+
+// add keeps list until the returned release is called.
+func (s *providerSources) add(list func() []spi.ProviderStats) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list == nil {
+		s.list = map[int]func() []spi.ProviderStats{}
+	}
+	id := s.next
+	s.next++
+	s.list[id] = list
+	return func() {
+		s.mu.Lock()
+		delete(s.list, id)
+		s.mu.Unlock()
+	}
+}
+
+// UseProviderStats makes the builder's Registry export the providers
+// list returns (kernel.NewNode calls it: spi.ProviderStatsUser) until
+// release is called (at the end of the node's Shutdown).
+func (b *Builder) UseProviderStats(list func() []spi.ProviderStats) (release func()) {
+	return b.reg.AddProviders(list)
+}
+
+// AddProviders makes r export, when scraped and in Report, the providers
+// list returns (kernel.Node's ProviderStats), summed by service and
+// provider with those of the other lists added, until release is called.
+// list is called on every /metrics and /stats request, possibly
+// concurrently; it must be cheap and must not block.
+func (r *Registry) AddProviders(list func() []spi.ProviderStats) (release func()) {
+	return r.providers.add(list)
+}
+
+// Providers returns the registry's per-provider rows, sorted by service,
+// then provider; nil when no node using it has references.
+func (r *Registry) Providers() []ProviderStats {
+	r.providers.mu.Lock()
+	lists := make([]func() []spi.ProviderStats, 0, len(r.providers.list))
+	for _, l := range r.providers.list {
+		lists = append(lists, l)
+	}
+	r.providers.mu.Unlock()
+	type key struct{ service, provider string }
+	rows := map[key]*ProviderStats{}
+	means := map[key][2]float64{} // summed mean × calls, calls: the mean over every entry's window
+	for _, l := range lists {
+		for _, p := range l() {
+			k := key{p.Service, p.Provider}
+			row := rows[k]
+			if row == nil {
+				row = &ProviderStats{Service: p.Service, Provider: p.Provider}
+				rows[k] = row
+			}
+			row.Calls += p.Stats.Total
+			row.Failures += p.Stats.Failed
+			row.InFlight += p.Stats.Active
+			row.Available = row.Available || p.Available
+			row.Ejected = row.Ejected || p.Ejected
+			if n := p.Stats.MeanCount; n > 0 {
+				m := means[k]
+				means[k] = [2]float64{m[0] + float64(p.Stats.MeanResponse)*float64(n), m[1] + float64(n)}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]ProviderStats, 0, len(rows))
+	for k, row := range rows {
+		if m := means[k]; m[1] > 0 {
+			row.MeanMillis = m[0] / m[1] / float64(time.Millisecond)
+		}
+		out = append(out, *row)
+	}
+	slices.SortFunc(out, func(a, b ProviderStats) int {
+		return cmp.Or(strings.Compare(a.Service, b.Service), strings.Compare(a.Provider, b.Provider))
+	})
+	return out
+}
+
+// providerCollector exports Providers as the airnode_consumer_provider_*
+// families, read when scraped: the calls record nothing for them. A
+// provider that leaves the directory leaves the families.
+type providerCollector struct{ r *Registry }
+
+// Describe sends the six descriptors.
+func (c providerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{providerCallsDesc, providerFailuresDesc, providerInFlightDesc,
+		providerMeanDesc, providerAvailableDesc, providerEjectedDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of every provider.
+func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.r.Providers() {
+		lv := []string{p.Service, p.Provider}
+		ch <- prometheus.MustNewConstMetric(providerCallsDesc, prometheus.CounterValue, float64(p.Calls), lv...)
+		ch <- prometheus.MustNewConstMetric(providerFailuresDesc, prometheus.CounterValue, float64(p.Failures), lv...)
+		ch <- prometheus.MustNewConstMetric(providerInFlightDesc, prometheus.GaugeValue, float64(p.InFlight), lv...)
+		if p.MeanMillis > 0 {
+			ch <- prometheus.MustNewConstMetric(providerMeanDesc, prometheus.GaugeValue, p.MeanMillis/1000, lv...)
+		}
+		ch <- prometheus.MustNewConstMetric(providerAvailableDesc, prometheus.GaugeValue, boolValue(p.Available), lv...)
+		ch <- prometheus.MustNewConstMetric(providerEjectedDesc, prometheus.GaugeValue, boolValue(p.Ejected), lv...)
+	}
+}
+
+// WriteProviders prints, when rows holds any (a consumer node), one line
+// per provider of each referenced service, under the method table:
+//
+//	SERVICE    PROVIDER         CALLS  FAILURES  FAILED  IN-FLIGHT  MEAN/30s  STATE
+//	demo.Echo  127.0.0.1:20880  1200   0         0.00%   0          0.061ms   available
+//	demo.Echo  127.0.0.1:20881  614    614       100.00% 0          -         ejected
+//
+// CALLS and FAILURES are since the provider entered the directory;
+// FAILED is their ratio ("-" before the first call); MEAN/30s the mean of
+// the successful calls over the last 30 s ("-" when none); STATE is
+// available, ejected or unavailable (connecting, reconnecting, draining).
+func WriteProviders(w io.Writer, rows []ProviderStats) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tPROVIDER\tCALLS\tFAILURES\tFAILED\tIN-FLIGHT\tMEAN/30s\tSTATE")
+	for _, p := range rows {
+		failed, mean := "-", "-"
+		if p.Calls > 0 {
+			failed = fmt.Sprintf("%.2f%%", 100*float64(p.Failures)/float64(p.Calls))
+		}
+		if p.MeanMillis > 0 {
+			mean = fmt.Sprintf("%.3fms", p.MeanMillis)
+		}
+		state := "unavailable"
+		switch {
+		case p.Ejected:
+			state = "ejected"
+		case p.Available:
+			state = "available"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, state)
+	}
+	return tw.Flush()
+}
+
+var (
+	_ spi.ProviderStatsUser = (*Builder)(nil)
+	_ prometheus.Collector  = providerCollector{}
+)

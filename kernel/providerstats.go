@@ -1,0 +1,80 @@
+package kernel
+
+import (
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// ProviderStats returns what the node's consumer sees of each provider:
+// one spi.ProviderStats per provider invoker of each of its references
+// (the directory's providers, connecting and ejected ones included), read
+// from the Stats every remote invoker keeps anyway, so that a scrape costs
+// the calls nothing. Two references of one service key, or a reference of
+// several groups reaching one address twice, give two entries with the
+// same Service and Provider; readers sum them. Safe for concurrent use;
+// nil after Shutdown.
+func (n *Node) ProviderStats() []spi.ProviderStats {
+	n.mu.Lock()
+	refs := append([]*Reference(nil), n.references...)
+	n.mu.Unlock()
+	var out []spi.ProviderStats
+	now := spi.Mono()
+	for _, r := range refs {
+		for _, inv := range r.dir.All() {
+			out = append(out, providerStatsOf(r.key, inv, now))
+		}
+	}
+	return out
+}
+
+// providerStatsOf reads one provider invoker of the reference of service
+// key service, at now (spi.Mono()).
+func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.ProviderStats {
+	for { // the per-provider filters (chain) around the remote invoker
+		f, ok := inv.(*filterInvoker)
+		if !ok {
+			break
+		}
+		inv = f.Invoker
+	}
+	ps := spi.ProviderStats{Service: service, Provider: inv.URL().Address(), Available: inv.Available()}
+	if st := inv.Stats(); st != nil {
+		ps.Stats = st.Snapshot()
+	}
+	if ri, ok := inv.(*remoteInvoker); ok {
+		// read, not ended: the directory's next look ends an ejection
+		// that is over (ejectedNow), with its log line
+		ps.Ejected = ri.out.ejected.Load() && now < time.Duration(ri.out.until.Load())
+	}
+	return ps
+}
+
+// useProviderStats hands ProviderStats to every filter builder of the
+// node's catalogs that takes it (spi.ProviderStatsUser: the metrics
+// filter), keeping what each returns for releaseProviderStats.
+func (n *Node) useProviderStats() {
+	for _, name := range n.cat.Filter.Names() {
+		b, err := n.cat.Filter.Get(name)
+		if err != nil {
+			continue
+		}
+		if u, ok := b.(spi.ProviderStatsUser); ok {
+			if release := u.UseProviderStats(n.ProviderStats); release != nil {
+				n.statsRelease = append(n.statsRelease, release)
+			}
+		}
+	}
+}
+
+// releaseProviderStats tells the builders useProviderStats reached that
+// the node is gone (the end of Shutdown).
+func (n *Node) releaseProviderStats() {
+	n.mu.Lock()
+	rs := n.statsRelease
+	n.statsRelease = nil
+	n.mu.Unlock()
+	for _, release := range rs {
+		release()
+	}
+}

@@ -1,0 +1,42 @@
+package spi
+
+// ProviderStats is what a consumer node sees of one provider of one of its
+// references, read at one instant from what the kernel already counts for
+// every call (the provider invoker's Stats): nothing is recorded for it.
+type ProviderStats struct {
+	// Service is the reference's service key (group/interface:version),
+	// the service label of the consumer's call series.
+	Service string
+	// Provider is the provider's address, host:port.
+	Provider string
+	// Stats are the provider invoker's Stats since the invoker was made
+	// (a provider that leaves the directory and comes back starts from
+	// 0): calls in flight, finished and failed calls, one per provider
+	// call (a failover retry counts on each provider it tried), and the
+	// mean of the successful ones over the last slide period
+	// (DefaultSlidePeriod, 30 s).
+	Stats StatsSnapshot
+	// Available reports whether the reference may pick the provider now:
+	// connected, not draining, not ejected.
+	Available bool
+	// Ejected reports whether outlier detection has taken the provider
+	// out of the reference's picks for a while (the kernel's
+	// outlier.consecutive: its calls kept failing).
+	Ejected bool
+}
+
+// ProviderStatsUser is the optional interface of a FilterBuilder that
+// reports what the node's consumer sees of each provider (the bundled
+// metrics filter exports it when scraped). kernel.NewNode calls
+// UseProviderStats once on every filter builder of its catalogs that
+// implements it (a catalog wrapper hides it unless it forwards it), with
+// list, which returns one ProviderStats per provider invoker of the
+// node's references, in no particular order: the directory's providers,
+// so their number is bounded by what the registry lists. list is safe
+// for concurrent use, takes short locks only, does no I/O and returns nil
+// once the node has shut down. The kernel calls the returned release,
+// when not nil, once at the end of the node's Shutdown, so that a builder
+// shared by several nodes stops reading one that is gone.
+type ProviderStatsUser interface {
+	UseProviderStats(list func() []ProviderStats) (release func())
+}
