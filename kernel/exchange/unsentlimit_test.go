@@ -22,6 +22,50 @@ func serverUnsent(f *fixture) (sum int64, chans int) {
 	return sum, chans
 }
 
+// channelOf returns the server's channel of b's connection (its remote
+// address is b's local one), or nil.
+func channelOf(f *fixture, b *badConsumer) *Channel {
+	f.srv.mu.Lock()
+	defer f.srv.mu.Unlock()
+	for c := range f.srv.chans {
+		if c.remote == b.conn.LocalAddr().String() {
+			return c
+		}
+	}
+	return nil
+}
+
+// writeUntilStopped writes b's requests (next(id) returns request id's),
+// one at a time, until the provider stops reading them (a write that
+// makes no progress for stuck while the provider's channel of the
+// connection neither adds to its unsent answers nor takes or answers a
+// request) or a write fails. On a loaded machine a provider that still
+// reads can leave a write stuck that long, its handlers starved of CPU;
+// that is not its stop, and the writer goes on. At most max bytes,
+// within d.
+func writeUntilStopped(f *fixture, b *badConsumer, next func(uint64) []byte, max int64, stuck, d time.Duration) {
+	deadline := time.Now().Add(d)
+	var ch *Channel
+	for b.bytes.Load() < max && time.Now().Before(deadline) {
+		if ch == nil {
+			ch = channelOf(f, b)
+		}
+		wrote := b.bytes.Load()
+		var unsent, inflight int64
+		if ch != nil {
+			unsent, inflight = ch.w.unsent.Load(), ch.inflight.Load()
+		}
+		stuckNow := b.write(next, wrote+1, stuck) // the rest of one frame
+		switch {
+		case b.bytes.Load() > wrote:
+		case !stuckNow:
+			return // the connection failed
+		case ch == nil || ch.w.unsent.Load() == unsent && ch.inflight.Load() == inflight:
+			return // stopped
+		}
+	}
+}
+
 // Several consumers that read none of their answers: each alone stops its
 // connection at highWater (8 MiB), so together they pinned 8 MiB each
 // (tester17 N1: 100 of them, 1.6 GB). With the Server-wide bound
@@ -51,9 +95,7 @@ func TestUnsentLimit_ManyNonReadingConsumers(t *testing.T) {
 					protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: id, Length: uint32(len(own) - protocol.HeaderLen)}.Put(own)
 					return own
 				}
-				// until the provider stops reading (a write stuck for
-				// 2 s), at most 64 MiB
-				wg.Go(func() { bad[i].write(next, 64<<20, 2*time.Second) })
+				wg.Go(func() { writeUntilStopped(f, bad[i], next, 64<<20, 2*time.Second, time.Minute) })
 			}
 			wg.Wait()
 			time.Sleep(300 * time.Millisecond) // running handlers finish
@@ -65,17 +107,20 @@ func TestUnsentLimit_ManyNonReadingConsumers(t *testing.T) {
 			t.Logf("%d connections hold %.1f MiB unsent (unsent.limit %d MiB); %d requests sent; stalls under the limit %d",
 				chans, float64(sum)/(1<<20), tc.limit>>20, sent, counters.Channels.UnsentLimitStalls.Load()-stalls)
 			if tc.limit < 0 {
-				// each stops at its own highWater (8 MiB): together far
-				// over what the limit allows (a loaded machine may make
-				// a writer give up on one before it got there)
+				// each stops at its own highWater (8 MiB): together about
+				// 6 x 8 MiB (42.5 to 48.2 measured), far over what the
+				// limit allows; half of that is the floor
 				if sum < 3*limit {
 					t.Errorf("without the limit the connections hold %.1f MiB, want over %d MiB (each its own highWater, %d MiB)", float64(sum)/(1<<20), 3*limit>>20, highWater>>20)
 				}
 			} else {
 				// the limit, and per connection what it read before its
 				// stop took effect: budgetFree, budgetStop and a read
-				// batch's answers
-				if bound := int64(limit + consumers*(2<<20)); sum > bound {
+				// batch's answers (8.4 to 16.7 MiB measured, consumers
+				// writing for as long as the provider reads); 3 MiB a
+				// connection is the margin, and without the limit they
+				// hold 41 to 49 MiB
+				if bound := int64(limit + consumers*(3<<20)); sum > bound {
 					t.Errorf("the connections hold %.1f MiB unsent together, want at most %.1f MiB", float64(sum)/(1<<20), float64(bound)/(1<<20))
 				}
 				if counters.Channels.UnsentLimitStalls.Load() == stalls {
