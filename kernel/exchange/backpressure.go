@@ -298,9 +298,15 @@ func (c *Channel) unstall(force bool) {
 func (c *Channel) startStallLocked() chan struct{} {
 	unsent := c.w.unsent.Load()
 	resume := int64(lowWater)
-	if c.withMaking(unsent) < highWater {
+	if c.withMaking(unsent) < highWater && c.w.budget != nil && c.w.budget.over() {
 		resume = budgetFree // stopped by the Server's budget
 	}
+	// Neither (the answers drained between the caller's look and here):
+	// lowWater, and the caller finds the room it waits for. Without a
+	// budget (unsent.limit=0) taking budgetFree here sent noteStallLocked
+	// to the budget's log line and a nil budget: a provider's pool worker
+	// panicked about once in 15 runs of
+	// TestUnsentLimit_ManyNonReadingConsumers.
 	if c.stallCh == nil || resume < c.resumeAt.Load() {
 		c.resumeAt.Store(resume)
 	}
