@@ -42,5 +42,12 @@
 // is no attempt. So a first attempt that was sent and timed out when the
 // caller's deadline came fails SERVER_TIMEOUT "... timed out after 150ms
 // waiting for the response", never CLIENT_TIMEOUT (which says "not sent").
+// More generally a call never fails with a status that says the request
+// did not run (CLIENT_TIMEOUT, CHANNEL_INACTIVE before sending,
+// SERVER_THREADPOOL_EXHAUSTED, SERVICE_NOT_FOUND, a refused dial) when
+// one of its attempts may have run: it fails with the last attempt that
+// may have run, and the message counts the attempts after it: "failed
+// after 3 attempts on [A (3 times)]: SERVER_TIMEOUT: ...; then 2 attempts
+// that did not run, the last: CLIENT_TIMEOUT: ... (withdrawn, never sent)".
 // Safe for concurrent use; owns no goroutine.
 package failover

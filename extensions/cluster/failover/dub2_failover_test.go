@@ -134,12 +134,12 @@ func TestDub2_ServerErrorRetryKeepsOutlierCounting(t *testing.T) {
 // so the retry starts, and the second provider's invoker finds the
 // deadline passed.
 func TestDub2_RetryRefusedForTheDeadlineIsNoAttempt(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	dl, _ := ctx.Deadline()
-	sent := spi.Errorf(spi.StatusServerTimeout, "exchange: call demo.Echo.Echo to 10.0.0.1:20880 timed out after 95ms waiting for the response")
+	sent := spi.Errorf(spi.StatusServerTimeout, "exchange: call demo.Echo.Echo to 10.0.0.1:20880 timed out after 160ms waiting for the response")
 	first := func(context.Context, *spi.Invocation) spi.Result {
-		time.Sleep(time.Until(dl) - 5*time.Millisecond)
+		time.Sleep(time.Until(dl) - 40*time.Millisecond) // 5 ms before was past the deadline at times under -race on a loaded machine
 		return spi.Result{Err: sent}
 	}
 	refused := func(context.Context, *spi.Invocation) spi.Result {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"syscall"
 	"time"
 
@@ -72,7 +71,15 @@ func (c *Cluster) policy(method string) policy {
 // passed. A retry that fails CLIENT_TIMEOUT once ctx's deadline has passed
 // (refused before sending, or withdrawn unsent) counts as no attempt: the
 // failure of the last attempt made stands. It returns the first success,
-// or the last failure; after more than one attempt, or when retries were
+// or the last failure, except that a failure which certainly did not run
+// (clusterkit.DidNotRun: CLIENT_TIMEOUT, CHANNEL_INACTIVE before sending,
+// SERVER_THREADPOOL_EXHAUSTED, SERVICE_NOT_FOUND, a refused dial) never
+// ends a call one of whose attempts may have run: the failure of the last
+// attempt that may have run stands, and the message counts the attempts
+// after it ("...: SERVER_TIMEOUT: ...; then 1 attempt that did not run:
+// CLIENT_TIMEOUT: ... (withdrawn, never sent)"), so that no "not sent"
+// status invites a resend of a request that may have run. After more
+// than one attempt, or when retries were
 // left unused because every provider's failure would repeat at once, the
 // failure is an *spi.Error with the last status that lists the providers
 // tried, each once, with its count when it took several:
@@ -86,6 +93,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
 		last    spi.Result
 		made    spi.Result // the failure of the last attempt made
+		ran     spi.Result // the failure of the last attempt that may have run
+		unrun   int        // attempts since ran that certainly did not run (clusterkit.DidNotRun)
+		unrunE  error      // the failure of the last of them
 		skipped bool       // retries left unused: every provider's error repeats
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
@@ -152,6 +162,11 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		made = last
 		tried = append(tried, x)
+		if !clusterkit.DidNotRun(last.Err) {
+			ran, unrun = last, 0
+		} else if ran.Err != nil {
+			unrun, unrunE = unrun+1, last.Err
+		}
 		if !Retryable(last.Err, p.idempotent) {
 			break
 		}
@@ -169,8 +184,14 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		busy = false
 	}
+	if ran.Err != nil {
+		// What came after the last attempt that may have run did not run
+		// (or was no attempt): its "not sent" status would invite a resend
+		// of a request that may have run. The one that may have run stands.
+		last = ran
+	}
 	if len(tried) > 1 || skipped {
-		last.Err = exhausted(inv, tried, last.Err)
+		last.Err = exhausted(inv, tried, last.Err, unrun, unrunE)
 	}
 	return last
 }
@@ -227,19 +248,29 @@ func deadlinePassed(ctx context.Context) bool {
 	return ok && !time.Now().Before(d)
 }
 
-// exhausted wraps the last error of the attempts, keeping its status;
-// the message counts the attempts and names each provider once, with its
-// count when it took several (clusterkit.Addresses).
-func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error) error {
-	attempts := "1 attempt"
-	if len(tried) != 1 {
-		attempts = fmt.Sprintf("%d attempts", len(tried))
+// exhausted wraps err, the failure the call ends with, keeping its
+// status; the message counts the attempts and names each provider once,
+// with its count when it took several (clusterkit.Addresses). unrun > 0
+// attempts made after err's certainly did not run, the last failing
+// unrunErr: the message ends "; then 1 attempt that did not run: ERR",
+// "; then 2 attempts that did not run, the last: ERR".
+func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error, unrun int, unrunErr error) error {
+	msg := fmt.Sprintf("failover: %s.%s failed after %s on %s: %v", inv.Service, inv.Method, attempts(len(tried)), clusterkit.Addresses(tried), err)
+	switch {
+	case unrun == 1:
+		msg += fmt.Sprintf("; then 1 attempt that did not run: %v", unrunErr)
+	case unrun > 1:
+		msg += fmt.Sprintf("; then %s that did not run, the last: %v", attempts(unrun), unrunErr)
 	}
-	return &spi.Error{
-		Status:  spi.StatusOf(err),
-		Message: fmt.Sprintf("failover: %s.%s failed after %s on %s: %v", inv.Service, inv.Method, attempts, clusterkit.Addresses(tried), err),
-		Cause:   err,
+	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
+}
+
+// attempts is "1 attempt", "n attempts".
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
 	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 // Repeats reports whether err is a connection-level failure that the same
@@ -271,40 +302,34 @@ func Repeats(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, spi.ErrRequestSent)
 }
 
-// Retryable reports whether a failed call certainly did not run on the
-// provider, so that running it elsewhere is safe: see the package doc.
-// SERVER_TIMEOUT (the request reached the provider), SERVER_ERROR (the
-// provider failed while running it: a panic, a shutdown that abandoned
-// it, or the method's own "this node is unwell") and CHANNEL_INACTIVE
-// after the request was sent (spi.ErrRequestSent) count only when
-// idempotent is true, as Dubbo's failover retries them (it retries every
-// non-business RpcException, idempotent or not). Errors caused by the caller's context never do.
+// Retryable reports whether a failed call may run elsewhere: see the
+// package doc. Every failure that certainly did not run on the provider
+// (clusterkit.DidNotRun: a dial refused or failed, CHANNEL_INACTIVE before
+// the request was sent, CLIENT_TIMEOUT, SERVER_THREADPOOL_EXHAUSTED,
+// SERVICE_NOT_FOUND) counts; SERVER_TIMEOUT (the request reached the
+// provider), SERVER_ERROR (the provider failed while running it: a panic,
+// a shutdown that abandoned it, or the method's own "this node is
+// unwell") and CHANNEL_INACTIVE after the request was sent
+// (spi.ErrRequestSent) count only when idempotent is true, as Dubbo's
+// failover retries them (it retries every non-business RpcException,
+// idempotent or not). Errors caused by the caller's context never do.
 func Retryable(err error, idempotent bool) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if clusterkit.DidNotRun(err) {
+		return true
+	}
+	if !idempotent || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var e *spi.Error
-	if errors.As(err, &e) {
-		switch e.Status {
-		case spi.StatusChannelInactive:
-			// the connection died: before the request went out, or after
-			return idempotent || !errors.Is(err, spi.ErrRequestSent)
-		case spi.StatusClientTimeout, spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
-			return true
-		case spi.StatusServerTimeout, spi.StatusServerError:
-			// the provider got the request: it may have run it, or part of it
-			return idempotent
-		}
-		if e.Status != spi.StatusClientError {
-			return false
-		}
-		// A CLIENT_ERROR may wrap a connection error: look at the cause.
+	if !errors.As(err, &e) {
+		return false
 	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	switch e.Status {
+	case spi.StatusChannelInactive, spi.StatusServerTimeout, spi.StatusServerError:
+		// the provider got the request: it may have run it, or part of it
 		return true
 	}
-	return errors.Is(err, syscall.ECONNREFUSED)
+	return false
 }
 
 // Interface guards.

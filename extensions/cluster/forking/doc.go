@@ -16,7 +16,10 @@
 // same type, copied into the caller's Reply from the winner), so forks never
 // race. Invoke returns at the first success, or when every fork has failed
 // with the last failure's status and a message that counts the forks and
-// names their providers ("2 of 2 forks failed on [A, B]; the last: ...");
+// names their providers ("2 of 2 forks failed on [A, B]; the last: ..."),
+// except that a fork that may have run (clusterkit.DidNotRun false) wins
+// over later ones that did not: "...; the last that may have run:
+// SERVER_TIMEOUT: ...; 1 did not run: SERVICE_NOT_FOUND: ...";
 // forks still running finish as soon as their
 // invokers honour the cancelled context and never block. Safe for concurrent
 // use.

@@ -51,8 +51,13 @@ type Cluster struct {
 // the last fork to fail that counts the forks and names their providers,
 // in the order picked: "forking: demo.Echo.Echo: 2 of 2 forks failed on
 // [10.0.0.1:20880, 10.0.0.2:20880]; the last: SERVER_TIMEOUT: ..." (its
-// Cause is that fork's error, for errors.Is and errors.As). With one fork
-// the provider's error comes back as it is.
+// Cause is that fork's error, for errors.Is and errors.As); when some
+// fork may have run (clusterkit.DidNotRun false) and others certainly did
+// not, the status and Cause are those of the last that may have run and
+// the others are counted: "...; the last that may have run:
+// SERVER_TIMEOUT: ...; 1 did not run: SERVICE_NOT_FOUND: ...", so that a
+// "not sent" status never invites a resend of a call that may have run.
+// With one fork the provider's error comes back as it is.
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	forks := c.forks
 	if n, ok := c.methods[inv.Method]; ok {
@@ -100,7 +105,8 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		fork := copyInvocation(inv)
 		go func() { done <- outcome{x.Invoke(ctx, fork), fork} }()
 	}
-	var last spi.Result
+	var last, ran spi.Result // the last fork to fail; the last that may have run
+	var unrun []error        // failures of forks that certainly did not run
 	for range picked {
 		o := <-done
 		if o.r.Err == nil {
@@ -110,20 +116,35 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			return o.r
 		}
 		last = o.r
+		if clusterkit.DidNotRun(o.r.Err) {
+			unrun = append(unrun, o.r.Err)
+		} else {
+			ran = o.r
+		}
 	}
-	last.Err = allFailed(inv, picked, last.Err)
-	return last
+	if ran.Err == nil || len(unrun) == 0 {
+		last.Err = allFailed(inv, picked, "the last", last.Err, nil)
+		return last
+	}
+	// Never a "did not run" status while a fork may have run (failover's rule).
+	ran.Err = allFailed(inv, picked, "the last that may have run", ran.Err, unrun)
+	return ran
 }
 
-// allFailed wraps err, the failure of the last of the forks on picked to
-// fail, keeping its status (Invoke's doc).
-func allFailed(inv *spi.Invocation, picked []spi.Invoker, err error) error {
-	return &spi.Error{
-		Status: spi.StatusOf(err),
-		Message: fmt.Sprintf("forking: %s.%s: %d of %d forks failed on %s; the last: %v",
-			inv.Service, inv.Method, len(picked), len(picked), clusterkit.Addresses(picked), err),
-		Cause: err,
+// allFailed wraps err, the failure of the fork on picked that which
+// names, keeping its status (Invoke's doc); unrun, the failures of the
+// forks that did not run when err's may have, are counted after it
+// ("; 1 did not run: ERR", "; 2 did not run, the last: ERR").
+func allFailed(inv *spi.Invocation, picked []spi.Invoker, which string, err error, unrun []error) error {
+	msg := fmt.Sprintf("forking: %s.%s: %d of %d forks failed on %s; %s: %v",
+		inv.Service, inv.Method, len(picked), len(picked), clusterkit.Addresses(picked), which, err)
+	switch n := len(unrun); {
+	case n == 1:
+		msg += fmt.Sprintf("; 1 did not run: %v", unrun[0])
+	case n > 1:
+		msg += fmt.Sprintf("; %d did not run, the last: %v", n, unrun[n-1])
 	}
+	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
 }
 
 // copyInvocation returns a copy of inv that a fork may modify: own

@@ -1,16 +1,19 @@
 // Package clusterkit holds what the bundled cluster strategies share: the
-// "no provider" error, invoker identity and exclusion, and method-level key
-// discovery. It allocates only on retry and fork paths.
+// "no provider" error, invoker identity and exclusion, method-level key
+// discovery, and which failures certainly did not run. It allocates only on retry and fork paths.
 package clusterkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -187,6 +190,43 @@ func methodOf(k, key string, methods []string) (string, bool) {
 	}
 	r, _ := utf8.DecodeRuneInString(rest)
 	return rest, unicode.IsUpper(r) && !strings.Contains(rest, ".")
+}
+
+// DidNotRun reports whether err, the failure of one provider call,
+// certainly left the request unrun on that provider: a connection error
+// before the request was written (a dial refused or failed: a
+// *net.OpError "dial", ECONNREFUSED, spi.ErrNotConnected),
+// CHANNEL_INACTIVE without spi.ErrRequestSent, CLIENT_TIMEOUT (never
+// sent: withdrawn from the consumer's queue, refused once the deadline
+// had passed, or no first connection in time), and the provider's
+// refusals before any method ran, SERVER_THREADPOOL_EXHAUSTED and
+// SERVICE_NOT_FOUND. An error caused by the caller's context
+// (context.Canceled, context.DeadlineExceeded) never counts: its request
+// may have gone out. Failover retries these failures whatever the method,
+// and a call never fails with one of them when another of its attempts
+// may have run (failover's Invoke).
+func DidNotRun(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var e *spi.Error
+	if errors.As(err, &e) {
+		switch e.Status {
+		case spi.StatusChannelInactive:
+			return !errors.Is(err, spi.ErrRequestSent) // the connection died before the request went out
+		case spi.StatusClientTimeout, spi.StatusServerThreadpoolExhausted, spi.StatusServiceNotFound:
+			return true
+		}
+		if e.Status != spi.StatusClientError {
+			return false
+		}
+		// A CLIENT_ERROR may wrap a connection error: look at the cause.
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // Addresses lists the addresses of tried, the providers a call was made

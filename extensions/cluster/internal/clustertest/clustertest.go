@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -55,6 +57,10 @@ func (s *Svc) Work(ctx context.Context, ms int) (int, error) {
 	}
 }
 
+// Put answers len(b) at once, counting no run: a large request that
+// fills a connection's buffers.
+func (s *Svc) Put(_ context.Context, b []byte) (int, error) { return len(b), nil }
+
 // Runs returns how many calls of Who and Work began on s.
 func (s *Svc) Runs() int64 { return s.runs.Load() }
 
@@ -69,32 +75,72 @@ func Start(t testing.TB, query string, svcs ...*Svc) (*kernel.Reference, []strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat := bundle.Catalogs() // one set: the memory registry is shared within it only
 	reg := spi.MustParse(fmt.Sprintf("memory://clustertest%d", registries.Add(1)))
 	addrs := make([]string, len(svcs))
 	for i, s := range svcs {
-		p := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
-		t.Cleanup(func() { p.Close() })
-		e, err := p.Export(ctx, s, spi.MustParse("airnode://127.0.0.1:0/t.Svc?transport=tcp&warmup=0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[i] = e.URL().Address()
+		addrs[i] = export(ctx, t, cat, reg, s, "t.Svc")
 	}
-	cons := kernel.NewNode(cat, kernel.WithLogger(quiet))
+	cons := kernel.NewNode(cat, kernel.WithLogger(quiet()))
 	t.Cleanup(func() { cons.Close() })
 	ref, err := cons.Refer(ctx, spi.MustParse("airnode:///t.Svc?"+query), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(ref.Providers()) < len(svcs) {
-		if ctx.Err() != nil {
-			t.Fatalf("the reference lists %d of %d providers after 10 s", len(ref.Providers()), len(svcs))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitListed(t, ref, len(svcs))
 	return ref, addrs
+}
+
+// export exports s as service on a node of its own built from cat, with
+// registry reg, and returns its address.
+func export(ctx context.Context, t testing.TB, cat *extension.Catalogs, reg spi.URL, s *Svc, service string) string {
+	t.Helper()
+	p := kernel.NewNode(cat, kernel.WithLogger(quiet()), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { p.Close() })
+	e, err := p.Export(ctx, s, spi.MustParse("airnode://127.0.0.1:0/"+service+"?transport=tcp&warmup=0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.URL().Address()
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Elsewhere starts a provider that serves no t.Svc (its node exports s
+// as t.Other only), found in no registry: a call of t.Svc there answers
+// SERVICE_NOT_FOUND, the call did not run. It returns its address.
+func Elsewhere(t testing.TB, s *Svc) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return export(ctx, t, bundle.Catalogs(), spi.MustParse(fmt.Sprintf("memory://clustertest%d", registries.Add(1))), s, "t.Other")
+}
+
+// Direct returns a direct reference to t.Svc at addrs (host:port, each
+// a provider of Start or a proxy in front of one), transport tcp as
+// theirs, with query as Start's, on a consumer node of its own, closed at
+// the end of t, once the reference lists every provider (connected).
+func Direct(t testing.TB, query string, addrs ...string) *kernel.Reference {
+	t.Helper()
+	cons := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet()))
+	t.Cleanup(func() { cons.Close() })
+	ref, err := cons.Refer(context.Background(), spi.MustParse("airnode://"+strings.Join(addrs, ",")+"/t.Svc?transport=tcp&"+query), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitListed(t, ref, len(addrs))
+	return ref
+}
+
+// waitListed waits, for at most 10 s, until ref lists n providers (each
+// connected).
+func waitListed(t testing.TB, ref *kernel.Reference, n int) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); len(ref.Providers()) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the reference lists %d of %d providers after 10 s", len(ref.Providers()), n)
+		}
+	}
 }
 
 // Settle waits until the runs of svcs add up to want, for at most 5 s,
