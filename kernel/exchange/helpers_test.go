@@ -20,6 +20,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/xtaci/smux"
 
+	"github.com/airnode/airnode/internal/smuxread"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -148,12 +149,31 @@ func newSmuxSession(conn net.Conn, provider bool) (*smuxSession, error) {
 	return ss, nil
 }
 
-func (s *smuxSession) Open() (io.ReadWriteCloser, error)   { return s.s.OpenStream() }
-func (s *smuxSession) Accept() (io.ReadWriteCloser, error) { return s.s.AcceptStream() }
-func (s *smuxSession) Multiplexed() bool                   { return true }
-func (s *smuxSession) LocalAddr() net.Addr                 { return s.s.LocalAddr() }
-func (s *smuxSession) RemoteAddr() net.Addr                { return s.s.RemoteAddr() }
-func (s *smuxSession) Done() <-chan struct{}               { return s.done }
+func (s *smuxSession) Open() (io.ReadWriteCloser, error) {
+	st, err := s.s.OpenStream()
+	if err != nil {
+		return nil, err
+	}
+	return smuxStream{st}, nil
+}
+
+func (s *smuxSession) Accept() (io.ReadWriteCloser, error) {
+	st, err := s.s.AcceptStream()
+	if err != nil {
+		return nil, err
+	}
+	return smuxStream{st}, nil
+}
+
+// smuxStream reads as the smux transport's streams do (smuxread.Read).
+type smuxStream struct{ *smux.Stream }
+
+func (s smuxStream) Read(b []byte) (int, error) { return smuxread.Read(s.Stream, b) }
+
+func (s *smuxSession) Multiplexed() bool     { return true }
+func (s *smuxSession) LocalAddr() net.Addr   { return s.s.LocalAddr() }
+func (s *smuxSession) RemoteAddr() net.Addr  { return s.s.RemoteAddr() }
+func (s *smuxSession) Done() <-chan struct{} { return s.done }
 func (s *smuxSession) Close() error {
 	s.once.Do(func() { close(s.done) })
 	return s.s.Close()

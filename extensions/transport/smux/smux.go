@@ -16,6 +16,7 @@ import (
 
 	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/internal/rawsock"
+	"github.com/airnode/airnode/internal/smuxread"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
@@ -303,10 +304,11 @@ type stream struct {
 	s *Session
 }
 
-// Read reads from the stream; a protocol error kills the session and is
-// returned as a *ProtocolError.
+// Read reads from the stream (smuxread.Read: data the peer sent before
+// the session ended comes before the error); a protocol error kills the
+// session and is returned as a *ProtocolError.
 func (st *stream) Read(b []byte) (int, error) {
-	n, err := st.Stream.Read(b)
+	n, err := smuxread.Read(st.Stream, b)
 	if err != nil && errors.Is(err, xsmux.ErrInvalidProtocol) {
 		st.s.kill()
 		if pe := st.s.protocolError(err); pe != nil {
