@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,16 +29,20 @@ import (
 // every provider at once, and a 503 from all of them would turn it into
 // an outage of the data plane behind any load balancer polling /ready,
 // while the consumers already connected keep calling
-// them), and the services of the service plugins, which it unregisters
-// when the plugin host gives up on their plugin (restart: never, or a
-// clean exit under on-failure) and registers again should the plugin
-// run again: a provider that cannot serve a service does not stay in
-// the registry answering SERVICE_NOT_FOUND to every consumer that picks
-// it (Dubbo's provider unregisters a service it unexports). A plugin
-// given up on also makes the node not ready.
+// them), and the services that depend on a plugin (a service plugin's
+// services, and every service whose provider filter chain holds a filter
+// plugin), which it unregisters when the plugin host gives up on that
+// plugin (restart: never, a clean exit under on-failure, a binary whose
+// sha256 no longer matches) and registers again should the plugin run
+// again: a provider that cannot serve a service does not stay in the
+// registry answering SERVICE_NOT_FOUND, or SERVER_ERROR from a filter that
+// fails closed, to every consumer that picks it (Dubbo's provider
+// unregisters a service it unexports). A plugin given up on also makes the
+// node not ready.
 type serveHealth struct {
 	health  *metrics.Health
 	plugins *pluginhost.Host
+	cat     *extension.Catalogs
 	regs    *registryTap
 	logger  *slog.Logger
 
@@ -50,9 +55,9 @@ type serveHealth struct {
 	cancel   context.CancelFunc
 }
 
-// pluginExport is one exported service of a service plugin.
+// pluginExport is one exported service that depends on plugins.
 type pluginExport struct {
-	plugin     string
+	plugins    []string // its service plugin, then the filter plugins of its provider chain
 	exp        *kernel.Exporter
 	regURL     spi.URL // the registry it is registered in (zero: none)
 	registered bool    // guarded by serveHealth.mu
@@ -62,12 +67,12 @@ type pluginExport struct {
 // cat's registry builders (registryTap) so that it learns the registries
 // the node builds from now on: call it before kernel.NewNode.
 func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *slog.Logger) *serveHealth {
-	h := &serveHealth{health: metrics.NewHealth(), plugins: plugins, regs: &registryTap{}, logger: logger,
+	h := &serveHealth{health: metrics.NewHealth(), plugins: plugins, cat: cat, regs: &registryTap{}, logger: logger,
 		quit: make(chan struct{}), exited: make(chan struct{})}
 	h.health.SetState(metrics.NodeStarting, "exporting and registering services")
 	cat.Registry.Wrap(h.regs.wrap)
 	h.health.AddWarning("registry", h.regs.health)
-	h.health.AddCheck("service plugin", h.pluginsGivenUp)
+	h.health.AddCheck("plugin", h.pluginsGivenUp)
 	h.health.SetPlugins(func() []metrics.PluginUp {
 		var out []metrics.PluginUp
 		for _, i := range plugins.Plugins() {
@@ -78,10 +83,16 @@ func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *s
 	return h
 }
 
-// exported records exp, exported for pe; a service plugin's export is
-// watched (watch). reg is the node's default registry (zero: none).
+// exported records exp, exported for pe; an export that depends on a
+// plugin (a service plugin's, or one whose chain holds a filter plugin) is
+// watched (sync). reg is the node's default registry (zero: none).
 func (h *serveHealth) exported(pe plannedExport, exp *kernel.Exporter, reg spi.URL) {
-	if pe.plugin == nil {
+	var deps []string
+	if pe.plugin != nil {
+		deps = append(deps, pe.plugin.Plugin)
+	}
+	deps = append(deps, h.filterPlugins(exp.URL())...)
+	if len(deps) == 0 {
 		return
 	}
 	regURL := reg
@@ -91,8 +102,42 @@ func (h *serveHealth) exported(pe plannedExport, exp *kernel.Exporter, reg spi.U
 		}
 	}
 	h.mu.Lock()
-	h.exports = append(h.exports, &pluginExport{plugin: pe.plugin.Plugin, exp: exp, regURL: regURL, registered: !regURL.IsZero()})
+	h.exports = append(h.exports, &pluginExport{plugins: deps, exp: exp, regURL: regURL, registered: !regURL.IsZero()})
 	h.mu.Unlock()
+}
+
+// filterPlugins names the filter plugins in u's provider filter chain
+// (service level and each method's).
+func (h *serveHealth) filterPlugins(u spi.URL) []string {
+	isPlugin := map[string]bool{}
+	for _, i := range h.plugins.Plugins() {
+		if i.Point == extension.PointFilter {
+			isPlugin[i.Name] = true
+		}
+	}
+	if len(isPlugin) == 0 {
+		return nil
+	}
+	var out []string
+	for _, m := range append([]string{""}, strings.Split(u.ParamOr(spi.KeyMethods, ""), ",")...) {
+		names, _ := extension.FilterNames(h.cat.Filter, u, spi.Provider, m)
+		for _, n := range names {
+			if isPlugin[n] && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// gaveUpOn returns the first of plugins the host gave up on.
+func gaveUpOn(plugins []string, gaveUp map[string]pluginhost.PluginInfo) (pluginhost.PluginInfo, bool) {
+	for _, p := range plugins {
+		if i, ok := gaveUp[p]; ok {
+			return i, true
+		}
+	}
+	return pluginhost.PluginInfo{}, false
 }
 
 // serving marks the node ready to serve (every service exported and
@@ -159,7 +204,7 @@ func (h *serveHealth) sync(ctx context.Context) {
 	exports := append([]*pluginExport(nil), h.exports...)
 	h.mu.Unlock()
 	for _, pe := range exports {
-		info, down := gaveUp[pe.plugin]
+		info, down := gaveUpOn(pe.plugins, gaveUp)
 		h.mu.Lock()
 		registered := pe.registered
 		h.mu.Unlock()
@@ -180,16 +225,23 @@ func (h *serveHealth) sync(ctx context.Context) {
 		}
 		cancel()
 		service := pe.exp.URL().ServiceKey()
+		kind, plugin := info.Point+" plugin", info.Name
+		if !down {
+			kind, plugin = "plugin", strings.Join(pe.plugins, ",")
+		}
 		switch {
 		case err != nil && down:
-			h.logger.Error("airnode serve: service plugin is down for good, and unregistering its service failed: consumers may still pick this provider", "plugin", pe.plugin, "service", service, "err", err)
+			h.logger.Error("airnode serve: "+kind+" is down for good, and unregistering its service failed: consumers may still pick this provider", "plugin", plugin, "service", service, "err", err)
 		case err != nil:
-			h.logger.Error("airnode serve: service plugin runs again, and registering its service failed", "plugin", pe.plugin, "service", service, "err", err)
+			h.logger.Error("airnode serve: "+kind+" runs again, and registering its service failed", "plugin", plugin, "service", service, "err", err)
+		case down && info.Point == pluginhost.PointService:
+			h.logger.Warn("airnode serve: service plugin is down for good: its service is unregistered (calls by address answer SERVICE_NOT_FOUND) and /ready answers 503 until it runs again",
+				"plugin", plugin, "service", service, "plugin_state", info.StateString())
 		case down:
-			h.logger.Warn("airnode serve: service plugin is down for good: its service is unregistered (calls by address answer SERVICE_NOT_FOUND) and /ready answers 503 until serve restarts",
-				"plugin", pe.plugin, "service", service, "plugin_state", info.StateString())
+			h.logger.Warn("airnode serve: "+kind+" is down for good: the service whose filter chain holds it is unregistered (calls by address fail, as the filter fails closed) and /ready answers 503 until it runs again",
+				"plugin", plugin, "service", service, "plugin_state", info.StateString())
 		default:
-			h.logger.Info("airnode serve: service plugin runs again: its service is registered again", "plugin", pe.plugin, "service", service)
+			h.logger.Info("airnode serve: plugin runs again: its service is registered again", "plugins", plugin, "service", service)
 		}
 		if err == nil {
 			h.mu.Lock()
@@ -199,15 +251,17 @@ func (h *serveHealth) sync(ctx context.Context) {
 	}
 }
 
-// pluginsGivenUp is the readiness check of the service plugins: an error
-// naming each plugin with exported services the host gave up on, why,
-// and its services: `"greeter" failed: signal: killed (restart: never)
-// (services greeter.Greeter)`.
+// pluginsGivenUp is the readiness check of the plugins services depend
+// on: an error naming each plugin with dependent exported services the
+// host gave up on, why, and those services: `"greeter" failed: signal:
+// killed (restart: never) (services greeter.Greeter)`.
 func (h *serveHealth) pluginsGivenUp() error {
 	h.mu.Lock()
 	services := map[string][]string{}
 	for _, pe := range h.exports {
-		services[pe.plugin] = append(services[pe.plugin], pe.exp.URL().ServiceKey())
+		for _, p := range pe.plugins {
+			services[p] = append(services[p], pe.exp.URL().ServiceKey())
+		}
 	}
 	h.mu.Unlock()
 	var down []string

@@ -295,11 +295,15 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 	return tw.Flush()
 }
 
-// activation describes when filter name is switched on.
+// activation describes when filter name is switched on; for a filter
+// plugin that never ran, that its activation is unknown and why.
 func activation(cat *extension.Catalogs, name string) string {
 	f, err := cat.Filter.Get(name)
 	if err != nil {
 		return ""
+	}
+	if nr, ok := f.(interface{ NotRunning() string }); ok { // a plugin that never ran (pluginhost)
+		return "activation unknown: the plugin " + nr.NotRunning()
 	}
 	a := f.Activation()
 	var sides []string

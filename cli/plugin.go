@@ -77,7 +77,7 @@ it. Exit 0 when everything passed.`,
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				return fmt.Errorf("plugin check: PATH %q is a directory: want the path of a plugin binary (./bin/p2c)", args[0])
 			}
-			spec := config.Plugin{Name: "check", Command: args[0], Args: f.args, SHA256: f.sha256, StartTimeout: f.timeout}
+			spec := config.Plugin{Command: args[0], Args: f.args, SHA256: f.sha256, StartTimeout: f.timeout}
 			verbose := cmd.Flags().Changed("log-level")
 			quiet, _ := newLogger(a.stderr, "warn", a.logFormat)
 			if verbose {

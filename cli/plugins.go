@@ -97,8 +97,8 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, logger)
 	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
-	var err error
-	if len(cfg.Plugins) > 0 {
+	err := cfg.CheckPluginNames(cat, file)
+	if err == nil && len(cfg.Plugins) > 0 {
 		if consumer != nil {
 			began := time.Now()
 			if serr := host.StartIf(ctx, consumer); serr != nil {

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
 // version is the build's version when the build sets it:
@@ -59,7 +61,8 @@ func buildVersion() string {
 	return "devel " + rev
 }
 
-// versionCommand prints the build's version, its Go version and platform.
+// versionCommand prints the build's version, its Go version and platform,
+// and the plugin protocol version (pluginrpc.ProtocolVersion).
 func versionCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -67,11 +70,14 @@ func versionCommand(a *app) *cobra.Command {
 		Long: `Print which build of airnode this is: the version set at link time
 (-ldflags "-X github.com/airnode/airnode/cli.version=..."), the module
 version of go install, or the git commit it was built from, then the Go
-version and platform. serve logs the same version in its "serving" lines, so
-the processes of a fleet being upgraded can be told apart.`,
+version and platform, then the plugin protocol version it speaks to plugins
+(a plugin built against an sdk of another protocol version fails to start,
+saying which side is newer). serve logs the same version in its "serving"
+lines, so the processes of a fleet being upgraded can be told apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.stdout, "%s %s\n%s %s/%s\n", a.name, buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(a.stdout, "%s %s\n%s %s/%s\nplugin protocol version %d\n", a.name, buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
+				pluginrpc.ProtocolVersion)
 			return nil
 		},
 	}

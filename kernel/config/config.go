@@ -458,6 +458,45 @@ func checkReferenceURL(r Reference) error {
 	return nil
 }
 
+// CheckPluginNames checks that no plugin is named like an extension
+// already in cat at its point (a bundled one, or one the program
+// registered in process): a plugin may not shadow it, so it is refused
+// before any plugin starts. Errors name the file (when file is not "")
+// and the key, in Load's form: `config: plugins.yaml: key
+// "plugins[0].name": plugin "random" may not shadow the bundled
+// loadbalance "random": rename the plugin (say "acme.random"; ...)`. Service plugins are not catalogued and not checked.
+func (c Config) CheckPluginNames(cat *extension.Catalogs, file string) error {
+	var errs []error
+	for i, p := range c.Plugins {
+		var origin extension.Origin
+		var taken bool
+		switch p.Point {
+		case extension.PointLoadBalance:
+			origin, taken = cat.LoadBalance.Origin(p.Name)
+		case extension.PointRegistry:
+			origin, taken = cat.Registry.Origin(p.Name)
+		case extension.PointFilter:
+			origin, taken = cat.Filter.Origin(p.Name)
+		}
+		if !taken {
+			continue
+		}
+		what := fmt.Sprintf("the bundled %s %q", p.Point, p.Name)
+		if origin != extension.Bundled {
+			what = fmt.Sprintf("the %s %q registered by %s", p.Point, p.Name, origin)
+		}
+		msg := fmt.Sprintf("plugin %q may not shadow %s: rename the plugin (say %q; URLs then select it by that name)",
+			p.Name, what, "acme."+p.Name)
+		key := fmt.Sprintf("plugins[%d].name", i)
+		if file == "" {
+			errs = append(errs, fmt.Errorf("config: %s: %s", key, msg))
+		} else {
+			errs = append(errs, fmt.Errorf("config: %s: key %q: %s", file, key, msg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // CheckReferences checks every reference against cat, the catalogs the
 // node will use (bundled extensions and started plugins): each extension
 // its params name must exist (an unknown name gets the catalog's

@@ -16,7 +16,11 @@
 // others stay "not started", catalogued like failed ones.
 //
 // Supervision: a plugin that exits is restarted with exponential backoff
-// according to its restart policy (always, on-failure, never). While it is
+// according to its restart policy (always, on-failure, never): 100 ms,
+// then twice as long after each quick exit, up to 10 s; a plugin that ran
+// for StableAfter (30 s) starts again from 100 ms. A restart refused
+// because the binary's sha256 is no longer the pinned one is not retried:
+// the plugin is failed, and started once the file matches again. While it is
 // down, calls that need it fail fast with a status naming the plugin and the
 // reason, except balancers, which fall back to the point's default balancer
 // with a rate-limited warning. A plugin that fails never takes the host

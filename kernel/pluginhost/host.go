@@ -235,7 +235,10 @@ func (i PluginInfo) StateString() string {
 // failed (its first start failed, or it exited and its restart policy
 // does not restart it: restart: never, or on-failure after a clean exit)
 // or it was stopped (the host closed). A plugin restarting (with
-// backoff) or not started is not given up on.
+// backoff) or not started is not given up on. One failed plugin may run
+// again: a restart refused because its binary's sha256 is no longer the
+// pinned one, which the host starts once the file matches again (it is
+// then running, and no longer given up on).
 func (i PluginInfo) GaveUp() bool { return i.State == StateFailed || i.State == StateStopped }
 
 // Plugins describes every declared plugin, in declaration order.
@@ -252,8 +255,10 @@ func (h *Host) Plugins() []PluginInfo {
 // Plugins, then waits on the channel it took before reading, so that no
 // change is missed (the level-triggered pattern of a condition variable
 // with a channel). The host gives up on a plugin (GaveUp) when it exits
-// under restart: never, or exits cleanly under on-failure; `airnode
-// serve` then unregisters the plugin's services. Never blocks; safe for
+// under restart: never, or exits cleanly under on-failure, or its binary's
+// sha256 no longer matches at a restart; `airnode serve` then unregisters
+// the services that depend on it (a service plugin's, and those whose
+// provider filter chain holds a filter plugin). Never blocks; safe for
 // concurrent use.
 func (h *Host) Changed() <-chan struct{} {
 	h.changedMu.Lock()

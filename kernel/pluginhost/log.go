@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +24,7 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Trace, // the host's handler decides what shows
-		Output:      slogWriter{p.log, mute, tail},
+		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path)},
 		JSONFormat:  true,
 		DisableTime: true,
 	})
@@ -32,19 +34,25 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 // level: the message, then the pairs as attributes, sorted by key (a
 // plugin's panic stack is one "stack" attribute, escaped once by the
 // host's handler, not a message with hclog's "| " lines escaped again).
-// go-plugin logs a raw line of the plugin's stderr (a runtime panic, a
-// fatal error, a plain log.Print) at debug with no pairs on the logger
-// named after the binary ("plugin.<name>"), where a record of the
-// plugin's own logger carries its timestamp and go-plugin's own messages
-// come from "plugin": those lines are shown at info, so that a plugin's
-// plain stderr is not hidden at the default level. Until the start's
-// outcome is known, raw lines are held in tail (when not nil), which logs
-// them at info once the plugin runs and at warn when it failed to start
-// (its last lines are then quoted in the start error as the reason).
+// go-plugin logs a raw line of the plugin's stderr (a plain log.Print)
+// with no pairs on the logger named after the binary ("plugin.<file>"),
+// at debug, or at error from a "panic: " or "fatal error: " line on (the
+// rest of the stack too), where a record of the plugin's own logger
+// carries its timestamp and go-plugin's own messages come from "plugin":
+// those lines are shown at info at least, so that a plugin's plain stderr
+// is not hidden at the default level. All of them go through tail (when
+// not nil), one at a time and in the order the plugin wrote them: until
+// the start's outcome is known it holds them, then logs them at info once
+// the plugin runs and at warn at least when it failed to start (its last
+// lines, or its panic, are then quoted in the start error as the reason).
 type slogWriter struct {
 	l    *slog.Logger
 	mute *atomic.Bool // when set, go-plugin's "failed to exit gracefully" is dropped
 	tail *startTail
+	// module is the logger go-plugin logs the plugin's stderr lines on:
+	// "plugin." and the binary's file name (its own messages are on
+	// "plugin" and "plugin.stdio")
+	module string
 }
 
 // renamed are keys of go-plugin's records that would repeat the host
@@ -88,15 +96,18 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	}
 	module, _ := rec["@module"].(string)
 	_, own := rec["timestamp"]
-	if !own && level == slog.LevelDebug && len(attrs) == 0 && strings.HasPrefix(module, "plugin.") {
-		// a raw stderr line
-		if w.tail != nil && w.tail.hold(msg) {
+	if !own && len(attrs) == 0 && module == w.module {
+		// a raw stderr line: go-plugin logs it at debug, at error from a
+		// "panic: " or "fatal error: " line on, or at the level a "[WARN]"
+		// style prefix names
+		level = max(level, slog.LevelInfo)
+		if w.tail != nil {
+			w.tail.write(w.l, msg, level)
 			return len(b), nil
 		}
-		level = slog.LevelInfo
 		attrs = append(attrs, slog.String("stream", "stderr"))
-	} else if own && w.tail != nil {
-		w.tail.note(msg) // a record of the plugin's own logger
+	} else if own && w.tail != nil && level >= slog.LevelInfo {
+		w.tail.note(msg) // a record of the plugin's own logger (not go-plugin's debug "plugin address")
 	}
 	w.l.LogAttrs(context.Background(), level, msg, attrs...)
 	return len(b), nil
@@ -104,21 +115,35 @@ func (w slogWriter) Write(b []byte) (int, error) {
 
 // tailLines is how many of a plugin's last stderr lines a start error
 // quotes; maxHeld bounds the raw lines held before the start's outcome
-// (further ones are logged at once).
+// (when more come, the held ones are logged at once, in order, at their
+// own level, and holding starts again).
 const (
 	tailLines = 3
 	maxHeld   = 200
 )
 
 // startTail follows one launch of a plugin: the last stderr lines (raw,
-// or the messages of the plugin's own log records), for the start error,
-// and the raw lines written before the start's outcome is known, logged
-// by settle at the level the outcome calls for.
+// or the messages of the plugin's own log records) and the first Go
+// panic among them, for the start error, and the raw lines written before
+// the start's outcome is known, logged by settle at the level the outcome
+// calls for. It logs every raw line under its lock, so that they reach
+// the host's log in the order the plugin wrote them.
 type startTail struct {
 	mu      sync.Mutex
 	last    []string // at most tailLines
-	held    []string
+	held    []heldLine
 	settled bool
+
+	// the first "panic: " or "fatal error: " line, and where: the first
+	// frame of the stack that follows it outside package runtime
+	panicLine, panicFunc, panicAt string
+	frame                         int // 1: the next line is a function, 2: its file
+}
+
+// heldLine is a raw stderr line held until the start's outcome.
+type heldLine struct {
+	line  string
+	level slog.Level
 }
 
 // note records line as the latest stderr line.
@@ -132,39 +157,98 @@ func (t *startTail) noteLocked(line string) {
 	if line = strings.TrimSpace(line); line == "" {
 		return
 	}
+	t.notePanicLocked(line)
 	if len(t.last) == tailLines {
 		t.last = t.last[1:]
 	}
 	t.last = append(t.last, line)
 }
 
-// hold records a raw stderr line and keeps it for settle; false: log it
-// now (settled, or too many held).
-func (t *startTail) hold(line string) bool {
+// notePanicLocked follows a Go runtime panic in the raw lines: its first
+// line, then the goroutine header, then frames as function and file
+// lines ("main.main()", "/src/main.go:12 +0x1d"), of which it keeps the
+// first not in package runtime (runtime.gopanic, runtime.mapassign...).
+func (t *startTail) notePanicLocked(line string) {
+	switch {
+	case t.panicLine == "":
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			t.panicLine = line
+		}
+	case t.panicAt != "":
+	case t.frame == 0:
+		if strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":") {
+			t.frame = 1
+		}
+	case t.frame == 1:
+		t.panicFunc, t.frame = line, 2
+	default: // the frame's file line
+		t.frame = 1
+		if fn := t.panicFunc; !strings.HasPrefix(fn, "runtime.") && !strings.HasPrefix(fn, "panic(") {
+			if i := strings.LastIndexByte(fn, '('); i > 0 {
+				fn = fn[:i]
+			}
+			at, _, _ := strings.Cut(line, " +0x")
+			t.panicFunc, t.panicAt = fn, at
+		}
+	}
+}
+
+// panicked describes the panic the plugin's stderr showed: `"panic:
+// boom" in main.main at /src/main.go:12`, or "" when it showed none.
+func (t *startTail) panicked() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.panicLine == "" {
+		return ""
+	}
+	s := fmt.Sprintf("%q", t.panicLine)
+	if t.panicAt != "" {
+		s += fmt.Sprintf(" in %s at %s", t.panicFunc, t.panicAt)
+	}
+	return s
+}
+
+// write takes a raw stderr line at level: logged to l at once when the
+// start's outcome is known, else held (and the held lines logged when
+// there are maxHeld of them).
+func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
+	if strings.TrimSpace(line) == "" {
+		return // a blank line (one in a panic's stack) is no record
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.noteLocked(line)
-	if t.settled || len(t.held) >= maxHeld {
-		return false
+	if t.settled {
+		l.Log(context.Background(), level, line, "stream", "stderr")
+		return
 	}
-	t.held = append(t.held, line)
-	return true
+	t.held = append(t.held, heldLine{line, level})
+	if len(t.held) >= maxHeld {
+		t.flushLocked(l, false)
+	}
 }
 
-// settle logs the held lines to l, at warn when the start failed, else at
-// info, and lets further lines through. Idempotent.
+// flushLocked logs the held lines in order, at warn at least when the
+// start failed.
+func (t *startTail) flushLocked(l *slog.Logger, failed bool) {
+	for _, h := range t.held {
+		level := h.level
+		if failed {
+			level = max(level, slog.LevelWarn)
+		}
+		l.Log(context.Background(), level, h.line, "stream", "stderr")
+	}
+	t.held = nil
+}
+
+// settle logs the held lines to l, at warn at least when the start
+// failed, else at their level (info for plain lines), and lets further
+// lines through. Idempotent.
 func (t *startTail) settle(l *slog.Logger, failed bool) {
 	t.mu.Lock()
-	held := t.held
-	t.held, t.settled = nil, true
-	t.mu.Unlock()
-	level := slog.LevelInfo
-	if failed {
-		level = slog.LevelWarn
-	}
-	for _, line := range held {
-		l.Log(context.Background(), level, line, "stream", "stderr")
-	}
+	defer t.mu.Unlock()
+	t.flushLocked(l, failed)
+	t.settled = true
 }
 
 // starting reports whether the start's outcome is still unknown.

@@ -14,7 +14,7 @@ import (
 // line (module plugin.<name>, debug, no pairs) shows at info.
 func TestSlogWriterRecords(t *testing.T) {
 	var buf bytes.Buffer
-	w := slogWriter{l: slog.New(slog.NewJSONHandler(&buf, nil)).With("plugin", "chatty"), mute: new(atomic.Bool)}
+	w := slogWriter{l: slog.New(slog.NewJSONHandler(&buf, nil)).With("plugin", "chatty"), mute: new(atomic.Bool), module: "plugin.chatty"}
 	lines := []string{
 		`{"@level":"info","@message":"plugin process exited","@module":"plugin","plugin":"/tmp/bin/chatty","id":42}`,
 		`{"@level":"debug","@message":"FATAL: config missing","@module":"plugin.chatty"}`,

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/p2c/cmd/p2c",
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
-		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work")
+		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work", "./testdata/plug3a")
 }
 
 func binary(name string) string { return filepath.Join(bin, name) }

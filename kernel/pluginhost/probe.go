@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -33,17 +34,18 @@ type Probe struct {
 }
 
 // NewProbe starts spec's binary (spec.Point is ignored: every point is
-// asked), checks its sha256 when given, performs the handshake and asks what
+// asked; an empty spec.Name is the binary's file name), checks its sha256 when given, performs the handshake and asks what
 // it provides. It fails when the plugin cannot start or provides nothing.
 // Of opts only WithLogger matters.
 func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, error) {
 	if spec.Name == "" {
-		spec.Name = "check"
+		spec.Name = filepath.Base(spec.Command)
 	}
 	spec.Point = PointService // any servable point: the connection is shared
 	h := New(nil, opts...)
 	p := newProc(h, spec)
 	p.probe = true
+	p.log = h.log.With("plugin", spec.Name) // every point is asked: none is named
 	if err := p.launch(ctx); err != nil {
 		return nil, err
 	}

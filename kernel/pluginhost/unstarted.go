@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -23,6 +24,22 @@ func (u unstarted) err() error {
 		return u.p.startErr
 	}
 	return fmt.Errorf("pluginhost: %s plugin %q (%s) is not running: this host did not start it (%s)", u.p.spec.Point, u.p.spec.Name, u.p.path, u.p.state)
+}
+
+// NotRunning says why the plugin never ran, without the plugin's name and
+// path (its catalog row names them): "failed to start: exited with
+// status 2 before the handshake; its last stderr line: ...", or "was not
+// started by this command". `airnode list` shows it instead of an
+// activation, which only the running plugin knows.
+func (u unstarted) NotRunning() string {
+	err := u.err()
+	u.p.mu.Lock()
+	failed := u.p.startErr != nil
+	u.p.mu.Unlock()
+	if !failed {
+		return "was not started by this command"
+	}
+	return "failed to start: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", u.p.spec.Name, u.p.path))
 }
 
 type unstartedLoadBalance struct{ unstarted }
