@@ -572,10 +572,8 @@ var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, ke
 func CheckServerKeys(pu spi.URL) error {
 	methods := pu.Methods()
 	for _, k := range pu.Keys() {
-		for _, sk := range serverKeys {
-			if m, ok := methodKeyOf(k, sk, methods); ok {
-				return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, sk, m, sk, sk)
-			}
+		if m, sk, ok := spi.MethodLevelKey(k, methods); ok && slices.Contains(serverKeys, sk) {
+			return fmt.Errorf("URL key %q sets %s for method %s, but %s is per listening address (it has no method-level form): set %q for the whole address", k, sk, m, sk, sk)
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -509,39 +508,14 @@ func methodLevel(source, key string) bool {
 	return source != "" && source != extension.SourceDefault && source != key
 }
 
-// perMethod reports whether u may set one of keys for some method:
+// perMethod reports whether u sets one of keys for some method, in a
+// method-level form spi.URL.MethodParam reads (spi.URL.MethodsSetting:
 // "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods", or for an
-// exported Go method name m (upper case, no dot) when u has no "methods"
-// (the method-level forms spi.URL.MethodParam reads; "connect.timeout" is
-// no method key). Without such a key, every method resolves key as the
-// service level does.
+// exported Go method name when u has none; "connect.timeout" is no
+// method's). Without such a key, every method resolves key as the service
+// level does.
 func perMethod(u spi.URL, keys ...string) bool {
-	methods := u.Methods()
-	for _, k := range u.Keys() {
-		for _, key := range keys {
-			if _, ok := methodKeyOf(k, key, methods); ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// methodKeyOf reports whether URL key k is a method-level form of key
-// and for which method: "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
-// in methods, or for an exported Go method name m when methods is empty.
-func methodKeyOf(k, key string, methods []string) (string, bool) {
-	rest, ok := strings.CutSuffix(k, "."+key)
-	if !ok {
-		return "", false
-	}
-	if m, ok := strings.CutPrefix(rest, "methods."); ok {
-		return m, true
-	}
-	if slices.Contains(methods, rest) || len(methods) == 0 && exportedName(rest) {
-		return rest, true
-	}
-	return "", false
+	return len(u.MethodsSetting(keys...)) > 0
 }
 
 // strategyFor returns method's strategy, built on first use.

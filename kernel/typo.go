@@ -21,8 +21,8 @@ import (
 // [key, closest known key]. Keys it does not recognise otherwise pass: URLs carry
 // keys of plugins and of other tools too. Method-level forms are checked
 // by their key: "methods.Echo.timout", and Dubbo's "Echo.timout" for Echo
-// in u's "methods" or, when u has none, for an exported method name (the
-// rule of perMethod; "heartbeat.retires" is checked whole), and the key
+// in u's "methods" or, when u has none, for an exported method name
+// (spi.MethodLevelKey; "heartbeat.retires" is checked whole), and the key
 // meant is given in the same form ("methods.Echo.timeout").
 func (n *Node) likelyTypos(u spi.URL) [][2]string {
 	known := n.knownKeys() // with the registries' keys: registryKeysOf warns of those
@@ -32,14 +32,7 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		if slices.Contains(known, k) {
 			continue
 		}
-		key := k
-		if rest, ok := strings.CutPrefix(k, "methods."); ok {
-			if _, after, ok := strings.Cut(rest, "."); ok {
-				key = after
-			}
-		} else if m, after, ok := strings.Cut(k, "."); ok && (slices.Contains(methods, m) || len(methods) == 0 && exportedName(m)) {
-			key = after // Dubbo's "<method>.<key>", as spi.URL.MethodParam reads it
-		}
+		key := baseKey(k, methods)
 		if slices.Contains(known, key) {
 			continue
 		}
@@ -376,16 +369,10 @@ func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
 
 // baseKey returns the key a method-level key k sets ("methods.Echo.mock"
 // and, for Echo in methods or an exported name when methods is empty,
-// "Echo.mock": "mock"), else k.
+// "Echo.mock": "mock"; spi.MethodLevelKey), else k.
 func baseKey(k string, methods []string) string {
-	if rest, ok := strings.CutPrefix(k, "methods."); ok {
-		if _, after, ok := strings.Cut(rest, "."); ok {
-			return after
-		}
-		return k
-	}
-	if m, after, ok := strings.Cut(k, "."); ok && (slices.Contains(methods, m) || len(methods) == 0 && exportedName(m)) {
-		return after
+	if _, key, ok := spi.MethodLevelKey(k, methods); ok {
+		return key
 	}
 	return k
 }
@@ -514,7 +501,10 @@ type methodKeyReader struct {
 // "methods.<m>.<key>" for any key, or Dubbo's "<m>.<key>" (dubbo true)
 // for a key read per method (MethodKeys) when k is not itself a key
 // airnode reads (connect.timeout, session.timeout). ok is false for any
-// other key.
+// other key. It differs from spi.MethodLevelKey on purpose: it looks for
+// mistakes, so a Dubbo "<m>.<key>" counts whatever m is (a method the
+// service lacks, a lower-case Java spelling, "sleep.timeout": did you
+// mean Sleep?), where MethodLevelKey reads only what MethodParam applies.
 func (r *methodKeyReader) split(k string) (method, key string, dubbo, ok bool) {
 	if rest, isM := strings.CutPrefix(k, spi.KeyMethods+"."); isM {
 		method, key, ok = strings.Cut(rest, ".")

@@ -583,6 +583,21 @@ func (u URL) MethodsSetting(keys ...string) []string {
 	return out
 }
 
+// MethodLevelKey splits URL key k into the method and the key it sets
+// when k is a method-level form of a key on a URL whose "methods" lists
+// methods (nil: none listed): "methods.<m>.<key>" for any m, and Dubbo's
+// "<m>.<key>" for m in methods or, when methods is empty, for m an
+// exported Go method name (upper case first), the rule of MethodsSetting
+// and MergeURL. ok is false, method and key "", for any other key:
+// "timeout", "heartbeat.retries" and "connect.timeout" are no method's. For checks
+// that walk a URL's keys once (u.Methods() computed once).
+func MethodLevelKey(k string, methods []string) (method, key string, ok bool) {
+	if method, key, ok = methodLevelKey(k, methods); !ok {
+		return "", "", false
+	}
+	return method, key, true
+}
+
 // ParamError reports a parameter whose value is present but malformed.
 type ParamError struct {
 	Key   string // the key as written, e.g. "methods.Echo.timeout"

@@ -24,8 +24,11 @@ const (
 // The activated set is every filter whose Activation lists side and whose
 // Activation.Key, if set, is present in u (method-level first, as
 // spi.URL.MethodParam resolves it; for the service level, method "", a
-// PerMethod filter's Key set for any method counts too), sorted by Order
-// then name. The URL's
+// PerMethod filter's Key set for any method counts too, by
+// spi.URL.MethodsSetting's rule: "methods.<m>.<Key>", or "<m>.<Key>" for
+// m in u's "methods" or, when u lists none, for an exported Go method
+// name, so "sleep.executes" on a URL without "methods" is no method's,
+// as for every other method-level key), sorted by Order then name. The URL's
 // "filter" key, also resolved method-level first, is a comma list that
 // edits it, as Dubbo's getActivateExtension does:
 //
@@ -148,7 +151,7 @@ func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, metho
 		}
 		if a.Key != "" {
 			_, _, ok := u.MethodParam(method, a.Key)
-			if !ok && !(method == "" && a.PerMethod && setForSomeMethod(u, a.Key)) {
+			if !ok && !(method == "" && a.PerMethod && len(u.MethodsSetting(a.Key)) > 0) {
 				continue
 			}
 		}
@@ -162,25 +165,4 @@ func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, metho
 		names[i] = a.name
 	}
 	return names
-}
-
-// setForSomeMethod reports whether u sets key for some method:
-// "methods.<m>.<key>", or "<m>.<key>" for a method m that the "methods"
-// parameter lists (any m when it lists none), as spi.URL.MethodParam
-// resolves them. Method names hold no dot.
-func setForSomeMethod(u spi.URL, key string) bool {
-	methods := u.Methods()
-	for _, k := range u.Keys() {
-		m, ok := strings.CutSuffix(k, "."+key)
-		if !ok {
-			continue
-		}
-		if inner, ok := strings.CutPrefix(m, "methods."); ok && inner != "" && !strings.Contains(inner, ".") {
-			return true
-		}
-		if m != "" && !strings.Contains(m, ".") && (len(methods) == 0 || slices.Contains(methods, m)) {
-			return true
-		}
-	}
-	return false
 }

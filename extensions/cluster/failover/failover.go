@@ -32,7 +32,7 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{def: def}
-	for _, m := range clusterkit.MethodsSetting(u, KeyRetries, KeyIdempotent) {
+	for _, m := range u.MethodsSetting(KeyRetries, KeyIdempotent) {
 		p, err := parsePolicy(u, m)
 		if err != nil {
 			return nil, err

@@ -27,7 +27,7 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{forks: def}
-	for _, m := range clusterkit.MethodsSetting(u, KeyForks) {
+	for _, m := range u.MethodsSetting(KeyForks) {
 		n, err := parseForks(u, m)
 		if err != nil {
 			return nil, err

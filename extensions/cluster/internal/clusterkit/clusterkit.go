@@ -1,6 +1,7 @@
 // Package clusterkit holds what the bundled cluster strategies share: the
-// "no provider" error, invoker identity and exclusion, method-level key
-// discovery, and which failures certainly did not run. It allocates only on retry and fork paths.
+// "no provider" error, invoker identity and exclusion, and which failures
+// certainly did not run. It allocates only on retry and fork paths.
+// (Method-level keys are found with spi.URL.MethodsSetting.)
 package clusterkit
 
 import (
@@ -14,8 +15,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/spi"
@@ -152,44 +151,6 @@ func Exclude(list, used []spi.Invoker) []spi.Invoker {
 		}
 	}
 	return out
-}
-
-// MethodsSetting returns the methods with a method-level value of one of
-// keys in u, in key order, by the rule spi.URL.MethodParam applies and
-// the kernel follows (kernel/refer.go perMethod, airnode list --explain):
-// "methods.<m>.<key>" for any m; Dubbo's "<m>.<key>" for m in u's
-// "methods" or, when u has none (a consumer URL usually has none), for m
-// an exported Go method name: upper case first, no dot. So
-// "Slow.retries=0" is method Slow's, while "heartbeat.retries=5" is the
-// heartbeat's key, not method heartbeat's.
-func MethodsSetting(u spi.URL, keys ...string) []string {
-	var out []string
-	methods := u.Methods()
-	for _, k := range u.Keys() {
-		for _, key := range keys {
-			if m, ok := methodOf(k, key, methods); ok && !slices.Contains(out, m) {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
-
-// methodOf reports whether URL key k is a method-level form of key, and
-// for which method (MethodsSetting's rule).
-func methodOf(k, key string, methods []string) (string, bool) {
-	rest, ok := strings.CutSuffix(k, "."+key)
-	if !ok || rest == "" {
-		return "", false
-	}
-	if m, ok := strings.CutPrefix(rest, "methods."); ok {
-		return m, m != ""
-	}
-	if len(methods) > 0 {
-		return rest, slices.Contains(methods, rest)
-	}
-	r, _ := utf8.DecodeRuneInString(rest)
-	return rest, unicode.IsUpper(r) && !strings.Contains(rest, ".")
 }
 
 // DidNotRun reports whether err, the failure of one provider call,

@@ -43,7 +43,7 @@ func TestSameAndExclude(t *testing.T) {
 
 func TestMethodsSetting(t *testing.T) {
 	u := spi.MustParse("consumer://h/demo.Echo?methods=Echo,Sleep&Sleep.retries=1&methods.Fail.retries=0&methods.Echo.forks=3&retries=4&Info.retries=9")
-	got := MethodsSetting(u, "retries")
+	got := u.MethodsSetting("retries")
 	slices.Sort(got)
 	if fmt.Sprint(got) != "[Fail Sleep]" {
 		t.Fatalf("got %v, want [Fail Sleep] (Info is not in methods)", got)
@@ -52,7 +52,7 @@ func TestMethodsSetting(t *testing.T) {
 	// method name only: "heartbeat.retries" is the heartbeat's key and
 	// "connect.timeout" no method's.
 	u = spi.MustParse("consumer://h/demo.Echo?Slow.retries=0&heartbeat.retries=5&Fast.idempotent=true&methods.Echo.retries=1&retries=4&a.B.retries=1&.retries=2")
-	if got := fmt.Sprint(MethodsSetting(u, "retries", "idempotent")); got != "[Fast Slow Echo]" {
+	if got := fmt.Sprint(u.MethodsSetting("retries", "idempotent")); got != "[Fast Slow Echo]" {
 		t.Fatalf("no methods: got %v, want [Fast Slow Echo] (key order)", got)
 	}
 }
