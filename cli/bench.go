@@ -193,7 +193,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	sizeVar(fl, &f.mixResp, "mix-resp", 0, "also run --mix-c background callers of Payload(BYTES) on the same connection(s), unmeasured (large responses mixed with the measured small calls)")
 	fl.IntVar(&f.mixC, "mix-c", 1, "background callers for --mix-resp")
 	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
-	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; /proc)")
+	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; its CPU-time clock, in ns, on Linux)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
 	fl.StringVar(&f.trace, "trace", "", "write the consumer's execution trace of the measured run to this file (go tool trace)")
 	return cmd
@@ -1200,7 +1200,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			case srv0Err != nil || err != nil:
 				warn(fmt.Sprintf("--server-pid %d: %v; server CPU not reported", serverPID, cmp.Or(srv0Err, err)))
 			case srv1 == srv0:
-				warn(fmt.Sprintf("--server-pid %d used no CPU time during the measured phase (/proc counts 10 ms ticks): is it the provider? Server CPU not reported", serverPID))
+				warn(fmt.Sprintf("--server-pid %d used no CPU time during the measured phase: is it the provider? Server CPU not reported", serverPID))
 			default:
 				r.ServerCPUUS = float64(srv1-srv0) / float64(time.Microsecond) / float64(r.Calls)
 			}
@@ -1351,10 +1351,19 @@ func processRSS(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
 
-// processCPU returns the user+system CPU time of process pid so far, from
-// /proc/PID/stat (fields 14 and 15, in clock ticks of 10 ms: USER_HZ is 100
-// on Linux).
+// processCPU returns the CPU time process pid has used so far: from its
+// CPU-time clock in nanoseconds (processCPUClock, Linux), else the
+// user+system time of /proc/PID/stat (fields 14 and 15, in clock ticks of
+// 10 ms: USER_HZ is 100 on Linux).
 func processCPU(pid int) (time.Duration, error) {
+	if d, err := processCPUClock(pid); err == nil {
+		return d, nil
+	}
+	return procStatCPU(pid)
+}
+
+// procStatCPU is processCPU from /proc/PID/stat's ticks.
+func procStatCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err

@@ -22,7 +22,7 @@ func (p *proc) warnBypass(b pluginrpc.Bypass) {
 		p.log.Info("plugin balancer answers again; no longer bypassed")
 		return
 	}
-	p.log.Warn("plugin balancer did not answer in time; the next calls use the default balancer for the bypass, then one probes the plugin again (the call that waited failed CLIENT_TIMEOUT if its own deadline or timeout was the bound, else went on with the default balancer)",
+	p.log.Warn("plugin balancer did not answer in time; the next calls use the default balancer for the bypass, then one probes the plugin again (the call that waited, at most half of its deadline or timeout, went on with the default balancer)",
 		"call", b.Point, "took", b.Took.Round(time.Millisecond), "bound", b.Bound.Round(time.Millisecond), "bypass", b.For)
 }
 

@@ -2,7 +2,6 @@ package pluginhost_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -97,10 +96,11 @@ func refer(t *testing.T, ctx context.Context, cat *extension.Catalogs, reg spi.U
 }
 
 // tester9 finding 1: a balancer plugin whose Select hangs costs a call
-// its caller's deadline (150 ms), not the 1 s bound; the call fails
-// CLIENT_TIMEOUT naming the balancer, not the exchange; the host logs one
-// warning and bypasses the plugin, so the next calls go through the
-// default balancer at once.
+// half of its caller's deadline (75 of 150 ms), not the 1 s bound; the
+// call then goes on with the default balancer (tester36 F6: it failed
+// CLIENT_TIMEOUT at its whole deadline); the host logs one warning and
+// bypasses the plugin, so the next calls go through the default balancer
+// at once.
 func TestHungBalancerPluginCostsOneCallItsDeadlineThenIsBypassed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -114,11 +114,11 @@ func TestHungBalancerPluginCostsOneCallItsDeadlineThenIsBypassed(t *testing.T) {
 
 	cctx, ccancel := context.WithTimeout(ctx, 150*time.Millisecond)
 	start := time.Now()
-	_, err := ref.Invoke(cctx, "Echo", "hi")
+	v, err := ref.Invoke(cctx, "Echo", "hi")
 	took := time.Since(start)
 	ccancel()
-	if spi.StatusOf(err) != spi.StatusClientTimeout || !strings.Contains(err.Error(), `balancer "acme.moody"`) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v; want CLIENT_TIMEOUT naming the balancer", err)
+	if err != nil || v != "hi" {
+		t.Fatalf("got %v, %v; want the default balancer's call to pass", v, err)
 	}
 	if took > 900*time.Millisecond {
 		t.Fatalf("the call took %v under a 150ms deadline", took)

@@ -2,12 +2,10 @@ package pluginrpc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,11 +97,12 @@ func build(t *testing.T, o pluginrpc.LoadBalanceOptions, url string) spi.Context
 	return lb.(spi.ContextLoadBalance)
 }
 
-// A Select that hangs is cut at the caller's deadline (150 ms, not the 1 s
-// bound), fails CLIENT_TIMEOUT naming the balancer, and makes the next
-// calls bypass the plugin at once, with one report naming the point and
-// the time it took.
-func TestHungSelectEndsAtTheCallersDeadlineThenIsBypassed(t *testing.T) {
+// A Select that hangs is cut at half of the caller's deadline (75 of
+// 150 ms, not the 1 s bound), and the call goes on with the fallback (it
+// failed CLIENT_TIMEOUT at the whole deadline before tester36 F6); the
+// next calls bypass the plugin at once, with one report naming the point
+// and the time it took.
+func TestHungSelectEndsAtHalfTheCallersDeadlineThenIsBypassed(t *testing.T) {
 	env, _ := hangFile(t)
 	var ev events
 	lb := build(t, ev.options("acme.moody", startMoody(t, "LB_MODE=hang", env)), "airnode://127.0.0.1/demo.Echo")
@@ -113,24 +112,18 @@ func TestHungSelectEndsAtTheCallersDeadlineThenIsBypassed(t *testing.T) {
 	start := time.Now()
 	x, err := lb.SelectContext(ctx, list, &spi.Invocation{Method: "Echo"})
 	took := time.Since(start)
-	var se *spi.Error
-	if x != nil || !errors.As(err, &se) || se.Status != spi.StatusClientTimeout {
-		t.Fatalf("got %v, %v; want CLIENT_TIMEOUT", x, err)
+	if x == nil || err != nil {
+		t.Fatalf("got %v, %v; want the fallback's pick", x, err)
 	}
-	for _, want := range []string{`balancer "acme.moody"`, "Select", "caller's deadline", "bypassed for 1s"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
+	if took < 60*time.Millisecond || took > 900*time.Millisecond {
+		t.Fatalf("Select took %v under a 150ms deadline; want about 75ms", took)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("error %v does not match the caller's DeadlineExceeded", err)
-	}
-	if took > 900*time.Millisecond {
-		t.Fatalf("Select took %v under a 150ms deadline", took)
+	if ctx.Err() != nil {
+		t.Fatalf("the fallback's pick came after the caller's deadline")
 	}
 	b, _, _ := ev.get()
-	if len(b) != 1 || b[0].Point != "Select" || b[0].For != time.Second || b[0].Took < 100*time.Millisecond {
-		t.Fatalf("bypass reports %+v; want one for Select, 1s", b)
+	if len(b) != 1 || b[0].Point != "Select" || b[0].For != time.Second || b[0].Took < 50*time.Millisecond || b[0].Bound > 75*time.Millisecond {
+		t.Fatalf("bypass reports %+v; want one for Select bounded at about 75ms, 1s", b)
 	}
 	// Bypassed: the fallback picks without asking the plugin (which
 	// would fail the call at its deadline).
@@ -147,17 +140,21 @@ func TestHungSelectEndsAtTheCallersDeadlineThenIsBypassed(t *testing.T) {
 	}
 }
 
-// A Select cut by the call's "timeout" key (50ms) ends there too.
-func TestSlowSelectEndsAtTheCallsTimeout(t *testing.T) {
+// A Select cut by the call's "timeout" key (50ms) waits half of it, then
+// the call goes on with the fallback.
+func TestSlowSelectEndsAtHalfTheCallsTimeout(t *testing.T) {
 	var ev events
 	lb := build(t, ev.options("acme.moody", startMoody(t, "LB_MODE=slow", "SLOW_MS=400")), "airnode://127.0.0.1/demo.Echo")
 	start := time.Now()
-	_, err := lb.SelectContext(context.Background(), providers("timeout=50ms"), &spi.Invocation{Method: "Echo"})
+	x, err := lb.SelectContext(context.Background(), providers("timeout=50ms"), &spi.Invocation{Method: "Echo"})
 	if took := time.Since(start); took > 350*time.Millisecond {
 		t.Fatalf("Select took %v with timeout=50ms", took)
 	}
-	if err == nil || !strings.Contains(err.Error(), "the call's timeout 50ms") {
-		t.Fatalf("got %v; want the call's timeout named", err)
+	if x == nil || err != nil {
+		t.Fatalf("got %v, %v; want the fallback's pick", x, err)
+	}
+	if b, _, _ := ev.get(); len(b) != 1 || b[0].Bound != 25*time.Millisecond {
+		t.Fatalf("bypass reports %+v; want one trip bounded at 25ms", b)
 	}
 }
 
@@ -226,8 +223,9 @@ func TestBypassProbesAndRecovers(t *testing.T) {
 }
 
 // The call that probes a still-hung plugin after its bypass waits half of
-// its timeout for it, then goes on with the fallback: it used to wait the
-// whole timeout and fail CLIENT_TIMEOUT, once per bypass.
+// its timeout for it, then goes on with the fallback, as the first call
+// does: it used to wait the whole timeout and fail CLIENT_TIMEOUT, once
+// per bypass.
 func TestHungProbeFallsBackWithinHalfTheCall(t *testing.T) {
 	env, _ := hangFile(t)
 	var ev events
@@ -236,8 +234,8 @@ func TestHungProbeFallsBackWithinHalfTheCall(t *testing.T) {
 	lb := build(t, o, "airnode://127.0.0.1/demo.Echo")
 	list := providers("timeout=400ms")
 	inv := &spi.Invocation{Method: "Echo"}
-	if _, err := lb.SelectContext(context.Background(), list, inv); err == nil || !strings.Contains(err.Error(), "the call's timeout 400ms") {
-		t.Fatalf("first Select: %v; want CLIENT_TIMEOUT naming the call's timeout", err)
+	if x, err := lb.SelectContext(context.Background(), list, inv); err != nil || x == nil {
+		t.Fatalf("first Select: %v, %v; want the fallback's pick after half of timeout=400ms", x, err)
 	}
 	time.Sleep(150 * time.Millisecond) // the bypass is over: the next call probes
 	start := time.Now()
@@ -249,8 +247,8 @@ func TestHungProbeFallsBackWithinHalfTheCall(t *testing.T) {
 	if took < 150*time.Millisecond || took > 350*time.Millisecond {
 		t.Fatalf("probe took %v; want about half of timeout=400ms", took)
 	}
-	if b, _, _ := ev.get(); len(b) != 2 || b[1].Bound != 200*time.Millisecond {
-		t.Fatalf("bypass reports %+v; want a second trip bounded at 200ms", b)
+	if b, _, _ := ev.get(); len(b) != 2 || b[0].Bound != 200*time.Millisecond || b[1].Bound != 200*time.Millisecond {
+		t.Fatalf("bypass reports %+v; want two trips bounded at 200ms", b)
 	}
 }
 

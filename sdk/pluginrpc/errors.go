@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +22,10 @@ const (
 	kindNotSupported = "not_supported"
 	kindCanceled     = "canceled"
 	kindDeadline     = "deadline_exceeded"
+	// kindPanic marks the SERVER_ERROR of a panic recovered in plugin
+	// code (recovered), so the host can name the plugin in it; an older
+	// host reads the status and message alone.
+	kindPanic = "panic"
 )
 
 // toPB encodes err for the wire: an *spi.Error keeps its status and message;
@@ -78,13 +83,22 @@ func (e *sentinelError) Error() string { return e.msg }
 func (e *sentinelError) Unwrap() error { return e.sentinel }
 
 // rpcError turns a gRPC failure (the plugin died mid-call, timed out) into an
-// error naming the plugin point; context errors keep their identity.
+// error naming the plugin point; context errors keep their identity. A
+// plugin that died or whose connection broke (gRPC's Unavailable: "error
+// reading from server: EOF", "connection reset by peer") is said in
+// airnode's words, gRPC's text in parentheses: for the host's operator
+// the "server" of gRPC's message is the plugin (tester36 F4).
 func rpcError(what string, err error) error {
 	switch status.Code(err) {
 	case codes.Canceled:
 		return fmt.Errorf("plugin %s: %w", what, context.Canceled)
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("plugin %s: %w", what, context.DeadlineExceeded)
+	case codes.Unavailable:
+		if notSent(err) {
+			return fmt.Errorf("plugin %s: could not connect to the plugin process (%s)", what, status.Convert(err).Message())
+		}
+		return fmt.Errorf("plugin %s: the plugin process died or its connection broke during the call (%s)", what, status.Convert(err).Message())
 	}
 	if s, ok := status.FromError(err); ok {
 		return fmt.Errorf("plugin %s: %s (%s)", what, s.Message(), s.Code())
@@ -99,7 +113,21 @@ func rpcError(what string, err error) error {
 // the deferred recover, so that the stack is the panic's.
 func recovered(where string, r any) *pb.Error {
 	hclog.L().Error("panic in plugin code", "where", where, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	return toPB(spi.Errorf(spi.StatusServerError, "panic in plugin %s: %v", where, r))
+	e := toPB(spi.Errorf(spi.StatusServerError, "panic in plugin %s: %v", where, r))
+	e.Kind = kindPanic
+	return e
+}
+
+// bare is err's text without its status name when err is an *spi.Error:
+// for a message that embeds it under another status, which would
+// otherwise carry two status names ("SERVICE_NOT_FOUND: ...: SERVER_ERROR:
+// ...", tester36 F5).
+func bare(err error) string {
+	se, ok := err.(*spi.Error)
+	if !ok || se.Message == "" {
+		return err.Error()
+	}
+	return strings.TrimPrefix(se.Message, se.Status.String()+": ")
 }
 
 // encodeArgs is the args summary sent to balancers and filters: the JSON

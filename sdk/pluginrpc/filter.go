@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/status"
+
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -213,8 +215,11 @@ func (f *filterAdapter) handle(ctx context.Context, c *Client, gen uint64) (uint
 	return f.id, nil
 }
 
+// fail is the result of a failure of the plugin itself (down, died,
+// unreachable): f.status naming the filter, err's own status name left
+// out (one status name per message; err stays the Cause).
 func (f *filterAdapter) fail(err error) spi.Result {
-	return spi.Result{Err: spi.Errorf(f.status, "filter %q: %w", f.o.Name, err)}
+	return spi.Result{Err: &spi.Error{Status: f.status, Message: fmt.Sprintf("filter %q: %s", f.o.Name, bare(err)), Cause: err}}
 }
 
 // roundTrip returns the context of one call to the plugin: the call's own
@@ -262,8 +267,18 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	}
 	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)})
 	cancel()
+	if err != nil && !notSent(err) && died(ctx, err) {
+		return spi.Result{Err: spi.Errorf(f.status,
+			"filter %q: the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
+			f.o.Name, status.Convert(err).Message())}
+	}
 	if err != nil {
 		return f.failCall(ctx, rpcError("filter Invoke", err))
+	}
+	if rep.Error != nil && rep.Error.Kind == kindPanic {
+		// name the plugin, as an in-process service's panic names the method
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "panic in filter plugin %q (its Invoke): %s",
+			f.o.Name, strings.TrimPrefix(rep.Error.Message, "panic in plugin filter Invoke: "))}
 	}
 	if rep.Pass {
 		inv.Attachments = f.b.keepReserved(inv.Attachments, rep.Attachments)

@@ -168,8 +168,10 @@ func (s *serviceInvoker) Close() error { return nil }
 // crashed failed those calls, idempotent or not, while its healthy
 // sibling stood by: new-user tester). A call the plugin may have received
 // before it died is CHANNEL_INACTIVE "... so it may have run" (died).
+// err's own status name (the host's SERVER_ERROR "plugin ... is
+// unavailable") is left out: one status name per message.
 func (s *serviceInvoker) notRun(err error) error {
-	return spi.Errorf(spi.StatusServiceNotFound, "service %s: %v (the call did not run)", s.o.Service, err)
+	return spi.Errorf(spi.StatusServiceNotFound, "service %s: %s (the call did not run)", s.o.Service, bare(err))
 }
 
 // notSent reports whether a failed gRPC call never reached the plugin:

@@ -84,6 +84,10 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		inv.SetAttachment("x-forged", "yes")
 	case "args":
 		return spi.Result{Value: len(inv.Args)}
+	case "panic":
+		panic("moody: asked to panic")
+	case "exit":
+		os.Exit(9) // the process dies during the call
 	}
 	return next.Invoke(ctx, inv)
 }

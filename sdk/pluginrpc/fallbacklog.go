@@ -1,0 +1,41 @@
+package pluginrpc
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/airnode/airnode/internal/ratelog"
+)
+
+// FallbackLog returns a balancer plugin's LoadBalanceOptions.OnFallback
+// and OnBack logging to log (the host's logger for the plugin, which
+// names it):
+//
+//   - a Select that fell back to the default balancer (the plugin down or
+//     answering an error) is a warning bounded as internal/ratelog bounds
+//     repeated lines: the first of a burst, then each time the burst's
+//     count doubles up to 1024, then one every 10 s, each after the first
+//     with suppressed (left out since the line before) and in_burst (the
+//     burst's count); a burst that stops is summed up 10 s after its
+//     last line;
+//   - the plugin answering again is one info line with fell_back, how many
+//     Selects fell back since it last answered.
+//
+// It replaced a warning at most once a second whose count covered only the
+// Selects since the line before, so a plugin restarted in 100 ms logged
+// "selects=1" for about 1,300 fallbacks and nothing when it was back
+// (tester36 F11).
+func FallbackLog(log *slog.Logger) (onFallback func(err error), onBack func(fellBack int64)) {
+	const msg = "plugin balancer unavailable; using the default balancer"
+	lim := &ratelog.Limiter{Logger: log, SummaryAttrs: []any{"component", "pluginhost"}}
+	onFallback = func(err error) {
+		ok, suppressed, inBurst := lim.Event("fallback", time.Now(), slog.LevelWarn, msg)
+		if ok {
+			log.Warn(msg, ratelog.Attrs([]any{"err", err}, suppressed, inBurst)...)
+		}
+	}
+	onBack = func(n int64) {
+		log.Info("plugin balancer answers again; the default balancer picked meanwhile", "fell_back", n)
+	}
+	return onFallback, onBack
+}
