@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +160,7 @@ func (p *proc) launch(ctx context.Context) error {
 			return fail("checksum: %v", err)
 		}
 		if got != want {
-			return fail("sha256 mismatch: expected %s, actual %s; refusing to start it", want, got)
+			return fmt.Errorf("pluginhost: plugin %q (%s): %w", p.spec.Name, p.path, &checksumError{want: want, got: got})
 		}
 		sum, _ := hex.DecodeString(want)
 		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
@@ -202,7 +203,7 @@ func (p *proc) launch(ctx context.Context) error {
 		mute.Store(true)
 		stopProcess(client, cmd, 0) // its process group too: a wrapper's children hold its pipes
 		tail.settle(p.log, true)
-		return p.explain(err, timeout, cmd.ProcessState, tail.lines())
+		return p.explain(err, timeout, cmd.ProcessState, tail)
 	}
 	pid := cmd.Process.Pid
 	raw, err := rpcClient.Dispense(p.spec.Point)
@@ -216,6 +217,9 @@ func (p *proc) launch(ctx context.Context) error {
 	if !p.probe { // a probe asks every point itself
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		desc, err = pluginrpc.Describe(dctx, c, p.spec.Point)
+		if err != nil && strings.Contains(err.Error(), "does not provide") {
+			err = fmt.Errorf("%w%s", err, providedInstead(dctx, c))
+		}
 		cancel()
 		if err != nil {
 			stopProcess(client, cmd, 0)
@@ -249,6 +253,32 @@ func (p *proc) launch(ctx context.Context) error {
 		stopProcess(client, cmd, killGrace)
 	}
 	return nil
+}
+
+// providedInstead says what a plugin declared under a point it does not
+// provide serves instead: `; it provides filter "tenant": declare it
+// with point: filter`, or "" when it answers for no point.
+func providedInstead(ctx context.Context, c *pluginrpc.Client) string {
+	var what, points []string
+	for _, point := range pluginrpc.Points {
+		d, err := pluginrpc.Describe(ctx, c, point)
+		if err != nil {
+			continue
+		}
+		name := fmt.Sprintf("%q", d.Name)
+		for i, sv := range d.Services {
+			if i == 0 {
+				name = ""
+			}
+			name += " " + sv.Name
+		}
+		what = append(what, point+" "+strings.TrimSpace(name))
+		points = append(points, point)
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; it provides %s: declare it with point: %s", strings.Join(what, ", "), strings.Join(points, " or "))
 }
 
 // noteOwnName logs, at info, that the plugin's extension names itself
@@ -318,11 +348,13 @@ func stopProcess(client *plugin.Client, cmd *exec.Cmd, grace time.Duration) {
 
 // explain turns go-plugin's start errors into ones that name the plugin and
 // say what went wrong: how the process ended (ps: nil when it did not
-// start or was not reaped) and the last lines it wrote to stderr (tail),
-// which usually give the reason. Only a plugin that wrote nothing on
-// stderr is asked whether it is an airnode plugin at all.
-func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, tail []string) error {
+// start or was not reaped) and what it wrote to stderr (t): the Go panic
+// it showed, else its last lines, which usually give the reason. Only a
+// plugin that wrote nothing on stderr is asked whether it is an airnode
+// plugin at all.
+func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t *startTail) error {
 	prefix := fmt.Sprintf("pluginhost: plugin %q (%s)", p.spec.Name, p.path)
+	tail := t.lines()
 	msg := err.Error()
 	const stray = "Unrecognized remote plugin message: "
 	exited := strings.Contains(msg, "plugin exited before we could connect")
@@ -333,7 +365,12 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, ta
 		}
 		exited = true // exited, or printed an empty line
 	}
-	switch {
+	if v, ok := pluginVersion(msg); ok {
+		return fmt.Errorf("%s: %s", prefix, versionAdvice(v))
+	}
+	switch panicked := t.panicked(); {
+	case exited && panicked != "":
+		return fmt.Errorf("%s: %s before the handshake: it panicked: %s", prefix, howEnded(ps), panicked)
 	case exited && len(tail) == 0:
 		return fmt.Errorf("%s: %s before the handshake, writing nothing on stdout or stderr; is it an airnode plugin (sdk.Serve)?", prefix, howEnded(ps))
 	case exited:
@@ -342,10 +379,42 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, ta
 		return fmt.Errorf("%s: sha256 mismatch (the binary changed while starting); refusing to start it", prefix)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return fmt.Errorf("%s: no handshake within start_timeout %v%s", prefix, timeout, tailText("; ", tail))
-	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible"):
-		return fmt.Errorf("%s: protocol version: %v (host speaks %d)%s", prefix, err, pluginrpc.ProtocolVersion, tailText("; ", tail))
 	}
 	return fmt.Errorf("%s: %w%s", prefix, err, tailText("; ", tail))
+}
+
+// pluginVersion reads the plugin's protocol version from go-plugin's
+// "incompatible API version with plugin. Plugin version: 2, Client
+// versions: [1]".
+func pluginVersion(msg string) (int, bool) {
+	const mark = "Plugin version: "
+	if !strings.Contains(msg, "incompatible API version") {
+		return 0, false
+	}
+	i := strings.Index(msg, mark)
+	if i < 0 {
+		return 0, false
+	}
+	digits := msg[i+len(mark):]
+	if j := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+		digits = digits[:j]
+	}
+	v, err := strconv.Atoi(digits)
+	return v, err == nil
+}
+
+// versionAdvice says that a plugin speaking plugin protocol version v
+// cannot talk to this host, which side is newer, and what to do.
+func versionAdvice(v int) string {
+	host := pluginrpc.ProtocolVersion
+	if v > host {
+		return fmt.Sprintf("it speaks plugin protocol version %d, newer than this host's %d (`airnode version` shows it): "+
+			"upgrade airnode to a release that speaks version %d, or rebuild the plugin against the sdk of this airnode release "+
+			"(github.com/airnode/airnode/sdk, protocol %d)", v, host, v, host)
+	}
+	return fmt.Sprintf("it speaks plugin protocol version %d, older than this host's %d (`airnode version` shows it): "+
+		"rebuild the plugin against the sdk of this airnode release (github.com/airnode/airnode/sdk, protocol %d), "+
+		"or run it with an older airnode that speaks version %d", v, host, host, v)
 }
 
 // howEnded says how a plugin process that ended before its handshake
@@ -407,6 +476,9 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	if policy == "" {
 		policy = config.RestartOnFailure
 	}
+	if panicked := tail.panicked(); panicked != "" {
+		why = []any{"panic", panicked}
+	}
 	if policy == config.RestartNever || policy == config.RestartOnFailure && ok {
 		p.mu.Lock()
 		p.setStateLocked(StateFailed, status+" (restart: "+policy+")", nil)
@@ -425,24 +497,83 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 		p.mu.Unlock()
 	}
 	reason := status
-	for {
+	for attempt := 0; ; attempt++ {
 		p.mu.Lock()
 		p.restarts++
 		p.setStateLocked(StateRestarting, fmt.Sprintf("%s; restart in %v", reason, backoff), nil)
 		p.mu.Unlock()
-		p.log.Warn("plugin exited; restarting", append([]any{"status", reason, "backoff", backoff}, why...)...)
-		why = nil // a failed restart's reason is its own
+		if attempt == 0 {
+			p.log.Warn("plugin exited; restarting", append([]any{"status", reason, "backoff", backoff}, why...)...)
+		} else {
+			p.log.Warn("plugin restart failed; trying again", "err", reason, "backoff", backoff)
+		}
 		select {
 		case <-p.h.done:
 			return
 		case <-time.After(backoff):
 		}
 		err := p.launch(context.Background())
-		if err == nil {
+		var sum *checksumError
+		if errors.As(err, &sum) {
+			err = p.awaitChecksum(err, sum)
+		}
+		if err == nil || p.h.closing() {
 			return // the new process has its own supervisor
 		}
 		reason = err.Error()
 		backoff = min(backoff*2, p.h.maxBackoff)
+	}
+}
+
+// checksumError is a plugin binary whose sha256 is not the one plugins.yaml
+// pins.
+type checksumError struct{ want, got string }
+
+func (e *checksumError) Error() string {
+	return fmt.Sprintf("sha256 mismatch: expected %s, actual %s; refusing to start it", e.want, e.got)
+}
+
+// awaitChecksum handles a restart refused because the binary's sha256 is
+// no longer the pinned one (replaced in place, say by an upgrade): no
+// process is started and the restart is not retried blindly. The plugin
+// is marked failed (GaveUp: serve unregisters what depends on it) with
+// what to do, logged once, and the file is checked every max backoff
+// (10 s by default) without starting it; once its sha256 is the pinned
+// one again it is launched, and the launch's outcome returned (nil: it
+// runs). A new mismatching sum is logged once more. Returns the host's
+// closing as an error.
+func (p *proc) awaitChecksum(err error, sum *checksumError) error {
+	every := p.h.maxBackoff
+	what := fmt.Sprintf("%v; the binary changed since plugins.yaml pinned it: put back the binary whose sha256 is %s, "+
+		"or set this plugin's sha256 in plugins.yaml to %s and restart airnode; the host checks the file every %v and starts the plugin once it matches",
+		err, sum.want, sum.got, every)
+	p.mu.Lock()
+	p.setStateLocked(StateFailed, what, nil)
+	p.mu.Unlock()
+	p.log.Error("plugin not restarted: its binary's sha256 is not the pinned one", "expected", sum.want, "actual", sum.got,
+		"check_every", every, "path", p.path)
+	for {
+		select {
+		case <-p.h.done:
+			return errors.New("host is closing")
+		case <-time.After(every):
+		}
+		got, ferr := fileSHA256(p.path)
+		if ferr != nil || got != sum.want {
+			if ferr == nil && got != sum.got {
+				sum.got = got
+				p.log.Error("plugin binary changed again; its sha256 is still not the pinned one", "expected", sum.want, "actual", got)
+			}
+			continue
+		}
+		p.log.Info("plugin binary's sha256 is the pinned one again; starting it", "sha256", got)
+		err := p.launch(context.Background())
+		var again *checksumError
+		if errors.As(err, &again) { // replaced between the check and the launch
+			sum = again
+			continue
+		}
+		return err
 	}
 }
 
