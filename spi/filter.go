@@ -51,9 +51,11 @@ type Activation struct {
 	PerProvider bool
 	// PerMethod lets Key be given per method as well ("methods.<m>.<Key>"
 	// or Dubbo's "<m>.<Key>"): the filter is then in the service's chain
-	// when Key is set at service level or for any method, and it reads
-	// each method's value itself per call (Dubbo's getActivateExtension
-	// matches keys ending in "."+Key the same way). For limits such as
+	// when Key is set at service level or for any method
+	// (URL.MethodsSetting: "methods.<m>.<Key>", or "<m>.<Key>" for a
+	// method the URL lists or, when it lists none, an exported Go name;
+	// Dubbo's getActivateExtension takes any key ending in "."+Key), and it
+	// reads each method's value itself per call. For limits such as
 	// "executes" and "actives", which Dubbo users set per method.
 	PerMethod bool
 }
