@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airnode/airnode/extensions/cluster/internal/clustertest"
+	"github.com/airnode/airnode/internal/clustertest"
 	"github.com/airnode/airnode/spi"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/cluster/internal/clustertest"
+	"github.com/airnode/airnode/internal/clustertest"
 	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
