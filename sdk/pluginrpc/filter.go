@@ -275,10 +275,11 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err != nil {
 		return f.failCall(ctx, rpcError("filter Invoke", err))
 	}
-	if rep.Error != nil && rep.Error.Kind == kindPanic {
+	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
+	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {
 		// name the plugin, as an in-process service's panic names the method
 		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "panic in filter plugin %q (its Invoke): %s",
-			f.o.Name, strings.TrimPrefix(rep.Error.Message, "panic in plugin filter Invoke: "))}
+			f.o.Name, strings.TrimPrefix(e.Message, panicked))}
 	}
 	if rep.Pass {
 		inv.Attachments = f.b.keepReserved(inv.Attachments, rep.Attachments)
