@@ -18,7 +18,10 @@
 // nodes of a process referring to one service in one millisecond).
 //
 // Entries of the older format (<name> without "@<owner id>", flocked
-// themselves) are still read, and removed when their lock is free. The
+// themselves) are still read, and removed when their lock is free if
+// they are named after the URL they hold, as a registry names them; an
+// unlocked file of any other name was written by hand: it is skipped as
+// invalid ("written by hand, unlocked") and never removed. The
 // older versions read only that format: they take a new entry for a dead
 // one and remove it, and its provider re-creates it within its poll, so
 // it flaps in and out of every consumer's list. Rolling upgrade rule:

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // OwnersDir is the directory, under the registry directory, of the owner
@@ -184,8 +186,12 @@ func removeIfSame(path string, fd int) {
 
 // entryState reports whether the older-format entry at p (NUL-terminated,
 // flocked by its live owner) is live, reading its content when it is and
-// read is set. A dead entry (lock free) is removed if p still names it.
-// Errors other than a missing file are returned.
+// read is set. A dead entry (lock free) is removed if p still names it,
+// when it is a registry's: a temporary file (a name starting with ".") or
+// a file named as a registry names the entry of the URL it holds
+// (entryName). Any other unlocked file was written by hand (echo URL >
+// providers/mine): it is left alone and reported as errHandWritten, with
+// its content. Errors other than a missing file are returned.
 func entryState(p []byte, read bool) (live bool, content string, err error) {
 	fd, err := openRaw(p)
 	if err != nil {
@@ -206,9 +212,27 @@ func entryState(p []byte, read bool) (live bool, content string, err error) {
 	if err != nil {
 		return false, "", err
 	}
-	removeIfSame(string(p[:len(p)-1]), fd)
+	path := string(p[:len(p)-1])
+	if name := filepath.Base(path); !strings.HasPrefix(name, ".") {
+		b, err := io.ReadAll(io.LimitReader(fdReader(fd), 1<<20))
+		if err != nil {
+			return false, "", err
+		}
+		content = strings.TrimSpace(string(b))
+		if u, err := spi.Parse(content); err != nil || entryName(u) != name {
+			return false, content, errHandWritten
+		}
+	}
+	removeIfSame(path, fd)
 	return false, "", nil
 }
+
+// errHandWritten is entryState's report of an unlocked entry file that no
+// registry wrote: its name is not the one a registry gives the URL it
+// holds (or it holds none). Such a file is never removed: airnode removes
+// its own entries only (the owner's, or a dead process's of the older
+// format, named after their URL).
+var errHandWritten = errors.New("written by hand: no process holds it (flock) and its name is not a registry's for the URL it holds")
 
 // fdReader reads a raw descriptor (not closed by it).
 type fdReader int
