@@ -115,7 +115,15 @@ type protection struct {
 	// emptyDraining: empty protection keeps draining providers, there
 	// being no other (Draining).
 	emptyDraining bool
-	view          atomic.Pointer[[]Kept]
+	// emptyPending: the episode keeps providers that were not draining
+	// when the registry dropped them, and whose probe has not answered
+	// yet: the Warn waits for it (settleEmpty), since a provider's
+	// draining event, sent before its unregister, can reach the
+	// consumer after the registry's notification does.
+	emptyPending bool
+	emptyDropped int  // the episode's providers dropped, not kept (its Warn's "dropped")
+	emptyWarned  bool // the episode's Warn was logged (its end is said at Info)
+	view         atomic.Pointer[[]Kept]
 
 	loopMu  sync.Mutex // guards the fields below
 	running bool       // the check loop runs
@@ -322,12 +330,23 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	switch {
 	case listed == 0 && p.empty && len(up) > 0:
 		reason = KeptEmpty
-		if !p.emptyOn {
-			p.emptyOn = true
-			counters.Directory.EmptyProtections.Inc()
-			d.log.Warn(fmt.Sprintf("directory: registry %s lists no provider of %s; keeping the %d still connected (empty protection; URL key %s=false turns it off)",
-				d.desc, d.consumer.ServiceKey(), len(up), KeyEmptyProtection),
-				"kept", len(up), "dropped", len(leaving)-len(up))
+		switch {
+		case p.emptyDraining && (!p.emptyOn || p.emptyPending):
+			// Every provider left announced its shutdown: nothing was
+			// lost that empty protection guards against (no Warn, not
+			// counted); they are called until their connections close.
+			p.emptyOn, p.emptyPending = true, false
+			d.log.Info(fmt.Sprintf("directory: registry %s lists no provider of %s; its %d provider(s) announced their shutdown (draining): calling them until their connections close",
+				d.desc, d.consumer.ServiceKey(), len(up)), "kept", len(up))
+		case !p.emptyOn:
+			p.emptyOn, p.emptyDropped = true, len(leaving)-len(up)
+			p.emptyPending = slices.ContainsFunc(up, func(k string) bool {
+				_, ok := d.members[k].invoker.(Prober)
+				return ok
+			})
+			if !p.emptyPending {
+				d.warnEmpty(len(up))
+			}
 		}
 	case listed == 0:
 		d.endEmpty("the providers kept have gone (connection closed or shutting down)")
@@ -406,11 +425,56 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	return urls
 }
 
-// endEmpty ends an empty-protection episode, saying why at Info.
+// warnEmpty logs the empty-protection Warn of the episode keeping n
+// providers, and counts the episode.
+func (d *Directory) warnEmpty(n int) {
+	p := d.prot
+	p.emptyPending, p.emptyWarned = false, true
+	counters.Directory.EmptyProtections.Inc()
+	d.log.Warn(fmt.Sprintf("directory: registry %s lists no provider of %s; keeping the %d still connected (empty protection; URL key %s=false turns it off)",
+		d.desc, d.consumer.ServiceKey(), n, KeyEmptyProtection),
+		"kept", n, "dropped", p.emptyDropped)
+}
+
+// settleEmpty decides a pending empty-protection Warn (emptyPending) at
+// a check of the kept providers: each kept Prober has answered the probe
+// made when it was first kept, none saying it drains. Its answer follows
+// on the connection whatever the provider wrote before it, a draining
+// event included, so a provider that announced its shutdown is known by
+// then as draining (protect then says so at Info) and the Warn is left
+// for providers that are up and did not announce anything: a registry
+// that lost them. One whose probe is never answered goes (keepable) with
+// no Warn. With d.applyMu held.
+func (d *Directory) settleEmpty(members map[string]member) {
+	p := d.prot
+	if !p.emptyPending || len(p.kept) == 0 {
+		return
+	}
+	for k := range p.kept {
+		m, ok := members[k]
+		if !ok {
+			return
+		}
+		if dr, ok := m.invoker.(Draining); ok && dr.Draining() {
+			return // the next apply keeps it as draining, and says so
+		}
+		if pr, ok := m.invoker.(Prober); ok && !pr.LastRead().After(p.probed[k]) {
+			return // not answered yet
+		}
+	}
+	d.warnEmpty(len(p.kept))
+}
+
+// endEmpty ends an empty-protection episode, saying why at Info when it
+// was warned of.
 func (d *Directory) endEmpty(why string) {
-	if d.prot.emptyOn {
-		d.prot.emptyOn = false
-		d.log.Info("directory: empty protection ended: " + why)
+	p := d.prot
+	if p.emptyOn {
+		warned := p.emptyWarned
+		p.emptyOn, p.emptyPending, p.emptyWarned = false, false, false
+		if warned {
+			d.log.Info("directory: empty protection ended: " + why)
+		}
 	}
 }
 
@@ -487,6 +551,8 @@ func (d *Directory) recheckKept() bool {
 		}
 		if due {
 			d.apply(d.last)
+		} else {
+			d.settleEmpty(members)
 		}
 	}
 	p.loopMu.Lock()
