@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -222,8 +221,7 @@ type benchFailure struct {
 
 // printJSONFailure prints err as a benchFailure on w.
 func printJSONFailure(w io.Writer, err error) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc := jsonOutput(w)
 	_ = enc.Encode(benchFailure{Error: err.Error()})
 }
 
@@ -513,7 +511,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			r.WaitSettled(rctx)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
+			return nil, withRegistryShown(fmt.Errorf("bench: %w", err), reg)
 		}
 		refs[pad], referred[r] = r, start
 		return r, nil
@@ -655,8 +653,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 				Cases []benchOutcome `json:"cases"`
 			}{outcomes}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonOutput(stdout)
 		return enc.Encode(v)
 	}
 	if f.paper {
@@ -1327,8 +1324,7 @@ func benchIdle(ctx context.Context, cat *extension.Catalogs, u spi.URL, f benchF
 	r := idleReport{Connections: f.idle, Transport: sel.Name, RSSBefore: before, RSSAfter: after,
 		PerConn: float64(after-before) / float64(f.idle)}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonOutput(stdout)
 		return enc.Encode(r)
 	}
 	fmt.Fprintf(stdout, "%d idle %s connections: provider RSS %d KiB -> %d KiB, %.1f KiB per connection\n",

@@ -247,6 +247,7 @@ func jsonable(v any) any {
 // runCall refers to args[0], calls args[1] with the JSON arguments, and
 // prints the result or the failure.
 func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
+	var reg spi.URL // the registry, once known: errors show it as serve does
 	fail := func(err error) error {
 		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
 			msg := "call: interrupted by " + signalName(sig)
@@ -257,7 +258,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		if !errors.As(err, &se) {
 			err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
 		}
-		fmt.Fprintln(stderr, err.Error())
+		fmt.Fprintln(stderr, showDefaultRegistry(err.Error(), reg))
 		return &callError{err: err}
 	}
 	var flags []flagParam
@@ -308,7 +309,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		callArgs = append(callArgs, v)
 	}
-	reg, err := referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
+	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
 	if err != nil {
 		return fail(err)
 	}

@@ -500,7 +500,11 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 		}
 	}
 
-	tw := newTable(w)
+	// The table is held until the errors are known: a URL naming an
+	// extension that does not exist gets its error (with the close
+	// match) alone, not after some 80 rows that cannot describe it.
+	var table strings.Builder
+	tw := newTable(&table)
 	fmt.Fprintf(tw, "url\t%s\n", x.merged.Redacted())
 	fmt.Fprintf(tw, "service\t%s\n", x.merged.ServiceKey())
 	if len(methods) > 0 {
@@ -513,7 +517,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	if ps := x.providersRow(cat); ps != "" {
 		fmt.Fprintf(tw, "providers\t%s\n", ps)
 	}
-	if !x.flagged {
+	if x.showsPublish() {
 		fmt.Fprintf(tw, "publish\t%s\n", publishRow(cfg, x.given.Path(), x.svc)) // what serve with cfg publishes
 	}
 	fmt.Fprintln(tw)
@@ -660,7 +664,25 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	cErr, mErr := x.consumerKeys(cat, errors.Join(errs...))
 	report(cErr, false)
 	report(mErr, !x.direct)
-	return errors.Join(dedupeErrors(errs)...)
+	errs = dedupeErrors(errs)
+	var unknown *extension.UnknownError
+	if !slices.ContainsFunc(errs, func(e error) bool { return errors.As(e, &unknown) }) {
+		if _, err := io.WriteString(w, table.String()); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// showsPublish reports whether list --explain shows the "publish" row,
+// the address serve with this configuration would publish: only when the
+// provider side of the rows is that serve's, a service key whose registry
+// lists no provider (or could not be read). Not for --provider, a direct
+// URL (its consumer reads only its own URL; no serve of this
+// configuration is involved) or a service key whose listed providers the
+// rows merge.
+func (x *explained) showsPublish() bool {
+	return !x.flagged && !x.direct && len(x.providers) == 0
 }
 
 // consumerKeys returns the kernel's refusal of a key of the consumer URL

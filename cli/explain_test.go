@@ -215,7 +215,7 @@ func TestListExplainDirectURLIgnoresConfigProtocol(t *testing.T) {
 	notUsed := "is not used: a direct URL names its provider, and its consumer reads every key from its own URL"
 	if code != 0 ||
 		!row("transport", "service", "smux", "bundled", "default (no transport key); the provider's transport=tcp (config protocol) "+notUsed).MatchString(out) ||
-		!row("timeout", "service", "1000ms", "default").MatchString(out) ||
+		!row("timeout", "service", "1s", "default").MatchString(out) ||
 		!row("service", "(the provider's timeout=2s (config protocol) "+notUsed+")").MatchString(out) ||
 		!strings.Contains(out, "not used by this URL: it names its providers (a direct reference)") {
 		t.Fatalf("direct URL: exit %d, stderr %q\n%s", code, errOut, out)

@@ -25,7 +25,7 @@ func TestListKeysKernelGroup(t *testing.T) {
 	for _, r := range []*regexp.Regexp{
 		row("kernel", "-", "methods", "string", "-", "provider: the service's methods, comma-separated and sorted, set at export (not given); Dubbo's <method>.<key> applies to these"),
 		regexp.MustCompile(`(?m)^ +dispatcher +adaptive\|all\|direct +adaptive +provider: where requests run`),
-		regexp.MustCompile(`(?m)^ +timeout +duration +1000ms +consumer: call timeout`),
+		regexp.MustCompile(`(?m)^ +timeout +duration +1s +consumer: call timeout`),
 		regexp.MustCompile(`(?m)^ +connection\.concurrency +int +16384 +provider: `),
 		regexp.MustCompile(`(?m)^cluster +failfast +- +no URL keys of its own$`),
 	} {

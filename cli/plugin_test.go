@@ -211,7 +211,7 @@ func TestPluginCheckKernelKeys(t *testing.T) {
 	}
 	code, out, errOut := run("--arg", "timeout:int:5", "--arg", "loadbalance:string:x", "--arg", "keyslb.window:duration:1s")
 	for _, want := range []string{
-		`airnode: plugin check: loadbalance "keyslb" declares URL key "timeout" as int, but the kernel reads "timeout" itself (type duration: consumer call timeout, default 1000ms)`,
+		`airnode: plugin check: loadbalance "keyslb" declares URL key "timeout" as int, but the kernel reads "timeout" itself (type duration: consumer call timeout, default 1s)`,
 		`declare a key of the plugin's own, such as "keyslb.timeout"`,
 		`loadbalance "keyslb" declares URL key "loadbalance", which the kernel reads to choose the loadbalance extension`,
 	} {
@@ -238,20 +238,28 @@ func TestPluginCheckKernelKeys(t *testing.T) {
 	}
 }
 
-// A service plugin method without a leading context.Context (the greeter
-// example's Pid): the sdk calls it (TestGreeterServicePluginAnswersCall
-// calls Pid), but it cannot see the call's deadline, cancellation or
-// attachments, so plugin check warns, naming the method, and passes.
+// A service plugin method without a leading context.Context
+// (testdata/noctxplugin's Count): the sdk calls it, but it cannot see the
+// call's deadline, cancellation or attachments, so plugin check warns,
+// naming the method, and passes. The greeter example, which users copy,
+// takes a context in every method and draws no warning (tester37 F14).
 func TestPluginCheckWarnsAboutMethodsWithoutContext(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(binary, "plugin", "check", greeter)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("plugin check: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	noctx := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/noctxplugin")
+	check := func(plugin string) string {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(binary, "plugin", "check", plugin)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("plugin check %s: %v\n%s\n%s", plugin, err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
 	}
-	out := stdout.String()
-	want := "warning   greeter.Greeter.Pid takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments"
-	if !strings.Contains(out, want) || strings.Contains(out, "Greeter.Hello takes") {
+	out := check(noctx)
+	want := "warning   noctx.Svc.Count takes no context.Context first: it cannot see the call's deadline, its cancellation or its attachments"
+	if !strings.Contains(out, want) || strings.Contains(out, "Svc.Hello takes") {
 		t.Errorf("output lacks %q or warns about Hello:\n%s", want, out)
+	}
+	if out := check(greeter); strings.Contains(out, "warning") || !strings.Contains(out, "provides  service  greeter.Greeter (Hello, Pid)") {
+		t.Errorf("the greeter example draws a warning or fails:\n%s", out)
 	}
 }

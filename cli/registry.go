@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
@@ -122,8 +121,7 @@ stderr.`,
 			if jw.out == nil { // no service, or none fits
 				jw.out = &lsJSON{Services: []lsServiceJS{}}
 			}
-			enc := json.NewEncoder(a.stdout)
-			enc.SetIndent("", "  ")
+			enc := jsonOutput(a.stdout)
 			return enc.Encode(jw.out)
 		},
 	}
@@ -236,6 +234,39 @@ func withRegistryDir(u spi.URL) spi.URL {
 	}
 	return u.WithPath(fileregistry.DefaultDir())
 }
+
+// showDefaultRegistry returns text, a message the kernel built from reg
+// (a reference's "no provider available for demo.Echo (registry: ...)"),
+// with the default file registry written as serve's serving line and
+// registry ls write it, "file:// (/run/user/1000/airnode/registry)", when
+// reg is that registry with its directory made explicit (withRegistryDir);
+// any other text or registry is returned as is.
+func showDefaultRegistry(text string, reg spi.URL) string {
+	def, err := spi.Parse(fileregistry.Name + "://")
+	if err != nil || reg.IsZero() || reg.String() != withRegistryDir(def).String() {
+		return text
+	}
+	return strings.ReplaceAll(text, "(registry: "+reg.String()+")", "(registry: "+registryDesc(def)+")")
+}
+
+// withRegistryShown returns err with its text passed through
+// showDefaultRegistry (errors.Is and As still see err), or err itself
+// when that changes nothing.
+func withRegistryShown(err error, reg spi.URL) error {
+	if t := showDefaultRegistry(err.Error(), reg); t != err.Error() {
+		return &registryShownError{err: err, text: t}
+	}
+	return err
+}
+
+// registryShownError is an error shown with another text (withRegistryShown).
+type registryShownError struct {
+	err  error
+	text string
+}
+
+func (e *registryShownError) Error() string { return e.text }
+func (e *registryShownError) Unwrap() error { return e.err }
 
 // isDefaultFileRegistry reports whether u is a file registry URL that
 // names no directory (file://, file://localhost).

@@ -29,7 +29,7 @@ func TestDefaultFileRegistryDirIsShown(t *testing.T) {
 		t.Errorf("serve's serving line lacks %s:\n%s", want, p.logText())
 	}
 	r = call(t, env, "demo.Nope", "Echo", "1")
-	if want := "(registry: file://" + dir + ")"; r.code == 0 || !strings.Contains(r.stderr, want) {
+	if want := "(registry: file:// (" + dir + "))"; r.code == 0 || !strings.Contains(r.stderr, want) {
 		t.Errorf("call of a missing service: exit %d, stderr %q, want it to contain %q", r.code, r.stderr, want)
 	}
 

@@ -275,9 +275,11 @@ func otherErrors(err error, ab error) string {
 var providerSetKeys = []string{"timestamp", spi.KeySide, spi.KeyMethods, "pid"}
 
 // parseParams turns repeated key=value flags into a map; a key given twice
-// is an error.
+// is an error naming both flags, as -a's (`-p "a=1" and -p "a=2": key "a"
+// given twice: give each key once`).
 func parseParams(kvs []string) (map[string]string, error) {
 	m := make(map[string]string, len(kvs))
+	first := make(map[string]string, len(kvs)) // key -> the flag that gave it
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
@@ -285,9 +287,9 @@ func parseParams(kvs []string) (map[string]string, error) {
 			return nil, fmt.Errorf("-p %q: want key=value", kv)
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("-p: key %q given twice", k)
+			return nil, fmt.Errorf("-p %q and -p %q: key %q given twice: give each key once", first[k], kv, k)
 		}
-		m[k] = v
+		m[k], first[k] = v, kv
 	}
 	return m, nil
 }
@@ -363,16 +365,9 @@ func startPlugins(ctx context.Context, cfg config.Config, file string, cat *exte
 
 // defaultRegistry returns the registry URL to use when none is given: the
 // catalog's default registry ("file") in its default location, or the zero
-// URL when the catalog does not have it.
+// URL when the catalog does not have it (config.DefaultRegistryURL).
 func defaultRegistry(cat *extension.Catalogs) spi.URL {
-	def := cat.Registry.Default()
-	if _, ok := cat.Registry.Origin(def); !ok {
-		return spi.URL{}
-	}
-	u, err := spi.Parse(def + "://")
-	if err != nil {
-		return spi.URL{}
-	}
+	u, _ := config.DefaultRegistryURL(cat)
 	return u
 }
 
@@ -415,11 +410,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := checkShutdownParams(params, f, cfg.Shutdown); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	reg := defaultRegistry(cat)
-	if cfg.Registry != "" {
-		if reg, err = spi.Parse(cfg.Registry); err != nil {
-			return fmt.Errorf("serve: registry: %w", err)
-		}
+	reg, err := cfg.RegistryURL(cat)
+	if err != nil && cfg.Registry != "" {
+		return fmt.Errorf("serve: %w", err)
 	}
 	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
 	if err != nil {

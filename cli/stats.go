@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -68,8 +67,7 @@ overloaded.
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
+				enc := jsonOutput(a.stdout)
 				return enc.Encode(rep)
 			}
 			if err := metrics.WriteTable(a.stdout, rep.Methods); err != nil {

@@ -39,7 +39,7 @@
 // URL keys read here:
 //
 //	key                 side      type      default  meaning
-//	timeout             consumer  duration  1000ms   call timeout, method-level first
+//	timeout             consumer  duration  1s       call timeout, method-level first
 //	connect.timeout     consumer  duration  3s       dial plus first ping
 //	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 30s, ±20% jitter
 //	connections         consumer  int 1-64  1        sessions per provider address, round-robined

@@ -28,5 +28,7 @@ func (Greeter) Hello(_ context.Context, name string) (string, error) {
 	return "Hello, " + name, nil
 }
 
-// Pid returns the PID of the process serving the call.
-func (Greeter) Pid() int { return os.Getpid() }
+// Pid returns the PID of the process serving the call. It takes the
+// call's context first, as every method should (airnode plugin check warns
+// about one that does not), though it has no use for it.
+func (Greeter) Pid(context.Context) int { return os.Getpid() }

@@ -41,7 +41,7 @@ const MinTimeout = time.Millisecond
 // (transport, loadbalance, heartbeat, ...) are checked by the catalogs
 // instead.
 var KernelKeys = []KeySpec{
-	{"timeout", KindDuration, int64(MinTimeout), "1000ms", "consumer call timeout"},
+	{"timeout", KindDuration, int64(MinTimeout), "1s", "consumer call timeout"},
 	{"connect.timeout", KindDuration, 1, "3s", "dial and first-ping timeout"},
 	{"reconnect.backoff", KindDuration, 1, "100ms", "first reconnect delay, doubling, capped at 30s"},
 	{"retries", KindInt, 0, "2", "extra tries for failover"},
