@@ -84,8 +84,8 @@ type Channel struct {
 	lastHandOff, poolWindow int64
 	rd                      *reader // the primary stream's reader, passed on at a hand-off
 
-	ctx    context.Context // parent of every handler context; cancelled on death
-	cancel context.CancelFunc
+	ctx    context.Context // parent of every handler context; cancelled on death, or by abandon (cause errShutdownAbandoned)
+	cancel context.CancelCauseFunc
 
 	goMu     sync.Mutex // orders goIO's Add before die's Wait
 	goClosed bool
@@ -120,7 +120,7 @@ type Channel struct {
 	slowPingLogged atomic.Bool   // consumer: warned that the provider's ping-flood guard will close an idle channel
 	readBatches    atomic.Uint64 // read batches begun: frames read together from one buffer fill share a number
 	dataSeen       atomic.Bool   // provider: a request arrived since the last ping
-	readOnly       atomic.Bool   // consumer: the provider is shutting down
+	readOnly       atomic.Bool   // consumer: the provider is shutting down; provider: the read-only event was sent
 	draining       atomic.Bool   // consumer: the provider unregistered and drains (draining.go)
 
 	// Go-away (hello.go, sendGoAway): the provider runs no request read
@@ -236,7 +236,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	c.io.c, c.handlers.c = c, c
 	c.live.Store(2) // alive (die releases it) and being made (released below)
 	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
 	c.lastWrite.Store(now)
@@ -443,7 +443,7 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		}
 		c.unstall(true) // stalled readers and parked requests find it dead
 		c.wakeQueued(true)
-		c.cancel()
+		c.cancel(nil)
 		c.setStuck("session Close")
 		if err := c.sess.Close(); err != nil {
 			c.closeErr.Store(&err)

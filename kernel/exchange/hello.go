@@ -426,8 +426,24 @@ func (c *Channel) noteRequest(id uint64) {
 	}
 }
 
-// sendReadOnly queues the read-only event (provider side).
+// errShutdownAbandoned is the cause of the handler contexts of a provider
+// channel whose server's Shutdown ctx ended with requests still running
+// (Channel.abandon): such a request that then fails is answered
+// SERVER_ERROR "abandoned" (handle).
+var errShutdownAbandoned = errors.New("exchange: provider shutting down: shutdown timeout passed")
+
+// abandon cancels the contexts of the requests the channel is running, with
+// cause errShutdownAbandoned, without closing it (provider side): their
+// answers still go out.
+func (c *Channel) abandon() { c.cancel(errShutdownAbandoned) }
+
+// sendReadOnly queues the read-only event (provider side), once per
+// channel: StopAccepting sends it, and Shutdown again for a channel that
+// missed it.
 func (c *Channel) sendReadOnly() {
+	if c.readOnly.Swap(true) {
+		return
+	}
 	var fb [protocol.HeaderLen + len(readOnlyEvent)]byte
 	f := append(fb[:protocol.HeaderLen], readOnlyEvent...)
 	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: uint32(len(readOnlyEvent))}.Put(f)
@@ -438,4 +454,4 @@ func (c *Channel) sendReadOnly() {
 // Shutdown's read-only event): the channel still carries calls already made
 // and their responses, but a load balancer should stop picking it. Always
 // false on the provider side.
-func (c *Channel) ReadOnly() bool { return c.readOnly.Load() }
+func (c *Channel) ReadOnly() bool { return c.opts.Side == spi.Consumer && c.readOnly.Load() }

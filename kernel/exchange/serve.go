@@ -137,6 +137,14 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	}()
 	res = c.opts.Handler.Serve(ctx, req)
 	switch {
+	case res.Err != nil && errors.Is(context.Cause(c.ctx), errShutdownAbandoned):
+		// Shutdown's ctx ended while it ran (Channel.abandon).
+		var e *spi.Error
+		if !errors.As(res.Err, &e) || e.Status != spi.StatusServerError {
+			res.Err = &spi.Error{Status: spi.StatusServerError, Cause: res.Err,
+				Message: fmt.Sprintf("exchange: provider shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (the method returned: %v)",
+					req.Service, req.Method, res.Err)}
+		}
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)

@@ -283,17 +283,26 @@ func (s *Server) stop() []*Channel {
 
 // StopAccepting closes the listener, so that new connections are refused:
 // the accept loop (Serve) returns, and a session accepted just before is
-// closed at once. The channels already served go on as before (their
-// requests are read and served) until Shutdown or Close. It is
-// Shutdown's first step; a provider that lets its calls in flight finish
-// before calling Shutdown calls it first, so that no new consumer
-// connects to a server that is leaving (Dubbo closes the server's accept
-// before its channels drain). Idempotent.
-func (s *Server) StopAccepting() { s.stop() }
+// closed at once. It sends every channel already served the read-only
+// event (Dubbo's READONLY_EVENT: its consumer should send no new request,
+// and its load balancer stops picking this provider: Channel.ReadOnly),
+// but the channels go on as before (their requests are read and served)
+// until Shutdown or Close. It is Shutdown's first step; a provider that
+// lets its calls in flight finish before calling Shutdown calls it first,
+// so that no new consumer connects to a server that is leaving, and the
+// connected ones are told at once rather than when that drain ends (Dubbo
+// closes the server's accept and sends READONLY_EVENT before its channels
+// drain). Idempotent: a channel gets one read-only event.
+func (s *Server) StopAccepting() {
+	for _, ch := range s.stop() {
+		ch.sendReadOnly()
+	}
+}
 
 // Shutdown stops accepting, tells every consumer the provider is going
 // read-only (a one-way event, Dubbo's READONLY_EVENT, so consumers stop
-// picking it at once: Channel.ReadOnly), waits until no request is in
+// picking it at once: Channel.ReadOnly; StopAccepting sent it already to
+// the channels it saw), waits until no request is in
 // flight or ctx ends, then sends each consumer the go-away (the last
 // request it will run: later ones are not run, so the consumer may retry
 // them elsewhere), waits again for the requests that started before it,
@@ -302,11 +311,19 @@ func (s *Server) StopAccepting() { s.stop() }
 // and waits (at most goAwayAckWait) for the answer, so that the requests
 // crossing the go-away on the wire are read and answered as not run
 // rather than lost (awaitGoAwayAck). It returns ctx's error if requests were
-// still in flight when ctx ended (they are cancelled). Requests arriving
-// on existing channels while draining are still served.
+// still in flight when ctx ended. Requests arriving on existing channels
+// while draining are still served.
+//
+// When ctx ends with requests in flight, the requests read before the
+// go-away are still answered before the close: their handlers' contexts
+// are cancelled (context.Cause: "shutdown timeout passed"), and for
+// abandonWait (200 ms) Shutdown pings after the go-away and waits for
+// their answers; a handler that returns an error then is answered
+// SERVER_ERROR "... the call was abandoned".
 //
 // Shutdown is bounded by ctx: once ctx has ended it waits at most
-// closeGrace (100 ms) more for the channels' goroutines and the workers.
+// abandonWait, then closeGrace (100 ms) more for the channels' goroutines
+// and the workers.
 // A handler that ignores its cancelled context and is still running then
 // is left behind: its goroutine is the handler's, it ends when the handler
 // returns (its answer is dropped, the channel being closed), and Shutdown
@@ -325,9 +342,7 @@ func (s *Server) StopAccepting() { s.stop() }
 // contrast, waits for every goroutine, but for those of a connection
 // whose session Close failed.
 func (s *Server) Shutdown(ctx context.Context) error {
-	for _, ch := range s.stop() {
-		ch.sendReadOnly()
-	}
+	s.StopAccepting()
 	err := s.drain(ctx)
 	// Nothing read from now on runs (the go-away); what started before it
 	// finishes and is answered.
@@ -335,21 +350,35 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ch := range chans {
 		ch.sendGoAway()
 	}
+	acked := false
 	if err == nil {
 		awaitGoAwayAck(ctx, chans)
+		acked = true
 		err = s.drain(ctx)
 	}
-	if err == nil {
-		// the last responses may still be queued: let them reach the wire
-		s.mu.Lock()
-		chans := make([]*Channel, 0, len(s.chans))
-		for ch := range s.chans {
-			chans = append(chans, ch)
-		}
-		s.mu.Unlock()
+	fctx := ctx
+	if err != nil {
+		// ctx ended with requests in flight. Those read before the
+		// go-away are answered all the same, before the close: their
+		// handlers' contexts are cancelled now, and a handler that
+		// returns within abandonWait has its failure answered
+		// SERVER_ERROR "abandoned" (handle). The ping after the
+		// go-away is still sent, so that a request crossing it is read
+		// and answered as not run.
 		for _, ch := range chans {
-			ch.flush(ctx)
+			ch.abandon()
 		}
+		actx, cancel := context.WithTimeout(context.Background(), abandonWait)
+		defer cancel()
+		if !acked {
+			awaitGoAwayAck(actx, chans)
+		}
+		_ = s.drain(actx)
+		fctx = actx
+	}
+	// the last responses may still be queued: let them reach the wire
+	for _, ch := range s.live() {
+		ch.flush(fctx)
 	}
 	ok := s.closeAll(ctx, "server shutdown")
 	open := 0 // connections left behind with a call named
@@ -383,6 +412,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return err
 }
+
+// live returns the server's channels.
+func (s *Server) live() []*Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chans := make([]*Channel, 0, len(s.chans))
+	for ch := range s.chans {
+		chans = append(chans, ch)
+	}
+	return chans
+}
+
+// abandonWait bounds how long Shutdown, once its ctx has ended, still
+// waits for the requests read before the go-away, their contexts
+// cancelled, to be answered (and for the ping after the go-away to be
+// answered), before it closes the channels.
+const abandonWait = 200 * time.Millisecond
 
 // drain waits until no request is in flight, or returns ctx's error.
 func (s *Server) drain(ctx context.Context) error {
