@@ -12,15 +12,7 @@ import (
 )
 
 // serverChannels returns the server's live provider channels.
-func serverChannels(s *Server) []*Channel {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Channel, 0, len(s.chans))
-	for ch := range s.chans {
-		out = append(out, ch)
-	}
-	return out
-}
+func serverChannels(s *Server) []*Channel { return s.live() }
 
 // Issue 8 item 4: with a connection limit of 2, five concurrent slow calls on
 // one consumer connection → exactly two run, three are answered
