@@ -363,7 +363,13 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 		if strings.TrimSpace(line) != "" {
 			return fmt.Errorf("%s: wrote %q to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr%s", prefix, line, tailText("; ", tail))
 		}
-		exited = true // exited, or printed an empty line
+		if !strings.Contains(msg, "Failed to read any lines") {
+			// A line came, empty (/bin/echo): go-plugin then kills the
+			// process, which may or may not have exited first, so how it
+			// ended says nothing; what it wrote does.
+			return fmt.Errorf("%s: wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr%s", prefix, tailText("; ", tail))
+		}
+		exited = true // stdout closed with no line
 	}
 	if v, ok := pluginVersion(msg); ok {
 		return fmt.Errorf("%s: %s", prefix, versionAdvice(v))

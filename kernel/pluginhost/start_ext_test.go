@@ -60,6 +60,12 @@ func TestFailedStartSaysExitStatusAndLastStderrLine(t *testing.T) {
 	}{
 		{exit2, `exited with status 2 before the handshake; its last 2 stderr lines: "reading /etc/acme.conf", "plugin: config missing, exiting"`, "airnode plugin"},
 		{"/bin/true", "exited with status 0 before the handshake, writing nothing on stdout or stderr; is it an airnode plugin (sdk.Serve)?", "stderr line"},
+		// an empty line on stdout, then exit (/bin/echo) or not: the same
+		// message each time, not "killed" or "exited with status 0" as
+		// go-plugin's kill races the exit, nor "writing nothing"
+		{"/bin/echo", "wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake", "killed"},
+		{"/bin/echo", "wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake", "exited"},
+		{script(t, "emptyline.sh", "echo\nsleep 5\n"), "wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake", "killed"},
 		{binary("empty"), `exited with status 1 before the handshake; its last stderr line: "sdk: Plugins has nothing to serve (set LoadBalance, Registry, Filter or Services)"`, "sdk: sdk:"},
 	} {
 		h := pluginhost.New([]config.Plugin{{Name: "acme.p2c", Point: "loadbalance", Command: tt.command}}, pluginhost.WithLogger(logger))
