@@ -1468,6 +1468,11 @@ func (s *server) abandonedWhy() string {
 // and be answered (SERVER_ERROR "shut down") before the channels close.
 // It does not wait for an abandoned call that ignores its context: the
 // channels close, and the call's goroutine ends when it returns.
+//
+// When the drain ends in time but ctx ends during the exchange's Shutdown
+// (which waits for a moment with no request in flight: a consumer that
+// kept sending), the requests the exchange then has in flight are
+// abandoned the same way, counted and named (abandonLate).
 func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	s.srv.StopAccepting()
 	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
@@ -1492,9 +1497,7 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	}
 	if !inTime {
 		abandoned = s.srv.InFlight()
-		s.stoppedNow.Store(errors.Is(ctx.Err(), context.Canceled))
-		s.abandoning.Store(true)
-		s.abandonAll(errAbandoned)
+		s.abandonCalls(ctx)
 		gctx, cancel := context.WithTimeout(context.Background(), abandonGrace)
 		defer cancel()
 		waitDrained(gctx, drained)
@@ -1504,7 +1507,20 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	// short grace) it leaves behind the handlers that ignore their
 	// context, and so does this: an abandoned call still running keeps
 	// its own goroutine until it returns, and nothing waits for it.
-	err := s.srv.Shutdown(ctx)
+	xctx, late := ctx, func() (int, bool) { return 0, false }
+	if inTime {
+		xctx, late = s.abandonLate(ctx)
+	}
+	err := s.srv.Shutdown(xctx)
+	if n, ended := late(); ended {
+		// ctx ended during the exchange's Shutdown: its calls then in
+		// flight are this shutdown's abandoned ones, and xctx's
+		// cancellation is ctx's end
+		abandoned = n
+		if errors.Is(err, context.Canceled) {
+			err = ctx.Err()
+		}
+	}
 	// A connection left closing is named by the extension call it waits
 	// on (a session's Close, a heartbeat's stop), which
 	// explains the exchange's ctx error.
@@ -1523,6 +1539,44 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 		return 0, errors.Join(fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err), lerr)
 	}
 	return abandoned, lerr
+}
+
+// abandonLate returns the context for the exchange's Shutdown once the
+// kernel's drain ended in time. It ends when ctx does, but only after the
+// calls then still in flight (read after the drain began: a consumer that
+// kept sending) are abandoned as those of a drain past its deadline are
+// (abandoning; their contexts cancelled, cause errAbandoned), so that
+// when the exchange abandons them too (cancelling their channels'
+// contexts) they are counted, named (noteAbandoned) and answered as the
+// kernel's own. done, called once the exchange's Shutdown returned,
+// releases the context and reports whether ctx had ended, and then how
+// many requests the exchange had in flight at that moment.
+func (s *server) abandonLate(ctx context.Context) (xctx context.Context, done func() (abandoned int, ended bool)) {
+	xctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	late := make(chan int, 1)
+	stop := context.AfterFunc(ctx, func() {
+		n := s.srv.InFlight()
+		s.abandonCalls(ctx)
+		cancel()
+		late <- n
+	})
+	return xctx, func() (int, bool) {
+		if stop() {
+			cancel()
+			return 0, false
+		}
+		return <-late, true // the AfterFunc ran, or is running: wait for it
+	}
+}
+
+// abandonCalls abandons the calls still running once ctx ended: a call
+// that fails from then on is answered SERVER_ERROR "shut down" and
+// named (serve), and every call's context is cancelled (cause
+// errAbandoned).
+func (s *server) abandonCalls(ctx context.Context) {
+	s.stoppedNow.Store(errors.Is(ctx.Err(), context.Canceled))
+	s.abandoning.Store(true)
+	s.abandonAll(errAbandoned)
 }
 
 // beforeDone ends the count of a request that started before draining:
