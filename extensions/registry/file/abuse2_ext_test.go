@@ -68,13 +68,7 @@ func TestAbuse2_F6_InvalidEntriesSkippedLoggedOnceNeverDeleted(t *testing.T) {
 	if n := strings.Count(text, "level=WARN"); n != len(bad) {
 		t.Errorf("%d Warn lines, want %d:\n%s", n, len(bad), text)
 	}
-	lister := r.(interface {
-		Invalid(context.Context, spi.URL) ([]file.Invalid, error)
-	})
-	inv, err := lister.Invalid(context.Background(), spi.MustParse("airnode://127.0.0.1/demo.Echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := invalidEntries(t, r, spi.MustParse("airnode://127.0.0.1/demo.Echo"))
 	if len(inv) != len(bad) {
 		t.Errorf("Invalid returned %d entries, want %d: %+v", len(inv), len(bad), inv)
 	}
@@ -133,4 +127,17 @@ func loggedRegistry(t *testing.T, query string, urls ...spi.URL) (spi.Registry, 
 		}
 	}
 	return r, regDir, logBuf
+}
+
+// invalidEntries returns what r (a file registry) lists as the invalid
+// entries of consumer's service, failing the test on an error.
+func invalidEntries(t *testing.T, r spi.Registry, consumer spi.URL) []file.Invalid {
+	t.Helper()
+	inv, err := r.(interface {
+		Invalid(context.Context, spi.URL) ([]file.Invalid, error)
+	}).Invalid(context.Background(), consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/extensions/registry/file/filetest"
 	"github.com/airnode/airnode/spi"
 )
@@ -65,12 +64,7 @@ func TestFix35_OtherSchemeIsInvalid(t *testing.T) {
 	if n := strings.Count(text, "level=WARN"); n != len(schemes) {
 		t.Errorf("%d Warn lines, want %d:\n%s", n, len(schemes), text)
 	}
-	inv, err := r.(interface {
-		Invalid(context.Context, spi.URL) ([]file.Invalid, error)
-	}).Invalid(context.Background(), consumer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := invalidEntries(t, r, consumer)
 	if len(inv) != len(schemes) {
 		t.Errorf("Invalid: %+v, want the %d entries of another scheme", inv, len(schemes))
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -51,12 +50,7 @@ func TestHandWrittenUnlockedEntryIsLeftAlone(t *testing.T) {
 	if _, err := os.Stat(deadPath); !os.IsNotExist(err) {
 		t.Errorf("the dead older-format entry %s is still there (%v), want it removed", deadPath, err)
 	}
-	inv, err := r.(interface {
-		Invalid(context.Context, spi.URL) ([]file.Invalid, error)
-	}).Invalid(context.Background(), consumer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := invalidEntries(t, r, consumer)
 	if len(inv) != 1 || inv[0].Name != "manual" || !strings.HasPrefix(inv[0].Why, "written by hand, unlocked") {
 		t.Errorf("Invalid: %+v, want the hand-written entry, written by hand", inv)
 	}

@@ -252,8 +252,9 @@ func (f fdReader) Read(b []byte) (int, error) {
 }
 
 // probe reports whether the older-format entry at path is held by a live
-// process; a dead entry (lock free) is removed if path still names the
-// file probed. Used for temporary files and by Register's check.
+// process; a dead entry (lock free) is removed as entryState removes one
+// (a temporary file, or one named after its URL). Used for temporary
+// files and by Register's check.
 func probe(path string) (live bool, content string) {
 	live, content, _ = entryState(cstring(path), true)
 	return live, content
