@@ -91,6 +91,7 @@ type Channel struct {
 	goClosed bool
 	dieOnce  sync.Once
 	dying    chan struct{} // closed when the channel dies
+	watch    ctxWatch      // long-lived contexts its calls wait on without a select
 	reason   string        // why; written before dying is closed
 	failed   atomic.Int64  // calls the close failed (dieCounted), for FailedCalls
 	io       ioGroup       // readers, writer, acceptor: Close waits for them

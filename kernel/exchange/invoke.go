@@ -108,6 +108,10 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		}
 		cl.timeout -= elapsed
 	}
+	cd := ctx.Done()
+	if cd != nil {
+		cl.watcher = c.watch.watching(cd)
+	}
 	if !c.pending.add(cl) {
 		putFrame(f)
 		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
@@ -132,21 +136,35 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 	st := c.sendRequest(f)
 
 	// Whoever takes the call out of the pending table signals done once:
-	// the reader (a response), die (CHANNEL_INACTIVE) or the call's timer
-	// (timedOut). Only a ctx that can be cancelled needs a select.
-	if cd := ctx.Done(); cd != nil {
+	// the reader (a response), die (CHANNEL_INACTIVE), the call's timer
+	// (timedOut) or the watcher of its ctx (cancelled). Only a ctx that
+	// can be cancelled and is not watched needs a select.
+	switch {
+	case cd == nil:
+		<-cl.done
+	case cl.watcher != nil:
+		select {
+		case <-cd: // done before the watcher's walk could see this call
+			if c.pending.take(cl.id) != nil {
+				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
+			}
+		default:
+		}
+		<-cl.done
+	default:
+		if cl.id%sampleEvery == 0 {
+			c.watch.consider(c, cd)
+		}
 		select {
 		case <-cl.done:
 		case <-cd:
 			if c.pending.take(cl.id) != nil {
 				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
 			}
-			<-cl.done // a response, the channel's death or the timer won the race
+			<-cl.done // a response, the channel's death, the timer or a watcher won the race
 		}
-	} else {
-		<-cl.done
 	}
-	if cl.timedOut {
+	if cl.timedOut || cl.cancelled {
 		return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
 	}
 	if cl.err != nil && !cl.unread && !cl.answered && !st.withdraw() {

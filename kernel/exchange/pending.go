@@ -27,6 +27,9 @@ type call struct {
 	armed    bool          // timer set for this use of the call
 	timedOut bool          // set by the timer's callback before it signals done
 
+	watcher   *ctxWatcher // the channel's watcher of the call's ctx, when it waits on done alone (ctxwatch.go)
+	cancelled bool        // set by that watcher, its ctx done, before it signals done
+
 	// Result, written by the taker before done is signalled.
 	status   spi.Status
 	codecID  uint8
@@ -51,6 +54,7 @@ func putCall(c *call) {
 	putBody(c.body)
 	c.status, c.codecID, c.body, c.err, c.unread, c.answered = 0, 0, nil, nil, false, false
 	c.ch, c.timeout, c.armed, c.timedOut = nil, 0, false, false
+	c.watcher, c.cancelled = nil, false
 	c.rd.Reset(nil)
 	callPool.Put(c)
 }
