@@ -354,12 +354,27 @@ func (c *Channel) readFailed(err error) {
 	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated), peerProtocolError(err):
 		level = slog.LevelWarn
 		reason = err.Error()
+		if errors.Is(err, protocol.ErrBadMagic) && c.framesRead.Load() == 0 {
+			reason += firstBytesHint(c.opts.Side)
+		}
 		closed = &counters.Channels.ProtocolErrors
 	case errors.Is(err, io.EOF):
 		level = slog.LevelDebug
 		reason = "closed by peer"
 	}
 	c.dieCounted(reason, level, closed)
+}
+
+// firstBytesHint explains a bad magic in the first bytes a connection
+// carried: the peer speaks something else on it, most often because the
+// two sides' URL keys transport (tcp, smux: neither reads the other's
+// frames) or tls differ.
+func firstBytesHint(side spi.Side) string {
+	peer := "consumer"
+	if side == spi.Consumer {
+		peer = "provider"
+	}
+	return fmt.Sprintf(" in the first bytes of the connection: the %s speaks another protocol; its URL keys transport and tls must match this side's", peer)
 }
 
 // peerProtocolError reports whether err is a transport's report that the
