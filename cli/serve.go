@@ -132,7 +132,7 @@ gives up on (restart: never) has its services unregistered.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50
   airnode serve --demo=false          # only the services of plugins.yaml`,
-		Args: cobra.NoArgs,
+		Args: argsRange(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sw := watchServeSignals(a.Logger(), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
 			defer sw.stop()
@@ -732,7 +732,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 	var firstAt spi.URL           // the first export: its transport has the address
 	for _, pe := range exports {
 		u := pe.url
-		err := config.CheckURL(u)
+		err := config.CheckURL(pe.published())
 		if err == nil {
 			err = kernel.CheckServerKeys(u)
 		}
@@ -740,7 +740,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			_, err = kernel.Dispatcher(u)
 		}
 		if err == nil {
-			err = providerExplainErr(cat, u)
+			err = providerExplainErr(cat, pe.published())
 		}
 		if err == nil {
 			err = checkTLSFiles(u)
@@ -819,16 +819,34 @@ func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.
 // lacks (Slep.timeout), as Export does (Node.CheckMethodKeys): the demo's
 // methods, or those a service plugin declares.
 func checkMethodKeys(cat *extension.Catalogs, pe plannedExport) error {
-	var methods []string
-	if pe.demo != nil {
-		var err error
-		if methods, err = kernel.MethodNames(pe.demo); err != nil {
-			return err
-		}
-	} else {
-		methods = pe.url.Methods()
+	methods, err := pe.methods()
+	if err != nil {
+		return err
 	}
 	return kernel.NewNode(cat).CheckMethodKeys(pe.url, methods)
+}
+
+// methods returns the methods the export serves: demo.Echo's, or the
+// "methods" of its URL (a service plugin's, or the file's).
+func (pe plannedExport) methods() ([]string, error) {
+	if pe.demo != nil {
+		return kernel.MethodNames(pe.demo)
+	}
+	return pe.url.Methods(), nil
+}
+
+// published returns pe's URL with the "methods" the kernel's Export
+// publishes (it adds them when the URL has none), so that the checks of
+// Dubbo's "<m>.<key>" see the URL consumers will: "Echo.loadbalance=x"
+// is checked as "methods.Echo.loadbalance=x" is (spi.URL.MethodParam).
+func (pe plannedExport) published() spi.URL {
+	if _, ok := pe.url.Param(spi.KeyMethods); ok {
+		return pe.url
+	}
+	if ms, err := pe.methods(); err == nil && len(ms) > 0 {
+		return pe.url.With(spi.KeyMethods, strings.Join(ms, ","))
+	}
+	return pe.url
 }
 
 // providerExplainErr builds every extension u names as the kernel's

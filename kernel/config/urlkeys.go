@@ -102,8 +102,13 @@ func checkParams(params map[string]string, fileSyntax bool) error {
 	return errors.Join(errs...)
 }
 
-// kernelKey finds the spec of k, written plainly, as methods.<m>.<key>, or
-// as <m>.<key> with m in methods.
+// kernelKey finds the spec of k, written plainly or in a method-level
+// form the kernel applies (spi.MethodLevelKey, the rule of
+// spi.URL.MethodParam and MethodsSetting): "methods.<m>.<key>", or Dubbo's
+// "<m>.<key>" for m in methods or, when methods is empty (serve's -p
+// before Export adds "methods", a reference URL), for m an exported Go
+// method name. So "Echo.weight=-1" is checked as "methods.Echo.weight=-1"
+// is, and "heartbeat.retries" stays the kernel key it is.
 func kernelKey(k string, methods []string) (KeySpec, bool) {
 	find := func(k string) (KeySpec, bool) {
 		i := slices.IndexFunc(KernelKeys, func(s KeySpec) bool { return s.Key == k })
@@ -115,12 +120,7 @@ func kernelKey(k string, methods []string) (KeySpec, bool) {
 	if s, ok := find(k); ok {
 		return s, true
 	}
-	if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
-		if _, key, ok := strings.Cut(rest, "."); ok {
-			return find(key)
-		}
-	}
-	if m, key, ok := strings.Cut(k, "."); ok && slices.Contains(methods, m) {
+	if _, key, ok := spi.MethodLevelKey(k, methods); ok {
 		return find(key)
 	}
 	return KeySpec{}, false
