@@ -306,7 +306,7 @@ type lsServiceJS struct {
 // null when the entry's weight is malformed, which Problem then names
 // (the weight key's error; omitted otherwise). Warmup and
 // Uptime are the table's text ("weight 6 of 100 (6%), 28s left", "done",
-// "-"; "28s").
+// "off" for warmup=0, "-"; "28s").
 type lsProvider struct {
 	Address         string `json:"address"`
 	Weight          *int64 `json:"weight"`
@@ -724,6 +724,11 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	}
 	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-",
 		weightN: weight, effective: max(0, min(weight, warmup.MaxWeight)), weightOK: true}
+	if wu, err := p.Duration("warmup", defaultWarmup); err == nil && wu <= 0 {
+		// warmup=0: the provider never warms up (full weight from its
+		// start), which "done" (finished warming) would hide
+		st.warmup = "off"
+	}
 	ts, err := p.Int("timestamp", 0)
 	if err != nil || ts <= 0 {
 		return st
@@ -746,7 +751,11 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		st.warmup = fmt.Sprintf("weight %d of %d: its clock is ahead of this host's", st.effective, weight)
 		return st
 	}
-	if wu <= 0 || up >= wu || weight <= 0 {
+	if wu <= 0 {
+		st.warmup = "off"
+		return st
+	}
+	if up >= wu || weight <= 0 {
 		st.warmup = "done"
 		return st
 	}

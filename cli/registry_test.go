@@ -114,7 +114,7 @@ func TestDescribeProviderClockSkew(t *testing.T) {
 		t.Fatalf("warmup %q, effective %d; want weight 1 of 100 and why", s.warmup, s.effective)
 	}
 	done := spi.MustParse("airnode://h:1/x?warmup=0&timestamp=" + strconv.FormatInt(now.Add(5*time.Minute).UnixMilli(), 10))
-	if s := describeProvider(done, now); s.effective != 100 || s.warmup != "done" {
+	if s := describeProvider(done, now); s.effective != 100 || s.warmup != "off" {
 		t.Fatalf("warm-up off, clock ahead: warmup %q, effective %d; want the full weight", s.warmup, s.effective)
 	}
 }
