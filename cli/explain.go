@@ -1009,17 +1009,8 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 			if _, inP := x.provider.Param(k); inP && slices.Contains(serverKeys, key) {
 				continue // refused as an error (methodServerKeys)
 			}
-			var why string
-			switch {
-			case key == extension.PointTransport, key == extension.PointHeartbeat, strings.HasPrefix(key, "heartbeat."),
-				key == "connect.timeout", key == "reconnect.backoff", key == "connections", key == "payload",
-				key == "tls", strings.HasPrefix(key, "tls."):
-				why = key + " is chosen per connection"
-			case key == "weight", key == "warmup", key == "timestamp", key == "token":
-				why = key + " is per provider"
-			case key == spi.KeyFilter:
-				why = "the filter chain is built once per service, from service-level keys"
-			default:
+			why := kernel.MethodKeyNoEffect(key)
+			if why == "" {
 				continue
 			}
 			out = append(out, fmt.Sprintf("%s has no effect: %s", k, why))

@@ -20,19 +20,27 @@ import (
 // declares it. A key an extension of another point declares too is left
 // out: that one reads it.
 func (n *Node) clusterKeysUnread(u spi.URL) [][3]string {
-	readers := map[string][]string{}
-	elsewhere := map[string]bool{}
-	for _, p := range n.cat.Describe() {
-		for _, e := range p.Extensions {
-			for _, k := range e.Keys {
-				if p.Name == extension.PointCluster {
-					readers[k.Key] = append(readers[k.Key], e.Name)
-				} else {
-					elsewhere[k.Key] = true
-				}
-			}
-		}
-	}
+	return n.pointKeysUnread(u, extension.PointCluster, n.cat.Cluster.Key(),
+		func(u spi.URL, m string) string { return n.cat.Cluster.Choose(u, m).Name })
+}
+
+// balancerKeysUnread is clusterKeysUnread for the load balancer:
+// hash.nodes beside loadbalance=random (or no loadbalance), p2c.decay
+// beside roundrobin. The provider keys the weighing balancers declare
+// (weight, warmup, timestamp: providerOwnedKeys) are left out: they are
+// read from each provider's URL, whatever the reference sets
+// (warnProviderKeysOnReference says so).
+func (n *Node) balancerKeysUnread(u spi.URL) [][3]string {
+	return n.pointKeysUnread(u, extension.PointLoadBalance, n.cat.LoadBalance.Key(),
+		func(u spi.URL, m string) string { return n.cat.LoadBalance.Choose(u, m).Name }, providerOwnedKeys...)
+}
+
+// pointKeysUnread returns, for each key of u that some extension of
+// point declares while the extension its scope chooses (choose, by the
+// point's URL key pointKey) does not, [the key as written, the extension
+// used, the extensions that declare it]; keys in skip are left out.
+func (n *Node) pointKeysUnread(u spi.URL, point, pointKey string, choose func(spi.URL, string) string, skip ...string) [][3]string {
+	readers, elsewhere := n.pointKeyReaders(point)
 	if len(readers) == 0 {
 		return nil
 	}
@@ -41,29 +49,54 @@ func (n *Node) clusterKeysUnread(u spi.URL) [][3]string {
 	for _, k := range u.Keys() {
 		key := baseKey(k, methods)
 		names := readers[key]
-		if len(names) == 0 || elsewhere[key] {
+		if len(names) == 0 || elsewhere[key] || slices.Contains(skip, key) {
 			continue
 		}
 		scopes := []string{""}
 		if key != k {
 			scopes[0] = strings.TrimSuffix(strings.TrimPrefix(k, spi.KeyMethods+"."), "."+key)
 		} else {
-			scopes = append(scopes, u.MethodsSetting(n.cat.Cluster.Key())...)
+			scopes = append(scopes, u.MethodsSetting(pointKey)...)
 		}
-		used := n.cat.Cluster.Choose(u, scopes[0]).Name
-		if !slices.ContainsFunc(scopes, func(m string) bool { return slices.Contains(names, n.cat.Cluster.Choose(u, m).Name) }) {
+		used := choose(u, scopes[0])
+		if !slices.ContainsFunc(scopes, func(m string) bool { return slices.Contains(names, choose(u, m)) }) {
 			out = append(out, [3]string{k, used, strings.Join(names, ",")})
 		}
 	}
 	return out
 }
 
+// pointKeyReaders returns, for each key an extension of point declares
+// (spi.KeyDescriber), the extensions that declare it, and the keys an
+// extension of another point declares.
+func (n *Node) pointKeyReaders(point string) (readers map[string][]string, elsewhere map[string]bool) {
+	readers, elsewhere = map[string][]string{}, map[string]bool{}
+	for _, p := range n.cat.Describe() {
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if p.Name == point {
+					readers[k.Key] = append(readers[k.Key], e.Name)
+				} else {
+					elsewhere[k.Key] = true
+				}
+			}
+		}
+	}
+	return readers, elsewhere
+}
+
 // warnClusterKeysUnread logs one warning per key of reference URL u that
 // its cluster does not read (clusterKeysUnread), naming the service, the
-// key, the cluster and the clusters that would read it. Refer calls it.
+// key, the cluster and the clusters that would read it; and one per key
+// its balancer does not read (balancerKeysUnread), naming the balancer
+// and the balancers that would. Refer calls it.
 func (n *Node) warnClusterKeysUnread(u spi.URL, service string) {
 	for _, t := range n.clusterKeysUnread(u) {
 		n.logger.Warn("kernel: URL key is read by another cluster, not the one this reference uses (ignored)",
 			"service", service, "key", t[0], "cluster", t[1], "read_by", t[2])
+	}
+	for _, t := range n.balancerKeysUnread(u) {
+		n.logger.Warn("kernel: URL key is read by another balancer, not the one this reference uses (ignored)",
+			"service", service, "key", t[0], "loadbalance", t[1], "read_by", t[2])
 	}
 }

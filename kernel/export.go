@@ -283,6 +283,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
 	n.warnUnsupportedKeys(pu, key)
+	n.warnProviderKeysNoEffect(pu, key)
 	// The provider filter chain, plugin filters included (their plugin
 	// builds them, within a bound), is built before anything listens or
 	// registers: a filter that cannot be built fails the export, as

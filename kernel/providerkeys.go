@@ -1,0 +1,106 @@
+package kernel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// providerOwnedKeys are the kernel keys each provider sets for itself and
+// every consumer reads from the provider's URL only (spi.MergeURL keeps the
+// provider's): a reference's value, or a method-level form, has no effect.
+var providerOwnedKeys = []string{"weight", "warmup", "timestamp"}
+
+// MethodKeyNoEffect returns why a method-level form of kernel key key
+// ("methods.Echo.weight", Dubbo's "Echo.heartbeat") has no effect, or ""
+// when the kernel reads key per method or does not know it: the
+// connection keys are chosen per connection, the provider's identity
+// and state keys are per provider, the filter chain is built per
+// service. list --explain and Export word it alike from here.
+func MethodKeyNoEffect(key string) string {
+	switch {
+	case key == extension.PointTransport, key == extension.PointHeartbeat, strings.HasPrefix(key, "heartbeat."),
+		key == "connect.timeout", key == "reconnect.backoff", key == "connections", key == "payload",
+		key == "tls", strings.HasPrefix(key, "tls."):
+		return key + " is chosen per connection"
+	case slices.Contains(providerOwnedKeys, key), key == spi.AttachmentToken:
+		return key + " is per provider, set " + key
+	case key == spi.KeyFilter:
+		return "the filter chain is built once per service, from service-level keys"
+	}
+	return ""
+}
+
+// providerKeysNoEffect returns, for provider URL u as published (with its
+// "methods"), one [key as written, why] per key it publishes that no
+// consumer and not the provider reads: the balancer (loadbalance, at
+// service or method level) and every key only balancers declare
+// (hash.nodes, hash.arguments, p2c.decay, shortestresponse.slidePeriod:
+// each consumer builds its balancer from its own reference URL, as
+// list --explain says), and a method-level weight, warmup or timestamp
+// (MethodKeyNoEffect: weight is per provider). Dubbo 2.7 passes a
+// provider's loadbalance and a method's weight to its consumers; airnode
+// does not, so Export says so.
+func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
+	lbKey := n.cat.LoadBalance.Key()
+	readers, elsewhere := n.pointKeyReaders(extension.PointLoadBalance)
+	methods := u.Methods()
+	var out [][2]string
+	for _, k := range u.Keys() {
+		key := baseKey(k, methods)
+		v, _ := u.Param(k)
+		switch {
+		case key == lbKey:
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)", k, v, key)})
+		case len(readers[key]) > 0 && !elsewhere[key] && !slices.Contains(providerOwnedKeys, key):
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
+		case key != k && slices.Contains(providerOwnedKeys, key):
+			out = append(out, [2]string{k, fmt.Sprintf("%s has no effect: %s", k, MethodKeyNoEffect(key))})
+		}
+	}
+	return out
+}
+
+// warnProviderKeysNoEffect logs one warning per key of provider URL u
+// that has no effect (providerKeysNoEffect). Export calls it.
+func (n *Node) warnProviderKeysNoEffect(u spi.URL, service string) {
+	for _, t := range n.providerKeysNoEffect(u) {
+		n.logger.Warn(fmt.Sprintf("kernel: export %s: %s", service, t[1]), "service", service, "key", t[0])
+	}
+}
+
+// checkProviderKeysOnReference refuses a reference URL whose weight,
+// warmup or timestamp (providerOwnedKeys, at service or method level) is
+// malformed, with list --explain's error (config.CheckParams: `invalid
+// value "abc" for URL key "warmup": want ...`), and logs one warning per
+// well-formed one: each provider sets its own and consumers read it from
+// the provider's URL, so the reference's value has no effect.
+func (n *Node) checkProviderKeysOnReference(u spi.URL, service string) error {
+	methods := u.Methods()
+	set := map[string]string{}
+	for _, k := range u.Keys() {
+		if slices.Contains(providerOwnedKeys, baseKey(k, methods)) {
+			set[k], _ = u.Param(k)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if len(methods) > 0 {
+		set[spi.KeyMethods] = u.ParamOr(spi.KeyMethods, "")
+	}
+	if err := config.CheckParams(set); err != nil {
+		return err
+	}
+	for _, k := range u.Keys() {
+		if v, ok := set[k]; ok && k != spi.KeyMethods {
+			n.logger.Warn("kernel: provider key on a reference has no effect: each provider sets its own and consumers read it from the provider's URL (serve -p "+baseKey(k, methods)+"=...)",
+				"service", service, "key", k, "value", v)
+		}
+	}
+	return nil
+}
