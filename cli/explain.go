@@ -500,9 +500,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 		}
 	}
 
-	// The table is held until the errors are known: a URL naming an
-	// extension that does not exist gets its error (with the close
-	// match) alone, not after some 80 rows that cannot describe it.
+	// The table is held until the errors are known: a URL call would
+	// refuse (an extension that does not exist, with the close match; a
+	// value out of bounds) gets its errors alone, not after some 80 rows
+	// that cannot describe it.
 	var table strings.Builder
 	tw := newTable(&table)
 	fmt.Fprintf(tw, "url\t%s\n", x.merged.Redacted())
@@ -665,13 +666,14 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	report(cErr, false)
 	report(mErr, !x.direct)
 	errs = dedupeErrors(errs)
-	var unknown *extension.UnknownError
-	if !slices.ContainsFunc(errs, func(e error) bool { return errors.As(e, &unknown) }) {
-		if _, err := io.WriteString(w, table.String()); err != nil {
-			return err
-		}
+	if len(errs) > 0 {
+		// A URL call would refuse gets its errors alone: after some 80
+		// rows, an invalid value (hash.nodes=0) shown as an ordinary row
+		// was easy to miss, as an unknown extension's name was.
+		return errors.Join(errs...)
 	}
-	return errors.Join(errs...)
+	_, err = io.WriteString(w, table.String())
+	return err
 }
 
 // showsPublish reports whether list --explain shows the "publish" row,
