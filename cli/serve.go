@@ -132,7 +132,7 @@ gives up on (restart: never) has its services unregistered.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50
   airnode serve --demo=false          # only the services of plugins.yaml`,
-		Args: argsRange(0, 0),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sw := watchServeSignals(a.Logger(), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
 			defer sw.stop()
