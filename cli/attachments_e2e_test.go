@@ -28,7 +28,7 @@ func TestCallSendsAttachments(t *testing.T) {
 	if _, ok := a["token"]; ok {
 		t.Fatalf("the token reached the method: %v", a)
 	}
-	expectFail(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "token=guess"),
+	expectUsage(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "token=guess"),
 		"CLIENT_ERROR: ", `attachment "token" is reserved by the kernel (reserved: remote, timeout, token)`)
-	expectFail(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "tenant"), "CLIENT_ERROR: ", `-a "tenant": want key=value`)
+	expectUsage(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "tenant"), "CLIENT_ERROR: ", `-a "tenant": want key=value`)
 }

@@ -39,7 +39,8 @@ import (
 type benchFlags struct {
 	cfg            config.Config // references: defaults for the service's parameters
 	registry       string
-	registrySet    bool // --registry given (not the configuration's): a direct run says it is not used
+	registrySet    bool   // --registry given (not the configuration's): a direct run says it is not used
+	registrySource string // where registry came from (app.registrySource)
 	calls          int64
 	callsSet       bool // -n given (a paper run uses 100,000 calls per case otherwise)
 	concurrency    int
@@ -146,7 +147,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
   airnode bench airnode://127.0.0.1:20880/demo.Echo -n 100000 -c 100
   airnode bench 'demo.Echo?loadbalance=roundrobin' --duration 30s -c 50 --json
   airnode bench airnode://127.0.0.1:20880/demo.Echo --paper --baseline`,
-		Args: cobra.ExactArgs(1),
+		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			handlePipe() // a log reader gone does not end the run (serve_signals.go)
 			stdout := &writeCounter{w: a.stdout}
@@ -170,6 +171,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			}
 			defer done()
 			f.cfg = env.cfg
+			f.registrySource = a.registrySource(f.registrySet)
 			return runBench(env.ctx, env.cat, f, args[0], env.logger, stdout, a.stderr, progressWriter(a.stderr))
 		},
 	}
@@ -178,10 +180,13 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
 	sizeVar(fl, &f.req, "req", 100, "request payload: bytes (100) or a size (64KiB): 0 to the payload limit (URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
-	sizeVar(fl, &f.resp, "resp", 100, "response payload: bytes (100) or a size (64KiB) (default: --req)")
+	sizeVar(fl, &f.resp, "resp", 100, "response payload: bytes (100) or a size (64KiB)")
+	fl.Lookup("resp").DefValue = "--req's"
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
-	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first (default max(min(n/10, 10000), 2c); 2000 with --duration), for at most a tenth of --duration, or 10 s")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s")
+	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
+	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
@@ -198,15 +203,21 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	return cmd
 }
 
-// writeCounter counts the bytes written through it to w.
+// writeCounter counts the bytes written through it to w, and keeps the
+// first write error (runApp fails a command whose output could not be
+// written, also one that did not check: version > /dev/full).
 type writeCounter struct {
-	w io.Writer
-	n int64
+	w   io.Writer
+	n   int64
+	err error
 }
 
 func (c *writeCounter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -401,7 +412,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	kv, err := attachmentPairs(f.attachments)
 	if err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return usage(fmt.Errorf("bench: %w", err))
 	}
 	if len(kv) > 0 {
 		ctx = spi.WithAttachments(ctx, kv...) // every call of the run carries them
@@ -424,7 +435,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	var flags []flagParam
 	if f.timeout != "" {
 		if err := checkDuration("--timeout", f.timeout); err != nil {
-			return fmt.Errorf("bench: %w", err)
+			return usage(fmt.Errorf("bench: %w", err))
 		}
 		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
 	}
@@ -442,6 +453,11 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	if !reg.IsZero() {
+		if err := awaitFileRegistryDir(ctx, "bench", f.registry, f.registrySource, registryGrace); err != nil {
+			return err
+		}
 	}
 	if _, ok := u.Param("timeout"); !ok {
 		u = u.With("timeout", benchTimeout.String())

@@ -36,6 +36,9 @@ type callFlags struct {
 	// logs through it when the reference asks for access lines on the
 	// log (accesslog=true), which the default warn level would drop
 	accessLogger *slog.Logger
+	logFormat    string // --log-format: the failure line is a JSON record under json
+	// registrySource says where registry came from (app.registrySource)
+	registrySource string
 }
 
 // callCommand returns `airnode call`.
@@ -106,7 +109,7 @@ struct argument, as a typo, with BAD_REQUEST listing the fields and the
 nearest ("did you mean"). A typed Go consumer's calls carry no such mark:
 there the provider ignores a field its struct lacks (a consumer newer than
 the provider). -a generic=false sends the call as a typed consumer would.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: argsRange(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the configuration gives the registry (plugins.yaml,
 			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
@@ -118,6 +121,8 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 			defer done()
 			f.cfg = env.cfg
 			f.stdin = cmd.InOrStdin()
+			f.logFormat = a.logFormat
+			f.registrySource = a.registrySource(f.registrySet)
 			if !cmd.Flags().Changed("log-level") {
 				f.accessLogger = a.Logger()
 			}
@@ -133,14 +138,23 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	return cmd
 }
 
-// callError is a failed call already reported on stderr; the command exits 1.
-type callError struct{ err error }
+// callError is a failed call already reported on stderr; the command
+// exits 1, or exitUsage when usage is set (a flag value of the wrong form).
+type callError struct {
+	err   error
+	usage bool
+}
 
 func (e *callError) Error() string { return e.err.Error() }
 func (e *callError) Unwrap() error { return e.err }
 
 // ExitCode is the process exit status for a failed call.
-func (e *callError) ExitCode() int { return 1 }
+func (e *callError) ExitCode() int {
+	if e.usage {
+		return exitUsage
+	}
+	return 1
+}
 
 // quoteArg quotes an argument for an error message, cut to 60 bytes: an
 // argument read from a file can be megabytes.
@@ -251,20 +265,31 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	fail := func(err error) error {
 		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
 			msg := "call: interrupted by " + signalName(sig)
-			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			errorLine(stderr, f.logFormat, "airnode: "+msg, msg)
 			return &interruptedError{sig: sig, msg: msg}
 		}
 		var se *spi.Error
 		if !errors.As(err, &se) {
-			err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+			se = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+			err = se
 		}
-		fmt.Fprintln(stderr, showDefaultRegistry(err.Error(), reg))
+		line := showDefaultRegistry(err.Error(), reg)
+		errorLine(stderr, f.logFormat, line, strings.TrimPrefix(line, se.Status.String()+": "), "status", se.Status.String())
 		return &callError{err: err}
+	}
+	// failUsage is fail for a flag value of the wrong form: exit 2
+	failUsage := func(err error) error {
+		err = fail(err)
+		var ce *callError
+		if errors.As(err, &ce) {
+			ce.usage = true
+		}
+		return err
 	}
 	var flags []flagParam
 	if f.timeout != "" {
 		if err := checkDuration("--timeout", f.timeout); err != nil {
-			return fail(err)
+			return failUsage(err)
 		}
 		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
 	}
@@ -273,7 +298,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	kv, err := attachmentPairs(f.attachments)
 	if err != nil {
-		return fail(err)
+		return failUsage(err)
 	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
@@ -312,6 +337,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
 	if err != nil {
 		return fail(err)
+	}
+	if !reg.IsZero() {
+		if err := awaitFileRegistryDir(ctx, "call", f.registry, f.registrySource, registryGrace); err != nil {
+			return fail(err)
+		}
 	}
 	if f.accessLogger != nil && accessLogOnLogger(u) {
 		logger = f.accessLogger

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -250,4 +251,26 @@ func portZeroGiven(arg string, i int) bool {
 	}
 	p, err := strconv.Atoi(h[j+1:])
 	return err == nil && p == 0
+}
+
+// awaitFileRegistryDir is checkFileRegistryDir for call and bench, which
+// must not create a file registry directory that does not exist (the
+// registry would when they subscribe, and a typo would then list as an
+// empty registry): it waits up to grace (registryGrace, the wait they
+// give a provider to register) for the directory to appear, as a
+// provider starting at the same moment creates it, then fails as
+// registry ls does.
+func awaitFileRegistryDir(ctx context.Context, command, raw, source string, grace time.Duration) error {
+	deadline := time.Now().Add(grace)
+	for {
+		err := checkFileRegistryDir(command, raw, source)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

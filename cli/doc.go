@@ -20,6 +20,8 @@
 // extensions before it checks or prints any URL.
 //
 // Exit status (Main and Run return it): 0 on success, 1 on any failure,
-// with the error on stderr; bench and call interrupted by SIGINT exit 130
-// (SIGTERM: 143), as shells report a process a signal ended.
+// with the error on stderr, 2 on a usage error (an unknown command or
+// flag, a missing or extra argument, a flag value of the wrong form);
+// commands interrupted by SIGINT exit 130 (SIGTERM: 143), as shells
+// report a process a signal ended.
 package cli

@@ -49,12 +49,12 @@ func TestDurationFlagsNameTheFlagAndTheForms(t *testing.T) {
 		args := append(strings.Fields(df[0]), "--"+df[1], "5x")
 		r := runCommand(t, 20*time.Second, nil, args[0], args[1:]...)
 		want := fmt.Sprintf("airnode: %s: --%s \"5x\": want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)\n", df[0], df[1])
-		if r.code != 1 || r.stderr != want {
-			t.Errorf("airnode %s: exit %d, stderr %q; want exit 1 and %q", strings.Join(args, " "), r.code, r.stderr, want)
+		if r.code != exitUsage || r.stderr != want {
+			t.Errorf("airnode %s: exit %d, stderr %q; want exit 2 (a usage error) and %q", strings.Join(args, " "), r.code, r.stderr, want)
 		}
 	}
 	r := runCommand(t, 20*time.Second, nil, "bench", "airnode://127.0.0.1:1/demo.Echo", "--json", "--duration=x")
-	if r.code != 1 || !strings.Contains(r.stdout, `"error": "bench: --duration \"x\": want a duration such as 500ms`) {
+	if r.code != exitUsage || !strings.Contains(r.stdout, `"error": "bench: --duration \"x\": want a duration such as 500ms`) {
 		t.Errorf("bench --json --duration=x: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

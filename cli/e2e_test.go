@@ -228,14 +228,27 @@ func expectOK(t *testing.T, r result, stdout string) {
 
 func expectFail(t *testing.T, r result, prefix string, contains ...string) {
 	t.Helper()
-	if r.code != 1 || !strings.HasPrefix(r.stderr, prefix) || r.stdout != "" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and stderr starting %q", r.code, r.stdout, r.stderr, prefix)
+	expectExit(t, r, 1, prefix, contains...)
+}
+
+// expectExit checks that r exited code with nothing on stdout and stderr
+// starting prefix and containing each of contains.
+func expectExit(t *testing.T, r result, code int, prefix string, contains ...string) {
+	t.Helper()
+	if r.code != code || !strings.HasPrefix(r.stderr, prefix) || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and stderr starting %q", r.code, r.stdout, r.stderr, code, prefix)
 	}
 	for _, c := range contains {
 		if !strings.Contains(r.stderr, c) {
 			t.Fatalf("stderr %q does not contain %q", r.stderr, c)
 		}
 	}
+}
+
+// expectUsage is expectFail for a usage error: exit 2 (tester nu41).
+func expectUsage(t *testing.T, r result, prefix string, contains ...string) {
+	t.Helper()
+	expectExit(t, r, exitUsage, prefix, contains...)
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -25,9 +25,14 @@ import (
 //   - a negative number taken for a flag (`call URL Sleep -1`): says to
 //     put "--" before the arguments.
 //
-// Other flag errors are returned unchanged.
+// Other flag errors are returned unchanged. Each is a usage error (exit 2).
 func flagError(c *cobra.Command, err error) error {
-	path := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") // "plugin check"
+	return usage(flagErrorText(c, err))
+}
+
+// flagErrorText is flagError's message.
+func flagErrorText(c *cobra.Command, err error) error {
+	path := commandPath(c) // "plugin check"
 	if tok, ok := negativeNumberFlag(err); ok {
 		return fmt.Errorf("%s: %s is taken as a flag: an argument that starts with \"-\" (a negative number) goes after \"--\", which ends the flags (airnode %s ... -- %s)", path, tok, path, tok)
 	}

@@ -106,7 +106,7 @@ consumer, the provider or the default.`,
   airnode list --explain 'airnode://127.0.0.1:20880/demo.Echo?loadbalance=roundrobin&methods.Echo.loadbalance=random'
   airnode list --explain demo.Echo
   airnode list --explain demo.Echo --registry zookeeper://127.0.0.1:2181`,
-		Args: cobra.MaximumNArgs(2),
+		Args: argsRange(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
 				return fmt.Errorf("list: give either POINT [EXTENSION] or --explain URL, not both")

@@ -34,9 +34,9 @@ func pluginCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
 		Short: "Inspect plugin binaries",
-		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(pluginCheckCommand(a))
+	groupCommand(cmd)
 	return cmd
 }
 
@@ -69,7 +69,7 @@ spi.ErrNotSupported like static:///path, is reported as SKIP), then stops
 it. Exit 0 when everything passed.`,
 		Example: `  airnode plugin check ./bin/p2c
   airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
-		Args: cobra.ExactArgs(1),
+		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(args[0]) == "" {
 				return fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0])

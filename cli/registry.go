@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
@@ -96,7 +97,7 @@ entries, with their path and why (--summary: a count, --json:
 "invalid"), also for a service that has no other entry, and a service
 whose providers directory cannot be read is skipped with a warning on
 stderr.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
 				return errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)")
@@ -106,7 +107,7 @@ stderr.`,
 				return err
 			}
 			defer done()
-			if err := checkFileRegistryDir(registry); err != nil {
+			if err := checkFileRegistryDir("registry ls", registry, a.registrySource(cmd.Flags().Changed("registry"))); err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
@@ -127,34 +128,50 @@ stderr.`,
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text; stale marks an older entry at a newer one's address, which consumers ignore; each service's "consumers" is the number of consumer entries, null when the registry does not list them`)
 	ls.Flags().BoolVar(&summary, "summary", false, "one line per service, its provider and consumer counts, then the total line, instead of the provider tables")
+	var watchJSON bool
 	watch := &cobra.Command{
 		Use:   "watch SERVICE",
 		Short: "Print every change of a service's providers until interrupted",
 		Long: `watch prints SERVICE's providers, then every provider that joins (+) or
 leaves (-), until interrupted: Ctrl-C (SIGINT) exits 130 and SIGTERM 143,
 as call and bench do, whether it was watching or still waiting for the
-registry (a ZooKeeper session).`,
-		Args: cobra.ExactArgs(1),
+registry (a ZooKeeper session). The "watching ..." line goes to stderr,
+the changes to stdout. A file registry directory named in the URL that
+does not exist is an error (exit 1), as for ls: watch creates nothing.
+
+--json prints one JSON object per line instead, for each provider that
+joins, each that leaves, then the count after each change:
+  {"time": "2025-06-01T18:09:38.692+02:00", "event": "added", "service": "demo.Echo", "url": "airnode://...", "providers": 2}
+time is RFC 3339 with milliseconds and the zone; event is "added",
+"removed" or "count" (a count event has no url); service is SERVICE's
+key; providers is the number of providers after the change; url is the
+provider's URL, its token masked.`,
+		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			reg, desc, done, err := open(ctx)
 			if err == nil {
 				defer done()
-				err = registryWatch(ctx, reg, desc, args[0], a.stdout)
+				err = checkFileRegistryDir("registry watch", registry, a.registrySource(cmd.Flags().Changed("registry")))
+				if err == nil {
+					err = registryWatch(ctx, reg, desc, args[0], a.stdout, a.stderr, watchJSON)
+				}
 			}
 			// Ctrl-C is how watch ends, while it watches or still waits
 			// for the registry (a ZooKeeper session): exit 130 (SIGTERM
 			// 143) either way, as call and bench do.
 			if sig, ok := signalOf(ctx); ok {
 				msg := "registry watch: interrupted by " + signalName(sig)
-				fmt.Fprintf(a.stderr, "airnode: %s\n", msg)
+				errorLine(a.stderr, a.logFormat, "airnode: "+msg, msg)
 				return &interruptedError{sig: sig, msg: msg}
 			}
 			return err
 		},
 	}
+	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count", "service", "url", "providers"} (see above)`)
 	cmd.AddCommand(ls, watch)
+	groupCommand(cmd)
 	return cmd
 }
 
@@ -189,7 +206,15 @@ func openRegistry(cat *extension.Catalogs, raw string) (spi.Registry, string, er
 // an empty registry. The file registry creates its directory when a
 // provider registers; ls only reads. Other registries, and the default
 // file directory (file:// or none: a fresh machine), are not checked.
-func checkFileRegistryDir(raw string) error {
+//
+// command prefixes the error ("registry ls"); source says where raw came
+// from, as registrySource returns it, for the question the error ends
+// with: "(is --registry file:///tmp/x the directory serve uses?)".
+// call, bench and watch check too (the file registry would create the
+// directory when they subscribe, and ls would no longer report the typo);
+// the Go API's consumers do create it, as one may start before its
+// provider.
+func checkFileRegistryDir(command, raw, source string) error {
 	u, err := spi.Parse(raw)
 	if err != nil || u.Scheme() != fileregistry.Name || u.Path() == "" {
 		return nil
@@ -197,13 +222,33 @@ func checkFileRegistryDir(raw string) error {
 	dir := filepath.Clean("/" + u.Path())
 	switch fi, err := os.Stat(dir); {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("registry ls: file registry directory %s does not exist: no node has registered there (is --registry %s the directory serve uses?)", dir, u)
+		return fmt.Errorf("%s: file registry directory %s does not exist: no node has registered there (is %s the directory serve uses?)", command, dir, fmt.Sprintf(source, u))
 	case err != nil:
-		return fmt.Errorf("registry ls: file registry directory %s: %w", dir, err)
+		return fmt.Errorf("%s: file registry directory %s: %w", command, dir, err)
 	case !fi.IsDir():
-		return fmt.Errorf("registry ls: file registry directory %s is not a directory", dir)
+		return fmt.Errorf("%s: file registry directory %s is not a directory", command, dir)
 	}
 	return nil
+}
+
+// registrySource returns where the registry URL of a command came from, as
+// a format for fmt.Sprintf with the URL: "--registry %s" when the flag was
+// given (flagSet), else "AIRNODE_REGISTRY=%s" when that variable is set,
+// else "registry %s (from CONFIG_FILE)" when the configuration file the
+// last Config call read names one, else "--registry %s".
+func (a *app) registrySource(flagSet bool) string {
+	if flagSet {
+		return "--registry %s"
+	}
+	for _, kv := range a.environ() {
+		if v, ok := strings.CutPrefix(kv, "AIRNODE_REGISTRY="); ok && v != "" {
+			return "AIRNODE_REGISTRY=%s"
+		}
+	}
+	if a.configFile != "" {
+		return "registry %s (from " + a.configFile + ")"
+	}
+	return "--registry %s"
 }
 
 // registryDesc describes registry URL u for messages and logs: its
@@ -770,7 +815,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	return st
 }
 
-func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w io.Writer) error {
+func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w, stderr io.Writer, asJSON bool) error {
 	u, err := parseServiceKey(service)
 	if err != nil {
 		return err
@@ -786,21 +831,35 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 		return fmt.Errorf("watch %s in %s: %w", u.ServiceKey(), desc, err)
 	}
 	defer sub.Stop()
-	fmt.Fprintf(w, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
+	fmt.Fprintf(stderr, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
+	enc := json.NewEncoder(w) // one object per line
+	enc.SetEscapeHTML(false)
 	prev := map[string]string{} // provider URL -> as printed, token redacted
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case l := <-lists:
-			now := time.Now().Format("15:04:05.000")
+			t := time.Now()
+			now := t.Format("15:04:05.000")
+			ev := watchEvent{Time: t.Format(watchTime), Service: u.ServiceKey(), Providers: len(l)}
+			print := func(event, sign, url string) error {
+				if !asJSON {
+					_, err := fmt.Fprintf(w, "%s %s %s\n", now, sign, url)
+					return err
+				}
+				ev.Event, ev.URL = event, url
+				return enc.Encode(ev)
+			}
 			cur := map[string]string{}
 			for _, p := range l {
 				cur[p.String()] = p.Redacted()
 			}
 			for _, p := range l {
 				if _, ok := prev[p.String()]; !ok {
-					fmt.Fprintf(w, "%s + %s\n", now, p.Redacted())
+					if err := print("added", "+", p.Redacted()); err != nil {
+						return err
+					}
 				}
 			}
 			var gone []string
@@ -811,12 +870,36 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 			}
 			sort.Strings(gone)
 			for _, s := range gone {
-				fmt.Fprintf(w, "%s - %s\n", now, s)
+				if err := print("removed", "-", s); err != nil {
+					return err
+				}
 			}
-			fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), providersCount(len(l)))
+			var err error
+			if asJSON {
+				ev.Event, ev.URL = "count", ""
+				err = enc.Encode(ev)
+			} else {
+				_, err = fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), providersCount(len(l)))
+			}
+			if err != nil {
+				return err
+			}
 			prev = cur
 		}
 	}
+}
+
+// watchTime is the time of registry watch --json: RFC 3339 with
+// milliseconds and the zone.
+const watchTime = "2006-01-02T15:04:05.000Z07:00"
+
+// watchEvent is one line of registry watch --json.
+type watchEvent struct {
+	Time      string `json:"time"`
+	Event     string `json:"event"` // added, removed, count
+	Service   string `json:"service"`
+	URL       string `json:"url,omitempty"` // the provider's, token masked; none for count
+	Providers int    `json:"providers"`     // after the change
 }
 
 // providersCount says "1 provider" or "n providers".

@@ -44,18 +44,25 @@ func TestRegistryLsAndExplainFollowGroupPatterns(t *testing.T) {
 	}
 }
 
-// Tester8/11: one call against a mistyped file registry path creates the
+// Tester8/11: one call against a mistyped file registry path created the
 // directory (a consumer watches it), after which registry ls said only
-// "(0 providers)"; it says no provider of any service is registered there.
+// "(0 providers)". Tester nu41: call no longer creates it; call and ls
+// both say it does not exist. An existing empty one: ls says no provider
+// of any service is registered there.
 func TestRegistryLsHintsAtAMistypedFileRegistry(t *testing.T) {
 	t.Parallel()
-	reg := "file://" + t.TempDir() + "/typo-reg"
+	dir := t.TempDir()
+	reg := "file://" + dir + "/typo-reg"
 	r := runCommand(t, 20*time.Second, nil, "call", "--registry", reg, "--timeout", "300ms", "demo.Echo", "Info")
-	if r.code == 0 {
-		t.Fatalf("call through an empty registry succeeded: %q", r.stdout)
+	if r.code != 1 || !strings.Contains(r.stderr, "file registry directory "+dir+"/typo-reg does not exist") {
+		t.Fatalf("call through a missing registry directory: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", reg, "demo.Echo")
-	if code != 0 || !strings.Contains(out, "no provider of any service is registered in "+reg+" now") {
-		t.Errorf("registry ls: exit %d, stderr %q:\n%s", code, errOut, out)
+	code, _, errOut := airnode(t, nil, "registry", "ls", "--registry", reg, "demo.Echo")
+	if code != 1 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("registry ls: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", "file://"+dir, "demo.Echo")
+	if code != 0 || !strings.Contains(out, "no provider of any service is registered in file://"+dir+" now") {
+		t.Errorf("registry ls of an empty directory: exit %d, stderr %q:\n%s", code, errOut, out)
 	}
 }

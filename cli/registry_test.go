@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -73,7 +74,7 @@ func TestRegistryWatchStreamsChanges(t *testing.T) {
 	var out logbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out) }()
+	go func() { done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out, io.Discard, false) }()
 	waitOutput := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -176,7 +177,7 @@ func TestRegistryWatchSIGINTExits130(t *testing.T) {
 		if tc.ready == "" {
 			time.Sleep(time.Second) // in Subscribe, waiting for the session
 		}
-		for tc.ready != "" && !strings.Contains(out.String(), tc.ready) {
+		for tc.ready != "" && !strings.Contains(out.String()+errb.String(), tc.ready) { // the banner is on stderr
 			if time.Now().After(deadline) {
 				_ = cmd.Process.Kill()
 				<-done

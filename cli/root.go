@@ -22,9 +22,13 @@ package cli
 // the last two while the command runs. Do not redefine them locally, and do not set a
 // PersistentPreRunE (it would replace the root's, which checks them).
 //
-// Errors: return them from RunE; main prints "airnode: <err>" on stderr and
-// exits 1. An error with an `ExitCode() int` method is taken as already
-// reported: main prints nothing and exits with that code.
+// Errors: return them from RunE; main prints "airnode: <err>" on stderr
+// (a JSON record under --log-format json) and exits 1, or 2 for a usage
+// error (usage(err): a flag or argument the command cannot take; Args is
+// argsRange, which names a missing argument). An error with an
+// `ExitCode() int` method is taken as already reported: main prints
+// nothing and exits with that code. A command of subcommands only calls
+// groupCommand, which refuses an unknown one.
 
 import (
 	"errors"
@@ -168,7 +172,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(newJSONHandler(w, opts)), nil
 	default:
 		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
@@ -188,7 +192,18 @@ parameters.
 Configuration comes from plugins.yaml (--config; ./plugins.yaml when present),
 then AIRNODE_* environment variables, then flags. Durations in flags,
 AIRNODE_* variables and URL keys take 500ms, 2s or a bare number of
-milliseconds (500); plugins.yaml wants a unit.`,
+milliseconds (500); plugins.yaml wants a unit.
+
+Exit status:
+  0    success
+  1    the command failed (a call's status, an unreachable registry or
+       node, a port in use, a write error on stdout); serve also exits 1
+       when its shutdown abandoned calls still in flight
+  2    usage error: unknown command or flag, missing or extra argument,
+       a flag value of the wrong form
+  130  interrupted by SIGINT (Ctrl-C); serve: a second SIGINT
+  143  interrupted by SIGTERM; serve: a second SIGTERM (one SIGINT or
+       SIGTERM makes serve drain and exit 0)`,
 		SilenceUsage:  true, // errors are reported once, by main
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -212,8 +227,9 @@ milliseconds (500); plugins.yaml wants a unit.`,
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+defaultConfigFile+" when present)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info)")
 	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
-	pf.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	pf.StringVar(&a.logFormat, "log-format", "text", `log format: text or json (json: every line on stderr is a JSON record, the final error line too; durations are Go's text, "2s", as in text)`)
 	root.AddCommand(subcommands(a)...)
+	groupCommand(root) // airnode frob: a usage error naming the commands
 	// every duration flag takes the URL keys' forms, bare milliseconds too
 	acceptMilliseconds(root)
 	root.SetFlagErrorFunc(flagError)

@@ -30,9 +30,11 @@ func Main(opts ...Option) int {
 
 // Run runs the airnode command line args (without the program name, e.g.
 // ["list", "--explain"]) writing to stdout and stderr, and returns the
-// exit status: 0 on success, otherwise 1 (or 130/143 for a command a
-// signal interrupted) with the error written to stderr as
-// "airnode: <error>". ctx bounds the command (serve, bench and call also
+// exit status: 0 on success, otherwise 1, 2 for a usage error (an
+// unknown command or flag, a missing or extra argument, a flag value of
+// the wrong form), or 130/143 for a command a signal interrupted, with
+// the error written to stderr as "airnode: <error>" (a JSON record under
+// --log-format json). ctx bounds the command (serve, bench and call also
 // watch SIGINT and SIGTERM themselves). opts add to the command line, such
 // as WithExtensions the program's in-process extensions.
 //
@@ -88,6 +90,11 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	cmd := newRootCommand(a)
 	cmd.SetArgs(args)
 	c, err := cmd.ExecuteContextC(ctx)
+	if err == nil && stdout.err != nil {
+		// a command that ignored its output's write error (version, list
+		// > /dev/full) fails as those that check it do
+		err = stdout.err
+	}
 	if err == nil {
 		return 0
 	}
@@ -104,8 +111,57 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(a.stderr, "%s: %v\n", a.name, err)
+	errorLine(a.stderr, a.logFormat, a.name+": "+err.Error(), err.Error())
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
 	return 1
+}
+
+// exitUsage is the exit status of a usage error (usageError): 2, as
+// getopt and GNU tools exit, apart from a failed command's 1.
+const exitUsage = 2
+
+// usageError is a command line the command cannot run: an unknown flag or
+// subcommand, a missing or extra argument, a flag value of the wrong form.
+// runApp prints it as any error and exits exitUsage.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usage marks err (not nil) a usageError.
+func usage(err error) error { return &usageError{err: err} }
+
+// errorLine writes the line that reports why a command failed on w: text
+// as is under --log-format text, and under json (format "json", any case)
+// a record of level ERROR with msg and the attrs ("status", ...), as the
+// JSON logger writes its records, so that every line on stderr is JSON.
+func errorLine(w io.Writer, format, text, msg string, attrs ...any) {
+	if strings.EqualFold(format, "json") {
+		slog.New(newJSONHandler(w, &slog.HandlerOptions{})).Error(msg, attrs...)
+		return
+	}
+	fmt.Fprintln(w, text)
+}
+
+// newJSONHandler is the handler of --log-format json: slog's, with
+// durations written as Go's text ("2s", "1.5ms"), as the text format
+// writes them, not as slog's integer of nanoseconds.
+func newJSONHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	o := *opts
+	next := o.ReplaceAttr
+	o.ReplaceAttr = func(groups []string, at slog.Attr) slog.Attr {
+		if at.Value.Kind() == slog.KindDuration {
+			at.Value = slog.StringValue(at.Value.Duration().String())
+		}
+		if next != nil {
+			return next(groups, at)
+		}
+		return at
+	}
+	return slog.NewJSONHandler(w, &o)
 }
 
 // jsonRequested reports whether args, a bench command line, ask for --json

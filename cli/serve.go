@@ -32,6 +32,7 @@ import (
 // and --shutdown-timeout come from config.AddFlags and reach the
 // configuration through app.Config.
 type serveFlags struct {
+	logFormat string // --log-format: forcedExit's line is a JSON record under json
 	transport string
 	metrics   string
 	tlsCert   string // --tls-cert: tls=true&tls.cert=
@@ -132,7 +133,7 @@ gives up on (restart: never) has its services unregistered.
 
   airnode serve --listen 127.0.0.1:0 -p weight=50
   airnode serve --demo=false          # only the services of plugins.yaml`,
-		Args: cobra.NoArgs,
+		Args: argsRange(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sw := watchServeSignals(a.Logger(), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
 			defer sw.stop()
@@ -164,6 +165,7 @@ gives up on (restart: never) has its services unregistered.
 			sw.use(cat)
 			ctx, force, stop := serveSignals(cmd.Context())
 			defer stop()
+			f.logFormat = a.logFormat
 			return runServe(ctx, cat, cfg, a.configFile, f, a.Logger(), force, a.stderr)
 		},
 	}
@@ -543,7 +545,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	select {
 	case err = <-shut:
 	case sig := <-force:
-		return forcedExit(sig, cancel, shut, stderr)
+		return forcedExit(sig, cancel, shut, stderr, f.logFormat)
 	}
 	if err != nil {
 		var ab *kernel.AbandonedError
@@ -567,9 +569,9 @@ const forcedGrace = time.Second
 // the shutdown's context (cancel), which ends the wait and the drain and
 // abandons the calls in flight, waits up to forcedGrace for Shutdown's
 // result on shut to count them, writes one line on stderr ("airnode:
-// serve: second SIGINT: exiting now, abandoning 1 call in flight") and
-// returns the error serve exits 128 + sig with.
-func forcedExit(sig syscall.Signal, cancel context.CancelFunc, shut <-chan error, stderr io.Writer) error {
+// serve: second SIGINT: exiting now, abandoning 1 call in flight"; a
+// JSON record of level ERROR under --log-format json) and returns the error serve exits 128 + sig with.
+func forcedExit(sig syscall.Signal, cancel context.CancelFunc, shut <-chan error, stderr io.Writer, logFormat string) error {
 	cancel()
 	calls := "the calls still in flight"
 	t := time.NewTimer(forcedGrace)
@@ -588,7 +590,7 @@ func forcedExit(sig syscall.Signal, cancel context.CancelFunc, shut <-chan error
 	case <-t.C:
 	}
 	msg := fmt.Sprintf("serve: second %s: exiting now, abandoning %s", signalName(sig), calls)
-	fmt.Fprintf(stderr, "airnode: %s\n", msg)
+	errorLine(stderr, logFormat, "airnode: "+msg, msg)
 	return &interruptedError{sig: sig, msg: msg}
 }
 

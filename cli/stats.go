@@ -36,7 +36,7 @@ answered before any service saw them (unknown service or method:
 SERVICE_NOT_FOUND; wrong argument count or undecodable argument:
 BAD_REQUEST) are in no row; a last line counts them by status, and the
 calls the token filter refused (wrong or missing token; their consumers
-got SERVICE_ERROR, the method did not run). On a node with references
+got BAD_REQUEST, the method did not run). On a node with references
 (a consumer), one more table has a line per service and provider
 address: the provider calls (a failover retry counts on each provider
 it tried) and failures since the provider entered the directory, their
@@ -45,14 +45,33 @@ ratio, calls in flight, the mean of the successful ones over the last
 detection keeps it out (ejected) or it is connecting, reconnecting or
 draining (unavailable). --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
-access and provider counters. An address that refuses the connection
+access and provider counters (see below). An address that refuses the connection
 or does not answer HTTP is reported as such (give serve --metrics's
 address, not the RPC port); a node that accepts the connection but does
 not answer within --timeout is reported as hung (SIGSTOP, swap, GC) or
 overloaded.
 
-  airnode stats 127.0.0.1:9090`,
-		Args: cobra.ExactArgs(1),
+  airnode stats 127.0.0.1:9090
+
+--json prints one object:
+  methods: one object per side, service and method (the table's rows):
+    side ("consumer", "provider"), service, method, count (completed
+    calls, cancelled ones included), failures (not OK, cancelled ones
+    excluded), cancelled, in_flight, success_rate (0 to 1; null when no
+    call was rated), mean_ms, p99_ms, max_ms (latencies, ms), throughput
+    (calls/s between the first and the last completion), recent_tps and
+    recent_failures_per_s (per second over the last recent_window_s
+    seconds), lifetime_tps (calls/s since the first call, idle time
+    included), failures_by_status (status name -> count; {} when none)
+  counters: name -> count (heartbeat, registry, access and refused
+    requests: the last lines of the table)
+  health (serve --metrics): ready (bool), state, reason (why it is not
+    ready; "" when ready), plugins (name -> running; {} without plugins),
+    warnings (failing warnings, "name: error"; [] when none)
+  providers (a node with references; absent otherwise): service,
+    provider (host:port), calls, failures, in_flight, mean_ms, available,
+    ejected`,
+		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout)

@@ -74,7 +74,7 @@ version and platform, then the plugin protocol version it speaks to plugins
 (a plugin built against an sdk of another protocol version fails to start,
 saying which side is newer). serve logs the same version in its "serving"
 lines, so the processes of a fleet being upgraded can be told apart.`,
-		Args: cobra.NoArgs,
+		Args: argsRange(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(a.stdout, "%s %s\n%s %s/%s\nplugin protocol version %d\n", a.name, buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 				pluginrpc.ProtocolVersion)

@@ -31,15 +31,16 @@ type PluginUp struct {
 
 // HealthReport is a node's readiness in /stats ("health"): Ready and, when
 // it is not, Reason (the body of /ready's 503), the node's State, and
-// each plugin's Up (omitted without plugins).
+// each plugin's Up (empty without plugins). Every field is in the JSON,
+// empty ones too.
 type HealthReport struct {
 	Ready   bool            `json:"ready"`
 	State   NodeState       `json:"state"`
-	Reason  string          `json:"reason,omitempty"`
-	Plugins map[string]bool `json:"plugins,omitempty"`
+	Reason  string          `json:"reason"`  // "" when ready
+	Plugins map[string]bool `json:"plugins"` // {} without plugins
 	// Warnings are the failing AddWarning conditions, "name: error",
-	// which do not make the node unready (omitted when none fails).
-	Warnings []string `json:"warnings,omitempty"`
+	// which do not make the node unready ([] when none fails).
+	Warnings []string `json:"warnings"`
 }
 
 // healthCheck is one named readiness condition (AddCheck).
@@ -176,11 +177,9 @@ func (h *Health) pluginList() []PluginUp {
 // Report returns the node's readiness for /stats.
 func (h *Health) Report() HealthReport {
 	ok, reason := h.Ready()
-	rep := HealthReport{Ready: ok, State: h.State(), Reason: reason}
+	rep := HealthReport{Ready: ok, State: h.State(), Reason: reason,
+		Plugins: map[string]bool{}, Warnings: []string{}} // {} and [] in JSON, never absent
 	for _, p := range h.pluginList() {
-		if rep.Plugins == nil {
-			rep.Plugins = map[string]bool{}
-		}
 		rep.Plugins[p.Name] = p.Up
 	}
 	for _, w := range h.warningList() {

@@ -408,8 +408,9 @@ type MethodStats struct {
 	// to the moment the row was read (at least 1 s): the average since the
 	// method was first called, idle time included.
 	LifetimeTPS float64 `json:"lifetime_tps"`
-	// FailuresByStatus maps status names (e.g. "SERVER_TIMEOUT") to counts.
-	FailuresByStatus map[string]int64 `json:"failures_by_status,omitempty"`
+	// FailuresByStatus maps status names (e.g. "SERVER_TIMEOUT") to counts
+	// ({} in JSON when none failed).
+	FailuresByStatus map[string]int64 `json:"failures_by_status"`
 }
 
 // MarshalJSON writes s as its fields' tags say, except that success_rate
@@ -417,6 +418,9 @@ type MethodStats struct {
 // where the table prints "-": a 0 would read as every call failed.
 func (s MethodStats) MarshalJSON() ([]byte, error) {
 	type plain MethodStats // the same fields, without this method
+	if s.FailuresByStatus == nil {
+		s.FailuresByStatus = map[string]int64{} // {}, not null
+	}
 	var rate *float64
 	if s.Count-s.Cancelled > 0 {
 		rate = &s.SuccessRate

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Usage errors: the command line names no command airnode has, lacks an
+// argument, has one too many, or a flag it cannot parse. They exit
+// exitUsage (2) with one line that names what was wrong and shows the
+// command's usage line, in place of cobra's `accepts 1 arg(s), received 0`.
+
+// argsRange returns a cobra.PositionalArgs taking lo to hi arguments
+// (hi < 0: any number from lo). A missing argument is named from the
+// command's Use ("stats ADDR": ADDR): `stats: missing ADDR (usage:
+// airnode stats ADDR [flags])`.
+func argsRange(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		path := commandPath(cmd)
+		switch {
+		case len(args) < lo:
+			names := requiredArgs(cmd)
+			missing := strings.Join(names[min(len(args), len(names)):], " and ")
+			if missing == "" {
+				missing = fmt.Sprintf("%d argument(s)", lo-len(args))
+			}
+			return usage(fmt.Errorf("%s: missing %s (usage: %s)", path, missing, cmd.UseLine()))
+		case hi >= 0 && len(args) > hi:
+			takes := "no arguments"
+			if hi > 0 {
+				takes = "at most " + plural(hi, "argument")
+				if names := requiredArgs(cmd); len(names) == hi {
+					takes = "only " + strings.Join(names, " ")
+				}
+			}
+			return usage(fmt.Errorf("%s: unexpected argument %q: it takes %s (usage: %s)", path, args[hi], takes, cmd.UseLine()))
+		}
+		return nil
+	}
+}
+
+// requiredArgs returns the names of cmd's required arguments, the words of
+// its Use after the command's name outside brackets: "call [flags]
+// SERVICE_URL METHOD [ARG_JSON ...]" gives SERVICE_URL and METHOD.
+func requiredArgs(cmd *cobra.Command) []string {
+	var names []string
+	depth := 0
+	for _, w := range strings.Fields(cmd.Use)[1:] {
+		if depth == 0 && !strings.ContainsAny(w, "[]|") {
+			names = append(names, w)
+		}
+		depth += strings.Count(w, "[") - strings.Count(w, "]")
+	}
+	return names
+}
+
+// commandPath is cmd's path without the program's name: "registry watch".
+func commandPath(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// groupCommand makes cmd, a command of subcommands only (the root,
+// registry, plugin), refuse an argument that names none of them: a
+// usage error naming it and the available ones, with a close match
+// (`unknown command "lss" for "airnode registry" (available: ls, watch);
+// did you mean "ls"?`). Without arguments it prints its help on stdout
+// and exits 0, as cobra does for a group. Its RunE makes cmd runnable,
+// so its help shows "Usage: airnode registry [flags]" too.
+func groupCommand(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		slices.Sort(names)
+		msg := fmt.Sprintf("unknown command %q for %q (available: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return usage(fmt.Errorf("%s", msg))
+	}
+}
