@@ -136,6 +136,21 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 	if _, ok := pr["problem"]; ok {
 		t.Errorf("problem given for a good weight:\n%s", out)
 	}
+	// the same as numbers, for scripts (tester41): seconds since the
+	// provider's start, seconds of warm-up left, the start itself
+	var upSec, leftSec float64
+	var started string
+	if err := json.Unmarshal(pr["uptime_s"], &upSec); err != nil || upSec < 0 || upSec > 60 {
+		t.Errorf("uptime_s %s: want seconds since serve started (0..60): %v", pr["uptime_s"], err)
+	}
+	if err := json.Unmarshal(pr["warmup_left_s"], &leftSec); err != nil || leftSec < 540 || leftSec > 600 {
+		t.Errorf("warmup_left_s %s: want 540..600 of a 10m warm-up: %v", pr["warmup_left_s"], err)
+	}
+	if err := json.Unmarshal(pr["started"], &started); err != nil {
+		t.Errorf("started %s: %v", pr["started"], err)
+	} else if at, err := time.Parse(time.RFC3339Nano, started); err != nil || time.Since(at) > time.Minute || time.Since(at) < 0 {
+		t.Errorf("started %q: want an RFC 3339 time within the last minute: %v", started, err)
+	}
 	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", p.reg)
 	if code != 0 || !strings.Contains(out, "300") || !strings.Contains(out, "weight ") {
 		t.Errorf("table: exit %d\n%s", code, out)
@@ -156,6 +171,19 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 	pr = raw.Services[0].Providers[0]
 	if string(pr["weight"]) != "null" || string(pr["effective_weight"]) != "null" || !strings.Contains(string(pr["problem"]), `\"abc\"`) {
 		t.Errorf("malformed weight: want weight and effective_weight null and the problem naming \"abc\":\n%s", out)
+	}
+	if string(pr["uptime_s"]) != "null" || string(pr["warmup_left_s"]) != "null" || pr["started"] != nil {
+		t.Errorf("an entry with no timestamp: want uptime_s and warmup_left_s null and no started:\n%s", out)
+	}
+
+	// warmup=0: nothing left to warm up, from the start
+	p0 := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "warmup=0")
+	code, out, errOut = airnode(t, nil, "registry", "ls", "--json", "--registry", p0.reg)
+	if code != 0 || json.Unmarshal([]byte(out), &raw) != nil || len(raw.Services) != 1 || len(raw.Services[0].Providers) != 1 {
+		t.Fatalf("exit %d %s:\n%s", code, errOut, out)
+	}
+	if pr = raw.Services[0].Providers[0]; string(pr["warmup_left_s"]) != "0" || string(pr["warmup"]) != `"off"` {
+		t.Errorf("warmup=0: want warmup_left_s 0 and warmup \"off\":\n%s", out)
 	}
 }
 

@@ -126,7 +126,7 @@ stderr.`,
 			return enc.Encode(jw.out)
 		},
 	}
-	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "uptime", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text; stale marks an older entry at a newer one's address, which consumers ignore; each service's "consumers" is the number of consumer entries, null when the registry does not list them`)
+	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "warmup_left_s", "uptime", "uptime_s", "started", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text, warmup_left_s (0: done or off) and uptime_s the same in seconds (null when the entry's timestamp or warmup is missing or malformed), started its start (RFC 3339); stale marks an older entry at a newer one's address, which consumers ignore; each service's "consumers" is the number of consumer entries, null when the registry does not list them`)
 	ls.Flags().BoolVar(&summary, "summary", false, "one line per service, its provider and consumer counts, then the total line, instead of the provider tables")
 	var watchJSON bool
 	watch := &cobra.Command{
@@ -351,17 +351,25 @@ type lsServiceJS struct {
 // null when the entry's weight is malformed, which Problem then names
 // (the weight key's error; omitted otherwise). Warmup and
 // Uptime are the table's text ("weight 6 of 100 (6%), 28s left", "done",
-// "off" for warmup=0, "-"; "28s").
+// "off" for warmup=0, "-"; "28s"); for scripts the same as numbers:
+// UptimeSec (seconds since Started, negative when the provider's clock is
+// ahead of this host's) and WarmupLeftSec (seconds of warm-up left, 0 when
+// done or off), null when the entry's timestamp, weight or warmup key is
+// missing or malformed; Started is its timestamp key in RFC 3339 (omitted
+// then).
 type lsProvider struct {
-	Address         string `json:"address"`
-	Weight          *int64 `json:"weight"`
-	EffectiveWeight *int64 `json:"effective_weight"`
-	Problem         string `json:"problem,omitempty"`
-	Warmup          string `json:"warmup"`
-	Uptime          string `json:"uptime"`
-	Protocol        string `json:"protocol"`
-	URL             string `json:"url"`
-	Stale           bool   `json:"stale"`
+	Address         string   `json:"address"`
+	Weight          *int64   `json:"weight"`
+	EffectiveWeight *int64   `json:"effective_weight"`
+	Problem         string   `json:"problem,omitempty"`
+	Warmup          string   `json:"warmup"`
+	WarmupLeftSec   *float64 `json:"warmup_left_s"`
+	Uptime          string   `json:"uptime"`
+	UptimeSec       *float64 `json:"uptime_s"`
+	Started         string   `json:"started,omitempty"`
+	Protocol        string   `json:"protocol"`
+	URL             string   `json:"url"`
+	Stale           bool     `json:"stale"`
 }
 
 // registryList is registry ls, printing a table to w (with summary, one
@@ -454,7 +462,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			for j, p := range lists[i] {
 				d := describeProvider(p, now)
 				lp := lsProvider{Address: p.Address(), Warmup: d.warmup, Uptime: d.uptime,
+					WarmupLeftSec: d.warmupLeft, UptimeSec: d.upSec,
 					Protocol: p.Scheme(), URL: p.Redacted(), Stale: stale[j] == 's'}
+				if !d.started.IsZero() {
+					lp.Started = d.started.UTC().Format(time.RFC3339Nano)
+				}
 				if d.weightOK {
 					lp.Weight, lp.EffectiveWeight = &d.weightN, &d.effective
 				} else {
@@ -747,6 +759,10 @@ type providerState struct {
 	weightN, effective     int64
 	weightOK               bool
 	problem                string // why weightN is not known: the weight key's error
+
+	started    time.Time // the provider's timestamp key; zero when absent or malformed
+	upSec      *float64  // seconds since started (negative: its clock is ahead); nil when unknown
+	warmupLeft *float64  // seconds of warm-up left (0: done or off); nil when unknown
 }
 
 // Defaults of the provider keys ls reads.
@@ -772,13 +788,15 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	if wu, err := p.Duration("warmup", defaultWarmup); err == nil && wu <= 0 {
 		// warmup=0: the provider never warms up (full weight from its
 		// start), which "done" (finished warming) would hide
-		st.warmup = "off"
+		st.warmup, st.warmupLeft = "off", seconds(0)
 	}
 	ts, err := p.Int("timestamp", 0)
 	if err != nil || ts <= 0 {
 		return st
 	}
-	up := now.Sub(time.UnixMilli(ts))
+	st.started = time.UnixMilli(ts)
+	up := now.Sub(st.started)
+	st.upSec = seconds(up)
 	st.uptime = up.Round(time.Second).String()
 	if up < 0 {
 		st.uptime = "clock skew " + (-up).Round(time.Second).String()
@@ -794,16 +812,18 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		// (warmup.Effective; scenario W3): say so, not "-".
 		st.effective = warmup.Effective(min(weight, warmup.MaxWeight), wu.Milliseconds(), up.Milliseconds())
 		st.warmup = fmt.Sprintf("weight %d of %d: its clock is ahead of this host's", st.effective, weight)
+		st.warmupLeft = seconds(wu - up) // its warm-up starts when its timestamp passes
 		return st
 	}
 	if wu <= 0 {
-		st.warmup = "off"
+		st.warmup, st.warmupLeft = "off", seconds(0)
 		return st
 	}
 	if up >= wu || weight <= 0 {
-		st.warmup = "done"
+		st.warmup, st.warmupLeft = "done", seconds(0)
 		return st
 	}
+	st.warmupLeft = seconds(wu - up)
 	weight = min(weight, warmup.MaxWeight) // as the balancers clamp it
 	eff := warmup.Effective(weight, wu.Milliseconds(), up.Milliseconds())
 	st.effective = eff
@@ -813,6 +833,12 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	}
 	st.warmup = fmt.Sprintf("weight %d of %d (%s), %s left", eff, weight, share, (wu - up).Round(time.Second))
 	return st
+}
+
+// seconds returns d in seconds, to the millisecond, for registry ls --json.
+func seconds(d time.Duration) *float64 {
+	s := float64(d.Milliseconds()) / 1000
+	return &s
 }
 
 func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w, stderr io.Writer, asJSON bool) error {
