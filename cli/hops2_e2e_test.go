@@ -165,6 +165,7 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	raw.Services = nil // decode afresh: json merges into the maps already there
 	if err := json.Unmarshal([]byte(out), &raw); err != nil || len(raw.Services) != 1 || len(raw.Services[0].Providers) != 1 {
 		t.Fatalf("%v:\n%s", err, out)
 	}
@@ -179,6 +180,7 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 	// warmup=0: nothing left to warm up, from the start
 	p0 := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "warmup=0")
 	code, out, errOut = airnode(t, nil, "registry", "ls", "--json", "--registry", p0.reg)
+	raw.Services = nil
 	if code != 0 || json.Unmarshal([]byte(out), &raw) != nil || len(raw.Services) != 1 || len(raw.Services[0].Providers) != 1 {
 		t.Fatalf("exit %d %s:\n%s", code, errOut, out)
 	}
