@@ -51,7 +51,7 @@ func TestUndecodableArgumentKeepsTheCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.decodeArgs("demo.Echo", 1, msgpack.Codec{}.NewDecoder(bytes.NewReader(b)), nil)
+	_, err = m.decodeArgs("demo.Echo", 1, msgpack.Codec{}.NewDecoder(bytes.NewReader(b)), nil, false)
 	var se *spi.Error
 	var te *msgpack.TypeError
 	if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || !errors.As(err, &te) {

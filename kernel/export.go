@@ -806,7 +806,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		if err != nil {
 			return rejected(err)
 		}
-		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:]); err != nil {
+		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:], spi.GenericInvocation(req.Attachments)); err != nil {
 			if args, err = s.lenient(pc, m, req, err); err != nil {
 				return rejected(err)
 			}

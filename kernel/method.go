@@ -373,10 +373,16 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 // key is refused only to be noticed: the caller decodes the call again
 // without the check unless the call is generic (exportedService.lenient,
 // unknownField), so a provider ignores a field a newer consumer added; the
-// common call, whose keys all match, is decoded once.
-func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
+// common call, whose keys all match, is decoded once. When generic (the
+// call is marked, spi.GenericInvocation) and dec can tell a string from
+// bytes (spi.GenericDecoder), a string for a []byte is read as base64, as
+// JSON carries bytes; a typed call's string arrives as its own bytes.
+func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any, generic bool) ([]any, error) {
 	if s, ok := dec.(spi.StrictDecoder); ok {
 		s.DisallowUnknownFields() // noticed, then a typo (generic call) or a newer consumer's field
+	}
+	if g, ok := dec.(spi.GenericDecoder); ok && generic {
+		g.GenericArguments()
 	}
 	return m.decodeFrom(service, n, dec, buf)
 }

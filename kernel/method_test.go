@@ -98,14 +98,14 @@ func TestMethodTable(t *testing.T) {
 func TestMethodDecodeArgs(t *testing.T) {
 	mt, _ := newMethodTable(calc{})
 	m, _ := mt.lookup("calc", "Add")
-	args, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, 2}}, nil)
+	args, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, 2}}, nil, false)
 	if err != nil || !reflect.DeepEqual(args, []any{1, 2}) {
 		t.Fatalf("decodeArgs = %v, %v", args, err)
 	}
-	if _, err := m.decodeArgs("calc", 1, &sliceDecoder{vals: []any{1}}, nil); spi.StatusOf(err) != spi.StatusBadRequest {
+	if _, err := m.decodeArgs("calc", 1, &sliceDecoder{vals: []any{1}}, nil, false); spi.StatusOf(err) != spi.StatusBadRequest {
 		t.Fatalf("wrong count: %v", err)
 	}
-	if _, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, "x"}}, nil); spi.StatusOf(err) != spi.StatusBadRequest {
+	if _, err := m.decodeArgs("calc", 2, &sliceDecoder{vals: []any{1, "x"}}, nil, false); spi.StatusOf(err) != spi.StatusBadRequest {
 		t.Fatalf("wrong type: %v", err)
 	}
 }

@@ -229,16 +229,17 @@ func panicked(service, method string, r any) *spi.Error {
 // a typo there. The common call, whose keys all match, is decoded once.
 func (h *serviceHandler) decodeParam(service, method string, t reflect.Type, codec pluginrpc.Codec, b []byte, att map[string]string) (reflect.Value, error) {
 	p := reflect.New(t)
-	err := decodeArg(codec, b, p.Interface(), true)
+	generic := spi.GenericInvocation(att)
+	err := decodeArg(codec, b, p.Interface(), true, generic)
 	if err == nil {
 		return p.Elem(), nil
 	}
 	field := spi.UnknownField(err)
-	if field == "" || spi.GenericInvocation(att) {
+	if field == "" || generic {
 		return reflect.Value{}, err
 	}
 	p = reflect.New(t) // the strict pass may have set fields
-	if err := decodeArg(codec, b, p.Interface(), false); err != nil {
+	if err := decodeArg(codec, b, p.Interface(), false, false); err != nil {
 		return reflect.Value{}, err
 	}
 	if log, last := h.unknown[service].First(method, field); log {
@@ -272,15 +273,17 @@ const maxUnknownFields = fieldlog.Max
 // is what ptr's type cannot hold. Map keys match a struct's fields ignoring
 // case; when strict, a key naming no field is an error naming it and the
 // fields (as the kernel decodes an in-process service's arguments), else
-// it is skipped.
-func decodeArg(codec pluginrpc.Codec, b []byte, ptr any, strict bool) error {
-	err := unmarshal(codec.Name(), b, ptr, strict)
+// it is skipped. When generic (a marked generic call), a string into a
+// []byte is base64, as JSON carries bytes (spi.GenericDecoder); else it
+// is the string's bytes.
+func decodeArg(codec pluginrpc.Codec, b []byte, ptr any, strict, generic bool) error {
+	err := unmarshal(codec.Name(), b, ptr, strict, generic)
 	if err == nil {
 		return nil
 	}
 	var v any
 	if codec.Unmarshal(b, &v) == nil {
-		if j, jerr := json.Marshal(v); jerr == nil && unmarshal(pluginrpc.CodecJSON, j, ptr, strict) == nil {
+		if j, jerr := json.Marshal(v); jerr == nil && unmarshal(pluginrpc.CodecJSON, j, ptr, strict, generic) == nil {
 			return nil
 		}
 	}
@@ -294,8 +297,9 @@ func decodeArg(codec pluginrpc.Codec, b []byte, ptr any, strict bool) error {
 // host's codecs decode an in-process service's arguments (the codec
 // packages' decoders): exact integers in generic values, struct fields
 // matched ignoring case, unknown ones refused when strict
-// (DisallowUnknownFields), skipped otherwise.
-func unmarshal(codec string, b []byte, ptr any, strict bool) error {
+// (DisallowUnknownFields), skipped otherwise, strings read into byte
+// slices as base64 when generic (spi.GenericDecoder).
+func unmarshal(codec string, b []byte, ptr any, strict, generic bool) error {
 	var d spi.Decoder
 	if codec == pluginrpc.CodecMsgpack {
 		d = msgpack.Codec{}.NewDecoder(bytes.NewReader(b))
@@ -305,6 +309,9 @@ func unmarshal(codec string, b []byte, ptr any, strict bool) error {
 	defer spi.Release(d)
 	if strict {
 		d.(interface{ DisallowUnknownFields() }).DisallowUnknownFields()
+	}
+	if g, ok := d.(spi.GenericDecoder); ok && generic {
+		g.GenericArguments()
 	}
 	return d.Decode(ptr)
 }

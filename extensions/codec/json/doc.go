@@ -13,7 +13,10 @@
 // fields ignoring case, as encoding/json does; a key naming no field is
 // ignored, except after Decoder.DisallowUnknownFields — which the provider
 // calls for a call's arguments — where it is an error naming the key, the
-// struct and its fields. HTML characters are not escaped. Nesting is
+// struct and its fields. HTML characters are not escaped. A string holding
+// bytes that are not UTF-8 is refused at Encode (SERIALIZATION_ERROR naming
+// where and the byte offset), where encoding/json writes U+FFFD; a Go
+// string sent for a []byte is read as base64, JSON's only bytes form. Nesting is
 // bounded by encoding/json (10000).
 //
 // URL keys: none (the codec is chosen by the "codec" key).

@@ -10,7 +10,8 @@
 // target, is a *RangeError (spi.TypeMismatch, "got an integer (300), out
 // of range -128..127") where msgpack itself truncated (see ints.go). A value read into *any is JSON-printable: maps become
 // map[string]any (non-string keys are printed with fmt), arrays []any,
-// integers int64 (uint64 above MaxInt64), floats float64, binary []byte;
+// integers int64 (uint64 above MaxInt64), floats float64, binary []byte
+// (at any depth, in a typed map[string]any or []any too);
 // nesting deeper than MaxDepth is an error. A value landing in an
 // interface inside a typed target (a struct's any field) reads the same
 // way. The integer rule
@@ -55,9 +56,12 @@
 // Generic callers. `airnode call` (Dubbo's generic invocation), a gateway
 // or Reference.Invoke with maps send what JSON has, and a typed target
 // reads it as encoding/json reads the same JSON, so that a command line
-// means the same data under either codec (jsonforms.go): a string into a
-// []byte (or a named byte slice) is standard base64 — one that is not is
-// a *TypeError or *PathError, "want base64" — and an array of integers
+// means the same data under either codec (jsonforms.go): after
+// Decoder.GenericArguments (the provider calls it for a call marked
+// generic, spi.GenericDecoder) a string into a []byte (or a named byte
+// slice) is standard base64 — one that is not is a *TypeError or
+// *PathError, "want base64" — where a typed caller's string is its own
+// bytes; an array of integers
 // 0..255 is bytes too; a string into a time.Time or *time.Time, at any
 // depth, is RFC 3339, its offset kept, and a nil is the zero time; a
 // string key into a map with integer keys (map[int]V, map[uint8]V) is
@@ -80,6 +84,9 @@
 // provider (an spi.Invoker exported as is) receives a Go consumer's []byte
 // and time.Time as []byte and time.Time under msgpack, and as the base64
 // and RFC 3339 strings json wrote under json.
+//
+// A type encoded through encoding.TextMarshaler is written as a str, its
+// text, as encoding/json writes it (text.go); msgpack itself wrote bin.
 //
 // URL keys: none (the codec is chosen by the "codec" key).
 //

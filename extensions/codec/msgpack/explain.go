@@ -331,7 +331,12 @@ func findIn(x any, t reflect.Type, path string, depth int) *finding {
 			}
 			return nil
 		case []any:
-			return nil // a struct written as an array (msgpack's as_array): not checked
+			// msgpack reads a struct written as an array (its as_array
+			// form) only from one element per field, in order; it failed,
+			// so say what was sent rather than msgpack's "number of fields
+			// in array-encoded struct has changed".
+			here.why = "want a map (an object) with " + gotype.String(t) + "'s fields"
+			return here
 		}
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
 		here.why = "which msgpack cannot decode into a " + t.Kind().String()

@@ -26,7 +26,7 @@ func readFloat32(d *vm.Decoder) (float32, error) {
 	}
 	if math.Abs(f) > math.MaxFloat32 && !math.IsInf(f, 0) {
 		return 0, &RangeError{Target: "float32", Value: strconv.FormatFloat(f, 'g', -1, 64),
-			Min: strconv.FormatFloat(-math.MaxFloat32, 'g', 3, 32), Max: strconv.FormatFloat(math.MaxFloat32, 'g', 3, 32)}
+			Min: strconv.FormatFloat(-math.MaxFloat32, 'g', 3, 32), Max: strconv.FormatFloat(math.MaxFloat32, 'g', 3, 32), Float: true}
 	}
 	return float32(f), nil
 }

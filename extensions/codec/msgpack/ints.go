@@ -46,16 +46,32 @@ type RangeError struct {
 	Value string
 	// Min and Max are the bounds of Target, in decimal: "-128", "127".
 	Min, Max string
+	// Float marks a float sent for a float32 ("1e+300", bounds
+	// "-3.4e+38", "3.4e+38"): the messages say "float", not "integer".
+	Float bool
 }
 
-// Error returns "integer <value> out of range for <target> (<min>..<max>)".
+// Error returns "integer <value> out of range for <target> (<min>..<max>)"
+// ("float ..." for a float).
 func (e *RangeError) Error() string {
-	return "integer " + e.Value + " out of range for " + e.Target + " (" + e.Min + ".." + e.Max + ")"
+	return e.kind() + " " + e.Value + " out of range for " + e.Target + " (" + e.Min + ".." + e.Max + ")"
 }
 
-// Got returns "an integer (<value>), out of range <min>..<max>".
+// Got returns "an integer (<value>), out of range <min>..<max>" ("a float
+// (...)" for a float).
 func (e *RangeError) Got() string {
-	return "an integer (" + e.Value + "), out of range " + e.Min + ".." + e.Max
+	a := "an integer"
+	if e.Float {
+		a = "a float"
+	}
+	return a + " (" + e.Value + "), out of range " + e.Min + ".." + e.Max
+}
+
+func (e *RangeError) kind() string {
+	if e.Float {
+		return "float"
+	}
+	return "integer"
 }
 
 var _ spi.TypeMismatch = (*RangeError)(nil)
@@ -321,7 +337,8 @@ var registered sync.Map
 // each named integer type (type Level int8), and jsonforms.go's decoders
 // of each named byte slice (type Blob []byte) and each map with integer
 // keys (map[int]string). A type that decodes itself (opaque) is left
-// alone, as is what is inside it. The predeclared integers, []byte and
+// alone, as is what is inside it; one encoded through MarshalText gets
+// text.go's encoder (a str). The predeclared integers, []byte and
 // time.Time are registerInts'. last is the encoder's or decoder's memory
 // of the last type it registered, so that a pooled one meeting the same
 // type again (a method's arguments, body after body) skips the lookup.
@@ -345,6 +362,9 @@ func walkTypes(t reflect.Type, seen map[reflect.Type]bool) {
 		return
 	}
 	seen[t] = true
+	if textMarshaled(t) {
+		registerText(t) // text.go
+	}
 	if opaque(t) {
 		return
 	}
@@ -396,12 +416,12 @@ func mayNeedDecoder(t reflect.Type) bool {
 		return true
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		e := t.Elem()
-		return composite(e) || namedInt(e) || namedBytes(t)
+		return composite(e) || namedInt(e) || namedBytes(t) || textMarshaled(e)
 	case reflect.Map:
 		k, e := t.Key(), t.Elem()
-		return composite(k) || composite(e) || namedInt(k) || namedInt(e) || intKey(t)
+		return composite(k) || composite(e) || namedInt(k) || namedInt(e) || intKey(t) || textMarshaled(e)
 	}
-	return namedInt(t)
+	return namedInt(t) || textMarshaled(t)
 }
 
 func composite(t reflect.Type) bool {

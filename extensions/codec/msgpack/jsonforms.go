@@ -40,8 +40,10 @@ func registerJSONForms() {
 }
 
 // decodeBytes decodes a byte slice at v (of kind slice of uint8): a string
-// is standard base64 (encoding/json's []byte; an invalid one is a
-// *formError), an array is one integer 0..255 per byte (as encoding/json
+// is, for a Decoder after GenericArguments (a generic call), standard
+// base64 (encoding/json's []byte; an invalid one is a *formError), and
+// otherwise its own bytes (a Go consumer's string, which msgpack writes as
+// str where it writes a []byte as bin), an array is one integer 0..255 per byte (as encoding/json
 // reads [104,105]), binary and nil are read as msgpack reads them, into
 // v's own storage when it has room.
 func decodeBytes(d *vm.Decoder, v reflect.Value) error {
@@ -51,7 +53,12 @@ func decodeBytes(d *vm.Decoder, v reflect.Value) error {
 	}
 	switch {
 	case msgpcode.IsString(c):
-		b, err := readBase64(d)
+		var b []byte
+		if _, generic := genericDecoders.Load(d); generic {
+			b, err = readBase64(d)
+		} else {
+			b, err = d.DecodeBytes() // a string's bytes, in a new slice
+		}
 		if err == nil {
 			v.SetBytes(b)
 		}

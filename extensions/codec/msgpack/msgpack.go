@@ -82,6 +82,7 @@ func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d.d.ResetReader(r) // keeps the struct tag and loose decoding, drops the map decoder
 	d.d.SetMapDecoder(d.mapDecoder)
 	d.err, d.depth, d.reuse, d.body, d.n, d.check.start, d.strict = nil, 0, false, nil, 0, -1, false
+	d.setGeneric(false)
 	if br, ok := r.(bodyReader); ok {
 		d.reuse = br.Len() <= maxPooledBody
 		d.err = checkLengths(br, &d.check)
@@ -109,7 +110,10 @@ func newDecoder() *Decoder {
 	registerInts()
 	d := &Decoder{d: vm.NewDecoder(nil)}
 	d.d.SetCustomStructTag("json")
-	d.d.UseLooseInterfaceDecoding(true)
+	// Not loose: msgpack's loose interface decoding reads binary as a
+	// string, so a []byte inside a typed map[string]any, []any or any field
+	// arrived as a string where an any parameter (decodeAny) kept it;
+	// intsAsInt64 widens the integers and float32s loose decoding widened.
 	d.mapDecoder = d.decodeMap // bound once: a method value allocates
 	return d
 }
@@ -166,6 +170,7 @@ type Decoder struct {
 	body       bodyReader   // the body in memory (check.start is where it begins), nil for a stream
 	n          int          // values decoded so far: the one a failed Decode was reading is the next
 	strict     bool         // DisallowUnknownFields was called
+	generic    bool         // GenericArguments was called
 	named      reflect.Type // the last type registerTypes saw
 }
 
@@ -279,6 +284,38 @@ func (d *Decoder) DisallowUnknownFields() {
 	d.d.DisallowUnknownFields(true)
 }
 
+// The provider's kernel calls GenericArguments for a generic call
+// (spi.GenericDecoder).
+var _ spi.GenericDecoder = (*Decoder)(nil)
+
+// GenericArguments makes every later Decode read a string into a []byte
+// (or a named byte slice), at any depth, as standard base64, as
+// encoding/json reads the JSON a generic caller (`airnode call`, Invoke
+// with maps) sends; one that is not base64 is then an error saying "want
+// base64". Without it such a string is its own bytes: a Go consumer's
+// string "cafe" for a []byte parameter arrives as the 4 bytes of "cafe".
+// Binary is read as itself either way.
+func (d *Decoder) GenericArguments() { d.setGeneric(true) }
+
+// genericDecoders holds the msgpack decoders of the Decoders for which
+// GenericArguments was called (*vm.Decoder → struct{}): decodeBytes, a
+// decoder registered process-wide, sees only msgpack's decoder. It is
+// looked up only for a string read into a byte slice.
+var genericDecoders sync.Map
+
+// setGeneric records whether d reads strings into byte slices as base64.
+func (d *Decoder) setGeneric(on bool) {
+	if on == d.generic {
+		return
+	}
+	d.generic = on
+	if on {
+		genericDecoders.Store(d.d, struct{}{})
+	} else {
+		genericDecoders.Delete(d.d)
+	}
+}
+
 // msgpackNames names struct fields as msgpack does here: the msgpack tag,
 // else the json tag, else the Go name.
 var msgpackNames = generic.Names{"msgpack", "json"}
@@ -323,6 +360,7 @@ func (d *Decoder) refit(v any, err error) error {
 	}
 	again := Codec{}.NewDecoder(bytes.NewReader(b)).(*Decoder) // its own map decoder reads its own bytes
 	defer again.Release()
+	again.setGeneric(d.generic)
 	if again.err != nil {
 		return err
 	}
@@ -351,15 +389,31 @@ func opaque(t reflect.Type) bool {
 }
 
 // intsAsInt64 returns x, a generic value msgpack put in an interface
-// inside a typed target, with its integers as decodeAny gives them: int64,
-// uint64 only above MaxInt64 (msgpack writes every non-negative integer as
-// unsigned, so its own generic decoding gives uint64 for 200).
+// inside a typed target, as decodeAny gives one: integers int64 (uint64
+// only above MaxInt64; msgpack writes every non-negative integer as
+// unsigned, so its own generic decoding gives uint8 for 200), floats
+// float64, binary []byte, in the []any it made too (maps come from
+// decodeMap, already so).
 func intsAsInt64(x any) (any, error) {
 	switch x := x.(type) {
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
 	case uint64:
 		if x <= math.MaxInt64 {
 			return int64(x), nil
 		}
+	case float32:
+		return float64(x), nil
 	case []any:
 		for i, e := range x {
 			x[i], _ = intsAsInt64(e)
@@ -377,6 +431,7 @@ func (d *Decoder) Release() {
 		return
 	}
 	d.err, d.body = errReleased, nil
+	d.setGeneric(false)
 	d.d.ResetReader(nil)
 	if d.reuse {
 		decoders.Put(d)

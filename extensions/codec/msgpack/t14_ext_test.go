@@ -80,7 +80,8 @@ func generic(t *testing.T, js string) any {
 }
 
 // viaMsgpack encodes x with this codec and decodes it into target as the
-// provider decodes an argument (DisallowUnknownFields, a body in memory).
+// provider decodes a generic call's argument (DisallowUnknownFields,
+// GenericArguments, a body in memory).
 func viaMsgpack(t *testing.T, x, target any) error {
 	t.Helper()
 	var buf bytes.Buffer
@@ -92,6 +93,7 @@ func viaMsgpack(t *testing.T, x, target any) error {
 	dec := msgpack.Codec{}.NewDecoder(bytes.NewReader(buf.Bytes()))
 	defer spi.Release(dec)
 	dec.(*msgpack.Decoder).DisallowUnknownFields()
+	dec.(*msgpack.Decoder).GenericArguments()
 	return dec.Decode(target)
 }
 

@@ -8,7 +8,9 @@
 // carried too, each value prefixed by a kind byte (see Kind). A scalar sent
 // for a message is read by protojson (the proto3 JSON mapping: "bob" for a
 // google.protobuf.StringValue, an RFC 3339 string for a Timestamp), and a
-// string into a []byte as base64 (see jsonform.go). A generic map[string]any
+// string into a []byte as base64 in a call marked generic
+// (Decoder.GenericArguments), else as its own bytes; a float beyond a
+// float32 target's range is an error, not an infinity. A generic map[string]any
 // or []any (what `airnode call` and Reference.Invoke send for a JSON object
 // or array) is refused at Encode: its kind, KindJSON, is read by providers
 // of this build on but not sent until providers declare it (older ones

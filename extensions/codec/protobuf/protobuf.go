@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -87,7 +88,7 @@ const maxPooledScratch = 64 << 10
 // spi.Releaser). One that is never released is garbage collected.
 func (Codec) NewDecoder(r io.Reader) spi.Decoder {
 	d := decoders.Get().(*Decoder)
-	d.err, d.strict = nil, false
+	d.err, d.strict, d.genericArgs = nil, false, false
 	br, ok := r.(byteReader)
 	if !ok {
 		if d.br == nil {
@@ -248,12 +249,13 @@ type byteReader interface {
 
 // Decoder reads values.
 type Decoder struct {
-	r      byteReader
-	left   interface{ Len() int } // r, when it knows the bytes left; bounds declared lengths
-	br     *bufio.Reader          // buffers a r that is no io.ByteReader; kept across bodies
-	buf    []byte                 // scratch for strings and message bodies
-	err    error                  // sticky: the first failed Decode, or errReleased
-	strict bool                   // DisallowUnknownFields was called
+	r           byteReader
+	left        interface{ Len() int } // r, when it knows the bytes left; bounds declared lengths
+	br          *bufio.Reader          // buffers a r that is no io.ByteReader; kept across bodies
+	buf         []byte                 // scratch for strings and message bodies
+	err         error                  // sticky: the first failed Decode, or errReleased
+	strict      bool                   // DisallowUnknownFields was called
+	genericArgs bool                   // GenericArguments was called
 }
 
 // DisallowUnknownFields makes every later Decode of a JSON value (KindJSON,
@@ -264,6 +266,16 @@ type Decoder struct {
 func (d *Decoder) DisallowUnknownFields() { d.strict = true }
 
 var _ spi.StrictDecoder = (*Decoder)(nil)
+
+// GenericArguments makes every later Decode read a string into a []byte
+// (or a named byte slice) as standard base64, as encoding/json reads the
+// JSON a generic caller (`airnode call`, Invoke with maps) sends; without
+// it a string is its own bytes (a Go consumer's string "cafe" for a []byte
+// parameter arrives as the 4 bytes of "cafe"). The provider calls it
+// before a generic call's arguments (spi.GenericDecoder).
+func (d *Decoder) GenericArguments() { d.genericArgs = true }
+
+var _ spi.GenericDecoder = (*Decoder)(nil)
 
 var errReleased = errors.New("used after Release")
 
@@ -392,8 +404,19 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 		e.Set(m)
 		return nil
 	}
-	if k == KindString && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 { // base64, as encoding/json
-		s, err := d.bytes(d.buf[:0])
+	if k == KindString && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		if !d.genericArgs { // a Go consumer's string: its own bytes
+			b, err := d.bytes(nil)
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				b = []byte{} // "" is an empty string, not a nil one
+			}
+			e.SetBytes(b)
+			return nil
+		}
+		s, err := d.bytes(d.buf[:0]) // a generic caller's: base64, as encoding/json
 		d.buf = s
 		if err != nil {
 			return err
@@ -460,6 +483,10 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 	case gv.Type().AssignableTo(t):
 		e.Set(gv)
 	case gv.Kind() == reflect.Float64 && (t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64):
+		if f := gv.Float(); e.OverflowFloat(f) && !math.IsInf(f, 0) { // an infinity or NaN stays itself
+			return &mismatch{got: "a float (" + strconv.FormatFloat(f, 'g', -1, 64) + ")", want: typeName(t),
+				why: "beyond its range, ±" + strconv.FormatFloat(math.MaxFloat32, 'g', 3, 32)}
+		}
 		e.SetFloat(gv.Float())
 	case gv.Kind() == t.Kind() && gv.Type().ConvertibleTo(t): // named string, bool, []byte types
 		e.Set(gv.Convert(t))

@@ -81,7 +81,7 @@ func (Greeter) Secret(context.Context) (proto.Message, error) {
 }
 
 // A generic caller under codec=protobuf (Reference.Invoke with maps and
-// scalars, as `airnode call` sends them): a scalar for a message is read by
+// scalars, marked generic as `airnode call` sends them): a scalar for a message is read by
 // protojson and a base64 string fills a []byte; errors name the types as
 // users write them. A JSON object or array is refused before it is sent
 // (a provider of an earlier build cannot read its form) with the way out:
@@ -97,8 +97,9 @@ func TestProto2_GenericArgumentsUnderProtobuf(t *testing.T) {
 		{"Echo", "aGVsbG8=", []byte("hello")},
 		{"Seconds", "2026-12-01T10:00:00Z", int64(1796119200)},
 	}
+	generic := spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, spi.GenericTrue)
 	for _, c := range ok {
-		got, err := r.Invoke(ctxT(t), c.method, c.arg)
+		got, err := r.Invoke(generic, c.method, c.arg)
 		if err != nil {
 			t.Errorf("Invoke(%s, %#v): %v", c.method, c.arg, err)
 			continue
@@ -120,7 +121,7 @@ func TestProto2_GenericArgumentsUnderProtobuf(t *testing.T) {
 		{"Echo", "not base64!", []string{`got a string ("not base64!"), want []byte (a []byte is sent as standard base64`}},
 	}
 	for _, c := range bad {
-		_, err := r.Invoke(ctxT(t), c.method, c.arg)
+		_, err := r.Invoke(generic, c.method, c.arg)
 		var e *spi.Error
 		if !errors.As(err, &e) || e.Status != spi.StatusBadRequest {
 			t.Errorf("Invoke(%s, %#v): %v, want BAD_REQUEST", c.method, c.arg, err)

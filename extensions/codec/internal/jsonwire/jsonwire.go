@@ -43,7 +43,8 @@ func (Codec) ID() uint8 { return ID }
 // spi.Releaser). One that is never released is garbage collected.
 func (Codec) NewEncoder(w io.Writer) spi.Encoder {
 	e := encoders.Get().(*Encoder)
-	e.e = *json.NewEncoder(w) // encoding/json's Encoder has no Reset: a fresh copy
+	e.w.w = w
+	e.e = *json.NewEncoder(&e.w) // encoding/json's Encoder has no Reset: a fresh copy
 	e.e.SetEscapeHTML(false)
 	e.released = false
 	return e
@@ -87,6 +88,7 @@ var decoders = sync.Pool{New: func() any { return new(Decoder) }}
 // Encoder writes JSON texts.
 type Encoder struct {
 	e        json.Encoder
+	w        utf8Writer // e's writer: refuses a text with bytes that are not UTF-8 (utf8.go)
 	released bool
 }
 
@@ -98,6 +100,10 @@ func (e *Encoder) Release() {
 	}
 	e.released = true
 	e.e = json.Encoder{}
+	e.w.w = nil
+	if cap(e.w.bad) > 64<<10 {
+		e.w.bad = nil
+	}
 	encoders.Put(e)
 }
 
@@ -117,12 +123,22 @@ var errReleased = errors.New("used after Release")
 
 // Encode writes v. A value encoding/json cannot encode (a channel, a func, a
 // NaN, a cycle) is an *spi.Error of status SERIALIZATION_ERROR naming its
-// type.
+// type, and so is a string holding bytes that are not UTF-8, which JSON
+// cannot carry (encoding/json would write U+FFFD in their place), naming
+// where and the byte offset: "json: encode main.Order: Order.customer:
+// invalid UTF-8 at byte offset 3 (0xe9): ...". Nothing is written then.
 func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, errReleased)
 	}
-	if err := e.e.Encode(v); err != nil {
+	if err := e.e.Encode(v); errors.Is(err, errReplaced) {
+		if where := invalidUTF8(v); where != "" {
+			return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %s: JSON carries UTF-8 text only (encoding/json would send U+FFFD in its place); send bytes as a []byte (base64), or use codec=msgpack or protobuf, which carry a string's bytes", v, where)
+		}
+		if _, err := e.w.w.Write(e.w.bad); err != nil { // \ufffd written by a MarshalJSON itself
+			return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, err)
+		}
+	} else if err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, err)
 	}
 	return nil
