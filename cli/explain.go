@@ -604,6 +604,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Timeout), "node (shutdown.timeout)")
 			case !ok && m == "" && spec.key == "shutdown.wait":
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Wait), "node (shutdown.wait)")
+			case !ok && m == "" && spec.key == "heartbeat.interval" && bareHeartbeat(u) != "":
+				// Dubbo's heartbeat=3000 sets the interval (ms) the strategy runs with
+				hb := bareHeartbeat(u)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), hb), x.from("heartbeat", side)+" (bare number: the interval in ms)")
 			case !ok && m == "":
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAs(kernelKeyType(spec.key), spec.def), "default")
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
@@ -674,6 +678,16 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	}
 	_, err = io.WriteString(w, table.String())
 	return err
+}
+
+// bareHeartbeat returns u's heartbeat value when it is Dubbo's bare
+// interval in ms (heartbeat=3000), else "".
+func bareHeartbeat(u spi.URL) string {
+	v, _ := u.Param("heartbeat")
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return ""
+	}
+	return v
 }
 
 // showsPublish reports whether list --explain shows the "publish" row,

@@ -100,3 +100,23 @@ func (n *Node) warnClusterKeysUnread(u spi.URL, service string) {
 			"service", service, "key", t[0], "loadbalance", t[1], "read_by", t[2])
 	}
 }
+
+// heartbeatKeysUnread is clusterKeysUnread for the heartbeat strategy:
+// heartbeat.retries or heartbeat.ping.timeout beside heartbeat=dual (only
+// idle reads them), heartbeat.interval beside heartbeat=none. Dubbo's bare
+// heartbeat=3000 chooses the default strategy.
+func (n *Node) heartbeatKeysUnread(u spi.URL) [][3]string {
+	return n.pointKeysUnread(u, extension.PointHeartbeat, n.cat.Heartbeat.Key(),
+		func(u spi.URL, m string) string { return n.cat.Heartbeat.Choose(u, m).Name })
+}
+
+// warnHeartbeatKeysUnread logs one warning per key of u that the heartbeat
+// strategy it chooses does not read (heartbeatKeysUnread), naming the
+// service, the key, the strategy and the strategies that would read it.
+// Refer calls it with "reference", Export with "service".
+func (n *Node) warnHeartbeatKeysUnread(u spi.URL, service, what string) {
+	for _, t := range n.heartbeatKeysUnread(u) {
+		n.logger.Warn("kernel: URL key is read by another heartbeat strategy, not the one this "+what+" uses (ignored)",
+			"service", service, "key", t[0], "heartbeat", t[1], "read_by", t[2])
+	}
+}

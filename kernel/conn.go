@@ -416,6 +416,13 @@ func (c *conn) run() {
 			switch {
 			case clean:
 				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
+			case c.heartbeat == "none" && reason == "closed by peer" && idleFor(ch) >= time.Second:
+				// An idle provider closes a connection with nothing read or
+				// written for its heartbeat.timeout, and none sends nothing
+				// on an idle one: expected, not a fault.
+				c.logger.Info("kernel: channel closed; reconnecting", append(attrs,
+					"note", "the provider closed an idle connection: this consumer runs heartbeat=none, which sends nothing while idle, and an idle provider closes a connection silent for its heartbeat.timeout (200s by default)",
+					"idle_for", idleFor(ch).Round(time.Millisecond))...)
 			case strings.HasPrefix(reason, "heartbeat "):
 				// A heartbeat strategy's verdict ("heartbeat idle: 3 pings
 				// ... failed in a row"): the channel logged the close at
@@ -484,6 +491,26 @@ func (c *conn) connect() (channel, error) {
 		return nil, firstPingError(err, reason, time.Since(start), c.connectTimeout, c.tls)
 	}
 	return ch, nil
+}
+
+// idleFor returns how long ch had read and written nothing, or 0 when it
+// cannot tell.
+func idleFor(ch channel) time.Duration {
+	rw, ok := ch.(interface {
+		LastRead() time.Time
+		LastWrite() time.Time
+	})
+	if !ok {
+		return 0
+	}
+	last := rw.LastRead()
+	if w := rw.LastWrite(); w.After(last) {
+		last = w
+	}
+	if last.IsZero() {
+		return 0
+	}
+	return time.Since(last)
 }
 
 // firstPingError says why the first ping on a new connection failed: the

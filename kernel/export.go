@@ -284,6 +284,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	}
 	n.warnUnsupportedKeys(pu, key)
 	n.warnProviderKeysNoEffect(pu, key)
+	n.warnHeartbeatKeysUnread(pu, key, "service")
 	// The provider filter chain, plugin filters included (their plugin
 	// builds them, within a bound), is built before anything listens or
 	// registers: a filter that cannot be built fails the export, as

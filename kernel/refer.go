@@ -163,6 +163,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	n.warnUnsupportedKeys(u, r.key)
 	n.warnClusterKeysUnread(u, r.key)
+	n.warnHeartbeatKeysUnread(u, r.key, "reference")
 	if err := n.checkProviderKeysOnReference(u, r.key); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}

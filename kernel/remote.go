@@ -221,14 +221,16 @@ func buildHeartbeat(cat *extension.Catalogs, u spi.URL) (spi.Heartbeat, string, 
 	if len(cat.Heartbeat.Names()) == 0 {
 		return nil, "", nil
 	}
-	u = cat.Heartbeat.Normalize(u)
-	b, _, err := cat.Heartbeat.Select(u, "")
+	nu := cat.Heartbeat.Normalize(u)
+	b, _, err := cat.Heartbeat.Select(nu, "")
 	if err != nil {
 		return nil, "", err
 	}
-	hb, err := extension.Build(extension.PointHeartbeat, b.Name(), func() (spi.Heartbeat, error) { return b.Build(u) })
+	hb, err := extension.Build(extension.PointHeartbeat, b.Name(), func() (spi.Heartbeat, error) { return b.Build(nu) })
 	if err != nil {
-		return nil, "", err // "heartbeat dual: ..." as the bundled name themselves, else `heartbeat "name": ...`
+		// "heartbeat dual: ..." as the bundled name themselves, else
+		// `heartbeat "name": ...`; heartbeat=0 named as written
+		return nil, "", cat.Heartbeat.BareNumberError(u, err)
 	}
 	return hb, b.Name(), nil
 }

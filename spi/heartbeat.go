@@ -60,6 +60,16 @@ type Channel interface {
 	Done() <-chan struct{}
 }
 
+// ExpectedCloser is implemented by channels that can log a heartbeat's close
+// at Info, as an expected one, rather than at Warn: the idle provider closing
+// an idle connection whose consumer runs heartbeat=none, which sends nothing
+// on an idle channel by design. A strategy type-asserts its Channel to it
+// and falls back to Close.
+type ExpectedCloser interface {
+	// CloseExpected is Close, its "channel closed" line logged at Info.
+	CloseExpected(reason string)
+}
+
 // PeerHeartbeat is implemented by channels that can tell the peer's
 // heartbeat settings: the consumer sends its heartbeat
 // keys in its first ping, the provider answers with its own. A heartbeat

@@ -681,13 +681,21 @@ const MaxDurationMillis = int64(1<<63-1) / int64(time.Millisecond)
 // ErrDurationTooLarge, else "a duration such as 1.5s, 200ms or 3000
 // (milliseconds)".
 func DurationWant(err error) string {
+	return durationWant(err, "1.5s, 200ms or 3000 (milliseconds)", "%d (milliseconds)")
+}
+
+// DurationWantWithUnit is DurationWant for a file that refuses bare
+// milliseconds (plugins.yaml): its examples all carry a unit.
+func DurationWantWithUnit(err error) string { return durationWant(err, "1.5s or 200ms", "%dms") }
+
+func durationWant(err error, examples, maxForm string) string {
 	switch {
 	case errors.Is(err, ErrDurationNegative):
-		return "a positive duration such as 1.5s, 200ms or 3000 (milliseconds), not a negative one"
+		return "a positive duration such as " + examples + ", not a negative one"
 	case errors.Is(err, ErrDurationTooLarge):
-		return fmt.Sprintf("a duration of at most %d (milliseconds), about 292 years: this one is too large", MaxDurationMillis)
+		return "a duration of at most " + fmt.Sprintf(maxForm, MaxDurationMillis) + ", about 292 years: this one is too large"
 	}
-	return "a duration such as 1.5s, 200ms or 3000 (milliseconds)"
+	return "a duration such as " + examples
 }
 
 // ParseDuration parses Go duration syntax or a bare integer of milliseconds.

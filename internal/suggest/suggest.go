@@ -7,6 +7,8 @@
 // plugins.yaml keys. Pure functions, safe for concurrent use.
 package suggest
 
+import "strings"
+
 // MaxEdits is the most edits a suggestion may be away from any name: more
 // suggests unrelated keys ("colour" is four edits from "root").
 const MaxEdits = 2
@@ -22,8 +24,14 @@ func MaxDistance(name string) int { return min(MaxEdits, max(1, len(name)/3)) }
 
 // Closest returns the candidate nearest to name by Distance when it is at
 // most MaxDistance(name) edits away, else "". Ties go to the earlier
-// candidate. A candidate equal to name is returned (distance 0).
+// candidate. A candidate equal to name is returned (distance 0); else one
+// equal to it but for case ("idle" for "IDLE") comes first.
 func Closest(name string, candidates []string) string {
+	for _, c := range candidates { // "IDLE" is "idle" in another case: the likeliest
+		if c != name && strings.EqualFold(c, name) {
+			return c
+		}
+	}
 	best, bestD := "", MaxDistance(name)+1
 	for _, c := range candidates {
 		if d := Distance(name, c); d < bestD {

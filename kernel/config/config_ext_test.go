@@ -305,7 +305,7 @@ func TestCheckURL(t *testing.T) {
 		{"airnode://h/x?methods.Echo.timeout=abc", `"methods.Echo.timeout"`},
 		{"airnode://h/x?methods=say&say.retries=x", `"say.retries"`},
 		{"airnode://h/x?connect.timeout=0", `"connect.timeout": want a duration > 0`},
-		{"airnode://h/x?heartbeat.retries=0", `"heartbeat.retries": want an integer ≥ 1`},
+		{"airnode://h/x?heartbeat.retries=0", `"heartbeat.retries": want an integer from 1 to 1000`},
 		{"airnode://h/x?hash.arguments=0,x", `"hash.arguments"`},
 		{"airnode://h/x?payload=0", `"payload"`},
 	}

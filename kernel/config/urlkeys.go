@@ -49,9 +49,9 @@ var KernelKeys = []KeySpec{
 	{"warmup", KindDuration, 0, "10m", "provider warm-up period"},
 	{"timestamp", KindInt, 0, "set at export", "provider start time, ms since epoch"},
 	{"payload", KindSize, 1, "8MiB", "max frame body"},
-	{"heartbeat.interval", KindDuration, 1, "60s", "idle period before a ping / ping period"},
+	{"heartbeat.interval", KindDuration, int64(10 * time.Millisecond), "60s", "idle period before a ping / ping period"},
 	{"heartbeat.timeout", KindDuration, 1, "3 × interval", "silence before reconnect/close"},
-	{"heartbeat.retries", KindInt, 1, "3", "idle: failed pings before the client reconnects"},
+	{"heartbeat.retries", KindInt, 1, "3", "idle: failed pings before the client reconnects"}, // at most keyMax
 	{"heartbeat.ping.timeout", KindDuration, 1, "the interval", "idle: how long a ping may wait"},
 	{"heartbeat.ping.on.timeout", KindBool, 0, "true", "ping when a call times out with nothing read; no answer closes the connection"},
 	{"hash.arguments", KindIntList, 0, "0", "consistenthash: argument indexes hashed"},
@@ -61,6 +61,17 @@ var KernelKeys = []KeySpec{
 	{"outlier.consecutive", KindInt, 0, "5", "consumer: failures in a row that eject a provider, 0: off"},
 	{"outlier.ejection", KindDuration, 1, "5s", "consumer: first ejection of a failing provider, doubling, capped at 5m"},
 	{"outlier.max.percent", KindInt, 0, "50", "consumer: most of a reference's providers ejected at once, %"},
+}
+
+// keyMax is the upper bound of the keys that have one, checked as the
+// heartbeat strategies do, so that serve, call and plugins.yaml say the
+// same: "a duration from 10ms to 24h", "an integer from 1 to 1000".
+var keyMax = map[string]struct {
+	max  int64
+	want string
+}{
+	"heartbeat.interval": {int64(24 * time.Hour), "a duration from 10ms to 24h"},
+	"heartbeat.retries":  {1000, "an integer from 1 to 1000"},
 }
 
 // CheckURL checks the value of every kernel key in u, at service and
@@ -139,7 +150,13 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 		}
 		d, err := spi.ParseDuration(v)
 		if err != nil {
+			if fileSyntax { // no bare milliseconds to suggest: plugins.yaml refuses them
+				return bound(spi.DurationWantWithUnit(err))
+			}
 			return bound(spi.DurationWant(err))
+		}
+		if m, ok := keyMax[s.Key]; ok && (int64(d) < s.Min || int64(d) > m.max) {
+			return bound(m.want)
 		}
 		if int64(d) < s.Min {
 			if s.Min > 1 {
@@ -149,6 +166,9 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 		}
 	case KindInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if m, ok := keyMax[s.Key]; ok && (err != nil || n < s.Min || n > m.max) {
+			return bound(m.want)
+		}
 		if err != nil || n < s.Min {
 			return bound("an integer ≥ " + strconv.FormatInt(s.Min, 10))
 		}

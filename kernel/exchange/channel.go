@@ -580,6 +580,14 @@ func (c *Channel) Close(reason string) {
 	}
 }
 
+// CloseExpected is Close for a heartbeat's close that the peer's own
+// settings make expected (spi.ExpectedCloser): the "channel closed" line is
+// at Info, not Warn.
+func (c *Channel) CloseExpected(reason string) {
+	c.die(reason, slog.LevelInfo)
+	c.Close(reason) // dead already: only its waits for the readers
+}
+
 // CloseLogged is Close for an owner that logs the close itself, such as
 // the kernel giving up on a new connection whose first ping got no
 // answer (its "cannot reconnect" line, bounded to attempts 1, 2, 4, 8...):

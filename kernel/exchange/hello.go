@@ -129,7 +129,7 @@ func (c *Channel) learnHello(body []byte) {
 	}
 	if a, b := strategyOf(mine), strategyOf(u); a != b && c.mismatchLogged.CompareAndSwap(false, true) &&
 		c.opts.WarnOnce.First("heartbeat mismatch|"+string(c.opts.Side)+"|"+c.peerKey()+"|"+a+"|"+b) {
-		msg := "heartbeat strategy mismatch: each side applies its own rules, the provider's idle-close timeout follows the consumer's settings"
+		msg := "heartbeat strategy mismatch: each side applies its own rules, " + mismatchNote(c.opts.Side, a, b)
 		switch {
 		case c.opts.WarnOnce == nil:
 		case c.opts.Side == spi.Consumer:
@@ -146,10 +146,30 @@ func (c *Channel) learnHello(body []byte) {
 	// consumer pings faster than it allows (notePing): say so once, here,
 	// rather than leave the user with a connection that keeps reconnecting.
 	min, err := u.Duration(keyMinPingInterval, 0)
-	if iv, ok := AdvertisedInterval(mine); ok && err == nil && min > 0 && iv < min-min/4 && c.slowPingLogged.CompareAndSwap(false, true) {
-		c.log.Warn("heartbeat.interval is below the provider's heartbeat.min.ping.interval, which closes a connection pinged faster while idle: the bundled heartbeats ping at the provider's minimum instead; raise heartbeat.interval, or lower heartbeat.min.ping.interval on the provider",
-			"heartbeat.interval", iv, "provider_min_ping_interval", min)
+	if iv, ok := AdvertisedInterval(mine); ok && err == nil && min > 0 && iv < min-min/4 && c.slowPingLogged.CompareAndSwap(false, true) &&
+		c.opts.WarnOnce.First("slow ping|"+c.peerKey()+"|"+iv.String()+"|"+min.String()) {
+		msg := "heartbeat.interval is below the provider's heartbeat.min.ping.interval, which closes a connection pinged faster while idle: the bundled heartbeats ping at the provider's minimum instead; raise heartbeat.interval, or lower heartbeat.min.ping.interval on the provider"
+		if c.opts.WarnOnce != nil {
+			msg += " (logged once per provider address)"
+		}
+		c.log.Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min, "peer_addr", c.peerKey())
 	}
+}
+
+// mismatchNote says what a strategy mismatch means for who closes an idle
+// connection, seen from side, which runs mine against the peer's.
+func mismatchNote(side spi.Side, mine, peer string) string {
+	consumer, provider := mine, peer
+	if side == spi.Provider {
+		consumer, provider = peer, mine
+	}
+	switch {
+	case consumer == "none" && provider == "idle":
+		return "the idle provider closes the none consumer's connection after its own heartbeat.timeout with nothing read or written (none sends nothing while idle), and the consumer redials"
+	case provider == "dual":
+		return "the dual provider closes a silent connection after the shorter of its own heartbeat.timeout and the consumer's bound"
+	}
+	return "the provider's idle-close timeout follows the consumer's settings"
 }
 
 // PeerHeartbeat returns the peer's heartbeat settings as a URL whose

@@ -166,7 +166,7 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 			if err != nil {
 				return err
 			}
-			return buildOnce(PointHeartbeat, n, func() error { _, err := x.Build(hbURL); return err })
+			return buildOnce(PointHeartbeat, n, func() error { _, err := x.Build(hbURL); return c.Heartbeat.BareNumberError(u, err) })
 		}},
 		{c.LoadBalance, func(n string) error {
 			x, err := c.LoadBalance.Get(n)

@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"errors"
 	"fmt"
 	"github.com/airnode/airnode/internal/suggest"
 	"sort"
@@ -82,17 +83,62 @@ func bareNumber(v string) bool {
 
 // Normalize returns u in the explicit form this point's extensions read.
 // For a point built with BareNumberSelectsDefault, "heartbeat=5000" becomes
-// "heartbeat=<default>&heartbeat.interval=5000" (the number wins over an
-// explicit interval key, as in Dubbo); any other URL is returned unchanged.
+// "heartbeat=<default>&heartbeat.interval=5000"; any other URL is returned
+// unchanged. The bare number and the interval key set one setting: given
+// both with the same duration the URL normalizes the same way, with
+// different ones (or one that does not parse) u is returned unchanged, for
+// the extension's Build to refuse (one setting given twice with different
+// values, as a key given twice is refused).
 func (p *Point[T]) Normalize(u spi.URL) spi.URL {
 	if p.opts.numberKey == "" || p.key == "" {
 		return u
 	}
-	if v, ok := u.Param(p.key); ok && bareNumber(v) {
-		return u.With(p.key, p.def).With(p.opts.numberKey, v)
+	v, ok := u.Param(p.key)
+	if !ok || !bareNumber(v) {
+		return u
 	}
-	return u
+	if iv, ok := u.Param(p.opts.numberKey); ok {
+		a, errA := spi.ParseDuration(v)
+		b, errB := spi.ParseDuration(iv)
+		if errA != nil || errB != nil || a != b {
+			return u
+		}
+	}
+	return u.With(p.key, p.def).With(p.opts.numberKey, v)
 }
+
+// BareNumberError returns err with the interval key it names renamed to
+// the point's key when u gave the interval as a bare number only
+// ("heartbeat=0" is refused naming "heartbeat", the key the user wrote,
+// not the "heartbeat.interval" Normalize made of it). err is Build's error
+// for Normalize(u); any other error is returned as is.
+func (p *Point[T]) BareNumberError(u spi.URL, err error) error {
+	if err == nil || p.opts.numberKey == "" {
+		return err
+	}
+	v, ok := u.Param(p.key)
+	if _, given := u.Param(p.opts.numberKey); !ok || given || !bareNumber(v) {
+		return err
+	}
+	var pe *spi.ParamError
+	if !errors.As(err, &pe) || pe.Key != p.opts.numberKey || pe.Value != v {
+		return err
+	}
+	was := pe.Error()
+	pe.Key = p.key
+	// the wrapping messages were formatted with the old key
+	return &renamedError{msg: strings.Replace(err.Error(), was, pe.Error(), 1), err: err}
+}
+
+// renamedError is an error whose message was rewritten (BareNumberError);
+// it unwraps to the original.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // Name returns the point's name ("loadbalance").
 func (p *Point[T]) Name() string { return p.name }

@@ -26,9 +26,11 @@
 // acknowledges nothing, is still closed within timeout + a tick of the
 // last acknowledgement (package acks). When the provider's
 // channel carries the consumer's heartbeat settings (spi.PeerHeartbeat),
-// the provider's timeout is the consumer-derived one
-// (a dual consumer's heartbeat.timeout; for an idle consumer its give-up
-// time plus a slack) and its first reconnect check runs after
+// the provider's timeout is the shorter of its own heartbeat.timeout and
+// the consumer-derived one (a dual consumer's heartbeat.timeout; for an
+// idle consumer its give-up time plus a slack): the provider pings on its
+// own interval, so a live consumer answers within its own timeout whatever
+// the consumer's settings. Its first reconnect check runs after
 // min(heartbeat.timeout/3, 1 s) to pick the settings up.
 //
 //	key                 type      unit  default        bounds

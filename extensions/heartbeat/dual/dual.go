@@ -159,18 +159,26 @@ func (w *watch) unanswered(lastWrite time.Time) bool {
 
 // reconnectCheck is Dubbo 2.7.0's ReconnectTimerTask (consumer) and its
 // server-side close: act when nothing was read for more than the timeout.
-// On the provider the timeout is the consumer's negotiated bound
-// (hbparams.PeerCloseTimeout) once its settings arrived. The peer
+// On the provider the timeout is its own heartbeat.timeout, or the
+// consumer's negotiated bound (hbparams.PeerCloseTimeout) once its settings
+// arrived when that is shorter: the provider pings on its own interval, so
+// a live consumer's answers keep its own timeout from firing, and a
+// consumer pinging more often keeps the shorter one from firing. The peer
 // acknowledging more of a backlog written to it (a large frame on a slow
 // link, which our pings and the peer's answers queue behind) counts as a
 // read (acks); while a backlog waits the check runs every acks.Gap.
 func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
-	timeout, negotiated := w.cfg.Timeout, false
+	timeout, negotiated, pinged := w.cfg.Timeout, false, w.cfg.Interval
 	if w.ch.Side() == spi.Provider {
-		timeout, negotiated = hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
+		// Its own timeout holds (it pings on its own interval, which a live
+		// consumer answers); the consumer's bound only shortens it.
+		if peer, ok := hbparams.PeerTimeout(w.ch, w.cfg.Timeout); ok && peer < timeout {
+			timeout, negotiated = peer, true
+		}
 	} else {
 		// pinging at the provider's minimum: the silence stretches with it
-		timeout = hbparams.Stretch(timeout, w.cfg.Interval, hbparams.PingInterval(w.ch, w.cfg.Interval))
+		pinged = hbparams.PingInterval(w.ch, w.cfg.Interval)
+		timeout = hbparams.Stretch(timeout, w.cfg.Interval, pinged)
 	}
 	alive, backlog := w.acks.Look(now)
 	lastRead := w.ch.LastRead()
@@ -189,8 +197,11 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 		action = "reconnecting"
 	}
 	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
+	if pinged != w.cfg.Interval {
+		rule = fmt.Sprintf("%sheartbeat.timeout %v stretched to %v", hbparams.StretchNote(w.cfg.Interval, pinged), w.cfg.Timeout, timeout)
+	}
 	if negotiated {
-		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
+		rule = fmt.Sprintf("%v from the consumer's heartbeat settings, under this provider's heartbeat.timeout %v", timeout, w.cfg.Timeout)
 	}
 	note := ""
 	if backlog {

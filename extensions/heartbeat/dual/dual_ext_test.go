@@ -189,7 +189,7 @@ func TestDualBuildRejects(t *testing.T) {
 		{"heartbeat=dual&heartbeat.interval=1s", nil},
 		{"heartbeat=dual&heartbeat.interval=bad", []string{`"heartbeat.interval"`, `"bad"`}},
 		{"heartbeat=dual&heartbeat.interval=48h", []string{`invalid value "48h" for URL key "heartbeat.interval": want a duration from`}},
-		{"heartbeat=dual&heartbeat.timeout=0", []string{`invalid value "0" for URL key "heartbeat.timeout": want a positive duration`}},
+		{"heartbeat=dual&heartbeat.timeout=0", []string{`invalid value "0" for URL key "heartbeat.timeout": want a duration > 0`}},
 	} {
 		_, err := dual.Builder{}.Build(spi.MustParse("airnode://h:1/s?" + tc.query))
 		if tc.want == nil {

@@ -148,8 +148,8 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 		w.failures++
 		if w.failures >= w.cfg.Retries {
 			w.task.CloseChannel(w.ch, fmt.Sprintf(
-				"heartbeat idle: %d pings to %s failed in a row (heartbeat.retries %d, heartbeat.ping.timeout %v), last: %v",
-				w.failures, w.ch.RemoteAddr(), w.cfg.Retries, w.cfg.PingTimeout, err))
+				"heartbeat idle: %d pings to %s failed in a row (%sheartbeat.retries %d, heartbeat.ping.timeout %v), last: %v",
+				w.failures, w.ch.RemoteAddr(), hbparams.StretchNote(w.cfg.Interval, interval), w.cfg.Retries, w.cfg.PingTimeout, err))
 			return -1, nil
 		}
 	}
@@ -193,8 +193,16 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 	if backlog {
 		note = ", nor did it acknowledge more of what was written to it"
 	}
-	w.task.CloseChannel(w.ch, fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v%s (%s)",
-		w.ch.RemoteAddr(), idle.Round(time.Millisecond), note, rule))
+	reason := fmt.Sprintf("heartbeat idle: nothing read from or written to %s for %v%s (%s)",
+		w.ch.RemoteAddr(), idle.Round(time.Millisecond), note, rule)
+	if hbparams.PeerStrategy(w.ch) == "none" {
+		// A none consumer sends nothing on an idle channel by design: the
+		// close frees a connection nobody uses, and the consumer redials
+		// (on its own at once). Expected, so logged at Info.
+		w.task.CloseChannelExpected(w.ch, reason+": the consumer runs heartbeat=none, which sends nothing on an idle connection; it redials")
+		return -1, nil
+	}
+	w.task.CloseChannel(w.ch, reason)
 	return -1, nil
 }
 

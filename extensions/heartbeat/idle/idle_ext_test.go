@@ -256,11 +256,11 @@ func TestIdleBuildRejects(t *testing.T) {
 		{"heartbeat.interval=soon", `"heartbeat.interval"`},
 		{"heartbeat.interval=1ms", "heartbeat.interval"},
 		{"heartbeat=5", "heartbeat"},
-		{"heartbeat=3000&heartbeat.interval=2s", "heartbeat=3000 (Dubbo's bare interval in ms) and heartbeat.interval=2s both given"},
+		{"heartbeat=3000&heartbeat.interval=2s", "heartbeat=3000 (Dubbo's bare interval, 3s) and heartbeat.interval=2s give the heartbeat interval twice with different values: give one"},
 		{"heartbeat.interval=0", "heartbeat.interval"},
 		{"heartbeat.retries=0", `invalid value "0" for URL key "heartbeat.retries": want an integer from 1 to`},
 		{"heartbeat.retries=three", `"heartbeat.retries"`},
-		{"heartbeat.ping.timeout=0", `invalid value "0" for URL key "heartbeat.ping.timeout": want a positive duration`},
+		{"heartbeat.ping.timeout=0", `invalid value "0" for URL key "heartbeat.ping.timeout": want a duration > 0`},
 		{"heartbeat.interval=10s&heartbeat.timeout=10s", `invalid value "10s" for URL key "heartbeat.timeout": want a duration longer than heartbeat.interval (10s)`},
 	} {
 		_, err := idle.Builder{}.Build(spi.MustParse("airnode://h:1/s?" + tc.query))
@@ -270,6 +270,17 @@ func TestIdleBuildRejects(t *testing.T) {
 		var pe *spi.ParamError
 		if err != nil && tc.query != "heartbeat=3000&heartbeat.interval=2s" && !errors.As(err, &pe) {
 			t.Errorf("%q: err %v is not a *spi.ParamError", tc.query, err)
+		}
+	}
+	// The same interval given both ways is one setting given twice alike.
+	for _, q := range []string{"heartbeat=3000&heartbeat.interval=3s", "heartbeat=3000&heartbeat.interval=3000"} {
+		h, err := idle.Builder{}.Build(spi.MustParse("airnode://h:1/s?" + q))
+		if err != nil {
+			t.Errorf("%q: %v", q, err)
+			continue
+		}
+		if iv := h.(*idle.Heartbeat).Config().Interval; iv != 3*time.Second {
+			t.Errorf("%q: interval %v, want 3s", q, iv)
 		}
 	}
 }

@@ -48,11 +48,8 @@ func ParseConfig(u spi.URL) (Config, error) {
 	}
 	c.NoPingOnTimeout = !on
 	retries, err := u.Int(hbparams.KeyRetries, DefaultRetries)
-	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", component, err)
-	}
-	if retries < 1 || retries > MaxRetries {
-		return Config{}, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: hbparams.KeyRetries, Value: u.ParamOr(hbparams.KeyRetries, fmt.Sprint(retries)), Want: fmt.Sprintf("an integer from 1 to %d", MaxRetries)})
+	if err != nil || retries < 1 || retries > MaxRetries {
+		return Config{}, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: hbparams.KeyRetries, Value: u.ParamOr(hbparams.KeyRetries, fmt.Sprint(retries)), Want: hbparams.RetriesWant})
 	}
 	c.Retries = int(retries)
 	if c.Timeout <= c.Interval {

@@ -6,7 +6,7 @@ import "github.com/airnode/airnode/spi"
 // (Interval) to declare (spi.KeyDescriber). Dubbo's bare form
 // heartbeat=3000 is the "heartbeat" point key's, described by the catalog.
 func IntervalKey(doc string) spi.KeyDoc {
-	return spi.KeyDoc{Key: KeyInterval, Type: spi.KeyTypeDuration, Default: "60s", Doc: doc + ", 10ms..24h"}
+	return spi.KeyDoc{Key: KeyInterval, Type: spi.KeyTypeDuration, Default: "60s", Doc: doc + ", from 10ms to 24h"}
 }
 
 // PingOnTimeoutKey describes heartbeat.ping.on.timeout for the strategies

@@ -35,6 +35,13 @@ func PingOnTimeout(component string, u spi.URL) (bool, error) {
 	return on, nil
 }
 
+// IntervalWant is how every heartbeat.interval error states its bounds
+// (serve's -p and plugins.yaml check say the same, kernel/config).
+const IntervalWant = "a duration from 10ms to 24h"
+
+// RetriesWant is how every heartbeat.retries error states its bounds.
+const RetriesWant = "an integer from 1 to 1000"
+
 // Bounds and defaults of heartbeat.interval.
 const (
 	DefaultInterval = 60 * time.Second
@@ -44,9 +51,9 @@ const (
 
 // Interval returns heartbeat.interval (default 60s). When the heartbeat key
 // is a bare integer (Dubbo's heartbeat=3000), the integer is the interval in
-// milliseconds, and giving heartbeat.interval as well is an error (the
-// kernel's catalog normalizes the bare form into heartbeat.interval before
-// Build, so only a direct caller can give both). The result lies within
+// milliseconds, and giving heartbeat.interval as well with another value is
+// an error naming both (the kernel's catalog normalizes the bare form into
+// heartbeat.interval before Build, leaving both only when they differ). The result lies within
 // [MinInterval, MaxInterval]; anything else is an error naming the key and
 // the value. component prefixes errors ("heartbeat idle").
 func Interval(component string, u spi.URL) (time.Duration, error) {
@@ -54,9 +61,13 @@ func Interval(component string, u spi.URL) (time.Duration, error) {
 	v, ok := u.Param(KeyInterval)
 	if s, bare := u.Param(KeyStrategy); bare {
 		if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-			if ok { // the catalog's Normalize never leaves both; a direct caller did
-				return 0, fmt.Errorf("%s: %s=%s (Dubbo's bare interval in ms) and %s=%s both given: give one",
-					component, KeyStrategy, s, KeyInterval, v)
+			if ok { // the catalog's Normalize leaves both only when they differ
+				a, errA := spi.ParseDuration(s)
+				b, errB := spi.ParseDuration(v)
+				if errA != nil || errB != nil || a != b {
+					return 0, fmt.Errorf("%s: %s=%s (Dubbo's bare interval, %v) and %s=%s give the heartbeat interval twice with different values: give one",
+						component, KeyStrategy, s, a, KeyInterval, v)
+				}
 			}
 			key, v, ok = KeyStrategy, s, true
 		}
@@ -66,12 +77,10 @@ func Interval(component string, u spi.URL) (time.Duration, error) {
 	}
 	d, err := spi.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v,
-			Want: "a duration such as 30s, 1.5s or 3000 (milliseconds)"})
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v, Want: spi.DurationWant(err)})
 	}
 	if d < MinInterval || d > MaxInterval {
-		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v,
-			Want: fmt.Sprintf("a duration from %v to %v", MinInterval, MaxInterval)})
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: v, Want: IntervalWant})
 	}
 	return d, nil
 }
@@ -84,7 +93,7 @@ func Duration(component string, u spi.URL, key string, def time.Duration) (time.
 		return 0, fmt.Errorf("%s: %w", component, err)
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: u.ParamOr(key, d.String()), Want: "a positive duration such as 30s or 1.5s"})
+		return 0, fmt.Errorf("%s: %w", component, &spi.ParamError{Key: key, Value: u.ParamOr(key, d.String()), Want: "a duration > 0"})
 	}
 	return d, nil
 }
@@ -184,6 +193,37 @@ func PeerTimeout(ch spi.Channel, own time.Duration) (d time.Duration, negotiated
 		}
 	}
 	return own, false
+}
+
+// StretchNote returns "" when a consumer pings at its own interval (asked),
+// else the clause its close reasons start with, naming the interval used:
+// "pinging every 1s, the provider's heartbeat.min.ping.interval, not
+// heartbeat.interval 500ms; ".
+func StretchNote(asked, pinged time.Duration) string {
+	if pinged == asked {
+		return ""
+	}
+	return fmt.Sprintf("pinging every %v, the provider's %s, not %s %v; ", pinged, KeyMinPingInterval, KeyInterval, asked)
+}
+
+// PeerStrategy returns the heartbeat strategy ch's peer runs, from its
+// settings (spi.PeerHeartbeat): "idle" for an absent key or Dubbo's bare
+// interval, "" until they arrived.
+func PeerStrategy(ch spi.Channel) string {
+	p, ok := ch.(spi.PeerHeartbeat)
+	if !ok {
+		return ""
+	}
+	u, ok := p.PeerHeartbeat()
+	if !ok {
+		return ""
+	}
+	s, _ := u.Param(KeyStrategy)
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Trim(s, "0123456789") == "" {
+		return "idle"
+	}
+	return s
 }
 
 // Stretch returns d scaled by pinged/asked when the pings come every

@@ -233,9 +233,9 @@ func detect(t *testing.T, query string, hung bool, runs int) []time.Duration {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 10 {
-				_ = call(c.ch)
+			for range 10 { // busy until the failure: its last read is the last answer
 				time.Sleep(20 * time.Millisecond)
+				_ = call(c.ch)
 			}
 			fail()
 			at := time.Now()

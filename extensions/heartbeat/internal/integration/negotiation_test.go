@@ -81,20 +81,8 @@ func TestNegotiation_ProviderClosesOnConsumerBound(t *testing.T) {
 	if s, _ := peer.Param("heartbeat"); !ok || s != "idle" {
 		t.Fatalf("consumer learned the provider's settings %v (%v), want heartbeat=idle", peer, ok)
 	}
-	px.BlackHole()
-	hole := time.Now()
-	r, ok := waitReason(p.closed, 10*time.Second)
-	took := time.Since(hole)
-	if !ok {
-		t.Fatal("provider kept the black-holed channel for 10 s (its own heartbeat.timeout is 200 s)")
-	}
-	t.Logf("provider closed after %v: %s", took.Round(time.Millisecond), r)
-	if took < 4*time.Second || took > 7*time.Second {
-		t.Errorf("provider closed after %v, want about 5 s (within [4 s, 7 s])", took)
-	}
-	if !strings.Contains(r, "5s from the consumer's heartbeat settings") {
-		t.Errorf("reason %q does not name the negotiated timeout", r)
-	}
+	// about 5 s; its own heartbeat.timeout is 200 s
+	closedAfterBlackHole(t, px, p.closed, 10*time.Second, 4*time.Second, 7*time.Second, "provider", "5s from the consumer's heartbeat settings")
 }
 
 // Issue 4 item 7: a dual consumer and an idle provider still work together
@@ -132,5 +120,75 @@ func TestNegotiation_StrategyMismatchLoggedOnce(t *testing.T) {
 	case r := <-c.closed:
 		t.Fatalf("channel closed: %s", r)
 	default:
+	}
+}
+
+// A dual provider closes a dead consumer after its own heartbeat.timeout
+// (DESIGN §6: both sides run both timers), whatever the consumer's
+// settings: with a default idle consumer (interval 60 s, a derived bound of
+// 5 min) it closed nothing in 12 s (nu40 finding 1). A live consumer
+// answers the provider's own pings, so it is not closed meanwhile; and a
+// consumer whose settings give a shorter bound still gets the shorter one.
+func TestNegotiation_DualProviderClosesOnItsOwnTimeout(t *testing.T) {
+	t.Parallel()
+	const pq = "heartbeat=dual&heartbeat.interval=1s&heartbeat.timeout=2s"
+	for _, tc := range []struct {
+		consumer   string
+		lo, hi     time.Duration // from the black hole
+		reasonPart string
+	}{
+		// The channel is idle: its last read (a ping's answer) came up to
+		// interval + a tick before the black hole, so the close comes
+		// (timeout − interval − tick, timeout + tick] after it.
+		{"heartbeat=idle", 500 * time.Millisecond, 5 * time.Second, "(heartbeat.timeout 2s)"},
+		{"heartbeat=dual&heartbeat.interval=3s", 500 * time.Millisecond, 5 * time.Second, "(heartbeat.timeout 2s)"},
+	} {
+		t.Run(tc.consumer, func(t *testing.T) {
+			t.Parallel()
+			p := startProvider(t, heartbeat(t, pq), hello(pq, nil))
+			px := testproxy.New(t, p.addr)
+			c := dial(t, px.Addr(), heartbeat(t, tc.consumer), hello(tc.consumer, nil))
+			handshake(t, c)
+			// Alive and idle for 3 × the provider's timeout: its pings are answered.
+			select {
+			case r := <-p.closed:
+				t.Fatalf("provider closed a live idle consumer: %s", r)
+			case <-time.After(6 * time.Second):
+			}
+			closedAfterBlackHole(t, px, p.closed, 15*time.Second, tc.lo, tc.hi, "dual provider", tc.reasonPart)
+		})
+	}
+	// The consumer's bound is shorter than a default dual provider's 180 s.
+	t.Run("shorter consumer bound", func(t *testing.T) {
+		t.Parallel()
+		const cq = "heartbeat=idle&heartbeat.interval=1s&heartbeat.retries=3"
+		p := startProvider(t, heartbeat(t, "heartbeat=dual"), hello("heartbeat=dual", nil))
+		px := testproxy.New(t, p.addr)
+		c := dial(t, px.Addr(), heartbeat(t, cq), hello(cq, nil))
+		handshake(t, c)
+		// 5 s + up to a tick (5s/3): about 5-6.7 s
+		closedAfterBlackHole(t, px, p.closed, 15*time.Second, 4*time.Second, 9*time.Second, "dual provider",
+			"5s from the consumer's heartbeat settings, under this provider's heartbeat.timeout 3m0s")
+	})
+}
+
+// closedAfterBlackHole black-holes px and waits up to wait for closed,
+// failing the test when nothing closes; it checks the time taken against
+// [lo, hi] and that the reason contains want, and logs both as who.
+func closedAfterBlackHole(t *testing.T, px *testproxy.Proxy, closed <-chan string, wait, lo, hi time.Duration, who, want string) {
+	t.Helper()
+	px.BlackHole()
+	hole := time.Now()
+	r, ok := waitReason(closed, wait)
+	took := time.Since(hole)
+	if !ok {
+		t.Fatalf("%s kept the black-holed channel for %v", who, wait)
+	}
+	t.Logf("%s closed after %v: %s", who, took.Round(time.Millisecond), r)
+	if took < lo || took > hi {
+		t.Errorf("%s closed after %v, want within [%v, %v]", who, took, lo, hi)
+	}
+	if !strings.Contains(r, want) {
+		t.Errorf("%s's reason %q does not contain %q", who, r, want)
 	}
 }

@@ -99,6 +99,20 @@ func (k *Task) fire() {
 // is closed, so a channel must close Done before it calls stop from inside
 // Close.
 func (k *Task) CloseChannel(ch spi.Channel, reason string) {
+	k.closeChannel(ch, func() { ch.Close(reason) })
+}
+
+// CloseChannelExpected is CloseChannel for a close the peer's settings make
+// expected: logged at Info when ch implements spi.ExpectedCloser.
+func (k *Task) CloseChannelExpected(ch spi.Channel, reason string) {
+	if e, ok := ch.(spi.ExpectedCloser); ok {
+		k.closeChannel(ch, func() { e.CloseExpected(reason) })
+		return
+	}
+	k.CloseChannel(ch, reason)
+}
+
+func (k *Task) closeChannel(ch spi.Channel, closeIt func()) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.stopped || k.closing {
@@ -110,7 +124,7 @@ func (k *Task) CloseChannel(ch spi.Channel, reason string) {
 	k.closed = make(chan struct{})
 	go func() {
 		defer close(k.closed)
-		ch.Close(reason)
+		closeIt()
 	}()
 }
 
