@@ -51,7 +51,7 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 		{name: "second service's TLS on the same listener",
 			config: "services:\n  - interface: demo.Echo\n    params: {group: b, tls: true, tls.cert: " + cert + ", tls.key: " + key + "}\n",
 			want:   `serve: service b/demo.Echo: URL key "tls" is "true", but demo.Echo, exported first on the same address, uses its default (false): `},
-		{"second service's key for a method it lacks", "services:\n  - interface: demo.Echo\n    params: {group: b, Slep.timeout: 100}\n",
+		{"second service's key for a method it lacks", "services:\n  - interface: demo.Echo\n    params: {group: b, Slep.timeout: 100ms}\n",
 			`URL key "Slep.timeout" sets timeout for method Slep, but service b/demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

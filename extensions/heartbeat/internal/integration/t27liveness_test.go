@@ -33,6 +33,7 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 			return payload(ctx, req)
 		})
 	}
+	const heldFor = time.Second // the held call's timeout; its liveness ping waits max(1s, it)
 	for _, tname := range []string{tcp.Name, smux.Name} {
 		t.Run(tname, func(t *testing.T) {
 			t.Parallel()
@@ -42,17 +43,28 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 			held := make(chan error, 1)
 			go func() {
 				inv := &spi.Invocation{Service: "demo.Echo", Method: "Hold"}
-				held <- c.ch.Invoke(context.Background(), jsonCodec{}, inv, 500*time.Millisecond).Err
+				held <- c.ch.Invoke(context.Background(), jsonCodec{}, inv, heldFor).Err
 			}()
 			time.Sleep(50 * time.Millisecond) // sent before the large request
-			large := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{strings.Repeat("z", 6_000_000)}}
+			// 4 MB: 4 s of the 1 MB/s link, past the black hole at 2.2 s
+			large := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{strings.Repeat("z", 4_000_000)}}
 			go c.ch.Invoke(context.Background(), jsonCodec{}, large, time.Minute)
+			// The large request must be queued before the held call times
+			// out, so that the check's ping waits behind it: encoding 6 MB
+			// took 480-680 ms under -race with two busy loops, over the old
+			// 500 ms timeout, the
+			// ping went first, was answered and the check ended (the test
+			// then failed 2 runs in 4).
+			if !waitCond(heldFor-100*time.Millisecond, func() bool { return c.ch.Pending() == 2 }) {
+				t.Fatalf("the large request was not encoded and queued within %v", heldFor-100*time.Millisecond)
+			}
+			t.Logf("large request queued %v after the start", time.Since(start).Round(time.Millisecond))
 			if st := spi.StatusOf(<-held); st != spi.StatusServerTimeout {
 				t.Fatalf("held call: %v, want SERVER_TIMEOUT", st)
 			}
 			// the check's first ping waits 1 s behind the large request,
 			// which the link keeps taking in: the channel stays
-			time.Sleep(time.Until(start.Add(1700 * time.Millisecond)))
+			time.Sleep(time.Until(start.Add(heldFor + 1200*time.Millisecond)))
 			if r := c.ch.Reason(); r != "" {
 				t.Fatalf("closed while the link still took the large request in: %s", r)
 			}
@@ -62,10 +74,22 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 				t.Fatal("black-holed 6 s ago with a liveness check kept by acknowledgements, and still open")
 			}
 			took := time.Since(start)
-			t.Logf("closed %v after the start (black hole at 1.7 s): %s", took.Round(time.Millisecond), r)
+			t.Logf("closed %v after the start (black hole at %v): %s", took.Round(time.Millisecond), heldFor+1200*time.Millisecond, r)
 			if !strings.Contains(r, "liveness check") {
 				t.Errorf("closed by %q, want the liveness check", r)
 			}
 		})
+	}
+}
+
+// waitCond polls cond every 5 ms for at most max.
+func waitCond(max time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(max); ; time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
 	}
 }
