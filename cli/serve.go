@@ -681,7 +681,11 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 			pe.source = "the built-in " + demo.Interface + where
 			weight, werr := u.Int("weight", kernel.DefaultWeight)
 			if werr != nil {
-				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: %w", werr))
+				// the kernel's words for the key, with what it allows
+				if cerr := config.CheckParams(map[string]string{"weight": u.ParamOr("weight", "")}); cerr != nil {
+					werr = cerr
+				}
+				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", s.Interface, werr))
 			}
 			payload, perr := u.Size("payload", protocol.DefaultPayload)
 			if perr != nil {

@@ -269,7 +269,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"hash.arguments": {Type: spi.KeyTypeIntList, Default: "0",
 		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0; method-level allowed"},
 	"hash.nodes": {Type: spi.KeyTypeInt, Default: "160",
-		Doc: sideConsumer + "consistenthash: virtual nodes per provider, >= 1; method-level allowed"},
+		Doc: sideConsumer + "consistenthash: virtual nodes per provider, 1..65536; method-level allowed"},
 	"executes": {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideProvider + "calls of a method running at once on the export, 0: no limit; method-level allowed"},
 	"actives": {Type: spi.KeyTypeInt, Default: "0",

@@ -72,6 +72,7 @@ var keyMax = map[string]struct {
 }{
 	"heartbeat.interval": {int64(24 * time.Hour), "a duration from 10ms to 24h"},
 	"heartbeat.retries":  {1000, "an integer from 1 to 1000"},
+	"hash.nodes":         {65536, "an integer from 1 to 65536"},
 }
 
 // CheckURL checks the value of every kernel key in u, at service and
@@ -150,6 +151,10 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 		}
 		d, err := spi.ParseDuration(v)
 		if err != nil {
+			if s.Min == 0 && errors.Is(err, spi.ErrDurationNegative) {
+				// 0 is allowed (warmup=0: none): not "a positive duration"
+				return bound("a duration ≥ 0 (0: none), not a negative one")
+			}
 			if fileSyntax { // no bare milliseconds to suggest: plugins.yaml refuses them
 				return bound(spi.DurationWantWithUnit(err))
 			}
