@@ -61,20 +61,12 @@ func TestNu39_ReferChecksProviderKeys(t *testing.T) {
 		}
 	}
 	for q, key := range map[string]string{"weight=5": "key=weight value=5", "warmup=0": "key=warmup value=0", "loadbalance=roundrobin": ""} {
-		var log logbuf.Buffer
-		n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-		r, err := n.Refer(ctxT(t), spi.MustParse("airnode://"+addr+"/t.Svc?"+q), spi.URL{})
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		_ = r.Close()
-		_ = n.Close()
-		lines := strings.Count(log.String(), "provider key on a reference has no effect")
+		lines, log := referWarnings(t, addr, q, "provider key on a reference has no effect")
 		switch {
 		case key == "" && lines != 0:
-			t.Errorf("%s: warned, want no warning:\n%s", q, log.String())
-		case key != "" && (lines != 1 || !strings.Contains(log.String(), " service=t.Svc "+key+"\n")):
-			t.Errorf("%s: want one warning with %q, got:\n%s", q, key, log.String())
+			t.Errorf("%s: warned, want no warning:\n%s", q, log)
+		case key != "" && (lines != 1 || !strings.Contains(log, " service=t.Svc "+key+"\n")):
+			t.Errorf("%s: want one warning with %q, got:\n%s", q, key, log)
 		}
 	}
 }
@@ -93,20 +85,28 @@ func TestNu39_ReferWarnsOfABalancerKeyItsBalancerDoesNotRead(t *testing.T) {
 		"Who.loadbalance=consistenthash&Who.hash.nodes=3": "",
 		"loadbalance=consistenthash":                      "",
 	} {
-		var log logbuf.Buffer
-		n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-		r, err := n.Refer(ctxT(t), spi.MustParse("airnode://"+addr+"/t.Svc?"+q), spi.URL{})
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		_ = r.Close()
-		_ = n.Close()
-		lines := strings.Count(log.String(), "URL key is read by another balancer")
+		lines, log := referWarnings(t, addr, q, "URL key is read by another balancer")
 		switch {
 		case want == "" && lines != 0:
-			t.Errorf("%s: warned, want no warning:\n%s", q, log.String())
-		case want != "" && (lines != 1 || !strings.Contains(log.String(), " service=t.Svc "+want+"\n")):
-			t.Errorf("%s: want one warning with %q, got:\n%s", q, want, log.String())
+			t.Errorf("%s: warned, want no warning:\n%s", q, log)
+		case want != "" && (lines != 1 || !strings.Contains(log, " service=t.Svc "+want+"\n")):
+			t.Errorf("%s: want one warning with %q, got:\n%s", q, want, log)
 		}
 	}
+}
+
+// referWarnings refers to t.Svc at addr with query q from a node of its
+// own, closes both, and returns how many of its log lines contain phrase,
+// and the whole log.
+func referWarnings(t *testing.T, addr, q, phrase string) (int, string) {
+	t.Helper()
+	var log logbuf.Buffer
+	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	r, err := n.Refer(ctxT(t), spi.MustParse("airnode://"+addr+"/t.Svc?"+q), spi.URL{})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	_ = r.Close()
+	_ = n.Close()
+	return strings.Count(log.String(), phrase), log.String()
 }

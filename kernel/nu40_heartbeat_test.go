@@ -77,19 +77,7 @@ func TestStretchedIntervalNamedAndWarnedOnce(t *testing.T) {
 // provider saying the consumer runs none, the consumer that the provider
 // closed an idle connection, and neither logs a WARN.
 func TestNoneConsumerIdleCloseIsInfo(t *testing.T) {
-	var plogs, clogs logbuf.Buffer
-	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
-	t.Cleanup(func() { _ = p.Close() })
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat.interval=500ms&heartbeat.timeout=1s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&clogs, nil))))
-	t.Cleanup(func() { _ = c.Close() })
-	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?heartbeat=none"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plogs, clogs, r := loggedEchoPair(t, "heartbeat.interval=500ms&heartbeat.timeout=1s", "heartbeat=none")
 	if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
 		t.Fatal(err)
 	}

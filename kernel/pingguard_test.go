@@ -17,19 +17,7 @@ import (
 // closed both (new-user tester: "too many pings", CHANNEL_INACTIVE after
 // 0.8 s, reconnecting every 1.5 s).
 func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
-	var plogs, clogs logbuf.Buffer
-	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
-	t.Cleanup(func() { _ = p.Close() })
-	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat.interval=200ms"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&clogs, nil))))
-	t.Cleanup(func() { _ = c.Close() })
-	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?heartbeat.interval=200ms&timeout=5s"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plogs, clogs, r := loggedEchoPair(t, "heartbeat.interval=200ms", "heartbeat.interval=200ms&timeout=5s")
 	if _, err := r.Invoke(ctxT(t), "Sleep", 1500); err != nil {
 		t.Fatalf("1.5 s call with 200 ms heartbeats: %v", err)
 	}
@@ -55,19 +43,7 @@ func TestShortHeartbeatIntervalKeepsCallsAndConnections(t *testing.T) {
 func TestConsumerPingsNoFasterThanTheProviderAllows(t *testing.T) {
 	for _, hb := range []string{"idle", "dual"} {
 		t.Run(hb, func(t *testing.T) {
-			var plogs, clogs logbuf.Buffer
-			p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&plogs, nil))), WithShutdownWait(0))
-			t.Cleanup(func() { _ = p.Close() })
-			e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?heartbeat="+hb))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&clogs, nil))))
-			t.Cleanup(func() { _ = c.Close() })
-			r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?heartbeat="+hb+"&heartbeat.interval=200ms"), spi.URL{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			plogs, clogs, r := loggedEchoPair(t, "heartbeat="+hb, "heartbeat="+hb+"&heartbeat.interval=200ms")
 			if _, err := r.Invoke(ctxT(t), "Echo", 1); err != nil {
 				t.Fatal(err)
 			}
@@ -84,4 +60,26 @@ func TestConsumerPingsNoFasterThanTheProviderAllows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loggedEchoPair exports demo.Echo on a provider node at
+// airnode://127.0.0.1:0/demo.Echo?exportQuery and refers to it from a
+// consumer node with the reference query referQuery; each node logs (text)
+// into the buffer returned for it. Both nodes close at cleanup.
+func loggedEchoPair(t *testing.T, exportQuery, referQuery string) (plogs, clogs *logbuf.Buffer, r *Reference) {
+	t.Helper()
+	plogs, clogs = new(logbuf.Buffer), new(logbuf.Buffer)
+	p := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(plogs, nil))), WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+exportQuery))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(clogs, nil))))
+	t.Cleanup(func() { _ = c.Close() })
+	r, err = c.Refer(ctxT(t), spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?"+referQuery), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plogs, clogs, r
 }
