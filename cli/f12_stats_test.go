@@ -25,12 +25,13 @@ func TestF12_StatsPrintsTheConsumersProviders(t *testing.T) {
 	defer cancel()
 	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	defer p.Close()
-	if _, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:38530/demo.Echo")); err != nil {
+	exp, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
 	defer c.Close()
-	ref, err := c.Refer(ctx, spi.MustParse("airnode://127.0.0.1:38530/demo.Echo?retries=0"), spi.URL{})
+	ref, err := c.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/demo.Echo?retries=0"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestF12_StatsPrintsTheConsumersProviders(t *testing.T) {
 		switch f := strings.Fields(l); {
 		case len(f) > 1 && f[0] == "SERVICE" && f[1] == "PROVIDER":
 			header = f
-		case len(f) > 1 && f[0] == "demo.Echo" && f[1] == "127.0.0.1:38530":
+		case len(f) > 1 && f[0] == "demo.Echo" && f[1] == exp.URL().Address():
 			line = f
 		}
 	}

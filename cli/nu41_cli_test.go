@@ -89,7 +89,7 @@ func TestNu41_JSONLogFormatEveryLine(t *testing.T) {
 		t.Errorf("call, text: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// serve's fatal line (port in use) and its durations
-	p := serve(t, "127.0.0.1:39011", dir)
+	p := serve(t, "127.0.0.1:0", dir) // port 0: a fixed one can be another test's ephemeral port
 	r = runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", "--log-format", "json",
 		"--listen", p.addr, "--registry", "file://"+dir, "--shutdown-wait", "2s")
 	recs = lines("serve", r.stderr)
@@ -196,7 +196,7 @@ func TestNu41_MissingRegistryDirectoryNotCreated(t *testing.T) {
 // events; --json prints one object per line.
 func TestNu41_RegistryWatchJSON(t *testing.T) {
 	dir := t.TempDir()
-	p := serve(t, "127.0.0.1:39012", dir)
+	p := serve(t, "127.0.0.1:0", dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "registry", "watch", "--json", "--registry", "file://"+dir, "demo.Echo")

@@ -22,13 +22,14 @@ func TestHKeysDirectReferWarnsOfMethodKeysOfNoMethod(t *testing.T) {
 	cat := testCatalogs(t)
 	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
 	defer p.Close()
-	if _, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:38510/demo.Echo")); err != nil {
+	exp, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	var logs logbuf.Buffer
 	c := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))), WithShutdownWait(0))
 	defer c.Close()
-	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:38510/demo.Echo?sleep.timeout=100&methods.echo.retries=1&Nope.timeout=300&Echo.timeout=2s&connect.timeout=1s&default.timeout=5s"), spi.URL{})
+	r, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+exp.URL().Address()+"/demo.Echo?sleep.timeout=100&methods.echo.retries=1&Nope.timeout=300&Echo.timeout=2s&connect.timeout=1s&default.timeout=5s"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestHKeysDirectReferWarnsOfMethodKeysOfNoMethod(t *testing.T) {
 	// With methods= in the direct URL, every key is checked against it,
 	// once, naming the list and the method meant.
 	before := len(logs.String())
-	r2, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:38510/demo.Echo?methods=Echo,Sleep&sleep.timeout=100&Nope.timeout=300&Echo.timeout=2s"), spi.URL{})
+	r2, err := c.Refer(ctxT(t), spi.MustParse("airnode://"+exp.URL().Address()+"/demo.Echo?methods=Echo,Sleep&sleep.timeout=100&Nope.timeout=300&Echo.timeout=2s"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestHKeysRegistryReferWarnsOfCaseOnlyMethodKey(t *testing.T) {
 	cat := testCatalogs(t)
 	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0), WithRegistry(reg))
 	defer p.Close()
-	if _, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:38511/demo.Echo")); err != nil {
+	if _, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
 		t.Fatal(err)
 	}
 	var logs logbuf.Buffer

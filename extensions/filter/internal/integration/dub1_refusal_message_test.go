@@ -2,7 +2,6 @@ package integration
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -15,16 +14,19 @@ import (
 // provider on loopback; limit + 1 concurrent Sleep(400) calls through a
 // failfast reference: one is refused, with that message.
 func TestDub1_RefusalCountsCallsInEnglish(t *testing.T) {
-	for i, c := range []struct{ q, want string }{
+	for _, c := range []struct{ q, want string }{
 		{"executes=1", "executelimit: demo.Echo.Sleep already runs 1 call (executes=1); call refused"},
 		{"executes=2", "executelimit: demo.Echo.Sleep already runs 2 calls (executes=2); call refused"},
 		{"threads=1", "threadlimit: provider ADDR already runs 1 call (threads=1); demo.Echo.Sleep refused"},
 		{"threads=2", "threadlimit: provider ADDR already runs 2 calls (threads=2); demo.Echo.Sleep refused"},
 	} {
-		addr := fmt.Sprintf("127.0.0.1:%d", 39080+i)
-		if _, err := newNode(t).Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?"+c.q)); err != nil {
+		// port 0: a fixed port can be another test's ephemeral port (CI:
+		// "bind: address already in use" on 39082)
+		exp, err := newNode(t).Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+c.q))
+		if err != nil {
 			t.Fatal(err)
 		}
+		addr := exp.URL().Address()
 		r := refer(t, newNode(t), addr, "timeout=5s&cluster=failfast")
 		limit := int(c.q[len(c.q)-1] - '0')
 		errs := make(chan error, limit+1)
