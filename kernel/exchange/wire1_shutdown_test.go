@@ -144,7 +144,16 @@ func TestWire1ReadOnlyBeforeTheDrain(t *testing.T) {
 		if ro.at-stopped > 500*time.Millisecond || ro.at >= answer {
 			t.Errorf("%s consumer: read-only at %v, the stop at %v, the long call's answer at %v: want it at the stop", name, ro.at, stopped, answer)
 		}
-		if ga.at < answer {
+		// The busy consumer reads both on one connection, in the order
+		// they were written; the idle one reads its go-away on another
+		// connection, whose reader may run a few microseconds before the
+		// busy one's (a CI run: 1.502631 s against 1.502664 s): it must
+		// come at the drain's end, not at the stop.
+		slack := time.Duration(0)
+		if w == idle {
+			slack = 100 * time.Millisecond
+		}
+		if ga.at < answer-slack {
 			t.Errorf("%s consumer: go-away at %v before the call's answer at %v", name, ga.at, answer)
 		}
 	}
