@@ -38,11 +38,11 @@ func TestDub1_ConsistentHashReadsDubbosMethodSpelling(t *testing.T) {
 	for i := range 3 {
 		node := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
 		defer node.Close()
-		addr := fmt.Sprintf("127.0.0.1:%d", 39040+i)
-		if _, err := node.Export(ctx, hashSvc{name: fmt.Sprintf("P%d", i+1)}, spi.MustParse("airnode://"+addr+"/t.Svc?warmup=0")); err != nil {
+		exp, err := node.Export(ctx, hashSvc{name: fmt.Sprintf("P%d", i+1)}, spi.MustParse("airnode://127.0.0.1:0/t.Svc?warmup=0"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		hosts = append(hosts, addr)
+		hosts = append(hosts, exp.URL().Address())
 	}
 	consumer := kernel.NewNode(cat, kernel.WithLogger(quiet))
 	defer consumer.Close()

@@ -48,7 +48,7 @@ func TestF12_StatsPrintsTheConsumersProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, _ := metrics.RegistryOf(b)
-	srv, err := metrics.Listen("127.0.0.1:38531", reg)
+	srv, err := metrics.Listen("127.0.0.1:0", reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestReg3_UnlistedMethodNotRetried(t *testing.T) {
 		logs[i] = &logbuf.Buffer{}
 		p := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(logs[i], nil))), WithShutdownWait(0))
 		t.Cleanup(func() { _ = p.Close() })
-		e, err := p.Export(ctxT(t), demo.New("p"+strconv.Itoa(i), 100), spi.MustParse("airnode://127.0.0.1:"+strconv.Itoa(38571+i)+"/demo.Echo?accesslog=true"))
+		e, err := p.Export(ctxT(t), demo.New("p"+strconv.Itoa(i), 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?accesslog=true"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,8 +66,8 @@ func TestReg3_UnlistedMethodNotRetried(t *testing.T) {
 	}
 	const listed = `(methods of its 2 providers in memory://reg3-unlisted: Echo, Fail, Info, Payload, Sleep)`
 	for i, tc := range []struct{ method, want string }{
-		{"Nope", `no provider of demo.Echo lists method "Nope" ` + listed + `; asked 127.0.0.1:3857`},
-		{"Ech", listed + `; did you mean "Echo"?; asked 127.0.0.1:3857`},
+		{"Nope", `no provider of demo.Echo lists method "Nope" ` + listed + `; asked 127.0.0.1:`},
+		{"Ech", listed + `; did you mean "Echo"?; asked 127.0.0.1:`},
 		{"Nope", `once, not retried: SERVICE_NOT_FOUND: service "demo.Echo" has no method "Nope" (methods: Echo, Fail, Info, Payload, Sleep)`},
 	} {
 		_, err := ref.Invoke(ctxT(t), tc.method, "x")

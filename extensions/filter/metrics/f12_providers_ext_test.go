@@ -32,13 +32,14 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	reg := spi.MustParse("file://" + t.TempDir())
-	const good, bad = "127.0.0.1:38501", "127.0.0.1:38502"
+	// port 0 everywhere: a fixed port can be another test's ephemeral one
+	var good, bad string
 	var faulty atomic.Bool
 	faulty.Store(true)
-	provider := func(addr string, fails bool) *kernel.Node {
+	provider := func(addr *string, fails bool) *kernel.Node {
 		n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
 		t.Cleanup(func() { _ = n.Close() })
-		_, err := n.ExportInvoker(ctx, spi.MustParse("airnode://"+addr+"/f12.Svc?methods=Do"),
+		exp, err := n.ExportInvoker(ctx, spi.MustParse("airnode://127.0.0.1:0/f12.Svc?methods=Do"),
 			spi.InvokerFunc(func(_ context.Context, inv *spi.Invocation) spi.Result {
 				if fails && faulty.Load() {
 					return spi.Result{Err: spi.Errorf(spi.StatusServerError, "f12: injected fault")}
@@ -48,11 +49,12 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		*addr = exp.URL().Address()
 		return n
 	}
-	provider(good, false)
-	pbad := provider(bad, true)
-	pstats, err := metrics.Listen("127.0.0.1:38521", registry(t, pbad))
+	provider(&good, false)
+	pbad := provider(&bad, true)
+	pstats, err := metrics.Listen("127.0.0.1:0", registry(t, pbad))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := metrics.Listen("127.0.0.1:38520", registry(t, c))
+	cm, err := metrics.Listen("127.0.0.1:0", registry(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 			failed++
 		}
 	}
-	body := scrape(t, "127.0.0.1:38520")
+	body := scrape(t, cm.Addr().String())
 	gc, gf := sample(body, "airnode_consumer_provider_calls_total", good), sample(body, "airnode_consumer_provider_failures_total", good)
 	bc, bf := sample(body, "airnode_consumer_provider_calls_total", bad), sample(body, "airnode_consumer_provider_failures_total", bad)
 	t.Logf("good %s: %v calls, %v failed; bad %s: %v calls, %v failed; the caller saw %d of %d fail", good, gc, gf, bad, bc, bf, failed, calls)
@@ -107,7 +109,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	if !strings.Contains(body, "# TYPE airnode_consumer_provider_calls_total counter") || !strings.Contains(body, "# TYPE airnode_consumer_provider_in_flight gauge") {
 		t.Errorf("families' types:\n%s", grepLines(body, "# TYPE airnode_consumer_provider_"))
 	}
-	text := get(t, "http://127.0.0.1:38520/stats?format=text")
+	text := get(t, "http://"+cm.Addr().String()+"/stats?format=text")
 	t.Logf("consumer's /stats?format=text:\n%s", text)
 	if !lineWith(text, "f12.Svc", bad, strconv.Itoa(int(bc)), strconv.Itoa(int(bf)), "100.00%", "ejected") ||
 		!lineWith(text, "f12.Svc", good, strconv.Itoa(int(gc)), "0", "0.00%", "available") {
@@ -117,7 +119,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	// The provider's recent failures: more than 0 now; back to 0 within
 	// the window (10 s) once the fault has stopped, with calls going on
 	// (after the 8 s ejection), while the total stays.
-	row := providerRow(t, ctx, "127.0.0.1:38521")
+	row := providerRow(t, ctx, pstats.Addr().String())
 	if row.RecentFailures <= 0 || row.Failures != int64(bf) {
 		t.Fatalf("bad provider's row %+v: want recent failures > 0 and %v failures", row, bf)
 	}
@@ -138,7 +140,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	}()
 	stopped := time.Now()
 	for {
-		row = providerRow(t, ctx, "127.0.0.1:38521")
+		row = providerRow(t, ctx, pstats.Addr().String())
 		if row.RecentFailures == 0 && row.RecentTPS > 0 {
 			break
 		}
@@ -153,7 +155,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	if row.Failures != int64(bf) {
 		t.Errorf("the provider's total failures %d: want %v still", row.Failures, bf)
 	}
-	if st := get(t, "http://127.0.0.1:38521/stats?format=text"); !strings.Contains(st, "FAIL/10s") {
+	if st := get(t, "http://"+pstats.Addr().String()+"/stats?format=text"); !strings.Contains(st, "FAIL/10s") {
 		t.Errorf("provider's table has no FAIL/10s column:\n%s", st)
 	}
 
@@ -162,7 +164,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		body = scrape(t, "127.0.0.1:38520")
+		body = scrape(t, cm.Addr().String())
 		if !strings.Contains(body, `provider="`+bad+`"`) {
 			break
 		}
