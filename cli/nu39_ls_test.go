@@ -1,35 +1,23 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/airnode/airnode/spi"
 )
 
 // nu39 #11: registry ls tells a provider that never warms up (warmup=0)
 // from one that finished warming: WARM-UP "off", not "done", in the table
 // and in --json's warmup.
 func TestRegistryLsWarmupOff(t *testing.T) {
-	dir := t.TempDir()
-	reg := fileRegistry(t, dir)
 	old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
-	for _, u := range []string{
-		"airnode://127.0.0.1:20001/demo.Echo?side=provider&timestamp=" + old + "&weight=100&warmup=0",
-		"airnode://127.0.0.1:20002/demo.Echo?side=provider&timestamp=" + old + "&weight=100&warmup=10m",
+	dir := registered(t,
+		"airnode://127.0.0.1:20001/demo.Echo?side=provider&timestamp="+old+"&weight=100&warmup=0",
+		"airnode://127.0.0.1:20002/demo.Echo?side=provider&timestamp="+old+"&weight=100&warmup=10m",
 		"airnode://127.0.0.1:20003/demo.Echo?side=provider&weight=100&warmup=0s",
-	} {
-		if err := reg.Register(context.Background(), spi.MustParse(u)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", "file://"+dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	)
+	out := registryLs(t, dir)
 	for _, r := range [][]string{
 		{"127.0.0.1:20001", "100", "off", "1h0m0s", "airnode"},
 		{"127.0.0.1:20002", "100", "done", "1h0m0s", "airnode"},
@@ -39,10 +27,7 @@ func TestRegistryLsWarmupOff(t *testing.T) {
 			t.Errorf("output lacks row %q:\n%s", r, out)
 		}
 	}
-	code, out, errOut = airnode(t, nil, "registry", "ls", "--json", "--registry", "file://"+dir)
-	if code != 0 {
-		t.Fatalf("--json: exit %d: %s", code, errOut)
-	}
+	out = registryLs(t, dir, "--json")
 	var got struct {
 		Services []struct {
 			Providers []struct {

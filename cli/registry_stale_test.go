@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -16,23 +15,14 @@ import (
 // once (kernel/directory keeps the newest timestamp). ls shows both and
 // marks the older entry, and counts it in the service's line.
 func TestRegistryLsMarksStaleEntryOfARestartedProvider(t *testing.T) {
-	dir := t.TempDir()
-	reg := fileRegistry(t, dir)
 	restarted := strconv.FormatInt(time.Now().Add(-3*time.Second).UnixMilli(), 10)
 	killed := strconv.FormatInt(time.Now().Add(-6*time.Second).UnixMilli(), 10)
-	for _, u := range []string{
-		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=2&timestamp=" + restarted,
-		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=1&timestamp=" + killed,
-		"airnode://127.0.0.1:28081/demo.Echo?side=provider&pid=3&timestamp=" + killed,
-	} {
-		if err := reg.Register(context.Background(), spi.MustParse(u)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", "file://"+dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	dir := registered(t,
+		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=2&timestamp="+restarted,
+		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=1&timestamp="+killed,
+		"airnode://127.0.0.1:28081/demo.Echo?side=provider&pid=3&timestamp="+killed,
+	)
+	out := registryLs(t, dir)
 	if !row("demo.Echo", "(3 providers, 1 stale)").MatchString(out) {
 		t.Errorf("service line does not count the stale entry:\n%s", out)
 	}
@@ -78,21 +68,12 @@ func TestStaleEntriesKeepsTheNewest(t *testing.T) {
 
 // registry ls --json gives each entry's stale field.
 func TestRegistryLsJSONMarksStaleEntry(t *testing.T) {
-	dir := t.TempDir()
-	reg := fileRegistry(t, dir)
 	now := time.Now()
-	for _, u := range []string{
-		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=1&timestamp=" + strconv.FormatInt(now.Add(-6*time.Second).UnixMilli(), 10),
-		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=2&timestamp=" + strconv.FormatInt(now.Add(-3*time.Second).UnixMilli(), 10),
-	} {
-		if err := reg.Register(context.Background(), spi.MustParse(u)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	code, out, errOut := airnode(t, nil, "registry", "ls", "--json", "--registry", "file://"+dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	dir := registered(t,
+		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=1&timestamp="+strconv.FormatInt(now.Add(-6*time.Second).UnixMilli(), 10),
+		"airnode://127.0.0.1:28080/demo.Echo?side=provider&pid=2&timestamp="+strconv.FormatInt(now.Add(-3*time.Second).UnixMilli(), 10),
+	)
+	out := registryLs(t, dir, "--json")
 	var got lsJSON
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -105,8 +86,7 @@ func TestRegistryLsJSONMarksStaleEntry(t *testing.T) {
 			t.Errorf("entry %+v: stale %v, want %v", p, p.Stale, old)
 		}
 	}
-	code, out, _ = airnode(t, nil, "registry", "ls", "--json", "--registry", "file://"+t.TempDir())
-	if code != 0 || !strings.Contains(out, `"services": []`) {
-		t.Errorf("empty registry: exit %d\n%s", code, out)
+	if out := registryLs(t, t.TempDir(), "--json"); !strings.Contains(out, `"services": []`) {
+		t.Errorf("empty registry:\n%s", out)
 	}
 }

@@ -28,24 +28,40 @@ func fileRegistry(t *testing.T, dir string) spi.Registry {
 	return r
 }
 
-func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
+// registered writes the provider entries urls to a file registry in a new
+// directory and returns the directory.
+func registered(t *testing.T, urls ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	reg := fileRegistry(t, dir)
-	ts := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
-	old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
-	for _, u := range []string{
-		"airnode://127.0.0.1:20001/demo.Echo?side=provider&timestamp=" + ts + "&weight=100&warmup=10m",
-		"airnode://127.0.0.1:20002/demo.Echo?side=provider&timestamp=" + old + "&weight=50",
-		"airnode://127.0.0.1:20003/demo.Other?side=provider&group=g&version=1.0&timestamp=" + old,
-	} {
+	for _, u := range urls {
 		if err := reg.Register(context.Background(), spi.MustParse(u)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	code, out, errOut := airnode(t, nil, "registry", "ls", "--registry", "file://"+dir)
+	return dir
+}
+
+// registryLs runs `airnode registry ls ARGS --registry file://dir` and
+// returns its output, failing the test unless it exits 0.
+func registryLs(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	code, out, errOut := airnode(t, nil, append(append([]string{"registry", "ls"}, args...), "--registry", "file://"+dir)...)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+		t.Fatalf("registry ls %v: exit %d: %s", args, code, errOut)
 	}
+	return out
+}
+
+func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
+	ts := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
+	old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+	dir := registered(t,
+		"airnode://127.0.0.1:20001/demo.Echo?side=provider&timestamp="+ts+"&weight=100&warmup=10m",
+		"airnode://127.0.0.1:20002/demo.Echo?side=provider&timestamp="+old+"&weight=50",
+		"airnode://127.0.0.1:20003/demo.Other?side=provider&group=g&version=1.0&timestamp="+old,
+	)
+	out := registryLs(t, dir)
 	for _, r := range [][]string{
 		{"demo.Echo", "(2 providers)"},
 		{"ADDRESS", "WEIGHT", "WARM-UP", "UPTIME", "PROTOCOL"},
@@ -57,13 +73,11 @@ func TestRegistryLsShowsWeightWarmupUptime(t *testing.T) {
 			t.Errorf("output lacks row %q:\n%s", r, out)
 		}
 	}
-	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", "file://"+dir, "g/demo.Other:1.0")
-	if code != 0 || strings.Contains(out, "demo.Echo") || !strings.Contains(out, "127.0.0.1:20003") {
-		t.Fatalf("ls SERVICE: exit %d\n%s", code, out)
+	if out := registryLs(t, dir, "g/demo.Other:1.0"); strings.Contains(out, "demo.Echo") || !strings.Contains(out, "127.0.0.1:20003") {
+		t.Fatalf("ls SERVICE:\n%s", out)
 	}
-	code, out, _ = airnode(t, nil, "registry", "ls", "--registry", "file://"+t.TempDir())
-	if code != 0 || !strings.Contains(out, "no services") {
-		t.Fatalf("empty registry: exit %d\n%s", code, out)
+	if out := registryLs(t, t.TempDir()); !strings.Contains(out, "no services") {
+		t.Fatalf("empty registry:\n%s", out)
 	}
 }
 
