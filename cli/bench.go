@@ -63,6 +63,7 @@ type benchFlags struct {
 	idle           int
 	mixResp        int // background Payload(mixResp) callers on the same reference
 	mixC           int
+	logFormat      string // --log-format: bench's own stderr lines are JSON records under json
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -172,6 +173,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			defer done()
 			f.cfg = env.cfg
 			f.registrySource = a.registrySource(f.registrySet)
+			f.logFormat = a.logFormat
 			return runBench(env.ctx, env.cat, f, args[0], env.logger, stdout, a.stderr, progressWriter(a.stderr))
 		},
 	}
@@ -450,7 +452,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr)
+	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr, f.logFormat)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -482,7 +484,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		err := benchIdle(ctx, cat, u, f, logger, stdout)
 		if sig, ok := signalOf(ctx); ok && err != nil {
-			return interruptedBench(sig, "before it measured the idle connections", stderr)
+			return interruptedBench(sig, "before it measured the idle connections", stderr, f.logFormat)
 		}
 		return err
 	}
@@ -559,7 +561,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	warn := func(msg string) { // once per message (the paper's cases share the PID)
 		if !warned[msg] {
 			warned[msg] = true
-			fmt.Fprintf(stderr, "airnode: bench: warning: %s\n", msg)
+			stderrLine(stderr, f.logFormat, slog.LevelWarn, "airnode: bench: warning: "+msg, "bench: "+msg)
 		}
 	}
 	var outcomes []benchOutcome
@@ -576,7 +578,8 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			if f.paper {
 				in = "case " + c.Name + ": "
 			}
-			fmt.Fprintf(stderr, "airnode: bench: %s-c %d is more than -n %d: running %d callers\n", in, cfg.Concurrency, cfg.Calls, cfg.Calls)
+			msg := fmt.Sprintf("bench: %s-c %d is more than -n %d: running %d callers", in, cfg.Concurrency, cfg.Calls, cfg.Calls)
+			stderrLine(stderr, f.logFormat, slog.LevelWarn, "airnode: "+msg, msg)
 			cfg.Concurrency = int(cfg.Calls)
 			if !f.paper {
 				c.Concurrency = cfg.Concurrency
@@ -591,7 +594,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		ref, err := refer(c.Req != c.Resp)
 		if err != nil {
 			if sig, ok := signalOf(ctx); ok {
-				return interruptedBench(sig, "before the run started", stderr)
+				return interruptedBench(sig, "before the run started", stderr, f.logFormat)
 			}
 			return err
 		}
@@ -653,7 +656,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			if f.paper {
 				msg = fmt.Sprintf("bench: %s: %s (the remaining cases were not run)", last.Case.Name, last.interruption())
 			}
-			fmt.Fprintf(stderr, "airnode: %s\n", msg)
+			errorLine(stderr, f.logFormat, "airnode: "+msg, msg)
 			err = &interruptedError{sig: last.sig, msg: msg}
 		}()
 	}
@@ -2010,9 +2013,10 @@ var (
 // interruptedBench reports a signal that came before bench measured
 // anything (when: "before the run started", while it referred to the
 // service or waited for a provider) on stderr and returns the error bench
-// exits with (130 for SIGINT).
-func interruptedBench(sig syscall.Signal, when string, stderr io.Writer) error {
+// exits with (130 for SIGINT); the line is a JSON record of level ERROR
+// under --log-format json (logFormat "json").
+func interruptedBench(sig syscall.Signal, when string, stderr io.Writer, logFormat string) error {
 	msg := fmt.Sprintf("bench: interrupted by %s %s", signalName(sig), when)
-	fmt.Fprintf(stderr, "airnode: %s\n", msg)
+	errorLine(stderr, logFormat, "airnode: "+msg, msg)
 	return &interruptedError{sig: sig, msg: msg}
 }

@@ -334,7 +334,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		callArgs = append(callArgs, v)
 	}
-	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr)
+	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr, f.logFormat)
 	if err != nil {
 		return fail(err)
 	}

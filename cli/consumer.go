@@ -184,7 +184,8 @@ func overridden(params map[string]string, m, key string) bool {
 //     config.ApplyReference): the
 //     zero URL, a direct reference to those hosts, as Dubbo's reference
 //     "url" bypasses the registry. registry is not used; when it was given
-//     with --registry (explicit), one line on stderr says so (the
+//     with --registry (explicit), one line on stderr says so, a JSON
+//     record of level WARN under logFormat "json" (the
 //     configuration's or AIRNODE_REGISTRY's registry is not mentioned:
 //     it is the default for service keys).
 //   - u names no host (a service key, airnode:///service): registry when
@@ -194,7 +195,7 @@ func overridden(params map[string]string, m, key string) bool {
 //
 // Errors: a host without a port (the URL names the host and what is
 // allowed), a malformed registry URL, no registry at all.
-func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer) (spi.URL, error) {
+func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer, logFormat string) (spi.URL, error) {
 	hosts := u.Hosts()
 	if len(hosts) > 0 && hosts[0].Host != "" {
 		for i, h := range hosts {
@@ -209,10 +210,12 @@ func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u sp
 		}
 		if explicit && registry != "" {
 			if own, err := parseServiceKey(arg); err == nil && own.Host() == "" {
-				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: the configuration's reference of %s names its providers (url %s)\n",
+				msg := fmt.Sprintf("%s: --registry %s not used: the configuration's reference of %s names its providers (url %s)",
 					command, registry, u.Path(), u.Without(u.Keys()...))
+				stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: "+msg, msg)
 			} else {
-				fmt.Fprintf(stderr, "airnode: %s: --registry %s not used: %s names its provider (a direct call)\n", command, registry, arg)
+				msg := fmt.Sprintf("%s: --registry %s not used: %s names its provider (a direct call)", command, registry, arg)
+				stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: "+msg, msg)
 			}
 		}
 		return spi.URL{}, nil

@@ -104,7 +104,7 @@ func TestReferRegistry(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		u := spi.MustParse(tc.url)
-		reg, err := referRegistry(cat, tc.registry, tc.explicit, u, tc.url, "call", &stderr)
+		reg, err := referRegistry(cat, tc.registry, tc.explicit, u, tc.url, "call", &stderr, "text")
 		switch {
 		case tc.errPart != "":
 			if err == nil || !strings.Contains(err.Error(), tc.errPart) {

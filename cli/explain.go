@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -474,8 +475,9 @@ func (x *explained) blame(err error) error {
 // runExplain prints how raw selects every point and returns every problem
 // found, as the commands would meet it: unknown names, Build errors,
 // malformed kernel keys, a bad dispatcher. Keys that have no effect where
-// they are written get a warning line on errw.
-func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
+// they are written get a warning line on errw (a JSON record of level WARN
+// under logFormat "json").
+func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
 	x, err := newExplained(cfg, file, raw, rawProvider)
 	if err != nil {
 		return err
@@ -585,6 +587,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	fmt.Fprintf(tw, "KEYS\tSCOPE\tVALUE\tFROM\n")
 	balancers := chosenBalancers(eC, methods)
 	keys := x.shownKeys(balancers)
+	hbUnread := x.heartbeatKeysUnread(cat)
 	for _, spec := range keys {
 		u, side := x.merged, "merged"
 		switch {
@@ -612,6 +615,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAs(kernelKeyType(spec.key), spec.def), "default")
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
+				if i := slices.IndexFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == key }); i >= 0 {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", key, v, hbUnread[i].Why))
+				}
 			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
@@ -653,12 +659,16 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	methodWarns, methodKeys := x.methodKeyWarnings(cat)
 	warns := append(x.unknownKeys(cat, methodKeys), x.warnings(eC, eP)...)
 	warns = append(warns, methodWarns...)
+	warns = append(warns, x.providerKeyWarnings()...)
+	for _, k := range hbUnread {
+		warns = append(warns, fmt.Sprintf("%s=%s%s has no effect: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+	}
 	tlsErr, tlsWarn := x.tlsReport()
 	if tlsWarn != "" {
 		warns = append(warns, tlsWarn)
 	}
 	for _, warn := range warns {
-		fmt.Fprintf(errw, "airnode: warning: %s\n", warn)
+		stderrLine(errw, logFormat, slog.LevelWarn, "airnode: warning: "+warn, warn)
 	}
 
 	report(x.methodServerKeys(), true)
@@ -678,6 +688,37 @@ func runExplain(ctx context.Context, w, errw io.Writer, cat *extension.Catalogs,
 	}
 	_, err = io.WriteString(w, table.String())
 	return err
+}
+
+// providerKeyWarnings warns of each service-level weight, warmup or
+// timestamp of the consumer's reference URL, as Refer does
+// (kernel.ProviderKeysOnReference, its words): each provider sets its
+// own. A method-level form is warned of by warnings; a malformed value is
+// an error of the checks.
+func (x *explained) providerKeyWarnings() []string {
+	keys, _ := kernel.ProviderKeysOnReference(x.consumer)
+	var out []string
+	for _, k := range keys {
+		if slices.Contains(providerOwned, k.Key) {
+			out = append(out, fmt.Sprintf("%s=%s%s is a provider key and has no effect on a reference: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+		}
+	}
+	return out
+}
+
+// heartbeatKeysUnread returns the service-level keys of the merged URL
+// (the one each connection reads its heartbeat keys from) that its
+// heartbeat strategy does not read, as Refer and Export warn of them
+// (kernel.Node.HeartbeatKeysUnread): heartbeat.retries beside
+// heartbeat=dual. A method-level form has no effect anyway (warnings).
+func (x *explained) heartbeatKeysUnread(cat *extension.Catalogs) []kernel.KeyNoEffect {
+	var out []kernel.KeyNoEffect
+	for _, k := range kernel.NewNode(cat).HeartbeatKeysUnread(x.checked()) {
+		if strings.HasPrefix(k.Key, extension.PointHeartbeat+".") {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // bareHeartbeat returns u's heartbeat value when it is Dubbo's bare

@@ -77,7 +77,11 @@ provider's, with the consumer's keys winning). Every chosen extension is
 built and the kernel's keys checked, so a value serve or call would refuse
 fails here with the same error, naming the config file and key when the
 file set it, and the command exits 1. The KEYS section gives the
-effective value of each kernel key and where it comes from.
+effective value of each kernel key and where it comes from; a key the
+chosen heartbeat strategy does not read (heartbeat.retries beside
+heartbeat=dual) gets a "(... is not used: ...)" row under its own and a
+warning, and a weight, warmup or timestamp in URL a warning (each
+provider sets its own), as call and serve warn of them.
 
 URL takes call's SERVICE_URL forms: a URL, or a service key alone
 ("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a
@@ -134,7 +138,7 @@ consumer, the provider or the default.`,
 			}
 			defer plugins.Close()
 			if cmd.Flags().Changed("explain") {
-				return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), cat, cfg, a.configFile, explain, provider)
+				return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider)
 			}
 			if provider != "" {
 				return fmt.Errorf("list: --provider needs --explain")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/signal"
@@ -155,7 +156,7 @@ provider's URL, its token masked.`,
 				defer done()
 				err = checkFileRegistryDir("registry watch", registry, a.registrySource(cmd.Flags().Changed("registry")))
 				if err == nil {
-					err = registryWatch(ctx, reg, desc, args[0], a.stdout, a.stderr, watchJSON)
+					err = registryWatch(ctx, reg, desc, args[0], a.stdout, a.stderr, a.logFormat, watchJSON)
 				}
 			}
 			// Ctrl-C is how watch ends, while it watches or still waits
@@ -841,7 +842,11 @@ func seconds(d time.Duration) *float64 {
 	return &s
 }
 
-func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w, stderr io.Writer, asJSON bool) error {
+// registryWatch subscribes to service in reg (desc names it) and prints
+// each change of its provider list on w (one JSON object per line with
+// asJSON) until ctx ends; the "watching ..." line goes to stderr, a JSON
+// record of level INFO under logFormat "json".
+func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, w, stderr io.Writer, logFormat string, asJSON bool) error {
 	u, err := parseServiceKey(service)
 	if err != nil {
 		return err
@@ -857,7 +862,8 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 		return fmt.Errorf("watch %s in %s: %w", u.ServiceKey(), desc, err)
 	}
 	defer sub.Stop()
-	fmt.Fprintf(stderr, "watching %s in %s (Ctrl-C to stop)\n", u.ServiceKey(), desc)
+	watching := fmt.Sprintf("watching %s in %s (Ctrl-C to stop)", u.ServiceKey(), desc)
+	stderrLine(stderr, logFormat, slog.LevelInfo, watching, watching)
 	enc := json.NewEncoder(w) // one object per line
 	enc.SetEscapeHTML(false)
 	prev := map[string]string{} // provider URL -> as printed, token redacted

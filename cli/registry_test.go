@@ -88,7 +88,9 @@ func TestRegistryWatchStreamsChanges(t *testing.T) {
 	var out logbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out, io.Discard, false) }()
+	go func() {
+		done <- registryWatch(ctx, watcher, "file://"+dir, "demo.Echo", &out, io.Discard, "text", false)
+	}()
 	waitOutput := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)

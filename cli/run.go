@@ -139,8 +139,19 @@ func usage(err error) error { return &usageError{err: err} }
 // a record of level ERROR with msg and the attrs ("status", ...), as the
 // JSON logger writes its records, so that every line on stderr is JSON.
 func errorLine(w io.Writer, format, text, msg string, attrs ...any) {
+	stderrLine(w, format, slog.LevelError, text, msg, attrs...)
+}
+
+// stderrLine writes one line of the command line's own on w, a warning
+// or notice that is not a log record of the node (bench's warnings, "--registry
+// not used", list --explain's warnings) or a failure (errorLine): text as
+// is under --log-format text, and under json (format "json", any case) a
+// record of level with msg and the attrs, as the JSON logger writes its
+// records, so that every line on stderr is JSON. Like text, the record is
+// written whatever --log-level says.
+func stderrLine(w io.Writer, format string, level slog.Level, text, msg string, attrs ...any) {
 	if strings.EqualFold(format, "json") {
-		slog.New(newJSONHandler(w, &slog.HandlerOptions{})).Error(msg, attrs...)
+		slog.New(newJSONHandler(w, &slog.HandlerOptions{Level: level})).Log(context.Background(), level, msg, attrs...)
 		return
 	}
 	fmt.Fprintln(w, text)

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -108,6 +109,27 @@ func (n *Node) warnClusterKeysUnread(u spi.URL, service string) {
 func (n *Node) heartbeatKeysUnread(u spi.URL) [][3]string {
 	return n.pointKeysUnread(u, extension.PointHeartbeat, n.cat.Heartbeat.Key(),
 		func(u spi.URL, m string) string { return n.cat.Heartbeat.Choose(u, m).Name })
+}
+
+// HeartbeatKeysUnread returns the keys of u that the heartbeat strategy
+// u chooses does not read while another strategy does (heartbeat.retries
+// beside heartbeat=dual, heartbeat.interval beside heartbeat=none), as
+// Refer and Export warn of them (ignored): each with its value and why
+// ("heartbeat dual does not read it; idle does"). list --explain marks
+// the same keys.
+func (n *Node) HeartbeatKeysUnread(u spi.URL) []KeyNoEffect {
+	var out []KeyNoEffect
+	for _, t := range n.heartbeatKeysUnread(u) {
+		v, _ := u.Param(t[0])
+		readers := strings.Split(t[2], ",")
+		verb := "does"
+		if len(readers) > 1 {
+			verb = "do"
+		}
+		out = append(out, KeyNoEffect{Key: t[0], Value: v,
+			Why: fmt.Sprintf("heartbeat %s does not read it; %s %s", t[1], strings.Join(readers, " and "), verb)})
+	}
+	return out
 }
 
 // warnHeartbeatKeysUnread logs one warning per key of u that the heartbeat

@@ -73,13 +73,22 @@ func (n *Node) warnProviderKeysNoEffect(u spi.URL, service string) {
 	}
 }
 
-// checkProviderKeysOnReference refuses a reference URL whose weight,
-// warmup or timestamp (providerOwnedKeys, at service or method level) is
-// malformed, with list --explain's error (config.CheckParams: `invalid
-// value "abc" for URL key "warmup": want ...`), and logs one warning per
-// well-formed one: each provider sets its own and consumers read it from
-// the provider's URL, so the reference's value has no effect.
-func (n *Node) checkProviderKeysOnReference(u spi.URL, service string) error {
+// KeyNoEffect is a key of a URL that has no effect there, as Refer or
+// Export warns of it: the key as written ("weight", "methods.Echo.weight"),
+// its value, and why it has no effect.
+type KeyNoEffect struct {
+	Key, Value string
+	Why        string // "each provider sets its own ..."
+}
+
+// ProviderKeysOnReference returns the weight, warmup and timestamp keys
+// (providerOwnedKeys, at service or method level) of reference URL u,
+// each with why it has no effect there: each provider sets its own and
+// consumers read it from the provider's URL. A malformed one is an error
+// instead, list --explain's (config.CheckParams: `invalid value "abc"
+// for URL key "warmup": want ...`). Refer refuses with that error and
+// logs one warning per key; list --explain warns of the same keys.
+func ProviderKeysOnReference(u spi.URL) ([]KeyNoEffect, error) {
 	methods := u.Methods()
 	set := map[string]string{}
 	for _, k := range u.Keys() {
@@ -88,19 +97,34 @@ func (n *Node) checkProviderKeysOnReference(u spi.URL, service string) error {
 		}
 	}
 	if len(set) == 0 {
-		return nil
+		return nil, nil
 	}
 	if len(methods) > 0 {
 		set[spi.KeyMethods] = u.ParamOr(spi.KeyMethods, "")
 	}
 	if err := config.CheckParams(set); err != nil {
-		return err
+		return nil, err
 	}
+	var out []KeyNoEffect
 	for _, k := range u.Keys() {
 		if v, ok := set[k]; ok && k != spi.KeyMethods {
-			n.logger.Warn("kernel: provider key on a reference has no effect: each provider sets its own and consumers read it from the provider's URL (serve -p "+baseKey(k, methods)+"=...)",
-				"service", service, "key", k, "value", v)
+			out = append(out, KeyNoEffect{Key: k, Value: v,
+				Why: "each provider sets its own and consumers read it from the provider's URL (serve -p " + baseKey(k, methods) + "=...)"})
 		}
+	}
+	return out, nil
+}
+
+// checkProviderKeysOnReference refuses a reference URL whose weight,
+// warmup or timestamp is malformed and logs one warning per well-formed
+// one (ProviderKeysOnReference): the reference's value has no effect.
+func (n *Node) checkProviderKeysOnReference(u spi.URL, service string) error {
+	keys, err := ProviderKeysOnReference(u)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		n.logger.Warn("kernel: provider key on a reference has no effect: "+k.Why, "service", service, "key", k.Key, "value", k.Value)
 	}
 	return nil
 }
