@@ -21,9 +21,7 @@ import (
 // bare EOF.
 func TestHandshakeFailuresAreBoundedAndNamed(t *testing.T) {
 	var buf logbuf.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	defer slog.SetDefault(old)
+	lg := slog.New(slog.NewTextHandler(&buf, nil))
 
 	ca, other := tlsconftest.NewCA(t, "airnode test CA"), tlsconftest.NewCA(t, "other CA")
 	pCert, pKey := ca.Issue(t, "provider")
@@ -36,7 +34,7 @@ func TestHandshakeFailuresAreBoundedAndNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &echoServer{}
-	startEchoOn(t, s, Listener(raw, srvCfg, 2*time.Second, nil))
+	startEchoOn(t, s, Listener(raw, srvCfg, 2*time.Second, lg, nil))
 
 	// A stranger's certificate, presented as a consumer that does not check
 	// what the provider accepts would (the provider verifies it).

@@ -237,33 +237,39 @@ func Explain(err error) string {
 // connections with cfg. Each one runs its handshake on its first Read or
 // Write, bounded by timeout (DefaultHandshakeTimeout when 0); a failed
 // handshake closes the connection, is reported to report with the peer's
-// address (nil: a Warn line on slog.Default(), bounded per kind of failure and naming the consumer's certificate), and fails that Read or
-// Write. Accept itself
-// never waits for a handshake, so one slow consumer delays no other.
-func Listener(l net.Listener, cfg *tls.Config, timeout time.Duration, report func(remote string, err error)) net.Listener {
+// address (nil: a Warn line on lg, bounded per kind of failure and naming
+// the consumer's certificate; a transport passes the node's logger, which
+// it has from spi.LoggerUser; a nil lg means slog.Default()), and fails
+// that Read or Write. Accept itself never waits for a handshake, so one
+// slow consumer delays no other.
+func Listener(l net.Listener, cfg *tls.Config, timeout time.Duration, lg *slog.Logger, report func(remote string, err error)) net.Listener {
 	if timeout <= 0 {
 		timeout = DefaultHandshakeTimeout
 	}
-	return &listener{Listener: l, cfg: cfg, timeout: timeout, report: report}
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return &listener{Listener: l, cfg: cfg, timeout: timeout, log: lg, report: report}
 }
 
 type listener struct {
 	net.Listener
 	cfg     *tls.Config
 	timeout time.Duration
+	log     *slog.Logger // the default report's
 	report  func(string, error)
 	limits  ratelog.Limiter // bounds the default report's lines
 }
 
 // warn is the default report of a failed handshake: a Warn line on
-// slog.Default(), bounded per kind of failure (ratelog: the first, then
+// the listener's logger, bounded per kind of failure (ratelog: the first, then
 // one per doubling up to 1,024, then one every 10 s, with suppressed and
 // in_burst), so a consumer whose certificate is rejected and that redials
 // every 0.5 s makes about 11 lines in its first 10 minutes, not 1,200.
 // The line names the consumer's certificate (peer_subject, peer_issuer)
 // when it sent one, and says why (hint) when the failure alone does not.
 func (l *listener) warn(remote string, err error, tc *tls.Conn) {
-	lg := slog.Default()
+	lg := l.log
 	if !lg.Enabled(context.Background(), slog.LevelWarn) {
 		return
 	}

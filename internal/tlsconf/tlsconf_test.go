@@ -99,7 +99,7 @@ func startEcho(t *testing.T, cfg *tls.Config) *echoServer {
 		t.Fatal(err)
 	}
 	s := &echoServer{}
-	startEchoOn(t, s, Listener(raw, cfg, 2*time.Second, func(remote string, err error) {
+	startEchoOn(t, s, Listener(raw, cfg, 2*time.Second, nil, func(remote string, err error) {
 		s.mu.Lock()
 		s.reports = append(s.reports, err.Error())
 		s.mu.Unlock()
@@ -322,7 +322,7 @@ func TestCloseDuringHandshakeIsNotReported(t *testing.T) {
 	}
 	var reports []string
 	var mu sync.Mutex
-	ln := Listener(raw, cfg, 2*time.Second, func(remote string, err error) {
+	ln := Listener(raw, cfg, 2*time.Second, nil, func(remote string, err error) {
 		mu.Lock()
 		reports = append(reports, err.Error())
 		mu.Unlock()

@@ -56,8 +56,8 @@ type Transport struct {
 }
 
 // UseLogger makes the transport's listeners log to l (spi.LoggerUser): a
-// failed accept (out of file descriptors) at Warn, retried with backoff.
-// Call it before Listen.
+// failed accept (out of file descriptors) at Warn, retried with backoff,
+// and under tls=true a failed TLS handshake at Warn. Call it before Listen.
 func (t *Transport) UseLogger(l *slog.Logger) { t.log = l }
 
 func newTransport(cfg config) *Transport {
@@ -83,7 +83,7 @@ func (t *Transport) Listen(addr string) (spi.Listener, error) {
 			l.Close()
 			return nil, fmt.Errorf("smux: %w", err)
 		}
-		l = tlsconf.Listener(l, cfg, 0, nil)
+		l = tlsconf.Listener(l, cfg, 0, t.log, nil)
 	}
 	a := netaccept.New(l, Name)
 	a.UseLogger(t.log)

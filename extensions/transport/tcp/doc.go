@@ -28,7 +28,8 @@
 // every 10 retries) and "accepting connections again" at Info when it can,
 // and counts each failure (airnode_accept_errors_total); see
 // internal/netaccept. Its logger is the node's (spi.LoggerUser), else
-// slog.Default().
+// slog.Default(); under tls=true a failed handshake ("tlsconf: handshake
+// failed; connection closed", rate-bounded) goes to the same logger.
 //
 // The listener accepts every connection: the provider's connection limit
 // (URL keys accepts and accepts.per.ip) is the kernel's exchange server's,

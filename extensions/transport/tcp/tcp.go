@@ -46,8 +46,8 @@ type Transport struct {
 }
 
 // UseLogger makes the transport's listeners log to l (spi.LoggerUser): a
-// failed accept (out of file descriptors) at Warn, retried with backoff.
-// Call it before Listen.
+// failed accept (out of file descriptors) at Warn, retried with backoff,
+// and under tls=true a failed TLS handshake at Warn. Call it before Listen.
 func (t *Transport) UseLogger(l *slog.Logger) { t.log = l }
 
 // Listen binds addr ("host:port", port 0 picks a free one).
@@ -63,7 +63,7 @@ func (t *Transport) Listen(addr string) (spi.Listener, error) {
 			l.Close()
 			return nil, fmt.Errorf("tcp: %w", err)
 		}
-		l = tlsconf.Listener(l, cfg, 0, nil)
+		l = tlsconf.Listener(l, cfg, 0, t.log, nil)
 	}
 	a := netaccept.New(l, Name)
 	a.UseLogger(t.log)
