@@ -20,9 +20,9 @@ import (
 // `airnode list --explain URL`.
 func listCommand(a *app) *cobra.Command {
 	var explain, provider, registry string
-	var keys bool
+	var keys, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list [--keys | POINT [EXTENSION]] | list --explain URL [--provider PROVIDER_URL]",
+		Use:   "list [--json | --keys | POINT [EXTENSION]] | list --explain URL [--provider PROVIDER_URL]",
 		Short: "List extension points, extensions and their URL keys, or explain how a URL selects them",
 		Long: `list prints every extension point with its URL key and default, and every
 extension registered for it with where it comes from ("bundled", or the path
@@ -101,7 +101,29 @@ read from the provider URL).
 
 With --provider PROVIDER_URL, that URL is the provider URL instead (as a
 registry lists it), and KEYS says for every key whether it came from the
-consumer, the provider or the default.`,
+consumer, the provider or the default.
+
+With --json the plain listing is one JSON object on stdout instead:
+  {"points": [{"name": "loadbalance", "key": "loadbalance", "default": "random",
+     "extensions": [{"name": "random", "origin": "bundled", "default": true, "notes": "default"}, ...]}, ...],
+   "plugins": [{"name": "acme.p2c", "point": "loadbalance", "binary": "/abs/bin/p2c",
+     "protocol": 1, "provides": ["acme.p2c"], "state": "running", "reason": "", "pid": 4242, "restarts": 0}]}
+points are sorted by name, extensions by name. A point's key is the URL
+key that selects it ("" for registry: the registry URL's scheme does),
+default its default extension ("" for filter: the activated set). An
+extension's origin is "bundled", the plugin binary's path or an
+in-process extension's Go package path; default is true for the point's
+default; notes is the NOTES column; a filter has activation {"sides":
+["consumer", "provider"], "key": "", "order": 100} (sides []: only when
+listed in filter=; key: a URL key that must be present), left out for a
+filter plugin that never ran. plugins ([] when the configuration declares
+none) are the PLUGINS table: binary is the absolute path, protocol the
+negotiated protocol version (0 before the handshake), provides the NAME
+IN BINARY ([] until it ran), state one of running, failed, not started,
+starting, restarting, stopped, with reason saying why when not running
+(a plugin that failed is still a warning on stderr, and list exits 0),
+pid (0 when not running) and restarts. --json is not taken with --keys,
+POINT or --explain.`,
 		Example: `  airnode list
   airnode list --keys
   airnode list kernel
@@ -114,6 +136,9 @@ consumer, the provider or the default.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
 				return fmt.Errorf("list: give either POINT [EXTENSION] or --explain URL, not both")
+			}
+			if asJSON && (keys || len(args) > 0 || cmd.Flags().Changed("explain")) {
+				return usage(fmt.Errorf("list: --json prints the plain listing (points, extensions, plugins): not with --keys, POINT [EXTENSION] or --explain"))
 			}
 			cfg, err := a.Config(nil)
 			if err != nil {
@@ -146,19 +171,22 @@ consumer, the provider or the default.`,
 			if keys || len(args) > 0 {
 				return printKeys(cmd.OutOrStdout(), withKernelKeys(cat.Describe()), args)
 			}
-			printList(cmd.OutOrStdout(), cat)
-			if infos := plugins.Plugins(); len(infos) > 0 {
-				for i := range infos {
-					if infos[i].State == pluginhost.StateNotStarted {
-						infos[i].Reason = "list, like call, runs no service plugin; serve does"
-					}
+			infos := plugins.Plugins()
+			for i := range infos {
+				if infos[i].State == pluginhost.StateNotStarted {
+					infos[i].Reason = "list, like call, runs no service plugin; serve does"
 				}
-				printPlugins(cmd.OutOrStdout(), infos)
 			}
+			if asJSON {
+				return printListJSON(cmd.OutOrStdout(), cat, infos)
+			}
+			printList(cmd.OutOrStdout(), cat)
+			printPlugins(cmd.OutOrStdout(), infos)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the listing (points, extensions, plugins with their state) as one JSON object; fields below")
 	cmd.Flags().BoolVar(&keys, "keys", false, "print the URL keys the kernel reads and every extension declares (type, default, meaning) instead of the extension listing")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: a provider URL to merge the explained (consumer) URL with")
 	cmd.Flags().StringVar(&registry, "registry", "", `registry URL: --explain of a service key asks it for the providers, and the registry row names it (default: the configuration's or AIRNODE_REGISTRY's, else the "file" registry)`)
