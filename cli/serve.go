@@ -493,7 +493,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// and the kernel's too (from Shutdown's start): the drain gets what
 	// the wait leaves of it.
 	timeout := budget.timeout
-	opts := []kernel.Option{kernel.WithLogger(logger),
+	opts := []kernel.Option{kernel.WithLogger(logger), kernel.WithHealth(health.health),
 		kernel.WithShutdownWait(wait), kernel.WithShutdownTimeout(timeout)}
 	if !reg.IsZero() {
 		opts = append(opts, kernel.WithRegistry(reg))
@@ -527,7 +527,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	warnPublished(logger, cfg.Listen, exported)
 	warnCertificates(logger, exports, exported, time.Now())
 	<-ctx.Done()
-	health.draining(ctx) // /ready answers 503 before Shutdown unregisters and stops listening
+	// Shutdown marks health draining first (WithHealth); draining does it
+	// now, with the signal's name, which Shutdown keeps, and stops the
+	// plugin watcher before the services are unregistered.
+	health.draining(ctx)
 	// the wait Shutdown will use (0 when nothing is registered)
 	// and where it came from (wait_from, timeout_from)
 	if node.ShutdownWait() == 0 && wait > 0 {

@@ -19,8 +19,8 @@ import (
 // A Go program serves what `airnode serve --metrics ADDR` serves:
 // /metrics and /stats from the catalog's metrics filter (its Registry,
 // which counts every call of the nodes built on that catalog), and
-// /ready and /live from a Health it moves from starting to serving to
-// draining.
+// /ready and /live from a Health it moves from starting to serving; the
+// provider's Shutdown moves it to draining (kernel.WithHealth).
 func Example_metrics() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -42,7 +42,8 @@ func Example_metrics() {
 	defer srv.Close()
 	base := "http://" + srv.Addr().String()
 
-	provider := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
+	// WithHealth: Shutdown marks health draining before it unregisters.
+	provider := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithShutdownWait(0), kernel.WithHealth(health))
 	defer provider.Close()
 	exp, err := provider.Export(ctx, Greeter{}, spi.MustParse("airnode://127.0.0.1:0/example.Greeter"))
 	if err != nil {
@@ -66,7 +67,9 @@ func Example_metrics() {
 			fmt.Println(sc.Text())
 		}
 	}
-	health.SetState(metrics.NodeDraining, "shutting down") // before provider.Shutdown: /ready answers 503
+	if err := provider.Shutdown(ctx); err != nil { // first marks health draining: /ready answers 503
+		panic(err)
+	}
 	fmt.Println(httpGet(base + "/ready"))
 	fmt.Println(httpGet(base + "/live"))
 	// Output:

@@ -39,7 +39,8 @@ type Node struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	registryURL     spi.URL // default registry for Export and Refer; zero: none
+	registryURL     spi.URL   // default registry for Export and Refer; zero: none
+	health          Readiness // WithHealth's; nil: none
 	shutdownWait    time.Duration
 	shutdownTimeout time.Duration
 
@@ -113,6 +114,24 @@ func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now
 // subscribes to when no other is given (e.g. "zookeeper://127.0.0.1:2181",
 // "file:///tmp/airnode").
 func WithRegistry(u spi.URL) Option { return func(n *Node) { n.registryURL = u } }
+
+// Readiness is a node's readiness as its health probes report it
+// (metrics.Health is one: /ready, /stats, airnode_ready), given to the
+// node with WithHealth so that Shutdown marks it draining.
+type Readiness interface {
+	// MarkDraining makes the readiness "draining" (/ready: 503
+	// "draining: reason"); a readiness already draining keeps the reason
+	// it was given (serve's "SIGTERM received, shutting down"). Called
+	// once, at the start of Shutdown; it must not block.
+	MarkDraining(reason string)
+}
+
+// WithHealth attaches h to the node: Shutdown (and Close) begins by
+// marking it draining ("shutting down"), before it unregisters anything
+// or stops listening, so that a load balancer polling /ready stops
+// sending first, as gRPC's health server goes NOT_SERVING on shutdown.
+// Marking it starting and serving stays the program's (h.SetState).
+func WithHealth(h Readiness) Option { return func(n *Node) { n.health = h } }
 
 // WithShutdownWait sets how long Shutdown waits between unregistering and
 // closing listeners (default DefaultShutdownWait). The exported URLs'
@@ -336,8 +355,8 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 	}
 }
 
-// Shutdown stops the node in this order: unregister every
-// exported service; wait shutdown.wait so that consumers stop picking this
+// Shutdown stops the node in this order: mark its health draining
+// (WithHealth); unregister every exported service; wait shutdown.wait so that consumers stop picking this
 // provider (only when something was registered; the node's own references
 // keep listing its own providers until their servers have closed, so a
 // method that calls another service of the same node, during the wait or
@@ -453,6 +472,9 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 
 func (n *Node) shutdown(ctx context.Context) error {
 	began := time.Now()
+	if n.health != nil {
+		n.health.MarkDraining("shutting down") // first: /ready answers 503 before anything is unregistered
+	}
 	ctx = withLateWindow(ctx)
 	n.mu.Lock()
 	n.closed = true

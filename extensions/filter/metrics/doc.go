@@ -22,8 +22,10 @@
 // WithHealth, a Server also answers GET /ready (200 "serving", or 503 and
 // the reason: starting, draining, a failing check) and GET /live (200),
 // exports airnode_ready, airnode_draining and airnode_plugin_up{plugin},
-// and puts the node's HealthReport in /stats (airnode serve --metrics). The
-// process-wide counters of package internal/counters (heartbeat pings,
+// and puts the node's HealthReport in /stats (airnode serve --metrics).
+// The program moves the Health to serving; given to the node with
+// kernel.WithHealth, it is marked draining when the node's Shutdown
+// begins. The process-wide counters of package internal/counters (heartbeat pings,
 // reconnects, idle closes, registry notifications and session expiries,
 // token and limit rejections, provider requests rejected before any
 // service's filter chain) are exported by every Registry; this package

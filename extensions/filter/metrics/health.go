@@ -79,6 +79,19 @@ func (h *Health) SetState(s NodeState, detail string) {
 	h.mu.Unlock()
 }
 
+// MarkDraining sets NodeDraining with detail as the reason, unless the
+// node is draining already: then it keeps the reason it was given (serve
+// marks it with the signal's name before the node's Shutdown). Give the
+// Health to the node with kernel.WithHealth and its Shutdown calls this
+// first, before it unregisters anything (kernel.Readiness).
+func (h *Health) MarkDraining(detail string) {
+	h.mu.Lock()
+	if h.state != NodeDraining {
+		h.state, h.detail = NodeDraining, detail
+	}
+	h.mu.Unlock()
+}
+
 // State returns the node's state.
 func (h *Health) State() NodeState {
 	h.mu.Lock()
