@@ -293,7 +293,7 @@ func TestBench_AllCallsFail(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
 		var ee *exec.ExitError
-		want := `SERVICE_NOT_FOUND: service "Unknown.Svc" is not exported on ` + p.addr
+		want := `SERVICE_NOT_FOUND: service "Unknown.Svc" is not exported on ` + p.addr + ` (exported here: demo.Echo)`
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Count(errb.String(), want) != 1 ||
 			!strings.Contains(errb.String(), "all 100 calls failed") {
 			t.Fatalf("bench %v: %v, stderr %q; want exit 1 and %q once", args, err, errb.String(), want)

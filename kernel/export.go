@@ -814,8 +814,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		}
 	} else {
 		if s.methods != nil && !slices.Contains(s.methods, req.Method) {
-			return rejected(spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
-				s.key, req.Method, strings.Join(s.methods, ", ")))
+			return rejected(noMethodError(s.key, req.Method, s.methods))
 		}
 		if req.NumArgs < 0 || req.NumArgs > 1<<16 {
 			return rejected(spi.Errorf(spi.StatusBadRequest, "%s.%s: %d arguments", s.key, req.Method, req.NumArgs))
@@ -1248,21 +1247,25 @@ func interfaceOf(key string) string {
 	return key
 }
 
-// sameInterface returns, sorted, up to 5 service keys exported on s with
-// key's interface but another group or version: the hint of a call that
-// named no group or version, or others.
-func (s *server) sameInterface(key string) []string {
+// notExported is the SERVICE_NOT_FOUND of a call to key, which s does
+// not serve (notExportedError): it names, sorted, up to 5 service keys
+// exported on s with key's interface but another group or version (the
+// hint of a call that named no group or version, or others), else the
+// keys exported on s.
+func (s *server) notExported(key string) error {
 	iface := interfaceOf(key)
-	var out []string
+	var same, all []string
 	s.mu.RLock()
 	for k := range s.services {
+		all = append(all, k)
 		if k != key && interfaceOf(k) == iface {
-			out = append(out, k)
+			same = append(same, k)
 		}
 	}
 	s.mu.RUnlock()
-	slices.Sort(out)
-	return out[:min(len(out), 5)]
+	slices.Sort(same)
+	slices.Sort(all)
+	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same[:min(len(same), 5)], all)
 }
 
 // Serve dispatches a request to its service (exchange.Handler).
@@ -1278,11 +1281,7 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		defer s.beforeDone()
 	}
 	if svc == nil {
-		msg := fmt.Sprintf("service %q is not exported on %s:%d", req.Service, s.host, s.port)
-		if others := s.sameInterface(req.Service); len(others) > 0 {
-			msg += fmt.Sprintf(" (exported here in another group or version: %s)", strings.Join(others, ", "))
-		}
-		return rejected(spi.Errorf(spi.StatusServiceNotFound, "%s", msg))
+		return rejected(s.notExported(req.Service))
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.

@@ -348,7 +348,8 @@ func (mt *methodTable) pointerOnly(t reflect.Type) {
 }
 
 // lookup returns the method named name, or a SERVICE_NOT_FOUND error naming
-// it and the service.
+// it and the service (and, when name is not a method at all, the methods
+// and the one meant: noMethodError).
 func (mt *methodTable) lookup(service, name string) (*method, error) {
 	if m, ok := mt.methods[name]; ok {
 		return m, nil
@@ -361,8 +362,7 @@ func (mt *methodTable) lookup(service, name string) (*method, error) {
 		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q of a servable shape (%s; methods: %s)",
 			service, name, why, strings.Join(mt.names, ", "))
 	}
-	return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q (methods: %s)",
-		service, name, strings.Join(mt.names, ", "))
+	return nil, noMethodError(service, name, mt.names)
 }
 
 // decodeArgs reads n arguments from dec into the method's parameter types,

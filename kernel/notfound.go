@@ -1,0 +1,59 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/spi"
+)
+
+// The provider's SERVICE_NOT_FOUND answers, each worded here once: a
+// service not exported on the address called, and a method the service
+// does not have. Each names what is there and, when one name is close
+// (methodMeant, internal/suggest's rule), what was meant, as Dubbo's
+// "Not found exported service: ... in [...]" lists the exported keys.
+
+// maxListedServices is the most exported services a "not exported"
+// answer names; the rest are counted ("and 3 more").
+const maxListedServices = 10
+
+// noMethodError is the SERVICE_NOT_FOUND of a call naming a method that
+// service does not have (methods: the ones it has, sorted):
+//
+//	service "demo.Calc" has no method "add" (methods: Add, Div); did you mean "Add"?
+func noMethodError(service, method string, methods []string) error {
+	msg := fmt.Sprintf("service %q has no method %q (methods: %s)", service, method, strings.Join(methods, ", "))
+	if m := methodMeant(method, methods); m != "" {
+		msg += fmt.Sprintf("; did you mean %q?", m)
+	}
+	return spi.Errorf(spi.StatusServiceNotFound, "%s", msg)
+}
+
+// notExportedError is the SERVICE_NOT_FOUND of a call naming a service
+// key not exported on addr. sameInterface are the keys exported there
+// with the key's interface in another group or version (the likeliest
+// mistake: they are named alone); else exported, sorted, are the keys
+// exported there, the first maxListedServices of them named, and the
+// closest to key suggested:
+//
+//	service "demo.Shape" is not exported on 127.0.0.1:20880 (exported here: demo.Echo, demo.Shapes); did you mean "demo.Shapes"?
+func notExportedError(key, addr string, sameInterface, exported []string) error {
+	msg := fmt.Sprintf("service %q is not exported on %s", key, addr)
+	switch {
+	case len(sameInterface) > 0:
+		msg += fmt.Sprintf(" (exported here in another group or version: %s)", strings.Join(sameInterface, ", "))
+	case len(exported) == 0:
+		msg += " (nothing is exported here)"
+	default:
+		listed := strings.Join(exported[:min(len(exported), maxListedServices)], ", ")
+		if more := len(exported) - maxListedServices; more > 0 {
+			listed += fmt.Sprintf(" and %d more", more)
+		}
+		msg += " (exported here: " + listed + ")"
+		if m := suggest.Closest(key, exported); m != "" {
+			msg += fmt.Sprintf("; did you mean %q?", m)
+		}
+	}
+	return spi.Errorf(spi.StatusServiceNotFound, "%s", msg)
+}
