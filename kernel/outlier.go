@@ -192,10 +192,10 @@ func outlierVerdictOf(err error, timeoutCut bool) outlierVerdict {
 	}
 }
 
-// observeOutlier counts the outcome of one call of method on r, which
+// observeOutlier counts the outcome of one call, inv, on r, which
 // began at start (spi.Mono()), and ejects r when its streak
 // reaches outlier.consecutive and the group allows it.
-func (r *remoteInvoker) observeOutlier(ctx context.Context, method string, err error, start time.Duration) {
+func (r *remoteInvoker) observeOutlier(ctx context.Context, inv *spi.Invocation, err error, start time.Duration) {
 	o := &r.out
 	if err == nil {
 		if o.streak.Load() != 0 {
@@ -207,8 +207,11 @@ func (r *remoteInvoker) observeOutlier(ctx context.Context, method string, err e
 	if spi.StatusOf(err) == spi.StatusServerTimeout {
 		if d, ok := ctx.Deadline(); ok {
 			timeout := DefaultTimeout
-			if cc, cerr := r.conf(method); cerr == nil {
+			if cc, cerr := r.conf(inv.Method); cerr == nil {
 				timeout = cc.timeout
+			}
+			if t, terr := attemptTimeout(inv, timeout); terr == nil {
+				timeout = t // the caller's, for this call
 			}
 			cut = d.Sub(spi.MonoTime(start)) < timeout
 		}

@@ -695,20 +695,33 @@ var ErrReferenceClosed = errors.New("kernel: reference is closed")
 
 // attach copies the outgoing attachments out (spi.WithAttachments) into a
 // new map of inv's, before the consumer filters run. An empty key is
-// refused, CLIENT_ERROR. A key the kernel
-// reserves (spi.ReservedAttachment, in any case) is refused, CLIENT_ERROR naming it:
-// the kernel sets those itself, and a caller's "token" must not stand in
-// for the provider's.
+// refused, CLIENT_ERROR. "timeout" (in any case; stored as "timeout") is
+// this call's timeout per attempt, in place of the method's "timeout" URL
+// key (Dubbo's per-call RpcContext timeout): a Go duration or bare
+// milliseconds, at least 1ms, checked here with the URL key's wording
+// (CLIENT_ERROR); the context's deadline still bounds the call. Another
+// key the kernel reserves (spi.ReservedAttachment, in any case: remote,
+// token) is refused, CLIENT_ERROR naming it: the kernel sets those
+// itself, and a caller's "token" must not stand in for the provider's.
 func (r *Reference) attach(inv *spi.Invocation, out map[string]string) error {
 	m := make(map[string]string, len(out)+1)
 	for k, v := range out {
-		if k == "" {
+		switch {
+		case k == "":
 			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: an attachment key is empty: every attachment needs a key (spi.WithAttachments(ctx, \"tenant\", \"x\"))",
 				r.key, inv.Method)
-		}
-		if spi.ReservedAttachment(k) {
-			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: attachment %q is reserved by the kernel (reserved: %s); a token comes from the token URL key",
-				r.key, inv.Method, k, spi.ReservedAttachments())
+		case strings.EqualFold(k, spi.AttachmentTimeout):
+			if _, want := parseTimeout(v); want != "" {
+				return timeoutAttachmentError(r.key+"."+inv.Method, v, want)
+			}
+			if _, twice := m[spi.AttachmentTimeout]; twice {
+				return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: attachment %q is given twice (in two cases): give it once",
+					r.key, inv.Method, spi.AttachmentTimeout)
+			}
+			k = spi.AttachmentTimeout
+		case spi.ReservedAttachment(k):
+			return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: attachment %q is reserved by the kernel (reserved: %s, %s; %q sets this call's timeout); a token comes from the token URL key",
+				r.key, inv.Method, k, spi.AttachmentRemote, spi.AttachmentToken, spi.AttachmentTimeout)
 		}
 		m[k] = v
 	}
@@ -878,6 +891,9 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 	timeout, err := u.MethodDuration(inv.Method, "timeout", DefaultTimeout)
 	if err != nil {
 		timeout = DefaultTimeout
+	}
+	if t, err := attemptTimeout(inv, timeout); err == nil {
+		timeout = t // the caller's "timeout" attachment
 	}
 	connect, err := u.Duration("connect.timeout", DefaultConnectTimeout)
 	if err != nil {

@@ -246,19 +246,55 @@ func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, 
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := u.MethodDuration(method, "timeout", DefaultTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if timeout <= 0 {
-		v, key, _ := u.MethodParam(method, "timeout")
-		return nil, &spi.ParamError{Key: key, Value: v, Want: "a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one"}
-	}
-	if timeout < minTimeout {
-		v, key, _ := u.MethodParam(method, "timeout")
-		return nil, &spi.ParamError{Key: key, Value: v, Want: fmt.Sprintf("a duration of at least %v such as 500ms, 1.5s or 3000 (ms): no call is answered within %v", minTimeout, timeout)}
+	timeout := DefaultTimeout
+	if v, key, ok := u.MethodParam(method, "timeout"); ok {
+		var want string
+		if timeout, want = parseTimeout(v); want != "" {
+			return nil, &spi.ParamError{Key: key, Value: v, Want: want}
+		}
 	}
 	return &callConf{codec: codec, timeout: timeout}, nil
+}
+
+// parseTimeout reads v, the value of the "timeout" URL key or of a
+// caller's "timeout" attachment: a Go duration or bare milliseconds, at
+// least minTimeout. want is "" when v is one, else what is allowed
+// (spi.ParamError's Want), so that both say the same.
+func parseTimeout(v string) (d time.Duration, want string) {
+	d, err := spi.ParseDuration(v)
+	switch {
+	case err != nil:
+		return 0, spi.DurationWant(err)
+	case d <= 0:
+		return 0, "a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one"
+	case d < minTimeout:
+		return 0, fmt.Sprintf("a duration of at least %v such as 500ms, 1.5s or 3000 (ms): no call is answered within %v", minTimeout, d)
+	}
+	return d, ""
+}
+
+// attemptTimeout returns how long one attempt of inv waits for its
+// answer: the caller's "timeout" attachment when inv has one (Dubbo's
+// per-call RpcContext timeout, RpcUtils.getTimeout), else def, the
+// method's "timeout" key. A bad attachment (set by a consumer filter:
+// Reference.attach checks the caller's) is CLIENT_ERROR.
+func attemptTimeout(inv *spi.Invocation, def time.Duration) (time.Duration, error) {
+	v, ok := inv.Attachments[spi.AttachmentTimeout]
+	if !ok {
+		return def, nil
+	}
+	d, want := parseTimeout(v)
+	if want != "" {
+		return 0, timeoutAttachmentError(inv.Service+"."+inv.Method, v, want)
+	}
+	return d, nil
+}
+
+// timeoutAttachmentError is the CLIENT_ERROR of a call ("demo.Echo.Sleep")
+// whose "timeout" attachment v is no timeout; want is parseTimeout's.
+func timeoutAttachmentError(call, v, want string) error {
+	return spi.Errorf(spi.StatusClientError, "kernel: call %s: invalid value %q for attachment %q (this call's timeout, read as the URL key): want %s",
+		call, v, spi.AttachmentTimeout, want)
 }
 
 // conf returns the call settings of method, resolved on first use.
@@ -311,7 +347,7 @@ func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	res.Ended = end // the filters above time the call by it
 	r.stats.EndAt(spi.MonoTime(end), end-start, res.Err == nil)
 	if r.out.conf.consecutive > 0 && (res.Err != nil || r.out.streak.Load() != 0) {
-		r.observeOutlier(ctx, inv.Method, res.Err, start)
+		r.observeOutlier(ctx, inv, res.Err, start)
 	}
 	return res
 }
@@ -327,11 +363,15 @@ func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation, start t
 		// (Dubbo's DubboInvoker does the same)
 		inv.SetAttachment(spi.AttachmentToken, r.token)
 	}
+	timeout, err := attemptTimeout(inv, cc.timeout)
+	if err != nil {
+		return spi.Result{Err: err}
+	}
 	ch, err := r.pick().get()
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	return ch.InvokeFrom(ctx, cc.codec, inv, cc.timeout, start)
+	return ch.InvokeFrom(ctx, cc.codec, inv, timeout, start)
 }
 
 // pick returns the next ready connection in round-robin order, or the next

@@ -78,9 +78,12 @@ var reservedAttachments = []string{AttachmentRemote, AttachmentTimeout, Attachme
 
 // ReservedAttachment reports whether key is an attachment key the kernel
 // sets itself (AttachmentRemote, AttachmentTimeout, AttachmentToken), which
-// a caller cannot send with WithAttachments or `airnode call -a`: a token
-// comes from the reference's or the provider's "token" URL key, the
-// consumer's address from the connection, the deadline from the context.
+// no provider method receives from a consumer and a caller cannot send with
+// WithAttachments or `airnode call -a`: a token comes from the
+// reference's or the provider's "token" URL key, the consumer's address
+// from the connection, the deadline from the context. The exception is a
+// Go caller's AttachmentTimeout, which the kernel's Reference reads as the
+// call's timeout (the provider drops it, as it drops every reserved key).
 // The match ignores case ("Remote", "TIMEOUT" are reserved too), as gRPC
 // metadata keys and HTTP header names do, so that a provider reading an
 // attachment case-insensitively cannot be handed a forged "Remote".

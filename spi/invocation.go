@@ -56,10 +56,13 @@ func (inv *Invocation) SetAttachment(key, value string) {
 
 // Attachment keys the kernel itself uses.
 const (
-	// AttachmentTimeout is Dubbo's name for the consumer's remaining
-	// deadline. airnode does not send it as an attachment: the deadline
-	// travels in the request preamble (kernel/protocol) and the provider's
-	// handler sees it as its context's deadline.
+	// AttachmentTimeout, given by a caller (WithAttachments), is that
+	// call's timeout per attempt in place of the reference's "timeout"
+	// URL key, in the same syntax (Dubbo's per-call RpcContext timeout);
+	// the context's deadline still bounds the call. The provider does not
+	// see it: the deadline travels in the request preamble
+	// (kernel/protocol), and the provider's handler sees it as its
+	// context's deadline.
 	AttachmentTimeout = "timeout"
 	// AttachmentToken carries the provider access token.
 	AttachmentToken = "token"
