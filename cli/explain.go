@@ -41,7 +41,8 @@ import (
 // A direct URL (hosts in it, airnode://127.0.0.1:20880/demo.Echo) without
 // --provider never meets a provider URL: the kernel's "direct" registry
 // makes each provider from the reference URL itself
-// (extensions/registry/direct), so the merged URL is the consumer's, and
+// (extensions/registry/direct), so the merged URL is the consumer's (less
+// weight, warmup and timestamp, which each provider sets for itself), and
 // the config's protocol and services[i].params reach only the provider
 // side (the dispatcher, executes, the provider filters), labelled as the
 // provider's.
@@ -258,7 +259,8 @@ func newExplained(cfg config.Config, file, raw, rawProvider string) (*explained,
 	x.direct = !x.flagged && x.consumer.Host() != "" // a reference's url (plugins.yaml) names hosts too
 	if x.direct {
 		// As the direct registry lists the providers (the reference URL
-		// without side and backup), merged with the reference.
+		// without side and backup), merged with the reference; useDirect
+		// asks that registry itself.
 		x.merged = spi.MergeURL(x.consumer.Without(spi.KeySide, spi.KeyBackup), x.consumer)
 	} else {
 		x.merged = spi.MergeURL(x.provider, x.consumer)
@@ -282,7 +284,11 @@ const lookupTimeout = 3 * time.Second
 // registry not reachable), the configuration's provider stays and the
 // providers row says the calls depend on the providers.
 func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
-	if x.flagged || x.direct {
+	if x.direct {
+		x.useDirect(ctx, cat)
+		return
+	}
+	if x.flagged {
 		return
 	}
 	reg, desc, err := openRegistry(cat, x.cfg.Registry)
@@ -317,6 +323,27 @@ func (x *explained) useRegistry(ctx context.Context, cat *extension.Catalogs) {
 	}
 	x.provider, x.flagged, x.svc = x.providers[0], true, -1
 	x.merged = spi.MergeURL(x.provider, x.consumer)
+}
+
+// useDirect merges, for a direct URL, the first provider URL the kernel's
+// "direct" registry makes from it (as Refer lists them: the reference's
+// keys without side, backup and the providers' own weight, warmup and
+// timestamp) with the URL, as each provider invoker does. When that
+// registry cannot list them (a bad address: the checks say so), the
+// URL merged with itself stays.
+func (x *explained) useDirect(ctx context.Context, cat *extension.Catalogs) {
+	b, err := cat.Registry.Get("direct")
+	if err != nil {
+		return
+	}
+	reg, err := b.Build(x.consumer)
+	if err != nil || reg == nil {
+		return
+	}
+	defer reg.Close()
+	if ps, err := reg.Lookup(ctx, x.consumer); err == nil && len(ps) > 0 {
+		x.merged = spi.MergeURL(ps[0], x.consumer)
+	}
 }
 
 // rowsURL is the URL whose methods get their own rows (explainedMethods):
@@ -588,6 +615,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	balancers := chosenBalancers(eC, methods)
 	keys := x.shownKeys(balancers)
 	hbUnread := x.heartbeatKeysUnread(cat)
+	referWarns, referErr := kernel.NewNode(cat).ReferWarnings(x.consumer)
+	report(referErr, false)
+	marks := referMarks(referWarns, hbUnread)
 	for _, spec := range keys {
 		u, side := x.merged, "merged"
 		switch {
@@ -619,10 +649,19 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", key, v, hbUnread[i].Why))
 				}
 			}
+			// A key of the reference Refer warns of and ignores (another
+			// cluster's or balancer's, a provider's weight), as the heartbeat
+			// keys above: under its row, whatever the row's value.
+			cv, ckey, cok := x.consumer.MethodParam(m, spec.key)
+			mark, marked := marks[ckey]
+			marked = marked && cok && side != "provider" && (m == "" || ckey != spec.key)
+			if marked {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", ckey, cv, mark.Why))
+			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
 			}
-			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "merged" && x.direct && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
+			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "merged" && x.direct && !marked && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s%s is not used: %s)", pkey, pv, x.configNote(pkey), directReason))
 			}
 		}
@@ -657,11 +696,21 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	tw.Flush()
 
 	methodWarns, methodKeys := x.methodKeyWarnings(cat)
-	warns := append(x.unknownKeys(cat, methodKeys), x.warnings(eC, eP)...)
+	for _, k := range referWarns {
+		if !explainWords(k, hbUnread) {
+			methodKeys = append(methodKeys, k.Key) // Refer's words below, not "not read by airnode"
+		}
+	}
+	warns := append(x.unknownKeys(cat, methodKeys), x.warnings(eC, eP, referWarns)...)
 	warns = append(warns, methodWarns...)
 	warns = append(warns, x.providerKeyWarnings()...)
 	for _, k := range hbUnread {
 		warns = append(warns, fmt.Sprintf("%s=%s%s has no effect: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+	}
+	for _, k := range referWarns {
+		if !explainWords(k, hbUnread) {
+			warns = append(warns, fmt.Sprintf("%s=%s%s has no effect: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+		}
 	}
 	tlsErr, tlsWarn := x.tlsReport()
 	if tlsWarn != "" {
@@ -690,17 +739,50 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	return err
 }
 
-// providerKeyWarnings warns of each service-level weight, warmup or
-// timestamp of the consumer's reference URL, as Refer does
+// providerKeyWarnings warns of each weight, warmup or timestamp of the
+// consumer's reference URL (also a method-level form), as Refer does
 // (kernel.ProviderKeysOnReference, its words): each provider sets its
-// own. A method-level form is warned of by warnings; a malformed value is
-// an error of the checks.
+// own. A malformed value is an error of the checks.
 func (x *explained) providerKeyWarnings() []string {
 	keys, _ := kernel.ProviderKeysOnReference(x.consumer)
 	var out []string
 	for _, k := range keys {
-		if slices.Contains(providerOwned, k.Key) {
-			out = append(out, fmt.Sprintf("%s=%s%s is a provider key and has no effect on a reference: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+		out = append(out, fmt.Sprintf("%s=%s%s is a provider key and has no effect on a reference: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
+	}
+	return out
+}
+
+// explainWords reports whether list --explain words Refer's warning w
+// (kernel.Node.ReferWarnings) itself, from the same kernel source:
+// a misspelt key's did-you-mean and a registry's key (unknownKeys, over
+// the provider URL too), a weight, warmup or timestamp
+// (providerKeyWarnings) and a heartbeat
+// key the merged URL's strategy ignores (hbUnread). Every other warning
+// Refer gives is printed in its words: "retries=4 has no effect:
+// cluster failfast does not read it; failover and forking do".
+func explainWords(w kernel.URLWarning, hbUnread []kernel.KeyNoEffect) bool {
+	switch w.Kind {
+	case "typo", "registry", "provider":
+		return true
+	case "heartbeat":
+		return slices.ContainsFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == w.Key })
+	}
+	return false
+}
+
+// referMarks returns, by key as written, Refer's warnings of keys the
+// KEYS section has a row for and that the reference's extensions or
+// providers do not read (kernel.Node.ReferWarnings: another cluster's
+// or balancer's key, a weight): the row gets "(K=V is not used: why)"
+// under it. Heartbeat keys in hbUnread are marked from there.
+func referMarks(warns []kernel.URLWarning, hbUnread []kernel.KeyNoEffect) map[string]kernel.URLWarning {
+	out := map[string]kernel.URLWarning{}
+	for _, w := range warns {
+		switch w.Kind {
+		case "cluster", "loadbalance", "heartbeat", "provider":
+			if !slices.ContainsFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == w.Key }) {
+				out[w.Key] = w
+			}
 		}
 	}
 	return out
@@ -1052,10 +1134,17 @@ var providerOwned = []string{"timestamp", "weight", "warmup", spi.KeyMethods, sp
 // warnings lists the method-level keys that the kernel reads only per
 // connection, provider or service, so they have no effect, and the
 // method filter chains that would differ from the service's (the kernel
-// builds one chain per service and side).
-func (x *explained) warnings(eC, eP *extension.Explanation) []string {
+// builds one chain per service and side). A method-level weight, warmup
+// or timestamp of the reference is left to providerKeyWarnings (refer:
+// Refer's warnings).
+func (x *explained) warnings(eC, eP *extension.Explanation, refer []kernel.URLWarning) []string {
 	var out []string
 	seen := map[string]bool{}
+	for _, w := range refer {
+		if w.Kind == "provider" {
+			seen[w.Key] = true // providerKeyWarnings, in Refer's words
+		}
+	}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
 		for _, k := range u.Keys() {
 			_, key, ok := methodKey(u, k)
@@ -1098,14 +1187,15 @@ func (x *explained) warnings(eC, eP *extension.Explanation) []string {
 // is judged by its key ("methods.Echo.foo" by foo). The kernel does not
 // refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
 // method key for a method the URL's "methods" leaves out
-// ("methods=Echo&Sleep.timeout=200") is named as having no effect.
+// ("methods=Echo&Sleep.timeout=200") is named as having no effect. Keys in
+// warned are left out: methodKeyWarnings or a Refer warning says more.
 func (x *explained) unknownKeys(cat *extension.Catalogs, warned []string) []string {
 	known := kernel.KnownKeys(cat)
 	registryOnly := kernel.RegistryKeys(cat)
 	var out []string
 	seen := map[string]bool{}
 	for _, k := range warned {
-		seen[k] = true // methodKeyWarnings says more
+		seen[k] = true // methodKeyWarnings or a Refer warning says more
 	}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
 		for _, k := range u.Keys() {

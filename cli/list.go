@@ -78,10 +78,15 @@ built and the kernel's keys checked, so a value serve or call would refuse
 fails here with the same error, naming the config file and key when the
 file set it, and the command exits 1. The KEYS section gives the
 effective value of each kernel key and where it comes from; a key the
-chosen heartbeat strategy does not read (heartbeat.retries beside
-heartbeat=dual) gets a "(... is not used: ...)" row under its own and a
-warning, and a weight, warmup or timestamp in URL a warning (each
-provider sets its own), as call and serve warn of them.
+chosen heartbeat strategy, cluster or balancer does not read
+(heartbeat.retries beside heartbeat=dual, retries beside
+cluster=failfast, hash.nodes beside loadbalance=random) and a weight,
+warmup or timestamp in URL (each provider sets its own) get a "(... is
+not used: ...)" row under their own. Each key of URL that call warns
+of when it refers to the service gets a warning in the same words, from
+the kernel's one list of them (also a Dubbo key airnode does not
+implement, a provider's dispatcher or connection.concurrency, a
+misspelt key's "did you mean").
 
 URL takes call's SERVICE_URL forms: a URL, or a service key alone
 ("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -30,7 +29,7 @@ func (n *Node) clusterKeysUnread(u spi.URL) [][3]string {
 // beside roundrobin. The provider keys the weighing balancers declare
 // (weight, warmup, timestamp: providerOwnedKeys) are left out: they are
 // read from each provider's URL, whatever the reference sets
-// (warnProviderKeysOnReference says so).
+// (ReferWarnings says so).
 func (n *Node) balancerKeysUnread(u spi.URL) [][3]string {
 	return n.pointKeysUnread(u, extension.PointLoadBalance, n.cat.LoadBalance.Key(),
 		func(u spi.URL, m string) string { return n.cat.LoadBalance.Choose(u, m).Name }, providerOwnedKeys...)
@@ -86,22 +85,6 @@ func (n *Node) pointKeyReaders(point string) (readers map[string][]string, elsew
 	return readers, elsewhere
 }
 
-// warnClusterKeysUnread logs one warning per key of reference URL u that
-// its cluster does not read (clusterKeysUnread), naming the service, the
-// key, the cluster and the clusters that would read it; and one per key
-// its balancer does not read (balancerKeysUnread), naming the balancer
-// and the balancers that would. Refer calls it.
-func (n *Node) warnClusterKeysUnread(u spi.URL, service string) {
-	for _, t := range n.clusterKeysUnread(u) {
-		n.logger.Warn("kernel: URL key is read by another cluster, not the one this reference uses (ignored)",
-			"service", service, "key", t[0], "cluster", t[1], "read_by", t[2])
-	}
-	for _, t := range n.balancerKeysUnread(u) {
-		n.logger.Warn("kernel: URL key is read by another balancer, not the one this reference uses (ignored)",
-			"service", service, "key", t[0], "loadbalance", t[1], "read_by", t[2])
-	}
-}
-
 // heartbeatKeysUnread is clusterKeysUnread for the heartbeat strategy:
 // heartbeat.retries or heartbeat.ping.timeout beside heartbeat=dual (only
 // idle reads them), heartbeat.interval beside heartbeat=none. Dubbo's bare
@@ -121,13 +104,7 @@ func (n *Node) HeartbeatKeysUnread(u spi.URL) []KeyNoEffect {
 	var out []KeyNoEffect
 	for _, t := range n.heartbeatKeysUnread(u) {
 		v, _ := u.Param(t[0])
-		readers := strings.Split(t[2], ",")
-		verb := "does"
-		if len(readers) > 1 {
-			verb = "do"
-		}
-		out = append(out, KeyNoEffect{Key: t[0], Value: v,
-			Why: fmt.Sprintf("heartbeat %s does not read it; %s %s", t[1], strings.Join(readers, " and "), verb)})
+		out = append(out, KeyNoEffect{Key: t[0], Value: v, Why: unreadWhy("heartbeat", t)})
 	}
 	return out
 }

@@ -114,17 +114,3 @@ func ProviderKeysOnReference(u spi.URL) ([]KeyNoEffect, error) {
 	}
 	return out, nil
 }
-
-// checkProviderKeysOnReference refuses a reference URL whose weight,
-// warmup or timestamp is malformed and logs one warning per well-formed
-// one (ProviderKeysOnReference): the reference's value has no effect.
-func (n *Node) checkProviderKeysOnReference(u spi.URL, service string) error {
-	keys, err := ProviderKeysOnReference(u)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		n.logger.Warn("kernel: provider key on a reference has no effect: "+k.Why, "service", service, "key", k.Key, "value", k.Value)
-	}
-	return nil
-}

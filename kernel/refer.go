@@ -155,25 +155,13 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	if err := n.checkConsumerKeys(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
-	for _, t := range n.likelyTypos(u) {
-		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", r.key, "key", t[0], "did_you_mean", t[1])
-	}
-	for _, t := range n.registryKeysOf(u) {
-		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", r.key, "key", t[0], "registry", t[1])
-	}
-	n.warnUnsupportedKeys(u, r.key)
-	n.warnClusterKeysUnread(u, r.key)
-	n.warnHeartbeatKeysUnread(u, r.key, "reference")
-	if err := n.checkProviderKeysOnReference(u, r.key); err != nil {
+	// Every key it ignores, one warning each (ReferWarnings, which list
+	// --explain prints too); a malformed weight, warmup or timestamp fails.
+	if err := n.warnReference(u, r.key); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	if u.Host() != "" && len(u.Methods()) == 0 {
 		r.checkDirectMethodKeys()
-	}
-	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
-		if v, ok := u.Param(k); ok {
-			n.logger.Warn("kernel: provider key on a reference has no effect: the provider's server decides it", "service", r.key, "key", k, "value", v)
-		}
 	}
 	// The whole consumer chain is built now, plugin filters included
 	// (their plugin builds them, bounded): a filter that cannot be built

@@ -110,6 +110,14 @@ func (r *Registry) check() error {
 	return nil
 }
 
+// providerOwnKeys are the keys each provider sets for itself and a
+// consumer reads from the provider's URL only (spi.MergeURL keeps the
+// provider's value): the consumer's value is not its providers', so the
+// provider URLs leave it out. Copied, a reference's weight=0 made every
+// provider unpickable ("all 1 providers have weight 0") while Refer
+// says the key has no effect on a reference.
+var providerOwnKeys = []string{"weight", "warmup", "timestamp"}
+
 // providers builds the provider list for consumer.
 func (r *Registry) providers(consumer spi.URL) ([]spi.URL, error) {
 	addrs := r.addrs
@@ -125,7 +133,7 @@ func (r *Registry) providers(consumer spi.URL) ([]spi.URL, error) {
 			}
 		}
 	}
-	base := consumer.Without(spi.KeySide, spi.KeyBackup).WithScheme(protocol)
+	base := consumer.Without(append([]string{spi.KeySide, spi.KeyBackup}, providerOwnKeys...)...).WithScheme(protocol)
 	out := make([]spi.URL, 0, len(addrs))
 	for _, a := range addrs {
 		out = append(out, base.WithAddress(a.host, a.port))

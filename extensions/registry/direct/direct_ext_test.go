@@ -105,3 +105,37 @@ func TestReachIsNone(t *testing.T) {
 		t.Errorf("Reach() = %v, want none", got)
 	}
 }
+
+// A reference's weight, warmup and timestamp are the providers' own keys
+// (spi.MergeURL keeps a provider's): the provider URLs leave them out, so
+// a reference's weight=0 does not make every provider unpickable (cli3:
+// "all 1 providers have weight 0" while Refer said the key has no
+// effect). Its other keys stay, method-level forms included.
+func TestProviderURLsLeaveOutTheProvidersOwnKeys(t *testing.T) {
+	u := "airnode://127.0.0.1:1,127.0.0.1:2/demo.Echo?weight=0&warmup=1h&timestamp=1&timeout=5s&methods.Echo.weight=3"
+	r := build(t, u)
+	for _, l := range [][]spi.URL{first(t, r, spi.MustParse(u+"&side=consumer")), lookup(t, r, spi.MustParse(u))} {
+		if len(l) != 2 {
+			t.Fatalf("providers = %v", l)
+		}
+		for _, p := range l {
+			for _, k := range []string{"weight", "warmup", "timestamp"} {
+				if v, ok := p.Param(k); ok {
+					t.Errorf("provider URL %v keeps the reference's %s=%s", p, k, v)
+				}
+			}
+			if p.ParamOr("timeout", "") != "5s" || p.ParamOr("methods.Echo.weight", "") != "3" {
+				t.Errorf("provider URL %v lost the reference's other keys", p)
+			}
+		}
+	}
+}
+
+func lookup(t *testing.T, r spi.Registry, consumer spi.URL) []spi.URL {
+	t.Helper()
+	l, err := r.Lookup(context.Background(), consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

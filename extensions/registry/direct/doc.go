@@ -8,7 +8,9 @@
 // "airnode://h1:p1,h2:p2/demo.Echo", one provider per host — or, when that URL
 // has no host ("direct://"), from the hosts of the consumer URL passed to
 // Subscribe. A provider URL is the consumer URL with the provider's address,
-// the scheme of the protocol key, and without side.
+// the scheme of the protocol key, and without side, backup and the keys
+// each provider sets for itself (weight, warmup, timestamp: a consumer's
+// value of them has no effect).
 //
 //	URL key   type    default    meaning
 //	protocol  string  "airnode"  scheme of the provider URLs ("direct://" URLs only)

@@ -1,0 +1,103 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// URLWarning is one key of a reference URL that Refer warns of and
+// ignores: the key as written ("retries", "methods.Echo.mock"), its
+// value, the kind of warning and why the key does nothing there, in
+// words a command can print after "K=V has no effect: ".
+type URLWarning struct {
+	Key, Value string
+	// Kind says which check found it: "typo" (not read; Why gives the
+	// key meant), "registry" (a registry's key), "dubbo" (a Dubbo key
+	// airnode does not implement), "cluster", "loadbalance" and
+	// "heartbeat" (read by another extension of that point than the one
+	// chosen), "provider" (weight, warmup, timestamp: each provider's
+	// own) and "server" (dispatcher, connection.concurrency,
+	// heartbeat.min.ping.interval: the provider's server decides).
+	Kind string
+	Why  string // "cluster failfast does not read it; failover and forking do"
+
+	msg   string // Refer's log message
+	attrs []any  // Refer's log attributes after "service"
+}
+
+// ReferWarnings returns what Refer warns of for reference URL u, in the
+// order Refer logs it, and the error Refer refuses u with for a
+// malformed weight, warmup or timestamp (ProviderKeysOnReference). Refer
+// logs each warning and list --explain prints each, so a warning added
+// here reaches both. The method-level keys naming no method of a direct
+// reference (CheckMethodNames) are checked apart: list --explain checks
+// them against the methods it knows.
+func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
+	var out []URLWarning
+	add := func(kind, key, why, msg string, attrs ...any) {
+		v, _ := u.Param(key)
+		out = append(out, URLWarning{Key: key, Value: v, Kind: kind, Why: why, msg: msg, attrs: append([]any{"key", key}, attrs...)})
+	}
+	for _, t := range n.likelyTypos(u) {
+		add("typo", t[0], fmt.Sprintf("it is not read by airnode or any extension of this node; did you mean %q?", t[1]),
+			"kernel: URL key is not one airnode reads (ignored)", "did_you_mean", t[1])
+	}
+	for _, t := range n.registryKeysOf(u) {
+		add("registry", t[0], fmt.Sprintf("it is a key of the %s registry, read from the registry URL only (--registry, or the config's registry)", strings.ReplaceAll(t[1], ",", ", ")),
+			"kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "registry", t[1])
+	}
+	for _, t := range n.unsupportedKeys(u) {
+		add("dubbo", t[0], "it is a Dubbo key airnode does not implement; "+t[1],
+			"kernel: URL key is Dubbo's and airnode does not implement it (ignored)", "instead", t[1])
+	}
+	for _, t := range n.clusterKeysUnread(u) {
+		add("cluster", t[0], unreadWhy("cluster", t),
+			"kernel: URL key is read by another cluster, not the one this reference uses (ignored)", "cluster", t[1], "read_by", t[2])
+	}
+	for _, t := range n.balancerKeysUnread(u) {
+		add("loadbalance", t[0], unreadWhy("loadbalance", t),
+			"kernel: URL key is read by another balancer, not the one this reference uses (ignored)", "loadbalance", t[1], "read_by", t[2])
+	}
+	for _, t := range n.heartbeatKeysUnread(u) {
+		add("heartbeat", t[0], unreadWhy("heartbeat", t),
+			"kernel: URL key is read by another heartbeat strategy, not the one this reference uses (ignored)", "heartbeat", t[1], "read_by", t[2])
+	}
+	keys, err := ProviderKeysOnReference(u)
+	if err != nil {
+		return out, err
+	}
+	for _, k := range keys {
+		add("provider", k.Key, k.Why, "kernel: provider key on a reference has no effect: "+k.Why, "value", k.Value)
+	}
+	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
+		if v, ok := u.Param(k); ok {
+			add("server", k, "the provider's server decides it (serve -p "+k+"=...)",
+				"kernel: provider key on a reference has no effect: the provider's server decides it", "value", v)
+		}
+	}
+	return out, nil
+}
+
+// unreadWhy words a pointKeysUnread triple [key, extension used,
+// extensions that read it] of point: "cluster failfast does not read
+// it; failover and forking do".
+func unreadWhy(point string, t [3]string) string {
+	readers := strings.Split(t[2], ",")
+	verb := "does"
+	if len(readers) > 1 {
+		verb = "do"
+	}
+	return fmt.Sprintf("%s %s does not read it; %s %s", point, t[1], strings.Join(readers, " and "), verb)
+}
+
+// warnReference logs ReferWarnings' warnings for reference u of service
+// and returns its error. Refer calls it.
+func (n *Node) warnReference(u spi.URL, service string) error {
+	warns, err := n.ReferWarnings(u)
+	for _, w := range warns {
+		n.logger.Warn(w.msg, append([]any{"service", service}, w.attrs...)...)
+	}
+	return err
+}
