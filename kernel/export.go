@@ -1293,6 +1293,7 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		providerCalls.Put(pc)
 	}()
 	res := svc.serve(pc, req)
+	res.Attachments = pc.ctx.responseAttachments(res.Attachments) // the method's spi.SetResponseAttachments
 	if res.Err != nil && s.abandoning.Load() {
 		s.noteAbandoned(req.Service, req.Method, req.Remote)
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
@@ -1324,6 +1325,10 @@ type callCtx struct {
 	att    map[string]string
 	remote string
 	pooled atomic.Int32
+
+	// resp holds the method's spi.SetResponseAttachments until the answer
+	// takes them (respSent after; responseAttachments)
+	resp atomic.Pointer[respAttachments]
 
 	mu     sync.Mutex
 	linked context.Context // made by the first Done
@@ -1364,6 +1369,8 @@ func (c *callCtx) Value(key any) any {
 		}
 	case servedKey:
 		return c.served
+	case spi.ResponseAttachmentsKey:
+		return c
 	}
 	if c.s.abandoning.Load() {
 		return c.link().Value(key)

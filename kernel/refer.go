@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -570,6 +571,7 @@ func (r *Reference) Invoke(ctx context.Context, method string, args ...any) (any
 	inv := newInvocation(r.key, method, args, nil)
 	res := r.invoke(ctx, inv)
 	freeInvocation(inv)
+	receive(ctx, res)
 	return res.Value, res.Err
 }
 
@@ -599,9 +601,18 @@ func markGeneric(ctx context.Context) context.Context {
 // (like net/rpc's Call); reply may be nil to discard the value.
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
 	inv := newInvocation(r.key, method, args, reply)
-	err := r.invoke(ctx, inv).Err
+	res := r.invoke(ctx, inv)
 	freeInvocation(inv)
-	return err
+	receive(ctx, res)
+	return res.Err
+}
+
+// receive stores res's attachments (a copy: the caller's to keep) where
+// spi.ReceiveAttachments asked, if it did.
+func receive(ctx context.Context, res spi.Result) {
+	if dst := spi.AttachmentsReceiver(ctx); dst != nil {
+		*dst = maps.Clone(res.Attachments)
+	}
 }
 
 // invocations recycles the Invocation of each call: the spi contract says
