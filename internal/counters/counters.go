@@ -68,6 +68,11 @@ type AccessCounters struct {
 	// threads, a cap per provider address) refused with
 	// SERVER_THREADPOOL_EXHAUSTED.
 	ThreadsRejections Counter
+	// WorkersRejections counts requests a provider's worker pool refused
+	// unrun with SERVER_THREADPOOL_EXHAUSTED: every worker busy, and the
+	// request waited in the pool's queue over a tenth of its timeout, or
+	// found the queue's oldest request waiting longer than that.
+	WorkersRejections Counter
 	// ActivesTimeouts counts calls the activelimit filter gave up on with
 	// CLIENT_TIMEOUT.
 	ActivesTimeouts Counter

@@ -134,8 +134,13 @@ type Options struct {
 	// pool of its own). Beyond it requests wait in a FIFO queue, each
 	// connection's share bounded by MaxConcurrent, while readers keep
 	// reading heartbeats and responses; a slow handler holds its worker, so
-	// Workers slow handlers make every later request wait (as Dubbo's fixed
-	// pool of 200 threads does, minus its rejections). A worker never waits
+	// Workers slow handlers make every later request wait. A request may
+	// wait there a tenth of its timeout (at least 10 ms): one still queued
+	// then, or one that finds the queue's oldest request waiting longer
+	// than its own bound, is answered SERVER_THREADPOOL_EXHAUSTED unrun (as
+	// Dubbo's fixed pool of 200 threads answers a request that finds no
+	// thread free), so an overload fails fast instead of running requests
+	// whose consumers time out meanwhile (workerPool). A worker never waits
 	// on a slow consumer: a response that cannot be queued at once is sent
 	// from a goroutine of its own. 0 means DefaultWorkers (256); negative
 	// means unbounded (a goroutine per request whenever no worker is idle).

@@ -1,10 +1,13 @@
 package exchange
 
 import (
+	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
@@ -17,6 +20,36 @@ type task struct {
 	body  []byte
 
 	arrived int64 // mono() when the reader handed it over (0: when it runs): the consumer's deadline counts from here
+
+	// set by the worker pool for a request that waits in its queue
+	queued  int64 // mono() when it joined the queue
+	bound   int64 // how long it may wait there (queueWaitBound); 0: no bound
+	refused int64 // not 0: refused unrun with SERVER_THREADPOOL_EXHAUSTED (Channel.refusal), after waiting this long (> 0) or at once, the queue's head having waited -refused
+}
+
+// queueWaitFraction and minQueueWait make a queued request's wait bound
+// (queueWaitBound): a tenth of its timeout, at least 10 ms.
+const (
+	queueWaitFraction = 10
+	minQueueWait      = int64(10 * time.Millisecond)
+)
+
+// queueWaitBound returns how long a request with body may wait in the
+// worker pool's queue before it is refused unrun: a tenth of the timeout
+// its consumer sent, at least minQueueWait; 0 (no bound) when it sent
+// none or the body does not parse (handle answers that).
+//
+// A tenth leaves a request that starts within its bound nine tenths of
+// its timeout to run in; a bound nearer the timeout would not do: under
+// sustained overload the queue holds about a bound's worth of requests,
+// so each request that runs has waited nearly its bound (CoDel's
+// observation: a standing queue's delay is its target's).
+func queueWaitBound(body []byte) int64 {
+	p, _, err := protocol.ParseRequestPreamble(body)
+	if err != nil || p.TimeoutMS == 0 {
+		return 0
+	}
+	return max(int64(time.Duration(p.TimeoutMS)*time.Millisecond)/queueWaitFraction, minQueueWait)
 }
 
 // workerIdle is how long a provider worker waits for the next request
@@ -27,11 +60,23 @@ const workerIdle = 2 * time.Second
 // shared by the channels of one Server; a provider Channel made by
 // NewChannel has a pool of its own. A request goes to an idle worker if one
 // is waiting, else to a new worker while fewer than max run, else into a
-// FIFO queue the workers drain before they wait again (Dubbo's fixed thread
-// pool with an unbounded queue, except that each connection's share of the
-// queue is bounded by Options.MaxConcurrent). submit never blocks, so the
-// reader that calls it keeps reading heartbeats and responses however slow
-// the handlers are.
+// FIFO queue the workers drain before they wait again. submit never
+// blocks, so the reader that calls it keeps reading heartbeats and
+// responses however slow the handlers are.
+//
+// The queue admits a request only while it drains fast enough for it:
+// a request may wait there a tenth of its timeout (queueWaitBound). One
+// that finds the queue's oldest request waiting longer than its own bound
+// is refused at once, and one that is still queued when its bound passes
+// is refused when a worker takes it; both are answered
+// SERVER_THREADPOOL_EXHAUSTED unrun (Channel.refusal), which the consumer
+// retries with backoff. Dubbo's fixed pool refuses when no thread is free
+// (AbortPolicyWithReport); the queue here absorbs bursts that drain
+// within the bound (thousands of quick calls read in one batch), and a
+// sustained overload fails fast instead of queueing without bound and
+// running requests whose consumers time out while they run (600 callers
+// of a 500 ms method with a 1 s timeout: 25 % of the pool's capacity
+// succeeded, the rest SERVER_TIMEOUT).
 //
 // Idle workers wait on a channel of their own, in a stack: the most
 // recently idle is reused first (its stack is grown and in cache), and a
@@ -94,8 +139,33 @@ func (p *workerPool) submit(t task) {
 		go p.worker(t)
 		return
 	}
+	t.queued, t.bound = mono(), queueWaitBound(t.body)
+	if p.head < len(p.queue) && t.bound > 0 {
+		if w := t.queued - p.queue[p.head].queued; w > t.bound {
+			p.mu.Unlock()
+			t.refused = -w
+			t.c.refuseQueued(t)
+			return
+		}
+	}
 	p.queue = append(p.queue, t)
 	p.mu.Unlock()
+}
+
+// popLocked takes the queue's head, marked refused when it waited past its
+// bound. On mu, with the queue not empty.
+func (p *workerPool) popLocked() task {
+	t := p.queue[p.head]
+	p.queue[p.head] = task{}
+	if p.head++; p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	}
+	if t.bound > 0 {
+		if w := mono() - t.queued; w > t.bound {
+			t.refused = w
+		}
+	}
+	return t
 }
 
 // worker runs t, then queued requests and requests handed to it while
@@ -113,11 +183,7 @@ func (p *workerPool) worker(t task) {
 		t.c.runQueued(t)
 		p.mu.Lock()
 		if p.head < len(p.queue) {
-			t = p.queue[p.head]
-			p.queue[p.head] = task{}
-			if p.head++; p.head == len(p.queue) {
-				p.queue, p.head = p.queue[:0], 0
-			}
+			t = p.popLocked()
 			p.mu.Unlock()
 			continue
 		}
@@ -143,11 +209,7 @@ func (p *workerPool) worker(t task) {
 func (p *workerPool) replace() {
 	p.mu.Lock()
 	if p.head < len(p.queue) {
-		t := p.queue[p.head]
-		p.queue[p.head] = task{}
-		if p.head++; p.head == len(p.queue) {
-			p.queue, p.head = p.queue[:0], 0
-		}
+		t := p.popLocked()
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go p.worker(t)
@@ -209,4 +271,45 @@ func (p *workerPool) queuedLen() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.queue) - p.head
+}
+
+// refuseQueued answers t, which the pool refused at once (its queue's
+// head had waited past t's bound), from the goroutine that submitted it:
+// the answer is small and run does not wait for room to queue it.
+func (c *Channel) refuseQueued(t task) {
+	if c.queuedIn.Add(-queuedSize(t)) < lowWater && c.inStalled.Load() {
+		c.wakeQueued(false)
+	}
+	c.run(t)
+}
+
+// refusal is the answer to t, a request the worker pool refused
+// (task.refused): SERVER_THREADPOOL_EXHAUSTED, unrun, counted in
+// counters.Access.WorkersRejections and logged at Warn, rate-bounded; or
+// SERVER_TIMEOUT when its consumer's deadline passed meanwhile, as handle
+// answers then.
+func (c *Channel) refusal(t task) spi.Result {
+	p, _, err := protocol.ParseRequestPreamble(t.body)
+	if err != nil { // queueWaitBound parsed it: not reached
+		counters.Provider.BadRequest.Inc()
+		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "exchange: bad request body: %v", err)}
+	}
+	timeout := time.Duration(p.TimeoutMS) * time.Millisecond
+	now := mono()
+	if t.arrived != 0 && now-t.arrived >= int64(timeout) {
+		return c.expiredWaiting(string(p.Service), string(p.Method), timeout, now-t.arrived)
+	}
+	counters.Access.WorkersRejections.Inc()
+	workers := c.pool.max
+	var msg string
+	if t.refused > 0 {
+		msg = fmt.Sprintf("exchange: %s.%s waited %v for a worker, over a tenth of its %v timeout (all %d of the provider's workers busy); not run",
+			p.Service, p.Method, time.Duration(t.refused).Round(time.Millisecond), timeout, workers)
+	} else {
+		msg = fmt.Sprintf("exchange: all %d of the provider's workers are busy and its oldest queued request has waited %v, over a tenth of the %v timeout of %s.%s; not run",
+			workers, time.Duration(-t.refused).Round(time.Millisecond), timeout, p.Service, p.Method)
+	}
+	c.logLimited(slog.LevelWarn, "workers busy", "worker pool: refusing requests (SERVER_THREADPOOL_EXHAUSTED): every worker busy and the queue not draining within a tenth of their timeout",
+		"workers", workers, "service", string(p.Service), "method", string(p.Method))
+	return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted, "%s", msg)}
 }

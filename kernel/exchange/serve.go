@@ -15,7 +15,8 @@ import (
 )
 
 // run serves t on a worker goroutine: it decodes the request, runs the
-// handler and answers (two-way requests only). A request whose channel died
+// handler and answers (two-way requests only); a request the worker pool
+// refused is answered its refusal unrun. A request whose channel died
 // while it was queued, or whose consumer cancelled it (cancel event), is
 // dropped unserved; a request cancelled while it ran is not answered. A
 // handler that calls runtime.Goexit is answered SERVER_ERROR (goexited)
@@ -40,7 +41,12 @@ func (c *Channel) run(t task) {
 			c.goexited(t)
 		}
 	}()
-	res := c.handle(t.h, t.codec, t.body, t.arrived)
+	var res spi.Result
+	if t.refused != 0 {
+		res = c.refusal(t)
+	} else {
+		res = c.handle(t.h, t.codec, t.body, t.arrived)
+	}
 	returned = true
 	putBody(t.body) // decoded: the handler has returned
 	// a request its consumer cancelled while it ran is not answered: the
@@ -122,9 +128,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		}
 		due = arrived + int64(req.Timeout)
 		if now >= due {
-			c.expired.Add(1)
-			return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed while the request waited %v for a worker; not run",
-				req.Service, req.Method, req.Timeout, time.Duration(now-arrived).Round(time.Millisecond))}
+			return c.expiredWaiting(req.Service, req.Method, req.Timeout, now-arrived)
 		}
 	}
 	ctx := &reqCtx{ch: c, due: due, id: h.ID} // a handler may keep its context: not pooled
@@ -153,6 +157,14 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
 	}
 	return res
+}
+
+// expiredWaiting counts and answers a request whose consumer's deadline
+// of timeout passed while it waited (nanoseconds) for a worker.
+func (c *Channel) expiredWaiting(service, method string, timeout time.Duration, waited int64) spi.Result {
+	c.expired.Add(1)
+	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed while the request waited %v for a worker; not run",
+		service, method, timeout, time.Duration(waited).Round(time.Millisecond))}
 }
 
 // requests pools handle's Requests: a Request is valid only until its

@@ -146,7 +146,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_executes_rejections_total, airnode_threads_rejections_total,
-//	airnode_actives_timeouts_total,
+//	airnode_workers_rejections_total, airnode_actives_timeouts_total,
 //	airnode_accept_errors_total, airnode_accept_refused_total
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
@@ -231,6 +231,7 @@ func processCounters() []processCounter {
 		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},
 		{"airnode_executes_rejections_total", "access.executes_rejections", "Calls refused by executelimit (URL key executes: calls of one method running at once; SERVER_THREADPOOL_EXHAUSTED).", &a.ExecutesRejections, nil},
 		{"airnode_threads_rejections_total", "access.threads_rejections", "Calls refused by threadlimit (URL key threads: calls running at once on one provider address; SERVER_THREADPOOL_EXHAUSTED).", &a.ThreadsRejections, nil},
+		{"airnode_workers_rejections_total", "access.workers_rejections", "Requests a provider's worker pool refused unrun (SERVER_THREADPOOL_EXHAUSTED): every worker busy and the request waited, or would wait, over a tenth of its timeout.", &a.WorkersRejections, nil},
 		{"airnode_actives_timeouts_total", "access.actives_timeouts", "Calls that waited too long in activelimit (CLIENT_TIMEOUT).", &a.ActivesTimeouts, nil},
 		{"airnode_provider_rejected_total", "provider.service_not_found", rejectedHelp, &p.ServiceNotFound, prometheus.Labels{"status": spi.StatusServiceNotFound.String()}},
 		{"airnode_provider_rejected_total", "provider.bad_request", rejectedHelp, &p.BadRequest, prometheus.Labels{"status": spi.StatusBadRequest.String()}},
