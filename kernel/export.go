@@ -1477,9 +1477,14 @@ func (s *server) abandonedWhy() string {
 // It does not wait for an abandoned call that ignores its context: the
 // channels close, and the call's goroutine ends when it returns.
 //
-// When the drain ends in time but ctx ends during the exchange's Shutdown
-// (which waits for a moment with no request in flight: a consumer that
-// kept sending), the requests the exchange then has in flight are
+// When the drain ends in time it sends each consumer the go-away at once
+// (exchange's GoAway): a request read from then on is not run, and its
+// consumer may retry it, so that a consumer that keeps sending (one whose
+// only provider this is) cannot hold the exchange's Shutdown, which waits
+// for a moment with no request in flight, open until ctx ends. That wait
+// is then for the requests read during the drain, before the go-away.
+// When ctx ends during it (one of them runs past the timeout), the
+// requests the exchange then has in flight are
 // abandoned the same way, counted and named (abandonLate).
 func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	s.srv.StopAccepting()
@@ -1499,9 +1504,16 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	abandoned := 0
 	inTime := waitDrained(ctx, drained)
 	if inTime {
-		// one line for the drain, none per call
+		// The calls in flight as the drain began are done: the go-away
+		// goes out now, so a consumer that kept sending through the drain
+		// (its only provider: the read-only event did not turn it away)
+		// is told at once, its later requests not run (retried), rather
+		// than holding the exchange's drain open until ctx ends and
+		// having them abandoned. The requests read meanwhile (later) still
+		// run to their end. One line for the drain, none per call.
+		later := s.srv.GoAway()
 		s.log.Info("kernel: drained the calls in flight", "addr", addr, "calls", waited,
-			"took", time.Since(began).Round(time.Millisecond))
+			"took", time.Since(began).Round(time.Millisecond), "later_calls", later)
 	}
 	if !inTime {
 		abandoned = s.srv.InFlight()

@@ -299,6 +299,26 @@ func (s *Server) StopAccepting() {
 	}
 }
 
+// GoAway stops accepting and sends every channel the go-away now: a
+// request read from then on is not run (answered at once as not run, so
+// its consumer may retry it elsewhere), while those read before it run to
+// their end. A provider whose own drain has seen the calls in flight as it
+// began end calls it before Shutdown, so that Shutdown's wait for a moment
+// with no request in flight is bounded by the requests read before the
+// go-away: without it, a consumer that keeps sending (one whose only
+// provider this is, which the read-only event cannot turn away) holds
+// that wait open until ctx ends, and the requests it sent meanwhile are
+// abandoned. gRPC's GracefulStop likewise sends its GOAWAY at once.
+// Idempotent; it never blocks (the event joins each channel's write
+// queue). It returns how many requests were running as it was sent.
+func (s *Server) GoAway() (running int) {
+	s.StopAccepting()
+	for _, ch := range s.stop() {
+		ch.sendGoAway()
+	}
+	return s.InFlight()
+}
+
 // Shutdown stops accepting, tells every consumer the provider is going
 // read-only (a one-way event, Dubbo's READONLY_EVENT, so consumers stop
 // picking it at once: Channel.ReadOnly; StopAccepting sent it already to
