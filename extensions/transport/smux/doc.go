@@ -43,8 +43,9 @@
 // A listener that cannot accept (out of file descriptors: EMFILE, ENFILE)
 // retries with a backoff of 5 ms doubling to 1 s, as net/http does, logs
 // "smux: accept failed; retrying" at Warn (one line per doubling, then one
-// every 10 retries) and "accepting connections again" at Info when it can,
-// and counts each failure (airnode_accept_errors_total); see
+// every 10 s) and "accepting connections again" at Info when it can (a
+// recovery within 10 s of the last such line is only counted, as
+// brief_recoveries in the next line), and counts each failure (airnode_accept_errors_total); see
 // internal/netaccept. Its logger is the node's (spi.LoggerUser), else
 // slog.Default(); under tls=true a failed handshake ("tlsconf: handshake
 // failed; connection closed", rate-bounded) goes to the same logger.
