@@ -25,6 +25,7 @@ import (
 	"github.com/airnode/airnode/extensions/lb/warmup"
 	fileregistry "github.com/airnode/airnode/extensions/registry/file"
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/groupversion"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -426,19 +427,31 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	ages := make([]string, len(services))
 	invalid := make([][]fileregistry.Invalid, len(services))
 	il, _ := reg.(invalidLister)
+	wide, err := lookupByInterface(ctx, reg, desc, services)
+	if err != nil {
+		return err
+	}
 	for i, svc := range services {
-		providers, err := reg.Lookup(ctx, svc)
-		if err != nil {
-			return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
+		noteKey := svc.ServiceKey()
+		if w, ok := wide[svc.Interface()]; ok && oneGroupVersion(svc) != "" {
+			lists[i], noteKey = w.keys[oneGroupVersion(svc)], w.noteKey
+			if lists[i] == nil {
+				lists[i] = []spi.URL{}
+			}
+		} else {
+			providers, err := reg.Lookup(ctx, svc)
+			if err != nil {
+				return fmt.Errorf("look up %s in %s: %w", svc.ServiceKey(), desc, err)
+			}
+			lists[i] = providers
 		}
-		lists[i] = providers
 		if il != nil {
 			invalid[i], _ = il.Invalid(ctx, svc) // an error is Lookup's, which passed
 		}
 		if cached == nil {
 			continue
 		}
-		if n, ok := cached.FromCache(svc.ServiceKey()); ok {
+		if n, ok := cached.FromCache(noteKey); ok {
 			if note == nil {
 				note = &n
 			}
@@ -606,10 +619,104 @@ type consumerLister interface {
 	Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, error)
 }
 
+// interfaceReader is a registry that keeps every group and version of an
+// interface under one node (zookeeper: Dubbo's layout), so that its
+// Lookup and Consumers of one service key read the entries of all of
+// them. registry ls reads such a registry once per interface (Lookup with
+// group and version "*", ConsumersOfInterface) and splits the entries by
+// service key: read per key, n keys of one interface cost n reads of n
+// entries each (nu43: 301 versions took 6 s of CPU).
+type interfaceReader interface {
+	ConsumersOfInterface(ctx context.Context, iface string) ([]spi.URL, error)
+}
+
+// interfaceProviders is one read of the providers of every group and
+// version of an interface: by groupVersionOf, and the service key under
+// which the registry notes an answer from its file.cache (cacheNoter).
+type interfaceProviders struct {
+	keys    map[string][]spi.URL
+	noteKey string
+}
+
+// lookupByInterface reads, from an interfaceReader, the providers of each
+// interface that more than one of services belongs to, once (the others
+// are looked up by key, as from every other registry); nil for another
+// registry. Each service's list is the entries of its group and version,
+// in the registry's order: what its own Lookup returns.
+func lookupByInterface(ctx context.Context, reg spi.Registry, desc string, services []spi.URL) (map[string]interfaceProviders, error) {
+	if _, ok := reg.(interfaceReader); !ok {
+		return nil, nil
+	}
+	perInterface := map[string]int{}
+	for _, svc := range services {
+		if oneGroupVersion(svc) != "" {
+			perInterface[svc.Interface()]++
+		}
+	}
+	out := map[string]interfaceProviders{}
+	for _, svc := range services {
+		iface := svc.Interface()
+		if _, done := out[iface]; done || perInterface[iface] < 2 {
+			continue
+		}
+		anyKey := spi.MustParse("airnode:///"+iface).With(spi.KeyGroup, "*").With(spi.KeyVersion, "*")
+		all, err := reg.Lookup(ctx, anyKey)
+		if err != nil {
+			return nil, fmt.Errorf("look up %s (%d service keys) in %s: %w", iface, perInterface[iface], desc, err)
+		}
+		w := interfaceProviders{keys: map[string][]spi.URL{}, noteKey: anyKey.ServiceKey()}
+		for _, p := range all {
+			k := groupVersionOf(p)
+			w.keys[k] = append(w.keys[k], p)
+		}
+		out[iface] = w
+	}
+	return out, nil
+}
+
+// groupVersionOf is provider u's group and version (absent: ""), the two
+// values by which a consumer takes it (groupversion.Matcher.Match).
+func groupVersionOf(u spi.URL) string {
+	return u.ParamOr(spi.KeyGroup, "") + "\x00" + u.ParamOr(spi.KeyVersion, "")
+}
+
+// oneGroupVersion is, for a consumer svc that takes one group and one
+// version, the groupVersionOf of the providers it takes; "" when it takes
+// several or they are malformed (its own Lookup says so).
+func oneGroupVersion(svc spi.URL) string {
+	m, err := groupversion.ForConsumer(svc)
+	if err != nil || m.Multi() {
+		return ""
+	}
+	return m.Groups.Values()[0] + "\x00" + m.Versions.Values()[0]
+}
+
 // consumerCounts returns the number of consumer entries of each of
 // services, or nil and why not: the registry does not list them, or a
 // listing failed (ZooKeeper unreachable: file.cache keeps no consumers).
+// An interfaceReader's consumers node is read once per interface.
 func consumerCounts(ctx context.Context, reg spi.Registry, services []spi.URL) ([]int, string) {
+	if ir, ok := reg.(interfaceReader); ok {
+		counts := map[string]map[string]int{} // interface -> service key -> entries
+		out := make([]int, len(services))
+		for i, svc := range services {
+			iface := svc.Interface()
+			c, ok := counts[iface]
+			if !ok {
+				l, err := ir.ConsumersOfInterface(ctx, iface)
+				if err != nil {
+					return nil, err.Error()
+				}
+				c = map[string]int{}
+				for _, u := range l {
+					c[u.ServiceKey()]++
+				}
+				counts[iface] = c
+			}
+			out[i] = c[svc.ServiceKey()]
+		}
+		return out, ""
+	}
 	cl, ok := reg.(consumerLister)
 	if !ok {
 		return nil, "the registry does not list them"

@@ -194,6 +194,29 @@ func (s *Server) Close() {
 	_ = os.RemoveAll(s.dir)
 }
 
+// Received returns the number of requests (packets) the server has
+// received from its clients since it started, from its "stat" answer: a
+// test counts the requests one command sends as the difference around it
+// (sessions' pings included).
+func (s *Server) Received() (int64, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return 0, fmt.Errorf("zktest: stat: %w", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("stat")); err != nil {
+		return 0, fmt.Errorf("zktest: stat: %w", err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Received: "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("zktest: stat answered no Received line: %q", b)
+}
+
 // ruok reports whether a server at addr is serving requests: it answers
 // "imok" to ruok as soon as it listens, but only "stat" tells that sessions
 // can be created ("Mode: standalone").

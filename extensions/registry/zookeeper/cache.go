@@ -130,15 +130,12 @@ func (c *cache) keys() ([]string, time.Time, bool) {
 	return out, oldest, len(c.lists) > 0
 }
 
-// put records list for key, read from ZooKeeper at now, and rewrites the
-// file when the list changed or its saved time is cacheRefresh old.
-func (c *cache) put(key string, list []spi.URL, now time.Time) error {
+// put records list (canonical URL strings, which put keeps: the caller
+// must not modify them) for key, read from ZooKeeper at now, and rewrites
+// the file when the list changed or its saved time is cacheRefresh old.
+func (c *cache) put(key string, raw []string, now time.Time) error {
 	if c == nil {
 		return nil
-	}
-	raw := make([]string, len(list))
-	for i, u := range list {
-		raw[i] = u.String()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -129,6 +129,7 @@ type Registry struct {
 	downSince  time.Time            // no session since then (first contact, or the session's loss noticed); zero while up
 	lastHeard  time.Time            // the lost session's last contact with ZooKeeper (handle.heard when the loss was noticed); zero while up
 	notes      map[string]CacheNote // service key ("" for Services) -> the last answer, when it came from file.cache
+	decoded    decodedNodes         // the providers nodes as last read (decode)
 	upCh       chan struct{}        // closed at the next transition to up
 	session    int64                // id of the last session seen
 	sessionGen int                  // counts new sessions
@@ -977,30 +978,6 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	return nil
 }
 
-// decode turns the child node names of iface's providers node into
-// provider URLs (fromEntry), sorted, skipping names that do not decode
-// and entries of another interface or category (logged at debug).
-func (r *Registry) decode(iface string, children []string) []spi.URL {
-	out := make([]spi.URL, 0, len(children))
-	for _, c := range children {
-		s, err := url.QueryUnescape(c)
-		if err == nil {
-			var e spi.URL
-			if e, err = spi.Parse(s); err == nil {
-				if u, ok := fromEntry(e, iface); ok {
-					out = append(out, u)
-				} else {
-					r.log.Debug("zookeeper registry: entry of another interface or category", "interface", iface, "entry", e.Redacted())
-				}
-				continue
-			}
-		}
-		r.log.Debug("zookeeper registry: undecodable node", "name", c, "err", err)
-	}
-	push.Sort(out)
-	return out
-}
-
 // Lookup returns the providers of consumer's interface whose group and
 // version consumer accepts: one value, a list a,b or * (internal/groupversion,
 // the directory's rule; Dubbo's UrlUtils.isMatch). Without a session
@@ -1026,12 +1003,12 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 		children, _, err := conn.Children(r.categoryPath(iface, Providers))
 		switch {
 		case err == nil:
-			all := r.decode(iface, children)
-			r.putCache(iface, all)
+			all, strs := r.decode(iface, children)
+			r.putCache(iface, strs)
 			r.answered(key, true, time.Time{})
 			return matching(m, all), nil
 		case errors.Is(err, zk.ErrNoNode):
-			r.putCache(iface, nil)
+			r.putCache(iface, []string{})
 			r.answered(key, true, time.Time{})
 			return []spi.URL{}, nil
 		case conn.State() == zk.StateHasSession:
@@ -1052,8 +1029,8 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 }
 
 // putCache records the providers of iface (all of its groups and
-// versions) in file.cache.
-func (r *Registry) putCache(iface string, list []spi.URL) {
+// versions; their canonical strings) in file.cache.
+func (r *Registry) putCache(iface string, list []string) {
 	if err := r.cache.put(iface, list, time.Now()); err != nil {
 		r.log.Warn("zookeeper registry: write file.cache", "path", r.p.cache, "err", err)
 	}
@@ -1071,6 +1048,31 @@ func (r *Registry) Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, 
 	if err != nil {
 		return nil, err
 	}
+	all, err := r.ConsumersOfInterface(ctx, iface)
+	if err != nil {
+		return nil, err
+	}
+	key := consumer.ServiceKey()
+	out := []spi.URL{}
+	for _, u := range all {
+		if u.ServiceKey() == key {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// ConsumersOfInterface returns the consumer entries of every group and
+// version of iface, sorted, in one read of its consumers node (Dubbo's
+// layout keeps them all there): a tool counting the consumers of many
+// service keys of one interface (`airnode registry ls`) reads the node
+// once with it and splits the entries by service key, where Consumers
+// would read all of them once per key. It needs a session as Consumers
+// does.
+func (r *Registry) ConsumersOfInterface(ctx context.Context, iface string) ([]spi.URL, error) {
+	if !isInterfaceName(iface) {
+		return nil, fmt.Errorf("zookeeper registry: consumers of %q: want an interface name (demo.Echo), without '/', ':' or '*'", iface)
+	}
 	conn, err := r.connection()
 	if err != nil {
 		return nil, err
@@ -1087,7 +1089,6 @@ func (r *Registry) Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, 
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper registry: list %s: %w", path, err)
 	}
-	key := consumer.ServiceKey()
 	out := []spi.URL{}
 	for _, c := range children {
 		s, err := url.QueryUnescape(c)
@@ -1098,9 +1099,7 @@ func (r *Registry) Consumers(ctx context.Context, consumer spi.URL) ([]spi.URL, 
 		if err != nil || e.Interface() != iface || e.ParamOr(KeyCategory, Consumers) != Consumers {
 			continue
 		}
-		if u := e.Without(KeyCategory); u.ServiceKey() == key {
-			out = append(out, u)
-		}
+		out = append(out, e.Without(KeyCategory))
 	}
 	push.Sort(out)
 	return out, nil
@@ -1155,7 +1154,8 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		for _, u := range r.decode(iface, p) {
+		all, _ := r.decode(iface, p)
+		for _, u := range all {
 			if k := u.ServiceKey(); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -1318,7 +1318,7 @@ func (s *subscription) loop() {
 			}
 			continue
 		}
-		all := r.decode(s.iface, children)
+		all, strs := r.decode(s.iface, children)
 		list := matching(s.match, all)
 		if listedGen >= 0 && gen != listedGen {
 			grace = time.Now().Add(ExpiryGrace)
@@ -1332,7 +1332,7 @@ func (s *subscription) loop() {
 			r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
 		} else {
 			s.pusher.Push(list)
-			r.putCache(s.iface, all)
+			r.putCache(s.iface, strs)
 			pushed, lastEmpty = true, len(list) == 0
 		}
 		select {

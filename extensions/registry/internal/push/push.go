@@ -8,7 +8,7 @@ package push
 import (
 	"context"
 	"slices"
-	"strings"
+	"sort"
 	"sync"
 
 	"github.com/airnode/airnode/internal/counters"
@@ -142,9 +142,28 @@ func (p *Pusher) Wait(ctx context.Context) bool {
 	}
 }
 
-// Sort orders urls by canonical string, in place.
+// Sort orders urls by canonical string, in place. Each URL's string is
+// built once (building both in every comparison made a sort of n entries
+// cost 2n log n builds: most of registry ls's time on ZooKeeper).
 func Sort(urls []spi.URL) {
-	slices.SortFunc(urls, func(a, b spi.URL) int { return strings.Compare(a.String(), b.String()) })
+	strs := make([]string, len(urls))
+	for i, u := range urls {
+		strs[i] = u.String()
+	}
+	sort.Sort(byString{urls, strs})
+}
+
+// byString sorts urls by strs, their canonical strings.
+type byString struct {
+	urls []spi.URL
+	strs []string
+}
+
+func (b byString) Len() int           { return len(b.urls) }
+func (b byString) Less(i, j int) bool { return b.strs[i] < b.strs[j] }
+func (b byString) Swap(i, j int) {
+	b.urls[i], b.urls[j] = b.urls[j], b.urls[i]
+	b.strs[i], b.strs[j] = b.strs[j], b.strs[i]
 }
 
 // Equal reports whether two sorted lists hold equal URLs.
