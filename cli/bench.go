@@ -25,6 +25,7 @@ import (
 
 	"github.com/airnode/airnode/bench"
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/netaccept"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -723,6 +724,13 @@ func checkReq(cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) 
 	if limit < 0 {
 		return nil // no provider listed: the run says so
 	}
+	// --resp: the demo's Payload answers at most the provider's payload
+	// limit less its response framing (demo.LimitPayload); more fails
+	// every call with BAD_REQUEST (nu43 finding 7).
+	if most := limit - demo.ResponseFraming; c.Resp != c.Req && int64(c.Resp) > most {
+		return fmt.Errorf("bench: --resp %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes (the response body holds %d bytes more: the response preamble and the codec's framing), or %s",
+			c.Resp, protocol.FormatSize(limit), at.Address(), max(most, 0), demo.ResponseFraming, raiseLimit(limit))
+	}
 	sz, err := newReqSizer(cat, c, att, at)
 	if err != nil {
 		return err
@@ -745,16 +753,21 @@ func overPayload(cat *extension.Catalogs, c benchCase, att []string, at spi.URL,
 	if err != nil {
 		return err
 	}
-	raise := "raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)"
-	if limit == protocol.MaxPayload {
-		raise = fmt.Sprintf("no limit is larger: the frame's 4-byte length caps it at %d bytes", protocol.MaxPayload)
-	}
+	raise := raiseLimit(limit)
 	if most < 0 {
 		return fmt.Errorf("bench: --req %d: the payload limit %s of %s (URL key payload, default 8MiB) cannot hold even an empty request with codec %s: %s",
 			c.Req, protocol.FormatSize(limit), at.Address(), sz.codec.Name(), raise)
 	}
 	return fmt.Errorf("bench: --req %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes (the request body holds %d bytes more: the request preamble and codec %s's framing), or %s",
 		c.Req, protocol.FormatSize(limit), at.Address(), most, limit-int64(most), sz.codec.Name(), raise)
+}
+
+// raiseLimit is how a bench over the payload limit limit can get more.
+func raiseLimit(limit int64) string {
+	if limit == protocol.MaxPayload {
+		return fmt.Sprintf("no limit is larger: the frame's 4-byte length caps it at %d bytes", protocol.MaxPayload)
+	}
+	return "raise the limit on both sides (bench -p payload=SIZE, and the provider's serve -p payload=SIZE)"
 }
 
 // reqMemoryBound returns the largest --req bench accepts on this machine,
