@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -132,6 +133,7 @@ func (r *reader) loop() bool {
 				// (a body between the two is answered, not closed)
 				err = fmt.Errorf("protocol: %w: body %d bytes exceeds %s, the most this side skips (4 × the payload limit %s, at least %s); a call's body over the payload limit and under that is refused without closing",
 					protocol.ErrTooLarge, h.Length, protocol.FormatSize(limit), protocol.FormatSize(c.payload), protocol.FormatSize(maxSkip))
+				c.refuseHuge(r, h, limit)
 			}
 		}
 		if err != nil {
@@ -299,6 +301,55 @@ func (c *Channel) skipOversize(br *bufio.Reader, h protocol.Header) (bool, error
 	counters.Provider.BadRequest.Inc()
 	c.answer(h, codec, &spi.Error{Status: spi.StatusBadRequest, Message: fmt.Sprintf("exchange: request of %d bytes exceeds the provider's payload limit %s (URL key payload; not run)", h.Length, limit)})
 	return true, nil
+}
+
+// hugeLinger bounds how long a provider, having answered a request too
+// large to skip (refuseHuge), still reads and drops the request's body
+// before closing the connection, so that the consumer reads the answer
+// and the go-away first (a close with unread data sends a reset, and the
+// consumer's transport may close on its failed write before reading).
+const hugeLinger = time.Second
+
+// refuseHuge answers request h, whose body is over the most this side
+// skips (limit), before the reader closes the connection (provider side;
+// nothing for events, answers, one-way requests or an unknown codec):
+// BAD_REQUEST naming the limit and saying it did not run, then the
+// go-away, so that the consumer fails its other requests the provider
+// did not read as not run (safe to retry elsewhere) rather than "the
+// provider may have run it". The answer and the go-away are flushed
+// (goAwayFlush at most), then the body is read and dropped for at most
+// hugeLinger.
+func (c *Channel) refuseHuge(r *reader, h protocol.Header, limit int64) {
+	if c.opts.Side != spi.Provider || !h.IsRequest() || h.IsEvent() {
+		return
+	}
+	codec, err := c.codec(h.CodecID())
+	if err != nil {
+		return
+	}
+	if r.held { // the batch this header ended: let its responses and this answer out
+		c.w.hold(false)
+		r.held, r.heldN = false, 0
+	}
+	counters.Provider.BadRequest.Inc()
+	c.answer(h, codec, &spi.Error{Status: spi.StatusBadRequest, Message: fmt.Sprintf(
+		"exchange: request of %d bytes exceeds %s, the most the provider reads (4 × its payload limit %s, at least %s; URL key payload): not run; the provider closes the connection",
+		h.Length, protocol.FormatSize(limit), protocol.FormatSize(c.payload), protocol.FormatSize(maxSkip))})
+	c.sendGoAway()
+	fctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	c.flush(fctx)
+	cancel()
+	// a consumer that stops sending the body does not hold the reader:
+	// its stream is closed at the end of the linger
+	stop := time.AfterFunc(hugeLinger, func() { _ = r.s.Close() })
+	defer stop.Stop()
+	for n := int64(h.Length); n > 0; {
+		m, err := r.br.Discard(int(min(n, readProgressFrom)))
+		n -= int64(m)
+		if err != nil {
+			return
+		}
+	}
 }
 
 // discard reads and drops n bytes from br, stamping lastRead after each
