@@ -807,6 +807,11 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		if err != nil {
 			return rejected(err)
 		}
+		if req.Codec != nil && m.codecID != 0 && req.Codec.ID() != m.codecID {
+			if err := m.otherCodec(s.key, req.Codec); err != nil {
+				return rejected(err)
+			}
+		}
 		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:], spi.GenericInvocation(req.Attachments)); err != nil {
 			if args, err = s.lenient(pc, m, req, err); err != nil {
 				return rejected(err)
@@ -1511,9 +1516,11 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 		// than holding the exchange's drain open until ctx ends and
 		// having them abandoned. The requests read meanwhile (later) still
 		// run to their end. One line for the drain, none per call.
-		later := s.srv.GoAway()
-		s.log.Info("kernel: drained the calls in flight", "addr", addr, "calls", waited,
-			"took", time.Since(began).Round(time.Millisecond), "later_calls", later)
+		attrs := []any{"addr", addr, "calls", waited, "took", time.Since(began).Round(time.Millisecond)}
+		if later := s.srv.GoAway(); later > 0 {
+			attrs = append(attrs, "later_calls", later) // read during the drain, still running
+		}
+		s.log.Info("kernel: drained the calls in flight", attrs...)
 	}
 	if !inTime {
 		abandoned = s.srv.InFlight()
