@@ -807,6 +807,11 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		if err != nil {
 			return rejected(err)
 		}
+		if req.Codec != nil && m.codecID != 0 && req.Codec.ID() != m.codecID {
+			if err := m.otherCodec(s.key, req.Codec); err != nil {
+				return rejected(err)
+			}
+		}
 		if args, err = m.decodeArgs(s.key, req.NumArgs, req.Args, pc.args[:], spi.GenericInvocation(req.Attachments)); err != nil {
 			if args, err = s.lenient(pc, m, req, err); err != nil {
 				return rejected(err)

@@ -1,22 +1,24 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"reflect"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/airnode/airnode/internal/fieldlog"
 	"github.com/airnode/airnode/internal/gotype"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -39,6 +41,12 @@ type method struct {
 	// "Direct calls" below); nil for the other shapes.
 	direct directCall
 	decode []argDecoder // by argument, as args
+	// codecID is the id of the codec the provider's URL chose for the
+	// method (skipUncodable); others holds, by codec id, why a call in
+	// another codec cannot be served ("" when it can), once asked
+	// (otherCodec).
+	codecID uint8
+	others  *[protocol.CodecMask + 1]atomic.Pointer[string]
 }
 
 // methodTable is the cached method set of one exported Go value.
@@ -231,18 +239,18 @@ func unsendable(t reflect.Type) bool {
 
 // skipUncodable moves to skipped the methods whose argument or result
 // types the codec u chooses for them (the "codec" key, method-level
-// first) cannot encode even as an empty value: a plain Go struct under
-// codec=protobuf, which takes proto.Message values, say. A consumer
-// through a registry takes the provider's codec, so every call of such a
-// method would fail, one with a result only after the method ran. Export
-// warns about each and a call of one is SERVICE_NOT_FOUND saying why, as
-// for the other shapes; a consumer that chose another codec itself does
-// not bring it back (export the service under another key with that
-// codec). Types with their own encoding (a MarshalJSON, MarshalText,
-// MarshalBinary, MarshalMsgpack or EncodeMsgpack method) are not probed:
-// their empty value may be refused where real ones are not. An unknown
-// codec name is left to Export's own checks. It returns Export's error
-// for a value with no method left.
+// first) cannot carry (codable: the codec's own encoding and decoding of
+// an empty value): a plain Go struct, a named int or time.Time under
+// codec=protobuf, which takes proto.Message values and unnamed scalars,
+// say. A consumer through a registry takes the provider's codec, so every
+// call of such a method would fail, one with a result only after the
+// method ran. Export warns about each and a call of one is
+// SERVICE_NOT_FOUND saying why, as for the other shapes; a consumer that
+// chose another codec itself does not bring it back (export the service
+// under another key with that codec), and its call is BAD_REQUEST before
+// the method runs (method.otherCodec). An unknown codec name is left to
+// Export's own checks. It returns Export's error for a value with no
+// method left.
 func (mt *methodTable) skipUncodable(codecs *extension.Point[spi.Codec], u spi.URL) error {
 	for _, name := range slices.Clone(mt.names) {
 		m := mt.methods[name]
@@ -250,18 +258,8 @@ func (mt *methodTable) skipUncodable(codecs *extension.Point[spi.Codec], u spi.U
 		if err != nil {
 			continue
 		}
-		why := ""
-		for i, t := range m.args {
-			if err := encodable(c, t); err != nil {
-				why = fmt.Sprintf("codec %s cannot encode argument %d (%s): %v", c.Name(), i, gotype.String(t), err)
-				break
-			}
-		}
-		if ft := m.fn.Type(); why == "" && m.result {
-			if err := encodable(c, ft.Out(0)); err != nil {
-				why = fmt.Sprintf("codec %s cannot encode the result (%s): %v", c.Name(), gotype.String(ft.Out(0)), err)
-			}
-		}
+		m.codecID, m.others = c.ID(), new([protocol.CodecMask + 1]atomic.Pointer[string])
+		why := m.uncodable(c)
 		if why == "" {
 			continue
 		}
@@ -275,14 +273,58 @@ func (mt *methodTable) skipUncodable(codecs *extension.Point[spi.Codec], u spi.U
 	return nil
 }
 
-// encodable encodes an empty value of type t with c (a nil-free one for a
-// pointer, map or slice, whose nil many codecs accept for any type) and
-// returns the codec's error. nil for an interface type and a type with
-// its own encoding (customEncoding), which are not probed, and when the
-// codec panics (it cannot tell).
-func encodable(c spi.Codec, t reflect.Type) (err error) {
-	if t.Kind() == reflect.Interface || customEncoding(t) {
+// uncodable says which argument or result type of m the codec c cannot
+// carry ("codec protobuf cannot encode the result (main.Level): ..."), or
+// "" when c carries them all.
+func (m *method) uncodable(c spi.Codec) string {
+	for i, t := range m.args {
+		if verb, err := codable(c, t); err != nil {
+			return fmt.Sprintf("codec %s cannot %s argument %d (%s): %v", c.Name(), verb, i, gotype.String(t), err)
+		}
+	}
+	if ft := m.fn.Type(); m.result {
+		if verb, err := codable(c, ft.Out(0)); err != nil {
+			return fmt.Sprintf("codec %s cannot %s the result (%s): %v", c.Name(), verb, gotype.String(ft.Out(0)), err)
+		}
+	}
+	return ""
+}
+
+// otherCodec returns the BAD_REQUEST for a call of m in codec c, another
+// codec than the one the provider's URL chose for m (a consumer's own
+// codec key): when c cannot carry m's argument or result types the method
+// does not run, where otherwise it would run and its answer fail
+// SERIALIZATION_ERROR. nil when c carries them; the verdict is kept per
+// codec id, so a call in a codec met before costs one atomic load.
+func (m *method) otherCodec(service string, c spi.Codec) error {
+	slot := &m.others[c.ID()&protocol.CodecMask]
+	why := slot.Load()
+	if why == nil {
+		s := m.uncodable(c)
+		why = &s
+		slot.Store(why)
+	}
+	if *why == "" {
 		return nil
+	}
+	return spi.Errorf(spi.StatusBadRequest, "%s.%s: %s; not run: the provider serves it in the codec of its URL (URL key codec), which a consumer takes from a registry: drop the consumer's own codec key, or export the service under another key with codec=%s",
+		service, m.name, *why, c.Name())
+}
+
+// codable encodes an empty value of type t with c (a nil-free one for a
+// pointer, map or slice, whose nil many codecs accept for any type), then
+// decodes what it wrote into a new t, and returns the codec's error and
+// what failed ("encode", "decode"): the codec itself is the one source of
+// what it carries. nil for an interface type, which is not probed, and
+// when the codec panics (it cannot tell). A type with its own encoding (a
+// MarshalJSON, MarshalText, ... method: customEncoding) may refuse its
+// own empty value where real ones are fine: its failed encoding counts
+// unless the failure is one of the type's own marshalers' (ownRefuses),
+// and a failed decoding counts only for a type with no own form inside
+// (ownForm).
+func codable(c spi.Codec, t reflect.Type) (verb string, err error) {
+	if t.Kind() == reflect.Interface {
+		return "", nil
 	}
 	var v any
 	switch t.Kind() {
@@ -295,27 +337,120 @@ func encodable(c spi.Codec, t reflect.Type) (err error) {
 	default:
 		v = reflect.Zero(t).Interface()
 	}
-	enc := c.NewEncoder(io.Discard)
 	defer func() {
 		if recover() != nil {
-			err = nil // the encoder is not released: its state is unknown
+			verb, err = "", nil // the encoder or decoder is not released: its state is unknown
 		}
 	}()
+	var buf bytes.Buffer
+	enc := c.NewEncoder(&buf)
 	err = enc.Encode(v)
 	spi.Release(enc)
+	if err != nil {
+		if customEncoding(t, marshalers) && ownRefuses(v, err) {
+			return "", nil
+		}
+		return "encode", exportError(err)
+	}
+	dec := c.NewDecoder(bytes.NewReader(buf.Bytes()))
+	err = dec.Decode(reflect.New(t).Interface())
+	spi.Release(dec)
+	if err != nil {
+		if ownForm(t, map[reflect.Type]bool{}) {
+			return "", nil
+		}
+		return "decode", exportError(err)
+	}
+	return "", nil
+}
+
+// ownForm reports whether t, or a type inside it (a field, element, key
+// or pointee), has its own encoding or decoding (customEncoding): one
+// that writes a form its reading does not take (a MarshalJSON without an
+// UnmarshalJSON) fails a typed caller's round trip, where a generic
+// caller's plain form is read; so a failed decoding of the empty value
+// does not tell for it.
+func ownForm(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if customEncoding(t, marshalers) || customEncoding(t, unmarshalers) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return ownForm(t.Elem(), seen)
+	case reflect.Map:
+		return ownForm(t.Key(), seen) || ownForm(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if ownForm(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exportError is a codec's error in Export's words: the message without
+// the call's status.
+func exportError(err error) error {
 	if se, ok := err.(*spi.Error); ok && se.Message != "" {
 		return errors.New(se.Message) // the status is the call's; this is Export's
 	}
 	return err
 }
 
-// customEncoding reports whether t, or *t, has a method through which a
-// codec may encode it its own way (encoding/json's, encoding's and
-// msgpack's marshaler interfaces, by name).
-func customEncoding(t reflect.Type) bool {
+// The methods through which a codec may encode or decode a type its own
+// way: encoding/json's, encoding's and msgpack's marshaler interfaces, by
+// name.
+var (
+	marshalers   = []string{"MarshalJSON", "MarshalText", "MarshalBinary", "MarshalMsgpack", "EncodeMsgpack"}
+	unmarshalers = []string{"UnmarshalJSON", "UnmarshalText", "UnmarshalBinary", "UnmarshalMsgpack", "DecodeMsgpack"}
+)
+
+// customEncoding reports whether t, or *t, has one of the methods names.
+func customEncoding(t reflect.Type, names []string) bool {
 	for _, tt := range []reflect.Type{t, reflect.PointerTo(t)} {
-		for _, name := range []string{"MarshalJSON", "MarshalText", "MarshalBinary", "MarshalMsgpack", "EncodeMsgpack"} {
+		for _, name := range names {
 			if _, ok := tt.MethodByName(name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownRefuses reports whether codecErr, a codec's failure to encode v,
+// may be v's own: one of v's marshalers (marshalers, on v or a pointer to
+// a copy) fails on v with an error codecErr wraps or quotes, or panics, or
+// cannot be called without a codec's encoder (EncodeMsgpack) or has
+// another shape. A codec that never calls them (protobuf) fails with its
+// own words: that failure counts.
+func ownRefuses(v any, codecErr error) (refuses bool) {
+	defer func() {
+		if recover() != nil {
+			refuses = true
+		}
+	}()
+	rv := reflect.ValueOf(v)
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	for _, name := range marshalers {
+		f := rv.MethodByName(name)
+		if !f.IsValid() {
+			f = p.MethodByName(name)
+		}
+		if !f.IsValid() {
+			continue
+		}
+		if ft := f.Type(); ft.NumIn() != 0 || ft.NumOut() != 2 || ft.Out(1) != typeOfError {
+			return true
+		}
+		if out := f.Call(nil); !out[1].IsNil() {
+			own := out[1].Interface().(error)
+			if errors.Is(codecErr, own) || strings.Contains(codecErr.Error(), own.Error()) {
 				return true
 			}
 		}

@@ -205,7 +205,12 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	if err != nil {
 		status = spi.StatusSerializationError
 		f.b = f.b[:protocol.HeaderLen]
-		_, _ = encodeResponse(f, codec, spi.Result{Err: spi.Errorf(status, "exchange: encode response (codec %s): %v", codec.Name(), err)})
+		msg := err.Error()
+		var rw resultWorded
+		if errors.As(err, &rw) {
+			msg = rw.ResultMessage()
+		}
+		_, _ = encodeResponse(f, codec, spi.Result{Err: spi.Errorf(status, "exchange: the method ran, but its result could not be encoded in the call's codec %s: %s", codec.Name(), msg)})
 	}
 	if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
 		status = spi.StatusBadResponse
@@ -234,6 +239,11 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	}()
 	return true
 }
+
+// resultWorded is a codec's error with its own words for a provider whose
+// method's result failed to encode (the protobuf codec's for a JSON object
+// or array, whose message is written for the caller that would send one).
+type resultWorded interface{ ResultMessage() string }
 
 // encodeResponse appends the response body to f: the attachments, then
 // the value in codec (OK) or the error message (any other status).

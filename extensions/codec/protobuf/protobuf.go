@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -212,10 +213,11 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		// kind 10", and nothing tells a consumer which build a provider
 		// runs. Sending it waits for an opt-in an old provider ignores
 		// (docs/wire.md, Versioning): readers first, writers later.
-		return nil, spi.Errorf(spi.StatusSerializationError,
-			"protobuf: cannot encode Go type %s: a JSON object or array (what airnode call and Reference.Invoke send) is not sent under codec=protobuf, "+
-				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message from its JSON form), "+
-				"or from Go with the message type", gotype.String(reflect.TypeOf(v)))
+		name := gotype.String(reflect.TypeOf(v))
+		return nil, &spi.Error{Status: spi.StatusSerializationError, Cause: jsonNotSent(name),
+			Message: "protobuf: cannot encode Go type " + name + ": a JSON object or array (what airnode call and Reference.Invoke send) is not sent under codec=protobuf, " +
+				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message from its JSON form), " +
+				"or from Go with the message type"}
 	case map[string]string:
 		if v == nil {
 			return append(b, byte(KindNil)), nil
@@ -226,8 +228,75 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return b, nil
 	}
+	t := reflect.TypeOf(v)
 	return nil, spi.Errorf(spi.StatusSerializationError,
-		"protobuf: cannot encode Go type %s: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string", gotype.String(reflect.TypeOf(v)))
+		"protobuf: cannot encode Go type %s: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string%s", gotype.String(t), notCarried(t))
+}
+
+// notCarried says why t, a type the codec does not encode, is none of
+// the types it does, and what to use ("" when there is nothing to add).
+func notCarried(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Time]():
+		return ": use timestamppb.Timestamp (google.golang.org/protobuf/types/known/timestamppb) for a time"
+	case t == reflect.TypeFor[time.Duration]():
+		return ": use durationpb.Duration (google.golang.org/protobuf/types/known/durationpb) for a duration"
+	case t.Name() != "" && t.PkgPath() != "" && scalarKind(t):
+		return fmt.Sprintf(" (a named type is none of them, whatever its methods: convert it to %s, or use a proto message)", gotype.String(underlying(t)))
+	case t.Kind() == reflect.Struct:
+		return " (a Go struct is no proto.Message: use a generated message type, or codec=json or msgpack)"
+	}
+	return ""
+}
+
+// scalarKind reports whether values of t's kind are ones the codec
+// encodes when unnamed (bool, string, integers, floats, []byte,
+// map[string]string).
+func scalarKind(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.Uint8
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String
+	}
+	return false
+}
+
+// underlying returns the unnamed type of t's kind, for a named scalar t
+// (scalarKind): Level (an int) gives int.
+func underlying(t reflect.Type) reflect.Type {
+	switch t.Kind() {
+	case reflect.Slice:
+		return reflect.TypeFor[[]byte]()
+	case reflect.Map:
+		return reflect.TypeFor[map[string]string]()
+	}
+	for _, u := range []any{false, "", 0, int8(0), int16(0), int32(0), int64(0), uint(0), uint8(0), uint16(0), uint32(0), uint64(0), float32(0), float64(0)} {
+		if ut := reflect.TypeOf(u); ut.Kind() == t.Kind() {
+			return ut
+		}
+	}
+	return t
+}
+
+// jsonNotSent is the cause of the SERIALIZATION_ERROR for a JSON object or
+// array (map[string]any, []any), the Go type's name. Its message is for a
+// caller; ResultMessage is for a provider whose method returned one (the
+// exchange asks for it when a response fails to encode).
+type jsonNotSent string
+
+func (j jsonNotSent) Error() string {
+	return "protobuf: a JSON object or array (" + string(j) + ") is not sent"
+}
+
+// ResultMessage says, for a provider, why the method's result was not sent
+// under protobuf and what would be.
+func (j jsonNotSent) ResultMessage() string {
+	return "protobuf: the method returned a JSON object or array (" + string(j) + "), which is not sent under codec=protobuf (consumers of earlier builds cannot read it): " +
+		"return a proto message for it (structpb.Struct, structpb.ListValue, or a generated type), or the caller uses codec=json or msgpack (-p codec=json), which carry it"
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {
