@@ -134,7 +134,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
-	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote, timeout and token are refused)")
+	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")
 	return cmd
 }
 
@@ -443,7 +443,9 @@ func awaitListed(ctx context.Context, ref *kernel.Reference, grace time.Duration
 
 // attachmentPairs turns -a key=value flags into spi.WithAttachments' pairs,
 // refusing a flag without "=", an empty key, a key given twice (as -p
-// refuses one), and the keys the kernel reserves (spi.ReservedAttachment), before anything is dialled.
+// refuses one), and the keys the kernel reserves (spi.ReservedAttachment;
+// "timeout" naming --timeout, the one way the command line sets a call's
+// timeout), before anything is dialled.
 func attachmentPairs(flags []string) ([]string, error) {
 	kv := make([]string, 0, 2*len(flags))
 	keys := make([]string, 0, len(flags)) // keys[i] is flags[i]'s
@@ -451,6 +453,9 @@ func attachmentPairs(flags []string) ([]string, error) {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("-a %q: want key=value", a)
+		}
+		if strings.EqualFold(k, spi.AttachmentTimeout) {
+			return nil, fmt.Errorf("-a %q: the call's timeout is set with --timeout %s (URL key timeout), not an attachment (a Go caller's %q attachment is that call's timeout)", a, v, spi.AttachmentTimeout)
 		}
 		if spi.ReservedAttachment(k) {
 			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", a, k, spi.ReservedAttachments())
