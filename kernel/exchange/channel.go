@@ -133,6 +133,10 @@ type Channel struct {
 	guardMu       sync.Mutex
 	guard         pingGuard
 
+	// provider: CloseExpected is answering the running requests before
+	// it closes (answerBeforeClose)
+	closingFor atomic.Pointer[closingCause]
+
 	// Cancel events (cancel.go).
 	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
 	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
@@ -435,9 +439,16 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		c.goMu.Lock()
 		c.goClosed = true
 		c.goMu.Unlock()
-		c.reason = reason
 		running := c.inflight.Load() // provider: requests this close cancels (read before their handlers see it)
-		c.w.close()                  // first: no handler answers after learning of the death
+		if cc := c.closingFor.Load(); cc != nil {
+			// CloseExpected answered the running requests and was closing
+			// for its reason: a consumer that closed first on reading
+			// those answers, or a write that then failed, changes nothing
+			reason, level = cc.reason, max(level, slog.LevelInfo)
+			running = max(running, cc.running)
+		}
+		c.reason = reason
+		c.w.close() // first: no handler answers after learning of the death
 		close(c.dying)
 		if t := c.firstFrame.Load(); t != nil {
 			t.Stop()
@@ -583,9 +594,66 @@ func (c *Channel) Close(reason string) {
 // CloseExpected is Close for a heartbeat's close that the peer's own
 // settings make expected (spi.ExpectedCloser): the "channel closed" line is
 // at Info, not Warn.
+//
+// On a provider with requests running (an idle provider closing a
+// heartbeat=none consumer's connection during a call longer than its
+// heartbeat.timeout) it first tells the consumer why: the handlers'
+// contexts are cancelled (cause *closingCause), and each request whose
+// handler returns within abandonWait (200 ms) is answered — with its result, or
+// when it fails CHANNEL_INACTIVE "the provider closed the connection
+// while S.M was running: <reason>" (handle) — and those answers are
+// flushed before the close. The consumer would otherwise see only
+// "closed by peer". A handler that ignores its context for longer is
+// not waited for.
 func (c *Channel) CloseExpected(reason string) {
+	if c.opts.Side == spi.Provider && c.inflight.Load() > 0 {
+		c.answerBeforeClose(reason)
+	}
 	c.die(reason, slog.LevelInfo)
 	c.Close(reason) // dead already: only its waits for the readers
+}
+
+// closingCause is the cause of the handler contexts of a provider channel
+// that CloseExpected is closing with requests running: a request that
+// then fails is answered CHANNEL_INACTIVE naming reason (handle). The
+// close's "channel closed" line gives reason and running as the cancelled
+// requests, whoever ends the connection.
+type closingCause struct {
+	reason  string
+	running int64 // requests running when the close began
+}
+
+func (e *closingCause) Error() string {
+	return "exchange: provider closing the connection: " + e.reason
+}
+
+// closingCauseOf returns ctx's cause when it is a closingCause, else nil.
+func closingCauseOf(ctx context.Context) *closingCause {
+	var cc *closingCause
+	if errors.As(context.Cause(ctx), &cc) {
+		return cc
+	}
+	return nil
+}
+
+// answerBeforeClose cancels the running requests' handlers with a
+// closingCause, waits abandonWait at most for their answers to be queued,
+// then goAwayFlush at most for what is queued to be written.
+func (c *Channel) answerBeforeClose(reason string) {
+	cc := &closingCause{reason: reason, running: c.inflight.Load()}
+	c.closingFor.Store(cc)
+	c.cancel(cc)
+	end := time.Now().Add(abandonWait)
+	for c.inflight.Load() > 0 && time.Now().Before(end) {
+		select {
+		case <-c.dying:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	defer cancel()
+	c.flush(ctx)
 }
 
 // CloseLogged is Close for an owner that logs the close itself, such as

@@ -149,6 +149,11 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 				Message: fmt.Sprintf("exchange: provider shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (the method returned: %v)",
 					req.Service, req.Method, res.Err)}
 		}
+	case res.Err != nil && closingCauseOf(c.ctx) != nil:
+		// A heartbeat closes the connection while it ran (CloseExpected).
+		res.Err = &spi.Error{Status: spi.StatusChannelInactive, Cause: res.Err,
+			Message: fmt.Sprintf("exchange: the provider closed the connection while %s.%s was running (for %v), cancelling it: %s (the method returned: %v)",
+				req.Service, req.Method, time.Duration(mono()-now).Round(time.Millisecond), closingCauseOf(c.ctx).reason, res.Err)}
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)

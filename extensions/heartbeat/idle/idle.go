@@ -198,8 +198,10 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 	if hbparams.PeerStrategy(w.ch) == "none" {
 		// A none consumer sends nothing on an idle channel by design: the
 		// close frees a connection nobody uses, and the consumer redials
-		// (on its own at once). Expected, so logged at Info.
-		w.task.CloseChannelExpected(w.ch, reason+": the consumer runs heartbeat=none, which sends nothing on an idle connection; it redials")
+		// (on its own at once). Expected, so logged at Info. Nor does it
+		// send anything during a long call: a call still running is
+		// answered with this reason before the close (CloseExpected).
+		w.task.CloseChannelExpected(w.ch, reason+": the consumer runs heartbeat=none, which sends nothing on an idle connection, nor while a call runs (heartbeat=idle pings then); it redials")
 		return -1, nil
 	}
 	w.task.CloseChannel(w.ch, reason)
