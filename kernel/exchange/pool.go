@@ -45,11 +45,11 @@ const (
 // so each request that runs has waited nearly its bound (CoDel's
 // observation: a standing queue's delay is its target's).
 func queueWaitBound(body []byte) int64 {
-	p, _, err := protocol.ParseRequestPreamble(body)
-	if err != nil || p.TimeoutMS == 0 {
+	ms := protocol.RequestTimeoutMS(body) // the timeout alone: this runs under the pool's lock
+	if ms == 0 {
 		return 0
 	}
-	return max(int64(time.Duration(p.TimeoutMS)*time.Millisecond)/queueWaitFraction, minQueueWait)
+	return max(int64(time.Duration(ms)*time.Millisecond)/queueWaitFraction, minQueueWait)
 }
 
 // workerIdle is how long a provider worker waits for the next request
@@ -139,7 +139,10 @@ func (p *workerPool) submit(t task) {
 		go p.worker(t)
 		return
 	}
-	t.queued, t.bound = mono(), queueWaitBound(t.body)
+	t.queued, t.bound = t.arrived, queueWaitBound(t.body) // the reader read the clock as it handed t over
+	if t.queued == 0 {
+		t.queued = mono()
+	}
 	if p.head < len(p.queue) && t.bound > 0 {
 		if w := t.queued - p.queue[p.head].queued; w > t.bound {
 			p.mu.Unlock()
@@ -152,20 +155,25 @@ func (p *workerPool) submit(t task) {
 	p.mu.Unlock()
 }
 
-// popLocked takes the queue's head, marked refused when it waited past its
-// bound. On mu, with the queue not empty.
+// popLocked takes the queue's head. On mu, with the queue not empty; the
+// caller marks it late (task.late) once it has let go of mu.
 func (p *workerPool) popLocked() task {
 	t := p.queue[p.head]
 	p.queue[p.head] = task{}
 	if p.head++; p.head == len(p.queue) {
 		p.queue, p.head = p.queue[:0], 0
 	}
+	return t
+}
+
+// late marks t refused when it waited in the queue past its bound (read
+// off the pool's lock: a clock read per queued request).
+func (t *task) late() {
 	if t.bound > 0 {
 		if w := mono() - t.queued; w > t.bound {
 			t.refused = w
 		}
 	}
-	return t
 }
 
 // worker runs t, then queued requests and requests handed to it while
@@ -185,6 +193,7 @@ func (p *workerPool) worker(t task) {
 		if p.head < len(p.queue) {
 			t = p.popLocked()
 			p.mu.Unlock()
+			t.late()
 			continue
 		}
 		if p.closed {
@@ -212,6 +221,7 @@ func (p *workerPool) replace() {
 		t := p.popLocked()
 		p.wg.Add(1)
 		p.mu.Unlock()
+		t.late()
 		go p.worker(t)
 		return
 	}

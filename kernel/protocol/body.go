@@ -115,6 +115,26 @@ func ParseRequestPreamble(body []byte) (p RequestPreamble, rest []byte, err erro
 	return p, body, nil
 }
 
+// RequestTimeoutMS returns the timeout (milliseconds) a request body's
+// preamble carries, reading only what comes before it (service, method);
+// 0 when it carries none or the body does not parse that far. For callers
+// that need the timeout alone, on a hot path (ParseRequestPreamble also
+// walks the attachments).
+func RequestTimeoutMS(body []byte) uint64 {
+	_, body, err := readString(body, "service")
+	if err != nil {
+		return 0
+	}
+	if _, body, err = readString(body, "method"); err != nil {
+		return 0
+	}
+	ms, n := binary.Uvarint(body)
+	if n <= 0 {
+		return 0
+	}
+	return ms
+}
+
 // ParseAttachments reads the attachment count and pairs from the start of
 // body (a response preamble) and returns them (nil when none) with the rest
 // of the body.

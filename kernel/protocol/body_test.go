@@ -83,3 +83,23 @@ func FuzzRequestPreamble(f *testing.F) {
 		}
 	})
 }
+
+// RequestTimeoutMS reads what ParseRequestPreamble reads as TimeoutMS,
+// and 0 for a body cut before it.
+func TestRequestTimeoutMSMatchesThePreamble(t *testing.T) {
+	for _, ms := range []uint64{0, 1, 1000, 1 << 40} {
+		b := AppendRequestPreamble(nil, "g/demo.Echo:1.0", "Echo", ms, map[string]string{"k": "v", "trace": "t-1"}, 2)
+		p, _, err := ParseRequestPreamble(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := RequestTimeoutMS(b); got != p.TimeoutMS || got != ms {
+			t.Errorf("RequestTimeoutMS = %d; ParseRequestPreamble %d, written %d", got, p.TimeoutMS, ms)
+		}
+		for cut := range len("g/demo.Echo:1.0") + len("Echo") + 2 {
+			if got := RequestTimeoutMS(b[:cut]); got != 0 {
+				t.Errorf("a body cut at %d bytes: RequestTimeoutMS = %d, want 0", cut, got)
+			}
+		}
+	}
+}
