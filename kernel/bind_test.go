@@ -50,18 +50,26 @@ type calcClient struct {
 
 // bindRef exports bindCalc on a free loopback port and refers to it directly.
 func bindRef(t testing.TB) *kernel.Reference {
+	return exportAndRefer(t, bindCalc{}, "test.Calc", "", "timeout=5s")
+}
+
+// exportAndRefer exports svc as service key (URL query exportQuery) on a
+// free loopback port of a provider node and refers to it directly (query
+// referQuery) from a consumer node, both with quiet logs and closed at
+// the test's end.
+func exportAndRefer(t testing.TB, svc any, key, exportQuery, referQuery string) *kernel.Reference {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { provider.Close() })
-	exp, err := provider.Export(ctx, bindCalc{}, spi.MustParse("airnode://127.0.0.1:0/test.Calc"))
+	exp, err := provider.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/"+key+"?"+exportQuery))
 	if err != nil {
 		t.Fatal(err)
 	}
 	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
 	t.Cleanup(func() { consumer.Close() })
-	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/test.Calc?timeout=5s"), spi.URL{})
+	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/"+key+"?"+referQuery), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}

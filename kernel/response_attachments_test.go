@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -58,23 +55,8 @@ func (s respSvc) Late(ctx context.Context) error {
 func (respSvc) None(ctx context.Context) (string, error) { return "plain", nil }
 
 func respRef(t *testing.T) (*kernel.Reference, chan error) {
-	t.Helper()
-	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	late := make(chan error, 1)
-	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	t.Cleanup(func() { provider.Close() })
-	exp, err := provider.Export(ctx, respSvc{late: late}, spi.MustParse("airnode://127.0.0.1:0/test.Resp?transport=tcp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	t.Cleanup(func() { consumer.Close() })
-	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+exp.URL().Address()+"/test.Resp?transport=tcp&timeout=5s"), spi.URL{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ref, late
+	return exportAndRefer(t, respSvc{late: late}, "test.Resp", "transport=tcp", "transport=tcp&timeout=5s"), late
 }
 
 func TestResponseAttachmentsReachTheCaller(t *testing.T) {
