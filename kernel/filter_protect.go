@@ -25,6 +25,10 @@ func (f *filterInvoker) Draining() bool {
 	return ok && d.Draining()
 }
 
+// GoingAway forwards to the end of the chain (goingAwayer): a wrapped
+// provider that said go-away is left out as a bare one is.
+func (f *filterInvoker) GoingAway() bool { return goingAway(f.Invoker) }
+
 // Probe forwards to the end of the chain (directory.Prober); nothing
 // when it is not a Prober.
 func (f *filterInvoker) Probe() {
@@ -57,4 +61,6 @@ var (
 	_ directory.Prober     = (*filterInvoker)(nil)
 	_ directory.Prober     = (*remoteInvoker)(nil)
 	_ directory.Draining   = (*remoteInvoker)(nil)
+	_ goingAwayer          = (*filterInvoker)(nil)
+	_ goingAwayer          = (*remoteInvoker)(nil)
 )

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -46,28 +47,14 @@ func TestProviderClosingUnderLoadFailsNoCall(t *testing.T) {
 				chans = append(chans, ch)
 			}
 		}
-		var stop atomic.Bool
-		var calls, failed atomic.Int64
-		var firstErr atomic.Value
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for i := 0; !stop.Load(); i++ {
-					calls.Add(1)
-					if _, err := r.Invoke(ctxT(t), "Echo", i); err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-					}
-				}
-			})
-		}
+		load := startEchoLoad(r, 8)
 		time.Sleep(100 * time.Millisecond)
 		if err := pa.Close(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
-		stop.Store(true)
-		wg.Wait()
+		load.end()
+		calls, failed, firstErr := &load.calls, &load.failed, &load.firstErr
 		if n := failed.Load(); n > 0 {
 			var late []string
 			for _, ch := range chans {
@@ -78,4 +65,40 @@ func TestProviderClosingUnderLoadFailsNoCall(t *testing.T) {
 		}
 		_ = r.Close()
 	}
+}
+
+// echoLoad is callers calling a reference's Echo in a loop, each call
+// with a 10 s deadline, until end: how many calls, how many failed, the
+// first failure.
+type echoLoad struct {
+	calls, failed atomic.Int64
+	firstErr      atomic.Value
+	stop          atomic.Bool
+	wg            sync.WaitGroup
+}
+
+// startEchoLoad starts n callers of r's Echo.
+func startEchoLoad(r *Reference, n int) *echoLoad {
+	l := &echoLoad{}
+	for range n {
+		l.wg.Go(func() {
+			for i := 0; !l.stop.Load(); i++ {
+				l.calls.Add(1)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := r.Invoke(ctx, "Echo", i)
+				cancel()
+				if err != nil {
+					l.failed.Add(1)
+					l.firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		})
+	}
+	return l
+}
+
+// end stops the callers and waits for their last calls.
+func (l *echoLoad) end() {
+	l.stop.Store(true)
+	l.wg.Wait()
 }

@@ -839,17 +839,72 @@ func (r *Reference) invokeUnlisted(ctx context.Context, inv *spi.Invocation, s *
 }
 
 // providerView is the directory as the cluster sees it: the available
-// invokers, or, when none is, every invoker, so that the cluster picks one
-// whose fast CHANNEL_INACTIVE says why it cannot be reached (connection
-// refused, TLS, ...) instead of a bare "no provider available"; failover
-// retries that status on the others.
+// invokers, or, when none is, every invoker but those that said go-away
+// (goingAway), so that the cluster picks one whose fast CHANNEL_INACTIVE
+// says why it cannot be reached (connection refused, TLS, ...) instead of
+// a bare "no provider available", or a read-only one still draining,
+// which runs the call; failover retries that status on the others. A
+// provider that said go-away would fail the call at once without running
+// it: it is never picked, and a retry never goes back to it.
 type providerView struct{ *directory.Directory }
 
 func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 	if l := v.Directory.List(inv); len(l) > 0 {
 		return l
 	}
-	return v.Directory.All()
+	return staying(v.Directory.All())
+}
+
+// goingAwayer is a provider invoker that can say whether its provider
+// said go-away (remoteInvoker, and filterInvoker around it).
+type goingAwayer interface{ GoingAway() bool }
+
+// goingAway reports whether inv said go-away (remoteInvoker.GoingAway).
+func goingAway(inv spi.Invoker) bool {
+	g, ok := inv.(goingAwayer)
+	return ok && g.GoingAway()
+}
+
+// staying returns the invokers of all that did not say go-away: all
+// itself when none did (no allocation), else a new slice.
+func staying(all []spi.Invoker) []spi.Invoker {
+	for i, inv := range all {
+		if goingAway(inv) {
+			out := make([]spi.Invoker, 0, len(all)-1)
+			out = append(out, all[:i]...)
+			for _, inv := range all[i+1:] {
+				if !goingAway(inv) {
+					out = append(out, inv)
+				}
+			}
+			return out
+		}
+	}
+	return all
+}
+
+// allGoingAway returns the error of a call none of whose providers can take
+// it because every one of all said go-away (nil when one did not, or there
+// is none): CHANNEL_INACTIVE with spi.ErrGoAway, nothing sent, naming
+// them. The call fails once with it instead of having its retries fail at
+// once on them, each of which would not run it.
+func (r *Reference) allGoingAway(inv *spi.Invocation, all []spi.Invoker) error {
+	if len(all) == 0 {
+		return nil
+	}
+	addrs := make([]string, 0, len(all))
+	for _, x := range all {
+		if !goingAway(x) {
+			return nil
+		}
+		addrs = append(addrs, x.URL().Address())
+	}
+	who := fmt.Sprintf("the only provider of %s (%s) said go-away (it is draining to shut down and runs no new call)", r.key, addrs[0])
+	if len(all) > 1 {
+		who = fmt.Sprintf("all %d providers of %s (%s) said go-away (they are draining to shut down and run no new call)", len(all), r.key, strings.Join(addrs, ", "))
+	}
+	return &spi.Error{Status: spi.StatusChannelInactive, Cause: spi.ErrGoAway,
+		Message: fmt.Sprintf("kernel: call %s.%s not sent: %s; calls go to a provider again once it reconnects or a new one is listed", inv.Service, inv.Method, who)}
 }
 
 // awaitProvider lets a call wait for a first provider: when no provider
@@ -869,10 +924,16 @@ func (v providerView) List(inv *spi.Invocation) []spi.Invoker {
 // call's timeout ran out first with still no provider connected, it
 // returns CLIENT_TIMEOUT (nothing was sent); when connect.timeout did, the
 // call goes on and its attempts say why the providers cannot be reached.
+// When every provider said go-away it returns at once the error that says
+// so (allGoingAway): their channels close after their drains, and the
+// redials then find them gone or back.
 func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) error {
 	all := r.dir.All()
 	if anyAvailable(all) {
 		return nil
+	}
+	if err := r.allGoingAway(inv, all); err != nil {
+		return err
 	}
 	for _, x := range all {
 		if c, ok := x.(connector); ok {

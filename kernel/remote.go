@@ -424,6 +424,30 @@ func (r *remoteInvoker) Draining() bool {
 	return false
 }
 
+// GoingAway reports whether the provider said go-away (exchange.Channel.
+// GoneAway: its drain ended, it runs no new call on the connection): one
+// of its channels got it and none is up without it. Such a provider is
+// not Available (the go-away made its channels read-only), and unlike a
+// read-only one the kernel does not call it when no provider is
+// available: a call to it would fail at once, not run (providerView,
+// Reference.awaitProvider). A new connection (the provider back on its
+// address) is a new channel, without the go-away. Not called per call:
+// only once no provider is available.
+func (r *remoteInvoker) GoingAway() bool {
+	gone := false
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue // down or connecting: its get says why
+		}
+		if g, ok := st.ch.(interface{ GoneAway() bool }); !ok || !g.GoneAway() {
+			return false
+		}
+		gone = true
+	}
+	return gone
+}
+
 // probeTimeout bounds each ping of Probe.
 const probeTimeout = time.Second
 

@@ -170,6 +170,17 @@ var ErrRequestSent = errors.New("the request had been sent, so the provider may 
 // to took all three attempts: "3 attempts on [A, A, A]").
 var ErrNotConnected = errors.New("not connected to the provider")
 
+// ErrGoAway is in the Cause chain of the CHANNEL_INACTIVE error of a call
+// that a provider's go-away kept from running: the provider said it is
+// shutting down (its drain ended) and runs no request it reads after that
+// on the connection, so nothing ran and the call is safe to retry on
+// another provider, never on that one until it reconnects. The kernel
+// leaves such a provider out of selection while another provider can take
+// the call; when every provider said go-away the call fails once with this
+// cause, naming them, instead of spinning retries. The failover cluster
+// does not retry a provider whose failure has it (Repeats).
+var ErrGoAway = errors.New("the provider said go-away: it is shutting down and runs no new call on this connection")
+
 // ErrAccessDenied is the Cause of the error a provider's access-control
 // filter (the token filter: a wrong or missing token) answers a call with,
 // before the service runs. The status stays the one on the wire

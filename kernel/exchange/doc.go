@@ -103,8 +103,10 @@
 // provider sends the one-way go-away event: body "G" and the highest
 // request id it read, 8 bytes big-endian (HTTP/2's GOAWAY, RFC 9113 §6.8).
 // It runs no request read after that, so the consumer fails its calls with
-// higher ids as CHANNEL_INACTIVE without spi.ErrRequestSent: never run,
-// safe to retry on another provider whatever the method. It fails them
+// higher ids as CHANNEL_INACTIVE with spi.ErrGoAway and without
+// spi.ErrRequestSent: never run, safe to retry on another provider
+// whatever the method (Channel.GoneAway is then true: the kernel picks the
+// provider no more). It fails them
 // when the go-away arrives, not when the channel closes after the
 // provider's drain, and sends no request on the channel after it. The
 // provider then pings and, before closing, waits for the answer (at most

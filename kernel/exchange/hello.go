@@ -430,10 +430,19 @@ func (c *Channel) readOnlyNow() {
 }
 
 // notRunError is the CHANNEL_INACTIVE of a call the provider's go-away says
-// it did not run: no spi.ErrRequestSent, so failover may retry it.
+// it did not run: spi.ErrGoAway, no spi.ErrRequestSent, so failover may
+// retry it, on another provider.
 func (c *Channel) notRunError() error {
-	return spi.Errorf(spi.StatusChannelInactive, "exchange: provider %s is closing the channel and did not run the request (its go-away): safe to retry", c.remote)
+	return &spi.Error{Status: spi.StatusChannelInactive, Cause: spi.ErrGoAway,
+		Message: fmt.Sprintf("exchange: provider %s is closing the channel and did not run the request (its go-away): safe to retry", c.remote)}
 }
+
+// GoneAway reports whether the provider's go-away arrived on this
+// (consumer) channel: it runs no request sent on it from then on, and
+// Invoke fails each at once with spi.ErrGoAway, sending nothing. A
+// channel that got it never loses it; a new connection to the provider
+// is a new channel. One atomic load; safe for concurrent use.
+func (c *Channel) GoneAway() bool { return c.goAway.Load() != 0 }
 
 // noteRequest raises lastRequestID to id (provider side; own-stream
 // readers dispatch concurrently with the primary one).

@@ -61,7 +61,8 @@ func (c *Cluster) policy(method string) policy {
 // Invoke calls one provider chosen by lb and, while the failure is
 // retryable and attempts remain, another one: a provider not tried yet,
 // else any tried one except those whose failure would repeat at once
-// (Repeats: a refused dial, a certificate that failed verification) and
+// (Repeats: a refused dial, a certificate that failed verification, a
+// go-away) and
 // those that answered SERVICE_NOT_FOUND, as Dubbo's FailoverClusterInvoker
 // reselects among the invokers not tried first. When the last failure is
 // SERVER_THREADPOOL_EXHAUSTED and no provider is left untried, it waits
@@ -280,12 +281,16 @@ func attempts(n int) string {
 // unknown authority, host name and invalid certificate errors), or its
 // dial was refused (ECONNREFUSED: nothing listens there), or the kernel
 // could not connect to it at all (spi.ErrNotConnected: a dial, handshake
-// or first ping that failed). The kernel's connection redials a down
-// provider at most every 500 ms when calls ask, so a retry at once gets
-// that same error back.
+// or first ping that failed), or it said go-away (spi.ErrGoAway: it is
+// shutting down and runs no new call on that connection). The kernel's
+// connection redials a down provider at most every 500 ms when calls ask,
+// so a retry at once gets that same error back.
 func Repeats(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, spi.ErrGoAway) {
+		return true
 	}
 	if errors.Is(err, spi.ErrNotConnected) && !errors.Is(err, spi.ErrRequestSent) {
 		return true

@@ -247,6 +247,8 @@ func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
 		&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})
 	bareX509 := spi.Errorf(spi.StatusChannelInactive, "handshake: %w", x509.HostnameError{Host: "h", Certificate: &x509.Certificate{}})
 	timeout := spi.Errorf(spi.StatusClientTimeout, "not written")
+	goAway := &spi.Error{Status: spi.StatusChannelInactive, Cause: spi.ErrGoAway,
+		Message: "exchange: provider 10.0.0.1:20880 is closing the channel and did not run the request (its go-away): safe to retry"}
 	cases := []struct {
 		name  string
 		fns   []func(context.Context, *spi.Invocation) spi.Result
@@ -265,6 +267,11 @@ func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
 			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]: "},
 		{"refused dial, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), ok}, "[1 1]", ""},
 		{"refused dial, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(timeout)}, "[1 2]",
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]: "},
+		{"go-away, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway)}, "[1]",
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: CHANNEL_INACTIVE: exchange: provider 10.0.0.1:20880 is closing"},
+		{"go-away, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway), ok}, "[1 1]", ""},
+		{"go-away, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway), fails(timeout)}, "[1 2]",
 			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]: "},
 		{"an error that may change, one provider (unchanged)", []func(context.Context, *spi.Invocation) spi.Result{fails(timeout)}, "[3]",
 			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (3 times)]: "},
@@ -305,6 +312,8 @@ func TestRepeats(t *testing.T) {
 		{fmt.Errorf("dial: %w", syscall.ECONNRESET), false},
 		{spi.Errorf(spi.StatusChannelInactive, "provider 10.0.0.1:20880: channel closed, reconnecting"), false},
 		{spi.Errorf(spi.StatusClientTimeout, "x"), false},
+		{&spi.Error{Status: spi.StatusChannelInactive, Message: "go-away", Cause: spi.ErrGoAway}, true},
+		{fmt.Errorf("wrapped: %w", &spi.Error{Status: spi.StatusChannelInactive, Message: "go-away", Cause: spi.ErrGoAway}), true},
 	} {
 		if got := failover.Repeats(tc.err); got != tc.want {
 			t.Errorf("Repeats(%v) = %v, want %v", tc.err, got, tc.want)
