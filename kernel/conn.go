@@ -416,10 +416,16 @@ func (c *conn) run() {
 			switch {
 			case clean:
 				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
+			case c.heartbeat == "none" && strings.HasPrefix(reason, "closed by peer (the provider's reason: heartbeat idle: "):
+				// The same close, the provider saying why (its close-reason
+				// event, which also ended the idleness idle_for measures).
+				c.logger.Info("kernel: channel closed; reconnecting", append(attrs,
+					"note", "the provider closed an idle connection: this consumer runs heartbeat=none, which sends nothing while idle")...)
 			case c.heartbeat == "none" && reason == "closed by peer" && idleFor(ch) >= time.Second:
 				// An idle provider closes a connection with nothing read or
 				// written for its heartbeat.timeout, and none sends nothing
-				// on an idle one: expected, not a fault.
+				// on an idle one: expected, not a fault. (A provider that
+				// predates the close-reason event says nothing.)
 				c.logger.Info("kernel: channel closed; reconnecting", append(attrs,
 					"note", "the provider closed an idle connection: this consumer runs heartbeat=none, which sends nothing while idle, and an idle provider closes a connection silent for its heartbeat.timeout (200s by default)",
 					"idle_for", idleFor(ch).Round(time.Millisecond))...)
@@ -528,7 +534,7 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 	// "open stream: ...": a multiplexed session (smux) already dead when
 	// the channel opened its stream, the provider having closed the
 	// connection at once (at its connection limit, accepts)
-	peer := reason == "" || reason == "closed by peer" || strings.HasPrefix(reason, "read: ") || strings.HasPrefix(reason, "write: ") ||
+	peer := reason == "" || strings.HasPrefix(reason, "closed by peer") || strings.HasPrefix(reason, "read: ") || strings.HasPrefix(reason, "write: ") ||
 		strings.HasPrefix(reason, "open stream: ")
 	switch spi.StatusOf(err) {
 	case spi.StatusChannelInactive:

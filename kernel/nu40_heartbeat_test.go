@@ -99,6 +99,9 @@ func TestNoneConsumerIdleCloseIsInfo(t *testing.T) {
 	if !strings.Contains(cl, `level=INFO msg="kernel: channel closed; reconnecting"`) || !strings.Contains(cl, "the provider closed an idle connection") {
 		t.Errorf("consumer's close is not an INFO saying the provider closed an idle connection:\n%s", cl)
 	}
+	if !strings.Contains(cl, "closed by peer (the provider's reason: heartbeat idle: nothing read from or written to") {
+		t.Errorf("consumer's close does not give the provider's reason (its close-reason event):\n%s", cl)
+	}
 	// The one WARN is the strategy mismatch, once per peer, saying what
 	// happens.
 	for side, l := range map[string]string{"provider": pl, "consumer": cl} {

@@ -70,6 +70,17 @@ type ExpectedCloser interface {
 	CloseExpected(reason string)
 }
 
+// PingCounter is implemented by channels that count the two-way
+// heartbeats (pings) read from the peer. The idle provider uses it to tell
+// a consumer that never pinged (a hand-written client without a heartbeat,
+// whose idle connection it closes as expected) from one that stopped
+// pinging (hung or dead). A strategy type-asserts its Channel to it.
+type PingCounter interface {
+	// PingsRead returns the pings read on the channel so far. It does
+	// not block; safe for concurrent use.
+	PingsRead() int64
+}
+
 // PeerHeartbeat is implemented by channels that can tell the peer's
 // heartbeat settings: the consumer sends its heartbeat
 // keys in its first ping, the provider answers with its own. A heartbeat

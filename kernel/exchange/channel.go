@@ -137,6 +137,11 @@ type Channel struct {
 	// it closes (answerBeforeClose)
 	closingFor atomic.Pointer[closingCause]
 
+	// closereason.go: consumer, the provider's close-reason event; the
+	// pings read from the peer
+	peerReason atomic.Pointer[string]
+	pingsRead  atomic.Int64
+
 	// Cancel events (cancel.go).
 	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
 	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
@@ -572,6 +577,7 @@ func (c *Channel) Close(reason string) {
 	level := slog.LevelDebug
 	if strings.HasPrefix(reason, "heartbeat ") {
 		level = slog.LevelWarn
+		c.tellPeerWhy(reason)
 	}
 	c.die(reason, level)
 	select {
@@ -609,6 +615,7 @@ func (c *Channel) CloseExpected(reason string) {
 	if c.opts.Side == spi.Provider && c.inflight.Load() > 0 {
 		c.answerBeforeClose(reason)
 	}
+	c.tellPeerWhy(reason)
 	c.die(reason, slog.LevelInfo)
 	c.Close(reason) // dead already: only its waits for the readers
 }

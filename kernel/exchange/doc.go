@@ -116,6 +116,15 @@
 // run, instead of being lost unread with the connection and failed as
 // may-have-run.
 //
+// When its heartbeat (a Close whose reason starts "heartbeat ", or
+// CloseExpected) or its ping-flood guard closes a channel, the provider
+// first sends the one-way close-reason event, body 'C' and the reason in
+// UTF-8, and waits 100 ms at most for it to be written; the consumer adds
+// it to its own close reason ("closed by peer (the provider's reason:
+// ...)"), which its failed calls and the kernel's log carry
+// (closereason.go). Unlike the go-away it says nothing about which
+// requests ran.
+//
 // Backpressure: while a provider
 // channel has highWater (8 MiB) or more of answers queued or being
 // written for a consumer that does not read them — heartbeat answers and

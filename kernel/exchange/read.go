@@ -192,6 +192,7 @@ func (r *reader) loop() bool {
 			closed := &counters.Channels.ProtocolErrors
 			if errors.Is(err, errTooManyPings) {
 				closed = &counters.Channels.TooManyPings
+				c.tellPeerWhy(err.Error())
 			}
 			c.dieCounted(err.Error(), slog.LevelWarn, closed)
 			return true
@@ -394,7 +395,7 @@ func (c *Channel) readFailed(err error) {
 		// the kernel's first-ping diagnosis takes exactly "closed by
 		// peer" as the provider's doing (kernel/conn.go)
 		level = slog.LevelDebug
-		reason = "closed by peer"
+		reason = c.withPeerReason("closed by peer")
 	case errors.Is(err, syscall.ECONNRESET):
 		// the peer reset the connection, mid-frame or not: "read: ...", at
 		// Info, as any other read error
@@ -402,6 +403,7 @@ func (c *Channel) readFailed(err error) {
 		if errors.As(err, &op) {
 			reason = "read: " + op.Error()
 		}
+		reason = c.withPeerReason(reason)
 	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated), peerProtocolError(err):
 		level = slog.LevelWarn
 		reason = err.Error()
@@ -411,7 +413,7 @@ func (c *Channel) readFailed(err error) {
 		closed = &counters.Channels.ProtocolErrors
 	case errors.Is(err, io.EOF):
 		level = slog.LevelDebug
-		reason = "closed by peer"
+		reason = c.withPeerReason("closed by peer")
 	}
 	c.dieCounted(reason, level, closed)
 }
@@ -584,6 +586,8 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 			if c.opts.Side == spi.Consumer {
 				c.takeGoAway(binary.BigEndian.Uint64(body[1:]) + 1)
 			}
+		case len(body) > 1 && body[0] == closeReasonEvent:
+			c.takeCloseReason(body) // closereason.go
 		case len(body) == 0:
 			// The consumer's cancel event (cancel.go); providers that
 			// predate it dropped it here unread.
@@ -604,6 +608,7 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 		}
 	}
 	counters.Heartbeat.PingsReceived.Inc()
+	c.pingsRead.Add(1)
 	answer := ""
 	if len(body) > 0 {
 		answer = c.opts.Hello

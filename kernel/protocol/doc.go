@@ -10,9 +10,10 @@
 //
 // Events (FlagEvent, codec 0; the exchange gives them their meaning,
 // docs/wire.md): a two-way event is a heartbeat (its body, if any, the
-// sender's heartbeat keys); one-way events are the provider's read-only
-// ("R") and go-away ('G' and the last request id read, 8 bytes) and the
-// consumer's cancel (empty body; the id is the cancelled request's). A
+// sender's heartbeat keys); one-way events are the provider's draining
+// ("D"), read-only ("R"), go-away ('G' and the last request id read, 8
+// bytes) and close reason ('C' and why it closes the connection, UTF-8),
+// and the consumer's cancel (empty body; the id is the cancelled request's). A
 // peer ignores a one-way event it does not know.
 //
 // Header encoding and decoding live only here, and so does the body's

@@ -204,6 +204,21 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 		w.task.CloseChannelExpected(w.ch, reason+": the consumer runs heartbeat=none, which sends nothing on an idle connection, nor while a call runs (heartbeat=idle pings then); it redials")
 		return -1, nil
 	}
+	if !negotiated {
+		// No hello: the bound is this provider's own heartbeat.timeout,
+		// which only a consumer that pings at this provider's interval
+		// keeps off. Say so: the reason also goes to the consumer (the
+		// exchange's close-reason event), which may be a hand-written
+		// client that never heard of heartbeats.
+		advice := fmt.Sprintf("a consumer that sends no heartbeat hello must ping at least every %v (this provider's heartbeat.interval) while idle or during a long call, or send a hello and ping by it (docs/wire.md, Heartbeats; Go consumers do so with heartbeat=idle, the default)", w.cfg.Interval)
+		if p, ok := w.ch.(spi.PingCounter); ok && p.PingsRead() == 0 {
+			// It never pinged: it runs no heartbeat, and the close is
+			// the documented consequence, not a fault (Info).
+			w.task.CloseChannelExpected(w.ch, reason+": the consumer sent no ping and no hello on this connection: "+advice)
+			return -1, nil
+		}
+		reason += ": the consumer sent no hello and stopped pinging (hung, or it pings less often than that): " + advice
+	}
 	w.task.CloseChannel(w.ch, reason)
 	return -1, nil
 }
