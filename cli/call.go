@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +41,8 @@ type callFlags struct {
 	logFormat    string // --log-format: the failure line is a JSON record under json
 	// registrySource says where registry came from (app.registrySource)
 	registrySource string
+	// showAttachments (--show-attachments): the answer's attachments on stderr
+	showAttachments bool
 }
 
 // callCommand returns `airnode call`.
@@ -103,6 +107,22 @@ demo.Echo's Info returns them:
 
   airnode call demo.Echo Info -a tenant=x -a user=alice
 
+--show-attachments prints the attachments the answer carried (set by the
+provider's method with spi.SetResponseAttachments, or by its filters; a
+Go caller reads them with spi.ReceiveAttachments) on stderr, one line
+each, sorted by key, or "no response attachments" when it carried none:
+
+  attachment cursor=30
+  attachment server-timing="db;dur=1"
+
+A key or value holding a space, a quote, a backslash or a control
+character (or empty) is quoted as a Go string. Under --log-format json
+they are one record, {"msg":"response attachments","attachments":{...}},
+the object empty when none. stdout stays the result alone, so a pipe
+into jq reads the same with or without the flag. A failed call's answer
+may carry attachments too (a reason code): they come before the error
+line.
+
 A call is a generic invocation (Dubbo's): it carries the attachment
 generic=true, so the provider refuses a JSON key that names no field of a
 struct argument, as a typo, with BAD_REQUEST listing the fields and the
@@ -135,6 +155,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")
+	fl.BoolVar(&f.showAttachments, "show-attachments", false, `print the answer's attachments on stderr, an "attachment KEY=VALUE" line each (a JSON record under --log-format json); stdout stays the result`)
 	return cmd
 }
 
@@ -387,7 +408,14 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// A generic invocation (Dubbo's mark): the provider refuses a key
 	// naming no struct field, a typo here; -a generic=false overrides.
 	cctx := spi.WithAttachments(ctx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
+	var answered map[string]string
+	if f.showAttachments {
+		cctx = spi.ReceiveAttachments(cctx, &answered)
+	}
 	v, err := ref.Invoke(cctx, method, callArgs...)
+	if f.showAttachments && ctx.Err() == nil { // interrupted: no answer to show
+		printResponseAttachments(stderr, f.logFormat, answered)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -399,6 +427,40 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// printResponseAttachments writes a call's response attachments on w for
+// --show-attachments: an "attachment KEY=VALUE" line each, sorted by key,
+// or "no response attachments"; under --log-format json one record with
+// the object "attachments" (empty when none, as the CLI's JSON documents
+// keep their fields rather than drop empty ones).
+func printResponseAttachments(w io.Writer, logFormat string, m map[string]string) {
+	if strings.EqualFold(logFormat, "json") {
+		if m == nil {
+			m = map[string]string{}
+		}
+		stderrLine(w, logFormat, slog.LevelInfo, "", "response attachments", "attachments", m)
+		return
+	}
+	if len(m) == 0 {
+		fmt.Fprintln(w, "no response attachments")
+		return
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "attachment %s=%s\n", quoteIfNeeded(k, "="), quoteIfNeeded(m[k], ""))
+	}
+	fmt.Fprint(w, b.String())
+}
+
+// quoteIfNeeded returns s, or s as a Go string literal when it is empty or
+// holds a space, a quote, a backslash, a character that is not printable,
+// or one of also: so that each line reads back as one KEY=VALUE.
+func quoteIfNeeded(s, also string) string {
+	if s == "" || strings.ContainsAny(s, also+` "\`) || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // callSettleMax bounds how long `airnode call`, once a provider is
