@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -29,7 +30,10 @@ extension registered for it with where it comes from ("bundled", or the path
 of the plugin binary that serves it), then the plugins the configuration
 declares with their STATE: "running", "failed: REASON" for one that could
 not start (a warning on stderr names it too; list still exits 0, and a
-URL selecting it fails with REASON), or "not started" for a service
+URL selecting it fails with REASON; but one declared under a point its
+binary does not provide, a mistake in the file, makes list exit 1 once it
+has printed everything, naming the plugin, its key, the point declared
+and the one the binary implements), or "not started" for a service
 plugin (list, call, bench and registry run none: a service plugin is a
 provider's implementation, which only serve runs). list starts every
 other plugin; call, bench and registry only the filter plugins and those
@@ -126,7 +130,8 @@ none) are the PLUGINS table: binary is the absolute path, protocol the
 negotiated protocol version (0 before the handshake), provides the NAME
 IN BINARY ([] until it ran), state one of running, failed, not started,
 starting, restarting, stopped, with reason saying why when not running
-(a plugin that failed is still a warning on stderr, and list exits 0),
+(a plugin that failed is still a warning on stderr, and list exits 0,
+1 for a plugin declared under the wrong point, as above),
 pid (0 when not running) and restarts. --json is not taken with --keys,
 POINT or --explain.`,
 		Example: `  airnode list
@@ -183,11 +188,14 @@ POINT or --explain.`,
 				}
 			}
 			if asJSON {
-				return printListJSON(cmd.OutOrStdout(), cat, infos)
+				if err := printListJSON(cmd.OutOrStdout(), cat, infos); err != nil {
+					return err
+				}
+			} else {
+				printList(cmd.OutOrStdout(), cat)
+				printPlugins(cmd.OutOrStdout(), infos)
 			}
-			printList(cmd.OutOrStdout(), cat)
-			printPlugins(cmd.OutOrStdout(), infos)
-			return nil
+			return wrongPoints(infos, cfg.Plugins, a.configFile)
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
@@ -464,4 +472,31 @@ func registryWhy(cfg config.Config, c extension.Choice) string {
 		return "default (no registry configured)"
 	}
 	return "scheme of the configured registry " + cfg.Registry
+}
+
+// wrongPoints is list's failure, after the listing, for each plugin
+// declared under a point its binary does not provide
+// (PluginInfo.ProvidedPoints), naming the plugin, its plugins.yaml key,
+// the point declared and the ones the binary provides: a mistake in the
+// file that no restart mends, as a plugin named like a bundled extension
+// (config.CheckPluginNames), which fails list too. A plugin that failed
+// to start otherwise (it exited, timed out) leaves list's status 0: its
+// STATE column says why, and the cause may be of the moment.
+func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
+	var errs []error
+	for _, in := range infos {
+		if len(in.ProvidedPoints) == 0 {
+			continue
+		}
+		key := "plugins"
+		if i := slices.IndexFunc(specs, func(p config.Plugin) bool { return p.Name == in.Name }); i >= 0 {
+			key = fmt.Sprintf("plugins[%d].point", i)
+		}
+		if file != "" {
+			key = fmt.Sprintf("%s: key %q", file, key)
+		}
+		errs = append(errs, fmt.Errorf("list: plugin %q is declared under point %s (%s), but its binary %s implements %s, not %s: declare it with point: %s",
+			in.Name, in.Point, key, in.Path, strings.Join(in.ProvidedPoints, " and "), in.Point, strings.Join(in.ProvidedPoints, " or ")))
+	}
+	return errors.Join(errs...)
 }

@@ -220,6 +220,11 @@ type PluginInfo struct {
 	Reason   string
 	PID      int
 	Restarts int
+	// ProvidedPoints is set when the plugin failed to start because its
+	// binary does not provide Point, the point plugins.yaml declares it
+	// under: the points it does provide (pluginrpc.Points' order). Nil
+	// otherwise. `airnode list` fails (exit 1) for such a plugin.
+	ProvidedPoints []string
 }
 
 // StateString renders the state for people: "running",

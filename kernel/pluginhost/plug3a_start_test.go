@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -232,9 +233,18 @@ func TestPlug3aSHA256MismatchAtRestartWaitsForThePinnedBinary(t *testing.T) {
 func TestPlug3aWrongPointSaysWhatTheBinaryProvides(t *testing.T) {
 	s := plug3aSpec(nil)
 	s.Point = "loadbalance"
-	_, _, err := startHost(t, s)
+	h, _, err := startHost(t, s)
 	want := `plugin does not provide point "loadbalance"; it provides filter "plug3a": declare it with point: filter`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v; want %q", err, want)
+	}
+	// `airnode list` tells this failure from others by ProvidedPoints
+	if i := info(t, h, s.Name); i.State != pluginhost.StateFailed || !slices.Equal(i.ProvidedPoints, []string{"filter"}) {
+		t.Fatalf("info %+v; want failed with ProvidedPoints [filter]", i)
+	}
+	s.Point = "filter"
+	h, _, err = startHost(t, s)
+	if i := info(t, h, s.Name); err != nil || i.ProvidedPoints != nil {
+		t.Fatalf("declared right: err %v, info %+v; want it running, ProvidedPoints nil", err, i)
 	}
 }

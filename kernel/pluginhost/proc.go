@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ type proc struct {
 	everRan  bool
 	probe    bool  // one unsupervised run (Probe)
 	startErr error // why the first launch failed (StateFailed, never ran)
+	// points: the points the binary provides, when its Describe said it
+	// does not provide spec.Point (PluginInfo.ProvidedPoints)
+	points []string
 }
 
 func newProc(h *Host, s config.Plugin) *proc {
@@ -112,7 +116,7 @@ func (p *proc) info() PluginInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	i := PluginInfo{Name: p.spec.Name, Point: p.spec.Point, Path: p.path, ProtocolVersion: p.version,
-		State: p.state, Reason: p.reason, Restarts: p.restarts}
+		State: p.state, Reason: p.reason, Restarts: p.restarts, ProvidedPoints: slices.Clone(p.points)}
 	if p.state == StateRunning {
 		i.PID = p.pid
 	}
@@ -217,9 +221,15 @@ func (p *proc) launch(ctx context.Context) error {
 	if !p.probe { // a probe asks every point itself
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		desc, err = pluginrpc.Describe(dctx, c, p.spec.Point)
+		var points []string
 		if err != nil && strings.Contains(err.Error(), "does not provide") {
-			err = fmt.Errorf("%w%s", err, providedInstead(dctx, c))
+			var instead string
+			instead, points = providedInstead(dctx, c)
+			err = fmt.Errorf("%w%s", err, instead)
 		}
+		p.mu.Lock()
+		p.points = points
+		p.mu.Unlock()
 		cancel()
 		if err != nil {
 			stopProcess(client, cmd, 0)
@@ -257,8 +267,9 @@ func (p *proc) launch(ctx context.Context) error {
 
 // providedInstead says what a plugin declared under a point it does not
 // provide serves instead: `; it provides filter "tenant": declare it
-// with point: filter`, or "" when it answers for no point.
-func providedInstead(ctx context.Context, c *pluginrpc.Client) string {
+// with point: filter`, and the points (filter), or "" and nil when it
+// answers for no point.
+func providedInstead(ctx context.Context, c *pluginrpc.Client) (string, []string) {
 	var what, points []string
 	for _, point := range pluginrpc.Points {
 		d, err := pluginrpc.Describe(ctx, c, point)
@@ -276,9 +287,9 @@ func providedInstead(ctx context.Context, c *pluginrpc.Client) string {
 		points = append(points, point)
 	}
 	if len(what) == 0 {
-		return ""
+		return "", nil
 	}
-	return fmt.Sprintf("; it provides %s: declare it with point: %s", strings.Join(what, ", "), strings.Join(points, " or "))
+	return fmt.Sprintf("; it provides %s: declare it with point: %s", strings.Join(what, ", "), strings.Join(points, " or ")), points
 }
 
 // noteOwnName logs, at info, that the plugin's extension names itself
