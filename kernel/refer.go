@@ -1047,14 +1047,23 @@ func (r *Reference) awaitSettled(ctx context.Context) {
 // one-shot client (`airnode call`) or a service at start-up waits here
 // first, with a deadline of its own such as twice connect.timeout and a
 // second. False is not an error: the next call says why no provider can
-// be reached.
+// be reached. Refer returned after the registry's first provider list
+// (directory.Start), so a provider listed then is judged here.
 func (r *Reference) WaitReady(ctx context.Context) bool {
 	for {
 		changed := r.node.pool.changed.wait()
-		if anyAvailable(r.dir.All()) {
+		// One list, and whether an attempt is pending read before whether
+		// a provider is up: a connection publishes its channel before it
+		// counts as no longer connecting, so an attempt that succeeds
+		// between the two reads is seen by the second. Read the other way
+		// round, a first connection made between them was neither
+		// (false in under a millisecond, 1 run in a few hundred: tester47).
+		all := r.dir.All()
+		pending := anyConnecting(all)
+		if anyAvailable(all) {
 			return true
 		}
-		if !r.connecting() {
+		if !pending {
 			return false
 		}
 		select {
@@ -1084,8 +1093,12 @@ func anyAvailable(invs []spi.Invoker) bool {
 
 // connecting reports whether some provider invoker of the reference is
 // still making its first connection.
-func (r *Reference) connecting() bool {
-	for _, inv := range r.dir.All() {
+func (r *Reference) connecting() bool { return anyConnecting(r.dir.All()) }
+
+// anyConnecting reports whether one of invs is still making its first
+// connection (or a redial a call asked for).
+func anyConnecting(invs []spi.Invoker) bool {
+	for _, inv := range invs {
 		if isConnecting(inv) {
 			return true
 		}
