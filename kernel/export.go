@@ -1298,6 +1298,9 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		providerCalls.Put(pc)
 	}()
 	res := svc.serve(pc, req)
+	if res.Err != nil {
+		s.logMethodPanic(req, res.Err)
+	}
 	res.Attachments = pc.ctx.responseAttachments(res.Attachments) // the method's spi.SetResponseAttachments
 	if res.Err != nil && s.abandoning.Load() {
 		s.noteAbandoned(req.Service, req.Method, req.Remote)
