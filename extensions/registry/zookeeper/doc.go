@@ -43,10 +43,15 @@
 // Entries are ephemeral nodes, their parents persistent; each name is encoded
 // exactly once, and registering an existing entry is a no-op. A goroutine the
 // registry owns drains zk's event channel and tracks the session: after a new
-// session (expiry) it re-creates the registry's own entries at once, and every
-// subscription re-lists and re-arms its watch after every event and every
-// reconnect. While ZooKeeper is unreachable, subscribers keep their last list:
-// nothing is pushed, and right after a session expiry an empty re-list is held
+// session (expiry) it re-creates the registry's own entries at once. The
+// subscriptions of one interface share one watch of its providers node
+// (Dubbo's ZookeeperRegistry keeps one child listener per path): one loop
+// re-lists the node and re-arms the watch after every event and every
+// reconnect, one read per change however many references (groups,
+// versions) subscribe, and each subscription takes the providers of its
+// group and version and notifies its own listener; the last Stop of an
+// interface removes its watch. While ZooKeeper is unreachable, subscribers
+// keep their last list: nothing is pushed, and right after a session expiry an empty re-list is held
 // back for ExpiryGrace so providers can re-register; an empty list from a
 // healthy ZooKeeper is pushed as is. A registry with provider entries that
 // lost its session and has heard nothing from ZooKeeper for session.timeout
@@ -75,7 +80,7 @@
 // higher zxid than its own ("Refusing session request for client ... as it
 // has seen zxid ..."), and go-zookeeper would redial with that zxid
 // forever. On the new session the registry re-creates its entries and
-// every subscription re-lists and re-arms its watch. Each lost session is
+// every watched interface is re-listed and its watch re-armed. Each lost session is
 // counted once in counters.Registry.SessionExpiries
 // (airnode_registry_session_expiries_total) as soon as the registry knows
 // of it: the "session expired" Warn, the redial, or the server's answer.

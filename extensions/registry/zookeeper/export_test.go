@@ -10,3 +10,16 @@ func DecodedEntries(r spi.Registry) int64 {
 	defer z.decoded.mu.Unlock()
 	return z.decoded.decoded
 }
+
+// WatchReads returns how many times r's subscriptions have read a
+// providers node with a watch (ChildrenW) since r was built.
+func WatchReads(r spi.Registry) int64 { return r.(*Registry).watchReads.Load() }
+
+// Watches returns how many interfaces r's subscriptions watch (one
+// shared watch and loop each).
+func Watches(r spi.Registry) int {
+	z := r.(*Registry)
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return len(z.watches)
+}

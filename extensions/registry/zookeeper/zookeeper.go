@@ -76,7 +76,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
 		pending:    map[string]spi.URL{},
-		subs:       map[*subscription]struct{}{},
+		watches:    map[string]*watch{},
 		notes:      map[string]CacheNote{},
 		upCh:       make(chan struct{}),
 	}
@@ -122,7 +122,7 @@ type Registry struct {
 	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
 	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
 	pending    map[string]spi.URL // registered, creation failed: retried
-	subs       map[*subscription]struct{}
+	watches    map[string]*watch  // interface -> the watch its subscriptions share
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
@@ -141,8 +141,9 @@ type Registry struct {
 	entriesGone, entriesBack bool
 	saidGranted              time.Duration // the granted session timeout last logged (differing from session.timeout)
 
-	dialErr atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
-	wg      sync.WaitGroup
+	dialErr    atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
+	watchReads atomic.Int64          // ChildrenW reads of providers nodes by watches, for tests
+	wg         sync.WaitGroup
 }
 
 // String describes the registry for messages: its servers and root, without
@@ -753,6 +754,12 @@ func (r *Registry) ensurePath(conn *zk.Conn, path string) error {
 // (limit <= 0: no limit). It reports whether the session is up. A limit
 // that passes is remembered (knownDown) until a session is up.
 func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
+	return r.waitUpOr(quit, nil, limit)
+}
+
+// waitUpOr is waitUp that also returns, false, when kick receives (a
+// kick is not a limit that passes: knownDown does not remember it).
+func (r *Registry) waitUpOr(quit, kick <-chan struct{}, limit time.Duration) bool {
 	var timeout <-chan time.Time
 	if limit > 0 {
 		t := time.NewTimer(limit)
@@ -772,6 +779,8 @@ func (r *Registry) waitUp(quit <-chan struct{}, limit time.Duration) bool {
 		select {
 		case <-ch:
 		case <-quit:
+			return false
+		case <-kick:
 			return false
 		case <-timeout:
 			r.mu.Lock()
@@ -802,6 +811,12 @@ func (r *Registry) knownDownLocked() bool {
 // disconnection what is left of it, and a call while ZooKeeper is known to
 // be down (knownDown) not at all. It reports whether the session is up.
 func (r *Registry) waitCtx(ctx context.Context) bool {
+	return r.waitCtxOr(ctx, nil)
+}
+
+// waitCtxOr is waitCtx that also returns, false, when kick receives
+// (waitUpOr).
+func (r *Registry) waitCtxOr(ctx context.Context, kick <-chan struct{}) bool {
 	r.mu.Lock()
 	up, down := r.up, r.knownDownLocked()
 	limit := r.p.connectTimeout
@@ -819,7 +834,7 @@ func (r *Registry) waitCtx(ctx context.Context) bool {
 		r.mu.Unlock()
 		return up
 	}
-	return r.waitUp(ctx.Done(), limit)
+	return r.waitUpOr(ctx.Done(), kick, limit)
 }
 
 // CacheNote describes an answer of Lookup or Services that came from
@@ -1166,46 +1181,6 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// Subscribe watches the providers node of consumer's interface and
-// pushes the providers whose group and version consumer accepts (as
-// Lookup). The first list comes from ZooKeeper, or — when no session is
-// established within connect.timeout, or at once while ZooKeeper is known
-// to be down — from the interface's file.cache list if it holds one (a
-// warning gives its age); without a cache entry Subscribe fails as Lookup
-// does.
-func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
-	iface, m, err := consumerOf(consumer)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := r.connection(); err != nil {
-		return nil, err
-	}
-	// With no session after connect.timeout and nothing in file.cache, no
-	// provider list can come: say so now instead of leaving the caller to
-	// wait out its own deadline.
-	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
-		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil, errClosed
-	}
-	s := &subscription{
-		reg:    r,
-		key:    consumer.ServiceKey(),
-		iface:  iface,
-		match:  m,
-		pusher: push.New(notify),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
-	}
-	r.subs[s] = struct{}{}
-	go s.loop()
-	return s, nil
-}
-
 // Close deletes the registry's nodes, stops every subscription, closes the
 // session and waits for every goroutine; idempotent.
 func (r *Registry) Close() error {
@@ -1222,13 +1197,20 @@ func (r *Registry) Close() error {
 		urls = append(urls, u)
 	}
 	r.registered = map[string]spi.URL{}
-	subs := r.subs
-	r.subs = map[*subscription]struct{}{}
+	watches := make([]*watch, 0, len(r.watches))
+	var subs []*subscription
+	for _, w := range r.watches {
+		watches = append(watches, w)
+		for s := range w.subs {
+			subs = append(subs, s)
+		}
+	}
+	r.watches = map[string]*watch{}
 	close(r.upCh) // wake waiters: they see closed
 	r.upCh = make(chan struct{})
 	r.mu.Unlock()
-	for s := range subs {
-		s.signal()
+	for _, w := range watches {
+		w.signal()
 	}
 	if conn != nil {
 		if up {
@@ -1238,158 +1220,20 @@ func (r *Registry) Close() error {
 		}
 		conn.Close() // the session's ephemeral nodes go with it
 	}
-	for s := range subs {
-		s.wait()
+	for _, w := range watches {
+		<-w.done
+	}
+	for _, s := range subs {
+		s.pusher.Stop()
 	}
 	r.wg.Wait()
 	return nil
-}
-
-type subscription struct {
-	reg    *Registry
-	key    string // the consumer's service key, for log lines
-	iface  string
-	match  groupversion.Matcher
-	pusher *push.Pusher
-	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-}
-
-// loop lists the providers and re-arms the watch after every event and
-// every reconnect, until Stop.
-func (s *subscription) loop() {
-	defer close(s.done)
-	r := s.reg
-	path := r.categoryPath(s.iface, Providers)
-	pushed := false     // a list has been pushed
-	lastEmpty := true   // the last pushed list was empty
-	listedGen := -1     // session generation of the last successful list
-	var grace time.Time // hold empty re-lists back until then
-	triedCache := false // the first wait ran out: file.cache was consulted
-	for {
-		var up bool
-		if !pushed && !triedCache {
-			up = r.waitCtx(quitCtx(s.quit))
-		} else {
-			up = r.waitUp(s.quit, 0)
-		}
-		if !up {
-			if r.isClosed() {
-				return
-			}
-			select {
-			case <-s.quit:
-				return
-			default:
-			}
-			if !pushed && !triedCache {
-				triedCache = true
-				if all, saved, ok := r.cache.get(s.iface); ok {
-					list := matching(s.match, all)
-					r.mu.Lock()
-					n := r.noteLocked(saved)
-					r.mu.Unlock()
-					r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list), "cache", n.String())
-					s.pusher.Push(list)
-					pushed, lastEmpty = true, len(list) == 0
-				}
-			}
-			continue
-		}
-		r.mu.Lock()
-		conn, up, gen, next := r.conn, r.up, r.sessionGen, r.upCh
-		r.mu.Unlock()
-		if !up {
-			continue
-		}
-		children, _, watch, err := conn.ChildrenW(path)
-		if errors.Is(err, zk.ErrNoNode) {
-			if err = r.ensurePath(conn, path); err == nil {
-				continue
-			}
-		}
-		if err != nil {
-			r.log.Debug("zookeeper registry: list failed; retrying", "service", s.key, "err", err)
-			select {
-			case <-s.quit:
-				return
-			case <-time.After(retryDelay):
-			}
-			continue
-		}
-		all, strs := r.decode(s.iface, children)
-		list := matching(s.match, all)
-		if listedGen >= 0 && gen != listedGen {
-			grace = time.Now().Add(ExpiryGrace)
-		}
-		listedGen = gen
-		var holdEmpty <-chan time.Time
-		var hold *time.Timer
-		if len(list) == 0 && pushed && !lastEmpty && time.Now().Before(grace) {
-			hold = time.NewTimer(time.Until(grace))
-			holdEmpty = hold.C
-			r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
-		} else {
-			s.pusher.Push(list)
-			r.putCache(s.iface, strs)
-			pushed, lastEmpty = true, len(list) == 0
-		}
-		select {
-		case <-s.quit:
-		case <-watch:
-		case <-next: // reconnected: full re-list
-		case <-holdEmpty:
-			grace = time.Time{}
-		}
-		if hold != nil {
-			hold.Stop()
-		}
-		select {
-		case <-s.quit:
-			return
-		default:
-		}
-	}
-}
-
-// quitCtx is a context done when quit closes (for waitCtx); it holds no
-// goroutine or timer.
-type quitCtx <-chan struct{}
-
-func (q quitCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (q quitCtx) Done() <-chan struct{}       { return q }
-func (q quitCtx) Value(any) any               { return nil }
-func (q quitCtx) Err() error {
-	select {
-	case <-q:
-		return context.Canceled
-	default:
-		return nil
-	}
 }
 
 func (r *Registry) isClosed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.closed
-}
-
-func (s *subscription) signal() { s.once.Do(func() { close(s.quit) }) }
-
-func (s *subscription) wait() {
-	<-s.done
-	s.pusher.Stop()
-}
-
-// Stop ends the subscription and waits until notify is not running;
-// idempotent.
-func (s *subscription) Stop() {
-	s.reg.mu.Lock()
-	delete(s.reg.subs, s)
-	s.reg.mu.Unlock()
-	s.signal()
-	s.wait()
 }
 
 var (

@@ -1,0 +1,327 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/extensions/registry/internal/push"
+	"github.com/airnode/airnode/internal/groupversion"
+	"github.com/airnode/airnode/spi"
+)
+
+// Subscribe watches the providers node of consumer's interface and
+// pushes the providers whose group and version consumer accepts (as
+// Lookup). The subscriptions of one interface share one ZooKeeper watch
+// and one read of the node per change (Dubbo's ZookeeperRegistry keeps
+// one child listener per path the same way): n references to one
+// interface (their own groups and versions) cost one read per change, not
+// n. The first list comes from ZooKeeper (the interface's last read when
+// another subscription already watches it), or — when no session is
+// established within connect.timeout, or at once while ZooKeeper is known
+// to be down — from the interface's file.cache list if it holds one (a
+// warning gives its age); without a cache entry Subscribe fails as Lookup
+// does.
+func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
+	iface, m, err := consumerOf(consumer)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.connection(); err != nil {
+		return nil, err
+	}
+	// With no session after connect.timeout and nothing in file.cache, no
+	// provider list can come: say so now instead of leaving the caller to
+	// wait out its own deadline.
+	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
+		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
+	w := r.watches[iface]
+	if w == nil {
+		w = &watch{
+			reg:   r,
+			iface: iface,
+			path:  r.categoryPath(iface, Providers),
+			join:  make(chan struct{}, 1),
+			quit:  make(chan struct{}),
+			done:  make(chan struct{}),
+			subs:  map[*subscription]struct{}{},
+		}
+		r.watches[iface] = w
+		go w.loop()
+	}
+	s := &subscription{
+		w:         w,
+		key:       consumer.ServiceKey(),
+		match:     m,
+		pusher:    push.New(notify),
+		listedGen: -1,
+	}
+	w.subs[s] = struct{}{}
+	select {
+	case w.join <- struct{}{}:
+	default:
+	}
+	return s, nil
+}
+
+// watch is the one ZooKeeper watch of an interface's providers node,
+// shared by the interface's subscriptions: its loop reads the node and
+// re-arms the watch after every event and every new session, once for
+// all of them, and hands the list to each, which takes the providers of
+// its group and version and pushes them to its own listener. The last
+// subscription's Stop ends the loop.
+type watch struct {
+	reg   *Registry
+	iface string
+	path  string
+	join  chan struct{} // a subscription joined: list to it without waiting for a change
+	quit  chan struct{} // closed by the last Stop, or Close
+	done  chan struct{} // closed when loop has returned
+	once  sync.Once
+	subs  map[*subscription]struct{} // guarded by reg.mu
+}
+
+// subscription is one Subscribe's listener of a watch. The fields after
+// pusher belong to the watch's loop.
+type subscription struct {
+	w      *watch
+	key    string // the consumer's service key, for log lines
+	match  groupversion.Matcher
+	pusher *push.Pusher
+
+	pushed     bool      // a list has been pushed
+	lastEmpty  bool      // the last pushed list was empty
+	listedGen  int       // session generation of the last list given; -1: none
+	grace      time.Time // hold empty lists back until then
+	holding    bool      // an empty list is held back (until grace)
+	triedCache bool      // the first wait ran out: file.cache was consulted
+	read       int       // the watch's read last given (watch.loop's reads)
+}
+
+// subscribers returns w's subscriptions.
+func (w *watch) subscribers() []*subscription {
+	w.reg.mu.Lock()
+	defer w.reg.mu.Unlock()
+	out := make([]*subscription, 0, len(w.subs))
+	for s := range w.subs {
+		out = append(out, s)
+	}
+	return out
+}
+
+// loop reads the providers node and re-arms the watch after every event
+// and every reconnect, until the last Stop or Close, and gives every read
+// to each subscription (give); a subscription that joins between reads
+// gets the last one.
+func (w *watch) loop() {
+	defer close(w.done)
+	r := w.reg
+	var (
+		all   []spi.URL // the last read: the providers of every group and version
+		strs  []string  // their canonical strings
+		reads int       // reads made
+		gen   int       // session generation of the last read
+	)
+	for {
+		first := false // a subscription waits for its first list: wait as Lookup does, then try file.cache
+		for _, s := range w.subscribers() {
+			first = first || !s.pushed && !s.triedCache
+		}
+		var up bool
+		if first {
+			up = r.waitCtxOr(quitCtx(w.quit), w.join)
+		} else {
+			up = r.waitUpOr(w.quit, w.join, 0)
+		}
+		if !up {
+			if r.isClosed() || w.stopped() {
+				return
+			}
+			if first && r.knownDown() { // the wait ran out, not a joining subscription
+				w.fromCache()
+			}
+			continue
+		}
+		r.mu.Lock()
+		conn, up, sessionGen, next := r.conn, r.up, r.sessionGen, r.upCh
+		r.mu.Unlock()
+		if !up {
+			continue
+		}
+		r.watchReads.Add(1)
+		children, _, changed, err := conn.ChildrenW(w.path)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err = r.ensurePath(conn, w.path); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			r.log.Debug("zookeeper registry: list failed; retrying", "interface", w.iface, "err", err)
+			select {
+			case <-w.quit:
+				return
+			case <-time.After(retryDelay):
+			}
+			continue
+		}
+		all, strs = r.decode(w.iface, children)
+		reads++
+		gen = sessionGen
+		w.give(all, strs, gen, reads)
+		for waiting := true; waiting; {
+			var hold *time.Timer
+			var holdC <-chan time.Time
+			if until := w.heldUntil(); !until.IsZero() {
+				hold = time.NewTimer(time.Until(until))
+				holdC = hold.C
+			}
+			select {
+			case <-w.quit:
+			case <-changed:
+				waiting = false
+			case <-next: // reconnected: full re-list
+				waiting = false
+			case <-holdC: // a grace has passed: give the held lists
+				w.give(all, strs, gen, reads)
+			case <-w.join: // give the last read to those who joined since
+				w.give(all, strs, gen, reads)
+			}
+			if hold != nil {
+				hold.Stop()
+			}
+			if w.stopped() {
+				return
+			}
+		}
+	}
+}
+
+// give gives the read reads (all, strs, of session generation gen) to
+// every subscription that has not had it or holds back an empty list,
+// and writes file.cache when one of them pushed.
+func (w *watch) give(all []spi.URL, strs []string, gen, reads int) {
+	r := w.reg
+	now := time.Now()
+	pushed := false
+	for _, s := range w.subscribers() {
+		if s.read == reads && !s.holding {
+			continue
+		}
+		s.read = reads
+		list := matching(s.match, all)
+		if s.listedGen >= 0 && gen != s.listedGen {
+			s.grace = now.Add(ExpiryGrace)
+		}
+		s.listedGen = gen
+		if len(list) == 0 && s.pushed && !s.lastEmpty && now.Before(s.grace) {
+			if !s.holding {
+				r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
+			}
+			s.holding = true
+			continue
+		}
+		s.holding, s.grace = false, time.Time{}
+		s.pusher.Push(list)
+		s.pushed, s.lastEmpty = true, len(list) == 0
+		pushed = true
+	}
+	if pushed {
+		r.putCache(w.iface, strs)
+	}
+}
+
+// heldUntil returns the earliest grace of the subscriptions holding back
+// an empty list; zero when none is.
+func (w *watch) heldUntil() time.Time {
+	var until time.Time
+	for _, s := range w.subscribers() {
+		if s.holding && (until.IsZero() || s.grace.Before(until)) {
+			until = s.grace
+		}
+	}
+	return until
+}
+
+// fromCache pushes the interface's file.cache list, when there is one, to
+// each subscription waiting for its first list, once.
+func (w *watch) fromCache() {
+	r := w.reg
+	for _, s := range w.subscribers() {
+		if s.pushed || s.triedCache {
+			continue
+		}
+		s.triedCache = true
+		all, saved, ok := r.cache.get(w.iface)
+		if !ok {
+			continue
+		}
+		list := matching(s.match, all)
+		r.mu.Lock()
+		n := r.noteLocked(saved)
+		r.mu.Unlock()
+		r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list), "cache", n.String())
+		s.pusher.Push(list)
+		s.pushed, s.lastEmpty = true, len(list) == 0
+	}
+}
+
+func (w *watch) signal() { w.once.Do(func() { close(w.quit) }) }
+
+func (w *watch) stopped() bool {
+	select {
+	case <-w.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// quitCtx is a context done when quit closes (for waitCtx); it holds no
+// goroutine or timer.
+type quitCtx <-chan struct{}
+
+func (q quitCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (q quitCtx) Done() <-chan struct{}       { return q }
+func (q quitCtx) Value(any) any               { return nil }
+func (q quitCtx) Err() error {
+	select {
+	case <-q:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+// Stop ends the subscription and waits until notify is not running;
+// idempotent. The last subscription of an interface ends its watch's
+// loop.
+func (s *subscription) Stop() {
+	w := s.w
+	r := w.reg
+	r.mu.Lock()
+	last := false
+	if _, ok := w.subs[s]; ok {
+		delete(w.subs, s)
+		if len(w.subs) == 0 {
+			last = true
+			if r.watches[w.iface] == w {
+				delete(r.watches, w.iface)
+			}
+		}
+	}
+	r.mu.Unlock()
+	if last {
+		w.signal()
+		<-w.done
+	}
+	s.pusher.Stop()
+}
