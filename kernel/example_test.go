@@ -20,7 +20,10 @@ func (Greeter) Hello(ctx context.Context, name string) (string, error) {
 }
 
 // Export a Go value on a free loopback port, then refer to it by address
-// and call it.
+// and call it. Each node may have catalogs of its own here, as the
+// consumer names the provider's address; nodes that find each other
+// through a memory:// registry must share one catalog set
+// (Example_registry).
 func Example() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -57,11 +60,14 @@ func Example() {
 // such as "example.Greeter" is the CLI's shorthand, not a URL). The
 // registry URL names the registry: memory:// in one process,
 // file:///var/lib/airnode/registry on one machine,
-// zookeeper://127.0.0.1:2181 across machines.
+// zookeeper://127.0.0.1:2181 across machines. A memory:// namespace is
+// shared only by the nodes built from one catalog set: both nodes here
+// get the same cat (one bundle.Catalogs() call); with a bundle.Catalogs()
+// each, the consumer would find no provider.
 func Example_registry() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	cat := bundle.Catalogs()
+	cat := bundle.Catalogs() // one catalog set for both nodes: memory:// is shared through it
 	registry := spi.MustParse("memory://example")
 
 	provider := kernel.NewNode(cat, kernel.WithLogger(quiet), kernel.WithRegistry(registry), kernel.WithShutdownWait(0))

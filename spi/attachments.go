@@ -28,10 +28,15 @@ type IncomingAttachmentsKey struct{}
 // "user", "alice"); a later value of a key replaces an earlier one. The
 // kernel's Reference.Invoke and Reference.Call send them with every call
 // made with the returned context (filters see them in
-// Invocation.Attachments). The keys the kernel reserves (ReservedAttachment:
-// remote, timeout, token) cannot be sent this way: such a call fails
-// CLIENT_ERROR naming the key; so does a call with an empty key. It panics when kv has an odd length, as
-// gRPC's metadata.Pairs does: that is a programming error.
+// Invocation.Attachments). AttachmentTimeout ("timeout", any case) is
+// that call's timeout, as Dubbo's per-call RpcContext timeout: the
+// Reference reads it as the URL key is read ("5s", or a bare number of
+// milliseconds; no provider method receives it); a malformed value fails
+// the call CLIENT_ERROR naming it. The other keys the kernel reserves
+// (ReservedAttachment: remote, token) cannot be sent this way: such a
+// call fails CLIENT_ERROR naming the key; so does a call with an empty
+// key. It panics when kv has an odd length, as gRPC's metadata.Pairs
+// does: that is a programming error.
 func WithAttachments(ctx context.Context, kv ...string) context.Context {
 	if len(kv)%2 == 1 {
 		panic(fmt.Sprintf("spi: WithAttachments: odd number of arguments (%d): want key, value pairs", len(kv)))

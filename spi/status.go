@@ -78,9 +78,9 @@ func ParseStatus(name string) (Status, bool) {
 //	if errors.As(err, &e) && e.Status == spi.StatusServerTimeout { ... }
 //	if errors.Is(err, spi.ErrServerTimeout) { ... }
 type Error struct {
-	Status  Status
-	Message string
-	Cause   error
+	Status  Status // the wire status: what callers and clusters act on
+	Message string // for humans: never matched on
+	Cause   error  // what Unwrap returns (nil: none); a provider's stays on the provider
 }
 
 // Errorf returns an *Error with status s and a formatted message. A %w verb

@@ -601,10 +601,11 @@ func MethodLevelKey(k string, methods []string) (method, key string, ok bool) {
 // ParamError reports a parameter whose value is present but malformed.
 type ParamError struct {
 	Key   string // the key as written, e.g. "methods.Echo.timeout"
-	Value string
+	Value string // the value as written
 	Want  string // what is allowed, e.g. "a duration such as 1.5s, 200ms or 3000 (ms)"
 }
 
+// Error returns `invalid value "<Value>" for URL key "<Key>": want <Want>`.
 func (e *ParamError) Error() string {
 	return fmt.Sprintf("invalid value %q for URL key %q: want %s", e.Value, e.Key, e.Want)
 }

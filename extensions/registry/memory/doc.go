@@ -5,7 +5,12 @@
 //
 // Registries built by one Builder from URLs with the same host share one
 // in-process namespace ("memory://" is the default namespace, "memory://a"
-// another); registries of different Builders never see each other.
+// another); registries of different Builders never see each other. A
+// node's catalogs hold one memory Builder, so nodes share a namespace only
+// when built from one catalog set: one bundle.Catalogs() (or
+// extension.New) passed to every kernel.NewNode. Nodes that each call
+// bundle.Catalogs() have namespaces of their own even under the same URL,
+// and their references' calls fail SERVICE_NOT_FOUND saying so.
 // Its Reach is spi.ReachProcess: airnode serve warns that no other process
 // finds providers registered here.
 //
