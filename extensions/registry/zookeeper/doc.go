@@ -80,10 +80,21 @@
 // higher zxid than its own ("Refusing session request for client ... as it
 // has seen zxid ..."), and go-zookeeper would redial with that zxid
 // forever. On the new session the registry re-creates its entries and
-// every watched interface is re-listed and its watch re-armed. Each lost session is
-// counted once in counters.Registry.SessionExpiries
+// every watched interface is re-listed and its watch re-armed. Each lost
+// session is counted once in counters.Registry.SessionExpiries
 // (airnode_registry_session_expiries_total) as soon as the registry knows
 // of it: the "session expired" Warn, the redial, or the server's answer.
+//
+// When a dead path to ZooKeeper heals, the entries are back within tens of
+// milliseconds of the new session (they are re-created on zk's
+// StateHasSession event), but the session itself can come up to the
+// handshake bound plus one second after the heal: a connection dialled
+// while the path accepted but forwarded nothing (a proxy or load balancer
+// in front of ZooKeeper) waits for ZooKeeper's answer until the bound,
+// min(max(connect.timeout, 1s), two thirds of session.timeout), 5s by
+// default, and go-zookeeper pauses one second after each failed round of
+// its server list before dialling again (a dial that gets no answer at all
+// gives up after one second, a refused one at once, and the pause follows).
 //
 // ZooKeeper is known to be down once there has been no session for
 // connect.timeout (since the first contact, or since the session was lost):
