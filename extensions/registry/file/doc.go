@@ -51,16 +51,27 @@
 // poll retries, and an Info line says when reading works again.
 //
 // A providers directory that is removed (rm -rf of the registry, a tmp
-// cleaner) is the registry being unavailable, as the zookeeper registry
-// treats a lost session, not every provider leaving: subscribers are
-// pushed nothing while it is missing and keep their last list (one Warn
-// line), the providers' registries re-create their entries (and the
-// directories) within their poll period, and when the directory is back it
+// cleaner, mv of the registry directory) is the registry being
+// unavailable, as the zookeeper registry treats a lost session, not every
+// provider leaving: subscribers are pushed nothing while it is missing
+// and keep their last list (one Warn line), the providers' registries
+// re-create their owner lock files and then their entries (and the
+// directories) within their poll period (a registry checks each poll that
+// its owner lock file's path still names the file it holds), and when the directory is back it
 // is watched again and, for 3 poll periods (1 s to 10 s), the list pushed
 // still holds the providers of the last list that have not re-created
 // their entries yet. A list that lost providers is pushed after Settle
 // (100 ms) if the directory is still there: an empty directory (every
 // provider unregistered) is an empty list.
+//
+// Each poll a registry also puts back its entries that were removed,
+// replaced or written in place (echo ... > entry, : > entry: their size
+// or modification time changed and their content is not the URL
+// registered), with a Warn naming the file and what it held: an entry is
+// not a runtime override. What it cannot re-create (a directory made
+// where an entry belongs, a file where the registry directory belongs)
+// it logs at Warn the first time, then every 30 s with failed_polls and
+// failing_for, and at Info when it works again.
 //
 // An entry readers cannot take as a URL of its directory (hand-written
 // junk: text, binary, an empty file, a key given twice; a provider URL

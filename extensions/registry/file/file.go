@@ -115,6 +115,7 @@ type Registry struct {
 	leases   map[string]*lease // canonical URL -> held entry
 	subs     map[*subscription]struct{}
 	own      *owner                                // the lock file naming this registry's entries; nil before a Register
+	ownFail  failing                               // the owner lock file cannot be re-created
 	watching bool                                  // holds a reference on the process's watcher (hub)
 	watched  map[string]map[*subscription]struct{} // directory -> subscriptions
 	polling  bool                                  // inotify was unavailable: subscriptions only poll
@@ -128,11 +129,13 @@ type Registry struct {
 	wg   sync.WaitGroup // keeper
 }
 
-// lease is a registered entry: its path and identity.
+// lease is a registered entry: its path and the stamp of the file
+// written there.
 type lease struct {
 	url  spi.URL
 	path string
-	id   fileID
+	st   stamp
+	fail failing // re-creating it failed
 }
 
 // UseLogger makes the registry log to l, its node's logger
@@ -208,8 +211,10 @@ func (r *Registry) Register(_ context.Context, u spi.URL) error {
 }
 
 // ensureOwner creates the registry's owner lock file, or a new one when
-// it was removed (rm -rf of the registry: the entries naming it are dead
-// to readers), re-creating every entry under the new one. r.mu is held.
+// its path no longer names it (rm -rf of the registry, or the directory
+// moved away: the entries naming it are dead to readers, who remove
+// them), re-creating every entry under the new one, before readers can
+// see an entry naming it. r.mu is held.
 func (r *Registry) ensureOwner() error {
 	if r.own != nil && r.own.intact() {
 		return nil
@@ -226,7 +231,7 @@ func (r *Registry) ensureOwner() error {
 	for k, l := range r.leases {
 		nl, err := r.create(l.url)
 		if err != nil {
-			r.log.Warn("file registry: cannot re-create entry", "url", k, "err", err)
+			r.cannotRecreate(l, err)
 			continue
 		}
 		if l.intact() {
@@ -235,8 +240,21 @@ func (r *Registry) ensureOwner() error {
 		r.leases[k] = nl
 	}
 	_ = old.f.Close()
-	r.log.Info("file registry: owner lock file re-created (it was removed)", "path", o.path, "entries", len(r.leases))
+	r.log.Warn("file registry: owner lock file re-created, and the entries naming it: it was not at its path any more (the registry directory was removed or moved away, or the file replaced)",
+		"path", o.path, "entries", len(r.leases))
 	return nil
+}
+
+// cannotRecreate logs, bounded (failing), that l's entry cannot be
+// written: a directory where it belongs (mkdir by hand), a file where a
+// directory of the registry belongs, a read-only file system.
+func (r *Registry) cannotRecreate(l *lease, err error) {
+	hint := "retrying every poll"
+	if st, serr := stampOf(l.path); serr == nil && st.mode == syscall.S_IFDIR {
+		hint = "a directory is where the entry belongs: remove it (rmdir); retrying every poll"
+	}
+	l.fail.warn(r.log, "file registry: cannot re-create entry; consumers that do not list it yet will not find this provider",
+		"url", l.url.Redacted(), "path", l.path, "err", err, "hint", hint)
 }
 
 // create writes u's entry, named after r's owner (r.mu held, r.own set):
@@ -269,6 +287,10 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
 	_, err = f.WriteString(u.String() + "\n")
+	var st syscall.Stat_t
+	if err == nil {
+		err = syscall.Fstat(int(f.Fd()), &st) // what the keeper compares (rename keeps it)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -277,13 +299,9 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
+		return nil, fmt.Errorf("file registry: register %s: %w", u.Redacted(), err)
 	}
-	id, err := statID(path)
-	if err != nil {
-		return nil, fmt.Errorf("file registry: register %s: %w", u, err)
-	}
-	return &lease{url: u, path: path, id: id}, nil
+	return &lease{url: u, path: path, st: stampFrom(&st)}, nil
 }
 
 // liveOther returns the path of a live entry of base in dir that is not
@@ -324,10 +342,11 @@ func readNames(dir string) ([]string, error) {
 	return d.Readdirnames(-1)
 }
 
-// intact reports whether l's path still names l's file.
+// intact reports whether l's path still names l's file (written in place
+// or not: an entry edited by hand is still the provider's to remove).
 func (l *lease) intact() bool {
 	id, err := statID(l.path)
-	return err == nil && id == l.id
+	return err == nil && id == l.st.id
 }
 
 func (l *lease) release() {
@@ -336,8 +355,12 @@ func (l *lease) release() {
 	}
 }
 
-// keep re-creates entries that disappeared (removed by hand or by a reader
-// that raced with a re-registration), every poll period until Close.
+// keep puts back, every poll period until Close, the owner lock file
+// when its path no longer names it (ensureOwner) and the entries that
+// were removed (by hand, or by a reader that raced with a
+// re-registration), replaced, or edited in place (echo ... > entry, :
+// > entry: the URL a provider registered is its own, not a runtime
+// override; a touch that leaves the content is no edit).
 func (r *Registry) keep() {
 	defer r.wg.Done()
 	t := time.NewTicker(max(r.p.poll, 100*time.Millisecond))
@@ -349,25 +372,103 @@ func (r *Registry) keep() {
 		case <-t.C:
 		}
 		r.mu.Lock()
-		if len(r.leases) > 0 {
-			if err := r.ensureOwner(); err != nil {
-				r.log.Warn("file registry: cannot re-create the owner lock file", "err", err)
-			}
-		}
-		for k, l := range r.leases {
-			if l.intact() {
-				continue
-			}
-			nl, err := r.create(l.url)
-			if err != nil {
-				r.log.Warn("file registry: cannot re-create entry", "url", k, "err", err)
-				continue
-			}
-			r.leases[k] = nl
-			r.log.Info("file registry: entry re-created", "url", k)
-		}
+		r.keepOnce()
 		r.mu.Unlock()
 	}
+}
+
+// keepOnce is one poll of keep. r.mu is held.
+func (r *Registry) keepOnce() {
+	if len(r.leases) == 0 {
+		return
+	}
+	if err := r.ensureOwner(); err != nil {
+		// Entries written now would name no owner file: readers would
+		// remove them at once.
+		r.ownFail.warn(r.log, "file registry: cannot re-create the owner lock file, nor therefore the entries (consumers that do not list them already will not find them); retrying every poll",
+			"dir", r.p.dir, "entries", len(r.leases), "err", err)
+		return
+	}
+	r.ownFail.recovered(r.log, "file registry: the owner lock file could be re-created again", "path", r.own.path)
+	for k, l := range r.leases {
+		st, err := stampOf(l.path)
+		if err == nil && st == l.st {
+			continue
+		}
+		edited, was := false, ""
+		if err == nil && st.id == l.st.id && st.mode == syscall.S_IFREG {
+			content, rerr := readEntry(cstring(l.path))
+			if rerr == nil && content == l.url.String() {
+				l.st = st // touched, or rewritten as it was
+				continue
+			}
+			edited, was = true, handText(content)
+		}
+		nl, err := r.create(l.url)
+		if err != nil {
+			r.cannotRecreate(l, err)
+			continue
+		}
+		r.leases[k] = nl
+		switch {
+		case l.fail.n > 0:
+			l.fail.recovered(r.log, "file registry: entry re-created", "url", l.url.Redacted(), "path", nl.path)
+		case edited:
+			r.log.Warn("file registry: entry edited in place; put back (a provider's entry holds the URL it registered: change its configuration and restart it instead)",
+				"path", nl.path, "was", was, "url", l.url.Redacted())
+		default:
+			r.log.Info("file registry: entry re-created", "url", l.url.Redacted())
+		}
+	}
+}
+
+// handText is what a Warn shows of an entry edited by hand: its URL
+// without secrets, or its text, bounded ("(empty)" for none).
+func handText(content string) string {
+	if content == "" {
+		return "(empty)"
+	}
+	if u, err := spi.Parse(content); err == nil {
+		return u.Redacted()
+	}
+	if len(content) > maxWhy {
+		content = content[:maxWhy] + "..."
+	}
+	return strings.ToValidUTF8(content, "?")
+}
+
+// failing bounds the Warn of something the keeper retries every poll (an
+// entry or owner lock file it cannot re-create): the first failure, then
+// one line every staleWarnEvery (30 s) with the count and how long, and an
+// Info when it works again. Logged every poll, it was two lines a second
+// per entry for as long as a file sat where the registry directory
+// belongs.
+type failing struct {
+	n             int
+	since, warnAt time.Time
+}
+
+// warn counts a failure and logs it when due.
+func (f *failing) warn(log *slog.Logger, msg string, args ...any) {
+	now := time.Now()
+	f.n++
+	switch {
+	case f.n == 1:
+		f.since, f.warnAt = now, now
+		log.Warn(msg, args...)
+	case now.Sub(f.warnAt) >= staleWarnEvery:
+		f.warnAt = now
+		log.Warn(msg, append(args, "failed_polls", f.n, "failing_for", now.Sub(f.since).Round(time.Second))...)
+	}
+}
+
+// recovered logs, after failures, that it works again, and resets f.
+func (f *failing) recovered(log *slog.Logger, msg string, args ...any) {
+	if f.n == 0 {
+		return
+	}
+	log.Info(msg, append(args, "after_failed_polls", f.n, "failed_for", time.Since(f.since).Round(time.Millisecond))...)
+	*f = failing{}
 }
 
 // Unregister removes u's entry and releases its lock; unknown URLs are a

@@ -37,16 +37,23 @@ const Separator = "@"
 type owner struct {
 	id   string
 	path string
+	fid  fileID   // the file's identity when it was created
 	f    *os.File // holds the exclusive flock
 }
 
-// intact reports whether o's file is still linked (rm -rf of the
-// registry removes it: its entries are then dead to every reader): an
-// fstat of the descriptor held, which, unlike a stat of the path, walks no
-// directory (the keeper checks it every poll).
+// intact reports whether o's path still names o's file. When it does not,
+// the entries naming o are dead to every reader, who removes them: rm -rf
+// of the registry removed the file, or the registry directory was moved
+// away (mv reg reg.old: the descriptor held still has its lock, in the
+// moved copy, and nothing is at the path readers look at), or the file
+// was replaced. One stat of the path: the keeper checks it every poll.
+// (An fstat of the descriptor, nlink > 0, saw a removal but not a move:
+// the provider then re-created its entries without their owner file, and
+// every reader removed them, twice a second, until the moved copy was
+// deleted.)
 func (o *owner) intact() bool {
-	var st syscall.Stat_t
-	return syscall.Fstat(int(o.f.Fd()), &st) == nil && st.Nlink > 0
+	id, err := statID(o.path)
+	return err == nil && id == o.fid
 }
 
 // fileID is a file's identity: device and inode.
@@ -60,6 +67,31 @@ func statID(path string) (fileID, error) {
 		return fileID{}, err
 	}
 	return fileID{uint64(st.Dev), st.Ino}, nil
+}
+
+// stamp is what the keeper compares each poll to tell that an entry is
+// still the file it wrote: its identity, and its size and modification
+// time, which a write in place (echo ... > entry, : > entry) changes
+// while the identity stays.
+type stamp struct {
+	id    fileID
+	size  int64
+	mtime syscall.Timespec
+	mode  uint32 // the file type bits (a directory made in its place)
+}
+
+// stampOf returns path's stamp (one stat, no allocation but the path's).
+func stampOf(path string) (stamp, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return stamp{}, err
+	}
+	return stampFrom(&st), nil
+}
+
+// stampFrom returns the stamp of the file st describes.
+func stampFrom(st *syscall.Stat_t) stamp {
+	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Size, st.Mtim, st.Mode & syscall.S_IFMT}
 }
 
 // newOwner creates and locks a new owner file in the registry directory
@@ -94,10 +126,17 @@ func newOwner(dir string) (*owner, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return fail(err)
 	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("file registry: owner lock %s: %w", path, err)
+	}
+	fid := fileID{uint64(st.Dev), st.Ino}
 	if _, done := swept.LoadOrStore(od, true); !done {
 		sweepOwners(od, id)
 	}
-	return &owner{id: id, path: path, f: f}, nil
+	return &owner{id: id, path: path, fid: fid, f: f}, nil
 }
 
 // swept holds the owners directories this process has swept: once each,
