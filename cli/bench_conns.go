@@ -32,7 +32,13 @@ const connSampleEvery = 50 * time.Millisecond
 // the directory or announced its shutdown (read-only or draining event)
 // is away; when it is listed again, or a new registry entry with its
 // address is, having had all its connections up, it restarted, and its
-// new connections get connect.timeout again. Connections that were up
+// new connections get connect.timeout again. A provider that announced
+// its shutdown and stays listed by a list that does not change (a direct
+// URL: its connection closed, nothing unlisted it) is back only when a
+// connection to it is up again or a new entry lists it: until then it is
+// still away (counted as left at the end), not restarted (it was counted
+// restarted as soon as its closed channel stopped saying it was leaving,
+// though it never came back: tester46 finding 6). Connections that were up
 // and are down at the end while their provider is listed (killed,
 // stalled, cut off) are lost, not never up.
 type connWatch struct {
@@ -55,6 +61,7 @@ type providerWatch struct {
 	full      bool                 // all its connections were up at once since then
 	wasFull   bool                 // ... at any time in the run
 	away      bool                 // last sample: unlisted, or announced its shutdown
+	unlisted  bool                 // away since a sample that did not list it at all
 	restarted bool
 	up, asked int // last sample, entries not leaving
 }
@@ -131,7 +138,10 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 	defer w.mu.Unlock()
 	never := 0
 	for addr, st := range w.addrs {
-		if a := cur[addr]; a == nil || !a.present {
+		switch a := cur[addr]; {
+		case a == nil:
+			st.away, st.unlisted = true, true
+		case !a.present:
 			st.away = true
 		}
 	}
@@ -148,6 +158,11 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 			for _, e := range a.entries {
 				fresh = fresh || !st.seen[e]
 			}
+			if st.away && !st.unlisted && !fresh && a.up == 0 {
+				// announced its shutdown, still listed as it was,
+				// nothing up: not back
+				continue
+			}
 			if st.away || (fresh && st.wasFull) {
 				// back, or registered again: its new connections get
 				// their connect.timeout
@@ -158,7 +173,7 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 		for _, e := range a.entries {
 			st.seen[e] = true
 		}
-		st.away, st.up, st.asked = false, a.up, a.asked
+		st.away, st.unlisted, st.up, st.asked = false, false, a.up, a.asked
 		if a.up >= a.asked {
 			st.full, st.wasFull = true, true
 		}
