@@ -2,6 +2,7 @@ package zookeeper
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,27 @@ type handshakeConn struct {
 	granted *atomic.Int64 // ns: the session timeout the server granted
 	sets    atomic.Int32  // non-zero deadlines set so far
 	head    []byte        // the first connectHead bytes received (zk reads from one goroutine at a time)
+	refused *refusals
+	wrote   atomic.Bool // the connect request has been (partly) written
+	closed  atomic.Bool // the server closed the connection before answering (counted in refused)
 }
+
+// refusals counts, for a zk handle, the connections in a row that the
+// server closed after the session request without answering a byte:
+// how ZooKeeper refuses a session request it will not serve ("Refusing
+// session request for client ... as it has seen zxid ...": a server
+// restarted with empty data does not know the session, whose client has
+// seen a higher zxid than the server's; also a server not serving yet,
+// starting or without a quorum). Any answer resets it; a dial error or a
+// handshake that times out leaves it as it is.
+type refusals struct {
+	n    atomic.Int32
+	kick func() // wakes the handle's session loop
+}
+
+// refusedInARow is how many connections in a row the server list has
+// closed at the handshake.
+func (r *refusals) refusedInARow() int { return int(r.n.Load()) }
 
 // connectHead is how many bytes of a connection's first answer hold the
 // session timeout the server granted: ZooKeeper's ConnectResponse, framed,
@@ -40,11 +61,36 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.heard.mark()
+		if len(c.head) == 0 && c.refused != nil {
+			c.refused.n.Store(0)
+		}
 		if len(c.head) < connectHead {
 			c.readHead(b[:n])
 		}
+	} else if err != nil && len(c.head) == 0 && c.wrote.Load() && c.refused != nil && !isTimeout(err) && c.closed.CompareAndSwap(false, true) {
+		c.refused.n.Add(1)
+		if c.refused.kick != nil {
+			c.refused.kick()
+		}
 	}
 	return n, err
+}
+
+// Write writes to the server and notes that the session request (the
+// connection's first bytes) has gone.
+func (c *handshakeConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.wrote.Store(true)
+	}
+	return n, err
+}
+
+// isTimeout reports whether err is a deadline that passed (a server that
+// does not answer, not one that closes the connection).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // readHead collects the first connectHead bytes of the connection and,
@@ -107,10 +153,11 @@ func (c *handshakeConn) SetReadDeadline(t time.Time) error {
 }
 
 // dialer returns a zk.Dialer whose connections bound the handshake to
-// limit, mark heard when they receive bytes and store in granted the
-// session timeout the server granted (ns); lastErr keeps the last failed
+// limit, mark heard when they receive bytes, store in granted the
+// session timeout the server granted (ns) and count in refused the
+// connections closed at the handshake; lastErr keeps the last failed
 // dial's error.
-func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock, granted *atomic.Int64) func(network, address string, timeout time.Duration) (net.Conn, error) {
+func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock, granted *atomic.Int64, refused *refusals) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
@@ -118,7 +165,7 @@ func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactC
 			return nil, err
 		}
 		lastErr.Store(nil)
-		return &handshakeConn{Conn: c, limit: limit, heard: heard, granted: granted}, nil
+		return &handshakeConn{Conn: c, limit: limit, heard: heard, granted: granted, refused: refused}, nil
 	}
 }
 

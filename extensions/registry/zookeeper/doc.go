@@ -43,7 +43,13 @@
 // Entries are ephemeral nodes, their parents persistent; each name is encoded
 // exactly once, and registering an existing entry is a no-op. A goroutine the
 // registry owns drains zk's event channel and tracks the session: after a new
-// session (expiry) it re-creates the registry's own entries at once. The
+// session (expiry) it re-creates the registry's own entries at once. Each
+// own entry has an exists watch: an entry someone else deletes (zkCli
+// delete, an admin tool) is re-created at once, said at Warn once per
+// deletion ("provider entry ... was deleted from ZooKeeper by someone
+// else; re-created"), as Curator's PersistentNode re-creates its node; an
+// unregistered entry stays deleted, and an entry another session has
+// created at that path meanwhile is left to it. The
 // subscriptions of one interface share one watch of its providers node
 // (Dubbo's ZookeeperRegistry keeps one child listener per path): one loop
 // re-lists the node and re-arms the watch after every event and every
@@ -79,8 +85,20 @@
 // persistent volume, a rebuilt ensemble) refuses a client that has seen a
 // higher zxid than its own ("Refusing session request for client ... as it
 // has seen zxid ..."), and go-zookeeper would redial with that zxid
-// forever. On the new session the registry re-creates its entries and
-// every watched interface is re-listed and its watch re-armed. Each lost
+// forever. It closes the connection at the session handshake without a
+// word, and a session it refuses is not one it knows: once every server
+// of the list has closed the connection at the handshake twice in a row
+// (about a second after the server is back; a lagging ensemble member's
+// refusal sends go-zookeeper on to the next server), the registry opens
+// the new session at once, logged at Warn ("ZooKeeper refuses this
+// session"), instead of waiting session.timeout since its last contact. A
+// server not serving yet (loading its data, no quorum), or a TCP proxy in
+// front of a ZooKeeper that is down, closes connections the same way; if
+// that lasts two rounds the new session replaces the old one's entries
+// when the server serves (in one transaction: consumers do not see them
+// missing) and the old session expires with nothing of its own. On the
+// new session the registry re-creates its entries and every watched
+// interface is re-listed and its watch re-armed. Each lost
 // session is counted once in counters.Registry.SessionExpiries
 // (airnode_registry_session_expiries_total) as soon as the registry knows
 // of it: the "session expired" Warn, the redial, or the server's answer.

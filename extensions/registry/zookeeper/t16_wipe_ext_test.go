@@ -19,7 +19,8 @@ import (
 // with an empty data directory under a running provider and a running
 // consumer. The server refuses a client that has seen a higher zxid than
 // its own, so the old handle would redial forever; the registry drops it
-// once there has been no session for session.timeout, opens a new session
+// once the server has refused it twice (TestWipedServerRefusal...; at
+// the latest once there has been no session for session.timeout), opens a new session
 // from zxid 0, re-creates the provider's entry (saying so at Info) and
 // re-arms the consumer's watch, which then sees a provider registered
 // after the wipe.
@@ -30,37 +31,10 @@ func TestT16_1_EmptyDataRestart(t *testing.T) {
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1)
 
-	// Raise the server's zxid well above what it will have after the wipe,
-	// and let both registries see it.
-	raw := rawClient(t)
-	for i := 0; i < 50; i++ {
-		if _, err := raw.Create("/t16w-bump", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
-		}
-		if err := raw.Delete("/t16w-bump", -1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := p.Lookup(ctx(t), consumer); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Lookup(ctx(t), consumer); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-
 	expiries := counters.Registry.SessionExpiries.Load()
-	server.Stop()
-	t.Cleanup(func() { _ = server.Restart() })
-	if err := os.RemoveAll(server.DataDir()); err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := time.Now()
+	restarted := wipeZooKeeper(t, p, c)
 
-	raw = rawClient(t)
+	raw := rawClient(t)
 	deadline := restarted.Add(2*time.Second + 15*time.Second)
 	for {
 		ch, _, err := raw.Children("/t16w/demo.Echo/providers")
@@ -163,4 +137,37 @@ func registeredProvider(t *testing.T, url string) (spi.Registry, *lineLog) {
 		t.Fatal(err)
 	}
 	return p, plog
+}
+
+// wipeZooKeeper raises the server's zxid, lets each of regs see it (a
+// Lookup), then stops the server, removes its data and starts it again:
+// a ZooKeeper restarted with empty data, which refuses their sessions
+// (their clients have seen a higher zxid than its own). It returns when
+// the server serves again, and that time.
+func wipeZooKeeper(t *testing.T, regs ...spi.Registry) time.Time {
+	t.Helper()
+	raw := rawClient(t)
+	for i := 0; i < 50; i++ {
+		if _, err := raw.Create("/wipe-bump", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.Delete("/wipe-bump", -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range regs {
+		if _, err := r.Lookup(ctx(t), consumer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	server.Stop()
+	t.Cleanup(func() { _ = server.Restart() })
+	if err := os.RemoveAll(server.DataDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	return time.Now()
 }

@@ -1,0 +1,143 @@
+package zookeeper
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/spi"
+)
+
+// guard watches u's node, one of the registry's own entries, just
+// created on conn's session, with an exists watch (ExistsW), and
+// re-creates it at once when someone else deletes it (a hand-run zkCli
+// delete, an admin tool), saying so once per deletion at Warn: an entry
+// the process has not unregistered stays in ZooKeeper, as the file
+// registry re-creates a removed entry file and as Curator's
+// PersistentNode recipe re-creates its ephemeral node. An exists watch on
+// each own entry fires only for that node; a children watch of the
+// providers node would fire, and cost a read of the whole node, on every
+// change of every provider of the interface in every provider process.
+// Data changes re-arm the watch (consumers read entry names, not data).
+// The watch ends with its session (expiry, redial or Close: zk ends
+// every watch; the new session re-creates and guards the entries) and
+// when the entry is no longer registered (Unregister: it stays deleted).
+// One guard per entry and session.
+func (r *Registry) guard(conn *zk.Conn, u spi.URL) {
+	key := u.String()
+	sid := conn.SessionID()
+	r.mu.Lock()
+	if r.closed || sid == 0 || r.guarded[key] == sid {
+		r.mu.Unlock()
+		return
+	}
+	if _, ok := r.registered[key]; !ok {
+		r.mu.Unlock()
+		return
+	}
+	r.guarded[key] = sid
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			if r.guarded[key] == sid {
+				delete(r.guarded, key)
+			}
+			r.mu.Unlock()
+		}()
+		r.guardLoop(conn, sid, u)
+	}()
+}
+
+// guardLoop is guard's goroutine: it arms the exists watch of u's node
+// on session sid and re-creates the node whenever it is gone, until the
+// watch ends with the session or u is no longer registered.
+func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
+	path := r.nodePath(u)
+	for {
+		if !r.owns(conn, sid, u) {
+			return
+		}
+		exists, _, ch, err := conn.ExistsW(path)
+		if err != nil { // the connection is lost: a new session re-creates and guards the entries
+			r.log.Debug("zookeeper registry: cannot watch own entry", "url", u.String(), "err", err)
+			return
+		}
+		if exists {
+			ev, ok := <-ch
+			if !ok || ev.Type == zk.EventNotWatching {
+				return
+			}
+			if ev.Type != zk.EventNodeDeleted {
+				continue // data changed (or created): watch again
+			}
+		}
+		if conn.SessionID() != sid || !r.owns(conn, sid, u) {
+			return
+		}
+		err = r.recreate(conn, u)
+		if err == nil {
+			kind := "provider"
+			if category(u) == Consumers {
+				kind = "consumer"
+			}
+			r.log.Warn("zookeeper registry: "+kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
+				"url", u.String(), "path", path)
+			continue
+		}
+		if conn.SessionID() != sid || conn.State() != zk.StateHasSession {
+			return // the session's end re-creates it
+		}
+		r.log.Warn("zookeeper registry: entry was deleted from ZooKeeper by someone else; cannot re-create it, retrying",
+			"url", u.String(), "err", err)
+		r.mu.Lock()
+		if _, ok := r.registered[u.String()]; ok {
+			r.pending[u.String()] = u
+		}
+		h := r.handle
+		r.mu.Unlock()
+		if h != nil {
+			select {
+			case h.kick <- struct{}{}: // the session loop retries pending entries
+			default:
+			}
+		}
+		return
+	}
+}
+
+// owns reports whether u is still registered, the registry open and conn
+// its current zk handle on session sid.
+func (r *Registry) owns(conn *zk.Conn, sid int64, u spi.URL) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.registered[u.String()]
+	return ok && !r.closed && r.conn == conn && r.guarded[u.String()] == sid
+}
+
+// recreate creates u's node again after someone else deleted it. An
+// entry another session has created meanwhile (another process
+// registering the same URL) is left to it, not replaced: two guards of
+// one entry would otherwise delete each other's node forever. When u was
+// unregistered while the node was being created, the node is deleted
+// again, so a guard never brings an unregistered entry back.
+func (r *Registry) recreate(conn *zk.Conn, u spi.URL) error {
+	path := r.nodePath(u)
+	if err := r.ensurePath(conn, r.categoryPath(u.Interface(), category(u))); err != nil {
+		return err
+	}
+	_, err := conn.Create(path, []byte(entry(u).String()), zk.FlagEphemeral, r.acl)
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("zookeeper registry: create %s: %w", path, err)
+	}
+	r.mu.Lock()
+	_, ok := r.registered[u.String()]
+	r.mu.Unlock()
+	if !ok && err == nil {
+		_ = conn.Delete(path, -1)
+	}
+	return nil
+}
