@@ -4,7 +4,8 @@
 // Layout: <dir>/<service key>/providers/<name>@<owner id> (and consumers/
 // for side=consumer), <name> being the URL percent-encoded once with
 // url.QueryEscape (a name over 200 bytes is replaced by "h-" and a
-// SHA-256 prefix; the file always holds the URL). Each Registry that
+// SHA-256 prefix of the URL with its secrets written ***; the file always
+// holds the URL). Each Registry that
 // registers something creates <dir>/.owners/<owner id> ("<pid>-<12 hex>")
 // and holds an exclusive flock on it for its life: its entries are live
 // while that lock is held, so an entry whose owner's lock is free (or
@@ -94,9 +95,14 @@
 // of one group share a registry with umask 002 in a setgid group
 // directory (chmod 2775), whose new directories inherit the group. An
 // entry whose URL has a token is 0640 less the umask (TokenEntryMode) and
-// named by a hash of its URL, so that the token is neither in a directory
-// listing nor readable outside the owner's group; a consumer that cannot
-// read such an entry does not list that provider.
+// named by a hash of its URL with the token written *** (spi.URL.Redacted),
+// so that the token is neither in a directory listing, nor to be tested
+// offline against the name, nor readable outside the owner's group; a
+// consumer that cannot read such an entry does not list that provider.
+// Trust: whoever can write a registry directory (a group sharing one) can
+// put an entry there, or remove or replace another's, and so receive the
+// calls, and the tokens, of the consumers that read it: a shared
+// directory trusts every user who can write it as much as every provider.
 //
 //	URL key   type      unit  default  bounds       meaning
 //	(path)    path      -     see below             "file:///var/run/x" picks the directory
@@ -106,7 +112,15 @@
 // when XDG_RUNTIME_DIR is an existing directory, else
 // os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry:
 // every process of one user that names no directory shares it, so a
-// private registry names its own (file:///tmp/myapp-reg). An unknown URL
+// private registry names its own (file:///tmp/myapp-reg). The last lies
+// in a directory every user can write, so its parent airnode-<uid> and it
+// are made 0700 (PrivateMode), and when they exist, whether the URL names
+// that directory or leaves it to the default, they are refused (an error
+// naming the path, its owner and mode, and what to do; the keeper warns)
+// unless each is a directory, not a symbolic link, owned by the uid (or
+// root) and writable by no group or other user: another user could have
+// made it first and would receive the calls. A directory named elsewhere
+// is not checked (a group may share it by design). An unknown URL
 // key is an error: a misspelling of poll gets the key meant, a key of the
 // zookeeper registry (or a misspelling of one, file.cahce) what the file
 // registry does instead, any other key how the directory is given.

@@ -51,13 +51,10 @@ const (
 	TokenEntryMode = 0o640 // an entry whose URL has a token
 )
 
-// keyToken is the provider URL key of the token filter's secret.
-const keyToken = "token"
-
-// hasToken reports whether u carries a token.
-func hasToken(u spi.URL) bool {
-	v, _ := u.Param(keyToken)
-	return v != ""
+// hasSecret reports whether u carries a secret that logs must not show
+// (spi.URL.Redacted): a token, a method's token, a password.
+func hasSecret(u spi.URL) bool {
+	return u.Redacted() != u.String()
 }
 
 // staleTemp is the age after which an unlocked temporary file is removed.
@@ -87,7 +84,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	desc := u.String()
+	desc := u.Redacted()
 	if u.Path() == "" {
 		desc += " (" + p.dir + ")" // the default directory depends on the environment
 	}
@@ -169,14 +166,39 @@ func (r *Registry) categoryDir(serviceKey, cat string) string {
 }
 
 // entryName is the file name of u's entry: u encoded once, or "h-" and a
-// SHA-256 prefix of u when that is over maxName bytes or u has a token.
+// SHA-256 prefix of u.Redacted() (its secrets replaced by "***") when
+// that is over maxName bytes or u has a secret (a token). The name thus
+// tells nothing of the token: a hash of the whole URL let a local user
+// who can list the directory test guessed tokens offline, every other
+// part of a provider URL being guessable (its address, methods, the
+// timestamp from the owner lock file's mtime). Two URLs that differ only
+// in their token get one name, as the same provider (address and service)
+// should. Readers take an entry of any name (they read its URL), so
+// renaming changed nothing for them; see legacyName for the older one.
 func entryName(u spi.URL) string {
 	n := escape(u.String())
-	if len(n) > maxName || hasToken(u) {
-		sum := sha256.Sum256([]byte(u.String()))
-		n = "h-" + hex.EncodeToString(sum[:20])
+	if len(n) > maxName || hasSecret(u) {
+		n = hashName(u.Redacted())
 	}
 	return n
+}
+
+// hashName is "h-" and the first 20 bytes of the SHA-256 of s, in hex.
+func hashName(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "h-" + hex.EncodeToString(sum[:20])
+}
+
+// legacyName is the name versions before 2 Dec 2026 (and docs/wire.md's
+// recipe for providers in other languages until then) gave the entry of a
+// URL with a token, a hash of the whole URL; "" for a URL without
+// secrets, whose name did not change. A dead older-format entry so named
+// is still recognised as a registry's (entryState) and removed.
+func legacyName(u spi.URL) string {
+	if !hasSecret(u) {
+		return ""
+	}
+	return hashName(u.String())
 }
 
 // Register creates u's entry, named after the registry's owner lock file
@@ -218,6 +240,9 @@ func (r *Registry) Register(_ context.Context, u spi.URL) error {
 func (r *Registry) ensureOwner() error {
 	if r.own != nil && r.own.intact() {
 		return nil
+	}
+	if err := r.guardDir(true); err != nil {
+		return err
 	}
 	o, err := newOwner(r.p.dir)
 	if err != nil {
@@ -265,21 +290,29 @@ func (r *Registry) cannotRecreate(l *lease, err error) {
 func (r *Registry) create(u spi.URL) (*lease, error) {
 	cat := category(u)
 	dir := r.categoryDir(u.ServiceKey(), cat)
+	if err := r.guardDir(true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
 	base := entryName(u)
 	path := filepath.Join(dir, base+Separator+r.own.id)
+	for i := 2; r.takenByOther(path, u); i++ {
+		// another URL of this registry with the same name: one that
+		// differs only in its token (entryName)
+		path = filepath.Join(dir, base+"-"+strconv.Itoa(i)+Separator+r.own.id)
+	}
 	if cat == Providers {
 		if other := r.liveOther(dir, base); other != "" {
-			return nil, fmt.Errorf("file registry: %s is already registered by another live registry or process (%s)", u, other)
+			return nil, fmt.Errorf("file registry: %s is already registered by another live registry or process (%s)", u.Redacted(), other)
 		}
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(dir, ".tmp-"+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
 	mode := os.FileMode(EntryMode)
-	if hasToken(u) {
+	if hasSecret(u) {
 		mode = TokenEntryMode
 	}
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
@@ -302,6 +335,17 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 		return nil, fmt.Errorf("file registry: register %s: %w", u.Redacted(), err)
 	}
 	return &lease{url: u, path: path, st: stampFrom(&st)}, nil
+}
+
+// takenByOther reports whether path is the entry of another URL than u
+// registered by r. r.mu is held.
+func (r *Registry) takenByOther(path string, u spi.URL) bool {
+	for k, l := range r.leases {
+		if l.path == path && k != u.String() {
+			return true
+		}
+	}
+	return false
 }
 
 // liveOther returns the path of a live entry of base in dir that is not
@@ -492,7 +536,7 @@ func (r *Registry) Lookup(_ context.Context, consumer spi.URL) ([]spi.URL, error
 	}
 	list, err := r.scanOnce(r.categoryDir(consumer.ServiceKey(), Providers))
 	if err != nil {
-		return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+		return nil, readError(err)
 	}
 	return list, nil
 }
@@ -508,7 +552,7 @@ func (r *Registry) Consumers(_ context.Context, consumer spi.URL) ([]spi.URL, er
 	}
 	list, err := r.scanOnce(r.categoryDir(consumer.ServiceKey(), Consumers))
 	if err != nil {
-		return nil, fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+		return nil, readError(err)
 	}
 	return list, nil
 }
@@ -526,6 +570,9 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 // (Services) has no use for the second. Errors are Services'.
 func (r *Registry) ServicesWithInvalid(context.Context) (keys, invalidOnly []string, err error) {
 	if err := r.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.guardDir(false); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
 	}
 	ents, err := os.ReadDir(r.p.dir)
@@ -565,6 +612,16 @@ func (r *Registry) ServicesWithInvalid(context.Context) (keys, invalidOnly []str
 	return keys, invalidOnly, nil
 }
 
+// readError is Lookup's and Consumers' error for err, a failed scan:
+// with where the limit is (readHint), or as it is when it already says
+// everything (the per-uid default directory refused: checkPrivate).
+func readError(err error) error {
+	if errors.Is(err, errNotPrivate) {
+		return err
+	}
+	return fmt.Errorf("file registry: %w (%s)", err, readHint(err))
+}
+
 func (r *Registry) check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -582,6 +639,9 @@ func (r *Registry) check() error {
 // it never fails for that.
 func (r *Registry) Subscribe(_ context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	dir := r.categoryDir(consumer.ServiceKey(), Providers)
+	if err := r.guardDir(true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}

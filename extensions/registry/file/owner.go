@@ -228,7 +228,7 @@ func removeIfSame(path string, fd int) {
 // read is set. A dead entry (lock free) is removed if p still names it,
 // when it is a registry's: a temporary file (a name starting with ".") or
 // a file named as a registry names the entry of the URL it holds
-// (entryName). Any other unlocked file was written by hand (echo URL >
+// (entryName, or legacyName as older versions named it). Any other unlocked file was written by hand (echo URL >
 // providers/mine): it is left alone and reported as errHandWritten, with
 // its content. Errors other than a missing file are returned.
 func entryState(p []byte, read bool) (live bool, content string, err error) {
@@ -258,7 +258,7 @@ func entryState(p []byte, read bool) (live bool, content string, err error) {
 			return false, "", err
 		}
 		content = strings.TrimSpace(string(b))
-		if u, err := spi.Parse(content); err != nil || entryName(u) != name {
+		if u, err := spi.Parse(content); err != nil || entryName(u) != name && legacyName(u) != name {
 			return false, content, errHandWritten
 		}
 	}
@@ -311,6 +311,8 @@ func readHint(err error) string {
 		return "out of file descriptors: see ulimit -n"
 	case errors.Is(err, syscall.ENFILE):
 		return "the system is out of file descriptors: see fs.file-max"
+	case errors.Is(err, errNotPrivate):
+		return "the default directory is not this user's alone: see err"
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return "permission denied: see the directory's owner and mode"
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,17 +29,18 @@ const (
 )
 
 type params struct {
-	dir  string
-	poll time.Duration
+	dir     string
+	poll    time.Duration
+	private bool // dir is the per-uid default in $TMPDIR: checked (checkPrivate)
 }
 
 func parseParams(u spi.URL) (params, error) {
 	var p params
 	if u.Scheme() != Name {
-		return p, fmt.Errorf("file registry: scheme %q in %q, want %q", u.Scheme(), u, Name)
+		return p, fmt.Errorf("file registry: scheme %q in %q, want %q", u.Scheme(), u.Redacted(), Name)
 	}
 	if h := u.Host(); h != "" && h != "localhost" {
-		return p, fmt.Errorf("file registry: host %q in %q: want file:///absolute/path or file://", h, u)
+		return p, fmt.Errorf("file registry: host %q in %q: want file:///absolute/path or file://", h, u.Redacted())
 	}
 	for _, k := range u.Keys() {
 		if k != KeyPoll {
@@ -59,6 +59,7 @@ func parseParams(u spi.URL) (params, error) {
 	} else {
 		p.dir = DefaultDir()
 	}
+	p.private = p.dir == tmpDefaultDir()
 	return p, nil
 }
 
@@ -85,7 +86,7 @@ func unknownKey(u spi.URL, k string) error {
 		own = append(own, d.Key)
 	}
 	oneKey := "the one key is " + strings.Join(own, ", ")
-	msg := fmt.Sprintf("file registry: unknown URL key %q in %q", k, u)
+	msg := fmt.Sprintf("file registry: unknown URL key %q in %q", k, u.Redacted())
 	if m := suggest.Closest(k, own); m != "" {
 		return fmt.Errorf("%s; did you mean %q? (%s)", msg, m, oneKey)
 	}
@@ -118,7 +119,9 @@ var otherRegistryKeys = map[string][2]string{
 
 // DefaultDir returns the directory used when the URL names none:
 // $XDG_RUNTIME_DIR/airnode/registry, else os.UserCacheDir()/airnode/registry,
-// else os.TempDir()/airnode-<uid>/registry. XDG_RUNTIME_DIR counts only
+// else os.TempDir()/airnode-<uid>/registry (made PrivateMode on first
+// use, and refused when another user could write it: checkPrivate).
+// XDG_RUNTIME_DIR counts only
 // when it is an absolute path to an existing directory: the XDG Base
 // Directory spec has the login manager create it and tells applications
 // to fall back when it is unset or unusable, so a stale or mistyped value
@@ -135,5 +138,5 @@ func DefaultDir() string {
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "airnode", "registry")
 	}
-	return filepath.Join(os.TempDir(), "airnode-"+strconv.Itoa(os.Getuid()), "registry")
+	return tmpDefaultDir()
 }

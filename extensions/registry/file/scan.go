@@ -53,6 +53,9 @@ type scanner struct {
 	// bad, when set, is told each invalid entry of every listing (the
 	// registry logs each one once).
 	bad func(Invalid)
+	// guard, when set, runs before each scan: the per-uid default
+	// directory's check (checkPrivate), whose error the scan returns.
+	guard func() error
 }
 
 // Invalid is an entry of a category directory that readers skip: a
@@ -77,6 +80,11 @@ func (s *scanner) identity() (uint64, uint64) { return uint64(s.st.Dev), s.st.In
 // An error is the directory's (os.ErrNotExist: removed) or reading an
 // entry's (out of descriptors...): s.list is then the last one.
 func (s *scanner) scan(full bool) (changed bool, err error) {
+	if s.guard != nil {
+		if err := s.guard(); err != nil {
+			return false, err
+		}
+	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(s.dir, &st); err != nil {
 		return false, &os.PathError{Op: "stat", Path: s.dir, Err: err}
@@ -345,6 +353,9 @@ func (r *Registry) scanInvalid(dir string) ([]spi.URL, []Invalid, error) {
 func (r *Registry) newScanner(dir string) *scanner {
 	s := newScanner(dir, r.p.dir)
 	s.bad = r.badEntry
+	if r.p.private {
+		s.guard = func() error { return r.guardDir(false) }
+	}
 	return s
 }
 
