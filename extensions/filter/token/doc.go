@@ -5,9 +5,12 @@
 // token for S.M from ADDR: refused, ..." before the service runs, its Cause
 // spi.ErrAccessDenied, and counted
 // (Filter.Rejected and internal/counters Access.TokenRejections, which
-// airnode stats prints as rejected before the service); the metrics filter
-// counts it as no call or failure of the method. The attachment is removed
-// before the service sees the call. On the consumer, the filter copies the
+// airnode stats prints as rejected before the service), and logged at
+// Warn on the node's logger, rate-bounded with internal/ratelog ("token:
+// refusing calls without the provider's token", with provider, peer,
+// reason=missing or wrong, service, method, rejected; never a token's
+// value); the metrics filter counts it as no call or failure of the
+// method. The attachment is removed before the service sees the call. On the consumer, the filter copies the
 // reference URL's token into the "token" attachment when the caller did
 // not set one (direct references: airnode://host:port/svc?token=SECRET).
 //

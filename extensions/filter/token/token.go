@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"log/slog"
+	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -54,7 +58,7 @@ func (Builder) Build(u spi.URL) (spi.Filter, error) {
 	case IsRandom(tok):
 		return nil, fmt.Errorf("token: consumer %s=%s: give the provider's token, or leave the key out to use the one the registry publishes", Key, tok)
 	}
-	return &Filter{side: side, token: []byte(tok), on: true}, nil
+	return &Filter{side: side, token: []byte(tok), on: true, addr: u.Address()}, nil
 }
 
 // Filter checks (provider) or sends (consumer) the token.
@@ -62,7 +66,48 @@ type Filter struct {
 	side     spi.Side
 	token    []byte
 	on       bool
+	addr     string       // the provider's address, for its refusal lines
+	log      *slog.Logger // the node's (UseLogger); nil: slog.Default()
 	rejected atomic.Int64
+}
+
+// UseLogger makes the filter log its refusals to l, its node's logger
+// (spi.LoggerUser: the kernel calls it right after Build).
+func (f *Filter) UseLogger(l *slog.Logger) { f.log = l }
+
+// refusals bounds the refusal lines per base logger (internal/ratelog):
+// per class (peer IP, missing or wrong, service and method) the first
+// refusal of a burst, then one each time its count doubles up to 1,024,
+// then one every 10 s, with a summary 10 s after the last.
+var refusals = ratelog.Limiters{SummaryAttrs: []any{"component", Name}}
+
+// refusedMsg is the message of a refusal's Warn line.
+const refusedMsg = "token: refusing calls without the provider's token"
+
+// logRefusal writes, rate-bounded at Warn, that a call of service.method
+// from peer (its address, or "unknown address") was refused, what being
+// "missing" or "wrong". Neither token is written. Attributes: provider,
+// peer, reason (missing, wrong), service, method, rejected (this filter's
+// refusals so far), then suppressed and in_burst after a burst's first
+// line.
+func (f *Filter) logRefusal(peer, what, service, method string, rejected int64) {
+	lg := f.log
+	if lg == nil {
+		lg = slog.Default()
+	}
+	if !lg.Enabled(context.Background(), slog.LevelWarn) {
+		return
+	}
+	host := peer
+	if h, _, err := net.SplitHostPort(peer); err == nil {
+		host = h // one class per peer IP, whatever its ports
+	}
+	ok, suppressed, n := refusals.For(lg).Event(host+" "+what+" "+service+" "+method, time.Now(), slog.LevelWarn, refusedMsg)
+	if !ok {
+		return
+	}
+	lg.Warn(refusedMsg, ratelog.Attrs([]any{"provider", f.addr, "peer", peer, "reason", what,
+		"service", service, "method", method, "rejected", rejected}, suppressed, n)...)
 }
 
 // Rejected returns how many calls this filter refused.
@@ -85,7 +130,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 		delete(inv.Attachments, spi.AttachmentToken)
 		return next.Invoke(ctx, inv)
 	}
-	f.rejected.Add(1)
+	rejected := f.rejected.Add(1)
 	counters.Access.TokenRejections.Inc()
 	what, why := "wrong", "it is not the provider's token"
 	if !present || got == "" {
@@ -95,6 +140,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if from == "" {
 		from = "unknown address"
 	}
+	f.logRefusal(from, what, inv.Service, inv.Method, rejected)
 	return spi.Result{Err: &spi.Error{Status: RefusedStatus, Cause: spi.ErrAccessDenied,
 		Message: fmt.Sprintf("token: %s token for %s.%s from %s: refused, %s; the method did not run", what, inv.Service, inv.Method, from, why)}}
 }
@@ -114,4 +160,5 @@ const RefusedStatus = spi.StatusBadRequest
 var (
 	_ spi.FilterBuilder = Builder{}
 	_ spi.Filter        = (*Filter)(nil)
+	_ spi.LoggerUser    = (*Filter)(nil)
 )
