@@ -332,7 +332,11 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 				if def == "" {
 					def = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, readAs(k.Type, def), k.Doc)
+				doc := k.Doc
+				if k.FromProviders {
+					doc += " (read from provider URLs: serve -p " + k.Key + "=...)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, readAs(k.Type, def), doc)
 				point, name = "", ""
 			}
 		}

@@ -41,13 +41,15 @@ func MethodKeyNoEffect(key string) string {
 // service or method level) and every key only balancers declare
 // (hash.nodes, hash.arguments, p2c.decay, shortestresponse.slidePeriod:
 // each consumer builds its balancer from its own reference URL, as
-// list --explain says), and a method-level weight, warmup or timestamp
+// list --explain says) except those a balancer declares it reads from
+// provider URLs (spi.KeyDoc.FromProviders), and a method-level weight, warmup or timestamp
 // (MethodKeyNoEffect: weight is per provider). Dubbo 2.7 passes a
 // provider's loadbalance and a method's weight to its consumers; airnode
 // does not, so Export says so.
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 	lbKey := n.cat.LoadBalance.Key()
 	readers, elsewhere := n.pointKeyReaders(extension.PointLoadBalance)
+	fromProviders := n.keysFromProviders(extension.PointLoadBalance)
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
@@ -56,10 +58,29 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 		switch {
 		case key == lbKey:
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)", k, v, key)})
-		case len(readers[key]) > 0 && !elsewhere[key] && !slices.Contains(providerOwnedKeys, key):
+		case len(readers[key]) > 0 && !elsewhere[key] && !fromProviders[key] && !slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
 		case key != k && slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s has no effect: %s", k, MethodKeyNoEffect(key))})
+		}
+	}
+	return out
+}
+
+// keysFromProviders returns the keys an extension of point declares it
+// reads from provider URLs (spi.KeyDoc.FromProviders).
+func (n *Node) keysFromProviders(point string) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range n.cat.Describe() {
+		if p.Name != point {
+			continue
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if k.FromProviders {
+					out[k.Key] = true
+				}
+			}
 		}
 	}
 	return out

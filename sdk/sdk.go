@@ -49,8 +49,11 @@ const ParentPoll = 200 * time.Millisecond
 const TermGrace = 30 * time.Second
 
 // EnvLogLevel names the environment variable that sets the plugin's log
-// level (trace, debug, info, warn, error; default info).
-const EnvLogLevel = "AIRNODE_PLUGIN_LOG"
+// level (trace, debug, info, warn, error; default info). Set it in the
+// host's environment or in the plugin's env in plugins.yaml; without
+// either, a host run with --log-level debug sets it to debug. The host
+// logs the plugin's records only at or above its own --log-level.
+const EnvLogLevel = pluginrpc.EnvLogLevel
 
 var logger = newLogger()
 

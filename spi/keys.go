@@ -49,6 +49,18 @@ type KeyDoc struct {
 	// the other's key. Declare keys in the extension's own namespace
 	// ("auth.password" for the filter "auth").
 	Secret bool
+	// FromProviders says a balancer reads the key from each provider's
+	// URL (Invoker.URL() of its candidates in Select: a zone, a rack, a
+	// capacity that each provider publishes with serve -p key=...), not
+	// only from the reference URL it is built from. Export then does not
+	// warn that the key, published by a provider, has no effect (it warns
+	// of the other keys of balancers: each consumer builds its balancer
+	// from its own reference URL). Invoker.URL() is the merged URL
+	// (MergeURL): a reference that sets the key too overrides every
+	// provider's value, so give the consumer's setting a key of its own
+	// ("zone.prefer" beside the providers' "zone"). Optional; false by
+	// default.
+	FromProviders bool
 }
 
 // Types of KeyDoc.Type. Each names the syntax CheckValue accepts; bounds

@@ -61,6 +61,11 @@ type RegistryCounters struct {
 type AccessCounters struct {
 	// TokenRejections counts calls the token filter refused.
 	TokenRejections Counter
+	// PluginFilterRejections counts calls a provider-side filter plugin
+	// refused before the service ran, with spi.ErrAccessDenied as its
+	// error's Cause (the plugin's rejection crosses the plugin boundary
+	// with it), as TokenRejections counts the token filter's.
+	PluginFilterRejections Counter
 	// ExecutesRejections counts calls the executelimit filter refused with
 	// SERVER_THREADPOOL_EXHAUSTED.
 	ExecutesRejections Counter

@@ -188,6 +188,9 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	// go-plugin appends os.Environ() after ours; put ours last so they win.
 	cmd.Env = append(os.Environ(), cmd.Env...)
+	if lvl := p.pluginLogLevel(); lvl != "" {
+		cmd.Env = append(cmd.Env, pluginrpc.EnvLogLevel+"="+lvl)
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
 		VersionedPlugins: pluginrpc.ClientPlugins(),
@@ -318,6 +321,25 @@ func selectByName(point, name string) string {
 		return "a registry URL " + name + "://..."
 	}
 	return point + "=" + name
+}
+
+// pluginLogLevel returns the AIRNODE_PLUGIN_LOG a plugin gets from the
+// host's own log level: "debug" when the host logs debug records (airnode
+// --log-level debug) and neither the host's environment nor the plugin's
+// env in plugins.yaml sets AIRNODE_PLUGIN_LOG; "" otherwise (the plugin
+// logs at its default, info, or at the level set). The host drops the
+// plugin's records below its own level anyway.
+func (p *proc) pluginLogLevel() string {
+	if _, set := p.spec.Env[pluginrpc.EnvLogLevel]; set {
+		return ""
+	}
+	if _, set := os.LookupEnv(pluginrpc.EnvLogLevel); set {
+		return ""
+	}
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		return "debug"
+	}
+	return ""
 }
 
 // killGrace is how long stopProcess lets go-plugin end a plugin (its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,15 +27,74 @@ const (
 	// code (recovered), so the host can name the plugin in it; an older
 	// host reads the status and message alone.
 	kindPanic = "panic"
+	// kindNotCandidate marks the CLIENT_ERROR of a balancer whose Select
+	// returned an invoker that was not one of its candidates, so the host
+	// can say it with the plugin's declared name (the plugin knows only
+	// its own Name()); an older host shows the plugin's message.
+	kindNotCandidate = "not_candidate"
+	// kindShortCircuit marks the SERIALIZATION_ERROR of a filter whose
+	// short-circuit value cannot be encoded, for the same reason.
+	kindShortCircuit = "short_circuit_value"
 )
 
+// causes are the sentinels pb.Error.Causes carries across the boundary:
+// the ones the kernel classifies a failure by (the metrics filter's
+// rejected calls, the failover cluster's retries, a registry's
+// unsupported operation, a context's end), by their wire names.
+var causes = []struct {
+	name string
+	err  error
+}{
+	{"access_denied", spi.ErrAccessDenied},
+	{"request_sent", spi.ErrRequestSent},
+	{"not_connected", spi.ErrNotConnected},
+	{"go_away", spi.ErrGoAway},
+	{"not_supported", spi.ErrNotSupported},
+	{"canceled", context.Canceled},
+	{"deadline_exceeded", context.DeadlineExceeded},
+}
+
+// causeNames returns the wire names of the sentinels in err's chain.
+func causeNames(err error) []string {
+	var out []string
+	for _, c := range causes {
+		if errors.Is(err, c.err) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// causeOf returns the Cause that names (pb.Error.Causes) stand for: the
+// one sentinel, several joined, nil for none; names this host does not
+// know (a newer plugin's) are left out.
+func causeOf(names []string) error {
+	var errs []error
+	for _, n := range names {
+		for _, c := range causes {
+			if c.name == n && !slices.Contains(errs, c.err) {
+				errs = append(errs, c.err)
+			}
+		}
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
 // toPB encodes err for the wire: an *spi.Error keeps its status and message;
-// spi.ErrNotSupported and context errors keep their identity.
+// spi.ErrNotSupported and context errors keep their identity; the
+// sentinels of its chain the kernel acts on (causes: spi.ErrAccessDenied,
+// ...) travel as Causes.
 func toPB(err error) *pb.Error {
 	if err == nil {
 		return nil
 	}
-	e := &pb.Error{Message: err.Error()}
+	e := &pb.Error{Message: err.Error(), Causes: causeNames(err)}
 	var se *spi.Error
 	switch {
 	case errors.As(err, &se):
@@ -51,13 +111,14 @@ func toPB(err error) *pb.Error {
 }
 
 // fromPB is the inverse of toPB: a status becomes an *spi.Error with the same
-// Status and Message; kinds wrap their sentinel.
+// Status and Message, and the sentinels of Causes as its Cause (none from
+// an older plugin); kinds wrap their sentinel.
 func fromPB(e *pb.Error) error {
 	if e == nil {
 		return nil
 	}
 	if e.Status != 0 {
-		return &spi.Error{Status: spi.Status(e.Status), Message: e.Message}
+		return &spi.Error{Status: spi.Status(e.Status), Message: e.Message, Cause: causeOf(e.Causes)}
 	}
 	switch e.Kind {
 	case kindNotSupported:
@@ -69,6 +130,9 @@ func fromPB(e *pb.Error) error {
 		return &sentinelError{e.Message, context.Canceled}
 	case kindDeadline:
 		return &sentinelError{e.Message, context.DeadlineExceeded}
+	}
+	if cause := causeOf(e.Causes); cause != nil {
+		return &sentinelError{e.Message, cause}
 	}
 	return errors.New(e.Message)
 }

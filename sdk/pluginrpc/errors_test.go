@@ -101,3 +101,31 @@ func TestBuildOnceIsPerURL(t *testing.T) {
 		t.Errorf("%d per-URL build entries left after every Build returned; want 0", n)
 	}
 }
+
+// nu48 F1: the sentinels the kernel classifies failures by cross with the
+// error (pb.Error.Causes), several at once; an error from an older plugin,
+// which sends none, arrives as before, without a Cause.
+func TestSentinelCausesCrossTheBoundary(t *testing.T) {
+	denied := &spi.Error{Status: spi.StatusBadRequest, Message: "no tenant", Cause: spi.ErrAccessDenied}
+	e := toPB(denied)
+	out := fromPB(e)
+	if !errors.Is(out, spi.ErrAccessDenied) || !errors.Is(out, spi.ErrBadRequest) || out.Error() != "BAD_REQUEST: no tenant" || out.(*spi.Error).Cause != spi.ErrAccessDenied {
+		t.Errorf("access denied became %v (%#v)", out, out)
+	}
+	old := &pb.Error{Status: e.Status, Message: e.Message} // no causes: an older plugin
+	if out := fromPB(old); errors.Is(out, spi.ErrAccessDenied) || out.(*spi.Error).Cause != nil || out.Error() != "BAD_REQUEST: no tenant" {
+		t.Errorf("from an older plugin: %v (%#v)", out, out)
+	}
+	sent := &spi.Error{Status: spi.StatusChannelInactive, Message: "gone", Cause: fmt.Errorf("dial: %w", errors.Join(spi.ErrNotConnected, spi.ErrRequestSent))}
+	out = fromPB(toPB(sent))
+	if !errors.Is(out, spi.ErrNotConnected) || !errors.Is(out, spi.ErrRequestSent) || errors.Is(out, spi.ErrGoAway) || errors.Is(out, spi.ErrAccessDenied) {
+		t.Errorf("not connected + request sent became %v, Cause %v", out, errors.Unwrap(out))
+	}
+	plain := fmt.Errorf("watch: %w", spi.ErrGoAway) // no status
+	if out := fromPB(toPB(plain)); !errors.Is(out, spi.ErrGoAway) || out.Error() != plain.Error() {
+		t.Errorf("go-away without status became %v", out)
+	}
+	if out := fromPB(&pb.Error{Status: uint32(spi.StatusBadRequest), Message: "x", Causes: []string{"from_the_future"}}); out.(*spi.Error).Cause != nil {
+		t.Errorf("an unknown cause name gave Cause %v; want none", errors.Unwrap(out))
+	}
+}

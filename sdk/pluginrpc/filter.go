@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"github.com/airnode/airnode/internal/counters"
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -74,11 +75,24 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 	if res.Err == nil && res.Value != nil {
 		b, err := json.Marshal(res.Value)
 		if err != nil {
-			rep.Error = toPB(spi.Errorf(spi.StatusSerializationError, "plugin filter %q: short-circuit value: %v", s.b.Name(), err))
+			rep.Error = toPB(shortCircuitError(s.b.Name(), err.Error()))
+			rep.Error.Kind = kindShortCircuit // the host names the plugin as declared
 		}
 		rep.ValueJson = b
 	}
 	return rep, nil
+}
+
+// shortCircuitText follows the filter's name in the error of a
+// short-circuit value that cannot cross the boundary (shortCircuitError).
+const shortCircuitText = ": short-circuit value: "
+
+// shortCircuitError is the SERIALIZATION_ERROR of a filter's
+// short-circuit value that could not be encoded or decoded, why saying
+// what failed; name is the plugin's own Name() in the plugin, which the
+// host replaces with the declared name.
+func shortCircuitError(name, why string) error {
+	return spi.Errorf(spi.StatusSerializationError, "filter %q"+shortCircuitText+"%s", name, why)
 }
 
 // ---------------------------------------------------------------- host side
@@ -277,8 +291,10 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	}
 	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
 	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {
-		// name the plugin, as an in-process service's panic names the method
-		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "panic in filter plugin %q (its Invoke): %s",
+		// name the plugin, as an in-process service's panic names the
+		// method; the side's status (CLIENT_ERROR in a consumer's chain,
+		// SERVER_ERROR in a provider's), as for any failure of the plugin
+		return spi.Result{Err: spi.Errorf(f.status, "panic in filter plugin %q (its Invoke): %s",
 			f.o.Name, strings.TrimPrefix(e.Message, panicked))}
 	}
 	if rep.Pass {
@@ -293,10 +309,21 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		// it may pass a moment before ours).
 		return f.timedOut(err)
 	}
+	if e := rep.Error; e != nil && (e.Kind == kindShortCircuit || spi.Status(e.Status) == spi.StatusSerializationError && strings.Contains(e.Message, shortCircuitText)) {
+		// the plugin could not encode its value; it named itself by its
+		// own Name() (plugins built before kindShortCircuit: "plugin filter")
+		_, why, _ := strings.Cut(e.Message, shortCircuitText)
+		return spi.Result{Err: shortCircuitError(f.o.Name, why)}
+	}
 	res := spi.Result{Err: fromPB(rep.Error), Attachments: rep.Attachments}
+	if f.status == spi.StatusServerError && errors.Is(res.Err, spi.ErrAccessDenied) {
+		// refused before the service, as the token filter refuses: the
+		// metrics filter counts no call of the method, this counts it
+		counters.Access.PluginFilterRejections.Inc()
+	}
 	if res.Err == nil && len(rep.ValueJson) > 0 {
 		if err := json.Unmarshal(rep.ValueJson, &res.Value); err != nil {
-			res.Err = spi.Errorf(spi.StatusSerializationError, "filter %q: short-circuit value: %v", f.o.Name, err)
+			res.Err = shortCircuitError(f.o.Name, err.Error())
 		}
 	}
 	return res

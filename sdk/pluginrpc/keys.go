@@ -16,7 +16,7 @@ func keysToPB(b any) []*pb.KeyDoc {
 	}
 	var out []*pb.KeyDoc
 	for _, k := range d.Keys() {
-		out = append(out, &pb.KeyDoc{Key: k.Key, Type: k.Type, Default: k.Default, Values: slices.Clone(k.Values), Doc: k.Doc, Secret: k.Secret})
+		out = append(out, &pb.KeyDoc{Key: k.Key, Type: k.Type, Default: k.Default, Values: slices.Clone(k.Values), Doc: k.Doc, Secret: k.Secret, FromProviders: k.FromProviders})
 	}
 	return out
 }
@@ -25,7 +25,7 @@ func keysToPB(b any) []*pb.KeyDoc {
 func keysFromPB(keys []*pb.KeyDoc) []spi.KeyDoc {
 	var out []spi.KeyDoc
 	for _, k := range keys {
-		out = append(out, spi.KeyDoc{Key: k.GetKey(), Type: k.GetType(), Default: k.GetDefault(), Values: slices.Clone(k.GetValues()), Doc: k.GetDoc(), Secret: k.GetSecret()})
+		out = append(out, spi.KeyDoc{Key: k.GetKey(), Type: k.GetType(), Default: k.GetDefault(), Values: slices.Clone(k.GetValues()), Doc: k.GetDoc(), Secret: k.GetSecret(), FromProviders: k.GetFromProviders()})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,7 +86,19 @@ func (s *lbServer) Select(_ context.Context, req *pb.SelectRequest) (rep *pb.Sel
 			return &pb.SelectReply{Index: int32(i)}, nil
 		}
 	}
-	return &pb.SelectReply{Index: -1, Error: toPB(spi.Errorf(spi.StatusClientError, "pluginrpc: balancer %q returned an invoker that was not a candidate", s.b.Name()))}, nil
+	e := toPB(notCandidate(s.b.Name()))
+	e.Kind = kindNotCandidate // the host names the plugin as declared
+	return &pb.SelectReply{Index: -1, Error: e}, nil
+}
+
+// notCandidateText ends the error of a balancer whose Select returned an
+// invoker that was not one of its candidates (notCandidate).
+const notCandidateText = " returned an invoker that was not a candidate"
+
+// notCandidate is that error, naming the balancer name: the plugin's own
+// Name() in the plugin, which the host replaces with the declared name.
+func notCandidate(name string) error {
+	return spi.Errorf(spi.StatusClientError, "pluginrpc: balancer %q"+notCandidateText, name)
 }
 
 // ---------------------------------------------------------------- host side
@@ -450,8 +463,11 @@ func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers
 	if err != nil {
 		return 0, "Select", rpcError("loadbalance Select", err)
 	}
-	if rep.Error != nil {
-		return 0, "Select", fromPB(rep.Error)
+	if e := rep.Error; e != nil {
+		if e.Kind == kindNotCandidate || strings.HasSuffix(e.Message, notCandidateText) { // the latter from plugins built before kindNotCandidate
+			return 0, "Select", notCandidate(lb.o.Name)
+		}
+		return 0, "Select", fromPB(e)
 	}
 	if rep.Index == -1 {
 		return -1, "", nil // the balancer selected nothing

@@ -40,6 +40,13 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "f3b2c6a1-airnode-plugin-7e0d",
 }
 
+// EnvLogLevel names the environment variable that sets a plugin
+// process's log level (trace, debug, info, warn, error; default info;
+// sdk.EnvLogLevel). The host sets it to debug for its plugins when it
+// logs at debug itself and neither its environment nor the plugin's env
+// in plugins.yaml sets it.
+const EnvLogLevel = "AIRNODE_PLUGIN_LOG"
+
 // Impl is what a plugin process serves; nil fields are not served.
 type Impl struct {
 	LoadBalance spi.LoadBalanceBuilder

@@ -34,7 +34,9 @@
 // (unknown service or method, bad arguments): they are counted by status
 // only, airnode_provider_rejected_total{status}, and WriteRejected prints
 // them under the table, with the calls the token filter refused
-// (airnode_token_rejections_total), which no method series counts either:
+// (airnode_token_rejections_total) and those a provider-side filter
+// plugin refused with spi.ErrAccessDenied as the Cause
+// (airnode_plugin_filter_rejections_total), which no method series counts either:
 // on the provider, a call whose error's Cause is spi.ErrAccessDenied is
 // left out of its method's series.
 //

@@ -165,7 +165,10 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 // SERVICE_NOT_FOUND: unknown service or method; BAD_REQUEST: wrong
 // argument count or undecodable argument; wrong or missing token: calls
 // the token filter refused (their consumers were answered BAD_REQUEST;
-// Prometheus: airnode_token_rejections_total). It prints nothing when there are
+// Prometheus: airnode_token_rejections_total); denied by a filter
+// plugin: calls a provider-side filter plugin refused with
+// spi.ErrAccessDenied as the Cause (their consumers got the plugin's
+// status; airnode_plugin_filter_rejections_total). It prints nothing when there are
 // none, or when counters come from a node without these counters.
 func WriteRejected(w io.Writer, counters map[string]uint64) error {
 	var parts []string

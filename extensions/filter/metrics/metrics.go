@@ -115,7 +115,8 @@ var clockBase = spi.MonoTime(0)
 // control before the service ran (its error's Cause is
 // spi.ErrAccessDenied: the token filter's wrong or missing token) is
 // neither a call nor a failure of the method: the token filter counts it
-// (access.token_rejections, printed by WriteRejected).
+// (access.token_rejections, printed by WriteRejected), a filter plugin's
+// host its plugin's (access.plugin_filter_rejections).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()

@@ -145,6 +145,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_heartbeat_pings_{sent,answered,failed,received}_total, airnode_reconnects_total,
 //	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
+//	airnode_plugin_filter_rejections_total,
 //	airnode_executes_rejections_total, airnode_threads_rejections_total,
 //	airnode_workers_rejections_total, airnode_actives_timeouts_total,
 //	airnode_accept_errors_total, airnode_accept_refused_total
@@ -209,6 +210,7 @@ var rejectedKeys = [][2]string{
 	{"provider.service_not_found", spi.StatusServiceNotFound.String()},
 	{"provider.bad_request", spi.StatusBadRequest.String()},
 	{"access.token_rejections", "wrong or missing token"},
+	{"access.plugin_filter_rejections", "denied by a filter plugin"},
 }
 
 func processCounters() []processCounter {
@@ -229,6 +231,7 @@ func processCounters() []processCounter {
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
 		{"airnode_token_rejections_total", "access.token_rejections", "Calls refused by the token filter.", &a.TokenRejections, nil},
+		{"airnode_plugin_filter_rejections_total", "access.plugin_filter_rejections", "Calls a provider-side filter plugin refused before the service ran, its error's Cause being spi.ErrAccessDenied.", &a.PluginFilterRejections, nil},
 		{"airnode_executes_rejections_total", "access.executes_rejections", "Calls refused by executelimit (URL key executes: calls of one method running at once; SERVER_THREADPOOL_EXHAUSTED).", &a.ExecutesRejections, nil},
 		{"airnode_threads_rejections_total", "access.threads_rejections", "Calls refused by threadlimit (URL key threads: calls running at once on one provider address; SERVER_THREADPOOL_EXHAUSTED).", &a.ThreadsRejections, nil},
 		{"airnode_workers_rejections_total", "access.workers_rejections", "Requests a provider's worker pool refused unrun (SERVER_THREADPOOL_EXHAUSTED): every worker busy and the request waited, or would wait, over a tenth of its timeout.", &a.WorkersRejections, nil},

@@ -34,10 +34,17 @@ const (
 // status. kind names a sentinel the host maps back ("not_supported" for
 // spi.ErrNotSupported, "canceled", "deadline_exceeded").
 type Error struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        uint32                 `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  uint32                 `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Kind    string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// causes names the sentinel errors in the error's Cause chain that the
+	// kernel acts on ("access_denied" for spi.ErrAccessDenied,
+	// "request_sent", "not_connected", "go_away", "not_supported",
+	// "canceled", "deadline_exceeded"), so that errors.Is finds them on the
+	// other side. Added in protocol version 1 without a bump: an older peer
+	// omits or ignores it (the error arrives without its Cause).
+	Causes        []string `protobuf:"bytes,4,rep,name=causes,proto3" json:"causes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -91,6 +98,13 @@ func (x *Error) GetKind() string {
 		return x.Kind
 	}
 	return ""
+}
+
+func (x *Error) GetCauses() []string {
+	if x != nil {
+		return x.Causes
+	}
+	return nil
 }
 
 type Empty struct {
@@ -478,13 +492,17 @@ func (x *Describe) GetReach() string {
 
 // KeyDoc is one URL key an extension reads (spi.KeyDoc).
 type KeyDoc struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`       // "duration", "int", "bool", "size", "string", "enum", ...
-	Default       string                 `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"` // "" when there is no fixed default
-	Values        []string               `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`   // an enum's accepted values
-	Doc           string                 `protobuf:"bytes,5,opt,name=doc,proto3" json:"doc,omitempty"`         // one line: what it does, unit, bounds
-	Secret        bool                   `protobuf:"varint,6,opt,name=secret,proto3" json:"secret,omitempty"`  // the value is a secret: the host redacts it wherever it prints a URL (spi.KeyDoc.Secret)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Key     string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Type    string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`       // "duration", "int", "bool", "size", "string", "enum", ...
+	Default string                 `protobuf:"bytes,3,opt,name=default,proto3" json:"default,omitempty"` // "" when there is no fixed default
+	Values  []string               `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`   // an enum's accepted values
+	Doc     string                 `protobuf:"bytes,5,opt,name=doc,proto3" json:"doc,omitempty"`         // one line: what it does, unit, bounds
+	Secret  bool                   `protobuf:"varint,6,opt,name=secret,proto3" json:"secret,omitempty"`  // the value is a secret: the host redacts it wherever it prints a URL (spi.KeyDoc.Secret)
+	// from_providers: a balancer reads the key from provider URLs
+	// (spi.KeyDoc.FromProviders). Added in protocol version 1 without a
+	// bump: an older plugin omits it (false).
+	FromProviders bool `protobuf:"varint,7,opt,name=from_providers,json=fromProviders,proto3" json:"from_providers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -557,6 +575,13 @@ func (x *KeyDoc) GetDoc() string {
 func (x *KeyDoc) GetSecret() bool {
 	if x != nil {
 		return x.Secret
+	}
+	return false
+}
+
+func (x *KeyDoc) GetFromProviders() bool {
+	if x != nil {
+		return x.FromProviders
 	}
 	return false
 }
@@ -1384,11 +1409,12 @@ var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x11airnode.plugin.v1\"M\n" +
+	"\fplugin.proto\x12\x11airnode.plugin.v1\"e\n" +
 	"\x05Error\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\rR\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x12\n" +
-	"\x04kind\x18\x03 \x01(\tR\x04kind\"\a\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06causes\x18\x04 \x03(\tR\x06causes\"\a\n" +
 	"\x05Empty\"\x18\n" +
 	"\x06Handle\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\" \n" +
@@ -1415,14 +1441,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04keys\x18\x02 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
 	"\fwithout_args\x18\x03 \x01(\bR\vwithoutArgs\x12\x1b\n" +
 	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12\x14\n" +
-	"\x05reach\x18\x05 \x01(\tR\x05reach\"\x8a\x01\n" +
+	"\x05reach\x18\x05 \x01(\tR\x05reach\"\xb1\x01\n" +
 	"\x06KeyDoc\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x18\n" +
 	"\adefault\x18\x03 \x01(\tR\adefault\x12\x16\n" +
 	"\x06values\x18\x04 \x03(\tR\x06values\x12\x10\n" +
 	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x16\n" +
-	"\x06secret\x18\x06 \x01(\bR\x06secret\"\xe9\x01\n" +
+	"\x06secret\x18\x06 \x01(\bR\x06secret\x12%\n" +
+	"\x0efrom_providers\x18\a \x01(\bR\rfromProviders\"\xe9\x01\n" +
 	"\tCandidate\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\x03R\x06active\x12\x14\n" +

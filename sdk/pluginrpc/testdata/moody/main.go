@@ -6,11 +6,19 @@
 //	           "slow"  sleep $SLOW_MS milliseconds, then pick the first
 //	           "nil"   pick nothing
 //	           "args"  pick the second candidate when the call has arguments
+//	           "foreign" return an invoker that is not one of the candidates
 //	LB_BUILD   "hang"  Build answers nothing while $HANG_FILE exists
+//	F_BUILD    "hang"  the filter's Build never returns (else it logs
+//	           "moody: filter built" at debug)
 //	F_MODE     "forge" set remote, Remote, timeout and token (and x-forged)
 //	           and pass
 //	           "args"  short-circuit with the number of arguments it got
+//	           "deny"  short-circuit with BAD_REQUEST whose Cause is
+//	           spi.ErrAccessDenied, as an access check refuses
+//	           "chan"  short-circuit with a value JSON cannot encode
 //	READS_ARGS "false" both builders say they do not read arguments
+//	LB_KEYS    "zone"  the balancer declares the key zone, read from
+//	           provider URLs (spi.KeyDoc.FromProviders)
 package main
 
 import (
@@ -37,6 +45,12 @@ type lbBuilder struct{}
 
 func (lbBuilder) Name() string         { return "moody" }
 func (lbBuilder) ReadsArguments() bool { return os.Getenv("READS_ARGS") != "false" }
+func (lbBuilder) Keys() []spi.KeyDoc {
+	if os.Getenv("LB_KEYS") != "zone" {
+		return nil
+	}
+	return []spi.KeyDoc{{Key: "zone", Type: spi.KeyTypeString, Doc: "the provider's zone", FromProviders: true}}
+}
 func (lbBuilder) Build(spi.URL) (spi.LoadBalance, error) {
 	if os.Getenv("LB_BUILD") == "hang" {
 		hang()
@@ -55,6 +69,8 @@ func (lb) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	case "nil":
 		return nil
+	case "foreign":
+		return struct{ spi.Invoker }{invokers[0]}
 	case "args":
 		if len(inv.Args) > 0 && len(invokers) > 1 {
 			return invokers[1]
@@ -70,7 +86,13 @@ func (filterBuilder) ReadsArguments() bool { return os.Getenv("READS_ARGS") != "
 func (filterBuilder) Activation() spi.Activation {
 	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}}
 }
-func (filterBuilder) Build(spi.URL) (spi.Filter, error) { return filter{}, nil }
+func (filterBuilder) Build(spi.URL) (spi.Filter, error) {
+	if os.Getenv("F_BUILD") == "hang" {
+		select {} // until the host stops the process
+	}
+	sdk.Logger().Debug("moody: filter built")
+	return filter{}, nil
+}
 
 type filter struct{}
 
@@ -84,6 +106,10 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		inv.SetAttachment("x-forged", "yes")
 	case "args":
 		return spi.Result{Value: len(inv.Args)}
+	case "deny":
+		return spi.Result{Err: &spi.Error{Status: spi.StatusBadRequest, Message: "moody: denied", Cause: spi.ErrAccessDenied}}
+	case "chan":
+		return spi.Result{Value: make(chan int)}
 	case "panic":
 		panic("moody: asked to panic")
 	case "exit":
