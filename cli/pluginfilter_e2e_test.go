@@ -107,3 +107,21 @@ func TestCallRefusesAConsumerFilterPluginThatCannotBeBuilt(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
 }
+
+// nu48 F8: a filter plugin activated on both sides (moody) whose Build
+// never returns costs serve one Build bound (3 s), as documented, not two:
+// serve's check before listening built the consumer's chain too and
+// waited 3 s for it in vain (6.1 s measured).
+func TestServeWaitsOneBuildBoundForAHangingTwoSidedFilterPlugin(t *testing.T) {
+	t.Parallel()
+	moody := buildPlugin(t, "github.com/airnode/airnode/sdk/pluginrpc/testdata/moody")
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", env: {F_BUILD: hang}}\n")
+	reg := filepath.Join(t.TempDir(), "reg")
+	start := time.Now()
+	r := runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "file://"+reg)
+	took := time.Since(start)
+	refusedBeforeListening(t, r, `airnode: serve: service demo.Echo: filter "acme.moody": the plugin did not answer Build within 3s`, reg)
+	if took > 5500*time.Millisecond {
+		t.Errorf("serve took %v to fail; want one 3 s Build bound (plus the plugin's start and stop), not two", took.Round(time.Millisecond))
+	}
+}

@@ -131,6 +131,18 @@ func (e *Explanation) Err() error {
 // too. The returned error is Explanation.Err: unknown names (with their
 // did-you-mean) and Build errors, each once.
 func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
+	return c.explain(u, methods, []spi.Side{spi.Consumer, spi.Provider})
+}
+
+// ExplainSide is Explain with the filter chain of side only: a check of
+// one side's URL (serve's of the URLs it exports: the provider's chain)
+// builds no filter of the other side, whose Build, a plugin's that hangs
+// included, it would wait for in vain.
+func (c *Catalogs) ExplainSide(u spi.URL, methods []string, side spi.Side) (*Explanation, error) {
+	return c.explain(u, methods, []spi.Side{side})
+}
+
+func (c *Catalogs) explain(u spi.URL, methods []string, sides []spi.Side) (*Explanation, error) {
 	e := &Explanation{URL: u, Methods: slices.Clone(methods)}
 	scopes := append([]string{""}, methods...)
 
@@ -193,7 +205,7 @@ func (c *Catalogs) Explain(u spi.URL, methods []string) (*Explanation, error) {
 		}
 	}
 
-	for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+	for _, side := range sides {
 		// The kernel sets "side" on the URL it builds each side's filters
 		// with (Refer: consumer, Export: provider); so does Explain.
 		su := u.With(spi.KeySide, string(side))
