@@ -546,19 +546,20 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
-		mismatch := "or a transport or TLS mismatch? the consumer's transport and tls keys must match the provider's"
+		// The cause first, then the likely reasons, shortest first: forty
+		// of these at once (a reconnect storm) must read at a glance.
+		mismatch := "or a transport or TLS mismatch: the consumer's transport and tls keys must match the provider's"
 		if !tlsOn {
-			mismatch = "or a transport or TLS mismatch? a provider serving TLS closes a clear-text connection at once " +
-				"(its URL in the registry has tls=true, its log says \"first record does not look like a TLS handshake\"): " +
-				"then set tls=true and tls.ca=FILE, the CA that signed its certificate (airnode call/bench: -p tls=true -p tls.ca=FILE); " +
-				"else the consumer's transport must match the provider's"
+			mismatch = "or a transport or TLS mismatch: a provider serving TLS closes a clear-text connection at once " +
+				"(its registry URL has tls=true; its log says \"first record does not look like a TLS handshake\"): " +
+				"set tls=true and tls.ca=FILE, the CA that signed its certificate (airnode call/bench: -p tls=true -p tls.ca=FILE), " +
+				"else match its transport"
 		}
-		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v "+
-			"(at its connection limit? the provider's URL keys accepts and accepts.per.ip cap the connections it serves, and its log then says \"connection refused\"; "+
-			"%s): %w",
-			took.Round(time.Millisecond/10), mismatch, err)
+		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v: %w; "+
+			"likely its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\") %s",
+			took.Round(time.Millisecond/10), err, mismatch)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout): %w", connectTimeout, err)
+		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}
