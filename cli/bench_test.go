@@ -552,6 +552,7 @@ func TestBenchFlagMessagesNameTheFlagGiven(t *testing.T) {
 		"--req -1":           "airnode: bench: --req -1: want 0 or more bytes\n",
 		"--req 10 --resp -2": "airnode: bench: --resp -2: want 0 or more bytes\n",
 		"-a token=x":         "airnode: bench: -a \"token=***\": attachment \"token\" is reserved by the kernel (reserved: remote, timeout, token); a token comes from -p token=***\n", // stderr redacts tokens
+		"-a tOkEn=LEAKB":     "airnode: bench: -a \"tOkEn=***\": attachment \"tOkEn\" is reserved by the kernel (reserved: remote, timeout, token); a token comes from -p token=***\n", // any case (tester49 finding 5)
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "bench", append([]string{"airnode://127.0.0.1:1/demo.Echo"}, strings.Fields(args)...)...)
 		code := 1 // a value out of bounds fails the run; an -a of the wrong form is a usage error (nu41)

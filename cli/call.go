@@ -520,7 +520,11 @@ func attachmentPairs(flags []string) ([]string, error) {
 			return nil, fmt.Errorf("-a %q: the call's timeout is set with --timeout %s (URL key timeout), not an attachment (a Go caller's %q attachment is that call's timeout)", a, v, spi.AttachmentTimeout)
 		}
 		if spi.ReservedAttachment(k) {
-			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", a, k, spi.ReservedAttachments())
+			shown := a
+			if spi.IsSecretKey(strings.ToLower(k)) {
+				shown = k + "=***" // any case: the value was meant as a token
+			}
+			return nil, fmt.Errorf("-a %q: attachment %q is reserved by the kernel (reserved: %s); a token comes from -p token=...", shown, k, spi.ReservedAttachments())
 		}
 		if i := slices.Index(keys, k); i >= 0 {
 			return nil, fmt.Errorf("-a %q and -a %q: key %q given twice: give each attachment once", flags[i], a, k)

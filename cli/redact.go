@@ -13,8 +13,10 @@ import (
 // secretParam matches a secret URL parameter in free text, as
 // spi.URL.Redacted and spi.IsSecretKey define them: "token=" or a method's
 // "Echo.token=" after '?', '&', a space, a quote or the start, up to the
-// end of the value ('&', a space, a quote or a backslash).
-var secretParam = regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*token=)[^&\s"'\\]+`)
+// end of the value ('&', a space, a quote or a backslash). The key in any
+// case: TOKEN= is no secret key of a URL, but an -a TOKEN=x that call
+// refuses names the value the user meant as one (tester49 finding 5).
+var secretParam = regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*(?i:token)=)[^&\s"'\\]+`)
 
 // secretPassword matches the password of a URL's userinfo
 // ("zookeeper://user:pass@host").
@@ -45,7 +47,7 @@ func markedSecretParam() *regexp.Regexp {
 	for i, k := range keys {
 		alts[i] = regexp.QuoteMeta(k)
 	}
-	re := regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*(?:` + strings.Join(alts, "|") + `)=)[^&\s"'\\]+`)
+	re := regexp.MustCompile(`(^|[?&\s"'(,;])((?:[\w$-]+\.)*(?i:` + strings.Join(alts, "|") + `)=)[^&\s"'\\]+`)
 	marked.Store(&markedParam{keys: keys, re: re})
 	return re
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airnode/airnode/spi"
 )
@@ -18,6 +19,8 @@ func TestRedactSecrets(t *testing.T) {
 		`list services of zookeeper://bob:pw@127.0.0.1:2181?x=1: down`:                             `list services of zookeeper://bob:***@127.0.0.1:2181?x=1: down`,
 		`airnode_token_rejections_total 3, tls.key=/k.pem, token: wrong token rejected, tokens=2`:  `airnode_token_rejections_total 3, tls.key=/k.pem, token: wrong token rejected, tokens=2`,
 		`url="airnode://h:1/demo.Echo?token=&x=1"`:                                                 `url="airnode://h:1/demo.Echo?token=&x=1"`,
+		`-a "TOKEN=S3cr3t": attachment "TOKEN" is reserved`:                                        `-a "TOKEN=***": attachment "TOKEN" is reserved`,
+		`-a "tOkEn=LEAKB" and x?Echo.Token=y`:                                                      `-a "tOkEn=***" and x?Echo.Token=***`,
 	} {
 		if got := redactSecrets(in); got != want {
 			t.Errorf("redactSecrets(%s)\n = %s\nwant %s", in, got, want)
@@ -60,5 +63,17 @@ func TestServeAndCallLogNoToken(t *testing.T) {
 	r = call(t, nil, p.url("demo.Echo"), "Echo", "1", "-p", "token=guess1", "--log-level", "debug")
 	if r.code != 1 || !strings.Contains(r.stderr, "BAD_REQUEST: token: wrong token") || strings.Contains(r.stderr, "guess1") {
 		t.Errorf("call with a wrong token: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// serve says so at WARN, with the peer, not the tokens (tester49
+	// finding 6: refusals were only counted)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(p.logText(), "reason=wrong") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	log = p.logText()
+	if !strings.Contains(log, `level=WARN msg="token: refusing calls without the provider's token"`) ||
+		!strings.Contains(log, "peer=127.0.0.1:") || !strings.Contains(log, "reason=wrong service=demo.Echo method=Echo") ||
+		strings.Contains(log, "guess1") || strings.Contains(log, "s3cret") {
+		t.Errorf("serve's log after a wrong token:\n%s", log)
 	}
 }
