@@ -241,7 +241,7 @@ func (h *serveHealth) sync(ctx context.Context) {
 			h.logger.Warn("airnode serve: "+kind+" is down for good: the service whose filter chain holds it is unregistered (calls by address fail, as the filter fails closed) and /ready answers 503 until it runs again",
 				"plugin", plugin, "service", service, "plugin_state", info.StateString())
 		default:
-			h.logger.Info("airnode serve: plugin runs again: its service is registered again", "plugins", plugin, "service", service)
+			h.logger.Warn("airnode serve: plugin runs again: its service is registered again", "plugins", plugin, "service", service)
 		}
 		if err == nil {
 			h.mu.Lock()

@@ -16,10 +16,12 @@ const SlowLogInterval = 10 * time.Second
 // warnBypass logs a balancer plugin's bypass (pluginrpc.Bypass): one
 // warning when a round trip timed out and the plugin is bypassed, naming
 // the round trip (point Select or Build), the time it took and the
-// bypass; one info line when a probe answered again.
+// bypass; one warning too when a probe answered again, at the level of
+// the one it ends (FallbackLog's rule), so that the default level of call
+// and bench (warn) shows the bypass end as it shows it begin.
 func (p *proc) warnBypass(b pluginrpc.Bypass) {
 	if b.Recovered {
-		p.log.Info("plugin balancer answers again; no longer bypassed")
+		p.log.Warn("plugin balancer answers again; no longer bypassed")
 		return
 	}
 	p.log.Warn("plugin balancer did not answer in time; the next calls use the default balancer for the bypass, then one probes the plugin again (the call that waited, at most half of its deadline or timeout, went on with the default balancer)",

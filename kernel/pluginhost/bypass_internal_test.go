@@ -24,16 +24,19 @@ func TestSlowWarnerIsRateLimited(t *testing.T) {
 }
 
 // A bypass is one warning naming the round trip, the time and the bypass;
-// recovery one info line.
+// recovery one warning too, at the level of the one it ends.
 func TestWarnBypassNamesTheRoundTrip(t *testing.T) {
 	var buf logbuf.Buffer
 	p := &proc{log: slog.New(slog.NewTextHandler(&buf, nil)).With("plugin", "acme.p2c")}
 	p.warnBypass(pluginrpc.Bypass{Point: "Select", Took: 201 * time.Millisecond, Bound: 200 * time.Millisecond, For: time.Second})
 	p.warnBypass(pluginrpc.Bypass{Point: "Select", Recovered: true})
 	out := buf.String()
-	for _, want := range []string{"level=WARN", "plugin=acme.p2c", "call=Select", "took=201ms", "bound=200ms", "bypass=1s", "level=INFO", "answers again"} {
+	for _, want := range []string{"level=WARN", "plugin=acme.p2c", "call=Select", "took=201ms", "bound=200ms", "bypass=1s", "answers again"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "level=WARN"); n != 2 {
+		t.Errorf("%d warnings, want 2 (the bypass and its end):\n%s", n, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -173,8 +175,13 @@ func TestLoadBalancePluginSelectsAndIsListed(t *testing.T) {
 
 // TestKill9PluginDuringCalls: the host stays up, balancing falls back to the
 // default while the plugin is down, and the plugin is back within the backoff.
+// At warn, the level call and bench log at, the log shows the plugin's end
+// as well as its failure (nu48 F6: they were INFO, so the plugin looked
+// down for the rest of the run): "plugin running" with restarted_after and
+// "plugin balancer answers again" with fell_back and after.
 func TestKill9PluginDuringCalls(t *testing.T) {
-	h, c, err := startHost(t, p2cSpec())
+	var logs logbuf.Buffer
+	h, c, err := startHostLogging(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), p2cSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +221,16 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 	for range 50 {
 		if got := lb.Select(list, &spi.Invocation{Method: "Echo"}); got != idle {
 			t.Fatal("plugin balancer not used again after restart")
+		}
+	}
+	for _, re := range []string{
+		`level=WARN msg="plugin exited; restarting" plugin=acme.p2c`,
+		`level=WARN msg="plugin balancer unavailable; using the default balancer" plugin=acme.p2c`,
+		`level=WARN msg="plugin running" plugin=acme.p2c .* restarted_after=\d`,
+		`level=WARN msg="plugin balancer answers again; the default balancer picked meanwhile" plugin=acme.p2c .*fell_back=[1-9]\d* after=\d`,
+	} {
+		if !regexp.MustCompile(re).MatchString(logs.String()) {
+			t.Errorf("log at warn lacks %s:\n%s", re, logs.String())
 		}
 	}
 }

@@ -56,8 +56,9 @@ type proc struct {
 	cmd      *exec.Cmd // client's process
 	changed  chan struct{}
 	everRan  bool
-	probe    bool  // one unsupervised run (Probe)
-	startErr error // why the first launch failed (StateFailed, never ran)
+	exited   time.Time // when the running process exited; zero before the first exit
+	probe    bool      // one unsupervised run (Probe)
+	startErr error     // why the first launch failed (StateFailed, never ran)
 	// points: the points the binary provides, when its Describe said it
 	// does not provide spec.Point (PluginInfo.ProvidedPoints)
 	points []string
@@ -249,11 +250,18 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("host is closing")
 	}
 	p.gen++
-	first := !p.everRan
+	first, exited := !p.everRan, p.exited
 	p.client, p.cmd, p.desc, p.pid, p.version, p.everRan = client, cmd, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
 	p.mu.Unlock()
-	p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
+	if exited.IsZero() {
+		p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
+	} else {
+		// The end of the ERROR/WARN lines of its exit, at the level a
+		// reader of those sees (call and bench log at warn).
+		p.log.Warn("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion(),
+			"restarted_after", time.Since(exited).Round(time.Millisecond))
+	}
 	if first {
 		p.noteOwnName(desc.Name)
 	}
@@ -499,6 +507,9 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	if p.h.closing() {
 		return
 	}
+	p.mu.Lock()
+	p.exited = time.Now()
+	p.mu.Unlock()
 	// Reap it, release go-plugin's goroutines and end what is left of its
 	// process group, then read its status (go-plugin's Wait has set it).
 	stopProcess(client, cmd, time.Second)

@@ -2,6 +2,7 @@ package pluginrpc
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/internal/ratelog"
@@ -18,8 +19,11 @@ import (
 //     with suppressed (left out since the line before) and in_burst (the
 //     burst's count); a burst that stops is summed up 10 s after its
 //     last line;
-//   - the plugin answering again is one info line with fell_back, how many
-//     Selects fell back since it last answered.
+//   - the plugin answering again is one warning, at the level of the
+//     warnings it ends, so that whoever saw the plugin fail at the default
+//     level (warn, that of call and bench) sees it come back: fell_back,
+//     how many Selects fell back since it last answered, and after, the
+//     time since the first of them.
 //
 // It replaced a warning at most once a second whose count covered only the
 // Selects since the line before, so a plugin restarted in 100 ms logged
@@ -28,14 +32,21 @@ import (
 func FallbackLog(log *slog.Logger) (onFallback func(err error), onBack func(fellBack int64)) {
 	const msg = "plugin balancer unavailable; using the default balancer"
 	lim := &ratelog.Limiter{Logger: log, SummaryAttrs: []any{"component", "pluginhost"}}
+	var since atomic.Int64 // unix nanoseconds of the first fallback since the plugin last answered; 0: none
 	onFallback = func(err error) {
-		ok, suppressed, inBurst := lim.Event("fallback", time.Now(), slog.LevelWarn, msg)
+		now := time.Now()
+		since.CompareAndSwap(0, now.UnixNano())
+		ok, suppressed, inBurst := lim.Event("fallback", now, slog.LevelWarn, msg)
 		if ok {
 			log.Warn(msg, ratelog.Attrs([]any{"err", err}, suppressed, inBurst)...)
 		}
 	}
 	onBack = func(n int64) {
-		log.Info("plugin balancer answers again; the default balancer picked meanwhile", "fell_back", n)
+		attrs := []any{"fell_back", n}
+		if t := since.Swap(0); t != 0 {
+			attrs = append(attrs, "after", time.Since(time.Unix(0, t)).Round(time.Millisecond))
+		}
+		log.Warn("plugin balancer answers again; the default balancer picked meanwhile", attrs...)
 	}
 	return onFallback, onBack
 }
