@@ -67,8 +67,9 @@ const (
 // unsentBudget is a Server's bound on the answers its channels hold
 // unsent together (Options.UnsentLimit).
 type unsentBudget struct {
-	limit int64
-	held  atomic.Int64 // the sum over the channels of max(0, unsent - budgetFree)
+	limit  int64
+	held   atomic.Int64 // the sum over the channels of max(0, unsent - budgetFree)
+	making atomic.Int64 // the answers being made on workers, each at its channel's answerEstimate when that is budgetFree or more (runAnswering)
 }
 
 // newUnsentBudget returns the bound for Options.UnsentLimit limit: nil
@@ -83,8 +84,9 @@ func newUnsentBudget(limit int64) *unsentBudget {
 	return &unsentBudget{limit: limit}
 }
 
-// over reports whether the channels together hold the limit or more.
-func (b *unsentBudget) over() bool { return b.held.Load() >= b.limit }
+// over reports whether the channels together hold the limit or more,
+// unsent and being made.
+func (b *unsentBudget) over() bool { return b.held.Load()+b.making.Load() >= b.limit }
 
 // addUnsent adds d (negative: written or dropped) to the bytes unsent for
 // the peer and returns the new count; the Server's budget follows the
@@ -225,9 +227,54 @@ func (c *Channel) withMaking(u int64) int64 {
 
 // overDispatch reports whether a worker should park a two-way request
 // rather than run it: overHighWater, or the answers unsent and being made
-// reach highWater.
+// reach highWater, or the Server's budget holds it (budgetHolds).
 func (c *Channel) overDispatch() bool {
-	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater
+	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater || c.budgetHolds()
+}
+
+// Answers being made, Server-wide. Each channel's bound on the answers it
+// makes (withMaking) still let every connection start handlers for about
+// highWater of answers, more before its first answer (firstAnswers,
+// doubled every firstAnswerWait, which handlers making 4 MB answers on a
+// loaded machine outlast): six consumers pipelining 50 requests for 4 MB
+// answers each and reading none held 355 MB to 2.5 GB with
+// unsent.limit=8MiB, "42 handlers running" on one connection (tester49
+// finding 2). So a handler whose channel expects answers of budgetFree or
+// more (budgetEstimate) counts that estimate in the Server's making while
+// it runs, and while the answers unsent and being made together reach
+// unsent.limit, a channel starts none of its requests while it has one
+// running or holds budgetStop or more unsent: each channel may still make
+// one answer at a time once its consumer read its previous one, so that
+// consumers that read go on, and one that does not pins one answer. A
+// channel whose answers are small (under budgetFree) neither counts nor
+// is held back: its handlers touch nothing shared.
+
+// budgetEstimate is what a running handler of the channel counts in the
+// Server's making: answerSize, or before the channel's first answer
+// highWater/firstAnswers, not halved as time passes (answerEstimate):
+// answers slow to make are no sign that they are small, and halving let
+// every handler of six connections making 4 MB answers start once their
+// first answers took over 400 ms.
+func (c *Channel) budgetEstimate() int64 {
+	if n := c.answerSize.Load(); n > 0 {
+		return n
+	}
+	return highWater / firstAnswers
+}
+
+// budgetHolds reports whether the Server's budget keeps the channel from
+// starting a request (see above): its answers are large, it has a handler
+// running or budgetStop unsent, and the Server's channels hold
+// unsent.limit or more unsent and being made.
+func (c *Channel) budgetHolds() bool {
+	b := c.w.budget
+	if b == nil || c.budgetEstimate() < budgetFree {
+		return false
+	}
+	if c.answering.Load() == 0 && c.w.unsent.Load() < budgetStop {
+		return false
+	}
+	return b.over()
 }
 
 // sent counts n bytes of the peer's that were written (or dropped) and,
@@ -258,7 +305,7 @@ func (c *Channel) unstall(force bool) {
 		c.stallMu.Unlock()
 		return
 	}
-	if u := c.w.unsent.Load(); !force && c.withMaking(u) >= c.resumeAt.Load() {
+	if u := c.w.unsent.Load(); !force && (c.withMaking(u) >= c.resumeAt.Load() || c.budgetHolds()) {
 		if !c.stallNoted && u >= budgetFree && c.stallCh != nil {
 			// parked before the first answer; the answers have piled up
 			c.noteStallLocked(u)
@@ -299,7 +346,7 @@ func (c *Channel) startStallLocked() chan struct{} {
 	unsent := c.w.unsent.Load()
 	resume := int64(lowWater)
 	if c.withMaking(unsent) < highWater && c.w.budget != nil && c.w.budget.over() {
-		resume = budgetFree // stopped by the Server's budget
+		resume = budgetFree // stopped by the Server's budget (budgetHolds too)
 	}
 	// Neither (the answers drained between the caller's look and here):
 	// lowWater, and the caller finds the room it waits for. Without a
@@ -343,9 +390,9 @@ func (c *Channel) noteStallLocked(unsent int64) {
 	}
 	counters.Channels.UnsentLimitStalls.Inc()
 	b := c.w.budget
-	c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread, and the provider's consumers together hold %.1f MiB unread, over unsent.limit %s (reading again under %s)",
-		c.remote, float64(unsent)/(1<<20), float64(b.held.Load())/(1<<20), protocol.FormatSize(b.limit), protocol.FormatSize(budgetFree)),
-		"unsent_bytes", unsent, "server_unsent_bytes", b.held.Load())
+	c.logLimited(slog.LevelInfo, "stalled", fmt.Sprintf("stopped reading from %s: %.1f MiB of answers unread, and the provider's consumers together hold %.1f MiB unread and %.1f MiB being made, over unsent.limit %s (reading again under %s)",
+		c.remote, float64(unsent)/(1<<20), float64(b.held.Load())/(1<<20), float64(b.making.Load())/(1<<20), protocol.FormatSize(b.limit), protocol.FormatSize(budgetFree)),
+		"unsent_bytes", unsent, "server_unsent_bytes", b.held.Load(), "server_making_bytes", b.making.Load())
 }
 
 // waitRoom stops reader r until fewer than lowWater bytes are unsent for
@@ -398,7 +445,7 @@ func (c *Channel) park(t task) bool {
 	default:
 	}
 	c.startStallLocked()
-	if c.withMaking(c.w.unsent.Load()) < c.resumeAt.Load() {
+	if c.withMaking(c.w.unsent.Load()) < c.resumeAt.Load() && !c.budgetHolds() {
 		// drained meanwhile (see waitRoom): the caller runs it
 		c.stallMu.Unlock()
 		c.unstall(false)
@@ -443,6 +490,13 @@ func (c *Channel) runQueued(t task) {
 func (c *Channel) runAnswering(t task) {
 	c.answering.Add(1)
 	defer c.answering.Add(-1)
+	if b := c.w.budget; b != nil {
+		if e := c.budgetEstimate(); e >= budgetFree {
+			// counted in the Server's making while it runs (budgetHolds)
+			b.making.Add(e)
+			defer b.making.Add(-e)
+		}
+	}
 	c.run(t)
 }
 
