@@ -116,7 +116,7 @@ func (c *Channel) peerKey() string {
 func (c *Channel) learnHello(body []byte) {
 	u, err := c.parseHello(body)
 	if err != nil {
-		c.log.Warn("ignoring a malformed heartbeat hello from the peer", "hello", string(body), "error", err)
+		c.log.Warn("ignoring a malformed heartbeat hello from the peer", "hello", shortHello(body), "error", err)
 		return
 	}
 	c.peerHello.Store(&u)
@@ -137,7 +137,7 @@ func (c *Channel) learnHello(body []byte) {
 		default:
 			msg += " (logged once per consumer host)"
 		}
-		c.log.Warn(msg, "this_side", a, "peer", b, "peer_addr", c.peerKey(), "peer_hello", string(body))
+		c.log.Warn(msg, "this_side", a, "peer", b, "peer_addr", c.peerKey(), "peer_hello", shortHello(body))
 	}
 	if c.opts.Side != spi.Consumer {
 		return
@@ -154,6 +154,16 @@ func (c *Channel) learnHello(body []byte) {
 		}
 		c.log.Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min, "peer_addr", c.peerKey())
 	}
+}
+
+// shortHello returns a peer's hello for a log line: at most echoWord
+// bytes of it, then "... (N bytes)" (a hello is a frame body: up to the
+// payload limit, from any peer that reaches the port).
+func shortHello(body []byte) string {
+	if len(body) > echoWord {
+		return cutEcho(string(body), echoWord)
+	}
+	return string(body)
 }
 
 // mismatchNote says what a strategy mismatch means for who closes an idle

@@ -7,8 +7,10 @@ import (
 	"github.com/airnode/airnode/internal/counters"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
@@ -267,6 +269,52 @@ func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, e
 			msg = e.Message // the consumer prefixes the status name again
 		}
 	}
+	if status == spi.StatusBadRequest && len(msg) > echoWord {
+		msg = shortenEcho(msg)
+	}
 	f.b = protocol.AppendString(f.b, msg)
 	return status, nil
+}
+
+// A BAD_REQUEST's text often quotes the consumer's input (a codec's
+// "number 1000000…", a string it could not decode), and a
+// 1,000,001-digit number came back whole (tester49 finding 9). So the
+// provider shortens, in a BAD_REQUEST's text, every run of over echoWord
+// bytes without a space to its first echoKeep bytes and "... (N bytes)",
+// and the whole text to echoMax bytes the same way.
+const (
+	echoWord = 128
+	echoKeep = 64
+	echoMax  = 4 << 10
+)
+
+// shortenEcho returns msg shortened as above.
+func shortenEcho(msg string) string {
+	var b strings.Builder
+	for rest := msg; rest != ""; {
+		word, sep := rest, ""
+		if i := strings.IndexByte(rest, ' '); i >= 0 {
+			word, sep = rest[:i], " "
+		}
+		rest = rest[len(word)+len(sep):]
+		if len(word) > echoWord {
+			word = cutEcho(word, echoKeep)
+		}
+		b.WriteString(word)
+		b.WriteString(sep)
+	}
+	out := b.String()
+	if len(out) > echoMax {
+		out = cutEcho(out, echoMax)
+	}
+	return out
+}
+
+// cutEcho returns s's first keep bytes (whole UTF-8 characters) and
+// "... (N bytes)", N being len(s).
+func cutEcho(s string, keep int) string {
+	for keep > 0 && keep < len(s) && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:keep], len(s))
 }
