@@ -621,15 +621,16 @@ func DifferentServerKey(first, u spi.URL) (key, value, have string, set bool) {
 
 // listenerKeys are the provider keys a transport reads once per
 // listener, when it builds the server from the URL of the first export on
-// its address: TLS on or off, and the provider's certificate, key and
-// client CA. A later service that differs would be served with the
-// first's TLS while publishing its own.
-var listenerKeys = []string{tlsconf.KeyTLS, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyCA}
+// its address: TLS on or off, the provider's certificate, key and
+// client CA, and the names a client certificate must hold. A later
+// service that differs would be served with the first's TLS while
+// publishing its own.
+var listenerKeys = []string{tlsconf.KeyTLS, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyCA, tlsconf.KeyClientNames}
 
 // ListenerKeys returns the provider URL keys a transport reads once per
 // listener (TLS on or off, the provider's certificate, key and client
-// CA): every service on an address must agree on them, set or not
-// (DifferentServerKey).
+// CA, the client certificate names it allows): every service on an
+// address must agree on them, set or not (DifferentServerKey).
 func ListenerKeys() []string { return slices.Clone(listenerKeys) }
 
 // differentListenerKey is DifferentServerKey for listenerKeys: the first

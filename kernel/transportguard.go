@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,16 @@ func (s *guardedSession) Acked() (acked, unacked uint64, ok bool) {
 		return a.Acked()
 	}
 	return 0, 0, false
+}
+
+// PeerCertificate forwards the transport session's spi.PeerCertifier
+// (the consumer's certificate under mutual TLS), nil when it has none.
+// The exchange asks only when a provider call asks spi.PeerCertificate.
+func (s *guardedSession) PeerCertificate() *x509.Certificate {
+	if p, ok := s.Session.(spi.PeerCertifier); ok {
+		return p.PeerCertificate()
+	}
+	return nil
 }
 
 func (s *guardedSession) Close() (err error) {

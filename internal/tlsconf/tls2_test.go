@@ -12,6 +12,7 @@ import (
 
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
+	"github.com/airnode/airnode/spi"
 )
 
 // A provider under mutual TLS facing a consumer that keeps redialing with
@@ -96,4 +97,44 @@ func TestHandshakeFailuresAreBoundedAndNamed(t *testing.T) {
 		t.Errorf("no-certificate consumer: %q\n%s", eofLines, buf.String())
 	}
 	t.Logf("stranger: %s\nno certificate: %s", strangerLines[0], eofLines)
+}
+
+// tls.client.names: exact names and *.suffix, against DNS names and the
+// common name, ignoring case; malformed lists name the bad entry.
+func TestClientNames(t *testing.T) {
+	s := mustParse(t, "airnode://h:1/s?tls=true&tls.client.names=Orders.Example,%20*.svc.example")
+	if got := strings.Join(s.ClientNames, "|"); got != "Orders.Example|*.svc.example" {
+		t.Fatalf("ClientNames = %q", got)
+	}
+	cert := func(cn string, dns ...string) *x509.Certificate {
+		c := &x509.Certificate{DNSNames: dns}
+		c.Subject.CommonName = cn
+		return c
+	}
+	for _, tc := range []struct {
+		cert *x509.Certificate
+		want bool
+	}{
+		{cert("", "orders.example"), true},
+		{cert("orders.EXAMPLE"), true},
+		{cert("x", "a.svc.example"), true},
+		{cert("x", "a.b.svc.example"), true},
+		{cert("x", "svc.example"), false},
+		{cert("x", "a.svcXexample", "evilsvc.example"), false},
+		{cert("billing", "billing.other.example"), false},
+		{cert(""), false},
+	} {
+		if got := AllowedName(tc.cert, s.ClientNames); got != tc.want {
+			t.Errorf("AllowedName(CN=%q, DNS %q) = %v", tc.cert.Subject.CommonName, tc.cert.DNSNames, got)
+		}
+	}
+	for _, bad := range []string{"", "a,,b", "*.", "*", "a*.b", "*.a*.b", "a b"} {
+		_, err := Parse(spi.MustParse("airnode://h:1/s?tls=true&tls.client.names=" + strings.ReplaceAll(bad, " ", "%20")))
+		if err == nil || !strings.Contains(err.Error(), "tls.client.names") || !strings.Contains(err.Error(), "*.suffix") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if got := Identity(cert("", "a.example")); got != "DNS:a.example" {
+		t.Errorf("Identity = %q", got)
+	}
 }

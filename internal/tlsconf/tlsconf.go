@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,12 +29,17 @@ const (
 	KeyKey        = "tls.key"
 	KeyCA         = "tls.ca"
 	KeyServerName = "tls.servername"
+	// KeyClientNames lists the names a consumer's certificate must hold
+	// under mutual TLS (ClientNames).
+	KeyClientNames = "tls.client.names"
 )
 
-// ProviderFileKeys name the provider's own files. The kernel leaves them
-// out of the provider URL it registers: merged into a consumer's URL they
-// would make the provider's key the consumer's client certificate.
-var ProviderFileKeys = []string{KeyCert, KeyKey, KeyCA}
+// ProviderFileKeys name the provider's own files, and the names it
+// allows its consumers' certificates. The kernel leaves them out of the
+// provider URL it registers: merged into a consumer's URL the files
+// would make the provider's key the consumer's client certificate, and
+// the allowed names are the provider's business only.
+var ProviderFileKeys = []string{KeyCert, KeyKey, KeyCA, KeyClientNames}
 
 // DefaultHandshakeTimeout bounds a provider-side handshake (Listener).
 const DefaultHandshakeTimeout = 10 * time.Second
@@ -43,6 +50,10 @@ type Settings struct {
 	Cert, Key  string // file paths; both or neither
 	CA         string // file path, optional
 	ServerName string // consumer: overrides the dialed host
+	// ClientNames (tls.client.names, provider, needs CA): a consumer's
+	// certificate must hold one of these names (AllowedName), else its
+	// handshake fails. Empty: any certificate CA signed.
+	ClientNames []string
 }
 
 // Parse reads u's tls keys without touching the files. Errors: a
@@ -60,7 +71,7 @@ func Parse(u spi.URL) (Settings, error) {
 	s.CA, _ = u.Param(KeyCA)
 	s.ServerName, _ = u.Param(KeyServerName)
 	if !on {
-		for _, k := range []string{KeyCert, KeyKey, KeyCA, KeyServerName} {
+		for _, k := range []string{KeyCert, KeyKey, KeyCA, KeyServerName, KeyClientNames} {
 			if _, ok := u.Param(k); ok {
 				return Settings{}, fmt.Errorf("tlsconf: %s is set but %s is not true: set %s=true or remove %s", k, KeyTLS, KeyTLS, k)
 			}
@@ -70,7 +81,102 @@ func Parse(u spi.URL) (Settings, error) {
 	if (s.Cert == "") != (s.Key == "") {
 		return Settings{}, fmt.Errorf("tlsconf: %s=%q and %s=%q: give both or neither", KeyCert, s.Cert, KeyKey, s.Key)
 	}
+	if v, ok := u.Param(KeyClientNames); ok {
+		if s.ClientNames, err = parseClientNames(v); err != nil {
+			return Settings{}, err
+		}
+	}
 	return s, nil
+}
+
+// parseClientNames splits a tls.client.names value: comma-separated
+// names, each a DNS name or common name matched exactly (ignoring case),
+// or "*.suffix", any name ending in ".suffix".
+func parseClientNames(v string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		rest, wild := strings.CutPrefix(n, "*.")
+		if n == "" || rest == "" || strings.ContainsAny(rest, "*, ") {
+			return nil, fmt.Errorf("tlsconf: %s=%q: %q is not a name: give comma-separated names, each exact (orders.example) or *.suffix (*.internal.example), matched against the consumer certificate's DNS names and common name",
+				KeyClientNames, v, n)
+		}
+		if wild {
+			n = "*." + rest
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// AllowedName reports whether cert holds a name that names allows
+// (tls.client.names): one of its DNS names, or its subject common name,
+// equal to a name (ignoring case), or ending in ".suffix" for a name
+// "*.suffix" (any depth: *.example allows a.b.example, not example
+// itself).
+func AllowedName(cert *x509.Certificate, names []string) bool {
+	for _, n := range names {
+		for _, have := range cert.DNSNames {
+			if nameMatches(n, have) {
+				return true
+			}
+		}
+		if cert.Subject.CommonName != "" && nameMatches(n, cert.Subject.CommonName) {
+			return true
+		}
+	}
+	return false
+}
+
+func nameMatches(pattern, name string) bool {
+	if suffix, ok := strings.CutPrefix(pattern, "*"); ok { // ".suffix"
+		return len(name) > len(suffix) && strings.EqualFold(name[len(name)-len(suffix):], suffix)
+	}
+	return strings.EqualFold(pattern, name)
+}
+
+// Identity names cert for a log line: its subject common name ("CN=orders"),
+// else its first DNS name ("DNS:orders.example"), else its first URI
+// ("URI:spiffe://..."), else its whole subject.
+func Identity(cert *x509.Certificate) string {
+	switch {
+	case cert.Subject.CommonName != "":
+		return "CN=" + cert.Subject.CommonName
+	case len(cert.DNSNames) > 0:
+		return "DNS:" + cert.DNSNames[0]
+	case len(cert.URIs) > 0:
+		return "URI:" + cert.URIs[0].String()
+	}
+	return cert.Subject.String()
+}
+
+// certNames lists what AllowedName compares of cert, for an error.
+func certNames(cert *x509.Certificate) string {
+	var out []string
+	if cert.Subject.CommonName != "" {
+		out = append(out, "CN="+cert.Subject.CommonName)
+	}
+	for _, n := range cert.DNSNames {
+		out = append(out, "DNS:"+n)
+	}
+	if len(out) == 0 {
+		return "no DNS name and no common name (subject " + strconv.Quote(cert.Subject.String()) + ")"
+	}
+	return strings.Join(out, ", ")
+}
+
+// NameNotAllowedError is the handshake error of a consumer whose
+// certificate, signed by the provider's tls.ca, holds no name its
+// tls.client.names allows.
+type NameNotAllowedError struct {
+	Cert    *x509.Certificate
+	Allowed []string
+}
+
+// Error names the certificate's names and the allowed ones.
+func (e *NameNotAllowedError) Error() string {
+	return fmt.Sprintf("the consumer's certificate (%s) holds no name %s allows (%s); the consumer was refused",
+		certNames(e.Cert), KeyClientNames, strings.Join(e.Allowed, ", "))
 }
 
 // Server returns the provider's config: its certificate (tls.cert and
@@ -93,6 +199,24 @@ func (s Settings) Server() (*tls.Config, error) {
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	if len(s.ClientNames) > 0 {
+		if s.CA == "" {
+			return nil, fmt.Errorf("tlsconf: %s=%s needs %s (mutual TLS): without it no consumer presents a certificate to check",
+				KeyClientNames, strings.Join(s.ClientNames, ","), KeyCA)
+		}
+		names := s.ClientNames
+		// After the chain is verified (tls.ca, ExtKeyUsageClientAuth):
+		// Go's server sends the consumer "bad certificate".
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return nil // RequireAndVerifyClientCert refused it already
+			}
+			if leaf := cs.PeerCertificates[0]; !AllowedName(leaf, names) {
+				return &NameNotAllowedError{Cert: leaf, Allowed: names}
+			}
+			return nil
+		}
 	}
 	return cfg, nil
 }
@@ -225,7 +349,11 @@ func Explain(err error) string {
 	switch alert {
 	case "expired certificate":
 		return "the provider rejected this consumer's certificate (" + KeyCert + "): expired certificate: renew it"
-	case "bad certificate", "unknown certificate authority", "unsupported certificate", "revoked certificate", "certificate unknown":
+	case "bad certificate":
+		return "the provider rejected this consumer's certificate (" + KeyCert + "): " + alert + ": it must be signed by a CA in the provider's " + KeyCA +
+			", be valid now, be usable for client authentication (no extended key usage, or clientAuth), and hold a name the provider's " + KeyClientNames +
+			" allows when it sets that key (the provider's log names the certificate and why)"
+	case "unknown certificate authority", "unsupported certificate", "revoked certificate", "certificate unknown":
 		return "the provider rejected this consumer's certificate (" + KeyCert + "): " + alert + ": it must be signed by a CA in the provider's " + KeyCA + " and be valid now"
 	case "certificate required":
 		return "the provider requires a client certificate (mutual TLS): set " + KeyCert + " and " + KeyKey
@@ -280,6 +408,9 @@ func (l *listener) warn(remote string, err error, tc *tls.Conn) {
 	attrs := []any{"remote", remote, "err", err}
 	if cert := peerCertificate(err, tc); cert != nil {
 		attrs = append(attrs, "peer_subject", cert.Subject.String(), "peer_issuer", cert.Issuer.String())
+		if len(cert.DNSNames) > 0 {
+			attrs = append(attrs, "peer_dns", strings.Join(cert.DNSNames, ","))
+		}
 	}
 	if h := serverHint(err, l.cfg); h != "" {
 		attrs = append(attrs, "hint", h)
@@ -341,7 +472,13 @@ type serverConn struct {
 	l    *listener
 	once sync.Once
 	err  error
+	peer atomic.Pointer[x509.Certificate] // the consumer's verified leaf, set by a handshake that succeeded
 }
+
+// PeerCertificate returns the consumer's verified certificate once the
+// handshake has succeeded under mutual TLS, else nil (spi.PeerCertifier).
+// It never blocks.
+func (c *serverConn) PeerCertificate() *x509.Certificate { return c.peer.Load() }
 
 func (c *serverConn) handshake() error {
 	c.once.Do(func() {
@@ -362,6 +499,10 @@ func (c *serverConn) handshake() error {
 			} else {
 				c.l.warn(c.raw.RemoteAddr().String(), err, c.Conn)
 			}
+			return
+		}
+		if certs := c.Conn.ConnectionState().PeerCertificates; len(certs) > 0 {
+			c.peer.Store(certs[0])
 		}
 	})
 	return c.err
@@ -383,7 +524,10 @@ func (c *serverConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-var _ net.Listener = (*listener)(nil)
+var (
+	_ net.Listener      = (*listener)(nil)
+	_ spi.PeerCertifier = (*serverConn)(nil)
+)
 
 // CertCheck is what a provider's certificate looks like to the consumers
 // that dial a host (CheckServerCert).

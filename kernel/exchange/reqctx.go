@@ -5,7 +5,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/airnode/airnode/spi"
 )
+
+// peerCertificate returns the consumer's certificate the channel's
+// session verified under mutual TLS (spi.PeerCertifier), as a
+// *x509.Certificate, or an untyped nil.
+func (c *Channel) peerCertificate() any {
+	if p, ok := c.sess.(spi.PeerCertifier); ok {
+		if cert := p.PeerCertificate(); cert != nil {
+			return cert
+		}
+	}
+	return nil
+}
 
 // reqCtx is a handler's context: cancelled when the consumer's deadline
 // passes, the consumer cancels the call (its cancel event, cancel.go) or
@@ -55,7 +69,14 @@ func (c *reqCtx) Deadline() (time.Time, bool) {
 // Value is the channel context's, except once the context is cancelled:
 // then it is a context cancelled with the same cause, so that
 // context.Cause (which asks Value for the cancelling context) returns it.
+//
+// It answers spi.PeerCertificateKey from the channel's session (the
+// consumer's certificate, kept by the transport at the handshake), so
+// the identity costs a call nothing unless the call asks for it.
 func (c *reqCtx) Value(key any) any {
+	if _, ok := key.(spi.PeerCertificateKey); ok {
+		return c.ch.peerCertificate()
+	}
 	if e := c.end.Load(); e != nil {
 		e.once.Do(func() {
 			cc, cancel := context.WithCancelCause(c.ch.ctx)

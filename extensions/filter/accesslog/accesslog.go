@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -388,6 +389,9 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
+		if cert := spi.PeerCertificate(ctx); cert != nil {
+			attrs = append(attrs, slog.String("client_cert", tlsconf.Identity(cert)))
+		}
 	} else if res.ProviderAddr != "" {
 		attrs = append(attrs, slog.String("provider", res.ProviderAddr))
 	} else if f.addr != "" {

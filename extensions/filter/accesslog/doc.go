@@ -1,7 +1,9 @@
 // Package accesslog is the "accesslog" filter: one log line per call, on
 // the consumer or the provider, with the time, the side, the other end's
 // address (on the provider "remote", the consumer's, from the "remote"
-// attachment; on the consumer "provider", the provider the cluster called,
+// attachment, and under mutual TLS "client_cert", the name of the
+// certificate it presented: "CN=orders", else its first DNS name
+// "DNS:orders.example", from spi.PeerCertificate; on the consumer "provider", the provider the cluster called,
 // the last one tried after a failover: spi.Result.ProviderAddr), service
 // key, method, status name, "duration" (Go's text, "1.5ms", in both
 // formats) and "duration_ms" (a number, microsecond precision), and the

@@ -2,6 +2,7 @@ package smux
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -281,6 +282,16 @@ func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
 // RemoteAddr returns the peer's TCP address.
 func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
 
+// PeerCertificate implements spi.PeerCertifier: on the provider under
+// mutual TLS, the consumer's certificate verified at the handshake (read
+// then, once); nil before the handshake succeeded and without TLS.
+func (s *Session) PeerCertificate() *x509.Certificate {
+	if p, ok := s.conn.Conn.(spi.PeerCertifier); ok {
+		return p.PeerCertificate()
+	}
+	return nil
+}
+
 // Acked implements spi.AckCounter: what the peer has acknowledged of
 // the bytes written on the session's connection, and what it has not yet
 // (TCP_INFO and SIOCOUTQ, Linux; ok false elsewhere).
@@ -401,4 +412,5 @@ var (
 	_ spi.Listener         = (*Listener)(nil)
 	_ spi.Session          = (*Session)(nil)
 	_ spi.AckCounter       = (*Session)(nil)
+	_ spi.PeerCertifier    = (*Session)(nil)
 )

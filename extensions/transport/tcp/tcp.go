@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -181,6 +182,16 @@ func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
 // RemoteAddr returns the peer's TCP address.
 func (s *Session) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
 
+// PeerCertificate implements spi.PeerCertifier: on the provider under
+// mutual TLS, the consumer's certificate verified at the handshake (read
+// then, once); nil before the handshake succeeded and without TLS.
+func (s *Session) PeerCertificate() *x509.Certificate {
+	if p, ok := s.conn.(spi.PeerCertifier); ok {
+		return p.PeerCertificate()
+	}
+	return nil
+}
+
 // Close closes the connection and Done. Idempotent: later calls return nil.
 func (s *Session) Close() error {
 	var err error
@@ -252,4 +263,5 @@ var (
 	_ spi.Listener         = (*Listener)(nil)
 	_ spi.Session          = (*Session)(nil)
 	_ spi.AckCounter       = (*Session)(nil)
+	_ spi.PeerCertifier    = (*Session)(nil)
 )

@@ -81,14 +81,35 @@ func (ca *CA) issue(t testing.TB, name string, notBefore, notAfter time.Time) (c
 	return ca.issueFor(t, name, notBefore, notAfter, []string{"127.0.0.1", "::1", "localhost", "provider.test"})
 }
 
+// IssueUsage is IssueFor for a certificate whose extended key usages are
+// exactly usages (none when empty), for a client certificate that is, or
+// is not, marked for client authentication.
+func (ca *CA) IssueUsage(t testing.TB, name string, usages []x509.ExtKeyUsage, hosts ...string) (certFile, keyFile string) {
+	t.Helper()
+	if usages == nil {
+		usages = []x509.ExtKeyUsage{}
+	}
+	return ca.issueWith(t, name, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), hosts, usages)
+}
+
 func (ca *CA) issueFor(t testing.TB, name string, notBefore, notAfter time.Time, hosts []string) (certFile, keyFile string) {
 	t.Helper()
+	return ca.issueWith(t, name, notBefore, notAfter, hosts, nil)
+}
+
+// issueWith issues a certificate; usages nil means both server and
+// client authentication.
+func (ca *CA) issueWith(t testing.TB, name string, notBefore, notAfter time.Time, hosts []string, usages []x509.ExtKeyUsage) (certFile, keyFile string) {
+	t.Helper()
+	if usages == nil {
+		usages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	}
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
 		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage: usages,
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
