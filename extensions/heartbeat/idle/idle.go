@@ -3,6 +3,7 @@ package idle
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/airnode/airnode/extensions/heartbeat/internal/acks"
@@ -188,6 +189,9 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
 	if negotiated {
 		rule = fmt.Sprintf("%v from the consumer's heartbeat settings", timeout)
+		if timeout == hbparams.PeerTimeoutCap(w.cfg.Timeout) {
+			rule = fmt.Sprintf("%v, the most this provider allows a consumer's heartbeat settings: the larger of %d × its heartbeat.timeout %v and %v", timeout, hbparams.PeerCapFactor, w.cfg.Timeout, hbparams.PeerCapFloor)
+		}
 	}
 	note := ""
 	if backlog {
@@ -217,10 +221,35 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 			w.task.CloseChannelExpected(w.ch, reason+": the consumer sent no ping and no hello on this connection: "+advice)
 			return -1, nil
 		}
-		reason += ": the consumer sent no hello and stopped pinging (hung, or it pings less often than that): " + advice
+		if hello, ok := peerHello(w.ch); ok {
+			reason += fmt.Sprintf(": the consumer's heartbeat hello %q has a strategy or values this provider cannot use (so its own heartbeat.timeout holds), and it stopped pinging: %s", hello, advice)
+		} else {
+			reason += ": the consumer sent no hello and stopped pinging (hung, or it pings less often than that): " + advice
+		}
 	}
 	w.task.CloseChannel(w.ch, reason)
 	return -1, nil
+}
+
+// peerHello returns the consumer's heartbeat hello on ch, as it sent it
+// (at most 200 bytes of it), if one arrived.
+func peerHello(ch spi.Channel) (string, bool) {
+	p, ok := ch.(spi.PeerHeartbeat)
+	if !ok {
+		return "", false
+	}
+	u, ok := p.PeerHeartbeat()
+	if !ok {
+		return "", false
+	}
+	h := u.String()
+	if i := strings.IndexByte(h, '?'); i >= 0 {
+		h = h[i+1:] // the settings, not the placeholder address
+	}
+	if len(h) > 200 {
+		h = h[:200] + "..."
+	}
+	return h, true
 }
 
 var (

@@ -178,7 +178,7 @@ func PingInterval(ch spi.Channel, own time.Duration) time.Duration {
 // consumer's settings (spi.PeerHeartbeat), else own. A consumer that asked
 // to ping faster than this provider's minimum (ch's MinPingInterval, the
 // exchange's ping-flood guard) pings at the minimum (PingInterval): the
-// bound stretches by the same factor.
+// bound stretches by the same factor. It is at most PeerTimeoutCap(own).
 func PeerTimeout(ch spi.Channel, own time.Duration) (d time.Duration, negotiated bool) {
 	if p, ok := ch.(spi.PeerHeartbeat); ok {
 		if u, ok := p.PeerHeartbeat(); ok {
@@ -188,11 +188,29 @@ func PeerTimeout(ch spi.Channel, own time.Duration) (d time.Duration, negotiated
 						d = Stretch(d, iv, m.MinPingInterval())
 					}
 				}
-				return d, true
+				return min(d, PeerTimeoutCap(own)), true
 			}
 		}
 	}
 	return own, false
+}
+
+// PeerCapFactor and PeerCapFloor bound the silence a provider allows a
+// consumer's heartbeat settings (PeerTimeoutCap).
+const (
+	PeerCapFactor = 4
+	PeerCapFloor  = 5 * time.Minute
+)
+
+// PeerTimeoutCap is the longest a provider whose own heartbeat.timeout is
+// own keeps a silent connection, whatever the consumer's heartbeat hello
+// asks: the larger of PeerCapFactor × own and PeerCapFloor (5 minutes,
+// what a consumer with the default idle settings needs). A hello is the
+// consumer's word, and any peer that reaches the port may send one:
+// heartbeat.interval=1h kept a silent connection 5 hours, with whatever
+// it pinned (tester49 finding 8).
+func PeerTimeoutCap(own time.Duration) time.Duration {
+	return max(PeerCapFactor*own, PeerCapFloor)
 }
 
 // StretchNote returns "" when a consumer pings at its own interval (asked),
