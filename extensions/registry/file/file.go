@@ -400,11 +400,14 @@ func (l *lease) release() {
 }
 
 // keep puts back, every poll period until Close, the owner lock file
-// when its path no longer names it (ensureOwner) and the entries that
-// were removed (by hand, or by a reader that raced with a
-// re-registration), replaced, or edited in place (echo ... > entry, :
-// > entry: the URL a provider registered is its own, not a runtime
-// override; a touch that leaves the content is no edit).
+// when its path no longer names it (ensureOwner: one warning for the
+// whole directory removed) and the entries that were removed (by hand,
+// or by a reader that raced with a re-registration), replaced (renamed
+// over: sed -i, editors) or edited in place (echo ... > entry, : >
+// entry: the URL a provider registered is its own, not a runtime
+// override; a touch that leaves the content is no edit), each with a
+// warning naming the file and, replaced or edited, what it held
+// (redacted).
 func (r *Registry) keep() {
 	defer r.wg.Done()
 	t := time.NewTicker(max(r.p.poll, 100*time.Millisecond))
@@ -439,14 +442,30 @@ func (r *Registry) keepOnce() {
 		if err == nil && st == l.st {
 			continue
 		}
-		edited, was := false, ""
-		if err == nil && st.id == l.st.id && st.mode == syscall.S_IFREG {
+		if err != nil && !r.own.intact() {
+			// The registry directory went after ensureOwner looked (rm
+			// -rf, a tmp cleaner): the next poll puts it all back with
+			// its one warning, not one per entry.
+			return
+		}
+		how, was := "removed", ""
+		switch {
+		case err != nil:
+		case st.mode != syscall.S_IFREG:
+			how, was = "replaced", "(not a regular file)"
+		default:
 			content, rerr := readEntry(cstring(l.path))
-			if rerr == nil && content == l.url.String() {
+			switch {
+			case rerr == nil && content == l.url.String() && st.id == l.st.id:
 				l.st = st // touched, or rewritten as it was
 				continue
+			case rerr == nil && content == l.url.String():
+				how = "rewritten" // replaced by its own URL (sed -i that changed nothing): put back with the entry's mode
+			case st.id == l.st.id:
+				how, was = "edited", handText(content)
+			default:
+				how, was = "replaced", handText(content)
 			}
-			edited, was = true, handText(content)
 		}
 		nl, err := r.create(l.url)
 		if err != nil {
@@ -454,14 +473,21 @@ func (r *Registry) keepOnce() {
 			continue
 		}
 		r.leases[k] = nl
+		const restart = "a provider's entry holds the URL it registered: change its configuration and restart it instead"
 		switch {
 		case l.fail.n > 0:
 			l.fail.recovered(r.log, "file registry: entry re-created", "url", l.url.Redacted(), "path", nl.path)
-		case edited:
-			r.log.Warn("file registry: entry edited in place; put back (a provider's entry holds the URL it registered: change its configuration and restart it instead)",
+		case how == "edited":
+			r.log.Warn("file registry: entry edited in place; put back ("+restart+")",
 				"path", nl.path, "was", was, "url", l.url.Redacted())
+		case how == "replaced":
+			r.log.Warn("file registry: entry replaced by another file (renamed over it: sed -i, an editor's save); put back ("+restart+")",
+				"path", nl.path, "was", was, "url", l.url.Redacted())
+		case how == "removed":
+			r.log.Warn("file registry: entry removed by someone else; re-created",
+				"path", nl.path, "url", l.url.Redacted())
 		default:
-			r.log.Info("file registry: entry re-created", "url", l.url.Redacted())
+			r.log.Info("file registry: entry replaced by a file holding its own URL; re-written", "path", nl.path, "url", l.url.Redacted())
 		}
 	}
 }
