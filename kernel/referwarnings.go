@@ -18,8 +18,10 @@ type URLWarning struct {
 	// airnode does not implement), "cluster", "loadbalance" and
 	// "heartbeat" (read by another extension of that point than the one
 	// chosen), "provider" (weight, warmup, timestamp: each provider's
-	// own) and "server" (dispatcher, connection.concurrency,
-	// heartbeat.min.ping.interval: the provider's server decides).
+	// own), "server" (dispatcher, connection.concurrency,
+	// heartbeat.min.ping.interval: the provider's server decides) and
+	// "token" (a registry reference's own token: the provider's
+	// published token is sent; Value is "***", never the token).
 	Kind string
 	Why  string // "cluster failfast does not read it; failover and forking do"
 
@@ -77,8 +79,19 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 				"kernel: provider key on a reference has no effect: the provider's server decides it", "value", v)
 		}
 	}
+	if _, ok := u.Param(spi.AttachmentToken); ok && u.Host() == "" {
+		// Dubbo's semantics (spi.MergeURL): the token is the provider's,
+		// published with its URL in the registry; the value is a secret
+		// and is never shown.
+		out = append(out, URLWarning{Key: spi.AttachmentToken, Value: "***", Kind: "token", Why: tokenWhy,
+			msg: "kernel: the reference's own token is not used through a registry: each call sends the token its provider publishes (a direct URL sends the reference's)", attrs: []any{"key", spi.AttachmentToken}})
+	}
 	return out, nil
 }
+
+// tokenWhy is why a registry reference's own token is not used
+// (ReferWarnings, kind "token").
+const tokenWhy = "through a registry each call sends the token its provider publishes in the registry (none when it publishes none), not the reference's; a direct URL (airnode://HOST:PORT/SERVICE) sends the reference's own"
 
 // unreadWhy words a pointKeysUnread triple [key, extension used,
 // extensions that read it] of point: "cluster failfast does not read
