@@ -202,3 +202,31 @@ type ChannelCounters struct {
 
 // Channels holds the process's channel-guard counters.
 var Channels ChannelCounters
+
+// TLSCounters count the TLS handshakes a provider's listener
+// (internal/tlsconf) failed and closed the connection on, by cause; one
+// connection counts once. Their log lines are rate-bounded; these are
+// not. A handshake this side cut short (a connection limit, shutdown) is
+// not counted.
+type TLSCounters struct {
+	// ClientNames counts consumers whose certificate, signed by the
+	// provider's tls.ca, holds no name its tls.client.names allows.
+	ClientNames Counter
+	// Certificate counts consumer certificates that failed verification:
+	// signed by a CA outside tls.ca, expired, not for client
+	// authentication.
+	Certificate Counter
+	// NoCertificate counts consumers that sent no certificate under
+	// mutual TLS.
+	NoCertificate Counter
+	// HungUp counts consumers that closed the connection during the
+	// handshake (under mutual TLS a Go consumer without a certificate the
+	// provider's CA signed does; a port check does too).
+	HungUp Counter
+	// Other counts every other failure: not a TLS client, a consumer
+	// rejecting the provider's certificate, a handshake timeout.
+	Other Counter
+}
+
+// TLS holds the process's TLS handshake counters.
+var TLS TLSCounters

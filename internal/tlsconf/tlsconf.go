@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/spi"
 )
@@ -494,6 +495,7 @@ func (c *serverConn) handshake() error {
 				// per refused connection would flood the log.
 				return
 			}
+			countFailure(err)
 			if c.l.report != nil {
 				c.l.report(c.raw.RemoteAddr().String(), err)
 			} else {
@@ -506,6 +508,27 @@ func (c *serverConn) handshake() error {
 		}
 	})
 	return c.err
+}
+
+// countFailure counts a provider's failed handshake by cause
+// (counters.TLS: airnode_tls_handshake_failures_total).
+func countFailure(err error) {
+	var (
+		names *NameNotAllowedError
+		ve    *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &names):
+		counters.TLS.ClientNames.Inc()
+	case errors.As(err, &ve):
+		counters.TLS.Certificate.Inc()
+	case strings.Contains(err.Error(), "client didn't provide a certificate"):
+		counters.TLS.NoCertificate.Inc()
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		counters.TLS.HungUp.Inc()
+	default:
+		counters.TLS.Other.Inc()
+	}
 }
 
 // Read handshakes on first use, then reads.

@@ -168,7 +168,9 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 // Prometheus: airnode_token_rejections_total); denied by a filter
 // plugin: calls a provider-side filter plugin refused with
 // spi.ErrAccessDenied as the Cause (their consumers got the plugin's
-// status; airnode_plugin_filter_rejections_total). It prints nothing when there are
+// status; airnode_plugin_filter_rejections_total); refused at the TLS
+// handshake: connections whose TLS handshake the provider failed, by any
+// reason (airnode_tls_handshake_failures_total{reason}). It prints nothing when there are
 // none, or when counters come from a node without these counters.
 func WriteRejected(w io.Writer, counters map[string]uint64) error {
 	var parts []string
@@ -176,6 +178,13 @@ func WriteRejected(w io.Writer, counters map[string]uint64) error {
 		if n := counters[k[0]]; n > 0 {
 			parts = append(parts, k[1]+" "+strconv.FormatUint(n, 10))
 		}
+	}
+	var tlsRefused uint64
+	for _, k := range tlsFailureKeys {
+		tlsRefused += counters[k]
+	}
+	if tlsRefused > 0 {
+		parts = append(parts, "refused at the TLS handshake "+strconv.FormatUint(tlsRefused, 10))
 	}
 	if len(parts) == 0 {
 		return nil

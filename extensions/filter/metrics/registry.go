@@ -149,6 +149,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_executes_rejections_total, airnode_threads_rejections_total,
 //	airnode_workers_rejections_total, airnode_actives_timeouts_total,
 //	airnode_accept_errors_total, airnode_accept_refused_total
+//	airnode_tls_handshake_failures_total{reason}             counter: client_names, certificate, no_certificate, hung_up, other
 //	airnode_provider_rejected_total{status}                  counter: SERVICE_NOT_FOUND, BAD_REQUEST
 //	airnode_provider_pooled_total{reason}                    counter: quiet, window, batch (dispatcher=adaptive)
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
@@ -203,6 +204,15 @@ const closedHelp = "Connections this process closed because of what the peer did
 // same for each of its reason labels.
 const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), other (refused, timed out, no answer to the first ping)."
 
+// tlsHelp is the help of airnode_tls_handshake_failures_total, the same
+// for each of its reason labels.
+const tlsHelp = "TLS handshakes a provider failed and closed the connection on, by reason: client_names (a certificate holding no name tls.client.names allows), certificate (signed by a CA outside tls.ca, expired, not for client authentication), no_certificate (none sent under mutual TLS), hung_up (the consumer closed the connection: under mutual TLS a Go consumer without a certificate the CA signed does, a port check too), other (not a TLS client, a consumer rejecting the provider's certificate, a timeout). Their log lines are rate-bounded; these are not."
+
+// tlsFailureKeys are the Counters keys of airnode_tls_handshake_failures_total,
+// summed by WriteRejected.
+var tlsFailureKeys = []string{"tls.handshake_failures_client_names", "tls.handshake_failures_certificate",
+	"tls.handshake_failures_no_certificate", "tls.handshake_failures_hung_up", "tls.handshake_failures_other"}
+
 // rejectedKeys are the Counters keys of the provider requests rejected
 // before any service's filter chain, with their status names, in the order
 // WriteRejected prints them.
@@ -251,6 +261,11 @@ func processCounters() []processCounter {
 		{"airnode_unsolicited_answers_total", "channels.unsolicited_answers", "Answers received for request ids this process never sent (0, or above the highest it numbered), dropped: the peer's framing or id handling is broken.", &ch.Unsolicited, nil},
 		{"airnode_directory_empty_protections_total", "directory.empty_protections", "Times a consumer's reference kept its connected providers although a registry notification listed none (empty protection, URL key registry.empty.protection); one per episode, the log's Warn names the service and how many were kept.", &counters.Directory.EmptyProtections, nil},
 		{"airnode_directory_damped_removals_total", "directory.damped_removals", "Times a registry notification dropped more than registry.removal.damping percent of a reference's connected providers at once and their removal waited registry.removal.grace; one per episode.", &counters.Directory.DampedRemovals, nil},
+		{"airnode_tls_handshake_failures_total", "tls.handshake_failures_client_names", tlsHelp, &counters.TLS.ClientNames, prometheus.Labels{"reason": "client_names"}},
+		{"airnode_tls_handshake_failures_total", "tls.handshake_failures_certificate", tlsHelp, &counters.TLS.Certificate, prometheus.Labels{"reason": "certificate"}},
+		{"airnode_tls_handshake_failures_total", "tls.handshake_failures_no_certificate", tlsHelp, &counters.TLS.NoCertificate, prometheus.Labels{"reason": "no_certificate"}},
+		{"airnode_tls_handshake_failures_total", "tls.handshake_failures_hung_up", tlsHelp, &counters.TLS.HungUp, prometheus.Labels{"reason": "hung_up"}},
+		{"airnode_tls_handshake_failures_total", "tls.handshake_failures_other", tlsHelp, &counters.TLS.Other, prometheus.Labels{"reason": "other"}},
 		{"airnode_outlier_ejections_total", "outlier.ejections", "Providers a consumer's reference stopped picking for a while because their calls kept failing (outlier.consecutive in a row: SERVER_TIMEOUT, CHANNEL_INACTIVE, SERVER_ERROR).", &counters.Outlier.Ejections, nil},
 	}
 }

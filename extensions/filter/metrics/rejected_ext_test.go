@@ -65,6 +65,10 @@ func TestWriteRejected(t *testing.T) {
 		{map[string]uint64{"provider.service_not_found": 1, "provider.bad_request": 2}, "provider requests rejected before the service: SERVICE_NOT_FOUND 1, BAD_REQUEST 2\n"},
 		{map[string]uint64{"access.token_rejections": 3}, "provider requests rejected before the service: wrong or missing token 3\n"},
 		{map[string]uint64{"provider.bad_request": 2, "access.token_rejections": 1}, "provider requests rejected before the service: BAD_REQUEST 2, wrong or missing token 1\n"},
+		// nu50 finding 3: every reason of a refused TLS handshake, summed
+		{map[string]uint64{"access.token_rejections": 1, "tls.handshake_failures_client_names": 2, "tls.handshake_failures_hung_up": 3},
+			"provider requests rejected before the service: wrong or missing token 1, refused at the TLS handshake 5\n"},
+		{map[string]uint64{"tls.handshake_failures_other": 1}, "provider requests rejected before the service: refused at the TLS handshake 1\n"},
 	} {
 		var b bytes.Buffer
 		if err := metrics.WriteRejected(&b, c.counters); err != nil || b.String() != c.want {
