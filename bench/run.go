@@ -111,6 +111,10 @@ type Report struct {
 	ServerCPUUS float64          `json:"server_cpu_us_per_call,omitempty"` // provider process CPU per call, µs, when known
 	Providers   map[string]int64 `json:"providers"`                        // attempts per provider address (failover retries included); never nil
 	Timeline    []Second         `json:"timeline"`                         // one entry per second of the measured phase
+
+	// ErrorSamples holds one failed call's error message per status of
+	// Errors (at most 16 statuses); nil when none failed.
+	ErrorSamples map[string]string `json:"error_samples,omitempty"`
 }
 
 // Second is one timeline entry: the calls that finished during second
@@ -144,11 +148,20 @@ type shard struct {
 	mu       sync.Mutex
 	hist     *hdrhistogram.Histogram
 	errs     map[string]int64
+	samples  map[string]string // the first message of each status this shard saw (at most maxSamples)
 	timeline []Second
 	_        [64]byte // keep neighbouring shards' locks on separate cache lines
 }
 
-func (s *shard) record(sec int, d time.Duration, status string) {
+// maxSamples bounds Report.ErrorSamples: the statuses a Classify
+// returns are few, but a custom one need not be.
+const maxSamples = 16
+
+// record counts one finished call of second sec: its latency d when
+// status is "", else its status, and err's message as status's sample
+// unless the shard has one (or maxSamples): err.Error() is built for the
+// first of each only.
+func (s *shard) record(sec int, d time.Duration, status string, err error) {
 	s.mu.Lock()
 	for len(s.timeline) <= sec {
 		s.timeline = append(s.timeline, Second{Second: len(s.timeline)})
@@ -159,6 +172,9 @@ func (s *shard) record(sec int, d time.Duration, status string) {
 		_ = s.hist.RecordValue(int64(d)) // values past 1 h saturate; cannot happen under a call timeout
 	} else {
 		s.errs[status]++
+		if _, ok := s.samples[status]; !ok && len(s.samples) < maxSamples {
+			s.samples[status] = err.Error()
+		}
 		if e.Errors == nil {
 			e.Errors = map[string]int64{}
 		}
@@ -222,6 +238,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	for i := range shards {
 		shards[i].hist = hdrhistogram.New(histLowest, histHighest, histDigits)
 		shards[i].errs = map[string]int64{}
+		shards[i].samples = map[string]string{}
 	}
 	var next, done, failed atomic.Int64
 	var firstErr atomic.Pointer[string]
@@ -298,7 +315,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 				failed.Add(1)
 			}
 			since := t1
-			sh.record(int(since/time.Second), t1-t0, status)
+			sh.record(int(since/time.Second), t1-t0, status, err)
 			done.Add(1)
 			if cfg.Calls == 0 && since >= cfg.Duration {
 				return
@@ -321,6 +338,14 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		hist.Merge(s.hist)
 		for k, v := range s.errs {
 			r.Errors[k] += v
+		}
+		for k, m := range s.samples {
+			if _, ok := r.ErrorSamples[k]; !ok && len(r.ErrorSamples) < maxSamples {
+				if r.ErrorSamples == nil {
+					r.ErrorSamples = map[string]string{}
+				}
+				r.ErrorSamples[k] = m
+			}
 		}
 		for len(r.Timeline) < len(s.timeline) {
 			r.Timeline = append(r.Timeline, Second{Second: len(r.Timeline), Errors: map[string]int64{}})

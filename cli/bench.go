@@ -1817,9 +1817,43 @@ func perSecond(x float64) string {
 	}
 }
 
+// maxSampleLines bounds the "also" lines of printErrorSamples.
+const maxSampleLines = 4
+
+// printErrorSamples prints, when calls failed with more than one status,
+// one message of each status other than the first error's, most
+// frequent first (at most maxSampleLines, then how many more; --json
+// has them all in error_samples):
+//
+//	also        SERVICE_NOT_FOUND: no provider available for demo.Echo ...
+func printErrorSamples(w io.Writer, r *bench.Report) {
+	if len(r.Errors) < 2 {
+		return
+	}
+	var lines []string
+	for _, status := range r.ErrorNames() {
+		msg, ok := r.ErrorSamples[status]
+		if !ok || msg == r.FirstError {
+			continue
+		}
+		if name, _, _ := strings.Cut(status, " "); !strings.HasPrefix(msg, name) {
+			msg = status + ": " + msg
+		}
+		lines = append(lines, msg)
+	}
+	for i, msg := range lines {
+		if i == maxSampleLines {
+			fmt.Fprintf(w, "  also        %d more statuses (--json: error_samples)\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintf(w, "  also        %s\n", msg)
+	}
+}
+
 // printOutcome prints a single case's summary. Failed calls come first
 // when there are any: their share, by status, and the first error's
-// message (unless every call failed: that message is the command's error).
+// message (unless every call failed: that message is the command's error),
+// then one message of each other status (printErrorSamples).
 // Latency is of the successful calls only; calls/s counts every finished
 // call. Providers list attempts: a call that failover retried counts once
 // per provider it tried.
@@ -1839,6 +1873,7 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 		if (r.OK > 0 || o.Stopped != "") && r.FirstError != "" {
 			fmt.Fprintf(w, "  first error %s\n", r.FirstError)
 		}
+		printErrorSamples(w, r)
 	}
 	switch {
 	case failed == 0:
