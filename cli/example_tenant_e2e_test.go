@@ -38,12 +38,21 @@ func TestExampleTenantFilterPlugin(t *testing.T) {
 		t.Fatalf("no metrics address in the log:\n%s", p.logText())
 	}
 	url := p.url("demo.Echo")
+	// The README declares the binary's own name (nu50 finding 5): no
+	// "calls itself ... but is declared as" note.
+	if strings.Contains(p.logText(), "calls itself") {
+		t.Errorf("the README's declared name differs from the plugin's own:\n%s", p.logText())
+	}
 
 	expectOK(t, call(t, nil, "--config", cfg, "-p", "tenant=acme", url, "Echo", `"hi"`), `"hi"`)
 	expectFail(t, call(t, nil, "--config", cfg, "-p", "tenant=initech", url, "Echo", `"hi"`),
 		`BAD_REQUEST: tenant: demo.Echo.Echo refused: tenant "initech" is not served here`)
 	expectFail(t, call(t, nil, url, "Echo", `"hi"`), // no tenant=: no consumer filter, no attachment
 		`BAD_REQUEST: tenant: demo.Echo.Echo refused: no tenant (set tenant=... on the reference)`)
+
+	if l := runCommand(t, 20*time.Second, nil, "--config", cfg, "list"); l.code != 0 || strings.Contains(l.stdout+l.stderr, "differs") {
+		t.Errorf("airnode list: exit %d, a \"differs\" note or an error:\n%s%s", l.code, l.stdout, l.stderr)
+	}
 
 	r := runCommand(t, 20*time.Second, nil, "stats", m[1])
 	if r.code != 0 {
