@@ -137,6 +137,7 @@ var refused = map[string]string{
 	"tls.key":               "x.pem",
 	"tls.ca":                "ca.pem",
 	"tls.servername":        "h",
+	"tls.client.names":      "a.example", // without tls=true and tls.ca
 	"root":                  "a/b",
 	"backup":                "h2:2l81",
 	"protocol":              "",

@@ -16,9 +16,10 @@
 //	|             |      |       |         |                 | flow-control window is a quarter of it         |
 //
 // and the TLS keys of internal/tlsconf (tls, tls.cert, tls.key, tls.ca,
-// tls.servername): with tls=true smux runs over TLS, the consumer's
-// handshake within the dial's context, the provider's on first use under
-// a deadline.
+// tls.servername, and the provider's tls.client.names, the names a
+// consumer's certificate must hold under mutual TLS): with tls=true smux
+// runs over TLS, the consumer's handshake within the dial's context, the
+// provider's on first use under a deadline.
 //
 // smux's receiver reads each frame's header and then its data; on a plain
 // socket it reads through a 16 KiB read-ahead buffer, taken from a shared

@@ -18,7 +18,9 @@
 // falls back to a plain Read.
 //
 // URL keys: only the TLS keys of internal/tlsconf (tls, tls.cert, tls.key,
-// tls.ca, tls.servername): with tls=true the connection is TLS, the
+// tls.ca, tls.servername, and the provider's tls.client.names, the names
+// a consumer's certificate must hold under mutual TLS): with tls=true the
+// connection is TLS, the
 // consumer's handshake runs within the dial's context and the provider's
 // on first use under a deadline.
 //
