@@ -132,9 +132,18 @@ func TestHelloExchangedOnFirstPing(t *testing.T) {
 	if iv, _ := peer.Param("heartbeat.interval"); !ok || iv != "2s" {
 		t.Fatalf("consumer's view of the provider: %v %v", peer, ok)
 	}
-	mu.Lock()
-	p := provider
-	mu.Unlock()
+	// A Server starts a channel's heartbeat watch on a goroutine of its
+	// own (startWatch), so the pings above may be answered before the
+	// watch, which hands us the provider's channel, has run.
+	var p *Channel
+	if !waitFor(5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		p = provider
+		return p != nil
+	}) {
+		t.Fatal("the provider's heartbeat watch never started")
+	}
 	peer, ok = p.PeerHeartbeat()
 	if s, _ := peer.Param("heartbeat"); !ok || s != "idle" {
 		t.Fatalf("provider's view of the consumer: %v %v", peer, ok)
