@@ -98,7 +98,11 @@ no port, another service's URL, a directory) are shown as invalid
 entries, with their path and why (--summary: a count, --json:
 "invalid"), also for a service that has no other entry, and a service
 whose providers directory cannot be read is skipped with a warning on
-stderr.`,
+stderr. Entries that exist but cannot be read (another user's or group's:
+a provider with a token writes its entry readable by its group only) are
+counted on a first line, naming the first and why (--json: "unreadable");
+when nothing else could be read, ls fails (exit 1) saying so instead of
+listing no services.`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
@@ -326,8 +330,12 @@ func isDefaultFileRegistry(u spi.URL) bool {
 type lsJSON struct {
 	// Note says the lists are a file.cache's (ZooKeeper unreachable);
 	// empty otherwise.
-	Note     string        `json:"note,omitempty"`
-	Services []lsServiceJS `json:"services"`
+	Note string `json:"note,omitempty"`
+	// Unreadable counts the entries that exist but could not be read
+	// (file registry: another user's or group's), which the lists leave
+	// out; omitted when there are none.
+	Unreadable *lsUnreadable `json:"unreadable,omitempty"`
+	Services   []lsServiceJS `json:"services"`
 }
 
 // lsServiceJS is one service key of registry ls --json.
@@ -410,6 +418,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			services = append(services, u)
 		}
 		if len(services) == 0 {
+			if n, first := unreadableIn(reg); n > 0 {
+				return nothingReadError(desc, n, first)
+			}
 			fmt.Fprintf(w, "no services in %s\n", desc)
 			return nil
 		}
@@ -462,14 +473,26 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		}
 	}
 	consumers, consumersWhy := consumerCounts(ctx, reg, services)
+	nUnread, firstUnread := unreadableIn(reg)
+	if nUnread > 0 && nothingListed(lists, invalid) {
+		return nothingReadError(desc, nUnread, firstUnread)
+	}
 	noteText := ""
 	if note != nil {
 		noteText = fmt.Sprintf("ZooKeeper %s unreachable for %v: lists from %s %s, which may be out of date",
 			note.Servers, note.Unreachable.Round(100*time.Millisecond), zookeeper.KeyFileCache, note.Path)
 		fmt.Fprintln(w, noteText)
 	}
+	var unread *lsUnreadable
+	if nUnread > 0 {
+		unread = &lsUnreadable{Count: nUnread, First: firstUnread.Path + ": " + firstUnread.Why}
+		if _, ok := w.(*lsJSONWriter); !ok {
+			fmt.Fprintf(w, "%s of %s could not be read and %s not listed (first: %s)\n",
+				entries(nUnread), desc, map[bool]string{true: "is", false: "are"}[nUnread == 1], unread.First)
+		}
+	}
 	if jw, ok := w.(*lsJSONWriter); ok {
-		out := lsJSON{Note: noteText, Services: []lsServiceJS{}}
+		out := lsJSON{Note: noteText, Unreadable: unread, Services: []lsServiceJS{}}
 		for i, svc := range services {
 			stale := staleEntries(lists[i])
 			s := lsServiceJS{Service: svc.ServiceKey(), Providers: []lsProvider{}}
@@ -571,6 +594,63 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		fmt.Fprintln(w, lsTotal(lists, consumers, consumersWhy))
 	}
 	return nil
+}
+
+// unreadableLister is a registry that reports the entries its reads
+// found but could not read (the file registry: a token entry of another
+// group, a service directory of another user), which its lists leave out.
+type unreadableLister interface {
+	Unreadable() []fileregistry.Invalid
+}
+
+// unreadableIn returns how many entries reg's reads so far could not
+// read (unreadableLister), and the first of them by path; 0 when reg
+// does not say.
+func unreadableIn(reg spi.Registry) (int, fileregistry.Invalid) {
+	ul, ok := reg.(unreadableLister)
+	if !ok {
+		return 0, fileregistry.Invalid{}
+	}
+	bad := ul.Unreadable()
+	if len(bad) == 0 {
+		return 0, fileregistry.Invalid{}
+	}
+	return len(bad), bad[0]
+}
+
+// nothingListed reports whether a listing holds no provider entry and
+// no invalid entry.
+func nothingListed(lists [][]spi.URL, invalid [][]fileregistry.Invalid) bool {
+	for i := range lists {
+		if len(lists[i]) > 0 || len(invalid[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nothingReadError is registry ls's error when the registry at desc
+// holds n entries (first the first of them) that could not be read and
+// nothing that could: listing no services would hide that the user may
+// not read them.
+func nothingReadError(desc string, n int, first fileregistry.Invalid) error {
+	return fmt.Errorf("nothing could be read in %s: %s could not be read (first: %s: %s); list it as a user who may read the providers' entries (their user, or their group when the registry is shared)",
+		desc, entries(n), first.Path, first.Why)
+}
+
+// entries is "1 entry" or "n entries".
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return strconv.Itoa(n) + " entries"
+}
+
+// lsUnreadable is registry ls --json's count of the entries that could
+// not be read, and the first of them (its path and the error).
+type lsUnreadable struct {
+	Count int    `json:"count"`
+	First string `json:"first"`
 }
 
 // invalidServicer is a registry that also names the services whose

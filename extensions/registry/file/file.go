@@ -120,7 +120,8 @@ type Registry struct {
 	keeping  bool
 
 	badMu   sync.Mutex
-	badSeen map[string]struct{} // invalid entries logged (path NUL reason), at most maxBadLogged+1
+	badSeen map[string]struct{}  // invalid entries logged (path NUL reason), at most maxBadLogged+1
+	unread  map[string][]Invalid // directory -> what its last one-shot read could not read (Unreadable)
 
 	quit chan struct{}  // closed by Close: stops the keeper
 	wg   sync.WaitGroup // keeper
@@ -622,8 +623,10 @@ func (r *Registry) ServicesWithInvalid(context.Context) (keys, invalidOnly []str
 			// One service's directory that cannot be read (a file
 			// where its providers directory should be, EACCES) does
 			// not hide the others: it is logged and skipped.
-			r.badEntry(Invalid{Name: e.Name(), Path: filepath.Join(r.p.dir, e.Name(), Providers),
-				Why: fmt.Sprintf("service %q skipped: %v (%s)", key, err, readHint(err))})
+			dir := filepath.Join(r.p.dir, e.Name(), Providers)
+			iv := Invalid{Name: e.Name(), Path: dir, Why: fmt.Sprintf("service %q skipped: %v (%s)", key, err, readHint(err))}
+			r.badEntry(iv)
+			r.noteUnreadable(dir, []Invalid{iv})
 			continue
 		}
 		switch {
@@ -852,6 +855,7 @@ func (s *subscription) loop() {
 		seen    [2]uint64 // the directory last read (device, inode)
 		seenOK  bool
 		gone    bool        // the directory is missing: nothing is pushed
+		goneAt  time.Time   // when gone was seen (or the re-created directory), for the back line
 		merge   bool        // after the directory came back: lists are merged with last
 		graceT  *time.Timer // ends merge
 		graceC  <-chan time.Time
@@ -913,7 +917,7 @@ func (s *subscription) loop() {
 			pushed = true
 		case err != nil:
 			if !gone {
-				gone = true
+				gone, goneAt = true, time.Now()
 				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", err)
 			}
@@ -928,6 +932,7 @@ func (s *subscription) loop() {
 				changed = true
 			}
 			if recreated && !gone && !merge {
+				goneAt = time.Now() // removed and re-created between two looks: gone for under one
 				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", "re-created since the last look")
 			}
@@ -939,7 +944,7 @@ func (s *subscription) loop() {
 				r.rewatch(s.dir)
 				grace := r.p.backGrace()
 				r.log.Info("file registry: providers directory back; watching it again", "dir", s.dir,
-					"providers", len(list), "keeping_others_for", grace)
+					"providers", len(list), "gone_for", time.Since(goneAt).Round(time.Millisecond), "keeping_others_for", grace)
 				graceT = time.NewTimer(grace)
 				graceC = graceT.C
 				changed = true

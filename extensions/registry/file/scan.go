@@ -45,10 +45,11 @@ type scanner struct {
 	listed time.Time      // when it was listed
 	have   bool           // st and ents are a listing
 
-	ents    []scanned       // live entries, sorted by name
-	list    []spi.URL       // their URLs, sorted and deduplicated
-	invalid []Invalid       // entries of the last listing that are not a provider (consumer) URL of this directory
-	memo    map[string]bool // owner id -> alive, within one scan
+	ents       []scanned       // live entries, sorted by name
+	list       []spi.URL       // their URLs, sorted and deduplicated
+	invalid    []Invalid       // entries of the last listing that are not a provider (consumer) URL of this directory
+	unreadable []Invalid       // entries of the last listing that exist but could not be read (EACCES: a token entry of another group)
+	memo       map[string]bool // owner id -> alive, within one scan
 
 	// bad, when set, is told each invalid entry of every listing (the
 	// registry logs each one once).
@@ -158,7 +159,7 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 	sort.Strings(names)
 	clear(s.memo)
 	ents := make([]scanned, 0, len(names))
-	var invalid []Invalid
+	var invalid, unreadable []Invalid
 	skip := func(n, path, why string) {
 		if len(why) > maxWhy { // the text of a binary entry
 			why = strings.ToValidUTF8(why[:maxWhy], "") + "..."
@@ -221,7 +222,12 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 				if outOfFDs(err) {
 					return false, err
 				}
-				continue // unreadable (a token entry of another group), or gone
+				if !errors.Is(err, os.ErrNotExist) { // gone since the listing is no news
+					// Unreadable (a token entry of another group):
+					// readers skip it; registry ls says so (Unreadable).
+					unreadable = append(unreadable, Invalid{Name: n, Path: path, Why: fmt.Sprintf("%v (%s)", err, readHint(err))})
+				}
+				continue
 			}
 			if content == "" {
 				skip(n, string(e.path[:len(e.path)-1]), "empty file, not a URL")
@@ -240,7 +246,7 @@ func (s *scanner) relist(st syscall.Stat_t) (bool, error) {
 		}
 		ents = append(ents, e)
 	}
-	s.invalid = invalid
+	s.invalid, s.unreadable = invalid, unreadable
 	list := make([]spi.URL, 0, len(ents))
 	seen := make(map[string]bool, len(ents))
 	for _, e := range ents {
@@ -337,16 +343,54 @@ func (r *Registry) scanOnce(dir string) ([]spi.URL, error) {
 	return list, err
 }
 
-// scanInvalid is scanOnce also returning the invalid entries.
+// scanInvalid is scanOnce also returning the invalid entries. The
+// entries it could not read are noted for Unreadable.
 func (r *Registry) scanInvalid(dir string) ([]spi.URL, []Invalid, error) {
 	s := r.newScanner(dir)
 	if _, err := s.scan(true); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
+			r.noteUnreadable(dir, nil)
 			return []spi.URL{}, nil, nil
 		}
 		return nil, nil, err
 	}
+	r.noteUnreadable(dir, s.unreadable)
 	return s.list, s.invalid, nil
+}
+
+// noteUnreadable records what the last one-shot read of dir could not
+// read (none: forgets it), for Unreadable. One record per directory, so
+// a directory read again is not counted twice.
+func (r *Registry) noteUnreadable(dir string, bad []Invalid) {
+	r.badMu.Lock()
+	defer r.badMu.Unlock()
+	if len(bad) == 0 {
+		delete(r.unread, dir)
+		return
+	}
+	if r.unread == nil {
+		r.unread = map[string][]Invalid{}
+	}
+	r.unread[dir] = bad
+}
+
+// Unreadable returns, sorted by path, the entries that the last one-shot
+// read of each directory (Services, Lookup, Consumers, Invalid; not the
+// subscriptions' scans) found but could not read, and the providers
+// directories of services Services skipped because they could not be
+// read: Why is the error (EACCES: a token entry of another group, a
+// service directory of another user). Readers skip them like a missing
+// entry; `airnode registry ls` counts them, so that a user who may read
+// nothing of a registry is told so rather than shown no services.
+func (r *Registry) Unreadable() []Invalid {
+	r.badMu.Lock()
+	defer r.badMu.Unlock()
+	var all []Invalid
+	for _, bad := range r.unread {
+		all = append(all, bad...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	return all
 }
 
 // newScanner is a scanner of dir that logs its invalid entries through r.

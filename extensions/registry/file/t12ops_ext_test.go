@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +105,10 @@ func TestT12Ops5_RemovedDirectoryKeepsTheList(t *testing.T) {
 	}
 	if !strings.Contains(text, "level=WARN") || !strings.Contains(text, "providers directory back; watching it again") {
 		t.Errorf("log lacks the Warn for the removal or the Info for the return:\n%s", text)
+	}
+	// Each return says how long the directory was gone (f5).
+	if back, withFor := strings.Count(text, "providers directory back; watching it again"), regexp.MustCompile(`providers directory back; watching it again" .*gone_for=\d`).FindAllString(text, -1); len(withFor) != back {
+		t.Errorf("%d of %d directory-back lines say gone_for:\n%s", len(withFor), back, text)
 	}
 
 	// A genuinely empty directory is an empty list; file events still come

@@ -3,6 +3,8 @@ package zookeeper
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -40,7 +42,22 @@ type handshakeConn struct {
 // handshake that times out leaves it as it is.
 type refusals struct {
 	n    atomic.Int32
-	kick func() // wakes the handle's session loop
+	kick func()                 // wakes the handle's session loop
+	last atomic.Pointer[string] // the address of the server that closed the last one
+	told atomic.Bool            // "not serving" logged since the last answer (confirmRefusal)
+}
+
+// reset forgets the refusals counted so far (an answer came, or the
+// refusal was judged a server not serving: confirmRefusal).
+func (r *refusals) reset() { r.n.Store(0) }
+
+// lastAddr returns the address of the server that closed the last
+// connection counted, "" before any.
+func (r *refusals) lastAddr() string {
+	if a := r.last.Load(); a != nil {
+		return *a
+	}
+	return ""
 }
 
 // refusedInARow is how many connections in a row the server list has
@@ -62,12 +79,15 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.heard.mark()
 		if len(c.head) == 0 && c.refused != nil {
-			c.refused.n.Store(0)
+			c.refused.reset()
+			c.refused.told.Store(false)
 		}
 		if len(c.head) < connectHead {
 			c.readHead(b[:n])
 		}
 	} else if err != nil && len(c.head) == 0 && c.wrote.Load() && c.refused != nil && !isTimeout(err) && c.closed.CompareAndSwap(false, true) {
+		addr := c.RemoteAddr().String()
+		c.refused.last.Store(&addr)
 		c.refused.n.Add(1)
 		if c.refused.kick != nil {
 			c.refused.kick()
@@ -174,4 +194,57 @@ func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactC
 // receive timeout).
 func handshakeLimit(p params) time.Duration {
 	return min(max(p.connectTimeout, time.Second), p.sessionTimeout*2/3)
+}
+
+// probeNewSession asks the server at addr for a brand-new session (zxid 0,
+// session 0, the shortest timeout it grants) on a connection of its own,
+// waiting at most limit, and closes that session at once when granted.
+// It tells the two servers that close a client's session request without
+// a byte apart: one that serves (restarted with empty data, it refuses a
+// session it does not know, whose client has seen a higher zxid, and
+// grants a new one) from one that serves nobody (loading its data, no
+// quorum, or a TCP proxy in front of a ZooKeeper that is down: it closes
+// this request too, or does not accept it). seen says what happened, for
+// the log.
+func probeNewSession(addr string, limit time.Duration) (granted bool, seen string) {
+	c, err := net.DialTimeout("tcp", addr, limit)
+	if err != nil {
+		return false, "a new session request to " + addr + " could not connect: " + err.Error()
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(limit))
+	// ConnectRequest, framed (jute, big-endian): protocolVersion 0,
+	// lastZxidSeen 0, timeOut 1 ms (the server raises it to its
+	// minSessionTimeout), sessionId 0, passwd 16 zero bytes, as
+	// go-zookeeper sends a first one.
+	req := make([]byte, 4+4+8+4+8+4+16)
+	binary.BigEndian.PutUint32(req[0:], uint32(len(req)-4))
+	binary.BigEndian.PutUint32(req[16:], 1)
+	binary.BigEndian.PutUint32(req[28:], 16)
+	if _, err := c.Write(req); err != nil {
+		return false, "a new session request to " + addr + " could not be sent: " + err.Error()
+	}
+	head := make([]byte, connectHead)
+	n, err := io.ReadFull(c, head)
+	switch {
+	case n == 0 && isTimeout(err):
+		return false, "a new session request to " + addr + " got no answer within " + limit.String()
+	case n == 0:
+		return false, "a new session request to " + addr + " was closed without a byte too"
+	case err != nil:
+		return false, fmt.Sprintf("a new session request to %s got %d bytes, then %v", addr, n, err)
+	}
+	id := binary.BigEndian.Uint64(head[12:])
+	if id == 0 {
+		return false, "a new session request to " + addr + " was answered without a session"
+	}
+	// closeSession: [length 8][xid 1][type -11]; the session would
+	// otherwise live its minSessionTimeout.
+	bye := make([]byte, 12)
+	binary.BigEndian.PutUint32(bye[0:], 8)
+	binary.BigEndian.PutUint32(bye[4:], 1)
+	binary.BigEndian.PutUint32(bye[8:], uint32(0xffffffff-10)) // -11
+	_, _ = c.Write(bye)
+	_, _ = c.Read(head[:1]) // its answer, or the close: the session is gone either way
+	return true, fmt.Sprintf("%s granted a new session request at once (0x%x)", addr, id)
 }

@@ -89,14 +89,18 @@
 // word, and a session it refuses is not one it knows: once every server
 // of the list has closed the connection at the handshake twice in a row
 // (about a second after the server is back; a lagging ensemble member's
-// refusal sends go-zookeeper on to the next server), the registry opens
-// the new session at once, logged at Warn ("ZooKeeper refuses this
-// session"), instead of waiting session.timeout since its last contact. A
-// server not serving yet (loading its data, no quorum), or a TCP proxy in
-// front of a ZooKeeper that is down, closes connections the same way; if
-// that lasts two rounds the new session replaces the old one's entries
-// when the server serves (in one transaction: consumers do not see them
-// missing) and the old session expires with nothing of its own. On the
+// refusal sends go-zookeeper on to the next server), the registry asks the
+// last of them for a brand-new session on a connection of its own (closed
+// again at once). A server not serving (loading its data, no quorum), or
+// a TCP proxy in front of a ZooKeeper that is down, closes that request
+// too: the registry says so at Info, once until a server answers
+// ("ZooKeeper closes this session's requests at the handshake ... it is
+// not serving"), keeps its session, counts no expiry and judges the
+// session by session.timeout as for a server that is down. A server that
+// grants it serves and refuses this session only: the registry opens the
+// new session at once, logged at Warn ("ZooKeeper refuses this session",
+// naming what the probe saw), instead of waiting session.timeout since
+// its last contact. On the
 // new session the registry re-creates its entries and every watched
 // interface is re-listed and its watch re-armed. Each lost
 // session is counted once in counters.Registry.SessionExpiries

@@ -330,7 +330,8 @@ func (r *Registry) current() *zk.Conn {
 // zxid ..."; go-zookeeper would redial with that zxid forever), or
 // every server of the list has refused it twice in a row (refusedLimit:
 // the server closed the connection at the session handshake without a
-// byte), which a server restarted with empty data does at once: it does
+// byte; the session loop then asks confirmRefusal whether the server
+// serves at all before redialing), which a server restarted with empty data does at once: it does
 // not know the session, so waiting session.timeout for it to expire
 // only keeps the entries out (13-28 s of the default 30 s after a wipe).
 // refused is how many connections in a row were refused. Otherwise it
@@ -356,11 +357,38 @@ func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool, refused
 // not seen the client's zxid yet) sends go-zookeeper to the next server
 // and does not count, and the pause go-zookeeper makes after each round
 // of the list (one second) passes once. A server that is not serving
-// (loading its data, no quorum) closes connections the same way: if
-// that goes on for two rounds, the new session replaces the old one's
-// entries when the server serves again (create's atomic replace), and
-// the old session expires without taking anything with it.
+// (loading its data, no quorum, a proxy to a ZooKeeper that is down)
+// closes connections the same way: confirmRefusal tells it apart.
 func (r *Registry) refusedLimit() int { return 2 * len(r.p.servers) }
+
+// confirmRefusal asks the server that closed h's last session request
+// for a new session (probeNewSession): when it grants one, it serves and
+// refuses h's session, which is then gone for good (confirmed; seen says
+// what the probe saw, for redial's Warn). When it does not, the server
+// serves nobody (loading its data, no quorum, a proxy in front of a
+// ZooKeeper that is down): h keeps its session, which is judged by
+// session.timeout as for a server that is down, the refusals counted so
+// far are forgotten, and that is logged at Info once until a server
+// answers again. The probe waits at most handshakeLimit.
+func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen string) {
+	addr := h.refused.lastAddr()
+	if addr == "" {
+		return true, "no server answered"
+	}
+	granted, seen := probeNewSession(addr, handshakeLimit(r.p))
+	if granted {
+		return true, seen
+	}
+	h.refused.reset()
+	if h.refused.told.CompareAndSwap(false, true) {
+		r.mu.Lock()
+		down, sid := r.sinceContactLocked(), r.session
+		r.mu.Unlock()
+		r.log.Info("zookeeper registry: ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it (a new one only after session.timeout without contact)",
+			"server", addr, "refused", refused, "down_for", down.Round(time.Millisecond), "session", fmt.Sprintf("0x%x", sid))
+	}
+	return false, seen
+}
 
 // redial replaces h, whose session is gone for good (staleFor), by a new
 // zk handle: a new session from zxid 0, on which checkSession re-creates
@@ -370,7 +398,7 @@ func (r *Registry) refusedLimit() int { return 2 * len(r.p.servers) }
 // lost session counts as expired. h is closed; its loop drains its events
 // and ends. refused is how many connections in a row the servers closed
 // at the handshake when that is why (0: no session for session.timeout).
-func (r *Registry) redial(h *handle, refused int) {
+func (r *Registry) redial(h *handle, refused int, seen string) {
 	r.mu.Lock()
 	if r.closed || r.handle != h {
 		r.mu.Unlock()
@@ -388,7 +416,7 @@ func (r *Registry) redial(h *handle, refused int) {
 	}
 	r.authed = false // auth belongs to the connection
 	if refused > 0 {
-		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice (restarted with empty data, it does not know the session; or it is not serving yet); opening a new session",
+		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" (restarted with empty data, it does not know this session); opening a new session",
 			"refused", refused, "down_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	} else {
 		r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
@@ -496,8 +524,14 @@ func (r *Registry) sessionLoop(h *handle, events <-chan zk.Event) {
 		}
 		d := r.checkExpired()
 		w, stale, refused := r.staleFor(h) // at every event: a refusal kicks
+		var seen string
+		if stale && refused > 0 {
+			if stale, seen = r.confirmRefusal(h, refused); !stale {
+				w, stale, refused = r.staleFor(h) // by session.timeout, as for a server that is down
+			}
+		}
 		if stale {
-			r.redial(h, refused)
+			r.redial(h, refused, seen)
 			retry, expiry = nil, nil
 			continue
 		}
@@ -622,7 +656,13 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		return retry
 	}
 	if r.session != 0 {
-		r.log.Info("zookeeper registry: connected again", "server", conn.Server())
+		// One line per recovery (the loss's Warn is one per loss), with
+		// how long ZooKeeper was not heard: since the last contact.
+		down := time.Duration(0)
+		if !r.downSince.IsZero() {
+			down = r.sinceContactLocked()
+		}
+		r.log.Info("zookeeper registry: connected again", "server", conn.Server(), "down_for", down.Round(time.Millisecond))
 	}
 	if g := time.Duration(h.granted.Load()); g > 0 && g != r.p.sessionTimeout && g != r.saidGranted {
 		r.saidGranted = g
