@@ -331,7 +331,15 @@ func (c *Channel) unstall(force bool) {
 	}
 	c.nParked.Store(int64(len(c.parked)))
 	c.stallMu.Unlock()
+	// A parked request's wait for a worker starts now: the time it was
+	// parked was its consumer's backpressure, not the pool's. Counted from
+	// its arrival, a Payload call parked about 2 s (its consumer reading 64 MiB
+	// of answers on a loaded machine) was refused SERVER_THREADPOOL_EXHAUSTED
+	// as having "waited 2.073s for a worker", and at the queue's head it
+	// had every newer request of every consumer refused at once.
+	now := mono()
 	for _, t := range resume {
+		t.queued = now
 		c.pool.submit(t)
 	}
 }

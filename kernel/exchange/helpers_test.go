@@ -245,6 +245,14 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	return cond()
 }
 
+// lines returns a copy of the records so far, for a failure message
+// (the provider's goroutines may still be logging).
+func (s *logSink) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.recs...)
+}
+
 func (s *logSink) find(substr string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

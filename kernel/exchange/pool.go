@@ -22,7 +22,7 @@ type task struct {
 	arrived int64 // mono() when the reader handed it over (0: when it runs): the consumer's deadline counts from here
 
 	// set by the worker pool for a request that waits in its queue
-	queued  int64 // mono() when it joined the queue
+	queued  int64 // mono() when it joined the queue: arrived, or when unstall put it back after it was parked
 	bound   int64 // how long it may wait there (queueWaitBound); 0: no bound
 	refused int64 // not 0: refused unrun with SERVER_THREADPOOL_EXHAUSTED (Channel.refusal), after waiting this long (> 0) or at once, the queue's head having waited -refused
 }
@@ -139,7 +139,10 @@ func (p *workerPool) submit(t task) {
 		go p.worker(t)
 		return
 	}
-	t.queued, t.bound = t.arrived, queueWaitBound(t.body) // the reader read the clock as it handed t over
+	t.bound = queueWaitBound(t.body)
+	if t.queued == 0 { // not put back by unstall: the reader read the clock as it handed t over
+		t.queued = t.arrived
+	}
 	if t.queued == 0 {
 		t.queued = mono()
 	}
