@@ -67,8 +67,9 @@ type Channel struct {
 	expired             atomic.Int64
 	openStreams         atomic.Int64
 	refusedStreams      atomic.Int64
-	maxConcurrent       int64 // provider: cap on inflight; 0 unlimited
-	maxStreams          int64 // provider, multiplexed: cap on openStreams; 0 unlimited
+	claimed             atomic.Int64 // bytes reserved for bodies being read on streams of their own (reserveClaim)
+	maxConcurrent       int64        // provider: cap on inflight; 0 unlimited
+	maxStreams          int64        // provider, multiplexed: cap on openStreams; 0 unlimited
 	refusedLogged       atomic.Bool
 
 	// Options.Adaptive (adaptive.go)

@@ -147,7 +147,7 @@ func (r *reader) loop() bool {
 		var body []byte
 		if h.Length > 0 {
 			var err error
-			if body, err = c.readBody(br, int(h.Length)); err != nil {
+			if body, err = c.readBody(br, int(h.Length), r.primary); err != nil {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF
 				}
@@ -235,25 +235,35 @@ const readProgressFrom = 64 << 10
 // the noise; c=1 and c=10,000 unchanged.
 const earlyFlushAfter = 16
 
-// readBody reads a body of n bytes from br. A body of up to
-// readProgressFrom bytes is read into a pooled buffer of its size, as it
-// always was. A larger one is read into a buffer that grows as its bytes
-// arrive, doubling from growFrom up to n, stamping lastRead after each
-// read: a frame header that claims a large body reserves no more than
-// growFrom until the body's bytes come. Reading a claimed body at once
-// let 100 connections of 33 bytes each (a 16-byte header claiming 8 MB
-// under the payload limit, one byte of body) take 841 MB of heap, and one
-// smux connection with 200 such streams 1.68 GB (tester49 finding 1).
-// Memory now follows the bytes received: at most growFrom plus three
-// times them while a buffer grows. The doubling copies a large body's
-// bytes about once more. The error is io.ReadFull's.
-func (c *Channel) readBody(br *bufio.Reader, n int) ([]byte, error) {
-	if n <= readProgressFrom {
+// readBody reads a body of n bytes from br. On the long-lived stream
+// (primary) a body of up to readProgressFrom bytes is read into a pooled
+// buffer of its size, as it always was. A larger one is read into a buffer
+// that grows as its bytes arrive, doubling from growFrom up to n, stamping
+// lastRead after each read: a frame header that claims a large body
+// reserves no more than growFrom until the body's bytes come. Reading a
+// claimed body at once let 100 connections of 33 bytes each (a 16-byte
+// header claiming 8 MB under the payload limit, one byte of body) take
+// 841 MB of heap, and one smux connection with 200 such streams 1.68 GB
+// (tester49 finding 1). Memory now follows the bytes received: at most
+// growFrom plus three times them while a buffer grows. The doubling
+// copies a large body's bytes about once more. The error is
+// io.ReadFull's.
+//
+// A stream of its own (not primary) reserves its first buffer against
+// the channel's claimCap (reserveClaim), and once that is taken starts
+// from minPooledBody: one smux connection with 16,384 streams each
+// claiming 64 KiB and sending one byte reserved 1 GB of heap.
+func (c *Channel) readBody(br *bufio.Reader, n int, primary bool) ([]byte, error) {
+	first := min(n, growFrom)
+	if !primary {
+		first = c.reserveClaim(first)
+		defer c.claimed.Add(-int64(first))
+	} else if n <= readProgressFrom {
 		body := getBody(n)
 		_, err := io.ReadFull(br, body)
 		return body, err
 	}
-	body := getBody(growFrom)
+	body := getBody(first)
 	for off := 0; off < n; {
 		if off == len(body) {
 			grown := make([]byte, min(2*len(body), n))
@@ -264,7 +274,9 @@ func (c *Channel) readBody(br *bufio.Reader, n int) ([]byte, error) {
 		m, err := br.Read(body[off:])
 		if m > 0 {
 			off += m
-			c.lastRead.Store(time.Now().UnixNano())
+			if n > readProgressFrom {
+				c.lastRead.Store(time.Now().UnixNano())
+			}
 		}
 		if err != nil && off < n {
 			if err == io.EOF && off > 0 {
@@ -274,6 +286,29 @@ func (c *Channel) readBody(br *bufio.Reader, n int) ([]byte, error) {
 		}
 	}
 	return body, nil
+}
+
+// claimCap bounds the bytes a channel's streams of their own reserve at
+// once for bodies whose bytes have not all arrived (readBody): a
+// multiplexed connection may have thousands of streams open
+// (MinStreamCap, connection.concurrency), each with a frame header read.
+// Beyond it a body's buffer starts at minPooledBody and grows as its
+// bytes arrive. Legitimate streams of their own carry large bodies that
+// arrive at once; 64 of them at a time still start at growFrom.
+const claimCap = 64 * growFrom
+
+// reserveClaim counts want bytes (a body's first buffer) in the
+// channel's claimed bytes and returns the buffer size to start with:
+// want if that stays within claimCap, else min(want, minPooledBody),
+// which is counted instead. The caller takes the returned size back out
+// of claimed once the body is read.
+func (c *Channel) reserveClaim(want int) int {
+	if c.claimed.Add(int64(want)) <= claimCap {
+		return want
+	}
+	small := min(want, minPooledBody)
+	c.claimed.Add(int64(small - want))
+	return small
 }
 
 // growFrom is the first buffer of a body over readProgressFrom
