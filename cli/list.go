@@ -33,11 +33,15 @@ not start (a warning on stderr names it too; list still exits 0, and a
 URL selecting it fails with REASON; but one declared under a point its
 binary does not provide, a mistake in the file, makes list exit 1 once it
 has printed everything, naming the plugin, its key, the point declared
-and the one the binary implements), or "not started" for a service
-plugin (list, call, bench and registry run none: a service plugin is a
-provider's implementation, which only serve runs). list starts every
-other plugin; call, bench and registry only the filter plugins and those
-their command line, registry or the configuration's references name.
+and the one the binary implements, and is left out of that point's
+extensions), or "not started" for a service plugin (list, call, bench
+and registry run none: a service plugin is a provider's implementation,
+which only serve runs; but list runs each once, stopping it at once, to
+check that its binary provides point service: a balancer, registry or
+filter declared as point: service fails list as above, and STATE says
+when the check could not be made). list starts every other plugin;
+call, bench and registry only the filter plugins and those their
+command line, registry or the configuration's references name.
 
 With --keys it prints instead the URL keys the kernel and each extension
 read, one row per key: first the kernel's own keys (timeout, retries,
@@ -181,18 +185,26 @@ POINT or --explain.`,
 			if keys || len(args) > 0 {
 				return printKeys(cmd.OutOrStdout(), withKernelKeys(cat.Describe()), args)
 			}
+			// A service plugin is run once, to check its point as a
+			// started plugin's is checked.
+			plugins.CheckPoints(cmd.Context())
 			infos := plugins.Plugins()
 			for i := range infos {
 				if infos[i].State == pluginhost.StateNotStarted {
-					infos[i].Reason = "list, like call, runs no service plugin; serve does"
+					why := "list, like call, runs no service plugin; serve does"
+					if infos[i].Reason != "" {
+						why += "; " + infos[i].Reason
+					}
+					infos[i].Reason = why
 				}
 			}
+			points := usablePoints(cat.Describe(), infos)
 			if asJSON {
-				if err := printListJSON(cmd.OutOrStdout(), cat, infos); err != nil {
+				if err := printListJSON(cmd.OutOrStdout(), cat, points, infos); err != nil {
 					return err
 				}
 			} else {
-				printList(cmd.OutOrStdout(), cat)
+				printList(cmd.OutOrStdout(), cat, points)
 				printPlugins(cmd.OutOrStdout(), infos)
 			}
 			return wrongPoints(infos, cfg.Plugins, a.configFile)
@@ -206,12 +218,13 @@ POINT or --explain.`,
 	return cmd
 }
 
-// printList writes one row per extension, points sorted by name and
-// extensions by name; the point's URL key and default are on its first row.
-func printList(w io.Writer, cat *extension.Catalogs) {
+// printList writes one row per extension of points (cat.Describe(),
+// usablePoints), points sorted by name and extensions by name; the
+// point's URL key and default are on its first row.
+func printList(w io.Writer, cat *extension.Catalogs, points []extension.PointInfo) {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "POINT\tURL KEY\tDEFAULT\tEXTENSION\tORIGIN\tNOTES\n")
-	for _, p := range cat.Describe() {
+	for _, p := range points {
 		key, def := p.Key, p.Default
 		switch {
 		case p.Name == extension.PointFilter:
@@ -503,4 +516,31 @@ func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file stri
 			in.Name, in.Point, key, in.Path, strings.Join(in.ProvidedPoints, " and "), in.Point, strings.Join(in.ProvidedPoints, " or ")))
 	}
 	return errors.Join(errs...)
+}
+
+// usablePoints returns points without the extensions of the plugins
+// declared under a point their binary does not provide
+// (PluginInfo.ProvidedPoints): the catalog holds one under its declared
+// name, so that a URL selecting it fails saying why, but it is no
+// extension of that point, and list names it in the PLUGINS table and in
+// its error (wrongPoints) instead.
+func usablePoints(points []extension.PointInfo, infos []pluginhost.PluginInfo) []extension.PointInfo {
+	wrong := map[[2]string]string{} // point, name -> binary
+	for _, in := range infos {
+		if len(in.ProvidedPoints) > 0 {
+			wrong[[2]string{in.Point, in.Name}] = in.Path
+		}
+	}
+	if len(wrong) == 0 {
+		return points
+	}
+	out := make([]extension.PointInfo, 0, len(points))
+	for _, p := range points {
+		p.Extensions = slices.DeleteFunc(slices.Clone(p.Extensions), func(e extension.ExtensionInfo) bool {
+			path, ok := wrong[[2]string{p.Name, e.Name}]
+			return ok && string(e.Origin) == path
+		})
+		out = append(out, p)
+	}
+	return out
 }

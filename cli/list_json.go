@@ -51,11 +51,12 @@ type pluginJSON struct {
 	Restarts int      `json:"restarts"`
 }
 
-// printListJSON writes list --json: cat's points as printList lists them
-// and plugins (their Reason as list shows it), one indented object.
-func printListJSON(w io.Writer, cat *extension.Catalogs, plugins []pluginhost.PluginInfo) error {
+// printListJSON writes list --json: points (cat.Describe(), usablePoints)
+// as printList lists them and plugins (their Reason as list shows it),
+// one indented object.
+func printListJSON(w io.Writer, cat *extension.Catalogs, points []extension.PointInfo, plugins []pluginhost.PluginInfo) error {
 	out := listJSON{Points: []pointJSON{}, Plugins: []pluginJSON{}}
-	for _, p := range cat.Describe() {
+	for _, p := range points {
 		pj := pointJSON{Name: p.Name, Key: p.Key, Default: p.Default, Extensions: []extensionJSON{}}
 		for _, e := range p.Extensions {
 			ej := extensionJSON{Name: e.Name, Origin: string(e.Origin), Default: p.Name != extension.PointFilter && e.Name == p.Default}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -67,6 +68,60 @@ func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, 
 		return nil, fmt.Errorf("pluginhost: plugin %q (%s) provides no point (want one of %s)", spec.Name, p.path, strings.Join(pluginrpc.Points, ", "))
 	}
 	return pr, nil
+}
+
+// CheckPoints checks, for each plugin that Start did not launch
+// (StateNotStarted: a service plugin under a consumer command), that its
+// binary provides the point plugins.yaml declares it under: one
+// unsupervised run with Start's handshake and Describe, then the process
+// is stopped. A plugin whose binary does not provide its point becomes
+// StateFailed with the reason and ProvidedPoints Start gives such a
+// plugin, so that `airnode list` catches a balancer declared as point:
+// service as it catches one declared as point: registry. The others stay
+// StateNotStarted, and the reason of one that could not be asked (its
+// binary is missing, it gave no handshake) says why: the command runs
+// none of them, so their start failures are not its failures. Each run
+// is bounded by the plugin's start_timeout and by ctx; CheckPoints
+// returns when every run has ended.
+func (h *Host) CheckPoints(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range h.procs {
+		p.mu.Lock()
+		unstarted := p.state == StateNotStarted
+		p.mu.Unlock()
+		if !unstarted {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.checkPoint(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// checkPoint is CheckPoints for one plugin.
+func (p *proc) checkPoint(ctx context.Context) {
+	run := newProc(New(nil, WithLogger(p.h.log)), p.spec)
+	run.probe, run.check = true, true
+	err := run.launch(ctx)
+	if err == nil {
+		stopProcess(run.client, run.cmd, killGrace)
+		return
+	}
+	run.mu.Lock()
+	points := run.points
+	run.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if points != nil {
+		p.points, p.startErr = points, err
+		p.setStateLocked(StateFailed, err.Error(), nil)
+		return
+	}
+	p.setStateLocked(StateNotStarted, "its point could not be checked: "+
+		strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", p.spec.Name, p.path)), nil)
 }
 
 func (pr *Probe) description(point string) (pluginrpc.Description, bool) {

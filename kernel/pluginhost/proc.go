@@ -58,6 +58,7 @@ type proc struct {
 	everRan  bool
 	exited   time.Time // when the running process exited; zero before the first exit
 	probe    bool      // one unsupervised run (Probe)
+	check    bool      // with probe: Describe spec.Point as a supervised start does (Host.CheckPoints)
 	startErr error     // why the first launch failed (StateFailed, never ran)
 	// points: the points the binary provides, when its Describe said it
 	// does not provide spec.Point (PluginInfo.ProvidedPoints)
@@ -222,7 +223,7 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	c := raw.(*pluginrpc.Client)
 	var desc pluginrpc.Description
-	if !p.probe { // a probe asks every point itself
+	if !p.probe || p.check { // a probe asks every point itself
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		desc, err = pluginrpc.Describe(dctx, c, p.spec.Point)
 		var points []string

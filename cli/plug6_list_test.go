@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `airnode list` catches a plugin declared under any point its binary
+// does not provide, for every pair of the points a plugin may serve
+// (loadbalance, registry, filter, service): a service plugin, which list
+// does not run, is run once to ask it (nu48 report, plug6). Each is named
+// on stderr with the point declared and the one its binary serves, shown
+// failed in the PLUGINS table, left out of its point's extensions (text
+// and --json), and list exits 1 once it has printed everything. Real
+// binary, the four example plugins.
+func TestListFailsForAPluginDeclaredUnderAnyWrongPoint(t *testing.T) {
+	bins := map[string]string{ // the point each example serves -> its binary
+		"loadbalance": buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c"),
+		"registry":    buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry"),
+		"filter":      buildPlugin(t, "github.com/airnode/airnode/examples/tenant/cmd/tenant"),
+		"service":     buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter"),
+	}
+	points := []string{"loadbalance", "registry", "filter", "service"}
+	type decl struct{ name, point, serves string }
+	var right, wrong []decl
+	for _, serves := range points {
+		right = append(right, decl{"ok." + serves, serves, serves})
+		for _, point := range points {
+			if point != serves {
+				wrong = append(wrong, decl{"bad." + serves + ".as." + point, point, serves})
+			}
+		}
+	}
+	yaml := func(ds []decl) string {
+		s := "plugins:\n"
+		for _, d := range ds {
+			s += fmt.Sprintf("  - {name: %s, point: %s, command: %s}\n", d.name, d.point, bins[d.serves])
+		}
+		return s
+	}
+	all := append(append([]decl{}, right...), wrong...)
+	cfg := writeConfig(t, yaml(all))
+
+	r := runCommand(t, 120*time.Second, nil, "list", "--config", cfg)
+	if r.code != 1 {
+		t.Fatalf("exit %d; want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for i, d := range all {
+		if d.point == d.serves {
+			continue
+		}
+		want := fmt.Sprintf(`list: plugin %q is declared under point %s (%s: key "plugins[%d].point"), but its binary %s implements %s, not %s: declare it with point: %s`,
+			d.name, d.point, cfg, i, bins[d.serves], d.serves, d.point, d.serves)
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+		state := fmt.Sprintf(`failed: pluginhost: plugin %q (%s): plugin does not provide point %q; it provides %s `, d.name, bins[d.serves], d.point, d.serves)
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(d.name) + ` +` + d.point + ` +` + regexp.QuoteMeta(bins[d.serves]) + ` .*` + regexp.QuoteMeta(state)).MatchString(r.stdout) {
+			t.Errorf("PLUGINS table lacks %s failed with %q:\n%s", d.name, state, r.stdout)
+		}
+	}
+	extensions, _, _ := strings.Cut(r.stdout, "\nPLUGIN ")
+	if strings.Contains(extensions, "bad.") {
+		t.Errorf("a plugin declared under a wrong point is listed as an extension:\n%s", extensions)
+	}
+	for _, d := range right[:3] { // a service plugin is no catalog extension
+		if !strings.Contains(extensions, " "+d.name+" ") {
+			t.Errorf("extensions lack %s:\n%s", d.name, extensions)
+		}
+	}
+	if !row("ok.service", "service", bins["service"], "-", "-", "not started: list, like call, runs no service plugin; serve does").MatchString(r.stdout) {
+		t.Errorf("the right service plugin is not shown not started:\n%s", r.stdout)
+	}
+
+	r = runCommand(t, 120*time.Second, nil, "list", "--config", cfg, "--json")
+	var doc struct {
+		Points []struct {
+			Name       string
+			Extensions []struct{ Name string }
+		}
+		Plugins []struct{ Name, State, Reason string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 1 || len(doc.Plugins) != len(all) {
+		t.Fatalf("--json: exit %d, %v, %d plugins; want exit 1, all %d plugins\nstdout:\n%s\nstderr:\n%s", r.code, err, len(doc.Plugins), len(all), r.stdout, r.stderr)
+	}
+	for _, p := range doc.Points {
+		for _, e := range p.Extensions {
+			if strings.HasPrefix(e.Name, "bad.") {
+				t.Errorf("--json lists %s as an extension of %s", e.Name, p.Name)
+			}
+		}
+	}
+	for _, p := range doc.Plugins {
+		if strings.HasPrefix(p.Name, "bad.") != (p.State == "failed") {
+			t.Errorf("--json: plugin %s is %s (%s)", p.Name, p.State, p.Reason)
+		}
+	}
+
+	// Declared right, list exits 0 and the service plugin stays not started.
+	if r = runCommand(t, 120*time.Second, nil, "list", "--config", writeConfig(t, yaml(right))); r.code != 0 || r.stderr != "" {
+		t.Fatalf("declared right: exit %d, stderr %q; want 0 and none", r.code, r.stderr)
+	}
+}
