@@ -10,5 +10,9 @@
 //
 //	func TestConformance(t *testing.T) { sdktest.TestLoadBalance(t, p2c.Builder{}) }
 //
+// A registry that cannot register (Register answers spi.ErrNotSupported)
+// runs TestReadOnlyRegistry, the read-only subset, instead of
+// TestRegistry, with a function that changes what its backend lists.
+//
 // Everything it starts is stopped by t.Cleanup.
 package sdktest

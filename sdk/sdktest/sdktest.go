@@ -171,12 +171,31 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 // backend (as spitest requires).
 func TestRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL) {
 	t.Helper()
+	spitest.TestRegistry(t, builds(t, b, u))
+}
+
+// TestReadOnlyRegistry runs spitest.TestReadOnlyRegistry against
+// registries built by b from u, served over gRPC: the subset for a
+// registry that discovers providers but cannot register them (its
+// Register answers spi.ErrNotSupported; its builder should say so with
+// ReadOnly, spi.ReadOnlyRegistry), which TestRegistry does not fit.
+// publish makes the backend those registries read list exactly providers
+// (write the file, fill the catalogue); nil runs only the checks that
+// need no backend change.
+func TestReadOnlyRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL, publish func(t *testing.T, providers []spi.URL)) {
+	t.Helper()
+	spitest.TestReadOnlyRegistry(t, builds(t, b, u), publish)
+}
+
+// builds returns a function building a registry from u with b served over
+// gRPC (Registry), for the registry suites.
+func builds(t *testing.T, b spi.RegistryBuilder, u spi.URL) func(t *testing.T) spi.Registry {
 	rb := Registry(t, b)
-	spitest.TestRegistry(t, func(t *testing.T) spi.Registry {
+	return func(t *testing.T) spi.Registry {
 		r, err := rb.Build(u)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
-	})
+	}
 }
