@@ -102,19 +102,34 @@ func TestDualSilentPeerClosedWithinBound(t *testing.T) {
 	}
 }
 
+// Reads 150 ms apart (more than the interval, so the watch pings, and
+// its pings are never answered) keep the channel open for three times its
+// timeout. The timeout is 1 s, not 300 ms: under load (two busy loops
+// beside a nice 15 test) the test's own 150 ms sleeps stretched past
+// 300 ms, and the watch rightly closed a channel the test had stopped
+// reading from; the gap the test made is in the message.
 func TestDualReadsKeepChannelAlive(t *testing.T) {
 	t.Parallel()
-	hb := build(t, "heartbeat.interval=100ms&heartbeat.timeout=300ms")
+	const timeout = time.Second
+	hb := build(t, "heartbeat.interval=100ms&heartbeat.timeout=1s")
 	ch := hbtest.NewChannel(spi.Consumer, hbtest.Hung)
 	stop := hb.Watch(ch)
-	deadline := time.Now().Add(1 * time.Second)
-	for time.Now().Before(deadline) {
+	var longest time.Duration
+	last := time.Now()
+	for deadline := last.Add(3 * timeout); time.Now().Before(deadline); {
 		ch.Read()
+		if now := time.Now(); now.Sub(last) > longest {
+			longest = now.Sub(last)
+		}
+		last = time.Now()
 		time.Sleep(150 * time.Millisecond)
 	}
 	stop()
+	if ch.Pings() == 0 {
+		t.Error("no ping in 3 s of reads 150 ms apart at interval 100ms: the reads were not idle gaps")
+	}
 	if r := ch.Reason(); r != "" {
-		t.Fatalf("closed although reads kept arriving: %s", r)
+		t.Fatalf("closed although reads kept arriving (longest gap between them %v, timeout %v): %s", longest.Round(time.Millisecond), timeout, r)
 	}
 }
 

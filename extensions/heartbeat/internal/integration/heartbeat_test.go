@@ -58,9 +58,13 @@ func TestH1_BusyChannelSendsNoHeartbeat(t *testing.T) {
 // which side pings in a round depends on the phase of the two tickers:
 // each side pings on its own, and together they never leave the wire
 // silent for more than interval + one tick. All pairs share one 10 s wait.
+// The directions are the point; the counts and silences have a slack of
+// lateSlack for timers that fire late on a loaded machine (CI at load
+// 10-14 on 2 cores failed the 300 ms slack this test had).
 func TestH1_IdleChannelPingDirections(t *testing.T) {
 	t.Parallel()
 	const window = 10 * time.Second
+	const lateSlack = time.Second
 	type pair struct {
 		name, consumer, provider string
 		c                        *consumer
@@ -96,7 +100,7 @@ func TestH1_IdleChannelPingDirections(t *testing.T) {
 		if h1.c.wrote.pings.Load()+h1.p.wrote.pings.Load() < 2 {
 			t.Errorf("%d pings in 9 s of silence at interval 3s, want 2 or more", h1.c.wrote.pings.Load()+h1.p.wrote.pings.Load())
 		}
-		if l := h1.w.Longest(); l > 4*time.Second+300*time.Millisecond {
+		if l := h1.w.Longest(); l > 4*time.Second+lateSlack {
 			t.Errorf("wire silent for %v, want ≤ interval + tick (4 s) + slack", l)
 		}
 	})
@@ -106,7 +110,7 @@ func TestH1_IdleChannelPingDirections(t *testing.T) {
 			t.Logf("%s, 10 s: consumer wrote %v; provider wrote %v; longest silence %v", pr.name, c.wrote, p.wrote, pr.w.Longest())
 			cp, pp := c.wrote.pings.Load(), p.wrote.pings.Load()
 			if pr.name == "idle" {
-				if cp < 8 || cp > 11 {
+				if cp < 6 || cp > 11 { // 10, fewer when ticks come late
 					t.Errorf("consumer sent %d pings in 10 s at interval 1s, want about 10", cp)
 				}
 				if pp != 0 {
@@ -120,10 +124,10 @@ func TestH1_IdleChannelPingDirections(t *testing.T) {
 			if pr.consumer == "none" && cp != 0 || pr.provider == "none" && pp != 0 {
 				t.Errorf("a side without heartbeat pinged: consumer %d, provider %d", cp, pp)
 			}
-			if total := cp + pp; total < 7 || total > 20 {
+			if total := cp + pp; total < 5 || total > 20 {
 				t.Errorf("%d pings in 10 s at interval 1s, want one or two per (1 s, 1.33 s] round", total)
 			}
-			if l := pr.w.Longest(); l > time.Second+time.Second/3+300*time.Millisecond {
+			if l := pr.w.Longest(); l > time.Second+time.Second/3+lateSlack {
 				t.Errorf("wire silent for %v, want ≤ interval + tick (1.33 s) + slack", l)
 			}
 		})

@@ -44,7 +44,12 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 			return payload(ctx, req)
 		})
 	}
-	const heldFor = time.Second // the held call's timeout; its liveness ping waits max(1s, it)
+	// the held call's timeout; its liveness ping waits max(1s, it). 2 s,
+	// not 1 s: under load (-race, two busy loops beside a nice 15 test)
+	// encoding the 4 MB request could outlast the 900 ms it had to be
+	// queued in, and the test failed before it looked at the check. The
+	// black hole (about 2.3 s) still comes before Hold's late answer (5 s).
+	const heldFor = 2 * time.Second
 	for _, tname := range []string{tcp.Name, smux.Name} {
 		t.Run(tname, func(t *testing.T) {
 			t.Parallel()
@@ -57,7 +62,7 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 				held <- c.ch.Invoke(context.Background(), jsonCodec{}, inv, heldFor).Err
 			}()
 			time.Sleep(50 * time.Millisecond) // sent before the large request
-			// 4 MB: 4 s of the 1 MB/s link, past the black hole (about 1.3 s)
+			// 4 MB: 4 s of the 1 MB/s link, past the black hole (about 2.3 s)
 			large := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{strings.Repeat("z", 4_000_000)}}
 			go c.ch.Invoke(context.Background(), jsonCodec{}, large, time.Minute)
 			// The large request must be queued before the held call times
@@ -84,15 +89,15 @@ func TestLivenessCheckKeptByAcksChecksAgain(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			px.BlackHole()
 			holed := time.Since(start)
-			// the first wait (1 s) passes without an answer but with
+			// the first wait (2 s) passes without an answer but with
 			// acknowledgements: the channel stays and the check pings again
 			time.Sleep(time.Until(pinged.Add(heldFor + 200*time.Millisecond)))
 			if r := c.ch.Reason(); r != "" {
 				t.Fatalf("closed at the first ping's verdict, though the link took in more of the large request while it waited: %s", r)
 			}
-			r, ok := waitReason(c.closed, 6*time.Second)
+			r, ok := waitReason(c.closed, 8*time.Second)
 			if !ok {
-				t.Fatal("black-holed 6 s ago with a liveness check kept by acknowledgements, and still open")
+				t.Fatal("black-holed 8 s ago with a liveness check kept by acknowledgements, and still open")
 			}
 			took := time.Since(start)
 			t.Logf("closed %v after the start (black hole at %v, the check's first ping at %v): %s", took.Round(time.Millisecond), holed.Round(time.Millisecond), pinged.Sub(start).Round(time.Millisecond), r)
