@@ -16,3 +16,6 @@ func Read(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 // Write is unsupported off unix.
 func Write(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// Writev is unsupported off unix.
+func Writev(uintptr, [][]byte) (int, error) { return 0, errors.ErrUnsupported }

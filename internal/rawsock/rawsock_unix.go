@@ -20,8 +20,28 @@ func Conn(c net.Conn) syscall.RawConn {
 	return rc
 }
 
-// Read is read(2) on fd, for use inside syscall.RawConn.Read.
-func Read(fd uintptr, b []byte) (int, error) { return syscall.Read(int(fd), b) }
+// Read is read(2) on fd, a non-blocking socket, for use inside
+// syscall.RawConn.Read: it reads at most maxRawIO bytes, and n is -1 with
+// the errno when it fails (syscall.EAGAIN: no data yet). On Linux it is a
+// raw system call (rawRead).
+func Read(fd uintptr, b []byte) (int, error) { return rawRead(fd, b[:min(len(b), maxRawIO)]) }
 
-// Write is write(2) on fd, for use inside syscall.RawConn.Write.
-func Write(fd uintptr, b []byte) (int, error) { return syscall.Write(int(fd), b) }
+// Write is write(2) on fd, a non-blocking socket, for use inside
+// syscall.RawConn.Write: it writes at most maxRawIO bytes, and n is -1
+// with the errno when it fails (syscall.EAGAIN: the send buffer is full).
+// On Linux it is a raw system call (rawWrite).
+func Write(fd uintptr, b []byte) (int, error) { return rawWrite(fd, b[:min(len(b), maxRawIO)]) }
+
+// Writev is writev(2) on fd, a non-blocking socket, of v's first buffers
+// (up to four non-empty ones, up to maxRawIO bytes), for use inside
+// syscall.RawConn.Write; the caller advances v by n and calls again for
+// the rest. n is -1 with the errno when it fails (syscall.EAGAIN: the
+// send buffer is full); 0 when v holds no byte. On Linux it is a raw
+// system call.
+func Writev(fd uintptr, v [][]byte) (int, error) { return rawWritev(fd, v) }
+
+// maxRawIO bounds one Read or Write. A raw system call keeps its thread's
+// P and cannot be preempted, so a collection's stop-the-world waits for
+// it; copying 256 KiB takes tens of microseconds. Larger transfers take
+// more calls, which callers already loop over (partial reads and writes).
+const maxRawIO = 256 << 10

@@ -90,3 +90,65 @@ func (ra *readAhead) release() {
 	}
 	ra.r, ra.w = 0, 0
 }
+
+// rawWritev is the state of one WriteBuffers on a plain socket: writev(2)
+// as a raw system call (rawsock.Writev: no wake-up of the runtime's sysmon
+// thread per write at one caller), looping over partial writes and
+// waiting on the poller while the send buffer is full, as
+// net.Buffers.WriteTo does. Only smux's sender writes.
+type rawWritev struct {
+	raw     syscall.RawConn       // the socket; nil under TLS
+	v       [][]byte              // what is left to write; consumed
+	n       int                   // bytes written
+	err     error                 // the system call's error
+	attempt func(fd uintptr) bool // write, bound once for RawConn.Write
+}
+
+// writeBuffers writes all of v; an error kills the session (c.fail).
+func (w *rawWritev) writeBuffers(c *watchedConn, v [][]byte) (int, error) {
+	w.v = v
+	err := w.raw.Write(w.attempt)
+	n, werr := w.n, w.err
+	w.v, w.n, w.err = nil, 0, nil
+	if err == nil && werr != nil {
+		err = &net.OpError{Op: "writev", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("writev", werr)}
+	}
+	if err != nil {
+		c.fail(err)
+	}
+	return n, err
+}
+
+// write writes what the socket takes: true when v is written or a write
+// failed, false to wait until the socket is writable.
+func (w *rawWritev) write(fd uintptr) bool {
+	for {
+		for len(w.v) > 0 && len(w.v[0]) == 0 {
+			w.v[0] = nil
+			w.v = w.v[1:]
+		}
+		if len(w.v) == 0 {
+			return true
+		}
+		n, err := rawsock.Writev(fd, w.v)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return false
+		case err != nil:
+			w.err = err
+			return true
+		}
+		w.n += n
+		for n > 0 {
+			if n < len(w.v[0]) {
+				w.v[0] = w.v[0][n:]
+				break
+			}
+			n -= len(w.v[0])
+			w.v[0] = nil
+			w.v = w.v[1:]
+		}
+	}
+}

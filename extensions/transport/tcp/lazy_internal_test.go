@@ -16,7 +16,7 @@ func TestReadLazy_FallsBackWithoutSocket(t *testing.T) {
 	if s.raw != nil {
 		t.Fatal("a net.Pipe end has a raw socket")
 	}
-	st := &stream{s: s}
+	st := s.newStream().(*stream)
 	go func() { _, _ = b.Write([]byte("hi")) }()
 	gets, puts := 0, 0
 	buf, n, err := st.ReadLazy(func() []byte { gets++; return make([]byte, 8) }, func([]byte) { puts++ })

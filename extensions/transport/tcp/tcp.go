@@ -155,8 +155,9 @@ func (s *Session) Open() (io.ReadWriteCloser, error) {
 // newStream returns the session's stream: a spi.TryWriter on a plain
 // socket.
 func (s *Session) newStream() io.ReadWriteCloser {
-	st := &stream{s: s}
+	st := &stream{s: s, io: s.conn}
 	if s.raw != nil {
+		st.io = newRawIO(s)
 		return newTryStream(st)
 	}
 	return st
@@ -230,13 +231,14 @@ func (s *Session) fail(err error) {
 // stream is the session's connection; its first failure kills the session.
 type stream struct {
 	s    *Session
-	lazy *lazyRead // ReadLazy's state, made by its first call
+	io   io.ReadWriter // the connection: rawIO on a plain socket, the net.Conn under TLS
+	lazy *lazyRead     // ReadLazy's state, made by its first call
 }
 
 // Read reads from the connection; an error other than a deadline kills the
 // session.
 func (st *stream) Read(b []byte) (int, error) {
-	n, err := st.s.conn.Read(b)
+	n, err := st.io.Read(b)
 	if err != nil {
 		st.s.fail(err)
 	}
@@ -246,7 +248,7 @@ func (st *stream) Read(b []byte) (int, error) {
 // Write writes to the connection; an error other than a deadline kills the
 // session.
 func (st *stream) Write(b []byte) (int, error) {
-	n, err := st.s.conn.Write(b)
+	n, err := st.io.Write(b)
 	if err != nil {
 		st.s.fail(err)
 	}
