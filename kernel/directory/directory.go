@@ -365,6 +365,34 @@ func (d *Directory) otherTransport(p spi.URL) string {
 	return fmt.Sprintf("%s serves transport %s; the reference asks for transport=%s", p.Address(), got, want)
 }
 
+// otherProtocolLine says why the providers at addrs, listed by the
+// registry with protocol (URL scheme) proto, were skipped, as Dubbo's
+// RegistryDirectory logs "Unsupported protocol ... supported protocol":
+// "1 provider listed but skipped: 127.0.0.1:20880 speaks protocol dubbo,
+// not airnode (the reference calls airnode:// providers only; a Dubbo
+// provider needs a Dubbo consumer)". At most three addresses are named.
+func (d *Directory) otherProtocolLine(proto string, addrs []string) string {
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
+	n := len(addrs)
+	named := strings.Join(addrs[:min(n, 3)], ", ")
+	if n > 3 {
+		named += fmt.Sprintf(" and %d more", n-3)
+	}
+	what, verb := "1 provider", "speaks"
+	if n > 1 {
+		what, verb = fmt.Sprintf("%d providers", n), "speak"
+	}
+	how := fmt.Sprintf("the reference calls %s:// providers only", d.protocol)
+	if d.protocol != DefaultProtocol {
+		how += " (its " + KeyProtocol + " key)"
+	}
+	if proto == "dubbo" {
+		how += "; a Dubbo provider needs a Dubbo consumer"
+	}
+	return fmt.Sprintf("%s listed but skipped: %s %s protocol %s, not %s (%s)", what, named, verb, proto, d.protocol, how)
+}
+
 // keyTLS is the URL key that turns TLS on (internal/tlsconf).
 const keyTLS = "tls"
 
@@ -472,7 +500,21 @@ func (d *Directory) apply(providers []spi.URL) {
 		leftOut(p)
 	}
 	moreGV += unlooked
+	var protocols []string              // the other protocols of providers, in order of appearance
+	otherProto := map[string][]string{} // protocol -> addresses of its providers
 	for _, p := range providers {
+		if p.Scheme() != d.protocol {
+			k := p.String()
+			if _, warned := d.ignored[k]; !warned {
+				d.log.Warn("directory: provider ignored: its protocol is not the reference's", "provider", p.Redacted(), "protocol", p.Scheme(), "reference_protocol", d.protocol)
+			}
+			ignoredNow[k] = "protocol " + p.Scheme()
+			if _, seen := otherProto[p.Scheme()]; !seen {
+				protocols = append(protocols, p.Scheme())
+			}
+			otherProto[p.Scheme()] = append(otherProto[p.Scheme()], p.Address())
+			continue
+		}
 		if !d.accepts(p) {
 			d.log.Debug("directory: provider ignored", "provider", p.Redacted())
 			leftOut(p)
@@ -539,6 +581,9 @@ func (d *Directory) apply(providers []spi.URL) {
 	}
 	d.members = next
 	d.ignored = ignoredNow
+	for _, proto := range protocols {
+		ignored = append(ignored, d.otherProtocolLine(proto, otherProto[proto]))
+	}
 	ignored = append(ignored, otherGV...)
 	if moreGV > 0 {
 		ignored = append(ignored, fmt.Sprintf("and %d more in another group or version", moreGV))

@@ -195,3 +195,32 @@ func TestMultiStartTimesOutAndUndoes(t *testing.T) {
 		t.Fatalf("Close stopped them again: %d", stops.Load())
 	}
 }
+
+// Providers of another protocol (a Dubbo provider's dubbo:// entry in a
+// shared ZooKeeper tree) are skipped, and Ignored says how many and why,
+// naming the protocol, where "no provider available" gave no reason
+// (tester51 finding 4); a provider of the reference's protocol is listed
+// and the line stays.
+func TestIgnoredNamesProvidersOfAnotherProtocol(t *testing.T) {
+	reg, d, _ := setup(t, "airnode://127.0.0.1/demo.Echo?side=consumer")
+	register(t, reg, "dubbo://127.0.0.1:20880/demo.Echo?side=provider&application=demo-provider&dubbo=2.0.2")
+	start(t, d)
+	waitLen(t, d, 0)
+	want := []string{"1 provider listed but skipped: 127.0.0.1:20880 speaks protocol dubbo, not airnode (the reference calls airnode:// providers only; a Dubbo provider needs a Dubbo consumer)"}
+	if ig := d.Ignored(); !slices.Equal(ig, want) {
+		t.Fatalf("Ignored = %q, want %q", ig, want)
+	}
+	register(t, reg, "dubbo://127.0.0.1:20881/demo.Echo?side=provider")
+	register(t, reg, "tri://127.0.0.1:50051/demo.Echo?side=provider")
+	register(t, reg, "airnode://127.0.0.1:1/demo.Echo?side=provider")
+	waitLen(t, d, 1)
+	want = []string{
+		"1 provider listed but skipped: 127.0.0.1:50051 speaks protocol tri, not airnode (the reference calls airnode:// providers only)",
+		"2 providers listed but skipped: 127.0.0.1:20880, 127.0.0.1:20881 speak protocol dubbo, not airnode (the reference calls airnode:// providers only; a Dubbo provider needs a Dubbo consumer)",
+	}
+	ig := slices.Clone(d.Ignored())
+	slices.Sort(ig)
+	if !slices.Equal(ig, want) {
+		t.Fatalf("Ignored = %q, want %q", ig, want)
+	}
+}
