@@ -34,6 +34,7 @@ const StartTimeout = 30 * time.Second
 type Server struct {
 	port int
 	dir  string
+	main string // the Java main class: ZooKeeperServerMain, or QuorumPeerMain for an Ensemble member
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -90,7 +91,7 @@ func start(tick time.Duration, port int, bounds []string) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
-	s := &Server{port: port, dir: dir}
+	s := &Server{port: port, dir: dir, main: standaloneMain}
 	if err := s.Restart(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -138,6 +139,20 @@ func (s *Server) Restart() error {
 	if s.cmd != nil {
 		return nil
 	}
+	if err := s.launchLocked(); err != nil {
+		return err
+	}
+	return s.waitLocked()
+}
+
+// Main classes of the two ways a server runs.
+const (
+	standaloneMain = "org.apache.zookeeper.server.ZooKeeperServerMain"
+	quorumMain     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+)
+
+// launchLocked starts the java process; s.mu is held and no process runs.
+func (s *Server) launchLocked() error {
 	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("zktest: %w", err)
@@ -147,7 +162,7 @@ func (s *Server) Restart() error {
 		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.log.dir="+s.dir,
 		"-cp", ConfDir+":"+Jar,
-		"org.apache.zookeeper.server.ZooKeeperServerMain",
+		s.main,
 		filepath.Join(s.dir, "zoo.cfg"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -156,20 +171,28 @@ func (s *Server) Restart() error {
 	}
 	exit := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exit) }()
+	s.cmd, s.exit = cmd, exit
+	return nil
+}
+
+// waitLocked waits until the launched server serves (ruok and stat),
+// killing it when it exits or does not within StartTimeout; s.mu is held.
+func (s *Server) waitLocked() error {
 	deadline := time.Now().Add(StartTimeout)
 	for {
 		if ruok(s.Addr()) {
-			s.cmd, s.exit = cmd, exit
 			return nil
 		}
 		select {
-		case <-exit:
+		case <-s.exit:
+			s.cmd, s.exit = nil, nil
 			return fmt.Errorf("zktest: zookeeper exited during startup: %s", s.logTail())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exit
+			_ = s.cmd.Process.Kill()
+			<-s.exit
+			s.cmd, s.exit = nil, nil
 			return fmt.Errorf("zktest: zookeeper did not answer ruok on %s within %v: %s", s.Addr(), StartTimeout, s.logTail())
 		}
 	}

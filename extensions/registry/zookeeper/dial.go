@@ -44,12 +44,18 @@ type refusals struct {
 	n    atomic.Int32
 	kick func()                 // wakes the handle's session loop
 	last atomic.Pointer[string] // the address of the server that closed the last one
-	told atomic.Bool            // "not serving" logged since the last answer (confirmRefusal)
+	told atomic.Bool            // "not serving" found and logged since the last answer (confirmRefusal; notServing)
 }
 
 // reset forgets the refusals counted so far (an answer came, or the
 // refusal was judged a server not serving: confirmRefusal).
 func (r *refusals) reset() { r.n.Store(0) }
+
+// notServing reports whether confirmRefusal has found, since a server
+// last answered a handshake, that the server closing them serves nobody
+// (loading its data, no quorum, a proxy to a ZooKeeper that is down):
+// the session is held then (staleFor).
+func (r *refusals) notServing() bool { return r.told.Load() }
 
 // lastAddr returns the address of the server that closed the last
 // connection counted, "" before any.

@@ -95,8 +95,13 @@
 // a TCP proxy in front of a ZooKeeper that is down, closes that request
 // too: the registry says so at Info, once until a server answers
 // ("ZooKeeper closes this session's requests at the handshake ... it is
-// not serving"), keeps its session, counts no expiry and judges the
-// session by session.timeout as for a server that is down. A server that
+// not serving"), keeps its session and counts no expiry, however long
+// that lasts: nobody can expire a session while ZooKeeper does not serve,
+// and an ensemble that serves again (its new leader) resets every
+// session's timeout, so the session is resumed, or the server says it
+// expired (a quorum loss costs no new session and no re-created entries;
+// a server that is down, refusing connections, is still judged by
+// session.timeout since the last contact). A server that
 // grants it serves and refuses this session only: the registry opens the
 // new session at once, logged at Warn ("ZooKeeper refuses this session",
 // naming what the probe saw), instead of waiting session.timeout since

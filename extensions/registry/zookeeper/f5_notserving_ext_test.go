@@ -1,7 +1,6 @@
 package zookeeper_test
 
 import (
-	"path"
 	"testing"
 	"time"
 
@@ -30,18 +29,7 @@ func TestProxyToNothingIsNotARefusedSession(t *testing.T) {
 	px := testproxy.New(t, server.Addr())
 	p, plog := registeredProvider(t, "zookeeper://"+px.Addr()+"?root=f5np&session.timeout=4s&connect.timeout=1s")
 	raw := rawClient(t)
-	owner := func() int64 {
-		t.Helper()
-		ch, _, err := raw.Children("/f5np/demo.Echo/providers")
-		if err != nil || len(ch) != 1 {
-			t.Fatalf("provider entries: %v, %v; want one", ch, err)
-		}
-		_, st, err := raw.Get(path.Join("/f5np/demo.Echo/providers", ch[0]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.EphemeralOwner
-	}
+	owner := func() int64 { t.Helper(); return entryOwner(t, raw, "/f5np/demo.Echo/providers") }
 	before := owner()
 	expiries := counters.Registry.SessionExpiries.Load()
 

@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // established within connect.timeout, or at once while ZooKeeper is known
 // to be down — from the interface's file.cache list if it holds one (a
 // warning gives its age); without a cache entry Subscribe fails as Lookup
-// does.
+// does. A providers node whose ACL refuses this client fails Subscribe at
+// once with ZooKeeper's "not authenticated" and what to do (readable).
 func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	iface, m, err := consumerOf(consumer)
 	if err != nil {
@@ -38,6 +40,9 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	// wait out its own deadline.
 	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
 		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
+	}
+	if err := r.readable(iface); err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,6 +76,36 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	default:
 	}
 	return s, nil
+}
+
+// readable checks, before the first subscription of iface watches its
+// providers node, that this client may list it (creating it, as the
+// watch would, when it is missing): a node whose ACL refuses the client
+// (zk.ErrNoAuth) fails Subscribe at once, naming the node and what to do
+// (denied), where the watch would retry it forever and leave the caller
+// waiting out its deadline for a first list. Without a session, or once
+// a watch of iface runs, it checks nothing (one read per interface);
+// other errors are left to the watch, which retries them.
+func (r *Registry) readable(iface string) error {
+	r.mu.Lock()
+	_, watched := r.watches[iface]
+	conn, up := r.conn, r.up
+	r.mu.Unlock()
+	if watched || !up || conn == nil {
+		return nil
+	}
+	path := r.categoryPath(iface, Providers)
+	_, _, err := conn.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = r.ensurePath(conn, path); errors.Is(err, zk.ErrNoAuth) {
+			return r.denied(err)
+		}
+		return nil
+	}
+	if errors.Is(err, zk.ErrNoAuth) {
+		return r.denied(fmt.Errorf("zookeeper registry: list %s: %w", path, err))
+	}
+	return nil
 }
 
 // watch is the one ZooKeeper watch of an interface's providers node,

@@ -334,8 +334,16 @@ func (r *Registry) current() *zk.Conn {
 // serves at all before redialing), which a server restarted with empty data does at once: it does
 // not know the session, so waiting session.timeout for it to expire
 // only keeps the entries out (13-28 s of the default 30 s after a wipe).
-// refused is how many connections in a row were refused. Otherwise it
-// returns how long to wait before asking again, 0 for no need.
+// refused is how many connections in a row were refused. A session is
+// not gone, whatever the time without contact, while the servers it
+// reaches are not serving (confirmRefusal: loading their data, no
+// quorum, a proxy to a ZooKeeper that is down): nobody can expire it
+// then, and an ensemble that serves again resets every session's
+// timeout (its new leader does), so the session is resumed, or the
+// server says it expired. When session.timeout has passed and a server
+// closed the handshake since the last answer, staleFor reports the
+// refusals so that confirmRefusal asks first. Otherwise it returns how
+// long to wait before asking again, 0 for no need.
 func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool, refused int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -345,11 +353,22 @@ func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool, refused
 	if n := h.refused.refusedInARow(); n >= r.refusedLimit() {
 		return 0, true, n
 	}
+	if h.refused.notServing() {
+		return notServingRecheck, false, 0
+	}
 	if d := r.sessionTimeoutLocked() - r.sinceContactLocked(); d > 0 {
 		return d, false, 0
 	}
+	if n := h.refused.refusedInARow(); n > 0 {
+		return 0, true, n // a server closed the handshake: confirmRefusal first
+	}
 	return 0, true, 0
 }
+
+// notServingRecheck is how often a lost session held while ZooKeeper is
+// not serving (refusals.notServing) is looked at again; a server that
+// answers ends the hold at once (its handshake's answer is an event).
+const notServingRecheck = time.Second
 
 // refusedLimit is how many connections in a row closed at the handshake
 // make a lost session gone for good (staleFor): two per server of the
@@ -366,9 +385,9 @@ func (r *Registry) refusedLimit() int { return 2 * len(r.p.servers) }
 // refuses h's session, which is then gone for good (confirmed; seen says
 // what the probe saw, for redial's Warn). When it does not, the server
 // serves nobody (loading its data, no quorum, a proxy in front of a
-// ZooKeeper that is down): h keeps its session, which is judged by
-// session.timeout as for a server that is down, the refusals counted so
-// far are forgotten, and that is logged at Info once until a server
+// ZooKeeper that is down): h keeps its session for as long as no
+// server answers (staleFor: refusals.notServing), the refusals counted
+// so far are forgotten, and that is logged at Info once until a server
 // answers again. The probe waits at most handshakeLimit.
 func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen string) {
 	addr := h.refused.lastAddr()
@@ -384,7 +403,7 @@ func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen 
 		r.mu.Lock()
 		down, sid := r.sinceContactLocked(), r.session
 		r.mu.Unlock()
-		r.log.Info("zookeeper registry: ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it (a new one only after session.timeout without contact)",
+		r.log.Info("zookeeper registry: ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it while ZooKeeper is not serving, however long (nobody can expire it meanwhile: a server that serves again resumes it, or says it expired)",
 			"server", addr, "refused", refused, "down_for", down.Round(time.Millisecond), "session", fmt.Sprintf("0x%x", sid))
 	}
 	return false, seen
@@ -601,6 +620,12 @@ func (r *Registry) checkExpired() time.Duration {
 	timeout := r.sessionTimeoutLocked()
 	if d := timeout - down; d > 0 {
 		return d
+	}
+	if h := r.handle; h != nil && (h.refused.notServing() || h.refused.refusedInARow() > 0) {
+		// ZooKeeper is not serving (nobody expires the session), or a
+		// server closed the handshake and confirmRefusal has not said
+		// yet which it is: the session loop decides (staleFor).
+		return notServingRecheck
 	}
 	r.entriesGone = true
 	r.countExpiryLocked()
@@ -1000,6 +1025,21 @@ func (r *Registry) downError(ctx context.Context, what string) error {
 	return errors.New(msg)
 }
 
+// denied adds to err, when ZooKeeper refused it for the node's ACL
+// (zk.ErrNoAuth, "not authenticated": the node has a digest ACL this
+// client's credentials do not match), what to do: give the user and
+// password of that ACL in the registry URL. Other errors are returned as
+// they are.
+func (r *Registry) denied(err error) error {
+	if !errors.Is(err, zk.ErrNoAuth) {
+		return err
+	}
+	if r.p.user == "" {
+		return fmt.Errorf("%w: the node has an ACL (digest) and this registry URL gives no credentials; give the user and password of that ACL in the URL, zookeeper://USER:PASSWORD@host:2181/... (docs/security.md)", err)
+	}
+	return fmt.Errorf("%w: the node's ACL does not admit user %q with the password given; give the user and password of that ACL in the URL, zookeeper://USER:PASSWORD@host:2181/... (docs/security.md)", err, r.p.user)
+}
+
 // Register publishes u as an ephemeral node until Unregister or Close, and
 // again after every new session. If no session can be established within
 // ctx and connect.timeout, u stays queued and is published as soon as one
@@ -1040,7 +1080,7 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 		r.mu.Lock()
 		delete(r.registered, key)
 		r.mu.Unlock()
-		return err
+		return r.denied(err)
 	}
 	r.guard(conn, u)
 	return nil
@@ -1107,7 +1147,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 			r.answered(key, true, time.Time{})
 			return []spi.URL{}, nil
 		case conn.State() == zk.StateHasSession:
-			return nil, fmt.Errorf("zookeeper registry: list %s: %w", r.categoryPath(iface, Providers), err)
+			return nil, r.denied(fmt.Errorf("zookeeper registry: list %s: %w", r.categoryPath(iface, Providers), err))
 		}
 	}
 	if all, saved, ok := r.cache.get(iface); ok {
@@ -1236,7 +1276,7 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 		return []string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("zookeeper registry: list %s: %w", root, err)
+		return nil, r.denied(fmt.Errorf("zookeeper registry: list %s: %w", root, err))
 	}
 	seen := map[string]bool{}
 	keys := []string{}
