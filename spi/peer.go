@@ -18,8 +18,11 @@ type PeerCertificateKey struct{}
 // without mutual TLS, on the consumer, and for a ctx that is no provider
 // call's. It is read once per connection, at the handshake: asking costs
 // a context lookup, and a call that does not ask pays nothing. The
-// certificate is shared: read it, never modify it. A provider filter
-// plugin (another process) does not receive it.
+// certificate is shared: read it, never modify it. A provider-side
+// filter plugin (another process, sdk) asks the same way: the host gives
+// its plugin processes each certificate once (DER) and then its SHA-256
+// with each call, and the plugin's context answers with the parsed
+// certificate; calls without one send nothing.
 func PeerCertificate(ctx context.Context) *x509.Certificate {
 	c, _ := ctx.Value(PeerCertificateKey{}).(*x509.Certificate)
 	return c

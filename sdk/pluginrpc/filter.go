@@ -2,6 +2,7 @@ package pluginrpc
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,8 +22,9 @@ import (
 
 type filterServer struct {
 	pb.UnimplementedFilterServer
-	b spi.FilterBuilder
-	h handles[spi.Filter]
+	b     spi.FilterBuilder
+	h     handles[spi.Filter]
+	peers peerCache // consumers' certificates the host sent (peer.go)
 }
 
 func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b: b} }
@@ -65,6 +67,13 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 	f, err := s.h.get(req.Handle)
 	if err != nil {
 		return &pb.FilterReply{Error: toPB(err)}, nil
+	}
+	ctx, unknown, err := s.peers.withPeer(ctx, req.Peer)
+	if unknown {
+		return &pb.FilterReply{UnknownPeer: true}, nil
+	}
+	if err != nil {
+		return &pb.FilterReply{Error: toPB(spi.Errorf(spi.StatusServerError, "filter %q: %v", s.b.Name(), err))}, nil
 	}
 	next := &passInvoker{}
 	res := f.Invoke(ctx, next, fromInvocation(req.Invocation))
@@ -155,6 +164,8 @@ type filterBuilder struct {
 
 	warnMu sync.Mutex
 	warned map[string]bool // reserved attachment keys already warned of, lower case
+
+	peers peerSent // consumers' certificates given to the plugin (peer.go)
 }
 
 func (b *filterBuilder) Name() string               { return b.o.Name }
@@ -279,7 +290,22 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		cancel()
 		return f.failCall(ctx, err)
 	}
-	rep, err := c.Filter.Invoke(rctx, &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)})
+	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)}
+	var cert *x509.Certificate
+	if f.status == spi.StatusServerError { // a consumer has no peer certificate
+		if cert = spi.PeerCertificate(ctx); cert != nil {
+			req.Peer = f.b.peers.request(cert, gen, false)
+		}
+	}
+	rep, err := c.Filter.Invoke(rctx, req)
+	if err == nil && rep.UnknownPeer && cert != nil && len(req.Peer.Der) == 0 {
+		// the plugin dropped the certificate (peerCache's bound): send it again
+		req.Peer = f.b.peers.request(cert, gen, true)
+		rep, err = c.Filter.Invoke(rctx, req)
+	}
+	if err == nil && req.Peer != nil && !rep.UnknownPeer {
+		f.b.peers.delivered(req.Peer, gen)
+	}
 	cancel()
 	if err != nil && !notSent(err) && died(ctx, err) {
 		return spi.Result{Err: spi.Errorf(f.status,
@@ -288,6 +314,9 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	}
 	if err != nil {
 		return f.failCall(ctx, rpcError("filter Invoke", err))
+	}
+	if rep.UnknownPeer { // not after a request with the DER; never a pass without a decision
+		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
 	}
 	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
 	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {

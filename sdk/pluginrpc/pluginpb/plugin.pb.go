@@ -1040,9 +1040,15 @@ func (x *FilterDescribe) GetWithoutArgs() bool {
 }
 
 type FilterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
-	Invocation    *Invocation            `protobuf:"bytes,2,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Handle     uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	Invocation *Invocation            `protobuf:"bytes,2,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// peer is the consumer's TLS client certificate of a provider-side
+	// call under mutual TLS (spi.PeerCertificate); absent otherwise (plain
+	// TCP, no client certificate, consumer side), so such calls carry
+	// nothing more. Added in protocol version 1 without a bump: an older
+	// plugin ignores it, an older host sends none.
+	Peer          *PeerCertificate `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1091,22 +1097,90 @@ func (x *FilterRequest) GetInvocation() *Invocation {
 	return nil
 }
 
+func (x *FilterRequest) GetPeer() *PeerCertificate {
+	if x != nil {
+		return x.Peer
+	}
+	return nil
+}
+
+// PeerCertificate names a consumer's verified leaf certificate. The host
+// sends der the first time it gives a plugin process a certificate, and
+// only sha256 afterwards; a plugin that does not hold that certificate
+// (it dropped it, or restarted) answers FilterReply.unknown_peer and the
+// host sends the call again with der.
+type PeerCertificate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sha256        []byte                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"` // SHA-256 of der: 32 bytes
+	Der           []byte                 `protobuf:"bytes,2,opt,name=der,proto3" json:"der,omitempty"`       // the certificate, ASN.1 DER (x509.Certificate.Raw); empty when the plugin holds it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerCertificate) Reset() {
+	*x = PeerCertificate{}
+	mi := &file_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerCertificate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerCertificate) ProtoMessage() {}
+
+func (x *PeerCertificate) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerCertificate.ProtoReflect.Descriptor instead.
+func (*PeerCertificate) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PeerCertificate) GetSha256() []byte {
+	if x != nil {
+		return x.Sha256
+	}
+	return nil
+}
+
+func (x *PeerCertificate) GetDer() []byte {
+	if x != nil {
+		return x.Der
+	}
+	return nil
+}
+
 // FilterReply says whether the call goes on. pass=true: the host continues
 // the chain with attachments replacing the invocation's. pass=false: the
 // filter short-circuited; error is its failure, or value_json its value.
 type FilterReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pass          bool                   `protobuf:"varint,1,opt,name=pass,proto3" json:"pass,omitempty"`
-	Attachments   map[string]string      `protobuf:"bytes,2,rep,name=attachments,proto3" json:"attachments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Error         *Error                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	ValueJson     []byte                 `protobuf:"bytes,4,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Pass        bool                   `protobuf:"varint,1,opt,name=pass,proto3" json:"pass,omitempty"`
+	Attachments map[string]string      `protobuf:"bytes,2,rep,name=attachments,proto3" json:"attachments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Error       *Error                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	ValueJson   []byte                 `protobuf:"bytes,4,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	// unknown_peer: the request named a peer certificate by sha256 only and
+	// the plugin does not hold it; the filter did not run, and the host
+	// sends the request again with peer.der.
+	UnknownPeer   bool `protobuf:"varint,5,opt,name=unknown_peer,json=unknownPeer,proto3" json:"unknown_peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FilterReply) Reset() {
 	*x = FilterReply{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1192,7 @@ func (x *FilterReply) String() string {
 func (*FilterReply) ProtoMessage() {}
 
 func (x *FilterReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1205,7 @@ func (x *FilterReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterReply.ProtoReflect.Descriptor instead.
 func (*FilterReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FilterReply) GetPass() bool {
@@ -1162,6 +1236,13 @@ func (x *FilterReply) GetValueJson() []byte {
 	return nil
 }
 
+func (x *FilterReply) GetUnknownPeer() bool {
+	if x != nil {
+		return x.UnknownPeer
+	}
+	return false
+}
+
 type ServiceDesc struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // "greeter.Greeter"
@@ -1176,7 +1257,7 @@ type ServiceDesc struct {
 
 func (x *ServiceDesc) Reset() {
 	*x = ServiceDesc{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1269,7 @@ func (x *ServiceDesc) String() string {
 func (*ServiceDesc) ProtoMessage() {}
 
 func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1282,7 @@ func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDesc.ProtoReflect.Descriptor instead.
 func (*ServiceDesc) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ServiceDesc) GetName() string {
@@ -1234,7 +1315,7 @@ type ServiceDescList struct {
 
 func (x *ServiceDescList) Reset() {
 	*x = ServiceDescList{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1327,7 @@ func (x *ServiceDescList) String() string {
 func (*ServiceDescList) ProtoMessage() {}
 
 func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1340,7 @@ func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDescList.ProtoReflect.Descriptor instead.
 func (*ServiceDescList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ServiceDescList) GetServices() []*ServiceDesc {
@@ -1282,7 +1363,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1375,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1388,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InvokeRequest) GetService() string {
@@ -1356,7 +1437,7 @@ type InvokeReply struct {
 
 func (x *InvokeReply) Reset() {
 	*x = InvokeReply{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1449,7 @@ func (x *InvokeReply) String() string {
 func (*InvokeReply) ProtoMessage() {}
 
 func (x *InvokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1462,7 @@ func (x *InvokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeReply.ProtoReflect.Descriptor instead.
 func (*InvokeReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *InvokeReply) GetValue() []byte {
@@ -1487,18 +1568,23 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
 	"\x05order\x18\x04 \x01(\x05R\x05order\x12-\n" +
 	"\x04keys\x18\x05 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
-	"\fwithout_args\x18\x06 \x01(\bR\vwithoutArgs\"f\n" +
+	"\fwithout_args\x18\x06 \x01(\bR\vwithoutArgs\"\x9e\x01\n" +
 	"\rFilterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12=\n" +
 	"\n" +
 	"invocation\x18\x02 \x01(\v2\x1d.airnode.plugin.v1.InvocationR\n" +
-	"invocation\"\x83\x02\n" +
+	"invocation\x126\n" +
+	"\x04peer\x18\x03 \x01(\v2\".airnode.plugin.v1.PeerCertificateR\x04peer\";\n" +
+	"\x0fPeerCertificate\x12\x16\n" +
+	"\x06sha256\x18\x01 \x01(\fR\x06sha256\x12\x10\n" +
+	"\x03der\x18\x02 \x01(\fR\x03der\"\xa6\x02\n" +
 	"\vFilterReply\x12\x12\n" +
 	"\x04pass\x18\x01 \x01(\bR\x04pass\x12Q\n" +
 	"\vattachments\x18\x02 \x03(\v2/.airnode.plugin.v1.FilterReply.AttachmentsEntryR\vattachments\x12.\n" +
 	"\x05error\x18\x03 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\x12\x1d\n" +
 	"\n" +
-	"value_json\x18\x04 \x01(\fR\tvalueJson\x1a>\n" +
+	"value_json\x18\x04 \x01(\fR\tvalueJson\x12!\n" +
+	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
@@ -1558,7 +1644,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_plugin_proto_goTypes = []any{
 	(*Error)(nil),           // 0: airnode.plugin.v1.Error
 	(*Empty)(nil),           // 1: airnode.plugin.v1.Empty
@@ -1577,20 +1663,21 @@ var file_plugin_proto_goTypes = []any{
 	(*ServiceList)(nil),     // 14: airnode.plugin.v1.ServiceList
 	(*FilterDescribe)(nil),  // 15: airnode.plugin.v1.FilterDescribe
 	(*FilterRequest)(nil),   // 16: airnode.plugin.v1.FilterRequest
-	(*FilterReply)(nil),     // 17: airnode.plugin.v1.FilterReply
-	(*ServiceDesc)(nil),     // 18: airnode.plugin.v1.ServiceDesc
-	(*ServiceDescList)(nil), // 19: airnode.plugin.v1.ServiceDescList
-	(*InvokeRequest)(nil),   // 20: airnode.plugin.v1.InvokeRequest
-	(*InvokeReply)(nil),     // 21: airnode.plugin.v1.InvokeReply
-	nil,                     // 22: airnode.plugin.v1.Invocation.AttachmentsEntry
-	nil,                     // 23: airnode.plugin.v1.FilterReply.AttachmentsEntry
-	nil,                     // 24: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	nil,                     // 25: airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	(*PeerCertificate)(nil), // 17: airnode.plugin.v1.PeerCertificate
+	(*FilterReply)(nil),     // 18: airnode.plugin.v1.FilterReply
+	(*ServiceDesc)(nil),     // 19: airnode.plugin.v1.ServiceDesc
+	(*ServiceDescList)(nil), // 20: airnode.plugin.v1.ServiceDescList
+	(*InvokeRequest)(nil),   // 21: airnode.plugin.v1.InvokeRequest
+	(*InvokeReply)(nil),     // 22: airnode.plugin.v1.InvokeReply
+	nil,                     // 23: airnode.plugin.v1.Invocation.AttachmentsEntry
+	nil,                     // 24: airnode.plugin.v1.FilterReply.AttachmentsEntry
+	nil,                     // 25: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	nil,                     // 26: airnode.plugin.v1.InvokeReply.AttachmentsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	0,  // 0: airnode.plugin.v1.BuildReply.error:type_name -> airnode.plugin.v1.Error
 	0,  // 1: airnode.plugin.v1.ErrorReply.error:type_name -> airnode.plugin.v1.Error
-	22, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
+	23, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
 	8,  // 3: airnode.plugin.v1.Describe.keys:type_name -> airnode.plugin.v1.KeyDoc
 	9,  // 4: airnode.plugin.v1.SelectRequest.candidates:type_name -> airnode.plugin.v1.Candidate
 	6,  // 5: airnode.plugin.v1.SelectRequest.invocation:type_name -> airnode.plugin.v1.Invocation
@@ -1599,49 +1686,50 @@ var file_plugin_proto_depIdxs = []int32{
 	0,  // 8: airnode.plugin.v1.ServiceList.error:type_name -> airnode.plugin.v1.Error
 	8,  // 9: airnode.plugin.v1.FilterDescribe.keys:type_name -> airnode.plugin.v1.KeyDoc
 	6,  // 10: airnode.plugin.v1.FilterRequest.invocation:type_name -> airnode.plugin.v1.Invocation
-	23, // 11: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
-	0,  // 12: airnode.plugin.v1.FilterReply.error:type_name -> airnode.plugin.v1.Error
-	18, // 13: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
-	24, // 14: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	0,  // 15: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
-	25, // 16: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
-	1,  // 17: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 18: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
-	10, // 19: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
-	1,  // 20: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 21: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
-	12, // 22: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 23: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 24: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 25: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
-	2,  // 26: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
-	2,  // 27: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
-	1,  // 28: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 29: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
-	16, // 30: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
-	1,  // 31: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
-	20, // 32: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
-	7,  // 33: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 34: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
-	11, // 35: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
-	7,  // 36: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 37: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
-	5,  // 38: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
-	5,  // 39: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
-	13, // 40: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
-	13, // 41: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
-	14, // 42: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
-	5,  // 43: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
-	15, // 44: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
-	4,  // 45: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
-	17, // 46: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
-	19, // 47: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
-	21, // 48: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
-	33, // [33:49] is the sub-list for method output_type
-	17, // [17:33] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	17, // 11: airnode.plugin.v1.FilterRequest.peer:type_name -> airnode.plugin.v1.PeerCertificate
+	24, // 12: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
+	0,  // 13: airnode.plugin.v1.FilterReply.error:type_name -> airnode.plugin.v1.Error
+	19, // 14: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
+	25, // 15: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	0,  // 16: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
+	26, // 17: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	1,  // 18: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 19: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
+	10, // 20: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
+	1,  // 21: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 22: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
+	12, // 23: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 24: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 25: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 26: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
+	2,  // 27: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
+	2,  // 28: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
+	1,  // 29: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 30: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
+	16, // 31: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
+	1,  // 32: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
+	21, // 33: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
+	7,  // 34: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 35: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
+	11, // 36: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
+	7,  // 37: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 38: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
+	5,  // 39: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
+	5,  // 40: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
+	13, // 41: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
+	13, // 42: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
+	14, // 43: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
+	5,  // 44: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
+	15, // 45: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
+	4,  // 46: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
+	18, // 47: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
+	20, // 48: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
+	22, // 49: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
+	34, // [34:50] is the sub-list for method output_type
+	18, // [18:34] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1655,7 +1743,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
