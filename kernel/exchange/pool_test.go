@@ -138,16 +138,21 @@ func TestWorkerPool_ExpiredRequestsAreNotRun(t *testing.T) {
 	ch := f.dial(nil)
 	slow := make(chan error, 1)
 	go func() {
-		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 600), 5*time.Second).Err
+		slow <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1500), 5*time.Second).Err
 	}()
 	if !waitFor(2*time.Second, func() bool { return served.Load() == 1 }) {
 		t.Fatal("slow call never started")
 	}
+	// A second of timeout each: the worker pool's admission bound (a
+	// tenth of it) lets them all queue even when their 20 goroutines
+	// reach the provider 100 ms apart on a loaded machine; with 100 ms
+	// each, calls arriving 10 ms after the first were refused
+	// SERVER_THREADPOOL_EXHAUSTED at once, by design, and never expired.
 	const n = 20
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 256<<10), 100*time.Millisecond).Err
+			errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Payload", 256<<10), time.Second).Err
 		}()
 	}
 	for range n {
