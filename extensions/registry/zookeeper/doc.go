@@ -125,7 +125,8 @@
 //
 // ZooKeeper is known to be down once there has been no session for
 // connect.timeout (since the first contact, or since the session was lost):
-// from then on until a session is back, Register queues, and Lookup,
+// from then on until a session is back, Register queues (check=false) or
+// fails (a provider's, check=true: the default), and Lookup,
 // Services and a Subscribe's first list answer at once from file.cache
 // (Registry.FromCache gives the list's age and how long ZooKeeper has been
 // unreachable) or fail naming the servers and that time, instead of waiting
@@ -137,6 +138,7 @@
 //	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout asked (the server bounds it)
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session
+//	check            bool      -     true      -           Dubbo's registry check: a provider's Register without a session within connect.timeout fails; false queues it (created when a session comes)
 //	file.cache       path      -     ""        -           last known providers of each interface on disk and when each list was read, used when ZooKeeper is down
 //	user:password@   string    -     ""        -           digest ACL on created nodes, and the session's auth
 //

@@ -18,6 +18,12 @@ const (
 	KeySessionTimeout = "session.timeout" // duration, default DefaultSessionTimeout
 	KeyConnectTimeout = "connect.timeout" // duration, default DefaultConnectTimeout
 	KeyFileCache      = "file.cache"      // path, default "" (no cache)
+	// KeyCheck is Dubbo's registry check: true (the default) makes a
+	// provider's Register fail when no session comes within
+	// connect.timeout, so that a node fails at start rather than serve
+	// registered nowhere; false queues the entry and creates it when a
+	// session comes (Dubbo's check=false failback).
+	KeyCheck = "check" // bool, default true
 )
 
 // Defaults and bounds.
@@ -31,7 +37,7 @@ const (
 	MaxConnectTimeout     = time.Minute
 )
 
-var knownKeys = []string{spi.KeyBackup, KeyConnectTimeout, KeyFileCache, KeyRoot, KeySessionTimeout}
+var knownKeys = []string{spi.KeyBackup, KeyCheck, KeyConnectTimeout, KeyFileCache, KeyRoot, KeySessionTimeout}
 
 type params struct {
 	servers        []string
@@ -40,6 +46,7 @@ type params struct {
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
 	cache          string
+	check          bool // check=: a provider's Register fails without a session
 	user, password string
 }
 
@@ -102,6 +109,9 @@ func parseParams(u spi.URL) (params, error) {
 		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout)
 	}
 	p.cache = u.ParamOr(KeyFileCache, "")
+	if p.check, err = u.Bool(KeyCheck, true); err != nil {
+		return p, fmt.Errorf("zookeeper registry: %w", err)
+	}
 	p.user, p.password = u.User(), u.Password()
 	return p, nil
 }

@@ -24,7 +24,7 @@ func TestUseLoggerTakesTheNodesLogger(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	u := spi.MustParse("zookeeper://" + addr + "?connect.timeout=200ms&session.timeout=2s")
+	u := spi.MustParse("zookeeper://" + addr + "?check=false&connect.timeout=200ms&session.timeout=2s")
 	for _, own := range []bool{false, true} {
 		var node, mine bytes.Buffer
 		b := zookeeper.Builder{}

@@ -1043,8 +1043,12 @@ func (r *Registry) denied(err error) error {
 // Register publishes u as an ephemeral node until Unregister or Close, and
 // again after every new session. If no session can be established within
 // ctx and connect.timeout, u stays queued and is published as soon as one
-// is (Dubbo's failback), and Register returns nil after logging a warning;
-// other ZooKeeper errors (no auth, ...) are returned. Once a wait for a
+// is (Dubbo's failback), and Register returns nil after logging a warning,
+// when the registry URL says check=false or u is not a provider's entry;
+// a provider's Register with check=true (the default, Dubbo's registry
+// check) returns an error instead, naming the servers, how long they have
+// been unreachable, the last dial's error and check=false, and queues
+// nothing. Other ZooKeeper errors (no auth, ...) are returned. Once a wait for a
 // session has run out (here, in Lookup or in a subscription's first list)
 // and no session has been up since, Register queues u and returns at once
 // instead of waiting connect.timeout again: a consumer started from
@@ -1068,6 +1072,16 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 		return nil
 	}
 	if r.knownDown() || !r.waitCtx(ctx) {
+		if r.p.check && category(u) == Providers {
+			// Dubbo's registry check: fail rather than serve registered
+			// nowhere; a consumer's entry is only informative (Dubbo
+			// does not check it either).
+			r.mu.Lock()
+			delete(r.registered, key)
+			r.mu.Unlock()
+			return fmt.Errorf("%w; add %s=false to the registry URL to start anyway and register when ZooKeeper answers (Dubbo's registry check)",
+				r.downError(ctx, "cannot register "+u.ServiceKey()), KeyCheck)
+		}
 		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
