@@ -45,7 +45,7 @@ func TestAbuse3_FlagValueMessages(t *testing.T) {
 		{"bench", []string{"--resp", "lots", "airnode://127.0.0.1:1/demo.Echo"}, `airnode: bench: --resp "lots": want a byte size:`},
 		{"bench", []string{"-c", "ten", "airnode://127.0.0.1:1/demo.Echo"}, `airnode: bench: --concurrency "ten": want a whole number` + "\n"},
 		{"bench", []string{"-n", "99999999999999999999", "airnode://127.0.0.1:1/demo.Echo"}, `airnode: bench: --calls "99999999999999999999": out of range: want a whole number from -9223372036854775808 to 9223372036854775807` + "\n"},
-		{"serve", []string{"--listen", "127.0.0.1:0", "--demo=maybe"}, `airnode: serve: --demo "maybe": want true or false (--demo alone is true; also 1/0, t/f)` + "\n"},
+		{"serve", []string{"--listen", "127.0.0.1:0", "--demo=maybe"}, `airnode: serve: --demo "maybe": want true or false (also yes/no, on/off, 1/0, t/f); --demo alone is true` + "\n"},
 		{"stats", []string{""}, `airnode: stats: ADDRESS "": want the host:port of serve --metrics (127.0.0.1:9090), not an empty argument` + "\n"},
 		{"plugin", []string{"check", ""}, `airnode: plugin check: PATH "": want the path of a plugin binary (./bin/p2c), not an empty argument` + "\n"},
 		{"plugin", []string{"check", os.TempDir()}, `airnode: plugin check: PATH "` + os.TempDir() + `" is a directory: want the path of a plugin binary (./bin/p2c)` + "\n"},

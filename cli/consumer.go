@@ -99,6 +99,11 @@ func sameParam(key, a, b string) bool {
 	return errA == nil && errB == nil && da == db
 }
 
+// registryDefaultHelp says, in the --registry help of call, bench and
+// registry, where the registry comes from without the flag, in the order
+// app.Config ranks the sources.
+const registryDefaultHelp = `(default: AIRNODE_REGISTRY, else the configuration's registry, else the "file" registry)`
+
 // consumerURL returns the URL call and bench refer to: SERVICE_URL arg
 // (parseServiceKey), with the -p parameters p and the keys of the dedicated
 // flags, then the parameters of cfg's reference of its interface for the

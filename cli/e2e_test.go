@@ -104,6 +104,22 @@ func startServe(t *testing.T, listen, reg string, env []string, dir string, args
 // line such as acmecli).
 func startServeOf(t *testing.T, bin, listen, reg string, env []string, dir string, args ...string) *provider {
 	t.Helper()
+	p, ready := launchServe(t, bin, listen, reg, env, dir, args...)
+	select {
+	case p.addr = <-ready:
+	case <-p.done:
+		t.Fatalf("serve exited: %v\n%s", p.err, p.logText())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve not ready after 15s\n%s", p.logText())
+	}
+	return p
+}
+
+// launchServe starts bin's serve as startServeOf does, without waiting:
+// ready receives the address of its first "serving" line. The process
+// is killed at cleanup.
+func launchServe(t *testing.T, bin, listen, reg string, env []string, dir string, args ...string) (*provider, <-chan string) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
@@ -140,14 +156,7 @@ func startServeOf(t *testing.T, bin, listen, reg string, env []string, dir strin
 			t.Logf("serve %d log:\n%s", cmd.Process.Pid, p.logText())
 		}
 	})
-	select {
-	case p.addr = <-ready:
-	case <-p.done:
-		t.Fatalf("serve exited: %v\n%s", p.err, p.logText())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("serve not ready after 15s\n%s", p.logText())
-	}
-	return p
+	return p, ready
 }
 
 func (p *provider) logText() string {

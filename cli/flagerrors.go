@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -47,7 +48,7 @@ func flagErrorText(c *cobra.Command, err error) error {
 	var want string
 	switch ie.GetFlag().Value.Type() {
 	case "bool":
-		want = fmt.Sprintf("want true or false (%s alone is true; also 1/0, t/f)", name)
+		want = fmt.Sprintf("want %s; %s alone is true", config.BoolForms, name)
 	case "int", "int64", "int32", "uint", "uint64", "uint32":
 		want = "want a whole number"
 		var ne *strconv.NumError

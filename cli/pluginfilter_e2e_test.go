@@ -89,7 +89,7 @@ func TestServeRefusesAReadOnlyRegistryPluginBeforeListening(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.dirreg, point: registry, command: "+acmePlugin(t)+", env: {R_MODE: readonly}}\n")
 	r := runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
 		"--registry", "acme.dirreg:///x", "--shutdown-wait", "5s")
-	refusedBeforeListening(t, r, "airnode: serve: registry acme.dirreg:///x is a read-only registry", "")
+	refusedBeforeListening(t, r, "airnode: serve: --registry acme.dirreg:///x is a read-only registry", "")
 	if r.elapsed >= 4*time.Second {
 		t.Errorf("serve failed after %v: it waited its 5 s shutdown wait", r.elapsed)
 	}

@@ -107,8 +107,8 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 				}
 				warnFailedStarts(host.Plugins(), time.Since(began), logger)
 			}
-		} else {
-			err = host.Start(ctx)
+		} else if err = host.Start(ctx); err != nil {
+			err = pluginStartKey(err, host.Plugins(), cfg.Plugins, file)
 		}
 		if err == nil {
 			err = host.Register(cat)
@@ -125,6 +125,34 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 		return nil, err
 	}
 	return host, nil
+}
+
+// pluginStartKey adds to err, serve's failure to start the plugins, the
+// configuration file's key of the first plugin that failed, as other
+// configuration errors name theirs: "plugins[1].point" for a binary that
+// provides another point than the one declared (as list says it),
+// "plugins[1].command" otherwise (a missing or unrunnable binary, one
+// that is no plugin or fails its handshake). err is returned as is
+// without a file, or when no plugin is marked failed (ctx ended).
+func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
+	if file == "" {
+		return err
+	}
+	for _, in := range infos {
+		if in.State != pluginhost.StateFailed {
+			continue
+		}
+		i := slices.IndexFunc(specs, func(p config.Plugin) bool { return p.Name == in.Name })
+		if i < 0 {
+			continue
+		}
+		key := fmt.Sprintf("plugins[%d].command", i)
+		if len(in.ProvidedPoints) > 0 {
+			key = fmt.Sprintf("plugins[%d].point", i)
+		}
+		return fmt.Errorf("%w (%s: key %q)", err, file, key)
+	}
+	return err
 }
 
 // warnFailedStarts logs a warning for each plugin of a consumer command

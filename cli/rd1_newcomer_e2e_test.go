@@ -65,7 +65,7 @@ func TestRD1_DefaultRegistryShownAlikeByBench(t *testing.T) {
 }
 
 // tester37 F12: -p refuses a key given twice naming both flags, as -a
-// does, in serve, call and bench.
+// does, in serve, call and bench, as a usage error (exit 2; nu54 finding 3).
 func TestRD1_ParamGivenTwiceNamesBothFlags(t *testing.T) {
 	const want = `-p "a=1" and -p "a=2": key "a" given twice: give each key once`
 	for _, args := range [][]string{
@@ -74,8 +74,8 @@ func TestRD1_ParamGivenTwiceNamesBothFlags(t *testing.T) {
 		{"bench", "-p", "a=1", "-p", "a=2", "-n", "1", "airnode://127.0.0.1:37001/demo.Echo"},
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, args[0], args[1:]...)
-		if r.code != 1 || !strings.Contains(r.stderr, want) {
-			t.Errorf("%v: exit %d, stderr %q; want %q", args, r.code, r.stderr, want)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 (a usage error) and %q", args, r.code, r.stderr, want)
 		}
 	}
 }

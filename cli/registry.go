@@ -39,7 +39,7 @@ func registryCommand(a *app) *cobra.Command {
 		Use:   "registry",
 		Short: "Inspect a registry: list services and providers, watch changes",
 	}
-	cmd.PersistentFlags().StringVar(&registry, "registry", "", `registry URL (default: the configuration's, else the "file" registry)`)
+	cmd.PersistentFlags().StringVar(&registry, "registry", "", "registry URL "+registryDefaultHelp)
 	// open builds the registry, after starting the configuration's plugins
 	// (a registry plugin joins the catalogs as it does for call and serve);
 	// done closes the registry, then the plugins.

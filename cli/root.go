@@ -209,7 +209,7 @@ Exit status:
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := newLogger(a.stderr, a.logLevel, a.logFormat) // reject bad values early
 			if err != nil {
-				return err
+				return usage(err) // a flag value of the wrong form: exit 2
 			}
 			// Extensions (balancers, clusters, registries) log through
 			// slog.Default(): they follow --log-level and --log-format too.

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -187,7 +188,7 @@ func jsonRequested(args []string) bool {
 		if arg == "--json" {
 			on = true
 		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
-			on, _ = strconv.ParseBool(v)
+			on, _ = config.ParseBool(v)
 		}
 	}
 	return on
@@ -224,12 +225,35 @@ func (d durationValue) Set(s string) error {
 	return d.Value.Set(v.String())
 }
 
+// boolValue is a bool flag (pflag's own Value, wrapped) that takes the
+// spellings of the configuration file and the AIRNODE_* variables
+// (config.ParseBool: true/false, yes/no, on/off, 1/0, t/f), so that
+// --demo=no means what AIRNODE_DEMO=no and "demo: no" mean. A flag given
+// alone is true (IsBoolFlag). Type and String are the wrapped value's.
+type boolValue struct{ pflag.Value }
+
+// Set parses s with config.ParseBool and sets the wrapped value.
+func (b boolValue) Set(s string) error {
+	v, ok := config.ParseBool(s)
+	if !ok {
+		return errors.New(config.BoolForms)
+	}
+	return b.Value.Set(strconv.FormatBool(v))
+}
+
+// IsBoolFlag makes pflag take the flag alone as true.
+func (boolValue) IsBoolFlag() bool { return true }
+
 // acceptMilliseconds makes every time.Duration flag of cmd and its
-// subcommands (pflag type "duration") a durationValue.
+// subcommands (pflag type "duration") a durationValue, and every bool
+// flag a boolValue.
 func acceptMilliseconds(cmd *cobra.Command) {
 	wrap := func(f *pflag.Flag) {
 		if _, done := f.Value.(durationValue); !done && f.Value.Type() == "duration" {
 			f.Value = durationValue{f.Value}
+		}
+		if _, done := f.Value.(boolValue); !done && f.Value.Type() == "bool" {
+			f.Value = boolValue{f.Value}
 		}
 	}
 	cmd.Flags().VisitAll(wrap)

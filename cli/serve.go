@@ -47,6 +47,40 @@ type serveFlags struct {
 	// shutdown names where the shutdown wait and timeout came from
 	// (loadServeConfig), for the log; zero: the default.
 	shutdown shutdownOrigin
+	// registryFrom says where the registry URL came from, as a format
+	// for the URL (serveRegistryOrigin): errors about it name the source.
+	registryFrom string
+}
+
+// serveRegistryOrigin returns where serve's registry URL came from, as a
+// format for fmt.Sprintf with the URL, for errors about it: "--registry
+// %s", "AIRNODE_REGISTRY=%s", `registry %s (FILE: key "registry")` when
+// the configuration file set it (neither the flag nor the variable did,
+// and cfgRegistry is not the default ""), else "registry %s" (the
+// default).
+func serveRegistryOrigin(flagSet bool, environ []string, file, cfgRegistry string) string {
+	if flagSet {
+		return "--registry %s"
+	}
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "AIRNODE_REGISTRY="); ok && v != "" {
+			return "AIRNODE_REGISTRY=%s"
+		}
+	}
+	if file != "" && cfgRegistry != "" {
+		return "registry %s (" + file + `: key "registry")`
+	}
+	return "registry %s"
+}
+
+// registryName is reg as errors show it: its description (registryDesc)
+// and where it came from (registryFrom).
+func (f serveFlags) registryName(reg spi.URL) string {
+	from := f.registryFrom
+	if from == "" {
+		from = "registry %s"
+	}
+	return fmt.Sprintf(from, registryDesc(reg))
 }
 
 // serveCommand returns `airnode serve`.
@@ -82,7 +116,12 @@ Before the first export, serve checks every service: each has an
 implementation (demo.Echo or a service plugin's), its URL keys are well
 formed, the extensions they name exist and build, and so does the
 registry's. A configuration that fails these checks exits 1 at once with
-the error, having listened on nothing and registered nothing.
+the error, having listened on nothing and registered nothing. A registry
+serve cannot register in at start fails it too (exit 1): a ZooKeeper
+that gives no session within connect.timeout (5s), as Dubbo's registry
+check does; add check=false to its URL (zookeeper://h:2181?check=false)
+to start anyway and register when ZooKeeper answers. A SIGINT or SIGTERM
+during startup is a stop: serve drains what it exported and exits 0.
 
 --listen host:port (default :20880; port 0 picks a free port, logged in
 the "serving" line). serve publishes the address it listens on: the
@@ -152,6 +191,7 @@ gives up on (restart: never) has its services unregistered.
 				return err
 			}
 			f.shutdown = origin
+			f.registryFrom = serveRegistryOrigin(cmd.Flags().Changed("registry"), a.environ(), a.configFile, cfg.Registry)
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
 			}
@@ -278,7 +318,8 @@ var providerSetKeys = []string{"timestamp", spi.KeySide, spi.KeyMethods, "pid"}
 
 // parseParams turns repeated key=value flags into a map; a key given twice
 // is an error naming both flags, as -a's (`-p "a=1" and -p "a=2": key "a"
-// given twice: give each key once`).
+// given twice: give each key once`). Both errors, and a flag without "=",
+// are usage errors (exit 2), as -a's are.
 func parseParams(kvs []string) (map[string]string, error) {
 	m := make(map[string]string, len(kvs))
 	first := make(map[string]string, len(kvs)) // key -> the flag that gave it
@@ -286,10 +327,10 @@ func parseParams(kvs []string) (map[string]string, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("-p %q: want key=value", kv)
+			return nil, usage(fmt.Errorf("-p %q: want key=value", kv))
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("-p %q and -p %q: key %q given twice: give each key once", first[k], kv, k)
+			return nil, usage(fmt.Errorf("-p %q and -p %q: key %q given twice: give each key once", first[k], kv, k))
 		}
 		m[k], first[k] = v, kv
 	}
@@ -385,7 +426,7 @@ func defaultRegistry(cat *extension.Catalogs) spi.URL {
 func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger, force <-chan syscall.Signal, stderr io.Writer) error {
 	params, err := parseParams(f.params)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	for _, k := range providerSetKeys {
 		if _, ok := params[k]; ok {
@@ -414,10 +455,13 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	reg, err := cfg.RegistryURL(cat)
 	if err != nil && cfg.Registry != "" {
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("serve: %s: %w", fmt.Sprintf(f.registryFrom, cfg.Registry), err)
 	}
 	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
 	if err != nil {
+		if stoppedStarting(ctx, logger, "starting plugins", err) {
+			return nil // nothing listens or is registered yet
+		}
 		return err
 	}
 	defer plugins.Close() // last: after the node's shutdown (STYLE 11)
@@ -444,13 +488,16 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// the wait leaves of it either way.
 	outrankFileShutdownKeys(exports, cfg.Shutdown, f.shutdown, logger)
 	budget := shutdownBudget(cfg.Shutdown, f.shutdown, exports)
-	if err := checkExports(cat, cfg, file, params, reg, exports, budget); err != nil {
+	if err := checkExports(cat, cfg, file, params, reg, f.registryName(reg), exports, budget); err != nil {
 		return err
 	}
 	wait, waitFrom := budget.wait, budget.waitFrom
 	if !reg.IsZero() && len(exports) > 0 {
-		reach, err := checkRegistry(ctx, cat, reg, exports[0].url)
+		reach, err := checkRegistry(ctx, cat, reg, f.registryName(reg), exports[0].url)
 		if err != nil {
+			if stoppedStarting(ctx, logger, "checking the registry", err) {
+				return nil
+			}
 			return err
 		}
 		if reach != spi.ReachShared {
@@ -513,6 +560,14 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			exp, err = node.Export(ctx, pe.demo, pe.url)
 		}
 		if err != nil {
+			// A stop during startup (systemctl stop while the registry
+			// is slow to answer): the export gave up because of the
+			// signal, not because the configuration is wrong. The node
+			// stops as after serving: what is exported is unregistered
+			// and drained, and serve exits as that drain says (0).
+			if stoppedStarting(ctx, logger, "exporting "+pe.url.ServiceKey(), err, "exported", len(exported), "of", len(exports)) {
+				break
+			}
 			// what planExports could not check: the listen address, TLS
 			// files, the registry itself. Close unregisters earlier exports.
 			_ = node.Close()
@@ -523,9 +578,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		exported = append(exported, exp)
 		health.exported(pe, exp, reg)
 	}
-	health.serving()
-	warnPublished(logger, cfg.Listen, exported)
-	warnCertificates(logger, exports, exported, time.Now())
+	if ctx.Err() == nil {
+		health.serving()
+		warnPublished(logger, cfg.Listen, exported)
+		warnCertificates(logger, exports, exported, time.Now())
+	}
 	<-ctx.Done()
 	// Shutdown marks health draining first (WithHealth); draining does it
 	// now, with the signal's name, which Shutdown keeps, and stops the
@@ -560,6 +617,21 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	}
 	logger.Info("airnode serve: stopped")
 	return nil
+}
+
+// stoppedStarting reports whether err, the failure of a startup step
+// (plugins, the registry check, an export), came from the signal that
+// cancelled ctx: serve is being stopped, not failing. It then logs one
+// Info line naming the signal, the step it interrupted and err, as a
+// stop rather than a failure (exit 0, as a drain's).
+func stoppedStarting(ctx context.Context, logger *slog.Logger, step string, err error, attrs ...any) bool {
+	sig, ok := signalOf(ctx)
+	if !ok {
+		return false
+	}
+	logger.Info("airnode serve: "+signalName(sig)+" received during startup, while "+step+": stopping before serving",
+		append(attrs, "interrupted", err.Error())...)
+	return true
 }
 
 // forcedGrace bounds how long a forced exit waits for the cut-short
@@ -731,10 +803,10 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // per-address keys and TLS agreeing with those of the first export on the
 // same transport (sameServerKeys), and the registry extension of reg.
 // Errors name the service, and the file and key when the file set it.
-func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, exports []plannedExport, budget shutdownTimes) error {
+func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, regName string, exports []plannedExport, budget shutdownTimes) error {
 	if !reg.IsZero() {
 		if err := cat.ExplainRegistry(reg).Err; err != nil {
-			return fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+			return fmt.Errorf("serve: %s: %w", regName, err)
 		}
 	}
 	first := map[string]spi.URL{} // by transport: the export that makes the server
@@ -796,14 +868,14 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 // server listened: one whose builder says so (spi.ReadOnlyRegistry,
 // forwarded by a registry plugin), or whose Unregister answers
 // spi.ErrNotSupported (examples/staticregistry).
-func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.URL) (spi.RegistryReach, error) {
+func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg spi.URL, regName string, first spi.URL) (spi.RegistryReach, error) {
 	b, err := cat.Registry.Get(reg.Scheme())
 	if err != nil {
-		return 0, fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+		return 0, fmt.Errorf("serve: %s: %w", regName, err)
 	}
 	if ro, ok := b.(spi.ReadOnlyRegistry); ok && ro.ReadOnly() {
-		return 0, fmt.Errorf("serve: registry %s is a read-only registry: its %s extension says it cannot register providers (it lists them for consumers); give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
-			registryDesc(reg), b.Name())
+		return 0, fmt.Errorf("serve: %s is a read-only registry: its %s extension says it cannot register providers (it lists them for consumers); give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
+			regName, b.Name())
 	}
 	reach := spi.ReachShared
 	if r, ok := b.(spi.RegistryReacher); ok {
@@ -811,15 +883,15 @@ func checkRegistry(ctx context.Context, cat *extension.Catalogs, reg, first spi.
 	}
 	r, err := b.Build(reg)
 	if err != nil {
-		return 0, fmt.Errorf("serve: registry %s: %w", registryDesc(reg), err)
+		return 0, fmt.Errorf("serve: %s: %w", regName, err)
 	}
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err = r.Unregister(ctx, first.With(spi.KeySide, string(spi.Provider)))
 	if errors.Is(err, spi.ErrNotSupported) {
-		return 0, fmt.Errorf("serve: registry %s is a read-only registry: it cannot register providers (%v), it lists them for consumers; give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
-			registryDesc(reg), err)
+		return 0, fmt.Errorf("serve: %s is a read-only registry: it cannot register providers (%v), it lists them for consumers; give serve a registry it can publish to (file://, zookeeper://HOST:PORT)",
+			regName, err)
 	}
 	return reach, nil
 }

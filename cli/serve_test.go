@@ -291,7 +291,7 @@ func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: static, point: registry, command: "+static+"}\n")
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
 		"--registry", "static://"+providers, "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
-	want := "airnode: serve: registry static://" + providers + " is a read-only registry: it cannot register providers (registry: operation not supported)"
+	want := "airnode: serve: --registry static://" + providers + " is a read-only registry: it cannot register providers (registry: operation not supported)"
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
 	}

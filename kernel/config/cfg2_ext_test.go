@@ -88,7 +88,7 @@ func TestCfg2_DemoBoolSpellings(t *testing.T) {
 	}
 	for _, body := range []string{"demo: maybe\n", "demo: 2\n", "demo: 1.5\n", "demo: y\n"} {
 		_, err := config.Load(config.Source{File: writeFile(t, body)})
-		if err == nil || !strings.Contains(err.Error(), `key "demo"`) || !strings.Contains(err.Error(), "want true or false (also yes/no, on/off, 1/0)") {
+		if err == nil || !strings.Contains(err.Error(), `key "demo"`) || !strings.Contains(err.Error(), "want true or false (also yes/no, on/off, 1/0, t/f)") {
 			t.Errorf("%q: %v", body, err)
 		}
 	}

@@ -40,7 +40,7 @@ func TestDemoKey(t *testing.T) {
 		want string
 	}{
 		{config.Source{File: writeFile(t, "demo: maybe\n")}, `key "demo": "maybe" is not a bool: want true or false`},
-		{config.Source{Environ: []string{"AIRNODE_DEMO=nope"}}, `environment AIRNODE_DEMO: "nope" is not a bool`}, // off is a bool (parseBool)
+		{config.Source{Environ: []string{"AIRNODE_DEMO=nope"}}, `environment AIRNODE_DEMO: "nope" is not a bool`}, // off is a bool (ParseBool)
 	} {
 		if _, err := config.Load(tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v; want an error containing %q", err, tc.want)

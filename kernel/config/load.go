@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/spi"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -57,7 +58,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
 	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
 	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener (env AIRNODE_SHUTDOWN_WAIT)")
-	fs.Bool("demo", d.Demo, "export the built-in demo.Echo test service; --demo=false leaves it out, as production should (config key demo, env AIRNODE_DEMO)")
+	fs.Bool("demo", d.Demo, "export the built-in demo.Echo test service; --demo=false leaves it out, as production should (config key demo, env AIRNODE_DEMO; true/false, yes/no, on/off, 1/0, t/f)")
 }
 
 // Source says where Load reads from. The zero value reads nothing but the
@@ -154,6 +155,12 @@ func Load(src Source) (Config, error) {
 			msg := fmt.Sprintf("config: %s: unknown key %q", where, u)
 			if m := closestKey(u); m != "" {
 				msg += fmt.Sprintf("; did you mean %q?", m)
+			} else if keys := keysAt(u); len(keys) > 0 {
+				at := "the top level"
+				if i := strings.LastIndex(u, "."); i >= 0 {
+					at = fmt.Sprintf("%q", u[:i])
+				}
+				msg += fmt.Sprintf(" (allowed at %s: %s)", at, strings.Join(keys, ", "))
 			}
 			errs = append(errs, errors.New(msg))
 		}
@@ -199,6 +206,11 @@ func Load(src Source) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	c.applyDefaults()
+	if src.File != "" {
+		if err := shutdownTwice(c, origin, src.File); err != nil {
+			return Config{}, err
+		}
+	}
 	if ps := c.problems(); len(ps) > 0 {
 		var errs []error
 		for _, p := range ps {
@@ -217,21 +229,33 @@ func Load(src Source) (Config, error) {
 // such as "registry", "shutdown.timeout" or "plugins[0].command"; "" when
 // none is that close or path leads through no struct of Config.
 func closestKey(path string) string {
+	last := path[strings.LastIndex(path, ".")+1:]
+	m := suggest.Closest(last, keysAt(path))
+	if m == "" || m == last {
+		return ""
+	}
+	return strings.TrimSuffix(path, last) + m
+}
+
+// keysAt returns the keys the schema allows where path's last part is
+// (the koanf tags of the struct holding it: "listen", "registry", ... for
+// a top-level key), sorted; nil when path leads through no struct of
+// Config.
+func keysAt(path string) []string {
 	parts := strings.Split(path, ".")
-	last := parts[len(parts)-1]
 	t := reflect.TypeOf(Config{})
 	for _, p := range parts[:len(parts)-1] {
 		name, _, _ := strings.Cut(p, "[")
 		f, ok := fieldByTag(t, name)
 		if !ok {
-			return ""
+			return nil
 		}
 		t = f.Type
 		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		if t.Kind() != reflect.Struct {
-			return ""
+			return nil
 		}
 	}
 	var keys []string
@@ -240,11 +264,8 @@ func closestKey(path string) string {
 			keys = append(keys, tag)
 		}
 	}
-	m := suggest.Closest(last, keys)
-	if m == "" || m == last {
-		return ""
-	}
-	return strings.TrimSuffix(path, last) + m
+	sort.Strings(keys)
+	return keys
 }
 
 // fieldByTag returns the field of struct type t whose koanf tag is name.
@@ -284,10 +305,10 @@ func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
 // strictHook converts raw YAML/env/flag values into the Config's field
 // types without mapstructure's weak typing: a duration must be a string
 // with a unit (Go syntax: "60s", "1m30s"); a bool field takes a YAML bool
-// or text parseBool takes (from the file: YAML 1.1's yes, no, on, off,
+// or text ParseBool takes (from the file: YAML 1.1's yes, no, on, off,
 // which YAML 1.2 reads as text; from the environment or a flag:
 // "false", "0"; YAML's integers 1 and 0 likewise), and nothing else
-// (demo: maybe is refused, naming boolForms); a string field accepts any YAML scalar in its natural
+// (demo: maybe is refused, naming BoolForms); a string field accepts any YAML scalar in its natural
 // spelling (true, 100, 0.5).
 func strictHook(from, to reflect.Type, data any) (any, error) {
 	if to == reflect.TypeOf(time.Duration(0)) {
@@ -307,17 +328,17 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 	if to.Kind() == reflect.Bool && from.Kind() == reflect.String {
 		// the environment and flags give text; YAML gives a bool, or
 		// text for YAML 1.1's yes/no/on/off (YAML 1.2 has true and false)
-		b, ok := parseBool(data.(string))
+		b, ok := ParseBool(data.(string))
 		if !ok {
-			return nil, fmt.Errorf("%q is not a bool: want %s", data, boolForms)
+			return nil, fmt.Errorf("%q is not a bool: want %s", data, BoolForms)
 		}
 		return b, nil
 	}
 	if to.Kind() == reflect.Bool && from.Kind() != reflect.Bool {
-		if b, ok := parseBool(fmt.Sprint(data)); ok && from.Kind() == reflect.Int {
+		if b, ok := ParseBool(fmt.Sprint(data)); ok && from.Kind() == reflect.Int {
 			return b, nil // YAML's 1 and 0, as the environment's "1" and "0"
 		}
-		return nil, fmt.Errorf("%v is not a bool: want %s", data, boolForms)
+		return nil, fmt.Errorf("%v is not a bool: want %s", data, BoolForms)
 	}
 	if to.Kind() == reflect.String && from.Kind() != reflect.String {
 		switch v := data.(type) {
@@ -332,15 +353,19 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// boolForms lists the spellings a bool setting takes, for errors.
-const boolForms = "true or false (also yes/no, on/off, 1/0)"
+// BoolForms lists the spellings a bool setting takes (ParseBool), for
+// errors: the same in the file, in AIRNODE_* variables and in airnode's
+// boolean flags.
+const BoolForms = "true or false (also yes/no, on/off, 1/0, t/f)"
 
-// parseBool reads a bool setting written as text: strconv.ParseBool's
+// ParseBool reads a bool setting written as text: strconv.ParseBool's
 // spellings (true, false, 1, 0, t, f and their capitalised forms) and
 // YAML 1.1's yes, no, on and off (lowercase, capitalised or upper case,
 // as YAML 1.1 has them), so that "demo: yes" means what a YAML 1.1 reader
 // (PyYAML, Ansible, yaml.v2) makes of it. ok is false for anything else.
-func parseBool(s string) (v, ok bool) {
+// The file, AIRNODE_* variables and airnode's boolean flags all take
+// these spellings (BoolForms).
+func ParseBool(s string) (v, ok bool) {
 	s = strings.TrimSpace(s)
 	if b, err := strconv.ParseBool(s); err == nil {
 		return b, true
@@ -419,4 +444,44 @@ func yamlKind(t string) string {
 		return "a mapping"
 	}
 	return ""
+}
+
+// shutdownTwice refuses a file that sets shutdown.wait or
+// shutdown.timeout both in its shutdown: section and as a URL key
+// (protocol: or a service's params:) with different values: the URL key
+// would win unnoticed (the kernel reads the exports' keys, the largest
+// winning), so the file says two things about one setting. origin says
+// which settings the file gave (a flag or variable outranks both). The
+// same duration twice (500ms and 0.5s) is accepted; a URL key's value
+// that is not a duration is left for the export's check to name.
+func shutdownTwice(c Config, origin map[string]string, file string) error {
+	for _, s := range []struct {
+		key string
+		v   time.Duration
+	}{{"shutdown.wait", c.Shutdown.Wait}, {"shutdown.timeout", c.Shutdown.Timeout}} {
+		if origin[s.key] != file {
+			continue
+		}
+		check := func(where string, params map[string]string) error {
+			raw, ok := params[s.key]
+			if !ok {
+				return nil
+			}
+			d, err := spi.ParseDuration(raw)
+			if err != nil || d == s.v {
+				return nil
+			}
+			return fmt.Errorf("config: %s: key %q is %s and key %q is %s: one setting given twice (the URL key would win); give it once, under shutdown:",
+				file, s.key, s.v, where+"."+s.key, raw)
+		}
+		if err := check("protocol", c.Protocol); err != nil {
+			return err
+		}
+		for i, svc := range c.Services {
+			if err := check(fmt.Sprintf("services[%d].params", i), svc.Params); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -125,8 +125,10 @@ func mapValue(m *yaml3.Node, key string) *yaml3.Node {
 // Marshal encodes o as YAML (koanf.Parser; Load does not use it).
 func (yamlParser) Marshal(o map[string]any) ([]byte, error) { return yaml3.Marshal(o) }
 
-// yamlErrLine matches a yaml.v3 syntax error: "yaml: line N: problem".
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// yamlErrLine matches a yaml.v3 syntax error: "yaml: line N: problem",
+// or "yaml: problem" for a problem on the first line (yaml.v3 leaves out
+// line 0: a leading tab, "@key").
+var yamlErrLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // yamlLine rewrites a YAML syntax error of b to name the line the parser
 // stopped at, with that line's text:
@@ -138,7 +140,9 @@ var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // not expose is found instead as the shortest run of leading lines that
 // fails with the same error (problem and reported line): lines before the
 // mistake parse, or fail otherwise (a flow collection cut short). Errors
-// of another shape (type errors) are returned unchanged.
+// of another shape (type errors) are returned unchanged. A problem on
+// the first line, which yaml.v3 reports with no line at all, is named
+// "line 1" the same way.
 func yamlLine(b []byte, err error) error {
 	m := yamlErrLine.FindStringSubmatch(err.Error())
 	if m == nil {
