@@ -90,9 +90,12 @@ differs from --req it is Payload(--resp) with the request padded to --req
 bytes by an attachment. A --req over the providers' payload limit (URL key
 payload, default 8MiB) is refused before anything is allocated.
 
-When no provider is usable at the start, one probing call says why
-(connection refused, transport or TLS mismatch) and bench exits 1 at once;
-an empty registry list gets 2 s for a provider to register. A first
+bench first waits for the listed providers' first connections. When no
+provider is usable then, one probing call says why (connection refused,
+transport or TLS mismatch) and bench exits 1 at once; it reaches no
+provider, so the calls the providers count are bench's warm-up and
+measured calls and their failover retries, no more. An empty registry
+list gets 2 s for a provider to register. A first
 connection gets twice connect.timeout and 1 s, however short --timeout
 is (the probe is repeated while its timeout ends first).
 
@@ -115,7 +118,11 @@ caller wait before the next one, 1 ms doubling to 100 ms until a call
 succeeds, so a dead provider does not keep the client's CPU busy; a counted
 run (-n) in which no provider has been usable for 5 s stops, prints what it
 measured and exits 1. --json prints one object instead, with a per-second
-timeline of calls and errors (how a failover looks). A progress bar is
+timeline of calls and errors (how a failover looks). A provider that
+finishes none of the calls it has in flight for a second (stopped, hung,
+its socket buffers full) is named in a warning on stderr, once per stall:
+with every caller waiting on it, the timeline's second shows 0 calls and
+no provider. A progress bar is
 drawn on a terminal.
 
 SIGINT (Ctrl-C) or SIGTERM ends the run early: the calls in flight that it
@@ -179,7 +186,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
 	sizeVar(fl, &f.req, "req", 100, "request payload: bytes (100) or a size (64KiB): 0 to the payload limit (URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
@@ -559,7 +566,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		defer trace.Stop()
 	}
 	warned := map[string]bool{}
+	var warnMu sync.Mutex      // the stall warnings come from bench.Run's ticks
 	warn := func(msg string) { // once per message (the paper's cases share the PID)
+		warnMu.Lock()
+		defer warnMu.Unlock()
 		if !warned[msg] {
 			warned[msg] = true
 			stderrLine(stderr, f.logFormat, slog.LevelWarn, "airnode: bench: warning: "+msg, "bench: "+msg)
@@ -1018,6 +1028,13 @@ const registryGrace = 2 * time.Second
 // the registry lists providers the reference leaves out (another group,
 // version or transport: Reference.Ignored), named by the error at once.
 //
+// Before each probe it waits for the listed providers' first connections
+// (Reference.WaitReady, within connectWait): when one comes up, no probe
+// is made, so every call a provider counts is one of bench's warm-up or
+// measured calls (or a failover retry of one). A probe is made only when
+// no provider is usable and none is connecting, and then fails without
+// reaching one.
+//
 // The kernel bounds a call's wait for a first connection by the call's
 // timeout too, so a probe under a tight --timeout (2 ms) can end before a
 // provider that is up has connected (CLIENT_TIMEOUT, nothing sent): such a
@@ -1029,6 +1046,16 @@ func waitProviders(ctx context.Context, ref *kernel.Reference) error {
 	grace := start.Add(registryGrace)
 	wait := connectWait(ref.URL())
 	for len(ref.Providers()) == 0 {
+		// The listed providers' first connections first: a probe made
+		// while one is still connecting waits for it and then reaches it,
+		// one call more in that provider's counts than bench reports
+		// (tester53 finding 8). Ready: no probe at all.
+		wctx, cancel := context.WithDeadline(ctx, start.Add(wait))
+		ready := ref.WaitReady(wctx)
+		cancel()
+		if ready || len(ref.Providers()) > 0 {
+			return nil
+		}
 		_, err := ref.Invoke(ctx, "Echo", "")
 		if err == nil || len(ref.Providers()) > 0 {
 			return nil // usable now; a provider's own error is the run's to report
@@ -1156,6 +1183,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		workers[i].args = []any{arg}
 	}
 	pc := newProviderCounter(ref, cuts)
+	pc.warn = warn
 	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
@@ -1210,6 +1238,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			// count (attemptsFilter)
 			return bench.ErrUncounted
 		}
+		err = nameProvider(err)
 		if len(ref.Providers()) > 0 {
 			return err // a provider answered, or one is usable again
 		}
@@ -1244,6 +1273,29 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		return nil, err
 	}
 	return r, nil
+}
+
+// providerNamed is a failed call's error whose text ends naming the
+// provider that failed it, " (provider 127.0.0.1:20880)": bench's first
+// error and its sample of each status say which provider refused or timed
+// out (tester53 finding 5: a token refusal names the consumer's address
+// only). Unwrap gives the error, whose status counts.
+type providerNamed struct {
+	err  error
+	addr string
+}
+
+func (e *providerNamed) Error() string { return e.err.Error() + " (provider " + e.addr + ")" }
+func (e *providerNamed) Unwrap() error { return e.err }
+
+// nameProvider returns err as a providerNamed when it names a provider
+// (spi.Error.Provider) its text does not mention, else err.
+func nameProvider(err error) error {
+	var se *spi.Error
+	if !errors.As(err, &se) || se.Provider == "" || strings.Contains(err.Error(), se.Provider) {
+		return err
+	}
+	return &providerNamed{err: err, addr: se.Provider}
 }
 
 // benchBaseline runs one case on the pipelined TCP echo, client and server
@@ -1425,8 +1477,10 @@ func pattern(n int) []byte {
 // providerCounter counts the calls each provider took during the measured
 // phase from the invokers' own statistics (spi.Stats, kept by the kernel
 // for every call), so the call path pays nothing for it: it remembers every
-// invoker the reference listed, and a provider that leaves the directory
-// mid-run (killed) keeps the calls it took.
+// invoker the reference held (Reference.AllProviders: a provider still
+// connecting, reconnecting or ejected at the start has its starting count
+// too, not 0), and a provider that leaves the directory mid-run (killed)
+// keeps the calls it took.
 //
 // Attempts that SIGINT or SIGTERM cut short (cuts) are left out, as the
 // calls they belonged to are: after an interrupt, as after a full run, the
@@ -1453,6 +1507,12 @@ type providerCounter struct {
 	recent  countSample
 	before  countSample
 	partial int // the run's last second, which the final tick covered in part (-1: none)
+
+	// warn, when set, gets a line when a provider finished none of the
+	// calls it had in flight for a second (stalls: each address once
+	// until it finishes calls again)
+	warn   func(string)
+	stalls map[string]bool
 }
 
 // countSample is providerCounter.counts taken at, since the measured phase
@@ -1476,7 +1536,7 @@ func newProviderCounter(ref *kernel.Reference, cuts *cutAttempts) *providerCount
 func (p *providerCounter) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, inv := range p.ref.Providers() {
+	for _, inv := range p.ref.AllProviders() {
 		p.base[inv] = inv.Stats().Total()
 		p.addr[inv] = inv.URL().Address()
 	}
@@ -1487,7 +1547,7 @@ func (p *providerCounter) begin() {
 func (p *providerCounter) sample() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, inv := range p.ref.Providers() {
+	for _, inv := range p.ref.AllProviders() {
 		if _, ok := p.addr[inv]; !ok {
 			p.addr[inv] = inv.URL().Address()
 		}
@@ -1523,6 +1583,9 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 		p.rates = map[int]map[string]float64{}
 	}
 	if sec > p.lastSec {
+		if !final {
+			defer p.stalled(now, elapsed-p.lastAt)() // its warnings, on return
+		}
 		// the span lastAt..elapsed covered seconds lastSec .. sec-1
 		if span := (elapsed - p.lastAt).Seconds(); span > 0 {
 			rate := scaledSince(now, p.lastCnt, 1/span)
@@ -1546,6 +1609,51 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 	}
 	p.rates[sec] = scaledSince(now, p.before.cnt, min(1, covered.Seconds()/span.Seconds()))
 	p.partial = sec
+}
+
+// stalled notes the providers that finished none of their calls in flight
+// over span (since the previous second's sample, lastCnt) while it was at
+// least 900 ms: a provider that stopped answering (SIGSTOP, swap, a long
+// GC pause, a full socket buffer) holds its callers' calls, and with all
+// callers waiting on it the run's second shows 0 calls and no provider
+// (tester53 finding 3: nothing in bench's output named it). It returns
+// the function that writes their warnings, one per provider and stall:
+// "provider 127.0.0.1:20880 finished none of the 8 calls it had in flight
+// for 1.0 s (second 3 of the run; the others finished 0): stalled?
+// (SIGSTOP, swap, GC pause, network)". p.mu is held.
+func (p *providerCounter) stalled(now map[string]int64, span time.Duration) func() {
+	if p.warn == nil || span < 900*time.Millisecond || p.lastCnt == nil {
+		return func() {}
+	}
+	active := map[string]int64{}
+	for inv, a := range p.addr {
+		active[a] += inv.Stats().Active()
+	}
+	var total int64
+	for a, n := range now {
+		total += n - p.lastCnt[a]
+	}
+	var msgs []string
+	for a, n := range active {
+		grew := now[a] - p.lastCnt[a]
+		switch {
+		case grew > 0 || n == 0:
+			delete(p.stalls, a)
+		case !p.stalls[a]:
+			if p.stalls == nil {
+				p.stalls = map[string]bool{}
+			}
+			p.stalls[a] = true
+			msgs = append(msgs, fmt.Sprintf("provider %s finished none of the %d call(s) it had in flight for %.1f s (second %d of the run; the other providers finished %d): stalled? (SIGSTOP, swap, GC pause, network)",
+				a, n, span.Seconds(), p.lastSec, total-grew))
+		}
+	}
+	slices.Sort(msgs)
+	return func() {
+		for _, m := range msgs {
+			p.warn(m)
+		}
+	}
 }
 
 // scaledSince returns, for each address of now whose count grew since
@@ -1730,7 +1838,9 @@ func (b *progressBar) draw(p bench.Progress) {
 }
 
 // connectionsText says how many connections the run had: "4
-// connection(s)" when every one asked for was up at its end, else "only 22
+// connection(s) per provider" (--connections: tester53 finding 10 read
+// "1 connection(s)" beside 3 providers as a total) when every one asked
+// for was up at its end, else, in all, "only 22
 // of 40 connection(s) up (the others got no answer to their first ping, or
 // were closed at once: is the provider out of file descriptors, or at its
 // connection limit, URL key accepts? see its log)".
@@ -1743,14 +1853,14 @@ func (b *progressBar) draw(p bench.Progress) {
 // socket: too many open files)". Connections that were up and went down
 // (ConnectionsLost) are not blamed on the provider's descriptors either,
 // and providers that restarted or left during the run are named after
-// the count: "1 connection(s); 1 provider restarted
+// the count: "1 connection(s) per provider; 1 provider restarted
 // during the run (...)". When a connection's last attempt failed for a
 // known cause (ConnectError: a TLS verification failure, a refused
 // connection) that is said instead of the guess: "only 1 of 2
 // connection(s) up (the others failed to connect: ...: x509: certificate
 // signed by unknown authority)".
 func connectionsText(o benchOutcome, perProvider int) string {
-	text := fmt.Sprintf("%d connection(s)", perProvider)
+	text := fmt.Sprintf("%d connection(s) per provider", perProvider)
 	if short := o.ConnectionsAsked - o.ConnectionsUp; o.ConnectionsAsked > 0 && short > 0 {
 		var why []string
 		if o.ConnectionsFailedHere > 0 {

@@ -150,7 +150,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
+	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
@@ -283,7 +283,11 @@ func jsonable(v any) any {
 // prints the result or the failure.
 func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
 	var reg spi.URL // the registry, once known: errors show it as serve does
-	fail := func(err error) error {
+	// failCall is fail for the call's own failure: its line names the
+	// service, the method and the provider that failed it (tester53
+	// finding 5), callContext.
+	var service, method string
+	failCall := func(err error) error {
 		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
 			msg := "call: interrupted by " + signalName(sig)
 			errorLine(stderr, f.logFormat, "airnode: "+msg, msg)
@@ -295,9 +299,18 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			err = se
 		}
 		line := showDefaultRegistry(err.Error(), reg)
-		errorLine(stderr, f.logFormat, line, strings.TrimPrefix(line, se.Status.String()+": "), "status", se.Status.String())
+		msg := strings.TrimPrefix(line, se.Status.String()+": ")
+		attrs := []any{"status", se.Status.String()}
+		if service != "" {
+			// the text names them; the JSON record has them as fields
+			suffix, more := callContext(line, service, method, se.Provider)
+			line += suffix
+			attrs = append(attrs, more...)
+		}
+		errorLine(stderr, f.logFormat, line, msg, attrs...)
 		return &callError{err: err}
 	}
+	fail := failCall // before the call: no service, method or provider yet
 	// failUsage is fail for a flag value of the wrong form: exit 2
 	failUsage := func(err error) error {
 		err = fail(err)
@@ -323,9 +336,6 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
-		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "="
-			return failUsage(err)
-		}
 		return fail(err)
 	}
 	// the arguments are read after the URL, whose payload limit bounds
@@ -334,7 +344,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return fail(err)
 	}
-	method := args[1]
+	method = args[1]
 	callArgs := make([]any, 0, len(args)-2)
 	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
 		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
@@ -420,7 +430,8 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		printResponseAttachments(stderr, f.logFormat, answered)
 	}
 	if err != nil {
-		return fail(err)
+		service = ref.URL().ServiceKey()
+		return failCall(err)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -430,6 +441,33 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// callContext returns what a failed call's error line adds to line, its
+// text, to name the call and the provider that failed it, and the same as
+// attributes of its JSON record. The text gets " (call SERVICE.METHOD,
+// provider ADDR)", each part only when line does not say it already (a
+// provider's message often names the call; the consumer's own errors
+// name the provider they could not reach), nothing when line says both;
+// the record gets "service" and "method" always, and "provider" when a
+// provider was called (spi.Error.Provider; "" when none was: no provider
+// available, a call the consumer refused).
+func callContext(line, service, method, provider string) (string, []any) {
+	attrs := []any{"service", service, "method", method}
+	var parts []string
+	if call := service + "." + method; !strings.Contains(line, call) {
+		parts = append(parts, "call "+call)
+	}
+	if provider != "" {
+		attrs = append(attrs, "provider", provider)
+		if !strings.Contains(line, provider) {
+			parts = append(parts, "provider "+provider)
+		}
+	}
+	if len(parts) == 0 {
+		return "", attrs
+	}
+	return " (" + strings.Join(parts, ", ") + ")", attrs
 }
 
 // printResponseAttachments writes a call's response attachments on w for

@@ -21,8 +21,9 @@ func statsCommand(a *app) *cobra.Command {
 		Short: "Print a node's call statistics (success rate, mean/p99 latency, count, calls/s per method)",
 		Long: `stats reads the /stats endpoint that airnode serve --metrics ADDR serves
 and prints one line per side, service and method: count, success rate,
-mean and p99 latency, calls per second (TPS/10s: over the last 10 s, as
-Prometheus' rate() reads it, so it is 0 for a method idle that long;
+mean and p99 latency, calls per second (TPS/10s: over the last 10 s, or
+since the method's first call when that is more recent, as Prometheus'
+rate() reads it, so it is 0 for a method idle that long;
 TPS/avg: since the method's first call, idle time included), calls in
 flight, cancelled calls, failures per second over the last 10 s
 (FAIL/10s: 0 again 10 s after a fault stops) and failures by status

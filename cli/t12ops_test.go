@@ -20,8 +20,8 @@ func TestT12Ops3_BenchSaysHowManyConnectionsAreUp(t *testing.T) {
 		up, asked int
 		want      string
 	}{
-		{40, 40, "40 connection(s)"},
-		{0, 0, "40 connection(s)"},
+		{40, 40, "40 connection(s) per provider"},
+		{0, 0, "40 connection(s) per provider"},
 		{29, 40, "only 29 of 40 connection(s) up (the others got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)"},
 	} {
 		got := connectionsText(benchOutcome{ConnectionsUp: tc.up, ConnectionsAsked: tc.asked}, 40)
@@ -47,7 +47,7 @@ func TestT12Ops3_ServeOutOfFDs(t *testing.T) {
 		t.Fatal("no metrics address in the log")
 	}
 	// Healthy, a short run: every connection is counted once up.
-	if out := benchRun(t, nil, p.url("demo.Echo"), "-n", "20", "-c", "2", "--connections", "64"); !strings.Contains(out, ", 64 connection(s), ") {
+	if out := benchRun(t, nil, p.url("demo.Echo"), "-n", "20", "-c", "2", "--connections", "64"); !strings.Contains(out, ", 64 connection(s) per provider, ") {
 		t.Errorf("bench of a healthy provider did not report its 64 connections:\n%s", out)
 	}
 	pid := p.cmd.Process.Pid

@@ -88,9 +88,9 @@ func TestT27Ops_ConnectionsTextSaysWhatWentAway(t *testing.T) {
 		want string
 	}{
 		{benchOutcome{ConnectionsUp: 3, ConnectionsAsked: 3, ProvidersRestarted: 1},
-			"1 connection(s); 1 provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)"},
+			"1 connection(s) per provider; 1 provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 2, ProvidersLeft: 1},
-			"1 connection(s); 1 provider(s) left during the run and did not come back"},
+			"1 connection(s) per provider; 1 provider(s) left during the run and did not come back"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 3, ConnectionsLost: 1},
 			"only 2 of 3 connection(s) up (1 were up and went down during the run, their provider still listed: killed, stalled or cut off?)"},
 		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsLost: 1},

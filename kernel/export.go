@@ -792,7 +792,7 @@ func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request
 	if req.Remote != "" {
 		att[spi.AttachmentRemote] = req.Remote
 	}
-	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Attachments: att}
+	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Attachments: att, RequestID: req.ID, Local: req.Local}
 	for _, o := range s.observers {
 		o.Rejected(pc.ctx.Context, inv, err)
 	}
@@ -835,7 +835,8 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 			}
 		}
 	}
-	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began}
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began,
+		RequestID: req.ID, Local: req.Local}
 	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {
 		return s.invoker.Invoke(pc.ctx, &pc.inv)

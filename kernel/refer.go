@@ -669,9 +669,22 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 			// closed while the call looked for a provider: say why none was left
 			return spi.Result{Err: r.closedError()}
 		}
-		res.Err = deadlineCause(ctx, res.Err)
+		res.Err = withProvider(deadlineCause(ctx, res.Err), res.ProviderAddr)
 	}
 	return res
+}
+
+// withProvider returns err naming addr as its provider (spi.Error.Provider),
+// a copy: an *spi.Error may be shared (a method's cached CLIENT_ERROR). err
+// itself when addr is "", err is not an *spi.Error, or names one already.
+func withProvider(err error, addr string) error {
+	e, ok := err.(*spi.Error)
+	if !ok || addr == "" || e.Provider != "" {
+		return err
+	}
+	c := *e
+	c.Provider = addr
+	return &c
 }
 
 // closedError is the CLIENT_ERROR of a call made after the reference was

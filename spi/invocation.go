@@ -41,6 +41,15 @@ type Invocation struct {
 	// times include the arguments' decoding. 0 when unknown (on the
 	// consumer, and for an invocation built by hand): read the clock.
 	Began time.Duration
+	// RequestID is, on the provider, the id the consumer gave the request
+	// on its connection (the wire header's), and Local the provider's own
+	// address on that connection ("host:port"): with the "remote"
+	// attachment, the consumer's end, they name the exchange, and the
+	// consumer's Result.RequestID and Result.Local name the same one (the
+	// accesslog lines of both sides print them). 0 and "" on the consumer
+	// and for an invocation built by hand.
+	RequestID uint64
+	Local     string
 }
 
 // Attachment returns the attachment key, or "".
@@ -105,6 +114,18 @@ type Result struct {
 	// failsafe cluster's swallowed failure, a plugin's result): read the
 	// clock. Meaningless in another process.
 	Ended time.Duration
+	// RequestID is, on the consumer, the id of the request the call's last
+	// attempt sent on its connection (the wire header's), and Local this
+	// end's address on that connection ("host:port", what the provider
+	// logs as "remote"): the provider's Invocation.RequestID and
+	// Invocation.Local name the same exchange, so a consumer's accesslog
+	// line and its provider's can be paired. Set by the kernel's exchange
+	// on every Result of a request it numbered, failed ones included (an
+	// id the provider never logged was not sent). 0 and "" when no
+	// request was made (no provider, a call refused on the consumer), and
+	// on the provider.
+	RequestID uint64
+	Local     string
 }
 
 // Invoker is anything that can invoke: a remote provider, a cluster over a

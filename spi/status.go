@@ -81,6 +81,14 @@ type Error struct {
 	Status  Status // the wire status: what callers and clusters act on
 	Message string // for humans: never matched on
 	Cause   error  // what Unwrap returns (nil: none); a provider's stays on the provider
+	// Provider is, on the consumer, the address (host:port) of the
+	// provider whose invoker gave this error, the last one tried after a
+	// failover (Result.ProviderAddr): the kernel's Reference sets it on
+	// the error a call returns. "" when no provider was called (none
+	// available, a call refused on the consumer), and on the provider.
+	// Not part of Error's text, which the message makes: a caller that
+	// reports the error names it (`airnode call` does, once).
+	Provider string
 }
 
 // Errorf returns an *Error with status s and a formatted message. A %w verb

@@ -48,6 +48,7 @@ type Channel struct {
 	log     *slog.Logger
 	payload int64
 	remote  string
+	local   string // this end's address, "host:port" ("" when the session has none)
 
 	nextID  atomic.Uint64
 	pending pendingTable
@@ -205,15 +206,19 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if logger == nil {
 		logger = slog.Default()
 	}
-	remote := ""
+	remote, local := "", ""
 	if a := sess.RemoteAddr(); a != nil {
 		remote = a.String()
+	}
+	if a := sess.LocalAddr(); a != nil {
+		local = a.String()
 	}
 	c := &Channel{
 		sess:           sess,
 		opts:           opts,
 		payload:        opts.Payload,
 		remote:         remote,
+		local:          local,
 		w:              newWriterBudget(opts.budget),
 		pool:           pool,
 		serverInflight: serverInflight,
@@ -720,6 +725,11 @@ func (c *Channel) Side() spi.Side { return c.opts.Side }
 
 // RemoteAddr returns the peer's "host:port".
 func (c *Channel) RemoteAddr() string { return c.remote }
+
+// LocalAddr returns this end's address ("host:port"; "" when the session
+// has none): on the consumer the address the provider sees as the
+// request's Remote.
+func (c *Channel) LocalAddr() string { return c.local }
 
 // LastRead returns when something was last read from any stream: a
 // whole frame, or bytes of a body over 64 KiB still arriving, after each

@@ -64,11 +64,13 @@ func (c *Channel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invo
 	default:
 	}
 
-	cl := getCall(c, c.nextID.Add(1))
+	id := c.nextID.Add(1)
+	cl := getCall(c, id)
 	cl.timeout = remaining
 	c.calls.Add(1)
 	res := c.invoke(ctx, cl, codec, inv, start)
 	c.calls.Add(-1)
+	res.RequestID, res.Local = id, c.local // the accesslog pairs its line with the provider's
 	if cl.armed && !cl.timer.Stop() && !cl.timedOut {
 		// The timer fired and its callback may still be about to look
 		// for this call's id: a reused call could be timed out by it.

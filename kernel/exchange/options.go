@@ -21,6 +21,8 @@ type Request struct {
 	Args        spi.Decoder       // positioned at the first argument; decode NumArgs values into the parameter types
 	Codec       spi.Codec         // the consumer's codec; the response is encoded with it
 	Remote      string            // consumer "host:port"
+	Local       string            // this provider's end of the connection, "host:port" (spi.Invocation.Local)
+	ID          uint64            // the request id on its connection, as the consumer numbered it (spi.Invocation.RequestID)
 	Began       time.Duration     // spi.Mono when the exchange began handling it (after any wait for a worker): spi.Invocation.Began
 
 	rd bytes.Reader // the arguments' bytes, which Args reads (Body)

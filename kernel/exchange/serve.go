@@ -113,6 +113,8 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		Timeout:     time.Duration(p.TimeoutMS) * time.Millisecond,
 		Codec:       codec,
 		Remote:      c.remote,
+		Local:       c.local,
+		ID:          h.ID,
 	}
 	if c.opts.Handler == nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServiceNotFound, "exchange: %s serves no services (service %q)", c.opts.Side, req.Service)}

@@ -103,7 +103,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 				"provider", addr, "status", status, "err", r.Err}, suppressed, n)...)
 		}
 	}
-	return spi.Result{Swallowed: r.Err, ProviderAddr: r.ProviderAddr}
+	return spi.Result{Swallowed: r.Err, ProviderAddr: r.ProviderAddr, RequestID: r.RequestID, Local: r.Local}
 }
 
 // Interface guards.

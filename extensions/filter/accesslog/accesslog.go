@@ -431,6 +431,19 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 		}
 		attrs = append(attrs, slog.String("args", s))
 	}
+	// Last, after the fields older readers parse: the exchange, which
+	// pairs this line with the other side's (request_id and the
+	// consumer's address: its "local", the provider's "remote").
+	id, local := res.RequestID, res.Local
+	if f.side == spi.Provider {
+		id, local = inv.RequestID, inv.Local
+	}
+	if id != 0 {
+		attrs = append(attrs, slog.Uint64("request_id", id))
+	}
+	if local != "" {
+		attrs = append(attrs, slog.String("local", local))
+	}
 	log.LogAttrs(ctx, slog.LevelInfo, "access", attrs...)
 }
 

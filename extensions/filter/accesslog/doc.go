@@ -9,7 +9,16 @@
 // formats) and "duration_ms" (a number, microsecond precision), and the
 // attachments accesslog.attachments lists ("attachments.trace=T-1"), so
 // that the consumer's and the provider's lines of one call can be paired
-// by a trace id both print. The arguments are never logged unless
+// by a trace id both print. Every line ends with the exchange: request_id
+// (the request's id on its connection, the wire header's) and local (this
+// side's address on that connection), so a consumer's line and its
+// provider's pair with no trace id: the same request_id, and the
+// consumer's local is the provider's remote (request ids count per
+// connection). The consumer's are its last attempt's
+// (spi.Result.RequestID and Local: none when no request was made, no
+// provider available); the provider's local is its own address, which
+// names the provider in a collector gathering several's lines
+// (spi.Invocation.RequestID and Local). The arguments are never logged unless
 // accesslog.args=true. On the consumer the filter wraps the reference,
 // above the cluster: a failure the failsafe cluster swallowed is logged
 // with its status (SERVICE_ERROR...) and swallowed=true. On the

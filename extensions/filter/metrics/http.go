@@ -109,14 +109,14 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 
 // tpsLegend is the line under the table saying what its two throughput
 // columns measure.
-const tpsLegend = "TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the last 10 s"
+const tpsLegend = "TPS/10s: calls/s over the last 10 s (since the first call when it is more recent, at least 1 s); TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the same window"
 
 // WriteTable prints rows as the AirRPC-style table, one line per method:
 //
 //	SIDE      SERVICE    METHOD  COUNT  SUCCESS  MEAN     P99      TPS/10s  TPS/avg  IN-FLIGHT  CANCELLED  FAIL/10s  FAILURES
 //	provider  demo.Echo  Echo    1000   100.00%  0.052ms  0.210ms  9804.1   3.3      0          0          0.0
 //	provider  demo.Echo  Sleep   3      50.00%   2.1ms    5.0ms    0.0      0.1      0          1          0.1       SERVICE_ERROR=1
-//	TPS/10s: calls/s over the last 10 s; TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the last 10 s
+//	TPS/10s: calls/s over the last 10 s (since the first call when it is more recent, at least 1 s); TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the same window
 //
 // SUCCESS is over the calls that were not cancelled ("-" when there are
 // none); TPS/10s is MethodStats.RecentTPS, TPS/avg LifetimeTPS (the

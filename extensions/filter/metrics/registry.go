@@ -90,6 +90,7 @@ type series struct {
 	failures map[spi.Status]prometheus.Counter // this series' airnode_call_failures_total by status
 	seconds  float64                           // sum of latencies in seconds, as a Prometheus histogram adds them
 	buckets  []uint64                          // calls per latency bucket: buckets[i] counts bounds[i-1] < s <= bounds[i]
+	longest  time.Duration                     // the longest call, exact (MaxMillis; hist has whole microseconds)
 }
 
 // RateWindow is the window of MethodStats.RecentTPS: calls per second over
@@ -330,11 +331,15 @@ func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Dur
 	// The bucket a Prometheus histogram puts secs in: the first bound >= secs
 	// (len(bounds): only +Inf).
 	b := sort.SearchFloat64s(s.reg.bounds, secs)
-	us := max(int64(d/time.Microsecond), histMin)
+	// whole microseconds rounded up, so that the histogram's quantiles
+	// are never below the exact durations they stand for (truncated, the
+	// one call of a row had max and p99 below its mean: tester53 finding 9)
+	us := max(int64((d+time.Microsecond-1)/time.Microsecond), histMin)
 	s.mu.Lock()
 	_ = s.hist.RecordValue(min(us, histMax)) // clamped: never out of range
 	s.count++
 	s.sum += d
+	s.longest = max(s.longest, d)
 	s.seconds += secs
 	if b < len(s.buckets) {
 		s.buckets[b]++
@@ -398,8 +403,10 @@ type MethodStats struct {
 	// when there are none (WriteTable prints "-", the JSON null:
 	// MarshalJSON).
 	SuccessRate float64 `json:"success_rate"`
-	// MeanMillis and P99Millis are call latencies in milliseconds; P99 has
-	// 1% precision (HdrHistogram, 2 significant digits).
+	// MeanMillis, P99Millis and MaxMillis are call latencies in
+	// milliseconds. MaxMillis is exact; P99 has 1% precision (HdrHistogram,
+	// 2 significant digits, microseconds rounded up) and is never above
+	// MaxMillis, so max >= mean, and one call's p99 and max are its mean.
 	MeanMillis float64 `json:"mean_ms"`
 	P99Millis  float64 `json:"p99_ms"`
 	MaxMillis  float64 `json:"max_ms"`
@@ -411,8 +418,8 @@ type MethodStats struct {
 	// LifetimeTPS say what they measure.
 	Throughput float64 `json:"throughput"`
 	// RecentTPS is completed calls per second over the last
-	// RecentWindowSeconds (RateWindow), or since the start of the first
-	// call when that is more recent, dividing by at least 1 s; from
+	// RecentWindowSeconds: RateWindow, or since the start of the first
+	// call when that is more recent, at least 1 s; from
 	// per-second counts, the oldest second taken for its share inside the
 	// window. 0 when no call completed in the window.
 	RecentTPS float64 `json:"recent_tps"`
@@ -421,7 +428,11 @@ type MethodStats struct {
 	// RecentWindowSeconds after a fault stops, where Failures and
 	// FailuresByStatus stay at their totals.
 	RecentFailures float64 `json:"recent_failures_per_s"`
-	// RecentWindowSeconds is the window of RecentTPS in seconds (10).
+	// RecentWindowSeconds is the window RecentTPS and RecentFailures are
+	// over, in seconds: 10 (RateWindow), or the time since the start of
+	// the method's first call when that is shorter (at least 1), so that
+	// recent_tps * recent_window_s is the calls counted; 10 on a row with
+	// no completed call. 0 only from a node older than RecentTPS.
 	RecentWindowSeconds float64 `json:"recent_window_s"`
 	// LifetimeTPS is Count over the time from the start of the first call
 	// to the moment the row was read (at least 1 s): the average since the
@@ -490,15 +501,18 @@ func (s *series) stats() MethodStats {
 	}
 	if s.count > 0 {
 		st.MeanMillis = float64(s.sum) / float64(s.count) / float64(time.Millisecond)
-		st.P99Millis = float64(s.hist.ValueAtQuantile(99)) / 1000
-		st.MaxMillis = float64(s.hist.Max()) / 1000
+		// the exact longest call; p99 from the histogram (2 significant
+		// digits, rounded up) but never above it: one call's p99 and max
+		// are its duration, its mean
+		st.MaxMillis = float64(s.longest) / float64(time.Millisecond)
+		st.P99Millis = min(float64(s.hist.ValueAtQuantile(99))/1000, st.MaxMillis)
 	}
 	if el := s.last - s.first; s.count > 1 && el > 0 {
 		st.Throughput = float64(s.count) / el.Seconds()
 	}
 	if s.count > 0 {
 		st.LifetimeTPS = float64(s.count) / max(now-s.began, time.Second).Seconds()
-		st.RecentTPS, st.RecentFailures = s.recentRates(now)
+		st.RecentTPS, st.RecentFailures, st.RecentWindowSeconds = s.recentRates(now)
 	}
 	if len(s.byStatus) > 0 {
 		st.FailuresByStatus = make(map[string]int64, len(s.byStatus))
@@ -511,10 +525,13 @@ func (s *series) stats() MethodStats {
 
 // recentRates returns calls and failed calls per second over
 // [now-RateWindow, now], or from the first call when that is later,
-// dividing by at least 1 s. The second the window starts in counts for
-// the share of it inside the window (its calls taken as spread evenly),
-// unless the first call came after the window's start. s.mu is held.
-func (s *series) recentRates(now time.Duration) (calls, failed float64) {
+// dividing by at least 1 s, and that window in seconds
+// (RecentWindowSeconds: RateWindow's 10, or less for a method first
+// called less than 10 s ago, at least 1). The second the window starts in
+// counts for the share of it inside the window (its calls taken as spread
+// evenly), unless the first call came after the window's start. s.mu is
+// held.
+func (s *series) recentRates(now time.Duration) (calls, failed, window float64) {
 	from := now - RateWindow
 	low, high := secondOf(from), secondOf(now)
 	for _, rb := range s.recent {
@@ -531,7 +548,7 @@ func (s *series) recentRates(now time.Duration) (calls, failed float64) {
 		failed += float64(rb.failed) * share
 	}
 	d := max(now-max(from, s.began), time.Second).Seconds()
-	return calls / d, failed / d
+	return calls / d, failed / d, d
 }
 
 // Counters returns the process-wide counters by their dotted names
