@@ -150,7 +150,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.registry, "registry", "", `registry URL for a SERVICE_URL without host (default: the configuration's, else the "file" registry); not used for host:port`)
+	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
@@ -336,6 +336,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
+		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "="
+			return failUsage(err)
+		}
 		return fail(err)
 	}
 	// the arguments are read after the URL, whose payload limit bounds
