@@ -272,9 +272,10 @@ func TestRootFlags(t *testing.T) {
 		{"list", "extra-arg"},
 	} {
 		code, _, errOut := airnode(t, extensiontest.Catalogs, args...)
-		want := 1 // a bad --log-format/--log-level value or POINT fails; an unknown flag or command: usage, 2
-		if args[0] == "nope" || slices.Contains(args, "--nope") {
-			want = exitUsage
+		// a bad --log-format/--log-level value, an unknown flag or command: usage, 2; an extra POINT fails, 1
+		want := exitUsage
+		if slices.Contains(args, "extra-arg") {
+			want = 1
 		}
 		if code != want || !strings.HasPrefix(errOut, "airnode: ") {
 			t.Errorf("%v: exit %d stderr %q, want %d and an airnode: error", args, code, errOut, want)
