@@ -192,18 +192,31 @@ func (h *serveHealth) stopWatching() {
 const registryCallTimeout = 10 * time.Second
 
 // sync unregisters the services of the plugins the host gave up on and
-// registers again those of plugins that run again.
+// registers again those of plugins that run again; it marks a service
+// not serving for kernel.HealthService while one of its plugins does not
+// run (restarting, failed, stopped), serving again once they all do.
 func (h *serveHealth) sync(ctx context.Context) {
 	gaveUp := map[string]pluginhost.PluginInfo{}
+	notRunning := map[string]pluginhost.PluginInfo{}
 	for _, i := range h.plugins.Plugins() {
 		if i.GaveUp() {
 			gaveUp[i.Name] = i
+		}
+		if i.State != pluginhost.StateRunning {
+			notRunning[i.Name] = i
 		}
 	}
 	h.mu.Lock()
 	exports := append([]*pluginExport(nil), h.exports...)
 	h.mu.Unlock()
 	for _, pe := range exports {
+		// airnode.Health: NOT_SERVING while a plugin it depends on does
+		// not run (restarting too: its calls fail meanwhile)
+		if i, down := gaveUpOn(pe.plugins, notRunning); down {
+			pe.exp.SetServing(false, fmt.Sprintf("%s plugin %q %s", i.Point, i.Name, i.StateString()))
+		} else {
+			pe.exp.SetServing(true, "")
+		}
 		info, down := gaveUpOn(pe.plugins, gaveUp)
 		h.mu.Lock()
 		registered := pe.registered

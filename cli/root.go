@@ -53,6 +53,7 @@ func subcommands(a *app) []*cobra.Command {
 		listCommand(a),
 		serveCommand(a),
 		callCommand(a),
+		healthCommand(a),
 		benchCommand(a),
 		registryCommand(a),
 		pluginCommand(a),

@@ -46,6 +46,9 @@ type Exporter struct {
 	regName string       // reg's name (its URL scheme), for errors
 	once    sync.Once
 	gone    atomic.Bool // Unexport began: the service is no longer served
+	// notServing is SetServing's reason while the service is marked not
+	// serving (the health service answers NOT_SERVING), nil otherwise
+	notServing atomic.Pointer[string]
 }
 
 // URL returns the provider URL as registered: the bound address (or the
@@ -564,7 +567,7 @@ func ServerKeys() []string { return slices.Clone(serverKeys) }
 // address shares them (as Dubbo's protocol settings are shared by the
 // services on one port). A service that sets one of them to another value
 // than the server's is refused rather than silently served otherwise.
-var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout", keyAccepts, keyAcceptsPerIP, keyUnsentLimit}
+var serverKeys = []string{keyDispatcher, "payload", keyConnectionConcurrency, keyMinPingInterval, "heartbeat", "heartbeat.interval", "heartbeat.timeout", keyAccepts, keyAcceptsPerIP, keyUnsentLimit, keyHealthService}
 
 // CheckServerKeys returns the error Export refuses provider URL pu with
 // when it sets a method-level form of a ServerKeys key
@@ -611,6 +614,9 @@ func DifferentServerKey(first, u spi.URL) (key, value, have string, set bool) {
 		have, set := first.Param(k)
 		if k == keyDispatcher && !set {
 			have, set = dispatchers[0], true
+		}
+		if k == keyHealthService && !set {
+			have, set = "true", true
 		}
 		if v != have {
 			return k, v, have, set
@@ -954,6 +960,11 @@ type server struct {
 	first     spi.URL       // the provider URL that made the server: its serverKeys hold for every service on it
 	done      chan struct{} // Serve returned
 
+	// health is the health service (HealthService), nil when
+	// health.service=false: looked for only when no exported service has
+	// a request's key, so that it costs other calls nothing
+	health service
+
 	mu       sync.RWMutex
 	services map[string]service
 	draining bool // shutdown began: later requests are not waited for by preDrain
@@ -1096,6 +1107,10 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	if maxConc <= 0 {
 		maxConc = -1
 	}
+	healthOn, err := healthEnabled(pu)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
+	}
 	// Server-wide bound on unsent answers: unsent.limit (absent: the
 	// exchange's default, 256 MiB; 0: off).
 	unsentLimit, err := pu.Size(keyUnsentLimit, 0)
@@ -1139,6 +1154,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), noPortError(trb.Name(), l.Addr()))
 	}
 	s.l = l
+	s.health = n.healthFor(s, healthOn)
 	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	warnNameAddresses(n.logger, net.DefaultResolver.LookupIPAddr, pu.Host(), l.Addr())
 	s.srv = exchange.NewServer(l, exchange.Options{
@@ -1288,7 +1304,9 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		defer s.beforeDone()
 	}
 	if svc == nil {
-		return rejected(s.notExported(req.Service))
+		if svc = s.health; svc == nil || req.Service != HealthService {
+			return rejected(s.notExported(req.Service))
+		}
 	}
 	// A call still running when the drain deadline passes is abandoned:
 	// its context is cancelled and its consumer told why.

@@ -136,7 +136,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 // these keys shares it with the kernel: a URL's value reaches both.
 func KernelKeys() []string {
 	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
-		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, keyUnsentLimit, "token", "connections",
+		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, keyUnsentLimit, keyHealthService, "token", "connections",
 		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise,
 		directory.KeyEmptyProtection, directory.KeyRemovalDamping, directory.KeyRemovalGrace}
 	for _, s := range config.KernelKeys {
@@ -226,6 +226,8 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideProvider + "consumer connections served at once from one peer IP address, one beyond is closed at once as for accepts; 1..2147483647, 0: no limit; per listening address"},
 	keyUnsentLimit: {Type: spi.KeyTypeSize, Default: "256MiB",
 		Doc: sideProvider + "answers held unsent for all consumers together (bytes, 64KiB, 1GiB); over it, a connection holding 256KiB or more unread stops reading until under 64KiB, as each does alone at 8MiB; counted in airnode_unsent_limit_stalls_total; 0: no such bound; per listening address"},
+	keyHealthService: {Type: spi.KeyTypeBool, Default: "true",
+		Doc: sideProvider + "serve the health service airnode.Health (Check(service) SERVING, NOT_SERVING or SERVICE_UNKNOWN; not registered, no filters) on the address; false: off; per listening address"},
 	spi.AttachmentToken: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "access token consumers must send (published in the provider URL), true: a random one made at export; absent: off"},
 	"connections": {Type: spi.KeyTypeInt, Default: "1",

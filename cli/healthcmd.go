@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/spi"
+)
+
+// healthFlags are `airnode health`'s flags.
+type healthFlags struct {
+	timeout string
+	params  []string
+}
+
+// healthCommand returns `airnode health`.
+func healthCommand(a *app) *cobra.Command {
+	var f healthFlags
+	cmd := &cobra.Command{
+		Use:   "health [flags] ADDR [SERVICE]",
+		Short: "Ask a provider whether it serves SERVICE (airnode.Health Check); exit 0 when SERVING",
+		Long: `health asks the provider listening on ADDR (host:port, or
+airnode://host:port) the health service every provider address serves,
+airnode.Health, whether it serves SERVICE now: SERVICE is a service key
+(demo.Echo, group/demo.Echo:1.0), or none for the node as a whole. It
+prints the answer on stdout and exits 0 for SERVING, 1 otherwise:
+
+  SERVING          the service is exported on ADDR and serves
+  NOT_SERVING      the node is draining (SIGTERM received), a plugin the
+                   service depends on does not run, or (no SERVICE) the
+                   node is not ready: starting, draining, a plugin down
+  SERVICE_UNKNOWN  the service is not exported on ADDR
+
+NOT_SERVING and SERVICE_UNKNOWN print why on stderr. A provider that does
+not answer (refused, --timeout passed) or serves no health service
+(health.service=false: SERVICE_NOT_FOUND) prints the status and message
+on stderr and exits 1. It speaks airnode's protocol, not HTTP: a
+container's exec probe needs no --metrics port.
+
+  airnode health 127.0.0.1:20880 demo.Echo
+  airnode health 127.0.0.1:20880 -p tls=true -p tls.ca=ca.pem
+
+The same is airnode call airnode://ADDR/airnode.Health Check '"demo.Echo"'.
+No registry is read.`,
+		Args: argsRange(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := a.Catalogs()
+			if err != nil {
+				return err
+			}
+			logger := a.Logger()
+			if !cmd.Flags().Changed("log-level") {
+				logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			service := ""
+			if len(args) == 2 {
+				service = args[1]
+			}
+			u, err := healthURL(args[0], f)
+			if err != nil {
+				return usage(err)
+			}
+			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger)), u, service, a.logFormat, a.stdout, a.stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.timeout, "timeout", "", "how long the answer may take: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter of the consumer (repeatable): tls=true, tls.ca=FILE, codec, transport...")
+	return cmd
+}
+
+// healthURL returns the URL of the health service at addr (host:port or
+// airnode://host:port[/airnode.Health]) with f's keys.
+func healthURL(addr string, f healthFlags) (spi.URL, error) {
+	raw := addr
+	if !strings.Contains(raw, "://") {
+		raw = kernel.Protocol + "://" + raw
+	}
+	u, err := spi.Parse(raw)
+	if err != nil {
+		return spi.URL{}, fmt.Errorf("health: ADDR %q: %w", addr, err)
+	}
+	if p := u.Path(); p != "" && p != kernel.HealthService {
+		return spi.URL{}, fmt.Errorf("health: ADDR %q names service %q: give the address alone (host:port) and the service as the second argument", addr, p)
+	}
+	if u.Host() == "" || u.Port() == 0 {
+		return spi.URL{}, fmt.Errorf("health: ADDR %q: want host:port of a provider, such as 127.0.0.1:20880", addr)
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return spi.URL{}, err
+	}
+	if f.timeout != "" {
+		if err := checkDuration("--timeout", f.timeout); err != nil {
+			return spi.URL{}, err
+		}
+		if v, ok := params["timeout"]; ok && !sameParam("timeout", v, f.timeout) {
+			return spi.URL{}, fmt.Errorf("--timeout %s and -p timeout=%s: give one of them", f.timeout, v)
+		}
+		params["timeout"] = f.timeout
+	}
+	params["retries"] = "0"
+	return u.WithPath(kernel.HealthService).WithParams(params), nil
+}
+
+// healthError is a probe answered with another status than SERVING, or
+// not answered: already reported on stderr, exit 1.
+type healthError struct{ err error }
+
+func (e *healthError) Error() string { return e.err.Error() }
+func (e *healthError) Unwrap() error { return e.err }
+
+// ExitCode is 1: the service does not serve, or nobody answered.
+func (e *healthError) ExitCode() int { return 1 }
+
+// runHealth asks the health service at u about service with node, which
+// it closes, and reports the answer (printHealth).
+func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service, logFormat string, stdout, stderr io.Writer) error {
+	defer node.Close()
+	fail := func(err error) error {
+		if sig, ok := signalOf(ctx); ok {
+			msg := "health: interrupted by " + signalName(sig)
+			errorLine(stderr, logFormat, "airnode: "+msg, msg)
+			return &interruptedError{sig: sig, msg: msg}
+		}
+		var se *spi.Error
+		if !errors.As(err, &se) {
+			se = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+			err = se
+		}
+		errorLine(stderr, logFormat, err.Error(), strings.TrimPrefix(err.Error(), se.Status.String()+": "), "status", se.Status.String())
+		return &healthError{err: err}
+	}
+	ref, err := node.Refer(ctx, u, spi.URL{})
+	if err != nil {
+		return fail(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
+	ref.WaitReady(wctx)
+	cancel()
+	var att map[string]string
+	v, err := ref.Invoke(spi.ReceiveAttachments(ctx, &att), kernel.HealthCheck, service)
+	if err != nil {
+		return fail(err)
+	}
+	status, ok := v.(string)
+	if !ok {
+		return fail(spi.Errorf(spi.StatusBadResponse, "%s at %s answered %T %v, not a status", kernel.HealthService, u.Address(), v, v))
+	}
+	if _, err := fmt.Fprintln(stdout, status); err != nil {
+		return err
+	}
+	if status == kernel.HealthServing {
+		return nil
+	}
+	what := "the node"
+	if service != "" {
+		what = service
+	}
+	msg := fmt.Sprintf("%s on %s is %s", what, u.Address(), status)
+	if why := att[kernel.HealthReasonAttachment]; why != "" {
+		msg += ": " + why
+	}
+	errorLine(stderr, logFormat, "airnode: health: "+msg, msg, "status", status)
+	return &healthError{err: errors.New(msg)}
+}
