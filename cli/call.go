@@ -53,7 +53,9 @@ func callCommand(a *app) *cobra.Command {
 		Short: "Call one method of a service and print the result as JSON",
 		Long: `call refers to a service, calls METHOD with each ARG_JSON decoded as JSON, and
 prints the result as JSON on stdout (exit 0). On failure it prints
-"STATUS_NAME: message" on stderr and exits 1. Interrupted (SIGINT,
+"STATUS_NAME: message" on stderr and exits 1; a business error the
+method returned (spi.BizError) adds a line with its code and reason and a
+"detail KEY=VALUE" line per detail. Interrupted (SIGINT,
 SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM). It logs
 at warn unless --log-level is given, so that it prints the result only;
 an access line asked for (-p accesslog=true) is logged at info.
@@ -308,6 +310,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			attrs = append(attrs, more...)
 		}
 		errorLine(stderr, f.logFormat, line, msg, attrs...)
+		printBizError(stderr, f.logFormat, err) // a provider's spi.BizError: its code and details
 		return &callError{err: err}
 	}
 	fail := failCall // before the call: no service, method or provider yet

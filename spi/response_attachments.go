@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Attachments sent back with an answer: what a Go provider method adds to
@@ -38,7 +39,8 @@ var ErrNotProviderCall = errors.New("spi: not a provider call's context: SetResp
 // are added after the filters ran). Call it before the method returns: the
 // answer is sent then, and a later call returns an error. It returns an
 // error, setting nothing, for an odd number of kv, an empty key, a key the
-// kernel reserves (ReservedAttachment), or a ctx that is not a provider
+// kernel reserves (ReservedAttachment, or one starting "biz.", which
+// carries a BizError), or a ctx that is not a provider
 // call's (ErrNotProviderCall). The consumer gets them with
 // ReceiveAttachments.
 func SetResponseAttachments(ctx context.Context, kv ...string) error {
@@ -51,6 +53,8 @@ func SetResponseAttachments(ctx context.Context, kv ...string) error {
 			return errors.New("spi: SetResponseAttachments: an empty key: every attachment needs a key")
 		case ReservedAttachment(k):
 			return fmt.Errorf("spi: SetResponseAttachments: key %q is reserved by the kernel (reserved: %s)", k, ReservedAttachments())
+		case strings.HasPrefix(k, BizAttachmentPrefix):
+			return fmt.Errorf("spi: SetResponseAttachments: key %q: keys starting %q carry a BizError in an answer: return a *spi.BizError instead", k, BizAttachmentPrefix)
 		}
 	}
 	s, ok := ctx.Value(ResponseAttachmentsKey{}).(ResponseAttachmentSetter)

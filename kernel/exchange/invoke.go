@@ -336,6 +336,7 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 			// plugin's process), and the request may have run there.
 			e.Cause = spi.ErrRequestSent
 		}
+		res.Attachments = withBizError(e, att) // a provider's spi.BizError
 		res.Err = e
 		return res
 	}

@@ -255,10 +255,11 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 type resultWorded interface{ ResultMessage() string }
 
 // encodeResponse appends the response body to f: the attachments, then
-// the value in codec (OK) or the error message (any other status).
+// the value in codec (OK) or the error message (any other status; the
+// attachments then carry a BizError in the error's chain, bizerror.go).
 func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, error) {
-	f.b = protocol.AppendAttachments(f.b, res.Attachments)
 	if res.Err == nil {
+		f.b = protocol.AppendAttachments(f.b, res.Attachments)
 		enc := codec.NewEncoder(f)
 		defer spi.Release(enc)
 		return spi.StatusOK, enc.Encode(res.Value)
@@ -274,6 +275,7 @@ func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, e
 	if status == spi.StatusBadRequest && len(msg) > echoWord {
 		msg = shortenEcho(msg)
 	}
+	f.b = protocol.AppendAttachments(f.b, errorAttachments(res, msg)) // a BizError's in its keys
 	f.b = protocol.AppendString(f.b, msg)
 	return status, nil
 }
