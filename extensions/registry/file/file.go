@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,6 +102,8 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 
 var errClosed = errors.New("file registry: closed")
 
+var _ spi.RegistryHealth = (*Registry)(nil)
+
 // Registry is one process's handle on a registry directory.
 type Registry struct {
 	p      params
@@ -125,6 +128,10 @@ type Registry struct {
 
 	quit chan struct{}  // closed by Close: stops the keeper
 	wg   sync.WaitGroup // keeper
+
+	// unpublished is Health's error: the provider entries the keeper
+	// cannot put back (noteHealthLocked); nil while every one is in place.
+	unpublished atomic.Pointer[error]
 }
 
 // lease is a registered entry: its path and the stamp of the file
@@ -279,6 +286,7 @@ func (r *Registry) cannotRecreate(l *lease, err error) {
 	if st, serr := stampOf(l.path); serr == nil && st.mode == syscall.S_IFDIR {
 		hint = "a directory is where the entry belongs: remove it (rmdir); retrying every poll"
 	}
+	l.fail.why = fmt.Sprintf("%v (%s)", shortCause(err), hint)
 	l.fail.warn(r.log, "file registry: cannot re-create entry; consumers that do not list it yet will not find this provider",
 		"url", l.url.Redacted(), "path", l.path, "err", err, "hint", hint)
 }
@@ -433,10 +441,13 @@ func (r *Registry) keepOnce() {
 	if err := r.ensureOwner(); err != nil {
 		// Entries written now would name no owner file: readers would
 		// remove them at once.
+		r.ownFail.why = fmt.Sprintf("%v (retrying every poll)", shortCause(err))
 		r.ownFail.warn(r.log, "file registry: cannot re-create the owner lock file, nor therefore the entries (consumers that do not list them already will not find them); retrying every poll",
 			"dir", r.p.dir, "entries", len(r.leases), "err", err)
+		r.noteHealthLocked()
 		return
 	}
+	defer r.noteHealthLocked()
 	r.ownFail.recovered(r.log, "file registry: the owner lock file could be re-created again", "path", r.own.path)
 	for k, l := range r.leases {
 		st, err := stampOf(l.path)
@@ -517,6 +528,22 @@ func handText(content string) string {
 type failing struct {
 	n             int
 	since, warnAt time.Time
+	why           string // the last failure, short (Health)
+}
+
+// shortCause is err without the paths and URL it repeats: a rename's or
+// an open's own error ("file exists", "read-only file system"), with the
+// operation and path of another file's failure.
+func shortCause(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %w", pe.Op, pe.Path, pe.Err)
+	}
+	return err
 }
 
 // warn counts a failure and logs it when due.
@@ -542,6 +569,57 @@ func (f *failing) recovered(log *slog.Logger, msg string, args ...any) {
 	*f = failing{}
 }
 
+// Health implements spi.RegistryHealth: an error naming the services
+// whose provider entries the registry cannot put back (the keeper's
+// "cannot re-create entry" Warn: a directory made where the entry
+// belongs, a file where a directory of the registry belongs, a read-only
+// file system, an owner lock file it cannot re-create), with the path
+// and why; nil once they are back (the keeper's Info "entry re-created"),
+// and for a registry with no provider entry (a consumer's). Consumers
+// that do not list such a provider yet will not find it, though it runs:
+// `airnode serve` reports the text as a warning (/stats,
+// airnode_health_warning{check="registry"}). It reads what the keeper
+// found at its last poll: no I/O, never blocks, safe for concurrent use.
+func (r *Registry) Health() error {
+	if e := r.unpublished.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// noteHealthLocked sets what Health returns from the provider leases the
+// keeper failed to put back at its last poll (each lease's fail, or the
+// owner lock file's: then none is in place). r.mu is held.
+func (r *Registry) noteHealthLocked() {
+	var keys []string
+	var first *lease
+	for _, l := range r.leases {
+		if category(l.url) != Providers || r.ownFail.n == 0 && l.fail.n == 0 {
+			continue
+		}
+		if k := l.url.ServiceKey(); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		if first == nil || l.path < first.path {
+			first = l
+		}
+	}
+	if len(keys) == 0 {
+		r.unpublished.Store(nil)
+		return
+	}
+	slices.Sort(keys)
+	var err error
+	if r.ownFail.n > 0 {
+		err = fmt.Errorf("file registry %s: provider entries of %s are not in the registry: cannot re-create the owner lock file: %s",
+			r.desc, strings.Join(keys, ", "), r.ownFail.why)
+	} else {
+		err = fmt.Errorf("file registry %s: provider entries of %s are not in the registry (consumers that do not list this provider yet will not find it): cannot re-create %s: %s",
+			r.desc, strings.Join(keys, ", "), first.path, first.fail.why)
+	}
+	r.unpublished.Store(&err)
+}
+
 // Unregister removes u's entry and releases its lock; unknown URLs are a
 // no-op.
 func (r *Registry) Unregister(_ context.Context, u spi.URL) error {
@@ -553,6 +631,7 @@ func (r *Registry) Unregister(_ context.Context, u spi.URL) error {
 	}
 	delete(r.leases, u.String())
 	l.release()
+	r.noteHealthLocked()
 	return nil
 }
 
@@ -777,6 +856,7 @@ func (r *Registry) Close() error {
 		l.release()
 	}
 	r.leases = map[string]*lease{}
+	r.unpublished.Store(nil)
 	if o := r.own; o != nil {
 		if o.intact() {
 			_ = os.Remove(o.path)

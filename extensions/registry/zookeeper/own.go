@@ -96,6 +96,7 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 		r.mu.Lock()
 		if _, ok := r.registered[u.String()]; ok {
 			r.pending[u.String()] = u
+			r.pendingErr = err
 		}
 		h := r.handle
 		r.mu.Unlock()

@@ -123,6 +123,7 @@ type Registry struct {
 	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
 	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
 	pending    map[string]spi.URL // registered, creation failed: retried
+	pendingErr error              // the last creation failure that put an entry in pending (Health)
 	guarded    map[string]int64   // canonical URL -> session whose exists watch guards its entry (guard)
 	watches    map[string]*watch  // interface -> the watch its subscriptions share
 	closed     bool
@@ -583,18 +584,37 @@ func (r *Registry) providerServices() []string {
 // Health implements spi.RegistryHealth: an error, naming the services,
 // from the "session expired: provider entries ... are not in ZooKeeper"
 // Warn until a new session has re-created them (the Info "are in ZooKeeper
-// again"); nil otherwise, also during a disconnection shorter than
+// again"), and while the session is up but some of the registry's own
+// provider entries cannot be created (the "cannot create entry" and
+// "cannot re-create it" Warns: a node deleted by someone else under a
+// parent whose ACL no longer lets this client create, a quota): those
+// are retried, and the error names them and the last failure until they
+// are in place. nil otherwise, also during a disconnection shorter than
 // session.timeout (the entries are still there) and for a registry that
 // registered no provider. `airnode serve` reports this text as a warning
 // (/stats, airnode_health_warning) meanwhile. Never blocks on I/O.
 func (r *Registry) Health() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.entriesGone {
+	if r.entriesGone {
+		return fmt.Errorf("zookeeper registry %s: session expired: provider entries of %s are not in ZooKeeper until a new session re-creates them",
+			r.desc, strings.Join(r.providerServices(), ", "))
+	}
+	if !r.up {
 		return nil
 	}
-	return fmt.Errorf("zookeeper registry %s: session expired: provider entries of %s are not in ZooKeeper until a new session re-creates them",
-		r.desc, strings.Join(r.providerServices(), ", "))
+	var keys []string
+	for k, u := range r.pending {
+		if _, ok := r.registered[k]; ok && category(u) == Providers && !slices.Contains(keys, u.ServiceKey()) {
+			keys = append(keys, u.ServiceKey())
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	return fmt.Errorf("zookeeper registry %s: provider entries of %s are not in ZooKeeper: cannot create them: %v (retrying; consumers that do not list this provider yet will not find it)",
+		r.desc, strings.Join(keys, ", "), r.pendingErr)
 }
 
 // checkExpired says, once per outage, at Warn, that the registry's
@@ -667,13 +687,16 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		return false
 	}
 	if r.up {
+		// Pending entries stay pending until created (createAll), so
+		// that Health does not read them as in place meanwhile.
 		pending := make([]spi.URL, 0, len(r.pending))
 		for k, u := range r.pending {
 			if _, ok := r.registered[k]; ok {
 				pending = append(pending, u)
+			} else {
+				delete(r.pending, k)
 			}
 		}
-		r.pending = map[string]spi.URL{}
 		r.mu.Unlock()
 		if retry = r.createAll(conn, pending); !retry {
 			r.entriesRecreated()
@@ -775,11 +798,14 @@ func (r *Registry) entriesRecreated() {
 }
 
 // createAll creates the nodes of urls; those that fail are kept in pending
-// for a retry, which it reports.
+// for a retry, which it reports, and those created leave it.
 func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 	for _, u := range urls {
 		err := r.create(conn, u)
 		if err == nil {
+			r.mu.Lock()
+			delete(r.pending, u.String())
+			r.mu.Unlock()
 			r.guard(conn, u)
 		}
 		if err == nil || r.isClosed() {
@@ -788,6 +814,7 @@ func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 		r.log.Warn("zookeeper registry: cannot create entry; retrying", "url", u.String(), "err", err)
 		r.mu.Lock()
 		r.pending[u.String()] = u
+		r.pendingErr = err
 		r.mu.Unlock()
 		retry = true
 	}
@@ -1107,6 +1134,7 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	key := u.String()
 	_, ok := r.registered[key]
 	delete(r.registered, key)
+	delete(r.pending, key)
 	conn, up := r.conn, r.up
 	if ok && !up {
 		r.withdrawn[key] = u
