@@ -58,7 +58,9 @@ overloaded.
   methods: one object per side, service and method (the table's rows):
     side ("consumer", "provider"), service, method, count (completed
     calls, cancelled ones included), failures (not OK, cancelled ones
-    excluded), cancelled, in_flight, success_rate (0 to 1; null when no
+    excluded), cancelled, late (provider: calls whose method succeeded
+    after the consumer's deadline, counted SERVER_TIMEOUT, as the consumer
+    got), in_flight, success_rate (0 to 1; null when no
     call was rated), mean_ms, p99_ms, max_ms (latencies, ms), throughput
     (calls/s between the first and the last completion), recent_tps and
     recent_failures_per_s (per second over the last recent_window_s
@@ -70,7 +72,9 @@ overloaded.
     ready; "" when ready), plugins (name -> running; {} without plugins),
     warnings (failing warnings, "name: error"; [] when none)
   providers (a node with references; absent otherwise): service,
-    provider (host:port), calls, failures, in_flight, mean_ms, available,
+    provider (host:port), calls, failures, failures_by_status (status
+    name -> count; {} when none), in_flight, mean_ms (of the successful
+    calls over the last 30 s; null when none succeeded), available,
     ejected`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -841,7 +841,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 			}
 		}
 	}
-	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began,
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
 		RequestID: req.ID, Local: req.Local}
 	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"sync"
 	"time"
 
 	"github.com/airnode/airnode/spi"
@@ -43,6 +44,7 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 		ps.Stats = st.Snapshot()
 	}
 	if ri, ok := inv.(*remoteInvoker); ok {
+		ps.FailuresByStatus = ri.fails.snapshot()
 		// read, not ended: the directory's next look ends an ejection
 		// that is over (ejectedNow), with its log line
 		ps.Ejected = ri.out.ejected.Load() && now < time.Duration(ri.out.until.Load())
@@ -77,4 +79,36 @@ func (n *Node) releaseProviderStats() {
 	for _, release := range rs {
 		release()
 	}
+}
+
+// failCounts counts a remote invoker's failed calls by status, next to
+// its Stats' total of them: only a failure takes its lock, a success
+// costs nothing. Safe for concurrent use; the zero value is ready.
+type failCounts struct {
+	mu sync.Mutex
+	n  map[spi.Status]int64
+}
+
+// add counts one failure of status st.
+func (f *failCounts) add(st spi.Status) {
+	f.mu.Lock()
+	if f.n == nil {
+		f.n = make(map[spi.Status]int64, 2)
+	}
+	f.n[st]++
+	f.mu.Unlock()
+}
+
+// snapshot copies the counts; nil when there were no failures.
+func (f *failCounts) snapshot() map[spi.Status]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.n) == 0 {
+		return nil
+	}
+	out := make(map[spi.Status]int64, len(f.n))
+	for k, v := range f.n {
+		out[k] = v
+	}
+	return out
 }

@@ -40,6 +40,7 @@ type remoteInvoker struct {
 	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
 	out     outlierState // outlier ejection (outlier.go)
+	fails   failCounts   // stats' failures by status (spi.ProviderStats.FailuresByStatus)
 	// notServing: the provider's last answer was SERVICE_NOT_FOUND (it
 	// unexported the service while its node runs on); a success clears
 	// it. The directory drops such a provider if it keeps it only by
@@ -337,9 +338,11 @@ func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 	res := r.invoke(ctx, inv, start)
 	res.ProviderAddr = r.addr // the consumer's accesslog line names it
 	if res.Err != nil {
-		if spi.StatusOf(res.Err) == spi.StatusServiceNotFound {
+		st := spi.StatusOf(res.Err)
+		if st == spi.StatusServiceNotFound {
 			r.notServing.Store(true)
 		}
+		r.fails.add(st)
 	} else if r.notServing.Load() {
 		r.notServing.Store(false)
 	}

@@ -41,6 +41,16 @@ type Invocation struct {
 	// times include the arguments' decoding. 0 when unknown (on the
 	// consumer, and for an invocation built by hand): read the clock.
 	Began time.Duration
+	// Due is, on the provider, the Mono reading at which the consumer's
+	// deadline passes: when the exchange read the request plus the
+	// remaining timeout the request carried. A result ready at or after
+	// Due is not sent (the consumer is answered SERVER_TIMEOUT), so a
+	// filter that counts outcomes (metrics) counts such a call as
+	// SERVER_TIMEOUT, comparing Result.Ended with Due. What it cannot
+	// include: the time the request spent in the consumer's queue and on
+	// the network before it was read. 0 when the request had no deadline
+	// (and on the consumer, and for an invocation built by hand).
+	Due time.Duration
 	// RequestID is, on the provider, the id the consumer gave the request
 	// on its connection (the wire header's), and Local the provider's own
 	// address on that connection ("host:port"): with the "remote"

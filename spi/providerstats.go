@@ -16,6 +16,11 @@ type ProviderStats struct {
 	// mean of the successful ones over the last slide period
 	// (DefaultSlidePeriod, 30 s).
 	Stats StatsSnapshot
+	// FailuresByStatus splits Stats.Failed by the status each failed call
+	// ended with (SERVER_TIMEOUT, SERVER_THREADPOOL_EXHAUSTED,
+	// CHANNEL_INACTIVE ...); nil when none failed, or when the kernel
+	// does not know (an invoker it did not make).
+	FailuresByStatus map[Status]int64
 	// Available reports whether the reference may pick the provider now:
 	// connected, not draining, not ejected.
 	Available bool

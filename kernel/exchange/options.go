@@ -24,6 +24,7 @@ type Request struct {
 	Local       string            // this provider's end of the connection, "host:port" (spi.Invocation.Local)
 	ID          uint64            // the request id on its connection, as the consumer numbered it (spi.Invocation.RequestID)
 	Began       time.Duration     // spi.Mono when the exchange began handling it (after any wait for a worker): spi.Invocation.Began
+	Due         time.Duration     // spi.Mono when the consumer's deadline passes (read + Timeout; 0: none): spi.Invocation.Due
 
 	rd bytes.Reader // the arguments' bytes, which Args reads (Body)
 }

@@ -134,6 +134,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		if now >= due {
 			return c.expiredWaiting(req.Service, req.Method, req.Timeout, now-arrived)
 		}
+		req.Due = time.Duration(due)
 	}
 	ctx := &reqCtx{ch: c, due: due, id: h.ID} // a handler may keep its context: not pooled
 	defer ctx.release()

@@ -353,7 +353,10 @@ func (f *Filter) logger() *slog.Logger {
 // Invoke runs the call and logs it, whatever its outcome. A failure that
 // a cluster below the filter swallowed (spi.Result.Swallowed: failsafe)
 // is logged with its status and swallowed=true, though the caller got no
-// error.
+// error. On the provider, a success whose result was ready after the
+// consumer's deadline (spi.Invocation.Due: the exchange does not send it,
+// the consumer gets SERVER_TIMEOUT) is logged status=SERVER_TIMEOUT
+// late=true, as the metrics filter counts it.
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	if f.off {
 		return next.Invoke(ctx, inv)
@@ -397,10 +400,22 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	} else if f.addr != "" {
 		attrs = append(attrs, slog.String("provider", f.addr))
 	}
+	st := status(res)
+	late := false
+	if inv.Due != 0 && st == spi.StatusOK {
+		end := res.Ended // the local invoker's reading; a plugin's or InvokerFunc's result has none
+		if end == 0 {
+			end = spi.Mono()
+		}
+		late = end >= inv.Due
+	}
+	if late {
+		st = spi.StatusServerTimeout // what the exchange answers instead (spi.Invocation.Due)
+	}
 	attrs = append(attrs,
 		slog.String("service", inv.Service),
 		slog.String("method", inv.Method),
-		slog.String("status", status(res).String()),
+		slog.String("status", st.String()),
 		// the same text in both formats ("1.5ms"), and a number for machines
 		slog.String("duration", d.String()),
 		slog.Float64("duration_ms", math.Round(float64(d)/1e3)/1e3))
@@ -420,6 +435,9 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	}
 	if res.Err == nil && res.Swallowed != nil {
 		attrs = append(attrs, slog.Bool("swallowed", true))
+	}
+	if late {
+		attrs = append(attrs, slog.Bool("late", true))
 	}
 	if before {
 		attrs = append(attrs, slog.Bool("before_filters", true))

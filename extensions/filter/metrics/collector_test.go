@@ -57,7 +57,7 @@ func TestCollectorMatchesClientGolang(t *testing.T) {
 		if c.open {
 			continue
 		}
-		s.end(c.d, c.st, false, time.Since(clockBase))
+		s.end(c.d, c.st, false, false, time.Since(clockBase))
 		g.Dec()
 		n.Inc()
 		h.Observe(c.d.Seconds())

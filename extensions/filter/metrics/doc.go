@@ -7,7 +7,13 @@
 // call latency, exported with prometheus/client_golang on an own
 // *prometheus.Registry (never the global one) and as the AirRPC-style
 // table of success rate, mean and p99 latency, count and calls per second
-// (over the last RateWindow, 10 s, and since the first call).
+// (over the last RateWindow, 10 s, and since the first call). On the
+// provider, a call whose method succeeded only after its consumer's
+// deadline (spi.Invocation.Due: the request's timeout counted from when
+// the provider read it; the result is not sent) is a SERVER_TIMEOUT
+// failure, as its consumer saw it, and counted in MethodStats.Late; what
+// the provider cannot see is the time the request spent in the
+// consumer's queue and on the network.
 //
 // Registered name "metrics"; activated by default on both sides
 // (Activation{Sides: consumer, provider; Order: -200}: outermost, so the
@@ -43,8 +49,9 @@
 // On a consumer node the Builder also exports, when scraped, what the
 // kernel already counts per provider (spi.ProviderStatsUser:
 // kernel.NewNode hands it the node's ProviderStats; nothing is recorded
-// per call for it): airnode_consumer_provider_{calls,failures}_total,
-// _in_flight, _mean_response_seconds, _available and _ejected, labelled
+// per call for it): airnode_consumer_provider_{calls,failures}_total
+// (failures also labelled status), _in_flight, _mean_response_seconds,
+// _available and _ejected, labelled
 // service and provider (host:port), one series per provider of the
 // directory, gone when the provider leaves it; /stats has them in
 // "providers" and WriteProviders prints them. A method row's

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"regexp"
@@ -89,10 +90,12 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 		}
 	}
 	body := scrape(t, cm.Addr().String())
-	gc, gf := sample(body, "airnode_consumer_provider_calls_total", good), sample(body, "airnode_consumer_provider_failures_total", good)
-	bc, bf := sample(body, "airnode_consumer_provider_calls_total", bad), sample(body, "airnode_consumer_provider_failures_total", bad)
+	// Failures are by status: SERVER_ERROR only, none on the good provider
+	// (no sample before a provider's first failure).
+	gc, gf := sample(body, "airnode_consumer_provider_calls_total", good), failuresSample(body, good, "SERVER_ERROR")
+	bc, bf := sample(body, "airnode_consumer_provider_calls_total", bad), failuresSample(body, bad, "SERVER_ERROR")
 	t.Logf("good %s: %v calls, %v failed; bad %s: %v calls, %v failed; the caller saw %d of %d fail", good, gc, gf, bad, bc, bf, failed, calls)
-	if gc+bc != calls || gf != 0 || bf != float64(failed) || bc != bf || bf < 5 {
+	if n := strings.Count(body, "\nairnode_consumer_provider_failures_total{"); gc+bc != calls || gf != -1 || bf != float64(failed) || bc != bf || bf < 5 || n != 1 {
 		t.Errorf("per-provider counts: good %v/%v, bad %v/%v failed; want %d calls in all, the %d failures (at least 5) all on %s and all its calls failed\n%s",
 			gf, gc, bf, bc, calls, failed, bad, grepLines(body, "airnode_consumer_provider_"))
 	}
@@ -114,6 +117,34 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	if !lineWith(text, "f12.Svc", bad, strconv.Itoa(int(bc)), strconv.Itoa(int(bf)), "100.00%", "ejected") ||
 		!lineWith(text, "f12.Svc", good, strconv.Itoa(int(gc)), "0", "0.00%", "available") {
 		t.Errorf("/stats text lacks the provider lines:\n%s", text)
+	}
+	if !lineWith(text, "f12.Svc", bad, "SERVER_ERROR="+strconv.Itoa(int(bf))) {
+		t.Errorf("/stats text: the bad provider's line does not split its failures by status:\n%s", text)
+	}
+	// The JSON says the same: failures by status, and mean_ms null for
+	// the provider with no successful call (the table's "-"), not 0.
+	var raw struct {
+		Providers []map[string]any `json:"providers"`
+	}
+	if err := json.Unmarshal([]byte(get(t, "http://"+cm.Addr().String()+"/stats")), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range raw.Providers {
+		mean, hasMean := p["mean_ms"]
+		byStatus, _ := p["failures_by_status"].(map[string]any)
+		switch p["provider"] {
+		case bad:
+			if !hasMean || mean != nil || len(byStatus) != 1 || byStatus["SERVER_ERROR"] != bf {
+				t.Errorf("/stats bad provider %v: want mean_ms null and failures_by_status {SERVER_ERROR: %v}", p, bf)
+			}
+		case good:
+			if m, ok := mean.(float64); !ok || m <= 0 || byStatus == nil || len(byStatus) != 0 {
+				t.Errorf("/stats good provider %v: want a mean_ms above 0 and failures_by_status {}", p)
+			}
+		}
+	}
+	if len(raw.Providers) != 2 {
+		t.Errorf("/stats providers %v: want the two", raw.Providers)
 	}
 
 	// The provider's recent failures: more than 0 now; back to 0 within
@@ -194,8 +225,13 @@ func scrape(t *testing.T, addr string) string {
 // sample returns the value of family{provider=addr,service="f12.Svc"} in
 // an exposition, -1 when absent.
 func sample(body, family, addr string) float64 {
-	re := regexp.MustCompile(`(?m)^` + family + `\{provider="` + regexp.QuoteMeta(addr) + `",service="f12.Svc"\} (\S+)$`)
-	m := re.FindStringSubmatch(body)
+	return sampleOf(body, family+`\{provider="`+regexp.QuoteMeta(addr)+`",service="f12.Svc"\}`)
+}
+
+// sampleOf returns the value of the sample whose name and labels match
+// the regular expression series, -1 when absent.
+func sampleOf(body, series string) float64 {
+	m := regexp.MustCompile(`(?m)^` + series + ` (\S+)$`).FindStringSubmatch(body)
 	if m == nil {
 		return -1
 	}
@@ -204,6 +240,12 @@ func sample(body, family, addr string) float64 {
 		return -1
 	}
 	return v
+}
+
+// failuresSample returns the value of airnode_consumer_provider_failures_total
+// of provider addr of f12.Svc and status, or -1 when it has none.
+func failuresSample(body, addr, status string) float64 {
+	return sampleOf(body, `airnode_consumer_provider_failures_total\{provider="`+regexp.QuoteMeta(addr)+`",service="f12.Svc",status="`+status+`"\}`)
 }
 
 // lineWith reports whether a line of text starts with the fields

@@ -129,11 +129,6 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS/10s\tTPS/avg\tIN-FLIGHT\tCANCELLED\tFAIL/10s\tFAILURES")
 	for _, s := range rows {
-		var fails []string
-		for name, n := range s.FailuresByStatus {
-			fails = append(fails, name+"="+strconv.FormatInt(n, 10))
-		}
-		slices.Sort(fails)
 		success := "-"
 		if s.Count > s.Cancelled {
 			success = fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
@@ -144,7 +139,7 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 			recentFails = strconv.FormatFloat(s.RecentFailures, 'f', 1, 64)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.3fms\t%.3fms\t%s\t%s\t%d\t%d\t%s\t%s\n",
-			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, recent, avg, s.InFlight, s.Cancelled, recentFails, strings.Join(fails, ","))
+			s.Side, s.Service, s.Method, s.Count, success, s.MeanMillis, s.P99Millis, recent, avg, s.InFlight, s.Cancelled, recentFails, byStatus(s.FailuresByStatus))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -116,7 +116,14 @@ var clockBase = spi.MonoTime(0)
 // spi.ErrAccessDenied: the token filter's wrong or missing token) is
 // neither a call nor a failure of the method: the token filter counts it
 // (access.token_rejections, printed by WriteRejected), a filter plugin's
-// host its plugin's (access.plugin_filter_rejections).
+// host its plugin's (access.plugin_filter_rejections). On the provider, a
+// call that succeeded but whose result was ready at or after its
+// consumer's deadline (inv.Due: the exchange does not send that result
+// and the consumer gets SERVER_TIMEOUT) is counted as a SERVER_TIMEOUT
+// failure and as late (MethodStats.Late): the provider's success rate is
+// then what its consumers saw, as far as the provider can know it (time
+// a request spent in the consumer's queue and on the network is not in
+// its deadline's reckoning).
 func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	s := f.seriesFor(inv)
 	s.begin()
@@ -132,7 +139,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 				st = spi.StatusClientError
 			}
 			end := spi.Mono()
-			s.end(end-start, st, false, end)
+			s.end(end-start, st, false, false, end)
 		}
 	}()
 	res := next.Invoke(ctx, inv)
@@ -142,6 +149,14 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 		end = spi.Mono()
 	}
 	st := statusOf(res.Err)
+	late := false
+	if inv.Due != 0 && end >= inv.Due && st == spi.StatusOK {
+		// On the provider, the result was ready after the consumer's
+		// deadline: the exchange answers SERVER_TIMEOUT instead of
+		// sending it, and the consumer has given up. Counted as the
+		// consumer sees it, and as late (MethodStats.Late).
+		st, late = spi.StatusServerTimeout, true
+	}
 	if res.Err == nil && res.Swallowed != nil {
 		// a failure the cluster below absorbed (failsafe): the caller got
 		// a zero result, the series counts what happened, as the access
@@ -162,7 +177,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 			cancelled = true
 		}
 	}
-	s.end(end-start, st, cancelled, end)
+	s.end(end-start, st, cancelled, late, end)
 	return res
 }
 

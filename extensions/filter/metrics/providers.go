@@ -2,9 +2,11 @@ package metrics
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -26,14 +28,19 @@ type ProviderStats struct {
 	// made (a provider that leaves the directory and comes back starts
 	// from 0), one per provider call: a failover retry counts on each
 	// provider it tried. Failures are those that failed, whatever the
-	// status (timeouts and dead connections included).
-	Calls    int64 `json:"calls"`
-	Failures int64 `json:"failures"`
-	InFlight int64 `json:"in_flight"`
+	// status (timeouts and dead connections included), and
+	// FailuresByStatus splits them by status name (SERVER_TIMEOUT,
+	// SERVER_THREADPOOL_EXHAUSTED, CHANNEL_INACTIVE ...: {} in JSON when
+	// none failed), as the method rows' FailuresByStatus.
+	Calls            int64            `json:"calls"`
+	Failures         int64            `json:"failures"`
+	FailuresByStatus map[string]int64 `json:"failures_by_status"`
+	InFlight         int64            `json:"in_flight"`
 	// MeanMillis is the mean response time of the successful calls over
 	// the last spi.DefaultSlidePeriod (30 s; falling back to the window
 	// before while the current one is empty), in milliseconds; 0 when
-	// there were none (WriteProviders prints "-").
+	// there were none: WriteProviders prints "-", the JSON null
+	// (MarshalJSON) and Prometheus has no sample, not a 0 ms latency.
 	MeanMillis float64 `json:"mean_ms"`
 	// Available: a reference may pick the provider now (connected, not
 	// draining, not ejected). Ejected: outlier detection took it out of
@@ -42,13 +49,33 @@ type ProviderStats struct {
 	Ejected   bool `json:"ejected"`
 }
 
+// MarshalJSON writes p as its fields' tags say, except that mean_ms is
+// null when no call succeeded in the window (MeanMillis 0), where the
+// table prints "-" and Prometheus has no sample: a 0 would read as a
+// provider answering in no time, when it answered nothing in time.
+func (p ProviderStats) MarshalJSON() ([]byte, error) {
+	type plain ProviderStats // the same fields, without this method
+	if p.FailuresByStatus == nil {
+		p.FailuresByStatus = map[string]int64{} // {}, not null
+	}
+	var mean *float64
+	if p.MeanMillis > 0 {
+		mean = &p.MeanMillis
+	}
+	return json.Marshal(struct {
+		plain
+		MeanMillis *float64 `json:"mean_ms"`
+	}{plain(p), mean})
+}
+
 // The per-provider families providerCollector exports.
 var (
 	providerLabels    = []string{"service", "provider"}
+	failureLabels     = []string{"service", "provider", "status"}
 	providerCallsDesc = prometheus.NewDesc("airnode_consumer_provider_calls_total",
 		"Consumer calls finished by each provider of each referenced service (one per provider call: a failover retry counts on each provider it tried), since the provider entered the directory.", providerLabels, nil)
 	providerFailuresDesc = prometheus.NewDesc("airnode_consumer_provider_failures_total",
-		"Of airnode_consumer_provider_calls_total, the calls that failed, whatever the status (timeouts and dead connections included).", providerLabels, nil)
+		"Of airnode_consumer_provider_calls_total, the calls that failed, by the status they ended with (SERVER_TIMEOUT, SERVER_THREADPOOL_EXHAUSTED, CHANNEL_INACTIVE ...); a provider with no failure has no sample.", failureLabels, nil)
 	providerInFlightDesc = prometheus.NewDesc("airnode_consumer_provider_in_flight",
 		"Consumer calls sent to the provider and not yet finished.", providerLabels, nil)
 	providerMeanDesc = prometheus.NewDesc("airnode_consumer_provider_mean_response_seconds",
@@ -122,6 +149,12 @@ func (r *Registry) Providers() []ProviderStats {
 			}
 			row.Calls += p.Stats.Total
 			row.Failures += p.Stats.Failed
+			for st, n := range p.FailuresByStatus {
+				if row.FailuresByStatus == nil {
+					row.FailuresByStatus = map[string]int64{}
+				}
+				row.FailuresByStatus[st.String()] += n
+			}
 			row.InFlight += p.Stats.Active
 			row.Available = row.Available || p.Available
 			row.Ejected = row.Ejected || p.Ejected
@@ -165,7 +198,9 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.r.Providers() {
 		lv := []string{p.Service, p.Provider}
 		ch <- prometheus.MustNewConstMetric(providerCallsDesc, prometheus.CounterValue, float64(p.Calls), lv...)
-		ch <- prometheus.MustNewConstMetric(providerFailuresDesc, prometheus.CounterValue, float64(p.Failures), lv...)
+		for st, n := range p.FailuresByStatus {
+			ch <- prometheus.MustNewConstMetric(providerFailuresDesc, prometheus.CounterValue, float64(n), p.Service, p.Provider, st)
+		}
 		ch <- prometheus.MustNewConstMetric(providerInFlightDesc, prometheus.GaugeValue, float64(p.InFlight), lv...)
 		if p.MeanMillis > 0 {
 			ch <- prometheus.MustNewConstMetric(providerMeanDesc, prometheus.GaugeValue, p.MeanMillis/1000, lv...)
@@ -178,20 +213,21 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 // WriteProviders prints, when rows holds any (a consumer node), one line
 // per provider of each referenced service, under the method table:
 //
-//	SERVICE    PROVIDER         CALLS  FAILURES  FAILED  IN-FLIGHT  MEAN/30s  STATE
-//	demo.Echo  127.0.0.1:20880  1200   0         0.00%   0          0.061ms   available
-//	demo.Echo  127.0.0.1:20881  614    614       100.00% 0          -         ejected
+//	SERVICE    PROVIDER         CALLS  FAILURES  FAILED   IN-FLIGHT  MEAN/30s  STATE      BY-STATUS
+//	demo.Echo  127.0.0.1:20880  1200   0         0.00%    0          0.061ms   available
+//	demo.Echo  127.0.0.1:20881  614    614       100.00%  0          -         ejected    SERVER_THREADPOOL_EXHAUSTED=17,SERVER_TIMEOUT=597
 //
 // CALLS and FAILURES are since the provider entered the directory;
 // FAILED is their ratio ("-" before the first call); MEAN/30s the mean of
 // the successful calls over the last 30 s ("-" when none); STATE is
-// available, ejected or unavailable (connecting, reconnecting, draining).
+// available, ejected or unavailable (connecting, reconnecting, draining);
+// BY-STATUS splits FAILURES by status name, sorted by name.
 func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tPROVIDER\tCALLS\tFAILURES\tFAILED\tIN-FLIGHT\tMEAN/30s\tSTATE")
+	fmt.Fprintln(tw, "SERVICE\tPROVIDER\tCALLS\tFAILURES\tFAILED\tIN-FLIGHT\tMEAN/30s\tSTATE\tBY-STATUS")
 	for _, p := range rows {
 		failed, mean := "-", "-"
 		if p.Calls > 0 {
@@ -207,9 +243,21 @@ func WriteProviders(w io.Writer, rows []ProviderStats) error {
 		case p.Available:
 			state = "available"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, state,
+			byStatus(p.FailuresByStatus))
 	}
 	return tw.Flush()
+}
+
+// byStatus is counts as "NAME=N" joined by commas, sorted by name (the
+// tables' failures by status).
+func byStatus(counts map[string]int64) string {
+	fails := make([]string, 0, len(counts))
+	for name, n := range counts {
+		fails = append(fails, name+"="+strconv.FormatInt(n, 10))
+	}
+	slices.Sort(fails)
+	return strings.Join(fails, ",")
 }
 
 var (
