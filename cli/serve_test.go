@@ -279,8 +279,9 @@ func TestServeListenerKeys(t *testing.T) {
 
 // Tester finding (item 11): a read-only registry plugin (the static
 // example: Register answers spi.ErrNotSupported) was refused only after
-// "kernel: listening". serve's withdraw dry-run refuses it before
-// anything listens, and exits at once.
+// "kernel: listening". serve refuses it before anything listens, and
+// exits at once: its builder says it is read-only (spi.ReadOnlyRegistry,
+// forwarded by the sdk), as sdk/README asks of such a registry.
 func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
 	t.Parallel()
 	static := buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry")
@@ -291,7 +292,7 @@ func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: static, point: registry, command: "+static+"}\n")
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
 		"--registry", "static://"+providers, "--shutdown-wait", "5s", "--shutdown-timeout", "10s")
-	want := "airnode: serve: --registry static://" + providers + " is a read-only registry: it cannot register providers (registry: operation not supported)"
+	want := "airnode: serve: --registry static://" + providers + " is a read-only registry: its static extension says it cannot register providers (it lists them for consumers)"
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
 	}

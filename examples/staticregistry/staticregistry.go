@@ -10,7 +10,9 @@
 //	interval  duration  -     500ms    10ms..1h; how often the file is re-read
 //
 // Register and Unregister return spi.ErrNotSupported: providers are listed
-// by whoever writes the file. Safe for concurrent use; Close stops every
+// by whoever writes the file, and the builder says so (ReadOnly, the
+// spi.ReadOnlyRegistry the sdk forwards), so that `airnode serve` refuses
+// the registry before it listens. Safe for concurrent use; Close stops every
 // subscription.
 package staticregistry
 
@@ -36,6 +38,12 @@ type Builder struct{}
 
 // Name returns "static".
 func (Builder) Name() string { return Name }
+
+// ReadOnly reports true: the registry lists providers for consumers but
+// cannot register any (spi.ReadOnlyRegistry). Served as a plugin, the sdk
+// sends it to the host at start, and `airnode serve --registry static://...`
+// exits 1 before it listens ("is a read-only registry").
+func (Builder) ReadOnly() bool { return true }
 
 // Build validates u (an absolute file path, the interval key). Pure.
 func (Builder) Build(u spi.URL) (spi.Registry, error) {
@@ -187,6 +195,7 @@ func (r *Registry) Close() error {
 }
 
 var (
-	_ spi.RegistryBuilder = Builder{}
-	_ spi.Registry        = (*Registry)(nil)
+	_ spi.RegistryBuilder  = Builder{}
+	_ spi.ReadOnlyRegistry = Builder{}
+	_ spi.Registry         = (*Registry)(nil)
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,4 +65,41 @@ func TestLookupAndPushThroughGRPC(t *testing.T) {
 	if err != nil || len(svcs) != 1 || svcs[0] != "demo.Echo" {
 		t.Fatalf("Services = %v, %v", svcs, err)
 	}
+}
+
+// The builder says the registry is read-only (spi.ReadOnlyRegistry), and
+// the answer crosses the plugin boundary, as sdk/README asks of a
+// registry whose Register answers spi.ErrNotSupported: `airnode serve`
+// reads it to refuse the registry before it listens
+// (cli TestServeRefusesAReadOnlyRegistryBeforeListening runs that with
+// this plugin's binary).
+func TestBuilderSaysReadOnlyThroughGRPC(t *testing.T) {
+	b := sdktest.Registry(t, staticregistry.Builder{})
+	ro, ok := b.(spi.ReadOnlyRegistry)
+	if !ok || !ro.ReadOnly() {
+		t.Fatalf("the host's builder %T: ReadOnlyRegistry %v; want ReadOnly() true across the plugin boundary", b, ok)
+	}
+}
+
+// The read-only subset of the registry conformance suite, with a publish
+// that rewrites the file (renamed into place, so a re-read never sees
+// half of it).
+func TestReadOnlyConformance(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "providers.txt")
+	publish := func(t *testing.T, providers []spi.URL) {
+		t.Helper()
+		var b strings.Builder
+		for _, p := range providers {
+			b.WriteString(p.String() + "\n")
+		}
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(t, nil)
+	sdktest.TestReadOnlyRegistry(t, staticregistry.Builder{}, spi.MustParse("static://"+file+"?interval=20ms"), publish)
 }
