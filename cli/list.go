@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -38,8 +40,12 @@ extensions), or "not started" for a service plugin (list, call, bench
 and registry run none: a service plugin is a provider's implementation,
 which only serve runs; but list runs each once, stopping it at once, to
 check that its binary provides point service: a balancer, registry or
-filter declared as point: service fails list as above, and STATE says
-when the check could not be made). list starts every other plugin;
+filter declared as point: service fails list as above, and STATE and a
+warning on stderr say when the check could not be made: serve, which
+runs it, would fail to start with it). --keys, POINT [EXTENSION] and
+--explain check the plugins' points the same way: a plugin declared
+under the wrong point is left out of the keys listed, and the command
+exits 1 with the same error once it has printed the rest. list starts every other plugin;
 call, bench and registry only the filter plugins and those their
 command line, registry or the configuration's references name.
 
@@ -176,29 +182,22 @@ POINT or --explain.`,
 				return err
 			}
 			defer plugins.Close()
-			if cmd.Flags().Changed("explain") {
-				return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider)
-			}
-			if provider != "" {
+			if provider != "" && !cmd.Flags().Changed("explain") {
 				return fmt.Errorf("list: --provider needs --explain")
 			}
+			// Every form checks the plugins' points: a plugin declared
+			// under a point its binary does not provide fails each of
+			// them (exit 1, once it has printed everything).
+			infos := checkPluginPoints(cmd.Context(), plugins, quiet)
+			wrong := wrongPoints(infos, cfg.Plugins, a.configFile)
+			if cmd.Flags().Changed("explain") {
+				return errors.Join(runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider), wrong)
+			}
+			points := usablePoints(withKernelKeys(cat.Describe()), infos)
 			if keys || len(args) > 0 {
-				return printKeys(cmd.OutOrStdout(), withKernelKeys(cat.Describe()), args)
+				return errors.Join(printKeys(cmd.OutOrStdout(), points, args), wrong)
 			}
-			// A service plugin is run once, to check its point as a
-			// started plugin's is checked.
-			plugins.CheckPoints(cmd.Context())
-			infos := plugins.Plugins()
-			for i := range infos {
-				if infos[i].State == pluginhost.StateNotStarted {
-					why := "list, like call, runs no service plugin; serve does"
-					if infos[i].Reason != "" {
-						why += "; " + infos[i].Reason
-					}
-					infos[i].Reason = why
-				}
-			}
-			points := usablePoints(cat.Describe(), infos)
+			points = usablePoints(cat.Describe(), infos)
 			if asJSON {
 				if err := printListJSON(cmd.OutOrStdout(), cat, points, infos); err != nil {
 					return err
@@ -207,7 +206,7 @@ POINT or --explain.`,
 				printList(cmd.OutOrStdout(), cat, points)
 				printPlugins(cmd.OutOrStdout(), infos)
 			}
-			return wrongPoints(infos, cfg.Plugins, a.configFile)
+			return wrong
 		},
 	}
 	cmd.Flags().StringVar(&explain, "explain", "", "explain how URL (a SERVICE_URL as call takes it) selects an extension at every point, for the service and each method")
@@ -516,6 +515,33 @@ func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file stri
 			in.Name, in.Point, key, in.Path, strings.Join(in.ProvidedPoints, " and "), in.Point, strings.Join(in.ProvidedPoints, " or ")))
 	}
 	return errors.Join(errs...)
+}
+
+// checkPluginPoints runs each service plugin of host once to check its
+// point, as a started plugin's is checked (pluginhost.Host.CheckPoints),
+// warns on logger of each that could not be run for the check (its
+// binary is missing, it gave no handshake: serve, which runs it, fails
+// to start with it), as a consumer command warns of a plugin that failed
+// to start (warnFailedStarts), and returns host's plugins, the reason of
+// each not started saying why list did not start it.
+func checkPluginPoints(ctx context.Context, host *pluginhost.Host, logger *slog.Logger) []pluginhost.PluginInfo {
+	unchecked := host.CheckPoints(ctx)
+	infos := host.Plugins()
+	for i := range infos {
+		if infos[i].State != pluginhost.StateNotStarted {
+			continue
+		}
+		if err, ok := unchecked[infos[i].Name]; ok {
+			logger.Warn("service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it",
+				"plugin", infos[i].Name, "point", infos[i].Point, "err", err)
+		}
+		why := "list, like call, runs no service plugin; serve does"
+		if infos[i].Reason != "" {
+			why += "; " + infos[i].Reason
+		}
+		infos[i].Reason = why
+	}
+	return infos
 }
 
 // usablePoints returns points without the extensions of the plugins

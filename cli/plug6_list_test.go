@@ -45,18 +45,29 @@ func TestListFailsForAPluginDeclaredUnderAnyWrongPoint(t *testing.T) {
 	all := append(append([]decl{}, right...), wrong...)
 	cfg := writeConfig(t, yaml(all))
 
-	r := runCommand(t, 120*time.Second, nil, "list", "--config", cfg)
-	if r.code != 1 {
-		t.Fatalf("exit %d; want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	// wrongLines checks r: exit 1 and each wrong declaration's error
+	// line on stderr.
+	wrongLines := func(args []string, r result) {
+		t.Helper()
+		if r.code != 1 {
+			t.Fatalf("%v: exit %d; want 1\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		for i, d := range all {
+			if d.point == d.serves {
+				continue
+			}
+			want := fmt.Sprintf(`list: plugin %q is declared under point %s (%s: key "plugins[%d].point"), but its binary %s implements %s, not %s: declare it with point: %s`,
+				d.name, d.point, cfg, i, bins[d.serves], d.serves, d.point, d.serves)
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args, want, r.stderr)
+			}
+		}
 	}
-	for i, d := range all {
+	r := runCommand(t, 120*time.Second, nil, "list", "--config", cfg)
+	wrongLines([]string{"list"}, r)
+	for _, d := range all {
 		if d.point == d.serves {
 			continue
-		}
-		want := fmt.Sprintf(`list: plugin %q is declared under point %s (%s: key "plugins[%d].point"), but its binary %s implements %s, not %s: declare it with point: %s`,
-			d.name, d.point, cfg, i, bins[d.serves], d.serves, d.point, d.serves)
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 		state := fmt.Sprintf(`failed: pluginhost: plugin %q (%s): plugin does not provide point %q; it provides %s `, d.name, bins[d.serves], d.point, d.serves)
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(d.name) + ` +` + d.point + ` +` + regexp.QuoteMeta(bins[d.serves]) + ` .*` + regexp.QuoteMeta(state)).MatchString(r.stdout) {
@@ -100,8 +111,46 @@ func TestListFailsForAPluginDeclaredUnderAnyWrongPoint(t *testing.T) {
 		}
 	}
 
+	// --keys, POINT [EXTENSION] and --explain check the points the same
+	// way (they used to list the wrong ones' keys and exit 0).
+	for _, args := range [][]string{
+		{"list", "--config", cfg, "--keys"},
+		{"list", "--config", cfg, "loadbalance"},
+		{"list", "--config", cfg, "--explain", "airnode://127.0.0.1:1/demo.Echo"},
+	} {
+		r := runCommand(t, 120*time.Second, nil, args[0], args[1:]...)
+		wrongLines(args, r)
+		if strings.Contains(r.stdout, "bad.") {
+			t.Errorf("%v lists a plugin declared under a wrong point:\n%s", args, r.stdout)
+		}
+		if args[3] == "--keys" && !strings.Contains(r.stdout, "ok.loadbalance") {
+			t.Errorf("%v lacks the right balancer plugin's keys:\n%s", args, r.stdout)
+		}
+	}
+
 	// Declared right, list exits 0 and the service plugin stays not started.
 	if r = runCommand(t, 120*time.Second, nil, "list", "--config", writeConfig(t, yaml(right))); r.code != 0 || r.stderr != "" {
 		t.Fatalf("declared right: exit %d, stderr %q; want 0 and none", r.code, r.stderr)
+	}
+}
+
+// A service plugin list could not run to check its point (its binary is
+// missing) gets one warning line on stderr, as a plugin that fails to
+// start does, besides its STATE; list, and list --keys, still exit 0:
+// serve, which runs it, fails then.
+func TestListWarnsOfAServicePluginItCouldNotCheck(t *testing.T) {
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.gone, point: service, command: /nonexistent/greeter}\n")
+	for _, args := range [][]string{{"list", "--config", cfg}, {"list", "--config", cfg, "--keys"}} {
+		r := runCommand(t, 60*time.Second, nil, args[0], args[1:]...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], `level=WARN msg="service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it" plugin=acme.gone point=service err="pluginhost: plugin \"acme.gone\" (/nonexistent/greeter): `) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 0 and one warning naming acme.gone", args, r.code, r.stderr)
+		}
+		if args[len(args)-1] == "--keys" {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^acme\.gone +service +/nonexistent/greeter .*not started: list, like call, runs no service plugin; serve does; its point could not be checked: `).MatchString(r.stdout) {
+			t.Errorf("list: STATE does not say why:\n%s", r.stdout)
+		}
 	}
 }

@@ -82,9 +82,14 @@ func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, 
 // binary is missing, it gave no handshake) says why: the command runs
 // none of them, so their start failures are not its failures. Each run
 // is bounded by the plugin's start_timeout and by ctx; CheckPoints
-// returns when every run has ended.
-func (h *Host) CheckPoints(ctx context.Context) {
-	var wg sync.WaitGroup
+// returns when every run has ended, with why each plugin that could not
+// be asked could not be, by plugin name (nil when every one was asked).
+func (h *Host) CheckPoints(ctx context.Context) map[string]error {
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		unchecked map[string]error
+	)
 	for _, p := range h.procs {
 		p.mu.Lock()
 		unstarted := p.state == StateNotStarted
@@ -95,20 +100,29 @@ func (h *Host) CheckPoints(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.checkPoint(ctx)
+			if err := p.checkPoint(ctx); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if unchecked == nil {
+					unchecked = map[string]error{}
+				}
+				unchecked[p.spec.Name] = err
+			}
 		}()
 	}
 	wg.Wait()
+	return unchecked
 }
 
-// checkPoint is CheckPoints for one plugin.
-func (p *proc) checkPoint(ctx context.Context) {
+// checkPoint is CheckPoints for one plugin: it returns why the plugin
+// could not be asked, nil when it was.
+func (p *proc) checkPoint(ctx context.Context) error {
 	run := newProc(New(nil, WithLogger(p.h.log)), p.spec)
 	run.probe, run.check = true, true
 	err := run.launch(ctx)
 	if err == nil {
 		stopProcess(run.client, run.cmd, killGrace)
-		return
+		return nil
 	}
 	run.mu.Lock()
 	points := run.points
@@ -118,10 +132,11 @@ func (p *proc) checkPoint(ctx context.Context) {
 	if points != nil {
 		p.points, p.startErr = points, err
 		p.setStateLocked(StateFailed, err.Error(), nil)
-		return
+		return nil
 	}
 	p.setStateLocked(StateNotStarted, "its point could not be checked: "+
 		strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", p.spec.Name, p.path)), nil)
+	return err
 }
 
 func (pr *Probe) description(point string) (pluginrpc.Description, bool) {
