@@ -198,6 +198,11 @@ type ChannelCounters struct {
 	// never sent (0, or above the highest it numbered), dropped (the sum
 	// of every ChannelStats.Unsolicited).
 	Unsolicited Counter
+	// LateAnswers counts answers a consumer received for no call waiting:
+	// their call had timed out, been cancelled or withdrawn (and the
+	// unsolicited ones above), dropped (the sum of every
+	// ChannelStats.LateResponses).
+	LateAnswers Counter
 }
 
 // Channels holds the process's channel-guard counters.

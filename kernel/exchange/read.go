@@ -508,6 +508,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		cl := c.pending.take(h.ID)
 		if cl == nil {
 			c.late.Add(1)
+			counters.Channels.LateAnswers.Inc()
 			putBody(body)
 			if h.ID == 0 || h.ID > c.nextID.Load() {
 				c.answerNeverAsked(h.ID)

@@ -19,6 +19,7 @@ func TestN3_ChannelGuardCountersExported(t *testing.T) {
 	ch.FirstFrameTimeouts.Add(600)
 	ch.Stalls.Inc()
 	ch.Unsolicited.Add(5)
+	ch.LateAnswers.Add(7)
 
 	srv, err := metrics.Listen("127.0.0.1:0", metrics.NewRegistry())
 	if err != nil {
@@ -34,6 +35,7 @@ func TestN3_ChannelGuardCountersExported(t *testing.T) {
 		`airnode_channels_closed_total{reason="heartbeat"} `,
 		`airnode_backpressure_stalls_total `,
 		`airnode_unsolicited_answers_total `,
+		`airnode_late_answers_total `,
 		`# TYPE airnode_channels_closed_total counter`,
 	} {
 		if !strings.Contains(body, want) {
@@ -50,6 +52,7 @@ func TestN3_ChannelGuardCountersExported(t *testing.T) {
 		"channels.closed_first_frame_timeout": 600,
 		"channels.stalls":                     1,
 		"channels.unsolicited_answers":        5,
+		"channels.late_answers":               7,
 	} {
 		if got, ok := rep.Counters[key]; !ok || got < min {
 			t.Errorf("/stats counters[%q] = %d (present %v), want at least %d", key, got, ok, min)
