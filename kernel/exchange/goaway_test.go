@@ -86,7 +86,11 @@ func TestGoAwayTellsWhichRequestsNeverRan(t *testing.T) {
 			}
 			pending := make(chan error, 1)
 			go func() {
-				pending <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 3000), 10*time.Second).Err
+				// Long enough that it is still running when the go-away
+				// below comes, however slowly this test's goroutine is
+				// scheduled (3 s was not, once, at load 25: the call
+				// succeeded first).
+				pending <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 8000), 15*time.Second).Err
 			}()
 			if !waitFor(5*time.Second, func() bool { return ch.Stats().Pending == 2 && f.srv.InFlight() == 2 }) {
 				t.Fatal("the second call never became pending")
