@@ -81,6 +81,7 @@ type series struct {
 	count    int64
 	failed   int64 // not cancelled
 	canceled int64 // failed while the call's context was cancelled (Cancelled)
+	late     int64 // provider: succeeded after the consumer's deadline, counted SERVER_TIMEOUT (MethodStats.Late)
 	sum      time.Duration
 	first    time.Duration               // end of the first call, since clockBase
 	last     time.Duration               // end of the latest call, since clockBase
@@ -156,7 +157,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_provider_handoffs_total                          counter (dispatcher=adaptive)
 //	airnode_outlier_ejections_total                          counter: providers ejected by consumers (outlier.consecutive)
 //	airnode_consumer_provider_calls_total{service,provider}    counter: per provider call, read from the kernel when scraped (AddProviders)
-//	airnode_consumer_provider_failures_total{service,provider} counter
+//	airnode_consumer_provider_failures_total{service,provider,status} counter: no sample before the provider's first failure
 //	airnode_consumer_provider_in_flight{service,provider}      gauge
 //	airnode_consumer_provider_mean_response_seconds{service,provider} gauge: successful calls, last 30 s
 //	airnode_consumer_provider_available{service,provider}      gauge: 1 or 0
@@ -320,10 +321,12 @@ func (s *series) begin() { s.active.Add(1) }
 
 // end records a completed call of duration d with status st; cancelled
 // says it failed because its context was cancelled (Cancelled): it is
-// counted apart from the failures. at is when it ended (for throughput),
+// counted apart from the failures; late says it is a SERVER_TIMEOUT
+// whose method succeeded after the consumer's deadline (counted in
+// MethodStats.Late too). at is when it ended (for throughput),
 // as time since clockBase, replaced by the registry's clock when WithClock
 // set one.
-func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Duration) {
+func (s *series) end(d time.Duration, st spi.Status, cancelled, late bool, at time.Duration) {
 	s.active.Add(-1)
 	if s.reg.clock {
 		at = s.reg.since()
@@ -364,6 +367,9 @@ func (s *series) end(d time.Duration, st spi.Status, cancelled bool, at time.Dur
 	case st != spi.StatusOK:
 		s.failed++
 		rb.failed++
+		if late {
+			s.late++
+		}
 		if s.byStatus == nil {
 			s.byStatus = map[spi.Status]int64{}
 			s.failures = map[spi.Status]prometheus.Counter{}
@@ -399,6 +405,14 @@ type MethodStats struct {
 	// (CancelledBy).
 	Cancelled int64 `json:"cancelled"`
 	InFlight  int64 `json:"in_flight"` // calls started, not completed
+	// Late counts, on the provider, the calls whose method succeeded but
+	// whose result was ready only after the consumer's deadline (the
+	// request's timeout, counted from when the provider read it): the
+	// provider did not send it and the consumer got SERVER_TIMEOUT, so
+	// they are SERVER_TIMEOUT failures here too (in Failures and
+	// FailuresByStatus). Dubbo's provider-side TimeoutFilter logs such
+	// calls. 0 on the consumer.
+	Late int64 `json:"late"`
 	// SuccessRate is (Count-Cancelled-Failures)/(Count-Cancelled): the
 	// share of OK among the calls that were not cancelled, in [0, 1]; 0
 	// when there are none (WriteTable prints "-", the JSON null:
@@ -496,7 +510,7 @@ func (s *series) stats() MethodStats {
 	now := s.reg.since()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.Count, st.Failures, st.Cancelled = s.count, s.failed, s.canceled
+	st.Count, st.Failures, st.Cancelled, st.Late = s.count, s.failed, s.canceled, s.late
 	if rated := s.count - s.canceled; rated > 0 {
 		st.SuccessRate = float64(rated-s.failed) / float64(rated)
 	}
