@@ -19,3 +19,6 @@ func Write(uintptr, []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 // Writev is unsupported off unix.
 func Writev(uintptr, [][]byte) (int, error) { return 0, errors.ErrUnsupported }
+
+// WriteAttempt is unsupported off unix.
+func WriteAttempt(uintptr, *[][]byte) (int, bool, error) { return 0, true, errors.ErrUnsupported }

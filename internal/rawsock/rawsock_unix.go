@@ -40,6 +40,44 @@ func Write(fd uintptr, b []byte) (int, error) { return rawWrite(fd, b[:min(len(b
 // system call.
 func Writev(fd uintptr, v [][]byte) (int, error) { return rawWritev(fd, v) }
 
+// WriteAttempt writes what fd, a non-blocking socket, takes of v now
+// (Writev, repeated while it takes everything offered), consuming v as it
+// goes: the buffers written are set to nil and dropped from *v, a partly
+// written one is cut. It returns the bytes written, done false when the
+// socket's send buffer is full (wait until it is writable, for use inside
+// syscall.RawConn.Write, and call again), or the errno of a failed write
+// (done true).
+func WriteAttempt(fd uintptr, v *[][]byte) (n int, done bool, err error) {
+	for {
+		for len(*v) > 0 && len((*v)[0]) == 0 {
+			(*v)[0] = nil
+			*v = (*v)[1:]
+		}
+		if len(*v) == 0 {
+			return n, true, nil
+		}
+		m, err := rawWritev(fd, *v)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return n, false, nil
+		case err != nil:
+			return n, true, err
+		}
+		n += m
+		for m > 0 {
+			if m < len((*v)[0]) {
+				(*v)[0] = (*v)[0][m:]
+				break
+			}
+			m -= len((*v)[0])
+			(*v)[0] = nil
+			*v = (*v)[1:]
+		}
+	}
+}
+
 // maxRawIO bounds one Read or Write. A raw system call keeps its thread's
 // P and cannot be preempted, so a collection's stop-the-world waits for
 // it; copying 256 KiB takes tens of microseconds. Larger transfers take

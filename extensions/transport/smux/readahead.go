@@ -122,33 +122,8 @@ func (w *rawWritev) writeBuffers(c *watchedConn, v [][]byte) (int, error) {
 // write writes what the socket takes: true when v is written or a write
 // failed, false to wait until the socket is writable.
 func (w *rawWritev) write(fd uintptr) bool {
-	for {
-		for len(w.v) > 0 && len(w.v[0]) == 0 {
-			w.v[0] = nil
-			w.v = w.v[1:]
-		}
-		if len(w.v) == 0 {
-			return true
-		}
-		n, err := rawsock.Writev(fd, w.v)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			w.err = err
-			return true
-		}
-		w.n += n
-		for n > 0 {
-			if n < len(w.v[0]) {
-				w.v[0] = w.v[0][n:]
-				break
-			}
-			n -= len(w.v[0])
-			w.v[0] = nil
-			w.v = w.v[1:]
-		}
-	}
+	n, done, err := rawsock.WriteAttempt(fd, &w.v)
+	w.n += n
+	w.err = err
+	return done
 }

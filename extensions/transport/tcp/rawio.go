@@ -29,7 +29,8 @@ type rawIO struct {
 	// write is the state of one Write, on wmu: Write is safe for
 	// concurrent use, as net.Conn's is.
 	wmu   sync.Mutex
-	wb    []byte
+	wv    [][]byte  // what is left to write: wbuf[:1] during a Write
+	wbuf  [1][]byte // wv's array, so a Write allocates nothing
 	wn    int
 	werr  error
 	wrAll func(fd uintptr) bool // writeAll, bound once
@@ -86,33 +87,24 @@ func (r *rawIO) readOnce(fd uintptr) bool {
 func (r *rawIO) Write(b []byte) (int, error) {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	r.wb = b
+	r.wbuf[0] = b
+	r.wv = r.wbuf[:]
 	err := r.s.raw.Write(r.wrAll)
 	n, werr := r.wn, r.werr
-	r.wb, r.wn, r.werr = nil, 0, nil
+	r.wbuf[0], r.wv, r.wn, r.werr = nil, nil, 0, nil
 	if err == nil && werr != nil {
 		err = r.opError("write", werr)
 	}
 	return n, err
 }
 
-// writeAll writes what the socket takes: true when all of wb is written or
-// a write failed, false to wait until the socket is writable.
+// writeAll writes what the socket takes: true when all of it is written
+// or a write failed, false to wait until the socket is writable.
 func (r *rawIO) writeAll(fd uintptr) bool {
-	for r.wn < len(r.wb) {
-		n, err := rawsock.Write(fd, r.wb[r.wn:])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			r.werr = err
-			return true
-		}
-		r.wn += n
-	}
-	return true
+	n, done, err := rawsock.WriteAttempt(fd, &r.wv)
+	r.wn += n
+	r.werr = err
+	return done
 }
 
 // opError is the error net.Conn would return for errno.
