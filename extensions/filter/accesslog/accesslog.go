@@ -388,7 +388,7 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 			return
 		}
 	}
-	attrs := make([]slog.Attr, 0, 12)
+	attrs := make([]slog.Attr, 0, 14)
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
