@@ -13,7 +13,7 @@ func rawWrite(fd uintptr, b []byte) (int, error) { return syscall.Write(int(fd),
 func rawWritev(fd uintptr, v [][]byte) (int, error) {
 	for _, b := range v {
 		if len(b) > 0 {
-			return syscall.Write(int(fd), b[:min(len(b), maxRawIO)])
+			return syscall.Write(int(fd), b)
 		}
 	}
 	return 0, nil

@@ -21,23 +21,22 @@ func Conn(c net.Conn) syscall.RawConn {
 }
 
 // Read is read(2) on fd, a non-blocking socket, for use inside
-// syscall.RawConn.Read: it reads at most maxRawIO bytes, and n is -1 with
-// the errno when it fails (syscall.EAGAIN: no data yet). On Linux it is a
-// raw system call (rawRead).
-func Read(fd uintptr, b []byte) (int, error) { return rawRead(fd, b[:min(len(b), maxRawIO)]) }
+// syscall.RawConn.Read; n is -1 with the errno when it fails
+// (syscall.EAGAIN: no data yet). On Linux, into a b of up to maxRawIO
+// bytes it is a raw system call (rawio_linux.go says why).
+func Read(fd uintptr, b []byte) (int, error) { return rawRead(fd, b) }
 
 // Write is write(2) on fd, a non-blocking socket, for use inside
-// syscall.RawConn.Write: it writes at most maxRawIO bytes, and n is -1
-// with the errno when it fails (syscall.EAGAIN: the send buffer is full).
-// On Linux it is a raw system call (rawWrite).
-func Write(fd uintptr, b []byte) (int, error) { return rawWrite(fd, b[:min(len(b), maxRawIO)]) }
+// syscall.RawConn.Write; n is -1 with the errno when it fails
+// (syscall.EAGAIN: the send buffer is full). On Linux, up to maxRawIO
+// bytes it is a raw system call.
+func Write(fd uintptr, b []byte) (int, error) { return rawWrite(fd, b) }
 
 // Writev is writev(2) on fd, a non-blocking socket, of v's first buffers
-// (up to four non-empty ones, up to maxRawIO bytes), for use inside
-// syscall.RawConn.Write; the caller advances v by n and calls again for
-// the rest. n is -1 with the errno when it fails (syscall.EAGAIN: the
-// send buffer is full); 0 when v holds no byte. On Linux it is a raw
-// system call.
+// (up to four non-empty ones), for use inside syscall.RawConn.Write; the
+// caller advances v by n and calls again for the rest. n is -1 with the
+// errno when it fails (syscall.EAGAIN: the send buffer is full); 0 when v
+// holds no byte. On Linux, up to maxRawIO bytes it is a raw system call.
 func Writev(fd uintptr, v [][]byte) (int, error) { return rawWritev(fd, v) }
 
 // WriteAttempt writes what fd, a non-blocking socket, takes of v now
@@ -78,8 +77,8 @@ func WriteAttempt(fd uintptr, v *[][]byte) (n int, done bool, err error) {
 	}
 }
 
-// maxRawIO bounds one Read or Write. A raw system call keeps its thread's
-// P and cannot be preempted, so a collection's stop-the-world waits for
-// it; copying 256 KiB takes tens of microseconds. Larger transfers take
-// more calls, which callers already loop over (partial reads and writes).
-const maxRawIO = 256 << 10
+// maxRawIO is the most bytes a transfer may move as a raw system call
+// (Linux); a longer one goes through syscall.Syscall (rawio_linux.go).
+// 64 KiB copies in a few microseconds, under the 20 us after which sysmon
+// would hand a thread's P to another in a system call.
+const maxRawIO = 64 << 10
