@@ -359,7 +359,7 @@ func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
 			continue
 		}
 		if known == nil {
-			known = n.knownKeys()
+			known = serviceURLKeys(n.cat)
 		}
 		if slices.Contains(known, key) {
 			continue
@@ -367,6 +367,28 @@ func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
 		out = append(out, [2]string{k, advice})
 	}
 	return out
+}
+
+// serviceURLKeys is KnownKeys without the keys only registries declare:
+// a registry URL's keys are not a service's or a reference's, so the
+// ZooKeeper registry's check (Dubbo's registry check) does not make
+// Dubbo's reference check=false a key airnode reads on a reference.
+func serviceURLKeys(cat *extension.Catalogs) []string {
+	keys := KernelKeys()
+	for _, p := range cat.Describe() {
+		if p.Key != "" {
+			keys = append(keys, p.Key)
+		}
+		if p.Name == extension.PointRegistry {
+			continue
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				keys = append(keys, k.Key)
+			}
+		}
+	}
+	return keys
 }
 
 // baseKey returns the key a method-level key k sets ("methods.Echo.mock"

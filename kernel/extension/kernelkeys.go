@@ -12,7 +12,7 @@ import "github.com/airnode/airnode/spi"
 var kernelKeys = []string{
 	// kernel.KernelKeys, the kernel's own
 	spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
-	"dispatcher", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit",
+	"dispatcher", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "health.service",
 	spi.AttachmentToken, "connections", "protocol", "shutdown.timeout", "shutdown.wait", "registry", "advertise",
 	"registry.empty.protection", "registry.removal.damping", "registry.removal.grace",
 	// kernel/config.KernelKeys
