@@ -112,8 +112,13 @@ func TestMutualTLSPeerIdentity(t *testing.T) {
 				t.Errorf("allowed by its common name: %q, %v", got, err)
 			}
 			_, err := call(closed, "mtls.Closed", with(billingCert, billingKey))
-			if err == nil || !strings.Contains(err.Error(), "tls.client.names") {
-				t.Fatalf("a certificate with no allowed name: %v; want a refusal naming tls.client.names", err)
+			// Under TLS 1.3 the client finishes its handshake before the
+			// provider judges its certificate: the provider's alert naming
+			// tls.client.names usually reaches it, but its close can come
+			// first ("closed by peer"; once in a clean-clone CI on smux).
+			// The provider's line below is the refusal's reason either way.
+			if err == nil || !strings.Contains(err.Error(), "tls.client.names") && spi.StatusOf(err) != spi.StatusChannelInactive {
+				t.Fatalf("a certificate with no allowed name: %v; want a refusal naming tls.client.names (or CHANNEL_INACTIVE when the close beat the alert)", err)
 			}
 			t.Logf("consumer: %v", err)
 			want := `the consumer's certificate (CN=billing, DNS:billing.other.example) holds no name tls.client.names allows (*.svc.example, batch-job)`
