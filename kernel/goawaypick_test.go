@@ -68,9 +68,12 @@ func drainHeldOpen(t *testing.T, p *Node, e *Exporter, hold time.Duration, watch
 	first, second := make(chan error, 1), make(chan error, 1)
 	go func() { _, err := own.Invoke(context.Background(), "Sleep", 300); first <- err }()
 	eventually(t, "the first call running", func() bool { return e.srv.srv.InFlight() == 1 })
+	// Taken before the drain begins: once the provider has said it is
+	// draining, Providers() no longer lists it (a clean-clone CI found
+	// it empty here).
+	oi := own.Providers()[0].(*remoteInvoker)
 	down := make(chan error, 1)
 	go func() { down <- p.Shutdown(context.Background()) }()
-	oi := own.Providers()[0].(*remoteInvoker)
 	eventually(t, "the read-only event", func() bool {
 		st := oi.conns[0].state.Load()
 		ro, ok := st.ch.(interface{ ReadOnly() bool })
