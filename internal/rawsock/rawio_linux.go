@@ -24,25 +24,13 @@ import (
 // did 103k calls/s against 116k (5 alternated pairs). Go's own net
 // package uses the hand-off for every transfer.
 
-func rawRead(fd uintptr, b []byte) (int, error) {
-	var p unsafe.Pointer
-	if len(b) > 0 {
-		p = unsafe.Pointer(&b[0])
-	}
-	var n uintptr
-	var e syscall.Errno
-	if len(b) <= maxRawIO {
-		n, _, e = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(p), uintptr(len(b)))
-	} else {
-		n, _, e = syscall.Syscall(syscall.SYS_READ, fd, uintptr(p), uintptr(len(b)))
-	}
-	if e != 0 {
-		return -1, e
-	}
-	return int(n), nil
-}
+func rawRead(fd uintptr, b []byte) (int, error) { return transfer(syscall.SYS_READ, fd, b) }
 
-func rawWrite(fd uintptr, b []byte) (int, error) {
+func rawWrite(fd uintptr, b []byte) (int, error) { return transfer(syscall.SYS_WRITE, fd, b) }
+
+// transfer is read(2) or write(2) (trap) of b on fd: a raw system call
+// up to maxRawIO bytes, syscall.Syscall above.
+func transfer(trap, fd uintptr, b []byte) (int, error) {
 	var p unsafe.Pointer
 	if len(b) > 0 {
 		p = unsafe.Pointer(&b[0])
@@ -50,9 +38,9 @@ func rawWrite(fd uintptr, b []byte) (int, error) {
 	var n uintptr
 	var e syscall.Errno
 	if len(b) <= maxRawIO {
-		n, _, e = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(p), uintptr(len(b)))
+		n, _, e = syscall.RawSyscall(trap, fd, uintptr(p), uintptr(len(b)))
 	} else {
-		n, _, e = syscall.Syscall(syscall.SYS_WRITE, fd, uintptr(p), uintptr(len(b)))
+		n, _, e = syscall.Syscall(trap, fd, uintptr(p), uintptr(len(b)))
 	}
 	if e != 0 {
 		return -1, e
