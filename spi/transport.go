@@ -88,7 +88,8 @@ var ErrNotMultiplexed = errors.New("transport: session is not multiplexed")
 // session. The exchange uses it to write a frame from the calling
 // goroutine when its writer is idle, handing only what is left to a writer
 // goroutine, so a caller never waits on a peer that stopped reading.
-// Streams that cannot (TLS, multiplexed) do not implement it.
+// Streams that cannot (TLS; on a multiplexed session, streams whose writes
+// go through the multiplexer's own goroutines) do not implement it.
 type TryWriter interface {
 	TryWrite(p []byte) (n int, err error)
 }

@@ -14,6 +14,7 @@
 //	|-------------|------|-------|---------|-----------------|------------------------------------------------|
 //	| smux.buffer | size | bytes | 8MiB    | 256KiB .. 1GiB  | receive buffer per session; each stream's      |
 //	|             |      |       |         |                 | flow-control window is a quarter of it         |
+//	|             |      |       |         |                 | (but the primary stream's: below)              |
 //
 // and the TLS keys of internal/tlsconf (tls, tls.cert, tls.key, tls.ca,
 // tls.servername, and the provider's tls.client.names, the names a
@@ -28,9 +29,25 @@
 // buffer (provider read calls per call: c=1 2.95 -> 2.03, c=100 about 0.1
 // -> 0.035; BenchmarkStream100B write=1 about -20%, pingpong -5%).
 //
-// Costs (measured, BenchmarkStream100B and BenchmarkIdleSession): a stream
-// Write passes through smux's shaper and writer goroutines, so write
-// coalesced batches rather than one frame per Write. An idle provider
+// The session's primary stream — the first a consumer opens, which is the
+// first its provider accepts: the exchange's long-lived stream of small
+// frames — writes its data frames straight to the socket, and on a plain
+// socket implements spi.TryWriter, as a tcp stream does; every other
+// stream writes through smux's shaper and sender goroutines (three
+// goroutine hand-offs per Write). The frames on the wire are smux's own,
+// so peers of any version read them. The primary stream has no send
+// window of its own: the peer's session buffer (smux.buffer) bounds it;
+// the other streams keep theirs. direct.go has the details. Against
+// writing through smux (alternated pairs, bench/profprovider -transport
+// smux and airnode bench, fresh provider per run): c=1 5.0-6.1k -> 7.9-8.4k
+// calls/s, c=100 88-94k -> 105-113k, provider CPU per call 8.6-9.2 ->
+// 6.8-7.2 µs at c=100; futex calls per call on the provider 2.8 -> 2.0
+// (c=1) and 0.10 -> 0.02 (c=100).
+//
+// Costs (measured, BenchmarkStream100B and BenchmarkIdleSession): a Write
+// on a stream other than the primary one passes through smux's shaper and
+// writer goroutines, so write coalesced batches rather than one frame per
+// Write. An idle provider
 // session holds smux's three goroutines (about 6.5 KiB of stack) and 70 KiB
 // of heap, nearly all of it smux's fixed queues: 56 KiB for 1024 queued
 // writes and 8 KiB for a backlog of 1024 streams. On a fresh heap the

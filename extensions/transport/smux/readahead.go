@@ -91,22 +91,24 @@ func (ra *readAhead) release() {
 	ra.r, ra.w = 0, 0
 }
 
-// rawWritev is the state of one WriteBuffers on a plain socket: writev(2)
-// as a raw system call (rawsock.Writev: no wake-up of the runtime's sysmon
-// thread per write at one caller), looping over partial writes and
-// waiting on the poller while the send buffer is full, as
-// net.Buffers.WriteTo does. Only smux's sender writes.
+// rawWritev is the state of one write of a vector on a plain socket:
+// writev(2) as a raw system call (rawsock.Writev: no wake-up of the
+// runtime's sysmon thread per write at one caller), looping over partial
+// writes and waiting on the poller while the send buffer is full, as
+// net.Buffers.WriteTo does. One writer at a time: the connection's wmu.
 type rawWritev struct {
 	raw     syscall.RawConn       // the socket; nil under TLS
 	v       [][]byte              // what is left to write; consumed
 	n       int                   // bytes written
 	err     error                 // the system call's error
+	wait    bool                  // wait for room until v is written
 	attempt func(fd uintptr) bool // write, bound once for RawConn.Write
 }
 
-// writeBuffers writes all of v; an error kills the session (c.fail).
-func (w *rawWritev) writeBuffers(c *watchedConn, v [][]byte) (int, error) {
-	w.v = v
+// writeBuffers writes v (all of it when wait is true, else what the
+// socket takes at once); an error kills the session (c.fail).
+func (w *rawWritev) writeBuffers(c *watchedConn, v [][]byte, wait bool) (int, error) {
+	w.v, w.wait = v, wait
 	err := w.raw.Write(w.attempt)
 	n, werr := w.n, w.err
 	w.v, w.n, w.err = nil, 0, nil
@@ -119,11 +121,12 @@ func (w *rawWritev) writeBuffers(c *watchedConn, v [][]byte) (int, error) {
 	return n, err
 }
 
-// write writes what the socket takes: true when v is written or a write
-// failed, false to wait until the socket is writable.
+// write writes what the socket takes: true when v is written, a write
+// failed or (wait false) the send buffer is full; false to wait until the
+// socket is writable.
 func (w *rawWritev) write(fd uintptr) bool {
 	n, done, err := rawsock.WriteAttempt(fd, &w.v)
 	w.n += n
 	w.err = err
-	return done
+	return done || !w.wait
 }

@@ -144,8 +144,10 @@ func (l *Listener) Close() error { return l.a.Close() }
 // use. It starts no goroutine of its own besides smux's three, which have
 // exited shortly after Close returns.
 type Session struct {
-	mux  *xsmux.Session
-	conn *watchedConn
+	mux    *xsmux.Session
+	conn   *watchedConn
+	client bool        // the consumer's side: Dial's
+	first  atomic.Bool // the primary stream has been opened (client) or accepted
 
 	ready     atomic.Bool // mux is set: smux's goroutines may call kill before
 	closeOnce sync.Once
@@ -158,7 +160,7 @@ func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	s := &Session{done: make(chan struct{})}
+	s := &Session{done: make(chan struct{}), client: client}
 	s.conn = newWatchedConn(c, s.kill)
 	var err error
 	if client {
@@ -216,7 +218,7 @@ func (s *Session) Open() (io.ReadWriteCloser, error) {
 	if err != nil {
 		return nil, s.failed("open stream", err)
 	}
-	return &stream{Stream: st, s: s}, nil
+	return s.wrap(st, s.client), nil
 }
 
 // Accept blocks until the peer opens a stream or the session dies.
@@ -229,7 +231,21 @@ func (s *Session) Accept() (io.ReadWriteCloser, error) {
 		}
 		return nil, s.failed("accept stream", err)
 	}
-	return &stream{Stream: st, s: s}, nil
+	return s.wrap(st, !s.client), nil
+}
+
+// wrap returns st as the session's primary stream (direct.go) if it is
+// the first stream opened on the consumer's side, or accepted on the
+// provider's, else as a plain smux stream.
+func (s *Session) wrap(st *xsmux.Stream, primarySide bool) io.ReadWriteCloser {
+	w := &stream{Stream: st, s: s}
+	if !primarySide || !s.first.CompareAndSwap(false, true) {
+		return w
+	}
+	if s.conn.wv.raw != nil {
+		return tryPrimaryStream{primaryStream{w}}
+	}
+	return primaryStream{w}
 }
 
 // ProtocolError is the error of a session whose peer broke smux's
@@ -340,7 +356,14 @@ type watchedConn struct {
 	failed atomic.Bool
 	bufs   net.Buffers // WriteBuffers' argument, where writev can consume it
 	ra     readAhead
-	wv     rawWritev // WriteBuffers on a plain socket
+	wv     rawWritev // writev on a plain socket
+
+	// wmu serializes whole frames on the socket: smux's sender's
+	// (WriteBuffers) and the primary stream's (direct.go). On it:
+	wmu  sync.Mutex
+	owed []byte                 // the unwritten tail of a frame TryWrite began: written first
+	hdrs [][frameHeaderLen]byte // headers of the primary stream's frames being written
+	vec  [][]byte               // their writev vector: header, data, header, ...
 }
 
 func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
@@ -398,8 +421,25 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 // On a plain socket it writes through the socket's RawConn with raw
 // system calls (rawWritev), as the read-ahead reads.
 func (c *watchedConn) WriteBuffers(v [][]byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if len(c.owed) > 0 {
+		if err := c.payOwed(); err != nil {
+			return 0, err
+		}
+	}
+	return c.writev(v, true)
+}
+
+// writev writes v, consumed as it goes, with one writev(2) where the
+// socket takes it all: on a plain socket through its RawConn with raw
+// system calls (rawWritev), waiting for room while the send buffer is full
+// when wait is true, else returning what it took at once; under TLS
+// through net.Buffers (wait must be true). It returns the bytes written;
+// an error kills the session. On wmu.
+func (c *watchedConn) writev(v [][]byte, wait bool) (int, error) {
 	if c.wv.raw != nil {
-		return c.wv.writeBuffers(c, v)
+		return c.wv.writeBuffers(c, v, wait)
 	}
 	c.bufs = v
 	n, err := c.bufs.WriteTo(c.Conn)

@@ -109,7 +109,10 @@ func BenchmarkStream100B(b *testing.B) { spitest.BenchmarkTransport(b, smux.Buil
 
 // TestLargeStreamDoesNotBlockOthers: a 4 MiB transfer the peer does not read
 // yet fills only its own stream's window (a quarter of smux.buffer); small
-// exchanges on another stream of the same session go on meanwhile.
+// exchanges on another stream of the same session go on meanwhile. Both
+// are streams after the primary one (the exchange's long-lived stream,
+// which has no window of its own: TestPrimaryStream*), as the exchange's
+// streams of their own are.
 func TestLargeStreamDoesNotBlockOthers(t *testing.T) {
 	tr := build(t)
 	l, err := tr.Listen("127.0.0.1:0")
@@ -129,6 +132,12 @@ func TestLargeStreamDoesNotBlockOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if _, err := c.Open(); err != nil { // the primary stream
+		t.Fatal(err)
+	}
+	if _, err := p.Accept(); err != nil {
+		t.Fatal(err)
+	}
 
 	big, err := c.Open()
 	if err != nil {

@@ -1,0 +1,195 @@
+package smux_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/extensions/transport/smux"
+	"github.com/airnode/airnode/spi"
+	"github.com/airnode/airnode/spi/spitest"
+)
+
+// pair dials a session of tr and accepts it, and opens the primary stream
+// (the consumer's first) and a second one, each with its provider end.
+func pair(t *testing.T, tr spi.Transport) (cPrimary, pPrimary, cSecond, pSecond io.ReadWriteCloser) {
+	t.Helper()
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), spitest.TransportWait)
+	defer cancel()
+	c, err := tr.Dial(ctx, l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	p, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	open := func() (io.ReadWriteCloser, io.ReadWriteCloser) {
+		cs, err := c.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := p.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs, ps
+	}
+	cPrimary, pPrimary = open()
+	cSecond, pSecond = open()
+	return
+}
+
+func buildBuffer(t *testing.T, buffer string) spi.Transport {
+	t.Helper()
+	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0/x?smux.buffer=" + buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// pattern returns n bytes of the sequence i*7+seed starting at off.
+func pattern(seed byte, off, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte((off+i)*7) + seed
+	}
+	return b
+}
+
+// readAll reads want bytes from r and checks they are the pattern.
+func readAll(t *testing.T, r io.Reader, seed byte, want int, name string) {
+	t.Helper()
+	got := make([]byte, want)
+	if _, err := io.ReadFull(r, got); err != nil {
+		t.Errorf("%s: read %d bytes: %v", name, want, err)
+		return
+	}
+	if !bytes.Equal(got, pattern(seed, 0, want)) {
+		t.Errorf("%s: the %d bytes read are not the ones written", name, want)
+	}
+}
+
+// TestPrimaryStreamTryWriteKeepsFramesWhole: the primary stream (the
+// consumer's first) writes its frames straight to the socket, beside
+// smux's own writer, which another stream's writes go through at the same
+// time. TryWrite until the peer, reading nothing, stops taking bytes
+// (frames cut part-way are finished later by the connection), then the
+// peer reads both streams: every byte of each arrives, in order, and the
+// stream goes on working.
+func TestPrimaryStreamTryWriteKeepsFramesWhole(t *testing.T) {
+	cPrimary, pPrimary, cSecond, pSecond := pair(t, buildBuffer(t, "256KiB"))
+	tw, ok := cPrimary.(spi.TryWriter)
+	if !ok {
+		t.Fatalf("primary stream %T is no spi.TryWriter on a plain socket", cPrimary)
+	}
+	if _, ok := cSecond.(spi.TryWriter); ok {
+		t.Fatalf("second stream %T is a spi.TryWriter: it goes through smux", cSecond)
+	}
+
+	const second = 1 << 20
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // beside the primary stream, through smux's writer
+		defer wg.Done()
+		for off := 0; off < second; off += 10 << 10 {
+			if _, err := cSecond.Write(pattern(2, off, 10<<10)); err != nil {
+				t.Errorf("second stream write: %v", err)
+				return
+			}
+		}
+	}()
+
+	written, short := 0, 0
+	deadline := time.Now().Add(spitest.TransportWait)
+	for short < 50 && time.Now().Before(deadline) {
+		chunk := pattern(1, written, 50<<10)
+		n, err := tw.TryWrite(chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < len(chunk) {
+			short++
+			if n > 0 && n%(32<<10) != 0 && n != len(chunk) {
+				t.Logf("TryWrite took %d of %d bytes", n, len(chunk))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		written += n
+	}
+	if short == 0 {
+		t.Fatalf("TryWrite took all %d bytes although the peer read nothing", written)
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		readAll(t, pSecond, 2, second, "second stream")
+	}()
+	readAll(t, pPrimary, 1, written, "primary stream")
+	<-done
+	wg.Wait()
+
+	// The stream goes on: a blocking Write and an answer.
+	if _, err := cPrimary.Write([]byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(pPrimary, got); err != nil || string(got) != "after" {
+		t.Fatalf("after the backlog: read %q, %v", got, err)
+	}
+}
+
+// TestPrimaryStreamBoundedBySessionBuffer: the primary stream has no send
+// window of its own; what bounds it is the peer's session buffer
+// (smux.buffer), whose smux then stops reading the connection. A write of
+// far more than that and the socket buffers hold does not finish while the
+// peer reads nothing, and finishes with every byte once it reads.
+func TestPrimaryStreamBoundedBySessionBuffer(t *testing.T) {
+	cPrimary, pPrimary, _, _ := pair(t, buildBuffer(t, "256KiB"))
+	const size = 64 << 20
+	data := pattern(3, 0, size)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cPrimary.Write(data)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a %d-byte write finished (%v) while the peer read nothing", size, err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	readAll(t, pPrimary, 3, size, "primary stream")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(spitest.TransportWait):
+		t.Fatal("the write did not finish once read")
+	}
+}
+
+// TestPrimaryStreamWriteAfterClose: a closed primary stream's writes
+// fail with io.ErrClosedPipe, as smux's do.
+func TestPrimaryStreamWriteAfterClose(t *testing.T) {
+	cPrimary, _, _, _ := pair(t, build(t))
+	cPrimary.Close()
+	if _, err := cPrimary.Write([]byte("x")); err != io.ErrClosedPipe {
+		t.Fatalf("Write after Close: %v, want io.ErrClosedPipe", err)
+	}
+	if _, err := cPrimary.(spi.TryWriter).TryWrite([]byte("x")); err != io.ErrClosedPipe {
+		t.Fatalf("TryWrite after Close: %v, want io.ErrClosedPipe", err)
+	}
+}
