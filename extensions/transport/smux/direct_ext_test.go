@@ -3,7 +3,17 @@ package smux_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,14 +34,22 @@ func pair(t *testing.T, tr spi.Transport) (cPrimary, pPrimary, cSecond, pSecond 
 	t.Cleanup(func() { l.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), spitest.TransportWait)
 	defer cancel()
+	accepted := make(chan spi.Session, 1)
+	go func() { // under TLS the provider's side handshakes once accepted
+		p, err := l.Accept()
+		if err != nil {
+			t.Error(err)
+		}
+		accepted <- p
+	}()
 	c, err := tr.Dial(ctx, l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	p, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
+	p := <-accepted
+	if p == nil {
+		t.FailNow()
 	}
 	t.Cleanup(func() { p.Close() })
 	open := func() (io.ReadWriteCloser, io.ReadWriteCloser) {
@@ -192,4 +210,67 @@ func TestPrimaryStreamWriteAfterClose(t *testing.T) {
 	if _, err := cPrimary.(spi.TryWriter).TryWrite([]byte("x")); err != io.ErrClosedPipe {
 		t.Fatalf("TryWrite after Close: %v, want io.ErrClosedPipe", err)
 	}
+}
+
+// TestTLSFramesArriveWhole: under TLS, frames are copied into one TLS
+// write (writeTLS) — the primary stream's and smux's sender's, on two
+// streams at once, across the 64 KiB chunk boundary: every byte of each
+// arrives in order. The primary stream is no spi.TryWriter there.
+func TestTLSFramesArriveWhole(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0/x?tls=true&tls.cert=" + certFile + "&tls.key=" + keyFile + "&tls.ca=" + certFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cPrimary, pPrimary, cSecond, pSecond := pair(t, tr)
+	if _, ok := cPrimary.(spi.TryWriter); ok {
+		t.Fatal("primary stream under TLS is a spi.TryWriter")
+	}
+	const primary, second = 300 << 10, 1 << 20
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for off := 0; off < primary; off += 100 << 10 {
+			if _, err := cPrimary.Write(pattern(4, off, 100<<10)); err != nil {
+				t.Errorf("primary stream write: %v", err)
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if _, err := cSecond.Write(pattern(5, 0, second)); err != nil {
+			t.Errorf("second stream write: %v", err)
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		readAll(t, pSecond, 5, second, "second stream")
+	}()
+	readAll(t, pPrimary, 4, primary, "primary stream")
+	<-done
+	wg.Wait()
 }

@@ -354,7 +354,6 @@ type watchedConn struct {
 	net.Conn
 	onFail func()
 	failed atomic.Bool
-	bufs   net.Buffers // WriteBuffers' argument, where writev can consume it
 	ra     readAhead
 	wv     rawWritev // writev on a plain socket
 
@@ -435,18 +434,58 @@ func (c *watchedConn) WriteBuffers(v [][]byte) (int, error) {
 // socket takes it all: on a plain socket through its RawConn with raw
 // system calls (rawWritev), waiting for room while the send buffer is full
 // when wait is true, else returning what it took at once; under TLS
-// through net.Buffers (wait must be true). It returns the bytes written;
-// an error kills the session. On wmu.
+// copied into one buffer first (writeTLS; wait must be true). It returns
+// the bytes written; an error kills the session. On wmu.
 func (c *watchedConn) writev(v [][]byte, wait bool) (int, error) {
 	if c.wv.raw != nil {
 		return c.wv.writeBuffers(c, v, wait)
 	}
-	c.bufs = v
-	n, err := c.bufs.WriteTo(c.Conn)
-	if err != nil {
-		c.fail(err)
+	return c.writeTLS(v)
+}
+
+// tlsChunk is the most writeTLS hands the TLS connection at once: four
+// full TLS records.
+const tlsChunk = 64 << 10
+
+var tlsChunks = sync.Pool{New: func() any { return new([tlsChunk]byte) }}
+
+// writeTLS writes v to the TLS connection in Writes of up to tlsChunk
+// bytes, each the concatenation of as much of v as fits: a frame's
+// header and its data in one TLS record, where writing the buffers one by
+// one (net.Buffers, as smux's sender did) made a record of its own, and a
+// write(2), of every 8-byte header. The buffer comes from a pool and goes
+// back after the write.
+func (c *watchedConn) writeTLS(v [][]byte) (int, error) {
+	chunk := tlsChunks.Get().(*[tlsChunk]byte)
+	defer tlsChunks.Put(chunk)
+	n, k := 0, 0
+	flush := func() error {
+		m, err := c.Conn.Write(chunk[:k])
+		n += m
+		k = 0
+		if err != nil {
+			c.fail(err)
+		}
+		return err
 	}
-	return int(n), err
+	for _, b := range v {
+		for len(b) > 0 {
+			m := copy(chunk[k:], b)
+			k += m
+			b = b[m:]
+			if k == tlsChunk {
+				if err := flush(); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+	if k > 0 {
+		if err := flush(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func (c *watchedConn) fail(err error) {
