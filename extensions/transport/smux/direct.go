@@ -140,8 +140,8 @@ func (c *watchedConn) tryWriteFrames(sid uint32, b []byte) (int, error) {
 		c.owed = nil
 	}
 	c.frames(sid, b)
+	defer c.clearVec() // after the count below, which reads c.hdrs
 	wire, err := c.writev(c.vec, false)
-	c.clearVec()
 	if err != nil {
 		return 0, err
 	}
@@ -186,8 +186,18 @@ func (c *watchedConn) payOwed() error {
 	return err
 }
 
-// clearVec drops c.vec's references to the written bytes. On wmu.
+// keptFrames bounds the headers and vector a connection keeps between
+// writes: a batch of more frames (over 256 KiB) gets them for itself, so
+// an idle connection does not hold a large one's.
+const keptFrames = 8
+
+// clearVec drops c.vec's references to the written bytes, and the vector
+// and headers themselves after a write of over keptFrames frames. On wmu.
 func (c *watchedConn) clearVec() {
+	if cap(c.hdrs) > keptFrames {
+		c.hdrs, c.vec = nil, nil
+		return
+	}
 	clear(c.vec[:cap(c.vec)])
 	c.vec = c.vec[:0]
 }

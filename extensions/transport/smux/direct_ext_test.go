@@ -132,7 +132,11 @@ func TestPrimaryStreamTryWriteKeepsFramesWhole(t *testing.T) {
 	written, short := 0, 0
 	deadline := time.Now().Add(spitest.TransportWait)
 	for short < 50 && time.Now().Before(deadline) {
-		chunk := pattern(1, written, 50<<10)
+		size := 50 << 10 // two frames
+		if written == 0 {
+			size = 1 << 20 // 32 frames: more than a connection keeps headers for
+		}
+		chunk := pattern(1, written, size)
 		n, err := tw.TryWrite(chunk)
 		if err != nil {
 			t.Fatal(err)
