@@ -3,22 +3,13 @@ package smux_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/transport/smux"
+	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
 )
@@ -99,6 +90,19 @@ func readAll(t *testing.T, r io.Reader, seed byte, want int, name string) {
 	}
 }
 
+// readBoth reads the patterns of both streams at once (each holds up the
+// other's writer until read: they share the connection).
+func readBoth(t *testing.T, primary io.Reader, pSeed byte, pLen int, second io.Reader, sSeed byte, sLen int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		readAll(t, second, sSeed, sLen, "second stream")
+	}()
+	readAll(t, primary, pSeed, pLen, "primary stream")
+	<-done
+}
+
 // TestPrimaryStreamTryWriteKeepsFramesWhole: the primary stream (the
 // consumer's first) writes its frames straight to the socket, beside
 // smux's own writer, which another stream's writes go through at the same
@@ -154,13 +158,7 @@ func TestPrimaryStreamTryWriteKeepsFramesWhole(t *testing.T) {
 		t.Fatalf("TryWrite took all %d bytes although the peer read nothing", written)
 	}
 
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		readAll(t, pSecond, 2, second, "second stream")
-	}()
-	readAll(t, pPrimary, 1, written, "primary stream")
-	<-done
+	readBoth(t, pPrimary, 1, written, pSecond, 2, second)
 	wg.Wait()
 
 	// The stream goes on: a blocking Write and an answer.
@@ -221,29 +219,9 @@ func TestPrimaryStreamWriteAfterClose(t *testing.T) {
 // streams at once, across the 64 KiB chunk boundary: every byte of each
 // arrives in order. The primary stream is no spi.TryWriter there.
 func TestTLSFramesArriveWhole(t *testing.T) {
-	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0/x?tls=true&tls.cert=" + certFile + "&tls.key=" + keyFile + "&tls.ca=" + certFile))
+	ca := tlsconftest.NewCA(t, "test-ca")
+	certFile, keyFile := ca.Issue(t, "provider")
+	tr, err := smux.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:0/x?tls=true&tls.cert=" + certFile + "&tls.key=" + keyFile + "&tls.ca=" + ca.CertFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,12 +247,6 @@ func TestTLSFramesArriveWhole(t *testing.T) {
 			t.Errorf("second stream write: %v", err)
 		}
 	}()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		readAll(t, pSecond, 5, second, "second stream")
-	}()
-	readAll(t, pPrimary, 4, primary, "primary stream")
-	<-done
+	readBoth(t, pPrimary, 4, primary, pSecond, 5, second)
 	wg.Wait()
 }
