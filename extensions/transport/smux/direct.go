@@ -15,14 +15,11 @@ import (
 // the wire nothing changes: the peer's smux reads the same frames, and a
 // peer that writes through smux is read as before.
 //
-// What the primary stream gives up is smux's per-stream send window (a
-// quarter of smux.buffer): its writes are bounded instead by the peer's
-// session buffer (smux.buffer), which stops the peer's smux from reading
-// the connection once full, and by the exchange's own limits (the
-// writer's unsent bytes, the provider's backpressure). The window still
-// governs every other stream — the large frames that get a stream of their
-// own — so their bytes interleave with the primary stream's at smux's
-// frame size (32 KiB).
+// The primary stream keeps smux's per-stream send window (a quarter of
+// the peer's smux.buffer) itself: window.go. Every other stream — the
+// large frames that get a stream of their own — writes through smux, so
+// their bytes interleave with the primary stream's at smux's frame size
+// (32 KiB).
 //
 // One frame at a time goes on the socket: smux's sender (WriteBuffers) and
 // the primary stream's writes take the connection's wmu for whole frames.
@@ -44,15 +41,35 @@ const (
 // its data frames straight to the socket.
 type primaryStream struct{ *stream }
 
-// Write writes b as data frames of up to frameSize bytes, waiting while
-// the socket's send buffer is full. It fails with io.ErrClosedPipe once
-// the stream is closed, as smux's Write does, and with the connection's
-// error (which kills the session) when the socket fails.
+// Write writes b as data frames of up to frameSize bytes, no more at a
+// time than the peer's window allows (window.go), waiting for its updates
+// and while the socket's send buffer is full. It fails with
+// io.ErrClosedPipe once the stream or session is closed, as smux's Write
+// does, and with the connection's error (which kills the session) when
+// the socket fails.
 func (p primaryStream) Write(b []byte) (int, error) {
-	if p.closed() {
-		return 0, io.ErrClosedPipe
+	win := &p.s.conn.win
+	n := 0
+	for len(b) > 0 {
+		if p.closed() {
+			return n, io.ErrClosedPipe
+		}
+		room := win.room()
+		if room == 0 {
+			if err := win.wait(p); err != nil {
+				return n, err
+			}
+			continue
+		}
+		k := min(room, len(b))
+		win.written.Add(uint32(k)) // before the peer can answer it
+		if _, err := p.s.conn.writeFrames(p.ID(), b[:k]); err != nil {
+			return n, err
+		}
+		n += k
+		b = b[k:]
 	}
-	return p.s.conn.writeFrames(p.ID(), b)
+	return n, nil
 }
 
 // closed reports whether the stream has been closed.
@@ -69,16 +86,24 @@ func (p primaryStream) closed() bool {
 // implements spi.TryWriter.
 type tryPrimaryStream struct{ primaryStream }
 
-// TryWrite writes what the socket's send buffer takes of b at once, as
-// data frames, without waiting: n bytes of b (0 when the buffer is full,
-// or another writer holds the connection). A frame the socket takes only
-// part of counts as written: its tail goes out before any other frame
-// (owed). Any error but a full buffer kills the session, as with Write.
+// TryWrite writes what the socket's send buffer and the peer's window
+// (window.go) take of b at once, as data frames, without waiting: n bytes
+// of b (0 when either is full, or another writer holds the connection). A
+// frame the socket takes only part of counts as written: its tail goes
+// out before any other frame (owed). Any error but a full buffer kills the
+// session, as with Write.
 func (t tryPrimaryStream) TryWrite(b []byte) (int, error) {
 	if t.closed() {
 		return 0, io.ErrClosedPipe
 	}
-	return t.s.conn.tryWriteFrames(t.ID(), b)
+	win := &t.s.conn.win
+	room := win.room()
+	if room == 0 {
+		return 0, nil
+	}
+	n, err := t.s.conn.tryWriteFrames(t.ID(), b[:min(room, len(b))])
+	win.written.Add(uint32(n))
+	return n, err
 }
 
 // frames sets c.vec to b as data frames of stream sid, each a header from

@@ -250,3 +250,43 @@ func TestTLSFramesArriveWhole(t *testing.T) {
 	readBoth(t, pPrimary, 4, primary, pSecond, 5, second)
 	wg.Wait()
 }
+
+// TestPrimaryStreamKeepsTheWindow: both ends write 32 MiB on the primary
+// stream at once and read what the other writes, one of them only after
+// 300 ms, over sessions whose buffer is the smallest (256 KiB). The
+// primary stream keeps the peer's send window (window.go): without it the
+// late reader's session buffer filled, its smux stopped reading the
+// connection, each end's write then held the connection's write lock on a
+// full socket, the window updates its reads must send could not go out,
+// and neither end moved again (tester56: -c 1000 --req 60KiB over smux,
+// every call CLIENT_TIMEOUT).
+func TestPrimaryStreamKeepsTheWindow(t *testing.T) {
+	cPrimary, pPrimary, _, _ := pair(t, buildBuffer(t, "256KiB"))
+	const size = 32 << 20 // beyond what loopback's socket buffers hold
+	var wg sync.WaitGroup
+	wg.Add(4)
+	write := func(w io.Writer, seed byte, name string) {
+		defer wg.Done()
+		if _, err := w.Write(pattern(seed, 0, size)); err != nil {
+			t.Errorf("%s write: %v", name, err)
+		}
+	}
+	go write(cPrimary, 6, "consumer")
+	go write(pPrimary, 7, "provider")
+	go func() {
+		defer wg.Done()
+		readAll(t, cPrimary, 7, size, "consumer's read")
+	}()
+	go func() {
+		defer wg.Done()
+		time.Sleep(300 * time.Millisecond) // a provider whose reader stopped a while
+		readAll(t, pPrimary, 6, size, "provider's read")
+	}()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(4 * spitest.TransportWait):
+		t.Fatal("32 MiB each way did not arrive in 20 s: the connection is stuck")
+	}
+}

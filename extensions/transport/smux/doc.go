@@ -14,7 +14,6 @@
 //	|-------------|------|-------|---------|-----------------|------------------------------------------------|
 //	| smux.buffer | size | bytes | 8MiB    | 256KiB .. 1GiB  | receive buffer per session; each stream's      |
 //	|             |      |       |         |                 | flow-control window is a quarter of it         |
-//	|             |      |       |         |                 | (but the primary stream's: below)              |
 //
 // and the TLS keys of internal/tlsconf (tls, tls.cert, tls.key, tls.ca,
 // tls.servername, and the provider's tls.client.names, the names a
@@ -35,9 +34,12 @@
 // socket implements spi.TryWriter, as a tcp stream does; every other
 // stream writes through smux's shaper and sender goroutines (three
 // goroutine hand-offs per Write). The frames on the wire are smux's own,
-// so peers of any version read them. The primary stream has no send
-// window of its own: the peer's session buffer (smux.buffer) bounds it;
-// the other streams keep theirs. direct.go has the details. Against
+// so peers of any version read them. The primary stream keeps the send
+// window the peer grants as smux's streams do (window.go: it takes the
+// peer's window updates from the frames smux's receiver reads); it had
+// none at first, and a consumer pipelining 60 KiB requests at c=1000
+// filled its provider's session buffer and stuck the connection for good
+// (tester56). direct.go has the details. Against
 // writing through smux (alternated pairs, bench/profprovider -transport
 // smux and airnode bench, fresh provider per run): c=1 5.0-6.1k -> 7.9-8.4k
 // calls/s, c=100 88-94k -> 105-113k, provider CPU per call 8.6-9.2 ->

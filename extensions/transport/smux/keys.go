@@ -9,7 +9,7 @@ import (
 // and the TLS keys.
 func (Builder) Keys() []spi.KeyDoc {
 	return append([]spi.KeyDoc{
-		{Key: KeyBuffer, Type: spi.KeyTypeSize, Default: "8MiB", Doc: "receive buffer per session, bytes, 256KiB..1GiB; each stream's window is a quarter of it (the primary stream, the small calls', has none)"},
+		{Key: KeyBuffer, Type: spi.KeyTypeSize, Default: "8MiB", Doc: "receive buffer per session, bytes, 256KiB..1GiB; each stream's window is a quarter of it"},
 	}, tlsconf.Keys()...)
 }
 

@@ -9,9 +9,9 @@ const (
 	// KeyBuffer is the receive buffer per session (smux MaxReceiveBuffer), a
 	// byte size such as "8MiB". Each stream's flow-control window
 	// (smux MaxStreamBuffer) is a quarter of it, so one large transfer never
-	// takes the whole session's buffer from the small calls beside it; the
-	// primary stream (direct.go), the small calls' own, has no window and
-	// is bounded by this buffer alone.
+	// takes the whole session's buffer from the small calls beside it (the
+	// primary stream, whose writes bypass smux, keeps the window itself:
+	// window.go).
 	KeyBuffer = "smux.buffer"
 )
 

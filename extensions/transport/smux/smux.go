@@ -242,6 +242,7 @@ func (s *Session) wrap(st *xsmux.Stream, primarySide bool) io.ReadWriteCloser {
 	if !primarySide || !s.first.CompareAndSwap(false, true) {
 		return w
 	}
+	s.conn.win.sid.Store(st.ID())
 	if s.conn.wv.raw != nil {
 		return tryPrimaryStream{primaryStream{w}}
 	}
@@ -363,10 +364,15 @@ type watchedConn struct {
 	owed []byte                 // the unwritten tail of a frame TryWrite began: written first
 	hdrs [][frameHeaderLen]byte // headers of the primary stream's frames being written
 	vec  [][]byte               // their writev vector: header, data, header, ...
+
+	win   sendWindow // the primary stream's send window (window.go)
+	watch updWatch   // takes its updates from what smux's receiver reads
 }
 
 func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
 	w := &watchedConn{Conn: c, onFail: onFail}
+	w.win.init()
+	w.watch.win = &w.win
 	w.ra.raw = rawsock.Conn(c)
 	w.ra.attempt = w.ra.fill
 	w.wv.raw = w.ra.raw
@@ -386,6 +392,9 @@ func (c *watchedConn) Read(b []byte) (int, error) {
 		n, err = c.ra.read(c.Conn, b)
 	} else {
 		n, err = c.Conn.Read(b)
+	}
+	if n > 0 {
+		c.watch.feed(b[:n])
 	}
 	if err != nil {
 		c.fail(err)

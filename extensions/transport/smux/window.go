@@ -1,0 +1,117 @@
+package smux
+
+import (
+	"encoding/binary"
+	"io"
+	"sync/atomic"
+)
+
+// The primary stream's send window. Its writes bypass smux's Stream.Write
+// (direct.go), which is what keeps a stream to the window its peer grants
+// (smux v2 flow control: the receiver sends a window update, cmdUPD, with
+// the bytes it has consumed and its window, on its first read and each
+// time half a window more is read). The window is kept here the same way:
+// smux's receiver reads every frame through watchedConn.Read, where
+// updWatch follows the frames and takes the primary stream's updates, and
+// the primary stream writes no more than the window allows.
+//
+// Without it a consumer that pipelined requests faster than its provider
+// ran them filled the provider's whole session buffer (smux.buffer),
+// whose smux then stopped reading the connection; the consumer's write
+// blocked holding the connection's write lock, so the window updates its
+// own reads must send could not go out, it stopped reading answers, and
+// neither side moved again (tester56: -c 1000 --req 60KiB, every call
+// CLIENT_TIMEOUT).
+
+// Frame commands and sizes of smux v2 beside cmdPSH (github.com/xtaci/smux
+// frame.go).
+const (
+	cmdUPD            = 4       // a window update: consumed, window (uint32 each, little-endian)
+	updLen            = 8       // its data
+	initialPeerWindow = 1 << 18 // smux's guess until the first update: 256 KiB
+)
+
+// sendWindow is the primary stream's send window: written and consumed
+// count its data bytes modulo 2^32, as smux does.
+type sendWindow struct {
+	sid      atomic.Uint32 // the primary stream; 0 until it exists
+	written  atomic.Uint32 // written on it
+	consumed atomic.Uint32 // what the peer's last update says it consumed
+	window   atomic.Uint32 // the peer's window (initialPeerWindow before an update)
+	updated  chan struct{} // 1-buffered: an update came
+}
+
+func (w *sendWindow) init() {
+	w.window.Store(initialPeerWindow)
+	w.updated = make(chan struct{}, 1)
+}
+
+// room returns how many more bytes the window allows now (0 or more).
+func (w *sendWindow) room() int {
+	inflight := int64(int32(w.written.Load() - w.consumed.Load()))
+	return int(max(int64(w.window.Load())-max(inflight, 0), 0))
+}
+
+// wait blocks until an update comes or the stream or session ends.
+func (w *sendWindow) wait(p primaryStream) error {
+	select {
+	case <-w.updated:
+		return nil
+	case <-p.GetDieCh():
+		return io.ErrClosedPipe
+	case <-p.s.done:
+		return io.ErrClosedPipe
+	}
+}
+
+// update applies a window update of the primary stream.
+func (w *sendWindow) update(consumed, window uint32) {
+	w.consumed.Store(consumed)
+	w.window.Store(window)
+	select {
+	case w.updated <- struct{}{}:
+	default:
+	}
+}
+
+// updWatch follows the frames of the bytes smux's receiver reads, in
+// order, and hands the primary stream's window updates to win. Only the
+// receiver reads, so it needs no lock.
+type updWatch struct {
+	win  *sendWindow
+	hdr  [frameHeaderLen]byte
+	hn   int // header bytes seen
+	left int // data bytes of the current frame still to come
+	upd  bool
+	data [updLen]byte // the current update's data
+}
+
+// feed takes the next bytes the receiver read.
+//
+//go:noinline
+func (u *updWatch) feed(p []byte) {
+	for len(p) > 0 {
+		if u.left > 0 {
+			k := min(len(p), u.left)
+			if u.upd {
+				copy(u.data[updLen-u.left:], p[:k])
+			}
+			u.left -= k
+			p = p[k:]
+			if u.left == 0 && u.upd {
+				u.win.update(binary.LittleEndian.Uint32(u.data[:4]), binary.LittleEndian.Uint32(u.data[4:]))
+			}
+			continue
+		}
+		k := copy(u.hdr[u.hn:], p)
+		u.hn += k
+		p = p[k:]
+		if u.hn < frameHeaderLen {
+			return
+		}
+		u.hn = 0
+		u.left = int(binary.LittleEndian.Uint16(u.hdr[2:]))
+		sid := binary.LittleEndian.Uint32(u.hdr[4:])
+		u.upd = u.hdr[1] == cmdUPD && u.left == updLen && sid != 0 && sid == u.win.sid.Load()
+	}
+}
