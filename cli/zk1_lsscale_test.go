@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -27,6 +28,11 @@ func registerVersions(tb testing.TB, s *zktest.Server, root string, n int, consu
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Its own logger: the default one is the CLI's while a test in
+	// parallel runs a command in this process (cli.airnode), and this
+	// registry's session goroutine logs when the test stops ZooKeeper
+	// (clean-clone CI: a data race on that test's output buffer).
+	reg.(spi.LoggerUser).UseLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tb.Cleanup(func() { _ = reg.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
