@@ -227,6 +227,23 @@ func dial(tr spi.Transport, addr string) (spi.Session, error) {
 	return tr.Dial(ctx, addr)
 }
 
+// Pair returns a consumer session of tr dialed to a fresh listener on
+// 127.0.0.1 and the provider session accepted for it (accepted while the
+// dial runs, so that a TLS handshake, which the provider's side makes once
+// accepted, completes); both are closed at the end of the test. For a
+// transport's own tests beside TestTransport.
+func Pair(t *testing.T, tr spi.Transport) (consumer, provider spi.Session) {
+	t.Helper()
+	return pair(t, tr)
+}
+
+// StreamPair opens a stream on the consumer session c and accepts it on
+// the provider session p.
+func StreamPair(t *testing.T, c, p spi.Session) (cs, ps io.ReadWriteCloser) {
+	t.Helper()
+	return streamPair(t, c, p)
+}
+
 // pair returns a consumer session dialed to a fresh listener and the
 // provider session accepted for it; both are closed at the end of the test.
 func pair(t *testing.T, tr spi.Transport) (consumer, provider spi.Session) {

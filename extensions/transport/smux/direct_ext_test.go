@@ -2,7 +2,6 @@ package smux_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"sync"
 	"testing"
@@ -18,44 +17,9 @@ import (
 // (the consumer's first) and a second one, each with its provider end.
 func pair(t *testing.T, tr spi.Transport) (cPrimary, pPrimary, cSecond, pSecond io.ReadWriteCloser) {
 	t.Helper()
-	l, err := tr.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), spitest.TransportWait)
-	defer cancel()
-	accepted := make(chan spi.Session, 1)
-	go func() { // under TLS the provider's side handshakes once accepted
-		p, err := l.Accept()
-		if err != nil {
-			t.Error(err)
-		}
-		accepted <- p
-	}()
-	c, err := tr.Dial(ctx, l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	p := <-accepted
-	if p == nil {
-		t.FailNow()
-	}
-	t.Cleanup(func() { p.Close() })
-	open := func() (io.ReadWriteCloser, io.ReadWriteCloser) {
-		cs, err := c.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := p.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cs, ps
-	}
-	cPrimary, pPrimary = open()
-	cSecond, pSecond = open()
+	c, p := spitest.Pair(t, tr)
+	cPrimary, pPrimary = spitest.StreamPair(t, c, p)
+	cSecond, pSecond = spitest.StreamPair(t, c, p)
 	return
 }
 
