@@ -162,6 +162,7 @@ func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 	}
 	s := &Session{done: make(chan struct{}), client: client}
 	s.conn = newWatchedConn(c, s.kill)
+	s.conn.credit.odd = client // smux numbers the client's streams odd
 	var err error
 	if client {
 		s.mux, err = xsmux.Client(s.conn, cfg)
@@ -214,11 +215,14 @@ func (s *Session) kill() {
 // Open opens a new stream; the peer gets it from Accept. Safe for
 // concurrent use.
 func (s *Session) Open() (io.ReadWriteCloser, error) {
+	credit := &s.conn.credit
+	credit.openMu.Lock() // numbered and registered in order (credit.go)
+	defer credit.openMu.Unlock()
 	st, err := s.mux.OpenStream()
 	if err != nil {
 		return nil, s.failed("open stream", err)
 	}
-	return s.wrap(st, s.client), nil
+	return s.wrap(st, s.client, true), nil
 }
 
 // Accept blocks until the peer opens a stream or the session dies.
@@ -231,15 +235,19 @@ func (s *Session) Accept() (io.ReadWriteCloser, error) {
 		}
 		return nil, s.failed("accept stream", err)
 	}
-	return s.wrap(st, !s.client), nil
+	return s.wrap(st, !s.client, false), nil
 }
 
 // wrap returns st as the session's primary stream (direct.go) if it is
 // the first stream opened on the consumer's side, or accepted on the
-// provider's, else as a plain smux stream.
-func (s *Session) wrap(st *xsmux.Stream, primarySide bool) io.ReadWriteCloser {
+// provider's; else as a stream whose writes count against the session's
+// credit (credit.go) if this side opened it, or as a plain smux stream.
+func (s *Session) wrap(st *xsmux.Stream, primarySide, opened bool) io.ReadWriteCloser {
 	w := &stream{Stream: st, s: s}
 	if !primarySide || !s.first.CompareAndSwap(false, true) {
+		if opened {
+			return openedStream{stream: w, cs: s.conn.credit.opened(st.ID())}
+		}
 		return w
 	}
 	s.conn.win.sid.Store(st.ID())
@@ -365,14 +373,15 @@ type watchedConn struct {
 	hdrs [][frameHeaderLen]byte // headers of the primary stream's frames being written
 	vec  [][]byte               // their writev vector: header, data, header, ...
 
-	win   sendWindow // the primary stream's send window (window.go)
-	watch updWatch   // takes its updates from what smux's receiver reads
+	win    sendWindow   // the primary stream's send window (window.go)
+	credit streamCredit // for the other streams this side opens (credit.go)
+	watch  updWatch     // takes the updates for both from what smux's receiver reads
 }
 
 func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
 	w := &watchedConn{Conn: c, onFail: onFail}
 	w.win.init()
-	w.watch.win = &w.win
+	w.watch.win, w.watch.credit = &w.win, &w.credit
 	w.ra.raw = rawsock.Conn(c)
 	w.ra.attempt = w.ra.fill
 	w.wv.raw = w.ra.raw

@@ -75,15 +75,17 @@ func (w *sendWindow) update(consumed, window uint32) {
 }
 
 // updWatch follows the frames of the bytes smux's receiver reads, in
-// order, and hands the primary stream's window updates to win. Only the
-// receiver reads, so it needs no lock.
+// order, and hands the primary stream's window updates to win, and the
+// window updates and FINs of the other streams this side opened to credit
+// (credit.go). Only the receiver reads, so it needs no lock.
 type updWatch struct {
-	win  *sendWindow
-	hdr  [frameHeaderLen]byte
-	hn   int // header bytes seen
-	left int // data bytes of the current frame still to come
-	upd  bool
-	data [updLen]byte // the current update's data
+	win    *sendWindow
+	credit *streamCredit
+	hdr    [frameHeaderLen]byte
+	hn     int // header bytes seen
+	left   int // data bytes of the current frame still to come
+	upd    bool
+	data   [updLen]byte // the current update's data
 }
 
 // feed takes the next bytes the receiver read.
@@ -112,6 +114,10 @@ func (u *updWatch) feed(p []byte) {
 		u.hn = 0
 		u.left = int(binary.LittleEndian.Uint16(u.hdr[2:]))
 		sid := binary.LittleEndian.Uint32(u.hdr[4:])
-		u.upd = u.hdr[1] == cmdUPD && u.left == updLen && sid != 0 && sid == u.win.sid.Load()
+		primary := sid != 0 && sid == u.win.sid.Load()
+		u.upd = u.hdr[1] == cmdUPD && u.left == updLen && primary
+		if cmd := u.hdr[1]; (cmd == cmdUPD || cmd == cmdFIN) && !primary && u.credit.mine(sid) {
+			u.credit.start(sid) // the peer began to read it, or closed it
+		}
 	}
 }

@@ -1,0 +1,193 @@
+package smux
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// Credit for the streams this side opens. smux bounds what a session
+// buffers for its streams (smux.buffer, MaxReceiveBuffer) and each
+// stream's share of it (a quarter: MaxStreamBuffer, the window its peer
+// may fill before a window update), but the sum of the windows of many
+// streams is larger than the session's buffer, and once that buffer is
+// full the peer's smux reads nothing more from the connection — not the
+// window updates either, which travel the same way as the data. A
+// provider whose answers to a consumer wait unsent stops reading new
+// requests (the exchange's backpressure), the large ones on streams of
+// their own included; a consumer that then sent more large requests
+// (1 MiB each, 64 callers) filled the provider's buffer, the provider's
+// smux stopped reading, and the consumer's window updates for the large
+// answers it was reading never reached the provider: neither side moved
+// again (tester57: `bench -c 64 --req 1MiB --mix-resp 2MiB --mix-c 16`,
+// 0 calls in 30 s; tcp, with no shared buffer, was fine).
+//
+// So the data this side writes on a stream it opened counts against a
+// credit until the peer begins to read that stream: its first window
+// update (smux sends one on a stream's first read, window.go) or its FIN
+// (the peer closed the stream, read or not) gives the stream's bytes
+// back. A stream counts what it writes up to one window (smux's own
+// window bounds the rest, and a stream beyond it is being read). The
+// credit is half the peer's session buffer (twice the peer's stream
+// window, which is a quarter of its buffer; 512 KiB until the peer's
+// first update), so the streams the peer has not begun to read and the
+// primary stream's window (another quarter) together leave a quarter of
+// its buffer free: its smux always reads on, and the updates get through.
+// A write that finds the credit spent waits (in Write, as for smux's
+// window) until it is given back, the stream is closed or the session
+// ends; one stream alone always gets its window. This is HTTP/2's
+// connection-level flow control, counted from the sender's side.
+
+// cmdFIN is smux's stream close (github.com/xtaci/smux frame.go).
+const cmdFIN = 1
+
+// streamCredit is a session's credit for the streams this side opens.
+// Session.Open registers each such stream (opened), in the order smux
+// numbered them (openMu), so that a FIN the peer sent before that — a
+// stream it refused at once, before this side wrote on it — is known:
+// its id is above every registered one (early).
+type streamCredit struct {
+	mu      sync.Mutex
+	used    int64                      // bytes counted, over every stream in streams
+	streams map[uint32]*creditedStream // the open streams this side opened, and closed ones the peer has not yet begun to read
+	freed   chan struct{}              // closed (and cleared) when credit is given back; nil: nobody waits
+	early   uint32                     // a stream the peer began to read or closed before it was registered
+
+	openMu sync.Mutex    // Open holds it across smux's OpenStream and opened
+	high   atomic.Uint32 // the highest id registered
+	n      atomic.Int32  // len(streams): the receiver's check, without the lock
+	odd    bool          // this side's ids are odd (the consumer's, as smux numbers them)
+}
+
+// creditedStream is a stream's state in its session's credit. On mu.
+type creditedStream struct {
+	counted int64 // bytes counted
+	started bool  // the peer began to read it, or closed it: it counts nothing more
+	closed  bool  // this side closed it
+}
+
+// opened registers stream sid, just opened by this side.
+func (c *streamCredit) opened(sid uint32) *creditedStream {
+	cs := &creditedStream{}
+	c.mu.Lock()
+	if c.streams == nil {
+		c.streams = make(map[uint32]*creditedStream)
+	}
+	c.streams[sid] = cs
+	c.n.Store(int32(len(c.streams)))
+	c.high.Store(sid)
+	if c.early == sid {
+		cs.started = true
+		c.early = 0
+	}
+	c.mu.Unlock()
+	return cs
+}
+
+// take counts the n bytes of a write on cs, as far as they keep its count
+// within window (the peer's stream window), waiting while over twice
+// window would be counted, unless nothing is. It fails with
+// io.ErrClosedPipe once die or done is closed.
+func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-chan struct{}) error {
+	for {
+		c.mu.Lock()
+		k := min(n, window-cs.counted)
+		if cs.started || k <= 0 {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.used == 0 || c.used+k <= 2*window {
+			cs.counted += k
+			c.used += k
+			c.mu.Unlock()
+			return nil
+		}
+		if c.freed == nil {
+			c.freed = make(chan struct{})
+		}
+		freed := c.freed
+		c.mu.Unlock()
+		select {
+		case <-freed:
+		case <-die:
+			return io.ErrClosedPipe
+		case <-done:
+			return io.ErrClosedPipe
+		}
+	}
+}
+
+// mine reports whether the receiver should look at a window update or
+// FIN of stream sid (not the primary stream's): a stream this side
+// opened, while any is registered, or one not yet registered.
+func (c *streamCredit) mine(sid uint32) bool {
+	return sid&1 == 1 == c.odd && (c.n.Load() != 0 || sid > c.high.Load())
+}
+
+// start gives back what stream sid counts: the peer began to read it
+// or closed it. It runs on smux's receiver (updWatch.feed).
+//
+//go:noinline
+func (c *streamCredit) start(sid uint32) {
+	c.mu.Lock()
+	cs := c.streams[sid]
+	switch {
+	case cs == nil:
+		if sid > c.high.Load() {
+			c.early = sid
+		}
+	case !cs.started:
+		cs.started = true
+		if cs.counted > 0 {
+			c.used -= cs.counted
+			cs.counted = 0
+			if c.freed != nil {
+				close(c.freed)
+				c.freed = nil
+			}
+		}
+		if cs.closed {
+			delete(c.streams, sid)
+			c.n.Store(int32(len(c.streams)))
+		}
+	}
+	c.mu.Unlock()
+}
+
+// close notes that this side closed stream sid: it is forgotten at once
+// if the peer began to read it, else when it does (start).
+func (c *streamCredit) close(sid uint32, cs *creditedStream) {
+	c.mu.Lock()
+	cs.closed = true
+	if cs.started {
+		delete(c.streams, sid)
+		c.n.Store(int32(len(c.streams)))
+	}
+	c.mu.Unlock()
+}
+
+// openedStream is a stream this side opened, other than the primary: its
+// writes count against the session's credit (see above).
+type openedStream struct {
+	*stream
+	cs *creditedStream
+}
+
+// Write waits for credit for what b adds to the stream's count (up to
+// one peer window in all, and nothing once the peer began to read it),
+// then writes b through smux. It fails with io.ErrClosedPipe, writing
+// nothing, when the stream or session closes while it waits.
+func (o openedStream) Write(b []byte) (int, error) {
+	window := int64(o.s.conn.win.window.Load())
+	if err := o.s.conn.credit.take(o.cs, int64(len(b)), window, o.GetDieCh(), o.s.done); err != nil {
+		return 0, err
+	}
+	return o.Stream.Write(b)
+}
+
+// Close closes the stream (smux's Close) and tells the credit.
+func (o openedStream) Close() error {
+	err := o.Stream.Close()
+	o.s.conn.credit.close(o.ID(), o.cs)
+	return err
+}
