@@ -570,3 +570,27 @@ func TestBench_Attachments(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 }
+
+// Large requests beside large answers on one smux connection: the
+// provider stops reading while 8 MiB of its answers are unread, and the
+// consumer's 1 MiB requests, each on a stream of its own, filled the
+// provider's smux session buffer, whose receiver then read nothing more,
+// not even the window updates the 2 MiB answers waited for: no call ever
+// completed (tester57; 2 runs of 2 on a28830a: 64 SERVER_TIMEOUT, 0
+// calls). The consumer's stream credit (extensions/transport/smux,
+// credit.go) keeps a quarter of that buffer free: calls complete in every
+// second.
+func TestBench_LargeRequestsBesideLargeAnswersDoNotStall(t *testing.T) {
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--transport", "smux")
+	r := benchJSON(t, nil, p.url("demo.Echo")+"?transport=smux", "--duration", "3s", "--timeout", "10s", "--warmup", "0",
+		"-c", "64", "--req", "1MiB", "--resp", "100", "--mix-resp", "2MiB", "--mix-c", "16")
+	if len(r.Errors) != 0 || r.Calls == 0 {
+		t.Fatalf("calls %d, errors %v: the connection stalled; timeline %+v", r.Calls, r.Errors, r.Timeline)
+	}
+	for _, s := range r.Timeline[:len(r.Timeline)-1] {
+		if s.Calls == 0 {
+			t.Fatalf("second %d completed no call: the connection stalled; timeline %+v", s.Second, r.Timeline)
+		}
+	}
+	t.Logf("%d calls, timeline %+v", r.Calls, r.Timeline)
+}
