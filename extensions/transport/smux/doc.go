@@ -55,6 +55,15 @@
 // 6.7-7.6k calls/s (2 of 2), c=100 provider CPU 8.0-10.2 -> 6.0-7.5 µs a
 // call (6 of 6), calls/s 42-83k -> 54-98k (5 of 6 faster).
 //
+// The other streams a side opens (frames over 64 KiB, one stream each)
+// count what they write against a credit of half the peer's session
+// buffer until the peer begins to read them (credit.go): smux's session
+// buffer is shared by all of a session's streams and, once full, its
+// receiver reads nothing more, window updates included, so large requests
+// a busy provider had not read yet stalled the large answers beside them
+// for good (tester57). A Write that finds the credit spent waits, as for
+// smux's own window.
+//
 // Costs (measured, BenchmarkStream100B and BenchmarkIdleSession): a Write
 // on a stream other than the primary one passes through smux's shaper and
 // writer goroutines, so write coalesced batches rather than one frame per
