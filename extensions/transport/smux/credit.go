@@ -26,9 +26,9 @@ import (
 // credit until the peer begins to read that stream: its first window
 // update (smux sends one on a stream's first read, window.go) or its FIN
 // (the peer closed the stream, read or not) gives the stream's bytes
-// back. A stream counts what it writes up to one window (smux's own
-// window bounds the rest, and a stream beyond it is being read). The
-// credit is half the peer's session buffer (twice the peer's stream
+// back. A stream writes at most one window before then, and waits for the
+// rest (smux's own window bounds what follows, and the stream is being
+// read). The credit is half the peer's session buffer (twice the peer's stream
 // window, which is a quarter of its buffer; 512 KiB until the peer's
 // first update), so the streams the peer has not begun to read and the
 // primary stream's window (another quarter) together leave a quarter of
@@ -84,23 +84,24 @@ func (c *streamCredit) opened(sid uint32) *creditedStream {
 	return cs
 }
 
-// take counts the n bytes of a write on cs, as far as they keep its count
-// within window (the peer's stream window), waiting while over twice
-// window would be counted, unless nothing is. It fails with
-// io.ErrClosedPipe once die or done is closed.
-func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-chan struct{}) error {
+// take returns how many of the next n bytes of a write on cs may be
+// written now: all of them once the peer began to read the stream; else
+// as many as keep the stream's count within window (the peer's stream
+// window), counted, waiting while the stream has counted a whole window
+// or while over twice window would be counted (unless nothing is). It
+// fails with io.ErrClosedPipe once die or done is closed.
+func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-chan struct{}) (int64, error) {
 	for {
 		c.mu.Lock()
-		k := min(n, window-cs.counted)
-		if cs.started || k <= 0 {
+		if cs.started {
 			c.mu.Unlock()
-			return nil
+			return n, nil
 		}
-		if c.used == 0 || c.used+k <= 2*window {
+		if k := min(n, window-cs.counted); k > 0 && (c.used == 0 || c.used+k <= 2*window) {
 			cs.counted += k
 			c.used += k
 			c.mu.Unlock()
-			return nil
+			return k, nil
 		}
 		if c.freed == nil {
 			c.freed = make(chan struct{})
@@ -110,9 +111,9 @@ func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-cha
 		select {
 		case <-freed:
 		case <-die:
-			return io.ErrClosedPipe
+			return 0, io.ErrClosedPipe
 		case <-done:
-			return io.ErrClosedPipe
+			return 0, io.ErrClosedPipe
 		}
 	}
 }
@@ -173,16 +174,32 @@ type openedStream struct {
 	cs *creditedStream
 }
 
-// Write waits for credit for what b adds to the stream's count (up to
-// one peer window in all, and nothing once the peer began to read it),
-// then writes b through smux. It fails with io.ErrClosedPipe, writing
-// nothing, when the stream or session closes while it waits.
+// Write writes b through smux, no more of it before the peer begins to
+// read the stream than one peer window, and that only as the session's
+// credit allows (see above), waiting for both. It fails with
+// io.ErrClosedPipe once the stream or session closes while it waits.
+//
+// smux itself lets a new stream send 256 KiB before the peer's first
+// window update, whatever the peer's window: against a peer whose
+// smux.buffer is 256 KiB one such stream filled its whole buffer
+// (tester58: provider smux.buffer=256KiB, `bench -c 16 --req 1MiB`, 0
+// calls). So the rest of b waits here for the peer's first update.
 func (o openedStream) Write(b []byte) (int, error) {
 	window := int64(o.s.conn.win.window.Load())
-	if err := o.s.conn.credit.take(o.cs, int64(len(b)), window, o.GetDieCh(), o.s.done); err != nil {
-		return 0, err
+	n := 0
+	for len(b) > 0 {
+		k, err := o.s.conn.credit.take(o.cs, int64(len(b)), window, o.GetDieCh(), o.s.done)
+		if err != nil {
+			return n, err
+		}
+		m, err := o.Stream.Write(b[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
 	}
-	return o.Stream.Write(b)
+	return n, nil
 }
 
 // Close closes the stream (smux's Close) and tells the credit.

@@ -34,6 +34,33 @@ func within(t *testing.T, done <-chan struct{}, d time.Duration, what string) {
 	}
 }
 
+// answerArrives writes an answer of size bytes on a stream the provider
+// p opens and fails the test unless the consumer c reads it whole within
+// 20 s.
+func answerArrives(t *testing.T, c, p spi.Session, size int, what string) {
+	t.Helper()
+	answerStream, err := p.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if _, err := answerStream.Write(pattern(9, 0, size)); err != nil {
+			t.Errorf("answer stream: write: %v", err)
+		}
+		_ = answerStream.Close()
+	}()
+	cAnswer, err := c.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		readAll(t, cAnswer, 9, size, "answer")
+	}()
+	within(t, got, 4*spitest.TransportWait, what)
+}
+
 // TestOpenedStreamsLeaveRoomForWindowUpdates: streams a consumer opens and
 // its provider does not read yet (a provider whose readers stopped while
 // its answers wait) must not fill the provider's session buffer, or its
@@ -71,26 +98,7 @@ func TestOpenedStreamsLeaveRoomForWindowUpdates(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // the request streams' bytes are on their way
 
-	answerStream, err := p.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		if _, err := answerStream.Write(pattern(9, 0, answer)); err != nil {
-			t.Errorf("answer stream: write: %v", err)
-		}
-		_ = answerStream.Close()
-	}()
-	cAnswer, err := c.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan struct{})
-	go func() {
-		defer close(got)
-		readAll(t, cAnswer, 9, answer, "answer")
-	}()
-	within(t, got, 4*spitest.TransportWait, "a 4 MiB answer while 8 request streams wait unread")
+	answerArrives(t, c, p, answer, "a 4 MiB answer while 8 request streams wait unread")
 
 	// The provider now reads the request streams, each on its own (as the
 	// exchange does): every write completes.
@@ -148,4 +156,41 @@ func TestRefusedStreamGivesItsCreditBack(t *testing.T) {
 	for i, st := range acceptN(t, p, 2) {
 		readAll(t, st, byte(2+i), window, "request stream") // written in order
 	}
+}
+
+// TestUnreadStreamLeavesRoomAtTheSmallestBuffer: smux lets a new stream
+// send 256 KiB before the peer's first window update, whatever the peer's
+// window, which is all of a 256 KiB session buffer: one request stream
+// the provider did not read yet filled it, and a large answer then waited
+// for window updates its smux no longer read (tester58: provider
+// smux.buffer=256KiB, `bench -c 16 --req 1MiB`, 0 calls). A stream now
+// writes one peer window (64 KiB here) before the peer begins to read it.
+func TestUnreadStreamLeavesRoomAtTheSmallestBuffer(t *testing.T) {
+	c, p := spitest.Pair(t, buildBuffer(t, "256KiB"))
+	cPrimary, pPrimary := spitest.StreamPair(t, c, p)
+	go func() { _, _ = cPrimary.Write([]byte("hello")) }()
+	if _, err := io.ReadFull(pPrimary, make([]byte, 5)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the primary stream's window update (64 KiB) arrives
+
+	const request, answer = 1 << 20, 1 << 20
+	st, err := c.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		if _, err := st.Write(pattern(3, 0, request)); err != nil {
+			t.Errorf("request stream: write: %v", err)
+		}
+		_ = st.Close()
+	}()
+	time.Sleep(200 * time.Millisecond)
+
+	answerArrives(t, c, p, answer, "a 1 MiB answer beside an unread 1 MiB request stream, 256 KiB buffers")
+
+	readAll(t, acceptN(t, p, 1)[0], 3, request, "request stream")
+	within(t, written, spitest.TransportWait, "the request stream's write once read")
 }
