@@ -140,8 +140,8 @@ func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-cha
 		}
 		c.mu.Lock()
 		select {
-		case <-w.granted: // granted meanwhile: give it back
-			if w.counted {
+		case <-w.granted: // granted meanwhile: give it back, unless its stream started since (start gave it back)
+			if w.counted && !cs.started {
 				cs.counted -= k
 				c.used -= k
 			}
