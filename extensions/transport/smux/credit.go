@@ -210,11 +210,9 @@ func (c *streamCredit) start(sid uint32) {
 	case !cs.started:
 		cs.started = true
 		close(cs.startCh)
-		if cs.counted > 0 {
-			c.used -= cs.counted
-			cs.counted = 0
-			c.grantLocked()
-		}
+		c.used -= cs.counted
+		cs.counted = 0
+		c.grantLocked() // also a write of this stream still waiting in line (the peer closed it first)
 		if cs.closed {
 			delete(c.streams, sid)
 			c.n.Store(int32(len(c.streams)))
