@@ -2,7 +2,10 @@ package smux
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
+
+	xsmux "github.com/xtaci/smux"
 )
 
 // The session's primary stream — the first stream a consumer opens, which
@@ -70,6 +73,59 @@ func (p primaryStream) Write(b []byte) (int, error) {
 		b = b[k:]
 	}
 	return n, nil
+}
+
+// Read reads the primary stream: on a plain socket from the socket itself
+// (demux.go), else through smux. A protocol error kills the session and
+// is returned as a *ProtocolError.
+func (p primaryStream) Read(b []byte) (int, error) {
+	c := p.s.conn
+	if c.dm == nil {
+		return p.stream.Read(b)
+	}
+	n, err := c.readPrimary(b, p.GetDieCh())
+	if err != nil && errors.Is(err, xsmux.ErrInvalidProtocol) {
+		p.s.kill()
+		if pe := p.s.protocolError(err); pe != nil {
+			err = pe
+		}
+	}
+	return n, err
+}
+
+// WriteTo writes what Read reads to w until the stream ends (io.EOF is
+// not an error) or w fails; smux's own WriteTo reads smux's buffers,
+// which a primary stream that reads for itself leaves empty.
+func (p primaryStream) WriteTo(w io.Writer) (int64, error) {
+	if p.s.conn.dm == nil {
+		return p.stream.WriteTo(w)
+	}
+	var n int64
+	buf := make([]byte, frameSize)
+	for {
+		k, err := p.Read(buf)
+		if k > 0 {
+			m, werr := w.Write(buf[:k])
+			n += int64(m)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// Close closes the stream; its reader stops.
+func (p primaryStream) Close() error {
+	if p.s.conn.dm != nil {
+		p.s.conn.closePrimary()
+	}
+	return p.stream.Close()
 }
 
 // closed reports whether the stream has been closed.

@@ -163,6 +163,10 @@ func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 	s := &Session{done: make(chan struct{}), client: client}
 	s.conn = newWatchedConn(c, s.kill)
 	s.conn.credit.odd = client // smux numbers the client's streams odd
+	if s.conn.ra.raw != nil {
+		s.conn.dm = newDemux(client, cfg.MaxStreamBuffer)
+		s.conn.watch.dm = s.conn.dm
+	}
 	var err error
 	if client {
 		s.mux, err = xsmux.Client(s.conn, cfg)
@@ -218,9 +222,20 @@ func (s *Session) Open() (io.ReadWriteCloser, error) {
 	credit := &s.conn.credit
 	credit.openMu.Lock() // numbered and registered in order (credit.go)
 	defer credit.openMu.Unlock()
+	primary := s.client && !s.first.Load()
+	if primary {
+		// The demux must know the primary stream before the peer's first
+		// frame on it can arrive, which may be before OpenStream returns.
+		s.conn.win.sid.Store(firstClientStream)
+	}
 	st, err := s.mux.OpenStream()
 	if err != nil {
 		return nil, s.failed("open stream", err)
+	}
+	if primary && st.ID() != firstClientStream {
+		st.Close()
+		s.kill()
+		return nil, fmt.Errorf("smux: open stream: the first stream is %d, not %d: this smux numbers streams differently", st.ID(), firstClientStream)
 	}
 	return s.wrap(st, s.client, true), nil
 }
@@ -237,6 +252,10 @@ func (s *Session) Accept() (io.ReadWriteCloser, error) {
 	}
 	return s.wrap(st, !s.client, false), nil
 }
+
+// firstClientStream is the id smux gives the first stream a client opens
+// (its ids start at 1 and go up by 2 before each stream).
+const firstClientStream = 3
 
 // wrap returns st as the session's primary stream (direct.go) if it is
 // the first stream opened on the consumer's side, or accepted on the
@@ -375,7 +394,8 @@ type watchedConn struct {
 
 	win    sendWindow   // the primary stream's send window (window.go)
 	credit streamCredit // for the other streams this side opens (credit.go)
-	watch  updWatch     // takes the updates for both from what smux's receiver reads
+	watch  updWatch     // takes the updates for both from what is read
+	dm     *demux       // on a plain socket: the primary stream reads for itself (demux.go)
 }
 
 func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
@@ -395,6 +415,17 @@ func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
 // shallow: smux's receiver must stay within a 2 KiB stack (64 more bytes
 // of frame in readAhead.fill still fit, 128 do not; see WriteBuffers).
 func (c *watchedConn) Read(b []byte) (int, error) {
+	if c.dm != nil {
+		return c.readReceiver(b)
+	}
+	return c.readTLS(b)
+}
+
+// readTLS is Read under TLS, where smux's receiver reads every byte (no
+// demux) and updWatch.feed follows them.
+//
+//go:noinline
+func (c *watchedConn) readTLS(b []byte) (int, error) {
 	var n int
 	var err error
 	if c.ra.raw != nil && (c.ra.r < c.ra.w || len(b) < readAheadSize) {
@@ -409,6 +440,15 @@ func (c *watchedConn) Read(b []byte) (int, error) {
 		c.fail(err)
 	}
 	return n, err
+}
+
+// Close closes the connection and wakes whoever waits in the demux.
+func (c *watchedConn) Close() error {
+	err := c.Conn.Close()
+	if c.dm != nil {
+		c.closed()
+	}
+	return err
 }
 
 func (c *watchedConn) Write(b []byte) (int, error) {

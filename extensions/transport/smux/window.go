@@ -11,9 +11,9 @@ import (
 // (smux v2 flow control: the receiver sends a window update, cmdUPD, with
 // the bytes it has consumed and its window, on its first read and each
 // time half a window more is read). The window is kept here the same way:
-// smux's receiver reads every frame through watchedConn.Read, where
-// updWatch follows the frames and takes the primary stream's updates, and
-// the primary stream writes no more than the window allows.
+// updWatch follows the frames read from the connection and takes the
+// primary stream's updates, and the primary stream writes no more than
+// the window allows.
 //
 // Without it a consumer that pipelined requests faster than its provider
 // ran them filled the provider's whole session buffer (smux.buffer),
@@ -74,50 +74,73 @@ func (w *sendWindow) update(consumed, window uint32) {
 	}
 }
 
-// updWatch follows the frames of the bytes smux's receiver reads, in
+// updWatch follows the frames of the bytes the connection reads, in
 // order, and hands the primary stream's window updates to win, and the
 // window updates and FINs of the other streams this side opened to credit
-// (credit.go). Only the receiver reads, so it needs no lock.
+// (credit.go). On a plain socket it also tells, for each byte, whether it
+// is the primary stream's data or smux's (demux.go). Only the one reading
+// the socket uses it: smux's receiver under TLS, the demux's token holder
+// on a plain socket.
 type updWatch struct {
 	win    *sendWindow
 	credit *streamCredit
+	dm     *demux // nil under TLS: every byte is smux's
 	hdr    [frameHeaderLen]byte
-	hn     int // header bytes seen
-	left   int // data bytes of the current frame still to come
-	upd    bool
+	hn     int          // header bytes seen
+	left   int          // data bytes of the current frame still to come
+	upd    bool         // the current frame is the primary stream's window update
+	mine   bool         // its data is the primary stream's (demux)
 	data   [updLen]byte // the current update's data
 }
 
-// feed takes the next bytes the receiver read.
+// feed takes the next bytes smux's receiver read (under TLS, where smux
+// reads every byte).
 //
 //go:noinline
 func (u *updWatch) feed(p []byte) {
 	for len(p) > 0 {
-		if u.left > 0 {
-			k := min(len(p), u.left)
-			if u.upd {
-				copy(u.data[updLen-u.left:], p[:k])
-			}
-			u.left -= k
-			p = p[k:]
-			if u.left == 0 && u.upd {
-				u.win.update(binary.LittleEndian.Uint32(u.data[:4]), binary.LittleEndian.Uint32(u.data[4:]))
-			}
-			continue
-		}
-		k := copy(u.hdr[u.hn:], p)
-		u.hn += k
+		k, _, _ := u.step(p)
 		p = p[k:]
-		if u.hn < frameHeaderLen {
-			return
-		}
-		u.hn = 0
-		u.left = int(binary.LittleEndian.Uint16(u.hdr[2:]))
-		sid := binary.LittleEndian.Uint32(u.hdr[4:])
-		primary := sid != 0 && sid == u.win.sid.Load()
-		u.upd = u.hdr[1] == cmdUPD && u.left == updLen && primary
-		if cmd := u.hdr[1]; (cmd == cmdUPD || cmd == cmdFIN) && !primary && u.credit.mine(sid) {
-			u.credit.start(sid) // the peer began to read it, or closed it
-		}
 	}
+}
+
+// step takes the first k bytes of p (k > 0 when p is not empty): the
+// rest of a frame's data, or (part of) a frame header. It returns the
+// bytes that go to smux's receiver (s: data, or a whole header once it
+// is complete, which is u.hdr and must be copied at once) or to the
+// primary stream's reader (d: its data, whose frame header goes nowhere).
+func (u *updWatch) step(p []byte) (k int, s, d []byte) {
+	if u.left > 0 {
+		k = min(len(p), u.left)
+		if u.upd {
+			copy(u.data[updLen-u.left:], p[:k])
+		}
+		u.left -= k
+		if u.left == 0 && u.upd {
+			u.win.update(binary.LittleEndian.Uint32(u.data[:4]), binary.LittleEndian.Uint32(u.data[4:]))
+		}
+		if u.mine {
+			return k, nil, p[:k]
+		}
+		return k, p[:k], nil
+	}
+	k = copy(u.hdr[u.hn:], p)
+	u.hn += k
+	if u.hn < frameHeaderLen {
+		return k, nil, nil
+	}
+	u.hn = 0
+	u.left = int(binary.LittleEndian.Uint16(u.hdr[2:]))
+	cmd, sid := u.hdr[1], binary.LittleEndian.Uint32(u.hdr[4:])
+	if u.dm != nil && u.dm.header(u.hdr[0], cmd, sid, u.win) {
+		u.mine, u.upd = true, false
+		return k, nil, nil
+	}
+	u.mine = false
+	primary := sid != 0 && sid == u.win.sid.Load()
+	u.upd = cmd == cmdUPD && u.left == updLen && primary
+	if (cmd == cmdUPD || cmd == cmdFIN) && !primary && u.credit.mine(sid) {
+		u.credit.start(sid) // the peer began to read it, or closed it
+	}
+	return k, u.hdr[:], nil
 }
