@@ -251,6 +251,8 @@ type openedStream struct {
 // (tester58: provider smux.buffer=256KiB, `bench -c 16 --req 1MiB`, 0
 // calls). So the rest of b waits here for the peer's first update.
 func (o openedStream) Write(b []byte) (int, error) {
+	o.s.conn.busyBegin()
+	defer o.s.conn.busyEnd()
 	window := int64(o.s.conn.win.window.Load())
 	n := 0
 	for len(b) > 0 {

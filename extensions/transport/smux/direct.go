@@ -59,7 +59,10 @@ func (p primaryStream) Write(b []byte) (int, error) {
 		}
 		room := win.room()
 		if room == 0 {
-			if err := win.wait(p); err != nil {
+			p.s.conn.busyBegin() // the updates come over the socket
+			err := win.wait(p)
+			p.s.conn.busyEnd()
+			if err != nil {
 				return n, err
 			}
 			continue

@@ -363,7 +363,9 @@ type stream struct {
 // the session ended comes before the error); a protocol error kills the
 // session and is returned as a *ProtocolError.
 func (st *stream) Read(b []byte) (int, error) {
+	st.s.conn.busyBegin()
 	n, err := smuxread.Read(st.Stream, b)
+	st.s.conn.busyEnd()
 	if err != nil && errors.Is(err, xsmux.ErrInvalidProtocol) {
 		st.s.kill()
 		if pe := st.s.protocolError(err); pe != nil {
