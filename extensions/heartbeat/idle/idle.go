@@ -224,7 +224,7 @@ func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, 
 		if hello, ok := peerHello(w.ch); ok {
 			reason += fmt.Sprintf(": the consumer's heartbeat hello %q has a strategy or values this provider cannot use (so its own heartbeat.timeout holds), and it stopped pinging: %s", hello, advice)
 		} else {
-			reason += ": the consumer sent no hello and stopped pinging (hung, or it pings less often than that): " + advice
+			reason += ": the consumer sent no hello and stopped pinging (hung, or it pings less often than that; or, where this provider logged \"stopped reading from\" this consumer, its hello and pings are among what was not read): " + advice
 		}
 	}
 	w.task.CloseChannel(w.ch, reason)
