@@ -131,3 +131,49 @@ func TestConnectionLimit_CapsSmuxStreams(t *testing.T) {
 		t.Fatalf("large echo after refusals: %v", r.Err)
 	}
 }
+
+// A large request whose stream is refused (the consumer already has the
+// cap's streams open) is answered SERVER_THREADPOOL_EXHAUSTED at once,
+// not left to its timeout (tester58: about 120 calls of `bench -c 200
+// --req 100KiB` against connection.concurrency=1 waited their 10 s).
+func TestConnectionLimit_RefusedStreamIsAnswered(t *testing.T) {
+	f := startServer(t, true, func(o *Options) { o.MaxConcurrent = 1 })
+	sess := dialSession(t, f.addr(), true)
+	ch := NewChannel(sess, Options{Side: spi.Consumer, Codec: codecByID})
+	t.Cleanup(func() { ch.Close("test done"); ch.Wait() })
+	if r := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "hi"), 5*time.Second); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var streams []io.Closer
+	for range MinStreamCap { // the cap's worth, held open unwritten
+		s, err := sess.(*smuxSession).s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	pc := serverChannels(f.srv)[0]
+	if !waitFor(5*time.Second, func() bool { return pc.Stats().OpenStreams == MinStreamCap }) {
+		t.Fatalf("stats %+v: want %d open streams", pc.Stats(), MinStreamCap)
+	}
+	big := strings.Repeat("x", 100<<10)
+	start := time.Now()
+	r := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), 10*time.Second)
+	took := time.Since(start)
+	e := wantStatus(t, r.Err, spi.StatusServerThreadpoolExhausted)
+	if !strings.Contains(e.Message, "refused unread; not run") || !strings.Contains(e.Message, "more than 64 streams") {
+		t.Errorf("message %q does not say the stream was refused over the cap", e.Message)
+	}
+	if took > 3*time.Second {
+		t.Errorf("the refused call was answered after %v; want at once", took)
+	}
+	for _, s := range streams {
+		s.Close()
+	}
+	if !waitFor(5*time.Second, func() bool { return pc.Stats().OpenStreams == 0 }) {
+		t.Fatalf("open streams = %d after the consumer closed them", pc.Stats().OpenStreams)
+	}
+	if r := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", big), 5*time.Second); r.Err != nil || r.Value != big {
+		t.Fatalf("large echo after the refusal: %v", r.Err)
+	}
+}

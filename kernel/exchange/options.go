@@ -127,8 +127,10 @@ type Options struct {
 	// concurrent requests reached" and never queued; heartbeats are always
 	// answered. On a multiplexed session it also caps the streams the
 	// consumer has open towards the provider at max(MaxConcurrent,
-	// MinStreamCap): a stream beyond that is closed at once, unread (an
-	// HTTP/2 REFUSED_STREAM), and counted in ChannelStats.RefusedStreams.
+	// MinStreamCap): a stream beyond that is refused (an HTTP/2
+	// REFUSED_STREAM), counted in ChannelStats.RefusedStreams, its request
+	// answered SERVER_THREADPOOL_EXHAUSTED unrun once its frame header
+	// arrives (within a second) and the rest of it never read.
 	// 0 means DefaultMaxConcurrent (16384); negative means unlimited.
 	// Consumer side: unused.
 	MaxConcurrent int
