@@ -85,10 +85,10 @@ func TestConnectionLimit_RejectsBeyondCap(t *testing.T) {
 	}
 }
 
-// A consumer that opens streams without end gets at most
-// max(MaxConcurrent, MinStreamCap) of them; the rest are refused and the
-// connection keeps working.
-func TestConnectionLimit_CapsSmuxStreams(t *testing.T) {
+// capOneConsumer starts a smux provider with MaxConcurrent 1 and returns
+// it with a consumer session and channel that made one call.
+func capOneConsumer(t *testing.T) (*fixture, spi.Session, *Channel) {
+	t.Helper()
 	f := startServer(t, true, func(o *Options) { o.MaxConcurrent = 1 })
 	sess := dialSession(t, f.addr(), true)
 	ch := NewChannel(sess, Options{Side: spi.Consumer, Codec: codecByID})
@@ -96,6 +96,14 @@ func TestConnectionLimit_CapsSmuxStreams(t *testing.T) {
 	if r := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "hi"), 5*time.Second); r.Err != nil {
 		t.Fatal(r.Err)
 	}
+	return f, sess, ch
+}
+
+// A consumer that opens streams without end gets at most
+// max(MaxConcurrent, MinStreamCap) of them; the rest are refused and the
+// connection keeps working.
+func TestConnectionLimit_CapsSmuxStreams(t *testing.T) {
+	f, sess, ch := capOneConsumer(t)
 	const extra = MinStreamCap + 10
 	var streams []io.Closer
 	for range extra {
@@ -137,13 +145,7 @@ func TestConnectionLimit_CapsSmuxStreams(t *testing.T) {
 // not left to its timeout (tester58: about 120 calls of `bench -c 200
 // --req 100KiB` against connection.concurrency=1 waited their 10 s).
 func TestConnectionLimit_RefusedStreamIsAnswered(t *testing.T) {
-	f := startServer(t, true, func(o *Options) { o.MaxConcurrent = 1 })
-	sess := dialSession(t, f.addr(), true)
-	ch := NewChannel(sess, Options{Side: spi.Consumer, Codec: codecByID})
-	t.Cleanup(func() { ch.Close("test done"); ch.Wait() })
-	if r := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "hi"), 5*time.Second); r.Err != nil {
-		t.Fatal(r.Err)
-	}
+	f, sess, ch := capOneConsumer(t)
 	var streams []io.Closer
 	for range MinStreamCap { // the cap's worth, held open unwritten
 		s, err := sess.(*smuxSession).s.OpenStream()
