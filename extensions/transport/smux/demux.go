@@ -61,15 +61,14 @@ const (
 	takeoverIdle  = 20 * time.Millisecond
 )
 
-// sqLimit and pqLimit bound the bytes parsed for smux's receiver and for
-// the primary stream's reader that they have not taken yet; the one
-// reading the socket stops reading it beyond them. A peer that keeps the
-// primary stream's window (every smux, and airnode's own writes since
-// they keep it) never brings pq near pqLimit.
-const (
-	sqLimit = 256 << 10
-	pqLimit = 64 << 20
-)
+// sqLimit bounds the bytes parsed for smux's receiver that it has not
+// taken yet, and the session's pqLimit (its smux.buffer, four windows)
+// those parsed for the primary stream's reader; the one reading the
+// socket stops reading it beyond them, as smux's receiver stops once its
+// buffer is full. A peer that keeps the primary stream's window (every
+// smux, and airnode's own writes since fc9ae12) never brings pq over one
+// window.
+const sqLimit = 256 << 10
 
 // queueKeep is the largest buffer a queue keeps once empty.
 const queueKeep = 16 << 10
@@ -115,6 +114,7 @@ type demux struct {
 
 	// The primary stream's window updates (its reader's, one at a time).
 	window   uint32 // this side's stream window: smux's MaxStreamBuffer
+	pqLimit  int    // 4 windows: smux.buffer
 	numRead  uint32 // primary stream bytes read, modulo 2^32
 	incr     uint32 // since the last update
 	updated  bool   // an update was sent
@@ -123,7 +123,7 @@ type demux struct {
 }
 
 func newDemux(client bool, window int) *demux {
-	return &demux{client: client, window: uint32(window), pWake: make(chan struct{}, 1), rWake: make(chan struct{}, 1)}
+	return &demux{client: client, window: uint32(window), pqLimit: 4 * window, pWake: make(chan struct{}, 1), rWake: make(chan struct{}, 1)}
 }
 
 func wake(ch chan struct{}) {
@@ -337,9 +337,9 @@ func (c *watchedConn) readPrimary(b []byte, die <-chan struct{}) (int, error) {
 			return 0, io.ErrClosedPipe
 		}
 		if d.pq.len() > 0 {
-			full := d.pq.len() >= pqLimit
+			full := d.pq.len() >= d.pqLimit
 			n := d.pq.pop(b)
-			if full && d.rWaiting && d.pq.len() < pqLimit {
+			if full && d.rWaiting && d.pq.len() < d.pqLimit {
 				wake(d.rWake) // it may read the socket again
 			}
 			c.leftRead()
@@ -491,7 +491,7 @@ func (c *watchedConn) readReceiver(b []byte) (int, error) {
 			d.mu.Unlock()
 			return 0, err
 		}
-		if d.holder == byNone && (!d.active || d.takeover) && d.pq.len() < pqLimit {
+		if d.holder == byNone && (!d.active || d.takeover) && d.pq.len() < d.pqLimit {
 			d.holder = byReceiver
 			n, filled := 0, true
 			if c.ra.r == c.ra.w {
