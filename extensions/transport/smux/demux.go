@@ -70,6 +70,15 @@ const (
 // window.
 const sqLimit = 256 << 10
 
+// lendMin is the data of another stream's frame that the primary stream's
+// reader, meeting it, leaves to smux's receiver to read from the socket
+// itself (lend) rather than queueing it through sq: copied through sq,
+// 16 KiB a fill, every fill of a large body woke the receiver once, and
+// calls with 100 KiB bodies (streams of their own) took 0.5 ms longer on
+// each side (tester59: `bench -c 1 --req 100KiB --resp 100KiB` 532-555
+// -> 354 calls/s).
+const lendMin = 4 << 10
+
 // queueKeep is the largest buffer a queue keeps once empty.
 const queueKeep = 16 << 10
 
@@ -96,6 +105,7 @@ type demux struct {
 	pClosed  bool // this side closed the primary stream: its data is dropped
 	client   bool // the consumer's side: the primary stream is the first it opens
 	bad      bool // a frame header smux would refuse: every byte is smux's from here
+	lend     bool // smux's receiver reads the socket for the rest of another stream's data frame
 
 	pq   queue // the primary stream's data, parsed by the receiver
 	pEnd error // after pq: io.EOF (the peer's FIN), or the socket's error
@@ -213,6 +223,13 @@ func (q *queue) grow(n int) {
 func (c *watchedConn) route(pb, sb []byte) (np, ns int, grow *queue) {
 	d, ra, u := c.dm, &c.ra, &c.watch
 	for ra.r < ra.w && (sb == nil || ns < len(sb)) {
+		if sb == nil && u.psh && u.left >= lendMin {
+			d.lend = true // the receiver reads the rest of this frame itself
+			if d.rWaiting {
+				wake(d.rWake)
+			}
+			break
+		}
 		p := ra.buf[ra.r:ra.w]
 		// the most the next step puts out, and where
 		switch {
@@ -353,7 +370,7 @@ func (c *watchedConn) readPrimary(b []byte, die <-chan struct{}) (int, error) {
 			d.mu.Unlock()
 			return 0, err
 		}
-		if d.holder == byNone && d.sq.len() < sqLimit {
+		if d.holder == byNone && !d.lend && d.sq.len() < sqLimit {
 			d.holder, d.takeover = byPrimary, false
 			n, filled := 0, true
 			if c.ra.r == c.ra.w {
@@ -491,20 +508,33 @@ func (c *watchedConn) readReceiver(b []byte) (int, error) {
 			d.mu.Unlock()
 			return 0, err
 		}
-		if d.holder == byNone && (!d.active || d.takeover) && d.pq.len() < d.pqLimit {
+		if d.holder == byNone && (!d.active || d.takeover || d.lend) && d.pq.len() < d.pqLimit {
 			d.holder = byReceiver
 			n, filled := 0, true
 			if c.ra.r == c.ra.w {
+				u := &c.watch
+				direct := u.psh && u.left > 0
+				if direct { // straight into b: the rest of another stream's frame
+					c.ra.dst = b[:min(len(b), u.left)]
+				}
 				d.mu.Unlock()
 				err := c.ra.raw.Read(c.ra.attempt) // keep this wait shallow (filled)
 				d.mu.Lock()
-				filled = c.filled(err)
+				c.ra.dst = nil
+				if filled = c.filled(err); filled && direct {
+					n, filled = c.ra.w, false
+					c.ra.r, c.ra.w = 0, 0
+					u.left -= n
+				}
 			}
 			if filled {
 				_, n = c.routeWake(nil, b)
 			}
 			d.holder = byNone
-			if d.pWaiting {
+			if d.lend && !(c.watch.psh && c.watch.left > 0) && c.ra.r == c.ra.w {
+				d.lend = false // the frame is read and nothing more is: the token goes back
+			}
+			if d.pWaiting && !d.lend {
 				d.takeover = false // the primary stream's reader is back: it reads from here
 				wake(d.pWake)
 			}

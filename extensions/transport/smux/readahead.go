@@ -25,6 +25,7 @@ type readAhead struct {
 	raw     syscall.RawConn       // the socket; nil under TLS: no read-ahead
 	buf     *[readAheadSize]byte  // from readAheadPool while r < w
 	r, w    int                   // unread bytes are buf[r:w]
+	dst     []byte                // set: fill reads here, not into buf (demux's direct reads)
 	n       int                   // last attempt: bytes read
 	err     error                 // last attempt: system call error
 	attempt func(fd uintptr) bool // read, bound once for RawConn.Read
@@ -62,11 +63,15 @@ func (ra *readAhead) read(c net.Conn, b []byte) (int, error) {
 // lock: true when done (data, end of stream or error), false to wait until
 // fd is readable, with the buffer given back to the pool.
 func (ra *readAhead) fill(fd uintptr) bool {
-	if ra.buf == nil {
-		ra.buf = readAheadPool.Get().(*[readAheadSize]byte)
+	dst := ra.dst
+	if dst == nil {
+		if ra.buf == nil {
+			ra.buf = readAheadPool.Get().(*[readAheadSize]byte)
+		}
+		dst = ra.buf[:]
 	}
 	for {
-		ra.n, ra.err = rawsock.Read(fd, ra.buf[:])
+		ra.n, ra.err = rawsock.Read(fd, dst)
 		if ra.err != syscall.EINTR {
 			break
 		}

@@ -90,6 +90,7 @@ type updWatch struct {
 	left   int          // data bytes of the current frame still to come
 	upd    bool         // the current frame is the primary stream's window update
 	mine   bool         // its data is the primary stream's (demux)
+	psh    bool         // it is a data frame of another stream
 	data   [updLen]byte // the current update's data
 }
 
@@ -133,10 +134,10 @@ func (u *updWatch) step(p []byte) (k int, s, d []byte) {
 	u.left = int(binary.LittleEndian.Uint16(u.hdr[2:]))
 	cmd, sid := u.hdr[1], binary.LittleEndian.Uint32(u.hdr[4:])
 	if u.dm != nil && u.dm.header(u.hdr[0], cmd, sid, u.win) {
-		u.mine, u.upd = true, false
+		u.mine, u.upd, u.psh = true, false, false
 		return k, nil, nil
 	}
-	u.mine = false
+	u.mine, u.psh = false, cmd == cmdPSH
 	primary := sid != 0 && sid == u.win.sid.Load()
 	u.upd = cmd == cmdUPD && u.left == updLen && primary
 	if (cmd == cmdUPD || cmd == cmdFIN) && !primary && u.credit.mine(sid) {
