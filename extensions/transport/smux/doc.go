@@ -61,7 +61,9 @@
 // primary stream's first read and when its reader has stayed away 2 to 4
 // ms while a read or write of the session waits for the socket, 20 to 40
 // ms otherwise (a provider that stopped reading while its answers wait
-// must still read the window updates that let them go). The primary stream's reader
+// must still read the window updates that let them go), and for another
+// stream's data frame of 4 KiB or more, which it reads from the socket
+// straight into its buffer. The primary stream's reader
 // sends its window updates itself, and its data no longer counts against
 // smux's session buffer. Before, smux's receiver woke the primary
 // stream's reader for every batch and a Read returned one frame; against
