@@ -411,11 +411,10 @@ func newWatchedConn(c net.Conn, onFail func()) *watchedConn {
 	return w
 }
 
-// Read reads through the read-ahead buffer when b is under readAheadSize
-// or the buffer has unread bytes, and the connection is a plain socket
-// (not TLS); otherwise straight from the connection. Keep this chain
-// shallow: smux's receiver must stay within a 2 KiB stack (64 more bytes
-// of frame in readAhead.fill still fit, 128 do not; see WriteBuffers).
+// Read is smux's receiver's read: on a plain socket through the demux
+// (readReceiver, demux.go), under TLS straight from the connection
+// (readTLS). Keep this chain shallow: smux's receiver must stay within a
+// 2 KiB stack (see WriteBuffers and watchedConn.filled).
 func (c *watchedConn) Read(b []byte) (int, error) {
 	if c.dm != nil {
 		return c.readReceiver(b)
@@ -424,7 +423,9 @@ func (c *watchedConn) Read(b []byte) (int, error) {
 }
 
 // readTLS is Read under TLS, where smux's receiver reads every byte (no
-// demux) and updWatch.feed follows them.
+// demux) and updWatch.feed follows them. Its read-ahead branch is reached
+// only by a watchedConn without a demux, which newSession never makes on
+// a plain socket (TestReadAhead_ReleasesWhenDrained builds one).
 //
 //go:noinline
 func (c *watchedConn) readTLS(b []byte) (int, error) {
