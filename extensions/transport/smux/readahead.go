@@ -1,7 +1,6 @@
 package smux
 
 import (
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -10,17 +9,17 @@ import (
 	"github.com/airnode/airnode/internal/rawsock"
 )
 
-// readAheadSize is the read-ahead buffer of a session's connection: smux's
-// receiver reads every frame header (8 bytes) and then its data with one
-// read each; reading ahead takes a batch of small frames in one system
-// call. Reads of this size or more go straight to the socket.
+// readAheadSize is the read-ahead buffer of a session's connection on a
+// plain socket: smux reads every frame header (8 bytes) and then its data
+// with one read each; the demux reads a batch of small frames in one
+// system call and splits them (demux.go).
 const readAheadSize = 16 << 10
 
 // readAheadPool holds the read-ahead buffers. A session holds one only
 // while it has unread bytes in it: waiting for data, it holds none.
 var readAheadPool = sync.Pool{New: func() any { return new([readAheadSize]byte) }}
 
-// readAhead is a connection's read-ahead state. Only smux's receiver reads.
+// readAhead is a connection's read-ahead state, the demux's token holder's.
 type readAhead struct {
 	raw     syscall.RawConn       // the socket; nil under TLS: no read-ahead
 	buf     *[readAheadSize]byte  // from readAheadPool while r < w
@@ -29,34 +28,6 @@ type readAhead struct {
 	n       int                   // last attempt: bytes read
 	err     error                 // last attempt: system call error
 	attempt func(fd uintptr) bool // read, bound once for RawConn.Read
-}
-
-// read fills b from the read-ahead buffer, refilling it from the socket
-// first when it is empty. It waits for data holding no buffer, through the
-// socket's RawConn, with the same system calls as a plain read (one that
-// finds nothing, the wait, one that reads).
-func (ra *readAhead) read(c net.Conn, b []byte) (int, error) {
-	if ra.r == ra.w {
-		if err := ra.raw.Read(ra.attempt); err != nil {
-			return 0, err
-		}
-		if ra.err != nil {
-			err := &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", ra.err)}
-			ra.release()
-			return 0, err
-		}
-		if ra.n == 0 {
-			ra.release()
-			return 0, io.EOF
-		}
-		ra.r, ra.w = 0, ra.n
-	}
-	n := copy(b, ra.buf[ra.r:ra.w])
-	ra.r += n
-	if ra.r == ra.w {
-		ra.release()
-	}
-	return n, nil
 }
 
 // fill is one non-blocking read attempt on fd under the connection's read

@@ -423,19 +423,11 @@ func (c *watchedConn) Read(b []byte) (int, error) {
 }
 
 // readTLS is Read under TLS, where smux's receiver reads every byte (no
-// demux) and updWatch.feed follows them. Its read-ahead branch is reached
-// only by a watchedConn without a demux, which newSession never makes on
-// a plain socket (TestReadAhead_ReleasesWhenDrained builds one).
+// demux) and updWatch.feed follows them.
 //
 //go:noinline
 func (c *watchedConn) readTLS(b []byte) (int, error) {
-	var n int
-	var err error
-	if c.ra.raw != nil && (c.ra.r < c.ra.w || len(b) < readAheadSize) {
-		n, err = c.ra.read(c.Conn, b)
-	} else {
-		n, err = c.Conn.Read(b)
-	}
+	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.watch.feed(b[:n])
 	}
