@@ -494,7 +494,7 @@ func (c *conn) connect() (channel, error) {
 		if r, ok := ch.(interface{ Reason() string }); ok {
 			reason = r.Reason()
 		}
-		return nil, firstPingError(err, reason, time.Since(start), c.connectTimeout, c.tls)
+		return nil, firstPingError(err, reason, c.transport, time.Since(start), c.connectTimeout, c.tls)
 	}
 	return ch, nil
 }
@@ -528,9 +528,11 @@ func idleFor(ch channel) time.Duration {
 // reason is the channel's close reason (exchange.Channel.Reason): a close
 // that came from the consumer itself (its heartbeat gave up on a provider
 // that is paused, say) is reported as such, not as a likely mismatch.
-// tlsOn says whether this consumer ran TLS: one that did not is told that
-// a provider serving TLS closes a clear-text connection so.
-func firstPingError(err error, reason string, took, connectTimeout time.Duration, tlsOn bool) error {
+// transport is this consumer's transport extension ("" when unknown),
+// named in the mismatch hint. tlsOn says whether this consumer ran TLS:
+// one that did not is told that a provider serving TLS closes a
+// clear-text connection so.
+func firstPingError(err error, reason, transport string, took, connectTimeout time.Duration, tlsOn bool) error {
 	// "open stream: ...": a multiplexed session (smux) already dead when
 	// the channel opened its stream, the provider having closed the
 	// connection at once (at its connection limit, accepts)
@@ -546,18 +548,22 @@ func firstPingError(err error, reason string, took, connectTimeout time.Duration
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
-		// The cause first, then the likely reasons, shortest first: forty
-		// of these at once (a reconnect storm) must read at a glance.
-		mismatch := "or a transport or TLS mismatch: the consumer's transport and tls keys must match the provider's"
-		if !tlsOn {
-			mismatch = "or a transport or TLS mismatch: a provider serving TLS closes a clear-text connection at once " +
-				"(its registry URL has tls=true; its log says \"first record does not look like a TLS handshake\"): " +
-				"set tls=true and tls.ca=FILE, the CA that signed its certificate (airnode call/bench: -p tls=true -p tls.ca=FILE), " +
-				"else match its transport"
+		// What happened, then the likely reasons with their fixes, the
+		// likeliest first: forty of these at once (a reconnect storm)
+		// must read at a glance; the channel's own error last.
+		tr := "a transport mismatch (the consumer's transport key must match the provider's)"
+		if transport != "" {
+			tr = fmt.Sprintf("a transport mismatch (this consumer's transport=%s: set the provider's, airnode call/bench: -p transport=NAME; its log names the bytes it could not read)", transport)
 		}
-		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v: %w; "+
-			"likely its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\") %s",
-			took.Round(time.Millisecond/10), err, mismatch)
+		tlsWhy := "a TLS mismatch (the tls keys must match the provider's)"
+		if !tlsOn {
+			tlsWhy = "TLS on the provider (it closes a clear-text connection at once; its registry URL has tls=true: " +
+				"set tls=true and tls.ca=FILE, the CA that signed its certificate, airnode call/bench: -p tls=true -p tls.ca=FILE)"
+		}
+		mismatch := tr + ", " + tlsWhy
+		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v; likely %s, "+
+			"or its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\"): %w",
+			took.Round(time.Millisecond/10), mismatch, err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
 		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)
 	default:

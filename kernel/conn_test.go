@@ -255,11 +255,11 @@ func TestConnPoolSharesAndReleases(t *testing.T) {
 func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 	closed := spi.Errorf(spi.StatusChannelInactive, "exchange: channel closed")
 	for _, tc := range []struct{ reason, want, not string }{
-		{"closed by peer", "mismatch", "this consumer"},
-		{"read: protocol: bad magic 0x1503", "mismatch", "this consumer"},
+		{"closed by peer", "likely a transport mismatch (this consumer's transport=smux: set the provider's", "this consumer closed"},
+		{"read: protocol: bad magic 0x1503", "likely a transport mismatch (this consumer's transport=smux", "this consumer closed"},
 		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "this consumer closed the connection during the first ping, after 5ms: heartbeat: no answer", "mismatch"},
 	} {
-		msg := firstPingError(closed, tc.reason, 5*time.Millisecond, time.Second, true).Error()
+		msg := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true).Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
 			t.Errorf("reason %q: %q; want it to contain %q and not %q", tc.reason, msg, tc.want, tc.not)
 		}
