@@ -70,7 +70,7 @@ var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes
 // the provider URL only (the provider's executelimit filter).
 var (
 	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
-	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait"}
+	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "health.service", "shutdown.timeout", "shutdown.wait"}
 )
 
 // explainedKey is one row key of the KEYS section: a kernel key and its
@@ -79,8 +79,8 @@ type explainedKey struct{ key, def string }
 
 // explainedKeys are the keys of the KEYS section: config.KernelKeys, then
 // the kernel's other keys with a value of their own (the server's
-// connection.concurrency, heartbeat.min.ping.interval, accepts and
-// accepts.per.ip, the consumer's
+// connection.concurrency, heartbeat.min.ping.interval, accepts,
+// accepts.per.ip, unsent.limit and health.service, the consumer's
 // connections, the shutdown keys), with their defaults from
 // kernel.KernelKeyDocs. The dispatcher has its row among the points;
 // identity keys (group, methods, pid, ...) are in the url line.
@@ -94,7 +94,7 @@ func explainedKeys() []explainedKey {
 		case "accepts":
 			// derived from the serving process's open-file limit, read at listen
 			out = append(out, explainedKey{d.Key, "ulimit -n − reserve"})
-		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "unsent.limit", "shutdown.timeout", "shutdown.wait":
+		case "connections", "connection.concurrency", "heartbeat.min.ping.interval", "accepts.per.ip", "unsent.limit", "health.service", "shutdown.timeout", "shutdown.wait":
 			out = append(out, explainedKey{d.Key, d.Default})
 		}
 	}

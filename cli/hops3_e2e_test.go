@@ -225,6 +225,7 @@ func TestHOps3_ListExplainReadsTypedValues(t *testing.T) {
 		`shutdown.timeout +service +1m +node`,
 		`shutdown.wait +service +1500ms +node`,
 		`reconnect.backoff +service +100ms +default`,
+		`health.service +service +true +default`,
 	} {
 		if !regexp.MustCompile(`(?m)^` + row).MatchString(r.stdout) {
 			t.Errorf("list --explain: no row %q in:\n%s", row, r.stdout)
