@@ -106,7 +106,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		elapsed := time.Duration(mono() - start)
 		if cl.timeout <= elapsed {
 			putFrame(f)
-			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, elapsed.Round(time.Millisecond), protocol.FormatSize(int64(len(f.b))))}
+			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, roundElapsed(elapsed), protocol.FormatSize(int64(len(f.b))))}
 		}
 		cl.timeout -= elapsed
 	}
@@ -278,7 +278,7 @@ func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s 
 	if !withdrawn {
 		c.checkAfterTimeout(elapsed, timeout)
 	}
-	elapsed = elapsed.Round(time.Millisecond)
+	elapsed = roundElapsed(elapsed)
 	switch {
 	case withdrawn:
 		return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v before the request was written (withdrawn, never sent)%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, false))}
@@ -286,6 +286,16 @@ func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s 
 		return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v waiting for the response%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, true))}
 	}
 	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s to %s timed out after %v while its request was being written (it may still reach the provider)%s", inv.Service, inv.Method, c.remote, elapsed, stalledNote(elapsed, timeout, false))}
+}
+
+// roundElapsed rounds the elapsed time a timeout message shows: to the
+// millisecond from 1ms on, to the microsecond below it, so that a deadline
+// shorter than the round trip reads "timed out after 239µs", not "after 0s".
+func roundElapsed(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // stalledNote explains a timeout noticed far past its deadline: when the
