@@ -504,19 +504,25 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			// A warning, not an error: the providers still answer direct
 			// calls by address (airnode call airnode://ADDR/demo.Echo),
 			// which tests and scripts use with memory:// as "no registry".
-			// The wait is skipped, since no consumer learns of the
-			// shutdown from it: whichever source gave it (the default,
-			// --shutdown-wait, -p shutdown.wait, AIRNODE_SHUTDOWN_WAIT,
-			// the file), and the kernel does not read it from the exports
-			// either. The log says which was skipped.
+			// The default wait is skipped, since no consumer learns of the
+			// shutdown from this registry; a wait given explicitly (the
+			// file, AIRNODE_SHUTDOWN_WAIT, --shutdown-wait, -p
+			// shutdown.wait) is kept: it is the time a load balancer
+			// polling /ready (503) or airnode.Health (NOT_SERVING) has to
+			// stop sending before the listener closes (tester60; a
+			// Kubernetes Service with a readiness probe and no registry).
+			// The log says which.
 			what := "no shutdown wait, since no consumer learns of the shutdown from it"
-			if wait > 0 {
-				what += fmt.Sprintf(" (the %v of %s is skipped)", wait, waitFrom)
+			switch {
+			case wait > 0 && waitFrom == originDefault:
+				what += fmt.Sprintf(" (the %v of %s is skipped; a wait given explicitly is kept, for health probes)", wait, waitFrom)
 				waitFrom = fmt.Sprintf("none: the %v of %s is skipped, this registry publishes to no other process", wait, waitFrom)
-			}
-			wait = 0
-			for i := range exports {
-				exports[i].url = exports[i].url.Without(keyShutdownWait)
+				wait = 0
+				for i := range exports {
+					exports[i].url = exports[i].url.Without(keyShutdownWait)
+				}
+			case wait > 0:
+				what = fmt.Sprintf("the %v shutdown wait of %s is kept for health probes: /ready answers 503 and airnode.Health NOT_SERVING through it, though no consumer learns of the shutdown from this registry", wait, waitFrom)
 			}
 			logger.Warn("airnode serve: this registry publishes to no other process: no consumer elsewhere will find these services; only calls by address reach them (airnode://ADDR/SERVICE). Give file:// (this machine) or zookeeper://HOST:PORT to publish; "+what,
 				"registry", registryDesc(reg), "reach", reach.String())

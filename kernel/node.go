@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ type Node struct {
 	registryURL     spi.URL   // default registry for Export and Refer; zero: none
 	health          Readiness // WithHealth's; nil: none
 	shutdownWait    time.Duration
+	shutdownWaitSet bool // WithShutdownWait was given: Shutdown waits even when nothing is registered
 	shutdownTimeout time.Duration
 
 	pool connPool
@@ -140,8 +142,16 @@ func WithHealth(h Readiness) Option { return func(n *Node) { n.health = h } }
 
 // WithShutdownWait sets how long Shutdown waits between unregistering and
 // closing listeners (default DefaultShutdownWait). The exported URLs'
-// "shutdown.wait", when set, overrides it (the largest one wins).
-func WithShutdownWait(d time.Duration) Option { return func(n *Node) { n.shutdownWait = d } }
+// "shutdown.wait", when set, overrides it (the largest one wins). The
+// default wait applies only when an export is registered; a wait given
+// here or by the URL key applies in any case: without a registry it is
+// the time a load balancer polling the node's readiness (WithHealth:
+// /ready answers 503) or the health service (airnode.Health: NOT_SERVING)
+// has to stop sending before the listeners close, as a Kubernetes
+// readiness probe needs.
+func WithShutdownWait(d time.Duration) Option {
+	return func(n *Node) { n.shutdownWait, n.shutdownWaitSet = d, true }
+}
 
 // WithShutdownTimeout sets Shutdown's whole budget, counted from its
 // start (default DefaultShutdownTimeout): unregistering and the wait
@@ -362,7 +372,8 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 
 // Shutdown stops the node in this order: mark its health draining
 // (WithHealth); unregister every exported service; wait shutdown.wait so that consumers stop picking this
-// provider (only when something was registered; the node's own references
+// provider (when something was registered or the wait was given,
+// WithShutdownWait or the URL key; the node's own references
 // keep listing its own providers until their servers have closed, so a
 // method that calls another service of the same node, during the wait or
 // the drain, still reaches it); stop accepting and drain
@@ -437,14 +448,15 @@ func (n *Node) Close() error { return n.Shutdown(context.Background()) }
 // unregistering and closing the listeners: the largest "shutdown.wait" of
 // the exported URLs when any sets one, else the node's
 // (WithShutdownWait, default DefaultShutdownWait); 0 when no export is
-// registered (no consumer would learn of the shutdown from a registry)
+// registered and neither gave a wait (no consumer would learn of the
+// shutdown from a registry)
 // or the node is shut down.
 func (n *Node) ShutdownWait() time.Duration {
 	n.mu.Lock()
 	exporters := n.exporters
 	n.mu.Unlock()
-	wait, _, registered := n.shutdownTiming(exporters)
-	if !registered {
+	wait, _, waits := n.shutdownTiming(exporters)
+	if !waits {
 		return 0
 	}
 	return wait
@@ -454,8 +466,9 @@ func (n *Node) ShutdownWait() time.Duration {
 // the node's (WithShutdownWait, WithShutdownTimeout), each replaced by
 // the largest value the exported URLs give ("shutdown.wait",
 // "shutdown.timeout"; a value that does not parse is ignored), and
-// whether any of exporters is registered (Shutdown waits only then).
-func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duration, registered bool) {
+// whether Shutdown waits: when any of exporters is registered, or the
+// wait was given (WithShutdownWait, an export's "shutdown.wait").
+func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duration, waits bool) {
 	wait, timeout = n.shutdownWait, n.shutdownTimeout
 	var urlWait, urlTimeout time.Duration = -1, -1
 	for _, e := range exporters {
@@ -465,9 +478,6 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 		if d, err := e.url.Duration("shutdown.timeout", -1); err == nil && d > urlTimeout {
 			urlTimeout = d
 		}
-		if e.reg != nil {
-			registered = true
-		}
 	}
 	if urlWait >= 0 {
 		wait = urlWait
@@ -475,7 +485,12 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 	if urlTimeout >= 0 {
 		timeout = urlTimeout
 	}
-	return wait, timeout, registered
+	return wait, timeout, anyRegistered(exporters) || n.shutdownWaitSet || urlWait >= 0
+}
+
+// anyRegistered reports whether any of exporters is registered.
+func anyRegistered(exporters []*Exporter) bool {
+	return slices.ContainsFunc(exporters, func(e *Exporter) bool { return e.reg != nil })
 }
 
 func (n *Node) shutdown(ctx context.Context) error {
@@ -503,8 +518,8 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// providers until their servers close.
 	n.draining.Store(&exporters)
 	var errs []error
-	wait, timeout, registered := n.shutdownTiming(exporters)
-	if registered {
+	wait, timeout, waits := n.shutdownTiming(exporters)
+	if waits && (wait > 0 || anyRegistered(exporters)) {
 		// Tell the consumers that the provider drains (exchange's
 		// draining event), so that a registry consumer's empty
 		// protection or removal damping does not keep sending to it
@@ -525,7 +540,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	dctx, cancel := context.WithDeadlineCause(ctx, began.Add(timeout), errDrainTimeout)
 	defer cancel()
 	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error { return e.unregister(ctx, "shutdown") })...)
-	if registered && wait > 0 {
+	if waits && wait > 0 {
 		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
 		t := time.NewTimer(wait)
 		select {
