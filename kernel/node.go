@@ -467,7 +467,8 @@ func (n *Node) ShutdownWait() time.Duration {
 // the largest value the exported URLs give ("shutdown.wait",
 // "shutdown.timeout"; a value that does not parse is ignored), and
 // whether Shutdown waits: when any of exporters is registered, or the
-// wait was given (WithShutdownWait, an export's "shutdown.wait").
+// wait was given (WithShutdownWait, an export's "shutdown.wait") and
+// something is exported.
 func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duration, waits bool) {
 	wait, timeout = n.shutdownWait, n.shutdownTimeout
 	var urlWait, urlTimeout time.Duration = -1, -1
@@ -485,7 +486,7 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 	if urlTimeout >= 0 {
 		timeout = urlTimeout
 	}
-	return wait, timeout, anyRegistered(exporters) || n.shutdownWaitSet || urlWait >= 0
+	return wait, timeout, anyRegistered(exporters) || n.shutdownWaitSet && len(exporters) > 0 || urlWait >= 0
 }
 
 // anyRegistered reports whether any of exporters is registered.
