@@ -2,9 +2,11 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -23,9 +25,13 @@ var respSent = new(respAttachments)
 // errResponseSent is a late spi.SetResponseAttachments' error.
 var errResponseSent = errors.New("spi: SetResponseAttachments after the method returned: its answer has been sent (set them before returning)")
 
-// SetResponseAttachment keeps key and value for the call's answer
-// (spi.ResponseAttachmentSetter); an error once the answer is made.
-func (c *callCtx) SetResponseAttachment(key, value string) error {
+// SetResponseAttachments keeps kv's keys and values for the call's answer
+// (spi.ResponseAttachmentSetter), all or none: an error once the answer is
+// made, or when the keys set would number over protocol.MaxAttachments,
+// the count a consumer decodes (a provider filter's attachments, added
+// later, can still take the answer over it: the exchange then answers
+// BAD_RESPONSE).
+func (c *callCtx) SetResponseAttachments(kv []string) error {
 	p := c.resp.Load()
 	for p == nil {
 		if c.resp.CompareAndSwap(nil, &respAttachments{m: map[string]string{}}) {
@@ -42,8 +48,27 @@ func (c *callCtx) SetResponseAttachment(key, value string) error {
 	if p.sent {
 		return errResponseSent
 	}
-	p.m[key] = value
+	if len(p.m)+len(kv)/2 > protocol.MaxAttachments {
+		if n := countWith(p.m, kv); n > protocol.MaxAttachments {
+			return fmt.Errorf("spi: SetResponseAttachments: the answer would carry %d attachments, over the %d a consumer accepts (a fixed limit of the wire format, docs/wire.md); none of the keys given was set", n, protocol.MaxAttachments)
+		}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		p.m[kv[i]] = kv[i+1]
+	}
 	return nil
+}
+
+// countWith returns how many keys m would hold with kv's keys added (a key
+// in both, or twice in kv, counts once).
+func countWith(m map[string]string, kv []string) int {
+	added := make(map[string]struct{}, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		if _, ok := m[kv[i]]; !ok {
+			added[kv[i]] = struct{}{}
+		}
+	}
+	return len(m) + len(added)
 }
 
 // responseAttachments returns the attachments of the call's answer: the

@@ -9,10 +9,10 @@ import (
 // same key, and the filter's map is not modified.
 func TestResponseAttachmentsFilterWins(t *testing.T) {
 	c := &callCtx{Context: context.Background()}
-	if err := c.SetResponseAttachment("k", "method"); err != nil {
+	if err := c.SetResponseAttachments([]string{"k", "method"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetResponseAttachment("m", "only-method"); err != nil {
+	if err := c.SetResponseAttachments([]string{"m", "only-method"}); err != nil {
 		t.Fatal(err)
 	}
 	filters := map[string]string{"k": "filter", "f": "only-filter"}
@@ -23,7 +23,7 @@ func TestResponseAttachmentsFilterWins(t *testing.T) {
 	if len(filters) != 2 {
 		t.Fatalf("the filter's map was modified: %v", filters)
 	}
-	if err := c.SetResponseAttachment("late", "x"); err != errResponseSent {
+	if err := c.SetResponseAttachments([]string{"late", "x"}); err != errResponseSent {
 		t.Fatalf("a set after the answer: %v; want errResponseSent", err)
 	}
 	// none set: the filter's map itself, and later sets fail too
@@ -31,7 +31,7 @@ func TestResponseAttachmentsFilterWins(t *testing.T) {
 	if got := c2.responseAttachments(filters); len(got) != 2 {
 		t.Fatalf("no method attachments: got %v", got)
 	}
-	if err := c2.SetResponseAttachment("late", "x"); err != errResponseSent {
+	if err := c2.SetResponseAttachments([]string{"late", "x"}); err != errResponseSent {
 		t.Fatalf("a set after an answer with none: %v; want errResponseSent", err)
 	}
 }

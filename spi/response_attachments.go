@@ -20,10 +20,13 @@ import (
 type ResponseAttachmentsKey struct{}
 
 // ResponseAttachmentSetter is what a provider call's context gives
-// SetResponseAttachments: it keeps a key and value for the call's answer
-// and returns an error once the answer has been sent.
+// SetResponseAttachments: it keeps every key and value of kv (alternating,
+// already checked) for the call's answer, or none of them: it returns an
+// error, setting nothing, once the answer has been sent, or when the
+// answer would carry more attachments than a consumer accepts (a key set
+// again counts once). It may be called concurrently and does not block.
 type ResponseAttachmentSetter interface {
-	SetResponseAttachment(key, value string) error
+	SetResponseAttachments(kv []string) error
 }
 
 // ErrNotProviderCall is SetResponseAttachments' error for a context that
@@ -40,8 +43,10 @@ var ErrNotProviderCall = errors.New("spi: not a provider call's context: SetResp
 // answer is sent then, and a later call returns an error. It returns an
 // error, setting nothing, for an odd number of kv, an empty key, a key the
 // kernel reserves (ReservedAttachment, or one starting "biz.", which
-// carries a BizError), or a ctx that is not a provider
-// call's (ErrNotProviderCall). The consumer gets them with
+// carries a BizError), a ctx that is not a provider call's
+// (ErrNotProviderCall), or keys that would take the answer over the
+// attachments a consumer accepts (4096 in all with the kernel's provider,
+// counting those set before; docs/wire.md). The consumer gets them with
 // ReceiveAttachments.
 func SetResponseAttachments(ctx context.Context, kv ...string) error {
 	if len(kv)%2 == 1 {
@@ -61,12 +66,7 @@ func SetResponseAttachments(ctx context.Context, kv ...string) error {
 	if !ok {
 		return ErrNotProviderCall
 	}
-	for i := 0; i < len(kv); i += 2 {
-		if err := s.SetResponseAttachment(kv[i], kv[i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.SetResponseAttachments(kv)
 }
 
 type receiveAttachmentsKey struct{}

@@ -294,6 +294,8 @@ func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
 		return spi.Result{Value: args[0]}
 	case "EchoAtt":
 		return spi.Result{Value: args[0], Attachments: map[string]string{"echoed": "yes"}}
+	case "ManyAtt": // args[0] attachments in the answer
+		return spi.Result{Value: args[0], Attachments: manyAttachments(toInt(args[0]))}
 	case "Sleep":
 		ms := toInt(args[0])
 		select {

@@ -83,11 +83,14 @@ func (c *Channel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invo
 // invoke is Invoke after the deadline is known and the call's timer set:
 // encode, register, send, wait.
 func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start int64) spi.Result {
+	if n := len(inv.Attachments); n > protocol.MaxAttachments {
+		return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: request carries %d attachments, over the %d a provider accepts (a fixed limit of the wire format, docs/wire.md); not sent", inv.Service, inv.Method, n, protocol.MaxAttachments)}
+	}
 	f := getFrame()
 	err := encodeRequest(f, codec, inv, cl.timeout)
 	if err == nil {
 		if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
-			err = fmt.Errorf("request body %d bytes exceeds payload limit %s", n, protocol.FormatSize(c.payload))
+			err = fmt.Errorf("request body %d bytes exceeds this consumer's payload limit %s (URL key payload; not sent)", n, protocol.FormatSize(c.payload))
 		}
 	}
 	if err != nil {

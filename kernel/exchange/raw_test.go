@@ -299,14 +299,14 @@ func TestPayloadLimits(t *testing.T) {
 			ctx := context.Background()
 			big := bytes.Repeat([]byte{'y'}, 10_000_000)
 			e := wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Echo", big), 5*time.Second).Err, spi.StatusSerializationError)
-			if !strings.Contains(e.Message, "request body 10000") || !strings.Contains(e.Message, "exceeds payload limit 8 MiB") {
+			if want := "exchange: call demo.Echo.Echo: request body 10000024 bytes exceeds this consumer's payload limit 8 MiB (URL key payload; not sent)"; e.Message != want {
 				t.Fatalf("message %q", e.Message)
 			}
 			if st := ch.Stats(); st.FramesWritten != 0 || st.Pending != 0 {
 				t.Fatalf("something was sent: %+v", st)
 			}
 			e = wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Payload", 10_000_000), 5*time.Second).Err, spi.StatusBadResponse)
-			if !strings.Contains(e.Message, "exceeds payload limit 8 MiB") {
+			if want := "exchange: response body 10000006 bytes exceeds the provider's payload limit 8 MiB (URL key payload; the method ran)"; e.Message != want {
 				t.Fatalf("message %q", e.Message)
 			}
 			var got []byte

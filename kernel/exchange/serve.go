@@ -195,7 +195,9 @@ func ended(res spi.Result) int64 {
 
 // respond encodes res as the response to request id in codec and sends it.
 // A response that fails to encode becomes SERIALIZATION_ERROR, one over the
-// payload limit BAD_RESPONSE naming the limit: the consumer always hears back.
+// payload limit or with more attachments than a consumer decodes
+// (protocol.MaxAttachments) BAD_RESPONSE naming the limit: the consumer
+// always hears back.
 //
 // A worker must not wait on a consumer that reads slowly (that would take a
 // pool worker from every other consumer): a response that cannot join the
@@ -211,6 +213,10 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 			putFrame(f)
 		}
 	}()
+	if n := len(res.Attachments); n > protocol.MaxAttachments {
+		c.log.Warn("response over the attachment count", "request_id", id, "attachments", n, "limit", protocol.MaxAttachments)
+		res = spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: the answer carries %d attachments, over the %d a consumer accepts (a fixed limit of the wire format, docs/wire.md; the method ran)", n, protocol.MaxAttachments)}
+	}
 	status, err := encodeResponse(f, codec, res)
 	if err != nil {
 		status = spi.StatusSerializationError
@@ -224,7 +230,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	}
 	if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
 		status = spi.StatusBadResponse
-		msg := fmt.Sprintf("exchange: response body %d bytes exceeds payload limit %s", n, protocol.FormatSize(c.payload))
+		msg := fmt.Sprintf("exchange: response body %d bytes exceeds the provider's payload limit %s (URL key payload; the method ran)", n, protocol.FormatSize(c.payload))
 		c.log.Warn("response over payload limit", "request_id", id, "bytes", n, "payload", c.payload)
 		f.b = f.b[:protocol.HeaderLen]
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
