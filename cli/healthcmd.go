@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +45,12 @@ prints the answer on stdout and exits 0 for SERVING, 1 otherwise:
 NOT_SERVING and SERVICE_UNKNOWN print why on stderr. A provider that does
 not answer (refused, --timeout passed) or serves no health service
 (health.service=false: SERVICE_NOT_FOUND) prints the status and message
-on stderr and exits 1. It speaks airnode's protocol, not HTTP: a
+on stderr and exits 1. --timeout bounds the whole probe, connecting
+included: connect.timeout (dial and first ping; 3s by default) is cut to
+--timeout unless set with -p, so a node that accepts and never answers
+fails the probe within --timeout and a few ms, before an exec probe's
+own timeoutSeconds. An address that answers HTTP instead (serve
+--metrics's) is named as such. It speaks airnode's protocol, not HTTP: a
 container's exec probe needs no --metrics port.
 
   airnode health 127.0.0.1:20880 demo.Echo
@@ -75,7 +82,7 @@ No registry is read.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.timeout, "timeout", "", "how long the answer may take: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
+	fl.StringVar(&f.timeout, "timeout", "", "how long the whole probe may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless -p sets it)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter of the consumer (repeatable): tls=true, tls.ca=FILE, codec, transport...")
 	return cmd
 }
@@ -111,8 +118,20 @@ func healthURL(addr string, f healthFlags) (spi.URL, error) {
 		params["timeout"] = f.timeout
 	}
 	params["retries"] = "0"
-	return u.WithPath(kernel.HealthService).WithParams(params), nil
+	hu := u.WithPath(kernel.HealthService).WithParams(params)
+	timeout, err := hu.Duration("timeout", kernel.DefaultTimeout)
+	if _, set := hu.Param("connect.timeout"); err == nil && !set && timeout > 0 && timeout < kernel.DefaultConnectTimeout {
+		// the probe's timeout bounds the connection's first attempt too
+		// (dial and first ping): a provider that accepts and never
+		// answers is reported within it, not after connect.timeout's 3s
+		hu = hu.WithParams(map[string]string{"connect.timeout": timeout.String()})
+	}
+	return hu, nil
 }
+
+// healthMargin is how much longer than its timeout a probe may take: the
+// time to report a connection attempt that ended at the timeout.
+const healthMargin = 100 * time.Millisecond
 
 // healthError is a probe answered with another status than SERVING, or
 // not answered: already reported on stderr, exit 1.
@@ -146,13 +165,30 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service, logFo
 	if err != nil {
 		return fail(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
-	ref.WaitReady(wctx)
-	cancel()
+	// The probe's timeout bounds all of it, connecting included (an exec
+	// probe's own timeout kills a probe that outlasts it): its connection
+	// attempt ends within connect.timeout, which healthURL made no longer
+	// than the timeout unless the user set it.
+	timeout, err := u.Duration("timeout", kernel.DefaultTimeout)
+	if err != nil || timeout <= 0 {
+		timeout = kernel.DefaultTimeout // Refer refused a bad one already
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout+healthMargin)
+	defer cancel()
+	ref.WaitReady(pctx)
 	var att map[string]string
-	v, err := ref.Invoke(spi.ReceiveAttachments(ctx, &att), kernel.HealthCheck, service)
+	v, err := ref.Invoke(spi.ReceiveAttachments(pctx, &att), kernel.HealthCheck, service)
 	if err != nil {
-		return fail(err)
+		if ctx.Err() == nil && pctx.Err() != nil {
+			msg := err.Error()
+			var se *spi.Error
+			if errors.As(err, &se) {
+				msg = se.Message
+			}
+			err = spi.Errorf(spi.StatusClientTimeout, "health: %s did not answer within --timeout %v, connecting included (connect.timeout %s): %s",
+				u.Address(), timeout, u.ParamOr("connect.timeout", kernel.DefaultConnectTimeout.String()), msg)
+		}
+		return fail(httpPortHint(pctx, u.Address(), err))
 	}
 	status, ok := v.(string)
 	if !ok {
@@ -174,4 +210,38 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service, logFo
 	}
 	errorLine(stderr, logFormat, "airnode: health: "+msg, msg, "status", status)
 	return &healthError{err: errors.New(msg)}
+}
+
+// httpPortHint returns err with a hint when addr answers HTTP: the address
+// of an HTTP server (serve --metrics's, say) given for a provider's.
+// Asked only after the probe failed unanswered or unconnected
+// (CHANNEL_INACTIVE, a timeout), and within what is left of ctx (the
+// probe's own deadline), so it never lengthens the probe; a provider that
+// answered is never sent HTTP.
+func httpPortHint(ctx context.Context, addr string, err error) error {
+	switch spi.StatusOf(err) {
+	case spi.StatusChannelInactive, spi.StatusClientTimeout, spi.StatusServerTimeout:
+	default:
+		return err
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	req, rerr := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if rerr != nil {
+		return err
+	}
+	req.Close = true // a one-off request: leave no idle connection behind
+	resp, rerr := http.DefaultClient.Do(req)
+	if rerr != nil {
+		return err
+	}
+	resp.Body.Close()
+	var se *spi.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	hinted := *se
+	hinted.Message += fmt.Sprintf("; %s answers HTTP (%s): it is an HTTP port, such as serve --metrics's; give the provider's RPC address (serve --listen)", addr, resp.Status)
+	return &hinted
 }
