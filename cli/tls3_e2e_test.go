@@ -18,7 +18,7 @@ import (
 //     it and tls.ca (the merge keeps the consumer's tls=false, so the
 //     provider's own tls=true never reached the transport);
 //   - a direct URL without tls to a TLS provider: the first-ping failure
-//     says a provider serving TLS closes a clear-text connection so;
+//     says TLS on the provider closes a clear-text connection so;
 //   - tls=true to a clear-text provider: the handshake failure says it
 //     serves clear text.
 func TestTLS3_ClearTextAndTLSMismatchSaySo(t *testing.T) {
@@ -36,7 +36,7 @@ func TestTLS3_ClearTextAndTLSMismatchSaySo(t *testing.T) {
 
 	r = call(t, nil, p.url("demo.Echo")+"?connect.timeout=2s", "Echo", `"x"`)
 	t.Logf("clear text, direct: %s", r.stderr)
-	failsWith(t, r, "CHANNEL_INACTIVE", "a provider serving TLS closes a clear-text connection at once", "-p tls=true -p tls.ca=FILE")
+	failsWith(t, r, "CHANNEL_INACTIVE", "TLS on the provider (it closes a clear-text connection at once", "-p tls=true -p tls.ca=FILE")
 
 	plain := serve(t, "127.0.0.1:0", t.TempDir())
 	r = call(t, nil, plain.url("demo.Echo")+"?connect.timeout=2s&tls=true&tls.ca="+ca.CertFile, "Echo", `"x"`)
