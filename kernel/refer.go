@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -599,14 +600,32 @@ func markGeneric(ctx context.Context) context.Context {
 }
 
 // Call calls method with args and decodes the result into reply, a pointer
-// (like net/rpc's Call); reply may be nil to discard the value.
+// (like net/rpc's Call); reply may be nil to discard the value. A reply
+// that is not a pointer, or a nil pointer, fails CLIENT_ERROR naming its
+// type before anything is sent (json.Unmarshal's InvalidUnmarshalError):
+// the method does not run.
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
+	if reply != nil {
+		if v := reflect.ValueOf(reply); v.Kind() != reflect.Pointer || v.IsNil() {
+			return replyError(r.key, method, reply)
+		}
+	}
 	dst := spi.AttachmentsReceiver(ctx) // before the call: see receive
 	inv := newInvocation(r.key, method, args, reply)
 	res := r.invoke(ctx, inv)
 	freeInvocation(inv)
 	receive(dst, res)
 	return res.Err
+}
+
+// replyError is Call's CLIENT_ERROR for a reply that is not a non-nil
+// pointer.
+func replyError(key, method string, reply any) error {
+	what := fmt.Sprintf("of type %T, not a pointer", reply)
+	if reflect.TypeOf(reply).Kind() == reflect.Pointer {
+		what = fmt.Sprintf("a nil %T", reply)
+	}
+	return spi.Errorf(spi.StatusClientError, "kernel: call %s.%s: reply is %s: pass a pointer to the value to decode into (&v), or nil to discard it; not sent", key, method, what)
 }
 
 // receive stores res's attachments (a copy: the caller's to keep) in dst,
