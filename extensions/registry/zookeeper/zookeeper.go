@@ -1062,9 +1062,9 @@ func (r *Registry) denied(err error) error {
 		return err
 	}
 	if r.p.user == "" {
-		return fmt.Errorf("%w: the node has an ACL (digest) and this registry URL gives no credentials; give the user and password of that ACL in the URL, zookeeper://USER:PASSWORD@host:2181/... (docs/security.md)", err)
+		return fmt.Errorf("%w: the node has an ACL (digest) and this registry URL gives no credentials; give the user and password of that ACL in the URL, as its user info before the host (USER:PASSWORD@host:2181 after zookeeper://; docs/security.md)", err)
 	}
-	return fmt.Errorf("%w: the node's ACL does not admit user %q with the password given; give the user and password of that ACL in the URL, zookeeper://USER:PASSWORD@host:2181/... (docs/security.md)", err, r.p.user)
+	return fmt.Errorf("%w: the node's ACL does not admit user %q with the password given; give the user and password of that ACL in the URL, as its user info before the host (USER:PASSWORD@host:2181 after zookeeper://; docs/security.md)", err, r.p.user)
 }
 
 // Register publishes u as an ephemeral node until Unregister or Close, and
