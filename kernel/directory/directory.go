@@ -515,6 +515,20 @@ func (d *Directory) apply(providers []spi.URL) {
 			otherProto[p.Scheme()] = append(otherProto[p.Scheme()], p.Address())
 			continue
 		}
+		if enabled, err := p.Bool("enabled", true); err == nil && !enabled &&
+			d.groups.Has(p.ParamOr(spi.KeyGroup, "")) && d.versions.Has(p.ParamOr(spi.KeyVersion, "")) {
+			// Dubbo's disabled provider (an override enabled=false): not
+			// picked, said once per provider, and named in the reference's
+			// SERVICE_NOT_FOUND when it leaves none
+			k := p.String()
+			why := p.Address() + " is disabled (enabled=false in its registry URL)"
+			if _, said := d.ignored[k]; !said {
+				d.log.Info("directory: provider disabled (enabled=false): not picked", "provider", p.Redacted())
+			}
+			ignoredNow[k] = why
+			ignored = append(ignored, why)
+			continue
+		}
 		if !d.accepts(p) {
 			d.log.Debug("directory: provider ignored", "provider", p.Redacted())
 			leftOut(p)

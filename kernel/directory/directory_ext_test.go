@@ -3,7 +3,9 @@ package directory_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,6 +153,25 @@ func TestFiltersGroupVersionProtocol(t *testing.T) {
 	}
 	if got := d.Providers(); len(got) != 1 || got[0].Port() != 1 {
 		t.Fatalf("Providers() = %v", got)
+	}
+}
+
+// A disabled provider (enabled=false, Dubbo's override) is not picked,
+// and the directory says why when it leaves the reference none (the
+// lines of SERVICE_NOT_FOUND).
+func TestDisabledProviderIsNamed(t *testing.T) {
+	reg, d, _ := setup(t, "airnode://127.0.0.1/demo.Echo?side=consumer")
+	register(t, reg, "airnode://127.0.0.1:3/demo.Echo?enabled=false")
+	start(t, d)
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.ContainsFunc(d.Ignored(), func(s string) bool { return strings.Contains(s, "127.0.0.1:3 is disabled (enabled=false") }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Ignored() = %q; want the disabled provider named", d.Ignored())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(d.All()); n != 0 {
+		t.Fatalf("%d invokers for a disabled provider", n)
 	}
 }
 
