@@ -36,13 +36,16 @@ URL selecting it fails with REASON; but one declared under a point its
 binary does not provide, a mistake in the file, makes list exit 1 once it
 has printed everything, naming the plugin, its key, the point declared
 and the one the binary implements, and is left out of that point's
-extensions), or "not started" for a service plugin (list, call, bench
-and registry run none: a service plugin is a provider's implementation,
+extensions), or "checked: started once to check its point, then
+stopped; serve runs it" for a service plugin (list, call, bench and
+registry serve none: a service plugin is a provider's implementation,
 which only serve runs; but list runs each once, stopping it at once, to
-check that its binary provides point service: a balancer, registry or
-filter declared as point: service fails list as above, and STATE and a
-warning on stderr say when the check could not be made: serve, which
-runs it, would fail to start with it). --keys, POINT [EXTENSION] and
+check that its binary provides point service, and shows the protocol and
+the services that run gave: a balancer, registry or filter declared as
+point: service fails list as above, and STATE ("not started: ...; its
+point could not be checked: REASON") and a warning on stderr say when the
+check could not be made: serve, which runs it, would fail to start with
+it). --keys, POINT [EXTENSION] and
 --explain check the plugins' points the same way: a plugin declared
 under the wrong point is left out of the keys listed, and the command
 exits 1 with the same error once it has printed the rest. list starts every other plugin;
@@ -138,8 +141,8 @@ listed in filter=; key: a URL key that must be present), left out for a
 filter plugin that never ran. plugins ([] when the configuration declares
 none) are the PLUGINS table: binary is the absolute path, protocol the
 negotiated protocol version (0 before the handshake), provides the NAME
-IN BINARY ([] until it ran), state one of running, failed, not started,
-starting, restarting, stopped, with reason saying why when not running
+IN BINARY ([] until it ran), state one of running, failed, checked, not
+started, starting, restarting, stopped, with reason saying why when not running
 (a plugin that failed is still a warning on stderr, and list exits 0,
 1 for a plugin declared under the wrong point, as above),
 pid (0 when not running) and restarts. --json is not taken with --keys,
@@ -522,12 +525,18 @@ func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file stri
 // warns on logger of each that could not be run for the check (its
 // binary is missing, it gave no handshake: serve, which runs it, fails
 // to start with it), as a consumer command warns of a plugin that failed
-// to start (warnFailedStarts), and returns host's plugins, the reason of
-// each not started saying why list did not start it.
+// to start (warnFailedStarts), and returns host's plugins: each checked
+// (pluginhost.StateChecked) with the protocol and services its run gave
+// and a reason saying it was started once and stopped, each not started
+// with a reason saying why list did not start it.
 func checkPluginPoints(ctx context.Context, host *pluginhost.Host, logger *slog.Logger) []pluginhost.PluginInfo {
 	unchecked := host.CheckPoints(ctx)
 	infos := host.Plugins()
 	for i := range infos {
+		if infos[i].State == pluginhost.StateChecked {
+			infos[i].Reason = "started once to check its point, then stopped; serve runs it"
+			continue
+		}
 		if infos[i].State != pluginhost.StateNotStarted {
 			continue
 		}

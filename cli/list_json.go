@@ -45,8 +45,8 @@ type pluginJSON struct {
 	Binary   string   `json:"binary"`
 	Protocol int      `json:"protocol"` // negotiated protocol version, 0 before the handshake
 	Provides []string `json:"provides"` // NAME IN BINARY: names the binary gives, [] until it ran
-	State    string   `json:"state"`    // running, failed, not started, starting, restarting, stopped
-	Reason   string   `json:"reason"`   // why failed, restarting, stopped or not started; "" none
+	State    string   `json:"state"`    // running, failed, checked, not started, starting, restarting, stopped
+	Reason   string   `json:"reason"`   // why failed, restarting, stopped, checked or not started; "" none
 	PID      int      `json:"pid"`      // 0 when not running
 	Restarts int      `json:"restarts"`
 }

@@ -194,6 +194,11 @@ const (
 	StateStopped    State = "stopped"
 	// StateNotStarted: StartPoints did not launch it (not of its points).
 	StateNotStarted State = "not started"
+	// StateChecked: Host.CheckPoints ran it once, its handshake answered
+	// and its binary provides its point, and the process was stopped at
+	// once; PluginInfo's ProtocolVersion and Provides are what that run
+	// learned. It is not running: the command does not use it.
+	StateChecked State = "checked"
 )
 
 // PluginInfo describes one plugin for `airnode list`.

@@ -77,10 +77,12 @@ func NewProbe(ctx context.Context, spec config.Plugin, opts ...Option) (*Probe, 
 // is stopped. A plugin whose binary does not provide its point becomes
 // StateFailed with the reason and ProvidedPoints Start gives such a
 // plugin, so that `airnode list` catches a balancer declared as point:
-// service as it catches one declared as point: registry. The others stay
-// StateNotStarted, and the reason of one that could not be asked (its
-// binary is missing, it gave no handshake) says why: the command runs
-// none of them, so their start failures are not its failures. Each run
+// service as it catches one declared as point: registry. One that does
+// provide it becomes StateChecked, with the protocol version and the
+// names (a service plugin's services) its handshake and Describe gave.
+// One that could not be asked (its binary is missing, it gave no
+// handshake) stays StateNotStarted, its reason saying why: the command
+// runs none of them, so their start failures are not its failures. Each run
 // is bounded by the plugin's start_timeout and by ctx; CheckPoints
 // returns when every run has ended, with why each plugin that could not
 // be asked could not be, by plugin name (nil when every one was asked).
@@ -122,6 +124,13 @@ func (p *proc) checkPoint(ctx context.Context) error {
 	err := run.launch(ctx)
 	if err == nil {
 		stopProcess(run.client, run.cmd, killGrace)
+		run.mu.Lock()
+		version, desc := run.version, run.desc
+		run.mu.Unlock()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.version, p.desc = version, desc
+		p.setStateLocked(StateChecked, "", nil)
 		return nil
 	}
 	run.mu.Lock()

@@ -647,7 +647,7 @@ func (p *proc) stop() {
 		stopProcess(client, cmd, killGrace)
 	}
 	p.mu.Lock()
-	if p.state != StateFailed && p.state != StateNotStarted {
+	if p.state != StateFailed && p.state != StateNotStarted && p.state != StateChecked {
 		p.setStateLocked(StateStopped, "host closed", nil)
 	}
 	p.mu.Unlock()
