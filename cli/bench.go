@@ -1870,7 +1870,9 @@ func connectionsText(o benchOutcome, perProvider int) string {
 			}
 			why = append(why, fmt.Sprintf("%d failed here, not at the provider: %s", o.ConnectionsFailedHere, local))
 		}
-		if o.ConnectionsLost > 0 {
+		if o.ConnectionsLost == 1 {
+			why = append(why, "1 was up and went down during the run, its provider still listed: killed, stalled or cut off?")
+		} else if o.ConnectionsLost > 1 {
 			why = append(why, fmt.Sprintf("%d were up and went down during the run, their provider still listed: killed, stalled or cut off?", o.ConnectionsLost))
 		}
 		refused := "got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log"

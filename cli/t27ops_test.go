@@ -92,9 +92,11 @@ func TestT27Ops_ConnectionsTextSaysWhatWentAway(t *testing.T) {
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 2, ProvidersLeft: 1},
 			"1 connection(s) per provider; 1 provider(s) left during the run and did not come back"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 3, ConnectionsLost: 1},
-			"only 2 of 3 connection(s) up (1 were up and went down during the run, their provider still listed: killed, stalled or cut off?)"},
+			"only 2 of 3 connection(s) up (1 was up and went down during the run, its provider still listed: killed, stalled or cut off?)"},
+		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsLost: 2},
+			"only 1 of 3 connection(s) up (2 were up and went down during the run, their provider still listed: killed, stalled or cut off?)"},
 		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsLost: 1},
-			"only 1 of 3 connection(s) up (1 were up and went down during the run, their provider still listed: killed, stalled or cut off?; 1 other(s) got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)"},
+			"only 1 of 3 connection(s) up (1 was up and went down during the run, its provider still listed: killed, stalled or cut off?; 1 other(s) got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)"},
 	} {
 		if got := connectionsText(tc.o, 1); got != tc.want {
 			t.Errorf("connectionsText(%+v) =\n%q, want\n%q", tc.o, got, tc.want)

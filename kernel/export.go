@@ -166,8 +166,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // of a servable shape (NoCtx(int) int: want ...)"). A value with no method
 // of the shape is refused, naming the skipped ones. Methods with pointer
 // receivers are not in a value's method set: exporting Svc{} whose
-// PtrRecv has a pointer receiver logs a warning ("methods PtrRecv have
-// pointer receivers: export &edge.Svc{} (a *edge.Svc) to serve them"),
+// PtrRecv has a pointer receiver logs a warning ("method PtrRecv has a
+// pointer receiver: export &edge.Svc{} (a *edge.Svc) to serve it"; for
+// several, "methods PtrErr, PtrRecv have pointer receivers: ... them"),
 // and a call of one is SERVICE_NOT_FOUND saying why; a value whose every
 // servable method has a pointer receiver is refused with that hint, and a
 // typed nil pointer ((*Svc)(nil)) is refused.

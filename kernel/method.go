@@ -72,9 +72,10 @@ type methodTable struct {
 
 // pointerHint says which methods an exported value lacks because they
 // have pointer receivers, and what to export instead (net/rpc's "pass a
-// pointer to value of that type" hint): "methods PtrRecv have pointer
-// receivers: export &edge.Svc{} (a *edge.Svc) to serve them"; "" when
-// none.
+// pointer to value of that type" hint): "methods PtrErr, PtrRecv have
+// pointer receivers: export &edge.Svc{} (a *edge.Svc) to serve them",
+// "method PtrRecv has a pointer receiver: export &edge.Svc{} (a
+// *edge.Svc) to serve it"; "" when none.
 func (mt *methodTable) pointerHint() string {
 	if len(mt.ptrOnly) == 0 {
 		return ""

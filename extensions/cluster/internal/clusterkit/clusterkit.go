@@ -71,7 +71,8 @@ var weigher = warmup.New(warmup.WithLogger(slog.New(slog.NewTextHandler(io.Disca
 // NoneSelected returns the error for lb having picked nothing out of list
 // (Select returned nil): StatusServiceNotFound, as NoProvider. When every
 // provider's configured weight is 0 (the one case spi.LoadBalance allows
-// a nil) it says "all N providers have weight 0", N counting every
+// a nil) it says "all N providers have weight 0" ("the only provider
+// has weight 0" for one), N counting every
 // provider of dir when it lists them all (All() []spi.Invoker, as the
 // kernel's directory does), connected or not; otherwise the balancer
 // broke that rule and the message names it, "balancer acme.p2c returned
@@ -100,13 +101,23 @@ func NoneSelected(inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance, li
 		if all := a.All(); len(all) > len(list) {
 			for _, x := range all {
 				if weigher.Configured(x.URL()) > 0 {
-					return NoProvider(inv, dir, fmt.Sprintf("all %d connected providers have weight 0 (%d more not connected yet)", len(list), len(all)-len(list)))
+					return NoProvider(inv, dir, fmt.Sprintf("%s (%d more not connected yet)", weightZero(len(list), "connected provider"), len(all)-len(list)))
 				}
 			}
-			return NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(all)))
+			return NoProvider(inv, dir, weightZero(len(all), "provider"))
 		}
 	}
-	return NoProvider(inv, dir, fmt.Sprintf("all %d providers have weight 0", len(list)))
+	return NoProvider(inv, dir, weightZero(len(list), "provider"))
+}
+
+// weightZero says that all n providers (what: "provider", "connected
+// provider") have weight 0: "all 3 providers have weight 0", "the only
+// provider has weight 0".
+func weightZero(n int, what string) string {
+	if n == 1 {
+		return "the only " + what + " has weight 0"
+	}
+	return fmt.Sprintf("all %d %ss have weight 0", n, what)
 }
 
 // balancerName is "balancer " and lb's Name(), else the method's

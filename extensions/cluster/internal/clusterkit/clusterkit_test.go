@@ -97,6 +97,17 @@ func TestNoneSelectedCountsEveryProvider(t *testing.T) {
 	if e := NoneSelected(inv, stub, nil, zero[:2]); !strings.HasSuffix(e.Error(), ": all 2 providers have weight 0") {
 		t.Errorf("a directory without All: %q", e)
 	}
+	// tester61: one provider is "the only provider", not "all 1 providers".
+	if e := NoneSelected(inv, stub, nil, zero[:1]); !strings.HasSuffix(e.Error(), ": the only provider has weight 0") {
+		t.Errorf("one provider: %q", e)
+	}
+	if e := NoneSelected(inv, allDirectory{stub, zero[:1]}, nil, zero[:1]); !strings.HasSuffix(e.Error(), ": the only provider has weight 0") {
+		t.Errorf("one provider listed: %q", e)
+	}
+	oneZero := []spi.Invoker{zero[0], valueInvoker{u: u(3, "100")}}
+	if e := NoneSelected(inv, allDirectory{stub, oneZero}, nil, oneZero[:1]); !strings.HasSuffix(e.Error(), ": the only connected provider has weight 0 (1 more not connected yet)") {
+		t.Errorf("one connected at weight 0, one weighted not connected: %q", e)
+	}
 	// tester11: a balancer that picks nothing out of a retry's list (the
 	// providers not tried yet) is named with what it was offered and what
 	// the directory lists, not only "out of 1".
