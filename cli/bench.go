@@ -418,7 +418,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
 	}
 	if f.durationSet && f.callsSet {
-		return fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration)
+		return usage(fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration))
 	}
 	kv, err := attachmentPairs(f.attachments)
 	if err != nil {

@@ -352,7 +352,7 @@ func TestBench_DurationBoundsWarmup(t *testing.T) {
 	// Tester8: -n with --duration silently ran for the duration.
 	out, err := exec.Command(binary, "bench", p.url("demo.Echo"), "-n", "10", "--duration", "1s").CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "-n 10 and --duration 1s both given") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "-n 10 and --duration 1s both given") {
 		t.Errorf("-n with --duration: %v, %q", err, out)
 	}
 }

@@ -162,7 +162,8 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 }
 
 // callError is a failed call already reported on stderr; the command
-// exits 1, or exitUsage when usage is set (a flag value of the wrong form).
+// exits 1, or exitUsage when usage is set (a flag value of the wrong form,
+// or two flags or sources that contradict each other).
 type callError struct {
 	err   error
 	usage bool
@@ -314,7 +315,8 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		return &callError{err: err}
 	}
 	fail := failCall // before the call: no service, method or provider yet
-	// failUsage is fail for a flag value of the wrong form: exit 2
+	// failUsage is fail for a flag value of the wrong form, or for two
+	// flags or sources that contradict each other: exit 2
 	failUsage := func(err error) error {
 		err = fail(err)
 		var ce *callError
@@ -339,7 +341,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
-		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "="
+		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "=", or two sources of a key that disagree
 			return failUsage(err)
 		}
 		return fail(err)

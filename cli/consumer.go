@@ -112,8 +112,9 @@ const registryDefaultHelp = `(default: AIRNODE_REGISTRY, else the configuration'
 //
 // A key given by two of SERVICE_URL's query (or its group/version), -p and
 // a flag with different values is an error naming both: none is ranked
-// above another, as applyFlagParams refuses -p against a flag. The same
-// value given twice, or one duration spelled two ways, is accepted.
+// above another, as applyFlagParams refuses -p against a flag, and the
+// error is a usage error (exit 2) as applyFlagParams' is. The same value
+// given twice, or one duration spelled two ways, is accepted.
 func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (spi.URL, error) {
 	u, err := parseServiceKey(arg)
 	if err != nil {
@@ -137,7 +138,7 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 				by = fmt.Sprintf("%s %s (which sets %s=%s)", f.flag, f.arg, k, f.value)
 			}
 		}
-		return spi.URL{}, fmt.Errorf("%s=%s in %q conflicts with %s: give one of them", k, uv, arg, by)
+		return spi.URL{}, usage(fmt.Errorf("%s=%s in %q conflicts with %s: give one of them", k, uv, arg, by))
 	}
 	given := maps.Clone(params)
 	maps.Copy(given, u.Params())

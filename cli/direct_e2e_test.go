@@ -184,11 +184,11 @@ func TestCLI_BenchJSONOnFailure(t *testing.T) {
 func TestCLI_URLQueryConflictingWithFlagRefused(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	u := p.url("demo.Echo") + "?timeout=200"
-	expectFail(t, call(t, nil, u, "--timeout", "1000", "Sleep", "500"),
+	expectExit(t, call(t, nil, u, "--timeout", "1000", "Sleep", "500"), 2,
 		`CLIENT_ERROR: timeout=200 in "`+u+`" conflicts with --timeout 1000 (which sets timeout=1000): give one of them`)
-	expectFail(t, call(t, nil, u, "-p", "timeout=1000", "Sleep", "500"),
+	expectExit(t, call(t, nil, u, "-p", "timeout=1000", "Sleep", "500"), 2,
 		`CLIENT_ERROR: timeout=200 in "`+u+`" conflicts with -p timeout=1000: give one of them`)
-	expectFail(t, call(t, nil, "g/demo.Echo:1.0", "-p", "version=2.0", "Info"),
+	expectExit(t, call(t, nil, "g/demo.Echo:1.0", "-p", "version=2.0", "Info"), 2,
 		`CLIENT_ERROR: version=1.0 in "g/demo.Echo:1.0" conflicts with -p version=2.0: give one of them`)
 	// the same timeout both ways, in another spelling: accepted, and it is
 	// the timeout the call gets
@@ -196,7 +196,7 @@ func TestCLI_URLQueryConflictingWithFlagRefused(t *testing.T) {
 	expectFail(t, call(t, nil, p.url("demo.Echo")+"?timeout=0.2s", "--timeout", "200", "Sleep", "500"), "SERVER_TIMEOUT")
 
 	b := benchResult(t, p.url("demo.Echo")+"?connections=2", "--connections", "4", "-n", "10")
-	if want := `airnode: bench: connections=2 in "` + p.url("demo.Echo") + `?connections=2" conflicts with --connections 4 (which sets connections=4): give one of them`; b.code != 1 || !strings.HasPrefix(b.stderr, want) {
+	if want := `airnode: bench: connections=2 in "` + p.url("demo.Echo") + `?connections=2" conflicts with --connections 4 (which sets connections=4): give one of them`; b.code != 2 || !strings.HasPrefix(b.stderr, want) {
 		t.Errorf("bench ?connections=2 --connections 4: exit %d, stderr %q; want %q", b.code, b.stderr, want)
 	}
 }

@@ -21,7 +21,8 @@
 //
 // Exit status (Main and Run return it): 0 on success, 1 on any failure,
 // with the error on stderr, 2 on a usage error (an unknown command or
-// flag, a missing or extra argument, a flag value of the wrong form);
+// flag, a missing or extra argument, a flag value of the wrong form,
+// two flags or sources that contradict each other);
 // commands interrupted by SIGINT exit 130 (SIGTERM: 143), as shells
 // report a process a signal ended.
 package cli

@@ -60,10 +60,11 @@ func TestHDrainShutdownWaitParam(t *testing.T) {
 		{[]string{"-p", "shutdown.wait=abc"}, []string{`invalid value "abc" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (10s"}},
 		{[]string{"-p", "shutdown.wait=-1s"}, []string{`invalid value "-1s" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (10s"}},
 		{[]string{"-p", "shutdown.wait=3s", "--shutdown-timeout", "2s"}, []string{`invalid value "3s" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (2s"}},
-		{[]string{"-p", "shutdown.wait=5s", "--shutdown-wait", "3s"}, []string{"-p shutdown.wait=5s conflicts with --shutdown-wait 3s"}},
 	} {
 		expectServeRefused(t, tc.args, tc.want...)
 	}
+	// the flag and -p contradicting each other: a usage error
+	expectServeRefusedCode(t, 2, []string{"-p", "shutdown.wait=5s", "--shutdown-wait", "3s"}, "-p shutdown.wait=5s conflicts with --shutdown-wait 3s")
 
 	// A valid -p shutdown.wait is the wait: logged and waited (the same
 	// duration in milliseconds agrees with the flag).

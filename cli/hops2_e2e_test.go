@@ -27,10 +27,11 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 		{[]string{"-p", "shutdown.timeout=-1s"}, []string{`invalid value "-1s" for URL key "shutdown.timeout"`}},
 		{[]string{"-p", "shutdown.timeout=1s"}, []string{`invalid value "1s" for URL key "shutdown.timeout"`, "at least shutdown.wait (2s"}},
 		{[]string{"-p", "shutdown.timeout=4s", "-p", "shutdown.wait=5s"}, []string{`URL key "shutdown.wait"`, "from 0 to shutdown.timeout (4s"}},
-		{[]string{"-p", "shutdown.timeout=5s", "--shutdown-timeout", "3s"}, []string{"-p shutdown.timeout=5s conflicts with --shutdown-timeout 3s"}},
 	} {
 		expectServeRefused(t, tc.args, tc.want...)
 	}
+	// the flag and -p contradicting each other: a usage error
+	expectServeRefusedCode(t, 2, []string{"-p", "shutdown.timeout=5s", "--shutdown-timeout", "3s"}, "-p shutdown.timeout=5s conflicts with --shutdown-timeout 3s")
 
 	// The same budget given by -p (the same duration in milliseconds
 	// agrees with the flag) and by the flag: a call running past it is
@@ -194,11 +195,18 @@ func TestHOps2_RegistryLsJSONWeightIsANumber(t *testing.T) {
 // nothing, with every one of want in its stderr.
 func expectServeRefused(t *testing.T, args []string, want ...string) {
 	t.Helper()
+	expectServeRefusedCode(t, 1, args, want...)
+}
+
+// expectServeRefusedCode is expectServeRefused for exit status code: 2
+// for a usage error, such as a -p key that contradicts a flag.
+func expectServeRefusedCode(t *testing.T, code int, args []string, want ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	full := append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)
 	r := runCommand(t, 10*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, "serve", full...)
-	if r.code != 1 {
-		t.Fatalf("serve %v: exit %d, stderr %q; want exit 1", args, r.code, r.stderr)
+	if r.code != code {
+		t.Fatalf("serve %v: exit %d, stderr %q; want exit %d", args, r.code, r.stderr, code)
 	}
 	for _, w := range want {
 		if !strings.Contains(r.stderr, w) {

@@ -201,7 +201,8 @@ Exit status:
        node, a port in use, a write error on stdout); serve also exits 1
        when its shutdown abandoned calls still in flight
   2    usage error: unknown command or flag, missing or extra argument,
-       a flag value of the wrong form
+       a flag value of the wrong form, two flags or sources that
+       contradict each other (-p timeout=1s --timeout 2s)
   130  interrupted by SIGINT (Ctrl-C); serve: a second SIGINT
   143  interrupted by SIGTERM; serve: a second SIGTERM (one SIGINT or
        SIGTERM makes serve drain and exit 0)`,

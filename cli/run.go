@@ -33,7 +33,7 @@ func Main(opts ...Option) int {
 // ["list", "--explain"]) writing to stdout and stderr, and returns the
 // exit status: 0 on success, otherwise 1, 2 for a usage error (an
 // unknown command or flag, a missing or extra argument, a flag value of
-// the wrong form), or 130/143 for a command a signal interrupted, with
+// the wrong form, two flags or sources that contradict each other), or 130/143 for a command a signal interrupted, with
 // the error written to stderr as "airnode: <error>" (a JSON record under
 // --log-format json). ctx bounds the command (serve, bench and call also
 // watch SIGINT and SIGTERM themselves). opts add to the command line, such
@@ -125,7 +125,9 @@ func runApp(ctx context.Context, a *app, args []string) int {
 const exitUsage = 2
 
 // usageError is a command line the command cannot run: an unknown flag or
-// subcommand, a missing or extra argument, a flag value of the wrong form.
+// subcommand, a missing or extra argument, a flag value of the wrong form,
+// two flags or sources (a flag, -p, SERVICE_URL's query) that contradict
+// each other.
 // runApp prints it as any error and exits exitUsage.
 type usageError struct{ err error }
 

@@ -350,12 +350,14 @@ type flagParam struct {
 // the -p parameters. A key that -p also gives with another value is an
 // error naming both ("-p transport=tcp conflicts with --transport smux"):
 // neither is ranked above the other, as kubectl and docker refuse
-// conflicting flags rather than pick one silently. The same value given
-// both ways is accepted (for a duration key, in any spelling: sameParam).
+// conflicting flags rather than pick one silently. The error is a usage
+// error (exit 2), as is every refusal of two flags or sources that
+// contradict each other. The same value given both ways is accepted (for
+// a duration key, in any spelling: sameParam).
 func applyFlagParams(params map[string]string, flags []flagParam) error {
 	for _, f := range flags {
 		if v, ok := params[f.key]; ok && !sameParam(f.key, v, f.value) {
-			return fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%s): give one of them", f.key, v, f.flag, f.arg, f.key, f.value)
+			return usage(fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%s): give one of them", f.key, v, f.flag, f.arg, f.key, f.value))
 		}
 	}
 	for _, f := range flags {
@@ -1113,8 +1115,9 @@ func urlOrigin(key string, d, cfg time.Duration, label string) string {
 // params) with a value other than --shutdown-wait's or
 // --shutdown-timeout's when that flag was given (f.waitFlag,
 // f.timeoutFlag: its argument as typed, "" when not given; cfg: its
-// value), in applyFlagParams' words: the two are not ranked. The same
-// duration spelled two ways ("5s", "5000") is accepted.
+// value), in applyFlagParams' words and as a usage error (exit 2): the
+// two are not ranked. The same duration spelled two ways ("5s", "5000")
+// is accepted.
 func checkShutdownParams(params map[string]string, f serveFlags, cfg config.Shutdown) error {
 	for _, k := range []struct {
 		key, flag, arg string
@@ -1130,7 +1133,7 @@ func checkShutdownParams(params map[string]string, f serveFlags, cfg config.Shut
 		if d, err := spi.ParseDuration(v); err == nil && d == k.value {
 			continue
 		}
-		return fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%v): give one of them", k.key, v, k.flag, k.arg, k.key, k.value)
+		return usage(fmt.Errorf("-p %s=%s conflicts with %s %s (which sets %s=%v): give one of them", k.key, v, k.flag, k.arg, k.key, k.value))
 	}
 	return nil
 }
