@@ -23,7 +23,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/extensions/lb/warmup"
+	"github.com/airnode/airnode/extensions/registry/direct"
 	fileregistry "github.com/airnode/airnode/extensions/registry/file"
+	"github.com/airnode/airnode/extensions/registry/memory"
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/internal/groupversion"
 	"github.com/airnode/airnode/kernel/extension"
@@ -102,7 +104,10 @@ stderr. Entries that exist but cannot be read (another user's or group's:
 a provider with a token writes its entry readable by its group only) are
 counted on a first line, naming the first and why (--json: "unreadable");
 when nothing else could be read, ls fails (exit 1) saying so instead of
-listing no services.`,
+listing no services. A direct:// registry has no service list (it names
+its provider by address, for whatever service is asked): ls of it needs
+SERVICE. A memory:// registry lives inside one process: ls of one lists
+no services, whatever another process registered in its own.`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
@@ -382,6 +387,26 @@ type lsProvider struct {
 	Stale           bool     `json:"stale"`
 }
 
+// memoryHint follows registry ls's "no services in memory://...": a
+// memory registry lives inside one process, so this command's is empty
+// whatever other processes registered in theirs.
+const memoryHint = "memory:// lives inside one process: this command has its own, empty, so another process's registrations (serve --registry memory://) are never seen here; share a registry between processes with file:// or zookeeper://"
+
+// unlistableHint says, after registry ls's error for a registry that
+// cannot list its services (spi.ErrNotSupported), what it can do
+// instead: a direct:// registry has no service list, it names its
+// provider by address for whatever service is asked, so ls and watch of
+// one service work. "" for any other error.
+func unlistableHint(desc string, err error) string {
+	if !errors.Is(err, spi.ErrNotSupported) {
+		return ""
+	}
+	if strings.HasPrefix(desc, direct.Name+"://") {
+		return fmt.Sprintf(": %s:// has no service list, it names its provider by address for whatever service is asked: name one, as in `airnode registry ls --registry %s demo.Echo` (registry watch works the same way)", direct.Name, desc)
+	}
+	return fmt.Sprintf(": this registry cannot list its services: name one, as in `airnode registry ls --registry %s demo.Echo`", desc)
+}
+
 // registryList is registry ls, printing a table to w (with summary, one
 // line per service) or, when w is an *lsJSONWriter (--json), leaving the
 // listing in it (the text's notes are dropped; Note keeps the cache's).
@@ -408,7 +433,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	} else {
 		keys, err := listedServices(ctx, reg)
 		if err != nil {
-			return fmt.Errorf("list services of %s: %w", desc, err)
+			return fmt.Errorf("list services of %s: %w%s", desc, err, unlistableHint(desc, err))
 		}
 		for _, k := range keys {
 			u, err := parseServiceKey(k)
@@ -422,6 +447,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 				return nothingReadError(desc, n, first)
 			}
 			fmt.Fprintf(w, "no services in %s\n", desc)
+			if strings.HasPrefix(desc, memory.Name+"://") {
+				fmt.Fprintln(w, memoryHint)
+			}
 			return nil
 		}
 	}
