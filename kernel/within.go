@@ -19,7 +19,11 @@ import (
 // Shutdown leaves a method that ignores its context),
 // within logs at Warn and returns an error naming op and step:
 // "kernel: shutdown: registry \"mapreg\" Close did not return within
-// ctx; left running". With a ctx that never ends it calls f in place.
+// ctx; left running". When ctx was cancelled rather than past its
+// deadline (context.Canceled: the caller asked the operation to stop, as
+// serve does on a SIGTERM during startup) nothing hung past a bound: the
+// line is at Info and says so (LeftRunningError.Cancelled). With a ctx
+// that never ends it calls f in place.
 // A panic in f becomes a *StepPanicError (see the package-level within).
 func (n *Node) within(ctx context.Context, op, step string, f func() error) error {
 	return within(ctx, n.logger, op, step, f)
@@ -75,7 +79,7 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 		done <- err
 		mu.Unlock()
 		if late && err == nil && undo != nil {
-			log.Warn("kernel: undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
+			log.Log(context.Background(), leftLevel(ctx), "kernel: undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
 			undo()
 		}
 	}()
@@ -107,9 +111,27 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 	}
 	abandoned = true
 	mu.Unlock()
-	err := &LeftRunningError{Op: op, Step: step, Waited: time.Since(start)}
-	log.Warn(err.Error(), "op", op, "step", step, "waited", err.Waited.Round(time.Millisecond))
+	err := &LeftRunningError{Op: op, Step: step, Waited: time.Since(start), Cancelled: cancelled(ctx)}
+	attrs := []any{"op", op, "step", step, "waited", err.Waited.Round(time.Millisecond)}
+	if c := context.Cause(ctx); err.Cancelled && c != nil && c != context.Canceled {
+		attrs = append(attrs, "cause", c.Error()) // "terminated signal received"
+	}
+	log.Log(context.Background(), leftLevel(ctx), err.Error(), attrs...)
 	return err
+}
+
+// cancelled reports whether ctx ended by cancellation (context.Canceled:
+// its caller asked the operation to stop) rather than by its deadline.
+func cancelled(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// leftLevel is the level of the line saying a step was left running at
+// ctx's end: Warn when ctx's deadline passed (the step hung past its
+// bound), Info when ctx was cancelled (a stop was asked for).
+func leftLevel(ctx context.Context) slog.Level {
+	if cancelled(ctx) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 // undoTimeout bounds withinUndo's undo of a step that succeeded late (an
@@ -209,11 +231,19 @@ type LeftRunningError struct {
 	Op     string
 	Step   string
 	Waited time.Duration // how long the caller waited for it
+	// Cancelled: the operation's ctx was cancelled (a stop was asked
+	// for), not past its deadline; the kernel logs it at Info, not Warn.
+	Cancelled bool
 }
 
 // Error says "kernel: shutdown: registry \"mapreg\" Close did not return
-// within ctx; left running".
+// within ctx; left running", or when Cancelled "kernel: export t.Echo:
+// registry \"zookeeper\" Register of t.Echo not waited for: ctx
+// cancelled, a stop was asked for; left running".
 func (e *LeftRunningError) Error() string {
+	if e.Cancelled {
+		return fmt.Sprintf("kernel: %s: %s not waited for: ctx cancelled, a stop was asked for; left running", e.Op, e.Step)
+	}
 	return fmt.Sprintf("kernel: %s: %s did not return within ctx; left running", e.Op, e.Step)
 }
 
@@ -263,8 +293,8 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 		if ph := c.phase.Load(); ph != nil {
 			step = *ph
 		}
-		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: left.Waited}
-		n.logger.Warn(e.Error(), "op", e.Op, "step", step)
+		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: left.Waited, Cancelled: left.Cancelled}
+		n.logger.Log(context.Background(), leftLevel(ctx), e.Error(), "op", e.Op, "step", step)
 		errs = append(errs, e)
 	}
 	if len(errs) == 0 {
