@@ -8,8 +8,8 @@ import (
 
 // What serve and call do with the bundled accesslog filter beyond
 // building it: serve checks a file's path before exporting and reopens
-// the files on SIGHUP (serve_signals.go); call logs at info when the
-// reference asks for access lines on the log.
+// the files on SIGHUP (serve_signals.go); call logs the access lines
+// (and only those) at info when the reference asks for them on the log.
 
 // accessLogBuilder returns cat's accesslog filter builder when it is the
 // bundled one, else nil (no catalogs yet, or a plugin replaced it).

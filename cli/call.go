@@ -34,9 +34,11 @@ type callFlags struct {
 	params      []string
 	attachments []string  // -a key=value
 	stdin       io.Reader // for an ARG_JSON of @-
-	// accessLogger, when --log-level is not given, logs at info: the node
-	// logs through it when the reference asks for access lines on the
-	// log (accesslog=true), which the default warn level would drop
+	// accessLogger, when --log-level is not given, logs at info: the
+	// bundled accesslog filter logs its lines through it when the
+	// reference asks for access lines on the log (accesslog=true), which
+	// the default warn level would drop; the node's other lines stay at
+	// warn
 	accessLogger *slog.Logger
 	logFormat    string // --log-format: the failure line is a JSON record under json
 	// registrySource says where registry came from (app.registrySource)
@@ -386,7 +388,13 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 	}
 	if f.accessLogger != nil && accessLogOnLogger(u) {
-		logger = f.accessLogger
+		if b := accessLogBuilder(cat); b != nil {
+			// the access lines alone at info: the node's own lines
+			// ("directory: provider added") stay at warn (tester61 #7)
+			b.Logger = f.accessLogger
+		} else {
+			logger = f.accessLogger // a plugin's accesslog logs through the node
+		}
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
