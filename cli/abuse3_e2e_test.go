@@ -104,7 +104,7 @@ func TestAbuse3_CallArgumentMessages(t *testing.T) {
 func TestAbuse3_RegistryLsJSONSummaryRefused(t *testing.T) {
 	dir := t.TempDir()
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "registry", "ls", "--registry", "file://"+dir, "--json", "--summary")
-	if r.code != 1 || r.stdout != "" || r.stderr != "airnode: registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)\n" {
+	if r.code != 2 || r.stdout != "" || r.stderr != "airnode: registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)\n" {
 		t.Fatalf("registry ls --json --summary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -158,7 +158,7 @@ POINT or --explain.`,
 		Args: argsRange(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
-				return fmt.Errorf("list: give either POINT [EXTENSION] or --explain URL, not both")
+				return usage(errors.New("list: give either POINT [EXTENSION] or --explain URL, not both"))
 			}
 			if asJSON && (keys || len(args) > 0 || cmd.Flags().Changed("explain")) {
 				return usage(fmt.Errorf("list: --json prints the plain listing (points, extensions, plugins): not with --keys, POINT [EXTENSION] or --explain"))

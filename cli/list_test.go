@@ -150,8 +150,9 @@ func TestListKeys(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "acme.p2" (available: `) || !strings.Contains(errOut, `did you mean "acme.p2c"?`) {
 		t.Errorf("list loadbalance acme.p2: exit %d stderr %q", code, errOut)
 	}
+	// two forms that contradict each other: a usage error, exit 2
 	code, _, errOut = airnode(t, cat, "list", "loadbalance", "--explain", "airnode://h/x")
-	if code != 1 || !strings.Contains(errOut, "not both") {
+	if code != 2 || !strings.Contains(errOut, "not both") {
 		t.Errorf("POINT with --explain: exit %d stderr %q", code, errOut)
 	}
 }

@@ -111,7 +111,7 @@ no services, whatever another process registered in its own.`,
 		Args: argsRange(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && summary {
-				return errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)")
+				return usage(errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)"))
 			}
 			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
