@@ -1,48 +1,13 @@
 package cli
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
-)
 
-// silentListener accepts connections on loopback and never reads or
-// answers them (a hung node: SIGSTOP, a wedged accept loop), until cleanup.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
+	"github.com/airnode/airnode/internal/testproxy"
+)
 
 // Tester60 #2: `airnode health --timeout D` is a Kubernetes exec probe, so
 // D bounds the whole probe, connecting included: against a node that
@@ -50,7 +15,7 @@ func silentListener(t *testing.T) string {
 // 3s), saying nothing answered; with connect.timeout set longer by -p, the
 // probe still ends at D, saying it did not answer within --timeout.
 func TestHealthTimeoutBoundsTheConnect(t *testing.T) {
-	addr := silentListener(t)
+	addr := testproxy.Hung(t)
 	const bound = time.Second // generous: the probe measures --timeout + ~35ms here
 
 	r := health(t, "--timeout", "500ms", addr)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -59,7 +60,7 @@ func TestConsistentHashFirstCallOfFreshReferencesAgree(t *testing.T) {
 // first consistenthash call at most about connect.timeout; then the ring
 // is over the providers that answered, and later calls do not wait.
 func TestConsistentHashFirstCallWaitIsBoundedByConnectTimeout(t *testing.T) {
-	addrs := append(namedProviders(t, 2), hungProvider(t))
+	addrs := append(namedProviders(t, 2), testproxy.Hung(t))
 	r := refer(t, consumer(t), "airnode://"+strings.Join(addrs, ",")+"/demo.Echo?loadbalance=consistenthash&connect.timeout=300ms&timeout=5s")
 	start := time.Now()
 	var info demo.Info

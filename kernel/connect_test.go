@@ -6,57 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/extensions/registry/memory"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
-
-// hungProvider listens on loopback and accepts connections but never reads
-// or answers, like a provider stopped with kill -STOP (its kernel still
-// completes TCP handshakes). Close closes the listener and every accepted
-// connection and waits for the accept loop.
-func hungProvider(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		wg.Wait()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
 
 // Tester's bug 1: with one hung provider and one healthy one, fresh
 // references (as `airnode call` makes) must reach the healthy one: the
@@ -64,7 +23,7 @@ func hungProvider(t *testing.T) string {
 // call does not wait on it.
 func TestHungProviderDoesNotFailCalls(t *testing.T) {
 	_, e := provider(t)
-	hung := hungProvider(t)
+	hung := testproxy.Hung(t)
 	u := "airnode://" + hung + "," + e.URL().Address() + "/demo.Echo?connect.timeout=500ms"
 	for i := range 12 {
 		c := NewNode(testCatalogs(t), WithLogger(quiet))
@@ -82,7 +41,7 @@ func TestHungProviderDoesNotFailCalls(t *testing.T) {
 // provider it waited for. Later calls on the reference, the provider still
 // not connected, fail at once with CHANNEL_INACTIVE naming it.
 func TestHungProviderCallWithinTimeout(t *testing.T) {
-	hung := hungProvider(t)
+	hung := testproxy.Hung(t)
 	r := refer(t, consumer(t), "airnode://"+hung+"/demo.Echo?timeout=200ms&connect.timeout=20s")
 	start := time.Now()
 	_, err := r.Invoke(ctxT(t), "Echo", 1)

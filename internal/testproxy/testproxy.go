@@ -308,3 +308,42 @@ func (pc *pacer) wait(rate int64, n int) time.Duration {
 func (pc *pacer) due() time.Time {
 	return pc.since.Add(time.Duration(float64(pc.sent) / float64(pc.rate) * float64(time.Second)))
 }
+
+// Hung listens on 127.0.0.1 (a free port) and accepts connections but
+// never reads or answers them, like a process stopped with kill -STOP
+// whose kernel still completes TCP handshakes, or a wedged accept loop.
+// It returns the address; the test's cleanup closes the listener and
+// every accepted connection and waits for the accept loop.
+func Hung(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+	})
+	return l.Addr().String()
+}
