@@ -33,9 +33,10 @@ func Main(opts ...Option) int {
 // ["list", "--explain"]) writing to stdout and stderr, and returns the
 // exit status: 0 on success, otherwise 1, 2 for a usage error (an
 // unknown command or flag, a missing or extra argument, a flag value of
-// the wrong form, two flags or sources that contradict each other), or 130/143 for a command a signal interrupted, with
-// the error written to stderr as "airnode: <error>" (a JSON record under
-// --log-format json). ctx bounds the command (serve, bench and call also
+// the wrong form, two flags or sources that contradict each other), or
+// 130/143 for a command a signal interrupted, with the error written to
+// stderr as "airnode: <error>" (a JSON record under --log-format json).
+// ctx bounds the command (serve, bench and call also
 // watch SIGINT and SIGTERM themselves). opts add to the command line, such
 // as WithExtensions the program's in-process extensions.
 //
