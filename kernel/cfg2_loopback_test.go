@@ -29,7 +29,7 @@ func (cfg2Echo) Echo(_ context.Context, s string) (string, error) { return s, ni
 // what publishes another. A file registry (one machine's directory) logs
 // it at Debug only; memory:// not at all. Real ZooKeeper on 127.0.0.1.
 func TestCfg2_LoopbackPublishedWarnsOnce(t *testing.T) {
-	zk, err := zktest.StartTick(200*time.Millisecond, 39210)
+	zk, err := zktest.StartTick(200 * time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

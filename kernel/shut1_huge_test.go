@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +26,13 @@ func TestShut1HugeRequestIsAnsweredNotRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := referConnected(t, "transport="+transport+"&payload=100MiB&timeout=20s", e)
+			r := referConnected(t, "transport="+transport+"&payload=100MiB&timeout=1m", e)
+			// 70 MiB take seconds to encode and send under -race on a
+			// loaded machine (over ctxT's 10 s once in CI)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			start := time.Now()
-			_, err = r.Invoke(ctxT(t), "Echo", strings.Repeat("x", 70<<20))
+			_, err = r.Invoke(ctx, "Echo", strings.Repeat("x", 70<<20))
 			took := time.Since(start)
 			if spi.StatusOf(err) != spi.StatusBadRequest || !strings.Contains(err.Error(), "exceeds 64 MiB, the most the provider reads") ||
 				!strings.Contains(err.Error(), "not run") || strings.Contains(err.Error(), "may have run") {

@@ -45,7 +45,7 @@ type Server struct {
 // directory and returns once it answers "ruok". Errors name what is missing
 // and how to install it.
 func Start() (*Server, error) {
-	return start(TickTime, 0, []string{
+	return start(TickTime, []string{
 		"minSessionTimeout=" + strconv.Itoa(int(2*TickTime/time.Millisecond)),
 		"maxSessionTimeout=120000",
 	})
@@ -53,12 +53,12 @@ func Start() (*Server, error) {
 
 // StartTick is Start with tickTime tick and ZooKeeper's default session
 // bounds, 2 x tick to 20 x tick (a session timeout asked outside them is
-// granted the nearest bound), listening on port (0: a free one).
-func StartTick(tick time.Duration, port int) (*Server, error) {
-	return start(tick, port, nil)
+// granted the nearest bound), listening on a free port.
+func StartTick(tick time.Duration) (*Server, error) {
+	return start(tick, nil)
 }
 
-func start(tick time.Duration, port int, bounds []string) (*Server, error) {
+func start(tick time.Duration, bounds []string) (*Server, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: java not found on PATH: install ZooKeeper and its JRE with %s", InstallHint)
@@ -67,10 +67,9 @@ func start(tick time.Duration, port int, bounds []string) (*Server, error) {
 	if _, err := os.Stat(Jar); err != nil {
 		return nil, fmt.Errorf("zktest: %s not found: install ZooKeeper with %s", Jar, InstallHint)
 	}
-	if port == 0 {
-		if port, err = freePort(); err != nil {
-			return nil, fmt.Errorf("zktest: find a free port: %w", err)
-		}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("zktest: find a free port: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "zktest-")
 	if err != nil {

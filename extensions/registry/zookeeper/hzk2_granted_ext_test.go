@@ -32,7 +32,7 @@ func TestHZK2_GrantedSessionTimeout(t *testing.T) {
 		asked   = time.Second
 		granted = 2 * tick // ZooKeeper's default minSessionTimeout
 	)
-	zs, err := zktest.StartTick(tick, 38517)
+	zs, err := zktest.StartTick(tick)
 	if err != nil {
 		t.Fatal(err)
 	}
