@@ -911,7 +911,7 @@ func (l *localInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 	if start == 0 {
 		start = spi.Mono()
 	}
-	l.stats.Begin()
+	l.stats.BeginAt(start)
 	res := m.call(m.incoming(ctx, inv.Attachments), inv.Service, inv.Args)
 	if res.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The consumer's deadline passed while the method ran: answer as

@@ -334,7 +334,7 @@ func (r *remoteInvoker) URL() spi.URL { return r.url }
 // CHANNEL_INACTIVE, never waiting for a connection.
 func (r *remoteInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	start := spi.Mono() // also the exchange's start (Channel.InvokeFrom)
-	r.stats.Begin()
+	r.stats.BeginAt(start)
 	res := r.invoke(ctx, inv, start)
 	res.ProviderAddr = r.addr // the consumer's accesslog line names it
 	if res.Err != nil {

@@ -26,6 +26,10 @@ type Stats struct {
 	total   atomic.Int64
 	failed  atomic.Int64
 	elapsed atomic.Int64 // nanoseconds, all calls
+	// progress is the Mono reading (ns) of the last End, or of the Begin
+	// that found no call in flight: while calls are in flight, the oldest
+	// of them began at or before it (OldestInFlight).
+	progress atomic.Int64
 
 	// SlidePeriod overrides DefaultSlidePeriod when set before first use;
 	// change it later with SetSlidePeriod.
@@ -43,7 +47,19 @@ type window struct {
 
 // Begin records the start of a call (active+1). Every Begin must be paired
 // with exactly one End, whatever happens to the call.
-func (s *Stats) Begin() { s.active.Add(1) }
+func (s *Stats) Begin() {
+	if s.active.Add(1) == 1 {
+		s.progress.Store(int64(Mono()))
+	}
+}
+
+// BeginAt is Begin for a call that began at start (a Mono reading), for a
+// caller that has just read the clock to time the call.
+func (s *Stats) BeginAt(start time.Duration) {
+	if s.active.Add(1) == 1 {
+		s.progress.Store(int64(start))
+	}
+}
 
 // End records the end of a call that took elapsed; ok says whether it
 // succeeded. Only successful calls enter the response-time window.
@@ -59,6 +75,11 @@ func (s *Stats) End(elapsed time.Duration, ok bool) {
 // reading), for a caller that has just read the clock to measure elapsed
 // and so spares End reading it again; now is not read when ok is false.
 func (s *Stats) EndAt(now time.Time, elapsed time.Duration, ok bool) {
+	if now.IsZero() {
+		s.progress.Store(int64(Mono()))
+	} else {
+		s.progress.Store(int64(now.Sub(monoBase)))
+	}
 	s.active.Add(-1)
 	s.total.Add(1)
 	s.elapsed.Add(int64(elapsed))
@@ -110,6 +131,23 @@ func (s *Stats) SetSlidePeriod(d time.Duration) {
 
 // Active returns the number of calls in flight.
 func (s *Stats) Active() int64 { return s.active.Load() }
+
+// OldestInFlight returns, at now (a Mono reading), a lower bound on how
+// long the oldest call in flight has been waiting: the time since the
+// last call ended, or since the first of the calls in flight began if
+// none ended since; 0 when no call is in flight. A provider that stalls
+// (SIGSTOP, a long GC pause, a black-holed path) finishes nothing, so
+// this grows with the stall while its past response times stay fast:
+// latency-aware balancers take it as a response time the provider has
+// already shown (Finagle's peak EWMA counts pending requests for the same
+// reason). A provider whose only calls are long ones (long polls) reads
+// as slow while they run.
+func (s *Stats) OldestInFlight(now time.Duration) time.Duration {
+	if s.active.Load() <= 0 {
+		return 0
+	}
+	return max(now-time.Duration(s.progress.Load()), 0)
+}
 
 // Total returns the number of finished calls.
 func (s *Stats) Total() int64 { return s.total.Load() }

@@ -91,3 +91,32 @@ func TestStatsSetSlidePeriodConcurrent(t *testing.T) {
 		t.Fatalf("total %d active %d", s.Total(), s.Active())
 	}
 }
+
+// OldestInFlight is 0 with nothing in flight; with calls in flight it is
+// the time since the last End, or since the Begin that found none in
+// flight: a lower bound on the oldest call's wait.
+func TestStatsOldestInFlight(t *testing.T) {
+	var s spi.Stats
+	now := spi.Mono()
+	if got := s.OldestInFlight(now); got != 0 {
+		t.Fatalf("nothing in flight: %v, want 0", got)
+	}
+	s.BeginAt(now - 3*time.Second) // first of the calls in flight
+	s.BeginAt(now - time.Second)
+	if got := s.OldestInFlight(now); got != 3*time.Second {
+		t.Fatalf("two in flight, the first 3 s old: %v, want 3s", got)
+	}
+	s.EndAt(spi.MonoTime(now-500*time.Millisecond), 2500*time.Millisecond, true)
+	if got := s.OldestInFlight(now); got != 500*time.Millisecond {
+		t.Fatalf("one left, the last End 500 ms ago: %v, want 500ms", got)
+	}
+	s.End(time.Second, false) // a failure stamps the clock itself
+	if got := s.OldestInFlight(spi.Mono()); got != 0 {
+		t.Fatalf("nothing in flight after the last End: %v, want 0", got)
+	}
+	s.Begin()
+	time.Sleep(20 * time.Millisecond)
+	if got := s.OldestInFlight(spi.Mono()); got < 20*time.Millisecond || got > 5*time.Second {
+		t.Fatalf("one call begun 20 ms ago: %v", got)
+	}
+}

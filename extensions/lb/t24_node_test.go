@@ -15,15 +15,22 @@ import (
 )
 
 // slowable is a provider's service whose answer time a test sets while
-// calls flow: Who waits delay, then answers; it counts its calls.
+// calls flow: Who waits delay (or hiccup, if longer, on every
+// hiccupEvery-th call), then answers; it counts its calls.
 type slowable struct {
-	delay atomic.Int64 // ns
-	calls atomic.Int64
+	delay       atomic.Int64 // ns
+	hiccup      atomic.Int64 // ns
+	hiccupEvery atomic.Int64 // 0: no hiccups
+	calls       atomic.Int64
 }
 
 func (s *slowable) Who(ctx context.Context) (string, error) {
-	s.calls.Add(1)
-	if d := time.Duration(s.delay.Load()); d > 0 {
+	n := s.calls.Add(1)
+	d := time.Duration(s.delay.Load())
+	if every := s.hiccupEvery.Load(); every > 0 && n%every == 0 {
+		d = max(d, time.Duration(s.hiccup.Load()))
+	}
+	if d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():

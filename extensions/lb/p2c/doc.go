@@ -21,7 +21,11 @@
 // calls (spi.Stats): a slower sample replaces it at once, faster ones pull
 // it down with time constant p2c.decay, and it decays toward 0 while the
 // provider is not picked. A failed call counts as its round trip plus the
-// reference's timeout, so a failing provider is avoided too. An estimate
+// reference's timeout, so a failing provider is avoided too. While calls
+// are in flight the estimate is at least how long the oldest of them has
+// waited (spi.Stats.OldestInFlight): a provider that stalls answers
+// nothing, so its estimate would otherwise stay as fast as its last
+// answers. An estimate
 // with no sample for p2c.decay / 10 (1 s by default) is stale: the
 // provider, if nothing is in flight to it, gets one probe call (it scores
 // 0 once), and that call's round trip replaces the estimate. So a

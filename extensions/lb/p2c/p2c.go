@@ -83,7 +83,10 @@ func (b *Balancer) Penalty() time.Duration { return b.p.penalty }
 // The latency estimate is a PeakEWMA fed, at each pick that draws the
 // provider, with the mean round trip of the calls the provider's
 // spi.Stats finished since the previous such pick, each failed call
-// adding the penalty (Penalty). When the estimate is stale (no sample for
+// adding the penalty (Penalty), and, while calls are in flight, taken as
+// at least the wait of the oldest of them (spi.Stats.OldestInFlight: a
+// stalled provider, which finishes nothing, would else keep its last fast
+// estimate until every caller waited on it). When the estimate is stale (no sample for
 // PeakEWMA.StaleAfter, p2c.decay / 10) and the provider has no call in
 // flight, it scores 0 in one pick, claimed under the estimate's mutex
 // (PeakEWMA.Probe), at most once per StaleAfter: that probe's round trip
@@ -179,8 +182,14 @@ func (b *Balancer) score(x spi.Invoker, now time.Duration) float64 {
 		return float64(b.p.penalty) * active
 	case active == 0 && e.Stale(now) && b.rt.Probe(s, now):
 		return 0 // old news: one probe, judged on its answer
+	case active == 0:
+		return e.value(now)
 	}
-	return e.value(now) * (active + 1)
+	// A call in flight for longer than the estimate is a slower sample
+	// that has not come back yet: a stalled provider, whose estimate
+	// only decays, would else win against peers whose last answer peaked
+	// until every caller waited on it (tester62: 7 dead seconds).
+	return max(e.value(now), float64(s.OldestInFlight(now))) * (active + 1)
 }
 
 // UseLogger makes the balancer's warnings (malformed weight or warm-up

@@ -94,6 +94,28 @@ func TestLowerScoreWins(t *testing.T) {
 	}
 }
 
+// tester62 finding 1: a provider that stalls finishes nothing, so its
+// estimate, fed by no answer, stays as fast as its last answers (and
+// decays) while a peer's holds a peak: by estimates alone every caller
+// ended up waiting on it. A call in flight counts as at least as slow as
+// it has waited.
+func TestStalledProviderLosesByItsWait(t *testing.T) {
+	stalled, peer := stub(1, ""), stub(2, "")
+	record(stalled, 10, 100*time.Microsecond, true)
+	record(peer, 10, 20*time.Millisecond, true) // one slow answer: a peak
+	lb := build(t, "")
+	l := []spi.Invoker{stalled, peer}
+	lb.Select(l, echo) // both estimates taken in
+	for range 8 {
+		stalled.Stats().BeginAt(spi.Mono() - 2*time.Second) // waiting for 2 s
+	}
+	for range 200 {
+		if lb.Select(l, echo) != peer {
+			t.Fatal("picked the provider with 8 calls waiting 2 s (100 µs × 9 by its estimate) over one answering in 20 ms")
+		}
+	}
+}
+
 // A provider whose calls start failing fast loses to a slower one that
 // answers: a failed call counts as its round trip plus the timeout.
 func TestFailuresCountAsSlow(t *testing.T) {

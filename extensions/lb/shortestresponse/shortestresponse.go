@@ -102,7 +102,9 @@ var bufs = sync.Pool{New: func() any { return new([]float64) }}
 // slidePeriod / 30, so a provider left alone because it was slow is tried
 // again: one 50 ms slower than sub-millisecond peers about every 4 s with
 // the default 30s. With calls in flight and none finishing it does not
-// decay (a provider that stalls loses by its calls in flight). A provider
+// decay, and it is at least how long the oldest call in flight has waited
+// (spi.Stats.OldestInFlight): a provider that stalls loses by its calls in
+// flight and by their wait. A provider
 // with no finished call is estimated 0 while nothing is in flight to it
 // (it ties with the fastest and is tried), and the timeout while something
 // is, so the callers do not pile onto it before its first answer; an
@@ -174,9 +176,10 @@ func (b *Balancer) estimate(x spi.Invoker, now time.Duration) float64 {
 		rt = float64(b.rt.Penalty())
 	case active > 0:
 		// Calls in flight and none finished: not "no news" but answers
-		// pending, so no decay (a provider that stalls keeps its
-		// estimate and loses by its calls in flight).
-		rt = e.est
+		// pending, so no decay, and a call in flight for longer than
+		// the estimate counts as that slow already (a provider that
+		// stalls loses by its calls in flight and by their age).
+		rt = max(e.est, float64(s.OldestInFlight(now)))
 	}
 	return max(rt, float64(Floor)) * float64(active+1)
 }

@@ -143,6 +143,24 @@ func TestStalledProviderKeepsItsEstimate(t *testing.T) {
 	}
 }
 
+// tester62 finding 1: a provider stalled with one call in flight, whose
+// estimate (fast) does not decay, still loses to one whose last answers
+// peaked: the call in flight counts as at least as slow as it has waited.
+func TestStalledProviderLosesByItsWait(t *testing.T) {
+	a, b := stub(1, "", nil), stub(2, "", nil)
+	l := []spi.Invoker{a, b}
+	lb := build(t)
+	record(a, 1, 30*time.Millisecond, true) // a peak
+	record(b, 1, time.Millisecond, true)
+	lb.Select(l, echo)
+	b.Stats().BeginAt(spi.Mono() - 2*time.Second) // stuck for 2 s
+	for range 200 {
+		if lb.Select(l, echo) == b {
+			t.Fatal("picked the provider with a call stuck for 2 s (1 ms × 2 by its estimate) over one answering in 30 ms")
+		}
+	}
+}
+
 // A failed call counts as its round trip plus the reference's timeout.
 func TestFailedCallsCountAsSlow(t *testing.T) {
 	a, b := stub(1, "", nil), stub(2, "", nil)

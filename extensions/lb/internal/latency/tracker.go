@@ -9,13 +9,9 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// clockBase anchors Clock: time.Since of it reads only the monotonic
-// clock.
-var clockBase = time.Now()
-
-// Clock returns the time since the process loaded the package, the clock
-// Tracker reads are stamped with.
-func Clock() time.Duration { return time.Since(clockBase) }
+// Clock returns the time on spi.Mono's clock, the one Tracker reads are
+// stamped with and spi.Stats.OldestInFlight takes.
+func Clock() time.Duration { return spi.Mono() }
 
 // Estimator is a latency estimate a Tracker keeps: Observe adds the mean
 // round trip of the calls a provider finished since the previous sample,
