@@ -26,6 +26,10 @@ import (
 
 // Provider URL defaults.
 const (
+	// maxWeight is the largest weight the bundled balancers use (the
+	// warmup package's MaxWeight: sums over any provider list fit in an
+	// int64); a larger one is published as it, with a warning.
+	maxWeight = math.MaxInt32
 	// DefaultWeight is a provider's weight when "weight" is absent.
 	DefaultWeight = 100
 	// DefaultWarmup is a provider's warm-up period when "warmup" is absent.
@@ -377,6 +381,13 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 	if err != nil || w < 0 {
 		v, _ := u.Param("weight")
 		return spi.URL{}, fmt.Errorf("kernel: export %s: weight %q: want a non-negative integer", u.ServiceKey(), v)
+	}
+	if w > maxWeight {
+		// the balancers clamp it (warmup.MaxWeight): say so once, and
+		// publish what they use (tester62: it was taken silently)
+		n.logger.Warn(fmt.Sprintf("kernel: export %s: weight %d is over %d, the most a balancer uses: published as %d", u.ServiceKey(), w, maxWeight, maxWeight),
+			"component", "kernel", "service", u.ServiceKey(), "weight", w)
+		w = maxWeight
 	}
 	if _, err := u.Duration("warmup", DefaultWarmup); err != nil {
 		return spi.URL{}, fmt.Errorf("kernel: export %s: %w", u.ServiceKey(), err)
