@@ -120,3 +120,22 @@ func TestStatsOldestInFlight(t *testing.T) {
 		t.Fatalf("one call begun 20 ms ago: %v", got)
 	}
 }
+
+// A snapshot carries OldestInFlight, and Stats made from it report it,
+// growing from then on (a balancer in a plugin process reads it so).
+func TestStatsSnapshotCarriesOldestInFlight(t *testing.T) {
+	var s spi.Stats
+	s.BeginAt(spi.Mono() - 2*time.Second)
+	snap := s.Snapshot()
+	if snap.OldestInFlight < 2*time.Second || snap.OldestInFlight > 3*time.Second {
+		t.Fatalf("snapshot OldestInFlight %v, want about 2s", snap.OldestInFlight)
+	}
+	r := spi.StatsFromSnapshot(snap)
+	time.Sleep(10 * time.Millisecond)
+	if got := r.OldestInFlight(spi.Mono()); got < snap.OldestInFlight+10*time.Millisecond || got > snap.OldestInFlight+time.Second {
+		t.Fatalf("rebuilt Stats: OldestInFlight %v, want %v + 10 ms or a little more", got, snap.OldestInFlight)
+	}
+	if got := spi.StatsFromSnapshot(spi.StatsSnapshot{}).OldestInFlight(spi.Mono()); got != 0 {
+		t.Fatalf("nothing in flight: %v", got)
+	}
+}

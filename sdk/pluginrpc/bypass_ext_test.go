@@ -318,3 +318,22 @@ func TestWithoutArgsSendsNoArguments(t *testing.T) {
 		}
 	}
 }
+
+// A balancer in a plugin process sees how long each candidate's oldest
+// call in flight has waited (spi.Stats.OldestInFlight crosses the
+// protocol, as p2c and shortestresponse use it against stalled
+// providers): moody's "waited" mode picks the one that waited least.
+func TestPluginBalancerSeesOldestInFlight(t *testing.T) {
+	c := startMoody(t, "LB_MODE=waited")
+	var ev events
+	list := providers("")
+	list[0].Stats().BeginAt(spi.Mono() - 2*time.Second) // stalled for 2 s
+	list[1].Stats().BeginAt(spi.Mono() - time.Millisecond)
+	x, err := build(t, ev.options("acme.moody", c), "airnode://127.0.0.1/demo.Echo").SelectContext(context.Background(), list, &spi.Invocation{Method: "Echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x != list[1] {
+		t.Fatal("the plugin picked the provider whose call has waited 2 s over one whose call waited 1 ms: OldestInFlight did not cross")
+	}
+}

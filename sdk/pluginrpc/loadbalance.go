@@ -74,6 +74,7 @@ func (s *lbServer) Select(_ context.Context, req *pb.SelectRequest) (rep *pb.Sel
 		cands[i] = candidate{url: u, available: c.Available, stats: spi.StatsFromSnapshot(spi.StatsSnapshot{
 			Active: c.Active, Total: c.Total, Failed: c.Failed, Elapsed: time.Duration(c.ElapsedNs),
 			MeanResponse: time.Duration(c.MeanResponseNs), MeanCount: c.MeanCount,
+			OldestInFlight: time.Duration(c.OldestInFlightNs),
 		})}
 		invokers[i] = &cands[i]
 	}
@@ -456,6 +457,7 @@ func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers
 			s := st.Snapshot()
 			c.Active, c.Total, c.Failed = s.Active, s.Total, s.Failed
 			c.ElapsedNs, c.MeanResponseNs, c.MeanCount = int64(s.Elapsed), int64(s.MeanResponse), s.MeanCount
+			c.OldestInFlightNs = int64(s.OldestInFlight)
 		}
 		req.Candidates[i] = c
 	}

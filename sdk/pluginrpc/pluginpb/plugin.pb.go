@@ -597,8 +597,11 @@ type Candidate struct {
 	MeanResponseNs int64                  `protobuf:"varint,6,opt,name=mean_response_ns,json=meanResponseNs,proto3" json:"mean_response_ns,omitempty"` // mean successful response time (sliding window)
 	MeanCount      int64                  `protobuf:"varint,7,opt,name=mean_count,json=meanCount,proto3" json:"mean_count,omitempty"`                  // calls behind mean_response_ns
 	Available      bool                   `protobuf:"varint,8,opt,name=available,proto3" json:"available,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// how long the oldest call in flight has waited at least (spi.Stats
+	// OldestInFlight); 0 with none in flight or from hosts before it
+	OldestInFlightNs int64 `protobuf:"varint,9,opt,name=oldest_in_flight_ns,json=oldestInFlightNs,proto3" json:"oldest_in_flight_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Candidate) Reset() {
@@ -685,6 +688,13 @@ func (x *Candidate) GetAvailable() bool {
 		return x.Available
 	}
 	return false
+}
+
+func (x *Candidate) GetOldestInFlightNs() int64 {
+	if x != nil {
+		return x.OldestInFlightNs
+	}
+	return 0
 }
 
 type SelectRequest struct {
@@ -1530,7 +1540,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06values\x18\x04 \x03(\tR\x06values\x12\x10\n" +
 	"\x03doc\x18\x05 \x01(\tR\x03doc\x12\x16\n" +
 	"\x06secret\x18\x06 \x01(\bR\x06secret\x12%\n" +
-	"\x0efrom_providers\x18\a \x01(\bR\rfromProviders\"\xe9\x01\n" +
+	"\x0efrom_providers\x18\a \x01(\bR\rfromProviders\"\x98\x02\n" +
 	"\tCandidate\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\x03R\x06active\x12\x14\n" +
@@ -1541,7 +1551,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x10mean_response_ns\x18\x06 \x01(\x03R\x0emeanResponseNs\x12\x1d\n" +
 	"\n" +
 	"mean_count\x18\a \x01(\x03R\tmeanCount\x12\x1c\n" +
-	"\tavailable\x18\b \x01(\bR\tavailable\"\xa4\x01\n" +
+	"\tavailable\x18\b \x01(\bR\tavailable\x12-\n" +
+	"\x13oldest_in_flight_ns\x18\t \x01(\x03R\x10oldestInFlightNs\"\xa4\x01\n" +
 	"\rSelectRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12<\n" +
 	"\n" +

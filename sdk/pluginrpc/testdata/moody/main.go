@@ -7,6 +7,8 @@
 //	           "nil"   pick nothing
 //	           "args"  pick the second candidate when the call has arguments
 //	           "foreign" return an invoker that is not one of the candidates
+//	           "waited" pick the candidate whose oldest call in flight has
+//	           waited least (spi.Stats.OldestInFlight)
 //	LB_BUILD   "hang"  Build answers nothing while $HANG_FILE exists
 //	F_BUILD    "hang"  the filter's Build never returns (else it logs
 //	           "moody: filter built" at debug)
@@ -75,6 +77,14 @@ func (lb) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
 		if len(inv.Args) > 0 && len(invokers) > 1 {
 			return invokers[1]
 		}
+	case "waited":
+		now, best := spi.Mono(), invokers[0]
+		for _, x := range invokers[1:] {
+			if x.Stats().OldestInFlight(now) < best.Stats().OldestInFlight(now) {
+				best = x
+			}
+		}
+		return best
 	}
 	return invokers[0]
 }
