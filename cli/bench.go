@@ -114,8 +114,9 @@ and the attempts each provider took (a call that failover retried counts
 once per provider tried). Failed calls are listed first, with the first
 error's message; when every call failed, bench exits 1 with that message. A
 call that fails while no provider is usable (killed, unreachable, or all
-at weight 0) makes its caller wait before the next one, 1 ms doubling to 100 ms until a call
-succeeds, so a dead provider does not keep the client's CPU busy; a counted
+at weight 0) makes its caller wait before the next one, 1 ms doubling to
+100 ms until a call succeeds, so a dead provider does not keep the
+client's CPU busy; a counted
 run (-n) in which no provider has been usable for 5 s stops, prints what it
 measured and exits 1. --json prints one object instead, with a per-second
 timeline of calls and errors (how a failover looks). A provider that

@@ -73,7 +73,8 @@ func (s *Stats) End(elapsed time.Duration, ok bool) {
 
 // EndAt is End for a call that ended at now (a time with a monotonic
 // reading), for a caller that has just read the clock to measure elapsed
-// and so spares End reading it again; now is not read when ok is false.
+// and so spares End reading it again; now may be the zero Time when ok
+// is false (End passes it so), and the clock is then read here.
 func (s *Stats) EndAt(now time.Time, elapsed time.Duration, ok bool) {
 	if now.IsZero() {
 		s.progress.Store(int64(Mono()))
