@@ -36,7 +36,7 @@ func TestF17_ContradictingSourcesExitUsage(t *testing.T) {
 		{"bench", []string{svc + "?connections=2", "--connections", "4"},
 			`airnode: bench: connections=2 in "` + svc + `?connections=2" conflicts with --connections 4 (which sets connections=4): give one of them`},
 		{"health", []string{"127.0.0.1:31751", "--timeout", "1s", "-p", "timeout=2s"},
-			"airnode: --timeout 1s and -p timeout=2s: give one of them"},
+			"airnode: health: -p timeout=2s conflicts with --timeout 1s (which sets timeout=1s): give one of them"},
 		{"serve", []string{"--listen", "127.0.0.1:31752", "--shutdown-wait", "1s", "-p", "shutdown.wait=2s"},
 			"airnode: serve: -p shutdown.wait=2s conflicts with --shutdown-wait 1s (which sets shutdown.wait=1s): give one of them"},
 		{"serve", []string{"--listen", "127.0.0.1:31752", "--shutdown-timeout", "5s", "-p", "shutdown.timeout=6s"},

@@ -76,6 +76,9 @@ No registry is read.`,
 			}
 			u, err := healthURL(args[0], f)
 			if err != nil {
+				if !strings.HasPrefix(err.Error(), "health: ") {
+					err = fmt.Errorf("health: %w", err) // as the command's other errors
+				}
 				return usage(err)
 			}
 			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger)), u, service, a.logFormat, a.stdout, a.stderr)
@@ -113,7 +116,7 @@ func healthURL(addr string, f healthFlags) (spi.URL, error) {
 			return spi.URL{}, err
 		}
 		if v, ok := params["timeout"]; ok && !sameParam("timeout", v, f.timeout) {
-			return spi.URL{}, fmt.Errorf("--timeout %s and -p timeout=%s: give one of them", f.timeout, v)
+			return spi.URL{}, fmt.Errorf("-p timeout=%s conflicts with --timeout %s (which sets timeout=%s): give one of them", v, f.timeout, f.timeout)
 		}
 		params["timeout"] = f.timeout
 	}
