@@ -76,7 +76,7 @@ func TestAbuse3_FlagValueMessages(t *testing.T) {
 func TestAbuse3_CallArgumentMessages(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	u := p.url("demo.Echo")
-	expectFail(t, call(t, noAirnodeEnv, u, "Echo", "1e400"), `CLIENT_ERROR: argument "1e400": number 1e400 is out of range: want at most about 1.8e308 in magnitude (a float64); pass it as a string: '"1e400"'`)
+	expectFail(t, call(t, noAirnodeEnv, u, "Echo", "1e400"), `CLIENT_ERROR: argument "1e400": number 1e400 is out of range: want at most about 1.8e308 in magnitude (a float64); for a string or any parameter, pass it as a string: '"1e400"'`)
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 	expectFail(t, call(t, noAirnodeEnv, u, "Echo", deep), "CLIENT_ERROR: argument ", "is nested more than 10000 arrays and objects deep (encoding/json's limit)")
 	ok := strings.Repeat("[", 100) + strings.Repeat("]", 100)

@@ -252,14 +252,14 @@ func number(n json.Number) (any, error) {
 	if strings.ContainsAny(string(n), ".eE") {
 		f, err := n.Float64()
 		if err != nil { // strconv.ErrRange: the only error of a valid JSON number
-			return nil, fmt.Errorf("number %s is out of range: want at most about 1.8e308 in magnitude (a float64); pass it as a string: '\"%s\"'", n, n)
+			return nil, fmt.Errorf("number %s is out of range: want at most about 1.8e308 in magnitude (a float64); for a string or any parameter, pass it as a string: '\"%s\"'", n, n)
 		}
 		return f, nil
 	}
 	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
 		return u, nil
 	}
-	return nil, fmt.Errorf("integer %s does not fit in 64 bits (-9223372036854775808 to 18446744073709551615); pass it as a string: '\"%s\"'", n, n)
+	return nil, fmt.Errorf("integer %s does not fit in 64 bits (-9223372036854775808 to 18446744073709551615); for a string or any parameter, pass it as a string: '\"%s\"'", n, n)
 }
 
 // jsonable converts generic decoded values into values encoding/json can

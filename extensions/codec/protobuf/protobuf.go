@@ -216,8 +216,9 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		name := gotype.String(reflect.TypeOf(v))
 		return nil, &spi.Error{Status: spi.StatusSerializationError, Cause: jsonNotSent(name),
 			Message: "protobuf: cannot encode Go type " + name + ": a JSON object or array (what airnode call and Reference.Invoke send) is not sent under codec=protobuf, " +
-				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message from its JSON form), " +
-				"or from Go with the message type"}
+				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message " +
+				"from its Go struct's encoding/json form, not protojson's: int64 as a number, a Timestamp as {\"seconds\":N}), " +
+				"or from Go with the message type (or the map[string]string)"}
 	case map[string]string:
 		if v == nil {
 			return append(b, byte(KindNil)), nil
@@ -559,6 +560,14 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 		e.SetFloat(gv.Float())
 	case gv.Kind() == t.Kind() && gv.Type().ConvertibleTo(t): // named string, bool, []byte types
 		e.Set(gv.Convert(t))
+	case (gv.Kind() == reflect.Int64 || gv.Kind() == reflect.Uint64) && (t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64):
+		// an integer for a float, as encoding/json and msgpack read `3`
+		// (airnode call F64 3; tester63), when the float holds it exactly
+		f, ok := exactFloat(gv, t.Kind() == reflect.Float32)
+		if !ok {
+			return &mismatch{got: fmt.Sprintf("an integer (%v)", g), want: typeName(t), why: "not exactly representable: send it as a float"}
+		}
+		e.SetFloat(f)
 	default:
 		return &mismatch{got: kindPhrase(k), want: typeName(t)}
 	}
@@ -566,6 +575,28 @@ func (d *Decoder) reflected(k Kind, e reflect.Value) error {
 }
 
 var messageType = reflect.TypeFor[proto.Message]()
+
+// exactFloat returns v, an int64 or uint64 value, as a float64 (rounded
+// to float32 when f32), and whether that float is exactly v: integers up
+// to 2^53 (2^24 for a float32) are, larger ones only when their low bits
+// are zero.
+func exactFloat(v reflect.Value, f32 bool) (float64, bool) {
+	var f float64
+	var back func(float64) bool
+	if v.Kind() == reflect.Int64 {
+		n := v.Int()
+		f = float64(n)
+		back = func(x float64) bool { return x >= -(1<<63) && x < 1<<63 && int64(x) == n }
+	} else {
+		u := v.Uint()
+		f = float64(u)
+		back = func(x float64) bool { return x >= 0 && x < 1<<64 && uint64(x) == u }
+	}
+	if f32 {
+		f = float64(float32(f))
+	}
+	return f, back(f)
+}
 
 // integer reads a KindInt (or a KindUint that fits int64, or nil as 0).
 func (d *Decoder) integer(k Kind, want reflect.Kind) (int64, error) {

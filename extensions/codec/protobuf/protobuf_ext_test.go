@@ -3,7 +3,9 @@ package protobuf_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,4 +147,36 @@ func encodeOne(v any) ([]byte, error) {
 	defer spi.Release(enc)
 	err := enc.Encode(v)
 	return buf.Bytes(), err
+}
+
+// tester63 finding 1: an integer for a float parameter (airnode call F64
+// 3) was BAD_REQUEST "got an integer, want float64" under protobuf alone;
+// encoding/json and msgpack read it. It is read when the float holds it
+// exactly, and refused naming the value when it does not (2^53+1 would
+// silently become 2^53).
+func TestIntegerIntoFloat(t *testing.T) {
+	dec := func(v, into any) error {
+		return (protobuf.Codec{}).NewDecoder(bytes.NewReader(encode(t, v))).Decode(into)
+	}
+	var f float64
+	for _, v := range []any{3, int64(-1 << 53), uint64(1 << 63), int64(math.MinInt64)} {
+		if err := dec(v, &f); err != nil {
+			t.Errorf("%T %v into *float64: %v", v, v, err)
+		} else if want := reflect.ValueOf(v).Convert(reflect.TypeFor[float64]()).Float(); f != want {
+			t.Errorf("%T %v into *float64: %v", v, v, f)
+		}
+	}
+	var f32 float32
+	if err := dec(1<<24, &f32); err != nil || f32 != 1<<24 {
+		t.Errorf("2^24 into *float32: %v, %v", f32, err)
+	}
+	for _, c := range []struct {
+		v    any
+		into any
+	}{{int64(1<<53 + 1), &f}, {uint64(math.MaxUint64), &f}, {1<<24 + 1, &f32}} {
+		err := dec(c.v, c.into)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("got an integer (%v)", c.v)) || !strings.Contains(err.Error(), "not exactly representable") {
+			t.Errorf("%T %v into %T: %v; want a refusal naming the integer", c.v, c.v, c.into, err)
+		}
+	}
 }
