@@ -34,7 +34,14 @@ type FilterBuilder interface {
 }
 
 // Activation is Dubbo's @Activate: a filter is in the default chain of a
-// side when Sides contains that side and, if Key is set, the URL has Key.
+// side when Sides contains that side and, if Key is set, the URL has Key
+// with a value other than "false" (any case; as Dubbo, key=false leaves
+// the filter out, unless the filter declares Key, KeyDescriber, of a type
+// "false" is not a value of, an int: its Build then refuses the value).
+// Any other value activates it, "0" and "" included: Build reads it. Which URL is read: a reference's filters, the
+// reference's URL (a key a provider publishes does not activate them); a
+// PerProvider filter, that provider's merged URL (so a provider's key
+// does); a provider's filters, the export URL.
 // Lower Order runs first (outermost). A filter of both sides is built
 // once per side, and its Build URL's "side" key says which
 // (FilterBuilder.Build).

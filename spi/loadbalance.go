@@ -49,7 +49,9 @@ type LoadBalanceBuilder interface {
 //
 // An invoker with weight 0 is never picked; Select returns nil only when no
 // invoker of the list may be picked (every weight is 0), and clusters turn
-// that into StatusServiceNotFound. Balancers only read Stats, never record
+// that into StatusServiceNotFound. Select returns one of invokers itself:
+// the bundled clusters refuse any other invoker with StatusClientError
+// naming the balancer, and call nothing. Balancers only read Stats, never record
 // into them (see Stats).
 type LoadBalance interface {
 	Select(invokers []Invoker, inv *Invocation) Invoker

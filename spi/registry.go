@@ -8,7 +8,17 @@ import (
 
 // RegistryBuilder is the "registry" extension point. It is selected by the
 // scheme of the registry URL ("zookeeper://127.0.0.1:2181", "file:///tmp/x",
-// "memory://", "direct://"); the default is "file".
+// "memory://", "direct://"); the default is "file". A registry whose URL
+// names a file or directory gets its path without the leading "/"
+// (URL.Path): "file:///tmp/x" is "/"+u.Path().
+//
+// The kernel's calls, in order: a reference Subscribes (its listener gets
+// the first list before Subscribe returns, or soon after) and then
+// Registers its consumer URL; Close of the reference Unregisters it and
+// stops the subscription; an export Registers its provider URL after
+// listening and Unregisters it first at Shutdown. When a subscription's
+// list is empty the kernel may call Services to say which service keys
+// it does list (ErrNotSupported is fine); keep it cheap or bounded by ctx.
 type RegistryBuilder interface {
 	// Name is the extension name, equal to the URL scheme it serves.
 	Name() string

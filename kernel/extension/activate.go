@@ -22,7 +22,10 @@ const (
 // of a call of method ("" for the service level) on u.
 //
 // The activated set is every filter whose Activation lists side and whose
-// Activation.Key, if set, is present in u (method-level first, as
+// Activation.Key, if set, is present in u with a value other than
+// "false" (any case: Dubbo's rule, so accesslog=false leaves the access
+// log out of the chain; see offByFalse for a key declared of another
+// type) (method-level first, as
 // spi.URL.MethodParam resolves it; for the service level, method "", a
 // PerMethod filter's Key set for any method counts too, by
 // spi.URL.MethodsSetting's rule: "methods.<m>.<Key>", or "<m>.<Key>" for
@@ -132,6 +135,23 @@ func FilterNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method s
 	return out, nil
 }
 
+// offByFalse reports whether key=false leaves filter f out of the chain:
+// unless f declares key (spi.KeyDescriber) of a type "false" is not a
+// value of (an int, a duration, a size...), whose Build is then left to
+// refuse it ("actives=false": want an integer).
+func offByFalse(f spi.FilterBuilder, key string) bool {
+	d, ok := f.(spi.KeyDescriber)
+	if !ok {
+		return true
+	}
+	for _, k := range d.Keys() {
+		if k.Key == key {
+			return k.Type == "" || k.Type == spi.KeyTypeBool || k.Type == spi.KeyTypeString || k.Type == spi.KeyTypeEnum && slices.Contains(k.Values, "false")
+		}
+	}
+	return true
+}
+
 // activatedNames returns the names of the filters activated for side on u,
 // sorted by Activation.Order then name.
 func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method string) []string {
@@ -150,9 +170,12 @@ func activatedNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, metho
 			continue
 		}
 		if a.Key != "" {
-			_, _, ok := u.MethodParam(method, a.Key)
+			v, _, ok := u.MethodParam(method, a.Key)
 			if !ok && !(method == "" && a.PerMethod && len(u.MethodsSetting(a.Key)) > 0) {
 				continue
+			}
+			if ok && strings.EqualFold(v, "false") && offByFalse(f, a.Key) {
+				continue // Dubbo's rule: key=false switches it off (tester64)
 			}
 		}
 		acts = append(acts, act{n, a.Order})

@@ -43,3 +43,48 @@ func TestDub3_PerMethodActivationFollowsMethodsSetting(t *testing.T) {
 		}
 	}
 }
+
+// tester64: a key-activated filter was in the chain for key=false too
+// (only the key's presence counted), where Dubbo leaves it out. Now
+// "false", in any case, at service or method level, does not activate;
+// any other value does ("0" and "" included: Build reads the value).
+func TestT64_KeyFalseDoesNotActivate(t *testing.T) {
+	c := extensiontest.Catalogs()
+	if err := c.Filter.Register(&extensiontest.Filter{Ext: extensiontest.Ext{ExtName: "acme.reqid",
+		Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "acme.reqid"}}}, "example.com/acme"); err != nil {
+		t.Fatal(err)
+	}
+	// a filter whose key is an int stays in the chain for its Build to
+	// refuse "false" ("actives=false": want an integer)
+	if err := c.Filter.Register(&intKeyed{extensiontest.Filter{Ext: extensiontest.Ext{ExtName: "acme.limit",
+		Act: spi.Activation{Sides: []spi.Side{spi.Provider}, Key: "acme.limit"}}}}, "example.com/acme"); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := extension.FilterNames(c.Filter, spi.MustParse("a://h/x?acme.limit=false"), spi.Provider, ""); !slices.Contains(names, "acme.limit") {
+		t.Errorf("acme.limit=false, an int key: chain %v, want acme.limit in it (its Build refuses the value)", names)
+	}
+	for q, want := range map[string]bool{
+		"acme.reqid=true":                    true,
+		"acme.reqid=0":                       true,
+		"acme.reqid=":                        true,
+		"acme.reqid=false":                   false,
+		"acme.reqid=FALSE":                   false,
+		"acme.reqid=false&filter=acme.reqid": true, // named explicitly
+		"methods=Echo&acme.reqid=true&Echo.acme.reqid=false": false,
+	} {
+		names, err := extension.FilterNames(c.Filter, spi.MustParse("a://h/x?"+q), spi.Provider, "Echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(names, "acme.reqid"); got != want {
+			t.Errorf("%s: acme.reqid in Echo's chain = %v, want %v (chain %v)", q, got, want, names)
+		}
+	}
+}
+
+// intKeyed is a filter declaring its activation key an int.
+type intKeyed struct{ extensiontest.Filter }
+
+func (intKeyed) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "acme.limit", Type: spi.KeyTypeInt, Doc: "a limit"}}
+}

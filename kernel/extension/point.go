@@ -386,7 +386,7 @@ func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 // that is it with a namespace ("p2c" suggests the plugin "acme.p2c",
 // internal/suggest.Qualified), e.g.
 //
-//	unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?
+//	unknown loadbalance "rundrobin" (available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse); did you mean "roundrobin"?
 type UnknownError struct {
 	Point     string
 	Name      string

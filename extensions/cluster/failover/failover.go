@@ -136,9 +136,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 				break
 			}
 		}
-		x, err := clusterkit.Select(ctx, lb, cand, inv)
+		x, err := clusterkit.Select(ctx, lb, dir, cand, inv)
 		if err == nil && x == nil && len(cand) < len(pool) {
-			x, err = clusterkit.Select(ctx, lb, pool, inv)
+			x, err = clusterkit.Select(ctx, lb, dir, pool, inv)
 		}
 		if err != nil { // the balancer could not pick in time: nothing was sent
 			if attempt == 0 {

@@ -80,7 +80,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	if len(list) == 0 {
 		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
 	}
-	x, err := clusterkit.Select(ctx, lb, list, inv)
+	x, err := clusterkit.Select(ctx, lb, dir, list, inv)
 	if err != nil {
 		return spi.Result{Err: err} // as no provider: nothing was called
 	}

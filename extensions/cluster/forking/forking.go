@@ -74,7 +74,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		if len(cand) == 0 {
 			break
 		}
-		x, err := clusterkit.Select(ctx, lb, cand, inv)
+		x, err := clusterkit.Select(ctx, lb, dir, cand, inv)
 		if err != nil {
 			selErr = err // the balancer could not pick in time
 			break

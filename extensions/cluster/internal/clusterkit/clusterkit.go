@@ -56,12 +56,30 @@ const memoryHint = "a memory:// registry is shared only by the nodes built from 
 // Select picks one of list with lb: SelectContext with the call's ctx
 // when lb is an spi.ContextLoadBalance (a plugin balancer, whose round
 // trip the call's deadline bounds), else Select. A non-nil error is the
-// balancer's own (it could not pick in time) and is the call's result.
-func Select(ctx context.Context, lb spi.LoadBalance, list []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
+// balancer's own (it could not pick in time), or CLIENT_ERROR for an
+// invoker that is not one of list (a balancer's bug: calling it would
+// bypass the directory; tester64 got a nil error and an unfilled reply),
+// and is the call's result.
+func Select(ctx context.Context, lb spi.LoadBalance, dir spi.Directory, list []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
 	if c, ok := lb.(spi.ContextLoadBalance); ok {
 		return c.SelectContext(ctx, list, inv)
 	}
-	return lb.Select(list, inv), nil
+	x := lb.Select(list, inv)
+	if x == nil {
+		return nil, nil
+	}
+	if reflect.TypeOf(x).Comparable() {
+		// an == per provider (a y of x's type is comparable too)
+		for _, y := range list {
+			if y == x {
+				return x, nil
+			}
+		}
+	} else if slices.ContainsFunc(list, func(y spi.Invoker) bool { return Same(x, y) }) {
+		return x, nil
+	}
+	return nil, spi.Errorf(spi.StatusClientError, "%s returned an invoker that is not among the %d offered (%s): a balancer returns one of its list, or nil",
+		balancerName(inv, dir, lb), len(list), x.URL().Address())
 }
 
 // weigher reads configured weights for NoneSelected; a malformed weight

@@ -116,3 +116,33 @@ func TestNoneSelectedCountsEveryProvider(t *testing.T) {
 		t.Errorf("nil pick on a retry: %q", e)
 	}
 }
+
+// foreignLB returns an invoker it was not offered.
+type foreignLB struct{ x spi.Invoker }
+
+func (f foreignLB) Select([]spi.Invoker, *spi.Invocation) spi.Invoker { return f.x }
+
+// tester64 finding 1: an invoker a balancer returns from outside its list
+// was called, bypassing the directory (the call "succeeded" with an
+// unfilled reply). Select refuses it, CLIENT_ERROR naming the balancer;
+// one of the list, by == or (for a type that is not comparable) by Same,
+// is returned.
+func TestSelectRefusesAForeignInvoker(t *testing.T) {
+	u := func(i int) spi.URL { return spi.MustParse(fmt.Sprintf("airnode://10.0.0.%d:20880/demo.Echo", i)) }
+	a, b := spitest.NewStubInvoker(u(1), nil), spitest.NewStubInvoker(u(2), nil)
+	dir := spitest.NewStubDirectory(spi.MustParse("consumer://h/demo.Echo?loadbalance=acme.foreign"), "memory://")
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+	list := []spi.Invoker{a, b}
+	if x, err := Select(context.Background(), foreignLB{b}, dir, list, inv); x != b || err != nil {
+		t.Fatalf("one of the list: %v, %v", x, err)
+	}
+	vl := []spi.Invoker{valueInvoker{u: u(1), tags: []string{"x"}}}
+	if x, err := Select(context.Background(), foreignLB{valueInvoker{u: u(1)}}, dir, vl, inv); x == nil || err != nil {
+		t.Fatalf("a value invoker of the list (not comparable): %v, %v", x, err)
+	}
+	x, err := Select(context.Background(), foreignLB{spitest.NewStubInvoker(u(9), nil)}, dir, list, inv)
+	want := "balancer acme.foreign returned an invoker that is not among the 2 offered (10.0.0.9:20880)"
+	if x != nil || spi.StatusOf(err) != spi.StatusClientError || !strings.Contains(err.Error(), want) {
+		t.Fatalf("foreign: %v, %v; want CLIENT_ERROR %q", x, err, want)
+	}
+}
