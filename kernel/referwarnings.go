@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -17,8 +19,10 @@ type URLWarning struct {
 	// key meant), "registry" (a registry's key), "dubbo" (a Dubbo key
 	// airnode does not implement), "cluster", "loadbalance" and
 	// "heartbeat" (read by another extension of that point than the one
-	// chosen), "provider" (weight, warmup, timestamp: each provider's
-	// own), "server" (dispatcher, connection.concurrency,
+	// chosen), "fromproviders" (a key the chosen balancer reads from
+	// provider URLs, spi.KeyDoc.FromProviders: the reference's value
+	// overrides every provider's; it has an effect, a surprising one),
+	// "provider" (weight, warmup, timestamp: each provider's own), "server" (dispatcher, connection.concurrency,
 	// heartbeat.min.ping.interval: the provider's server decides) and
 	// "token" (a registry reference's own token: the provider's
 	// published token is sent; Value is "***", never the token).
@@ -66,6 +70,10 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 		add("heartbeat", t[0], unreadWhy("heartbeat", t),
 			"kernel: URL key is read by another heartbeat strategy, not the one this reference uses (ignored)", "heartbeat", t[1], "read_by", t[2])
 	}
+	for _, t := range n.fromProvidersOverridden(u) {
+		add("fromproviders", t[0], fmt.Sprintf("loadbalance %s reads it from each provider's URL, and a reference's value overrides every provider's; give the consumer's setting a key of its own", t[1]),
+			"kernel: URL key on a reference overrides every provider's value of it (the balancer reads it from provider URLs)", "loadbalance", t[1])
+	}
 	keys, err := ProviderKeysOnReference(u)
 	if err != nil {
 		return out, err
@@ -87,6 +95,41 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 			msg: "kernel: the reference's own token is not used through a registry: each call sends the token its provider publishes (a direct URL sends the reference's)", attrs: []any{"key", spi.AttachmentToken}})
 	}
 	return out, nil
+}
+
+// fromProvidersOverridden returns [key, balancer] for each service-level
+// key of reference URL u that the balancer u chooses declares it reads
+// from provider URLs (spi.KeyDoc.FromProviders), weight, warmup and
+// timestamp aside (ProviderKeysOnReference): a consumer's zone=c beside
+// a zone-aware balancer hides each provider's zone (tester64).
+func (n *Node) fromProvidersOverridden(u spi.URL) [][2]string {
+	used := n.cat.LoadBalance.Choose(u, "").Name
+	var declared map[string]bool
+	for _, p := range n.cat.Describe() {
+		if p.Name != extension.PointLoadBalance {
+			continue
+		}
+		for _, e := range p.Extensions {
+			if e.Name != used {
+				continue
+			}
+			for _, k := range e.Keys {
+				if k.FromProviders && !slices.Contains(providerOwnedKeys, k.Key) {
+					if declared == nil {
+						declared = map[string]bool{}
+					}
+					declared[k.Key] = true
+				}
+			}
+		}
+	}
+	var out [][2]string
+	for _, k := range u.Keys() {
+		if declared[k] {
+			out = append(out, [2]string{k, used})
+		}
+	}
+	return out
 }
 
 // tokenWhy is why a registry reference's own token is not used
