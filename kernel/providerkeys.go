@@ -49,7 +49,7 @@ func MethodKeyNoEffect(key string) string {
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 	lbKey := n.cat.LoadBalance.Key()
 	readers, elsewhere := n.pointKeyReaders(extension.PointLoadBalance)
-	fromProviders := n.keysFromProviders(extension.PointLoadBalance)
+	fromProviders := n.keysFromProviders(extension.PointLoadBalance, "")
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
@@ -67,15 +67,19 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 	return out
 }
 
-// keysFromProviders returns the keys an extension of point declares it
-// reads from provider URLs (spi.KeyDoc.FromProviders).
-func (n *Node) keysFromProviders(point string) map[string]bool {
+// keysFromProviders returns the keys an extension of point (the
+// extension named ext; "": any) declares it reads from provider URLs
+// (spi.KeyDoc.FromProviders).
+func (n *Node) keysFromProviders(point, ext string) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range n.cat.Describe() {
 		if p.Name != point {
 			continue
 		}
 		for _, e := range p.Extensions {
+			if ext != "" && e.Name != ext {
+				continue
+			}
 			for _, k := range e.Keys {
 				if k.FromProviders {
 					out[k.Key] = true

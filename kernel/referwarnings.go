@@ -22,7 +22,8 @@ type URLWarning struct {
 	// chosen), "fromproviders" (a key the chosen balancer reads from
 	// provider URLs, spi.KeyDoc.FromProviders: the reference's value
 	// overrides every provider's; it has an effect, a surprising one),
-	// "provider" (weight, warmup, timestamp: each provider's own), "server" (dispatcher, connection.concurrency,
+	// "provider" (weight, warmup, timestamp: each provider's own),
+	// "server" (dispatcher, connection.concurrency,
 	// heartbeat.min.ping.interval: the provider's server decides) and
 	// "token" (a registry reference's own token: the provider's
 	// published token is sent; Value is "***", never the token).
@@ -104,28 +105,10 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 // a zone-aware balancer hides each provider's zone (tester64).
 func (n *Node) fromProvidersOverridden(u spi.URL) [][2]string {
 	used := n.cat.LoadBalance.Choose(u, "").Name
-	var declared map[string]bool
-	for _, p := range n.cat.Describe() {
-		if p.Name != extension.PointLoadBalance {
-			continue
-		}
-		for _, e := range p.Extensions {
-			if e.Name != used {
-				continue
-			}
-			for _, k := range e.Keys {
-				if k.FromProviders && !slices.Contains(providerOwnedKeys, k.Key) {
-					if declared == nil {
-						declared = map[string]bool{}
-					}
-					declared[k.Key] = true
-				}
-			}
-		}
-	}
+	declared := n.keysFromProviders(extension.PointLoadBalance, used)
 	var out [][2]string
 	for _, k := range u.Keys() {
-		if declared[k] {
+		if declared[k] && !slices.Contains(providerOwnedKeys, k) {
 			out = append(out, [2]string{k, used})
 		}
 	}
