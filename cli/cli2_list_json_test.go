@@ -27,6 +27,7 @@ func TestCli2_ListJSON(t *testing.T) {
 	type ext struct {
 		Name, Origin, Notes string
 		Default             bool
+		WireID              *int `json:"wire_id"`
 		Activation          *struct {
 			Sides []string
 			Key   string
@@ -75,6 +76,15 @@ func TestCli2_ListJSON(t *testing.T) {
 	}
 	if e := find("loadbalance", "random"); e.Origin != "bundled" || !e.Default || e.Notes != "default" {
 		t.Errorf("random: %+v", e)
+	}
+	if e := find("codec", "msgpack"); e.WireID == nil || *e.WireID != 1 || e.Notes != "wire id 1, default" || !e.Default {
+		t.Errorf("msgpack: %+v, want wire id 1, the default", e)
+	}
+	if e := find("codec", "protobuf"); e.WireID == nil || *e.WireID != 3 || e.Notes != "wire id 3" {
+		t.Errorf("protobuf: %+v, want wire id 3", e)
+	}
+	if e := find("loadbalance", "random"); e.WireID != nil {
+		t.Errorf("random: %+v, want no wire id", e)
 	}
 	if e := find("loadbalance", "acme.p2c"); e.Origin != p2c || e.Default {
 		t.Errorf("acme.p2c: %+v, want origin %s", e, p2c)

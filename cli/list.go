@@ -242,14 +242,7 @@ func printList(w io.Writer, cat *extension.Catalogs, points []extension.PointInf
 			if i > 0 {
 				name, k, d = "", "", ""
 			}
-			note := ""
-			switch {
-			case p.Name == extension.PointFilter:
-				note = activation(cat, e.Name)
-			case e.Name == p.Default:
-				note = "default"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, k, d, e.Name, e.Origin, note)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, k, d, e.Name, e.Origin, extensionNote(cat, p, e.Name))
 		}
 	}
 	tw.Flush()
@@ -357,6 +350,26 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// extensionNote is the NOTES column of extension name of point p: a
+// filter's activation, a codec's wire id (the id a frame's flags carry,
+// docs/wire.md: peers must agree on it), and "default" for the point's
+// default.
+func extensionNote(cat *extension.Catalogs, p extension.PointInfo, name string) string {
+	if p.Name == extension.PointFilter {
+		return activation(cat, name)
+	}
+	var notes []string
+	if p.Name == extension.PointCodec {
+		if c, err := cat.Codec.Get(name); err == nil {
+			notes = append(notes, fmt.Sprintf("wire id %d", c.ID()))
+		}
+	}
+	if name == p.Default {
+		notes = append(notes, "default")
+	}
+	return strings.Join(notes, ", ")
 }
 
 // activation describes when filter name is switched on; for a filter

@@ -28,7 +28,8 @@ type extensionJSON struct {
 	Origin     string          `json:"origin"`  // "bundled", the plugin binary's path, or an in-process extension's Go package path
 	Default    bool            `json:"default"` // the point's default
 	Activation *activationJSON `json:"activation,omitempty"`
-	Notes      string          `json:"notes"` // the NOTES column, "" none
+	Notes      string          `json:"notes"`             // the NOTES column, "" none
+	WireID     *uint8          `json:"wire_id,omitempty"` // a codec's id in frames' flags (docs/wire.md)
 }
 
 // activationJSON says when a filter is switched on (spi.Activation).
@@ -60,11 +61,15 @@ func printListJSON(w io.Writer, cat *extension.Catalogs, points []extension.Poin
 		pj := pointJSON{Name: p.Name, Key: p.Key, Default: p.Default, Extensions: []extensionJSON{}}
 		for _, e := range p.Extensions {
 			ej := extensionJSON{Name: e.Name, Origin: string(e.Origin), Default: p.Name != extension.PointFilter && e.Name == p.Default}
+			ej.Notes = extensionNote(cat, p, e.Name)
+			if p.Name == extension.PointCodec {
+				if c, err := cat.Codec.Get(e.Name); err == nil {
+					id := c.ID()
+					ej.WireID = &id
+				}
+			}
 			if p.Name == extension.PointFilter {
-				ej.Notes = activation(cat, e.Name)
 				ej.Activation = filterActivation(cat, e.Name)
-			} else if ej.Default {
-				ej.Notes = "default"
 			}
 			pj.Extensions = append(pj.Extensions, ej)
 		}

@@ -52,7 +52,7 @@ func TestT19_6_RunWithExtensionsListsAndExplains(t *testing.T) {
 	}
 	for _, r := range [][]string{ // sorted by name: acme.* open their points
 		{"loadbalance", "loadbalance", "random", "acme.first", string(acmeOrigin)},
-		{"codec", "codec", "msgpack", "acme.json", string(acmeOrigin)},
+		{"codec", "codec", "msgpack", "acme.json", string(acmeOrigin), "wire id 20"},
 		{"random", "bundled", "default"},
 	} {
 		if !row(r...).MatchString(out) {
