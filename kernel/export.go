@@ -108,6 +108,11 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // returned SERVICE_NOT_FOUND: ...", so failover never runs the method
 // again because of it (package doc).
 //
+// u's interface must be one a service key gives back (spi.CheckInterface:
+// no '/', ':', ',', '*', URL syntax or space; Export refuses another,
+// naming the character), and HealthService only for a service with a
+// method Check (it replaces the health service on the address).
+//
 // u's address is where the service listens: port 0, or no port, picks a
 // free port; host 0.0.0.0, or none before the port
 // (airnode://:20880/...), listens on every interface; a URL with neither
@@ -244,6 +249,15 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	key := u.ServiceKey()
 	if u.Interface() == "" {
 		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
+	}
+	if err := spi.CheckInterface(u.Interface()); err != nil {
+		return nil, fmt.Errorf("kernel: export: %w", err)
+	}
+	if u.Interface() == HealthService && !slices.Contains(methods, HealthCheck) {
+		// It would replace the built-in health service on the address
+		// (healthservice.go) with one every probe fails against.
+		return nil, fmt.Errorf("kernel: export %s: %s is the name of the health service every provider address serves (airnode health, readiness probes): a service exported under it replaces it, and this one has no method %s (methods: %s): give it another name, or a method %s(service string) string",
+			key, HealthService, HealthCheck, strings.Join(methods, ", "), HealthCheck)
 	}
 	if err := checkListenAddress(u); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)

@@ -102,7 +102,7 @@ func TestProviderFiltersSeeThePublishedURL(t *testing.T) {
 	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
 	defer p.Close()
 	for _, addr := range []string{"127.0.0.1:0", "127.0.0.1:" + strconv.Itoa(freePort(t))} {
-		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/g"+strconv.Itoa(len(addr))+"/demo.Echo?check.n=1"))
+		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?group=g"+strconv.Itoa(len(addr))+"&check.n=1"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,9 @@ import (
 // filter (no token, no metrics series, no access log line: a probe is
 // not a call of a user service) and costs the calls of other services
 // nothing (it is looked for only when no exported service has the key).
-// A service exported as "airnode.Health" on the address replaces it.
+// A service exported as "airnode.Health" on the address replaces it; it
+// must have a method Check (Export refuses one without: every probe
+// would fail).
 const HealthService = "airnode.Health"
 
 // HealthCheck is the health service's method: Check(service string)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // URL is the Dubbo URL model: every address, registry entry and piece of
@@ -483,6 +484,26 @@ func (u URL) Interface() string {
 // out an empty group or version ("demo.Echo", "g/demo.Echo:1.0").
 func (u URL) ServiceKey() string {
 	return ServiceKey(u.params[KeyGroup], u.Interface(), u.params[KeyVersion])
+}
+
+// CheckInterface reports whether name can be a provider's service
+// interface: a service key ("group/interface:version") must give it back,
+// so it is not empty and holds no '/' or ':' (the key's separators), no
+// ',' or '*' (a reference's group and version lists), no '?', '#', '&',
+// '=' or '%' (a URL's syntax), no space and no control character. The
+// error names the first character refused and what is allowed; Dubbo's
+// interfaces (Java class names, "org.acme.Hello$Inner") and Go's
+// ("demo.Echo") pass.
+func CheckInterface(name string) error {
+	if name == "" {
+		return errors.New("service interface is empty")
+	}
+	for i, r := range name {
+		if strings.ContainsRune("/:,*?#&=%", r) || r <= ' ' || r == 0x7f || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fmt.Errorf("service interface %q: character %q at byte %d is not allowed (a service key group/interface:version could not name it: use letters, digits, '.', '_', '-' or '$', as in demo.Echo)", name, r, i)
+		}
+	}
+	return nil
 }
 
 // ServiceKey joins group, interface and version as "group/interface:version".

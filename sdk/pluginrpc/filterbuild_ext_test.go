@@ -81,7 +81,7 @@ func TestFilterPluginBuildFailsExportAndRefer(t *testing.T) {
 		t.Errorf("Refer with authz.rate=abc: %v; want %q", err, "kernel: refer demo.Echo: "+bad)
 	}
 
-	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/ok/demo.Echo?authz.key=k&authz.rate=5"))
+	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=ok&authz.key=k&authz.rate=5"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestHungFilterBuildHoldsUpOnlyItsURL(t *testing.T) {
 	ctx, p, c := acmeNodes(t)
 
 	start := time.Now()
-	_, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/hang/demo.Echo?authz.key=k&authz.build=hang"))
+	_, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=hang&authz.key=k&authz.build=hang"))
 	took := time.Since(start)
 	want := `kernel: export hang/demo.Echo: filter "acme.authz": the plugin did not answer Build within 3s`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -119,7 +119,7 @@ func TestHungFilterBuildHoldsUpOnlyItsURL(t *testing.T) {
 	}
 
 	// the hung Build still runs in the plugin; other URLs build at once
-	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/other/demo.Echo?authz.key=k2"))
+	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?group=other&authz.key=k2"))
 	if err != nil {
 		t.Fatalf("Export with another URL after a hung Build: %v", err)
 	}
