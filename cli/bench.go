@@ -60,6 +60,7 @@ type benchFlags struct {
 	baseline       bool
 	cpuprofile     string
 	trace          string
+	metrics        string // --metrics ADDR: serve /metrics and /stats while the run lasts
 	serverPID      int
 	idle           int
 	mixResp        int // background Payload(mixResp) callers on the same reference
@@ -210,6 +211,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; its CPU-time clock, in ns, on Linux)")
 	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
+	fl.StringVar(&f.metrics, "metrics", "", "serve the consumer's /metrics and /stats on this host:port while the run lasts (as serve --metrics: airnode_consumer_* series, airnode stats ADDR)")
 	fl.StringVar(&f.trace, "trace", "", "write the consumer's execution trace of the measured run to this file (go tool trace)")
 	return cmd
 }
@@ -506,6 +508,16 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if err := cat.Filter.Register(swallowedBuilder{}, extension.Bundled); err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	if f.metrics != "" {
+		// the consumer's own series (airnode_consumer_*), for as long as
+		// the run lasts: the CLI's one long-lived consumer (tester67 #4)
+		ms, err := serveMetrics(cat, "bench", f.metrics)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		logger.Info("airnode bench: metrics", "addr", ms.Addr().String())
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()

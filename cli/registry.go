@@ -366,10 +366,11 @@ type lsServiceJS struct {
 // null when the entry's weight is malformed, which Problem then names
 // (the weight key's error; omitted otherwise). Warmup and
 // Uptime are the table's text ("weight 6 of 100 (6%), 28s left", "done",
-// "off" for warmup=0, "-"; "28s"); for scripts the same as numbers:
+// "off" for warmup=0, "none: weight 0, not picked", "-"; "28s", "3d4h5m"
+// past a day); for scripts the same as numbers:
 // UptimeSec (seconds since Started, negative when the provider's clock is
 // ahead of this host's) and WarmupLeftSec (seconds of warm-up left, 0 when
-// done or off), null when the entry's timestamp, weight or warmup key is
+// done, off or weight 0), null when the entry's timestamp, weight or warmup key is
 // missing or malformed; Started is its timestamp key in RFC 3339 (omitted
 // then).
 type lsProvider struct {
@@ -1013,9 +1014,9 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	st.started = time.UnixMilli(ts)
 	up := now.Sub(st.started)
 	st.upSec = seconds(up)
-	st.uptime = up.Round(time.Second).String()
+	st.uptime = longDuration(up)
 	if up < 0 {
-		st.uptime = "clock skew " + (-up).Round(time.Second).String()
+		st.uptime = "clock skew " + longDuration(-up)
 	}
 	wu, err := p.Duration("warmup", defaultWarmup)
 	if err != nil {
@@ -1035,7 +1036,13 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		st.warmup, st.warmupLeft = "off", seconds(0)
 		return st
 	}
-	if up >= wu || weight <= 0 {
+	if weight <= 0 {
+		// taken out (weight 0): never picked, warming or not; "done"
+		// would say its warm-up had passed (tester65 #6)
+		st.warmup, st.warmupLeft = "none: weight 0, not picked", seconds(0)
+		return st
+	}
+	if up >= wu {
 		st.warmup, st.warmupLeft = "done", seconds(0)
 		return st
 	}
@@ -1049,6 +1056,18 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 	}
 	st.warmup = fmt.Sprintf("weight %d of %d (%s), %s left", eff, weight, share, (wu - up).Round(time.Second))
 	return st
+}
+
+// longDuration is d to the second as Go writes it ("9m58s", "23h59m0s"),
+// with days split off past a day, as an operator reads an uptime:
+// "50d0h0m1s" for 1200h0m1s (tester65 #8). d >= 0.
+func longDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < 24*time.Hour {
+		return d.String()
+	}
+	s := int64(d / time.Second)
+	return fmt.Sprintf("%dd%dh%dm%ds", s/86400, s/3600%24, s/60%60, s%60)
 }
 
 // seconds returns d in seconds, to the millisecond, for registry ls --json.

@@ -165,6 +165,28 @@ func TestDescribeProviderWarmupIsTheBalancersWeight(t *testing.T) {
 	}
 }
 
+// A provider taken out with weight=0 a second after its start is "none:
+// weight 0, not picked", not "done" (tester65 #6); an uptime past a day
+// splits off days (tester65 #8: 1200h0m1s).
+func TestT65_DescribeProviderWeightZeroAndDays(t *testing.T) {
+	now := time.Now()
+	at := func(query string, up time.Duration) providerState {
+		return describeProvider(spi.MustParse("airnode://h:1/x?"+query+"&timestamp="+strconv.FormatInt(now.Add(-up).UnixMilli(), 10)), now)
+	}
+	if s := at("weight=0", time.Second); s.warmup != "none: weight 0, not picked" || s.uptime != "1s" {
+		t.Errorf("weight 0 up 1s: warm-up %q, uptime %q", s.warmup, s.uptime)
+	}
+	for up, want := range map[time.Duration]string{
+		50*24*time.Hour + time.Second:               "50d0h0m1s",
+		(1<<32)*time.Millisecond + 5*time.Minute:    "49d17h7m47s",
+		23*time.Hour + 59*time.Minute + time.Second: "23h59m1s",
+	} {
+		if s := at("weight=100", up); s.uptime != want || s.warmup != "done" {
+			t.Errorf("up %v: uptime %q, warm-up %q; want %q, done", up, s.uptime, s.warmup, want)
+		}
+	}
+}
+
 // Tester finding (item 13): Ctrl-C while registry watch waited for a
 // ZooKeeper session exited 1 ("context canceled"), while watching it
 // exited 0. Both exit 130, as call and bench on SIGINT.

@@ -232,6 +232,15 @@ Exit status:
 	pf.StringVar(&a.logFormat, "log-format", "text", `log format: text or json (json: every line on stderr is a JSON record, the final error line too; durations are Go's text, "2s", as in text)`)
 	root.AddCommand(subcommands(a)...)
 	groupCommand(root) // airnode frob: a usage error naming the commands
+	// cobra's completion command, made now rather than at Execute so that
+	// `airnode completion tcsh` is a usage error naming the shells, not
+	// its help and exit 0 (tester65 #4)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			groupCommand(c)
+		}
+	}
 	// every duration flag takes the URL keys' forms, bare milliseconds too
 	acceptMilliseconds(root)
 	root.SetFlagErrorFunc(flagError)

@@ -367,21 +367,44 @@ func applyFlagParams(params map[string]string, flags []flagParam) error {
 }
 
 // serveMetrics serves the bundled metrics filter's registry on addr (with
-// opts: serve's health).
-func serveMetrics(cat *extension.Catalogs, addr string, opts ...metrics.ServerOption) (*metrics.Server, error) {
+// opts: serve's health) for command cmd ("serve", "bench"), which its
+// errors name.
+func serveMetrics(cat *extension.Catalogs, cmd, addr string, opts ...metrics.ServerOption) (*metrics.Server, error) {
 	fb, err := cat.Filter.Get(metrics.Name)
 	if err != nil {
-		return nil, fmt.Errorf("serve: --metrics: %w", err)
+		return nil, fmt.Errorf("%s: --metrics: %w", cmd, err)
 	}
 	mb, ok := fb.(*metrics.Builder)
 	if !ok {
-		return nil, fmt.Errorf("serve: --metrics: filter %q is not the bundled metrics filter", metrics.Name)
+		return nil, fmt.Errorf("%s: --metrics: filter %q is not the bundled metrics filter", cmd, metrics.Name)
 	}
 	ms, err := metrics.Listen(addr, mb.Registry(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("serve: --metrics %s: %w", addr, err)
+		return nil, fmt.Errorf("%s: --metrics %s: %w", cmd, addr, err)
 	}
 	return ms, nil
+}
+
+// samePort refuses --metrics address m when a service listens on its
+// port (listen, host:port) on an overlapping host: the metrics listener
+// starts first, and the export's "address already in use" would send the
+// user looking for another process (tester65 #10). An unspecified host
+// (":9090", 0.0.0.0, ::) overlaps every host; unparsable addresses are
+// left to the listeners' own errors.
+func samePort(m, listen string) error {
+	mh, mp, err := net.SplitHostPort(m)
+	if err != nil {
+		return nil
+	}
+	lh, lp, err := net.SplitHostPort(listen)
+	if err != nil || mp != lp || mp == "0" || mp == "" {
+		return nil
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	if mh == lh || wild(mh) || wild(lh) {
+		return usage(fmt.Errorf("serve: --metrics %s and the service listen address %s share port %s: give --metrics another port", m, listen, mp))
+	}
+	return nil
 }
 
 // loopbackAddr reports whether a, a listener's bound address, is a
@@ -533,7 +556,12 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	health := newServeHealth(cat, plugins, logger) // before NewNode: it learns the node's registries
 	defer health.stopWatching()
 	if f.metrics != "" {
-		ms, err := serveMetrics(cat, f.metrics, metrics.WithHealth(health.health))
+		for _, e := range exports {
+			if err := samePort(f.metrics, e.url.Address()); err != nil {
+				return err
+			}
+		}
+		ms, err := serveMetrics(cat, "serve", f.metrics, metrics.WithHealth(health.health))
 		if err != nil {
 			return err
 		}

@@ -308,8 +308,10 @@ func (m *method) otherCodec(service string, c spi.Codec) error {
 	if *why == "" {
 		return nil
 	}
-	return spi.Errorf(spi.StatusBadRequest, "%s.%s: %s; not run: the provider serves it in the codec of its URL (URL key codec), which a consumer takes from a registry: drop the consumer's own codec key, or export the service under another key with codec=%s",
-		service, m.name, *why, c.Name())
+	// No "export it with codec=X" hint: X cannot carry this method's types
+	// (tester65 #3).
+	return spi.Errorf(spi.StatusBadRequest, "%s.%s: %s; not run: call it without the codec key, in the provider's own codec (its URL's codec key, which a consumer that finds it through a registry takes from there)",
+		service, m.name, *why)
 }
 
 // codable encodes an empty value of type t with c (a nil-free one for a

@@ -203,6 +203,28 @@ plugins:
 	}
 }
 
+// A URL key written beside interface in a services or references entry
+// (Dubbo's <dubbo:service version=...>; the README once showed it so)
+// is refused pointing at params (tester65 #9).
+func TestT65_EntryURLKeyPointsAtParams(t *testing.T) {
+	file := writeFile(t, `
+services:
+  - {interface: demo.Echo, version: 2.0.0}
+references:
+  - {interface: demo.Echo, timeout: 2s}
+`)
+	_, err := config.Load(config.Source{File: file})
+	for _, want := range []string{
+		`unknown key "services[0].version" (allowed at "services[0]": interface, params); URL keys go under params: "services[0].params.version" (params: {version: ...})`,
+		`unknown key "references[0].timeout" (allowed at "references[0]": `,
+		`URL keys go under params: "references[0].params.timeout"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %s", err, want)
+		}
+	}
+}
+
 func TestUnknownKeys(t *testing.T) {
 	file := writeFile(t, `
 listen: ":1"

@@ -161,6 +161,11 @@ func Load(src Source) (Config, error) {
 					at = fmt.Sprintf("%q", u[:i])
 				}
 				msg += fmt.Sprintf(" (allowed at %s: %s)", at, strings.Join(keys, ", "))
+				if key, ok := entryKey(u); ok {
+					// version: 2.0.0 beside interface, as Dubbo's
+					// <dubbo:service version=...> reads
+					msg += fmt.Sprintf("; URL keys go under params: %q (params: {%s: ...})", u[:len(u)-len(key)]+"params."+key, key)
+				}
 			}
 			errs = append(errs, errors.New(msg))
 		}
@@ -484,4 +489,19 @@ func shutdownTwice(c Config, origin map[string]string, file string) error {
 		}
 	}
 	return nil
+}
+
+// entryRE matches the path of a key directly in a services or references
+// entry ("services[0].version").
+var entryRE = regexp.MustCompile(`^(?:services|references)\[\d+\]\.([^.\[]+)$`)
+
+// entryKey reports whether unknown key path u is directly in a services
+// or references entry, where a URL key written beside interface instead
+// of under params lands, and returns the key.
+func entryKey(u string) (key string, ok bool) {
+	m := entryRE.FindStringSubmatch(u)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
