@@ -78,8 +78,7 @@ type Weigher struct {
 	own bool // log came from WithLogger: UseLogger leaves it
 
 	mu      sync.Mutex
-	skewAt  map[spi.HostPort]time.Time // provider -> last skew warning
-	badSeen map[string]bool            // "address key=value" already logged
+	badSeen map[string]bool // "address key=value" already logged
 }
 
 // New returns a Weigher using time.Now and slog.Default() unless options
@@ -185,22 +184,39 @@ func (w *Weigher) effective(k keys, now int64, u spi.URL, x spi.Invoker) int64 {
 	return Effective(k.weight, k.warmup, uptime)
 }
 
-// skew logs, rate-limited per provider, that the provider's clock is ahead.
+// skewLog holds, per logger and provider, when a skew warning was last
+// written: process-wide, since a consumer builds one Weigher per
+// balancer it builds, and two balancers of one reference (a call's first
+// pick racing the directory's first fill) logged one skew twice within
+// 45 ms (tester65 #7; scenario W3 wants one line).
+var skewLog struct {
+	sync.Mutex
+	at map[skewKey]time.Time
+}
+
+// skewKey is a skew warning's logger and provider.
+type skewKey struct {
+	l  *slog.Logger
+	hp spi.HostPort
+}
+
+// skew logs, at most once per SkewLogInterval per provider and logger
+// (skewLog), that the provider's clock is ahead.
 func (w *Weigher) skew(u spi.URL, aheadMs int64) {
-	hp := spi.HostPort{Host: u.Host(), Port: u.Port()}
+	k := skewKey{w.logger(), spi.HostPort{Host: u.Host(), Port: u.Port()}}
 	now := w.now()
-	w.mu.Lock()
-	last, seen := w.skewAt[hp]
-	if seen && now.Sub(last) < SkewLogInterval {
-		w.mu.Unlock()
+	skewLog.Lock()
+	last, seen := skewLog.at[k]
+	if seen && now.Sub(last) < SkewLogInterval && !now.Before(last) {
+		skewLog.Unlock()
 		return
 	}
-	if w.skewAt == nil {
-		w.skewAt = make(map[spi.HostPort]time.Time)
+	if skewLog.at == nil {
+		skewLog.at = make(map[skewKey]time.Time)
 	}
-	w.skewAt[hp] = now
-	w.mu.Unlock()
-	w.logger().Warn("loadbalance: provider timestamp is in the future (clock skew); using weight 1 until it is reached",
+	skewLog.at[k] = now
+	skewLog.Unlock()
+	k.l.Warn("loadbalance: provider timestamp is in the future (clock skew); using weight 1 until it is reached",
 		"provider", u.Address(), "skew", time.Duration(aheadMs)*time.Millisecond)
 }
 

@@ -147,6 +147,25 @@ func TestW3_ClockSkew(t *testing.T) {
 	}
 }
 
+// W3 across balancers: a consumer builds a Weigher per balancer, and two
+// of them (one reference's) logged one skew twice 45 ms apart (tester65
+// #7): Weighers sharing a logger write one line per provider.
+func TestT65_ClockSkewOnceAcrossWeighers(t *testing.T) {
+	c := &clock{t: epoch}
+	lb := &logBuf{}
+	l := slog.New(slog.NewTextHandler(lb, nil))
+	u := provider("timestamp=" + ms(epoch.Add(5*time.Minute)))
+	for range 3 {
+		w := warmup.New(warmup.WithClock(c.now), warmup.WithLogger(l))
+		if got := w.Weight(u, w.Now()); got != 1 {
+			t.Fatalf("weight = %d, want 1", got)
+		}
+	}
+	if lines := lb.lines(); len(lines) != 1 {
+		t.Fatalf("three Weighers with one logger: want one skew line, got %q", lines)
+	}
+}
+
 // W4: uptime 30 d, 50 d, 2^32 ms + 5 min: weight 100 (64-bit arithmetic;
 // Dubbo's 32-bit uptime wraps after 24.8 days).
 func TestW4_LongUptime(t *testing.T) {
