@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -194,7 +195,15 @@ POINT or --explain.`,
 			infos := checkPluginPoints(cmd.Context(), plugins, quiet)
 			wrong := wrongPoints(infos, cfg.Plugins, a.configFile)
 			if cmd.Flags().Changed("explain") {
-				return errors.Join(runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider), wrong)
+				// whole, then without secrets: the report names the
+				// registry URL in several rows (a digest password,
+				// tester68 F3) and is what users paste into tickets
+				var out bytes.Buffer
+				err := runExplain(cmd.Context(), &out, cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider)
+				if _, werr := io.WriteString(cmd.OutOrStdout(), redactSecrets(out.String())); werr != nil && err == nil {
+					err = werr
+				}
+				return errors.Join(err, wrong)
 			}
 			points := usablePoints(withKernelKeys(cat.Describe()), infos)
 			if keys || len(args) > 0 {

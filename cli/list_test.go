@@ -297,6 +297,16 @@ func TestListConfig(t *testing.T) {
 	if code != 0 || !row("registry", "node", "zookeeper", "bundled", "scheme of the configured registry zookeeper://127.0.0.1:2181").MatchString(out) {
 		t.Fatalf("exit %d stderr %s\n%s", code, errOut, out)
 	}
+	// a digest password is not printed (tester68 F3: this row was the one
+	// place that showed it)
+	secret := filepath.Join(dir, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("registry: zookeeper://ops:s3cretZK@127.0.0.1:2181\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = airnode(t, extensiontest.Catalogs, "--config", secret, "list", "--explain", "x")
+	if code != 0 || strings.Contains(out+errOut, "s3cretZK") || !row("registry", "node", "zookeeper", "bundled", "scheme of the configured registry zookeeper://ops:***@127.0.0.1:2181").MatchString(out) {
+		t.Fatalf("exit %d stderr %s\n%s\nwant the password hidden", code, errOut, out)
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("regsitry: x\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,13 +54,29 @@ type Reference struct {
 	consumer spi.URL      // its consumer entry there (zero: none)
 }
 
+// consumerEntry is reference URL u without what a consumer entry must
+// not publish to everyone who reads the registry: its secrets (token,
+// Echo.token, keys an extension declared secret: spi.IsSecretKey), which
+// a reference through a registry does not even use, and the paths of its
+// TLS files (where it keeps its private key), as a provider's entry
+// leaves out its own (tester68 F1, F2).
+func consumerEntry(u spi.URL) spi.URL {
+	drop := slices.Clone(tlsconf.ProviderFileKeys)
+	for _, k := range u.Keys() {
+		if spi.IsSecretKey(k) {
+			drop = append(drop, k)
+		}
+	}
+	return u.Without(drop...)
+}
+
 // register publishes the reference's consumer entry (Dubbo's
 // consumer://host/interface?side=consumer...) in reg, so registry
 // listings show who consumes a service. A failure is logged, not fatal: at
 // debug level when the registry does not keep consumer entries
 // (spi.ErrNotSupported, an expected answer), else as a warning.
 func (r *Reference) register(ctx context.Context, reg spi.Registry) {
-	cu := r.url.WithScheme("consumer").WithAddress("127.0.0.1", 0).
+	cu := consumerEntry(r.url).WithScheme("consumer").WithAddress("127.0.0.1", 0).
 		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
 	step := fmt.Sprintf("registry %q Register of the consumer entry of %s", r.regName, r.key)
 	unregister := func() {
