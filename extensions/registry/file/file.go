@@ -126,12 +126,36 @@ type Registry struct {
 	badSeen map[string]struct{}  // invalid entries logged (path NUL reason), at most maxBadLogged+1
 	unread  map[string][]Invalid // directory -> what its last one-shot read could not read (Unreadable)
 
+	worldOnce sync.Once // warnWorldWritable, at the first entry created
+
 	quit chan struct{}  // closed by Close: stops the keeper
 	wg   sync.WaitGroup // keeper
 
 	// unpublished is Health's error: the provider entries the keeper
 	// cannot put back (noteHealthLocked); nil while every one is in place.
 	unpublished atomic.Pointer[error]
+}
+
+// warnWorldWritable logs, at Warn, the first of dirs (the registry's
+// directory, then the category directory an entry was just created in)
+// that every local user may write to without the sticky bit: there any
+// of them can register a provider the consumers will call, or delete
+// this one's entry (tester68 F6: under umask 000 every directory was
+// 0777, and another user's process answered the calls). Group sharing
+// (umask 002, 0775) is by design and not logged; neither is a directory
+// that cannot be read (the registry's own errors say why).
+func (r *Registry) warnWorldWritable(dirs ...string) {
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			continue
+		}
+		if m := st.Mode(); m.Perm()&0o002 != 0 && m&os.ModeSticky == 0 {
+			r.log.Warn("file registry: the registry directory is writable by every user of this machine: any of them can register a provider that consumers will call, or delete this node's entries; chmod o-w it (or +t), and run with umask 022 (002 to share it with a group)",
+				"dir", d, "mode", m.String())
+			return
+		}
+	}
 }
 
 // lease is a registered entry: its path and the stamp of the file
@@ -305,6 +329,7 @@ func (r *Registry) create(u spi.URL) (*lease, error) {
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("file registry: %w", err)
 	}
+	r.worldOnce.Do(func() { r.warnWorldWritable(r.p.dir, dir) })
 	base := entryName(u)
 	path := filepath.Join(dir, base+Separator+r.own.id)
 	for i := 2; r.takenByOther(path, u); i++ {
