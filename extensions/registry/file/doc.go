@@ -110,7 +110,8 @@
 //
 // The default directory (DefaultDir) is $XDG_RUNTIME_DIR/airnode/registry
 // when XDG_RUNTIME_DIR is an existing directory, else
-// os.UserCacheDir()/airnode/registry, else $TMPDIR/airnode-<uid>/registry:
+// os.UserCacheDir()/airnode/registry when it or its parent exists (not
+// under a HOME that does not exist), else $TMPDIR/airnode-<uid>/registry:
 // every process of one user that names no directory shares it, so a
 // private registry names its own (file:///tmp/myapp-reg). The last lies
 // in a directory every user can write, so its parent airnode-<uid> and it

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,29 @@ func TestBuild(t *testing.T) {
 	}
 	if got, want := r.(*file.Registry).String(), "file:// ("+want+")"; got != want {
 		t.Errorf("default String() = %q, want %q", got, want)
+	}
+}
+
+// A HOME that does not exist (nobody's /nonexistent, many service
+// accounts') is no cache directory: the default falls back to the
+// temporary directory's airnode-<uid> (serve failed "mkdir /nonexistent:
+// permission denied": tester68 F7).
+func TestT68_DefaultDirSkipsAMissingHome(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("HOME", filepath.Join(tmp, "nonexistent"))
+	if got, want := file.DefaultDir(), filepath.Join(tmp, "airnode-"+strconv.Itoa(os.Getuid()), "registry"); got != want {
+		t.Errorf("HOME missing: DefaultDir() = %q, want %q", got, want)
+	}
+	home := filepath.Join(tmp, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home) // no .cache yet: it is made on first use
+	if got, want := file.DefaultDir(), filepath.Join(home, ".cache", "airnode", "registry"); got != want {
+		t.Errorf("HOME without .cache: DefaultDir() = %q, want %q", got, want)
 	}
 }
 

@@ -128,15 +128,31 @@ var otherRegistryKeys = map[string][2]string{
 // (XDG_RUNTIME_DIR=/nonexistent/dir, or a directory that went away with
 // the session) falls back like an unset one instead of creating
 // /nonexistent/dir/airnode/registry. It reads the environment and stats
-// that one directory; it creates nothing.
+// that one directory; it creates nothing. The cache directory counts
+// only when it or its parent is an existing directory: a service account
+// whose HOME does not exist (nobody's /nonexistent) falls back to the
+// temporary directory rather than fail "mkdir /nonexistent: permission
+// denied" (tester68 F7).
 func DefaultDir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			return filepath.Join(d, "airnode", "registry")
 		}
 	}
-	if d, err := os.UserCacheDir(); err == nil {
+	if d, err := os.UserCacheDir(); err == nil && usableBase(d) {
 		return filepath.Join(d, "airnode", "registry")
 	}
 	return tmpDefaultDir()
+}
+
+// usableBase reports whether d, a base directory DefaultDir would put
+// the registry under, exists as a directory or could be created in an
+// existing one (its parent is a directory).
+func usableBase(d string) bool {
+	for _, p := range []string{d, filepath.Dir(d)} {
+		if fi, err := os.Stat(p); err == nil {
+			return fi.IsDir()
+		}
+	}
+	return false
 }
