@@ -557,7 +557,7 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		}
 		tlsWhy := "a TLS mismatch (the tls keys must match the provider's)"
 		if !tlsOn {
-			tlsWhy = "TLS on the provider (it closes a clear-text connection at once; its registry URL has tls=true: " +
+			tlsWhy = "TLS on the provider (it closes a clear-text connection at once; a provider serving TLS publishes tls=true in its registry URL: " +
 				"set tls=true and tls.ca=FILE, the CA that signed its certificate, airnode call/bench: -p tls=true -p tls.ca=FILE)"
 		}
 		mismatch := tr + ", " + tlsWhy
