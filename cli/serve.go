@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -385,6 +386,36 @@ func serveMetrics(cat *extension.Catalogs, cmd, addr string, opts ...metrics.Ser
 	return ms, nil
 }
 
+// yamlSecret matches a secret in a configuration file's text: a token
+// key with a value ("token: s3cret", "Echo.token: x") or a URL's userinfo
+// password ("zookeeper://ops:pw@host").
+var yamlSecret = regexp.MustCompile(`(?m)(^|[\s{,])((?:[\w$-]+\.)*token)\s*:\s*[^\s#,}]|://[^/@:\s"']+:[^/@\s"']+@`)
+
+// yamlComment matches a YAML comment: '#' at a line's start or after a
+// space, to the end of the line.
+var yamlComment = regexp.MustCompile(`(?m)(^|\s)#.*$`)
+
+// warnReadableSecrets logs, at Warn, that configuration file file holds a
+// secret (yamlSecret) and every user of the machine may read it: the
+// README has tokens put there rather than on the command line, where ps
+// shows them (tester68 F8; ssh refuses a private key others can read).
+// Nothing for no file, or one it cannot read.
+func warnReadableSecrets(logger *slog.Logger, file string) {
+	if file == "" {
+		return
+	}
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm()&0o004 == 0 {
+		return
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || !yamlSecret.Match(yamlComment.ReplaceAll(b, nil)) {
+		return
+	}
+	logger.Warn("airnode serve: the configuration file holds a secret (a token, or a registry password) and every user of this machine can read it: chmod o-r it (600 or 640)",
+		"file", file, "mode", st.Mode().Perm().String())
+}
+
 // samePort refuses --metrics address m when a service listens on its
 // port (listen, host:port) on an overlapping host: the metrics listener
 // starts first, and the export's "address already in use" would send the
@@ -449,6 +480,7 @@ func defaultRegistry(cat *extension.Catalogs) spi.URL {
 // the error returned exits 128 + the signal (130 for SIGINT), as kubectl
 // and docker do on a second interrupt.
 func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger, force <-chan syscall.Signal, stderr io.Writer) error {
+	warnReadableSecrets(logger, file)
 	params, err := parseParams(f.params)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
