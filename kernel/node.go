@@ -31,8 +31,8 @@ const (
 
 // DefaultRegisterTimeout bounds a registry's Register of a provider
 // entry when Export's ctx has no sooner deadline (serve's has none), as
-// a consumer's Subscribe is bounded by the 10 s call and bench give
-// Refer: a registry that never answers fails Export, naming it, instead
+// a consumer's Subscribe is bounded by the 10 s that call and bench
+// give Refer: a registry that never answers fails Export, naming it, instead
 // of hanging the node's start. A registry URL whose connect.timeout is
 // longer gets that plus registerSlack, so that the registry's own wait
 // for a session (ZooKeeper's) ends first and says why.
@@ -391,7 +391,9 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 }
 
 // Shutdown stops the node in this order: mark its health draining
-// (WithHealth); unregister every exported service; wait shutdown.wait so that consumers stop picking this
+// (WithHealth); unregister every exported service (a registry that
+// cannot reach its backend, spi.ErrNotWithdrawn, is logged at Warn,
+// naming the service, and does not fail Shutdown); wait shutdown.wait so that consumers stop picking this
 // provider (when something was registered or the wait was given,
 // WithShutdownWait or the URL key; the node's own references
 // keep listing its own providers until their servers have closed, so a
@@ -560,9 +562,39 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// and the wait take their part, the drain gets what they leave.
 	dctx, cancel := context.WithDeadlineCause(ctx, began.Add(timeout), errDrainTimeout)
 	defer cancel()
-	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error { return e.unregister(ctx, "shutdown") })...)
+	var (
+		keptMu sync.Mutex
+		kept   []string // services whose entry the registry could not withdraw, or withdraws late
+	)
+	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error {
+		err := e.unregister(ctx, "shutdown")
+		if err == nil {
+			return nil
+		}
+		keptMu.Lock()
+		kept = append(kept, e.key)
+		keptMu.Unlock()
+		if errors.Is(err, spi.ErrNotWithdrawn) {
+			// The registry could not reach its backend (ZooKeeper
+			// down): the entry stays listed until the backend drops
+			// it; nothing more this node can do, so not a failure of
+			// the shutdown (Dubbo's FailbackRegistry logs it too).
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // the registry's words, without "kernel: unregister demo.Echo"
+			}
+			n.logger.Warn("kernel: shutdown: "+err.Error(), "service", e.key, "registry", e.regName)
+			return nil
+		}
+		return err
+	})...)
 	if waits && wait > 0 {
-		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+		if len(kept) == 0 {
+			n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+		} else {
+			slices.Sort(kept)
+			n.logger.Info(fmt.Sprintf("kernel: waiting before closing listeners; not unregistered: %s (see the warning above)", strings.Join(kept, ", ")),
+				"wait", wait, "not_unregistered", kept)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -1128,7 +1128,14 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 }
 
 // Unregister deletes u's node; unknown URLs are a no-op. While ZooKeeper is
-// unreachable the delete is queued.
+// unreachable the delete is queued (done if this session comes back), and
+// for a provider's entry that ZooKeeper still lists Unregister returns an
+// error matching spi.ErrNotWithdrawn: "zookeeper registry: could not
+// unregister demo.Echo from zookeeper://h:2181/airnode: no session
+// (unreachable for 3s); its entry stays listed until ZooKeeper expires
+// this session, session.timeout (30s) after it last heard this process,
+// counted from when ZooKeeper is back if it is down; deleted at once if
+// the session comes back first" (tester67 #2).
 func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	r.mu.Lock()
 	key := u.String()
@@ -1140,20 +1147,49 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 		r.withdrawn[key] = u
 	}
 	r.mu.Unlock()
-	if !ok || !up {
+	if !ok {
 		return nil
+	}
+	if !up {
+		return r.notWithdrawn(u)
 	}
 	if err := conn.Delete(r.nodePath(u), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		if conn.State() != zk.StateHasSession {
 			r.mu.Lock()
 			r.withdrawn[key] = u
 			r.mu.Unlock()
-			return nil
+			return r.notWithdrawn(u)
 		}
 		return fmt.Errorf("zookeeper registry: unregister %s: %w", u, err)
 	}
 	return nil
 }
+
+// notWithdrawn is Unregister's error for u, whose delete is queued for
+// want of a session: a *notWithdrawnError for a provider's entry that
+// ZooKeeper still lists, nil for a consumer's entry (informative) or
+// when the session has expired already (the server deleted the entry).
+func (r *Registry) notWithdrawn(u spi.URL) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if category(u) != Providers || r.entriesGone {
+		return nil
+	}
+	msg := fmt.Sprintf("zookeeper registry: could not unregister %s from %s: no session", u.ServiceKey(), r.desc)
+	if d := time.Since(r.downSince); !r.downSince.IsZero() && d >= 100*time.Millisecond {
+		msg += fmt.Sprintf(" (unreachable for %v)", d.Round(100*time.Millisecond))
+	}
+	msg += fmt.Sprintf("; its entry stays listed until ZooKeeper expires this session, %s (%v) after it last heard this process, counted from when ZooKeeper is back if it is down; deleted at once if the session comes back first",
+		KeySessionTimeout, r.sessionTimeoutLocked())
+	return &notWithdrawnError{msg: msg}
+}
+
+// notWithdrawnError is an Unregister that could not reach ZooKeeper; it
+// matches spi.ErrNotWithdrawn.
+type notWithdrawnError struct{ msg string }
+
+func (e *notWithdrawnError) Error() string        { return e.msg }
+func (e *notWithdrawnError) Is(target error) bool { return target == spi.ErrNotWithdrawn }
 
 // Lookup returns the providers of consumer's interface whose group and
 // version consumer accepts: one value, a list a,b or * (internal/groupversion,
