@@ -332,6 +332,13 @@ type benchOutcome struct {
 	ConnectionsLost    int `json:"connections_lost"`
 	ProvidersRestarted int `json:"providers_restarted"`
 	ProvidersLeft      int `json:"providers_left"`
+	// ProvidersUnreachedLeft counts the providers listed during the run
+	// that no connection ever reached and that left the registry before
+	// its end (a killed provider's entry until its session expired):
+	// not in ProvidersLeft, and not counted against ConnectionsUp;
+	// UnreachedError is why one's last attempt failed.
+	ProvidersUnreachedLeft int    `json:"providers_unreached_left"`
+	UnreachedError         string `json:"unreached_error,omitempty"`
 	// ConnectionsFailedHere counts, of the connections not up, those
 	// whose last dial failed in this process, not at the provider (out
 	// of file descriptors, ephemeral ports or socket buffers:
@@ -635,6 +642,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		cc := conns.connections(ctx)
 		o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsLost = cc.up, cc.asked, cc.lost
 		o.ProvidersRestarted, o.ProvidersLeft = cc.restarted, cc.left
+		o.ProvidersUnreachedLeft, o.UnreachedError = cc.unreached, cc.unreachedErr
 		if n, lerr := ref.LocalConnectFailures(); n > 0 {
 			o.ConnectionsFailedHere, o.LocalError = n, lerr.Error()
 		}
@@ -1878,7 +1886,11 @@ func (b *progressBar) draw(p bench.Progress) {
 // (ConnectionsLost) are not blamed on the provider's descriptors either,
 // and providers that restarted or left during the run are named after
 // the count: "1 connection(s) per provider; 1 provider restarted
-// during the run (...)". When a connection's last attempt failed for a
+// during the run (...)"; so are providers listed that were never up and
+// left (a killed provider's entry until its session expired), not
+// counted in the connections: "...; 1 provider(s) listed were never
+// reachable (...: connection refused) and left the registry during the
+// run (not counted above)". When a connection's last attempt failed for a
 // known cause (ConnectError: a TLS verification failure, a refused
 // connection) that is said instead of the guess: "only 1 of 2
 // connection(s) up (the others failed to connect: ...: x509: certificate
@@ -1915,6 +1927,13 @@ func connectionsText(o benchOutcome, perProvider int) string {
 	}
 	if n := o.ProvidersLeft; n > 0 {
 		text += fmt.Sprintf("; %d provider(s) left during the run and did not come back", n)
+	}
+	if n := o.ProvidersUnreachedLeft; n > 0 {
+		why := ""
+		if o.UnreachedError != "" {
+			why = " (" + o.UnreachedError + ")"
+		}
+		text += fmt.Sprintf("; %d provider(s) listed were never reachable%s and left the registry during the run (not counted above)", n, why)
 	}
 	return text
 }

@@ -24,7 +24,8 @@ const connSampleEvery = 50 * time.Millisecond
 // attempts have ended connect.timeout after it was first listed (a dial
 // and its first ping are bounded by it); from then until all its
 // connections were up at once, those not up count as never up, and the
-// most at once is kept: what the run had throughout, not what came up
+// most at once is kept, per provider, for the providers listed at the
+// end: what the run had throughout, not what came up
 // later (three concurrent benches of 64 connections against a provider
 // at accepts=183 each reported 64 of 64, because the one that finished
 // first closed its connections while the others waited for theirs to
@@ -40,14 +41,15 @@ const connSampleEvery = 50 * time.Millisecond
 // restarted as soon as its closed channel stopped saying it was leaving,
 // though it never came back: tester46 finding 6). Connections that were up
 // and are down at the end while their provider is listed (killed,
-// stalled, cut off) are lost, not never up.
+// stalled, cut off) are lost, not never up. A provider never up that
+// left and did not come back (a killed provider's entry, listed until
+// its registry session expired) is unreached: neither asked nor left.
 type connWatch struct {
 	ref    *kernel.Reference
 	settle time.Duration // connect.timeout
 
-	mu      sync.Mutex
-	addrs   map[string]*providerWatch
-	neverUp int // most connections never up at once
+	mu    sync.Mutex
+	addrs map[string]*providerWatch
 
 	stop chan struct{}
 	done chan struct{}
@@ -63,7 +65,10 @@ type providerWatch struct {
 	away      bool                 // last sample: unlisted, or announced its shutdown
 	unlisted  bool                 // away since a sample that did not list it at all
 	restarted bool
-	up, asked int // last sample, entries not leaving
+	up, asked int    // last sample, entries not leaving
+	neverUp   int    // most of its connections never up at once, past its connect.timeout
+	everUp    bool   // a connection to it was up at some sample
+	lastErr   string // why its last connection attempt failed, as last sampled ("" none)
 }
 
 // connCount is what a connWatch counted over a run.
@@ -71,7 +76,13 @@ type connCount struct {
 	up, asked int // asked: of the providers listed at the end and not leaving
 	lost      int // up during the run, down at its end, provider listed
 	restarted int // provider addresses that went away and came back
-	left      int // provider addresses that went away and did not come back
+	left      int // provider addresses that went away and did not come back, having been up
+	// unreached counts the provider addresses never up during the run
+	// that went away and did not come back (a killed provider's entry
+	// until its registry session expired); unreachedErr is why one's
+	// last attempt failed ("connection refused"), "" unknown.
+	unreached    int
+	unreachedErr string
 }
 
 // watchConnections starts sampling ref's connections; call it as soon as
@@ -118,6 +129,7 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 		up, asked int
 		present   bool
 		entries   []spi.Invoker
+		err       string
 	}
 	cur := map[string]*addrNow{}
 	for _, p := range w.ref.ProviderConnections() {
@@ -133,10 +145,12 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 		a.up += p.Up
 		a.asked += p.Asked
 		a.entries = append(a.entries, p.Provider)
+		if p.Err != nil {
+			a.err = p.Err.Error()
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	never := 0
 	for addr, st := range w.addrs {
 		switch a := cur[addr]; {
 		case a == nil:
@@ -174,6 +188,10 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 			st.seen[e] = true
 		}
 		st.away, st.unlisted, st.up, st.asked = false, false, a.up, a.asked
+		st.everUp = st.everUp || a.up > 0
+		if a.err != "" {
+			st.lastErr = a.err
+		}
 		if a.up >= a.asked {
 			st.full, st.wasFull = true, true
 		}
@@ -182,11 +200,8 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 		case now.Sub(st.since) < w.settle:
 			settling = true
 		default:
-			never += a.asked - a.up
+			st.neverUp = max(st.neverUp, a.asked-a.up)
 		}
-	}
-	if never > w.neverUp {
-		w.neverUp = never
 	}
 	return settling
 }
@@ -216,19 +231,32 @@ func (w *connWatch) connections(ctx context.Context) connCount {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var c connCount
+	never := 0
 	for _, st := range w.addrs {
 		if st.restarted {
 			c.restarted++
+		}
+		if st.away && !st.everUp {
+			// never reachable and gone: not a provider of the end's
+			// list, so not counted against its connections (tester67
+			// #3: a killed provider's entry, listed until its
+			// ZooKeeper session expired, read "only 1 of 2 up")
+			c.unreached++
+			if c.unreachedErr == "" {
+				c.unreachedErr = st.lastErr
+			}
+			continue
 		}
 		if st.away {
 			c.left++
 			continue
 		}
 		c.asked += st.asked
+		never += min(st.neverUp, st.asked)
 		if st.full && st.up < st.asked {
 			c.lost += st.asked - st.up
 		}
 	}
-	c.up = max(0, c.asked-min(w.neverUp, c.asked)-c.lost)
+	c.up = max(0, c.asked-min(never, c.asked)-c.lost)
 	return c
 }

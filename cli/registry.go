@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/directory"
 	"io"
 	"log/slog"
@@ -352,7 +353,9 @@ type lsServiceJS struct {
 	Consumers *int `json:"consumers"`
 	// Invalid lists the entries of the service's providers that
 	// consumers skip (file registry: not a URL, a scheme no transport
-	// serves, no port, another service's URL, a directory); omitted when
+	// serves, no port, another service's URL, a directory; zookeeper: a
+	// node name that is not a URL-encoded URL, another interface's URL;
+	// any registry: a scheme no transport serves, no port); omitted when
 	// there are none.
 	Invalid []lsInvalid `json:"invalid,omitempty"`
 }
@@ -386,6 +389,9 @@ type lsProvider struct {
 	Protocol        string   `json:"protocol"`
 	URL             string   `json:"url"`
 	Stale           bool     `json:"stale"`
+	// Disabled: the entry says enabled=false, and no consumer picks it
+	// (EffectiveWeight 0); omitted otherwise.
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // memoryHint follows registry ls's "no services in memory://...": a
@@ -488,6 +494,15 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		if il != nil {
 			invalid[i], _ = il.Invalid(ctx, svc) // an error is Lookup's, which passed
 		}
+		if zl, ok := reg.(zkInvalidLister); ok {
+			ivs, _ := zl.Invalid(ctx, svc) // as the file registry's
+			for _, iv := range ivs {
+				invalid[i] = append(invalid[i], fileregistry.Invalid{Name: iv.Name, Path: iv.Path, Why: iv.Why})
+			}
+		}
+		var unserved []fileregistry.Invalid
+		lists[i], unserved = unservable(lists[i])
+		invalid[i] = append(invalid[i], unserved...)
 		if cached == nil {
 			continue
 		}
@@ -538,6 +553,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 				} else {
 					lp.Problem = d.problem
 				}
+				if disabled(p) {
+					lp.Disabled, lp.EffectiveWeight = true, new(int64) // not picked
+				}
 				s.Providers = append(s.Providers, lp)
 			}
 			if consumers != nil {
@@ -557,10 +575,14 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	}
 	for i, svc := range services {
 		providers := lists[i]
+		nOff := countDisabled(providers)
 		if summary {
-			n := strconv.Itoa(len(providers))
+			n := strconv.Itoa(len(providers) - nOff)
 			if st := strings.Count(string(staleEntries(providers)), "s"); st > 0 {
 				n += fmt.Sprintf(" (%d stale)", st)
+			}
+			if nOff > 0 {
+				n += fmt.Sprintf(" (%d disabled)", nOff)
 			}
 			if len(invalid[i]) > 0 {
 				n += fmt.Sprintf(" (%d invalid)", len(invalid[i]))
@@ -587,7 +609,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 				nInvalid = fmt.Sprintf(", %d invalid entries", n)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t(%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)), nStale, nInvalid, ages[i])
+		nDisabled := ""
+		if nOff > 0 {
+			nDisabled = fmt.Sprintf(", %d disabled", nOff)
+		}
+		fmt.Fprintf(tw, "%s\t(%s%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)-nOff), nStale, nDisabled, nInvalid, ages[i])
 		for _, iv := range invalid[i] {
 			fmt.Fprintf(tw, "  invalid entry %s (consumers skip it): %s\n", iv.Path, iv.Why)
 		}
@@ -609,6 +635,10 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			note := ""
 			if stale[j] == 's' {
 				note = "  " + staleNote
+			}
+			if disabled(p) {
+				s.warmup = "-" // not picked at any weight
+				note += "  " + disabledNote
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", p.Address(), s.weight, s.warmup, s.uptime, p.Scheme(), note)
 		}
@@ -713,6 +743,61 @@ func listedServices(ctx context.Context, reg spi.Registry) ([]string, error) {
 type invalidLister interface {
 	Invalid(ctx context.Context, consumer spi.URL) ([]fileregistry.Invalid, error)
 }
+
+// zkInvalidLister is the zookeeper registry's Invalid: the children of
+// a providers node its Lookup leaves out (not a URL, another interface's).
+type zkInvalidLister interface {
+	Invalid(ctx context.Context, consumer spi.URL) ([]zookeeper.Invalid, error)
+}
+
+// unservable splits providers, as a registry's Lookup returned them, into
+// those a consumer can call and, as invalid entries (Path and Name the
+// redacted URL), those of a scheme other than kernel.Protocol or with no
+// port, which every consumer skips ("speaks protocol http, not airnode").
+// The file registry never returns these (its Invalid has them); the
+// zookeeper registry returns them, as Dubbo lists every protocol. The
+// result is a new slice: providers may be a registry's shared list.
+func unservable(providers []spi.URL) ([]spi.URL, []fileregistry.Invalid) {
+	var bad []fileregistry.Invalid
+	ok := make([]spi.URL, 0, len(providers))
+	for _, p := range providers {
+		why := ""
+		switch {
+		case p.Scheme() != kernel.Protocol:
+			why = fmt.Sprintf("scheme %q, which no transport serves (want %s://)", p.Scheme(), kernel.Protocol)
+		case p.Port() <= 0:
+			why = "no port (want host:port)"
+		}
+		if why == "" {
+			ok = append(ok, p)
+			continue
+		}
+		bad = append(bad, fileregistry.Invalid{Name: p.Redacted(), Path: p.Redacted(), Why: why})
+	}
+	return ok, bad
+}
+
+// disabled reports whether provider p says enabled=false (Dubbo's
+// disabled provider), which no consumer picks (kernel/directory; a
+// malformed value counts as enabled there too).
+func disabled(p spi.URL) bool {
+	on, err := p.Bool("enabled", true)
+	return err == nil && !on
+}
+
+// countDisabled counts the disabled providers of a list.
+func countDisabled(providers []spi.URL) int {
+	n := 0
+	for _, p := range providers {
+		if disabled(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// disabledNote marks a provider entry that says enabled=false.
+const disabledNote = "(disabled: enabled=false in its URL; consumers do not pick it)"
 
 // lsInvalid is an invalid entry of registry ls --json: its file name,
 // path, and why consumers skip it.
@@ -845,18 +930,24 @@ func consumerCounts(ctx context.Context, reg spi.Registry, services []spi.URL) (
 // services, 5 providers (1 stale) on 2 addresses, 4 consumers"; with
 // consumers nil, why they are not counted.
 func lsTotal(lists [][]spi.URL, consumers []int, why string) string {
-	entries, stale := 0, 0
+	entries, stale, off := 0, 0, 0
 	addrs := map[string]bool{}
 	for _, l := range lists {
 		entries += len(l)
 		stale += strings.Count(string(staleEntries(l)), "s")
+		off += countDisabled(l)
 		for _, p := range l {
-			addrs[p.Address()] = true
+			if !disabled(p) {
+				addrs[p.Address()] = true
+			}
 		}
 	}
-	s := plural(len(lists), "service") + ", " + plural(entries, "provider")
+	s := plural(len(lists), "service") + ", " + plural(entries-off, "provider")
 	if stale > 0 {
 		s += fmt.Sprintf(" (%d stale)", stale)
+	}
+	if off > 0 {
+		s += fmt.Sprintf(" (%d disabled)", off)
 	}
 	s += " on " + plural(len(addrs), "address")
 	if consumers == nil {

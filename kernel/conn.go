@@ -274,7 +274,13 @@ func (e notConnected) Unwrap() []error {
 // attempts 1, 2, 4, 8... with the attempt, the error and how long the
 // provider has been down, the others at Debug; the reconnect says after
 // how many attempts and how long down. First connections that fail are
-// logged at Debug (the calls waiting for them fail with the reason).
+// logged at Debug (the calls waiting for them fail with the reason) on
+// attempts 1 and 2, then at Warn on attempts 4, 8, 16... ("kernel:
+// cannot connect to provider" with failing_for=, since the first
+// attempt: a listed provider that refuses every connection, such as a
+// killed provider's entry until its registry session expires; tester67
+// #3), so that a short call that fails over says nothing more than its
+// error.
 // An attempt that failed for a local reason (this process out of file
 // descriptors, the host out of ephemeral ports or socket buffers:
 // localDialCause), first connection or not, is logged at Warn naming
@@ -291,6 +297,7 @@ func (c *conn) run() {
 		downSince time.Time // when the last channel died
 		clean     bool      // it died after the provider announced its shutdown
 	)
+	firstTry := time.Now() // of the first connection's attempts
 	for attempt := 1; ; attempt++ {
 		if everUp {
 			counters.Heartbeat.Reconnects.Inc()
@@ -344,6 +351,10 @@ func (c *conn) run() {
 			}
 			msg := "kernel: connect failed"
 			attrs := []any{"addr", c.addr, "attempt", attempt, "err", err, "retry_in", delay}
+			if !everUp && attempt >= 4 && attempt&(attempt-1) == 0 { // 4, 8, 16...
+				level, msg = slog.LevelWarn, "kernel: cannot connect to provider"
+				attrs = append(attrs, "failing_for", time.Since(firstTry).Round(time.Millisecond))
+			}
 			if everUp {
 				msg = "kernel: cannot reconnect to provider"
 				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Millisecond))

@@ -132,7 +132,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // ctx bounds the extension calls Export waits on, whether they honour it
 // or not: the registry's Build (on the node's first use of that registry
 // URL), a transport's Listen (which takes no ctx) and the registry's
-// Register still running at ctx's end are left running, and Export fails
+// Register still running at ctx's end (or, with no sooner deadline in ctx,
+// 1 s after its own bound, DefaultRegisterTimeout: WithRegisterTimeout)
+// are left running, and Export fails
 // with a *LeftRunningError naming the transport or registry
 // (`registry "zookeeper" Build`; a listener Listen returns later is
 // closed; a Register that succeeds later is undone: the entry is
@@ -352,7 +354,10 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 				n.logger.Warn("kernel: cannot withdraw a provider entry registered after its Export failed", "service", key, "err", err)
 			}
 		}
-		if err := withinUndo(ctx, n.logger, "export "+key, step, func() error { return reg.Register(ctx, pu) }, unregister); err != nil {
+		rctx, wctx, cancel := boundStep(ctx, n.registerBound(regURL))
+		err := withinUndo(wctx, n.logger, "export "+key, step, func() error { return reg.Register(rctx, pu) }, unregister)
+		cancel()
+		if err != nil {
 			var left *LeftRunningError
 			if errors.As(err, &left) {
 				srv.remove(key)
@@ -372,6 +377,32 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	n.mu.Unlock()
 	n.logger.Info("kernel: exported", "service", key, "url", pu.Redacted())
 	return e, nil
+}
+
+// registerSlack is what a provider's Register gets past its registry
+// URL's connect.timeout, when that is longer than the node's register
+// bound (registerBound).
+const registerSlack = 2 * time.Second
+
+// registerBound is the bound of a provider's Register in the registry of
+// regURL (boundStep): the node's (WithRegisterTimeout), or regURL's
+// connect.timeout plus registerSlack when that is longer, so that a
+// registry told to wait that long for a session (zookeeper's
+// connect.timeout, up to a minute) is not cut short. A malformed
+// connect.timeout is the registry's Build's to refuse; it is not read
+// here.
+func (n *Node) registerBound(regURL spi.URL) time.Duration {
+	d := n.registerTimeout
+	if d <= 0 {
+		return 0
+	}
+	if _, set := regURL.Param("connect.timeout"); !set {
+		return d
+	}
+	if c, err := regURL.Duration("connect.timeout", 0); err == nil && c+registerSlack > d {
+		d = c + registerSlack
+	}
+	return d
 }
 
 // checkListenAddress refuses a provider URL that names no address at all

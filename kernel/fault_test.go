@@ -335,7 +335,7 @@ func wantLeftRunning(t *testing.T, err error, logs recordLog, want ...string) {
 	if !errors.As(err, &left) {
 		t.Fatalf("error %v: want a *LeftRunningError", err)
 	}
-	for _, w := range append(want, "did not return within ctx; left running") {
+	for _, w := range append(want, "did not return within ") {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}

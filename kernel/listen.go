@@ -19,7 +19,7 @@ import (
 // exchange's shutdown (listener). spi.Transport.Listen takes no ctx:
 // when ctx ends before Listen returns, listen returns a
 // *LeftRunningError naming the transport ("kernel: export t.Echo:
-// transport \"unix\" Listen on 127.0.0.1:0 did not return within ctx;
+// transport \"unix\" Listen on 127.0.0.1:0 did not return within 1s;
 // left running") and Listen's goroutine closes the listener it returns
 // later, if it ever does.
 func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr string) (*listener, error) {
@@ -113,7 +113,7 @@ func noPortError(transport string, a net.Addr) error {
 // listener whose Close or Accept never returns is left running, and the
 // error, logged at Warn, names the transport ("kernel: shutdown:
 // transport \"trap\" listener Close on 127.0.0.1:20880 did not return
-// within ctx; left running").
+// within 1s; left running").
 //
 // A Close that panicked fails the step at once: the accept
 // loop is waited for leftGrace at most (the listener is most likely
@@ -158,7 +158,7 @@ func (s *server) awaitListener(ctx context.Context) error {
 // connection the exchange's Shutdown left closing, naming the extension
 // call it waits on ("kernel: shutdown: transport \"trap\" session Close
 // (the connection from 127.0.0.1:50000 to 127.0.0.1:20880) did not
-// return within ctx; left running", `heartbeat "pinger" stop (...)`,
+// return within 1s; left running", `heartbeat "pinger" stop (...)`,
 // `heartbeat "pinger" Watch (...)`, `transport "trap" session Accept
 // (...)`), joined; nil when there is none. A session Close or heartbeat
 // stop that failed (returned an error, or panicked: an

@@ -29,6 +29,16 @@ const (
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
+// DefaultRegisterTimeout bounds a registry's Register of a provider
+// entry when Export's ctx has no sooner deadline (serve's has none), as
+// a consumer's Subscribe is bounded by the 10 s that call and bench
+// give Refer: a registry that never answers fails Export, naming it, instead
+// of hanging the node's start. A registry URL whose connect.timeout is
+// longer gets that plus registerSlack, so that the registry's own wait
+// for a session (ZooKeeper's) ends first and says why.
+// WithRegisterTimeout sets another bound.
+const DefaultRegisterTimeout = 10 * time.Second
+
 // Node is one airnode runtime: it exports services (provider side) and
 // refers to them (consumer side), with every extension taken from its
 // catalogs. A Node is safe for concurrent use. Shutdown (or Close) stops
@@ -45,6 +55,7 @@ type Node struct {
 	shutdownWait    time.Duration
 	shutdownWaitSet bool // WithShutdownWait was given: Shutdown waits even when nothing is registered
 	shutdownTimeout time.Duration
+	registerTimeout time.Duration // WithRegisterTimeout's; 0: none
 
 	pool connPool
 
@@ -163,6 +174,15 @@ func WithShutdownWait(d time.Duration) Option {
 // largest one wins), with the same meaning.
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
+// WithRegisterTimeout sets the bound of a registry's Register of a
+// provider entry when Export's ctx has no sooner deadline (default
+// DefaultRegisterTimeout; a registry URL's longer connect.timeout plus
+// 2 s wins). The registry gets a ctx ending then; one that ignores it is
+// left running 1 s later and Export fails with a *LeftRunningError
+// ("registry \"nureg\" Register of demo.Echo did not return within
+// 10s; left running"). 0 or less: no bound but ctx's.
+func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.registerTimeout = d } }
+
 // NewNode returns a node using the extensions in cat. It starts nothing;
 // it gives its ProviderStats to the filter builders that take them
 // (spi.ProviderStatsUser: the metrics filter's per-provider series).
@@ -177,7 +197,7 @@ func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
 	}
 	n := &Node{
 		cat: cat, logger: slog.Default(), now: time.Now,
-		shutdownWait: DefaultShutdownWait, shutdownTimeout: DefaultShutdownTimeout,
+		shutdownWait: DefaultShutdownWait, shutdownTimeout: DefaultShutdownTimeout, registerTimeout: DefaultRegisterTimeout,
 		servers: map[string]*server{}, registries: map[string]spi.Registry{},
 	}
 	for _, o := range opts {
@@ -371,7 +391,9 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 }
 
 // Shutdown stops the node in this order: mark its health draining
-// (WithHealth); unregister every exported service; wait shutdown.wait so that consumers stop picking this
+// (WithHealth); unregister every exported service (a registry that
+// cannot reach its backend, spi.ErrNotWithdrawn, is logged at Warn,
+// naming the service, and does not fail Shutdown); wait shutdown.wait so that consumers stop picking this
 // provider (when something was registered or the wait was given,
 // WithShutdownWait or the URL key; the node's own references
 // keep listing its own providers until their servers have closed, so a
@@ -413,7 +435,7 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // left running on its own goroutine, and the error, logged at Warn,
 // includes a *LeftRunningError naming the step and the extension
 // ("kernel: shutdown: registry \"mapreg\" Close did not return within
-// ctx; left running", `transport "trap" session Close (the connection
+// 1s; left running", `transport "trap" session Close (the connection
 // from A to B)`, `heartbeat "pinger" stop (...)`). So with stuck
 // extensions Shutdown returns within ctx's end + about 0.5 s; the bound
 // that holds whatever they do is ctx's end + 1.1 s (1 s past the drain's
@@ -540,9 +562,39 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// and the wait take their part, the drain gets what they leave.
 	dctx, cancel := context.WithDeadlineCause(ctx, began.Add(timeout), errDrainTimeout)
 	defer cancel()
-	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error { return e.unregister(ctx, "shutdown") })...)
+	var (
+		keptMu sync.Mutex
+		kept   []string // services whose entry the registry could not withdraw, or withdraws late
+	)
+	errs = append(errs, eachConcurrently(exporters, func(e *Exporter) error {
+		err := e.unregister(ctx, "shutdown")
+		if err == nil {
+			return nil
+		}
+		keptMu.Lock()
+		kept = append(kept, e.key)
+		keptMu.Unlock()
+		if errors.Is(err, spi.ErrNotWithdrawn) {
+			// The registry could not reach its backend (ZooKeeper
+			// down): the entry stays listed until the backend drops
+			// it; nothing more this node can do, so not a failure of
+			// the shutdown (Dubbo's FailbackRegistry logs it too).
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // the registry's words, without "kernel: unregister demo.Echo"
+			}
+			n.logger.Warn("kernel: shutdown: "+err.Error(), "service", e.key, "registry", e.regName)
+			return nil
+		}
+		return err
+	})...)
 	if waits && wait > 0 {
-		n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+		if len(kept) == 0 {
+			n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+		} else {
+			slices.Sort(kept)
+			n.logger.Info(fmt.Sprintf("kernel: waiting before closing listeners; not unregistered: %s (see the warning above)", strings.Join(kept, ", ")),
+				"wait", wait, "not_unregistered", kept)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -19,7 +19,7 @@ import (
 // Shutdown leaves a method that ignores its context),
 // within logs at Warn and returns an error naming op and step:
 // "kernel: shutdown: registry \"mapreg\" Close did not return within
-// ctx; left running". When ctx was cancelled rather than past its
+// 1s; left running". When ctx was cancelled rather than past its
 // deadline (context.Canceled: the caller asked the operation to stop, as
 // serve does on a SIGTERM during startup) nothing hung past a bound: the
 // line is at Info and says so (LeftRunningError.Cancelled). With a ctx
@@ -112,6 +112,9 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 	abandoned = true
 	mu.Unlock()
 	err := &LeftRunningError{Op: op, Step: step, Waited: time.Since(start), Cancelled: cancelled(ctx)}
+	if b, ok := ctx.Value(stepBoundKey{}).(time.Duration); ok && !err.Cancelled {
+		err.Bound = b
+	}
 	attrs := []any{"op", op, "step", step, "waited", err.Waited.Round(time.Millisecond)}
 	if c := context.Cause(ctx); err.Cancelled && c != nil && c != context.Canceled {
 		attrs = append(attrs, "cause", c.Error()) // "terminated signal received"
@@ -231,20 +234,63 @@ type LeftRunningError struct {
 	Op     string
 	Step   string
 	Waited time.Duration // how long the caller waited for it
+	// Bound is the bound the kernel gave the call itself (a provider's
+	// Register: WithRegisterTimeout), when that ended the wait rather
+	// than the caller's ctx; 0 otherwise.
+	Bound time.Duration
 	// Cancelled: the operation's ctx was cancelled (a stop was asked
 	// for), not past its deadline; the kernel logs it at Info, not Warn.
 	Cancelled bool
 }
 
 // Error says "kernel: shutdown: registry \"mapreg\" Close did not return
-// within ctx; left running", or when Cancelled "kernel: export t.Echo:
-// registry \"zookeeper\" Register of t.Echo not waited for: ctx
-// cancelled, a stop was asked for; left running".
+// within 1s; left running" (the Bound, else how long it was waited for),
+// or when Cancelled "kernel: export t.Echo: registry \"zookeeper\"
+// Register of t.Echo not waited for: ctx cancelled, a stop was asked
+// for; left running".
 func (e *LeftRunningError) Error() string {
 	if e.Cancelled {
 		return fmt.Sprintf("kernel: %s: %s not waited for: ctx cancelled, a stop was asked for; left running", e.Op, e.Step)
 	}
-	return fmt.Sprintf("kernel: %s: %s did not return within ctx; left running", e.Op, e.Step)
+	d := e.Bound
+	if d == 0 {
+		d = roundWait(e.Waited)
+	}
+	return fmt.Sprintf("kernel: %s: %s did not return within %v; left running", e.Op, e.Step, d)
+}
+
+// roundWait rounds a wait for a message: to 100 ms from a second up (a
+// 10 s ctx that began a few ms before the step reads 10s), to the
+// millisecond below.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// stepBoundKey keys, in the ctx within waits on, the bound the kernel
+// gave the step itself (boundStep), for LeftRunningError.Bound.
+type stepBoundKey struct{}
+
+// stepBoundGrace is how long within waits, past the end of the ctx
+// boundStep gives the step, before it leaves the step running: a step
+// that honours its ctx returns its own error (a registry's "no session
+// ... context deadline exceeded") rather than race the kernel's.
+const stepBoundGrace = time.Second
+
+// boundStep bounds a step by d when ctx has no sooner deadline: it
+// returns the ctx to give the step (ending d from now) and the ctx for
+// within to wait on (ending stepBoundGrace later, carrying d for
+// LeftRunningError.Bound). Both are ctx itself when d <= 0 or ctx ends
+// first. cancel releases them.
+func boundStep(ctx context.Context, d time.Duration) (step, wait context.Context, cancel context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); d <= 0 || ok && time.Until(dl) <= d {
+		return ctx, ctx, func() {}
+	}
+	step, c1 := context.WithTimeout(ctx, d)
+	wait, c2 := context.WithTimeout(context.WithValue(ctx, stepBoundKey{}, d), d+stepBoundGrace)
+	return step, wait, func() { c1(); c2() }
 }
 
 // closeAllWithin is closeAllBecause bounded by ctx: when ctx ends first,

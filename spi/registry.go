@@ -41,7 +41,8 @@ type Registry interface {
 	// May block up to ctx's deadline.
 	Register(ctx context.Context, u URL) error
 	// Unregister withdraws a URL registered by this registry; unknown URLs
-	// are a no-op.
+	// are a no-op. One that cannot reach its backend returns an error
+	// matching ErrNotWithdrawn.
 	Unregister(ctx context.Context, u URL) error
 	// Subscribe watches the providers of consumer.ServiceKey(). notify is
 	// called with the full provider list once the first list is known
@@ -72,6 +73,14 @@ type Subscription interface {
 // ErrNotSupported is returned by optional registry operations a registry
 // cannot perform.
 var ErrNotSupported = errors.New("registry: operation not supported")
+
+// ErrNotWithdrawn is matched (errors.Is) by the error of an Unregister
+// that could not reach the registry's backend: the entry stays listed
+// until the backend drops it (ZooKeeper, when it expires the session) or
+// the registry deletes it once it can. The error's text says which. The
+// kernel logs it at Warn and goes on: Shutdown does not fail because of
+// it, and does not say the entry was unregistered.
+var ErrNotWithdrawn = errors.New("registry: entry not withdrawn")
 
 // RegistryReach says which consumers find the providers a registry's
 // Register publishes.

@@ -64,9 +64,11 @@
 // (the server has expired it and deleted them), or learns of the expiry
 // from the server first, says once at Warn "session expired: provider
 // entries of SERVICES are not in ZooKeeper until the session is back;
-// consumers will drop this provider", and at Info when a new session has
-// re-created them. The time counts from the last contact, the last bytes
-// received from a server (down_for= in the Warn), as the server counts from
+// consumers that reach ZooKeeper will drop this provider", and at Info
+// when a new session has re-created them. The time counts from the last
+// contact, the last bytes received from a server (unheard_for= in the
+// Warn and in "connected again", which also says lost_for=, since the
+// loss was noticed), as the server counts from
 // when it last heard the client: go-zookeeper notices a dead connection
 // only two thirds of session.timeout after that (its receive timeout), so
 // the Warn comes within about a server tick of the consumers dropping the

@@ -79,13 +79,13 @@ func TestHZK2_GrantedSessionTimeout(t *testing.T) {
 	px.SetTarget(zs.Addr()) // heal: the next connection reaches the server
 	back := plog.waitFor(t, 2*granted, "zookeeper registry: connected again")
 	lost := plog.waitFor(t, time.Second, "zookeeper registry: connection lost")
-	t.Logf("after the partition: connection lost noticed %v (last_heard_ago=%s), connected again %v (down_for=%s)",
-		since(start, lost.at), lost.attrs["last_heard_ago"], since(start, back.at), back.attrs["down_for"])
+	t.Logf("after the partition: connection lost noticed %v (last_heard_ago=%s), connected again %v (unheard_for=%s, lost_for=%s)",
+		since(start, lost.at), lost.attrs["last_heard_ago"], since(start, back.at), back.attrs["unheard_for"], back.attrs["lost_for"])
 	// The recovery line says how long ZooKeeper was not heard: from the
 	// last contact before the partition (a ping answer, up to a ping
 	// interval, granted/3, before it) to the new connection (f5).
-	if d, err := time.ParseDuration(back.attrs["down_for"]); err != nil || d < 2*time.Second || d > since(start, back.at)+granted/3+time.Second {
-		t.Errorf("connected again: down_for=%q; want the outage, 2s to %v", back.attrs["down_for"], since(start, back.at)+granted/3+time.Second)
+	if d, err := time.ParseDuration(back.attrs["unheard_for"]); err != nil || d < 2*time.Second || d > since(start, back.at)+granted/3+time.Second {
+		t.Errorf("connected again: unheard_for=%q; want the outage, 2s to %v", back.attrs["unheard_for"], since(start, back.at)+granted/3+time.Second)
 	}
 
 	// Past when the old session would have expired had the server not

@@ -67,7 +67,7 @@ func (h *lineLog) waitFor(t *testing.T, d time.Duration, prefix string) logLine 
 }
 
 const (
-	msgEntriesGone = "zookeeper registry: session expired: provider entries of demo.Echo are not in ZooKeeper until the session is back; consumers will drop this provider"
+	msgEntriesGone = "zookeeper registry: session expired: provider entries of demo.Echo are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider"
 	msgEntriesBack = "zookeeper registry: provider entries of demo.Echo are in ZooKeeper again"
 )
 

@@ -66,8 +66,8 @@ func TestT26_5_ExpiryJudgedFromLastContact(t *testing.T) {
 	gone := plog.waitFor(t, time.Second, msgEntriesGone)
 	redial := plog.waitFor(t, time.Second, "zookeeper registry: no session for session.timeout")
 	lost := plog.waitFor(t, time.Second, "zookeeper registry: connection lost")
-	t.Logf("after the partition: connection lost noticed %v, consumer dropped the provider %v, expiry warned %v (down_for=%s), health %v, counted %v, new session opened %v",
-		since(start, lost.at), since(start, dropped), since(start, gone.at), gone.attrs["down_for"],
+	t.Logf("after the partition: connection lost noticed %v, consumer dropped the provider %v, expiry warned %v (unheard_for=%s), health %v, counted %v, new session opened %v",
+		since(start, lost.at), since(start, dropped), since(start, gone.at), gone.attrs["unheard_for"],
 		since(start, unhealthy), since(start, counted), since(start, redial.at))
 
 	// The server expires the session session.timeout after it last heard
@@ -83,8 +83,8 @@ func TestT26_5_ExpiryJudgedFromLastContact(t *testing.T) {
 			t.Errorf("%s %v from the consumer's drop of the provider, want within 1.5 s", what, d.Round(time.Millisecond))
 		}
 	}
-	if d, err := time.ParseDuration(gone.attrs["down_for"]); err != nil || d < session || d > bound {
-		t.Errorf("down_for=%q, want session.timeout..%v (since the last contact)", gone.attrs["down_for"], bound)
+	if d, err := time.ParseDuration(gone.attrs["unheard_for"]); err != nil || d < session || d > bound {
+		t.Errorf("unheard_for=%q, want session.timeout..%v (since the last contact)", gone.attrs["unheard_for"], bound)
 	}
 	if n := counters.Registry.SessionExpiries.Load() - expiries; n != 1 {
 		t.Errorf("SessionExpiries counted %d for one lost session, want 1", n)

@@ -405,7 +405,7 @@ func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen 
 		down, sid := r.sinceContactLocked(), r.session
 		r.mu.Unlock()
 		r.log.Info("zookeeper registry: ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it while ZooKeeper is not serving, however long (nobody can expire it meanwhile: a server that serves again resumes it, or says it expired)",
-			"server", addr, "refused", refused, "down_for", down.Round(time.Millisecond), "session", fmt.Sprintf("0x%x", sid))
+			"server", addr, "refused", refused, "unheard_for", down.Round(time.Millisecond), "session", fmt.Sprintf("0x%x", sid))
 	}
 	return false, seen
 }
@@ -437,10 +437,10 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 	r.authed = false // auth belongs to the connection
 	if refused > 0 {
 		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" (restarted with empty data, it does not know this session); opening a new session",
-			"refused", refused, "down_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
+			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	} else {
 		r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
-			"down_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
+			"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	}
 	r.mu.Unlock()
 	h.conn.Close()
@@ -620,7 +620,7 @@ func (r *Registry) Health() error {
 // checkExpired says, once per outage, at Warn, that the registry's
 // provider entries are gone from ZooKeeper, when a registry that has
 // them lost its session and has heard nothing from ZooKeeper for
-// session.timeout (sinceContactLocked; down_for counts from that last
+// session.timeout (sinceContactLocked; unheard_for counts from that last
 // contact): the server expires a session it has not heard from for that
 // long and deletes its ephemeral nodes, so the consumers drop this provider,
 // though it runs (without this, only the consumer's "keeping last
@@ -649,8 +649,8 @@ func (r *Registry) checkExpired() time.Duration {
 	}
 	r.entriesGone = true
 	r.countExpiryLocked()
-	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
-		"services", keys, "down_for", down.Round(time.Millisecond), "session_timeout", timeout)
+	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
+		"services", keys, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout)
 	return 0
 }
 
@@ -705,12 +705,17 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	}
 	if r.session != 0 {
 		// One line per recovery (the loss's Warn is one per loss), with
-		// how long ZooKeeper was not heard: since the last contact.
-		down := time.Duration(0)
+		// how long ZooKeeper was not heard, since the last bytes from it
+		// (unheard_for: a black-holed link is noticed only two thirds of
+		// session.timeout after that), and since the loss was noticed
+		// (lost_for: a stopped ZooKeeper is noticed at once, so every
+		// process of one outage says about the same), tester67 #5.
+		var unheard, lost time.Duration
 		if !r.downSince.IsZero() {
-			down = r.sinceContactLocked()
+			unheard, lost = r.sinceContactLocked(), time.Since(r.downSince)
 		}
-		r.log.Info("zookeeper registry: connected again", "server", conn.Server(), "down_for", down.Round(time.Millisecond))
+		r.log.Info("zookeeper registry: connected again", "server", conn.Server(),
+			"unheard_for", unheard.Round(time.Millisecond), "lost_for", lost.Round(time.Millisecond))
 	}
 	if g := time.Duration(h.granted.Load()); g > 0 && g != r.p.sessionTimeout && g != r.saidGranted {
 		r.saidGranted = g
@@ -727,7 +732,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 				r.entriesBack = true
 				if !r.entriesGone { // the server said so before session.timeout passed here
 					r.entriesGone = true
-					r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers will drop this provider",
+					r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
 						"services", keys, "session_timeout", r.sessionTimeoutLocked())
 				}
 			}
@@ -1128,7 +1133,14 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 }
 
 // Unregister deletes u's node; unknown URLs are a no-op. While ZooKeeper is
-// unreachable the delete is queued.
+// unreachable the delete is queued (done if this session comes back), and
+// for a provider's entry that ZooKeeper still lists Unregister returns an
+// error matching spi.ErrNotWithdrawn: "zookeeper registry: could not
+// unregister demo.Echo from zookeeper://h:2181/airnode: no session
+// (unreachable for 3s); its entry stays listed until ZooKeeper expires
+// this session, session.timeout (30s) after it last heard this process,
+// counted from when ZooKeeper is back if it is down; deleted at once if
+// the session comes back first" (tester67 #2).
 func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	r.mu.Lock()
 	key := u.String()
@@ -1140,20 +1152,49 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 		r.withdrawn[key] = u
 	}
 	r.mu.Unlock()
-	if !ok || !up {
+	if !ok {
 		return nil
+	}
+	if !up {
+		return r.notWithdrawn(u)
 	}
 	if err := conn.Delete(r.nodePath(u), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		if conn.State() != zk.StateHasSession {
 			r.mu.Lock()
 			r.withdrawn[key] = u
 			r.mu.Unlock()
-			return nil
+			return r.notWithdrawn(u)
 		}
 		return fmt.Errorf("zookeeper registry: unregister %s: %w", u, err)
 	}
 	return nil
 }
+
+// notWithdrawn is Unregister's error for u, whose delete is queued for
+// want of a session: a *notWithdrawnError for a provider's entry that
+// ZooKeeper still lists, nil for a consumer's entry (informative) or
+// when the session has expired already (the server deleted the entry).
+func (r *Registry) notWithdrawn(u spi.URL) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if category(u) != Providers || r.entriesGone {
+		return nil
+	}
+	msg := fmt.Sprintf("zookeeper registry: could not unregister %s from %s: no session", u.ServiceKey(), r.desc)
+	if d := time.Since(r.downSince); !r.downSince.IsZero() && d >= 100*time.Millisecond {
+		msg += fmt.Sprintf(" (unreachable for %v)", d.Round(100*time.Millisecond))
+	}
+	msg += fmt.Sprintf("; its entry stays listed until ZooKeeper expires this session, %s (%v) after it last heard this process, counted from when ZooKeeper is back if it is down; deleted at once if the session comes back first",
+		KeySessionTimeout, r.sessionTimeoutLocked())
+	return &notWithdrawnError{msg: msg}
+}
+
+// notWithdrawnError is an Unregister that could not reach ZooKeeper; it
+// matches spi.ErrNotWithdrawn.
+type notWithdrawnError struct{ msg string }
+
+func (e *notWithdrawnError) Error() string        { return e.msg }
+func (e *notWithdrawnError) Is(target error) bool { return target == spi.ErrNotWithdrawn }
 
 // Lookup returns the providers of consumer's interface whose group and
 // version consumer accepts: one value, a list a,b or * (internal/groupversion,

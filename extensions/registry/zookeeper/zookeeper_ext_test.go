@@ -2,6 +2,7 @@ package zookeeper_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -323,9 +324,19 @@ func TestR1_OutageKeepsList(t *testing.T) {
 	if err := p2.Register(ctx(t), provider(2, "")); err != nil {
 		t.Fatalf("Register during the outage: %v", err)
 	}
-	// A provider withdrawn during the outage: its delete is queued.
-	if err := p3.Unregister(ctx(t), provider(3, "")); err != nil {
+	// A provider withdrawn during the outage: its delete is queued, and
+	// Unregister says the entry stays listed meanwhile (tester67 #2).
+	if err := p3.Unregister(ctx(t), provider(3, "")); !errors.Is(err, spi.ErrNotWithdrawn) ||
+		!strings.Contains(err.Error(), "zookeeper registry: could not unregister demo.Echo from zookeeper://"+server.Addr()+"/r1: no session") ||
+		!strings.Contains(err.Error(), "its entry stays listed until ZooKeeper expires this session, session.timeout (30s)") {
+		t.Fatalf("Unregister during the outage: %v; want spi.ErrNotWithdrawn saying the entry stays until the session expires", err)
+	}
+	// A consumer's entry is informative: its queued delete is no error.
+	if err := c.Register(ctx(t), consumer); err != nil {
 		t.Fatal(err)
+	}
+	if err := c.Unregister(ctx(t), consumer); err != nil {
+		t.Errorf("Unregister of a consumer entry during the outage: %v; want nil", err)
 	}
 	// A consumer started during the outage starts from the cache.
 	c2 := build(t, server.URL(q))
