@@ -78,6 +78,9 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	if msg == "plugin process exited" && w.tail != nil && w.tail.starting() {
 		return len(b), nil // a failed start: its error says how the process ended
 	}
+	if pid, ok := rec["pid"].(float64); ok && msg == "plugin started" && w.tail != nil {
+		w.tail.pid.Store(int64(pid))
+	}
 	lv, _ := rec["@level"].(string)
 	level, ok := hclogLevels[lv]
 	if !ok {
@@ -138,6 +141,12 @@ type startTail struct {
 	// frame of the stack that follows it outside package runtime
 	panicLine, panicFunc, panicAt string
 	frame                         int // 1: the next line is a function, 2: its file
+
+	// pid is the process's id once go-plugin has started it (its "plugin
+	// started" record), 0 before: launch kills its group when the start
+	// is cut short (go-plugin's Client holds its lock for the whole
+	// handshake, so its Kill cannot)
+	pid atomic.Int64
 }
 
 // heldLine is a raw stderr line held until the start's outcome.

@@ -207,11 +207,16 @@ func (p *proc) launch(ctx context.Context) error {
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
 	})
-	rpcClient, err := client.Client()
+	began := time.Now()
+	rpcClient, err := handshake(ctx, client, tail)
 	if err != nil {
 		mute.Store(true)
 		stopProcess(client, cmd, 0) // its process group too: a wrapper's children hold its pipes
 		tail.settle(p.log, true)
+		if ctx.Err() != nil {
+			return fail("its start was cut short after %v (%v), before the handshake; its process was stopped",
+				time.Since(began).Round(time.Millisecond), context.Cause(ctx))
+		}
 		return p.explain(err, timeout, cmd.ProcessState, tail)
 	}
 	pid := cmd.Process.Pid
@@ -275,6 +280,41 @@ func (p *proc) launch(ctx context.Context) error {
 		stopProcess(client, cmd, killGrace)
 	}
 	return nil
+}
+
+// handshake is client.Client(), which starts the process and waits for
+// its handshake up to start_timeout, cut short when ctx ends first (a
+// signal while serve or call starts its plugins): the process group is
+// then killed, by the pid go-plugin logged (tail.pid), so that go-plugin
+// sees the process end and returns at once. The caller stops the rest.
+func handshake(ctx context.Context, client *plugin.Client, tail *startTail) (plugin.ClientProtocol, error) {
+	type result struct {
+		c   plugin.ClientProtocol
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := client.Client()
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for killed := false; ; {
+		if pid := tail.pid.Load(); pid > 0 && !killed {
+			killGroup(int(pid))
+			killed = true
+		}
+		select {
+		case r := <-done:
+			return r.c, r.err
+		case <-tick.C: // not started yet: kill it once it is
+		}
+	}
 }
 
 // providedInstead says what a plugin declared under a point it does not

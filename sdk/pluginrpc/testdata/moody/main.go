@@ -23,6 +23,7 @@
 //	READS_ARGS "false" both builders say they do not read arguments
 //	LB_KEYS    "zone"  the balancer declares the key zone, read from
 //	           provider URLs (spi.KeyDoc.FromProviders)
+//	START_DELAY a Go duration slept before sdk.Serve (a slow start)
 package main
 
 import (
@@ -135,4 +136,9 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 	return next.Invoke(ctx, inv)
 }
 
-func main() { sdk.Serve(sdk.Plugins{LoadBalance: lbBuilder{}, Filter: filterBuilder{}}) }
+func main() {
+	if d, err := time.ParseDuration(os.Getenv("START_DELAY")); err == nil {
+		time.Sleep(d)
+	}
+	sdk.Serve(sdk.Plugins{LoadBalance: lbBuilder{}, Filter: filterBuilder{}})
+}
