@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -452,6 +453,13 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 			return fmt.Errorf("%s: wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr%s", prefix, tailText("; ", tail))
 		}
 		exited = true // stdout closed with no line
+		if killedByHost(ps) {
+			// go-plugin kills the process as soon as its stdout closes:
+			// one that closed it before exiting (coreutils' close_stdout,
+			// /bin/sleep without an operand) is killed before its own
+			// exit, whose status is then unknown; its stderr says why
+			return fmt.Errorf("%s: closed its stdout before the handshake, without exiting yet, and the host stopped it%s", prefix, tailText("; ", tail))
+		}
 	}
 	if v, ok := pluginVersion(msg); ok {
 		return fmt.Errorf("%s: %s", prefix, versionAdvice(v))
@@ -503,6 +511,17 @@ func versionAdvice(v int) string {
 	return fmt.Sprintf("it speaks plugin protocol version %d, older than this host's %d (`airnode version` shows it): "+
 		"rebuild the plugin against the sdk of this airnode release (github.com/airnode/airnode/sdk, protocol %d), "+
 		"or run it with an older airnode that speaks version %d", v, host, host, v)
+}
+
+// killedByHost reports whether ps, a plugin process that closed its
+// stdout before its handshake, ended by the SIGKILL go-plugin sends then,
+// not by an exit of its own.
+func killedByHost(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // howEnded says how a plugin process that ended before its handshake

@@ -240,3 +240,31 @@ func TestStartIfCataloguesWhatItLeavesOut(t *testing.T) {
 		t.Fatalf("p2c: %+v", i)
 	}
 }
+
+// tester66 F15: a plugin that closes its stdout before it exits
+// (coreutils' close_stdout: /bin/sleep without an operand) is killed by
+// go-plugin at once; its start error said it "was ended by signal:
+// killed", the host's own SIGKILL, in 5 of 30 runs. It now says it closed
+// its stdout and the host stopped it, with its stderr's reason; one that
+// has exited by then still gives its status.
+func TestClosedStdoutIsNotReportedAsTheHostsKill(t *testing.T) {
+	closes := script(t, "closes.sh", "echo 'acme: missing operand' >&2\nexec 1>&-\nsleep 0.3\nexit 1\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := func(command string) error {
+		h := pluginhost.New([]config.Plugin{{Name: "acme.p2c", Point: "loadbalance", Command: command}}, pluginhost.WithLogger(testLogger(t)))
+		defer h.Close()
+		return h.Start(ctx)
+	}
+	err := start(closes)
+	want := `closed its stdout before the handshake, without exiting yet, and the host stopped it; its last stderr line: "acme: missing operand"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nwant %q", err, want)
+	}
+	for range 10 {
+		err := start("/bin/sleep")
+		if err == nil || strings.Contains(err.Error(), "signal: killed") || !strings.Contains(err.Error(), "missing operand") {
+			t.Fatalf("/bin/sleep: %v\nwant its exit or its closed stdout, with its stderr, never the host's kill", err)
+		}
+	}
+}
