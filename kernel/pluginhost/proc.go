@@ -19,7 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/airnode/airnode/kernel/config"
@@ -160,8 +162,8 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("point %q cannot be served by a plugin (allowed: %s); transport, codec, heartbeat and cluster stay in process",
 			p.spec.Point, strings.Join(pluginrpc.Points, ", "))
 	}
-	var secure *plugin.SecureConfig
-	if want := strings.ToLower(p.spec.SHA256); want != "" {
+	want := strings.ToLower(p.spec.SHA256)
+	if want != "" {
 		got, err := fileSHA256(p.path)
 		if err != nil {
 			return fail("checksum: %v", err)
@@ -169,8 +171,6 @@ func (p *proc) launch(ctx context.Context) error {
 		if got != want {
 			return fmt.Errorf("pluginhost: plugin %q (%s): %w", p.spec.Name, p.path, &checksumError{want: want, got: got})
 		}
-		sum, _ := hex.DecodeString(want)
-		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
 	}
 	timeout := p.spec.StartTimeout
 	if timeout <= 0 {
@@ -197,9 +197,22 @@ func (p *proc) launch(ctx context.Context) error {
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
 		VersionedPlugins: pluginrpc.ClientPlugins(),
-		Cmd:              cmd,
+		// cmd with go-plugin's variables (spec.Env), run by cmdRunner,
+		// whose Kill lets a process that closed its stdout exit first;
+		// the binary's sum is checked again just before it starts, as
+		// go-plugin's SecureConfig would
+		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd.Env = append(cmd.Env, spec.Env...)
+			cmd.Stdin = spec.Stdin
+			if want != "" {
+				if got, err := fileSHA256(p.path); err != nil || got != want {
+					_ = os.RemoveAll(socketDir) // go-plugin's Kill removes it only after a runner
+					return nil, plugin.ErrChecksumsDoNotMatch
+				}
+			}
+			return newCmdRunner(l, cmd)
+		},
 		SkipHostEnv:      true,
-		SecureConfig:     secure,
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.hclog(mute, tail),
