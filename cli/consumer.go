@@ -56,6 +56,15 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...str
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...))
+	if sig, ok := signalOf(ctx); ok && err != nil {
+		// a signal while plugins started (a slow plugin's start is cut
+		// short, its process stopped): exit 130 or 143, as the command
+		// does when a signal interrupts it later
+		stop()
+		msg := cmd.Name() + ": interrupted by " + signalName(sig) + " while starting plugins"
+		errorLine(a.stderr, a.logFormat, "airnode: "+msg, msg)
+		return consumerEnv{}, nil, &interruptedError{sig: sig, msg: msg}
+	}
 	if err != nil {
 		stop()
 		return consumerEnv{}, nil, err

@@ -43,10 +43,10 @@ registry serve none: a service plugin is a provider's implementation,
 which only serve runs; but list runs each once, stopping it at once, to
 check that its binary provides point service, and shows the protocol and
 the services that run gave: a balancer, registry or filter declared as
-point: service fails list as above, and STATE ("not started: ...; its
-point could not be checked: REASON") and a warning on stderr say when the
-check could not be made: serve, which runs it, would fail to start with
-it). --keys, POINT [EXTENSION] and
+point: service fails list as above, and STATE ("not started: list
+started it once to check its point, and it failed to start: REASON; ...")
+and a warning on stderr say when the check could not be made: serve,
+which runs it, would fail to start with it). --keys, POINT [EXTENSION] and
 --explain check the plugins' points the same way: a plugin declared
 under the wrong point is left out of the keys listed, and the command
 exits 1 with the same error once it has printed the rest. list starts every other plugin;
@@ -565,6 +565,10 @@ func checkPluginPoints(ctx context.Context, host *pluginhost.Host, logger *slog.
 		if err, ok := unchecked[infos[i].Name]; ok {
 			logger.Warn("service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it",
 				"plugin", infos[i].Name, "point", infos[i].Point, "err", err)
+			// list did start it, once, for the check (tester66 F10)
+			infos[i].Reason = "list started it once to check its point, and it failed to start: " +
+				strings.TrimPrefix(infos[i].Reason, "its point could not be checked: ") + "; serve, which runs it, fails to start with it"
+			continue
 		}
 		why := "list, like call, runs no service plugin; serve does"
 		if infos[i].Reason != "" {

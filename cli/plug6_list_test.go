@@ -149,7 +149,7 @@ func TestListWarnsOfAServicePluginItCouldNotCheck(t *testing.T) {
 		if args[len(args)-1] == "--keys" {
 			continue
 		}
-		if !regexp.MustCompile(`(?m)^acme\.gone +service +/nonexistent/greeter .*not started: list, like call, runs no service plugin; serve does; its point could not be checked: `).MatchString(r.stdout) {
+		if !regexp.MustCompile(`(?m)^acme\.gone +service +/nonexistent/greeter .*not started: list started it once to check its point, and it failed to start: fork/exec /nonexistent/greeter: no such file or directory; serve, which runs it, fails to start with it`).MatchString(r.stdout) {
 			t.Errorf("list: STATE does not say why:\n%s", r.stdout)
 		}
 	}

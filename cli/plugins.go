@@ -103,9 +103,10 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 			began := time.Now()
 			if serr := host.StartIf(ctx, consumer); serr != nil {
 				if ctx.Err() != nil {
-					err = serr
+					err = serr // a signal cut the start short: no command runs
+				} else {
+					warnFailedStarts(host.Plugins(), time.Since(began), logger)
 				}
-				warnFailedStarts(host.Plugins(), time.Since(began), logger)
 			}
 		} else if err = host.Start(ctx); err != nil {
 			err = pluginStartKey(err, host.Plugins(), cfg.Plugins, file)

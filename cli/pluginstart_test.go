@@ -147,7 +147,7 @@ func TestConsumerCommandsStartNoServicePlugin(t *testing.T) {
 	}
 	code, out, errOut := runBin(t, "", "--config", cfg, "list")
 	if code != 0 || !row("acme.svc", "service", hung, "-", "-",
-		"not started: list, like call, runs no service plugin; serve does; its point could not be checked: no handshake within start_timeout 1s").MatchString(out) {
+		"not started: list started it once to check its point, and it failed to start: no handshake within start_timeout 1s; serve, which runs it, fails to start with it").MatchString(out) {
 		t.Errorf("list: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	// One warning line says so, as for a plugin that failed to start.

@@ -1079,6 +1079,19 @@ func (s *server) abandonedNames() []string {
 // message ("context canceled" for a method that returned its cancelled
 // context's error), else err.Error(); for a message that already has a
 // status of its own (SERVER_ERROR "shut down") not to name a second one.
+// methodEnded is how a provider call abandoned with err ended: "the
+// method returned: " and plainCause(err), or plainCause(err) alone when
+// err's chain says the method had not returned (an error with a
+// MethodUnfinished method: a service plugin's call the host cancelled,
+// sdk/pluginrpc).
+func methodEnded(err error) string {
+	var u interface{ MethodUnfinished() bool }
+	if errors.As(err, &u) && u.MethodUnfinished() {
+		return plainCause(err)
+	}
+	return "the method returned: " + plainCause(err)
+}
+
 func plainCause(err error) string {
 	var se *spi.Error
 	if errors.As(err, &se) && se.Message != "" {
@@ -1382,8 +1395,8 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	if res.Err != nil && s.abandoning.Load() {
 		s.noteAbandoned(req.Service, req.Method, req.Remote)
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
-			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (the method returned: %s)",
-				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, plainCause(res.Err)), Cause: res.Err}}
+			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (%s)",
+				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, methodEnded(res.Err)), Cause: res.Err}}
 	}
 	return res
 }

@@ -151,14 +151,14 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		var e *spi.Error
 		if !errors.As(res.Err, &e) || e.Status != spi.StatusServerError {
 			res.Err = &spi.Error{Status: spi.StatusServerError, Cause: res.Err,
-				Message: fmt.Sprintf("exchange: provider shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (the method returned: %v)",
-					req.Service, req.Method, res.Err)}
+				Message: fmt.Sprintf("exchange: provider shut down: its shutdown timeout passed while %s.%s was running; the call was abandoned (%s)",
+					req.Service, req.Method, methodEnded(res.Err))}
 		}
 	case res.Err != nil && closingCauseOf(c.ctx) != nil:
 		// A heartbeat closes the connection while it ran (CloseExpected).
 		res.Err = &spi.Error{Status: spi.StatusChannelInactive, Cause: res.Err,
-			Message: fmt.Sprintf("exchange: the provider closed the connection while %s.%s was running (for %v), cancelling it: %s (the method returned: %v)",
-				req.Service, req.Method, time.Duration(mono()-now).Round(time.Millisecond), closingCauseOf(c.ctx).reason, res.Err)}
+			Message: fmt.Sprintf("exchange: the provider closed the connection while %s.%s was running (for %v), cancelling it: %s (%s)",
+				req.Service, req.Method, time.Duration(mono()-now).Round(time.Millisecond), closingCauseOf(c.ctx).reason, methodEnded(res.Err))}
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in its terms.
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
@@ -167,6 +167,18 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
 	}
 	return res
+}
+
+// methodEnded is how a call cut short with err ended: "the method
+// returned: err", or err alone when err's chain says the method had not
+// returned (an error with a MethodUnfinished method: a service plugin's
+// call the host cancelled, sdk/pluginrpc).
+func methodEnded(err error) string {
+	var u interface{ MethodUnfinished() bool }
+	if errors.As(err, &u) && u.MethodUnfinished() {
+		return err.Error()
+	}
+	return "the method returned: " + err.Error()
 }
 
 // expiredWaiting counts and answers a request whose consumer's deadline

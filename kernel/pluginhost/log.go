@@ -12,8 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/airnode/airnode/internal/ratelog"
 )
 
 // hclog returns the logger go-plugin uses for this plugin: its own
@@ -78,6 +81,9 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	if msg == "plugin process exited" && w.tail != nil && w.tail.starting() {
 		return len(b), nil // a failed start: its error says how the process ended
 	}
+	if pid, ok := rec["pid"].(float64); ok && msg == "plugin started" && w.tail != nil {
+		w.tail.pid.Store(int64(pid))
+	}
 	lv, _ := rec["@level"].(string)
 	level, ok := hclogLevels[lv]
 	if !ok {
@@ -138,6 +144,14 @@ type startTail struct {
 	// frame of the stack that follows it outside package runtime
 	panicLine, panicFunc, panicAt string
 	frame                         int // 1: the next line is a function, 2: its file
+
+	bound lineBound // of the stderr lines after the start's outcome
+
+	// pid is the process's id once go-plugin has started it (its "plugin
+	// started" record), 0 before: launch kills its group when the start
+	// is cut short (go-plugin's Client holds its lock for the whole
+	// handshake, so its Kill cannot)
+	pid atomic.Int64
 }
 
 // heldLine is a raw stderr line held until the start's outcome.
@@ -219,7 +233,7 @@ func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
 	defer t.mu.Unlock()
 	t.noteLocked(line)
 	if t.settled {
-		l.Log(context.Background(), level, line, "stream", "stderr")
+		t.bound.log(l, level, line, "stderr")
 		return
 	}
 	t.held = append(t.held, heldLine{line, level})
@@ -275,6 +289,8 @@ type lineLogger struct {
 
 	mu  sync.Mutex
 	buf []byte // an unfinished line
+
+	bound lineBound
 }
 
 // maxLine bounds an unfinished line kept between writes.
@@ -302,8 +318,67 @@ func (w *lineLogger) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// emit logs line within the stream's bound. w.mu is held.
 func (w *lineLogger) emit(line []byte) {
 	if s := strings.TrimRight(string(line), "\r"); s != "" {
-		w.l.Info(s, "stream", w.stream)
+		w.bound.log(w.l, slog.LevelInfo, s, w.stream)
 	}
+}
+
+// streamBurst is how many lines of one output stream of a plugin are
+// logged per ratelog.Every (lineBound).
+const streamBurst = 1000
+
+// lineBound bounds the lines of one output stream of a plugin process
+// (its stderr, its stdout) that reach the host's log: at most streamBurst
+// per ratelog.Every (10 s). The lines past it are left out and counted;
+// the first line logged after them carries how many were (suppressed=N),
+// or a summary says it at the window's end if no line came (a plugin
+// writing 100,000 lines in 1.5 s put 100,000 records in the host's log:
+// tester66 F11). A Go panic's stack, logged at error, is never left out.
+// The zero value is ready; safe for concurrent use.
+type lineBound struct {
+	mu         sync.Mutex
+	window     time.Time   // start of the current window
+	n          int         // lines logged in it
+	suppressed int         // lines left out since the last one logged
+	summary    *time.Timer // the pending summary; nil when none
+}
+
+// log logs line at level on l with "stream", stream, within the bound.
+func (b *lineBound) log(l *slog.Logger, level slog.Level, line, stream string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if now.Sub(b.window) >= ratelog.Every {
+		b.window, b.n = now, 0
+	}
+	if b.n >= streamBurst && level < slog.LevelError {
+		b.suppressed++
+		if b.summary == nil {
+			b.summary = time.AfterFunc(b.window.Add(ratelog.Every).Sub(now), func() { b.summarize(l, stream) })
+		}
+		return
+	}
+	b.n++
+	if b.suppressed > 0 {
+		l.Log(context.Background(), level, line, "stream", stream, "suppressed", b.suppressed)
+		b.suppressed = 0
+		return
+	}
+	l.Log(context.Background(), level, line, "stream", stream)
+}
+
+// summarize logs how many lines were left out, unless a line logged
+// since said it. It runs on the summary's timer, at the window's end.
+func (b *lineBound) summarize(l *slog.Logger, stream string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.summary = nil
+	if b.suppressed == 0 {
+		return
+	}
+	l.Warn("plugin output lines left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
+		"bound", fmt.Sprintf("%d lines per %v", streamBurst, ratelog.Every))
+	b.suppressed = 0
 }

@@ -93,3 +93,27 @@ func TestPluginsLastStderrLineBeforeExitIsLogged(t *testing.T) {
 		waitRunning(t, h, "chatty", pid) // restarted, before the next round
 	}
 }
+
+// tester66 F11: a plugin's output reaches the host's log within a bound
+// per stream: 5,000 stderr lines in a burst log the first 1,000, and a
+// summary at the end of the 10 s window says how many were left out (a
+// plugin's 100,000 lines were 100,000 records).
+func TestPluginOutputIsBounded(t *testing.T) {
+	_, logs, inv := startChatty(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if res := inv.Invoke(ctx, &spi.Invocation{Service: "acme.Chatty", Method: "Spew", Args: []any{5000}}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	summary := `level=WARN msg="plugin output lines left out: more than the bound" plugin=chatty point=service stream=stderr suppressed=4000 bound="1000 lines per 10s"`
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), summary) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no summary %q in 20 s; log has %d spew lines", summary, strings.Count(logs.String(), `msg="spew: `))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.Count(logs.String(), `msg="spew: `); n != 1000 {
+		t.Errorf("%d spew lines logged; want the first 1000", n)
+	}
+}

@@ -3,6 +3,8 @@ package pluginhost
 import (
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // dieWithHost asks Linux to SIGKILL the plugin when the host dies
@@ -29,4 +31,13 @@ func killGroup(pid int) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
+}
+
+// exitedUnreaped reports whether process pid, a child of the host, has
+// exited, without reaping it (waitid WNOWAIT): its exec.Cmd's Wait still
+// gets its status.
+func exitedUnreaped(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0 // SIGCHLD when it exited; an error: nothing left to wait for
 }

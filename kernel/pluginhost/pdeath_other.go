@@ -10,3 +10,6 @@ func dieWithHost(*exec.Cmd) {}
 // killGroup does nothing outside Linux, where plugins share the host's
 // process group: go-plugin kills the plugin process itself.
 func killGroup(int) {}
+
+// exitedUnreaped reports false outside Linux: Kill does not wait there.
+func exitedUnreaped(int) bool { return true }

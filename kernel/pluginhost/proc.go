@@ -16,9 +16,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/airnode/airnode/kernel/config"
@@ -159,8 +162,8 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("point %q cannot be served by a plugin (allowed: %s); transport, codec, heartbeat and cluster stay in process",
 			p.spec.Point, strings.Join(pluginrpc.Points, ", "))
 	}
-	var secure *plugin.SecureConfig
-	if want := strings.ToLower(p.spec.SHA256); want != "" {
+	want := strings.ToLower(p.spec.SHA256)
+	if want != "" {
 		got, err := fileSHA256(p.path)
 		if err != nil {
 			return fail("checksum: %v", err)
@@ -168,8 +171,6 @@ func (p *proc) launch(ctx context.Context) error {
 		if got != want {
 			return fmt.Errorf("pluginhost: plugin %q (%s): %w", p.spec.Name, p.path, &checksumError{want: want, got: got})
 		}
-		sum, _ := hex.DecodeString(want)
-		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
 	}
 	timeout := p.spec.StartTimeout
 	if timeout <= 0 {
@@ -196,9 +197,22 @@ func (p *proc) launch(ctx context.Context) error {
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
 		VersionedPlugins: pluginrpc.ClientPlugins(),
-		Cmd:              cmd,
+		// cmd with go-plugin's variables (spec.Env), run by cmdRunner,
+		// whose Kill lets a process that closed its stdout exit first;
+		// the binary's sum is checked again just before it starts, as
+		// go-plugin's SecureConfig would
+		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd.Env = append(cmd.Env, spec.Env...)
+			cmd.Stdin = spec.Stdin
+			if want != "" {
+				if got, err := fileSHA256(p.path); err != nil || got != want {
+					_ = os.RemoveAll(socketDir) // go-plugin's Kill removes it only after a runner
+					return nil, plugin.ErrChecksumsDoNotMatch
+				}
+			}
+			return newCmdRunner(l, cmd)
+		},
 		SkipHostEnv:      true,
-		SecureConfig:     secure,
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           p.hclog(mute, tail),
@@ -207,11 +221,16 @@ func (p *proc) launch(ctx context.Context) error {
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
 	})
-	rpcClient, err := client.Client()
+	began := time.Now()
+	rpcClient, err := handshake(ctx, client, tail)
 	if err != nil {
 		mute.Store(true)
 		stopProcess(client, cmd, 0) // its process group too: a wrapper's children hold its pipes
 		tail.settle(p.log, true)
+		if ctx.Err() != nil {
+			return fail("its start was cut short after %v (%v), before the handshake; its process was stopped",
+				time.Since(began).Round(time.Millisecond), context.Cause(ctx))
+		}
 		return p.explain(err, timeout, cmd.ProcessState, tail)
 	}
 	pid := cmd.Process.Pid
@@ -275,6 +294,41 @@ func (p *proc) launch(ctx context.Context) error {
 		stopProcess(client, cmd, killGrace)
 	}
 	return nil
+}
+
+// handshake is client.Client(), which starts the process and waits for
+// its handshake up to start_timeout, cut short when ctx ends first (a
+// signal while serve or call starts its plugins): the process group is
+// then killed, by the pid go-plugin logged (tail.pid), so that go-plugin
+// sees the process end and returns at once. The caller stops the rest.
+func handshake(ctx context.Context, client *plugin.Client, tail *startTail) (plugin.ClientProtocol, error) {
+	type result struct {
+		c   plugin.ClientProtocol
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := client.Client()
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-ctx.Done():
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for killed := false; ; {
+		if pid := tail.pid.Load(); pid > 0 && !killed {
+			killGroup(int(pid))
+			killed = true
+		}
+		select {
+		case r := <-done:
+			return r.c, r.err
+		case <-tick.C: // not started yet: kill it once it is
+		}
+	}
 }
 
 // providedInstead says what a plugin declared under a point it does not
@@ -412,6 +466,13 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 			return fmt.Errorf("%s: wrote an empty line to stdout before the handshake; a plugin must keep stdout for the handshake and log to stderr%s", prefix, tailText("; ", tail))
 		}
 		exited = true // stdout closed with no line
+		if killedByHost(ps) {
+			// go-plugin kills the process as soon as its stdout closes:
+			// one that closed it before exiting (coreutils' close_stdout,
+			// /bin/sleep without an operand) is killed before its own
+			// exit, whose status is then unknown; its stderr says why
+			return fmt.Errorf("%s: closed its stdout before the handshake, without exiting yet, and the host stopped it%s", prefix, tailText("; ", tail))
+		}
 	}
 	if v, ok := pluginVersion(msg); ok {
 		return fmt.Errorf("%s: %s", prefix, versionAdvice(v))
@@ -463,6 +524,17 @@ func versionAdvice(v int) string {
 	return fmt.Sprintf("it speaks plugin protocol version %d, older than this host's %d (`airnode version` shows it): "+
 		"rebuild the plugin against the sdk of this airnode release (github.com/airnode/airnode/sdk, protocol %d), "+
 		"or run it with an older airnode that speaks version %d", v, host, host, v)
+}
+
+// killedByHost reports whether ps, a plugin process that closed its
+// stdout before its handshake, ended by the SIGKILL go-plugin sends then,
+// not by an exit of its own.
+func killedByHost(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // howEnded says how a plugin process that ended before its handshake

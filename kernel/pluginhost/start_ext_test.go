@@ -240,3 +240,31 @@ func TestStartIfCataloguesWhatItLeavesOut(t *testing.T) {
 		t.Fatalf("p2c: %+v", i)
 	}
 }
+
+// tester66 F15: a plugin that closes its stdout just before it exits
+// (coreutils' close_stdout: /bin/sleep without an operand) was killed by
+// go-plugin at once and reported "was ended by signal: killed", the
+// host's own SIGKILL, in 5 of 30 runs: the host now lets it exit first
+// (up to 200 ms) and gives its own status every time. One that closes
+// stdout and goes on running is stopped, and said to be.
+func TestClosedStdoutIsNotReportedAsTheHostsKill(t *testing.T) {
+	closes := script(t, "closes.sh", "echo 'acme: missing operand' >&2\nexec 1>&-\nsleep 2\nexit 1\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := func(command string) error {
+		h := pluginhost.New([]config.Plugin{{Name: "acme.p2c", Point: "loadbalance", Command: command}}, pluginhost.WithLogger(testLogger(t)))
+		defer h.Close()
+		return h.Start(ctx)
+	}
+	err := start(closes)
+	want := `closed its stdout before the handshake, without exiting yet, and the host stopped it; its last stderr line: "acme: missing operand"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nwant %q", err, want)
+	}
+	for range 30 {
+		err := start("/bin/sleep")
+		if err == nil || !strings.Contains(err.Error(), `exited with status 1 before the handshake; its last 2 stderr lines: "/bin/sleep: missing operand"`) {
+			t.Fatalf("/bin/sleep: %v\nwant its own exit status and its stderr, never the host's kill", err)
+		}
+	}
+}

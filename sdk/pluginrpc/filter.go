@@ -111,8 +111,10 @@ type FilterOptions struct {
 	Name       string
 	Activation spi.Activation // as the plugin described it at start
 	Source     Source
-	// Timeout bounds one filter round trip of a call without a deadline;
-	// a call with one gives the plugin what is left of it. Default 1s.
+	// Timeout bounds one filter round trip of a call without a deadline
+	// (on the consumer: without a timeout attachment or URL key timeout);
+	// a call with one gives the plugin what is left of it, a consumer's
+	// call with a timeout gives it that timeout. Default 1s.
 	Timeout time.Duration
 	// BuildTimeout bounds Build's round trip, which builds the filter in
 	// the plugin when a service is exported or referred. Default
@@ -134,9 +136,12 @@ type FilterOptions struct {
 // passes (possibly changing attachments) or short-circuits with a status.
 // While the plugin is down, calls through the filter fail fast with
 // CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side). A round
-// trip takes what is left of the call's deadline (FilterOptions.Timeout
-// for a call without one); the deadline passing in the plugin is
-// CLIENT_TIMEOUT or SERVER_TIMEOUT.
+// trip takes what is left of the call's deadline; a consumer's call
+// without one (the consumer's deadline is set below the filters, by the
+// exchange) takes the call's timeout (its "timeout" attachment, else the
+// URL key timeout, per method first), and FilterOptions.Timeout is the
+// bound of a call with neither. That bound passing in the plugin is
+// CLIENT_TIMEOUT or SERVER_TIMEOUT, the message naming it.
 //
 // A filter that passes cannot change the attachments the kernel reserves
 // (spi.ReservedAttachment: remote, timeout, token): what it set, changed
@@ -193,7 +198,7 @@ func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
 	if v, _ := u.Param(spi.KeySide); v == string(spi.Provider) {
 		st = spi.StatusServerError
 	}
-	f := &filterAdapter{o: &b.o, b: b, us: u.String(), status: st}
+	f := &filterAdapter{o: &b.o, b: b, u: u, us: u.String(), status: st}
 	if b.o.Source == nil {
 		return f, nil
 	}
@@ -216,6 +221,7 @@ func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
 type filterAdapter struct {
 	o      *FilterOptions
 	b      *filterBuilder
+	u      spi.URL // the URL it was built for: a consumer's call timeout
 	us     string
 	status spi.Status // of a failure of the plugin itself
 
@@ -249,34 +255,73 @@ func (f *filterAdapter) fail(err error) spi.Result {
 
 // roundTrip returns the context of one call to the plugin: the call's own
 // deadline when it has one (the plugin's filter may take what the call
-// allows, as a service plugin's method does), else the Timeout bound.
-func (f *filterAdapter) roundTrip(ctx context.Context) (context.Context, context.CancelFunc) {
+// allows, as a service plugin's method does), else, on the consumer, the
+// call's timeout (its "timeout" attachment, else the URL key timeout of
+// inv's method: a consumer's call gets its deadline only from the
+// exchange, below the filters), else the Timeout bound. bound is the
+// timeout set here, 0 when ctx's deadline is used.
+func (f *filterAdapter) roundTrip(ctx context.Context, inv *spi.Invocation) (_ context.Context, _ context.CancelFunc, bound time.Duration) {
 	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
+		c, cancel := context.WithCancel(ctx)
+		return c, cancel, 0
 	}
-	return context.WithTimeout(ctx, f.o.Timeout)
+	bound = f.o.Timeout
+	if f.status == spi.StatusClientError {
+		bound = f.callTimeout(inv)
+	}
+	c, cancel := context.WithTimeout(ctx, bound)
+	return c, cancel, bound
 }
 
-// failCall is fail for an error of a round trip made under ctx: the
-// call's deadline passing in the plugin is that side's timeout
-// (SERVER_TIMEOUT on the provider, CLIENT_TIMEOUT on the consumer), not a
-// failure of the plugin.
-func (f *filterAdapter) failCall(ctx context.Context, err error) spi.Result {
-	// gRPC's timer for the call's deadline may fire a moment before ctx's
-	_, hasDeadline := ctx.Deadline()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || hasDeadline && errors.Is(err, context.DeadlineExceeded) {
-		return f.timedOut(err)
+// callTimeout is a consumer's call's timeout as the kernel reads it for
+// an attempt: the caller's "timeout" attachment (a Go duration or bare
+// milliseconds), else the URL key timeout of inv's method, else
+// FilterOptions.Timeout. A bad value is left to the kernel, which refuses
+// it after the filters: here it is FilterOptions.Timeout.
+func (f *filterAdapter) callTimeout(inv *spi.Invocation) time.Duration {
+	if v, ok := inv.Attachments[spi.AttachmentTimeout]; ok {
+		if d, err := spi.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+		return f.o.Timeout
+	}
+	if d, err := f.u.MethodDuration(inv.Method, "timeout", f.o.Timeout); err == nil && d > 0 {
+		return d
+	}
+	return f.o.Timeout
+}
+
+// failCall is fail for an error of a round trip made under rctx, a
+// context of roundTrip with its bound: the call's deadline or timeout
+// passing in the plugin is that side's timeout (SERVER_TIMEOUT on the
+// provider, CLIENT_TIMEOUT on the consumer), not a failure of the plugin.
+func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, err error) spi.Result {
+	if f.expired(rctx, err) {
+		return f.timedOut(bound, err)
 	}
 	return f.fail(err)
 }
 
-// timedOut is the result of a call whose deadline passed in the plugin.
-func (f *filterAdapter) timedOut(err error) spi.Result {
+// expired reports whether the round trip under rctx ended at its
+// deadline (gRPC's timer for it may fire a moment before rctx's).
+func (f *filterAdapter) expired(rctx context.Context, err error) bool {
+	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// timedOut is the result of a call whose deadline (bound 0) or timeout
+// bound passed while the plugin's filter ran; err is the cause.
+func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 	st := spi.StatusClientTimeout
 	if f.status == spi.StatusServerError {
 		st = spi.StatusServerTimeout
 	}
-	return spi.Result{Err: spi.Errorf(st, "filter %q: the call's deadline passed in the plugin: %w", f.o.Name, err)}
+	var msg string
+	if bound > 0 {
+		msg = fmt.Sprintf("filter %q: the call's timeout of %v (URL key timeout, or the caller's timeout attachment) passed while the plugin's filter ran; the call went no further", f.o.Name, bound)
+	} else {
+		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); the call went no further", f.o.Name)
+	}
+	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: errors.Join(context.DeadlineExceeded, err)}}
 }
 
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
@@ -284,11 +329,11 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err != nil {
 		return f.fail(err)
 	}
-	rctx, cancel := f.roundTrip(ctx)
+	rctx, cancel, bound := f.roundTrip(ctx, inv)
+	defer cancel()
 	id, err := f.handle(rctx, c, gen)
 	if err != nil {
-		cancel()
-		return f.failCall(ctx, err)
+		return f.failCall(rctx, bound, err)
 	}
 	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)}
 	var cert *x509.Certificate
@@ -313,7 +358,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			f.o.Name, status.Convert(err).Message())}
 	}
 	if err != nil {
-		return f.failCall(ctx, rpcError("filter Invoke", err))
+		return f.failCall(rctx, bound, rpcError("filter Invoke", err))
 	}
 	if rep.UnknownPeer { // not after a request with the DER; never a pass without a decision
 		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
@@ -333,10 +378,10 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		}
 		return next.Invoke(ctx, inv)
 	}
-	if err := fromPB(rep.Error); err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+	if err := fromPB(rep.Error); err != nil && f.expired(rctx, err) {
 		// The plugin's filter gave up at the call's deadline (its copy of
 		// it may pass a moment before ours).
-		return f.timedOut(err)
+		return f.timedOut(bound, err)
 	}
 	if e := rep.Error; e != nil && (e.Kind == kindShortCircuit || spi.Status(e.Status) == spi.StatusSerializationError && strings.Contains(e.Message, shortCircuitText)) {
 		// the plugin could not encode its value; it named itself by its

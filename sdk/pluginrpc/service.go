@@ -223,12 +223,21 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 			"service %s: the plugin process died or its connection broke during the call %s, so it may have run (%s)",
 			s.o.Service, inv.Method, status.Convert(err).Message())}
 	}
+	if err != nil && (status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		// wraps context.DeadlineExceeded: the exchange words it as for an
+		// in-process method ("consumer deadline of 1s passed on the
+		// provider"), not as gRPC's stream error
+		return spi.Result{Err: &spi.Error{Status: spi.StatusServerTimeout, Cause: context.DeadlineExceeded,
+			Message: fmt.Sprintf("service %s: the call's deadline passed while the plugin ran %s", s.o.Service, inv.Method)}}
+	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// the host gave up on the call (a shutdown abandoning it, the
+		// connection closing): the plugin's method had not returned
+		return spi.Result{Err: &spi.Error{Status: spi.StatusServerError, Cause: unfinished{context.Canceled},
+			Message: fmt.Sprintf("service %s: the host cancelled its call of %s in the plugin, whose method had not returned", s.o.Service, inv.Method)}}
+	}
 	if err != nil {
-		st := spi.StatusServerError
-		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			st = spi.StatusServerTimeout
-		}
-		return spi.Result{Err: spi.Errorf(st, "service %s: plugin call %s: %v", s.o.Service, inv.Method, status.Convert(err).Message())}
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "service %s: plugin call %s: %v", s.o.Service, inv.Method, status.Convert(err).Message())}
 	}
 	if rep.Error != nil {
 		return spi.Result{Err: fromPB(rep.Error), Attachments: rep.Attachments}
@@ -247,5 +256,15 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	}
 	return res
 }
+
+// unfinished is the cause of a call the host cancelled before the
+// plugin's method returned: the kernel's and the exchange's "the call was
+// abandoned (the method returned: ...)" leave out "the method returned"
+// for an error whose chain has a MethodUnfinished method.
+type unfinished struct{ err error }
+
+func (u unfinished) Error() string        { return u.err.Error() }
+func (u unfinished) Unwrap() error        { return u.err }
+func (unfinished) MethodUnfinished() bool { return true }
 
 var _ spi.Invoker = (*serviceInvoker)(nil)

@@ -1,7 +1,8 @@
 // Command chatty is a test plugin: service acme.Chatty, whose Say(s)
 // prints "out: s" on its stdout and "err: s" on its stderr (after the
 // handshake, as a plugin's own prints would be) and returns s, and whose
-// Die(s) prints "FATAL: s" on its stderr and exits 7, as log.Fatal does.
+// Die(s) prints "FATAL: s" on its stderr and exits 7, as log.Fatal does;
+// Spew(n) prints n lines "spew: i" on its stderr.
 package main
 
 import (
@@ -24,6 +25,13 @@ func (chatty) Die(_ context.Context, s string) (string, error) {
 	fmt.Fprintln(os.Stderr, "FATAL: "+s)
 	os.Exit(7)
 	return "", nil
+}
+
+func (chatty) Spew(_ context.Context, n int) (int, error) {
+	for i := range n {
+		fmt.Fprintf(os.Stderr, "spew: %d\n", i)
+	}
+	return n, nil
 }
 
 func main() { sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: "acme.Chatty", Impl: chatty{}}}}) }

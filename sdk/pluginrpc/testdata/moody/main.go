@@ -18,9 +18,12 @@
 //	           "deny"  short-circuit with BAD_REQUEST whose Cause is
 //	           spi.ErrAccessDenied, as an access check refuses
 //	           "chan"  short-circuit with a value JSON cannot encode
+//	           "slow"  sleep $SLOW_MS milliseconds, then pass
+//	           "stuck" never return (until the host stops the process)
 //	READS_ARGS "false" both builders say they do not read arguments
 //	LB_KEYS    "zone"  the balancer declares the key zone, read from
 //	           provider URLs (spi.KeyDoc.FromProviders)
+//	START_DELAY a Go duration slept before sdk.Serve (a slow start)
 package main
 
 import (
@@ -120,6 +123,11 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		return spi.Result{Err: &spi.Error{Status: spi.StatusBadRequest, Message: "moody: denied", Cause: spi.ErrAccessDenied}}
 	case "chan":
 		return spi.Result{Value: make(chan int)}
+	case "slow":
+		ms, _ := strconv.Atoi(os.Getenv("SLOW_MS"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	case "stuck":
+		select {}
 	case "panic":
 		panic("moody: asked to panic")
 	case "exit":
@@ -128,4 +136,9 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 	return next.Invoke(ctx, inv)
 }
 
-func main() { sdk.Serve(sdk.Plugins{LoadBalance: lbBuilder{}, Filter: filterBuilder{}}) }
+func main() {
+	if d, err := time.ParseDuration(os.Getenv("START_DELAY")); err == nil {
+		time.Sleep(d)
+	}
+	sdk.Serve(sdk.Plugins{LoadBalance: lbBuilder{}, Filter: filterBuilder{}})
+}

@@ -1,0 +1,112 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// cmdRunner runs a plugin's process for go-plugin (ClientConfig.
+// RunnerFunc), as go-plugin's own command runner does, but its Kill of a
+// process whose stdout has closed first waits up to exitWait for the
+// process to exit by itself: go-plugin kills the process as soon as its
+// stdout closes before the handshake, and one that closes stdout just
+// before its exit (/bin/sleep without an operand: coreutils'
+// close_stdout) was then reported killed by the host's SIGKILL, not
+// with its own exit status (tester66 F15).
+type cmdRunner struct {
+	logger hclog.Logger
+	cmd    *exec.Cmd
+	stdout *eofReader
+	stderr io.ReadCloser
+	path   string
+	pid    int
+}
+
+// exitWait bounds how long Kill waits for a process whose stdout closed
+// to exit by itself.
+const exitWait = 200 * time.Millisecond
+
+func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd) (*cmdRunner, error) {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	return &cmdRunner{logger: logger, cmd: cmd, stdout: &eofReader{r: stdout}, stderr: stderr, path: cmd.Path}, nil
+}
+
+// Start starts the process and logs go-plugin's "plugin started" record
+// with its pid, which launch reads (startTail.pid).
+func (c *cmdRunner) Start(context.Context) error {
+	c.logger.Debug("starting plugin", "path", c.cmd.Path, "args", c.cmd.Args)
+	if err := c.cmd.Start(); err != nil {
+		return err
+	}
+	c.pid = c.cmd.Process.Pid
+	c.logger.Debug("plugin started", "path", c.path, "pid", c.pid)
+	return nil
+}
+
+func (c *cmdRunner) Wait(context.Context) error { return c.cmd.Wait() }
+
+// Kill sends SIGKILL to the process, first waiting up to exitWait for it
+// to exit by itself when its stdout has closed.
+func (c *cmdRunner) Kill(context.Context) error {
+	if c.cmd.Process == nil {
+		return nil
+	}
+	if c.stdout.eof.Load() {
+		deadline := time.Now().Add(exitWait)
+		for !exitedUnreaped(c.pid) && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	if err := c.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (c *cmdRunner) Stdout() io.ReadCloser           { return c.stdout }
+func (c *cmdRunner) Stderr() io.ReadCloser           { return c.stderr }
+func (c *cmdRunner) Name() string                    { return c.path }
+func (c *cmdRunner) ID() string                      { return strconv.Itoa(c.pid) }
+func (c *cmdRunner) Diagnose(context.Context) string { return "" }
+
+func (c *cmdRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (c *cmdRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// eofReader is a plugin's stdout, noting when it reached its end.
+type eofReader struct {
+	r   io.ReadCloser
+	eof atomic.Bool
+}
+
+func (e *eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err != nil {
+		e.eof.Store(true)
+	}
+	return n, err
+}
+
+func (e *eofReader) Close() error { return e.r.Close() }
+
+var _ runner.Runner = (*cmdRunner)(nil)
