@@ -1075,10 +1075,6 @@ func (s *server) abandonedNames() []string {
 	return slices.Clone(s.abandoned)
 }
 
-// plainCause returns err's text without a status name: an *spi.Error's
-// message ("context canceled" for a method that returned its cancelled
-// context's error), else err.Error(); for a message that already has a
-// status of its own (SERVER_ERROR "shut down") not to name a second one.
 // methodEnded is how a provider call abandoned with err ended: "the
 // method returned: " and plainCause(err), or plainCause(err) alone when
 // err's chain says the method had not returned (an error with a
@@ -1092,6 +1088,10 @@ func methodEnded(err error) string {
 	return "the method returned: " + plainCause(err)
 }
 
+// plainCause returns err's text without a status name: an *spi.Error's
+// message ("context canceled" for a method that returned its cancelled
+// context's error), else err.Error(); for a message that already has a
+// status of its own (SERVER_ERROR "shut down") not to name a second one.
 func plainCause(err error) string {
 	var se *spi.Error
 	if errors.As(err, &se) && se.Message != "" {
