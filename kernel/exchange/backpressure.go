@@ -69,7 +69,8 @@ const (
 type unsentBudget struct {
 	limit  int64
 	held   atomic.Int64 // the sum over the channels of max(0, unsent - budgetFree)
-	making atomic.Int64 // the answers being made on workers, each at its channel's answerEstimate when that is budgetFree or more (runAnswering)
+	making atomic.Int64 // the answers being made on workers, each at its channel's budgetEstimate when that is budgetFree or more (runAnswering)
+	large  atomic.Int64 // mono() when an answer of budgetFree or more was last made (noteAnswer); 0: never
 }
 
 // newUnsentBudget returns the bound for Options.UnsentLimit limit: nil
@@ -201,6 +202,9 @@ func (c *Channel) firstRequest() {
 // noteAnswer folds an answer of n bytes into answerSize. Concurrent
 // callers may lose one another's step: it is an estimate.
 func (c *Channel) noteAnswer(n int64) {
+	if b := c.w.budget; b != nil && n >= budgetFree {
+		b.large.Store(mono())
+	}
 	old := c.answerSize.Load()
 	est := n
 	if n < old {
@@ -250,17 +254,37 @@ func (c *Channel) overDispatch() bool {
 // is held back: its handlers touch nothing shared.
 
 // budgetEstimate is what a running handler of the channel counts in the
-// Server's making: answerSize, or before the channel's first answer
-// highWater/firstAnswers, not halved as time passes (answerEstimate):
+// Server's making: answerSize, or before the channel's first answer the
+// channel's payload (the largest answer it may send, 8 MiB by default)
+// for at most unknownRelease, not halved as time passes (answerEstimate):
 // answers slow to make are no sign that they are small, and halving let
 // every handler of six connections making 4 MB answers start once their
-// first answers took over 400 ms.
+// first answers took over 400 ms. Counted at highWater/firstAnswers
+// (512 KiB) instead, 512 handlers of answers not yet known filled the
+// default unsent.limit, so every worker started one: 40 connections that
+// pipelined requests for 8 MB answers and read none had 256 made at once,
+// 6.2 to 9.5 GB of heap (tester68 F5). At payload, about
+// unsent.limit/payload of them start at once (32 by default), and one
+// per channel beyond that (budgetHolds).
 func (c *Channel) budgetEstimate() int64 {
 	if n := c.answerSize.Load(); n > 0 {
 		return n
 	}
-	return highWater / firstAnswers
+	return c.payload
 }
+
+// unknownRelease is how long a handler that started before its channel's
+// first answer counts in the Server's making at payload when no large
+// answer (budgetFree or more) was made on the Server within that time:
+// one that has not answered by then is more likely waiting (a long poll)
+// than making a large answer, and 100 of them on one connection would
+// otherwise hold every later request of that connection until one ended
+// (32 fill the default unsent.limit; TestCancelBurstDoesNotHurtOtherCalls).
+// While large answers are being made, it goes on counting: released after
+// 2 s regardless, handlers slowed by 40 connections' 8 MB answers on two
+// CPUs let every worker start one again (4.2 GB of heap with
+// unsent.limit=32MiB).
+const unknownRelease = 2 * time.Second
 
 // budgetHolds reports whether the Server's budget keeps the channel from
 // starting a request (see above): its answers are large, it has a handler
@@ -500,9 +524,32 @@ func (c *Channel) runAnswering(t task) {
 	defer c.answering.Add(-1)
 	if b := c.w.budget; b != nil {
 		if e := c.budgetEstimate(); e >= budgetFree {
-			// counted in the Server's making while it runs (budgetHolds)
+			// counted in the Server's making while it runs (budgetHolds),
+			// at most unknownRelease when its answer's size is not known
 			b.making.Add(e)
-			defer b.making.Add(-e)
+			if c.answerSize.Load() > 0 {
+				defer b.making.Add(-e)
+			} else {
+				var done atomic.Bool
+				release := func() {
+					if done.CompareAndSwap(false, true) {
+						b.making.Add(-e)
+						c.unstall(false)
+					}
+				}
+				var check func()
+				check = func() {
+					switch {
+					case done.Load():
+					case mono()-b.large.Load() < int64(unknownRelease):
+						time.AfterFunc(unknownRelease, check) // large answers are being made: keep counting
+					default:
+						release()
+					}
+				}
+				timer := time.AfterFunc(unknownRelease, check)
+				defer func() { timer.Stop(); release() }()
+			}
 		}
 	}
 	c.run(t)

@@ -240,7 +240,8 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 		}
 		_, _ = encodeResponse(f, codec, spi.Result{Err: spi.Errorf(status, "exchange: the method ran, but its result could not be encoded in the call's codec %s: %s", codec.Name(), msg)})
 	}
-	if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
+	made := int64(len(f.b)) // what the answer cost to make, before it is replaced below
+	if n := made - protocol.HeaderLen; n > c.payload {
 		status = spi.StatusBadResponse
 		msg := fmt.Sprintf("exchange: response body %d bytes exceeds the provider's payload limit %s (URL key payload; the method ran)", n, protocol.FormatSize(c.payload))
 		c.log.Warn("response over payload limit", "request_id", id, "bytes", n, "payload", c.payload)
@@ -248,7 +249,11 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
 	}
 	protocol.Header{Flags: codec.ID() & protocol.CodecMask, Status: status, ID: id, Length: uint32(len(f.b) - protocol.HeaderLen)}.Put(f.b)
-	c.noteAnswer(int64(len(f.b))) // the expected size of the answers being made (backpressure.go)
+	// The expected size of the answers being made (backpressure.go): the
+	// one made, not the BAD_RESPONSE sent for it when it was over payload
+	// (tester68 F5: 10 MB answers noted at their 200-byte refusal had
+	// every worker make one, 9.5 GB of heap).
+	c.noteAnswer(max(made, int64(len(f.b))))
 	if !c.ownStream(f.b) && c.w.tryEnqueue(f.b) {
 		return false
 	}
