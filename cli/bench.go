@@ -539,8 +539,11 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		start := time.Now()
 		ru := u.With(attemptsKey, "on")
+		if mayBeSwallowed(cat, u) {
+			ru = ru.With(swallowedKey, "on")
+		}
 		if pad {
-			ru = u.With(padKey, "on")
+			ru = ru.With(padKey, "on")
 		}
 		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
 		defer cancel()
