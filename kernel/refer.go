@@ -49,6 +49,8 @@ type Reference struct {
 	// ended once (awaitSettled); calls of an affinity balancer no longer wait.
 	settled atomic.Bool
 
+	listed signal // broadcast at every change of the provider list (WaitAvailable)
+
 	shared   spi.Registry // the node's registry this reference registered in
 	regName  string       // the name (URL scheme) of reg or shared, for errors
 	consumer spi.URL      // its consumer entry there (zero: none)
@@ -246,6 +248,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return chain(fs, inv), nil
 	}, n.logger)
 	r.dir.Hold(n.holds)
+	r.dir.OnChange(r.listed.broadcast) // WaitAvailable
 	// The registry's Subscribe, bounded by ctx even when it ignores it
 	// (within): Refer then fails naming the registry, and the
 	// subscription, if it ever returns, is stopped (Directory.Start).
@@ -1123,6 +1126,37 @@ func (r *Reference) WaitReady(ctx context.Context) bool {
 		}
 		select {
 		case <-changed:
+		case <-ctx.Done():
+			return anyAvailable(r.dir.All())
+		}
+	}
+}
+
+// WaitAvailable blocks until a provider of the reference is connected and
+// usable, or ctx ends, and reports whether one is. Unlike WaitReady, which
+// judges the providers listed now, it also waits for a registry to list a
+// first provider and for a listed one that failed to connect to come back:
+// gRPC's WaitForReady, for a consumer that may start before its
+// providers (compose, Kubernetes). Give ctx a deadline: without one it
+// waits as long as no provider is usable. Calls do not wait so: with no
+// provider listed a call fails SERVICE_NOT_FOUND at once (Dubbo's
+// check=false consumer), and `airnode call` and `bench` give a registry
+// that lists none 2 s, as this would with a 2 s deadline.
+func (r *Reference) WaitAvailable(ctx context.Context) bool {
+	for {
+		listed := r.listed.wait()
+		pool := r.node.pool.changed.wait()
+		if r.WaitReady(ctx) {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		// none usable and none connecting: wait for the list to change,
+		// or for a connection's state to (a reconnect)
+		select {
+		case <-listed:
+		case <-pool:
 		case <-ctx.Done():
 			return anyAvailable(r.dir.All())
 		}
