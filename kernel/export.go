@@ -1002,7 +1002,8 @@ const abandonGrace = 200 * time.Millisecond
 // SERVER_ERROR, the status its consumer is answered, so that a filter
 // telling a consumer that went away (a cancellation without such a cause:
 // the metrics filter's cancelled calls) from the provider giving up can
-// count it as that failure.
+// count it as that failure. Its message is the shutdown timeout's;
+// server.abandonCause gives the one of the reason that applied.
 var errAbandoned = &spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: shutdown timeout passed"}
 
 // server is one exchange server (one listen address and transport) shared
@@ -1039,9 +1040,10 @@ type server struct {
 	// call that fails from then on is answered SERVER_ERROR "shut down".
 	abandon    context.Context
 	abandonAll context.CancelCauseFunc
-	abandoning atomic.Bool // set just before abandonAll
-	stoppedNow atomic.Bool // the shutdown's context was cancelled (stop at once), not past its deadline
-	closed     atomic.Bool // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
+	abandoning atomic.Bool               // set just before abandonAll
+	why        atomic.Pointer[string]    // why the calls still running were abandoned (abandonedWhy); nil: not yet
+	cause      atomic.Pointer[spi.Error] // their contexts' cause, saying why (abandonCause); nil: not yet
+	closed     atomic.Bool               // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
 
 	// abandonedMu guards abandoned: the calls answered SERVER_ERROR "shut
 	// down" once abandoning, as "demo.Echo.Sleep from 127.0.0.1:50212",
@@ -1448,10 +1450,10 @@ func (c *callCtx) link() context.Context {
 	defer c.mu.Unlock()
 	if c.linked == nil {
 		c.linked, c.cancel = context.WithCancelCause(c.Context)
-		c.stop = context.AfterFunc(c.s.abandon, func() { c.cancel(errAbandoned) })
+		c.stop = context.AfterFunc(c.s.abandon, func() { c.cancel(c.s.abandonCause()) })
 	}
 	if c.s.abandoning.Load() {
-		c.cancel(errAbandoned) // a no-op when already cancelled: the first cause stays
+		c.cancel(c.s.abandonCause()) // a no-op when already cancelled: the first cause stays
 	}
 	return c.linked
 }
@@ -1548,13 +1550,39 @@ func (c *callCtx) release() {
 }
 
 // abandonedWhy says why the calls still running were abandoned, for their
-// consumers: the shutdown's timeout passed, or it was told to stop at once
-// (its context cancelled: serve's second Ctrl-C).
+// consumers: the shutdown's timeout passed, it was told to stop at once
+// (its context cancelled: serve's second Ctrl-C), or the context given
+// to Shutdown reached its own deadline before the timeout (tester69: the
+// consumers were told "shutdown timeout passed", which raising
+// shutdown.timeout would not have helped).
 func (s *server) abandonedWhy() string {
-	if s.stoppedNow.Load() {
-		return "it was told to stop at once"
+	if why := s.why.Load(); why != nil {
+		return *why
 	}
 	return "its shutdown timeout passed"
+}
+
+// abandonCause is the cancellation cause of the calls abandoned by
+// shutdown: errAbandoned's status, saying why (abandonedWhy).
+func (s *server) abandonCause() error {
+	if e := s.cause.Load(); e != nil {
+		return e
+	}
+	return errAbandoned
+}
+
+// abandonReason is abandonedWhy's phrase for a drain context ctx that
+// has ended: Node.Shutdown's, whose cause is errDrainTimeout when
+// shutdown.timeout passed first.
+func abandonReason(ctx context.Context) string {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return "it was told to stop at once"
+	case context.Cause(ctx) == errDrainTimeout:
+		return "its shutdown timeout passed"
+	default:
+		return "the deadline of its Shutdown's context passed before its shutdown timeout"
+	}
 }
 
 // shutdown stops accepting, drains in-flight calls until ctx ends, closes
@@ -1694,9 +1722,11 @@ func (s *server) abandonLate(ctx context.Context) (xctx context.Context, done fu
 // named (serve), and every call's context is cancelled (cause
 // errAbandoned).
 func (s *server) abandonCalls(ctx context.Context) {
-	s.stoppedNow.Store(errors.Is(ctx.Err(), context.Canceled))
+	why := abandonReason(ctx)
+	s.why.Store(&why)
+	s.cause.Store(&spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: " + why})
 	s.abandoning.Store(true)
-	s.abandonAll(errAbandoned)
+	s.abandonAll(s.abandonCause())
 }
 
 // beforeDone ends the count of a request that started before draining:
