@@ -81,8 +81,12 @@ func (e *Exporter) unregister(ctx context.Context, op string) error {
 }
 
 // Unexport unregisters the service and stops serving it (later requests get
-// SERVICE_NOT_FOUND); the server keeps serving other services until
-// Shutdown. Idempotent.
+// SERVICE_NOT_FOUND, which a failover consumer retries on another
+// provider); the server keeps serving other services until Shutdown.
+// It does not wait: there is no shutdown.wait for consumers to see the
+// entry go and no drain, and calls of the service already running go on
+// to their end and are answered. Node.Shutdown is the graceful stop
+// (wait, go-away, drain). Idempotent.
 func (e *Exporter) Unexport(ctx context.Context) error {
 	ctx = withLateWindow(ctx)
 	e.gone.Store(true)
@@ -129,8 +133,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // (spi.Listener.Addr): one with no port (a unix socket's path) fails
 // Export, naming the transport, rather than publish port 0.
 //
-// ctx bounds the extension calls Export waits on, whether they honour it
-// or not: the registry's Build (on the node's first use of that registry
+// A ctx already done fails Export before it listens or registers
+// anything (as Refer), wrapping ctx's error. ctx bounds the extension
+// calls Export waits on, whether they honour it or not: the registry's Build (on the node's first use of that registry
 // URL), a transport's Listen (which takes no ctx) and the registry's
 // Register still running at ctx's end (or, with no sooner deadline in ctx,
 // 1 s after its own bound, DefaultRegisterTimeout: WithRegisterTimeout)
@@ -152,7 +157,9 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // weight (default 100; negative or non-numeric is an error), warmup
 // (default 10m) and side=provider. Services exported on the same transport
 // and address share one server; port 0 picks a free port, shared by later
-// exports to port 0 on the same host. When the node has a registry (or u has
+// exports to port 0 on the same host (so the same service exported twice
+// to port 0 on one node fails, saying so: use a node for each provider,
+// or explicit ports). When the node has a registry (or u has
 // a "registry" parameter holding a registry URL) the provider URL is
 // registered in it. The keys consumers read from the provider URL
 // (timeout, codec, connections, transport and heartbeat keys...) are
@@ -271,6 +278,12 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := providerGroupVersion(u); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
+	if err := ctx.Err(); err != nil {
+		// as Refer does: a program that passes its signal.NotifyContext
+		// context must not publish a provider after the signal came
+		// (tester69 finding 5)
+		return nil, fmt.Errorf("kernel: export %s: %w before the export began: nothing listened or registered", key, err)
+	}
 	pu, err := n.providerURL(u, methods)
 	if err != nil {
 		return nil, err
@@ -342,6 +355,11 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	}
 	svc := mk(pu, filters)
 	if err := srv.add(key, svc); err != nil {
+		if u.Port() == 0 {
+			// tester69: three providers of one interface on one node,
+			// each to port 0, as net.Listen(":0") would give
+			err = fmt.Errorf("%w (port 0 is the free port this node's first export to port 0 on %s got, shared by its later ones: export the same service again on another node, or on an explicit port)", err, srv.host)
+		}
 		return nil, err
 	}
 	e := &Exporter{node: n, url: pu, key: key, srv: srv, reg: reg, regName: regURL.Scheme()}

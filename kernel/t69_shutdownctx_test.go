@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +55,47 @@ func TestT69_ShutdownContextDeadlineIsNamed(t *testing.T) {
 	const want = "the deadline of its Shutdown's context passed before its shutdown timeout"
 	if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "shutdown timeout passed") {
 		t.Errorf("the call in flight: %v; want SERVER_ERROR saying %q", err, want)
+	}
+}
+
+// TestT69_SecondPortZeroExportSaysThePortIsShared (tester69 finding 2):
+// a node's later exports to port 0 on a host share its first one's
+// port, so the same service exported there twice fails; the error says
+// why and what to do, not only "already exported".
+func TestT69_SecondPortZeroExportSaysThePortIsShared(t *testing.T) {
+	ctx := ctxT(t)
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0))
+	defer p.Close()
+	u := spi.MustParse("airnode://127.0.0.1:0/t69.Svc")
+	if _, err := p.Export(ctx, &causeSvc{}, u); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Export(ctx, &causeSvc{}, u)
+	if err == nil || !strings.Contains(err.Error(), "already exported on 127.0.0.1:") || !strings.Contains(err.Error(), "port 0 is the free port this node's first export to port 0") {
+		t.Fatalf("second export to port 0: %v; want it to say the port is shared", err)
+	}
+}
+
+// TestT69_ExportWithADoneContextFails (tester69 finding 5): Export with
+// a cancelled context registered and served while Refer with one failed;
+// now Export fails too, with ctx's error, and nothing is registered.
+func TestT69_ExportWithADoneContextFails(t *testing.T) {
+	reg := spi.MustParse("file://" + t.TempDir())
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0), WithRegistry(reg))
+	defer p.Close()
+	dead, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := p.Export(dead, &causeSvc{}, spi.MustParse("airnode://127.0.0.1:0/t69.Svc"))
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "nothing listened or registered") {
+		t.Fatalf("Export with a cancelled context: %v; want context.Canceled, nothing registered", err)
+	}
+	c := NewNode(testCatalogs(t), WithLogger(quiet), WithRegistry(reg))
+	defer c.Close()
+	ref, err := c.Refer(ctxT(t), spi.MustParse("airnode:///t69.Svc"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ref.Providers()); n != 0 {
+		t.Fatalf("%d providers listed after the refused export", n)
 	}
 }
