@@ -173,6 +173,17 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	r.base = base
 	r.uniform = !perMethod(u, n.cat.Cluster.Key(), n.cat.LoadBalance.Key())
+	// The methods with a cluster or balancer of their own are built now,
+	// so that an unknown name or a bad key fails Refer as the service
+	// level's does (Dubbo checks at refer), rather than every call of the
+	// method (tester69 finding 6).
+	for _, m := range u.MethodsSetting(n.cat.Cluster.Key(), n.cat.LoadBalance.Key()) {
+		s, err := r.build(m)
+		if err != nil {
+			return nil, err
+		}
+		r.methods.Store(m, s)
+	}
 	if err := n.checkConsumerKeys(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}

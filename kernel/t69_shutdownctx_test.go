@@ -99,3 +99,25 @@ func TestT69_ExportWithADoneContextFails(t *testing.T) {
 		t.Fatalf("%d providers listed after the refused export", n)
 	}
 }
+
+// TestT69_MethodLevelBalancerCheckedAtRefer (tester69 finding 6): an
+// unknown method-level balancer passed Refer, then failed every call of
+// the method; it fails Refer now, listing the available ones, as the
+// service-level key does.
+func TestT69_MethodLevelBalancerCheckedAtRefer(t *testing.T) {
+	c := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer c.Close()
+	for _, q := range []string{"methods.Slow.loadbalance=nu69.nope", "methods.Slow.cluster=nu69.nope"} {
+		_, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/t69.Svc?"+q), spi.URL{})
+		if err == nil || !strings.Contains(err.Error(), `"nu69.nope"`) || !strings.Contains(err.Error(), "available") {
+			t.Errorf("Refer with %s: %v; want the unknown name and the available ones", q, err)
+		}
+	}
+	ref, err := c.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/t69.Svc?methods.Slow.loadbalance=roundrobin"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ref.strategyFor("Slow"); err != nil || s.lbName != "roundrobin" {
+		t.Fatalf("Slow's strategy: %+v, %v; want roundrobin", s, err)
+	}
+}

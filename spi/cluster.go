@@ -20,8 +20,8 @@ type Directory interface {
 type ClusterBuilder interface {
 	Name() string
 	// Build validates the cluster's keys in u ("retries", "forks"). Pure.
-	// It runs on Refer's goroutine (on a method's first call for a
-	// method-level cluster), and nothing bounds it (package doc, "What the
+	// It runs on Refer's goroutine (once more for each method with a
+	// cluster key of its own), and nothing bounds it (package doc, "What the
 	// kernel does not bound").
 	Build(u URL) (Cluster, error)
 }

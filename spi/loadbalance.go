@@ -26,9 +26,9 @@ type LoadBalanceBuilder interface {
 	// a method-level key by its key, so a declared key written per method
 	// passes without a word.
 	//
-	// Build runs on Refer's goroutine (on a method's first call for a
-	// method-level balancer) and nothing bounds it: one that blocks keeps
-	// Refer, or that call, from returning past its ctx (package doc, "What
+	// Build runs on Refer's goroutine (once more for each method with a
+	// loadbalance key of its own) and nothing bounds it: one that blocks
+	// keeps Refer from returning past its ctx (package doc, "What
 	// the kernel does not bound").
 	Build(u URL) (LoadBalance, error)
 }
