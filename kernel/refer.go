@@ -712,7 +712,7 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 		if errors.Is(err, context.DeadlineExceeded) {
 			st = spi.StatusClientTimeout
 		}
-		return spi.Result{Err: spi.Errorf(st, "kernel: call %s.%s: %w before the call started", r.key, inv.Method, err)}
+		return spi.Result{Err: ctxCause(ctx, spi.Errorf(st, "kernel: call %s.%s: %w before the call started", r.key, inv.Method, err))}
 	}
 	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
 		if err := r.attach(inv, out); err != nil {
@@ -725,7 +725,7 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 			// closed while the call looked for a provider: say why none was left
 			return spi.Result{Err: r.closedError()}
 		}
-		res.Err = withProvider(deadlineCause(ctx, res.Err), res.ProviderAddr)
+		res.Err = withProvider(ctxCause(ctx, deadlineCause(ctx, res.Err)), res.ProviderAddr)
 	}
 	return res
 }
@@ -819,6 +819,27 @@ func deadlineCause(ctx context.Context, err error) error {
 		cause = errors.Join(e.Cause, context.DeadlineExceeded)
 	}
 	return &spi.Error{Status: e.Status, Message: e.Message, Cause: cause}
+}
+
+// ctxCause adds to err, a failure that done ctx caused (errors.Is(err,
+// ctx.Err())), the cause ctx was ended with (context.WithCancelCause,
+// WithTimeoutCause) when that is not ctx.Err() itself: errors.Is(err,
+// cause) then holds and the message ends "(cause: ...)". err as is
+// otherwise (tester69 finding 4: the caller's cause was dropped).
+func ctxCause(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	if cerr == nil {
+		return err
+	}
+	cause := context.Cause(ctx)
+	e, ok := err.(*spi.Error)
+	if !ok || cause == nil || cause == cerr || !errors.Is(err, cerr) || errors.Is(err, cause) {
+		return err
+	}
+	c := *e
+	c.Message += " (cause: " + cause.Error() + ")"
+	c.Cause = errors.Join(e.Cause, cause)
+	return &c
 }
 
 // Close stops the reference's directory (closing its provider invokers and,

@@ -121,3 +121,47 @@ func TestT69_MethodLevelBalancerCheckedAtRefer(t *testing.T) {
 		t.Fatalf("Slow's strategy: %+v, %v; want roundrobin", s, err)
 	}
 }
+
+// TestT69_CallerContextCauseIsKept (tester69 finding 4): a caller's
+// context.WithCancelCause / WithTimeoutCause cause was dropped from the
+// call's error; errors.Is finds it now, before the call and during it,
+// and context.Canceled / DeadlineExceeded still match.
+func TestT69_CallerContextCauseIsKept(t *testing.T) {
+	ctx := ctxT(t)
+	cat := testCatalogs(t)
+	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
+	defer p.Close()
+	svc := &causeSvc{started: make(chan struct{}, 1)}
+	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/t69.Svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(quiet))
+	defer c.Close()
+	ref := refer(t, c, "airnode://"+e.URL().Address()+"/t69.Svc?timeout=30s&retries=0")
+	mine := errors.New("user pressed stop")
+
+	// cancelled before the call
+	cctx, cancel := context.WithCancelCause(ctx)
+	cancel(mine)
+	err = ref.Call(cctx, "Slow", nil, new(string))
+	if !errors.Is(err, mine) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "(cause: user pressed stop)") {
+		t.Errorf("cancelled before: %v; want the cause kept", err)
+	}
+	// a deadline cause, before the call
+	tctx, tcancel := context.WithTimeoutCause(ctx, time.Nanosecond, mine)
+	defer tcancel()
+	time.Sleep(time.Millisecond)
+	if err := ref.Call(tctx, "Slow", nil, new(string)); !errors.Is(err, mine) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline before: %v; want the cause kept", err)
+	}
+	// cancelled during the call
+	mctx, mcancel := context.WithCancelCause(ctx)
+	done := make(chan error, 1)
+	go func() { done <- ref.Call(mctx, "Slow", nil, new(string)) }()
+	<-svc.started
+	mcancel(mine)
+	if err := <-done; !errors.Is(err, mine) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during: %v; want the cause kept", err)
+	}
+}
