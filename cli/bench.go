@@ -119,7 +119,13 @@ at weight 0) makes its caller wait before the next one, 1 ms doubling to
 100 ms until a call succeeds, so a dead provider does not keep the
 client's CPU busy; a counted
 run (-n) in which no provider has been usable for 5 s stops, prints what it
-measured and exits 1. --json prints one object instead, with a per-second
+measured and exits 1. The summary's "timeout" line (--json's
+call_timeout_ms and call_timeout_from) gives the calls' timeout and where
+it came from: --timeout, the URL key timeout (SERVICE_URL, -p,
+plugins.yaml), or bench's default, 10s, ten times a consumer's 1s: a
+provider that stalls (SIGSTOP) parks the callers that picked it that long,
+so use --timeout 1s to measure what a consumer at its defaults sees.
+--json prints one object instead, with a per-second
 timeline of calls and errors (how a failover looks). A provider that
 finishes none of the calls it has in flight for a second (stopped, hung,
 its socket buffers full) is named in a warning on stderr, once per stall:
@@ -199,7 +205,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s")
 	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
 	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
-	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s)")
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with every call, as call's -a (repeatable; the kernel's keys remote, timeout and token are refused)")
@@ -361,6 +367,15 @@ type benchOutcome struct {
 	// reconnects.
 	Reconnects      uint64 `json:"reconnects"`
 	HeartbeatCloses uint64 `json:"heartbeat_closes"`
+	// CallTimeoutMS is the measured calls' timeout in ms (0: none), and
+	// CallTimeoutFrom where it came from: "--timeout", "url" (the URL key
+	// timeout from SERVICE_URL, -p or plugins.yaml's reference; "url
+	// methods.Echo.timeout" for a method-level key), or "default" (bench's
+	// benchTimeout, 10 s: ten times the kernel's 1 s), so that a reader of
+	// a stalled provider's timeline knows how long its callers were parked
+	// (tester67 #1).
+	CallTimeoutMS   int64  `json:"call_timeout_ms"`
+	CallTimeoutFrom string `json:"call_timeout_from"`
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -373,6 +388,40 @@ type benchOutcome struct {
 
 	sig        syscall.Signal // the signal of Interrupted
 	inBaseline bool           // it came during the baseline run
+}
+
+// callTimeout returns the timeout of method's calls on u, in ms (0: none),
+// and where it came from: from ("--timeout", "url" or "default", for the
+// service-level key timeout) or, for a method-level key that overrides
+// it, "url " and that key (methods.Echo.timeout).
+func callTimeout(u spi.URL, method, from string) (int64, string) {
+	d, err := u.MethodDuration(method, "timeout", benchTimeout)
+	if err != nil {
+		d = benchTimeout // the kernel refuses it at the first call
+	}
+	if _, src, ok := u.MethodParam(method, "timeout"); ok && src != "timeout" {
+		from = "url " + src
+	}
+	return d.Milliseconds(), from
+}
+
+// timeoutText is the summary's timeout line's value: "10s per call
+// (bench's default, ten times the kernel's 1s: ...)".
+func timeoutText(o benchOutcome) string {
+	d := (time.Duration(o.CallTimeoutMS) * time.Millisecond).String()
+	if o.CallTimeoutMS == 0 {
+		d = "none"
+	}
+	switch from := o.CallTimeoutFrom; {
+	case from == "default":
+		return fmt.Sprintf("%s per call (bench's default; a consumer's is %v: --timeout %v measures as one would, a stalled provider parking its callers that long)", d, kernel.DefaultTimeout, kernel.DefaultTimeout)
+	case from == "--timeout":
+		return d + " per call (--timeout)"
+	case from == "url":
+		return d + " per call (URL key timeout)"
+	default:
+		return fmt.Sprintf("%s per call (URL key %s)", d, strings.TrimPrefix(from, "url "))
+	}
 }
 
 // fill sets the fields derived from the report: OKPerSec, and an empty
@@ -479,8 +528,13 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 	}
+	timeoutFrom := "url" // where the calls' timeout comes from (callTimeout)
+	if f.timeout != "" {
+		timeoutFrom = "--timeout"
+	}
 	if _, ok := u.Param("timeout"); !ok {
 		u = u.With("timeout", benchTimeout.String())
+		timeoutFrom = "default"
 	}
 	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
 		n, err := u.Int("connections", int64(f.connections))
@@ -622,6 +676,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		}
 		label := "airnode " + c.Name
 		o := benchOutcome{Case: c}
+		o.CallTimeoutMS, o.CallTimeoutFrom = callTimeout(u, benchMethod(*c), timeoutFrom)
 		ref, err := refer(c.Req != c.Resp)
 		if err != nil {
 			if sig, ok := signalOf(ctx); ok {
@@ -1167,6 +1222,15 @@ func (e *stoppedError) Error() string {
 	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, e.after)
 }
 
+// benchMethod is the method a case calls: Echo, or Payload when its
+// request and response sizes differ.
+func benchMethod(c benchCase) string {
+	if c.Req != c.Resp {
+		return "Payload"
+	}
+	return "Echo"
+}
+
 // benchAirnode runs one case over ref. With serverPID (not 0) it reports
 // that process's CPU time per call, or warns when it cannot be read or did
 // not grow during the measured phase.
@@ -1182,7 +1246,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	defer stop(nil)
 	var down atomic.Int64 // when no provider was first seen usable, Unix ns; 0: one is
 	req := pattern(c.Req)
-	method, arg := "Echo", any(req)
+	method, arg := benchMethod(c), any(req)
 	var pad string
 	if c.Req != c.Resp {
 		// Payload(resp), its request padded to about req bytes by an
@@ -2019,6 +2083,7 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}
+	fmt.Fprintf(w, "  timeout     %s\n", timeoutText(o))
 	if o.Interrupted {
 		fmt.Fprintf(w, "  stopped     %s; calls it cut short are not counted\n", o.interruption())
 	}
@@ -2116,6 +2181,9 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 		flush()
 	}
 	fmt.Fprintln(w, "paper: the AirRPC paper's mean per call as published (collapsed: over 1 s); mean, p99, max: this run's successful calls")
+	if len(outcomes) > 0 {
+		fmt.Fprintf(w, "timeout: %s\n", timeoutText(outcomes[0]))
+	}
 	if f.baseline {
 		fmt.Fprintln(w, "raw: a plain pipelined TCP echo in this process on the same case; ratios are airnode / raw of the same run")
 	}
