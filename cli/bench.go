@@ -65,7 +65,12 @@ type benchFlags struct {
 	idle           int
 	mixResp        int // background Payload(mixResp) callers on the same reference
 	mixC           int
-	logFormat      string // --log-format: bench's own stderr lines are JSON records under json
+	logFormat      string   // --log-format: bench's own stderr lines are JSON records under json
+	method         string   // --method: call this method with args instead of demo.Echo's Echo/Payload
+	args           []string // --args: ARG_JSON each, as call's (with --method)
+	reqSet         bool     // --req given (refused with --method)
+	respSet        bool     // --resp given (refused with --method)
+	stdin          io.Reader
 }
 
 // benchTimeout is the call timeout of `airnode bench` when neither
@@ -79,8 +84,8 @@ func benchCommand(a *app) *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench [flags] SERVICE_URL",
-		Short: "Load a demo.Echo provider with concurrent calls and report throughput and latency",
-		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve) like call
+		Short: "Load a demo.Echo provider (or any method: --method) with concurrent calls and report throughput and latency",
+		Long: `bench refers to SERVICE_URL (a demo.Echo provider: airnode serve; any service with --method) like call
 does, then runs -c concurrent callers in a closed loop for -n calls or
 --duration, after an unmeasured warm-up at the same concurrency (--warmup
 calls, for at most a tenth of --duration, or 10 s for a counted run: a
@@ -90,6 +95,15 @@ stderr says so). Each call is Echo with a --req byte payload; when --resp
 differs from --req it is Payload(--resp) with the request padded to --req
 bytes by an attachment. A --req over the providers' payload limit (URL key
 payload, default 8MiB) is refused before anything is allocated.
+
+--method NAME calls NAME instead, on any service (a service plugin's):
+--args JSON gives one argument, as call's ARG_JSON (generic JSON, @FILE,
+@-), repeated for each argument in order. The calls are generic
+invocations, as call's; the reply is not checked, and a failure counts
+by status. --req, --resp, --paper, --baseline and --mix-resp are
+demo.Echo's and refused with --method (exit 2).
+
+  airnode bench airnode://127.0.0.1:20880/greeter.Greeter --method Hello --args '"Ann"' -c 8
 
 bench first waits for the listed providers' first connections. When no
 provider is usable then, one probing call says why (connection refused,
@@ -179,6 +193,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			f.durationSet = cmd.Flags().Changed("duration")
 			f.connectionsSet = cmd.Flags().Changed("connections")
 			f.registrySet = cmd.Flags().Changed("registry")
+			f.reqSet, f.respSet = cmd.Flags().Changed("req"), cmd.Flags().Changed("resp")
+			f.stdin = cmd.InOrStdin()
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
@@ -210,6 +226,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with every call, as call's -a (repeatable; the kernel's keys remote, timeout and token are refused)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
+	fl.StringVar(&f.method, "method", "", "call this method of SERVICE_URL instead of demo.Echo's Echo (any service: a plugin's); not with --req, --resp, --paper, --baseline or --mix-resp")
+	fl.StringArrayVar(&f.args, "args", nil, "with --method: one argument as JSON, as call's ARG_JSON (@FILE, @- read it); repeat it for each argument, in order")
 	fl.BoolVar(&f.paper, "paper", false, "run the AirRPC paper's five local cases and print them next to the paper's means")
 	fl.BoolVar(&f.baseline, "baseline", false, "also run each case on a plain pipelined TCP echo in this process and print ratios")
 	sizeVar(fl, &f.mixResp, "mix-resp", 0, "also run --mix-c background callers of Payload(BYTES) on the same connection(s), unmeasured (large responses mixed with the measured small calls)")
@@ -285,12 +303,19 @@ func isTerminal(w io.Writer) bool {
 
 // benchCase is one workload: payload sizes and concurrency.
 type benchCase struct {
-	Name        string  `json:"case"`
-	Req         int     `json:"req"`
-	Resp        int     `json:"resp"`
-	Concurrency int     `json:"concurrency"`
-	PaperMS     float64 `json:"paper_ms,omitempty"` // the AirRPC paper's mean, ms; 0: none or collapsed
-	PaperNote   string  `json:"paper,omitempty"`
+	Name string `json:"case"`
+	// Method, with Args (each ARG_JSON as given), is --method's: the call
+	// made instead of demo.Echo's Echo or Payload, Req and Resp then 0
+	// and the reply not checked.
+	Method      string   `json:"method,omitempty"`
+	Args        []string `json:"args,omitempty"`
+	Req         int      `json:"req"`
+	Resp        int      `json:"resp"`
+	Concurrency int      `json:"concurrency"`
+	PaperMS     float64  `json:"paper_ms,omitempty"` // the AirRPC paper's mean, ms; 0: none or collapsed
+	PaperNote   string   `json:"paper,omitempty"`
+
+	args []any // Args decoded
 }
 
 // paperCases are the five local cases of the AirRPC paper's table with its
@@ -479,9 +504,16 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if f.durationSet && f.callsSet {
 		return usage(fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration))
 	}
+	if err := checkMethodFlags(f); err != nil {
+		return usage(err)
+	}
 	kv, err := attachmentPairs(f.attachments)
 	if err != nil {
 		return usage(fmt.Errorf("bench: %w", err))
+	}
+	if f.method != "" {
+		// a generic invocation, as call's: -a generic=false overrides
+		kv = append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)
 	}
 	if len(kv) > 0 {
 		ctx = spi.WithAttachments(ctx, kv...) // every call of the run carries them
@@ -497,6 +529,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		return err
 	}
 	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
+	if f.method != "" {
+		cases = []benchCase{{Name: fmt.Sprintf("%s c=%d", f.method, f.concurrency), Method: f.method, Args: f.args, Concurrency: f.concurrency}}
+	}
 	if f.paper {
 		cases = paperCases
 	}
@@ -528,6 +563,15 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 	}
+	if f.method != "" {
+		limit, err := u.Size("payload", protocol.DefaultPayload)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if cases[0].args, err = benchArgs(f.args, f.stdin, limit); err != nil {
+			return usage(err)
+		}
+	}
 	timeoutFrom := "url" // where the calls' timeout comes from (callTimeout)
 	if f.timeout != "" {
 		timeoutFrom = "--timeout"
@@ -551,7 +595,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
-		if err := checkReq(cat, benchCase{Req: f.req, Resp: f.req, Concurrency: 1}, nil, []spi.URL{u}); err != nil {
+		if err := checkReqOf(f.method, cat, benchCase{Req: f.req, Resp: f.req, Concurrency: 1}, nil, []spi.URL{u}); err != nil {
 			return err
 		}
 		err := benchIdle(ctx, cat, u, f, logger, stdout)
@@ -669,6 +713,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			if !f.paper {
 				c.Concurrency = cfg.Concurrency
 				c.Name = fmt.Sprintf("%d/%d B c=%d", c.Req, c.Resp, c.Concurrency)
+				if c.Method != "" {
+					c.Name = fmt.Sprintf("%s c=%d", c.Method, c.Concurrency)
+				}
 			}
 		}
 		if f.paper && f.warmup < 0 {
@@ -685,7 +732,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 		conns := watchConnections(ref, referred[ref]) // what the run had, not what came up after it
-		if err := checkReq(cat, *c, kv, providerURLs(ref)); err != nil {
+		if err := checkReqOf(c.Method, cat, *c, kv, providerURLs(ref)); err != nil {
 			conns.close()
 			return err
 		}
@@ -1222,13 +1269,72 @@ func (e *stoppedError) Error() string {
 	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, e.after)
 }
 
-// benchMethod is the method a case calls: Echo, or Payload when its
-// request and response sizes differ.
+// benchMethod is the method a case calls: --method's, else Echo, or
+// Payload when its request and response sizes differ.
 func benchMethod(c benchCase) string {
+	if c.Method != "" {
+		return c.Method
+	}
 	if c.Req != c.Resp {
 		return "Payload"
 	}
 	return "Echo"
+}
+
+// checkMethodFlags refuses --method with the flags that mean demo.Echo's
+// Echo and Payload (--req, --resp, --paper, --baseline, --mix-resp), and
+// --args without --method.
+func checkMethodFlags(f benchFlags) error {
+	if f.method == "" {
+		if len(f.args) > 0 {
+			return fmt.Errorf("bench: --args %s without --method: the arguments are --method's (demo.Echo's Echo takes --req bytes)", f.args[0])
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{{f.reqSet, "--req"}, {f.respSet, "--resp"}, {f.paper, "--paper"}, {f.baseline, "--baseline"}, {f.mixResp > 0, "--mix-resp"}} {
+		if c.set {
+			return fmt.Errorf("bench: --method %s and %s both given: %s is about demo.Echo's Echo and Payload; with --method give the call's arguments with --args JSON", f.method, c.flag, c.flag)
+		}
+	}
+	return nil
+}
+
+// benchArgs decodes --args as call decodes its ARG_JSON: @PATH read from a
+// file, @- from stdin (once), each at most limit bytes.
+func benchArgs(raw []string, stdin io.Reader, limit int64) ([]any, error) {
+	if i := slices.Index(raw, "@-"); i >= 0 && slices.Contains(raw[i+1:], "@-") {
+		return nil, errors.New("bench: --args @- given twice: standard input can be read once")
+	}
+	out := make([]any, 0, len(raw))
+	for _, a := range raw {
+		text := a
+		if path, ok := strings.CutPrefix(a, "@"); ok {
+			data, err := readArgFile(path, stdin, limit)
+			if err != nil {
+				return nil, fmt.Errorf("bench: --args %s: %w", a, err)
+			}
+			text = string(data)
+		}
+		v, err := decodeArg(text)
+		if err != nil {
+			return nil, fmt.Errorf("bench: --args: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// checkReqOf is checkReq for a case of demo.Echo's; a --method case
+// (method set) has no --req to check: a request over the payload limit
+// fails its calls, by status.
+func checkReqOf(method string, cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) error {
+	if method != "" {
+		return nil
+	}
+	return checkReq(cat, c, att, us)
 }
 
 // benchAirnode runs one case over ref. With serverPID (not 0) it reports
@@ -1267,6 +1373,9 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	workers := make([]worker, cfg.Concurrency)
 	for i := range workers {
 		workers[i].args = []any{arg}
+		if c.Method != "" {
+			workers[i].args = c.args
+		}
 	}
 	pc := newProviderCounter(ref, cuts)
 	pc.warn = warn
@@ -1303,7 +1412,12 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			wk.cut.Store(false)
 		}
 		wk.swal.err = nil
-		err := ref.Call(wk.ctx, method, wk.args, &wk.reply)
+		var err error
+		if c.Method != "" {
+			_, err = ref.Invoke(wk.ctx, method, wk.args...) // the reply is not checked
+		} else {
+			err = ref.Call(wk.ctx, method, wk.args, &wk.reply)
+		}
 		if err == nil && wk.swal.err != nil {
 			// failsafe: the zero result, not a reply that is not the echo
 			return &swallowedError{wk.swal.err}
@@ -1313,7 +1427,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			if down.Load() != 0 {
 				down.Store(0)
 			}
-			if len(wk.reply) != c.Resp {
+			if c.Method == "" && len(wk.reply) != c.Resp {
 				return spi.Errorf(spi.StatusBadResponse, "bench: %s returned %d bytes, want %d", method, len(wk.reply), c.Resp)
 			}
 			return nil
@@ -2078,12 +2192,18 @@ func printErrorSamples(w io.Writer, r *bench.Report) {
 // per provider it tried.
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %d B -> %d B\n",
-		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), o.Case.Req, o.Case.Resp)
+	what := fmt.Sprintf("%d B -> %d B", o.Case.Req, o.Case.Resp)
+	if o.Case.Method != "" {
+		what = fmt.Sprintf("%s(%s)", o.Case.Method, strings.Join(o.Case.Args, ", "))
+	}
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s\n",
+		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}
-	fmt.Fprintf(w, "  timeout     %s\n", timeoutText(o))
+	if o.CallTimeoutFrom != "" {
+		fmt.Fprintf(w, "  timeout     %s\n", timeoutText(o))
+	}
 	if o.Interrupted {
 		fmt.Fprintf(w, "  stopped     %s; calls it cut short are not counted\n", o.interruption())
 	}
@@ -2181,7 +2301,7 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 		flush()
 	}
 	fmt.Fprintln(w, "paper: the AirRPC paper's mean per call as published (collapsed: over 1 s); mean, p99, max: this run's successful calls")
-	if len(outcomes) > 0 {
+	if len(outcomes) > 0 && outcomes[0].CallTimeoutFrom != "" {
 		fmt.Fprintf(w, "timeout: %s\n", timeoutText(outcomes[0]))
 	}
 	if f.baseline {
