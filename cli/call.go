@@ -76,10 +76,17 @@ given two ways must have the same value (a duration in any spelling: 1s,
 plugins.yaml's references give defaults for the keys none of them sets; a
 key set here also beats the reference's method-level forms of it for the
 method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
---timeout 2s gives Sleep 2 s. --timeout bounds the call, not the first
-connection: call first waits for a provider to connect, up to twice
-connect.timeout and 1 s (Dubbo connects at refer), so a short --timeout
-over a slow link does not fail on connecting. Before that, a registry
+--timeout 2s gives Sleep 2 s. --timeout (the call's timeout, default 1s)
+bounds the whole command, connecting included, as health's --timeout and
+curl's --max-time: connect.timeout (dial and first ping, 3s by default)
+is cut to it, and a provider that accepts and never answers (hung,
+SIGSTOPped) fails the call CLIENT_TIMEOUT within --timeout ("no provider
+answered within --timeout 300ms, connecting included"). Set
+connect.timeout (-p connect.timeout=3s, the URL, the configuration) to
+give the first connection its own time instead, for a short --timeout
+over a slow link: call then waits for a provider to connect, up to twice
+connect.timeout and 1 s (Dubbo connects at refer), and --timeout bounds
+the call alone. Before connecting, a registry
 that lists no provider yet gets 2 s for one to register (as bench's): a
 call made right after starting serve finds it; after 2 s the call fails
 SERVICE_NOT_FOUND.
@@ -155,7 +162,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
-	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s)")
+	fl.StringVar(&f.timeout, "timeout", "", "how long the call may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless that is set)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")
@@ -396,6 +403,15 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			logger = f.accessLogger // a plugin's accesslog logs through the node
 		}
 	}
+	// --timeout (the method's timeout, from any source) bounds connecting
+	// and the call together, as health's --timeout and curl's --max-time
+	// do (tester65 #5): connect.timeout is cut to it unless set.
+	bound, boundErr := u.MethodDuration(method, "timeout", kernel.DefaultTimeout)
+	_, connectSet := u.Param("connect.timeout")
+	whole := boundErr == nil && bound > 0 && !connectSet
+	if whole && bound < kernel.DefaultConnectTimeout {
+		u = u.WithParams(map[string]string{"connect.timeout": bound.String()})
+	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
 	start := time.Now()
@@ -411,12 +427,14 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// listing providers of another group, version or transport only does
 	// not: the call fails at once, naming them.
 	awaitListed(ctx, ref, registryGrace)
-	// The first connection gets its own time, as Dubbo's connect at
-	// refer and bench's waitProviders do: the kernel bounds a call's wait
-	// for it by the call's timeout, and a 100 ms --timeout over a link
-	// where dialling and the first ping take longer failed CLIENT_TIMEOUT
-	// every time. When no provider connects, the
-	// call below says why.
+	// The call's timeout bounds connecting and the call (whole): the
+	// clock starts once Refer returned (plugins started) and a provider is
+	// listed. With connect.timeout set, the first connection gets its
+	// own time instead, as Dubbo's connect at refer and bench's
+	// waitProviders do: for a 100 ms --timeout over a link where dialling
+	// and the first ping take longer (tester24 #8), up to connectWait;
+	// the call's timeout then bounds the call alone. When no provider
+	// connects, the call below says why.
 	//
 	// Then the other listed providers' first attempts get up to
 	// callSettleMax to end too, so that the pick below is by effective
@@ -427,16 +445,31 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// listed provider whose dial hangs (an unroutable address) costs a
 	// call on loopback 100 ms, not the whole callSettleMax (1 s per call
 	// in a script looping over call, with such an entry listed).
-	wctx, cancel := context.WithTimeout(ctx, connectWait(ref.URL()))
-	if ref.WaitReady(wctx) {
+	listed := time.Now()
+	callCtx := ctx
+	if whole {
+		deadline := listed.Add(bound + healthMargin)
+		var dcancel context.CancelFunc
+		callCtx, dcancel = context.WithDeadline(ctx, deadline)
+		defer dcancel()
+	}
+	wctx, cancel := context.WithTimeout(callCtx, connectWait(ref.URL()))
+	ready := ref.WaitReady(wctx)
+	if ready {
 		sctx, scancel := context.WithTimeout(wctx, settleWait(time.Since(start)))
 		ref.WaitSettled(sctx)
 		scancel()
 	}
 	cancel()
+	if time.Since(listed) <= healthMargin {
+		// connected at once: the call's own timer bounds the rest, within
+		// the margin, and ends it with its own status and message (a
+		// plugin filter names the timeout, not a deadline)
+		callCtx = ctx
+	}
 	// A generic invocation (Dubbo's mark): the provider refuses a key
 	// naming no struct field, a typo here; -a generic=false overrides.
-	cctx := spi.WithAttachments(ctx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
+	cctx := spi.WithAttachments(callCtx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
 	var answered map[string]string
 	if f.showAttachments {
 		cctx = spi.ReceiveAttachments(cctx, &answered)
@@ -447,6 +480,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	if err != nil {
 		service = ref.URL().ServiceKey()
+		if whole && !ready && ctx.Err() == nil && time.Since(listed) >= bound {
+			// the first connection's attempts, cut to --timeout, took it all
+			err = connectingTimedOut(err, bound, u)
+		}
 		return failCall(err)
 	}
 	var buf bytes.Buffer
@@ -518,6 +555,23 @@ func quoteIfNeeded(s, also string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// connectingTimedOut returns err, a call that failed once its timeout
+// (bound) ran out with no provider connected (CHANNEL_INACTIVE,
+// CLIENT_TIMEOUT: a hung provider, a black-holed path), as CLIENT_TIMEOUT saying that the timeout bounds
+// connecting too, and how to give the first connection its own time, as
+// health reports its probe's; any other failure (a provider's answer, its
+// SERVER_TIMEOUT) is returned as is.
+func connectingTimedOut(err error, bound time.Duration, u spi.URL) error {
+	se, ok := errors.AsType[*spi.Error](err)
+	if !ok || se.Status != spi.StatusChannelInactive && se.Status != spi.StatusClientTimeout {
+		return err
+	}
+	e := spi.Errorf(spi.StatusClientTimeout, "no provider answered within --timeout %v, connecting included (connect.timeout %s; set -p connect.timeout=D to give the first connection its own time): %s",
+		bound, u.ParamOr("connect.timeout", kernel.DefaultConnectTimeout.String()), se.Message)
+	e.Provider, e.Cause = se.Provider, err
+	return e
 }
 
 // callSettleMax bounds how long `airnode call`, once a provider is

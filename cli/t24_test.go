@@ -9,14 +9,15 @@ import (
 // tester24 finding 8: `airnode call --timeout 100ms` over a link where the
 // first connection takes longer than 100 ms failed CLIENT_TIMEOUT "waiting
 // for a first connection" every time, while bench gave its first
-// connection time of its own. call now waits for a provider to connect
-// (up to twice connect.timeout and 1 s) before the call, whose timeout
-// then bounds the call alone.
+// connection time of its own. With connect.timeout set, call waits for a
+// provider to connect (up to twice connect.timeout and 1 s) before the
+// call, whose timeout then bounds the call alone (unset, --timeout bounds
+// connecting too: tester65 #5, TestT65_5_CallTimeoutBoundsConnecting).
 func TestT24_8_CallWaitsForTheFirstConnection(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	slow := delayProxy(t, p.addr, 300*time.Millisecond)
 	start := time.Now()
-	code, out, errOut := runCLI(t, []string{"call", "airnode://" + slow + "/demo.Echo", "--timeout", "100ms", "Echo", `"hi"`})
+	code, out, errOut := runCLI(t, []string{"call", "airnode://" + slow + "/demo.Echo?connect.timeout=3s", "--timeout", "100ms", "Echo", `"hi"`})
 	if code != 0 || strings.TrimSpace(out) != `"hi"` {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and \"hi\"", code, out, errOut)
 	}

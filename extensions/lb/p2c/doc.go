@@ -32,7 +32,12 @@
 // provider left alone after its calls timed out is judged again about
 // every second plus its timeout, and taken back as soon as it answers
 // fast (with the decay alone, a provider that hung for 6 s got
-// no call for ~40 s); one still failing gets only those probes. A
+// no call for ~40 s); one still failing gets only those probes. Taken
+// back, it compares its estimate as pulled toward the other candidate's
+// (when higher) by e^(-t/p2c.decay), t since the probe answered
+// (PeakEWMA.Rejoining): one unloaded round trip against peers' estimates
+// holding the peaks of the load it left them took 1.5–2 × its share for
+// seconds (tester67 #7). A
 // provider with no answered call yet scores 0 while nothing is in flight
 // to it (new providers are tried at once).
 //

@@ -39,6 +39,10 @@ type PeakEWMA struct {
 	probed  time.Duration // when Probe last claimed a probe
 	probing bool          // a probe was claimed since the last sample
 	sampled bool
+	// rejoined is when a probe's answer replaced the estimate (rejoin
+	// set): the provider was left alone, and is back on one sample.
+	rejoined time.Duration
+	rejoin   bool
 }
 
 // StaleAfter is Decay / 10: an estimate with no sample for that long is
@@ -71,6 +75,9 @@ func (e *PeakEWMA) Probe(now time.Duration) bool {
 // Probe replace the estimate.
 func (e *PeakEWMA) Observe(now, rtt time.Duration) {
 	x := float64(max(rtt, 0))
+	if e.sampled && e.probing {
+		e.rejoined, e.rejoin = now, true
+	}
 	switch {
 	case !e.sampled || x >= e.cost || e.probing:
 		e.cost = x // first sample, a peak, or a probe's answer: taken at once
@@ -82,6 +89,26 @@ func (e *PeakEWMA) Observe(now, rtt time.Duration) {
 		e.stamp = now
 	}
 	e.sampled, e.probing = true, false
+}
+
+// Rejoining returns how much a returning provider's estimate should still
+// be pulled toward its peers' at now: e^(-(now-r)/Decay), r the time a
+// probe's answer replaced the estimate (the provider had been left alone,
+// and its estimate is one call's round trip, unloaded, against peers'
+// estimates that hold the peaks of the load it left them); 0 when no
+// probe's answer has, or with a Decay of 0. The balancer compares such a
+// provider as if its estimate were est + (peer - est) × Rejoining, when
+// the peer's is higher: it starts at its peer's and gets its own back
+// with the time constant the peers' peaks decay with (tester67 #7).
+func (e *PeakEWMA) Rejoining(now time.Duration) float64 {
+	if !e.rejoin || e.Decay <= 0 {
+		return 0
+	}
+	dt := now - e.rejoined
+	if dt <= 0 {
+		return 1
+	}
+	return math.Exp(-float64(dt) / float64(e.Decay))
 }
 
 // Value returns the estimate at now: the average after the last sample

@@ -96,3 +96,23 @@ func TestPeakEWMAZeroDecayFollowsEverySample(t *testing.T) {
 		t.Fatalf("negative sample: %v, want 0", v)
 	}
 }
+
+// A probe's answer starts Rejoining at 1, decaying with Decay; an
+// estimate never probed is not rejoining (tester67 #7).
+func TestPeakEWMARejoining(t *testing.T) {
+	e := p2c.PeakEWMA{Decay: 10 * time.Second}
+	e.Observe(0, time.Millisecond)
+	if r := e.Rejoining(time.Second); r != 0 {
+		t.Fatalf("Rejoining before any probe = %v; want 0", r)
+	}
+	if !e.Probe(2 * time.Second) {
+		t.Fatal("estimate not stale after 2 s (StaleAfter 1s)")
+	}
+	e.Observe(3*time.Second, 100*time.Microsecond)
+	if r := e.Rejoining(3 * time.Second); r != 1 {
+		t.Errorf("Rejoining at the probe's answer = %v; want 1", r)
+	}
+	if r := e.Rejoining(13 * time.Second); math.Abs(r-math.Exp(-1)) > 1e-9 {
+		t.Errorf("Rejoining one Decay after = %v; want e^-1", r)
+	}
+}

@@ -117,7 +117,8 @@ func (b *Balancer) Select(invokers []spi.Invoker, _ *spi.Invocation) spi.Invoker
 	}
 	now := latency.Clock()
 	b.rt.Prune(now)
-	si, sj := b.score(invokers[i], now), b.score(invokers[j], now)
+	li, lj := b.load(invokers[i], now), b.load(invokers[j], now)
+	si, sj := li.score(lj), lj.score(li)
 	if redrawn {
 		// si/wi against sj/wj, multiplied out (both weights > 0).
 		si, sj = si*float64(v.Weight(j)), sj*float64(v.Weight(i))
@@ -168,28 +169,52 @@ func (b *Balancer) draw(invokers []spi.Invoker, v warmup.View) (i, j int, redraw
 	return i, v.PickSkipping(rand.Int64N(rest), i), true
 }
 
-// score is x's load at now, in nanoseconds (see Select), after taking in the calls its Stats finished since
-// the last look.
-func (b *Balancer) score(x spi.Invoker, now time.Duration) float64 {
+// load is what Select compares of one candidate (see score).
+type load struct {
+	fixed  bool    // the score is s, whatever the other candidate's estimate
+	s      float64 // the fixed score, ns
+	est    float64 // the latency estimate, ns
+	oldest float64 // the wait of its oldest call in flight, ns (0: none)
+	mult   float64 // calls in flight + 1
+	pull   float64 // PeakEWMA.Rejoining: how much est is still pulled toward a peer's
+}
+
+// score is l's load, in nanoseconds (see Select), against the other
+// candidate o: a provider back on a probe's answer (pull > 0) counts its
+// estimate as pulled toward o's, when o's is higher.
+func (l load) score(o load) float64 {
+	if l.fixed {
+		return l.s
+	}
+	est := l.est
+	if l.pull > 0 && !o.fixed && o.est > est {
+		est += (o.est - est) * l.pull
+	}
+	return max(est, l.oldest) * l.mult
+}
+
+// load is x's load at now (see Select), after taking in the calls its
+// Stats finished since the last look.
+func (b *Balancer) load(x spi.Invoker, now time.Duration) load {
 	s := x.Stats()
 	if s == nil {
-		return 0
+		return load{fixed: true}
 	}
 	e := b.rt.Read(s, now)
 	active := float64(max(s.Active(), 0))
 	switch {
 	case !e.sampled:
-		return float64(b.p.penalty) * active
+		return load{fixed: true, s: float64(b.p.penalty) * active}
 	case active == 0 && e.Stale(now) && b.rt.Probe(s, now):
-		return 0 // old news: one probe, judged on its answer
+		return load{fixed: true} // old news: one probe, judged on its answer
 	case active == 0:
-		return e.value(now)
+		return load{est: e.value(now), mult: 1, pull: e.Rejoining(now)}
 	}
 	// A call in flight for longer than the estimate is a slower sample
 	// that has not come back yet: a stalled provider, whose estimate
 	// only decays, would else win against peers whose last answer peaked
 	// until every caller waited on it (tester62: 7 dead seconds).
-	return max(e.value(now), float64(s.OldestInFlight(now))) * (active + 1)
+	return load{est: e.value(now), oldest: float64(s.OldestInFlight(now)), mult: active + 1, pull: e.Rejoining(now)}
 }
 
 // UseLogger makes the balancer's warnings (malformed weight or warm-up
