@@ -24,17 +24,9 @@ const (
 	// DefaultConnectTimeout bounds one dial plus its first ping ("connect.timeout").
 	DefaultConnectTimeout = 3 * time.Second
 	// DefaultReconnectBackoff is the first redial delay ("reconnect.backoff");
-	// it doubles after every failed attempt up to ReconnectBackoffCap.
+	// it doubles after every failed attempt up to MaxReconnectBackoff.
 	DefaultReconnectBackoff = 100 * time.Millisecond
-	// ReconnectBackoffCap caps the doubling redial delay, or
-	// reconnect.backoff when that is larger (then the delay stays at it):
-	// a provider back after a long outage is redialed within about 5 s
-	// (±20 % jitter) with no call asking, as Dubbo 2.7's reconnect task
-	// every 2 s does, at the cost of 12 dials a minute to a dead address
-	// (it was 30 s, 2 a minute: a consumer stayed disconnected up to 30 s
-	// after its provider was back, tester65 #12).
-	ReconnectBackoffCap = 5 * time.Second
-	// MaxReconnectBackoff is the largest reconnect.backoff allowed.
+	// MaxReconnectBackoff caps the redial delay.
 	MaxReconnectBackoff = 30 * time.Second
 )
 
@@ -66,7 +58,7 @@ type connState struct {
 // conn is one managed consumer connection to a provider address: it owns
 // the channel independently of any heartbeat timer.
 // It dials in the background as soon as it starts; when the channel dies for
-// any reason it redials with backoff (doubling from reconnect.backoff to 5 s,
+// any reason it redials with backoff (doubling from reconnect.backoff to 30 s,
 // ±20 % jitter) without waiting for user traffic, until close; a call that
 // finds no provider available cuts the wait short (redialNow), so a provider
 // restarted during a long backoff is back for that call (scenario H3). A
@@ -392,7 +384,7 @@ func (c *conn) run() {
 				c.publish(c.down("connection to provider %s closed", c.addr))
 				return
 			}
-			delay = min(delay*2, max(ReconnectBackoffCap, c.backoff))
+			delay = min(delay*2, MaxReconnectBackoff)
 			if c.resetBackoff.Swap(false) { // a new registry entry for the address (redialForEntry)
 				delay = c.backoff
 			}

@@ -227,7 +227,7 @@ func TestShutdownStoppedAtOnceSaysSo(t *testing.T) {
 
 // Scenario H3: a provider stopped and restarted on the same port while its
 // consumer waits out a long reconnect backoff (10 s here; the default
-// doubles to 5 s) is back for the next call: a call that finds no
+// doubles to 30 s) is back for the next call: a call that finds no
 // provider available asks the connection to redial at once instead of
 // failing until the backoff ends.
 func TestH3_RestartedProviderIsRedialedForTheNextCall(t *testing.T) {

@@ -154,7 +154,7 @@ const minEntryRedialGap = time.Second
 
 // redialForEntry is called when a new registry entry (a provider URL
 // added or replaced, a new timestamp) names the conn's address: a conn
-// whose channel is down (waiting out its backoff, up to 5 s after a long
+// whose channel is down (waiting out its backoff, up to 30 s after a long
 // outage) resets its backoff and redials at once, the provider having
 // most likely just restarted; at most once per
 // minEntryRedialGap. It reports whether it asked. A conn that is up, or

@@ -41,7 +41,7 @@
 //	key                 side      type      default  meaning
 //	timeout             consumer  duration  1s       call timeout, method-level first
 //	connect.timeout     consumer  duration  3s       dial plus first ping
-//	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 5s, ±20% jitter
+//	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 30s, ±20% jitter
 //	connections         consumer  int 1-64  1        sessions per provider address, round-robined
 //	outlier.consecutive consumer  int ≥ 0   5        failures in a row that eject a provider, 0: off
 //	outlier.ejection    consumer  duration  5s       first ejection, doubling soon after, up to 5m

@@ -247,7 +247,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"connect.timeout": {Type: spi.KeyTypeDuration, Default: "3s",
 		Doc: sideConsumer + "bound on connecting to a provider: the dial and the provider's answer to the connection's first ping together, > 0; raise it on a lossy or slow path (Linux: a lost SYN costs 1 s, and a lost first ping after it 3 s more)"},
 	"reconnect.backoff": {Type: spi.KeyTypeDuration, Default: "100ms",
-		Doc: sideConsumer + "first delay before redialling a dead connection, doubling to 5s (staying at it when larger), with jitter, > 0..30s"},
+		Doc: sideConsumer + "first delay before redialling a dead connection, doubling, with jitter, > 0..30s"},
 	"retries": {Type: spi.KeyTypeInt, Default: "2",
 		Doc: sideConsumer + "extra tries on another provider (failover cluster), >= 0; method-level allowed"},
 	"weight": {Type: spi.KeyTypeInt, Default: "100",

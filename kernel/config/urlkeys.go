@@ -43,7 +43,7 @@ const MinTimeout = time.Millisecond
 var KernelKeys = []KeySpec{
 	{"timeout", KindDuration, int64(MinTimeout), "1s", "consumer call timeout"},
 	{"connect.timeout", KindDuration, 1, "3s", "dial and first-ping timeout"},
-	{"reconnect.backoff", KindDuration, 1, "100ms", "first reconnect delay, doubling, capped at 5s (or at itself when larger)"},
+	{"reconnect.backoff", KindDuration, 1, "100ms", "first reconnect delay, doubling, capped at 30s"},
 	{"retries", KindInt, 0, "2", "extra tries for failover"},
 	{"weight", KindInt, 0, "100", "provider weight"},
 	{"warmup", KindDuration, 0, "10m", "provider warm-up period"},
