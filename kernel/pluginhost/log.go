@@ -27,7 +27,7 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Trace, // the host's handler decides what shows
-		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path)},
+		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel},
 		JSONFormat:  true,
 		DisableTime: true,
 	})
@@ -56,6 +56,10 @@ type slogWriter struct {
 	// "plugin." and the binary's file name (its own messages are on
 	// "plugin" and "plugin.stdio")
 	module string
+	// stackLevel, when not nil, is the level of a record's "stack"
+	// attribute (a recovered panic's), logged as a record of its own
+	// after the one it is taken from (WithPanicStackLevel)
+	stackLevel *slog.Level
 }
 
 // renamed are keys of go-plugin's records that would repeat the host
@@ -90,8 +94,13 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		level = slog.LevelInfo
 	}
 	var attrs []slog.Attr
+	var stack any
 	for _, k := range slices.Sorted(maps.Keys(rec)) {
 		if strings.HasPrefix(k, "@") || k == "timestamp" {
+			continue
+		}
+		if k == "stack" && w.stackLevel != nil {
+			stack = rec[k]
 			continue
 		}
 		name := k
@@ -116,6 +125,9 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		w.tail.note(msg) // a record of the plugin's own logger (not go-plugin's debug "plugin address")
 	}
 	w.l.LogAttrs(context.Background(), level, msg, attrs...)
+	if stack != nil {
+		w.l.Log(context.Background(), *w.stackLevel, "stack of the panic in plugin code", "stack", stack)
+	}
 	return len(b), nil
 }
 

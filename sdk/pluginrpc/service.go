@@ -129,6 +129,11 @@ type ServiceOptions struct {
 	Source Source
 	// Codec carries arguments and results; default msgpack.
 	Codec Codec
+	// OnDeadline, when set, is called (on the calling goroutine, so it
+	// must not block) for each call whose deadline passed before the
+	// plugin answered it: the host counts them into a rate-bounded
+	// warning naming the plugin. Nil: nothing is called.
+	OnDeadline func(method string)
 }
 
 // NewServiceInvoker returns a spi.Invoker that forwards every invocation of
@@ -227,6 +232,9 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 		// wraps context.DeadlineExceeded: the exchange words it as for an
 		// in-process method ("consumer deadline of 1s passed on the
 		// provider"), not as gRPC's stream error
+		if s.o.OnDeadline != nil {
+			s.o.OnDeadline(inv.Method)
+		}
 		return spi.Result{Err: &spi.Error{Status: spi.StatusServerTimeout, Cause: context.DeadlineExceeded,
 			Message: fmt.Sprintf("service %s: the call's deadline passed while the plugin ran %s", s.o.Service, inv.Method)}}
 	}
