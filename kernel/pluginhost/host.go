@@ -58,6 +58,7 @@ type Host struct {
 	backoff, maxBackoff          time.Duration
 	pingEvery, unresponsiveAfter time.Duration // WithLiveness
 	stackLevel                   *slog.Level   // WithPanicStackLevel
+	envLevelOnce                 sync.Once     // warnLogLevel's warning about the environment's
 
 	procs []*proc
 
@@ -123,6 +124,13 @@ func (h *Host) start(ctx context.Context, use func(config.Plugin) bool) error {
 	h.mu.Unlock()
 	errs := make([]error, len(h.procs))
 	var wg sync.WaitGroup
+	var started []*proc
+	for _, p := range h.procs {
+		if use == nil || use(p.spec) {
+			started = append(started, p)
+		}
+	}
+	h.warnLogLevel(started)
 	for i, p := range h.procs {
 		if use != nil && !use(p.spec) {
 			p.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airnode/airnode/internal/ratelog"
+	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
 // hclog returns the logger go-plugin uses for this plugin: its own
@@ -393,4 +396,53 @@ func (b *lineBound) summarize(l *slog.Logger, stream string) {
 	l.Warn("plugin output lines left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
 		"bound", fmt.Sprintf("%d lines per %v", streamBurst, ratelog.Every))
 	b.suppressed = 0
+}
+
+// pluginLogLevels are the values of AIRNODE_PLUGIN_LOG a plugin's sdk
+// reads (hclog's levels); off silences it.
+var pluginLogLevels = []string{"trace", "debug", "info", "warn", "error", "off"}
+
+// badLogLevel returns the warning's attributes when v, a value of
+// AIRNODE_PLUGIN_LOG from (where it was set), is not a level the sdk
+// reads (the plugin then logs at info, as without it); nil when it is
+// one, or empty.
+func badLogLevel(v, from string) []any {
+	if strings.TrimSpace(v) == "" || hclog.LevelFromString(v) != hclog.NoLevel {
+		return nil
+	}
+	args := []any{"value", v, "from", from, "allowed", strings.Join(pluginLogLevels, ", ")}
+	if c := suggest.Closest(strings.ToLower(strings.TrimSpace(v)), pluginLogLevels); c != "" {
+		args = append(args, "hint", "did you mean "+c+"?")
+	}
+	return args
+}
+
+// badLogLevelMsg is the warning about a value of AIRNODE_PLUGIN_LOG that
+// is not a level.
+const badLogLevelMsg = "AIRNODE_PLUGIN_LOG is not a log level; the plugin ignores it and logs at info"
+
+// warnLogLevel warns, once per Host, when the AIRNODE_PLUGIN_LOG of the
+// host's environment is not a level (every plugin without its own env
+// value inherits it), and for each plugin whose env in plugins.yaml sets
+// one that is not. Start and CheckPoints call it with the plugins they
+// launch.
+func (h *Host) warnLogLevel(started []*proc) {
+	if len(started) == 0 {
+		return
+	}
+	inherited := false
+	for _, p := range started {
+		if v, set := p.spec.Env[pluginrpc.EnvLogLevel]; set {
+			if args := badLogLevel(v, "its env in plugins.yaml"); args != nil {
+				p.log.Warn(badLogLevelMsg, args...)
+			}
+		} else {
+			inherited = true
+		}
+	}
+	if v, set := os.LookupEnv(pluginrpc.EnvLogLevel); set && inherited {
+		if args := badLogLevel(v, "the environment"); args != nil {
+			h.envLevelOnce.Do(func() { h.log.Warn(badLogLevelMsg, args...) })
+		}
+	}
 }
