@@ -190,12 +190,13 @@ func (s Service) Invoker(u spi.URL) spi.Invoker {
 		OnDeadline: s.proc.onDeadline})
 }
 
-// Services lists the services of every service plugin that started, sorted
-// by name.
+// Services lists the services of every service plugin that started, or
+// that CheckPoints ran once (StateChecked: its invokers fail, as the
+// plugin does not run), sorted by name.
 func (h *Host) Services() []Service {
 	var out []Service
 	for _, p := range h.procs {
-		if p.spec.Point != PointService || p.neverStarted() {
+		if p.spec.Point != PointService || p.neverStarted() && p.info().State != StateChecked {
 			continue
 		}
 		for _, d := range p.description().Services {
