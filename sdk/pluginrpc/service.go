@@ -68,10 +68,16 @@ func CodecByName(name string) (Codec, error) {
 // WithoutContext lists, sorted, those of Methods that take no leading
 // context.Context (they see neither the call's deadline nor its
 // attachments); nil from a plugin built before the field existed.
+// Warnings are problems the sdk found in the implementation that make
+// calls fail or methods go missing (an argument or result type no codec
+// can carry; methods of a pointer receiver that a value Impl leaves
+// out), one sentence each, which `airnode plugin check` prints; nil from
+// a plugin built before the field existed.
 type ServiceDesc struct {
 	Name           string
 	Methods        []string
 	WithoutContext []string
+	Warnings       []string
 }
 
 // ServiceHandler is the plugin side of the service point (package sdk
@@ -96,7 +102,7 @@ type serviceServer struct {
 func (s *serviceServer) Describe(context.Context, *pb.Empty) (*pb.ServiceDescList, error) {
 	var out pb.ServiceDescList
 	for _, d := range s.h.Describe() {
-		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods, WithoutContext: d.WithoutContext})
+		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods, WithoutContext: d.WithoutContext, Warnings: d.Warnings})
 	}
 	return &out, nil
 }
