@@ -130,9 +130,11 @@ type FilterOptions struct {
 	// slog.Default()).
 	Log *slog.Logger
 	// OnDeadline, when set, is called (on the calling goroutine, so it
-	// must not block) for each call whose deadline or timeout passed
+	// must not block) for each provider-side call whose deadline passed
 	// before the plugin's filter answered: the host counts them into a
-	// rate-bounded warning naming the plugin. Nil: nothing is called.
+	// rate-bounded warning naming the plugin. A consumer's is not
+	// reported: its CLIENT_TIMEOUT names the plugin to the caller
+	// already. Nil: nothing is called.
 	OnDeadline func(method string)
 }
 
@@ -300,10 +302,11 @@ func (f *filterAdapter) callTimeout(inv *spi.Invocation) time.Duration {
 // context of roundTrip with its bound: the call's deadline or timeout
 // passing in the plugin is that side's timeout (SERVER_TIMEOUT on the
 // provider, CLIENT_TIMEOUT on the consumer), not a failure of the plugin;
-// it is reported to FilterOptions.OnDeadline (the plugin did not answer).
+// on a provider it is reported to FilterOptions.OnDeadline (the plugin
+// did not answer).
 func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, method string, err error) spi.Result {
 	if f.expired(rctx, err) {
-		if f.o.OnDeadline != nil {
+		if f.o.OnDeadline != nil && f.status == spi.StatusServerError {
 			f.o.OnDeadline(method)
 		}
 		return f.timedOut(bound, err)
