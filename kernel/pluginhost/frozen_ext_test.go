@@ -55,6 +55,17 @@ func TestFrozenServicePluginIsUnresponsiveThenRecovers(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	waitFor(t, 10*time.Second, func() bool { return procState(pid) == "T" }, "the plugin process stopped")
 
+	// the consumer's timer fires a moment before the provider's and it
+	// goes away: a call cancelled just before its deadline counts too
+	cctx, cancelCall := context.WithTimeout(context.Background(), time.Second)
+	time.AfterFunc(900*time.Millisecond, cancelCall)
+	if err := iv.Invoke(cctx, &spi.Invocation{Method: "Hello", Args: []any{"Ann"}}).Err; err == nil {
+		t.Fatal("a call of the frozen plugin cancelled 100ms before its deadline succeeded")
+	}
+	cancelCall()
+	if !strings.Contains(logs.String(), "plugin did not answer calls within their deadline") {
+		t.Fatalf("no warning for the call cancelled just before its deadline:\n%s", logs)
+	}
 	for range 3 {
 		err := call(200 * time.Millisecond)
 		var se *spi.Error
@@ -63,9 +74,9 @@ func TestFrozenServicePluginIsUnresponsiveThenRecovers(t *testing.T) {
 		}
 	}
 	if n := strings.Count(logs.String(), "plugin did not answer calls within their deadline"); n != 1 {
-		t.Fatalf("%d deadline warnings for 3 calls, want 1 (rate-bounded):\n%s", n, logs)
+		t.Fatalf("%d deadline warnings for 4 calls, want 1 (rate-bounded):\n%s", n, logs)
 	}
-	if !strings.Contains(logs.String(), "plugin=calc") || !strings.Contains(logs.String(), "calls=1") {
+	if !strings.Contains(logs.String(), "plugin=calc") || !strings.Contains(logs.String(), "calls=1 method=Hello") {
 		t.Fatalf("deadline warning does not name the plugin or its count:\n%s", logs)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/grpc/codes"
@@ -137,10 +138,18 @@ type ServiceOptions struct {
 	Codec Codec
 	// OnDeadline, when set, is called (on the calling goroutine, so it
 	// must not block) for each call whose deadline passed before the
-	// plugin answered it: the host counts them into a rate-bounded
-	// warning naming the plugin. Nil: nothing is called.
+	// plugin answered it, or that was cancelled within DeadlineSlack of
+	// its deadline (its consumer timed out first and went away): the
+	// host counts them into a rate-bounded warning naming the plugin.
+	// Nil: nothing is called.
 	OnDeadline func(method string)
 }
+
+// DeadlineSlack is how close to its deadline a service call cancelled by
+// the host (its consumer went away) counts as one whose deadline passed
+// unanswered (ServiceOptions.OnDeadline): the consumer's timer starts
+// before the request is sent, so it fires a moment before the provider's.
+const DeadlineSlack = 250 * time.Millisecond
 
 // NewServiceInvoker returns a spi.Invoker that forwards every invocation of
 // o.Service to the plugin process. While the plugin is down it is not
@@ -247,6 +256,12 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// the host gave up on the call (a shutdown abandoning it, the
 		// connection closing): the plugin's method had not returned
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < DeadlineSlack && s.o.OnDeadline != nil {
+			// a consumer whose own timer fired first, a moment before
+			// ours, and that went away (airnode call exits): its call
+			// passed its deadline unanswered as well
+			s.o.OnDeadline(inv.Method)
+		}
 		return spi.Result{Err: &spi.Error{Status: spi.StatusServerError, Cause: unfinished{context.Canceled},
 			Message: fmt.Sprintf("service %s: the host cancelled its call of %s in the plugin, whose method had not returned", s.o.Service, inv.Method)}}
 	}
