@@ -195,7 +195,7 @@ POINT or --explain.`,
 			// them (exit 1, once it has printed everything).
 			infos := checkPluginPoints(cmd.Context(), plugins, quiet)
 			wrong := errors.Join(wrongPoints(infos, cfg.Plugins, a.configFile),
-				serviceClashes(plugins.Services(), cfg, a.configFile))
+				serviceClashes(plugins.CheckedServices(), cfg, a.configFile))
 			if cmd.Flags().Changed("explain") {
 				// whole, then without secrets: the report names the
 				// registry URL in several rows (a digest password,
@@ -545,7 +545,7 @@ func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file stri
 }
 
 // serviceClashes is list's failure, after the listing, for the services
-// of the service plugins list ran to check them (Host.Services) that
+// of the service plugins list ran to check them (Host.CheckedServices) that
 // serve refuses to start with: a service provided by two plugins (serve's
 // impls), a plugin's demo.Echo beside the built-in one that no services
 // entry assigns to it (planExports: exported twice on the address), and

@@ -190,13 +190,25 @@ func (s Service) Invoker(u spi.URL) spi.Invoker {
 		OnDeadline: s.proc.onDeadline})
 }
 
-// Services lists the services of every service plugin that started, or
-// that CheckPoints ran once (StateChecked: its invokers fail, as the
-// plugin does not run), sorted by name.
-func (h *Host) Services() []Service {
+// Services lists the services of every service plugin that started, sorted
+// by name.
+func (h *Host) Services() []Service { return h.services(false) }
+
+// CheckedServices lists the services of the service plugins CheckPoints
+// ran once (StateChecked), sorted by name: what serve would export for
+// them (`airnode list` checks them as serve does). Their invokers fail
+// with the plugin unavailable: it does not run.
+func (h *Host) CheckedServices() []Service { return h.services(true) }
+
+// services lists the services of the service plugins that started, or
+// of those CheckPoints checked.
+func (h *Host) services(checked bool) []Service {
 	var out []Service
 	for _, p := range h.procs {
-		if p.spec.Point != PointService || p.neverStarted() && p.info().State != StateChecked {
+		if p.spec.Point != PointService {
+			continue
+		}
+		if checked && p.info().State != StateChecked || !checked && p.neverStarted() {
 			continue
 		}
 		for _, d := range p.description().Services {
