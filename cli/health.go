@@ -194,7 +194,8 @@ const registryCallTimeout = 10 * time.Second
 // sync unregisters the services of the plugins the host gave up on and
 // registers again those of plugins that run again; it marks a service
 // not serving for kernel.HealthService while one of its plugins does not
-// run (restarting, failed, stopped), serving again once they all do.
+// run (restarting, failed, stopped) or is unresponsive (its process
+// answers no liveness ping), serving again once they all run and answer.
 func (h *serveHealth) sync(ctx context.Context) {
 	gaveUp := map[string]pluginhost.PluginInfo{}
 	notRunning := map[string]pluginhost.PluginInfo{}
@@ -202,7 +203,7 @@ func (h *serveHealth) sync(ctx context.Context) {
 		if i.GaveUp() {
 			gaveUp[i.Name] = i
 		}
-		if i.State != pluginhost.StateRunning {
+		if i.State != pluginhost.StateRunning || i.Unresponsive {
 			notRunning[i.Name] = i
 		}
 	}
@@ -211,7 +212,8 @@ func (h *serveHealth) sync(ctx context.Context) {
 	h.mu.Unlock()
 	for _, pe := range exports {
 		// airnode.Health: NOT_SERVING while a plugin it depends on does
-		// not run (restarting too: its calls fail meanwhile)
+		// not run (restarting too: its calls fail meanwhile) or does
+		// not answer the host's liveness pings (unresponsive)
 		if i, down := gaveUpOn(pe.plugins, notRunning); down {
 			pe.exp.SetServing(false, fmt.Sprintf("%s plugin %q %s", i.Point, i.Name, i.StateString()))
 		} else {

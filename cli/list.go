@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -193,7 +194,8 @@ POINT or --explain.`,
 			// under a point its binary does not provide fails each of
 			// them (exit 1, once it has printed everything).
 			infos := checkPluginPoints(cmd.Context(), plugins, quiet)
-			wrong := wrongPoints(infos, cfg.Plugins, a.configFile)
+			wrong := errors.Join(wrongPoints(infos, cfg.Plugins, a.configFile),
+				serviceClashes(plugins.CheckedServices(), cfg, a.configFile))
 			if cmd.Flags().Changed("explain") {
 				// whole, then without secrets: the report names the
 				// registry URL in several rows (a digest password,
@@ -538,6 +540,37 @@ func wrongPoints(infos []pluginhost.PluginInfo, specs []config.Plugin, file stri
 		}
 		errs = append(errs, fmt.Errorf("list: plugin %q is declared under point %s (%s), but its binary %s implements %s, not %s: declare it with point: %s",
 			in.Name, in.Point, key, in.Path, strings.Join(in.ProvidedPoints, " and "), in.Point, strings.Join(in.ProvidedPoints, " or ")))
+	}
+	return errors.Join(errs...)
+}
+
+// serviceClashes is list's failure, after the listing, for the services
+// of the service plugins list ran to check them (Host.CheckedServices) that
+// serve refuses to start with: a service provided by two plugins (serve's
+// impls), a plugin's demo.Echo beside the built-in one that no services
+// entry assigns to it (planExports: exported twice on the address), and
+// an airnode.Health without a method Check (the kernel's export refuses
+// it: it would replace the health service with one every probe fails).
+func serviceClashes(services []pluginhost.Service, cfg config.Config, file string) error {
+	var errs []error
+	where := orDefault(file, "the configuration")
+	by := map[string]pluginhost.Service{}
+	for _, ps := range services {
+		if other, dup := by[ps.Name]; dup {
+			errs = append(errs, fmt.Errorf("list: service %s is provided by two service plugins, %q and %q, and serve refuses to start: keep one of them in %s",
+				ps.Name, other.Plugin, ps.Plugin, where))
+			continue
+		}
+		by[ps.Name] = ps
+	}
+	if ps, ok := by[demo.Interface]; ok && cfg.Demo &&
+		!slices.ContainsFunc(cfg.Services, func(s config.Service) bool { return s.Interface == demo.Interface }) {
+		errs = append(errs, fmt.Errorf("list: service plugin %q provides %s, which serve exports built in too, and serve refuses to start (the service key is exported twice on its address): list %s under services in %s (it then replaces the built-in one), give it another group or version there, or set demo: false",
+			ps.Plugin, demo.Interface, demo.Interface, where))
+	}
+	if ps, ok := by[kernel.HealthService]; ok && !slices.Contains(ps.Methods, kernel.HealthCheck) {
+		errs = append(errs, fmt.Errorf("list: service plugin %q provides %s without a method %s (methods: %s), and serve refuses to export it: %s is the health service every provider address serves, which it would replace with one every probe fails against; rename the service or give it a method %s(service string) string",
+			ps.Plugin, kernel.HealthService, kernel.HealthCheck, strings.Join(ps.Methods, ", "), kernel.HealthService, kernel.HealthCheck))
 	}
 	return errors.Join(errs...)
 }

@@ -111,6 +111,9 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	for _, w := range methodsWithoutContext(pr.Provides) {
 		fmt.Fprintf(a.stdout, "warning   %s\n", w)
 	}
+	for _, w := range serviceWarnings(pr.Provides) {
+		fmt.Fprintf(a.stdout, "warning   %s\n", w)
+	}
 	notes, err := kernelKeyClashes(pr.Provides)
 	for _, n := range notes {
 		fmt.Fprintf(a.stdout, "note      %s\n", n)
@@ -200,6 +203,21 @@ func printProbe(w io.Writer, pr *pluginhost.Probe) {
 		}
 	}
 	tw.Flush()
+}
+
+// serviceWarnings returns what the sdk found wrong in the services of a
+// service plugin (pluginrpc.ServiceDesc.Warnings): a method whose
+// argument or result type no codec can carry, which every call fails,
+// and pointer-receiver methods a value Impl leaves out, which are not
+// served. Warnings, not failures: the other methods work (tester F18).
+func serviceWarnings(provides []pluginrpc.Description) []string {
+	var out []string
+	for _, d := range provides {
+		for _, svc := range d.Services {
+			out = append(out, svc.Warnings...)
+		}
+	}
+	return out
 }
 
 // methodsWithoutContext returns one warning per service method of a

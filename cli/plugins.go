@@ -96,7 +96,13 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 // accepts, warning of each that fails (launchConsumerPlugins).
 func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, logger)
-	host := pluginhost.New(cfg.Plugins, pluginhost.WithLogger(logger))
+	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
+	if consumer != nil {
+		// a consumer's log is the user's terminal: a filter plugin's
+		// panic is one line there, its stack at --log-level debug (F3)
+		opts = append(opts, pluginhost.WithPanicStackLevel(slog.LevelDebug))
+	}
+	host := pluginhost.New(cfg.Plugins, opts...)
 	err := cfg.CheckPluginNames(cat, file)
 	if err == nil && len(cfg.Plugins) > 0 {
 		if consumer != nil {

@@ -126,3 +126,57 @@ func TestPluginMethodsDidNotRunStatusIsAServiceError(t *testing.T) {
 		t.Errorf("Bad: %v, want BAD_REQUEST passed through", err)
 	}
 }
+
+type f18Self struct {
+	Name string
+	Next *f18Self
+	Kids []f18Self
+}
+
+type f18Custom struct{ fn func() }
+
+func (f18Custom) MarshalJSON() ([]byte, error) { return []byte("1"), nil }
+
+type f18Skipped struct {
+	F func() `json:"-"`
+}
+
+type f18Svc struct{}
+
+func (f18Svc) Tree(context.Context, f18Self) (map[string]any, error) { return nil, nil }
+func (f18Svc) Custom(context.Context, f18Custom) (any, error)        { return nil, nil }
+func (f18Svc) Skip(context.Context, f18Skipped) error                { return nil }
+func (f18Svc) Nested(context.Context, map[string][]chan int) error   { return nil }
+func (f18Svc) Result(context.Context) (func(), error)                { return nil, nil }
+func (*f18Svc) Ptr(context.Context) error                            { return nil }
+
+// tester F18: the sdk tells plugin check about methods no call can use
+// (a chan anywhere in an argument, a func result, a pointer-receiver
+// method of a value Impl), and not about recursive types, interfaces,
+// types that encode themselves or fields the codecs skip.
+func TestF18ImplWarnings(t *testing.T) {
+	h, err := newServiceHandler([]Service{{Name: "t.S", Impl: f18Svc{}}, {Name: "t.P", Impl: &f18Svc{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, d := range h.Describe() {
+		got[d.Name] = d.Warnings
+	}
+	want := []string{
+		"t.S.Nested argument 0 has type map[string][]chan int (its value element is a chan int)",
+		"t.S.Result result has type func(),",
+		"t.S: Ptr of sdk.f18Svc has a pointer receiver",
+	}
+	if len(got["t.S"]) != len(want) {
+		t.Fatalf("warnings of t.S: %q, want %d", got["t.S"], len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got["t.S"][i], w) {
+			t.Errorf("warning %d: %q, want it to start with %q", i, got["t.S"][i], w)
+		}
+	}
+	if len(got["t.P"]) != 2 { // the pointer Impl has Ptr: no receiver warning
+		t.Errorf("warnings of t.P (a pointer Impl): %q, want the two type ones", got["t.P"])
+	}
+}

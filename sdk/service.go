@@ -92,6 +92,7 @@ func newServiceHandler(services []Service) (*serviceHandler, error) {
 		}
 		sort.Strings(d.Methods)
 		sort.Strings(d.WithoutContext)
+		d.Warnings = implWarnings(s.Name, s.Impl, methods)
 		h.descs = append(h.descs, d)
 	}
 	sort.Slice(h.descs, func(i, j int) bool { return h.descs[i].Name < h.descs[j].Name })

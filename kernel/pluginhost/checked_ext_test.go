@@ -35,6 +35,9 @@ func TestCheckPointsRecordsWhatTheRunLearned(t *testing.T) {
 	if s := h.Services(); len(s) != 0 {
 		t.Fatalf("services of a plugin only checked: %+v", s)
 	}
+	if s := h.CheckedServices(); len(s) != 1 || s[0].Name != "greeter.Greeter" || !slices.Equal(s[0].Methods, []string{"Hello", "Pid"}) {
+		t.Fatalf("checked services: %+v, want greeter.Greeter (Hello, Pid)", s)
+	}
 	_ = h.Close()
 	if i := info(t, h, "greeter"); i.State != pluginhost.StateChecked {
 		t.Fatalf("greeter after Close: %+v", i)

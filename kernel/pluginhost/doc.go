@@ -23,7 +23,11 @@
 // the plugin is failed, and started once the file matches again. While it is
 // down, calls that need it fail fast with a status naming the plugin and the
 // reason, except balancers, which fall back to the point's default balancer
-// with a rate-limited warning. A plugin that fails never takes the host
-// down. Close stops every plugin (gracefully, then by force) and waits for
+// with a rate-limited warning. A plugin that runs but answers nothing
+// (stopped, frozen) is not restarted: calls that pass their deadline
+// without its answer are logged in a rate-bounded warning naming it, and
+// a liveness ping unanswered for DefaultUnresponsiveAfter marks it
+// Unresponsive (PluginInfo) until it answers one. A plugin that fails
+// never takes the host down. Close stops every plugin (gracefully, then by force) and waits for
 // every goroutine the Host started. A Host is safe for concurrent use.
 package pluginhost

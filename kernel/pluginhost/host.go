@@ -36,6 +36,17 @@ type Option func(*Host)
 // is logged through it too, under the attribute plugin=<name>.
 func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.log = l } }
 
+// WithPanicStackLevel logs the stack of a panic that a plugin recovered
+// and logged (the sdk's "panic in plugin code", whose "stack" attribute
+// is some kilobytes) as a record of its own at level, after the record
+// it came from, which keeps its other attributes (where, panic). Without
+// it the stack stays an attribute of that record. A one-shot command
+// whose log is the user's terminal (call, bench) passes slog.LevelDebug:
+// one line at its default level, the stack at debug.
+func WithPanicStackLevel(level slog.Level) Option {
+	return func(h *Host) { h.stackLevel = &level }
+}
+
 // WithBackoff sets the first restart delay and its cap.
 func WithBackoff(first, max time.Duration) Option {
 	return func(h *Host) { h.backoff, h.maxBackoff = first, max }
@@ -43,8 +54,11 @@ func WithBackoff(first, max time.Duration) Option {
 
 // Host supervises the plugin processes of one node.
 type Host struct {
-	log                 *slog.Logger
-	backoff, maxBackoff time.Duration
+	log                          *slog.Logger
+	backoff, maxBackoff          time.Duration
+	pingEvery, unresponsiveAfter time.Duration // WithLiveness
+	stackLevel                   *slog.Level   // WithPanicStackLevel
+	envLevelOnce                 sync.Once     // warnLogLevel's warning about the environment's
 
 	procs []*proc
 
@@ -62,7 +76,7 @@ type Host struct {
 // Start launches them. Specs are assumed validated by config.Validate.
 func New(specs []config.Plugin, opts ...Option) *Host {
 	h := &Host{log: slog.Default(), backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{}),
-		changed: make(chan struct{})}
+		changed: make(chan struct{}), pingEvery: DefaultPingInterval, unresponsiveAfter: DefaultUnresponsiveAfter}
 	for _, o := range opts {
 		o(h)
 	}
@@ -110,6 +124,13 @@ func (h *Host) start(ctx context.Context, use func(config.Plugin) bool) error {
 	h.mu.Unlock()
 	errs := make([]error, len(h.procs))
 	var wg sync.WaitGroup
+	var started []*proc
+	for _, p := range h.procs {
+		if use == nil || use(p.spec) {
+			started = append(started, p)
+		}
+	}
+	h.warnLogLevel(started)
 	for i, p := range h.procs {
 		if use != nil && !use(p.spec) {
 			p.mu.Lock()
@@ -161,17 +182,33 @@ type Service struct {
 // Invoke fails fast with SERVICE_NOT_FOUND naming the plugin and why (the
 // call did not run: a failover consumer retries it elsewhere); a call the
 // plugin had when its process died fails CHANNEL_INACTIVE saying it may
-// have run (a consumer retries it only for an idempotent method).
+// have run (a consumer retries it only for an idempotent method). Calls
+// whose deadline passed before the plugin answered are logged in a
+// warning naming the plugin, at most once per DeadlineLogInterval.
 func (s Service) Invoker(u spi.URL) spi.Invoker {
-	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: s.proc})
+	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: s.proc,
+		OnDeadline: s.proc.onDeadline})
 }
 
 // Services lists the services of every service plugin that started, sorted
 // by name.
-func (h *Host) Services() []Service {
+func (h *Host) Services() []Service { return h.services(false) }
+
+// CheckedServices lists the services of the service plugins CheckPoints
+// ran once (StateChecked), sorted by name: what serve would export for
+// them (`airnode list` checks them as serve does). Their invokers fail
+// with the plugin unavailable: it does not run.
+func (h *Host) CheckedServices() []Service { return h.services(true) }
+
+// services lists the services of the service plugins that started, or
+// of those CheckPoints checked.
+func (h *Host) services(checked bool) []Service {
 	var out []Service
 	for _, p := range h.procs {
-		if p.spec.Point != PointService || p.neverStarted() {
+		if p.spec.Point != PointService {
+			continue
+		}
+		if checked && p.info().State != StateChecked || !checked && p.neverStarted() {
 			continue
 		}
 		for _, d := range p.description().Services {
@@ -222,9 +259,15 @@ type PluginInfo struct {
 	Keys  []spi.KeyDoc
 	State State
 	// Reason says why the plugin is restarting, failed or stopped.
-	Reason   string
-	PID      int
-	Restarts int
+	Reason string
+	// Unresponsive: the plugin runs (StateRunning) but its process has
+	// not answered the host's liveness ping for the host's bound
+	// (WithLiveness; DefaultUnresponsiveAfter) since SilentSince; it
+	// clears when a ping is answered. The host does not restart it.
+	Unresponsive bool
+	SilentSince  time.Time
+	PID          int
+	Restarts     int
 	// ProvidedPoints is set when the plugin failed to start because its
 	// binary does not provide Point, the point plugins.yaml declares it
 	// under: the points it does provide (pluginrpc.Points' order). Nil
@@ -235,6 +278,9 @@ type PluginInfo struct {
 // StateString renders the state for people: "running",
 // "restarting: reason", "failed: reason".
 func (i PluginInfo) StateString() string {
+	if i.Unresponsive && i.State == StateRunning {
+		return fmt.Sprintf("%s: unresponsive: its process has answered no liveness ping for %v", i.State, time.Since(i.SilentSince).Round(time.Second))
+	}
 	if i.Reason == "" {
 		return string(i.State)
 	}

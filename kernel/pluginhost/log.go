@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airnode/airnode/internal/ratelog"
+	"github.com/airnode/airnode/internal/suggest"
+	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
 // hclog returns the logger go-plugin uses for this plugin: its own
@@ -27,7 +30,7 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Trace, // the host's handler decides what shows
-		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path)},
+		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel},
 		JSONFormat:  true,
 		DisableTime: true,
 	})
@@ -56,6 +59,10 @@ type slogWriter struct {
 	// "plugin." and the binary's file name (its own messages are on
 	// "plugin" and "plugin.stdio")
 	module string
+	// stackLevel, when not nil, is the level of a record's "stack"
+	// attribute (a recovered panic's), logged as a record of its own
+	// after the one it is taken from (WithPanicStackLevel)
+	stackLevel *slog.Level
 }
 
 // renamed are keys of go-plugin's records that would repeat the host
@@ -90,8 +97,13 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		level = slog.LevelInfo
 	}
 	var attrs []slog.Attr
+	var stack any
 	for _, k := range slices.Sorted(maps.Keys(rec)) {
 		if strings.HasPrefix(k, "@") || k == "timestamp" {
+			continue
+		}
+		if k == "stack" && w.stackLevel != nil {
+			stack = rec[k]
 			continue
 		}
 		name := k
@@ -116,6 +128,9 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		w.tail.note(msg) // a record of the plugin's own logger (not go-plugin's debug "plugin address")
 	}
 	w.l.LogAttrs(context.Background(), level, msg, attrs...)
+	if stack != nil {
+		w.l.Log(context.Background(), *w.stackLevel, "stack of the panic in plugin code", "stack", stack)
+	}
 	return len(b), nil
 }
 
@@ -381,4 +396,53 @@ func (b *lineBound) summarize(l *slog.Logger, stream string) {
 	l.Warn("plugin output lines left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
 		"bound", fmt.Sprintf("%d lines per %v", streamBurst, ratelog.Every))
 	b.suppressed = 0
+}
+
+// pluginLogLevels are the values of AIRNODE_PLUGIN_LOG a plugin's sdk
+// reads (hclog's levels); off silences it.
+var pluginLogLevels = []string{"trace", "debug", "info", "warn", "error", "off"}
+
+// badLogLevel returns the warning's attributes when v, a value of
+// AIRNODE_PLUGIN_LOG from (where it was set), is not a level the sdk
+// reads (the plugin then logs at info, as without it); nil when it is
+// one, or empty.
+func badLogLevel(v, from string) []any {
+	if strings.TrimSpace(v) == "" || hclog.LevelFromString(v) != hclog.NoLevel {
+		return nil
+	}
+	args := []any{"value", v, "from", from, "allowed", strings.Join(pluginLogLevels, ", ")}
+	if c := suggest.Closest(strings.ToLower(strings.TrimSpace(v)), pluginLogLevels); c != "" {
+		args = append(args, "hint", "did you mean "+c+"?")
+	}
+	return args
+}
+
+// badLogLevelMsg is the warning about a value of AIRNODE_PLUGIN_LOG that
+// is not a level.
+const badLogLevelMsg = "AIRNODE_PLUGIN_LOG is not a log level; the plugin ignores it and logs at info"
+
+// warnLogLevel warns, once per Host, when the AIRNODE_PLUGIN_LOG of the
+// host's environment is not a level (every plugin without its own env
+// value inherits it), and for each plugin whose env in plugins.yaml sets
+// one that is not. Start and CheckPoints call it with the plugins they
+// launch.
+func (h *Host) warnLogLevel(started []*proc) {
+	if len(started) == 0 {
+		return
+	}
+	inherited := false
+	for _, p := range started {
+		if v, set := p.spec.Env[pluginrpc.EnvLogLevel]; set {
+			if args := badLogLevel(v, "its env in plugins.yaml"); args != nil {
+				p.log.Warn(badLogLevelMsg, args...)
+			}
+		} else {
+			inherited = true
+		}
+	}
+	if v, set := os.LookupEnv(pluginrpc.EnvLogLevel); set && inherited {
+		if args := badLogLevel(v, "the environment"); args != nil {
+			h.envLevelOnce.Do(func() { h.log.Warn(badLogLevelMsg, args...) })
+		}
+	}
 }

@@ -92,13 +92,16 @@ func (h *Host) CheckPoints(ctx context.Context) map[string]error {
 		mu        sync.Mutex
 		unchecked map[string]error
 	)
+	var checked []*proc
 	for _, p := range h.procs {
 		p.mu.Lock()
-		unstarted := p.state == StateNotStarted
-		p.mu.Unlock()
-		if !unstarted {
-			continue
+		if p.state == StateNotStarted {
+			checked = append(checked, p)
 		}
+		p.mu.Unlock()
+	}
+	h.warnLogLevel(checked)
+	for _, p := range checked {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

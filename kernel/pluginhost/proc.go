@@ -66,6 +66,13 @@ type proc struct {
 	// points: the points the binary provides, when its Describe said it
 	// does not provide spec.Point (PluginInfo.ProvidedPoints)
 	points []string
+	// silentSince: when the unanswered liveness ping of the process of
+	// generation silentGen was sent (watchLiveness); zero while it answers
+	silentSince time.Time
+	silentGen   uint64
+	// onDeadline is the OnDeadline of the plugin's service invokers and
+	// filters (deadlineWarner), one per plugin across its restarts
+	onDeadline func(method string)
 }
 
 func newProc(h *Host, s config.Plugin) *proc {
@@ -75,6 +82,7 @@ func newProc(h *Host, s config.Plugin) *proc {
 	}
 	p := &proc{h: h, spec: s, path: path, state: StateStarting, changed: make(chan struct{}),
 		log: h.log.With("plugin", s.Name, "point", s.Point)}
+	p.onDeadline = deadlineWarner(p.log, s.Point)
 	p.cur.Store(&live{err: errDown(s.Name, s.Point, StateStarting, "")})
 	return p
 }
@@ -124,6 +132,9 @@ func (p *proc) info() PluginInfo {
 		State: p.state, Reason: p.reason, Restarts: p.restarts, ProvidedPoints: slices.Clone(p.points)}
 	if p.state == StateRunning {
 		i.PID = p.pid
+		if p.silentGen == p.gen && !p.silentSince.IsZero() {
+			i.Unresponsive, i.SilentSince = true, p.silentSince
+		}
 	}
 	if p.desc.Name != "" {
 		i.Provides = []string{p.desc.Name}
@@ -270,7 +281,7 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("host is closing")
 	}
 	p.gen++
-	first, exited := !p.everRan, p.exited
+	gen, first, exited := p.gen, !p.everRan, p.exited
 	p.client, p.cmd, p.desc, p.pid, p.version, p.everRan = client, cmd, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
 	p.mu.Unlock()
@@ -292,6 +303,10 @@ func (p *proc) launch(ctx context.Context) error {
 	started := time.Now()
 	if !p.h.spawn(func() { p.supervise(client, cmd, c, started, tail) }) {
 		stopProcess(client, cmd, killGrace)
+		return nil
+	}
+	if p.h.unresponsiveAfter > 0 {
+		p.h.spawn(func() { p.watchLiveness(c, gen, pid) })
 	}
 	return nil
 }
@@ -772,7 +787,7 @@ func (p *proc) register(c *extension.Catalogs) error {
 		} else if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
 				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
-				WithoutArgs: p.description().WithoutArgs, Log: p.log}), origin)
+				WithoutArgs: p.description().WithoutArgs, Log: p.log, OnDeadline: p.onDeadline}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued

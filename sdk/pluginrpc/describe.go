@@ -83,7 +83,7 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 		var rep *pb.ServiceDescList
 		if rep, err = c.Service.Describe(ctx, &pb.Empty{}); err == nil {
 			for _, s := range rep.Services {
-				d.Services = append(d.Services, ServiceDesc{Name: s.Name, Methods: s.Methods, WithoutContext: s.WithoutContext})
+				d.Services = append(d.Services, ServiceDesc{Name: s.Name, Methods: s.Methods, WithoutContext: s.WithoutContext, Warnings: s.Warnings})
 			}
 		}
 	default:

@@ -129,6 +129,13 @@ type FilterOptions struct {
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
 	Log *slog.Logger
+	// OnDeadline, when set, is called (on the calling goroutine, so it
+	// must not block) for each provider-side call whose deadline passed
+	// before the plugin's filter answered: the host counts them into a
+	// rate-bounded warning naming the plugin. A consumer's is not
+	// reported: its CLIENT_TIMEOUT names the plugin to the caller
+	// already. Nil: nothing is called.
+	OnDeadline func(method string)
 }
 
 // NewFilterBuilder returns a spi.FilterBuilder whose filters decide in the
@@ -294,9 +301,14 @@ func (f *filterAdapter) callTimeout(inv *spi.Invocation) time.Duration {
 // failCall is fail for an error of a round trip made under rctx, a
 // context of roundTrip with its bound: the call's deadline or timeout
 // passing in the plugin is that side's timeout (SERVER_TIMEOUT on the
-// provider, CLIENT_TIMEOUT on the consumer), not a failure of the plugin.
-func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, err error) spi.Result {
+// provider, CLIENT_TIMEOUT on the consumer), not a failure of the plugin;
+// on a provider it is reported to FilterOptions.OnDeadline (the plugin
+// did not answer).
+func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, method string, err error) spi.Result {
 	if f.expired(rctx, err) {
+		if f.o.OnDeadline != nil && f.status == spi.StatusServerError {
+			f.o.OnDeadline(method)
+		}
 		return f.timedOut(bound, err)
 	}
 	return f.fail(err)
@@ -333,7 +345,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	defer cancel()
 	id, err := f.handle(rctx, c, gen)
 	if err != nil {
-		return f.failCall(rctx, bound, err)
+		return f.failCall(rctx, bound, inv.Method, err)
 	}
 	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)}
 	var cert *x509.Certificate
@@ -358,7 +370,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			f.o.Name, status.Convert(err).Message())}
 	}
 	if err != nil {
-		return f.failCall(rctx, bound, rpcError("filter Invoke", err))
+		return f.failCall(rctx, bound, inv.Method, rpcError("filter Invoke", err))
 	}
 	if rep.UnknownPeer { // not after a request with the DER; never a pass without a decision
 		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))

@@ -7,6 +7,7 @@ import (
 	"github.com/airnode/airnode/spi"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
 
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 )
@@ -114,6 +115,7 @@ type Client struct {
 	Registry    pb.RegistryClient
 	Filter      pb.FilterClient
 	Service     pb.ServiceClient
+	health      grpc_health_v1.HealthClient
 	done        <-chan struct{}
 }
 
@@ -124,8 +126,20 @@ func NewClient(ctx context.Context, cc grpc.ClientConnInterface) *Client {
 		Registry:    pb.NewRegistryClient(cc),
 		Filter:      pb.NewFilterClient(cc),
 		Service:     pb.NewServiceClient(cc),
+		health:      grpc_health_v1.NewHealthClient(cc),
 		done:        ctx.Done(),
 	}
+}
+
+// Ping asks the plugin process's gRPC health service (which go-plugin's
+// server runs beside the plugin's own services) whether it serves, as
+// go-plugin's Ping does, but bounded by ctx: a plugin process that is
+// stopped (SIGSTOP), or too busy to answer at all, makes it wait until
+// ctx ends. nil: the process answered. A plugin's own code has no part
+// in the answer, so a method stuck in a deadlock does not fail it.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.health.Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName})
+	return err
 }
 
 // Done is closed when the plugin process has exited.

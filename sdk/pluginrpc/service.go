@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/grpc/codes"
@@ -68,10 +69,16 @@ func CodecByName(name string) (Codec, error) {
 // WithoutContext lists, sorted, those of Methods that take no leading
 // context.Context (they see neither the call's deadline nor its
 // attachments); nil from a plugin built before the field existed.
+// Warnings are problems the sdk found in the implementation that make
+// calls fail or methods go missing (an argument or result type no codec
+// can carry; methods of a pointer receiver that a value Impl leaves
+// out), one sentence each, which `airnode plugin check` prints; nil from
+// a plugin built before the field existed.
 type ServiceDesc struct {
 	Name           string
 	Methods        []string
 	WithoutContext []string
+	Warnings       []string
 }
 
 // ServiceHandler is the plugin side of the service point (package sdk
@@ -96,7 +103,7 @@ type serviceServer struct {
 func (s *serviceServer) Describe(context.Context, *pb.Empty) (*pb.ServiceDescList, error) {
 	var out pb.ServiceDescList
 	for _, d := range s.h.Describe() {
-		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods, WithoutContext: d.WithoutContext})
+		out.Services = append(out.Services, &pb.ServiceDesc{Name: d.Name, Methods: d.Methods, WithoutContext: d.WithoutContext, Warnings: d.Warnings})
 	}
 	return &out, nil
 }
@@ -129,7 +136,20 @@ type ServiceOptions struct {
 	Source Source
 	// Codec carries arguments and results; default msgpack.
 	Codec Codec
+	// OnDeadline, when set, is called (on the calling goroutine, so it
+	// must not block) for each call whose deadline passed before the
+	// plugin answered it, or that was cancelled within DeadlineSlack of
+	// its deadline (its consumer timed out first and went away): the
+	// host counts them into a rate-bounded warning naming the plugin.
+	// Nil: nothing is called.
+	OnDeadline func(method string)
 }
+
+// DeadlineSlack is how close to its deadline a service call cancelled by
+// the host (its consumer went away) counts as one whose deadline passed
+// unanswered (ServiceOptions.OnDeadline): the consumer's timer starts
+// before the request is sent, so it fires a moment before the provider's.
+const DeadlineSlack = 250 * time.Millisecond
 
 // NewServiceInvoker returns a spi.Invoker that forwards every invocation of
 // o.Service to the plugin process. While the plugin is down it is not
@@ -227,12 +247,21 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 		// wraps context.DeadlineExceeded: the exchange words it as for an
 		// in-process method ("consumer deadline of 1s passed on the
 		// provider"), not as gRPC's stream error
+		if s.o.OnDeadline != nil {
+			s.o.OnDeadline(inv.Method)
+		}
 		return spi.Result{Err: &spi.Error{Status: spi.StatusServerTimeout, Cause: context.DeadlineExceeded,
 			Message: fmt.Sprintf("service %s: the call's deadline passed while the plugin ran %s", s.o.Service, inv.Method)}}
 	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		// the host gave up on the call (a shutdown abandoning it, the
 		// connection closing): the plugin's method had not returned
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < DeadlineSlack && s.o.OnDeadline != nil {
+			// a consumer whose own timer fired first, a moment before
+			// ours, and that went away (airnode call exits): its call
+			// passed its deadline unanswered as well
+			s.o.OnDeadline(inv.Method)
+		}
 		return spi.Result{Err: &spi.Error{Status: spi.StatusServerError, Cause: unfinished{context.Canceled},
 			Message: fmt.Sprintf("service %s: the host cancelled its call of %s in the plugin, whose method had not returned", s.o.Service, inv.Method)}}
 	}

@@ -1,6 +1,7 @@
 // Package sdktest is the in-process harness for plugin authors: it serves an
-// implementation over real gRPC through go-plugin's test connection
-// (plugin.TestPluginGRPCConn), wraps it in the same adapters the airnode
+// implementation over real gRPC (the gRPC services sdk.Serve registers,
+// on an in-memory listener; quiet: no go-plugin debug lines in go test
+// -v), wraps it in the same adapters the airnode
 // host registers, and runs the conformance suites of package spitest on the
 // result — so the gRPC adaptation is exercised without building a binary.
 // The host-side builders it returns carry what the plugin declared over the

@@ -2,10 +2,14 @@ package sdktest
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/airnode/airnode/sdk"
 	"github.com/airnode/airnode/sdk/pluginrpc"
@@ -24,18 +28,53 @@ func Connect(t testing.TB, p sdk.Plugins, point string) *pluginrpc.Client {
 
 // connect is Connect that also returns what the plugin declared for point
 // (name, activation, URL keys), as the host reads it at the plugin's start.
+// It serves p's points on a gRPC server over an in-memory listener, as
+// sdk.Serve registers them on go-plugin's, and connects to it as the host
+// does, without go-plugin's TestPluginGRPCConn, whose logger writes its
+// DEBUG lines ("stdio: received EOF") to the test's output at every
+// cleanup (tester F19).
 func connect(t testing.TB, p sdk.Plugins, point string) (*pluginrpc.Client, pluginrpc.Description) {
 	t.Helper()
 	impl, err := p.Impl()
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, server := plugin.TestPluginGRPCConn(t, false, pluginrpc.ServerPlugins(impl)[pluginrpc.ProtocolVersion])
+	set := pluginrpc.ServerPlugins(impl)[pluginrpc.ProtocolVersion]
+	served, ok := set[point].(plugin.GRPCPlugin)
+	if !ok {
+		t.Fatalf("sdktest: dispense %s: the plugin does not provide it", point)
+	}
+	lis := bufconn.Listen(1 << 20)
+	server := grpc.NewServer(grpc.MaxRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxSendMsgSize(pluginrpc.MaxMessage))
+	for _, sp := range set {
+		if err := sp.(plugin.GRPCPlugin).GRPCServer(nil, server); err != nil {
+			t.Fatalf("sdktest: %v", err)
+		}
+	}
+	serving := make(chan struct{})
+	go func() {
+		defer close(serving)
+		_ = server.Serve(lis)
+	}()
+	conn, err := grpc.NewClient("passthrough:///sdktest",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage)))
+	if err != nil {
+		server.Stop()
+		<-serving
+		t.Fatalf("sdktest: %v", err)
+	}
+	// exited is the plugin process's end for the client (Client.Done):
+	// the server's, at cleanup
+	exited, exit := context.WithCancel(context.Background())
 	t.Cleanup(func() {
-		server.Stop() // first: Close would also stop it, racing with this
-		_ = client.Close()
+		server.Stop()
+		<-serving
+		exit()
+		_ = conn.Close()
 	})
-	raw, err := client.Dispense(point)
+	raw, err := served.GRPCClient(exited, nil, conn)
 	if err != nil {
 		t.Fatalf("sdktest: dispense %s: %v", point, err)
 	}

@@ -1,9 +1,11 @@
 // Command echoplugin is a test service plugin serving demo.Echo, the
-// built-in service's name: serve must refuse to export both.
+// built-in service's name: serve must refuse to export both. With
+// $SERVICE_NAME it serves that name instead (airnode.Health, say).
 package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/airnode/airnode/sdk"
 )
@@ -13,4 +15,10 @@ type echo struct{}
 // Echo returns its argument.
 func (echo) Echo(_ context.Context, v any) (any, error) { return v, nil }
 
-func main() { sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: "demo.Echo", Impl: echo{}}}}) }
+func main() {
+	name := os.Getenv("SERVICE_NAME")
+	if name == "" {
+		name = "demo.Echo"
+	}
+	sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: name, Impl: echo{}}}})
+}

@@ -1261,8 +1261,14 @@ type ServiceDesc struct {
 	// see neither the call's deadline nor its attachments; sorted. Added
 	// in protocol version 1: an older plugin sends none.
 	WithoutContext []string `protobuf:"bytes,3,rep,name=without_context,json=withoutContext,proto3" json:"without_context,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Problems the sdk found in the service's implementation that make
+	// calls fail or methods go missing (an argument or result type no
+	// codec can carry, methods of a pointer receiver left out of a value
+	// Impl), one sentence each, for `airnode plugin check`. Added in
+	// protocol version 1: an older plugin sends none.
+	Warnings      []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServiceDesc) Reset() {
@@ -1312,6 +1318,13 @@ func (x *ServiceDesc) GetMethods() []string {
 func (x *ServiceDesc) GetWithoutContext() []string {
 	if x != nil {
 		return x.WithoutContext
+	}
+	return nil
+}
+
+func (x *ServiceDesc) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -1598,11 +1611,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
 	"\vServiceDesc\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\amethods\x18\x02 \x03(\tR\amethods\x12'\n" +
-	"\x0fwithout_context\x18\x03 \x03(\tR\x0ewithoutContext\"M\n" +
+	"\x0fwithout_context\x18\x03 \x03(\tR\x0ewithoutContext\x12\x1a\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"M\n" +
 	"\x0fServiceDescList\x12:\n" +
 	"\bservices\x18\x01 \x03(\v2\x1e.airnode.plugin.v1.ServiceDescR\bservices\"\x80\x02\n" +
 	"\rInvokeRequest\x12\x18\n" +
