@@ -79,7 +79,8 @@ func mono() int64 { return int64(spi.Mono()) }
 // worker pool when the connection was quiet before this read batch
 // (quietAfter), is within its worker-pool window after a hand-off
 // (nextPoolWindow: 10 ms to 1 s), or the current
-// read batch has run handOffAfter already. It returns errHandedOff when
+// read batch has run handOffAfter already, or the Server's budget has no
+// room for its answer (takeBudget). It returns errHandedOff when
 // the request was handed off while it ran.
 func (r *reader) runInline(t task) error {
 	c := r.c
@@ -97,6 +98,21 @@ func (r *reader) runInline(t task) error {
 		r.submit(t)
 		return nil
 	}
+	var cost int64
+	var slot bool
+	if t.h.TwoWay() {
+		// Counted in the Server's budget as on a worker (takeBudget): run
+		// here uncounted, each connection that pipelined requests for
+		// 8 MB answers and read none made one at a time past every bound,
+		// several once handed off (tester68 F5). With no room, it waits
+		// its turn on the worker pool.
+		var ok bool
+		if cost, slot, ok = c.takeBudget(); !ok {
+			t.arrived = now
+			r.submit(t)
+			return nil
+		}
+	}
 	c.inline.Store(now)
 	if !c.watched.Load() {
 		c.pool.dog.watch(c)
@@ -111,7 +127,11 @@ func (r *reader) runInline(t task) error {
 			r.resume()
 		}
 	}()
-	c.run(t)
+	if cost > 0 {
+		c.runAnswering(t, cost, slot)
+	} else {
+		c.run(t)
+	}
 	returned = true
 	if !c.inline.CompareAndSwap(now, 0) {
 		return errHandedOff

@@ -3,6 +3,7 @@ package exchange
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,8 +70,71 @@ const (
 type unsentBudget struct {
 	limit  int64
 	held   atomic.Int64 // the sum over the channels of max(0, unsent - budgetFree)
-	making atomic.Int64 // the answers being made on workers, each at its channel's budgetEstimate when that is budgetFree or more (runAnswering)
+	making atomic.Int64 // the answers being made, each at makingCost times its channel's budgetEstimate when that is budgetFree or more (takeBudget)
 	large  atomic.Int64 // mono() when an answer of budgetFree or more was last made (noteAnswer); 0: never
+	// handlers started while the sum was at or over limit, running
+	// (overdraftHandlers bounds them)
+	overdraft atomic.Int64
+	// channels with requests parked by budgetHolds, woken (wake) when a
+	// handler counted in making ends or held falls under limit
+	mu       sync.Mutex
+	waiting  []*Channel // on mu
+	polling  bool       // a wake is scheduled after budgetPoll; on mu
+	nWaiting atomic.Int64
+}
+
+// wait puts c in the list of channels that wake wakes. On c.stallMu.
+func (b *unsentBudget) wait(c *Channel) {
+	if c.budgetWait.Load() || !c.budgetWait.CompareAndSwap(false, true) {
+		return
+	}
+	b.mu.Lock()
+	b.waiting = append(b.waiting, c)
+	b.nWaiting.Store(int64(len(b.waiting)))
+	if !b.polling {
+		// a wake that ran between the channel's look and its joining
+		// the list is not lost: the list is woken again after budgetPoll
+		b.polling = true
+		time.AfterFunc(budgetPoll, func() {
+			b.mu.Lock()
+			b.polling = false
+			b.mu.Unlock()
+			b.wake()
+		})
+	}
+	b.mu.Unlock()
+}
+
+// budgetPoll is how often the channels waiting for the budget look again
+// while any waits, besides when a handler counted in making ends or a
+// channel ends.
+const budgetPoll = 50 * time.Millisecond
+
+// wake lets the channels waiting for the budget look again, those that
+// have not answered yet first, then oldest first: each that still finds
+// none (unstall, budgetHolds) waits again. Not on
+// any channel's stallMu.
+func (b *unsentBudget) wake() {
+	if b.nWaiting.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	list := b.waiting
+	b.waiting = nil
+	b.nWaiting.Store(0)
+	b.mu.Unlock()
+	// Channels that have not answered yet first: a new consumer's first
+	// call is not queued behind the requests of every connection that
+	// reads nothing (an airnode call took 4.5 s of its 5 s timeout behind
+	// 40 such connections), and each connection has one first answer.
+	for _, first := range []bool{true, false} {
+		for _, c := range list {
+			if (c.answerSize.Load() == 0) == first {
+				c.budgetWait.Store(false)
+				c.unstall(false)
+			}
+		}
+	}
 }
 
 // newUnsentBudget returns the bound for Options.UnsentLimit limit: nil
@@ -109,6 +173,7 @@ func (w *writer) addUnsent(d int64) int64 {
 func (c *Channel) settleBudget() {
 	if b := c.w.budget; b != nil {
 		b.held.Add(-max(c.w.unsent.Swap(0)-budgetFree, 0))
+		b.wake()
 	}
 }
 
@@ -247,9 +312,8 @@ func (c *Channel) overDispatch() bool {
 // more (budgetEstimate) counts that estimate in the Server's making while
 // it runs, and while the answers unsent and being made together reach
 // unsent.limit, a channel starts none of its requests while it has one
-// running or holds budgetStop or more unsent: each channel may still make
-// one answer at a time once its consumer read its previous one, so that
-// consumers that read go on, and one that does not pins one answer. A
+// running or holds budgetStop or more unsent, and the others start
+// within the overdraft (below). A
 // channel whose answers are small (under budgetFree) neither counts nor
 // is held back: its handlers touch nothing shared.
 
@@ -263,9 +327,9 @@ func (c *Channel) overDispatch() bool {
 // (512 KiB) instead, 512 handlers of answers not yet known filled the
 // default unsent.limit, so every worker started one: 40 connections that
 // pipelined requests for 8 MB answers and read none had 256 made at once,
-// 6.2 to 9.5 GB of heap (tester68 F5). At payload, about
-// unsent.limit/payload of them start at once (32 by default), and one
-// per channel beyond that (budgetHolds).
+// 6.2 to 9.5 GB of heap (tester68 F5). At payload (times makingCost),
+// about unsent.limit/(3*payload) of them start at once (10 by default),
+// and overdraftHandlers beyond that.
 func (c *Channel) budgetEstimate() int64 {
 	if n := c.answerSize.Load(); n > 0 {
 		return n
@@ -279,12 +343,37 @@ func (c *Channel) budgetEstimate() int64 {
 // one that has not answered by then is more likely waiting (a long poll)
 // than making a large answer, and 100 of them on one connection would
 // otherwise hold every later request of that connection until one ended
-// (32 fill the default unsent.limit; TestCancelBurstDoesNotHurtOtherCalls).
+// (10 fill the default unsent.limit; TestCancelBurstDoesNotHurtOtherCalls).
 // While large answers are being made, it goes on counting: released after
 // 2 s regardless, handlers slowed by 40 connections' 8 MB answers on two
 // CPUs let every worker start one again (4.2 GB of heap with
 // unsent.limit=32MiB).
 const unknownRelease = 2 * time.Second
+
+// The overdraft. Letting each channel that had no handler running start
+// one while the Server was over its limit (so that consumers that read
+// go on) let every connection make an answer at once: 40 connections
+// pipelining requests for 8 MB answers (10.7 MB in JSON, refused as over
+// payload) and reading none still ran 56 handlers at once, 2.1 to 4 GB of
+// heap in use (tester68 F5, after the fix above). Now, while the answers
+// unsent and being made reach unsent.limit, at most overdraftHandlers
+// handlers of large or not yet known answers run beyond it, the whole
+// Server together, each channel's in turn (the channels waiting are woken
+// oldest first as handlers end, and every budgetPoll); a channel whose
+// answers are small (under budgetFree) is not held. A consumer that reads
+// thus waits for one of them (its first call, before its answers are
+// known to be small), however many connections do not read.
+//
+// A handler counts in the Server's making at makingCost times its
+// channel's estimate: making an answer holds the method's value, the
+// codec's buffer and the frame at once (encoding/json's buffer grows by
+// doubling, then is copied into the frame), about three to four times the
+// answer's size in the heap profile of the attack above, where the
+// answer, once made, holds its frame alone.
+const (
+	overdraftHandlers = 4
+	makingCost        = 3
+)
 
 // budgetHolds reports whether the Server's budget keeps the channel from
 // starting a request (see above): its answers are large, it has a handler
@@ -295,7 +384,7 @@ func (c *Channel) budgetHolds() bool {
 	if b == nil || c.budgetEstimate() < budgetFree {
 		return false
 	}
-	if c.answering.Load() == 0 && c.w.unsent.Load() < budgetStop {
+	if c.answering.Load() == 0 && c.w.unsent.Load() < budgetStop && b.overdraft.Load() < overdraftHandlers {
 		return false
 	}
 	return b.over()
@@ -330,6 +419,9 @@ func (c *Channel) unstall(force bool) {
 		return
 	}
 	if u := c.w.unsent.Load(); !force && (c.withMaking(u) >= c.resumeAt.Load() || c.budgetHolds()) {
+		if b := c.w.budget; b != nil && len(c.parked) > 0 && c.budgetHolds() {
+			b.wait(c) // woken when the budget has room
+		}
 		if !c.stallNoted && u >= budgetFree && c.stallCh != nil {
 			// parked before the first answer; the answers have piled up
 			c.noteStallLocked(u)
@@ -344,6 +436,14 @@ func (c *Channel) unstall(force bool) {
 	n := len(c.parked)
 	if !force {
 		n = min(n, resumeBatch)
+		if b := c.w.budget; b != nil && b.over() && c.budgetEstimate() >= budgetFree {
+			// one at a time while the Server's budget holds them: it
+			// starts at most one for the channel (budgetHolds), and a
+			// batch each would queue every waiting channel's requests in
+			// the worker pool ahead of a new consumer's first call
+			// (8 s for a canary call behind 24 such connections)
+			n = min(n, 1)
+		}
 	}
 	resume := make([]task, n)
 	copy(resume, c.parked)
@@ -477,6 +577,9 @@ func (c *Channel) park(t task) bool {
 	default:
 	}
 	c.startStallLocked()
+	if b := c.w.budget; b != nil && c.budgetEstimate() >= budgetFree {
+		b.wait(c) // before looking again: a handler that ends meanwhile wakes it
+	}
 	if c.withMaking(c.w.unsent.Load()) < c.resumeAt.Load() && !c.budgetHolds() {
 		// drained meanwhile (see waitRoom): the caller runs it
 		c.stallMu.Unlock()
@@ -491,20 +594,36 @@ func (c *Channel) park(t task) bool {
 
 // runQueued runs t, a request a worker took from the pool, unless the
 // peer has highWater bytes unsent, or unsent and being made
-// (overDispatch): then t waits, parked, for room.
+// (overDispatch), or the Server's budget has no room for its answer
+// (takeBudget): then t waits, parked, for room.
 func (c *Channel) runQueued(t task) {
 	twoWay := t.h.TwoWay()
 	if twoWay && c.answerSize.Load() == 0 {
 		c.firstRequest()
 	}
-	if twoWay && c.overDispatch() && c.park(t) {
-		return
+	var cost int64
+	var slot bool
+	for twoWay {
+		if !c.overDispatch() {
+			var ok bool
+			if cost, slot, ok = c.takeBudget(); ok {
+				break
+			}
+		}
+		if c.park(t) {
+			return
+		}
+		select {
+		case <-c.dying:
+			twoWay = false // run drops it, counting nothing
+		default: // room meanwhile (park): look again
+		}
 	}
 	if c.queuedIn.Add(-queuedSize(t)) < lowWater && c.inStalled.Load() {
 		c.wakeQueued(false)
 	}
-	if twoWay {
-		c.runAnswering(t)
+	if t.h.TwoWay() {
+		c.runAnswering(t, cost, slot)
 	} else {
 		c.run(t)
 	}
@@ -517,39 +636,75 @@ func (c *Channel) runQueued(t task) {
 	}
 }
 
+// takeBudget counts a handler about to start for the channel in the
+// Server's making, at makingCost times budgetEstimate, and reports
+// whether it may start: at once while the answers unsent and being made
+// are under unsent.limit, else within the overdraft (slot). A channel
+// whose answers are small (under budgetFree), or a Server without a
+// budget, counts nothing (cost 0). Checking the sum and counting the
+// handler is one step (compare-and-swap), so handlers starting together
+// do not all pass under the limit.
+func (c *Channel) takeBudget() (cost int64, slot, ok bool) {
+	b := c.w.budget
+	if b == nil {
+		return 0, false, true
+	}
+	e := c.budgetEstimate()
+	if e < budgetFree {
+		return 0, false, true
+	}
+	e *= makingCost
+	for {
+		if m := b.making.Load(); b.held.Load()+m < b.limit {
+			if b.making.CompareAndSwap(m, m+e) {
+				return e, false, true
+			}
+			continue
+		}
+		n := b.overdraft.Load()
+		if n >= overdraftHandlers {
+			return 0, false, false
+		}
+		if b.overdraft.CompareAndSwap(n, n+1) {
+			b.making.Add(e)
+			return e, true, true
+		}
+	}
+}
+
 // runAnswering runs t, a two-way request, counted in answering until its
-// answer is counted in unsent (or it ends without one).
-func (c *Channel) runAnswering(t task) {
+// answer is counted in unsent (or it ends without one), and in the
+// Server's making at cost (takeBudget; slot: in its overdraft) until it
+// ends, at most unknownRelease when its answer's size is not known.
+func (c *Channel) runAnswering(t task, cost int64, slot bool) {
 	c.answering.Add(1)
 	defer c.answering.Add(-1)
-	if b := c.w.budget; b != nil {
-		if e := c.budgetEstimate(); e >= budgetFree {
-			// counted in the Server's making while it runs (budgetHolds),
-			// at most unknownRelease when its answer's size is not known
-			b.making.Add(e)
-			if c.answerSize.Load() > 0 {
-				defer b.making.Add(-e)
-			} else {
-				var done atomic.Bool
-				release := func() {
-					if done.CompareAndSwap(false, true) {
-						b.making.Add(-e)
-						c.unstall(false)
-					}
+	if b := c.w.budget; b != nil && cost > 0 {
+		var done atomic.Bool
+		release := func() {
+			if done.CompareAndSwap(false, true) {
+				b.making.Add(-cost)
+				if slot {
+					b.overdraft.Add(-1)
 				}
-				var check func()
-				check = func() {
-					switch {
-					case done.Load():
-					case mono()-b.large.Load() < int64(unknownRelease):
-						time.AfterFunc(unknownRelease, check) // large answers are being made: keep counting
-					default:
-						release()
-					}
-				}
-				timer := time.AfterFunc(unknownRelease, check)
-				defer func() { timer.Stop(); release() }()
+				b.wake()
+				c.unstall(false)
 			}
+		}
+		defer release()
+		if c.answerSize.Load() == 0 {
+			var check func()
+			check = func() {
+				switch {
+				case done.Load():
+				case mono()-b.large.Load() < int64(unknownRelease):
+					time.AfterFunc(unknownRelease, check) // large answers are being made: keep counting
+				default:
+					release()
+				}
+			}
+			timer := time.AfterFunc(unknownRelease, check)
+			defer timer.Stop()
 		}
 	}
 	c.run(t)

@@ -164,6 +164,7 @@ type Channel struct {
 	answering   atomic.Int64  // two-way requests running on workers, their answers not yet counted in unsent (backpressure.go)
 	answerSize  atomic.Int64  // the channel's answers' size, a decaying maximum (noteAnswer); 0 before the first
 	firstAt     atomic.Int64  // mono() at the first two-way request run by a worker (firstRequest); 0 before it
+	budgetWait  atomic.Bool   // in the Server budget's waiting list (unsentBudget.wait)
 	stalls      atomic.Int64
 	unsolicited atomic.Int64
 	// Requests the readers handed to the worker pool that have not
