@@ -5,6 +5,10 @@
 //	[/<chroot>]/<root>/<interface>/providers/<url.QueryEscape(provider URL)>
 //	[/<chroot>]/<root>/<interface>/consumers/<url.QueryEscape(consumer URL)>
 //
+// where the URL is written as Dubbo's URL.toFullString writes it, its
+// parameters' commas, colons and slashes as they are (fullString), so
+// that the name decodes in one step for a Dubbo reader.
+//
 // The URL's path is a ZooKeeper chroot, as in ZooKeeper's own connect
 // string "h1:2181,h2:2181/chroot" (Curator, Kafka's zookeeper.connect):
 // zookeeper://h:2181/staging?root=dubbo puts every node under

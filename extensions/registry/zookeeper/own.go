@@ -130,7 +130,7 @@ func (r *Registry) recreate(conn *zk.Conn, u spi.URL) error {
 	if err := r.ensurePath(conn, r.categoryPath(u.Interface(), category(u))); err != nil {
 		return err
 	}
-	_, err := conn.Create(path, []byte(entry(u).String()), zk.FlagEphemeral, r.acl)
+	_, err := conn.Create(path, []byte(fullString(entry(u))), zk.FlagEphemeral, r.acl)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return fmt.Errorf("zookeeper registry: create %s: %w", path, err)
 	}

@@ -182,8 +182,28 @@ func entry(u spi.URL) spi.URL {
 // nodePath is u's node: its entry, encoded once, under its interface's
 // category node (Dubbo's toUrlPath).
 func (r *Registry) nodePath(u spi.URL) string {
-	return r.categoryPath(u.Interface(), category(u)) + "/" + escape(entry(u).String())
+	return r.categoryPath(u.Interface(), category(u)) + "/" + escape(fullString(entry(u)))
 }
+
+// fullString is u.String() with the commas, colons and slashes of its
+// parameters (a methods list, addresses, paths) written as they are, as
+// Dubbo's URL.toFullString writes them: the node name, u encoded once
+// more (nodePath), then decodes in one step for a Dubbo reader such as
+// Dubbo Admin ("methods%3DEcho%2CFail"), where the spi.URL form gave
+// "methods%3DEcho%252CFail", one method named "Echo%2CFail" to such a
+// reader (tester70). spi.Parse reads both forms alike; the other
+// characters url.QueryEscape escapes ('&', '=', '+', '%', space...) stay
+// escaped, so that a value holding them reads back the same.
+func fullString(u spi.URL) string {
+	s := u.String()
+	i := strings.IndexByte(s, '?')
+	if i < 0 {
+		return s
+	}
+	return s[:i] + dubboQuery.Replace(s[i:])
+}
+
+var dubboQuery = strings.NewReplacer("%2C", ",", "%3A", ":", "%2F", "/")
 
 // fromEntry is the provider URL an entry read under iface's providers
 // node stands for: without category, and without interface when it is the
@@ -841,7 +861,7 @@ func (r *Registry) create(conn *zk.Conn, u spi.URL) error {
 	if err := r.ensurePath(conn, parent); err != nil {
 		return err
 	}
-	data := []byte(entry(u).String())
+	data := []byte(fullString(entry(u)))
 	for attempt := 0; ; attempt++ {
 		_, err := conn.Create(path, data, zk.FlagEphemeral, r.acl)
 		if err == nil {
