@@ -1,11 +1,16 @@
 package zookeeper_test
 
 import (
+	"bytes"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/airnode/airnode/extensions/registry/zookeeper"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -52,5 +57,36 @@ func TestT70_NodeNameIsDubbosFullString(t *testing.T) {
 	}
 	if children, _, _ := raw.Children("/t70/demo.Echo/providers"); len(children) != 0 {
 		t.Fatalf("after Unregister: %v", children)
+	}
+}
+
+// Tester70 #2: a Dubbo Admin override (disable) under configurators/
+// had no effect and no tool said so. A consumer's first subscription to
+// the interface now logs it at WARN, naming the node and the count.
+func TestT70_2_DubboAdminOverridesAreWarnedAbout(t *testing.T) {
+	raw := rawClient(t)
+	for _, n := range []string{"/t70b", "/t70b/demo.Echo", "/t70b/demo.Echo/configurators"} {
+		if _, err := raw.Create(n, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			t.Fatal(err)
+		}
+	}
+	rule := url.QueryEscape("override://127.0.0.1:27101/demo.Echo?category=configurators&disabled=true&dynamic=false&enabled=true")
+	if _, err := raw.Create("/t70b/demo.Echo/configurators/"+rule, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	b := zookeeper.Builder{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	c, err := b.Build(spi.MustParse(server.URL("root=/t70b&session.timeout=5s")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.Subscribe(ctx(t), spi.MustParse("airnode://127.0.0.1/demo.Echo?side=consumer"), func([]spi.URL) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "/t70b/demo.Echo/configurators are not applied by airnode") || !strings.Contains(out, "rules=1") {
+		t.Fatalf("no warning of the override in:\n%s", out)
 	}
 }

@@ -94,6 +94,7 @@ func (r *Registry) readable(iface string) error {
 	if watched || !up || conn == nil {
 		return nil
 	}
+	r.warnOverrides(conn, iface)
 	path := r.categoryPath(iface, Providers)
 	_, _, err := conn.Children(path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -106,6 +107,24 @@ func (r *Registry) readable(iface string) error {
 		return r.denied(fmt.Errorf("zookeeper registry: list %s: %w", path, err))
 	}
 	return nil
+}
+
+// warnOverrides logs, at the first subscription of iface, the Dubbo
+// Admin rules found under its configurators and routers nodes (an
+// override's disable or weight, a tag or condition route), which airnode
+// does not apply: an operator who clicked "disable" in Dubbo Admin is
+// told by the consumers that nothing changed (tester70 #2). A node that
+// is missing or cannot be read says nothing.
+func (r *Registry) warnOverrides(conn *zk.Conn, iface string) {
+	for _, cat := range []string{"configurators", "routers"} {
+		path := r.categoryPath(iface, cat)
+		children, _, err := conn.Children(path)
+		if err != nil || len(children) == 0 {
+			continue
+		}
+		r.log.Warn("zookeeper registry: Dubbo Admin rules under "+path+" are not applied by airnode (overrides' disable and weight, routes): take a provider out of rotation by stopping it or restarting it with weight=0",
+			"interface", iface, "rules", len(children))
+	}
 }
 
 // watch is the one ZooKeeper watch of an interface's providers node,

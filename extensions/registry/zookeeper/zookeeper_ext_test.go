@@ -199,7 +199,13 @@ func nodeName(u spi.URL) string {
 	if u.ParamOr(spi.KeySide, "") == "consumer" {
 		cat = zookeeper.Consumers
 	}
-	return url.QueryEscape(u.With(spi.KeyInterface, u.Interface()).With(zookeeper.KeyCategory, cat).String())
+	// Dubbo's toFullString: the parameters' commas, colons and slashes
+	// as they are, the rest escaped; then encoded once for the name
+	s := u.With(spi.KeyInterface, u.Interface()).With(zookeeper.KeyCategory, cat).String()
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i] + strings.NewReplacer("%2C", ",", "%3A", ":", "%2F", "/").Replace(s[i:])
+	}
+	return url.QueryEscape(s)
 }
 
 func TestLayoutEphemeralNodes(t *testing.T) {
@@ -237,8 +243,9 @@ func TestLayoutEphemeralNodes(t *testing.T) {
 }
 
 // TestR3_EncodedOnce: a provider URL whose parameter values hold '=', '&',
-// '/', '%' registered twice gives one node, named by the URL encoded exactly
-// once, that decodes back to an equal URL.
+// '/', '%' registered twice gives one node, named by the URL (as Dubbo's
+// toFullString writes it: its slashes as they are) encoded exactly once,
+// that decodes back to an equal URL.
 func TestR3_EncodedOnce(t *testing.T) {
 	p := build(t, server.URL("root=r3"))
 	u := provider(20880, "&odd="+url.QueryEscape("a=b&c/d%41%")+"&path="+url.QueryEscape("/x/y"))
