@@ -145,6 +145,13 @@ func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
 	if a, ok := DubboKeyAdvice("mock"); !ok || !strings.HasPrefix(a, "no mock or fallback") {
 		t.Errorf("DubboKeyAdvice(mock) = %q, %v", a, ok)
 	}
+	// tester70 #5: tps= got "did you mean tls?"
+	if a, ok := DubboKeyAdvice("tps"); !ok || !strings.HasPrefix(a, "no TPS limit") {
+		t.Errorf("DubboKeyAdvice(tps) = %q, %v", a, ok)
+	}
+	if typos := n.likelyTypos(spi.MustParse("airnode://127.0.0.1:1/t.G?tps=100")); len(typos) != 0 {
+		t.Errorf("likelyTypos(tps=100) = %v; want none (it is Dubbo's)", typos)
+	}
 	if _, ok := DubboKeyAdvice("timeout"); ok {
 		t.Error("DubboKeyAdvice(timeout): an airnode key is not Dubbo's unsupported one")
 	}
