@@ -100,8 +100,6 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		skipped bool       // retries left unused: every provider's error repeats
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
-
-		unretried bool // the loop ended on a failure that may have run, with retries left, as the method is not idempotent
 	)
 	for attempt := 0; attempt <= p.retries; attempt++ {
 		if attempt > 0 && deadlinePassed(ctx) {
@@ -171,10 +169,6 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			unrun, unrunE = unrun+1, last.Err
 		}
 		if !Retryable(last.Err, p.idempotent) {
-			// retries left, a failure an idempotent method would retry:
-			// say why none was made (tester70: retries=2 and a timeout
-			// gave one attempt and no word)
-			unretried = attempt < p.retries && !p.idempotent && Retryable(last.Err, true)
 			break
 		}
 		if Repeats(last.Err) {
@@ -200,20 +194,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	if len(tried) > 1 || skipped {
 		last.Err = exhausted(inv, tried, last.Err, unrun, unrunE)
 	}
-	if unretried {
-		last.Err = notRetried(inv, last.Err, p.retries)
-	}
 	return last
-}
-
-// notRetried is err, the failure of an attempt that may have run, saying
-// why failover made no retry of the retries it had left: the request
-// reached the provider, and a method not marked idempotent is not sent
-// twice (Dubbo's failover would have retried it). Status and cause stay.
-func notRetried(inv *spi.Invocation, err error, retries int) error {
-	msg := fmt.Sprintf("%v (failover made none of its retries=%d: the request reached the provider, which may have run it, and %s.%s is not marked idempotent; %s=true or methods.%s.%s=true lets failover retry it elsewhere)",
-		err, retries, inv.Service, inv.Method, KeyIdempotent, inv.Method, KeyIdempotent)
-	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
 }
 
 // Backoff bounds: the wait before the k-th re-ask of a provider whose pool
