@@ -100,6 +100,8 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		skipped bool       // retries left unused: every provider's error repeats
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
+
+		unretried bool // ended on a failure that may have run, with retries and other providers left, as the method is not idempotent
 	)
 	for attempt := 0; attempt <= p.retries; attempt++ {
 		if attempt > 0 && deadlinePassed(ctx) {
@@ -169,6 +171,13 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			unrun, unrunE = unrun+1, last.Err
 		}
 		if !Retryable(last.Err, p.idempotent) {
+			// Say why no retry was made when one would have been with
+			// idempotent=true (tester70 #1: retries=2 and a timeout gave
+			// one attempt and no word) — not when the caller's deadline
+			// has passed or no other provider is listed (tester71 #10:
+			// no retry could have helped then).
+			unretried = attempt < p.retries && !p.idempotent && Retryable(last.Err, true) &&
+				!deadlinePassed(ctx) && len(list) > 1
 			break
 		}
 		if Repeats(last.Err) {
@@ -194,7 +203,21 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	if len(tried) > 1 || skipped {
 		last.Err = exhausted(inv, tried, last.Err, unrun, unrunE)
 	}
+	if unretried {
+		last.Err = notRetried(inv, last.Err, p.retries)
+	}
 	return last
+}
+
+// notRetried is err, the failure of an attempt that may have run, saying
+// why failover made none of the retries it had left while other providers
+// were listed: the request reached the provider, and a method not marked
+// idempotent is not sent twice (Dubbo's failover would have retried it).
+// Status and cause stay.
+func notRetried(inv *spi.Invocation, err error, retries int) error {
+	msg := fmt.Sprintf("%v (failover made none of its retries=%d: the request reached the provider, which may have run it, and %s.%s is not marked idempotent; %s=true or methods.%s.%s=true lets failover retry it on another provider)",
+		err, retries, inv.Service, inv.Method, KeyIdempotent, inv.Method, KeyIdempotent)
+	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
 }
 
 // Backoff bounds: the wait before the k-th re-ask of a provider whose pool
