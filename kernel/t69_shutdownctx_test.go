@@ -19,6 +19,24 @@ func (s *causeSvc) Slow(ctx context.Context) (string, error) {
 	return "", context.Cause(ctx)
 }
 
+// causePair exports a causeSvc on a new provider node and refers to it
+// directly from a new consumer node (timeout=30s, retries=0); both nodes
+// close when t ends.
+func causePair(t *testing.T, ctx context.Context) (*Node, *causeSvc, *Reference) {
+	t.Helper()
+	cat := testCatalogs(t)
+	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
+	t.Cleanup(func() { p.Close() })
+	svc := &causeSvc{started: make(chan struct{}, 1)}
+	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/t69.Svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewNode(cat, WithLogger(quiet))
+	t.Cleanup(func() { c.Close() })
+	return p, svc, refer(t, c, "airnode://"+e.URL().Address()+"/t69.Svc?timeout=30s&retries=0")
+}
+
 // TestT69_ShutdownContextDeadlineIsNamed (tester69 finding 3): a
 // Shutdown whose own context's deadline (300 ms) comes before
 // shutdown.timeout (the default 10 s) abandons the call in flight; its
@@ -27,17 +45,7 @@ func (s *causeSvc) Slow(ctx context.Context) (string, error) {
 // Both now name the context's deadline, as Shutdown's own error does.
 func TestT69_ShutdownContextDeadlineIsNamed(t *testing.T) {
 	ctx := ctxT(t)
-	cat := testCatalogs(t)
-	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
-	defer p.Close()
-	svc := &causeSvc{started: make(chan struct{}, 1)}
-	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/t69.Svc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewNode(cat, WithLogger(quiet))
-	defer c.Close()
-	ref := refer(t, c, "airnode://"+e.URL().Address()+"/t69.Svc?timeout=30s&retries=0")
+	p, svc, ref := causePair(t, ctx)
 	long := make(chan error, 1)
 	go func() { long <- ref.Call(ctx, "Slow", nil, new(string)) }()
 	select {
@@ -51,7 +59,7 @@ func TestT69_ShutdownContextDeadlineIsNamed(t *testing.T) {
 	if serr == nil || !strings.Contains(serr.Error(), "context ended before its timeout") {
 		t.Errorf("Shutdown: %v; want its context named", serr)
 	}
-	err = <-long
+	err := <-long
 	const want = "the deadline of its Shutdown's context passed before its shutdown timeout"
 	if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "shutdown timeout passed") {
 		t.Errorf("the call in flight: %v; want SERVER_ERROR saying %q", err, want)
@@ -128,23 +136,13 @@ func TestT69_MethodLevelBalancerCheckedAtRefer(t *testing.T) {
 // and context.Canceled / DeadlineExceeded still match.
 func TestT69_CallerContextCauseIsKept(t *testing.T) {
 	ctx := ctxT(t)
-	cat := testCatalogs(t)
-	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
-	defer p.Close()
-	svc := &causeSvc{started: make(chan struct{}, 1)}
-	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/t69.Svc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewNode(cat, WithLogger(quiet))
-	defer c.Close()
-	ref := refer(t, c, "airnode://"+e.URL().Address()+"/t69.Svc?timeout=30s&retries=0")
+	_, svc, ref := causePair(t, ctx)
 	mine := errors.New("user pressed stop")
 
 	// cancelled before the call
 	cctx, cancel := context.WithCancelCause(ctx)
 	cancel(mine)
-	err = ref.Call(cctx, "Slow", nil, new(string))
+	err := ref.Call(cctx, "Slow", nil, new(string))
 	if !errors.Is(err, mine) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "(cause: user pressed stop)") {
 		t.Errorf("cancelled before: %v; want the cause kept", err)
 	}
