@@ -30,7 +30,7 @@ type oddKey struct{ A, B int }
 // by real calls of a real plugin process (testdata/oddtypes) exported by a
 // provider node, over loopback TCP, in both codecs: the value fails as
 // warned, null passes; the odd-looking types that work (error,
-// fmt.Stringer, maps keyed by integers, netip.Addr, *string) are not
+// fmt.Stringer, maps keyed by integers, netip.Addr, *string, any) are not
 // warned about and their calls succeed.
 func TestOddTypesAreWarnedAndFailAsWarned(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -79,7 +79,7 @@ func TestOddTypesAreWarnedAndFailAsWarned(t *testing.T) {
 		}
 		delete(warned, name)
 	}
-	for name, w := range warned { // Ok, ErrArg, Stringer, IntKey, UintKey, AddrKey, PtrKey, ReaderResult work
+	for name, w := range warned { // Ok, ErrArg, Stringer, IntKey, UintKey, AddrKey, PtrKey, AnyKey, ReaderResult work
 		t.Errorf("warning for %s, which works: %s", name, w)
 	}
 
@@ -144,6 +144,7 @@ func TestOddTypesAreWarnedAndFailAsWarned(t *testing.T) {
 			{"UintKey", map[uint8]int{1: 5}, "5"},
 			{"AddrKey", map[string]int{"10.0.0.1": 5}, "5"},
 			{"PtrKey", map[string]int{"x": 1}, "1"},
+			{"AnyKey", map[string]int{"x": 7}, "7"},
 		} {
 			got, err := ref.Invoke(ctx, c.method, c.arg)
 			if err != nil || fmt.Sprint(got) != c.want {

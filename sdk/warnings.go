@@ -194,13 +194,15 @@ func find(t reflect.Type, path string, result bool, seen map[reflect.Type]bool) 
 
 // stringKey reports whether the codecs decode a map key sent as a string
 // into a key of type k: a string, an integer (from its decimal text), a
-// type that decodes itself (encoding.TextUnmarshaler, customCodec), or a
-// pointer to one.
+// type that decodes itself (encoding.TextUnmarshaler, customCodec), any
+// or error, or a pointer to one.
 func stringKey(k reflect.Type) bool {
 	for k.Kind() == reflect.Pointer && !customCodec(k) {
 		k = k.Elem()
 	}
 	switch k.Kind() {
+	case reflect.Interface:
+		return k.NumMethod() == 0 || k == errType // any takes the string itself, error a string too
 	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return true

@@ -4,7 +4,7 @@
 // struct, an array, a float or a bool; return types that no codec
 // encodes; one variadic method, Sum, which the sdk skips; and methods
 // whose odd-looking types do work (error, fmt.Stringer, maps keyed by
-// integers, netip.Addr, *string), which must not be warned about.
+// integers, netip.Addr, *string, any), which must not be warned about.
 package main
 
 import (
@@ -63,6 +63,7 @@ func (odd) AddrKey(_ context.Context, m map[netip.Addr]int) (int, error) {
 	return m[netip.MustParseAddr("10.0.0.1")], nil
 }
 func (odd) PtrKey(_ context.Context, m map[*string]int) (int, error) { return len(m), nil }
+func (odd) AnyKey(_ context.Context, m map[any]int) (int, error)     { return m["x"], nil }
 func (odd) ReaderResult(context.Context) (io.Reader, error)          { return nil, nil }
 
 func main() { sdk.Serve(sdk.Plugins{Services: []sdk.Service{{Name: "acme.Odd", Impl: odd{}}}}) }
