@@ -207,9 +207,11 @@ func printProbe(w io.Writer, pr *pluginhost.Probe) {
 
 // serviceWarnings returns what the sdk found wrong in the services of a
 // service plugin (pluginrpc.ServiceDesc.Warnings): a method whose
-// argument or result type no codec can carry, which every call fails,
-// and pointer-receiver methods a value Impl leaves out, which are not
-// served. Warnings, not failures: the other methods work (tester F18).
+// argument type only null fills (a chan, an io.Reader, a complex number,
+// a map keyed by a struct) or whose result type no codec encodes, a
+// variadic method, which the sdk skips, and pointer-receiver methods a
+// value Impl leaves out, which are not served. Warnings, not failures:
+// the other methods work (tester F18, tester71 #5).
 func serviceWarnings(provides []pluginrpc.Description) []string {
 	var out []string
 	for _, d := range provides {

@@ -21,6 +21,10 @@ func (variadic) M(...int) {}
 
 type ok struct{}
 
+type okAndVariadic struct{ ok }
+
+func (okAndVariadic) Many(...string) error { return nil }
+
 func (ok) Hello(context.Context, string) (string, error) { return "", nil }
 func (ok) Quiet()                                        {}
 
@@ -38,11 +42,27 @@ func TestServiceMethodsAreChecked(t *testing.T) {
 			t.Errorf("%T: err %v, want %q", c.s.Impl, err, c.want)
 		}
 	}
-	h, err := newServiceHandler([]Service{{Name: "b.Svc", Impl: ok{}}, {Name: "a.Svc", Impl: &ok{}}})
+	// a variadic method beside a servable one is skipped, with a warning
+	// (tester71 #5: it used to fail the whole plugin)
+	h, err := newServiceHandler([]Service{{Name: "v.Svc", Impl: okAndVariadic{}}})
+	if err != nil {
+		t.Fatalf("a variadic method beside Hello: %v", err)
+	}
+	d := h.Describe()
+	want := "v.Svc.Many is not served (a call of it is SERVICE_NOT_FOUND): Many(...string) error: variadic; take a []string instead of ...string"
+	if strings.Join(d[0].Methods, ",") != "Hello,Quiet" || len(d[0].Warnings) != 1 || d[0].Warnings[0] != want {
+		t.Fatalf("describe %+v: want Methods [Hello Quiet] and the warning %q", d, want)
+	}
+	codec, _ := pluginrpc.CodecByName(pluginrpc.CodecMsgpack)
+	_, err = h.Invoke(context.Background(), "v.Svc", "Many", [][]byte{{0x90}}, codec, nil)
+	if se := (*spi.Error)(nil); !errors.As(err, &se) || se.Status != spi.StatusServiceNotFound || !strings.Contains(se.Message, "Many(...string) error: variadic") {
+		t.Fatalf("calling Many: %v, want SERVICE_NOT_FOUND saying it is variadic", err)
+	}
+	h, err = newServiceHandler([]Service{{Name: "b.Svc", Impl: ok{}}, {Name: "a.Svc", Impl: &ok{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := h.Describe()
+	d = h.Describe()
 	if len(d) != 2 || d[0].Name != "a.Svc" || strings.Join(d[1].Methods, ",") != "Hello,Quiet" {
 		t.Fatalf("describe %+v", d)
 	}
@@ -164,7 +184,7 @@ func TestF18ImplWarnings(t *testing.T) {
 		got[d.Name] = d.Warnings
 	}
 	want := []string{
-		"t.S.Nested argument 0 has type map[string][]chan int (its value element is a chan int)",
+		"t.S.Nested argument 0 has type map[string][]chan int (its value element is a chan int, which no codec can carry): any call that sends a non-null value there fails BAD_REQUEST",
 		"t.S.Result result has type func(),",
 		"t.S: Ptr of sdk.f18Svc has a pointer receiver",
 	}

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/airnode/airnode/internal/gotype"
+	"maps"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
+
+	"github.com/airnode/airnode/internal/gotype"
 
 	jsoncodec "github.com/airnode/airnode/extensions/codec/json"
 	"github.com/airnode/airnode/extensions/codec/msgpack"
@@ -24,6 +28,11 @@ import (
 // into, and return nothing, an error, a value, or a value and an error:
 //
 //	func (g *Greeter) Hello(ctx context.Context, name string) (string, error)
+//
+// A variadic method is not served (a call of it is SERVICE_NOT_FOUND
+// saying why), as Go's in-process Export skips one; the plugin serves
+// the others, and `airnode plugin check` warns of it and of argument and
+// result types no call can use (implWarnings).
 //
 // An error that is an *spi.Error crosses to the consumer with its Status;
 // any other error becomes SERVICE_ERROR with its text. A panic becomes
@@ -65,11 +74,12 @@ type method struct {
 type serviceHandler struct {
 	descs    []pluginrpc.ServiceDesc
 	services map[string]map[string]*method
-	unknown  map[string]*unknownFields // by service; filled before the first call
+	skipped  map[string]map[string]string // by service and method: why it is not served
+	unknown  map[string]*unknownFields    // by service; filled before the first call
 }
 
 func newServiceHandler(services []Service) (*serviceHandler, error) {
-	h := &serviceHandler{services: map[string]map[string]*method{}, unknown: map[string]*unknownFields{}}
+	h := &serviceHandler{services: map[string]map[string]*method{}, skipped: map[string]map[string]string{}, unknown: map[string]*unknownFields{}}
 	for _, s := range services {
 		if s.Name == "" || s.Impl == nil {
 			return nil, fmt.Errorf("sdk: service %q: Name and Impl are required", s.Name)
@@ -77,11 +87,12 @@ func newServiceHandler(services []Service) (*serviceHandler, error) {
 		if _, dup := h.services[s.Name]; dup {
 			return nil, fmt.Errorf("sdk: service %q listed twice", s.Name)
 		}
-		methods, err := reflectMethods(s.Impl)
+		methods, skipped, err := reflectMethods(s.Impl)
 		if err != nil {
 			return nil, fmt.Errorf("sdk: service %q: %w", s.Name, err)
 		}
 		h.services[s.Name] = methods
+		h.skipped[s.Name] = skipped
 		h.unknown[s.Name] = &unknownFields{}
 		d := pluginrpc.ServiceDesc{Name: s.Name}
 		for m, md := range methods {
@@ -92,23 +103,36 @@ func newServiceHandler(services []Service) (*serviceHandler, error) {
 		}
 		sort.Strings(d.Methods)
 		sort.Strings(d.WithoutContext)
-		d.Warnings = implWarnings(s.Name, s.Impl, methods)
+		d.Warnings = implWarnings(s.Name, s.Impl, methods, skipped)
 		h.descs = append(h.descs, d)
 	}
 	sort.Slice(h.descs, func(i, j int) bool { return h.descs[i].Name < h.descs[j].Name })
 	return h, nil
 }
 
-func reflectMethods(impl any) (map[string]*method, error) {
+// reflectMethods returns the methods of impl a plugin serves (its
+// exported methods) and the ones it skips, with why: a variadic method,
+// which the host's consumers cannot call (they send one value per
+// parameter; Go's in-process Export skips it too). It fails for a method
+// whose results are not nothing, an error, a value, or a value and an
+// error, and when no method is left to serve.
+func reflectMethods(impl any) (map[string]*method, map[string]string, error) {
 	v := reflect.ValueOf(impl)
 	t := v.Type()
 	out := map[string]*method{}
+	skipped := map[string]string{}
 	for i := range t.NumMethod() {
 		m := t.Method(i)
 		if !m.IsExported() {
 			continue
 		}
 		ft := m.Type // receiver is In(0)
+		if ft.IsVariadic() {
+			last := gotype.String(ft.In(ft.NumIn() - 1))
+			skipped[m.Name] = fmt.Sprintf("%s%s: variadic; take a %s instead of ...%s",
+				m.Name, strings.TrimPrefix(gotype.String(v.Method(i).Type()), "func"), last, strings.TrimPrefix(last, "[]"))
+			continue
+		}
 		md := &method{fn: v.Method(i)}
 		in := 1
 		if ft.NumIn() > 1 && ft.In(1) == ctxType {
@@ -128,21 +152,25 @@ func reflectMethods(impl any) (map[string]*method, error) {
 			}
 		case 2:
 			if ft.Out(1) != errType {
-				return nil, fmt.Errorf("method %s: a second result must be error", m.Name)
+				return nil, nil, fmt.Errorf("method %s: a second result must be error", m.Name)
 			}
 			md.value, md.err = true, true
 		default:
-			return nil, fmt.Errorf("method %s: at most two results (value, error)", m.Name)
-		}
-		if ft.IsVariadic() {
-			return nil, fmt.Errorf("method %s: variadic methods are not supported", m.Name)
+			return nil, nil, fmt.Errorf("method %s: at most two results (value, error)", m.Name)
 		}
 		out[m.Name] = md
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%T has no exported methods", impl)
+		if len(skipped) > 0 {
+			why := make([]string, 0, len(skipped))
+			for _, name := range slices.Sorted(maps.Keys(skipped)) {
+				why = append(why, skipped[name])
+			}
+			return nil, nil, fmt.Errorf("%T has no method to serve: not served: %s", impl, strings.Join(why, "; "))
+		}
+		return nil, nil, fmt.Errorf("%T has no exported methods", impl)
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 func (h *serviceHandler) Describe() []pluginrpc.ServiceDesc { return h.descs }
@@ -154,6 +182,9 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	}
 	m, ok := methods[name]
 	if !ok {
+		if why, skipped := h.skipped[service][name]; skipped {
+			return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q of a servable shape (%s)", service, name, why)
+		}
 		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q", service, name)
 	}
 	if len(args) != len(m.params) {

@@ -1,8 +1,8 @@
 // Command badmethods is a test service plugin, nu.S2, whose Impl is a
 // value with methods no call can use: Chan takes a chan, Hook returns a
 // struct holding a func, PtrOnly has a pointer receiver (left out of the
-// value's methods). Hello works. airnode plugin check must warn about
-// the three.
+// value's methods), Sum is variadic (skipped by the sdk). Hello works.
+// airnode plugin check must warn about the four.
 package main
 
 import (
@@ -28,6 +28,9 @@ func (S) Hook(context.Context) (Hooks, error) { return Hooks{Name: "h"}, nil }
 
 // Hello answers "Hello, <name>".
 func (S) Hello(_ context.Context, name string) (string, error) { return "Hello, " + name, nil }
+
+// Sum is variadic.
+func (S) Sum(_ context.Context, xs ...int) (int, error) { return len(xs), nil }
 
 // PtrOnly is on the pointer receiver.
 func (*S) PtrOnly(context.Context) (int, error) { return 1, nil }
