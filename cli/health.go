@@ -32,8 +32,8 @@ import (
 // them), and the services that depend on a plugin (a service plugin's
 // services, and every service whose provider filter chain holds a filter
 // plugin), which it unregisters when the plugin host gives up on that
-// plugin (restart: never, a clean exit under on-failure, a binary whose
-// sha256 no longer matches) and registers again should the plugin run
+// plugin (an exit under restart: never, a binary whose sha256 no longer
+// matches at a restart) and registers again should the plugin run
 // again: a provider that cannot serve a service does not stay in the
 // registry answering SERVICE_NOT_FOUND, or SERVER_ERROR from a filter that
 // fails closed, to every consumer that picks it (Dubbo's provider
@@ -76,7 +76,8 @@ func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *s
 	h.health.SetPlugins(func() []metrics.PluginUp {
 		var out []metrics.PluginUp
 		for _, i := range plugins.Plugins() {
-			out = append(out, metrics.PluginUp{Name: i.Name, Up: i.State == pluginhost.StateRunning})
+			out = append(out, metrics.PluginUp{Name: i.Name, Up: i.State == pluginhost.StateRunning,
+				Restarts: i.RestartsTotal, LastExit: i.LastExit})
 		}
 		return out
 	})
@@ -171,6 +172,7 @@ func (h *serveHealth) draining(ctx context.Context) {
 		why = signalName(sig) + " received, shutting down"
 	}
 	h.health.SetState(metrics.NodeDraining, why)
+	h.plugins.ShuttingDown() // a plugin's SIGTERM (systemd's, to every process) starts no handover now
 	h.stopWatching()
 }
 
@@ -256,7 +258,9 @@ func (h *serveHealth) sync(ctx context.Context) {
 			h.logger.Warn("airnode serve: "+kind+" is down for good: the service whose filter chain holds it is unregistered (calls by address fail, as the filter fails closed) and /ready answers 503 until it runs again",
 				"plugin", plugin, "service", service, "plugin_state", info.StateString())
 		default:
-			h.logger.Warn("airnode serve: plugin runs again: its service is registered again", "plugins", plugin, "service", service)
+			// info: it ends the incident the WARN above began (a count-WARN
+			// alert must not fire on the recovery; tester72 #6)
+			h.logger.Info("airnode serve: plugin runs again: its service is registered again", "plugins", plugin, "service", service)
 		}
 		if err == nil {
 			h.mu.Lock()

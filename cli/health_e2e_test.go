@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,5 +195,63 @@ func TestPluginRestartNeverDiesLeavesTheRegistry(t *testing.T) {
 	}
 	if code := p.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("serve exited %d", code)
+	}
+}
+
+// tester72 #1, #3, #4 and tester71 #12, with the real binary: a SIGTERM
+// to a service plugin under the default restart policy hands its calls
+// over to a new process (its service stays registered and ready); a
+// kill -9 is restarted; each counts in airnode_plugin_restarts_total and
+// /stats' plugin_restarts, and the last exit's time is in
+// airnode_plugin_last_exit_timestamp_seconds. At serve's stop the
+// plugin's exit is logged before "airnode serve: stopped", at info.
+func TestPluginSIGTERMHandoverAndRestartMetrics(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "plugins.yaml")
+	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: greeter, point: service, command: "+greeter+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, "127.0.0.1:0", filepath.Join(dir, "reg"), "--config", cfg, "--metrics", "127.0.0.1:0")
+	addr := metricsAddr(t, p)
+	waitProbe(t, addr, "/ready", http.StatusOK, "serving", 5*time.Second)
+	waitProbe(t, addr, "/metrics", http.StatusOK, `airnode_plugin_restarts_total{plugin="greeter"} 0`, time.Second)
+	pidOf := func(text string) int {
+		m := pluginPID.FindAllStringSubmatch(text, -1)
+		if len(m) == 0 {
+			t.Fatalf("serve did not start the plugin:\n%s", text)
+		}
+		pid, _ := strconv.Atoi(m[len(m)-1][2])
+		return pid
+	}
+	first := pidOf(p.logText())
+	if err := syscall.Kill(first, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitProbe(t, addr, "/metrics", http.StatusOK, `airnode_plugin_restarts_total{plugin="greeter"} 1`, 10*time.Second)
+	waitProbe(t, addr, "/ready", http.StatusOK, "serving", time.Second)
+	expectOK(t, call(t, nil, p.url("greeter.Greeter"), "Hello", `"Ann"`), `"Hello, Ann"`)
+	second := pidOf(p.logText())
+	if second == first || !strings.Contains(p.logText(), "took_over_from="+strconv.Itoa(first)) {
+		t.Fatalf("no handover after the plugin's SIGTERM:\n%s", p.logText())
+	}
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitProbe(t, addr, "/metrics", http.StatusOK, `airnode_plugin_restarts_total{plugin="greeter"} 2`, 10*time.Second)
+	waitProbe(t, addr, "/metrics", http.StatusOK, `airnode_plugin_last_exit_timestamp_seconds{plugin="greeter"} 1.`, time.Second)
+	waitProbe(t, addr, "/stats", http.StatusOK, "\"plugin_restarts\": {\n      \"greeter\": 2\n    }", time.Second)
+	waitProbe(t, addr, "/stats?format=text", http.StatusOK, "plugin restarts: greeter 2", time.Second)
+	waitProbe(t, addr, "/ready", http.StatusOK, "serving", 10*time.Second)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 15*time.Second); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	text := p.logText()
+	exited := strings.LastIndex(text, `msg="plugin process exited"`)
+	stopped := strings.Index(text, "airnode serve: stopped")
+	if exited < 0 || stopped < 0 || exited > stopped || !strings.Contains(text, `reason="the host is closing"`) {
+		t.Errorf("the plugin's exit at the stop is not logged before \"airnode serve: stopped\", with the host's reason:\n%s", text)
 	}
 }

@@ -101,6 +101,8 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 		// a consumer's log is the user's terminal: a filter plugin's
 		// panic is one line there, its stack at --log-level debug (F3)
 		opts = append(opts, pluginhost.WithPanicStackLevel(slog.LevelDebug))
+		// and the end of a plugin's outage shows at warn, as its start
+		opts = append(opts, pluginhost.WithRecoveryLevel(slog.LevelWarn))
 	}
 	host := pluginhost.New(cfg.Plugins, opts...)
 	err := cfg.CheckPluginNames(cat, file)

@@ -683,6 +683,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		}
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
+	// the plugins are stopped before "stopped" is said (the deferred
+	// Close then returns at once): their exit lines come before it
+	_ = plugins.Close()
 	logger.Info("airnode serve: stopped")
 	return nil
 }

@@ -28,7 +28,9 @@
 // kernel/pluginhost has the OS SIGKILL it as the host dies
 // (PR_SET_PDEATHSIG); elsewhere, and as a backup, it exits by itself
 // (status 3) within ParentPoll, 200 ms, of its parent changing; a
-// SIGTERM to the process group leaves it to the host to stop it (TermGrace).
+// SIGTERM leaves it to the host to stop it: the plugin asks the host to
+// hand its calls over to a new process and serves until it is closed
+// (TermGrace).
 // sdk/sdktest runs the conformance suites against an implementation in
 // process, through the same gRPC adaptation, without building a binary.
 package sdk

@@ -43,9 +43,15 @@ const ParentPoll = 200 * time.Millisecond
 
 // TermGrace is how long a plugin started by a host keeps serving after a
 // SIGTERM: the host stops its plugins itself when it shuts down, so a
-// SIGTERM sent to the whole process group (systemd, docker stop, kill
-// -TERM -PGID) must not kill a plugin the host is still using; a plugin
-// the host neither closes nor outlives within TermGrace exits anyway.
+// SIGTERM sent to every process of the service (systemd's control group,
+// kill -TERM -PGID) must not kill a plugin the host is still using while
+// it drains. On the SIGTERM the plugin asks the host for a handover
+// (pluginrpc.HandoverKey): an airnode host that is not closing starts a
+// new process of the binary, moves the calls to it and closes this one
+// once its calls in flight are done (an upgrade in place: replace the
+// binary, SIGTERM the plugin). A plugin the host neither closes nor
+// outlives within TermGrace exits anyway (status 0), and the host
+// restarts it under restart: on-failure or always.
 const TermGrace = 30 * time.Second
 
 // EnvLogLevel names the environment variable that sets the plugin's log
@@ -80,8 +86,9 @@ func Logger() hclog.Logger { return logger }
 // host, SIGINT is ignored (go-plugin's rule), so is SIGHUP (a closing ssh
 // session or a logrotate `kill -HUP` sent to the process group: the host
 // keeps serving, and a plugin never outlives its host, ParentPoll), and
-// SIGTERM only starts the TermGrace countdown (exit status 0), since the
-// host closes its plugins after its own shutdown.
+// SIGTERM asks the host for a handover to a new process and starts the
+// TermGrace countdown (exit status 0), since the host closes its plugins
+// after its own shutdown.
 func Serve(p Plugins) {
 	impl, err := p.impl()
 	if err != nil {
@@ -144,7 +151,8 @@ func onTerm(grace time.Duration, exit func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
 	<-ch
-	logger.Info("SIGTERM: serving until the host closes the plugin", "grace", grace.String())
+	logger.Info("SIGTERM: asking the host to hand the calls over to a new process; serving until the host closes this one",
+		"grace", grace.String(), pluginrpc.HandoverKey, "sigterm")
 	time.Sleep(grace)
 	exit()
 }

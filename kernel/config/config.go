@@ -24,9 +24,18 @@ const (
 
 // Plugin restart policies.
 const (
-	RestartAlways    = "always"     // restart whenever the plugin exits
-	RestartOnFailure = "on-failure" // restart when it exits non-zero or crashes (default)
-	RestartNever     = "never"      // leave it down; its extensions fail with an error
+	// RestartOnFailure (default) restarts, with backoff, every exit the
+	// host did not ask for: a crash, a kill, a non-zero status, and a
+	// status 0 too (an sdk plugin exits 0 after a SIGTERM the host did
+	// not send); only the host's own stop is final.
+	RestartOnFailure = "on-failure"
+	// RestartAlways restarts the same exits as RestartOnFailure: the
+	// host never stops a plugin it keeps using, so no exit it did not ask
+	// for is a success. Kept as a name configurations use.
+	RestartAlways = "always"
+	// RestartNever leaves the plugin down after any exit; its extensions
+	// fail with an error and serve unregisters what depends on it.
+	RestartNever = "never"
 )
 
 // Config is the whole of plugins.yaml.

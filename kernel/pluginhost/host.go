@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/kernel/config"
@@ -47,6 +48,16 @@ func WithPanicStackLevel(level slog.Level) Option {
 	return func(h *Host) { h.stackLevel = &level }
 }
 
+// WithRecoveryLevel sets the level of the line that says a restarted
+// plugin runs again ("plugin running" with restarted_after); default
+// slog.LevelInfo: it ends an incident, and a long-running host's alert
+// that counts warnings must not fire on the recovery. A one-shot command
+// that logs at warn (call, bench) passes slog.LevelWarn, so that the
+// user's terminal shows the end of an outage as well as its start.
+func WithRecoveryLevel(level slog.Level) Option {
+	return func(h *Host) { h.recoveryLevel = level }
+}
+
 // WithBackoff sets the first restart delay and its cap.
 func WithBackoff(first, max time.Duration) Option {
 	return func(h *Host) { h.backoff, h.maxBackoff = first, max }
@@ -58,6 +69,7 @@ type Host struct {
 	backoff, maxBackoff          time.Duration
 	pingEvery, unresponsiveAfter time.Duration // WithLiveness
 	stackLevel                   *slog.Level   // WithPanicStackLevel
+	recoveryLevel                slog.Level    // WithRecoveryLevel
 	envLevelOnce                 sync.Once     // warnLogLevel's warning about the environment's
 
 	procs []*proc
@@ -65,8 +77,10 @@ type Host struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	done    chan struct{} // closed by Close: supervisors stop restarting
-	wg      sync.WaitGroup
+	// shuttingDown: ShuttingDown was called; handovers are not started
+	shuttingDown atomic.Bool
+	done         chan struct{} // closed by Close: supervisors stop restarting
+	wg           sync.WaitGroup
 
 	changedMu sync.Mutex    // guards changed only; taken under a proc's mu
 	changed   chan struct{} // closed at the next state change of any plugin (Changed)
@@ -267,7 +281,18 @@ type PluginInfo struct {
 	Unresponsive bool
 	SilentSince  time.Time
 	PID          int
-	Restarts     int
+	// Restarts counts the quick exits in a row (the exponent of the
+	// restart backoff): reset once a process has run StableAfter.
+	Restarts int
+	// RestartsTotal counts every restart since the host started (each
+	// relaunch after an exit the host did not ask for, failed relaunches
+	// included, and each handover to a new process), never reset:
+	// airnode_plugin_restarts_total.
+	RestartsTotal int
+	// LastExit is when the plugin's process last exited without the host
+	// asking (a crash, a kill, an exit of its own); zero when it never
+	// did.
+	LastExit time.Time
 	// ProvidedPoints is set when the plugin failed to start because its
 	// binary does not provide Point, the point plugins.yaml declares it
 	// under: the points it does provide (pluginrpc.Points' order). Nil
@@ -288,8 +313,7 @@ func (i PluginInfo) StateString() string {
 }
 
 // GaveUp reports whether the host will not run the plugin again: it
-// failed (its first start failed, or it exited and its restart policy
-// does not restart it: restart: never, or on-failure after a clean exit)
+// failed (its first start failed, or it exited under restart: never)
 // or it was stopped (the host closed). A plugin restarting (with
 // backoff) or not started is not given up on. One failed plugin may run
 // again: a restart refused because its binary's sha256 is no longer the
@@ -311,8 +335,8 @@ func (h *Host) Plugins() []PluginInfo {
 // Plugins, then waits on the channel it took before reading, so that no
 // change is missed (the level-triggered pattern of a condition variable
 // with a channel). The host gives up on a plugin (GaveUp) when it exits
-// under restart: never, or exits cleanly under on-failure, or its binary's
-// sha256 no longer matches at a restart; `airnode serve` then unregisters
+// under restart: never, or its binary's sha256 no longer matches at a
+// restart; `airnode serve` then unregisters
 // the services that depend on it (a service plugin's, and those whose
 // provider filter chain holds a filter plugin). Never blocks; safe for
 // concurrent use.
@@ -353,6 +377,18 @@ func (h *Host) Close() error {
 	wg.Wait()
 	h.wg.Wait()
 	return nil
+}
+
+// ShuttingDown tells the host that its node has begun to shut down (it
+// closes the host last): from then on a plugin's request for a handover
+// (pluginrpc.HandoverKey: an sdk plugin that got a SIGTERM, as every
+// process of a systemd service does when it is stopped) starts no new
+// process; the plugin serves the node's drain until Close. Exits are still
+// restarted. Idempotent; safe for concurrent use, and on a nil Host.
+func (h *Host) ShuttingDown() {
+	if h != nil {
+		h.shuttingDown.Store(true)
+	}
 }
 
 // spawn runs f as a goroutine owned by h, unless h is closed.

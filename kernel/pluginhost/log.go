@@ -30,7 +30,7 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Trace, // the host's handler decides what shows
-		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel},
+		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel, func() { p.requestHandover(tail) }},
 		JSONFormat:  true,
 		DisableTime: true,
 	})
@@ -63,6 +63,9 @@ type slogWriter struct {
 	// attribute (a recovered panic's), logged as a record of its own
 	// after the one it is taken from (WithPanicStackLevel)
 	stackLevel *slog.Level
+	// handover is called for a record of the plugin's own logger that
+	// carries pluginrpc.HandoverKey: the plugin asks for a handover
+	handover func()
 }
 
 // renamed are keys of go-plugin's records that would repeat the host
@@ -88,6 +91,10 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	if msg == "plugin process exited" && w.tail != nil && w.tail.starting() {
 		return len(b), nil // a failed start: its error says how the process ended
 	}
+	why := w.tail.hostStop()
+	if why != "" && msg == "plugin failed to exit gracefully" {
+		return len(b), nil // said by "plugin process exited" below, with the reason
+	}
 	if pid, ok := rec["pid"].(float64); ok && msg == "plugin started" && w.tail != nil {
 		w.tail.pid.Store(int64(pid))
 	}
@@ -95,6 +102,17 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	level, ok := hclogLevels[lv]
 	if !ok {
 		level = slog.LevelInfo
+	}
+	if why != "" && msg == "plugin process exited" {
+		// The host stopped it: go-plugin's ERROR for a process it had to
+		// kill ("signal: killed") is the host's own doing, said at warn
+		// with why; an exit on request is info (tester71 #12).
+		level = slog.LevelInfo
+		if e, _ := rec["error"].(string); e != "" {
+			level = slog.LevelWarn
+			why += fmt.Sprintf("; it did not exit within %v of the host's request to close, so the host killed it", gracefulExit)
+		}
+		rec["reason"] = why
 	}
 	var attrs []slog.Attr
 	var stack any
@@ -126,6 +144,9 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		attrs = append(attrs, slog.String("stream", "stderr"))
 	} else if own && w.tail != nil && level >= slog.LevelInfo {
 		w.tail.note(msg) // a record of the plugin's own logger (not go-plugin's debug "plugin address")
+	}
+	if _, asked := rec[pluginrpc.HandoverKey]; asked && own && w.handover != nil {
+		defer w.handover() // after its record: the host's lines about it follow
 	}
 	w.l.LogAttrs(context.Background(), level, msg, attrs...)
 	if stack != nil {
@@ -162,11 +183,47 @@ type startTail struct {
 
 	bound lineBound // of the stderr lines after the start's outcome
 
+	// stopBy says why the host stops the process, set just before it
+	// stops it ("" until then): slogWriter then logs go-plugin's "plugin
+	// process exited" at info, or at warn when the host had to kill it,
+	// with it as the reason, not as a failure
+	stopBy atomic.Pointer[string]
+	// inflight counts the host's gRPC calls to the process now (launch's
+	// interceptor): a handover closes the old process once it is 0
+	inflight atomic.Int64
+	// handoverAsked: the process asked for a handover (requestHandover
+	// acts on the first request only)
+	handoverAsked atomic.Bool
+
 	// pid is the process's id once go-plugin has started it (its "plugin
 	// started" record), 0 before: launch kills its group when the start
 	// is cut short (go-plugin's Client holds its lock for the whole
 	// handshake, so its Kill cannot)
 	pid atomic.Int64
+}
+
+// gracefulExit is how long go-plugin's Kill waits for a plugin to exit on
+// its request before it kills it.
+const gracefulExit = 2 * time.Second
+
+// stoppedByHost records, before the host stops the process, why it does
+// (the host is closing). Safe on a nil t.
+func (t *startTail) stoppedByHost(why string) {
+	if t != nil {
+		t.stopBy.Store(&why)
+	}
+}
+
+// hostStop returns why the host stopped the process, "" when it did not.
+// Safe on a nil t.
+func (t *startTail) hostStop() string {
+	if t == nil {
+		return ""
+	}
+	if w := t.stopBy.Load(); w != nil {
+		return *w
+	}
+	return ""
 }
 
 // heldLine is a raw stderr line held until the start's outcome.

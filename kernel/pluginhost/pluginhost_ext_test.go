@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/p2c/cmd/p2c",
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
+		"github.com/airnode/airnode/cli/testdata/badmethods",
 		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work", "./testdata/plug3a")
 }
 
@@ -65,7 +66,14 @@ func startHost(t *testing.T, specs ...config.Plugin) (*pluginhost.Host, *extensi
 // startHostLogging is startHost with the host logging to logger.
 func startHostLogging(t *testing.T, logger *slog.Logger, specs ...config.Plugin) (*pluginhost.Host, *extension.Catalogs, error) {
 	t.Helper()
-	h := pluginhost.New(specs, pluginhost.WithLogger(logger), pluginhost.WithBackoff(50*time.Millisecond, time.Second))
+	return startHostWith(t, []pluginhost.Option{pluginhost.WithLogger(logger)}, specs...)
+}
+
+// startHostWith is startHost with the host's options opts (a backoff of
+// 50ms to 1s comes first: opts may change it).
+func startHostWith(t *testing.T, opts []pluginhost.Option, specs ...config.Plugin) (*pluginhost.Host, *extension.Catalogs, error) {
+	t.Helper()
+	h := pluginhost.New(specs, append([]pluginhost.Option{pluginhost.WithLogger(testLogger(t)), pluginhost.WithBackoff(50*time.Millisecond, time.Second)}, opts...)...)
 	t.Cleanup(func() { _ = h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -177,11 +185,14 @@ func TestLoadBalancePluginSelectsAndIsListed(t *testing.T) {
 // default while the plugin is down, and the plugin is back within the backoff.
 // At warn, the level call and bench log at, the log shows the plugin's end
 // as well as its failure (nu48 F6: they were INFO, so the plugin looked
-// down for the rest of the run): "plugin running" with restarted_after and
-// "plugin balancer answers again" with fell_back and after.
+// down for the rest of the run): "plugin running" with restarted_after
+// (WithRecoveryLevel(warn), as call and bench set it; info by default,
+// TestRestartCountedAndRecoveryAtInfo) and "plugin balancer answers
+// again" with fell_back and after.
 func TestKill9PluginDuringCalls(t *testing.T) {
 	var logs logbuf.Buffer
-	h, c, err := startHostLogging(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), p2cSpec())
+	h, c, err := startHostWith(t, []pluginhost.Option{pluginhost.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		pluginhost.WithRecoveryLevel(slog.LevelWarn)}, p2cSpec())
 	if err != nil {
 		t.Fatal(err)
 	}

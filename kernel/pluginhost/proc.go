@@ -47,22 +47,34 @@ type proc struct {
 
 	cur atomic.Pointer[live]
 
+	// launchMu serializes the launches of a new process: a restart's and
+	// a handover's
+	launchMu sync.Mutex
+	// takeover is the pid of the process a launch in progress takes over
+	// from (handover), 0 otherwise
+	takeover int
+
 	mu       sync.Mutex
 	state    State
 	reason   string
 	version  int
 	pid      int
-	restarts int
-	gen      uint64
-	desc     pluginrpc.Description
-	client   *plugin.Client
-	cmd      *exec.Cmd // client's process
-	changed  chan struct{}
-	everRan  bool
-	exited   time.Time // when the running process exited; zero before the first exit
-	probe    bool      // one unsupervised run (Probe)
-	check    bool      // with probe: Describe spec.Point as a supervised start does (Host.CheckPoints)
-	startErr error     // why the first launch failed (StateFailed, never ran)
+	restarts int // quick exits in a row: the backoff's exponent
+	// restartsTotal counts every restart (each relaunch after an exit the
+	// host did not ask for, each handover), never reset:
+	// airnode_plugin_restarts_total
+	restartsTotal int
+	gen           uint64
+	desc          pluginrpc.Description
+	client        *plugin.Client
+	cmd           *exec.Cmd  // client's process
+	tail          *startTail // client's log state: stop marks it stopped by the host
+	changed       chan struct{}
+	everRan       bool
+	exited        time.Time // when the running process exited; zero before the first exit
+	probe         bool      // one unsupervised run (Probe)
+	check         bool      // with probe: Describe spec.Point as a supervised start does (Host.CheckPoints)
+	startErr      error     // why the first launch failed (StateFailed, never ran)
 	// points: the points the binary provides, when its Describe said it
 	// does not provide spec.Point (PluginInfo.ProvidedPoints)
 	points []string
@@ -129,7 +141,8 @@ func (p *proc) info() PluginInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	i := PluginInfo{Name: p.spec.Name, Point: p.spec.Point, Path: p.path, ProtocolVersion: p.version,
-		State: p.state, Reason: p.reason, Restarts: p.restarts, ProvidedPoints: slices.Clone(p.points)}
+		State: p.state, Reason: p.reason, Restarts: p.restarts, RestartsTotal: p.restartsTotal,
+		LastExit: p.exited, ProvidedPoints: slices.Clone(p.points)}
 	if p.state == StateRunning {
 		i.PID = p.pid
 		if p.silentGen == p.gen && !p.silentSince.IsZero() {
@@ -230,7 +243,12 @@ func (p *proc) launch(ctx context.Context) error {
 		SyncStdout:       &lineLogger{l: p.log, stream: "stdout"},
 		SyncStderr:       &lineLogger{l: p.log, stream: "stderr"},
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage))},
+			grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessage), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessage)),
+			grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+				tail.inflight.Add(1) // a handover waits for the old process's calls
+				defer tail.inflight.Add(-1)
+				return invoker(ctx, method, req, reply, cc, opts...)
+			})},
 	})
 	began := time.Now()
 	rpcClient, err := handshake(ctx, client, tail)
@@ -277,24 +295,31 @@ func (p *proc) launch(ctx context.Context) error {
 	p.mu.Lock()
 	if p.h.closing() {
 		p.mu.Unlock()
+		tail.stoppedByHost("the host is closing")
 		stopProcess(client, cmd, killGrace)
 		return fail("host is closing")
 	}
 	p.gen++
-	gen, first, exited := p.gen, !p.everRan, p.exited
-	p.client, p.cmd, p.desc, p.pid, p.version, p.everRan = client, cmd, desc, pid, client.NegotiatedVersion(), true
+	gen, first, exited, from := p.gen, !p.everRan, p.exited, p.takeover
+	p.client, p.cmd, p.tail, p.desc, p.pid, p.version, p.everRan = client, cmd, tail, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
 	p.mu.Unlock()
-	if exited.IsZero() {
+	switch {
+	case from != 0:
+		p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion(), "took_over_from", from)
+	case exited.IsZero():
 		p.log.Info("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion())
-	} else {
-		// The end of the ERROR/WARN lines of its exit, at the level a
-		// reader of those sees (call and bench log at warn).
-		p.log.Warn("plugin running", "path", p.path, "pid", pid, "protocol", client.NegotiatedVersion(),
-			"restarted_after", time.Since(exited).Round(time.Millisecond))
+	default:
+		// The end of the WARN lines of its exit: info by default, as
+		// every line that ends an incident (an alert counting WARN lines
+		// must not fire on the recovery; tester72 #6); warn for call and
+		// bench, which log at warn (WithRecoveryLevel).
+		p.log.Log(context.Background(), p.h.recoveryLevel, "plugin running", "path", p.path, "pid", pid,
+			"protocol", client.NegotiatedVersion(), "restarted_after", time.Since(exited).Round(time.Millisecond))
 	}
 	if first {
 		p.noteOwnName(desc.Name)
+		p.warnService(desc)
 	}
 
 	if p.probe {
@@ -302,6 +327,7 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	started := time.Now()
 	if !p.h.spawn(func() { p.supervise(client, cmd, c, started, tail) }) {
+		tail.stoppedByHost("the host is closing")
 		stopProcess(client, cmd, killGrace)
 		return nil
 	}
@@ -389,6 +415,19 @@ func (p *proc) noteOwnName(own string) {
 	}
 	p.log.Info(fmt.Sprintf("plugin's %s calls itself %q but is declared as %q: the declared name is used (%s); %q does not select it",
 		p.spec.Point, own, p.spec.Name, selectByName(p.spec.Point, p.spec.Name), own), "own_name", own)
+}
+
+// warnService logs, at warn, each problem the sdk found in the services
+// of a service plugin (pluginrpc.ServiceDesc.Warnings, what `airnode
+// plugin check` prints: a variadic method not served, an argument type
+// only null fills), once, when the plugin first runs, as Export logs the
+// methods of an in-process service it does not serve.
+func (p *proc) warnService(desc pluginrpc.Description) {
+	for _, s := range desc.Services {
+		for _, w := range s.Warnings {
+			p.log.Warn("service plugin: "+w, "service", s.Name)
+		}
+	}
 }
 
 // selectByName says how a URL selects the extension catalogued as name at
@@ -590,10 +629,10 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	select {
 	case <-c.Done():
 	case <-p.h.done:
-		return // stop() kills it
+		return // stop() kills it (handover the process it replaced)
 	}
-	if p.h.closing() {
-		return
+	if p.h.closing() || p.replaced(tail) {
+		return // handed over: handover stops and reaps it
 	}
 	p.mu.Lock()
 	p.exited = time.Now()
@@ -617,7 +656,13 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	if panicked := tail.panicked(); panicked != "" {
 		why = []any{"panic", panicked}
 	}
-	if policy == config.RestartNever || policy == config.RestartOnFailure && ok {
+	// Any exit the host did not ask for is restarted unless the policy
+	// is never, status 0 included: an sdk plugin exits 0 after a SIGTERM
+	// the host did not send (sdk.TermGrace), as a plugin that shuts down
+	// gracefully on SIGTERM does; read as a deliberate stop, one polite
+	// signal left the service down for good (tester72 #1). Only the
+	// host's own stop (Close) is final.
+	if policy == config.RestartNever {
 		p.mu.Lock()
 		p.setStateLocked(StateFailed, status+" (restart: "+policy+")", nil)
 		p.mu.Unlock()
@@ -637,7 +682,12 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	reason := status
 	for attempt := 0; ; attempt++ {
 		p.mu.Lock()
+		if p.tail != tail { // a handover's new process took over meanwhile
+			p.mu.Unlock()
+			return
+		}
 		p.restarts++
+		p.restartsTotal++
 		p.setStateLocked(StateRestarting, fmt.Sprintf("%s; restart in %v", reason, backoff), nil)
 		p.mu.Unlock()
 		if attempt == 0 {
@@ -650,7 +700,13 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 			return
 		case <-time.After(backoff):
 		}
+		p.launchMu.Lock()
+		if p.replaced(tail) {
+			p.launchMu.Unlock()
+			return
+		}
 		err := p.launch(context.Background())
+		p.launchMu.Unlock()
 		var sum *checksumError
 		if errors.As(err, &sum) {
 			err = p.awaitChecksum(err, sum)
@@ -661,6 +717,101 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 		reason = err.Error()
 		backoff = min(backoff*2, p.h.maxBackoff)
 	}
+}
+
+// replaced reports whether the process of tail is no longer the
+// plugin's current one: a handover's new process took over.
+func (p *proc) replaced(tail *startTail) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tail != tail
+}
+
+// handoverDrain bounds how long a handover waits for the calls in flight
+// in the old process to end before it closes it (sdk.TermGrace: the old
+// process exits by itself then anyway).
+const handoverDrain = 30 * time.Second
+
+// requestHandover acts on the first request for a handover of the process
+// of tail (its log record with pluginrpc.HandoverKey): handover, on a
+// goroutine of the host's.
+func (p *proc) requestHandover(tail *startTail) {
+	if p.probe || !tail.handoverAsked.CompareAndSwap(false, true) {
+		return
+	}
+	p.h.spawn(func() { p.handover(tail) })
+}
+
+// handover replaces the running process of old by a new process of the
+// binary, which the plugin asked for (the sdk does on a SIGTERM the host
+// did not send: an operator's polite restart, an upgrade in place): it
+// starts the new process as a restart does (the pinned sha256 checked),
+// and once it runs every new call goes to it; then it waits, up to
+// handoverDrain, until the old process has no call in flight, and closes
+// it. The service stays registered and no call is refused meanwhile. Not
+// when the host is closing, nor when the old process is no longer the
+// running one (it exited: the supervisor restarts it). A new process
+// that fails to start leaves the old one serving, with one warning; it
+// exits at its sdk.TermGrace and is restarted as any exit is.
+func (p *proc) handover(old *startTail) {
+	p.launchMu.Lock()
+	p.mu.Lock()
+	running := p.tail == old && p.state == StateRunning
+	client, cmd, pid := p.client, p.cmd, p.pid
+	if running && !p.h.shuttingDown.Load() {
+		p.takeover = pid
+	}
+	p.mu.Unlock()
+	if !running || p.h.closing() || p.h.shuttingDown.Load() {
+		p.launchMu.Unlock()
+		if running && !p.h.closing() {
+			p.log.Info("plugin asked for a handover, but the node is shutting down: it serves until the host closes it", "pid", pid)
+		}
+		return
+	}
+	p.log.Info("plugin asked for a handover (a SIGTERM the host did not send): starting a new process to take over its calls", "pid", pid)
+	began := time.Now()
+	err := p.launch(context.Background())
+	p.mu.Lock()
+	p.takeover = 0
+	if err == nil {
+		p.restartsTotal++
+	}
+	newPid := p.pid
+	p.mu.Unlock()
+	p.launchMu.Unlock()
+	if err != nil {
+		if !p.h.closing() {
+			p.log.Warn("plugin handover failed: the running process serves on; it is restarted when it exits (the sdk's within 30s)",
+				"pid", pid, "err", err)
+		}
+		return
+	}
+	// A call that read the old client just before the switch may start a
+	// moment later: the old process counts as drained once it has had no
+	// call in flight for settle.
+	const settle = 50 * time.Millisecond
+	deadline := time.Now().Add(handoverDrain)
+	var idle time.Time
+	for time.Now().Before(deadline) {
+		if old.inflight.Load() > 0 {
+			idle = time.Time{}
+		} else if idle.IsZero() {
+			idle = time.Now()
+		} else if time.Since(idle) >= settle {
+			break
+		}
+		select {
+		case <-p.h.done:
+			deadline = time.Now() // closing: stop it now
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	left := old.inflight.Load()
+	old.stoppedByHost(fmt.Sprintf("handed over to pid %d", newPid))
+	stopProcess(client, cmd, killGrace)
+	p.log.Info("plugin handover done: the old process was stopped", "old_pid", pid, "pid", newPid,
+		"took", time.Since(began).Round(time.Millisecond), "calls_cut", left)
 }
 
 // checksumError is a plugin binary whose sha256 is not the one plugins.yaml
@@ -705,7 +856,12 @@ func (p *proc) awaitChecksum(err error, sum *checksumError) error {
 			continue
 		}
 		p.log.Info("plugin binary's sha256 is the pinned one again; starting it", "sha256", got)
+		p.mu.Lock()
+		p.restartsTotal++
+		p.mu.Unlock()
+		p.launchMu.Lock()
 		err := p.launch(context.Background())
+		p.launchMu.Unlock()
 		var again *checksumError
 		if errors.As(err, &again) { // replaced between the check and the launch
 			sum = again
@@ -728,9 +884,10 @@ func (p *proc) backoffLocked() time.Duration {
 // stop kills the process (graceful first) and marks the plugin stopped.
 func (p *proc) stop() {
 	p.mu.Lock()
-	client, cmd := p.client, p.cmd
+	client, cmd, tail := p.client, p.cmd, p.tail
 	p.mu.Unlock()
 	if client != nil {
+		tail.stoppedByHost("the host is closing")
 		stopProcess(client, cmd, killGrace)
 	}
 	p.mu.Lock()

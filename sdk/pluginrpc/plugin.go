@@ -48,6 +48,15 @@ var Handshake = plugin.HandshakeConfig{
 // in plugins.yaml sets it.
 const EnvLogLevel = "AIRNODE_PLUGIN_LOG"
 
+// HandoverKey is the attribute of the log record by which a plugin asks
+// its host to hand its calls over to a new process of its binary (the sdk
+// logs it on a SIGTERM the host did not send: an operator's polite
+// restart, an upgrade in place). The host, unless it is closing, starts a
+// new process, sends every new call to it once it runs, lets the calls in
+// flight in the old one finish and then closes the old one. Its value
+// says why ("sigterm").
+const HandoverKey = "airnode_handover"
+
 // Impl is what a plugin process serves; nil fields are not served.
 type Impl struct {
 	LoadBalance spi.LoadBalanceBuilder

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,10 +24,15 @@ const (
 )
 
 // PluginUp is one plugin's name and whether its process runs now
-// (airnode_plugin_up 1 or 0).
+// (airnode_plugin_up 1 or 0), how many times the host restarted it
+// (airnode_plugin_restarts_total) and when its process last exited
+// without the host asking (airnode_plugin_last_exit_timestamp_seconds;
+// zero: never, and the series is left out).
 type PluginUp struct {
-	Name string
-	Up   bool
+	Name     string
+	Up       bool
+	Restarts int
+	LastExit time.Time
 }
 
 // HealthReport is a node's readiness in /stats ("health"): Ready and, when
@@ -38,6 +44,9 @@ type HealthReport struct {
 	State   NodeState       `json:"state"`
 	Reason  string          `json:"reason"`  // "" when ready
 	Plugins map[string]bool `json:"plugins"` // {} without plugins
+	// PluginRestarts is each plugin's restart count since the node
+	// started (airnode_plugin_restarts_total; {} without plugins).
+	PluginRestarts map[string]int `json:"plugin_restarts"`
 	// Warnings are the failing AddWarning conditions, "name: error",
 	// which do not make the node unready ([] when none fails).
 	Warnings []string `json:"warnings"`
@@ -191,9 +200,10 @@ func (h *Health) pluginList() []PluginUp {
 func (h *Health) Report() HealthReport {
 	ok, reason := h.Ready()
 	rep := HealthReport{Ready: ok, State: h.State(), Reason: reason,
-		Plugins: map[string]bool{}, Warnings: []string{}} // {} and [] in JSON, never absent
+		Plugins: map[string]bool{}, PluginRestarts: map[string]int{}, Warnings: []string{}} // {} and [] in JSON, never absent
 	for _, p := range h.pluginList() {
 		rep.Plugins[p.Name] = p.Up
+		rep.PluginRestarts[p.Name] = p.Restarts
 	}
 	for _, w := range h.warningList() {
 		if w.err != nil {
@@ -245,6 +255,10 @@ var (
 		"1 while the named condition fails: reported, but the node stays ready (a registry whose session expired).", []string{"check"}, nil)
 	pluginUpDesc = prometheus.NewDesc("airnode_plugin_up",
 		"1 while the plugin's process runs, 0 while it is restarting, failed or stopped.", []string{"plugin"}, nil)
+	pluginRestartsDesc = prometheus.NewDesc("airnode_plugin_restarts_total",
+		"Restarts of the plugin since the node started: each relaunch after an exit the host did not ask for (a crash, a kill, an exit of its own), failed relaunches included, and each handover to a new process (a SIGTERM to an sdk plugin).", []string{"plugin"}, nil)
+	pluginLastExitDesc = prometheus.NewDesc("airnode_plugin_last_exit_timestamp_seconds",
+		"Unix time when the plugin's process last exited without the host asking; absent while it never did.", []string{"plugin"}, nil)
 )
 
 // healthCollector exports h's state to Prometheus.
@@ -255,6 +269,8 @@ func (c healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- drainingDesc
 	ch <- warningDesc
 	ch <- pluginUpDesc
+	ch <- pluginRestartsDesc
+	ch <- pluginLastExitDesc
 }
 
 func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -266,6 +282,10 @@ func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range c.h.pluginList() {
 		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, boolValue(p.Up), p.Name)
+		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts), p.Name)
+		if !p.LastExit.IsZero() {
+			ch <- prometheus.MustNewConstMetric(pluginLastExitDesc, prometheus.GaugeValue, float64(p.LastExit.UnixNano())/1e9, p.Name)
+		}
 	}
 }
 

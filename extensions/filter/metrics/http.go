@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -194,6 +195,10 @@ func WriteRejected(w io.Writer, counters map[string]uint64) error {
 //	node: serving, ready
 //	node: draining, not ready: draining: SIGTERM signal received
 //	node: serving, ready; warning: registry: session expired
+//	node: serving, ready; plugin restarts: greeter 3
+//
+// "plugin restarts" lists the plugins restarted at least once since the
+// node started, with their count (airnode_plugin_restarts_total).
 func WriteHealth(w io.Writer, h HealthReport) error {
 	line := "node: " + string(h.State) + ", ready"
 	if !h.Ready {
@@ -208,6 +213,15 @@ func WriteHealth(w io.Writer, h HealthReport) error {
 	if len(down) > 0 {
 		slices.Sort(down)
 		line += "; plugins down: " + strings.Join(down, ", ")
+	}
+	var restarted []string
+	for _, name := range slices.Sorted(maps.Keys(h.PluginRestarts)) {
+		if n := h.PluginRestarts[name]; n > 0 {
+			restarted = append(restarted, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	if len(restarted) > 0 {
+		line += "; plugin restarts: " + strings.Join(restarted, ", ")
 	}
 	for _, warn := range h.Warnings {
 		line += "; warning: " + warn
