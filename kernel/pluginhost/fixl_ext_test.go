@@ -189,3 +189,23 @@ func TestKillAtCloseSaysTheHostStoppedIt(t *testing.T) {
 		t.Errorf("log at the kill of a plugin that did not exit in time lacks %s, or has an ERROR:\n%s", want, text)
 	}
 }
+
+// Under restart: never a SIGTERM to an sdk plugin starts no new process
+// (that policy starts none after the first), with one warning saying so.
+func TestNoHandoverUnderRestartNever(t *testing.T) {
+	h, logs := logHost(t, nil, config.Plugin{Name: "greeter", Point: pluginhost.PointService, Command: binary("greeter"), Restart: config.RestartNever})
+	pid := info(t, h, "greeter").PID
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), `level=WARN msg="plugin asked for a handover, but its restart policy is never`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning of the refused handover:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if i := info(t, h, "greeter"); i.PID != pid || i.State != pluginhost.StateRunning || i.RestartsTotal != 0 {
+		t.Fatalf("after a SIGTERM under restart: never: %+v, want pid %d still running", i, pid)
+	}
+}

@@ -752,20 +752,27 @@ func (p *proc) requestHandover(tail *startTail) {
 // when the host is closing, nor when the old process is no longer the
 // running one (it exited: the supervisor restarts it). A new process
 // that fails to start leaves the old one serving, with one warning; it
-// exits at its sdk.TermGrace and is restarted as any exit is.
+// exits at its sdk.TermGrace and is restarted as any exit is. Under
+// restart: never no new process is started: that policy starts none
+// after the first.
 func (p *proc) handover(old *startTail) {
 	p.launchMu.Lock()
 	p.mu.Lock()
 	running := p.tail == old && p.state == StateRunning
 	client, cmd, pid := p.client, p.cmd, p.pid
-	if running && !p.h.shuttingDown.Load() {
+	if running && !p.h.shuttingDown.Load() && p.spec.Restart != config.RestartNever {
 		p.takeover = pid
 	}
 	p.mu.Unlock()
-	if !running || p.h.closing() || p.h.shuttingDown.Load() {
+	if !running || p.h.closing() || p.h.shuttingDown.Load() || p.spec.Restart == config.RestartNever {
 		p.launchMu.Unlock()
-		if running && !p.h.closing() {
+		switch {
+		case !running || p.h.closing():
+		case p.h.shuttingDown.Load():
 			p.log.Info("plugin asked for a handover, but the node is shutting down: it serves until the host closes it", "pid", pid)
+		default:
+			p.log.Warn("plugin asked for a handover, but its restart policy is never: no new process is started; it serves until it exits, then it is down",
+				"pid", pid)
 		}
 		return
 	}
