@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,9 @@ import (
 // established within connect.timeout, or at once while ZooKeeper is known
 // to be down — from the interface's file.cache list if it holds one (a
 // warning gives its age); without a cache entry Subscribe fails as Lookup
-// does. A providers node whose ACL refuses this client fails Subscribe at
+// does, or, when the registry URL says check=false, logs a warning and
+// pushes an empty first list, the providers following when a session
+// comes. A providers node whose ACL refuses this client fails Subscribe at
 // once with ZooKeeper's "not authenticated" and what to do (readable).
 func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	iface, m, err := consumerOf(consumer)
@@ -37,9 +40,19 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	}
 	// With no session after connect.timeout and nothing in file.cache, no
 	// provider list can come: say so now instead of leaving the caller to
-	// wait out its own deadline.
+	// wait out its own deadline — unless the registry URL says check=false
+	// (Dubbo's registry check off): then the first list is empty and the
+	// providers come with the session (tester71 #11: a consumer started
+	// before ZooKeeper, which Reference.WaitAvailable then waits for).
+	unlisted := false
 	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
-		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
+		if r.p.check || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w; add %s=false to the registry URL to start with no provider and list them when ZooKeeper answers (Dubbo's registry check)",
+				r.downError(ctx, "no "+KeyFileCache+" entry for "+iface), KeyCheck)
+		}
+		r.log.Warn("zookeeper registry: no session yet; no provider listed until one is (check=false)", "interface", iface,
+			"last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
+		unlisted = true
 	}
 	if err := r.readable(iface); err != nil {
 		return nil, err
@@ -69,6 +82,10 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 		match:     m,
 		pusher:    push.New(notify),
 		listedGen: -1,
+	}
+	if unlisted {
+		s.pusher.Push(nil) // the first list: none yet
+		s.pushed, s.lastEmpty, s.triedCache = true, true, true
 	}
 	w.subs[s] = struct{}{}
 	select {
