@@ -358,6 +358,11 @@ type lsServiceJS struct {
 	// any registry: a scheme no transport serves, no port); omitted when
 	// there are none.
 	Invalid []lsInvalid `json:"invalid,omitempty"`
+	// Rules are the Dubbo Admin rules of the service's interface, which
+	// airnode does not apply (zookeeper: the Dubbo 2.6 configurators and
+	// routers nodes that hold some, and the Dubbo 2.7/3 config center's
+	// rules by path); omitted when there are none.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // lsProvider is one provider entry of registry ls --json: the table's
@@ -517,6 +522,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		}
 	}
 	consumers, consumersWhy := consumerCounts(ctx, reg, services)
+	rr, _ := reg.(rulesReader)
+	if summary || note != nil {
+		rr = nil // the summary has no room for them; file.cache's lists: ZooKeeper is down
+	}
+	rulesText, rulesPaths := rulePaths(ctx, rr, services)
 	nUnread, firstUnread := unreadableIn(reg)
 	if nUnread > 0 && nothingListed(lists, invalid) {
 		return nothingReadError(desc, nUnread, firstUnread)
@@ -564,6 +574,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			for _, iv := range invalid[i] {
 				s.Invalid = append(s.Invalid, lsInvalid{Name: iv.Name, Path: iv.Path, Why: iv.Why})
 			}
+			s.Rules = rulesPaths[i]
 			out.Services = append(out.Services, s)
 		}
 		jw.out = &out
@@ -616,6 +627,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		fmt.Fprintf(tw, "%s\t(%s%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)-nOff), nStale, nDisabled, nInvalid, ages[i])
 		for _, iv := range invalid[i] {
 			fmt.Fprintf(tw, "  invalid entry %s (consumers skip it): %s\n", iv.Path, iv.Why)
+		}
+		if len(rulesText[i]) > 0 {
+			fmt.Fprintf(tw, "  Dubbo Admin rules airnode does not apply (overrides, routes): %s\n", strings.Join(rulesText[i], ", "))
 		}
 		if len(providers) == 0 {
 			if len(args) == 1 {
@@ -742,6 +756,45 @@ func listedServices(ctx context.Context, reg spi.Registry) ([]string, error) {
 // entries that are not a provider URL of that service).
 type invalidLister interface {
 	Invalid(ctx context.Context, consumer spi.URL) ([]fileregistry.Invalid, error)
+}
+
+// rulesReader is the zookeeper registry's Rules: where the Dubbo Admin
+// rules of an interface are, which airnode does not apply.
+type rulesReader interface {
+	Rules(ctx context.Context, iface, app string) (zookeeper.RulesOf, error)
+}
+
+// rulePaths returns, read once per interface through rr (nil: none),
+// the Dubbo Admin rules of each of services for registry ls: the Dubbo
+// 2.6 rules nodes with their counts ("/dubbo/demo.Echo/configurators (1
+// rule)") and the config center's rules by path, one list per service;
+// an interface whose rules could not be read has none (its providers'
+// read, which failed or not, says more).
+func rulePaths(ctx context.Context, rr rulesReader, services []spi.URL) (text, paths [][]string) {
+	text, paths = make([][]string, len(services)), make([][]string, len(services))
+	if rr == nil {
+		return text, paths
+	}
+	byIface := map[string]*zookeeper.RulesOf{}
+	for i, svc := range services {
+		r, ok := byIface[svc.Interface()]
+		if !ok {
+			if got, err := rr.Rules(ctx, svc.Interface(), ""); err == nil {
+				r = &got
+			}
+			byIface[svc.Interface()] = r
+		}
+		if r == nil {
+			continue
+		}
+		for _, n := range r.Legacy {
+			text[i] = append(text[i], fmt.Sprintf("%s (%d %s)", n.Path, n.Rules, map[bool]string{true: "rule", false: "rules"}[n.Rules == 1]))
+			paths[i] = append(paths[i], n.Path)
+		}
+		text[i] = append(text[i], r.ConfigCenter...)
+		paths[i] = append(paths[i], r.ConfigCenter...)
+	}
+	return text, paths
 }
 
 // zkInvalidLister is the zookeeper registry's Invalid: the children of

@@ -31,7 +31,12 @@
 // URL as it was registered. Dubbo Admin, or a Dubbo or dubbo-go process
 // with the same root (root=/dubbo), sees one interface with its groups and
 // versions. A consumer entry goes under its interface's consumers node
-// whatever its group and version (group=* makes no "*" node).
+// whatever its group and version (group=* makes no "*" node). Dubbo
+// Admin's rules (Dubbo 2.6: <interface>/configurators and routers;
+// Dubbo 2.7/3: the config center's /<root>/config/dubbo/<key>.configurators,
+// .condition-router, .tag-router) are not applied: a consumer's first
+// subscription to an interface warns of those it finds, and Rules lists
+// them (registry ls).
 //
 // Lookup and Subscribe list the interface's providers node and keep the
 // providers whose group and version the consumer accepts: one value, a
