@@ -114,6 +114,11 @@ no services, whatever another process registered in its own.`,
 			if asJSON && summary {
 				return usage(errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)"))
 			}
+			if len(args) > 0 {
+				if err := serviceNotURL("registry ls", args[0]); err != nil {
+					return err
+				}
+			}
 			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
 				return err
@@ -160,6 +165,9 @@ key; providers is the number of providers after the change; url is the
 provider's URL, its token masked.`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := serviceNotURL("registry watch", args[0]); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			reg, desc, done, err := open(ctx)
@@ -1314,3 +1322,13 @@ type watchEvent struct {
 
 // providersCount says "1 provider" or "n providers".
 func providersCount(n int) string { return plural(n, "provider") }
+
+// serviceNotURL refuses, as a usage error, a SERVICE argument of cmd that
+// is a URL ("acme.cat://h:1"): ls and watch would look for a service of
+// that name and list none (tester73 #8); the registry goes in --registry.
+func serviceNotURL(cmd, service string) error {
+	if !strings.Contains(service, "://") {
+		return nil
+	}
+	return usage(fmt.Errorf("%s: %q is a URL, not a service key (demo.Echo, group/demo.Echo:1.0); the registry's URL goes in --registry", cmd, service))
+}
