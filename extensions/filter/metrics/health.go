@@ -23,16 +23,19 @@ const (
 	NodeDraining NodeState = "draining"
 )
 
-// PluginUp is one plugin's name and whether its process runs now
-// (airnode_plugin_up 1 or 0), how many times the host restarted it
-// (airnode_plugin_restarts_total) and when its process last exited
-// without the host asking (airnode_plugin_last_exit_timestamp_seconds;
-// zero: never, and the series is left out).
+// PluginUp is one plugin's name, whether its process runs now
+// (airnode_plugin_up 1 or 0), whether it runs but answers no liveness
+// ping (airnode_plugin_unresponsive 1 or 0), how many times the host
+// restarted it (airnode_plugin_restarts_total) and when its process last
+// exited without the host asking
+// (airnode_plugin_last_exit_timestamp_seconds; zero: never, and the
+// series is left out).
 type PluginUp struct {
-	Name     string
-	Up       bool
-	Restarts int
-	LastExit time.Time
+	Name         string
+	Up           bool
+	Unresponsive bool
+	Restarts     int
+	LastExit     time.Time
 }
 
 // HealthReport is a node's readiness in /stats ("health"): Ready and, when
@@ -151,9 +154,9 @@ type warningState struct {
 	err  error
 }
 
-// SetPlugins sets the function listing the node's plugins and whether
-// each runs (airnode_plugin_up, HealthReport.Plugins); called like a
-// check.
+// SetPlugins sets the function listing the node's plugins, whether
+// each runs (airnode_plugin_up, HealthReport.Plugins) and whether it is
+// unresponsive (airnode_plugin_unresponsive); called like a check.
 func (h *Health) SetPlugins(f func() []PluginUp) {
 	h.mu.Lock()
 	h.plugins = f
@@ -255,6 +258,8 @@ var (
 		"1 while the named condition fails: reported, but the node stays ready (a registry whose session expired).", []string{"check"}, nil)
 	pluginUpDesc = prometheus.NewDesc("airnode_plugin_up",
 		"1 while the plugin's process runs, 0 while it is restarting, failed or stopped.", []string{"plugin"}, nil)
+	pluginUnresponsiveDesc = prometheus.NewDesc("airnode_plugin_unresponsive",
+		"1 while the plugin's process runs but has answered no liveness ping for the host's bound (5s by default; frozen, SIGSTOP), else 0.", []string{"plugin"}, nil)
 	pluginRestartsDesc = prometheus.NewDesc("airnode_plugin_restarts_total",
 		"Restarts of the plugin since the node started: each relaunch after an exit the host did not ask for (a crash, a kill, an exit of its own), failed relaunches included, and each handover to a new process (a SIGTERM to an sdk plugin).", []string{"plugin"}, nil)
 	pluginLastExitDesc = prometheus.NewDesc("airnode_plugin_last_exit_timestamp_seconds",
@@ -269,6 +274,7 @@ func (c healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- drainingDesc
 	ch <- warningDesc
 	ch <- pluginUpDesc
+	ch <- pluginUnresponsiveDesc
 	ch <- pluginRestartsDesc
 	ch <- pluginLastExitDesc
 }
@@ -282,6 +288,7 @@ func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range c.h.pluginList() {
 		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, boolValue(p.Up), p.Name)
+		ch <- prometheus.MustNewConstMetric(pluginUnresponsiveDesc, prometheus.GaugeValue, boolValue(p.Unresponsive), p.Name)
 		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts), p.Name)
 		if !p.LastExit.IsZero() {
 			ch <- prometheus.MustNewConstMetric(pluginLastExitDesc, prometheus.GaugeValue, float64(p.LastExit.UnixNano())/1e9, p.Name)
