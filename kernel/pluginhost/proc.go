@@ -319,7 +319,9 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	if first {
 		p.noteOwnName(desc.Name)
-		p.warnService(desc)
+		if !p.probe { // a check (plugin check, list) prints them its own way
+			p.warnService(desc)
+		}
 	}
 
 	if p.probe {
@@ -815,7 +817,11 @@ func (p *proc) handover(old *startTail) {
 		}
 	}
 	left := old.inflight.Load()
-	old.stoppedByHost(fmt.Sprintf("handed over to pid %d", newPid))
+	if p.h.closing() {
+		old.stoppedByHost("the host is closing")
+	} else {
+		old.stoppedByHost(fmt.Sprintf("handed over to pid %d", newPid))
+	}
 	stopProcess(client, cmd, killGrace)
 	p.log.Info("plugin handover done: the old process was stopped", "old_pid", pid, "pid", newPid,
 		"took", time.Since(began).Round(time.Millisecond), "calls_cut", left)
