@@ -118,12 +118,20 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 // key (--timeout): it takes the URL's forms (spi.ParseDuration), "500ms",
 // "1.5s", or a bare number of milliseconds as in Dubbo ("3000"), so that a
 // flag and the key it sets accept the same text.
+//
+// 0 is refused too, as the kernel refuses a timeout of 0 (there is no "no
+// timeout"): a usage error naming the flag rather than the kernel's
+// refusal of the URL key at refer (tester71 #9).
 func checkDuration(flag, s string) error {
-	if _, err := spi.ParseDuration(s); err != nil {
+	d, err := spi.ParseDuration(s)
+	if err != nil {
 		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) {
 			return fmt.Errorf("%s %q: want %s", flag, s, spi.DurationWant(err))
 		}
 		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
+	}
+	if d == 0 {
+		return fmt.Errorf("%s %q: want a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one", flag, s)
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func TestT71_9_CallFlagValueErrorsAreUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--timeout", "-1s"}, `airnode: call: --timeout "-1s": want a positive duration`},
 		{[]string{"--timeout", "0.5"}, `airnode: call: --timeout "0.5": want a duration such as 500ms, 1.5s or 3000 (ms)`},
+		{[]string{"--timeout", "0"}, `airnode: call: --timeout "0": want a positive duration`},
 		{[]string{"-a", "tenant"}, `airnode: call: -a "tenant": want key=value`},
 		{[]string{"-p", "timeout=1s", "--timeout", "2s"}, "airnode: call: -p timeout=1s conflicts with --timeout 2s"},
 	} {
@@ -73,4 +74,8 @@ func TestT71_9_CallFlagValueErrorsAreUsageErrors(t *testing.T) {
 			t.Errorf("call %v: stderr %q has a status", tc.args, r.stderr)
 		}
 	}
+	// --timeout 0 was the kernel's refusal at refer: "CLIENT_ERROR:
+	// kernel: refer airnode.Health: invalid value ..."
+	r := runCommand(t, 20*time.Second, noAirnodeEnv, "health", "--timeout", "0", "127.0.0.1:1")
+	expectUsage(t, r, `airnode: health: --timeout "0": want a positive duration`)
 }
