@@ -565,7 +565,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if f.showAttachments {
 		cctx = spi.ReceiveAttachments(cctx, &answered)
 	}
-	if whole {
+	invoked := time.Now()
+	if boundErr == nil && bound > 0 {
+		// with connect.timeout set too: --timeout bounds the call and its
+		// retries alone
 		var icancel context.CancelFunc
 		cctx, icancel = context.WithTimeout(cctx, bound)
 		defer icancel()
@@ -583,9 +586,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		case whole && !ready && ranOut():
 			// the first connection's attempts, cut to --timeout, took it all
 			err = connectingTimedOut(err, bound, u)
-		case whole && ranOut() && timedOut(err) && !strings.Contains(err.Error(), bound.String()):
-			// a message that does not name it (a filter plugin's "the
-			// call's deadline passed", a retry's "after 80ms")
+		case boundErr == nil && bound > 0 && time.Since(invoked) >= bound && timedOut(err) &&
+			!strings.Contains(err.Error(), bound.String()) && !strings.Contains(err.Error(), "timed out after"):
+			// a message that names no time (a filter plugin's "the call's
+			// deadline passed"); the exchange's says how long it waited
 			err = spentTimeout(err, bound)
 		}
 		return failCall(err)

@@ -20,6 +20,13 @@ func TestT71_2_CallTimeoutBoundsRetries(t *testing.T) {
 	if r.elapsed > 1500*time.Millisecond {
 		t.Errorf("call took %v; want about --timeout 300ms, retries included", r.elapsed)
 	}
+	// connect.timeout set: --timeout bounds the call and its retries alone
+	r = call(t, nil, "--timeout", "300ms", "-p", "connect.timeout=2s", "-p", "idempotent=true", "-p", "retries=5", p.url("demo.Echo"), "Sleep", "1000")
+	t.Logf("--timeout 300ms, connect.timeout 2s, retries=5: %v: %s", r.elapsed, r.stderr)
+	failsWith(t, r, "SERVER_TIMEOUT", "300ms")
+	if r.elapsed > 1500*time.Millisecond {
+		t.Errorf("call with connect.timeout took %v; want about --timeout 300ms, retries included", r.elapsed)
+	}
 }
 
 // tester71 #2: the wait for a provider to be listed (2 s) is cut to what
