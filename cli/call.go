@@ -462,7 +462,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	_, connectSet := u.Param("connect.timeout")
 	whole := boundErr == nil && bound > 0 && !connectSet
 	var budget time.Time // whole: when the command's time is up; zero until known
-	if _, ok := commandLineBound(f.cfg, f, args); ok && whole && !f.began.IsZero() {
+	_, explicit := commandLineBound(f.cfg, f, args)
+	explicit = explicit && whole && !f.began.IsZero()
+	if explicit {
 		budget = f.began.Add(bound)
 	}
 	// left is d cut to what is left of the budget
@@ -514,8 +516,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// naming them.
 	awaitListed(ctx, ref, left(registryGrace))
 	unlisted := ranOut() && len(ref.ProviderConnections()) == 0 && len(ref.Providers()) == 0 && len(ref.Ignored()) == 0
+	listed := time.Now()
 	if whole && budget.IsZero() {
-		budget = time.Now().Add(bound)
+		budget = listed.Add(bound)
 	}
 	// The call's timeout bounds connecting and the call (whole): the
 	// clock starts once Refer returned (plugins started) and a provider is
@@ -537,7 +540,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// in a script looping over call, with such an entry listed).
 	//
 	// Waiting for a connection ends healthMargin after the budget; the
-	// call's context then ends --timeout after the call starts, or then,
+	// call's context then ends its timeout after the call starts (the
+	// providers' when the consumer sets none: invokeBound), or then when
+	// the wait took longer or the command line gave the timeout,
 	// whichever comes first: its first attempt, made at once, ends on its
 	// own timer ("timed out after 300ms"), and failover starts no retry
 	// after it (each retry gets what is left).
@@ -558,6 +563,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		cancel()
 	}
+	if !explicit && time.Since(listed) <= healthMargin {
+		// connected at once: the call's own timeout (invokeBound) bounds
+		// the rest, not the consumer's default
+		callCtx = ctx
+	}
 	// A generic invocation (Dubbo's mark): the provider refuses a key
 	// naming no struct field, a typo here; -a generic=false overrides.
 	cctx := spi.WithAttachments(callCtx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
@@ -566,11 +576,12 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		cctx = spi.ReceiveAttachments(cctx, &answered)
 	}
 	invoked := time.Now()
-	if boundErr == nil && bound > 0 {
+	callBound := invokeBound(u, ref, method, bound)
+	if boundErr == nil && callBound > 0 {
 		// with connect.timeout set too: --timeout bounds the call and its
 		// retries alone
 		var icancel context.CancelFunc
-		cctx, icancel = context.WithTimeout(cctx, bound)
+		cctx, icancel = context.WithTimeout(cctx, callBound)
 		defer icancel()
 	}
 	v, err := ref.Invoke(cctx, method, callArgs...)
@@ -586,11 +597,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		case whole && !ready && ranOut():
 			// the first connection's attempts, cut to --timeout, took it all
 			err = connectingTimedOut(err, bound, u)
-		case boundErr == nil && bound > 0 && time.Since(invoked) >= bound && timedOut(err) &&
-			!strings.Contains(err.Error(), bound.String()) && !strings.Contains(err.Error(), "timed out after"):
+		case boundErr == nil && callBound > 0 && time.Since(invoked) >= callBound && timedOut(err) &&
+			!strings.Contains(err.Error(), callBound.String()) && !strings.Contains(err.Error(), "timed out after"):
 			// a message that names no time (a filter plugin's "the call's
 			// deadline passed"); the exchange's says how long it waited
-			err = spentTimeout(err, bound)
+			err = spentTimeout(err, callBound)
 		}
 		return failCall(err)
 	}
@@ -694,6 +705,28 @@ func ranOutWhile(err error, bound time.Duration, doing string) error {
 	e := spi.Errorf(se.Status, "%s; --timeout %v ran out %s", se.Message, bound, doing)
 	e.Provider, e.Cause = se.Provider, err
 	return e
+}
+
+// invokeBound returns how long the call of method on ref may take, its
+// retries included: bound, the timeout of u (the consumer's: the command
+// line's or the configuration's), when u sets one for method; else the
+// longest of the listed providers' (their registered URL's timeout is
+// the consumer's default, as in Dubbo: serve's protocol timeout 2s gives
+// a 1.5 s method its time), else bound (the kernel's default).
+func invokeBound(u spi.URL, ref *kernel.Reference, method string, bound time.Duration) time.Duration {
+	if _, _, set := u.MethodParam(method, "timeout"); set {
+		return bound
+	}
+	longest := time.Duration(0)
+	for _, p := range ref.AllProviders() {
+		if d, err := p.URL().MethodDuration(method, "timeout", kernel.DefaultTimeout); err == nil {
+			longest = max(longest, d)
+		}
+	}
+	if longest == 0 {
+		return bound
+	}
+	return longest
 }
 
 // spentTimeout returns err, a call's timeout failure once its timeout

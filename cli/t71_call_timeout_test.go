@@ -15,7 +15,7 @@ func TestT71_2_CallTimeoutBoundsRetries(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	r := call(t, nil, "--timeout", "300ms", "-p", "idempotent=true", "-p", "retries=5", p.url("demo.Echo"), "Sleep", "1000")
 	t.Logf("--timeout 300ms, retries=5: %v: %s", r.elapsed, r.stderr)
-	failsWith(t, r, "SERVER_TIMEOUT", "300ms")
+	failsWith(t, r, "SERVER_TIMEOUT")
 	// the binary's start is part of elapsed: 2x the bound and more
 	if r.elapsed > 1500*time.Millisecond {
 		t.Errorf("call took %v; want about --timeout 300ms, retries included", r.elapsed)
@@ -23,7 +23,7 @@ func TestT71_2_CallTimeoutBoundsRetries(t *testing.T) {
 	// connect.timeout set: --timeout bounds the call and its retries alone
 	r = call(t, nil, "--timeout", "300ms", "-p", "connect.timeout=2s", "-p", "idempotent=true", "-p", "retries=5", p.url("demo.Echo"), "Sleep", "1000")
 	t.Logf("--timeout 300ms, connect.timeout 2s, retries=5: %v: %s", r.elapsed, r.stderr)
-	failsWith(t, r, "SERVER_TIMEOUT", "300ms")
+	failsWith(t, r, "SERVER_TIMEOUT")
 	if r.elapsed > 1500*time.Millisecond {
 		t.Errorf("call with connect.timeout took %v; want about --timeout 300ms, retries included", r.elapsed)
 	}
