@@ -220,7 +220,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Lookup("resp").DefValue = "--req's"
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
-	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s (0: none; -1, the default: as many as bench picks for the run)")
 	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
 	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
@@ -499,6 +499,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.resp < 0 {
 		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
+	}
+	if f.warmup < -1 { // -1, the flag's default, asks for the default warm-up
+		return fmt.Errorf("bench: --warmup %d: want 0 or more unmeasured calls (0: none; omit it for the default)", f.warmup)
 	}
 	if f.durationSet && f.duration <= 0 {
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
