@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,9 +78,17 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 		return &pb.FilterReply{Error: toPB(spi.Errorf(spi.StatusServerError, "filter %q: %v", s.b.Name(), err))}, nil
 	}
 	next := &passInvoker{}
-	res := f.Invoke(ctx, next, fromInvocation(req.Invocation))
+	inv := fromInvocation(req.Invocation)
+	res := f.Invoke(ctx, next, inv)
 	if next.passed {
-		return &pb.FilterReply{Pass: true, Attachments: next.inv.Attachments}, nil
+		rep = &pb.FilterReply{Pass: true, Attachments: next.inv.Attachments}
+		if res.Err != nil || res.Value != nil || res.Attachments != nil {
+			rep.Ignored, rep.IgnoredResult = append(rep.Ignored, ignoredResult), describeResult(res)
+		}
+		if argsChanged(req.Invocation.GetArgsJson(), next.inv.Args) {
+			rep.Ignored = append(rep.Ignored, ignoredArguments)
+		}
+		return rep, nil
 	}
 	rep = &pb.FilterReply{Error: toPB(res.Err), Attachments: res.Attachments}
 	if res.Err == nil && res.Value != nil {
@@ -90,6 +100,47 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 		rep.ValueJson = b
 	}
 	return rep, nil
+}
+
+// What a passing plugin filter did that the pass dropped
+// (pb.FilterReply.Ignored).
+const (
+	ignoredResult    = "result"
+	ignoredArguments = "arguments"
+)
+
+// describeResult says what a filter returned after next.Invoke, for the
+// host's warning: the error's text, else the value's type, else the
+// attachments' keys.
+func describeResult(res spi.Result) string {
+	switch {
+	case res.Err != nil:
+		var se *spi.Error
+		if errors.As(res.Err, &se) {
+			return se.Status.String() + ": " + bare(se)
+		}
+		return "error: " + res.Err.Error()
+	case res.Value != nil:
+		return fmt.Sprintf("a value of type %T", res.Value)
+	default:
+		keys := make([]string, 0, len(res.Attachments))
+		for k := range res.Attachments {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return "attachments " + strings.Join(keys, ", ")
+	}
+}
+
+// argsChanged reports whether a passing filter changed the arguments it
+// was sent as argsJSON (none when the plugin does not read them) to
+// args: a change the host does not take. It decodes argsJSON again to
+// compare, so a filter that reads arguments pays that on a pass.
+func argsChanged(argsJSON []byte, args []any) bool {
+	if len(argsJSON) == 0 {
+		return len(args) > 0
+	}
+	return !reflect.DeepEqual(decodeArgs(argsJSON), args)
 }
 
 // shortCircuitText follows the filter's name in the error of a
@@ -175,7 +226,7 @@ type filterBuilder struct {
 	o FilterOptions
 
 	warnMu sync.Mutex
-	warned map[string]bool // reserved attachment keys already warned of, lower case
+	warned map[string]bool // reserved attachment keys already warned of, lower case; "?result", "?arguments" (warnIgnored)
 
 	peers peerSent // consumers' certificates given to the plugin (peer.go)
 }
@@ -384,6 +435,9 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			f.o.Name, strings.TrimPrefix(e.Message, panicked))}
 	}
 	if rep.Pass {
+		if len(rep.Ignored) > 0 {
+			f.b.warnIgnored(rep.Ignored, rep.IgnoredResult)
+		}
 		inv.Attachments = f.b.keepReserved(inv.Attachments, rep.Attachments)
 		if len(inv.Attachments) == 0 {
 			inv.Attachments = nil
@@ -447,6 +501,41 @@ func (b *filterBuilder) keepReserved(before, after map[string]string) map[string
 		b.warnReserved(k)
 	}
 	return after
+}
+
+// warnIgnored logs, the first time per plugin (this builder) and per
+// kind, what a passing plugin filter did that the pass dropped
+// (pb.FilterReply.Ignored: "result", "arguments"); result describes the
+// result it returned after next.Invoke. The call goes on as the pass
+// says. Once per kind bounds it more tightly than a rate: a filter that
+// does it does it on every call.
+func (b *filterBuilder) warnIgnored(kinds []string, result string) {
+	for _, kind := range kinds {
+		b.warnMu.Lock()
+		seen := b.warned["?"+kind]
+		if !seen {
+			if b.warned == nil {
+				b.warned = make(map[string]bool, 3)
+			}
+			b.warned["?"+kind] = true
+		}
+		b.warnMu.Unlock()
+		if seen {
+			continue
+		}
+		switch kind {
+		case ignoredResult:
+			b.o.Log.Warn("plugin filter returned a result of its own after calling next.Invoke; ignored: the call went on in the host and its caller gets the real result "+
+				"(in a filter plugin next.Invoke only passes the call: it returns an empty result at once, before the call runs; logged once per plugin)",
+				"filter", b.o.Name, "returned", result)
+		case ignoredArguments:
+			b.o.Log.Warn("plugin filter changed the call's arguments; ignored: the call goes on with the caller's arguments "+
+				"(a filter plugin can change attachments only; logged once per plugin)",
+				"filter", b.o.Name)
+		default: // a newer plugin's
+			b.o.Log.Warn("plugin filter did something a pass cannot carry; ignored (logged once per plugin)", "filter", b.o.Name, "ignored", kind)
+		}
+	}
 }
 
 func (b *filterBuilder) warnReserved(key string) {

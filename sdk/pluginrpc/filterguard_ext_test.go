@@ -83,3 +83,52 @@ func TestFilterWithoutArgsSendsNoArguments(t *testing.T) {
 		}
 	}
 }
+
+// A passing filter plugin's result of its own after next.Invoke and its
+// changes to the arguments cannot cross a pass: the call goes on with the
+// real result and the caller's arguments, and the host warns once per
+// plugin of each, naming what it dropped (tester73 #2). A filter that
+// returns next's result, or passes unchanged, is not warned of.
+func TestFilterPluginIgnoredResultAndArgumentsAreWarnedOnce(t *testing.T) {
+	for _, tc := range []struct{ mode, want string }{
+		{"post", `plugin filter returned a result of its own after calling next.Invoke; ignored`},
+		{"mutate", `plugin filter changed the call's arguments; ignored`},
+		{"wrap", ""},
+		{"", ""},
+	} {
+		c := startMoody(t, "F_MODE="+tc.mode)
+		var log logbuf.Buffer
+		fb := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.moody", Source: pluginrpc.StaticSource(c),
+			Log: slog.New(slog.NewTextHandler(&log, nil))})
+		for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+			f, err := fb.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=" + string(side)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				var args []any
+				next := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:20001/demo.Echo"), func(_ context.Context, inv *spi.Invocation) spi.Result {
+					args = inv.Args
+					return spi.Result{Value: "real"}
+				})
+				res := f.Invoke(context.Background(), next, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"orig", 2}})
+				if res.Err != nil || res.Value != "real" || fmt.Sprint(args) != "[orig 2]" {
+					t.Fatalf("F_MODE=%q %s: got %v, %v with arguments %v; want the real result with the caller's arguments [orig 2]", tc.mode, side, res.Value, res.Err, args)
+				}
+			}
+		}
+		out := log.String()
+		if tc.want == "" {
+			if strings.Contains(out, "ignored") {
+				t.Errorf("F_MODE=%q: warned:\n%s", tc.mode, out)
+			}
+			continue
+		}
+		if n := strings.Count(out, tc.want); n != 1 || !strings.Contains(out, "filter=acme.moody") {
+			t.Errorf("F_MODE=%q: warned %d times, want once naming the filter:\n%s", tc.mode, n, out)
+		}
+		if tc.mode == "post" && !strings.Contains(out, `returned="SERVICE_ERROR: moody: post"`) {
+			t.Errorf("the warning does not name what was returned:\n%s", out)
+		}
+	}
+}

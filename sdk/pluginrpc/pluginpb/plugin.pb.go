@@ -1183,7 +1183,17 @@ type FilterReply struct {
 	// unknown_peer: the request named a peer certificate by sha256 only and
 	// the plugin does not hold it; the filter did not run, and the host
 	// sends the request again with peer.der.
-	UnknownPeer   bool `protobuf:"varint,5,opt,name=unknown_peer,json=unknownPeer,proto3" json:"unknown_peer,omitempty"`
+	UnknownPeer bool `protobuf:"varint,5,opt,name=unknown_peer,json=unknownPeer,proto3" json:"unknown_peer,omitempty"`
+	// ignored (a pass only) names what the plugin's filter did that a pass
+	// cannot carry, so that the host warns of it: "result" (after calling
+	// next.Invoke it returned something other than next's result: an
+	// error, a value or attachments, which a pass drops), "arguments" (it
+	// changed the call's arguments, which the host does not take).
+	// ignored_result describes the result it dropped ("SERVICE_ERROR:
+	// ..." or "a value of type int"). Added in protocol version 1 without
+	// a bump: an older plugin sends neither.
+	Ignored       []string `protobuf:"bytes,6,rep,name=ignored,proto3" json:"ignored,omitempty"`
+	IgnoredResult string   `protobuf:"bytes,7,opt,name=ignored_result,json=ignoredResult,proto3" json:"ignored_result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1251,6 +1261,20 @@ func (x *FilterReply) GetUnknownPeer() bool {
 		return x.UnknownPeer
 	}
 	return false
+}
+
+func (x *FilterReply) GetIgnored() []string {
+	if x != nil {
+		return x.Ignored
+	}
+	return nil
+}
+
+func (x *FilterReply) GetIgnoredResult() string {
+	if x != nil {
+		return x.IgnoredResult
+	}
+	return ""
 }
 
 type ServiceDesc struct {
@@ -1601,14 +1625,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04peer\x18\x03 \x01(\v2\".airnode.plugin.v1.PeerCertificateR\x04peer\";\n" +
 	"\x0fPeerCertificate\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\fR\x06sha256\x12\x10\n" +
-	"\x03der\x18\x02 \x01(\fR\x03der\"\xa6\x02\n" +
+	"\x03der\x18\x02 \x01(\fR\x03der\"\xe7\x02\n" +
 	"\vFilterReply\x12\x12\n" +
 	"\x04pass\x18\x01 \x01(\bR\x04pass\x12Q\n" +
 	"\vattachments\x18\x02 \x03(\v2/.airnode.plugin.v1.FilterReply.AttachmentsEntryR\vattachments\x12.\n" +
 	"\x05error\x18\x03 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\x12\x1d\n" +
 	"\n" +
 	"value_json\x18\x04 \x01(\fR\tvalueJson\x12!\n" +
-	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x1a>\n" +
+	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x12\x18\n" +
+	"\aignored\x18\x06 \x03(\tR\aignored\x12%\n" +
+	"\x0eignored_result\x18\a \x01(\tR\rignoredResult\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +

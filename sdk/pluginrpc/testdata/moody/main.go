@@ -20,6 +20,9 @@
 //	           "chan"  short-circuit with a value JSON cannot encode
 //	           "slow"  sleep $SLOW_MS milliseconds, then pass
 //	           "stuck" never return (until the host stops the process)
+//	           "post"  call next, then return SERVICE_ERROR "moody: post"
+//	           "mutate" set the first argument to "mutated" and pass
+//	           "wrap"  call next and return its result
 //	READS_ARGS "false" both builders say they do not read arguments
 //	LB_KEYS    "zone"  the balancer declares the key zone, read from
 //	           provider URLs (spi.KeyDoc.FromProviders)
@@ -128,6 +131,15 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	case "stuck":
 		select {}
+	case "post":
+		next.Invoke(ctx, inv)
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "moody: post")}
+	case "mutate":
+		if len(inv.Args) > 0 {
+			inv.Args[0] = "mutated"
+		}
+	case "wrap":
+		return next.Invoke(ctx, inv)
 	case "panic":
 		panic("moody: asked to panic")
 	case "exit":
