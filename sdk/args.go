@@ -13,3 +13,19 @@ import "github.com/airnode/airnode/sdk/pluginrpc"
 // milliseconds per call. Without the method the arguments are sent. The
 // host asks once, when it starts the plugin.
 type ArgumentsReader = pluginrpc.ArgumentsReader
+
+// ResultReader is the optional interface of a filter's builder that says
+// whether its filters use what next.Invoke returns. Without the method,
+// or answering true, a filter's next.Invoke runs the rest of the chain in
+// the host (the real invoke) and returns the real result (value, error
+// with its status, response attachments), and what the filter returns is
+// the caller's result: it can time, map, replace the result. A gate that
+// only sets attachments or refuses, and returns next's result unchanged,
+// can say
+//
+//	func (Builder) ReadsResult() bool { return false }
+//
+// to save a round trip per call: next.Invoke then returns an empty result
+// at once and the call runs in the host after the filter answered. The
+// host asks once, when it starts the plugin.
+type ResultReader = pluginrpc.ResultReader

@@ -73,6 +73,13 @@ func (Builder) Keys() []spi.KeyDoc {
 // host does not send them to the plugin (sdk.ArgumentsReader).
 func (Builder) ReadsArguments() bool { return false }
 
+// ReadsResult says the filter is a gate that never uses what next.Invoke
+// returns (it sets an attachment or refuses), so the host keeps one round
+// trip per call: a pass before the call (sdk.ResultReader). Without it
+// each call that passes costs a second round trip, to run the rest of
+// the chain and hand the plugin the result.
+func (Builder) ReadsResult() bool { return false }
+
 // Build returns the filter of the side u names (spi.KeySide). An empty
 // value is an error: serve exits naming the service and the filter.
 func (Builder) Build(u spi.URL) (spi.Filter, error) {

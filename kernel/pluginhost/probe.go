@@ -192,7 +192,8 @@ func (pr *Probe) Filter() spi.FilterBuilder {
 	if !ok {
 		return nil
 	}
-	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c), WithoutArgs: d.WithoutArgs})
+	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: d.Name, Activation: d.Activation, Source: pluginrpc.StaticSource(pr.c), WithoutArgs: d.WithoutArgs,
+		Chain: d.Chain})
 }
 
 // Close stops the plugin process (gracefully, then by force, with its

@@ -27,6 +27,10 @@ type Description struct {
 	// ArgumentsReader answering false; the host then sends its Select and
 	// filter requests without the call's arguments.
 	WithoutArgs bool
+	// Chain: a filter plugin that serves Filter.Chain, a real next
+	// (FilterOptions.Chain); false for one built with an older sdk or
+	// whose builder's ResultReader answers false.
+	Chain bool
 	// ReadOnly: a registry whose builder is an spi.ReadOnlyRegistry
 	// answering true.
 	ReadOnly bool
@@ -73,7 +77,7 @@ func Describe(ctx context.Context, c *Client, point string) (Description, error)
 	case PointFilter:
 		var r *pb.FilterDescribe
 		if r, err = c.Filter.Describe(ctx, &pb.Empty{}); err == nil {
-			d.Name, d.Keys, d.WithoutArgs = r.Name, keysFromPB(r.Keys), r.WithoutArgs
+			d.Name, d.Keys, d.WithoutArgs, d.Chain = r.Name, keysFromPB(r.Keys), r.WithoutArgs, r.Chain
 			d.Activation = spi.Activation{Key: r.Key, Order: int(r.Order)}
 			for _, s := range r.Sides {
 				d.Activation.Sides = append(d.Activation.Sides, spi.Side(s))

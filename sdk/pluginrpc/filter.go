@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/airnode/airnode/internal/counters"
@@ -31,7 +34,7 @@ func newFilterServer(b spi.FilterBuilder) *filterServer { return &filterServer{b
 
 func (s *filterServer) Describe(context.Context, *pb.Empty) (*pb.FilterDescribe, error) {
 	a := s.b.Activation()
-	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order), Keys: keysToPB(s.b), WithoutArgs: withoutArgs(s.b)}
+	d := &pb.FilterDescribe{Name: s.b.Name(), Key: a.Key, Order: int32(a.Order), Keys: keysToPB(s.b), WithoutArgs: withoutArgs(s.b), Chain: readsResult(s.b)}
 	for _, side := range a.Sides {
 		d.Sides = append(d.Sides, string(side))
 	}
@@ -42,8 +45,10 @@ func (s *filterServer) Build(_ context.Context, req *pb.BuildRequest) (*pb.Build
 	return s.h.buildOnce("filter Build", req.Url, s.b.Build), nil
 }
 
-// passInvoker is the "next" a plugin filter sees: invoking it means the
-// filter lets the call pass; the real invoke happens in the host.
+// passInvoker is the "next" a plugin filter sees when the host calls
+// Invoke (a builder whose ResultReader answers false, or an older host):
+// invoking it means the filter lets the call pass; the real invoke
+// happens in the host after the filter answered.
 type passInvoker struct {
 	passed bool
 	inv    *spi.Invocation
@@ -58,29 +63,47 @@ func (p *passInvoker) Available() bool   { return true }
 func (p *passInvoker) Stats() *spi.Stats { return nil }
 func (p *passInvoker) Close() error      { return nil }
 
-func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *pb.FilterReply, _ error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rep = &pb.FilterReply{Error: recovered("filter Invoke", r)}
-		}
-	}()
+// ResultReader is an optional interface of a plugin's spi.FilterBuilder.
+// ReadsResult false says its filters never use what next.Invoke returns
+// and return it unchanged (a gate that sets attachments or refuses): the
+// host then keeps the one round trip per call of a pass before the call
+// (Filter.Invoke), where next.Invoke returns an empty result at once and
+// the call runs in the host after the filter answered. A builder without
+// the method, or answering true, gets a real next (Filter.Chain): it
+// runs the rest of the chain in the host and returns the real result,
+// at one more round trip per call that passes. Asked once, when the host
+// starts the plugin.
+type ResultReader interface {
+	ReadsResult() bool
+}
+
+// readsResult reports whether b's filters get a real next (ResultReader).
+func readsResult(b any) bool {
+	r, ok := b.(ResultReader)
+	return !ok || r.ReadsResult()
+}
+
+// prepare finds the filter of req and the context it runs in; a reply
+// when the filter must not run (an unknown handle or peer).
+func (s *filterServer) prepare(ctx context.Context, req *pb.FilterRequest) (spi.Filter, context.Context, *pb.FilterReply) {
 	f, err := s.h.get(req.Handle)
 	if err != nil {
-		return &pb.FilterReply{Error: toPB(err)}, nil
+		return nil, nil, &pb.FilterReply{Error: toPB(err)}
 	}
 	ctx, unknown, err := s.peers.withPeer(ctx, req.Peer)
 	if unknown {
-		return &pb.FilterReply{UnknownPeer: true}, nil
+		return nil, nil, &pb.FilterReply{UnknownPeer: true}
 	}
 	if err != nil {
-		return &pb.FilterReply{Error: toPB(spi.Errorf(spi.StatusServerError, "filter %q: %v", s.b.Name(), err))}, nil
+		return nil, nil, &pb.FilterReply{Error: toPB(spi.Errorf(spi.StatusServerError, "filter %q: %v", s.b.Name(), err))}
 	}
-	next := &passInvoker{}
-	res := f.Invoke(ctx, next, fromInvocation(req.Invocation))
-	if next.passed {
-		return &pb.FilterReply{Pass: true, Attachments: next.inv.Attachments}, nil
-	}
-	rep = &pb.FilterReply{Error: toPB(res.Err), Attachments: res.Attachments}
+	return f, ctx, nil
+}
+
+// finalReply is the reply of a filter that answered res itself (it did
+// not pass, or replaced next's result): its error, or its value as JSON.
+func (s *filterServer) finalReply(res spi.Result) *pb.FilterReply {
+	rep := &pb.FilterReply{Error: toPB(res.Err), Attachments: res.Attachments}
 	if res.Err == nil && res.Value != nil {
 		b, err := json.Marshal(res.Value)
 		if err != nil {
@@ -89,7 +112,171 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 		}
 		rep.ValueJson = b
 	}
-	return rep, nil
+	return rep
+}
+
+func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *pb.FilterReply, _ error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep = &pb.FilterReply{Error: recovered("filter Invoke", r)}
+		}
+	}()
+	f, ctx, early := s.prepare(ctx, req)
+	if early != nil {
+		return early, nil
+	}
+	next := &passInvoker{}
+	inv := fromInvocation(req.Invocation)
+	res := f.Invoke(ctx, next, inv)
+	if next.passed {
+		rep = &pb.FilterReply{Pass: true, Attachments: next.inv.Attachments}
+		if res.Err != nil || res.Value != nil || res.Attachments != nil {
+			rep.Ignored, rep.IgnoredResult = append(rep.Ignored, ignoredResult), describeResult(res)
+		}
+		if argsChanged(req.Invocation.GetArgsJson(), next.inv.Args) {
+			rep.Ignored = append(rep.Ignored, ignoredArguments)
+		}
+		return rep, nil
+	}
+	return s.finalReply(res), nil
+}
+
+// Chain runs one call through the filter with a real next: the filter's
+// next.Invoke sends the host a NextCall and waits for its NextResult
+// (chainInvoker); the filter's return is the final reply.
+func (s *filterServer) Chain(st pb.Filter_ChainServer) error {
+	in, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	if in.Request == nil {
+		return status.Error(codes.InvalidArgument, "filter Chain: the first message carries no request")
+	}
+	req := in.Request
+	next := &chainInvoker{st: st, argsJSON: req.Invocation.GetArgsJson()}
+	rep := func() (rep *pb.FilterReply) {
+		defer func() {
+			if r := recover(); r != nil {
+				rep = &pb.FilterReply{Error: recovered("filter Invoke", r)}
+			}
+		}()
+		f, ctx, early := s.prepare(st.Context(), req)
+		if early != nil {
+			return early
+		}
+		res := f.Invoke(ctx, next, fromInvocation(req.Invocation))
+		if next.err != nil {
+			return nil // the stream broke: nobody to answer
+		}
+		if next.calls > 0 && sameResult(res, next.last) {
+			return &pb.FilterReply{Pass: true}
+		}
+		return s.finalReply(res)
+	}()
+	if next.err != nil {
+		return next.err
+	}
+	return st.Send(&pb.ChainOut{Reply: rep})
+}
+
+// sameResult reports whether a filter returned next's result r as it
+// got it (its value and attachments not replaced).
+func sameResult(res, r spi.Result) bool {
+	if res.Err != r.Err || (res.Attachments == nil) != (r.Attachments == nil) {
+		return false
+	}
+	return reflect.DeepEqual(res.Value, r.Value) && reflect.DeepEqual(res.Attachments, r.Attachments)
+}
+
+// chainInvoker is the "next" of a filter run by Chain: Invoke asks the
+// host to run the rest of the chain and returns its result. Calls are
+// serialized (the stream carries one at a time).
+type chainInvoker struct {
+	st       pb.Filter_ChainServer
+	argsJSON []byte // the arguments the filter was sent
+
+	mu    sync.Mutex
+	calls int
+	last  spi.Result // of the last call
+	err   error      // the stream broke
+}
+
+func (c *chainInvoker) URL() spi.URL      { return spi.URL{} }
+func (c *chainInvoker) Available() bool   { return true }
+func (c *chainInvoker) Stats() *spi.Stats { return nil }
+func (c *chainInvoker) Close() error      { return nil }
+
+// Invoke runs the rest of the chain in the host with inv's attachments
+// (its arguments stay the caller's: the host is told they changed).
+func (c *chainInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "next: the host's stream broke: %v", c.err)}
+	}
+	c.calls++
+	if err := c.st.Send(&pb.ChainOut{Next: &pb.NextCall{Attachments: inv.Attachments, ArgsChanged: argsChanged(c.argsJSON, inv.Args)}}); err != nil {
+		c.err = err
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "next: the host's stream broke: %v", err)}
+	}
+	in, err := c.st.Recv()
+	if err == nil && in.NextResult == nil {
+		err = errors.New("the host answered next without a result")
+	}
+	if err != nil {
+		c.err = err
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "next: the host's stream broke: %v", err)}
+	}
+	r := in.NextResult
+	res := spi.Result{Err: fromPB(r.Error), Attachments: r.Attachments}
+	if len(r.ValueJson) > 0 {
+		if err := json.Unmarshal(r.ValueJson, &res.Value); err != nil {
+			res.Value = nil
+		}
+	}
+	c.last = res
+	return res
+}
+
+// What a passing plugin filter did that the pass dropped
+// (pb.FilterReply.Ignored).
+const (
+	ignoredResult    = "result"
+	ignoredArguments = "arguments"
+)
+
+// describeResult says what a filter returned after next.Invoke, for the
+// host's warning: the error's text, else the value's type, else the
+// attachments' keys.
+func describeResult(res spi.Result) string {
+	switch {
+	case res.Err != nil:
+		var se *spi.Error
+		if errors.As(res.Err, &se) {
+			return se.Status.String() + ": " + bare(se)
+		}
+		return "error: " + res.Err.Error()
+	case res.Value != nil:
+		return fmt.Sprintf("a value of type %T", res.Value)
+	default:
+		keys := make([]string, 0, len(res.Attachments))
+		for k := range res.Attachments {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return "attachments " + strings.Join(keys, ", ")
+	}
+}
+
+// argsChanged reports whether a passing filter changed the arguments it
+// was sent as argsJSON (none when the plugin does not read them) to
+// args: a change the host does not take. It decodes argsJSON again to
+// compare, so a filter that reads arguments pays that on a pass.
+func argsChanged(argsJSON []byte, args []any) bool {
+	if len(argsJSON) == 0 {
+		return len(args) > 0
+	}
+	return !reflect.DeepEqual(decodeArgs(argsJSON), args)
 }
 
 // shortCircuitText follows the filter's name in the error of a
@@ -126,6 +313,13 @@ type FilterOptions struct {
 	// WithoutArgs: the plugin said it does not read the call's arguments
 	// (Description.WithoutArgs): filter requests carry none.
 	WithoutArgs bool
+	// Chain: the plugin serves Filter.Chain (Description.Chain), so its
+	// filters get a real next: calls go through Chain, the plugin's
+	// next.Invoke running the rest of the chain here. false (a plugin
+	// built with an older sdk, or a builder whose ResultReader answers
+	// false): through Invoke, a pass before the call, the rest of the
+	// chain running after the plugin answered.
+	Chain bool
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
 	Log *slog.Logger
@@ -138,16 +332,25 @@ type FilterOptions struct {
 	OnDeadline func(method string)
 }
 
-// NewFilterBuilder returns a spi.FilterBuilder whose filters decide in the
-// plugin process: the plugin sees the invocation's metadata and either
-// passes (possibly changing attachments) or short-circuits with a status.
+// NewFilterBuilder returns a spi.FilterBuilder whose filters run in the
+// plugin process. With FilterOptions.Chain a filter wraps the call: the
+// plugin sees the invocation and either short-circuits with a status or
+// a value, or calls next.Invoke, which runs the rest of the chain here
+// (next, with the attachments it set) and returns the real result to the
+// plugin; the plugin's final result is the caller's (next's own, Go
+// types kept, when it returned it unchanged). The stream breaking after
+// next ran returns next's result: the call ran. Without Chain the plugin
+// passes (possibly changing attachments) before the rest of the chain
+// runs, or short-circuits. Changed arguments are never taken, and warned
+// of once; so is, without Chain, a result returned after next.Invoke.
 // While the plugin is down, calls through the filter fail fast with
 // CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side). A round
 // trip takes what is left of the call's deadline; a consumer's call
 // without one (the consumer's deadline is set below the filters, by the
 // exchange) takes the call's timeout (its "timeout" attachment, else the
 // URL key timeout, per method first), and FilterOptions.Timeout is the
-// bound of a call with neither. That bound passing in the plugin is
+// bound of a call with neither (with Chain, of the whole stream, next
+// included). That bound passing in the plugin is
 // CLIENT_TIMEOUT or SERVER_TIMEOUT, the message naming it.
 //
 // A filter that passes cannot change the attachments the kernel reserves
@@ -175,7 +378,7 @@ type filterBuilder struct {
 	o FilterOptions
 
 	warnMu sync.Mutex
-	warned map[string]bool // reserved attachment keys already warned of, lower case
+	warned map[string]bool // reserved attachment keys already warned of, lower case; "?result", "?arguments" (warnIgnored)
 
 	peers peerSent // consumers' certificates given to the plugin (peer.go)
 }
@@ -354,6 +557,9 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			req.Peer = f.b.peers.request(cert, gen, false)
 		}
 	}
+	if f.o.Chain {
+		return f.chain(ctx, rctx, bound, c, gen, req, cert, next, inv)
+	}
 	rep, err := c.Filter.Invoke(rctx, req)
 	if err == nil && rep.UnknownPeer && cert != nil && len(req.Peer.Der) == 0 {
 		// the plugin dropped the certificate (peerCache's bound): send it again
@@ -364,17 +570,114 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		f.b.peers.delivered(req.Peer, gen)
 	}
 	cancel()
-	if err != nil && !notSent(err) && died(ctx, err) {
-		return spi.Result{Err: spi.Errorf(f.status,
-			"filter %q: the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
-			f.o.Name, status.Convert(err).Message())}
-	}
 	if err != nil {
-		return f.failCall(rctx, bound, inv.Method, rpcError("filter Invoke", err))
+		return f.rpcFailed(ctx, rctx, bound, inv.Method, "filter Invoke", err)
 	}
 	if rep.UnknownPeer { // not after a request with the DER; never a pass without a decision
 		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
 	}
+	if rep.Pass {
+		if len(rep.Ignored) > 0 {
+			f.b.warnIgnored(rep.Ignored, rep.IgnoredResult)
+		}
+		f.attachments(inv, rep.Attachments)
+		return next.Invoke(ctx, inv)
+	}
+	return f.answer(rctx, bound, rep)
+}
+
+// rpcFailed is the result of a round trip (what: "filter Invoke") that
+// failed with err before the call ran.
+func (f *filterAdapter) rpcFailed(ctx, rctx context.Context, bound time.Duration, method, what string, err error) spi.Result {
+	if !notSent(err) && died(ctx, err) {
+		return spi.Result{Err: spi.Errorf(f.status,
+			"filter %q: the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
+			f.o.Name, status.Convert(err).Message())}
+	}
+	return f.failCall(rctx, bound, method, rpcError(what, err))
+}
+
+// attachments sets inv's attachments to what a passing filter answered,
+// the reserved ones kept (keepReserved).
+func (f *filterAdapter) attachments(inv *spi.Invocation, after map[string]string) {
+	inv.Attachments = f.b.keepReserved(inv.Attachments, after)
+	if len(inv.Attachments) == 0 {
+		inv.Attachments = nil
+	}
+}
+
+// chain runs the call through the plugin's filter over Filter.Chain
+// (FilterOptions.Chain): each next the plugin asks for runs the rest of
+// the chain here and its result goes back; the plugin's final reply is
+// the caller's result (next's own when it returned it unchanged). The
+// stream breaking after next ran returns next's result: the call ran.
+func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c *Client, gen uint64, req *pb.FilterRequest, cert *x509.Certificate, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	open := func() (pb.Filter_ChainClient, *pb.ChainOut, error) {
+		st, err := c.Filter.Chain(rctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := st.Send(&pb.ChainIn{Request: req}); err != nil {
+			_, err = st.Recv() // the stream's status says why
+			return nil, nil, err
+		}
+		out, err := st.Recv()
+		return st, out, err
+	}
+	st, out, err := open()
+	if err == nil && out.Reply != nil && out.Reply.UnknownPeer && cert != nil && len(req.Peer.Der) == 0 {
+		req.Peer = f.b.peers.request(cert, gen, true)
+		st, out, err = open()
+	}
+	if err == nil && req.Peer != nil && (out.Reply == nil || !out.Reply.UnknownPeer) {
+		f.b.peers.delivered(req.Peer, gen)
+	}
+	var res spi.Result
+	ran := false
+	for err == nil && out.Next != nil {
+		if out.Next.ArgsChanged {
+			f.b.warnIgnored([]string{ignoredArguments}, "")
+		}
+		f.attachments(inv, out.Next.Attachments)
+		res, ran = next.Invoke(ctx, inv), true
+		if err = st.Send(&pb.ChainIn{NextResult: nextResult(res)}); err == nil {
+			out, err = st.Recv()
+		}
+	}
+	switch {
+	case err != nil && ran:
+		return res
+	case err != nil:
+		return f.rpcFailed(ctx, rctx, bound, inv.Method, "filter Chain", err)
+	case out.Reply == nil:
+		return f.fail(errors.New("the plugin answered neither next nor a reply"))
+	case out.Reply.UnknownPeer:
+		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
+	case out.Reply.Pass && ran:
+		return res
+	case out.Reply.Pass:
+		return f.fail(errors.New("the plugin passed the call without calling next"))
+	}
+	return f.answer(rctx, bound, out.Reply)
+}
+
+// nextResult is res, the result of the rest of the chain, for the plugin.
+func nextResult(res spi.Result) *pb.NextResult {
+	r := &pb.NextResult{Error: toPB(res.Err), Attachments: res.Attachments}
+	if res.Err == nil && res.Value != nil {
+		b, err := json.Marshal(res.Value)
+		if err != nil {
+			r.ValueError = err.Error()
+		} else {
+			r.ValueJson = b
+		}
+	}
+	return r
+}
+
+// answer is the result of a filter's own reply rep (not a pass): its
+// error, or its value, decoded.
+func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *pb.FilterReply) spi.Result {
 	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
 	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {
 		// name the plugin, as an in-process service's panic names the
@@ -382,13 +685,6 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		// SERVER_ERROR in a provider's), as for any failure of the plugin
 		return spi.Result{Err: spi.Errorf(f.status, "panic in filter plugin %q (its Invoke): %s",
 			f.o.Name, strings.TrimPrefix(e.Message, panicked))}
-	}
-	if rep.Pass {
-		inv.Attachments = f.b.keepReserved(inv.Attachments, rep.Attachments)
-		if len(inv.Attachments) == 0 {
-			inv.Attachments = nil
-		}
-		return next.Invoke(ctx, inv)
 	}
 	if err := fromPB(rep.Error); err != nil && f.expired(rctx, err) {
 		// The plugin's filter gave up at the call's deadline (its copy of
@@ -447,6 +743,41 @@ func (b *filterBuilder) keepReserved(before, after map[string]string) map[string
 		b.warnReserved(k)
 	}
 	return after
+}
+
+// warnIgnored logs, the first time per plugin (this builder) and per
+// kind, what a passing plugin filter did that the pass dropped
+// (pb.FilterReply.Ignored: "result", "arguments"); result describes the
+// result it returned after next.Invoke. The call goes on as the pass
+// says. Once per kind bounds it more tightly than a rate: a filter that
+// does it does it on every call.
+func (b *filterBuilder) warnIgnored(kinds []string, result string) {
+	for _, kind := range kinds {
+		b.warnMu.Lock()
+		seen := b.warned["?"+kind]
+		if !seen {
+			if b.warned == nil {
+				b.warned = make(map[string]bool, 3)
+			}
+			b.warned["?"+kind] = true
+		}
+		b.warnMu.Unlock()
+		if seen {
+			continue
+		}
+		switch kind {
+		case ignoredResult:
+			b.o.Log.Warn("plugin filter returned a result of its own after calling next.Invoke; ignored: the call went on in the host and its caller gets the real result "+
+				"(in a filter plugin next.Invoke only passes the call: it returns an empty result at once, before the call runs; logged once per plugin)",
+				"filter", b.o.Name, "returned", result)
+		case ignoredArguments:
+			b.o.Log.Warn("plugin filter changed the call's arguments; ignored: the call goes on with the caller's arguments "+
+				"(a filter plugin can change attachments only; logged once per plugin)",
+				"filter", b.o.Name)
+		default: // a newer plugin's
+			b.o.Log.Warn("plugin filter did something a pass cannot carry; ignored (logged once per plugin)", "filter", b.o.Name, "ignored", kind)
+		}
+	}
 }
 
 func (b *filterBuilder) warnReserved(key string) {

@@ -83,3 +83,112 @@ func TestFilterWithoutArgsSendsNoArguments(t *testing.T) {
 		}
 	}
 }
+
+// A filter plugin whose builder says it does not read next's result
+// (ResultReader false) passes before the call: its result of its own
+// after next.Invoke and its changes to the arguments cannot cross the
+// pass: the call goes on with the real result and the caller's
+// arguments, and the host warns once per plugin of each, naming what it
+// dropped (tester73 #2). A filter that returns next's result, or passes
+// unchanged, is not warned of.
+func TestFilterPluginIgnoredResultAndArgumentsAreWarnedOnce(t *testing.T) {
+	for _, tc := range []struct{ mode, want string }{
+		{"post", `plugin filter returned a result of its own after calling next.Invoke; ignored`},
+		{"mutate", `plugin filter changed the call's arguments; ignored`},
+		{"wrap", ""},
+		{"", ""},
+	} {
+		c := startMoody(t, "F_MODE="+tc.mode, "READS_RESULT=false")
+		d, err := pluginrpc.Describe(context.Background(), c, pluginrpc.PointFilter)
+		if err != nil || d.Chain {
+			t.Fatalf("Describe = %+v, %v; want Chain false", d, err)
+		}
+		var log logbuf.Buffer
+		fb := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.moody", Source: pluginrpc.StaticSource(c),
+			Log: slog.New(slog.NewTextHandler(&log, nil))})
+		for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+			f, err := fb.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=" + string(side)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				var args []any
+				next := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:20001/demo.Echo"), func(_ context.Context, inv *spi.Invocation) spi.Result {
+					args = inv.Args
+					return spi.Result{Value: "real"}
+				})
+				res := f.Invoke(context.Background(), next, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"orig", 2}})
+				if res.Err != nil || res.Value != "real" || fmt.Sprint(args) != "[orig 2]" {
+					t.Fatalf("F_MODE=%q %s: got %v, %v with arguments %v; want the real result with the caller's arguments [orig 2]", tc.mode, side, res.Value, res.Err, args)
+				}
+			}
+		}
+		out := log.String()
+		if tc.want == "" {
+			if strings.Contains(out, "ignored") {
+				t.Errorf("F_MODE=%q: warned:\n%s", tc.mode, out)
+			}
+			continue
+		}
+		if n := strings.Count(out, tc.want); n != 1 || !strings.Contains(out, "filter=acme.moody") {
+			t.Errorf("F_MODE=%q: warned %d times, want once naming the filter:\n%s", tc.mode, n, out)
+		}
+		if tc.mode == "post" && !strings.Contains(out, `returned="SERVICE_ERROR: moody: post"`) {
+			t.Errorf("the warning does not name what was returned:\n%s", out)
+		}
+	}
+}
+
+// info is a result value JSON would turn into a map.
+type info struct{ N int }
+
+// A filter plugin with a real next (Chain, moody's default): its result
+// after next.Invoke is the caller's (post: SERVICE_ERROR wins over next's
+// success), a filter returning next's result unchanged gives the caller
+// the host's own result (its Go type kept, not a JSON copy), and a change
+// of the arguments is still dropped and warned of once (tester73 #2).
+func TestChainFilterPluginResultIsTheCallers(t *testing.T) {
+	for _, tc := range []struct{ mode, wantErr, warn string }{
+		{"post", "SERVICE_ERROR: moody: post", ""},
+		{"wrap", "", ""},
+		{"mutate", "", `plugin filter changed the call's arguments; ignored`},
+	} {
+		c := startMoody(t, "F_MODE="+tc.mode)
+		d, err := pluginrpc.Describe(context.Background(), c, pluginrpc.PointFilter)
+		if err != nil || !d.Chain {
+			t.Fatalf("Describe = %+v, %v; want Chain", d, err)
+		}
+		var log logbuf.Buffer
+		fb := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.moody", Source: pluginrpc.StaticSource(c), Chain: true,
+			Log: slog.New(slog.NewTextHandler(&log, nil))})
+		for _, side := range []spi.Side{spi.Consumer, spi.Provider} {
+			f, err := fb.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=" + string(side)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				var args []any
+				next := spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:20001/demo.Echo"), func(_ context.Context, inv *spi.Invocation) spi.Result {
+					args = inv.Args
+					return spi.Result{Value: info{N: 7}, Attachments: map[string]string{"x-back": "1"}}
+				})
+				res := f.Invoke(context.Background(), next, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"orig", 2}})
+				if fmt.Sprint(args) != "[orig 2]" {
+					t.Fatalf("F_MODE=%q %s: next got arguments %v; want the caller's [orig 2]", tc.mode, side, args)
+				}
+				if tc.wantErr != "" {
+					if res.Err == nil || res.Err.Error() != tc.wantErr {
+						t.Fatalf("F_MODE=%q %s: %+v; want %s", tc.mode, side, res, tc.wantErr)
+					}
+					continue
+				}
+				if res.Err != nil || res.Value != (info{N: 7}) || res.Attachments["x-back"] != "1" {
+					t.Fatalf("F_MODE=%q %s: %+v; want next's own result", tc.mode, side, res)
+				}
+			}
+		}
+		if n := strings.Count(log.String(), "ignored"); tc.warn == "" && n != 0 || tc.warn != "" && strings.Count(log.String(), tc.warn) != 1 {
+			t.Errorf("F_MODE=%q: warnings:\n%s", tc.mode, log.String())
+		}
+	}
+}

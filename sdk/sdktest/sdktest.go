@@ -184,7 +184,17 @@ func Filter(t testing.TB, b spi.FilterBuilder) spi.FilterBuilder {
 	t.Helper()
 	c, d := connect(t, sdk.Plugins{Filter: b}, pluginrpc.PointFilter)
 	return pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: b.Name(), Activation: d.Activation, Source: pluginrpc.StaticSource(c), Keys: d.Keys,
-		WithoutArgs: d.WithoutArgs})
+		WithoutArgs: d.WithoutArgs, Chain: d.Chain})
+}
+
+// TestFilter runs spitest.TestFilter, the filter conformance suite,
+// against b served over gRPC (Filter): among its checks, a filter with
+// nothing to do calls next once and returns next's result unchanged, an
+// error of next reaching the caller with its status. A builder whose
+// ResultReader answers false is checked as the gate it says it is.
+func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...spitest.FilterOptions) {
+	t.Helper()
+	spitest.TestFilter(t, Filter(t, b), opts...)
 }
 
 // Service returns an invoker for the service s as the host sees it when s

@@ -966,13 +966,20 @@ func (x *ServiceList) GetError() *Error {
 }
 
 type FilterDescribe struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Sides         []string               `protobuf:"bytes,2,rep,name=sides,proto3" json:"sides,omitempty"` // "consumer", "provider"
-	Key           string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	Order         int32                  `protobuf:"varint,4,opt,name=order,proto3" json:"order,omitempty"`
-	Keys          []*KeyDoc              `protobuf:"bytes,5,rep,name=keys,proto3" json:"keys,omitempty"`                                   // as Describe.keys
-	WithoutArgs   bool                   `protobuf:"varint,6,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"` // as Describe.without_args
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Sides       []string               `protobuf:"bytes,2,rep,name=sides,proto3" json:"sides,omitempty"` // "consumer", "provider"
+	Key         string                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Order       int32                  `protobuf:"varint,4,opt,name=order,proto3" json:"order,omitempty"`
+	Keys        []*KeyDoc              `protobuf:"bytes,5,rep,name=keys,proto3" json:"keys,omitempty"`                                   // as Describe.keys
+	WithoutArgs bool                   `protobuf:"varint,6,opt,name=without_args,json=withoutArgs,proto3" json:"without_args,omitempty"` // as Describe.without_args
+	// chain: the plugin serves Filter.Chain, where its filter's next.Invoke
+	// runs the rest of the chain in the host and returns the real result;
+	// the host then calls Chain instead of Invoke. false (an older
+	// plugin, or a builder whose ReadsResult answers false): the host
+	// calls Invoke, a pass before the call. Added in protocol version 1
+	// without a bump.
+	Chain         bool `protobuf:"varint,7,opt,name=chain,proto3" json:"chain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1045,6 +1052,13 @@ func (x *FilterDescribe) GetKeys() []*KeyDoc {
 func (x *FilterDescribe) GetWithoutArgs() bool {
 	if x != nil {
 		return x.WithoutArgs
+	}
+	return false
+}
+
+func (x *FilterDescribe) GetChain() bool {
+	if x != nil {
+		return x.Chain
 	}
 	return false
 }
@@ -1183,7 +1197,17 @@ type FilterReply struct {
 	// unknown_peer: the request named a peer certificate by sha256 only and
 	// the plugin does not hold it; the filter did not run, and the host
 	// sends the request again with peer.der.
-	UnknownPeer   bool `protobuf:"varint,5,opt,name=unknown_peer,json=unknownPeer,proto3" json:"unknown_peer,omitempty"`
+	UnknownPeer bool `protobuf:"varint,5,opt,name=unknown_peer,json=unknownPeer,proto3" json:"unknown_peer,omitempty"`
+	// ignored (a pass only) names what the plugin's filter did that a pass
+	// cannot carry, so that the host warns of it: "result" (after calling
+	// next.Invoke it returned something other than next's result: an
+	// error, a value or attachments, which a pass drops), "arguments" (it
+	// changed the call's arguments, which the host does not take).
+	// ignored_result describes the result it dropped ("SERVICE_ERROR:
+	// ..." or "a value of type int"). Added in protocol version 1 without
+	// a bump: an older plugin sends neither.
+	Ignored       []string `protobuf:"bytes,6,rep,name=ignored,proto3" json:"ignored,omitempty"`
+	IgnoredResult string   `protobuf:"bytes,7,opt,name=ignored_result,json=ignoredResult,proto3" json:"ignored_result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1253,6 +1277,261 @@ func (x *FilterReply) GetUnknownPeer() bool {
 	return false
 }
 
+func (x *FilterReply) GetIgnored() []string {
+	if x != nil {
+		return x.Ignored
+	}
+	return nil
+}
+
+func (x *FilterReply) GetIgnoredResult() string {
+	if x != nil {
+		return x.IgnoredResult
+	}
+	return ""
+}
+
+// ChainIn is a message of a Chain stream from the host: first the
+// request, then one next_result per ChainOut.next the plugin sent.
+type ChainIn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Request       *FilterRequest         `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	NextResult    *NextResult            `protobuf:"bytes,2,opt,name=next_result,json=nextResult,proto3" json:"next_result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainIn) Reset() {
+	*x = ChainIn{}
+	mi := &file_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainIn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainIn) ProtoMessage() {}
+
+func (x *ChainIn) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainIn.ProtoReflect.Descriptor instead.
+func (*ChainIn) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ChainIn) GetRequest() *FilterRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *ChainIn) GetNextResult() *NextResult {
+	if x != nil {
+		return x.NextResult
+	}
+	return nil
+}
+
+// ChainOut is a message of a Chain stream from the plugin: next (its
+// filter called next.Invoke: the host runs the rest of the chain with
+// these attachments and answers next_result; any number of times), or
+// reply, its final answer, which ends the stream. reply.pass after a
+// next: the filter returned next's last result unchanged, which the
+// host returns as it has it; reply.pass without a next never comes.
+// Otherwise reply is the filter's own result (a short-circuit, or a
+// result replacing next's), the caller's.
+type ChainOut struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reply         *FilterReply           `protobuf:"bytes,1,opt,name=reply,proto3" json:"reply,omitempty"`
+	Next          *NextCall              `protobuf:"bytes,2,opt,name=next,proto3" json:"next,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainOut) Reset() {
+	*x = ChainOut{}
+	mi := &file_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainOut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainOut) ProtoMessage() {}
+
+func (x *ChainOut) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainOut.ProtoReflect.Descriptor instead.
+func (*ChainOut) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ChainOut) GetReply() *FilterReply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *ChainOut) GetNext() *NextCall {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+// NextCall is a filter's call of next.Invoke: the invocation's
+// attachments replace the call's (the reserved ones excepted);
+// args_changed: it changed the arguments, which the host does not take.
+type NextCall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attachments   map[string]string      `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ArgsChanged   bool                   `protobuf:"varint,2,opt,name=args_changed,json=argsChanged,proto3" json:"args_changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextCall) Reset() {
+	*x = NextCall{}
+	mi := &file_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextCall) ProtoMessage() {}
+
+func (x *NextCall) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextCall.ProtoReflect.Descriptor instead.
+func (*NextCall) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *NextCall) GetAttachments() map[string]string {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+func (x *NextCall) GetArgsChanged() bool {
+	if x != nil {
+		return x.ArgsChanged
+	}
+	return false
+}
+
+// NextResult is the result of the rest of the chain: error with its
+// status, else value_json (the JSON of the value; empty for nil, or when
+// it could not be encoded, value_error then saying why), and the
+// response attachments.
+type NextResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	ValueJson     []byte                 `protobuf:"bytes,2,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	Attachments   map[string]string      `protobuf:"bytes,3,rep,name=attachments,proto3" json:"attachments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ValueError    string                 `protobuf:"bytes,4,opt,name=value_error,json=valueError,proto3" json:"value_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextResult) Reset() {
+	*x = NextResult{}
+	mi := &file_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextResult) ProtoMessage() {}
+
+func (x *NextResult) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextResult.ProtoReflect.Descriptor instead.
+func (*NextResult) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *NextResult) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *NextResult) GetValueJson() []byte {
+	if x != nil {
+		return x.ValueJson
+	}
+	return nil
+}
+
+func (x *NextResult) GetAttachments() map[string]string {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+func (x *NextResult) GetValueError() string {
+	if x != nil {
+		return x.ValueError
+	}
+	return ""
+}
+
 type ServiceDesc struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`       // "greeter.Greeter"
@@ -1273,7 +1552,7 @@ type ServiceDesc struct {
 
 func (x *ServiceDesc) Reset() {
 	*x = ServiceDesc{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1564,7 @@ func (x *ServiceDesc) String() string {
 func (*ServiceDesc) ProtoMessage() {}
 
 func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1577,7 @@ func (x *ServiceDesc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDesc.ProtoReflect.Descriptor instead.
 func (*ServiceDesc) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ServiceDesc) GetName() string {
@@ -1338,7 +1617,7 @@ type ServiceDescList struct {
 
 func (x *ServiceDescList) Reset() {
 	*x = ServiceDescList{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1629,7 @@ func (x *ServiceDescList) String() string {
 func (*ServiceDescList) ProtoMessage() {}
 
 func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1642,7 @@ func (x *ServiceDescList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceDescList.ProtoReflect.Descriptor instead.
 func (*ServiceDescList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ServiceDescList) GetServices() []*ServiceDesc {
@@ -1386,7 +1665,7 @@ type InvokeRequest struct {
 
 func (x *InvokeRequest) Reset() {
 	*x = InvokeRequest{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1677,7 @@ func (x *InvokeRequest) String() string {
 func (*InvokeRequest) ProtoMessage() {}
 
 func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1690,7 @@ func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
 func (*InvokeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InvokeRequest) GetService() string {
@@ -1460,7 +1739,7 @@ type InvokeReply struct {
 
 func (x *InvokeReply) Reset() {
 	*x = InvokeReply{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1751,7 @@ func (x *InvokeReply) String() string {
 func (*InvokeReply) ProtoMessage() {}
 
 func (x *InvokeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1764,7 @@ func (x *InvokeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokeReply.ProtoReflect.Descriptor instead.
 func (*InvokeReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InvokeReply) GetValue() []byte {
@@ -1585,14 +1864,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"Y\n" +
 	"\vServiceList\x12\x1a\n" +
 	"\bservices\x18\x01 \x03(\tR\bservices\x12.\n" +
-	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"\xb4\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\"\xca\x01\n" +
 	"\x0eFilterDescribe\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05sides\x18\x02 \x03(\tR\x05sides\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
 	"\x05order\x18\x04 \x01(\x05R\x05order\x12-\n" +
 	"\x04keys\x18\x05 \x03(\v2\x19.airnode.plugin.v1.KeyDocR\x04keys\x12!\n" +
-	"\fwithout_args\x18\x06 \x01(\bR\vwithoutArgs\"\x9e\x01\n" +
+	"\fwithout_args\x18\x06 \x01(\bR\vwithoutArgs\x12\x14\n" +
+	"\x05chain\x18\a \x01(\bR\x05chain\"\x9e\x01\n" +
 	"\rFilterRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12=\n" +
 	"\n" +
@@ -1601,14 +1881,40 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04peer\x18\x03 \x01(\v2\".airnode.plugin.v1.PeerCertificateR\x04peer\";\n" +
 	"\x0fPeerCertificate\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\fR\x06sha256\x12\x10\n" +
-	"\x03der\x18\x02 \x01(\fR\x03der\"\xa6\x02\n" +
+	"\x03der\x18\x02 \x01(\fR\x03der\"\xe7\x02\n" +
 	"\vFilterReply\x12\x12\n" +
 	"\x04pass\x18\x01 \x01(\bR\x04pass\x12Q\n" +
 	"\vattachments\x18\x02 \x03(\v2/.airnode.plugin.v1.FilterReply.AttachmentsEntryR\vattachments\x12.\n" +
 	"\x05error\x18\x03 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\x12\x1d\n" +
 	"\n" +
 	"value_json\x18\x04 \x01(\fR\tvalueJson\x12!\n" +
-	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x1a>\n" +
+	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x12\x18\n" +
+	"\aignored\x18\x06 \x03(\tR\aignored\x12%\n" +
+	"\x0eignored_result\x18\a \x01(\tR\rignoredResult\x1a>\n" +
+	"\x10AttachmentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
+	"\aChainIn\x12:\n" +
+	"\arequest\x18\x01 \x01(\v2 .airnode.plugin.v1.FilterRequestR\arequest\x12>\n" +
+	"\vnext_result\x18\x02 \x01(\v2\x1d.airnode.plugin.v1.NextResultR\n" +
+	"nextResult\"q\n" +
+	"\bChainOut\x124\n" +
+	"\x05reply\x18\x01 \x01(\v2\x1e.airnode.plugin.v1.FilterReplyR\x05reply\x12/\n" +
+	"\x04next\x18\x02 \x01(\v2\x1b.airnode.plugin.v1.NextCallR\x04next\"\xbd\x01\n" +
+	"\bNextCall\x12N\n" +
+	"\vattachments\x18\x01 \x03(\v2,.airnode.plugin.v1.NextCall.AttachmentsEntryR\vattachments\x12!\n" +
+	"\fargs_changed\x18\x02 \x01(\bR\vargsChanged\x1a>\n" +
+	"\x10AttachmentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x02\n" +
+	"\n" +
+	"NextResult\x12.\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.airnode.plugin.v1.ErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\x02 \x01(\fR\tvalueJson\x12P\n" +
+	"\vattachments\x18\x03 \x03(\v2..airnode.plugin.v1.NextResult.AttachmentsEntryR\vattachments\x12\x1f\n" +
+	"\vvalue_error\x18\x04 \x01(\tR\n" +
+	"valueError\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
@@ -1648,11 +1954,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06Lookup\x12\".airnode.plugin.v1.RegistryRequest\x1a\x1a.airnode.plugin.v1.URLList\x12M\n" +
 	"\tSubscribe\x12\".airnode.plugin.v1.RegistryRequest\x1a\x1a.airnode.plugin.v1.URLList0\x01\x12E\n" +
 	"\bServices\x12\x19.airnode.plugin.v1.Handle\x1a\x1e.airnode.plugin.v1.ServiceList\x12A\n" +
-	"\x05Close\x12\x19.airnode.plugin.v1.Handle\x1a\x1d.airnode.plugin.v1.ErrorReply2\xe6\x01\n" +
+	"\x05Close\x12\x19.airnode.plugin.v1.Handle\x1a\x1d.airnode.plugin.v1.ErrorReply2\xac\x02\n" +
 	"\x06Filter\x12G\n" +
 	"\bDescribe\x12\x18.airnode.plugin.v1.Empty\x1a!.airnode.plugin.v1.FilterDescribe\x12G\n" +
 	"\x05Build\x12\x1f.airnode.plugin.v1.BuildRequest\x1a\x1d.airnode.plugin.v1.BuildReply\x12J\n" +
-	"\x06Invoke\x12 .airnode.plugin.v1.FilterRequest\x1a\x1e.airnode.plugin.v1.FilterReply2\x9f\x01\n" +
+	"\x06Invoke\x12 .airnode.plugin.v1.FilterRequest\x1a\x1e.airnode.plugin.v1.FilterReply\x12D\n" +
+	"\x05Chain\x12\x1a.airnode.plugin.v1.ChainIn\x1a\x1b.airnode.plugin.v1.ChainOut(\x010\x012\x9f\x01\n" +
 	"\aService\x12H\n" +
 	"\bDescribe\x12\x18.airnode.plugin.v1.Empty\x1a\".airnode.plugin.v1.ServiceDescList\x12J\n" +
 	"\x06Invoke\x12 .airnode.plugin.v1.InvokeRequest\x1a\x1e.airnode.plugin.v1.InvokeReplyB3Z1github.com/airnode/airnode/sdk/pluginrpc/pluginpbb\x06proto3"
@@ -1669,7 +1976,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_plugin_proto_goTypes = []any{
 	(*Error)(nil),           // 0: airnode.plugin.v1.Error
 	(*Empty)(nil),           // 1: airnode.plugin.v1.Empty
@@ -1690,19 +1997,25 @@ var file_plugin_proto_goTypes = []any{
 	(*FilterRequest)(nil),   // 16: airnode.plugin.v1.FilterRequest
 	(*PeerCertificate)(nil), // 17: airnode.plugin.v1.PeerCertificate
 	(*FilterReply)(nil),     // 18: airnode.plugin.v1.FilterReply
-	(*ServiceDesc)(nil),     // 19: airnode.plugin.v1.ServiceDesc
-	(*ServiceDescList)(nil), // 20: airnode.plugin.v1.ServiceDescList
-	(*InvokeRequest)(nil),   // 21: airnode.plugin.v1.InvokeRequest
-	(*InvokeReply)(nil),     // 22: airnode.plugin.v1.InvokeReply
-	nil,                     // 23: airnode.plugin.v1.Invocation.AttachmentsEntry
-	nil,                     // 24: airnode.plugin.v1.FilterReply.AttachmentsEntry
-	nil,                     // 25: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	nil,                     // 26: airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	(*ChainIn)(nil),         // 19: airnode.plugin.v1.ChainIn
+	(*ChainOut)(nil),        // 20: airnode.plugin.v1.ChainOut
+	(*NextCall)(nil),        // 21: airnode.plugin.v1.NextCall
+	(*NextResult)(nil),      // 22: airnode.plugin.v1.NextResult
+	(*ServiceDesc)(nil),     // 23: airnode.plugin.v1.ServiceDesc
+	(*ServiceDescList)(nil), // 24: airnode.plugin.v1.ServiceDescList
+	(*InvokeRequest)(nil),   // 25: airnode.plugin.v1.InvokeRequest
+	(*InvokeReply)(nil),     // 26: airnode.plugin.v1.InvokeReply
+	nil,                     // 27: airnode.plugin.v1.Invocation.AttachmentsEntry
+	nil,                     // 28: airnode.plugin.v1.FilterReply.AttachmentsEntry
+	nil,                     // 29: airnode.plugin.v1.NextCall.AttachmentsEntry
+	nil,                     // 30: airnode.plugin.v1.NextResult.AttachmentsEntry
+	nil,                     // 31: airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	nil,                     // 32: airnode.plugin.v1.InvokeReply.AttachmentsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	0,  // 0: airnode.plugin.v1.BuildReply.error:type_name -> airnode.plugin.v1.Error
 	0,  // 1: airnode.plugin.v1.ErrorReply.error:type_name -> airnode.plugin.v1.Error
-	23, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
+	27, // 2: airnode.plugin.v1.Invocation.attachments:type_name -> airnode.plugin.v1.Invocation.AttachmentsEntry
 	8,  // 3: airnode.plugin.v1.Describe.keys:type_name -> airnode.plugin.v1.KeyDoc
 	9,  // 4: airnode.plugin.v1.SelectRequest.candidates:type_name -> airnode.plugin.v1.Candidate
 	6,  // 5: airnode.plugin.v1.SelectRequest.invocation:type_name -> airnode.plugin.v1.Invocation
@@ -1712,49 +2025,58 @@ var file_plugin_proto_depIdxs = []int32{
 	8,  // 9: airnode.plugin.v1.FilterDescribe.keys:type_name -> airnode.plugin.v1.KeyDoc
 	6,  // 10: airnode.plugin.v1.FilterRequest.invocation:type_name -> airnode.plugin.v1.Invocation
 	17, // 11: airnode.plugin.v1.FilterRequest.peer:type_name -> airnode.plugin.v1.PeerCertificate
-	24, // 12: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
+	28, // 12: airnode.plugin.v1.FilterReply.attachments:type_name -> airnode.plugin.v1.FilterReply.AttachmentsEntry
 	0,  // 13: airnode.plugin.v1.FilterReply.error:type_name -> airnode.plugin.v1.Error
-	19, // 14: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
-	25, // 15: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
-	0,  // 16: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
-	26, // 17: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
-	1,  // 18: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 19: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
-	10, // 20: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
-	1,  // 21: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 22: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
-	12, // 23: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 24: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 25: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
-	12, // 26: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
-	2,  // 27: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
-	2,  // 28: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
-	1,  // 29: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
-	3,  // 30: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
-	16, // 31: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
-	1,  // 32: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
-	21, // 33: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
-	7,  // 34: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 35: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
-	11, // 36: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
-	7,  // 37: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
-	4,  // 38: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
-	5,  // 39: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
-	5,  // 40: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
-	13, // 41: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
-	13, // 42: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
-	14, // 43: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
-	5,  // 44: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
-	15, // 45: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
-	4,  // 46: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
-	18, // 47: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
-	20, // 48: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
-	22, // 49: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
-	34, // [34:50] is the sub-list for method output_type
-	18, // [18:34] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	16, // 14: airnode.plugin.v1.ChainIn.request:type_name -> airnode.plugin.v1.FilterRequest
+	22, // 15: airnode.plugin.v1.ChainIn.next_result:type_name -> airnode.plugin.v1.NextResult
+	18, // 16: airnode.plugin.v1.ChainOut.reply:type_name -> airnode.plugin.v1.FilterReply
+	21, // 17: airnode.plugin.v1.ChainOut.next:type_name -> airnode.plugin.v1.NextCall
+	29, // 18: airnode.plugin.v1.NextCall.attachments:type_name -> airnode.plugin.v1.NextCall.AttachmentsEntry
+	0,  // 19: airnode.plugin.v1.NextResult.error:type_name -> airnode.plugin.v1.Error
+	30, // 20: airnode.plugin.v1.NextResult.attachments:type_name -> airnode.plugin.v1.NextResult.AttachmentsEntry
+	23, // 21: airnode.plugin.v1.ServiceDescList.services:type_name -> airnode.plugin.v1.ServiceDesc
+	31, // 22: airnode.plugin.v1.InvokeRequest.attachments:type_name -> airnode.plugin.v1.InvokeRequest.AttachmentsEntry
+	0,  // 23: airnode.plugin.v1.InvokeReply.error:type_name -> airnode.plugin.v1.Error
+	32, // 24: airnode.plugin.v1.InvokeReply.attachments:type_name -> airnode.plugin.v1.InvokeReply.AttachmentsEntry
+	1,  // 25: airnode.plugin.v1.LoadBalance.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 26: airnode.plugin.v1.LoadBalance.Build:input_type -> airnode.plugin.v1.BuildRequest
+	10, // 27: airnode.plugin.v1.LoadBalance.Select:input_type -> airnode.plugin.v1.SelectRequest
+	1,  // 28: airnode.plugin.v1.Registry.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 29: airnode.plugin.v1.Registry.Build:input_type -> airnode.plugin.v1.BuildRequest
+	12, // 30: airnode.plugin.v1.Registry.Register:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 31: airnode.plugin.v1.Registry.Unregister:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 32: airnode.plugin.v1.Registry.Lookup:input_type -> airnode.plugin.v1.RegistryRequest
+	12, // 33: airnode.plugin.v1.Registry.Subscribe:input_type -> airnode.plugin.v1.RegistryRequest
+	2,  // 34: airnode.plugin.v1.Registry.Services:input_type -> airnode.plugin.v1.Handle
+	2,  // 35: airnode.plugin.v1.Registry.Close:input_type -> airnode.plugin.v1.Handle
+	1,  // 36: airnode.plugin.v1.Filter.Describe:input_type -> airnode.plugin.v1.Empty
+	3,  // 37: airnode.plugin.v1.Filter.Build:input_type -> airnode.plugin.v1.BuildRequest
+	16, // 38: airnode.plugin.v1.Filter.Invoke:input_type -> airnode.plugin.v1.FilterRequest
+	19, // 39: airnode.plugin.v1.Filter.Chain:input_type -> airnode.plugin.v1.ChainIn
+	1,  // 40: airnode.plugin.v1.Service.Describe:input_type -> airnode.plugin.v1.Empty
+	25, // 41: airnode.plugin.v1.Service.Invoke:input_type -> airnode.plugin.v1.InvokeRequest
+	7,  // 42: airnode.plugin.v1.LoadBalance.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 43: airnode.plugin.v1.LoadBalance.Build:output_type -> airnode.plugin.v1.BuildReply
+	11, // 44: airnode.plugin.v1.LoadBalance.Select:output_type -> airnode.plugin.v1.SelectReply
+	7,  // 45: airnode.plugin.v1.Registry.Describe:output_type -> airnode.plugin.v1.Describe
+	4,  // 46: airnode.plugin.v1.Registry.Build:output_type -> airnode.plugin.v1.BuildReply
+	5,  // 47: airnode.plugin.v1.Registry.Register:output_type -> airnode.plugin.v1.ErrorReply
+	5,  // 48: airnode.plugin.v1.Registry.Unregister:output_type -> airnode.plugin.v1.ErrorReply
+	13, // 49: airnode.plugin.v1.Registry.Lookup:output_type -> airnode.plugin.v1.URLList
+	13, // 50: airnode.plugin.v1.Registry.Subscribe:output_type -> airnode.plugin.v1.URLList
+	14, // 51: airnode.plugin.v1.Registry.Services:output_type -> airnode.plugin.v1.ServiceList
+	5,  // 52: airnode.plugin.v1.Registry.Close:output_type -> airnode.plugin.v1.ErrorReply
+	15, // 53: airnode.plugin.v1.Filter.Describe:output_type -> airnode.plugin.v1.FilterDescribe
+	4,  // 54: airnode.plugin.v1.Filter.Build:output_type -> airnode.plugin.v1.BuildReply
+	18, // 55: airnode.plugin.v1.Filter.Invoke:output_type -> airnode.plugin.v1.FilterReply
+	20, // 56: airnode.plugin.v1.Filter.Chain:output_type -> airnode.plugin.v1.ChainOut
+	24, // 57: airnode.plugin.v1.Service.Describe:output_type -> airnode.plugin.v1.ServiceDescList
+	26, // 58: airnode.plugin.v1.Service.Invoke:output_type -> airnode.plugin.v1.InvokeReply
+	42, // [42:59] is the sub-list for method output_type
+	25, // [25:42] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1768,7 +2090,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -584,6 +584,7 @@ const (
 	Filter_Describe_FullMethodName = "/airnode.plugin.v1.Filter/Describe"
 	Filter_Build_FullMethodName    = "/airnode.plugin.v1.Filter/Build"
 	Filter_Invoke_FullMethodName   = "/airnode.plugin.v1.Filter/Invoke"
+	Filter_Chain_FullMethodName    = "/airnode.plugin.v1.Filter/Chain"
 )
 
 // FilterClient is the client API for Filter service.
@@ -593,6 +594,12 @@ type FilterClient interface {
 	Describe(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*FilterDescribe, error)
 	Build(ctx context.Context, in *BuildRequest, opts ...grpc.CallOption) (*BuildReply, error)
 	Invoke(ctx context.Context, in *FilterRequest, opts ...grpc.CallOption) (*FilterReply, error)
+	// Chain runs one call through the filter with a real next (ChainIn,
+	// ChainOut): a filter that answers without calling next costs one
+	// round trip, one that calls next one more per call of next. Added
+	// in protocol version 1 without a bump: the host calls it only when
+	// FilterDescribe.chain says the plugin serves it.
+	Chain(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ChainIn, ChainOut], error)
 }
 
 type filterClient struct {
@@ -633,6 +640,19 @@ func (c *filterClient) Invoke(ctx context.Context, in *FilterRequest, opts ...gr
 	return out, nil
 }
 
+func (c *filterClient) Chain(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ChainIn, ChainOut], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Filter_ServiceDesc.Streams[0], Filter_Chain_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ChainIn, ChainOut]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Filter_ChainClient = grpc.BidiStreamingClient[ChainIn, ChainOut]
+
 // FilterServer is the server API for Filter service.
 // All implementations must embed UnimplementedFilterServer
 // for forward compatibility.
@@ -640,6 +660,12 @@ type FilterServer interface {
 	Describe(context.Context, *Empty) (*FilterDescribe, error)
 	Build(context.Context, *BuildRequest) (*BuildReply, error)
 	Invoke(context.Context, *FilterRequest) (*FilterReply, error)
+	// Chain runs one call through the filter with a real next (ChainIn,
+	// ChainOut): a filter that answers without calling next costs one
+	// round trip, one that calls next one more per call of next. Added
+	// in protocol version 1 without a bump: the host calls it only when
+	// FilterDescribe.chain says the plugin serves it.
+	Chain(grpc.BidiStreamingServer[ChainIn, ChainOut]) error
 	mustEmbedUnimplementedFilterServer()
 }
 
@@ -658,6 +684,9 @@ func (UnimplementedFilterServer) Build(context.Context, *BuildRequest) (*BuildRe
 }
 func (UnimplementedFilterServer) Invoke(context.Context, *FilterRequest) (*FilterReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Invoke not implemented")
+}
+func (UnimplementedFilterServer) Chain(grpc.BidiStreamingServer[ChainIn, ChainOut]) error {
+	return status.Error(codes.Unimplemented, "method Chain not implemented")
 }
 func (UnimplementedFilterServer) mustEmbedUnimplementedFilterServer() {}
 func (UnimplementedFilterServer) testEmbeddedByValue()                {}
@@ -734,6 +763,13 @@ func _Filter_Invoke_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Filter_Chain_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(FilterServer).Chain(&grpc.GenericServerStream[ChainIn, ChainOut]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Filter_ChainServer = grpc.BidiStreamingServer[ChainIn, ChainOut]
+
 // Filter_ServiceDesc is the grpc.ServiceDesc for Filter service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -754,7 +790,14 @@ var Filter_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Filter_Invoke_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Chain",
+			Handler:       _Filter_Chain_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "plugin.proto",
 }
 

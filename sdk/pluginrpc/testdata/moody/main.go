@@ -20,6 +20,19 @@
 //	           "chan"  short-circuit with a value JSON cannot encode
 //	           "slow"  sleep $SLOW_MS milliseconds, then pass
 //	           "stuck" never return (until the host stops the process)
+//	           "post"  call next, then return SERVICE_ERROR "moody: post"
+//	           "mutate" set the first argument to "mutated" and pass
+//	           "wrap"  call next and return its result
+//	           "see"   call next; return its error with its status, the
+//	           message "moody saw <STATUS>: <message>"; else its result
+//	           "map"   call next; a SERVICE_ERROR becomes BAD_REQUEST
+//	           "moody mapped SERVICE_ERROR: <message>"
+//	           "replace" call next; a success becomes SERVICE_ERROR
+//	           "moody replaced <value>"
+//	           "time"  call next; a success becomes the value
+//	           "took <ms>" (the call's duration in whole milliseconds)
+//	READS_RESULT "false" the filter builder says it does not read next's
+//	           result (sdk.ResultReader): a pass before the call
 //	READS_ARGS "false" both builders say they do not read arguments
 //	LB_KEYS    "zone"  the balancer declares the key zone, read from
 //	           provider URLs (spi.KeyDoc.FromProviders)
@@ -28,8 +41,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/airnode/airnode/sdk"
@@ -96,6 +111,7 @@ type filterBuilder struct{}
 
 func (filterBuilder) Name() string         { return "moody" }
 func (filterBuilder) ReadsArguments() bool { return os.Getenv("READS_ARGS") != "false" }
+func (filterBuilder) ReadsResult() bool    { return os.Getenv("READS_RESULT") != "false" }
 func (filterBuilder) Activation() spi.Activation {
 	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}}
 }
@@ -128,6 +144,41 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	case "stuck":
 		select {}
+	case "post":
+		next.Invoke(ctx, inv)
+		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "moody: post")}
+	case "mutate":
+		if len(inv.Args) > 0 {
+			inv.Args[0] = "mutated"
+		}
+	case "wrap":
+		return next.Invoke(ctx, inv)
+	case "see":
+		r := next.Invoke(ctx, inv)
+		if r.Err != nil {
+			st := spi.StatusOf(r.Err)
+			return spi.Result{Err: spi.Errorf(st, "moody saw %s: %s", st, strings.TrimPrefix(r.Err.Error(), st.String()+": "))}
+		}
+		return r
+	case "map":
+		r := next.Invoke(ctx, inv)
+		if st := spi.StatusOf(r.Err); st == spi.StatusServiceError {
+			return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "moody mapped %s: %s", st, strings.TrimPrefix(r.Err.Error(), st.String()+": "))}
+		}
+		return r
+	case "replace":
+		r := next.Invoke(ctx, inv)
+		if r.Err == nil {
+			return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "moody replaced %v", r.Value)}
+		}
+		return r
+	case "time":
+		t0 := time.Now()
+		r := next.Invoke(ctx, inv)
+		if r.Err == nil {
+			return spi.Result{Value: fmt.Sprintf("took %d", time.Since(t0).Milliseconds())}
+		}
+		return r
 	case "panic":
 		panic("moody: asked to panic")
 	case "exit":
