@@ -117,7 +117,7 @@ func newLoadBalanceBuilder(t testing.TB, b spi.LoadBalanceBuilder, c *pluginrpc.
 		Source:     pluginrpc.StaticSource(c),
 		OnFallback: func(err error) { t.Errorf("sdktest: plugin Select failed: %v", err) },
 		OnBypass: func(b pluginrpc.Bypass) {
-			if !b.Recovered {
+			if !b.Recovered && b.Err == nil { // errors failed the test through OnFallback
 				t.Errorf("sdktest: plugin %s did not answer within %v", b.Point, b.Bound)
 			}
 		},
@@ -285,10 +285,12 @@ func (f failingRegistry) Subscribe(context.Context, spi.URL, spi.NotifyFunc) (sp
 // ReadOnly, spi.ReadOnlyRegistry), which TestRegistry does not fit.
 // publish makes the backend those registries read list exactly providers
 // (write the file, fill the catalogue); nil runs only the checks that
-// need no backend change.
+// need no backend change. It also runs TestRegistry's
+// SubscribeErrorCrosses.
 func TestReadOnlyRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL, publish func(t *testing.T, providers []spi.URL)) {
 	t.Helper()
 	spitest.TestReadOnlyRegistry(t, builds(t, b, u), publish)
+	t.Run("SubscribeErrorCrosses", func(t *testing.T) { subscribeErrorCrosses(t, b, u) })
 }
 
 // builds returns a function building a registry from u with b served over
