@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -240,10 +239,12 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 // acme.Calc.Boom: kaboom"). The goroutine stack goes to the plugin's log
 // (Logger, which the host shows under plugin=<name>), never to the caller:
 // it names the plugin's source files and is of no use to a remote consumer.
+// The lines are bounded per method, the stack on the first of a burst
+// (pluginrpc.LogPanic).
 // Call it from the deferred recover, so that the stack is the panic's.
 func panicked(service, method string, r any) *spi.Error {
-	logger.Error("panic in service method", "service", service, "method", method,
-		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	pluginrpc.LogPanic(logger, service+"."+method, "panic in service method", "service", service, "method", method,
+		"panic", fmt.Sprint(r))
 	return spi.Errorf(spi.StatusServerError, "panic in %s.%s: %v", service, method, r)
 }
 

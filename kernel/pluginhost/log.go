@@ -142,8 +142,11 @@ func (w slogWriter) Write(b []byte) (int, error) {
 			return len(b), nil
 		}
 		attrs = append(attrs, slog.String("stream", "stderr"))
-	} else if own && w.tail != nil && level >= slog.LevelInfo {
-		w.tail.note(msg) // a record of the plugin's own logger (not go-plugin's debug "plugin address")
+	} else if own && w.tail != nil && level >= slog.LevelWarn {
+		// a warning or error of the plugin's own logger: its ordinary
+		// INFO and DEBUG records are not quoted as the reason it exited
+		// (tester73 #6: last_stderr="[auth Build provider invoke]")
+		w.tail.note(msg)
 	}
 	if _, asked := rec[pluginrpc.HandoverKey]; asked && own && w.handover != nil {
 		defer w.handover() // after its record: the host's lines about it follow
@@ -165,7 +168,7 @@ const (
 )
 
 // startTail follows one launch of a plugin: the last stderr lines (raw,
-// or the messages of the plugin's own log records) and the first Go
+// or the messages of the plugin's own warnings and errors) and the first Go
 // panic among them, for the start error, and the raw lines written before
 // the start's outcome is known, logged by settle at the level the outcome
 // calls for. It logs every raw line under its lock, so that they reach

@@ -83,7 +83,7 @@ func TestPluginsLastStderrLineBeforeExitIsLogged(t *testing.T) {
 			t.Fatal("Die returned")
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		exited := fmt.Sprintf(`last_stderr="[FATAL: %s]"`, want) // of "plugin exited; restarting" status="exit status 7"
+		exited := fmt.Sprintf(`last_stderr="FATAL: %s"`, want) // of "plugin exited; restarting" status="exit status 7"
 		for !strings.Contains(logs.String(), "FATAL: "+want) || !strings.Contains(logs.String(), exited) {
 			if time.Now().After(deadline) {
 				t.Fatalf("host log lacks %q or %q:\n%s", "FATAL: "+want, exited, logs.String())

@@ -170,7 +170,7 @@ func (pr *Probe) LoadBalance(onFail func(error)) spi.LoadBalanceBuilder {
 	}
 	return pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: d.Name, Source: pluginrpc.StaticSource(pr.c), OnFallback: onFail, Timeout: 10 * time.Second,
 		OnBypass: func(b pluginrpc.Bypass) {
-			if !b.Recovered {
+			if !b.Recovered && b.Err == nil { // errors were told to onFail one by one
 				onFail(fmt.Errorf("plugin loadbalance %s gave no answer within %v", b.Point, b.Bound))
 			}
 		},

@@ -625,8 +625,8 @@ func tailText(sep string, tail []string) string {
 
 // supervise waits for the process to exit and restarts it per policy. The
 // warning or error saying it exited carries, when it exited with a
-// failure status, its last stderr lines (tail) as last_stderr: the
-// reason it most likely gave.
+// failure status, its last stderr lines (tail) as last_stderr, one per
+// line: the reason it most likely gave.
 func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Client, started time.Time, tail *startTail) {
 	select {
 	case <-c.Done():
@@ -648,7 +648,7 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 	if ps := cmd.ProcessState; ps != nil {
 		status, ok = ps.String(), ps.Success()
 		if last := tail.lines(); ps.Exited() && !ok && len(last) > 0 {
-			why = []any{"last_stderr", last}
+			why = []any{"last_stderr", strings.Join(last, "\n")} // a line each, not Go's "[a b c]"
 		}
 	}
 	policy := p.spec.Restart

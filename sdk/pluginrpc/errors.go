@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -155,6 +154,11 @@ func (e *sentinelError) Unwrap() error { return e.sentinel }
 func rpcError(what string, err error) error {
 	switch status.Code(err) {
 	case codes.Canceled:
+		if strings.Contains(status.Convert(err).Message(), grpcConnClosing) {
+			// the host closed its connection to the plugin, whose process
+			// exited: nobody cancelled the call (tester73 #6)
+			return fmt.Errorf("plugin %s: the plugin process exited and its connection was closed during the call (%s)", what, status.Convert(err).Message())
+		}
 		return fmt.Errorf("plugin %s: %w", what, context.Canceled)
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("plugin %s: %w", what, context.DeadlineExceeded)
@@ -170,13 +174,19 @@ func rpcError(what string, err error) error {
 	return fmt.Errorf("plugin %s: %w", what, err)
 }
 
+// grpcConnClosing is in the message of gRPC's Canceled for a call on a
+// connection that is closed (grpc.ErrClientConnClosing): the host closes
+// a plugin's when its process exits.
+const grpcConnClosing = "the client connection is closing"
+
 // recovered turns a panic in author code into a SERVER_ERROR (STYLE 12):
 // "panic in plugin <where>: <value>". The stack goes to the plugin's log
 // (hclog's default logger, which sdk.Serve sets to the plugin's logger),
-// never into the error, which may reach a remote consumer. Call it from
-// the deferred recover, so that the stack is the panic's.
+// never into the error, which may reach a remote consumer; the lines are
+// bounded per where (LogPanic). Call it from the deferred recover, so
+// that the stack is the panic's.
 func recovered(where string, r any) *pb.Error {
-	hclog.L().Error("panic in plugin code", "where", where, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	LogPanic(hclog.L(), where, "panic in plugin code", "where", where, "panic", fmt.Sprint(r))
 	e := toPB(spi.Errorf(spi.StatusServerError, "panic in plugin %s: %v", where, r))
 	e.Kind = kindPanic
 	return e

@@ -29,14 +29,25 @@ import (
 // Selects since the line before, so a plugin restarted in 100 ms logged
 // "selects=1" for about 1,300 fallbacks and nothing when it was back
 // (tester36 F11).
+//
+// The warning says what happened, each its own burst: the plugin is
+// unavailable (down, restarting, died during the call); its Select
+// panicked; it is faulty (it picked an invoker that was not one of its
+// candidates, which an in-process balancer's cluster refuses); it
+// answered another error (tester73 #6: a faulty balancer was said to be
+// "unavailable").
 func FallbackLog(log *slog.Logger) (onFallback func(err error), onBack func(fellBack int64)) {
-	const msg = "plugin balancer unavailable; using the default balancer"
 	lim := &ratelog.Limiter{Logger: log, SummaryAttrs: []any{"component", "pluginhost"}}
 	var since atomic.Int64 // unix nanoseconds of the first fallback since the plugin last answered; 0: none
 	onFallback = func(err error) {
 		now := time.Now()
 		since.CompareAndSwap(0, now.UnixNano())
-		ok, suppressed, inBurst := lim.Event("fallback", now, slog.LevelWarn, msg)
+		class := faultOf(err)
+		msg := fallbackMessages[class]
+		if class == "" {
+			class = "unavailable"
+		}
+		ok, suppressed, inBurst := lim.Event(class, now, slog.LevelWarn, msg)
 		if ok {
 			log.Warn(msg, ratelog.Attrs([]any{"err", err}, suppressed, inBurst)...)
 		}
@@ -49,4 +60,13 @@ func FallbackLog(log *slog.Logger) (onFallback func(err error), onBack func(fell
 		log.Warn("plugin balancer answers again; the default balancer picked meanwhile", attrs...)
 	}
 	return onFallback, onBack
+}
+
+// fallbackMessages are FallbackLog's warnings by the fault of the
+// plugin's answer (faultOf; "": it gave none).
+var fallbackMessages = map[string]string{
+	"":                "plugin balancer unavailable; using the default balancer",
+	faultAnswered:     "plugin balancer answered an error; using the default balancer",
+	faultPanic:        "plugin balancer panicked in Select; using the default balancer",
+	faultNotCandidate: "plugin balancer is faulty: its Select picked an invoker that was not one of its candidates; using the default balancer",
 }

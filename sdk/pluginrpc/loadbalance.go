@@ -114,6 +114,10 @@ const (
 	// (a circuit breaker's open state, Hystrix's sleep window).
 	DefaultBypass    = time.Second
 	DefaultMaxBypass = 30 * time.Second
+	// DefaultFailuresToBypass is how many Selects in a row that the
+	// plugin answered with an error (a panic, a pick that was not a
+	// candidate, any error) bypass it as one that timed out does.
+	DefaultFailuresToBypass = 3
 	// minTripBound: a round trip given less than this (a call with
 	// almost nothing left of its deadline) fails without tripping the
 	// bypass: a healthy plugin cannot answer in no time either.
@@ -125,8 +129,15 @@ const (
 
 // Bypass is one change of a balancer plugin's bypass, for the host's log.
 type Bypass struct {
-	// Point is the round trip that timed out: "Select" or "Build".
+	// Point is the round trip that timed out or failed: "Select" or
+	// "Build".
 	Point string
+	// Err, when not nil, is the error of the last of Failures round
+	// trips in a row that the plugin answered with an error (a panic, a
+	// pick that was not a candidate), which started the bypass; nil when
+	// a round trip timed out.
+	Err      error
+	Failures int
 	// Took is how long it waited; Bound what it was allowed (the plugin's
 	// Timeout, or the call's deadline or timeout when sooner).
 	Took, Bound time.Duration
@@ -163,11 +174,19 @@ type LoadBalanceOptions struct {
 	// at Refer is bounded by Timeout and the reference's "timeout".
 	Timeout time.Duration
 	// Bypass and MaxBypass are the first and the longest bypass of a
-	// plugin whose round trip timed out; defaults DefaultBypass (1s) and
-	// DefaultMaxBypass (30s).
+	// plugin whose round trip timed out, or that answered
+	// FailuresToBypass round trips in a row with an error; defaults
+	// DefaultBypass (1s) and DefaultMaxBypass (30s).
 	Bypass, MaxBypass time.Duration
-	// OnBypass is told when a round trip timed out and the plugin is
-	// bypassed, and when a probe answered again. May be nil.
+	// FailuresToBypass is how many round trips in a row answered with an
+	// error (a panic in Select, a pick that was not a candidate, any
+	// error; not the plugin being down) bypass the plugin; default
+	// DefaultFailuresToBypass (3). A probe answered with an error
+	// doubles the bypass, as one that timed out does.
+	FailuresToBypass int
+	// OnBypass is told when a round trip timed out, or FailuresToBypass
+	// failed, and the plugin is bypassed, and when a probe answered
+	// again. May be nil.
 	OnBypass func(Bypass)
 	// OnSlow is told of a Select that answered but took more than a tenth
 	// of the call's timeout (took, timeout); the host logs it
@@ -189,7 +208,10 @@ type LoadBalanceOptions struct {
 // A round trip that times out makes every balancer of the plugin bypass it
 // for o.Bypass (the default balancer picks, without waiting); then one call
 // probes it, and each probe that times out again doubles the bypass up to
-// o.MaxBypass, while one that answers ends it (a circuit breaker). A
+// o.MaxBypass, while one that answers ends it (a circuit breaker). So do
+// o.FailuresToBypass round trips in a row answered with an error (a
+// deterministic panic cost a round trip per call, tester73 #3), and a
+// probe answered with an error doubles the bypass. A
 // round trip waits at most half of what the call allows (its deadline or
 // timeout), and at most o.Timeout; cut short, the call goes on with the
 // fallback. Only a call whose deadline had already passed fails
@@ -203,6 +225,9 @@ func NewLoadBalanceBuilder(o LoadBalanceOptions) spi.LoadBalanceBuilder {
 	}
 	if o.MaxBypass < o.Bypass {
 		o.MaxBypass = max(o.Bypass, DefaultMaxBypass)
+	}
+	if o.FailuresToBypass <= 0 {
+		o.FailuresToBypass = DefaultFailuresToBypass
 	}
 	return &lbBuilder{o: o, brk: &breaker{next: o.Bypass}, fellBack: new(atomic.Int64)}
 }
@@ -316,7 +341,7 @@ func (lb *lbAdapter) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Inv
 func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
 	c, gen, err := lb.o.Source.Current()
 	if err != nil {
-		lb.fellBack(err)
+		lb.fellBack(consumerSide(err))
 		return lb.fallback(invokers, inv), nil
 	}
 	probe, ok := lb.brk.enter()
@@ -386,9 +411,25 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 		lb.brk.leave(probe)
 		return nil, spi.Errorf(spi.StatusClientError, "pluginrpc: balancer %q: %s: %w", lb.o.Name, point, ctx.Err())
 	}
-	lb.answered(probe) // it answered, with an error
+	if faultOf(err) != "" {
+		lb.failed(probe, point, took, bound, err) // it answered, with an error
+	} else {
+		lb.answered(probe) // it died or its connection broke: the next call finds it down
+	}
 	lb.fellBack(err)
 	return lb.fallback(invokers, inv), nil
+}
+
+// consumerSide is err, the host's "plugin is unavailable" SERVER_ERROR
+// for a balancer plugin that is down, with the status of a consumer-side
+// event, CLIENT_ERROR (as a consumer-side filter plugin's failures have):
+// no provider failed (tester73 #6).
+func consumerSide(err error) error {
+	var se *spi.Error
+	if !errors.As(err, &se) || se.Status != spi.StatusServerError {
+		return err
+	}
+	return &spi.Error{Status: spi.StatusClientError, Message: se.Message, Cause: se.Cause}
 }
 
 // callTimeout is the call's "timeout" as the exchange reads it: from the
@@ -434,6 +475,15 @@ func (lb *lbAdapter) tripped(probe bool, point string, took, bound time.Duration
 	return d
 }
 
+// failed records a round trip the plugin answered in time with err: the
+// FailuresToBypass-th in a row, or a probe's, bypasses it.
+func (lb *lbAdapter) failed(probe bool, point string, took, bound time.Duration, err error) {
+	d, n := lb.brk.fail(probe, lb.o.FailuresToBypass, lb.o.MaxBypass)
+	if d > 0 && lb.o.OnBypass != nil {
+		lb.o.OnBypass(Bypass{Point: point, Took: took, Bound: bound, For: d, Err: err, Failures: n})
+	}
+}
+
 // answered records a round trip the plugin answered in time.
 func (lb *lbAdapter) answered(probe bool) {
 	if lb.brk.ok(probe, lb.o.Bypass) && lb.o.OnBypass != nil {
@@ -445,6 +495,9 @@ func (lb *lbAdapter) answered(probe bool) {
 func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers []spi.Invoker, inv *spi.Invocation) (int, string, error) {
 	id, err := lb.handle(ctx, c, gen)
 	if err != nil {
+		if errors.As(err, new(buildError)) {
+			err = &selectError{err, faultAnswered}
+		}
 		return 0, "Build", err
 	}
 	req := &pb.SelectRequest{Handle: id, Candidates: make([]*pb.Candidate, len(invokers)), Invocation: toInvocation(inv, !lb.o.WithoutArgs)}
@@ -467,15 +520,21 @@ func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers
 	}
 	if e := rep.Error; e != nil {
 		if e.Kind == kindNotCandidate || strings.HasSuffix(e.Message, notCandidateText) { // the latter from plugins built before kindNotCandidate
-			return 0, "Select", notCandidate(lb.o.Name)
+			return 0, "Select", &selectError{notCandidate(lb.o.Name), faultNotCandidate}
 		}
-		return 0, "Select", fromPB(e)
+		if e.Kind == kindPanic || strings.HasPrefix(e.Message, panicText) { // the latter from plugins built before kindPanic
+			// a consumer-side event: CLIENT_ERROR, as a consumer
+			// filter plugin's panic (tester73 #6)
+			return 0, "Select", &selectError{spi.Errorf(spi.StatusClientError, "pluginrpc: balancer %q panicked in Select: %s",
+				lb.o.Name, strings.TrimPrefix(e.Message, panicText)), faultPanic}
+		}
+		return 0, "Select", &selectError{fromPB(e), faultAnswered}
 	}
 	if rep.Index == -1 {
 		return -1, "", nil // the balancer selected nothing
 	}
 	if rep.Index < 0 || int(rep.Index) >= len(invokers) {
-		return 0, "Select", fmt.Errorf("plugin loadbalance Select: index %d out of range [0, %d)", rep.Index, len(invokers))
+		return 0, "Select", &selectError{fmt.Errorf("plugin loadbalance Select: index %d out of range [0, %d)", rep.Index, len(invokers)), faultAnswered}
 	}
 	return int(rep.Index), "", nil
 }
@@ -492,6 +551,37 @@ func (lb *lbAdapter) fallback(invokers []spi.Invoker, inv *spi.Invocation) spi.I
 	return invokers[rand.IntN(len(invokers))]
 }
 
+// panicText begins the message of a panic in a plugin's Select
+// (recovered's wording).
+const panicText = "panic in plugin loadbalance Select: "
+
+// Faults of a balancer plugin's answer (selectError), which the host's
+// fallback warning names (FallbackLog).
+const (
+	faultAnswered     = "answered"      // an error the plugin returned
+	faultPanic        = "panic"         // its Select panicked
+	faultNotCandidate = "not_candidate" // it picked an invoker that was not a candidate
+)
+
+// selectError is an error a balancer plugin answered, with its fault.
+type selectError struct {
+	err   error
+	fault string
+}
+
+func (e *selectError) Error() string { return e.err.Error() }
+func (e *selectError) Unwrap() error { return e.err }
+
+// faultOf is err's fault (selectError), "" when the plugin did not answer
+// (down, died during the call, timed out).
+func faultOf(err error) string {
+	var se *selectError
+	if errors.As(err, &se) {
+		return se.fault
+	}
+	return ""
+}
+
 // breaker is the bypass of one balancer plugin: closed (the plugin
 // picks), open until a time (the fallback picks), then half-open (one
 // call probes the plugin while the others still bypass it).
@@ -501,6 +591,7 @@ type breaker struct {
 	until   time.Time
 	next    time.Duration // the next bypass
 	probing bool
+	fails   int // round trips in a row answered with an error while closed
 }
 
 // enter reports whether a round trip may go to the plugin, and whether it
@@ -538,8 +629,29 @@ func (b *breaker) trip(probe bool, maxBypass time.Duration) time.Duration {
 		return 0 // a round trip begun before the breaker opened
 	}
 	d := b.next
-	b.open, b.until, b.next = true, time.Now().Add(d), min(2*d, maxBypass)
+	b.open, b.until, b.next, b.fails = true, time.Now().Add(d), min(2*d, maxBypass), 0
 	return d
+}
+
+// fail records a round trip answered with an error and returns the
+// bypass it started (0: none) and how many failed in a row: a probe's
+// opens the breaker again; otherwise the threshold-th in a row opens it.
+func (b *breaker) fail(probe bool, threshold int, maxBypass time.Duration) (time.Duration, int) {
+	b.mu.Lock()
+	if !probe {
+		if b.open {
+			b.mu.Unlock()
+			return 0, 0 // a round trip begun before the breaker opened
+		}
+		b.fails++
+		if b.fails < threshold {
+			b.mu.Unlock()
+			return 0, 0
+		}
+	}
+	n := max(b.fails, 1)
+	b.mu.Unlock()
+	return b.trip(probe, maxBypass), n
 }
 
 // ok closes the breaker after a round trip answered in time; it reports
@@ -547,6 +659,7 @@ func (b *breaker) trip(probe bool, maxBypass time.Duration) time.Duration {
 func (b *breaker) ok(probe bool, first time.Duration) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.fails = 0
 	if !probe {
 		return false
 	}

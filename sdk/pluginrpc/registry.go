@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/metadata"
+
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -104,21 +106,40 @@ func (s *registryServer) Lookup(ctx context.Context, req *pb.RegistryRequest) (r
 	return &pb.URLList{Urls: urlStrings(l)}, nil
 }
 
+// subscribedHeader is the header key the plugin sends once the registry's
+// Subscribe returned a subscription, before any list: the host's
+// Subscribe waits for it or for the error that comes instead, so that a
+// Subscribe that fails fails there, with its status (tester73 #1). A
+// plugin built before it sends no such header; the host then reads the
+// stream's first message (a list or the error).
+const subscribedHeader = "airnode-subscribed"
+
 // Subscribe forwards every notify to the stream, in order, until the host
 // cancels. notify must not block for long, so lists go through a one-slot
-// mailbox that keeps only the newest list (each list is complete).
-func (s *registryServer) Subscribe(req *pb.RegistryRequest, stream pb.Registry_SubscribeServer) error {
+// mailbox that keeps only the newest list (each list is complete). The
+// registry's answer comes first: the subscribedHeader header when it
+// returned a subscription, else its error as the stream's only message.
+func (s *registryServer) Subscribe(req *pb.RegistryRequest, stream pb.Registry_SubscribeServer) (err error) {
 	r, u, err := s.withURL(req)
 	if err != nil {
 		return stream.Send(&pb.URLList{Error: toPB(err)})
 	}
+	var sub spi.Subscription
+	defer func() {
+		if p := recover(); p != nil {
+			if sub != nil {
+				sub.Stop()
+			}
+			err = stream.Send(&pb.URLList{Error: recovered("registry Subscribe", p)})
+		}
+	}()
 	var (
 		mu     sync.Mutex
 		latest []string
 		have   bool
 	)
 	wake := make(chan struct{}, 1)
-	sub, err := r.Subscribe(stream.Context(), u, func(providers []spi.URL) {
+	sub, err = r.Subscribe(stream.Context(), u, func(providers []spi.URL) {
 		l := urlStrings(providers)
 		mu.Lock()
 		latest, have = l, true
@@ -131,7 +152,14 @@ func (s *registryServer) Subscribe(req *pb.RegistryRequest, stream pb.Registry_S
 	if err != nil {
 		return stream.Send(&pb.URLList{Error: toPB(err)})
 	}
+	if sub == nil {
+		return stream.Send(&pb.URLList{Error: toPB(spi.Errorf(spi.StatusServerError,
+			"pluginrpc: registry %q: Subscribe returned neither a subscription nor an error", s.b.Name()))})
+	}
 	defer sub.Stop()
+	if err := stream.SendHeader(metadata.Pairs(subscribedHeader, "1")); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-stream.Context().Done():
@@ -446,8 +474,10 @@ func (r *registryAdapter) Services(ctx context.Context) ([]string, error) {
 	return rep.Services, nil
 }
 
-// Subscribe opens the stream now (so a registry that refuses fails here)
-// and keeps it open across plugin restarts until Stop.
+// Subscribe opens the stream and waits, within ctx, for the plugin's
+// Subscribe to answer, so that a registry that refuses fails here with
+// its error and status (as Lookup and Register do); the stream then stays
+// open across plugin restarts until Stop.
 func (r *registryAdapter) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	c, id, err := r.handle(ctx)
 	if err != nil {
@@ -459,6 +489,14 @@ func (r *registryAdapter) Subscribe(ctx context.Context, consumer spi.URL, notif
 	if err != nil {
 		cancel()
 		return nil, rpcError("registry Subscribe", err)
+	}
+	first, err := subscribed(ctx, cancel, stream)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if first != nil {
+		notify(first) // a plugin built before subscribedHeader: its first list
 	}
 	sub := &subscription{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
@@ -521,6 +559,35 @@ func (r *registryAdapter) follow(ctx context.Context, stream pb.Registry_Subscri
 			}
 		}
 	}
+}
+
+// subscribed waits for the plugin's Subscribe to answer on stream, or
+// for ctx to end (which cancels the stream with cancel): nil, nil when it
+// returned a subscription (the subscribedHeader header); its error when
+// it failed; from a plugin built before that header, the first list it
+// sent, which the caller delivers.
+func subscribed(ctx context.Context, cancel context.CancelFunc, stream pb.Registry_SubscribeClient) ([]spi.URL, error) {
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	md, err := stream.Header()
+	if err == nil && len(md.Get(subscribedHeader)) > 0 {
+		return nil, nil
+	}
+	l, err := stream.Recv()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("plugin registry Subscribe: %w", ctx.Err())
+		}
+		return nil, rpcError("registry Subscribe", err)
+	}
+	if err := fromPB(l.Error); err != nil {
+		return nil, err
+	}
+	urls, err := parseURLs(l.Urls)
+	if err != nil {
+		return nil, err
+	}
+	return urls, nil
 }
 
 type subscription struct {

@@ -2,7 +2,9 @@ package sdktest
 
 import (
 	"context"
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,7 +117,7 @@ func newLoadBalanceBuilder(t testing.TB, b spi.LoadBalanceBuilder, c *pluginrpc.
 		Source:     pluginrpc.StaticSource(c),
 		OnFallback: func(err error) { t.Errorf("sdktest: plugin Select failed: %v", err) },
 		OnBypass: func(b pluginrpc.Bypass) {
-			if !b.Recovered {
+			if !b.Recovered && b.Err == nil { // errors failed the test through OnFallback
 				t.Errorf("sdktest: plugin %s did not answer within %v", b.Point, b.Bound)
 			}
 		},
@@ -218,9 +220,72 @@ func TestLoadBalance(t *testing.T, b spi.LoadBalanceBuilder) {
 // TestRegistry runs spitest.TestRegistry against registries built by b
 // from u, served over gRPC. Registries built by b from u must share one
 // backend (as spitest requires).
+//
+// It also checks that the plugin protocol carries a Subscribe error to
+// the caller at once, with its status (SubscribeErrorCrosses): b's
+// registries, built from u, with a Subscribe that fails.
 func TestRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL) {
 	t.Helper()
 	spitest.TestRegistry(t, builds(t, b, u))
+	t.Run("SubscribeErrorCrosses", func(t *testing.T) { subscribeErrorCrosses(t, b, u) })
+}
+
+// subscribeErrorCrosses serves b with every registry's Subscribe failing
+// with a CLIENT_ERROR and checks that Subscribe through the plugin
+// protocol returns that error, status and message, well within
+// spitest.RegistryWait: the host once returned a subscription before the
+// plugin's Subscribe answered and dropped its error, so the caller waited
+// for a list that never came (tester73 #1).
+func subscribeErrorCrosses(t *testing.T, b spi.RegistryBuilder, u spi.URL) {
+	const msg = "sdktest: Subscribe refused on purpose"
+	r, err := Registry(t, failingSubscribe{b, msg}).Build(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	consumer, err := spi.NewURL("consumer", "127.0.0.1", 0, "sdktest.SubscribeError", map[string]string{spi.KeySide: "consumer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), spitest.RegistryWait)
+	defer cancel()
+	sub, err := r.Subscribe(ctx, consumer, func([]spi.URL) {})
+	if sub != nil {
+		sub.Stop()
+	}
+	var se *spi.Error
+	switch {
+	case err == nil:
+		t.Fatal("Subscribe through the plugin protocol succeeded; the plugin's Subscribe failed: its error must reach the caller")
+	case ctx.Err() != nil:
+		t.Fatalf("Subscribe through the plugin protocol returned only when its context ended (%v); the plugin's Subscribe failed at once", err)
+	case !errors.As(err, &se) || se.Status != spi.StatusClientError || !strings.Contains(err.Error(), msg):
+		t.Fatalf("Subscribe through the plugin protocol: %v; want the plugin's CLIENT_ERROR %q", err, msg)
+	}
+}
+
+// failingSubscribe builds b's registries with a Subscribe that fails
+// with CLIENT_ERROR msg.
+type failingSubscribe struct {
+	spi.RegistryBuilder
+	msg string
+}
+
+func (f failingSubscribe) Build(u spi.URL) (spi.Registry, error) {
+	r, err := f.RegistryBuilder.Build(u)
+	if err != nil {
+		return nil, err
+	}
+	return failingRegistry{r, f.msg}, nil
+}
+
+type failingRegistry struct {
+	spi.Registry
+	msg string
+}
+
+func (f failingRegistry) Subscribe(context.Context, spi.URL, spi.NotifyFunc) (spi.Subscription, error) {
+	return nil, spi.Errorf(spi.StatusClientError, "%s", f.msg)
 }
 
 // TestReadOnlyRegistry runs spitest.TestReadOnlyRegistry against
@@ -230,10 +295,12 @@ func TestRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL) {
 // ReadOnly, spi.ReadOnlyRegistry), which TestRegistry does not fit.
 // publish makes the backend those registries read list exactly providers
 // (write the file, fill the catalogue); nil runs only the checks that
-// need no backend change.
+// need no backend change. It also runs TestRegistry's
+// SubscribeErrorCrosses.
 func TestReadOnlyRegistry(t *testing.T, b spi.RegistryBuilder, u spi.URL, publish func(t *testing.T, providers []spi.URL)) {
 	t.Helper()
 	spitest.TestReadOnlyRegistry(t, builds(t, b, u), publish)
+	t.Run("SubscribeErrorCrosses", func(t *testing.T) { subscribeErrorCrosses(t, b, u) })
 }
 
 // builds returns a function building a registry from u with b served over

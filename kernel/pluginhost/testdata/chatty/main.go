@@ -2,7 +2,8 @@
 // prints "out: s" on its stdout and "err: s" on its stderr (after the
 // handshake, as a plugin's own prints would be) and returns s, and whose
 // Die(s) prints "FATAL: s" on its stderr and exits 7, as log.Fatal does;
-// Spew(n) prints n lines "spew: i" on its stderr.
+// Spew(n) prints n lines "spew: i" on its stderr; Note(s) logs s at info
+// with the plugin's logger (sdk.Logger).
 package main
 
 import (
@@ -25,6 +26,11 @@ func (chatty) Die(_ context.Context, s string) (string, error) {
 	fmt.Fprintln(os.Stderr, "FATAL: "+s)
 	os.Exit(7)
 	return "", nil
+}
+
+func (chatty) Note(_ context.Context, s string) (string, error) {
+	sdk.Logger().Info(s)
+	return s, nil
 }
 
 func (chatty) Spew(_ context.Context, n int) (int, error) {

@@ -7,6 +7,7 @@
 //	           "nil"   pick nothing
 //	           "args"  pick the second candidate when the call has arguments
 //	           "foreign" return an invoker that is not one of the candidates
+//	           "panic" panic ("moody: Select asked to panic")
 //	           "waited" pick the candidate whose oldest call in flight has
 //	           waited least (spi.Stats.OldestInFlight)
 //	LB_BUILD   "hang"  Build answers nothing while $HANG_FILE exists
@@ -91,6 +92,8 @@ func (lb) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invoker {
 		return nil
 	case "foreign":
 		return struct{ spi.Invoker }{invokers[0]}
+	case "panic":
+		panic("moody: Select asked to panic")
 	case "args":
 		if len(inv.Args) > 0 && len(invokers) > 1 {
 			return invokers[1]
