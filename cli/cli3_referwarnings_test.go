@@ -62,6 +62,7 @@ func TestCli3_ExplainWarnsOfAllReferWarns(t *testing.T) {
 		{"dispatcher=all&connection.concurrency=5&heartbeat.min.ping.interval=1s", 3},
 		{"mock=true&Echo.async=true&timout=300&poll=1s", 4},
 		{"weight=50&methods.Echo.warmup=1m&heartbeat=dual&heartbeat.retries=5", 3},
+		{"methods.Echo.transport=tcp&Echo.connect.timeout=1s&check=true", 3}, // tester71 #4, #8
 	} {
 		q := c.q
 		url := p.url("demo.Echo") + "?" + q

@@ -760,13 +760,14 @@ func (x *explained) providerKeyWarnings() []string {
 // (kernel.Node.ReferWarnings) itself, from the same kernel source:
 // a misspelt key's did-you-mean and a registry's key (unknownKeys, over
 // the provider URL too), a weight, warmup or timestamp
-// (providerKeyWarnings) and a heartbeat
+// (providerKeyWarnings), a method-level key that cannot be set per
+// method (warnings: kernel.MethodKeyNoEffect) and a heartbeat
 // key the merged URL's strategy ignores (hbUnread). Every other warning
 // Refer gives is printed in its words: "retries=4 has no effect:
 // cluster failfast does not read it; failover and forking do".
 func explainWords(w kernel.URLWarning, hbUnread []kernel.KeyNoEffect) bool {
 	switch w.Kind {
-	case "typo", "registry", "provider":
+	case "typo", "registry", "provider", "permethod":
 		return true
 	case "heartbeat":
 		return slices.ContainsFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == w.Key })
@@ -1163,7 +1164,8 @@ func (x *explained) warnings(eC, eP *extension.Explanation, refer []kernel.URLWa
 			if why == "" {
 				continue
 			}
-			out = append(out, fmt.Sprintf("%s has no effect: %s", k, why))
+			v, _ := u.Param(k)
+			out = append(out, fmt.Sprintf("%s=%s has no effect: %s", k, v, why))
 		}
 	}
 	for _, side := range []struct {

@@ -62,9 +62,9 @@ func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	for _, w := range []string{
-		"airnode: warning: methods.Echo.transport has no effect: transport is chosen per connection\n",
-		"airnode: warning: methods.Echo.connect.timeout has no effect: connect.timeout is chosen per connection\n",
-		"airnode: warning: methods.Echo.filter has no effect: the filter chain is built once per service, from service-level keys\n",
+		"airnode: warning: methods.Echo.transport=tcp has no effect: transport is chosen per connection\n",
+		"airnode: warning: methods.Echo.connect.timeout=1s has no effect: connect.timeout is chosen per connection\n",
+		"airnode: warning: methods.Echo.filter=-metrics has no effect: the filter chain is built once per service, from service-level keys\n",
 	} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)

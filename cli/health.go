@@ -73,10 +73,12 @@ func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *s
 	cat.Registry.Wrap(h.regs.wrap)
 	h.health.AddWarning("registry", h.regs.health)
 	h.health.AddCheck("plugin", h.pluginsGivenUp)
+	h.health.AddWarning("plugin", h.pluginsUnresponsive)
 	h.health.SetPlugins(func() []metrics.PluginUp {
 		var out []metrics.PluginUp
 		for _, i := range plugins.Plugins() {
-			out = append(out, metrics.PluginUp{Name: i.Name, Up: i.State == pluginhost.StateRunning})
+			up := i.State == pluginhost.StateRunning
+			out = append(out, metrics.PluginUp{Name: i.Name, Up: up, Unresponsive: up && i.Unresponsive})
 		}
 		return out
 	})
@@ -138,6 +140,21 @@ func gaveUpOn(plugins []string, gaveUp map[string]pluginhost.PluginInfo) (plugin
 		}
 	}
 	return pluginhost.PluginInfo{}, false
+}
+
+// downReason is the airnode.Health reason of a service whose plugins
+// (in its dependency order) are in down: each of them that is, `service
+// plugin "greeter" running: unresponsive: ...`, joined by "; " (tester71
+// #6: naming the first alone hid a second frozen plugin until the first
+// answered again). "" when none is.
+func downReason(plugins []string, down map[string]pluginhost.PluginInfo) string {
+	var why []string
+	for _, p := range plugins {
+		if i, ok := down[p]; ok {
+			why = append(why, fmt.Sprintf("%s plugin %q %s", i.Point, i.Name, i.StateString()))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // serving marks the node ready to serve (every service exported and
@@ -214,8 +231,8 @@ func (h *serveHealth) sync(ctx context.Context) {
 		// airnode.Health: NOT_SERVING while a plugin it depends on does
 		// not run (restarting too: its calls fail meanwhile) or does
 		// not answer the host's liveness pings (unresponsive)
-		if i, down := gaveUpOn(pe.plugins, notRunning); down {
-			pe.exp.SetServing(false, fmt.Sprintf("%s plugin %q %s", i.Point, i.Name, i.StateString()))
+		if why := downReason(pe.plugins, notRunning); why != "" {
+			pe.exp.SetServing(false, why)
 		} else {
 			pe.exp.SetServing(true, "")
 		}
@@ -289,6 +306,40 @@ func (h *serveHealth) pluginsGivenUp() error {
 		return nil
 	}
 	return errors.New(strings.Join(down, "; "))
+}
+
+// pluginsUnresponsive is the health warning of unresponsive plugins
+// (/stats' warnings, airnode_health_warning{check="plugin"}): an error
+// naming each running plugin whose process answers no liveness ping,
+// how long, and the exported services that depend on it: `"greeter"
+// running: unresponsive: its process has answered no liveness ping for
+// 6s (services greeter.Greeter)`. A warning, not a readiness check: the
+// plugin may be merely slow, its services stay registered, and the
+// node's other services still serve (/ready stays 200).
+func (h *serveHealth) pluginsUnresponsive() error {
+	h.mu.Lock()
+	services := map[string][]string{}
+	for _, pe := range h.exports {
+		for _, p := range pe.plugins {
+			services[p] = append(services[p], pe.exp.URL().ServiceKey())
+		}
+	}
+	h.mu.Unlock()
+	var silent []string
+	for _, i := range h.plugins.Plugins() {
+		if !i.Unresponsive || i.State != pluginhost.StateRunning {
+			continue
+		}
+		w := fmt.Sprintf("%q %s", i.Name, i.StateString())
+		if s := services[i.Name]; len(s) > 0 {
+			w += " (services " + strings.Join(s, ", ") + ")"
+		}
+		silent = append(silent, w)
+	}
+	if len(silent) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(silent, "; "))
 }
 
 // registryTap learns the registries the node builds: a wrapper of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -20,8 +21,9 @@ import (
 
 // healthFlags are `airnode health`'s flags.
 type healthFlags struct {
-	timeout string
-	params  []string
+	timeout       string
+	params        []string
+	failOnWarning bool
 }
 
 // healthCommand returns `airnode health`.
@@ -42,7 +44,14 @@ prints the answer on stdout and exits 0 for SERVING, 1 otherwise:
                    node is not ready: starting, draining, a plugin down
   SERVICE_UNKNOWN  the service is not exported on ADDR
 
-NOT_SERVING and SERVICE_UNKNOWN print why on stderr. A provider that does
+NOT_SERVING and SERVICE_UNKNOWN print why on stderr. The node is
+NOT_SERVING once no service exported on ADDR serves; while some do and
+others do not (a plugin they depend on is unresponsive or restarting),
+it is SERVING with a warning on stderr naming each service that does not
+serve and why, and the exit is 0 (as gRPC's health server, whose overall
+status is not that of one service) unless --fail-on-warning is given:
+then it is 1, for an exec probe that should fail while any service is
+down. A provider that does
 not answer (refused, --timeout passed) or serves no health service
 (health.service=false: SERVICE_NOT_FOUND) prints the status and message
 on stderr and exits 1. --timeout bounds the whole probe, connecting
@@ -81,11 +90,12 @@ No registry is read.`,
 				}
 				return usage(err)
 			}
-			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger)), u, service, a.logFormat, a.stdout, a.stderr)
+			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger)), u, service, f.failOnWarning, a.logFormat, a.stdout, a.stderr)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.timeout, "timeout", "", "how long the whole probe may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless -p sets it)")
+	fl.BoolVar(&f.failOnWarning, "fail-on-warning", false, "exit 1 also when the node answers SERVING with a warning: some service exported on ADDR does not serve (a plugin it depends on is unresponsive or restarting)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter of the consumer (repeatable): tls=true, tls.ca=FILE, codec, transport...")
 	return cmd
 }
@@ -147,8 +157,10 @@ func (e *healthError) Unwrap() error { return e.err }
 func (e *healthError) ExitCode() int { return 1 }
 
 // runHealth asks the health service at u about service with node, which
-// it closes, and reports the answer (printHealth).
-func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service, logFormat string, stdout, stderr io.Writer) error {
+// it closes, and reports the answer: the status on stdout, why (not
+// SERVING) or its warning (SERVING, kernel.HealthWarningAttachment) on
+// stderr; a warning fails the probe when failOnWarning.
+func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string, failOnWarning bool, logFormat string, stdout, stderr io.Writer) error {
 	defer node.Close()
 	fail := func(err error) error {
 		if sig, ok := signalOf(ctx); ok {
@@ -200,12 +212,22 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service, logFo
 	if _, err := fmt.Fprintln(stdout, status); err != nil {
 		return err
 	}
-	if status == kernel.HealthServing {
-		return nil
-	}
 	what := "the node"
 	if service != "" {
 		what = service
+	}
+	if status == kernel.HealthServing {
+		warn := att[kernel.HealthWarningAttachment]
+		if warn == "" {
+			return nil
+		}
+		msg := fmt.Sprintf("%s on %s is SERVING, but not every service exported there serves: %s", what, u.Address(), warn)
+		if !failOnWarning {
+			stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: health: warning: "+msg, msg, "status", status)
+			return nil
+		}
+		errorLine(stderr, logFormat, "airnode: health: "+msg, msg, "status", status)
+		return &healthError{err: errors.New(msg)}
 	}
 	msg := fmt.Sprintf("%s on %s is %s", what, u.Address(), status)
 	if why := att[kernel.HealthReasonAttachment]; why != "" {

@@ -355,6 +355,9 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 				if k.FromProviders {
 					doc += " (read from provider URLs: serve -p " + k.Key + "=...)"
 				}
+				if k.Secret {
+					doc += " (secret: URLs in logs and output show ***)"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, readAs(k.Type, def), doc)
 				point, name = "", ""
 			}

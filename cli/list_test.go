@@ -100,6 +100,7 @@ func (keyedLB) Keys() []spi.KeyDoc {
 	return []spi.KeyDoc{
 		{Key: "p2c.choices", Type: spi.KeyTypeInt, Default: "2", Doc: "providers sampled per pick, 2..8"},
 		{Key: "p2c.mode", Type: spi.KeyTypeEnum, Values: []string{"fast", "fair"}, Doc: "how ties break"},
+		{Key: "p2c.secret", Type: spi.KeyTypeString, Secret: true, Doc: "a credential"},
 	}
 }
 
@@ -129,6 +130,8 @@ func TestListKeys(t *testing.T) {
 		row("random", "-", "no URL keys of its own"),
 		row("acme.plain", "-", "declares no URL keys"),
 		row("cluster", "failfast", "-", "no URL keys of its own"),
+		// tester73 #8: a secret key says so
+		row("p2c.secret", "string", "-", "a credential (secret: URLs in logs and output show ***)"),
 	} {
 		if !r.MatchString(out) {
 			t.Errorf("--keys lacks a row matching %s:\n%s", r, out)

@@ -114,6 +114,11 @@ no services, whatever another process registered in its own.`,
 			if asJSON && summary {
 				return usage(errors.New("registry ls: --json and --summary both given: give one (--json prints every provider as JSON, --summary one text line per service)"))
 			}
+			if len(args) > 0 {
+				if err := serviceNotURL("registry ls", args[0]); err != nil {
+					return err
+				}
+			}
 			reg, desc, done, err := open(cmd.Context())
 			if err != nil {
 				return err
@@ -160,6 +165,9 @@ key; providers is the number of providers after the change; url is the
 provider's URL, its token masked.`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := serviceNotURL("registry watch", args[0]); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			reg, desc, done, err := open(ctx)
@@ -358,6 +366,11 @@ type lsServiceJS struct {
 	// any registry: a scheme no transport serves, no port); omitted when
 	// there are none.
 	Invalid []lsInvalid `json:"invalid,omitempty"`
+	// Rules are the Dubbo Admin rules of the service's interface, which
+	// airnode does not apply (zookeeper: the Dubbo 2.6 configurators and
+	// routers nodes that hold some, and the Dubbo 2.7/3 config center's
+	// rules by path); omitted when there are none.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // lsProvider is one provider entry of registry ls --json: the table's
@@ -517,6 +530,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		}
 	}
 	consumers, consumersWhy := consumerCounts(ctx, reg, services)
+	rr, _ := reg.(rulesReader)
+	if summary || note != nil {
+		rr = nil // the summary has no room for them; file.cache's lists: ZooKeeper is down
+	}
+	rulesText, rulesPaths := rulePaths(ctx, rr, services)
 	nUnread, firstUnread := unreadableIn(reg)
 	if nUnread > 0 && nothingListed(lists, invalid) {
 		return nothingReadError(desc, nUnread, firstUnread)
@@ -564,6 +582,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			for _, iv := range invalid[i] {
 				s.Invalid = append(s.Invalid, lsInvalid{Name: iv.Name, Path: iv.Path, Why: iv.Why})
 			}
+			s.Rules = rulesPaths[i]
 			out.Services = append(out.Services, s)
 		}
 		jw.out = &out
@@ -616,6 +635,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		fmt.Fprintf(tw, "%s\t(%s%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)-nOff), nStale, nDisabled, nInvalid, ages[i])
 		for _, iv := range invalid[i] {
 			fmt.Fprintf(tw, "  invalid entry %s (consumers skip it): %s\n", iv.Path, iv.Why)
+		}
+		if len(rulesText[i]) > 0 {
+			fmt.Fprintf(tw, "  Dubbo Admin rules airnode does not apply (overrides, routes): %s\n", strings.Join(rulesText[i], ", "))
 		}
 		if len(providers) == 0 {
 			if len(args) == 1 {
@@ -742,6 +764,45 @@ func listedServices(ctx context.Context, reg spi.Registry) ([]string, error) {
 // entries that are not a provider URL of that service).
 type invalidLister interface {
 	Invalid(ctx context.Context, consumer spi.URL) ([]fileregistry.Invalid, error)
+}
+
+// rulesReader is the zookeeper registry's Rules: where the Dubbo Admin
+// rules of an interface are, which airnode does not apply.
+type rulesReader interface {
+	Rules(ctx context.Context, iface, app string) (zookeeper.RulesOf, error)
+}
+
+// rulePaths returns, read once per interface through rr (nil: none),
+// the Dubbo Admin rules of each of services for registry ls: the Dubbo
+// 2.6 rules nodes with their counts ("/dubbo/demo.Echo/configurators (1
+// rule)") and the config center's rules by path, one list per service;
+// an interface whose rules could not be read has none (its providers'
+// read, which failed or not, says more).
+func rulePaths(ctx context.Context, rr rulesReader, services []spi.URL) (text, paths [][]string) {
+	text, paths = make([][]string, len(services)), make([][]string, len(services))
+	if rr == nil {
+		return text, paths
+	}
+	byIface := map[string]*zookeeper.RulesOf{}
+	for i, svc := range services {
+		r, ok := byIface[svc.Interface()]
+		if !ok {
+			if got, err := rr.Rules(ctx, svc.Interface(), ""); err == nil {
+				r = &got
+			}
+			byIface[svc.Interface()] = r
+		}
+		if r == nil {
+			continue
+		}
+		for _, n := range r.Legacy {
+			text[i] = append(text[i], fmt.Sprintf("%s (%d %s)", n.Path, n.Rules, map[bool]string{true: "rule", false: "rules"}[n.Rules == 1]))
+			paths[i] = append(paths[i], n.Path)
+		}
+		text[i] = append(text[i], r.ConfigCenter...)
+		paths[i] = append(paths[i], r.ConfigCenter...)
+	}
+	return text, paths
 }
 
 // zkInvalidLister is the zookeeper registry's Invalid: the children of
@@ -1261,3 +1322,13 @@ type watchEvent struct {
 
 // providersCount says "1 provider" or "n providers".
 func providersCount(n int) string { return plural(n, "provider") }
+
+// serviceNotURL refuses, as a usage error, a SERVICE argument of cmd that
+// is a URL ("acme.cat://h:1"): ls and watch would look for a service of
+// that name and list none (tester73 #8); the registry goes in --registry.
+func serviceNotURL(cmd, service string) error {
+	if !strings.Contains(service, "://") {
+		return nil
+	}
+	return usage(fmt.Errorf("%s: %q is a URL, not a service key (demo.Echo, group/demo.Echo:1.0); the registry's URL goes in --registry", cmd, service))
+}

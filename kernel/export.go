@@ -164,7 +164,10 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // registered in it. The keys consumers read from the provider URL
 // (timeout, codec, connections, transport and heartbeat keys...) are
 // checked as a consumer's invoker checks them: a value no consumer could
-// use is an error naming the key. The provider filter chain, plugin
+// use is an error naming the key, at service and method level
+// (methods.Echo.retries=abc). A method-level key that cannot be set per
+// method (methods.Echo.transport: MethodKeyNoEffect) is logged as having
+// no effect. The provider filter chain, plugin
 // filters included, is built before the service listens or registers: a
 // filter that cannot be built (a bad value of its key, a plugin whose
 // Build does not answer within its bound) fails Export naming the service
@@ -310,6 +313,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := conflictingMethodForms(pu); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
+	if err := checkMethodValues(pu); err != nil {
+		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+	}
 	if err := n.CheckMethodKeys(pu, methods); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
@@ -319,7 +325,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
-	n.warnUnsupportedKeys(pu, key)
+	n.warnUnsupportedKeys(pu, key, regURL)
 	n.warnProviderKeysNoEffect(pu, key)
 	n.warnHeartbeatKeysUnread(pu, key, "service")
 	// The provider filter chain, plugin filters included (their plugin

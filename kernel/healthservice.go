@@ -37,8 +37,10 @@ const (
 	// HealthNotServing: the node is draining (Shutdown began), or the
 	// service was marked not serving (Exporter.SetServing: serve does so
 	// while a plugin it depends on is not running), or, for the node
-	// (""), its readiness (WithHealth) says not ready. The answer's
-	// "reason" attachment says which.
+	// (""), its readiness (WithHealth) says not ready or every service
+	// exported on the address is marked not serving (while only some
+	// are, the node is SERVING with HealthWarningAttachment). The
+	// answer's "reason" attachment says which.
 	HealthNotServing = "NOT_SERVING"
 	// HealthServiceUnknown: the service is not exported on the address
 	// called (another group or version is another service key).
@@ -49,6 +51,17 @@ const (
 // NOT_SERVING or SERVICE_UNKNOWN answer says why ("draining: shutting
 // down", `plugin "greeter" restarting: ...`).
 const HealthReasonAttachment = "reason"
+
+// HealthWarningAttachment is the response attachment in which a SERVING
+// answer about the node ("") names the services exported on the address
+// called that are marked not serving while others still serve, one
+// "service: reason" each, joined by "; " (`greeter.Greeter: service
+// plugin "greeter" running: unresponsive: ...`). Absent when every
+// service serves. The node answers NOT_SERVING, with these in its
+// reason, only once every service exported on the address is not
+// serving: as gRPC's health server, whose overall status ("") is not
+// that of any one service, it stays SERVING while it still serves some.
+const HealthWarningAttachment = "warning"
 
 // keyHealthService turns the health service of a listening address off
 // (false); per listening address. Bool, default true.
@@ -116,10 +129,16 @@ func (h *healthService) serve(_ *providerCall, req *exchange.Request) spi.Result
 	default:
 		return rejected(spi.Errorf(spi.StatusBadRequest, "%s.%s takes one argument, the service key (\"\" for the node): got %d", HealthService, HealthCheck, req.NumArgs))
 	}
-	status, reason := h.check(key)
+	status, reason, warning := h.check(key)
 	res := spi.Result{Value: status}
+	if reason != "" || warning != "" {
+		res.Attachments = map[string]string{}
+	}
 	if reason != "" {
-		res.Attachments = map[string]string{HealthReasonAttachment: reason}
+		res.Attachments[HealthReasonAttachment] = reason
+	}
+	if warning != "" {
+		res.Attachments[HealthWarningAttachment] = warning
 	}
 	return res
 }
@@ -160,31 +179,39 @@ func describeArg(v any) string {
 	return fmt.Sprintf("%T %s", v, s)
 }
 
-// check returns the status of key on h's server, and why when it is not
-// HealthServing.
-func (h *healthService) check(key string) (status, reason string) {
+// check returns the status of key on h's server, why when it is not
+// HealthServing, and for the node ("") a warning naming the services
+// marked not serving while others serve (HealthWarningAttachment).
+func (h *healthService) check(key string) (status, reason, warning string) {
 	draining := h.n.draining.Load() != nil || h.s.closed.Load()
 	if key == "" || key == HealthService {
 		if key == "" {
 			if r, ok := h.n.health.(readyReporter); ok {
 				if ready, why := r.Ready(); !ready {
-					return HealthNotServing, why
+					return HealthNotServing, why, ""
 				}
 			}
 		}
 		if draining {
-			return HealthNotServing, h.drainingReason()
+			return HealthNotServing, h.drainingReason(), ""
 		}
-		return HealthServing, ""
+		if key == "" {
+			down, total := h.notServing()
+			if len(down) > 0 && len(down) == total {
+				return HealthNotServing, fmt.Sprintf("no service exported on %s:%d serves: %s", h.s.host, h.s.port, strings.Join(down, "; ")), ""
+			}
+			return HealthServing, "", strings.Join(down, "; ")
+		}
+		return HealthServing, "", ""
 	}
 	h.s.mu.RLock()
 	_, ok := h.s.services[key]
 	h.s.mu.RUnlock()
 	if !ok {
-		return HealthServiceUnknown, fmt.Sprintf("%s is not exported on %s:%d", key, h.s.host, h.s.port)
+		return HealthServiceUnknown, fmt.Sprintf("%s is not exported on %s:%d", key, h.s.host, h.s.port), ""
 	}
 	if draining {
-		return HealthNotServing, h.drainingReason()
+		return HealthNotServing, h.drainingReason(), ""
 	}
 	h.n.mu.Lock()
 	exporters := h.n.exporters
@@ -194,13 +221,33 @@ func (h *healthService) check(key string) (status, reason string) {
 			continue
 		}
 		if e.gone.Load() {
-			return HealthNotServing, "unexported"
+			return HealthNotServing, "unexported", ""
 		}
 		if why := e.notServing.Load(); why != nil {
-			return HealthNotServing, *why
+			return HealthNotServing, *why, ""
 		}
 	}
-	return HealthServing, ""
+	return HealthServing, "", ""
+}
+
+// notServing returns the services exported on h's server that are marked
+// not serving (Exporter.SetServing), "service: reason" each in export
+// order, and how many services are exported there (unexported ones
+// left out).
+func (h *healthService) notServing() (down []string, total int) {
+	h.n.mu.Lock()
+	exporters := h.n.exporters
+	h.n.mu.Unlock()
+	for _, e := range exporters {
+		if e.srv != h.s || e.gone.Load() {
+			continue
+		}
+		total++
+		if why := e.notServing.Load(); why != nil {
+			down = append(down, e.key+": "+*why)
+		}
+	}
+	return down, total
 }
 
 // drainingReason says why a draining node does not serve: its

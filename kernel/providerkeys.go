@@ -42,8 +42,10 @@ func MethodKeyNoEffect(key string) string {
 // (hash.nodes, hash.arguments, p2c.decay, shortestresponse.slidePeriod:
 // each consumer builds its balancer from its own reference URL, as
 // list --explain says) except those a balancer declares it reads from
-// provider URLs (spi.KeyDoc.FromProviders), and a method-level weight, warmup or timestamp
-// (MethodKeyNoEffect: weight is per provider). Dubbo 2.7 passes a
+// provider URLs (spi.KeyDoc.FromProviders), and a method-level weight,
+// warmup or timestamp, transport, heartbeat key or other key that cannot
+// be set per method (MethodKeyNoEffect: weight is per provider, transport
+// per connection). Dubbo 2.7 passes a
 // provider's loadbalance and a method's weight to its consumers; airnode
 // does not, so Export says so.
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
@@ -60,7 +62,7 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)", k, v, key)})
 		case len(readers[key]) > 0 && !elsewhere[key] && !fromProviders[key] && !slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
-		case key != k && slices.Contains(providerOwnedKeys, key):
+		case key != k && MethodKeyNoEffect(key) != "":
 			out = append(out, [2]string{k, fmt.Sprintf("%s has no effect: %s", k, MethodKeyNoEffect(key))})
 		}
 	}

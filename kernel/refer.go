@@ -177,7 +177,18 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	// so that an unknown name or a bad key fails Refer as the service
 	// level's does (Dubbo checks at refer), rather than every call of the
 	// method (tester69 finding 6).
+	//
+	// A URL that lists its methods (methods=A,B) has its method-level keys
+	// checked against that list first: a key for a method it lacks sets
+	// nothing (Dubbo ignores it), so it is warned of and not built.
+	listed := u.Methods()
+	if len(listed) > 0 {
+		r.checkMethodKeys(u)
+	}
 	for _, m := range u.MethodsSetting(n.cat.Cluster.Key(), n.cat.LoadBalance.Key()) {
+		if len(listed) > 0 && !slices.Contains(listed, m) {
+			continue
+		}
 		s, err := r.build(m)
 		if err != nil {
 			return nil, err
@@ -319,7 +330,11 @@ func (r *Reference) checkMethodKeys(pu spi.URL) {
 	r.methodKeysChecked.Do(func() {
 		err := r.node.CheckMethodKeys(r.url.Without(spi.KeyMethods), methods)
 		for _, e := range unjoin(err) {
-			r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", pu.Address(), "err", e.Error())
+			from := pu.Address() // "": the methods a registry reference's own URL lists
+			if from == "" {
+				from = "reference URL"
+			}
+			r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", from, "err", e.Error())
 		}
 	})
 }
@@ -402,10 +417,13 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // (Sleep.timeout and methods.Sleep.timeout), and any key a provider
 // invoker would reject, checked by the code that builds one
 // (readInvokerSettings): connections (1 to 64), connect.timeout,
-// reconnect.backoff, payload, timeout and codec (also per method), the
-// transport's keys and the heartbeat's. Only the first error is
-// returned. list --explain calls it on the consumer URL and on the
-// merged URL, so it fails what call and bench would.
+// reconnect.backoff, payload, timeout and codec (also per method:
+// `URL key "methods.Echo.codec": unknown codec "nope" (available: ...)`),
+// the transport's keys and the heartbeat's; and the method-level forms of
+// the typed kernel keys (checkMethodValues: methods.Echo.retries=abc).
+// Only the first failing check's error is returned. list --explain
+// calls it on the consumer URL and on the merged URL, so it fails what
+// call and bench would.
 //
 // A URL that names no host gets its providers from a registry, and each
 // provider's published keys complete it (spi.MergeURL): its TLS keys
@@ -427,6 +445,9 @@ func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 		}
 	}
 	if _, err := readInvokerSettings(cat, u); err != nil {
+		return err
+	}
+	if err := checkMethodValues(u); err != nil {
 		return err
 	}
 	// The consumer's own TLS files (tls.ca, tls.cert, tls.key) are read
@@ -505,11 +526,11 @@ var neverChanges directory.Epoch
 func (r *Reference) build(method string) (*strategy, error) {
 	cb, cs, err := r.node.cat.Cluster.Select(r.url, method)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(cs, r.node.cat.Cluster.Key(), err))
 	}
 	lbb, ls, err := r.node.cat.LoadBalance.Select(r.url, method)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(ls, r.node.cat.LoadBalance.Key(), err))
 	}
 	if r.base != nil && cs.Name == r.base.clusterName && ls.Name == r.base.lbName &&
 		!methodLevel(cs.Source, r.node.cat.Cluster.Key()) && !methodLevel(ls.Source, r.node.cat.LoadBalance.Key()) {
@@ -531,6 +552,18 @@ func (r *Reference) build(method string) (*strategy, error) {
 // methodLevel reports whether a selection came from a method-level key.
 func methodLevel(source, key string) bool {
 	return source != "" && source != extension.SourceDefault && source != key
+}
+
+// methodKeyError returns err, the error of selection s of the point
+// selected by key, naming the method-level key that chose it when one
+// did (`URL key "methods.Echo.loadbalance": unknown loadbalance "nope"
+// (available: ...)`), so that it is not taken for the service level's
+// (tester71 #4). A service-level selection's error is err unchanged.
+func methodKeyError(s extension.Selection, key string, err error) error {
+	if methodLevel(s.Source, key) && s.Source != extension.SourceScheme {
+		return fmt.Errorf("URL key %q: %w", s.Source, err)
+	}
+	return err
 }
 
 // perMethod reports whether u sets one of keys for some method, in a

@@ -23,6 +23,8 @@ type URLWarning struct {
 	// provider URLs, spi.KeyDoc.FromProviders: the reference's value
 	// overrides every provider's; it has an effect, a surprising one),
 	// "provider" (weight, warmup, timestamp: each provider's own),
+	// "permethod" (a method-level form of a key chosen per connection or
+	// per service, methods.Echo.transport: MethodKeyNoEffect),
 	// "server" (dispatcher, connection.concurrency,
 	// heartbeat.min.ping.interval: the provider's server decides) and
 	// "token" (a registry reference's own token: the provider's
@@ -81,6 +83,9 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	}
 	for _, k := range keys {
 		add("provider", k.Key, k.Why, "kernel: provider key on a reference has no effect: "+k.Why, "value", k.Value)
+	}
+	for _, t := range methodKeysNoEffect(u) {
+		add("permethod", t[0], t[1], "kernel: URL key has no effect per method (ignored)", "value", t[2], "why", t[1])
 	}
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {

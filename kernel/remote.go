@@ -120,7 +120,8 @@ type invokerSettings struct {
 // readInvokerSettings reads and builds, with the catalogs' builders, what
 // a remote invoker needs from u: the connection keys (readConnSettings),
 // the outlier keys (readOutlierSettings),
-// the codec and timeout of the service and of every method u lists, the
+// the codec and timeout of the service and of every method u lists (or,
+// when u lists none, of every method u sets either for: callMethods), the
 // transport and the heartbeat strategy. It is the one check of a URL's
 // consumer-side keys: newRemoteInvoker runs it on each merged provider
 // URL, Refer on the consumer's URL and Export on the provider URL it will
@@ -139,7 +140,7 @@ func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, e
 	if st.base, err = resolveCall(cat, u, ""); err != nil {
 		return st, err
 	}
-	for _, m := range u.Methods() {
+	for _, m := range callMethods(cat, u) {
 		if _, err := resolveCall(cat, u, m); err != nil {
 			return st, err
 		}
@@ -156,6 +157,20 @@ func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, e
 		return st, err
 	}
 	return st, nil
+}
+
+// callMethods returns the methods whose codec and timeout
+// readInvokerSettings checks: those u lists in "methods" (a provider's
+// URL), else, for a reference URL that lists none, those with a
+// method-level codec or timeout (spi.URL.MethodsSetting), so that
+// methods.Echo.codec=nope fails Refer naming the key rather than every
+// call of Echo (tester71 #4). A key for a method a listing leaves out sets
+// nothing: Refer warns of it (Reference.checkMethodKeys).
+func callMethods(cat *extension.Catalogs, u spi.URL) []string {
+	if ms := u.Methods(); len(ms) > 0 {
+		return ms
+	}
+	return u.MethodsSetting(cat.Codec.Key(), "timeout")
 }
 
 // connSettings are a provider URL's connection keys.
@@ -243,9 +258,9 @@ const minTimeout = time.Millisecond
 // resolveCall reads the codec and timeout of method ("" for service
 // level) from u.
 func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, error) {
-	codec, _, err := cat.Codec.Select(u, method)
+	codec, sel, err := cat.Codec.Select(u, method)
 	if err != nil {
-		return nil, err
+		return nil, methodKeyError(sel, cat.Codec.Key(), err)
 	}
 	timeout := DefaultTimeout
 	if v, key, ok := u.MethodParam(method, "timeout"); ok {

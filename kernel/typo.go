@@ -73,7 +73,11 @@ func (n *Node) registryKeysOf(u spi.URL) [][2]string {
 // declaring it, sorted: keys of registry URLs, which mean nothing on a
 // service URL (zookeeper's root, session.timeout, file.cache; file's
 // poll). A key the kernel reads too (backup, connect.timeout, protocol) or
-// an extension of another point declares is left out.
+// an extension of another point declares is left out, and so is a Dubbo
+// service key airnode does not implement (dubboKeys): check on a service
+// URL is Dubbo's reference check, which Refer and Export warn of in
+// words fitting the side, not the ZooKeeper registry's check (tester71
+// #8: check=true got both warnings, one naming a ZooKeeper not in use).
 func RegistryKeys(cat *extension.Catalogs) map[string][]string {
 	other := KernelKeys()
 	out := map[string][]string{}
@@ -92,7 +96,7 @@ func RegistryKeys(cat *extension.Catalogs) map[string][]string {
 		}
 	}
 	for k, names := range out {
-		if slices.Contains(other, k) {
+		if _, dubbo := dubboKeys[k]; dubbo || slices.Contains(other, k) {
 			delete(out, k)
 		} else {
 			slices.Sort(names)
@@ -403,13 +407,54 @@ func baseKey(k string, methods []string) string {
 	return k
 }
 
-// warnUnsupportedKeys logs one warning per key of u that is a Dubbo key
-// airnode does not implement (unsupportedKeys), naming the service, the
-// key and what to use instead. Refer and Export call it.
-func (n *Node) warnUnsupportedKeys(u spi.URL, service string) {
+// warnUnsupportedKeys logs one warning per key of provider URL u that
+// is a Dubbo key airnode does not implement (unsupportedKeys), naming the
+// service, the key and what to use instead; Export calls it (Refer warns
+// through ReferWarnings). A key only Dubbo's reference reads
+// (consumerDubboKeys: check) gets instead one warning that it has no
+// effect on a provider, since the consumer's advice (Refer,
+// WaitAvailable) does not fit a provider (tester71 #8); for check, the
+// registry's own check is named when the export's registry, regURL, is
+// one that reads it (zookeeper).
+func (n *Node) warnUnsupportedKeys(u spi.URL, service string, regURL spi.URL) {
+	methods := u.Methods()
 	for _, t := range n.unsupportedKeys(u) {
+		key := baseKey(t[0], methods)
+		if why, ok := consumerDubboKeys[key]; ok {
+			if key == "check" && slices.Contains(registryKeysDeclared(n.cat)["check"], regURL.Scheme()) {
+				why += fmt.Sprintf("; for the %s registry's own check (register without a session), give check=false on the registry URL (%s://HOST:PORT?check=false)", regURL.Scheme(), regURL.Scheme())
+			}
+			n.logger.Warn("kernel: URL key is a consumer's and has no effect on a provider (ignored)", "service", service, "key", t[0], "why", why)
+			continue
+		}
 		n.logger.Warn("kernel: URL key is Dubbo's and airnode does not implement it (ignored)", "service", service, "key", t[0], "instead", t[1])
 	}
+}
+
+// consumerDubboKeys are the dubboKeys only Dubbo's reference reads (a
+// provider's value is not a consumer's default there either), each with
+// why it does nothing on a provider URL: Export warns with it instead of
+// the consumer's advice.
+var consumerDubboKeys = map[string]string{
+	"check": "check is Dubbo's reference check (fail at refer when no provider is available), a consumer key: a provider has nothing to check",
+}
+
+// registryKeysDeclared returns the keys registry extensions of cat
+// declare (spi.KeyDescriber), each with the names of the registries
+// declaring it: RegistryKeys before it leaves out the keys others read.
+func registryKeysDeclared(cat *extension.Catalogs) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range cat.Describe() {
+		if p.Name != extension.PointRegistry {
+			continue
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				out[k.Key] = append(out[k.Key], e.Name)
+			}
+		}
+	}
+	return out
 }
 
 // dubboExtensions says, for a cluster or loadbalance name Dubbo has and

@@ -27,7 +27,8 @@
 // on an address; Server.Close stops it and waits for its goroutine. Given
 // WithHealth, a Server also answers GET /ready (200 "serving", or 503 and
 // the reason: starting, draining, a failing check) and GET /live (200),
-// exports airnode_ready, airnode_draining and airnode_plugin_up{plugin},
+// exports airnode_ready, airnode_draining, airnode_plugin_up{plugin},
+// airnode_plugin_unresponsive{plugin} and airnode_health_warning{check},
 // and puts the node's HealthReport in /stats (airnode serve --metrics).
 // The program moves the Health to serving; given to the node with
 // kernel.WithHealth, it is marked draining when the node's Shutdown

@@ -22,11 +22,13 @@ const (
 	NodeDraining NodeState = "draining"
 )
 
-// PluginUp is one plugin's name and whether its process runs now
-// (airnode_plugin_up 1 or 0).
+// PluginUp is one plugin's name, whether its process runs now
+// (airnode_plugin_up 1 or 0), and whether it runs but answers no
+// liveness ping (airnode_plugin_unresponsive 1 or 0).
 type PluginUp struct {
-	Name string
-	Up   bool
+	Name         string
+	Up           bool
+	Unresponsive bool
 }
 
 // HealthReport is a node's readiness in /stats ("health"): Ready and, when
@@ -142,9 +144,9 @@ type warningState struct {
 	err  error
 }
 
-// SetPlugins sets the function listing the node's plugins and whether
-// each runs (airnode_plugin_up, HealthReport.Plugins); called like a
-// check.
+// SetPlugins sets the function listing the node's plugins, whether
+// each runs (airnode_plugin_up, HealthReport.Plugins) and whether it is
+// unresponsive (airnode_plugin_unresponsive); called like a check.
 func (h *Health) SetPlugins(f func() []PluginUp) {
 	h.mu.Lock()
 	h.plugins = f
@@ -245,6 +247,8 @@ var (
 		"1 while the named condition fails: reported, but the node stays ready (a registry whose session expired).", []string{"check"}, nil)
 	pluginUpDesc = prometheus.NewDesc("airnode_plugin_up",
 		"1 while the plugin's process runs, 0 while it is restarting, failed or stopped.", []string{"plugin"}, nil)
+	pluginUnresponsiveDesc = prometheus.NewDesc("airnode_plugin_unresponsive",
+		"1 while the plugin's process runs but has answered no liveness ping for the host's bound (5s by default; frozen, SIGSTOP), else 0.", []string{"plugin"}, nil)
 )
 
 // healthCollector exports h's state to Prometheus.
@@ -255,6 +259,7 @@ func (c healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- drainingDesc
 	ch <- warningDesc
 	ch <- pluginUpDesc
+	ch <- pluginUnresponsiveDesc
 }
 
 func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
@@ -266,6 +271,7 @@ func (c healthCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range c.h.pluginList() {
 		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, boolValue(p.Up), p.Name)
+		ch <- prometheus.MustNewConstMetric(pluginUnresponsiveDesc, prometheus.GaugeValue, boolValue(p.Unresponsive), p.Name)
 	}
 }
 

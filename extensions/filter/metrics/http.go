@@ -27,9 +27,10 @@ import (
 func (r *Registry) Handler() http.Handler { return r.handler(nil) }
 
 // HandlerWithHealth is Handler plus h: GET /ready and GET /live (h's
-// ReadyHandler and LiveHandler), airnode_ready, airnode_draining and
-// airnode_plugin_up{plugin} in /metrics, and h's HealthReport as "health"
-// in /stats (a "node:" line under the text table).
+// ReadyHandler and LiveHandler), airnode_ready, airnode_draining,
+// airnode_plugin_up{plugin}, airnode_plugin_unresponsive{plugin} and
+// airnode_health_warning{check} in /metrics, and h's HealthReport as
+// "health" in /stats (a "node:" line under the text table).
 func (r *Registry) HandlerWithHealth(h *Health) http.Handler { return r.handler(h) }
 
 // handler serves r, and h when not nil.

@@ -31,7 +31,12 @@
 // URL as it was registered. Dubbo Admin, or a Dubbo or dubbo-go process
 // with the same root (root=/dubbo), sees one interface with its groups and
 // versions. A consumer entry goes under its interface's consumers node
-// whatever its group and version (group=* makes no "*" node).
+// whatever its group and version (group=* makes no "*" node). Dubbo
+// Admin's rules (Dubbo 2.6: <interface>/configurators and routers;
+// Dubbo 2.7/3: the config center's /<root>/config/dubbo/<key>.configurators,
+// .condition-router, .tag-router) are not applied: a consumer's first
+// subscription to an interface warns of those it finds, and Rules lists
+// them (registry ls).
 //
 // Lookup and Subscribe list the interface's providers node and keep the
 // providers whose group and version the consumer accepts: one value, a
@@ -136,7 +141,9 @@
 // Services and a Subscribe's first list answer at once from file.cache
 // (Registry.FromCache gives the list's age and how long ZooKeeper has been
 // unreachable) or fail naming the servers and that time, instead of waiting
-// connect.timeout each. A first contact still waits connect.timeout.
+// connect.timeout each — except a Subscribe with check=false, whose first
+// list is then empty, the providers following with the session. A first
+// contact still waits connect.timeout.
 //
 //	URL key          type      unit  default   bounds      meaning
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)
@@ -144,7 +151,7 @@
 //	root             string    -     airnode   one name    root node; a leading '/' is allowed (Dubbo's "/dubbo"); "" or "/" puts services at /
 //	session.timeout  duration  ms    30s       400ms..1h   ZooKeeper session timeout asked (the server bounds it)
 //	connect.timeout  duration  ms    5s        10ms..1m    how long a first contact (or a lost session) waits for a session
-//	check            bool      -     true      -           Dubbo's registry check: a provider's Register without a session within connect.timeout fails; false queues it (created when a session comes)
+//	check            bool      -     true      -           Dubbo's registry check: a provider's Register, and a Subscribe with no file.cache entry, without a session within connect.timeout fail; false queues the entry (created when a session comes) and starts a subscription with an empty list
 //	file.cache       path      -     ""        -           last known providers of each interface on disk and when each list was read, used when ZooKeeper is down
 //	user:password@   string    -     ""        -           digest ACL on created nodes, and the session's auth
 //

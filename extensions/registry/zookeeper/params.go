@@ -21,8 +21,10 @@ const (
 	// KeyCheck is Dubbo's registry check: true (the default) makes a
 	// provider's Register fail when no session comes within
 	// connect.timeout, so that a node fails at start rather than serve
-	// registered nowhere; false queues the entry and creates it when a
-	// session comes (Dubbo's check=false failback).
+	// registered nowhere, and a Subscribe with no file.cache entry fail
+	// too; false queues the entry and creates it when a session comes
+	// (Dubbo's check=false failback), and starts a subscription with an
+	// empty list, the providers following with the session.
 	KeyCheck = "check" // bool, default true
 )
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +27,9 @@ import (
 // established within connect.timeout, or at once while ZooKeeper is known
 // to be down — from the interface's file.cache list if it holds one (a
 // warning gives its age); without a cache entry Subscribe fails as Lookup
-// does. A providers node whose ACL refuses this client fails Subscribe at
+// does, or, when the registry URL says check=false, logs a warning and
+// pushes an empty first list, the providers following when a session
+// comes. A providers node whose ACL refuses this client fails Subscribe at
 // once with ZooKeeper's "not authenticated" and what to do (readable).
 func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.NotifyFunc) (spi.Subscription, error) {
 	iface, m, err := consumerOf(consumer)
@@ -37,11 +41,21 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 	}
 	// With no session after connect.timeout and nothing in file.cache, no
 	// provider list can come: say so now instead of leaving the caller to
-	// wait out its own deadline.
+	// wait out its own deadline — unless the registry URL says check=false
+	// (Dubbo's registry check off): then the first list is empty and the
+	// providers come with the session (tester71 #11: a consumer started
+	// before ZooKeeper, which Reference.WaitAvailable then waits for).
+	unlisted := false
 	if _, _, cached := r.cache.get(iface); !cached && !r.waitCtx(ctx) && !r.isClosed() {
-		return nil, r.downError(ctx, "no "+KeyFileCache+" entry for "+iface)
+		if r.p.check || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w; add %s=false to the registry URL to start with no provider and list them when ZooKeeper answers (Dubbo's registry check)",
+				r.downError(ctx, "no "+KeyFileCache+" entry for "+iface), KeyCheck)
+		}
+		r.log.Warn("zookeeper registry: no session yet; no provider listed until one is (check=false)", "interface", iface,
+			"last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
+		unlisted = true
 	}
-	if err := r.readable(iface); err != nil {
+	if err := r.readable(iface, consumer.ParamOr("application", "")); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -70,6 +84,10 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 		pusher:    push.New(notify),
 		listedGen: -1,
 	}
+	if unlisted {
+		s.pusher.Push(nil) // the first list: none yet
+		s.pushed, s.lastEmpty, s.triedCache = true, true, true
+	}
 	w.subs[s] = struct{}{}
 	select {
 	case w.join <- struct{}{}:
@@ -85,8 +103,9 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 // (denied), where the watch would retry it forever and leave the caller
 // waiting out its deadline for a first list. Without a session, or once
 // a watch of iface runs, it checks nothing (one read per interface);
-// other errors are left to the watch, which retries them.
-func (r *Registry) readable(iface string) error {
+// other errors are left to the watch, which retries them. app is the
+// consumer's application key ("" when none), for warnOverrides.
+func (r *Registry) readable(iface, app string) error {
 	r.mu.Lock()
 	_, watched := r.watches[iface]
 	conn, up := r.conn, r.up
@@ -94,7 +113,7 @@ func (r *Registry) readable(iface string) error {
 	if watched || !up || conn == nil {
 		return nil
 	}
-	r.warnOverrides(conn, iface)
+	r.warnOverrides(conn, iface, app)
 	path := r.categoryPath(iface, Providers)
 	_, _, err := conn.Children(path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -110,12 +129,15 @@ func (r *Registry) readable(iface string) error {
 }
 
 // warnOverrides logs, at the first subscription of iface, the Dubbo
-// Admin rules found under its configurators and routers nodes (an
-// override's disable or weight, a tag or condition route), which airnode
-// does not apply: an operator who clicked "disable" in Dubbo Admin is
-// told by the consumers that nothing changed (tester70 #2). A node that
-// is missing or cannot be read says nothing.
-func (r *Registry) warnOverrides(conn *zk.Conn, iface string) {
+// Admin rules that airnode does not apply (an override's disable or
+// weight, a tag or condition route): an operator who clicked "disable"
+// in Dubbo Admin is told by the consumers that nothing changed. It looks
+// in both places Dubbo keeps them in ZooKeeper: Dubbo 2.6's
+// configurators and routers nodes under the interface (tester70 #2), and
+// Dubbo 2.7/3's config center (configCenterRules), one warning for
+// each place that holds some. A node that is missing or cannot be read
+// says nothing.
+func (r *Registry) warnOverrides(conn *zk.Conn, iface, app string) {
 	for _, cat := range []string{"configurators", "routers"} {
 		path := r.categoryPath(iface, cat)
 		children, _, err := conn.Children(path)
@@ -125,6 +147,114 @@ func (r *Registry) warnOverrides(conn *zk.Conn, iface string) {
 		r.log.Warn("zookeeper registry: Dubbo Admin rules under "+path+" are not applied by airnode (overrides' disable and weight, routes): take a provider out of rotation by stopping it or restarting it with weight=0",
 			"interface", iface, "rules", len(children))
 	}
+	path := r.p.root + configCenterPath
+	children, _, err := conn.Children(path)
+	if err != nil {
+		return
+	}
+	if rules := configCenterRules(children, iface, app); len(rules) > 0 {
+		r.log.Warn("zookeeper registry: Dubbo 2.7/3 governance rules in the config center under "+path+" are not applied by airnode (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0",
+			"interface", iface, "rules", strings.Join(rules, ","))
+	}
+}
+
+// RulesOf is where Dubbo Admin rules for one interface are, which
+// airnode does not apply (Rules).
+type RulesOf struct {
+	// Legacy are the Dubbo 2.6 nodes under the interface that hold
+	// rules, /<root>/<interface>/configurators and .../routers, with
+	// how many rules each holds; in that order, only those with some.
+	Legacy []RuleNode
+	// ConfigCenter are the full paths of the Dubbo 2.7/3 rules for the
+	// interface in the config center (/<root>/config/dubbo/<key>.configurators,
+	// .condition-router, .tag-router), sorted.
+	ConfigCenter []string
+}
+
+// RuleNode is a Dubbo 2.6 rules node and the number of rules under it.
+type RuleNode struct {
+	Path  string
+	Rules int
+}
+
+// Rules reads, in three ZooKeeper requests, where Dubbo Admin rules for
+// interface iface are (app: an application whose config-center rules to
+// include too, "" for none), which airnode does not apply: `airnode
+// registry ls` shows them. A node that is missing holds none; another
+// failure (no session, an ACL that refuses the client) is returned,
+// naming the node.
+func (r *Registry) Rules(ctx context.Context, iface, app string) (RulesOf, error) {
+	var out RulesOf
+	conn, err := r.connection()
+	if err != nil {
+		return out, err
+	}
+	if !r.waitCtx(ctx) {
+		return out, fmt.Errorf("zookeeper registry: no session to read the rules of %s", iface)
+	}
+	for _, cat := range []string{"configurators", "routers"} {
+		path := r.categoryPath(iface, cat)
+		children, _, err := conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("zookeeper registry: list %s: %w", path, err)
+		}
+		if len(children) > 0 {
+			out.Legacy = append(out.Legacy, RuleNode{Path: path, Rules: len(children)})
+		}
+	}
+	path := r.p.root + configCenterPath
+	children, _, err := conn.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return out, nil
+	}
+	if err != nil {
+		return out, fmt.Errorf("zookeeper registry: list %s: %w", path, err)
+	}
+	for _, name := range configCenterRules(children, iface, app) {
+		out.ConfigCenter = append(out.ConfigCenter, path+"/"+name)
+	}
+	return out, nil
+}
+
+// configCenterPath is where Dubbo 2.7/3 with ZooKeeper as its config
+// center (namespace dubbo, group dubbo: the defaults) keeps the
+// governance rules Dubbo Admin writes, under the registry's root:
+// /dubbo/config/dubbo/<key><suffix>.
+const configCenterPath = "/config/dubbo"
+
+// configCenterSuffixes are the suffixes of Dubbo 2.7/3's governance
+// rules in the config center: overrides, condition routes, tag routes.
+var configCenterSuffixes = []string{".configurators", ".condition-router", ".tag-router"}
+
+// configCenterRules returns the names among a config center's children
+// that are rules for interface iface or application app (app "": none):
+// a rule key followed by one of configCenterSuffixes, the key being the
+// interface (Dubbo Admin 0.1: demo.Echo.configurators), Dubbo 2.7.x's
+// colon-separated service key interface:version:group (demo.Echo::,
+// demo.Echo:1.0:g), Dubbo 2.7.0's group*interface:version, or the
+// application (app.configurators, app.tag-router). Sorted.
+func configCenterRules(children []string, iface, app string) []string {
+	var out []string
+	for _, name := range children {
+		for _, suffix := range configCenterSuffixes {
+			key, ok := strings.CutSuffix(name, suffix)
+			if !ok {
+				continue
+			}
+			if _, k, ok := strings.Cut(key, "*"); ok {
+				key = k // group*interface:version
+			}
+			if key == iface || strings.HasPrefix(key, iface+":") || (app != "" && key == app) {
+				out = append(out, name)
+			}
+			break
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // watch is the one ZooKeeper watch of an interface's providers node,
