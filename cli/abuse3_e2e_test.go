@@ -91,7 +91,7 @@ func TestAbuse3_CallArgumentMessages(t *testing.T) {
 		`CLIENT_ERROR: SERVICE_URL "airnode://127.0.0.1:0/demo.Echo": host "127.0.0.1": port 0: want a port from 1 to 65535`)
 	expectFail(t, call(t, noAirnodeEnv, "airnode://"+p.addr+",[::1]:0/demo.Echo", "Echo", "1"), "CLIENT_ERROR: ", `host "::1": port 0: want a port from 1 to 65535`)
 	expectFail(t, call(t, noAirnodeEnv, "airnode://127.0.0.1/demo.Echo", "Echo", "1"), "CLIENT_ERROR: ", `host "127.0.0.1" has no port`)
-	expectUsage(t, call(t, noAirnodeEnv, "-a", "k=v", "-a", "j=1", "-a", "k=w", u, "Info"), `CLIENT_ERROR: -a "k=v" and -a "k=w": key "k" given twice: give each attachment once`)
+	expectUsage(t, call(t, noAirnodeEnv, "-a", "k=v", "-a", "j=1", "-a", "k=w", u, "Info"), `airnode: call: -a "k=v" and -a "k=w": key "k" given twice: give each attachment once`)
 	expectUsage(t, runCommand(t, 20*time.Second, noAirnodeEnv, "bench", "-a", "k=v", "-a", "k=v", "-n", "1", u), `airnode: bench: -a "k=v" and -a "k=v": key "k" given twice`)
 	r := call(t, noAirnodeEnv, "-a", "k=v", "-a", "j=1", u, "Info")
 	if r.code != 0 || !strings.Contains(r.stdout, `"k":"v"`) || !strings.Contains(r.stdout, `"j":"1"`) {

@@ -29,12 +29,12 @@ func TestCallSendsAttachments(t *testing.T) {
 		t.Fatalf("the token reached the method: %v", a)
 	}
 	expectUsage(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "token=guess"),
-		"CLIENT_ERROR: ", `attachment "token" is reserved by the kernel (reserved: remote, timeout, token)`)
-	expectUsage(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "tenant"), "CLIENT_ERROR: ", `-a "tenant": want key=value`)
+		"airnode: call: ", `attachment "token" is reserved by the kernel (reserved: remote, timeout, token)`)
+	expectUsage(t, call(t, nil, p.url("demo.Echo"), "Info", "-a", "tenant"), "airnode: call: ", `-a "tenant": want key=value`)
 	// a token key in another case is refused as well, its value not shown
 	// (tester49 finding 5: it printed -a "TOKEN=S3cr3tTok3n")
 	r = call(t, nil, p.url("demo.Echo"), "Info", "-a", "TOKEN=S3cr3tTok3n")
-	expectUsage(t, r, "CLIENT_ERROR: ", `-a "TOKEN=***": attachment "TOKEN" is reserved by the kernel`)
+	expectUsage(t, r, "airnode: call: ", `-a "TOKEN=***": attachment "TOKEN" is reserved by the kernel`)
 	if strings.Contains(r.stdout+r.stderr, "S3cr3tTok3n") {
 		t.Errorf("call -a TOKEN=...: the value shows: %q %q", r.stdout, r.stderr)
 	}

@@ -68,6 +68,7 @@ type benchFlags struct {
 	logFormat      string   // --log-format: bench's own stderr lines are JSON records under json
 	method         string   // --method: call this method with args instead of demo.Echo's Echo/Payload
 	args           []string // --args: ARG_JSON each, as call's (with --method)
+	methodSet      bool     // --method given: an empty one is refused
 	reqSet         bool     // --req given (refused with --method)
 	respSet        bool     // --resp given (refused with --method)
 	stdin          io.Reader
@@ -194,6 +195,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			f.connectionsSet = cmd.Flags().Changed("connections")
 			f.registrySet = cmd.Flags().Changed("registry")
 			f.reqSet, f.respSet = cmd.Flags().Changed("req"), cmd.Flags().Changed("resp")
+			f.methodSet = cmd.Flags().Changed("method")
 			f.stdin = cmd.InOrStdin()
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
@@ -218,7 +220,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Lookup("resp").DefValue = "--req's"
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
-	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s")
+	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s (0: none; -1, the default: as many as bench picks for the run)")
 	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
 	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
 	fl.StringVar(&f.timeout, "timeout", "", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
@@ -498,6 +500,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if f.resp < 0 {
 		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
 	}
+	if f.warmup < -1 { // -1, the flag's default, asks for the default warm-up
+		return fmt.Errorf("bench: --warmup %d: want 0 or more unmeasured calls (0: none; omit it for the default)", f.warmup)
+	}
 	if f.durationSet && f.duration <= 0 {
 		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
 	}
@@ -738,6 +743,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err := checkReqOf(c.Method, cat, *c, kv, providerURLs(ref)); err != nil {
 			conns.close()
 			return err
+		}
+		if err := checkMethodListed(ctx, ref, *c); err != nil {
+			conns.close()
+			return withRegistryShown(err, reg)
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
 		redials, hbCloses := counters.Heartbeat.Reconnects.Load(), counters.Heartbeat.IdleClosed.Load()
@@ -1084,7 +1093,13 @@ func runError(outcomes []benchOutcome) error {
 			return fmt.Errorf("bench: %s: %s", o.Case.Name, o.Stopped) // the report has the first error
 		}
 		if r.Calls > 0 && r.OK == 0 {
-			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s", o.Case.Name, r.Calls, r.FirstError)
+			hint := ""
+			if o.Case.Method == "" && r.Errors[spi.StatusServiceNotFound.String()] == r.Calls && len(r.Providers) > 0 {
+				// providers answered that they lack demo.Echo's method: another
+				// service (tester71 #12)
+				hint = fmt.Sprintf("; without --method bench calls demo.Echo's %s: give --method NAME (and --args JSON) to bench another service's method", benchMethod(*o.Case))
+			}
+			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s%s", o.Case.Name, r.Calls, r.FirstError, hint)
 		}
 	}
 	return nil
@@ -1259,17 +1274,74 @@ func (b *backoff) wait(ctx context.Context) {
 // reset starts the next failure's wait at backoffMin again.
 func (b *backoff) reset() { b.d = 0 }
 
-// stoppedError ends a counted run early: no provider was usable for
-// deadStop.
+// stoppedError ends a run early: no provider was usable for deadStop (a
+// counted run), or reason (no provider lists the method called: every
+// call would fail the same way).
 type stoppedError struct {
 	service string
 	done    int64         // measured calls finished
-	planned int64         // -n
+	planned int64         // -n; 0 for a --duration run
 	after   time.Duration // deadStop
+	reason  string        // why, when not deadStop
 }
 
 func (e *stoppedError) Error() string {
-	return fmt.Sprintf("stopped after %d of %d calls: no provider of %s usable for %v", e.done, e.planned, e.service, e.after)
+	of := ""
+	if e.planned > 0 {
+		of = fmt.Sprintf(" of %d", e.planned)
+	}
+	if e.reason != "" {
+		return fmt.Sprintf("stopped after %d%s calls: %s", e.done, of, e.reason)
+	}
+	return fmt.Sprintf("stopped after %d%s calls: no provider of %s usable for %v", e.done, of, e.service, e.after)
+}
+
+// unlistedMethod reports whether every provider ref lists publishes its
+// methods (URL key methods, as a kernel provider's does) and none names
+// method: the kernel then fails a call of it SERVICE_NOT_FOUND "no
+// provider of S lists method M" after asking one provider once
+// (directory.Unlisted). False with no provider, or one publishing no
+// list (a direct reference's).
+func unlistedMethod(ref *kernel.Reference, method string) bool {
+	ps := ref.AllProviders()
+	if len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		ms, ok := p.URL().Param(spi.KeyMethods)
+		if !ok || ms == "" || slices.Contains(strings.Split(ms, ","), method) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkMethodListed refuses, before the run, a case whose method no
+// provider ref lists publishes (unlistedMethod), with the kernel's
+// SERVICE_NOT_FOUND of one call of it (the kernel asks one provider
+// once: one serving a method it does not list runs the call, and the run
+// goes on); without --method, it adds that --method benches another
+// method (tester71 #3, #12).
+func checkMethodListed(ctx context.Context, ref *kernel.Reference, c benchCase) error {
+	method := benchMethod(c)
+	if !unlistedMethod(ref, method) {
+		return nil
+	}
+	args := c.args
+	if c.Method == "" {
+		args = []any{pattern(c.Req)}
+		if method == "Payload" {
+			args = []any{int64(c.Resp)}
+		}
+	}
+	_, err := ref.Invoke(ctx, method, args...)
+	if spi.StatusOf(err) != spi.StatusServiceNotFound {
+		return nil
+	}
+	if c.Method == "" {
+		return fmt.Errorf("bench: %w; without --method bench calls demo.Echo's %s: give --method NAME (and --args JSON) to bench another service's method", err, method)
+	}
+	return fmt.Errorf("bench: %w", err)
 }
 
 // benchMethod is the method a case calls: --method's, else Echo, or
@@ -1286,8 +1358,12 @@ func benchMethod(c benchCase) string {
 
 // checkMethodFlags refuses --method with the flags that mean demo.Echo's
 // Echo and Payload (--req, --resp, --paper, --baseline, --mix-resp), and
-// --args without --method.
+// --args without --method, and an empty or blank --method (tester71
+// #12: --method "" benched Echo).
 func checkMethodFlags(f benchFlags) error {
+	if f.methodSet && strings.TrimSpace(f.method) == "" {
+		return fmt.Errorf("bench: --method %q: want a method name of SERVICE_URL's service (without --method, bench calls demo.Echo's Echo)", f.method)
+	}
 	if f.method == "" {
 		if len(f.args) > 0 {
 			return fmt.Errorf("bench: --args %s without --method: the arguments are --method's (demo.Echo's Echo takes --req bytes)", f.args[0])
@@ -1442,6 +1518,13 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			return bench.ErrUncounted
 		}
 		err = nameProvider(err)
+		if spi.StatusOf(err) == spi.StatusServiceNotFound && unlistedMethod(ref, method) {
+			// no provider lists the method (the kernel asked one, which
+			// lacks it too): every call would fail the same way at
+			// once, and the providers are usable (tester71 #3)
+			stop(&stoppedError{service: ref.URL().ServiceKey(), planned: cfg.Calls, reason: err.Error()})
+			return err
+		}
 		if len(ref.Providers()) > 0 && !noneSelectable(err) {
 			return err // a provider answered, or one is usable again
 		}

@@ -225,6 +225,7 @@ func TestBench_BadFlags(t *testing.T) {
 		{"airnode://127.0.0.1:1/demo.Echo", "-c", "0"},
 		{"airnode://127.0.0.1:1/demo.Echo", "--connections", "65"},
 		{"airnode://127.0.0.1:1/demo.Echo", "--req", "-1"},
+		{"airnode://127.0.0.1:1/demo.Echo", "--warmup", "-5"}, // fix-h: was taken as the default warm-up
 	} {
 		cmd := exec.Command(binary, append([]string{"bench"}, args...)...)
 		out, err := cmd.CombinedOutput()

@@ -45,6 +45,52 @@ type callFlags struct {
 	registrySource string
 	// showAttachments (--show-attachments): the answer's attachments on stderr
 	showAttachments bool
+	// began is when the command started: a timeout given on the command
+	// line (commandLineBound) counts from it, plugins' start included
+	began time.Time
+}
+
+// commandLineBound returns the timeout of the call that f and args
+// (SERVICE_URL, METHOD) make under cfg when the command line gives it
+// (--timeout, -p timeout= or a method-level form, SERVICE_URL's
+// ?timeout=) and it bounds the whole command (connect.timeout set nowhere):
+// ok is false otherwise, and for a command line runCall refuses.
+func commandLineBound(cfg config.Config, f callFlags, args []string) (time.Duration, bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	var flags []flagParam
+	if f.timeout != "" {
+		if checkDuration("--timeout", f.timeout) != nil {
+			return 0, false
+		}
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
+	}
+	own, err := parseServiceKey(args[0])
+	if err != nil {
+		return 0, false
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return 0, false
+	}
+	given := maps.Clone(params)
+	maps.Copy(given, own.Params())
+	if f.timeout != "" {
+		given["timeout"] = f.timeout
+	}
+	if !overridden(given, args[1], "timeout") {
+		return 0, false
+	}
+	u, err := consumerURL(cfg, args[0], f.params, flags)
+	if err != nil {
+		return 0, false
+	}
+	if _, set := u.Param("connect.timeout"); set {
+		return 0, false
+	}
+	bound, err := u.MethodDuration(args[1], "timeout", kernel.DefaultTimeout)
+	return bound, err == nil && bound > 0
 }
 
 // callCommand returns `airnode call`.
@@ -77,19 +123,27 @@ plugins.yaml's references give defaults for the keys none of them sets; a
 key set here also beats the reference's method-level forms of it for the
 method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
 --timeout 2s gives Sleep 2 s. --timeout (the call's timeout, default 1s)
-bounds the whole command, connecting included, as health's --timeout and
-curl's --max-time: connect.timeout (dial and first ping, 3s by default)
-is cut to it, and a provider that accepts and never answers (hung,
+bounds connecting and the call with its retries (failover's, with -p
+idempotent=true), as health's --timeout and curl's --max-time:
+connect.timeout (dial and first ping, 3s by default) is cut to it, the
+call's deadline is its end (each retry gets what is left, none starts
+after it), and a provider that accepts and never answers (hung,
 SIGSTOPped) fails the call CLIENT_TIMEOUT within --timeout ("no provider
-answered within --timeout 300ms, connecting included"). Set
-connect.timeout (-p connect.timeout=3s, the URL, the configuration) to
-give the first connection its own time instead, for a short --timeout
-over a slow link: call then waits for a provider to connect, up to twice
-connect.timeout and 1 s (Dubbo connects at refer), and --timeout bounds
-the call alone. Before connecting, a registry
-that lists no provider yet gets 2 s for one to register (as bench's): a
-call made right after starting serve finds it; after 2 s the call fails
-SERVICE_NOT_FOUND.
+answered within --timeout 300ms, connecting included"). A timeout given
+on the command line (--timeout, -p timeout=, SERVICE_URL's ?timeout=)
+bounds the whole command from its start: the start of the
+configuration's plugins, the waits for the registry and for a provider
+to be listed, connecting, the call and its retries; the error says what
+was waiting when it ran out ("--timeout 300ms ran out while waiting for
+a provider of demo.Nope to be listed"). Set connect.timeout (-p
+connect.timeout=3s, the URL, the configuration) to give the first
+connection its own time instead, for a short --timeout over a slow link:
+call then waits for a provider to connect, up to twice connect.timeout
+and 1 s (Dubbo connects at refer), and --timeout bounds the call and its
+retries alone. Before connecting, a registry that lists no provider yet
+gets 2 s for one to register (as bench's), or what is left of a timeout
+given on the command line: a call made right after starting serve finds
+it; after that the call fails SERVICE_NOT_FOUND.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
   airnode call demo.Echo Sleep 2000 --timeout 500ms
@@ -145,7 +199,21 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 			// the configuration gives the registry (plugins.yaml,
 			// AIRNODE_REGISTRY), references and plugins (balancers, filters, ...)
 			f.registrySet = cmd.Flags().Changed("registry")
-			env, done, err := a.consumerSetup(cmd, &f.registry, append([]string{args[0]}, f.params...)...)
+			f.began = time.Now()
+			// a --timeout given on the command line bounds the plugins'
+			// start too (tester71 #2)
+			within := func(cfg config.Config) (time.Time, time.Duration) {
+				if bound, ok := commandLineBound(cfg, f, args); ok {
+					return f.began.Add(bound), bound
+				}
+				return time.Time{}, 0
+			}
+			env, done, err := a.consumerSetupWithin(cmd, &f.registry, within, append([]string{args[0]}, f.params...)...)
+			if pe, ok := errors.AsType[*pluginStartTimeout](err); ok {
+				msg := fmt.Sprintf("call: --timeout %v ran out while starting plugins: %v", pe.bound, pe.err)
+				errorLine(a.stderr, a.logFormat, spi.StatusClientTimeout.String()+": "+msg, msg, "status", spi.StatusClientTimeout.String())
+				return &callError{err: spi.Errorf(spi.StatusClientTimeout, "%s", msg)}
+			}
 			if err != nil {
 				return err
 			}
@@ -162,7 +230,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
-	fl.StringVar(&f.timeout, "timeout", "", "how long the call may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless that is set)")
+	fl.StringVar(&f.timeout, "timeout", "", "how long the command may take, plugins' start, the wait for a provider, connecting and retries included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s, which bounds connecting and the call with its retries; also caps connect.timeout unless that is set)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")
@@ -171,23 +239,17 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 }
 
 // callError is a failed call already reported on stderr; the command
-// exits 1, or exitUsage when usage is set (a flag value of the wrong form,
-// or two flags or sources that contradict each other).
+// exits 1. (A usage error, exit 2, is a usageError, which the root
+// reports.)
 type callError struct {
-	err   error
-	usage bool
+	err error
 }
 
 func (e *callError) Error() string { return e.err.Error() }
 func (e *callError) Unwrap() error { return e.err }
 
 // ExitCode is the process exit status for a failed call.
-func (e *callError) ExitCode() int {
-	if e.usage {
-		return exitUsage
-	}
-	return 1
-}
+func (e *callError) ExitCode() int { return 1 }
 
 // quoteArg quotes an argument for an error message, cut to 60 bytes: an
 // argument read from a file can be megabytes.
@@ -325,14 +387,15 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	fail := failCall // before the call: no service, method or provider yet
 	// failUsage is fail for a flag value of the wrong form, or for two
-	// flags or sources that contradict each other: exit 2
+	// flags or sources that contradict each other: a usage error ("airnode:
+	// call: --timeout "-1s": want ..."), as bench's and the other
+	// commands', without a status, which would read as the provider's
+	// answer (tester71 #9); exit 2
 	failUsage := func(err error) error {
-		err = fail(err)
-		var ce *callError
-		if errors.As(err, &ce) {
-			ce.usage = true
+		if ue, ok := errors.AsType[*usageError](err); ok {
+			err = ue.err
 		}
-		return err
+		return usage(fmt.Errorf("call: %w", err))
 	}
 	var flags []flagParam
 	if f.timeout != "" {
@@ -385,12 +448,39 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		callArgs = append(callArgs, v)
 	}
+	// The call's timeout (the method's, from any source) bounds
+	// connecting and the call with its retries, as health's --timeout and
+	// curl's --max-time do (tester65 #5, tester71 #2): connect.timeout is
+	// cut to it unless set, and the call's context ends with it, so that
+	// failover starts no retry after it and each attempt gets what is
+	// left. Given on the command line (--timeout, -p, SERVICE_URL's
+	// query: commandLineBound), it bounds the whole command from its
+	// start: the plugins' start, the waits for the registry's directory
+	// and for a provider to be listed (2 s otherwise) and the refer too.
+	// The clock of another starts once a provider is listed.
+	bound, boundErr := u.MethodDuration(method, "timeout", kernel.DefaultTimeout)
+	_, connectSet := u.Param("connect.timeout")
+	whole := boundErr == nil && bound > 0 && !connectSet
+	var budget time.Time // whole: when the command's time is up; zero until known
+	_, explicit := commandLineBound(f.cfg, f, args)
+	explicit = explicit && whole && !f.began.IsZero()
+	if explicit {
+		budget = f.began.Add(bound)
+	}
+	// left is d cut to what is left of the budget
+	left := func(d time.Duration) time.Duration {
+		if budget.IsZero() {
+			return d
+		}
+		return max(min(d, time.Until(budget)), 0)
+	}
+	ranOut := func() bool { return !budget.IsZero() && !time.Now().Before(budget) }
 	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr, f.logFormat)
 	if err != nil {
 		return fail(err)
 	}
 	if !reg.IsZero() {
-		if err := awaitFileRegistryDir(ctx, "call", f.registry, f.registrySource, registryGrace); err != nil {
+		if err := awaitFileRegistryDir(ctx, "call", f.registry, f.registrySource, left(registryGrace)); err != nil {
 			return fail(err)
 		}
 	}
@@ -403,30 +493,33 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			logger = f.accessLogger // a plugin's accesslog logs through the node
 		}
 	}
-	// --timeout (the method's timeout, from any source) bounds connecting
-	// and the call together, as health's --timeout and curl's --max-time
-	// do (tester65 #5): connect.timeout is cut to it unless set.
-	bound, boundErr := u.MethodDuration(method, "timeout", kernel.DefaultTimeout)
-	_, connectSet := u.Param("connect.timeout")
-	whole := boundErr == nil && bound > 0 && !connectSet
 	if whole && bound < kernel.DefaultConnectTimeout {
 		u = u.WithParams(map[string]string{"connect.timeout": bound.String()})
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
 	start := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
 	ref, err := node.Refer(rctx, u, reg)
 	cancel()
 	if err != nil {
+		if ranOut() && ctx.Err() == nil {
+			err = ranOutWhile(err, bound, "while referring "+u.ServiceKey())
+		}
 		return fail(err)
 	}
 	// A registry that lists no provider yet gets registryGrace for one to
 	// register, as bench's (without it, a deploy script's call
-	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms); one
-	// listing providers of another group, version or transport only does
-	// not: the call fails at once, naming them.
-	awaitListed(ctx, ref, registryGrace)
+	// right after starting serve failed SERVICE_NOT_FOUND in 30 ms), cut
+	// to what is left of --timeout; one listing providers of another
+	// group, version or transport only does not: the call fails at once,
+	// naming them.
+	awaitListed(ctx, ref, left(registryGrace))
+	unlisted := ranOut() && len(ref.ProviderConnections()) == 0 && len(ref.Providers()) == 0 && len(ref.Ignored()) == 0
+	listed := time.Now()
+	if whole && budget.IsZero() {
+		budget = listed.Add(bound)
+	}
 	// The call's timeout bounds connecting and the call (whole): the
 	// clock starts once Refer returned (plugins started) and a provider is
 	// listed. With connect.timeout set, the first connection gets its
@@ -445,26 +538,34 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// listed provider whose dial hangs (an unroutable address) costs a
 	// call on loopback 100 ms, not the whole callSettleMax (1 s per call
 	// in a script looping over call, with such an entry listed).
-	listed := time.Now()
+	//
+	// Waiting for a connection ends healthMargin after the budget; the
+	// call's context then ends its timeout after the call starts (the
+	// providers' when the consumer sets none: invokeBound), or then when
+	// the wait took longer or the command line gave the timeout,
+	// whichever comes first: its first attempt, made at once, ends on its
+	// own timer ("timed out after 300ms"), and failover starts no retry
+	// after it (each retry gets what is left).
 	callCtx := ctx
 	if whole {
-		deadline := listed.Add(bound + healthMargin)
 		var dcancel context.CancelFunc
-		callCtx, dcancel = context.WithDeadline(ctx, deadline)
+		callCtx, dcancel = context.WithDeadline(ctx, budget.Add(healthMargin))
 		defer dcancel()
 	}
-	wctx, cancel := context.WithTimeout(callCtx, connectWait(ref.URL()))
-	ready := ref.WaitReady(wctx)
-	if ready {
-		sctx, scancel := context.WithTimeout(wctx, settleWait(time.Since(start)))
-		ref.WaitSettled(sctx)
-		scancel()
+	ready := false
+	if !unlisted {
+		wctx, cancel := context.WithTimeout(callCtx, connectWait(ref.URL()))
+		ready = ref.WaitReady(wctx)
+		if ready {
+			sctx, scancel := context.WithTimeout(wctx, settleWait(time.Since(start)))
+			ref.WaitSettled(sctx)
+			scancel()
+		}
+		cancel()
 	}
-	cancel()
-	if time.Since(listed) <= healthMargin {
-		// connected at once: the call's own timer bounds the rest, within
-		// the margin, and ends it with its own status and message (a
-		// plugin filter names the timeout, not a deadline)
+	if !explicit && time.Since(listed) <= healthMargin {
+		// connected at once: the call's own timeout (invokeBound) bounds
+		// the rest, not the consumer's default
 		callCtx = ctx
 	}
 	// A generic invocation (Dubbo's mark): the provider refuses a key
@@ -474,15 +575,33 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if f.showAttachments {
 		cctx = spi.ReceiveAttachments(cctx, &answered)
 	}
+	invoked := time.Now()
+	callBound := invokeBound(u, ref, method, bound)
+	if boundErr == nil && callBound > 0 {
+		// with connect.timeout set too: --timeout bounds the call and its
+		// retries alone
+		var icancel context.CancelFunc
+		cctx, icancel = context.WithTimeout(cctx, callBound)
+		defer icancel()
+	}
 	v, err := ref.Invoke(cctx, method, callArgs...)
 	if f.showAttachments && ctx.Err() == nil { // interrupted: no answer to show
 		printResponseAttachments(stderr, f.logFormat, answered)
 	}
 	if err != nil {
 		service = ref.URL().ServiceKey()
-		if whole && !ready && ctx.Err() == nil && time.Since(listed) >= bound {
+		switch {
+		case ctx.Err() != nil: // interrupted: failCall says so
+		case unlisted:
+			err = ranOutWhile(err, bound, "while waiting for a provider of "+service+" to be listed")
+		case whole && !ready && ranOut():
 			// the first connection's attempts, cut to --timeout, took it all
 			err = connectingTimedOut(err, bound, u)
+		case boundErr == nil && callBound > 0 && time.Since(invoked) >= callBound && timedOut(err) &&
+			!strings.Contains(err.Error(), callBound.String()) && !strings.Contains(err.Error(), "timed out after"):
+			// a message that names no time (a filter plugin's "the call's
+			// deadline passed"); the exchange's says how long it waited
+			err = spentTimeout(err, callBound)
 		}
 		return failCall(err)
 	}
@@ -572,6 +691,60 @@ func connectingTimedOut(err error, bound time.Duration, u spi.URL) error {
 		bound, u.ParamOr("connect.timeout", kernel.DefaultConnectTimeout.String()), se.Message)
 	e.Provider, e.Cause = se.Provider, err
 	return e
+}
+
+// ranOutWhile returns err, a call's failure once its --timeout (bound)
+// ran out, with what was waiting (doing: "while waiting for a provider
+// of demo.Nope to be listed") added to its message; its status stays
+// (CLIENT_ERROR for an error without one).
+func ranOutWhile(err error, bound time.Duration, doing string) error {
+	se, ok := errors.AsType[*spi.Error](err)
+	if !ok {
+		se = &spi.Error{Status: spi.StatusClientError, Message: err.Error()}
+	}
+	e := spi.Errorf(se.Status, "%s; --timeout %v ran out %s", se.Message, bound, doing)
+	e.Provider, e.Cause = se.Provider, err
+	return e
+}
+
+// invokeBound returns how long the call of method on ref may take, its
+// retries included: bound, the timeout of u (the consumer's: the command
+// line's or the configuration's), when u sets one for method; else the
+// longest of the listed providers' (their registered URL's timeout is
+// the consumer's default, as in Dubbo: serve's protocol timeout 2s gives
+// a 1.5 s method its time), else bound (the kernel's default).
+func invokeBound(u spi.URL, ref *kernel.Reference, method string, bound time.Duration) time.Duration {
+	if _, _, set := u.MethodParam(method, "timeout"); set {
+		return bound
+	}
+	longest := time.Duration(0)
+	for _, p := range ref.AllProviders() {
+		if d, err := p.URL().MethodDuration(method, "timeout", kernel.DefaultTimeout); err == nil {
+			longest = max(longest, d)
+		}
+	}
+	if longest == 0 {
+		return bound
+	}
+	return longest
+}
+
+// spentTimeout returns err, a call's timeout failure once its timeout
+// (bound) ran out that does not name it, saying so: its status stays.
+func spentTimeout(err error, bound time.Duration) error {
+	se, ok := errors.AsType[*spi.Error](err)
+	if !ok {
+		return err
+	}
+	e := spi.Errorf(se.Status, "%s; the call's timeout of %v ran out (--timeout, URL key timeout: it bounds the call with its retries)", se.Message, bound)
+	e.Provider, e.Cause = se.Provider, err
+	return e
+}
+
+// timedOut reports whether err is a CLIENT_TIMEOUT or SERVER_TIMEOUT.
+func timedOut(err error) bool {
+	st := spi.StatusOf(err)
+	return st == spi.StatusClientTimeout || st == spi.StatusServerTimeout
 }
 
 // callSettleMax bounds how long `airnode call`, once a provider is

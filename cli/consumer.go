@@ -39,6 +39,27 @@ type consumerEnv struct {
 // is a warning), and returns the environment with a function that stops the
 // plugins and the signal watch; it must be called when the command ends.
 func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...string) (consumerEnv, func(), error) {
+	return a.consumerSetupWithin(cmd, registry, nil, selects...)
+}
+
+// pluginStartTimeout is consumerSetupWithin's error when the plugins'
+// start outlasted its deadline: bound is the timeout that set it, err the
+// start's error (which names the plugins cut short).
+type pluginStartTimeout struct {
+	bound time.Duration
+	err   error
+}
+
+func (e *pluginStartTimeout) Error() string {
+	return fmt.Sprintf("plugins' start outlasted the timeout %v: %v", e.bound, e.err)
+}
+func (e *pluginStartTimeout) Unwrap() error { return e.err }
+
+// consumerSetupWithin is consumerSetup whose plugins must start by
+// the deadline within(cfg) returns when that is not the zero time, set
+// by the timeout bound (call's --timeout, which bounds the whole
+// command): a start cut short by it is a *pluginStartTimeout.
+func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within func(config.Config) (deadline time.Time, bound time.Duration), selects ...string) (consumerEnv, func(), error) {
 	cat, err := a.Catalogs()
 	if err != nil {
 		return consumerEnv{}, nil, err
@@ -55,7 +76,24 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...str
 		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...))
+	pctx, pcancel := ctx, context.CancelFunc(func() {})
+	var (
+		deadline time.Time
+		bound    time.Duration
+	)
+	if within != nil {
+		deadline, bound = within(cfg)
+	}
+	if !deadline.IsZero() {
+		pctx, pcancel = context.WithDeadline(ctx, deadline)
+	}
+	plugins, err := launchConsumerPlugins(pctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...))
+	timedOut := err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded)
+	pcancel()
+	if timedOut {
+		stop()
+		return consumerEnv{}, nil, &pluginStartTimeout{bound: bound, err: err}
+	}
 	if sig, ok := signalOf(ctx); ok && err != nil {
 		// a signal while plugins started (a slow plugin's start is cut
 		// short, its process stopped): exit 130 or 143, as the command
@@ -80,12 +118,20 @@ func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...str
 // key (--timeout): it takes the URL's forms (spi.ParseDuration), "500ms",
 // "1.5s", or a bare number of milliseconds as in Dubbo ("3000"), so that a
 // flag and the key it sets accept the same text.
+//
+// 0 is refused too, as the kernel refuses a timeout of 0 (there is no "no
+// timeout"): a usage error naming the flag rather than the kernel's
+// refusal of the URL key at refer (tester71 #9).
 func checkDuration(flag, s string) error {
-	if _, err := spi.ParseDuration(s); err != nil {
+	d, err := spi.ParseDuration(s)
+	if err != nil {
 		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) {
 			return fmt.Errorf("%s %q: want %s", flag, s, spi.DurationWant(err))
 		}
 		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
+	}
+	if d == 0 {
+		return fmt.Errorf("%s %q: want a positive duration such as 500ms, 1.5s or 3000 (ms); there is no \"no timeout\", use a large one", flag, s)
 	}
 	return nil
 }

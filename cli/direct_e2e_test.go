@@ -185,11 +185,11 @@ func TestCLI_URLQueryConflictingWithFlagRefused(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	u := p.url("demo.Echo") + "?timeout=200"
 	expectExit(t, call(t, nil, u, "--timeout", "1000", "Sleep", "500"), 2,
-		`CLIENT_ERROR: timeout=200 in "`+u+`" conflicts with --timeout 1000 (which sets timeout=1000): give one of them`)
+		`airnode: call: timeout=200 in "`+u+`" conflicts with --timeout 1000 (which sets timeout=1000): give one of them`)
 	expectExit(t, call(t, nil, u, "-p", "timeout=1000", "Sleep", "500"), 2,
-		`CLIENT_ERROR: timeout=200 in "`+u+`" conflicts with -p timeout=1000: give one of them`)
+		`airnode: call: timeout=200 in "`+u+`" conflicts with -p timeout=1000: give one of them`)
 	expectExit(t, call(t, nil, "g/demo.Echo:1.0", "-p", "version=2.0", "Info"), 2,
-		`CLIENT_ERROR: version=1.0 in "g/demo.Echo:1.0" conflicts with -p version=2.0: give one of them`)
+		`airnode: call: version=1.0 in "g/demo.Echo:1.0" conflicts with -p version=2.0: give one of them`)
 	// the same timeout both ways, in another spelling: accepted, and it is
 	// the timeout the call gets
 	expectOK(t, call(t, nil, p.url("demo.Echo")+"?timeout=1s", "--timeout", "1000", "Sleep", "100"), "100")

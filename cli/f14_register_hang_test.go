@@ -96,14 +96,27 @@ func TestF14ServeRegisterNeverReturns(t *testing.T) {
 }
 
 // call with a registry whose Subscribe never returns says the bound it
-// gave the subscription (10 s), not "within ctx" (tester66 F14).
+// gave the subscription (10 s; what is left of a --timeout given, which
+// bounds the whole command: tester71 #2), not "within ctx" (tester66
+// F14).
 func TestF14CallSubscribeNeverReturns(t *testing.T) {
 	t.Parallel()
-	code, errOut, _ := runHang(t, "call", "--registry", "nureg://x", "--timeout", "3s", "demo.Echo", "Echo", `"hi"`)
+	code, errOut, took := runHang(t, "call", "--registry", "nureg://x", "demo.Echo", "Echo", `"hi"`)
 	if code == 0 {
 		t.Fatalf("call succeeded")
 	}
 	if !strings.Contains(errOut, `registry "nureg" Subscribe of demo.Echo did not return within 10s; left running`) || strings.Contains(errOut, "within ctx") {
 		t.Errorf("call's failure does not say the 10s bound")
+	}
+	code, errOut, took = runHang(t, "call", "--registry", "nureg://x", "--timeout", "3s", "demo.Echo", "Echo", `"hi"`)
+	if code == 0 {
+		t.Fatalf("call succeeded")
+	}
+	if !strings.Contains(errOut, `registry "nureg" Subscribe of demo.Echo did not return within `) || strings.Contains(errOut, "within ctx") ||
+		!strings.Contains(errOut, "--timeout 3s ran out while referring demo.Echo") {
+		t.Errorf("call --timeout 3s: its failure does not say the bound and the --timeout")
+	}
+	if took > 6*time.Second {
+		t.Errorf("call --timeout 3s took %v", took)
 	}
 }

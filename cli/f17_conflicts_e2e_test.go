@@ -22,13 +22,13 @@ func TestF17_ContradictingSourcesExitUsage(t *testing.T) {
 		want string // stderr's start
 	}{
 		{"call", []string{"-p", "timeout=1s", "-p", "timeout=2s", svc, "Echo", "1"},
-			`CLIENT_ERROR: -p "timeout=1s" and -p "timeout=2s": key "timeout" given twice: give each key once`},
+			`airnode: call: -p "timeout=1s" and -p "timeout=2s": key "timeout" given twice: give each key once`},
 		{"call", []string{"--timeout", "1s", "-p", "timeout=2000", svc, "Echo", "1"},
-			"CLIENT_ERROR: -p timeout=2000 conflicts with --timeout 1s (which sets timeout=1s): give one of them"},
+			"airnode: call: -p timeout=2000 conflicts with --timeout 1s (which sets timeout=1s): give one of them"},
 		{"call", []string{svc + "?timeout=500", "--timeout", "2s", "Echo", "1"},
-			`CLIENT_ERROR: timeout=500 in "` + svc + `?timeout=500" conflicts with --timeout 2s (which sets timeout=2s): give one of them`},
+			`airnode: call: timeout=500 in "` + svc + `?timeout=500" conflicts with --timeout 2s (which sets timeout=2s): give one of them`},
 		{"call", []string{svc + "?codec=json", "-p", "codec=msgpack", "Echo", "1"},
-			`CLIENT_ERROR: codec=json in "` + svc + `?codec=json" conflicts with -p codec=msgpack: give one of them`},
+			`airnode: call: codec=json in "` + svc + `?codec=json" conflicts with -p codec=msgpack: give one of them`},
 		{"bench", []string{svc, "-n", "5", "--duration", "1s"},
 			"airnode: bench: -n 5 and --duration 1s both given: give one"},
 		{"bench", []string{svc, "--timeout", "1s", "-p", "timeout=2s"},

@@ -174,7 +174,7 @@ func TestE2E_ParamConflictingWithFlagRefused(t *testing.T) {
 		}
 	}
 	r := call(t, nil, "airnode://127.0.0.1:1/demo.Echo", "Echo", "1", "-p", "timeout=1s", "--timeout", "2s")
-	expectExit(t, r, 2, "CLIENT_ERROR: -p timeout=1s conflicts with --timeout 2s (which sets timeout=2s)")
+	expectExit(t, r, 2, "airnode: call: -p timeout=1s conflicts with --timeout 2s (which sets timeout=2s)")
 	b := benchResult(t, "airnode://127.0.0.1:1/demo.Echo", "-p", "codec=json", "--codec", "msgpack")
 	if b.code != 2 || !strings.HasPrefix(b.stderr, "airnode: bench: -p codec=json conflicts with --codec msgpack (which sets codec=msgpack)") {
 		t.Errorf("bench -p codec=json --codec msgpack: exit %d, stderr %q", b.code, b.stderr)

@@ -32,7 +32,7 @@ func TestNu41_UsageErrorsExit2(t *testing.T) {
 		{[]string{"serve", "extra"}, []string{`airnode: serve: unexpected argument "extra": it takes no arguments`}},
 		{[]string{"call", "--bogus", "demo.Echo", "Echo"}, []string{"airnode: unknown flag: --bogus"}},
 		{[]string{"stats", "--timeout", "abc", "127.0.0.1:1"}, []string{`stats: --timeout "abc": want a duration`}},
-		{[]string{"call", "--timeout", "abc", "demo.Echo", "Echo", "1"}, []string{`CLIENT_ERROR: --timeout "abc"`}},
+		{[]string{"call", "--timeout", "abc", "demo.Echo", "Echo", "1"}, []string{`airnode: call: --timeout "abc": want a duration`}},
 	} {
 		r := runCommand(t, 20*time.Second, nil, tc.args[0], tc.args[1:]...)
 		if r.code != exitUsage || r.stdout != "" {

@@ -162,7 +162,12 @@ joins, each that leaves, then the count after each change:
 time is RFC 3339 with milliseconds and the zone; event is "added",
 "removed" or "count" (a count event has no url); service is SERVICE's
 key; providers is the number of providers after the change; url is the
-provider's URL, its token masked.`,
+provider's URL, its token masked.
+
+A count of 0 says which providers of the same interface the registry
+lists under another group or version, as call's "no provider available"
+does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
+1.0 (watch g1/demo.Echo:1.0)"; "left_out" under --json).`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := serviceNotURL("registry watch", args[0]); err != nil {
@@ -189,7 +194,7 @@ provider's URL, its token masked.`,
 			return err
 		},
 	}
-	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count", "service", "url", "providers"} (see above)`)
+	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count", "service", "url", "providers", "left_out"} (see above)`)
 	cmd.AddCommand(ls, watch)
 	groupCommand(cmd)
 	return cmd
@@ -1293,11 +1298,22 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 				}
 			}
 			var err error
+			var left []string
+			if len(l) == 0 {
+				// as call's "no provider available": providers of the
+				// interface in another group or version (tester71 #12)
+				left = leftOutElsewhere(ctx, reg, u)
+			}
 			if asJSON {
-				ev.Event, ev.URL = "count", ""
+				ev.Event, ev.URL, ev.LeftOut = "count", "", left
 				err = enc.Encode(ev)
+				ev.LeftOut = nil
 			} else {
-				_, err = fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), providersCount(len(l)))
+				line := providersCount(len(l))
+				if len(left) > 0 {
+					line += "; left out: " + strings.Join(left, "; ")
+				}
+				_, err = fmt.Fprintf(w, "%s %s: %s\n", now, u.ServiceKey(), line)
 			}
 			if err != nil {
 				return err
@@ -1318,6 +1334,60 @@ type watchEvent struct {
 	Service   string `json:"service"`
 	URL       string `json:"url,omitempty"` // the provider's, token masked; none for count
 	Providers int    `json:"providers"`     // after the change
+	// LeftOut, in a count of 0, says which providers of the service's
+	// interface the registry lists under another group or version, one
+	// line each, as call's "no provider available" does; absent when none
+	LeftOut []string `json:"left_out,omitempty"`
+}
+
+// leftOutElsewhere returns a line for each provider reg lists for u's
+// interface under another service key (group or version): "127.0.0.1:N
+// is in group g1, version 1.0 (watch g1/demo.Echo:1.0)", at most
+// maxLeftOutKeys keys looked up, within leftOutTimeout; nothing when reg
+// cannot list its services.
+func leftOutElsewhere(ctx context.Context, reg spi.Registry, u spi.URL) []string {
+	ctx, cancel := context.WithTimeout(ctx, leftOutTimeout)
+	defer cancel()
+	keys, err := reg.Services(ctx)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	looked := 0
+	for _, k := range keys {
+		other, err := parseServiceKey(k)
+		if err != nil || other.Interface() != u.Interface() || k == u.ServiceKey() {
+			continue
+		}
+		if looked == maxLeftOutKeys {
+			lines = append(lines, "and more in another group or version (registry ls)")
+			break
+		}
+		looked++
+		ps, err := reg.Lookup(ctx, other)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			lines = append(lines, fmt.Sprintf("%s is in %s, %s (watch %s)", p.Address(),
+				namedValue(p, spi.KeyGroup, "group"), namedValue(p, spi.KeyVersion, "version"), k))
+		}
+	}
+	return lines
+}
+
+// maxLeftOutKeys bounds the service keys leftOutElsewhere looks up.
+const maxLeftOutKeys = 3
+
+// leftOutTimeout bounds leftOutElsewhere's look-ups.
+const leftOutTimeout = time.Second
+
+// namedValue says u's value of key as "group g" or "no group".
+func namedValue(u spi.URL, key, what string) string {
+	if v := u.ParamOr(key, ""); v != "" {
+		return what + " " + v
+	}
+	return "no " + what
 }
 
 // providersCount says "1 provider" or "n providers".

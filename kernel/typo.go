@@ -229,7 +229,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	keyAcceptsPerIP: {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideProvider + "consumer connections served at once from one peer IP address, one beyond is closed at once as for accepts; 1..2147483647, 0: no limit; per listening address"},
 	keyUnsentLimit: {Type: spi.KeyTypeSize, Default: "256MiB",
-		Doc: sideProvider + "answers held unsent for all consumers together (bytes, 64KiB, 1GiB); over it, a connection holding 256KiB or more unread stops reading until under 64KiB, as each does alone at 8MiB; counted in airnode_unsent_limit_stalls_total; 0: no such bound; per listening address"},
+		Doc: sideProvider + "answers held unsent for all consumers together (bytes, 64KiB, 1GiB); over it, a connection holding 256KiB or more unread stops reading until under 64KiB, as each does alone at 8MiB, and one holding 64KiB starts no more requests; counted in airnode_unsent_limit_stalls_total; one with nothing written for 5s is closed (airnode_slow_consumer_closes_total); 0: no such bound; per listening address"},
 	keyHealthService: {Type: spi.KeyTypeBool, Default: "true",
 		Doc: sideProvider + "serve the health service airnode.Health (Check(service) SERVING, NOT_SERVING or SERVICE_UNKNOWN; not registered, no filters) on the address; false: off; per listening address"},
 	spi.AttachmentToken: {Type: spi.KeyTypeString,

@@ -25,6 +25,16 @@ func (c *Counter) Add(n uint64) { c.n.Add(n) }
 // Load returns the current count.
 func (c *Counter) Load() uint64 { return c.n.Load() }
 
+// Gauge is a value that goes up and down. The zero value is 0 and ready
+// to use.
+type Gauge struct{ n atomic.Int64 }
+
+// Add adds n (negative: subtracts).
+func (g *Gauge) Add(n int64) { g.n.Add(n) }
+
+// Load returns the current value.
+func (g *Gauge) Load() int64 { return g.n.Load() }
+
 // HeartbeatCounters counts heartbeat and reconnection events.
 type HeartbeatCounters struct {
 	// PingsSent counts two-way heartbeat requests this process sent: the
@@ -194,6 +204,19 @@ type ChannelCounters struct {
 	// the provider's consumers together held the limit unread, and this
 	// one 256 KiB or more.
 	UnsentLimitStalls Counter
+	// SlowConsumerCloses counts provider channels closed as slow
+	// consumers: they held 64 KiB or more of answers unsent, none of
+	// which was written for 5 s, while the provider's consumers together
+	// held its unsent.limit (kernel/exchange slowconsumer.go).
+	SlowConsumerCloses Counter
+	// UnsentHeld is the bytes of answers the providers of this process
+	// hold unsent beyond the first 64 KiB of each connection: what their
+	// unsent.limit bounds (0 with unsent.limit=0).
+	UnsentHeld Gauge
+	// UnsentMaking is the bytes the providers' answers of 64 KiB or more
+	// (or of a size not yet known) being made count against unsent.limit:
+	// three times the expected answer each.
+	UnsentMaking Gauge
 	// Unsolicited counts answers a consumer received for request ids it
 	// never sent (0, or above the highest it numbered), dropped (the sum
 	// of every ChannelStats.Unsolicited).

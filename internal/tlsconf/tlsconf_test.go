@@ -139,7 +139,9 @@ func (s *echoServer) reported() string {
 
 func dial(t *testing.T, addr string, cfg *tls.Config) (net.Conn, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// generous: a handshake under -race on a loaded machine took over 3 s
+	// (the untrusted provider case failed "context deadline exceeded")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)

@@ -105,9 +105,13 @@ func (r *reader) runInline(t task) error {
 		// here uncounted, each connection that pipelined requests for
 		// 8 MB answers and read none made one at a time past every bound,
 		// several once handed off (tester68 F5). With no room, it waits
-		// its turn on the worker pool.
-		var ok bool
-		if cost, slot, ok = c.takeBudget(); !ok {
+		// its turn on the worker pool, as it does while the channel holds
+		// budgetFree over the limit (overFree; tester71 #1).
+		ok := !c.overFree()
+		if ok {
+			cost, slot, ok = c.takeBudget()
+		}
+		if !ok {
 			t.arrived = now
 			r.submit(t)
 			return nil

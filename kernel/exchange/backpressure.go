@@ -160,8 +160,12 @@ func (b *unsentBudget) over() bool { return b.held.Load()+b.making.Load() >= b.l
 func (w *writer) addUnsent(d int64) int64 {
 	n := w.unsent.Add(d)
 	if b := w.budget; b != nil {
+		if n >= budgetFree && n-d < budgetFree && w.watch != nil {
+			w.watch() // slowconsumer.go
+		}
 		if delta := max(n-budgetFree, 0) - max(n-d-budgetFree, 0); delta != 0 {
 			b.held.Add(delta)
+			counters.Channels.UnsentHeld.Add(delta)
 		}
 	}
 	return n
@@ -172,7 +176,9 @@ func (w *writer) addUnsent(d int64) int64 {
 // goroutine of the channel has ended: nothing adds to unsent any more.
 func (c *Channel) settleBudget() {
 	if b := c.w.budget; b != nil {
-		b.held.Add(-max(c.w.unsent.Swap(0)-budgetFree, 0))
+		d := -max(c.w.unsent.Swap(0)-budgetFree, 0)
+		b.held.Add(d)
+		counters.Channels.UnsentHeld.Add(d)
 		b.wake()
 	}
 }
@@ -296,9 +302,37 @@ func (c *Channel) withMaking(u int64) int64 {
 
 // overDispatch reports whether a worker should park a two-way request
 // rather than run it: overHighWater, or the answers unsent and being made
-// reach highWater, or the Server's budget holds it (budgetHolds).
+// reach highWater, or the Server's budget holds it (budgetHolds,
+// overFree).
 func (c *Channel) overDispatch() bool {
-	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater || c.budgetHolds()
+	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater || c.budgetHolds() || c.overFree()
+}
+
+// Small answers over the Server's limit. Answers under budgetFree touch
+// nothing shared while they are made (takeBudget), and a channel stopped
+// reading only at budgetStop, so each connection whose consumer read
+// nothing went on starting handlers, a burst of firstAnswers and then up
+// to highWater of small answers, until it held budgetStop or more: 200
+// connections pipelining 80 requests each for 60 KB answers and reading
+// none held 89 MiB unsent with unsent.limit=4MiB, about 450 KB each
+// whatever the limit (tester71 #1: 1,000 connections). Now, while the Server's
+// channels together hold unsent.limit or more, a channel whose answers
+// unsent and being made (withMaking: the first running handler uncounted,
+// the others at answerEstimate) reach budgetFree starts none of its
+// requests (overFree) until they are under budgetFree again (resumeAt):
+// each connection that reads nothing holds at most budgetFree plus the
+// answer of the handler it had running, whatever the number of
+// connections. A consumer that reads keeps its answers under budgetFree
+// and goes on; one whose answers are small (100-byte Echo calls) goes on
+// with many handlers running.
+
+// overFree reports whether the Server's budget keeps the channel from
+// starting a request whatever its answers' size: its answers unsent and
+// being made reach budgetFree while the Server's channels together hold
+// unsent.limit or more.
+func (c *Channel) overFree() bool {
+	b := c.w.budget
+	return b != nil && c.withMaking(c.w.unsent.Load()) >= budgetFree && b.over()
 }
 
 // Answers being made, Server-wide. Each channel's bound on the answers it
@@ -443,6 +477,15 @@ func (c *Channel) unstall(force bool) {
 			// the worker pool ahead of a new consumer's first call
 			// (8 s for a canary call behind 24 such connections)
 			n = min(n, 1)
+		} else if b != nil && b.over() {
+			// as many as the room under budgetFree takes (overFree), at
+			// least one: resumeBatch each, the requests of 250
+			// connections that read nothing went round the worker pool
+			// and back to park every time a few of their answers were
+			// written, and a new consumer's first call waited over a
+			// second behind them (tester71 #1)
+			room := (budgetFree - c.withMaking(c.w.unsent.Load())) / max(c.answerEstimate(), 1)
+			n = min(n, int(max(room, 1)))
 		}
 	}
 	resume := make([]task, n)
@@ -657,6 +700,7 @@ func (c *Channel) takeBudget() (cost int64, slot, ok bool) {
 	for {
 		if m := b.making.Load(); b.held.Load()+m < b.limit {
 			if b.making.CompareAndSwap(m, m+e) {
+				counters.Channels.UnsentMaking.Add(e)
 				return e, false, true
 			}
 			continue
@@ -667,6 +711,7 @@ func (c *Channel) takeBudget() (cost int64, slot, ok bool) {
 		}
 		if b.overdraft.CompareAndSwap(n, n+1) {
 			b.making.Add(e)
+			counters.Channels.UnsentMaking.Add(e)
 			return e, true, true
 		}
 	}
@@ -684,6 +729,7 @@ func (c *Channel) runAnswering(t task, cost int64, slot bool) {
 		release := func() {
 			if done.CompareAndSwap(false, true) {
 				b.making.Add(-cost)
+				counters.Channels.UnsentMaking.Add(-cost)
 				if slot {
 					b.overdraft.Add(-1)
 				}

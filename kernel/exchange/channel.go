@@ -165,6 +165,9 @@ type Channel struct {
 	answerSize  atomic.Int64  // the channel's answers' size, a decaying maximum (noteAnswer); 0 before the first
 	firstAt     atomic.Int64  // mono() at the first two-way request run by a worker (firstRequest); 0 before it
 	budgetWait  atomic.Bool   // in the Server budget's waiting list (unsentBudget.wait)
+	slowWatch   atomic.Bool   // the slow-consumer watch runs (watchSlow)
+	slowMark    atomic.Int64  // w.wrote when the watch last saw progress (checkSlow)
+	slowSince   atomic.Int64  // mono() then, or when the Server was last under its limit
 	stalls      atomic.Int64
 	unsolicited atomic.Int64
 	// Requests the readers handed to the worker pool that have not
@@ -230,6 +233,12 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		limits:         limitsFor(opts.Logger),
 	}
 	c.resumeAt.Store(lowWater)
+	if opts.budget != nil && opts.SlowConsumerAfter >= 0 {
+		if c.opts.SlowConsumerAfter == 0 {
+			c.opts.SlowConsumerAfter = DefaultSlowConsumerAfter
+		}
+		c.w.watch = c.watchSlow
+	}
 	if opts.Side == spi.Provider && opts.MinPingInterval >= 0 {
 		c.guard.minInterval = opts.MinPingInterval
 		if c.guard.minInterval == 0 {
@@ -861,7 +870,14 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	}
 	c.noteWrite(1)
 	c.ownStreams.Add(1)
-	_, err = s.Write(frame)
+	for p := frame; len(p) > 0 && err == nil; {
+		// writeChunk at a time: progress for the slow-consumer watch
+		n := min(len(p), writeChunk)
+		if _, err = s.Write(p[:n]); err == nil {
+			c.w.wrote.Add(int64(n))
+		}
+		p = p[n:]
+	}
 	cerr := s.Close()
 	if err == nil {
 		err = cerr

@@ -196,12 +196,23 @@ type Options struct {
 	// (backpressure.go). 0 means DefaultUnsentLimit (256 MiB); negative
 	// turns the Server-wide bound off.
 	UnsentLimit int64
+	// SlowConsumerAfter is how long a Server's channel may hold 64 KiB
+	// or more of answers unsent with none of them written, while the
+	// Server's channels together hold UnsentLimit or more, before it is
+	// closed as a slow consumer (logged at Warn, counted in
+	// counters.Channels.SlowConsumerCloses; slowconsumer.go). 0 means
+	// DefaultSlowConsumerAfter (5 s); negative never closes one. Unused
+	// without an UnsentLimit and on the consumer side.
+	SlowConsumerAfter time.Duration
 
 	budget *unsentBudget // set by the Server for its channels
 }
 
 // DefaultUnsentLimit is the default Options.UnsentLimit.
 const DefaultUnsentLimit = 256 << 20
+
+// DefaultSlowConsumerAfter is the default Options.SlowConsumerAfter.
+const DefaultSlowConsumerAfter = 5 * time.Second
 
 // DefaultFirstFrameTimeout is the default Options.FirstFrameTimeout: as
 // long as a TLS listener gives a handshake (internal/tlsconf).

@@ -83,7 +83,9 @@ func TestUnsentLimit_ManyNonReadingConsumers(t *testing.T) {
 		limit int64
 	}{{"limit", limit}, {"off", -1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := startServer(t, false, func(o *Options) { o.UnsentLimit = tc.limit })
+			// the consumers read again only after they stopped the
+			// provider: not closed as slow consumers meanwhile
+			f := startServer(t, false, func(o *Options) { o.UnsentLimit, o.SlowConsumerAfter = tc.limit, -1 })
 			frame := requestFrame(t, 0, echoInv("Echo", echo))
 			stalls := counters.Channels.UnsentLimitStalls.Load()
 			bad := make([]*badConsumer, consumers)

@@ -89,6 +89,8 @@ type writer struct {
 	// (backpressure.go).
 	unsent atomic.Int64
 	budget *unsentBudget // the provider's Server-wide bound on unsent; nil: none (set before any frame)
+	watch  func()        // called when unsent reaches budgetFree (Channel.watchSlow); nil: none (set before any frame)
+	wrote  atomic.Int64  // bytes written to the stream so far: the slow-consumer watch's sign of progress
 
 	// The writer goroutine runs only while there is something to write:
 	// an idle connection keeps no goroutine (or stack) for writing.
@@ -97,7 +99,6 @@ type writer struct {
 	c       *Channel      // for counters, death and goIO; set by start
 	running bool          // a writer goroutine is running; on mu
 	held    bool          // Options.Direct: the reader is serving a read batch, whose responses wait; on mu
-	spares  [][]byte      // written batches' buffers, reused for the next ones (at most maxSpares); on mu
 }
 
 // maxQueued bounds the bytes a provider response waits behind: a peer that
@@ -208,8 +209,11 @@ func (w *writer) appendLocked(frame []byte) slot {
 		w.sealed = append(w.sealed, batch{buf: w.buf, frames: w.frames, gen: w.gen, cut: w.cut})
 		w.sealedBytes += len(w.buf)
 		w.sealedFrames += w.frames
-		w.buf, w.frames, w.cut = w.popSpare(), 0, nil
+		w.buf, w.frames, w.cut = nil, 0, nil
 		w.gen++
+	}
+	if w.buf == nil {
+		w.buf = w.popSpare()
 	}
 	off := len(w.buf)
 	w.buf = append(w.buf, frame...)
@@ -284,6 +288,7 @@ func (w *writer) tryWriteLocked() {
 	c := w.c
 	c.noteWrite(frames)
 	n, err := w.try.TryWrite(out)
+	w.wrote.Add(int64(n))
 	switch {
 	case err != nil:
 		c.writeFailed(err)
@@ -311,7 +316,7 @@ func (w *writer) tryWriteLocked() {
 // finish writes the rest of batch gen, of size bytes in all, then goes
 // on as the writer goroutine (running is true on entry).
 func (w *writer) finish(rest []byte, gen uint64, size int) {
-	if _, err := w.out.Write(rest); err != nil {
+	if err := w.writeOut(rest); err != nil {
 		w.mu.Lock()
 		w.running = false
 		w.mu.Unlock()
@@ -321,6 +326,26 @@ func (w *writer) finish(rest []byte, gen uint64, size int) {
 	w.flushed.Store(gen)
 	w.c.sent(size)
 	w.write(true)
+}
+
+// writeChunk is the most a writer hands the stream in one Write, so that
+// a slow consumer's progress shows in wrote (slowconsumer.go) before a
+// whole batch of large answers has been taken; batches of small frames
+// are written in one Write as before.
+const writeChunk = 64 << 10
+
+// writeOut writes p to the stream, writeChunk at a time, counting each
+// chunk in wrote.
+func (w *writer) writeOut(p []byte) error {
+	for len(p) > 0 {
+		n := min(len(p), writeChunk)
+		if _, err := w.out.Write(p[:n]); err != nil {
+			return err
+		}
+		w.wrote.Add(int64(n))
+		p = p[n:]
+	}
+	return nil
 }
 
 // kickLocked starts the writer goroutine if frames wait, the stream is
@@ -422,32 +447,48 @@ func (w *writer) drained() bool {
 // written reports whether batch gen has been written in full.
 func (w *writer) written(gen uint64) bool { return gen != 0 && w.flushed.Load() >= gen }
 
-// maxSpares bounds the written batches' buffers a writer keeps for reuse.
-// One is enough while batches are written as fast as they fill; while the
-// writer is busy, sealed batches (sealAt) each need a buffer of their own,
-// and one grown from nothing by append cost 3 % of the consumer's CPU at
-// c=10,000 (runtime.growslice under appendLocked).
-const maxSpares = 4
+// Written batches' buffers are reused for the next batches, of any
+// writer, through batchPool: a batch grown from nothing by append cost 3 %
+// of the consumer's CPU at c=10,000 (runtime.growslice under
+// appendLocked). They were kept per writer (up to four of up to 1 MiB
+// each), and a writer took one as its empty next batch at once: each
+// connection whose consumer never read kept about 1.3 MB of empty buffers
+// after a burst of answers under 64 KiB, none of it counted in unsent
+// (250 such connections: 324 MB of heap in use in writer.appendLocked,
+// unsent 0; tester71 #1). Now a writer holds a buffer only while frames
+// are queued in it or being written, and the pool's idle buffers are
+// freed by the collector.
+var batchPool sync.Pool // *[]byte, empty, capacity minBatch to maxBatch
 
-// pushSpare keeps buf, a written batch, for reuse, unless it is empty,
-// over 1 MiB (a huge batch's buffer is not kept alive) or maxSpares are
-// kept already. On mu.
+// minBatch and maxBatch bound the capacity of the buffers batchPool keeps:
+// a batch's buffer starts at minBatch, and one grown over maxBatch (a huge
+// batch) is not kept alive.
+const (
+	minBatch = 4 << 10
+	maxBatch = 1 << 20
+)
+
+// pushSpare puts buf, a written batch, back in batchPool unless its
+// capacity is out of [minBatch, maxBatch].
 func (w *writer) pushSpare(buf []byte) {
-	if c := cap(buf); c > 0 && c <= 1<<20 && len(w.spares) < maxSpares {
-		w.spares = append(w.spares, buf[:0])
+	if c := cap(buf); c < minBatch || c > maxBatch {
+		return
 	}
+	p := holderPool.Get().(*[]byte)
+	*p = buf[:0]
+	batchPool.Put(p)
 }
 
-// popSpare returns an empty buffer for a new batch: a kept one, or nil.
-// On mu.
+// popSpare returns an empty buffer for a new batch: a pooled one, or a
+// new one of minBatch.
 func (w *writer) popSpare() []byte {
-	n := len(w.spares)
-	if n == 0 {
-		return nil
+	p, _ := batchPool.Get().(*[]byte)
+	if p == nil {
+		return make([]byte, 0, minBatch)
 	}
-	buf := w.spares[n-1]
-	w.spares[n-1] = nil
-	w.spares = w.spares[:n-1]
+	buf := *p
+	*p = nil
+	holderPool.Put(p)
 	return buf
 }
 
@@ -476,7 +517,7 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 		w.addUnsent(int64(len(w.buf) - n)) // withdrawn: never sent
 	}
 	out, frames, gen = w.buf, w.frames, w.gen
-	w.buf, w.frames = w.popSpare(), 0
+	w.buf, w.frames = nil, 0 // the next frame takes a buffer (appendLocked)
 	w.gen++
 	w.room.Broadcast()
 	return out, frames, gen
@@ -520,7 +561,7 @@ func (w *writer) write(yield bool) {
 		} else {
 			c := w.c
 			c.noteWrite(frames)
-			if _, err := w.out.Write(out); err != nil {
+			if err := w.writeOut(out); err != nil {
 				w.mu.Lock()
 				w.running = false
 				w.mu.Unlock()

@@ -184,7 +184,25 @@ func NewRegistry(opts ...Option) *Registry {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
 			func() float64 { return float64(c.c.Load()) }))
 	}
+	for _, g := range processGauges() {
+		r.prom.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help},
+			func() float64 { return float64(g.g.Load()) }))
+	}
 	return r
+}
+
+// processGauge names one gauge of internal/counters.
+type processGauge struct {
+	name, key, help string
+	g               *counters.Gauge
+}
+
+func processGauges() []processGauge {
+	ch := &counters.Channels
+	return []processGauge{
+		{"airnode_unsent_bytes", "channels.unsent_bytes", "Bytes of answers this process's providers hold unsent (queued or being written), beyond the first 64 KiB of each connection: the sum unsent.limit bounds, per listening address (0 with unsent.limit=0).", &ch.UnsentHeld},
+		{"airnode_unsent_making_bytes", "channels.unsent_making_bytes", "What the answers of 64 KiB or more (or of a size not yet known) being made count against unsent.limit: three times the expected answer each.", &ch.UnsentMaking},
+	}
 }
 
 // processCounter names one counter of internal/counters.
@@ -264,6 +282,7 @@ func processCounters() []processCounter {
 		{"airnode_channels_closed_total", "channels.closed_heartbeat", closedHelp, &h.IdleClosed, prometheus.Labels{"reason": "heartbeat"}},
 		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them or sits behind a slow path (reading again under 4 MiB; the connection stays open), or 256 KiB while all its consumers together held unsent.limit (default 256 MiB; reading again under 64 KiB).", &ch.Stalls, nil},
 		{"airnode_unsent_limit_stalls_total", "channels.unsent_limit_stalls", "Of airnode_backpressure_stalls_total, the stalls that began because the provider's consumers together held unsent.limit (default 256 MiB) of answers unread.", &ch.UnsentLimitStalls, nil},
+		{"airnode_slow_consumer_closes_total", "channels.slow_consumer_closes", "Connections a provider closed as slow consumers: 64 KiB or more of answers unsent with none written for 5 s while its consumers together held unsent.limit (default 256 MiB). Each close is logged at WARN (rate-bounded), \"slow consumer\".", &ch.SlowConsumerCloses, nil},
 		{"airnode_late_answers_total", "channels.late_answers", "Answers a consumer received after their call had timed out, been cancelled or withdrawn (no call waited for them; unsolicited ones included), dropped.", &ch.LateAnswers, nil},
 		{"airnode_unsolicited_answers_total", "channels.unsolicited_answers", "Answers received for request ids this process never sent (0, or above the highest it numbered), dropped: the peer's framing or id handling is broken.", &ch.Unsolicited, nil},
 		{"airnode_directory_empty_protections_total", "directory.empty_protections", "Times a consumer's reference kept its connected providers although a registry notification listed none (empty protection, URL key registry.empty.protection); one per episode, the log's Warn names the service and how many were kept.", &counters.Directory.EmptyProtections, nil},
@@ -571,11 +590,16 @@ func (s *series) recentRates(now time.Duration) (calls, failed, window float64) 
 }
 
 // Counters returns the process-wide counters by their dotted names
-// ("heartbeat.pings_sent", "registry.session_expiries", ...).
+// ("heartbeat.pings_sent", "registry.session_expiries", ...), and the
+// current values of the process-wide gauges ("channels.unsent_bytes",
+// "channels.unsent_making_bytes").
 func Counters() map[string]uint64 {
 	out := map[string]uint64{}
 	for _, c := range processCounters() {
 		out[c.key] = c.c.Load()
+	}
+	for _, g := range processGauges() {
+		out[g.key] = uint64(max(g.g.Load(), 0))
 	}
 	return out
 }
