@@ -2206,7 +2206,10 @@ func connectionsText(o benchOutcome, perProvider int) string {
 // last attempt (kernel.ProviderConnections.Err), the first one listed,
 // unless that is the local failure already reported (local); "" when
 // there is none or it is the first ping's generic "closed the connection"
-// (the summary's own guess says more then).
+// (the summary's own guess says more then). A refusal at the provider's
+// connection limit is cut to what the provider said: "the provider
+// refused the connection: it already serves 2 connections, its limit
+// (accepts=2)".
 func connectError(ref *kernel.Reference, local string) string {
 	for _, p := range ref.ProviderConnections() {
 		if p.Err == nil || p.Leaving {
@@ -2216,6 +2219,11 @@ func connectError(ref *kernel.Reference, local string) string {
 		if local != "" && strings.Contains(msg, local) || strings.Contains(local, msg) ||
 			strings.Contains(msg, "the provider closed the connection during the first ping") {
 			continue
+		}
+		if i := strings.Index(msg, exchange.RefusedReason); i >= 0 {
+			// the provider said it is at its connection limit: that
+			// alone, not the kernel's account of the attempt around it
+			msg, _, _ = strings.Cut(msg[i:], " (during the first ping")
 		}
 		return msg
 	}

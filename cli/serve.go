@@ -369,7 +369,7 @@ func applyFlagParams(params map[string]string, flags []flagParam) error {
 
 // serveMetrics serves the bundled metrics filter's registry on addr (with
 // opts: serve's health) for command cmd ("serve", "bench"), which its
-// errors name.
+// errors name, with airnode_build_info (buildLabels).
 func serveMetrics(cat *extension.Catalogs, cmd, addr string, opts ...metrics.ServerOption) (*metrics.Server, error) {
 	fb, err := cat.Filter.Get(metrics.Name)
 	if err != nil {
@@ -379,6 +379,7 @@ func serveMetrics(cat *extension.Catalogs, cmd, addr string, opts ...metrics.Ser
 	if !ok {
 		return nil, fmt.Errorf("%s: --metrics: filter %q is not the bundled metrics filter", cmd, metrics.Name)
 	}
+	mb.Registry().SetBuildInfo(buildLabels())
 	ms, err := metrics.Listen(addr, mb.Registry(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: --metrics %s: %w", cmd, addr, err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -59,6 +60,37 @@ func buildVersion() string {
 		return fmt.Sprintf("devel %s (%s)", rev, at)
 	}
 	return "devel " + rev
+}
+
+// buildLabels are the version and revision labels of airnode_build_info:
+// the version set at link time, else the main module's version, else
+// "devel"; the VCS commit Go embeds (12 digits, "-dirty" for uncommitted
+// changes), else "". buildVersion's one line says the same for people.
+func buildLabels() (ver, revision string) {
+	ver = version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return cmp.Or(ver, "devel"), ""
+	}
+	if v := bi.Main.Version; ver == "" && v != "" && v != "(devel)" {
+		ver = v
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(revision) > 12 {
+		revision = revision[:12]
+	}
+	if dirty && revision != "" {
+		revision += "-dirty"
+	}
+	return cmp.Or(ver, "devel"), revision
 }
 
 // versionCommand prints the build's version, its Go version and platform,

@@ -208,8 +208,8 @@ func TestAcceptsReferBeyondTheLimitNamesTheLimit(t *testing.T) {
 				t.Fatal("a consumer beyond accepts=1 was served")
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "connection limit") || !strings.Contains(msg, "accepts") {
-				t.Fatalf("error %q; want it to name the provider's connection limit (accepts)", msg)
+			if !strings.Contains(msg, "the provider refused the connection: it already serves 1 connection, its limit (accepts=1)") {
+				t.Fatalf("error %q; want it to name the provider's connection limit (accepts=1)", msg)
 			}
 			if took := time.Since(start); took >= 5*time.Second {
 				t.Errorf("the refused consumer failed after %v, want before connect.timeout 5s", took)

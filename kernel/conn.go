@@ -559,6 +559,12 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		if !peer {
 			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
+		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
+			// the provider said why (its connection limit): no guess
+			why = strings.TrimSuffix(why, ")")
+			return spi.Errorf(spi.StatusChannelInactive, "connected, but %s%s (during the first ping, after %v; its log says \"connection refused\")",
+				exchange.RefusedReason, why, took.Round(time.Millisecond/10))
+		}
 		// What happened, then the likely reasons with their fixes, the
 		// likeliest first: forty of these at once (a reconnect storm)
 		// must read at a glance; the channel's own error last.

@@ -53,6 +53,6 @@
 //	shutdown.timeout    provider  duration  10s      drain bound for in-flight calls
 //	registry            provider  URL       none     registry to register in (else the node's)
 //	accepts             provider  int ≥ 0   0        connections served at once per listening address,
-//	                                                 0: RLIMIT_NOFILE minus max(64, 10%); beyond: closed at once
+//	                                                 0: RLIMIT_NOFILE minus max(64, 10%); beyond: told why, closed
 //	accepts.per.ip      provider  int ≥ 0   0        the same per peer IP address, 0: no limit
 package kernel

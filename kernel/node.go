@@ -184,8 +184,9 @@ func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shut
 func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.registerTimeout = d } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing;
-// it gives its ProviderStats to the filter builders that take them
-// (spi.ProviderStatsUser: the metrics filter's per-provider series).
+// it gives its ProviderStats and ReferenceKeys to the filter builders
+// that take them (spi.ProviderStatsUser, spi.ReferencesUser: the metrics
+// filter's per-provider and per-reference series).
 // cat is usually bundle.Catalogs() (every bundled extension), or
 // extension.New() with the extensions wanted registered in it. NewNode
 // panics, naming what is missing, when cat is nil or lacks a point's

@@ -29,6 +29,24 @@ func (n *Node) ProviderStats() []spi.ProviderStats {
 	return out
 }
 
+// ReferenceKeys returns the service key of each open reference of the
+// node (one per reference, in the order they were made), the references
+// ProviderStats reads the providers of: with it a reader can say that a
+// reference has no provider at all (spi.ReferencesUser). Safe for
+// concurrent use; nil after Shutdown.
+func (n *Node) ReferenceKeys() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.references) == 0 {
+		return nil
+	}
+	keys := make([]string, len(n.references))
+	for i, r := range n.references {
+		keys[i] = r.key
+	}
+	return keys
+}
+
 // providerStatsOf reads one provider invoker of the reference of service
 // key service, at now (spi.Mono()).
 func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.ProviderStats {
@@ -54,7 +72,8 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 
 // useProviderStats hands ProviderStats to every filter builder of the
 // node's catalogs that takes it (spi.ProviderStatsUser: the metrics
-// filter), keeping what each returns for releaseProviderStats.
+// filter), and ReferenceKeys to those that take them
+// (spi.ReferencesUser), keeping what each returns for releaseProviderStats.
 func (n *Node) useProviderStats() {
 	for _, name := range n.cat.Filter.Names() {
 		b, err := n.cat.Filter.Get(name)
@@ -63,6 +82,11 @@ func (n *Node) useProviderStats() {
 		}
 		if u, ok := b.(spi.ProviderStatsUser); ok {
 			if release := u.UseProviderStats(n.ProviderStats); release != nil {
+				n.statsRelease = append(n.statsRelease, release)
+			}
+		}
+		if u, ok := b.(spi.ReferencesUser); ok {
+			if release := u.UseReferences(n.ReferenceKeys); release != nil {
 				n.statsRelease = append(n.statsRelease, release)
 			}
 		}

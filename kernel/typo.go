@@ -225,7 +225,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	keyMinPingInterval: {Type: spi.KeyTypeDuration, Default: "1s",
 		Doc: sideProvider + "ping-flood guard: a consumer pinging faster than this on an idle connection (no call running or arriving) is closed after a few strikes, 0: off; default 1s or the provider's own heartbeat.interval when shorter; per listening address"},
 	keyAccepts: {Type: spi.KeyTypeInt,
-		Doc: sideProvider + "consumer connections served at once (Dubbo's accepts); one beyond is closed at once after accept, counted (airnode_accept_refused_total) and logged; 1..2147483647, default 0: the open-file limit (ulimit -n, read at listen) minus a reserve of max(64, 10%) for the provider's own descriptors, minus those open at listen (at least 32); per listening address"},
+		Doc: sideProvider + "consumer connections served at once (Dubbo's accepts); one beyond is told why (its consumer's error names the limit) and closed, counted (airnode_accept_refused_total) and logged; 1..2147483647, default 0: the open-file limit (ulimit -n, read at listen) minus a reserve of max(64, 10%) for the provider's own descriptors, minus those open at listen (at least 32); per listening address"},
 	keyAcceptsPerIP: {Type: spi.KeyTypeInt, Default: "0",
 		Doc: sideProvider + "consumer connections served at once from one peer IP address, one beyond is closed at once as for accepts; 1..2147483647, 0: no limit; per listening address"},
 	keyUnsentLimit: {Type: spi.KeyTypeSize, Default: "256MiB",

@@ -45,3 +45,20 @@ type ProviderStats struct {
 type ProviderStatsUser interface {
 	UseProviderStats(list func() []ProviderStats) (release func())
 }
+
+// ReferencesUser is the optional interface of a FilterBuilder that
+// reports how many providers each reference of the node's consumer has
+// (the bundled metrics filter's airnode_consumer_providers): with
+// ProviderStats alone a reference whose providers have all left has no
+// row, where an alert wants a 0. kernel.NewNode calls UseReferences once
+// on every filter builder of its catalogs that implements it, with list,
+// which returns the service key (group/interface:version, the Service
+// of ProviderStats) of each open reference of the node, in no particular
+// order, one per reference (two references of one key give it twice).
+// list is safe for concurrent use, takes a short lock only, does no I/O
+// and returns nil once the node has shut down. The kernel calls the
+// returned release, when not nil, once at the end of the node's
+// Shutdown.
+type ReferencesUser interface {
+	UseReferences(list func() []string) (release func())
+}

@@ -35,6 +35,15 @@ func (c *Channel) tellPeerWhy(reason string) {
 		return
 	default:
 	}
+	c.w.enqueue(closeReasonFrame(reason, c.nextID.Add(1)))
+	ctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
+	defer cancel()
+	c.flush(ctx)
+}
+
+// closeReasonFrame returns the close-reason event carrying reason (cut
+// to maxCloseReason bytes, on a rune boundary), with request id id.
+func closeReasonFrame(reason string, id uint64) []byte {
 	if len(reason) > maxCloseReason {
 		reason = reason[:maxCloseReason]
 		for !utf8.ValidString(reason) {
@@ -43,11 +52,8 @@ func (c *Channel) tellPeerWhy(reason string) {
 	}
 	f := make([]byte, protocol.HeaderLen, protocol.HeaderLen+1+len(reason))
 	f = append(append(f, closeReasonEvent), reason...)
-	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: uint32(1 + len(reason))}.Put(f)
-	c.w.enqueue(f)
-	ctx, cancel := context.WithTimeout(context.Background(), goAwayFlush)
-	defer cancel()
-	c.flush(ctx)
+	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: id, Length: uint32(1 + len(reason))}.Put(f)
+	return f
 }
 
 // takeCloseReason keeps the provider's close-reason event (consumer side).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -45,6 +47,10 @@ type Server struct {
 	perIP     map[string]int
 	refused   uint64
 	refusedAt time.Time
+	// The refused sessions being told why (tellRefused), closed by stop,
+	// and their goroutines, which Close and Shutdown wait for.
+	telling map[spi.Session]struct{}
+	tellers sync.WaitGroup
 }
 
 // URL keys of a provider's listening address that set its ConnectionLimit
@@ -57,10 +63,14 @@ const (
 // ConnectionLimit bounds the consumer connections a Server serves at once,
 // as Dubbo's "accepts" does (AbstractServer.connected closes a channel
 // beyond it), so that peers cannot take the file descriptors the provider
-// needs itself. A connection accepted beyond a bound is closed at once,
-// before the exchange reads from it or writes to it (smux's reader, and
-// over TLS the handshake, may have begun; its consumer sees the
-// connection closed during its first ping), counted in
+// needs itself. A connection accepted beyond a bound is served no
+// request: the provider sends its consumer the close-reason event
+// (RefusedReason: "the provider refused the connection: it already serves
+// 2 connections, its limit (accepts=2)") on the first stream it opens,
+// reads its first frame and closes it, refusalWait (500 ms) after the
+// accept at most; beyond maxTelling (16) such connections at once, it
+// closes one at once, unread (its consumer sees the connection closed
+// during its first ping, and can only guess why). Each is counted in
 // counters.Transport.AcceptRefused (airnode_accept_refused_total) and
 // logged at Warn, rate-bounded: the refusals numbered 1, 2, 4, 8... of the
 // server, and any refusal 10 s (refusedLogEvery) or more after the last
@@ -223,7 +233,22 @@ func (s *Server) refuse(sess spi.Session, ip string) bool {
 		return false
 	}
 	remote := sess.RemoteAddr()
-	_ = sess.Close()
+	why := fmt.Sprintf("%sit already serves %d %s, its limit (%s=%d)", RefusedReason,
+		len(s.chans), plural(int64(len(s.chans)), "connection", "connections"), KeyAccepts, s.limit.Max)
+	if perIP {
+		why = fmt.Sprintf("%sit already serves %d %s from %s, its limit per peer IP (%s=%d)", RefusedReason,
+			s.perIP[ip], plural(int64(s.perIP[ip]), "connection", "connections"), ip, KeyAcceptsPerIP, s.limit.PerIP)
+	}
+	if len(s.telling) < maxTelling {
+		if s.telling == nil {
+			s.telling = make(map[spi.Session]struct{})
+		}
+		s.telling[sess] = struct{}{}
+		s.tellers.Add(1)
+		go s.tellRefused(sess, why)
+	} else {
+		_ = sess.Close()
+	}
 	counters.Transport.AcceptRefused.Inc()
 	s.refused++
 	now := time.Now()
@@ -242,6 +267,60 @@ func (s *Server) refuse(sess spi.Session, ip string) bool {
 	}
 	return true
 }
+
+// RefusedReason begins the close-reason event (docs/wire.md, Events) a
+// provider at its ConnectionLimit sends the consumer it refuses, which
+// goes on "it already serves 2 connections, its limit (accepts=2)" (or
+// "... from IP, its limit per peer IP (accepts.per.ip=N)"): the consumer
+// names the cause instead of guessing among a transport or TLS mismatch
+// and the limit (the kernel's first-ping diagnosis looks for it).
+const RefusedReason = "the provider refused the connection: "
+
+// Telling a refused consumer why (tellRefused) holds its connection open
+// until the consumer's first frame is read, refusalWait at most, for at
+// most maxTelling connections at once: beyond them (a flood of
+// connections past the limit, which exists to save file descriptors) a
+// refused connection is closed at once, unread and untold, as before.
+const (
+	refusalWait = 500 * time.Millisecond
+	maxTelling  = 16
+)
+
+// tellRefused sends the consumer of sess, refused at the connection
+// limit, the close-reason event why on the first stream it opens (a
+// consumer that predates the event drops it unread), reads its first
+// frame (its first ping: a TCP connection closed with bytes unread is
+// reset, and the consumer would lose the event), then closes sess; at
+// most refusalWait after the accept, or at once when the server stops.
+func (s *Server) tellRefused(sess spi.Session, why string) {
+	defer s.tellers.Done()
+	t := time.AfterFunc(refusalWait, func() { _ = sess.Close() })
+	defer func() {
+		t.Stop()
+		_ = sess.Close()
+		s.mu.Lock()
+		delete(s.telling, sess)
+		s.mu.Unlock()
+	}()
+	st, err := sess.Accept()
+	if err != nil {
+		return
+	}
+	if _, err := st.Write(closeReasonFrame(why, 1)); err != nil {
+		return
+	}
+	var hb [protocol.HeaderLen]byte
+	h, err := protocol.ReadHeader(st, &hb, maxRefusedFrame)
+	if err != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, st, int64(h.Length))
+}
+
+// maxRefusedFrame bounds the first frame tellRefused reads from a refused
+// consumer (a ping with its hello is well under it); a longer one is left
+// unread.
+const maxRefusedFrame = 4096
 
 // peerIP returns the IP address of a, without its port: a's host part, or
 // a whole when it has none.
@@ -274,6 +353,9 @@ func (s *Server) stop() []*Channel {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true
+	for sess := range s.telling {
+		_ = sess.Close()
+	}
 	out := make([]*Channel, 0, len(s.chans))
 	for ch := range s.chans {
 		out = append(out, ch)
@@ -401,7 +483,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ch.flush(fctx)
 	}
 	ok := s.closeAll(ctx, "server shutdown")
-	open := 0 // connections left behind with a call named
+	s.tellers.Wait() // stop closed their sessions
+	open := 0        // connections left behind with a call named
 	for _, st := range s.StuckCalls() {
 		switch {
 		case st.Err == nil:
@@ -472,6 +555,7 @@ func (s *Server) drain(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.stop()
 	s.closeAll(context.Background(), "server closed")
+	s.tellers.Wait()
 	return nil
 }
 

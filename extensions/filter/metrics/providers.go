@@ -82,24 +82,27 @@ var (
 		"Mean response time of the provider's successful calls over the last 30 s (the window shortestresponse reads); absent while there were none.", providerLabels, nil)
 	providerAvailableDesc = prometheus.NewDesc("airnode_consumer_provider_available",
 		"1 while the consumer may pick the provider (connected, not draining, not ejected), else 0.", providerLabels, nil)
+	providersDesc = prometheus.NewDesc("airnode_consumer_providers",
+		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining), ejected (outlier detection); all three 0 while none is listed, so sum by (service) == 0 alerts.", []string{"service", "state"}, nil)
 	providerEjectedDesc = prometheus.NewDesc("airnode_consumer_provider_ejected",
 		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0.", providerLabels, nil)
 )
 
-// providerSources are the lists of providers the registry reads when
-// scraped: one per node that uses the registry's Builder (UseProviderStats).
-type providerSources struct {
+// sources are the lists the registry reads when scraped: one per node
+// that uses the registry's Builder (UseProviderStats: the providers,
+// UseReferences: the references' service keys).
+type sources[T any] struct {
 	mu   sync.Mutex
 	next int
-	list map[int]func() []spi.ProviderStats
+	list map[int]func() []T
 }
 
 // add keeps list until the returned release is called.
-func (s *providerSources) add(list func() []spi.ProviderStats) (release func()) {
+func (s *sources[T]) add(list func() []T) (release func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.list == nil {
-		s.list = map[int]func() []spi.ProviderStats{}
+		s.list = map[int]func() []T{}
 	}
 	id := s.next
 	s.next++
@@ -109,6 +112,17 @@ func (s *providerSources) add(list func() []spi.ProviderStats) (release func()) 
 		delete(s.list, id)
 		s.mu.Unlock()
 	}
+}
+
+// all returns the lists held now.
+func (s *sources[T]) all() []func() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]func() []T, 0, len(s.list))
+	for _, l := range s.list {
+		out = append(out, l)
+	}
+	return out
 }
 
 // UseProviderStats makes the builder's Registry export the providers
@@ -127,15 +141,72 @@ func (r *Registry) AddProviders(list func() []spi.ProviderStats) (release func()
 	return r.providers.add(list)
 }
 
+// UseReferences makes the builder's Registry export, per reference of
+// the node (kernel.NewNode calls it: spi.ReferencesUser), how many
+// providers it has, 0 when none (airnode_consumer_providers), until
+// release is called (at the end of the node's Shutdown).
+func (b *Builder) UseReferences(list func() []string) (release func()) {
+	return b.reg.AddReferences(list)
+}
+
+// AddReferences makes r export, when scraped, airnode_consumer_providers
+// for each service key list returns (kernel.Node's ReferenceKeys), with
+// the value 0 for a reference with no provider in some state, until
+// release is called. list is called on every /metrics request, possibly
+// concurrently; it must be cheap and must not block.
+func (r *Registry) AddReferences(list func() []string) (release func()) {
+	return r.references.add(list)
+}
+
+// Provider states, as WriteProviders' STATE column and the state label
+// of airnode_consumer_providers name them.
+const (
+	StateAvailable   = "available"   // the consumer may pick it
+	StateUnavailable = "unavailable" // connecting, reconnecting, draining
+	StateEjected     = "ejected"     // outlier detection keeps it out of the picks
+)
+
+// ProviderStates is the providers of each referenced service by state:
+// service key → StateAvailable, StateUnavailable, StateEjected → count.
+// Every service some node using r refers to is there, its three counts 0
+// when the registry lists no provider of it.
+func (r *Registry) ProviderStates() map[string]map[string]int {
+	out := map[string]map[string]int{}
+	add := func(service string) map[string]int {
+		m := out[service]
+		if m == nil {
+			m = map[string]int{StateAvailable: 0, StateUnavailable: 0, StateEjected: 0}
+			out[service] = m
+		}
+		return m
+	}
+	for _, l := range r.references.all() {
+		for _, service := range l() {
+			add(service)
+		}
+	}
+	for _, p := range r.Providers() {
+		add(p.Service)[p.State()]++
+	}
+	return out
+}
+
+// State is the provider's state as WriteProviders prints it:
+// StateEjected, StateAvailable or StateUnavailable.
+func (p ProviderStats) State() string {
+	switch {
+	case p.Ejected:
+		return StateEjected
+	case p.Available:
+		return StateAvailable
+	}
+	return StateUnavailable
+}
+
 // Providers returns the registry's per-provider rows, sorted by service,
 // then provider; nil when no node using it has references.
 func (r *Registry) Providers() []ProviderStats {
-	r.providers.mu.Lock()
-	lists := make([]func() []spi.ProviderStats, 0, len(r.providers.list))
-	for _, l := range r.providers.list {
-		lists = append(lists, l)
-	}
-	r.providers.mu.Unlock()
+	lists := r.providers.all()
 	type key struct{ service, provider string }
 	rows := map[key]*ProviderStats{}
 	means := map[key][2]float64{} // summed mean × calls, calls: the mean over every entry's window
@@ -185,16 +256,22 @@ func (r *Registry) Providers() []ProviderStats {
 // provider that leaves the directory leaves the families.
 type providerCollector struct{ r *Registry }
 
-// Describe sends the six descriptors.
+// Describe sends the seven descriptors.
 func (c providerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{providerCallsDesc, providerFailuresDesc, providerInFlightDesc,
-		providerMeanDesc, providerAvailableDesc, providerEjectedDesc} {
+		providerMeanDesc, providerAvailableDesc, providerEjectedDesc, providersDesc} {
 		ch <- d
 	}
 }
 
-// Collect sends the metrics of every provider.
+// Collect sends the metrics of every provider, and the count of each
+// reference's providers by state.
 func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
+	for service, states := range c.r.ProviderStates() {
+		for state, n := range states {
+			ch <- prometheus.MustNewConstMetric(providersDesc, prometheus.GaugeValue, float64(n), service, state)
+		}
+	}
 	for _, p := range c.r.Providers() {
 		lv := []string{p.Service, p.Provider}
 		ch <- prometheus.MustNewConstMetric(providerCallsDesc, prometheus.CounterValue, float64(p.Calls), lv...)
@@ -236,14 +313,7 @@ func WriteProviders(w io.Writer, rows []ProviderStats) error {
 		if p.MeanMillis > 0 {
 			mean = fmt.Sprintf("%.3fms", p.MeanMillis)
 		}
-		state := "unavailable"
-		switch {
-		case p.Ejected:
-			state = "ejected"
-		case p.Available:
-			state = "available"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, state,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, p.State(),
 			byStatus(p.FailuresByStatus))
 	}
 	return tw.Flush()
@@ -262,5 +332,6 @@ func byStatus(counts map[string]int64) string {
 
 var (
 	_ spi.ProviderStatsUser = (*Builder)(nil)
+	_ spi.ReferencesUser    = (*Builder)(nil)
 	_ prometheus.Collector  = providerCollector{}
 )

@@ -54,7 +54,9 @@ type Registry struct {
 	mu     sync.Mutex
 	count  atomic.Int64 // number of series
 
-	providers providerSources // the consumer's providers, read when scraped (providers.go)
+	providers  sources[spi.ProviderStats] // the consumer's providers, read when scraped (providers.go)
+	references sources[string]            // the consumer's references' service keys (providers.go)
+	buildInfo  sync.Once                  // SetBuildInfo
 }
 
 // seriesKey identifies one series.
@@ -162,6 +164,8 @@ func WithClock(now func() time.Time) Option {
 //	airnode_consumer_provider_mean_response_seconds{service,provider} gauge: successful calls, last 30 s
 //	airnode_consumer_provider_available{service,provider}      gauge: 1 or 0
 //	airnode_consumer_provider_ejected{service,provider}        gauge: 1 or 0 (outlier detection)
+//	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, ejected); 0, not absent, when none (AddReferences)
+//	airnode_build_info{version,revision,go_version}           gauge: 1, once SetBuildInfo was called
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),

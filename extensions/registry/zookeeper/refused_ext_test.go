@@ -1,6 +1,8 @@
 package zookeeper_test
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +42,7 @@ func TestWipedServerRefusalOpensNewSessionAtOnce(t *testing.T) {
 		t.Errorf("provider entry back %v after the restart, want within 8s (a second or two: two refusals), not session.timeout (20s) after the last contact", back.Round(10*time.Millisecond))
 	}
 	plog.waitFor(t, 5*time.Second, msgEntriesBack)
+	checkRecoveryOrder(t, plog)
 
 	p3 := build(t, server.URL(q))
 	if err := p3.Register(ctx(t), provider(2, "")); err != nil {
@@ -47,4 +50,41 @@ func TestWipedServerRefusalOpensNewSessionAtOnce(t *testing.T) {
 	}
 	rec.wait(t, 10*time.Second, 1, 2)
 	t.Logf("consumer lists the provider registered after the wipe %v after the restart", time.Since(restarted).Round(10*time.Millisecond))
+}
+
+// checkRecoveryOrder checks the provider's log of one session expiry
+// (tester72 #6): the incident's start, "session expired: provider
+// entries ... are not in ZooKeeper", at Warn, comes before the lines that
+// mark its end, "new session; re-creating entries" and "... are in
+// ZooKeeper again", both at Info (they came Warn, Warn in the other
+// order, then Info: a "page on Warn" rule fired on the recovery).
+func checkRecoveryOrder(t *testing.T, plog *lineLog) {
+	t.Helper()
+	plog.mu.Lock()
+	defer plog.mu.Unlock()
+	at := map[string]int{}
+	for i, l := range plog.lines {
+		for _, m := range []string{msgEntriesGone, "zookeeper registry: new session; re-creating entries", msgEntriesBack} {
+			if _, seen := at[m]; !seen && strings.HasPrefix(l.msg, m) {
+				at[m] = i
+				want := slog.LevelInfo
+				if m == msgEntriesGone {
+					want = slog.LevelWarn
+				}
+				if l.level != want {
+					t.Errorf("%q logged at %v, want %v", l.msg, l.level, want)
+				}
+			}
+		}
+	}
+	gone, okG := at[msgEntriesGone]
+	fresh, okN := at["zookeeper registry: new session; re-creating entries"]
+	back, okB := at[msgEntriesBack]
+	if !okG || !okN || !okB || gone > fresh || fresh > back {
+		var msgs []string
+		for _, l := range plog.lines {
+			msgs = append(msgs, l.level.String()+" "+l.msg)
+		}
+		t.Errorf("want entries-gone (Warn), then new session (Info), then entries back (Info); lines:\n%s", strings.Join(msgs, "\n"))
+	}
 }

@@ -747,7 +747,9 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	if newSession {
 		if r.session != 0 {
 			r.countExpiryLocked()
-			r.log.Warn("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
+			// The incident's start (Warn) before the recovery's (Info),
+			// never after it (tester72 #6): a "page on Warn" rule must
+			// not fire on the line that says the outage is ending.
 			if keys := r.providerServices(); len(keys) > 0 {
 				r.entriesBack = true
 				if !r.entriesGone { // the server said so before session.timeout passed here
@@ -756,6 +758,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 						"services", keys, "session_timeout", r.sessionTimeoutLocked())
 				}
 			}
+			r.log.Info("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
 		}
 		r.session = id
 		r.sessionGen++
