@@ -287,19 +287,26 @@ func (h *serveHealth) sync(ctx context.Context) {
 	}
 }
 
-// pluginsGivenUp is the readiness check of the plugins services depend
-// on: an error naming each plugin with dependent exported services the
-// host gave up on, why, and those services: `"greeter" failed: signal:
-// killed (restart: never) (services greeter.Greeter)`.
-func (h *serveHealth) pluginsGivenUp() error {
+// servicesByPlugin returns, for each plugin name, the service keys of the
+// exports that depend on it.
+func (h *serveHealth) servicesByPlugin() map[string][]string {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	services := map[string][]string{}
 	for _, pe := range h.exports {
 		for _, p := range pe.plugins {
 			services[p] = append(services[p], pe.exp.URL().ServiceKey())
 		}
 	}
-	h.mu.Unlock()
+	return services
+}
+
+// pluginsGivenUp is the readiness check of the plugins services depend
+// on: an error naming each plugin with dependent exported services the
+// host gave up on, why, and those services: `"greeter" failed: signal:
+// killed (restart: never) (services greeter.Greeter)`.
+func (h *serveHealth) pluginsGivenUp() error {
+	services := h.servicesByPlugin()
 	var down []string
 	for _, i := range h.plugins.Plugins() {
 		if s, ok := services[i.Name]; ok && i.GaveUp() {
@@ -321,14 +328,7 @@ func (h *serveHealth) pluginsGivenUp() error {
 // plugin may be merely slow, its services stay registered, and the
 // node's other services still serve (/ready stays 200).
 func (h *serveHealth) pluginsUnresponsive() error {
-	h.mu.Lock()
-	services := map[string][]string{}
-	for _, pe := range h.exports {
-		for _, p := range pe.plugins {
-			services[p] = append(services[p], pe.exp.URL().ServiceKey())
-		}
-	}
-	h.mu.Unlock()
+	services := h.servicesByPlugin()
 	var silent []string
 	for _, i := range h.plugins.Plugins() {
 		if !i.Unresponsive || i.State != pluginhost.StateRunning {
