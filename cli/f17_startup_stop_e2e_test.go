@@ -10,8 +10,9 @@ import (
 // Tester61 finding 11a: a SIGTERM while serve's export waits for a
 // ZooKeeper it cannot reach (nothing listens on the port) is a stop the
 // operator asked for: the Register left running is logged at INFO saying
-// so, with the signal as its cause, and nothing at WARN says "left
-// running"; serve exits 0.
+// so, with the signal as its cause (or, when the Register returns at once
+// for its cancelled ctx, its error is quoted), and nothing at WARN says
+// "left running"; serve exits 0.
 func TestF17_SignalDuringStartupLeftRunningAtInfo(t *testing.T) {
 	t.Parallel()
 	const zk = "zookeeper://127.0.0.1:31771" // nothing listens here
@@ -25,9 +26,15 @@ func TestF17_SignalDuringStartupLeftRunningAtInfo(t *testing.T) {
 		t.Fatalf("serve stopped during startup: exit %d, want 0\n%s", code, p.logText())
 	}
 	out := p.logText()
+	// Two right outcomes, by which the kernel sees first: the Register
+	// still waiting (left running, at INFO, with the signal as cause), or
+	// the Register itself returning at once for its cancelled ctx (its
+	// error, "context canceled", is then what the startup stop quotes).
 	want := `level=INFO msg="kernel: export demo.Echo: registry \"zookeeper\" Register of demo.Echo not waited for: ctx cancelled, a stop was asked for; left running"`
-	if !strings.Contains(out, want) || !strings.Contains(out, `cause="terminated signal received"`) {
-		t.Errorf("no INFO line saying the stop was asked for (want %s):\n%s", want, out)
+	leftRunning := strings.Contains(out, want) && strings.Contains(out, `cause="terminated signal received"`)
+	returned := strings.Contains(out, "cannot register demo.Echo") && strings.Contains(out, "context canceled")
+	if !leftRunning && !returned {
+		t.Errorf("no INFO line saying the stop was asked for (want %s), nor the Register's own cancelled return:\n%s", want, out)
 	}
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "level=WARN") && strings.Contains(l, "left running") {
