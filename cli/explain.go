@@ -66,10 +66,12 @@ var consumerPoints = []string{extension.PointCluster, extension.PointLoadBalance
 var perMethodKeys = []string{"timeout", "retries", "hash.arguments", "hash.nodes", "executes", "actives"}
 
 // consumerKeys are kernel keys read from the consumer's reference URL
-// only (the cluster and balancer are built from it); providerKeys from
-// the provider URL only (the provider's executelimit filter).
+// only (the balancer is built from it); providerKeys from the provider
+// URL only (the provider's executelimit filter). retries, as the keys
+// the clusters declare (idempotent, forks), is the reference's when it
+// sets it at any level, else the provider's (clusterValue).
 var (
-	consumerKeys = []string{"retries", "hash.arguments", "hash.nodes"}
+	consumerKeys = []string{"hash.arguments", "hash.nodes"}
 	providerKeys = []string{"executes", "connection.concurrency", "heartbeat.min.ping.interval", "accepts", "accepts.per.ip", "unsent.limit", "health.service", "shutdown.timeout", "shutdown.wait"}
 )
 
@@ -145,6 +147,86 @@ func (x *explained) setsKey(key string) bool {
 		}
 	}
 	return false
+}
+
+// keyRetries is the kernel key failover reads per call: the reference's,
+// else the provider's (clusterValue).
+const keyRetries = "retries"
+
+// clusterValue resolves key, which a cluster reads per call (retries,
+// idempotent, forks), for scope m ("" for the service) as the cluster
+// does: the reference's own value, at method or service level, wins;
+// else the provider's (the merged URL holds it; a direct URL's merged
+// URL is its own); else absent (the default). It returns the value and
+// the key as written.
+func (x *explained) clusterValue(m, key string) (v, written string, ok bool) {
+	if v, written, ok = x.consumer.MethodParam(m, key); ok {
+		return v, written, ok
+	}
+	return x.merged.MethodParam(m, key)
+}
+
+// clusterNotUsed is the row under a cluster key's (v, written, ok:
+// clusterValue's for scope m) that names a provider's value of it the
+// reference's own replaces, or "": "(the provider's Sleep.retries=0 is
+// not used: the reference's retries=1 wins)". A direct URL's provider
+// values have their own row (directReason).
+func (x *explained) clusterNotUsed(m, key, v, written string, ok bool) string {
+	if x.direct || !ok {
+		return ""
+	}
+	if _, _, mine := x.consumer.MethodParam(m, key); !mine {
+		return ""
+	}
+	pv, pkey, pok := x.provider.MethodParam(m, key)
+	if !pok || pv == v && pkey == written || m != "" && pkey == key {
+		return ""
+	}
+	return fmt.Sprintf("(the provider's %s=%s is not used: the reference's %s=%s wins)", pkey, pv, written, v)
+}
+
+// chosenClusters returns the names of the clusters the consumer uses,
+// service level and each method's, sorted, without repeats.
+func chosenClusters(eC *extension.Explanation, methods []string) []string {
+	var out []string
+	for _, m := range append([]string{""}, methods...) {
+		if n := pointChoice(eC, extension.PointCluster, m).Name; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// clusterKeys returns the keys the clusters declare (spi.KeyDescriber:
+// failover's idempotent, forking's forks) that shown does not hold, in
+// cluster then declaration order.
+func clusterKeys(cat *extension.Catalogs, clusters []string, shown []explainedKey) []clusterKey {
+	var out []clusterKey
+	for _, name := range clusters {
+		b, err := cat.Cluster.Get(name)
+		if err != nil {
+			continue
+		}
+		d, ok := b.(spi.KeyDescriber)
+		if !ok {
+			continue
+		}
+		for _, k := range d.Keys() {
+			if slices.ContainsFunc(shown, func(s explainedKey) bool { return s.key == k.Key }) ||
+				slices.ContainsFunc(out, func(o clusterKey) bool { return o.doc.Key == k.Key }) {
+				continue
+			}
+			out = append(out, clusterKey{cluster: name, doc: k})
+		}
+	}
+	return out
+}
+
+// clusterKey is a URL key a chosen cluster declares itself (spi.KeyDescriber).
+type clusterKey struct {
+	cluster string
+	doc     spi.KeyDoc
 }
 
 // balancerKey is a URL key a chosen balancer declares itself
@@ -632,6 +714,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		}
 		for _, m := range scopes {
 			v, key, ok := u.MethodParam(m, spec.key)
+			if spec.key == keyRetries {
+				v, key, ok = x.clusterValue(m, spec.key)
+			}
 			switch {
 			case !ok && m == "" && spec.key == "shutdown.timeout":
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Timeout), "node (shutdown.timeout)")
@@ -661,8 +746,33 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: read from the consumer's reference URL)", pkey, pv))
 			}
+			if spec.key == keyRetries {
+				if row := x.clusterNotUsed(m, spec.key, v, key, ok); row != "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", row)
+				}
+			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "merged" && x.direct && !marked && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s%s is not used: %s)", pkey, pv, x.configNote(pkey), directReason))
+			}
+		}
+	}
+	clusters := chosenClusters(eC, methods)
+	cKeys := clusterKeys(cat, clusters, keys)
+	for _, ck := range cKeys {
+		for _, m := range append([]string{""}, methods...) {
+			v, key, ok := x.clusterValue(m, ck.doc.Key)
+			switch {
+			case !ok && m == "":
+				def := ck.doc.Default
+				if def == "" {
+					def = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ck.doc.Key, scope(m), readAs(ck.doc.Type, def), "default ("+ck.cluster+")")
+			case ok && (m == "" || key != ck.doc.Key):
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ck.doc.Key, scope(m), readAsGiven(ck.doc.Type, v), x.from(key, "merged"))
+			}
+			if row := x.clusterNotUsed(m, ck.doc.Key, v, key, ok); row != "" {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", row)
 			}
 		}
 	}
@@ -689,6 +799,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		if i := slices.IndexFunc(docs, func(d spi.KeyDoc) bool { return d.Key == spec.key }); i >= 0 {
 			fmt.Fprintf(tw, "%s\t%s\n", spec.key, docs[i].Doc)
 		}
+	}
+	for _, ck := range cKeys {
+		fmt.Fprintf(tw, "%s\t%s (cluster %s)\n", ck.doc.Key, ck.doc.Doc, ck.cluster)
 	}
 	for _, bk := range lbKeys {
 		fmt.Fprintf(tw, "%s\t%s (loadbalance %s)\n", bk.doc.Key, bk.doc.Doc, bk.balancer)

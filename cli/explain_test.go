@@ -99,7 +99,8 @@ func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
 }
 
 // With --provider, cluster and load balancer are what the consumer's own
-// URL selects; the provider's values are named as not used, and a
+// URL selects; the provider's values are named as not used (its retries
+// is the consumer's default), and a
 // misspelled provider cluster is no error (the consumer never builds it).
 func TestListExplainProviderPointsNotUsed(t *testing.T) {
 	code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo",
@@ -115,8 +116,9 @@ func TestListExplainProviderPointsNotUsed(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", r, out)
 		}
 	}
-	if !row("retries", "service", "2", "default").MatchString(out) || !strings.Contains(out, "(the provider's retries=5 is not used: read from the consumer's reference URL)") {
-		t.Errorf("retries: want the consumer's default and the provider's 5 named as not used:\n%s", out)
+	// tester74 #1: a provider's retries is its consumers' default
+	if !row("retries", "service", "5", "provider (retries)").MatchString(out) {
+		t.Errorf("retries: want the provider's 5:\n%s", out)
 	}
 	// The consumer's own value is used, and checked.
 	code, out, _ = airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?loadbalance=roundrobin",

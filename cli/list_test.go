@@ -206,9 +206,9 @@ func TestListExplainProviderMerge(t *testing.T) {
 	for _, r := range []*regexp.Regexp{
 		row("timeout", "service", "500ms", "consumer (timeout)"),
 		row("timeout", "method Echo", "200ms", "consumer (methods.Echo.timeout)"),
-		// the cluster is built from the consumer's reference URL: the provider's retries are not used
-		row("retries", "service", "2", "default"),
-		row("method Sleep", "(the provider's Sleep.retries=0 is not used: read from the consumer's reference URL)"),
+		// tester74 #1: the provider's retries are its consumers' defaults
+		row("retries", "service", "3", "provider (retries)"),
+		row("retries", "method Sleep", "0", "provider (Sleep.retries)"),
 		row("weight", "service", "200", "provider (weight)"), // provider-owned: the consumer's 1 is ignored
 		row("connect.timeout", "service", "3s", "default"),
 		// the provider builds its chain from its own URL, not the merged one

@@ -37,19 +37,23 @@ func MethodKeyNoEffect(key string) string {
 
 // providerKeysNoEffect returns, for provider URL u as published (with its
 // "methods"), one [key as written, why] per key it publishes that no
-// consumer and not the provider reads: the balancer (loadbalance, at
-// service or method level) and every key only balancers declare
+// consumer and not the provider reads: the balancer and the cluster
+// (loadbalance, cluster, at service or method level: each consumer
+// builds them from its own reference URL before it knows a provider;
+// the cluster's per-call keys retries, idempotent and forks are read
+// from providers, as their consumers' defaults), every key only
+// balancers declare
 // (hash.nodes, hash.arguments, p2c.decay, shortestresponse.slidePeriod:
 // each consumer builds its balancer from its own reference URL, as
 // list --explain says) except those a balancer declares it reads from
 // provider URLs (spi.KeyDoc.FromProviders), and a method-level weight,
 // warmup or timestamp, transport, heartbeat key or other key that cannot
 // be set per method (MethodKeyNoEffect: weight is per provider, transport
-// per connection). Dubbo 2.7 passes a
-// provider's loadbalance and a method's weight to its consumers; airnode
-// does not, so Export says so.
+// per connection). Dubbo 2.7 passes a provider's loadbalance, cluster
+// and a method's weight to its consumers; airnode does not, so Export
+// says so.
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
-	lbKey := n.cat.LoadBalance.Key()
+	lbKey, clusterKey := n.cat.LoadBalance.Key(), n.cat.Cluster.Key()
 	readers, elsewhere := n.pointKeyReaders(extension.PointLoadBalance)
 	fromProviders := n.keysFromProviders(extension.PointLoadBalance, "")
 	methods := u.Methods()
@@ -60,6 +64,8 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 		switch {
 		case key == lbKey:
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)", k, v, key)})
+		case key == clusterKey:
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its cluster from its own reference URL (a reference's %s=..., call/bench: -p %s=...); a provider's retries, idempotent and forks are its consumers' defaults", k, v, key, key)})
 		case len(readers[key]) > 0 && !elsewhere[key] && !fromProviders[key] && !slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
 		case key != k && MethodKeyNoEffect(key) != "":

@@ -253,7 +253,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"reconnect.backoff": {Type: spi.KeyTypeDuration, Default: "100ms",
 		Doc: sideConsumer + "first delay before redialling a dead connection, doubling, with jitter, > 0..30s"},
 	"retries": {Type: spi.KeyTypeInt, Default: "2",
-		Doc: sideConsumer + "extra tries on another provider (failover cluster), >= 0; method-level allowed"},
+		Doc: sideConsumer + "extra tries on another provider (failover cluster), 0..100; a provider's value is its consumers' default; method-level allowed"},
 	"weight": {Type: spi.KeyTypeInt, Default: "100",
 		Doc: sideProvider + "provider weight for the consumers' balancers, >= 0, 0: never picked"},
 	"warmup": {Type: spi.KeyTypeDuration, Default: defaultWarmupText,

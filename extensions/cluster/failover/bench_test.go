@@ -62,3 +62,40 @@ func TestFirstTryAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per successful first try, want 0", a)
 	}
 }
+
+// refusing fails every call with a failure that did not run, so that
+// failover retries; a pointer, as the kernel's provider invokers are.
+type refusing struct{ u spi.URL }
+
+func (n *refusing) URL() spi.URL { return n.u }
+func (n *refusing) Invoke(context.Context, *spi.Invocation) spi.Result {
+	return spi.Result{Err: busy}
+}
+func (n *refusing) Available() bool   { return true }
+func (n *refusing) Stats() *spi.Stats { return nil }
+func (n *refusing) Close() error      { return nil }
+
+var busy = &spi.Error{Status: spi.StatusServerThreadpoolExhausted, Message: "busy"}
+
+// BenchmarkRetry measures a call whose first provider refuses it
+// (SERVER_THREADPOOL_EXHAUSTED) and whose second answers: the failure
+// path, where the retry policy is resolved (the provider's retries and
+// idempotent, when the reference sets neither):
+//
+//	go test -run XXX -bench Retry -benchmem ./extensions/cluster/failover
+func BenchmarkRetry(b *testing.B) {
+	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
+	c, err := failover.Builder{}.Build(ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := &fixedDir{ref, []spi.Invoker{&refusing{spi.MustParse("airnode://10.0.0.1:20880/demo.Echo?retries=3")}, nop{spi.MustParse("airnode://10.0.0.2:20880/demo.Echo")}}}
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := c.Invoke(ctx, inv, dir, firstLB{}); res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+}

@@ -12,6 +12,20 @@
 // method name ("Slow.retries=0"; "heartbeat.retries" is no method's), read
 // at Build as spi.URL.MethodParam and the kernel read "<m>.timeout".
 //
+// A key the reference URL does not set for a method (at method or
+// service level) is the provider's, as in Dubbo, where a provider's
+// retries is its consumers' default: the provider of the call's first
+// attempt, read from its invoker's URL (the provider URL merged with the
+// reference's), methods.<m>.<key> or <m>.<key> before <key>, then the
+// default. So serve -p retries=0 makes a failing call one attempt, and
+// serve -p Sleep.idempotent=true lets failover retry a Sleep that may
+// have run, for every consumer that sets neither; a consumer's own
+// retries=1 or idempotent=false wins. A failover among providers that
+// disagree follows the one first tried. A direct reference's invokers
+// have the reference's own URL: it keeps its own keys and the defaults.
+// A provider's malformed value counts as absent. The provider's keys are
+// read only once a first attempt has failed, parsed once per invoker.
+//
 // Retried: connection errors before the request was written (dial errors),
 // CHANNEL_INACTIVE before the request was sent, CLIENT_TIMEOUT (never fully
 // written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and

@@ -49,6 +49,23 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 type Cluster struct {
 	def     policy
 	methods map[string]policy // read-only after Build
+
+	// providers caches each provider invoker's own retries and idempotent,
+	// read for the keys the reference leaves unset once a first attempt
+	// has failed (a call that succeeds at once never reads them).
+	providers clusterkit.PerInvoker[providerPolicies]
+}
+
+// withProvider returns p, method's policy from the reference URL, with
+// the keys the reference does not set taken from x's URL (the provider's
+// retries, idempotent, at method or service level: Dubbo's provider
+// defaults), x being the provider of the call's first attempt.
+func (c *Cluster) withProvider(p policy, method string, x spi.Invoker) policy {
+	if p.own == ownAll {
+		return p
+	}
+	pp := c.providers.Get(x, parseProvider)
+	return p.under(pp.of(method))
 }
 
 func (c *Cluster) policy(method string) policy {
@@ -158,6 +175,12 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		last = x.Invoke(ctx, inv)
 		if last.Err == nil {
 			return last
+		}
+		if attempt == 0 {
+			// The keys the reference leaves unset are the provider's
+			// of the first attempt; read only now, so a call that
+			// succeeds at once never pays for them.
+			p = c.withProvider(p, inv.Method, x)
 		}
 		if attempt > 0 && spi.StatusOf(last.Err) == spi.StatusClientTimeout && deadlinePassed(ctx) {
 			last = made

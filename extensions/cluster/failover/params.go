@@ -20,8 +20,22 @@ const (
 type policy struct {
 	retries    int
 	idempotent bool
+	// own says which keys the reference URL sets for the method (at
+	// service or method level): ownRetries, ownIdempotent. A key it does
+	// not set is the provider's (providerPolicies) when the provider sets
+	// it.
+	own uint8
 }
 
+// Bits of policy.own.
+const (
+	ownRetries uint8 = 1 << iota
+	ownIdempotent
+	ownAll = ownRetries | ownIdempotent
+)
+
+// parsePolicy resolves the policy of method ("" for the service level)
+// from reference URL u; a malformed value is a *spi.ParamError.
 func parsePolicy(u spi.URL, method string) (policy, error) {
 	n, err := u.MethodInt(method, KeyRetries, DefaultRetries)
 	if err != nil {
@@ -35,5 +49,69 @@ func parsePolicy(u spi.URL, method string) (policy, error) {
 	if err != nil {
 		return policy{}, err
 	}
-	return policy{retries: int(n), idempotent: idem}, nil
+	p := policy{retries: int(n), idempotent: idem}
+	if _, _, ok := u.MethodParam(method, KeyRetries); ok {
+		p.own |= ownRetries
+	}
+	if _, _, ok := u.MethodParam(method, KeyIdempotent); ok {
+		p.own |= ownIdempotent
+	}
+	return p, nil
+}
+
+// providerPolicies is the retry policy a provider invoker's URL sets, the
+// service's and each method's that sets a key of its own. The invoker's
+// URL is the provider's merged with the reference's (spi.MergeURL), so a
+// key the reference does not set for a method is the provider's there.
+type providerPolicies struct {
+	def     policy
+	methods map[string]policy // nil when no method sets a key
+}
+
+// parseProvider reads the policies of provider invoker URL u. A value
+// that is malformed or out of bounds is taken as absent (the default):
+// the provider's Export refuses such a value of the cluster it names, and
+// the consumer cannot fix the provider's URL.
+func parseProvider(u spi.URL) providerPolicies {
+	pp := providerPolicies{def: lenientPolicy(u, "")}
+	for _, m := range u.MethodsSetting(KeyRetries, KeyIdempotent) {
+		if pp.methods == nil {
+			pp.methods = make(map[string]policy)
+		}
+		pp.methods[m] = lenientPolicy(u, m)
+	}
+	return pp
+}
+
+// lenientPolicy is parsePolicy taking a bad value as absent.
+func lenientPolicy(u spi.URL, method string) policy {
+	n, err := u.MethodInt(method, KeyRetries, DefaultRetries)
+	if err != nil || n < 0 || n > MaxRetries {
+		n = DefaultRetries
+	}
+	idem, err := u.MethodBool(method, KeyIdempotent, false)
+	if err != nil {
+		idem = false
+	}
+	return policy{retries: int(n), idempotent: idem}
+}
+
+// of returns the provider's policy of method.
+func (pp *providerPolicies) of(method string) policy {
+	if p, ok := pp.methods[method]; ok {
+		return p
+	}
+	return pp.def
+}
+
+// under returns p, the reference's policy, with each key the reference
+// does not set taken from the provider's policy pp.
+func (p policy) under(pp policy) policy {
+	if p.own&ownRetries == 0 {
+		p.retries = pp.retries
+	}
+	if p.own&ownIdempotent == 0 {
+		p.idempotent = pp.idempotent
+	}
+	return p
 }

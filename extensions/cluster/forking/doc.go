@@ -9,6 +9,9 @@
 // in the consumer URL's "methods" or, when it has none, for m an exported
 // method name ("Slow.forks=1"; "heartbeat.forks" is no method's), read
 // at Build as spi.URL.MethodParam and the kernel read "<m>.timeout".
+// When the reference sets no forks for a method, the provider's is the
+// default, as failover's retries: that of the provider the balancer picks
+// first (its invoker's URL), then 2. A direct reference keeps its own.
 //
 // Providers are chosen by the balancer, each at most once; fewer are used
 // when fewer have a positive weight. Each fork gets its own copy of the

@@ -33,7 +33,7 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 			return nil, err
 		}
 		if c.methods == nil {
-			c.methods = make(map[string]int)
+			c.methods = make(map[string]forks)
 		}
 		c.methods[m] = n
 	}
@@ -42,8 +42,26 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 
 // Cluster is a forking cluster.
 type Cluster struct {
-	forks   int
-	methods map[string]int // read-only after Build
+	forks   forks
+	methods map[string]forks // read-only after Build
+
+	// providers caches each provider invoker's own forks, read when the
+	// reference sets none for the method.
+	providers clusterkit.PerInvoker[providerForks]
+}
+
+// forksOf returns method's forks: the reference's, else those of x, the
+// provider picked first (its invoker's URL: methods.<m>.forks or
+// <m>.forks, then forks), else DefaultForks.
+func (c *Cluster) forksOf(method string, x spi.Invoker) int {
+	f := c.forks
+	if m, ok := c.methods[method]; ok {
+		f = m
+	}
+	if f.own {
+		return f.n
+	}
+	return c.providers.Get(x, parseProviderForks).of(method)
 }
 
 // Invoke calls up to forks providers at once and returns the first success.
@@ -59,16 +77,13 @@ type Cluster struct {
 // "not sent" status never invites a resend of a call that may have run.
 // With one fork the provider's error comes back as it is.
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
-	forks := c.forks
-	if n, ok := c.methods[inv.Method]; ok {
-		forks = n
-	}
 	list := dir.List(inv)
 	if len(list) == 0 {
 		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
 	}
 	var picked []spi.Invoker
 	var selErr error
+	forks := 1 // until the first pick, whose provider may set forks
 	for len(picked) < forks {
 		cand := clusterkit.Exclude(list, picked)
 		if len(cand) == 0 {
@@ -83,6 +98,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			break
 		}
 		picked = append(picked, x)
+		if len(picked) == 1 {
+			forks = c.forksOf(inv.Method, x)
+		}
 	}
 	switch len(picked) {
 	case 0:
