@@ -19,7 +19,12 @@ type Directory interface {
 // default "failover"): the fault-tolerance strategy over a directory.
 type ClusterBuilder interface {
 	Name() string
-	// Build validates the cluster's keys in u ("retries", "forks"). Pure.
+	// Build validates the cluster's keys in u ("retries", "forks"), the
+	// consumer's reference URL. Pure. A per-call key u does not set may
+	// be read from a provider invoker's URL at Invoke (Invoker.URL, the
+	// provider's merged with the consumer's): the bundled clusters take
+	// the provider's retries, idempotent and forks as the default, as
+	// Dubbo does.
 	// It runs on Refer's goroutine (once more for each method with a
 	// cluster key of its own), and nothing bounds it (package doc, "What the
 	// kernel does not bound").
