@@ -71,8 +71,9 @@ func (p *passInvoker) Close() error      { return nil }
 // the call runs in the host after the filter answered. A builder without
 // the method, or answering true, gets a real next (Filter.Chain): it
 // runs the rest of the chain in the host and returns the real result,
-// at one more round trip per call that passes. Asked once, when the host
-// starts the plugin.
+// at one more round trip per call that passes. Asked when the host
+// starts the plugin process, each process anew (a restart into another
+// build of the binary takes that build's answer).
 type ResultReader interface {
 	ReadsResult() bool
 }
@@ -318,7 +319,10 @@ type FilterOptions struct {
 	// next.Invoke running the rest of the chain here. false (a plugin
 	// built with an older sdk, or a builder whose ResultReader answers
 	// false): through Invoke, a pass before the call, the rest of the
-	// chain running after the plugin answered.
+	// chain running after the plugin answered. A Source that is a
+	// DescribedSource overrides Chain and WithoutArgs with what the
+	// running process described (a restart into an older or newer
+	// build); these are used when it gives no Description.
 	Chain bool
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
@@ -539,8 +543,24 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: errors.Join(context.DeadlineExceeded, err)}}
 }
 
+// current is the Source's live client and generation, with whether that
+// process serves Filter.Chain and reads no arguments: as it described
+// itself at its start (DescribedSource), else FilterOptions' Chain and
+// WithoutArgs.
+func (f *filterAdapter) current() (c *Client, gen uint64, chain, withoutArgs bool, err error) {
+	if ds, ok := f.o.Source.(DescribedSource); ok {
+		var d *Description
+		if c, gen, d, err = ds.Described(); d != nil {
+			return c, gen, d.Chain, d.WithoutArgs, err
+		}
+		return c, gen, f.o.Chain, f.o.WithoutArgs, err
+	}
+	c, gen, err = f.o.Source.Current()
+	return c, gen, f.o.Chain, f.o.WithoutArgs, err
+}
+
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
-	c, gen, err := f.o.Source.Current()
+	c, gen, chain, withoutArgs, err := f.current()
 	if err != nil {
 		return f.fail(err)
 	}
@@ -550,14 +570,14 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err != nil {
 		return f.failCall(rctx, bound, inv.Method, err)
 	}
-	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)}
+	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !withoutArgs)}
 	var cert *x509.Certificate
 	if f.status == spi.StatusServerError { // a consumer has no peer certificate
 		if cert = spi.PeerCertificate(ctx); cert != nil {
 			req.Peer = f.b.peers.request(cert, gen, false)
 		}
 	}
-	if f.o.Chain {
+	if chain {
 		return f.chain(ctx, rctx, bound, c, gen, req, cert, next, inv)
 	}
 	rep, err := c.Filter.Invoke(rctx, req)
