@@ -889,7 +889,10 @@ func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request
 // decodes the arguments and runs the chain, or answers the call before
 // it (pc.ctx.served stays false then).
 func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Request) spi.Result {
-	var args []any
+	var (
+		args  []any
+		types []reflect.Type
+	)
 	if s.table != nil {
 		m, err := s.table.lookup(s.key, req.Method)
 		if err != nil {
@@ -905,6 +908,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 				return rejected(err)
 			}
 		}
+		types = m.args
 	} else {
 		if s.methods != nil && !slices.Contains(s.methods, req.Method) {
 			return rejected(noMethodError(s.key, req.Method, s.methods))
@@ -922,7 +926,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 			}
 		}
 	}
-	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, ArgTypes: types, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
 		RequestID: req.ID, Local: req.Local}
 	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {
