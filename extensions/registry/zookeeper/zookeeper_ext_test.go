@@ -502,12 +502,18 @@ func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 	const connect = 800 * time.Millisecond
 	px := testproxy.New(t, server.Addr())
 	cache := filepath.Join(t.TempDir(), "cache.json")
-	q := fmt.Sprintf("?root=down&session.timeout=10s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
-	p := build(t, server.URL(q[1:]))
+	query := func(connect time.Duration) string {
+		return fmt.Sprintf("?root=down&session.timeout=10s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
+	}
+	q := query(connect)
+	// the provider and the consumer writing file.cache are set-up, with
+	// ZooKeeper up: they may wait 10 s for their first session (800 ms was
+	// too short for a loaded machine: "no session ... cannot register")
+	p := build(t, server.URL(query(10 * time.Second)[1:]))
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
-	warm := build(t, "zookeeper://"+px.Addr()+q)
+	warm := build(t, "zookeeper://"+px.Addr()+query(10*time.Second))
 	subscribe(t, warm, consumer).wait(t, 10*time.Second, 1) // writes file.cache
 	_ = warm.Close()
 
