@@ -7,7 +7,8 @@
 // The counters are package variables because these events belong to the
 // process, not to one node or one catalog: two nodes in one process share
 // them. Every method is safe for concurrent use, lock-free and
-// allocation-free; nothing here starts a goroutine.
+// allocation-free (but for RegistryConnections, a list of live
+// connection states read when scraped); nothing here starts a goroutine.
 package counters
 
 import "sync/atomic"
