@@ -227,7 +227,7 @@ const closedHelp = "Connections this process closed because of what the peer did
 
 // connectHelp is the help of airnode_consumer_connect_failures_total, the
 // same for each of its reason labels.
-const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), other (refused, timed out, no answer to the first ping)."
+const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), other (a TCP connection refused, timed out, no answer to the first ping)."
 
 // tlsHelp is the help of airnode_tls_handshake_failures_total, the same
 // for each of its reason labels.
@@ -262,6 +262,7 @@ func processCounters() []processCounter {
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_fds", connectHelp, &counters.Transport.ConnectFDs, prometheus.Labels{"reason": "fds"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_ports", connectHelp, &counters.Transport.ConnectPorts, prometheus.Labels{"reason": "ports"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_buffers", connectHelp, &counters.Transport.ConnectBuffers, prometheus.Labels{"reason": "buffers"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_provider_limit", connectHelp, &counters.Transport.ConnectProviderLimit, prometheus.Labels{"reason": "provider_limit"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_other", connectHelp, &counters.Transport.ConnectOther, prometheus.Labels{"reason": "other"}},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
