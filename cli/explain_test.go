@@ -293,7 +293,7 @@ func TestListExplainDubboMethodKeys(t *testing.T) {
 	u := "airnode://127.0.0.1:1/demo.Echo?Sleep.timeout=200&timeout=1000&Sleep.loadbalance=roundrobin"
 	code, out, errOut := airnode(t, nil, "list", "--explain", u)
 	if code != 0 || !row("methods", "Sleep").MatchString(out) ||
-		!row("timeout", "service", "1000ms (written 1000)", "key timeout").MatchString(out) ||
+		!row("timeout", "service", "1s (written 1000)", "key timeout").MatchString(out) ||
 		!row("timeout", "method Sleep", "200ms (written 200)", "key Sleep.timeout").MatchString(out) ||
 		!row("loadbalance", "method Sleep", "roundrobin", "bundled", "method-level key Sleep.loadbalance=roundrobin").MatchString(out) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)

@@ -313,7 +313,11 @@ func (c *conn) run() {
 				return
 			}
 			reason, what := localDialCause(err)
-			countConnectFailure(reason)
+			if reason == "" && errors.As(err, new(providerLimitError)) {
+				countConnectFailure(reasonProviderLimit)
+			} else {
+				countConnectFailure(reason)
+			}
 			if reason != "" {
 				c.local.Store(&localFailure{reason: reason, what: what, err: err})
 			} else {
@@ -562,8 +566,8 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
 			// the provider said why (its connection limit): no guess
 			why = strings.TrimSuffix(why, ")")
-			return spi.Errorf(spi.StatusChannelInactive, "connected, but %s%s (during the first ping, after %v; its log says \"connection refused\")",
-				exchange.RefusedReason, why, took.Round(time.Millisecond/10))
+			return providerLimitError{spi.Errorf(spi.StatusChannelInactive, "connected, but %s%s (during the first ping, after %v; its log says \"connection refused\")",
+				exchange.RefusedReason, why, took.Round(time.Millisecond/10))}
 		}
 		// What happened, then the likely reasons with their fixes, the
 		// likeliest first: forty of these at once (a reconnect storm)
