@@ -496,7 +496,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if whole && bound < kernel.DefaultConnectTimeout {
 		u = u.WithParams(map[string]string{"connect.timeout": bound.String()})
 	}
-	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	// one call, then exit: a channel the provider closes is not followed
+	// by a Warn promising a reconnect nobody waits for (WithOneShot)
+	node := kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot())
 	defer node.Close()
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
