@@ -146,7 +146,7 @@ func TestListKeys(t *testing.T) {
 		t.Errorf("list loadbalance random: exit %d stderr %s\n%s", code, errOut, out)
 	}
 	code, _, errOut = airnode(t, cat, "list", "lodbalance")
-	if code != 1 || !strings.Contains(errOut, `unknown point "lodbalance" (available: cluster, codec, filter, heartbeat, loadbalance, registry, transport, and kernel for the kernel's own keys); did you mean "loadbalance"?`) {
+	if code != exitUsage || !strings.Contains(errOut, `unknown point "lodbalance" (available: cluster, codec, filter, heartbeat, loadbalance, registry, transport, and kernel for the kernel's own keys); did you mean "loadbalance"?`) {
 		t.Errorf("list lodbalance: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, cat, "list", "loadbalance", "acme.p2")
@@ -219,7 +219,7 @@ func TestListExplainProviderMerge(t *testing.T) {
 			t.Errorf("output lacks a row matching %s:\n%s", r, out)
 		}
 	}
-	if code, _, errOut := airnode(t, extensiontest.Catalogs, "list", "--provider", "airnode://h/x"); code != 1 || !strings.Contains(errOut, "--provider needs --explain") {
+	if code, _, errOut := airnode(t, extensiontest.Catalogs, "list", "--provider", "airnode://h/x"); code != exitUsage || !strings.Contains(errOut, "--provider URL needs --explain") {
 		t.Fatalf("--provider alone: exit %d %q", code, errOut)
 	}
 	if code, _, _ := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h/x", "--provider", "nope"); code != 1 {
