@@ -720,11 +720,19 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	if tlsWarn != "" {
 		warns = append(warns, tlsWarn)
 	}
+	serverKeysErr := x.methodServerKeys()
+	if serverKeysErr != nil && x.direct {
+		// A direct URL names a provider serve does not run here: call
+		// and bench warn of the method-level key and go on, so the
+		// explanation does too, saying what serve would do with it.
+		warns = append(warns, serverKeysErr.Error()+"; call and bench ignore it, serve refuses it in a provider URL")
+		serverKeysErr = nil
+	}
 	for _, warn := range warns {
 		stderrLine(errw, logFormat, slog.LevelWarn, "airnode: warning: "+warn, warn)
 	}
 
-	report(x.methodServerKeys(), true)
+	report(serverKeysErr, true)
 	reported := errors.Join(errs...)
 	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
 	report(unreported(config.CheckURL(x.provider), reported), true)

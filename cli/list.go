@@ -95,7 +95,9 @@ codec, heartbeat, timeouts and connection keys from the merged URL (the
 provider's, with the consumer's keys winning). Every chosen extension is
 built and the kernel's keys checked, so a value serve or call would refuse
 fails here with the same error, naming the config file and key when the
-file set it, and the command exits 1. The KEYS section gives the
+file set it, and the command exits 1 (but a method-level form of a
+per-address key, e.g. Echo.heartbeat, in a URL naming its provider's
+address is a warning, as call gives it: serve refuses it). The KEYS section gives the
 effective value of each kernel key and where it comes from; a key the
 chosen heartbeat strategy, cluster or balancer does not read
 (heartbeat.retries beside heartbeat=dual, retries beside

@@ -3,12 +3,9 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
@@ -51,17 +48,14 @@ func TestCancelledWithAStatusCauseIsThatFailure(t *testing.T) {
 // row now counts it a SERVER_ERROR failure, and nothing cancelled; so does
 // the consumer's.
 func TestProviderCountsCallsItsShutdownAbandonedAsServerError(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0), kernel.WithShutdownTimeout(200*time.Millisecond))
-	defer p.Close()
+	p := quietNode(t, kernel.WithShutdownWait(0), kernel.WithShutdownTimeout(200*time.Millisecond))
 	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	defer c.Close()
+	c := quietNode(t)
 	r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?timeout=20s&retries=0"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)

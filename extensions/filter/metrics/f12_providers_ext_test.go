@@ -3,8 +3,6 @@ package metrics_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -29,7 +26,6 @@ import (
 // fault has stopped for that long while the lifetime total stays; a
 // provider that leaves the registry leaves the consumer's metrics.
 func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	reg := spi.MustParse("file://" + t.TempDir())
@@ -38,8 +34,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	var faulty atomic.Bool
 	faulty.Store(true)
 	provider := func(addr *string, fails bool) *kernel.Node {
-		n := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
-		t.Cleanup(func() { _ = n.Close() })
+		n := quietNode(t, kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
 		exp, err := n.ExportInvoker(ctx, spi.MustParse("airnode://127.0.0.1:0/f12.Svc?methods=Do"),
 			spi.InvokerFunc(func(_ context.Context, inv *spi.Invocation) spi.Result {
 				if fails && faulty.Load() {
@@ -61,8 +56,7 @@ func TestF12_ConsumerMetricsNameTheBadProvider(t *testing.T) {
 	}
 	defer pstats.Close()
 
-	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithRegistry(reg))
-	defer c.Close()
+	c := quietNode(t, kernel.WithRegistry(reg))
 	ref, err := c.Refer(ctx, spi.MustParse("airnode:///f12.Svc?retries=0&outlier.ejection=8s"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package metrics_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -27,12 +24,10 @@ import (
 // 200 ms timeout and no retry, and, while a late Slow runs, a second Slow
 // that the provider refuses (SERVER_THREADPOOL_EXHAUSTED).
 func TestF6_LateCallsAndProviderFailuresByStatus(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer p.Close()
+	p := quietNode(t, kernel.WithShutdownWait(0))
 	access := filepath.Join(t.TempDir(), "access.log")
 	exp, err := p.ExportInvoker(ctx, spi.MustParse("airnode://127.0.0.1:0/f6.Svc?methods=Fast,Slow&executes=1&accesslog="+access),
 		spi.InvokerFunc(func(_ context.Context, inv *spi.Invocation) spi.Result {
@@ -47,8 +42,7 @@ func TestF6_LateCallsAndProviderFailuresByStatus(t *testing.T) {
 	addr := exp.URL().Address()
 	preg := registry(t, p)
 
-	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	defer c.Close()
+	c := quietNode(t)
 	ref, err := c.Refer(ctx, spi.MustParse("airnode://"+addr+"/f6.Svc?retries=0&timeout=10s&methods.Slow.timeout=200ms&outlier.consecutive=0"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,10 @@ package metrics_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -22,18 +19,15 @@ import (
 // providers by state (1 available), and once the provider has shut down
 // the three states are still there, at 0, so sum by (service) == 0 works.
 func TestT72_ProvidersGaugeIsZeroWhenNoneListed(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	reg := spi.MustParse("file://" + t.TempDir())
-	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
-	defer p.Close()
+	p := quietNode(t, kernel.WithRegistry(reg), kernel.WithShutdownWait(0))
 	if _, err := p.ExportInvoker(ctx, spi.MustParse("airnode://127.0.0.1:0/t72.Svc?methods=Do"),
 		spi.InvokerFunc(func(_ context.Context, inv *spi.Invocation) spi.Result { return spi.Result{Value: inv.Args[0]} })); err != nil {
 		t.Fatal(err)
 	}
-	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithRegistry(reg))
-	defer c.Close()
+	c := quietNode(t, kernel.WithRegistry(reg))
 	ref, err := c.Refer(ctx, spi.MustParse("airnode:///t72.Svc"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)

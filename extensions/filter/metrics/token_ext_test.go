@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/extensions/filter/metrics"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/kernel"
@@ -26,17 +23,14 @@ import (
 // consumer still sees, and counts, the refusal (BAD_REQUEST); a method only ever
 // refused has no provider row.
 func TestWrongTokenIsRejectedNotAFailureOfTheMethod(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	p := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
-	defer p.Close()
+	p := quietNode(t, kernel.WithShutdownWait(0))
 	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?token=s3cret"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet))
-	defer c.Close()
+	c := quietNode(t)
 	refer := func(token string) *kernel.Reference {
 		r, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?retries=0&token="+token), spi.URL{})
 		if err != nil {
