@@ -346,7 +346,7 @@ func TestBench_DurationBoundsWarmup(t *testing.T) {
 		cmd := exec.Command(binary, "bench", p.url("demo.Echo"), "--duration", d)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "airnode: bench: --duration "+d+": want a positive duration") {
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.HasPrefix(string(out), "airnode: bench: --duration "+d+": want a positive duration") { // a usage error (fix-p)
 			t.Errorf("--duration %s: %v, %q", d, err, out)
 		}
 	}
