@@ -230,8 +230,8 @@ func TestBench_BadFlags(t *testing.T) {
 		cmd := exec.Command(binary, append([]string{"bench"}, args...)...)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "airnode: bench: ") {
-			t.Errorf("bench %v: %v, %q; want exit 1 and airnode: bench: ...", args, err, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.HasPrefix(string(out), "airnode: bench: ") {
+			t.Errorf("bench %v: %v, %q; want exit 2 (a usage error, fix-p) and airnode: bench: ...", args, err, out)
 		}
 	}
 }
@@ -346,7 +346,7 @@ func TestBench_DurationBoundsWarmup(t *testing.T) {
 		cmd := exec.Command(binary, "bench", p.url("demo.Echo"), "--duration", d)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "airnode: bench: --duration "+d+": want a positive duration") {
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.HasPrefix(string(out), "airnode: bench: --duration "+d+": want a positive duration") { // a usage error (fix-p)
 			t.Errorf("--duration %s: %v, %q", d, err, out)
 		}
 	}
@@ -552,10 +552,7 @@ func TestBenchFlagMessagesNameTheFlagGiven(t *testing.T) {
 		"-a tOkEn=LEAKB":     "airnode: bench: -a \"tOkEn=***\": attachment \"tOkEn\" is reserved by the kernel (reserved: remote, timeout, token); a token comes from -p token=***\n", // any case (tester49 finding 5)
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "bench", append([]string{"airnode://127.0.0.1:1/demo.Echo"}, strings.Fields(args)...)...)
-		code := 1 // a value out of bounds fails the run; an -a of the wrong form is a usage error (nu41)
-		if strings.HasPrefix(args, "-a") {
-			code = exitUsage
-		}
+		code := exitUsage // a value out of bounds (fix-p) or an -a of the wrong form (nu41): a usage error
 		if r.code != code || r.stderr != want {
 			t.Errorf("bench %s: exit %d, stderr %q; want %d and %q", args, r.code, r.stderr, code, want)
 		}

@@ -106,7 +106,13 @@ it. Exit 0 when everything passed.`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(args[0]) == "" {
-				return fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0])
+				return usage(fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0]))
+			}
+			if f.timeout <= 0 {
+				return usage(fmt.Errorf("plugin check: --start-timeout %v: want a positive duration such as 10s (the bound on launch and handshake)", f.timeout))
+			}
+			if f.sha256 != "" && !isHex64(f.sha256) {
+				return usage(fmt.Errorf("plugin check: --sha256 %q: want the 64 hexadecimal digits of BINARY's SHA-256 (sha256sum BINARY)", f.sha256))
 			}
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				return fmt.Errorf("plugin check: PATH %q is a directory: want the path of a plugin binary (./bin/p2c)", args[0])
@@ -491,4 +497,17 @@ func namesInBinary(p pluginhost.PluginInfo) string {
 		return fmt.Sprintf("%s (differs: URLs use %s)", p.Provides[0], p.Name)
 	}
 	return strings.Join(p.Provides, ", ")
+}
+
+// isHex64 reports whether s is 64 hexadecimal digits, a SHA-256 in hex.
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
 }
