@@ -358,6 +358,7 @@ func (w *watch) loop() {
 			continue
 		}
 		all, strs = r.decode(w.iface, children)
+		all, strs = r.preferLive(conn, w.iface, all, strs)
 		reads++
 		gen = sessionGen
 		w.give(all, strs, gen, reads)

@@ -1245,6 +1245,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 		switch {
 		case err == nil:
 			all, strs := r.decode(iface, children)
+			all, strs = r.preferLive(conn, iface, all, strs)
 			r.putCache(iface, strs)
 			r.answered(key, true, time.Time{})
 			return matching(m, all), nil
