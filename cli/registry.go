@@ -475,6 +475,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			if strings.HasPrefix(desc, memory.Name+"://") {
 				fmt.Fprintln(w, memoryHint)
 			}
+			if zr, ok := reg.(interface{ EmptyRootHint(context.Context) string }); ok {
+				if hint := zr.EmptyRootHint(ctx); hint != "" {
+					fmt.Fprintln(w, hint)
+				}
+			}
 			return nil
 		}
 	}
