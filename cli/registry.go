@@ -1160,7 +1160,9 @@ const (
 func describeProvider(p spi.URL, now time.Time) providerState {
 	weight, err := p.Int("weight", defaultWeight)
 	if err != nil {
-		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-", problem: err.Error()}
+		// consumers pick it with the default weight (warmup.Weigher, which
+		// says so once at Warn): say it here too (tester74 #9)
+		return providerState{weight: fmt.Sprintf("bad %s (consumers pick it as %d)", p.ParamOr("weight", ""), defaultWeight), warmup: "-", uptime: "-", problem: err.Error()}
 	}
 	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-",
 		weightN: weight, effective: max(0, min(weight, warmup.MaxWeight)), weightOK: true}
