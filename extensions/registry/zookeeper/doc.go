@@ -35,8 +35,11 @@
 // Admin's rules (Dubbo 2.6: <interface>/configurators and routers;
 // Dubbo 2.7/3: the config center's /<root>/config/dubbo/<key>.configurators,
 // .condition-router, .tag-router) are not applied: a consumer's first
-// subscription to an interface warns of those it finds, and Rules lists
-// them (registry ls).
+// subscription to an interface warns of those it finds, Rules lists
+// them (registry ls), and a rule written or changed while the
+// subscription runs is warned of once, rate bounded, and given to
+// OnRuleChange's function (registry watch; rules.go: child, exists and
+// data watches of those nodes, no polling).
 //
 // Lookup and Subscribe list the interface's providers node and keep the
 // providers whose group and version the consumer accepts: one value, a

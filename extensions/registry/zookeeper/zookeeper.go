@@ -126,6 +126,7 @@ type Registry struct {
 	pendingErr error              // the last creation failure that put an entry in pending (Health)
 	guarded    map[string]int64   // canonical URL -> session whose exists watch guards its entry (guard)
 	watches    map[string]*watch  // interface -> the watch its subscriptions share
+	ruleHook   func(RuleChange)   // OnRuleChange's function, or nil
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
