@@ -51,12 +51,13 @@ type callFlags struct {
 }
 
 // commandLineBound returns the timeout of the call that f and args
-// (SERVICE_URL, METHOD) make under cfg when the command line gives it
-// (--timeout, -p timeout= or a method-level form, SERVICE_URL's
-// ?timeout=) and it bounds the whole command (connect.timeout set nowhere):
-// ok is false otherwise, and for a command line runCall refuses.
+// (SERVICE_URL, METHOD) make under cfg when --timeout gives it and it
+// bounds the whole command (connect.timeout set nowhere): ok is false
+// otherwise, and for a command line runCall refuses. The URL key timeout
+// (-p timeout=, a method-level form, SERVICE_URL's ?timeout=) is each
+// attempt's, as everywhere (tester74 #3, #4): it bounds no command.
 func commandLineBound(cfg config.Config, f callFlags, args []string) (time.Duration, bool) {
-	if len(args) < 2 {
+	if len(args) < 2 || f.timeout == "" {
 		return 0, false
 	}
 	var flags []flagParam
@@ -129,9 +130,13 @@ connect.timeout (dial and first ping, 3s by default) is cut to it, the
 call's deadline is its end (each retry gets what is left, none starts
 after it), and a provider that accepts and never answers (hung,
 SIGSTOPped) fails the call CLIENT_TIMEOUT within --timeout ("no provider
-answered within --timeout 300ms, connecting included"). A timeout given
-on the command line (--timeout, -p timeout=, SERVICE_URL's ?timeout=)
-bounds the whole command from its start: the start of the
+answered within --timeout 300ms, connecting included"). A timeout the
+URL sets instead (-p timeout=, SERVICE_URL's ?timeout=, methods.M.timeout
+or M.timeout, the configuration's reference) is each attempt's, as in
+Dubbo and everywhere else in airnode: with -p timeout=500 -p
+idempotent=true a method that hangs is tried 3 times, 500 ms each, and
+connect.timeout keeps its own time. A timeout given
+with --timeout bounds the whole command from its start: the start of the
 configuration's plugins, the waits for the registry and for a provider
 to be listed, connecting, the call and its retries; the error says what
 was waiting when it ran out ("--timeout 300ms ran out while waiting for
@@ -141,8 +146,8 @@ connection its own time instead, for a short --timeout over a slow link:
 call then waits for a provider to connect, up to twice connect.timeout
 and 1 s (Dubbo connects at refer), and --timeout bounds the call and its
 retries alone. Before connecting, a registry that lists no provider yet
-gets 2 s for one to register (as bench's), or what is left of a timeout
-given on the command line: a call made right after starting serve finds
+gets 2 s for one to register (as bench's), or what is left of
+--timeout: a call made right after starting serve finds
 it; after that the call fails SERVICE_NOT_FOUND.
 
   airnode call airnode://127.0.0.1:20880/demo.Echo Echo '"hello"'
@@ -448,19 +453,24 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		callArgs = append(callArgs, v)
 	}
-	// The call's timeout (the method's, from any source) bounds
-	// connecting and the call with its retries, as health's --timeout and
-	// curl's --max-time do (tester65 #5, tester71 #2): connect.timeout is
-	// cut to it unless set, and the call's context ends with it, so that
-	// failover starts no retry after it and each attempt gets what is
-	// left. Given on the command line (--timeout, -p, SERVICE_URL's
-	// query: commandLineBound), it bounds the whole command from its
-	// start: the plugins' start, the waits for the registry's directory
-	// and for a provider to be listed (2 s otherwise) and the refer too.
-	// The clock of another starts once a provider is listed.
+	// --timeout (default 1s) bounds connecting and the call with its
+	// retries, as health's --timeout and curl's --max-time do (tester65
+	// #5, tester71 #2): connect.timeout is cut to it unless set, and the
+	// call's context ends with it, so that failover starts no retry after
+	// it and each attempt gets what is left. Given (commandLineBound), it
+	// bounds the whole command from its start: the plugins' start, the
+	// waits for the registry's directory and for a provider to be listed
+	// (2 s otherwise) and the refer too; the default's clock starts once a
+	// provider is listed. A timeout the consumer's URL sets (-p timeout=,
+	// methods.M.timeout, SERVICE_URL's ?timeout=, the configuration's
+	// reference) is each attempt's instead, as Dubbo's and the kernel's
+	// everywhere else (tester74 #3, #4): failover's retries get it each,
+	// and the command is bounded by them and connect.timeout.
 	bound, boundErr := u.MethodDuration(method, "timeout", kernel.DefaultTimeout)
 	_, connectSet := u.Param("connect.timeout")
-	whole := boundErr == nil && bound > 0 && !connectSet
+	_, _, keySet := u.MethodParam(method, "timeout")
+	perAttempt := keySet && f.timeout == ""
+	whole := boundErr == nil && bound > 0 && !connectSet && !perAttempt
 	var budget time.Time // whole: when the command's time is up; zero until known
 	_, explicit := commandLineBound(f.cfg, f, args)
 	explicit = explicit && whole && !f.began.IsZero()
@@ -577,6 +587,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	invoked := time.Now()
 	callBound := invokeBound(u, ref, method, bound)
+	if perAttempt {
+		callBound = 0 // each attempt's timeout is the kernel's to apply
+	}
 	if boundErr == nil && callBound > 0 {
 		// with connect.timeout set too: --timeout bounds the call and its
 		// retries alone
@@ -736,7 +749,7 @@ func spentTimeout(err error, bound time.Duration) error {
 	if !ok {
 		return err
 	}
-	e := spi.Errorf(se.Status, "%s; the call's timeout of %v ran out (--timeout, URL key timeout: it bounds the call with its retries)", se.Message, bound)
+	e := spi.Errorf(se.Status, "%s; the call's timeout of %v ran out (--timeout, default 1s, or the providers' timeout when the consumer sets none: it bounds the call with its retries; -p timeout= bounds each attempt instead)", se.Message, bound)
 	e.Provider, e.Cause = se.Provider, err
 	return e
 }

@@ -30,10 +30,10 @@ func TestConsumerFilterPluginTakesTheCallsTimeout(t *testing.T) {
 		}
 	}
 	stuck := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", env: {F_MODE: stuck}}\n")
-	r := call(t, noAirnodeEnv, "--config", stuck, p.url("demo.Echo")+"?timeout=2500ms", "Echo", `"hang"`)
-	// the call's context ends with its timeout (tester71 #2: it bounds the
-	// retries too): the filter says the deadline passed, the call names
-	// the timeout
+	r := call(t, noAirnodeEnv, "--config", stuck, "--timeout", "2500ms", p.url("demo.Echo"), "Echo", `"hang"`)
+	// the call's context ends with --timeout (tester71 #2: it bounds the
+	// retries too; a URL key timeout is each attempt's, tester74 #4): the
+	// filter says the deadline passed, the call names the timeout
 	expectFail(t, r, `CLIENT_TIMEOUT: filter "acme.moody": the call's deadline passed while the plugin's filter ran (it had what was left of it); the call went no further; the call's timeout of 2.5s ran out`)
 	if r.elapsed < 2400*time.Millisecond {
 		t.Errorf("the stuck filter's call ended after %v; want its 2.5 s timeout", r.elapsed)

@@ -209,12 +209,19 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	// The whole consumer chain is built now, plugin filters included
 	// (their plugin builds them, bounded): a filter that cannot be built
 	// fails Refer, not every call.
-	filters, err := n.filters(u, spi.Consumer)
+	fu := u
+	if u.Host() == "" {
+		// through a registry the reference's own token is not used (each
+		// provider's is: spi.MergeURL), and Refer warns of it: a value
+		// only a provider may give (token=true) must not fail it (tester74)
+		fu = u.Without(spi.AttachmentToken)
+	}
+	filters, err := n.filters(fu, spi.Consumer)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 	r.invoker = chain(filters, &clusterInvoker{ref: r})
-	if _, err := n.invokerFilters(u); err != nil { // fail early on bad keys of per-provider filters
+	if _, err := n.invokerFilters(fu); err != nil { // fail early on bad keys of per-provider filters
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
 	}
 

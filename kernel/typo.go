@@ -359,6 +359,12 @@ func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
 	var known []string
 	methods := u.Methods()
 	for _, k := range u.Keys() {
+		if rest, ok := strings.CutPrefix(k, "default."); ok && !slices.Contains(methods, "default") {
+			// Dubbo 2.6's "default." prefix (default.timeout): read as
+			// nothing here, where likelyTypos takes it for a method's key
+			out = append(out, [2]string{k, fmt.Sprintf("Dubbo's %q prefix is not read: set %s (the service-level key is every method's default)", "default.", rest)})
+			continue
+		}
 		key := baseKey(k, methods)
 		advice, ok := dubboKeys[key]
 		if !ok {

@@ -197,3 +197,19 @@ func TestExportWarnsOfDubboKeysAirnodeDoesNotImplement(t *testing.T) {
 		}
 	}
 }
+
+// tester74: Dubbo 2.6's "default." prefix (default.timeout=200) was taken
+// for a method named default's key and accepted silently; it is warned of
+// now, naming the key to set.
+func TestDubboDefaultPrefixIsWarned(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	got := n.unsupportedKeys(spi.MustParse("airnode://127.0.0.1:1/t.G?default.timeout=200&timeout=1s"))
+	if len(got) != 1 || got[0][0] != "default.timeout" || !strings.Contains(got[0][1], "set timeout") {
+		t.Fatalf("unsupportedKeys = %q, want default.timeout with advice to set timeout", got)
+	}
+	// a method named default keeps its Dubbo method-level key
+	if got := n.unsupportedKeys(spi.MustParse("airnode://127.0.0.1:1/t.G?methods=default,Get&default.timeout=200")); len(got) != 0 {
+		t.Errorf("with a method named default: %q, want none", got)
+	}
+}

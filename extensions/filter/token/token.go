@@ -56,7 +56,7 @@ func (Builder) Build(u spi.URL) (spi.Filter, error) {
 	case IsRandom(tok) && side == spi.Provider:
 		return nil, fmt.Errorf("token: %s=%s was not replaced by a random token at export (the kernel publishes one in the provider URL)", Key, tok)
 	case IsRandom(tok):
-		return nil, fmt.Errorf("token: consumer %s=%s: give the provider's token, or leave the key out to use the one the registry publishes", Key, tok)
+		return nil, fmt.Errorf("token: a consumer's %s of %q asks for a random token, which only a provider makes (at export): give the provider's token, or leave the key out to use the one the registry publishes", Key, tok)
 	}
 	return &Filter{side: side, token: []byte(tok), on: true, addr: u.Address()}, nil
 }
