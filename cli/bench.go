@@ -493,18 +493,8 @@ func (o benchOutcome) interruption() string {
 // every measured call of a case failed; the error carries the first
 // failure's message.
 func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target string, logger *slog.Logger, stdout, stderr, progress io.Writer) (err error) {
-	// --resp defaults to --req: a negative --req is named alone
-	if f.req < 0 {
-		return fmt.Errorf("bench: --req %d: want 0 or more bytes", f.req)
-	}
-	if f.resp < 0 {
-		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
-	}
-	if f.warmup < -1 { // -1, the flag's default, asks for the default warm-up
-		return fmt.Errorf("bench: --warmup %d: want 0 or more unmeasured calls (0: none; omit it for the default)", f.warmup)
-	}
-	if f.durationSet && f.duration <= 0 {
-		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
+	if err := checkBenchBounds(f); err != nil {
+		return usage(err)
 	}
 	if f.durationSet && f.callsSet {
 		return usage(fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration))
@@ -528,10 +518,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup}
 	if run.Duration == 0 && run.Calls <= 0 { // one message for 0 and negative
-		return fmt.Errorf("bench: -n %d: want a positive number of calls (or give --duration)", run.Calls)
+		return usage(fmt.Errorf("bench: -n %d: want a positive number of calls (or give --duration)", run.Calls))
 	}
 	if err := run.Validate(); err != nil {
-		return err
+		return usage(err) // what checkBenchBounds left to bench.Config: the flags' values
 	}
 	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
 	if f.method != "" {
@@ -574,7 +564,10 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return fmt.Errorf("bench: %w", err)
 		}
 		if cases[0].args, err = benchArgs(f.args, f.stdin, limit); err != nil {
-			return usage(err)
+			if _, read := errors.AsType[readArgError](err); read {
+				return err
+			}
+			return usage(err) // an --args value that is not JSON, @- twice
 		}
 	}
 	timeoutFrom := "url" // where the calls' timeout comes from (callTimeout)
@@ -596,7 +589,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if !f.connectionsSet {
 			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
 		}
-		return fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections)
+		return usage(fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections))
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
@@ -1356,6 +1349,34 @@ func benchMethod(c benchCase) string {
 	return "Echo"
 }
 
+// checkBenchBounds returns the error for a numeric flag of f out of its
+// bounds, naming the flag, its value and what it takes; runBench reports
+// it as a usage error (exit 2). -n is checked once --duration has been
+// taken into account, and the URL key connections once the URL is known.
+func checkBenchBounds(f benchFlags) error {
+	switch {
+	case f.req < 0: // --resp defaults to --req: a negative --req is named alone
+		return fmt.Errorf("bench: --req %d: want 0 or more bytes", f.req)
+	case f.resp < 0:
+		return fmt.Errorf("bench: --resp %d: want 0 or more bytes", f.resp)
+	case f.warmup < -1: // -1, the flag's default, asks for the default warm-up
+		return fmt.Errorf("bench: --warmup %d: want 0 or more unmeasured calls (0: none; omit it for the default)", f.warmup)
+	case f.durationSet && f.duration <= 0:
+		return fmt.Errorf("bench: --duration %v: want a positive duration such as 30s (or omit it to run -n calls)", f.duration)
+	case f.concurrency < 1 || f.concurrency > 1_000_000:
+		return fmt.Errorf("bench: -c %d: want 1 to 1,000,000 concurrent callers", f.concurrency)
+	case f.idle < 0:
+		return fmt.Errorf("bench: --idle %d: want a number of idle connections to open (omit it to measure calls)", f.idle)
+	case f.serverPID < 0:
+		return fmt.Errorf("bench: --server-pid %d: want the provider's process id (1 or more)", f.serverPID)
+	case f.mixResp < 0:
+		return fmt.Errorf("bench: --mix-resp %d: want 0 or more bytes (0: no background callers)", f.mixResp)
+	case f.mixC < 1:
+		return fmt.Errorf("bench: --mix-c %d: want 1 or more background callers", f.mixC)
+	}
+	return nil
+}
+
 // checkMethodFlags refuses --method with the flags that mean demo.Echo's
 // Echo and Payload (--req, --resp, --paper, --baseline, --mix-resp), and
 // --args without --method, and an empty or blank --method (tester71
@@ -1392,8 +1413,8 @@ func benchArgs(raw []string, stdin io.Reader, limit int64) ([]any, error) {
 		text := a
 		if path, ok := strings.CutPrefix(a, "@"); ok {
 			data, err := readArgFile(path, stdin, limit)
-			if err != nil {
-				return nil, fmt.Errorf("bench: --args %s: %w", a, err)
+			if err != nil { // reading failed (no such file, over the payload limit): exit 1, as call's
+				return nil, readArgError{fmt.Errorf("bench: --args %s: %w", a, err)}
 			}
 			text = string(data)
 		}
@@ -2505,3 +2526,11 @@ func interruptedBench(sig syscall.Signal, when string, stderr io.Writer, logForm
 	errorLine(stderr, logFormat, "airnode: "+msg, msg)
 	return &interruptedError{sig: sig, msg: msg}
 }
+
+// readArgError is benchArgs's error for an @FILE or @- argument it could
+// not read (no such file, over the payload limit): a failure of what the
+// command tried (exit 1), where an argument that is not JSON is a usage
+// error (exit 2).
+type readArgError struct{ error }
+
+func (e readArgError) Unwrap() error { return e.error }

@@ -432,7 +432,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	method = args[1]
 	callArgs := make([]any, 0, len(args)-2)
 	if i := slices.Index(args[2:], "@-"); i >= 0 && slices.Contains(args[2+i+1:], "@-") {
-		return fail(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
+		return failUsage(errors.New("argument @- given twice: standard input can be read once; give the other arguments inline or as @FILE"))
 	}
 	for _, a := range args[2:] {
 		if path, ok := strings.CutPrefix(a, "@"); ok {
@@ -441,15 +441,15 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 				return fail(fmt.Errorf("argument %s: %w", a, err))
 			}
 			v, err := decodeArg(string(data))
-			if err != nil {
-				return fail(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
+			if err != nil { // an ARG_JSON of the wrong form, as inline: a usage error (bench --args's too)
+				return failUsage(fmt.Errorf("argument %s (%d bytes): %w", a, len(data), err))
 			}
 			callArgs = append(callArgs, v)
 			continue
 		}
 		v, err := decodeArg(a)
 		if err != nil {
-			return fail(err)
+			return failUsage(err)
 		}
 		callArgs = append(callArgs, v)
 	}
@@ -487,6 +487,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	ranOut := func() bool { return !budget.IsZero() && !time.Now().Before(budget) }
 	reg, err = referRegistry(cat, f.registry, f.registrySet, u, args[0], "call", stderr, f.logFormat)
 	if err != nil {
+		if _, ok := errors.AsType[*usageError](err); ok { // SERVICE_URL's host without a port
+			return failUsage(err)
+		}
 		return fail(err)
 	}
 	if !reg.IsZero() {
@@ -506,7 +509,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if whole && bound < kernel.DefaultConnectTimeout {
 		u = u.WithParams(map[string]string{"connect.timeout": bound.String()})
 	}
-	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	// one call, then exit: a channel the provider closes is not followed
+	// by a Warn promising a reconnect nobody waits for (WithOneShot)
+	node := kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot())
 	defer node.Close()
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))

@@ -9,11 +9,12 @@ import (
 
 // Tester finding (item 11): `airnode stats ADDR --timeout 0` (or -1s) was
 // accepted and failed at once with the hint meant for a wrong address.
-// A non-positive timeout is refused, naming it, before any request.
+// A non-positive timeout is refused, naming it, before any request: a
+// usage error, exit 2 (fix-p).
 func TestStatsRefusesNonPositiveTimeout(t *testing.T) {
 	for _, v := range []string{"0", "-1s"} {
 		code, out, errOut := airnode(t, nil, "stats", "127.0.0.1:1", "--timeout", v)
-		if code != 1 || out != "" || !strings.Contains(errOut, "stats: --timeout ") ||
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "stats: --timeout ") ||
 			!strings.Contains(errOut, "want a positive duration") || strings.Contains(errOut, "serve --metrics") {
 			t.Errorf("--timeout %s: exit %d, stdout %q, stderr %q", v, code, out, errOut)
 		}

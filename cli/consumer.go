@@ -173,7 +173,7 @@ const registryDefaultHelp = `(default: AIRNODE_REGISTRY, else the configuration'
 func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (spi.URL, error) {
 	u, err := parseServiceKey(arg)
 	if err != nil {
-		return spi.URL{}, err
+		return spi.URL{}, usage(err) // SERVICE_URL of the wrong form: exit 2
 	}
 	params, err := parseParams(p)
 	if err != nil {
@@ -254,19 +254,20 @@ func overridden(params map[string]string, m, key string) bool {
 //     registry ("file"); a file registry URL naming no directory gets
 //     its default directory (withRegistryDir), so errors name it.
 //
-// Errors: a host without a port (the URL names the host and what is
-// allowed), a malformed registry URL, no registry at all.
+// Errors: a host without a port or with port 0 (the URL names the host
+// and what is allowed; a usage error), a malformed registry URL, no
+// registry at all.
 func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer, logFormat string) (spi.URL, error) {
 	hosts := u.Hosts()
 	if len(hosts) > 0 && hosts[0].Host != "" {
 		for i, h := range hosts {
 			if h.Port == 0 && portZeroGiven(arg, i) {
-				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q: port 0: want a port from 1 to 65535 (port 0 means any free port when listening, and no provider listens there)",
-					arg, h.Host)
+				return spi.URL{}, usage(fmt.Errorf("SERVICE_URL %q: host %q: port 0: want a port from 1 to 65535 (port 0 means any free port when listening, and no provider listens there)",
+					arg, h.Host))
 			}
 			if h.Port == 0 {
-				return spi.URL{}, fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
-					arg, h.Host, h.String(), u.Path(), u.ServiceKey())
+				return spi.URL{}, usage(fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
+					arg, h.Host, h.String(), u.Path(), u.ServiceKey()))
 			}
 		}
 		if explicit && registry != "" {

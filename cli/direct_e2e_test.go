@@ -73,11 +73,12 @@ func TestCLI_HostWithoutPortRefused(t *testing.T) {
 	env := []string{"XDG_RUNTIME_DIR=" + runtime}
 	const target = "airnode://10.99.99.99/demo.Echo"
 	want := `SERVICE_URL "` + target + `": host "10.99.99.99" has no port: give host:port for a direct call (airnode://10.99.99.99:20880/demo.Echo), or no host to use the registry (demo.Echo)`
-	expectFail(t, call(t, env, target, "Info"), "CLIENT_ERROR: "+want)
-	expectFail(t, call(t, env, "airnode://"+p.addr+",127.0.0.1/demo.Echo", "Info"), "CLIENT_ERROR: ", `host "127.0.0.1" has no port`)
+	// SERVICE_URL of the wrong form: a usage error, exit 2 (fix-p)
+	expectUsage(t, call(t, env, target, "Info"), "airnode: call: "+want)
+	expectUsage(t, call(t, env, "airnode://"+p.addr+",127.0.0.1/demo.Echo", "Info"), "airnode: call: ", `host "127.0.0.1" has no port`)
 	b := runCommand(t, 60*time.Second, env, "bench", target, "-n", "10")
-	if b.code != 1 || b.stdout != "" || b.stderr != "airnode: bench: "+want+"\n" {
-		t.Fatalf("bench %s: exit %d, stdout %q, stderr %q; want exit 1 and %q", target, b.code, b.stdout, b.stderr, want)
+	if b.code != exitUsage || b.stdout != "" || b.stderr != "airnode: bench: "+want+"\n" {
+		t.Fatalf("bench %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", target, b.code, b.stdout, b.stderr, want)
 	}
 	// the registry is still used when the URL names no host
 	expectOK(t, call(t, env, "airnode:///demo.Echo", "Echo", `"via registry"`), `"via registry"`)
@@ -150,7 +151,7 @@ func TestCLI_BenchTimeoutBareMilliseconds(t *testing.T) {
 
 // New-user test, item 3: bench --json prints one JSON object on stdout even
 // when the run fails before measuring (here: nothing listens; a bad flag
-// value), with the error and calls 0, and exits 1.
+// value), with the error and calls 0, and exits 1 (2 for a usage error).
 func TestCLI_BenchJSONOnFailure(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -167,12 +168,12 @@ func TestCLI_BenchJSONOnFailure(t *testing.T) {
 		}
 		msg, _ := got["error"].(string)
 		want := 1
-		if strings.Contains(tc.want, "--timeout") {
-			want = exitUsage // a flag value of the wrong form (tester nu41)
+		if strings.Contains(tc.want, "--timeout") || strings.Contains(tc.want, "no port") {
+			want = exitUsage // a flag value or SERVICE_URL of the wrong form (tester nu41, fix-p)
 		}
 		if b.code != want || got["calls"] != float64(0) || !strings.Contains(msg, tc.want) ||
 			b.stderr != "airnode: "+msg+"\n" {
-			t.Errorf("bench %v --json: exit %d, stdout %s, stderr %q; want exit 1 (2 for --timeout), calls 0 and the error containing %q on both", tc.args, b.code, b.stdout, b.stderr, tc.want)
+			t.Errorf("bench %v --json: exit %d, stdout %s, stderr %q; want exit 1 (2 for --timeout and no port), calls 0 and the error containing %q on both", tc.args, b.code, b.stdout, b.stderr, tc.want)
 		}
 	}
 }

@@ -349,7 +349,8 @@ func TestE2E_ParamsAndMetrics(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"weight":50`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(p.logText(), "warmup=1m") || !strings.Contains(p.logText(), "weight=50") {
+	// published in Dubbo's form: durations as integer ms (tester71)
+	if !strings.Contains(p.logText(), "warmup=60000") || !strings.Contains(p.logText(), "weight=50") {
 		t.Fatalf("exported URL lacks weight/warmup:\n%s", p.logText())
 	}
 	m := regexp.MustCompile(`airnode serve: metrics" addr=(\S+)`).FindStringSubmatch(p.logText())

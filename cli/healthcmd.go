@@ -90,7 +90,7 @@ No registry is read.`,
 				}
 				return usage(err)
 			}
-			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger)), u, service, f.failOnWarning, a.logFormat, a.stdout, a.stderr)
+			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot()), u, service, f.failOnWarning, a.logFormat, a.stdout, a.stderr)
 		},
 	}
 	fl := cmd.Flags()

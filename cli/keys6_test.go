@@ -47,11 +47,11 @@ func TestListKeysKernelGroup(t *testing.T) {
 		t.Errorf("list kernel: exit %d stderr %s\n%s", code, errOut, out)
 	}
 	code, _, errOut = airnode(t, bundled(t), "list", "kernl")
-	if code != 1 || !strings.Contains(errOut, `and kernel for the kernel's own keys); did you mean "kernel"?`) {
+	if code != exitUsage || !strings.Contains(errOut, `and kernel for the kernel's own keys); did you mean "kernel"?`) {
 		t.Errorf("list kernl: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, bundled(t), "list", "kernel", "timeout")
-	if code != 1 || !strings.Contains(errOut, "kernel has no extensions") {
+	if code != exitUsage || !strings.Contains(errOut, "kernel has no extensions") {
 		t.Errorf("list kernel timeout: exit %d stderr %q", code, errOut)
 	}
 

@@ -164,6 +164,9 @@ POINT or --explain.`,
 			if len(args) > 0 && (cmd.Flags().Changed("explain") || provider != "") {
 				return usage(errors.New("list: give either POINT [EXTENSION] or --explain URL, not both"))
 			}
+			if provider != "" && !cmd.Flags().Changed("explain") {
+				return usage(errors.New("list: --provider URL needs --explain URL: it is the provider the explained URL merges with"))
+			}
 			if asJSON && (keys || len(args) > 0 || cmd.Flags().Changed("explain")) {
 				return usage(fmt.Errorf("list: --json prints the plain listing (points, extensions, plugins): not with --keys, POINT [EXTENSION] or --explain"))
 			}
@@ -189,9 +192,6 @@ POINT or --explain.`,
 				return err
 			}
 			defer plugins.Close()
-			if provider != "" && !cmd.Flags().Changed("explain") {
-				return fmt.Errorf("list: --provider needs --explain")
-			}
 			// Every form checks the plugins' points: a plugin declared
 			// under a point its binary does not provide fails each of
 			// them (exit 1, once it has printed everything).
@@ -278,7 +278,9 @@ func withKernelKeys(points []extension.PointInfo) []extension.PointInfo {
 // by name and extensions by name, after the kernel's own keys when points
 // has them (withKernelKeys); args narrows it to one point (or "kernel")
 // and optionally one of its extensions. An unknown point or extension is
-// an error naming the available ones and a close match.
+// an error naming the available ones and a close match: a usage error for
+// a point (the points are fixed), a failure for an extension (which the
+// configuration's plugins may add).
 func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 	if len(args) > 0 {
 		var names []string
@@ -304,12 +306,12 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 			if c := extension.Closest(args[0], names); c != "" {
 				msg += fmt.Sprintf("; did you mean %q?", c)
 			}
-			return errors.New(msg)
+			return usage(errors.New(msg)) // the points are fixed: the command line names none (exit 2)
 		}
 		points = points[i : i+1]
 	}
 	if len(args) > 1 && points[0].Name == kernelGroup {
-		return fmt.Errorf("list: %s has no extensions: \"list %s\" lists the kernel's own keys", kernelGroup, kernelGroup)
+		return usage(fmt.Errorf("list: %s has no extensions: \"list %s\" lists the kernel's own keys", kernelGroup, kernelGroup))
 	}
 	if len(args) > 1 {
 		p := points[0]

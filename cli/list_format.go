@@ -11,8 +11,10 @@ import (
 )
 
 // readAs renders v, a value or default of a URL key of type typ
-// (spi.KeyType*), as list kernel shows typed defaults: a duration with
-// its unit (the bare milliseconds URLs allow, "200", read "200ms"), a
+// (spi.KeyType*), as list kernel shows typed defaults: a duration in
+// its largest whole unit (the bare milliseconds URLs allow, and
+// registry entries carry as Dubbo does: "200" reads "200ms", "600000"
+// "10m"; formatDuration), a
 // size in its largest whole binary unit ("1048576" reads "1MiB", "1000"
 // "1000B"); a value with its unit already, of another type, or that does
 // not parse (the errors name it) as it is. Every form shown is one the
@@ -24,8 +26,8 @@ func readAs(typ, v string) string {
 	}
 	switch typ {
 	case spi.KeyTypeDuration:
-		if _, err := spi.ParseDuration(t); err == nil {
-			return t + "ms"
+		if d, err := spi.ParseDuration(t); err == nil {
+			return formatDuration(d)
 		}
 	case spi.KeyTypeSize:
 		if n, err := spi.ParseSize(t); err == nil {

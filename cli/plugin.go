@@ -45,6 +45,30 @@ type checkFlags struct {
 	sha256      string
 	timeout     time.Duration
 	args        []string
+	// filterParams ("KEY=VALUE") and filterAdds (attachment keys) are the
+	// filter suite's spitest.FilterOptions (--filter-param,
+	// --filter-adds-attachment)
+	filterParams []string
+	filterAdds   []string
+}
+
+// filterOptions returns the filter suite's options from the flags: the
+// URL keys its filter is built with and the attachments it may set. An
+// entry of --filter-param without "=" is an error naming it.
+func (f checkFlags) filterOptions() (spitest.FilterOptions, error) {
+	var o spitest.FilterOptions
+	for _, kv := range f.filterParams {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return o, fmt.Errorf("--filter-param %q: want KEY=VALUE, a URL key the filter is built with (executes=100)", kv)
+		}
+		if o.Params == nil {
+			o.Params = map[string]string{}
+		}
+		o.Params[k] = v
+	}
+	o.AddsAttachments = f.filterAdds
+	return o, nil
 }
 
 // pluginCheckCommand returns `airnode plugin check BINARY`.
@@ -67,14 +91,28 @@ registry when --registry-url names registries that share one backend, e.g.
 memory://; for a read-only registry, whose Register returns
 spi.ErrNotSupported like static:///path, the read-only subset that needs
 no change of its backend: Register refused, an unknown service looked up
-and subscribed to is empty, the lifecycle), then stops it. Exit 0 when
-everything passed.`,
+and subscribed to is empty, the lifecycle; filter, against the plugin's
+filter on each side it is active on, built with the URL keys
+--filter-param KEY=VALUE gives (none by default; a filter activated by
+a URL key is checked only when --filter-param gives that key, as the
+kernel builds it only from URLs with it): with nothing to do it must
+call next once with the invocation unchanged, but for the attachments
+--filter-adds-attachment names, return next's result unchanged, pass
+next's errors with their status, and serve concurrent calls), then stops
+it. Exit 0 when everything passed.`,
 		Example: `  airnode plugin check ./bin/p2c
-  airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt`,
+  airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt
+  airnode plugin check ./bin/tracer --filter-adds-attachment x-trace`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(args[0]) == "" {
-				return fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0])
+				return usage(fmt.Errorf("plugin check: PATH %q: want the path of a plugin binary (./bin/p2c), not an empty argument", args[0]))
+			}
+			if f.timeout <= 0 {
+				return usage(fmt.Errorf("plugin check: --start-timeout %v: want a positive duration such as 10s (the bound on launch and handshake)", f.timeout))
+			}
+			if f.sha256 != "" && !isHex64(f.sha256) {
+				return usage(fmt.Errorf("plugin check: --sha256 %q: want the 64 hexadecimal digits of BINARY's SHA-256 (sha256sum BINARY)", f.sha256))
 			}
 			if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 				return fmt.Errorf("plugin check: PATH %q is a directory: want the path of a plugin binary (./bin/p2c)", args[0])
@@ -96,6 +134,8 @@ everything passed.`,
 	fl.StringVar(&f.sha256, "sha256", "", "expected hex SHA-256 of BINARY")
 	fl.DurationVar(&f.timeout, "start-timeout", config.DefaultPluginStartTimeout, "bound on launch and handshake")
 	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to BINARY (repeatable)")
+	fl.StringArrayVar(&f.filterParams, "filter-param", nil, "KEY=VALUE: a URL key the filter suite builds a filter plugin's filter with, so that it has nothing to do (executes=100; repeatable)")
+	fl.StringArrayVar(&f.filterAdds, "filter-adds-attachment", nil, "an attachment key the filter plugin documents setting on each call (x-trace): the filter suite accepts it added or changed (repeatable)")
 	return cmd
 }
 
@@ -122,7 +162,17 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 		pr.Close()
 		return fmt.Errorf("plugin check: %w", err)
 	}
+	fopts, err := f.filterOptions()
+	if err != nil {
+		pr.Close()
+		return fmt.Errorf("plugin check: %w", err)
+	}
 	suites := conformanceSuites(pr, f)
+	if fb := pr.Filter(); fb != nil && !filterSuiteApplies(fb, fopts) {
+		key := fb.Activation().Key
+		fmt.Fprintf(a.stdout, "note      filter suite not run: filter %q is active only on URLs with key %q, which it is built from; give --filter-param %s=VALUE (a value with which it has nothing to do), and --filter-adds-attachment KEY for each attachment it sets\n",
+			fb.Name(), key, key)
+	}
 	registryWithoutURL := pr.Registry() != nil && f.registryURL == ""
 	pr.Close()
 	if len(suites) == 0 {
@@ -150,6 +200,12 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	}
 	for _, x := range f.args {
 		argv = append(argv, "--arg", x)
+	}
+	for _, x := range f.filterParams {
+		argv = append(argv, "--filter-param", x)
+	}
+	for _, x := range f.filterAdds {
+		argv = append(argv, "--filter-adds-attachment", x)
 	}
 	child := exec.CommandContext(ctx, self, argv...)
 	child.Env = append(os.Environ(), envCheckConformance+"=1")
@@ -315,7 +371,24 @@ func conformanceSuites(pr *pluginhost.Probe, f checkFlags) []string {
 	if pr.Registry() != nil && f.registryURL != "" {
 		s = append(s, "registry")
 	}
+	if fb := pr.Filter(); fb != nil {
+		if o, err := f.filterOptions(); err == nil && filterSuiteApplies(fb, o) {
+			s = append(s, "filter")
+		}
+	}
 	return s
+}
+
+// filterSuiteApplies reports whether the filter suite runs for a filter
+// plugin with options o: always, unless the filter is activated by a URL
+// key (spi.Activation.Key: the kernel builds it only from URLs that have
+// the key, like the tenant example's tenant=) that o.Params does not give,
+// since the suite would build it from a URL the kernel never builds it
+// from; --filter-param KEY=VALUE gives it.
+func filterSuiteApplies(fb spi.FilterBuilder, o spitest.FilterOptions) bool {
+	key := fb.Activation().Key
+	_, given := o.Params[key]
+	return key == "" || given
 }
 
 // runConformance runs the suites against a fresh probe of the binary under
@@ -355,6 +428,15 @@ func runConformance(spec config.Plugin, f checkFlags, logger *slog.Logger) {
 				}
 				spitest.TestRegistry(t, build)
 			})
+		}
+		if fb := pr.Filter(); fb != nil {
+			opts, err := f.filterOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filterSuiteApplies(fb, opts) {
+				t.Run("filter", func(t *testing.T) { spitest.TestFilter(t, fb, opts) })
+			}
 		}
 	}}}
 	testing.Main(func(string, string) (bool, error) { return true, nil }, tests, nil, nil)
@@ -415,4 +497,17 @@ func namesInBinary(p pluginhost.PluginInfo) string {
 		return fmt.Sprintf("%s (differs: URLs use %s)", p.Provides[0], p.Name)
 	}
 	return strings.Join(p.Provides, ", ")
+}
+
+// isHex64 reports whether s is 64 hexadecimal digits, a SHA-256 in hex.
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -66,6 +66,65 @@ func TestPluginCheckRunsConformance(t *testing.T) {
 	}
 }
 
+// tester73 #1: plugin check runs the filter suite (spitest.TestFilter)
+// against a filter plugin's real process, on both sides it is active
+// on. A filter that calls next and returns its result passes; one that
+// drops next's result, or panics, fails the check naming the failed
+// subtest; one that sets an attachment passes once
+// --filter-adds-attachment names it.
+func TestPluginCheckRunsTheFilterSuite(t *testing.T) {
+	fp := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/filterplugin")
+	check := func(args ...string) (int, string, string) {
+		r := runCommand(t, 120*time.Second, nil, "plugin", append([]string{"check", fp}, args...)...)
+		return r.code, r.stdout, r.stderr
+	}
+	code, out, errOut := check()
+	for _, want := range []string{"provides  filter  passfilter", "conformance  filter", "--- PASS: Conformance/filter ",
+		"--- PASS: Conformance/filter/consumer/PassThrough ", "--- PASS: Conformance/filter/provider/Concurrent ", "result       ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a filter passing calls through: output lacks %q:\n%s\n%s", want, out, errOut)
+		}
+	}
+	if code != 0 {
+		t.Errorf("a filter passing calls through: exit %d, want 0\n%s", code, errOut)
+	}
+
+	for _, tc := range []struct {
+		mode string
+		want []string
+	}{
+		{"drop", []string{"--- FAIL: Conformance/filter/consumer/PassThrough ", "want next's result unchanged"}},
+		{"panic", []string{"--- FAIL: Conformance/filter/consumer/PassThrough ", "filterplugin: asked to panic"}},
+		{"tag", []string{"--- FAIL: Conformance/filter/consumer/PassThrough ", "want it unchanged"}},
+	} {
+		code, out, errOut := check("--arg", tc.mode)
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.mode, want, out)
+			}
+		}
+		if code == 0 || strings.Contains(out, "result       ok") || !strings.Contains(errOut, "plugin check: conformance failed") {
+			t.Errorf("%s: exit %d; want the check failed\nstdout:\n%s\nstderr:\n%s", tc.mode, code, out, errOut)
+		}
+	}
+
+	if code, out, errOut := check("--arg", "tag", "--filter-adds-attachment", "x-tag"); code != 0 || !strings.Contains(out, "--- PASS: Conformance/filter ") {
+		t.Errorf("tag with --filter-adds-attachment x-tag: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := check("--filter-param", "novalue"); code == 0 || !strings.Contains(errOut, `--filter-param "novalue": want KEY=VALUE`) {
+		t.Errorf("--filter-param without =: exit %d\n%s", code, errOut)
+	}
+
+	// A filter activated by a URL key (the tenant example's tenant=) is
+	// built by the kernel only from URLs with it: without --filter-param
+	// giving it the suite is not run, and the check says how to run it.
+	tenant := buildPlugin(t, "github.com/airnode/airnode/examples/tenant/cmd/tenant")
+	r := runCommand(t, 120*time.Second, nil, "plugin", "check", tenant)
+	if want := `note      filter suite not run: filter "tenant" is active only on URLs with key "tenant", which it is built from; give --filter-param tenant=VALUE`; r.code != 0 || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "=== RUN") {
+		t.Errorf("tenant: exit %d; want 0 and %q, no suite run\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
 func TestPrintPlugins(t *testing.T) {
 	var b bytes.Buffer
 	printPlugins(&b, []pluginhost.PluginInfo{

@@ -153,7 +153,11 @@ func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	return config.Load(config.Source{File: file, Environ: environ, Flags: flags})
+	cfg, err := config.Load(config.Source{File: file, Environ: environ, Flags: flags})
+	if _, ok := errors.AsType[*config.FlagError](err); ok {
+		err = usage(err) // a flag's value out of its bounds: exit 2
+	}
+	return cfg, err
 }
 
 // Logger returns a logger writing to stderr at --log-level in
@@ -200,9 +204,13 @@ Exit status:
   1    the command failed (a call's status, an unreachable registry or
        node, a port in use, a write error on stdout); serve also exits 1
        when its shutdown abandoned calls still in flight
-  2    usage error: unknown command or flag, missing or extra argument,
-       a flag value of the wrong form, two flags or sources that
-       contradict each other (-p timeout=1s --timeout 2s)
+  2    usage error, "airnode: CMD: <what was wrong, and what is
+       allowed>": unknown command or flag, missing or extra argument, a
+       flag value of the wrong form or out of its range (bench -n 0), a
+       SERVICE_URL of the wrong form, an ARG_JSON that is not JSON, two
+       flags or sources that contradict each other (-p timeout=1s
+       --timeout 2s); a URL key's value the kernel refuses (-p
+       timeout=5x) fails the command, 1
   130  interrupted by SIGINT (Ctrl-C); serve: a second SIGINT
   143  interrupted by SIGTERM; serve: a second SIGTERM (one SIGINT or
        SIGTERM makes serve drain and exit 0)`,
@@ -239,6 +247,11 @@ Exit status:
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
 			groupCommand(c)
+			for _, shell := range c.Commands() {
+				// `completion bash extra`: a usage error, as every
+				// command's extra argument (cobra's NoArgs is a plain error)
+				shell.Args = argsRange(0, 0)
+			}
 		}
 	}
 	// every duration flag takes the URL keys' forms, bare milliseconds too

@@ -33,7 +33,8 @@ func Main(opts ...Option) int {
 // ["list", "--explain"]) writing to stdout and stderr, and returns the
 // exit status: 0 on success, otherwise 1, 2 for a usage error (an
 // unknown command or flag, a missing or extra argument, a flag value of
-// the wrong form, two flags or sources that contradict each other), or
+// the wrong form or out of its range, a SERVICE_URL of the wrong form,
+// two flags or sources that contradict each other), or
 // 130/143 for a command a signal interrupted, with the error written to
 // stderr as "airnode: <error>" (a JSON record under --log-format json).
 // ctx bounds the command (serve, bench and call also
@@ -125,10 +126,16 @@ func runApp(ctx context.Context, a *app, args []string) int {
 // getopt and GNU tools exit, apart from a failed command's 1.
 const exitUsage = 2
 
-// usageError is a command line the command cannot run: an unknown flag or
-// subcommand, a missing or extra argument, a flag value of the wrong form,
-// two flags or sources (a flag, -p, SERVICE_URL's query) that contradict
-// each other.
+// usageError is a command line the command cannot run, found before it
+// tried anything: an unknown flag or subcommand, a missing or extra
+// argument, a flag value of the wrong form or out of its range (bench -n
+// 0, stats --timeout 0), a SERVICE_URL of the wrong form, an ARG_JSON
+// that is not JSON, two flags or sources (a flag, -p, SERVICE_URL's
+// query) that contradict each other. A failure of what the command tried
+// (a call, a registry, a file it reads, the kernel's check of a URL
+// key's value at Refer or Export, wherever the key came from) is not
+// one: exit 1. Every command marks its usage errors with usage; there is
+// no other mechanism.
 // runApp prints it as any error and exits exitUsage.
 type usageError struct{ err error }
 

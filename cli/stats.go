@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -79,10 +81,13 @@ overloaded.
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
-				return fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout)
+				return usage(fmt.Errorf("stats: --timeout %v: want a positive duration such as 5s (how long to wait for the /stats endpoint)", timeout))
 			}
 			if strings.TrimSpace(args[0]) == "" {
-				return fmt.Errorf("stats: ADDRESS %q: want the host:port of serve --metrics (127.0.0.1:9090), not an empty argument", args[0])
+				return usage(fmt.Errorf("stats: ADDRESS %q: want the host:port of serve --metrics (127.0.0.1:9090), not an empty argument", args[0]))
+			}
+			if err := checkStatsAddr(args[0]); err != nil {
+				return usage(err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
@@ -112,4 +117,20 @@ overloaded.
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the /stats JSON instead of the table")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "give up after this long (positive)")
 	return cmd
+}
+
+// checkStatsAddr returns the usage error for a stats ADDR of the wrong
+// form: host:port, or an http(s) URL of the endpoint
+// (http://127.0.0.1:9090, .../stats), as metrics.Fetch takes it.
+func checkStatsAddr(addr string) error {
+	if !strings.Contains(addr, "://") {
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			return fmt.Errorf("stats: ADDRESS %q: want the host:port of serve --metrics (127.0.0.1:9090) or its URL (http://127.0.0.1:9090)", addr)
+		}
+		return nil
+	}
+	if u, err := url.Parse(addr); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("stats: ADDRESS %q: want the host:port of serve --metrics (127.0.0.1:9090) or its http:// URL", addr)
+	}
+	return nil
 }

@@ -139,7 +139,7 @@ func TestT20_7_WithNameNamesTheProgram(t *testing.T) {
 		t.Errorf("list with a panicking register: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = runCLI(t, []string{"call", "airnode://127.0.0.1:0/demo.Echo", "Echo", `"x"`}, WithName("acme-airnode"))
-	if code != 1 || !strings.HasPrefix(errOut, "acme-airnode: ") && !strings.Contains(errOut, "CLIENT_ERROR") || strings.Contains(errOut, "\nairnode: ") || strings.HasPrefix(errOut, "airnode: ") {
+	if code != exitUsage || !strings.HasPrefix(errOut, "acme-airnode: call: SERVICE_URL ") || strings.Contains(errOut, "\nairnode: ") || strings.HasPrefix(errOut, "airnode: ") {
 		t.Errorf("call: exit %d, stderr %q; want the error under acme-airnode", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, []string{"nosuch"}); code != exitUsage || !strings.HasPrefix(errOut, "airnode: unknown command \"nosuch\" for \"airnode\" (available: ") {

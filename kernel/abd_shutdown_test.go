@@ -26,7 +26,7 @@ type abdAnswer struct {
 // A consumer that keeps calling through the drain (a raw one: it ignores
 // the read-only event, as a consumer not airnode's may) leaves the
 // kernel's own drain little to wait for (the calls in flight when it
-// began end in 300 ms), and the go-away then goes out at once (nu43
+// began end in a second), and the go-away then goes out at once (nu43
 // finding 1): the steady calls read after it are answered not run. One
 // call read during the drain, before the go-away, runs past the shutdown
 // timeout: the exchange's Shutdown, waiting for it, reaches the timeout,
@@ -34,8 +34,15 @@ type abdAnswer struct {
 // reports its own: an AbandonedError counting and naming it, the consumer
 // answered SERVER_ERROR "shut down: its shutdown timeout passed", and no
 // bare "context deadline exceeded".
+//
+// The long call must be read inside the drain: it is flagged 100 ms into
+// it and the drain lasts the steady calls' second (it was 300 ms, which a
+// loaded machine's 20 ms ticker could miss, the long call then answered
+// not run after the go-away); the shutdown timeout, 3 s, comes after
+// the steady calls read during the drain end.
 func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
-	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownTimeout(800*time.Millisecond), WithShutdownWait(0))
+	const timeout = 3 * time.Second
+	p := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownTimeout(timeout), WithShutdownWait(0))
 	defer p.Close()
 	e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?transport=tcp"))
 	if err != nil {
@@ -89,8 +96,8 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 	if err := write(protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | protocol.FlagEvent, ID: 1}.Append(nil)); err != nil {
 		t.Fatal(err)
 	}
-	// Sleep(300) every 20 ms, json codec (2), until the provider closes;
-	// once long is set, one Sleep(5000).
+	// Sleep(1000) every 20 ms, json codec (2), until the provider closes;
+	// once long is set, one Sleep(8000).
 	var long atomic.Bool
 	stop := make(chan struct{})
 	sent := make(chan uint64, 1)
@@ -106,9 +113,9 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 			case <-time.After(20 * time.Millisecond):
 			}
 			id++
-			arg := "300\n"
+			arg := "1000\n"
 			if long.Swap(false) {
-				arg = "5000\n"
+				arg = "8000\n"
 			}
 			body := append(protocol.AppendRequestPreamble(nil, "demo.Echo", "Sleep", 10_000, nil, 1), arg...)
 			req := protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 2, ID: id, Length: uint32(len(body))}.Append(nil)
@@ -125,7 +132,7 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 
 	start := time.Now()
 	// read during the kernel's drain (the calls in flight as it began end
-	// at about 300 ms), before the go-away
+	// at about 1 s), before the go-away
 	longAt := time.AfterFunc(100*time.Millisecond, func() { long.Store(true) })
 	defer longAt.Stop()
 	err = p.Shutdown(ctxT(t))
@@ -146,8 +153,8 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 	if len(ab.Which) > ab.Calls {
 		t.Errorf("%d calls named, %d counted", len(ab.Which), ab.Calls)
 	}
-	if took < 700*time.Millisecond || took > 5*time.Second {
-		t.Errorf("Shutdown took %v; want about its 800ms timeout", took)
+	if took < timeout-100*time.Millisecond || took > timeout+4*time.Second {
+		t.Errorf("Shutdown took %v; want about its %v timeout", took, timeout)
 	}
 	<-readerDone
 	last := <-sent
@@ -167,7 +174,7 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 		}
 	}
 	if abandoned != 1 || len(ab.Which) != 1 {
-		t.Errorf("consumer answered SERVER_ERROR abandoned %d times, Shutdown named %d calls (%v); want the one Sleep(5000)", abandoned, len(ab.Which), ab.Which)
+		t.Errorf("consumer answered SERVER_ERROR abandoned %d times, Shutdown named %d calls (%v); want the one Sleep(8000)", abandoned, len(ab.Which), ab.Which)
 	}
 	if notRun < 1 {
 		t.Errorf("no request answered as not run after the go-away; want the steady ones sent after it")

@@ -103,6 +103,7 @@ type conn struct {
 
 	transport, heartbeat string                    // extension names, for phase ("" in tests)
 	tls                  bool                      // the channel runs TLS (tls=true), for firstPingError's hint
+	oneShot              bool                      // a one-shot consumer's (WithOneShot): run logs closes and failed redials at Debug
 	phase                atomic.Pointer[string]    // the extension call run is waiting on, for Shutdown's error; nil: none
 	failed               atomic.Pointer[error]     // closing its last channel: the session Close or heartbeat stop that failed (awaitChannel)
 	current              atomic.Pointer[connState] // the last channel connected, until run returns (pendingCalls)
@@ -111,19 +112,21 @@ type conn struct {
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
-	return newNamedConn(addr, "", "", false, dial, connectTimeout, backoff, logger, changed)
+	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, changed)
 }
 
 // newNamedConn is newConn for a conn whose transport and heartbeat
 // strategy are the extensions named: a Shutdown that gives up waiting for
 // the conn names the one it was waiting on (conn.phase). tls says whether
 // the channel runs TLS (the URL's tls=true): a connection the provider
-// closes at once gets a hint for the side that does not.
-func newNamedConn(addr, transport, heartbeat string, tls bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
+// closes at once gets a hint for the side that does not. oneShot: the
+// node is a one-shot consumer (WithOneShot), whose channel closes and
+// failed redials run logs at Debug.
+func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
-		transport: transport, heartbeat: heartbeat, tls: tls,
+		transport: transport, heartbeat: heartbeat, tls: tls, oneShot: oneShot,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -280,7 +283,9 @@ func (e notConnected) Unwrap() []error {
 // attempt: a listed provider that refuses every connection, such as a
 // killed provider's entry until its registry session expires; tester67
 // #3), so that a short call that fails over says nothing more than its
-// error.
+// error. A one-shot consumer's conn (WithOneShot) logs a channel that
+// dies ("kernel: channel closed") and the failed redials after it at
+// Debug: its calls report the failures, and it reconnects for no one.
 // An attempt that failed for a local reason (this process out of file
 // descriptors, the host out of ephemeral ports or socket buffers:
 // localDialCause), first connection or not, is logged at Warn naming
@@ -313,7 +318,11 @@ func (c *conn) run() {
 				return
 			}
 			reason, what := localDialCause(err)
-			countConnectFailure(reason)
+			if reason == "" && errors.As(err, new(providerLimitError)) {
+				countConnectFailure(reasonProviderLimit)
+			} else {
+				countConnectFailure(reason)
+			}
 			if reason != "" {
 				c.local.Store(&localFailure{reason: reason, what: what, err: err})
 			} else {
@@ -343,7 +352,7 @@ func (c *conn) run() {
 				c.publish(c.down("cannot connect to provider %s (%d connection attempts): %w", c.addr, attempt, err))
 			}
 			level := slog.LevelDebug
-			if everUp && attempt&(attempt-1) == 0 { // a power of two: 1, 2, 4, 8...
+			if everUp && attempt&(attempt-1) == 0 && !c.oneShot { // a power of two: 1, 2, 4, 8...
 				level = slog.LevelWarn
 				if clean {
 					level = slog.LevelInfo
@@ -425,6 +434,10 @@ func (c *conn) run() {
 			ro, ok := ch.(interface{ ReadOnly() bool })
 			clean = ok && ro.ReadOnly()
 			switch {
+			case c.oneShot:
+				// a one-shot consumer (WithOneShot): the call the close
+				// failed says so itself, and the program exits next
+				c.logger.Debug("kernel: channel closed", append(attrs, "one_shot", true)...)
 			case clean:
 				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
 			case c.heartbeat == "none" && strings.HasPrefix(reason, "closed by peer (the provider's reason: heartbeat idle: "):
@@ -562,8 +575,8 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
 			// the provider said why (its connection limit): no guess
 			why = strings.TrimSuffix(why, ")")
-			return spi.Errorf(spi.StatusChannelInactive, "connected, but %s%s (during the first ping, after %v; its log says \"connection refused\")",
-				exchange.RefusedReason, why, took.Round(time.Millisecond/10))
+			return providerLimitError{spi.Errorf(spi.StatusChannelInactive, "connected, but %s%s (during the first ping, after %v; its log says \"connection refused\")",
+				exchange.RefusedReason, why, took.Round(time.Millisecond/10))}
 		}
 		// What happened, then the likely reasons with their fixes, the
 		// likeliest first: forty of these at once (a reconnect storm)
@@ -821,6 +834,10 @@ type connPool struct {
 	// warnOnce is the node's per-peer warnings (exchange.Options.WarnOnce),
 	// shared by its consumer and provider channels.
 	warnOnce exchange.WarnOnce
+
+	// oneShot: the node is a one-shot consumer (WithOneShot); set before
+	// any conn is made, read by newRemoteInvoker.
+	oneShot bool
 }
 
 type pooled struct {

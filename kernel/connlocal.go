@@ -56,11 +56,27 @@ type dialError struct{ err error }
 func (e dialError) Error() string { return e.err.Error() }
 func (e dialError) Unwrap() error { return e.err }
 
+// providerLimitError is a first ping's error (firstPingError) when the
+// provider refused the connection at its connection limit (URL keys
+// accepts, accepts.per.ip) and said so in its close-reason event
+// (exchange.RefusedReason): the same text and chain, marked so that the
+// attempt is counted as reasonProviderLimit, not "other".
+type providerLimitError struct{ err error }
+
+func (e providerLimitError) Error() string { return e.err.Error() }
+func (e providerLimitError) Unwrap() error { return e.err }
+
+// reasonProviderLimit is the counter label of a connection attempt the
+// provider refused at its connection limit (providerLimitError).
+const reasonProviderLimit = "provider_limit"
+
 // countConnectFailure counts one failed connection attempt by reason
-// (localDialCause; "": other) in counters.Transport
-// (airnode_consumer_connect_failures_total{reason}).
+// (localDialCause, or reasonProviderLimit; "": other) in
+// counters.Transport (airnode_consumer_connect_failures_total{reason}).
 func countConnectFailure(reason string) {
 	switch reason {
+	case reasonProviderLimit:
+		counters.Transport.ConnectProviderLimit.Inc()
 	case "fds":
 		counters.Transport.ConnectFDs.Inc()
 	case "ports":

@@ -57,7 +57,9 @@ type Exporter struct {
 
 // URL returns the provider URL as registered: the bound address (or the
 // advertise key's), and the keys timestamp, methods, weight, warmup and
-// side=provider.
+// side=provider, its values in Dubbo's form (durations as integer
+// milliseconds, sizes as integer bytes: warmup=600000, payload=8388608;
+// registryEntry), which airnode reads as it reads the Go forms.
 func (e *Exporter) URL() spi.URL { return e.url }
 
 // unregister withdraws the provider URL from the registry, once; op
@@ -333,7 +335,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// registers: a filter that cannot be built fails the export, as
 	// Dubbo's export fails when a filter cannot be created, instead of a
 	// registered provider failing every call.
-	planned := adv.apply(n.plannedURL(pu))
+	planned := n.registryEntry(adv.apply(n.plannedURL(pu)))
 	filters, err := n.filters(planned, spi.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
@@ -350,6 +352,10 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// The provider's own TLS files stay out of the published URL, so that
 	// consumers never take them for theirs (MergeURL keeps provider keys).
 	pu = adv.apply(pu.WithAddress(srv.host, srv.port)).Without(tlsconf.ProviderFileKeys...)
+	// Published with its values in Dubbo's form (durations as integer
+	// ms, sizes as bytes), which Dubbo and Dubbo Admin read from the
+	// shared registry; the server above was built from the URL as given.
+	pu = n.registryEntry(pu)
 	if reg != nil {
 		n.warnLoopbackPublished(key, u, pu, adv, regURL)
 	}
@@ -889,7 +895,10 @@ func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request
 // decodes the arguments and runs the chain, or answers the call before
 // it (pc.ctx.served stays false then).
 func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Request) spi.Result {
-	var args []any
+	var (
+		args  []any
+		types []reflect.Type
+	)
 	if s.table != nil {
 		m, err := s.table.lookup(s.key, req.Method)
 		if err != nil {
@@ -905,6 +914,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 				return rejected(err)
 			}
 		}
+		types = m.args
 	} else {
 		if s.methods != nil && !slices.Contains(s.methods, req.Method) {
 			return rejected(noMethodError(s.key, req.Method, s.methods))
@@ -922,7 +932,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 			}
 		}
 	}
-	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
+	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, ArgTypes: types, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
 		RequestID: req.ID, Local: req.Local}
 	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {

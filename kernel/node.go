@@ -183,6 +183,19 @@ func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shut
 // 10s; left running"). 0 or less: no bound but ctx's.
 func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.registerTimeout = d } }
 
+// WithOneShot marks the node a one-shot consumer: a program that makes
+// its calls and exits (airnode call, airnode health), so that nothing is
+// left to reconnect for once its calls are done. A channel to a provider
+// that closes (the provider killed, shutting down, or closing the
+// connection right after its answer) is then logged at Debug as
+// "kernel: channel closed", not at Warn or Info as "kernel: channel
+// closed; reconnecting", and the failed redials after it at Debug too:
+// a call the close fails reports it itself (CHANNEL_INACTIVE), and a
+// line promising a reconnect the program will not wait for misleads.
+// The connections still redial as a long-lived node's do (a failover
+// retry may use one). Default: off, a long-lived node (serve, bench).
+func WithOneShot() Option { return func(n *Node) { n.pool.oneShot = true } }
+
 // NewNode returns a node using the extensions in cat. It starts nothing;
 // it gives its ProviderStats and ReferenceKeys to the filter builders
 // that take them (spi.ProviderStatsUser, spi.ReferencesUser: the metrics

@@ -78,8 +78,8 @@ func consumerEntry(u spi.URL) spi.URL {
 // debug level when the registry does not keep consumer entries
 // (spi.ErrNotSupported, an expected answer), else as a warning.
 func (r *Reference) register(ctx context.Context, reg spi.Registry) {
-	cu := consumerEntry(r.url).WithScheme("consumer").WithAddress("127.0.0.1", 0).
-		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)})
+	cu := r.node.registryEntry(consumerEntry(r.url).WithScheme("consumer").WithAddress("127.0.0.1", 0).
+		WithParams(map[string]string{"pid": strconv.Itoa(pid), "timestamp": strconv.FormatInt(r.node.now().UnixMilli(), 10)}))
 	step := fmt.Sprintf("registry %q Register of the consumer entry of %s", r.regName, r.key)
 	unregister := func() {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)

@@ -99,7 +99,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
+			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
 		}))
 	}
 	outliers.add(r)

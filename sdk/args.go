@@ -11,7 +11,8 @@ import "github.com/airnode/airnode/sdk/pluginrpc"
 // gets every Select and filter call without them (Args nil): the host no
 // longer encodes them to JSON per call, which for a 1 MB argument saves
 // milliseconds per call. Without the method the arguments are sent. The
-// host asks once, when it starts the plugin.
+// host asks when it starts the plugin process (for a filter, each process
+// anew: a restart into another build takes that build's answer).
 type ArgumentsReader = pluginrpc.ArgumentsReader
 
 // ResultReader is the optional interface of a filter's builder that says
@@ -27,5 +28,8 @@ type ArgumentsReader = pluginrpc.ArgumentsReader
 //
 // to save a round trip per call: next.Invoke then returns an empty result
 // at once and the call runs in the host after the filter answered. The
-// host asks once, when it starts the plugin.
+// host asks each plugin process when it starts it (a restart into another
+// build takes that build's answer). Either way, arguments the filter
+// changes before next.Invoke are the ones the call goes on with (see
+// "Changing a call's arguments in a filter" in the sdk's README).
 type ResultReader = pluginrpc.ResultReader

@@ -2,6 +2,7 @@ package spi
 
 import (
 	"context"
+	"reflect"
 	"time"
 )
 
@@ -28,6 +29,13 @@ type Invocation struct {
 	// Args are the arguments in order. On the provider they are decoded into
 	// the method's parameter types.
 	Args []any
+	// ArgTypes are, on the provider of a service exported from Go
+	// methods, the method's parameter types after the context, in order
+	// (Args were decoded into them): shared, read-only. nil on the
+	// consumer and for a service without them (a plugin's service, a
+	// generic one). A filter that replaces arguments it received in
+	// another form (a filter plugin's, as JSON) converts them into these.
+	ArgTypes []reflect.Type
 	// Attachments are string metadata; nil when there are none.
 	Attachments map[string]string
 	// Reply, when non-nil on the consumer, is a pointer the response value is

@@ -7,7 +7,8 @@
 // The counters are package variables because these events belong to the
 // process, not to one node or one catalog: two nodes in one process share
 // them. Every method is safe for concurrent use, lock-free and
-// allocation-free; nothing here starts a goroutine.
+// allocation-free (but for RegistryConnections, a list of live
+// connection states read when scraped); nothing here starts a goroutine.
 package counters
 
 import "sync/atomic"
@@ -160,16 +161,20 @@ type TransportCounters struct {
 	// after accepting them, being at its connection limit: the URL keys
 	// accepts and accepts.per.ip (kernel/exchange ConnectionLimit).
 	AcceptRefused Counter
-	// ConnectFDs, ConnectPorts, ConnectBuffers and ConnectOther count the
-	// consumer's failed connection attempts (a dial, or its first ping)
-	// by cause: this process out of file descriptors (EMFILE, ENFILE),
-	// the host out of ephemeral ports (EADDRNOTAVAIL), out of socket
-	// buffers (ENOBUFS), or anything else (refused, timed out, no answer
-	// to the first ping). Each attempt counts once (kernel conn.go).
-	ConnectFDs     Counter
-	ConnectPorts   Counter
-	ConnectBuffers Counter
-	ConnectOther   Counter
+	// ConnectFDs, ConnectPorts, ConnectBuffers, ConnectProviderLimit and
+	// ConnectOther count the consumer's failed connection attempts (a
+	// dial, or its first ping) by cause: this process out of file
+	// descriptors (EMFILE, ENFILE), the host out of ephemeral ports
+	// (EADDRNOTAVAIL), out of socket buffers (ENOBUFS), the provider at
+	// its connection limit (accepts, accepts.per.ip: it said so in a
+	// close-reason event before closing), or anything else (a TCP
+	// connection refused, timed out, no answer to the first ping). Each
+	// attempt counts once (kernel conn.go).
+	ConnectFDs           Counter
+	ConnectPorts         Counter
+	ConnectBuffers       Counter
+	ConnectProviderLimit Counter
+	ConnectOther         Counter
 }
 
 // Transport holds the process's transport counters.

@@ -182,6 +182,9 @@ func Load(src Source) (Config, error) {
 				if o == src.File {
 					break
 				}
+				if flag, ok := strings.CutPrefix(o, "flag "); ok {
+					return &FlagError{Flag: flag, Msg: msg}
+				}
 				return fmt.Errorf("config: %s: %s", o, msg)
 			}
 			i := strings.LastIndexAny(p, ".[")
@@ -505,3 +508,16 @@ func entryKey(u string) (key string, ok bool) {
 	}
 	return m[1], true
 }
+
+// FlagError is Load's error for a setting whose value came from a flag
+// (Source.Flags) and is out of its bounds or of the wrong form: a
+// command line the program cannot run, which the airnode command exits
+// 2 for (a usage error). It reads "config: flag --listen: <Msg>".
+// Load may return it joined (errors.Join) with errors of other sources:
+// match it with errors.As.
+type FlagError struct {
+	Flag string // the flag as typed: "--shutdown-timeout"
+	Msg  string // what is wrong and what is allowed: "-1s must be > 0"
+}
+
+func (e *FlagError) Error() string { return "config: flag " + e.Flag + ": " + e.Msg }

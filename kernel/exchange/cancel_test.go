@@ -312,11 +312,18 @@ func TestCancelBurstDoesNotHurtOtherCalls(t *testing.T) {
 			f := startCancelServer(t, mux, svc, func(o *Options) { o.Adaptive = true })
 			ch := f.dial(nil)
 			const waiting = 100
+			// The connection has no answer yet, so the Server's budget
+			// lets about ten of these handlers start per unknownRelease
+			// (backpressure.go): all 100 are running after ~18 s on an
+			// idle machine. Their timeout must outlast that on a loaded
+			// one, or a handler's deadline ends it before its cancel
+			// arrives; one a release is the bound.
+			const hold = waiting * unknownRelease
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			for range waiting {
 				wg.Go(func() {
-					res := ch.Invoke(ctx, mpCodec{}, echoInv("Wait"), 20*time.Second)
+					res := ch.Invoke(ctx, mpCodec{}, echoInv("Wait"), hold)
 					if !errors.Is(res.Err, context.Canceled) {
 						t.Errorf("cancelled call: %v", res.Err)
 					}

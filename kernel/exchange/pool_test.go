@@ -101,11 +101,14 @@ func TestWorkerPool_SlowConsumerHoldsNoWorker(t *testing.T) {
 		}
 		putFrame(fb)
 	}
-	if !waitFor(5*time.Second, func() bool {
+	// The one worker makes 12 answers of 1 MiB (parking those with no
+	// room) before the queue is empty: seconds under -race on a loaded
+	// machine, so the wait polls for that state for up to 30 s.
+	if !waitFor(30*time.Second, func() bool {
 		chans := serverChannels(f.srv)
 		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.queuedLen() == 0
 	}) {
-		t.Fatalf("in flight %d", f.srv.InFlight())
+		t.Fatalf("in flight %d, queued for the worker %d", f.srv.InFlight(), f.srv.pool.queuedLen())
 	}
 	time.Sleep(100 * time.Millisecond) // the responses pile up behind the unread socket
 	if f.srv.InFlight() == 0 {

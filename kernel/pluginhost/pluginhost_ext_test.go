@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/examples/greeter/cmd/greeter",
 		"github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry",
 		"github.com/airnode/airnode/cli/testdata/badmethods",
-		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work", "./testdata/plug3a")
+		"github.com/airnode/airnode/cli/testdata/filterplugin",
+		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work", "./testdata/plug3a",
+		"./testdata/chainfilter", "./testdata/unaryfilter")
 }
 
 func binary(name string) string { return filepath.Join(bin, name) }

@@ -34,7 +34,10 @@ import (
 type live struct {
 	c   *pluginrpc.Client
 	gen uint64
-	err error // non-nil while the plugin is down
+	// desc is how the process of gen described its point at its start
+	// (what its build speaks: a filter's Chain); nil while down
+	desc *pluginrpc.Description
+	err  error // non-nil while the plugin is down
 }
 
 // proc supervises one plugin process. It is the pluginrpc.Source of the
@@ -103,6 +106,14 @@ func newProc(h *Host, s config.Plugin) *proc {
 func (p *proc) Current() (*pluginrpc.Client, uint64, error) {
 	l := p.cur.Load()
 	return l.c, l.gen, l.err
+}
+
+// Described implements pluginrpc.DescribedSource: Current with the
+// Description the running process gave at its start, which a restart or
+// a handover into another build of the binary changes.
+func (p *proc) Described() (*pluginrpc.Client, uint64, *pluginrpc.Description, error) {
+	l := p.cur.Load()
+	return l.c, l.gen, l.desc, l.err
 }
 
 // Changed implements pluginrpc.Source.
@@ -302,7 +313,7 @@ func (p *proc) launch(ctx context.Context) error {
 	p.gen++
 	gen, first, exited, from := p.gen, !p.everRan, p.exited, p.takeover
 	p.client, p.cmd, p.tail, p.desc, p.pid, p.version, p.everRan = client, cmd, tail, desc, pid, client.NegotiatedVersion(), true
-	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen})
+	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen, desc: &desc})
 	p.mu.Unlock()
 	switch {
 	case from != 0:
@@ -989,4 +1000,4 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-var _ pluginrpc.Source = (*proc)(nil)
+var _ pluginrpc.DescribedSource = (*proc)(nil)

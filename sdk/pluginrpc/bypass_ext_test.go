@@ -176,18 +176,21 @@ func TestSelectPastItsOwnBoundFallsBack(t *testing.T) {
 }
 
 // After the bypass one call probes the plugin: a probe that times out
-// doubles the bypass; one that answers ends it and says so.
+// doubles the bypass; one that answers ends it and says so. The round
+// trip's bound is 500 ms: with 50 ms, a probe to the released plugin (a
+// gRPC round trip to another -race process) timed out again and again on
+// a loaded machine, each doubling the bypass, until the deadline.
 func TestBypassProbesAndRecovers(t *testing.T) {
 	env, release := hangFile(t)
 	var ev events
 	o := ev.options("acme.moody", startMoody(t, "LB_MODE=hang", env))
 	o.Bypass, o.MaxBypass = 100*time.Millisecond, 300*time.Millisecond
-	o.Timeout = 50 * time.Millisecond
+	o.Timeout = 500 * time.Millisecond
 	lb := build(t, o, "airnode://127.0.0.1/demo.Echo")
 	list := providers("timeout=5s")
 	inv := &spi.Invocation{Method: "Echo"}
 	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if b, _, _ := ev.get(); len(b) >= len(want) {
 			for i, d := range want {

@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/gotype"
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
 	"github.com/airnode/airnode/spi"
 )
@@ -71,8 +73,9 @@ func (p *passInvoker) Close() error      { return nil }
 // the call runs in the host after the filter answered. A builder without
 // the method, or answering true, gets a real next (Filter.Chain): it
 // runs the rest of the chain in the host and returns the real result,
-// at one more round trip per call that passes. Asked once, when the host
-// starts the plugin.
+// at one more round trip per call that passes. Asked when the host
+// starts the plugin process, each process anew (a restart into another
+// build of the binary takes that build's answer).
 type ResultReader interface {
 	ReadsResult() bool
 }
@@ -134,7 +137,11 @@ func (s *filterServer) Invoke(ctx context.Context, req *pb.FilterRequest) (rep *
 			rep.Ignored, rep.IgnoredResult = append(rep.Ignored, ignoredResult), describeResult(res)
 		}
 		if argsChanged(req.Invocation.GetArgsJson(), next.inv.Args) {
-			rep.Ignored = append(rep.Ignored, ignoredArguments)
+			b, err := changedArgs(s.b.Name(), next.inv.Args)
+			if err != nil {
+				return &pb.FilterReply{Error: toPB(err)}, nil
+			}
+			rep.ArgsJson = b
 		}
 		return rep, nil
 	}
@@ -153,7 +160,7 @@ func (s *filterServer) Chain(st pb.Filter_ChainServer) error {
 		return status.Error(codes.InvalidArgument, "filter Chain: the first message carries no request")
 	}
 	req := in.Request
-	next := &chainInvoker{st: st, argsJSON: req.Invocation.GetArgsJson()}
+	next := &chainInvoker{st: st, argsJSON: req.Invocation.GetArgsJson(), name: s.b.Name()}
 	rep := func() (rep *pb.FilterReply) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -194,6 +201,7 @@ func sameResult(res, r spi.Result) bool {
 type chainInvoker struct {
 	st       pb.Filter_ChainServer
 	argsJSON []byte // the arguments the filter was sent
+	name     string // the filter's own Name(), for errors
 
 	mu    sync.Mutex
 	calls int
@@ -207,15 +215,24 @@ func (c *chainInvoker) Stats() *spi.Stats { return nil }
 func (c *chainInvoker) Close() error      { return nil }
 
 // Invoke runs the rest of the chain in the host with inv's attachments
-// (its arguments stay the caller's: the host is told they changed).
+// and, when the filter changed them, its arguments (sent as JSON; the
+// host decodes them into the call's argument types).
 func (c *chainInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "next: the host's stream broke: %v", c.err)}
 	}
+	call := &pb.NextCall{Attachments: inv.Attachments}
+	if argsChanged(c.argsJSON, inv.Args) {
+		b, err := changedArgs(c.name, inv.Args)
+		if err != nil {
+			return spi.Result{Err: err} // the host never saw the call
+		}
+		call.ArgsChanged, call.ArgsJson = true, b
+	}
 	c.calls++
-	if err := c.st.Send(&pb.ChainOut{Next: &pb.NextCall{Attachments: inv.Attachments, ArgsChanged: argsChanged(c.argsJSON, inv.Args)}}); err != nil {
+	if err := c.st.Send(&pb.ChainOut{Next: call}); err != nil {
 		c.err = err
 		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "next: the host's stream broke: %v", err)}
 	}
@@ -270,13 +287,27 @@ func describeResult(res spi.Result) string {
 
 // argsChanged reports whether a passing filter changed the arguments it
 // was sent as argsJSON (none when the plugin does not read them) to
-// args: a change the host does not take. It decodes argsJSON again to
-// compare, so a filter that reads arguments pays that on a pass.
+// args, which it then sends the host (changedArgs). It decodes argsJSON
+// again to compare, in the plugin, so a filter that reads arguments pays
+// that on a pass; the host pays nothing for a call whose arguments did
+// not change.
 func argsChanged(argsJSON []byte, args []any) bool {
 	if len(argsJSON) == 0 {
 		return len(args) > 0
 	}
 	return !reflect.DeepEqual(decodeArgs(argsJSON), args)
+}
+
+// changedArgs is the JSON of the arguments a filter named name changed
+// to (args), for the host, or the SERIALIZATION_ERROR of arguments JSON
+// cannot carry (a chan, a func, a NaN), which fails the call in the
+// plugin: the host never sees it.
+func changedArgs(name string, args []any) ([]byte, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, spi.Errorf(spi.StatusSerializationError, "filter %q changed the call's arguments to values JSON cannot encode, so they cannot cross to the host: %v", name, err)
+	}
+	return b, nil
 }
 
 // shortCircuitText follows the filter's name in the error of a
@@ -318,7 +349,10 @@ type FilterOptions struct {
 	// next.Invoke running the rest of the chain here. false (a plugin
 	// built with an older sdk, or a builder whose ResultReader answers
 	// false): through Invoke, a pass before the call, the rest of the
-	// chain running after the plugin answered.
+	// chain running after the plugin answered. A Source that is a
+	// DescribedSource overrides Chain and WithoutArgs with what the
+	// running process described (a restart into an older or newer
+	// build); these are used when it gives no Description.
 	Chain bool
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
@@ -341,8 +375,14 @@ type FilterOptions struct {
 // types kept, when it returned it unchanged). The stream breaking after
 // next ran returns next's result: the call ran. Without Chain the plugin
 // passes (possibly changing attachments) before the rest of the chain
-// runs, or short-circuits. Changed arguments are never taken, and warned
-// of once; so is, without Chain, a result returned after next.Invoke.
+// runs, or short-circuits; a result it returns after next.Invoke is
+// ignored and warned of once. Either way the arguments the plugin's
+// filter passes to next.Invoke, when it changed them, are the ones the
+// rest of the chain runs with, converted from JSON into the call's
+// argument types (filterAdapter.args); arguments that do not convert
+// fail the call with CLIENT_ERROR (consumer side) or BAD_REQUEST
+// (provider side) naming the argument and the type. A plugin built
+// before it sent them has its changes dropped, with a warning once.
 // While the plugin is down, calls through the filter fail fast with
 // CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side). A round
 // trip takes what is left of the call's deadline; a consumer's call
@@ -539,8 +579,24 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: errors.Join(context.DeadlineExceeded, err)}}
 }
 
+// current is the Source's live client and generation, with whether that
+// process serves Filter.Chain and reads no arguments: as it described
+// itself at its start (DescribedSource), else FilterOptions' Chain and
+// WithoutArgs.
+func (f *filterAdapter) current() (c *Client, gen uint64, chain, withoutArgs bool, err error) {
+	if ds, ok := f.o.Source.(DescribedSource); ok {
+		var d *Description
+		if c, gen, d, err = ds.Described(); d != nil {
+			return c, gen, d.Chain, d.WithoutArgs, err
+		}
+		return c, gen, f.o.Chain, f.o.WithoutArgs, err
+	}
+	c, gen, err = f.o.Source.Current()
+	return c, gen, f.o.Chain, f.o.WithoutArgs, err
+}
+
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
-	c, gen, err := f.o.Source.Current()
+	c, gen, chain, withoutArgs, err := f.current()
 	if err != nil {
 		return f.fail(err)
 	}
@@ -550,14 +606,14 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err != nil {
 		return f.failCall(rctx, bound, inv.Method, err)
 	}
-	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !f.o.WithoutArgs)}
+	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !withoutArgs)}
 	var cert *x509.Certificate
 	if f.status == spi.StatusServerError { // a consumer has no peer certificate
 		if cert = spi.PeerCertificate(ctx); cert != nil {
 			req.Peer = f.b.peers.request(cert, gen, false)
 		}
 	}
-	if f.o.Chain {
+	if chain {
 		return f.chain(ctx, rctx, bound, c, gen, req, cert, next, inv)
 	}
 	rep, err := c.Filter.Invoke(rctx, req)
@@ -581,6 +637,13 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 			f.b.warnIgnored(rep.Ignored, rep.IgnoredResult)
 		}
 		f.attachments(inv, rep.Attachments)
+		if len(rep.ArgsJson) > 0 {
+			args, err := f.args(inv, inv.Args, req.Invocation.GetArgsJson(), rep.ArgsJson)
+			if err != nil {
+				return spi.Result{Err: err}
+			}
+			inv.Args = args
+		}
 		return next.Invoke(ctx, inv)
 	}
 	return f.answer(rctx, bound, rep)
@@ -633,13 +696,27 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c 
 		f.b.peers.delivered(req.Peer, gen)
 	}
 	var res spi.Result
-	ran := false
+	ran := false // res is the result the plugin's next got
+	callerArgs := inv.Args
 	for err == nil && out.Next != nil {
-		if out.Next.ArgsChanged {
-			f.b.warnIgnored([]string{ignoredArguments}, "")
-		}
 		f.attachments(inv, out.Next.Attachments)
-		res, ran = next.Invoke(ctx, inv), true
+		var argErr error
+		switch {
+		case len(out.Next.ArgsJson) > 0:
+			inv.Args, argErr = f.args(inv, callerArgs, req.Invocation.GetArgsJson(), out.Next.ArgsJson)
+		case out.Next.ArgsChanged: // a plugin built before args_json
+			f.b.warnIgnored([]string{ignoredArguments}, "")
+			fallthrough
+		default:
+			inv.Args = callerArgs // a retry may undo a change
+		}
+		if argErr != nil {
+			inv.Args = callerArgs
+			res = spi.Result{Err: argErr}
+		} else {
+			res = next.Invoke(ctx, inv)
+		}
+		ran = true
 		if err = st.Send(&pb.ChainIn{NextResult: nextResult(res)}); err == nil {
 			out, err = st.Recv()
 		}
@@ -659,6 +736,135 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c 
 		return f.fail(errors.New("the plugin passed the call without calling next"))
 	}
 	return f.answer(rctx, bound, out.Reply)
+}
+
+// args returns the arguments a plugin's filter changed the call's to,
+// got (a JSON array), converted into the call's argument types, or the
+// error that fails the call: CLIENT_ERROR on a consumer, BAD_REQUEST on
+// a provider, naming the argument and the type it does not decode into.
+// An element equal to the one the host sent (sent, the JSON of caller,
+// the arguments as the caller gave them) keeps the caller's value as is.
+// Another is decoded, as encoding/json decodes:
+//
+//   - on a provider of a service exported from Go methods, into the
+//     method's parameter type (spi.Invocation.ArgTypes); a changed
+//     number of arguments is an error;
+//   - on a consumer, into the type of the caller's value at that index,
+//     so that the codec sends what the caller's type would (a struct
+//     stays that struct, an int an int);
+//   - generically otherwise (maps, slices, strings, bool, int64 for an
+//     integer, float64; the provider decodes them into its parameter
+//     types, answering BAD_REQUEST naming the argument when it cannot):
+//     on a provider without parameter types (a plugin's service), for a
+//     generic call (spi.GenericInvocation: airnode call), for a nil
+//     argument, an argument the filter added, or a caller's value that is
+//     itself generic (a map[string]any, an []any).
+func (f *filterAdapter) args(inv *spi.Invocation, caller []any, sent, got []byte) ([]any, error) {
+	fail := func(format string, a ...any) error {
+		st := spi.StatusClientError
+		if f.status == spi.StatusServerError {
+			st = spi.StatusBadRequest
+		}
+		return spi.Errorf(st, "filter %q changed the arguments of %s.%s: "+format, append([]any{f.o.Name, inv.Service, inv.Method}, a...)...)
+	}
+	var elems, before []json.RawMessage
+	if err := json.Unmarshal(got, &elems); err != nil {
+		return nil, fail("the plugin sent no JSON array (%v)", err)
+	}
+	if len(sent) > 0 {
+		_ = json.Unmarshal(sent, &before) // the host's own encoding
+	}
+	types := inv.ArgTypes
+	if f.status == spi.StatusServerError && types != nil && len(elems) != len(types) {
+		return nil, fail("%d %s, the method takes %d", len(elems), plural(len(elems), "argument"), len(types))
+	}
+	generic := spi.GenericInvocation(inv.Attachments)
+	out := make([]any, len(elems))
+	for i, raw := range elems {
+		if i < len(before) && i < len(caller) && bytes.Equal(raw, before[i]) {
+			out[i] = caller[i]
+			continue
+		}
+		var t reflect.Type
+		switch {
+		case f.status == spi.StatusServerError:
+			if types != nil {
+				t = types[i]
+			}
+		case !generic && i < len(caller) && caller[i] != nil:
+			t = reflect.TypeOf(caller[i])
+			if t == reflect.TypeFor[map[string]any]() || t == reflect.TypeFor[[]any]() {
+				t = nil
+			}
+		}
+		v, err := decodeArg(raw, t)
+		if err != nil {
+			want := "a JSON value"
+			if t != nil {
+				want = gotype.String(t)
+			}
+			return nil, fail("argument %d is %s, which does not decode into %s: %v", i, clip(raw), want, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// decodeArg decodes raw into a new value of type t, or generically when t
+// is nil or an interface type (numbers: int64 when integral, else
+// float64, as the codecs' generic decoders give them).
+func decodeArg(raw json.RawMessage, t reflect.Type) (any, error) {
+	if t == nil || t.Kind() == reflect.Interface {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return nil, err
+		}
+		return numbers(v), nil
+	}
+	p := reflect.New(t)
+	if err := json.Unmarshal(raw, p.Interface()); err != nil {
+		return nil, err
+	}
+	return p.Elem().Interface(), nil
+}
+
+// numbers replaces each json.Number in v (UseNumber) by an int64, or a
+// float64 when it is not an integer that fits.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+// clip is raw for a message: at most 64 bytes of it.
+func clip(raw []byte) string {
+	if len(raw) > 64 {
+		return string(raw[:61]) + "..."
+	}
+	return string(raw)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // nextResult is res, the result of the rest of the chain, for the plugin.
@@ -772,7 +978,7 @@ func (b *filterBuilder) warnIgnored(kinds []string, result string) {
 				"filter", b.o.Name, "returned", result)
 		case ignoredArguments:
 			b.o.Log.Warn("plugin filter changed the call's arguments; ignored: the call goes on with the caller's arguments "+
-				"(a filter plugin can change attachments only; logged once per plugin)",
+				"(the plugin was built with an sdk that does not send changed arguments; rebuild it with this one to have them applied; logged once per plugin)",
 				"filter", b.o.Name)
 		default: // a newer plugin's
 			b.o.Log.Warn("plugin filter did something a pass cannot carry; ignored (logged once per plugin)", "filter", b.o.Name, "ignored", kind)

@@ -165,6 +165,19 @@ type Source interface {
 	Changed() <-chan struct{}
 }
 
+// DescribedSource is a Source that also knows how the running process
+// described its point when it started (its Describe), which an adapter
+// reads for what the process's sdk speaks rather than what the first
+// process said: a restart or a handover may run another build of the
+// binary, older or newer (a filter's Chain, a WithoutArgs).
+type DescribedSource interface {
+	Source
+	// Described is Current with the Description the process of
+	// generation gen gave at its start; d is nil when the source has
+	// none (the adapter then keeps its options' values). Never blocks.
+	Described() (c *Client, gen uint64, d *Description, err error)
+}
+
 // StaticSource is a Source that always returns one client, generation 1:
 // for in-process harnesses with no supervision.
 func StaticSource(c *Client) Source { return staticSource{c} }

@@ -37,7 +37,10 @@
 // token and limit rejections, provider requests rejected before any
 // service's filter chain) are exported by every Registry; this package
 // re-exports them as Heartbeat, RegistryEvents, Access and
-// ProviderRejections. The last are the calls no method series counts
+// ProviderRejections; with them, airnode_registry_connected{registry},
+// 1 or 0 for each ZooKeeper registry's session, read when scraped
+// (counters.RegistryConnections; no series for registries without a
+// connection: file, memory, direct). The last are the calls no method series counts
 // (unknown service or method, bad arguments): they are counted by status
 // only, airnode_provider_rejected_total{status}, and WriteRejected prints
 // them under the table, with the calls the token filter refused

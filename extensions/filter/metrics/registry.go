@@ -166,6 +166,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_consumer_provider_ejected{service,provider}        gauge: 1 or 0 (outlier detection)
 //	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, ejected); 0, not absent, when none (AddReferences)
 //	airnode_build_info{version,revision,go_version}           gauge: 1, once SetBuildInfo was called
+//	airnode_registry_connected{registry}                      gauge: 1 while the ZooKeeper registry has a session, else 0 (registryConnectedCollector)
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -178,7 +179,7 @@ func NewRegistry(opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
-	r.prom.MustRegister(callCollector{r}, providerCollector{r}, r.failures,
+	r.prom.MustRegister(callCollector{r}, providerCollector{r}, registryConnectedCollector{}, r.failures,
 		collectors.NewGoCollector(), newProcessCollector())
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
@@ -226,7 +227,7 @@ const closedHelp = "Connections this process closed because of what the peer did
 
 // connectHelp is the help of airnode_consumer_connect_failures_total, the
 // same for each of its reason labels.
-const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), other (refused, timed out, no answer to the first ping)."
+const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), other (a TCP connection refused, timed out, no answer to the first ping)."
 
 // tlsHelp is the help of airnode_tls_handshake_failures_total, the same
 // for each of its reason labels.
@@ -261,6 +262,7 @@ func processCounters() []processCounter {
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_fds", connectHelp, &counters.Transport.ConnectFDs, prometheus.Labels{"reason": "fds"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_ports", connectHelp, &counters.Transport.ConnectPorts, prometheus.Labels{"reason": "ports"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_buffers", connectHelp, &counters.Transport.ConnectBuffers, prometheus.Labels{"reason": "buffers"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_provider_limit", connectHelp, &counters.Transport.ConnectProviderLimit, prometheus.Labels{"reason": "provider_limit"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_other", connectHelp, &counters.Transport.ConnectOther, prometheus.Labels{"reason": "other"}},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
@@ -619,3 +621,22 @@ var (
 	// BAD_REQUEST before any service's filter chain (WriteRejected).
 	ProviderRejections = &counters.Provider
 )
+
+// registryConnectedDesc is airnode_registry_connected.
+var registryConnectedDesc = prometheus.NewDesc("airnode_registry_connected",
+	"1 while this process's registry connection holds a session (ZooKeeper: connected, the session established), 0 while it has none (ZooKeeper unreachable, session expired, reconnecting); labelled registry=\"zookeeper://host:port[,host:port]\", one series per ensemble (0 while any of the process's registries on it has none), from its first connection until it is closed. Registries without a connection (file, memory, direct) have no series. Read when scraped.",
+	[]string{"registry"}, nil)
+
+// registryConnectedCollector exports counters.RegistryConnections as
+// airnode_registry_connected, read when scraped.
+type registryConnectedCollector struct{}
+
+// Describe sends registryConnectedDesc.
+func (registryConnectedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- registryConnectedDesc }
+
+// Collect sends one sample per registry connection.
+func (registryConnectedCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range counters.RegistryConnections.States() {
+		ch <- prometheus.MustNewConstMetric(registryConnectedDesc, prometheus.GaugeValue, boolValue(s.Connected), s.Name)
+	}
+}

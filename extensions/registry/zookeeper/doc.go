@@ -134,6 +134,10 @@
 // session is counted once in counters.Registry.SessionExpiries
 // (airnode_registry_session_expiries_total) as soon as the registry knows
 // of it: the "session expired" Warn, the redial, or the server's answer.
+// From its first connection until Close, the registry is listed in
+// counters.RegistryConnections as "zookeeper://<servers>", connected
+// while it holds a session (airnode_registry_connected, read when
+// scraped).
 //
 // When a dead path to ZooKeeper heals, the entries are back within tens of
 // milliseconds of the new session (they are re-created on zk's

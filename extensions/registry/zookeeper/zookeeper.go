@@ -139,6 +139,7 @@ type Registry struct {
 	sessionGen int                  // counts new sessions
 	counted    int64                // id of the last session counted in counters.Registry.SessionExpiries
 	authed     bool
+	unlist     func() // removes the registry from counters.RegistryConnections; nil before its first connection
 	// entriesGone: the "provider entries ... are not in ZooKeeper" WARN
 	// was written for this outage; entriesBack: a new session is
 	// re-creating them, and their creation is to be said at Info.
@@ -332,6 +333,15 @@ func (r *Registry) openLocked() error {
 	}
 	h.conn = conn
 	r.conn, r.handle = conn, h
+	if r.unlist == nil {
+		// airnode_registry_connected: read when scraped (r.up: a
+		// session, the registry's own entries re-created on a new one)
+		r.unlist = counters.RegistryConnections.Add("zookeeper://"+strings.Join(r.p.servers, ","), func() bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.up
+		})
+	}
 	r.wg.Add(1)
 	go r.sessionLoop(h, events)
 	return nil
@@ -1419,6 +1429,9 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
+	if r.unlist != nil {
+		r.unlist()
+	}
 	conn, up := r.conn, r.up
 	urls := make([]spi.URL, 0, len(r.registered))
 	for _, u := range r.registered {

@@ -495,17 +495,25 @@ func TestSubscribeUnreachableFailsAfterConnectTimeout(t *testing.T) {
 // unreachable waited connect.timeout for its first list, then a second
 // connect.timeout registering its consumer entry. Once a wait has run out,
 // Register queues the entry and returns at once; the entry is created when
-// a session is back.
+// a session is back. session.timeout is 10 s: with 4 s (pings every 1.3 s,
+// the connection given up after 2.7 s of silence) a loaded machine could
+// drop the session the test needs up at its end.
 func TestRegisterDoesNotWaitAgainWhenKnownDown(t *testing.T) {
 	const connect = 800 * time.Millisecond
 	px := testproxy.New(t, server.Addr())
 	cache := filepath.Join(t.TempDir(), "cache.json")
-	q := fmt.Sprintf("?root=down&session.timeout=4s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
-	p := build(t, server.URL(q[1:]))
+	query := func(connect time.Duration) string {
+		return fmt.Sprintf("?root=down&session.timeout=10s&connect.timeout=%v&file.cache=%s", connect, url.QueryEscape(cache))
+	}
+	q := query(connect)
+	// the provider and the consumer writing file.cache are set-up, with
+	// ZooKeeper up: they may wait 10 s for their first session (800 ms was
+	// too short for a loaded machine: "no session ... cannot register")
+	p := build(t, server.URL(query(10 * time.Second)[1:]))
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
-	warm := build(t, "zookeeper://"+px.Addr()+q)
+	warm := build(t, "zookeeper://"+px.Addr()+query(10*time.Second))
 	subscribe(t, warm, consumer).wait(t, 10*time.Second, 1) // writes file.cache
 	_ = warm.Close()
 

@@ -1208,6 +1208,13 @@ type FilterReply struct {
 	// a bump: an older plugin sends neither.
 	Ignored       []string `protobuf:"bytes,6,rep,name=ignored,proto3" json:"ignored,omitempty"`
 	IgnoredResult string   `protobuf:"bytes,7,opt,name=ignored_result,json=ignoredResult,proto3" json:"ignored_result,omitempty"`
+	// args_json (a pass only): the filter changed the call's arguments, and
+	// these are the ones it passed to next, as a JSON array; the host
+	// decodes them into the call's argument types and the call goes on
+	// with them. Empty when it did not change them. Added in protocol
+	// version 1 without a bump: an older plugin sends "arguments" in
+	// ignored instead, and an older host ignores it.
+	ArgsJson      []byte `protobuf:"bytes,8,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1289,6 +1296,13 @@ func (x *FilterReply) GetIgnoredResult() string {
 		return x.IgnoredResult
 	}
 	return ""
+}
+
+func (x *FilterReply) GetArgsJson() []byte {
+	if x != nil {
+		return x.ArgsJson
+	}
+	return nil
 }
 
 // ChainIn is a message of a Chain stream from the host: first the
@@ -1407,11 +1421,16 @@ func (x *ChainOut) GetNext() *NextCall {
 
 // NextCall is a filter's call of next.Invoke: the invocation's
 // attachments replace the call's (the reserved ones excepted);
-// args_changed: it changed the arguments, which the host does not take.
+// args_changed: it changed the arguments, and args_json (added in
+// protocol version 1 without a bump) carries them as a JSON array, which
+// the host decodes into the call's argument types and runs the rest of
+// the chain with. args_changed without args_json: a plugin built before
+// args_json (the host keeps the caller's arguments and warns).
 type NextCall struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attachments   map[string]string      `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	ArgsChanged   bool                   `protobuf:"varint,2,opt,name=args_changed,json=argsChanged,proto3" json:"args_changed,omitempty"`
+	ArgsJson      []byte                 `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1458,6 +1477,13 @@ func (x *NextCall) GetArgsChanged() bool {
 		return x.ArgsChanged
 	}
 	return false
+}
+
+func (x *NextCall) GetArgsJson() []byte {
+	if x != nil {
+		return x.ArgsJson
+	}
+	return nil
 }
 
 // NextResult is the result of the rest of the chain: error with its
@@ -1881,7 +1907,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04peer\x18\x03 \x01(\v2\".airnode.plugin.v1.PeerCertificateR\x04peer\";\n" +
 	"\x0fPeerCertificate\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\fR\x06sha256\x12\x10\n" +
-	"\x03der\x18\x02 \x01(\fR\x03der\"\xe7\x02\n" +
+	"\x03der\x18\x02 \x01(\fR\x03der\"\x84\x03\n" +
 	"\vFilterReply\x12\x12\n" +
 	"\x04pass\x18\x01 \x01(\bR\x04pass\x12Q\n" +
 	"\vattachments\x18\x02 \x03(\v2/.airnode.plugin.v1.FilterReply.AttachmentsEntryR\vattachments\x12.\n" +
@@ -1890,7 +1916,8 @@ const file_plugin_proto_rawDesc = "" +
 	"value_json\x18\x04 \x01(\fR\tvalueJson\x12!\n" +
 	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x12\x18\n" +
 	"\aignored\x18\x06 \x03(\tR\aignored\x12%\n" +
-	"\x0eignored_result\x18\a \x01(\tR\rignoredResult\x1a>\n" +
+	"\x0eignored_result\x18\a \x01(\tR\rignoredResult\x12\x1b\n" +
+	"\targs_json\x18\b \x01(\fR\bargsJson\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
@@ -1900,10 +1927,11 @@ const file_plugin_proto_rawDesc = "" +
 	"nextResult\"q\n" +
 	"\bChainOut\x124\n" +
 	"\x05reply\x18\x01 \x01(\v2\x1e.airnode.plugin.v1.FilterReplyR\x05reply\x12/\n" +
-	"\x04next\x18\x02 \x01(\v2\x1b.airnode.plugin.v1.NextCallR\x04next\"\xbd\x01\n" +
+	"\x04next\x18\x02 \x01(\v2\x1b.airnode.plugin.v1.NextCallR\x04next\"\xda\x01\n" +
 	"\bNextCall\x12N\n" +
 	"\vattachments\x18\x01 \x03(\v2,.airnode.plugin.v1.NextCall.AttachmentsEntryR\vattachments\x12!\n" +
-	"\fargs_changed\x18\x02 \x01(\bR\vargsChanged\x1a>\n" +
+	"\fargs_changed\x18\x02 \x01(\bR\vargsChanged\x12\x1b\n" +
+	"\targs_json\x18\x03 \x01(\fR\bargsJson\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x02\n" +
