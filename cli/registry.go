@@ -194,7 +194,7 @@ does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
 			return err
 		},
 	}
-	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count", "service", "url", "providers", "left_out"} (see above)`)
+	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count"|"rule", "service", "url", "path", "providers", "left_out"} (see above)`)
 	cmd.AddCommand(ls, watch)
 	groupCommand(cmd)
 	return cmd
@@ -474,6 +474,11 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			fmt.Fprintf(w, "no services in %s\n", desc)
 			if strings.HasPrefix(desc, memory.Name+"://") {
 				fmt.Fprintln(w, memoryHint)
+			}
+			if zr, ok := reg.(interface{ EmptyRootHint(context.Context) string }); ok {
+				if hint := zr.EmptyRootHint(ctx); hint != "" {
+					fmt.Fprintln(w, hint)
+				}
 			}
 			return nil
 		}
@@ -1155,7 +1160,9 @@ const (
 func describeProvider(p spi.URL, now time.Time) providerState {
 	weight, err := p.Int("weight", defaultWeight)
 	if err != nil {
-		return providerState{weight: "bad " + p.ParamOr("weight", ""), warmup: "-", uptime: "-", problem: err.Error()}
+		// consumers pick it with the default weight (warmup.Weigher, which
+		// says so once at Warn): say it here too (tester74 #9)
+		return providerState{weight: fmt.Sprintf("bad %s (consumers pick it as %d)", p.ParamOr("weight", ""), defaultWeight), warmup: "-", uptime: "-", problem: err.Error()}
 	}
 	st := providerState{weight: strconv.FormatInt(weight, 10), warmup: "-", uptime: "-",
 		weightN: weight, effective: max(0, min(weight, warmup.MaxWeight)), weightOK: true}
@@ -1243,6 +1250,20 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 		return err
 	}
 	lists := make(chan []spi.URL, 16)
+	rules := make(chan zookeeper.RuleChange, 16)
+	if zr, ok := reg.(interface {
+		OnRuleChange(func(zookeeper.RuleChange))
+	}); ok {
+		// Dubbo Admin rules written while watching (tester74 #6): the
+		// registry's hook must not block; a full channel drops a change
+		// (the registry's Warn still says it)
+		zr.OnRuleChange(func(rc zookeeper.RuleChange) {
+			select {
+			case rules <- rc:
+			default:
+			}
+		})
+	}
 	sub, err := reg.Subscribe(ctx, u, func(l []spi.URL) {
 		select {
 		case lists <- l:
@@ -1262,6 +1283,22 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 		select {
 		case <-ctx.Done():
 			return nil
+		case rc := <-rules:
+			t := time.Now()
+			what := "written"
+			if rc.Changed {
+				what = "changed"
+			}
+			var err error
+			if asJSON {
+				err = enc.Encode(watchEvent{Time: t.Format(watchTime), Event: "rule", Service: u.ServiceKey(), URL: rc.Rule, Path: rc.Path, Providers: len(prev)})
+			} else {
+				_, err = fmt.Fprintf(w, "%s ! Dubbo Admin rule %s, not applied by airnode: %s (%s); take a provider out by stopping it or restarting it with weight=0\n",
+					t.Format("15:04:05.000"), what, rc.Rule, rc.Path)
+			}
+			if err != nil {
+				return err
+			}
 		case l := <-lists:
 			t := time.Now()
 			now := t.Format("15:04:05.000")
@@ -1330,10 +1367,11 @@ const watchTime = "2006-01-02T15:04:05.000Z07:00"
 // watchEvent is one line of registry watch --json.
 type watchEvent struct {
 	Time      string `json:"time"`
-	Event     string `json:"event"` // added, removed, count
+	Event     string `json:"event"` // added, removed, count, rule (a Dubbo Admin rule written or changed: URL is the rule, Path its node)
 	Service   string `json:"service"`
-	URL       string `json:"url,omitempty"` // the provider's, token masked; none for count
-	Providers int    `json:"providers"`     // after the change
+	URL       string `json:"url,omitempty"`  // the provider's, token masked; none for count
+	Path      string `json:"path,omitempty"` // a rule's node (event rule)
+	Providers int    `json:"providers"`      // after the change
 	// LeftOut, in a count of 0, says which providers of the service's
 	// interface the registry lists under another group or version, one
 	// line each, as call's "no provider available" does; absent when none

@@ -24,7 +24,10 @@ func dedupKey(p spi.URL) string {
 // counted twice it got a double share of the calls, and the
 // old entry's timestamp gave the cold restarted process the old one's
 // warm-up weight. gRPC's resolver likewise de-duplicates addresses.
-// Dropped entries are logged at Debug. Called with applyMu held; it
+// A registry that can tell which of two such entries a live provider
+// wrote leaves the other out before this (ZooKeeper: a persistent node
+// beside a provider's ephemeral one, written by hand). Dropped entries
+// are logged at Debug. Called with applyMu held; it
 // records when each listed URL was first seen.
 func (d *Directory) newest(providers []spi.URL) []spi.URL {
 	seen := make(map[string]uint64, len(providers))

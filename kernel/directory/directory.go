@@ -575,12 +575,23 @@ func (d *Directory) apply(providers []spi.URL) {
 	}
 	kept := d.protect(next, leaving) // protect.go
 	d.noteHeld(held)
+	listed := make(map[string]bool, len(next)) // dedupKey of each member kept
+	for _, m := range next {
+		listed[dedupKey(m.provider)] = true
+	}
 	for _, k := range leaving {
 		m := d.members[k]
 		if _, keep := next[k]; keep {
 			continue
 		}
 		stale = append(stale, m.invoker)
+		if listed[dedupKey(m.provider)] {
+			// another entry of that address and service key stays (a
+			// restarted provider's new entry): only the old one left
+			// (tester74 #9: "provider removed" read as the provider gone)
+			d.log.Info("directory: stale entry of a provider left; the provider stays, at its newer entry", "provider", m.provider.Address(), "entry", m.provider.Redacted())
+			continue
+		}
 		d.log.Info("directory: provider removed", "provider", m.provider.Address())
 		if a := m.provider.Address(); !slices.Contains(d.departed, a) {
 			d.departed = append(d.departed, a)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math"
 	"math/bits"
+	"strconv"
 	"sync"
 	"time"
 
@@ -124,7 +125,7 @@ func (w *Weigher) Configured(u spi.URL) int64 {
 	}
 	n, ok := parseDigits(v)
 	if !ok {
-		w.bad(u, KeyWeight, v, "a non-negative integer")
+		w.bad(u, KeyWeight, v, "a non-negative integer", "the default weight "+strconv.FormatInt(DefaultWeight, 10))
 		return DefaultWeight
 	}
 	return min(n, MaxWeight)
@@ -153,14 +154,14 @@ func (w *Weigher) parse(u spi.URL) keys {
 	if v, ok := u.Param(KeyWarmup); ok {
 		var good bool
 		if k.warmup, good = parseMillis(v); !good {
-			w.bad(u, KeyWarmup, v, "a duration such as 10m or 600000 (milliseconds)")
+			w.bad(u, KeyWarmup, v, "a duration such as 10m or 600000 (milliseconds)", "the default warmup "+DefaultWarmup.String())
 			k.warmup = DefaultWarmup.Milliseconds()
 		}
 	}
 	if ts, ok := u.Param(KeyTimestamp); ok {
 		started, good := parseDigits(ts)
 		if !good || started == 0 {
-			w.bad(u, KeyTimestamp, ts, "milliseconds since the epoch")
+			w.bad(u, KeyTimestamp, ts, "milliseconds since the epoch", "full weight, no warm-up")
 			started = 0
 		}
 		k.started = started
@@ -220,8 +221,11 @@ func (w *Weigher) skew(u spi.URL, aheadMs int64) {
 		"provider", u.Address(), "skew", time.Duration(aheadMs)*time.Millisecond)
 }
 
-// bad logs a malformed provider value once per provider, key and value.
-func (w *Weigher) bad(u spi.URL, key, value, want string) {
+// bad logs a malformed provider value once per provider, key and value,
+// at Warn, saying what the provider is picked with instead (uses: "the
+// default weight 100"): the entry stays in the list, as one without the
+// key would (tester74 #9: the line did not say which weight was used).
+func (w *Weigher) bad(u spi.URL, key, value, want, uses string) {
 	addr := u.Address()
 	id := addr + " " + key + "=" + value
 	w.mu.Lock()
@@ -234,8 +238,8 @@ func (w *Weigher) bad(u spi.URL, key, value, want string) {
 	}
 	w.mu.Unlock()
 	if !seen {
-		w.logger().Warn("loadbalance: malformed provider URL value, using the default",
-			"provider", addr, "key", key, "value", value, "want", want)
+		w.logger().Warn("loadbalance: provider entry "+addr+" has a malformed "+key+" "+strconv.Quote(value)+"; it is picked with "+uses+" (as if it had no "+key+")",
+			"provider", addr, "key", key, "value", value, "want", want, "uses", uses)
 	}
 }
 

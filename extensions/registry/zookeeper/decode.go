@@ -17,8 +17,9 @@ import (
 // one service key it was for. Safe for concurrent use.
 type decodedNodes struct {
 	mu      sync.Mutex
-	nodes   map[string]*decodedNode // interface -> its providers node
-	decoded int64                   // child names decoded (decodeEntry), for tests
+	nodes   map[string]*decodedNode      // interface -> its providers node
+	decoded int64                        // child names decoded (decodeEntry), for tests
+	foreign map[string]map[string]string // interface -> node name -> why preferLive dropped it
 }
 
 // decodedNode is one providers node as last read. Its slices are shared

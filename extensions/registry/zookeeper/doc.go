@@ -35,8 +35,11 @@
 // Admin's rules (Dubbo 2.6: <interface>/configurators and routers;
 // Dubbo 2.7/3: the config center's /<root>/config/dubbo/<key>.configurators,
 // .condition-router, .tag-router) are not applied: a consumer's first
-// subscription to an interface warns of those it finds, and Rules lists
-// them (registry ls).
+// subscription to an interface warns of those it finds, Rules lists
+// them (registry ls), and a rule written or changed while the
+// subscription runs is warned of once, rate bounded, and given to
+// OnRuleChange's function (registry watch; rules.go: child, exists and
+// data watches of those nodes, no polling).
 //
 // Lookup and Subscribe list the interface's providers node and keep the
 // providers whose group and version the consumer accepts: one value, a
@@ -58,7 +61,16 @@
 // deletion ("provider entry ... was deleted from ZooKeeper by someone
 // else; re-created"), as Curator's PersistentNode re-creates its node; an
 // unregistered entry stays deleted, and an entry another session has
-// created at that path meanwhile is left to it. The
+// created at that path meanwhile is left to it (a persistent node of that
+// name is replaced). A provider owns the entries of its address and
+// service key (foreign.go): the provider entries there that are not its
+// session's are removed, at Warn once each, when it registers or starts a
+// session (persistent nodes and other sessions' nodes), and for
+// HandEditWindow after its own node was deleted or changed by someone
+// else (persistent nodes, as they appear; a children watch for the window
+// only); and Lookup and Subscribe leave out a persistent node at the
+// protocol, address and service key of an ephemeral one (Invalid lists
+// it), so a hand-made copy never wins over the live provider's entry. The
 // subscriptions of one interface share one watch of its providers node
 // (Dubbo's ZookeeperRegistry keeps one child listener per path): one loop
 // re-lists the node and re-arms the watch after every event and every

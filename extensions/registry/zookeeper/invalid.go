@@ -11,7 +11,8 @@ import (
 
 // Invalid is a child of a providers node that Lookup and Subscribe leave
 // out, so that no consumer sees it: a name that is not a URL-encoded URL,
-// or the URL of another interface or category. Name is the child's name,
+// or the URL of another interface or category, and a persistent node at
+// the address of a live provider's entry (preferLive). Name is the child's name,
 // Path its node path, Why the reason.
 type Invalid struct {
 	Name, Path, Why string
@@ -45,6 +46,11 @@ func (r *Registry) Invalid(ctx context.Context, consumer spi.URL) ([]Invalid, er
 			out = append(out, Invalid{Name: c, Path: node + "/" + c, Why: why})
 		}
 	}
+	names, why := r.decoded.foreignNames(iface)
+	for _, c := range names {
+		out = append(out, Invalid{Name: c, Path: node + "/" + c, Why: why[c]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -54,31 +55,88 @@ func (r *Registry) guard(conn *zk.Conn, u spi.URL) {
 
 // guardLoop is guard's goroutine: it arms the exists watch of u's node
 // on session sid and re-creates the node whenever it is gone, until the
-// watch ends with the session or u is no longer registered.
+// watch ends with the session or u is no longer registered. For a
+// provider's entry it also removes the foreign entries at its address
+// (sweep): at the start (a registration, a new session: other sessions'
+// nodes too), and, for HandEditWindow after someone else deleted or
+// changed its node, persistent nodes as they appear, with a children
+// watch of the providers node for the window only.
 func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 	path := r.nodePath(u)
+	provider := category(u) == Providers
+	parent := r.categoryPath(u.Interface(), Providers)
+	if provider {
+		r.sweep(conn, sid, u, nil, true)
+	}
+	var (
+		own   <-chan zk.Event // the exists watch of u's node, when armed
+		dir   <-chan zk.Event // the children watch of parent, armed during the window
+		until time.Time       // end of the hand-edit window
+	)
 	for {
 		if !r.owns(conn, sid, u) {
 			return
 		}
-		exists, _, ch, err := conn.ExistsW(path)
-		if err != nil { // the connection is lost: a new session re-creates and guards the entries
-			r.log.Debug("zookeeper registry: cannot watch own entry", "url", u.String(), "err", err)
-			return
-		}
-		if exists {
-			ev, ok := <-ch
-			if !ok || ev.Type == zk.EventNotWatching {
+		gone := false
+		if own == nil {
+			exists, _, ch, err := conn.ExistsW(path)
+			if err != nil { // the connection is lost: a new session re-creates and guards the entries
+				r.log.Debug("zookeeper registry: cannot watch own entry", "url", u.String(), "err", err)
 				return
 			}
-			if ev.Type != zk.EventNodeDeleted {
-				continue // data changed (or created): watch again
+			own, gone = ch, !exists
+			if gone {
+				own = nil // the exists watch of a missing node fires at its creation: ours
+			}
+		}
+		if !gone {
+			if dir == nil && provider && time.Now().Before(until) {
+				children, _, ch, err := conn.ChildrenW(parent)
+				if err == nil {
+					dir = ch
+					r.sweep(conn, sid, u, children, false)
+				}
+			}
+			var end <-chan time.Time
+			var timer *time.Timer
+			if dir != nil {
+				timer = time.NewTimer(time.Until(until))
+				end = timer.C
+			}
+			select {
+			case ev, ok := <-own:
+				own = nil
+				if !ok || ev.Type == zk.EventNotWatching {
+					stopTimer(timer)
+					return
+				}
+				switch ev.Type {
+				case zk.EventNodeDeleted:
+					gone = true
+				case zk.EventNodeDataChanged: // consumers read names, not data; a hand edit: watch for copies
+					if provider {
+						until = time.Now().Add(HandEditWindow)
+						r.sweep(conn, sid, u, nil, false)
+					}
+				}
+			case ev, ok := <-dir:
+				dir = nil
+				if !ok || ev.Type == zk.EventNotWatching {
+					stopTimer(timer)
+					return
+				}
+			case <-end:
+				dir = nil // the zk watch fires once more into nobody's hands
+			}
+			stopTimer(timer)
+			if !gone {
+				continue
 			}
 		}
 		if conn.SessionID() != sid || !r.owns(conn, sid, u) {
 			return
 		}
-		err = r.recreate(conn, u)
+		err := r.recreate(conn, u)
 		if err == nil {
 			kind := "provider"
 			if category(u) == Consumers {
@@ -86,6 +144,10 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 			}
 			r.log.Warn("zookeeper registry: "+kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
 				"url", u.String(), "path", path)
+			if provider {
+				until = time.Now().Add(HandEditWindow)
+				r.sweep(conn, sid, u, nil, false)
+			}
 			continue
 		}
 		if conn.SessionID() != sid || conn.State() != zk.StateHasSession {
@@ -110,6 +172,12 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 	}
 }
 
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
 // owns reports whether u is still registered, the registry open and conn
 // its current zk handle on session sid.
 func (r *Registry) owns(conn *zk.Conn, sid int64, u spi.URL) bool {
@@ -119,7 +187,9 @@ func (r *Registry) owns(conn *zk.Conn, sid int64, u spi.URL) bool {
 	return ok && !r.closed && r.conn == conn && r.guarded[u.String()] == sid
 }
 
-// recreate creates u's node again after someone else deleted it. An
+// recreate creates u's node again after someone else deleted it. A
+// persistent node of its name written meanwhile (an operator's copy,
+// which would outlive the provider) is replaced. An
 // entry another session has created meanwhile (another process
 // registering the same URL) is left to it, not replaced: two guards of
 // one entry would otherwise delete each other's node forever. When u was
@@ -130,7 +200,19 @@ func (r *Registry) recreate(conn *zk.Conn, u spi.URL) error {
 	if err := r.ensurePath(conn, r.categoryPath(u.Interface(), category(u))); err != nil {
 		return err
 	}
-	_, err := conn.Create(path, []byte(fullString(entry(u))), zk.FlagEphemeral, r.acl)
+	data := []byte(fullString(entry(u)))
+	_, err := conn.Create(path, data, zk.FlagEphemeral, r.acl)
+	if errors.Is(err, zk.ErrNodeExists) {
+		// a persistent node of that name (an operator's copy) is not
+		// another process's entry: replace it, in one transaction
+		if _, stat, serr := conn.Exists(path); serr == nil && stat != nil && stat.EphemeralOwner == 0 {
+			_, err = conn.Multi(&zk.DeleteRequest{Path: path, Version: stat.Version},
+				&zk.CreateRequest{Path: path, Data: data, Acl: r.acl, Flags: zk.FlagEphemeral})
+			if err != nil {
+				err = zk.ErrNodeExists // it changed meanwhile: leave it to the next event
+			}
+		}
+	}
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return fmt.Errorf("zookeeper registry: create %s: %w", path, err)
 	}

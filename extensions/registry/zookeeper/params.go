@@ -41,6 +41,16 @@ const (
 
 var knownKeys = []string{spi.KeyBackup, KeyCheck, KeyConnectTimeout, KeyFileCache, KeyRoot, KeySessionTimeout}
 
+// dubboKeys maps the keys of a Dubbo ZooKeeper registry URL that this
+// registry names otherwise (or needs not) to what to write instead: an
+// unknown key error names it (tester74 #8).
+var dubboKeys = map[string]string{
+	"group":   "Dubbo's registry group is the root node: use root= (group=dubbo is root=/dubbo, Dubbo's tree)",
+	"timeout": "Dubbo's registry timeout: use connect.timeout= (a duration: 5s; a bare number is milliseconds, timeout=5000 is connect.timeout=5000)",
+	"session": "Dubbo's registry session timeout: use session.timeout= (a duration: 60s; a bare number is milliseconds, session=60000 is session.timeout=60000)",
+	"client":  "Dubbo's choice of ZooKeeper client (curator, zkclient): not needed, this registry has one client (go-zookeeper); remove it",
+}
+
 type params struct {
 	servers        []string
 	chroot         string // the URL's path as a ZooKeeper chroot: "/chroot16", or ""
@@ -60,7 +70,9 @@ func parseParams(u spi.URL) (params, error) {
 	for _, k := range u.Keys() {
 		if !slices.Contains(knownKeys, k) {
 			msg := fmt.Sprintf("zookeeper registry: unknown URL key %q (known: %s)", k, strings.Join(knownKeys, ", "))
-			if m := suggest.Closest(k, knownKeys); m != "" {
+			if hint, ok := dubboKeys[k]; ok {
+				msg += "; " + hint
+			} else if m := suggest.Closest(k, knownKeys); m != "" {
 				msg += fmt.Sprintf("; did you mean %q?", m)
 			}
 			return p, errors.New(msg)

@@ -69,6 +69,7 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 			reg:   r,
 			iface: iface,
 			path:  r.categoryPath(iface, Providers),
+			app:   consumer.ParamOr("application", ""),
 			join:  make(chan struct{}, 1),
 			quit:  make(chan struct{}),
 			done:  make(chan struct{}),
@@ -267,6 +268,7 @@ type watch struct {
 	reg   *Registry
 	iface string
 	path  string
+	app   string        // the first subscription's application key, for the config center's rules ("" for none)
 	join  chan struct{} // a subscription joined: list to it without waiting for a change
 	quit  chan struct{} // closed by the last Stop, or Close
 	done  chan struct{} // closed when loop has returned
@@ -308,6 +310,12 @@ func (w *watch) subscribers() []*subscription {
 // gets the last one.
 func (w *watch) loop() {
 	defer close(w.done)
+	rulesDone := make(chan struct{})
+	go func() { // Dubbo Admin rules written while consumers run (tester74 #6)
+		defer close(rulesDone)
+		w.rules()
+	}()
+	defer func() { <-rulesDone }()
 	r := w.reg
 	var (
 		all   []spi.URL // the last read: the providers of every group and version
@@ -358,6 +366,7 @@ func (w *watch) loop() {
 			continue
 		}
 		all, strs = r.decode(w.iface, children)
+		all, strs = r.preferLive(conn, w.iface, all, strs)
 		reads++
 		gen = sessionGen
 		w.give(all, strs, gen, reads)

@@ -126,6 +126,7 @@ type Registry struct {
 	pendingErr error              // the last creation failure that put an entry in pending (Health)
 	guarded    map[string]int64   // canonical URL -> session whose exists watch guards its entry (guard)
 	watches    map[string]*watch  // interface -> the watch its subscriptions share
+	ruleHook   func(RuleChange)   // OnRuleChange's function, or nil
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
@@ -1255,6 +1256,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 		switch {
 		case err == nil:
 			all, strs := r.decode(iface, children)
+			all, strs = r.preferLive(conn, iface, all, strs)
 			r.putCache(iface, strs)
 			r.answered(key, true, time.Time{})
 			return matching(m, all), nil
