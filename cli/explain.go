@@ -201,61 +201,47 @@ func chosenClusters(eC *extension.Explanation, methods []string) []string {
 // clusterKeys returns the keys the clusters declare (spi.KeyDescriber:
 // failover's idempotent, forking's forks) that shown does not hold, in
 // cluster then declaration order.
-func clusterKeys(cat *extension.Catalogs, clusters []string, shown []explainedKey) []clusterKey {
-	var out []clusterKey
-	for _, name := range clusters {
-		b, err := cat.Cluster.Get(name)
+func clusterKeys(cat *extension.Catalogs, clusters []string, shown []explainedKey) []declaredKey {
+	return declaredKeys(cat.Cluster.Get, clusters, shown, func(spi.KeyDoc) bool { return false })
+}
+
+// balancerKeys returns the keys the balancers declare (a plugin's
+// p2c.choices) that shown does not hold, beyond the kernel's keys, in
+// balancer then declaration order.
+func balancerKeys(cat *extension.Catalogs, balancers []string, shown []explainedKey) []declaredKey {
+	return declaredKeys(cat.LoadBalance.Get, balancers, shown, func(k spi.KeyDoc) bool {
+		return slices.ContainsFunc(config.KernelKeys, func(s config.KeySpec) bool { return s.Key == k.Key })
+	})
+}
+
+// declaredKey is a URL key a chosen extension (a cluster, a balancer)
+// declares itself (spi.KeyDescriber).
+type declaredKey struct {
+	name string // the extension's
+	doc  spi.KeyDoc
+}
+
+// declaredKeys returns the keys that the extensions get finds by names
+// declare (spi.KeyDescriber), each once, leaving out those shown holds and
+// those skip refuses, in name then declaration order. A name get does not
+// find is left out.
+func declaredKeys[B any](get func(string) (B, error), names []string, shown []explainedKey, skip func(spi.KeyDoc) bool) []declaredKey {
+	var out []declaredKey
+	for _, name := range names {
+		b, err := get(name)
 		if err != nil {
 			continue
 		}
-		d, ok := b.(spi.KeyDescriber)
+		d, ok := any(b).(spi.KeyDescriber)
 		if !ok {
 			continue
 		}
 		for _, k := range d.Keys() {
 			if slices.ContainsFunc(shown, func(s explainedKey) bool { return s.key == k.Key }) ||
-				slices.ContainsFunc(out, func(o clusterKey) bool { return o.doc.Key == k.Key }) {
+				slices.ContainsFunc(out, func(o declaredKey) bool { return o.doc.Key == k.Key }) || skip(k) {
 				continue
 			}
-			out = append(out, clusterKey{cluster: name, doc: k})
-		}
-	}
-	return out
-}
-
-// clusterKey is a URL key a chosen cluster declares itself (spi.KeyDescriber).
-type clusterKey struct {
-	cluster string
-	doc     spi.KeyDoc
-}
-
-// balancerKey is a URL key a chosen balancer declares itself
-// (spi.KeyDescriber), beyond the kernel's keys: a plugin's p2c.choices.
-type balancerKey struct {
-	balancer string
-	doc      spi.KeyDoc
-}
-
-// balancerKeys returns the keys the balancers declare that shown does
-// not hold, in balancer then declaration order.
-func balancerKeys(cat *extension.Catalogs, balancers []string, shown []explainedKey) []balancerKey {
-	var out []balancerKey
-	for _, name := range balancers {
-		b, err := cat.LoadBalance.Get(name)
-		if err != nil {
-			continue
-		}
-		d, ok := b.(spi.KeyDescriber)
-		if !ok {
-			continue
-		}
-		for _, k := range d.Keys() {
-			if slices.ContainsFunc(shown, func(s explainedKey) bool { return s.key == k.Key }) ||
-				slices.ContainsFunc(out, func(o balancerKey) bool { return o.doc.Key == k.Key }) ||
-				slices.ContainsFunc(config.KernelKeys, func(s config.KeySpec) bool { return s.Key == k.Key }) {
-				continue
-			}
-			out = append(out, balancerKey{balancer: name, doc: k})
+			out = append(out, declaredKey{name: name, doc: k})
 		}
 	}
 	return out
@@ -767,7 +753,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 				if def == "" {
 					def = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ck.doc.Key, scope(m), readAs(ck.doc.Type, def), "default ("+ck.cluster+")")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ck.doc.Key, scope(m), readAs(ck.doc.Type, def), "default ("+ck.name+")")
 			case ok && (m == "" || key != ck.doc.Key):
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ck.doc.Key, scope(m), readAsGiven(ck.doc.Type, v), x.from(key, "merged"))
 			}
@@ -786,7 +772,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 				if def == "" {
 					def = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), readAs(bk.doc.Type, def), "default ("+bk.balancer+")")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), readAs(bk.doc.Type, def), "default ("+bk.name+")")
 			case ok && (m == "" || key != bk.doc.Key):
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bk.doc.Key, scope(m), readAsGiven(bk.doc.Type, v), x.from(key, "consumer"))
 			}
@@ -801,10 +787,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		}
 	}
 	for _, ck := range cKeys {
-		fmt.Fprintf(tw, "%s\t%s (cluster %s)\n", ck.doc.Key, ck.doc.Doc, ck.cluster)
+		fmt.Fprintf(tw, "%s\t%s (cluster %s)\n", ck.doc.Key, ck.doc.Doc, ck.name)
 	}
 	for _, bk := range lbKeys {
-		fmt.Fprintf(tw, "%s\t%s (loadbalance %s)\n", bk.doc.Key, bk.doc.Doc, bk.balancer)
+		fmt.Fprintf(tw, "%s\t%s (loadbalance %s)\n", bk.doc.Key, bk.doc.Doc, bk.name)
 	}
 	tw.Flush()
 
