@@ -57,7 +57,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.String("advertise", d.Advertise, "address to publish in the registry instead of the listen address (NAT, port-forward, container, multi-homed host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or an interface name such as eth1; a host alone keeps the listen port (config key advertise, env AIRNODE_ADVERTISE)")
 	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
 	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
-	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener (env AIRNODE_SHUTDOWN_WAIT)")
+	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener; the default is cut to half of a shorter --shutdown-timeout (env AIRNODE_SHUTDOWN_WAIT)")
 	fs.Bool("demo", d.Demo, "export the built-in demo.Echo test service; --demo=false leaves it out, as production should (config key demo, env AIRNODE_DEMO; true/false, yes/no, on/off, 1/0, t/f)")
 }
 
@@ -214,6 +214,12 @@ func Load(src Source) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	c.applyDefaults()
+	if _, given := origin["shutdown.wait"]; !given && c.Shutdown.Timeout > 0 && c.Shutdown.Wait > c.Shutdown.Timeout/2 {
+		// The default wait (2s) is cut to half of a shorter budget: with
+		// --shutdown-timeout 1s alone, serve refused the wait nobody gave
+		// (tester75 #1); half is left for the drain.
+		c.Shutdown.Wait = c.Shutdown.Timeout / 2
+	}
 	if src.File != "" {
 		if err := shutdownTwice(c, origin, src.File); err != nil {
 			return Config{}, err
