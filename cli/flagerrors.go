@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/spi"
 )
@@ -36,6 +37,18 @@ func flagErrorText(c *cobra.Command, err error) error {
 	path := commandPath(c) // "plugin check"
 	if tok, ok := negativeNumberFlag(err); ok {
 		return fmt.Errorf("%s: %s is taken as a flag: an argument that starts with \"-\" (a negative number) goes after \"--\", which ends the flags (airnode %s ... -- %s)", path, tok, path, tok)
+	}
+	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && ne.GetSpecifiedShortnames() == "" {
+		// "unknown flag: --timout" named neither the command nor the
+		// flag meant (tester75 #4)
+		name := ne.GetSpecifiedName()
+		var names []string
+		c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		msg := fmt.Sprintf("%s: unknown flag --%s", path, name)
+		if best := suggest.Closest(name, names); best != "" {
+			msg += fmt.Sprintf("; did you mean --%s?", best)
+		}
+		return fmt.Errorf("%s (airnode %s --help lists its flags)", msg, path)
 	}
 	var ie *pflag.InvalidValueError
 	if !errors.As(err, &ie) {

@@ -30,7 +30,8 @@ func TestNu41_UsageErrorsExit2(t *testing.T) {
 		{[]string{"call", "demo.Echo"}, []string{"airnode: call: missing METHOD (usage: airnode call [flags] SERVICE_URL METHOD"}},
 		{[]string{"registry", "watch"}, []string{"airnode: registry watch: missing SERVICE (usage: airnode registry watch SERVICE [flags])"}},
 		{[]string{"serve", "extra"}, []string{`airnode: serve: unexpected argument "extra": it takes no arguments`}},
-		{[]string{"call", "--bogus", "demo.Echo", "Echo"}, []string{"airnode: unknown flag: --bogus"}},
+		{[]string{"call", "--bogus", "demo.Echo", "Echo"}, []string{"airnode: call: unknown flag --bogus (airnode call --help lists its flags)"}},
+		{[]string{"call", "--timout", "1s", "demo.Echo", "Echo"}, []string{"airnode: call: unknown flag --timout; did you mean --timeout?"}}, // tester75 #4
 		{[]string{"stats", "--timeout", "abc", "127.0.0.1:1"}, []string{`stats: --timeout "abc": want a duration`}},
 		{[]string{"call", "--timeout", "abc", "demo.Echo", "Echo", "1"}, []string{`airnode: call: --timeout "abc": want a duration`}},
 	} {
