@@ -467,7 +467,13 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 	}
 	r.authed = false // auth belongs to the connection
 	if refused > 0 {
-		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" (restarted with empty data, it does not know this session); opening a new session",
+		why := "likely restarted with empty data: it does not know this session"
+		if timeout > 0 && down >= timeout {
+			// tester75 #2: a 20 s outage 9 s after the last ping is 29 s
+			// unheard; the data was intact, the session simply expired
+			why = "it expired the session: nothing was heard for session.timeout, counted from this client's last contact, up to a third of session.timeout before an outage began"
+		}
+		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" ("+why+"); opening a new session",
 			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	} else {
 		r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
