@@ -235,7 +235,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
-	fl.StringVar(&f.timeout, "timeout", "", "how long the command may take, plugins' start, the wait for a provider, connecting and retries included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s, which bounds connecting and the call with its retries; also caps connect.timeout unless that is set)")
+	fl.Var(durationText{&f.timeout}, "timeout", "how long the command may take, plugins' start, the wait for a provider, connecting and retries included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s, which bounds connecting and the call with its retries; also caps connect.timeout unless that is set)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")

@@ -94,7 +94,7 @@ No registry is read.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.timeout, "timeout", "", "how long the whole probe may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless -p sets it)")
+	fl.Var(durationText{&f.timeout}, "timeout", "how long the whole probe may take, connecting included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s; also caps connect.timeout unless -p sets it)")
 	fl.BoolVar(&f.failOnWarning, "fail-on-warning", false, "exit 1 also when the node answers SERVING with a warning: some service exported on ADDR does not serve (a plugin it depends on is unresponsive or restarting)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter of the consumer (repeatable): tls=true, tls.ca=FILE, codec, transport...")
 	return cmd

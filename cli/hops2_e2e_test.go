@@ -25,7 +25,8 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 		{[]string{"-p", "shutdown.timeout=abc"}, []string{`invalid value "abc" for URL key "shutdown.timeout"`, "above 0 and at least shutdown.wait (2s"}},
 		{[]string{"-p", "shutdown.timeout=0"}, []string{`invalid value "0" for URL key "shutdown.timeout"`, "above 0"}},
 		{[]string{"-p", "shutdown.timeout=-1s"}, []string{`invalid value "-1s" for URL key "shutdown.timeout"`}},
-		{[]string{"-p", "shutdown.timeout=1s"}, []string{`invalid value "1s" for URL key "shutdown.timeout"`, "at least shutdown.wait (2s"}},
+		// a wait given explicitly (the default one is cut to half of a shorter budget: tester75 #1)
+		{[]string{"-p", "shutdown.timeout=1s", "--shutdown-wait", "2s"}, []string{`invalid value "1s" for URL key "shutdown.timeout"`, "at least shutdown.wait (2s, --shutdown-wait"}},
 		{[]string{"-p", "shutdown.timeout=4s", "-p", "shutdown.wait=5s"}, []string{`URL key "shutdown.wait"`, "from 0 to shutdown.timeout (4s"}},
 	} {
 		expectServeRefused(t, tc.args, tc.want...)

@@ -34,6 +34,7 @@ func TestNu41_UsageErrorsExit2(t *testing.T) {
 		{[]string{"call", "--timout", "1s", "demo.Echo", "Echo"}, []string{"airnode: call: unknown flag --timout; did you mean --timeout?"}}, // tester75 #4
 		{[]string{"stats", "--timeout", "abc", "127.0.0.1:1"}, []string{`stats: --timeout "abc": want a duration`}},
 		{[]string{"call", "--timeout", "abc", "demo.Echo", "Echo", "1"}, []string{`airnode: call: --timeout "abc": want a duration`}},
+		{[]string{"call", "--timeout=", "demo.Echo", "Echo"}, []string{`airnode: call: --timeout "": want a duration`}}, // tester75 #7: taken for no flag
 	} {
 		r := runCommand(t, 20*time.Second, nil, tc.args[0], tc.args[1:]...)
 		if r.code != exitUsage || r.stdout != "" {

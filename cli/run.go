@@ -235,6 +235,32 @@ func (d durationValue) Set(s string) error {
 	return d.Value.Set(v.String())
 }
 
+// durationText is a string flag holding a duration as the user wrote it
+// (call's, bench's and health's --timeout keep the spelling for the URL key
+// timeout, and check it themselves): an empty value is refused with
+// errDurationSyntax, where a plain string flag took --timeout= for no flag
+// at all (tester75 #7).
+type durationText struct{ s *string }
+
+func (d durationText) String() string {
+	if d.s == nil {
+		return ""
+	}
+	return *d.s
+}
+
+// Set keeps s; errDurationSyntax when s is blank.
+func (d durationText) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errDurationSyntax
+	}
+	*d.s = s
+	return nil
+}
+
+// Type is "string", as the plain flag's.
+func (d durationText) Type() string { return "string" }
+
 // boolValue is a bool flag (pflag's own Value, wrapped) that takes the
 // spellings of the configuration file and the AIRNODE_* variables
 // (config.ParseBool: true/false, yes/no, on/off, 1/0, t/f), so that
