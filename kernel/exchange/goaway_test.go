@@ -84,6 +84,11 @@ func TestGoAwayTellsWhichRequestsNeverRan(t *testing.T) {
 			if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 1 }) {
 				t.Fatal("the blocking request never started")
 			}
+			// Every id numbered from here on is the Sleep's or later: a
+			// ping numbered after the Sleep made nextID pass it, and a
+			// go-away at nextID then left the Sleep to succeed (the CI of
+			// ae4dd66).
+			unread := ch.nextID.Load() + 1
 			pending := make(chan error, 1)
 			go func() {
 				// Long enough that it is still running when the go-away
@@ -97,7 +102,7 @@ func TestGoAwayTellsWhichRequestsNeverRan(t *testing.T) {
 			}
 			// As if the provider had stopped reading before the Sleep
 			// (which it is running, but the consumer cannot tell).
-			ch.takeGoAway(ch.nextID.Load())
+			ch.takeGoAway(unread)
 			if !ch.ReadOnly() {
 				t.Error("channel not read-only after the go-away")
 			}
