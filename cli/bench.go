@@ -351,20 +351,27 @@ type benchOutcome struct {
 	// during the run, once their provider's first attempts had ended
 	// (connect.timeout after it was listed; connWatch), not counting
 	// those that came up after the run, and less
-	// ConnectionsLost. Never up means a provider did not accept them all
+	// ConnectionsDownAtEnd. Never up means a provider did not accept them all
 	// (out of file descriptors? its accepts limit, other consumers?).
 	ConnectionsUp    int `json:"connections_up"`
 	ConnectionsAsked int `json:"connections_asked"`
-	// ConnectionsLost counts connections that were up and were down at
-	// the end of the run, their provider still listed (killed, stalled or
-	// cut off: Reconnects has the redials). ProvidersRestarted counts the
+	// ConnectionsLost counts this process's connections that were up and
+	// died during the run (warm-up included) without bench closing them,
+	// whatever closed them: the provider, a heartbeat verdict, the liveness
+	// check (airnode_consumer_connections_lost_total over the run; a
+	// connection lost and re-made counts here and in Reconnects).
+	// ConnectionsDownAtEnd counts the measured reference's connections
+	// that were up and were down at the end of the run, their provider
+	// still listed (killed, stalled or cut off); until tester76 #2
+	// connections_lost was this count. ProvidersRestarted counts the
 	// provider addresses that left the directory or announced their
 	// shutdown during the run and were listed again (a rolling restart),
 	// ProvidersLeft those that did not come back: neither is a connection
 	// a provider refused. All 0 on a clean run.
-	ConnectionsLost    int `json:"connections_lost"`
-	ProvidersRestarted int `json:"providers_restarted"`
-	ProvidersLeft      int `json:"providers_left"`
+	ConnectionsLost      uint64 `json:"connections_lost"`
+	ConnectionsDownAtEnd int    `json:"connections_down_at_end"`
+	ProvidersRestarted   int    `json:"providers_restarted"`
+	ProvidersLeft        int    `json:"providers_left"`
 	// ProvidersUnreachedLeft counts the providers listed during the run
 	// that no connection ever reached and that left the registry before
 	// its end (a killed provider's entry until its session expired):
@@ -385,15 +392,23 @@ type benchOutcome struct {
 	// connection; kernel.ProviderConnections.Err): the summary says it
 	// instead of guessing. Empty when none did.
 	ConnectError string `json:"connect_error,omitempty"`
-	// Reconnects counts the redials this process started during the run
-	// (warm-up included) after a connection died, and HeartbeatCloses the
-	// connections its heartbeat closed (idle or silent too long, pings
-	// failed): the process's airnode_reconnects_total and
-	// airnode_channels_closed_total{reason="heartbeat"} over the run.
-	// Connections a provider closed show as
-	// reconnects.
-	Reconnects      uint64 `json:"reconnects"`
-	HeartbeatCloses uint64 `json:"heartbeat_closes"`
+	// Reconnects counts the connections this process re-made during the
+	// run (warm-up included): a lost connection that came up again counts
+	// one, however many dials that took; ReconnectAttempts counts those
+	// dials, failed ones included (until tester76 #2 reconnects counted
+	// the dials). HeartbeatCloses counts the connections its heartbeat
+	// strategy closed (idle or silent too long, pings failed), and
+	// LivenessCloses those its liveness check closed (calls timed out
+	// with nothing read, and a ping unanswered: a black-holed path). They
+	// are the process's airnode_reconnects_total,
+	// airnode_reconnect_attempts_total and
+	// airnode_channels_closed_total{reason="heartbeat"} and
+	// {reason="liveness"} over the run. Connections a provider closed are
+	// in ConnectionsLost and, once re-made, Reconnects.
+	Reconnects        uint64 `json:"reconnects"`
+	ReconnectAttempts uint64 `json:"reconnect_attempts"`
+	HeartbeatCloses   uint64 `json:"heartbeat_closes"`
+	LivenessCloses    uint64 `json:"liveness_closes"`
 	// CallTimeoutMS is the measured calls' timeout in ms (0: none), and
 	// CallTimeoutFrom where it came from: "--timeout", "url" (the URL key
 	// timeout from SERVICE_URL, -p or plugins.yaml's reference; "url
@@ -742,12 +757,17 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return withRegistryShown(err, reg)
 		}
 		stopMix := mix(ctx, ref, f.mixResp, f.mixC)
-		redials, hbCloses := counters.Heartbeat.Reconnects.Load(), counters.Heartbeat.IdleClosed.Load()
+		hb := &counters.Heartbeat
+		remade, redials, lost := hb.Reconnects.Load(), hb.ReconnectAttempts.Load(), hb.ConnectionsLost.Load()
+		hbCloses, liveCloses := hb.IdleClosed.Load(), hb.LivenessClosed.Load()
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
-		o.Reconnects = counters.Heartbeat.Reconnects.Load() - redials
-		o.HeartbeatCloses = counters.Heartbeat.IdleClosed.Load() - hbCloses
+		o.Reconnects = hb.Reconnects.Load() - remade
+		o.ReconnectAttempts = hb.ReconnectAttempts.Load() - redials
+		o.ConnectionsLost = hb.ConnectionsLost.Load() - lost
+		o.HeartbeatCloses = hb.IdleClosed.Load() - hbCloses
+		o.LivenessCloses = hb.LivenessClosed.Load() - liveCloses
 		cc := conns.connections(ctx)
-		o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsLost = cc.up, cc.asked, cc.lost
+		o.ConnectionsUp, o.ConnectionsAsked, o.ConnectionsDownAtEnd = cc.up, cc.asked, cc.lost
 		o.ProvidersRestarted, o.ProvidersLeft = cc.restarted, cc.left
 		o.ProvidersUnreachedLeft, o.UnreachedError = cc.unreached, cc.unreachedErr
 		if n, lerr := ref.LocalConnectFailures(); n > 0 {
@@ -2168,7 +2188,7 @@ func (b *progressBar) draw(p bench.Progress) {
 // here, not at the provider: this process is out of file descriptors:
 // see ulimit -n, which is 256 for this process: smux: dial tcp ...:
 // socket: too many open files)". Connections that were up and went down
-// (ConnectionsLost) are not blamed on the provider's descriptors either,
+// (ConnectionsDownAtEnd) are not blamed on the provider's descriptors either,
 // and providers that restarted or left during the run are named after
 // the count: "1 connection(s) per provider; 1 provider restarted
 // during the run (...)"; so are providers listed that were never up and
@@ -2191,16 +2211,16 @@ func connectionsText(o benchOutcome, perProvider int) string {
 			}
 			why = append(why, fmt.Sprintf("%d failed here, not at the provider: %s", o.ConnectionsFailedHere, local))
 		}
-		if o.ConnectionsLost == 1 {
+		if o.ConnectionsDownAtEnd == 1 {
 			why = append(why, "1 was up and went down during the run, its provider still listed: killed, stalled or cut off?")
-		} else if o.ConnectionsLost > 1 {
-			why = append(why, fmt.Sprintf("%d were up and went down during the run, their provider still listed: killed, stalled or cut off?", o.ConnectionsLost))
+		} else if o.ConnectionsDownAtEnd > 1 {
+			why = append(why, fmt.Sprintf("%d were up and went down during the run, their provider still listed: killed, stalled or cut off?", o.ConnectionsDownAtEnd))
 		}
 		refused := "got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log"
 		if o.ConnectError != "" {
 			refused = "failed to connect: " + o.ConnectError
 		}
-		if rest := short - o.ConnectionsFailedHere - o.ConnectionsLost; rest > 0 && len(why) > 0 {
+		if rest := short - o.ConnectionsFailedHere - o.ConnectionsDownAtEnd; rest > 0 && len(why) > 0 {
 			why = append(why, fmt.Sprintf("%d other(s) %s", rest, refused))
 		} else if rest > 0 {
 			why = append(why, "the others "+refused)
@@ -2351,8 +2371,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if failed == 0 {
 		fmt.Fprintf(w, "  errors      none\n")
 	}
-	if o.Reconnects > 0 || o.HeartbeatCloses > 0 {
-		fmt.Fprintf(w, "  connections %d redial(s) after a connection died, %d closed by the heartbeat\n", o.Reconnects, o.HeartbeatCloses)
+	if o.ConnectionsLost > 0 || o.ReconnectAttempts > 0 || o.HeartbeatCloses > 0 || o.LivenessCloses > 0 {
+		fmt.Fprintf(w, "  connections %d lost, %d re-made (%d dial(s)), %d closed by the heartbeat, %d by the liveness check\n",
+			o.ConnectionsLost, o.Reconnects, o.ReconnectAttempts, o.HeartbeatCloses, o.LivenessCloses)
 	}
 	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
 	if r.ServerCPUUS > 0 {

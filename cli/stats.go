@@ -77,7 +77,9 @@ overloaded.
     provider (host:port), calls, failures, failures_by_status (status
     name -> count; {} when none), in_flight, mean_ms (of the successful
     calls over the last 30 s; null when none succeeded), available,
-    ejected`,
+    connected (a connection can take calls, ejected or not), ejected,
+    state (the table's STATE: available, ejected, or unavailable, which
+    a provider with no usable connection is, ejected or not)`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {

@@ -65,18 +65,21 @@ func TestT27Ops_BenchCountsARestartedProvider(t *testing.T) {
 		Up        int            `json:"connections_up"`
 		Asked     int            `json:"connections_asked"`
 		Lost      *int           `json:"connections_lost"`
+		DownAtEnd *int           `json:"connections_down_at_end"`
 		Restarted *int           `json:"providers_restarted"`
 		Left      *int           `json:"providers_left"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &o); err != nil {
 		t.Fatalf("%v: %s", err, js.String())
 	}
-	if o.Lost == nil || o.Restarted == nil || o.Left == nil {
-		t.Fatalf("--json lacks connections_lost, providers_restarted or providers_left:\n%s", js.String())
+	if o.Lost == nil || o.DownAtEnd == nil || o.Restarted == nil || o.Left == nil {
+		t.Fatalf("--json lacks connections_lost, connections_down_at_end, providers_restarted or providers_left:\n%s", js.String())
 	}
-	t.Logf("--json: %d calls, errors %v, connections %d of %d, lost %d, restarted %d, left %d", o.Calls, o.Errors, o.Up, o.Asked, *o.Lost, *o.Restarted, *o.Left)
-	if o.Up != 3 || o.Asked != 3 || *o.Lost != 0 || *o.Restarted != 1 || *o.Left != 0 {
-		t.Errorf("--json: connections %d of %d, lost %d, restarted %d, left %d; want 3 of 3, 0, 1, 0", o.Up, o.Asked, *o.Lost, *o.Restarted, *o.Left)
+	t.Logf("--json: %d calls, errors %v, connections %d of %d, lost %d, down at end %d, restarted %d, left %d", o.Calls, o.Errors, o.Up, o.Asked, *o.Lost, *o.DownAtEnd, *o.Restarted, *o.Left)
+	// the restarted provider's connection was lost (its shutdown closed
+	// it) and re-made: lost during the run (tester76 #2), not down at its end
+	if o.Up != 3 || o.Asked != 3 || *o.Lost < 1 || *o.DownAtEnd != 0 || *o.Restarted != 1 || *o.Left != 0 {
+		t.Errorf("--json: connections %d of %d, lost %d, down at end %d, restarted %d, left %d; want 3 of 3, >= 1, 0, 1, 0", o.Up, o.Asked, *o.Lost, *o.DownAtEnd, *o.Restarted, *o.Left)
 	}
 }
 
@@ -91,11 +94,11 @@ func TestT27Ops_ConnectionsTextSaysWhatWentAway(t *testing.T) {
 			"1 connection(s) per provider; 1 provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 2, ProvidersLeft: 1},
 			"1 connection(s) per provider; 1 provider(s) left during the run and did not come back"},
-		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 3, ConnectionsLost: 1},
+		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 3, ConnectionsDownAtEnd: 1},
 			"only 2 of 3 connection(s) up (1 was up and went down during the run, its provider still listed: killed, stalled or cut off?)"},
-		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsLost: 2},
+		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsDownAtEnd: 2},
 			"only 1 of 3 connection(s) up (2 were up and went down during the run, their provider still listed: killed, stalled or cut off?)"},
-		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsLost: 1},
+		{benchOutcome{ConnectionsUp: 1, ConnectionsAsked: 3, ConnectionsDownAtEnd: 1},
 			"only 1 of 3 connection(s) up (1 was up and went down during the run, its provider still listed: killed, stalled or cut off?; 1 other(s) got no answer to their first ping, or were closed at once: is the provider out of file descriptors, or at its connection limit, URL key accepts? see its log)"},
 	} {
 		if got := connectionsText(tc.o, 1); got != tc.want {

@@ -291,7 +291,11 @@ func (e notConnected) Unwrap() []error {
 // localDialCause), first connection or not, is logged at Warn naming
 // it, rate-bounded across the node's conns (logLocalFailure), the lines
 // left out at Debug. Every failed attempt is counted by cause
-// (airnode_consumer_connect_failures_total{reason}). A new registry
+// (airnode_consumer_connect_failures_total{reason}: a local one, the
+// provider's limit, a dial that timed out or was refused, other); every
+// dial after a channel died in airnode_reconnect_attempts_total, every
+// channel that died in airnode_consumer_connections_lost_total, and
+// every connection re-made in airnode_reconnects_total. A new registry
 // entry for the address (redialForEntry) cuts the backoff short and
 // starts it afresh; the reconnect line then says asked_by_registry_entry.
 func (c *conn) run() {
@@ -305,7 +309,7 @@ func (c *conn) run() {
 	firstTry := time.Now() // of the first connection's attempts
 	for attempt := 1; ; attempt++ {
 		if everUp {
-			counters.Heartbeat.Reconnects.Inc()
+			counters.Heartbeat.ReconnectAttempts.Inc()
 		}
 		began := time.Now()
 		ch, err := c.connect()
@@ -318,10 +322,13 @@ func (c *conn) run() {
 				return
 			}
 			reason, what := localDialCause(err)
-			if reason == "" && errors.As(err, new(providerLimitError)) {
-				countConnectFailure(reasonProviderLimit)
-			} else {
+			switch {
+			case reason != "":
 				countConnectFailure(reason)
+			case errors.As(err, new(providerLimitError)):
+				countConnectFailure(reasonProviderLimit)
+			default:
+				countConnectFailure(dialFailureReason(err)) // timeout, refused, or other
 			}
 			if reason != "" {
 				c.local.Store(&localFailure{reason: reason, what: what, err: err})
@@ -402,6 +409,7 @@ func (c *conn) run() {
 		c.local.Store(nil)
 		c.resetBackoff.Store(false)
 		if everUp {
+			counters.Heartbeat.Reconnects.Inc() // a connection re-made: one, however many attempts it took
 			c.logger.Info("kernel: reconnected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
 				"asked_by_registry_entry", byEntry, "down_for", time.Since(downSince).Round(time.Millisecond))
 		} else if attempt > 1 {
@@ -416,6 +424,7 @@ func (c *conn) run() {
 		c.redialing.Store(false) // after the state: a waiting call never sees neither
 		select {
 		case <-ch.Done():
+			counters.Heartbeat.ConnectionsLost.Inc() // whatever closed it: the provider, a heartbeat verdict, the liveness check
 			c.publish(c.down("provider %s: channel closed, reconnecting", c.addr))
 			c.setPhase("%s stop (the channel to %s closed)", named("heartbeat", c.heartbeat), c.addr)
 			if err := c.awaitChannel(ch); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +57,40 @@ type dialError struct{ err error }
 func (e dialError) Error() string { return e.err.Error() }
 func (e dialError) Unwrap() error { return e.err }
 
+// Counter labels of a dial that failed at or on the way to the provider
+// (dialFailureReason).
+const (
+	reasonTimeout = "timeout" // no answer: a black-holed path, a vanished host
+	reasonRefused = "refused" // ECONNREFUSED: nothing listens on the port
+)
+
+// dialFailureReason classifies a failed connection attempt that is not
+// local (localDialCause) by its dial's error: reasonTimeout when the dial
+// (or its TLS handshake) timed out (a net.Error whose Timeout is true,
+// context.DeadlineExceeded: connect.timeout ran out with no answer, the
+// signature of a black hole), reasonRefused when the provider's host
+// refused it (syscall.ECONNREFUSED), "" for anything else, a first
+// ping's error included (a provider that accepted the connection
+// answered something). As localDialCause, a dial's text is read too
+// ("i/o timeout", "connection refused"): a transport, a plugin's say,
+// may flatten the error into its message.
+func dialFailureReason(err error) string {
+	var d dialError
+	if !errors.As(err, &d) {
+		return ""
+	}
+	text := d.Error()
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(text, "connection refused"):
+		return reasonRefused
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded),
+		strings.Contains(text, "i/o timeout"):
+		return reasonTimeout
+	}
+	return ""
+}
+
 // providerLimitError is a first ping's error (firstPingError) when the
 // provider refused the connection at its connection limit (URL keys
 // accepts, accepts.per.ip) and said so in its close-reason event
@@ -71,7 +106,8 @@ func (e providerLimitError) Unwrap() error { return e.err }
 const reasonProviderLimit = "provider_limit"
 
 // countConnectFailure counts one failed connection attempt by reason
-// (localDialCause, or reasonProviderLimit; "": other) in
+// (localDialCause, reasonProviderLimit, or dialFailureReason's
+// reasonTimeout and reasonRefused; "": other) in
 // counters.Transport (airnode_consumer_connect_failures_total{reason}).
 func countConnectFailure(reason string) {
 	switch reason {
@@ -83,6 +119,10 @@ func countConnectFailure(reason string) {
 		counters.Transport.ConnectPorts.Inc()
 	case "buffers":
 		counters.Transport.ConnectBuffers.Inc()
+	case reasonTimeout:
+		counters.Transport.ConnectTimeout.Inc()
+	case reasonRefused:
+		counters.Transport.ConnectRefused.Inc()
 	default:
 		counters.Transport.ConnectOther.Inc()
 	}

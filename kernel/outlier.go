@@ -139,6 +139,12 @@ type outlierState struct {
 	length   time.Duration
 	backAt   time.Duration // when the last ejection ended (spi.Mono())
 
+	// notBack: the last ejection ended while the provider was not
+	// connected (the liveness check had closed its connection, and the
+	// consumer was redialling): "back in use" is logged when it is
+	// connected again (noteBack), not at the ejection's end.
+	notBack atomic.Bool
+
 	// The "not ejected" WARN is written at most once per outlier.ejection
 	// per provider: warnedAt is when the last one was (spi.Mono()),
 	// warned whether there was one, muted the streaks not logged since.
@@ -248,7 +254,11 @@ func (o *outlierState) reset() {
 
 // ejectedNow reports whether r is ejected at now (spi.Mono());
 // an ejection that has ended is ended here, with its INFO line (the
-// first look after its end: a reference with no calls logs it later).
+// first look after its end: a reference with no calls logs it later):
+// "back in use" when r is connected, else "ejection ended ... still not
+// connected" (tester76 #1: it said back in use while the provider was
+// still unreachable), and "back in use" then follows when a connection
+// is up again (noteBack).
 func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	o := &r.out
 	if !o.ejected.Load() {
@@ -272,9 +282,37 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	o.streak.Store(0) // the next streak starts afresh
 	o.statuses = o.statuses[:0]
 	o.lastErr = ""
+	up := r.connected()
+	o.notBack.Store(!up)
 	o.mu.Unlock()
-	o.log.Info("kernel: ejected provider back in use", "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
+	if up {
+		o.log.Info(msgBackInUse, "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
+	} else {
+		o.log.Info("kernel: provider's ejection ended; it is still not connected, reconnecting", "provider", r.url.Address(), "service", r.url.ServiceKey(),
+			"ejected_for", length)
+	}
 	return false
+}
+
+// msgBackInUse is the INFO line of a provider that can be picked again
+// after an ejection: connected and not ejected, whichever came last.
+const msgBackInUse = "kernel: ejected provider back in use"
+
+// noteBack logs "back in use" for a provider whose ejection ended while
+// it was not connected, once it is connected again (Available calls it
+// when it finds r connected: the directory asks after every change of a
+// connection's state). It costs one atomic load when there is nothing to
+// say.
+func (r *remoteInvoker) noteBack() {
+	o := &r.out
+	if !o.notBack.Load() || !o.notBack.CompareAndSwap(true, false) {
+		return
+	}
+	o.mu.Lock()
+	length, since := o.length, spi.Mono()-o.backAt
+	o.mu.Unlock()
+	o.log.Info(msgBackInUse, "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length,
+		"not_connected_for", since.Round(time.Millisecond))
 }
 
 // eject takes r out of its reference's picks for its next ejection
@@ -352,6 +390,7 @@ func (r *remoteInvoker) eject(n int64) {
 	}
 	o.level = min(o.level+1, 31)
 	o.length = length
+	o.notBack.Store(false) // connected again (eject needs it) and out again: no back line owed
 	o.streak.Store(0)
 	o.statuses = o.statuses[:0]
 	o.lastErr = ""

@@ -58,11 +58,13 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 		inv = f.Invoker
 	}
 	ps := spi.ProviderStats{Service: service, Provider: inv.URL().Address(), Available: inv.Available()}
+	ps.Connected = ps.Available // an invoker the kernel did not make: what it says
 	if st := inv.Stats(); st != nil {
 		ps.Stats = st.Snapshot()
 	}
 	if ri, ok := inv.(*remoteInvoker); ok {
 		ps.FailuresByStatus = ri.fails.snapshot()
+		ps.Connected = ri.connected()
 		// read, not ended: the directory's next look ends an ejection
 		// that is over (ejectedNow), with its log line
 		ps.Ejected = ri.out.ejected.Load() && now < time.Duration(ri.out.until.Load())

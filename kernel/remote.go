@@ -415,7 +415,11 @@ func (r *remoteInvoker) Available() bool {
 	if r.out.ejected.Load() && r.ejectedNow(spi.Mono()) {
 		return false
 	}
-	return r.connected()
+	if !r.connected() {
+		return false
+	}
+	r.noteBack() // an ejection that ended while it was not connected: back in use now
+	return true
 }
 
 // NotServing reports whether the provider's last answer said it does not

@@ -24,6 +24,11 @@ type ProviderStats struct {
 	// Available reports whether the reference may pick the provider now:
 	// connected, not draining, not ejected.
 	Available bool
+	// Connected reports whether one of the provider's connections can
+	// take calls (up, answered its first ping, not draining), ejected or
+	// not: false while it connects or reconnects. A provider not
+	// connected is unavailable whatever its ejection.
+	Connected bool
 	// Ejected reports whether outlier detection has taken the provider
 	// out of the reference's picks for a while (the kernel's
 	// outlier.consecutive: its calls kept failing).

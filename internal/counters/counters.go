@@ -52,12 +52,31 @@ type HeartbeatCounters struct {
 	// PingsReceived counts two-way heartbeat requests from peers that this
 	// process answered (readiness pings included).
 	PingsReceived Counter
-	// Reconnects counts redials the consumer's connection manager started
-	// after a channel died (not first connects).
+	// Reconnects counts the consumer's connections re-made: a connection
+	// that was up, died (whatever closed it) and came up again counts one
+	// when its redial succeeds (and its first ping is answered), however
+	// many dials that took. Before tester76 #2 it counted the dials, which
+	// ReconnectAttempts counts now.
 	Reconnects Counter
-	// IdleClosed counts channels closed by a heartbeat verdict: idle or
-	// silent for too long, or too many failed pings.
+	// ReconnectAttempts counts the dials the consumer's connection
+	// manager started after a channel died (not first connects): each
+	// failed one and the one that succeeded.
+	ReconnectAttempts Counter
+	// ConnectionsLost counts the consumer's connections that were up and
+	// died without the consumer closing them, whatever ended them: the
+	// provider (EOF, reset, its shutdown), a heartbeat verdict, the
+	// liveness check, a protocol error.
+	ConnectionsLost Counter
+	// IdleClosed counts channels closed by a heartbeat strategy's verdict:
+	// idle or silent for too long, or too many failed pings. The liveness
+	// check's closes are LivenessClosed, not these.
 	IdleClosed Counter
+	// LivenessClosed counts consumer channels the liveness check closed
+	// (kernel/exchange liveness.go, heartbeat.ping.on.timeout): calls
+	// timed out with nothing read since they were sent, and a ping got no
+	// answer either. Such a channel may carry thousands of calls a second:
+	// it is silent, not idle.
+	LivenessClosed Counter
 }
 
 // RegistryCounters counts service-registry events.
@@ -167,14 +186,23 @@ type TransportCounters struct {
 	// descriptors (EMFILE, ENFILE), the host out of ephemeral ports
 	// (EADDRNOTAVAIL), out of socket buffers (ENOBUFS), the provider at
 	// its connection limit (accepts, accepts.per.ip: it said so in a
-	// close-reason event before closing), or anything else (a TCP
-	// connection refused, timed out, no answer to the first ping). Each
-	// attempt counts once (kernel conn.go).
+	// close-reason event before closing), or anything else (no answer to
+	// the first ping, a reset, a TLS failure; a dial that timed out or was
+	// refused is ConnectTimeout or ConnectRefused). Each attempt counts
+	// once (kernel conn.go).
 	ConnectFDs           Counter
 	ConnectPorts         Counter
 	ConnectBuffers       Counter
 	ConnectProviderLimit Counter
 	ConnectOther         Counter
+	// ConnectTimeout counts attempts whose dial (or TLS handshake) timed
+	// out: no answer at all, what a black-holed path or a host that
+	// vanished without a trace gives (connect.timeout, or the system's
+	// own SYN retries). ConnectRefused counts dials the provider's host
+	// refused (ECONNREFUSED: nothing listens on the port). Neither is in
+	// ConnectOther.
+	ConnectTimeout Counter
+	ConnectRefused Counter
 }
 
 // Transport holds the process's transport counters.
@@ -184,7 +212,8 @@ var Transport TransportCounters
 // (kernel/exchange): closes by reason class, and the provider's
 // backpressure stops. A close is counted once, under the first reason
 // that ended the channel; a heartbeat strategy's verdict is counted in
-// HeartbeatCounters.IdleClosed, not here. They are how an operator sizes
+// HeartbeatCounters.IdleClosed, and the liveness check's in
+// HeartbeatCounters.LivenessClosed, not here. They are how an operator sizes
 // an attack whose log lines are rate-bounded.
 type ChannelCounters struct {
 	// ProtocolErrors counts channels closed because the peer broke the

@@ -2,10 +2,12 @@
 // fault between two real endpoints (a consumer and a provider, a client and
 // ZooKeeper): a cut connection, a peer that hangs with its connection up, a
 // path that black-holes everything, a host that vanishes and comes back, an
-// unreachable server, a slow connect.
+// unreachable server, a path that goes dark and heals (Unreachable), a
+// slow connect.
 package testproxy
 
 import (
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -31,6 +33,7 @@ type Proxy struct {
 	l       net.Listener // nil while Down
 	conns   []net.Conn
 	refuse  bool
+	unreach io.Closer // while Unreachable: the listener that takes no connection, and its filler
 	accepts []time.Time
 	closed  bool
 
@@ -127,6 +130,10 @@ func (p *Proxy) Down() {
 	if p.l != nil {
 		p.l.Close()
 		p.l = nil
+	}
+	if p.unreach != nil {
+		p.unreach.Close()
+		p.unreach = nil
 	}
 	p.cutLocked()
 }

@@ -177,7 +177,8 @@
 // (bad magic, oversize, a frame the peer cut short, an unknown codec),
 // by the ping-flood guard, or by the first-frame rule, each once under
 // the reason that closed it (a heartbeat verdict is
-// counters.Heartbeat.IdleClosed); backpressure stalls; answers for ids
+// counters.Heartbeat.IdleClosed, the liveness check's close
+// counters.Heartbeat.LivenessClosed: reason="liveness"); backpressure stalls; answers for ids
 // never sent. A read cut short because this side's connection was closed
 // under it (the tcp transport closes it when a write fails, a consumer
 // that read nothing having gone away), or after a write failed, is the

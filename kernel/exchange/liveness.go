@@ -144,7 +144,7 @@ func (c *Channel) runCheck(wait time.Duration) {
 	if behind {
 		note = fmt.Sprintf(", nor acknowledged any of the %s written before the ping", protocol.FormatSize(int64(unacked)))
 	}
-	counters.Heartbeat.IdleClosed.Inc()
+	counters.Heartbeat.LivenessClosed.Inc() // a silent channel, maybe a busy one: not a heartbeat strategy's idle close
 	// One Warn line for the close: the kernel's connection manager logs it
 	// ("kernel: channel closed; reconnecting", with this reason and the
 	// failed calls), so the channel's own line is at Debug (both at Warn

@@ -43,16 +43,22 @@ type ProviderStats struct {
 	// (MarshalJSON) and Prometheus has no sample, not a 0 ms latency.
 	MeanMillis float64 `json:"mean_ms"`
 	// Available: a reference may pick the provider now (connected, not
-	// draining, not ejected). Ejected: outlier detection took it out of
-	// the picks for a while (outlier.consecutive failures in a row).
+	// draining, not ejected). Connected: one of its connections can take
+	// calls, ejected or not (false while connecting or reconnecting).
+	// Ejected: outlier detection took it out of the picks for a while
+	// (outlier.consecutive failures in a row), connected or not. State
+	// says which of them an operator reads.
 	Available bool `json:"available"`
+	Connected bool `json:"connected"`
 	Ejected   bool `json:"ejected"`
 }
 
-// MarshalJSON writes p as its fields' tags say, except that mean_ms is
-// null when no call succeeded in the window (MeanMillis 0), where the
-// table prints "-" and Prometheus has no sample: a 0 would read as a
-// provider answering in no time, when it answered nothing in time.
+// MarshalJSON writes p as its fields' tags say, and "state" (State: what
+// the table's STATE and airnode_consumer_providers say), except that
+// mean_ms is null when no call succeeded in the window (MeanMillis 0),
+// where the table prints "-" and Prometheus has no sample: a 0 would read
+// as a provider answering in no time, when it answered nothing in time.
+// Decoding ignores "state": State computes it from the fields.
 func (p ProviderStats) MarshalJSON() ([]byte, error) {
 	type plain ProviderStats // the same fields, without this method
 	if p.FailuresByStatus == nil {
@@ -65,7 +71,8 @@ func (p ProviderStats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		MeanMillis *float64 `json:"mean_ms"`
-	}{plain(p), mean})
+		State      string   `json:"state"`
+	}{plain(p), mean, p.State()})
 }
 
 // The per-provider families providerCollector exports.
@@ -83,9 +90,9 @@ var (
 	providerAvailableDesc = prometheus.NewDesc("airnode_consumer_provider_available",
 		"1 while the consumer may pick the provider (connected, not draining, not ejected), else 0.", providerLabels, nil)
 	providersDesc = prometheus.NewDesc("airnode_consumer_providers",
-		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining), ejected (outlier detection); all three 0 while none is listed, so sum by (service) == 0 alerts.", []string{"service", "state"}, nil)
+		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining: no usable connection, ejected or not), ejected (connected, and outlier detection keeps it out of the picks); all three 0 while none is listed, so sum by (service) == 0 alerts.", []string{"service", "state"}, nil)
 	providerEjectedDesc = prometheus.NewDesc("airnode_consumer_provider_ejected",
-		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0.", providerLabels, nil)
+		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0, whether or not it is connected (airnode_consumer_providers{state} says which: a provider with no usable connection is unavailable).", providerLabels, nil)
 )
 
 // sources are the lists the registry reads when scraped: one per node
@@ -162,8 +169,8 @@ func (r *Registry) AddReferences(list func() []string) (release func()) {
 // of airnode_consumer_providers name them.
 const (
 	StateAvailable   = "available"   // the consumer may pick it
-	StateUnavailable = "unavailable" // connecting, reconnecting, draining
-	StateEjected     = "ejected"     // outlier detection keeps it out of the picks
+	StateUnavailable = "unavailable" // connecting, reconnecting, draining: no usable connection, ejected or not
+	StateEjected     = "ejected"     // connected, and outlier detection keeps it out of the picks
 )
 
 // ProviderStates is the providers of each referenced service by state:
@@ -191,10 +198,20 @@ func (r *Registry) ProviderStates() map[string]map[string]int {
 	return out
 }
 
-// State is the provider's state as WriteProviders prints it:
-// StateEjected, StateAvailable or StateUnavailable.
+// State is the provider's state, the one answer the table's STATE
+// (WriteProviders), airnode_consumer_providers{state} (ProviderStates)
+// and /stats' "state" give: the connection wins, so a provider with no
+// usable connection is StateUnavailable whether or not it is ejected (a
+// black-holed provider ejected for its timeouts, then closed by the
+// liveness check, is being redialled: tester76 #1); StateEjected is a
+// connected provider outlier detection keeps out of the picks;
+// StateAvailable one a reference may pick. A row from a node that
+// predates Connected (its JSON lacks "connected") counts as connected
+// when it is Available.
 func (p ProviderStats) State() string {
 	switch {
+	case !p.Connected && !p.Available:
+		return StateUnavailable
 	case p.Ejected:
 		return StateEjected
 	case p.Available:
@@ -228,6 +245,7 @@ func (r *Registry) Providers() []ProviderStats {
 			}
 			row.InFlight += p.Stats.Active
 			row.Available = row.Available || p.Available
+			row.Connected = row.Connected || p.Connected
 			row.Ejected = row.Ejected || p.Ejected
 			if n := p.Stats.MeanCount; n > 0 {
 				m := means[k]
@@ -297,7 +315,8 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 // CALLS and FAILURES are since the provider entered the directory;
 // FAILED is their ratio ("-" before the first call); MEAN/30s the mean of
 // the successful calls over the last 30 s ("-" when none); STATE is
-// available, ejected or unavailable (connecting, reconnecting, draining);
+// State: available, ejected (connected, outlier detection keeps it out)
+// or unavailable (connecting, reconnecting, draining; ejected or not);
 // BY-STATUS splits FAILURES by status name, sorted by name.
 func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	if len(rows) == 0 {

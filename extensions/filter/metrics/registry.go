@@ -146,8 +146,10 @@ func WithClock(now func() time.Time) Option {
 //	airnode_calls_cancelled_total{side,service,method}       counter: calls failed while cancelled (Cancelled)
 //	airnode_calls_in_flight{side,service,method}             gauge
 //	airnode_call_duration_seconds{side,service,method}       histogram (LatencyBuckets)
-//	airnode_heartbeat_pings_{sent,answered,failed,received}_total, airnode_reconnects_total,
-//	airnode_channels_idle_closed_total, airnode_registry_notifications_total,
+//	airnode_heartbeat_pings_{sent,answered,failed,received}_total,
+//	airnode_reconnects_total (connections re-made), airnode_reconnect_attempts_total (their dials),
+//	airnode_consumer_connections_lost_total, airnode_channels_idle_closed_total,
+//	airnode_registry_notifications_total,
 //	airnode_registry_session_expiries_total, airnode_token_rejections_total,
 //	airnode_plugin_filter_rejections_total,
 //	airnode_executes_rejections_total, airnode_threads_rejections_total,
@@ -223,11 +225,11 @@ const pooledHelp = "dispatcher=adaptive: provider requests sent to the worker po
 
 // closedHelp is the help of airnode_channels_closed_total, the same for
 // each of its reason labels.
-const closedHelp = "Connections this process closed because of what the peer did, by reason: protocol_error (bad magic, a body over max(4 x payload, 64 MiB), a frame cut short by the peer), too_many_pings (the provider's ping-flood guard), first_frame_timeout (no complete frame within 10 s of connecting), heartbeat (a heartbeat verdict: the same count as airnode_channels_idle_closed_total). Their log lines are rate-bounded; these are not."
+const closedHelp = "Connections this process closed because of what the peer did, by reason: protocol_error (bad magic, a body over max(4 x payload, 64 MiB), a frame cut short by the peer), too_many_pings (the provider's ping-flood guard), first_frame_timeout (no complete frame within 10 s of connecting), heartbeat (a heartbeat strategy's verdict, idle or silent too long or pings failed: the same count as airnode_channels_idle_closed_total), liveness (the consumer's liveness check, heartbeat.ping.on.timeout: calls timed out with nothing read since, and a ping got no answer; a silent channel, busy or not). Their log lines are rate-bounded; these are not."
 
 // connectHelp is the help of airnode_consumer_connect_failures_total, the
 // same for each of its reason labels.
-const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), other (a TCP connection refused, timed out, no answer to the first ping)."
+const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), timeout (the dial or TLS handshake timed out: no answer at all, a black-holed path or a vanished host), refused (the provider's host refused the connection: nothing listens on the port), other (no answer to the first ping, a reset, a TLS failure)."
 
 // tlsHelp is the help of airnode_tls_handshake_failures_total, the same
 // for each of its reason labels.
@@ -255,14 +257,18 @@ func processCounters() []processCounter {
 		{"airnode_heartbeat_pings_answered_total", "heartbeat.pings_answered", "Heartbeat requests this process sent that the peer answered in time (0 on a provider unless it uses heartbeat=dual: the pings it answers are airnode_heartbeat_pings_received_total).", &h.PingsAnswered, nil},
 		{"airnode_heartbeat_pings_failed_total", "heartbeat.pings_failed", "Heartbeat requests failed or timed out.", &h.PingsFailed, nil},
 		{"airnode_heartbeat_pings_received_total", "heartbeat.pings_received", "Heartbeat requests from peers that this process answered (those the ping-flood guard refused are in airnode_channels_closed_total{reason=\"too_many_pings\"}).", &h.PingsReceived, nil},
-		{"airnode_reconnects_total", "heartbeat.reconnects", "Redials after a channel died.", &h.Reconnects, nil},
-		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence.", &h.IdleClosed, nil},
+		{"airnode_reconnects_total", "heartbeat.reconnects", "Consumer connections re-made: a connection that was up, was lost (airnode_consumer_connections_lost_total) and came up again, one however many dials it took (those are airnode_reconnect_attempts_total). Until tester76 #2 this counted the dials.", &h.Reconnects, nil},
+		{"airnode_reconnect_attempts_total", "heartbeat.reconnect_attempts", "Dials a consumer started to re-make a lost connection, failed ones and the one that succeeded (first connections excluded).", &h.ReconnectAttempts, nil},
+		{"airnode_consumer_connections_lost_total", "heartbeat.connections_lost", "Consumer connections that were up and died without the consumer closing them, whatever ended them: the provider (EOF, reset, its shutdown), a heartbeat verdict, the liveness check, a protocol error.", &h.ConnectionsLost, nil},
+		{"airnode_channels_idle_closed_total", "heartbeat.idle_closed", "Channels closed by the heartbeat strategy for idleness or silence (idle or silent past heartbeat.timeout, heartbeat.retries pings failed); not the liveness check's closes, which are airnode_channels_closed_total{reason=\"liveness\"}.", &h.IdleClosed, nil},
 		{"airnode_accept_errors_total", "transport.accept_errors", "Provider listeners' temporary accept failures (out of file descriptors), each retried after a backoff of 5 ms to 1 s.", &counters.Transport.AcceptErrors, nil},
 		{"airnode_accept_refused_total", "transport.accept_refused", "Consumer connections a provider closed at once after accepting them, being at its connection limit (URL keys accepts, accepts.per.ip).", &counters.Transport.AcceptRefused, nil},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_fds", connectHelp, &counters.Transport.ConnectFDs, prometheus.Labels{"reason": "fds"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_ports", connectHelp, &counters.Transport.ConnectPorts, prometheus.Labels{"reason": "ports"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_buffers", connectHelp, &counters.Transport.ConnectBuffers, prometheus.Labels{"reason": "buffers"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_provider_limit", connectHelp, &counters.Transport.ConnectProviderLimit, prometheus.Labels{"reason": "provider_limit"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_timeout", connectHelp, &counters.Transport.ConnectTimeout, prometheus.Labels{"reason": "timeout"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_refused", connectHelp, &counters.Transport.ConnectRefused, prometheus.Labels{"reason": "refused"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_other", connectHelp, &counters.Transport.ConnectOther, prometheus.Labels{"reason": "other"}},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},
@@ -282,6 +288,7 @@ func processCounters() []processCounter {
 		{"airnode_channels_closed_total", "channels.closed_too_many_pings", closedHelp, &ch.TooManyPings, prometheus.Labels{"reason": "too_many_pings"}},
 		{"airnode_channels_closed_total", "channels.closed_first_frame_timeout", closedHelp, &ch.FirstFrameTimeouts, prometheus.Labels{"reason": "first_frame_timeout"}},
 		{"airnode_channels_closed_total", "channels.closed_heartbeat", closedHelp, &h.IdleClosed, prometheus.Labels{"reason": "heartbeat"}},
+		{"airnode_channels_closed_total", "channels.closed_liveness", closedHelp, &h.LivenessClosed, prometheus.Labels{"reason": "liveness"}},
 		{"airnode_backpressure_stalls_total", "channels.stalls", "Times a provider stopped reading a connection because 8 MiB of answers were unsent to a consumer that does not read them or sits behind a slow path (reading again under 4 MiB; the connection stays open), or 256 KiB while all its consumers together held unsent.limit (default 256 MiB; reading again under 64 KiB).", &ch.Stalls, nil},
 		{"airnode_unsent_limit_stalls_total", "channels.unsent_limit_stalls", "Of airnode_backpressure_stalls_total, the stalls that began because the provider's consumers together held unsent.limit (default 256 MiB) of answers unread.", &ch.UnsentLimitStalls, nil},
 		{"airnode_slow_consumer_closes_total", "channels.slow_consumer_closes", "Connections a provider closed as slow consumers: 64 KiB or more of answers unsent with none written for 5 s while its consumers together held unsent.limit (default 256 MiB). Each close is logged at WARN (rate-bounded), \"slow consumer\".", &ch.SlowConsumerCloses, nil},
