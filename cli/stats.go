@@ -45,8 +45,9 @@ address: the provider calls (a failover retry counts on each provider
 it tried) and failures since the provider entered the directory, their
 ratio, calls in flight, the mean of the successful ones over the last
 30 s, and whether the node may pick it now (available), outlier
-detection keeps it out (ejected) or it is connecting, reconnecting or
-draining (unavailable). --json
+detection keeps it out of the picks while it is connected (ejected) or
+it has no usable connection, connecting, reconnecting or draining,
+ejected or not (unavailable). --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
 access and provider counters (see below). An address that refuses the connection
 or does not answer HTTP is reported as such (give serve --metrics's
