@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,45 +12,50 @@ import (
 // how often the run's connections died and were redialled, so that a
 // failover seen in the timeline can be told from a provider that was
 // merely slow. A provider killed a second into a 3 s run: --json's
-// reconnects counts the redials (reconnect.backoff 50ms: several), none
+// connections_lost is 1, reconnect_attempts counts the redials
+// (reconnect.backoff 50ms: several), reconnects (connections re-made) is
+// 0: none came up again (tester76 #2: it counted the redials); none
 // before the kill; the text summary says it too.
 func TestBenchReportsReconnects(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	url := p.url("demo.Echo") + "?reconnect.backoff=50ms"
 
 	quiet := benchRun(t, nil, url, "-n", "2000", "-c", "4", "--json")
-	var q struct {
-		Reconnects      *uint64 `json:"reconnects"`
-		HeartbeatCloses *uint64 `json:"heartbeat_closes"`
-	}
+	var q map[string]any
 	if err := json.Unmarshal([]byte(quiet), &q); err != nil {
 		t.Fatal(err)
 	}
-	if q.Reconnects == nil || q.HeartbeatCloses == nil || *q.Reconnects != 0 || *q.HeartbeatCloses != 0 {
-		t.Fatalf("a run with nothing dying: reconnects %v, heartbeat_closes %v; want both present and 0:\n%s", q.Reconnects, q.HeartbeatCloses, quiet)
+	for _, k := range []string{"reconnects", "reconnect_attempts", "connections_lost", "heartbeat_closes", "liveness_closes", "connections_down_at_end"} {
+		if q[k] != float64(0) {
+			t.Errorf("a run with nothing dying: %s %v; want present and 0:\n%s", k, q[k], quiet)
+		}
 	}
 
 	kill := time.AfterFunc(time.Second, func() { _ = p.cmd.Process.Kill() }) // not kill9: no t.Fatal off the test goroutine
 	defer kill.Stop()
 	out := benchRun(t, nil, url, "--duration", "3s", "-c", "4", "--timeout", "500ms", "--json")
 	var r struct {
-		Reconnects uint64           `json:"reconnects"`
-		Errors     map[string]int64 `json:"errors"`
+		Reconnects        uint64           `json:"reconnects"`
+		ReconnectAttempts uint64           `json:"reconnect_attempts"`
+		ConnectionsLost   uint64           `json:"connections_lost"`
+		Errors            map[string]int64 `json:"errors"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("reconnects %d, errors %v", r.Reconnects, r.Errors)
-	if r.Reconnects < 2 {
-		t.Errorf("reconnects %d after the provider was killed a second into the run (backoff 50ms), want several", r.Reconnects)
+	t.Logf("connections lost %d, reconnects %d, reconnect attempts %d, errors %v", r.ConnectionsLost, r.Reconnects, r.ReconnectAttempts, r.Errors)
+	if r.ReconnectAttempts < 2 || r.Reconnects != 0 || r.ConnectionsLost != 1 {
+		t.Errorf("after the provider was killed a second into the run (backoff 50ms): connections lost %d, reconnects %d, reconnect attempts %d; want 1, 0 (it never came back), several",
+			r.ConnectionsLost, r.Reconnects, r.ReconnectAttempts)
 	}
 	var o benchOutcome
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
-	printOutcome(&text, "demo.Echo", benchOutcome{Report: o.Report, Case: &benchCase{Req: 100, Resp: 100, Concurrency: 4}, Reconnects: r.Reconnects}, benchFlags{connections: 1})
-	if !strings.Contains(text.String(), "redial(s) after a connection died") {
-		t.Errorf("summary does not mention the redials:\n%s", text.String())
+	printOutcome(&text, "demo.Echo", benchOutcome{Report: o.Report, Case: &benchCase{Req: 100, Resp: 100, Concurrency: 4},
+		ConnectionsLost: r.ConnectionsLost, ReconnectAttempts: r.ReconnectAttempts}, benchFlags{connections: 1})
+	if want := fmt.Sprintf("connections 1 lost, 0 re-made (%d dial(s))", r.ReconnectAttempts); !strings.Contains(text.String(), want) {
+		t.Errorf("summary does not say %q:\n%s", want, text.String())
 	}
 }
