@@ -28,7 +28,8 @@ func TestListExplainAppliesConfigLikeServe(t *testing.T) {
 		served := serveFails(t, "--config", cfg)
 		code, _, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo")
 		msg := strings.TrimSpace(errOut)
-		if code != 1 || !strings.HasPrefix(msg, "airnode: config: "+cfg+": key ") || !strings.Contains(served, msg) {
+		// each line names its own command (tester75 #1), the cause alike
+		if code != 1 || !strings.HasPrefix(msg, "airnode: list: config: "+cfg+": key ") || !strings.Contains(served, "airnode: serve: "+strings.TrimPrefix(msg, "airnode: list: ")) {
 			t.Errorf("config %q: list --explain exit %d, stderr %q; want exit 1 and serve's error:\n%s", body, code, errOut, served)
 		}
 	}
@@ -144,7 +145,7 @@ func TestListExplainDispatcherErrorIsTheKernels(t *testing.T) {
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=directt")
 	// and, first, Refer's warning of a dispatcher on a reference (cli3)
 	const warn = "airnode: warning: dispatcher=directt has no effect: the provider's server decides it (serve -p dispatcher=...)\n"
-	if code != 1 || errOut != warn+"airnode: "+pe.Error()+"\n" {
+	if code != 1 || errOut != warn+"airnode: list: "+pe.Error()+"\n" {
 		t.Errorf("exit %d, stderr %q; want Refer's warning and the kernel's %q", code, errOut, pe.Error())
 	}
 }
