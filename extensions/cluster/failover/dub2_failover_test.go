@@ -15,7 +15,7 @@ import (
 // tester35 finding 2: Work(400) under a caller deadline of 150 ms, URL
 // timeout=2s, one provider. The first attempt is sent and times out when
 // the deadline comes (on the consumer, "... waiting for the response", or
-// on the provider, "consumer deadline of 150ms passed on the provider");
+// on the provider, "timed out after 150ms on the provider (...)");
 // the call fails with that attempt's SERVER_TIMEOUT,
 // one attempt, whether the method is idempotent or not. It was, for about
 // half the idempotent calls, CLIENT_TIMEOUT "failed after 3 attempts on
