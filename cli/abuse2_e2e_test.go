@@ -33,7 +33,7 @@ func TestAbuse2_F1_MultiDocumentConfigRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "--config", cfg, "registry", "ls", "--summary")
-		expectFail(t, r, "airnode: config: "+cfg+": ", c.line, `second YAML document ("---")`)
+		expectFail(t, r, "airnode: registry ls: config: "+cfg+": ", c.line, `second YAML document ("---")`)
 	}
 	// One document, with or without a leading "---", is read as before.
 	cfg := filepath.Join(dir, "one.yaml")

@@ -25,7 +25,7 @@ func TestAbuse3_NegativeNumberArgumentSaysDoubleDash(t *testing.T) {
 	}
 	expectFail(t, call(t, noAirnodeEnv, p.url("demo.Echo"), "Sleep", "--", "-1"), "BAD_REQUEST: ", "sleep -1 ms")
 	// a flag typo that is no number keeps pflag's message
-	expectUsage(t, call(t, noAirnodeEnv, p.url("demo.Echo"), "Sleep", "-x"), "airnode: unknown shorthand flag: 'x' in -x")
+	expectUsage(t, call(t, noAirnodeEnv, p.url("demo.Echo"), "Sleep", "-x"), "airnode: call: unknown shorthand flag: 'x' in -x")
 	if r := runCommand(t, 10*time.Second, noAirnodeEnv, "call", "--help"); !strings.Contains(r.stdout, `Echo -- -5          # "--" before a negative number`) {
 		t.Fatalf("call --help does not show \"--\":\n%s", r.stdout)
 	}

@@ -23,7 +23,7 @@ func TestCfg3_ServeFailsWhenZooKeeperIsUnreachableAtStart(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"airnode: kernel: register demo.Echo in " + nobodyZK, "no session with 127.0.0.1:26598",
+	for _, want := range []string{"airnode: serve: kernel: register demo.Echo in " + nobodyZK, "no session with 127.0.0.1:26598",
 		"connection refused", "add check=false to the registry URL to start anyway"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
@@ -81,8 +81,8 @@ func TestCfg3_FlagValuesOfTheWrongFormExit2(t *testing.T) {
 		{[]string{"serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "-p", "weight"}, `airnode: serve: -p "weight": want key=value`},
 		{[]string{"call", "-p", "key", direct, "Echo", "1"}, `-p "key": want key=value`},
 		{[]string{"bench", "-p", "key", "-n", "1", direct}, `airnode: bench: -p "key": want key=value`},
-		{[]string{"serve", "--log-format", "xml"}, `airnode: --log-format "xml": want text or json`},
-		{[]string{"serve", "--log-level", "verbose"}, `airnode: --log-level "verbose": want debug, info, warn or error`},
+		{[]string{"serve", "--log-format", "xml"}, `airnode: serve: --log-format "xml": want text or json`},
+		{[]string{"serve", "--log-level", "verbose"}, `airnode: serve: --log-level "verbose": want debug, info, warn or error`},
 		{[]string{"registry", "ls", "--log-level", "verbose"}, `--log-level "verbose"`},
 		{[]string{"serve", "--demo=maybe"}, `--demo "maybe": want true or false (also yes/no, on/off, 1/0, t/f); --demo alone is true`},
 	} {
@@ -146,8 +146,8 @@ func TestCfg3_PluginStartErrorsNameTheirKey(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.p2c, point: loadbalance, command: ./bin/nonexistent}\n")
 	r := runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
-	expectFail(t, r, `airnode: pluginhost: plugin "acme.p2c"`, "no such file or directory", "("+cfg+`: key "plugins[0].command")`)
+	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.p2c"`, "no such file or directory", "("+cfg+`: key "plugins[0].command")`)
 	cfg = writeConfig(t, "plugins:\n  - {name: acme.dirreg, point: loadbalance, command: "+acmePlugin(t)+"}\n")
 	r = runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
-	expectFail(t, r, `airnode: pluginhost: plugin "acme.dirreg"`, "("+cfg+`: key "plugins[0].point")`)
+	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.dirreg"`, "("+cfg+`: key "plugins[0].point")`)
 }

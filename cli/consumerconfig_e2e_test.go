@@ -90,7 +90,7 @@ func TestReferenceURLBypassesTheRegistry(t *testing.T) {
 
 	t.Run("NotAURL", func(t *testing.T) {
 		cfg := writeConfig(t, "references:\n  - interface: demo.Echo\n    url: "+named.addr+"\n")
-		expectFail(t, call(t, nil, "--config", cfg, "demo.Echo", "Info"), "airnode: config:", `key "references[0].url"`, "is not a URL", "airnode://host:port")
+		expectFail(t, call(t, nil, "--config", cfg, "demo.Echo", "Info"), "airnode: call: config:", `key "references[0].url"`, "is not a URL", "airnode://host:port")
 	})
 }
 

@@ -67,12 +67,12 @@ func TestDurationFlagsNameTheFlagAndTheForms(t *testing.T) {
 func TestDurationFlagsAndEnvironmentTakeBareMilliseconds(t *testing.T) {
 	r := runCommand(t, 20*time.Second, nil, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://",
 		"--shutdown-wait", "500", "--shutdown-timeout", "100")
-	expectUsage(t, r, "airnode: config: flag --shutdown-wait: 500ms must be between 0 and shutdown.timeout (100ms)") // a flag out of its bounds (fix-p)
+	expectUsage(t, r, "airnode: serve: config: flag --shutdown-wait: 500ms must be between 0 and shutdown.timeout (100ms)") // a flag out of its bounds (fix-p)
 	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=500", "AIRNODE_SHUTDOWN_TIMEOUT=100"}, "serve",
 		"--listen", "127.0.0.1:0", "--registry", "memory://")
-	expectFail(t, r, "airnode: config: environment AIRNODE_SHUTDOWN_WAIT: 500ms must be between 0 and shutdown.timeout (100ms)")
+	expectFail(t, r, "airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT: 500ms must be between 0 and shutdown.timeout (100ms)")
 	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=5x"}, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://")
-	expectFail(t, r, `airnode: config: environment AIRNODE_SHUTDOWN_WAIT "5x": want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)`)
+	expectFail(t, r, `airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT "5x": want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)`)
 
 	// a node that runs with them: the shutdown line shows what it read
 	dir := t.TempDir()

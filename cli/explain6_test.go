@@ -22,7 +22,7 @@ func TestListExplainRunsRefersChecks(t *testing.T) {
 		if ccode != 1 || !ok {
 			t.Fatalf("%s: call exit %d, stderr %q; want exit 1 and the kernel's refusal", q, ccode, cerr)
 		}
-		if code != 1 || strings.TrimSpace(errOut) != "airnode: "+msg {
+		if code != 1 || strings.TrimSpace(errOut) != "airnode: list: "+msg {
 			t.Errorf("%s: list --explain exit %d, stderr %q; want exit 1 and call's error %q\n%s", q, code, errOut, msg, out)
 		}
 	}
@@ -40,7 +40,7 @@ func TestListExplainRunsRefersChecks(t *testing.T) {
 	// references is the consumer's, not the provider config's.
 	cfg := writeConfig(t, "references: [{interface: demo.Echo, params: {connections: \"65\"}}]\n")
 	code, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")
-	if code != 1 || strings.TrimSpace(errOut) != "airnode: connections=65: want 1 to 64" {
+	if code != 1 || strings.TrimSpace(errOut) != "airnode: list: connections=65: want 1 to 64" {
 		t.Errorf("reference connections=65: exit %d, stderr %q", code, errOut)
 	}
 }

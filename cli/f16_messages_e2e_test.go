@@ -24,7 +24,7 @@ func TestCallOfTheOnlyProviderAtWeightZeroSaysSo(t *testing.T) {
 // another process is never seen (exit 0) (tester61 #10).
 func TestRegistryLsExplainsDirectAndMemory(t *testing.T) {
 	r := runCommand(t, 30*time.Second, noAirnodeEnv, "registry", "ls", "--registry", "direct://127.0.0.1:31511")
-	want := "airnode: list services of direct://127.0.0.1:31511: registry: operation not supported: direct:// has no service list, it names its provider by address for whatever service is asked: name one, as in `airnode registry ls --registry direct://127.0.0.1:31511 demo.Echo` (registry watch works the same way)\n"
+	want := "airnode: registry ls: list services of direct://127.0.0.1:31511: registry: operation not supported: direct:// has no service list, it names its provider by address for whatever service is asked: name one, as in `airnode registry ls --registry direct://127.0.0.1:31511 demo.Echo` (registry watch works the same way)\n"
 	if r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("ls direct://: exit %d, stdout %q, stderr %q; want 1 and\n%q", r.code, r.stdout, r.stderr, want)
 	}

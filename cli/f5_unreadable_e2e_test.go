@@ -75,7 +75,7 @@ func TestLsCountsUnreadableEntries(t *testing.T) {
 	for _, args := range [][]string{nil, {"demo.Echo"}, {"--json"}} {
 		r := asNobody(args...)
 		t.Logf("ls %v as nobody, the only entry unreadable: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
-		expectFail(t, r, "airnode: nothing could be read in "+reg+": 1 entry could not be read (first: "+entries[0]+": permission denied",
+		expectFail(t, r, "airnode: registry ls: nothing could be read in "+reg+": 1 entry could not be read (first: "+entries[0]+": permission denied",
 			"list it as a user who may read the providers' entries")
 	}
 

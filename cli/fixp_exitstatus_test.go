@@ -37,7 +37,7 @@ func TestFixP_ExitStatusClasses(t *testing.T) {
 		{[]string{"bench", "airnode://127.0.0.1/demo.Echo"}, exitUsage, `airnode: bench: SERVICE_URL "airnode://127.0.0.1/demo.Echo": `, "has no port"},
 		{[]string{"call", "airnode://127.0.0.1:0/demo.Echo", "Echo", "1"}, exitUsage, `airnode: call: SERVICE_URL "airnode://127.0.0.1:0/demo.Echo": `, "want a port from 1 to 65535"},
 		{[]string{"call", target, "Echo", "{bad"}, exitUsage, "airnode: call: argument ", "is not JSON"},
-		{[]string{"serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "--shutdown-timeout", "-1s"}, exitUsage, "airnode: config: flag --shutdown-timeout: ", "must be > 0"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "--shutdown-timeout", "-1s"}, exitUsage, "airnode: serve: config: flag --shutdown-timeout: ", "must be > 0"},
 		{[]string{"stats", "--timeout", "0", closed}, exitUsage, "airnode: stats: --timeout 0s: ", "want a positive duration"},
 		{[]string{"stats", "nohost"}, exitUsage, `airnode: stats: ADDRESS "nohost": `, "want the host:port"},
 		{[]string{"plugin", "check", "--start-timeout", "0", "/bin/true"}, exitUsage, "airnode: plugin check: --start-timeout 0s: ", "want a positive duration"},
@@ -48,7 +48,7 @@ func TestFixP_ExitStatusClasses(t *testing.T) {
 		// failures of what the command tried: exit 1
 		{[]string{"call", "--timeout", "5s", target, "Echo", "1"}, 1, "CHANNEL_INACTIVE: ", "connection refused"},
 		{[]string{"bench", "-n", "1", "--timeout", "5s", target}, 1, "airnode: bench: no provider of demo.Echo available: ", "connection refused"},
-		{[]string{"stats", "--timeout", "5s", closed}, 1, "airnode: metrics: stats from " + closed, "connection refused"},
+		{[]string{"stats", "--timeout", "5s", closed}, 1, "airnode: stats: metrics: stats from " + closed, "connection refused"},
 		{[]string{"plugin", "check", filepath.Join(t.TempDir(), "missing")}, 1, "airnode: plugin check: ", "no such file"},
 		{[]string{"registry", "ls", "--registry", "file://" + filepath.Join(t.TempDir(), "missing")}, 1, "airnode: ", "missing"},
 		// a URL key's value is the kernel's to check, at Refer or Export,

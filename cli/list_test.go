@@ -459,7 +459,7 @@ func TestListExplainDispatcher(t *testing.T) {
 	}
 	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h:1/x?dispatcher=dirct")
 	// the kernel's words, and the error alone, no table (nu39 #10)
-	want := `airnode: invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)`
+	want := `airnode: list: invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)`
 	if code != 1 || !strings.Contains(errOut, want) || out != "" {
 		t.Errorf("dispatcher=dirct: exit %d, stderr %q, want %q and no table; stdout:\n%s", code, errOut, want, out)
 	}

@@ -139,7 +139,7 @@ func TestConfigFileErrorsNameFileAndKey(t *testing.T) {
 	} {
 		cfg := writeConfig(t, tc.body)
 		out := serveFails(t, "--config", cfg)
-		if want := "airnode: config: " + cfg + ": key \"" + tc.key + "\": " + tc.want; !strings.Contains(out, want) {
+		if want := "airnode: serve: config: " + cfg + ": key \"" + tc.key + "\": " + tc.want; !strings.Contains(out, want) {
 			t.Errorf("config %q: serve printed\n%s\nwant %s", tc.body, out, want)
 		}
 	}

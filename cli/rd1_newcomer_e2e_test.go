@@ -32,7 +32,7 @@ func TestRD1_ExplainUnknownExtensionPrintsOnlyTheError(t *testing.T) {
 		"airnode://127.0.0.1:37001/demo.Echo?filter=tokn",
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "list", "--explain", u)
-		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "airnode: unknown ") || !strings.Contains(r.stderr, "did you mean") {
+		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "airnode: list: unknown ") || !strings.Contains(r.stderr, "did you mean") {
 			t.Errorf("%s: exit %d, stdout %d lines, stderr %q; want exit 1, no table, the error with its did-you-mean",
 				u, r.code, strings.Count(r.stdout, "\n"), r.stderr)
 		}

@@ -101,11 +101,13 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	if err == nil {
 		return 0
 	}
+	line := failureLine(a.name, c, err.Error())
 	if c != nil && c.Name() == "bench" && stdout.n == 0 && jsonRequested(args) {
 		// bench --json prints one object even when cobra fails before
 		// the command runs (an unknown flag, a bad flag value, a missing
-		// SERVICE_URL): the README promises it.
-		printJSONFailure(stdout.w, err)
+		// SERVICE_URL): the README promises it. Its error is stderr's
+		// line without the program name ("bench: --log-format ...").
+		printJSONFailure(stdout.w, errors.New(strings.TrimPrefix(line, a.name+": ")))
 	}
 	var ec exitCoder
 	if errors.As(err, &ec) {
@@ -114,12 +116,30 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		}
 		return 1
 	}
-	errorLine(a.stderr, a.logFormat, a.name+": "+err.Error(), err.Error())
+	errorLine(a.stderr, a.logFormat, line, err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return 1
+}
+
+// failureLine is the line that reports on stderr why command c (nil: none
+// was found) of the program name failed with msg: "airnode: CMD: msg",
+// CMD as the user typed it ("registry ls"; none for the root itself),
+// added once: a msg that already starts with "CMD: " (flagError's,
+// "stats: missing ADDR") or "CMD -" (a flag of it: "list --explain: ...")
+// is not prefixed again. The cause's own text
+// ("config: plugins.yaml: unknown key ...") follows as it is (tester75 #1).
+func failureLine(name string, c *cobra.Command, msg string) string {
+	if c == nil || c == c.Root() {
+		return name + ": " + msg
+	}
+	path := commandPath(c)
+	if strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+" -") {
+		return name + ": " + msg
+	}
+	return name + ": " + path + ": " + msg
 }
 
 // exitUsage is the exit status of a usage error (usageError): 2, as

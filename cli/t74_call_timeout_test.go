@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,10 +24,12 @@ func TestT74_URLTimeoutIsEachAttempts(t *testing.T) {
 		t.Errorf("call took %v; want 3 attempts of 300 ms", r.elapsed)
 	}
 	r = call(t, nil, p.url("demo.Echo")+"?Sleep.timeout=200&timeout=1000", "Sleep", "500")
-	// either clock may fire first: the consumer's timer ("timed out after
-	// 201ms") or the provider's deadline ("consumer deadline of 200ms")
+	// either clock may fire first: the consumer's timer ("call
+	// demo.Echo.Sleep to ADDR timed out after 201ms waiting for the
+	// response") or the provider's deadline ("call demo.Echo.Sleep timed
+	// out after 200ms on the provider (...)"), worded alike (tester75 #3)
 	failsWith(t, r, "SERVER_TIMEOUT")
-	if !strings.Contains(r.stderr, "timed out after 2") && !strings.Contains(r.stderr, "deadline of 200ms") {
+	if !regexp.MustCompile(`^SERVER_TIMEOUT: exchange: call demo\.Echo\.Sleep (to \S+ )?timed out after 2\d\d(\.\d+)?ms (waiting for the response|on the provider)`).MatchString(r.stderr) {
 		t.Errorf("Sleep.timeout=200: %q names neither 200 ms timeout", r.stderr)
 	}
 	if strings.Contains(r.stderr, "--timeout") {

@@ -39,7 +39,7 @@ func TestTLSProviderThroughRegistryNeedsOnlyTheCA(t *testing.T) {
 		"", "CLIENT_ERROR: kernel: provider "+plain.addr+": "+want)
 	cfg = writeConfig(t, "registry: file://"+plainDir+"\n")
 	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo?tls.ca="+ca.CertFile)
-	if code != 1 || strings.TrimSpace(errOut) != "airnode: "+want {
+	if code != 1 || strings.TrimSpace(errOut) != "airnode: list: "+want {
 		t.Errorf("explain, clear-text provider: exit %d, stderr %q; want %q\n%s", code, errOut, want, out)
 	}
 

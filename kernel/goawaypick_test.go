@@ -118,7 +118,12 @@ func TestGoAwayProviderLeftOutOfSelection(t *testing.T) {
 	if err := <-down; err != nil {
 		t.Errorf("Shutdown = %v", err)
 	}
-	time.Sleep(100 * time.Millisecond) // calls after A's channel closed too
+	// calls after A's channel closed too: 50 or more after the go-away,
+	// however slow a loaded machine makes them (a fixed 100 ms before)
+	for end := time.Now().Add(10 * time.Second); calls.Load()-callsAtGoAway < 50 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
 	load.end()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d of %d calls failed; first: %v", n, calls.Load(), load.firstErr.Load())
@@ -165,10 +170,13 @@ func TestGoAwayEveryProviderFailsOnceAndComesBack(t *testing.T) {
 			}
 			// the first provider's drain is held open; the second's (if
 			// any) is started once the first's go-away has arrived, and
-			// held open too
+			// held open too. The first's is held 2 s longer: it must
+			// outlast the second's set-up (a reference, a first call, a
+			// drain to its go-away), over a second on a loaded machine.
 			var downs []<-chan error
 			for i := range n {
-				downs = append(downs, drainHeldOpen(t, ps[i], es[i], time.Second, invs[i]))
+				hold := time.Second + time.Duration(n-1-i)*2*time.Second
+				downs = append(downs, drainHeldOpen(t, ps[i], es[i], hold, invs[i]))
 			}
 			before := make([]int64, n)
 			for i, inv := range invs {

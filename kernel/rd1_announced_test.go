@@ -10,6 +10,7 @@ import (
 
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -22,53 +23,64 @@ import (
 // consumer logs no Warn (and counts no empty-protection episode), but
 // says at Info that the provider announced its shutdown. The provider
 // goes from the reference once its connection closes. Run 10 times over
-// real loopback connections, each a fresh pair of nodes.
+// real loopback connections, each a fresh pair of nodes on a registry of
+// its own, side by side: each run is mostly the provider's shutdown wait
+// (DefaultShutdownWait), 20 s in a row under -race.
 func TestRD1_AnnouncedShutdownIsNoEmptyProtectionWarning(t *testing.T) {
 	cat := testCatalogs(t)
 	for i := range 10 {
-		ctx := context.Background()
-		reg := spi.MustParse(fmt.Sprintf("memory://rd1-announced-%d", i))
-		provider := NewNode(cat, WithLogger(quiet), WithRegistry(reg))
-		t.Cleanup(func() { _ = provider.Close() })
-		if _, err := provider.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
-			t.Fatal(err)
-		}
-		consumer, logs := faultNode(t, cat, WithRegistry(reg))
-		ref, err := consumer.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, err := ref.Invoke(ctx, "Echo", "x"); err != nil || v != "x" {
-			t.Fatalf("run %d: call = %v, %v", i, v, err)
-		}
-		start := time.Now()
-		if err := provider.Shutdown(ctx); err != nil {
-			t.Fatalf("run %d: Shutdown: %v", i, err)
-		}
-		for len(ref.Providers()) != 0 {
-			if time.Since(start) > 10*time.Second {
-				t.Fatalf("run %d: after 10s the reference still lists %d providers", i, len(ref.Providers()))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		gone := time.Since(start)
-		for _, r := range logs.find("directory: ") {
-			if r.level >= slog.LevelWarn {
-				t.Errorf("run %d: the consumer warned about an announced shutdown: %s", i, r.msg)
-			}
-		}
-		if n := len(logs.find("directory: registry memory://rd1-announced-" + fmt.Sprint(i) + " lists no provider of demo.Echo; its 1 provider(s) announced their shutdown (draining)")); n != 1 {
-			var all []string
-			for _, r := range *logs.recs {
-				all = append(all, r.level.String()+" "+r.msg)
-			}
-			t.Errorf("run %d: %d Info lines saying the provider announced its shutdown, want 1; logs:\n%s", i, n, strings.Join(all, "\n"))
-		}
-		if gone > 5*time.Second {
-			t.Errorf("run %d: the provider left the reference %v after Shutdown began, want within 5s", i, gone)
-		}
-		_ = consumer.Close()
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			announcedShutdownRun(t, cat, i)
+		})
 	}
+}
+
+// announcedShutdownRun is run i of
+// TestRD1_AnnouncedShutdownIsNoEmptyProtectionWarning.
+func announcedShutdownRun(t *testing.T, cat *extension.Catalogs, i int) {
+	ctx := context.Background()
+	reg := spi.MustParse(fmt.Sprintf("memory://rd1-announced-%d", i))
+	provider := NewNode(cat, WithLogger(quiet), WithRegistry(reg))
+	t.Cleanup(func() { _ = provider.Close() })
+	if _, err := provider.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo")); err != nil {
+		t.Fatal(err)
+	}
+	consumer, logs := faultNode(t, cat, WithRegistry(reg))
+	ref, err := consumer.Refer(ctx, spi.MustParse("airnode:///demo.Echo?timeout=2s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ref.Invoke(ctx, "Echo", "x"); err != nil || v != "x" {
+		t.Fatalf("run %d: call = %v, %v", i, v, err)
+	}
+	start := time.Now()
+	if err := provider.Shutdown(ctx); err != nil {
+		t.Fatalf("run %d: Shutdown: %v", i, err)
+	}
+	for len(ref.Providers()) != 0 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("run %d: after 10s the reference still lists %d providers", i, len(ref.Providers()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	gone := time.Since(start)
+	for _, r := range logs.find("directory: ") {
+		if r.level >= slog.LevelWarn {
+			t.Errorf("run %d: the consumer warned about an announced shutdown: %s", i, r.msg)
+		}
+	}
+	if n := len(logs.find("directory: registry memory://rd1-announced-" + fmt.Sprint(i) + " lists no provider of demo.Echo; its 1 provider(s) announced their shutdown (draining)")); n != 1 {
+		var all []string
+		for _, r := range *logs.recs {
+			all = append(all, r.level.String()+" "+r.msg)
+		}
+		t.Errorf("run %d: %d Info lines saying the provider announced its shutdown, want 1; logs:\n%s", i, n, strings.Join(all, "\n"))
+	}
+	if gone > 5*time.Second {
+		t.Errorf("run %d: the provider left the reference %v after Shutdown began, want within 5s", i, gone)
+	}
+	_ = consumer.Close()
 }
 
 // TestRD1_LostProviderStillWarns (tester37 F15, the other side): a

@@ -223,8 +223,8 @@ func TestT12Outlier_EjectsTimingOutProvider(t *testing.T) {
 	// parallel packages) a few calls to the good provider outlasted
 	// 200 ms and failed inside the quiet window. The last error is the
 	// consumer's timer ("timed out") or, when the provider's deadline
-	// fires first (-race), the provider's "finished after the consumer's
-	// deadline": SERVER_TIMEOUT either way.
+	// fires first (-race), the provider's "timed out after 1s on the
+	// provider (the method finished after ...)": SERVER_TIMEOUT either way.
 	r := refer(t, c, "airnode://"+goodAddr+","+badAddr+"/t12.Who?timeout=1s")
 	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
 	before := counters.Outlier.Ejections.Load()

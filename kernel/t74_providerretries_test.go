@@ -99,6 +99,7 @@ func TestT74_ProviderRetriesIsTheConsumersDefault(t *testing.T) {
 		{"direct reference", "retries=0", "", true, "failed after 3 attempts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each has its registry and nodes; each mostly waits 1.5 s (t74Busy)
 			reg := spi.MustParse("file://" + t.TempDir())
 			s := t74Providers(t, reg, "executes=1&timeout=10s&"+tc.provider)[0]
 			u := "airnode:///t74.Svc?timeout=10s" + tc.consumer
@@ -145,6 +146,7 @@ func TestT74_ProviderIdempotentIsTheConsumersDefault(t *testing.T) {
 		{"not idempotent", "", "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each has its registry and nodes
 			reg := spi.MustParse("file://" + t.TempDir())
 			// the provider's timeout=300ms is the consumers' too: Sleep(5000) times out
 			q := "retries=1&timeout=300&" + tc.provider

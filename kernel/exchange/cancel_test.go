@@ -308,6 +308,9 @@ func countFrame(t *testing.T, id uint64, v any) []byte {
 func TestCancelBurstDoesNotHurtOtherCalls(t *testing.T) {
 	for _, mux := range []bool{false, true} {
 		t.Run(transportName(mux), func(t *testing.T) {
+			// side by side: each has its own Server (its own budget)
+			// and mostly waits for the budget's releases (18 s each)
+			t.Parallel()
 			svc := newCancelService()
 			f := startCancelServer(t, mux, svc, func(o *Options) { o.Adaptive = true })
 			ch := f.dial(nil)

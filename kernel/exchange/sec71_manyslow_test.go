@@ -31,13 +31,17 @@ func TestUnsentLimit_ManyConnectionsSmallAnswers(t *testing.T) {
 		unsent, chans = serverUnsent(f)
 		return heapInuse() - before, unsent, chans
 	}
-	time.Sleep(2 * time.Second)
+	// Once every connection has stopped, nothing runs. Slept 2 s for it
+	// before: under -race on a loaded machine the pool still had requests
+	// queued for over a second then, and refused the canary's
+	// (SERVER_THREADPOOL_EXHAUSTED, in 1 of 4 runs beside two CPU hogs).
+	start := time.Now()
+	waitPoolIdle(t, f, 30*time.Second)
 	if d := canary(t, f, 3); d > 5*time.Second {
 		t.Errorf("a call took %v while %d consumers read nothing", d, consumers)
 	}
-	time.Sleep(time.Second)
 	heap, unsent, chans := sample()
-	t.Logf("after 3 s: %d channels hold %.1f MiB unsent; heap in use grew %.1f MiB", chans, float64(unsent)/(1<<20), float64(heap)/(1<<20))
+	t.Logf("after %v: %d channels hold %.1f MiB unsent; heap in use grew %.1f MiB", time.Since(start).Round(time.Millisecond), chans, float64(unsent)/(1<<20), float64(heap)/(1<<20))
 	// Each connection stops at budgetFree and an answer (or two being made
 	// when it stopped), about 140 KiB measured, plus its buffers and
 	// connection: 27 MiB unsent and 50-60 MiB of heap measured. Before
@@ -55,8 +59,13 @@ func TestUnsentLimit_ManyConnectionsSmallAnswers(t *testing.T) {
 			float64(heap)/(1<<20), consumers, limit>>20, float64(heapBound)/(1<<20))
 	}
 	// SlowConsumerAfter later, the slow consumers are closed until the
-	// Server is under its limit.
-	deadline := time.Now().Add(15 * time.Second)
+	// Server is under its limit: each look (every slowConsumerCheck) finds
+	// those that wrote nothing for SlowConsumerAfter, in turns, as the
+	// others make answers again. 15 s was not enough under -race beside
+	// two CPU hogs (17 of 200 closed, in 1 of 4 runs); the wait ends as
+	// soon as the Server is under its limit.
+	within := 12 * DefaultSlowConsumerAfter
+	deadline := time.Now().Add(within)
 	for f.srv.opts.budget.over() && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -64,12 +73,31 @@ func TestUnsentLimit_ManyConnectionsSmallAnswers(t *testing.T) {
 	n := counters.Channels.SlowConsumerCloses.Load() - closes
 	t.Logf("then: %d slow consumers closed, %d channels hold %.1f MiB unsent; heap in use grew %.1f MiB", n, chans, float64(unsent)/(1<<20), float64(heap)/(1<<20))
 	if f.srv.opts.budget.over() {
-		t.Errorf("the Server's channels still hold %.1f MiB unread, over unsent.limit %d MiB, 15 s on", float64(f.srv.opts.budget.held.Load())/(1<<20), limit>>20)
+		t.Errorf("the Server's channels still hold %.1f MiB unread, over unsent.limit %d MiB, %v on", float64(f.srv.opts.budget.held.Load())/(1<<20), limit>>20, within)
 	}
 	if n == 0 || f.logs.find("slow consumer:") == "" {
 		t.Errorf("%d slow consumers closed, log %q; want some closed and logged", n, f.logs.find("slow consumer:"))
 	}
+	waitPoolIdle(t, f, 30*time.Second)
 	canary(t, f, 3)
+}
+
+// waitPoolIdle waits until the Server's worker pool has had nothing
+// queued and no worker busy for three looks in a row (50 ms apart), for
+// at most within (the caller's assertions then tell what was still
+// running).
+func waitPoolIdle(t *testing.T, f *fixture, within time.Duration) {
+	t.Helper()
+	p := f.srv.pool
+	for end, quiet := time.Now().Add(within), 0; quiet < 3 && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+		p.mu.Lock()
+		idle := p.head == len(p.queue) && p.workers == len(p.idle)
+		p.mu.Unlock()
+		if quiet++; !idle {
+			quiet = 0
+		}
+	}
 }
 
 // A consumer that reads slowly but steadily is not a slow consumer, even

@@ -160,11 +160,13 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 			Message: fmt.Sprintf("exchange: the provider closed the connection while %s.%s was running (for %v), cancelling it: %s (%s)",
 				req.Service, req.Method, time.Duration(mono()-now).Round(time.Millisecond), closingCauseOf(c.ctx).reason, methodEnded(res.Err))}
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
-		// The consumer's deadline passed while serving: say so in its terms.
-		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed on the provider", req.Service, req.Method, req.Timeout)
+		// The consumer's deadline passed while serving: say so in the
+		// words of the consumer's own timer ("timed out after 300ms"),
+		// which the provider's answer may beat (tester75 #3), and where.
+		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while the method ran)", req.Service, req.Method, req.Timeout)
 	case res.Err == nil && due != 0 && ended(res) >= due:
 		c.expired.Add(1)
-		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s finished after the consumer's deadline of %v; result not sent", req.Service, req.Method, req.Timeout)}
+		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the method finished after the consumer's deadline; result not sent)", req.Service, req.Method, req.Timeout)}
 	}
 	return res
 }
@@ -185,7 +187,7 @@ func methodEnded(err error) string {
 // of timeout passed while it waited (nanoseconds) for a worker.
 func (c *Channel) expiredWaiting(service, method string, timeout time.Duration, waited int64) spi.Result {
 	c.expired.Add(1)
-	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: %s.%s: consumer deadline of %v passed while the request waited %v for a worker; not run",
+	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while the request waited %v for a worker; not run)",
 		service, method, timeout, time.Duration(waited).Round(time.Millisecond))}
 }
 

@@ -245,8 +245,8 @@ func (s *serviceInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	}
 	if err != nil && (status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 		// wraps context.DeadlineExceeded: the exchange words it as for an
-		// in-process method ("consumer deadline of 1s passed on the
-		// provider"), not as gRPC's stream error
+		// in-process method ("call S.M timed out after 1s on the
+		// provider (...)"), not as gRPC's stream error
 		if s.o.OnDeadline != nil {
 			s.o.OnDeadline(inv.Method)
 		}

@@ -61,8 +61,11 @@
 // did not run (CLIENT_TIMEOUT, CHANNEL_INACTIVE before sending,
 // SERVER_THREADPOOL_EXHAUSTED, SERVICE_NOT_FOUND, a refused dial) when
 // one of its attempts may have run: it fails with the last attempt that
-// may have run, and the message counts the attempts after it: "failed
-// after 3 attempts on [A (3 times)]: SERVER_TIMEOUT: ...; then 2 attempts
-// that did not run, the last: CLIENT_TIMEOUT: ... (withdrawn, never sent)".
+// may have run, and the message says which ("failed after 3 attempts on
+// [A (3 times)]; the status is attempt 1's, the last that may have run
+// (the 2 attempts after it did not run):"), then lists each attempt on
+// an indented line of its own: "  attempt 2, A: CLIENT_TIMEOUT: exchange:
+// timed out after 1s before the request was written (withdrawn, never
+// sent)".
 // Safe for concurrent use; owns no goroutine.
 package failover

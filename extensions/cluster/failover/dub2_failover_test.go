@@ -15,7 +15,7 @@ import (
 // tester35 finding 2: Work(400) under a caller deadline of 150 ms, URL
 // timeout=2s, one provider. The first attempt is sent and times out when
 // the deadline comes (on the consumer, "... waiting for the response", or
-// on the provider, "consumer deadline of 150ms passed on the provider");
+// on the provider, "timed out after 150ms on the provider (...)");
 // the call fails with that attempt's SERVER_TIMEOUT,
 // one attempt, whether the method is idempotent or not. It was, for about
 // half the idempotent calls, CLIENT_TIMEOUT "failed after 3 attempts on
@@ -48,8 +48,12 @@ func TestDub2_CallerDeadlineEndsRetriesWithTheSentAttemptsTimeout(t *testing.T) 
 			if spi.StatusOf(err) != spi.StatusServerTimeout || !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "failover:") {
 				t.Errorf("%s, %d providers, call %d: %v\nwant the first attempt's SERVER_TIMEOUT, matching context.DeadlineExceeded", tc.query, tc.providers, i+1, err)
 			}
-			if took > time.Second {
-				t.Errorf("%s: call %d took %v under a 150 ms deadline", tc.query, i+1, took)
+			// one that waited for the URL's timeout=2s, not the deadline,
+			// takes 2 s or more; a loaded machine pauses a test process
+			// for over a second at times (1.5 s seen under -race beside
+			// two CPU hogs), which the old bound of 1 s took for a failure
+			if took >= 2*time.Second {
+				t.Errorf("%s: call %d took %v under a 150 ms deadline (timeout=2s)", tc.query, i+1, took)
 			}
 		}
 		if n := clustertest.Settle(calls, svcs...); n != calls {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"time"
 
@@ -107,13 +108,13 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	p := c.policy(inv.Method)
 	var (
 		tried   []spi.Invoker
+		errs    []error       // the failure of each attempt in tried
 		stuck   []spi.Invoker // tried, failed with an error that repeats at once
 		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
 		last    spi.Result
 		made    spi.Result // the failure of the last attempt made
 		ran     spi.Result // the failure of the last attempt that may have run
 		unrun   int        // attempts since ran that certainly did not run (clusterkit.DidNotRun)
-		unrunE  error      // the failure of the last of them
 		skipped bool       // retries left unused: every provider's error repeats
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
@@ -187,11 +188,11 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			break // never sent, for the caller's deadline passed: no attempt; the last one made stands
 		}
 		made = last
-		tried = append(tried, x)
+		tried, errs = append(tried, x), append(errs, last.Err)
 		if !clusterkit.DidNotRun(last.Err) {
 			ran, unrun = last, 0
 		} else if ran.Err != nil {
-			unrun, unrunE = unrun+1, last.Err
+			unrun++
 		}
 		if !Retryable(last.Err, p.idempotent) {
 			// Say why no retry was made when one would have been with
@@ -223,8 +224,16 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		// of a request that may have run. The one that may have run stands.
 		last = ran
 	}
-	if len(tried) > 1 || skipped {
-		last.Err = exhausted(inv, tried, last.Err, unrun, unrunE)
+	if len(tried) > 1 {
+		note := ""
+		if unretried {
+			note = notRetriedNote(inv, p.retries) // on the first line, not after the last attempt's
+		}
+		last.Err = exhausted(inv, tried, errs, last.Err, unrun, note)
+		return last
+	}
+	if skipped {
+		last.Err = exhausted(inv, tried, errs, last.Err, unrun, "")
 	}
 	if unretried {
 		last.Err = notRetried(inv, last.Err, p.retries)
@@ -238,9 +247,14 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 // idempotent is not sent twice (Dubbo's failover would have retried it).
 // Status and cause stay.
 func notRetried(inv *spi.Invocation, err error, retries int) error {
-	msg := fmt.Sprintf("%v (failover made none of its retries=%d: the request reached the provider, which may have run it, and %s.%s is not marked idempotent; %s=true or methods.%s.%s=true lets failover retry it on another provider)",
-		err, retries, inv.Service, inv.Method, KeyIdempotent, inv.Method, KeyIdempotent)
-	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
+	return &spi.Error{Status: spi.StatusOf(err), Message: err.Error() + notRetriedNote(inv, retries), Cause: err}
+}
+
+// notRetriedNote is notRetried's text, " (failover made none of its
+// retries=2: ...)", which exhausted puts on its first line.
+func notRetriedNote(inv *spi.Invocation, retries int) string {
+	return fmt.Sprintf(" (failover made none of its retries=%d: the request reached the provider, which may have run it, and %s.%s is not marked idempotent; %s=true or methods.%s.%s=true lets failover retry it on another provider)",
+		retries, inv.Service, inv.Method, KeyIdempotent, inv.Method, KeyIdempotent)
 }
 
 // Backoff bounds: the wait before the k-th re-ask of a provider whose pool
@@ -296,20 +310,76 @@ func deadlinePassed(ctx context.Context) bool {
 }
 
 // exhausted wraps err, the failure the call ends with, keeping its
-// status; the message counts the attempts and names each provider once,
-// with its count when it took several (clusterkit.Addresses). unrun > 0
-// attempts made after err's certainly did not run, the last failing
-// unrunErr: the message ends "; then 1 attempt that did not run: ERR",
-// "; then 2 attempts that did not run, the last: ERR".
-func exhausted(inv *spi.Invocation, tried []spi.Invoker, err error, unrun int, unrunErr error) error {
-	msg := fmt.Sprintf("failover: %s.%s failed after %s on %s: %v", inv.Service, inv.Method, attempts(len(tried)), clusterkit.Addresses(tried), err)
-	switch {
-	case unrun == 1:
-		msg += fmt.Sprintf("; then 1 attempt that did not run: %v", unrunErr)
-	case unrun > 1:
-		msg += fmt.Sprintf("; then %s that did not run, the last: %v", attempts(unrun), unrunErr)
+// status and cause (errors.Is); errs[i] is the failure of the attempt on
+// tried[i]. The message counts the attempts and names each provider once,
+// with its count when it took several (clusterkit.Addresses). One attempt
+// (retries left unused: its failure would repeat) is one line ending in
+// err: "failover: demo.Echo.Echo failed after 1 attempt on
+// [127.0.0.1:24998]: CHANNEL_INACTIVE: ...". Several are a first line
+// with the outcome, then one indented line per attempt, its provider and
+// its status and cause, without the service and method the first line
+// names (tester75 #2: three wrapped statuses made a 600-character line):
+//
+//	failover: t.Svc.Work failed after 3 attempts on [10.0.0.1:20880 (3 times)]; the status is attempt 1's, the last that may have run (the 2 attempts after it did not run):
+//	  attempt 1, 10.0.0.1:20880: SERVER_TIMEOUT: exchange: timed out after 1s waiting for the response
+//	  attempt 2, 10.0.0.1:20880: CLIENT_TIMEOUT: exchange: timed out after 1s before the request was written (withdrawn, never sent)
+//	  attempt 3, 10.0.0.1:20880: CLIENT_TIMEOUT: exchange: timed out after 1s before the request was written (withdrawn, never sent)
+//
+// unrun > 0 attempts after err's certainly did not run (err's is the
+// last that may have run); note (notRetriedNote) ends the first line.
+// More than maxAttemptLines attempts show the first and the last ones
+// and how many are left out between them.
+func exhausted(inv *spi.Invocation, tried []spi.Invoker, errs []error, err error, unrun int, note string) error {
+	head := fmt.Sprintf("failover: %s.%s failed after %s on %s", inv.Service, inv.Method, attempts(len(tried)), clusterkit.Addresses(tried))
+	if len(tried) < 2 {
+		return &spi.Error{Status: spi.StatusOf(err), Message: fmt.Sprintf("%s: %v%s", head, err, note), Cause: err}
 	}
-	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
+	var b strings.Builder
+	b.WriteString(head)
+	if unrun > 0 {
+		fmt.Fprintf(&b, "; the status is attempt %d's, the last that may have run (the %s after it did not run)", len(tried)-unrun, attemptsNoun(unrun))
+	}
+	b.WriteString(note)
+	b.WriteByte(':')
+	for i, x := range tried {
+		if len(tried) > maxAttemptLines && i == maxAttemptLines/2 {
+			skip := len(tried) - maxAttemptLines
+			fmt.Fprintf(&b, "\n  ... %s not shown", attempts(skip))
+		}
+		if len(tried) > maxAttemptLines && i >= maxAttemptLines/2 && i < len(tried)-(maxAttemptLines-maxAttemptLines/2) {
+			continue
+		}
+		addr := x.URL().Address()
+		fmt.Fprintf(&b, "\n  attempt %d, %s: %s", i+1, addr, attemptCause(inv, addr, errs[i]))
+	}
+	return &spi.Error{Status: spi.StatusOf(err), Message: b.String(), Cause: err}
+}
+
+// maxAttemptLines bounds the attempt lines of exhausted's message
+// (retries may be up to 100).
+const maxAttemptLines = 10
+
+// attemptCause is err, one attempt's failure on the provider at addr,
+// for a line of exhausted's message: its status and cause, without the
+// service, method and address that message already names ("exchange:
+// call t.Svc.Work to 10.0.0.1:20880 timed out ..." reads "exchange:
+// timed out ...", as does the provider's "exchange: call t.Svc.Work
+// timed out ... on the provider ...").
+func attemptCause(inv *spi.Invocation, addr string, err error) string {
+	sm := inv.Service + "." + inv.Method
+	text := err.Error()
+	for _, cut := range []string{"call " + sm + " to " + addr + " ", sm + " to " + addr + " ", sm + ": "} {
+		text = strings.Replace(text, cut, "", 1)
+	}
+	return strings.Replace(text, "call "+sm+" ", "", 1)
+}
+
+// attemptsNoun is "attempt" for 1, "n attempts" otherwise, after "the".
+func attemptsNoun(n int) string {
+	if n == 1 {
+		return "attempt"
+	}
+	return attempts(n)
 }
 
 // attempts is "1 attempt", "n attempts".

@@ -253,7 +253,7 @@ func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
 		name  string
 		fns   []func(context.Context, *spi.Invocation) spi.Result
 		calls string // per provider
-		msg   string // the error's text starts with it; "" success
+		msg   string // the error's text starts with it ("\n  attempt 1, ..." after the first line of several attempts, tester75 #2); "" success
 	}{
 		{"refused dial, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial)}, "[1]",
 			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: CHANNEL_INACTIVE: cannot connect"},
@@ -262,19 +262,19 @@ func TestErrorThatRepeatsNotRetriedOnSameProvider(t *testing.T) {
 		{"host name mismatch, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(bareX509)}, "[1]",
 			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: "},
 		{"refused dial, three providers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(refusedDial), fails(refusedDial)}, "[1 1 1]",
-			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880, 10.0.0.3:20880]: "},
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880, 10.0.0.3:20880]:\n  attempt 1, 10.0.0.1:20880: "},
 		{"refused dial, two providers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(refusedDial)}, "[1 1]",
-			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]: "},
+			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]:\n  attempt 1, 10.0.0.1:20880: "},
 		{"refused dial, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), ok}, "[1 1]", ""},
 		{"refused dial, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(refusedDial), fails(timeout)}, "[1 2]",
-			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]: "},
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]:\n  attempt 1, 10.0.0.1:20880: "},
 		{"go-away, one provider", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway)}, "[1]",
 			"CHANNEL_INACTIVE: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: CHANNEL_INACTIVE: exchange: provider 10.0.0.1:20880 is closing"},
 		{"go-away, then a provider that answers", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway), ok}, "[1 1]", ""},
 		{"go-away, then one whose error may change", []func(context.Context, *spi.Invocation) spi.Result{fails(goAway), fails(timeout)}, "[1 2]",
-			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]: "},
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880, 10.0.0.2:20880 (2 times)]:\n  attempt 1, 10.0.0.1:20880: "},
 		{"an error that may change, one provider (unchanged)", []func(context.Context, *spi.Invocation) spi.Result{fails(timeout)}, "[3]",
-			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (3 times)]: "},
+			"CLIENT_TIMEOUT: failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (3 times)]:\n  attempt 1, 10.0.0.1:20880: "},
 	}
 	for _, tc := range cases {
 		c, dir, ps := setup(t, "", tc.fns...)

@@ -432,22 +432,45 @@ func TestR2_SessionExpiry(t *testing.T) {
 // TestR1_ExpiredSessionsNoEmptyList cuts a consumer and a provider off
 // ZooKeeper until both sessions expire: when they come back the consumer
 // must not push an empty list while the provider re-registers.
+//
+// The sessions are of 4 s, not 1 s: a 1 s session's client gives its
+// connection up after 667 ms unheard, which a loaded machine reaches
+// (after the outage, both sessions expired a second time by themselves
+// and the consumer pushed the empty list of that second loss: 1 of 5
+// runs under -race beside two CPU hogs). The outage lasts until the
+// server has expired both sessions (their ephemeral nodes are gone), not
+// a fixed 3 s.
 func TestR1_ExpiredSessionsNoEmptyList(t *testing.T) {
 	px := testproxy.New(t, server.Addr())
-	q := "?root=r1x&session.timeout=1s"
+	const session = 4 * time.Second
+	q := fmt.Sprintf("?root=r1x&session.timeout=%v", session)
 	p := build(t, "zookeeper://"+px.Addr()+q)
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
 	c := build(t, "zookeeper://"+px.Addr()+q)
+	if err := c.Register(ctx(t), spi.MustParse("consumer://127.0.0.1/demo.Echo?side=consumer&pid=1")); err != nil {
+		t.Fatal(err) // its node tells when the consumer's session expired
+	}
 	rec := subscribe(t, c, consumer)
 	rec.wait(t, 10*time.Second, 1)
+	raw := rawClient(t)
 	unreachable(px)
-	time.Sleep(3 * time.Second) // both sessions expire on the healthy server
+	// both sessions expire on the healthy server
+	for deadline := time.Now().Add(session + 15*time.Second); ; {
+		ps, _, err1 := raw.Children("/r1x/demo.Echo/providers")
+		cs, _, err2 := raw.Children("/r1x/demo.Echo/consumers")
+		if err1 == nil && err2 == nil && len(ps) == 0 && len(cs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server kept the entries %v %v (%v, %v) after the sessions' clients were cut off", ps, cs, err1, err2)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	px.Refuse(false)
 	// Wait for the provider's node to be back on the server, then for the
 	// consumer to have re-listed in its new session.
-	raw := rawClient(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		children, _, err := raw.Children("/r1x/demo.Echo/providers")
