@@ -144,6 +144,7 @@ func TestT76_BlackHoledProviderIsUnavailableWhileEjected(t *testing.T) {
 	if time.Now().After(until) {
 		t.Skipf("the machine is too slow: the ejection ended before it could be read")
 	}
+	t.Logf("ejected and not connected: %v", rep)
 	if rep.row["ejected"] != true || rep.row["connected"] != false {
 		t.Errorf("/stats row %v: want ejected true, connected false", rep.row)
 	}
@@ -156,6 +157,7 @@ func TestT76_BlackHoledProviderIsUnavailableWhileEjected(t *testing.T) {
 		t.Fatalf("logged %v while the provider is still unreachable", back)
 	}
 	ended := logs.find(msgEjectionEndedNotConnected)[0]
+	t.Logf("at the ejection's end: %q %v", ended.msg, ended.attrs)
 	if ended.attrs["provider"] != px.Addr() || ended.attrs["ejected_for"] != "3s" {
 		t.Errorf("ejection-end line %v, want provider %s, ejected_for 3s", ended.attrs, px.Addr())
 	}
@@ -182,6 +184,7 @@ func TestT76_BlackHoledProviderIsUnavailableWhileEjected(t *testing.T) {
 	})
 	l.end()
 
+	t.Logf("after the heal: %q %v", back[0].msg, back[0].attrs)
 	reconnected := logs.find("kernel: reconnected to provider")
 	if len(reconnected) != 1 {
 		t.Fatalf("reconnect lines %v, want 1", reconnected)
@@ -204,6 +207,7 @@ func TestT76_BlackHoledProviderIsUnavailableWhileEjected(t *testing.T) {
 		{"connect failures, reason refused", tr.ConnectRefused.Load() - refused, 0},
 		{"connect failures, reason other", tr.ConnectOther.Load() - other, 0},
 	} {
+		t.Logf("%s: %d", c.name, c.got)
 		if c.got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
 		}
