@@ -164,6 +164,14 @@ time is RFC 3339 with milliseconds and the zone; event is "added",
 key; providers is the number of providers after the change; url is the
 provider's URL, its token masked.
 
+With a ZooKeeper registry watch also says when ZooKeeper goes away and
+comes back, so that a list kept meanwhile is not taken for a current one:
+  {"time": "...", "event": "registry", "service": "demo.Echo", "state": "disconnected", "unheard_ms": 1200, "message": "registry disconnected ...", "providers": 2}
+state is "disconnected" (the last list is kept; changes are not seen),
+"expired" (nothing heard for session.timeout: a new session is opened) or
+"connected" ("new_session": true when the old session had expired and
+the list is read afresh). The text form prints the message after "!".
+
 A count of 0 says which providers of the same interface the registry
 lists under another group or version, as call's "no provider available"
 does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
@@ -194,7 +202,7 @@ does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
 			return err
 		},
 	}
-	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count"|"rule", "service", "url", "path", "providers", "left_out"} (see above)`)
+	watch.Flags().BoolVar(&watchJSON, "json", false, `print one JSON object per line: {"time", "event": "added"|"removed"|"count"|"rule"|"registry", "service", "url", "path", "state", "new_session", "unheard_ms", "message", "providers", "left_out"} (see above)`)
 	cmd.AddCommand(ls, watch)
 	groupCommand(cmd)
 	return cmd
@@ -1264,6 +1272,21 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 			}
 		})
 	}
+	sessions := make(chan zookeeper.SessionChange, 16)
+	if zr, ok := reg.(interface {
+		OnSessionChange(func(zookeeper.SessionChange))
+	}); ok {
+		// ZooKeeper lost, expired, back (tester76 #3): without them a
+		// script reading --json cannot tell "no change" from "a list
+		// kept while ZooKeeper is away". A full channel drops one (the
+		// registry's Warn still says it).
+		zr.OnSessionChange(func(c zookeeper.SessionChange) {
+			select {
+			case sessions <- c:
+			default:
+			}
+		})
+	}
 	sub, err := reg.Subscribe(ctx, u, func(l []spi.URL) {
 		select {
 		case lists <- l:
@@ -1283,6 +1306,19 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 		select {
 		case <-ctx.Done():
 			return nil
+		case sc := <-sessions:
+			t := time.Now()
+			msg := sessionChangeText(sc, len(prev))
+			var err error
+			if asJSON {
+				err = enc.Encode(watchEvent{Time: t.Format(watchTime), Event: "registry", Service: u.ServiceKey(), State: sc.State,
+					NewSession: sc.NewSession, UnheardMS: sc.Unheard.Milliseconds(), Message: msg, Providers: len(prev)})
+			} else {
+				_, err = fmt.Fprintf(w, "%s ! %s\n", t.Format("15:04:05.000"), msg)
+			}
+			if err != nil {
+				return err
+			}
 		case rc := <-rules:
 			t := time.Now()
 			what := "written"
@@ -1366,16 +1402,46 @@ const watchTime = "2006-01-02T15:04:05.000Z07:00"
 
 // watchEvent is one line of registry watch --json.
 type watchEvent struct {
-	Time      string `json:"time"`
-	Event     string `json:"event"` // added, removed, count, rule (a Dubbo Admin rule written or changed: URL is the rule, Path its node)
-	Service   string `json:"service"`
-	URL       string `json:"url,omitempty"`  // the provider's, token masked; none for count
-	Path      string `json:"path,omitempty"` // a rule's node (event rule)
-	Providers int    `json:"providers"`      // after the change
+	Time    string `json:"time"`
+	Event   string `json:"event"` // added, removed, count, rule (a Dubbo Admin rule written or changed: URL is the rule, Path its node)
+	Service string `json:"service"`
+	URL     string `json:"url,omitempty"`  // the provider's, token masked; none for count
+	Path    string `json:"path,omitempty"` // a rule's node (event rule)
+	// State, NewSession, UnheardMS and Message: event registry, a change
+	// of the registry's ZooKeeper session (zookeeper.SessionChange):
+	// state "disconnected" (the list is kept), "expired" (a new session
+	// is opened) or "connected" (new_session: the old one had expired);
+	// unheard_ms, how long ZooKeeper had not been heard
+	State      string `json:"state,omitempty"`
+	NewSession bool   `json:"new_session,omitempty"`
+	UnheardMS  int64  `json:"unheard_ms,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Providers  int    `json:"providers"` // after the change (registry, rule: as listed)
 	// LeftOut, in a count of 0, says which providers of the service's
 	// interface the registry lists under another group or version, one
 	// line each, as call's "no provider available" does; absent when none
 	LeftOut []string `json:"left_out,omitempty"`
+}
+
+// sessionChangeText says c for registry watch, with n, the number of
+// providers last listed.
+func sessionChangeText(c zookeeper.SessionChange, n int) string {
+	unheard := ""
+	if c.Unheard > 0 {
+		unheard = fmt.Sprintf(" (ZooKeeper not heard for %v)", c.Unheard.Round(time.Millisecond))
+	}
+	switch c.State {
+	case zookeeper.SessionDisconnected:
+		return fmt.Sprintf("registry disconnected%s: keeping the last list of %s until ZooKeeper is back; changes meanwhile are not seen", unheard, providersCount(n))
+	case zookeeper.SessionExpired:
+		return fmt.Sprintf("registry session expired%s: opening a new session; the list is read afresh once it is up", unheard)
+	case zookeeper.SessionConnected:
+		if c.NewSession {
+			return fmt.Sprintf("registry connected with a new session%s: reading the list afresh", unheard)
+		}
+		return fmt.Sprintf("registry connected again%s: the list is current", unheard)
+	}
+	return "registry " + c.State
 }
 
 // leftOutElsewhere returns a line for each provider reg lists for u's

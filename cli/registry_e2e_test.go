@@ -74,11 +74,11 @@ type watchProc struct {
 	done chan struct{}
 }
 
-// startWatch starts `airnode registry watch --registry reg service` and
-// records its stdout lines; the process is killed at cleanup.
-func startWatch(t *testing.T, reg, service string) *watchProc {
+// startWatch starts `airnode registry watch --registry reg service
+// [flags]` and records its stdout lines; the process is killed at cleanup.
+func startWatch(t *testing.T, reg, service string, flags ...string) *watchProc {
 	t.Helper()
-	cmd := exec.Command(binary, "registry", "watch", "--registry", reg, service)
+	cmd := exec.Command(binary, append([]string{"registry", "watch", "--registry", reg, service}, flags...)...)
 	cmd.Env = append(os.Environ(), noAirnodeEnv...)
 	cmd.Dir = t.TempDir()
 	w := &watchProc{cmd: cmd, done: make(chan struct{})}

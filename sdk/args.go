@@ -11,8 +11,9 @@ import "github.com/airnode/airnode/sdk/pluginrpc"
 // gets every Select and filter call without them (Args nil): the host no
 // longer encodes them to JSON per call, which for a 1 MB argument saves
 // milliseconds per call. Without the method the arguments are sent. The
-// host asks when it starts the plugin process (for a filter, each process
-// anew: a restart into another build takes that build's answer).
+// host asks each plugin process when it starts it, balancer and filter
+// alike: a restart or handover into another build takes that build's
+// answer from its next call.
 type ArgumentsReader = pluginrpc.ArgumentsReader
 
 // ResultReader is the optional interface of a filter's builder that says

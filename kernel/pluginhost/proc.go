@@ -35,7 +35,9 @@ type live struct {
 	c   *pluginrpc.Client
 	gen uint64
 	// desc is how the process of gen described its point at its start
-	// (what its build speaks: a filter's Chain); nil while down
+	// (what its build speaks and declares: a filter's Chain and
+	// Activation, WithoutArgs); while down, the last process's
+	// (DescribedSource); nil before the first start
 	desc *pluginrpc.Description
 	err  error // non-nil while the plugin is down
 }
@@ -129,6 +131,10 @@ func (p *proc) setStateLocked(st State, reason string, l *live) {
 	p.state, p.reason = st, reason
 	if l == nil {
 		l = &live{err: errDown(p.spec.Name, p.spec.Point, st, reason)}
+		if p.desc.Point != "" { // a process described itself: the next is likely the same build
+			d := p.desc
+			l.desc = &d
+		}
 	}
 	p.cur.Store(l)
 	close(p.changed)
@@ -311,7 +317,7 @@ func (p *proc) launch(ctx context.Context) error {
 		return fail("host is closing")
 	}
 	p.gen++
-	gen, first, exited, from := p.gen, !p.everRan, p.exited, p.takeover
+	gen, first, exited, from, prev := p.gen, !p.everRan, p.exited, p.takeover, p.desc
 	p.client, p.cmd, p.tail, p.desc, p.pid, p.version, p.everRan = client, cmd, tail, desc, pid, client.NegotiatedVersion(), true
 	p.setStateLocked(StateRunning, "", &live{c: c, gen: p.gen, desc: &desc})
 	p.mu.Unlock()
@@ -327,6 +333,9 @@ func (p *proc) launch(ctx context.Context) error {
 		// bench, which log at warn (WithRecoveryLevel).
 		p.log.Log(context.Background(), p.h.recoveryLevel, "plugin running", "path", p.path, "pid", pid,
 			"protocol", client.NegotiatedVersion(), "restarted_after", time.Since(exited).Round(time.Millisecond))
+	}
+	if !first && !p.probe {
+		p.noteRedescribed(prev, desc)
 	}
 	if first {
 		p.noteOwnName(desc.Name)
@@ -435,6 +444,45 @@ func (p *proc) noteOwnName(own string) {
 // plugin check` prints: a variadic method not served, an argument type
 // only null fills), once, when the plugin first runs, as Export logs the
 // methods of an in-process service it does not serve.
+// noteRedescribed logs what the process just started (a restart or a
+// handover, maybe into another build of the binary) declares unlike the
+// one before it (prev). A filter's activation (sides, key, order) at
+// warn: the kernel reads it at each Refer and Export (the adapter takes
+// the running process's, DescribedSource), so the chains built before
+// keep the filters the old one chose until they are built again. Whether
+// a balancer or filter reads the call's arguments at info: the adapters
+// follow it from the next call.
+func (p *proc) noteRedescribed(prev, now pluginrpc.Description) {
+	if prev.Point == "" || now.Point == "" {
+		return // a process that did not describe itself (never here for a supervised start)
+	}
+	if p.spec.Point == extension.PointFilter && !sameActivation(prev.Activation, now.Activation) {
+		p.log.Warn("plugin's new process declares another activation: references and exports made from now on use it, "+
+			"those made before keep their filter chains as the old activation chose them; "+
+			"restart the node (airnode serve) for them to follow; a URL whose filter key names it (filter="+p.spec.Name+", or -"+p.spec.Name+") does not depend on its activation",
+			"path", p.path, "old", activationText(prev.Activation), "new", activationText(now.Activation))
+	}
+	if prev.WithoutArgs != now.WithoutArgs {
+		msg := "plugin's new process reads the call's arguments (the one before did not): the host sends them from the next call"
+		if now.WithoutArgs {
+			msg = "plugin's new process does not read the call's arguments (the one before did): the host stops sending them from the next call"
+		}
+		p.log.Info(msg, "path", p.path)
+	}
+}
+
+// sameActivation reports whether a and b activate a filter alike.
+func sameActivation(a, b spi.Activation) bool {
+	return slices.Equal(a.Sides, b.Sides) && a.Key == b.Key && a.Order == b.Order &&
+		a.PerProvider == b.PerProvider && a.PerMethod == b.PerMethod
+}
+
+// activationText is a for the log: `sides [consumer provider], key
+// "tenant", order 0`; key "" when the filter needs none.
+func activationText(a spi.Activation) string {
+	return fmt.Sprintf("sides %v, key %q, order %d", a.Sides, a.Key, a.Order)
+}
+
 func (p *proc) warnService(desc pluginrpc.Description) {
 	for _, s := range desc.Services {
 		for _, w := range s.Warnings {

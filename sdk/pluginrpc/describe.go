@@ -46,7 +46,9 @@ type Description struct {
 // call (a 1 MB argument costs the host about 2 ms per call; see
 // sdk/README's cost table), and they see Args nil. A builder without the
 // method, or answering true, gets the arguments (protocol version 1's
-// behaviour). Asked once, when the host starts the plugin.
+// behaviour). Asked when the host starts the plugin process, each
+// process anew (a restart or handover into another build of the binary
+// takes that build's answer from the next call).
 type ArgumentsReader interface {
 	ReadsArguments() bool
 }

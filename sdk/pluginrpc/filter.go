@@ -326,8 +326,11 @@ func shortCircuitError(name, why string) error {
 
 // FilterOptions configure a plugin-backed filter builder.
 type FilterOptions struct {
-	Name       string
-	Activation spi.Activation // as the plugin described it at start
+	Name string
+	// Activation is the filter's activation as the plugin described it
+	// at its start; a Source that is a DescribedSource overrides it with
+	// the running process's (filterBuilder.Activation).
+	Activation spi.Activation
 	Source     Source
 	// Timeout bounds one filter round trip of a call without a deadline
 	// (on the consumer: without a timeout attachment or URL key timeout);
@@ -423,8 +426,20 @@ type filterBuilder struct {
 	peers peerSent // consumers' certificates given to the plugin (peer.go)
 }
 
-func (b *filterBuilder) Name() string               { return b.o.Name }
-func (b *filterBuilder) Activation() spi.Activation { return b.o.Activation }
+func (b *filterBuilder) Name() string { return b.o.Name }
+
+// Activation is the activation the running plugin process declared
+// (DescribedSource; while the plugin is down, the last process's), else
+// FilterOptions.Activation. The kernel reads it at each Refer and Export
+// to choose a chain's filters, so a restart or handover into a build
+// declaring another activation changes the chains built after it; the
+// chains built before keep their filters (the host warns, naming both).
+func (b *filterBuilder) Activation() spi.Activation {
+	if _, _, d, _ := described(b.o.Source); d != nil {
+		return d.Activation
+	}
+	return b.o.Activation
+}
 
 // Keys returns the keys the plugin declared (FilterOptions.Keys).
 func (b *filterBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
@@ -584,14 +599,10 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 // itself at its start (DescribedSource), else FilterOptions' Chain and
 // WithoutArgs.
 func (f *filterAdapter) current() (c *Client, gen uint64, chain, withoutArgs bool, err error) {
-	if ds, ok := f.o.Source.(DescribedSource); ok {
-		var d *Description
-		if c, gen, d, err = ds.Described(); d != nil {
-			return c, gen, d.Chain, d.WithoutArgs, err
-		}
-		return c, gen, f.o.Chain, f.o.WithoutArgs, err
+	c, gen, d, err := described(f.o.Source)
+	if d != nil {
+		return c, gen, d.Chain, d.WithoutArgs, err
 	}
-	c, gen, err = f.o.Source.Current()
 	return c, gen, f.o.Chain, f.o.WithoutArgs, err
 }
 

@@ -193,7 +193,11 @@ type LoadBalanceOptions struct {
 	// rate-limited. May be nil.
 	OnSlow func(took, timeout time.Duration)
 	// WithoutArgs: the plugin said it does not read the call's arguments
-	// (Description.WithoutArgs): Select requests carry none.
+	// (Description.WithoutArgs): Select requests carry none. A Source
+	// that is a DescribedSource overrides it, at each Select, with what
+	// the running process described (a restart or handover into a build
+	// that reads them, or no longer does); this is used when it gives no
+	// Description.
 	WithoutArgs bool
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
@@ -339,7 +343,7 @@ func (lb *lbAdapter) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Inv
 // NewLoadBalanceBuilder); while the plugin is down, bypassed or answers
 // an error it picks with the fallback balancer.
 func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, inv *spi.Invocation) (spi.Invoker, error) {
-	c, gen, err := lb.o.Source.Current()
+	c, gen, desc, err := described(lb.o.Source)
 	if err != nil {
 		lb.fellBack(consumerSide(err))
 		return lb.fallback(invokers, inv), nil
@@ -365,7 +369,11 @@ func (lb *lbAdapter) SelectContext(ctx context.Context, invokers []spi.Invoker, 
 	bound := min(lb.o.Timeout, callBound/2)
 	rctx, cancel := context.WithTimeout(ctx, bound)
 	start := time.Now()
-	i, point, err := lb.remote(rctx, c, gen, invokers, inv)
+	withoutArgs := lb.o.WithoutArgs
+	if desc != nil {
+		withoutArgs = desc.WithoutArgs // the running process's (LoadBalanceOptions.WithoutArgs)
+	}
+	i, point, err := lb.remote(rctx, c, gen, withoutArgs, invokers, inv)
 	took := time.Since(start)
 	cancel()
 	switch {
@@ -491,8 +499,10 @@ func (lb *lbAdapter) answered(probe bool) {
 	}
 }
 
-// remote asks the plugin; point names the round trip that failed.
-func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers []spi.Invoker, inv *spi.Invocation) (int, string, error) {
+// remote asks the plugin, the process of generation gen, sending the
+// call's arguments unless withoutArgs; point names the round trip that
+// failed.
+func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, withoutArgs bool, invokers []spi.Invoker, inv *spi.Invocation) (int, string, error) {
 	id, err := lb.handle(ctx, c, gen)
 	if err != nil {
 		if errors.As(err, new(buildError)) {
@@ -500,7 +510,7 @@ func (lb *lbAdapter) remote(ctx context.Context, c *Client, gen uint64, invokers
 		}
 		return 0, "Build", err
 	}
-	req := &pb.SelectRequest{Handle: id, Candidates: make([]*pb.Candidate, len(invokers)), Invocation: toInvocation(inv, !lb.o.WithoutArgs)}
+	req := &pb.SelectRequest{Handle: id, Candidates: make([]*pb.Candidate, len(invokers)), Invocation: toInvocation(inv, !withoutArgs)}
 	cands := make([]pb.Candidate, len(invokers))
 	for i, iv := range invokers {
 		c := &cands[i]

@@ -167,15 +167,28 @@ type Source interface {
 
 // DescribedSource is a Source that also knows how the running process
 // described its point when it started (its Describe), which an adapter
-// reads for what the process's sdk speaks rather than what the first
-// process said: a restart or a handover may run another build of the
-// binary, older or newer (a filter's Chain, a WithoutArgs).
+// reads for what the process's sdk speaks and declares rather than what
+// the first process said: a restart or a handover may run another build
+// of the binary, older or newer (a filter's Chain and Activation, a
+// balancer's or filter's WithoutArgs).
 type DescribedSource interface {
 	Source
 	// Described is Current with the Description the process of
-	// generation gen gave at its start; d is nil when the source has
-	// none (the adapter then keeps its options' values). Never blocks.
+	// generation gen gave at its start. While the plugin is down (err
+	// non-nil) d is the last process's, the best guess of what the next
+	// one declares; d is nil when no process has described itself (the
+	// adapter then keeps its options' values). Never blocks.
 	Described() (c *Client, gen uint64, d *Description, err error)
+}
+
+// described is src's Current with its Description when src is a
+// DescribedSource (d nil otherwise, or when it has none).
+func described(src Source) (c *Client, gen uint64, d *Description, err error) {
+	if ds, ok := src.(DescribedSource); ok {
+		return ds.Described()
+	}
+	c, gen, err = src.Current()
+	return c, gen, nil, err
 }
 
 // StaticSource is a Source that always returns one client, generation 1:

@@ -2,6 +2,8 @@ package zookeeper_test
 
 import (
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +33,16 @@ func TestT26_5_ExpiryJudgedFromLastContact(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	// tester76 #3: the session's changes, as registry watch prints them
+	var (
+		hookMu sync.Mutex
+		hooked []zookeeper.SessionChange
+	)
+	p.(*zookeeper.Registry).OnSessionChange(func(c zookeeper.SessionChange) {
+		hookMu.Lock()
+		hooked = append(hooked, c)
+		hookMu.Unlock()
+	})
 	if err := p.Register(ctx(t), provider(1, "")); err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +118,24 @@ func TestT26_5_ExpiryJudgedFromLastContact(t *testing.T) {
 	}
 	if err := health.Health(); err != nil {
 		t.Errorf("Health after the entries are back: %v", err)
+	}
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	var states []string
+	for _, c := range hooked {
+		s := c.State
+		if c.NewSession {
+			s += "(new session)"
+		}
+		states = append(states, s)
+	}
+	if got, want := strings.Join(states, " "), "disconnected expired connected(new session)"; got != want {
+		t.Errorf("OnSessionChange saw %q, want %q", got, want)
+	}
+	for _, c := range hooked {
+		if c.State == zookeeper.SessionExpired && c.Unheard < session {
+			t.Errorf("expired with Unheard %v, want at least session.timeout %v", c.Unheard, session)
+		}
 	}
 }
 

@@ -119,14 +119,15 @@ type Registry struct {
 
 	mu         sync.Mutex
 	conn       *zk.Conn
-	handle     *handle            // conn's: the current zk handle
-	registered map[string]spi.URL // canonical URL -> URL, re-created on every new session
-	withdrawn  map[string]spi.URL // unregistered while disconnected: deleted when up
-	pending    map[string]spi.URL // registered, creation failed: retried
-	pendingErr error              // the last creation failure that put an entry in pending (Health)
-	guarded    map[string]int64   // canonical URL -> session whose exists watch guards its entry (guard)
-	watches    map[string]*watch  // interface -> the watch its subscriptions share
-	ruleHook   func(RuleChange)   // OnRuleChange's function, or nil
+	handle     *handle             // conn's: the current zk handle
+	registered map[string]spi.URL  // canonical URL -> URL, re-created on every new session
+	withdrawn  map[string]spi.URL  // unregistered while disconnected: deleted when up
+	pending    map[string]spi.URL  // registered, creation failed: retried
+	pendingErr error               // the last creation failure that put an entry in pending (Health)
+	guarded    map[string]int64    // canonical URL -> session whose exists watch guards its entry (guard)
+	watches    map[string]*watch   // interface -> the watch its subscriptions share
+	ruleHook   func(RuleChange)    // OnRuleChange's function, or nil
+	stateHook  func(SessionChange) // OnSessionChange's function, or nil
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
@@ -479,6 +480,7 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 		r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
 			"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	}
+	r.sessionChangedLocked(SessionChange{State: SessionExpired, Unheard: down})
 	r.mu.Unlock()
 	h.conn.Close()
 }
@@ -711,6 +713,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		r.markLostLocked(h)
 		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String(),
 			"last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond))
+		r.sessionChangedLocked(SessionChange{State: SessionDisconnected, Unheard: time.Since(r.lastHeard)})
 	}
 	if lost {
 		r.up = false
@@ -740,14 +743,16 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		}
 		return retry
 	}
-	if r.session != 0 {
+	var unheard time.Duration // since ZooKeeper was last heard, when a session is back
+	again := r.session != 0
+	if again {
 		// One line per recovery (the loss's Warn is one per loss), with
 		// how long ZooKeeper was not heard, since the last bytes from it
 		// (unheard_for: a black-holed link is noticed only two thirds of
 		// session.timeout after that), and since the loss was noticed
 		// (lost_for: a stopped ZooKeeper is noticed at once, so every
 		// process of one outage says about the same), tester67 #5.
-		var unheard, lost time.Duration
+		var lost time.Duration
 		if !r.downSince.IsZero() {
 			unheard, lost = r.sinceContactLocked(), time.Since(r.downSince)
 		}
@@ -779,6 +784,9 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		}
 		r.session = id
 		r.sessionGen++
+	}
+	if again {
+		r.sessionChangedLocked(SessionChange{State: SessionConnected, NewSession: newSession, Unheard: unheard})
 	}
 	needAuth := r.p.user != "" && !r.authed
 	// A session is here: ZooKeeper is no longer known to be down, so a
