@@ -1498,7 +1498,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		}
 	}
 	pc := newProviderCounter(ref, cuts)
-	pc.warn = warn
+	pc.warn, pc.method = warn, method
 	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
@@ -1533,11 +1533,13 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		}
 		wk.swal.err = nil
 		var err error
+		began := time.Now()
 		if c.Method != "" {
 			_, err = ref.Invoke(wk.ctx, method, wk.args...) // the reply is not checked
 		} else {
 			err = ref.Call(wk.ctx, method, wk.args, &wk.reply)
 		}
+		pc.noteCall(time.Since(began))
 		if err == nil && wk.swal.err != nil {
 			// failsafe: the zero result, not a reply that is not the echo
 			return &swallowedError{wk.swal.err}
@@ -1846,10 +1848,17 @@ type providerCounter struct {
 	partial int // the run's last second, which the final tick covered in part (-1: none)
 
 	// warn, when set, gets a line when a provider finished none of the
-	// calls it had in flight for a second (stalls: each address once
-	// until it finishes calls again)
-	warn   func(string)
-	stalls map[string]bool
+	// calls it had in flight for longer than stallBound (stalls: each
+	// address once until it finishes calls again); method is the method
+	// the run calls (its timeout in force is each invoker's URL's), and
+	// longest the longest call any caller finished so far, ns (noteCall)
+	warn      func(string)
+	stalls    map[string]bool
+	method    string
+	longest   atomic.Int64
+	prevCnt   map[string]int64         // counts at the previous tick
+	lastDone  map[string]time.Duration // when each address last finished a call or had none in flight
+	doneTotal map[string]int64         // the counts of all addresses together then
 }
 
 // countSample is providerCounter.counts taken at, since the measured phase
@@ -1913,6 +1922,9 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 	sec := int(elapsed / time.Second)
 	prev := p.recent
 	p.recent = countSample{elapsed, now}
+	if !final {
+		defer p.stalled(now, elapsed)() // its warnings, on return
+	}
 	if !final && sec <= p.lastSec {
 		return
 	}
@@ -1920,9 +1932,6 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 		p.rates = map[int]map[string]float64{}
 	}
 	if sec > p.lastSec {
-		if !final {
-			defer p.stalled(now, elapsed-p.lastAt)() // its warnings, on return
-		}
 		// the span lastAt..elapsed covered seconds lastSec .. sec-1
 		if span := (elapsed - p.lastAt).Seconds(); span > 0 {
 			rate := scaledSince(now, p.lastCnt, 1/span)
@@ -1948,47 +1957,115 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 	p.partial = sec
 }
 
-// stalled notes the providers that finished none of their calls in flight
-// over span (since the previous second's sample, lastCnt) while it was at
-// least 900 ms: a provider that stopped answering (SIGSTOP, swap, a long
-// GC pause, a full socket buffer) holds its callers' calls, and with all
-// callers waiting on it the run's second shows 0 calls and no provider
-// (tester53 finding 3: nothing in bench's output named it). It returns
-// the function that writes their warnings, one per provider and stall:
-// "provider 127.0.0.1:20880 finished none of the 8 calls it had in flight
-// for 1.0 s (second 3 of the run; the others finished 0): stalled?
-// (SIGSTOP, swap, GC pause, network)". p.mu is held.
-func (p *providerCounter) stalled(now map[string]int64, span time.Duration) func() {
-	if p.warn == nil || span < 900*time.Millisecond || p.lastCnt == nil {
+// stalled notes, at each tick (elapsed since the measured phase began),
+// the providers that have calls in flight and finished none of them for
+// longer than stallBound: a provider that stopped answering (SIGSTOP,
+// swap, a long GC pause, a full socket buffer) holds its callers' calls,
+// and with all callers waiting on it the run's seconds show 0 calls and
+// no provider (tester53 finding 3: nothing in bench's output named it).
+// A provider whose calls are merely long (demo.Echo's Sleep of 5 s under
+// a 10 s timeout) is not stalled (tester74). It returns the function
+// that writes their warnings, one per provider and stall: "provider
+// 127.0.0.1:20880 finished none of the 8 call(s) it had in flight for
+// 2.1 s (second 3 of the run; the other providers finished 0; calls so
+// far: up to 3ms, timeout 10s): stalled? (SIGSTOP, swap, GC pause,
+// network)". p.mu is held.
+func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) func() {
+	if p.warn == nil {
 		return func() {}
 	}
+	if p.lastDone == nil {
+		p.lastDone, p.doneTotal = map[string]time.Duration{}, map[string]int64{}
+	}
 	active := map[string]int64{}
+	timeout := map[string]time.Duration{}
 	for inv, a := range p.addr {
 		active[a] += inv.Stats().Active()
+		d, err := inv.URL().MethodDuration(p.method, "timeout", benchTimeout)
+		if err != nil {
+			d = benchTimeout
+		}
+		timeout[a] = max(timeout[a], d)
 	}
 	var total int64
-	for a, n := range now {
-		total += n - p.lastCnt[a]
+	for _, n := range now {
+		total += n
 	}
+	longest := time.Duration(p.longest.Load())
 	var msgs []string
 	for a, n := range active {
-		grew := now[a] - p.lastCnt[a]
-		switch {
-		case grew > 0 || n == 0:
+		last, seen := p.lastDone[a]
+		if !seen || n == 0 || now[a] > p.prevCnt[a] {
+			p.lastDone[a], p.doneTotal[a] = elapsed, total
 			delete(p.stalls, a)
-		case !p.stalls[a]:
-			if p.stalls == nil {
-				p.stalls = map[string]bool{}
-			}
-			p.stalls[a] = true
-			msgs = append(msgs, fmt.Sprintf("provider %s finished none of the %d call(s) it had in flight for %.1f s (second %d of the run; the other providers finished %d): stalled? (SIGSTOP, swap, GC pause, network)",
-				a, n, span.Seconds(), p.lastSec, total-grew))
+			continue
 		}
+		idle := elapsed - last
+		if p.stalls[a] || idle <= stallBound(longest, timeout[a]) {
+			continue
+		}
+		if p.stalls == nil {
+			p.stalls = map[string]bool{}
+		}
+		p.stalls[a] = true
+		to := "none"
+		if timeout[a] > 0 {
+			to = timeout[a].String()
+		}
+		took := "none finished"
+		if longest > 0 {
+			took = "up to " + longest.Round(time.Millisecond).String()
+		}
+		msgs = append(msgs, fmt.Sprintf("provider %s finished none of the %d call(s) it had in flight for %.1f s (second %d of the run; the other providers finished %d; calls so far: %s, timeout %s): stalled? (SIGSTOP, swap, GC pause, network)",
+			a, n, idle.Seconds(), int(elapsed/time.Second), total-p.doneTotal[a], took, to))
 	}
+	p.prevCnt = now
 	slices.Sort(msgs)
 	return func() {
 		for _, m := range msgs {
 			p.warn(m)
+		}
+	}
+}
+
+// Bounds of stallBound.
+const (
+	// stallFloor is the shortest silence called a stall: a GC pause or a
+	// loaded host's scheduling hiccup is shorter.
+	stallFloor = 2 * time.Second
+	// stallSlower is how many times the longest call finished so far a
+	// provider's silence must last to be a stall.
+	stallSlower = 4
+	// stallTimeoutFloor is the least of the timeout's bound.
+	stallTimeoutFloor = 5 * time.Second
+)
+
+// stallBound returns how long a provider with calls in flight may finish
+// none before bench calls it stalled, by what the run knows: the longest
+// call any caller finished so far (0: none yet) and the call timeout in
+// force on the provider (0: none). Calls finishing take up to longest, so
+// a silence of stallSlower × longest (at least stallFloor) is overdue;
+// and whatever the calls took, a silence of twice the timeout (at least
+// stallTimeoutFloor) is, since every call in flight should have ended in
+// a timeout by then. Before any call finished only the timeout says; with
+// neither, nothing is overdue (the maximum duration).
+func stallBound(longest, timeout time.Duration) time.Duration {
+	byTimeout := time.Duration(math.MaxInt64)
+	if timeout > 0 {
+		byTimeout = max(stallTimeoutFloor, 2*timeout)
+	}
+	if longest <= 0 {
+		return byTimeout
+	}
+	return min(byTimeout, max(stallFloor, stallSlower*longest))
+}
+
+// noteCall records d, how long a call took, when it is the longest yet.
+func (p *providerCounter) noteCall(d time.Duration) {
+	for {
+		cur := p.longest.Load()
+		if int64(d) <= cur || p.longest.CompareAndSwap(cur, int64(d)) {
+			return
 		}
 	}
 }

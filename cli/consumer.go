@@ -163,7 +163,9 @@ const registryDefaultHelp = `(default: AIRNODE_REGISTRY, else the configuration'
 // (parseServiceKey), with the -p parameters p and the keys of the dedicated
 // flags, then the parameters of cfg's reference of its interface for the
 // keys none of them sets (config.ApplyReference: the file holds defaults),
-// and, when arg names no host, the providers of the reference's url.
+// and, when arg names no host, the providers of the reference's url; and
+// the configuration's application when none of these sets one
+// (config.ApplyApplication).
 //
 // A key given by two of SERVICE_URL's query (or its group/version), -p and
 // a flag with different values is an error naming both: none is ranked
@@ -198,7 +200,7 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 	given := maps.Clone(params)
 	maps.Copy(given, u.Params())
 	u, _ = applyReference(cfg, u, given)
-	return u.WithParams(params), nil
+	return cfg.ApplyApplication(u.WithParams(params)), nil
 }
 
 // applyReference returns u with the parameters of cfg's reference of its

@@ -1365,20 +1365,10 @@ func (x *explained) keyOrigin(k string) string {
 
 // methodKey splits a method-level key of u as spi.URL.MethodParam reads
 // it: "methods.<m>.<key>", or "<m>.<key>" for m in u's "methods" or, when
-// u has none, an exported Go method name (kernel/refer.go perMethod).
+// u has none, an exported Go method name: spi.MethodLevelKey, the one
+// rule the kernel, MergeURL and the registry entries use (tester74).
 func methodKey(u spi.URL, k string) (method, key string, ok bool) {
-	if rest, ok := strings.CutPrefix(k, spi.KeyMethods+"."); ok {
-		return strings.Cut(rest, ".")
-	}
-	m, key, ok := strings.Cut(k, ".")
-	if !ok {
-		return "", "", false
-	}
-	methods := u.Methods()
-	if slices.Contains(methods, m) || len(methods) == 0 && exportedName(m) {
-		return m, key, true
-	}
-	return "", "", false
+	return spi.MethodLevelKey(k, u.Methods())
 }
 
 // exportedName reports whether s can name an exported Go method.

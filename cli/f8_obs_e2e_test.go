@@ -183,7 +183,7 @@ func TestF8_BenchNamesStalledProvider(t *testing.T) {
 	b := serve(t, "127.0.0.1:0", dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "bench", "airnode://"+a.addr+","+b.addr+"/demo.Echo", "--duration", "5s", "-c", "4", "--warmup", "0", "--json")
+	cmd := exec.CommandContext(ctx, binary, "bench", "airnode://"+a.addr+","+b.addr+"/demo.Echo", "--duration", "6s", "-c", "4", "--warmup", "0", "--json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -193,7 +193,9 @@ func TestF8_BenchNamesStalledProvider(t *testing.T) {
 	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	// 3.5 s: a stall is a silence of 4 × the longest call so far, at
+	// least 2 s (stallBound; tester74)
+	time.Sleep(3500 * time.Millisecond)
 	if err := b.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,18 @@ import (
 //     absent it means the default in both (a number here would conflict
 //     with a consumer's own heartbeat.interval, extension.Point.Normalize).
 //
-// airnode reads all these forms (bare milliseconds, bare bytes), so an
-// airnode consumer's effective settings are those of u. A value that
+// Method-level keys are published in Dubbo's spelling: airnode's
+// "methods.Echo.timeout=300" becomes "Echo.timeout=300", which Dubbo 2.7
+// consumers and Dubbo Admin read (URL.getMethodParameter), when "Echo"
+// reads back as the method (spi.MethodLevelKey: one of u's "methods", or
+// an exported Go method name when u lists none) and "Echo.timeout" is no
+// declared key (dubboMethodKey); "methods.M.K" wins over "M.K" as in
+// MethodParam. An entry without "application" gets DefaultApplication()
+// (tester74): Dubbo Admin groups services by application.
+//
+// airnode reads all these forms (bare milliseconds, bare bytes, both
+// spellings of a method's key), so an airnode consumer's effective
+// settings are those of u. A value that
 // does not parse is left as it is (Export has refused it before). Keys
 // of no declared type, or declared with different types by two
 // extensions, are left as they are.
@@ -53,6 +63,22 @@ func (n *Node) registryEntry(u spi.URL) spi.URL {
 			set[k] = w
 		}
 	}
+	for _, k := range u.Keys() {
+		if dk, ok := dubboMethodKey(k, methods, types); ok {
+			v, _ := u.Param(k)
+			if w, ok := set[k]; ok {
+				v = w
+			}
+			// "methods.M.K" wins over "M.K" (MethodParam), so its
+			// value is the one published under Dubbo's spelling
+			set[dk] = v
+			delete(set, k)
+			drop = append(drop, k)
+		}
+	}
+	if _, ok := u.Param(KeyApplication); !ok {
+		set[KeyApplication] = application
+	}
 	if hk := n.cat.Heartbeat.Key(); hk != "" {
 		if v, ok := u.Param(hk); ok && v == n.cat.Heartbeat.Default() {
 			drop = append(drop, hk)
@@ -62,6 +88,28 @@ func (n *Node) registryEntry(u spi.URL) spi.URL {
 		return u
 	}
 	return u.WithParams(set).Without(drop...)
+}
+
+// dubboMethodKey returns Dubbo's spelling "M.K" of the method-level key
+// k when k is airnode's "methods.M.K" and "M.K" reads back as method M's
+// key K on a URL listing methods (spi.MethodLevelKey: M is one of
+// methods, or methods is empty and M an exported Go method name), and
+// is no key that the kernel or an extension declares at service level
+// (types): Dubbo 2.7 consumers and Dubbo Admin read a method's settings
+// only as "M.K" (URL.getMethodParameter), and airnode reads both.
+func dubboMethodKey(k string, methods []string, types map[string]string) (string, bool) {
+	rest, ok := strings.CutPrefix(k, spi.KeyMethods+".")
+	if !ok {
+		return "", false
+	}
+	m, key, ok := spi.MethodLevelKey(rest, methods)
+	if !ok || m+"."+key != rest {
+		return "", false
+	}
+	if _, declared := types[rest]; declared {
+		return "", false
+	}
+	return rest, true
 }
 
 // dubboValue returns v, of spi.KeyDoc type t, in Dubbo's form (see

@@ -85,7 +85,7 @@ func TestT71_RegistryEntriesInDubboForm(t *testing.T) {
 	const given = "timeout=10s&warmup=10m&connect.timeout=1500ms&heartbeat=idle&heartbeat.interval=30s&heartbeat.timeout=2m" +
 		"&payload=8MiB&methods.Echo.timeout=200ms&heartbeat.ping.on.timeout=1&weight=50"
 	want := map[string]string{"timeout": "10000", "warmup": "600000", "connect.timeout": "1500", "heartbeat.interval": "30000",
-		"heartbeat.timeout": "120000", "payload": "8388608", "methods.Echo.timeout": "200", "heartbeat.ping.on.timeout": "true", "weight": "50"}
+		"heartbeat.timeout": "120000", "payload": "8388608", "Echo.timeout": "200", "heartbeat.ping.on.timeout": "true", "weight": "50"}
 
 	for _, tc := range []struct {
 		name, reg string

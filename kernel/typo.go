@@ -139,7 +139,7 @@ func KnownKeys(cat *extension.Catalogs) []string {
 // extensions declare (spi.KeyDescriber). An extension that declares one of
 // these keys shares it with the kernel: a URL's value reaches both.
 func KernelKeys() []string {
-	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, "application", "pid",
+	keys := []string{spi.KeyMethods, spi.KeySide, spi.KeyGroup, spi.KeyVersion, spi.KeyInterface, spi.KeyBackup, KeyApplication, "pid",
 		keyDispatcher, keyConnectionConcurrency, keyMinPingInterval, keyAccepts, keyAcceptsPerIP, keyUnsentLimit, keyHealthService, "token", "connections",
 		directory.KeyProtocol, "shutdown.timeout", "shutdown.wait", keyRegistry, keyAdvertise,
 		directory.KeyEmptyProtection, directory.KeyRemovalDamping, directory.KeyRemovalGrace}
@@ -214,8 +214,8 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 		Doc: sideBoth + "service interface name when it differs from the URL's path; default the path"},
 	spi.KeyBackup: {Type: spi.KeyTypeHosts,
 		Doc: sideConsumer + "more provider addresses of a direct URL, h:p,h:p (Dubbo's form)"},
-	"application": {Type: spi.KeyTypeString,
-		Doc: sideBoth + "application name (Dubbo's), carried in registry entries; the kernel reads nothing from it"},
+	KeyApplication: {Type: spi.KeyTypeString,
+		Doc: sideBoth + "application name (Dubbo's), carried in every registry entry, by which Dubbo Admin groups services; default the executable's base name (airnode for the airnode binary), or the configuration's application (AIRNODE_APPLICATION); the kernel reads nothing from it"},
 	"pid": {Type: spi.KeyTypeInt,
 		Doc: sideBoth + "process id, set by the kernel in provider and consumer registry entries (not given)"},
 	keyDispatcher: {Type: spi.KeyTypeEnum, Values: Dispatchers(), Default: dispatchers[0],

@@ -58,6 +58,15 @@ type Config struct {
 	// Default "": publish the address listened on. Env AIRNODE_ADVERTISE,
 	// flag --advertise.
 	Advertise string `koanf:"advertise"`
+	// Application is the application name (Dubbo's <dubbo:application
+	// name>, URL key "application") of every export and reference of
+	// the node, which its registry entries carry and Dubbo Admin groups
+	// services by: ExportURL and ApplyApplication put it on URLs that do
+	// not set the key themselves (a service's or reference's params, the
+	// protocol's, -p, win). Default "": the kernel's default, the
+	// executable's base name (kernel.DefaultApplication: "airnode" for
+	// the airnode binary). Env AIRNODE_APPLICATION, flag --application.
+	Application string `koanf:"application"`
 	// Registry is the registry URL; its scheme selects the registry
 	// extension ("zookeeper://127.0.0.1:2181", "file:///var/run/airnode",
 	// "memory://"). Empty means the default registry extension ("file")
@@ -202,6 +211,9 @@ func (c Config) problems() []problem {
 	if err := checkListen(c.Listen); err != nil {
 		bad("listen", "%v", err)
 	}
+	if strings.TrimSpace(c.Application) != c.Application || strings.ContainsAny(c.Application, ",&=") {
+		bad("application", "%q: want a name without spaces around it and without ',', '&' or '=' (Dubbo Admin shows it as given), e.g. shop", c.Application)
+	}
 	if c.Advertise != "" {
 		if _, _, err := SplitAdvertise(c.Advertise); err != nil {
 			bad("advertise", "%v", err)
@@ -336,7 +348,9 @@ func isHex(s string, n int) bool {
 }
 
 // ExportURL returns the provider URL of s: "airnode://<listen>/<interface>"
-// with Config.Protocol's parameters, then the service's own. The host is
+// with "application" set to Config.Application (when set), then
+// Config.Protocol's parameters, then the service's own, each winning
+// over the ones before. The host is
 // the listen host as written (empty for ":20880"); the node replaces it
 // with the address it actually listens on.
 func (c Config) ExportURL(s Service) (spi.URL, error) {
@@ -348,7 +362,10 @@ func (c Config) ExportURL(s Service) (spi.URL, error) {
 	if err != nil {
 		return spi.URL{}, fmt.Errorf("config: listen: port %q is not a number", port)
 	}
-	params := make(map[string]string, len(c.Protocol)+len(s.Params))
+	params := make(map[string]string, len(c.Protocol)+len(s.Params)+1)
+	if c.Application != "" {
+		params[keyApplication] = c.Application
+	}
 	for k, v := range c.Protocol {
 		params[k] = v
 	}
@@ -428,6 +445,23 @@ func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
 		return u, nil
 	}
 	return u.WithParams(add), slices.Sorted(maps.Keys(add))
+}
+
+// keyApplication is the URL key Config.Application sets
+// (kernel.KeyApplication; config does not import kernel).
+const keyApplication = "application"
+
+// ApplyApplication returns u with "application" set to c.Application
+// when c has one and u does not set the key itself (a consumer's URL:
+// its -p, query or reference params win), else u unchanged.
+func (c Config) ApplyApplication(u spi.URL) spi.URL {
+	if c.Application == "" {
+		return u
+	}
+	if _, set := u.Param(keyApplication); set {
+		return u
+	}
+	return u.With(keyApplication, c.Application)
 }
 
 // ReferenceURLForm is the form a reference's url takes, for messages.

@@ -41,13 +41,14 @@ type scalar struct {
 var scalars = []scalar{
 	{"listen", "AIRNODE_LISTEN", "listen"},
 	{"advertise", "AIRNODE_ADVERTISE", "advertise"},
+	{"application", "AIRNODE_APPLICATION", "application"},
 	{"registry", "AIRNODE_REGISTRY", "registry"},
 	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout"},
 	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait"},
 	{"demo", "AIRNODE_DEMO", "demo"},
 }
 
-// AddFlags defines the flags Load reads on fs: --listen, --advertise, --registry,
+// AddFlags defines the flags Load reads on fs: --listen, --advertise, --application, --registry,
 // --shutdown-timeout, --shutdown-wait, --demo. Only flags the user sets override
 // the file and environment; their defaults shown in --help are
 // DefaultConfig's.
@@ -55,6 +56,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	d := DefaultConfig()
 	fs.String("listen", d.Listen, "provider listen address host:port (env AIRNODE_LISTEN)")
 	fs.String("advertise", d.Advertise, "address to publish in the registry instead of the listen address (NAT, port-forward, container, multi-homed host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or an interface name such as eth1; a host alone keeps the listen port (config key advertise, env AIRNODE_ADVERTISE)")
+	fs.String("application", d.Application, "application name in registry entries (Dubbo's application, by which Dubbo Admin groups services); default the executable's base name; a URL's application key wins (config key application, env AIRNODE_APPLICATION)")
 	fs.String("registry", d.Registry, "registry URL, e.g. zookeeper://127.0.0.1:2181 (env AIRNODE_REGISTRY)")
 	fs.Duration("shutdown-timeout", d.Shutdown.Timeout, "graceful shutdown budget (env AIRNODE_SHUTDOWN_TIMEOUT)")
 	fs.Duration("shutdown-wait", d.Shutdown.Wait, "pause between unregistering and closing the listener; the default is cut to half of a shorter --shutdown-timeout (env AIRNODE_SHUTDOWN_WAIT)")
