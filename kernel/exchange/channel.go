@@ -132,6 +132,7 @@ type Channel struct {
 	// before; the consumer keeps that id + 1 in goAway (0: none).
 	lastRequestID atomic.Uint64 // provider: the highest request id dispatched
 	closing       atomic.Bool   // provider: the go-away is sent, nothing more runs
+	goAwayQueued  chan struct{} // provider: closed once the go-away frame is queued, after closing is set
 	goAway        atomic.Uint64 // consumer: the first request id the provider never read; 0: no go-away
 	guardMu       sync.Mutex
 	guard         pingGuard
@@ -228,6 +229,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		pool:           pool,
 		serverInflight: serverInflight,
 		dying:          make(chan struct{}),
+		goAwayQueued:   make(chan struct{}),
 		finished:       make(chan struct{}),
 		closeFailed:    make(chan struct{}),
 		limits:         limitsFor(opts.Logger),

@@ -407,6 +407,7 @@ func (c *Channel) sendGoAway() bool {
 	f = binary.BigEndian.AppendUint64(f, last)
 	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: c.nextID.Add(1), Length: goAwayLen}.Put(f)
 	c.w.enqueue(f)
+	close(c.goAwayQueued) // dispatch's answers to requests read after it go out behind it
 	return true
 }
 

@@ -324,7 +324,8 @@ func stalledNote(elapsed, timeout time.Duration, sent bool) string {
 // response frame is the provider's answer, not this channel's death: the
 // provider received the request, so the error has spi.ErrRequestSent as its
 // Cause (failover retries it only for idempotent methods), whatever the
-// provider's message says.
+// provider's message says. A SERVICE_NOT_FOUND after the provider's
+// go-away is the go-away's not-run error (notRunError).
 func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.Result {
 	if cl.err != nil {
 		return spi.Result{Err: cl.err}
@@ -337,6 +338,19 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response of %s.%s: %v", inv.Service, inv.Method, err)}
 	}
 	res := spi.Result{Attachments: att}
+	if cl.status == spi.StatusServiceNotFound && c.goAway.Load() != 0 {
+		// The provider read this request after its go-away and answered
+		// it unrun (dispatch: SERVICE_NOT_FOUND, "after its go-away",
+		// queued behind the go-away, so this channel has it by now).
+		// The go-away did not fail the call here: its id was under the
+		// last one the go-away names (the provider noted the id before
+		// it looked at closing, or two callers' requests reached it out
+		// of id order). Not run, however it was refused: the go-away's
+		// own error, safe to retry on another provider (a CI run of
+		// TestShut1SteadyConsumerDoesNotHoldTheDrainOpen/smux got the
+		// provider's SERVICE_NOT_FOUND once in 248 calls).
+		return spi.Result{Err: c.notRunError()}
+	}
 	if cl.status != spi.StatusOK {
 		msg, _, err := protocol.ParseString(rest)
 		if err != nil {

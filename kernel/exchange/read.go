@@ -562,6 +562,11 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		// The answer is queued before the count drops, so Shutdown's
 		// flush after its drain sends it.
 		putBody(body)
+		// Behind the go-away on the wire, so that the consumer has it
+		// when this answer comes and fails the call as not run whatever
+		// its id (Channel.complete): sendGoAway sets closing before it
+		// queues the go-away.
+		<-c.goAwayQueued
 		c.answer(h, codec, &spi.Error{Status: spi.StatusServiceNotFound, Message: "exchange: the provider is closing this connection and did not run the request (after its go-away)"})
 		c.uncount()
 		return nil
