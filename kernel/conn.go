@@ -327,6 +327,8 @@ func (c *conn) run() {
 				countConnectFailure(reason)
 			case errors.As(err, new(providerLimitError)):
 				countConnectFailure(reasonProviderLimit)
+			case errors.As(err, new(unansweredPingError)):
+				countConnectFailure(reasonHeartbeat)
 			default:
 				countConnectFailure(dialFailureReason(err)) // timeout, refused, or other
 			}
@@ -556,7 +558,9 @@ func idleFor(ch channel) time.Duration {
 // provider closed the connection (at its connection limit, URL key
 // accepts, it closes a connection at once after accept; or a transport or
 // TLS mismatch: it could not read our frames), it did not answer in time
-// (a hung process), or it answered with an error.
+// (a hung process), or it answered with an error. A ping that got no
+// answer (in time, or before this consumer's heartbeat closed the
+// connection) is an unansweredPingError: counted as reasonHeartbeat.
 //
 // reason is the channel's close reason (exchange.Channel.Reason): a close
 // that came from the consumer itself (its heartbeat gave up on a provider
@@ -579,7 +583,11 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			return fmt.Errorf("connected, but %s (during the first ping, after %v): %w", why, took.Round(time.Millisecond/10), err)
 		}
 		if !peer {
-			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
+			err := fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
+			if strings.HasPrefix(reason, "heartbeat") { // its heartbeat's verdict on the unanswered ping
+				return unansweredPingError{err}
+			}
+			return err
 		}
 		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
 			// the provider said why (its connection limit): no guess
@@ -604,7 +612,7 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			"or its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\"): %w",
 			took.Round(time.Millisecond/10), mismatch, err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)
+		return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)}
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}
