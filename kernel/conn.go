@@ -107,6 +107,45 @@ type conn struct {
 	phase                atomic.Pointer[string]    // the extension call run is waiting on, for Shutdown's error; nil: none
 	failed               atomic.Pointer[error]     // closing its last channel: the session Close or heartbeat stop that failed (awaitChannel)
 	current              atomic.Pointer[connState] // the last channel connected, until run returns (pendingCalls)
+
+	upMu   sync.Mutex
+	upNext int
+	onUp   map[int]func() // whenUp's, by id; guarded by upMu
+}
+
+// whenUp calls f on run's goroutine each time a channel comes up (a
+// first connection or a reconnection), after the state is published, so
+// that ready is true when f runs, until the returned cancel is called:
+// the remote invokers using the conn hear of the event that makes their
+// provider usable again (remoteInvoker.connUp). f must not block.
+func (c *conn) whenUp(f func()) (cancel func()) {
+	c.upMu.Lock()
+	defer c.upMu.Unlock()
+	if c.onUp == nil {
+		c.onUp = map[int]func(){}
+	}
+	id := c.upNext
+	c.upNext++
+	c.onUp[id] = f
+	return func() {
+		c.upMu.Lock()
+		delete(c.onUp, id)
+		c.upMu.Unlock()
+	}
+}
+
+// wentUp calls the functions whenUp was given (not under upMu: one may
+// cancel itself).
+func (c *conn) wentUp() {
+	c.upMu.Lock()
+	fs := make([]func(), 0, len(c.onUp))
+	for _, f := range c.onUp {
+		fs = append(fs, f)
+	}
+	c.upMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
@@ -424,6 +463,7 @@ func (c *conn) run() {
 		c.current.Store(up)
 		c.publish(up)
 		c.redialing.Store(false) // after the state: a waiting call never sees neither
+		c.wentUp()               // the invokers using it: an ejected provider's "back in use" now, not at the next call
 		select {
 		case <-ch.Done():
 			counters.Heartbeat.ConnectionsLost.Inc() // whatever closed it: the provider, a heartbeat verdict, the liveness check
