@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // KeyApplication is the URL key of the application name (Dubbo's
@@ -25,6 +27,19 @@ var application = defaultApplication(os.Executable, os.Args)
 // "application" key, or the configuration's application setting
 // (AIRNODE_APPLICATION), overrides it.
 func DefaultApplication() string { return application }
+
+// withApplication returns u with KeyApplication set to
+// DefaultApplication() when u has none: the form of a registry entry
+// (registryEntry) and of a reference's subscription, so that a registry
+// sees one application for a consumer, in its entry and in what it
+// watches for it (the zookeeper registry's warning of Dubbo Admin's
+// application-level rules, app.configurators).
+func withApplication(u spi.URL) spi.URL {
+	if _, ok := u.Param(KeyApplication); ok {
+		return u
+	}
+	return u.WithParams(map[string]string{KeyApplication: application})
+}
 
 // defaultApplication is DefaultApplication's rule, with the sources of
 // the executable's path given: exe (os.Executable), else args[0].

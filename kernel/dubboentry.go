@@ -47,6 +47,7 @@ import (
 // of no declared type, or declared with different types by two
 // extensions, are left as they are.
 func (n *Node) registryEntry(u spi.URL) spi.URL {
+	u = withApplication(u)
 	types := n.keyTypes()
 	methods := u.Methods()
 	set := map[string]string{}
@@ -75,9 +76,6 @@ func (n *Node) registryEntry(u spi.URL) spi.URL {
 			delete(set, k)
 			drop = append(drop, k)
 		}
-	}
-	if _, ok := u.Param(KeyApplication); !ok {
-		set[KeyApplication] = application
 	}
 	if hk := n.cat.Heartbeat.Key(); hk != "" {
 		if v, ok := u.Param(hk); ok && v == n.cat.Heartbeat.Default() {

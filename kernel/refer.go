@@ -252,7 +252,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
 	outliers := &outlierGroup{} // the reference's providers, for outlier ejection (outlier.go)
-	r.dir = directory.New(u, reg, desc, func(pu spi.URL) (spi.Invoker, error) {
+	// the subscription names the consumer's application as its registry
+	// entry does (withApplication): the registry warns of rules for it
+	r.dir = directory.New(withApplication(u), reg, desc, func(pu spi.URL) (spi.Invoker, error) {
 		r.checkMethodKeys(pu)
 		if err := CheckProviderTLS(u, pu); err != nil {
 			// an invoker that says why, so that a call with no other

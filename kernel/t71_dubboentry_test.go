@@ -3,7 +3,6 @@ package kernel_test
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/internal/logbuf"
@@ -92,25 +89,7 @@ func TestT71_RegistryEntriesInDubboForm(t *testing.T) {
 		read      func(t *testing.T, category string) []spi.URL // the entries as stored
 	}{
 		{"zookeeper", zs.URL("root=/dubbo&session.timeout=4s"), func(t *testing.T, category string) []spi.URL {
-			c, _, err := zk.Connect([]string{zs.Addr()}, 10*time.Second, zk.WithLogInfo(false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			path := "/dubbo/t.Dubbo/" + category
-			names, _, err := c.Children(path)
-			if err != nil {
-				t.Fatalf("ls %s: %v", path, err)
-			}
-			var out []spi.URL
-			for _, n := range names {
-				s, err := url.QueryUnescape(n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, spi.MustParse(s))
-			}
-			return out
+			return zkEntries(t, zs.Addr(), "t.Dubbo", category)
 		}},
 		{"file", "file://" + fileDir, func(t *testing.T, category string) []spi.URL {
 			ents, err := os.ReadDir(filepath.Join(fileDir, "t.Dubbo", category))
