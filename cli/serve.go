@@ -738,7 +738,7 @@ func forcedExit(sig syscall.Signal, cancel context.CancelFunc, shut <-chan error
 	case <-t.C:
 	}
 	msg := fmt.Sprintf("serve: second %s: exiting now, abandoning %s", signalName(sig), calls)
-	errorLine(stderr, logFormat, "airnode: "+msg, msg)
+	errorLine(stderr, logFormat, "serve", "airnode: "+msg, msg)
 	return &interruptedError{sig: sig, msg: msg}
 }
 
