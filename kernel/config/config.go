@@ -163,6 +163,17 @@ type Plugin struct {
 	StartTimeout time.Duration `koanf:"start_timeout"`
 	// Restart is always, on-failure (default, also for "") or never.
 	Restart string `koanf:"restart"`
+	// Required, for a filter plugin only (Validate refuses it on other
+	// points), makes a consumer fail closed without it: a consumer
+	// command that refers (call, bench) exits 1 when the plugin cannot
+	// start, and a consumer call whose chain holds it fails CLIENT_ERROR,
+	// not sent, while it is down (restarting, given up). Default false:
+	// a consumer command goes on without a filter plugin that failed to
+	// start, warning, and the chains its activation would put it in run
+	// without it. A provider fails closed either way: serve does not
+	// start without every declared plugin, and its calls fail while a
+	// filter plugin of their chain is down.
+	Required bool `koanf:"required"`
 }
 
 // DefaultConfig returns a configuration usable as is: listen on :20880,
@@ -297,6 +308,10 @@ func (c Config) problems() []problem {
 		case "", RestartAlways, RestartOnFailure, RestartNever:
 		default:
 			bad(path+".restart", "%q is not one of %s, %s, %s", p.Restart, RestartAlways, RestartOnFailure, RestartNever)
+		}
+		if p.Required && p.Point != extension.PointFilter && slices.Contains(Points, p.Point) {
+			bad(path+".required", "true is allowed only with point: %s (a consumer then fails, rather than skips, a filter plugin that cannot start or is down), not with point: %s; remove the key",
+				extension.PointFilter, p.Point)
 		}
 		k := p.Point + "/" + p.Name
 		if j, dup := names[k]; dup {

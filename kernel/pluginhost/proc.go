@@ -1058,7 +1058,7 @@ func (p *proc) register(c *extension.Catalogs) error {
 		} else if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
 				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
-				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Log: p.log, OnDeadline: p.onDeadline}), origin)
+				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Required: p.spec.Required, Log: p.log, OnDeadline: p.onDeadline}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued

@@ -359,6 +359,13 @@ type FilterOptions struct {
 	// running process described (a restart into an older or newer
 	// build); these are used when it gives no Description.
 	Chain bool
+	// Required: the plugin is declared required (plugins.yaml required:
+	// true). A consumer's call through the filter while the plugin is
+	// down (not running, or its process gone before it answered) fails
+	// CLIENT_ERROR as without it, the message saying the filter is
+	// required and the call was not sent. The provider side is the same
+	// either way (SERVER_ERROR: a provider always fails closed).
+	Required bool
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
 	Log *slog.Logger
@@ -526,6 +533,25 @@ func (f *filterAdapter) fail(err error) spi.Result {
 	return spi.Result{Err: &spi.Error{Status: f.status, Message: fmt.Sprintf("filter %q: %s", f.o.Name, bare(err)), Cause: err}}
 }
 
+// down is fail for a plugin that is not there to run the filter (not
+// running, or its process gone before the call reached it); on a
+// consumer whose plugin is required (FilterOptions.Required) the
+// message says so (downText).
+func (f *filterAdapter) down(err error) spi.Result {
+	return spi.Result{Err: &spi.Error{Status: f.status, Message: f.downText(bare(err)), Cause: err}}
+}
+
+// downText is the message of a call that failed because the plugin was
+// down, why saying how: `filter "acme.auth": why`, or on a consumer whose
+// plugin is required `filter "acme.auth" is required (plugins.yaml:
+// required: true), so the call was not sent without it: why`.
+func (f *filterAdapter) downText(why string) string {
+	if f.o.Required && f.status == spi.StatusClientError {
+		return fmt.Sprintf("filter %q is required (plugins.yaml: required: true), so the call was not sent without it: %s", f.o.Name, why)
+	}
+	return fmt.Sprintf("filter %q: %s", f.o.Name, why)
+}
+
 // roundTrip returns the context of one call to the plugin: the call's own
 // deadline when it has one (the plugin's filter may take what the call
 // allows, as a service plugin's method does), else, on the consumer, the
@@ -617,7 +643,7 @@ func (f *filterAdapter) current() (c *Client, gen uint64, chain, withoutArgs boo
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	c, gen, chain, withoutArgs, err := f.current()
 	if err != nil {
-		return f.fail(err)
+		return f.down(err)
 	}
 	rctx, cancel, bound := f.roundTrip(ctx, inv)
 	defer cancel()
@@ -672,9 +698,12 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 // failed with err before the call ran.
 func (f *filterAdapter) rpcFailed(ctx, rctx context.Context, bound time.Duration, method, what string, err error) spi.Result {
 	if !notSent(err) && died(ctx, err) {
-		return spi.Result{Err: spi.Errorf(f.status,
-			"filter %q: the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
-			f.o.Name, status.Convert(err).Message())}
+		return spi.Result{Err: &spi.Error{Status: f.status, Message: f.downText(fmt.Sprintf(
+			"the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
+			status.Convert(err).Message()))}}
+	}
+	if notSent(err) && !f.expired(rctx, err) {
+		return f.down(rpcError(what, err))
 	}
 	return f.failCall(rctx, bound, method, rpcError(what, err))
 }
