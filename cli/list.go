@@ -187,7 +187,7 @@ POINT or --explain.`,
 			if err != nil {
 				return err
 			}
-			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, nil)
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, nil, false)
 			if err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ import (
 // about a plugin declaring a kernel or selecting key as `airnode plugin
 // check` fails it (warnKeyClashes): a warning, not a refusal.
 func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return startPluginHost(ctx, cfg, file, cat, logger, nil)
+	return startPluginHost(ctx, cfg, file, cat, logger, nil, false)
 }
 
 // consumerPluginPoints are the plugin points a consumer command (call, bench,
@@ -53,12 +53,16 @@ var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointR
 // naming it and why, stays in the catalogs, and a URL or registry that
 // selects it fails with that reason (pluginhost.Host.Register); `airnode
 // list` shows it failed in its STATE column. A start cut short by ctx
-// (SIGINT) is an error.
-func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, use func(config.Plugin) bool) (*pluginhost.Host, error) {
+// (SIGINT) is an error. So is, for a command that refers (call, bench),
+// the failed start of a filter plugin declared required (plugins.yaml
+// required: true; requiredFailed): its activation, known only from the
+// running plugin, may put it in the command's chain, which must not run
+// without it.
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, use func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
 	consumer := func(p config.Plugin) bool {
 		return slices.Contains(consumerPluginPoints, p.Point) && (use == nil || use(p))
 	}
-	return startPluginHost(ctx, cfg, file, cat, logger, consumer)
+	return startPluginHost(ctx, cfg, file, cat, logger, consumer, refers)
 }
 
 // pluginsNamed returns which plugins a consumer command may use whose
@@ -93,8 +97,9 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 
 // startPluginHost starts cfg's plugins: all of them, failing on the first
 // that cannot start, when consumer is nil (serve); else those consumer
-// accepts, warning of each that fails (launchConsumerPlugins).
-func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool) (*pluginhost.Host, error) {
+// accepts, warning of each that fails, and failing, when refers, on a
+// required filter plugin that failed (launchConsumerPlugins).
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, logger)
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
@@ -113,7 +118,10 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 				if ctx.Err() != nil {
 					err = serr // a signal cut the start short: no command runs
 				} else {
-					warnFailedStarts(host.Plugins(), time.Since(began), logger)
+					warnFailedStarts(host.Plugins(), cfg.Plugins, refers, time.Since(began), logger)
+					if refers {
+						err = requiredFailed(host.Plugins(), cfg.Plugins, file)
+					}
 				}
 			}
 		} else if err = host.Start(ctx); err != nil {
@@ -176,10 +184,11 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 // not, since what decides whether a call uses it (its activation) and
 // which of its URL keys are secret are known only from the running
 // plugin; the command goes on without it, and its warning says what that
-// means.
-func warnFailedStarts(plugins []pluginhost.PluginInfo, waited time.Duration, logger *slog.Logger) {
+// means. A required filter plugin (specs) is not warned of when the
+// command refers: requiredFailed fails the command instead.
+func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, refers bool, waited time.Duration, logger *slog.Logger) {
 	for _, i := range plugins {
-		if i.State != pluginhost.StateFailed {
+		if i.State != pluginhost.StateFailed || refers && required(specs, i.Name) >= 0 {
 			continue
 		}
 		msg := "plugin failed to start; a command that selects it fails"
@@ -188,6 +197,39 @@ func warnFailedStarts(plugins []pluginhost.PluginInfo, waited time.Duration, log
 		}
 		logger.Warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
 	}
+}
+
+// required returns the index in specs of the filter plugin named name
+// when it is declared required (config.Plugin.Required), else -1.
+func required(specs []config.Plugin, name string) int {
+	return slices.IndexFunc(specs, func(p config.Plugin) bool {
+		return p.Name == name && p.Point == extension.PointFilter && p.Required
+	})
+}
+
+// requiredFailed is the error of a consumer command that refers (call,
+// bench) when filter plugins declared required failed to start, one
+// line each naming the plugin, its key and why, in config.Load's form:
+//
+//	config: plugins.yaml: key "plugins[0].required": filter plugin "acme.auth" is required but failed to start, so this command does not run without it: exited with status 1 ...
+//
+// nil when none did.
+func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
+	var errs []error
+	for _, in := range infos {
+		i := required(specs, in.Name)
+		if in.State != pluginhost.StateFailed || i < 0 {
+			continue
+		}
+		where := "config: "
+		if file != "" {
+			where += file + ": "
+		}
+		why := strings.TrimPrefix(in.Reason, fmt.Sprintf("pluginhost: plugin %q (%s): ", in.Name, in.Path))
+		errs = append(errs, fmt.Errorf("%skey %q: filter plugin %q is required but failed to start, so this command does not run without it (a call would go out without the filter; required: false lets it go on with a warning): %s",
+			where, fmt.Sprintf("plugins[%d].required", i), in.Name, why))
+	}
+	return errors.Join(errs...)
 }
 
 // warnKeyClashes logs a warning for every URL key a running plugin

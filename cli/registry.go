@@ -62,7 +62,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, pluginsNamed(cfg, registry))
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, pluginsNamed(cfg, registry), false)
 		if err != nil {
 			return nil, "", nil, err
 		}
