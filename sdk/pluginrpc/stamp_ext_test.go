@@ -36,7 +36,9 @@ func TestFilterPluginAddingAResponseAttachmentKeepsTheValue(t *testing.T) {
 		} {
 			inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
 			res := f.Invoke(context.Background(), spitest.NewStubInvoker(spi.MustParse("airnode://127.0.0.1:20001/demo.Echo"),
-				func(context.Context, *spi.Invocation) spi.Result { return spi.Result{Value: next.Value, Err: next.Err, Attachments: maps.Clone(next.Attachments)} }), inv)
+				func(context.Context, *spi.Invocation) spi.Result {
+					return spi.Result{Value: next.Value, Err: next.Err, Attachments: maps.Clone(next.Attachments)}
+				}), inv)
 			want := maps.Clone(next.Attachments)
 			if want == nil {
 				want = map[string]string{}
