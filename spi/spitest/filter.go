@@ -101,7 +101,7 @@ func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 		sides = []spi.Side{spi.Consumer, spi.Provider}
 	}
 	sides = slices.Clone(sides)
-	slices.Sort(sides) // consumer first: the provider side gets what it added
+	slices.Sort(sides)          // consumer first: the provider side gets what it added
 	var added map[string]string // of o.AddsAttachments, by the consumer side
 	for _, side := range sides {
 		u := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo").WithParams(o.Params).With("side", string(side))
