@@ -591,7 +591,7 @@ func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, meth
 		if f.o.OnDeadline != nil && f.status == spi.StatusServerError {
 			f.o.OnDeadline(method)
 		}
-		return f.timedOut(bound, err)
+		return f.timedOut(bound, err, false)
 	}
 	return f.fail(err)
 }
@@ -603,8 +603,10 @@ func (f *filterAdapter) expired(rctx context.Context, err error) bool {
 }
 
 // timedOut is the result of a call whose deadline (bound 0) or timeout
-// bound passed while the plugin's filter ran; err is the cause.
-func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
+// bound passed while the plugin's filter ran; err is the cause. Unless
+// called (the filter's next had run), its cause says that the deadline
+// passed in the filter before the method was called (notCalled).
+func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) spi.Result {
 	st := spi.StatusClientTimeout
 	if f.status == spi.StatusServerError {
 		st = spi.StatusServerTimeout
@@ -615,8 +617,28 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 	} else {
 		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); the call went no further", f.o.Name)
 	}
-	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: errors.Join(context.DeadlineExceeded, err)}}
+	cause := errors.Join(context.DeadlineExceeded, err)
+	if !called {
+		cause = &notCalled{filter: f.o.Name, err: cause}
+	}
+	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: cause}}
 }
+
+// notCalled is the cause of a call whose deadline passed while a plugin's
+// filter ran, before the method was called. The provider's exchange
+// words the consumer's SERVER_TIMEOUT with it (DeadlineBeforeMethod)
+// rather than as a method that ran out of time.
+type notCalled struct {
+	filter string // as declared
+	err    error
+}
+
+func (e *notCalled) Error() string { return e.err.Error() }
+func (e *notCalled) Unwrap() error { return e.err }
+
+// DeadlineBeforeMethod names where the call's deadline passed, before
+// the method was called: `filter "acme.stamp"`.
+func (e *notCalled) DeadlineBeforeMethod() string { return fmt.Sprintf("filter %q", e.filter) }
 
 // current is the Source's live client and generation, with whether that
 // process serves Filter.Chain and reads no arguments: as it described
@@ -681,7 +703,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		}
 		return next.Invoke(ctx, inv)
 	}
-	return f.answer(rctx, bound, rep)
+	return f.answer(rctx, bound, rep, false)
 }
 
 // rpcFailed is the result of a round trip (what: "filter Invoke") that
@@ -776,7 +798,7 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c 
 	case out.Reply.Pass:
 		return f.fail(errors.New("the plugin passed the call without calling next"))
 	}
-	return f.answer(rctx, bound, out.Reply)
+	return f.answer(rctx, bound, out.Reply, ran)
 }
 
 // args returns the arguments a plugin's filter changed the call's to,
@@ -923,8 +945,8 @@ func nextResult(res spi.Result) *pb.NextResult {
 }
 
 // answer is the result of a filter's own reply rep (not a pass): its
-// error, or its value, decoded.
-func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *pb.FilterReply) spi.Result {
+// error, or its value, decoded; ran: the filter's next had run.
+func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *pb.FilterReply, ran bool) spi.Result {
 	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
 	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {
 		// name the plugin, as an in-process service's panic names the
@@ -936,7 +958,7 @@ func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *p
 	if err := fromPB(rep.Error); err != nil && f.expired(rctx, err) {
 		// The plugin's filter gave up at the call's deadline (its copy of
 		// it may pass a moment before ours).
-		return f.timedOut(bound, err)
+		return f.timedOut(bound, err, ran)
 	}
 	if e := rep.Error; e != nil && (e.Kind == kindShortCircuit || spi.Status(e.Status) == spi.StatusSerializationError && strings.Contains(e.Message, shortCircuitText)) {
 		// the plugin could not encode its value; it named itself by its
