@@ -107,6 +107,45 @@ type conn struct {
 	phase                atomic.Pointer[string]    // the extension call run is waiting on, for Shutdown's error; nil: none
 	failed               atomic.Pointer[error]     // closing its last channel: the session Close or heartbeat stop that failed (awaitChannel)
 	current              atomic.Pointer[connState] // the last channel connected, until run returns (pendingCalls)
+
+	upMu   sync.Mutex
+	upNext int
+	onUp   map[int]func() // whenUp's, by id; guarded by upMu
+}
+
+// whenUp calls f on run's goroutine each time a channel comes up (a
+// first connection or a reconnection), after the state is published, so
+// that ready is true when f runs, until the returned cancel is called:
+// the remote invokers using the conn hear of the event that makes their
+// provider usable again (remoteInvoker.connUp). f must not block.
+func (c *conn) whenUp(f func()) (cancel func()) {
+	c.upMu.Lock()
+	defer c.upMu.Unlock()
+	if c.onUp == nil {
+		c.onUp = map[int]func(){}
+	}
+	id := c.upNext
+	c.upNext++
+	c.onUp[id] = f
+	return func() {
+		c.upMu.Lock()
+		delete(c.onUp, id)
+		c.upMu.Unlock()
+	}
+}
+
+// wentUp calls the functions whenUp was given (not under upMu: one may
+// cancel itself).
+func (c *conn) wentUp() {
+	c.upMu.Lock()
+	fs := make([]func(), 0, len(c.onUp))
+	for _, f := range c.onUp {
+		fs = append(fs, f)
+	}
+	c.upMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // newConn returns a started conn to addr. changed, when not nil, is
@@ -327,6 +366,8 @@ func (c *conn) run() {
 				countConnectFailure(reason)
 			case errors.As(err, new(providerLimitError)):
 				countConnectFailure(reasonProviderLimit)
+			case errors.As(err, new(unansweredPingError)):
+				countConnectFailure(reasonHeartbeat)
 			default:
 				countConnectFailure(dialFailureReason(err)) // timeout, refused, or other
 			}
@@ -422,6 +463,7 @@ func (c *conn) run() {
 		c.current.Store(up)
 		c.publish(up)
 		c.redialing.Store(false) // after the state: a waiting call never sees neither
+		c.wentUp()               // the invokers using it: an ejected provider's "back in use" now, not at the next call
 		select {
 		case <-ch.Done():
 			counters.Heartbeat.ConnectionsLost.Inc() // whatever closed it: the provider, a heartbeat verdict, the liveness check
@@ -556,7 +598,9 @@ func idleFor(ch channel) time.Duration {
 // provider closed the connection (at its connection limit, URL key
 // accepts, it closes a connection at once after accept; or a transport or
 // TLS mismatch: it could not read our frames), it did not answer in time
-// (a hung process), or it answered with an error.
+// (a hung process), or it answered with an error. A ping that got no
+// answer (in time, or before this consumer's heartbeat closed the
+// connection) is an unansweredPingError: counted as reasonHeartbeat.
 //
 // reason is the channel's close reason (exchange.Channel.Reason): a close
 // that came from the consumer itself (its heartbeat gave up on a provider
@@ -579,7 +623,11 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			return fmt.Errorf("connected, but %s (during the first ping, after %v): %w", why, took.Round(time.Millisecond/10), err)
 		}
 		if !peer {
-			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
+			err := fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
+			if strings.HasPrefix(reason, "heartbeat") { // its heartbeat's verdict on the unanswered ping
+				return unansweredPingError{err}
+			}
+			return err
 		}
 		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
 			// the provider said why (its connection limit): no guess
@@ -604,7 +652,7 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			"or its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\"): %w",
 			took.Round(time.Millisecond/10), mismatch, err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)
+		return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)}
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}

@@ -105,9 +105,24 @@ func (e providerLimitError) Unwrap() error { return e.err }
 // provider refused at its connection limit (providerLimitError).
 const reasonProviderLimit = "provider_limit"
 
+// unansweredPingError is a first ping's error (firstPingError) when the
+// ping got no answer: nothing answered it within connect.timeout, or this
+// consumer's heartbeat closed the connection while it waited. The same
+// text and chain, marked so that the attempt is counted as
+// reasonHeartbeat, as a later unanswered ping is a heartbeat verdict,
+// not "other".
+type unansweredPingError struct{ err error }
+
+func (e unansweredPingError) Error() string { return e.err.Error() }
+func (e unansweredPingError) Unwrap() error { return e.err }
+
+// reasonHeartbeat is the counter label of a connection attempt whose
+// first ping got no answer (unansweredPingError).
+const reasonHeartbeat = "heartbeat"
+
 // countConnectFailure counts one failed connection attempt by reason
-// (localDialCause, reasonProviderLimit, or dialFailureReason's
-// reasonTimeout and reasonRefused; "": other) in
+// (localDialCause, reasonProviderLimit, reasonHeartbeat, or
+// dialFailureReason's reasonTimeout and reasonRefused; "": other) in
 // counters.Transport (airnode_consumer_connect_failures_total{reason}).
 func countConnectFailure(reason string) {
 	switch reason {
@@ -123,6 +138,8 @@ func countConnectFailure(reason string) {
 		counters.Transport.ConnectTimeout.Inc()
 	case reasonRefused:
 		counters.Transport.ConnectRefused.Inc()
+	case reasonHeartbeat:
+		counters.Transport.ConnectHeartbeat.Inc()
 	default:
 		counters.Transport.ConnectOther.Inc()
 	}

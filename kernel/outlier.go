@@ -254,7 +254,7 @@ func (o *outlierState) reset() {
 
 // ejectedNow reports whether r is ejected at now (spi.Mono());
 // an ejection that has ended is ended here, with its INFO line (the
-// first look after its end: a reference with no calls logs it later):
+// first look after its end, or its timer: ejectionOver):
 // "back in use" when r is connected, else "ejection ended ... still not
 // connected" (tester76 #1: it said back in use while the provider was
 // still unreachable), and "back in use" then follows when a connection
@@ -294,15 +294,30 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	return false
 }
 
+// ejectionOver runs when an ejection's length has passed (eject's
+// timer): the directory's list takes the provider back (bumpEpoch), and
+// the ejection ends now, with its line ("back in use" when connected,
+// else "ejection ended ... still not connected", and "back in use" when a
+// connection comes up: connUp), rather than at the directory's next look,
+// which a reference with no calls and no metrics scrape makes late or
+// never. Nothing is logged once r is closed; an ejection that a look has
+// ended already is not ended twice (ejectedNow).
+func (r *remoteInvoker) ejectionOver() {
+	r.bumpEpoch()
+	if !r.closed.Load() {
+		r.ejectedNow(spi.Mono())
+	}
+}
+
 // msgBackInUse is the INFO line of a provider that can be picked again
 // after an ejection: connected and not ejected, whichever came last.
 const msgBackInUse = "kernel: ejected provider back in use"
 
 // noteBack logs "back in use" for a provider whose ejection ended while
-// it was not connected, once it is connected again (Available calls it
-// when it finds r connected: the directory asks after every change of a
-// connection's state). It costs one atomic load when there is nothing to
-// say.
+// it was not connected, once it is connected again: when a connection
+// comes up (connUp), or Available finds r connected first. Once: the
+// first of them to swap notBack logs it. It costs one atomic load when
+// there is nothing to say.
 func (r *remoteInvoker) noteBack() {
 	o := &r.out
 	if !o.notBack.Load() || !o.notBack.CompareAndSwap(true, false) {
@@ -397,8 +412,8 @@ func (r *remoteInvoker) eject(n int64) {
 	o.mu.Unlock()
 	o.until.Store(int64(now + length))
 	o.ejected.Store(true)
-	r.bumpEpoch()                       // the directory's list leaves it out now
-	time.AfterFunc(length, r.bumpEpoch) // and takes it back at the end (ejectedNow ends it)
+	r.bumpEpoch()                          // the directory's list leaves it out now
+	time.AfterFunc(length, r.ejectionOver) // and takes it back at the end, which is logged then
 	counters.Outlier.Ejections.Inc()
 	o.log.Warn("kernel: provider ejected: its calls keep failing; not picked until the ejection ends", "provider", r.url.Address(), "service", r.url.ServiceKey(),
 		"streak", streak, "ejection", length, "last_error", last)

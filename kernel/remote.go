@@ -39,6 +39,8 @@ type remoteInvoker struct {
 	uniform bool   // no method-level codec or timeout: every method's settings are base
 	token   string // provider's access token ("token"), sent with every call
 	once    sync.Once
+	closed  atomic.Bool  // Close has begun: the ejection's timer logs nothing (ejectionOver)
+	upStops []func()     // the conns' whenUp cancels (connUp), called by Close
 	out     outlierState // outlier ejection (outlier.go)
 	fails   failCounts   // stats' failures by status (spi.ProviderStats.FailuresByStatus)
 	// notServing: the provider's last answer was SERVICE_NOT_FOUND (it
@@ -101,6 +103,9 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
 			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
 		}))
+	}
+	for _, c := range r.conns {
+		r.upStops = append(r.upStops, c.whenUp(r.connUp))
 	}
 	outliers.add(r)
 	return r, nil
@@ -422,6 +427,20 @@ func (r *remoteInvoker) Available() bool {
 	return true
 }
 
+// connUp runs when one of r's connections comes up (conn.whenUp, on the
+// conn's goroutine): the event that makes a provider whose ejection ended
+// while it was not connected usable again. It looks as Available does,
+// so that "back in use" is logged now, once (noteBack), and an ejection
+// over by now ends with its line, rather than at the directory's next
+// look, which a reference with no calls and no metrics scrape makes late
+// or never. The state stays the invoker's (out, the conns' states) that
+// ProviderStats reads.
+func (r *remoteInvoker) connUp() {
+	if !r.closed.Load() {
+		r.Available()
+	}
+}
+
 // NotServing reports whether the provider's last answer said it does not
 // serve this service (SERVICE_NOT_FOUND): a provider kept by the
 // directory's empty protection or removal damping then goes
@@ -606,6 +625,10 @@ func (r *remoteInvoker) Stats() *spi.Stats { return &r.stats }
 // stops their reconnecting). Idempotent.
 func (r *remoteInvoker) Close() error {
 	r.once.Do(func() {
+		r.closed.Store(true)
+		for _, stop := range r.upStops {
+			stop()
+		}
 		r.probeMu.Lock()
 		if r.probeCtx == nil {
 			r.probeCtx, r.probeStop = context.WithCancel(context.Background())

@@ -186,10 +186,11 @@ type TransportCounters struct {
 	// descriptors (EMFILE, ENFILE), the host out of ephemeral ports
 	// (EADDRNOTAVAIL), out of socket buffers (ENOBUFS), the provider at
 	// its connection limit (accepts, accepts.per.ip: it said so in a
-	// close-reason event before closing), or anything else (no answer to
-	// the first ping, a reset, a TLS failure; a dial that timed out or was
-	// refused is ConnectTimeout or ConnectRefused). Each attempt counts
-	// once (kernel conn.go).
+	// close-reason event before closing), or anything else (a reset, a
+	// TLS failure, a first ping answered with an error; a dial that timed
+	// out or was refused is ConnectTimeout or ConnectRefused, a first ping
+	// that got no answer ConnectHeartbeat). Each attempt counts once
+	// (kernel conn.go).
 	ConnectFDs           Counter
 	ConnectPorts         Counter
 	ConnectBuffers       Counter
@@ -203,6 +204,14 @@ type TransportCounters struct {
 	// ConnectOther.
 	ConnectTimeout Counter
 	ConnectRefused Counter
+	// ConnectHeartbeat counts attempts whose dial succeeded and whose
+	// first ping (a heartbeat, carrying the hello) got no answer: nothing
+	// answered it within connect.timeout, or this consumer's heartbeat
+	// closed the connection while it waited. A hung or paused provider
+	// gives it, as a later unanswered ping gives a heartbeat verdict
+	// (HeartbeatCounters.IdleClosed). Not in ConnectOther (until fix-ab
+	// it was).
+	ConnectHeartbeat Counter
 }
 
 // Transport holds the process's transport counters.

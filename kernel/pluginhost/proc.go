@@ -36,7 +36,7 @@ type live struct {
 	gen uint64
 	// desc is how the process of gen described its point at its start
 	// (what its build speaks and declares: a filter's Chain and
-	// Activation, WithoutArgs); while down, the last process's
+	// Activation, WithoutArgs, its URL keys); while down, the last process's
 	// (DescribedSource); nil before the first start
 	desc *pluginrpc.Description
 	err  error // non-nil while the plugin is down
@@ -451,7 +451,10 @@ func (p *proc) noteOwnName(own string) {
 // the running process's, DescribedSource), so the chains built before
 // keep the filters the old one chose until they are built again. Whether
 // a balancer or filter reads the call's arguments at info: the adapters
-// follow it from the next call.
+// follow it from the next call. The URL keys it declares, at warn: the
+// adapters' Keys follow it (the catalog's Describe, and so the
+// unknown-key warnings of the Refers and Exports made from now on), while
+// the URLs referred and exported before were checked against the old ones.
 func (p *proc) noteRedescribed(prev, now pluginrpc.Description) {
 	if prev.Point == "" || now.Point == "" {
 		return // a process that did not describe itself (never here for a supervised start)
@@ -469,6 +472,38 @@ func (p *proc) noteRedescribed(prev, now pluginrpc.Description) {
 		}
 		p.log.Info(msg, "path", p.path)
 	}
+	if added, removed := keysChanged(prev.Keys, now.Keys); len(added)+len(removed) > 0 {
+		p.log.Warn("plugin's new process declares other URL keys: the unknown-key warnings of references and exports made from now on "+
+			"count them, those made before were checked against the old ones",
+			"path", p.path, "added", added, "removed", removed)
+	}
+}
+
+// keysChanged returns the keys now declares and prev does not (added) and
+// those prev declares and now does not (removed), each sorted; a key
+// declared by both, whatever its doc, is neither.
+func keysChanged(prev, now []spi.KeyDoc) (added, removed []string) {
+	names := func(ks []spi.KeyDoc) map[string]bool {
+		m := make(map[string]bool, len(ks))
+		for _, k := range ks {
+			m[k.Key] = true
+		}
+		return m
+	}
+	was, is := names(prev), names(now)
+	for k := range is {
+		if !was[k] {
+			added = append(added, k)
+		}
+	}
+	for k := range was {
+		if !is[k] {
+			removed = append(removed, k)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	return added, removed
 }
 
 // sameActivation reports whether a and b activate a filter alike.

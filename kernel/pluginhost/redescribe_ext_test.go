@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/pluginhost"
@@ -57,13 +58,7 @@ func TestFilterActivationFollowsTheRunningBuild(t *testing.T) {
 	want("first build", "acme.a", spi.Provider, true)
 	want("first build", "acme.b", spi.Consumer, false)
 
-	copyFile(t, binary("keyfilter2"), path)
-	old := info(t, h, "acme.keys").PID
-	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	waitRunning(t, h, "acme.keys", old)
-	waitGone(t, old, 10*time.Second)
+	handOver(t, h, "acme.keys", path, "keyfilter2")
 	want("after the handover to the build declaring acme.b", "acme.a", spi.Consumer, false)
 	want("after the handover to the build declaring acme.b", "acme.b", spi.Consumer, true)
 	want("after the handover to the build declaring acme.b", "acme.b", spi.Provider, false)
@@ -88,23 +83,7 @@ func TestFilterActivationFollowsTheRunningBuild(t *testing.T) {
 	}
 
 	// Down: the last process's activation stays, not the first's.
-	script := filepath.Join(t.TempDir(), "broken")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, script, path)
-	pid := info(t, h, "acme.keys").PID
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, pid, 10*time.Second)
-	deadline := time.Now().Add(20 * time.Second)
-	for info(t, h, "acme.keys").State == pluginhost.StateRunning {
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin still running after its process was killed: %+v", info(t, h, "acme.keys"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killIntoBrokenBuild(t, h, "acme.keys", path)
 	want("while down", "acme.b", spi.Consumer, true)
 	want("while down", "acme.a", spi.Consumer, false)
 }
@@ -167,17 +146,109 @@ func TestBalancerWithoutArgsFollowsTheRunningBuild(t *testing.T) {
 			}
 			want("first build, "+tc.first, tc.firstPick)
 
-			copyFile(t, binary(tc.then), path)
-			old := info(t, h, "acme.args").PID
-			if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			waitRunning(t, h, "acme.args", old)
-			waitGone(t, old, 10*time.Second)
+			handOver(t, h, "acme.args", path, tc.then)
 			want("after the handover to "+tc.then, tc.thenPick)
 			if !strings.Contains(log.String(), "the host s") || !strings.Contains(log.String(), "from the next call") {
 				t.Errorf("no line says the new process reads the arguments otherwise:\n%s", log.String())
 			}
 		})
 	}
+}
+
+// fix-ab #1: the URL keys a plugin declares follow the running process,
+// as its activation and WithoutArgs do (one mechanism, DescribedSource):
+// handed over on SIGTERM from argslb (declares acme.args.first) to
+// noargslb (declares acme.args.spread), the catalog's Describe (what
+// airnode list and --explain print) and the keys the unknown-key
+// warnings count (kernel.KnownKeys) name acme.args.spread and no longer
+// acme.args.first, and the host warns naming both. While the plugin is
+// down the last process's keys stay. Before, the first process's keys
+// stayed until the host restarted.
+func TestPluginKeysFollowTheRunningBuild(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "argslb")
+	copyFile(t, binary("argslb"), path)
+	var log logbuf.Buffer
+	h, cat, err := startHostLogging(t, slog.New(slog.NewTextHandler(&log, nil)),
+		config.Plugin{Name: "acme.args", Point: pluginrpc.PointLoadBalance, Command: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(when string, declared, not string) {
+		t.Helper()
+		var keys []string
+		for _, p := range cat.Describe() {
+			for _, e := range p.Extensions {
+				if p.Name == extension.PointLoadBalance && e.Name == "acme.args" {
+					for _, k := range e.Keys {
+						keys = append(keys, k.Key)
+					}
+				}
+			}
+		}
+		if !slices.Equal(keys, []string{declared}) {
+			t.Errorf("%s: Describe lists the keys %q of acme.args, want [%q]", when, keys, declared)
+		}
+		known := kernel.KnownKeys(cat)
+		if !slices.Contains(known, declared) || slices.Contains(known, not) {
+			t.Errorf("%s: the known keys hold %q: %v, %q: %v; want true, false",
+				when, declared, slices.Contains(known, declared), not, slices.Contains(known, not))
+		}
+	}
+	want("first build", "acme.args.first", "acme.args.spread")
+
+	handOver(t, h, "acme.args", path, "noargslb")
+	want("after the handover to the build declaring acme.args.spread", "acme.args.spread", "acme.args.first")
+	var warned string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "declares other URL keys") {
+			warned = l
+		}
+	}
+	for _, s := range []string{"level=WARN", "plugin=acme.args", "added=[acme.args.spread]", "removed=[acme.args.first]"} {
+		if !strings.Contains(warned, s) {
+			t.Errorf("the warning about the new keys lacks %q: %q\nlog:\n%s", s, warned, log.String())
+		}
+	}
+
+	// Down: the last process's keys stay, not the first's.
+	killIntoBrokenBuild(t, h, "acme.args", path)
+	want("while down", "acme.args.spread", "acme.args.first")
+}
+
+// killIntoBrokenBuild replaces the binary at path, which plugin name runs,
+// with one that cannot start, kills the running process and waits until
+// the host no longer says the plugin runs: it is down, restarting in vain.
+func killIntoBrokenBuild(t *testing.T, h *pluginhost.Host, name, path string) {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "broken")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, script, path)
+	pid := info(t, h, name).PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid, 10*time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for info(t, h, name).State == pluginhost.StateRunning {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin still running after its process was killed: %+v", info(t, h, name))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// handOver replaces the binary at path, which plugin name runs, with the
+// test binary build, and hands the plugin over to it (SIGTERM to the
+// running process: the host starts the new one, which takes over).
+func handOver(t *testing.T, h *pluginhost.Host, name, path, build string) {
+	t.Helper()
+	copyFile(t, binary(build), path)
+	old := info(t, h, name).PID
+	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, h, name, old)
+	waitGone(t, old, 10*time.Second)
 }

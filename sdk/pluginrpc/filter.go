@@ -366,6 +366,8 @@ type FilterOptions struct {
 	BuildTimeout time.Duration
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	// A Source that is a DescribedSource overrides them with the running
+	// process's.
 	Keys []spi.KeyDoc
 	// WithoutArgs: the plugin said it does not read the call's arguments
 	// (Description.WithoutArgs): filter requests carry none.
@@ -465,8 +467,10 @@ func (b *filterBuilder) Activation() spi.Activation {
 	return b.o.Activation
 }
 
-// Keys returns the keys the plugin declared (FilterOptions.Keys).
-func (b *filterBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
+// Keys returns the keys the running plugin process declared
+// (DescribedSource; while the plugin is down, the last process's), else
+// FilterOptions.Keys.
+func (b *filterBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.o.Keys) }
 
 // DefaultFilterBuildTimeout bounds a filter plugin's Build round trip
 // (FilterOptions.BuildTimeout).

@@ -30,10 +30,18 @@ func keysFromPB(keys []*pb.KeyDoc) []spi.KeyDoc {
 	return out
 }
 
-// declared is the spi.KeyDescriber of the host-side builders: the keys
-// the plugin declared at start (Description.Keys).
-type declared []spi.KeyDoc
-
-// Keys returns a copy of the declared keys; nil when the plugin declared
-// none.
-func (d declared) Keys() []spi.KeyDoc { return slices.Clone([]spi.KeyDoc(d)) }
+// declaredKeys is the spi.KeyDescriber answer of the host-side builders:
+// the keys the running process declared at its start (src a
+// DescribedSource; while the plugin is down, the last process's), so a
+// restart or a handover into a build declaring other keys changes what
+// Describe (airnode list), --explain and the unknown-key warnings see;
+// else keys, what the options say the plugin declared. A copy; nil when
+// none are declared.
+func declaredKeys(src Source, keys []spi.KeyDoc) []spi.KeyDoc {
+	if src != nil {
+		if _, _, d, _ := described(src); d != nil {
+			return slices.Clone(d.Keys)
+		}
+	}
+	return slices.Clone(keys)
+}

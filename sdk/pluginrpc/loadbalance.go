@@ -201,6 +201,8 @@ type LoadBalanceOptions struct {
 	WithoutArgs bool
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	// A Source that is a DescribedSource overrides them with the running
+	// process's.
 	Keys []spi.KeyDoc
 }
 
@@ -244,8 +246,10 @@ type lbBuilder struct {
 
 func (b *lbBuilder) Name() string { return b.o.Name }
 
-// Keys returns the keys the plugin declared (LoadBalanceOptions.Keys).
-func (b *lbBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
+// Keys returns the keys the running plugin process declared
+// (DescribedSource; while the plugin is down, the last process's), else
+// LoadBalanceOptions.Keys.
+func (b *lbBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.o.Keys) }
 
 // Build validates u in the plugin when the plugin is up and not bypassed
 // (the plugin's own Build errors are returned), within Timeout and u's

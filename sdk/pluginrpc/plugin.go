@@ -170,7 +170,7 @@ type Source interface {
 // reads for what the process's sdk speaks and declares rather than what
 // the first process said: a restart or a handover may run another build
 // of the binary, older or newer (a filter's Chain and Activation, a
-// balancer's or filter's WithoutArgs).
+// balancer's or filter's WithoutArgs, the URL keys each point declares).
 type DescribedSource interface {
 	Source
 	// Described is Current with the Description the process of

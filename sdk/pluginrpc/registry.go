@@ -221,6 +221,8 @@ type RegistryOptions struct {
 	Retry time.Duration
 	// Keys are the URL keys the plugin declared (Description.Keys); the
 	// builder reports them as its spi.KeyDescriber. nil: none declared.
+	// A Source that is a DescribedSource overrides them with the running
+	// process's.
 	Keys []spi.KeyDoc
 	// Traits, when set, is what the plugin said of its registry builder
 	// at start (Description.ReadOnly and Reach). When nil, the builder
@@ -301,8 +303,10 @@ func (b *registryBuilder) traitsNow() RegistryTraits {
 // traitsTimeout bounds the Describe round trip of registryBuilder.traitsNow.
 const traitsTimeout = 2 * time.Second
 
-// Keys returns the keys the plugin declared (RegistryOptions.Keys).
-func (b *registryBuilder) Keys() []spi.KeyDoc { return declared(b.o.Keys).Keys() }
+// Keys returns the keys the running plugin process declared
+// (DescribedSource; while the plugin is down, the last process's), else
+// RegistryOptions.Keys.
+func (b *registryBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.o.Keys) }
 
 // Build is pure: the registry is built in the plugin on first use.
 func (b *registryBuilder) Build(u spi.URL) (spi.Registry, error) {

@@ -229,7 +229,7 @@ const closedHelp = "Connections this process closed because of what the peer did
 
 // connectHelp is the help of airnode_consumer_connect_failures_total, the
 // same for each of its reason labels.
-const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), timeout (the dial or TLS handshake timed out: no answer at all, a black-holed path or a vanished host), refused (the provider's host refused the connection: nothing listens on the port), other (no answer to the first ping, a reset, a TLS failure)."
+const connectHelp = "Consumer connection attempts (a dial and its first ping) that failed, by reason: fds (this process is out of file descriptors: EMFILE, ENFILE; see ulimit -n), ports (out of ephemeral ports: EADDRNOTAVAIL), buffers (ENOBUFS), provider_limit (the provider refused the connection at its connection limit, URL keys accepts and accepts.per.ip, and said so before closing; it counts it in airnode_accept_refused_total), timeout (the dial or TLS handshake timed out: no answer at all, a black-holed path or a vanished host), refused (the provider's host refused the connection: nothing listens on the port), heartbeat (connected, but the connection's first ping got no answer within connect.timeout: a hung or paused provider, as a later unanswered ping is a heartbeat verdict, airnode_channels_closed_total{reason=\"heartbeat\"}), other (a reset, a TLS failure, a first ping answered with an error)."
 
 // tlsHelp is the help of airnode_tls_handshake_failures_total, the same
 // for each of its reason labels.
@@ -269,6 +269,7 @@ func processCounters() []processCounter {
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_provider_limit", connectHelp, &counters.Transport.ConnectProviderLimit, prometheus.Labels{"reason": "provider_limit"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_timeout", connectHelp, &counters.Transport.ConnectTimeout, prometheus.Labels{"reason": "timeout"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_refused", connectHelp, &counters.Transport.ConnectRefused, prometheus.Labels{"reason": "refused"}},
+		{"airnode_consumer_connect_failures_total", "transport.connect_failures_heartbeat", connectHelp, &counters.Transport.ConnectHeartbeat, prometheus.Labels{"reason": "heartbeat"}},
 		{"airnode_consumer_connect_failures_total", "transport.connect_failures_other", connectHelp, &counters.Transport.ConnectOther, prometheus.Labels{"reason": "other"}},
 		{"airnode_registry_notifications_total", "registry.notifications", "Provider-list pushes delivered to subscribers.", &g.Notifications, nil},
 		{"airnode_registry_session_expiries_total", "registry.session_expiries", "Registry sessions expired.", &g.SessionExpiries, nil},

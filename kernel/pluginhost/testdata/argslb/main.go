@@ -3,7 +3,8 @@
 // candidate 0 of a call it sees without arguments. It reads arguments;
 // noargslb, its other build, says it does not (ReadsArguments false) and
 // picks alike, so which candidate it picks shows whether the host sent
-// them.
+// them. It declares the URL key acme.args.first; noargslb declares
+// acme.args.spread instead.
 package main
 
 import (
@@ -18,6 +19,12 @@ type builder struct{}
 
 func (builder) Name() string                           { return "argslb" }
 func (builder) Build(spi.URL) (spi.LoadBalance, error) { return balancer{}, nil }
+
+// Keys declares one key, read by no code: the host shows what each build
+// declares.
+func (builder) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "acme.args.first", Type: spi.KeyTypeInt, Default: "0", Doc: "the first candidate it may pick"}}
+}
 
 type balancer struct{}
 

@@ -2,7 +2,8 @@
 // ("argslb") that says it does not read the call's arguments
 // (ReadsArguments false) but picks as argslb does, by the first argument
 // when it gets one, so which candidate it picks shows whether the host
-// sent them.
+// sent them. It declares the URL key acme.args.spread; argslb declares
+// acme.args.first instead.
 package main
 
 import (
@@ -18,6 +19,12 @@ type builder struct{}
 func (builder) Name() string                           { return "argslb" }
 func (builder) Build(spi.URL) (spi.LoadBalance, error) { return balancer{}, nil }
 func (builder) ReadsArguments() bool                   { return false }
+
+// Keys declares one key, read by no code: the host shows what each build
+// declares.
+func (builder) Keys() []spi.KeyDoc {
+	return []spi.KeyDoc{{Key: "acme.args.spread", Type: spi.KeyTypeInt, Default: "0", Doc: "how many candidates it picks among"}}
+}
 
 type balancer struct{}
 
