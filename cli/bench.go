@@ -706,7 +706,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		defer warnMu.Unlock()
 		if !warned[msg] {
 			warned[msg] = true
-			stderrLine(stderr, f.logFormat, slog.LevelWarn, "airnode: bench: warning: "+msg, "bench: "+msg)
+			warnLine(stderr, f.logFormat, "bench", msg)
 		}
 	}
 	var outcomes []benchOutcome
@@ -723,8 +723,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			if f.paper {
 				in = "case " + c.Name + ": "
 			}
-			msg := fmt.Sprintf("bench: %s-c %d is more than -n %d: running %d callers", in, cfg.Concurrency, cfg.Calls, cfg.Calls)
-			stderrLine(stderr, f.logFormat, slog.LevelWarn, "airnode: "+msg, msg)
+			warnLine(stderr, f.logFormat, "bench", fmt.Sprintf("%s-c %d is more than -n %d: running %d callers", in, cfg.Concurrency, cfg.Calls, cfg.Calls))
 			cfg.Concurrency = int(cfg.Calls)
 			if !f.paper {
 				c.Concurrency = cfg.Concurrency
@@ -815,7 +814,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			if f.paper {
 				msg = fmt.Sprintf("bench: %s: %s (the remaining cases were not run)", last.Case.Name, last.interruption())
 			}
-			errorLine(stderr, f.logFormat, "airnode: "+msg, msg)
+			errorLine(stderr, f.logFormat, "bench", "airnode: "+msg, msg)
 			err = &interruptedError{sig: last.sig, msg: msg}
 		}()
 	}
@@ -2621,7 +2620,7 @@ var (
 // under --log-format json (logFormat "json").
 func interruptedBench(sig syscall.Signal, when string, stderr io.Writer, logFormat string) error {
 	msg := fmt.Sprintf("bench: interrupted by %s %s", signalName(sig), when)
-	errorLine(stderr, logFormat, "airnode: "+msg, msg)
+	errorLine(stderr, logFormat, "bench", "airnode: "+msg, msg)
 	return &interruptedError{sig: sig, msg: msg}
 }
 

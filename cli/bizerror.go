@@ -29,7 +29,7 @@ func printBizError(w io.Writer, logFormat string, err error) {
 		if details == nil {
 			details = map[string]string{}
 		}
-		stderrLine(w, logFormat, slog.LevelError, "", "business error", "code", be.Code, "reason", be.Reason, "message", be.Message, "details", details)
+		stderrLine(w, logFormat, slog.LevelError, "call", "", "business error", "code", be.Code, "reason", be.Reason, "message", be.Message, "details", details)
 		return
 	}
 	var b strings.Builder

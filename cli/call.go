@@ -216,7 +216,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 			env, done, err := a.consumerSetupWithin(cmd, &f.registry, within, append([]string{args[0]}, f.params...)...)
 			if pe, ok := errors.AsType[*pluginStartTimeout](err); ok {
 				msg := fmt.Sprintf("call: --timeout %v ran out while starting plugins: %v", pe.bound, pe.err)
-				errorLine(a.stderr, a.logFormat, spi.StatusClientTimeout.String()+": "+msg, msg, "status", spi.StatusClientTimeout.String())
+				errorLine(a.stderr, a.logFormat, "call", spi.StatusClientTimeout.String()+": "+msg, msg, "status", spi.StatusClientTimeout.String())
 				return &callError{err: spi.Errorf(spi.StatusClientTimeout, "%s", msg)}
 			}
 			if err != nil {
@@ -369,7 +369,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	failCall := func(err error) error {
 		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
 			msg := "call: interrupted by " + signalName(sig)
-			errorLine(stderr, f.logFormat, "airnode: "+msg, msg)
+			errorLine(stderr, f.logFormat, "call", "airnode: "+msg, msg)
 			return &interruptedError{sig: sig, msg: msg}
 		}
 		var se *spi.Error
@@ -386,7 +386,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			line += suffix
 			attrs = append(attrs, more...)
 		}
-		errorLine(stderr, f.logFormat, line, msg, attrs...)
+		errorLine(stderr, f.logFormat, "call", line, msg, attrs...)
 		printBizError(stderr, f.logFormat, err) // a provider's spi.BizError: its code and details
 		return &callError{err: err}
 	}
@@ -670,7 +670,7 @@ func printResponseAttachments(w io.Writer, logFormat string, m map[string]string
 		if m == nil {
 			m = map[string]string{}
 		}
-		stderrLine(w, logFormat, slog.LevelInfo, "", "response attachments", "attachments", m)
+		stderrLine(w, logFormat, slog.LevelInfo, "call", "", "response attachments", "attachments", m)
 		return
 	}
 	if len(m) == 0 {

@@ -62,7 +62,8 @@ func TestCli2_JSONLogFormatOwnLines(t *testing.T) {
 		t.Errorf("bench --log-format json: exit %d, want WARN records %q, %q, %q:\n%s", r.code, notUsed, moreC, noCPU, r.stderr)
 	}
 	r = runCommand(t, 60*time.Second, nil, "bench", args...)
-	for _, want := range []string{"airnode: " + notUsed + "\n", "airnode: " + moreC + "\n", "airnode: bench: warning: " + strings.TrimPrefix(noCPU, "bench: ") + "\n"} {
+	for _, want := range []string{notUsed, moreC, noCPU} {
+		want = "airnode: bench: warning: " + strings.TrimPrefix(want, "bench: ") + "\n"
 		if r.code != 0 || !strings.Contains(r.stderr, want) {
 			t.Errorf("bench, text: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 		}
@@ -79,11 +80,11 @@ func TestCli2_JSONLogFormatOwnLines(t *testing.T) {
 	url := p.url("demo.Echo") + "?foo=1"
 	foo := "foo=1 is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)"
 	r = runCommand(t, 20*time.Second, nil, "list", "--log-format", "json", "--explain", url)
-	if recs = jsonRecords(t, "list --explain", r.stderr); r.code != 0 || !hasRecord(recs, "WARN", foo) {
+	if recs = jsonRecords(t, "list --explain", r.stderr); r.code != 0 || !hasRecord(recs, "WARN", "list: "+foo) {
 		t.Errorf("list --explain --log-format json: exit %d, want WARN %q:\n%s", r.code, foo, r.stderr)
 	}
 	r = runCommand(t, 20*time.Second, nil, "list", "--explain", url)
-	if r.code != 0 || r.stderr != "airnode: warning: "+foo+"\n" {
+	if r.code != 0 || r.stderr != "airnode: list: warning: "+foo+"\n" {
 		t.Errorf("list --explain, text: exit %d, stderr %q", r.code, r.stderr)
 	}
 
@@ -147,8 +148,8 @@ func TestCli2_ExplainWarnsAsReferOfWeightAndIgnoredHeartbeatKeys(t *testing.T) {
 
 	code, stdout, stderr := runBin(t, "", "list", "--explain", url)
 	wantWarns := []string{
-		"airnode: warning: weight=50 is a provider key and has no effect on a reference: " + why + "\n",
-		"airnode: warning: heartbeat.retries=5 has no effect: heartbeat dual does not read it; idle does\n",
+		"airnode: list: warning: weight=50 is a provider key and has no effect on a reference: " + why + "\n",
+		"airnode: list: warning: heartbeat.retries=5 has no effect: heartbeat dual does not read it; idle does\n",
 	}
 	for _, w := range wantWarns {
 		if code != 0 || !strings.Contains(stderr, w) {

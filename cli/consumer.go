@@ -99,8 +99,8 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 		// short, its process stopped): exit 130 or 143, as the command
 		// does when a signal interrupts it later
 		stop()
-		msg := cmd.Name() + ": interrupted by " + signalName(sig) + " while starting plugins"
-		errorLine(a.stderr, a.logFormat, "airnode: "+msg, msg)
+		msg := commandPath(cmd) + ": interrupted by " + signalName(sig) + " while starting plugins"
+		errorLine(a.stderr, a.logFormat, commandPath(cmd), "airnode: "+msg, msg)
 		return consumerEnv{}, nil, &interruptedError{sig: sig, msg: msg}
 	}
 	if err != nil {
@@ -274,12 +274,10 @@ func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u sp
 		}
 		if explicit && registry != "" {
 			if own, err := parseServiceKey(arg); err == nil && own.Host() == "" {
-				msg := fmt.Sprintf("%s: --registry %s not used: the configuration's reference of %s names its providers (url %s)",
-					command, registry, u.Path(), u.Without(u.Keys()...))
-				stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: "+msg, msg)
+				warnLine(stderr, logFormat, command, fmt.Sprintf("--registry %s not used: the configuration's reference of %s names its providers (url %s)",
+					registry, u.Path(), u.Without(u.Keys()...)))
 			} else {
-				msg := fmt.Sprintf("%s: --registry %s not used: %s names its provider (a direct call)", command, registry, arg)
-				stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: "+msg, msg)
+				warnLine(stderr, logFormat, command, fmt.Sprintf("--registry %s not used: %s names its provider (a direct call)", registry, arg))
 			}
 		}
 		return spi.URL{}, nil

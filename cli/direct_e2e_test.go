@@ -41,7 +41,7 @@ func TestCLI_DirectAddressBypassesRegistry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wantNote := ""
 			if tc.note != "" {
-				wantNote = "airnode: call: " + tc.note + " not used: " + p.url("demo.Echo") + " names its provider (a direct call)\n"
+				wantNote = "airnode: call: warning: " + tc.note + " not used: " + p.url("demo.Echo") + " names its provider (a direct call)\n"
 			}
 			r := call(t, tc.env, append(tc.args, p.url("demo.Echo"), "Echo", `"hello"`)...)
 			if r.code != 0 || strings.TrimSpace(r.stdout) != `"hello"` || r.stderr != wantNote {

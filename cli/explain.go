@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/airnode/airnode/kernel/directory"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -828,7 +827,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		serverKeysErr = nil
 	}
 	for _, warn := range warns {
-		stderrLine(errw, logFormat, slog.LevelWarn, "airnode: warning: "+warn, warn)
+		warnLine(errw, logFormat, "list", warn)
 	}
 
 	report(serverKeysErr, true)

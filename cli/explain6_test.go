@@ -67,8 +67,8 @@ func TestListExplainWarnsOfMethodKeysOfNoMethod(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	for _, w := range []string{
-		`airnode: warning: URL key "methods.Slep.timeout" sets timeout for method Slep, but service demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"? (provider ` + p.addr + "'s methods; the consumer ignores the key)\n",
-		`airnode: warning: methods.Sleep.timout=1s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling); did you mean "methods.Sleep.timeout"?` + "\n",
+		`airnode: list: warning: URL key "methods.Slep.timeout" sets timeout for method Slep, but service demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"? (provider ` + p.addr + "'s methods; the consumer ignores the key)\n",
+		`airnode: list: warning: methods.Sleep.timout=1s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling); did you mean "methods.Sleep.timeout"?` + "\n",
 	} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)

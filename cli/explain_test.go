@@ -63,9 +63,9 @@ func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	for _, w := range []string{
-		"airnode: warning: methods.Echo.transport=tcp has no effect: transport is chosen per connection\n",
-		"airnode: warning: methods.Echo.connect.timeout=1s has no effect: connect.timeout is chosen per connection\n",
-		"airnode: warning: methods.Echo.filter=-metrics has no effect: the filter chain is built once per service, from service-level keys\n",
+		"airnode: list: warning: methods.Echo.transport=tcp has no effect: transport is chosen per connection\n",
+		"airnode: list: warning: methods.Echo.connect.timeout=1s has no effect: connect.timeout is chosen per connection\n",
+		"airnode: list: warning: methods.Echo.filter=-metrics has no effect: the filter chain is built once per service, from service-level keys\n",
 	} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)
@@ -144,7 +144,7 @@ func TestListExplainDispatcherErrorIsTheKernels(t *testing.T) {
 	}
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=directt")
 	// and, first, Refer's warning of a dispatcher on a reference (cli3)
-	const warn = "airnode: warning: dispatcher=directt has no effect: the provider's server decides it (serve -p dispatcher=...)\n"
+	const warn = "airnode: list: warning: dispatcher=directt has no effect: the provider's server decides it (serve -p dispatcher=...)\n"
 	if code != 1 || errOut != warn+"airnode: list: "+pe.Error()+"\n" {
 		t.Errorf("exit %d, stderr %q; want Refer's warning and the kernel's %q", code, errOut, pe.Error())
 	}
@@ -304,7 +304,7 @@ func TestListExplainDubboMethodKeys(t *testing.T) {
 	}
 	code, out, errOut = airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?methods=Echo&Sleep.timeout=200")
 	if code != 0 || strings.Contains(out, "method Sleep") ||
-		!strings.Contains(errOut, "airnode: warning: Sleep.timeout=200 has no effect: methods=Echo does not list Sleep (methods.Sleep.timeout applies anyway)\n") {
+		!strings.Contains(errOut, "airnode: list: warning: Sleep.timeout=200 has no effect: methods=Echo does not list Sleep (methods.Sleep.timeout applies anyway)\n") {
 		t.Errorf("Sleep not in methods: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 
@@ -322,9 +322,9 @@ func TestListExplainWarnsAboutUnknownKeys(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	for _, w := range []string{
-		"airnode: warning: foo=bar is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)\n",
-		"airnode: warning: timout=3 is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling); did you mean \"timeout\"?\n",
-		"airnode: warning: methods.Echo.colour=red is not read by airnode or any extension of this node",
+		"airnode: list: warning: foo=bar is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)\n",
+		"airnode: list: warning: timout=3 is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling); did you mean \"timeout\"?\n",
+		"airnode: list: warning: methods.Echo.colour=red is not read by airnode or any extension of this node",
 	} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -165,7 +164,7 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string
 	fail := func(err error) error {
 		if sig, ok := signalOf(ctx); ok {
 			msg := "health: interrupted by " + signalName(sig)
-			errorLine(stderr, logFormat, "airnode: "+msg, msg)
+			errorLine(stderr, logFormat, "health", "airnode: "+msg, msg)
 			return &interruptedError{sig: sig, msg: msg}
 		}
 		var se *spi.Error
@@ -173,7 +172,7 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string
 			se = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
 			err = se
 		}
-		errorLine(stderr, logFormat, err.Error(), strings.TrimPrefix(err.Error(), se.Status.String()+": "), "status", se.Status.String())
+		errorLine(stderr, logFormat, "health", err.Error(), strings.TrimPrefix(err.Error(), se.Status.String()+": "), "status", se.Status.String())
 		return &healthError{err: err}
 	}
 	ref, err := node.Refer(ctx, u, spi.URL{})
@@ -223,17 +222,17 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string
 		}
 		msg := fmt.Sprintf("%s on %s is SERVING, but not every service exported there serves: %s", what, u.Address(), warn)
 		if !failOnWarning {
-			stderrLine(stderr, logFormat, slog.LevelWarn, "airnode: health: warning: "+msg, msg, "status", status)
+			warnLine(stderr, logFormat, "health", msg, "status", status)
 			return nil
 		}
-		errorLine(stderr, logFormat, "airnode: health: "+msg, msg, "status", status)
+		errorLine(stderr, logFormat, "health", "airnode: health: "+msg, msg, "status", status)
 		return &healthError{err: errors.New(msg)}
 	}
 	msg := fmt.Sprintf("%s on %s is %s", what, u.Address(), status)
 	if why := att[kernel.HealthReasonAttachment]; why != "" {
 		msg += ": " + why
 	}
-	errorLine(stderr, logFormat, "airnode: health: "+msg, msg, "status", status)
+	errorLine(stderr, logFormat, "health", "airnode: health: "+msg, msg, "status", status)
 	return &healthError{err: errors.New(msg)}
 }
 

@@ -48,8 +48,8 @@ func TestHKeysMethodKeyOfNoMethodDirectAndRegistry(t *testing.T) {
 	// list --explain, direct: the key is among those nothing reads, with
 	// the same words; foo=1 still gets its own warning.
 	r = runCommand(t, 20*time.Second, nil, "list", "--explain", direct+"?sleep.timeout=100&foo=1")
-	if r.code != 0 || !strings.Contains(r.stderr, `airnode: warning: URL key "sleep.timeout" sets timeout for method sleep, but service demo.Echo has no method sleep: a service's methods are exported Go names (upper-case first letter); did you mean "Sleep"? (the service's methods are not known here; the consumer ignores the key)`+"\n") ||
-		!strings.Contains(r.stderr, "airnode: warning: foo=1 is not read by airnode") || strings.Count(r.stderr, "sleep.timeout") != 1 {
+	if r.code != 0 || !strings.Contains(r.stderr, `airnode: list: warning: URL key "sleep.timeout" sets timeout for method sleep, but service demo.Echo has no method sleep: a service's methods are exported Go names (upper-case first letter); did you mean "Sleep"? (the service's methods are not known here; the consumer ignores the key)`+"\n") ||
+		!strings.Contains(r.stderr, "airnode: list: warning: foo=1 is not read by airnode") || strings.Count(r.stderr, "sleep.timeout") != 1 {
 		t.Errorf("list --explain direct sleep.timeout: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
 	}
 	r = runCommand(t, 20*time.Second, nil, "list", "--explain", direct+"?Nope.timeout=100")
@@ -59,7 +59,7 @@ func TestHKeysMethodKeyOfNoMethodDirectAndRegistry(t *testing.T) {
 	// list --explain through the registry: the provider's methods.
 	cfg := writeConfig(t, "registry: file://"+dir+"\n")
 	r = runCommand(t, 20*time.Second, nil, "--config", cfg, "list", "--explain", "demo.Echo?sleep.timeout=100")
-	if r.code != 0 || !strings.Contains(r.stderr, `airnode: warning: URL key "sleep.timeout" sets timeout for method sleep, but service demo.Echo has no method sleep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"? (provider `+p.addr+"'s methods; the consumer ignores the key)\n") {
+	if r.code != 0 || !strings.Contains(r.stderr, `airnode: list: warning: URL key "sleep.timeout" sets timeout for method sleep, but service demo.Echo has no method sleep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"? (provider `+p.addr+"'s methods; the consumer ignores the key)\n") {
 		t.Errorf("list --explain registry sleep.timeout: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
 	}
 }

@@ -106,7 +106,7 @@ func TestRegistryKeysInTheWrongPlace(t *testing.T) {
 		t.Errorf("pol: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, bundled(t), "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?poll=5")
-	if code != 0 || !strings.Contains(errOut, "airnode: warning: poll=5 has no effect on a service URL: it is a key of the file registry, read from the registry URL only") {
+	if code != 0 || !strings.Contains(errOut, "airnode: list: warning: poll=5 has no effect on a service URL: it is a key of the file registry, read from the registry URL only") {
 		t.Errorf("poll=5: exit %d stderr %q", code, errOut)
 	}
 }

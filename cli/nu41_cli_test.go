@@ -22,10 +22,10 @@ func TestNu41_UsageErrorsExit2(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"registry", "add", "x"}, []string{`airnode: registry: unknown command "add" for "airnode registry" (available: ls, watch)`}},
-		{[]string{"plugin", "frob"}, []string{`airnode: plugin: unknown command "frob" for "airnode plugin" (available: check)`}},
-		{[]string{"frob"}, []string{`airnode: unknown command "frob" for "airnode" (available: bench, call,`}},
-		{[]string{"completion", "tcsh"}, []string{`airnode: completion: unknown command "tcsh" for "airnode completion" (available: bash, fish, powershell, zsh)`}}, // tester65 #4: help, exit 0 before
+		{[]string{"registry", "add", "x"}, []string{`airnode: registry: unknown command "add" (available: ls, watch)`}},
+		{[]string{"plugin", "frob"}, []string{`airnode: plugin: unknown command "frob" (available: check)`}},
+		{[]string{"frob"}, []string{`airnode: unknown command "frob" (available: bench, call,`}},
+		{[]string{"completion", "tcsh"}, []string{`airnode: completion: unknown command "tcsh" (available: bash, fish, powershell, zsh)`}}, // tester65 #4: help, exit 0 before
 		{[]string{"stats"}, []string{"airnode: stats: missing ADDR (usage: airnode stats ADDR [flags])"}},
 		{[]string{"call", "demo.Echo"}, []string{"airnode: call: missing METHOD (usage: airnode call [flags] SERVICE_URL METHOD"}},
 		{[]string{"registry", "watch"}, []string{"airnode: registry watch: missing SERVICE (usage: airnode registry watch SERVICE [flags])"}},

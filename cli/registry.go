@@ -196,7 +196,7 @@ does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
 			// 143) either way, as call and bench do.
 			if sig, ok := signalOf(ctx); ok {
 				msg := "registry watch: interrupted by " + signalName(sig)
-				errorLine(a.stderr, a.logFormat, "airnode: "+msg, msg)
+				errorLine(a.stderr, a.logFormat, "registry watch", "airnode: "+msg, msg)
 				return &interruptedError{sig: sig, msg: msg}
 			}
 			return err
@@ -1298,7 +1298,7 @@ func registryWatch(ctx context.Context, reg spi.Registry, desc, service string, 
 	}
 	defer sub.Stop()
 	watching := fmt.Sprintf("watching %s in %s (Ctrl-C to stop)", u.ServiceKey(), desc)
-	stderrLine(stderr, logFormat, slog.LevelInfo, watching, watching)
+	stderrLine(stderr, logFormat, slog.LevelInfo, "registry watch", watching, watching)
 	enc := json.NewEncoder(w) // one object per line
 	enc.SetEscapeHTML(false)
 	prev := map[string]string{} // provider URL -> as printed, token redacted

@@ -36,7 +36,8 @@ func Main(opts ...Option) int {
 // the wrong form or out of its range, a SERVICE_URL of the wrong form,
 // two flags or sources that contradict each other), or
 // 130/143 for a command a signal interrupted, with the error written to
-// stderr as "airnode: <error>" (a JSON record under --log-format json).
+// stderr as "airnode: CMD: <error>" (failureLine; under --log-format json
+// a record of level ERROR with a "command" field).
 // ctx bounds the command (serve, bench and call also
 // watch SIGINT and SIGTERM themselves). opts add to the command line, such
 // as WithExtensions the program's in-process extensions.
@@ -102,6 +103,10 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		return 0
 	}
 	line := failureLine(a.name, c, err.Error())
+	command := "" // the root's own failure (an unknown command) names none
+	if c != nil && c != c.Root() {
+		command = commandPath(c)
+	}
 	if c != nil && c.Name() == "bench" && stdout.n == 0 && jsonRequested(args) {
 		// bench --json prints one object even when cobra fails before
 		// the command runs (an unknown flag, a bad flag value, a missing
@@ -116,7 +121,7 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		}
 		return 1
 	}
-	errorLine(a.stderr, a.logFormat, line, err.Error())
+	errorLine(a.stderr, a.logFormat, command, line, err.Error())
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -165,23 +170,37 @@ func (e *usageError) Unwrap() error { return e.err }
 // usage marks err (not nil) a usageError.
 func usage(err error) error { return &usageError{err: err} }
 
-// errorLine writes the line that reports why a command failed on w: text
-// as is under --log-format text, and under json (format "json", any case)
-// a record of level ERROR with msg and the attrs ("status", ...), as the
-// JSON logger writes its records, so that every line on stderr is JSON.
-func errorLine(w io.Writer, format, text, msg string, attrs ...any) {
-	stderrLine(w, format, slog.LevelError, text, msg, attrs...)
+// errorLine writes the line that reports why command (commandPath, as
+// failureLine names it: "registry ls"; "" for the root) failed on w, a
+// stderrLine of level ERROR.
+func errorLine(w io.Writer, format, command, text, msg string, attrs ...any) {
+	stderrLine(w, format, slog.LevelError, command, text, msg, attrs...)
 }
 
-// stderrLine writes one line of the command line's own on w, a warning
-// or notice that is not a log record of the node (bench's warnings, "--registry
-// not used", list --explain's warnings) or a failure (errorLine): text as
-// is under --log-format text, and under json (format "json", any case) a
-// record of level with msg and the attrs, as the JSON logger writes its
-// records, so that every line on stderr is JSON. Like text, the record is
-// written whatever --log-level says.
-func stderrLine(w io.Writer, format string, level slog.Level, text, msg string, attrs ...any) {
+// warnLine writes warning msg of command (commandPath: "list", "bench")
+// on w, every warning line of the command line's own: "airnode: CMD:
+// warning: msg" under --log-format text, and under json a record of level
+// WARN with msg "CMD: msg" (the text's words less "airnode: " and
+// "warning: ") and the attrs, as stderrLine writes it.
+func warnLine(w io.Writer, format, command, msg string, attrs ...any) {
+	stderrLine(w, format, slog.LevelWarn, command, "airnode: "+command+": warning: "+msg, command+": "+msg, attrs...)
+}
+
+// stderrLine writes one line of the command line's own on w, about
+// command (commandPath: "registry watch"; "" for the root): a notice that
+// is not a log record of the node ("watching ...", call's response
+// attachments), a warning (warnLine) or a failure (errorLine): text as is
+// under --log-format text, and under json (format "json", any case) a
+// record of level with msg, a "command" field (left out for the root, as
+// the text names none) and the attrs, as the JSON logger writes its
+// records, so that every line on stderr is JSON and a consumer can pick
+// one command's lines by that field. Like text, the record is written
+// whatever --log-level says.
+func stderrLine(w io.Writer, format string, level slog.Level, command, text, msg string, attrs ...any) {
 	if strings.EqualFold(format, "json") {
+		if command != "" {
+			attrs = append([]any{"command", command}, attrs...)
+		}
 		slog.New(newJSONHandler(w, &slog.HandlerOptions{Level: level})).Log(context.Background(), level, msg, attrs...)
 		return
 	}

@@ -153,7 +153,7 @@ func TestT13_9_OKPerSecAndCallersAtMostCalls(t *testing.T) {
 
 	r := benchResult(t, p.url("demo.Echo"), "-n", "10", "-c", "100", "--json")
 	if o := decode(r); r.code != 0 || o.Concurrency != 10 || o.Calls != 10 ||
-		!strings.Contains(r.stderr, "airnode: bench: -c 100 is more than -n 10: running 10 callers\n") {
+		!strings.Contains(r.stderr, "airnode: bench: warning: -c 100 is more than -n 10: running 10 callers\n") {
 		t.Fatalf("-n 10 -c 100: exit %d, %+v, stderr %q; want 10 callers and a line saying so", r.code, o, r.stderr)
 	}
 	r = benchResult(t, p.url("demo.Echo"), "-n", "10", "-c", "100")

@@ -127,7 +127,7 @@ func TestT20_7_PanicInWithExtensionsIsExit1(t *testing.T) {
 // the stock binary, says "airnode".
 func TestT20_7_WithNameNamesTheProgram(t *testing.T) {
 	code, _, errOut := runCLI(t, []string{"nosuch"}, WithName("acme-airnode"))
-	if want := "acme-airnode: unknown command \"nosuch\" for \"acme-airnode\" (available: "; code != exitUsage || !strings.HasPrefix(errOut, want) {
+	if want := "acme-airnode: unknown command \"nosuch\" (available: "; code != exitUsage || !strings.HasPrefix(errOut, want) {
 		t.Errorf("nosuch: exit %d, stderr %q; want %q", code, errOut, want)
 	}
 	code, out, _ := runCLI(t, []string{"--help"}, WithName("acme-airnode"))
@@ -142,7 +142,7 @@ func TestT20_7_WithNameNamesTheProgram(t *testing.T) {
 	if code != exitUsage || !strings.HasPrefix(errOut, "acme-airnode: call: SERVICE_URL ") || strings.Contains(errOut, "\nairnode: ") || strings.HasPrefix(errOut, "airnode: ") {
 		t.Errorf("call: exit %d, stderr %q; want the error under acme-airnode", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, []string{"nosuch"}); code != exitUsage || !strings.HasPrefix(errOut, "airnode: unknown command \"nosuch\" for \"airnode\" (available: ") {
+	if code, _, errOut := runCLI(t, []string{"nosuch"}); code != exitUsage || !strings.HasPrefix(errOut, "airnode: unknown command \"nosuch\" (available: ") {
 		t.Errorf("without WithName: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, []string{"nosuch"}, WithName("bad/name")); code != 1 || !strings.HasPrefix(errOut, "airnode: ") {
@@ -154,7 +154,7 @@ func TestT20_7_WithNameNamesTheProgram(t *testing.T) {
 // names itself in errors and usage; the stock binary says "airnode".
 func TestT20_7_AcmeCLINamesItself(t *testing.T) {
 	r := runCommandOf(t, acmecli, 20*time.Second, nil, "nosuch")
-	if r.code != exitUsage || !strings.HasPrefix(r.stderr, "acme-airnode: unknown command \"nosuch\" for \"acme-airnode\" (available: ") {
+	if r.code != exitUsage || !strings.HasPrefix(r.stderr, "acme-airnode: unknown command \"nosuch\" (available: ") {
 		t.Errorf("acmecli nosuch: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = runCommandOf(t, acmecli, 20*time.Second, nil, "--help")
@@ -162,7 +162,7 @@ func TestT20_7_AcmeCLINamesItself(t *testing.T) {
 		t.Errorf("acmecli --help: exit %d\n%s", r.code, r.stdout)
 	}
 	r = runCommandOf(t, binary, 20*time.Second, nil, "nosuch")
-	if r.code != exitUsage || !strings.HasPrefix(r.stderr, "airnode: unknown command \"nosuch\" for \"airnode\" (available: ") {
+	if r.code != exitUsage || !strings.HasPrefix(r.stderr, "airnode: unknown command \"nosuch\" (available: ") {
 		t.Errorf("airnode nosuch: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

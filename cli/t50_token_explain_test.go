@@ -10,7 +10,7 @@ import (
 // is sent), as Refer warns, and never prints the value; a direct URL,
 // which sends its own token, gets no such warning.
 func TestT50_ExplainWarnsARegistryReferencesTokenIsNotUsed(t *testing.T) {
-	const warn = "airnode: warning: token=*** has no effect: through a registry each call sends the token its provider publishes"
+	const warn = "airnode: list: warning: token=*** has no effect: through a registry each call sends the token its provider publishes"
 	_, out, errOut := airnode(t, nil, "list", "--explain", "demo.Echo?token=wrongT50")
 	if strings.Count(errOut, warn) != 1 {
 		t.Errorf("stderr %q; want one %q", errOut, warn)

@@ -46,7 +46,7 @@ func TestTLSProviderThroughRegistryNeedsOnlyTheCA(t *testing.T) {
 	// No provider: the calls depend on what the providers publish.
 	cfg = writeConfig(t, "registry: file://"+t.TempDir()+"\n")
 	code, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo?tls.ca="+ca.CertFile)
-	if code != 0 || !strings.Contains(errOut, "airnode: warning: tls.ca="+ca.CertFile+" without tls=true: used with each provider that publishes tls=true") {
+	if code != 0 || !strings.Contains(errOut, "airnode: list: warning: tls.ca="+ca.CertFile+" without tls=true: used with each provider that publishes tls=true") {
 		t.Errorf("explain, no provider: exit %d, stderr %q", code, errOut)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/airnode/airnode/internal/suggest"
 )
 
 // Usage errors: the command line names no command airnode has, lacks an
@@ -65,8 +67,11 @@ func commandPath(cmd *cobra.Command) string {
 // groupCommand makes cmd, a command of subcommands only (the root,
 // registry, plugin), refuse an argument that names none of them: a
 // usage error naming it and the available ones, with a close match
-// (`unknown command "lss" for "airnode registry" (available: ls, watch);
-// did you mean "ls"?`). Without arguments it prints its help on stdout
+// (`unknown command "lss" (available: ls, watch); did you mean "ls"?`),
+// which failureLine prefixes with the command, once: `airnode: registry:
+// unknown command "lss" ...`. The close match follows internal/suggest's
+// rule, as every "did you mean" of airnode, then cobra's (a prefix:
+// "reg" for registry). Without arguments it prints its help on stdout
 // and exits 0, as cobra does for a group. Its RunE makes cmd runnable,
 // so its help shows "Usage: airnode registry [flags]" too.
 func groupCommand(cmd *cobra.Command) {
@@ -82,9 +87,13 @@ func groupCommand(cmd *cobra.Command) {
 			}
 		}
 		slices.Sort(names)
-		msg := fmt.Sprintf("unknown command %q for %q (available: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
-		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		msg := fmt.Sprintf("unknown command %q (available: %s)", args[0], strings.Join(names, ", "))
+		hint := suggest.Closest(args[0], names)
+		if s := c.SuggestionsFor(args[0]); hint == "" && len(s) > 0 {
+			hint = s[0] // cobra's SuggestionsFor alone matches prefixes only: its distance is 0 until its own error path sets it
+		}
+		if hint != "" {
+			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}
 		return usage(fmt.Errorf("%s", msg))
 	}

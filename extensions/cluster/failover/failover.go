@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"syscall"
 	"time"
 
@@ -316,9 +315,8 @@ func deadlinePassed(ctx context.Context) bool {
 // (retries left unused: its failure would repeat) is one line ending in
 // err: "failover: demo.Echo.Echo failed after 1 attempt on
 // [127.0.0.1:24998]: CHANNEL_INACTIVE: ...". Several are a first line
-// with the outcome, then one indented line per attempt, its provider and
-// its status and cause, without the service and method the first line
-// names (tester75 #2: three wrapped statuses made a 600-character line):
+// with the outcome, then one indented line per attempt
+// (clusterkit.FailureLines, as forking's forks):
 //
 //	failover: t.Svc.Work failed after 3 attempts on [10.0.0.1:20880 (3 times)]; the status is attempt 1's, the last that may have run (the 2 attempts after it did not run):
 //	  attempt 1, 10.0.0.1:20880: SERVER_TIMEOUT: exchange: timed out after 1s waiting for the response
@@ -327,51 +325,15 @@ func deadlinePassed(ctx context.Context) bool {
 //
 // unrun > 0 attempts after err's certainly did not run (err's is the
 // last that may have run); note (notRetriedNote) ends the first line.
-// More than maxAttemptLines attempts show the first and the last ones
-// and how many are left out between them.
 func exhausted(inv *spi.Invocation, tried []spi.Invoker, errs []error, err error, unrun int, note string) error {
-	head := fmt.Sprintf("failover: %s.%s failed after %s on %s", inv.Service, inv.Method, attempts(len(tried)), clusterkit.Addresses(tried))
+	head := fmt.Sprintf("failover: %s.%s failed after %s on %s", inv.Service, inv.Method, clusterkit.Count(len(tried), "attempt"), clusterkit.Addresses(tried))
 	if len(tried) < 2 {
 		return &spi.Error{Status: spi.StatusOf(err), Message: fmt.Sprintf("%s: %v%s", head, err, note), Cause: err}
 	}
-	var b strings.Builder
-	b.WriteString(head)
 	if unrun > 0 {
-		fmt.Fprintf(&b, "; the status is attempt %d's, the last that may have run (the %s after it did not run)", len(tried)-unrun, attemptsNoun(unrun))
+		head += fmt.Sprintf("; the status is attempt %d's, the last that may have run (the %s after it did not run)", len(tried)-unrun, attemptsNoun(unrun))
 	}
-	b.WriteString(note)
-	b.WriteByte(':')
-	for i, x := range tried {
-		if len(tried) > maxAttemptLines && i == maxAttemptLines/2 {
-			skip := len(tried) - maxAttemptLines
-			fmt.Fprintf(&b, "\n  ... %s not shown", attempts(skip))
-		}
-		if len(tried) > maxAttemptLines && i >= maxAttemptLines/2 && i < len(tried)-(maxAttemptLines-maxAttemptLines/2) {
-			continue
-		}
-		addr := x.URL().Address()
-		fmt.Fprintf(&b, "\n  attempt %d, %s: %s", i+1, addr, attemptCause(inv, addr, errs[i]))
-	}
-	return &spi.Error{Status: spi.StatusOf(err), Message: b.String(), Cause: err}
-}
-
-// maxAttemptLines bounds the attempt lines of exhausted's message
-// (retries may be up to 100).
-const maxAttemptLines = 10
-
-// attemptCause is err, one attempt's failure on the provider at addr,
-// for a line of exhausted's message: its status and cause, without the
-// service, method and address that message already names ("exchange:
-// call t.Svc.Work to 10.0.0.1:20880 timed out ..." reads "exchange:
-// timed out ...", as does the provider's "exchange: call t.Svc.Work
-// timed out ... on the provider ...").
-func attemptCause(inv *spi.Invocation, addr string, err error) string {
-	sm := inv.Service + "." + inv.Method
-	text := err.Error()
-	for _, cut := range []string{"call " + sm + " to " + addr + " ", sm + " to " + addr + " ", sm + ": "} {
-		text = strings.Replace(text, cut, "", 1)
-	}
-	return strings.Replace(text, "call "+sm+" ", "", 1)
+	return &spi.Error{Status: spi.StatusOf(err), Message: clusterkit.FailureLines(inv, head+note, "attempt", tried, errs), Cause: err}
 }
 
 // attemptsNoun is "attempt" for 1, "n attempts" otherwise, after "the".
@@ -379,15 +341,7 @@ func attemptsNoun(n int) string {
 	if n == 1 {
 		return "attempt"
 	}
-	return attempts(n)
-}
-
-// attempts is "1 attempt", "n attempts".
-func attempts(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return fmt.Sprintf("%d attempts", n)
+	return clusterkit.Count(n, "attempt")
 }
 
 // Repeats reports whether err is a connection-level failure that the same

@@ -18,12 +18,14 @@
 // invocation (attachments copied; a non-nil Reply gets a fresh value of the
 // same type, copied into the caller's Reply from the winner), so forks never
 // race. Invoke returns at the first success, or when every fork has failed
-// with the last failure's status and a message that counts the forks and
-// names their providers ("2 of 2 forks failed on [A, B]; the last: ..."),
-// except that a fork that may have run (clusterkit.DidNotRun false) wins
-// over later ones that did not: "...; the last that may have run:
-// SERVER_TIMEOUT: ...; 1 did not run: SERVICE_NOT_FOUND: ...";
-// forks still running finish as soon as their
+// with the last failure's status and a message that counts the forks,
+// names their providers and says whose status it has, then lists each
+// fork on a line of its own, as failover lists its attempts ("2 of 2
+// forks failed on [A, B]; the status is fork 2's, the last to fail:",
+// "  fork 1, A: SERVER_TIMEOUT: ..."), except that a fork that may have
+// run (clusterkit.DidNotRun false) wins over later ones that did not:
+// "...; the status is fork 1's, the last to fail that may have run (1
+// other fork did not run):"; forks still running finish as soon as their
 // invokers honour the cancelled context and never block. Safe for concurrent
 // use.
 package forking

@@ -36,8 +36,9 @@ func TestDub3_ForkingFailsWithAForkThatMayHaveRun(t *testing.T) {
 	px.Pause(false)
 	err := <-done
 	msg := err.Error()
-	if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(msg, "; the last that may have run: SERVER_ERROR: A: this node is unwell; 1 did not run: SERVICE_NOT_FOUND: ") {
-		t.Fatalf("got %v\nwant A's SERVER_ERROR, B's SERVICE_NOT_FOUND counted after it", err)
+	if spi.StatusOf(err) != spi.StatusServerError || !strings.Contains(msg, "'s, the last to fail that may have run (1 other fork did not run):\n") ||
+		!strings.Contains(msg, ", "+addrs[0]+": SERVER_ERROR: A: this node is unwell") || !strings.Contains(msg, ", "+px.Addr()+": SERVICE_NOT_FOUND: ") {
+		t.Fatalf("got %v\nwant A's SERVER_ERROR, B's SERVICE_NOT_FOUND counted after it, each fork on its line", err)
 	}
 	if !strings.HasPrefix(msg, "SERVER_ERROR: forking: t.Svc.Who: 2 of 2 forks failed on [") {
 		t.Errorf("message %q: want it to count the forks", msg)

@@ -66,16 +66,22 @@ func (c *Cluster) forksOf(method string, x spi.Invoker) int {
 
 // Invoke calls up to forks providers at once and returns the first success.
 // When every fork fails, the failure is an *spi.Error with the status of
-// the last fork to fail that counts the forks and names their providers,
-// in the order picked: "forking: demo.Echo.Echo: 2 of 2 forks failed on
-// [10.0.0.1:20880, 10.0.0.2:20880]; the last: SERVER_TIMEOUT: ..." (its
-// Cause is that fork's error, for errors.Is and errors.As); when some
-// fork may have run (clusterkit.DidNotRun false) and others certainly did
-// not, the status and Cause are those of the last that may have run and
-// the others are counted: "...; the last that may have run:
-// SERVER_TIMEOUT: ...; 1 did not run: SERVICE_NOT_FOUND: ...", so that a
-// "not sent" status never invites a resend of a call that may have run.
-// With one fork the provider's error comes back as it is.
+// the last fork to fail (its Cause is that fork's error, for errors.Is
+// and errors.As) and a message that counts the forks, names their
+// providers and says whose status it has, then lists each fork, in the
+// order picked, on a line of its own with its provider and its error, as
+// failover lists its attempts (clusterkit.FailureLines):
+//
+//	forking: demo.Echo.Echo: 2 of 2 forks failed on [10.0.0.1:20880, 10.0.0.2:20880]; the status is fork 2's, the last to fail:
+//	  fork 1, 10.0.0.1:20880: SERVER_TIMEOUT: exchange: timed out after 1s waiting for the response
+//	  fork 2, 10.0.0.2:20880: SERVER_TIMEOUT: exchange: timed out after 1s waiting for the response
+//
+// When some fork may have run (clusterkit.DidNotRun false) and others
+// certainly did not, the status and Cause are those of the last to fail
+// that may have run: "...; the status is fork 1's, the last to fail that
+// may have run (1 other fork did not run):", so that a "not sent" status
+// never invites a resend of a call that may have run. With one fork the
+// provider's error comes back as it is.
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	list := dir.List(inv)
 	if len(list) == 0 {
@@ -115,16 +121,18 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type outcome struct {
+		i   int // picked[i]'s fork
 		r   spi.Result
 		inv *spi.Invocation
 	}
 	done := make(chan outcome, len(picked)) // never blocks a fork
-	for _, x := range picked {
+	for i, x := range picked {
 		fork := copyInvocation(inv)
-		go func() { done <- outcome{x.Invoke(ctx, fork), fork} }()
+		go func() { done <- outcome{i, x.Invoke(ctx, fork), fork} }()
 	}
-	var last, ran spi.Result // the last fork to fail; the last that may have run
-	var unrun []error        // failures of forks that certainly did not run
+	errs := make([]error, len(picked)) // errs[i]: picked[i]'s failure
+	var last, ran outcome              // the last fork to fail; the last that may have run
+	unrun := 0                         // forks that certainly did not run
 	for range picked {
 		o := <-done
 		if o.r.Err == nil {
@@ -133,36 +141,32 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			}
 			return o.r
 		}
-		last = o.r
+		errs[o.i] = o.r.Err
+		last = o
 		if clusterkit.DidNotRun(o.r.Err) {
-			unrun = append(unrun, o.r.Err)
+			unrun++
 		} else {
-			ran = o.r
+			ran = o
 		}
 	}
-	if ran.Err == nil || len(unrun) == 0 {
-		last.Err = allFailed(inv, picked, "the last", last.Err, nil)
-		return last
+	if ran.r.Err == nil || unrun == 0 {
+		last.r.Err = allFailed(inv, picked, errs, last.i, "the last to fail")
+		return last.r
 	}
 	// Never a "did not run" status while a fork may have run (failover's rule).
-	ran.Err = allFailed(inv, picked, "the last that may have run", ran.Err, unrun)
-	return ran
+	ran.r.Err = allFailed(inv, picked, errs, ran.i, fmt.Sprintf("the last to fail that may have run (%s did not run)", clusterkit.Count(unrun, "other fork")))
+	return ran.r
 }
 
-// allFailed wraps err, the failure of the fork on picked that which
-// names, keeping its status (Invoke's doc); unrun, the failures of the
-// forks that did not run when err's may have, are counted after it
-// ("; 1 did not run: ERR", "; 2 did not run, the last: ERR").
-func allFailed(inv *spi.Invocation, picked []spi.Invoker, which string, err error, unrun []error) error {
-	msg := fmt.Sprintf("forking: %s.%s: %d of %d forks failed on %s; %s: %v",
-		inv.Service, inv.Method, len(picked), len(picked), clusterkit.Addresses(picked), which, err)
-	switch n := len(unrun); {
-	case n == 1:
-		msg += fmt.Sprintf("; 1 did not run: %v", unrun[0])
-	case n > 1:
-		msg += fmt.Sprintf("; %d did not run, the last: %v", n, unrun[n-1])
-	}
-	return &spi.Error{Status: spi.StatusOf(err), Message: msg, Cause: err}
+// allFailed is the failure of a call whose forks on picked all failed,
+// errs[i] on picked[i]: fork which's error, its status and cause kept,
+// with a message that says so (why: "the last to fail") and lists every
+// fork (Invoke's doc).
+func allFailed(inv *spi.Invocation, picked []spi.Invoker, errs []error, which int, why string) error {
+	head := fmt.Sprintf("forking: %s.%s: %d of %d forks failed on %s; the status is fork %d's, %s",
+		inv.Service, inv.Method, len(picked), len(picked), clusterkit.Addresses(picked), which+1, why)
+	err := errs[which]
+	return &spi.Error{Status: spi.StatusOf(err), Message: clusterkit.FailureLines(inv, head, "fork", picked, errs), Cause: err}
 }
 
 // copyInvocation returns a copy of inv that a fork may modify: own

@@ -1,6 +1,7 @@
 // Package clusterkit holds what the bundled cluster strategies share: the
-// "no provider" error, invoker identity and exclusion, and which failures
-// certainly did not run. It allocates only on retry and fork paths.
+// "no provider" error, invoker identity and exclusion, which failures
+// certainly did not run, and the message of a call that failed on several
+// providers (FailureLines: failover's attempts, forking's forks). It allocates only on retry and fork paths.
 // (Method-level keys are found with spi.URL.MethodsSetting.)
 package clusterkit
 
@@ -249,4 +250,64 @@ func Addresses(tried []spi.Invoker) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// MaxFailureLines bounds the per-call lines of FailureLines' message
+// (failover's retries and forking's forks may be up to 100).
+const MaxFailureLines = 10
+
+// FailureLines returns the message of a call that failed on several
+// provider calls (failover's attempts, forking's forks): head, its first
+// line (the outcome, the service and method, the providers and whose
+// status the error has), then a colon and one indented line per call,
+// errs[i] being the failure of the call on tried[i], named noun and its
+// number ("attempt", "fork"): its provider and its status and cause,
+// without the service, method and address the first line names
+// (tester75 #2: three wrapped statuses made a 600-character line):
+//
+//	failover: t.Svc.Work failed after 2 attempts on [10.0.0.1:20880, 10.0.0.2:20880]:
+//	  attempt 1, 10.0.0.1:20880: SERVER_TIMEOUT: exchange: timed out after 1s waiting for the response
+//	  attempt 2, 10.0.0.2:20880: SERVER_ERROR: A: this node is unwell
+//
+// More than MaxFailureLines calls show the first and the last ones and
+// how many are left out between them ("  ... 3 attempts not shown").
+func FailureLines(inv *spi.Invocation, head, noun string, tried []spi.Invoker, errs []error) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteByte(':')
+	for i, x := range tried {
+		if len(tried) > MaxFailureLines && i == MaxFailureLines/2 {
+			fmt.Fprintf(&b, "\n  ... %s not shown", Count(len(tried)-MaxFailureLines, noun))
+		}
+		if len(tried) > MaxFailureLines && i >= MaxFailureLines/2 && i < len(tried)-(MaxFailureLines-MaxFailureLines/2) {
+			continue
+		}
+		addr := x.URL().Address()
+		fmt.Fprintf(&b, "\n  %s %d, %s: %s", noun, i+1, addr, failureCause(inv, addr, errs[i]))
+	}
+	return b.String()
+}
+
+// failureCause is err, one call's failure on the provider at addr, for a
+// line of FailureLines' message: its status and cause, without the
+// service, method and address that message already names ("exchange:
+// call t.Svc.Work to 10.0.0.1:20880 timed out ..." reads "exchange:
+// timed out ...", as does the provider's "exchange: call t.Svc.Work
+// timed out ... on the provider ...").
+func failureCause(inv *spi.Invocation, addr string, err error) string {
+	sm := inv.Service + "." + inv.Method
+	text := err.Error()
+	for _, cut := range []string{"call " + sm + " to " + addr + " ", sm + " to " + addr + " ", sm + ": "} {
+		text = strings.Replace(text, cut, "", 1)
+	}
+	return strings.Replace(text, "call "+sm+" ", "", 1)
+}
+
+// Count is "1 " + noun, else n and noun's plural: "1 attempt", "3
+// attempts", "2 forks".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,6 +1,7 @@
 package clusterkit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/spi"
@@ -27,5 +28,28 @@ func TestDub2_AddressesCountsRepeats(t *testing.T) {
 		if got := Addresses(tc.tried); got != tc.want {
 			t.Errorf("Addresses = %s, want %s", got, tc.want)
 		}
+	}
+}
+
+// FailureLines lists each call under its noun, and more than
+// MaxFailureLines as the first and last five with the count left out
+// (aa #4: forking's forks as failover's attempts).
+func TestAA_FailureLinesNamesEachCall(t *testing.T) {
+	a := spitest.NewStubInvoker(spi.MustParse("airnode://10.0.0.1:20880/demo.Echo"), nil)
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+	tried, errs := make([]spi.Invoker, 12), make([]error, 12)
+	for i := range tried {
+		tried[i], errs[i] = a, spi.Errorf(spi.StatusServerError, "demo.Echo.Echo: boom %d", i+1)
+	}
+	got := FailureLines(inv, "forking: head", "fork", tried[:2], errs[:2])
+	if want := "forking: head:\n  fork 1, 10.0.0.1:20880: SERVER_ERROR: boom 1\n  fork 2, 10.0.0.1:20880: SERVER_ERROR: boom 2"; got != want {
+		t.Errorf("two forks:\n%s\nwant\n%s", got, want)
+	}
+	lines := strings.Split(FailureLines(inv, "h", "fork", tried, errs), "\n")
+	if len(lines) != 12 || lines[6] != "  ... 2 forks not shown" || lines[5] != "  fork 5, 10.0.0.1:20880: SERVER_ERROR: boom 5" || lines[7] != "  fork 8, 10.0.0.1:20880: SERVER_ERROR: boom 8" {
+		t.Errorf("12 forks:\n%s", strings.Join(lines, "\n"))
+	}
+	if Count(1, "fork") != "1 fork" || Count(3, "attempt") != "3 attempts" {
+		t.Errorf("Count: %q, %q", Count(1, "fork"), Count(3, "attempt"))
 	}
 }
