@@ -267,6 +267,13 @@ var errArrayForStruct = errors.New("an array for a struct, want a map (an object
 // the value decoded into v is checked; a struct inside it (a field, an
 // element) is msgpack's to read.
 func (d *Decoder) arrayForStruct(v any) bool {
+	// the code first: an array is rare where a struct is read, so the
+	// reflection below (asArray looks the field up by name) is not paid
+	// on every Decode
+	c, err := d.d.PeekCode()
+	if err != nil || !(msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32) {
+		return false
+	}
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer {
 		return false
@@ -274,11 +281,7 @@ func (d *Decoder) arrayForStruct(v any) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || opaque(t) || asArray(t) {
-		return false
-	}
-	c, err := d.d.PeekCode()
-	return err == nil && (msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32)
+	return t.Kind() == reflect.Struct && !opaque(t) && !asArray(t)
 }
 
 // asArray reports whether struct type t declares itself array-encoded, as
