@@ -1,11 +1,9 @@
 package kernel
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -209,41 +207,24 @@ func TestAEShutdownRunsNoRequestReadAfterItsGoAway(t *testing.T) {
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		br := bufio.NewReader(c)
-		var hb [protocol.HeaderLen]byte
-		for {
-			h, err := protocol.ReadHeader(br, &hb, 0)
-			if err != nil {
-				return
-			}
-			b := make([]byte, h.Length)
-			if _, err := io.ReadFull(br, b); err != nil {
-				return
-			}
+		abdReadFrames(c, func(h protocol.Header, b []byte) {
 			if h.IsEvent() && h.IsRequest() && len(b) > 0 && b[0] == 'G' {
 				mu.Lock()
 				order = append(order, "go-away")
 				mu.Unlock()
-				continue
+				return
 			}
 			if h.IsEvent() || h.IsRequest() {
-				continue // the ping's answer, read-only, the provider's pings
-			}
-			a := abdAnswer{status: h.Status}
-			if h.Status != spi.StatusOK {
-				if _, rest, err := protocol.ParseAttachments(b); err == nil {
-					m, _, _ := protocol.ParseString(rest)
-					a.msg = string(m)
-				}
+				return // the ping's answer, read-only, the provider's pings
 			}
 			mu.Lock()
-			answers[h.ID] = a
+			answers[h.ID] = abdAnswerOf(h, b)
 			order = append(order, fmt.Sprint("answer ", h.ID))
 			mu.Unlock()
 			if h.ID == 2 {
 				_ = slow(3) // the retry, sent on the abandoned answer
 			}
-		}
+		})
 	}()
 	if err := slow(2); err != nil {
 		t.Fatal(err)
