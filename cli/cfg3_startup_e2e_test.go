@@ -141,7 +141,8 @@ func TestCfg3_RegistryHelpNamesTheVariable(t *testing.T) {
 // tester nu54 finding 10: serve's failure to start a plugin names the
 // configuration file's key: plugins[i].command for a binary that cannot
 // run, plugins[i].point for one declared under a point it does not
-// provide.
+// provide, plugins[i].sha256 for a binary whose sha256 is not the
+// pinned one (tester nu77 #6: it said plugins[i].command).
 func TestCfg3_PluginStartErrorsNameTheirKey(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.p2c, point: loadbalance, command: ./bin/nonexistent}\n")
@@ -150,4 +151,7 @@ func TestCfg3_PluginStartErrorsNameTheirKey(t *testing.T) {
 	cfg = writeConfig(t, "plugins:\n  - {name: acme.dirreg, point: loadbalance, command: "+acmePlugin(t)+"}\n")
 	r = runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
 	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.dirreg"`, "("+cfg+`: key "plugins[0].point")`)
+	cfg = writeConfig(t, "plugins:\n  - {name: acme.p2c, point: loadbalance, sha256: '"+strings.Repeat("0", 64)+"', command: "+acmePlugin(t)+"}\n")
+	r = runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
+	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.p2c"`, "sha256 mismatch: expected "+strings.Repeat("0", 64), "("+cfg+`: key "plugins[0].sha256")`)
 }

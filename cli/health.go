@@ -37,8 +37,12 @@ import (
 // again: a provider that cannot serve a service does not stay in the
 // registry answering SERVICE_NOT_FOUND, or SERVER_ERROR from a filter that
 // fails closed, to every consumer that picks it (Dubbo's provider
-// unregisters a service it unexports). A plugin given up on also makes the
-// node not ready.
+// unregisters a service it unexports). While a plugin a service depends
+// on does not run (restarting, a restart failing again and again, failed,
+// stopped) the node is not ready: every call of that service fails, so
+// /ready answers 503 and airnode_ready is 0, naming the service and why
+// in the words of its airnode.Health reason (sync sets both at once). An
+// unresponsive plugin is a warning only: it may be merely slow.
 type serveHealth struct {
 	health  *metrics.Health
 	plugins *pluginhost.Host
@@ -61,6 +65,11 @@ type pluginExport struct {
 	exp        *kernel.Exporter
 	regURL     spi.URL // the registry it is registered in (zero: none)
 	registered bool    // guarded by serveHealth.mu
+	// unavailable says why every call of the service fails (a plugin it
+	// depends on does not run), the part of its airnode.Health reason
+	// that makes the node not ready; "" while they all run. Guarded by
+	// serveHealth.mu; set by sync.
+	unavailable string
 }
 
 // newServeHealth returns serve's health in metrics.NodeStarting. It wraps
@@ -72,7 +81,7 @@ func newServeHealth(cat *extension.Catalogs, plugins *pluginhost.Host, logger *s
 	h.health.SetState(metrics.NodeStarting, "exporting and registering services")
 	cat.Registry.Wrap(h.regs.wrap)
 	h.health.AddWarning("registry", h.regs.health)
-	h.health.AddCheck("plugin", h.pluginsGivenUp)
+	h.health.AddCheck("plugin", h.servicesUnavailable)
 	h.health.AddWarning("plugin", h.pluginsUnresponsive)
 	h.health.SetPlugins(func() []metrics.PluginUp {
 		var out []metrics.PluginUp
@@ -214,16 +223,21 @@ const registryCallTimeout = 10 * time.Second
 // registers again those of plugins that run again; it marks a service
 // not serving for kernel.HealthService while one of its plugins does not
 // run (restarting, failed, stopped) or is unresponsive (its process
-// answers no liveness ping), serving again once they all run and answer.
+// answers no liveness ping), serving again once they all run and answer,
+// and the node not ready (servicesUnavailable) while one does not run.
 func (h *serveHealth) sync(ctx context.Context) {
 	gaveUp := map[string]pluginhost.PluginInfo{}
 	notRunning := map[string]pluginhost.PluginInfo{}
+	stopped := map[string]pluginhost.PluginInfo{}
 	for _, i := range h.plugins.Plugins() {
 		if i.GaveUp() {
 			gaveUp[i.Name] = i
 		}
 		if i.State != pluginhost.StateRunning || i.Unresponsive {
 			notRunning[i.Name] = i
+		}
+		if i.State != pluginhost.StateRunning {
+			stopped[i.Name] = i
 		}
 	}
 	h.mu.Lock()
@@ -232,14 +246,13 @@ func (h *serveHealth) sync(ctx context.Context) {
 	for _, pe := range exports {
 		// airnode.Health: NOT_SERVING while a plugin it depends on does
 		// not run (restarting too: its calls fail meanwhile) or does
-		// not answer the host's liveness pings (unresponsive)
-		if why := downReason(pe.plugins, notRunning); why != "" {
-			pe.exp.SetServing(false, why)
-		} else {
-			pe.exp.SetServing(true, "")
-		}
+		// not answer the host's liveness pings (unresponsive); /ready:
+		// 503 while one does not run
+		why := downReason(pe.plugins, notRunning)
+		pe.exp.SetServing(why == "", why)
 		info, down := gaveUpOn(pe.plugins, gaveUp)
 		h.mu.Lock()
+		pe.unavailable = downReason(pe.plugins, stopped)
 		registered := pe.registered
 		h.mu.Unlock()
 		if down == !registered || pe.regURL.IsZero() {
@@ -301,16 +314,20 @@ func (h *serveHealth) servicesByPlugin() map[string][]string {
 	return services
 }
 
-// pluginsGivenUp is the readiness check of the plugins services depend
-// on: an error naming each plugin with dependent exported services the
-// host gave up on, why, and those services: `"greeter" failed: signal:
-// killed (restart: never) (services greeter.Greeter)`.
-func (h *serveHealth) pluginsGivenUp() error {
-	services := h.servicesByPlugin()
+// servicesUnavailable is the readiness check of the services that depend
+// on plugins: an error naming each exported service that cannot serve
+// because a plugin it depends on does not run (restarting, failed,
+// stopped), with its airnode.Health reason, as sync last set it:
+// `demo.Echo: filter plugin "acme.authz" restarting: ...`. A provider
+// whose every call of a service fails is not ready, whether the host gave
+// up on the plugin or retries a restart that keeps failing.
+func (h *serveHealth) servicesUnavailable() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	var down []string
-	for _, i := range h.plugins.Plugins() {
-		if s, ok := services[i.Name]; ok && i.GaveUp() {
-			down = append(down, fmt.Sprintf("%q %s (services %s)", i.Name, i.StateString(), strings.Join(s, ", ")))
+	for _, pe := range h.exports {
+		if pe.unavailable != "" {
+			down = append(down, pe.exp.URL().ServiceKey()+": "+pe.unavailable)
 		}
 	}
 	if len(down) == 0 {

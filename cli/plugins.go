@@ -140,6 +140,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 // configuration file's key of the first plugin that failed, as other
 // configuration errors name theirs: "plugins[1].point" for a binary that
 // provides another point than the one declared (as list says it),
+// "plugins[1].sha256" for a binary whose sha256 is not the pinned one,
 // "plugins[1].command" otherwise (a missing or unrunnable binary, one
 // that is no plugin or fails its handshake). err is returned as is
 // without a file, or when no plugin is marked failed (ctx ended).
@@ -156,8 +157,11 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 			continue
 		}
 		key := fmt.Sprintf("plugins[%d].command", i)
-		if len(in.ProvidedPoints) > 0 {
+		switch {
+		case len(in.ProvidedPoints) > 0:
 			key = fmt.Sprintf("plugins[%d].point", i)
+		case in.SHA256Mismatch:
+			key = fmt.Sprintf("plugins[%d].sha256", i)
 		}
 		return fmt.Errorf("%w (%s: key %q)", err, file, key)
 	}

@@ -676,6 +676,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	case sig := <-force:
 		return forcedExit(sig, cancel, shut, stderr, f.logFormat)
 	}
+	// the plugins are stopped (last of the shutdown, STYLE 11) before
+	// serve's last line, "stopped" or the abandoned calls (the deferred
+	// Close then returns at once): their exit lines come before it
+	_ = plugins.Close()
 	if err != nil {
 		var ab *kernel.AbandonedError
 		if errors.As(err, &ab) {
@@ -684,9 +688,6 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 		}
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
-	// the plugins are stopped before "stopped" is said (the deferred
-	// Close then returns at once): their exit lines come before it
-	_ = plugins.Close()
 	logger.Info("airnode serve: stopped")
 	return nil
 }

@@ -11,8 +11,11 @@ import (
 
 // KeyDoc describes one URL key an extension reads, for listings
 // (`airnode list --keys`) and for the kernel's "did you mean" warnings on
-// misspelt keys at Refer and Export. It is data only: the extension's
-// Build stays the one place that validates the value.
+// misspelt keys at Refer and Export. It is data only for a bundled
+// extension, whose Build stays the one place that validates the value; a
+// plugin's declared keys are also checked by the host (CheckValue of each
+// value the URL gives, before the plugin's Build is asked), since a
+// plugin's Build may not check them. Bounds are the extension's Build's.
 type KeyDoc struct {
 	// Key is the key as written at service level ("smux.buffer"). Keys an
 	// extension also reads per method are written once, plainly; Doc says

@@ -298,6 +298,11 @@ type PluginInfo struct {
 	// under: the points it does provide (pluginrpc.Points' order). Nil
 	// otherwise. `airnode list` fails (exit 1) for such a plugin.
 	ProvidedPoints []string
+	// SHA256Mismatch is set while the plugin is failed because its
+	// binary's sha256 is not the one plugins.yaml pins (its sha256 key):
+	// at its first start, or at a restart (the host then waits for the
+	// pinned binary).
+	SHA256Mismatch bool
 }
 
 // StateString renders the state for people: "running",

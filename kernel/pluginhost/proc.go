@@ -83,6 +83,9 @@ type proc struct {
 	// points: the points the binary provides, when its Describe said it
 	// does not provide spec.Point (PluginInfo.ProvidedPoints)
 	points []string
+	// sumMismatch: the plugin is failed because its binary's sha256 is
+	// not the pinned one (PluginInfo.SHA256Mismatch)
+	sumMismatch bool
 	// silentSince: when the unanswered liveness ping of the process of
 	// generation silentGen was sent (watchLiveness); zero while it answers
 	silentSince time.Time
@@ -129,6 +132,7 @@ func (p *proc) Changed() <-chan struct{} {
 // Caller holds p.mu.
 func (p *proc) setStateLocked(st State, reason string, l *live) {
 	p.state, p.reason = st, reason
+	p.sumMismatch = false // start and awaitChecksum set it after a failed state
 	if l == nil {
 		l = &live{err: errDown(p.spec.Name, p.spec.Point, st, reason)}
 		if p.desc.Point != "" { // a process described itself: the next is likely the same build
@@ -159,7 +163,7 @@ func (p *proc) info() PluginInfo {
 	defer p.mu.Unlock()
 	i := PluginInfo{Name: p.spec.Name, Point: p.spec.Point, Path: p.path, ProtocolVersion: p.version,
 		State: p.state, Reason: p.reason, Restarts: p.restarts, RestartsTotal: p.restartsTotal,
-		LastExit: p.exited, ProvidedPoints: slices.Clone(p.points)}
+		LastExit: p.exited, ProvidedPoints: slices.Clone(p.points), SHA256Mismatch: p.sumMismatch}
 	if p.state == StateRunning {
 		i.PID = p.pid
 		if p.silentGen == p.gen && !p.silentSince.IsZero() {
@@ -184,6 +188,8 @@ func (p *proc) start(ctx context.Context) error {
 		p.mu.Lock()
 		p.startErr = err
 		p.setStateLocked(StateFailed, err.Error(), nil)
+		var sum *checksumError
+		p.sumMismatch = errors.As(err, &sum)
 		p.mu.Unlock()
 		p.log.Debug("plugin failed to start", "err", err) // Start returns it; the caller reports it
 		return err
@@ -945,6 +951,7 @@ func (p *proc) awaitChecksum(err error, sum *checksumError) error {
 		err, sum.want, sum.got, every)
 	p.mu.Lock()
 	p.setStateLocked(StateFailed, what, nil)
+	p.sumMismatch = true
 	p.mu.Unlock()
 	p.log.Error("plugin not restarted: its binary's sha256 is not the pinned one", "expected", sum.want, "actual", sum.got,
 		"check_every", every, "path", p.path)

@@ -452,7 +452,8 @@ func (b *filterBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.
 // (FilterOptions.BuildTimeout).
 const DefaultFilterBuildTimeout = 3 * time.Second
 
-// Build builds the filter in the plugin, when the plugin is up, within
+// Build checks the values u gives the keys the plugin declared
+// (checkDeclared), then builds the filter in the plugin, when the plugin is up, within
 // FilterOptions.BuildTimeout: the kernel builds a service's filter chain
 // before it listens (Export) or refers (Refer), so a URL the plugin's
 // Build refuses (a bad value of one of its keys) fails them with the
@@ -463,6 +464,9 @@ const DefaultFilterBuildTimeout = 3 * time.Second
 // is built in the plugin on its first call after it is back, as after a
 // restart.
 func (b *filterBuilder) Build(u spi.URL) (spi.Filter, error) {
+	if err := checkDeclared(b.Keys(), u); err != nil {
+		return nil, err
+	}
 	st := spi.StatusClientError
 	if v, _ := u.Param(spi.KeySide); v == string(spi.Provider) {
 		st = spi.StatusServerError

@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"errors"
 	"slices"
 
 	pb "github.com/airnode/airnode/sdk/pluginrpc/pluginpb"
@@ -44,4 +45,38 @@ func declaredKeys(src Source, keys []spi.KeyDoc) []spi.KeyDoc {
 		}
 	}
 	return slices.Clone(keys)
+}
+
+// checkDeclared checks the value u gives each of keys, the keys the
+// plugin declared (declaredKeys), at service level and in a method-level
+// form ("methods.M.key", Dubbo's "M.key": spi.MethodLevelKey), with
+// spi.KeyDoc.CheckValue: the *spi.ParamError of the first value that
+// does not have its key's declared type (an enum's value that is none of
+// its Values), naming the key as written, the value and what is allowed;
+// nil when every value does. A bundled extension's Build refuses such a
+// value itself; a plugin's Build may not, so the host-side builders check
+// what the plugin declared before building, at Refer, Export and in
+// `airnode list --explain` alike.
+func checkDeclared(keys []spi.KeyDoc, u spi.URL) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	methods := u.Methods()
+	for _, k := range u.Keys() {
+		i := slices.IndexFunc(keys, func(d spi.KeyDoc) bool { return d.Key == k })
+		if _, key, ok := spi.MethodLevelKey(k, methods); i < 0 && ok {
+			i = slices.IndexFunc(keys, func(d spi.KeyDoc) bool { return d.Key == key })
+		}
+		if i < 0 {
+			continue
+		}
+		d := keys[i]
+		d.Key = k // as written
+		v, _ := u.Param(k)
+		var pe *spi.ParamError
+		if err := d.CheckValue(v); errors.As(err, &pe) { // another error: a Type Describe let through, not the URL's fault
+			return pe
+		}
+	}
+	return nil
 }

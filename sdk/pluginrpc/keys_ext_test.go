@@ -2,6 +2,7 @@ package pluginrpc_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,5 +94,49 @@ func TestPluginBadKeyDeclarationsAreRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `loadbalance "acme.p2c" declares bad URL keys`) ||
 		!strings.Contains(err.Error(), `"p2c.choices" declared twice`) || !strings.Contains(err.Error(), `default of key "p2c.choices"`) {
 		t.Fatalf("Describe: %v", err)
+	}
+}
+
+// tester nu77 #4: the host-side builders check the values a URL gives
+// the keys the plugin declared (their type, an enum's values), at
+// service level and method level, as a bundled extension's Build does:
+// an *spi.ParamError naming the key as written, the value and what is
+// allowed; the balancer's error names the plugin too (the kernel's
+// extension.Build prefixes the others'). A valid value builds.
+func TestHostBuildersCheckDeclaredKeyValues(t *testing.T) {
+	lb := pluginrpc.NewLoadBalanceBuilder(pluginrpc.LoadBalanceOptions{Name: "acme.p2c", Keys: p2cKeys})
+	f := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.p2c", Keys: p2cKeys})
+	r := pluginrpc.NewRegistryBuilder(pluginrpc.RegistryOptions{Name: "acme.p2c", Keys: p2cKeys})
+	builds := map[string]func(spi.URL) error{
+		"loadbalance": func(u spi.URL) error { _, err := lb.Build(u); return err },
+		"filter":      func(u spi.URL) error { _, err := f.Build(u); return err },
+		"registry":    func(u spi.URL) error { _, err := r.Build(u); return err },
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"p2c.mode=bogus", `invalid value "bogus" for URL key "p2c.mode": want one of fast, fair`},
+		{"p2c.choices=two", `invalid value "two" for URL key "p2c.choices": want an integer`},
+		{"methods.Echo.p2c.mode=slow", `invalid value "slow" for URL key "methods.Echo.p2c.mode": want one of fast, fair`},
+		{"methods=Echo&Echo.p2c.mode=slow", `invalid value "slow" for URL key "Echo.p2c.mode": want one of fast, fair`},
+	} {
+		u := spi.MustParse("airnode://127.0.0.1:1/demo.Echo?" + tc.query)
+		for point, build := range builds {
+			err := build(u)
+			var pe *spi.ParamError
+			if err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s Build(?%s) = %v, want a *spi.ParamError saying %s", point, tc.query, err, tc.want)
+			}
+			if point == "loadbalance" && err != nil && !strings.HasPrefix(err.Error(), `loadbalance "acme.p2c": `) {
+				t.Errorf("balancer's error %q does not name the plugin", err)
+			}
+		}
+	}
+	ok := spi.MustParse("airnode://127.0.0.1:1/demo.Echo?p2c.mode=fair&p2c.choices=3&methods.Echo.p2c.mode=fast&p2c.apikey=x")
+	for point, build := range builds {
+		if point == "loadbalance" {
+			continue // builds in the plugin: no Source here
+		}
+		if err := build(ok); err != nil {
+			t.Errorf("%s Build of valid values: %v", point, err)
+		}
 	}
 }

@@ -251,11 +251,15 @@ func (b *lbBuilder) Name() string { return b.o.Name }
 // LoadBalanceOptions.Keys.
 func (b *lbBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.o.Keys) }
 
-// Build validates u in the plugin when the plugin is up and not bypassed
+// Build checks the values u gives the keys the plugin declared
+// (checkDeclared), then validates u in the plugin when the plugin is up and not bypassed
 // (the plugin's own Build errors are returned), within Timeout and u's
 // "timeout"; when it is down, bypassed or does not answer in time the
 // balancer builds lazily on a later Select.
 func (b *lbBuilder) Build(u spi.URL) (spi.LoadBalance, error) {
+	if err := checkDeclared(b.Keys(), u); err != nil {
+		return nil, fmt.Errorf("loadbalance %q: %w", b.o.Name, err)
+	}
 	lb := &lbAdapter{o: &b.o, brk: b.brk, fellBackN: b.fellBack, u: u, us: u.String(), sem: make(chan struct{}, 1)}
 	c, gen, err := b.o.Source.Current()
 	if err != nil {

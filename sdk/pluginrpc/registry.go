@@ -308,8 +308,13 @@ const traitsTimeout = 2 * time.Second
 // RegistryOptions.Keys.
 func (b *registryBuilder) Keys() []spi.KeyDoc { return declaredKeys(b.o.Source, b.o.Keys) }
 
-// Build is pure: the registry is built in the plugin on first use.
+// Build is pure: it checks the values u gives the keys the plugin
+// declared (checkDeclared); the registry is built in the plugin on first
+// use.
 func (b *registryBuilder) Build(u spi.URL) (spi.Registry, error) {
+	if err := checkDeclared(b.Keys(), u); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &registryAdapter{o: &b.o, u: u, registered: map[string]spi.URL{}, ctx: ctx, cancel: cancel}, nil
 }

@@ -251,7 +251,7 @@ func plainText(w http.ResponseWriter) {
 // Health series, produced when scraped (healthCollector).
 var (
 	readyDesc = prometheus.NewDesc("airnode_ready",
-		"1 while the node is ready (/ready answers 200: serving, its services registered, its registry publishing them, no service plugin given up on), else 0.", nil, nil)
+		"1 while the node is ready (/ready answers 200: serving, its services registered, its registry publishing them, every plugin a service depends on running), else 0.", nil, nil)
 	drainingDesc = prometheus.NewDesc("airnode_draining",
 		"1 from the shutdown signal until the process exits (/ready answers 503 draining), else 0.", nil, nil)
 	warningDesc = prometheus.NewDesc("airnode_health_warning",
