@@ -427,7 +427,10 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // were not answered within its shutdown timeout 10s", with
 // spi.ErrRequestSent); close the registries. ctx bounds the whole
 // sequence. Calls still running when the drain ends are abandoned
-// (answered SERVER_ERROR when they return in time) and the error includes
+// (answered SERVER_ERROR when they return in time; the go-away goes out
+// first, so a request read from then on is not run, and the consumer
+// reads the answer as spi.ErrProviderShutdown: its failover asks another
+// provider, never this one) and the error includes
 // an *AbandonedError counting them. Shutdown
 // does not wait for an abandoned call whose method ignores its cancelled
 // context: 0.5 s after the drain's end (200 ms for the abandoned calls to
