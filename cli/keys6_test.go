@@ -34,7 +34,7 @@ func TestListKeysKernelGroup(t *testing.T) {
 		}
 	}
 	for _, k := range kernel.KernelKeys() {
-		if !regexp.MustCompile(`(?m)^(kernel +- +| +)` + regexp.QuoteMeta(k) + ` +\S+( list)? +\S+ +(provider|consumer|both sides): `).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^(kernel +- +| +)` + regexp.QuoteMeta(k) + ` +\S+( list)? +\S+ +(provider|consumer|both sides|node): `).MatchString(out) {
 			t.Errorf("--keys has no kernel row for %s", k)
 		}
 	}

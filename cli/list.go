@@ -61,8 +61,10 @@ extension's under it: key, type (duration: Go syntax or bare milliseconds;
 size: bytes, 64KiB, 8MiB; int list: 0,2; hosts: h:p,h:p), default ("-":
 none, set by the kernel, or derived from another key as MEANING says) and
 meaning with unit and bounds; a kernel key's meaning opens with the side
-that reads it (provider, consumer or both sides). "list POINT" does the
-same for one point ("airnode list loadbalance"; "airnode list kernel" for
+that reads it (provider, consumer or both sides; node for the shutdown
+keys, the node's, read from its exports, never from a reference).
+"list POINT" does the same for one point ("airnode list loadbalance";
+"airnode list kernel" for
 the kernel's keys), "list POINT EXTENSION" for one extension ("airnode
 list transport smux"). A plugin extension's keys are those its binary
 declares (spi.KeyDescriber, sent at start); an extension whose KEY is "-"

@@ -45,30 +45,45 @@ type checkFlags struct {
 	sha256      string
 	timeout     time.Duration
 	args        []string
-	// filterParams ("KEY=VALUE") and filterAdds (attachment keys) are the
-	// filter suite's spitest.FilterOptions (--filter-param,
-	// --filter-adds-attachment)
-	filterParams []string
-	filterAdds   []string
+	// filterParams ("KEY=VALUE"), filterAdds (attachment keys) and
+	// filterAttachments ("KEY=VALUE") are the filter suite's
+	// spitest.FilterOptions (--filter-param, --filter-adds-attachment,
+	// --filter-attachment)
+	filterParams      []string
+	filterAdds        []string
+	filterAttachments []string
 }
 
 // filterOptions returns the filter suite's options from the flags: the
-// URL keys its filter is built with and the attachments it may set. An
-// entry of --filter-param without "=" is an error naming it.
-func (f checkFlags) filterOptions() (spitest.FilterOptions, error) {
-	var o spitest.FilterOptions
-	for _, kv := range f.filterParams {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return o, fmt.Errorf("--filter-param %q: want KEY=VALUE, a URL key the filter is built with (executes=100)", kv)
-		}
-		if o.Params == nil {
-			o.Params = map[string]string{}
-		}
-		o.Params[k] = v
+// URL keys its filter is built with, the attachments it may set and the
+// ones the suite's calls carry. An entry of --filter-param or
+// --filter-attachment without "=" is an error naming it.
+func (f checkFlags) filterOptions() (o spitest.FilterOptions, err error) {
+	if o.Params, err = keyValues("--filter-param", "a URL key the filter is built with (executes=100)", f.filterParams); err != nil {
+		return o, err
+	}
+	if o.Attachments, err = keyValues("--filter-attachment", "an attachment the suite's calls carry (tenant=acme)", f.filterAttachments); err != nil {
+		return o, err
 	}
 	o.AddsAttachments = f.filterAdds
 	return o, nil
+}
+
+// keyValues parses the KEY=VALUE entries of flag (what: what one is, for
+// the error), nil for none.
+func keyValues(flag, what string, kvs []string) (map[string]string, error) {
+	var m map[string]string
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%s %q: want KEY=VALUE, %s", flag, kv, what)
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = v
+	}
+	return m, nil
 }
 
 // pluginCheckCommand returns `airnode plugin check BINARY`.
@@ -95,14 +110,20 @@ and subscribed to is empty, the lifecycle; filter, against the plugin's
 filter on each side it is active on, built with the URL keys
 --filter-param KEY=VALUE gives (none by default; a filter activated by
 a URL key is checked only when --filter-param gives that key, as the
-kernel builds it only from URLs with it): with nothing to do it must
-call next once with the invocation unchanged, but for the attachments
+kernel builds it only from URLs with it; every call carries the
+attachments --filter-attachment KEY=VALUE gives, what a provider-side gate
+requires of the calls it lets through, and on the provider side of a
+filter active on both sides those of --filter-adds-attachment its consumer
+side set, as a consumer sends them): with nothing to do it must call next
+once with the invocation unchanged, but for the attachments
 --filter-adds-attachment names, return next's result unchanged, pass
 next's errors with their status, and serve concurrent calls), then stops
 it. Exit 0 when everything passed.`,
 		Example: `  airnode plugin check ./bin/p2c
   airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt
-  airnode plugin check ./bin/tracer --filter-adds-attachment x-trace`,
+  airnode plugin check ./bin/tracer --filter-adds-attachment x-trace
+  airnode plugin check ./bin/tenant --filter-param tenant=acme --filter-adds-attachment tenant
+  airnode plugin check ./bin/authz --filter-param authz.key=k --filter-attachment x-auth=k`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(args[0]) == "" {
@@ -135,7 +156,8 @@ it. Exit 0 when everything passed.`,
 	fl.DurationVar(&f.timeout, "start-timeout", config.DefaultPluginStartTimeout, "bound on launch and handshake")
 	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to BINARY (repeatable)")
 	fl.StringArrayVar(&f.filterParams, "filter-param", nil, "KEY=VALUE: a URL key the filter suite builds a filter plugin's filter with, so that it has nothing to do (executes=100; repeatable)")
-	fl.StringArrayVar(&f.filterAdds, "filter-adds-attachment", nil, "an attachment key the filter plugin documents setting on each call (x-trace): the filter suite accepts it added or changed (repeatable)")
+	fl.StringArrayVar(&f.filterAdds, "filter-adds-attachment", nil, "an attachment key the filter plugin documents setting on each call (x-trace): the filter suite accepts it added or changed, and its provider side gets what its consumer side set (repeatable)")
+	fl.StringArrayVar(&f.filterAttachments, "filter-attachment", nil, "KEY=VALUE: an attachment every call of the filter suite carries, as a caller's, so that a provider-side gate requiring it lets the call through (x-auth=k; repeatable)")
 	return cmd
 }
 
@@ -170,7 +192,7 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	suites := conformanceSuites(pr, f)
 	if fb := pr.Filter(); fb != nil && !filterSuiteApplies(fb, fopts) {
 		key := fb.Activation().Key
-		fmt.Fprintf(a.stdout, "note      filter suite not run: filter %q is active only on URLs with key %q, which it is built from; give --filter-param %s=VALUE (a value with which it has nothing to do), and --filter-adds-attachment KEY for each attachment it sets\n",
+		fmt.Fprintf(a.stdout, "note      filter suite not run: filter %q is active only on URLs with key %q, which it is built from; give --filter-param %s=VALUE (a value with which it has nothing to do), --filter-adds-attachment KEY for each attachment it sets, and --filter-attachment KEY=VALUE for each one its provider side requires\n",
 			fb.Name(), key, key)
 	}
 	registryWithoutURL := pr.Registry() != nil && f.registryURL == ""
@@ -206,6 +228,9 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	}
 	for _, x := range f.filterAdds {
 		argv = append(argv, "--filter-adds-attachment", x)
+	}
+	for _, x := range f.filterAttachments {
+		argv = append(argv, "--filter-attachment", x)
 	}
 	child := exec.CommandContext(ctx, self, argv...)
 	child.Env = append(os.Environ(), envCheckConformance+"=1")

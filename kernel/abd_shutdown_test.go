@@ -23,6 +23,36 @@ type abdAnswer struct {
 	msg    string
 }
 
+// abdReadFrames reads frames from a raw consumer's connection c, calling
+// fn with each frame's header and body, until a read fails.
+func abdReadFrames(c net.Conn, fn func(h protocol.Header, body []byte)) {
+	br := bufio.NewReader(c)
+	var hb [protocol.HeaderLen]byte
+	for {
+		h, err := protocol.ReadHeader(br, &hb, 0)
+		if err != nil {
+			return
+		}
+		b := make([]byte, h.Length)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return
+		}
+		fn(h, b)
+	}
+}
+
+// abdAnswerOf is the answer of response frame h with body b.
+func abdAnswerOf(h protocol.Header, b []byte) abdAnswer {
+	a := abdAnswer{status: h.Status}
+	if h.Status != spi.StatusOK {
+		if _, rest, err := protocol.ParseAttachments(b); err == nil {
+			m, _, _ := protocol.ParseString(rest)
+			a.msg = string(m)
+		}
+	}
+	return a
+}
+
 // A consumer that keeps calling through the drain (a raw one: it ignores
 // the read-only event, as a consumer not airnode's may) leaves the
 // kernel's own drain little to wait for (the calls in flight when it
@@ -60,31 +90,14 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		br := bufio.NewReader(c)
-		var hb [protocol.HeaderLen]byte
-		for {
-			h, err := protocol.ReadHeader(br, &hb, 0)
-			if err != nil {
-				return
-			}
-			b := make([]byte, h.Length)
-			if _, err := io.ReadFull(br, b); err != nil {
-				return
-			}
+		abdReadFrames(c, func(h protocol.Header, b []byte) {
 			if h.IsEvent() || h.IsRequest() {
-				continue // the ping's answer, read-only, go-away, the provider's pings
-			}
-			a := abdAnswer{status: h.Status}
-			if h.Status != spi.StatusOK {
-				if _, rest, err := protocol.ParseAttachments(b); err == nil {
-					m, _, _ := protocol.ParseString(rest)
-					a.msg = string(m)
-				}
+				return // the ping's answer, read-only, go-away, the provider's pings
 			}
 			mu.Lock()
-			answers[h.ID] = a
+			answers[h.ID] = abdAnswerOf(h, b)
 			mu.Unlock()
-		}
+		})
 	}()
 	var wmu sync.Mutex
 	write := func(b []byte) error {

@@ -36,10 +36,22 @@
 // goroutine of a method that ignores its cancelled context is the
 // method's, and is not waited for.
 //
-// URL keys read here:
+// URL keys read here (side: consumer, read from a reference's URL merged
+// with its provider's, whose value is the default through a registry but
+// never reaches a direct reference, Node.Refer; provider, read from an
+// export's URL; both; node, the node's, from an option or an export's URL,
+// never from a reference's: Refer warns). `airnode list --keys` gives
+// each key's bounds; the extensions' keys are in their packages' docs:
+// retries (default 2) and idempotent (default false) in
+// extensions/cluster/failover, the balancers' in extensions/lb/...:
 //
 //	key                 side      type      default  meaning
-//	timeout             consumer  duration  1s       call timeout, method-level first
+//	transport           both      name      smux     transport extension (smux, tcp); the consumer's must be its provider's
+//	codec               both      name      msgpack  serialization (msgpack, json, protobuf), method-level first;
+//	                                                 a provider answers in the codec of each request
+//	payload             both      size      8MiB     largest frame body: bytes, 64KiB, 8MiB (KiB, MiB, GiB: ×1024; KB, MB,
+//	                                                 GB: ×1000), ≥ 1; a longer call fails BAD_REQUEST or BAD_RESPONSE
+//	timeout             consumer  duration  1s       call timeout per attempt, method-level first (Reference.Call)
 //	connect.timeout     consumer  duration  3s       dial plus first ping
 //	reconnect.backoff   consumer  duration  100ms    first redial delay, doubling to 30s, ±20% jitter
 //	connections         consumer  int 1-64  1        sessions per provider address, round-robined
@@ -49,8 +61,10 @@
 //	weight              provider  int ≥ 0   100      provider weight
 //	warmup              provider  duration  10m      provider warm-up period
 //	timestamp, methods  provider  set at export      ms since epoch; sorted comma list
-//	shutdown.wait       provider  duration  2s       wait after unregistering
-//	shutdown.timeout    provider  duration  10s      drain bound for in-flight calls
+//	shutdown.wait       node      duration  2s       wait after unregistering (WithShutdownWait; an export's: the largest wins)
+//	shutdown.timeout    node      duration  10s      Shutdown's and Close's whole budget (WithShutdownTimeout; an export's: the
+//	                                                 largest wins): the calls in flight served, then those made by the
+//	                                                 node's references, drain within it
 //	registry            provider  URL       none     registry to register in (else the node's)
 //	accepts             provider  int ≥ 0   0        connections served at once per listening address,
 //	                                                 0: RLIMIT_NOFILE minus max(64, 10%); beyond: told why, closed

@@ -1038,7 +1038,7 @@ const abandonGrace = 200 * time.Millisecond
 // the metrics filter's cancelled calls) from the provider giving up can
 // count it as that failure. Its message is the shutdown timeout's;
 // server.abandonCause gives the one of the reason that applied.
-var errAbandoned = &spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: shutdown timeout passed"}
+var errAbandoned = &spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: shutdown timeout passed", Cause: spi.ErrProviderShutdown}
 
 // server is one exchange server (one listen address and transport) shared
 // by the services exported on it; it dispatches requests by service key.
@@ -1432,7 +1432,8 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 		s.noteAbandoned(req.Service, req.Method, req.Remote)
 		res = spi.Result{Err: &spi.Error{Status: spi.StatusServerError,
 			Message: fmt.Sprintf("provider %s:%d shut down: %s while %s.%s was running; the call was abandoned (%s)",
-				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, methodEnded(res.Err)), Cause: res.Err}}
+				s.host, s.port, s.abandonedWhy(), req.Service, req.Method, methodEnded(res.Err)),
+			Cause: errors.Join(spi.ErrProviderShutdown, res.Err)}}
 	}
 	return res
 }
@@ -1678,7 +1679,18 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 		s.log.Info("kernel: drained the calls in flight", attrs...)
 	}
 	if !inTime {
-		abandoned = s.srv.InFlight()
+		// The go-away goes out first, before the calls still running
+		// are abandoned: a request read from now on is not run
+		// (answered as not run, behind the go-away), and each abandoned
+		// call's SERVER_ERROR reaches its consumer after the go-away,
+		// which tells it the provider is shutting down
+		// (spi.ErrProviderShutdown), so failover does not send the
+		// retry straight back here. Abandoning first, the go-away came
+		// only after abandonGrace (the exchange's Shutdown): an
+		// idempotent call's retries came back meanwhile, started the
+		// method again at once, and were abandoned in turn (tester
+		// nu78: one call, three runs, each answered "abandoned").
+		abandoned = s.srv.GoAway()
 		s.abandonCalls(ctx)
 		gctx, cancel := context.WithTimeout(context.Background(), abandonGrace)
 		defer cancel()
@@ -1758,7 +1770,7 @@ func (s *server) abandonLate(ctx context.Context) (xctx context.Context, done fu
 func (s *server) abandonCalls(ctx context.Context) {
 	why := abandonReason(ctx)
 	s.why.Store(&why)
-	s.cause.Store(&spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: " + why})
+	s.cause.Store(&spi.Error{Status: spi.StatusServerError, Message: "kernel: provider shutting down: " + why, Cause: spi.ErrProviderShutdown})
 	s.abandoning.Store(true)
 	s.abandonAll(s.abandonCause())
 }

@@ -171,7 +171,8 @@ func WithShutdownWait(d time.Duration) Option {
 // budget leaves none, and the calls still running then are abandoned.
 // serve's --shutdown-timeout is this budget, counted from the signal.
 // The exported URLs' "shutdown.timeout", when set, overrides it (the
-// largest one wins), with the same meaning.
+// largest one wins), with the same meaning; a reference's URL key does
+// not (Refer warns of it): this is what bounds a consumer node's Close.
 func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shutdownTimeout = d } }
 
 // WithRegisterTimeout sets the bound of a registry's Register of a
@@ -418,12 +419,18 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // servers' channels; close
 // every reference, whose calls in flight (the consumer side) are answered
 // before their channels close, as with Reference.Close, within what is
-// left of the same shutdown.timeout (the calls still unanswered then fail
+// left of the same shutdown.timeout, the node's (WithShutdownTimeout or
+// its exports' URL key; a reference's URL key has no effect, Refer warns
+// of it), which so bounds a consumer-only node's Shutdown too (the calls
+// still unanswered then fail
 // CHANNEL_INACTIVE "... closed: consumer shut down: its calls in flight
 // were not answered within its shutdown timeout 10s", with
 // spi.ErrRequestSent); close the registries. ctx bounds the whole
 // sequence. Calls still running when the drain ends are abandoned
-// (answered SERVER_ERROR when they return in time) and the error includes
+// (answered SERVER_ERROR when they return in time; the go-away goes out
+// first, so a request read from then on is not run, and the consumer
+// reads the answer as spi.ErrProviderShutdown: its failover asks another
+// provider, never this one) and the error includes
 // an *AbandonedError counting them. Shutdown
 // does not wait for an abandoned call whose method ignores its cancelled
 // context: 0.5 s after the drain's end (200 ms for the abandoned calls to
@@ -477,7 +484,18 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	return n.shutdownErr
 }
 
-// Close is Shutdown with no deadline beyond the node's own.
+// Close is Shutdown with no deadline beyond the node's own: its shutdown
+// timeout (WithShutdownTimeout, default DefaultShutdownTimeout, 10s; the
+// largest "shutdown.timeout" of its exports when one sets it), counted
+// from Close's start. For a consumer node too, it is that timeout, and
+// never a reference's (Refer warns that a reference's "shutdown.timeout"
+// has no effect), that bounds how long Close waits for the calls in
+// flight of all its references to be answered; those still unanswered
+// then fail CHANNEL_INACTIVE "consumer shut down: its calls in flight were
+// not answered within its shutdown timeout 10s" (spi.ErrRequestSent), and
+// the error says how many. To wait less, give the node a shorter
+// WithShutdownTimeout, or call Shutdown with a ctx that ends sooner: an
+// ended ctx cuts them at once, as gRPC's ClientConn.Close does.
 func (n *Node) Close() error { return n.Shutdown(context.Background()) }
 
 // ShutdownWait returns how long Shutdown, called now, would wait between

@@ -109,7 +109,14 @@ type strategy struct {
 // own hosts through the "direct" registry when u has any
 // (airnode://h1:p1,h2:p2/demo.Echo: one provider per host; as Dubbo's
 // direct url, registries are then not used), else from registryURL when it
-// is set, else from the node's registry (WithRegistry). The cluster and
+// is set, else from the node's registry (WithRegistry). A direct
+// reference reads no provider URL: each provider's URL is u itself, so
+// the keys a consumer takes from its providers through a registry as its
+// defaults (spi.MergeURL: timeout, payload, codec, retries, idempotent,
+// ...) come from u or the defaults only; a provider's timeout=300ms,
+// payload=32MiB or codec=json does not reach it: give them in u. u's
+// shutdown.timeout and shutdown.wait have no effect (a warning each):
+// they are the node's (WithShutdownTimeout, WithShutdownWait). The cluster and
 // load balancer are chosen by u's keys ("cluster", "loadbalance"), built
 // once, and again per method where method-level keys select others. The
 // consumer filter chain is built here, plugin filters included (their
@@ -622,10 +629,15 @@ func (r *Reference) Providers() []spi.Invoker {
 }
 
 // Invoke calls method with args and returns the result decoded as a generic
-// value (maps, slices, strings, numbers). Failures are *spi.Error values
-// carrying the wire status (errors.As); a timeout that ctx's deadline
-// caused also matches context.DeadlineExceeded, a cancelled ctx
-// context.Canceled (errors.Is).
+// value (maps, slices, strings, numbers). Each argument is one of args:
+// Invoke(ctx, "Place", req) sends one argument, Invoke(ctx, "Place",
+// []any{}) one argument that is an empty array (refused BAD_REQUEST for
+// a struct parameter), Invoke(ctx, "Place") or Invoke(ctx, "Place",
+// []any{}...) none. Timeouts and failures are Call's (see Call: the
+// timeout key per attempt, ctx's deadline over the whole call, the
+// statuses): failures are *spi.Error values carrying the wire status
+// (errors.As); a timeout that ctx's deadline caused also matches
+// context.DeadlineExceeded, a cancelled ctx context.Canceled (errors.Is).
 //
 // A call with a generic argument — a map[string]any or an []any, what
 // encoding/json makes of a JSON object or array — is a generic invocation
@@ -673,10 +685,36 @@ func markGeneric(ctx context.Context) context.Context {
 }
 
 // Call calls method with args and decodes the result into reply, a pointer
-// (like net/rpc's Call); reply may be nil to discard the value. A reply
-// that is not a pointer, or a nil pointer, fails CLIENT_ERROR naming its
-// type before anything is sent (json.Unmarshal's InvalidUnmarshalError):
-// the method does not run.
+// (like net/rpc's Call); reply may be nil to discard the value. args is
+// the argument list, one element per parameter (nil or empty: none). A
+// reply that is not a pointer, or a nil pointer, fails CLIENT_ERROR
+// naming its type before anything is sent (json.Unmarshal's
+// InvalidUnmarshalError): the method does not run. After a failed call
+// reply may be partly filled: do not use it.
+//
+// Timeouts. Each attempt (the cluster may retry: failover's retries)
+// waits for its answer at most the "timeout" URL key (default
+// DefaultTimeout, 1s; methods.<method>.timeout first; through a registry
+// the provider's value when the reference sets none, not so for a direct
+// reference), or this call's "timeout" attachment when ctx carries one
+// (spi.WithAttachments(ctx, "timeout", "5s"), Dubbo's per-call timeout).
+// ctx's deadline, when sooner, bounds the attempt too, and bounds the
+// whole call, retries and the wait for a provider included; the provider's
+// method gets the sooner of the two as its ctx's deadline.
+//
+// Failures are *spi.Error values carrying the wire status: errors.As(err,
+// &e) and e.Status, spi.StatusOf(err), or errors.Is(err,
+// spi.ErrServerTimeout) and the other spi sentinels; a method's
+// *spi.BizError matches errors.As. An attempt with no answer in time
+// fails CLIENT_TIMEOUT when its request was never fully sent (the method
+// did not run), SERVER_TIMEOUT when it was (it may have run). Such a
+// timeout that ctx's deadline caused also matches
+// context.DeadlineExceeded (errors.Is), keeping its status; one of the
+// timeout key, ctx's deadline still ahead, does not. A ctx cancelled
+// before or during the call fails CLIENT_ERROR matching context.Canceled
+// (and context.Cause's cause, when one was given). A call after Close
+// (the reference's or its node's) fails CLIENT_ERROR matching
+// ErrReferenceClosed.
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
 	if reply != nil {
 		if v := reflect.ValueOf(reply); v.Kind() != reflect.Pointer || v.IsNil() {

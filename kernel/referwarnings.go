@@ -26,7 +26,9 @@ type URLWarning struct {
 	// "permethod" (a method-level form of a key chosen per connection or
 	// per service, methods.Echo.transport: MethodKeyNoEffect),
 	// "server" (dispatcher, connection.concurrency,
-	// heartbeat.min.ping.interval: the provider's server decides) and
+	// heartbeat.min.ping.interval: the provider's server decides),
+	// "node" (shutdown.timeout, shutdown.wait: the node's, which bound
+	// its Close whatever its references say) and
 	// "token" (a registry reference's own token: the provider's
 	// published token is sent; Value is "***", never the token).
 	Kind string
@@ -93,6 +95,12 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 				"kernel: provider key on a reference has no effect: the provider's server decides it", "value", v)
 		}
 	}
+	for _, k := range nodeShutdownKeys {
+		if v, ok := u.Param(k.key); ok {
+			why := "it is the node's (" + k.option + ", serve " + k.flag + "; an export's URL key), " + k.what
+			add("node", k.key, why, "kernel: "+k.key+" has no effect on a reference: "+why, "value", v)
+		}
+	}
 	if _, ok := u.Param(spi.AttachmentToken); ok && u.Host() == "" {
 		// Dubbo's semantics (spi.MergeURL): the token is the provider's,
 		// published with its URL in the registry; the value is a secret
@@ -118,6 +126,19 @@ func (n *Node) fromProvidersOverridden(u spi.URL) [][2]string {
 		}
 	}
 	return out
+}
+
+// nodeShutdownKeys are the shutdown keys of a node, each with the option
+// and serve flag that set it: an export's URL may give them (the largest
+// value of the exports wins, Node.Shutdown), a reference's may not. A
+// node's Close drains all its calls in flight, served and made, within one
+// budget, and a reference's connections are shared with the node's other
+// references, so no reference has a drain bound of its own (as Dubbo's
+// shutdown wait is the application's, and gRPC's ClientConn.Close has
+// none).
+var nodeShutdownKeys = []struct{ key, option, flag, what string }{
+	{"shutdown.timeout", "kernel.WithShutdownTimeout", "--shutdown-timeout", "which bounds the node's Close for the calls in flight of all its references"},
+	{"shutdown.wait", "kernel.WithShutdownWait", "--shutdown-wait", "its pause between unregistering its exports and closing their listeners"},
 }
 
 // tokenWhy is why a registry reference's own token is not used

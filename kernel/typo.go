@@ -176,13 +176,16 @@ const (
 	sideProvider = "provider: "
 	sideConsumer = "consumer: "
 	sideBoth     = "both sides: "
+	sideNode     = "node: " // an export's URL or the node's option; a reference's has no effect
 )
 
 // KernelKeyDocs returns a spi.KeyDoc for every key KernelKeys returns, in
 // the same order, as a new slice: type, default (as the kernel's code
 // applies it; "" when it is set by the kernel or derives from another key,
 // which Doc then says) and one line that opens with the side reading the
-// key ("provider: ", "consumer: " or "both sides: ") and gives its unit,
+// key ("provider: ", "consumer: ", "both sides: ", or "node: " for the
+// node's shutdown keys, read from exports and the node's options, never
+// from a reference) and gives its unit,
 // bounds and whether it may be written per method. A consumer reads the
 // provider URL merged with its own (spi.MergeURL), so a "consumer:" key
 // set by the provider is the consumer's default. `airnode list --keys`
@@ -239,9 +242,9 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	directory.KeyProtocol: {Type: spi.KeyTypeString, Default: Protocol,
 		Doc: sideConsumer + "protocol of the providers; airnode is the only one"},
 	"shutdown.timeout": {Type: spi.KeyTypeDuration, Default: "10s",
-		Doc: sideProvider + "whole graceful shutdown budget from its start (serve: from the signal): unregistering and shutdown.wait count in it, the calls in flight drain in what is left, then calls still running are abandoned; > 0 and at least shutdown.wait; absent: the node's (serve --shutdown-timeout), the largest of the exports wins"},
+		Doc: sideNode + "whole graceful shutdown budget of the node's Shutdown and Close from its start (serve: from the signal): unregistering and shutdown.wait count in it, the calls in flight served drain in what is left, then those the node's references made; then calls still running are abandoned and calls made still unanswered fail CHANNEL_INACTIVE; > 0 and at least shutdown.wait; read from the exports' URLs, the largest wins; absent: the node's (kernel.WithShutdownTimeout, serve --shutdown-timeout); a reference's has no effect (Refer warns)"},
 	"shutdown.wait": {Type: spi.KeyTypeDuration, Default: "2s",
-		Doc: sideProvider + "pause between unregistering and closing the listener, from 0 to shutdown.timeout (part of it); absent: the node's (serve --shutdown-wait), the largest of the exports wins"},
+		Doc: sideNode + "pause between unregistering and closing the listener, from 0 to shutdown.timeout (part of it); read from the exports' URLs, the largest wins; absent: the node's (kernel.WithShutdownWait, serve --shutdown-wait); a reference's has no effect (Refer warns)"},
 	keyRegistry: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "registry URL for this service instead of the node's (zookeeper://h:2181); not published"},
 	keyAdvertise: {Type: spi.KeyTypeString,

@@ -186,8 +186,30 @@ var ErrNotConnected = errors.New("not connected to the provider")
 // leaves such a provider out of selection while another provider can take
 // the call; when every provider said go-away the call fails once with this
 // cause, naming them, instead of spinning retries. The failover cluster
-// does not retry a provider whose failure has it (Repeats).
-var ErrGoAway = errors.New("the provider said go-away: it is shutting down and runs no new call on this connection")
+// does not retry a provider whose failure has it (Repeats). It wraps
+// ErrProviderShutdown: errors.Is(err, ErrProviderShutdown) is true too.
+var ErrGoAway error = goAwayError{}
+
+// goAwayError is ErrGoAway's type: its text, and ErrProviderShutdown
+// beneath it.
+type goAwayError struct{}
+
+func (goAwayError) Error() string {
+	return "the provider said go-away: it is shutting down and runs no new call on this connection"
+}
+
+func (goAwayError) Unwrap() error { return ErrProviderShutdown }
+
+// ErrProviderShutdown is in the Cause chain of a failure that says its
+// provider is shutting down, so that asking it again in the same call is
+// useless: its go-away (ErrGoAway, which wraps this: the call did not
+// run), and the SERVER_ERROR "provider ... shut down: ... the call was
+// abandoned" of a call its shutdown timeout cut short (it did run: the
+// status says so; a consumer sets this cause on such an answer read after
+// the provider's go-away, which the provider sends before it abandons its
+// calls). The failover cluster does not ask that provider again in the
+// call (Repeats): it retries another one, or fails.
+var ErrProviderShutdown = errors.New("the provider is shutting down")
 
 // ErrAccessDenied is the Cause of the error a provider's access-control
 // filter (the token filter: a wrong or missing token) answers a call with,

@@ -325,7 +325,8 @@ func stalledNote(elapsed, timeout time.Duration, sent bool) string {
 // provider received the request, so the error has spi.ErrRequestSent as its
 // Cause (failover retries it only for idempotent methods), whatever the
 // provider's message says. A SERVICE_NOT_FOUND after the provider's
-// go-away is the go-away's not-run error (notRunError).
+// go-away is the go-away's not-run error (notRunError); a SERVER_ERROR
+// after it has spi.ErrProviderShutdown as its Cause.
 func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.Result {
 	if cl.err != nil {
 		return spi.Result{Err: cl.err}
@@ -362,6 +363,15 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 			// connection behind it died during the call (a service
 			// plugin's process), and the request may have run there.
 			e.Cause = spi.ErrRequestSent
+		}
+		if cl.status == spi.StatusServerError && c.goAway.Load() != 0 {
+			// Answered after the provider's go-away: it is shutting
+			// down. A kernel provider abandoning its calls at its
+			// shutdown timeout sends the go-away first, then their
+			// SERVER_ERROR "... the call was abandoned" on the same
+			// queue: asked again in this call it runs nothing
+			// (spi.ErrProviderShutdown; failover's Repeats).
+			e.Cause = spi.ErrProviderShutdown
 		}
 		res.Attachments = withBizError(e, att) // a provider's spi.BizError
 		res.Err = e

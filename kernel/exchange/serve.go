@@ -163,12 +163,24 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		// The consumer's deadline passed while serving: say so in the
 		// words of the consumer's own timer ("timed out after 300ms"),
 		// which the provider's answer may beat (tester75 #3), and where.
-		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while the method ran)", req.Service, req.Method, req.Timeout)
+		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while %s)", req.Service, req.Method, req.Timeout, deadlineWhere(res.Err))
 	case res.Err == nil && due != 0 && ended(res) >= due:
 		c.expired.Add(1)
 		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the method finished after the consumer's deadline; result not sent)", req.Service, req.Method, req.Timeout)}
 	}
 	return res
+}
+
+// deadlineWhere says where a call whose deadline passed with err was:
+// "the method ran", or, when err's chain names a part that ran before the
+// method was called (DeadlineBeforeMethod: a filter plugin, sdk/pluginrpc),
+// `filter "acme.stamp" ran; the method was not called`.
+func deadlineWhere(err error) string {
+	var b interface{ DeadlineBeforeMethod() string }
+	if errors.As(err, &b) {
+		return b.DeadlineBeforeMethod() + " ran; the method was not called"
+	}
+	return "the method ran"
 }
 
 // methodEnded is how a call cut short with err ended: "the method

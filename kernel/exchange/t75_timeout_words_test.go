@@ -1,13 +1,11 @@
 package exchange
 
 import (
-	"bufio"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -24,19 +22,9 @@ func TestT75_ProviderTimeoutReadsAsTheConsumers(t *testing.T) {
 			return spi.Result{Err: ctx.Err()}
 		})
 	})
-	c := rawConn(t, f)
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	fb := getFrame()
-	if err := encodeRequest(fb, mpCodec{}, echoInv("Sleep", 1000), 300*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 1, ID: 1, Length: uint32(len(fb.b) - protocol.HeaderLen)}.Put(fb.b)
-	if _, err := c.Write(fb.b); err != nil {
-		t.Fatal(err)
-	}
-	h, body, err := readFrame(bufio.NewReader(c))
-	if err != nil || h.Status != spi.StatusServerTimeout {
-		t.Fatalf("answer %+v, %v; want SERVER_TIMEOUT", h, err)
+	h, body := rawCall(t, f, echoInv("Sleep", 1000), 300*time.Millisecond)
+	if h.Status != spi.StatusServerTimeout {
+		t.Fatalf("answer %+v; want SERVER_TIMEOUT", h)
 	}
 	const want = "exchange: call demo.Echo.Sleep timed out after 300ms on the provider (the consumer's deadline passed while the method ran)"
 	if !strings.Contains(string(body), want) {

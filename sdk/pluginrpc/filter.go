@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -175,8 +176,16 @@ func (s *filterServer) Chain(st pb.Filter_ChainServer) error {
 		if next.err != nil {
 			return nil // the stream broke: nobody to answer
 		}
-		if next.calls > 0 && sameResult(res, next.last) {
+		if next.calls == 0 {
+			return s.finalReply(res)
+		}
+		switch value, attachments := next.kept(res); {
+		case value && attachments:
 			return &pb.FilterReply{Pass: true}
+		case value: // only the response attachments changed (a header added)
+			rep := s.finalReply(res) // value_json and error for an older host
+			rep.NextValue = true
+			return rep
 		}
 		return s.finalReply(res)
 	}()
@@ -186,13 +195,25 @@ func (s *filterServer) Chain(st pb.Filter_ChainServer) error {
 	return st.Send(&pb.ChainOut{Reply: rep})
 }
 
-// sameResult reports whether a filter returned next's result r as it
-// got it (its value and attachments not replaced).
-func sameResult(res, r spi.Result) bool {
-	if res.Err != r.Err || (res.Attachments == nil) != (r.Attachments == nil) {
-		return false
+// kept reports what of next's last result a filter returned as res:
+// value and error as it got them (not replaced, nor a map or slice value
+// changed in place), and attachments as it got them (compared with a
+// copy, so that one added to next's map in place counts as a change).
+// The host keeps its own value and error when value is true (Go types
+// kept) and takes res's attachments when attachments is false.
+func (c *chainInvoker) kept(res spi.Result) (value, attachments bool) {
+	attachments = maps.Equal(res.Attachments, c.lastAttachments)
+	if res.Err != c.last.Err || !reflect.DeepEqual(res.Value, c.last.Value) {
+		return false, attachments
 	}
-	return reflect.DeepEqual(res.Value, r.Value) && reflect.DeepEqual(res.Attachments, r.Attachments)
+	switch res.Value.(type) {
+	case map[string]any, []any: // the filter may have changed it in place
+		var fresh any
+		if json.Unmarshal(c.lastJSON, &fresh) != nil || !reflect.DeepEqual(res.Value, fresh) {
+			return false, attachments
+		}
+	}
+	return true, attachments
 }
 
 // chainInvoker is the "next" of a filter run by Chain: Invoke asks the
@@ -203,10 +224,12 @@ type chainInvoker struct {
 	argsJSON []byte // the arguments the filter was sent
 	name     string // the filter's own Name(), for errors
 
-	mu    sync.Mutex
-	calls int
-	last  spi.Result // of the last call
-	err   error      // the stream broke
+	mu              sync.Mutex
+	calls           int
+	last            spi.Result        // of the last call, as the filter got it
+	lastJSON        []byte            // last.Value as the host sent it
+	lastAttachments map[string]string // a copy of last.Attachments
+	err             error             // the stream broke
 }
 
 func (c *chainInvoker) URL() spi.URL      { return spi.URL{} }
@@ -251,7 +274,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Resu
 			res.Value = nil
 		}
 	}
-	c.last = res
+	c.last, c.lastJSON, c.lastAttachments = res, r.ValueJson, maps.Clone(r.Attachments)
 	return res
 }
 
@@ -383,8 +406,9 @@ type FilterOptions struct {
 // plugin sees the invocation and either short-circuits with a status or
 // a value, or calls next.Invoke, which runs the rest of the chain here
 // (next, with the attachments it set) and returns the real result to the
-// plugin; the plugin's final result is the caller's (next's own, Go
-// types kept, when it returned it unchanged). The stream breaking after
+// plugin; the plugin's final result is the caller's (next's own value
+// and error, Go types kept, when it returned them unchanged, with the
+// response attachments it returned). The stream breaking after
 // next ran returns next's result: the call ran. Without Chain the plugin
 // passes (possibly changing attachments) before the rest of the chain
 // runs, or short-circuits; a result it returns after next.Invoke is
@@ -601,7 +625,7 @@ func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, meth
 		if f.o.OnDeadline != nil && f.status == spi.StatusServerError {
 			f.o.OnDeadline(method)
 		}
-		return f.timedOut(bound, err)
+		return f.timedOut(bound, err, false)
 	}
 	return f.fail(err)
 }
@@ -613,8 +637,10 @@ func (f *filterAdapter) expired(rctx context.Context, err error) bool {
 }
 
 // timedOut is the result of a call whose deadline (bound 0) or timeout
-// bound passed while the plugin's filter ran; err is the cause.
-func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
+// bound passed while the plugin's filter ran; err is the cause. Unless
+// called (the filter's next had run), its cause says that the deadline
+// passed in the filter before the method was called (notCalled).
+func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) spi.Result {
 	st := spi.StatusClientTimeout
 	if f.status == spi.StatusServerError {
 		st = spi.StatusServerTimeout
@@ -625,8 +651,28 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error) spi.Result {
 	} else {
 		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); the call went no further", f.o.Name)
 	}
-	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: errors.Join(context.DeadlineExceeded, err)}}
+	cause := errors.Join(context.DeadlineExceeded, err)
+	if !called {
+		cause = &notCalled{filter: f.o.Name, err: cause}
+	}
+	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: cause}}
 }
+
+// notCalled is the cause of a call whose deadline passed while a plugin's
+// filter ran, before the method was called. The provider's exchange
+// words the consumer's SERVER_TIMEOUT with it (DeadlineBeforeMethod)
+// rather than as a method that ran out of time.
+type notCalled struct {
+	filter string // as declared
+	err    error
+}
+
+func (e *notCalled) Error() string { return e.err.Error() }
+func (e *notCalled) Unwrap() error { return e.err }
+
+// DeadlineBeforeMethod names where the call's deadline passed, before
+// the method was called: `filter "acme.stamp"`.
+func (e *notCalled) DeadlineBeforeMethod() string { return fmt.Sprintf("filter %q", e.filter) }
 
 // current is the Source's live client and generation, with whether that
 // process serves Filter.Chain and reads no arguments: as it described
@@ -691,7 +737,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		}
 		return next.Invoke(ctx, inv)
 	}
-	return f.answer(rctx, bound, rep)
+	return f.answer(rctx, bound, rep, false)
 }
 
 // rpcFailed is the result of a round trip (what: "filter Invoke") that
@@ -720,7 +766,8 @@ func (f *filterAdapter) attachments(inv *spi.Invocation, after map[string]string
 // chain runs the call through the plugin's filter over Filter.Chain
 // (FilterOptions.Chain): each next the plugin asks for runs the rest of
 // the chain here and its result goes back; the plugin's final reply is
-// the caller's result (next's own when it returned it unchanged). The
+// the caller's result (next's own value and error when it returned them
+// unchanged, with the attachments it returned). The
 // stream breaking after next ran returns next's result: the call ran.
 func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c *Client, gen uint64, req *pb.FilterRequest, cert *x509.Certificate, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	open := func() (pb.Filter_ChainClient, *pb.ChainOut, error) {
@@ -780,10 +827,15 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c 
 		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
 	case out.Reply.Pass && ran:
 		return res
+	case out.Reply.NextValue && ran:
+		// next's value and error, Go types kept, with the attachments
+		// the filter changed (a response attachment added)
+		res.Attachments = out.Reply.Attachments
+		return res
 	case out.Reply.Pass:
 		return f.fail(errors.New("the plugin passed the call without calling next"))
 	}
-	return f.answer(rctx, bound, out.Reply)
+	return f.answer(rctx, bound, out.Reply, ran)
 }
 
 // args returns the arguments a plugin's filter changed the call's to,
@@ -930,8 +982,8 @@ func nextResult(res spi.Result) *pb.NextResult {
 }
 
 // answer is the result of a filter's own reply rep (not a pass): its
-// error, or its value, decoded.
-func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *pb.FilterReply) spi.Result {
+// error, or its value, decoded; ran: the filter's next had run.
+func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *pb.FilterReply, ran bool) spi.Result {
 	const panicked = "panic in plugin filter Invoke: " // recovered's wording, also from plugins built before kindPanic
 	if e := rep.Error; e != nil && (e.Kind == kindPanic || spi.Status(e.Status) == spi.StatusServerError && strings.HasPrefix(e.Message, panicked)) {
 		// name the plugin, as an in-process service's panic names the
@@ -943,7 +995,7 @@ func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *p
 	if err := fromPB(rep.Error); err != nil && f.expired(rctx, err) {
 		// The plugin's filter gave up at the call's deadline (its copy of
 		// it may pass a moment before ours).
-		return f.timedOut(bound, err)
+		return f.timedOut(bound, err, ran)
 	}
 	if e := rep.Error; e != nil && (e.Kind == kindShortCircuit || spi.Status(e.Status) == spi.StatusSerializationError && strings.Contains(e.Message, shortCircuitText)) {
 		// the plugin could not encode its value; it named itself by its

@@ -9,10 +9,11 @@
 // A suite whose point has designs that promise different things takes an
 // optional options struct as its last argument (ClusterOptions for a
 // broadcast or forking cluster, HeartbeatOptions, FilterOptions: Params,
-// and AddsAttachments for a filter that adds documented attachments, such
-// as a tracing filter's trace id). A registry that discovers but cannot
-// register runs TestReadOnlyRegistry, the read-only subset of
-// TestRegistry.
+// AddsAttachments for a filter that adds documented attachments, such
+// as a tracing filter's trace id, and Attachments for the ones a
+// provider-side gate requires of the calls it lets through). A registry
+// that discovers but cannot register runs TestReadOnlyRegistry, the
+// read-only subset of TestRegistry.
 //
 // A suite runs subtests against real parts (TCP on 127.0.0.1, real files),
 // bounds every wait with a deadline, and fails on a hang, a race or a

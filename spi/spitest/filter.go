@@ -33,7 +33,20 @@ type FilterOptions struct {
 	// (service, method, arguments, every other attachment). A key the
 	// filter removes from the caller's attachments is still a change.
 	// Empty: the invocation must reach next unchanged.
+	//
+	// On the provider side of a filter active on both sides, the suite's
+	// calls carry the listed attachments as its consumer side set them
+	// in PassThrough (the consumer side runs first), as a consumer's
+	// chain sends them: a gate whose provider side requires what its
+	// consumer side adds (the tenant example) has nothing to do.
 	AddsAttachments []string
+	// Attachments are sent with every call the suite makes, on each
+	// side, as a caller (or a consumer's filters) sends them: what a
+	// provider-side gate requires of a call it lets through (a tenant, a
+	// credential), so that it has nothing to do. They win over what
+	// AddsAttachments carries to the provider side. The filter must pass
+	// them on as it passes the others.
+	Attachments map[string]string
 }
 
 // filterCtxKey marks the context the suite passes to Filter.Invoke.
@@ -57,7 +70,11 @@ type filterCtxKey struct{}
 // concurrent Invokes each get their own result or error (run with -race);
 // no goroutine outlives the calls (a filter that is an io.Closer is closed
 // first). A panic of Build or Invoke fails its subtest with the panic's
-// value and stack.
+// value and stack. Every call carries FilterOptions.Attachments, and on
+// the provider side of a filter active on both sides the attachments of
+// FilterOptions.AddsAttachments its consumer side set (the consumer side
+// runs first); a failure of a filter that answered without calling next
+// names those options.
 func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 	t.Helper()
 	leaks := goleak.IgnoreCurrent()
@@ -83,6 +100,9 @@ func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 	if len(sides) == 0 {
 		sides = []spi.Side{spi.Consumer, spi.Provider}
 	}
+	sides = slices.Clone(sides)
+	slices.Sort(sides)          // consumer first: the provider side gets what it added
+	var added map[string]string // of o.AddsAttachments, by the consumer side
 	for _, side := range sides {
 		u := spi.MustParse("airnode://127.0.0.1:20880/demo.Echo").WithParams(o.Params).With("side", string(side))
 		before := goleak.IgnoreCurrent()
@@ -96,10 +116,20 @@ func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 		if err := goleak.Find(before); err != nil {
 			t.Fatalf("Build(%s) started goroutines (Build must be pure): %v", u, err)
 		}
+		sent := o.Attachments
+		if side == spi.Provider && len(added) > 0 {
+			sent = maps.Clone(added)
+			maps.Copy(sent, o.Attachments)
+		}
 		t.Run(string(side), func(t *testing.T) {
-			run(t, "PassThrough", "filter Invoke", func(t *testing.T) { testFilterPassThrough(t, f, o.AddsAttachments) })
-			run(t, "ErrorPropagated", "filter Invoke", func(t *testing.T) { testFilterError(t, f) })
-			run(t, "Concurrent", "filter Invoke", func(t *testing.T) { testFilterConcurrent(t, f) })
+			run(t, "PassThrough", "filter Invoke", func(t *testing.T) {
+				got := testFilterPassThrough(t, f, sent, o.AddsAttachments)
+				if side == spi.Consumer {
+					added = addedOf(got, o.AddsAttachments)
+				}
+			})
+			run(t, "ErrorPropagated", "filter Invoke", func(t *testing.T) { testFilterError(t, f, sent) })
+			run(t, "Concurrent", "filter Invoke", func(t *testing.T) { testFilterConcurrent(t, f, sent) })
 		})
 		if c, ok := f.(io.Closer); ok {
 			if err := c.Close(); err != nil {
@@ -147,16 +177,59 @@ func filterCall(t *testing.T, f spi.Filter, ctx context.Context, next spi.Invoke
 	return r
 }
 
-func testFilterPassThrough(t *testing.T, f spi.Filter, adds []string) {
+// addedOf returns the attachments of adds that got (the invocation next
+// got) carries, nil for none.
+func addedOf(got map[string]string, adds []string) map[string]string {
+	var out map[string]string
+	for _, k := range adds {
+		if v, ok := got[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(adds))
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// withSent returns attachments with sent's added (a new map; nil when
+// both are empty).
+func withSent(attachments, sent map[string]string) map[string]string {
+	if len(attachments)+len(sent) == 0 {
+		return nil
+	}
+	out := maps.Clone(attachments)
+	if out == nil {
+		out = make(map[string]string, len(sent))
+	}
+	maps.Copy(out, sent)
+	return out
+}
+
+// refused explains a failure of a filter that answered r without calling
+// next (calls 0): a gate refusing a call that lacks an attachment
+// passes when the suite's calls carry it. "" otherwise.
+func refused(r spi.Result, calls int64) string {
+	if calls > 0 || r.Err == nil {
+		return ""
+	}
+	return "; the filter answered without calling next: a gate that refuses calls lacking an attachment has nothing to do when the suite's calls carry it: " +
+		"FilterOptions.Attachments (airnode plugin check --filter-attachment KEY=VALUE), or, for one its consumer side sets, " +
+		"FilterOptions.AddsAttachments naming it (--filter-adds-attachment KEY)"
+}
+
+// testFilterPassThrough checks one call carrying sent's attachments and
+// returns the attachments next got (nil when it was not called).
+func testFilterPassThrough(t *testing.T, f spi.Filter, sent map[string]string, adds []string) map[string]string {
 	next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result {
 		return spi.Result{Value: "pong", Attachments: map[string]string{"k": "v"}}
 	})
-	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x", int64(42)}, Attachments: map[string]string{"trace": "T-1"}}
+	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x", int64(42)}, Attachments: withSent(map[string]string{"trace": "T-1"}, sent)}
 	want := filterCopy(inv)
 	ctx := context.WithValue(context.Background(), filterCtxKey{}, "spitest")
 	r := filterCall(t, f, ctx, next, inv)
 	if r.Err != nil || r.Value != "pong" || !maps.Equal(r.Attachments, map[string]string{"k": "v"}) {
-		t.Errorf("Invoke returned %+v; want next's result unchanged: value \"pong\", attachments map[k:v]", r)
+		t.Errorf("Invoke returned %+v; want next's result unchanged: value \"pong\", attachments map[k:v]%s", r, refused(r, next.Calls()))
 	}
 	next.mu.Lock()
 	defer next.mu.Unlock()
@@ -177,6 +250,7 @@ func testFilterPassThrough(t *testing.T, f spi.Filter, adds []string) {
 			t.Errorf("next got the invocation %+v; want it unchanged: %+v", got, want)
 		}
 	}
+	return next.invs[0].Attachments
 }
 
 // withoutAdded returns got with each attachment in adds set as in want:
@@ -201,14 +275,20 @@ func withoutAdded(got, want spi.Invocation, adds []string) spi.Invocation {
 	return got
 }
 
-func testFilterError(t *testing.T, f spi.Filter) {
+func testFilterError(t *testing.T, f spi.Filter, sent map[string]string) {
+	hint := ""
 	for _, st := range []spi.Status{spi.StatusServiceError, spi.StatusChannelInactive} {
 		e := spi.Errorf(st, "spitest: next failed")
 		next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result { return spi.Result{Err: e} })
-		inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x"}}
+		inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x"}, Attachments: withSent(nil, sent)}
 		r := filterCall(t, f, context.Background(), next, inv)
 		if !errors.Is(r.Err, e) || spi.StatusOf(r.Err) != st {
-			t.Errorf("next failed with %v; Invoke returned %v (status %v); want that error", e, r.Err, spi.StatusOf(r.Err))
+			if hint == "" { // once
+				hint = refused(r, next.Calls())
+				t.Errorf("next failed with %v; Invoke returned %v (status %v); want that error%s", e, r.Err, spi.StatusOf(r.Err), hint)
+			} else {
+				t.Errorf("next failed with %v; Invoke returned %v (status %v); want that error", e, r.Err, spi.StatusOf(r.Err))
+			}
 		}
 		if n := next.Calls(); n != 1 {
 			t.Errorf("next failing with %v was called %d times; want once", st, n)
@@ -216,7 +296,7 @@ func testFilterError(t *testing.T, f spi.Filter) {
 	}
 }
 
-func testFilterConcurrent(t *testing.T, f spi.Filter) {
+func testFilterConcurrent(t *testing.T, f spi.Filter, sent map[string]string) {
 	fail := spi.Errorf(spi.StatusServiceError, "spitest: odd argument")
 	next := newFilterNext(func(_ context.Context, inv *spi.Invocation) spi.Result {
 		if n, _ := inv.Args[0].(int); n%2 == 1 {
@@ -231,7 +311,7 @@ func testFilterConcurrent(t *testing.T, f spi.Filter) {
 			defer catch(t, "filter Invoke")
 			for i := range 200 {
 				n := g*1000 + i
-				inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{n}}
+				inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{n}, Attachments: withSent(nil, sent)}
 				r := f.Invoke(context.Background(), next, inv)
 				switch {
 				case n%2 == 1 && !errors.Is(r.Err, fail):
@@ -254,5 +334,8 @@ func testFilterConcurrent(t *testing.T, f spi.Filter) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if n := next.Calls(); n < 8*200 && t.Failed() {
+		t.Errorf("next was called %d times for the 1600 calls%s", n, refused(spi.Result{Err: fail}, 0))
 	}
 }

@@ -42,8 +42,9 @@
 //
 // Each retry lists the directory again and prefers a provider not tried
 // yet. A tried one is asked again only if its failure may change: never
-// after a refused dial, a certificate that failed verification or the
-// provider's go-away (spi.ErrGoAway: it is shutting down) (Repeats),
+// after a refused dial, a certificate that failed verification or an
+// answer saying the provider is shutting down (spi.ErrProviderShutdown:
+// its go-away, or a call its shutdown abandoned) (Repeats),
 // so one such provider makes one attempt, "failed after 1 attempt on
 // [ADDR]", nor after SERVICE_NOT_FOUND. The message names each provider
 // once, with its count when it took several attempts: "failed after 3

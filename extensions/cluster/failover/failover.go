@@ -351,15 +351,17 @@ func attemptsNoun(n int) string {
 // unknown authority, host name and invalid certificate errors), or its
 // dial was refused (ECONNREFUSED: nothing listens there), or the kernel
 // could not connect to it at all (spi.ErrNotConnected: a dial, handshake
-// or first ping that failed), or it said go-away (spi.ErrGoAway: it is
-// shutting down and runs no new call on that connection). The kernel's
+// or first ping that failed), or it is shutting down
+// (spi.ErrProviderShutdown: its go-away, spi.ErrGoAway, which runs no new
+// call on that connection, or a call its shutdown timeout abandoned,
+// answered SERVER_ERROR "shut down ... abandoned"). The kernel's
 // connection redials a down provider at most every 500 ms when calls ask,
 // so a retry at once gets that same error back.
 func Repeats(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, spi.ErrGoAway) {
+	if errors.Is(err, spi.ErrProviderShutdown) {
 		return true
 	}
 	if errors.Is(err, spi.ErrNotConnected) && !errors.Is(err, spi.ErrRequestSent) {

@@ -314,9 +314,38 @@ func TestRepeats(t *testing.T) {
 		{spi.Errorf(spi.StatusClientTimeout, "x"), false},
 		{&spi.Error{Status: spi.StatusChannelInactive, Message: "go-away", Cause: spi.ErrGoAway}, true},
 		{fmt.Errorf("wrapped: %w", &spi.Error{Status: spi.StatusChannelInactive, Message: "go-away", Cause: spi.ErrGoAway}), true},
+		{&spi.Error{Status: spi.StatusServerError, Message: "shut down ... abandoned", Cause: spi.ErrProviderShutdown}, true},
+		{&spi.Error{Status: spi.StatusServerError, Message: "shut down ... abandoned"}, false}, // text is not matched
 	} {
 		if got := failover.Repeats(tc.err); got != tc.want {
 			t.Errorf("Repeats(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// A call its provider abandoned at its shutdown timeout (SERVER_ERROR
+// "shut down ... abandoned", spi.ErrProviderShutdown: tester nu78
+// finding 1) is retried, when idempotent, on another provider only:
+// asked again at once, the provider that is shutting down runs nothing.
+// With one provider the call fails after that one attempt; before, it
+// took all three on the same provider.
+func TestAbandonedAtShutdownNotRetriedOnSameProvider(t *testing.T) {
+	abandoned := &spi.Error{Status: spi.StatusServerError, Cause: spi.ErrProviderShutdown,
+		Message: "provider 10.0.0.1:20880 shut down: its shutdown timeout passed while demo.Echo.Echo was running; the call was abandoned (the method returned: context canceled)"}
+	c, dir, ps := setup(t, "?idempotent=true", fails(abandoned))
+	r := c.Invoke(context.Background(), echo(), dir, firstLB{})
+	if got := fmt.Sprint(calls(ps)); got != "[1]" {
+		t.Errorf("one provider: calls %s, want [1]", got)
+	}
+	want := "SERVER_ERROR: failover: demo.Echo.Echo failed after 1 attempt on [10.0.0.1:20880]: SERVER_ERROR: provider 10.0.0.1:20880 shut down"
+	if r.Err == nil || !strings.HasPrefix(r.Err.Error(), want) || !errors.Is(r.Err, spi.ErrProviderShutdown) {
+		t.Errorf("one provider: %v\nwant it to start %q, with spi.ErrProviderShutdown", r.Err, want)
+	}
+	c, dir, ps = setup(t, "?idempotent=true", fails(abandoned), ok)
+	if r := c.Invoke(context.Background(), echo(), dir, firstLB{}); r.Err != nil {
+		t.Errorf("two providers: %v, want the other's answer", r.Err)
+	}
+	if got := fmt.Sprint(calls(ps)); got != "[1 1]" {
+		t.Errorf("two providers: calls %s, want [1 1]", got)
 	}
 }

@@ -30,6 +30,11 @@
 // neither a huge allocation nor the stack. A value of a kind the target
 // cannot hold (an integer for a *string) is a *TypeError saying what was
 // sent, "got an integer (123)" (spi.TypeMismatch), wrapping msgpack's error;
+// an array for a struct is one whatever its length ("got an array ([]),
+// want a map (an object) with main.Order's fields"), as json refuses it,
+// where msgpack read an empty one as the zero struct and one of one
+// element per field as the fields in order (a struct declared as_array
+// still reads its array);
 // one inside the target (a struct field, an element) is a *PathError naming
 // where, `Order.items[0].qty: cannot decode into int64: got a string ("3")`,
 // found by reading the value again after the failure (explain.go). A target

@@ -181,7 +181,8 @@ var errReleased = errors.New("used after Release")
 // an interface inside v. A nil sets *v to its zero value (a nil slice, map
 // or pointer), as encoding/json reads null, whatever *v held before. At
 // the end of the input the error wraps io.EOF. A value of a kind v's type
-// cannot hold (an integer for a *string), read from a body in memory, is a
+// cannot hold (an integer for a *string, an array of any length for a
+// struct not declared as_array), read from a body in memory, is a
 // *TypeError describing it. Map keys match struct fields ignoring case (as
 // encoding/json; from a body in memory, else exactly); one naming no field
 // is ignored, or after DisallowUnknownFields an error. Errors are sticky:
@@ -206,6 +207,9 @@ func (d *Decoder) Decode(v any) error {
 			return d.typeError(v, ierr)
 		}
 		err = ierr
+	} else if d.arrayForStruct(v) {
+		d.err = errArrayForStruct
+		return d.typeError(v, errArrayForStruct)
 	} else if err = d.decodeTyped(v); err != nil {
 		if !strings.HasPrefix(err.Error(), "msgpack: unknown field ") {
 			d.err = err
@@ -244,6 +248,62 @@ func (d *Decoder) intoPointer(x any) bool {
 	}
 	c, err := d.d.PeekCode()
 	return err == nil && c != msgpcode.Nil
+}
+
+// errArrayForStruct is Decode's error, wrapped in a *TypeError, for an
+// array read into a struct that msgpack would fill from it (arrayForStruct).
+var errArrayForStruct = errors.New("an array for a struct, want a map (an object) with its fields")
+
+// arrayForStruct reports whether the next value is an array and v points
+// (through any number of pointers) to a struct that does not decode itself
+// (opaque) and is not declared array-encoded (msgpack's as_array tag on
+// its _msgpack field). msgpack reads an empty array into such a struct as
+// its zero value and an array of one element per field as the fields in
+// order, where a map (an object) is what anyone sends for it and json
+// refuses both: a generic caller's [] (Reference.Invoke(ctx, "Place",
+// []any{})) would run the method with a zero struct. Decode refuses it
+// whatever its length, as msgpack refused one of another length: "got an
+// array ([]), want a map (an object) with svc.OrderReq's fields". Only
+// the value decoded into v is checked; a struct inside it (a field, an
+// element) is msgpack's to read.
+func (d *Decoder) arrayForStruct(v any) bool {
+	// the code first: an array is rare where a struct is read, so the
+	// reflection below (asArray looks the field up by name) is not paid
+	// on every Decode
+	c, err := d.d.PeekCode()
+	if err != nil || !(msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32) {
+		return false
+	}
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct && !opaque(t) && !asArray(t)
+}
+
+// asArray reports whether struct type t declares itself array-encoded, as
+// msgpack reads it: `msgpack:",as_array"` (or asArray) on a field named
+// _msgpack. A Go peer writes such a struct as an array, one element per
+// field.
+func asArray(t reflect.Type) bool {
+	f, ok := t.FieldByName("_msgpack")
+	if !ok {
+		return false
+	}
+	tag := f.Tag.Get("msgpack")
+	if tag == "" {
+		tag = f.Tag.Get("json")
+	}
+	_, opts, _ := strings.Cut(tag, ",")
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == "as_array" || o == "asArray" {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeTyped has msgpack decode into v, a typed target, after placing

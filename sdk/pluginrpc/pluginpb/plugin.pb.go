@@ -1214,7 +1214,14 @@ type FilterReply struct {
 	// with them. Empty when it did not change them. Added in protocol
 	// version 1 without a bump: an older plugin sends "arguments" in
 	// ignored instead, and an older host ignores it.
-	ArgsJson      []byte `protobuf:"bytes,8,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	ArgsJson []byte `protobuf:"bytes,8,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	// next_value (a reply of Chain after a next only): the filter returned
+	// next's last value and error unchanged but other response
+	// attachments, which are these; the host returns its own value and
+	// error (their Go types kept, not value_json) with these attachments.
+	// Added in protocol version 1 without a bump: the reply carries
+	// value_json and error as well, which an older host returns instead.
+	NextValue     bool `protobuf:"varint,9,opt,name=next_value,json=nextValue,proto3" json:"next_value,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1305,6 +1312,13 @@ func (x *FilterReply) GetArgsJson() []byte {
 	return nil
 }
 
+func (x *FilterReply) GetNextValue() bool {
+	if x != nil {
+		return x.NextValue
+	}
+	return false
+}
+
 // ChainIn is a message of a Chain stream from the host: first the
 // request, then one next_result per ChainOut.next the plugin sent.
 type ChainIn struct {
@@ -1365,6 +1379,8 @@ func (x *ChainIn) GetNextResult() *NextResult {
 // reply, its final answer, which ends the stream. reply.pass after a
 // next: the filter returned next's last result unchanged, which the
 // host returns as it has it; reply.pass without a next never comes.
+// reply.next_value after a next: it returned next's value and error
+// with other attachments (FilterReply.next_value).
 // Otherwise reply is the filter's own result (a short-circuit, or a
 // result replacing next's), the caller's.
 type ChainOut struct {
@@ -1907,7 +1923,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04peer\x18\x03 \x01(\v2\".airnode.plugin.v1.PeerCertificateR\x04peer\";\n" +
 	"\x0fPeerCertificate\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\fR\x06sha256\x12\x10\n" +
-	"\x03der\x18\x02 \x01(\fR\x03der\"\x84\x03\n" +
+	"\x03der\x18\x02 \x01(\fR\x03der\"\xa3\x03\n" +
 	"\vFilterReply\x12\x12\n" +
 	"\x04pass\x18\x01 \x01(\bR\x04pass\x12Q\n" +
 	"\vattachments\x18\x02 \x03(\v2/.airnode.plugin.v1.FilterReply.AttachmentsEntryR\vattachments\x12.\n" +
@@ -1917,7 +1933,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\funknown_peer\x18\x05 \x01(\bR\vunknownPeer\x12\x18\n" +
 	"\aignored\x18\x06 \x03(\tR\aignored\x12%\n" +
 	"\x0eignored_result\x18\a \x01(\tR\rignoredResult\x12\x1b\n" +
-	"\targs_json\x18\b \x01(\fR\bargsJson\x1a>\n" +
+	"\targs_json\x18\b \x01(\fR\bargsJson\x12\x1d\n" +
+	"\n" +
+	"next_value\x18\t \x01(\bR\tnextValue\x1a>\n" +
 	"\x10AttachmentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +

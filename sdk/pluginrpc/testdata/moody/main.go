@@ -30,6 +30,9 @@
 //	           "moody mapped SERVICE_ERROR: <message>"
 //	           "replace" call next; a success becomes SERVICE_ERROR
 //	           "moody replaced <value>"
+//	           "stamp" call next and return its result with the response
+//	           attachment x-stamped=moody added (in next's map when it has
+//	           one, as a filter adding a header does)
 //	           "time"  call next; a success becomes the value
 //	           "took <ms>" (the call's duration in whole milliseconds)
 //	READS_RESULT "false" the filter builder says it does not read next's
@@ -174,6 +177,13 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		if r.Err == nil {
 			return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "moody replaced %v", r.Value)}
 		}
+		return r
+	case "stamp":
+		r := next.Invoke(ctx, inv)
+		if r.Attachments == nil {
+			r.Attachments = map[string]string{}
+		}
+		r.Attachments["x-stamped"] = "moody"
 		return r
 	case "time":
 		t0 := time.Now()
