@@ -78,11 +78,7 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.DialTimeout("tcp", e.URL().Address(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRawClient(t, e.URL().Address(), "tcp").(net.Conn) // closed at the test's end
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 
 	var mu sync.Mutex

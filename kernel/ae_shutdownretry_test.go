@@ -179,11 +179,7 @@ func TestAEShutdownAbandonedIdempotentCallIsRetriedOnTheOtherProvider(t *testing
 func TestAEShutdownRunsNoRequestReadAfterItsGoAway(t *testing.T) {
 	svc := newAESlow("a", false)
 	p, e := aeExport(t, svc, 500*time.Millisecond, "?transport=tcp")
-	c, err := net.DialTimeout("tcp", e.URL().Address(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRawClient(t, e.URL().Address(), "tcp").(net.Conn) // closed at the test's end
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	var wmu sync.Mutex
 	write := func(b []byte) error {
