@@ -106,13 +106,13 @@ func acceptsOpen(pu spi.URL, fdLimit func() (uint64, bool), open int) (l exchang
 	}
 	l.Max = def
 	if n == 0 && floored {
-		warn = fmt.Sprintf("kernel: %d descriptors are open already, of the open-file limit %d (RLIMIT_NOFILE, ulimit -n): the default %s is its floor, %d; raise ulimit -n",
+		warn = fmt.Sprintf("%d descriptors are open already, of the open-file limit %d (RLIMIT_NOFILE, ulimit -n): the default %s is its floor, %d; raise ulimit -n",
 			open, limit, keyAccepts, def)
 	}
 	if n > 0 {
 		l.Max = n
 		if known && uint64(n) > limit {
-			warn = fmt.Sprintf("kernel: %s=%d is above the process's open-file limit %d (RLIMIT_NOFILE, ulimit -n): consumers can take every descriptor, leaving none for the registry, plugins, outgoing calls and log files; the default (%s=0) would be %d",
+			warn = fmt.Sprintf("%s=%d is above the process's open-file limit %d (RLIMIT_NOFILE, ulimit -n): consumers can take every descriptor, leaving none for the registry, plugins, outgoing calls and log files; the default (%s=0) would be %d",
 				keyAccepts, n, limit, keyAccepts, def)
 		}
 	}

@@ -115,7 +115,7 @@ func (n *Node) HeartbeatKeysUnread(u spi.URL) []KeyNoEffect {
 // Refer calls it with "reference", Export with "service".
 func (n *Node) warnHeartbeatKeysUnread(u spi.URL, service, what string) {
 	for _, t := range n.heartbeatKeysUnread(u) {
-		n.logger.Warn("kernel: URL key is read by another heartbeat strategy, not the one this "+what+" uses (ignored)",
+		n.logger.Warn("URL key is read by another heartbeat strategy, not the one this "+what+" uses (ignored)",
 			"service", service, "key", t[0], "heartbeat", t[1], "read_by", t[2])
 	}
 }

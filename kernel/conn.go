@@ -406,14 +406,14 @@ func (c *conn) run() {
 					level = slog.LevelInfo
 				}
 			}
-			msg := "kernel: connect failed"
-			attrs := []any{"addr", c.addr, "attempt", attempt, "err", err, "retry_in", delay}
+			msg := "connect failed"
+			attrs := []any{"provider", c.addr, "attempt", attempt, "err", err, "retry_in", delay}
 			if !everUp && attempt >= 4 && attempt&(attempt-1) == 0 { // 4, 8, 16...
-				level, msg = slog.LevelWarn, "kernel: cannot connect to provider"
+				level, msg = slog.LevelWarn, "cannot connect to provider"
 				attrs = append(attrs, "failing_for", time.Since(firstTry).Round(time.Millisecond))
 			}
 			if everUp {
-				msg = "kernel: cannot reconnect to provider"
+				msg = "cannot reconnect to provider"
 				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Millisecond))
 			}
 			// a local cause (out of file descriptors, ports, buffers) is
@@ -451,10 +451,10 @@ func (c *conn) run() {
 		c.resetBackoff.Store(false)
 		if everUp {
 			counters.Heartbeat.Reconnects.Inc() // a connection re-made: one, however many attempts it took
-			c.logger.Info("kernel: reconnected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
+			c.logger.Info("reconnected to provider", "provider", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
 				"asked_by_registry_entry", byEntry, "down_for", time.Since(downSince).Round(time.Millisecond))
 		} else if attempt > 1 {
-			c.logger.Info("kernel: connected to provider", "addr", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
+			c.logger.Info("connected to provider", "provider", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
 				"asked_by_registry_entry", byEntry)
 		}
 		everUp = true
@@ -478,7 +478,7 @@ func (c *conn) run() {
 			if r, ok := ch.(interface{ Reason() string }); ok && r.Reason() != "" {
 				reason = r.Reason()
 			}
-			attrs := []any{"addr", c.addr, "reason", reason}
+			attrs := []any{"provider", c.addr, "reason", reason}
 			if f, ok := ch.(interface{ FailedCalls() int }); ok {
 				attrs = append(attrs, "failed_calls", f.FailedCalls()) // pending calls the close failed CHANNEL_INACTIVE
 			}
@@ -488,31 +488,28 @@ func (c *conn) run() {
 			case c.oneShot:
 				// a one-shot consumer (WithOneShot): the call the close
 				// failed says so itself, and the program exits next
-				c.logger.Debug("kernel: channel closed", append(attrs, "one_shot", true)...)
+				c.logger.Debug("channel closed", append(attrs, "one_shot", true)...)
 			case clean:
-				c.logger.Info("kernel: channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
+				c.logger.Info("channel closed; reconnecting", append(attrs, "provider_shutting_down", true)...)
 			case c.heartbeat == "none" && strings.HasPrefix(reason, "closed by peer (the provider's reason: heartbeat idle: "):
 				// The same close, the provider saying why (its close-reason
 				// event, which also ended the idleness idle_for measures).
-				c.logger.Info("kernel: channel closed; reconnecting", append(attrs,
+				c.logger.Info("channel closed; reconnecting", append(attrs,
 					"note", "the provider closed an idle connection: this consumer runs heartbeat=none, which sends nothing while idle")...)
 			case c.heartbeat == "none" && reason == "closed by peer" && idleFor(ch) >= time.Second:
 				// An idle provider closes a connection with nothing read or
 				// written for its heartbeat.timeout, and none sends nothing
 				// on an idle one: expected, not a fault. (A provider that
 				// predates the close-reason event says nothing.)
-				c.logger.Info("kernel: channel closed; reconnecting", append(attrs,
+				c.logger.Info("channel closed; reconnecting", append(attrs,
 					"note", "the provider closed an idle connection: this consumer runs heartbeat=none, which sends nothing while idle, and an idle provider closes a connection silent for its heartbeat.timeout (200s by default)",
 					"idle_for", idleFor(ch).Round(time.Millisecond))...)
-			case strings.HasPrefix(reason, "heartbeat "):
-				// A heartbeat strategy's verdict ("heartbeat idle: 3 pings
-				// ... failed in a row"): the channel logged the close at
-				// Warn already, with the same reason, failed_calls and the
-				// remote address (exchange.Channel.Close), rate-bounded;
-				// one event is one Warn line.
-				c.logger.Debug("kernel: channel closed; reconnecting", attrs...)
 			default:
-				c.logger.Warn("kernel: channel closed; reconnecting", attrs...)
+				// a lost provider connection, whatever closed it (EOF, a
+				// heartbeat verdict, a liveness check, a protocol error):
+				// this is its one record; the channel logs none of its own
+				// (exchange.Options.OwnerLogsClose)
+				c.logger.Warn("channel closed; reconnecting", attrs...)
 			}
 			if !c.sleep(jitter(c.backoff)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
@@ -529,6 +526,7 @@ func (c *conn) run() {
 			}
 			c.setPhase("%s session Close (closing the channel to %s)", named("transport", c.transport), c.addr)
 			ch.Close(reason)
+			c.logReleased(ch, reason)
 			c.setPhase("%s stop (closing the channel to %s)", named("heartbeat", c.heartbeat), c.addr)
 			if err := c.awaitChannel(ch); err != nil {
 				c.failed.Store(&err)
@@ -537,6 +535,20 @@ func (c *conn) run() {
 			return
 		}
 	}
+}
+
+// logReleased logs the close of a channel this consumer released (the
+// channel logs none of its own: exchange.Options.OwnerLogsClose): at
+// Debug, at Info when the close failed calls still pending.
+func (c *conn) logReleased(ch channel, reason string) {
+	level, attrs := slog.LevelDebug, []any{"provider", c.addr, "reason", reason}
+	if f, ok := ch.(interface{ FailedCalls() int }); ok {
+		if n := f.FailedCalls(); n > 0 {
+			level = slog.LevelInfo
+			attrs = append(attrs, "failed_calls", n)
+		}
+	}
+	c.logger.Log(context.Background(), level, "channel closed", attrs...)
 }
 
 // connect dials and waits for the provider to answer a ping, both within
@@ -796,7 +808,7 @@ func (c *conn) awaitChannel(ch channel) error {
 	}
 	err := errors.Join(errs...)
 	if err != nil {
-		c.logger.Warn("kernel: "+err.Error(), "addr", c.addr)
+		c.logger.Warn(err.Error(), "provider", c.addr)
 	}
 	return err
 }

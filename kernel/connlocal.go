@@ -187,7 +187,7 @@ func logLocalFailure(lg *slog.Logger, reason, what string, attrs ...any) bool {
 			attrs = append(attrs, "open_file_limit", limit)
 		}
 	}
-	lg.Warn("kernel: cannot connect to provider: "+what, ratelog.Attrs(attrs, suppressed, n)...)
+	lg.Warn("cannot connect to provider: "+what, ratelog.Attrs(attrs, suppressed, n)...)
 	return true
 }
 
@@ -263,7 +263,7 @@ func (c *conn) redialForEntry() bool {
 func (r *remoteInvoker) entryArrived() {
 	for _, c := range r.conns {
 		if c.newEntry(r.url) && c.redialForEntry() {
-			c.logger.Debug("kernel: new registry entry for a provider that is down; redialing at once", "addr", c.addr)
+			c.logger.Debug("new registry entry for a provider that is down; redialing at once", "provider", c.addr)
 		}
 	}
 }

@@ -322,10 +322,10 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
 	for _, t := range n.likelyTypos(pu) {
-		n.logger.Warn("kernel: URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
+		n.logger.Warn("URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
 	}
 	for _, t := range n.registryKeysOf(pu) {
-		n.logger.Warn("kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
+		n.logger.Warn("URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
 	n.warnUnsupportedKeys(pu, key, regURL)
 	n.warnProviderKeysNoEffect(pu, key)
@@ -381,7 +381,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 			defer cancel()
 			if err := reg.Unregister(uctx, pu); err != nil {
-				n.logger.Warn("kernel: cannot withdraw a provider entry registered after its Export failed", "service", key, "err", err)
+				n.logger.Warn("cannot withdraw a provider entry registered after its Export failed", "service", key, "err", err)
 			}
 		}
 		rctx, wctx, cancel := boundStep(ctx, n.registerBound(regURL))
@@ -405,7 +405,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	}
 	n.exporters = append(n.exporters, e)
 	n.mu.Unlock()
-	n.logger.Info("kernel: exported", "service", key, "url", pu.Redacted())
+	n.logger.Info("exported", "service", key, "url", pu.Redacted())
 	return e, nil
 }
 
@@ -1264,7 +1264,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	s.abandon, s.abandonAll = context.WithCancelCause(context.Background())
 	warnNameAddresses(n.logger, net.DefaultResolver.LookupIPAddr, pu.Host(), l.Addr())
 	s.srv = exchange.NewServer(l, exchange.Options{
-		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.logger,
+		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.base,
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 	})
@@ -1275,12 +1275,12 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(); err != nil {
-			n.logger.Error("kernel: server stopped", "addr", l.Addr().String(), "err", err)
+			n.logger.Error("server stopped", "addr", l.Addr().String(), "err", err)
 		}
 	}()
 	n.servers[key] = s
 	n.servers[trb.Name()+"|"+net.JoinHostPort(s.host, strconv.Itoa(s.port))] = s
-	n.logger.Info("kernel: listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max, "fds_open", fdsOpen)
+	n.logger.Info("listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max, "fds_open", fdsOpen)
 	return s, nil
 }
 
@@ -1650,7 +1650,7 @@ func abandonReason(ctx context.Context) string {
 func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	s.srv.StopAccepting()
 	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
-	s.log.Info("kernel: listener closed; draining the calls in flight",
+	s.log.Info("listener closed; draining the calls in flight",
 		"addr", addr, "in_flight", s.srv.InFlight(), "connections", s.srv.Connections())
 	began := time.Now()
 	s.mu.Lock()
@@ -1676,7 +1676,7 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 		if later := s.srv.GoAway(); later > 0 {
 			attrs = append(attrs, "later_calls", later) // read during the drain, still running
 		}
-		s.log.Info("kernel: drained the calls in flight", attrs...)
+		s.log.Info("drained the calls in flight", attrs...)
 	}
 	if !inTime {
 		// The go-away goes out first, before the calls still running

@@ -145,7 +145,7 @@ func (s *server) awaitListener(ctx context.Context) error {
 			return nil // an error from a Close that closed: dropped, as the exchange drops it
 		}
 		err := fmt.Errorf("kernel: shutdown: %s failed: %w%s", step, cerr, left)
-		s.log.Warn(err.Error(), "op", "shutdown", "step", step)
+		s.log.Warn(logMsg(err), "op", "shutdown", "step", step)
 		return err
 	}
 	return within(ctx, s.log, "shutdown", fmt.Sprintf("transport %q listener Accept on %s (after its Close)", s.transport, addr), func() error {
@@ -184,12 +184,12 @@ func (s *server) stuckErrors() error {
 				what = "the connection was given up and left open (its session gives no NetConn to close)"
 			}
 			err := fmt.Errorf("kernel: shutdown: %s failed: %w; %s", step, st.Err, what)
-			s.log.Warn(err.Error(), "op", "shutdown", "step", step)
+			s.log.Warn(logMsg(err), "op", "shutdown", "step", step)
 			errs = append(errs, err)
 			continue
 		}
 		e := &LeftRunningError{Op: "shutdown", Step: step}
-		s.log.Warn(e.Error(), "op", e.Op, "step", e.Step)
+		s.log.Warn(logMsg(e), "op", e.Op, "step", e.Step)
 		errs = append(errs, e)
 	}
 	return errors.Join(errs...)

@@ -24,7 +24,7 @@ import (
 var methodPanics ratelog.Limiters
 
 // methodPanicMsg is the message of the line (and of its summaries).
-const methodPanicMsg = "kernel: panic serving a call: answered SERVER_ERROR"
+const methodPanicMsg = "panic serving a call: answered SERVER_ERROR"
 
 // logMethodPanic logs, rate-bounded, the panic err carries when a method
 // of req panicked (a *panicError in err's chain); else it does nothing.

@@ -47,7 +47,8 @@ const DefaultRegisterTimeout = 10 * time.Second
 // panic): make one with NewNode.
 type Node struct {
 	cat    *extension.Catalogs
-	logger *slog.Logger
+	logger *slog.Logger // base with component=kernel: the kernel's own records
+	base   *slog.Logger // WithLogger's: the components the kernel builds add their own component
 	now    func() time.Time
 
 	registryURL     spi.URL   // default registry for Export and Refer; zero: none
@@ -116,7 +117,7 @@ func WithLogger(l *slog.Logger) Option { return func(n *Node) { n.logger = l } }
 // (spi.LoggerUser).
 func (n *Node) useLogger(x any) {
 	if u, ok := x.(spi.LoggerUser); ok {
-		u.UseLogger(n.logger)
+		u.UseLogger(n.base) // it adds its own component
 	}
 }
 
@@ -218,6 +219,11 @@ func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
 	for _, o := range opts {
 		o(n)
 	}
+	if n.logger == nil {
+		n.logger = slog.Default()
+	}
+	n.base = n.logger
+	n.logger = n.base.With("component", "kernel")
 	n.useProviderStats()
 	return n
 }
@@ -400,7 +406,7 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 	n.mu.Unlock()
 	if discard != nil {
 		if cerr := discard.Close(); cerr != nil {
-			n.logger.Warn("kernel: closing a registry built after it was no longer needed", "registry", u.Redacted(), "err", cerr)
+			n.logger.Warn("closing a registry built after it was no longer needed", "registry", u.Redacted(), "err", cerr)
 		}
 	}
 }
@@ -614,14 +620,14 @@ func (n *Node) shutdown(ctx context.Context) error {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner // the registry's words, without "kernel: unregister demo.Echo"
 			}
-			n.logger.Warn("kernel: shutdown: "+err.Error(), "service", e.key, "registry", e.regName)
+			n.logger.Warn("shutdown: "+err.Error(), "service", e.key, "registry", e.regName)
 			return nil
 		}
 		return err
 	})...)
 	if waits && wait > 0 {
 		if len(kept) == 0 {
-			n.logger.Info("kernel: unregistered; waiting before closing listeners", "wait", wait)
+			n.logger.Info("unregistered; waiting before closing listeners", "wait", wait)
 		} else {
 			slices.Sort(kept)
 			n.logger.Info(fmt.Sprintf("kernel: waiting before closing listeners; not unregistered: %s (see the warning above)", strings.Join(kept, ", ")),
@@ -671,7 +677,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		if !ok {
 			left := &LeftRunningError{Op: "shutdown", Step: fmt.Sprintf("transport %q server on %s (its exchange's shutdown)",
 				s.transport, net.JoinHostPort(s.host, strconv.Itoa(s.port)))}
-			n.logger.Warn(left.Error(), "op", left.Op, "step", left.Step)
+			n.logger.Warn(logMsg(left), "op", left.Op, "step", left.Step)
 			errs = append(errs, left)
 			continue
 		}

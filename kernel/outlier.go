@@ -288,7 +288,7 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	if up {
 		o.log.Info(msgBackInUse, "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
 	} else {
-		o.log.Info("kernel: provider's ejection ended; it is still not connected, reconnecting", "provider", r.url.Address(), "service", r.url.ServiceKey(),
+		o.log.Info("provider's ejection ended; it is still not connected, reconnecting", "provider", r.url.Address(), "service", r.url.ServiceKey(),
 			"ejected_for", length)
 	}
 	return false
@@ -311,7 +311,7 @@ func (r *remoteInvoker) ejectionOver() {
 
 // msgBackInUse is the INFO line of a provider that can be picked again
 // after an ejection: connected and not ejected, whichever came last.
-const msgBackInUse = "kernel: ejected provider back in use"
+const msgBackInUse = "ejected provider back in use"
 
 // noteBack logs "back in use" for a provider whose ejection ended while
 // it was not connected, once it is connected again: when a connection
@@ -388,7 +388,7 @@ func (r *remoteInvoker) eject(n int64) {
 		muted := o.muted
 		o.warned, o.warnedAt, o.muted = true, now, 0
 		o.mu.Unlock()
-		o.log.Warn("kernel: provider's calls keep failing; not ejected: "+why, "provider", r.url.Address(), "service", r.url.ServiceKey(),
+		o.log.Warn("provider's calls keep failing; not ejected: "+why, "provider", r.url.Address(), "service", r.url.ServiceKey(),
 			"streak", streak, "last_error", last, "streaks_not_logged", muted, "logged_at_most_every", o.conf.ejection)
 		return
 	}
@@ -415,7 +415,7 @@ func (r *remoteInvoker) eject(n int64) {
 	r.bumpEpoch()                          // the directory's list leaves it out now
 	time.AfterFunc(length, r.ejectionOver) // and takes it back at the end, which is logged then
 	counters.Outlier.Ejections.Inc()
-	o.log.Warn("kernel: provider ejected: its calls keep failing; not picked until the ejection ends", "provider", r.url.Address(), "service", r.url.ServiceKey(),
+	o.log.Warn("provider ejected: its calls keep failing; not picked until the ejection ends", "provider", r.url.Address(), "service", r.url.ServiceKey(),
 		"streak", streak, "ejection", length, "last_error", last)
 }
 

@@ -88,9 +88,9 @@ func (r *Reference) register(ctx context.Context, reg spi.Registry) {
 	}
 	if err := withinUndo(ctx, r.node.logger, "refer "+r.key, step, func() error { return reg.Register(ctx, cu) }, unregister); err != nil {
 		if errors.Is(err, spi.ErrNotSupported) {
-			r.node.logger.Debug("kernel: registry keeps no consumer entries", "service", r.key, "err", err)
+			r.node.logger.Debug("registry keeps no consumer entries", "service", r.key, "err", err)
 		} else {
-			r.node.logger.Warn("kernel: cannot register consumer", "service", r.key, "err", err)
+			r.node.logger.Warn("cannot register consumer", "service", r.key, "err", err)
 		}
 		return
 	}
@@ -266,10 +266,10 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		if err := CheckProviderTLS(u, pu); err != nil {
 			// an invoker that says why, so that a call with no other
 			// provider fails with it rather than "no provider available"
-			n.logger.Warn("kernel: provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
+			n.logger.Warn("provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.logger, outliers)
+		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.base, outliers)
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +284,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			fs = append(fs, serviceKeyFilter(pu.ServiceKey()))
 		}
 		return chain(fs, inv), nil
-	}, n.logger)
+	}, n.base)
 	r.dir.Hold(n.holds)
 	r.dir.OnChange(r.listed.broadcast) // WaitAvailable
 	// The registry's Subscribe, bounded by ctx even when it ignores it
@@ -350,7 +350,7 @@ func (r *Reference) checkMethodKeys(pu spi.URL) {
 			if from == "" {
 				from = "reference URL"
 			}
-			r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", from, "err", e.Error())
+			r.node.logger.Warn("method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", from, "err", e.Error())
 		}
 	})
 }
@@ -367,10 +367,10 @@ func (r *Reference) checkMethodKeys(pu spi.URL) {
 // providers during Refer (checkMethodKeys).
 func (r *Reference) checkDirectMethodKeys() {
 	for _, e := range unjoin(r.node.CheckMethodNames(r.url)) {
-		r.node.logger.Warn("kernel: method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", "direct", "err", e.Error())
+		r.node.logger.Warn("method-level URL key names no method of the provider (ignored)", "service", r.key, "provider", "direct", "err", e.Error())
 	}
 	if keys := r.node.uncheckedMethodKeys(r.url); len(keys) > 0 {
-		r.node.logger.Info("kernel: method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked",
+		r.node.logger.Info("method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked",
 			"service", r.key, "keys", strings.Join(keys, ","))
 	}
 }

@@ -53,52 +53,52 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	}
 	for _, t := range n.likelyTypos(u) {
 		add("typo", t[0], fmt.Sprintf("it is not read by airnode or any extension of this node; did you mean %q?", t[1]),
-			"kernel: URL key is not one airnode reads (ignored)", "did_you_mean", t[1])
+			"URL key is not one airnode reads (ignored)", "did_you_mean", t[1])
 	}
 	for _, t := range n.registryKeysOf(u) {
 		add("registry", t[0], fmt.Sprintf("it is a key of the %s registry, read from the registry URL only (--registry, or the config's registry)", strings.ReplaceAll(t[1], ",", ", ")),
-			"kernel: URL key is a registry's, read from the registry URL only (ignored on a service URL)", "registry", t[1])
+			"URL key is a registry's, read from the registry URL only (ignored on a service URL)", "registry", t[1])
 	}
 	for _, t := range n.unsupportedKeys(u) {
 		add("dubbo", t[0], "it is a Dubbo key airnode does not implement; "+t[1],
-			"kernel: URL key is Dubbo's and airnode does not implement it (ignored)", "instead", t[1])
+			"URL key is Dubbo's and airnode does not implement it (ignored)", "instead", t[1])
 	}
 	for _, t := range n.clusterKeysUnread(u) {
 		add("cluster", t[0], unreadWhy("cluster", t),
-			"kernel: URL key is read by another cluster, not the one this reference uses (ignored)", "cluster", t[1], "read_by", t[2])
+			"URL key is read by another cluster, not the one this reference uses (ignored)", "cluster", t[1], "read_by", t[2])
 	}
 	for _, t := range n.balancerKeysUnread(u) {
 		add("loadbalance", t[0], unreadWhy("loadbalance", t),
-			"kernel: URL key is read by another balancer, not the one this reference uses (ignored)", "loadbalance", t[1], "read_by", t[2])
+			"URL key is read by another balancer, not the one this reference uses (ignored)", "loadbalance", t[1], "read_by", t[2])
 	}
 	for _, t := range n.heartbeatKeysUnread(u) {
 		add("heartbeat", t[0], unreadWhy("heartbeat", t),
-			"kernel: URL key is read by another heartbeat strategy, not the one this reference uses (ignored)", "heartbeat", t[1], "read_by", t[2])
+			"URL key is read by another heartbeat strategy, not the one this reference uses (ignored)", "heartbeat", t[1], "read_by", t[2])
 	}
 	for _, t := range n.fromProvidersOverridden(u) {
 		add("fromproviders", t[0], fmt.Sprintf("loadbalance %s reads it from each provider's URL, and a reference's value overrides every provider's; give the consumer's setting a key of its own", t[1]),
-			"kernel: URL key on a reference overrides every provider's value of it (the balancer reads it from provider URLs)", "loadbalance", t[1])
+			"URL key on a reference overrides every provider's value of it (the balancer reads it from provider URLs)", "loadbalance", t[1])
 	}
 	keys, err := ProviderKeysOnReference(u)
 	if err != nil {
 		return out, err
 	}
 	for _, k := range keys {
-		add("provider", k.Key, k.Why, "kernel: provider key on a reference has no effect: "+k.Why, "value", k.Value)
+		add("provider", k.Key, k.Why, "provider key on a reference has no effect: "+k.Why, "value", k.Value)
 	}
 	for _, t := range methodKeysNoEffect(u) {
-		add("permethod", t[0], t[1], "kernel: URL key has no effect per method (ignored)", "value", t[2], "why", t[1])
+		add("permethod", t[0], t[1], "URL key has no effect per method (ignored)", "value", t[2], "why", t[1])
 	}
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {
 			add("server", k, "the provider's server decides it (serve -p "+k+"=...)",
-				"kernel: provider key on a reference has no effect: the provider's server decides it", "value", v)
+				"provider key on a reference has no effect: the provider's server decides it", "value", v)
 		}
 	}
 	for _, k := range nodeShutdownKeys {
 		if v, ok := u.Param(k.key); ok {
 			why := "it is the node's (" + k.option + ", serve " + k.flag + "; an export's URL key), " + k.what
-			add("node", k.key, why, "kernel: "+k.key+" has no effect on a reference: "+why, "value", v)
+			add("node", k.key, why, ""+k.key+" has no effect on a reference: "+why, "value", v)
 		}
 	}
 	if _, ok := u.Param(spi.AttachmentToken); ok && u.Host() == "" {
@@ -106,7 +106,7 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 		// published with its URL in the registry; the value is a secret
 		// and is never shown.
 		out = append(out, URLWarning{Key: spi.AttachmentToken, Value: "***", Kind: "token", Why: tokenWhy,
-			msg: "kernel: the reference's own token is not used through a registry: each call sends the token its provider publishes (a direct URL sends the reference's)", attrs: []any{"key", spi.AttachmentToken}})
+			msg: "the reference's own token is not used through a registry: each call sends the token its provider publishes (a direct URL sends the reference's)", attrs: []any{"key", spi.AttachmentToken}})
 	}
 	return out, nil
 }

@@ -76,18 +76,20 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	}
 	r := &remoteInvoker{url: u, addr: addr, cat: cat, pool: pool, base: st.base,
 		uniform: !perMethod(u, cat.Codec.Key(), "timeout")}
-	r.out.conf, r.out.group, r.out.log = st.outlier, outliers, logger
+	klog := logger.With("component", "kernel") // logger is the node's base: the exchange adds its own component
+	r.out.conf, r.out.group, r.out.log = st.outlier, outliers, klog
 	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
 		r.token = t
 	}
 	cs := st.conn
 	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger,
-		Hello:      exchange.HeartbeatHello(u), // the provider matches its idle-close timeout to these settings
-		WarnOnce:   &pool.warnOnce,             // a strategy mismatch: one line per provider address, not per connection
-		OnReadOnly: r.bumpEpoch}                // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
+		Hello:          exchange.HeartbeatHello(u), // the provider matches its idle-close timeout to these settings
+		WarnOnce:       &pool.warnOnce,             // a strategy mismatch: one line per provider address, not per connection
+		OwnerLogsClose: true,                       // the conn logs each close once: "channel closed; reconnecting"
+		OnReadOnly:     r.bumpEpoch}                // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
-		sess, err := guardedDial(ctx, logger, tr, st.transportName, addr)
+		sess, err := guardedDial(ctx, klog, tr, st.transportName, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +103,7 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, logger, &pool.changed)
+			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, klog, &pool.changed)
 		}))
 	}
 	for _, c := range r.conns {

@@ -433,10 +433,10 @@ func (n *Node) warnUnsupportedKeys(u spi.URL, service string, regURL spi.URL) {
 			if key == "check" && slices.Contains(registryKeysDeclared(n.cat)["check"], regURL.Scheme()) {
 				why += fmt.Sprintf("; for the %s registry's own check (register without a session), give check=false on the registry URL (%s://HOST:PORT?check=false)", regURL.Scheme(), regURL.Scheme())
 			}
-			n.logger.Warn("kernel: URL key is a consumer's and has no effect on a provider (ignored)", "service", service, "key", t[0], "why", why)
+			n.logger.Warn("URL key is a consumer's and has no effect on a provider (ignored)", "service", service, "key", t[0], "why", why)
 			continue
 		}
-		n.logger.Warn("kernel: URL key is Dubbo's and airnode does not implement it (ignored)", "service", service, "key", t[0], "instead", t[1])
+		n.logger.Warn("URL key is Dubbo's and airnode does not implement it (ignored)", "service", service, "key", t[0], "instead", t[1])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 		done <- err
 		mu.Unlock()
 		if late && err == nil && undo != nil {
-			log.Log(context.Background(), leftLevel(ctx), "kernel: undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
+			log.Log(context.Background(), leftLevel(ctx), "undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
 			undo()
 		}
 	}()
@@ -119,7 +120,7 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 	if c := context.Cause(ctx); err.Cancelled && c != nil && c != context.Canceled {
 		attrs = append(attrs, "cause", c.Error()) // "terminated signal received"
 	}
-	log.Log(context.Background(), leftLevel(ctx), err.Error(), attrs...)
+	log.Log(context.Background(), leftLevel(ctx), logMsg(err), attrs...)
 	return err
 }
 
@@ -355,7 +356,7 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 			step = *ph
 		}
 		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: left.Waited, Cancelled: left.Cancelled}
-		n.logger.Log(context.Background(), leftLevel(ctx), e.Error(), "op", e.Op, "step", step)
+		n.logger.Log(context.Background(), leftLevel(ctx), logMsg(e), "op", e.Op, "step", step)
 		errs = append(errs, e)
 	}
 	if len(errs) == 0 {
@@ -401,7 +402,7 @@ func (r *Reference) closeOwnedWithin(ctx context.Context, op string) error {
 			if errors.As(uerr, &left) && ctx.Err() != nil || errors.As(uerr, &pe) {
 				errs = append(errs, uerr) // a panic fails the step
 			} else {
-				n.logger.Warn("kernel: cannot unregister consumer", "service", r.key, "err", uerr)
+				n.logger.Warn("cannot unregister consumer", "service", r.key, "err", uerr)
 			}
 		}
 		cancel()
@@ -470,3 +471,8 @@ func eachConcurrently[T any](items []T, f func(T) error) []error {
 	}
 	return errs
 }
+
+// logMsg is a log record's msg made from err: its text without the
+// "kernel: " prefix, which the record's component attribute says (the
+// error returned to the caller keeps it).
+func logMsg(err error) string { return strings.TrimPrefix(err.Error(), "kernel: ") }

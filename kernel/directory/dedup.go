@@ -60,7 +60,7 @@ func (d *Directory) newest(providers []spi.URL) []spi.URL {
 			out[j] = p
 		}
 		if !kept.Equal(dropped) {
-			d.log.Debug("directory: provider listed twice at one address; keeping the newest entry (a restarted provider's old entry stays until its registry session expires)",
+			d.log.Debug("provider listed twice at one address; keeping the newest entry (a restarted provider's old entry stays until its registry session expires)",
 				"provider", p.Address(), "kept", kept.String(), "dropped", dropped.String())
 		}
 	}

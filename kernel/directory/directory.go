@@ -134,7 +134,7 @@ func New(consumer spi.URL, reg spi.Registry, registryDesc string, newInvoker New
 		reg:        reg,
 		desc:       registryDesc,
 		newInvoker: newInvoker,
-		log:        logger.With("service", consumer.ServiceKey(), "registry", registryDesc),
+		log:        logger.With("component", "directory", "service", consumer.ServiceKey(), "registry", registryDesc),
 		protocol:   consumer.ParamOr(KeyProtocol, DefaultProtocol),
 		members:    map[string]member{},
 		first:      make(chan struct{}),
@@ -506,7 +506,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		if p.Scheme() != d.protocol {
 			k := p.String()
 			if _, warned := d.ignored[k]; !warned {
-				d.log.Warn("directory: provider ignored: its protocol is not the reference's", "provider", p.Redacted(), "protocol", p.Scheme(), "reference_protocol", d.protocol)
+				d.log.Warn("provider ignored: its protocol is not the reference's", "provider", p.Address(), "url", p.Redacted(), "protocol", p.Scheme(), "reference_protocol", d.protocol)
 			}
 			ignoredNow[k] = "protocol " + p.Scheme()
 			if _, seen := otherProto[p.Scheme()]; !seen {
@@ -523,21 +523,21 @@ func (d *Directory) apply(providers []spi.URL) {
 			k := p.String()
 			why := p.Address() + " is disabled (enabled=false in its registry URL)"
 			if _, said := d.ignored[k]; !said {
-				d.log.Info("directory: provider disabled (enabled=false): not picked", "provider", p.Redacted())
+				d.log.Info("provider disabled (enabled=false): not picked", "provider", p.Address(), "url", p.Redacted())
 			}
 			ignoredNow[k] = why
 			ignored = append(ignored, why)
 			continue
 		}
 		if !d.accepts(p) {
-			d.log.Debug("directory: provider ignored", "provider", p.Redacted())
+			d.log.Debug("provider ignored", "provider", p.Address(), "url", p.Redacted())
 			leftOut(p)
 			continue
 		}
 		if why := d.unfit(p); why != "" {
 			k := p.String()
 			if _, warned := d.ignored[k]; !warned {
-				d.log.Warn("directory: provider ignored: " + why)
+				d.log.Warn("provider ignored: "+why, "provider", p.Address(), "url", p.Redacted())
 			}
 			ignoredNow[k] = why
 			ignored = append(ignored, why)
@@ -553,11 +553,11 @@ func (d *Directory) apply(providers []spi.URL) {
 		}
 		inv, err := d.newInvoker(spi.MergeURL(p, d.consumer))
 		if err != nil {
-			d.log.Warn("directory: cannot create invoker", "provider", p.Redacted(), "err", err)
+			d.log.Warn("cannot create invoker", "provider", p.Address(), "url", p.Redacted(), "err", err)
 			continue
 		}
 		next[k] = member{provider: p, invoker: inv}
-		d.log.Info("directory: provider added", "provider", p.Address())
+		d.log.Info("provider added", "provider", p.Address())
 	}
 	var held []spi.URL
 	var leaving []string
@@ -568,7 +568,7 @@ func (d *Directory) apply(providers []spi.URL) {
 		if d.hold != nil && d.hold(m.provider) {
 			next[k] = m
 			held = append(held, m.provider)
-			d.log.Debug("directory: provider unregistered but still listed: its own node is draining it", "provider", m.provider.Address())
+			d.log.Debug("provider unregistered but still listed: its own node is draining it", "provider", m.provider.Address())
 			continue
 		}
 		leaving = append(leaving, k)
@@ -589,10 +589,10 @@ func (d *Directory) apply(providers []spi.URL) {
 			// another entry of that address and service key stays (a
 			// restarted provider's new entry): only the old one left
 			// (tester74 #9: "provider removed" read as the provider gone)
-			d.log.Info("directory: stale entry of a provider left; the provider stays, at its newer entry", "provider", m.provider.Address(), "entry", m.provider.Redacted())
+			d.log.Info("stale entry of a provider left; the provider stays, at its newer entry", "provider", m.provider.Address(), "entry", m.provider.Redacted())
 			continue
 		}
-		d.log.Info("directory: provider removed", "provider", m.provider.Address())
+		d.log.Info("provider removed", "provider", m.provider.Address())
 		if a := m.provider.Address(); !slices.Contains(d.departed, a) {
 			d.departed = append(d.departed, a)
 		}
@@ -664,7 +664,7 @@ func containsURL(l []spi.URL, u spi.URL) bool {
 func closeAll(log *slog.Logger, invs []spi.Invoker) {
 	for _, inv := range invs {
 		if err := inv.Close(); err != nil {
-			log.Warn("directory: close invoker", "provider", inv.URL().Address(), "err", err)
+			log.Warn("close invoker", "provider", inv.URL().Address(), "err", err)
 		}
 	}
 }

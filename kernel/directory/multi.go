@@ -204,7 +204,7 @@ func (d *Directory) subscribeKey(ctx context.Context, u spi.URL) error {
 	}
 	d.subs[key] = sub
 	d.mu.Unlock()
-	d.log.Debug("directory: subscribed", "key", key)
+	d.log.Debug("subscribed", "key", key)
 	return nil
 }
 
@@ -246,7 +246,7 @@ func (d *Directory) rescan(quit, done chan struct{}) {
 		ctx, cancel := context.WithTimeout(context.Background(), RescanInterval)
 		urls, err := d.wantKeys(ctx)
 		if err != nil {
-			d.log.Debug("directory: rescan", "err", err)
+			d.log.Debug("rescan", "err", err)
 		}
 		for _, u := range urls {
 			select {
@@ -256,7 +256,7 @@ func (d *Directory) rescan(quit, done chan struct{}) {
 			default:
 			}
 			if err := d.subscribeKey(ctx, u); err != nil {
-				d.log.Warn("directory: cannot subscribe to a new service key", "key", u.ServiceKey(), "err", err)
+				d.log.Warn("cannot subscribe to a new service key", "key", u.ServiceKey(), "err", err)
 			}
 		}
 		cancel()

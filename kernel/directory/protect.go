@@ -336,7 +336,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 			// lost that empty protection guards against (no Warn, not
 			// counted); they are called until their connections close.
 			p.emptyOn, p.emptyPending = true, false
-			d.log.Info(fmt.Sprintf("directory: registry %s lists no provider of %s; its %d provider(s) announced their shutdown (draining): calling them until their connections close",
+			d.log.Info(fmt.Sprintf("registry %s lists no provider of %s; its %d provider(s) announced their shutdown (draining): calling them until their connections close",
 				d.desc, d.consumer.ServiceKey(), len(up)), "kept", len(up))
 		case !p.emptyOn:
 			p.emptyOn, p.emptyDropped = true, len(leaving)-len(up)
@@ -354,14 +354,14 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 		d.endEmpty(fmt.Sprintf("the registry lists %d provider(s) again", listed))
 		if !p.dampUntil.IsZero() && !now.Before(p.dampUntil) {
 			p.dampUntil = time.Time{}
-			d.log.Info("directory: damped removal ended: its grace has passed; removing the providers the registry still does not list",
+			d.log.Info("damped removal ended: its grace has passed; removing the providers the registry still does not list",
 				"removed", len(leaving), "grace", p.grace)
 			break
 		}
 		if n := len(up) + recent; p.dampUntil.IsZero() && len(up) > 0 && p.damping > 0 && n >= 2 && int64(n)*100 >= p.damping*int64(connected+recent) {
 			p.dampUntil = now.Add(p.grace)
 			counters.Directory.DampedRemovals.Inc()
-			d.log.Warn(fmt.Sprintf("directory: registry %s dropped %d of the %d connected providers of %s at once; removing them in %v unless listed again (URL keys %s, %s)",
+			d.log.Warn(fmt.Sprintf("registry %s dropped %d of the %d connected providers of %s at once; removing them in %v unless listed again (URL keys %s, %s)",
 				d.desc, len(up)+recent, connected+recent, d.consumer.ServiceKey(), p.grace, KeyRemovalDamping, KeyRemovalGrace),
 				"dropped", len(up)+recent, "removed_already", recent, "connected", connected+recent, "listed", listed, "grace", p.grace)
 		}
@@ -406,7 +406,7 @@ func (d *Directory) protect(next map[string]member, leaving []string) []spi.URL 
 	}
 	if len(kept) == 0 && !p.dampUntil.IsZero() {
 		p.dampUntil = time.Time{}
-		d.log.Info("directory: damped removal ended: the registry lists the providers again, or their connections closed")
+		d.log.Info("damped removal ended: the registry lists the providers again, or their connections closed")
 	}
 	p.kept = kept
 	p.probed = probed
@@ -431,7 +431,7 @@ func (d *Directory) warnEmpty(n int) {
 	p := d.prot
 	p.emptyPending, p.emptyWarned = false, true
 	counters.Directory.EmptyProtections.Inc()
-	d.log.Warn(fmt.Sprintf("directory: registry %s lists no provider of %s; keeping the %d still connected (empty protection; URL key %s=false turns it off)",
+	d.log.Warn(fmt.Sprintf("registry %s lists no provider of %s; keeping the %d still connected (empty protection; URL key %s=false turns it off)",
 		d.desc, d.consumer.ServiceKey(), n, KeyEmptyProtection),
 		"kept", n, "dropped", p.emptyDropped)
 }
@@ -473,7 +473,7 @@ func (d *Directory) endEmpty(why string) {
 		warned := p.emptyWarned
 		p.emptyOn, p.emptyPending, p.emptyWarned = false, false, false
 		if warned {
-			d.log.Info("directory: empty protection ended: " + why)
+			d.log.Info("empty protection ended: " + why)
 		}
 	}
 }

@@ -264,7 +264,11 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	}
 	c.io.c, c.handlers.c = c, c
 	c.live.Store(2) // alive (die releases it) and being made (released below)
-	c.log = logger.With("component", "exchange", "side", string(opts.Side), "remote", remote)
+	peer := "consumer" // the peer is named by its role: provider="host:port" finds a provider's whole story
+	if opts.Side == spi.Consumer {
+		peer = "provider"
+	}
+	c.log = logger.With("component", "exchange", "side", string(opts.Side), peer, remote)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
@@ -563,11 +567,15 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		} else if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
 			level = slog.LevelInfo // not an ordinary close: calls failed or were cancelled
 		}
-		if level >= slog.LevelWarn {
+		switch {
+		case c.opts.OwnerLogsClose:
+			// the owner's record for this close has the reason and the
+			// failed calls (Options.OwnerLogsClose)
+		case level >= slog.LevelWarn:
 			// a peer breaking the protocol on connection after connection
 			// must not flood the log
 			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
-		} else {
+		default:
 			c.log.Log(context.Background(), level, "channel closed", attrs...)
 		}
 		c.release() // dead: goClosed is set, so no goIO raises live again

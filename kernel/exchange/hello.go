@@ -137,7 +137,7 @@ func (c *Channel) learnHello(body []byte) {
 		default:
 			msg += " (logged once per consumer host)"
 		}
-		c.log.Warn(msg, "this_side", a, "peer", b, "peer_addr", c.peerKey(), "peer_hello", shortHello(body))
+		c.log.Warn(msg, "this_side", a, "peer", b, "peer_hello", shortHello(body))
 	}
 	if c.opts.Side != spi.Consumer {
 		return
@@ -152,7 +152,7 @@ func (c *Channel) learnHello(body []byte) {
 		if c.opts.WarnOnce != nil {
 			msg += " (logged once per provider address)"
 		}
-		c.log.Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min, "peer_addr", c.peerKey())
+		c.log.Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min)
 	}
 }
 

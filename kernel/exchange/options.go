@@ -91,6 +91,12 @@ type Options struct {
 	// returned: a Shutdown that gives up on a connection being made
 	// names the call.
 	Waiting func(call string)
+	// OwnerLogsClose (consumer side) says the channel's owner logs every
+	// close of the channel itself, with Reason and FailedCalls (the
+	// kernel's connection manager: "channel closed; reconnecting" at
+	// Warn): the channel logs no "channel closed" record of its own, so
+	// that one connection loss is one record.
+	OwnerLogsClose bool
 
 	// MinPingInterval is the provider's ping-flood guard (gRPC's
 	// too_many_pings): with no request running on the

@@ -259,11 +259,11 @@ func (s *Server) refuse(sess spi.Session, ip string) bool {
 	if perIP {
 		s.log.Warn(fmt.Sprintf("connection refused: the provider already serves %d %s from %s, its limit per peer IP (URL key %s=%d); closed at once",
 			s.perIP[ip], plural(int64(s.perIP[ip]), "connection", "connections"), ip, KeyAcceptsPerIP, s.limit.PerIP),
-			"remote", addrString(remote), "limit", s.limit.PerIP, "key", KeyAcceptsPerIP, "refused", s.refused)
+			"consumer", addrString(remote), "limit", s.limit.PerIP, "key", KeyAcceptsPerIP, "refused", s.refused)
 	} else {
 		s.log.Warn(fmt.Sprintf("connection refused: the provider already serves %d %s, its limit (URL key %s=%d); closed at once",
 			len(s.chans), plural(int64(len(s.chans)), "connection", "connections"), KeyAccepts, s.limit.Max),
-			"remote", addrString(remote), "limit", s.limit.Max, "key", KeyAccepts, "refused", s.refused)
+			"consumer", addrString(remote), "limit", s.limit.Max, "key", KeyAccepts, "refused", s.refused)
 	}
 	return true
 }
@@ -490,10 +490,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case st.Err == nil:
 			open++
 			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s was left closing: its %s did not return", st.Remote, st.Call),
-				"remote", st.Remote, "call", st.Call)
+				"consumer", st.Remote, "call", st.Call)
 		case st.Closed:
 			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s closed, but its %s failed: %v", st.Remote, st.Call, st.Err),
-				"remote", st.Remote, "call", st.Call)
+				"consumer", st.Remote, "call", st.Call)
 		default:
 			open++
 			what := "the connection was left open (its session gives no NetConn to close)"
@@ -501,7 +501,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				what = "its net.Conn was closed instead"
 			}
 			s.log.Warn(fmt.Sprintf("shutdown: the connection from %s was given up: its %s failed: %v; %s", st.Remote, st.Call, st.Err, what),
-				"remote", st.Remote, "call", st.Call)
+				"consumer", st.Remote, "call", st.Call)
 		}
 	}
 	if !ok {
