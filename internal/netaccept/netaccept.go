@@ -45,7 +45,7 @@ const LogInterval = 10 * time.Second
 // Acceptor wraps a listener's accept loop. Safe for concurrent use.
 type Acceptor struct {
 	l      net.Listener
-	prefix string // the transport's name, prefixing log lines ("smux")
+	prefix string // the transport's name, its log lines' transport attribute ("smux")
 	log    atomic.Pointer[slog.Logger]
 	closed chan struct{} // closed by Close: cuts a backoff short
 	once   sync.Once
@@ -67,7 +67,7 @@ type burst struct {
 	flaps     int           // brief recoveries not yet in a line
 }
 
-// New returns an Acceptor on l whose log lines start with prefix (the
+// New returns an Acceptor on l whose log lines name prefix as their transport (the
 // transport's name). It logs to slog.Default() until UseLogger.
 func New(l net.Listener, prefix string) *Acceptor {
 	return &Acceptor{l: l, prefix: prefix, closed: make(chan struct{}), now: time.Now}
@@ -136,12 +136,12 @@ func (a *Acceptor) failed(err error, backoff time.Duration) {
 		return
 	}
 	b.maxLogged, b.lastLog = max(b.maxLogged, backoff), now
-	attrs := []any{"listen", a.l.Addr().String(), "err", err, "retry_in", backoff, "failures", b.failures}
+	attrs := []any{"component", "transport", "transport", a.prefix, "listen", a.l.Addr().String(), "err", err, "retry_in", backoff, "failures", b.failures}
 	if b.flaps > 0 {
 		attrs = append(attrs, "brief_recoveries", b.flaps)
 		b.flaps = 0
 	}
-	a.logger().Warn(a.prefix+": accept failed; retrying (out of file descriptors? see ulimit -n)", attrs...)
+	a.logger().Warn("accept failed; retrying (out of file descriptors? see ulimit -n)", attrs...)
 }
 
 // logDue reports whether a failure whose retry waits backoff gets a line:
@@ -168,12 +168,12 @@ func (a *Acceptor) accepted() {
 		return
 	}
 	b.lastInfo = now
-	attrs := []any{"listen", a.l.Addr().String(), "failures", b.failures, "for", now.Sub(b.since).Round(time.Millisecond)}
+	attrs := []any{"component", "transport", "transport", a.prefix, "listen", a.l.Addr().String(), "failures", b.failures, "for", now.Sub(b.since).Round(time.Millisecond)}
 	if b.flaps > 0 {
 		attrs = append(attrs, "brief_recoveries", b.flaps)
 		b.flaps = 0
 	}
-	a.logger().Info(a.prefix+": accepting connections again", attrs...)
+	a.logger().Info("accepting connections again", attrs...)
 }
 
 // Addr returns the listener's address.

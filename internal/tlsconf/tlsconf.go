@@ -378,7 +378,7 @@ func Listener(l net.Listener, cfg *tls.Config, timeout time.Duration, lg *slog.L
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &listener{Listener: l, cfg: cfg, timeout: timeout, log: lg, report: report}
+	return &listener{Listener: l, cfg: cfg, timeout: timeout, log: lg.With("component", "tls"), report: report}
 }
 
 type listener struct {
@@ -406,7 +406,7 @@ func (l *listener) warn(remote string, err error, tc *tls.Conn) {
 	if !ok {
 		return
 	}
-	attrs := []any{"remote", remote, "err", err}
+	attrs := []any{"consumer", remote, "err", err} // a listener's peer: the consumer
 	if cert := peerCertificate(err, tc); cert != nil {
 		attrs = append(attrs, "peer_subject", cert.Subject.String(), "peer_issuer", cert.Issuer.String())
 		if len(cert.DNSNames) > 0 {
@@ -416,7 +416,7 @@ func (l *listener) warn(remote string, err error, tc *tls.Conn) {
 	if h := serverHint(err, l.cfg); h != "" {
 		attrs = append(attrs, "hint", h)
 	}
-	lg.Warn("tlsconf: handshake failed; connection closed", ratelog.Attrs(attrs, suppressed, n)...)
+	lg.Warn("TLS handshake failed; connection closed", ratelog.Attrs(attrs, suppressed, n)...)
 }
 
 // peerCertificate returns the certificate the consumer presented on a

@@ -263,7 +263,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 		c.pool, c.ownPool = newWorkerPool(opts.Workers), true
 	}
 	c.io.c, c.handlers.c = c, c
-	c.live.Store(2) // alive (die releases it) and being made (released below)
+	c.live.Store(2)    // alive (die releases it) and being made (released below)
 	peer := "consumer" // the peer is named by its role: provider="host:port" finds a provider's whole story
 	if opts.Side == spi.Consumer {
 		peer = "provider"

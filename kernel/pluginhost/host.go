@@ -65,7 +65,8 @@ func WithBackoff(first, max time.Duration) Option {
 
 // Host supervises the plugin processes of one node.
 type Host struct {
-	log                          *slog.Logger
+	log                          *slog.Logger // base with component="plugin host"
+	base                         *slog.Logger // WithLogger's
 	backoff, maxBackoff          time.Duration
 	pingEvery, unresponsiveAfter time.Duration // WithLiveness
 	stackLevel                   *slog.Level   // WithPanicStackLevel
@@ -94,6 +95,10 @@ func New(specs []config.Plugin, opts ...Option) *Host {
 	for _, o := range opts {
 		o(h)
 	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	h.base, h.log = h.log, h.log.With("component", "plugin host")
 	for _, s := range specs {
 		h.procs = append(h.procs, newProc(h, s))
 	}

@@ -122,7 +122,7 @@ func (h *Host) CheckPoints(ctx context.Context) map[string]error {
 // checkPoint is CheckPoints for one plugin: it returns why the plugin
 // could not be asked, nil when it was.
 func (p *proc) checkPoint(ctx context.Context) error {
-	run := newProc(New(nil, WithLogger(p.h.log)), p.spec)
+	run := newProc(New(nil, WithLogger(p.h.base)), p.spec)
 	run.probe, run.check = true, true
 	err := run.launch(ctx)
 	if err == nil {

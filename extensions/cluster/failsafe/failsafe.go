@@ -18,10 +18,10 @@ import (
 // the line before) and in_burst; a class left out and then quiet gets a
 // summary line 10 s after its last line. One provider answering
 // SERVICE_ERROR to 8 callers for 3 s: 11 lines, not 56,897.
-var limits = ratelog.Limiters{SummaryAttrs: []any{"component", "failsafe"}}
+var limits = ratelog.Limiters{SummaryAttrs: []any{"component", "cluster", "cluster", Name}}
 
 // swallowedMsg is the swallowed-failure line's message.
-const swallowedMsg = "failsafe: call failed, returning the zero result"
+const swallowedMsg = "call failed, returning the zero result"
 
 // Name is the extension name, the value of the URL key "cluster".
 const Name = "failsafe"
@@ -99,7 +99,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		addr, status := x.URL().Address(), spi.StatusOf(r.Err).String()
 		class := inv.Service + " " + inv.Method + " " + addr + " " + status
 		if ok, suppressed, n := limits.For(l).Event(class, time.Now(), slog.LevelWarn, swallowedMsg); ok {
-			l.Warn(swallowedMsg, ratelog.Attrs([]any{"service", inv.Service, "method", inv.Method,
+			// component leads the attributes rather than a l.With:
+			// the limiter is per node logger (limits.For(l))
+			l.Warn(swallowedMsg, ratelog.Attrs([]any{"component", "cluster", "cluster", Name, "service", inv.Service, "method", inv.Method,
 				"provider", addr, "status", status, "err", r.Err}, suppressed, n)...)
 		}
 	}

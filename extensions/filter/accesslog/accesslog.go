@@ -149,7 +149,7 @@ func attachmentKeys(u spi.URL) ([]string, error) {
 
 // defaultLogger is the logger of a filter used outside a node, whose
 // Builder has no Logger.
-var defaultLogger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+var defaultLogger = slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", Name)
 
 // fileLogger returns the logger of path, opening the file on first use;
 // nil when it cannot be opened (reported once on log) or the Builder is
@@ -174,7 +174,7 @@ func (b *Builder) fileLogger(path string, log *slog.Logger) *slog.Logger {
 	s.once.Do(func() {
 		f, err := openLog(path)
 		if err != nil {
-			log.Error("accesslog: cannot open the access log; calls are not logged there", "path", path, "err", err)
+			log.Error("cannot open the access log; calls are not logged there", "path", path, "err", err)
 			return
 		}
 		s.mu.Lock()
@@ -261,7 +261,7 @@ func (s *sink) reopen() error {
 	f, err := openLog(s.path)
 	if err != nil {
 		if !s.failing && s.report != nil {
-			s.report.Error("accesslog: cannot reopen the access log; lines go on to the file it had open", "path", s.path, "err", err)
+			s.report.Error("cannot reopen the access log; lines go on to the file it had open", "path", s.path, "err", err)
 		}
 		s.failing = true
 		return fmt.Errorf("accesslog: reopen %s: %w", s.path, err)
@@ -336,7 +336,12 @@ type Filter struct {
 // UseLogger makes the filter log to l, its node's logger, unless its
 // Builder has a Logger (spi.LoggerUser: the kernel calls it right after
 // Build).
-func (f *Filter) UseLogger(l *slog.Logger) { f.node = l }
+func (f *Filter) UseLogger(l *slog.Logger) {
+	if l != nil {
+		l = l.With("component", Name) // once, here: the handler formats it ahead of every call's line
+	}
+	f.node = l
+}
 
 // logger returns where the filter's lines go, the file's aside: the
 // Builder's Logger, else the node's, else stderr in text.
@@ -391,7 +396,7 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	attrs := make([]slog.Attr, 0, 14)
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
-		attrs = append(attrs, slog.String("remote", inv.Attachment(spi.AttachmentRemote)))
+		attrs = append(attrs, slog.String("consumer", inv.Attachment(spi.AttachmentRemote)))
 		if cert := spi.PeerCertificate(ctx); cert != nil {
 			attrs = append(attrs, slog.String("client_cert", tlsconf.Identity(cert)))
 		}
@@ -451,7 +456,7 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	}
 	// Last, after the fields older readers parse: the exchange, which
 	// pairs this line with the other side's (request_id and the
-	// consumer's address: its "local", the provider's "remote").
+	// consumer's address: its "local", the provider's "consumer").
 	id, local := res.RequestID, res.Local
 	if f.side == spi.Provider {
 		id, local = inv.RequestID, inv.Local

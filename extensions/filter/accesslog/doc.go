@@ -1,6 +1,6 @@
 // Package accesslog is the "accesslog" filter: one log line per call, on
 // the consumer or the provider, with the time, the side, the other end's
-// address (on the provider "remote", the consumer's, from the "remote"
+// address (on the provider "consumer", from the "remote"
 // attachment, and under mutual TLS "client_cert", the name of the
 // certificate it presented: "CN=orders", else its first DNS name
 // "DNS:orders.example", from spi.PeerCertificate; on the consumer "provider", the provider the cluster called,

@@ -82,7 +82,7 @@ func (f *Filter) UseLogger(l *slog.Logger) { f.log = l }
 var refusals = ratelog.Limiters{SummaryAttrs: []any{"component", Name}}
 
 // refusedMsg is the message of a refusal's Warn line.
-const refusedMsg = "token: refusing calls without the provider's token"
+const refusedMsg = "refusing calls without the provider's token"
 
 // logRefusal writes, rate-bounded at Warn, that a call of service.method
 // from peer (its address, or "unknown address") was refused, what being
@@ -106,7 +106,9 @@ func (f *Filter) logRefusal(peer, what, service, method string, rejected int64) 
 	if !ok {
 		return
 	}
-	lg.Warn(refusedMsg, ratelog.Attrs([]any{"provider", f.addr, "peer", peer, "reason", what,
+	// component leads the attributes rather than a lg.With: the limiter
+	// is per node logger (refusals.For(lg))
+	lg.Warn(refusedMsg, ratelog.Attrs([]any{"component", Name, "provider", f.addr, "consumer", peer, "reason", what,
 		"service", service, "method", method, "rejected", rejected}, suppressed, n)...)
 }
 

@@ -71,8 +71,8 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		}
 	}
 	if c.src != "" && !c.warned.Load() && inv != nil && c.missesAll(args) && !c.warned.Swap(true) {
-		b.w.Logger().Warn("consistenthash: "+c.src+" names no argument of the call, so every such call hashes alike and goes to one provider (argument indexes start at 0)",
-			"key", c.src, "value", c.value, "method", inv.Method, "arguments", len(args))
+		b.w.Logger().Warn(c.src+" names no argument of the call, so every such call hashes alike and goes to one provider (argument indexes start at 0)",
+			"loadbalance", Name, "key", c.src, "value", c.value, "method", inv.Method, "arguments", len(args))
 	}
 	h := hashArgs(args, c.args)
 	lv := c.ring.view.Load()

@@ -66,7 +66,17 @@ func WithClock(now func() time.Time) Option { return func(w *Weigher) { w.now = 
 
 // WithLogger makes the Weigher log to l instead of slog.Default(), and
 // keep it when UseLogger offers another.
-func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log, w.own = l, true } }
+func WithLogger(l *slog.Logger) Option {
+	return func(w *Weigher) { w.base, w.log, w.own = l, withComponent(l), true }
+}
+
+// withComponent is l for the balancers' records: component=loadbalance.
+func withComponent(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	return l.With("component", "loadbalance")
+}
 
 // Weigher computes effective weights from invoker URLs. Malformed values
 // are logged once per provider and key (export-time validation rejects them
@@ -74,9 +84,10 @@ func WithLogger(l *slog.Logger) Option { return func(w *Weigher) { w.log, w.own 
 // entries) and the key's default is used. A provider whose clock is ahead is
 // logged at most once per SkewLogInterval.
 type Weigher struct {
-	now func() time.Time
-	log *slog.Logger
-	own bool // log came from WithLogger: UseLogger leaves it
+	now  func() time.Time
+	base *slog.Logger // the logger given (nil: slog.Default()): skew warnings are deduplicated per base
+	log  *slog.Logger // base with component=loadbalance
+	own  bool         // log came from WithLogger: UseLogger leaves it
 
 	mu      sync.Mutex
 	badSeen map[string]bool // "address key=value" already logged
@@ -101,7 +112,7 @@ func (w *Weigher) Now() int64 { return w.now().UnixMilli() }
 // before w is used, never concurrently with its other methods.
 func (w *Weigher) UseLogger(l *slog.Logger) {
 	if !w.own {
-		w.log = l
+		w.base, w.log = l, withComponent(l)
 	}
 }
 
@@ -113,7 +124,7 @@ func (w *Weigher) logger() *slog.Logger {
 	if w.log != nil {
 		return w.log
 	}
-	return slog.Default()
+	return withComponent(slog.Default()) // a warning's, not a call's: once per provider and key
 }
 
 // Configured returns the configured weight of u clamped to
@@ -204,7 +215,11 @@ type skewKey struct {
 // skew logs, at most once per SkewLogInterval per provider and logger
 // (skewLog), that the provider's clock is ahead.
 func (w *Weigher) skew(u spi.URL, aheadMs int64) {
-	k := skewKey{w.logger(), spi.HostPort{Host: u.Host(), Port: u.Port()}}
+	base := w.base
+	if base == nil {
+		base = slog.Default()
+	}
+	k := skewKey{base, spi.HostPort{Host: u.Host(), Port: u.Port()}}
 	now := w.now()
 	skewLog.Lock()
 	last, seen := skewLog.at[k]
@@ -217,7 +232,7 @@ func (w *Weigher) skew(u spi.URL, aheadMs int64) {
 	}
 	skewLog.at[k] = now
 	skewLog.Unlock()
-	k.l.Warn("loadbalance: provider timestamp is in the future (clock skew); using weight 1 until it is reached",
+	w.logger().Warn("provider timestamp is in the future (clock skew); using weight 1 until it is reached",
 		"provider", u.Address(), "skew", time.Duration(aheadMs)*time.Millisecond)
 }
 
@@ -238,7 +253,7 @@ func (w *Weigher) bad(u spi.URL, key, value, want, uses string) {
 	}
 	w.mu.Unlock()
 	if !seen {
-		w.logger().Warn("loadbalance: provider entry "+addr+" has a malformed "+key+" "+strconv.Quote(value)+"; it is picked with "+uses+" (as if it had no "+key+")",
+		w.logger().Warn("provider entry "+addr+" has a malformed "+key+" "+strconv.Quote(value)+"; it is picked with "+uses+" (as if it had no "+key+")",
 			"provider", addr, "key", key, "value", value, "want", want, "uses", uses)
 	}
 }

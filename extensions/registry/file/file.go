@@ -92,7 +92,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	return &Registry{
 		p:      p,
 		desc:   desc,
-		log:    log.With("registry", "file://"+p.dir),
+		log:    log.With("component", "file registry", "registry", "file://"+p.dir),
 		ownLog: own,
 		leases: map[string]*lease{},
 		subs:   map[*subscription]struct{}{},
@@ -151,7 +151,7 @@ func (r *Registry) warnWorldWritable(dirs ...string) {
 			continue
 		}
 		if m := st.Mode(); m.Perm()&0o002 != 0 && m&os.ModeSticky == 0 {
-			r.log.Warn("file registry: the registry directory is writable by every user of this machine: any of them can register a provider that consumers will call, or delete this node's entries; chmod o-w it (or +t), and run with umask 022 (002 to share it with a group)",
+			r.log.Warn("the registry directory is writable by every user of this machine: any of them can register a provider that consumers will call, or delete this node's entries; chmod o-w it (or +t), and run with umask 022 (002 to share it with a group)",
 				"dir", d, "mode", m.String())
 			return
 		}
@@ -172,7 +172,7 @@ type lease struct {
 // other method, as the kernel does right after Build.
 func (r *Registry) UseLogger(l *slog.Logger) {
 	if !r.ownLog && l != nil {
-		r.log = l.With("registry", "file://"+r.p.dir)
+		r.log = l.With("component", "file registry", "registry", "file://"+r.p.dir)
 	}
 }
 
@@ -297,7 +297,7 @@ func (r *Registry) ensureOwner() error {
 		r.leases[k] = nl
 	}
 	_ = old.f.Close()
-	r.log.Warn("file registry: owner lock file re-created, and the entries naming it: it was not at its path any more (the registry directory was removed or moved away, or the file replaced)",
+	r.log.Warn("owner lock file re-created, and the entries naming it: it was not at its path any more (the registry directory was removed or moved away, or the file replaced)",
 		"path", o.path, "entries", len(r.leases))
 	return nil
 }
@@ -311,7 +311,7 @@ func (r *Registry) cannotRecreate(l *lease, err error) {
 		hint = "a directory is where the entry belongs: remove it (rmdir); retrying every poll"
 	}
 	l.fail.why = fmt.Sprintf("%v (%s)", shortCause(err), hint)
-	l.fail.warn(r.log, "file registry: cannot re-create entry; consumers that do not list it yet will not find this provider",
+	l.fail.warn(r.log, "cannot re-create entry; consumers that do not list it yet will not find this provider",
 		"url", l.url.Redacted(), "path", l.path, "err", err, "hint", hint)
 }
 
@@ -467,13 +467,13 @@ func (r *Registry) keepOnce() {
 		// Entries written now would name no owner file: readers would
 		// remove them at once.
 		r.ownFail.why = fmt.Sprintf("%v (retrying every poll)", shortCause(err))
-		r.ownFail.warn(r.log, "file registry: cannot re-create the owner lock file, nor therefore the entries (consumers that do not list them already will not find them); retrying every poll",
+		r.ownFail.warn(r.log, "cannot re-create the owner lock file, nor therefore the entries (consumers that do not list them already will not find them); retrying every poll",
 			"dir", r.p.dir, "entries", len(r.leases), "err", err)
 		r.noteHealthLocked()
 		return
 	}
 	defer r.noteHealthLocked()
-	r.ownFail.recovered(r.log, "file registry: the owner lock file could be re-created again", "path", r.own.path)
+	r.ownFail.recovered(r.log, "the owner lock file could be re-created again", "path", r.own.path)
 	for k, l := range r.leases {
 		st, err := stampOf(l.path)
 		if err == nil && st == l.st {
@@ -513,18 +513,18 @@ func (r *Registry) keepOnce() {
 		const restart = "a provider's entry holds the URL it registered: change its configuration and restart it instead"
 		switch {
 		case l.fail.n > 0:
-			l.fail.recovered(r.log, "file registry: entry re-created", "url", l.url.Redacted(), "path", nl.path)
+			l.fail.recovered(r.log, "entry re-created", "url", l.url.Redacted(), "path", nl.path)
 		case how == "edited":
-			r.log.Warn("file registry: entry edited in place; put back ("+restart+")",
+			r.log.Warn("entry edited in place; put back ("+restart+")",
 				"path", nl.path, "was", was, "url", l.url.Redacted())
 		case how == "replaced":
-			r.log.Warn("file registry: entry replaced by another file (renamed over it: sed -i, an editor's save); put back ("+restart+")",
+			r.log.Warn("entry replaced by another file (renamed over it: sed -i, an editor's save); put back ("+restart+")",
 				"path", nl.path, "was", was, "url", l.url.Redacted())
 		case how == "removed":
-			r.log.Warn("file registry: entry removed by someone else; re-created",
+			r.log.Warn("entry removed by someone else; re-created",
 				"path", nl.path, "url", l.url.Redacted())
 		default:
-			r.log.Info("file registry: entry replaced by a file holding its own URL; re-written", "path", nl.path, "url", l.url.Redacted())
+			r.log.Info("entry replaced by a file holding its own URL; re-written", "path", nl.path, "url", l.url.Redacted())
 		}
 	}
 }
@@ -835,7 +835,7 @@ func (r *Registry) pollInstead(err error, kind, limit string) {
 	if firstWarn(kind) {
 		lvl = slog.LevelWarn
 	}
-	r.log.Log(context.Background(), lvl, "file registry: inotify unavailable; polling the providers directories instead (a change is seen within poll, not at once; logged once per process)",
+	r.log.Log(context.Background(), lvl, "inotify unavailable; polling the providers directories instead (a change is seen within poll, not at once; logged once per process)",
 		"err", err, "limit", limit, "poll", r.p.poll)
 }
 
@@ -1004,11 +1004,11 @@ func (s *subscription) loop() {
 			switch now := time.Now(); {
 			case readErr == nil:
 				since, warnAt = now, now
-				r.log.Warn("file registry: cannot read the providers directory; keeping the last provider list and retrying every poll",
+				r.log.Warn("cannot read the providers directory; keeping the last provider list and retrying every poll",
 					"dir", s.dir, "providers", len(last), "err", err, "hint", readHint(err), "poll", r.p.poll)
 			case now.Sub(warnAt) >= staleWarnEvery:
 				warnAt = now
-				r.log.Warn("file registry: still cannot read the providers directory; the provider list is stale (providers added or removed since are not seen)",
+				r.log.Warn("still cannot read the providers directory; the provider list is stale (providers added or removed since are not seen)",
 					"dir", s.dir, "providers", len(last), "stale_for", now.Sub(since).Round(time.Second), "failed_polls", fails,
 					"err", err, "hint", readHint(err))
 			}
@@ -1023,7 +1023,7 @@ func (s *subscription) loop() {
 		case err != nil:
 			if !gone {
 				gone, goneAt = true, time.Now()
-				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+				r.log.Warn("providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", err)
 			}
 		default:
@@ -1031,14 +1031,14 @@ func (s *subscription) loop() {
 				changed, again = true, false
 			}
 			if readErr != nil {
-				r.log.Info("file registry: reading the providers directory again", "dir", s.dir,
+				r.log.Info("reading the providers directory again", "dir", s.dir,
 					"providers", len(list), "failed_polls", fails, "for", time.Since(since).Round(time.Millisecond), "err_was", readErr)
 				readErr, fails = nil, 0
 				changed = true
 			}
 			if recreated && !gone && !merge {
 				goneAt = time.Now() // removed and re-created between two looks: gone for under one
-				r.log.Warn("file registry: providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
+				r.log.Warn("providers directory removed; keeping the last provider list until it is back (the providers re-create their entries)",
 					"dir", s.dir, "providers", len(last), "err", "re-created since the last look")
 			}
 			if gone || recreated && !merge {
@@ -1048,7 +1048,7 @@ func (s *subscription) loop() {
 				gone, merge = false, true
 				r.rewatch(s.dir)
 				grace := r.p.backGrace()
-				r.log.Info("file registry: providers directory back; watching it again", "dir", s.dir,
+				r.log.Info("providers directory back; watching it again", "dir", s.dir,
 					"providers", len(list), "gone_for", time.Since(goneAt).Round(time.Millisecond), "keeping_others_for", grace)
 				graceT = time.NewTimer(grace)
 				graceC = graceT.C
@@ -1121,7 +1121,7 @@ func (r *Registry) rewatch(dir string) {
 		return
 	}
 	if err := hub.rewatch(dir); err != nil {
-		r.log.Warn("file registry: cannot watch the providers directory again; polling continues", "dir", dir, "err", err)
+		r.log.Warn("cannot watch the providers directory again; polling continues", "dir", dir, "err", err)
 	}
 }
 

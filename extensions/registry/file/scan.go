@@ -425,10 +425,10 @@ func (r *Registry) badEntry(iv Invalid) {
 	switch n := len(r.badSeen); {
 	case n < maxBadLogged:
 		r.badSeen[k] = struct{}{}
-		r.log.Warn("file registry: invalid entry skipped: remove or fix it", "file", iv.Path, "why", iv.Why)
+		r.log.Warn("invalid entry skipped: remove or fix it", "file", iv.Path, "why", iv.Why)
 	case n == maxBadLogged:
 		r.badSeen[k] = struct{}{}
-		r.log.Warn("file registry: more invalid entries skipped; not logged any more", "logged", maxBadLogged)
+		r.log.Warn("more invalid entries skipped; not logged any more", "logged", maxBadLogged)
 	}
 }
 

@@ -136,7 +136,7 @@ func (h *watchHub) loop(w *fsnotify.Watcher, done chan struct{}) {
 			rs := h.registries(w, "")
 			for i, r := range rs {
 				if i == 0 { // one line per process, not per registry
-					r.log.Warn("file registry: watch error; polling continues", "err", err)
+					r.log.Warn("watch error; polling continues", "err", err)
 				}
 				r.wakeAll()
 			}

@@ -102,11 +102,11 @@ func (r *Registry) decodeEntry(iface, name string) (spi.URL, bool) {
 		if e, err = spi.Parse(s); err == nil {
 			u, ok := fromEntry(e, iface)
 			if !ok {
-				r.log.Debug("zookeeper registry: entry of another interface or category", "interface", iface, "entry", e.Redacted())
+				r.log.Debug("entry of another interface or category", "interface", iface, "entry", e.Redacted())
 			}
 			return u, ok
 		}
 	}
-	r.log.Debug("zookeeper registry: undecodable node", "name", name, "err", err)
+	r.log.Debug("undecodable node", "name", name, "err", err)
 	return spi.URL{}, false
 }

@@ -43,7 +43,7 @@ func (r *Registry) sweep(conn *zk.Conn, sid int64, u spi.URL, children []string,
 	if children == nil {
 		var err error
 		if children, _, err = conn.Children(parent); err != nil {
-			r.log.Debug("zookeeper registry: cannot list providers to remove foreign entries", "path", parent, "err", err)
+			r.log.Debug("cannot list providers to remove foreign entries", "path", parent, "err", err)
 			return
 		}
 	}
@@ -67,7 +67,7 @@ func (r *Registry) sweep(conn *zk.Conn, sid int64, u spi.URL, children []string,
 		}
 		if err := conn.Delete(path, stat.Version); err != nil {
 			if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-				r.log.Debug("zookeeper registry: cannot remove foreign entry", "path", path, "err", err)
+				r.log.Debug("cannot remove foreign entry", "path", path, "err", err)
 			}
 			continue
 		}
@@ -75,7 +75,7 @@ func (r *Registry) sweep(conn *zk.Conn, sid int64, u spi.URL, children []string,
 		if stat.EphemeralOwner != 0 {
 			why = fmt.Sprintf("a node of another session (0x%x: an earlier process at this address, or another one publishing it)", stat.EphemeralOwner)
 		}
-		r.log.Warn("zookeeper registry: removed a provider entry at this provider's address that is not its own: "+why+
+		r.log.Warn("removed a provider entry at this provider's address that is not its own: "+why+
 			"; a registered provider owns the entries of its address and service key (to change its weight, restart it with the new value)",
 			"url", u.String(), "removed", e.Redacted(), "path", path)
 	}
@@ -183,7 +183,7 @@ func (r *Registry) preferLive(conn *zk.Conn, iface string, all []spi.URL, strs [
 	r.decoded.mu.Unlock()
 	for name := range foreign {
 		if _, said := old[name]; !said {
-			r.log.Warn("zookeeper registry: a persistent provider node at the address of a live provider's entry is ignored; consumers take the live provider's (ephemeral) entry, and the provider removes such a node when it registers",
+			r.log.Warn("a persistent provider node at the address of a live provider's entry is ignored; consumers take the live provider's (ephemeral) entry, and the provider removes such a node when it registers",
 				"path", parent+"/"+name)
 		}
 	}

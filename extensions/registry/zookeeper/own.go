@@ -81,7 +81,7 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 		if own == nil {
 			exists, _, ch, err := conn.ExistsW(path)
 			if err != nil { // the connection is lost: a new session re-creates and guards the entries
-				r.log.Debug("zookeeper registry: cannot watch own entry", "url", u.String(), "err", err)
+				r.log.Debug("cannot watch own entry", "url", u.String(), "err", err)
 				return
 			}
 			own, gone = ch, !exists
@@ -142,7 +142,7 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 			if category(u) == Consumers {
 				kind = "consumer"
 			}
-			r.log.Warn("zookeeper registry: "+kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
+			r.log.Warn(""+kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
 				"url", u.String(), "path", path)
 			if provider {
 				until = time.Now().Add(HandEditWindow)
@@ -153,7 +153,7 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 		if conn.SessionID() != sid || conn.State() != zk.StateHasSession {
 			return // the session's end re-creates it
 		}
-		r.log.Warn("zookeeper registry: entry was deleted from ZooKeeper by someone else; cannot re-create it, retrying",
+		r.log.Warn("entry was deleted from ZooKeeper by someone else; cannot re-create it, retrying",
 			"url", u.String(), "err", err)
 		r.mu.Lock()
 		if _, ok := r.registered[u.String()]; ok {

@@ -171,7 +171,7 @@ func (w *watch) ruleChanged(p string, changed bool, over int) {
 	if over > 0 {
 		args = append(args, "not_said", strconv.Itoa(over)+" more rule changes (rate bound)")
 	}
-	r.log.Warn("zookeeper registry: a Dubbo Admin rule was "+what+" for "+w.iface+" while this consumer runs; airnode does not apply it (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0", args...)
+	r.log.Warn("a Dubbo Admin rule was "+what+" for "+w.iface+" while this consumer runs; airnode does not apply it (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0", args...)
 	r.mu.Lock()
 	fn := r.ruleHook
 	r.mu.Unlock()

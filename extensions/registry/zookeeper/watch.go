@@ -51,7 +51,7 @@ func (r *Registry) Subscribe(ctx context.Context, consumer spi.URL, notify spi.N
 			return nil, fmt.Errorf("%w; add %s=false to the registry URL to start with no provider and list them when ZooKeeper answers (Dubbo's registry check)",
 				r.downError(ctx, "no "+KeyFileCache+" entry for "+iface), KeyCheck)
 		}
-		r.log.Warn("zookeeper registry: no session yet; no provider listed until one is (check=false)", "interface", iface,
+		r.log.Warn("no session yet; no provider listed until one is (check=false)", "interface", iface,
 			"last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		unlisted = true
 	}
@@ -145,7 +145,7 @@ func (r *Registry) warnOverrides(conn *zk.Conn, iface, app string) {
 		if err != nil || len(children) == 0 {
 			continue
 		}
-		r.log.Warn("zookeeper registry: Dubbo Admin rules under "+path+" are not applied by airnode (overrides' disable and weight, routes): take a provider out of rotation by stopping it or restarting it with weight=0",
+		r.log.Warn("Dubbo Admin rules under "+path+" are not applied by airnode (overrides' disable and weight, routes): take a provider out of rotation by stopping it or restarting it with weight=0",
 			"interface", iface, "rules", len(children))
 	}
 	path := r.p.root + configCenterPath
@@ -154,7 +154,7 @@ func (r *Registry) warnOverrides(conn *zk.Conn, iface, app string) {
 		return
 	}
 	if rules := configCenterRules(children, iface, app); len(rules) > 0 {
-		r.log.Warn("zookeeper registry: Dubbo 2.7/3 governance rules in the config center under "+path+" are not applied by airnode (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0",
+		r.log.Warn("Dubbo 2.7/3 governance rules in the config center under "+path+" are not applied by airnode (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0",
 			"interface", iface, "rules", strings.Join(rules, ","))
 	}
 }
@@ -357,7 +357,7 @@ func (w *watch) loop() {
 			}
 		}
 		if err != nil {
-			r.log.Debug("zookeeper registry: list failed; retrying", "interface", w.iface, "err", err)
+			r.log.Debug("list failed; retrying", "interface", w.iface, "err", err)
 			select {
 			case <-w.quit:
 				return
@@ -417,7 +417,7 @@ func (w *watch) give(all []spi.URL, strs []string, gen, reads int) {
 		s.listedGen = gen
 		if len(list) == 0 && s.pushed && !s.lastEmpty && now.Before(s.grace) {
 			if !s.holding {
-				r.log.Info("zookeeper registry: empty list right after a new session; waiting for providers to re-register", "service", s.key)
+				r.log.Info("empty list right after a new session; waiting for providers to re-register", "service", s.key)
 			}
 			s.holding = true
 			continue
@@ -461,7 +461,7 @@ func (w *watch) fromCache() {
 		r.mu.Lock()
 		n := r.noteLocked(saved)
 		r.mu.Unlock()
-		r.log.Warn("zookeeper registry: no session; using file.cache", "service", s.key, "providers", len(list), "cache", n.String())
+		r.log.Warn("no session; using file.cache", "service", s.key, "providers", len(list), "cache", n.String())
 		s.pusher.Push(list)
 		s.pushed, s.lastEmpty = true, len(list) == 0
 	}

@@ -71,7 +71,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 	r := &Registry{
 		p:          p,
 		desc:       "zookeeper://" + strings.Join(p.servers, ",") + p.root,
-		log:        log.With("registry", "zookeeper://"+p.servers[0]),
+		log:        log.With("component", "zookeeper registry", "registry", "zookeeper://"+p.servers[0]),
 		ownLog:     b.Logger != nil,
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
@@ -104,7 +104,7 @@ func (r *Registry) UseLogger(l *slog.Logger) {
 	if r.ownLog || l == nil || r.conn != nil || r.closed {
 		return
 	}
-	r.log = l.With("registry", "zookeeper://"+r.p.servers[0])
+	r.log = l.With("component", "zookeeper registry", "registry", "zookeeper://"+r.p.servers[0])
 }
 
 // Registry is one ZooKeeper session's worth of registrations and
@@ -436,7 +436,7 @@ func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen 
 		r.mu.Lock()
 		down, sid := r.sinceContactLocked(), r.session
 		r.mu.Unlock()
-		r.log.Info("zookeeper registry: ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it while ZooKeeper is not serving, however long (nobody can expire it meanwhile: a server that serves again resumes it, or says it expired)",
+		r.log.Info("ZooKeeper closes this session's requests at the handshake, and "+seen+": it is not serving (loading its data, no quorum, or a proxy in front of a ZooKeeper that is down), not refusing this session; keeping it while ZooKeeper is not serving, however long (nobody can expire it meanwhile: a server that serves again resumes it, or says it expired)",
 			"server", addr, "refused", refused, "unheard_for", down.Round(time.Millisecond), "session", fmt.Sprintf("0x%x", sid))
 	}
 	return false, seen
@@ -463,7 +463,7 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 	if err := r.openLocked(); err != nil {
 		h.stale.Store(false)
 		r.mu.Unlock()
-		r.log.Warn("zookeeper registry: cannot open a new session", "err", err)
+		r.log.Warn("cannot open a new session", "err", err)
 		return
 	}
 	r.authed = false // auth belongs to the connection
@@ -474,10 +474,10 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 			// unheard; the data was intact, the session simply expired
 			why = "it expired the session: nothing was heard for session.timeout, counted from this client's last contact, up to a third of session.timeout before an outage began"
 		}
-		r.log.Warn("zookeeper registry: ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" ("+why+"); opening a new session",
+		r.log.Warn("ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" ("+why+"); opening a new session",
 			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	} else {
-		r.log.Warn("zookeeper registry: no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
+		r.log.Warn("no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
 			"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	}
 	r.sessionChangedLocked(SessionChange{State: SessionExpired, Unheard: down})
@@ -688,7 +688,7 @@ func (r *Registry) checkExpired() time.Duration {
 	}
 	r.entriesGone = true
 	r.countExpiryLocked()
-	r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
+	r.log.Warn("session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
 		"services", keys, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout)
 	return 0
 }
@@ -711,7 +711,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	}
 	if (lost || !hasSession) && r.up && !r.closed {
 		r.markLostLocked(h)
-		r.log.Warn("zookeeper registry: connection lost; keeping last provider lists", "state", conn.State().String(),
+		r.log.Warn("connection lost; keeping last provider lists", "state", conn.State().String(),
 			"last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond))
 		r.sessionChangedLocked(SessionChange{State: SessionDisconnected, Unheard: time.Since(r.lastHeard)})
 	}
@@ -756,12 +756,12 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		if !r.downSince.IsZero() {
 			unheard, lost = r.sinceContactLocked(), time.Since(r.downSince)
 		}
-		r.log.Info("zookeeper registry: connected again", "server", conn.Server(),
+		r.log.Info("connected again", "server", conn.Server(),
 			"unheard_for", unheard.Round(time.Millisecond), "lost_for", lost.Round(time.Millisecond))
 	}
 	if g := time.Duration(h.granted.Load()); g > 0 && g != r.p.sessionTimeout && g != r.saidGranted {
 		r.saidGranted = g
-		r.log.Info(fmt.Sprintf("zookeeper registry: ZooKeeper granted a session timeout of %v (asked %v; the server bounds it to 2-20 x its tickTime)", g, r.p.sessionTimeout),
+		r.log.Info(fmt.Sprintf("ZooKeeper granted a session timeout of %v (asked %v; the server bounds it to 2-20 x its tickTime)", g, r.p.sessionTimeout),
 			"granted", g, "asked", r.p.sessionTimeout)
 	}
 	id := conn.SessionID()
@@ -776,11 +776,11 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 				r.entriesBack = true
 				if !r.entriesGone { // the server said so before session.timeout passed here
 					r.entriesGone = true
-					r.log.Warn("zookeeper registry: session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
+					r.log.Warn("session expired: provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper until the session is back; consumers that reach ZooKeeper will drop this provider",
 						"services", keys, "session_timeout", r.sessionTimeoutLocked())
 				}
 			}
-			r.log.Info("zookeeper registry: new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
+			r.log.Info("new session; re-creating entries", "session", fmt.Sprintf("0x%x", id))
 		}
 		r.session = id
 		r.sessionGen++
@@ -798,7 +798,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 
 	if needAuth {
 		if err := conn.AddAuth("digest", []byte(r.p.user+":"+r.p.password)); err != nil {
-			r.log.Warn("zookeeper registry: digest auth failed", "err", err)
+			r.log.Warn("digest auth failed", "err", err)
 			return true
 		}
 		r.mu.Lock()
@@ -816,7 +816,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	r.mu.Unlock()
 	for _, u := range gone {
 		if err := conn.Delete(r.nodePath(u), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			r.log.Warn("zookeeper registry: delete withdrawn entry", "url", u.String(), "err", err)
+			r.log.Warn("delete withdrawn entry", "url", u.String(), "err", err)
 		}
 	}
 	retry = r.createAll(conn, urls)
@@ -842,7 +842,7 @@ func (r *Registry) entriesRecreated() {
 	defer r.mu.Unlock()
 	if (r.entriesBack || r.entriesGone) && r.up && len(r.pending) == 0 {
 		keys := r.providerServices()
-		r.log.Info("zookeeper registry: provider entries of "+strings.Join(keys, ", ")+" are in ZooKeeper again; consumers will list this provider again",
+		r.log.Info("provider entries of "+strings.Join(keys, ", ")+" are in ZooKeeper again; consumers will list this provider again",
 			"services", keys, "session", fmt.Sprintf("0x%x", r.session))
 	}
 	if r.up {
@@ -864,7 +864,7 @@ func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 		if err == nil || r.isClosed() {
 			continue
 		}
-		r.log.Warn("zookeeper registry: cannot create entry; retrying", "url", u.String(), "err", err)
+		r.log.Warn("cannot create entry; retrying", "url", u.String(), "err", err)
 		r.mu.Lock()
 		r.pending[u.String()] = u
 		r.pendingErr = err
@@ -1162,13 +1162,13 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 			return fmt.Errorf("%w; add %s=false to the registry URL to start anyway and register when ZooKeeper answers (Dubbo's registry check)",
 				r.downError(ctx, "cannot register "+u.ServiceKey()), KeyCheck)
 		}
-		r.log.Warn("zookeeper registry: no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
+		r.log.Warn("no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
 	conn = r.current() // a redial may have replaced it during the wait
 	if err := r.create(conn, u); err != nil {
 		if conn.State() != zk.StateHasSession {
-			r.log.Warn("zookeeper registry: connection lost; entry will be created when a session is back", "url", key, "err", err)
+			r.log.Warn("connection lost; entry will be created when a session is back", "url", key, "err", err)
 			return nil
 		}
 		r.mu.Lock()
@@ -1285,7 +1285,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 	if all, saved, ok := r.cache.get(iface); ok {
 		list := matching(m, all)
 		n := r.answered(key, false, saved)
-		r.log.Debug("zookeeper registry: no session; answering from file.cache", "service", key, "providers", len(list), "cache", n.String())
+		r.log.Debug("no session; answering from file.cache", "service", key, "providers", len(list), "cache", n.String())
 		return list, nil
 	}
 	what := ""
@@ -1299,7 +1299,7 @@ func (r *Registry) Lookup(ctx context.Context, consumer spi.URL) ([]spi.URL, err
 // versions; their canonical strings) in file.cache.
 func (r *Registry) putCache(iface string, list []string) {
 	if err := r.cache.put(iface, list, time.Now()); err != nil {
-		r.log.Warn("zookeeper registry: write file.cache", "path", r.p.cache, "err", err)
+		r.log.Warn("write file.cache", "path", r.p.cache, "err", err)
 	}
 }
 
@@ -1388,7 +1388,7 @@ func (r *Registry) Services(ctx context.Context) ([]string, error) {
 		if keys, oldest, ok := r.cache.keys(); ok {
 			sort.Strings(keys)
 			n := r.answered("", false, oldest)
-			r.log.Debug("zookeeper registry: no session; listing the services in file.cache", "services", len(keys), "cache", n.String())
+			r.log.Debug("no session; listing the services in file.cache", "services", len(keys), "cache", n.String())
 			return keys, nil
 		}
 		what := ""

@@ -23,14 +23,17 @@ import (
 // with New; safe for concurrent use.
 type Log struct {
 	msg    string
+	filter string // the records' component
 	limits *ratelog.Limiters
 }
 
 // New returns the Log of the filter named filter ("threadlimit"), whose
-// lines read "<filter>: refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)".
+// lines read "refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)"
+// with component=<filter>.
 func New(filter string) *Log {
 	return &Log{
-		msg:    filter + ": refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)",
+		msg:    "refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)",
+		filter: filter,
 		limits: &ratelog.Limiters{SummaryAttrs: []any{"component", filter}},
 	}
 }
@@ -54,7 +57,9 @@ func (l *Log) Refused(lg *slog.Logger, addr, key string, value int64, service, m
 	if !ok {
 		return
 	}
-	lg.Warn(l.msg, ratelog.Attrs([]any{"provider", addr, "limit", limit, "service", service, "method", method,
+	// component leads the attributes rather than a lg.With: the limiter
+	// is per node logger (l.limits.For(lg))
+	lg.Warn(l.msg, ratelog.Attrs([]any{"component", l.filter, "provider", addr, "limit", limit, "service", service, "method", method,
 		"refused", refused}, suppressed, n)...)
 }
 
