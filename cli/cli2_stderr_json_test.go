@@ -139,7 +139,7 @@ func TestCli2_ExplainWarnsAsReferOfWeightAndIgnoredHeartbeatKeys(t *testing.T) {
 
 	// Refer's warnings, from a real call
 	r := call(t, nil, url, "Echo", `"x"`)
-	const referWeight = `msg="kernel: provider key on a reference has no effect: `
+	const referWeight = `msg="provider key on a reference has no effect: `
 	i := strings.Index(r.stderr, referWeight)
 	if r.code != 0 || i < 0 || !strings.Contains(r.stderr, "key=heartbeat.retries heartbeat=dual read_by=idle") {
 		t.Fatalf("call: exit %d, want Refer's warnings of weight and heartbeat.retries:\n%s", r.code, r.stderr)

@@ -30,7 +30,7 @@ func TestF17_SignalDuringStartupLeftRunningAtInfo(t *testing.T) {
 	// still waiting (left running, at INFO, with the signal as cause), or
 	// the Register itself returning at once for its cancelled ctx (its
 	// error, "context canceled", is then what the startup stop quotes).
-	want := `level=INFO msg="kernel: export demo.Echo: registry \"zookeeper\" Register of demo.Echo not waited for: ctx cancelled, a stop was asked for; left running"`
+	want := `level=INFO msg="export demo.Echo: registry \"zookeeper\" Register of demo.Echo not waited for: ctx cancelled, a stop was asked for; left running"`
 	leftRunning := strings.Contains(out, want) && strings.Contains(out, `cause="terminated signal received"`)
 	returned := strings.Contains(out, "cannot register demo.Echo") && strings.Contains(out, "context canceled")
 	if !leftRunning && !returned {

@@ -70,6 +70,6 @@ func TestF6_UnpublishedFileEntryIsARegistryWarning(t *testing.T) {
 	}
 	// The warning clears before the Info line reaches the log pipe.
 	waitFor(t, "the Info that the entry is back", func() bool {
-		return strings.Contains(p.logText(), "file registry: entry re-created")
+		return strings.Contains(p.logText(), "entry re-created")
 	})
 }

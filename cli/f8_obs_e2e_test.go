@@ -121,7 +121,7 @@ func waitLines(t *testing.T, path string, n int) int {
 }
 
 // The consumer's and the provider's access lines of one call carry the
-// same request id, and the consumer's "local" is the provider's "remote"
+// same request id, and the consumer's "local" is the provider's "consumer"
 // (tester53 finding 6: the lines could be paired only by time); the
 // provider's "local" is its own address. Both appended after the fields
 // the line had.
@@ -139,7 +139,7 @@ func TestF8_AccessLogPairsConsumerAndProvider(t *testing.T) {
 	}
 	prov := accessFields(t, string(b))
 	id := cons["request_id"]
-	if id == "" || id == "0" || prov["request_id"] != id || cons["local"] == "" || prov["remote"] != cons["local"] ||
+	if id == "" || id == "0" || prov["request_id"] != id || cons["local"] == "" || prov["consumer"] != cons["local"] ||
 		prov["local"] != p.addr || cons["provider"] != p.addr {
 		t.Errorf("consumer %v\nprovider %v\nwant the same request_id, consumer local = provider remote, provider local = %s", cons, prov, p.addr)
 	}

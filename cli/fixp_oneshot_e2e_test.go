@@ -13,7 +13,7 @@ import (
 // long-lived consumer, still logs that Warn for the same kill.
 func TestFixP_OneShotCallNoReconnectingWarn(t *testing.T) {
 	t.Parallel()
-	const warn = `level=WARN msg="kernel: channel closed; reconnecting"`
+	const warn = `level=WARN msg="channel closed; reconnecting"`
 	killDuring := func(t *testing.T, sub string, args func(p *provider) []string) result {
 		p := startServe(t, "127.0.0.1:0", "memory://", noAirnodeEnv, t.TempDir())
 		done := make(chan result, 1)

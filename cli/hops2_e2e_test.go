@@ -92,8 +92,8 @@ func TestHOps2_DrainLogsDrainedCalls(t *testing.T) {
 		}
 	}
 	log := p.logText()
-	closed := strings.Index(log, `msg="kernel: listener closed; draining the calls in flight"`)
-	drained := strings.Index(log, `msg="kernel: drained the calls in flight"`)
+	closed := strings.Index(log, `msg="listener closed; draining the calls in flight"`)
+	drained := strings.Index(log, `msg="drained the calls in flight"`)
 	stopped := strings.Index(log, `msg="airnode serve: stopped"`)
 	if closed < 0 || drained < closed || stopped < drained || strings.Count(log, "kernel: drained the calls in flight") != 1 {
 		t.Fatalf("want one listener-closed line, then one drained line, then stopped:\n%s", log)

@@ -50,7 +50,7 @@ func TestRedactSecrets(t *testing.T) {
 func TestServeAndCallLogNoToken(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "token=s3cret")
 	log := p.logText()
-	for _, line := range []string{`msg="kernel: exported"`, `msg="airnode serve: serving"`} {
+	for _, line := range []string{`msg=exported`, `msg="airnode serve: serving"`} {
 		if !strings.Contains(log, line) {
 			t.Fatalf("no %s line:\n%s", line, log)
 		}
@@ -73,7 +73,7 @@ func TestServeAndCallLogNoToken(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	log = p.logText()
-	if !strings.Contains(log, `level=WARN msg="token: refusing calls without the provider's token"`) ||
+	if !strings.Contains(log, `level=WARN msg="refusing calls without the provider's token"`) ||
 		!strings.Contains(log, "peer=127.0.0.1:") || !strings.Contains(log, "reason=wrong service=demo.Echo method=Echo") ||
 		strings.Contains(log, "guess1") || strings.Contains(log, "s3cret") {
 		t.Errorf("serve's log after a wrong token:\n%s", log)

@@ -364,7 +364,7 @@ func TestAcceptsDefaultFromOpenFileLimit(t *testing.T) {
 	const dialed = 200
 	// the default is 256 - 64 less the descriptors open at listen
 	// (tester22 finding 4), which the child's listening line gives
-	listening := regexp.MustCompile(`msg="kernel: listening" .* accepts=(\d+) fds_open=(\d+)`)
+	listening := regexp.MustCompile(`msg=listening .* accepts=(\d+) fds_open=(\d+)`)
 	m := listening.FindStringSubmatch(stderr.String())
 	for end := time.Now().Add(5 * time.Second); m == nil && time.Now().Before(end); m = listening.FindStringSubmatch(stderr.String()) {
 		time.Sleep(10 * time.Millisecond) // the line is written before ADDR, on another pipe

@@ -44,8 +44,8 @@ func TestFixP_OneShotLogsCloseAtDebug(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("call in flight when the channel closed did not fail within 10s")
 	}
-	logLine(t, &buf, "level=DEBUG", `msg="kernel: channel closed"`, "addr="+px.Addr(), `reason="closed by peer"`, "one_shot=true")
-	logLine(t, &buf, "level=DEBUG", `msg="kernel: cannot reconnect to provider"`, "attempt=2 ")
+	logLine(t, &buf, "level=DEBUG", `msg="channel closed"`, "provider="+px.Addr(), `reason="closed by peer"`, "one_shot=true")
+	logLine(t, &buf, "level=DEBUG", `msg="cannot reconnect to provider"`, "attempt=2 ")
 	for l := range strings.SplitSeq(buf.String(), "\n") {
 		if strings.Contains(l, "reconnecting") || (strings.Contains(l, "level=WARN") && strings.Contains(l, `msg="kernel:`)) {
 			t.Errorf("one-shot consumer logged %s\nlog:\n%s", l, buf.String())

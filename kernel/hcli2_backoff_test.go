@@ -49,7 +49,7 @@ func TestHCLI2_RereferKeepsBackoff(t *testing.T) {
 	}
 	dials := 0
 	for _, l := range strings.Split(log.String(), "\n") {
-		if strings.Contains(l, `msg="kernel: cannot reconnect to provider"`) && strings.Contains(l, "addr="+addr) {
+		if strings.Contains(l, `msg="cannot reconnect to provider"`) && strings.Contains(l, "provider="+addr) {
 			dials++
 		}
 	}

@@ -65,7 +65,7 @@ func TestLib1_MethodPanicIsLogged(t *testing.T) {
 		t.Errorf("20 panics logged %d lines, the last in_burst=%d; want 5 lines, the last in_burst=16; log:\n%s", len(lines), last, log.String())
 	}
 	first := lines[0]
-	for _, want := range []string{"level=ERROR", `msg="kernel: panic serving a call: answered SERVER_ERROR"`,
+	for _, want := range []string{"level=ERROR", `msg="panic serving a call: answered SERVER_ERROR"`,
 		"service=lib1.Boom", "method=Boom", `panic="kaboom: x"`, "consumer=" + remote, "kernel.boomService.Boom"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the first line lacks %s:\n%s", want, first)

@@ -96,7 +96,7 @@ func TestNoneConsumerIdleCloseIsInfo(t *testing.T) {
 	if !strings.Contains(pl, `level=INFO msg="channel closed"`) || !strings.Contains(pl, "the consumer runs heartbeat=none") {
 		t.Errorf("provider's close is not an INFO naming heartbeat=none:\n%s", pl)
 	}
-	if !strings.Contains(cl, `level=INFO msg="kernel: channel closed; reconnecting"`) || !strings.Contains(cl, "the provider closed an idle connection") {
+	if !strings.Contains(cl, `level=INFO msg="channel closed; reconnecting"`) || !strings.Contains(cl, "the provider closed an idle connection") {
 		t.Errorf("consumer's close is not an INFO saying the provider closed an idle connection:\n%s", cl)
 	}
 	if !strings.Contains(cl, "closed by peer (the provider's reason: heartbeat idle: nothing read from or written to") {

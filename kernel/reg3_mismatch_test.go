@@ -67,7 +67,7 @@ func TestReg3_MismatchWarnedOncePerPeer(t *testing.T) {
 	if n := strings.Count(clog.String(), msg); n != 1 {
 		t.Errorf("consumer logged the mismatch %d times for one provider address, want 1:\n%s", n, clog.String())
 	}
-	if !strings.Contains(clog.String(), "logged once per provider address") || !strings.Contains(clog.String(), "peer_addr="+addr) {
+	if !strings.Contains(clog.String(), "logged once per provider address") || !strings.Contains(clog.String(), "provider="+addr) {
 		t.Errorf("consumer's line does not say it is per provider address:\n%s", clog.String())
 	}
 	for i, b := range []*logbuf.Buffer{&plog1, &plog2} {
@@ -75,7 +75,7 @@ func TestReg3_MismatchWarnedOncePerPeer(t *testing.T) {
 			t.Errorf("provider %d logged the mismatch %d times for one consumer host, want 1:\n%s", i+1, n, b.String())
 		}
 	}
-	if !strings.Contains(plog1.String(), "logged once per consumer host") || !strings.Contains(plog1.String(), "peer_addr=127.0.0.1 ") {
+	if !strings.Contains(plog1.String(), "logged once per consumer host") || !strings.Contains(plog1.String(), "consumer=127.0.0.1:") {
 		t.Errorf("provider's line does not say it is per consumer host:\n%s", plog1.String())
 	}
 }

@@ -85,7 +85,7 @@ func TestShut1SteadyConsumerDoesNotHoldTheDrainOpen(t *testing.T) {
 				t.Errorf("%d calls failed other than CHANNEL_INACTIVE not run (%v); first: %s", len(wrong), failures, wrong[0])
 			}
 			log := logs.String()
-			if !strings.Contains(log, `msg="kernel: drained the calls in flight"`) || strings.Contains(log, "abandon") {
+			if !strings.Contains(log, `msg="drained the calls in flight"`) || strings.Contains(log, "abandon") {
 				t.Errorf("provider log: want the drained line and nothing abandoned:\n%s", log)
 			}
 			t.Logf("Shutdown took %v; %d calls ok, failures %v", took.Round(time.Millisecond), ok.Load(), failures)

@@ -176,13 +176,13 @@ func TestT12Ops4_ConsumerLogsWhyAndHowLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	px.Down() // the provider's host vanished: EOF, then refused dials
-	logLine(t, &buf, "level=WARN", `msg="kernel: channel closed; reconnecting"`, "addr="+px.Addr(), `reason="closed by peer"`)
-	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=1 ", "connection refused", "down_for=")
-	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=2 ")
-	logLine(t, &buf, "level=DEBUG", `msg="kernel: cannot reconnect to provider"`, "attempt=3 ")
-	logLine(t, &buf, "level=WARN", `msg="kernel: cannot reconnect to provider"`, "attempt=4 ")
+	logLine(t, &buf, "level=WARN", `msg="channel closed; reconnecting"`, "provider="+px.Addr(), `reason="closed by peer"`)
+	logLine(t, &buf, "level=WARN", `msg="cannot reconnect to provider"`, "attempt=1 ", "connection refused", "down_for=")
+	logLine(t, &buf, "level=WARN", `msg="cannot reconnect to provider"`, "attempt=2 ")
+	logLine(t, &buf, "level=DEBUG", `msg="cannot reconnect to provider"`, "attempt=3 ")
+	logLine(t, &buf, "level=WARN", `msg="cannot reconnect to provider"`, "attempt=4 ")
 	px.Up()
-	line := logLine(t, &buf, "level=INFO", `msg="kernel: reconnected to provider"`, "down_for=")
+	line := logLine(t, &buf, "level=INFO", `msg="reconnected to provider"`, "down_for=")
 	if _, err := r.Invoke(ctxT(t), "Echo", 2); err != nil {
 		t.Fatalf("call after the reconnect (%s): %v", line, err)
 	}
@@ -204,8 +204,8 @@ func TestT12Ops4_ProviderShutdownIsInfo(t *testing.T) {
 	if err := p.Shutdown(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	logLine(t, &buf, "level=INFO", `msg="kernel: channel closed; reconnecting"`, "reason=", "provider_shutting_down=true")
-	logLine(t, &buf, "level=INFO", `msg="kernel: cannot reconnect to provider"`, "attempt=1 ")
+	logLine(t, &buf, "level=INFO", `msg="channel closed; reconnecting"`, "reason=", "provider_shutting_down=true")
+	logLine(t, &buf, "level=INFO", `msg="cannot reconnect to provider"`, "attempt=1 ")
 	if strings.Contains(buf.String(), "level=WARN") {
 		t.Errorf("a clean provider shutdown logged a Warn:\n%s", buf.String())
 	}

@@ -61,7 +61,7 @@ func TestT15D_ProviderAccessLogHasRejectedCalls(t *testing.T) {
 			t.Errorf("no provider access line for %s with status %s:\n%v", method, status, pl)
 			continue
 		}
-		if l["before_filters"] != true || l["remote"] == "" || l["remote"] == nil {
+		if l["before_filters"] != true || l["consumer"] == "" || l["consumer"] == nil {
 			t.Errorf("%s line %v, want before_filters=true and the consumer's address", method, l)
 		}
 	}

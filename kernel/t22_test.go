@@ -57,7 +57,7 @@ func TestT22_ConsumerOutOfFDsWarns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	want := regexp.MustCompile(`level=WARN msg="kernel: cannot connect to provider: this process is out of file descriptors: see ulimit -n" addr=` +
+	want := regexp.MustCompile(`level=WARN msg="cannot connect to provider: this process is out of file descriptors: see ulimit -n" component=kernel provider=` +
 		regexp.QuoteMeta(e.URL().Address()) + ` .*too many open files.* open_file_limit=\d+`)
 	if !want.MatchString(out) {
 		t.Errorf("the child's log lacks the Warn naming ulimit -n (want %s):\n%s", want, out)
@@ -220,7 +220,7 @@ func TestT22_NewEntryRedialsAtOnce(t *testing.T) {
 	_ = p1.Close() // "kill -9": the entry stays
 	// the first two redials (after 1.6-2.4 s each) fail: the next waits
 	// 3.2-4.8 s
-	second := regexp.MustCompile(`msg="kernel: cannot reconnect to provider" .*attempt=2 `)
+	second := regexp.MustCompile(`msg="cannot reconnect to provider" .*attempt=2 `)
 	deadline := time.Now().Add(15 * time.Second)
 	for !second.MatchString(log.String()) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -376,7 +376,7 @@ func TestT22_AcceptsListeningLine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`msg="kernel: listening" .* accepts=(\d+) fds_open=(\d+)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`msg=listening .* accepts=(\d+) fds_open=(\d+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no listening line with accepts and fds_open:\n%s", out)
 	}

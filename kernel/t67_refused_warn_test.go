@@ -44,7 +44,7 @@ func TestT67_3_RefusedProviderWarnsFromFourthAttempt(t *testing.T) {
 			warns = append(warns, line)
 		}
 	}
-	if len(warns) < 2 || !strings.Contains(warns[0], `msg="kernel: cannot connect to provider"`) || !strings.Contains(warns[0], "addr="+addr) ||
+	if len(warns) < 2 || !strings.Contains(warns[0], `msg="cannot connect to provider"`) || !strings.Contains(warns[0], "provider="+addr) ||
 		!strings.Contains(warns[0], "attempt=4 ") || !strings.Contains(warns[0], "connection refused") || !strings.Contains(warns[0], "failing_for=") ||
 		!strings.Contains(warns[1], "attempt=8 ") {
 		t.Errorf("want Warns at attempts 4 and 8 saying cannot connect, refused; got:\n%s", strings.Join(warns, "\n"))

@@ -39,7 +39,7 @@ func TestShutdownZooKeeperDownWarnsNotUnregistered(t *testing.T) {
 	}
 	zs.Stop()
 	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(log.String(), "zookeeper registry: connection lost") {
+	for !strings.Contains(log.String(), "connection lost") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no connection lost 15s after stopping ZooKeeper\n%s", log.String())
 		}

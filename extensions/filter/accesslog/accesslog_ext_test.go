@@ -45,7 +45,7 @@ func TestLinesToLogger(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
 	}
-	for _, want := range []string{"time=", "msg=access", "side=provider", "remote=127.0.0.1:40000", "service=demo.Echo", "method=Echo", "status=OK", "duration="} {
+	for _, want := range []string{"time=", "msg=access", "side=provider", "consumer=127.0.0.1:40000", "service=demo.Echo", "method=Echo", "status=OK", "duration="} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("line %q lacks %q", lines[0], want)
 		}

@@ -194,7 +194,7 @@ func TestAccessPairableLines(t *testing.T) {
 		t.Errorf("duration = %#v, want Go's text (1.5ms)", line["duration"])
 	}
 	p := prov.String()
-	for _, want := range []string{"remote=10.0.0.1:40000", "attachments.trace=T-777", "duration_ms="} {
+	for _, want := range []string{"consumer=10.0.0.1:40000", "attachments.trace=T-777", "duration_ms="} {
 		if !strings.Contains(p, want) {
 			t.Errorf("provider line %q lacks %s", p, want)
 		}

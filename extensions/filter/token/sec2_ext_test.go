@@ -57,7 +57,7 @@ func TestSec2_RefusalsLoggedBounded(t *testing.T) {
 	text := plog.String()
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, `msg="token: refusing calls without the provider's token"`) {
+		if strings.Contains(l, `msg="refusing calls without the provider's token"`) {
 			lines = append(lines, l)
 		}
 	}
@@ -66,7 +66,7 @@ func TestSec2_RefusalsLoggedBounded(t *testing.T) {
 	}
 	for i, want := range []string{"reason=missing", "reason=wrong"} {
 		l := lines[i]
-		for _, w := range []string{"level=WARN", want, "provider=" + addr, "peer=127.0.0.1:", "service=demo.Echo", "method=Echo"} {
+		for _, w := range []string{"level=WARN", want, "provider=" + addr, "consumer=127.0.0.1:", "service=demo.Echo", "method=Echo"} {
 			if !strings.Contains(l, w) {
 				t.Errorf("line %q lacks %q", l, w)
 			}

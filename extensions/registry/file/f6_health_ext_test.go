@@ -68,7 +68,7 @@ func TestF6_UnpublishedEntryIsAHealthWarning(t *testing.T) {
 		st, err := os.Stat(path)
 		return err == nil && st.Mode().IsRegular() && r.Health() == nil
 	})
-	if !strings.Contains(log.String(), "file registry: entry re-created") {
+	if !strings.Contains(log.String(), "entry re-created") {
 		t.Errorf("no Info that the entry is re-created:\n%s", log.String())
 	}
 

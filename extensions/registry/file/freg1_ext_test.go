@@ -170,7 +170,7 @@ func TestFreg1_MovedRegistryDirectory(t *testing.T) {
 		if strings.Contains(s, "cannot re-create entry") {
 			t.Errorf("provider %d tried its entries without an owner lock file:\n%s", i, s)
 		}
-		if !strings.Contains(s, "level=INFO msg=\"file registry: the owner lock file could be re-created again\"") ||
+		if !strings.Contains(s, "level=INFO msg=\"the owner lock file could be re-created again\"") ||
 			!strings.Contains(s, "after_failed_polls=") {
 			t.Errorf("provider %d: no Info line when it worked again:\n%s", i, s)
 		}
@@ -292,7 +292,7 @@ func TestFreg1_EntryEditedInPlaceIsPutBack(t *testing.T) {
 		return err == nil && string(b) == want
 	})
 	waitFor(t, "Info line after rmdir", 5*time.Second, func() bool {
-		return strings.Contains(logged(), "level=INFO msg=\"file registry: entry re-created\"") &&
+		return strings.Contains(logged(), "level=INFO msg=\"entry re-created\"") &&
 			strings.Contains(logged(), "after_failed_polls=")
 	})
 	if err := freg1Call(dir); err != nil {

@@ -64,7 +64,7 @@ func TestT50_EntryReplacedOrRemovedWarnsNamingTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	putBack("replaced", "1", want)
-	const replaced = "level=WARN msg=\"file registry: entry replaced by another file"
+	const replaced = "level=WARN msg=\"entry replaced by another file"
 	waitFor(t, "replaced: Warn", 5*time.Second, func() bool { return strings.Contains(log.String()[mark:], replaced) })
 	time.Sleep(300 * time.Millisecond) // 6 polls: put back once
 	s := log.String()[mark:]
@@ -79,7 +79,7 @@ func TestT50_EntryReplacedOrRemovedWarnsNamingTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	putBack("removed", "2", want)
-	const removed = "level=WARN msg=\"file registry: entry removed by someone else; re-created\""
+	const removed = "level=WARN msg=\"entry removed by someone else; re-created\""
 	waitFor(t, "removed: Warn", 5*time.Second, func() bool { return strings.Contains(log.String()[mark:], removed) })
 	time.Sleep(300 * time.Millisecond)
 	s = log.String()[mark:]

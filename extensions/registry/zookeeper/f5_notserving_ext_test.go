@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	msgRefuses    = "zookeeper registry: ZooKeeper refuses this session"
-	msgNotServing = "zookeeper registry: ZooKeeper closes this session's requests at the handshake"
+	msgRefuses    = "ZooKeeper refuses this session"
+	msgNotServing = "ZooKeeper closes this session's requests at the handshake"
 )
 
 // TestProxyToNothingIsNotARefusedSession (f5): a TCP proxy in front of a

@@ -56,7 +56,7 @@ func TestF6_UnpublishedEntryIsAHealthWarning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(plog.find("zookeeper registry: entry was deleted from ZooKeeper by someone else; cannot re-create it")) == 0 {
+	if len(plog.find("entry was deleted from ZooKeeper by someone else; cannot re-create it")) == 0 {
 		t.Error("no Warn that the entry cannot be re-created")
 	}
 

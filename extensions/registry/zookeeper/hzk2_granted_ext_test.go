@@ -52,7 +52,7 @@ func TestHZK2_GrantedSessionTimeout(t *testing.T) {
 	if got := reg.SessionTimeout(); got != granted {
 		t.Errorf("SessionTimeout() = %v after asking %v of a server with tickTime %v, want %v (its minSessionTimeout)", got, asked, tick, granted)
 	}
-	const msgGranted = "zookeeper registry: ZooKeeper granted a session timeout of "
+	const msgGranted = "ZooKeeper granted a session timeout of "
 	info := plog.waitFor(t, time.Second, msgGranted)
 	if want := msgGranted + "4s (asked 1s; the server bounds it to 2-20 x its tickTime)"; info.msg != want || info.level != slog.LevelInfo ||
 		info.attrs["granted"] != "4s" || info.attrs["asked"] != "1s" {
@@ -77,8 +77,8 @@ func TestHZK2_GrantedSessionTimeout(t *testing.T) {
 	hole.BlackHole()
 	time.Sleep(2 * time.Second)
 	px.SetTarget(zs.Addr()) // heal: the next connection reaches the server
-	back := plog.waitFor(t, 2*granted, "zookeeper registry: connected again")
-	lost := plog.waitFor(t, time.Second, "zookeeper registry: connection lost")
+	back := plog.waitFor(t, 2*granted, "connected again")
+	lost := plog.waitFor(t, time.Second, "connection lost")
 	t.Logf("after the partition: connection lost noticed %v (last_heard_ago=%s), connected again %v (unheard_for=%s, lost_for=%s)",
 		since(start, lost.at), lost.attrs["last_heard_ago"], since(start, back.at), back.attrs["unheard_for"], back.attrs["lost_for"])
 	// The recovery line says how long ZooKeeper was not heard: from the
@@ -91,7 +91,7 @@ func TestHZK2_GrantedSessionTimeout(t *testing.T) {
 	// Past when the old session would have expired had the server not
 	// heard from it again (last contact + granted, rounded up to a tick).
 	time.Sleep(time.Until(start.Add(granted + tick + time.Second)))
-	for _, msg := range []string{msgEntriesGone, "zookeeper registry: no session for session.timeout", "zookeeper registry: new session"} {
+	for _, msg := range []string{msgEntriesGone, "no session for session.timeout", "new session"} {
 		if l := plog.find(msg); len(l) != 0 {
 			t.Errorf("a 2 s partition with a granted session timeout of %v: %q %v after the partition (%v)", granted, msg, since(start, l[0].at), l[0].attrs)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-const msgRecreated = "zookeeper registry: provider entry "
+const msgRecreated = "provider entry "
 
 // TestOwnEntryDeletedIsRecreated (tester46 finding 3): a provider's entry
 // deleted by another ZooKeeper client (zkCli delete) is re-created by the

@@ -64,7 +64,7 @@ func checkRecoveryOrder(t *testing.T, plog *lineLog) {
 	defer plog.mu.Unlock()
 	at := map[string]int{}
 	for i, l := range plog.lines {
-		for _, m := range []string{msgEntriesGone, "zookeeper registry: new session; re-creating entries", msgEntriesBack} {
+		for _, m := range []string{msgEntriesGone, "new session; re-creating entries", msgEntriesBack} {
 			if _, seen := at[m]; !seen && strings.HasPrefix(l.msg, m) {
 				at[m] = i
 				want := slog.LevelInfo
@@ -78,7 +78,7 @@ func checkRecoveryOrder(t *testing.T, plog *lineLog) {
 		}
 	}
 	gone, okG := at[msgEntriesGone]
-	fresh, okN := at["zookeeper registry: new session; re-creating entries"]
+	fresh, okN := at["new session; re-creating entries"]
 	back, okB := at[msgEntriesBack]
 	if !okG || !okN || !okB || gone > fresh || fresh > back {
 		var msgs []string

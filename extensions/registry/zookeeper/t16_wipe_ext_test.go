@@ -108,7 +108,7 @@ func TestT16_1_LongOutageDataKept(t *testing.T) {
 	_, plog := registeredProvider(t, server.URL(q))
 	server.Stop()
 	t.Cleanup(func() { _ = server.Restart() })
-	plog.waitFor(t, 10*time.Second, "zookeeper registry: no session for session.timeout")
+	plog.waitFor(t, 10*time.Second, "no session for session.timeout")
 	if err := server.Restart(); err != nil {
 		t.Fatal(err)
 	}

@@ -76,8 +76,8 @@ func TestT26_5_ExpiryJudgedFromLastContact(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	gone := plog.waitFor(t, time.Second, msgEntriesGone)
-	redial := plog.waitFor(t, time.Second, "zookeeper registry: no session for session.timeout")
-	lost := plog.waitFor(t, time.Second, "zookeeper registry: connection lost")
+	redial := plog.waitFor(t, time.Second, "no session for session.timeout")
+	lost := plog.waitFor(t, time.Second, "connection lost")
 	t.Logf("after the partition: connection lost noticed %v, consumer dropped the provider %v, expiry warned %v (unheard_for=%s), health %v, counted %v, new session opened %v",
 		since(start, lost.at), since(start, dropped), since(start, gone.at), gone.attrs["unheard_for"],
 		since(start, unhealthy), since(start, counted), since(start, redial.at))

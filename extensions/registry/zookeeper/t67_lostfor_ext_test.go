@@ -31,11 +31,11 @@ func TestT67_5_ConnectedAgainSaysLostFor(t *testing.T) {
 	time.Sleep(2 * time.Second) // the last ping answer falls before the cut
 	cut := time.Now()
 	unreachable(px)
-	plog.waitFor(t, 5*time.Second, "zookeeper registry: connection lost")
+	plog.waitFor(t, 5*time.Second, "connection lost")
 	time.Sleep(2*time.Second - time.Since(cut))
 	px.Refuse(false)
 	reopened := time.Since(cut)
-	back := plog.waitFor(t, 15*time.Second, "zookeeper registry: connected again")
+	back := plog.waitFor(t, 15*time.Second, "connected again")
 	t.Logf("connected again: %v", back.attrs)
 	lost, err := time.ParseDuration(back.attrs["lost_for"])
 	if err != nil || lost < 1900*time.Millisecond || lost > since(cut, back.at)+100*time.Millisecond {

@@ -65,7 +65,7 @@ func TestT71_ConsumerCheckFalseStartsBeforeZooKeeper(t *testing.T) {
 		t.Fatalf("first lists %v; want one empty", lists)
 	}
 	mu.Unlock()
-	log.waitFor(t, time.Second, "zookeeper registry: no session yet; no provider listed until one is (check=false)")
+	log.waitFor(t, time.Second, "no session yet; no provider listed until one is (check=false)")
 
 	px.Refuse(false) // ZooKeeper answers now
 	p := build("", nil)

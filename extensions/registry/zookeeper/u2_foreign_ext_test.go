@@ -14,7 +14,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-const msgRemovedForeign = "zookeeper registry: removed a provider entry at this provider's address that is not its own"
+const msgRemovedForeign = "removed a provider entry at this provider's address that is not its own"
 
 // providersOf lists the children of dir with each one's ephemeral owner.
 func providersOf(t *testing.T, raw *zk.Conn, dir string) map[string]int64 {
@@ -174,7 +174,7 @@ func TestU2_ConsumerPrefersTheLiveEntry(t *testing.T) {
 	if _, err := c.Lookup(ctx(t), consumer); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(clog.find("zookeeper registry: a persistent provider node at the address of a live provider")); n != 1 {
+	if n := len(clog.find("a persistent provider node at the address of a live provider")); n != 1 {
 		t.Errorf("%d Warns of the persistent node, want 1 for two reads", n)
 	}
 	inv, err := c.(interface {

@@ -13,7 +13,7 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-const msgRuleWritten = "zookeeper registry: a Dubbo Admin rule was "
+const msgRuleWritten = "a Dubbo Admin rule was "
 
 // TestU6_RuleWrittenWhileConsumersRunIsSaid (tester74 #6): a Dubbo Admin
 // override written while a consumer runs was not applied and not said

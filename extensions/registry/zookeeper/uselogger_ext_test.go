@@ -44,7 +44,7 @@ func TestUseLoggerTakesTheNodesLogger(t *testing.T) {
 		if own {
 			want, other = &mine, &node
 		}
-		if !strings.Contains(want.String(), `"msg":"zookeeper registry: no session yet`) || other.Len() != 0 {
+		if !strings.Contains(want.String(), `"msg":"no session yet`) || other.Len() != 0 {
 			t.Errorf("own logger %v: the line went to the wrong logger:\nwant it in: %s\nother got: %s", own, want.String(), other.String())
 		}
 	}

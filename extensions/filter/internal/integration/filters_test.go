@@ -231,7 +231,7 @@ func TestAccessLog_ProviderFile(t *testing.T) {
 	}
 	for i, want := range []string{"method=Echo status=OK", "method=Fail status=SERVICE_ERROR"} {
 		l := lines[i]
-		if !strings.Contains(l, want) || !strings.Contains(l, "side=provider remote=127.0.0.1:") ||
+		if !strings.Contains(l, want) || !strings.Contains(l, "side=provider consumer=127.0.0.1:") ||
 			!strings.Contains(l, "service=demo.Echo") || !strings.Contains(l, "duration=") {
 			t.Errorf("line %q, want %q", l, want)
 		}
