@@ -140,7 +140,7 @@ func warnNameAddresses(log *slog.Logger, lookup func(context.Context, string) ([
 	if _, p, err := net.SplitHostPort(bound.String()); err == nil {
 		port = p
 	}
-	log.Warn(fmt.Sprintf("kernel: listen host %s has %d addresses, and the provider listens on one of them only, which it publishes: consumers that resolve %s to another one cannot connect; listen on 0.0.0.0:%s (every interface) and publish the address consumers should dial (serve --advertise, URL key advertise), or listen on one IP address",
+	log.Warn(fmt.Sprintf("listen host %s has %d addresses, and the provider listens on one of them only, which it publishes: consumers that resolve %s to another one cannot connect; listen on 0.0.0.0:%s (every interface) and publish the address consumers should dial (serve --advertise, URL key advertise), or listen on one IP address",
 		requested, len(ips), requested, port),
 		"host", requested, "addresses", strings.Join(ips, ","), "listening", bound.String())
 }
@@ -207,7 +207,7 @@ func (n *Node) warnLoopbackPublished(key string, requested, pu spi.URL, adv adve
 	} else if requested.Host() == "" || rh != nil && rh.IsUnspecified() {
 		why = "no network interface but loopback was up when it started (it listens on every interface)"
 	}
-	msg := fmt.Sprintf("kernel: publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Publish an address other hosts reach with the URL key advertise=HOST[:PORT] or an interface name (serve --advertise HOST[:PORT], config key advertise, AIRNODE_ADVERTISE), or listen on one (serve --listen IP:PORT)", pu.Address(), why)
+	msg := fmt.Sprintf("publishing a loopback address, %s, to a registry other hosts read: %s; consumers on other hosts would dial their own loopback (nothing, or an unrelated process). Publish an address other hosts reach with the URL key advertise=HOST[:PORT] or an interface name (serve --advertise HOST[:PORT], config key advertise, AIRNODE_ADVERTISE), or listen on one (serve --listen IP:PORT)", pu.Address(), why)
 	level := slog.LevelWarn
 	if regURL.Host() == "" {
 		level = slog.LevelDebug // one machine's registry: its consumers share this loopback

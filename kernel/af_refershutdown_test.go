@@ -25,8 +25,8 @@ func TestNu78_ReferWarnsShutdownKeysAreTheNodes(t *testing.T) {
 	r := refer(t, c, "airnode://"+addr+"/demo.Echo?timeout=10s&shutdown.timeout=5s&shutdown.wait=1s")
 	out := logs.String()
 	for _, want := range []string{
-		`msg="shutdown.timeout has no effect on a reference: it is the node's (kernel.WithShutdownTimeout, serve --shutdown-timeout; an export's URL key), which bounds the node's Close for the calls in flight of all its references" service=demo.Echo key=shutdown.timeout value=5s`,
-		`msg="shutdown.wait has no effect on a reference: it is the node's (kernel.WithShutdownWait, serve --shutdown-wait; an export's URL key), its pause between unregistering its exports and closing their listeners" service=demo.Echo key=shutdown.wait value=1s`,
+		`msg="shutdown.timeout has no effect on a reference: it is the node's (kernel.WithShutdownTimeout, serve --shutdown-timeout; an export's URL key), which bounds the node's Close for the calls in flight of all its references" component=kernel service=demo.Echo key=shutdown.timeout value=5s`,
+		`msg="shutdown.wait has no effect on a reference: it is the node's (kernel.WithShutdownWait, serve --shutdown-wait; an export's URL key), its pause between unregistering its exports and closing their listeners" component=kernel service=demo.Echo key=shutdown.wait value=1s`,
 	} {
 		if n := strings.Count(out, want); n != 1 {
 			t.Errorf("log has %d of\n%s\nwant 1; logs:\n%s", n, want, out)

@@ -213,15 +213,15 @@ func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, erro
 	}
 	for _, name := range mt.skippedNames() {
 		if mt.quietly[name] {
-			n.logger.Debug(fmt.Sprintf("kernel: export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
+			n.logger.Debug(fmt.Sprintf("export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
 				"service", u.ServiceKey(), "type", mt.typ, "method", name)
 			continue
 		}
-		n.logger.Warn(fmt.Sprintf("kernel: export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
+		n.logger.Warn(fmt.Sprintf("export %s: not serving method %s", u.ServiceKey(), mt.skipped[name]),
 			"service", u.ServiceKey(), "type", mt.typ, "method", name)
 	}
 	if hint := mt.pointerHint(); hint != "" {
-		n.logger.Warn(fmt.Sprintf("kernel: export %s: %s", u.ServiceKey(), hint),
+		n.logger.Warn(fmt.Sprintf("export %s: %s", u.ServiceKey(), hint),
 			"service", u.ServiceKey(), "type", mt.typ, "methods", mt.ptrOnly)
 	}
 	return e, nil
@@ -460,7 +460,7 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 	if w > maxWeight {
 		// the balancers clamp it (warmup.MaxWeight): say so once, and
 		// publish what they use (tester62: it was taken silently)
-		n.logger.Warn(fmt.Sprintf("kernel: export %s: weight %d is over %d, the most a balancer uses: published as %d", u.ServiceKey(), w, maxWeight, maxWeight),
+		n.logger.Warn(fmt.Sprintf("export %s: weight %d is over %d, the most a balancer uses: published as %d", u.ServiceKey(), w, maxWeight, maxWeight),
 			"component", "kernel", "service", u.ServiceKey(), "weight", w)
 		w = maxWeight
 	}

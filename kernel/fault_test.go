@@ -341,7 +341,7 @@ func wantLeftRunning(t *testing.T, err error, logs recordLog, want ...string) {
 		}
 	}
 	for _, r := range logs.find("kernel: ") {
-		if r.level == slog.LevelWarn && strings.Contains(r.msg, want[0]) && strings.Contains(r.msg, "left running") {
+		if r.level == slog.LevelWarn && strings.Contains(r.msg, strings.TrimPrefix(want[0], "kernel: ")) && strings.Contains(r.msg, "left running") {
 			return
 		}
 	}

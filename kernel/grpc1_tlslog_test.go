@@ -44,7 +44,7 @@ func TestTLSHandshakeWarningGoesToTheNodeLogger(t *testing.T) {
 				t.Fatal("a clear-text call to a TLS provider succeeded")
 			}
 			eventually(t, "the provider's handshake warning", func() bool {
-				return strings.Contains(plogs.String(), "tlsconf: handshake failed; connection closed")
+				return strings.Contains(plogs.String(), "TLS handshake failed; connection closed")
 			})
 			if !strings.Contains(plogs.String(), "the consumer speaks clear text") {
 				t.Errorf("provider log lacks the hint:\n%s", plogs.String())

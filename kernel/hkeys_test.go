@@ -51,7 +51,7 @@ func TestHKeysDirectReferWarnsOfMethodKeysOfNoMethod(t *testing.T) {
 		`URL key \"sleep.timeout\" sets timeout for method sleep, but service demo.Echo has no method sleep: a service's methods are exported Go names (upper-case first letter); did you mean \"Sleep\"?`,
 		`URL key \"methods.echo.retries\" sets retries for method echo, but service demo.Echo has no method echo`,
 		`did you mean \"Echo\"?`,
-		"level=INFO msg=\"method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked\" service=demo.Echo keys=Echo.timeout,Nope.timeout",
+		"level=INFO msg=\"method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked\" component=kernel service=demo.Echo keys=Echo.timeout,Nope.timeout",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %s:\n%s", want, out)

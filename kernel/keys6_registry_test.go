@@ -56,7 +56,7 @@ func TestRegistryKeyOnAServiceURLWarns(t *testing.T) {
 	}
 	out := logs.String()
 	for _, want := range []string{"key=poll registry=file", "key=session.timeout registry=zookeeper", "key=root registry=zookeeper"} {
-		if !strings.Contains(out, `msg="URL key is a registry's, read from the registry URL only (ignored on a service URL)" service=demo.Echo `+want) {
+		if !strings.Contains(out, `msg="URL key is a registry's, read from the registry URL only (ignored on a service URL)" component=kernel service=demo.Echo `+want) {
 			t.Errorf("no warning with %s; logs:\n%s", want, out)
 		}
 	}

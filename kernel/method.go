@@ -573,7 +573,7 @@ func (s *exportedService) lenient(pc *providerCall, m *method, req *exchange.Req
 		return nil, err
 	}
 	if log, last := s.unknown.First(m.name, field); log && pc.ctx.s != nil {
-		msg := fmt.Sprintf("kernel: %s.%s: consumer %s sent %s; ignored, as any other key the call's struct types lack (a consumer newer than this provider?); logged once per method and field",
+		msg := fmt.Sprintf("%s.%s: consumer %s sent %s; ignored, as any other key the call's struct types lack (a consumer newer than this provider?); logged once per method and field",
 			s.key, m.name, req.Remote, field)
 		if last {
 			msg += fmt.Sprintf("; this is the last: %d fields logged for %s", maxUnknownFields, s.key)

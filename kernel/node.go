@@ -630,7 +630,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 			n.logger.Info("unregistered; waiting before closing listeners", "wait", wait)
 		} else {
 			slices.Sort(kept)
-			n.logger.Info(fmt.Sprintf("kernel: waiting before closing listeners; not unregistered: %s (see the warning above)", strings.Join(kept, ", ")),
+			n.logger.Info(fmt.Sprintf("waiting before closing listeners; not unregistered: %s (see the warning above)", strings.Join(kept, ", ")),
 				"wait", wait, "not_unregistered", kept)
 		}
 		t := time.NewTimer(wait)

@@ -102,7 +102,7 @@ func (n *Node) keysFromProviders(point, ext string) map[string]bool {
 // that has no effect (providerKeysNoEffect). Export calls it.
 func (n *Node) warnProviderKeysNoEffect(u spi.URL, service string) {
 	for _, t := range n.providerKeysNoEffect(u) {
-		n.logger.Warn(fmt.Sprintf("kernel: export %s: %s", service, t[1]), "service", service, "key", t[0])
+		n.logger.Warn(fmt.Sprintf("export %s: %s", service, t[1]), "service", service, "key", t[0])
 	}
 }
 

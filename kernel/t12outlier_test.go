@@ -79,15 +79,22 @@ type logRecord struct {
 type recordLog struct {
 	mu   *sync.Mutex
 	recs *[]logRecord
+	with []slog.Attr // a logger's With attributes (component)
 }
 
 func newRecordLog() recordLog { return recordLog{mu: new(sync.Mutex), recs: new([]logRecord)} }
 
 func (h recordLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h recordLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h recordLog) WithGroup(string) slog.Handler            { return h }
+func (h recordLog) WithAttrs(as []slog.Attr) slog.Handler {
+	h.with = append(h.with[:len(h.with):len(h.with)], as...)
+	return h
+}
+func (h recordLog) WithGroup(string) slog.Handler { return h }
 func (h recordLog) Handle(_ context.Context, r slog.Record) error {
 	rec := logRecord{at: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	for _, a := range h.with {
+		rec.attrs[a.Key] = a.Value.String()
+	}
 	r.Attrs(func(a slog.Attr) bool {
 		rec.attrs[a.Key] = a.Value.String()
 		return true
@@ -98,13 +105,17 @@ func (h recordLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// find returns the records whose message starts with prefix.
+// find returns the records whose message starts with prefix; a prefix
+// "kernel: X" (or "directory: X") finds the records of that component whose message starts
+// with X (the component is an attribute, not a prefix of the message).
 func (h recordLog) find(prefix string) []logRecord {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []logRecord
+	component, rest, _ := strings.Cut(prefix, ": ")
 	for _, r := range *h.recs {
-		if strings.HasPrefix(r.msg, prefix) {
+		if strings.HasPrefix(r.msg, prefix) ||
+			(component == "kernel" || component == "directory") && r.attrs["component"] == component && strings.HasPrefix(r.msg, rest) {
 			out = append(out, r)
 		}
 	}

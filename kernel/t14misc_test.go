@@ -99,7 +99,7 @@ func TestT14_6_BundledExtensionsLogThroughTheNodeLogger(t *testing.T) {
 	}
 
 	cl := clog.lines(t)
-	if find(cl, "failsafe: call failed", map[string]string{"level": "WARN", "service": "t14.Log", "method": "Fail", "err": "SERVICE_ERROR: flaky x"}) == nil {
+	if find(cl, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "service": "t14.Log", "method": "Fail", "err": "SERVICE_ERROR: flaky x"}) == nil {
 		t.Errorf("no failsafe warning in the consumer node's log:\n%v", cl)
 	}
 	if find(cl, "access", map[string]string{"side": "consumer", "method": "Fail", "status": "SERVICE_ERROR", "swallowed": "true"}) == nil {
@@ -433,7 +433,7 @@ func TestT14_6_BalancerWarningsThroughTheNodeLogger(t *testing.T) {
 	if err := r.Call(ctxT(t), "Ok", nil, &out); err != nil || out != "ok" {
 		t.Fatalf("Ok = %q, %v", out, err)
 	}
-	if find(clog.lines(t), "consistenthash: ", map[string]string{"level": "WARN"}) == nil {
+	if find(clog.lines(t), "hash.arguments names no argument", map[string]string{"level": "WARN", "component": "loadbalance", "loadbalance": "consistenthash"}) == nil {
 		t.Errorf("no consistenthash warning in the node's log:\n%v", clog.lines(t))
 	}
 }

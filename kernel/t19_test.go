@@ -170,7 +170,7 @@ func TestT19_8_KernelLogsAndErrorsHideSecretKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := log.String()
-	if !strings.Contains(out, "kernel: exported") || strings.Contains(out, "s3cret") || strings.Contains(out, "t0k") || !strings.Contains(out, "t19pass=***") {
+	if !strings.Contains(out, "msg=exported component=kernel") || strings.Contains(out, "s3cret") || strings.Contains(out, "t0k") || !strings.Contains(out, "t19pass=***") {
 		t.Errorf("export log shows a secret or lacks the export:\n%s", out)
 	}
 	if got := e.URL().Redacted(); strings.Contains(got, "s3cret") {

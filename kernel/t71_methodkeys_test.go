@@ -92,11 +92,11 @@ func TestT71_MethodKeysOfUnknownMethodsAndPerConnectionKeysWarn(t *testing.T) {
 	}
 	out := logs.String()
 	for _, want := range []string{
-		`msg="method-level URL key names no method of the provider (ignored)" service=demo.Echo provider=` + addr + ` err="URL key \"methods.Nope.loadbalance\" sets loadbalance for method Nope, but service demo.Echo has no method Nope (methods: Echo, Sleep)`,
+		`msg="method-level URL key names no method of the provider (ignored)" component=kernel service=demo.Echo provider=` + addr + ` err="URL key \"methods.Nope.loadbalance\" sets loadbalance for method Nope, but service demo.Echo has no method Nope (methods: Echo, Sleep)`,
 		`URL key \"methods.Nope.timeout\" sets timeout for method Nope, but service demo.Echo has no method Nope (methods: Echo, Sleep)`,
-		`msg="URL key has no effect per method (ignored)" service=demo.Echo key=methods.Echo.transport value=tcp why="transport is chosen per connection"`,
-		`msg="URL key has no effect per method (ignored)" service=demo.Echo key=methods.Echo.heartbeat value=nope why="heartbeat is chosen per connection"`,
-		`msg="URL key has no effect per method (ignored)" service=demo.Echo key=Echo.connect.timeout value=1s why="connect.timeout is chosen per connection"`,
+		`msg="URL key has no effect per method (ignored)" component=kernel service=demo.Echo key=methods.Echo.transport value=tcp why="transport is chosen per connection"`,
+		`msg="URL key has no effect per method (ignored)" component=kernel service=demo.Echo key=methods.Echo.heartbeat value=nope why="heartbeat is chosen per connection"`,
+		`msg="URL key has no effect per method (ignored)" component=kernel service=demo.Echo key=Echo.connect.timeout value=1s why="connect.timeout is chosen per connection"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s\nlogs:\n%s", want, out)
@@ -139,7 +139,7 @@ func TestT71_MethodLevelKeysAtExport(t *testing.T) {
 	if _, err := p.Export(ctxT(t), demo.New("p", 1), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?methods.Echo.transport=tcp")); err != nil {
 		t.Fatal(err)
 	}
-	if want := `msg="export demo.Echo: methods.Echo.transport has no effect: transport is chosen per connection" service=demo.Echo key=methods.Echo.transport`; !strings.Contains(logs.String(), want) {
+	if want := `msg="export demo.Echo: methods.Echo.transport has no effect: transport is chosen per connection" component=kernel service=demo.Echo key=methods.Echo.transport`; !strings.Contains(logs.String(), want) {
 		t.Errorf("log lacks %s\nlogs:\n%s", want, logs.String())
 	}
 }
@@ -158,7 +158,7 @@ func TestT71_CheckGetsOneWarningFittingTheSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := plogs.String()
-	if want := `msg="URL key is a consumer's and has no effect on a provider (ignored)" service=demo.Echo key=check why="check is Dubbo's reference check`; !strings.Contains(out, want) || strings.Count(out, "key=check") != 1 {
+	if want := `msg="URL key is a consumer's and has no effect on a provider (ignored)" component=kernel service=demo.Echo key=check why="check is Dubbo's reference check`; !strings.Contains(out, want) || strings.Count(out, "key=check") != 1 {
 		t.Errorf("provider: want one warning %s\nlogs:\n%s", want, out)
 	}
 	for _, bad := range []string{"zookeeper", "WaitAvailable", "Refer never checks"} {
@@ -176,7 +176,7 @@ func TestT71_CheckGetsOneWarningFittingTheSide(t *testing.T) {
 	}
 	defer r.Close()
 	out = clogs.String()
-	if want := `msg="URL key is Dubbo's and airnode does not implement it (ignored)" service=demo.Echo key=check instead="Refer never checks for providers`; !strings.Contains(out, want) || !strings.Contains(out, "WaitAvailable") {
+	if want := `msg="URL key is Dubbo's and airnode does not implement it (ignored)" component=kernel service=demo.Echo key=check instead="Refer never checks for providers`; !strings.Contains(out, want) || !strings.Contains(out, "WaitAvailable") {
 		t.Errorf("consumer: want %s\nlogs:\n%s", want, out)
 	}
 	if n := strings.Count(out, "key=check"); n != 1 {

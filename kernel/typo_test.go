@@ -164,7 +164,7 @@ func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
 	}
 	_ = r.Close()
 	for _, want := range []string{
-		`msg="URL key is Dubbo's and airnode does not implement it (ignored)" service=t.G key=mock instead="no mock or fallback`,
+		`msg="URL key is Dubbo's and airnode does not implement it (ignored)" component=kernel service=t.G key=mock instead="no mock or fallback`,
 		`key=serialization instead="the codec key chooses the serialization`,
 		`key=methods.Get.sticky instead="no sticky provider`,
 	} {

@@ -58,7 +58,7 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 		defer func() {
 			if v := recover(); v != nil {
 				pe := &StepPanicError{Op: op, Step: step, Value: v, Stack: debug.Stack()}
-				log.Error(pe.Error(), "op", op, "step", step, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+				log.Error(logMsg(pe), "op", op, "step", step, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
 				err = pe
 			}
 		}()

@@ -60,10 +60,10 @@ func TestShutdownZooKeeperDownWarnsNotUnregistered(t *testing.T) {
 	if !warned {
 		t.Errorf("no WARN says the entry of demo.Echo could not be unregistered and when it goes")
 	}
-	if strings.Contains(out, "kernel: unregistered; waiting") {
+	if strings.Contains(out, `msg="unregistered; waiting`) {
 		t.Errorf("the log says unregistered though the entry could not be deleted")
 	}
-	if !strings.Contains(out, `kernel: waiting before closing listeners; not unregistered: demo.Echo`) {
+	if !strings.Contains(out, `msg="waiting before closing listeners; not unregistered: demo.Echo`) {
 		t.Errorf("no Info line names demo.Echo as not unregistered")
 	}
 }
