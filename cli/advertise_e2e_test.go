@@ -124,7 +124,7 @@ func TestServeAdvertiseForms(t *testing.T) {
 		if strings.Contains(tc.want, " conflicts with ") || tc.env == nil && len(tc.args) == 2 && tc.args[0] == "--advertise" {
 			code = 2 // two flags that contradict each other, a flag's value refused (fix-p): a usage error
 		}
-		if r.code != code || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "kernel: listening") {
+		if r.code != code || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "msg=listening") {
 			t.Errorf("%v %v: exit %d, stderr %q; want exit %d before listening, naming %q", tc.env, tc.args, r.code, r.stderr, code, tc.want)
 		}
 	}

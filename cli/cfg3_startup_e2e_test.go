@@ -44,7 +44,7 @@ func TestCfg3_ServeFailsWhenZooKeeperIsUnreachableAtStart(t *testing.T) {
 func TestCfg3_SignalDuringStartupIsAStop(t *testing.T) {
 	t.Parallel()
 	p, _ := launchServe(t, binary, "127.0.0.1:0", nobodyZK+"?connect.timeout=30s", noAirnodeEnv, "", "--shutdown-wait", "0")
-	waitFor(t, "serve listening", func() bool { return strings.Contains(p.logText(), "kernel: listening") })
+	waitFor(t, "serve listening", func() bool { return strings.Contains(p.logText(), "msg=listening") })
 	time.Sleep(300 * time.Millisecond) // into the Register's wait for a session
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -69,7 +69,7 @@ func TestCli3_ExplainWarnsOfAllReferWarns(t *testing.T) {
 		r := call(t, nil, "--log-format", "json", url, "Echo", `"x"`)
 		var refer []map[string]any // Refer's: the kernel's, not the connection's (component=exchange)
 		for _, rec := range warnRecords(t, "call "+q, r.stderr) {
-			if strings.HasPrefix(rec["msg"].(string), "kernel: ") {
+			if rec["component"] == "kernel" {
 				refer = append(refer, rec)
 			}
 		}

@@ -50,7 +50,7 @@ func TestF17_ContradictingSourcesExitUsage(t *testing.T) {
 		if r.code != exitUsage || !strings.HasPrefix(r.stderr, tc.want) || r.stdout != "" {
 			t.Errorf("%s %v: exit %d, stdout %q, stderr %q; want exit %d and stderr starting %q", tc.sub, tc.args, r.code, r.stdout, r.stderr, exitUsage, tc.want)
 		}
-		if strings.Contains(r.stderr, "kernel: listening") {
+		if strings.Contains(r.stderr, "msg=listening") {
 			t.Errorf("%s %v listened before refusing:\n%s", tc.sub, tc.args, r.stderr)
 		}
 	}

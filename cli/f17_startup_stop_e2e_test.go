@@ -17,7 +17,7 @@ func TestF17_SignalDuringStartupLeftRunningAtInfo(t *testing.T) {
 	t.Parallel()
 	const zk = "zookeeper://127.0.0.1:31771" // nothing listens here
 	p, _ := launchServe(t, binary, "127.0.0.1:0", zk+"?connect.timeout=30s", noAirnodeEnv, "", "--shutdown-wait", "0")
-	waitFor(t, "serve listening", func() bool { return strings.Contains(p.logText(), "kernel: listening") })
+	waitFor(t, "serve listening", func() bool { return strings.Contains(p.logText(), "msg=listening") })
 	time.Sleep(300 * time.Millisecond) // into the Register's wait for a session
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

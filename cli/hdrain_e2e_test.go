@@ -43,7 +43,7 @@ func TestHDrainServeRefusesNewConnectionsAfterWait(t *testing.T) {
 	if code := p.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
-	if !strings.Contains(p.logText(), "kernel: listener closed; draining the calls in flight") {
+	if !strings.Contains(p.logText(), "listener closed; draining the calls in flight") {
 		t.Fatalf("no listener-closed line in serve's log:\n%s", p.logText())
 	}
 }

@@ -16,7 +16,7 @@ func TestHKeysMethodKeyOfNoMethodDirectAndRegistry(t *testing.T) {
 	dir := t.TempDir()
 	p := serve(t, freeAddr(t), dir)
 	direct := "airnode://" + p.addr + "/demo.Echo"
-	const warn = "kernel: method-level URL key names no method of the provider (ignored)"
+	const warn = "method-level URL key names no method of the provider (ignored)"
 	hint := `has no method sleep: a service's methods are exported Go names (upper-case first letter); did you mean \"Sleep\"?`
 
 	// call, direct: one warning, and the key is not applied (Sleep 400
@@ -36,7 +36,7 @@ func TestHKeysMethodKeyOfNoMethodDirectAndRegistry(t *testing.T) {
 		t.Errorf("call direct Nope.timeout: exit %d, stderr %q (want silence at warn level)", r.code, r.stderr)
 	}
 	r = runCommand(t, 20*time.Second, nil, "call", "--log-level", "info", direct+"?Nope.timeout=100", "Echo", "1")
-	if r.code != 0 || !strings.Contains(r.stderr, `level=INFO msg="method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked" service=demo.Echo keys=Nope.timeout`) {
+	if r.code != 0 || !strings.Contains(r.stderr, `level=INFO msg="method-level URL keys not checked against the provider's methods: a direct reference does not learn them; list them in the URL (methods=A,B) to have each key checked" component=kernel service=demo.Echo keys=Nope.timeout`) {
 		t.Errorf("call --log-level info direct Nope.timeout: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// ... and with methods= in the URL it is checked.

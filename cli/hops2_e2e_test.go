@@ -95,7 +95,7 @@ func TestHOps2_DrainLogsDrainedCalls(t *testing.T) {
 	closed := strings.Index(log, `msg="listener closed; draining the calls in flight"`)
 	drained := strings.Index(log, `msg="drained the calls in flight"`)
 	stopped := strings.Index(log, `msg="airnode serve: stopped"`)
-	if closed < 0 || drained < closed || stopped < drained || strings.Count(log, "kernel: drained the calls in flight") != 1 {
+	if closed < 0 || drained < closed || stopped < drained || strings.Count(log, "drained the calls in flight") != 1 {
 		t.Fatalf("want one listener-closed line, then one drained line, then stopped:\n%s", log)
 	}
 	line := log[drained:]
@@ -214,7 +214,7 @@ func expectServeRefusedCode(t *testing.T, code int, args []string, want ...strin
 			t.Errorf("serve %v: stderr %q; want it to say %q", args, r.stderr, w)
 		}
 	}
-	if strings.Contains(r.stderr, "kernel: listening") {
+	if strings.Contains(r.stderr, "msg=listening") {
 		t.Errorf("serve %v listened before refusing:\n%s", args, r.stderr)
 	}
 	if es := providerEntries(t, dir, "demo.Echo"); len(es) > 0 {

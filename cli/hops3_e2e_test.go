@@ -36,7 +36,7 @@ func TestHOps3_ShutdownSourcesOnePrecedence(t *testing.T) {
 		dir := t.TempDir()
 		full := append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, tc.args...)
 		r := runCommand(t, 10*time.Second, append([]string{"XDG_RUNTIME_DIR=" + dir}, tc.env...), "serve", full...)
-		if r.code != 1 || strings.Contains(r.stderr, "kernel: listening") {
+		if r.code != 1 || strings.Contains(r.stderr, "msg=listening") {
 			t.Fatalf("serve %v %v: exit %d, stderr %q; want exit 1 before listening", tc.env, tc.args, r.code, r.stderr)
 		}
 		for _, w := range tc.want {

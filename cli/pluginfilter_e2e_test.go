@@ -24,7 +24,7 @@ func refusedBeforeListening(t *testing.T, r result, want, dir string) {
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
-	for _, never := range []string{"kernel: listening", "kernel: exported", "airnode serve: serving"} {
+	for _, never := range []string{"msg=listening", "msg=exported", "airnode serve: serving"} {
 		if strings.Contains(r.stderr, never) {
 			t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
 		}

@@ -66,7 +66,7 @@ func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 			if r.code != 1 || !strings.HasPrefix(r.stderr, "airnode: ") || !strings.Contains(r.stderr, tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, tc.want)
 			}
-			for _, never := range []string{"kernel: listening", "kernel: exported", "airnode serve: serving", "unregistered"} {
+			for _, never := range []string{"msg=listening", "msg=exported", "airnode serve: serving", "unregistered"} {
 				if strings.Contains(r.stderr, never) {
 					t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
 				}
@@ -138,7 +138,7 @@ func TestServeRefusesADuplicateService(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 				}
 			}
-			if strings.Contains(r.stderr, "serving") || strings.Contains(r.stderr, "kernel: exported") {
+			if strings.Contains(r.stderr, "serving") || strings.Contains(r.stderr, "msg=exported") {
 				t.Errorf("serve exported before failing:\n%s", r.stderr)
 			}
 			checkFailedFast(t, r, reg)
@@ -279,7 +279,7 @@ func TestServeListenerKeys(t *testing.T) {
 
 // Tester finding (item 11): a read-only registry plugin (the static
 // example: Register answers spi.ErrNotSupported) was refused only after
-// "kernel: listening". serve refuses it before anything listens, and
+// "msg=listening". serve refuses it before anything listens, and
 // exits at once: its builder says it is read-only (spi.ReadOnlyRegistry,
 // forwarded by the sdk), as sdk/README asks of such a registry.
 func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
@@ -296,7 +296,7 @@ func TestServeRefusesAReadOnlyRegistryBeforeListening(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
 	}
-	for _, never := range []string{"kernel: listening", "kernel: exported", "airnode serve: serving"} {
+	for _, never := range []string{"msg=listening", "msg=exported", "airnode serve: serving"} {
 		if strings.Contains(r.stderr, never) {
 			t.Errorf("stderr has %q before the error:\n%s", never, r.stderr)
 		}
@@ -318,7 +318,7 @@ func TestServeWarnsAboutARegistryNoOtherProcessSees(t *testing.T) {
 		p := startServe(t, "127.0.0.1:0", reg, noAirnodeEnv, t.TempDir(), "--shutdown-timeout", "10s")
 		log := p.logText()
 		warn := strings.Index(log, "this registry publishes to no other process")
-		listening := strings.Index(log, "kernel: listening")
+		listening := strings.Index(log, "msg=listening")
 		if warn < 0 || listening >= 0 && warn > listening {
 			t.Errorf("%s: no warning before listening:\n%s", reg, log)
 		}

@@ -78,7 +78,7 @@ func TestT12Ops3_ServeOutOfFDs(t *testing.T) {
 		t.Errorf("bench did not say that only some connections were up:\n%s", out)
 	}
 	log := p.logText()
-	if !strings.Contains(log, `level=WARN msg="smux: accept failed; retrying`) || !strings.Contains(log, "too many open files") {
+	if !strings.Contains(log, `level=WARN msg="accept failed; retrying`) || !strings.Contains(log, "component=transport transport=smux") || !strings.Contains(log, "too many open files") {
 		t.Fatalf("provider log lacks the Warn for the failed accept:\n%s", log)
 	}
 	if body := getMetrics(t, m[1]); !regexp.MustCompile(`(?m)^airnode_accept_errors_total [1-9]`).MatchString(body) {

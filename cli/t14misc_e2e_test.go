@@ -68,7 +68,7 @@ func TestT14_6_LogFormatJSONGivesOnlyJSONLines(t *testing.T) {
 		t.Fatalf("failsafe call: exit %d, stderr %q", r.code, r.stderr)
 	}
 	lines := jsonLines(t, "call", r.stderr)
-	if !hasLine(lines, "failsafe: call failed", map[string]string{"level": "WARN", "method": "Fail"}) {
+	if !hasLine(lines, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "method": "Fail"}) {
 		t.Errorf("call: no JSON failsafe warning in\n%s", r.stderr)
 	}
 	if !hasLine(lines, "access", map[string]string{"side": "consumer", "status": "SERVICE_ERROR", "swallowed": "true"}) {

@@ -323,7 +323,7 @@ func (e notConnected) Unwrap() []error {
 // killed provider's entry until its registry session expires; tester67
 // #3), so that a short call that fails over says nothing more than its
 // error. A one-shot consumer's conn (WithOneShot) logs a channel that
-// dies ("kernel: channel closed") and the failed redials after it at
+// dies ("channel closed", component=kernel) and the failed redials after it at
 // Debug: its calls report the failures, and it reconnects for no one.
 // An attempt that failed for a local reason (this process out of file
 // descriptors, the host out of ephemeral ports or socket buffers:

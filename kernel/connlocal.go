@@ -170,7 +170,7 @@ func allowLocalLine(base *slog.Logger, reason string, now time.Time) (ok bool, s
 }
 
 // logLocalFailure logs, rate-bounded (allowLocalLine), at Warn, a
-// connection attempt that failed for a local reason: "kernel: cannot
+// connection attempt that failed for a local reason: "cannot
 // connect to provider: this process is out of file descriptors: see
 // ulimit -n" with attrs, the open-file limit and, once lines were left
 // out, suppressed and in_burst. It reports whether it logged.

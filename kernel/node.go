@@ -190,7 +190,7 @@ func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.regi
 // left to reconnect for once its calls are done. A channel to a provider
 // that closes (the provider killed, shutting down, or closing the
 // connection right after its answer) is then logged at Debug as
-// "kernel: channel closed", not at Warn or Info as "kernel: channel
+// "channel closed", not at Warn or Info as "channel
 // closed; reconnecting", and the failed redials after it at Debug too:
 // a call the close fails reports it itself (CHANNEL_INACTIVE), and a
 // line promising a reconnect the program will not wait for misleads.

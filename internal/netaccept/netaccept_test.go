@@ -65,9 +65,9 @@ func TestRetriesTemporaryErrors(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		`level=WARN msg="smux: accept failed; retrying`, `err="accept: too many open files"`,
+		`level=WARN msg="accept failed; retrying (out of file descriptors? see ulimit -n)" component=transport transport=smux`, `err="accept: too many open files"`,
 		"retry_in=5ms", "retry_in=10ms", "retry_in=20ms",
-		`level=INFO msg="smux: accepting connections again"`, "failures=3",
+		`level=INFO msg="accepting connections again" component=transport transport=smux`, "failures=3",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)

@@ -498,7 +498,7 @@ func (c *Channel) die(reason string, level slog.Level) { c.dieCounted(reason, le
 
 // levelOwnerLogs, given to die, logs the "channel closed" line at Debug
 // even when calls failed: the channel's owner logs the close at Warn with
-// its reason and FailedCalls (the kernel's "kernel: channel closed;
+// its reason and FailedCalls (the kernel's "channel closed;
 // reconnecting"), so that one close is one Warn line.
 const levelOwnerLogs = slog.LevelDebug - 1
 

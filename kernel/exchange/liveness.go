@@ -146,8 +146,8 @@ func (c *Channel) runCheck(wait time.Duration) {
 	}
 	counters.Heartbeat.LivenessClosed.Inc() // a silent channel, maybe a busy one: not a heartbeat strategy's idle close
 	// One Warn line for the close: the kernel's connection manager logs it
-	// ("kernel: channel closed; reconnecting", with this reason and the
-	// failed calls), so the channel's own line is at Debug (both at Warn
+	// ("channel closed; reconnecting", component=kernel, with this reason and the
+	// failed calls), so the channel logs none with Options.OwnerLogsClose, at Debug otherwise (both at Warn
 	// made two lines for one close).
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)

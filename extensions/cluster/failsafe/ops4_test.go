@@ -72,7 +72,7 @@ func TestOps4SwallowedFailuresAreRateBounded(t *testing.T) {
 	if n < 200 {
 		t.Fatalf("only %d calls in 8 s; the test needs a burst", n)
 	}
-	lines, last, err := logbuf.Burst(logs.String(), "failsafe: call failed")
+	lines, last, err := logbuf.Burst(logs.String(), "call failed, returning the zero result")
 	if err != nil {
 		t.Fatal(err)
 	}
