@@ -87,7 +87,7 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 	if !deadline.IsZero() {
 		pctx, pcancel = context.WithDeadline(ctx, deadline)
 	}
-	plugins, err := launchConsumerPlugins(pctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...), true)
+	plugins, err := launchConsumerPlugins(pctx, cfg, a.configFile, cat, logger, commandWarn(a.stderr, a.logFormat, commandPath(cmd)), pluginsNamed(cfg, *registry, selects...), true)
 	timedOut := err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded)
 	pcancel()
 	if timedOut {

@@ -33,12 +33,12 @@ import (
 // launches the plugins rejects a bad reference the same way. file is the
 // configuration file cfg was read from ("" none).
 //
-// It warns (logger) about a relative command path that the configuration
+// It warns (warn) about a relative command path that the configuration
 // file's directory would resolve differently (warnRelativeCommands), and
 // about a plugin declaring a kernel or selecting key as `airnode plugin
 // check` fails it (warnKeyClashes): a warning, not a refusal.
-func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return startPluginHost(ctx, cfg, file, cat, logger, nil, false)
+func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, false)
 }
 
 // consumerPluginPoints are the plugin points a consumer command (call, bench,
@@ -58,11 +58,11 @@ var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointR
 // required: true; requiredFailed): its activation, known only from the
 // running plugin, may put it in the command's chain, which must not run
 // without it.
-func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, use func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, use func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
 	consumer := func(p config.Plugin) bool {
 		return slices.Contains(consumerPluginPoints, p.Point) && (use == nil || use(p))
 	}
-	return startPluginHost(ctx, cfg, file, cat, logger, consumer, refers)
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, consumer, refers)
 }
 
 // pluginsNamed returns which plugins a consumer command may use whose
@@ -99,8 +99,8 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 // that cannot start, when consumer is nil (serve); else those consumer
 // accepts, warning of each that fails, and failing, when refers, on a
 // required filter plugin that failed (launchConsumerPlugins).
-func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
-	warnRelativeCommands(cfg.Plugins, file, logger)
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
+	warnRelativeCommands(cfg.Plugins, file, warn)
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
 		// a consumer's log is the user's terminal: a filter plugin's
@@ -118,7 +118,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 				if ctx.Err() != nil {
 					err = serr // a signal cut the start short: no command runs
 				} else {
-					warnFailedStarts(host.Plugins(), cfg.Plugins, refers, time.Since(began), logger)
+					warnFailedStarts(host.Plugins(), cfg.Plugins, refers, time.Since(began), warn)
 					if refers {
 						err = requiredFailed(host.Plugins(), cfg.Plugins, file)
 					}
@@ -131,7 +131,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 			err = host.Register(cat)
 		}
 		if err == nil {
-			warnKeyClashes(host.Plugins(), logger)
+			warnKeyClashes(host.Plugins(), warn)
 		}
 	}
 	if err == nil {
@@ -176,7 +176,7 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 	return err
 }
 
-// warnFailedStarts logs a warning for each plugin of a consumer command
+// warnFailedStarts writes a warning (warn) for each plugin of a consumer command
 // that failed to start, naming it, why, and how long the command waited
 // for its plugins. A balancer or registry plugin was started because the
 // command names it: the command fails when it selects it. A filter
@@ -186,7 +186,7 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 // plugin; the command goes on without it, and its warning says what that
 // means. A required filter plugin (specs) is not warned of when the
 // command refers: requiredFailed fails the command instead.
-func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, refers bool, waited time.Duration, logger *slog.Logger) {
+func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, refers bool, waited time.Duration, warn warnFunc) {
 	for _, i := range plugins {
 		if i.State != pluginhost.StateFailed || refers && required(specs, i.Name) >= 0 {
 			continue
@@ -195,7 +195,7 @@ func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, re
 		if i.Point == extension.PointFilter {
 			msg = "filter plugin failed to start; this command goes on without it: a URL that names it fails, a chain its activation would put it in runs without it, and the values of its secret URL keys are not hidden (its activation and keys are known only from the running plugin, so consumer commands start every filter plugin)"
 		}
-		logger.Warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
+		warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
 	}
 }
 
@@ -232,12 +232,12 @@ func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file s
 	return errors.Join(errs...)
 }
 
-// warnKeyClashes logs a warning for every URL key a running plugin
+// warnKeyClashes writes a warning (warn) for every URL key a running plugin
 // declares that `airnode plugin check` fails (kernelKeyClashes: a key
 // that selects an extension, or a kernel key declared with another type
 // than the kernel's), with the check's text. The plugin still runs: a
 // URL's value of that key reaches both the kernel and the plugin.
-func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
+func warnKeyClashes(plugins []pluginhost.PluginInfo, warn warnFunc) {
 	for _, i := range plugins {
 		if len(i.Keys) == 0 || len(i.Provides) == 0 || i.Point == pluginhost.PointService {
 			continue
@@ -247,19 +247,19 @@ func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
 			continue
 		}
 		for _, line := range strings.Split(err.Error(), "\n") {
-			logger.Warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
+			warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
 		}
 	}
 }
 
-// warnRelativeCommands logs a warning for each plugin whose command is a
+// warnRelativeCommands writes a warning (warn) for each plugin whose command is a
 // relative path that the configuration file's directory (file's, when
 // file is not in the working directory) would resolve differently: it
 // does not exist relative to the working directory, from which it is
 // resolved (config.Plugin.Command), but does relative to the file, or it
 // exists in both places as different files. The resolution itself does
 // not change.
-func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Logger) {
+func warnRelativeCommands(plugins []config.Plugin, file string, warn warnFunc) {
 	if file == "" {
 		return
 	}
@@ -284,10 +284,10 @@ func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Log
 		ufi, err := os.Stat(used)
 		switch {
 		case err != nil:
-			logger.Warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
+			warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
 				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
 		case !os.SameFile(ufi, ofi):
-			logger.Warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
+			warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
 				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
 		}
 	}
