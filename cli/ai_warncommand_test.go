@@ -45,3 +45,20 @@ func TestSharedWarningsNameTheirCommand(t *testing.T) {
 		t.Errorf("registry ls --log-format json: exit %d, %d warnings, stderr:\n%s\nwant exit 0 and one", r.code, records, r.stderr)
 	}
 }
+
+// serve's failure to start a filter plugin declared required named
+// plugins[0].command only, leaving it unsaid whether required: true made
+// it fatal. It did not: serve does not start without any declared plugin
+// (README: a provider fails closed either way), so the error names the
+// key to fix and says that required decides for call and bench only.
+func TestServeRequiredFilterPluginFailureSaysRequiredIsNotTheCause(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: /nonexistent/auth, required: true}\n")
+	r := runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
+	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.auth"`, "no such file or directory",
+		"("+cfg+`: key "plugins[0].command"; serve does not start without any plugin it declares, required or not: plugins[0].required decides only whether call and bench go on without a filter plugin)`)
+	// not required: the same failure, without the sentence on required
+	cfg = writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: /nonexistent/auth}\n")
+	r = runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--registry", "memory://")
+	expectFail(t, r, `airnode: serve: pluginhost: plugin "acme.auth"`, "("+cfg+`: key "plugins[0].command")`+"\n")
+}

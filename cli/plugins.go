@@ -150,8 +150,14 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 // provides another point than the one declared (as list says it),
 // "plugins[1].sha256" for a binary whose sha256 is not the pinned one,
 // "plugins[1].command" otherwise (a missing or unrunnable binary, one
-// that is no plugin or fails its handshake). err is returned as is
-// without a file, or when no plugin is marked failed (ctx ended).
+// that is no plugin or fails its handshake). For a filter plugin declared
+// required (config.Plugin.Required) it adds that serve would fail without
+// it all the same, so that required is not taken for the cause:
+//
+//	(plugins.yaml: key "plugins[0].command"; serve does not start without any plugin it declares, required or not: plugins[0].required decides only whether call and bench go on without a filter plugin)
+//
+// err is returned as is without a file, or when no plugin is marked
+// failed (ctx ended).
 func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
 	if file == "" {
 		return err
@@ -171,7 +177,11 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 		case in.SHA256Mismatch:
 			key = fmt.Sprintf("plugins[%d].sha256", i)
 		}
-		return fmt.Errorf("%w (%s: key %q)", err, file, key)
+		why := ""
+		if required(specs, in.Name) == i {
+			why = fmt.Sprintf("; serve does not start without any plugin it declares, required or not: plugins[%d].required decides only whether call and bench go on without a filter plugin", i)
+		}
+		return fmt.Errorf("%w (%s: key %q%s)", err, file, key, why)
 	}
 	return err
 }
