@@ -189,7 +189,7 @@ POINT or --explain.`,
 				return err
 			}
 			warn := commandWarn(a.stderr, a.logFormat, "list")
-			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, warn, nil, false)
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, warn, nil, nil)
 			if err != nil {
 				return err
 			}

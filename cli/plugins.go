@@ -38,7 +38,7 @@ import (
 // about a plugin declaring a kernel or selecting key as `airnode plugin
 // check` fails it (warnKeyClashes): a warning, not a refusal.
 func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
-	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, false)
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, nil)
 }
 
 // consumerPluginPoints are the plugin points a consumer command (call, bench,
@@ -53,16 +53,20 @@ var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointR
 // naming it and why, stays in the catalogs, and a URL or registry that
 // selects it fails with that reason (pluginhost.Host.Register); `airnode
 // list` shows it failed in its STATE column. A start cut short by ctx
-// (SIGINT) is an error. So is, for a command that refers (call, bench),
-// the failed start of a filter plugin declared required (plugins.yaml
-// required: true; requiredFailed): its activation, known only from the
-// running plugin, may put it in the command's chain, which must not run
-// without it.
-func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, use func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
+// (SIGINT) is an error. So is, for a command that refers (call, bench:
+// inChain is not nil), the failed start of a filter plugin declared
+// required (plugins.yaml required: true; requiredFailed) that inChain
+// reports may be in the command's chain: its activation, known only from
+// the running plugin, may put it there, and the chain must not run
+// without it. inChain(name) is false when the command's URL keeps the
+// filter out of its chain whatever its activation (filter=-acme.auth:
+// extension.FilterRemoved); it is called once the plugins, failed ones
+// too, are in cat. nil: the command builds no chain (list, registry).
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, use func(config.Plugin) bool, inChain func(plugin string) bool) (*pluginhost.Host, error) {
 	consumer := func(p config.Plugin) bool {
 		return slices.Contains(consumerPluginPoints, p.Point) && (use == nil || use(p))
 	}
-	return startPluginHost(ctx, cfg, file, cat, logger, warn, consumer, refers)
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, consumer, inChain)
 }
 
 // pluginsNamed returns which plugins a consumer command may use whose
@@ -97,9 +101,10 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 
 // startPluginHost starts cfg's plugins: all of them, failing on the first
 // that cannot start, when consumer is nil (serve); else those consumer
-// accepts, warning of each that fails, and failing, when refers, on a
-// required filter plugin that failed (launchConsumerPlugins).
-func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
+// accepts, warning of each that fails, and failing on a required filter
+// plugin that failed and inChain may put in the chain
+// (launchConsumerPlugins).
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, inChain func(string) bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, warn)
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
@@ -114,20 +119,20 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 	if err == nil && len(cfg.Plugins) > 0 {
 		if consumer != nil {
 			began := time.Now()
-			if serr := host.StartIf(ctx, consumer); serr != nil {
-				if ctx.Err() != nil {
-					err = serr // a signal cut the start short: no command runs
-				} else {
-					warnFailedStarts(host.Plugins(), cfg.Plugins, refers, time.Since(began), warn)
-					if refers {
-						err = requiredFailed(host.Plugins(), cfg.Plugins, file)
-					}
+			serr := host.StartIf(ctx, consumer)
+			if serr != nil && ctx.Err() != nil {
+				err = serr // a signal cut the start short: no command runs
+			} else if err = host.Register(cat); err == nil && serr != nil {
+				// after Register: inChain reads the URL's filter list
+				// against cat, which then holds the failed plugins too
+				warnFailedStarts(host.Plugins(), cfg.Plugins, inChain, time.Since(began), warn)
+				if inChain != nil {
+					err = requiredFailed(host.Plugins(), cfg.Plugins, file, inChain)
 				}
 			}
 		} else if err = host.Start(ctx); err != nil {
 			err = pluginStartKey(err, host.Plugins(), cfg.Plugins, file)
-		}
-		if err == nil {
+		} else {
 			err = host.Register(cat)
 		}
 		if err == nil {
@@ -195,10 +200,11 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 // which of its URL keys are secret are known only from the running
 // plugin; the command goes on without it, and its warning says what that
 // means. A required filter plugin (specs) is not warned of when the
-// command refers: requiredFailed fails the command instead.
-func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, refers bool, waited time.Duration, warn warnFunc) {
+// command refers and inChain may put it in its chain: requiredFailed
+// fails the command instead.
+func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, inChain func(string) bool, waited time.Duration, warn warnFunc) {
 	for _, i := range plugins {
-		if i.State != pluginhost.StateFailed || refers && required(specs, i.Name) >= 0 {
+		if i.State != pluginhost.StateFailed || inChain != nil && required(specs, i.Name) >= 0 && inChain(i.Name) {
 			continue
 		}
 		msg := "plugin failed to start; a command that selects it fails"
@@ -218,17 +224,18 @@ func required(specs []config.Plugin, name string) int {
 }
 
 // requiredFailed is the error of a consumer command that refers (call,
-// bench) when filter plugins declared required failed to start, one
+// bench) when filter plugins declared required failed to start that
+// inChain reports may be in its chain (not those its URL removes), one
 // line each naming the plugin, its key and why, in config.Load's form:
 //
 //	config: plugins.yaml: key "plugins[0].required": filter plugin "acme.auth" is required but failed to start, so this command does not run without it: exited with status 1 ...
 //
 // nil when none did.
-func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
+func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file string, inChain func(string) bool) error {
 	var errs []error
 	for _, in := range infos {
 		i := required(specs, in.Name)
-		if in.State != pluginhost.StateFailed || i < 0 {
+		if in.State != pluginhost.StateFailed || i < 0 || !inChain(in.Name) {
 			continue
 		}
 		where := "config: "

@@ -62,7 +62,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, commandWarn(a.stderr, a.logFormat, commandPath(cmd)), pluginsNamed(cfg, registry), false)
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, commandWarn(a.stderr, a.logFormat, commandPath(cmd)), pluginsNamed(cfg, registry), nil)
 		if err != nil {
 			return nil, "", nil, err
 		}
