@@ -265,6 +265,19 @@ func quoteArg(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// quoteHint is the hint for an argument that is not JSON but reads as
+// a bare word (A-1, hello): "; a string is quoted JSON: '"A-1"'", the
+// shell's single quotes keeping the double ones. Nothing for text that
+// starts as an object, array or string, or that a hint could not quote
+// in one short line.
+func quoteHint(s string) string {
+	t := strings.TrimSpace(s)
+	if t == "" || len(t) > 60 || strings.ContainsAny(t, "'\"\n{[") {
+		return ""
+	}
+	return fmt.Sprintf("; a string is quoted JSON: '%q'", t)
+}
+
 // decodeArg decodes one ARG_JSON; integral numbers become int64, or
 // uint64 above the int64 range, so that a provider's int parameter accepts
 // 2000; other numbers become float64. An integer that fits in neither
@@ -283,7 +296,7 @@ func decodeArg(s string) (any, error) {
 		if strings.Contains(err.Error(), "exceeded max depth") {
 			return nil, fmt.Errorf("argument %s is nested more than %d arrays and objects deep (encoding/json's limit)", quoteArg(s), jsonMaxDepth)
 		}
-		return nil, fmt.Errorf("argument %s is not JSON: %w", quoteArg(s), err)
+		return nil, fmt.Errorf("argument %s is not JSON: %w%s", quoteArg(s), err, quoteHint(s))
 	}
 	if d.More() {
 		return nil, fmt.Errorf("argument %s: more than one JSON value", quoteArg(s))

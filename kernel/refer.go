@@ -686,9 +686,11 @@ func markGeneric(ctx context.Context) context.Context {
 
 // Call calls method with args and decodes the result into reply, a pointer
 // (like net/rpc's Call); reply may be nil to discard the value. args is
-// the argument list, one element per parameter (nil or empty: none). A
-// reply that is not a pointer, or a nil pointer, fails CLIENT_ERROR
-// naming its type before anything is sent (json.Unmarshal's
+// the argument list, one element per parameter (nil or empty: none). With
+// the msgpack and json codecs a nil element arrives as its parameter's
+// zero value ("" for a string, as encoding/json's null does): a method
+// that must tell "absent" from "empty" takes a pointer. A reply that is
+// not a pointer, or a nil pointer, fails CLIENT_ERROR naming its type before anything is sent (json.Unmarshal's
 // InvalidUnmarshalError): the method does not run. After a failed call
 // reply may be partly filled: do not use it.
 //

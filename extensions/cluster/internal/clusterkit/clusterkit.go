@@ -297,9 +297,12 @@ func FailureLines(inv *spi.Invocation, head, noun string, tried []spi.Invoker, e
 func failureCause(inv *spi.Invocation, addr string, err error) string {
 	sm := inv.Service + "." + inv.Method
 	text := err.Error()
-	for _, cut := range []string{"call " + sm + " to " + addr + " ", sm + " to " + addr + " ", sm + ": "} {
+	for _, cut := range []string{"call " + sm + " to " + addr + " ", sm + " to " + addr + " "} {
 		text = strings.Replace(text, cut, "", 1)
 	}
+	// "SERVER_ERROR: t.Svc.Work: boom" loses the name that heads its
+	// text; one inside a sentence ("panic in t.Svc.Work: boom") stays.
+	text = strings.Replace(strings.TrimPrefix(text, sm+": "), ": "+sm+": ", ": ", 1)
 	return strings.Replace(text, "call "+sm+" ", "", 1)
 }
 

@@ -49,6 +49,11 @@ func TestAA_FailureLinesNamesEachCall(t *testing.T) {
 	if len(lines) != 12 || lines[6] != "  ... 2 forks not shown" || lines[5] != "  fork 5, 10.0.0.1:20880: SERVER_ERROR: boom 5" || lines[7] != "  fork 8, 10.0.0.1:20880: SERVER_ERROR: boom 8" {
 		t.Errorf("12 forks:\n%s", strings.Join(lines, "\n"))
 	}
+	// tester79 #7: the name inside a sentence is not cut
+	panicked := []error{spi.Errorf(spi.StatusServerError, "panic in demo.Echo.Echo: boom in Echo")}
+	if got, want := FailureLines(inv, "h", "attempt", tried[:1], panicked), "h:\n  attempt 1, 10.0.0.1:20880: SERVER_ERROR: panic in demo.Echo.Echo: boom in Echo"; got != want {
+		t.Errorf("a panic's text:\n%s\nwant\n%s", got, want)
+	}
 	if Count(1, "fork") != "1 fork" || Count(3, "attempt") != "3 attempts" {
 		t.Errorf("Count: %q, %q", Count(1, "fork"), Count(3, "attempt"))
 	}
