@@ -90,9 +90,10 @@ type proc struct {
 	// generation silentGen was sent (watchLiveness); zero while it answers
 	silentSince time.Time
 	silentGen   uint64
-	// onDeadline is the OnDeadline of the plugin's service invokers and
-	// filters (deadlineWarner), one per plugin across its restarts
-	onDeadline func(method string)
+	// deadlines is the OnDeadline of the plugin's service invokers and
+	// filters (its warn), one per plugin across its restarts; stopped by
+	// stop
+	deadlines *deadlineLog
 }
 
 func newProc(h *Host, s config.Plugin) *proc {
@@ -102,7 +103,7 @@ func newProc(h *Host, s config.Plugin) *proc {
 	}
 	p := &proc{h: h, spec: s, path: path, state: StateStarting, changed: make(chan struct{}),
 		log: h.log.With("plugin", s.Name, "point", s.Point)}
-	p.onDeadline = deadlineWarner(p.log, s.Point)
+	p.deadlines = newDeadlineLog(p.log, s.Point)
 	p.cur.Store(&live{err: errDown(s.Name, s.Point, StateStarting, "")})
 	return p
 }
@@ -342,6 +343,7 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	if !first && !p.probe {
 		p.noteRedescribed(prev, desc)
+		p.reclaimKeys(desc)
 	}
 	if first {
 		p.noteOwnName(desc.Name)
@@ -482,6 +484,30 @@ func (p *proc) noteRedescribed(prev, now pluginrpc.Description) {
 		p.log.Warn("plugin's new process declares other URL keys: the unknown-key warnings of references and exports made from now on "+
 			"count them, those made before were checked against the old ones",
 			"path", p.path, "added", added, "removed", removed)
+	}
+}
+
+// reclaimKeys applies the catalog's rule for declared URL keys to those
+// the process just started (a restart or a handover, desc its
+// description) declares, as Register applied it to the first process's
+// (extension.ClaimRedeclaredKeys): a new Secret key is marked secret
+// process-wide, so that logs and printed URLs hide its value; a key that
+// conflicts with one of the kernel or of another extension is ignored
+// (not recorded, its mark not made), logged at warn naming the key, the
+// plugin and the key's owner, and the plugin keeps running. Nothing for
+// a service plugin, which is not catalogued.
+func (p *proc) reclaimKeys(desc pluginrpc.Description) {
+	var act spi.Activation
+	switch p.spec.Point {
+	case extension.PointFilter:
+		act = desc.Activation
+	case extension.PointLoadBalance, extension.PointRegistry:
+	default:
+		return
+	}
+	for _, err := range extension.ClaimRedeclaredKeys(p.spec.Point, p.spec.Name, extension.Origin(p.path), desc.Keys, act) {
+		p.log.Warn("plugin's new process declares a URL key that conflicts with another owner's: the key is ignored (no secret mark is made for it); the plugin keeps running",
+			"path", p.path, "err", err)
 	}
 }
 
@@ -1004,6 +1030,7 @@ func (p *proc) stop() {
 		tail.stoppedByHost("the host is closing")
 		stopProcess(client, cmd, killGrace)
 	}
+	p.deadlines.stop()
 	p.mu.Lock()
 	if p.state != StateFailed && p.state != StateNotStarted && p.state != StateChecked {
 		p.setStateLocked(StateStopped, "host closed", nil)
@@ -1058,7 +1085,7 @@ func (p *proc) register(c *extension.Catalogs) error {
 		} else if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
 				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
-				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Required: p.spec.Required, Log: p.log, OnDeadline: p.onDeadline}), origin)
+				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Required: p.spec.Required, Log: p.log, OnDeadline: p.deadlines.warn}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued
