@@ -103,7 +103,7 @@ func TestT16_7_DuplicateAddressCountsOnce(t *testing.T) {
 	if inv := f.byAddress("127.0.0.1:1"); len(inv) != 2 || inv[0].closed.Load() != 1 || inv[1].closed.Load() != 0 {
 		t.Fatalf("invokers of 127.0.0.1:1: %d, want the old one closed once and the new one open", len(inv))
 	}
-	if log.count("directory: provider listed twice at one address") == 0 {
+	if log.count("provider listed twice at one address") == 0 {
 		t.Error("no Debug line for the dropped entry")
 	}
 	// The old entry expires: nothing changes.

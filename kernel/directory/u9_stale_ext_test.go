@@ -71,17 +71,17 @@ func TestU9_StaleEntryLeavingIsNotAProviderRemoved(t *testing.T) {
 	register(t, reg, restart)
 	waitProviders(t, d, restart, other)
 	got := log.all()
-	if strings.Contains(got, "directory: provider removed provider=127.0.0.1:29011") {
+	if strings.Contains(got, "provider removed provider=127.0.0.1:29011") {
 		t.Errorf("the old entry's leaving logged as the provider removed:\n%s", got)
 	}
-	if !strings.Contains(got, "directory: stale entry of a provider left; the provider stays, at its newer entry provider=127.0.0.1:29011") {
+	if !strings.Contains(got, "stale entry of a provider left; the provider stays, at its newer entry provider=127.0.0.1:29011") {
 		t.Errorf("no stale-entry line:\n%s", got)
 	}
 	if err := reg.Unregister(context.Background(), spi.MustParse(other)); err != nil {
 		t.Fatal(err)
 	}
 	waitProviders(t, d, restart)
-	if got := log.all(); !strings.Contains(got, "directory: provider removed provider=127.0.0.1:29012") {
+	if got := log.all(); !strings.Contains(got, "provider removed provider=127.0.0.1:29012") {
 		t.Errorf("a provider leaving for good not logged as removed:\n%s", got)
 	}
 }

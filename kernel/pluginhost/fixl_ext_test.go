@@ -146,8 +146,8 @@ func TestExitZeroIsRestartedAndCounted(t *testing.T) {
 		t.Errorf("after an exit 0: %+v, want RestartsTotal 1 and LastExit after %v", now, before)
 	}
 	for _, re := range []string{
-		`level=WARN msg="plugin exited; restarting" plugin=greeter .*status="exit status 0"`,
-		`level=INFO msg="plugin running" plugin=greeter .*restarted_after=\d`,
+		`level=WARN msg="plugin exited; restarting" component="plugin host" plugin=greeter .*status="exit status 0"`,
+		`level=INFO msg="plugin running" component="plugin host" plugin=greeter .*restarted_after=\d`,
 	} {
 		if !regexp.MustCompile(re).MatchString(logs.String()) {
 			t.Errorf("log lacks %s:\n%s", re, logs.String())
@@ -163,7 +163,7 @@ func TestExitZeroIsRestartedAndCounted(t *testing.T) {
 // logs the methods of an in-process service it does not serve.
 func TestServicePluginWarningsLoggedAtStart(t *testing.T) {
 	_, logs := logHost(t, nil, config.Plugin{Name: "bad", Point: pluginhost.PointService, Command: binary("badmethods")})
-	want := `level=WARN msg="service plugin: nu.S2.Sum is not served (a call of it is SERVICE_NOT_FOUND): Sum(context.Context, ...int) (int, error): variadic; take a []int instead of ...int" plugin=bad point=service service=nu.S2`
+	want := `level=WARN msg="service plugin: nu.S2.Sum is not served (a call of it is SERVICE_NOT_FOUND): Sum(context.Context, ...int) (int, error): variadic; take a []int instead of ...int" component="plugin host" plugin=bad point=service service=nu.S2`
 	if n := strings.Count(logs.String(), want); n != 1 {
 		t.Errorf("log has %q %d times, want once:\n%s", want, n, logs.String())
 	}
@@ -184,7 +184,7 @@ func TestKillAtCloseSaysTheHostStoppedIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := logs.String()
-	want := regexp.MustCompile(`level=WARN msg="plugin process exited" plugin=greeter .*error="signal: killed" .*reason="the host is closing; it did not exit within 2s of the host's request to close, so the host killed it"`)
+	want := regexp.MustCompile(`level=WARN msg="plugin process exited" component="plugin host" plugin=greeter .*error="signal: killed" .*reason="the host is closing; it did not exit within 2s of the host's request to close, so the host killed it"`)
 	if !want.MatchString(text) || strings.Contains(text, "level=ERROR") || strings.Contains(text, "failed to exit gracefully") {
 		t.Errorf("log at the kill of a plugin that did not exit in time lacks %s, or has an ERROR:\n%s", want, text)
 	}

@@ -46,7 +46,7 @@ func TestPluginStdoutAndStderrReachTheHostLog(t *testing.T) {
 	if res.Err != nil || res.Value != "hello" {
 		t.Fatalf("Say: %v, %v", res.Value, res.Err)
 	}
-	want := []string{`level=INFO msg="out: hello" plugin=chatty`, `stream=stdout`, `level=INFO msg="err: hello" plugin=chatty`, `stream=stderr`}
+	want := []string{`level=INFO msg="out: hello" component="plugin host" plugin=chatty`, `stream=stdout`, `level=INFO msg="err: hello" component="plugin host" plugin=chatty`, `stream=stderr`}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		l := logs.String()
@@ -105,7 +105,7 @@ func TestPluginOutputIsBounded(t *testing.T) {
 	if res := inv.Invoke(ctx, &spi.Invocation{Service: "acme.Chatty", Method: "Spew", Args: []any{5000}}); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	summary := `level=WARN msg="plugin output lines left out: more than the bound" plugin=chatty point=service stream=stderr suppressed=4000 bound="1000 lines per 10s"`
+	summary := `level=WARN msg="plugin output lines left out: more than the bound" component="plugin host" plugin=chatty point=service stream=stderr suppressed=4000 bound="1000 lines per 10s"`
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(logs.String(), summary) {
 		if time.Now().After(deadline) {

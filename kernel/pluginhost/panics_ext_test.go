@@ -52,8 +52,8 @@ func TestPanickingBalancerPluginIsBypassed(t *testing.T) {
 	waitLog(t, log.String, "plugin balancer keeps failing")
 	out := log.String()
 	for _, want := range []string{
-		`msg="plugin balancer keeps failing; the next calls use the default balancer for the bypass, then one probes the plugin again" plugin=acme.moody point=loadbalance call=Select failures_in_a_row=3`,
-		`msg="plugin balancer panicked in Select; using the default balancer" plugin=acme.moody point=loadbalance err="CLIENT_ERROR: pluginrpc: balancer \"acme.moody\" panicked in Select: moody: Select asked to panic"`,
+		`msg="plugin balancer keeps failing; the next calls use the default balancer for the bypass, then one probes the plugin again" component="plugin host" plugin=acme.moody point=loadbalance call=Select failures_in_a_row=3`,
+		`msg="plugin balancer panicked in Select; using the default balancer" component="plugin host" plugin=acme.moody point=loadbalance err="CLIENT_ERROR: pluginrpc: balancer \"acme.moody\" panicked in Select: moody: Select asked to panic"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %s:\n%s", want, out)

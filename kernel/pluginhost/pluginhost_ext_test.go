@@ -237,10 +237,10 @@ func TestKill9PluginDuringCalls(t *testing.T) {
 		}
 	}
 	for _, re := range []string{
-		`level=WARN msg="plugin exited; restarting" plugin=acme.p2c`,
-		`level=WARN msg="plugin balancer unavailable; using the default balancer" plugin=acme.p2c`,
-		`level=WARN msg="plugin running" plugin=acme.p2c .* restarted_after=\d`,
-		`level=WARN msg="plugin balancer answers again; the default balancer picked meanwhile" plugin=acme.p2c .*fell_back=[1-9]\d* after=\d`,
+		`level=WARN msg="plugin exited; restarting" component="plugin host" plugin=acme.p2c`,
+		`level=WARN msg="plugin balancer unavailable; using the default balancer" component="plugin host" plugin=acme.p2c`,
+		`level=WARN msg="plugin running" component="plugin host" plugin=acme.p2c .* restarted_after=\d`,
+		`level=WARN msg="plugin balancer answers again; the default balancer picked meanwhile" component="plugin host" plugin=acme.p2c .*fell_back=[1-9]\d* after=\d`,
 	} {
 		if !regexp.MustCompile(re).MatchString(logs.String()) {
 			t.Errorf("log at warn lacks %s:\n%s", re, logs.String())

@@ -77,7 +77,7 @@ func TestFailedStartSaysExitStatusAndLastStderrLine(t *testing.T) {
 		t.Log(err)
 	}
 	l := logs.String()
-	if !strings.Contains(l, `level=WARN msg="plugin: config missing, exiting" plugin=acme.p2c point=loadbalance stream=stderr`) ||
+	if !strings.Contains(l, `level=WARN msg="plugin: config missing, exiting" component="plugin host" plugin=acme.p2c point=loadbalance stream=stderr`) ||
 		strings.Contains(l, `level=INFO msg="plugin: config missing`) || strings.Contains(l, "plugin process exited") {
 		t.Errorf("logs:\n%s", l)
 	}

@@ -95,7 +95,7 @@ func TestOps4ThreadsRefusalsCountedAndLogged(t *testing.T) {
 		t.Error("/metrics: airnode_threads_rejections_total's help does not name threadlimit")
 	}
 
-	lines, last, err := logbuf.Burst(logs.String(), "threadlimit: refusing calls")
+	lines, last, err := logbuf.Burst(logs.String(), "refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)\" component=threadlimit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestOps4ExecutesRefusalsLogged(t *testing.T) {
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	lines, last, err := logbuf.Burst(logs.String(), "executelimit: refusing calls")
+	lines, last, err := logbuf.Burst(logs.String(), "refusing calls at its limit (SERVER_THREADPOOL_EXHAUSTED)\" component=executelimit")
 	if err != nil {
 		t.Fatal(err)
 	}
