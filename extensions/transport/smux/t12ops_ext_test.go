@@ -80,7 +80,7 @@ func testAcceptOutOfFDs(t *testing.T, name string) {
 	}
 	waitLog(t, &log, "too many open files", 10*time.Second)
 	text := log.String()
-	if !strings.Contains(text, "level=WARN msg=\""+name+": accept failed; retrying") {
+	if !strings.Contains(text, `level=WARN msg="accept failed; retrying (out of file descriptors? see ulimit -n)" component=transport transport=`+name+" ") {
 		t.Fatalf("no Warn line for the failed accept:\n%s", text)
 	}
 	// While the consumers hold the descriptors, a new one is not served,
