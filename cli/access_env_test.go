@@ -18,7 +18,7 @@ func TestAccess_ConsumerAndProviderLinesPair(t *testing.T) {
 	r := runCommand(t, 20*time.Second, nil, "call", "--registry", reg, "-a", "trace=T-777",
 		"-p", "accesslog=true", "-p", "accesslog.attachments=trace", "demo.Echo", "Echo", `"hi"`)
 	expectOK(t, r, `"hi"`)
-	consumer := regexp.MustCompile(`msg=access component=accesslog side=consumer provider=` + regexp.QuoteMeta(g.addr) + ` service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
+	consumer := regexp.MustCompile(`msg=access side=consumer provider=` + regexp.QuoteMeta(g.addr) + ` service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
 	if !consumer.MatchString(r.stderr) {
 		t.Errorf("consumer's access line lacks the provider %s or the trace:\n%s", g.addr, r.stderr)
 	}

@@ -30,7 +30,7 @@ func referSays(rec map[string]any) []string {
 	for k, v := range rec {
 		s, _ := v.(string)
 		switch k {
-		case "time", "level", "msg", "service", "provider", "value":
+		case "time", "level", "msg", "component", "service", "provider", "value":
 		case "key":
 			v, _ := rec["value"].(string)
 			want = append(want, s+"="+v)

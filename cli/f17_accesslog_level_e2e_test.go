@@ -31,7 +31,7 @@ func TestF17_CallAccessLogAloneAtInfo(t *testing.T) {
 	// --log-level info asks for the rest too
 	r = call(t, nil, "--registry", reg, "--log-level", "info", "-p", "accesslog=true", "demo.Echo", "Echo", "1")
 	expectOK(t, r, "1")
-	for _, want := range []string{`msg="provider added"`, "msg=access side=consumer"} {
+	for _, want := range []string{`msg="provider added"`, "msg=access component=accesslog side=consumer"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("call --log-level info -p accesslog=true: stderr %q; want %q", r.stderr, want)
 		}

@@ -422,7 +422,7 @@ func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, `"level":"WARN","msg":"probe","k":"v"`) || strings.Contains(errOut, "hidden at warn") {
+	if !strings.Contains(errOut, `"level":"WARN","msg":"loadbalance: probe","k":"v"`) || strings.Contains(errOut, "hidden at warn") {
 		t.Errorf("stderr %q: want the warning as JSON and no info line", errOut)
 	}
 	if slog.Default() != before {

@@ -40,7 +40,7 @@ func TestOps4AbandonedCallLineIsStructured(t *testing.T) {
 			if !want.MatchString(last) {
 				t.Errorf("serve's last line:\n%s\nwant it to match %s", last, want)
 			}
-			if plugins && !strings.Contains(p.logText(), `msg="plugin process exited" plugin=acme.plug3a`) {
+			if plugins && !strings.Contains(p.logText(), `msg="plugin process exited" component="plugin host" plugin=acme.plug3a`) {
 				t.Errorf("the plugin's exit is not logged:\n%s", p.logText())
 			}
 			if strings.Contains(p.logText(), "airnode: serve: shutdown timeout") {

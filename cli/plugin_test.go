@@ -139,7 +139,7 @@ func TestPrintPlugins(t *testing.T) {
 	}
 }
 
-var pluginPID = regexp.MustCompile(`plugin running" plugin=(\S+) .*pid=(\d+)`)
+var pluginPID = regexp.MustCompile(`plugin running" component="plugin host" plugin=(\S+) .*pid=(\d+)`)
 
 // The issue's first and fourth acceptance items with the real binary: the
 // example balancer declared in plugins.yaml, `airnode serve`, then

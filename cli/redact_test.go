@@ -74,7 +74,7 @@ func TestServeAndCallLogNoToken(t *testing.T) {
 	}
 	log = p.logText()
 	if !strings.Contains(log, `level=WARN msg="refusing calls without the provider's token"`) ||
-		!strings.Contains(log, "peer=127.0.0.1:") || !strings.Contains(log, "reason=wrong service=demo.Echo method=Echo") ||
+		!strings.Contains(log, "consumer=127.0.0.1:") || !strings.Contains(log, "reason=wrong service=demo.Echo method=Echo") ||
 		strings.Contains(log, "guess1") || strings.Contains(log, "s3cret") {
 		t.Errorf("serve's log after a wrong token:\n%s", log)
 	}

@@ -74,7 +74,7 @@ func TestCfg2_LoopbackPublishedWarnsOnce(t *testing.T) {
 	}
 	urls = append(urls, "airnode://127.0.0.1:0/t.C?advertise=127.0.0.2")
 	log, exps := export(cfg.Registry, urls...)
-	const warning = "kernel: publishing a loopback address, "
+	const warning = "publishing a loopback address, "
 	lines := cfg2Lines(log, warning)
 	if len(lines) != 2 {
 		t.Fatalf("%d loopback warnings for 2 published addresses, want 2:\n%s", len(lines), log)

@@ -85,7 +85,7 @@ func TestCodec2_ProtobufExportRefusesWhatItCannotCarry(t *testing.T) {
 		"Time":  "codec protobuf cannot encode argument 0 (time.Time): protobuf: cannot encode Go type time.Time: want a proto.Message, or nil, bool, string, []byte, an integer, a float or map[string]string: use timestamppb.Timestamp",
 		"Picky": "codec protobuf cannot encode the result (kernel.c2Picky)", // its MarshalJSON refuses the empty value, but protobuf never calls it
 	} {
-		l := find(lines, "kernel: export c2.Svc: not serving method "+m, map[string]string{"level": "WARN"})
+		l := find(lines, "export c2.Svc: not serving method "+m, map[string]string{"level": "WARN"})
 		if l == nil || !strings.Contains(l["msg"].(string), want) {
 			t.Errorf("%s: no WARN containing %q:\n%v", m, want, lines)
 		}

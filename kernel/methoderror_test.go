@@ -179,7 +179,7 @@ func TestExportOfAValueNamesItsPointerReceiverMethods(t *testing.T) {
 	mu.Lock()
 	got := logs.String()
 	mu.Unlock()
-	want := "kernel: export t.Shapes: methods PtrErr, PtrRecv have pointer receivers: export &kernel.recvShapes{} (a *kernel.recvShapes) to serve them"
+	want := "export t.Shapes: methods PtrErr, PtrRecv have pointer receivers: export &kernel.recvShapes{} (a *kernel.recvShapes) to serve them"
 	if !strings.Contains(got, want) {
 		t.Fatalf("log does not say %q:\n%s", want, got)
 	}

@@ -34,9 +34,9 @@ func TestExportWarnsAboutMethodsOfAnotherShape(t *testing.T) {
 	}
 	log := logs.String()
 	for _, want := range []string{
-		"kernel: export edge.Weird: not serving method NoCtx(int) int: want M(ctx context.Context, args...) (R, error) or error",
-		"kernel: export edge.Weird: not serving method TwoRes(context.Context) (int, int, error): want",
-		"kernel: export edge.Weird: not serving method Variadic(context.Context, ...int) (int, error): variadic; want",
+		"export edge.Weird: not serving method NoCtx(int) int: want M(ctx context.Context, args...) (R, error) or error",
+		"export edge.Weird: not serving method TwoRes(context.Context) (int, int, error): want",
+		"export edge.Weird: not serving method Variadic(context.Context, ...int) (int, error): variadic; want",
 	} {
 		if strings.Count(log, want) != 1 {
 			t.Errorf("log lacks one %q:\n%s", want, log)

@@ -113,7 +113,7 @@ func TestT14_1_RollingUpgradeEitherOrder(t *testing.T) {
 			}
 			out := logs()
 			for _, method := range []string{"Put", "PutPtr"} {
-				want := fmt.Sprintf(`kernel: evo.Users.%s: consumer 127.0.0.1:`, method)
+				want := fmt.Sprintf(`evo.Users.%s: consumer 127.0.0.1:`, method)
 				if n := strings.Count(out, want); n != 1 {
 					t.Errorf("%s: the provider logged %d warnings naming the consumer, want 1 (once per method and field):\n%s", method, n, out)
 				}

@@ -271,7 +271,7 @@ func TestT14_5_ExportSkipsMethodsNoCallCanReach(t *testing.T) {
 		{"RetChan", "RetChan(context.Context) (chan int, error): the result is a chan int, which no codec can send"},
 		{"RetFn", "the result is a func(), which no codec can send"},
 	} {
-		l := find(warned, "kernel: export t14.Odd: not serving method "+tc.method, map[string]string{"level": "WARN", "method": tc.method})
+		l := find(warned, "export t14.Odd: not serving method "+tc.method, map[string]string{"level": "WARN", "method": tc.method})
 		if l == nil || !strings.Contains(l["msg"].(string), tc.why) {
 			t.Errorf("%s: no warning saying %q:\n%v", tc.method, tc.why, warned)
 		}
@@ -349,7 +349,7 @@ func TestT14_5_ExportSkipsMethodsTheCodecCannotEncode(t *testing.T) {
 	}
 	lines := log.lines(t)
 	for _, m := range []string{"Get", "Put"} {
-		l := find(lines, "kernel: export t14.Users: not serving method "+m, map[string]string{"level": "WARN"})
+		l := find(lines, "export t14.Users: not serving method "+m, map[string]string{"level": "WARN"})
 		if l == nil || !strings.Contains(l["msg"].(string), "codec protobuf cannot encode") || !strings.Contains(l["msg"].(string), "kernel.t14user") {
 			t.Errorf("%s: no warning naming the codec and the type:\n%v", m, lines)
 		}

@@ -38,7 +38,7 @@ func wantErrorLogged(t *testing.T, logs recordLog, want string) {
 	t.Helper()
 	eventually(t, "an Error record saying "+want, func() bool {
 		for _, r := range logs.find("") {
-			if r.level == slog.LevelError && strings.Contains(r.msg, want) && strings.Contains(r.attrs["stack"], "goroutine") {
+			if r.level == slog.LevelError && strings.Contains(r.msg, strings.TrimPrefix(want, "kernel: ")) && strings.Contains(r.attrs["stack"], "goroutine") {
 				return true
 			}
 		}

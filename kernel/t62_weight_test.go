@@ -24,7 +24,7 @@ func TestT62_HugeWeightWarnsAndIsPublishedClamped(t *testing.T) {
 	if w, _ := e.URL().Param("weight"); w != "2147483647" {
 		t.Errorf("published weight %q, want 2147483647", w)
 	}
-	want := "kernel: export demo.Echo: weight 99999999999999 is over 2147483647, the most a balancer uses: published as 2147483647"
+	want := "export demo.Echo: weight 99999999999999 is over 2147483647, the most a balancer uses: published as 2147483647"
 	if got := log.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, want) {
 		t.Errorf("log:\n%s\nwant one WARN %q", got, want)
 	}
