@@ -217,12 +217,12 @@ func (c *Channel) overHighWater() bool {
 // start) — handlers that take long (a long poll, Sleep) are no sign of
 // answers piling up, and the requests parked behind them start within a
 // few firstAnswerWait (1,000 within 0.6 s without the Server's budget).
-// The Server's budget (unsent.limit, on by default) has a slow start of
+// The Server's budget (unsent.limit, on by default) has a slower start of
 // its own before the channel's first answer, four times as many per
-// unknownWait (budgetEstimate): there 256 long calls on a new connection
-// all start within about 1.2 s, 1,000 within 1.6 s. Handlers that start slow and
-// then answer large (all of them blocked on one lock, say) are thus not
-// bounded before their first answer.
+// unknownWait (budgetEstimate): with it, 256 long calls on a new
+// connection all start within about 1.6 s, 1,000 within 2 s. Handlers
+// that start slow and then answer large (all of them blocked on one lock,
+// say) are thus not bounded by the channel before their first answer.
 const (
 	firstAnswers    = 16
 	firstAnswerWait = 100 * time.Millisecond
@@ -370,7 +370,7 @@ func (c *Channel) overFree() bool {
 //
 // Each is released after unknownWait (runAnswering), so four times as
 // many start after each unknownWait: 256 long calls on a new connection
-// within about 1.2 s, 1,000 within 1.6 s. Counted at payload until it
+// within about 1.6 s, 1,000 within 2 s. Counted at payload until it
 // ended or for 2 s, 10 started per 2 s: 33 of 256 Sleep calls had started
 // after 5 s. Quartered per unknownWait, not halved per firstAnswerWait as
 // answerEstimate is: answers slow to make are no sign that they are small,
@@ -410,9 +410,11 @@ func (b *unsentBudget) largeRecently() bool {
 // slowed by 40 connections' 8 MB answers on two CPUs let every worker
 // start one again (4.2 GB of heap with unsent.limit=32MiB). unknownWait
 // is longer than the 300 ms the answers of
-// TestUnsentLimit_UnknownAnswersCountAtPayload take to make.
+// TestUnsentLimit_UnknownAnswersCountAtPayload take to make: at 400 ms,
+// under -race, 2 of its 5 runs had up to 17 handlers and 40 MiB unsent
+// (6 or 7 and 22 MiB at most otherwise).
 const (
-	unknownWait    = 4 * firstAnswerWait
+	unknownWait    = 5 * firstAnswerWait
 	unknownRelease = 2 * time.Second
 )
 
@@ -553,12 +555,13 @@ func (c *Channel) startStallLocked() chan struct{} {
 	unsent := c.w.unsent.Load()
 	resume := int64(lowWater)
 	if c.withMaking(unsent) < highWater && c.w.budget != nil && c.w.budget.over() && (unsent >= budgetFree || c.answerSize.Load() > 0) {
-		// stopped by the Server's budget (budgetHolds too); before the
-		// channel's first answer, with nothing unsent, the answers being
-		// made are the slow start's guess (answerEstimate), which fell
-		// under budgetFree/10 for 10 handlers only after 700 ms:
-		// requests the budget parked behind 10 long calls (budgetHolds)
-		// waited for that, not for the budget's room
+		// stopped by the Server's budget (budgetHolds too). Not for a
+		// channel that has answered nothing and holds under budgetFree:
+		// its answers being made are the slow start's guess
+		// (answerEstimate), which for 10 handlers fell under budgetFree
+		// only after 700 ms, and the requests the budget parked behind
+		// 10 long calls waited for that rather than for the budget's
+		// room (its own slow start, budgetEstimate)
 		resume = budgetFree
 	}
 	// Neither (the answers drained between the caller's look and here):

@@ -317,7 +317,7 @@ func TestCancelBurstDoesNotHurtOtherCalls(t *testing.T) {
 			const waiting = 100
 			// The connection has no answer yet, so the Server's budget
 			// starts these handlers in a slow start (backpressure.go,
-			// budgetEstimate): all 100 run after about 0.8 s on an idle
+			// budgetEstimate): all 100 run after about 1 s on an idle
 			// machine. Their timeout must outlast that on a loaded one,
 			// or a handler's deadline ends it before its cancel arrives.
 			const hold = waiting * unknownWait
