@@ -33,10 +33,10 @@ func (s *startedSleeps) Serve(ctx context.Context, req *Request) spi.Result {
 func TestSlowStart_LongCallsOnANewConnectionAllStart(t *testing.T) {
 	const calls = DefaultWorkers
 	const bound = 3 * time.Second // about 1.6 s on an idle machine
-	for _, mux := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mux=%v", mux), func(t *testing.T) {
+	for _, c := range []struct{ mux, adaptive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("mux=%v/adaptive=%v", c.mux, c.adaptive), func(t *testing.T) {
 			svc := &startedSleeps{echoService: &echoService{}}
-			f := startServer(t, mux, func(o *Options) { o.Handler = svc })
+			f := startServer(t, c.mux, func(o *Options) { o.Handler = svc; o.Adaptive = c.adaptive })
 			ch := f.dial(nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
