@@ -459,8 +459,8 @@ func loopbackAddr(a net.Addr) bool {
 // a plugin that fails to start, or a bad reference, is an error, and a node
 // does not run without a plugin its configuration declares. The returned
 // host is never nil on success and must be closed.
-func startPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return launchPlugins(ctx, cfg, file, cat, logger)
+func startPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
+	return launchPlugins(ctx, cfg, file, cat, logger, warn)
 }
 
 // defaultRegistry returns the registry URL to use when none is given: the
@@ -515,7 +515,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err != nil && cfg.Registry != "" {
 		return fmt.Errorf("serve: %s: %w", fmt.Sprintf(f.registryFrom, cfg.Registry), err)
 	}
-	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
+	plugins, err := startPlugins(ctx, cfg, file, cat, logger, commandWarn(stderr, f.logFormat, "serve"))
 	if err != nil {
 		if stoppedStarting(ctx, logger, "starting plugins", err) {
 			return nil // nothing listens or is registered yet
