@@ -46,9 +46,10 @@ func newAESlow(name string, quick bool) aeSlow {
 	return aeSlow{name: name, quick: quick, started: new(atomic.Int32), start: make(chan struct{}, 16)}
 }
 
-// aeExport exports svc as ae.S on a free loopback port of a node of its
-// own with the shutdown timeout given.
-func aeExport(t *testing.T, svc aeSlow, timeout time.Duration, query string) (*Node, *Exporter) {
+// aeExport exports svc (an aeSlow, or a service embedding one) as ae.S
+// on a free loopback port of a node of its own with the shutdown timeout
+// given.
+func aeExport(t *testing.T, svc any, timeout time.Duration, query string) (*Node, *Exporter) {
 	t.Helper()
 	n := NewNode(testCatalogs(t), WithLogger(quiet), WithShutdownWait(0), WithShutdownTimeout(timeout))
 	t.Cleanup(func() { _ = n.Close() })

@@ -1082,6 +1082,12 @@ type server struct {
 	cause      atomic.Pointer[spi.Error] // their contexts' cause, saying why (abandonCause); nil: not yet
 	closed     atomic.Bool               // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
 
+	// unrun counts the requests Serve did not run because abandoning was
+	// set (read before the go-away, still queued for a worker): shutdown
+	// counted them in flight at the go-away and takes them back out of
+	// its abandoned count.
+	unrun atomic.Int64
+
 	// abandonedMu guards abandoned: the calls answered SERVER_ERROR "shut
 	// down" once abandoning, as "demo.Echo.Sleep from 127.0.0.1:50212",
 	// at most maxAbandonedNamed (AbandonedError.Which).
@@ -1400,8 +1406,17 @@ func (s *server) notExported(key string) error {
 	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same[:min(len(same), 5)], all)
 }
 
-// Serve dispatches a request to its service (exchange.Handler).
+// Serve dispatches a request to its service (exchange.Handler). A
+// request that reaches it once the server abandons its calls (read
+// before the go-away, queued for a worker meanwhile) is not run: it is
+// answered as the exchange answers one read after the go-away
+// (exchange.NotRunAnswer: its consumer may retry it elsewhere) and
+// counted in unrun, not as abandoned.
 func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
+	if s.abandoning.Load() {
+		s.unrun.Add(1)
+		return spi.Result{Err: exchange.NotRunAnswer()}
+	}
 	s.mu.RLock()
 	svc := s.services[req.Service]
 	counted := !s.draining
@@ -1732,6 +1747,9 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 		<-drained
 	}
 	s.abandonAll(nil) // releases the context
+	// The requests in flight at the go-away that were still queued for a
+	// worker then did not run (Serve): not abandoned calls.
+	abandoned = max(abandoned-int(s.unrun.Load()), 0)
 	if err != nil && abandoned == 0 {
 		return 0, errors.Join(fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err), lerr)
 	}

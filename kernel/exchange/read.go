@@ -567,7 +567,7 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		// its id (Channel.complete): sendGoAway sets closing before it
 		// queues the go-away.
 		<-c.goAwayQueued
-		c.answer(h, codec, &spi.Error{Status: spi.StatusServiceNotFound, Message: "exchange: the provider is closing this connection and did not run the request (after its go-away)"})
+		c.answer(h, codec, NotRunAnswer())
 		c.uncount()
 		return nil
 	}
@@ -589,6 +589,22 @@ func (c *Channel) dispatch(r *reader, h protocol.Header, body []byte) error {
 		r.submit(t)
 	}
 	return nil
+}
+
+// NotRunAnswer returns the answer a provider gives a request it does not
+// run because it sent its go-away: SERVICE_NOT_FOUND "exchange: the
+// provider is closing this connection and did not run the request (after
+// its go-away)". The exchange answers so a request it reads after the
+// go-away; a Handler that is shutting down may return it, as its Result's
+// Err, for a request read before the go-away that it did not start (one
+// still queued for a worker when the provider abandoned its calls). A
+// consumer that has the go-away fails the call with its not-run error
+// (CHANNEL_INACTIVE, spi.ErrGoAway: Channel.complete), which failover
+// may retry on another provider, also for a non-idempotent method. The
+// answer must follow the go-away on the channel (a Handler's answer does:
+// GoAway returns after queuing it); a new *spi.Error on each call.
+func NotRunAnswer() *spi.Error {
+	return &spi.Error{Status: spi.StatusServiceNotFound, Message: "exchange: the provider is closing this connection and did not run the request (after its go-away)"}
 }
 
 // answerNeverAsked counts and logs (Warn, rate-bounded) a response whose

@@ -68,21 +68,32 @@ func (d keyDecl) owner() string {
 // then a filter's activation key (spi.Activation.Key) unless it is among
 // them, not secret.
 func declaredKeys(point, name string, origin Origin, ext any) []keyDecl {
+	var keys []spi.KeyDoc
+	if kd, ok := ext.(spi.KeyDescriber); ok {
+		keys = kd.Keys()
+	}
+	var act string
+	if fb, ok := ext.(spi.FilterBuilder); ok {
+		act = fb.Activation().Key
+	}
+	return keyDeclsOf(point, name, origin, keys, act)
+}
+
+// keyDeclsOf returns the declarations of keys, then of the activation key
+// act ("": none) unless it is among them, not secret, by the extension
+// name on point; empty and repeated keys are skipped.
+func keyDeclsOf(point, name string, origin Origin, keys []spi.KeyDoc, act string) []keyDecl {
 	var out []keyDecl
 	seen := map[string]bool{}
-	if kd, ok := ext.(spi.KeyDescriber); ok {
-		for _, d := range kd.Keys() {
-			if d.Key == "" || seen[d.Key] {
-				continue
-			}
-			seen[d.Key] = true
-			out = append(out, keyDecl{point: point, name: name, origin: origin, key: d.Key, secret: d.Secret})
+	for _, d := range keys {
+		if d.Key == "" || seen[d.Key] {
+			continue
 		}
+		seen[d.Key] = true
+		out = append(out, keyDecl{point: point, name: name, origin: origin, key: d.Key, secret: d.Secret})
 	}
-	if fb, ok := ext.(spi.FilterBuilder); ok {
-		if k := fb.Activation().Key; k != "" && !seen[k] {
-			out = append(out, keyDecl{point: point, name: name, origin: origin, key: k})
-		}
+	if act != "" && !seen[act] {
+		out = append(out, keyDecl{point: point, name: name, origin: origin, key: act})
 	}
 	return out
 }
@@ -120,43 +131,85 @@ func exportedMethod(s string) bool {
 // Nothing is recorded or marked on error. The error names point, name,
 // the key and the extension (or the kernel) that owns it.
 func claimKeys(point, name string, origin Origin, ext any) error {
-	decls := declaredKeys(point, name, origin, ext)
+	if errs := claim(declaredKeys(point, name, origin, ext), true); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// ClaimRedeclaredKeys applies the rule Register applies (above) to the
+// URL keys a running out-of-process plugin declares anew: keys (its
+// spi.KeyDescriber keys) and, for a filter, its activation's key, as the
+// new process of the extension name on point, registered from origin (the
+// plugin's binary path), described them after a restart or a handover
+// into another build. A new Secret key is marked secret process-wide
+// (spi.MarkSecretKey), so logs and printed URLs hide its value from then
+// on; a key declared Secret now and not before is marked too.
+//
+// Register refuses a whole extension whose key conflicts; a running
+// plugin is not refused: each conflicting key is ignored (not recorded
+// as the plugin's, and its Secret mark not made, so it hides no value of
+// the kernel or of the extension that owns the key), and the others are
+// recorded and marked. It returns one error per ignored key, naming the
+// point, the plugin, the key and its owner (the kernel or another
+// extension), as Register's would; the host logs them at warn and keeps
+// the plugin running. Keys the new process no longer declares stay
+// recorded and marked: a secret mark is never removed.
+func ClaimRedeclaredKeys(point, name string, origin Origin, keys []spi.KeyDoc, activation spi.Activation) []error {
+	return claim(keyDeclsOf(point, name, origin, keys, activation.Key), false)
+}
+
+// claim checks decls against the rule (checkKeyMarks), then records and
+// marks them. all: the first conflict refuses them all (nothing recorded
+// or marked) and is the only error; else each conflicting declaration is
+// left out, with its error, and the others are recorded and marked.
+func claim(decls []keyDecl, all bool) []error {
 	if len(decls) == 0 {
 		return nil
 	}
 	keyDeclsMu.Lock()
 	defer keyDeclsMu.Unlock()
+	var errs []error
+	ok := make([]keyDecl, 0, len(decls))
 	for _, d := range decls {
-		if d.key == spi.AttachmentToken {
-			continue
-		}
-		if err := checkKeyMarks(d); err != nil {
-			return err
-		}
-	}
-	for _, d := range decls {
-		if !recorded(d) {
-			keyDecls[d.key] = append(keyDecls[d.key], d)
-			if d.secret {
-				secretDecls = append(secretDecls, d)
+		if d.key != spi.AttachmentToken {
+			if err := checkKeyMarks(d); err != nil {
+				if all {
+					return []error{err}
+				}
+				errs = append(errs, err)
+				continue
 			}
 		}
+		ok = append(ok, d)
+	}
+	for _, d := range ok {
+		record(d)
 		if d.secret {
 			spi.MarkSecretKey(d.key)
 		}
 	}
-	return nil
+	return errs
 }
 
-// recorded reports whether d's extension already declared d.key.
-// keyDeclsMu is held.
-func recorded(d keyDecl) bool {
-	for _, o := range keyDecls[d.key] {
+// record adds d to keyDecls (and secretDecls when Secret), unless d's
+// extension declared d.key already; a key it declared without Secret and
+// now declares Secret turns secret there too (a mark is never taken back,
+// so the converse changes nothing). keyDeclsMu is held.
+func record(d keyDecl) {
+	for i, o := range keyDecls[d.key] {
 		if o.same(d) {
-			return true
+			if d.secret && !o.secret {
+				keyDecls[d.key][i].secret = true
+				secretDecls = append(secretDecls, keyDecls[d.key][i])
+			}
+			return
 		}
 	}
-	return false
+	keyDecls[d.key] = append(keyDecls[d.key], d)
+	if d.secret {
+		secretDecls = append(secretDecls, d)
+	}
 }
 
 // checkKeyMarks applies the rule to one declaration d. keyDeclsMu is

@@ -342,6 +342,7 @@ func (p *proc) launch(ctx context.Context) error {
 	}
 	if !first && !p.probe {
 		p.noteRedescribed(prev, desc)
+		p.reclaimKeys(desc)
 	}
 	if first {
 		p.noteOwnName(desc.Name)
@@ -482,6 +483,30 @@ func (p *proc) noteRedescribed(prev, now pluginrpc.Description) {
 		p.log.Warn("plugin's new process declares other URL keys: the unknown-key warnings of references and exports made from now on "+
 			"count them, those made before were checked against the old ones",
 			"path", p.path, "added", added, "removed", removed)
+	}
+}
+
+// reclaimKeys applies the catalog's rule for declared URL keys to those
+// the process just started (a restart or a handover, desc its
+// description) declares, as Register applied it to the first process's
+// (extension.ClaimRedeclaredKeys): a new Secret key is marked secret
+// process-wide, so that logs and printed URLs hide its value; a key that
+// conflicts with one of the kernel or of another extension is ignored
+// (not recorded, its mark not made), logged at warn naming the key, the
+// plugin and the key's owner, and the plugin keeps running. Nothing for
+// a service plugin, which is not catalogued.
+func (p *proc) reclaimKeys(desc pluginrpc.Description) {
+	var act spi.Activation
+	switch p.spec.Point {
+	case extension.PointFilter:
+		act = desc.Activation
+	case extension.PointLoadBalance, extension.PointRegistry:
+	default:
+		return
+	}
+	for _, err := range extension.ClaimRedeclaredKeys(p.spec.Point, p.spec.Name, extension.Origin(p.path), desc.Keys, act) {
+		p.log.Warn("plugin's new process declares a URL key that conflicts with another owner's: the key is ignored (no secret mark is made for it); the plugin keeps running",
+			"path", p.path, "err", err)
 	}
 }
 
