@@ -11,12 +11,13 @@ import (
 // tester79 #5: "timeout=5" is 5 ms (a bare number is milliseconds, as in
 // Dubbo); Refer warns of it once, plainly and per method, and of every
 // other duration key so written (connect.timeout, an extension's
-// heartbeat.interval); 0, 50 and more, and values with a unit pass.
+// heartbeat.interval); 0, 50 and more, values with a unit, and a
+// registry's key (poll=5: Refer says it does nothing here) pass.
 func TestReferWarnsOfBareMillis(t *testing.T) {
 	var logs syncBuffer
 	n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	defer n.Close()
-	u := spi.MustParse("airnode://127.0.0.1:1/shop.Inventory?timeout=5&methods.Slow.timeout=20&connect.timeout=3&heartbeat.interval=49&reconnect.backoff=50&warmup=0&retries=2&shortestresponse.slidePeriod=5s")
+	u := spi.MustParse("airnode://127.0.0.1:1/shop.Inventory?timeout=5&methods.Slow.timeout=20&connect.timeout=3&heartbeat.interval=49&reconnect.backoff=50&warmup=0&retries=2&shortestresponse.slidePeriod=5s&poll=5")
 	r, err := n.Refer(ctxT(t), u, spi.URL{})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestReferWarnsOfBareMillis(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-	for _, no := range []string{"reconnect.backoff=50 is", "warmup=0 is", "retries=2 is", "slidePeriod=5s is"} {
+	for _, no := range []string{"reconnect.backoff=50 is", "warmup=0 is", "retries=2 is", "slidePeriod=5s is", "poll=5 is"} {
 		if strings.Contains(out, no) {
 			t.Errorf("log has %q:\n%s", no, out)
 		}

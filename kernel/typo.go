@@ -608,7 +608,8 @@ const BareMillisBelow = 50
 
 // bareMillis returns, for each duration key of u (the kernel's,
 // config.KernelKeys of KindDuration, and those the extensions of its
-// catalogs declare of spi.KeyTypeDuration; plainly or per method) given
+// catalogs but registries declare of spi.KeyTypeDuration; plainly or per
+// method) given
 // as a bare number from 1 to BareMillisBelow-1, the pair [key, why]:
 // "5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for
 // seconds". Refer and Export warn of each once; the value is used as
@@ -619,6 +620,9 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 		durations[s.Key] = s.Kind == config.KindDuration
 	}
 	for _, p := range n.cat.Describe() {
+		if p.Name == extension.PointRegistry {
+			continue // a registry's key does nothing on a service URL: registryKeysOf says so
+		}
 		for _, e := range p.Extensions {
 			for _, k := range e.Keys {
 				durations[k.Key] = durations[k.Key] || k.Type == spi.KeyTypeDuration
