@@ -66,7 +66,7 @@ func TestEnv_UnknownAirnodeVariableIsWarned(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if n := strings.Count(r.stderr, "level=WARN"); n != 1 {
+	if n := strings.Count(r.stderr, "airnode: list: warning: environment variables with the AIRNODE_ prefix"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, r.stderr)
 	}
 	for _, want := range []string{`unknown="AIRNODE_REGISTY, AIRNODE_ZZZ"`, "AIRNODE_REGISTY: did you mean AIRNODE_REGISTRY?", "known=\"AIRNODE_LISTEN"} {

@@ -200,7 +200,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
 			}
-			env, done, err := a.consumerSetup(cmd, &f.registry, append([]string{args[0]}, f.params...)...)
+			env, done, err := a.consumerSetup(cmd, &f.registry, args[0], f.params)
 			if err != nil {
 				return err
 			}

@@ -214,7 +214,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 				}
 				return time.Time{}, 0
 			}
-			env, done, err := a.consumerSetupWithin(cmd, &f.registry, within, append([]string{args[0]}, f.params...)...)
+			env, done, err := a.consumerSetupWithin(cmd, &f.registry, within, args[0], f.params)
 			if pe, ok := errors.AsType[*pluginStartTimeout](err); ok {
 				msg := fmt.Sprintf("call: --timeout %v ran out while starting plugins: %v", pe.bound, pe.err)
 				errorLine(a.stderr, a.logFormat, "call", spi.StatusClientTimeout.String()+": "+msg, msg, "status", spi.StatusClientTimeout.String())

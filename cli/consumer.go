@@ -34,12 +34,14 @@ type consumerEnv struct {
 // consumerSetup loads the catalogs and the configuration (whose registry
 // fills an empty *registry), starts the configuration's plugins into the
 // catalogs (launchConsumerPlugins: no service plugin, and of the others
-// the filters and those named by selects — SERVICE_URL, the -p values —,
+// the filters and those named by SERVICE_URL arg, the -p values params,
 // the registry or the references: pluginsNamed; one that fails to start
-// is a warning), and returns the environment with a function that stops the
+// is a warning, a required filter plugin an error unless the URL
+// consumerURL makes of arg and params removes it: extension.FilterRemoved),
+// and returns the environment with a function that stops the
 // plugins and the signal watch; it must be called when the command ends.
-func (a *app) consumerSetup(cmd *cobra.Command, registry *string, selects ...string) (consumerEnv, func(), error) {
-	return a.consumerSetupWithin(cmd, registry, nil, selects...)
+func (a *app) consumerSetup(cmd *cobra.Command, registry *string, arg string, params []string) (consumerEnv, func(), error) {
+	return a.consumerSetupWithin(cmd, registry, nil, arg, params)
 }
 
 // pluginStartTimeout is consumerSetupWithin's error when the plugins'
@@ -59,7 +61,7 @@ func (e *pluginStartTimeout) Unwrap() error { return e.err }
 // the deadline within(cfg) returns when that is not the zero time, set
 // by the timeout bound (call's --timeout, which bounds the whole
 // command): a start cut short by it is a *pluginStartTimeout.
-func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within func(config.Config) (deadline time.Time, bound time.Duration), selects ...string) (consumerEnv, func(), error) {
+func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within func(config.Config) (deadline time.Time, bound time.Duration), arg string, params []string) (consumerEnv, func(), error) {
 	cat, err := a.Catalogs()
 	if err != nil {
 		return consumerEnv{}, nil, err
@@ -87,7 +89,14 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 	if !deadline.IsZero() {
 		pctx, pcancel = context.WithDeadline(ctx, deadline)
 	}
-	plugins, err := launchConsumerPlugins(pctx, cfg, a.configFile, cat, logger, pluginsNamed(cfg, *registry, selects...), true)
+	// a required filter plugin that failed stops the command unless its
+	// URL keeps the filter out of the chain (filter=-acme.auth)
+	inChain := func(plugin string) bool {
+		u, err := consumerURL(cfg, arg, params, nil) // the flags set no filter
+		return err != nil || !extension.FilterRemoved(cat.Filter, u, "", plugin)
+	}
+	plugins, err := launchConsumerPlugins(pctx, cfg, a.configFile, cat, logger, commandWarn(a.stderr, a.logFormat, commandPath(cmd)),
+		pluginsNamed(cfg, *registry, append([]string{arg}, params...)...), inChain)
 	timedOut := err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded)
 	pcancel()
 	if timedOut {

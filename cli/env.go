@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -23,12 +22,12 @@ func knownEnvNames() []string {
 	return append(config.EnvNames(), otherEnvNames...)
 }
 
-// warnUnknownEnv logs one warning for the AIRNODE_* variables of environ
-// that nothing reads (AIRNODE_REGISTY: a typo, whose node then joins the
+// warnUnknownEnv writes one warning (warn) for the AIRNODE_* variables
+// of environ that nothing reads (AIRNODE_REGISTY: a typo, whose node then joins the
 // default registry): it names each, a known one a few edits away ("did
 // you mean AIRNODE_REGISTRY?", internal/suggest), and the known ones.
 // Silent when there are none.
-func warnUnknownEnv(environ []string, logger *slog.Logger) {
+func warnUnknownEnv(environ []string, warn warnFunc) {
 	known := knownEnvNames()
 	var unknown, hints []string
 	for _, kv := range environ {
@@ -48,5 +47,5 @@ func warnUnknownEnv(environ []string, logger *slog.Logger) {
 	if len(hints) > 0 {
 		args = append(args, "hint", strings.Join(hints, "; "))
 	}
-	logger.Warn("airnode: environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
+	warn("environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
 }

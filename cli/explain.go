@@ -697,10 +697,19 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		if slices.Contains(perMethodKeys, spec.key) {
 			scopes = append(scopes, methods...)
 		}
+		// A node key (shutdown.timeout) of the reference has no effect
+		// (Refer warns, kind "node"): the row is the node's own, not the
+		// explained URL's taken as serve's -p (the mark below says so).
+		node := marks[spec.key].Kind == "node"
 		for _, m := range scopes {
 			v, key, ok := u.MethodParam(m, spec.key)
 			if spec.key == keyRetries {
 				v, key, ok = x.clusterValue(m, spec.key)
+			}
+			var from string
+			if node && !x.flagged {
+				v, from, ok = x.exportParam(spec.key)
+				key = spec.key
 			}
 			switch {
 			case !ok && m == "" && spec.key == "shutdown.timeout":
@@ -713,6 +722,8 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), hb), x.from("heartbeat", side)+" (bare number: the interval in ms)")
 			case !ok && m == "":
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAs(kernelKeyType(spec.key), spec.def), "default")
+			case ok && from != "": // a node key, as the configuration exports it
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), from+" ("+key+")")
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
 				if i := slices.IndexFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == key }); i >= 0 {
@@ -724,8 +735,11 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			// keys above: under its row, whatever the row's value.
 			cv, ckey, cok := x.consumer.MethodParam(m, spec.key)
 			mark, marked := marks[ckey]
-			marked = marked && cok && side != "provider" && (m == "" || ckey != spec.key)
-			if marked {
+			marked = marked && cok && (side != "provider" || node) && (m == "" || ckey != spec.key)
+			switch {
+			case marked && node:
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s has no effect on a reference: %s)", ckey, cv, mark.Why))
+			case marked:
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", ckey, cv, mark.Why))
 			}
 			if pv, pkey, pok := x.provider.MethodParam(m, spec.key); side == "consumer" && x.flagged && pok && (!ok || pv != v) && (m == "" || pkey != spec.key) {
@@ -889,13 +903,15 @@ func explainWords(w kernel.URLWarning, hbUnread []kernel.KeyNoEffect) bool {
 // referMarks returns, by key as written, Refer's warnings of keys the
 // KEYS section has a row for and that the reference's extensions or
 // providers do not read (kernel.Node.ReferWarnings: another cluster's
-// or balancer's key, a weight): the row gets "(K=V is not used: why)"
-// under it. Heartbeat keys in hbUnread are marked from there.
+// or balancer's key, a weight), or that are the node's (kind "node":
+// shutdown.timeout): the row gets "(K=V is not used: why)", or "(K=V has
+// no effect on a reference: why)" for a node key, under it. Heartbeat
+// keys in hbUnread are marked from there.
 func referMarks(warns []kernel.URLWarning, hbUnread []kernel.KeyNoEffect) map[string]kernel.URLWarning {
 	out := map[string]kernel.URLWarning{}
 	for _, w := range warns {
 		switch w.Kind {
-		case "cluster", "loadbalance", "heartbeat", "provider":
+		case "cluster", "loadbalance", "heartbeat", "provider", "node":
 			if !slices.ContainsFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == w.Key }) {
 				out[w.Key] = w
 			}
@@ -1157,15 +1173,26 @@ func (x *explained) providerSource(key string) string {
 	if _, ok := x.given.Param(key); ok || x.flagged || key == extension.SourceDefault {
 		return ""
 	}
-	if x.svc >= 0 {
-		if _, ok := x.cfg.Services[x.svc].Params[key]; ok {
-			return fmt.Sprintf(", from the config's services[%d].params", x.svc)
-		}
-	}
-	if _, ok := x.cfg.Protocol[key]; ok {
-		return ", from the config's protocol"
+	if _, from, ok := x.exportParam(key); ok {
+		return ", from the config's " + from
 	}
 	return ""
+}
+
+// exportParam returns the value of key serve with the configuration
+// exports the explained interface with before the explained URL's keys
+// (-p): services[svc].params', else protocol's, and which of them
+// ("services[0].params", "protocol"); ok false when neither sets it.
+func (x *explained) exportParam(key string) (v, from string, ok bool) {
+	if x.svc >= 0 {
+		if v, ok := x.cfg.Services[x.svc].Params[key]; ok {
+			return v, fmt.Sprintf("services[%d].params", x.svc), true
+		}
+	}
+	if v, ok := x.cfg.Protocol[key]; ok {
+		return v, "protocol", true
+	}
+	return "", "", false
 }
 
 // providerNotUsed notes a provider value of a consumer point that the

@@ -28,7 +28,14 @@ import (
 //     put "--" before the arguments.
 //
 // Other flag errors are returned unchanged. Each is a usage error (exit 2).
+// On a command of subcommands only (groupCommand), a flag error after an
+// argument that names none of them (`registry lss --json`) reports that
+// argument instead (unknownCommand): cobra parses the flags before the
+// command finds it does not know the argument.
 func flagError(c *cobra.Command, err error) error {
+	if args := c.Flags().Args(); c.HasSubCommands() && len(args) > 0 {
+		return unknownCommand(c, args[0])
+	}
 	return usage(flagErrorText(c, err))
 }
 

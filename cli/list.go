@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -189,7 +188,8 @@ POINT or --explain.`,
 			if err != nil {
 				return err
 			}
-			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, nil, false)
+			warn := commandWarn(a.stderr, a.logFormat, "list")
+			plugins, err := launchConsumerPlugins(cmd.Context(), cfg, a.configFile, cat, quiet, warn, nil, nil)
 			if err != nil {
 				return err
 			}
@@ -197,7 +197,7 @@ POINT or --explain.`,
 			// Every form checks the plugins' points: a plugin declared
 			// under a point its binary does not provide fails each of
 			// them (exit 1, once it has printed everything).
-			infos := checkPluginPoints(cmd.Context(), plugins, quiet)
+			infos := checkPluginPoints(cmd.Context(), plugins, warn)
 			wrong := errors.Join(wrongPoints(infos, cfg.Plugins, a.configFile),
 				serviceClashes(plugins.CheckedServices(), cfg, a.configFile))
 			if cmd.Flags().Changed("explain") {
@@ -586,14 +586,14 @@ func serviceClashes(services []pluginhost.Service, cfg config.Config, file strin
 
 // checkPluginPoints runs each service plugin of host once to check its
 // point, as a started plugin's is checked (pluginhost.Host.CheckPoints),
-// warns on logger of each that could not be run for the check (its
+// warns (warn) of each that could not be run for the check (its
 // binary is missing, it gave no handshake: serve, which runs it, fails
 // to start with it), as a consumer command warns of a plugin that failed
 // to start (warnFailedStarts), and returns host's plugins: each checked
 // (pluginhost.StateChecked) with the protocol and services its run gave
 // and a reason saying it was started once and stopped, each not started
 // with a reason saying why list did not start it.
-func checkPluginPoints(ctx context.Context, host *pluginhost.Host, logger *slog.Logger) []pluginhost.PluginInfo {
+func checkPluginPoints(ctx context.Context, host *pluginhost.Host, warn warnFunc) []pluginhost.PluginInfo {
 	unchecked := host.CheckPoints(ctx)
 	infos := host.Plugins()
 	for i := range infos {
@@ -605,7 +605,7 @@ func checkPluginPoints(ctx context.Context, host *pluginhost.Host, logger *slog.
 			continue
 		}
 		if err, ok := unchecked[infos[i].Name]; ok {
-			logger.Warn("service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it",
+			warn("service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it",
 				"plugin", infos[i].Name, "point", infos[i].Point, "err", err)
 			// list did start it, once, for the check (tester66 F10)
 			infos[i].Reason = "list started it once to check its point, and it failed to start: " +

@@ -143,7 +143,7 @@ func TestListWarnsOfAServicePluginItCouldNotCheck(t *testing.T) {
 	for _, args := range [][]string{{"list", "--config", cfg}, {"list", "--config", cfg, "--keys"}} {
 		r := runCommand(t, 60*time.Second, nil, args[0], args[1:]...)
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		if r.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], `level=WARN msg="service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it" plugin=acme.gone point=service err="pluginhost: plugin \"acme.gone\" (/nonexistent/greeter): `) {
+		if r.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], `airnode: list: warning: service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it plugin=acme.gone point=service err="pluginhost: plugin \"acme.gone\" (/nonexistent/greeter): `) {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 0 and one warning naming acme.gone", args, r.code, r.stderr)
 		}
 		if args[len(args)-1] == "--keys" {

@@ -33,12 +33,12 @@ import (
 // launches the plugins rejects a bad reference the same way. file is the
 // configuration file cfg was read from ("" none).
 //
-// It warns (logger) about a relative command path that the configuration
+// It warns (warn) about a relative command path that the configuration
 // file's directory would resolve differently (warnRelativeCommands), and
 // about a plugin declaring a kernel or selecting key as `airnode plugin
 // check` fails it (warnKeyClashes): a warning, not a refusal.
-func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return startPluginHost(ctx, cfg, file, cat, logger, nil, false)
+func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, nil)
 }
 
 // consumerPluginPoints are the plugin points a consumer command (call, bench,
@@ -53,16 +53,20 @@ var consumerPluginPoints = []string{extension.PointLoadBalance, extension.PointR
 // naming it and why, stays in the catalogs, and a URL or registry that
 // selects it fails with that reason (pluginhost.Host.Register); `airnode
 // list` shows it failed in its STATE column. A start cut short by ctx
-// (SIGINT) is an error. So is, for a command that refers (call, bench),
-// the failed start of a filter plugin declared required (plugins.yaml
-// required: true; requiredFailed): its activation, known only from the
-// running plugin, may put it in the command's chain, which must not run
-// without it.
-func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, use func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
+// (SIGINT) is an error. So is, for a command that refers (call, bench:
+// inChain is not nil), the failed start of a filter plugin declared
+// required (plugins.yaml required: true; requiredFailed) that inChain
+// reports may be in the command's chain: its activation, known only from
+// the running plugin, may put it there, and the chain must not run
+// without it. inChain(name) is false when the command's URL keeps the
+// filter out of its chain whatever its activation (filter=-acme.auth:
+// extension.FilterRemoved); it is called once the plugins, failed ones
+// too, are in cat. nil: the command builds no chain (list, registry).
+func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, use func(config.Plugin) bool, inChain func(plugin string) bool) (*pluginhost.Host, error) {
 	consumer := func(p config.Plugin) bool {
 		return slices.Contains(consumerPluginPoints, p.Point) && (use == nil || use(p))
 	}
-	return startPluginHost(ctx, cfg, file, cat, logger, consumer, refers)
+	return startPluginHost(ctx, cfg, file, cat, logger, warn, consumer, inChain)
 }
 
 // pluginsNamed returns which plugins a consumer command may use whose
@@ -97,10 +101,11 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 
 // startPluginHost starts cfg's plugins: all of them, failing on the first
 // that cannot start, when consumer is nil (serve); else those consumer
-// accepts, warning of each that fails, and failing, when refers, on a
-// required filter plugin that failed (launchConsumerPlugins).
-func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, consumer func(config.Plugin) bool, refers bool) (*pluginhost.Host, error) {
-	warnRelativeCommands(cfg.Plugins, file, logger)
+// accepts, warning of each that fails, and failing on a required filter
+// plugin that failed and inChain may put in the chain
+// (launchConsumerPlugins).
+func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, inChain func(string) bool) (*pluginhost.Host, error) {
+	warnRelativeCommands(cfg.Plugins, file, warn)
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
 		// a consumer's log is the user's terminal: a filter plugin's
@@ -114,24 +119,24 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 	if err == nil && len(cfg.Plugins) > 0 {
 		if consumer != nil {
 			began := time.Now()
-			if serr := host.StartIf(ctx, consumer); serr != nil {
-				if ctx.Err() != nil {
-					err = serr // a signal cut the start short: no command runs
-				} else {
-					warnFailedStarts(host.Plugins(), cfg.Plugins, refers, time.Since(began), logger)
-					if refers {
-						err = requiredFailed(host.Plugins(), cfg.Plugins, file)
-					}
+			serr := host.StartIf(ctx, consumer)
+			if serr != nil && ctx.Err() != nil {
+				err = serr // a signal cut the start short: no command runs
+			} else if err = host.Register(cat); err == nil && serr != nil {
+				// after Register: inChain reads the URL's filter list
+				// against cat, which then holds the failed plugins too
+				warnFailedStarts(host.Plugins(), cfg.Plugins, inChain, time.Since(began), warn)
+				if inChain != nil {
+					err = requiredFailed(host.Plugins(), cfg.Plugins, file, inChain)
 				}
 			}
 		} else if err = host.Start(ctx); err != nil {
 			err = pluginStartKey(err, host.Plugins(), cfg.Plugins, file)
-		}
-		if err == nil {
+		} else {
 			err = host.Register(cat)
 		}
 		if err == nil {
-			warnKeyClashes(host.Plugins(), logger)
+			warnKeyClashes(host.Plugins(), warn)
 		}
 	}
 	if err == nil {
@@ -150,8 +155,14 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 // provides another point than the one declared (as list says it),
 // "plugins[1].sha256" for a binary whose sha256 is not the pinned one,
 // "plugins[1].command" otherwise (a missing or unrunnable binary, one
-// that is no plugin or fails its handshake). err is returned as is
-// without a file, or when no plugin is marked failed (ctx ended).
+// that is no plugin or fails its handshake). For a filter plugin declared
+// required (config.Plugin.Required) it adds that serve would fail without
+// it all the same, so that required is not taken for the cause:
+//
+//	(plugins.yaml: key "plugins[0].command"; serve does not start without any plugin it declares, required or not: plugins[0].required decides only whether call and bench go on without a filter plugin)
+//
+// err is returned as is without a file, or when no plugin is marked
+// failed (ctx ended).
 func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
 	if file == "" {
 		return err
@@ -171,12 +182,16 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 		case in.SHA256Mismatch:
 			key = fmt.Sprintf("plugins[%d].sha256", i)
 		}
-		return fmt.Errorf("%w (%s: key %q)", err, file, key)
+		why := ""
+		if required(specs, in.Name) == i {
+			why = fmt.Sprintf("; serve does not start without any plugin it declares, required or not: plugins[%d].required decides only whether call and bench go on without a filter plugin", i)
+		}
+		return fmt.Errorf("%w (%s: key %q%s)", err, file, key, why)
 	}
 	return err
 }
 
-// warnFailedStarts logs a warning for each plugin of a consumer command
+// warnFailedStarts writes a warning (warn) for each plugin of a consumer command
 // that failed to start, naming it, why, and how long the command waited
 // for its plugins. A balancer or registry plugin was started because the
 // command names it: the command fails when it selects it. A filter
@@ -185,17 +200,18 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 // which of its URL keys are secret are known only from the running
 // plugin; the command goes on without it, and its warning says what that
 // means. A required filter plugin (specs) is not warned of when the
-// command refers: requiredFailed fails the command instead.
-func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, refers bool, waited time.Duration, logger *slog.Logger) {
+// command refers and inChain may put it in its chain: requiredFailed
+// fails the command instead.
+func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, inChain func(string) bool, waited time.Duration, warn warnFunc) {
 	for _, i := range plugins {
-		if i.State != pluginhost.StateFailed || refers && required(specs, i.Name) >= 0 {
+		if i.State != pluginhost.StateFailed || inChain != nil && required(specs, i.Name) >= 0 && inChain(i.Name) {
 			continue
 		}
 		msg := "plugin failed to start; a command that selects it fails"
 		if i.Point == extension.PointFilter {
 			msg = "filter plugin failed to start; this command goes on without it: a URL that names it fails, a chain its activation would put it in runs without it, and the values of its secret URL keys are not hidden (its activation and keys are known only from the running plugin, so consumer commands start every filter plugin)"
 		}
-		logger.Warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
+		warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
 	}
 }
 
@@ -208,17 +224,18 @@ func required(specs []config.Plugin, name string) int {
 }
 
 // requiredFailed is the error of a consumer command that refers (call,
-// bench) when filter plugins declared required failed to start, one
+// bench) when filter plugins declared required failed to start that
+// inChain reports may be in its chain (not those its URL removes), one
 // line each naming the plugin, its key and why, in config.Load's form:
 //
 //	config: plugins.yaml: key "plugins[0].required": filter plugin "acme.auth" is required but failed to start, so this command does not run without it: exited with status 1 ...
 //
 // nil when none did.
-func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
+func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file string, inChain func(string) bool) error {
 	var errs []error
 	for _, in := range infos {
 		i := required(specs, in.Name)
-		if in.State != pluginhost.StateFailed || i < 0 {
+		if in.State != pluginhost.StateFailed || i < 0 || !inChain(in.Name) {
 			continue
 		}
 		where := "config: "
@@ -232,12 +249,12 @@ func requiredFailed(infos []pluginhost.PluginInfo, specs []config.Plugin, file s
 	return errors.Join(errs...)
 }
 
-// warnKeyClashes logs a warning for every URL key a running plugin
+// warnKeyClashes writes a warning (warn) for every URL key a running plugin
 // declares that `airnode plugin check` fails (kernelKeyClashes: a key
 // that selects an extension, or a kernel key declared with another type
 // than the kernel's), with the check's text. The plugin still runs: a
 // URL's value of that key reaches both the kernel and the plugin.
-func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
+func warnKeyClashes(plugins []pluginhost.PluginInfo, warn warnFunc) {
 	for _, i := range plugins {
 		if len(i.Keys) == 0 || len(i.Provides) == 0 || i.Point == pluginhost.PointService {
 			continue
@@ -247,19 +264,19 @@ func warnKeyClashes(plugins []pluginhost.PluginInfo, logger *slog.Logger) {
 			continue
 		}
 		for _, line := range strings.Split(err.Error(), "\n") {
-			logger.Warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
+			warn("plugin declares a URL key the kernel reads otherwise (airnode plugin check fails it)", "plugin", i.Name, "err", line)
 		}
 	}
 }
 
-// warnRelativeCommands logs a warning for each plugin whose command is a
+// warnRelativeCommands writes a warning (warn) for each plugin whose command is a
 // relative path that the configuration file's directory (file's, when
 // file is not in the working directory) would resolve differently: it
 // does not exist relative to the working directory, from which it is
 // resolved (config.Plugin.Command), but does relative to the file, or it
 // exists in both places as different files. The resolution itself does
 // not change.
-func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Logger) {
+func warnRelativeCommands(plugins []config.Plugin, file string, warn warnFunc) {
 	if file == "" {
 		return
 	}
@@ -284,10 +301,10 @@ func warnRelativeCommands(plugins []config.Plugin, file string, logger *slog.Log
 		ufi, err := os.Stat(used)
 		switch {
 		case err != nil:
-			logger.Warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
+			warn("plugin command is a relative path, resolved from the working directory, where it does not exist; it does exist next to the configuration file, which is not where it is looked for: give an absolute path, or run airnode from the file's directory",
 				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
 		case !os.SameFile(ufi, ofi):
-			logger.Warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
+			warn("plugin command is a relative path, resolved from the working directory; another file of that path exists next to the configuration file and is not used: give an absolute path to say which",
 				"plugin", p.Name, "command", p.Command, "resolved", used, "next_to_config", other)
 		}
 	}

@@ -84,7 +84,7 @@ func TestBrokenPluginFailsOnlyTheCommandsThatUseIt(t *testing.T) {
 				t.Errorf("%v: stderr lacks the wrong point's error:\n%s", args, errOut)
 			}
 		}
-		if code != wantCode || !strings.Contains(errOut, `consumer commands start every filter plugin)" plugin=missing point=filter waited=`) ||
+		if code != wantCode || !strings.Contains(errOut, `consumer commands start every filter plugin) plugin=missing point=filter waited=`) ||
 			strings.Contains(errOut, `plugin=acme.p2c`) != all || strings.Contains(errOut, why) != all ||
 			strings.Contains(errOut, "plugin=notaplugin") != all || strings.Contains(errOut, "plugin=wrongpoint") != all {
 			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
@@ -151,7 +151,7 @@ func TestConsumerCommandsStartNoServicePlugin(t *testing.T) {
 		t.Errorf("list: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	// One warning line says so, as for a plugin that failed to start.
-	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `level=WARN msg="service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it" plugin=acme.svc point=service err="pluginhost: plugin \"acme.svc\" (`+hung+`): no handshake within start_timeout 1s`) {
+	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `airnode: list: warning: service plugin failed to start, so list could not check its point; serve, which runs it, fails to start with it plugin=acme.svc point=service err="pluginhost: plugin \"acme.svc\" (`+hung+`): no handshake within start_timeout 1s`) {
 		t.Errorf("list: stderr %q; want one warning naming acme.svc and why", errOut)
 	}
 	if b, err := os.ReadFile(started); err != nil || strings.Count(string(b), "\n") != 1 {

@@ -45,8 +45,8 @@ func registryCommand(a *app) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&registry, "registry", "", "registry URL "+registryDefaultHelp)
 	// open builds the registry, after starting the configuration's plugins
 	// (a registry plugin joins the catalogs as it does for call and serve);
-	// done closes the registry, then the plugins.
-	open := func(ctx context.Context) (reg spi.Registry, desc string, done func(), err error) {
+	// done closes the registry, then the plugins. Warnings name cmd.
+	open := func(ctx context.Context, cmd *cobra.Command) (reg spi.Registry, desc string, done func(), err error) {
 		cat, err := a.Catalogs()
 		if err != nil {
 			return nil, "", nil, err
@@ -62,7 +62,7 @@ func registryCommand(a *app) *cobra.Command {
 		if err != nil {
 			return nil, "", nil, err
 		}
-		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, pluginsNamed(cfg, registry), false)
+		plugins, err := launchConsumerPlugins(ctx, cfg, a.configFile, cat, quiet, commandWarn(a.stderr, a.logFormat, commandPath(cmd)), pluginsNamed(cfg, registry), nil)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -119,7 +119,7 @@ no services, whatever another process registered in its own.`,
 					return err
 				}
 			}
-			reg, desc, done, err := open(cmd.Context())
+			reg, desc, done, err := open(cmd.Context(), cmd)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ does ("0 providers; left out: 127.0.0.1:20880 is in group g1, version
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, desc, done, err := open(ctx)
+			reg, desc, done, err := open(ctx, cmd)
 			if err == nil {
 				defer done()
 				err = checkFileRegistryDir("registry watch", registry, a.registrySource(cmd.Flags().Changed("registry")))

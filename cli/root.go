@@ -225,7 +225,7 @@ Exit status:
 			// slog.Default(): they follow --log-level and --log-format too.
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
-			warnUnknownEnv(a.environ(), l) // AIRNODE_REGISTY, a typo: env.go
+			warnUnknownEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			return nil
 		},
 	}

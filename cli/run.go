@@ -179,11 +179,45 @@ func errorLine(w io.Writer, format, command, text, msg string, attrs ...any) {
 
 // warnLine writes warning msg of command (commandPath: "list", "bench")
 // on w, every warning line of the command line's own: "airnode: CMD:
-// warning: msg" under --log-format text, and under json a record of level
-// WARN with msg "CMD: msg" (the text's words less "airnode: " and
-// "warning: ") and the attrs, as stderrLine writes it.
+// warning: msg" under --log-format text, followed by the attrs as slog's
+// text handler writes them (` plugin=acme.auth err="..."`) when there are
+// any, and under json a record of level WARN with msg "CMD: msg" (the
+// text's words less "airnode: " and "warning: ") and the attrs, as
+// stderrLine writes it.
 func warnLine(w io.Writer, format, command, msg string, attrs ...any) {
-	stderrLine(w, format, slog.LevelWarn, command, "airnode: "+command+": warning: "+msg, command+": "+msg, attrs...)
+	text := "airnode: " + command + ": warning: " + msg
+	if len(attrs) > 0 {
+		text += " " + textAttrs(attrs...)
+	}
+	stderrLine(w, format, slog.LevelWarn, command, text, command+": "+msg, attrs...)
+}
+
+// textAttrs returns attrs (slog's key-value pairs) as slog's text handler
+// writes them, without time, level and msg: `plugin=acme.auth
+// waited=12ms err="exited with status 1"`.
+func textAttrs(attrs ...any) string {
+	var b strings.Builder
+	drop := func(groups []string, at slog.Attr) slog.Attr {
+		if len(groups) == 0 && (at.Key == slog.TimeKey || at.Key == slog.LevelKey || at.Key == slog.MessageKey) {
+			return slog.Attr{}
+		}
+		return at
+	}
+	slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: drop})).Info("", attrs...)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// warnFunc writes one warning of a command through warnLine; code that
+// several commands share (the start of the plugin host, the check of
+// the environment) takes one (commandWarn) rather than a logger, so that
+// its warnings read "airnode: CMD: warning: ..." and carry "command"
+// under --log-format json, whatever --log-level says.
+type warnFunc func(msg string, attrs ...any)
+
+// commandWarn returns the warnFunc writing command's (commandPath)
+// warnings on w in format (--log-format).
+func commandWarn(w io.Writer, format, command string) warnFunc {
+	return func(msg string, attrs ...any) { warnLine(w, format, command, msg, attrs...) }
 }
 
 // stderrLine writes one line of the command line's own on w, about

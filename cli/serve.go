@@ -166,8 +166,9 @@ address that is not loopback (":9090") is reachable from other hosts,
 and serve says so at Warn; prefer 127.0.0.1:PORT. It also answers
 GET /ready (200 "serving"; 503 and the reason while starting, from the
 first signal on, before anything is unregistered, while a service plugin
-is down for good; a registry that lost the entries is only a warning in
-/stats and airnode_health_warning) and GET /live (200): load-balancer
+is down for good; a registry that lost the entries, or has not created
+them yet (ZooKeeper with check=false and no session), is only a warning
+in /stats and airnode_health_warning) and GET /live (200): load-balancer
 and Kubernetes probes. A service plugin the host
 gives up on (restart: never) has its services unregistered.
 
@@ -459,8 +460,8 @@ func loopbackAddr(a net.Addr) bool {
 // a plugin that fails to start, or a bad reference, is an error, and a node
 // does not run without a plugin its configuration declares. The returned
 // host is never nil on success and must be closed.
-func startPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger) (*pluginhost.Host, error) {
-	return launchPlugins(ctx, cfg, file, cat, logger)
+func startPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
+	return launchPlugins(ctx, cfg, file, cat, logger, warn)
 }
 
 // defaultRegistry returns the registry URL to use when none is given: the
@@ -515,7 +516,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err != nil && cfg.Registry != "" {
 		return fmt.Errorf("serve: %s: %w", fmt.Sprintf(f.registryFrom, cfg.Registry), err)
 	}
-	plugins, err := startPlugins(ctx, cfg, file, cat, logger)
+	plugins, err := startPlugins(ctx, cfg, file, cat, logger, commandWarn(stderr, f.logFormat, "serve"))
 	if err != nil {
 		if stoppedStarting(ctx, logger, "starting plugins", err) {
 			return nil // nothing listens or is registered yet

@@ -137,11 +137,13 @@ func TestTLS3_ConnectTimeoutIsNamed(t *testing.T) {
 	failsWith(t, r, "CHANNEL_INACTIVE", "connect.timeout 700ms bounds the dial and the TLS handshake")
 }
 
-// A failed call's message counts the connection attempts behind it: a
-// clear-text consumer of a TLS provider dials, fails at once, and its
-// call may ask for a redial; the message's count is the number of
-// connections the provider's side saw (a proxy in front of it counts
-// them), where it used to say "1 attempt" over 2 handshakes.
+// A failed call's message says that the connection's attempts are not
+// the call's: a clear-text consumer of a TLS provider dials, fails at
+// once, and its call may ask for a redial, so the provider's side may see
+// 2 connections behind "failed after 1 attempt" (tester30). The message
+// says the connection is redialed and the log counts its attempts, with
+// no count of its own: a running count made one text per attempt, and
+// errors grouped by text one group per attempt (fix-aj #4).
 func TestTLS3_ConnectionAttemptsAreCounted(t *testing.T) {
 	ca := tlsconftest.NewCA(t, "airnode e2e CA")
 	cert, key := ca.Issue(t, "provider")
@@ -149,13 +151,10 @@ func TestTLS3_ConnectionAttemptsAreCounted(t *testing.T) {
 	px := testproxy.New(t, p.addr)
 	r := call(t, nil, "airnode://"+px.Addr()+"/demo.Echo?connect.timeout=2s", "Echo", `"x"`)
 	failsWith(t, r, "CHANNEL_INACTIVE", "failed after 1 attempt")
-	attempts := 1
-	if m := regexp.MustCompile(`\((\d+) connection attempts`).FindStringSubmatch(r.stderr); m != nil {
-		attempts, _ = strconv.Atoi(m[1])
-	}
-	t.Logf("message: %d connection attempt(s); connections: %d\n%s", attempts, len(px.Accepts()), r.stderr)
-	if n := len(px.Accepts()); n != attempts {
-		t.Errorf("the message says %d connection attempt(s), the provider's side saw %d connections:\n%s", attempts, n, r.stderr)
+	t.Logf("connections: %d\n%s", len(px.Accepts()), r.stderr)
+	if !strings.Contains(r.stderr, "(redialed with backoff; the log counts the connection attempts)") ||
+		regexp.MustCompile(`\(\d+ connection attempts`).MatchString(r.stderr) {
+		t.Errorf("the message does not say that the log counts the connection attempts, or carries a count:\n%s", r.stderr)
 	}
 }
 

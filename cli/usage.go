@@ -73,28 +73,38 @@ func commandPath(cmd *cobra.Command) string {
 // rule, as every "did you mean" of airnode, then cobra's (a prefix:
 // "reg" for registry). Without arguments it prints its help on stdout
 // and exits 0, as cobra does for a group. Its RunE makes cmd runnable,
-// so its help shows "Usage: airnode registry [flags]" too.
+// so its help shows "Usage: airnode registry [flags]" too. An unknown
+// command followed by a flag cmd does not have (`registry lss --json`)
+// is the same error: flagError reports the command (unknownCommand), as
+// the flag means nothing before the command is known.
 func groupCommand(cmd *cobra.Command) {
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return c.Help()
 		}
-		var names []string
-		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() {
-				names = append(names, sub.Name())
-			}
-		}
-		slices.Sort(names)
-		msg := fmt.Sprintf("unknown command %q (available: %s)", args[0], strings.Join(names, ", "))
-		hint := suggest.Closest(args[0], names)
-		if s := c.SuggestionsFor(args[0]); hint == "" && len(s) > 0 {
-			hint = s[0] // cobra's SuggestionsFor alone matches prefixes only: its distance is 0 until its own error path sets it
-		}
-		if hint != "" {
-			msg += fmt.Sprintf("; did you mean %q?", hint)
-		}
-		return usage(fmt.Errorf("%s", msg))
+		return unknownCommand(c, args[0])
 	}
+}
+
+// unknownCommand is the usage error of name, an argument of c, a command
+// of subcommands only (groupCommand), that names none of them:
+// `unknown command "lss" (available: ls, watch); did you mean "ls"?`.
+func unknownCommand(c *cobra.Command, name string) error {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	slices.Sort(names)
+	msg := fmt.Sprintf("unknown command %q (available: %s)", name, strings.Join(names, ", "))
+	hint := suggest.Closest(name, names)
+	if s := c.SuggestionsFor(name); hint == "" && len(s) > 0 {
+		hint = s[0] // cobra's SuggestionsFor alone matches prefixes only: its distance is 0 until its own error path sets it
+	}
+	if hint != "" {
+		msg += fmt.Sprintf("; did you mean %q?", hint)
+	}
+	return usage(fmt.Errorf("%s", msg))
 }

@@ -389,16 +389,12 @@ func (c *conn) run() {
 			}
 			// The calls failing with this error count their own attempts
 			// (failover: "failed after 1 attempt"), not the connection's:
-			// say how many there were since it was last up, the last one
-			// perhaps a redial a call asked for (redialNow).
-			switch {
-			case attempt == 1:
-				c.publish(c.down("cannot connect to provider %s: %w", c.addr, err))
-			case redialed && !byEntry:
-				c.publish(c.down("cannot connect to provider %s (%d connection attempts, the last a redial a call asked for): %w", c.addr, attempt, err))
-			default:
-				c.publish(c.down("cannot connect to provider %s (%d connection attempts): %w", c.addr, attempt, err))
-			}
+			// say that the connection has its own, counted in the log
+			// (attempt= below, and at the reconnect). The text is one per
+			// cause for the whole outage, so that errors grouped by text
+			// (bench's summary, dashboards) show it once: it carried the
+			// running count, one text per attempt (fix-aj #4).
+			c.publish(c.down("cannot connect to provider %s (redialed with backoff; the log counts the connection attempts): %w", c.addr, err))
 			level := slog.LevelDebug
 			if everUp && attempt&(attempt-1) == 0 && !c.oneShot { // a power of two: 1, 2, 4, 8...
 				level = slog.LevelWarn
@@ -407,7 +403,7 @@ func (c *conn) run() {
 				}
 			}
 			msg := "kernel: connect failed"
-			attrs := []any{"addr", c.addr, "attempt", attempt, "err", err, "retry_in", delay}
+			attrs := []any{"addr", c.addr, "attempt", attempt, "asked_by_a_call", redialed && !byEntry, "err", err, "retry_in", delay}
 			if !everUp && attempt >= 4 && attempt&(attempt-1) == 0 { // 4, 8, 16...
 				level, msg = slog.LevelWarn, "kernel: cannot connect to provider"
 				attrs = append(attrs, "failing_for", time.Since(firstTry).Round(time.Millisecond))

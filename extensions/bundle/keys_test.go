@@ -144,6 +144,7 @@ var refused = map[string]string{
 	"accesslog":             "",
 	"token":                 "",
 	"accesslog.attachments": "token",
+	"retry.ratio":           "2", // failover's retry budget: a decimal in (0, 1]
 }
 
 // notCheckedByBuild are declared keys Build does not validate, and why.

@@ -28,7 +28,7 @@ type ChannelStats struct {
 	Writes         int64 // writes on the transport; FramesWritten/Writes is the coalescing factor
 	OwnStreams     int64 // frames sent on a stream of their own (body over 64 KiB, multiplexed sessions)
 	Rejected       int64 // provider: requests answered SERVER_THREADPOOL_EXHAUSTED by the connection limit (Options.MaxConcurrent)
-	Expired        int64 // provider: requests answered SERVER_TIMEOUT without their result: the consumer's deadline passed before a worker ran them, or before they finished
+	Expired        int64 // provider: requests answered SERVER_TIMEOUT without their result: the consumer's deadline passed before a worker ran them, while they ran (in a filter plugin or the method), or before they finished
 	OpenStreams    int   // provider, multiplexed: streams opened by the consumer and not yet finished
 	RefusedStreams int64 // provider, multiplexed: streams closed unread because OpenStreams was at its cap
 	HandOffs       int64 // provider, Options.Adaptive: requests that ran on the reader past handOffAfter, so a new reader took over

@@ -63,3 +63,35 @@ func rawCall(t *testing.T, f *fixture, inv *spi.Invocation, timeout time.Duratio
 	}
 	return h, body
 }
+
+// fix-aj #2: a call whose deadline passed while it was served (in a
+// filter plugin, as TestProviderTimeoutInAFilterSaysTheMethodWasNotCalled,
+// or in the method) is answered SERVER_TIMEOUT without its result, so the
+// channel's Expired counts it, as it counts one that expired waiting for a
+// worker or finished late: 40 such calls counted 0.
+func TestProviderTimeoutInAFilterIsCountedExpired(t *testing.T) {
+	f := startServer(t, false, func(o *Options) {
+		o.Handler = HandlerFunc(func(ctx context.Context, req *Request) spi.Result {
+			<-ctx.Done()
+			return spi.Result{Err: &spi.Error{Status: spi.StatusServerTimeout, Message: "filter \"acme.stamp\": the call's deadline passed",
+				Cause: inFilter{errors.Join(context.DeadlineExceeded, ctx.Err())}}}
+		})
+	})
+	ch := f.dial(nil)
+	const n = 40
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			errs <- ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", "x"), 200*time.Millisecond).Err
+		}()
+	}
+	for range n {
+		if st := spi.StatusOf(<-errs); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
+			t.Fatalf("call: status %v, want a timeout", st)
+		}
+	}
+	chans := serverChannels(f.srv)
+	if !waitFor(5*time.Second, func() bool { return chans[0].Stats().Expired == n }) {
+		t.Fatalf("expired = %d, want %d", chans[0].Stats().Expired, n)
+	}
+}

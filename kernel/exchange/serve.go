@@ -162,7 +162,9 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in the
 		// words of the consumer's own timer ("timed out after 300ms"),
-		// which the provider's answer may beat (tester75 #3), and where.
+		// which the provider's answer may beat (tester75 #3), and where;
+		// answered without its result, so counted expired.
+		c.expired.Add(1)
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while %s)", req.Service, req.Method, req.Timeout, deadlineWhere(res.Err))
 	case res.Err == nil && due != 0 && ended(res) >= due:
 		c.expired.Add(1)

@@ -65,40 +65,11 @@ func ActivateFilters(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, meth
 // FilterNames is ActivateFilters returning only the names of the chain.
 func FilterNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method string) ([]string, error) {
 	activated := activatedNames(p, u, side, method)
-
-	var list []string
-	if v, _, ok := u.MethodParam(method, p.Key()); ok {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				list = append(list, n)
-			}
-		}
+	l, err := parseFilterList(p, u, method)
+	if err != nil {
+		return nil, err
 	}
-	removed := map[string]bool{}
-	listed := map[string]bool{}
-	hasDefault := false
-	for _, n := range list {
-		name, remove := strings.CutPrefix(n, FilterRemove)
-		switch {
-		case name == FilterDefault:
-			if remove {
-				removed[FilterDefault] = true
-			} else {
-				hasDefault = true
-			}
-			continue
-		case name == "":
-			return nil, fmt.Errorf("%s: empty name after %q in %s=%q", p.Name(), FilterRemove, p.Key(), strings.Join(list, ","))
-		}
-		if _, ok := p.Origin(name); !ok {
-			return nil, &UnknownError{Point: p.Name(), Name: name, Available: p.Names()}
-		}
-		if remove {
-			removed[name] = true
-		} else {
-			listed[name] = true
-		}
-	}
+	list, removed, listed, hasDefault := l.list, l.removed, l.listed, l.hasDefault
 
 	var defaults []string
 	if !removed[FilterDefault] {
@@ -133,6 +104,64 @@ func FilterNames(p *Point[spi.FilterBuilder], u spi.URL, side spi.Side, method s
 		}
 	}
 	return out, nil
+}
+
+// FilterRemoved reports whether u's "filter" key, read as FilterNames
+// reads it (method "" for the service level), keeps filter name out of
+// the chain whatever its activation: it lists "-name", or "-default"
+// without listing name. It is how a filter whose activation is not known
+// (a plugin that did not start: it is activated on no side) is known to
+// be out of a chain all the same. false when the key is malformed or
+// names an unknown filter (FilterNames' error).
+func FilterRemoved(p *Point[spi.FilterBuilder], u spi.URL, method, name string) bool {
+	l, err := parseFilterList(p, u, method)
+	return err == nil && (l.removed[name] || l.removed[FilterDefault] && !l.listed[name])
+}
+
+// filterList is the "filter" key of a URL as FilterNames reads it: its
+// entries in order, the names removed ("-name"; FilterDefault for
+// "-default"), the names listed to add, and whether "default" is listed.
+type filterList struct {
+	list            []string
+	removed, listed map[string]bool
+	hasDefault      bool
+}
+
+// parseFilterList reads u's "filter" key for method (method-level first).
+// Errors: an empty name after "-", a name p does not know
+// (*UnknownError).
+func parseFilterList(p *Point[spi.FilterBuilder], u spi.URL, method string) (filterList, error) {
+	l := filterList{removed: map[string]bool{}, listed: map[string]bool{}}
+	if v, _, ok := u.MethodParam(method, p.Key()); ok {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				l.list = append(l.list, n)
+			}
+		}
+	}
+	for _, n := range l.list {
+		name, remove := strings.CutPrefix(n, FilterRemove)
+		switch {
+		case name == FilterDefault:
+			if remove {
+				l.removed[FilterDefault] = true
+			} else {
+				l.hasDefault = true
+			}
+			continue
+		case name == "":
+			return filterList{}, fmt.Errorf("%s: empty name after %q in %s=%q", p.Name(), FilterRemove, p.Key(), strings.Join(l.list, ","))
+		}
+		if _, ok := p.Origin(name); !ok {
+			return filterList{}, &UnknownError{Point: p.Name(), Name: name, Available: p.Names()}
+		}
+		if remove {
+			l.removed[name] = true
+		} else {
+			l.listed[name] = true
+		}
+	}
+	return l, nil
 }
 
 // offByFalse reports whether key=false leaves filter f out of the chain:

@@ -198,10 +198,11 @@ type Service struct {
 // plugin had when its process died fails CHANNEL_INACTIVE saying it may
 // have run (a consumer retries it only for an idempotent method). Calls
 // whose deadline passed before the plugin answered are logged in a
-// warning naming the plugin, at most once per DeadlineLogInterval.
+// warning naming the plugin: the first at once, then how many more
+// followed, at most once per DeadlineLogInterval (deadlineLog).
 func (s Service) Invoker(u spi.URL) spi.Invoker {
 	return pluginrpc.NewServiceInvoker(pluginrpc.ServiceOptions{Service: s.Name, URL: u, Source: s.proc,
-		OnDeadline: s.proc.onDeadline})
+		OnDeadline: s.proc.deadlines.warn})
 }
 
 // Services lists the services of every service plugin that started, sorted

@@ -34,8 +34,8 @@ func WithLiveness(every, after time.Duration) Option {
 
 // DeadlineLogInterval is the least time between two warnings of one
 // service or filter plugin that calls passed their deadline without an
-// answer from it; each says how many such calls there were since the
-// last.
+// answer from it, after the first of a burst (warned of at once, calls=1):
+// each says how many such calls there were since the last (deadlineLog).
 const DeadlineLogInterval = 10 * time.Second
 
 // watchLiveness pings the process of client c (generation gen) until it
@@ -110,27 +110,86 @@ func (p *proc) watchLiveness(c *pluginrpc.Client, gen uint64, pid int) {
 	}
 }
 
-// deadlineWarner returns the OnDeadline of a service or filter plugin's
-// adapter: a warning at most once per DeadlineLogInterval naming the
-// plugin (log's attributes), with how many calls passed their deadline
-// without its answer since the last warning and the last such method.
-func deadlineWarner(log *slog.Logger, what string) func(method string) {
-	var (
-		mu   sync.Mutex
-		last time.Time
-		n    int
-	)
-	return func(method string) {
-		mu.Lock()
-		n++
-		if !last.IsZero() && time.Since(last) < DeadlineLogInterval {
-			mu.Unlock()
-			return
-		}
-		count := n
-		n, last = 0, time.Now()
-		mu.Unlock()
-		log.Warn(what+" plugin did not answer calls within their deadline (stuck, or too slow for the callers' timeout)",
-			"calls", count, "method", method, "every", DeadlineLogInterval)
+// deadlineLog is the OnDeadline of a service or filter plugin's adapters
+// (warn), one per plugin across its restarts: the first call that passes
+// its deadline without the plugin's answer is warned of at once (calls=1,
+// saying that more are counted), and every call of the DeadlineLogInterval
+// that follows is counted and reported when it ends (calls=N, the last
+// method), that report opening the next interval; an interval with none
+// ends the burst. So a burst of 400 such calls logs calls=1, then calls=399,
+// at most one warning per interval after the first. stop reports what the
+// open interval counted and waits for its timer. Safe for concurrent use.
+type deadlineLog struct {
+	log   *slog.Logger
+	what  string        // "service" or "filter"
+	every time.Duration // DeadlineLogInterval
+
+	mu     sync.Mutex
+	timer  *time.Timer // while an interval is open: reports it when it ends
+	n      int         // calls counted in the open interval
+	method string      // the last of them
+	closed bool
+	wg     sync.WaitGroup // the timer's report running
+}
+
+func newDeadlineLog(log *slog.Logger, what string) *deadlineLog {
+	return &deadlineLog{log: log, what: what, every: DeadlineLogInterval}
+}
+
+const deadlineText = " plugin did not answer calls within their deadline (stuck, or too slow for the callers' timeout)"
+
+// warn counts one call of method whose deadline passed without the
+// plugin's answer.
+func (d *deadlineLog) warn(method string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil || d.closed {
+		d.n++
+		d.method = method
+		return
 	}
+	d.wg.Add(1)
+	d.timer = time.AfterFunc(d.every, d.report)
+	d.log.Warn(d.what+deadlineText+"; the first of them: how many more followed is logged after each "+d.every.String()+" while they go on",
+		"calls", 1, "method", method, "every", d.every)
+}
+
+// report logs the calls counted in the interval that just ended (the
+// timer's), opening the next interval, or ends the burst when there were
+// none.
+func (d *deadlineLog) report() {
+	defer d.wg.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return // stop reports them
+	}
+	if d.n == 0 {
+		d.timer = nil
+		return
+	}
+	d.log.Warn(d.what+deadlineText+"; more of them since the last warning",
+		"calls", d.n, "method", d.method, "every", d.every)
+	d.n = 0
+	d.wg.Add(1)
+	d.timer = time.AfterFunc(d.every, d.report)
+}
+
+// stop reports what the open interval counted, stops its timer and waits
+// for a report that is running. Idempotent.
+func (d *deadlineLog) stop() {
+	d.mu.Lock()
+	if !d.closed {
+		d.closed = true
+		if d.timer != nil && d.timer.Stop() {
+			d.wg.Done()
+		}
+		if d.n > 0 {
+			d.log.Warn(d.what+deadlineText+"; more of them since the last warning (the host is closing)",
+				"calls", d.n, "method", d.method, "every", d.every)
+			d.n = 0
+		}
+	}
+	d.mu.Unlock()
+	d.wg.Wait()
 }

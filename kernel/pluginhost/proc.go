@@ -90,9 +90,10 @@ type proc struct {
 	// generation silentGen was sent (watchLiveness); zero while it answers
 	silentSince time.Time
 	silentGen   uint64
-	// onDeadline is the OnDeadline of the plugin's service invokers and
-	// filters (deadlineWarner), one per plugin across its restarts
-	onDeadline func(method string)
+	// deadlines is the OnDeadline of the plugin's service invokers and
+	// filters (its warn), one per plugin across its restarts; stopped by
+	// stop
+	deadlines *deadlineLog
 }
 
 func newProc(h *Host, s config.Plugin) *proc {
@@ -102,7 +103,7 @@ func newProc(h *Host, s config.Plugin) *proc {
 	}
 	p := &proc{h: h, spec: s, path: path, state: StateStarting, changed: make(chan struct{}),
 		log: h.log.With("plugin", s.Name, "point", s.Point)}
-	p.onDeadline = deadlineWarner(p.log, s.Point)
+	p.deadlines = newDeadlineLog(p.log, s.Point)
 	p.cur.Store(&live{err: errDown(s.Name, s.Point, StateStarting, "")})
 	return p
 }
@@ -1029,6 +1030,7 @@ func (p *proc) stop() {
 		tail.stoppedByHost("the host is closing")
 		stopProcess(client, cmd, killGrace)
 	}
+	p.deadlines.stop()
 	p.mu.Lock()
 	if p.state != StateFailed && p.state != StateNotStarted && p.state != StateChecked {
 		p.setStateLocked(StateStopped, "host closed", nil)
@@ -1083,7 +1085,7 @@ func (p *proc) register(c *extension.Catalogs) error {
 		} else if !taken {
 			err = c.Filter.Register(pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{
 				Name: name, Activation: p.description().Activation, Source: p, Keys: p.description().Keys,
-				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Required: p.spec.Required, Log: p.log, OnDeadline: p.onDeadline}), origin)
+				WithoutArgs: p.description().WithoutArgs, Chain: p.description().Chain, Required: p.spec.Required, Log: p.log, OnDeadline: p.deadlines.warn}), origin)
 		}
 	default:
 		return nil // services are exported by the node, not catalogued

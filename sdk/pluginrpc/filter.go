@@ -638,18 +638,26 @@ func (f *filterAdapter) expired(rctx context.Context, err error) bool {
 
 // timedOut is the result of a call whose deadline (bound 0) or timeout
 // bound passed while the plugin's filter ran; err is the cause. Unless
-// called (the filter's next had run), its cause says that the deadline
-// passed in the filter before the method was called (notCalled).
+// called (the filter's next had run: the plugin called back into the
+// host over Filter.Chain), its message ends "the call went no further"
+// and its cause says that the deadline passed in the filter before the
+// method was called (notCalled); when called, the message says that next
+// had been called, so the method may have run (on a consumer, the
+// request may have been sent).
 func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) spi.Result {
 	st := spi.StatusClientTimeout
 	if f.status == spi.StatusServerError {
 		st = spi.StatusServerTimeout
 	}
+	further := "the call went no further"
+	if called {
+		further = "the plugin's filter had called next, so the method may have run"
+	}
 	var msg string
 	if bound > 0 {
-		msg = fmt.Sprintf("filter %q: the call's timeout of %v (URL key timeout, or the caller's timeout attachment) passed while the plugin's filter ran; the call went no further", f.o.Name, bound)
+		msg = fmt.Sprintf("filter %q: the call's timeout of %v (URL key timeout, or the caller's timeout attachment) passed while the plugin's filter ran; %s", f.o.Name, bound, further)
 	} else {
-		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); the call went no further", f.o.Name)
+		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); %s", f.o.Name, further)
 	}
 	cause := errors.Join(context.DeadlineExceeded, err)
 	if !called {

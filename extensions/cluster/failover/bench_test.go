@@ -29,37 +29,45 @@ func (d *fixedDir) Registry() string                   { return "direct" }
 
 // BenchmarkFirstTry measures a call that succeeds on its first provider:
 // the path every healthy call takes, which allocates nothing (no tried
-// set before a failure):
+// set before a failure), without and with a retry budget (whose full
+// bucket costs the call one atomic load):
 //
 //	go test -run XXX -bench FirstTry -benchmem ./extensions/cluster/failover
 func BenchmarkFirstTry(b *testing.B) {
-	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
-	c, err := failover.Builder{}.Build(ref)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := &fixedDir{ref, []spi.Invoker{nop{spi.MustParse("airnode://10.0.0.1:20880/demo.Echo")}, nop{spi.MustParse("airnode://10.0.0.2:20880/demo.Echo")}}}
-	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res := c.Invoke(ctx, inv, dir, firstLB{}); res.Err != nil {
-			b.Fatal(res.Err)
-		}
+	for _, q := range []string{"", "?retry.tokens=10"} {
+		b.Run("budget="+map[string]string{"": "off", "?retry.tokens=10": "10"}[q], func(b *testing.B) {
+			ref := spi.MustParse("consumer://10.0.0.9/demo.Echo" + q)
+			c, err := failover.Builder{}.Build(ref)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := &fixedDir{ref, []spi.Invoker{nop{spi.MustParse("airnode://10.0.0.1:20880/demo.Echo")}, nop{spi.MustParse("airnode://10.0.0.2:20880/demo.Echo")}}}
+			inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := c.Invoke(ctx, inv, dir, firstLB{}); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
 	}
 }
 
-// TestFirstTryAllocatesNothing guards BenchmarkFirstTry's claim.
+// TestFirstTryAllocatesNothing guards BenchmarkFirstTry's claim, with and
+// without a retry budget.
 func TestFirstTryAllocatesNothing(t *testing.T) {
-	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
-	c, err := failover.Builder{}.Build(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := &fixedDir{ref, []spi.Invoker{nop{spi.MustParse("airnode://10.0.0.1:20880/demo.Echo")}}}
-	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
-	if a := testing.AllocsPerRun(100, func() { c.Invoke(context.Background(), inv, dir, firstLB{}) }); a != 0 {
-		t.Errorf("%v allocations per successful first try, want 0", a)
+	for _, q := range []string{"", "?retry.tokens=10"} {
+		ref := spi.MustParse("consumer://10.0.0.9/demo.Echo" + q)
+		c, err := failover.Builder{}.Build(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := &fixedDir{ref, []spi.Invoker{nop{spi.MustParse("airnode://10.0.0.1:20880/demo.Echo")}}}
+		inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo"}
+		if a := testing.AllocsPerRun(100, func() { c.Invoke(context.Background(), inv, dir, firstLB{}) }); a != 0 {
+			t.Errorf("%q: %v allocations per successful first try, want 0", q, a)
+		}
 	}
 }
 

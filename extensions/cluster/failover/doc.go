@@ -6,6 +6,23 @@
 //	key                       type  unit  default  bounds
 //	retries                   int   -     2        0..100 extra attempts; method-level allowed
 //	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
+//	retry.tokens              int   token 0        0..1000; 0: no retry budget; service level
+//	retry.ratio               dec   token 0.1      (0, 1], at least 0.001; tokens a success gives back
+//
+// Retry budget (gRPC's retry throttling, proposal A6 "gRPC Retry
+// Design", retryThrottling): with retry.tokens=N > 0 the reference (its
+// cluster, shared by the methods that use it) holds N tokens, full at
+// first; every attempt failing with a failure of the provider or the path
+// (what Retryable retries for an idempotent method) takes one, every
+// successful call gives retry.ratio back (at most N), and a retry is made
+// only while more than N/2 are left. A first attempt is never refused. So
+// a sustained overload that rejects most calls gets about one attempt per
+// call instead of retries+1, and retries resume as successes refill the
+// budget. A call whose retry the budget refused says so: "...; retries
+// paused: the reference's retry budget (retry.tokens=10) is spent by
+// failures, and successes refill it". Read from the reference's URL only
+// (a provider's value is not its consumers' default); a method choosing a
+// cluster of its own by a method-level key has a budget of its own.
 //
 // A method-level key is "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
 // in the consumer URL's "methods" or, when it has none, for m an exported

@@ -24,14 +24,19 @@ type Builder struct{}
 func (Builder) Name() string { return Name }
 
 // Build validates retries and idempotent, service-level and for every
-// method that sets them; a malformed value is a *spi.ParamError naming the
-// key and the value.
+// method that sets them, and the retry budget's retry.tokens and
+// retry.ratio (service level); a malformed or out-of-bounds value is a
+// *spi.ParamError naming the key, the value and what is allowed.
 func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 	def, err := parsePolicy(u, "")
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{def: def}
+	b, err := parseBudget(u)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{def: def, budget: b}
 	for _, m := range u.MethodsSetting(KeyRetries, KeyIdempotent) {
 		p, err := parsePolicy(u, m)
 		if err != nil {
@@ -49,6 +54,10 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 type Cluster struct {
 	def     policy
 	methods map[string]policy // read-only after Build
+
+	// budget is the reference's retry budget (retry.tokens), shared by
+	// its methods; nil: off.
+	budget *budget
 
 	// providers caches each provider invoker's own retries and idempotent,
 	// read for the keys the reference leaves unset once a first attempt
@@ -103,6 +112,17 @@ func (c *Cluster) policy(method string) policy {
 // tried, each once, with its count when it took several:
 // "failover: demo.Echo.Echo failed after 1 attempt on [127.0.0.1:24998]: ...",
 // "failover: demo.Echo.Echo failed after 3 attempts on [10.0.0.1:20880 (2 times), 10.0.0.2:20880]: ...".
+//
+// With a retry budget (retry.tokens > 0) every attempt that fails with a
+// failure Retryable would retry for an idempotent method (a failure of
+// the provider or the path, not the method's own error nor the caller's
+// cancel) takes a token, every success gives retry.ratio back, and a
+// retry is made only while more than half the tokens are left; a call
+// whose retry the budget refused fails with its last attempt's status
+// and says so on its first line: "failover: demo.Echo.Sleep failed after
+// 1 attempt on [127.0.0.1:24998]: SERVER_THREADPOOL_EXHAUSTED: ...;
+// retries paused: the reference's retry budget (retry.tokens=10) is spent
+// by failures, and successes refill it".
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	p := c.policy(inv.Method)
 	var (
@@ -115,6 +135,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		ran     spi.Result // the failure of the last attempt that may have run
 		unrun   int        // attempts since ran that certainly did not run (clusterkit.DidNotRun)
 		skipped bool       // retries left unused: every provider's error repeats
+		paused  bool       // the retry budget refused a retry
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
 
@@ -123,6 +144,10 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	for attempt := 0; attempt <= p.retries; attempt++ {
 		if attempt > 0 && deadlinePassed(ctx) {
 			break // the caller's deadline (or cancel) ends the retries: the last attempt made stands
+		}
+		if attempt > 0 && !c.budget.allows() {
+			paused = true
+			break // failures spent the reference's retry budget: no retry until successes refill it
 		}
 		if busy {
 			waits++
@@ -174,6 +199,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		last = x.Invoke(ctx, inv)
 		if last.Err == nil {
+			c.budget.succeeded()
 			return last
 		}
 		if attempt == 0 {
@@ -188,6 +214,9 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		made = last
 		tried, errs = append(tried, x), append(errs, last.Err)
+		if Retryable(last.Err, true) {
+			c.budget.failed() // a failure of the provider or the path, not the method's own
+		}
 		if !clusterkit.DidNotRun(last.Err) {
 			ran, unrun = last, 0
 		} else if ran.Err != nil {
@@ -223,16 +252,16 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		// of a request that may have run. The one that may have run stands.
 		last = ran
 	}
-	if len(tried) > 1 {
-		note := ""
-		if unretried {
-			note = notRetriedNote(inv, p.retries) // on the first line, not after the last attempt's
-		}
+	note := "" // on the first line, not after the last attempt's
+	switch {
+	case unretried:
+		note = notRetriedNote(inv, p.retries)
+	case paused:
+		note = c.budget.pausedNote()
+	}
+	if len(tried) > 1 || skipped || paused {
 		last.Err = exhausted(inv, tried, errs, last.Err, unrun, note)
 		return last
-	}
-	if skipped {
-		last.Err = exhausted(inv, tried, errs, last.Err, unrun, "")
 	}
 	if unretried {
 		last.Err = notRetried(inv, last.Err, p.retries)

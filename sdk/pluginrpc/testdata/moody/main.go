@@ -24,6 +24,9 @@
 //	           "post"  call next, then return SERVICE_ERROR "moody: post"
 //	           "mutate" set the first argument to "mutated" and pass
 //	           "wrap"  call next and return its result
+//	           "overrun" call next, then give up at its own bound 200ms
+//	           before the call's deadline: context.DeadlineExceeded (a
+//	           filter whose work after next outlasts the call)
 //	           "see"   call next; return its error with its status, the
 //	           message "moody saw <STATUS>: <message>"; else its result
 //	           "map"   call next; a SERVICE_ERROR becomes BAD_REQUEST
@@ -159,6 +162,13 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		}
 	case "wrap":
 		return next.Invoke(ctx, inv)
+	case "overrun":
+		next.Invoke(ctx, inv)
+		d, _ := ctx.Deadline()
+		after, cancel := context.WithDeadline(ctx, d.Add(-200*time.Millisecond))
+		defer cancel()
+		<-after.Done()
+		return spi.Result{Err: after.Err()}
 	case "see":
 		r := next.Invoke(ctx, inv)
 		if r.Err != nil {
