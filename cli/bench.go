@@ -564,6 +564,13 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	method := f.method
+	if method == "" && !f.paper {
+		method = "Echo" // each call is Echo without --method
+	}
+	for _, w := range configWarnings(f.cfg, u, method, flags) {
+		warnLine(stderr, f.logFormat, "bench", w)
+	}
 	reg, err := referRegistry(cat, f.registry, f.registrySet, u, target, "bench", stderr, f.logFormat)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

@@ -123,7 +123,8 @@ given two ways must have the same value (a duration in any spelling: 1s,
 plugins.yaml's references give defaults for the keys none of them sets; a
 key set here also beats the reference's method-level forms of it for the
 method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
---timeout 2s gives Sleep 2 s. --timeout (the call's timeout, default 1s)
+--timeout 2s gives Sleep 2 s, with a warning naming the file's key it
+replaces. --timeout (the call's timeout, default 1s)
 bounds connecting and the call with its retries (failover's, with -p
 idempotent=true), as health's --timeout and curl's --max-time:
 connect.timeout (dial and first ping, 3s by default) is cut to it, the
@@ -435,6 +436,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			return failUsage(err)
 		}
 		return fail(err)
+	}
+	for _, w := range configWarnings(f.cfg, u, args[1], flags) {
+		warnLine(stderr, f.logFormat, "call", w)
 	}
 	// the arguments are read after the URL, whose payload limit bounds
 	// an @FILE or @- argument

@@ -134,7 +134,7 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 func checkDuration(flag, s string) error {
 	d, err := spi.ParseDuration(s)
 	if err != nil {
-		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) {
+		if errors.Is(err, spi.ErrDurationNegative) || errors.Is(err, spi.ErrDurationTooLarge) || errors.Is(err, spi.ErrDurationUnitCase) {
 			return fmt.Errorf("%s %q: want %s", flag, s, spi.DurationWant(err))
 		}
 		return fmt.Errorf("%s %q: want a duration such as 500ms, 1.5s or 3000 (ms)", flag, s)
@@ -210,6 +210,39 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 	maps.Copy(given, u.Params())
 	u, _ = applyReference(cfg, u, given)
 	return cfg.ApplyApplication(u.WithParams(params)), nil
+}
+
+// configWarnings returns the warnings call and bench print (warnLine)
+// about cfg's reference for the interface of u, their URL after
+// consumerURL with flags: a reference whose interface is a near miss of
+// u's (config.ReferenceMisspelt), and each timeout of the reference that
+// --timeout replaces (flags beat files, applyReference): the
+// service-level timeout, and the timeout of method (call's METHOD,
+// bench's --method; "" for none) when no method-level timeout of the
+// command line decides it, e.g. "--timeout 3s replaces the
+// configuration's methods.Slow.timeout=500ms (flags beat files)". A file
+// value equal to the flag's is no warning.
+func configWarnings(cfg config.Config, u spi.URL, method string, flags []flagParam) []string {
+	var out []string
+	if w := cfg.ReferenceMisspelt(u.Path()); w != "" {
+		out = append(out, w)
+	}
+	i := slices.IndexFunc(flags, func(f flagParam) bool { return f.key == "timeout" })
+	file := cfg.ReferenceParams(u.Path())
+	if i < 0 || len(file) == 0 {
+		return out
+	}
+	fl := flags[i]
+	keys := []string{"timeout"}
+	if _, src, _ := u.MethodParam(method, "timeout"); method != "" && src == "timeout" {
+		keys = append(keys, spi.KeyMethods+"."+method+".timeout", method+".timeout")
+	}
+	for _, k := range keys {
+		if v, ok := file[k]; ok && !sameParam("timeout", v, fl.value) {
+			out = append(out, fmt.Sprintf("%s %s replaces the configuration's %s=%s (flags beat files)", fl.flag, fl.arg, k, v))
+		}
+	}
+	return out
 }
 
 // applyReference returns u with the parameters of cfg's reference of its

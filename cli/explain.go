@@ -822,11 +822,16 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	for _, k := range referWarns {
 		switch {
 		case explainWords(k, hbUnread):
+		case k.Kind == "baremillis":
+			warns = append(warns, k.Key+"="+k.Why)
 		case k.Kind == "fromproviders":
 			warns = append(warns, fmt.Sprintf("%s=%s%s overrides every provider's %s: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Key, k.Why))
 		default:
 			warns = append(warns, fmt.Sprintf("%s=%s%s has no effect: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
 		}
+	}
+	if w := x.cfg.ReferenceMisspelt(x.given.Path()); w != "" {
+		warns = append(warns, w)
 	}
 	tlsErr, tlsWarn := x.tlsReport()
 	if tlsWarn != "" {

@@ -166,8 +166,9 @@ address that is not loopback (":9090") is reachable from other hosts,
 and serve says so at Warn; prefer 127.0.0.1:PORT. It also answers
 GET /ready (200 "serving"; 503 and the reason while starting, from the
 first signal on, before anything is unregistered, while a service plugin
-is down for good; a registry that lost the entries is only a warning in
-/stats and airnode_health_warning) and GET /live (200): load-balancer
+is down for good; a registry that lost the entries, or has not created
+them yet (ZooKeeper with check=false and no session), is only a warning
+in /stats and airnode_health_warning) and GET /live (200): load-balancer
 and Kubernetes probes. A service plugin the host
 gives up on (restart: never) has its services unregistered.
 

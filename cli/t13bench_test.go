@@ -67,13 +67,13 @@ func delayProxy(t *testing.T, target string, delay time.Duration) string {
 func TestT13_5_TightTimeoutWaitsForTheFirstConnection(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	slow := delayProxy(t, p.addr, 300*time.Millisecond)
-	rep := benchJSON(t, nil, "airnode://"+slow+"/demo.Echo", "-n", "200", "-c", "2", "--timeout", "20")
+	rep := benchJSON(t, nil, "airnode://"+slow+"/demo.Echo", "-n", "200", "-c", "2", "--timeout", "20ms")
 	if rep.Calls != 200 {
 		t.Fatalf("report %+v; want 200 calls", rep)
 	}
 	// a first connection slower than twice connect.timeout and 1 s
 	hung := delayProxy(t, p.addr, time.Minute)
-	r := benchResult(t, "airnode://"+hung+"/demo.Echo", "-n", "10", "--timeout", "5", "-p", "connect.timeout=200ms")
+	r := benchResult(t, "airnode://"+hung+"/demo.Echo", "-n", "10", "--timeout", "5ms", "-p", "connect.timeout=200ms")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "airnode: bench: no provider of demo.Echo ") || r.elapsed > 15*time.Second {
 		t.Fatalf("exit %d after %v, stderr %q; want exit 1 within seconds", r.code, r.elapsed, r.stderr)
 	}

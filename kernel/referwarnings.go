@@ -31,6 +31,9 @@ type URLWarning struct {
 	// its Close whatever its references say) and
 	// "token" (a registry reference's own token: the provider's
 	// published token is sent; Value is "***", never the token).
+	// "baremillis" (a duration key given as a bare number under
+	// BareMillisBelow, "timeout=5": 5ms; it has its effect, and Why says
+	// "5 is 5ms (...); write 5s for seconds").
 	Kind string
 	Why  string // "cluster failfast does not read it; failover and forking do"
 
@@ -78,6 +81,9 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	for _, t := range n.fromProvidersOverridden(u) {
 		add("fromproviders", t[0], fmt.Sprintf("loadbalance %s reads it from each provider's URL, and a reference's value overrides every provider's; give the consumer's setting a key of its own", t[1]),
 			"URL key on a reference overrides every provider's value of it (the balancer reads it from provider URLs)", "loadbalance", t[1])
+	}
+	for _, t := range n.bareMillis(u) {
+		add("baremillis", t[0], t[1], t[0]+"="+t[1])
 	}
 	keys, err := ProviderKeysOnReference(u)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -598,4 +599,47 @@ func (r *methodKeyReader) split(k string) (method, key string, dubbo, ok bool) {
 		r.known, r.perMethod = r.n.knownKeys(), r.n.MethodKeys()
 	}
 	return method, key, true, slices.Contains(r.perMethod, key) && !slices.Contains(r.known, k)
+}
+
+// BareMillisBelow bounds the bare numbers a duration key is warned of:
+// "timeout=5" is 5 ms (spi.ParseDuration: a bare number is milliseconds,
+// as in Dubbo), which below 50 is more likely meant as seconds.
+const BareMillisBelow = 50
+
+// bareMillis returns, for each duration key of u (the kernel's,
+// config.KernelKeys of KindDuration, and those the extensions of its
+// catalogs but registries declare of spi.KeyTypeDuration; plainly or per
+// method) given
+// as a bare number from 1 to BareMillisBelow-1, the pair [key, why]:
+// "5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for
+// seconds". Refer and Export warn of each once; the value is used as
+// given.
+func (n *Node) bareMillis(u spi.URL) [][2]string {
+	durations := map[string]bool{}
+	for _, s := range config.KernelKeys {
+		durations[s.Key] = s.Kind == config.KindDuration
+	}
+	for _, p := range n.cat.Describe() {
+		if p.Name == extension.PointRegistry {
+			continue // a registry's key does nothing on a service URL: registryKeysOf says so
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				durations[k.Key] = durations[k.Key] || k.Type == spi.KeyTypeDuration
+			}
+		}
+	}
+	methods := u.Methods()
+	var out [][2]string
+	for _, k := range u.Keys() {
+		if !durations[baseKey(k, methods)] {
+			continue
+		}
+		v, _ := u.Param(k)
+		v = strings.TrimSpace(v)
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 && ms < BareMillisBelow {
+			out = append(out, [2]string{k, fmt.Sprintf("%s is %dms (a bare number is milliseconds, as in Dubbo); write %ss for seconds", v, ms, v)})
+		}
+	}
+	return out
 }

@@ -141,7 +141,8 @@ type ReadOnlyRegistry interface {
 // Health returns non-nil (not a 503 from /ready: every provider sees a
 // registry outage at once). ZooKeeper: the
 // session expired and the provider's ephemeral entries are gone until a
-// new session re-creates them. A short disconnection within the session
+// new session re-creates them, or an entry Register queued for want of a
+// session (check=false) has not been created yet. A short disconnection within the session
 // timeout is not such a loss: the entries are still there. Health is
 // cheap (no I/O, it reads the registry's state), never blocks, and is
 // safe for concurrent use; a registry without it is taken to publish

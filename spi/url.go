@@ -691,7 +691,18 @@ var (
 	// ErrDurationTooLarge: beyond MaxDurationMillis milliseconds
 	// (time.Duration's range, about 292 years).
 	ErrDurationTooLarge = errors.New("duration too large")
+	// ErrDurationUnitCase: a unit not in lower case ("5S", "2MS"); the
+	// error's text gives the value in lower case, and DurationWant says
+	// units are lower case.
+	ErrDurationUnitCase = errors.New("duration unit not in lower case")
 )
+
+// unitCaseError is ParseDuration's ErrDurationUnitCase for a value whose
+// lower-case form, lower, is a duration.
+type unitCaseError struct{ lower string }
+
+func (e *unitCaseError) Error() string        { return ErrDurationUnitCase.Error() + ": " + e.lower }
+func (e *unitCaseError) Is(target error) bool { return target == ErrDurationUnitCase }
 
 // MaxDurationMillis is the largest bare number of milliseconds
 // ParseDuration takes: time.Duration's maximum, about 292 years.
@@ -711,7 +722,10 @@ func DurationWant(err error) string {
 func DurationWantWithUnit(err error) string { return durationWant(err, "1.5s or 200ms", "%dms") }
 
 func durationWant(err error, examples, maxForm string) string {
+	var uc *unitCaseError
 	switch {
+	case errors.As(err, &uc):
+		return "a duration with its unit in lower case, such as " + uc.lower + " (units are lower case: ns, us, ms, s, m, h)"
 	case errors.Is(err, ErrDurationNegative):
 		return "a positive duration such as " + examples + ", not a negative one"
 	case errors.Is(err, ErrDurationTooLarge):
@@ -723,7 +737,9 @@ func durationWant(err error, examples, maxForm string) string {
 // ParseDuration parses Go duration syntax or a bare integer of milliseconds.
 // Negative durations are rejected (ErrDurationNegative), and so are bare
 // numbers over MaxDurationMillis and Go durations over time.Duration's
-// range (ErrDurationTooLarge).
+// range (ErrDurationTooLarge). A unit not in lower case ("5S", "2MS") is
+// ErrDurationUnitCase, whose text and DurationWant give the lower-case
+// form ("5s").
 func ParseDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	n, err := strconv.ParseInt(v, 10, 64)
@@ -743,6 +759,11 @@ func ParseDuration(v string) (time.Duration, error) {
 				return 0, ErrDurationNegative
 			}
 			return 0, ErrDurationTooLarge
+		}
+		if low := strings.ToLower(v); low != v {
+			if _, lerr := time.ParseDuration(low); lerr == nil {
+				return 0, &unitCaseError{lower: low}
+			}
 		}
 		return 0, err
 	}

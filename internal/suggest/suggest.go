@@ -1,4 +1,6 @@
-// Package suggest finds the "did you mean" of a misspelt name or URL key
+// Package suggest finds the "did you mean" of a misspelt or shortened name
+// or URL key (Closest: a few edits away, else Stem's one word lengthened:
+// "retry" for "retries")
 // for code that may not import the kernel: extensions import spi and
 // internal/ only (the import rules internal/archtest enforces), so they cannot use
 // kernel/extension. Every "did you mean" of airnode follows Closest's
@@ -23,7 +25,8 @@ const MaxEdits = 2
 func MaxDistance(name string) int { return min(MaxEdits, max(1, len(name)/3)) }
 
 // Closest returns the candidate nearest to name by Distance when it is at
-// most MaxDistance(name) edits away, else "". Ties go to the earlier
+// most MaxDistance(name) edits away; else the candidate Stem finds ("retries"
+// for "retry", three edits away); else "". Ties go to the earlier
 // candidate. A candidate equal to name is returned (distance 0); else one
 // equal to it but for case ("idle" for "IDLE") comes first.
 func Closest(name string, candidates []string) string {
@@ -38,7 +41,59 @@ func Closest(name string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
+	if best == "" {
+		best = Stem(name, candidates)
+	}
 	return best
+}
+
+// MinStem is the fewest bytes the shorter of two names keeps after its
+// ending is dropped for Stem to match them: "time" matches "timeout", "ret"
+// matches nothing.
+const MinStem = 4
+
+// Stem returns the candidate that is name lengthened or shortened within
+// one word, else "": after dropping a plural or -y ending from both
+// ("ies", else "s", else "y"; ignoring case), one is a prefix of the
+// other, the shorter keeps at least MinStem bytes and the rest of the
+// longer has no "." (another key of a namespace: "heartbeat" never
+// suggests "heartbeat.interval"). So "retry" gives "retries" (both
+// "retr"), "time" "timeout", "Order" "OrderID", "timeouts" "timeout". The
+// candidate with the shortest rest wins ("timeout" over "timestamp" for
+// "time"), then the earlier one. Closest tries it when no candidate is
+// within MaxDistance edits.
+func Stem(name string, candidates []string) string {
+	n := stem(name)
+	if len(n) < MinStem {
+		return ""
+	}
+	best, bestRest := "", -1
+	for _, c := range candidates {
+		s := stem(c)
+		short, long := n, s
+		if len(short) > len(long) {
+			short, long = long, short
+		}
+		if len(short) < MinStem || !strings.HasPrefix(long, short) || strings.Contains(long[len(short):], ".") {
+			continue
+		}
+		if rest := len(long) - len(short); bestRest < 0 || rest < bestRest {
+			best, bestRest = c, rest
+		}
+	}
+	return best
+}
+
+// stem returns s in lower case without its plural or -y ending: "ies",
+// else "s", else "y" ("retries" and "retry" are both "retr").
+func stem(s string) string {
+	s = strings.ToLower(s)
+	for _, end := range []string{"ies", "s", "y"} {
+		if t, ok := strings.CutSuffix(s, end); ok {
+			return t
+		}
+	}
+	return s
 }
 
 // Qualified returns the one candidate that is name qualified by a

@@ -96,3 +96,36 @@ func TestQualified(t *testing.T) {
 		}
 	}
 }
+
+// tester79 #4: "retry" is three edits from "retries", the likeliest typo
+// of the key that matters most; Stem names it, and a word lengthened
+// ("time", "Order") names the longer one, without crossing a "." into
+// another key of a namespace.
+func TestClosestStem(t *testing.T) {
+	keys := []string{"heartbeat", "heartbeat.interval", "heartbeat.retries", "retries", "timestamp", "timeout", "weight"}
+	for _, tc := range []struct {
+		name       string
+		candidates []string
+		want       string
+	}{
+		{"retry", keys, "retries"},
+		{"Retry", keys, "retries"},
+		{"retrys", keys, "retries"},
+		{"time", keys, "timeout"}, // not timestamp: the shorter rest wins
+		{"timeouts", keys, "timeout"},
+		{"Order", []string{"ID", "OrderID", "Total"}, "OrderID"},
+		{"heartbeat.retry", keys, "heartbeat.retries"},
+		{"heart", keys, "heartbeat"},
+		{"heartbeat.int", keys, "heartbeat.interval"},
+		{"heartbeat.ret", keys, "heartbeat.retries"},
+		{"ret", keys, ""}, // shorter than MinStem
+		{"tim", keys, ""},
+		{"weigh", keys, "weight"}, // one edit: Closest's own rule
+		{"heartbeat.", keys, "heartbeat"},
+		{"beat", keys, ""},
+	} {
+		if got := suggest.Closest(tc.name, tc.candidates); got != tc.want {
+			t.Errorf("Closest(%q, %v) = %q, want %q", tc.name, tc.candidates, got, tc.want)
+		}
+	}
+}

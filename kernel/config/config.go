@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -445,7 +446,8 @@ func (c Config) ReferenceURL(iface string) (spi.URL, bool) {
 // goes to those providers and bypasses the registry (kernel.Node.Refer
 // refers a URL with hosts through the direct registry); a u naming its
 // own hosts keeps them. Without a matching reference u is returned
-// unchanged.
+// unchanged (ReferenceMisspelt says whether a reference's interface is a
+// near miss of u's).
 func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
 	if direct, ok := c.ReferenceURL(u.Path()); ok && u.Host() == "" {
 		u = direct.WithScheme(u.Scheme()).WithPath(u.Path()).WithParams(u.Params())
@@ -460,6 +462,31 @@ func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
 		return u, nil
 	}
 	return u.WithParams(add), slices.Sorted(maps.Keys(add))
+}
+
+// ReferenceMisspelt returns, when c has no reference for interface iface
+// but one whose interface is a near miss of it (internal/suggest's edit
+// rule, not its Stem rule, since shop.OrderItems is likely another service
+// than shop.Order: "shop.Invetory" for "shop.Inventory"), a warning naming both and the
+// file key, e.g. `the configuration has a reference for shop.Invetory
+// (references[0].interface) and none for shop.Inventory: its params are
+// not applied; did you mean shop.Inventory there?`; else "". A consumer
+// calls it beside ApplyReference, which then adds nothing, and logs the
+// warning once per reference (call, bench and list --explain print it).
+func (c Config) ReferenceMisspelt(iface string) string {
+	names := make([]string, 0, len(c.References))
+	for _, r := range c.References {
+		if r.Interface == iface {
+			return ""
+		}
+		names = append(names, r.Interface)
+	}
+	near := suggest.Closest(iface, names)
+	if near == "" || !strings.EqualFold(near, iface) && suggest.Distance(near, iface) > suggest.MaxDistance(iface) {
+		return "" // none, or only a longer or shorter name (suggest.Stem): shop.OrderItems is another service than shop.Order
+	}
+	return fmt.Sprintf("the configuration has a reference for %s (references[%d].interface) and none for %s: its params are not applied; did you mean %s there?",
+		near, slices.Index(names, near), iface, iface)
 }
 
 // keyApplication is the URL key Config.Application sets

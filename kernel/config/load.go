@@ -333,6 +333,9 @@ func strictHook(from, to reflect.Type, data any) (any, error) {
 			return v, nil
 		case string:
 			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if _, perr := spi.ParseDuration(v); err != nil && errors.Is(perr, spi.ErrDurationUnitCase) {
+				return nil, fmt.Errorf("%q is not a duration: want %s", v, spi.DurationWantWithUnit(perr))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%q is not a duration with a unit (e.g. 60s, 1m30s, 200ms)", v)
 			}

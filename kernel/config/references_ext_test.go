@@ -157,3 +157,29 @@ func TestReferenceURLMustNameProviders(t *testing.T) {
 		}
 	}
 }
+
+// tester79 #2: a reference for a misspelt interface is not applied to the
+// interface meant; ReferenceMisspelt names both and the file key. A
+// longer name (another service) and an exact match give none.
+func TestReferenceMisspelt(t *testing.T) {
+	c, err := config.Load(config.Source{File: writeFile(t, `
+references:
+  - {interface: shop.Orders, params: {retries: "0"}}
+  - {interface: shop.Invetory, params: {timeout: 2s}}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, added := c.ApplyReference(mustParse(t, "airnode:///shop.Inventory")); len(added) != 0 {
+		t.Errorf("ApplyReference(shop.Inventory) added %v", added)
+	}
+	want := "the configuration has a reference for shop.Invetory (references[1].interface) and none for shop.Inventory: its params are not applied; did you mean shop.Inventory there?"
+	if got := c.ReferenceMisspelt("shop.Inventory"); got != want {
+		t.Errorf("ReferenceMisspelt(shop.Inventory) = %q, want %q", got, want)
+	}
+	for _, iface := range []string{"shop.Invetory", "shop.Orders", "shop.OrdersArchive", "demo.Echo"} {
+		if got := c.ReferenceMisspelt(iface); got != "" {
+			t.Errorf("ReferenceMisspelt(%s) = %q, want none", iface, got)
+		}
+	}
+}

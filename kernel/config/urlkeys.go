@@ -144,7 +144,7 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 	case KindDuration:
 		if fileSyntax {
 			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
-				if _, perr := spi.ParseDuration(v); !errors.Is(perr, spi.ErrDurationTooLarge) && !errors.Is(perr, spi.ErrDurationNegative) {
+				if _, perr := spi.ParseDuration(v); !errors.Is(perr, spi.ErrDurationTooLarge) && !errors.Is(perr, spi.ErrDurationNegative) && !errors.Is(perr, spi.ErrDurationUnitCase) {
 					return bound("a duration with a unit in plugins.yaml, such as 60s, 1.5s or 200ms")
 				}
 			}

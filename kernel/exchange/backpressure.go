@@ -216,9 +216,13 @@ func (c *Channel) overHighWater() bool {
 // first request, four times after twice that, and so on (TCP's slow
 // start) — handlers that take long (a long poll, Sleep) are no sign of
 // answers piling up, and the requests parked behind them start within a
-// few firstAnswerWait (1,000 within 0.6 s). Handlers that start slow and
-// then answer large (all of them blocked on one lock, say) are thus not
-// bounded before their first answer.
+// few firstAnswerWait (1,000 within 0.6 s without the Server's budget).
+// The Server's budget (unsent.limit, on by default) has a slower start of
+// its own before the channel's first answer, four times as many per
+// unknownWait (budgetEstimate): with it, 256 long calls on a new
+// connection all start within about 1.6 s, 1,000 within 2 s. Handlers
+// that start slow and then answer large (all of them blocked on one lock,
+// say) are thus not bounded by the channel before their first answer.
 const (
 	firstAnswers    = 16
 	firstAnswerWait = 100 * time.Millisecond
@@ -353,36 +357,66 @@ func (c *Channel) overFree() bool {
 
 // budgetEstimate is what a running handler of the channel counts in the
 // Server's making: answerSize, or before the channel's first answer the
-// channel's payload (the largest answer it may send, 8 MiB by default)
-// for at most unknownRelease, not halved as time passes (answerEstimate):
-// answers slow to make are no sign that they are small, and halving let
-// every handler of six connections making 4 MB answers start once their
-// first answers took over 400 ms. Counted at highWater/firstAnswers
-// (512 KiB) instead, 512 handlers of answers not yet known filled the
-// default unsent.limit, so every worker started one: 40 connections that
-// pipelined requests for 8 MB answers and read none had 256 made at once,
-// 6.2 to 9.5 GB of heap (tester68 F5). At payload (times makingCost),
-// about unsent.limit/(3*payload) of them start at once (10 by default),
-// and overdraftHandlers beyond that.
+// channel's payload (the largest answer it may send, 8 MiB by default),
+// quartered for each unknownWait since its first request while no answer
+// of budgetFree or more was made on the Server within unknownRelease
+// (largeRecently), and payload again as soon as one was. Counted at
+// highWater/firstAnswers (512 KiB) from the start, 512 handlers of
+// answers not yet known filled the default unsent.limit, so every worker
+// started one: 40 connections that pipelined requests for 8 MB answers
+// and read none had 256 made at once, 6.2 to 9.5 GB of heap (tester68
+// F5). At payload (times makingCost), about unsent.limit/(3*payload) of
+// them start at once (10 by default), and overdraftHandlers beyond that.
+//
+// Each is released after unknownWait (runAnswering), so four times as
+// many start after each unknownWait: 256 long calls on a new connection
+// within about 1.6 s, 1,000 within 2 s. Counted at payload until it
+// ended or for 2 s, 10 started per 2 s: 33 of 256 Sleep calls had started
+// after 5 s. Quartered per unknownWait, not halved per firstAnswerWait as
+// answerEstimate is: answers slow to make are no sign that they are small,
+// and halving so let every handler of six connections making 4 MB
+// answers start once their first answers took over 400 ms. Answers that
+// take longer than unknownWait to make before any large answer was made
+// on the Server still start faster than they did (4, 16, 64 times 10 per
+// unknownWait), until the first of them is made.
 func (c *Channel) budgetEstimate() int64 {
 	if n := c.answerSize.Load(); n > 0 {
 		return n
 	}
-	return c.payload
+	first := c.firstAt.Load()
+	if first == 0 || c.w.budget == nil || c.w.budget.largeRecently() {
+		return c.payload
+	}
+	return c.payload >> min(2*((mono()-first)/int64(unknownWait)), 62)
 }
 
-// unknownRelease is how long a handler that started before its channel's
-// first answer counts in the Server's making at payload when no large
-// answer (budgetFree or more) was made on the Server within that time:
-// one that has not answered by then is more likely waiting (a long poll)
-// than making a large answer, and 100 of them on one connection would
-// otherwise hold every later request of that connection until one ended
-// (10 fill the default unsent.limit; TestCancelBurstDoesNotHurtOtherCalls).
-// While large answers are being made, it goes on counting: released after
-// 2 s regardless, handlers slowed by 40 connections' 8 MB answers on two
-// CPUs let every worker start one again (4.2 GB of heap with
-// unsent.limit=32MiB).
-const unknownRelease = 2 * time.Second
+// largeRecently reports whether an answer of budgetFree or more was made
+// on the Server within unknownRelease.
+func (b *unsentBudget) largeRecently() bool {
+	l := b.large.Load()
+	return l != 0 && mono()-l < int64(unknownRelease)
+}
+
+// A handler that started before its channel's first answer counts in the
+// Server's making (at budgetEstimate) for unknownWait, and after that as
+// long as answers of budgetFree or more were made on the Server within
+// unknownRelease (largeRecently), looking again every unknownWait: one
+// that has not answered by then, while no large answer is being made, is
+// more likely waiting (a long poll) than making a large answer, and 100
+// of them on one connection would otherwise hold every later request of
+// that connection until one ended (10 fill the default unsent.limit;
+// TestCancelBurstDoesNotHurtOtherCalls). While large answers are being
+// made, it goes on counting: released after 2 s regardless, handlers
+// slowed by 40 connections' 8 MB answers on two CPUs let every worker
+// start one again (4.2 GB of heap with unsent.limit=32MiB). unknownWait
+// is longer than the 300 ms the answers of
+// TestUnsentLimit_UnknownAnswersCountAtPayload take to make: at 400 ms,
+// under -race, 2 of its 5 runs had up to 17 handlers and 40 MiB unsent
+// (6 or 7 and 22 MiB at most otherwise).
+const (
+	unknownWait    = 5 * firstAnswerWait
+	unknownRelease = 2 * time.Second
+)
 
 // The overdraft. Letting each channel that had no handler running start
 // one while the Server was over its limit (so that consumers that read
@@ -520,8 +554,15 @@ func (c *Channel) unstall(force bool) {
 func (c *Channel) startStallLocked() chan struct{} {
 	unsent := c.w.unsent.Load()
 	resume := int64(lowWater)
-	if c.withMaking(unsent) < highWater && c.w.budget != nil && c.w.budget.over() {
-		resume = budgetFree // stopped by the Server's budget (budgetHolds too)
+	if c.withMaking(unsent) < highWater && c.w.budget != nil && c.w.budget.over() && (unsent >= budgetFree || c.answerSize.Load() > 0) {
+		// stopped by the Server's budget (budgetHolds too). Not for a
+		// channel that has answered nothing and holds under budgetFree:
+		// its answers being made are the slow start's guess
+		// (answerEstimate), which for 10 handlers fell under budgetFree
+		// only after 700 ms, and the requests the budget parked behind
+		// 10 long calls waited for that rather than for the budget's
+		// room (its own slow start, budgetEstimate)
+		resume = budgetFree
 	}
 	// Neither (the answers drained between the caller's look and here):
 	// lowWater, and the caller finds the room it waits for. Without a
@@ -743,13 +784,13 @@ func (c *Channel) runAnswering(t task, cost int64, slot bool) {
 			check = func() {
 				switch {
 				case done.Load():
-				case mono()-b.large.Load() < int64(unknownRelease):
-					time.AfterFunc(unknownRelease, check) // large answers are being made: keep counting
+				case b.largeRecently():
+					time.AfterFunc(unknownWait, check) // large answers are being made: keep counting
 				default:
 					release()
 				}
 			}
-			timer := time.AfterFunc(unknownRelease, check)
+			timer := time.AfterFunc(unknownWait, check)
 			defer timer.Stop()
 		}
 	}

@@ -316,12 +316,11 @@ func TestCancelBurstDoesNotHurtOtherCalls(t *testing.T) {
 			ch := f.dial(nil)
 			const waiting = 100
 			// The connection has no answer yet, so the Server's budget
-			// lets about ten of these handlers start per unknownRelease
-			// (backpressure.go): all 100 are running after ~18 s on an
-			// idle machine. Their timeout must outlast that on a loaded
-			// one, or a handler's deadline ends it before its cancel
-			// arrives; one a release is the bound.
-			const hold = waiting * unknownRelease
+			// starts these handlers in a slow start (backpressure.go,
+			// budgetEstimate): all 100 run after about 1 s on an idle
+			// machine. Their timeout must outlast that on a loaded one,
+			// or a handler's deadline ends it before its cancel arrives.
+			const hold = waiting * unknownWait
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			for range waiting {

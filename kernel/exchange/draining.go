@@ -3,8 +3,8 @@ package exchange
 import "github.com/airnode/airnode/kernel/protocol"
 
 // drainingEvent is the body of the one-way event a provider sends each
-// consumer when its node has unregistered it and waits shutdown.wait
-// before closing (Server.AnnounceDraining): "D". It still serves every
+// consumer when its node shuts down: it unregisters and waits
+// shutdown.wait before closing (Server.AnnounceDraining): "D". It still serves every
 // request, so a consumer that has no other provider keeps calling it; a
 // consumer that has others may stop picking it (the kernel's directory
 // no longer keeps it by empty protection or removal damping). Peers that
@@ -21,16 +21,17 @@ func (c *Channel) sendDraining() {
 }
 
 // Draining reports whether the provider said it is draining (its
-// draining event, Server.AnnounceDraining): it unregistered and will
-// shut down after its node's shutdown.wait. Unlike ReadOnly it does not
+// draining event, Server.AnnounceDraining): it will shut down after its
+// node's shutdown.wait. The event says nothing of its registry entry:
+// the node sends it before it unregisters, and an unregister may fail. Unlike ReadOnly it does not
 // stop a load balancer from picking the channel: the provider still
 // serves, and the registry's consumers leave it when the registry drops
 // it. Always false on the provider side.
 func (c *Channel) Draining() bool { return c.draining.Load() }
 
 // AnnounceDraining sends every consumer connected now, and each one that
-// connects later, the draining event (Channel.Draining): the node has
-// unregistered the provider and will shut the server down after its
+// connects later, the draining event (Channel.Draining): the node
+// unregisters the provider and will shut the server down after its
 // shutdown.wait. It changes nothing else: requests are served as
 // before. Idempotent; it never blocks (the event joins each channel's
 // write queue).

@@ -670,7 +670,7 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 		case string(body) == drainingEvent:
 			// draining.go; a provider ignores it.
 			if c.opts.Side == spi.Consumer && !c.draining.Swap(true) {
-				c.log.Info("provider is draining: it unregistered and shuts down soon")
+				c.log.Info("provider announced it is draining: it shuts down soon")
 			}
 		case len(body) == goAwayLen && body[0] == goAwayEvent:
 			if c.opts.Side == spi.Consumer {

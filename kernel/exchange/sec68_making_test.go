@@ -21,7 +21,7 @@ import (
 // and an answer over payload was noted at the size of the BAD_RESPONSE
 // sent for it (200 bytes), so the channel's answers looked small and
 // neither bound held it again. A handler whose channel has not answered
-// yet now counts at the channel's payload (for its first unknownRelease),
+// yet now counts at the channel's payload (for its first unknownWait),
 // and an answer at the size it was made.
 
 // countingAnswers is echoService whose answers take 300 ms to make (as

@@ -251,11 +251,11 @@ func plainText(w http.ResponseWriter) {
 // Health series, produced when scraped (healthCollector).
 var (
 	readyDesc = prometheus.NewDesc("airnode_ready",
-		"1 while the node is ready (/ready answers 200: serving, its services registered, its registry publishing them, every plugin a service depends on running), else 0.", nil, nil)
+		"1 while the node is ready (/ready answers 200: serving, every service exported and its Register accepted by its registry, every plugin a service depends on running), else 0. An entry the registry does not publish (ZooKeeper: queued with check=false while there is no session, a session expired) leaves it 1 and sets airnode_health_warning{check=\"registry\"}.", nil, nil)
 	drainingDesc = prometheus.NewDesc("airnode_draining",
 		"1 from the shutdown signal until the process exits (/ready answers 503 draining), else 0.", nil, nil)
 	warningDesc = prometheus.NewDesc("airnode_health_warning",
-		"1 while the named condition fails: reported, but the node stays ready (a registry whose session expired).", []string{"check"}, nil)
+		"1 while the named condition fails: reported, but the node stays ready (registry: an entry not published, such as a ZooKeeper session expired or an entry queued for want of a session).", []string{"check"}, nil)
 	pluginUpDesc = prometheus.NewDesc("airnode_plugin_up",
 		"1 while the plugin's process runs, 0 while it is restarting, failed or stopped.", []string{"plugin"}, nil)
 	pluginUnresponsiveDesc = prometheus.NewDesc("airnode_plugin_unresponsive",

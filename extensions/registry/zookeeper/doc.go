@@ -80,7 +80,14 @@
 // interface removes its watch. While ZooKeeper is unreachable, subscribers
 // keep their last list: nothing is pushed, and right after a session expiry an empty re-list is held
 // back for ExpiryGrace so providers can re-register; an empty list from a
-// healthy ZooKeeper is pushed as is. A registry with provider entries that
+// healthy ZooKeeper is pushed as is. The loss's Warn ("connection lost")
+// says what the registry keeps by what it holds: the last provider lists
+// (subscriptions), its entries until the session expires (entries); and,
+// when the process itself did not run for pauseMin or more since
+// ZooKeeper was last heard (a timer due every pauseTick came that late:
+// SIGSTOP, a frozen container, a starved CPU share), "this process did
+// not run for at least 21s (stopped or starved) of the 27s since ZooKeeper
+// was last heard" (paused_for=). A registry with provider entries that
 // lost its session and has heard nothing from ZooKeeper for session.timeout
 // (the server has expired it and deleted them), or learns of the expiry
 // from the server first, says once at Warn "session expired: provider
@@ -159,7 +166,10 @@
 // unreachable) or fail naming the servers and that time, instead of waiting
 // connect.timeout each — except a Subscribe with check=false, whose first
 // list is then empty, the providers following with the session. A first
-// contact still waits connect.timeout.
+// contact still waits connect.timeout. A provider entry queued so is in no
+// ZooKeeper: Health reports it (airnode_health_warning{check="registry"})
+// and a Warn repeats it each minute ("still no session; provider entries
+// of ... are not in ZooKeeper") until a session has created it.
 //
 //	URL key          type      unit  default   bounds      meaning
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)

@@ -1,6 +1,10 @@
 package zookeeper
 
-import "github.com/airnode/airnode/spi"
+import (
+	"time"
+
+	"github.com/airnode/airnode/spi"
+)
 
 // DecodedEntries returns how many provider node names r has decoded
 // (parsed) since it was built.
@@ -22,4 +26,13 @@ func Watches(r spi.Registry) int {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	return len(z.watches)
+}
+
+// SetQueuedWarnEvery sets how often the Warn that queued provider
+// entries are not in ZooKeeper is repeated (a minute) until the test
+// ends.
+func SetQueuedWarnEvery(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := queuedWarnEvery
+	queuedWarnEvery = d
+	t.Cleanup(func() { queuedWarnEvery = old })
 }

@@ -76,6 +76,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
 		pending:    map[string]spi.URL{},
+		queued:     map[string]spi.URL{},
 		guarded:    map[string]int64{},
 		watches:    map[string]*watch{},
 		notes:      map[string]CacheNote{},
@@ -124,6 +125,8 @@ type Registry struct {
 	withdrawn  map[string]spi.URL  // unregistered while disconnected: deleted when up
 	pending    map[string]spi.URL  // registered, creation failed: retried
 	pendingErr error               // the last creation failure that put an entry in pending (Health)
+	queued     map[string]spi.URL  // registered without a session and not created since (Register queued them): Health, checkQueued
+	queuedSaid time.Time           // the last Warn that queued provider entries are not in ZooKeeper (Register's, checkQueued's)
 	guarded    map[string]int64    // canonical URL -> session whose exists watch guards its entry (guard)
 	watches    map[string]*watch   // interface -> the watch its subscriptions share
 	ruleHook   func(RuleChange)    // OnRuleChange's function, or nil
@@ -148,6 +151,7 @@ type Registry struct {
 	saidGranted              time.Duration // the granted session timeout last logged (differing from session.timeout)
 
 	dialErr    atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
+	paused     pauseClock            // notices that the process did not run (the connection-lost Warn)
 	watchReads atomic.Int64          // ChildrenW reads of providers nodes by watches, for tests
 	wg         sync.WaitGroup
 }
@@ -335,6 +339,7 @@ func (r *Registry) openLocked() error {
 	h.conn = conn
 	r.conn, r.handle = conn, h
 	if r.unlist == nil {
+		r.paused.start()
 		// airnode_registry_connected: read when scraped (r.up: a
 		// session, the registry's own entries re-created on a new one)
 		r.unlist = counters.RegistryConnections.Add("zookeeper://"+strings.Join(r.p.servers, ","), func() bool {
@@ -582,6 +587,9 @@ func (r *Registry) sessionLoop(h *handle, events <-chan zk.Event) {
 			}
 		}
 		d := r.checkExpired()
+		if q := r.checkQueued(); q > 0 && (d <= 0 || q < d) {
+			d = q
+		}
 		w, stale, refused := r.staleFor(h) // at every event: a refusal kicks
 		var seen string
 		if stale && refused > 0 {
@@ -628,8 +636,14 @@ func (r *Registry) providerServices() []string {
 // "cannot re-create it" Warns: a node deleted by someone else under a
 // parent whose ACL no longer lets this client create, a quota): those
 // are retried, and the error names them and the last failure until they
-// are in place. nil otherwise, also during a disconnection shorter than
-// session.timeout (the entries are still there) and for a registry that
+// are in place. Also, once ZooKeeper is known to be down (no session for
+// connect.timeout: knownDown), while provider entries that Register
+// queued for want of a session (check=false) have not been created yet:
+// no consumer can find them, though Register returned nil; the error
+// names their services, how long there has been no session and the last
+// dial's error, and clears when a session has created them. nil
+// otherwise, also during a disconnection shorter than session.timeout
+// (the entries created are still there) and for a registry that
 // registered no provider. `airnode serve` reports this text as a warning
 // (/stats, airnode_health_warning) meanwhile. Never blocks on I/O.
 func (r *Registry) Health() error {
@@ -640,6 +654,16 @@ func (r *Registry) Health() error {
 			r.desc, strings.Join(r.providerServices(), ", "))
 	}
 	if !r.up {
+		keys := r.queuedServicesLocked()
+		switch {
+		case len(keys) == 0:
+		case r.downSince.IsZero(): // a session came: checkSession is creating them
+			return fmt.Errorf("zookeeper registry %s: provider entries of %s are not in ZooKeeper yet: the new session is creating them",
+				r.desc, strings.Join(keys, ", "))
+		case r.knownDownLocked():
+			return fmt.Errorf("zookeeper registry %s: provider entries of %s are not in ZooKeeper: queued, created when a session comes (check=false); no session for %v%s; consumers that reach ZooKeeper will not find this provider until then",
+				r.desc, strings.Join(keys, ", "), time.Since(r.downSince).Round(time.Second), r.lastDialError())
+		}
 		return nil
 	}
 	var keys []string
@@ -654,6 +678,72 @@ func (r *Registry) Health() error {
 	slices.Sort(keys)
 	return fmt.Errorf("zookeeper registry %s: provider entries of %s are not in ZooKeeper: cannot create them: %v (retrying; consumers that do not list this provider yet will not find it)",
 		r.desc, strings.Join(keys, ", "), r.pendingErr)
+}
+
+// queuedWarnEvery is how often, while provider entries that Register
+// queued for want of a session (check=false) are not in ZooKeeper, the
+// registry says so again at Warn (checkQueued), after Register's own
+// "no session yet" Warn: a minute.
+var queuedWarnEvery = time.Minute
+
+// queue records that u, registered, waits for a session to be created
+// (Health, checkQueued), and wakes the session loop to pace its Warn.
+func (r *Registry) queue(u spi.URL) {
+	r.mu.Lock()
+	if _, ok := r.registered[u.String()]; ok {
+		r.queued[u.String()] = u
+		if category(u) == Providers {
+			r.queuedSaid = time.Now() // Register's Warn follows
+		}
+	}
+	h := r.handle
+	r.mu.Unlock()
+	if h != nil {
+		select {
+		case h.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// queuedServicesLocked returns the sorted service keys of the provider
+// entries Register queued that no session has created yet; nil when
+// there are none. Caller holds r.mu.
+func (r *Registry) queuedServicesLocked() []string {
+	var keys []string
+	for k, u := range r.queued {
+		if _, ok := r.registered[k]; ok && category(u) == Providers && !slices.Contains(keys, u.ServiceKey()) {
+			keys = append(keys, u.ServiceKey())
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// checkQueued says again at Warn, each queuedWarnEvery since the last
+// such Warn, that provider entries Register queued for want of a session
+// are not in ZooKeeper yet, naming their services, how long there has
+// been no session and the last dial's error (Dubbo's check=false logs
+// its failed registry retries until one succeeds). It returns how long
+// to wait before looking again, 0 for no need.
+func (r *Registry) checkQueued() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up || r.closed || r.downSince.IsZero() {
+		return 0
+	}
+	keys := r.queuedServicesLocked()
+	if len(keys) == 0 {
+		return 0
+	}
+	if d := queuedWarnEvery - time.Since(r.queuedSaid); d > 0 {
+		return d
+	}
+	r.queuedSaid = time.Now()
+	r.log.Warn("still no session; provider entries of "+strings.Join(keys, ", ")+" are not in ZooKeeper: consumers that reach ZooKeeper do not find this provider",
+		"services", keys, "no_session_for", time.Since(r.downSince).Round(time.Second),
+		"last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
+	return queuedWarnEvery
 }
 
 // checkExpired says, once per outage, at Warn, that the registry's
@@ -693,6 +783,32 @@ func (r *Registry) checkExpired() time.Duration {
 	return 0
 }
 
+// warnLostLocked says at Warn that the session's connection is lost
+// (markLostLocked has run), with what the registry keeps by what it
+// holds: the last provider lists of its subscriptions (a consumer's),
+// and its entries, which ZooKeeper keeps until it expires the session
+// and a new session re-creates (a provider's); and, when the process
+// itself did not run for a while since ZooKeeper was last heard
+// (pauseClock: SIGSTOP, a frozen container, a starved CPU share), that
+// it did not and for how long, the likely cause of the loss. Caller
+// holds r.mu.
+func (r *Registry) warnLostLocked(state zk.State) {
+	msg := "connection lost"
+	attrs := []any{"state", state.String(), "last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond)}
+	if p := r.paused.pausedSince(r.lastHeard, time.Now()); p > 0 {
+		msg += fmt.Sprintf(": this process did not run for at least %v (stopped or starved) of the %v since ZooKeeper was last heard",
+			p.Round(100*time.Millisecond), time.Since(r.lastHeard).Round(100*time.Millisecond))
+		attrs = append(attrs, "paused_for", p.Round(time.Millisecond))
+	}
+	if len(r.watches) > 0 {
+		msg += "; keeping the last provider lists"
+	}
+	if len(r.registered) > 0 {
+		msg += "; its entries stay in ZooKeeper until the session expires, and a new session re-creates them"
+	}
+	r.log.Warn(msg, attrs...)
+}
+
 // checkSession handles a state change: on a transition to a session it
 // authenticates, re-creates the registry's own nodes and wakes every
 // subscription for a full re-list. It reports whether some node could not
@@ -711,8 +827,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	}
 	if (lost || !hasSession) && r.up && !r.closed {
 		r.markLostLocked(h)
-		r.log.Warn("connection lost; keeping last provider lists", "state", conn.State().String(),
-			"last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond))
+		r.warnLostLocked(conn.State())
 		r.sessionChangedLocked(SessionChange{State: SessionDisconnected, Unheard: time.Since(r.lastHeard)})
 	}
 	if lost {
@@ -858,6 +973,7 @@ func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 		if err == nil {
 			r.mu.Lock()
 			delete(r.pending, u.String())
+			delete(r.queued, u.String())
 			r.mu.Unlock()
 			r.guard(conn, u)
 		}
@@ -1162,12 +1278,14 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 			return fmt.Errorf("%w; add %s=false to the registry URL to start anyway and register when ZooKeeper answers (Dubbo's registry check)",
 				r.downError(ctx, "cannot register "+u.ServiceKey()), KeyCheck)
 		}
+		r.queue(u)
 		r.log.Warn("no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
 	conn = r.current() // a redial may have replaced it during the wait
 	if err := r.create(conn, u); err != nil {
 		if conn.State() != zk.StateHasSession {
+			r.queue(u)
 			r.log.Warn("connection lost; entry will be created when a session is back", "url", key, "err", err)
 			return nil
 		}
@@ -1195,6 +1313,7 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	_, ok := r.registered[key]
 	delete(r.registered, key)
 	delete(r.pending, key)
+	delete(r.queued, key)
 	conn, up := r.conn, r.up
 	if ok && !up {
 		r.withdrawn[key] = u
@@ -1443,6 +1562,7 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.paused.stop()
 	if r.unlist != nil {
 		r.unlist()
 	}
@@ -1452,6 +1572,7 @@ func (r *Registry) Close() error {
 		urls = append(urls, u)
 	}
 	r.registered = map[string]spi.URL{}
+	r.queued = map[string]spi.URL{}
 	watches := make([]*watch, 0, len(r.watches))
 	var subs []*subscription
 	for _, w := range r.watches {

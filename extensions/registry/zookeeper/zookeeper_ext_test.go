@@ -27,6 +27,9 @@ import (
 var server *zktest.Server
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(pausedChildEnv); addr != "" {
+		os.Exit(pausedChild(addr)) // TestAL6_PausedProcessSaysSo's child
+	}
 	s, err := zktest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
