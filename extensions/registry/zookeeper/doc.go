@@ -169,7 +169,12 @@
 // contact still waits connect.timeout. A provider entry queued so is in no
 // ZooKeeper: Health reports it (airnode_health_warning{check="registry"})
 // and a Warn repeats it each minute ("still no session; provider entries
-// of ... are not in ZooKeeper") until a session has created it.
+// of ... are not in ZooKeeper") until a session has created it, which an
+// Info says with how long it was queued ("queued provider entry of ...
+// created in ZooKeeper after ..."). Unregistering it before then takes it
+// off the queue and succeeds (Info: "its entry was never created in
+// ZooKeeper"): unlike an entry created in a session since lost, whose
+// node stays until ZooKeeper expires that session (spi.ErrNotWithdrawn).
 //
 //	URL key          type      unit  default   bounds      meaning
 //	(hosts), backup  hosts     -     -         >= 1        ensemble "h1:2181,h2:2181" (also ?backup=h3:2181)

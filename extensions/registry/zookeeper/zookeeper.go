@@ -76,7 +76,7 @@ func (b Builder) Build(u spi.URL) (spi.Registry, error) {
 		registered: map[string]spi.URL{},
 		withdrawn:  map[string]spi.URL{},
 		pending:    map[string]spi.URL{},
-		queued:     map[string]spi.URL{},
+		queued:     map[string]queuedEntry{},
 		guarded:    map[string]int64{},
 		watches:    map[string]*watch{},
 		notes:      map[string]CacheNote{},
@@ -120,17 +120,17 @@ type Registry struct {
 
 	mu         sync.Mutex
 	conn       *zk.Conn
-	handle     *handle             // conn's: the current zk handle
-	registered map[string]spi.URL  // canonical URL -> URL, re-created on every new session
-	withdrawn  map[string]spi.URL  // unregistered while disconnected: deleted when up
-	pending    map[string]spi.URL  // registered, creation failed: retried
-	pendingErr error               // the last creation failure that put an entry in pending (Health)
-	queued     map[string]spi.URL  // registered without a session and not created since (Register queued them): Health, checkQueued
-	queuedSaid time.Time           // the last Warn that queued provider entries are not in ZooKeeper (Register's, checkQueued's)
-	guarded    map[string]int64    // canonical URL -> session whose exists watch guards its entry (guard)
-	watches    map[string]*watch   // interface -> the watch its subscriptions share
-	ruleHook   func(RuleChange)    // OnRuleChange's function, or nil
-	stateHook  func(SessionChange) // OnSessionChange's function, or nil
+	handle     *handle                // conn's: the current zk handle
+	registered map[string]spi.URL     // canonical URL -> URL, re-created on every new session
+	withdrawn  map[string]spi.URL     // unregistered while disconnected: deleted when up
+	pending    map[string]spi.URL     // registered, creation failed: retried
+	pendingErr error                  // the last creation failure that put an entry in pending (Health)
+	queued     map[string]queuedEntry // registered without a session and not created since (Register queued them): Health, checkQueued, Unregister
+	queuedSaid time.Time              // the last Warn that queued provider entries are not in ZooKeeper (Register's, checkQueued's)
+	guarded    map[string]int64       // canonical URL -> session whose exists watch guards its entry (guard)
+	watches    map[string]*watch      // interface -> the watch its subscriptions share
+	ruleHook   func(RuleChange)       // OnRuleChange's function, or nil
+	stateHook  func(SessionChange)    // OnSessionChange's function, or nil
 	closed     bool
 	up         bool                 // a session is established
 	gaveUp     bool                 // a wait for a session ran out of time since the last one was up
@@ -686,12 +686,25 @@ func (r *Registry) Health() error {
 // "no session yet" Warn: a minute.
 var queuedWarnEvery = time.Minute
 
+// queuedEntry is an entry Register queued for want of a session.
+type queuedEntry struct {
+	u     spi.URL
+	since time.Time // when Register queued it
+	// sent: a create of it may have reached ZooKeeper (Register's create
+	// failed as the connection was lost, or a session's createAll began
+	// it); while false, no node of it was ever asked for, and Unregister
+	// has nothing to remove.
+	sent bool
+}
+
 // queue records that u, registered, waits for a session to be created
-// (Health, checkQueued), and wakes the session loop to pace its Warn.
-func (r *Registry) queue(u spi.URL) {
+// (Health, checkQueued, Unregister), and wakes the session loop to pace
+// its Warn. sent says that a create of u was sent and its answer lost
+// (queuedEntry.sent).
+func (r *Registry) queue(u spi.URL, sent bool) {
 	r.mu.Lock()
 	if _, ok := r.registered[u.String()]; ok {
-		r.queued[u.String()] = u
+		r.queued[u.String()] = queuedEntry{u: u, since: time.Now(), sent: sent}
 		if category(u) == Providers {
 			r.queuedSaid = time.Now() // Register's Warn follows
 		}
@@ -711,9 +724,9 @@ func (r *Registry) queue(u spi.URL) {
 // there are none. Caller holds r.mu.
 func (r *Registry) queuedServicesLocked() []string {
 	var keys []string
-	for k, u := range r.queued {
-		if _, ok := r.registered[k]; ok && category(u) == Providers && !slices.Contains(keys, u.ServiceKey()) {
-			keys = append(keys, u.ServiceKey())
+	for k, q := range r.queued {
+		if _, ok := r.registered[k]; ok && category(q.u) == Providers && !slices.Contains(keys, q.u.ServiceKey()) {
+			keys = append(keys, q.u.ServiceKey())
 		}
 	}
 	slices.Sort(keys)
@@ -965,16 +978,40 @@ func (r *Registry) entriesRecreated() {
 	}
 }
 
-// createAll creates the nodes of urls; those that fail are kept in pending
-// for a retry, which it reports, and those created leave it.
+// createAll creates the nodes of urls that are still registered; those
+// that fail are kept in pending for a retry, which it reports, and those
+// created leave it. An entry Register queued for want of a session is
+// said at Info once created, with how long it was queued (tester81 #5):
+// the end of the Warns that said it was in no ZooKeeper.
 func (r *Registry) createAll(conn *zk.Conn, urls []spi.URL) (retry bool) {
 	for _, u := range urls {
+		key := u.String()
+		r.mu.Lock()
+		_, still := r.registered[key]
+		q, queued := r.queued[key]
+		if queued { // from now on Unregister cannot tell that no node was made
+			q.sent = true
+			r.queued[key] = q
+		}
+		r.mu.Unlock()
+		if !still { // unregistered meanwhile: Unregister has said what became of it
+			continue
+		}
 		err := r.create(conn, u)
 		if err == nil {
 			r.mu.Lock()
-			delete(r.pending, u.String())
-			delete(r.queued, u.String())
+			delete(r.pending, key)
+			delete(r.queued, key)
 			r.mu.Unlock()
+			if queued {
+				kind := "provider"
+				if category(u) == Consumers {
+					kind = "consumer"
+				}
+				waited := time.Since(q.since).Round(time.Millisecond)
+				r.log.Info(fmt.Sprintf("queued %s entry of %s created in ZooKeeper after %v without a session (check=false)", kind, u.ServiceKey(), waited),
+					"url", key, "service", u.ServiceKey(), "queued_for", waited, "session", fmt.Sprintf("0x%x", conn.SessionID()))
+			}
 			r.guard(conn, u)
 		}
 		if err == nil || r.isClosed() {
@@ -1278,14 +1315,14 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 			return fmt.Errorf("%w; add %s=false to the registry URL to start anyway and register when ZooKeeper answers (Dubbo's registry check)",
 				r.downError(ctx, "cannot register "+u.ServiceKey()), KeyCheck)
 		}
-		r.queue(u)
+		r.queue(u, false)
 		r.log.Warn("no session yet; entry will be created when one is", "url", key, "last_dial_error", strings.TrimPrefix(r.lastDialError(), ": last dial: "))
 		return nil
 	}
 	conn = r.current() // a redial may have replaced it during the wait
 	if err := r.create(conn, u); err != nil {
 		if conn.State() != zk.StateHasSession {
-			r.queue(u)
+			r.queue(u, true)
 			r.log.Warn("connection lost; entry will be created when a session is back", "url", key, "err", err)
 			return nil
 		}
@@ -1306,20 +1343,34 @@ func (r *Registry) Register(ctx context.Context, u spi.URL) error {
 // (unreachable for 3s); its entry stays listed until ZooKeeper expires
 // this session, session.timeout (30s) after it last heard this process,
 // counted from when ZooKeeper is back if it is down; deleted at once if
-// the session comes back first" (tester67 #2).
+// the session comes back first" (tester67 #2). An entry Register queued
+// for want of a session and no create of which was ever sent is only
+// taken off the queue: nil, and an Info "its entry was never created in
+// ZooKeeper" (tester81 #4); no node of it is in any session.
 func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	r.mu.Lock()
 	key := u.String()
 	_, ok := r.registered[key]
+	q, queued := r.queued[key]
 	delete(r.registered, key)
 	delete(r.pending, key)
 	delete(r.queued, key)
 	conn, up := r.conn, r.up
-	if ok && !up {
+	never := ok && queued && !q.sent // no node of it was ever asked for
+	if ok && !up && !never {
 		r.withdrawn[key] = u
 	}
 	r.mu.Unlock()
 	if !ok {
+		return nil
+	}
+	if never {
+		// Queued for want of a session and never sent to ZooKeeper
+		// (tester81 #4): taking it off the queue is all there is to do;
+		// no session holds a node of it, nothing is left to expire.
+		waited := time.Since(q.since).Round(time.Millisecond)
+		r.log.Info("unregistered "+u.ServiceKey()+": its entry was never created in ZooKeeper (queued for want of a session); nothing to remove",
+			"url", key, "service", u.ServiceKey(), "queued_for", waited)
 		return nil
 	}
 	if !up {
@@ -1572,7 +1623,7 @@ func (r *Registry) Close() error {
 		urls = append(urls, u)
 	}
 	r.registered = map[string]spi.URL{}
-	r.queued = map[string]spi.URL{}
+	r.queued = map[string]queuedEntry{}
 	watches := make([]*watch, 0, len(r.watches))
 	var subs []*subscription
 	for _, w := range r.watches {
