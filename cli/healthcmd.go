@@ -50,7 +50,12 @@ it is SERVING with a warning on stderr naming each service that does not
 serve and why, and the exit is 0 (as gRPC's health server, whose overall
 status is not that of one service) unless --fail-on-warning is given:
 then it is 1, for an exec probe that should fail while any service is
-down. A provider that does
+down. A SERVING answer also carries the node's own warnings, those
+serve's /stats lists under "warnings" (airnode_health_warning), such
+as a registry whose entries are not in it (ZooKeeper's session
+expired, or check=false queued them for want of a session): each is
+printed on stderr as a warning, and the exit stays 0, --fail-on-warning
+or not. A provider that does
 not answer (refused, --timeout passed) or serves no health service
 (health.service=false: SERVICE_NOT_FOUND) prints the status and message
 on stderr and exits 1. --timeout bounds the whole probe, connecting
@@ -216,6 +221,11 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string
 		what = service
 	}
 	if status == kernel.HealthServing {
+		if nodeWarn := att[kernel.HealthNodeWarningAttachment]; nodeWarn != "" {
+			// the node's own warnings (a registry's entries not in it):
+			// said, never a failure of the probe, as /ready stays 200
+			warnLine(stderr, logFormat, "health", fmt.Sprintf("%s on %s is SERVING, with a node warning: %s", what, u.Address(), nodeWarn), "status", status)
+		}
 		warn := att[kernel.HealthWarningAttachment]
 		if warn == "" {
 			return nil

@@ -610,8 +610,10 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// and the kernel's too (from Shutdown's start): the drain gets what
 	// the wait leaves of it.
 	timeout := budget.timeout
-	opts := []kernel.Option{kernel.WithLogger(logger), kernel.WithHealth(health.health),
-		kernel.WithShutdownWait(wait), kernel.WithShutdownTimeout(timeout)}
+	opts := []kernel.Option{kernel.WithLogger(logger), kernel.WithHealth(health.health), kernel.WithShutdownTimeout(timeout)}
+	if reg.IsZero() || waitFrom != originDefault || wait != kernel.DefaultShutdownWait {
+		opts = append(opts, kernel.WithShutdownWait(wait))
+	} // else the kernel's default, the same, which it skips when no entry is listed (a check=false entry only queued: tester81 #4)
 	if !reg.IsZero() {
 		opts = append(opts, kernel.WithRegistry(reg))
 	}
@@ -662,6 +664,9 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// and where it came from (wait_from, timeout_from)
 	if node.ShutdownWait() == 0 && wait > 0 {
 		waitFrom = "none: nothing is registered"
+		if !reg.IsZero() && len(exported) > 0 {
+			waitFrom = "none: no entry is listed (queued for want of a registry session, never created)"
+		}
 	}
 	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", timeout,
 		"wait_from", waitFrom, "timeout_from", budget.timeoutFrom)

@@ -63,6 +63,25 @@ const HealthReasonAttachment = "reason"
 // that of any one service, it stays SERVING while it still serves some.
 const HealthWarningAttachment = "warning"
 
+// HealthNodeWarningAttachment is the response attachment in which a
+// SERVING answer, about the node or a service, carries the node's own
+// warnings, "check: text" each, joined by "; ": those its readiness
+// (WithHealth) reports without being unready, as serve's /stats
+// "warnings" and airnode_health_warning do (`registry: zookeeper
+// registry ...: provider entries of demo.Echo are not in ZooKeeper:
+// queued, ...`). Absent when there are none, and from NOT_SERVING and
+// SERVICE_UNKNOWN answers (their reason says why). A warning, not a
+// status: the answer stays SERVING. An attachment more, so a client that
+// does not know it reads the answer as before.
+const HealthNodeWarningAttachment = "node.warning"
+
+// warningReporter is the optional interface of a Readiness (WithHealth)
+// whose warnings the health service sends with a SERVING answer
+// (HealthNodeWarningAttachment): metrics.Health's Warnings.
+type warningReporter interface {
+	Warnings() []string
+}
+
 // keyHealthService turns the health service of a listening address off
 // (false); per listening address. Bool, default true.
 const keyHealthService = "health.service"
@@ -130,8 +149,12 @@ func (h *healthService) serve(_ *providerCall, req *exchange.Request) spi.Result
 		return rejected(spi.Errorf(spi.StatusBadRequest, "%s.%s takes one argument, the service key (\"\" for the node): got %d", HealthService, HealthCheck, req.NumArgs))
 	}
 	status, reason, warning := h.check(key)
+	var nodeWarning string
+	if r, ok := h.n.health.(warningReporter); ok && status == HealthServing {
+		nodeWarning = strings.Join(r.Warnings(), "; ")
+	}
 	res := spi.Result{Value: status}
-	if reason != "" || warning != "" {
+	if reason != "" || warning != "" || nodeWarning != "" {
 		res.Attachments = map[string]string{}
 	}
 	if reason != "" {
@@ -139,6 +162,9 @@ func (h *healthService) serve(_ *providerCall, req *exchange.Request) spi.Result
 	}
 	if warning != "" {
 		res.Attachments[HealthWarningAttachment] = warning
+	}
+	if nodeWarning != "" {
+		res.Attachments[HealthNodeWarningAttachment] = nodeWarning
 	}
 	return res
 }

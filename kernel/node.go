@@ -155,7 +155,9 @@ func WithHealth(h Readiness) Option { return func(n *Node) { n.health = h } }
 // WithShutdownWait sets how long Shutdown waits between unregistering and
 // closing listeners (default DefaultShutdownWait). The exported URLs'
 // "shutdown.wait", when set, overrides it (the largest one wins). The
-// default wait applies only when an export is registered; a wait given
+// default wait applies only when an export is registered, with an entry
+// its registry may list (spi.RegistryListing: not one only queued, as
+// zookeeper's check=false does while there is no session); a wait given
 // here or by the URL key applies in any case: without a registry it is
 // the time a load balancer polling the node's readiness (WithHealth:
 // /ready answers 503) or the health service (airnode.Health: NOT_SERVING)
@@ -549,9 +551,18 @@ func (n *Node) shutdownTiming(exporters []*Exporter) (wait, timeout time.Duratio
 	return wait, timeout, anyRegistered(exporters) || n.shutdownWaitSet && len(exporters) > 0 || urlWait >= 0
 }
 
-// anyRegistered reports whether any of exporters is registered.
+// anyRegistered reports whether any of exporters is registered with an
+// entry its registry may list: one it only queued, never sent to its
+// backend (spi.RegistryListing), no consumer can have listed, so no
+// consumer needs the default wait to learn that it is gone (tester81 #4).
 func anyRegistered(exporters []*Exporter) bool {
-	return slices.ContainsFunc(exporters, func(e *Exporter) bool { return e.reg != nil })
+	return slices.ContainsFunc(exporters, func(e *Exporter) bool {
+		if e.reg == nil {
+			return false
+		}
+		l, ok := e.reg.(spi.RegistryListing)
+		return !ok || l.Listed(e.url)
+	})
 }
 
 func (n *Node) shutdown(ctx context.Context) error {

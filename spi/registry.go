@@ -150,3 +150,17 @@ type ReadOnlyRegistry interface {
 type RegistryHealth interface {
 	Health() error
 }
+
+// RegistryListing is the optional capability of a Registry that can tell
+// an entry it accepted but never sent to its backend: Listed(u) is false
+// for u, registered by this registry, while no create of its entry has
+// been sent (zookeeper's check=false queues a provider's entry while
+// there is no session), so that no consumer can have listed it, and its
+// Unregister only takes it off the queue (nil). The kernel's Shutdown
+// does not wait shutdown.wait's default for such entries: no consumer
+// has to learn that they are gone. true otherwise, unknown URLs
+// included. Cheap, never blocks, safe for concurrent use; a registry
+// without it is taken to list what Register accepted.
+type RegistryListing interface {
+	Listed(u URL) bool
+}

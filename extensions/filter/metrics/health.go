@@ -208,12 +208,22 @@ func (h *Health) Report() HealthReport {
 		rep.Plugins[p.Name] = p.Up
 		rep.PluginRestarts[p.Name] = p.Restarts
 	}
+	rep.Warnings = append(rep.Warnings, h.Warnings()...)
+	return rep
+}
+
+// Warnings returns the failing AddWarning conditions, "name: error" each
+// in the order added (HealthReport.Warnings); nil when none fails. The
+// health service (airnode.Health) sends them with a SERVING answer
+// (kernel.HealthNodeWarningAttachment).
+func (h *Health) Warnings() []string {
+	var out []string
 	for _, w := range h.warningList() {
 		if w.err != nil {
-			rep.Warnings = append(rep.Warnings, w.name+": "+w.err.Error())
+			out = append(out, w.name+": "+w.err.Error())
 		}
 	}
-	return rep
+	return out
 }
 
 // ReadyHandler serves GET /ready: 200 and "serving" while Ready, else 503

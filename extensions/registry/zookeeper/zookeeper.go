@@ -1388,6 +1388,15 @@ func (r *Registry) Unregister(ctx context.Context, u spi.URL) error {
 	return nil
 }
 
+// Listed implements spi.RegistryListing: false while u is queued for
+// want of a session and no create of it was sent (queuedEntry.sent).
+func (r *Registry) Listed(u spi.URL) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q, ok := r.queued[u.String()]
+	return !ok || q.sent
+}
+
 // notWithdrawn is Unregister's error for u, whose delete is queued for
 // want of a session: a *notWithdrawnError for a provider's entry that
 // ZooKeeper still lists, nil for a consumer's entry (informative) or
@@ -1669,5 +1678,6 @@ var (
 	_ spi.Registry        = (*Registry)(nil)
 	_ spi.LoggerUser      = (*Registry)(nil)
 	_ spi.RegistryHealth  = (*Registry)(nil)
+	_ spi.RegistryListing = (*Registry)(nil)
 	_ spi.Subscription    = (*subscription)(nil)
 )
