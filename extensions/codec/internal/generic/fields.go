@@ -76,9 +76,12 @@ func (n Names) name(f reflect.StructField) (name string, tagged bool) {
 	return f.Name, false
 }
 
+// fieldsKey is fieldsCache's key: the struct type and the tags, the
+// first two as they are (no join: a lookup allocates nothing for the
+// codecs' Names), any others joined.
 type fieldsKey struct {
-	t     reflect.Type
-	names string
+	t                   reflect.Type
+	first, second, rest string
 }
 
 // fieldsCache holds fields by struct type and tags.
@@ -93,7 +96,17 @@ type structFields struct {
 // of embedded untagged structs inline (the shallower name winning), none
 // named "-".
 func (n Names) fields(t reflect.Type) *structFields {
-	key := fieldsKey{t, strings.Join(n, ",")}
+	key := fieldsKey{t: t}
+	switch {
+	case len(n) > 2:
+		key.rest = strings.Join(n[2:], ",")
+		fallthrough
+	case len(n) == 2:
+		key.second = n[1]
+		fallthrough
+	case len(n) == 1:
+		key.first = n[0]
+	}
 	if f, ok := fieldsCache.Load(key); ok {
 		return f.(*structFields)
 	}
