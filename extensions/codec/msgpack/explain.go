@@ -331,14 +331,10 @@ func findIn(x any, t reflect.Type, path string, depth int) *finding {
 			}
 			return nil
 		case []any:
-			if asArray(t) {
-				return nil // its own form: msgpack says what is wrong with it
-			}
 			// msgpack reads a struct written as an array (its as_array
 			// form) only from one element per field, in order; it failed,
-			// or Decode refused it (arrayForStruct, arrayInside), so say
-			// what was sent rather than msgpack's "number of fields in
-			// array-encoded struct has changed".
+			// so say what was sent rather than msgpack's "number of fields
+			// in array-encoded struct has changed".
 			here.why = "want a map (an object) with " + gotype.String(t) + "'s fields"
 			return here
 		}

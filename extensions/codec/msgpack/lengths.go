@@ -18,21 +18,20 @@ type bodyReader interface {
 // lengthCheck walks a body handed over by a bodyReader's WriteTo. It lives in
 // the pooled Decoder, so passing it as an io.Writer allocates nothing.
 type lengthCheck struct {
-	err    error
-	start  int64 // the body's offset in its reader when checked; -1: not seekable
-	nested bool  // the body holds an array inside a map or an array (arrays.go)
+	err   error
+	start int64 // the body's offset in its reader when checked; -1: not seekable
 }
 
 // Write walks p (see checkLengths) and records the verdict. It takes all of
 // p and retains none of it.
 func (c *lengthCheck) Write(p []byte) (int, error) {
-	c.nested, c.err = walkLengths(p)
+	c.err = walkLengths(p)
 	return len(p), nil
 }
 
 // WriteString is Write for strings.Reader, which hands over its string.
 func (c *lengthCheck) WriteString(s string) (int, error) {
-	c.nested, c.err = walkLengths(s)
+	c.err = walkLengths(s)
 	return len(s), nil
 }
 
@@ -42,8 +41,7 @@ func (c *lengthCheck) WriteString(s string) (int, error) {
 // it, so six hostile bytes could cost 4 GiB — or containers nested deeper
 // than MaxDepth, which msgpack decodes recursively into any-typed fields (a
 // stack overflow is fatal, not a panic). It leaves r where it found it, and
-// records where that is in c.start (-1 when r cannot tell), and in
-// c.nested whether an array sits inside a map or an array (arrays.go).
+// records where that is in c.start (-1 when r cannot tell).
 //
 // The walk reads the body in place through r.WriteTo, not byte by byte
 // through r: on a 130-byte request body that is the difference between
@@ -57,7 +55,7 @@ func checkLengths(r bodyReader, c *lengthCheck) error {
 		c.start = -1
 		return nil // cannot come back: leave the checks to the decoder
 	}
-	c.err, c.start, c.nested = nil, start, false
+	c.err, c.start = nil, start
 	if _, err := r.WriteTo(c); err != nil {
 		c.err = nil // a reader that would not hand its bytes over: no verdict
 	}
@@ -71,10 +69,8 @@ func checkLengths(r bodyReader, c *lengthCheck) error {
 // walkLengths is checkLengths on the bytes themselves. The walk is
 // iterative: O(tokens), no allocation below 16 levels of nesting. A byte
 // that is no MessagePack code or a truncated header ends the walk without a
-// verdict: the decoder reports them where they are. nested reports an array
-// met inside a container (what arrayInside looks for), as far as the walk
-// went.
-func walkLengths[B []byte | string](b B) (nested bool, _ error) {
+// verdict: the decoder reports them where they are.
+func walkLengths[B []byte | string](b B) error {
 	i := 0
 	// word reads a big-endian unsigned integer of size bytes at i.
 	word := func(size int) (int64, bool) {
@@ -104,7 +100,6 @@ func walkLengths[B []byte | string](b B) (nested bool, _ error) {
 			items = 2 * int64(c&0x0f)
 		case c >= 0x90 && c <= 0x9f:
 			items = int64(c & 0x0f)
-			nested = nested || len(nest) > 0
 		case c >= 0xa0 && c <= 0xbf:
 			skip = int64(c & 0x1f)
 		case c == 0xc4 || c == 0xd9: // bin8, str8
@@ -128,10 +123,8 @@ func walkLengths[B []byte | string](b B) (nested bool, _ error) {
 			skip = 1 + 1<<(c-0xd4)
 		case c == 0xdc:
 			items, ok = word(2)
-			nested = nested || len(nest) > 0
 		case c == 0xdd:
 			items, ok = word(4)
-			nested = nested || len(nest) > 0
 		case c == 0xde:
 			items, ok = word(2)
 			items *= 2
@@ -141,18 +134,18 @@ func walkLengths[B []byte | string](b B) (nested bool, _ error) {
 		default: // 0xc1: never used; the decoder reports it, the walk goes on
 		}
 		if !ok {
-			return nested, nil // truncated header: the decoder reports it
+			return nil // truncated header: the decoder reports it
 		}
 		left := int64(len(b) - i)
 		if skip > left || items > left {
-			return nested, fmt.Errorf("declared length %d at code 0x%02x exceeds the %d bytes left", max(skip, items), c, left)
+			return fmt.Errorf("declared length %d at code 0x%02x exceeds the %d bytes left", max(skip, items), c, left)
 		}
 		if len(nest) > 0 {
 			nest[len(nest)-1]-- // this token is an item of the innermost container
 		}
 		if items > 0 {
 			if len(nest) == MaxDepth {
-				return nested, errTooDeep
+				return errTooDeep
 			}
 			nest = append(nest, items)
 		}
@@ -161,5 +154,5 @@ func walkLengths[B []byte | string](b B) (nested bool, _ error) {
 		}
 		i += int(skip)
 	}
-	return nested, nil
+	return nil
 }

@@ -172,7 +172,6 @@ type Decoder struct {
 	strict     bool         // DisallowUnknownFields was called
 	generic    bool         // GenericArguments was called
 	named      reflect.Type // the last type registerTypes saw
-	key        []byte       // scratch: a map key arrayInside reads
 }
 
 var errReleased = errors.New("used after Release")
@@ -183,7 +182,7 @@ var errReleased = errors.New("used after Release")
 // or pointer), as encoding/json reads null, whatever *v held before. At
 // the end of the input the error wraps io.EOF. A value of a kind v's type
 // cannot hold (an integer for a *string, an array of any length for a
-// struct not declared as_array, at any depth), read from a body in memory, is a
+// struct not declared as_array), read from a body in memory, is a
 // *TypeError describing it. Map keys match struct fields ignoring case (as
 // encoding/json; from a body in memory, else exactly); one naming no field
 // is ignored, or after DisallowUnknownFields an error. Errors are sticky:
@@ -208,7 +207,7 @@ func (d *Decoder) Decode(v any) error {
 			return d.typeError(v, ierr)
 		}
 		err = ierr
-	} else if d.arrayForStruct(v) || d.arrayInside(v) {
+	} else if d.arrayForStruct(v) {
 		d.err = errArrayForStruct
 		return d.typeError(v, errArrayForStruct)
 	} else if err = d.decodeTyped(v); err != nil {
@@ -264,9 +263,9 @@ var errArrayForStruct = errors.New("an array for a struct, want a map (an object
 // refuses both: a generic caller's [] (Reference.Invoke(ctx, "Place",
 // []any{})) would run the method with a zero struct. Decode refuses it
 // whatever its length, as msgpack refused one of another length: "got an
-// array ([]), want a map (an object) with svc.OrderReq's fields". A
-// struct inside the value (a field, an element, a map's value) is
-// arrayInside's (arrays.go), refused the same way, naming its path.
+// array ([]), want a map (an object) with svc.OrderReq's fields". Only
+// the value decoded into v is checked; a struct inside it (a field, an
+// element) is msgpack's to read.
 func (d *Decoder) arrayForStruct(v any) bool {
 	// the code first: an array is rare where a struct is read, so the
 	// reflection below (asArray looks the field up by name) is not paid
