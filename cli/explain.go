@@ -184,6 +184,37 @@ func (x *explained) clusterNotUsed(m, key, v, written string, ok bool) string {
 	return fmt.Sprintf("(the provider's %s=%s is not used: the reference's %s=%s wins)", pkey, pv, written, v)
 }
 
+// serviceLevelRows writes the rows of ck, a key its cluster reads from
+// the reference URL at service level only (spi.KeyDoc.ServiceLevelOnly:
+// failover's retry.tokens), as the cluster reads it: the reference's
+// service-level value, else the default; then, each under its scope, a
+// provider's value and a method-level form as not used, with why
+// (tester81 #2: Sleep.retry.tokens=5 and a provider's retry.tokens=10
+// were shown as applying). why is kernel.Node.ServiceLevelOnlyWhy's.
+func (x *explained) serviceLevelRows(tw io.Writer, ck declaredKey, methods []string, why string) {
+	key := ck.doc.Key
+	if v, ok := x.consumer.Param(key); ok {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", key, scope(""), readAsGiven(ck.doc.Type, v), x.from(key, "consumer"))
+	} else {
+		def := ck.doc.Default
+		if def == "" {
+			def = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", key, scope(""), readAs(ck.doc.Type, def), "default ("+ck.name+")")
+	}
+	if pv, ok := x.provider.Param(key); ok && !x.direct {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(""), "", fmt.Sprintf("(the provider's %s=%s is not used: %s %s reads it from the reference's own URL, and a provider's value is not its consumers' default)", key, pv, "cluster", ck.name))
+	}
+	for _, m := range methods {
+		if v, written, ok := x.consumer.MethodParam(m, key); ok && written != key {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", written, v, why))
+		}
+		if v, written, ok := x.provider.MethodParam(m, key); ok && written != key && !x.direct {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(the provider's %s=%s is not used: %s)", written, v, why))
+		}
+	}
+}
+
 // chosenClusters returns the names of the clusters the consumer uses,
 // service level and each method's, sorted, without repeats.
 func chosenClusters(eC *extension.Explanation, methods []string) []string {
@@ -758,6 +789,10 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	clusters := chosenClusters(eC, methods)
 	cKeys := clusterKeys(cat, clusters, keys)
 	for _, ck := range cKeys {
+		if ck.doc.ServiceLevelOnly {
+			x.serviceLevelRows(tw, ck, methods, kernel.NewNode(cat).ServiceLevelOnlyWhy(ck.doc.Key))
+			continue
+		}
 		for _, m := range append([]string{""}, methods...) {
 			v, key, ok := x.clusterValue(m, ck.doc.Key)
 			switch {

@@ -48,7 +48,9 @@ func MethodKeyNoEffect(key string) string {
 // list --explain says) except those a balancer declares it reads from
 // provider URLs (spi.KeyDoc.FromProviders), and a method-level weight,
 // warmup or timestamp, transport, heartbeat key or other key that cannot
-// be set per method (MethodKeyNoEffect: weight is per provider, transport
+// be set per method, and a key an extension reads from each consumer's
+// reference URL at service level only (spi.KeyDoc.ServiceLevelOnly:
+// failover's retry.tokens and retry.ratio, at any level) (MethodKeyNoEffect: weight is per provider, transport
 // per connection). Dubbo 2.7 passes a provider's loadbalance, cluster
 // and a method's weight to its consumers; airnode does not, so Export
 // says so.
@@ -56,6 +58,7 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 	lbKey, clusterKey := n.cat.LoadBalance.Key(), n.cat.Cluster.Key()
 	readers, elsewhere := n.pointKeyReaders(extension.PointLoadBalance)
 	fromProviders := n.keysFromProviders(extension.PointLoadBalance, "")
+	serviceOnly := n.serviceLevelOnlyKeys()
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
@@ -68,11 +71,46 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its cluster from its own reference URL (a reference's %s=..., call/bench: -p %s=...); a provider's retries, idempotent and forks are its consumers' defaults", k, v, key, key)})
 		case len(readers[key]) > 0 && !elsewhere[key] && !fromProviders[key] && !slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
+		case len(serviceOnly[key]) > 0:
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: %s reads it from each consumer's own reference URL, at service level, and a provider's value is not its consumers' default (call/bench: -p %s=...)", k, v, strings.Join(serviceOnly[key], " and "), key)})
 		case key != k && MethodKeyNoEffect(key) != "":
 			out = append(out, [2]string{k, fmt.Sprintf("%s has no effect: %s", k, MethodKeyNoEffect(key))})
 		}
 	}
 	return out
+}
+
+// serviceLevelOnlyKeys returns, for each key an extension declares it
+// reads from the reference URL at service level only
+// (spi.KeyDoc.ServiceLevelOnly: failover's retry.tokens), the extensions
+// that declare it, each as "POINT NAME" ("cluster failover").
+func (n *Node) serviceLevelOnlyKeys() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range n.cat.Describe() {
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if k.ServiceLevelOnly {
+					out[k.Key] = append(out[k.Key], p.Name+" "+e.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ServiceLevelOnlyWhy returns why a method-level form of key has no
+// effect when an extension reads key at service level only
+// (spi.KeyDoc.ServiceLevelOnly), or "" when none does: "retry.tokens
+// is read at service level only: cluster failover reads it once per
+// reference, from the reference URL's service-level keys (-p
+// retry.tokens=...)". Refer warns in these words and list --explain
+// shows them.
+func (n *Node) ServiceLevelOnlyWhy(key string) string {
+	readers := n.serviceLevelOnlyKeys()[key]
+	if len(readers) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is read at service level only: %s reads it once per reference, from the reference URL's service-level keys (-p %s=...)", key, strings.Join(readers, " and "), key)
 }
 
 // keysFromProviders returns the keys an extension of point (the

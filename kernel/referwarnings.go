@@ -25,6 +25,8 @@ type URLWarning struct {
 	// "provider" (weight, warmup, timestamp: each provider's own),
 	// "permethod" (a method-level form of a key chosen per connection or
 	// per service, methods.Echo.transport: MethodKeyNoEffect),
+	// "servicelevel" (a method-level form of a key an extension reads at
+	// service level only, Sleep.retry.tokens: ServiceLevelOnlyWhy),
 	// "server" (dispatcher, connection.concurrency,
 	// heartbeat.min.ping.interval: the provider's server decides),
 	// "node" (shutdown.timeout, shutdown.wait: the node's, which bound
@@ -94,6 +96,20 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	}
 	for _, t := range methodKeysNoEffect(u) {
 		add("permethod", t[0], t[1], "URL key has no effect per method (ignored)", "value", t[2], "why", t[1])
+	}
+	// A method-level form of a key read at service level only
+	// (spi.KeyDoc.ServiceLevelOnly: Sleep.retry.tokens), unless another
+	// cluster's reading it was warned of above (tester81 #2).
+	methods := u.Methods()
+	for _, k := range u.Keys() {
+		_, key, ok := spi.MethodLevelKey(k, methods)
+		if !ok || slices.ContainsFunc(out, func(w URLWarning) bool { return w.Key == k }) {
+			continue
+		}
+		if why := n.ServiceLevelOnlyWhy(key); why != "" {
+			v, _ := u.Param(k)
+			add("servicelevel", k, why, "URL key has no effect per method (ignored)", "value", v, "why", why)
+		}
 	}
 	for _, k := range []string{keyDispatcher, keyConnectionConcurrency, keyMinPingInterval} {
 		if v, ok := u.Param(k); ok {

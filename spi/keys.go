@@ -64,6 +64,16 @@ type KeyDoc struct {
 	// ("zone.prefer" beside the providers' "zone"). Optional; false by
 	// default.
 	FromProviders bool
+	// ServiceLevelOnly says the extension reads the key from the
+	// reference URL it is built from, at service level only, once per
+	// reference: a method-level form ("methods.Echo.key", Dubbo's
+	// "Echo.key") has no effect, and neither has a provider's published
+	// value (it is not its consumers' default). Refer warns of a
+	// method-level form, Export of a published value, and list --explain
+	// shows either as not used. For a cluster's per-reference state
+	// (failover's retry budget, retry.tokens). Optional; false by
+	// default.
+	ServiceLevelOnly bool
 }
 
 // Types of KeyDoc.Type. Each names the syntax CheckValue accepts; bounds

@@ -252,3 +252,57 @@ func TestRetryBudgetKeysValidated(t *testing.T) {
 		}
 	}
 }
+
+// tester81 #3: a call whose retry the budget refuses still waits the
+// backoff that retry would have waited (the provider's pool was full),
+// then fails "retries paused": closed-loop callers one more than the
+// provider's slots (2 callers, executes=1, 50 ms calls) do not spin on
+// it. Before, the paused call failed at once and the loser's loop sent
+// the provider thousands of requests in 1.5 s; now about as many as
+// without a budget, each paused call taking at least BackoffInitial/2.
+func TestRetryBudgetPausedCallWaitsBackoff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	attemptsOf := map[string]int64{}
+	for _, query := range []string{"retries=2", "retries=2&retry.tokens=2"} {
+		o := &overloaded{}
+		o.delay.Store(int64(50 * time.Millisecond))
+		ref, x := overloadedRef(t, ctx, o, query)
+		before := x.Stats().Total()
+		var calls, good, paused atomic.Int64
+		var short atomic.Int64 // paused calls that took less than BackoffInitial/2
+		stop := time.Now().Add(1500 * time.Millisecond)
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for time.Now().Before(stop) && ctx.Err() == nil {
+					start := time.Now()
+					_, err := ref.Invoke(ctx, "Work", false)
+					calls.Add(1)
+					switch {
+					case err == nil:
+						good.Add(1)
+					case strings.Contains(err.Error(), "retries paused"):
+						paused.Add(1)
+						if time.Since(start) < failover.BackoffInitial/2 {
+							short.Add(1)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		attempts := x.Stats().Total() - before
+		attemptsOf[query] = attempts
+		t.Logf("%s: %d calls, %d ok, %d paused (%d without the backoff), %d requests to the provider", query, calls.Load(), good.Load(), paused.Load(), short.Load(), attempts)
+		if good.Load() < 10 {
+			t.Fatalf("%s: %d calls succeeded in 1.5 s, want the provider busy", query, good.Load())
+		}
+		if short.Load() > 0 {
+			t.Errorf("%s: %d of %d paused calls failed without waiting the backoff", query, short.Load(), paused.Load())
+		}
+	}
+	if b, n := attemptsOf["retries=2&retry.tokens=2"], attemptsOf["retries=2"]; b > 2*n+50 {
+		t.Errorf("with the budget the provider was sent %d requests, without %d: closed-loop callers spin on paused calls", b, n)
+	}
+}

@@ -18,11 +18,18 @@
 // only while more than N/2 are left. A first attempt is never refused. So
 // a sustained overload that rejects most calls gets about one attempt per
 // call instead of retries+1, and retries resume as successes refill the
-// budget. A call whose retry the budget refused says so: "...; retries
-// paused: the reference's retry budget (retry.tokens=10) is spent by
-// failures, and successes refill it". Read from the reference's URL only
-// (a provider's value is not its consumers' default); a method choosing a
-// cluster of its own by a method-level key has a budget of its own.
+// budget. A call whose retry the budget refused first waits the backoff
+// that retry would have waited (Backoff, after a full pool with no
+// untried provider left; bounded by the call's deadline), so that a
+// caller calling again at once does not spin, then says so: "...;
+// retries paused: the reference's retry budget (retry.tokens=10) is spent
+// by failures, and successes refill it". A budget of N pauses retries
+// once failures outnumber successes × retry.ratio by about N/2: size N
+// to twice the failure bursts to absorb. Read from the reference's URL
+// only, service level (a provider's value is not its consumers' default,
+// a method-level form has no effect: Export and Refer warn); a method
+// choosing a cluster of its own by a method-level key has a budget of its
+// own, from the same service-level keys.
 //
 // A method-level key is "methods.<m>.<key>", or Dubbo's "<m>.<key>" for m
 // in the consumer URL's "methods" or, when it has none, for m an exported

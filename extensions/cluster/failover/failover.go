@@ -118,7 +118,10 @@ func (c *Cluster) policy(method string) policy {
 // the provider or the path, not the method's own error nor the caller's
 // cancel) takes a token, every success gives retry.ratio back, and a
 // retry is made only while more than half the tokens are left; a call
-// whose retry the budget refused fails with its last attempt's status
+// whose retry the budget refused first waits the backoff that retry would
+// have waited (after SERVER_THREADPOOL_EXHAUSTED with no untried provider
+// left: Backoff, bounded by ctx as above), then fails with its last
+// attempt's status
 // and says so on its first line: "failover: demo.Echo.Sleep failed after
 // 1 attempt on [127.0.0.1:24998]: SERVER_THREADPOOL_EXHAUSTED: ...;
 // retries paused: the reference's retry budget (retry.tokens=10) is spent
@@ -146,8 +149,17 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			break // the caller's deadline (or cancel) ends the retries: the last attempt made stands
 		}
 		if attempt > 0 && !c.budget.allows() {
+			// Failures spent the reference's retry budget: no retry until
+			// successes refill it. The call still waits the backoff the
+			// retry would have waited (a full pool, no untried provider),
+			// so a refused retry costs its caller the time a retry would
+			// and sends nothing: a closed-loop caller does not spin on a
+			// full pool (tester81 #3).
 			paused = true
-			break // failures spent the reference's retry budget: no retry until successes refill it
+			if busy {
+				sleep(ctx, Backoff(waits+1))
+			}
+			break
 		}
 		if busy {
 			waits++

@@ -1,0 +1,57 @@
+package kernel
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/spi"
+)
+
+// tester81 #2: failover reads retry.tokens and retry.ratio from the
+// reference URL at service level only. A method-level form, well formed
+// or not, gets one WARN at Refer (as a method-level transport does), and
+// a provider's published value one WARN at Export: consumers never read
+// it.
+func TestT81_RetryBudgetKeysWarnedWhereTheyHaveNoEffect(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	for q, want := range map[string]string{
+		"Sleep.retry.tokens=5":                         `key=Sleep.retry.tokens value=5 why="retry.tokens is read at service level only: cluster failover reads it once per reference, from the reference URL's service-level keys (-p retry.tokens=...)"`,
+		"methods.Sleep.retry.tokens=abc":               `key=methods.Sleep.retry.tokens value=abc why="retry.tokens is read at service level only`,
+		"Sleep.retry.ratio=5":                          `key=Sleep.retry.ratio value=5 why="retry.ratio is read at service level only`,
+		"Sleep.cluster=failover&Sleep.retry.tokens=10": `key=Sleep.retry.tokens value=10`,
+		"retry.tokens=10&retry.ratio=0.5":              "",
+		"Sleep.retries=1":                              "",
+	} {
+		lines, log := referWarnings(t, addr, q, "URL key has no effect per method (ignored)")
+		switch {
+		case want == "" && lines != 0:
+			t.Errorf("%s: warned, want no warning:\n%s", q, log)
+		case want != "" && (lines != 1 || !strings.Contains(log, want)):
+			t.Errorf("%s: want one warning with %q, got:\n%s", q, want, log)
+		}
+	}
+	for q, want := range map[string]string{
+		"retry.tokens=10":              "retry.tokens=10 is published but has no effect: cluster failover reads it from each consumer's own reference URL, at service level, and a provider's value is not its consumers' default (call/bench: -p retry.tokens=...)",
+		"retry.ratio=0.5":              "retry.ratio=0.5 is published but has no effect: cluster failover reads it",
+		"methods.Sleep.retry.tokens=3": "methods.Sleep.retry.tokens=3 is published but has no effect: cluster failover reads it",
+		"retries=1":                    "",
+	} {
+		var log logbuf.Buffer
+		n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+		if _, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?"+q)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		_ = n.Close()
+		lines := strings.Count(log.String(), "level=WARN")
+		switch {
+		case want == "" && lines != 0:
+			t.Errorf("%s: warned, want no warning:\n%s", q, log.String())
+		case want != "" && (lines != 1 || !strings.Contains(log.String(), want)):
+			t.Errorf("%s: want one warning with %q, got:\n%s", q, want, log.String())
+		}
+	}
+}
