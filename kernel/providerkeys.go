@@ -48,10 +48,10 @@ func MethodKeyNoEffect(key string) string {
 // list --explain says) except those a balancer declares it reads from
 // provider URLs (spi.KeyDoc.FromProviders), and a method-level weight,
 // warmup or timestamp, transport, heartbeat key or other key that cannot
-// be set per method, and a key an extension reads from each consumer's
+// be set per method (MethodKeyNoEffect: weight is per provider, transport
+// per connection), and a key an extension reads from each consumer's
 // reference URL at service level only (spi.KeyDoc.ServiceLevelOnly:
-// failover's retry.tokens and retry.ratio, at any level) (MethodKeyNoEffect: weight is per provider, transport
-// per connection). Dubbo 2.7 passes a provider's loadbalance, cluster
+// failover's retry.tokens and retry.ratio, at any level). Dubbo 2.7 passes a provider's loadbalance, cluster
 // and a method's weight to its consumers; airnode does not, so Export
 // says so.
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
@@ -106,7 +106,12 @@ func (n *Node) serviceLevelOnlyKeys() map[string][]string {
 // retry.tokens=...)". Refer warns in these words and list --explain
 // shows them.
 func (n *Node) ServiceLevelOnlyWhy(key string) string {
-	readers := n.serviceLevelOnlyKeys()[key]
+	return serviceLevelOnlyWhy(key, n.serviceLevelOnlyKeys()[key])
+}
+
+// serviceLevelOnlyWhy is ServiceLevelOnlyWhy's text for key read by
+// readers ("cluster failover"); "" when there are none.
+func serviceLevelOnlyWhy(key string, readers []string) string {
 	if len(readers) == 0 {
 		return ""
 	}

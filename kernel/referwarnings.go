@@ -100,13 +100,13 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	// A method-level form of a key read at service level only
 	// (spi.KeyDoc.ServiceLevelOnly: Sleep.retry.tokens), unless another
 	// cluster's reading it was warned of above (tester81 #2).
-	methods := u.Methods()
+	methods, serviceOnly := u.Methods(), n.serviceLevelOnlyKeys()
 	for _, k := range u.Keys() {
 		_, key, ok := spi.MethodLevelKey(k, methods)
-		if !ok || slices.ContainsFunc(out, func(w URLWarning) bool { return w.Key == k }) {
+		if !ok || len(serviceOnly[key]) == 0 || slices.ContainsFunc(out, func(w URLWarning) bool { return w.Key == k }) {
 			continue
 		}
-		if why := n.ServiceLevelOnlyWhy(key); why != "" {
+		if why := serviceLevelOnlyWhy(key, serviceOnly[key]); why != "" {
 			v, _ := u.Param(k)
 			add("servicelevel", k, why, "URL key has no effect per method (ignored)", "value", v, "why", why)
 		}
@@ -120,7 +120,7 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 	for _, k := range nodeShutdownKeys {
 		if v, ok := u.Param(k.key); ok {
 			why := "it is the node's (" + k.option + ", serve " + k.flag + "; an export's URL key), " + k.what
-			add("node", k.key, why, ""+k.key+" has no effect on a reference: "+why, "value", v)
+			add("node", k.key, why, k.key+" has no effect on a reference: "+why, "value", v)
 		}
 	}
 	if _, ok := u.Param(spi.AttachmentToken); ok && u.Host() == "" {

@@ -142,7 +142,7 @@ func (r *Registry) guardLoop(conn *zk.Conn, sid int64, u spi.URL) {
 			if category(u) == Consumers {
 				kind = "consumer"
 			}
-			r.log.Warn(""+kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
+			r.log.Warn(kind+" entry "+u.String()+" was deleted from ZooKeeper by someone else; re-created",
 				"url", u.String(), "path", path)
 			if provider {
 				until = time.Now().Add(HandEditWindow)
