@@ -397,6 +397,9 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("consumer", inv.Attachment(spi.AttachmentRemote)))
+		if inv.ConsumerApplication != "" {
+			attrs = append(attrs, slog.String("consumer_application", inv.ConsumerApplication))
+		}
 		if cert := spi.PeerCertificate(ctx); cert != nil {
 			attrs = append(attrs, slog.String("client_cert", tlsconf.Identity(cert)))
 		}
