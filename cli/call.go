@@ -166,8 +166,10 @@ is a base64 string ("aGk=" is "hi"), a time.Time an RFC 3339 string
 ("2026-11-30T07:00:00+01:00"), at any depth, and a map[int]V's keys decimal
 strings ({"1":"a"}); call prints results the same way, so what it prints
 can be sent back. A value the parameter cannot take is BAD_REQUEST naming
-the field and what was sent ("Order.items[0].qty: cannot decode into int64:
-got a string ("3")"). A msgpack timestamp carries no time zone: a time
+the field, what it wants and what was sent ("argument 0 (main.Order), at
+items[0].qty: want an integer, got a string ("3")"). Each argument is its own
+ARG_JSON: a method of two parameters is called "Two '{"SKU":"a"}' 1", not
+"Two '[{"SKU":"a"},1]'". A msgpack timestamp carries no time zone: a time
 result under the default codec prints in this process's zone (the same
 instant); --codec json prints the provider's offset.
 
