@@ -152,9 +152,10 @@ type Channel struct {
 	pingsRead  atomic.Int64
 
 	// Cancel events (cancel.go).
-	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
-	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
-	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
+	cancels       cancelState   // provider: the ids the consumer cancelled, the handlers waiting on Done
+	cancelsSeen   atomic.Int64  // cancel events sent (consumer) or read (provider)
+	lastCancel    atomic.Uint64 // consumer: the writer's batch holding the last cancel event queued (flushCancels)
+	cancelDropped atomic.Int64  // provider: cancelled requests dropped before they ran
 
 	check livenessCheck // consumer: the ping after silent call timeouts (liveness.go)
 
@@ -647,7 +648,9 @@ func (c *Channel) goIO(f func()) bool {
 // once the channel's reader, writer and acceptor goroutines have exited.
 // Idempotent; safe to call from any goroutine, including a heartbeat watch
 // or a handler. Use Wait to also wait for running handlers, the heartbeat's
-// stop and OnClose.
+// stop and OnClose. A consumer channel first writes a cancel event still
+// queued, 100 ms at most (flushCancels), so that a call cancelled just
+// before the close is cancelled on the provider by the consumer.
 //
 // The "channel closed" line is at Debug (at Info when calls failed or
 // requests were cancelled by it), or at Warn when reason is a heartbeat
@@ -656,6 +659,7 @@ func (c *Channel) goIO(f func()) bool {
 // as the bundled strategies word it: the peer is dead or silent, which an
 // operator must see.
 func (c *Channel) Close(reason string) {
+	c.flushCancels()
 	level := slog.LevelDebug
 	if strings.HasPrefix(reason, "heartbeat ") {
 		level = slog.LevelWarn

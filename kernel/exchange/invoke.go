@@ -273,10 +273,12 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed, timeout time.Duration) spi.Result {
 	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		e := spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)
 		if !withdrawn {
 			c.sendCancel(id)
+			e.Cause = errors.Join(e.Cause, spi.ErrRequestSent) // the provider may have started it
 		}
-		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
+		return spi.Result{Err: e}
 	}
 	if !withdrawn {
 		c.checkAfterTimeout(elapsed, timeout)
