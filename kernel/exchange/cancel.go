@@ -184,7 +184,7 @@ func (c *Channel) goexited(t task) {
 	if p, _, err := protocol.ParseRequestPreamble(t.body); err == nil {
 		svc, method = string(p.Service), string(p.Method)
 	}
-	c.log.Error("handler called runtime.Goexit: answered SERVER_ERROR", "service", svc, "method", method, "request_id", t.h.ID)
+	c.log().Error("handler called runtime.Goexit: answered SERVER_ERROR", "service", svc, "method", method, "request_id", t.h.ID)
 	res := spi.Result{Err: spi.Errorf(spi.StatusServerError, "exchange: %s.%s: handler called runtime.Goexit (t.FailNow in a test double?) before returning a result", svc, method)}
 	putBody(t.body)
 	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {

@@ -43,9 +43,12 @@ type ChannelStats struct {
 // The dialing end (Side spi.Consumer) invokes; the accepting end (spi.Provider)
 // serves requests with Options.Handler. Both ends answer heartbeat events.
 type Channel struct {
-	sess    spi.Session
-	opts    Options
-	log     *slog.Logger
+	sess spi.Session
+	opts Options
+	// logp is the channel's logger (log): component, side and peer; on a
+	// provider, consumer_application too once the consumer's hello named
+	// it (learnApplication), swapped once
+	logp    atomic.Pointer[slog.Logger]
 	payload int64
 	remote  string
 	local   string // this end's address, "host:port" ("" when the session has none)
@@ -119,7 +122,9 @@ type Channel struct {
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
-	helloSent      atomic.Bool // consumer: the hello went out with a ping
+	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application
+	peerApp        atomic.Pointer[string] // provider: the consumer's application from its hello (learnApplication)
+	helloSent      atomic.Bool            // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
 	slowPingLogged atomic.Bool   // consumer: warned that the provider's ping-flood guard will close an idle channel
 	readBatches    atomic.Uint64 // read batches begun: frames read together from one buffer fill share a number
@@ -268,7 +273,11 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Side == spi.Consumer {
 		peer = "provider"
 	}
-	c.log = logger.With("component", "exchange", "side", string(opts.Side), peer, remote)
+	c.logp.Store(logger.With("component", "exchange", "side", string(opts.Side), peer, remote))
+	c.hello = opts.Hello
+	if opts.Side == spi.Consumer && opts.Application != "" {
+		c.hello = withApplication(opts.Hello, opts.Application)
+	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
@@ -382,7 +391,7 @@ func (c *Channel) acceptLoop() {
 func (c *Channel) refuseStream(s io.ReadWriteCloser) {
 	c.refusedStreams.Add(1)
 	if !c.refusedLogged.Swap(true) {
-		c.log.Warn("consumer opened too many streams: refusing them", "max_streams", c.maxStreams)
+		c.log().Warn("consumer opened too many streams: refusing them", "max_streams", c.maxStreams)
 	}
 	d, ok := s.(interface{ SetReadDeadline(time.Time) error })
 	if !ok || c.refusing.Add(1) > maxRefusing {
@@ -576,7 +585,7 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 			// must not flood the log
 			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
 		default:
-			c.log.Log(context.Background(), level, "channel closed", attrs...)
+			c.log().Log(context.Background(), level, "channel closed", attrs...)
 		}
 		c.release() // dead: goClosed is set, so no goIO raises live again
 	})

@@ -423,11 +423,11 @@ func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining 
 // still queued is withdrawn (CLIENT_TIMEOUT); one already handed to the
 // transport fails with SERVER_TIMEOUT. Safe for concurrent use.
 //
-// On a consumer whose Options.Hello is set, the first Ping carries the
-// hello (see PingWith).
+// On a consumer whose Options.Hello or Options.Application is set, the
+// first Ping carries the hello (see PingWith), once per connection.
 func (c *Channel) Ping(ctx context.Context) error {
-	if c.opts.Side == spi.Consumer && c.opts.Hello != "" && c.helloSent.CompareAndSwap(false, true) {
-		return c.ping(ctx, c.opts.Hello)
+	if c.opts.Side == spi.Consumer && c.hello != "" && c.helloSent.CompareAndSwap(false, true) {
+		return c.ping(ctx, c.hello)
 	}
 	return c.ping(ctx, "")
 }
