@@ -101,9 +101,17 @@ func (b *budget) allows() bool {
 }
 
 // pausedNote is the clause a call whose retry the budget refused ends its
-// first line with.
-func (b *budget) pausedNote() string {
-	return fmt.Sprintf("; retries paused: the reference's retry budget (%s=%d) is spent by failures, and successes refill it", KeyRetryTokens, b.size)
+// first line with, saying how many of its retries it did not make:
+// "; retries paused: failover made 1 of its retries=2, skipped 1: the
+// reference's retry budget (retry.tokens=10) is spent by failures, and
+// successes refill it".
+func (b *budget) pausedNote(skipped, retries int) string {
+	made := "none"
+	if skipped < retries {
+		made = strconv.Itoa(retries - skipped)
+	}
+	return fmt.Sprintf("; retries paused: failover made %s of its %s=%d, skipped %d: the reference's retry budget (%s=%d) is spent by failures, and successes refill it",
+		made, KeyRetries, retries, skipped, KeyRetryTokens, b.size)
 }
 
 // parseBudget reads retry.tokens and retry.ratio from reference URL u: nil

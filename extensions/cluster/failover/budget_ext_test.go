@@ -3,6 +3,7 @@ package failover_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -160,7 +161,11 @@ func TestRetryBudgetPausesThenRefills(t *testing.T) {
 		if spi.StatusOf(err) != spi.StatusServerThreadpoolExhausted {
 			t.Fatalf("%s: %v, want SERVER_THREADPOOL_EXHAUSTED", step, err)
 		}
-		paused := strings.Contains(err.Error(), "; retries paused: the reference's retry budget (retry.tokens=10) is spent by failures")
+		paused := strings.Contains(err.Error(), "; retries paused: failover made ")
+		if want := fmt.Sprintf("; retries paused: failover made %s of its retries=2, skipped %d: the reference's retry budget (retry.tokens=10) is spent by failures",
+			map[int64]string{1: "none", 2: "1"}[wantAttempts], 3-wantAttempts); paused && !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %q does not say %q", step, err, want)
+		}
 		if got != wantAttempts || paused != wantPaused {
 			t.Fatalf("%s: %d attempts, paused %v, want %d, %v: %v", step, got, paused, wantAttempts, wantPaused, err)
 		}
