@@ -2,6 +2,7 @@ package failover_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
@@ -100,4 +101,29 @@ func overloadedPair(t *testing.T, ctx context.Context, query string, n int) (*ke
 		time.Sleep(5 * time.Millisecond)
 	}
 	return ref, ref.Providers()
+}
+
+// fix-ap leftover: a malformed method-level retry.tokens or retry.ratio
+// (which has no effect: the budget is the reference's) was only warned
+// of, while the same value at service level is refused. Build refuses it
+// too, naming the key as written and what is allowed; a well-formed one
+// builds (Refer warns that it has no effect).
+func TestRetryBudgetMalformedMethodLevelRefused(t *testing.T) {
+	for q, want := range map[string]string{
+		"Sleep.retry.tokens=abc":              `invalid value "abc" for URL key "Sleep.retry.tokens": want an integer from 0 (no retry budget) to 1000`,
+		"methods.Sleep.retry.tokens=-1":       `invalid value "-1" for URL key "methods.Sleep.retry.tokens": want an integer from 0 (no retry budget) to 1000`,
+		"methods.Sleep.retry.ratio=5":         `invalid value "5" for URL key "methods.Sleep.retry.ratio": want a decimal number from 0.001 to 1 (tokens a successful call gives back)`,
+		"retry.tokens=10&Sleep.retry.ratio=x": `invalid value "x" for URL key "Sleep.retry.ratio": want a decimal number from 0.001 to 1`,
+	} {
+		_, err := (failover.Builder{}).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?" + q))
+		var pe *spi.ParamError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a *spi.ParamError containing %q", q, err, want)
+		}
+	}
+	for _, q := range []string{"Sleep.retry.tokens=5", "methods.Sleep.retry.ratio=0.5", "retry.tokens=10&Sleep.retry.tokens=0"} {
+		if _, err := (failover.Builder{}).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?" + q)); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
 }

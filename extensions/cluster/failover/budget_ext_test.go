@@ -244,7 +244,7 @@ func TestRetryBudgetKeysValidated(t *testing.T) {
 		"retry.tokens=-1":                  `invalid value "-1" for URL key "retry.tokens": want an integer from 0 (no retry budget) to 1000`,
 		"retry.tokens=1001":                `invalid value "1001" for URL key "retry.tokens": want an integer from 0 (no retry budget) to 1000`,
 		"retry.tokens=ten":                 `"ten" for URL key "retry.tokens"`,
-		"retry.tokens=10&retry.ratio=0":    `invalid value "0" for URL key "retry.ratio": want a decimal number greater than 0 and at most 1, at least 0.001`,
+		"retry.tokens=10&retry.ratio=0":    `invalid value "0" for URL key "retry.ratio": want a decimal number from 0.001 to 1 (tokens a successful call gives back)`,
 		"retry.tokens=10&retry.ratio=1.5":  `invalid value "1.5" for URL key "retry.ratio"`,
 		"retry.tokens=10&retry.ratio=NaN":  `invalid value "NaN" for URL key "retry.ratio"`,
 		"retry.tokens=10&retry.ratio=1e-4": `invalid value "1e-4" for URL key "retry.ratio"`,

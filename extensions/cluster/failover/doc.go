@@ -7,7 +7,7 @@
 //	retries                   int   -     2        0..100 extra attempts; method-level allowed
 //	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
 //	retry.tokens              int   token 0        0..1000; 0: no retry budget; service level
-//	retry.ratio               dec   token 0.1      (0, 1], at least 0.001; tokens a success gives back
+//	retry.ratio               dec   token 0.1      0.001..1; tokens a success gives back
 //
 // Retry budget (gRPC's retry throttling, proposal A6 "gRPC Retry
 // Design", retryThrottling): with retry.tokens=N > 0 the reference (its
