@@ -50,10 +50,12 @@ func (*Builder) Activation() spi.Activation {
 // exports on that address. Errors: "threads" not an integer from 1 to
 // MaxThreads, or different from the value already in force there.
 func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
-	v, _ := u.Param(Key)
-	n, err := u.Int(Key, 0)
-	if err != nil || n < 1 || n > MaxThreads {
-		return nil, fmt.Errorf("threadlimit: %w", &spi.ParamError{Key: Key, Value: v, Want: fmt.Sprintf("an integer from 1 to %d", MaxThreads)})
+	n, err := u.MethodIntIn("", Key, 0, 1, MaxThreads, "")
+	if err == nil && n == 0 { // absent: the filter is activated by the key, so Build sees it
+		err = &spi.ParamError{Key: Key, Value: "", Want: spi.IntRangeWant(1, MaxThreads, "")}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("threadlimit: %w", err)
 	}
 	addr := u.Address()
 	b.mu.Lock()
