@@ -43,6 +43,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 )
@@ -125,6 +126,19 @@ func bundledCatalogs() (*extension.Catalogs, error) {
 // Catalogs returns new catalogs of every available extension.
 func (a *app) Catalogs() (*extension.Catalogs, error) { return a.newCatalogs() }
 
+// keys returns the key catalog of the bundled extensions and those the
+// program registered (kernel.KnownKeys), through which AIRNODE_CONSUMER_*
+// and AIRNODE_PROVIDER_* variables name their URL keys; the kernel's own
+// keys alone (nil) when the catalogs cannot be built (the command then
+// reports that itself).
+func (a *app) keys() []string {
+	cat, err := a.newCatalogs()
+	if err != nil {
+		return nil
+	}
+	return kernel.KnownKeys(cat)
+}
+
 // ConfigFile returns the configuration file to read: --config if given,
 // else plugins.yaml when it exists in the working directory, else "" (no
 // file: defaults, environment and flags only).
@@ -153,7 +167,10 @@ func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	cfg, err := config.Load(config.Source{File: file, Environ: environ, Flags: flags})
+	// the command warned of unknown AIRNODE_* variables itself
+	// (warnUnknownEnv, PersistentPreRunE): Load's warning is discarded
+	quiet := slog.New(slog.DiscardHandler)
+	cfg, err := config.Load(config.Source{File: file, Environ: environ, Flags: flags, Keys: a.keys(), Logger: quiet})
 	if _, ok := errors.AsType[*config.FlagError](err); ok {
 		err = usage(err) // a flag's value out of its bounds: exit 2
 	}
@@ -225,7 +242,7 @@ Exit status:
 			// slog.Default(): they follow --log-level and --log-format too.
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
-			warnUnknownEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
+			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			return nil
 		},
 	}

@@ -73,13 +73,18 @@ type TypeMismatch interface {
 
 // unknownFieldGot starts what the bundled codecs' TypeMismatch says was
 // sent for a map key naming no field of a struct: "a map with unknown
-// field "Phone" in UserV2 (fields: ID, Name, Email, Age)".
-const unknownFieldGot = "a map with unknown field "
+// field "Phone" in UserV2 (fields: ID, Name, Email, Age)", or for several
+// keys of one map "a map with unknown fields "Email", "Phone" in ...".
+const (
+	unknownFieldGot  = "a map with unknown field "
+	unknownFieldsGot = "a map with unknown fields "
+)
 
 // UnknownField returns, when err refuses a map key naming no field of a
 // struct (a codec decoding with DisallowUnknownFields), the codec's words
 // for it: `unknown field "Phone" in UserV2 (fields: ID, Name, Email,
-// Age)`, with where in the value (" at .Addr") when nested; "" for any
+// Age)` (`unknown fields "Email", "Phone" in ...` for several keys of one
+// map), with where in the value (" at .Addr") when nested; "" for any
 // other error, two keys naming one field ("X" and "x") included. Every
 // TypeMismatch in err's tree (Unwrap, errors.Join) is looked at, not only
 // the first: a codec may wrap the field error in one of its own that says
@@ -87,7 +92,7 @@ const unknownFieldGot = "a map with unknown field "
 // field that a newer consumer added.
 func UnknownField(err error) string {
 	if tm, ok := err.(TypeMismatch); ok {
-		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) {
+		if got := tm.Got(); strings.HasPrefix(got, unknownFieldGot) || strings.HasPrefix(got, unknownFieldsGot) {
 			return strings.TrimPrefix(got, "a map with ")
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // (tester nu54 finding 7); a near one still gets its did-you-mean alone.
 func TestUnknownKeyListsTheAllowedKeys(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
-		{"metrics: \"127.0.0.1:9090\"\n", `unknown key "metrics" (allowed at the top level: advertise, application, demo, listen, plugins, protocol, references, registry, services, shutdown)`},
+		{"metrics: \"127.0.0.1:9090\"\n", `unknown key "metrics" (allowed at the top level: advertise, application, consumer, demo, listen, plugins, protocol, references, registry, services, shutdown)`},
 		{"shutdown: {colour: 1}\n", `unknown key "shutdown.colour" (allowed at "shutdown": timeout, wait)`},
 		{"plugins: [{name: a, point: filter, command: x, zzzzz: 1}]\n", `unknown key "plugins[0].zzzzz" (allowed at "plugins[0]": args, command, env, name, point, required, restart, sha256, start_timeout)`},
 		{"registri: memory://\n", `unknown key "registri"; did you mean "registry"?`},

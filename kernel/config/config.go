@@ -75,9 +75,18 @@ type Config struct {
 	Registry string `koanf:"registry"`
 	// Protocol holds URL parameters applied to every export (transport,
 	// codec, heartbeat.interval, payload, ...); a service's own Params win.
+	// An AIRNODE_PROVIDER_<KEY> variable sets one key over the file's
+	// (EnvKey: AIRNODE_PROVIDER_WEIGHT=200 is weight).
 	// Keys are taken whole: "heartbeat.interval" is one key; a nested map
 	// ("heartbeat: {interval: 60s}") is refused, saying the flat key.
 	Protocol map[string]string `koanf:"protocol"`
+	// Consumer holds URL parameters applied to every reference (Dubbo's
+	// <dubbo:consumer>: timeout, retries, loadbalance, retry.tokens, ...);
+	// a reference's own Params, and the URL's own keys, win
+	// (ApplyReference). Keys are taken whole, as Protocol's. An
+	// AIRNODE_CONSUMER_<KEY> variable sets one key over the file's
+	// (EnvKey: AIRNODE_CONSUMER_TIMEOUT=2s is timeout).
+	Consumer map[string]string `koanf:"consumer"`
 	// Shutdown bounds the graceful shutdown.
 	Shutdown Shutdown `koanf:"shutdown"`
 	// Demo says whether `airnode serve` exports its built-in demo.Echo
@@ -97,6 +106,14 @@ type Config struct {
 	// Plugins are out-of-process extensions, launched by the node and
 	// registered in the catalogs under Name.
 	Plugins []Plugin `koanf:"plugins"`
+
+	// UnknownEnv are the AIRNODE_* variables of Source.Environ that Load
+	// read nothing from, sorted (UnknownEnv: a typo such as
+	// AIRNODE_REGISTY, whose node then joins the default registry, or
+	// AIRNODE_CONSUMER_TIMOUT); nil when none. Load has warned about them
+	// on Source.Logger; a program that wants to refuse them checks this.
+	// Not read from the file.
+	UnknownEnv []string `koanf:"-"`
 }
 
 // Shutdown is the graceful-shutdown timing: after unregistering, the node
@@ -184,6 +201,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:   DefaultListen,
 		Protocol: map[string]string{},
+		Consumer: map[string]string{},
 		Demo:     true,
 		Shutdown: Shutdown{Timeout: DefaultShutdownTimeout, Wait: DefaultShutdownWait},
 	}
@@ -238,6 +256,9 @@ func (c Config) problems() []problem {
 	}
 	if err := checkParams(c.Protocol, true); err != nil {
 		bad("protocol", "%v", err)
+	}
+	if err := checkParams(c.Consumer, true); err != nil {
+		bad("consumer", "%v", err)
 	}
 	if c.Shutdown.Timeout <= 0 {
 		bad("shutdown.timeout", "%v must be > 0", c.Shutdown.Timeout)
@@ -397,6 +418,9 @@ func (c *Config) applyDefaults() {
 	if c.Protocol == nil {
 		c.Protocol = map[string]string{}
 	}
+	if c.Consumer == nil {
+		c.Consumer = map[string]string{}
+	}
 	for i := range c.Plugins {
 		if c.Plugins[i].StartTimeout == 0 {
 			c.Plugins[i].StartTimeout = DefaultPluginStartTimeout
@@ -439,8 +463,9 @@ func (c Config) ReferenceURL(iface string) (spi.URL, bool) {
 }
 
 // ApplyReference returns u with the parameters of the reference of u's
-// interface (ReferenceParams(u.Path())) added where u does not set them
-// itself, and the names of the keys it added, sorted. When u names no
+// interface (ReferenceParams(u.Path())), then Consumer's for the keys the
+// reference does not set either, added where u does not set them itself,
+// and the names of the keys it added, sorted. When u names no
 // host (a service key, "airnode:///demo.Echo") and the reference has a
 // url, u gets that url's hosts (ReferenceURL), so that referring to it
 // goes to those providers and bypasses the registry (kernel.Node.Refer
@@ -453,6 +478,11 @@ func (c Config) ApplyReference(u spi.URL) (spi.URL, []string) {
 		u = direct.WithScheme(u.Scheme()).WithPath(u.Path()).WithParams(u.Params())
 	}
 	add := map[string]string{}
+	for k, v := range c.Consumer {
+		if _, set := u.Param(k); !set {
+			add[k] = v
+		}
+	}
 	for k, v := range c.ReferenceParams(u.Path()) {
 		if _, set := u.Param(k); !set {
 			add[k] = v

@@ -15,7 +15,10 @@
 // reference has a url ("airnode://h1:p1,h2:p2/demo.Echo", Dubbo's
 // reference url) and the URL names no host, that url's providers, which
 // then bypass the registry; CheckReferences checks their extension names
-// against the catalogs.
+// against the catalogs. Consumer gives every reference defaults below its
+// own params; AIRNODE_CONSUMER_<KEY> and AIRNODE_PROVIDER_<KEY> set one
+// key of Consumer and Protocol over the file's (EnvKey); Load lists the
+// AIRNODE_* variables it reads nothing from in Config.UnknownEnv and warns.
 //
 // The package also knows the kernel's own URL keys (timeout,
 // retries, heartbeat.*, ...) and checks their values with CheckURL and

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"regexp"
@@ -76,6 +77,16 @@ type Source struct {
 	// Flags is a flag set with AddFlags' flags (others are ignored); only
 	// flags that were set override. nil reads none.
 	Flags *pflag.FlagSet
+	// Keys is the key catalog AIRNODE_CONSUMER_<KEY> and
+	// AIRNODE_PROVIDER_<KEY> variables are mapped back through (EnvKey):
+	// kernel.KnownKeys(cat) for the catalogs the program uses, so that
+	// AIRNODE_CONSUMER_RETRY_TOKENS is failover's retry.tokens. nil: the
+	// kernel's own keys and the points' selecting keys only
+	// (extension.KernelKeys: timeout, retries, loadbalance, ...).
+	Keys []string
+	// Logger gets Load's warning about AIRNODE_* variables it reads
+	// nothing from (Config.UnknownEnv); nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Load builds a Config from DefaultConfig, then src.File, then the
@@ -234,7 +245,52 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
+	if src.Environ != nil {
+		if err := c.applyEnvKeys(src.Environ, src.Keys); err != nil {
+			return Config{}, err
+		}
+		var hints []string
+		c.UnknownEnv, hints = UnknownEnv(src.Environ, src.Keys, nil)
+		logger := src.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		warnUnknownEnv(logger, c.UnknownEnv, hints)
+	}
 	return c, nil
+}
+
+// applyEnvKeys sets, over the file's, the Consumer and Protocol keys of
+// the URL-key variables of environ (EnvKey through keys; an empty value
+// is ignored). A kernel key's value is checked as a URL's (CheckParams:
+// a duration may be bare milliseconds, Dubbo's timeout=3000, kept as Go's
+// text, "3s"), each error naming the variable: `config: environment
+// AIRNODE_CONSUMER_TIMEOUT: invalid value "2x" for URL key "timeout":
+// want ...`. Extensions check their own keys at Refer and Export, as the
+// file's.
+func (c *Config) applyEnvKeys(environ, keys []string) error {
+	var errs []error
+	for _, kv := range environ {
+		name, v, _ := strings.Cut(kv, "=")
+		key, field, ok := EnvKey(name, keys)
+		if !ok || v == "" {
+			continue
+		}
+		if err := CheckParams(map[string]string{key: v}); err != nil {
+			errs = append(errs, fmt.Errorf("config: environment %s: %w", name, err))
+			continue
+		}
+		if spec, ok := kernelKey(key, nil); ok && spec.Kind == KindDuration {
+			d, _ := spi.ParseDuration(v)
+			v = d.String()
+		}
+		if field == "consumer" {
+			c.Consumer[key] = v
+		} else {
+			c.Protocol[key] = v
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // closestKey returns the did-you-mean of path, an unknown key of the file

@@ -1,6 +1,10 @@
 package extension
 
-import "github.com/airnode/airnode/spi"
+import (
+	"slices"
+
+	"github.com/airnode/airnode/spi"
+)
 
 // kernelKeys are the URL keys the kernel reads: kernel.KernelKeys (its
 // own keys and kernel/config's KernelKeys: timeout, retries, weight,
@@ -22,3 +26,8 @@ var kernelKeys = []string{
 	// the points' selecting keys
 	"transport", "loadbalance", "codec", "heartbeat", "cluster", "filter",
 }
+
+// KernelKeys returns the URL keys the kernel reads (kernel.KernelKeys
+// and the points' selecting keys, as above), as a new slice: the key
+// catalog of a program that has no catalogs at hand (config.EnvKey).
+func KernelKeys() []string { return slices.Clone(kernelKeys) }

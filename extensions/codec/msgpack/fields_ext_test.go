@@ -85,7 +85,7 @@ func TestDisallowUnknownFields(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"x": 3, "y": 4}, ""},
-		{map[string]any{"X": 3, "Z": 4}, `msgpack: decode into *msgpack_test.Line: unknown field "X" in Line (fields: start, End)`},
+		{map[string]any{"X": 3, "Z": 4}, `msgpack: decode into *msgpack_test.Line: unknown fields "X", "Z" in Line (fields: start, End)`},
 		{map[string]any{"start": map[string]any{"Xs": 1}}, `msgpack: decode into *msgpack_test.Line: unknown field "Xs" in Point at .start (fields: X, Y); did you mean "X"?`},
 	}
 	for i, c := range cases {

@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +17,6 @@ import (
 	jsoncodec "github.com/airnode/airnode/extensions/codec/internal/jsonwire"
 	"github.com/airnode/airnode/internal/cyclecheck"
 	"github.com/airnode/airnode/internal/gotype"
-	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -111,28 +108,29 @@ func messageFromJSON(text []byte, m proto.Message, strict bool) error {
 	return &mismatch{got: describeJSON(text), want: "message " + string(md.FullName()), why: "protojson: " + why, err: perr}
 }
 
-// unknownKey returns, for a JSON object text, the first key (in name
-// order) that names no field of md by its JSON or proto name; nil for an
-// object whose keys all name fields, and for any other JSON.
+// unknownKey returns, for a JSON object text, its keys that name no field
+// of md by their JSON or proto name, as one *generic.FieldError
+// (generic.NewFieldError: the first few named, with their suggestions);
+// nil for an object whose keys all name fields, and for any other JSON.
 func unknownKey(text []byte, md protoreflect.MessageDescriptor) *generic.FieldError {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(text, &obj) != nil {
 		return nil
 	}
 	fields := md.Fields()
-	var names []string
+	var names, unknown []string
 	for i := range fields.Len() {
 		names = append(names, fields.Get(i).JSONName())
 	}
-	for _, key := range slices.Sorted(maps.Keys(obj)) {
-		if fields.ByJSONName(key) != nil || fields.ByTextName(key) != nil {
-			continue
+	for key := range obj {
+		if fields.ByJSONName(key) == nil && fields.ByTextName(key) == nil {
+			unknown = append(unknown, key)
 		}
-		fe := &generic.FieldError{Field: key, Struct: string(md.FullName()), Fields: names}
-		fe.Suggest = suggest.Closest(key, names)
-		return fe
 	}
-	return nil
+	if len(unknown) == 0 {
+		return nil
+	}
+	return generic.NewFieldError(string(md.FullName()), "", names, unknown)
 }
 
 // describeJSON names a JSON text's value in a user's terms: `a string

@@ -12,11 +12,13 @@ import (
 )
 
 // FieldError is a map key that names no field of the struct it was
-// decoded into, even ignoring case. It says what was sent in a user's
-// terms (spi.TypeMismatch): Error() is
-// `unknown field "z" in Point (fields: X, Y); did you mean "Y"?`.
+// decoded into, even ignoring case, with the object's other such keys. It
+// says what was sent in a user's terms (spi.TypeMismatch): Error() is
+// `unknown field "z" in Point (fields: X, Y); did you mean "Y"?`, or for
+// several `unknown fields "Lnes" (did you mean "Lines"?), "Order" (did you
+// mean "OrderID"?) in Reserve (fields: Lines, OrderID)`.
 type FieldError struct {
-	// Field is the key as sent.
+	// Field is the key as sent (the first unknown one in name order).
 	Field string
 	// Struct is the struct type's name ("Point"), or its text when unnamed.
 	Struct string
@@ -32,21 +34,78 @@ type FieldError struct {
 	// Both is the other key naming the same field when two keys differing
 	// only in case were sent for it ("X" and "x"); "" otherwise.
 	Both string
+	// Others are the object's other unknown keys after Field, in name
+	// order, each with its own suggestion: at most MaxUnknownFields-1 of
+	// them; Omitted counts the ones left out. Empty with Both.
+	Others []UnknownField
+	// Omitted is how many unknown keys of the object Field and Others
+	// leave out ("and 3 more").
+	Omitted int
 }
 
-// Error returns the field, the struct, where, its fields and a suggestion.
+// UnknownField is one key naming no field, and the field nearest to it
+// ("" for none).
+type UnknownField struct {
+	Field, Suggest string
+}
+
+// MaxUnknownFields is the most unknown keys of one object a FieldError
+// names; it counts the others.
+const MaxUnknownFields = 5
+
+// NewFieldError returns the *FieldError for the keys of an object that
+// name none of fields (the struct's or message's field names) of the
+// struct named name at path: unknown sorted, the first MaxUnknownFields
+// named each with its nearest field (suggest.Closest, none when every
+// letter differs), the rest counted. unknown must not be empty.
+func NewFieldError(name, path string, fields, unknown []string) *FieldError {
+	unknown = slices.Sorted(slices.Values(unknown))
+	near := func(k string) UnknownField {
+		s := suggest.Closest(k, fields)
+		if d := suggest.Distance(k, s); d >= max(len(k), len(s)) {
+			s = "" // every letter changed: "Z" is no misspelt "X"
+		}
+		return UnknownField{Field: k, Suggest: s}
+	}
+	first := near(unknown[0])
+	fe := &FieldError{Field: first.Field, Struct: name, Path: path, Fields: fields, Suggest: first.Suggest}
+	for _, k := range unknown[1:min(len(unknown), MaxUnknownFields)] {
+		fe.Others = append(fe.Others, near(k))
+	}
+	fe.Omitted = len(unknown) - 1 - len(fe.Others)
+	return fe
+}
+
+// Error returns the fields, the struct, where, its fields and the
+// suggestions.
 func (e *FieldError) Error() string {
 	var b strings.Builder
-	if e.Both != "" {
+	switch {
+	case e.Both != "":
 		b.WriteString("fields " + strconv.Quote(e.Both) + " and " + strconv.Quote(e.Field) + " both name " + e.Suggest + " in " + e.Struct)
-	} else {
+	case len(e.Others) > 0 || e.Omitted > 0:
+		b.WriteString("unknown fields ")
+		for i, u := range append([]UnknownField{{e.Field, e.Suggest}}, e.Others...) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(u.Field))
+			if u.Suggest != "" {
+				b.WriteString(" (did you mean " + strconv.Quote(u.Suggest) + "?)")
+			}
+		}
+		if e.Omitted > 0 {
+			b.WriteString(" and " + strconv.Itoa(e.Omitted) + " more")
+		}
+		b.WriteString(" in " + e.Struct)
+	default:
 		b.WriteString("unknown field " + strconv.Quote(e.Field) + " in " + e.Struct)
 	}
 	if e.Path != "" {
 		b.WriteString(" at " + e.Path)
 	}
 	b.WriteString(" (fields: " + strings.Join(e.Fields, ", ") + ")")
-	if e.Suggest != "" && e.Both == "" {
+	if e.Suggest != "" && e.Both == "" && len(e.Others) == 0 && e.Omitted == 0 {
 		b.WriteString("; did you mean " + strconv.Quote(e.Suggest) + "?")
 	}
 	return b.String()
@@ -247,20 +306,14 @@ func (c checker) check(x any, t reflect.Type, path string, depth int) (bool, *Fi
 
 func (c checker) checkStruct(m map[string]any, t reflect.Type, path string, depth int) (bool, *FieldError) {
 	sf := c.n.fields(t)
-	fieldErr := func(k string) *FieldError {
-		name := t.Name()
-		if name == "" {
-			name = t.String()
-		}
-		fe := &FieldError{Field: k, Struct: name, Path: path, Fields: sf.names, Suggest: suggest.Closest(k, sf.names)}
-		if d := suggest.Distance(k, fe.Suggest); d >= max(len(k), len(fe.Suggest)) {
-			fe.Suggest = "" // every letter changed: "Z" is no misspelt "X"
-		}
-		return fe
+	name := t.Name()
+	if name == "" {
+		name = t.String()
 	}
 	renames := map[string]string{} // field name -> the key sent for it
-	var drops []string
-	for _, k := range slices.Sorted(maps.Keys(m)) { // the first unknown key by name, whatever the map's order
+	var drops, unknown []string
+	var both *FieldError                            // the first key naming a field another key names
+	for _, k := range slices.Sorted(maps.Keys(m)) { // keys by name, whatever the map's order
 		if _, ok := sf.types[k]; ok {
 			continue
 		}
@@ -275,23 +328,31 @@ func (c checker) checkStruct(m map[string]any, t reflect.Type, path string, dept
 			drops = append(drops, k) // Dubbo's type hint, not a field
 			continue
 		}
-		other, both := renames[to]
+		other, twice := renames[to]
 		if _, exact := m[to]; exact {
-			other, both = to, true
+			other, twice = to, true
 		}
-		if (to == "" || both) && c.drop {
+		if (to == "" || twice) && c.drop {
 			drops = append(drops, k)
 			continue
 		}
 		if to == "" {
-			return false, fieldErr(k)
+			unknown = append(unknown, k) // every one is named at once
+			continue
 		}
-		if both {
-			fe := fieldErr(k)
-			fe.Both, fe.Suggest = other, to
-			return false, fe
+		if twice {
+			if both == nil {
+				both = &FieldError{Field: k, Struct: name, Path: path, Fields: sf.names, Both: other, Suggest: to}
+			}
+			continue
 		}
 		renames[to] = k
+	}
+	if len(unknown) > 0 {
+		return false, NewFieldError(name, path, sf.names, unknown)
+	}
+	if both != nil {
+		return false, both
 	}
 	for _, k := range drops {
 		delete(m, k)
