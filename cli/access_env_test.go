@@ -18,12 +18,12 @@ func TestAccess_ConsumerAndProviderLinesPair(t *testing.T) {
 	r := runCommand(t, 20*time.Second, nil, "call", "--registry", reg, "-a", "trace=T-777",
 		"-p", "accesslog=true", "-p", "accesslog.attachments=trace", "demo.Echo", "Echo", `"hi"`)
 	expectOK(t, r, `"hi"`)
-	consumer := regexp.MustCompile(`msg=access side=consumer provider=` + regexp.QuoteMeta(g.addr) + ` service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
+	consumer := regexp.MustCompile(`msg=access component=accesslog side=consumer provider=` + regexp.QuoteMeta(g.addr) + ` service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
 	if !consumer.MatchString(r.stderr) {
 		t.Errorf("consumer's access line lacks the provider %s or the trace:\n%s", g.addr, r.stderr)
 	}
 	waitFor(t, "the provider's access line", func() bool { return strings.Contains(g.log.String(), "msg=access") })
-	provider := regexp.MustCompile(`msg=access component=accesslog side=provider consumer=127.0.0.1:\d+ service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
+	provider := regexp.MustCompile(`msg=access component=accesslog side=provider consumer=127.0.0.1:\d+ consumer_application=airnode service=demo.Echo method=Echo status=OK duration=\S+ duration_ms=[0-9.]+ attachments.trace=T-777`)
 	if !provider.MatchString(g.log.String()) {
 		t.Errorf("provider's access line lacks the trace:\n%s", g.log.String())
 	}
@@ -44,7 +44,7 @@ func TestCall_LogLevelHelpAndAccessLine(t *testing.T) {
 	}
 	r = runCommand(t, 20*time.Second, nil, "call", "-p", "accesslog=true", direct, "Echo", `"logged"`)
 	expectOK(t, r, `"logged"`)
-	if !strings.Contains(r.stderr, "msg=access side=consumer provider="+g.addr) {
+	if !strings.Contains(r.stderr, "msg=access component=accesslog side=consumer provider="+g.addr) {
 		t.Errorf("call -p accesslog=true printed no access line:\n%s", r.stderr)
 	}
 	r = runCommand(t, 20*time.Second, nil, "call", "--log-level", "warn", "-p", "accesslog=true", direct, "Echo", `"x"`)

@@ -36,7 +36,7 @@ func TestOps4AbandonedCallLineIsStructured(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(p.logText()), "\n")
 			last := lines[len(lines)-1]
-			want := regexp.MustCompile(`level=ERROR msg="airnode serve: shutdown timeout exceeded; calls abandoned" timeout=1s calls=1 abandoned="demo\.Echo\.Sleep from 127\.0\.0\.1:\d+" answered=SERVER_ERROR$`)
+			want := regexp.MustCompile(`level=ERROR msg="airnode serve: shutdown timeout exceeded; calls abandoned" timeout=1s calls=1 abandoned="demo\.Echo\.Sleep from 127\.0\.0\.1:\d+" answered=SERVER_ERROR component=cli command=serve$`)
 			if !want.MatchString(last) {
 				t.Errorf("serve's last line:\n%s\nwant it to match %s", last, want)
 			}
