@@ -452,7 +452,7 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // (tlsconf.Settings.Client): a missing or unreadable tls.ca, tls.cert or
 // tls.key is an error naming the key and the file.
 func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
-	if err := conflictingMethodForms(u); err != nil {
+	if err := conflictingMethodForms(cat, u); err != nil {
 		return err
 	}
 	if u.Host() == "" && hasTLSKeys(u) {
