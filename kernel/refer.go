@@ -269,7 +269,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.base, outliers)
+		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers)
 		if err != nil {
 			return nil, err
 		}
