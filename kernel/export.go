@@ -322,8 +322,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
 	for _, k := range UnreadKeys(n.cat, pu) {
-		v, _ := pu.Param(k.Key)
-		n.logger.Warn("URL key "+UnreadKeyWords+"; ignored", append([]any{"service", key, "key", k.Key, "value", v}, unreadAttrs(k)...)...)
+		n.logger.Warn("URL key "+UnreadKeyWords+"; ignored", append([]any{"service", key, "key", k.Key}, unreadAttrs(k)...)...)
 	}
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
