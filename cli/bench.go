@@ -642,7 +642,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 		defer ms.Close()
-		logger.Info("airnode bench: metrics", "addr", ms.Addr().String())
+		commandLogger(logger, "bench").Info("airnode bench: metrics", "addr", ms.Addr().String())
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()

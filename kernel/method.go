@@ -530,7 +530,11 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any, g
 // ignored).
 func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
-		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), n)
+		var first any
+		if n == 1 {
+			_ = dec.Decode(&first) // for the hint of an array holding every argument
+		}
+		return nil, spi.ArgumentCountError(service, m.name, len(m.args), n, first)
 	}
 	args := buf[:0]
 	if cap(args) < n {
@@ -595,21 +599,11 @@ const maxUnknownFields = fieldlog.Max
 // argError is the BAD_REQUEST for argument i of service.method that the
 // codec could not decode (err, kept as the cause) into type want ("" for a
 // generic argument), written as a Go programmer writes it (internal/gotype:
-// []byte, not []uint8; any, not interface {}). When the codec says what was sent (spi.TypeMismatch)
-// the message says it in the caller's terms: "demo.Echo.Fail argument 0:
-// cannot decode into string: got an integer (123)"; otherwise it carries
-// the codec's own text.
+// []byte, not []uint8; any, not interface {}): spi.ArgumentError's text,
+// "demo.Echo.Fail argument 0 (string): want a string, got an integer
+// (123)" when the codec says where and what was sent.
 func argError(service, method string, i int, want string, err error) *spi.Error {
-	why := err.Error()
-	var tm spi.TypeMismatch
-	if errors.As(err, &tm) {
-		why = "got " + tm.Got()
-	}
-	msg := fmt.Sprintf("%s.%s argument %d: ", service, method, i)
-	if want != "" {
-		msg += "cannot decode into " + want + ": "
-	}
-	return &spi.Error{Status: spi.StatusBadRequest, Message: msg + why, Cause: err}
+	return spi.ArgumentError(service, method, i, want, err)
 }
 
 // argDecoder decodes one argument from dec into *dst, as a value of its
@@ -684,7 +678,11 @@ func (m *method) incoming(ctx context.Context, att map[string]string) context.Co
 // SERVER_ERROR.
 func (m *method) call(ctx context.Context, service string, args []any) (res spi.Result) {
 	if len(args) != len(m.args) {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), len(args))}
+		var first any
+		if len(args) == 1 {
+			first = args[0]
+		}
+		return spi.Result{Err: spi.ArgumentCountError(service, m.name, len(m.args), len(args), first)}
 	}
 	defer func() {
 		if p := recover(); p != nil {

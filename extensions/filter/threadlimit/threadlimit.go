@@ -91,7 +91,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if f.lim.active.Add(1) > f.lim.max {
 		f.lim.active.Add(-1)
 		counters.Access.ThreadsRejections.Inc()
-		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv.Service, inv.Method, f.lim.refused.Add(1))
+		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv, f.lim.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
 			"threadlimit: provider %s already runs %s (threads=%d); %s.%s refused", f.addr, refusallog.Calls(f.lim.max), f.lim.max, inv.Service, inv.Method)}
 	}

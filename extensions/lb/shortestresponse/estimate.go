@@ -23,7 +23,15 @@ const Weight = 1.0 / 8
 // a single hiccup (a GC pause, a descheduled thread) does not make it
 // lose. After a pause, when the decayed estimate says little, a sample
 // counts for nearly all, unbounded: a provider tried again after being
-// left alone is judged on that call. The first sample is taken as it is.
+// left alone is judged on that call. The first sample of successful calls
+// counts as one at a high call rate from an estimate of 0: Weight of it,
+// at most Floor, so a
+// new provider whose first answer was slow (its first call, a cold
+// cache, a stall on a loaded machine) still ties with sub-millisecond
+// peers, and loses on its second slow answer as any provider does. Taken
+// as it was, one 50 ms first answer kept a provider out for about 4 s
+// (the estimate's decay from 50 ms to the tie, time constant 1 s): 1 of
+// 3,000 calls at c=1 next to an equal provider (tester82 #3).
 // Times are offsets on the balancer's clock; not safe for concurrent use
 // (latency.Tracker serializes it).
 type recent struct {
@@ -33,11 +41,20 @@ type recent struct {
 	sampled bool
 }
 
-// Observe adds a round trip rtt (negative counts as 0) measured at now; a
-// now before the previous sample's counts as the same instant.
-func (r *recent) Observe(now, rtt time.Duration) {
+// Observe adds a round trip rtt (negative counts as 0) of successful
+// calls measured at now; a now before the previous sample's counts as the
+// same instant.
+func (r *recent) Observe(now, rtt time.Duration) { r.ObserveFailed(now, rtt, false) }
+
+// ObserveFailed is Observe of a sample that holds a failed call when
+// failed (latency.FailureEstimator): a first sample with a failure is
+// taken as it is, a failure being no hiccup.
+func (r *recent) ObserveFailed(now, rtt time.Duration, failed bool) {
 	x := float64(max(rtt, 0))
 	if !r.sampled {
+		if !failed {
+			x = min(x*Weight, float64(Floor))
+		}
 		r.est, r.stamp, r.sampled = x, now, true
 		return
 	}

@@ -170,9 +170,14 @@ func (d *Decoder) Decode(v any) error {
 	}
 	before := d.d.InputOffset()
 	if err := d.d.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
 		if strings.HasPrefix(err.Error(), "json: unknown field ") {
 			if fe := d.fieldError(v, before); fe != nil {
 				err = fe
+			}
+		} else if errors.As(err, &ute) {
+			if me := d.mismatchError(v, before, err); me != nil {
+				return me
 			}
 		}
 		return &decodeError{v, err}

@@ -20,6 +20,15 @@ type Estimator interface {
 	Observe(now, rtt time.Duration)
 }
 
+// FailureEstimator is an Estimator that weighs a sample by whether it
+// holds a failed call: the Tracker calls ObserveFailed instead of Observe,
+// failed reporting whether any of the calls in the sample failed (its rtt
+// then includes the penalty).
+type FailureEstimator interface {
+	Estimator
+	ObserveFailed(now, rtt time.Duration, failed bool)
+}
+
 // Tracker keeps one estimate E per provider a balancer reads, keyed by the
 // provider's *spi.Stats. Each Read feeds the provider's estimate with the
 // mean round trip of the calls its Stats finished since the previous Read,
@@ -76,7 +85,12 @@ func (t *Tracker[E, PE]) Read(s *spi.Stats, now time.Duration) E {
 		elapsed, failed := s.Elapsed(), s.Failed()
 		df := max(failed-p.failed, 0)
 		sum := float64(elapsed-p.elapsed) + float64(df)*float64(t.penalty)
-		PE(&p.est).Observe(now, time.Duration(min(sum/float64(dt), math.MaxInt64/2)))
+		rtt := time.Duration(min(sum/float64(dt), math.MaxInt64/2))
+		if f, ok := any(PE(&p.est)).(FailureEstimator); ok {
+			f.ObserveFailed(now, rtt, df > 0)
+		} else {
+			PE(&p.est).Observe(now, rtt)
+		}
 		p.total, p.failed, p.elapsed = total, failed, elapsed
 	}
 	return p.est
