@@ -14,7 +14,6 @@ import (
 
 	"github.com/airnode/airnode/extensions/lb/consistenthash"
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
-	"github.com/airnode/airnode/internal/suggest"
 	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
@@ -927,7 +926,7 @@ func (x *explained) providerKeyWarnings() []string {
 // cluster failfast does not read it; failover and forking do".
 func explainWords(w kernel.URLWarning, hbUnread []kernel.KeyNoEffect) bool {
 	switch w.Kind {
-	case "typo", "registry", "provider", "permethod":
+	case "unread", "registry", "provider", "permethod":
 		return true
 	case "heartbeat":
 		return slices.ContainsFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == w.Key })
@@ -1361,8 +1360,8 @@ func (x *explained) warnings(eC, eP *extension.Explanation, refer []kernel.URLWa
 // registry reads (kernel.RegistryKeys: poll, root, ...: read from the
 // registry URL, it does nothing on a service URL), and each that neither
 // airnode nor any extension of cat reads: a plugin's key, another tool's,
-// or a misspelling, which then gets the key meant (internal/suggest's
-// rule, as the kernel's warning at Refer and Export). A method-level form
+// or a misspelling, which then gets the key meant: kernel.UnreadKeys, in
+// its words, the warning Refer and Export give. A method-level form
 // is judged by its key ("methods.Echo.foo" by foo). The kernel does not
 // refuse such keys: URLs carry keys of plugins and other tools. A Dubbo
 // method key for a method the URL's "methods" leaves out
@@ -1377,6 +1376,10 @@ func (x *explained) unknownKeys(cat *extension.Catalogs, warned []string) []stri
 		seen[k] = true // methodKeyWarnings or a Refer warning says more
 	}
 	for _, u := range []spi.URL{x.consumer, x.provider} {
+		unread := map[string]kernel.UnreadKey{}
+		for _, k := range kernel.UnreadKeys(cat, u) {
+			unread[k.Key] = k
+		}
 		for _, k := range u.Keys() {
 			if seen[k] {
 				continue
@@ -1405,12 +1408,9 @@ func (x *explained) unknownKeys(cat *extension.Catalogs, warned []string) []stri
 				}
 				continue
 			}
-			w := fmt.Sprintf("%s=%s%s is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)", k, v, x.keyOrigin(k))
-			if best := suggest.Closest(key, known); best != "" {
-				// in the form written: methods.Sleep.timout -> methods.Sleep.timeout
-				w += fmt.Sprintf("; did you mean %q?", strings.TrimSuffix(k, key)+best)
+			if uk, ok := unread[k]; ok {
+				out = append(out, fmt.Sprintf("%s=%s%s %s", k, v, x.keyOrigin(k), uk.Words()))
 			}
-			out = append(out, w)
 		}
 	}
 	return out

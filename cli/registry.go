@@ -379,6 +379,10 @@ type lsServiceJS struct {
 	// any registry: a scheme no transport serves, no port); omitted when
 	// there are none.
 	Invalid []lsInvalid `json:"invalid,omitempty"`
+	// Dubbo lists the service's providers that are Dubbo's own (a
+	// dubbo:// URL, token redacted), which consumers skip;
+	// omitted when there are none.
+	Dubbo []string `json:"dubbo,omitempty"`
 	// Rules are the Dubbo Admin rules of the service's interface, which
 	// airnode does not apply (zookeeper: the Dubbo 2.6 configurators and
 	// routers nodes that hold some, and the Dubbo 2.7/3 config center's
@@ -503,6 +507,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	lists := make([][]spi.URL, len(services))
 	ages := make([]string, len(services))
 	invalid := make([][]fileregistry.Invalid, len(services))
+	dubbo := make([][]spi.URL, len(services)) // Dubbo's own providers (unservable)
 	il, _ := reg.(invalidLister)
 	wide, err := lookupByInterface(ctx, reg, desc, services)
 	if err != nil {
@@ -532,7 +537,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			}
 		}
 		var unserved []fileregistry.Invalid
-		lists[i], unserved = unservable(lists[i])
+		lists[i], unserved, dubbo[i] = unservable(lists[i])
 		invalid[i] = append(invalid[i], unserved...)
 		if cached == nil {
 			continue
@@ -554,7 +559,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 	}
 	rulesText, rulesPaths := rulePaths(ctx, rr, services)
 	nUnread, firstUnread := unreadableIn(reg)
-	if nUnread > 0 && nothingListed(lists, invalid) {
+	if nUnread > 0 && nothingListed(lists, invalid, dubbo) {
 		return nothingReadError(desc, nUnread, firstUnread)
 	}
 	noteText := ""
@@ -600,6 +605,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			for _, iv := range invalid[i] {
 				s.Invalid = append(s.Invalid, lsInvalid{Name: iv.Name, Path: iv.Path, Why: iv.Why})
 			}
+			for _, d := range dubbo[i] {
+				s.Dubbo = append(s.Dubbo, d.Redacted())
+			}
 			s.Rules = rulesPaths[i]
 			out.Services = append(out.Services, s)
 		}
@@ -623,6 +631,9 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			}
 			if len(invalid[i]) > 0 {
 				n += fmt.Sprintf(" (%d invalid)", len(invalid[i]))
+			}
+			if len(dubbo[i]) > 0 {
+				n += fmt.Sprintf(" (%d Dubbo)", len(dubbo[i]))
 			}
 			c := "-"
 			if consumers != nil {
@@ -650,9 +661,19 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 		if nOff > 0 {
 			nDisabled = fmt.Sprintf(", %d disabled", nOff)
 		}
-		fmt.Fprintf(tw, "%s\t(%s%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)-nOff), nStale, nDisabled, nInvalid, ages[i])
+		nDubbo := ""
+		switch n := len(dubbo[i]); {
+		case n == 1:
+			nDubbo = ", 1 Dubbo provider (" + dubboProviderNote + ")"
+		case n > 1:
+			nDubbo = fmt.Sprintf(", %d Dubbo providers (%s)", n, dubboProviderNote)
+		}
+		fmt.Fprintf(tw, "%s\t(%s%s%s%s%s%s)\n", svc.ServiceKey(), providersCount(len(providers)-nOff), nStale, nDisabled, nInvalid, nDubbo, ages[i])
 		for _, iv := range invalid[i] {
 			fmt.Fprintf(tw, "  invalid entry %s (consumers skip it): %s\n", iv.Path, iv.Why)
+		}
+		for _, d := range dubbo[i] {
+			fmt.Fprintf(tw, "  Dubbo provider %s (%s; consumers skip it)\n", d.Redacted(), dubboProviderNote)
 		}
 		if len(rulesText[i]) > 0 {
 			fmt.Fprintf(tw, "  Dubbo Admin rules airnode does not apply (overrides, routes): %s\n", strings.Join(rulesText[i], ", "))
@@ -717,11 +738,11 @@ func unreadableIn(reg spi.Registry) (int, fileregistry.Invalid) {
 	return len(bad), bad[0]
 }
 
-// nothingListed reports whether a listing holds no provider entry and
-// no invalid entry.
-func nothingListed(lists [][]spi.URL, invalid [][]fileregistry.Invalid) bool {
+// nothingListed reports whether a listing holds no provider entry, no
+// invalid entry and no Dubbo provider.
+func nothingListed(lists [][]spi.URL, invalid [][]fileregistry.Invalid, dubbo [][]spi.URL) bool {
 	for i := range lists {
-		if len(lists[i]) > 0 || len(invalid[i]) > 0 {
+		if len(lists[i]) > 0 || len(invalid[i]) > 0 || len(dubbo[i]) > 0 {
 			return false
 		}
 	}
@@ -830,22 +851,26 @@ type zkInvalidLister interface {
 }
 
 // unservable splits providers, as a registry's Lookup returned them, into
-// those a consumer can call and, as invalid entries (Path and Name the
-// redacted URL), those of a scheme other than kernel.Protocol or with no
-// port, which every consumer skips ("speaks protocol http, not airnode").
-// The file registry never returns these (its Invalid has them); the
-// zookeeper registry returns them, as Dubbo lists every protocol. The
-// result is a new slice: providers may be a registry's shared list.
-func unservable(providers []spi.URL) ([]spi.URL, []fileregistry.Invalid) {
-	var bad []fileregistry.Invalid
-	ok := make([]spi.URL, 0, len(providers))
+// those a consumer can call, Dubbo's own providers (a dubbo:// URL with
+// a port: a Java provider in a shared tree, which every consumer
+// skips, dubboProviderNote) and, as invalid entries (Path and Name the
+// redacted URL), those of another scheme or with no port, which every
+// consumer skips too ("speaks protocol http, not airnode"). The file
+// registry never returns these (its Invalid has them); the zookeeper
+// registry returns them, as Dubbo lists every protocol. The results are
+// new slices: providers may be a registry's shared list.
+func unservable(providers []spi.URL) (ok []spi.URL, bad []fileregistry.Invalid, dubbo []spi.URL) {
+	ok = make([]spi.URL, 0, len(providers))
 	for _, p := range providers {
 		why := ""
 		switch {
-		case p.Scheme() != kernel.Protocol:
-			why = fmt.Sprintf("scheme %q, which no transport serves (want %s://)", p.Scheme(), kernel.Protocol)
 		case p.Port() <= 0:
 			why = "no port (want host:port)"
+		case p.Scheme() == "dubbo":
+			dubbo = append(dubbo, p)
+			continue
+		case p.Scheme() != kernel.Protocol:
+			why = fmt.Sprintf("scheme %q, which no transport serves (want %s://)", p.Scheme(), kernel.Protocol)
 		}
 		if why == "" {
 			ok = append(ok, p)
@@ -853,8 +878,11 @@ func unservable(providers []spi.URL) ([]spi.URL, []fileregistry.Invalid) {
 		}
 		bad = append(bad, fileregistry.Invalid{Name: p.Redacted(), Path: p.Redacted(), Why: why})
 	}
-	return ok, bad
+	return ok, bad, dubbo
 }
+
+// dubboProviderNote is what registry ls says of a Dubbo provider's entry.
+const dubboProviderNote = "dubbo:// protocol, not callable by airnode"
 
 // disabled reports whether provider p says enabled=false (Dubbo's
 // disabled provider), which no consumer picks (kernel/directory; a

@@ -312,7 +312,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if _, err := readInvokerSettings(n.cat, pu.Without(tlsconf.ProviderFileKeys...)); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
-	if err := conflictingMethodForms(pu); err != nil {
+	if err := conflictingMethodForms(n.cat, pu); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
 	if err := checkMethodValues(pu); err != nil {
@@ -321,8 +321,8 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := n.CheckMethodKeys(pu, methods); err != nil {
 		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 	}
-	for _, t := range n.likelyTypos(pu) {
-		n.logger.Warn("URL key is not one airnode reads (ignored)", "service", key, "key", t[0], "did_you_mean", t[1])
+	for _, k := range UnreadKeys(n.cat, pu) {
+		n.logger.Warn("URL key "+UnreadKeyWords+"; ignored", append([]any{"service", key, "key", k.Key}, unreadAttrs(k)...)...)
 	}
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])

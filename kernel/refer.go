@@ -269,7 +269,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, n.cat, &n.pool, n.base, outliers)
+		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers)
 		if err != nil {
 			return nil, err
 		}
@@ -452,7 +452,7 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // (tlsconf.Settings.Client): a missing or unreadable tls.ca, tls.cert or
 // tls.key is an error naming the key and the file.
 func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
-	if err := conflictingMethodForms(u); err != nil {
+	if err := conflictingMethodForms(cat, u); err != nil {
 		return err
 	}
 	if u.Host() == "" && hasTLSKeys(u) {

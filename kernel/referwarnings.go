@@ -15,8 +15,8 @@ import (
 // words a command can print after "K=V has no effect: ".
 type URLWarning struct {
 	Key, Value string
-	// Kind says which check found it: "typo" (not read; Why gives the
-	// key meant), "registry" (a registry's key), "dubbo" (a Dubbo key
+	// Kind says which check found it: "unread" (read by nothing of the
+	// node, UnreadKeys; Why gives the key meant if one is close), "registry" (a registry's key), "dubbo" (a Dubbo key
 	// airnode does not implement), "cluster", "loadbalance" and
 	// "heartbeat" (read by another extension of that point than the one
 	// chosen), "fromproviders" (a key the chosen balancer reads from
@@ -56,9 +56,8 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 		v, _ := u.Param(key)
 		out = append(out, URLWarning{Key: key, Value: v, Kind: kind, Why: why, msg: msg, attrs: append([]any{"key", key}, attrs...)})
 	}
-	for _, t := range n.likelyTypos(u) {
-		add("typo", t[0], fmt.Sprintf("it is not read by airnode or any extension of this node; did you mean %q?", t[1]),
-			"URL key is not one airnode reads (ignored)", "did_you_mean", t[1])
+	for _, k := range UnreadKeys(n.cat, u) {
+		add("unread", k.Key, "it "+k.Words(), "URL key "+UnreadKeyWords+"; ignored", unreadAttrs(k)...)
 	}
 	for _, t := range n.registryKeysOf(u) {
 		add("registry", t[0], fmt.Sprintf("it is a key of the %s registry, read from the registry URL only (--registry, or the config's registry)", strings.ReplaceAll(t[1], ",", ", ")),

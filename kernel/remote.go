@@ -27,7 +27,8 @@ const DefaultTimeout = 1000 * time.Millisecond
 // Stats for every call.
 type remoteInvoker struct {
 	url     spi.URL
-	addr    string // url's host:port, set on every Result (spi.Result.ProviderAddr)
+	own     spi.URL // the reference's URL, whose keys are the consumer's own (timeoutOrigin)
+	addr    string  // url's host:port, set on every Result (spi.Result.ProviderAddr)
 	cat     *extension.Catalogs
 	pool    *connPool
 	keys    []string // pool keys, one per connection slot
@@ -59,13 +60,19 @@ type remoteInvoker struct {
 type callConf struct {
 	codec   spi.Codec
 	timeout time.Duration
+	// from is where timeout came from when not from the reference's own
+	// URL (timeoutOrigin): "" or the provider's key, "Work.timeout". Read
+	// only when a call times out (withTimeoutOrigin).
+	from string
 }
 
 // newRemoteInvoker validates u's consumer keys and acquires its connections.
+// own is the reference's URL (u is the provider's merged with it): a
+// timeout u takes from the provider's keys is named in a timeout's error.
 // The connections dial in the background at once. The invoker joins
 // outliers, its reference's providers, which outlier ejection is counted
 // over (nil: it counts alone and is never ejected); Close leaves it.
-func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger, outliers *outlierGroup) (*remoteInvoker, error) {
+func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger, outliers *outlierGroup) (*remoteInvoker, error) {
 	addr := u.Address()
 	if u.Host() == "" || u.Port() == 0 {
 		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
@@ -74,8 +81,9 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	if err != nil {
 		return nil, fmt.Errorf("kernel: provider %s: %w", addr, err)
 	}
-	r := &remoteInvoker{url: u, addr: addr, cat: cat, pool: pool, base: st.base,
+	r := &remoteInvoker{url: u, own: own, addr: addr, cat: cat, pool: pool, base: st.base,
 		uniform: !perMethod(u, cat.Codec.Key(), "timeout")}
+	r.base.from = timeoutOrigin(u, own, "")
 	klog := logger.With("component", "kernel") // logger is the node's base: the exchange adds its own component
 	r.out.conf, r.out.group, r.out.log = st.outlier, outliers, klog
 	if t, _ := u.Param(spi.AttachmentToken); t != "false" {
@@ -334,10 +342,13 @@ func (r *remoteInvoker) conf(method string) (*callConf, error) {
 	}
 	var v any
 	c, err := resolveCall(r.cat, r.url, method)
+	if err == nil {
+		c.from = timeoutOrigin(r.url, r.own, method)
+	}
 	switch {
 	case err != nil:
 		v = spi.Errorf(spi.StatusClientError, "kernel: %v", err)
-	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout:
+	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout && c.from == r.base.from:
 		v = r.base
 	default:
 		v = c
@@ -397,7 +408,49 @@ func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation, start t
 	if err != nil {
 		return spi.Result{Err: err}
 	}
-	return ch.InvokeFrom(ctx, cc.codec, inv, timeout, start)
+	res := ch.InvokeFrom(ctx, cc.codec, inv, timeout, start)
+	if res.Err != nil && cc.from != "" {
+		res.Err = withTimeoutOrigin(res.Err, inv, cc)
+	}
+	return res
+}
+
+// timeoutOrigin returns the key of merged provider URL u that sets
+// method's timeout ("" for service level; spi.URL.MethodParam's key:
+// "Work.timeout", "timeout") when it is not the reference's own, own:
+// the provider's, which Dubbo's order lets win over the reference's
+// service-level timeout (a provider's Work.timeout=300 over the
+// consumer's timeout=3s). "" when own sets it, or nothing does (the
+// default).
+func timeoutOrigin(u, own spi.URL, method string) string {
+	v, key, ok := u.MethodParam(method, "timeout")
+	if !ok {
+		return ""
+	}
+	if ov, mine := own.Param(key); mine && ov == v {
+		return ""
+	}
+	return key
+}
+
+// withTimeoutOrigin returns err, the error of a call of inv made with
+// settings cc, with where its timeout came from added when err is a
+// timeout (CLIENT_TIMEOUT or SERVER_TIMEOUT) of the timeout cc.from
+// names, not of the caller's "timeout" attachment: "... timed out after
+// 301ms (timeout 300ms: the provider's Work.timeout; give the reference
+// its own Work.timeout, call -p Work.timeout=..., to choose yours)". Only
+// a call's error path calls it.
+func withTimeoutOrigin(err error, inv *spi.Invocation, cc *callConf) error {
+	e, ok := err.(*spi.Error)
+	if !ok || e.Status != spi.StatusClientTimeout && e.Status != spi.StatusServerTimeout {
+		return err
+	}
+	if _, attached := inv.Attachments[spi.AttachmentTimeout]; attached {
+		return err
+	}
+	c := *e
+	c.Message += fmt.Sprintf(" (timeout %v: the provider's %s; give the reference its own %s, call -p %s=..., to choose yours)", cc.timeout, cc.from, cc.from, cc.from)
+	return &c
 }
 
 // pick returns the next ready connection in round-robin order, or the next

@@ -16,19 +16,42 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// likelyTypos returns, for each key of u that airnode does not read but
-// that is close to a key it does ("timout"; internal/suggest's rule: one
-// edit for a key of up to five bytes, else two, a swap counting one), the pair
-// [key, closest known key]. Keys it does not recognise otherwise pass: URLs carry
-// keys of plugins and of other tools too. Method-level forms are checked
-// by their key: "methods.Echo.timout", and Dubbo's "Echo.timout" for Echo
-// in u's "methods" or, when u has none, for an exported method name
-// (spi.MethodLevelKey; "heartbeat.retires" is checked whole), and the key
-// meant is given in the same form ("methods.Echo.timeout").
-func (n *Node) likelyTypos(u spi.URL) [][2]string {
-	known := n.knownKeys() // with the registries' keys: registryKeysOf warns of those
+// UnreadKeyWords is how Refer, Export and list --explain say that a URL
+// key is read by nothing of the node, after "K=V " (UnreadKey.Words).
+const UnreadKeyWords = "is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)"
+
+// UnreadKey is a key of a URL that neither airnode nor any extension of
+// the node reads (UnreadKeys): Key as written ("shareconnections",
+// "methods.Echo.timout") and Meant, the known key it is likely a
+// misspelling of in the same form ("methods.Echo.timeout"), or "".
+type UnreadKey struct{ Key, Meant string }
+
+// Words returns UnreadKeyWords with the did-you-mean when Meant is set:
+// `is not read by ... or a misspelling); did you mean "timeout"?`.
+func (k UnreadKey) Words() string {
+	if k.Meant == "" {
+		return UnreadKeyWords
+	}
+	return fmt.Sprintf("%s; did you mean %q?", UnreadKeyWords, k.Meant)
+}
+
+// UnreadKeys returns, in u's key order, each key of u that airnode with
+// cat does not read (KnownKeys, registries' keys included: a registry's
+// key on a service URL is warned of apart, RegistryKeys): a plugin's key,
+// another tool's, or a misspelling, with the closest known key
+// (internal/suggest's rule: one edit for a key of up to five bytes, else
+// two, a swap counting one; on a tie the kernel's own). Refer and Export
+// warn of each (the URL keeps it: URLs carry keys of plugins and other
+// tools), and list --explain in the same words. Left out: a Dubbo key
+// airnode does not implement (DubboKeyAdvice says more), and a
+// method-level form of a known key: "methods.Echo.timeout", and Dubbo's
+// "Echo.timeout" (spi.MethodLevelKey; "heartbeat.retires" is checked
+// whole). Method-level forms of other keys are checked by their key
+// ("methods.Echo.timout": did you mean "methods.Echo.timeout").
+func UnreadKeys(cat *extension.Catalogs, u spi.URL) []UnreadKey {
+	known := KnownKeys(cat)
 	methods := u.Methods()
-	var out [][2]string
+	var out []UnreadKey
 	for _, k := range u.Keys() {
 		if slices.Contains(known, k) {
 			continue
@@ -37,19 +60,40 @@ func (n *Node) likelyTypos(u spi.URL) [][2]string {
 		if slices.Contains(known, key) {
 			continue
 		}
-		if _, dubbo := dubboKeys[key]; dubbo {
-			continue // unsupportedKeys says what it is
+		if _, dubbo := dubboKeys[key]; dubbo || slices.Contains(dubboInfoKeys, key) {
+			continue // unsupportedKeys says what it is; Dubbo's own reads nothing from an informational key
 		}
 		if _, after, ok := strings.Cut(key, "."); ok && slices.Contains(known, after) {
 			continue // Dubbo's "<method>.<key>"
 		}
-		// The closest known key (internal/suggest's rule); on a tie the
-		// first, so the kernel's own keys win over extensions' ones.
+		meant := ""
 		if best := suggest.Closest(key, known); best != "" {
-			out = append(out, [2]string{k, strings.TrimSuffix(k, key) + best})
+			meant = strings.TrimSuffix(k, key) + best
+		}
+		out = append(out, UnreadKey{Key: k, Meant: meant})
+	}
+	return out
+}
+
+// likelyTypos returns the pair [key, key meant] of each UnreadKeys key
+// of u with a close known key: the misspellings among them.
+func (n *Node) likelyTypos(u spi.URL) [][2]string {
+	var out [][2]string
+	for _, k := range UnreadKeys(n.cat, u) {
+		if k.Meant != "" {
+			out = append(out, [2]string{k.Key, k.Meant})
 		}
 	}
 	return out
+}
+
+// unreadAttrs returns the log attributes Refer and Export add to the key
+// of an UnreadKeys warning: the key meant, when one is close.
+func unreadAttrs(k UnreadKey) []any {
+	if k.Meant == "" {
+		return nil
+	}
+	return []any{"did_you_mean", k.Meant}
 }
 
 // registryKeysOf returns, for each key of service URL u that only
@@ -153,17 +197,33 @@ func KernelKeys() []string {
 // conflictingMethodForms returns an error naming both keys when u writes
 // one method-level key both ways with different values:
 // "methods.Sleep.timeout=200ms" and Dubbo's "Sleep.timeout=300ms" (the
-// first would win, silently). The same value both ways is accepted.
-func conflictingMethodForms(u spi.URL) error {
+// first would win, silently). The same value both ways is accepted, and
+// for a duration key of cat (durationKeys) the same duration in two spellings
+// (spi.ParseDuration: "100ms" and "100", "1s" and "1000").
+func conflictingMethodForms(cat *extension.Catalogs, u spi.URL) error {
+	var durations map[string]bool
 	for _, k := range u.Keys() {
 		rest, ok := strings.CutPrefix(k, "methods.")
 		if !ok {
 			continue
 		}
 		v, _ := u.Param(k)
-		if w, ok := u.Param(rest); ok && w != v && strings.Contains(rest, ".") {
-			return fmt.Errorf("URL keys %q=%q and %q=%q set the same method key to different values: give one of them", k, v, rest, w)
+		w, ok := u.Param(rest)
+		_, key, dotted := strings.Cut(rest, ".")
+		if !ok || w == v || !dotted {
+			continue
 		}
+		if durations == nil {
+			durations = durationKeys(cat)
+		}
+		if durations[key] {
+			dv, errV := spi.ParseDuration(v)
+			dw, errW := spi.ParseDuration(w)
+			if errV == nil && errW == nil && dv == dw {
+				continue
+			}
+		}
+		return fmt.Errorf("URL keys %q=%q and %q=%q set the same method key to different values: give one of them", k, v, rest, w)
 	}
 	return nil
 }
@@ -303,49 +363,62 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 // A Dubbo migrant who writes mock=... believes they have a fallback, so
 // Refer and Export warn of each one a URL sets (unsupportedKeys) rather
 // than pass it silently as a key of another tool. Dubbo's informational
-// keys (owner, organization, module, layer) are not listed: they do
-// nothing in Dubbo either.
+// keys (dubboInfoKeys: owner, organization, module, layer) are not
+// listed: they do nothing in Dubbo either, and nothing warns of them.
 var dubboKeys = map[string]string{
-	"mock":          "no mock or fallback: handle the call's error (spi.StatusOf) or return a fallback from a consumer filter",
-	"async":         "calls are synchronous: make the call in a goroutine of your own",
-	"sent":          "calls are synchronous: a call returns with the provider's answer",
-	"check":         "Refer never checks for providers (Dubbo's check=false): a call with none fails SERVICE_NOT_FOUND; Reference.WaitAvailable(ctx) waits for one, Reference.Providers() lists them",
-	"tps":           "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
-	"tps.interval":  "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
-	"serialization": "the codec key chooses the serialization (codec=msgpack, json or protobuf; both sides must agree)",
-	"stub":          "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
-	"local":         "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
-	"sticky":        "no sticky provider: loadbalance=consistenthash sends the calls with equal first arguments to one provider",
-	"lazy":          "connections are dialled in the background at Refer, and a call waits for the first one within its timeout",
-	"generic":       "Reference.Invoke is already generic (no Go interface needed); Dubbo's generic mark is an attachment here: send spi.AttachmentGeneric=true (airnode call does) and the provider refuses a map key naming no struct field, listing the fields, where a typed call has it ignored",
-	"validation":    "no argument validation: validate in the method or in a provider filter",
-	"cache":         "no result cache: cache in the caller or in a consumer filter",
-	"merger":        "no merging of several groups' results: a reference of group=a,b or group=* sends each call to one provider of one of them",
-	"onreturn":      "no invocation callbacks: use a consumer filter",
-	"oninvoke":      "no invocation callbacks: use a consumer filter",
-	"onthrow":       "no invocation callbacks: use a consumer filter",
-	"callbacks":     "no callback arguments: the provider answers each call once",
-	"proxy":         "no proxy factory: Reference.Call and Reference.Invoke make the calls",
-	"router":        "no routing rules: a reference calls the providers of its group and version",
-	"tag":           "no tag routing: use group (or version) to split providers",
-	"dubbo.tag":     "no tag routing: use group (or version) to split providers",
-	"scope":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
-	"injvm":         "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
-	"threadpool":    "the provider's dispatcher key chooses where requests run (adaptive, all, direct); threads sizes the pool",
-	"delay":         "Export registers as soon as the provider listens: call Export later to delay it",
-	"register":      "Export registers in the node's registry (or the registry key's); for a provider consumers name by address, refer with airnode://host:port/service",
-	"dynamic":       "Export registers in the node's registry (or the registry key's)",
-	"subscribe":     "a reference subscribes to its registry; a direct URL (airnode://host:port/service) uses none",
-	"reconnect":     "connections always reconnect: reconnect.backoff sets the first delay",
-	"client":        "the transport key chooses the transport (smux, tcp)",
-	"server":        "the transport key chooses the transport (smux, tcp)",
-	"deprecated":    "consumers are not warned of deprecated services: use a new version",
-	"anyhost":       addressAdvice,
-	"host":          addressAdvice,
-	"bind.ip":       addressAdvice,
-	"bind.port":     addressAdvice,
-	"register.ip":   addressAdvice,
+	"mock":                "no mock or fallback: handle the call's error (spi.StatusOf) or return a fallback from a consumer filter",
+	"async":               "calls are synchronous: make the call in a goroutine of your own",
+	"sent":                "calls are synchronous: a call returns with the provider's answer",
+	"check":               "Refer never checks for providers (Dubbo's check=false): a call with none fails SERVICE_NOT_FOUND; Reference.WaitAvailable(ctx) waits for one, Reference.Providers() lists them",
+	"tps":                 "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
+	"tps.interval":        "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
+	"serialization":       "the codec key chooses the serialization (codec=msgpack, json or protobuf; both sides must agree)",
+	"stub":                "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
+	"local":               "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
+	"sticky":              "no sticky provider: loadbalance=consistenthash sends the calls with equal first arguments to one provider",
+	"lazy":                "connections are dialled in the background at Refer, and a call waits for the first one within its timeout",
+	"generic":             "Reference.Invoke is already generic (no Go interface needed); Dubbo's generic mark is an attachment here: send spi.AttachmentGeneric=true (airnode call does) and the provider refuses a map key naming no struct field, listing the fields, where a typed call has it ignored",
+	"validation":          "no argument validation: validate in the method or in a provider filter",
+	"cache":               "no result cache: cache in the caller or in a consumer filter",
+	"merger":              "no merging of several groups' results: a reference of group=a,b or group=* sends each call to one provider of one of them",
+	"onreturn":            "no invocation callbacks: use a consumer filter",
+	"oninvoke":            "no invocation callbacks: use a consumer filter",
+	"onthrow":             "no invocation callbacks: use a consumer filter",
+	"callbacks":           "no callback arguments: the provider answers each call once",
+	"proxy":               "no proxy factory: Reference.Call and Reference.Invoke make the calls",
+	"router":              "no routing rules: a reference calls the providers of its group and version",
+	"tag":                 "no tag routing: use group (or version) to split providers",
+	"dubbo.tag":           "no tag routing: use group (or version) to split providers",
+	"scope":               "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
+	"injvm":               "no in-process (injvm) calls: every call goes through a transport, loopback for a provider of the same process",
+	"threadpool":          "the provider's dispatcher key chooses where requests run (adaptive, all, direct); threads sizes the pool",
+	"delay":               "Export registers as soon as the provider listens: call Export later to delay it",
+	"register":            "Export registers in the node's registry (or the registry key's); for a provider consumers name by address, refer with airnode://host:port/service",
+	"dynamic":             "Export registers in the node's registry (or the registry key's)",
+	"subscribe":           "a reference subscribes to its registry; a direct URL (airnode://host:port/service) uses none",
+	"reconnect":           "connections always reconnect: reconnect.backoff sets the first delay",
+	"client":              "the transport key chooses the transport (smux, tcp)",
+	"server":              "the transport key chooses the transport (smux, tcp)",
+	"deprecated":          "consumers are not warned of deprecated services: use a new version",
+	"shareconnections":    "no shared-connection count: a node's references to one provider address share its connections (connections=N each, 1 by default)",
+	"queues":              "no request queue length: the provider's dispatcher runs requests (dispatcher=adaptive, all, direct); connection.concurrency bounds a consumer connection's requests in flight, executes a method's running calls",
+	"iothreads":           "no I/O thread count: each connection has its own reader goroutine",
+	"provided-by":         "no application-level discovery: a reference finds providers by service key (group/interface:version) in the registry",
+	"init":                "Refer always builds the reference at once and dials its providers in the background; Reference.WaitAvailable(ctx) waits for one",
+	"reference.filter":    "the filter key lists a reference's filters (filter=name,-name; default: the activated set)",
+	"service.filter":      "the filter key lists an export's filters (filter=name,-name; default: the activated set)",
+	"application.version": "the application key names the application; it has no version",
+	"anyhost":             addressAdvice,
+	"host":                addressAdvice,
+	"bind.ip":             addressAdvice,
+	"bind.port":           addressAdvice,
+	"register.ip":         addressAdvice,
 }
+
+// dubboInfoKeys are Dubbo's informational keys, carried in its URLs and
+// read by nothing in Dubbo either (Dubbo Admin shows them): UnreadKeys
+// leaves them out.
+var dubboInfoKeys = []string{"owner", "organization", "module", "layer", "environment"}
 
 // addressAdvice is dubboKeys' advice for Dubbo's address keys (anyhost,
 // host, bind.ip, bind.port, register.ip): the provider publishes the
@@ -354,7 +427,7 @@ const addressAdvice = "the provider listens on its URL's address (serve --listen
 
 // unsupportedKeys returns, for each key of u that is a Dubbo key airnode
 // does not implement (dubboKeys; also in its method-level forms,
-// "methods.Echo.mock" and "Echo.mock", as likelyTypos reads them), the
+// "methods.Echo.mock" and "Echo.mock", as UnreadKeys reads them), the
 // pair [key, what airnode offers instead], in u's key order. A key some
 // extension of the node's catalogs declares (a plugin reading "mock") is
 // not reported: it is read.
@@ -365,7 +438,7 @@ func (n *Node) unsupportedKeys(u spi.URL) [][2]string {
 	for _, k := range u.Keys() {
 		if rest, ok := strings.CutPrefix(k, "default."); ok && !slices.Contains(methods, "default") {
 			// Dubbo 2.6's "default." prefix (default.timeout): read as
-			// nothing here, where likelyTypos takes it for a method's key
+			// nothing here, where UnreadKeys takes it for a method's key
 			out = append(out, [2]string{k, fmt.Sprintf("Dubbo's %q prefix is not read: set %s (the service-level key is every method's default)", "default.", rest)})
 			continue
 		}
@@ -620,20 +693,7 @@ const BareMillisBelow = 50
 // seconds". Refer and Export warn of each once; the value is used as
 // given.
 func (n *Node) bareMillis(u spi.URL) [][2]string {
-	durations := map[string]bool{}
-	for _, s := range config.KernelKeys {
-		durations[s.Key] = s.Kind == config.KindDuration
-	}
-	for _, p := range n.cat.Describe() {
-		if p.Name == extension.PointRegistry {
-			continue // a registry's key does nothing on a service URL: registryKeysOf says so
-		}
-		for _, e := range p.Extensions {
-			for _, k := range e.Keys {
-				durations[k.Key] = durations[k.Key] || k.Type == spi.KeyTypeDuration
-			}
-		}
-	}
+	durations := durationKeys(n.cat)
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
@@ -647,4 +707,26 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 		}
 	}
 	return out
+}
+
+// durationKeys returns, as a set, the duration keys of a node with
+// catalogs cat: the kernel's (config.KernelKeys of KindDuration) and
+// those the extensions of cat but registries declare of
+// spi.KeyTypeDuration.
+func durationKeys(cat *extension.Catalogs) map[string]bool {
+	durations := map[string]bool{}
+	for _, s := range config.KernelKeys {
+		durations[s.Key] = s.Kind == config.KindDuration
+	}
+	for _, p := range cat.Describe() {
+		if p.Name == extension.PointRegistry {
+			continue // a registry's key does nothing on a service URL: registryKeysOf says so
+		}
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				durations[k.Key] = durations[k.Key] || k.Type == spi.KeyTypeDuration
+			}
+		}
+	}
+	return durations
 }

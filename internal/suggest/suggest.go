@@ -5,7 +5,7 @@
 // internal/ only (the import rules internal/archtest enforces), so they cannot use
 // kernel/extension. Every "did you mean" of airnode follows Closest's
 // rule: unknown extension names (kernel/extension.Closest), misspelt URL
-// keys (kernel/typo.go likelyTypos, list --explain), registry URL keys,
+// keys (kernel/typo.go UnreadKeys, list --explain), registry URL keys,
 // plugins.yaml keys. Pure functions, safe for concurrent use.
 package suggest
 

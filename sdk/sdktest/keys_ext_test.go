@@ -86,7 +86,7 @@ func TestTypoWarningsSeeThePluginsKeys(t *testing.T) {
 	// provider-side "balancer key has no effect" warning is about where
 	// it is set, not whether it exists)
 	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, "key=acme.mode") && strings.Contains(line, "not one airnode reads") {
+		if strings.Contains(line, "key=acme.mode") && strings.Contains(line, kernel.UnreadKeyWords) {
 			t.Errorf("the declared key acme.mode was warned of as unknown:\n%s", out)
 		}
 	}
