@@ -525,12 +525,28 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any, g
 	return m.decodeFrom(service, n, dec, buf)
 }
 
+// countError is the BAD_REQUEST of a call with n arguments to a method
+// taking another number: "shop.Shop.Place takes 1 argument (main.Order),
+// got 0", the parameter types in order after the context (none named for a
+// method taking none).
+func (m *method) countError(service string, n int) error {
+	types := ""
+	if len(m.args) > 0 {
+		names := make([]string, len(m.args))
+		for i, t := range m.args {
+			names[i] = gotype.String(t)
+		}
+		types = " (" + strings.Join(names, ", ") + ")"
+	}
+	return spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s%s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), types, n)
+}
+
 // decodeFrom reads n arguments from dec as decodeArgs does, with whatever
 // rule dec has for map keys naming no struct field (a codec's own:
 // ignored).
 func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
-		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), n)
+		return nil, m.countError(service, n)
 	}
 	args := buf[:0]
 	if cap(args) < n {
@@ -684,7 +700,7 @@ func (m *method) incoming(ctx context.Context, att map[string]string) context.Co
 // SERVER_ERROR.
 func (m *method) call(ctx context.Context, service string, args []any) (res spi.Result) {
 	if len(args) != len(m.args) {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), len(args))}
+		return spi.Result{Err: m.countError(service, len(args))}
 	}
 	defer func() {
 		if p := recover(); p != nil {
