@@ -122,7 +122,7 @@ calls by status name (CHANNEL_INACTIVE split into "CHANNEL_INACTIVE
 (sent)", the connection died after the request was sent, so the provider
 may have run it, and "CHANNEL_INACTIVE (not sent)"; a failure that
 cluster=failsafe swallowed, returning the zero result, is its status and
-"(swallowed)": "SERVICE_ERROR (swallowed)"; BAD_RESPONSE is a reply that
+"(swallowed)": "SERVER_ERROR (swallowed)"; BAD_RESPONSE is a reply that
 is not the echo, of another length than the response size asked, or one
 the provider or this side's codec refused; the same keys in --json's
 "errors"), the client's CPU time per call (getrusage, user+system)
@@ -642,7 +642,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return err
 		}
 		defer ms.Close()
-		logger.Info("airnode bench: metrics", "addr", ms.Addr().String())
+		commandLogger(logger, "bench").Info("airnode bench: metrics", "addr", ms.Addr().String())
 	}
 	node := kernel.NewNode(cat, kernel.WithLogger(logger))
 	defer node.Close()
@@ -2552,7 +2552,7 @@ const (
 //
 // A failure the cluster swallowed (cluster=failsafe: the call returned the
 // zero result and no error) is "<STATUS> (swallowed)", the status of the
-// attempt that failed: "SERVICE_ERROR (swallowed)". BAD_RESPONSE is a
+// attempt that failed: "SERVER_ERROR (swallowed)". BAD_RESPONSE is a
 // reply that came back but is not the echo (its length is not the case's
 // response size), or one the provider or the consumer's codec refused.
 func benchStatus(err error) string {

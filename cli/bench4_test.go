@@ -3,11 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // Tester33 F2: the last timeline entry of `bench --json --duration` holds
@@ -42,39 +43,40 @@ func TestBench4_LastTimelineSecondIsNotExtrapolated(t *testing.T) {
 	}
 }
 
-// failEveryOther is a demo.Echo whose Echo fails every other call with a
-// plain Go error (SERVICE_ERROR).
+// failEveryOther is a demo.Echo whose Echo fails every other call with
+// SERVER_ERROR (a framework failure, which failsafe swallows; a plain Go
+// error, SERVICE_ERROR, is a business error it returns).
 type failEveryOther struct{ n atomic.Int64 }
 
 func (f *failEveryOther) Echo(ctx context.Context, b []byte) ([]byte, error) {
 	if f.n.Add(1)%2 == 0 {
-		return nil, errors.New("bench4: the database is down")
+		return nil, spi.Errorf(spi.StatusServerError, "bench4: the database is down")
 	}
 	return b, nil
 }
 
 // Tester33 F10: with cluster=failsafe, bench counted each swallowed
 // failure as BAD_RESPONSE (its echo check failed on the zero result), a
-// status the provider never sent. It is now "SERVICE_ERROR (swallowed)",
+// status the provider never sent. It is now "SERVER_ERROR (swallowed)",
 // and bench --help says what BAD_RESPONSE and "(swallowed)" mean.
 func TestBench4_FailsafeSwallowedIsNotBadResponse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	u := "airnode://" + exportAsEcho(t, ctx, &failEveryOther{}) + "/demo.Echo?cluster=failsafe"
 	r := benchJSON(t, nil, u, "-n", "200", "-c", "2", "--warmup", "0")
-	if r.Errors["SERVICE_ERROR (swallowed)"] < 50 || r.Errors["BAD_RESPONSE"] != 0 || r.OK < 50 || len(r.Errors) != 1 {
-		t.Fatalf("errors %v, ok %d; want about 100 SERVICE_ERROR (swallowed), no BAD_RESPONSE", r.Errors, r.OK)
+	if r.Errors["SERVER_ERROR (swallowed)"] < 50 || r.Errors["BAD_RESPONSE"] != 0 || r.OK < 50 || len(r.Errors) != 1 {
+		t.Fatalf("errors %v, ok %d; want about 100 SERVER_ERROR (swallowed), no BAD_RESPONSE", r.Errors, r.OK)
 	}
 	if !strings.Contains(r.FirstError, "swallowed") || !strings.Contains(r.FirstError, "the database is down") {
 		t.Fatalf("first_error %q; want it to say the cluster swallowed the provider's error", r.FirstError)
 	}
 	text := benchRun(t, nil, u, "-n", "200", "-c", "2", "--warmup", "0")
-	if !strings.Contains(text, "SERVICE_ERROR (swallowed) ") || strings.Contains(text, "BAD_RESPONSE") {
-		t.Fatalf("bench's summary does not count SERVICE_ERROR (swallowed):\n%s", text)
+	if !strings.Contains(text, "SERVER_ERROR (swallowed) ") || strings.Contains(text, "BAD_RESPONSE") {
+		t.Fatalf("bench's summary does not count SERVER_ERROR (swallowed):\n%s", text)
 	}
 	help := runCommand(t, 20*time.Second, nil, "bench", "--help")
 	flat := strings.Join(strings.Fields(help.stdout), " ")
-	for _, want := range []string{`"SERVICE_ERROR (swallowed)"`, "BAD_RESPONSE is a reply that is not the echo"} {
+	for _, want := range []string{`"SERVER_ERROR (swallowed)"`, "BAD_RESPONSE is a reply that is not the echo"} {
 		if !strings.Contains(flat, want) {
 			t.Fatalf("bench --help lacks %q:\n%s", want, help.stdout)
 		}

@@ -77,7 +77,7 @@ func (e *swallowedError) Error() string {
 func (e *swallowedError) Unwrap() error { return e.err }
 
 // swallowedSuffix ends the status name of a swallowed failure
-// (benchStatus): "SERVICE_ERROR (swallowed)".
+// (benchStatus): "SERVER_ERROR (swallowed)".
 const swallowedSuffix = " (swallowed)"
 
 // swallowedStatus names err's status when it is a swallowedError: the

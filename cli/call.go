@@ -105,7 +105,12 @@ prints the result as JSON on stdout (exit 0). On failure it prints
 "STATUS_NAME: message" on stderr and exits 1; a business error the
 method returned (spi.BizError) adds a line with its code and reason and a
 "detail KEY=VALUE" line per detail. Interrupted (SIGINT,
-SIGTERM), it says so on stderr and exits 130 (143 for SIGTERM). It logs
+SIGTERM), it cancels the call (a request already sent is followed by the
+cancel event, written before the connection closes, so the provider's
+handler sees the consumer's cancel), says on stderr whether the request
+had been sent ("interrupted by SIGINT; the request had been sent to ADDR
+and may have run", or "... before the request was sent") and exits 130
+(143 for SIGTERM). It logs
 at warn unless --log-level is given, so that it prints the result only;
 an access line asked for (-p accesslog=true) is logged at info.
 
@@ -166,8 +171,10 @@ is a base64 string ("aGk=" is "hi"), a time.Time an RFC 3339 string
 ("2026-11-30T07:00:00+01:00"), at any depth, and a map[int]V's keys decimal
 strings ({"1":"a"}); call prints results the same way, so what it prints
 can be sent back. A value the parameter cannot take is BAD_REQUEST naming
-the field and what was sent ("Order.items[0].qty: cannot decode into int64:
-got a string ("3")"). A msgpack timestamp carries no time zone: a time
+the field, what it wants and what was sent ("argument 0 (main.Order), at
+items[0].qty: want an integer, got a string ("3")"). Each argument is its own
+ARG_JSON: a method of two parameters is called "Two '{"SKU":"a"}' 1", not
+"Two '[{"SKU":"a"},1]'". A msgpack timestamp carries no time zone: a time
 result under the default codec prints in this process's zone (the same
 instant); --codec json prints the provider's offset.
 
@@ -382,7 +389,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	var service, method string
 	failCall := func(err error) error {
 		if sig, ok := signalOf(ctx); ok { // exit 130 for SIGINT, as bench
-			msg := "call: interrupted by " + signalName(sig)
+			msg := "call: interrupted by " + signalName(sig) + interruptedWhere(err, service)
 			errorLine(stderr, f.logFormat, "call", "airnode: "+msg, msg)
 			return &interruptedError{sig: sig, msg: msg}
 		}
@@ -648,6 +655,26 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// interruptedWhere says, for err, the error of a call (of service, "" when
+// it was not made yet) that a signal interrupted, whether its request had
+// been sent: "; the request had been sent to ADDR and may have run" (the
+// exchange sent the cancel event after it, spi.ErrRequestSent), " before
+// the request was sent" (the call was made, and nothing reached a
+// provider), or "" before the call.
+func interruptedWhere(err error, service string) string {
+	if service == "" || err == nil {
+		return ""
+	}
+	if errors.Is(err, spi.ErrRequestSent) {
+		var se *spi.Error
+		if errors.As(err, &se) && se.Provider != "" {
+			return "; the request had been sent to " + se.Provider + " and may have run"
+		}
+		return "; the request had been sent and may have run"
+	}
+	return " before the request was sent"
 }
 
 // callContext returns what a failed call's error line adds to line, its

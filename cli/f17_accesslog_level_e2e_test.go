@@ -17,7 +17,7 @@ func TestF17_CallAccessLogAloneAtInfo(t *testing.T) {
 	r := call(t, nil, "--registry", reg, "-a", "trace=T-777", "-p", "accesslog=true", "-p", "accesslog.attachments=trace", "demo.Echo", "Echo", "1")
 	expectOK(t, r, "1")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "level=INFO msg=access side=consumer") || !strings.Contains(lines[0], "attachments.trace=T-777") {
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=INFO msg=access component=accesslog side=consumer") || !strings.Contains(lines[0], "attachments.trace=T-777") {
 		t.Errorf("call -p accesslog=true: stderr %q; want the consumer's access line alone", r.stderr)
 	}
 

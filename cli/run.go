@@ -235,10 +235,48 @@ func stderrLine(w io.Writer, format string, level slog.Level, command, text, msg
 		if command != "" {
 			attrs = append([]any{"command", command}, attrs...)
 		}
+		attrs = append(attrs, "component", cliComponent)
 		slog.New(newJSONHandler(w, &slog.HandlerOptions{Level: level})).Log(context.Background(), level, msg, attrs...)
 		return
 	}
 	fmt.Fprintln(w, text)
+}
+
+// cliComponent is the component of every record the command line writes
+// itself, as the kernel's records name theirs ("kernel", "exchange"):
+// stderrLine's lines, and serve's and bench's own records
+// (commandLogger), which also carry "command".
+const cliComponent = "cli"
+
+// commandLogger returns base for the records command (commandPath:
+// "serve", "bench") writes itself: each ends with component=cli and
+// command=CMD, after its own attributes, so that a line still reads
+// `msg="airnode serve: serving" addr=...` as scripts grep it. Keep base
+// for the node and the plugin host, which add their own component.
+func commandLogger(base *slog.Logger, command string) *slog.Logger {
+	return slog.New(trailingAttrs{base.Handler(), []slog.Attr{slog.String("component", cliComponent), slog.String("command", command)}})
+}
+
+// trailingAttrs is a handler adding attrs at the end of every record
+// (after a WithGroup, inside that group). A record costs a Clone: for the
+// command line's own few lines, not a per-call path.
+type trailingAttrs struct {
+	slog.Handler
+	attrs []slog.Attr
+}
+
+func (h trailingAttrs) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(h.attrs...)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h trailingAttrs) WithAttrs(as []slog.Attr) slog.Handler {
+	return trailingAttrs{h.Handler.WithAttrs(as), h.attrs}
+}
+
+func (h trailingAttrs) WithGroup(name string) slog.Handler {
+	return trailingAttrs{h.Handler.WithGroup(name), h.attrs}
 }
 
 // newJSONHandler is the handler of --log-format json: slog's, with

@@ -176,7 +176,7 @@ gives up on (restart: never) has its services unregistered.
   airnode serve --demo=false          # only the services of plugins.yaml`,
 		Args: argsRange(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sw := watchServeSignals(a.Logger(), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
+			sw := watchServeSignals(commandLogger(a.Logger(), "serve"), a.stderr) // SIGPIPE, SIGHUP, SIGQUIT: serve_signals.go
 			defer sw.stop()
 			if err := checkListenBrackets(cmd, a.environ()); err != nil {
 				return err
@@ -197,7 +197,7 @@ gives up on (restart: never) has its services unregistered.
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
 			}
-			if err := checkAdvertiseHost(cmd.Context(), cfg.Advertise, a.Logger()); err != nil {
+			if err := checkAdvertiseHost(cmd.Context(), cfg.Advertise, commandLogger(a.Logger(), "serve")); err != nil {
 				return err
 			}
 			cat, err := a.Catalogs()
@@ -481,7 +481,8 @@ func defaultRegistry(cat *extension.Catalogs) spi.URL {
 // consumers answered SERVER_ERROR), one line saying so goes to stderr and
 // the error returned exits 128 + the signal (130 for SIGINT), as kubectl
 // and docker do on a second interrupt.
-func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, logger *slog.Logger, force <-chan syscall.Signal, stderr io.Writer) error {
+func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, file string, f serveFlags, base *slog.Logger, force <-chan syscall.Signal, stderr io.Writer) error {
+	logger := commandLogger(base, "serve") // serve's own records; base goes to the node and the plugin host
 	warnReadableSecrets(logger, file)
 	params, err := parseParams(f.params)
 	if err != nil {
@@ -516,7 +517,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err != nil && cfg.Registry != "" {
 		return fmt.Errorf("serve: %s: %w", fmt.Sprintf(f.registryFrom, cfg.Registry), err)
 	}
-	plugins, err := startPlugins(ctx, cfg, file, cat, logger, commandWarn(stderr, f.logFormat, "serve"))
+	plugins, err := startPlugins(ctx, cfg, file, cat, base, commandWarn(stderr, f.logFormat, "serve"))
 	if err != nil {
 		if stoppedStarting(ctx, logger, "starting plugins", err) {
 			return nil // nothing listens or is registered yet
@@ -610,7 +611,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// and the kernel's too (from Shutdown's start): the drain gets what
 	// the wait leaves of it.
 	timeout := budget.timeout
-	opts := []kernel.Option{kernel.WithLogger(logger), kernel.WithHealth(health.health), kernel.WithShutdownTimeout(timeout)}
+	opts := []kernel.Option{kernel.WithLogger(base), kernel.WithHealth(health.health), kernel.WithShutdownTimeout(timeout)}
 	if reg.IsZero() || waitFrom != originDefault || wait != kernel.DefaultShutdownWait {
 		opts = append(opts, kernel.WithShutdownWait(wait))
 	} // else the kernel's default, the same, which it skips when no entry is listed (a check=false entry only queued: tester81 #4)

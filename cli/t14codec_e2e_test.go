@@ -186,16 +186,16 @@ func TestT14_2_CallMismatchNamesTheField(t *testing.T) {
 		msgpack     string // the message under msgpack
 	}{
 		{"Echo", `{"in":{"sku":"a","qty":"3"}}`,
-			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.in.qty: cannot decode into int64: got a string ("3")`},
+			`t14.Gen.Echo argument 0 (cli.t14Rec), at in.qty: want an integer, got a string ("3")`},
 		{"Echo", `{"T":"yesterday"}`,
-			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.T: cannot decode into time.Time: got a string ("yesterday"), want an RFC 3339 time`},
+			`t14.Gen.Echo argument 0 (cli.t14Rec), at T: want an RFC 3339 time`},
 		{"Echo", `{"B":"not base64!"}`,
-			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.B: cannot decode into []byte: got a string ("not base64!"), want base64`},
+			`t14.Gen.Echo argument 0 (cli.t14Rec), at B: want base64`},
 		{"Echo", `{"MI":{"one":"a"}}`,
-			`t14.Gen.Echo argument 0: cannot decode into cli.t14Rec: got a map with t14Rec.MI: cannot decode into map[int]string: got a map ({"one":"a"}), key "one" is not a decimal int`},
-		{"Bytes", `"aGk"`, `t14.Gen.Bytes argument 0: cannot decode into []byte: got a string ("aGk"), want base64`},
+			`t14.Gen.Echo argument 0 (cli.t14Rec), at MI: want an object of string values, got a map ({"one":"a"}), key "one" is not a decimal int`},
+		{"Bytes", `"aGk"`, `t14.Gen.Bytes argument 0 ([]byte): want base64`},
 		{"Who", `{"Who":"bob"}`,
-			`t14.Gen.Who argument 0: cannot decode into cli.t14Named: got a map with t14Named.Who: cannot decode into fmt.Stringer: got a string ("bob"), fmt.Stringer is an interface with methods`},
+			`t14.Gen.Who argument 0 (cli.t14Named), at Who: want a value of fmt.Stringer, got a string ("bob"), fmt.Stringer is an interface with methods`},
 	}
 	for _, c := range cases {
 		for _, codec := range []string{"msgpack", "json"} {

@@ -48,7 +48,7 @@ func TestT14_1_CallKeepsTheTypoCheck(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			expectFail(t, call(t, nil, "--codec", codec, target, "Put", `{"ID":1,"Nmae":"bob","Age":3}`),
 				"BAD_REQUEST: ",
-				`evo.Users.Put argument 0: cannot decode into cli.evoUser: got a map with unknown field "Nmae" in evoUser (fields: ID, Name, Age); did you mean "Name"?`)
+				`evo.Users.Put argument 0 (cli.evoUser): got a map with unknown field "Nmae" in evoUser (fields: ID, Name, Age); did you mean "Name"?`)
 			for _, c := range []struct {
 				args []string
 				want string

@@ -62,17 +62,25 @@ func TestT14_6_LogFormatJSONGivesOnlyJSONLines(t *testing.T) {
 		t.Fatal("serve not ready after 15s")
 	}
 
+	// tester82 #1: a business error (Fail's SERVICE_ERROR) is not
+	// swallowed, as in Dubbo; a framework failure (Sleep's SERVER_TIMEOUT)
+	// is.
 	r := call(t, nil, "--log-format", "json", "--log-level", "info",
-		"airnode://"+a+"/demo.Echo?cluster=failsafe&accesslog=true", "Fail", `"x"`)
-	if r.code != 0 {
-		t.Fatalf("failsafe call: exit %d, stderr %q", r.code, r.stderr)
+		"airnode://"+a+"/demo.Echo?cluster=failsafe&accesslog=true", "Fail", `"db down"`)
+	if r.code == 0 || !strings.Contains(r.stderr, "SERVICE_ERROR") || !strings.Contains(r.stderr, "db down") || strings.Contains(r.stderr, "returning the zero result") {
+		t.Fatalf("failsafe call of Fail: exit %d, stderr %q; want the business error SERVICE_ERROR db down, exit 1", r.code, r.stderr)
+	}
+	r = call(t, nil, "--log-format", "json", "--log-level", "info",
+		"airnode://"+a+"/demo.Echo?cluster=failsafe&accesslog=true&timeout=300ms", "Sleep", "1500")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "null" {
+		t.Fatalf("failsafe call: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	lines := jsonLines(t, "call", r.stderr)
-	if !hasLine(lines, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "method": "Fail"}) {
+	if !hasLine(lines, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "method": "Sleep", "status": "SERVER_TIMEOUT"}) {
 		t.Errorf("call: no JSON failsafe warning in\n%s", r.stderr)
 	}
-	if !hasLine(lines, "access", map[string]string{"side": "consumer", "status": "SERVICE_ERROR", "swallowed": "true"}) {
-		t.Errorf("call: no JSON consumer access line with status=SERVICE_ERROR swallowed=true in\n%s", r.stderr)
+	if !hasLine(lines, "access", map[string]string{"side": "consumer", "status": "SERVER_TIMEOUT", "swallowed": "true"}) {
+		t.Errorf("call: no JSON consumer access line with status=SERVER_TIMEOUT swallowed=true in\n%s", r.stderr)
 	}
 	// The provider's access line is written after its answer: wait for it.
 	deadline := time.Now().Add(10 * time.Second)

@@ -25,10 +25,10 @@ func TestUndecodableArgumentSaysWhatWasSent(t *testing.T) {
 		arg    any
 		want   string
 	}{
-		{"Fail", 123, "demo.Echo.Fail argument 0: cannot decode into string: got an integer (123)"},
-		{"Sleep", "x", `demo.Echo.Sleep argument 0: cannot decode into int: got a string ("x")`},
-		{"Payload", map[string]any{"n": 1}, `demo.Echo.Payload argument 0: cannot decode into int: got a map ({"n":1})`},
-		{"Sleep", true, "demo.Echo.Sleep argument 0: cannot decode into int: got a bool (true)"},
+		{"Fail", 123, "demo.Echo.Fail argument 0 (string): want a string, got an integer (123)"},
+		{"Sleep", "x", `demo.Echo.Sleep argument 0 (int): want an integer, got a string ("x")`},
+		{"Payload", map[string]any{"n": 1}, `demo.Echo.Payload argument 0 (int): want an integer, got a map ({"n":1})`},
+		{"Sleep", true, "demo.Echo.Sleep argument 0 (int): want an integer, got a bool (true)"},
 	}
 	for _, c := range cases {
 		_, err := r.Invoke(ctxT(t), c.method, c.arg)

@@ -888,7 +888,7 @@ func (s *exportedService) reportRejected(pc *providerCall, req *exchange.Request
 	if req.Remote != "" {
 		att[spi.AttachmentRemote] = req.Remote
 	}
-	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Attachments: att, RequestID: req.ID, Local: req.Local}
+	inv := &spi.Invocation{Service: req.Service, Method: req.Method, Attachments: att, RequestID: req.ID, Local: req.Local, ConsumerApplication: req.Application}
 	for _, o := range s.observers {
 		o.Rejected(pc.ctx.Context, inv, err)
 	}
@@ -936,7 +936,7 @@ func (s *exportedService) decodeAndInvoke(pc *providerCall, req *exchange.Reques
 		}
 	}
 	pc.inv = spi.Invocation{Service: req.Service, Method: req.Method, Args: args, ArgTypes: types, Attachments: req.Attachments, Began: req.Began, Due: req.Due,
-		RequestID: req.ID, Local: req.Local}
+		RequestID: req.ID, Local: req.Local, ConsumerApplication: req.Application}
 	pc.ctx.served, pc.ctx.inv = true, &pc.inv
 	if req.Remote == "" {
 		return s.invoker.Invoke(pc.ctx, &pc.inv)

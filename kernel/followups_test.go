@@ -78,7 +78,7 @@ func TestFollowups2_InvokeWithJSONArgumentsGetsTheTypoCheck(t *testing.T) {
 			r := refer(t, consumer(t), "airnode://"+e.URL().Address()+"/evo.Users?codec="+codec)
 			relayed := map[string]any{"ID": int64(1), "Nmae": "x", "Addr": map[string]any{"City": "Oslo"}}
 			_, err := r.Invoke(ctxT(t), "Put", relayed)
-			want := `evo.Users.Put argument 0: cannot decode into kernel.evoUserV1: got a map with unknown field "Nmae" in evoUserV1 (fields: ID, Name, Age, Addr); did you mean "Name"?`
+			want := `evo.Users.Put argument 0 (kernel.evoUserV1): got a map with unknown field "Nmae" in evoUserV1 (fields: ID, Name, Age, Addr); did you mean "Name"?`
 			var se *spi.Error
 			if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != want {
 				t.Errorf("Invoke Put(%v): %v, want BAD_REQUEST %q", relayed, err, want)

@@ -525,20 +525,15 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any, g
 	return m.decodeFrom(service, n, dec, buf)
 }
 
-// countError is the BAD_REQUEST of a call with n arguments to a method
-// taking another number: "shop.Shop.Place takes 1 argument (main.Order),
-// got 0", the parameter types in order after the context (none named for a
-// method taking none).
-func (m *method) countError(service string, n int) error {
-	types := ""
-	if len(m.args) > 0 {
-		names := make([]string, len(m.args))
-		for i, t := range m.args {
-			names[i] = gotype.String(t)
-		}
-		types = " (" + strings.Join(names, ", ") + ")"
+// countError is spi.ArgumentCountError for a call with n arguments (the
+// one sent: first) to the method, naming its parameter types after the
+// context: "shop.Shop.Place takes 1 argument (main.Order), got 0".
+func (m *method) countError(service string, n int, first any) error {
+	types := make([]string, len(m.args))
+	for i, t := range m.args {
+		types[i] = gotype.String(t)
 	}
-	return spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s%s, got %d", service, m.name, len(m.args), plural(len(m.args), "argument"), types, n)
+	return spi.ArgumentCountError(service, m.name, len(m.args), n, first, types...)
 }
 
 // decodeFrom reads n arguments from dec as decodeArgs does, with whatever
@@ -546,7 +541,11 @@ func (m *method) countError(service string, n int) error {
 // ignored).
 func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) ([]any, error) {
 	if n != len(m.args) {
-		return nil, m.countError(service, n)
+		var first any
+		if n == 1 {
+			_ = dec.Decode(&first) // for the hint of an array holding every argument
+		}
+		return nil, m.countError(service, n, first)
 	}
 	args := buf[:0]
 	if cap(args) < n {
@@ -611,21 +610,11 @@ const maxUnknownFields = fieldlog.Max
 // argError is the BAD_REQUEST for argument i of service.method that the
 // codec could not decode (err, kept as the cause) into type want ("" for a
 // generic argument), written as a Go programmer writes it (internal/gotype:
-// []byte, not []uint8; any, not interface {}). When the codec says what was sent (spi.TypeMismatch)
-// the message says it in the caller's terms: "demo.Echo.Fail argument 0:
-// cannot decode into string: got an integer (123)"; otherwise it carries
-// the codec's own text.
+// []byte, not []uint8; any, not interface {}): spi.ArgumentError's text,
+// "demo.Echo.Fail argument 0 (string): want a string, got an integer
+// (123)" when the codec says where and what was sent.
 func argError(service, method string, i int, want string, err error) *spi.Error {
-	why := err.Error()
-	var tm spi.TypeMismatch
-	if errors.As(err, &tm) {
-		why = "got " + tm.Got()
-	}
-	msg := fmt.Sprintf("%s.%s argument %d: ", service, method, i)
-	if want != "" {
-		msg += "cannot decode into " + want + ": "
-	}
-	return &spi.Error{Status: spi.StatusBadRequest, Message: msg + why, Cause: err}
+	return spi.ArgumentError(service, method, i, want, err)
 }
 
 // argDecoder decodes one argument from dec into *dst, as a value of its
@@ -700,7 +689,11 @@ func (m *method) incoming(ctx context.Context, att map[string]string) context.Co
 // SERVER_ERROR.
 func (m *method) call(ctx context.Context, service string, args []any) (res spi.Result) {
 	if len(args) != len(m.args) {
-		return spi.Result{Err: m.countError(service, len(args))}
+		var first any
+		if len(args) == 1 {
+			first = args[0]
+		}
+		return spi.Result{Err: m.countError(service, len(args), first)}
 	}
 	defer func() {
 		if p := recover(); p != nil {

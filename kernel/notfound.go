@@ -22,13 +22,21 @@ const maxListedServices = 10
 // service does not have (methods: the ones it has, sorted):
 //
 //	service "demo.Calc" has no method "add" (methods: Add, Div); did you mean "Add"?
+//
+// Dubbo's generic methods ($invoke, $invokeAsync) get dubboGenericHint.
 func noMethodError(service, method string, methods []string) error {
 	msg := fmt.Sprintf("service %q has no method %q (methods: %s)", service, method, strings.Join(methods, ", "))
 	if m := methodMeant(method, methods); m != "" {
 		msg += fmt.Sprintf("; did you mean %q?", m)
+	} else if method == "$invoke" || method == "$invokeAsync" {
+		msg += "; " + dubboGenericHint
 	}
 	return spi.Errorf(spi.StatusServiceNotFound, "%s", msg)
 }
+
+// dubboGenericHint ends the answer to a call of Dubbo's generic method
+// $invoke (GenericService: method name, parameter types, arguments).
+const dubboGenericHint = "airnode has no $invoke: call the method by name, its arguments as JSON values (generic invocation: README#calling-a-service-directly-or-through-a-registry)"
 
 // notExportedError is the SERVICE_NOT_FOUND of a call naming a service
 // key not exported on addr, with exportedHint's tail:

@@ -80,11 +80,8 @@ func readOutlierSettings(u spi.URL) (outlierConf, error) {
 		v, _ := u.Param(keyOutlierEjection)
 		return c, &spi.ParamError{Key: keyOutlierEjection, Value: v, Want: fmt.Sprintf("a duration more than 0 and at most %v such as 5s (the first ejection; later ones double, up to %v)", MaxOutlierEjection, MaxOutlierEjection)}
 	}
-	if c.maxPercent, err = u.Int(keyOutlierMaxPercent, DefaultOutlierMaxPercent); err != nil {
+	if c.maxPercent, err = u.MethodIntIn("", keyOutlierMaxPercent, DefaultOutlierMaxPercent, 0, 100, ""); err != nil {
 		return c, err
-	}
-	if c.maxPercent < 0 || c.maxPercent > 100 {
-		return c, &spi.ParamError{Key: keyOutlierMaxPercent, Value: fmt.Sprint(c.maxPercent), Want: "a percentage of the reference's providers, 0 to 100"}
 	}
 	return c, nil
 }

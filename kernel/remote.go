@@ -83,10 +83,11 @@ func newRemoteInvoker(u spi.URL, cat *extension.Catalogs, pool *connPool, logger
 	}
 	cs := st.conn
 	opts := exchange.Options{Side: spi.Consumer, Payload: cs.payload, Codec: cat.CodecByID, Heartbeat: st.heartbeat, Logger: logger,
-		Hello:          exchange.HeartbeatHello(u), // the provider matches its idle-close timeout to these settings
-		WarnOnce:       &pool.warnOnce,             // a strategy mismatch: one line per provider address, not per connection
-		OwnerLogsClose: true,                       // the conn logs each close once: "channel closed; reconnecting"
-		OnReadOnly:     r.bumpEpoch}                // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
+		Hello:          exchange.HeartbeatHello(u),    // the provider matches its idle-close timeout to these settings
+		Application:    u.ParamOr(KeyApplication, ""), // the consumer's (Refer's withApplication): the provider's records of the connection name it
+		WarnOnce:       &pool.warnOnce,                // a strategy mismatch: one line per provider address, not per connection
+		OwnerLogsClose: true,                          // the conn logs each close once: "channel closed; reconnecting"
+		OnReadOnly:     r.bumpEpoch}                   // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
 		sess, err := guardedDial(ctx, klog, tr, st.transportName, addr)

@@ -154,7 +154,7 @@ func TestT14_1_GenericCallKeepsTheTypoCheck(t *testing.T) {
 			arg := map[string]any{"ID": 1, "Nmae": "x", "Addr": map[string]any{"City": "Oslo"}}
 			generic := spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, spi.GenericTrue)
 			_, err := r.Invoke(generic, "Put", arg)
-			want := `evo.Users.Put argument 0: cannot decode into kernel.evoUserV1: got a map with unknown field "Nmae" in evoUserV1 (fields: ID, Name, Age, Addr); did you mean "Name"?`
+			want := `evo.Users.Put argument 0 (kernel.evoUserV1): got a map with unknown field "Nmae" in evoUserV1 (fields: ID, Name, Age, Addr); did you mean "Name"?`
 			var se *spi.Error
 			if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != want {
 				t.Errorf("generic Put(%v): %v, want BAD_REQUEST %q", arg, err, want)

@@ -16,11 +16,15 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// t14svc fails every call of Fail with a SERVICE_ERROR.
+// t14svc fails every call of Fail with a SERVICE_ERROR (a business
+// error) and of Unwell with a SERVER_ERROR (a framework failure).
 type t14svc struct{}
 
 func (t14svc) Fail(ctx context.Context, msg string) (string, error) { return "", errors.New(msg) }
-func (t14svc) Ok(ctx context.Context) (string, error)               { return "ok", nil }
+func (t14svc) Unwell(ctx context.Context, msg string) (string, error) {
+	return "", spi.Errorf(spi.StatusServerError, "%s", msg)
+}
+func (t14svc) Ok(ctx context.Context) (string, error) { return "ok", nil }
 
 // jsonLog is a JSON logger into a buffer safe for concurrent use.
 type jsonLog struct {
@@ -88,7 +92,7 @@ func TestT14_6_BundledExtensionsLogThroughTheNodeLogger(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	r := refer(t, c, "airnode://"+e.URL().Address()+"/t14.Log?cluster=failsafe&accesslog=true")
 	var out string
-	if err := r.Call(ctxT(t), "Fail", []any{"flaky x"}, &out); err != nil || out != "" {
+	if err := r.Call(ctxT(t), "Unwell", []any{"flaky x"}, &out); err != nil || out != "" {
 		t.Fatalf("failsafe call = %q, %v; want the zero result and no error", out, err)
 	}
 	c2 := NewNode(cat, WithLogger(c2log.logger()))
@@ -99,11 +103,11 @@ func TestT14_6_BundledExtensionsLogThroughTheNodeLogger(t *testing.T) {
 	}
 
 	cl := clog.lines(t)
-	if find(cl, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "service": "t14.Log", "method": "Fail", "err": "SERVICE_ERROR: flaky x"}) == nil {
+	if find(cl, "call failed, returning the zero result", map[string]string{"level": "WARN", "component": "cluster", "cluster": "failsafe", "service": "t14.Log", "method": "Unwell", "err": "SERVER_ERROR: flaky x"}) == nil {
 		t.Errorf("no failsafe warning in the consumer node's log:\n%v", cl)
 	}
-	if find(cl, "access", map[string]string{"side": "consumer", "method": "Fail", "status": "SERVICE_ERROR", "swallowed": "true"}) == nil {
-		t.Errorf("no consumer access line with status=SERVICE_ERROR swallowed=true in the consumer node's log:\n%v", cl)
+	if find(cl, "access", map[string]string{"side": "consumer", "method": "Unwell", "status": "SERVER_ERROR", "swallowed": "true"}) == nil {
+		t.Errorf("no consumer access line with status=SERVER_ERROR swallowed=true in the consumer node's log:\n%v", cl)
 	}
 	if find(cl, "access", map[string]string{"method": "Ok"}) != nil {
 		t.Errorf("the other consumer node's call is in this node's log:\n%v", cl)
@@ -112,7 +116,7 @@ func TestT14_6_BundledExtensionsLogThroughTheNodeLogger(t *testing.T) {
 		t.Errorf("no access line in the second consumer node's log:\n%v", c2log.lines(t))
 	}
 	pl := plog.lines(t)
-	if find(pl, "access", map[string]string{"side": "provider", "method": "Fail", "status": "SERVICE_ERROR"}) == nil {
+	if find(pl, "access", map[string]string{"side": "provider", "method": "Unwell", "status": "SERVER_ERROR"}) == nil {
 		t.Errorf("no provider access line in the provider node's log:\n%v", pl)
 	}
 	if find(pl, "access", map[string]string{"side": "consumer"}) != nil || find(pl, "failsafe", nil) != nil {

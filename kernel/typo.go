@@ -475,9 +475,14 @@ var dubboExtensions = map[string]string{
 	"cluster=broadcast":    "Dubbo's broadcast (call every provider) is not in airnode: call each provider with a direct reference (airnode://host:port/service)",
 	"cluster=available":    "Dubbo's available (the first available provider) is not in airnode: failfast with any balancer calls an available provider",
 	"cluster=mergeable":    "Dubbo's mergeable (merge several groups' results) is not in airnode: a reference of group=a,b or group=* sends each call to one provider of one of them",
-	"cluster=zone-aware":   "Dubbo's zone-aware is not in airnode: split providers by group",
+	"cluster=zone-aware":   zoneAwareHint,
+	"cluster=zoneaware":    zoneAwareHint,
 	"loadbalance=adaptive": "Dubbo's adaptive is not bundled: loadbalance=p2c (power of two choices on latency × calls in flight) is the closest; leastactive and shortestresponse weigh load too",
 }
+
+// zoneAwareHint is dubboExtensions' line for Dubbo's zone-aware cluster,
+// under its name (zone-aware) and the spelling without the hyphen.
+const zoneAwareHint = "Dubbo's zone-aware (prefer the registry of the caller's zone) is not in airnode: a reference has one registry, so give each zone its own registry (or group) and refer the one of the caller's zone"
 
 // dubboExtensionHint returns the dubboExtensions line for u's cluster or
 // loadbalance (service level), or "".

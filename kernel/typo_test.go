@@ -180,6 +180,13 @@ func TestDubboKeysAirnodeDoesNotImplementAreWarned(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown cluster "failback"`) || !strings.Contains(err.Error(), "Dubbo's failback (retry later in the background) is not in airnode") {
 		t.Errorf("cluster=failback: %v", err)
 	}
+	// tester82 #11: zone-aware, spelt either way, names an alternative too.
+	for _, name := range []string{"zoneaware", "zone-aware"} {
+		_, err = n.Refer(ctxT(t), spi.MustParse("airnode://127.0.0.1:1/t.G?cluster="+name), spi.URL{})
+		if err == nil || !strings.Contains(err.Error(), `unknown cluster "`+name+`"`) || !strings.Contains(err.Error(), "Dubbo's zone-aware (prefer the registry of the caller's zone) is not in airnode: a reference has one registry, so give each zone its own registry (or group)") {
+			t.Errorf("cluster=%s: %v", name, err)
+		}
+	}
 }
 
 // Export warns of the Dubbo keys airnode does not implement as Refer does

@@ -40,9 +40,9 @@ func TestWordsArgumentErrorsWriteGoTypes(t *testing.T) {
 			args   []any
 			want   string
 		}{
-			{"Bytes", []any{map[string]any{"a": 1}}, "words.Svc.Bytes argument 0: cannot decode into []byte: "},
-			{"Files", []any{7}, "words.Svc.Files argument 0: cannot decode into map[string][]byte: "},
-			{"Generic", []any{map[string]any{}, map[string]any{"a": 1}}, "words.Svc.Generic argument 1: cannot decode into [16]byte: "},
+			{"Bytes", []any{map[string]any{"a": 1}}, "words.Svc.Bytes argument 0 ([]byte): "},
+			{"Files", []any{7}, "words.Svc.Files argument 0 (map[string][]byte): "},
+			{"Generic", []any{map[string]any{}, map[string]any{"a": 1}}, "words.Svc.Generic argument 1 ([16]byte): "},
 		}
 		for _, c := range cases {
 			_, err := r.Invoke(ctxT(t), c.method, c.args...)

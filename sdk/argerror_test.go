@@ -24,9 +24,9 @@ func TestServiceArgumentMismatchSaysWhatWasSent(t *testing.T) {
 		args   [][]byte
 		want   string
 	}{
-		{"Add", [][]byte{enc("x"), enc(1)}, `calc.Add argument 0: cannot decode into int: got a string ("x")`},
-		{"Add", [][]byte{enc(1), enc(2.5)}, "calc.Add argument 1: cannot decode into int: got a float (2.5)"},
-		{"Norm1", [][]byte{enc(true)}, "calc.Norm1 argument 0: cannot decode into sdk.point: got a bool (true)"},
+		{"Add", [][]byte{enc("x"), enc(1)}, `calc.Add argument 0 (int): want an integer, got a string ("x")`},
+		{"Add", [][]byte{enc(1), enc(2.5)}, "calc.Add argument 1 (int): want an integer, got a float (2.5)"},
+		{"Norm1", [][]byte{enc(true)}, "calc.Norm1 argument 0 (sdk.point): want an object with sdk.point's fields, got a bool (true)"},
 	} {
 		_, err := h.Invoke(context.Background(), "calc", c.method, c.args, codec, nil)
 		var se *spi.Error

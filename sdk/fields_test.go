@@ -33,7 +33,7 @@ func TestStructArgumentFields(t *testing.T) {
 		}
 		generic := map[string]string{spi.AttachmentGeneric: spi.GenericTrue}
 		_, err = h.Invoke(context.Background(), "calc", "Norm1", [][]byte{enc(map[string]any{"X": 1, "Z": 2})}, codec, generic)
-		want := `calc.Norm1 argument 0: cannot decode into sdk.point: got a map with unknown field "Z" in point (fields: X, Y)`
+		want := `calc.Norm1 argument 0 (sdk.point): got a map with unknown field "Z" in point (fields: X, Y)`
 		var se *spi.Error
 		if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != want {
 			t.Errorf("%s: generic Norm1({X:1, Z:2}): %v, want BAD_REQUEST %q", name, err, want)

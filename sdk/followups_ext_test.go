@@ -65,7 +65,7 @@ func TestFollowups1_PluginIgnoresANewerConsumersFieldUnlessGeneric(t *testing.T)
 		// a Go caller asking for the typo check
 		generic := spi.WithAttachments(ctx, spi.AttachmentGeneric, spi.GenericTrue)
 		_, err = ref.Invoke(generic, "Put", map[string]any{"ID": 1, "Nmae": "x"})
-		want := `acme.Users.Put argument 0: cannot decode into main.user: got a map with unknown field "Nmae" in user (fields: ID, Name, Addr); did you mean "Name"?`
+		want := `acme.Users.Put argument 0 (main.user): got a map with unknown field "Nmae" in user (fields: ID, Name, Addr); did you mean "Name"?`
 		var se *spi.Error
 		if !errors.As(err, &se) || se.Status != spi.StatusBadRequest || se.Message != want {
 			t.Errorf("%s: generic Put({ID, Nmae}): %v, want BAD_REQUEST %q", codec, err, want)

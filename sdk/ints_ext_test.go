@@ -34,10 +34,10 @@ func TestPluginArgumentOutOfRangeIsBadRequest(t *testing.T) {
 			args   []any
 			want   string // in the BAD_REQUEST's message
 		}{
-			{"Add", []any{uint64(math.MaxUint64), 1}, "acme.Narrow.Add argument 0: cannot decode into int: got an integer (18446744073709551615), out of range"},
-			{"U64", []any{-1}, "acme.Narrow.U64 argument 0: cannot decode into uint64: got an integer (-1), out of range 0..18446744073709551615"},
-			{"U64", []any{float64(math.MaxUint64) + 1}, "acme.Narrow.U64 argument 0: cannot decode into uint64"},
-			{"I8", []any{300}, "acme.Narrow.I8 argument 0: cannot decode into int8: got an integer (300), out of range -128..127"},
+			{"Add", []any{uint64(math.MaxUint64), 1}, "acme.Narrow.Add argument 0 (int): want an integer in -9223372036854775808..9223372036854775807, got an integer (18446744073709551615)"},
+			{"U64", []any{-1}, "acme.Narrow.U64 argument 0 (uint64): want an integer in 0..18446744073709551615, got an integer (-1)"},
+			{"U64", []any{float64(math.MaxUint64) + 1}, "acme.Narrow.U64 argument 0 (uint64): want an integer"},
+			{"I8", []any{300}, "acme.Narrow.I8 argument 0 (int8): want an integer in -128..127, got an integer (300)"},
 		}
 		for _, c := range bad {
 			_, err := ref.Invoke(ctx, c.method, c.args...)

@@ -34,13 +34,13 @@ func TestServiceArgumentOutOfRangeIsBadRequest(t *testing.T) {
 			want            string // the msgpack message
 		}{
 			{"calc", "Add", [][]byte{enc(uint64(math.MaxUint64)), enc(1)},
-				"calc.Add argument 0: cannot decode into int: got an integer (18446744073709551615), out of range -9223372036854775808..9223372036854775807"},
+				"calc.Add argument 0 (int): want an integer in -9223372036854775808..9223372036854775807, got an integer (18446744073709551615)"},
 			{"narrow", "U64", [][]byte{enc(-1)},
-				"narrow.U64 argument 0: cannot decode into uint64: got an integer (-1), out of range 0..18446744073709551615"},
+				"narrow.U64 argument 0 (uint64): want an integer in 0..18446744073709551615, got an integer (-1)"},
 			{"narrow", "U64", [][]byte{enc(float64(math.MaxUint64) + 1)}, // 2^64: no integer in msgpack
-				"narrow.U64 argument 0: cannot decode into uint64: got a float (1.8446744073709552e+19)"},
+				"narrow.U64 argument 0 (uint64): want an integer, got a float (1.8446744073709552e+19)"},
 			{"narrow", "I8", [][]byte{enc(300)},
-				"narrow.I8 argument 0: cannot decode into int8: got an integer (300), out of range -128..127"},
+				"narrow.I8 argument 0 (int8): want an integer in -128..127, got an integer (300)"},
 		} {
 			_, err := h.Invoke(context.Background(), c.service, c.method, c.args, codec, nil)
 			var se *spi.Error

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -187,7 +186,11 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		return nil, spi.Errorf(spi.StatusServiceNotFound, "service %q has no method %q", service, name)
 	}
 	if len(args) != len(m.params) {
-		return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s takes %d %s, got %d", service, name, len(m.params), plural(len(m.params), "argument"), len(args))
+		var first any
+		if len(args) == 1 {
+			_ = decodeArg(codec, args[0], &first, false, false) // for the hint of an array holding every argument
+		}
+		return nil, spi.ArgumentCountError(service, name, len(m.params), len(args), first)
 	}
 	in := make([]reflect.Value, 0, len(args)+1)
 	if m.withCtx {
@@ -199,12 +202,8 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 	for i, b := range args {
 		p, err := h.decodeParam(service, name, m.params[i], codec, b, att)
 		if err != nil {
-			why := err.Error()
-			var tm spi.TypeMismatch
-			if errors.As(err, &tm) {
-				why = "got " + tm.Got() // what was sent, as the kernel says it for in-process services
-			}
-			return nil, spi.Errorf(spi.StatusBadRequest, "%s.%s argument %d: cannot decode into %s: %s", service, name, i, gotype.String(m.params[i]), why)
+			// what was sent, as the kernel says it for in-process services
+			return nil, spi.ArgumentError(service, name, i, gotype.String(m.params[i]), err)
 		}
 		in = append(in, p)
 	}

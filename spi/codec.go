@@ -1,7 +1,10 @@
 package spi
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -60,8 +63,9 @@ func Release(v any) {
 // is of a kind the target's type cannot hold (an integer for a *string).
 // Got describes the value in a user's terms, "an integer (123)" or
 // "a string (\"x\")": the provider's BAD_REQUEST for an argument then reads
-// "argument 0: cannot decode into string: got an integer (123)", with the
-// codec's error as its cause. Codecs that cannot tell need not offer it.
+// "argument 0 (string): got an integer (123)" (ArgumentError; with "want
+// ..." when the error is also Mismatched), with the codec's error as its
+// cause. Codecs that cannot tell need not offer it.
 type TypeMismatch interface {
 	error
 	Got() string
@@ -100,4 +104,133 @@ func UnknownField(err error) string {
 		}
 	}
 	return ""
+}
+
+// Mismatch says, in a user's terms, where inside one decoded value a part
+// of it did not fit its type, what that type wants there and what was
+// sent. A codec's Decode error offers it through Mismatched; ArgumentError
+// builds the provider's BAD_REQUEST from it.
+type Mismatch struct {
+	// Path is where inside the value: "" for the value itself, else its
+	// fields as the codec names them, elements and map keys, with no
+	// leading dot: "Item", "Items[1].Qty", `Meta["a"]`, "[0]".
+	Path string
+	// Want is what the type at Path takes, with its article: "an integer",
+	// "an array of main.Item", "an object with main.Item's fields".
+	Want string
+	// Kind is what was sent, with its article: "a map", "a string".
+	Kind string
+	// Value is a short rendering of what was sent (`{"SKU":"x"}`, `"3"`);
+	// "" when it could not be read.
+	Value string
+	// Why says why a value of a kind Want takes still does not fit ("key
+	// \"x\" is not a decimal int"); "" when the kind is the mismatch.
+	Why string
+}
+
+// String returns "[at <Path>: ]want <Want>, got <Kind> (<Value>)[, <Why>]".
+func (m Mismatch) String() string {
+	s := m.want()
+	if m.Path != "" {
+		s = "at " + m.Path + ": " + s
+	}
+	return s
+}
+
+// want returns "want <Want>, got <Kind> (<Value>)[, <Why>]".
+func (m Mismatch) want() string {
+	s := "want " + m.Want + ", got " + m.Kind
+	if m.Value != "" {
+		s += " (" + m.Value + ")"
+	}
+	if m.Why != "" {
+		s += ", " + m.Why
+	}
+	return s
+}
+
+// Mismatched is an optional interface of a Decode error (next to
+// TypeMismatch) whose codec can say where the value did not fit and what
+// its type wanted there. The bundled msgpack and json codecs offer it for
+// a body in memory; it is built only on failure.
+type Mismatched interface {
+	error
+	Mismatch() Mismatch
+}
+
+// ArgumentError returns the BAD_REQUEST for argument i of service.method
+// that the codec could not decode (err, kept as the cause) into the
+// parameter type param ("" for a generic argument), one text for the
+// kernel and the plugin SDK:
+//
+//   - err is Mismatched: "acme.Shop.Place argument 0 (main.Order), at
+//     Items: want an array of main.Item, got a map ({"SKU":"x"})", or
+//     "... argument 0 (string): want a string, got an integer (123)" for
+//     the value itself;
+//   - err is a TypeMismatch only: "... argument 0 (main.Point): got a map
+//     with unknown field ...";
+//   - otherwise the codec's text: "... argument 0 (int): <err>".
+func ArgumentError(service, method string, i int, param string, err error) *Error {
+	var b strings.Builder
+	b.WriteString(service + "." + method + " argument " + strconv.Itoa(i))
+	if param != "" {
+		b.WriteString(" (" + param + ")")
+	}
+	var mm Mismatched
+	var tm TypeMismatch
+	switch {
+	case errors.As(err, &mm):
+		m := mm.Mismatch()
+		if m.Path != "" {
+			b.WriteString(", at " + m.Path)
+		}
+		b.WriteString(": " + m.want())
+	case errors.As(err, &tm):
+		b.WriteString(": got " + tm.Got())
+	default:
+		b.WriteString(": " + err.Error())
+	}
+	return &Error{Status: StatusBadRequest, Message: b.String(), Cause: err}
+}
+
+// ArgumentCountError returns the BAD_REQUEST for a call of service.method,
+// which takes want arguments, with got: "acme.Shop.Two takes 2 arguments,
+// got 1". When the one argument sent, first (as a generic value: []any
+// for an array; nil when not read), is an array of exactly want elements,
+// the caller most likely wrapped the arguments in one array, and the text
+// says how to pass them: "...; got 1, an array of 2 elements: pass each
+// argument separately (airnode call ... Two '{"SKU":"a"}' 1)". types,
+// when given, are the parameter types' names, said after the count:
+// "shop.Shop.Place takes 1 argument (main.Order), got 0". Built only on
+// that failure.
+func ArgumentCountError(service, method string, want, got int, first any, types ...string) *Error {
+	msg := service + "." + method + " takes " + strconv.Itoa(want) + " argument"
+	if want != 1 {
+		msg += "s"
+	}
+	if len(types) > 0 {
+		msg += " (" + strings.Join(types, ", ") + ")"
+	}
+	msg += ", got " + strconv.Itoa(got)
+	if elems, ok := first.([]any); ok && got == 1 && want > 1 && len(elems) == want {
+		msg += ", an array of " + strconv.Itoa(want) + " elements: pass each argument separately (airnode call ... " + method
+		for _, e := range elems {
+			b, err := json.Marshal(e)
+			if err != nil {
+				b = []byte("?")
+			}
+			msg += " " + shellWord(string(b))
+		}
+		msg += ")"
+	}
+	return &Error{Status: StatusBadRequest, Message: msg}
+}
+
+// shellWord returns s as one word of a POSIX shell command line: as it
+// is when it holds only letters, digits and ".-+", else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

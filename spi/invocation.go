@@ -68,6 +68,12 @@ type Invocation struct {
 	// and for an invocation built by hand.
 	RequestID uint64
 	Local     string
+	// ConsumerApplication is, on the provider, the consumer's application
+	// name (its URL key "application"), which the consumer sends once per
+	// connection, in its first ping's hello: "" for a consumer that sent
+	// none (one older than it), on the consumer, and for an invocation
+	// built by hand. The accesslog prints it as consumer_application.
+	ConsumerApplication string
 }
 
 // Attachment returns the attachment key, or "".

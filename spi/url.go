@@ -648,6 +648,35 @@ func (u URL) MethodInt(method, key string, def int64) (int64, error) {
 	return n, nil
 }
 
+// IntRangeWant is a *ParamError's Want for an integer key bounded to
+// [min, max]: "an integer from 0 to 100", or, with what min means,
+// "an integer from 0 (no limit) to 1048576" (minMeans "no limit"; ""
+// for none). Every check of such a key gives this one text whatever the
+// bad value (not an integer, below min, above max), so that a key's
+// message states its whole range (MethodIntIn, kernel/config).
+func IntRangeWant(min, max int64, minMeans string) string {
+	if minMeans != "" {
+		return fmt.Sprintf("an integer from %d (%s) to %d", min, minMeans, max)
+	}
+	return fmt.Sprintf("an integer from %d to %d", min, max)
+}
+
+// MethodIntIn is MethodInt for a key bounded to [min, max]: def when
+// absent, the value when it is an integer in [min, max], else a
+// *ParamError naming the key as written, the value, and
+// IntRangeWant(min, max, minMeans).
+func (u URL) MethodIntIn(method, key string, def, min, max int64, minMeans string) (int64, error) {
+	v, src, ok := u.MethodParam(method, key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < min || n > max {
+		return def, &ParamError{Key: src, Value: v, Want: IntRangeWant(min, max, minMeans)}
+	}
+	return n, nil
+}
+
 // Bool returns key as a bool ("true", "false", "1", "0", ...), def when absent.
 func (u URL) Bool(key string, def bool) (bool, error) { return u.MethodBool("", key, def) }
 

@@ -7,7 +7,9 @@ package gotype
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // String returns t as a Go programmer writes it: reflect's t.String() with
@@ -67,4 +69,54 @@ func Target(v any) string {
 		t = t.Elem()
 	}
 	return String(t)
+}
+
+var typeOfTime = reflect.TypeFor[time.Time]()
+
+// Want returns what a value decoded into t must be, with its article, in
+// the words of a JSON or MessagePack sender (spi.Mismatch.Want): "a
+// string", "an integer", "a number", "a bool", "base64 bytes", "an array
+// of main.Item", "an object with main.Item's fields", "an object of int32
+// values" (a map), "an RFC 3339 time or a timestamp"; a pointer wants
+// what its element wants, an interface "any value" (with methods: "a
+// value of <t>"). A nil t is "any value".
+func Want(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "any value"
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		if t.NumMethod() == 0 {
+			return "any value"
+		}
+		return "a value of " + String(t)
+	case reflect.Bool:
+		return "a bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "base64 bytes"
+		}
+		if t.Kind() == reflect.Array {
+			return "an array of at most " + strconv.Itoa(t.Len()) + " " + String(t.Elem())
+		}
+		return "an array of " + String(t.Elem())
+	case reflect.Map:
+		return "an object of " + String(t.Elem()) + " values"
+	case reflect.Struct:
+		if t == typeOfTime {
+			return "an RFC 3339 time or a timestamp"
+		}
+		return "an object with " + String(t) + "'s fields"
+	}
+	return "a value of " + String(t) + ", which no codec decodes"
 }

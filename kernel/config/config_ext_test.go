@@ -275,7 +275,7 @@ func TestValidate(t *testing.T) {
 		{"shutdown.timeout", func(c *config.Config) { c.Shutdown.Timeout = 0 }, "shutdown.timeout: 0s must be > 0"},
 		{"shutdown.wait", func(c *config.Config) { c.Shutdown.Wait = time.Minute }, "shutdown.wait: 1m0s must be between 0 and shutdown.timeout (10s)"},
 		{"protocol value", func(c *config.Config) { c.Protocol = map[string]string{"timeout": "abc"} }, `protocol: invalid value "abc" for URL key "timeout"`},
-		{"protocol bound", func(c *config.Config) { c.Protocol = map[string]string{"retries": "-1"} }, `"retries": want an integer ≥ 0`},
+		{"protocol bound", func(c *config.Config) { c.Protocol = map[string]string{"retries": "-1"} }, `"retries": want an integer from 0 to 100`},
 		{"service interface", func(c *config.Config) { c.Services[0].Interface = "" }, "services[0].interface: required"},
 		{"service duplicate", func(c *config.Config) { c.Services = append(c.Services, c.Services[0]) }, `services[1]: service "demo.Greeter" already exported by services[0]`},
 		{"service params", func(c *config.Config) { c.Services[0].Params = map[string]string{"payload": "lots"} }, `services[0].params: invalid value "lots" for URL key "payload"`},

@@ -64,15 +64,22 @@ var KernelKeys = []KeySpec{
 }
 
 // keyMax is the upper bound of the keys that have one, checked as the
-// heartbeat strategies do, so that serve, call and plugins.yaml say the
-// same: "a duration from 10ms to 24h", "an integer from 1 to 1000".
+// extensions that read them do (the kernel imports none: the bounds are
+// theirs, repeated), so that serve, call and plugins.yaml say the same,
+// whatever the bad value: "a duration from 10ms to 24h", and for an
+// integer spi.IntRangeWant's text, "an integer from 0 (no limit) to
+// 1048576", which the extension's spi.URL.MethodIntIn gives too.
 var keyMax = map[string]struct {
 	max  int64
 	want string
 }{
-	"heartbeat.interval": {int64(24 * time.Hour), "a duration from 10ms to 24h"},
-	"heartbeat.retries":  {1000, "an integer from 1 to 1000"},
-	"hash.nodes":         {65536, "an integer from 1 to 65536"},
+	"heartbeat.interval":  {int64(24 * time.Hour), "a duration from 10ms to 24h"},
+	"heartbeat.retries":   {1000, spi.IntRangeWant(1, 1000, "")},             // heartbeat/idle MaxRetries
+	"hash.nodes":          {65536, spi.IntRangeWant(1, 65536, "")},           // consistenthash MaxNodes
+	"retries":             {100, spi.IntRangeWant(0, 100, "")},               // failover MaxRetries
+	"executes":            {1 << 20, spi.IntRangeWant(0, 1<<20, "no limit")}, // executelimit MaxExecutes
+	"actives":             {1 << 20, spi.IntRangeWant(0, 1<<20, "no limit")}, // activelimit MaxActives
+	"outlier.max.percent": {100, spi.IntRangeWant(0, 100, "")},               // kernel/outlier.go
 }
 
 // CheckURL checks the value of every kernel key in u, at service and

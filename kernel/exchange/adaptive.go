@@ -290,5 +290,5 @@ func (c *Channel) handOff(now int64) {
 	}
 	c.goMu.Unlock()
 	c.io.Done() // the old reader's count: it is running a handler now, which Close does not wait for
-	c.log.Debug("request ran past the hand-off bound: reader moved to a new goroutine", "after", time.Duration(handOffAfter))
+	c.log().Debug("request ran past the hand-off bound: reader moved to a new goroutine", "after", time.Duration(handOffAfter))
 }

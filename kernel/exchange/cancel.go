@@ -94,8 +94,33 @@ func (s *cancelState) countLocked() { s.n.Store(int64(len(s.cur) + len(s.prev)))
 func (c *Channel) sendCancel(id uint64) {
 	var f [protocol.HeaderLen]byte
 	protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent, ID: id}.Put(f[:])
-	c.w.enqueue(f[:])
+	s := c.w.enqueue(f[:])
+	for last := c.lastCancel.Load(); last < s.gen && !c.lastCancel.CompareAndSwap(last, s.gen); last = c.lastCancel.Load() {
+	}
 	c.cancelsSeen.Add(1)
+}
+
+// cancelFlush bounds how long a consumer channel's Close waits for its
+// cancel events still queued to be written (flushCancels).
+const cancelFlush = 100 * time.Millisecond
+
+// flushCancels waits, on a consumer channel whose last cancel event is
+// not written yet, until it is (with what was queued before it), the
+// channel dies or cancelFlush passes: a consumer that cancels a call and
+// then closes at once (Ctrl-C on airnode call) would otherwise close the
+// connection with the cancel still queued, and its provider would see the
+// handler's context end only with the connection ("context canceled"),
+// not by the consumer's cancel (ErrConsumerCanceled).
+func (c *Channel) flushCancels() {
+	if c.opts.Side != spi.Consumer {
+		return
+	}
+	if last := c.lastCancel.Load(); last == 0 || c.w.written(last) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cancelFlush)
+	defer cancel()
+	c.flush(ctx)
 }
 
 // takeCancel handles a cancel event for request id on the provider: it is
@@ -184,7 +209,7 @@ func (c *Channel) goexited(t task) {
 	if p, _, err := protocol.ParseRequestPreamble(t.body); err == nil {
 		svc, method = string(p.Service), string(p.Method)
 	}
-	c.log.Error("handler called runtime.Goexit: answered SERVER_ERROR", "service", svc, "method", method, "request_id", t.h.ID)
+	c.log().Error("handler called runtime.Goexit: answered SERVER_ERROR", "service", svc, "method", method, "request_id", t.h.ID)
 	res := spi.Result{Err: spi.Errorf(spi.StatusServerError, "exchange: %s.%s: handler called runtime.Goexit (t.FailNow in a test double?) before returning a result", svc, method)}
 	putBody(t.body)
 	if t.h.TwoWay() && c.respond(t.h.ID, t.codec, res) {

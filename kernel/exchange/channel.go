@@ -43,9 +43,12 @@ type ChannelStats struct {
 // The dialing end (Side spi.Consumer) invokes; the accepting end (spi.Provider)
 // serves requests with Options.Handler. Both ends answer heartbeat events.
 type Channel struct {
-	sess    spi.Session
-	opts    Options
-	log     *slog.Logger
+	sess spi.Session
+	opts Options
+	// logp is the channel's logger (log): component, side and peer; on a
+	// provider, consumer_application too once the consumer's hello named
+	// it (learnApplication), swapped once
+	logp    atomic.Pointer[slog.Logger]
 	payload int64
 	remote  string
 	local   string // this end's address, "host:port" ("" when the session has none)
@@ -119,7 +122,9 @@ type Channel struct {
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
-	helloSent      atomic.Bool // consumer: the hello went out with a ping
+	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application
+	peerApp        atomic.Pointer[string] // provider: the consumer's application from its hello (learnApplication)
+	helloSent      atomic.Bool            // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
 	slowPingLogged atomic.Bool   // consumer: warned that the provider's ping-flood guard will close an idle channel
 	readBatches    atomic.Uint64 // read batches begun: frames read together from one buffer fill share a number
@@ -147,9 +152,10 @@ type Channel struct {
 	pingsRead  atomic.Int64
 
 	// Cancel events (cancel.go).
-	cancels       cancelState  // provider: the ids the consumer cancelled, the handlers waiting on Done
-	cancelsSeen   atomic.Int64 // cancel events sent (consumer) or read (provider)
-	cancelDropped atomic.Int64 // provider: cancelled requests dropped before they ran
+	cancels       cancelState   // provider: the ids the consumer cancelled, the handlers waiting on Done
+	cancelsSeen   atomic.Int64  // cancel events sent (consumer) or read (provider)
+	lastCancel    atomic.Uint64 // consumer: the writer's batch holding the last cancel event queued (flushCancels)
+	cancelDropped atomic.Int64  // provider: cancelled requests dropped before they ran
 
 	check livenessCheck // consumer: the ping after silent call timeouts (liveness.go)
 
@@ -268,7 +274,11 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Side == spi.Consumer {
 		peer = "provider"
 	}
-	c.log = logger.With("component", "exchange", "side", string(opts.Side), peer, remote)
+	c.logp.Store(logger.With("component", "exchange", "side", string(opts.Side), peer, remote))
+	c.hello = opts.Hello
+	if opts.Side == spi.Consumer && opts.Application != "" {
+		c.hello = withApplication(opts.Hello, opts.Application)
+	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
@@ -382,7 +392,7 @@ func (c *Channel) acceptLoop() {
 func (c *Channel) refuseStream(s io.ReadWriteCloser) {
 	c.refusedStreams.Add(1)
 	if !c.refusedLogged.Swap(true) {
-		c.log.Warn("consumer opened too many streams: refusing them", "max_streams", c.maxStreams)
+		c.log().Warn("consumer opened too many streams: refusing them", "max_streams", c.maxStreams)
 	}
 	d, ok := s.(interface{ SetReadDeadline(time.Time) error })
 	if !ok || c.refusing.Add(1) > maxRefusing {
@@ -576,7 +586,7 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 			// must not flood the log
 			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
 		default:
-			c.log.Log(context.Background(), level, "channel closed", attrs...)
+			c.log().Log(context.Background(), level, "channel closed", attrs...)
 		}
 		c.release() // dead: goClosed is set, so no goIO raises live again
 	})
@@ -638,7 +648,9 @@ func (c *Channel) goIO(f func()) bool {
 // once the channel's reader, writer and acceptor goroutines have exited.
 // Idempotent; safe to call from any goroutine, including a heartbeat watch
 // or a handler. Use Wait to also wait for running handlers, the heartbeat's
-// stop and OnClose.
+// stop and OnClose. A consumer channel first writes a cancel event still
+// queued, 100 ms at most (flushCancels), so that a call cancelled just
+// before the close is cancelled on the provider by the consumer.
 //
 // The "channel closed" line is at Debug (at Info when calls failed or
 // requests were cancelled by it), or at Warn when reason is a heartbeat
@@ -647,6 +659,7 @@ func (c *Channel) goIO(f func()) bool {
 // as the bundled strategies word it: the peer is dead or silent, which an
 // operator must see.
 func (c *Channel) Close(reason string) {
+	c.flushCancels()
 	level := slog.LevelDebug
 	if strings.HasPrefix(reason, "heartbeat ") {
 		level = slog.LevelWarn

@@ -75,6 +75,10 @@
 // its own; each side exposes the peer's (Channel.PeerHeartbeat, for the
 // heartbeat strategies) and logs a strategy mismatch once, and the provider
 // logs once a consumer that pings much faster than its advertised interval.
+// A consumer's hello also carries its application (Options.Application,
+// KeyHelloApplication), which the provider takes out of it: its records of
+// the channel carry consumer_application, and its requests
+// Request.Application.
 // Liveness after timeouts: when a consumer call
 // fails SERVER_TIMEOUT and nothing at all has been read from the channel
 // since the call began, and Options.Heartbeat implements

@@ -41,7 +41,7 @@ func (c *Channel) watchHeartbeat(hb spi.Heartbeat) (stop func()) {
 	defer func() {
 		if p := recover(); p != nil {
 			name := heartbeatName(hb)
-			c.log.Error("heartbeat Watch panicked; closing the channel", "heartbeat", name, "panic", p, "stack", string(debug.Stack()))
+			c.log().Error("heartbeat Watch panicked; closing the channel", "heartbeat", name, "panic", p, "stack", string(debug.Stack()))
 			c.die(fmt.Sprintf("heartbeat %q Watch panicked: %v", name, p), slog.LevelWarn)
 			stop = nil
 		}
@@ -83,7 +83,7 @@ func (c *Channel) stopHeartbeat(stop func()) {
 			name := heartbeatName(c.opts.Heartbeat)
 			var err error = &extension.PanicError{Point: extension.PointHeartbeat, Name: name, Method: "stop", Value: p, Stack: debug.Stack()}
 			c.hbErr.Store(&err)
-			c.log.Error("heartbeat stop panicked", "heartbeat", name, "panic", p, "stack", string(debug.Stack()))
+			c.log().Error("heartbeat stop panicked", "heartbeat", name, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	stop()

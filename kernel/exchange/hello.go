@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"sort"
@@ -111,13 +112,72 @@ func (c *Channel) peerKey() string {
 	return c.remote
 }
 
+// KeyHelloApplication is the hello's key of the consumer's application
+// name (Options.Application): "heartbeat.interval=60s&application=billing".
+// Not a heartbeat key: a provider takes it out of the hello it keeps
+// (PeerHeartbeat), and a hello that held only it counts as none there;
+// providers older than it ignore it, as any key of a hello they do not
+// know (docs/wire.md, The hello), and take an application-only hello for
+// the default heartbeat settings, which such a consumer runs.
+const KeyHelloApplication = "application"
+
+// withApplication returns hello with KeyHelloApplication=app appended.
+func withApplication(hello, app string) string {
+	kv := KeyHelloApplication + "=" + url.QueryEscape(app)
+	if hello == "" {
+		return kv
+	}
+	return hello + "&" + kv
+}
+
+// log returns the channel's logger: on a provider, with
+// consumer_application once the consumer's hello named it.
+func (c *Channel) log() *slog.Logger { return c.logp.Load() }
+
+// learnApplication keeps the consumer's application name a hello gave
+// (provider side; the first name only, at most echoWord bytes) and adds
+// it to the channel's logger as consumer_application, so that the
+// channel's records from then on (its close, a heartbeat mismatch, a
+// stall, a refusal) name the consumer's team, not only its ephemeral
+// port.
+func (c *Channel) learnApplication(app string) {
+	if app == "" || c.opts.Side != spi.Provider {
+		return
+	}
+	if len(app) > echoWord { // a hello is a frame body, from any peer that reaches the port
+		app = cutEcho(app, echoWord)
+	}
+	if c.peerApp.CompareAndSwap(nil, &app) {
+		c.logp.Store(c.log().With("consumer_application", app))
+	}
+}
+
+// PeerApplication returns the consumer's application name its hello gave
+// (Options.Application on the consumer), "" before the hello and for a
+// consumer that sent none (older than it). Provider side; one atomic
+// load, safe for concurrent use.
+func (c *Channel) PeerApplication() string {
+	if p := c.peerApp.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 // learnHello stores the peer's heartbeat settings and logs a strategy
-// mismatch once per channel, and with Options.WarnOnce once per peer.
+// mismatch once per channel, and with Options.WarnOnce once per peer. On
+// a provider it first takes the consumer's application out of it
+// (learnApplication).
 func (c *Channel) learnHello(body []byte) {
 	u, err := c.parseHello(body)
 	if err != nil {
-		c.log.Warn("ignoring a malformed heartbeat hello from the peer", "hello", shortHello(body), "error", err)
+		c.log().Warn("ignoring a malformed heartbeat hello from the peer", "hello", shortHello(body), "error", err)
 		return
+	}
+	if app, ok := u.Param(KeyHelloApplication); ok && c.opts.Side == spi.Provider {
+		c.learnApplication(app)
+		if u = u.Without(KeyHelloApplication); len(u.Keys()) == 0 {
+			return // no heartbeat keys: as an empty ping
+		}
 	}
 	c.peerHello.Store(&u)
 	if c.opts.Hello == "" {
@@ -137,7 +197,7 @@ func (c *Channel) learnHello(body []byte) {
 		default:
 			msg += " (logged once per consumer host)"
 		}
-		c.log.Warn(msg, "this_side", a, "peer", b, "peer_hello", shortHello(body))
+		c.log().Warn(msg, "this_side", a, "peer", b, "peer_hello", shortHello(body))
 	}
 	if c.opts.Side != spi.Consumer {
 		return
@@ -152,7 +212,7 @@ func (c *Channel) learnHello(body []byte) {
 		if c.opts.WarnOnce != nil {
 			msg += " (logged once per provider address)"
 		}
-		c.log.Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min)
+		c.log().Warn(msg, "heartbeat.interval", iv, "provider_min_ping_interval", min)
 	}
 }
 
@@ -318,7 +378,7 @@ func (c *Channel) notePing(now time.Time) error {
 		if iv, ok := c.peerInterval(); ok && iv > 0 {
 			if g.fastTat.Sub(now) > pingBurst/2*(iv/2) {
 				g.fastLogged = true
-				c.log.Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",
+				c.log().Warn("consumer pings much faster than its advertised heartbeat.interval (answered)",
 					"gap", gap.Round(time.Millisecond), "heartbeat.interval", iv)
 			}
 			g.fastTat = later(g.fastTat, now).Add(iv / 2)

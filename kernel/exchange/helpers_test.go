@@ -268,10 +268,18 @@ func (s *logSink) find(substr string) string {
 type echoService struct {
 	mu       sync.Mutex
 	lastAtt  map[string]string
+	lastApp  string // Request.Application
 	lastTO   time.Duration
 	lastDL   time.Time
 	hasDL    bool
 	canceled chan time.Time // Block reports when its ctx ended
+}
+
+// lastApplication returns the Request.Application of the last request.
+func (e *echoService) lastApplication() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lastApp
 }
 
 func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
@@ -283,6 +291,7 @@ func (e *echoService) Serve(ctx context.Context, req *Request) spi.Result {
 	}
 	e.mu.Lock()
 	e.lastAtt = req.Attachments
+	e.lastApp = req.Application
 	e.lastTO = req.Timeout
 	e.lastDL, e.hasDL = ctx.Deadline()
 	e.mu.Unlock()

@@ -273,10 +273,12 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed, timeout time.Duration) spi.Result {
 	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		e := spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)
 		if !withdrawn {
 			c.sendCancel(id)
+			e.Cause = errors.Join(e.Cause, spi.ErrRequestSent) // the provider may have started it
 		}
-		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
+		return spi.Result{Err: e}
 	}
 	if !withdrawn {
 		c.checkAfterTimeout(elapsed, timeout)
@@ -423,11 +425,11 @@ func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining 
 // still queued is withdrawn (CLIENT_TIMEOUT); one already handed to the
 // transport fails with SERVER_TIMEOUT. Safe for concurrent use.
 //
-// On a consumer whose Options.Hello is set, the first Ping carries the
-// hello (see PingWith).
+// On a consumer whose Options.Hello or Options.Application is set, the
+// first Ping carries the hello (see PingWith), once per connection.
 func (c *Channel) Ping(ctx context.Context) error {
-	if c.opts.Side == spi.Consumer && c.opts.Hello != "" && c.helloSent.CompareAndSwap(false, true) {
-		return c.ping(ctx, c.opts.Hello)
+	if c.opts.Side == spi.Consumer && c.hello != "" && c.helloSent.CompareAndSwap(false, true) {
+		return c.ping(ctx, c.hello)
 	}
 	return c.ping(ctx, "")
 }

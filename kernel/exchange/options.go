@@ -21,6 +21,7 @@ type Request struct {
 	Args        spi.Decoder       // positioned at the first argument; decode NumArgs values into the parameter types
 	Codec       spi.Codec         // the consumer's codec; the response is encoded with it
 	Remote      string            // consumer "host:port"
+	Application string            // the consumer's application, from its connection's hello (Channel.PeerApplication); "" when it sent none
 	Local       string            // this provider's end of the connection, "host:port" (spi.Invocation.Local)
 	ID          uint64            // the request id on its connection, as the consumer numbered it (spi.Invocation.RequestID)
 	Began       time.Duration     // spi.Mono when the exchange began handling it (after any wait for a worker): spi.Invocation.Began
@@ -120,6 +121,13 @@ type Options struct {
 	// once (per channel, or per peer with WarnOnce). Peers that predate
 	// this ignore event bodies.
 	Hello string
+	// Application is the consumer's application name (URL key
+	// application), sent once per connection in its first ping's hello
+	// as application=NAME (KeyHelloApplication), with or without
+	// heartbeat keys; "" sends none. The provider's records of the
+	// channel then carry consumer_application=NAME, and its requests
+	// Request.Application. Provider side: unused.
+	Application string
 	// WarnOnce, shared by the channels of one node, makes the heartbeat
 	// strategy mismatch a warning per peer rather than per channel: one
 	// line per provider address on a consumer, per consumer host on a

@@ -43,14 +43,14 @@ func limitsFor(base *slog.Logger) *ratelog.Limiter { return limits.For(base) }
 // lines were left out, carries suppressed and in_burst. A line left out
 // schedules the class's summary.
 func (c *Channel) logLimited(level slog.Level, class, msg string, attrs ...any) {
-	if !c.log.Enabled(context.Background(), level) {
+	if !c.log().Enabled(context.Background(), level) {
 		return
 	}
 	ok, suppressed, n := c.limits.Event(class, time.Now(), level, msg)
 	if !ok {
 		return
 	}
-	c.log.Log(context.Background(), level, msg, ratelog.Attrs(attrs, suppressed, n)...)
+	c.log().Log(context.Background(), level, msg, ratelog.Attrs(attrs, suppressed, n)...)
 }
 
 // reasonClass returns the class of a "channel closed" reason for

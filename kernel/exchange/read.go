@@ -664,13 +664,13 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 		switch {
 		case string(body) == readOnlyEvent:
 			if c.opts.Side == spi.Consumer && !c.readOnly.Swap(true) {
-				c.log.Info("provider is shutting down: channel read-only")
+				c.log().Info("provider is shutting down: channel read-only")
 				c.readOnlyNow()
 			}
 		case string(body) == drainingEvent:
 			// draining.go; a provider ignores it.
 			if c.opts.Side == spi.Consumer && !c.draining.Swap(true) {
-				c.log.Info("provider announced it is draining: it shuts down soon")
+				c.log().Info("provider announced it is draining: it shuts down soon")
 			}
 		case len(body) == goAwayLen && body[0] == goAwayEvent:
 			if c.opts.Side == spi.Consumer {

@@ -79,7 +79,10 @@ func (c *reqCtx) Value(key any) any {
 	}
 	if e := c.end.Load(); e != nil {
 		e.once.Do(func() {
-			cc, cancel := context.WithCancelCause(c.ch.ctx)
+			// not cancelled by the channel's ctx: when the channel died
+			// in between (a consumer that cancels, then closes), the
+			// child would take the channel's cause, not e.cause
+			cc, cancel := context.WithCancelCause(context.WithoutCancel(c.ch.ctx))
 			cancel(e.cause)
 			e.ctx = cc
 		})

@@ -113,6 +113,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		Timeout:     time.Duration(p.TimeoutMS) * time.Millisecond,
 		Codec:       codec,
 		Remote:      c.remote,
+		Application: c.PeerApplication(),
 		Local:       c.local,
 		ID:          h.ID,
 	}
@@ -140,7 +141,7 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panic", "service", req.Service, "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			c.log().Error("handler panic", "service", req.Service, "method", req.Method, "panic", p, "stack", string(debug.Stack()))
 			res = spi.Result{Err: spi.Errorf(spi.StatusServerError, "exchange: panic in %s.%s: %v", req.Service, req.Method, p)}
 		}
 	}()
@@ -242,7 +243,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 		}
 	}()
 	if n := len(res.Attachments); n > protocol.MaxAttachments {
-		c.log.Warn("response over the attachment count", "request_id", id, "attachments", n, "limit", protocol.MaxAttachments)
+		c.log().Warn("response over the attachment count", "request_id", id, "attachments", n, "limit", protocol.MaxAttachments)
 		res = spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: the answer carries %d attachments, over the %d a consumer accepts (a fixed limit of the wire format, docs/wire.md; the method ran)", n, protocol.MaxAttachments)}
 	}
 	status, err := encodeResponse(f, codec, res)
@@ -260,7 +261,7 @@ func (c *Channel) respond(id uint64, codec spi.Codec, res spi.Result) (handedOff
 	if n := made - protocol.HeaderLen; n > c.payload {
 		status = spi.StatusBadResponse
 		msg := fmt.Sprintf("exchange: response body %d bytes exceeds the provider's payload limit %s (URL key payload; the method ran)", n, protocol.FormatSize(c.payload))
-		c.log.Warn("response over payload limit", "request_id", id, "bytes", n, "payload", c.payload)
+		c.log().Warn("response over payload limit", "request_id", id, "bytes", n, "payload", c.payload)
 		f.b = f.b[:protocol.HeaderLen]
 		_, _ = encodeResponse(f, codec, spi.Result{Err: &spi.Error{Status: status, Message: msg}})
 	}

@@ -11,7 +11,8 @@ import (
 // branch and read the nil budget (a pool worker's nil-pointer panic).
 func TestStallWithoutBudgetAfterDrainIsTheChannelsOwn(t *testing.T) {
 	for _, unsent := range []int64{budgetFree, highWater - 1} {
-		c := &Channel{log: slog.New(slog.DiscardHandler), w: &writer{}}
+		c := &Channel{w: &writer{}}
+		c.logp.Store(slog.New(slog.DiscardHandler))
 		c.w.unsent.Store(unsent)
 		c.stallMu.Lock()
 		c.startStallLocked()

@@ -79,7 +79,7 @@ func TestFilterPluginArgumentChangesReachTheCall(t *testing.T) {
 				// it and the provider refuses it, naming it.
 				gctx := spi.WithAttachments(ctx, spi.AttachmentGeneric, spi.GenericTrue)
 				_, err = ref.Invoke(gctx, "Sleep", 5)
-				if !errors.Is(err, spi.ErrBadRequest) || !strings.Contains(fmt.Sprint(err), "demo.Echo.Sleep argument 0: cannot decode into int") {
+				if !errors.Is(err, spi.ErrBadRequest) || !strings.Contains(fmt.Sprint(err), "demo.Echo.Sleep argument 0 (int): want an integer") {
 					t.Fatalf("generic Sleep(5) = %v; want the provider's BAD_REQUEST naming argument 0 and int", err)
 				}
 			})

@@ -17,7 +17,7 @@ const (
 	// 0 to MaxRetryTokens; 0 (the default) turns the budget off.
 	KeyRetryTokens = "retry.tokens"
 	// KeyRetryRatio is the tokens a successful call gives back, a decimal
-	// in (0, 1] counted to 3 places (at least 0.001); default 0.1.
+	// from 0.001 to 1 counted to 3 places; default 0.1.
 	KeyRetryRatio = "retry.ratio"
 
 	// DefaultRetryTokens leaves the budget off, as gRPC does without a
@@ -101,33 +101,60 @@ func (b *budget) allows() bool {
 }
 
 // pausedNote is the clause a call whose retry the budget refused ends its
-// first line with.
-func (b *budget) pausedNote() string {
-	return fmt.Sprintf("; retries paused: the reference's retry budget (%s=%d) is spent by failures, and successes refill it", KeyRetryTokens, b.size)
+// first line with, saying how many of its retries it did not make:
+// "; retries paused: failover made 1 of its retries=2, skipped 1: the
+// reference's retry budget (retry.tokens=10) is spent by failures, and
+// successes refill it".
+func (b *budget) pausedNote(skipped, retries int) string {
+	made := "none"
+	if skipped < retries {
+		made = strconv.Itoa(retries - skipped)
+	}
+	return fmt.Sprintf("; retries paused: failover made %s of its %s=%d, skipped %d: the reference's retry budget (%s=%d) is spent by failures, and successes refill it",
+		made, KeyRetries, retries, skipped, KeyRetryTokens, b.size)
 }
 
 // parseBudget reads retry.tokens and retry.ratio from reference URL u: nil
 // when retry.tokens is 0 or absent. A malformed or out-of-bounds value of
 // either is a *spi.ParamError naming the key, the value and what is
-// allowed.
+// allowed (RetryTokensWant, RetryRatioWant). A method-level form
+// ("Sleep.retry.tokens", "methods.Sleep.retry.ratio") has no effect (Refer
+// warns), but a malformed one is refused as the service-level value is,
+// naming the key as written: a value that could never be read is a
+// mistake however it is placed (fix-au).
 func parseBudget(u spi.URL) (*budget, error) {
-	size, err := u.Int(KeyRetryTokens, DefaultRetryTokens)
+	size, ratio, err := budgetKeys(u, "")
 	if err != nil {
 		return nil, err
 	}
-	if size < 0 || size > MaxRetryTokens {
-		return nil, &spi.ParamError{Key: KeyRetryTokens, Value: u.ParamOr(KeyRetryTokens, ""), Want: "an integer from 0 (no retry budget) to 1000"}
-	}
-	ratio := DefaultRetryRatio
-	if v, ok := u.Param(KeyRetryRatio); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f > 0 && f <= 1) || math.Round(f*milli) < 1 {
-			return nil, &spi.ParamError{Key: KeyRetryRatio, Value: v, Want: "a decimal number greater than 0 and at most 1, at least 0.001 (tokens a successful call gives back)"}
+	for _, m := range u.MethodsSetting(KeyRetryTokens, KeyRetryRatio) {
+		if _, _, err := budgetKeys(u, m); err != nil {
+			return nil, err
 		}
-		ratio = f
 	}
 	if size == 0 {
 		return nil, nil
 	}
 	return newBudget(size, ratio), nil
+}
+
+// RetryRatioWant is what every retry.ratio error says is allowed.
+const RetryRatioWant = "a decimal number from 0.001 to 1 (tokens a successful call gives back)"
+
+// budgetKeys reads retry.tokens and retry.ratio for method ("": service
+// level) with spi.URL.MethodParam's precedence.
+func budgetKeys(u spi.URL, method string) (size int64, ratio float64, err error) {
+	size, err = u.MethodIntIn(method, KeyRetryTokens, DefaultRetryTokens, 0, MaxRetryTokens, "no retry budget")
+	if err != nil {
+		return 0, 0, err
+	}
+	ratio = DefaultRetryRatio
+	if v, src, ok := u.MethodParam(method, KeyRetryRatio); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0 && f <= 1) || math.Round(f*milli) < 1 {
+			return 0, 0, &spi.ParamError{Key: src, Value: v, Want: RetryRatioWant}
+		}
+		ratio = f
+	}
+	return size, ratio, nil
 }

@@ -3,6 +3,7 @@ package failover_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -160,7 +161,11 @@ func TestRetryBudgetPausesThenRefills(t *testing.T) {
 		if spi.StatusOf(err) != spi.StatusServerThreadpoolExhausted {
 			t.Fatalf("%s: %v, want SERVER_THREADPOOL_EXHAUSTED", step, err)
 		}
-		paused := strings.Contains(err.Error(), "; retries paused: the reference's retry budget (retry.tokens=10) is spent by failures")
+		paused := strings.Contains(err.Error(), "; retries paused: failover made ")
+		if want := fmt.Sprintf("; retries paused: failover made %s of its retries=2, skipped %d: the reference's retry budget (retry.tokens=10) is spent by failures",
+			map[int64]string{1: "none", 2: "1"}[wantAttempts], 3-wantAttempts); paused && !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %q does not say %q", step, err, want)
+		}
 		if got != wantAttempts || paused != wantPaused {
 			t.Fatalf("%s: %d attempts, paused %v, want %d, %v: %v", step, got, paused, wantAttempts, wantPaused, err)
 		}
@@ -239,7 +244,7 @@ func TestRetryBudgetKeysValidated(t *testing.T) {
 		"retry.tokens=-1":                  `invalid value "-1" for URL key "retry.tokens": want an integer from 0 (no retry budget) to 1000`,
 		"retry.tokens=1001":                `invalid value "1001" for URL key "retry.tokens": want an integer from 0 (no retry budget) to 1000`,
 		"retry.tokens=ten":                 `"ten" for URL key "retry.tokens"`,
-		"retry.tokens=10&retry.ratio=0":    `invalid value "0" for URL key "retry.ratio": want a decimal number greater than 0 and at most 1, at least 0.001`,
+		"retry.tokens=10&retry.ratio=0":    `invalid value "0" for URL key "retry.ratio": want a decimal number from 0.001 to 1 (tokens a successful call gives back)`,
 		"retry.tokens=10&retry.ratio=1.5":  `invalid value "1.5" for URL key "retry.ratio"`,
 		"retry.tokens=10&retry.ratio=NaN":  `invalid value "NaN" for URL key "retry.ratio"`,
 		"retry.tokens=10&retry.ratio=1e-4": `invalid value "1e-4" for URL key "retry.ratio"`,

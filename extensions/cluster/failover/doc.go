@@ -7,7 +7,7 @@
 //	retries                   int   -     2        0..100 extra attempts; method-level allowed
 //	methods.<m>.idempotent    bool  -     false    also "idempotent" service-wide, "<m>.idempotent"
 //	retry.tokens              int   token 0        0..1000; 0: no retry budget; service level
-//	retry.ratio               dec   token 0.1      (0, 1], at least 0.001; tokens a success gives back
+//	retry.ratio               dec   token 0.1      0.001..1; tokens a success gives back
 //
 // Retry budget (gRPC's retry throttling, proposal A6 "gRPC Retry
 // Design", retryThrottling): with retry.tokens=N > 0 the reference (its
@@ -18,12 +18,14 @@
 // only while more than N/2 are left. A first attempt is never refused. So
 // a sustained overload that rejects most calls gets about one attempt per
 // call instead of retries+1, and retries resume as successes refill the
-// budget. A call whose retry the budget refused first waits the backoff
-// that retry would have waited (Backoff, after a full pool with no
-// untried provider left; bounded by the call's deadline), so that a
-// caller calling again at once does not spin, then says so: "...;
-// retries paused: the reference's retry budget (retry.tokens=10) is spent
-// by failures, and successes refill it". A budget of N pauses retries
+// budget. A call whose retry the budget refused after a full pool
+// (SERVER_THREADPOOL_EXHAUSTED) first waits a backoff (Backoff, bounded
+// by the call's deadline), whether or not an untried provider was left,
+// so that a caller calling again at once does not spin, then says so:
+// "...; retries paused: failover made none of its retries=2, skipped 2:
+// the reference's retry budget (retry.tokens=10) is spent by failures,
+// and successes refill it". Retries made and refused are counted per
+// service key: airnode_consumer_retries_total{service,outcome}. A budget of N pauses retries
 // once failures outnumber successes × retry.ratio by about N/2: size N
 // to twice the failure bursts to absorb. Read from the reference's URL
 // only, service level (a provider's value is not its consumers' default,

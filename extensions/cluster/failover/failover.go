@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/cluster/internal/clusterkit"
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -36,7 +37,7 @@ func (Builder) Build(u spi.URL) (spi.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{def: def, budget: b}
+	c := &Cluster{def: def, budget: b, service: u.ServiceKey()}
 	for _, m := range u.MethodsSetting(KeyRetries, KeyIdempotent) {
 		p, err := parsePolicy(u, m)
 		if err != nil {
@@ -58,6 +59,10 @@ type Cluster struct {
 	// budget is the reference's retry budget (retry.tokens), shared by
 	// its methods; nil: off.
 	budget *budget
+
+	// service is the reference's service key, the label of its retry
+	// counters (counters.Retry).
+	service string
 
 	// providers caches each provider invoker's own retries and idempotent,
 	// read for the keys the reference leaves unset once a first attempt
@@ -118,14 +123,16 @@ func (c *Cluster) policy(method string) policy {
 // the provider or the path, not the method's own error nor the caller's
 // cancel) takes a token, every success gives retry.ratio back, and a
 // retry is made only while more than half the tokens are left; a call
-// whose retry the budget refused first waits the backoff that retry would
-// have waited (after SERVER_THREADPOOL_EXHAUSTED with no untried provider
-// left: Backoff, bounded by ctx as above), then fails with its last
-// attempt's status
-// and says so on its first line: "failover: demo.Echo.Sleep failed after
-// 1 attempt on [127.0.0.1:24998]: SERVER_THREADPOOL_EXHAUSTED: ...;
-// retries paused: the reference's retry budget (retry.tokens=10) is spent
-// by failures, and successes refill it".
+// whose retry the budget refused after SERVER_THREADPOOL_EXHAUSTED first
+// waits a backoff (Backoff, bounded by ctx as above), whether or not an
+// untried provider was left, then fails with its last attempt's status
+// and says so, with the retries it did not make, on its first line:
+// "failover: demo.Echo.Sleep failed after 1 attempt on [127.0.0.1:24998]:
+// SERVER_THREADPOOL_EXHAUSTED: ...; retries paused: failover made none of
+// its retries=2, skipped 2: the reference's retry budget (retry.tokens=10)
+// is spent by failures, and successes refill it". Each retry made and
+// each refused counts in counters.Retry under the reference's service
+// key (airnode_consumer_retries_total).
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	p := c.policy(inv.Method)
 	var (
@@ -138,7 +145,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		ran     spi.Result // the failure of the last attempt that may have run
 		unrun   int        // attempts since ran that certainly did not run (clusterkit.DidNotRun)
 		skipped bool       // retries left unused: every provider's error repeats
-		paused  bool       // the retry budget refused a retry
+		paused  int        // retries not made because the retry budget refused the first of them
 		busy    bool       // the last attempt found a full pool and no untried provider was left
 		waits   int        // backoffs so far
 
@@ -150,13 +157,17 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		if attempt > 0 && !c.budget.allows() {
 			// Failures spent the reference's retry budget: no retry until
-			// successes refill it. The call still waits the backoff the
-			// retry would have waited (a full pool, no untried provider),
-			// so a refused retry costs its caller the time a retry would
-			// and sends nothing: a closed-loop caller does not spin on a
-			// full pool (tester81 #3).
-			paused = true
-			if busy {
+			// successes refill it. After a full pool the call still waits
+			// a backoff, so that a refused retry costs its caller about
+			// the time a retry would and sends nothing: a closed-loop
+			// caller does not spin on full pools (tester81 #3). It waits
+			// also when the refused retry would have gone to an untried
+			// provider at once: a retry that may not be made is not worth
+			// its saved time, and without the wait closed-loop callers of
+			// several full providers spin (fix-au).
+			paused = p.retries - attempt + 1
+			counters.Retry.For(c.service).BudgetRefused.Inc()
+			if spi.StatusOf(last.Err) == spi.StatusServerThreadpoolExhausted {
 				sleep(ctx, Backoff(waits+1))
 			}
 			break
@@ -210,6 +221,13 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			break
 		}
 		last = x.Invoke(ctx, inv)
+		if attempt > 0 {
+			if spi.StatusOf(last.Err) == spi.StatusClientTimeout && deadlinePassed(ctx) {
+				last = made
+				break // never sent, for the caller's deadline passed: no attempt; the last one made stands
+			}
+			counters.Retry.For(c.service).Made.Inc()
+		}
 		if last.Err == nil {
 			c.budget.succeeded()
 			return last
@@ -219,10 +237,6 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 			// of the first attempt; read only now, so a call that
 			// succeeds at once never pays for them.
 			p = c.withProvider(p, inv.Method, x)
-		}
-		if attempt > 0 && spi.StatusOf(last.Err) == spi.StatusClientTimeout && deadlinePassed(ctx) {
-			last = made
-			break // never sent, for the caller's deadline passed: no attempt; the last one made stands
 		}
 		made = last
 		tried, errs = append(tried, x), append(errs, last.Err)
@@ -268,10 +282,10 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 	switch {
 	case unretried:
 		note = notRetriedNote(inv, p.retries)
-	case paused:
-		note = c.budget.pausedNote()
+	case paused > 0:
+		note = c.budget.pausedNote(paused, p.retries)
 	}
-	if len(tried) > 1 || skipped || paused {
+	if len(tried) > 1 || skipped || paused > 0 {
 		last.Err = exhausted(inv, tried, errs, last.Err, unrun, note)
 		return last
 	}

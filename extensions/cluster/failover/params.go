@@ -37,13 +37,9 @@ const (
 // parsePolicy resolves the policy of method ("" for the service level)
 // from reference URL u; a malformed value is a *spi.ParamError.
 func parsePolicy(u spi.URL, method string) (policy, error) {
-	n, err := u.MethodInt(method, KeyRetries, DefaultRetries)
+	n, err := u.MethodIntIn(method, KeyRetries, DefaultRetries, 0, MaxRetries, "")
 	if err != nil {
 		return policy{}, err
-	}
-	if n < 0 || n > MaxRetries {
-		v, src, _ := u.MethodParam(method, KeyRetries)
-		return policy{}, &spi.ParamError{Key: src, Value: v, Want: "an integer from 0 to 100"}
 	}
 	idem, err := u.MethodBool(method, KeyIdempotent, false)
 	if err != nil {

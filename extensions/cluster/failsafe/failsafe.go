@@ -2,6 +2,7 @@ package failsafe
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // one every 10 s, each after the first with suppressed (left out since
 // the line before) and in_burst; a class left out and then quiet gets a
 // summary line 10 s after its last line. One provider answering
-// SERVICE_ERROR to 8 callers for 3 s: 11 lines, not 56,897.
+// SERVER_ERROR to 8 callers for 3 s: 11 lines, not 56,897.
 var limits = ratelog.Limiters{SummaryAttrs: []any{"component", "cluster", "cluster", Name}}
 
 // swallowedMsg is the swallowed-failure line's message.
@@ -70,11 +71,13 @@ func (c *Cluster) UseLogger(l *slog.Logger) {
 	}
 }
 
-// Invoke calls the provider lb picks once. A failure is logged at warn
-// level with the service, method, provider and error, rate-bounded per
-// service, method, provider and status (limits), and a zero Result is
-// returned whose Swallowed is the failure (filters above the cluster, such
-// as the consumer's accesslog, report it).
+// Invoke calls the provider lb picks once. A business error (Business:
+// the method ran and returned an error) is returned unchanged, as any
+// cluster returns it. Any other failure is logged at warn level with the
+// service, method, provider and error, rate-bounded per service, method,
+// provider and status (limits), and a zero Result is returned whose
+// Swallowed is the failure (filters above the cluster, such as the
+// consumer's accesslog, report it).
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
 	list := dir.List(inv)
 	if len(list) == 0 {
@@ -88,7 +91,7 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
 	}
 	r := x.Invoke(ctx, inv)
-	if r.Err == nil {
+	if r.Err == nil || Business(r.Err) {
 		return r
 	}
 	l := c.log
@@ -106,6 +109,19 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 	}
 	return spi.Result{Swallowed: r.Err, ProviderAddr: r.ProviderAddr, RequestID: r.RequestID, Local: r.Local}
+}
+
+// Business reports whether err is a business error, which failsafe
+// returns to its caller rather than swallow: SERVICE_ERROR (the method ran
+// and returned an error) or an error carrying a *spi.BizError, whatever
+// its status. Dubbo's FailsafeClusterInvoker swallows only RpcExceptions;
+// a business exception travels in the AppResponse and reaches the caller.
+func Business(err error) bool {
+	if spi.StatusOf(err) == spi.StatusServiceError {
+		return true
+	}
+	var be *spi.BizError
+	return errors.As(err, &be)
 }
 
 // Interface guards.

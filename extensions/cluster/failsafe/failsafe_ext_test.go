@@ -28,14 +28,14 @@ func TestFailureSwallowedAndLogged(t *testing.T) {
 	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
 	c, _ := failsafe.New(failsafe.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))).Build(ref)
 	p := spitest.NewStubInvoker(spi.MustParse("airnode://10.0.0.1:20880/demo.Echo"), func(context.Context, *spi.Invocation) spi.Result {
-		return spi.Result{Value: "partial", Err: spi.Errorf(spi.StatusServiceError, "disk full")}
+		return spi.Result{Value: "partial", Err: spi.Errorf(spi.StatusServerError, "disk full")}
 	})
 	r := c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, spitest.NewStubDirectory(ref, "memory://", p), pickFirst{})
 	if r.Err != nil || r.Value != nil || r.Attachments != nil {
 		t.Fatalf("got %+v, want the zero Result", r)
 	}
-	if spi.StatusOf(r.Swallowed) != spi.StatusServiceError {
-		t.Fatalf("Swallowed = %v, want the SERVICE_ERROR the provider answered", r.Swallowed)
+	if spi.StatusOf(r.Swallowed) != spi.StatusServerError {
+		t.Fatalf("Swallowed = %v, want the SERVER_ERROR the provider answered", r.Swallowed)
 	}
 	out := logs.String()
 	for _, want := range []string{"disk full", "10.0.0.1:20880", "Echo", "demo.Echo"} {
@@ -54,7 +54,7 @@ func (pickFirst) Select(l []spi.Invoker, _ *spi.Invocation) spi.Invoker { return
 func TestUseLogger(t *testing.T) {
 	ref := spi.MustParse("consumer://10.0.0.9/demo.Echo")
 	p := spitest.NewStubInvoker(spi.MustParse("airnode://10.0.0.1:20880/demo.Echo"), func(context.Context, *spi.Invocation) spi.Result {
-		return spi.Result{Err: spi.Errorf(spi.StatusServiceError, "disk full")}
+		return spi.Result{Err: spi.Errorf(spi.StatusServerError, "disk full")}
 	})
 	call := func(c spi.Cluster) {
 		c.Invoke(context.Background(), &spi.Invocation{Service: "demo.Echo", Method: "Echo"}, spitest.NewStubDirectory(ref, "memory://", p), pickFirst{})

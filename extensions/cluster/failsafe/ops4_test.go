@@ -10,11 +10,18 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
-	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
+
+// unwell is a demo.Echo whose Fail answers SERVER_ERROR (the node says it
+// is unwell: a framework failure failsafe swallows, not a business error).
+type unwell struct{}
+
+func (unwell) Fail(ctx context.Context, msg string) error {
+	return spi.Errorf(spi.StatusServerError, "%s", msg)
+}
 
 // tester33 F1: a provider whose method fails, called through a
 // cluster=failsafe reference by 8 callers for 1 s (thousands of swallowed
@@ -28,7 +35,7 @@ func TestOps4SwallowedFailuresAreRateBounded(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	pn := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(quiet), kernel.WithShutdownWait(0))
 	defer pn.Close()
-	e, err := pn.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
+	e, err := pn.Export(ctx, unwell{}, spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +87,7 @@ func TestOps4SwallowedFailuresAreRateBounded(t *testing.T) {
 		t.Fatalf("%d failsafe lines, last in_burst %d, for %d swallowed calls; want at most 13 (first, doublings to 1,024, one per 10 s)", len(lines), last, n)
 	}
 	for _, l := range lines {
-		for _, want := range []string{"level=WARN", "service=demo.Echo", "method=Fail", "provider=" + e.URL().Address(), "status=SERVICE_ERROR", "database connection lost"} {
+		for _, want := range []string{"level=WARN", "service=demo.Echo", "method=Fail", "provider=" + e.URL().Address(), "status=SERVER_ERROR", "database connection lost"} {
 			if !strings.Contains(l, want) {
 				t.Errorf("line %q lacks %q", l, want)
 			}

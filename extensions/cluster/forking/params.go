@@ -22,14 +22,11 @@ type forks struct {
 // parseForks resolves forks for method ("" for the service level) from
 // reference URL u.
 func parseForks(u spi.URL, method string) (forks, error) {
-	n, err := u.MethodInt(method, KeyForks, DefaultForks)
+	n, err := u.MethodIntIn(method, KeyForks, DefaultForks, 1, MaxForks, "")
 	if err != nil {
 		return forks{}, err
 	}
-	v, src, own := u.MethodParam(method, KeyForks)
-	if n < 1 || n > MaxForks {
-		return forks{}, &spi.ParamError{Key: src, Value: v, Want: "an integer from 1 to 100"}
-	}
+	_, _, own := u.MethodParam(method, KeyForks)
 	return forks{n: int(n), own: own}, nil
 }
 

@@ -11,7 +11,11 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/airnode/airnode/extensions/codec/internal/generic"
+	"github.com/airnode/airnode/spi"
 )
 
 // When msgpack fails inside a value (a struct field, an element) its error
@@ -56,7 +60,9 @@ type PathError struct {
 	// Err is the decoder's error.
 	Err error
 
-	rng *RangeError // the integer out of range at Path, if that is why
+	rng *RangeError  // the integer out of range at Path, if that is why
+	at  string       // Path without the root's name and its dot ("items[0].qty")
+	t   reflect.Type // the type at Path
 }
 
 // Inner returns `<path>: cannot decode into <type>: got <kind> (<value>)`
@@ -81,6 +87,35 @@ func (e *PathError) Got() string { return e.Outer + " with " + e.Inner() }
 
 // Unwrap returns the decoder's error.
 func (e *PathError) Unwrap() error { return e.Err }
+
+// Mismatch returns where, what the type there wants and what was sent
+// (spi.Mismatched): {Path: "items[0].qty", Want: "an integer", Kind: "a
+// string", Value: `"3"`}.
+func (e *PathError) Mismatch() spi.Mismatch {
+	return mismatchOf(e.at, e.t, e.Kind, e.Value, e.Why, e.rng)
+}
+
+// mismatchOf returns the spi.Mismatch for a value of kind and value at
+// path (inside the value decoded, "" for itself) that t refuses, for why
+// (explain's reason, "" when the kind is the mismatch) or, when rng is
+// not nil, for its range: a reason that says what is wanted ("want
+// base64 (...)") or a range ("an integer in 0..255") is the Want, any
+// other stays the Why; else Want is gotype.Want's.
+func mismatchOf(path string, t reflect.Type, kind, value, why string, rng *RangeError) spi.Mismatch {
+	m := spi.Mismatch{Path: path, Want: gotype.Want(t), Kind: kind, Value: value, Why: why}
+	switch w, ok := strings.CutPrefix(why, "want "); {
+	case rng != nil:
+		m.Want, m.Why = "an integer in "+rng.Min+".."+rng.Max, ""
+		if rng.Float {
+			m.Want = "a number in " + rng.Min + ".." + rng.Max
+		}
+	case ok && strings.HasPrefix(w, "a map (an object) with"): // the struct's own words
+		m.Why = ""
+	case ok:
+		m.Want, m.Why = w, ""
+	}
+	return m
+}
 
 // got renders a value and the reason it does not fit.
 func got(kind, value, why string) string {
@@ -124,18 +159,19 @@ func (d *Decoder) explain(target any, err error) error {
 	}
 	root := rootName(t.Elem())
 	if f := find(x, t.Elem(), root, 0); f != nil {
-		kind, value := describe(f.x)
+		kind, value := generic.Describe(f.x)
 		if f.path == root { // the value itself
-			return &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Value: value, Why: f.why, Err: err}
+			return &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Value: value, Why: f.why, Err: err, t: f.t}
 		}
-		outer, _ := describe(x)
+		outer, _ := generic.Describe(x)
 		return &PathError{Target: fmt.Sprintf("%T", target), Outer: outer, Path: f.path, Type: gotype.String(f.t),
-			Kind: kind, Value: value, Why: f.why, Err: err, rng: f.rng}
+			Kind: kind, Value: value, Why: f.why, Err: err, rng: f.rng,
+			at: strings.TrimPrefix(f.path[len(root):], "."), t: f.t}
 	}
 	if panicked {
-		kind, value := describe(x)
+		kind, value := generic.Describe(x)
 		return &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Value: value,
-			Why: "which msgpack cannot decode into " + gotype.String(t.Elem()), Err: err}
+			Why: "which msgpack cannot decode into " + gotype.String(t.Elem()), Err: err, t: t.Elem()}
 	}
 	return fmt.Errorf("msgpack: decode into %T: %w", target, err)
 }
@@ -374,34 +410,6 @@ func intFits(x any, t reflect.Type) *RangeError {
 
 // decodeBase64 decodes s as readBase64 does.
 func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
-
-// describe returns the kind and preview of a generic value, as TypeError
-// gives them.
-func describe(x any) (kind, value string) {
-	switch x.(type) {
-	case nil:
-		return "nil", ""
-	case bool:
-		kind = "a bool"
-	case int64, uint64:
-		kind = "an integer"
-	case float64, float32:
-		kind = "a float"
-	case string:
-		kind = "a string"
-	case []byte:
-		kind = "binary"
-	case []any:
-		kind = "an array"
-	case map[string]any:
-		kind = "a map"
-	case time.Time:
-		kind = "a timestamp"
-	default:
-		kind = "an ext"
-	}
-	return kind, preview(x)
-}
 
 // protoMessage reports whether t is a protobuf message struct (*t has
 // ProtoReflect, protoimpl's method), which msgpack cannot fill through

@@ -67,6 +67,17 @@ func (e *RangeError) Got() string {
 	return a + " (" + e.Value + "), out of range " + e.Min + ".." + e.Max
 }
 
+// Mismatch returns the range wanted and the number sent
+// (spi.Mismatched): {Want: "an integer in -128..127", Kind: "an integer",
+// Value: "300"}.
+func (e *RangeError) Mismatch() spi.Mismatch {
+	m := spi.Mismatch{Want: "an integer in " + e.Min + ".." + e.Max, Kind: "an integer", Value: e.Value}
+	if e.Float {
+		m.Want, m.Kind = "a number in "+e.Min+".."+e.Max, "a float"
+	}
+	return m
+}
+
 func (e *RangeError) kind() string {
 	if e.Float {
 		return "float"

@@ -8,6 +8,8 @@ import (
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/airnode/airnode/extensions/codec/internal/generic"
 )
 
 // A generic caller (`airnode call`, Dubbo's generic invocation; a gateway;
@@ -170,7 +172,7 @@ type formError struct {
 }
 
 func (e *formError) Error() string {
-	return "got a string (" + preview(e.value) + "), want " + e.want + ": " + e.err.Error()
+	return "got a string (" + generic.Preview(e.value) + "), want " + e.want + ": " + e.err.Error()
 }
 
 func (e *formError) Unwrap() error { return e.err }
@@ -263,5 +265,5 @@ type keyError struct {
 }
 
 func (e *keyError) Error() string {
-	return "key " + preview(e.key) + " is not a decimal " + e.t.String()
+	return "key " + generic.Preview(e.key) + " is not a decimal " + e.t.String()
 }

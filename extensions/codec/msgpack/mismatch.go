@@ -3,16 +3,14 @@ package msgpack
 import (
 	"bytes"
 	"encoding"
-	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	vm "github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
+	"github.com/airnode/airnode/extensions/codec/internal/generic"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -45,7 +43,13 @@ type TypeError struct {
 	Why string
 	// Err is msgpack's error.
 	Err error
+
+	t reflect.Type // the type decoded into, without Target's first pointer
 }
+
+// Mismatch returns what the type wants and what was sent
+// (spi.Mismatched): {Want: "an integer", Kind: "a string", Value: `"x"`}.
+func (e *TypeError) Mismatch() spi.Mismatch { return mismatchOf("", e.t, e.Kind, e.Value, e.Why, nil) }
 
 // Got returns the value as "<kind> (<value>)", or the kind alone when the
 // value could not be read, then ", <why>" when there is a reason: "an
@@ -60,10 +64,12 @@ func (e *TypeError) Error() string {
 // Unwrap returns msgpack's error.
 func (e *TypeError) Unwrap() error { return e.Err }
 
-var _ spi.TypeMismatch = (*TypeError)(nil)
-
-// previewLen bounds TypeError.Value, in bytes before the ellipsis.
-const previewLen = 40
+var (
+	_ spi.TypeMismatch = (*TypeError)(nil)
+	_ spi.Mismatched   = (*TypeError)(nil)
+	_ spi.Mismatched   = (*PathError)(nil)
+	_ spi.Mismatched   = (*RangeError)(nil)
+)
 
 // typeError returns Decode's error for err, msgpack's failure to decode
 // value number d.n of the body into target: a *TypeError or *PathError
@@ -112,9 +118,9 @@ func (d *Decoder) mismatch(target any, err error) *TypeError {
 		return nil
 	}
 	d.depth = 0
-	te := &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Err: err}
+	te := &TypeError{Target: fmt.Sprintf("%T", target), Kind: kind, Err: err, t: t.Elem()}
 	if v, verr := d.decodeAny(); verr == nil {
-		te.Value = preview(v)
+		te.Value = generic.Preview(v)
 		if _, ok := v.(time.Time); ok {
 			te.Kind = "a timestamp"
 		}
@@ -198,49 +204,6 @@ func accepts(t reflect.Type, c byte) bool {
 		return k == "a map" || k == "an array"
 	}
 	return true
-}
-
-// preview renders a generic value in a few words: numbers and bools as Go
-// prints them, strings quoted, binary by its length, maps and arrays as
-// JSON; cut at previewLen bytes with an ellipsis.
-func preview(v any) string {
-	var s string
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		if len(v) > previewLen {
-			return strconv.Quote(cut(v)) + "…"
-		}
-		return strconv.Quote(v)
-	case []byte:
-		return strconv.Itoa(len(v)) + " " + plural(len(v), "byte")
-	case time.Time:
-		return v.UTC().Format(time.RFC3339Nano)
-	case map[string]any, []any:
-		b, err := json.Marshal(v)
-		if err != nil {
-			s = fmt.Sprint(v)
-		} else {
-			s = string(b)
-		}
-	default:
-		s = fmt.Sprint(v)
-	}
-	if len(s) > previewLen {
-		return cut(s) + "…"
-	}
-	return s
-}
-
-// cut returns s's first previewLen bytes (s is longer), shortened to end
-// before a rune that would be cut.
-func cut(s string) string {
-	i := previewLen
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }
 
 // plural returns word, with an "s" unless n is 1.

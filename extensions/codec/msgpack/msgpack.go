@@ -335,7 +335,8 @@ var _ spi.StrictDecoder = (*Decoder)(nil)
 // names no struct field of the target, even ignoring case (msgpack's and
 // encoding/json's option of that name); the provider calls it before
 // decoding a call's arguments. From a stream, keys match case-sensitively
-// and the error is msgpack's. From a body in memory the error is a
+// and the error is msgpack's. From a body in memory Dubbo's "class" type
+// hint with a string value is dropped (generic.CheckFields), and the error is a
 // *generic.FieldError (spi.TypeMismatch) naming the key, the struct, its
 // fields and the nearest one: `unknown field "z" in Point (fields: X, Y);
 // did you mean "Y"?`.

@@ -108,6 +108,9 @@ func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
 	}
 	dest, _ := u.Param(Key)
 	f := &Filter{b: b, side: side, args: args, dest: dest, atts: atts}
+	if b.Logger != nil {
+		f.own = b.Logger.With("component", Name) // once, here, not per call's line
+	}
 	if u.Host() != "" { // a reference through a registry names no provider
 		f.addr = u.Address()
 	}
@@ -331,6 +334,7 @@ type Filter struct {
 	addr string       // the URL's address, logged on the consumer when the Result names none
 	atts []string     // accesslog.attachments
 	node *slog.Logger // the node's logger (UseLogger); nil outside a node
+	own  *slog.Logger // the Builder's Logger with component=accesslog, built once at Build; nil without one
 }
 
 // UseLogger makes the filter log to l, its node's logger, unless its
@@ -344,11 +348,12 @@ func (f *Filter) UseLogger(l *slog.Logger) {
 }
 
 // logger returns where the filter's lines go, the file's aside: the
-// Builder's Logger, else the node's, else stderr in text.
+// Builder's Logger, else the node's, else stderr in text; each with
+// component=accesslog.
 func (f *Filter) logger() *slog.Logger {
 	switch {
-	case f.b.Logger != nil:
-		return f.b.Logger
+	case f.own != nil:
+		return f.own
 	case f.node != nil:
 		return f.node
 	}
@@ -397,6 +402,9 @@ func (f *Filter) write(ctx context.Context, inv *spi.Invocation, res spi.Result,
 	attrs = append(attrs, slog.String("side", string(f.side)))
 	if f.side == spi.Provider {
 		attrs = append(attrs, slog.String("consumer", inv.Attachment(spi.AttachmentRemote)))
+		if inv.ConsumerApplication != "" {
+			attrs = append(attrs, slog.String("consumer_application", inv.ConsumerApplication))
+		}
 		if cert := spi.PeerCertificate(ctx); cert != nil {
 			attrs = append(attrs, slog.String("client_cert", tlsconf.Identity(cert)))
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/extensions/filter/internal/limitkey"
@@ -61,6 +62,19 @@ type limit struct {
 	max   int
 	slots chan struct{}
 	wait  time.Duration
+	// waiting counts the calls waiting for a slot; while it is above 0
+	// every freed slot adds one to freed, so that a call that gave up can
+	// say how many calls finished during its wait (the counts cost
+	// nothing while no call waits).
+	waiting, freed atomic.Int64
+}
+
+// release frees the slot of a call that finished.
+func (l *limit) release() {
+	<-l.slots
+	if l.waiting.Load() > 0 {
+		l.freed.Add(1)
+	}
 }
 
 func (f *Filter) limitFor(method string) (*limit, error) {
@@ -103,43 +117,62 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	select {
 	case l.slots <- struct{}{}:
 	default:
-		if err := l.acquire(ctx); err != nil {
-			return spi.Result{Err: f.refusal(inv, l, err)}
+		if finished, err := l.acquire(ctx); err != nil {
+			return spi.Result{Err: f.refusal(inv, l, err, finished)}
 		}
 	}
-	defer func() { <-l.slots }()
+	defer l.release()
 	return next.Invoke(ctx, inv)
 }
 
 // errWaited reports a wait that reached the method's timeout.
 var errWaited = errors.New("activelimit: waited the whole timeout")
 
-// acquire waits for a slot up to l.wait or ctx's end.
-func (l *limit) acquire(ctx context.Context) error {
+// acquire waits for a slot up to l.wait or ctx's end. When it gives up it
+// returns the error and the number of calls that finished meanwhile
+// (their slots went to other waiters).
+func (l *limit) acquire(ctx context.Context) (finished int64, err error) {
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	start := l.freed.Load()
 	t := time.NewTimer(l.wait)
 	defer t.Stop()
 	select {
 	case l.slots <- struct{}{}:
-		return nil
+		return 0, nil
 	case <-t.C:
-		return errWaited
+		err = errWaited
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	return l.freed.Load() - start, err
 }
 
-func (f *Filter) refusal(inv *spi.Invocation, l *limit, err error) *spi.Error {
+// refusal is the error of a call that waited for a slot and gave up with
+// err, while finished calls freed their slots to other waiters:
+// "activelimit: t.Act.Work: no slot of actives=1 came free for this call
+// within its timeout of 150ms (1 call in flight; 3 finished meanwhile and
+// went to other waiters)".
+func (f *Filter) refusal(inv *spi.Invocation, l *limit, err error, finished int64) *spi.Error {
 	if errors.Is(err, context.Canceled) {
 		return spi.Errorf(spi.StatusClientError, "activelimit: %s.%s: cancelled while waiting for one of %d call slots (actives=%d): %w",
 			inv.Service, inv.Method, l.max, l.max, err)
 	}
 	counters.Access.ActivesTimeouts.Inc()
+	within := fmt.Sprintf("within its timeout of %v", l.wait)
 	if err != errWaited {
-		return spi.Errorf(spi.StatusClientTimeout, "activelimit: %s.%s: %d calls in flight (actives=%d) and none finished before the caller's deadline",
-			inv.Service, inv.Method, l.max, l.max)
+		within = "before the caller's deadline"
 	}
-	return spi.Errorf(spi.StatusClientTimeout, "activelimit: %s.%s: %d calls in flight (actives=%d) and none finished within the timeout of %v",
-		inv.Service, inv.Method, l.max, l.max, l.wait)
+	inFlight := fmt.Sprintf("%d calls in flight", len(l.slots))
+	if len(l.slots) == 1 {
+		inFlight = "1 call in flight"
+	}
+	meanwhile := "none finished meanwhile"
+	if finished > 0 {
+		meanwhile = fmt.Sprintf("%d finished meanwhile and went to other waiters", finished)
+	}
+	return spi.Errorf(spi.StatusClientTimeout, "activelimit: %s.%s: no slot of actives=%d came free for this call %s (%s; %s)",
+		inv.Service, inv.Method, l.max, within, inFlight, meanwhile)
 }
 
 var (

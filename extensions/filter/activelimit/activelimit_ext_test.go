@@ -99,3 +99,59 @@ func TestNoLimitPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// tester82 #8: a call that gave up waiting says what happened: calls did
+// finish during its wait, and their slots went to other waiters ("1
+// calls in flight ... and none finished" said otherwise, ungrammatically).
+func TestRefusalSaysSlotsWentToOtherWaiters(t *testing.T) {
+	f, err := activelimit.Builder{}.Build(spi.MustParse("airnode://h:1/s?actives=1&timeout=1s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), func(ctx context.Context, inv *spi.Invocation) spi.Result {
+		entered <- struct{}{}
+		<-hold
+		return spi.Result{Value: 1}
+	})
+	inv := &spi.Invocation{Service: "t.Act", Method: "Work"}
+	first := make(chan spi.Result, 1)
+	go func() { first <- f.Invoke(context.Background(), next, inv) }()
+	<-entered
+	// Two waiters; the first call ends while both wait: one takes its
+	// slot (and holds it), the other gives up at 1 s.
+	waiters := make(chan spi.Result, 2)
+	for range 2 {
+		go func() { waiters <- f.Invoke(context.Background(), next, inv) }()
+	}
+	time.Sleep(200 * time.Millisecond) // both are waiting
+	hold <- struct{}{}
+	<-first
+	<-entered
+	res := <-waiters
+	close(hold)
+	<-waiters
+	want := "activelimit: t.Act.Work: no slot of actives=1 came free for this call within its timeout of 1s (1 call in flight; 1 finished meanwhile and went to other waiters)"
+	if !errors.Is(res.Err, spi.ErrClientTimeout) || !strings.Contains(res.Err.Error(), want) {
+		t.Fatalf("gave up with %v; want CLIENT_TIMEOUT %q", res.Err, want)
+	}
+	// No call finished during the wait: it says so.
+	hold2 := make(chan struct{})
+	next2 := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), func(ctx context.Context, inv *spi.Invocation) spi.Result {
+		entered <- struct{}{}
+		<-hold2
+		return spi.Result{Value: 1}
+	})
+	f, _ = activelimit.Builder{}.Build(spi.MustParse("airnode://h:1/s?actives=2&timeout=100ms"))
+	for range 2 {
+		go f.Invoke(context.Background(), next2, inv)
+		<-entered
+	}
+	res = f.Invoke(context.Background(), next2, inv)
+	close(hold2)
+	want = "no slot of actives=2 came free for this call within its timeout of 100ms (2 calls in flight; none finished meanwhile)"
+	if !strings.Contains(res.Err.Error(), want) {
+		t.Fatalf("gave up with %v; want %q", res.Err, want)
+	}
+}

@@ -89,7 +89,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if l.active.Add(1) > l.max {
 		l.active.Add(-1)
 		counters.Access.ExecutesRejections.Inc()
-		refusals.Refused(f.log, f.url.Address(), Key, l.max, inv.Service, inv.Method, l.refused.Add(1))
+		refusals.Refused(f.log, f.url.Address(), Key, l.max, inv, l.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
 			"executelimit: %s.%s already runs %s (executes=%d); call refused", inv.Service, inv.Method, refusallog.Calls(l.max), l.max)}
 	}

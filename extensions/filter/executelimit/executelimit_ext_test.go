@@ -2,7 +2,10 @@ package executelimit_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -94,4 +97,52 @@ func TestLimitPerMethod(t *testing.T) {
 	if res := f.Invoke(context.Background(), spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), nil), &spi.Invocation{Service: "s", Method: "One"}); res.Err != nil {
 		t.Errorf("after release: %v", res.Err)
 	}
+}
+
+// A refusal's record names the consumer whose call was refused (and its
+// application when the provider knows it), as well as the provider.
+func TestRefusalRecordNamesConsumer(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	f, err := executelimit.Builder{}.Build(spi.MustParse("airnode://127.0.0.1:1/s?executes=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.(spi.LoggerUser).UseLogger(slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, nil)))
+	release, running := make(chan struct{}), make(chan struct{})
+	next := spitest.NewStubInvoker(spi.MustParse("airnode://h:1/s"), func(ctx context.Context, inv *spi.Invocation) spi.Result {
+		close(running)
+		<-release
+		return spi.Result{}
+	})
+	done := make(chan struct{})
+	go func() { f.Invoke(context.Background(), next, &spi.Invocation{Service: "s", Method: "M"}); close(done) }()
+	<-running
+	inv := &spi.Invocation{Service: "s", Method: "M", ConsumerApplication: "billing"}
+	inv.SetAttachment(spi.AttachmentRemote, "127.0.0.1:40000")
+	if res := f.Invoke(context.Background(), next, inv); spi.StatusOf(res.Err) != spi.StatusServerThreadpoolExhausted {
+		t.Fatalf("second call: %v, want SERVER_THREADPOOL_EXHAUSTED", res.Err)
+	}
+	close(release)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
+		t.Fatalf("refusal record %q: %v", buf.String(), err)
+	}
+	if rec["consumer"] != "127.0.0.1:40000" || rec["consumer_application"] != "billing" || rec["provider"] != "127.0.0.1:1" || rec["component"] != "executelimit" {
+		t.Errorf("refusal record %v; want consumer=127.0.0.1:40000 consumer_application=billing provider=127.0.0.1:1 component=executelimit", rec)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -169,6 +169,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, ejected); 0, not absent, when none (AddReferences)
 //	airnode_build_info{version,revision,go_version}           gauge: 1, once SetBuildInfo was called
 //	airnode_registry_connected{registry}                      gauge: 1 while the ZooKeeper registry has a session, else 0 (registryConnectedCollector)
+//	airnode_consumer_retries_total{service,outcome}           counter: failover retries, outcome made or budget_refused; no sample before a reference's first retry (retriesCollector)
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -181,7 +182,7 @@ func NewRegistry(opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
-	r.prom.MustRegister(callCollector{r}, providerCollector{r}, registryConnectedCollector{}, r.failures,
+	r.prom.MustRegister(callCollector{r}, providerCollector{r}, registryConnectedCollector{}, retriesCollector{}, r.failures,
 		collectors.NewGoCollector(), newProcessCollector())
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
@@ -647,4 +648,25 @@ func (registryConnectedCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range counters.RegistryConnections.States() {
 		ch <- prometheus.MustNewConstMetric(registryConnectedDesc, prometheus.GaugeValue, boolValue(s.Connected), s.Name)
 	}
+}
+
+// retriesDesc is airnode_consumer_retries_total.
+var retriesDesc = prometheus.NewDesc("airnode_consumer_retries_total",
+	"Retries of the failover cluster (the default), by the reference's service key and outcome: made (a retry sent to a provider, the attempts after a call's first), budget_refused (a retry the reference's retry budget, URL key retry.tokens, did not allow: the call failed with its last attempt's status, one per such call). Process-wide, from a service key's first retry on.",
+	[]string{"service", "outcome"}, nil)
+
+// retriesCollector exports counters.Retry as
+// airnode_consumer_retries_total, read when scraped.
+type retriesCollector struct{}
+
+// Describe sends retriesDesc.
+func (retriesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- retriesDesc }
+
+// Collect sends two samples, made and budget_refused, per service key
+// that has retried.
+func (retriesCollector) Collect(ch chan<- prometheus.Metric) {
+	counters.Retry.Each(func(service string, r *counters.Retries) {
+		ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(r.Made.Load()), service, "made")
+		ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(r.BudgetRefused.Load()), service, "budget_refused")
+	})
 }

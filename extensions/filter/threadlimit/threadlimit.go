@@ -50,10 +50,12 @@ func (*Builder) Activation() spi.Activation {
 // exports on that address. Errors: "threads" not an integer from 1 to
 // MaxThreads, or different from the value already in force there.
 func (b *Builder) Build(u spi.URL) (spi.Filter, error) {
-	v, _ := u.Param(Key)
-	n, err := u.Int(Key, 0)
-	if err != nil || n < 1 || n > MaxThreads {
-		return nil, fmt.Errorf("threadlimit: %w", &spi.ParamError{Key: Key, Value: v, Want: fmt.Sprintf("an integer from 1 to %d", MaxThreads)})
+	n, err := u.MethodIntIn("", Key, 0, 1, MaxThreads, "")
+	if err == nil && n == 0 { // absent: the filter is activated by the key, so Build sees it
+		err = &spi.ParamError{Key: Key, Value: "", Want: spi.IntRangeWant(1, MaxThreads, "")}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("threadlimit: %w", err)
 	}
 	addr := u.Address()
 	b.mu.Lock()
@@ -91,7 +93,7 @@ func (f *Filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocati
 	if f.lim.active.Add(1) > f.lim.max {
 		f.lim.active.Add(-1)
 		counters.Access.ThreadsRejections.Inc()
-		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv.Service, inv.Method, f.lim.refused.Add(1))
+		refusals.Refused(f.log, f.addr, Key, f.lim.max, inv, f.lim.refused.Add(1))
 		return spi.Result{Err: spi.Errorf(spi.StatusServerThreadpoolExhausted,
 			"threadlimit: provider %s already runs %s (threads=%d); %s.%s refused", f.addr, refusallog.Calls(f.lim.max), f.lim.max, inv.Service, inv.Method)}
 	}

@@ -46,13 +46,11 @@ func (c *config) missesAll(args []any) bool {
 
 func parseConfig(u spi.URL, method string) (*config, error) {
 	c := &config{nodes: DefaultNodes, args: []int{0}}
-	if v, src, ok := u.MethodParam(method, KeyNodes); ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > MaxNodes {
-			return nil, &spi.ParamError{Key: src, Value: v, Want: "an integer from 1 to 65536"}
-		}
-		c.nodes = n
+	n, err := u.MethodIntIn(method, KeyNodes, DefaultNodes, 1, MaxNodes, "")
+	if err != nil {
+		return nil, err
 	}
+	c.nodes = int(n)
 	if v, src, ok := u.MethodParam(method, KeyArguments); ok {
 		c.args, c.src, c.value = c.args[:0], src, v
 		for _, f := range strings.Split(v, ",") {

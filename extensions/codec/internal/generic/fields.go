@@ -174,12 +174,21 @@ func (n Names) Field(t reflect.Type, key string) (name string, ft reflect.Type, 
 // one ignoring case (strings.EqualFold, encoding/json's rule) is renamed to
 // it in place, and any other key is a *FieldError, as is a second key for
 // one field — or, with drop, is deleted in place, as encoding/json ignores
-// it. Types opaque(t) says decode themselves are not looked into. It
-// reports whether it changed x.
+// it. A "class" key whose value is a string, in a map meeting a struct
+// with no field it matches, is deleted in place either way: it is the type
+// hint Dubbo's PojoUtils writes in every object map of a generic call
+// ({"class":"com.foo.Order","id":7}) and reads as a hint, not a field
+// (ClassKey). Types opaque(t) says decode themselves are not looked into.
+// It reports whether it changed x.
 func (n Names) CheckFields(x any, t reflect.Type, opaque func(reflect.Type) bool, drop bool) (changed bool, err *FieldError) {
 	c := checker{n: n, opaque: opaque, drop: drop}
 	return c.check(x, t, "", 0)
 }
+
+// ClassKey is the key of Dubbo's type hint in a generic object map
+// ("class": the Java class name), which CheckFields drops when its value
+// is a string and the struct has no field the key matches.
+const ClassKey = "class"
 
 type checker struct {
 	n      Names
@@ -252,7 +261,6 @@ func (c checker) checkStruct(m map[string]any, t reflect.Type, path string, dept
 	renames := map[string]string{} // field name -> the key sent for it
 	var drops []string
 	for _, k := range slices.Sorted(maps.Keys(m)) { // the first unknown key by name, whatever the map's order
-
 		if _, ok := sf.types[k]; ok {
 			continue
 		}
@@ -262,6 +270,10 @@ func (c checker) checkStruct(m map[string]any, t reflect.Type, path string, dept
 				to = name
 				break
 			}
+		}
+		if _, hint := m[k].(string); hint && to == "" && k == ClassKey {
+			drops = append(drops, k) // Dubbo's type hint, not a field
+			continue
 		}
 		other, both := renames[to]
 		if _, exact := m[to]; exact {

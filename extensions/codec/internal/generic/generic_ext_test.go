@@ -113,3 +113,44 @@ func TestFixInterfaces(t *testing.T) {
 		t.Fatal("MayHoldInterface: Point holds no interface, T does")
 	}
 }
+
+// tester82 #4: Dubbo's "class" type hint (a string) is dropped in a
+// struct with no field it matches, at any depth, strict or not; a struct
+// with such a field keeps it, and a "class" that is no string is still an
+// unknown field.
+func TestCheckFieldsDropsDubboClassHint(t *testing.T) {
+	type Item struct{ SKU string }
+	type Order struct {
+		ID    int
+		Items []Item
+	}
+	type Classy struct {
+		Class string `json:"class"`
+	}
+	type Upper struct{ Class string }
+	names := generic.Names{"json"}
+	never := func(reflect.Type) bool { return false }
+	for _, drop := range []bool{false, true} {
+		x := map[string]any{"class": "com.foo.Order", "ID": 7, "Items": []any{map[string]any{"class": "com.foo.Item", "SKU": "A-1"}}}
+		changed, err := names.CheckFields(x, reflect.TypeFor[Order](), never, drop)
+		if err != nil || !changed {
+			t.Fatalf("drop=%v: changed %v, %v; want the class hints dropped", drop, changed, err)
+		}
+		if _, ok := x["class"]; ok || len(x) != 2 {
+			t.Fatalf("drop=%v: %v; want class gone", drop, x)
+		}
+		if item := x["Items"].([]any)[0].(map[string]any); len(item) != 1 || item["SKU"] != "A-1" {
+			t.Fatalf("drop=%v: item %v; want class gone", drop, item)
+		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[Classy](), reflect.TypeFor[Upper]()} {
+		x := map[string]any{"class": "gold"}
+		if _, err := names.CheckFields(x, typ, never, false); err != nil || len(x) != 1 || (x["class"] != "gold" && x["Class"] != "gold") {
+			t.Fatalf("%v: %v, %v; want the class field kept", typ, x, err)
+		}
+	}
+	x := map[string]any{"class": 3, "ID": 7}
+	if _, err := names.CheckFields(x, reflect.TypeFor[Order](), never, false); err == nil || err.Field != "class" {
+		t.Fatalf("a numeric class: %v; want unknown field \"class\"", err)
+	}
+}

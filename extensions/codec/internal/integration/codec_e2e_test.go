@@ -140,8 +140,8 @@ func TestStructArgumentFieldsEndToEnd(t *testing.T) {
 				arg  map[string]any
 				want string
 			}{
-				{map[string]any{"X": 3, "Z": 4}, `acme.Calc.Norm argument 0: cannot decode into integration.Point: got a map with unknown field "Z" in Point (fields: X, Y)`},
-				{map[string]any{"Xx": 3, "Y": 4}, `acme.Calc.Norm argument 0: cannot decode into integration.Point: got a map with unknown field "Xx" in Point (fields: X, Y); did you mean "X"?`},
+				{map[string]any{"X": 3, "Z": 4}, `acme.Calc.Norm argument 0 (integration.Point): got a map with unknown field "Z" in Point (fields: X, Y)`},
+				{map[string]any{"Xx": 3, "Y": 4}, `acme.Calc.Norm argument 0 (integration.Point): got a map with unknown field "Xx" in Point (fields: X, Y); did you mean "X"?`},
 			}
 			for _, c := range cases {
 				_, err := r.Invoke(spi.WithAttachments(ctxT(t), spi.AttachmentGeneric, spi.GenericTrue), "Norm", c.arg)

@@ -36,10 +36,10 @@ func TestWordsJSONNamesParameterTypes(t *testing.T) {
 		arg    any
 		want   string
 	}{
-		{"Greet", "bob", "words.Greeter.Greet argument 0: cannot decode into *wrapperspb.StringValue: " +
-			"json: decode into wrapperspb.StringValue: json: cannot unmarshal string into Go value of type wrapperspb.StringValue"},
-		{"Echo", map[string]any{"a": 1}, "words.Greeter.Echo argument 0: cannot decode into []byte: " +
-			"json: decode into []byte: json: cannot unmarshal object into Go value of type []byte"},
+		{"Greet", "bob", "words.Greeter.Greet argument 0 (*wrapperspb.StringValue): " +
+			`want an object with wrapperspb.StringValue's fields, got a string ("bob")`},
+		{"Echo", map[string]any{"a": 1}, "words.Greeter.Echo argument 0 ([]byte): " +
+			`want base64 bytes, got a map ({"a":1})`},
 	}
 	for _, c := range cases {
 		_, err := r.Invoke(ctxT(t), c.method, c.arg)

@@ -157,7 +157,9 @@ type Decoder struct {
 // value (v a *any, or an any inside v) are int64, uint64 or float64 as the
 // package doc says; one beyond float64's range is an error. Object keys
 // match struct fields ignoring case (encoding/json); after
-// DisallowUnknownFields a key naming no field is an error. An error names
+// DisallowUnknownFields a key naming no field is an error, except Dubbo's
+// "class" type hint with a string value, which is dropped
+// (generic.CheckFields). An error names
 // the type at the end of v's pointers as a Go programmer writes it
 // (internal/gotype.Target), and so does the text it wraps: "json: decode
 // into wrapperspb.StringValue: json: cannot unmarshal string into Go value
@@ -170,12 +172,36 @@ func (d *Decoder) Decode(v any) error {
 	}
 	before := d.d.InputOffset()
 	if err := d.d.Decode(v); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			if fe := d.fieldError(v, before); fe != nil {
-				err = fe
+		var ute *json.UnmarshalTypeError
+		switch {
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			fe, refit := d.fieldError(v, before)
+			switch {
+			case fe != nil:
+				return &decodeError{v, fe}
+			case refit == nil:
+				return &decodeError{v, err}
 			}
+			// Only Dubbo's "class" type hints named no field: decode the
+			// value without them, as strictly.
+			b, merr := json.Marshal(refit)
+			if merr != nil {
+				return &decodeError{v, err}
+			}
+			again := json.NewDecoder(bytes.NewReader(b))
+			again.UseNumber()
+			again.DisallowUnknownFields()
+			if err := again.Decode(v); err != nil {
+				return &decodeError{v, err}
+			}
+		case errors.As(err, &ute):
+			if me := d.mismatchError(v, before, err); me != nil {
+				return me
+			}
+			return &decodeError{v, err}
+		default:
+			return &decodeError{v, err}
 		}
-		return &decodeError{v, err}
 	}
 	if err := exactNumbers(v); err != nil {
 		return &decodeError{v, err}
@@ -213,24 +239,30 @@ func (d *Decoder) DisallowUnknownFields() { d.d.DisallowUnknownFields() }
 // fieldError reads again the value that encoding/json refused for an
 // unknown field (it reads a whole value before decoding it, so the value
 // lies between before and the input offset now) and returns the key, the
-// struct and its fields; nil when the body is not in memory.
-func (d *Decoder) fieldError(v any, before int64) *generic.FieldError {
+// struct and its fields; nil when the body is not in memory. When the
+// only keys naming no field were Dubbo's "class" type hints
+// (generic.CheckFields drops them), fe is nil and refit is the value
+// without them, to decode again.
+func (d *Decoder) fieldError(v any, before int64) (fe *generic.FieldError, refit any) {
 	t := reflect.TypeOf(v)
 	if d.body == nil || t == nil || t.Kind() != reflect.Pointer {
-		return nil
+		return nil, nil
 	}
 	raw := make([]byte, d.d.InputOffset()-before)
 	if _, err := d.body.ReadAt(raw, d.start+before); err != nil {
-		return nil
+		return nil, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var x any
 	if dec.Decode(&x) != nil {
-		return nil
+		return nil, nil
 	}
-	_, fe := jsonNames.CheckFields(x, t.Elem(), opaque, false)
-	return fe
+	changed, fe := jsonNames.CheckFields(x, t.Elem(), opaque, false)
+	if fe != nil || !changed {
+		return fe, nil
+	}
+	return nil, x
 }
 
 // jsonNames names struct fields as encoding/json does: the json tag, else

@@ -3,7 +3,6 @@
 package limitkey
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/airnode/airnode/spi"
@@ -16,10 +15,8 @@ func Check(u spi.URL, key string, max int64) error {
 		if k != key && !strings.HasSuffix(k, "."+key) {
 			continue
 		}
-		v, _ := u.Param(k)
-		n, err := u.Int(k, 0)
-		if err != nil || n < 0 || n > max {
-			return &spi.ParamError{Key: k, Value: v, Want: fmt.Sprintf("an integer from 0 (no limit) to %d", max)}
+		if _, err := u.MethodIntIn("", k, 0, 0, max, "no limit"); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/ratelog"
+	"github.com/airnode/airnode/spi"
 )
 
 // Log bounds one filter's refusal lines per base logger with
@@ -39,12 +40,15 @@ func New(filter string) *Log {
 }
 
 // Refused logs, rate-bounded, at Warn on lg (slog.Default() when nil),
-// one call of service.method refused at provider addr by the limit
-// key=value (threads=1) while running calls were at it; refused is how
-// many calls that limit has refused since the process started. Attributes:
-// provider, limit ("threads=1"), service, method, refused, then suppressed
-// and in_burst after a burst's first line.
-func (l *Log) Refused(lg *slog.Logger, addr, key string, value int64, service, method string, refused int64) {
+// one call, inv, refused at provider addr by the limit key=value
+// (threads=1) while running calls were at it; refused is how many calls
+// that limit has refused since the process started. Attributes:
+// provider, consumer (inv's "remote" attachment: the consumer of the
+// line's call, the first of a burst's), consumer_application when inv
+// has one, limit ("threads=1"), service, method, refused, then
+// suppressed and in_burst after a burst's first line.
+func (l *Log) Refused(lg *slog.Logger, addr, key string, value int64, inv *spi.Invocation, refused int64) {
+	service, method := inv.Service, inv.Method
 	if lg == nil {
 		lg = slog.Default()
 	}
@@ -59,8 +63,12 @@ func (l *Log) Refused(lg *slog.Logger, addr, key string, value int64, service, m
 	}
 	// component leads the attributes rather than a lg.With: the limiter
 	// is per node logger (l.limits.For(lg))
-	lg.Warn(l.msg, ratelog.Attrs([]any{"component", l.filter, "provider", addr, "limit", limit, "service", service, "method", method,
-		"refused", refused}, suppressed, n)...)
+	attrs := []any{"component", l.filter, "provider", addr, "consumer", inv.Attachment(spi.AttachmentRemote)}
+	if inv.ConsumerApplication != "" {
+		attrs = append(attrs, "consumer_application", inv.ConsumerApplication)
+	}
+	attrs = append(attrs, "limit", limit, "service", service, "method", method, "refused", refused)
+	lg.Warn(l.msg, ratelog.Attrs(attrs, suppressed, n)...)
 }
 
 // Calls says n calls in English for a refusal's message: "1 call",

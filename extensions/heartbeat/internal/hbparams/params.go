@@ -39,8 +39,9 @@ func PingOnTimeout(component string, u spi.URL) (bool, error) {
 // (serve's -p and plugins.yaml check say the same, kernel/config).
 const IntervalWant = "a duration from 10ms to 24h"
 
-// RetriesWant is how every heartbeat.retries error states its bounds.
-const RetriesWant = "an integer from 1 to 1000"
+// RetriesWant is how every heartbeat.retries error states its bounds:
+// "an integer from 1 to 1000".
+var RetriesWant = spi.IntRangeWant(1, 1000, "")
 
 // Bounds and defaults of heartbeat.interval.
 const (
