@@ -758,11 +758,12 @@ func connectingTimedOut(err error, bound time.Duration, u spi.URL) error {
 // ranOutWhile returns err, a call's failure once its --timeout (bound)
 // ran out, with what was waiting (doing: "while waiting for a provider
 // of demo.Nope to be listed") added to its message; its status stays
-// (CLIENT_ERROR for an error without one).
+// (CLIENT_TIMEOUT for an error without one, as for the --timeout's other
+// expiries: a registry's Subscribe still running, kernel.LeftRunningError).
 func ranOutWhile(err error, bound time.Duration, doing string) error {
 	se, ok := errors.AsType[*spi.Error](err)
 	if !ok {
-		se = &spi.Error{Status: spi.StatusClientError, Message: err.Error()}
+		se = &spi.Error{Status: spi.StatusClientTimeout, Message: err.Error()}
 	}
 	e := spi.Errorf(se.Status, "%s; --timeout %v ran out %s", se.Message, bound, doing)
 	e.Provider, e.Cause = se.Provider, err

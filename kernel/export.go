@@ -1386,13 +1386,18 @@ func interfaceOf(key string) string {
 }
 
 // notExported is the SERVICE_NOT_FOUND of a call to key, which s does
-// not serve (notExportedError): it names, sorted, up to 5 service keys
-// exported on s with key's interface but another group or version (the
-// hint of a call that named no group or version, or others), else the
-// keys exported on s.
+// not serve (notExportedError, with exportedHere's keys).
 func (s *server) notExported(key string) error {
+	same, all := s.exportedHere(key)
+	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same, all)
+}
+
+// exportedHere returns, for a key s does not serve, the keys for
+// exportedHint: sorted, up to 5 service keys exported on s with key's
+// interface but another group or version (the hint of a call that named
+// no group or version, or others), and every key exported on s.
+func (s *server) exportedHere(key string) (same, all []string) {
 	iface := interfaceOf(key)
-	var same, all []string
 	s.mu.RLock()
 	for k := range s.services {
 		all = append(all, k)
@@ -1403,7 +1408,7 @@ func (s *server) notExported(key string) error {
 	s.mu.RUnlock()
 	slices.Sort(same)
 	slices.Sort(all)
-	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same[:min(len(same), 5)], all)
+	return same[:min(len(same), 5)], all
 }
 
 // Serve dispatches a request to its service (exchange.Handler). A

@@ -76,6 +76,10 @@ func TestHealthServiceCheck(t *testing.T) {
 	if st, why := healthCheck(t, r, "nope.Svc"); st != HealthServiceUnknown || !strings.Contains(why, "nope.Svc is not exported on "+e.URL().Address()) {
 		t.Errorf("Check(nope.Svc) = %s %q; want SERVICE_UNKNOWN naming the address", st, why)
 	}
+	// nu83 #1: a misspelt service gets the did-you-mean a call gets
+	if st, why := healthCheck(t, r, "demo.Echoo"); st != HealthServiceUnknown || !strings.HasSuffix(why, `is not exported on `+e.URL().Address()+` (exported here: demo.Echo); did you mean "demo.Echo"?`) {
+		t.Errorf("Check(demo.Echoo) = %s %q; want SERVICE_UNKNOWN naming demo.Echo as meant", st, why)
+	}
 	if st, _ := healthCheck(t, r, "g/demo.Echo:2.0"); st != HealthServiceUnknown {
 		t.Errorf("Check of another group and version = %s; want SERVICE_UNKNOWN", st)
 	}

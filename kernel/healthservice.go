@@ -234,7 +234,8 @@ func (h *healthService) check(key string) (status, reason, warning string) {
 	_, ok := h.s.services[key]
 	h.s.mu.RUnlock()
 	if !ok {
-		return HealthServiceUnknown, fmt.Sprintf("%s is not exported on %s:%d", key, h.s.host, h.s.port), ""
+		same, all := h.s.exportedHere(key)
+		return HealthServiceUnknown, fmt.Sprintf("%s is not exported on %s:%d%s", key, h.s.host, h.s.port, exportedHint(key, same, all)), ""
 	}
 	if draining {
 		return HealthNotServing, h.drainingReason(), ""

@@ -525,6 +525,17 @@ func (m *method) decodeArgs(service string, n int, dec spi.Decoder, buf []any, g
 	return m.decodeFrom(service, n, dec, buf)
 }
 
+// countError is spi.ArgumentCountError for a call with n arguments (the
+// one sent: first) to the method, naming its parameter types after the
+// context: "shop.Shop.Place takes 1 argument (main.Order), got 0".
+func (m *method) countError(service string, n int, first any) error {
+	types := make([]string, len(m.args))
+	for i, t := range m.args {
+		types[i] = gotype.String(t)
+	}
+	return spi.ArgumentCountError(service, m.name, len(m.args), n, first, types...)
+}
+
 // decodeFrom reads n arguments from dec as decodeArgs does, with whatever
 // rule dec has for map keys naming no struct field (a codec's own:
 // ignored).
@@ -534,7 +545,7 @@ func (m *method) decodeFrom(service string, n int, dec spi.Decoder, buf []any) (
 		if n == 1 {
 			_ = dec.Decode(&first) // for the hint of an array holding every argument
 		}
-		return nil, spi.ArgumentCountError(service, m.name, len(m.args), n, first)
+		return nil, m.countError(service, n, first)
 	}
 	args := buf[:0]
 	if cap(args) < n {
@@ -682,7 +693,7 @@ func (m *method) call(ctx context.Context, service string, args []any) (res spi.
 		if len(args) == 1 {
 			first = args[0]
 		}
-		return spi.Result{Err: spi.ArgumentCountError(service, m.name, len(m.args), len(args), first)}
+		return spi.Result{Err: m.countError(service, len(args), first)}
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -136,7 +136,7 @@ func TestProviderErrors(t *testing.T) {
 		text   string
 	}{
 		{"Nope", []any{1}, spi.StatusServiceNotFound, "Nope"},
-		{"Sleep", []any{1, 2}, spi.StatusBadRequest, "takes 1 argument, got 2"},
+		{"Sleep", []any{1, 2}, spi.StatusBadRequest, "demo.Echo.Sleep takes 1 argument (int), got 2"},
 		{"Sleep", []any{"x"}, spi.StatusBadRequest, "Sleep"},
 		{"Fail", []any{"boom"}, spi.StatusServiceError, "SERVICE_ERROR: boom"},
 	}

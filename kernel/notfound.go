@@ -39,29 +39,35 @@ func noMethodError(service, method string, methods []string) error {
 const dubboGenericHint = "airnode has no $invoke: call the method by name, its arguments as JSON values (generic invocation: README#calling-a-service-directly-or-through-a-registry)"
 
 // notExportedError is the SERVICE_NOT_FOUND of a call naming a service
-// key not exported on addr. sameInterface are the keys exported there
-// with the key's interface in another group or version (the likeliest
-// mistake: they are named alone); else exported, sorted, are the keys
-// exported there, the first maxListedServices of them named, and the
-// closest to key suggested:
+// key not exported on addr, with exportedHint's tail:
 //
 //	service "demo.Shape" is not exported on 127.0.0.1:20880 (exported here: demo.Echo, demo.Shapes); did you mean "demo.Shapes"?
 func notExportedError(key, addr string, sameInterface, exported []string) error {
-	msg := fmt.Sprintf("service %q is not exported on %s", key, addr)
+	return spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s%s", key, addr, exportedHint(key, sameInterface, exported))
+}
+
+// exportedHint is what follows "... is not exported on ADDR" (the
+// SERVICE_NOT_FOUND of a call, the SERVICE_UNKNOWN of a health check).
+// sameInterface are the keys exported there with key's interface in
+// another group or version (the likeliest mistake: they are named alone);
+// else exported, sorted, are the keys exported there, the first
+// maxListedServices of them named, and the closest to key suggested:
+// " (exported here: demo.Echo, demo.Shapes); did you mean "demo.Shapes"?",
+// " (nothing is exported here)".
+func exportedHint(key string, sameInterface, exported []string) string {
 	switch {
 	case len(sameInterface) > 0:
-		msg += fmt.Sprintf(" (exported here in another group or version: %s)", strings.Join(sameInterface, ", "))
+		return fmt.Sprintf(" (exported here in another group or version: %s)", strings.Join(sameInterface, ", "))
 	case len(exported) == 0:
-		msg += " (nothing is exported here)"
-	default:
-		listed := strings.Join(exported[:min(len(exported), maxListedServices)], ", ")
-		if more := len(exported) - maxListedServices; more > 0 {
-			listed += fmt.Sprintf(" and %d more", more)
-		}
-		msg += " (exported here: " + listed + ")"
-		if m := suggest.Closest(key, exported); m != "" {
-			msg += fmt.Sprintf("; did you mean %q?", m)
-		}
+		return " (nothing is exported here)"
 	}
-	return spi.Errorf(spi.StatusServiceNotFound, "%s", msg)
+	listed := strings.Join(exported[:min(len(exported), maxListedServices)], ", ")
+	if more := len(exported) - maxListedServices; more > 0 {
+		listed += fmt.Sprintf(" and %d more", more)
+	}
+	hint := " (exported here: " + listed + ")"
+	if m := suggest.Closest(key, exported); m != "" {
+		hint += fmt.Sprintf("; did you mean %q?", m)
+	}
+	return hint
 }

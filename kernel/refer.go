@@ -150,7 +150,7 @@ type strategy struct {
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	ctx = withLateWindow(ctx)
 	if u.Interface() == "" {
-		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)", u)
+		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)%s", u, hostAsInterface(u))
 	}
 	if err := n.checkProtocol(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", u.ServiceKey(), err)
@@ -294,6 +294,9 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	if err := n.within(ctx, "refer "+r.key, step, func() error { return r.dir.Start(ctx) }); err != nil {
 		_ = r.closeOwnedWithin(ctx, "refer "+r.key)
 		if left := (*LeftRunningError)(nil); errors.As(err, &left) {
+			if u, ok := reg.(spi.RegistryUnreachable); ok {
+				left.Why = u.Unreachable() // the cause, not only that it did not return
+			}
 			return nil, err
 		}
 		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
@@ -313,6 +316,18 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	n.references = append(n.references, r)
 	n.mu.Unlock()
 	return r, nil
+}
+
+// hostAsInterface returns, for a URL with no interface whose one host has
+// no port and looks like a service name (a dot: "airnode://shop.Shop"),
+// "; did you mean \"airnode:///shop.Shop\"? (three slashes: no host, the
+// registry finds the providers)"; else "".
+func hostAsInterface(u spi.URL) string {
+	h := u.Host()
+	if len(u.Hosts()) != 1 || u.Port() != 0 || !strings.Contains(h, ".") || strings.Contains(h, ":") {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q? (three slashes: no host, the registry finds the providers)", u.WithAddress("", 0).WithPath(h).String())
 }
 
 // serviceKeyFilter is the innermost per-provider filter of a reference of
@@ -807,9 +822,32 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 			// closed while the call looked for a provider: say why none was left
 			return spi.Result{Err: r.closedError()}
 		}
+		if spi.StatusOf(res.Err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
+			res.Err = r.withNearMiss(ctx, res.Err)
+		}
 		res.Err = withProvider(ctxCause(ctx, deadlineCause(ctx, res.Err)), res.ProviderAddr)
 	}
 	return res
+}
+
+// withNearMiss returns err, the "no provider available" of a reference
+// the registry lists no provider of, with what the registry lists instead
+// (directory.Directory.NearMiss: "; the registry lists no provider of
+// shop.Shopp; did you mean \"shop.Shop\"?"), a copy; err itself when
+// there is nothing to add or err is not an *spi.Error. The look-up is on
+// this error path only, bounded by directory.NearMissTimeout.
+func (r *Reference) withNearMiss(ctx context.Context, err error) error {
+	e, ok := err.(*spi.Error)
+	if !ok {
+		return err
+	}
+	hint := r.dir.NearMiss(ctx)
+	if hint == "" {
+		return err
+	}
+	c := *e
+	c.Message += hint
+	return &c
 }
 
 // withProvider returns err naming addr as its provider (spi.Error.Provider),

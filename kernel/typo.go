@@ -703,7 +703,7 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 		v, _ := u.Param(k)
 		v = strings.TrimSpace(v)
 		if ms, err := strconv.Atoi(v); err == nil && ms > 0 && ms < BareMillisBelow {
-			out = append(out, [2]string{k, fmt.Sprintf("%s is %dms (a bare number is milliseconds, as in Dubbo); write %ss for seconds", v, ms, v)})
+			out = append(out, [2]string{k, spi.BareMillis(v)})
 		}
 	}
 	return out

@@ -242,10 +242,16 @@ type LeftRunningError struct {
 	// Cancelled: the operation's ctx was cancelled (a stop was asked
 	// for), not past its deadline; the kernel logs it at Info, not Warn.
 	Cancelled bool
+	// Why is what the extension said of its state when the wait ended
+	// (a registry's spi.RegistryUnreachable: "zookeeper registry: no
+	// session with 127.0.0.1:2181: ...: connection refused"); "" when it
+	// said nothing. Error then gives it instead of "left running".
+	Why string
 }
 
 // Error says "kernel: shutdown: registry \"mapreg\" Close did not return
-// within 1s; left running" (the Bound, else how long it was waited for),
+// within 1s; left running" (the Bound, else how long it was waited for;
+// with Why, ": " and Why instead of "; left running"),
 // or when Cancelled "kernel: export t.Echo: registry \"zookeeper\"
 // Register of t.Echo not waited for: ctx cancelled, a stop was asked
 // for; left running".
@@ -256,6 +262,9 @@ func (e *LeftRunningError) Error() string {
 	d := e.Bound
 	if d == 0 {
 		d = roundWait(e.Waited)
+	}
+	if e.Why != "" {
+		return fmt.Sprintf("kernel: %s: %s did not return within %v: %s", e.Op, e.Step, d, e.Why)
 	}
 	return fmt.Sprintf("kernel: %s: %s did not return within %v; left running", e.Op, e.Step, d)
 }

@@ -204,12 +204,17 @@ func ArgumentError(service, method string, i int, param string, err error) *Erro
 // for an array; nil when not read), is an array of exactly want elements,
 // the caller most likely wrapped the arguments in one array, and the text
 // says how to pass them: "...; got 1, an array of 2 elements: pass each
-// argument separately (airnode call ... Two '{"SKU":"a"}' 1)". Built only
-// on that failure.
-func ArgumentCountError(service, method string, want, got int, first any) *Error {
+// argument separately (airnode call ... Two '{"SKU":"a"}' 1)". types,
+// when given, are the parameter types' names, said after the count:
+// "shop.Shop.Place takes 1 argument (main.Order), got 0". Built only on
+// that failure.
+func ArgumentCountError(service, method string, want, got int, first any, types ...string) *Error {
 	msg := service + "." + method + " takes " + strconv.Itoa(want) + " argument"
 	if want != 1 {
 		msg += "s"
+	}
+	if len(types) > 0 {
+		msg += " (" + strings.Join(types, ", ") + ")"
 	}
 	msg += ", got " + strconv.Itoa(got)
 	if elems, ok := first.([]any); ok && got == 1 && want > 1 && len(elems) == want {

@@ -151,6 +151,19 @@ type RegistryHealth interface {
 	Health() error
 }
 
+// RegistryUnreachable is the optional capability of a Registry that can
+// say why it cannot reach its backend now: Unreachable returns that cause
+// ("zookeeper registry: no session with 127.0.0.1:2181: unreachable for
+// 900ms (since 22:10:01 UTC; connect.timeout=5s): last dial: dial tcp
+// 127.0.0.1:2181: connect: connection refused"), "" while it reaches it
+// or does not know. The kernel asks it when a Refer's ctx ran out while
+// the registry's Subscribe was still running (the *LeftRunningError then
+// says why, not only that it did not return). Cheap (no I/O), never
+// blocks, safe for concurrent use.
+type RegistryUnreachable interface {
+	Unreachable() string
+}
+
 // RegistryListing is the optional capability of a Registry that can tell
 // an entry it accepted but never sent to its backend: Listed(u) is false
 // for u, registered by this registry, while no create of its entry has

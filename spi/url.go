@@ -763,6 +763,37 @@ func durationWant(err error, examples, maxForm string) string {
 	return "a duration such as " + examples
 }
 
+// BareMillis returns, when v is a bare positive integer (a duration in
+// milliseconds to ParseDuration, Dubbo's habit), the note "5 is 5ms (a
+// bare number is milliseconds, as in Dubbo); write 5s for seconds"; else
+// "". It is the one wording of the kernel's warning of a small bare
+// number (timeout=5) and of an extension's error for a duration below its
+// range (session.timeout=4).
+func BareMillis(v string) string {
+	v = strings.TrimSpace(v)
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is %dms (a bare number is milliseconds, as in Dubbo); write %ss for seconds", v, ms, v)
+}
+
+// BareMillisTail returns, for an extension's "out of range" error of the
+// duration d read from key of u, ": " and BareMillis of the value when d
+// is below min and the value is a bare number ("session.timeout=4ms out
+// of range 400ms..1h0m0s: 4 is 4ms (a bare number is milliseconds, as in
+// Dubbo); write 4s for seconds"); else "".
+func BareMillisTail(u URL, key string, d, min time.Duration) string {
+	v, ok := u.Param(key)
+	if !ok || d >= min {
+		return ""
+	}
+	if note := BareMillis(v); note != "" {
+		return ": " + note
+	}
+	return ""
+}
+
 // ParseDuration parses Go duration syntax or a bare integer of milliseconds.
 // Negative durations are rejected (ErrDurationNegative), and so are bare
 // numbers over MaxDurationMillis and Go durations over time.Duration's

@@ -66,6 +66,8 @@ type Directory struct {
 	gotFirst bool
 	closed   bool
 	changes  []func()
+
+	near nearMiss // NearMiss's last answer
 }
 
 type member struct {

@@ -52,7 +52,7 @@ func parseParams(u spi.URL) (params, error) {
 		return p, fmt.Errorf("file registry: %w", err)
 	}
 	if p.poll < MinPoll || p.poll > MaxPoll {
-		return p, fmt.Errorf("file registry: %s=%v out of range %v..%v", KeyPoll, p.poll, MinPoll, MaxPoll)
+		return p, fmt.Errorf("file registry: %s=%v out of range %v..%v%s", KeyPoll, p.poll, MinPoll, MaxPoll, spi.BareMillisTail(u, KeyPoll, p.poll, MinPoll))
 	}
 	if u.Path() != "" {
 		p.dir = filepath.Clean("/" + u.Path())

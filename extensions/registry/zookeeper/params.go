@@ -114,13 +114,13 @@ func parseParams(u spi.URL) (params, error) {
 		return p, fmt.Errorf("zookeeper registry: %w", err)
 	}
 	if p.sessionTimeout < MinSessionTimeout || p.sessionTimeout > MaxSessionTimeout {
-		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v", KeySessionTimeout, p.sessionTimeout, MinSessionTimeout, MaxSessionTimeout)
+		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v%s", KeySessionTimeout, p.sessionTimeout, MinSessionTimeout, MaxSessionTimeout, spi.BareMillisTail(u, KeySessionTimeout, p.sessionTimeout, MinSessionTimeout))
 	}
 	if p.connectTimeout, err = u.Duration(KeyConnectTimeout, DefaultConnectTimeout); err != nil {
 		return p, fmt.Errorf("zookeeper registry: %w", err)
 	}
 	if p.connectTimeout < MinConnectTimeout || p.connectTimeout > MaxConnectTimeout {
-		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout)
+		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v%s", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout, spi.BareMillisTail(u, KeyConnectTimeout, p.connectTimeout, MinConnectTimeout))
 	}
 	p.cache = u.ParamOr(KeyFileCache, "")
 	if p.check, err = u.Bool(KeyCheck, true); err != nil {

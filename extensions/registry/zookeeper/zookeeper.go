@@ -1258,6 +1258,20 @@ func (r *Registry) downError(ctx context.Context, what string) error {
 	return errors.New(msg)
 }
 
+// Unreachable returns, while the registry has no session, downError's
+// text (the servers, for how long, connect.timeout and the last dial's
+// error); "" while a session is up and after Close
+// (spi.RegistryUnreachable). No I/O; never blocks.
+func (r *Registry) Unreachable() string {
+	r.mu.Lock()
+	up, closed := r.up, r.closed
+	r.mu.Unlock()
+	if up || closed {
+		return ""
+	}
+	return r.downError(context.Background(), "").Error()
+}
+
 // denied adds to err, when ZooKeeper refused it for the node's ACL
 // (zk.ErrNoAuth, "not authenticated": the node has a digest ACL this
 // client's credentials do not match), what to do: give the user and
@@ -1673,11 +1687,12 @@ func (r *Registry) isClosed() bool {
 }
 
 var (
-	_ spi.RegistryBuilder = Builder{}
-	_ spi.RegistryReacher = Builder{}
-	_ spi.Registry        = (*Registry)(nil)
-	_ spi.LoggerUser      = (*Registry)(nil)
-	_ spi.RegistryHealth  = (*Registry)(nil)
-	_ spi.RegistryListing = (*Registry)(nil)
-	_ spi.Subscription    = (*subscription)(nil)
+	_ spi.RegistryBuilder     = Builder{}
+	_ spi.RegistryReacher     = Builder{}
+	_ spi.Registry            = (*Registry)(nil)
+	_ spi.LoggerUser          = (*Registry)(nil)
+	_ spi.RegistryHealth      = (*Registry)(nil)
+	_ spi.RegistryListing     = (*Registry)(nil)
+	_ spi.RegistryUnreachable = (*Registry)(nil)
+	_ spi.Subscription        = (*subscription)(nil)
 )

@@ -11,7 +11,7 @@ import (
 // BAD_REQUEST whatever its length, the method not run, under msgpack as
 // under json: an empty one ran the method with a zero struct, and one of
 // one element per field filled the fields in order. An empty argument
-// list is another thing, refused as a count: "takes 1 argument, got 0".
+// list is another thing, refused as a count naming the type: "takes 1 argument (integration.Ticket), got 0".
 func TestNu78_ArrayValueForStructArgument(t *testing.T) {
 	for _, codec := range []string{"msgpack", "json"} {
 		r := exportAs(t, Shop{}, "nu78.Shop", codec)
@@ -34,8 +34,8 @@ func TestNu78_ArrayValueForStructArgument(t *testing.T) {
 			"Invoke(Echo, []any{}...)": func() error { _, err := r.Invoke(ctxT(t), "Echo", []any{}...); return err },
 			"Call(Echo, []any{})":      func() error { var out Ticket; return r.Call(ctxT(t), "Echo", []any{}, &out) },
 		} {
-			if err := call(); statusOf(err) != spi.StatusBadRequest || !strings.Contains(err.Error(), "takes 1 argument, got 0") {
-				t.Errorf("%s: %s: %v, want BAD_REQUEST takes 1 argument, got 0", codec, name, err)
+			if err := call(); statusOf(err) != spi.StatusBadRequest || !strings.Contains(err.Error(), "nu78.Shop.Echo takes 1 argument (integration.Ticket), got 0") {
+				t.Errorf("%s: %s: %v, want BAD_REQUEST takes 1 argument (integration.Ticket), got 0", codec, name, err)
 			}
 		}
 		// A map is the struct, as before.

@@ -57,7 +57,7 @@ func TestArgumentErrorSaysWantAndGot(t *testing.T) {
 				{"Place", []string{`{"Meta":{"a":"b"}}`},
 					`acme.Shop.Place argument 0 (integration.AvOrder), at Meta["a"]: want an integer, got a string ("b")`},
 				{"Two", []string{`[{"SKU":"a"},1]`},
-					`acme.Shop.Two takes 2 arguments, got 1, an array of 2 elements: pass each argument separately (airnode call ... Two '{"SKU":"a"}' 1)`},
+					`acme.Shop.Two takes 2 arguments (integration.AvItem, int), got 1, an array of 2 elements: pass each argument separately (airnode call ... Two '{"SKU":"a"}' 1)`},
 			}
 			for _, c := range cases {
 				args := make([]any, len(c.args))

@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// nu83 #2: call --timeout 1s with ZooKeeper down said only that the
+// registry's Subscribe "did not return within 999ms; left running",
+// CLIENT_ERROR; it now says the registry's cause (the address, no
+// session, connection refused) and fails CLIENT_TIMEOUT, as the
+// --timeout's other expiries. Nothing listens on 127.0.0.1:37799.
+func TestAy_CallTimeoutWhileReferringSaysTheRegistrysCause(t *testing.T) {
+	t.Parallel()
+	r := call(t, nil, "--timeout", "1s", "--registry", "zookeeper://127.0.0.1:37799", "demo.Echo", "Echo", `"x"`)
+	t.Logf("%v: %s", r.elapsed, r.stderr)
+	failsWith(t, r, "CLIENT_TIMEOUT", "no session with 127.0.0.1:37799", "connection refused",
+		"--timeout 1s ran out while referring demo.Echo")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if last := lines[len(lines)-1]; strings.Contains(last, "left running") {
+		t.Errorf("the error says %q: %s", "left running", last)
+	}
+}
