@@ -17,7 +17,13 @@ func TestAy_CallTimeoutWhileReferringSaysTheRegistrysCause(t *testing.T) {
 	failsWith(t, r, "CLIENT_TIMEOUT", "no session with 127.0.0.1:37799", "connection refused",
 		"--timeout 1s ran out while referring demo.Echo")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if last := lines[len(lines)-1]; strings.Contains(last, "left running") {
-		t.Errorf("the error says %q: %s", "left running", last)
+	if last := lines[len(lines)-1]; strings.Contains(last, "stopped waiting") {
+		t.Errorf("the error says %q where it can say the cause: %s", "stopped waiting", last)
+	}
+	// nu83 #2 (fix-az): the WARN line before it said "left running",
+	// internal jargon; it says what that means for the user
+	warn := `level=WARN msg="refer demo.Echo: registry \"zookeeper\" Subscribe of demo.Echo did not return within `
+	if !strings.Contains(r.stderr, warn) || !strings.Contains(r.stderr, `; stopped waiting for it (it may still finish later)"`) || strings.Contains(r.stderr, "left running") {
+		t.Errorf("stderr lacks a WARN line %s...; stopped waiting for it (it may still finish later), or says \"left running\":\n%s", warn, r.stderr)
 	}
 }

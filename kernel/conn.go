@@ -389,12 +389,15 @@ func (c *conn) run() {
 			}
 			// The calls failing with this error count their own attempts
 			// (failover: "failed after 1 attempt"), not the connection's:
-			// say that the connection has its own, counted in the log
-			// (attempt= below, and at the reconnect). The text is one per
-			// cause for the whole outage, so that errors grouped by text
-			// (bench's summary, dashboards) show it once: it carried the
-			// running count, one text per attempt (fix-aj #4).
-			c.publish(c.down("cannot connect to provider %s (redialed with backoff; the log counts the connection attempts): %w", c.addr, err))
+			// say that the connection has its own. Their count is the log
+			// record's only (attempt= below, and at the reconnect, at
+			// Debug for the first attempts: a one-shot consumer such as
+			// airnode call, which logs at Warn, shows none, so the text
+			// points to no log: nu83 #4). The text is one per cause for
+			// the whole outage, so that errors grouped by text (bench's
+			// summary, dashboards) show it once: it carried the running
+			// count, one text per attempt (fix-aj #4).
+			c.publish(c.down("cannot connect to provider %s (redialed with backoff): %w", c.addr, err))
 			level := slog.LevelDebug
 			if everUp && attempt&(attempt-1) == 0 && !c.oneShot { // a power of two: 1, 2, 4, 8...
 				level = slog.LevelWarn
@@ -660,7 +663,11 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			"or its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\"): %w",
 			took.Round(time.Millisecond/10), mismatch, err)
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
-		return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout): %w; is an airnode provider listening there, with the same transport and tls keys? (a hung provider looks the same, and so does one that cannot accept connections: out of file descriptors? its log then says \"accept failed\"; or a lossy or slow path: raise connect.timeout)", connectTimeout, err)}
+		// The ping's own error ("SERVER_TIMEOUT: exchange: ping ADDR: no
+		// answer: context deadline exceeded") says again what the text
+		// says: left out of it (nu83 #4: an 800-character line).
+		return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout); is an airnode provider listening there, with the same transport and tls keys? "+
+			"Or it is hung, or cannot accept connections (out of file descriptors: its log says \"accept failed\"), or a lossy or slow path: raise connect.timeout", connectTimeout)}
 	default:
 		return fmt.Errorf("connected but the provider answered the first ping with an error: %w", err)
 	}

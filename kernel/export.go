@@ -262,7 +262,7 @@ func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*
 func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []spi.Filter) service) (*Exporter, error) {
 	key := u.ServiceKey()
 	if u.Interface() == "" {
-		return nil, fmt.Errorf("kernel: export %s: no service interface (want scheme://host:port/interface)", u)
+		return nil, noInterfaceError("export", u)
 	}
 	if err := spi.CheckInterface(u.Interface()); err != nil {
 		return nil, fmt.Errorf("kernel: export: %w", err)

@@ -341,11 +341,11 @@ func wantLeftRunning(t *testing.T, err error, logs recordLog, want ...string) {
 		}
 	}
 	for _, r := range logs.find("kernel: ") {
-		if r.level == slog.LevelWarn && strings.Contains(r.msg, strings.TrimPrefix(want[0], "kernel: ")) && strings.Contains(r.msg, "left running") {
+		if r.level == slog.LevelWarn && strings.Contains(r.msg, strings.TrimPrefix(want[0], "kernel: ")) && strings.Contains(r.msg, stoppedWaiting) {
 			return
 		}
 	}
-	t.Errorf("no Warn record says %q ... left running", want[0])
+	t.Errorf("no Warn record says %q ... %s", want[0], stoppedWaiting)
 }
 
 // referListing refers u on c and waits (at most 10 s) until the

@@ -19,7 +19,7 @@ func TestGivenWaitIsTheDeadlineNotTheWakeUp(t *testing.T) {
 		t.Errorf("givenWait = %v, want the 1s the step was given", got)
 	}
 	if e := (&LeftRunningError{Op: "refer demo.Echo", Step: "registry \"x\" Subscribe of demo.Echo", Waited: givenWait(ctx, start)}); e.Error() !=
-		`kernel: refer demo.Echo: registry "x" Subscribe of demo.Echo did not return within 1s; left running` {
+		`kernel: refer demo.Echo: registry "x" Subscribe of demo.Echo did not return within 1s; stopped waiting for it (it may still finish later)` {
 		t.Errorf("error = %q", e.Error())
 	}
 	// cancelled, or no deadline: how long it was really waited for

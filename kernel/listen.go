@@ -20,7 +20,7 @@ import (
 // when ctx ends before Listen returns, listen returns a
 // *LeftRunningError naming the transport ("kernel: export t.Echo:
 // transport \"unix\" Listen on 127.0.0.1:0 did not return within 1s;
-// left running") and Listen's goroutine closes the listener it returns
+// stopped waiting for it (it may still finish later)") and Listen's goroutine closes the listener it returns
 // later, if it ever does.
 func (n *Node) listen(ctx context.Context, tr spi.Transport, name, key, addr string) (*listener, error) {
 	var got spi.Listener
@@ -113,14 +113,14 @@ func noPortError(transport string, a net.Addr) error {
 // listener whose Close or Accept never returns is left running, and the
 // error, logged at Warn, names the transport ("kernel: shutdown:
 // transport \"trap\" listener Close on 127.0.0.1:20880 did not return
-// within 1s; left running").
+// within 1s; stopped waiting for it (it may still finish later)").
 //
 // A Close that panicked fails the step at once: the accept
 // loop is waited for leftGrace at most (the listener is most likely
 // still open), and the error wraps the *extension.PanicError ("kernel:
 // shutdown: transport \"trap\" listener Close on 127.0.0.1:20880
 // failed: transport \"trap\": Listener.Close panicked: boom; its accept
-// loop was left running"). So does a Close that returned an error and
+// loop may still be running"). So does a Close that returned an error and
 // left the accept loop running.
 func (s *server) awaitListener(ctx context.Context) error {
 	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
@@ -138,7 +138,7 @@ func (s *server) awaitListener(ctx context.Context) error {
 		select {
 		case <-s.done:
 		case <-t.C:
-			left = "; its accept loop was left running"
+			left = "; its accept loop may still be running"
 		}
 		var pe *extension.PanicError
 		if left == "" && !errors.As(cerr, &pe) {
@@ -158,7 +158,7 @@ func (s *server) awaitListener(ctx context.Context) error {
 // connection the exchange's Shutdown left closing, naming the extension
 // call it waits on ("kernel: shutdown: transport \"trap\" session Close
 // (the connection from 127.0.0.1:50000 to 127.0.0.1:20880) did not
-// return within 1s; left running", `heartbeat "pinger" stop (...)`,
+// return within 1s; stopped waiting for it (it may still finish later)", `heartbeat "pinger" stop (...)`,
 // `heartbeat "pinger" Watch (...)`, `transport "trap" session Accept
 // (...)`), joined; nil when there is none. A session Close or heartbeat
 // stop that failed (returned an error, or panicked: an

@@ -184,7 +184,7 @@ func WithShutdownTimeout(d time.Duration) Option { return func(n *Node) { n.shut
 // 2 s wins). The registry gets a ctx ending then; one that ignores it is
 // left running 1 s later and Export fails with a *LeftRunningError
 // ("registry \"nureg\" Register of demo.Echo did not return within
-// 10s; left running"). 0 or less: no bound but ctx's.
+// 10s; stopped waiting for it (it may still finish later)"). 0 or less: no bound but ctx's.
 func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.registerTimeout = d } }
 
 // WithOneShot marks the node a one-shot consumer: a program that makes
@@ -464,7 +464,7 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // left running on its own goroutine, and the error, logged at Warn,
 // includes a *LeftRunningError naming the step and the extension
 // ("kernel: shutdown: registry \"mapreg\" Close did not return within
-// 1s; left running", `transport "trap" session Close (the connection
+// 1s; stopped waiting for it (it may still finish later)", `transport "trap" session Close (the connection
 // from A to B)`, `heartbeat "pinger" stop (...)`). So with stuck
 // extensions Shutdown returns within ctx's end + about 0.5 s; the bound
 // that holds whatever they do is ctx's end + 1.1 s (1 s past the drain's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -150,7 +151,7 @@ type strategy struct {
 func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Reference, error) {
 	ctx = withLateWindow(ctx)
 	if u.Interface() == "" {
-		return nil, fmt.Errorf("kernel: refer %s: no service interface (want scheme://[host:port]/interface)%s", u, hostAsInterface(u))
+		return nil, noInterfaceError("refer", u)
 	}
 	if err := n.checkProtocol(u); err != nil {
 		return nil, fmt.Errorf("kernel: refer %s: %w", u.ServiceKey(), err)
@@ -318,16 +319,32 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	return r, nil
 }
 
-// hostAsInterface returns, for a URL with no interface whose one host has
-// no port and looks like a service name (a dot: "airnode://shop.Shop"),
-// "; did you mean \"airnode:///shop.Shop\"? (three slashes: no host, the
-// registry finds the providers)"; else "".
-func hostAsInterface(u spi.URL) string {
-	h := u.Host()
-	if len(u.Hosts()) != 1 || u.Port() != 0 || !strings.Contains(h, ".") || strings.Contains(h, ":") {
-		return ""
+// noInterfaceError returns the error of Refer (op "refer") or Export (op
+// "export") for u, a URL with no interface: "kernel: refer
+// airnode://127.0.0.1:20880: no service interface (want
+// scheme://[host:port]/interface)". When u's one host has no port and
+// looks like a service name (a dot, not an IP address:
+// "airnode://shop.Shop", two slashes),
+// it adds the URL most likely meant: Refer's with three slashes (`; did
+// you mean "airnode:///shop.Shop"? (three slashes: no host, the registry
+// finds the providers)`), Export's with an address to listen on before
+// the interface (`; did you mean "airnode://127.0.0.1:20880/shop.Shop"?
+// ...`).
+func noInterfaceError(op string, u spi.URL) error {
+	want := "scheme://[host:port]/interface"
+	if op == "export" {
+		want = "scheme://host:port/interface"
 	}
-	return fmt.Sprintf("; did you mean %q? (three slashes: no host, the registry finds the providers)", u.WithAddress("", 0).WithPath(h).String())
+	msg := fmt.Sprintf("kernel: %s %s: no service interface (want %s)", op, u, want)
+	h := u.Host()
+	if len(u.Hosts()) != 1 || u.Port() != 0 || !strings.Contains(h, ".") || strings.Contains(h, ":") || net.ParseIP(h) != nil {
+		return errors.New(msg)
+	}
+	if op == "export" {
+		return fmt.Errorf("%s; did you mean %q? (the host is the address to listen on, the interface the path after it; port 0 picks a free port)",
+			msg, u.WithAddress("127.0.0.1", 20880).WithPath(h).String())
+	}
+	return fmt.Errorf("%s; did you mean %q? (three slashes: no host, the registry finds the providers)", msg, u.WithAddress("", 0).WithPath(h).String())
 }
 
 // serviceKeyFilter is the innermost per-provider filter of a reference of

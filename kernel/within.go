@@ -20,7 +20,7 @@ import (
 // Shutdown leaves a method that ignores its context),
 // within logs at Warn and returns an error naming op and step:
 // "kernel: shutdown: registry \"mapreg\" Close did not return within
-// 1s; left running". When ctx was cancelled rather than past its
+// 1s; stopped waiting for it (it may still finish later)". When ctx was cancelled rather than past its
 // deadline (context.Canceled: the caller asked the operation to stop, as
 // serve does on a SIGTERM during startup) nothing hung past a bound: the
 // line is at Info and says so (LeftRunningError.Cancelled). With a ctx
@@ -245,19 +245,19 @@ type LeftRunningError struct {
 	// Why is what the extension said of its state when the wait ended
 	// (a registry's spi.RegistryUnreachable: "zookeeper registry: no
 	// session with 127.0.0.1:2181: ...: connection refused"); "" when it
-	// said nothing. Error then gives it instead of "left running".
+	// said nothing. Error then gives it instead of stoppedWaiting.
 	Why string
 }
 
 // Error says "kernel: shutdown: registry \"mapreg\" Close did not return
-// within 1s; left running" (the Bound, else how long it was waited for;
-// with Why, ": " and Why instead of "; left running"),
-// or when Cancelled "kernel: export t.Echo: registry \"zookeeper\"
-// Register of t.Echo not waited for: ctx cancelled, a stop was asked
-// for; left running".
+// within 1s; stopped waiting for it (it may still finish later)" (the
+// Bound, else how long it was waited for; with Why, ": " and Why instead
+// of stoppedWaiting), or when Cancelled "kernel: export t.Echo: registry
+// \"zookeeper\" Register of t.Echo not waited for: ctx cancelled, a stop
+// was asked for; it may still finish later".
 func (e *LeftRunningError) Error() string {
 	if e.Cancelled {
-		return fmt.Sprintf("kernel: %s: %s not waited for: ctx cancelled, a stop was asked for; left running", e.Op, e.Step)
+		return fmt.Sprintf("kernel: %s: %s not waited for: ctx cancelled, a stop was asked for; it may still finish later", e.Op, e.Step)
 	}
 	d := e.Bound
 	if d == 0 {
@@ -266,8 +266,15 @@ func (e *LeftRunningError) Error() string {
 	if e.Why != "" {
 		return fmt.Sprintf("kernel: %s: %s did not return within %v: %s", e.Op, e.Step, d, e.Why)
 	}
-	return fmt.Sprintf("kernel: %s: %s did not return within %v; left running", e.Op, e.Step, d)
+	return fmt.Sprintf("kernel: %s: %s did not return within %v; %s", e.Op, e.Step, d, stoppedWaiting)
 }
+
+// stoppedWaiting is what a LeftRunningError says of its step, for the
+// reader of the error or of the Warn record (airnode call's, when its
+// --timeout ran out while referring): the operation no longer waits for
+// the extension call, which goes on on a goroutine of its own and may
+// still return (nu83 #2: it said "left running").
+const stoppedWaiting = "stopped waiting for it (it may still finish later)"
 
 // givenWait is how long a step started at start was waited for: until
 // ctx's deadline when that ended the wait (a loaded machine notices a

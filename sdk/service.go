@@ -190,7 +190,11 @@ func (h *serviceHandler) Invoke(ctx context.Context, service, name string, args 
 		if len(args) == 1 {
 			_ = decodeArg(codec, args[0], &first, false, false) // for the hint of an array holding every argument
 		}
-		return nil, spi.ArgumentCountError(service, name, len(m.params), len(args), first)
+		types := make([]string, len(m.params)) // as the kernel's countError names them
+		for i, t := range m.params {
+			types[i] = gotype.String(t)
+		}
+		return nil, spi.ArgumentCountError(service, name, len(m.params), len(args), first, types...)
 	}
 	in := make([]reflect.Value, 0, len(args)+1)
 	if m.withCtx {
