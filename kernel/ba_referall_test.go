@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/spi"
 )
@@ -53,5 +54,29 @@ func TestBA_ReferRefusesEveryBadKeyAtOnce(t *testing.T) {
 	_, err = n.Refer(ctxT(t), spi.MustParse("airnode:///example.Greeter?loadbalance=roundrobn"), spi.URL{})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), `kernel: refer example.Greeter: unknown loadbalance "roundrobn"`) {
 		t.Errorf("one bad key: got %v", err)
+	}
+}
+
+// Export checks the same keys with the same code (readInvokerSettings)
+// and refuses every bad one at once too, each line naming the service.
+func TestBA_ExportRefusesEveryBadKeyAtOnce(t *testing.T) {
+	n := NewNode(testCatalogs(t), WithLogger(quiet))
+	defer n.Close()
+	_, err := n.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo?timeout=5x&payload=lots&Slep.retries=1"))
+	if err == nil {
+		t.Fatal("Export: nil error, want every bad key refused")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 3 {
+		t.Errorf("want 3 lines, one a refusal, got %d:\n%v", len(lines), err)
+	}
+	for i, want := range []string{`"lots" for URL key "payload"`, `"5x" for URL key "timeout"`, `did you mean "Sleep"?`} {
+		if i < len(lines) && (!strings.HasPrefix(lines[i], "kernel: export demo.Echo: ") || !strings.Contains(lines[i], want)) {
+			t.Errorf("line %d = %q, want the prefix and %q", i, lines[i], want)
+		}
+	}
+	var pe *spi.ParamError
+	if !errors.As(err, &pe) {
+		t.Errorf("errors.As(*spi.ParamError) false for %v", err)
 	}
 }

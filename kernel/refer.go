@@ -208,12 +208,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		r.methods.Store(m, s)
 	}
 	if err := n.checkConsumerKeys(u); err != nil {
-		refused.addf("kernel: refer "+r.key+": %w", err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	// Every key it ignores, one warning each (ReferWarnings, which list
 	// --explain prints too); a malformed weight, warmup or timestamp fails.
 	if err := n.warnReference(u, r.key); err != nil {
-		refused.addf("kernel: refer "+r.key+": %w", err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	if u.Host() != "" && len(u.Methods()) == 0 {
 		r.checkDirectMethodKeys()
@@ -230,11 +230,11 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	filters, err := n.filters(fu, spi.Consumer)
 	if err != nil {
-		refused.addf("kernel: refer "+r.key+": %w", err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	r.invoker = chain(filters, &clusterInvoker{ref: r})
 	if _, err := n.invokerFilters(fu); err != nil { // fail early on bad keys of per-provider filters
-		refused.addf("kernel: refer "+r.key+": %w", err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	if err := refused.err(); err != nil {
 		return nil, err
@@ -404,22 +404,22 @@ type refusals []error
 
 // add records each error err joins (errors.Join, nested too), or err,
 // unless an error with its text is recorded already.
-func (rs *refusals) add(err error) { rs.addf("%w", err) }
+func (rs *refusals) add(err error) { rs.addIn("", err) }
 
-// addf is add with each error wrapped by format, one %w verb
-// ("kernel: refer demo.Echo: %w"), so that every line says where it is from.
-func (rs *refusals) addf(format string, err error) {
+// addIn is add with each error wrapped after prefix ("kernel: refer
+// demo.Echo: "), so that every line says where it is from.
+func (rs *refusals) addIn(prefix string, err error) {
 	if err == nil {
 		return
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
-			rs.addf(format, e)
+			rs.addIn(prefix, e)
 		}
 		return
 	}
-	if format != "%w" {
-		err = fmt.Errorf(format, err)
+	if prefix != "" {
+		err = fmt.Errorf("%s%w", prefix, err)
 	}
 	for _, e := range *rs {
 		if e.Error() == err.Error() {
