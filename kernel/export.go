@@ -309,17 +309,22 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// Consumers build their invokers from this URL (merged with theirs):
 	// check its keys with the same code now rather than publish a
 	// provider nobody can use.
+	// Every refusal at once, one a line, as Refer's (tester83 #5).
+	var refused refusals
 	if _, err := readInvokerSettings(n.cat, pu.Without(tlsconf.ProviderFileKeys...)); err != nil {
-		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+		refused.addIn("kernel: export "+key+": ", err)
 	}
 	if err := conflictingMethodForms(n.cat, pu); err != nil {
-		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+		refused.addIn("kernel: export "+key+": ", err)
 	}
 	if err := checkMethodValues(pu); err != nil {
-		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+		refused.addIn("kernel: export "+key+": ", err)
 	}
 	if err := n.CheckMethodKeys(pu, methods); err != nil {
-		return nil, fmt.Errorf("kernel: export %s: %w", key, err)
+		refused.addIn("kernel: export "+key+": ", err)
+	}
+	if err := refused.err(); err != nil {
+		return nil, err
 	}
 	for _, k := range UnreadKeys(n.cat, pu) {
 		n.logger.Warn("URL key "+UnreadKeyWords+"; ignored", append([]any{"service", key, "key", k.Key}, unreadAttrs(k)...)...)

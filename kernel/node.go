@@ -197,7 +197,10 @@ func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.regi
 // a call the close fails reports it itself (CHANNEL_INACTIVE), and a
 // line promising a reconnect the program will not wait for misleads.
 // The connections still redial as a long-lived node's do (a failover
-// retry may use one). Default: off, a long-lived node (serve, bench).
+// retry may use one). The node's registries that implement
+// spi.OneShotRegistry are told too, right after their Build (zookeeper:
+// the Dubbo Admin rules it does not apply in one line, not two).
+// Default: off, a long-lived node (serve, bench).
 func WithOneShot() Option { return func(n *Node) { n.pool.oneShot = true } }
 
 // NewNode returns a node using the extensions in cat. It starts nothing;
@@ -400,6 +403,9 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 			discard, r = r, old
 		} else {
 			n.useLogger(r)
+			if o, ok := r.(spi.OneShotRegistry); ok && n.pool.oneShot {
+				o.UseOneShot() // before Subscribe: its notices in a one-shot's form
+			}
 			n.registries[key] = r
 		}
 	}

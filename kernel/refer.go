@@ -172,12 +172,16 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
 	r := &Reference{node: n, url: u, key: u.ServiceKey()}
+	// Every check of u's keys runs, and Refer refuses u with all their
+	// errors at once (errors.Join, one line each), rather than with the
+	// first one only and the next on the next run (tester83 #5).
+	var refused refusals
 	base, err := r.build("")
 	if err != nil {
 		if h := dubboExtensionHint(u); h != "" {
-			return nil, fmt.Errorf("%w; %s", err, h)
+			err = fmt.Errorf("%w; %s", err, h)
 		}
-		return nil, err
+		refused.add(err)
 	}
 	r.base = base
 	r.uniform = !perMethod(u, n.cat.Cluster.Key(), n.cat.LoadBalance.Key())
@@ -199,17 +203,18 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		s, err := r.build(m)
 		if err != nil {
-			return nil, err
+			refused.add(err)
+			continue
 		}
 		r.methods.Store(m, s)
 	}
 	if err := n.checkConsumerKeys(u); err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	// Every key it ignores, one warning each (ReferWarnings, which list
 	// --explain prints too); a malformed weight, warmup or timestamp fails.
 	if err := n.warnReference(u, r.key); err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	if u.Host() != "" && len(u.Methods()) == 0 {
 		r.checkDirectMethodKeys()
@@ -226,11 +231,14 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 	}
 	filters, err := n.filters(fu, spi.Consumer)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
 	}
 	r.invoker = chain(filters, &clusterInvoker{ref: r})
 	if _, err := n.invokerFilters(fu); err != nil { // fail early on bad keys of per-provider filters
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, err)
+		refused.addIn("kernel: refer "+r.key+": ", err)
+	}
+	if err := refused.err(); err != nil {
+		return nil, err
 	}
 
 	var reg spi.Registry
@@ -407,6 +415,46 @@ func (r *Reference) checkDirectMethodKeys() {
 	}
 }
 
+// refusals collects the errors Refer refuses a URL with, each once (a
+// bad service-level key can fail a method's build too, in the same words).
+type refusals []error
+
+// add records each error err joins (errors.Join, nested too), or err,
+// unless an error with its text is recorded already.
+func (rs *refusals) add(err error) { rs.addIn("", err) }
+
+// addIn is add with each error wrapped after prefix ("kernel: refer
+// demo.Echo: "), so that every line says where it is from.
+func (rs *refusals) addIn(prefix string, err error) {
+	if err == nil {
+		return
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			rs.addIn(prefix, e)
+		}
+		return
+	}
+	if prefix != "" {
+		err = fmt.Errorf("%s%w", prefix, err)
+	}
+	for _, e := range *rs {
+		if e.Error() == err.Error() {
+			return
+		}
+	}
+	*rs = append(*rs, err)
+}
+
+// err returns nil for none, the one error unchanged, or every error
+// joined (errors.Join: one per line; errors.As finds each).
+func (rs refusals) err() error {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	return errors.Join(rs...)
+}
+
 // unjoin returns the errors errors.Join joined into err, err alone, or
 // none for nil.
 func unjoin(err error) []error {
@@ -469,7 +517,8 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // `URL key "methods.Echo.codec": unknown codec "nope" (available: ...)`),
 // the transport's keys and the heartbeat's; and the method-level forms of
 // the typed kernel keys (checkMethodValues: methods.Echo.retries=abc).
-// Only the first failing check's error is returned. list --explain
+// Every failing check's error is returned, joined (errors.Join, one a
+// line; one alone unchanged). list --explain
 // calls it on the consumer URL and on the merged URL, so it fails what
 // call and bench would.
 //
@@ -484,8 +533,9 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // (tlsconf.Settings.Client): a missing or unreadable tls.ca, tls.cert or
 // tls.key is an error naming the key and the file.
 func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
+	var refused refusals
 	if err := conflictingMethodForms(cat, u); err != nil {
-		return err
+		refused.add(err)
 	}
 	if u.Host() == "" && hasTLSKeys(u) {
 		if _, set := u.Param(tlsconf.KeyTLS); !set {
@@ -493,20 +543,20 @@ func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 		}
 	}
 	if _, err := readInvokerSettings(cat, u); err != nil {
-		return err
+		refused.add(err)
 	}
 	if err := checkMethodValues(u); err != nil {
-		return err
+		refused.add(err)
 	}
 	// The consumer's own TLS files (tls.ca, tls.cert, tls.key) are read
 	// now: a missing or unreadable one is this process's problem, to be
 	// said when the reference is made, not at every connection attempt.
 	if s, err := tlsconf.Parse(u); err == nil && s.Enabled {
 		if _, err := s.Client(); err != nil {
-			return err
+			refused.add(err)
 		}
 	}
-	return nil
+	return refused.err()
 }
 
 // consumerTLSKeys are the TLS keys a consumer may give without "tls".
@@ -572,13 +622,17 @@ var neverChanges directory.Epoch
 // build chooses and builds the cluster and balancer of method ("" for the
 // service level).
 func (r *Reference) build(method string) (*strategy, error) {
+	var refused refusals // a bad cluster and a bad balancer both said
 	cb, cs, err := r.node.cat.Cluster.Select(r.url, method)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(cs, r.node.cat.Cluster.Key(), err))
+		refused.add(fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(cs, r.node.cat.Cluster.Key(), err)))
 	}
 	lbb, ls, err := r.node.cat.LoadBalance.Select(r.url, method)
 	if err != nil {
-		return nil, fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(ls, r.node.cat.LoadBalance.Key(), err))
+		refused.add(fmt.Errorf("kernel: refer %s: %w", r.key, methodKeyError(ls, r.node.cat.LoadBalance.Key(), err)))
+	}
+	if err := refused.err(); err != nil {
+		return nil, err
 	}
 	if r.base != nil && cs.Name == r.base.clusterName && ls.Name == r.base.lbName &&
 		!methodLevel(cs.Source, r.node.cat.Cluster.Key()) && !methodLevel(ls.Source, r.node.cat.LoadBalance.Key()) {

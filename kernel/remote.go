@@ -146,33 +146,33 @@ type invokerSettings struct {
 // transport's Build reads (TLS files), no goroutine.
 func readInvokerSettings(cat *extension.Catalogs, u spi.URL) (invokerSettings, error) {
 	var st invokerSettings
+	var refused refusals // every bad key, not the first one only (tester83 #5)
 	var err error
 	if st.conn, err = readConnSettings(u); err != nil {
-		return st, err
+		refused.add(err)
 	}
 	if st.outlier, err = readOutlierSettings(u); err != nil {
-		return st, err
+		refused.add(err)
 	}
 	if st.base, err = resolveCall(cat, u, ""); err != nil {
-		return st, err
+		refused.add(err)
 	}
 	for _, m := range callMethods(cat, u) {
 		if _, err := resolveCall(cat, u, m); err != nil {
-			return st, err
+			refused.add(err)
 		}
 	}
-	trb, _, err := cat.Transport.Select(u, "")
-	if err != nil {
-		return st, err
+	if trb, _, err := cat.Transport.Select(u, ""); err != nil {
+		refused.add(err)
+	} else if st.transport, err = extension.Build(extension.PointTransport, trb.Name(), func() (spi.Transport, error) { return trb.Build(u) }); err != nil {
+		refused.add(err) // `transport "name": ...`, a panic in Build included
+	} else {
+		st.transportName = trb.Name()
 	}
-	if st.transport, err = extension.Build(extension.PointTransport, trb.Name(), func() (spi.Transport, error) { return trb.Build(u) }); err != nil {
-		return st, err // `transport "name": ...`, a panic in Build included
-	}
-	st.transportName = trb.Name()
 	if st.heartbeat, st.heartbeatName, err = buildHeartbeat(cat, u); err != nil {
-		return st, err
+		refused.add(err)
 	}
-	return st, nil
+	return st, refused.err()
 }
 
 // callMethods returns the methods whose codec and timeout
@@ -201,32 +201,30 @@ type connSettings struct {
 // reconnect.backoff, payload and timeout.
 func readConnSettings(u spi.URL) (connSettings, error) {
 	var cs connSettings
+	var refused refusals // each bad key, not the first one only
 	var err error
 	if cs.connections, err = u.Int("connections", 1); err != nil {
-		return cs, err
-	}
-	if cs.connections < 1 || cs.connections > 64 {
-		return cs, fmt.Errorf("connections=%d: want 1 to 64", cs.connections)
+		refused.add(err)
+	} else if cs.connections < 1 || cs.connections > 64 {
+		refused.add(fmt.Errorf("connections=%d: want 1 to 64", cs.connections))
 	}
 	if cs.connectTimeout, err = u.Duration("connect.timeout", DefaultConnectTimeout); err != nil {
-		return cs, err
-	}
-	if cs.connectTimeout <= 0 {
-		return cs, fmt.Errorf("connect.timeout=%v: want a positive duration", cs.connectTimeout)
+		refused.add(err)
+	} else if cs.connectTimeout <= 0 {
+		refused.add(fmt.Errorf("connect.timeout=%v: want a positive duration", cs.connectTimeout))
 	}
 	if cs.backoff, err = u.Duration("reconnect.backoff", DefaultReconnectBackoff); err != nil {
-		return cs, err
-	}
-	if cs.backoff <= 0 || cs.backoff > MaxReconnectBackoff {
-		return cs, fmt.Errorf("reconnect.backoff=%v: want more than 0 and at most %v", cs.backoff, MaxReconnectBackoff)
+		refused.add(err)
+	} else if cs.backoff <= 0 || cs.backoff > MaxReconnectBackoff {
+		refused.add(fmt.Errorf("reconnect.backoff=%v: want more than 0 and at most %v", cs.backoff, MaxReconnectBackoff))
 	}
 	if cs.payload, err = u.Size("payload", 0); err != nil {
-		return cs, err
+		refused.add(err)
 	}
 	if _, err = u.Duration("timeout", DefaultTimeout); err != nil {
-		return cs, err
+		refused.add(err)
 	}
-	return cs, nil
+	return cs, refused.err()
 }
 
 // connKey identifies connections that can be shared: same address,

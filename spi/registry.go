@@ -177,3 +177,15 @@ type RegistryUnreachable interface {
 type RegistryListing interface {
 	Listed(u URL) bool
 }
+
+// OneShotRegistry is the optional capability of a Registry that fits
+// what it logs to a one-shot process (airnode call: a few calls, then
+// exit), where a notice meant for a long-running node would be repeated
+// by every run: the zookeeper registry then says the Dubbo Admin rules
+// it does not apply in one line rather than one per place that holds
+// some. The kernel calls UseOneShot right after Build, before any
+// Register or Subscribe, for a node marked one-shot (kernel.WithOneShot);
+// a registry without it logs as for any node. Cheap, never blocks.
+type OneShotRegistry interface {
+	UseOneShot()
+}

@@ -136,26 +136,42 @@ func (r *Registry) readable(iface, app string) error {
 // in both places Dubbo keeps them in ZooKeeper: Dubbo 2.6's
 // configurators and routers nodes under the interface (tester70 #2), and
 // Dubbo 2.7/3's config center (configCenterRules), one warning for
-// each place that holds some. A node that is missing or cannot be read
-// says nothing.
+// each place that holds some; for a one-shot process (UseOneShot) one
+// warning in all, naming each place. A node that is missing or cannot be
+// read says nothing.
 func (r *Registry) warnOverrides(conn *zk.Conn, iface, app string) {
+	r.mu.Lock()
+	oneShot := r.oneShot
+	r.mu.Unlock()
+	var places []string // a one-shot's: each rules node and config-center rule
 	for _, cat := range []string{"configurators", "routers"} {
 		path := r.categoryPath(iface, cat)
 		children, _, err := conn.Children(path)
 		if err != nil || len(children) == 0 {
 			continue
 		}
+		if oneShot {
+			places = append(places, path)
+			continue
+		}
 		r.log.Warn("Dubbo Admin rules under "+path+" are not applied by airnode (overrides' disable and weight, routes): take a provider out of rotation by stopping it or restarting it with weight=0",
 			"interface", iface, "rules", len(children))
 	}
 	path := r.p.root + configCenterPath
-	children, _, err := conn.Children(path)
-	if err != nil {
-		return
+	if children, _, err := conn.Children(path); err == nil {
+		if rules := configCenterRules(children, iface, app); len(rules) > 0 {
+			if oneShot {
+				for _, rule := range rules {
+					places = append(places, path+"/"+rule)
+				}
+			} else {
+				r.log.Warn("Dubbo 2.7/3 governance rules in the config center under "+path+" are not applied by airnode (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0",
+					"interface", iface, "rules", strings.Join(rules, ","))
+			}
+		}
 	}
-	if rules := configCenterRules(children, iface, app); len(rules) > 0 {
-		r.log.Warn("Dubbo 2.7/3 governance rules in the config center under "+path+" are not applied by airnode (overrides' disable and weight, condition and tag routes): take a provider out of rotation by stopping it or restarting it with weight=0",
-			"interface", iface, "rules", strings.Join(rules, ","))
+	if len(places) > 0 {
+		r.log.Warn("Dubbo Admin rules are not applied by airnode (overrides' disable and weight, routes; airnode registry ls lists them)", "interface", iface, "rules", strings.Join(places, ","))
 	}
 }
 

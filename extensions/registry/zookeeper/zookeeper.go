@@ -108,6 +108,18 @@ func (r *Registry) UseLogger(l *slog.Logger) {
 	r.log = l.With("component", "zookeeper registry", "registry", "zookeeper://"+r.p.servers[0])
 }
 
+// UseOneShot tells the registry that its process is a one-shot consumer
+// (spi.OneShotRegistry: the kernel calls it after Build for a node made
+// WithOneShot, airnode call): the Dubbo Admin rules a subscription finds
+// and airnode does not apply, in both places Dubbo keeps them, are then
+// said in one Warn line rather than one per place, as every run of the
+// command would repeat them.
+func (r *Registry) UseOneShot() {
+	r.mu.Lock()
+	r.oneShot = true
+	r.mu.Unlock()
+}
+
 // Registry is one ZooKeeper session's worth of registrations and
 // subscriptions.
 type Registry struct {
@@ -115,8 +127,11 @@ type Registry struct {
 	desc   string
 	log    *slog.Logger
 	ownLog bool // Builder.Logger was set: UseLogger keeps it
-	acl    []zk.ACL
-	cache  *cache
+	// oneShot: the node is a one-shot process (UseOneShot): warnOverrides
+	// says the rules in one line
+	oneShot bool
+	acl     []zk.ACL
+	cache   *cache
 
 	mu         sync.Mutex
 	conn       *zk.Conn
@@ -1691,6 +1706,7 @@ var (
 	_ spi.RegistryReacher     = Builder{}
 	_ spi.Registry            = (*Registry)(nil)
 	_ spi.LoggerUser          = (*Registry)(nil)
+	_ spi.OneShotRegistry     = (*Registry)(nil)
 	_ spi.RegistryHealth      = (*Registry)(nil)
 	_ spi.RegistryListing     = (*Registry)(nil)
 	_ spi.RegistryUnreachable = (*Registry)(nil)

@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// tester83 #5: a reference URL with several bad keys was refused for the
+// first one only, the next one on the next run. `airnode call` now
+// shows every refusal at once, each with its did-you-mean, and the
+// keys it only warns of stay warnings.
+func TestBA_CallShowsEveryBadKeyAtOnce(t *testing.T) {
+	t.Parallel()
+	// nothing listens on the address: Refer refuses the URL before any dial
+	r := runCommand(t, 30*time.Second, nil, "call", "-p", "loadbalance=roundrobn", "-p", "timeout=5x", "-p", "retires=3",
+		"airnode://127.0.0.1:37101/demo.Echo", "Echo", `"x"`)
+	if r.code == 0 {
+		t.Fatalf("call: exit 0, want the bad keys refused; stderr %q", r.stderr)
+	}
+	for _, want := range []string{
+		`kernel: refer demo.Echo: unknown loadbalance "roundrobn" (available: `, `did you mean "roundrobin"?`,
+		`kernel: refer demo.Echo: invalid value "5x" for URL key "timeout"`,
+		"level=WARN", "key=retires did_you_mean=retries",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
