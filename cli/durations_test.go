@@ -68,9 +68,9 @@ func TestDurationFlagsAndEnvironmentTakeBareMilliseconds(t *testing.T) {
 	r := runCommand(t, 20*time.Second, nil, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://",
 		"--shutdown-wait", "500", "--shutdown-timeout", "100")
 	expectUsage(t, r, "airnode: serve: config: flag --shutdown-wait: 500ms must be between 0 and shutdown.timeout (100ms)") // a flag out of its bounds (fix-p)
-	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=500", "AIRNODE_SHUTDOWN_TIMEOUT=100"}, "serve",
-		"--listen", "127.0.0.1:0", "--registry", "memory://")
-	expectFail(t, r, "airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT: 500ms must be between 0 and shutdown.timeout (100ms)")
+	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=5000", "AIRNODE_SHUTDOWN_TIMEOUT=1000"}, "serve",
+		"--listen", "127.0.0.1:0", "--registry", "memory://") // a second or more: no bare-number warning
+	expectFail(t, r, "airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT: 5s must be between 0 and shutdown.timeout (1s)")
 	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=5x"}, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://")
 	expectFail(t, r, `airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT "5x": want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)`)
 
@@ -112,5 +112,24 @@ func TestDurationEnvCoversConfigFlags(t *testing.T) {
 	})
 	if n == 0 {
 		t.Fatal("config.AddFlags defines no duration flag")
+	}
+}
+
+// tester84 #1: AIRNODE_SHUTDOWN_TIMEOUT=5 is 5 ms, as --shutdown-timeout 5
+// is, and nothing said so until the signal came: a container's =30
+// (meaning its grace period's seconds) abandoned every call in flight. A
+// bare number under a second is warned of at start, naming the variable.
+func TestBareMillisecondsInTheEnvironmentAreWarnedOf(t *testing.T) {
+	r := runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_TIMEOUT=30", "AIRNODE_SHUTDOWN_WAIT=0"}, "list")
+	want := "warning: AIRNODE_SHUTDOWN_TIMEOUT=30 is 30ms (a bare number is milliseconds, as in Dubbo); write 30s for seconds"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("list with AIRNODE_SHUTDOWN_TIMEOUT=30: stderr %q, want %q", r.stderr, want)
+	}
+	if strings.Contains(r.stderr, "AIRNODE_SHUTDOWN_WAIT=0 is") {
+		t.Errorf("AIRNODE_SHUTDOWN_WAIT=0 (no wait) warned of: %q", r.stderr)
+	}
+	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_TIMEOUT=3000", "AIRNODE_SHUTDOWN_WAIT=2s"}, "list")
+	if strings.Contains(r.stderr, "a bare number is milliseconds") {
+		t.Errorf("AIRNODE_SHUTDOWN_TIMEOUT=3000 warned of: %q", r.stderr)
 	}
 }

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/airnode/airnode/kernel/config"
+	"github.com/airnode/airnode/spi"
 )
 
 // otherEnvNames are the AIRNODE_* variables read by something other than
@@ -28,4 +32,29 @@ func warnUnknownEnv(environ, keys []string, warn warnFunc) {
 		args = append(args, "hint", strings.Join(hints, "; "))
 	}
 	warn("environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
+}
+
+// bareMillisEnvBelow is the largest bare number a durationEnv variable
+// takes without a warning: under a second, a shutdown wait or budget is
+// more likely seconds written without their unit.
+const bareMillisEnvBelow = 1000
+
+// warnBareMillisEnv writes one warning (warn) for each durationEnv
+// variable of environ set to a bare number under bareMillisEnvBelow:
+// serve reads it as milliseconds, as --shutdown-timeout 30 and the URL key
+// shutdown.timeout=30 are, while a container's AIRNODE_SHUTDOWN_TIMEOUT=30
+// most likely means seconds (its grace period), and the drain budget of
+// 30 ms abandoned every call in flight at the next rolling restart
+// (tester84 #1): "AIRNODE_SHUTDOWN_TIMEOUT=30 is 30ms (a bare number is
+// milliseconds, as in Dubbo); write 30s for seconds".
+func warnBareMillisEnv(environ []string, warn warnFunc) {
+	for _, kv := range environ {
+		name, v, _ := strings.Cut(kv, "=")
+		if !slices.Contains(durationEnv, name) {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 && n < bareMillisEnvBelow {
+			warn(fmt.Sprintf("%s=%s", name, spi.BareMillis(v)))
+		}
+	}
 }

@@ -243,6 +243,7 @@ Exit status:
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
 			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
+			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms
 			return nil
 		},
 	}

@@ -158,8 +158,9 @@ func (n *Node) knownKeys() []string { return KnownKeys(n.cat) }
 
 // KnownKeys returns the URL keys airnode reads with cat, as the typo
 // warnings at Refer and Export count them: KernelKeys, each extension
-// point's selecting key, and the keys every extension of cat declares
-// (spi.KeyDescriber), as a new slice (with repeats).
+// point's selecting key, the keys every extension of cat declares
+// (spi.KeyDescriber) and each filter's activation key (spi.Activation.Key),
+// as a new slice (with repeats).
 func KnownKeys(cat *extension.Catalogs) []string {
 	keys := KernelKeys()
 	for _, p := range cat.Describe() {
@@ -169,6 +170,16 @@ func KnownKeys(cat *extension.Catalogs) []string {
 		for _, e := range p.Extensions {
 			for _, k := range e.Keys {
 				keys = append(keys, k.Key)
+			}
+		}
+	}
+	// A filter's activation key is read by the filter even when it
+	// declares no keys (spi.KeyDescriber): bench's own bench.attempts was
+	// warned of as read by nothing on every bench run.
+	for _, name := range cat.Filter.Names() {
+		if b, err := cat.Filter.Get(name); err == nil {
+			if k := b.Activation().Key; k != "" && !slices.Contains(keys, k) {
+				keys = append(keys, k)
 			}
 		}
 	}

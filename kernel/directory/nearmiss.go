@@ -21,6 +21,7 @@ const nearMissFresh = time.Second
 // nearMiss caches NearMiss's last answer.
 type nearMiss struct {
 	mu   sync.Mutex
+	busy bool // a look-up is running: other calls take the last answer
 	at   time.Time
 	text string
 }
@@ -32,27 +33,36 @@ type nearMiss struct {
 // close (internal/suggest's rule), "; the registry lists no service at
 // all" when it lists none, else "" (and when it cannot list its
 // services: spi.ErrNotSupported, unreachable, out of time). It asks the
-// registry's Services once per nearMissFresh, bounded by the shorter of
-// ctx's remaining time and NearMissTimeout (NearMissTimeout when ctx has
-// ended: the error is being reported). Safe for concurrent use.
+// registry's Services at most once per nearMissFresh, failures included,
+// bounded by the shorter of ctx's remaining time and NearMissTimeout
+// (NearMissTimeout when ctx has ended: the error is being reported), and
+// one caller at a time: the others take the last answer at once, so
+// failing calls wait at most one look-up each, not one after another
+// (a registry that took the whole bound for each held 20 concurrent
+// callers' errors for up to 6 s). Safe for concurrent use.
 func (d *Directory) NearMiss(ctx context.Context) string {
 	d.near.mu.Lock()
-	defer d.near.mu.Unlock()
-	if !d.near.at.IsZero() && time.Since(d.near.at) < nearMissFresh {
-		return d.near.text
+	if d.near.busy || !d.near.at.IsZero() && time.Since(d.near.at) < nearMissFresh {
+		text := d.near.text
+		d.near.mu.Unlock()
+		return text
 	}
+	d.near.busy = true
+	d.near.mu.Unlock()
 	bound := NearMissTimeout
 	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil {
 		bound = min(bound, time.Until(dl))
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
-	keys, err := d.reg.Services(lctx)
-	if err != nil {
-		return "" // not cached: a registry back in a moment answers the next call
+	text := ""
+	if keys, err := d.reg.Services(lctx); err == nil {
+		text = d.nearMissText(keys)
 	}
-	d.near.at, d.near.text = time.Now(), d.nearMissText(keys)
-	return d.near.text
+	d.near.mu.Lock()
+	d.near.busy, d.near.at, d.near.text = false, time.Now(), text
+	d.near.mu.Unlock()
+	return text
 }
 
 // nearMissText is NearMiss's text for the registry's service keys.

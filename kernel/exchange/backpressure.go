@@ -3,7 +3,6 @@ package exchange
 import (
 	"fmt"
 	"log/slog"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,15 +81,6 @@ type unsentBudget struct {
 	waiting  []*Channel // on mu
 	polling  bool       // a wake is scheduled after budgetPoll; on mu
 	nWaiting atomic.Int64
-	// the allocation look (lookEvery): handlers counted in making whose
-	// answers were not known when they started, not yet released; the
-	// look's timer runs while there are any and for quietWait after
-	// (looking)
-	unknown atomic.Int64
-	looking atomic.Bool
-	// mono() from which every look found the process allocating little
-	// (quiet); 0: the last look did not, or no look runs
-	quietSince atomic.Int64
 }
 
 // wait puts c in the list of channels that wake wakes. On c.stallMu.
@@ -227,11 +217,10 @@ func (c *Channel) overHighWater() bool {
 // start) — handlers that take long (a long poll, Sleep) are no sign of
 // answers piling up, and the requests parked behind them start within a
 // few firstAnswerWait (1,000 within 0.6 s without the Server's budget).
-// The Server's budget (unsent.limit, on by default) has a start of its
-// own before the channel's first answer (budgetEstimate): on an idle
-// provider (the allocation look, quietWait) 256 long calls on a new
-// connection all start within about 0.4 s, and while the process
-// allocates much, four times as many per unknownWait (1.6 s). Handlers
+// The Server's budget (unsent.limit, on by default) has a slower start of
+// its own before the channel's first answer, four times as many per
+// unknownWait (budgetEstimate): with it, 256 long calls on a new
+// connection all start within about 1.6 s, 1,000 within 2 s. Handlers
 // that start slow and then answer large (all of them blocked on one lock,
 // say) are thus not bounded by the channel before their first answer.
 const (
@@ -242,15 +231,14 @@ const (
 // answerEstimate returns the bytes each running handler of the channel is
 // expected to add to unsent: answerSize, or before the channel's first
 // answer highWater/firstAnswers halved for each firstAnswerWait since its
-// first request, or quartered per quietSteps if that is smaller (the
-// process allocating little: see quietWait).
+// first request.
 func (c *Channel) answerEstimate() int64 {
 	if n := c.answerSize.Load(); n > 0 {
 		return n
 	}
 	waits := int64(0)
 	if first := c.firstAt.Load(); first != 0 {
-		waits = max((mono()-first)/int64(firstAnswerWait), 2*c.w.budget.quietSteps(first))
+		waits = (mono() - first) / int64(firstAnswerWait)
 	}
 	return highWater / firstAnswers >> min(waits, 62)
 }
@@ -370,11 +358,9 @@ func (c *Channel) overFree() bool {
 // budgetEstimate is what a running handler of the channel counts in the
 // Server's making: answerSize, or before the channel's first answer the
 // channel's payload (the largest answer it may send, 8 MiB by default),
-// quartered for each unknownWait since its first request, or per
-// quietSteps if more (the process allocating little: see quietWait),
-// while no answer of budgetFree or more was made on the Server within
-// unknownRelease (largeRecently), and payload again as soon as one was.
-// Counted at
+// quartered for each unknownWait since its first request while no answer
+// of budgetFree or more was made on the Server within unknownRelease
+// (largeRecently), and payload again as soon as one was. Counted at
 // highWater/firstAnswers (512 KiB) from the start, 512 handlers of
 // answers not yet known filled the default unsent.limit, so every worker
 // started one: 40 connections that pipelined requests for 8 MB answers
@@ -382,10 +368,9 @@ func (c *Channel) overFree() bool {
 // F5). At payload (times makingCost), about unsent.limit/(3*payload) of
 // them start at once (10 by default), and overdraftHandlers beyond that.
 //
-// Each is released after unknownWait (runAnswering; after quietWait while
-// the process allocates little), so four times as many start after each
-// unknownWait: 256 long calls on a new connection within about 1.6 s,
-// 1,000 within 2 s (0.4 s on an idle provider). Counted at payload until it
+// Each is released after unknownWait (runAnswering), so four times as
+// many start after each unknownWait: 256 long calls on a new connection
+// within about 1.6 s, 1,000 within 2 s. Counted at payload until it
 // ended or for 2 s, 10 started per 2 s: 33 of 256 Sleep calls had started
 // after 5 s. Quartered per unknownWait, not halved per firstAnswerWait as
 // answerEstimate is: answers slow to make are no sign that they are small,
@@ -402,12 +387,7 @@ func (c *Channel) budgetEstimate() int64 {
 	if first == 0 || c.w.budget == nil || c.w.budget.largeRecently() {
 		return c.payload
 	}
-	e := c.payload >> min(2*((mono()-first)/int64(unknownWait)), 62)
-	if q := c.w.budget.quietSteps(first); q > 0 {
-		// never under budgetFree for the quiet: still counted (see quietWait)
-		e = min(e, max(c.payload>>(2*q), budgetFree))
-	}
-	return e
+	return c.payload >> min(2*((mono()-first)/int64(unknownWait)), 62)
 }
 
 // largeRecently reports whether an answer of budgetFree or more was made
@@ -418,8 +398,7 @@ func (b *unsentBudget) largeRecently() bool {
 }
 
 // A handler that started before its channel's first answer counts in the
-// Server's making (at budgetEstimate) for unknownWait (quietWait while
-// the process allocates little: the allocation look below), and after that as
+// Server's making (at budgetEstimate) for unknownWait, and after that as
 // long as answers of budgetFree or more were made on the Server within
 // unknownRelease (largeRecently), looking again every unknownWait: one
 // that has not answered by then, while no large answer is being made, is
@@ -438,149 +417,6 @@ const (
 	unknownWait    = 5 * firstAnswerWait
 	unknownRelease = 2 * time.Second
 )
-
-// Long calls, not large answers: the allocation look. With unknownWait
-// alone, a burst of long calls on an idle provider that had answered
-// nothing yet started 10, then 4 times as many per 0.5 s: of 50 parallel
-// 1.5 s calls with a 1.8 s timeout, 39 timed out SERVER_TIMEOUT (tester81
-// #1), where gRPC and Dubbo start them all at once. Making a large answer
-// allocates it; waiting does not. So while handlers of answers not yet
-// known are counted in the Server's making (unsentBudget.unknown), one
-// timer per Server looks every lookEvery at the bytes the process has
-// allocated (runtime/metrics "/gc/heap/allocs:bytes", which does not stop
-// the world as runtime.ReadMemStats does: 0.7 to 1.1 µs and 48 bytes a
-// read, BenchmarkHeapAllocsRead), and the process is quiet while every look
-// finds under budgetFree allocated per such handler since the previous
-// one. While it is:
-//   - a handler that started in the quiet is released quietWait after
-//     it started if it was counted at payload (its channel's first
-//     burst), quietWaitNext after if at less, not unknownWait;
-//   - a channel's budgetEstimate and answerEstimate are quartered once
-//     the process has been quiet for quietWait since the channel's first
-//     request, and again per lookEvery after that, quietStepsMax times at
-//     most and budgetEstimate never under budgetFree (payload/64 or
-//     budgetFree, so still counted: under budgetFree only by time, per
-//     unknownWait, as before; with payload=1MiB, quartered to 16 KiB,
-//     TestUnsentLimit_OverPayloadAnswersCount's handlers all started
-//     uncounted before their first answers).
-//
-// An idle provider thus starts about 15 long calls of a new connection,
-// 60 after quietWait, and all 256 workers' worth after quietWaitNext
-// more: 50 within 0.2 s, 256 within 0.5 s. Once a look finds the process
-// allocating more (answers being made, or other traffic), nothing changes
-// from before: the handlers started before it are released after
-// unknownWait, the estimates quartered per unknownWait, and after a large
-// answer was made on the Server the handlers go on counting at payload
-// (largeRecently).
-//
-// quietWait and the cap, not a release and a quartering at every quiet
-// look: handlers that wait and then make large answers allocate nothing
-// while they wait. Released and quartered per look,
-// TestUnsentLimit_UnknownAnswersCountAtPayload's 240 handlers (8
-// connections; 300 ms, then 2 MiB each) all started within 80 ms and made
-// their answers at once: 718 MiB more heap, 240 handlers at once (bound
-// 24). With quietWait, those started after the first quietWait are
-// released after quietWaitNext more (480 ms), after the first answers
-// were made (largeRecently): 9 to 16 at once. Released at 360 ms (twice
-// a quietWait of 180 ms), 40 ran at once in a full run of the package's tests, their
-// first answers late. Handlers that wait longer than about 0.5 s before
-// making large answers all start, where they started after 1.5 s before
-// (10, 40, 160, 640 per unknownWait).
-//
-// The look costs nothing per call where answers are known: a channel
-// whose answers are known to be under budgetFree counts nothing in making
-// (takeBudget), and the timer runs only while handlers of answers not yet
-// known are counted (and for quietWait after).
-const (
-	lookEvery     = 20 * time.Millisecond
-	quietWait     = 150 * time.Millisecond
-	quietWaitNext = 330 * time.Millisecond
-	quietStepsMax = 3
-)
-
-// heapAllocs is the runtime/metrics name of the process's cumulative
-// bytes allocated in the heap.
-const heapAllocs = "/gc/heap/allocs:bytes"
-
-// countUnknown counts a handler of an answer not yet known in unknown
-// (until uncountUnknown) and starts the allocation look if none runs.
-func (b *unsentBudget) countUnknown() {
-	b.unknown.Add(1)
-	if !b.looking.Load() && b.looking.CompareAndSwap(false, true) {
-		b.lookFrom(heapAllocated(), mono(), 0)
-	}
-}
-
-// uncountUnknown takes a handler out of unknown (countUnknown).
-func (b *unsentBudget) uncountUnknown() { b.unknown.Add(-1) }
-
-// lookFrom schedules the next allocation look, lookEvery after the one
-// at mono() at that found allocs bytes allocated, with no handler counted
-// in unknown since idle (0: some were). The looks stop, forgetting the
-// quiet (quietSince), once none has been counted for quietWait: a
-// moment with none between the releases of a burst and its next handlers
-// does not restart the burst's slow start. Only one look runs at a time
-// (looking).
-func (b *unsentBudget) lookFrom(allocs uint64, at, idle int64) {
-	time.AfterFunc(lookEvery, func() {
-		now, a := mono(), heapAllocated()
-		n := b.unknown.Load()
-		if a-allocs < uint64(max(n, 1))*budgetFree {
-			b.quietSince.CompareAndSwap(0, at)
-		} else {
-			b.quietSince.Store(0)
-		}
-		switch {
-		case n > 0:
-			idle = 0
-		case idle == 0:
-			idle = now
-		case now-idle >= int64(quietWait):
-			b.quietSince.Store(0)
-			b.looking.Store(false)
-			if b.unknown.Load() == 0 || !b.looking.CompareAndSwap(false, true) {
-				return
-			}
-			idle = 0 // counted again meanwhile: its look goes on from here
-		}
-		b.lookFrom(a, now, idle)
-	})
-}
-
-// heapAllocated returns the bytes the process has allocated in the heap
-// since it started (runtime/metrics, heapAllocs).
-func heapAllocated() uint64 {
-	s := [1]metrics.Sample{{Name: heapAllocs}}
-	metrics.Read(s[:])
-	return s[0].Value.Uint64()
-}
-
-// quietSteps returns how many times the estimates (budgetEstimate,
-// answerEstimate) of a channel whose first request was at mono() first
-// are quartered for the process's quiet since then (quietSince): none
-// before quietWait of it, then one, and one more per lookEvery, at most
-// quietStepsMax; 0 for a nil b or first.
-func (b *unsentBudget) quietSteps(first int64) int64 {
-	if b == nil || first == 0 {
-		return 0
-	}
-	q := b.quietSince.Load()
-	if q == 0 {
-		return 0
-	}
-	quiet := mono() - max(first, q)
-	if quiet < int64(quietWait) {
-		return 0
-	}
-	return min(1+(quiet-int64(quietWait))/int64(lookEvery), quietStepsMax)
-}
-
-// quietSinceBefore reports whether every allocation look since mono() t
-// found the process quiet (see lookEvery).
-func (b *unsentBudget) quietSinceBefore(t int64) bool {
-	q := b.quietSince.Load()
-	return q != 0 && q <= t
-}
 
 // The overdraft. Letting each channel that had no handler running start
 // one while the Server was over its limit (so that consumers that read
@@ -925,27 +761,14 @@ func (c *Channel) takeBudget() (cost int64, slot, ok bool) {
 // runAnswering runs t, a two-way request, counted in answering until its
 // answer is counted in unsent (or it ends without one), and in the
 // Server's making at cost (takeBudget; slot: in its overdraft) until it
-// ends; when its answer's size is not known, until quietWait after it
-// started if the process has been quiet since (the allocation look), else
-// unknownWait, or longer while large answers are made on the Server
-// (largeRecently). Such a handler is counted in unknown (countUnknown)
-// until released.
+// ends, at most unknownRelease when its answer's size is not known.
 func (c *Channel) runAnswering(t task, cost int64, slot bool) {
 	c.answering.Add(1)
 	defer c.answering.Add(-1)
 	if b := c.w.budget; b != nil && cost > 0 {
 		var done atomic.Bool
-		unknown := c.answerSize.Load() == 0
-		var start int64
-		if unknown {
-			b.countUnknown()
-			start = mono() // after the look's first read
-		}
 		release := func() {
 			if done.CompareAndSwap(false, true) {
-				if unknown {
-					b.uncountUnknown()
-				}
 				b.making.Add(-cost)
 				counters.Channels.UnsentMaking.Add(-cost)
 				if slot {
@@ -956,24 +779,18 @@ func (c *Channel) runAnswering(t task, cost int64, slot bool) {
 			}
 		}
 		defer release()
-		if unknown {
+		if c.answerSize.Load() == 0 {
 			var check func()
 			check = func() {
 				switch {
 				case done.Load():
 				case b.largeRecently():
 					time.AfterFunc(unknownWait, check) // large answers are being made: keep counting
-				case b.quietSinceBefore(start) || mono()-start >= int64(unknownWait):
+				default:
 					release()
-				default: // the process allocated since it started: unknownWait
-					time.AfterFunc(time.Duration(start+int64(unknownWait)-mono()), check)
 				}
 			}
-			wait := quietWait // the first burst, counted at payload
-			if cost < makingCost*c.payload {
-				wait = quietWaitNext
-			}
-			timer := time.AfterFunc(wait, check)
+			timer := time.AfterFunc(unknownWait, check)
 			defer timer.Stop()
 		}
 	}
