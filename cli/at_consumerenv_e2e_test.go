@@ -43,7 +43,7 @@ func TestAT_ConsumerAndProviderEnvironment(t *testing.T) {
 	r = call(t, []string{"AIRNODE_CONSUMER_TIMEOUT=5x"}, direct, "Echo", "1")
 	expectFail(t, r, `airnode: call: config: environment AIRNODE_CONSUMER_TIMEOUT: invalid value "5x" for URL key "timeout"`)
 	r = call(t, []string{"AIRNODE_CONSUMER_RETRY_TOKENS=5000"}, direct, "Echo", "1")
-	expectFail(t, r, "CLIENT_ERROR", `invalid value "5000" for URL key "retry.tokens"`)
+	expectFail(t, r, "airnode: call: config: environment AIRNODE_CONSUMER_RETRY_TOKENS: ", `invalid value "5000" for URL key "retry.tokens"`)
 	r = runCommand(t, 60*time.Second, []string{"AIRNODE_CONSUMER_RETRY_TOKENS=10"}, "bench", direct, "-n", "20")
 	if r.code != 0 || strings.Contains(r.stderr, "environment variables") {
 		t.Errorf("bench with AIRNODE_CONSUMER_RETRY_TOKENS=10: exit %d, stderr:\n%s", r.code, r.stderr)

@@ -220,19 +220,23 @@ func consumerURL(cfg config.Config, arg string, p []string, flags []flagParam) (
 // service-level timeout, and the timeout of method (call's METHOD,
 // bench's --method; "" for none) when no method-level timeout of the
 // command line decides it, e.g. "--timeout 3s replaces the
-// configuration's methods.Slow.timeout=500ms (flags beat files)". A file
-// value equal to the flag's is no warning.
+// configuration's methods.Slow.timeout=500ms (flags beat files)"; when
+// the reference sets no service-level timeout, the consumer default it
+// replaces, named by its source (config.ConsumerSource): "the
+// configuration's consumer.timeout=2s (flags beat files)" or
+// "AIRNODE_CONSUMER_TIMEOUT=2s (flags beat the environment)". A value
+// equal to the flag's is no warning.
 func configWarnings(cfg config.Config, u spi.URL, method string, flags []flagParam) []string {
 	var out []string
 	if w := cfg.ReferenceMisspelt(u.Path()); w != "" {
 		out = append(out, w)
 	}
 	i := slices.IndexFunc(flags, func(f flagParam) bool { return f.key == "timeout" })
-	file := cfg.ReferenceParams(u.Path())
-	if i < 0 || len(file) == 0 {
+	if i < 0 {
 		return out
 	}
 	fl := flags[i]
+	file := cfg.ReferenceParams(u.Path())
 	keys := []string{"timeout"}
 	if _, src, _ := u.MethodParam(method, "timeout"); method != "" && src == "timeout" {
 		keys = append(keys, spi.KeyMethods+"."+method+".timeout", method+".timeout")
@@ -240,6 +244,19 @@ func configWarnings(cfg config.Config, u spi.URL, method string, flags []flagPar
 	for _, k := range keys {
 		if v, ok := file[k]; ok && !sameParam("timeout", v, fl.value) {
 			out = append(out, fmt.Sprintf("%s %s replaces the configuration's %s=%s (flags beat files)", fl.flag, fl.arg, k, v))
+		}
+	}
+	// consumer: and AIRNODE_CONSUMER_TIMEOUT rank under the reference's
+	// own timeout: replaced only when the reference sets none
+	if _, ok := file["timeout"]; ok {
+		return out
+	}
+	if v, ok := cfg.Consumer["timeout"]; ok && !sameParam("timeout", v, fl.value) {
+		switch name, env := cfg.ConsumerSource("timeout"); {
+		case env:
+			out = append(out, fmt.Sprintf("%s %s replaces %s=%s (flags beat the environment)", fl.flag, fl.arg, name, v))
+		default:
+			out = append(out, fmt.Sprintf("%s %s replaces the configuration's %s=%s (flags beat files)", fl.flag, fl.arg, name, v))
 		}
 	}
 	return out

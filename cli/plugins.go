@@ -310,10 +310,12 @@ func warnRelativeCommands(plugins []config.Plugin, file string, warn warnFunc) {
 	}
 }
 
-// checkReferences checks every reference of cfg against cat as
-// config.CheckReferences does — each extension its params name must exist
-// and build with them — and names the configuration file and the
-// reference in config.Load's form:
+// checkReferences checks every reference of cfg, and its consumer:
+// defaults, against cat as config.CheckReferences does — each extension
+// their params name must exist and build with them — and names the
+// configuration file and the reference (or "consumer", or the
+// AIRNODE_CONSUMER_<KEY> variable that set the name) in config.Load's
+// form:
 //
 //	config: plugins.yaml: key "references[0].params": unknown loadbalance "rundrobin" (...); did you mean "roundrobin"?
 //
@@ -332,6 +334,12 @@ func checkReferences(cfg config.Config, file string, cat *extension.Catalogs) er
 		if err != nil {
 			errs = append(errs, fmt.Errorf("config: %s: key %q: %w", file, fmt.Sprintf("references[%d].params", i), err))
 		}
+	}
+	switch env, err := cfg.CheckConsumer(cat); {
+	case err != nil && env != "":
+		errs = append(errs, fmt.Errorf("config: environment %s: %w", env, err))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("config: %s: key %q: %w", file, "consumer", err))
 	}
 	return errors.Join(errs...)
 }

@@ -1758,8 +1758,11 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	}
 	s.abandonAll(nil) // releases the context
 	// The requests in flight at the go-away that were still queued for a
-	// worker then did not run (Serve): not abandoned calls.
-	abandoned = max(abandoned-int(s.unrun.Load()), 0)
+	// worker then did not run: those that reached Serve once abandoning
+	// (unrun), and those no worker took before the channels closed (the
+	// exchange's Shutdown answered them as not run). Neither is an
+	// abandoned call.
+	abandoned = max(abandoned-int(s.unrun.Load())-s.srv.NotStarted(), 0)
 	if err != nil && abandoned == 0 {
 		return 0, errors.Join(fmt.Errorf("kernel: server %s:%d: %w", s.host, s.port, err), lerr)
 	}

@@ -114,6 +114,25 @@ type Config struct {
 	// on Source.Logger; a program that wants to refuse them checks this.
 	// Not read from the file.
 	UnknownEnv []string `koanf:"-"`
+
+	// consumerEnv maps each Consumer key an AIRNODE_CONSUMER_<KEY>
+	// variable set over the file's to the variable's name
+	// (applyEnvKeys); ConsumerSource reads it.
+	consumerEnv map[string]string
+}
+
+// ConsumerSource says where Consumer's key came from: the name of the
+// AIRNODE_CONSUMER_<KEY> variable that set it ("AIRNODE_CONSUMER_TIMEOUT")
+// and env true, or "consumer.<key>" and env false for the file's
+// `consumer:` section; "" when Consumer does not set key.
+func (c Config) ConsumerSource(key string) (name string, env bool) {
+	if _, ok := c.Consumer[key]; !ok {
+		return "", false
+	}
+	if v, ok := c.consumerEnv[key]; ok {
+		return v, true
+	}
+	return "consumer." + key, false
 }
 
 // Shutdown is the graceful-shutdown timing: after unregistering, the node
@@ -615,8 +634,11 @@ func (c Config) CheckPluginNames(cat *extension.Catalogs, file string) error {
 // CheckReferences checks every reference against cat, the catalogs the
 // node will use (bundled extensions and started plugins): each extension
 // its params name must exist (an unknown name gets the catalog's
-// did-you-mean) and build with them. Errors name the reference
-// ("config: references[0].params: unknown loadbalance \"rundrobin\" ...").
+// did-you-mean) and build with them; so must Consumer's (CheckConsumer).
+// Errors name the reference ("config: references[0].params: unknown
+// loadbalance \"rundrobin\" ..."), the `consumer:` section ("config:
+// consumer: unknown cluster \"failovr\" ...") or the variable that set the
+// key ("config: environment AIRNODE_CONSUMER_CLUSTER: ...").
 func (c Config) CheckReferences(cat *extension.Catalogs) error {
 	var errs []error
 	for i, r := range c.References {
@@ -629,5 +651,45 @@ func (c Config) CheckReferences(cat *extension.Catalogs) error {
 			errs = append(errs, fmt.Errorf("config: references[%d].params: %w", i, err))
 		}
 	}
+	if env, err := c.CheckConsumer(cat); err != nil {
+		where := "consumer"
+		if env != "" {
+			where = "environment " + env
+		}
+		errs = append(errs, fmt.Errorf("config: %s: %w", where, err))
+	}
 	return errors.Join(errs...)
+}
+
+// CheckConsumer checks Consumer, the defaults of every reference, against
+// cat as CheckReferences checks a reference's params: each extension it
+// names (loadbalance, cluster, ...) must exist, an unknown name getting
+// the catalog's did-you-mean, and build with them. env names the
+// AIRNODE_CONSUMER_<KEY> variable that set the refused key (the key of a
+// *spi.ParamError, the point of an *extension.UnknownError), "" when the
+// file's `consumer:` section did.
+func (c Config) CheckConsumer(cat *extension.Catalogs) (env string, err error) {
+	if len(c.Consumer) == 0 {
+		return "", nil
+	}
+	u, err := spi.NewURL("airnode", "", 0, "", c.Consumer)
+	if err == nil {
+		_, err = cat.Explain(u, extension.ReferencedMethods(u))
+	}
+	if err == nil {
+		return "", nil
+	}
+	var pe *spi.ParamError
+	var ue *extension.UnknownError
+	key := ""
+	switch {
+	case errors.As(err, &pe):
+		key = pe.Key
+	case errors.As(err, &ue):
+		key = ue.Point
+	}
+	if name, isEnv := c.ConsumerSource(key); isEnv {
+		env = name
+	}
+	return env, err
 }

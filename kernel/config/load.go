@@ -286,6 +286,10 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 		}
 		if field == "consumer" {
 			c.Consumer[key] = v
+			if c.consumerEnv == nil {
+				c.consumerEnv = map[string]string{}
+			}
+			c.consumerEnv[key] = name
 		} else {
 			c.Protocol[key] = v
 		}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
@@ -25,6 +27,7 @@ type task struct {
 	queued  int64 // mono() when it joined the queue: arrived, or when unstall put it back after it was parked
 	bound   int64 // how long it may wait there (queueWaitBound); 0: no bound
 	refused int64 // not 0: refused unrun with SERVER_THREADPOOL_EXHAUSTED (Channel.refusal), after waiting this long (> 0) or at once, the queue's head having waited -refused
+	notRun  bool  // taken out of the queue unstarted at shutdown (workerPool.purge): answered NotRunAnswer
 }
 
 // queueWaitFraction and minQueueWait make a queued request's wait bound
@@ -97,6 +100,12 @@ type workerPool struct {
 	closed  bool           //
 	wg      sync.WaitGroup // running workers
 	dog     watchdog       // Options.Adaptive: the requests running on the channels' readers
+
+	// unstarted counts the requests that joined the queue and no worker
+	// took: queued minus started. One that purge took out stays counted
+	// (it never ran), so after Server.Shutdown this is how many of the
+	// requests in flight at its go-away never started.
+	unstarted atomic.Int64
 }
 
 // poolWorker is one idle worker's mailbox.
@@ -155,6 +164,7 @@ func (p *workerPool) submit(t task) {
 		}
 	}
 	p.queue = append(p.queue, t)
+	p.unstarted.Add(1)
 	p.mu.Unlock()
 }
 
@@ -163,6 +173,7 @@ func (p *workerPool) submit(t task) {
 func (p *workerPool) popLocked() task {
 	t := p.queue[p.head]
 	p.queue[p.head] = task{}
+	p.unstarted.Add(-1)
 	if p.head++; p.head == len(p.queue) {
 		p.queue, p.head = p.queue[:0], 0
 	}
@@ -279,6 +290,22 @@ func (p *workerPool) close() {
 	p.dog.wait()
 }
 
+// purge takes every request out of the queue, marked notRun, for the
+// caller to answer (Channel.refuseQueued): Server.Shutdown, whose
+// channels close while a handler that ignores its context holds the
+// worker they wait for. They stay counted in unstarted.
+func (p *workerPool) purge() []task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ts := slices.Clone(p.queue[p.head:])
+	clear(p.queue)
+	p.queue, p.head = p.queue[:0], 0
+	for i := range ts {
+		ts[i].notRun = true
+	}
+	return ts
+}
+
 // queuedLen returns the number of requests waiting for a worker.
 func (p *workerPool) queuedLen() int {
 	p.mu.Lock()
@@ -287,8 +314,9 @@ func (p *workerPool) queuedLen() int {
 }
 
 // refuseQueued answers t, which the pool refused at once (its queue's
-// head had waited past t's bound), from the goroutine that submitted it:
-// the answer is small and run does not wait for room to queue it.
+// head had waited past t's bound) or took out of its queue unstarted
+// (purge), from the goroutine that submitted or purged it: the answer is
+// small and run does not wait for room to queue it.
 func (c *Channel) refuseQueued(t task) {
 	if c.queuedIn.Add(-queuedSize(t)) < lowWater && c.inStalled.Load() {
 		c.wakeQueued(false)

@@ -18,7 +18,8 @@ import (
 
 // run serves t on a worker goroutine: it decodes the request, runs the
 // handler and answers (two-way requests only); a request the worker pool
-// refused is answered its refusal unrun. A request whose channel died
+// refused is answered its refusal unrun, one it purged at shutdown
+// NotRunAnswer. A request whose channel died
 // while it was queued, or whose consumer cancelled it (cancel event), is
 // dropped unserved; a request cancelled while it ran is not answered. A
 // handler that calls runtime.Goexit is answered SERVER_ERROR (goexited)
@@ -44,9 +45,12 @@ func (c *Channel) run(t task) {
 		}
 	}()
 	var res spi.Result
-	if t.refused != 0 {
+	switch {
+	case t.notRun:
+		res = spi.Result{Err: NotRunAnswer()}
+	case t.refused != 0:
 		res = c.refusal(t)
-	} else {
+	default:
 		res = c.handle(t.h, t.codec, t.body, t.arrived)
 	}
 	returned = true

@@ -421,7 +421,9 @@ func (s *Server) GoAway() (running int) {
 // are cancelled (context.Cause: "shutdown timeout passed"), and for
 // abandonWait (200 ms) Shutdown pings after the go-away and waits for
 // their answers; a handler that returns an error then is answered
-// SERVER_ERROR "... the call was abandoned".
+// SERVER_ERROR "... the call was abandoned". A request still queued for
+// a worker after that wait never starts: it is answered as not run
+// (NotRunAnswer) and counted in NotStarted.
 //
 // Shutdown is bounded by ctx: once ctx has ended it waits at most
 // abandonWait, then closeGrace (100 ms) more for the channels' goroutines
@@ -477,6 +479,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		_ = s.drain(actx)
 		fctx = actx
+		// The requests still queued for a worker (each held by a
+		// handler that ignores its context) never started: answered as
+		// not run behind the go-away, before their channels close, not
+		// left to be dropped unanswered when a worker frees up.
+		for _, t := range s.pool.purge() {
+			t.c.refuseQueued(t)
+		}
 	}
 	// the last responses may still be queued: let them reach the wire
 	for _, ch := range s.live() {
@@ -741,5 +750,14 @@ func (s *Server) closePool() { s.poolOnce.Do(s.pool.close) }
 // Addr returns the listener's address.
 func (s *Server) Addr() net.Addr { return s.l.Addr() }
 
-// InFlight returns the number of requests being served on all channels.
+// InFlight returns the number of requests being served on all channels,
+// including those queued for a worker (NotStarted).
 func (s *Server) InFlight() int { return int(s.inflight.Load()) }
+
+// NotStarted returns how many requests joined the worker pool's queue and
+// never started: those still queued, and those Shutdown answered as not
+// run (NotRunAnswer) because no worker freed up before its channels
+// closed. Read after Shutdown, it is how many of the requests in flight
+// at the go-away (GoAway, InFlight) never ran, for a count of the calls
+// that did.
+func (s *Server) NotStarted() int { return int(s.pool.unstarted.Load()) }
