@@ -144,7 +144,7 @@ func TestAbuse3_HugeStdinArgumentStopsAtTheLimit(t *testing.T) {
 	in := &countingReader{}
 	in.n.Store(200 << 20)
 	cmd := exec.CommandContext(ctx, binary, "call", p.url("demo.Echo"), "Echo", "@-")
-	cmd.Env = append(os.Environ(), noAirnodeEnv...)
+	cmd.Env = append(hostEnviron(), noAirnodeEnv...)
 	cmd.Stdin = in
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

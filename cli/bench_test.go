@@ -31,7 +31,7 @@ func benchRun(t *testing.T, env []string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(hostEnviron(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -120,7 +120,7 @@ func TestCfg3_RegistryErrorsNameTheirSource(t *testing.T) {
 	cfg := writeConfig(t, "registry: \"zookeper://127.0.0.1:26598\"\n")
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
 	expectFail(t, r, "airnode: serve: registry zookeper://127.0.0.1:26598 ("+cfg+`: key "registry"): `, `did you mean "zookeeper"?`)
-	r = runCommand(t, 20*time.Second, []string{"AIRNODE_REGISTRY=zookeper://127.0.0.1:26598", "AIRNODE_LISTEN="}, "serve", "--listen", "127.0.0.1:0")
+	r = runCommand(t, 20*time.Second, []string{"AIRNODE_REGISTRY=zookeper://127.0.0.1:26598"}, "serve", "--listen", "127.0.0.1:0")
 	expectFail(t, r, "airnode: serve: AIRNODE_REGISTRY=zookeper://127.0.0.1:26598: ")
 	r = runCommand(t, 20*time.Second, noAirnodeEnv, "serve", "--listen", "127.0.0.1:0", "--registry", "zookeper://127.0.0.1:26598")
 	expectFail(t, r, "airnode: serve: --registry zookeper://127.0.0.1:26598: ")

@@ -94,7 +94,7 @@ func TestDub1_ConsistentHashReadsDubbosMethodSpelling(t *testing.T) {
 
 	var out, errw bytes.Buffer
 	raw := "airnode://" + hosts[0] + "/t.Svc?loadbalance=consistenthash&Key.hash.arguments=1&Key.hash.nodes=7"
-	if err := runExplain(ctx, &out, &errw, "text", cat, config.DefaultConfig(), "", raw, ""); err != nil {
+	if err := runExplain(ctx, &out, &errw, "text", cat, config.DefaultConfig(), false, "", raw, ""); err != nil {
 		t.Fatalf("%v\n%s", err, errw.String())
 	}
 	for _, re := range []string{

@@ -121,7 +121,7 @@ func startServeOf(t *testing.T, bin, listen, reg string, env []string, dir strin
 func launchServe(t *testing.T, bin, listen, reg string, env []string, dir string, args ...string) (*provider, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", listen, "--registry", reg}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(hostEnviron(), env...)
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -212,7 +212,7 @@ func runCommandOf(t *testing.T, bin string, limit time.Duration, env []string, s
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{sub}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(hostEnviron(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

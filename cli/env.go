@@ -34,6 +34,17 @@ func warnUnknownEnv(environ, keys []string, warn warnFunc) {
 	warn("environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
 }
 
+// warnIgnoredEnv writes one warning (warn) for each AIRNODE_* variable of
+// environ that config.Load reads but ignores (config.EnvWarnings, keys
+// the key catalog): set but empty (AIRNODE_REGISTRY= took the default
+// registry silently, tester84 #3), or AIRNODE_PROVIDER_<KEY> for a key
+// the provider sets at export (AIRNODE_PROVIDER_TIMESTAMP, tester84 #6).
+func warnIgnoredEnv(environ, keys []string, warn warnFunc) {
+	for _, w := range config.EnvWarnings(environ, keys) {
+		warn(w)
+	}
+}
+
 // bareMillisEnvBelow is the largest bare number a durationEnv variable
 // takes without a warning: under a second, a shutdown wait or budget is
 // more likely seconds written without their unit.

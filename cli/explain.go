@@ -601,7 +601,7 @@ func (x *explained) blame(err error) error {
 // malformed kernel keys, a bad dispatcher. Keys that have no effect where
 // they are written get a warning line on errw (a JSON record of level WARN
 // under logFormat "json").
-func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *extension.Catalogs, cfg config.Config, file, raw, rawProvider string) error {
+func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *extension.Catalogs, cfg config.Config, regFlagged bool, file, raw, rawProvider string) error {
 	x, err := newExplained(cfg, file, raw, rawProvider)
 	if err != nil {
 		return err
@@ -678,7 +678,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		report(x.printDispatcher(tw), true)
 	}
 	reg := registryChoice(cat, cfg)
-	regWhy := registryWhy(cfg, reg)
+	regWhy := registryWhy(cfg, regFlagged)
 	if x.direct {
 		regWhy += "; not used by this URL: it names its providers (a direct reference)"
 	}
@@ -743,9 +743,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			}
 			switch {
 			case !ok && m == "" && spec.key == "shutdown.timeout":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Timeout), "node (shutdown.timeout)")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Timeout), nodeFrom(cfg, spec.key))
 			case !ok && m == "" && spec.key == "shutdown.wait":
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Wait), "node (shutdown.wait)")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), formatDuration(cfg.Shutdown.Wait), nodeFrom(cfg, spec.key))
 			case !ok && m == "" && spec.key == "heartbeat.interval" && bareHeartbeat(u) != "":
 				// Dubbo's heartbeat=3000 sets the interval (ms) the strategy runs with
 				hb := bareHeartbeat(u)
@@ -753,7 +753,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			case !ok && m == "":
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAs(kernelKeyType(spec.key), spec.def), "default")
 			case ok && from != "": // a node key, as the configuration exports it
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), from+" ("+key+")")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), fromLabel(from, key))
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
 				if i := slices.IndexFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == key }); i >= 0 {
@@ -1193,7 +1193,11 @@ func (x *explained) methodServerKeys() error { return kernel.CheckServerKeys(x.p
 // when not from the explained URL itself.
 func (x *explained) sourceNote(source string) string {
 	if slices.Contains(x.fromRef, source) {
-		return ", from the config's reference"
+		from := x.refFrom(source)
+		if strings.HasPrefix(from, "env ") {
+			return ", from " + from
+		}
+		return ", from the config's " + from
 	}
 	if _, ok := x.given.Param(source); ok || x.flagged || x.direct {
 		return ""
@@ -1208,6 +1212,9 @@ func (x *explained) providerSource(key string) string {
 		return ""
 	}
 	if _, from, ok := x.exportParam(key); ok {
+		if strings.HasPrefix(from, "env ") {
+			return ", from " + from
+		}
 		return ", from the config's " + from
 	}
 	return ""
@@ -1216,7 +1223,9 @@ func (x *explained) providerSource(key string) string {
 // exportParam returns the value of key serve with the configuration
 // exports the explained interface with before the explained URL's keys
 // (-p): services[svc].params', else protocol's, and which of them
-// ("services[0].params", "protocol"); ok false when neither sets it.
+// ("services[0].params", "protocol", or "env AIRNODE_PROVIDER_WEIGHT"
+// for the variable that set protocol's, config.ProtocolSource); ok false
+// when neither sets it.
 func (x *explained) exportParam(key string) (v, from string, ok bool) {
 	if x.svc >= 0 {
 		if v, ok := x.cfg.Services[x.svc].Params[key]; ok {
@@ -1224,9 +1233,47 @@ func (x *explained) exportParam(key string) (v, from string, ok bool) {
 		}
 	}
 	if v, ok := x.cfg.Protocol[key]; ok {
+		if name, env := x.cfg.ProtocolSource(key); env {
+			return v, "env " + name, true
+		}
 		return v, "protocol", true
 	}
 	return "", "", false
+}
+
+// refFrom names where the consumer URL key key that the configuration
+// added (fromRef) came from: "reference" (the references: entry's
+// params), "env AIRNODE_CONSUMER_TIMEOUT" (the variable,
+// config.ConsumerSource) or "consumer section" (the file's consumer:).
+func (x *explained) refFrom(key string) string {
+	if _, ok := x.cfg.ReferenceParams(x.given.Path())[key]; ok {
+		return "reference"
+	}
+	if name, env := x.cfg.ConsumerSource(key); env {
+		return "env " + name
+	}
+	return "consumer section"
+}
+
+// fromLabel is the FROM of a KEYS row for key set by from, a
+// configuration key ("protocol (weight)") or a variable, which names the
+// key itself ("env AIRNODE_PROVIDER_WEIGHT").
+func fromLabel(from, key string) string {
+	if strings.HasPrefix(from, "env ") {
+		return from
+	}
+	return from + " (" + key + ")"
+}
+
+// nodeFrom is the FROM of the KEYS row of the node's own shutdown.timeout
+// or shutdown.wait (key): "env AIRNODE_SHUTDOWN_TIMEOUT" or "flag
+// --shutdown-timeout" when one set it (config.Config.SettingSource), else
+// "node (key)".
+func nodeFrom(cfg config.Config, key string) string {
+	if src := cfg.SettingSource(key); strings.HasPrefix(src, "env ") || strings.HasPrefix(src, "flag ") {
+		return src
+	}
+	return "node (" + key + ")"
 }
 
 // providerNotUsed notes a provider value of a consumer point that the
@@ -1239,7 +1286,7 @@ func (x *explained) providerNotUsed(c extension.Choice) string {
 	}
 	src := ""
 	if !x.flagged {
-		src = " (config" + strings.TrimPrefix(x.providerSource(key), ", from the config's") + ")"
+		src = x.configNote(key)
 	}
 	return fmt.Sprintf("; the provider's %s=%s%s is not used: the consumer chooses %s from its own reference URL", key, v, src, c.Point)
 }
@@ -1266,6 +1313,9 @@ func (x *explained) directNotUsed(c extension.Choice) string {
 // " (config protocol)" or " (config services[i].params)", or "".
 func (x *explained) configNote(key string) string {
 	s := x.providerSource(key)
+	if from, ok := strings.CutPrefix(s, ", from env "); ok {
+		return " (env " + from + ")"
+	}
 	if s == "" {
 		return ""
 	}
@@ -1294,12 +1344,12 @@ func (x *explained) from(key, side string) string {
 	}
 	switch {
 	case side == "consumer" && slices.Contains(x.fromRef, key):
-		return "reference (" + key + ")"
+		return fromLabel(x.refFrom(key), key)
 	case x.flagged:
 		return side + " (" + key + ")"
 	case side == "provider":
-		if s := x.providerSource(key); s != "" {
-			return strings.TrimPrefix(s, ", from the config's ") + " (" + key + ")"
+		if _, from, ok := x.exportParam(key); ok && x.providerSource(key) != "" {
+			return fromLabel(from, key)
 		}
 	}
 	return "key " + key
@@ -1424,7 +1474,11 @@ func (x *explained) keyOrigin(k string) string {
 		return ""
 	}
 	if slices.Contains(x.fromRef, k) {
-		return " (config reference)"
+		from := x.refFrom(k)
+		if strings.HasPrefix(from, "env ") {
+			return " (" + from + ")"
+		}
+		return " (config " + from + ")"
 	}
 	return x.configNote(k)
 }

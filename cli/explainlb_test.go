@@ -32,7 +32,7 @@ func TestListExplainShowsThePluginBalancersKeys(t *testing.T) {
 	explain := func(raw string) string {
 		t.Helper()
 		var out, errw bytes.Buffer
-		if err := runExplain(context.Background(), &out, &errw, "text", cat, config.DefaultConfig(), "", raw, ""); err != nil {
+		if err := runExplain(context.Background(), &out, &errw, "text", cat, config.DefaultConfig(), false, "", raw, ""); err != nil {
 			t.Fatalf("%s: %v\n%s", raw, err, errw.String())
 		}
 		return out.String()

@@ -51,7 +51,7 @@ func TestLsCountsUnreadableEntries(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"registry", "ls", "--registry", reg}, args...)...)
-		cmd.Env = append(os.Environ(), append([]string{"HOME=" + base, "XDG_RUNTIME_DIR=", "XDG_CACHE_HOME=" + base}, noAirnodeEnv...)...)
+		cmd.Env = append(hostEnviron(), append([]string{"HOME=" + base, "XDG_RUNTIME_DIR=", "XDG_CACHE_HOME=" + base}, noAirnodeEnv...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

@@ -205,7 +205,7 @@ POINT or --explain.`,
 				// registry URL in several rows (a digest password,
 				// tester68 F3) and is what users paste into tickets
 				var out bytes.Buffer
-				err := runExplain(cmd.Context(), &out, cmd.ErrOrStderr(), a.logFormat, cat, cfg, a.configFile, explain, provider)
+				err := runExplain(cmd.Context(), &out, cmd.ErrOrStderr(), a.logFormat, cat, cfg, registry != "", a.configFile, explain, provider)
 				if _, werr := io.WriteString(cmd.OutOrStdout(), redactSecrets(out.String())); werr != nil && err == nil {
 					err = werr
 				}
@@ -519,11 +519,22 @@ func registryChoice(cat *extension.Catalogs, cfg config.Config) extension.Choice
 	return cat.ExplainRegistry(u)
 }
 
-func registryWhy(cfg config.Config, c extension.Choice) string {
+// registryWhy is the WHY of --explain's registry row: the default, or
+// the scheme of cfg's registry, followed by where that came from when not
+// from the file: "(--registry)" when list's --registry flag set it
+// (flagged), "(env AIRNODE_REGISTRY)" for the variable.
+func registryWhy(cfg config.Config, flagged bool) string {
 	if cfg.Registry == "" {
 		return "default (no registry configured)"
 	}
-	return "scheme of the configured registry " + cfg.Registry
+	why := "scheme of the configured registry " + cfg.Registry
+	switch src := cfg.SettingSource("registry"); {
+	case flagged:
+		why += " (--registry)"
+	case strings.HasPrefix(src, "env "):
+		why += " (" + src + ")"
+	}
+	return why
 }
 
 // wrongPoints is list's failure, after the listing, for each plugin

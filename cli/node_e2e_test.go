@@ -63,7 +63,7 @@ func serveFails(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir)
+	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("serve %v: %v (want a non-zero exit at startup)\n%s", args, err, out)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -102,7 +101,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 
 	cmd := exec.Command(binary, "bench", "--config", cfg, "--log-level", "info", p.url("demo.Echo"),
 		"--duration", "7s", "-c", "2", "--warmup", "0", "--json")
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()

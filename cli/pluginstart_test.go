@@ -20,7 +20,7 @@ func runBin(t *testing.T, dir string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError

@@ -32,9 +32,26 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// noAirnodeEnv keeps a developer's AIRNODE_* settings out of the processes
-// the tests start (an empty value is ignored by the configuration).
-var noAirnodeEnv = []string{"AIRNODE_REGISTRY=", "AIRNODE_LISTEN="}
+// noAirnodeEnv is the extra environment of a test that wants none of a
+// developer's AIRNODE_* settings: none, since the processes the tests
+// start never get the test's own AIRNODE_* variables (hostEnviron). It
+// was AIRNODE_REGISTRY= and AIRNODE_LISTEN=, which the binary now warns
+// of as set but empty (config.EnvWarnings).
+var noAirnodeEnv []string
+
+// hostEnviron is the environment the processes the tests start inherit:
+// the test's own (os.Environ()) without its AIRNODE_* variables, so that
+// a developer's settings never reach them and each test gives those it
+// means.
+func hostEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AIRNODE_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 // serveWith starts `airnode serve --listen listen --registry reg args...`
 // (any registry URL, unlike serve's file registry) and waits for its
@@ -79,7 +96,7 @@ type watchProc struct {
 func startWatch(t *testing.T, reg, service string, flags ...string) *watchProc {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"registry", "watch", "--registry", reg, service}, flags...)...)
-	cmd.Env = append(os.Environ(), noAirnodeEnv...)
+	cmd.Env = append(hostEnviron(), noAirnodeEnv...)
 	cmd.Dir = t.TempDir()
 	w := &watchProc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &w.errb

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -204,7 +203,7 @@ func TestRegistryWatchSIGINTExits130(t *testing.T) {
 	} {
 		var out, errb logbuf.Buffer
 		cmd := exec.Command(binary, "registry", "watch", "--registry", tc.reg, "demo.Echo")
-		cmd.Env = append(os.Environ(), noAirnodeEnv...)
+		cmd.Env = append(hostEnviron(), noAirnodeEnv...)
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -200,6 +200,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 }
 
+// envHelp lists, for the root command's help, the AIRNODE_* variables
+// config.Load reads: the settings' (config.EnvNames) and the URL-key
+// prefixes.
+var envHelp = strings.Join(config.EnvNames(), ", ") + ", " + config.EnvConsumerPrefix + "<KEY> and " + config.EnvProviderPrefix + "<KEY> (URL keys)"
+
 // newRootCommand returns the airnode command with its global flags and
 // every subcommand.
 func newRootCommand(a *app) *cobra.Command {
@@ -214,7 +219,13 @@ parameters.
 Configuration comes from plugins.yaml (--config; ./plugins.yaml when present),
 then AIRNODE_* environment variables, then flags. Durations in flags,
 AIRNODE_* variables and URL keys take 500ms, 2s or a bare number of
-milliseconds (500); plugins.yaml wants a unit.
+milliseconds (500); plugins.yaml wants a unit. Only the configuration's
+settings have variables: ` + envHelp + `;
+an empty one is ignored as if unset, with a warning. The other flags have
+no environment form: --config, --log-level, --log-format, serve's
+--metrics, --transport, --tls-cert, --tls-key, --tls-ca and -p, and the
+flags of the other commands (call --timeout: AIRNODE_CONSUMER_TIMEOUT
+sets the same URL key).
 
 Exit status:
   0    success
@@ -244,6 +255,7 @@ Exit status:
 			slog.SetDefault(l)
 			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms
+			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP
 			return nil
 		},
 	}
@@ -253,9 +265,9 @@ Exit status:
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+defaultConfigFile+" when present)")
-	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info)")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info; no environment variable)")
 	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
-	pf.StringVar(&a.logFormat, "log-format", "text", `log format: text or json (json: every line on stderr is a JSON record, the final error line too; durations are Go's text, "2s", as in text)`)
+	pf.StringVar(&a.logFormat, "log-format", "text", `log format: text or json (json: every line on stderr is a JSON record, the final error line too; durations are Go's text, "2s", as in text; no environment variable)`)
 	root.AddCommand(subcommands(a)...)
 	groupCommand(root) // airnode frob: a usage error naming the commands
 	// cobra's completion command, made now rather than at Execute so that

@@ -193,6 +193,7 @@ gives up on (restart: never) has its services unregistered.
 				return err
 			}
 			f.shutdown = origin
+			logShutdownEnvRank(a.environ(), a.configFile, cfg.Shutdown, origin, commandLogger(a.Logger(), "serve"))
 			f.registryFrom = serveRegistryOrigin(cmd.Flags().Changed("registry"), a.environ(), a.configFile, cfg.Registry)
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err
@@ -214,7 +215,7 @@ gives up on (restart: never) has its services unregistered.
 	fl := cmd.Flags()
 	config.AddFlags(fl)
 	fl.StringVar(&f.transport, "transport", "", "transport extension for every export (default smux)")
-	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus), /stats, /ready and /live on this address, e.g. 127.0.0.1:9090; no authentication: a non-loopback address is warned about")
+	fl.StringVar(&f.metrics, "metrics", "", "serve /metrics (Prometheus), /stats, /ready and /live on this address, e.g. 127.0.0.1:9090; no authentication: a non-loopback address is warned about; no environment variable")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate chain: serve TLS (needs --tls-key; same as -p tls=true -p tls.cert=FILE)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert (-p tls.key=FILE)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA bundle: require client certificates it signed, mutual TLS (-p tls.ca=FILE)")
@@ -315,8 +316,9 @@ func otherErrors(err error, ab error) string {
 
 // providerSetKeys are the provider URL keys the kernel sets at export
 // (start time, side, method list, process id): a -p value would be
-// silently replaced, so serve rejects it.
-var providerSetKeys = []string{"timestamp", spi.KeySide, spi.KeyMethods, "pid"}
+// silently replaced, so serve rejects it (an AIRNODE_PROVIDER_<KEY> one
+// is ignored with a warning: config.EnvWarnings).
+var providerSetKeys = config.ProviderSetKeys
 
 // parseParams turns repeated key=value flags into a map; a key given twice
 // is an error naming both flags, as -a's (`-p "a=1" and -p "a=2": key "a"

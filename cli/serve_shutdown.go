@@ -157,22 +157,75 @@ func (a *app) shutdownLabel(s shutdownSetting, userSet, folded bool) string {
 	return originDefault
 }
 
-// fileSetsShutdown reports whether the YAML configuration file sets
-// shutdown: {name: ...} (config.Load read it already: an error is false).
-func fileSetsShutdown(file, name string) bool {
+// logShutdownEnvRank logs one line at Info for each AIRNODE_SHUTDOWN_*
+// variable of environ whose setting another source also gives with
+// another value, saying which wins (README "Configuration": file <
+// environment < flags, -p ranking as its flag), as
+// outrankFileShutdownKeys does for the file's URL keys (tester84 #6):
+//
+//	msg="airnode serve: --shutdown-timeout outranks AIRNODE_SHUTDOWN_TIMEOUT" key=shutdown.timeout env_value=5s value=20s
+//	msg="airnode serve: AIRNODE_SHUTDOWN_WAIT outranks the configuration file's shutdown.wait" key=shutdown.wait file_value=4s value=1s
+//
+// origin says which source config.Load took (loadServeConfig), cfg the
+// values in effect, file the configuration file ("" none). A variable
+// that is empty or not a duration logs nothing (EnvWarnings and
+// durationEnviron report those).
+func logShutdownEnvRank(environ []string, file string, cfg config.Shutdown, origin shutdownOrigin, logger interface{ Info(string, ...any) }) {
+	for i, s := range shutdownSettings {
+		label, value := origin.wait, cfg.Wait
+		if i == 1 {
+			label, value = origin.timeout, cfg.Timeout
+		}
+		raw := ""
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, s.env+"="); ok {
+				raw = v
+			}
+		}
+		d, err := spi.ParseDuration(raw)
+		if raw == "" || err != nil {
+			continue
+		}
+		name := strings.TrimPrefix(s.key, "shutdown.")
+		switch {
+		case label != s.env && d != value: // a flag or -p
+			logger.Info("airnode serve: "+label+" outranks "+s.env, "key", s.key, "env_value", raw, "value", value)
+		case label == s.env && file != "":
+			fv, ok := fileShutdownValue(file, name)
+			if fd, err := spi.ParseDuration(fv); ok && err == nil && fd != value {
+				logger.Info("airnode serve: "+s.env+" outranks the configuration file's "+s.key, "key", s.key, "file_value", fv, "value", value)
+			}
+		}
+	}
+}
+
+// fileShutdownValue returns the value the YAML configuration file gives
+// shutdown: {name: ...}, as text, and whether it gives one (config.Load
+// read it already: an error is false).
+func fileShutdownValue(file, name string) (string, bool) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return false
+		return "", false
 	}
 	m, err := kyaml.Parser().Unmarshal(b)
 	if err != nil {
-		return false
+		return "", false
 	}
 	sh, ok := m["shutdown"].(map[string]any)
 	if !ok {
-		return false
+		return "", false
 	}
-	_, ok = sh[name]
+	v, ok := sh[name]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+// fileSetsShutdown reports whether the YAML configuration file sets
+// shutdown: {name: ...} (config.Load read it already: an error is false).
+func fileSetsShutdown(file, name string) bool {
+	_, ok := fileShutdownValue(file, name)
 	return ok
 }
 

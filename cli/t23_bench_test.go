@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
@@ -40,7 +39,7 @@ func TestT23_N5_ConcurrentBenchesCountTheirConnections(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binary, "bench", p.url("demo.Echo"), "--connections", "8", "-c", "4", "--duration", d, "--json")
-			cmd.Env = os.Environ()
+			cmd.Env = hostEnviron()
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Run(); err != nil {

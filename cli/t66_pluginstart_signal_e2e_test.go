@@ -79,7 +79,7 @@ func TestSignalDuringCallPluginStartExits130(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", start_timeout: 30s, env: {START_DELAY: 20s, T66_MARK: "+t.Name()+"}}\n")
 	mark := "T66_MARK=" + t.Name()
 	cmd := exec.Command(binary, "call", "--config", cfg, "airnode://127.0.0.1:1/demo.Echo", "Echo", `"x"`)
-	cmd.Env = append(os.Environ(), noAirnodeEnv...)
+	cmd.Env = append(hostEnviron(), noAirnodeEnv...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

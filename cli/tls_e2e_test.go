@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -49,7 +48,7 @@ func TestE2E_TLSCertWithoutKey(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, binary, "serve", "--listen", "127.0.0.1:0", "--registry", "file://"+dir, "--tls-cert", pCert)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir)
+	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "tls.cert") || !strings.Contains(string(out), "tls.key") {
 		t.Fatalf("err %v, output %s", err, out)

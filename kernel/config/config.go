@@ -117,8 +117,35 @@ type Config struct {
 
 	// consumerEnv maps each Consumer key an AIRNODE_CONSUMER_<KEY>
 	// variable set over the file's to the variable's name
-	// (applyEnvKeys); ConsumerSource reads it.
-	consumerEnv map[string]string
+	// (applyEnvKeys); ConsumerSource reads it. providerEnv is the same
+	// for Protocol and AIRNODE_PROVIDER_<KEY> (ProtocolSource).
+	consumerEnv, providerEnv map[string]string
+	// origin maps each setting Load took from the file, the environment
+	// or a flag ("shutdown.timeout") to its source (SettingSource).
+	origin map[string]string
+}
+
+// SettingSource says where Load took setting key, a key of the file's
+// schema written with '.' ("registry", "shutdown.timeout"): "env
+// AIRNODE_REGISTRY" for an environment variable, "flag --registry" for a
+// flag, the configuration file's path for the file, "" for the default
+// (or a Config Load did not make).
+func (c Config) SettingSource(key string) string {
+	return c.origin[key]
+}
+
+// ProtocolSource says where Protocol's key came from: the name of the
+// AIRNODE_PROVIDER_<KEY> variable that set it ("AIRNODE_PROVIDER_WEIGHT")
+// and env true, or "protocol.<key>" and env false for the file's
+// protocol: section; "" when Protocol does not set key.
+func (c Config) ProtocolSource(key string) (name string, env bool) {
+	if _, ok := c.Protocol[key]; !ok {
+		return "", false
+	}
+	if v, ok := c.providerEnv[key]; ok {
+		return v, true
+	}
+	return "protocol." + key, false
 }
 
 // ConsumerSource says where Consumer's key came from: the name of the

@@ -92,7 +92,7 @@ func UnknownEnv(environ, keys, other []string) (unknown, hints []string) {
 		if !strings.HasPrefix(name, EnvPrefix) || slices.Contains(known, name) || slices.Contains(unknown, name) {
 			continue
 		}
-		if _, _, ok := EnvKey(name, keys); ok {
+		if _, _, ok := EnvKey(name, keys); ok || providerSet(name) {
 			continue
 		}
 		unknown = append(unknown, name)
@@ -126,4 +126,73 @@ func warnUnknownEnv(logger *slog.Logger, unknown, hints []string) {
 		args = append(args, "hint", strings.Join(hints, "; "))
 	}
 	logger.Warn("config: environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
+}
+
+// ProviderSetKeys are the provider URL keys the kernel sets at export:
+// the start time, the side, the method list and the process id. A value
+// given for one would be replaced silently, so serve refuses it with -p
+// and Load ignores it from AIRNODE_PROVIDER_<KEY>, with a warning
+// (EnvWarnings).
+var ProviderSetKeys = []string{"timestamp", "side", "methods", "pid"}
+
+// EnvWarnings returns, sorted, one line for each AIRNODE_*
+// variable Load reads but ignores:
+//
+//   - one of EnvNames, or a URL-key variable (AIRNODE_CONSUMER_<KEY>,
+//     AIRNODE_PROVIDER_<KEY>, EnvKey), set but empty: Load takes it as
+//     unset, so the file's value or the default applies, which the line
+//     names ("AIRNODE_REGISTRY is set but empty: ignored as if unset;
+//     registry comes from --registry, the configuration file or the
+//     default (the file registry)");
+//   - AIRNODE_PROVIDER_<KEY> for a ProviderSetKeys key, whatever the
+//     value ("AIRNODE_PROVIDER_TIMESTAMP is ignored: timestamp is set by
+//     the provider at export and cannot be given (provider-set keys:
+//     ...)").
+//
+// keys is the key catalog the URL-key variables are mapped back through
+// (as Source.Keys; nil: extension.KernelKeys); a variable it does not
+// map is UnknownEnv's to report, not EnvWarnings'. nil when there is
+// none. Load logs each on Source.Logger; the airnode command writes each
+// as a warning of the command.
+func EnvWarnings(environ, keys []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(name, EnvProviderPrefix); ok {
+			if i := slices.IndexFunc(ProviderSetKeys, func(k string) bool { return envForm(k) == rest }); i >= 0 {
+				out = append(out, fmt.Sprintf("%s is ignored: %s is set by the provider at export and cannot be given (provider-set keys: %s)",
+					name, ProviderSetKeys[i], strings.Join(ProviderSetKeys, ", ")))
+				continue
+			}
+		}
+		if v != "" {
+			continue
+		}
+		if i := slices.IndexFunc(scalars, func(s scalar) bool { return s.env == name }); i >= 0 {
+			s := scalars[i]
+			out = append(out, fmt.Sprintf("%s is set but empty: ignored as if unset; %s comes from --%s, the configuration file or the default (%s)",
+				name, strings.ReplaceAll(s.path, delim, "."), s.flag, s.dflt))
+			continue
+		}
+		if key, field, ok := EnvKey(name, keys); ok {
+			section, what := "consumer:", "every reference"
+			if field == "protocol" {
+				section, what = "protocol:", "every export"
+			}
+			out = append(out, fmt.Sprintf("%s is set but empty: ignored as if unset; URL key %s of %s comes from the configuration file's %s section or the default",
+				name, key, what, section))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// providerSet reports whether name is AIRNODE_PROVIDER_<KEY> for a
+// ProviderSetKeys key (EnvWarnings reports it, not UnknownEnv).
+func providerSet(name string) bool {
+	rest, ok := strings.CutPrefix(name, EnvProviderPrefix)
+	return ok && slices.ContainsFunc(ProviderSetKeys, func(k string) bool { return envForm(k) == rest })
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,18 +36,19 @@ type scalar struct {
 	path string // koanf path, delim-separated
 	env  string // environment variable
 	flag string // flag name
+	dflt string // the default, as a warning names it (EnvWarnings)
 }
 
 // scalars are the settings overridable by environment and flags. Anything
 // else (services, references, plugins, protocol) comes from the file.
 var scalars = []scalar{
-	{"listen", "AIRNODE_LISTEN", "listen"},
-	{"advertise", "AIRNODE_ADVERTISE", "advertise"},
-	{"application", "AIRNODE_APPLICATION", "application"},
-	{"registry", "AIRNODE_REGISTRY", "registry"},
-	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout"},
-	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait"},
-	{"demo", "AIRNODE_DEMO", "demo"},
+	{"listen", "AIRNODE_LISTEN", "listen", DefaultListen},
+	{"advertise", "AIRNODE_ADVERTISE", "advertise", "the address listened on"},
+	{"application", "AIRNODE_APPLICATION", "application", "the executable's base name"},
+	{"registry", "AIRNODE_REGISTRY", "registry", "the file registry"},
+	{"shutdown/timeout", "AIRNODE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String()},
+	{"shutdown/wait", "AIRNODE_SHUTDOWN_WAIT", "shutdown-wait", DefaultShutdownWait.String() + ", at most half of shutdown.timeout"},
+	{"demo", "AIRNODE_DEMO", "demo", "true"},
 }
 
 // AddFlags defines the flags Load reads on fs: --listen, --advertise, --application, --registry,
@@ -71,8 +73,9 @@ type Source struct {
 	// is an error.
 	File string
 	// Environ is the environment as "KEY=value" strings (os.Environ());
-	// nil reads none. Only the variables of scalars are used; an empty
-	// value is ignored rather than blanking the setting.
+	// nil reads none. Only the variables of EnvNames and the URL-key
+	// variables (EnvKey) are used; an empty value is ignored rather than
+	// blanking the setting, and warned of (EnvWarnings).
 	Environ []string
 	// Flags is a flag set with AddFlags' flags (others are ignored); only
 	// flags that were set override. nil reads none.
@@ -84,8 +87,9 @@ type Source struct {
 	// kernel's own keys and the points' selecting keys only
 	// (extension.KernelKeys: timeout, retries, loadbalance, ...).
 	Keys []string
-	// Logger gets Load's warning about AIRNODE_* variables it reads
-	// nothing from (Config.UnknownEnv); nil: slog.Default().
+	// Logger gets Load's warnings about AIRNODE_* variables it reads
+	// nothing from (Config.UnknownEnv), and those of EnvWarnings (an
+	// empty variable, a provider-set key); nil: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -256,13 +260,26 @@ func Load(src Source) (Config, error) {
 			logger = slog.Default()
 		}
 		warnUnknownEnv(logger, c.UnknownEnv, hints)
+		for _, w := range EnvWarnings(src.Environ, src.Keys) {
+			logger.Warn("config: " + w)
+		}
+	}
+	for path, o := range origin {
+		if name, ok := strings.CutPrefix(o, "environment "); ok {
+			o = "env " + name
+		}
+		if c.origin == nil {
+			c.origin = map[string]string{}
+		}
+		c.origin[path] = o
 	}
 	return c, nil
 }
 
 // applyEnvKeys sets, over the file's, the Consumer and Protocol keys of
 // the URL-key variables of environ (EnvKey through keys; an empty value
-// is ignored). A kernel key's value is checked as a URL's (CheckParams:
+// is ignored, and so is a ProviderSetKeys key of AIRNODE_PROVIDER_<KEY>:
+// EnvWarnings says so). A kernel key's value is checked as a URL's (CheckParams:
 // a duration may be bare milliseconds, Dubbo's timeout=3000, kept as Go's
 // text, "3s"), each error naming the variable: `config: environment
 // AIRNODE_CONSUMER_TIMEOUT: invalid value "2x" for URL key "timeout":
@@ -273,7 +290,7 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 	for _, kv := range environ {
 		name, v, _ := strings.Cut(kv, "=")
 		key, field, ok := EnvKey(name, keys)
-		if !ok || v == "" {
+		if !ok || v == "" || field == "protocol" && slices.Contains(ProviderSetKeys, key) {
 			continue
 		}
 		if err := CheckParams(map[string]string{key: v}); err != nil {
@@ -292,6 +309,10 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 			c.consumerEnv[key] = name
 		} else {
 			c.Protocol[key] = v
+			if c.providerEnv == nil {
+				c.providerEnv = map[string]string{}
+			}
+			c.providerEnv[key] = name
 		}
 	}
 	return errors.Join(errs...)
