@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func TestBD_EnvWarnings(t *testing.T) {
 		t.Errorf("protocol %v: want weight 7 and no timestamp", cfg.Protocol)
 	}
 	for _, w := range want {
-		if !strings.Contains(log.String(), "config: "+w) {
+		if !strings.Contains(log.String(), fmt.Sprintf("msg=%q component=config", w)) {
 			t.Errorf("Load's log lacks %q:\n%s", w, log.String())
 		}
 	}

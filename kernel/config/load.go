@@ -261,7 +261,7 @@ func Load(src Source) (Config, error) {
 		}
 		warnUnknownEnv(logger, c.UnknownEnv, hints)
 		for _, w := range EnvWarnings(src.Environ, src.Keys) {
-			logger.Warn("config: " + w)
+			logger.Warn(w, "component", logComponent)
 		}
 	}
 	for path, o := range origin {
