@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
 )
 
 // sleepSmall is the Options.SmallAnswer of a provider whose demo.Echo
@@ -70,22 +71,63 @@ func TestSmallAnswer_LongCallsOnAFreshProviderAllSucceed(t *testing.T) {
 	}
 }
 
+// sleepStarts is countingAnswers noting when each Sleep handler started.
+type sleepStarts struct {
+	*countingAnswers
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (s *sleepStarts) Serve(ctx context.Context, req *Request) spi.Result {
+	if req.Method == "Sleep" {
+		s.mu.Lock()
+		s.starts = append(s.starts, time.Now())
+		s.mu.Unlock()
+	}
+	return s.countingAnswers.Serve(ctx, req)
+}
+
+// spread returns how many Sleep handlers started and the time from the
+// first start to the last.
+func (s *sleepStarts) spread() (int, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.starts) == 0 {
+		return 0, 0
+	}
+	first, last := s.starts[0], s.starts[0]
+	for _, at := range s.starts {
+		if at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return len(s.starts), last.Sub(first)
+}
+
 // A method whose answer is not known small (Payload: []byte) keeps
 // today's pricing next to one that is: 8 raw connections that pipeline
 // requests for 2 MiB answers and read none have at most as many
 // handlers running at once as without SmallAnswer
 // (TestUnsentLimit_UnknownAnswersCountAtPayload's bound), while a
-// consumer's burst of Sleep calls on its own fresh connection all start
-// at once and succeed, its Sleep requests not held by the Server's budget
-// the Payload answers fill (without SmallAnswer all 64 failed
-// SERVER_TIMEOUT).
+// consumer's burst of 64 Sleep(1500) calls on its own fresh connection
+// all start together (within 500 ms of one another; 9 ms measured) and
+// succeed, not held by the Server's budget the Payload answers fill.
+// Without SmallAnswer they counted as large answers (answers of 64 KiB or
+// more being made on the Server) and started a few at a time: 1.5 s from
+// the first to the last (with a 1.8 s timeout all 64 failed). The timeout is generous: on a loaded machine under -race one
+// small call on a fresh connection next to these consumers took up to
+// 1.8 s.
 func TestSmallAnswer_LargeAnswersKeepTheirPricing(t *testing.T) {
 	const consumers = 8
 	const requests = 30
 	const answer = 2 << 20
 	const limit = 32 << 20
 	const sleeps = 64
-	svc := &countingAnswers{echoService: &echoService{}}
+	const spreadBound = 500 * time.Millisecond
+	svc := &sleepStarts{countingAnswers: &countingAnswers{echoService: &echoService{}}}
 	f := startServer(t, false, func(o *Options) {
 		o.UnsentLimit = limit
 		o.Handler = svc
@@ -97,16 +139,22 @@ func TestSmallAnswer_LargeAnswersKeepTheirPricing(t *testing.T) {
 	t.Logf("the Server's budget: %.1f MiB unsent, %.1f MiB being made (unsent.limit %d MiB)",
 		float64(b.held.Load())/(1<<20), float64(b.making.Load())/(1<<20), limit>>20)
 	ch := f.dial(nil)
-	errs := burstOfSleeps(ch, sleeps, 1500*time.Millisecond, 1800*time.Millisecond)
+	errs := burstOfSleeps(ch, sleeps, 1500*time.Millisecond, 20*time.Second)
+	started, spread := svc.spread()
 	time.Sleep(time.Second) // more rounds of Payload handlers
 	maxRunning := int64(2 * (limit/protocol.DefaultPayload + consumers))
-	t.Logf("%d Payload handlers running at most (bound %d); %d of %d Sleep calls failed", svc.peak.Load(), maxRunning, len(errs), sleeps)
+	t.Logf("%d Payload handlers running at most (bound %d); %d Sleep handlers started within %v; %d of %d Sleep calls failed",
+		svc.peak.Load(), maxRunning, started, spread.Round(time.Millisecond), len(errs), sleeps)
 	if p := svc.peak.Load(); p > maxRunning {
 		t.Errorf("%d Payload handlers ran at once for %d consumers that read nothing, with SmallAnswer set for Sleep only; want at most %d",
 			p, consumers, maxRunning)
 	}
 	if len(errs) > 0 {
-		t.Errorf("%d of %d parallel Sleep(1500) calls with timeout 1.8s failed next to consumers that read nothing; first: %v", len(errs), sleeps, errs[0])
+		t.Errorf("%d of %d parallel Sleep(1500) calls failed next to consumers that read nothing; first: %v", len(errs), sleeps, errs[0])
+	}
+	if started != sleeps || spread > spreadBound {
+		t.Errorf("%d Sleep handlers started, from the first to the last in %v, next to consumers that read nothing; want all %d within %v (not held by the Server's budget)",
+			started, spread.Round(time.Millisecond), sleeps, spreadBound)
 	}
 	canary(t, f, 5)
 }
