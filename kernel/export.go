@@ -1281,6 +1281,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.base,
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
+		SmallAnswer: s.smallAnswer,
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {
@@ -1414,6 +1415,25 @@ func (s *server) exportedHere(key string) (same, all []string) {
 	slices.Sort(same)
 	slices.Sort(all)
 	return same[:min(len(same), 5)], all
+}
+
+// smallAnswer is the exchange's Options.SmallAnswer: whether method of
+// the service exported on s under key service answers small whatever it
+// is given (method.small: its result of a fixed size, or an error only).
+// False for a generic invoker's service (ExportInvoker, plugin-hosted),
+// the health service, and keys or methods not exported here. A provider
+// filter that replaces such a method's value with a large one is not
+// foreseen: its answer then counts once made, as any other.
+func (s *server) smallAnswer(service, method string) bool {
+	s.mu.RLock()
+	svc := s.services[service]
+	s.mu.RUnlock()
+	es, ok := svc.(*exportedService)
+	if !ok || es.table == nil {
+		return false
+	}
+	m := es.table.methods[method]
+	return m != nil && m.small
 }
 
 // Serve dispatches a request to its service (exchange.Handler). A

@@ -37,6 +37,11 @@ type method struct {
 	ctx    bool           // first parameter is context.Context
 	args   []reflect.Type // parameter types after the context
 	result bool           // returns (R, error); false: returns error only
+	// small: every answer is known small before the method runs
+	// (smallResult: an error only, or R of a fixed size), which the
+	// exchange spares its slow start and the Server's unsent.limit
+	// (server.smallAnswer, exchange.Options.SmallAnswer)
+	small bool
 	// direct calls the method without reflect.Value.Call (shapes under
 	// "Direct calls" below); nil for the other shapes.
 	direct directCall
@@ -156,7 +161,7 @@ func newMethodTable(impl any) (*methodTable, error) {
 			}
 			continue
 		}
-		me := &method{name: m.Name, fn: v.Method(i), result: out}
+		me := &method{name: m.Name, fn: v.Method(i), result: out, small: !out || smallResult(ft.Out(0))}
 		first := 1
 		if ft.NumIn() > 1 && ft.In(1) == typeOfContext {
 			me.ctx = true
@@ -227,6 +232,60 @@ func unservable(ft reflect.Type, first int) string {
 		return fmt.Sprintf("the result is a %s, which no codec can send", ft.Out(0))
 	}
 	return ""
+}
+
+// smallResult reports whether every value of result type t encodes in
+// exchange.SmallAnswerMax bytes or fewer, in any bundled codec: t is of a
+// fixed size (bool, an integer, float or complex type, or an array or
+// struct made only of those) and encodedBound says so. A type with its
+// own encoding anywhere in it (customEncoding: a MarshalJSON may write
+// anything) is not, nor is any type holding a pointer, string, slice, map
+// or interface: their size is the value's.
+func smallResult(t reflect.Type) bool {
+	n, ok := encodedBound(t)
+	return ok && n <= exchange.SmallAnswerMax
+}
+
+// encodedBound returns an upper bound of the bytes a value of type t
+// encodes to (JSON's text being the longest: a float64 in 24 characters,
+// a struct's field names and tags in full), and false when t is not of a
+// fixed size (smallResult). It stops adding once over
+// exchange.SmallAnswerMax, so a huge array costs nothing to reject.
+func encodedBound(t reflect.Type) (int, bool) {
+	const scalar = 32 // "-9223372036854775808", "-1.7976931348623157e+308", with room
+	if customEncoding(t, marshalers) {
+		return 0, false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return scalar, true
+	case reflect.Complex64, reflect.Complex128:
+		return 2 * scalar, true
+	case reflect.Array:
+		e, ok := encodedBound(t.Elem())
+		if !ok {
+			return 0, false
+		}
+		if t.Len() > exchange.SmallAnswerMax {
+			return exchange.SmallAnswerMax + 1, true
+		}
+		return 2 + t.Len()*(e+1), true
+	case reflect.Struct:
+		n := 2
+		for i := range t.NumField() {
+			f := t.Field(i)
+			e, ok := encodedBound(f.Type)
+			if !ok {
+				return 0, false
+			}
+			n += len(f.Name) + len(f.Tag) + 4 + e // "name":value,
+			n = min(n, exchange.SmallAnswerMax+1)
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // unsendable reports whether no codec can carry a value of type t.

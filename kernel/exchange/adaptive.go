@@ -107,8 +107,10 @@ func (r *reader) runInline(t task) error {
 		// several once handed off (tester68 F5). With no room, it waits
 		// its turn on the worker pool, as it does while the channel holds
 		// budgetFree over the limit (overFree; tester71 #1).
+		// A request whose answer is known small (smallAnswer) counts
+		// nothing, as on a worker.
 		ok := !c.overFree()
-		if ok {
+		if ok && !c.smallAnswer(&t) {
 			cost, slot, ok = c.takeBudget()
 		}
 		if !ok {

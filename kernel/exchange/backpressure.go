@@ -312,6 +312,59 @@ func (c *Channel) overDispatch() bool {
 	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater || c.budgetHolds() || c.overFree()
 }
 
+// Answers known small. Before a channel's first answer nothing tells a
+// handler making an 8 MB answer from one sleeping 1.5 s to return an
+// int, so both are counted at the slow start's guesses (answerEstimate,
+// budgetEstimate): 50 parallel Sleep(1500) calls with a 1.8 s timeout on
+// a fresh provider started about 10 handlers, then 4 times as many per
+// unknownWait, and 39 timed out (tester81 #1, tester85 #1). But a method
+// whose results are all of a fixed size (an int and an error) is known
+// small before it runs: the kernel says so per request
+// (Options.SmallAnswer, from its method tables). Such a request is not
+// counted in answering, so neither the channel's slow start (withMaking)
+// nor the Server's making (takeBudget) counts it, and the Server's budget
+// does not hold it (budgetHolds is not asked): a burst of them starts at
+// once, as many as the worker pool runs. What bounds it is what its
+// answers, at most SmallAnswerMax each, once made, add to unsent: the
+// channel stops at highWater as always, and overFree still parks it while
+// the channel holds budgetFree over the Server's limit (a consumer that
+// reads nothing). The lookup costs a parse of the body's first two
+// strings and a map look-up or two, only while the budget would matter:
+// never once the channel's answers are known to be small (answerSize
+// under budgetFree, the common case), and once per request (task.small).
+// A request parked for other reasons (its channel's consumer reads
+// nothing) waits in the channel's queue with the others, whose unstall
+// the Server's budget may still hold.
+
+// smallAnswer reports whether t, a two-way request, is for a method whose
+// answers are known small (Options.SmallAnswer), looking it up only
+// while the channel's answers are not known to be small (answerSize 0 or
+// budgetFree and more), and once per request (t.small).
+func (c *Channel) smallAnswer(t *task) bool {
+	switch {
+	case t.small != 0:
+		return t.small > 0
+	case c.opts.SmallAnswer == nil:
+		return false
+	}
+	if n := c.answerSize.Load(); n > 0 && n < budgetFree {
+		return false // known small already: nothing to spare it
+	}
+	t.small = -1
+	if service, method, ok := protocol.RequestName(t.body); ok && c.opts.SmallAnswer(intern(service), intern(method)) {
+		t.small = 1
+	}
+	return t.small > 0
+}
+
+// overSmall reports whether a worker should park a request whose answer
+// is known small (smallAnswer): overHighWater, or the answers unsent and
+// being made reach highWater, or overFree; never for the Server's budget
+// alone (budgetHolds).
+func (c *Channel) overSmall() bool {
+	return c.overHighWater() || c.withMaking(c.w.unsent.Load()) >= highWater || c.overFree()
+}
+
 // Small answers over the Server's limit. Answers under budgetFree touch
 // nothing shared while they are made (takeBudget), and a channel stopped
 // reading only at budgetStop, so each connection whose consumer read
@@ -679,16 +732,22 @@ func (c *Channel) park(t task) bool {
 // runQueued runs t, a request a worker took from the pool, unless the
 // peer has highWater bytes unsent, or unsent and being made
 // (overDispatch), or the Server's budget has no room for its answer
-// (takeBudget): then t waits, parked, for room.
+// (takeBudget): then t waits, parked, for room. A request whose answer is
+// known small (smallAnswer) waits only for overSmall.
 func (c *Channel) runQueued(t task) {
 	twoWay := t.h.TwoWay()
 	if twoWay && c.answerSize.Load() == 0 {
 		c.firstRequest()
 	}
+	small := twoWay && c.smallAnswer(&t)
 	var cost int64
 	var slot bool
 	for twoWay {
-		if !c.overDispatch() {
+		if small {
+			if !c.overSmall() {
+				break
+			}
+		} else if !c.overDispatch() {
 			var ok bool
 			if cost, slot, ok = c.takeBudget(); ok {
 				break
@@ -706,10 +765,10 @@ func (c *Channel) runQueued(t task) {
 	if c.queuedIn.Add(-queuedSize(t)) < lowWater && c.inStalled.Load() {
 		c.wakeQueued(false)
 	}
-	if t.h.TwoWay() {
+	if t.h.TwoWay() && !small {
 		c.runAnswering(t, cost, slot)
 	} else {
-		c.run(t)
+		c.run(t) // small: not counted in answering (smallAnswer)
 	}
 	if c.nParked.Load() > 0 || c.stalled.Load() {
 		// the next parked ones, if there is room (resumeBatch), and a

@@ -168,7 +168,7 @@ type Channel struct {
 	stallNoted  bool          // the episode of stallCh was counted and logged; on stallMu
 	parked      []task        // two-way requests waiting for room; on stallMu
 	nParked     atomic.Int64  // len(parked), for runQueued without the lock
-	answering   atomic.Int64  // two-way requests running on workers, their answers not yet counted in unsent (backpressure.go)
+	answering   atomic.Int64  // two-way requests running on workers, their answers not yet counted in unsent, but those known small (smallAnswer; backpressure.go)
 	answerSize  atomic.Int64  // the channel's answers' size, a decaying maximum (noteAnswer); 0 before the first
 	firstAt     atomic.Int64  // mono() at the first two-way request run by a worker (firstRequest); 0 before it
 	budgetWait  atomic.Bool   // in the Server budget's waiting list (unsentBudget.wait)

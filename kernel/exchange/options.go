@@ -219,8 +219,34 @@ type Options struct {
 	// without an UnsentLimit and on the consumer side.
 	SlowConsumerAfter time.Duration
 
+	// SmallAnswer, optional (provider side), reports whether every answer
+	// of method of the service with key service (Request.Service,
+	// Request.Method) is known to be small before it runs: at most
+	// SmallAnswerMax bytes encoded, whatever the arguments, its error's
+	// message and response attachments aside (text the method makes,
+	// counted as small). The kernel sets it from its exported services'
+	// method tables: true for a method whose results are all of a fixed
+	// size (bool, integers, floats, arrays and structs of those; a trailing
+	// error), false for anything it does not know statically (generic and
+	// plugin-hosted services, unknown names). Such a request is neither
+	// held nor counted by the Server's UnsentLimit nor by its channel's
+	// slow start while it runs (backpressure.go: a burst of long calls of
+	// it on a new connection starts at once); its channel still stops at
+	// highWater of answers unsent. It is called only while the channel's
+	// answers are not yet known to be small (before its first answer, or
+	// after large ones), at most once per request, concurrently, from the
+	// worker pool or a reader: it must be quick and must not block. nil:
+	// every answer's size is unknown until made.
+	SmallAnswer func(service, method string) bool
+
 	budget *unsentBudget // set by the Server for its channels
 }
+
+// SmallAnswerMax bounds, in bytes, the encoded result of a method that
+// Options.SmallAnswer calls small: well under the 64 KiB a channel holds
+// unsent before the Server's UnsentLimit counts it (budgetFree), so that
+// Workers such answers being made at once cost at most 1 MiB.
+const SmallAnswerMax = 4 << 10
 
 // DefaultUnsentLimit is the default Options.UnsentLimit.
 const DefaultUnsentLimit = 256 << 20

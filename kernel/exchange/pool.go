@@ -28,6 +28,8 @@ type task struct {
 	bound   int64 // how long it may wait there (queueWaitBound); 0: no bound
 	refused int64 // not 0: refused unrun with SERVER_THREADPOOL_EXHAUSTED (Channel.refusal), after waiting this long (> 0) or at once, the queue's head having waited -refused
 	notRun  bool  // taken out of the queue unstarted at shutdown (workerPool.purge): answered NotRunAnswer
+
+	small int8 // Options.SmallAnswer's verdict once looked up (Channel.smallAnswer): 1 small, -1 not, 0 not yet
 }
 
 // queueWaitFraction and minQueueWait make a queued request's wait bound

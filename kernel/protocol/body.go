@@ -115,6 +115,21 @@ func ParseRequestPreamble(body []byte) (p RequestPreamble, rest []byte, err erro
 	return p, body, nil
 }
 
+// RequestName returns the service key and method name a request body's
+// preamble starts with, aliasing body, reading nothing after them; ok is
+// false when the body does not parse that far. For callers that route by
+// name alone on a hot path (the exchange's Options.SmallAnswer lookup).
+func RequestName(body []byte) (service, method []byte, ok bool) {
+	service, body, err := readString(body, "service")
+	if err != nil {
+		return nil, nil, false
+	}
+	if method, _, err = readString(body, "method"); err != nil {
+		return nil, nil, false
+	}
+	return service, method, true
+}
+
 // RequestTimeoutMS returns the timeout (milliseconds) a request body's
 // preamble carries, reading only what comes before it (service, method);
 // 0 when it carries none or the body does not parse that far. For callers

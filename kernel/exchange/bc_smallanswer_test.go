@@ -1,0 +1,190 @@
+package exchange
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airnode/airnode/kernel/protocol"
+	"github.com/airnode/airnode/spi"
+)
+
+// sleepSmall is the Options.SmallAnswer of a provider whose demo.Echo
+// Sleep answers an int (the kernel's demo: Sleep(ctx, ms int) (int,
+// error)); every other method's answer is unknown until made.
+func sleepSmall(service, method string) bool { return service == "demo.Echo" && method == "Sleep" }
+
+// burstOfSleeps makes calls parallel Sleep(sleep) calls with timeout on
+// ch and returns the failures' errors.
+func burstOfSleeps(ch *Channel, calls int, sleep, timeout time.Duration) []error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range calls {
+		wg.Go(func() {
+			res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", int(sleep/time.Millisecond)), timeout)
+			if res.Err != nil {
+				mu.Lock()
+				errs = append(errs, res.Err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// tester81 #1, tester85 #1: on a fresh provider, 50 parallel calls of
+// Sleep(1500) with timeout 1.8 s had about 39 fail SERVER_TIMEOUT: before
+// the connection's first answer each running handler counted at payload
+// (times makingCost) in the Server's making, so about 10 started, then 4
+// times as many per unknownWait. A method whose answers are known small
+// (Options.SmallAnswer) is neither held nor counted by the Server's
+// budget, nor by the channel's slow start: all of DefaultWorkers such
+// calls start at once and succeed, with the Server's budget at its
+// default, on both transports and dispatchers. Without SmallAnswer, 245
+// of the 256 failed SERVER_TIMEOUT, on each.
+func TestSmallAnswer_LongCallsOnAFreshProviderAllSucceed(t *testing.T) {
+	const calls = DefaultWorkers
+	for _, c := range []struct{ mux, adaptive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("mux=%v/adaptive=%v", c.mux, c.adaptive), func(t *testing.T) {
+			svc := &startedSleeps{echoService: &echoService{}}
+			f := startServer(t, c.mux, func(o *Options) {
+				o.Handler = svc
+				o.Adaptive = c.adaptive
+				o.SmallAnswer = sleepSmall
+			})
+			ch := f.dial(nil)
+			start := time.Now()
+			errs := burstOfSleeps(ch, calls, 1500*time.Millisecond, 1800*time.Millisecond)
+			took := time.Since(start)
+			if len(errs) > 0 {
+				t.Fatalf("%d of %d parallel Sleep(1500) calls with timeout 1.8s failed on a fresh provider (%d started); first: %v",
+					len(errs), calls, svc.started.Load(), errs[0])
+			}
+			t.Logf("all %d succeeded in %v", calls, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// sleepStarts is countingAnswers noting when each Sleep handler started.
+type sleepStarts struct {
+	*countingAnswers
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (s *sleepStarts) Serve(ctx context.Context, req *Request) spi.Result {
+	if req.Method == "Sleep" {
+		s.mu.Lock()
+		s.starts = append(s.starts, time.Now())
+		s.mu.Unlock()
+	}
+	return s.countingAnswers.Serve(ctx, req)
+}
+
+// spread returns how many Sleep handlers started and the time from the
+// first start to the last.
+func (s *sleepStarts) spread() (int, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.starts) == 0 {
+		return 0, 0
+	}
+	first, last := s.starts[0], s.starts[0]
+	for _, at := range s.starts {
+		if at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return len(s.starts), last.Sub(first)
+}
+
+// A method whose answer is not known small (Payload: []byte) keeps
+// today's pricing next to one that is: 8 raw connections that pipeline
+// requests for 2 MiB answers and read none have at most as many
+// handlers running at once as without SmallAnswer
+// (TestUnsentLimit_UnknownAnswersCountAtPayload's bound), while a
+// consumer's burst of 64 Sleep(1500) calls on its own fresh connection
+// all start together (within 500 ms of one another; 9 ms measured) and
+// succeed, not held by the Server's budget the Payload answers fill.
+// Without SmallAnswer they counted as large answers (answers of 64 KiB or
+// more being made on the Server) and started a few at a time: 1.5 s from
+// the first to the last (with a 1.8 s timeout all 64 failed). The timeout is generous: on a loaded machine under -race one
+// small call on a fresh connection next to these consumers took up to
+// 1.8 s.
+func TestSmallAnswer_LargeAnswersKeepTheirPricing(t *testing.T) {
+	const consumers = 8
+	const requests = 30
+	const answer = 2 << 20
+	const limit = 32 << 20
+	const sleeps = 64
+	const spreadBound = 500 * time.Millisecond
+	svc := &sleepStarts{countingAnswers: &countingAnswers{echoService: &echoService{}}}
+	f := startServer(t, false, func(o *Options) {
+		o.UnsentLimit = limit
+		o.Handler = svc
+		o.SmallAnswer = sleepSmall
+	})
+	pipelineUnread(t, f, consumers, requests, answer)
+	time.Sleep(500 * time.Millisecond) // the budget fills with Payload answers
+	b := f.srv.opts.budget
+	t.Logf("the Server's budget: %.1f MiB unsent, %.1f MiB being made (unsent.limit %d MiB)",
+		float64(b.held.Load())/(1<<20), float64(b.making.Load())/(1<<20), limit>>20)
+	ch := f.dial(nil)
+	errs := burstOfSleeps(ch, sleeps, 1500*time.Millisecond, 20*time.Second)
+	started, spread := svc.spread()
+	time.Sleep(time.Second) // more rounds of Payload handlers
+	maxRunning := int64(2 * (limit/protocol.DefaultPayload + consumers))
+	t.Logf("%d Payload handlers running at most (bound %d); %d Sleep handlers started within %v; %d of %d Sleep calls failed",
+		svc.peak.Load(), maxRunning, started, spread.Round(time.Millisecond), len(errs), sleeps)
+	if p := svc.peak.Load(); p > maxRunning {
+		t.Errorf("%d Payload handlers ran at once for %d consumers that read nothing, with SmallAnswer set for Sleep only; want at most %d",
+			p, consumers, maxRunning)
+	}
+	if len(errs) > 0 {
+		t.Errorf("%d of %d parallel Sleep(1500) calls failed next to consumers that read nothing; first: %v", len(errs), sleeps, errs[0])
+	}
+	if started != sleeps || spread > spreadBound {
+		t.Errorf("%d Sleep handlers started, from the first to the last in %v, next to consumers that read nothing; want all %d within %v (not held by the Server's budget)",
+			started, spread.Round(time.Millisecond), sleeps, spreadBound)
+	}
+	canary(t, f, 5)
+}
+
+// The verdict is looked up only while the channel's answers are not known
+// to be small, once per request: after a small first answer the channel's
+// requests go the common way without a look-up.
+func TestSmallAnswer_NotAskedOnceAnswersAreKnownSmall(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	f := startServer(t, false, func(o *Options) {
+		o.SmallAnswer = func(service, method string) bool {
+			mu.Lock()
+			asked[method]++
+			mu.Unlock()
+			return sleepSmall(service, method)
+		}
+	})
+	ch := f.dial(nil)
+	if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Sleep", 1), 5*time.Second); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for i := range 20 {
+		if res := ch.Invoke(context.Background(), mpCodec{}, echoInv("Echo", fmt.Sprint(i)), 5*time.Second); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["Sleep"] != 1 || asked["Echo"] != 0 {
+		t.Errorf("SmallAnswer asked %v; want Sleep once (the first request) and Echo never (the channel's answers known small by then)", asked)
+	}
+}
