@@ -149,7 +149,10 @@ key retry.tokens), the calls whose retries it paused: one per call, as
 /metrics' budget_refused; such a call's error says "retries paused" and,
 as "skipped N", how many of its own retries it did not make.
 --json prints one object instead, with a per-second
-timeline of calls and errors (how a failover looks). A provider that
+timeline of calls and errors (how a failover looks) and "start", the
+wall-clock start of the measured phase (RFC 3339 in UTC with ms,
+2026-12-04T05:06:02.536Z; the summary's first line ends with it), when
+the timeline's second 0 began: to line it up with deploy or kill times. A provider that
 finishes none of the calls it has in flight for a second (stopped, hung,
 its socket buffers full) is named in a warning on stderr, once per stall:
 with every caller waiting on it, the timeline's second shows 0 calls and
@@ -2514,15 +2517,20 @@ func printErrorSamples(w io.Writer, r *bench.Report) {
 // then one message of each other status (printErrorSamples).
 // Latency is of the successful calls only; calls/s counts every finished
 // call. Providers list attempts: a call that failover retried counts once
-// per provider it tried.
+// per provider it tried. The first line ends with the measured phase's
+// wall-clock start ("started 2026-12-04T05:06:02.536Z": --json's start).
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	what := fmt.Sprintf("%d B -> %d B", o.Case.Req, o.Case.Resp)
 	if o.Case.Method != "" {
 		what = fmt.Sprintf("%s(%s)", o.Case.Method, strings.Join(o.Case.Args, ", "))
 	}
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s\n",
-		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what)
+	started := ""
+	if r.Start != "" {
+		started = ", started " + r.Start // the measured phase's wall-clock start (--json: start)
+	}
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s%s\n",
+		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what, started)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}

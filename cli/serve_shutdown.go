@@ -271,14 +271,20 @@ const abandonedMsg = "airnode serve: shutdown timeout exceeded; calls abandoned"
 //	  abandoned="demo.Echo.Sleep from 127.0.0.1:50212" answered=SERVER_ERROR
 //
 // calls counts every call still in flight, abandoned names those whose
-// consumers were answered SERVER_ERROR (kernel.AbandonedError.Which: a
-// call that ignored its cancelled context is counted, not named), and
+// consumers were answered SERVER_ERROR, counted per method and consumer
+// ("demo.Echo.Sleep from 127.0.0.1:50212 x8, demo.Echo.Echo from
+// 127.0.0.1:50214": kernel.AbandonedError.Which; a call that ignored its
+// cancelled context is counted in calls, not named), and
 // also carries the shutdown's other errors (rest: "; also: ..."), if any.
 // It returns the error serve exits 1 with, already reported.
 func logAbandoned(logger *slog.Logger, timeout time.Duration, ab *kernel.AbandonedError, rest string) error {
 	attrs := []any{"timeout", timeout, "calls", ab.Calls}
 	if len(ab.Which) > 0 {
-		attrs = append(attrs, "abandoned", strings.Join(ab.Which, ", "))
+		named := make([]string, len(ab.Which))
+		for i, c := range ab.Which {
+			named[i] = c.String()
+		}
+		attrs = append(attrs, "abandoned", strings.Join(named, ", "))
 	}
 	attrs = append(attrs, "answered", spi.StatusServerError.String())
 	if ab.ContextEnded {
