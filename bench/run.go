@@ -115,7 +115,15 @@ type Report struct {
 	// ErrorSamples holds one failed call's error message per status of
 	// Errors (at most 16 statuses); nil when none failed.
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`
+
+	firstErr error // the first failed call's error (FirstErr)
 }
+
+// FirstErr returns the first failed call's error, whose text is
+// FirstError, so that a caller can read its status and provider
+// (errors.As to *spi.Error); nil when no call failed or r was decoded
+// from JSON.
+func (r *Report) FirstErr() error { return r.firstErr }
 
 // Second is one timeline entry: the calls that finished during second
 // Second (0-based) of the measured phase.
@@ -241,7 +249,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		shards[i].samples = map[string]string{}
 	}
 	var next, done, failed atomic.Int64
-	var firstErr atomic.Pointer[string]
+	var firstErr atomic.Pointer[error]
 	tickEvery := cfg.TickEvery
 	if tickEvery <= 0 {
 		tickEvery = 200 * time.Millisecond
@@ -309,8 +317,8 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 			if err != nil {
 				status = classify(err)
 				if firstErr.Load() == nil {
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
+					first := err // only the first escapes: not a per-call allocation
+					firstErr.CompareAndSwap(nil, &first)
 				}
 				failed.Add(1)
 			}
@@ -363,8 +371,8 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
 		r.CPUUS = float64(cpu) / float64(time.Microsecond) / float64(r.Calls)
 	}
-	if m := firstErr.Load(); m != nil {
-		r.FirstError = *m
+	if e := firstErr.Load(); e != nil {
+		r.firstErr, r.FirstError = *e, (*e).Error()
 	}
 	if r.OK == 0 {
 		return r, ctx.Err() // no latency: an empty histogram's max is not a call's

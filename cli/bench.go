@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/extensions/cluster/failover"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/netaccept"
@@ -135,11 +136,18 @@ at weight 0) makes its caller wait before the next one, 1 ms doubling to
 client's CPU busy; a counted
 run (-n) in which no provider has been usable for 5 s stops, prints what it
 measured and exits 1. The summary's "timeout" line (--json's
-call_timeout_ms and call_timeout_from) gives the calls' timeout and where
-it came from: --timeout, the URL key timeout (SERVICE_URL, -p,
-plugins.yaml), or bench's default, 10s, ten times a consumer's 1s: a
+call_timeout_ms, call_timeout_from and call_timeout_source) gives the
+calls' timeout and where it came from: --timeout, the URL key timeout
+and who set it (SERVICE_URL, -p, the configuration's reference or
+consumer section, an AIRNODE_CONSUMER_ variable: "from env
+AIRNODE_CONSUMER_TIMEOUT"), or bench's default, 10s, ten times a consumer's 1s: a
 provider that stalls (SIGSTOP) parks the callers that picked it that long,
 so use --timeout 1s to measure what a consumer at its defaults sees.
+A "retries" line (--json's retries_made and retries_paused_calls) counts
+failover's retries of the measured calls and, with a retry budget (URL
+key retry.tokens), the calls whose retries it paused: one per call, as
+/metrics' budget_refused; such a call's error says "retries paused" and,
+as "skipped N", how many of its own retries it did not make.
 --json prints one object instead, with a per-second
 timeline of calls and errors (how a failover looks). A provider that
 finishes none of the calls it has in flight for a second (stopped, hung,
@@ -418,6 +426,27 @@ type benchOutcome struct {
 	// (tester67 #1).
 	CallTimeoutMS   int64  `json:"call_timeout_ms"`
 	CallTimeoutFrom string `json:"call_timeout_from"`
+	// CallTimeoutSource is where the timeout's value was given
+	// (keySource's words, as call's warnings name them): "--timeout",
+	// "SERVICE_URL", "-p", "config references[0].params", "config
+	// consumer.timeout", "env AIRNODE_CONSUMER_TIMEOUT", or "default"
+	// (tester85 #3: "url" did not say which of these set it).
+	CallTimeoutSource string `json:"call_timeout_source"`
+	// RetriesMade counts the failover retries the measured calls made
+	// (attempts after a call's first), and RetriesPausedCalls the
+	// measured calls whose retries the reference's retry budget
+	// (retry.tokens) paused: each failed with its last attempt's status,
+	// its error saying "retries paused" and, as "skipped N", how many of
+	// its own retries it did not make. One per call, as the consumer's
+	// airnode_consumer_retries_total{outcome="budget_refused"} counts them
+	// (tester84 #7: the metric counted calls where the errors counted
+	// retries, and bench's summary said neither). Both 0 without retries;
+	// the process's counters over the measured phase, --mix-resp's
+	// background calls included.
+	RetriesMade        uint64 `json:"retries_made"`
+	RetriesPausedCalls uint64 `json:"retries_paused_calls"`
+	retryTokens        string // the reference's retry.tokens, for the summary
+	service            string // the reference's service key, for the failure record (runError)
 	// Interrupted says that SIGINT or SIGTERM (Signal) ended the run
 	// early: the report covers the calls that finished before it, and the
 	// calls in flight that it cut short are in no count. PlannedCalls (-n)
@@ -459,11 +488,61 @@ func timeoutText(o benchOutcome) string {
 		return fmt.Sprintf("%s per call (bench's default; a consumer's is %v: --timeout %v measures as one would, a stalled provider parking its callers that long)", d, kernel.DefaultTimeout, kernel.DefaultTimeout)
 	case from == "--timeout":
 		return d + " per call (--timeout)"
-	case from == "url":
-		return d + " per call (URL key timeout)"
 	default:
-		return fmt.Sprintf("%s per call (URL key %s)", d, strings.TrimPrefix(from, "url "))
+		key := timeoutKey(from)
+		if src := o.CallTimeoutSource; src != "" {
+			return fmt.Sprintf("%s per call (URL key %s, from %s)", d, key, src)
+		}
+		return fmt.Sprintf("%s per call (URL key %s)", d, key)
 	}
+}
+
+// retryCounts returns the retries failover made so far for the
+// references of service key service, process-wide (counters.Retry's
+// Made), and the calls whose retries its retry budget paused
+// (BudgetRefused); 0, 0 before its first retry. It does not make the
+// key's counters (counters.Retry.For would, and the consumer's /metrics
+// would then list a service that never retried).
+func retryCounts(service string) (made, paused uint64) {
+	counters.Retry.Each(func(s string, r *counters.Retries) {
+		if s == service {
+			made, paused = r.Made.Load(), r.BudgetRefused.Load()
+		}
+	})
+	return made, paused
+}
+
+// retriesText is the summary's retries line's value: "4 made; 1252 calls
+// had their retries paused by the retry budget (retry.tokens=10): ...".
+func retriesText(o benchOutcome) string {
+	s := fmt.Sprintf("%d made (attempts after a call's first)", o.RetriesMade)
+	if o.RetriesPausedCalls == 0 {
+		return s
+	}
+	budget := "the retry budget"
+	if o.retryTokens != "" {
+		budget += " (" + failover.KeyRetryTokens + "=" + o.retryTokens + ")"
+	}
+	return fmt.Sprintf("%s; %d calls had their retries paused by %s, one count per call as /metrics' budget_refused: each failed with its last attempt's status, and its error's \"skipped N\" is the N retries that call did not make", s, o.RetriesPausedCalls, budget)
+}
+
+// timeoutSource returns where the timeout of a case came from, given
+// from, its callTimeout origin: "--timeout" and "default" as they are,
+// and for a URL key (service- or method-level) the source keySource
+// finds among SERVICE_URL target, -p and the configuration; "url" when
+// it finds none.
+func timeoutSource(f benchFlags, target, from string) string {
+	switch from {
+	case "--timeout", "default":
+		return from
+	}
+	return cmp.Or(keySource(f.cfg, target, f.params, timeoutKey(from)), "url")
+}
+
+// timeoutKey is the URL key of callTimeout's origin from: "timeout" for
+// "url", "methods.Echo.timeout" for "url methods.Echo.timeout".
+func timeoutKey(from string) string {
+	return cmp.Or(strings.TrimSpace(strings.TrimPrefix(from, "url")), "timeout")
 }
 
 // fill sets the fields derived from the report: OKPerSec, and an empty
@@ -568,6 +647,14 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if method == "" && !f.paper {
 		method = "Echo" // each call is Echo without --method
 	}
+	defer func() {
+		// a call's failure (no provider available: the probe's error) is
+		// recorded with its status, service, method and provider, as
+		// call's is
+		if _, ok := errors.AsType[*spi.Error](err); ok {
+			err = withCallAttrs(err, err, u.ServiceKey(), method)
+		}
+	}()
 	for _, w := range configWarnings(f.cfg, u, method, flags) {
 		warnLine(stderr, f.logFormat, "bench", w)
 	}
@@ -707,13 +794,13 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		defer trace.Stop()
 	}
 	warned := map[string]bool{}
-	var warnMu sync.Mutex      // the stall warnings come from bench.Run's ticks
-	warn := func(msg string) { // once per message (the paper's cases share the PID)
+	var warnMu sync.Mutex                    // the stall warnings come from bench.Run's ticks
+	warn := func(msg string, attrs ...any) { // once per message (the paper's cases share the PID)
 		warnMu.Lock()
 		defer warnMu.Unlock()
 		if !warned[msg] {
 			warned[msg] = true
-			warnLine(stderr, f.logFormat, "bench", msg)
+			warnLine(stderr, f.logFormat, "bench", msg, attrs...)
 		}
 	}
 	var outcomes []benchOutcome
@@ -746,6 +833,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		label := "airnode " + c.Name
 		o := benchOutcome{Case: c}
 		o.CallTimeoutMS, o.CallTimeoutFrom = callTimeout(u, benchMethod(*c), timeoutFrom)
+		o.CallTimeoutSource = timeoutSource(f, target, o.CallTimeoutFrom)
 		ref, err := refer(c.Req != c.Resp)
 		if err != nil {
 			if sig, ok := signalOf(ctx); ok {
@@ -766,7 +854,17 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		hb := &counters.Heartbeat
 		remade, redials, lost := hb.Reconnects.Load(), hb.ReconnectAttempts.Load(), hb.ConnectionsLost.Load()
 		hbCloses, liveCloses := hb.IdleClosed.Load(), hb.LivenessClosed.Load()
+		service := ref.URL().ServiceKey()
+		var made0, paused0 uint64
+		measured := false // the warm-up ended: the measured phase's counts are known
+		cfg.Start = func() { made0, paused0 = retryCounts(service); measured = true }
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
+		if measured {
+			made, paused := retryCounts(service)
+			o.RetriesMade, o.RetriesPausedCalls = made-made0, paused-paused0
+		}
+		o.retryTokens, _ = ref.URL().Param(failover.KeyRetryTokens)
+		o.service = service
 		o.Reconnects = hb.Reconnects.Load() - remade
 		o.ReconnectAttempts = hb.ReconnectAttempts.Load() - redials
 		o.ConnectionsLost = hb.ConnectionsLost.Load() - lost
@@ -1109,7 +1207,8 @@ func runError(outcomes []benchOutcome) error {
 	for _, o := range outcomes {
 		r := o.Report
 		if o.Stopped != "" {
-			return fmt.Errorf("bench: %s: %s", o.Case.Name, o.Stopped) // the report has the first error
+			// the report has the first error
+			return withCallAttrs(fmt.Errorf("bench: %s: %s", o.Case.Name, o.Stopped), nil, o.service, benchMethod(*o.Case))
 		}
 		if r.Calls > 0 && r.OK == 0 {
 			hint := ""
@@ -1118,7 +1217,8 @@ func runError(outcomes []benchOutcome) error {
 				// service (tester71 #12)
 				hint = fmt.Sprintf("; without --method bench calls demo.Echo's %s: give --method NAME (and --args JSON) to bench another service's method", benchMethod(*o.Case))
 			}
-			return fmt.Errorf("bench: %s: all %d calls failed; first error: %s%s", o.Case.Name, r.Calls, r.FirstError, hint)
+			return withCallAttrs(fmt.Errorf("bench: %s: all %d calls failed; first error: %s%s", o.Case.Name, r.Calls, r.FirstError, hint),
+				r.FirstErr(), o.service, benchMethod(*o.Case))
 		}
 	}
 	return nil
@@ -1472,7 +1572,7 @@ func checkReqOf(method string, cat *extension.Catalogs, c benchCase, att []strin
 // no provider has been usable for
 // deadStop stops: the report of the calls made is returned with an
 // *stoppedError.
-func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string)) (*bench.Report, error) {
+func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts, cfg bench.Config, c benchCase, label string, progress io.Writer, serverPID int, warn func(string, ...any)) (*bench.Report, error) {
 	parent := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -1504,11 +1604,15 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		}
 	}
 	pc := newProviderCounter(ref, cuts)
-	pc.warn, pc.method = warn, method
+	pc.warn, pc.method, pc.service = warn, method, ref.URL().ServiceKey()
 	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
+	start := cfg.Start // the caller's, first
 	cfg.Start = func() {
+		if start != nil {
+			start()
+		}
 		pc.begin()
 		if serverPID != 0 {
 			srv0, srv0Err = processCPU(serverPID)
@@ -1857,10 +1961,12 @@ type providerCounter struct {
 	// calls it had in flight for longer than stallBound (stalls: each
 	// address once until it finishes calls again); method is the method
 	// the run calls (its timeout in force is each invoker's URL's), and
-	// longest the longest call any caller finished so far, ns (noteCall)
-	warn      func(string)
+	// longest the longest call any caller finished so far, ns (noteCall);
+	// its attrs are the record's (provider=ADDR, service=...)
+	warn      func(string, ...any)
 	stalls    map[string]bool
 	method    string
+	service   string // the reference's service key
 	longest   atomic.Int64
 	prevCnt   map[string]int64         // counts at the previous tick
 	lastDone  map[string]time.Duration // when each address last finished a call or had none in flight
@@ -1998,7 +2104,8 @@ func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) f
 		total += n
 	}
 	longest := time.Duration(p.longest.Load())
-	var msgs []string
+	type stall struct{ msg, addr string }
+	var msgs []stall
 	for a, n := range active {
 		last, seen := p.lastDone[a]
 		if !seen || n == 0 || now[a] > p.prevCnt[a] {
@@ -2022,14 +2129,14 @@ func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) f
 		if longest > 0 {
 			took = "up to " + longest.Round(time.Millisecond).String()
 		}
-		msgs = append(msgs, fmt.Sprintf("provider %s finished none of the %d call(s) it had in flight for %.1f s (second %d of the run; the other providers finished %d; calls so far: %s, timeout %s): stalled? (SIGSTOP, swap, GC pause, network)",
-			a, n, idle.Seconds(), int(elapsed/time.Second), total-p.doneTotal[a], took, to))
+		msgs = append(msgs, stall{addr: a, msg: fmt.Sprintf("provider %s finished none of the %d call(s) it had in flight for %.1f s (second %d of the run; the other providers finished %d; calls so far: %s, timeout %s): stalled? (SIGSTOP, swap, GC pause, network)",
+			a, n, idle.Seconds(), int(elapsed/time.Second), total-p.doneTotal[a], took, to)})
 	}
 	p.prevCnt = now
-	slices.Sort(msgs)
+	slices.SortFunc(msgs, func(a, b stall) int { return strings.Compare(a.msg, b.msg) })
 	return func() {
 		for _, m := range msgs {
-			p.warn(m)
+			p.warn(m.msg, "provider", m.addr, "service", p.service, "method", p.method)
 		}
 	}
 }
@@ -2457,6 +2564,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if o.ConnectionsLost > 0 || o.ReconnectAttempts > 0 || o.HeartbeatCloses > 0 || o.LivenessCloses > 0 {
 		fmt.Fprintf(w, "  connections %d lost, %d re-made (%d dial(s)), %d closed by the heartbeat, %d by the liveness check\n",
 			o.ConnectionsLost, o.Reconnects, o.ReconnectAttempts, o.HeartbeatCloses, o.LivenessCloses)
+	}
+	if o.RetriesMade > 0 || o.RetriesPausedCalls > 0 {
+		fmt.Fprintf(w, "  retries     %s\n", retriesText(o))
 	}
 	fmt.Fprintf(w, "  client CPU  %.1f µs/call\n", r.CPUUS)
 	if r.ServerCPUUS > 0 {

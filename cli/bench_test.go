@@ -440,7 +440,7 @@ func TestBench_DeadProviderBacksOffAndStopsCountedRun(t *testing.T) {
 	}()
 	start := time.Now()
 	cfg := bench.Config{Calls: 1 << 40, Concurrency: 2, Warmup: 0}
-	r, err := benchAirnode(ctx, ref, &cutAttempts{}, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string) {})
+	r, err := benchAirnode(ctx, ref, &cutAttempts{}, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string, ...any) {})
 	<-killed
 	var stopped *stoppedError
 	if !errors.As(err, &stopped) || r == nil || stopped.done != r.Calls || stopped.planned != cfg.Calls {

@@ -262,6 +262,49 @@ func configWarnings(cfg config.Config, u spi.URL, method string, flags []flagPar
 	return out
 }
 
+// keySource says where the consumer URL key key ("timeout", or a
+// method-level form as written: "methods.Echo.timeout") of the URL
+// consumerURL builds from arg (SERVICE_URL) and p (-p's key=value pairs)
+// came from, in the order consumerURL and config.ApplyReference rank the
+// sources: "-p", "SERVICE_URL" (its query), "config references[N].params"
+// (the configuration's reference of the interface of arg), then the
+// consumer defaults by config.ConsumerSource: "env
+// AIRNODE_CONSUMER_TIMEOUT" or "config consumer.timeout"; "" when none
+// sets it (a dedicated flag, --timeout, is its caller's to name). Reports
+// that show a value's origin (bench's timeout line) use it, as
+// configWarnings names the file's and the environment's values.
+func keySource(cfg config.Config, arg string, p []string, key string) string {
+	if params, err := parseParams(p); err == nil {
+		if _, ok := params[key]; ok {
+			return "-p"
+		}
+	}
+	u, err := parseServiceKey(arg)
+	if err != nil {
+		return ""
+	}
+	if _, ok := u.Param(key); ok {
+		return "SERVICE_URL"
+	}
+	for i, r := range cfg.References {
+		if r.Interface != u.Path() {
+			continue
+		}
+		if _, ok := r.Params[key]; ok {
+			return fmt.Sprintf("config references[%d].params", i)
+		}
+		break // the first reference of the interface is the one applied
+	}
+	switch name, env := cfg.ConsumerSource(key); {
+	case name == "":
+		return ""
+	case env:
+		return "env " + name
+	default:
+		return "config " + name
+	}
+}
+
 // applyReference returns u with the parameters of cfg's reference of its
 // interface as defaults (config.ApplyReference: u's own keys win) and the
 // keys it added, sorted, leaving out each method-level key of the

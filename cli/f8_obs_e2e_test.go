@@ -206,4 +206,9 @@ func TestF8_BenchNamesStalledProvider(t *testing.T) {
 	if !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "provider "+a.addr+" finished none") {
 		t.Errorf("stderr %q: want a warning naming %s, the stopped one, only", errb.String(), b.addr)
 	}
+	// the record names it as every consumer-side record names its peer
+	// (tester84 #8): provider=HOST:PORT, with the call's service and method
+	if attrs := " provider=" + b.addr + " service=demo.Echo method=Echo"; !strings.Contains(errb.String(), attrs) {
+		t.Errorf("stderr %q: the stall warning lacks %q", errb.String(), attrs)
+	}
 }

@@ -121,12 +121,56 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		}
 		return 1
 	}
-	errorLine(a.stderr, a.logFormat, command, line, err.Error())
+	var attrs []any
+	if ra, ok := errors.AsType[*recordAttrs](err); ok {
+		attrs = ra.attrs
+	}
+	errorLine(a.stderr, a.logFormat, command, line, err.Error(), attrs...)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return 1
+}
+
+// recordAttrs is an error whose failure record (errorLine under
+// --log-format json) carries attrs besides its text: the status, service,
+// method and provider of the call that failed it, as call's failure
+// record has them (callContext), so that a query by provider or status
+// finds bench's failures too (tester84 #8). The text is err's.
+type recordAttrs struct {
+	err   error
+	attrs []any
+}
+
+func (e *recordAttrs) Error() string { return e.err.Error() }
+func (e *recordAttrs) Unwrap() error { return e.err }
+
+// withCallAttrs returns err (nil for nil) carrying, for its failure
+// record, "status" (cause's, when cause holds an *spi.Error; cause may
+// be err) and callContext's "service", "method" ("" leaves both out) and
+// "provider" (the *spi.Error's, when it names one). An err that carries
+// attributes already is returned as it is.
+func withCallAttrs(err, cause error, service, method string) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*recordAttrs](err); ok {
+		return err
+	}
+	var attrs []any
+	provider := ""
+	if se, ok := errors.AsType[*spi.Error](cause); ok {
+		attrs, provider = append(attrs, "status", se.Status.String()), se.Provider
+	}
+	if service != "" {
+		_, more := callContext("", service, method, provider)
+		attrs = append(attrs, more...)
+	}
+	if len(attrs) == 0 {
+		return err
+	}
+	return &recordAttrs{err: err, attrs: attrs}
 }
 
 // failureLine is the line that reports on stderr why command c (nil: none

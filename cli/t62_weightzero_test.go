@@ -43,7 +43,7 @@ func TestT62_WeightZeroProvidersBackOff(t *testing.T) {
 	}
 	start := time.Now()
 	cfg := bench.Config{Calls: 1 << 40, Concurrency: 2, Warmup: 0}
-	r, err := benchAirnode(ctx, ref, &cutAttempts{}, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string) {})
+	r, err := benchAirnode(ctx, ref, &cutAttempts{}, cfg, benchCase{Req: 10, Resp: 10, Concurrency: 2}, "test", nil, 0, func(string, ...any) {})
 	var stopped *stoppedError
 	if !errors.As(err, &stopped) || r == nil {
 		t.Fatalf("benchAirnode: %+v, %v; want the report and *stoppedError", r, err)

@@ -23,8 +23,8 @@ func TestT67_1_BenchReportsItsCallTimeout(t *testing.T) {
 	}{
 		{[]string{p.url("demo.Echo")}, 10000, "default", "timeout     10s per call (bench's default; a consumer's is 1s: --timeout 1s"},
 		{[]string{p.url("demo.Echo"), "--timeout", "1500ms"}, 1500, "--timeout", "timeout     1.5s per call (--timeout)"},
-		{[]string{p.url("demo.Echo?timeout=2000")}, 2000, "url", "timeout     2s per call (URL key timeout)"},
-		{[]string{"--config", cfg, p.url("demo.Echo")}, 750, "url methods.Echo.timeout", "timeout     750ms per call (URL key methods.Echo.timeout)"},
+		{[]string{p.url("demo.Echo?timeout=2000")}, 2000, "url", "timeout     2s per call (URL key timeout, from SERVICE_URL)"},
+		{[]string{"--config", cfg, p.url("demo.Echo")}, 750, "url methods.Echo.timeout", "timeout     750ms per call (URL key methods.Echo.timeout, from config references[0].params)"},
 	} {
 		args := append(tc.args, "-n", "50", "--warmup", "0")
 		out := benchRun(t, nil, append(args, "--json")...)

@@ -217,9 +217,10 @@ func TestT24_ShortestResponseFollowsASlowProvider(t *testing.T) {
 }
 
 // Tester24 finding 2: four equally fast providers, one caller, 3 s: each
-// gets 5-60 % of the calls (all 96,271 calls of 5 s went to one; 10-40 %
-// quiet, but one got 40.5 % beside three testers' load, and the finding
-// is the one provider taking every call).
+// gets 2-60 % of the calls (all 96,271 calls of 5 s went to one; 10-40 %
+// quiet, but one got 40.5 % beside three testers' load and another 4.6 %
+// in a CI run at load 10, and the finding is the one provider taking
+// every call).
 func TestT24_ShortestResponseSharesAmongEqualProviders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -234,8 +235,8 @@ func TestT24_ShortestResponseSharesAmongEqualProviders(t *testing.T) {
 	s, n := shares(c0, c1)
 	t.Logf("%d calls, shares %.1f / %.1f / %.1f / %.1f %%", n, 100*s[0], 100*s[1], 100*s[2], 100*s[3])
 	for i := range s {
-		if s[i] < 0.05 || s[i] > 0.60 {
-			t.Fatalf("provider %d got %.1f %% of %d calls, want 5-60 %% each", i, 100*s[i], n)
+		if s[i] < 0.02 || s[i] > 0.60 {
+			t.Fatalf("provider %d got %.1f %% of %d calls, want 2-60 %% each", i, 100*s[i], n)
 		}
 	}
 }

@@ -82,6 +82,11 @@ func TestAT_LoadReportsUnknownEnvironment(t *testing.T) {
 	if want := []string{"AIRNODE_CONSUMER_TIMOUT", "AIRNODE_REGISTY"}; !slices.Equal(cfg.UnknownEnv, want) {
 		t.Errorf("UnknownEnv = %v; want %v", cfg.UnknownEnv, want)
 	}
+	// component=config, as every kernel record names its writer, and a
+	// msg that does not repeat it (tester84 #8)
+	if !strings.Contains(buf.String(), `level=WARN msg="environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect" component=config `) {
+		t.Errorf("warning lacks component=config first, or its msg repeats the component:\n%s", buf.String())
+	}
 	for _, want := range []string{"level=WARN", "AIRNODE_REGISTY: did you mean AIRNODE_REGISTRY?", "AIRNODE_CONSUMER_TIMOUT: did you mean AIRNODE_CONSUMER_TIMEOUT?"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("warning lacks %q:\n%s", want, buf.String())

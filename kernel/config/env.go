@@ -115,15 +115,21 @@ func UnknownEnv(environ, keys, other []string) (unknown, hints []string) {
 	return unknown, hints
 }
 
+// logComponent is the "component" attribute of the records this package
+// writes (Load's warning about unknown AIRNODE_* variables).
+const logComponent = "config"
+
 // warnUnknownEnv logs one warning on logger for unknown, the names
-// UnknownEnv found, with hints; nothing when there are none.
+// UnknownEnv found, with hints; nothing when there are none. The record
+// is component=config (logComponent), as every kernel record names its
+// writer (tester84 #8), and its msg does not repeat it.
 func warnUnknownEnv(logger *slog.Logger, unknown, hints []string) {
 	if len(unknown) == 0 {
 		return
 	}
-	args := []any{"unknown", strings.Join(unknown, ", "), "known", strings.Join(EnvNames(), ", ") + fmt.Sprintf(", %s<KEY>, %s<KEY>", EnvConsumerPrefix, EnvProviderPrefix)}
+	args := []any{"component", logComponent, "unknown", strings.Join(unknown, ", "), "known", strings.Join(EnvNames(), ", ") + fmt.Sprintf(", %s<KEY>, %s<KEY>", EnvConsumerPrefix, EnvProviderPrefix)}
 	if len(hints) > 0 {
 		args = append(args, "hint", strings.Join(hints, "; "))
 	}
-	logger.Warn("config: environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
+	logger.Warn("environment variables with the AIRNODE_ prefix that airnode does not read; they have no effect", args...)
 }

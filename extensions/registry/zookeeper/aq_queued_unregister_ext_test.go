@@ -41,6 +41,9 @@ func TestAQ_QueuedEntryUnregisterAndCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	zkS.Stop()
+	// the session's loss noticed first: a Register that still sees the
+	// session tries its create and queues the entry as maybe created
+	plog.waitFor(t, 10*time.Second, "connection lost")
 	for _, u := range []spi.URL{provider(1, ""), provider(2, "")} {
 		if err := p.Register(ctx(t), u); err != nil {
 			t.Fatalf("Register %v with check=false and ZooKeeper down: %v; want nil (queued)", u, err)
