@@ -103,7 +103,9 @@ payload, default 8MiB) is refused before anything is allocated.
 @-), repeated for each argument in order. The calls are generic
 invocations, as call's; the reply is not checked, and a failure counts
 by status. --req, --resp, --paper, --baseline and --mix-resp are
-demo.Echo's and refused with --method (exit 2).
+demo.Echo's and refused with --method (exit 2). The method is not part
+of SERVICE_URL: demo.Echo/Echo (gRPC's form) and demo.Echo#Echo are
+refused at once (exit 2), as call refuses them, listing the forms.
 
   airnode bench airnode://127.0.0.1:20880/greeter.Greeter --method Hello --args '"Ann"' -c 8
 
@@ -641,6 +643,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if f.connectionsSet {
 		n := strconv.Itoa(f.connections)
 		flags = append(flags, flagParam{"--connections", n, "connections", n})
+	}
+	if err := methodInServiceURL("bench", target); err != nil {
+		return usage(fmt.Errorf("bench: %w", err)) // call's check: demo.Echo/Echo, demo.Echo#Echo
 	}
 	u, err := consumerURL(f.cfg, target, f.params, flags)
 	if err != nil {

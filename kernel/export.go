@@ -317,7 +317,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := conflictingMethodForms(n.cat, pu); err != nil {
 		refused.addIn("kernel: export "+key+": ", err)
 	}
-	if err := checkMethodValues(pu); err != nil {
+	if err := checkMethodValues(pu, nil); err != nil {
 		refused.addIn("kernel: export "+key+": ", err)
 	}
 	if err := n.CheckMethodKeys(pu, methods); err != nil {
