@@ -119,7 +119,10 @@ no registry is used, not even --registry (a line on stderr says so) or the
 configuration's. Or it is a service key alone ("demo.Echo",
 "group/demo.Echo:1.0", or airnode:///demo.Echo) found in --registry, else
 the configuration's registry, else the "file" registry. A host without a
-port is refused.
+port is refused. METHOD is its own argument: a SERVICE_URL holding it
+(demo.Echo/Echo, gRPC's form; demo.Echo#Echo) is refused at once,
+listing these forms; demo.Echo.Echo, which a Java-style interface may
+be, fails SERVICE_NOT_FOUND saying to give Echo apart.
 
 Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
 key=value, and the flags that set a URL key (--timeout, --codec). A key
@@ -437,6 +440,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return failUsage(err)
 	}
+	if err := methodInServiceURL(args[0]); err != nil {
+		return failUsage(err)
+	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
 		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "=", or two sources of a key that disagree
@@ -635,7 +641,14 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		switch {
 		case ctx.Err() != nil: // interrupted: failCall says so
 		case unlisted:
-			err = ranOutWhile(err, bound, "while waiting for a provider of "+service+" to be listed")
+			err = ranOutWhile(err, bound, "while waiting for a provider of "+service+" to be listed"+methodHint(service))
+		case spi.StatusOf(err) == spi.StatusServiceNotFound && len(ref.AllProviders()) == 0 && methodHint(service) != "":
+			// demo.Echo.Echo: the method written into the service key
+			if se, ok := errors.AsType[*spi.Error](err); ok {
+				e := spi.Errorf(se.Status, "%s%s", se.Message, methodHint(service))
+				e.Provider, e.Cause = se.Provider, err
+				err = e
+			}
 		case whole && !ready && ranOut():
 			// the first connection's attempts, cut to --timeout, took it all
 			err = connectingTimedOut(err, bound, u)

@@ -860,6 +860,8 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			warns = append(warns, k.Key+"="+k.Why)
 		case k.Kind == "fromproviders":
 			warns = append(warns, fmt.Sprintf("%s=%s%s overrides every provider's %s: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Key, k.Why))
+		case k.Kind == "providerside":
+			warns = append(warns, fmt.Sprintf("%s=%s%s is %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
 		default:
 			warns = append(warns, fmt.Sprintf("%s=%s%s has no effect: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Why))
 		}

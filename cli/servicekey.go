@@ -56,3 +56,75 @@ func parseServiceKey(s string) (spi.URL, error) {
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
+
+// serviceURLForms lists the SERVICE_URL forms call accepts, for the
+// error of one that holds the method too (methodInServiceURL).
+const serviceURLForms = `SERVICE_URL is a service key, [group/]interface[:version][?key=value&...] ("demo.Echo", "g/demo.Echo:1.0", "demo.Echo?group=g&version=1.0"), airnode:///demo.Echo, or airnode://host:port/demo.Echo for a direct call; the method is the next argument: airnode call demo.Echo Echo '"hi"'`
+
+// methodInServiceURL returns a usage error for a SERVICE_URL arg that
+// holds a method after the service, in a spelling of another tool
+// (tester85 #11), naming the service and the method it reads and listing
+// the accepted forms (serviceURLForms): "demo.Echo#Echo" (a fragment,
+// which no airnode URL has), "demo.Echo/Echo" (gRPC's
+// /package.Service/Method; read as group "demo.Echo" of an interface
+// "Echo", it waited for providers and failed SERVICE_NOT_FOUND) and
+// airnode://host:port/demo.Echo/Echo. The "/" forms are refused only
+// when the part before the "/" looks like an interface (holds a ".")
+// and the part after like a method (no ".", upper case first), so that
+// a group such as "g" or "dev" keeps its meaning. nil for any other arg;
+// demo.Echo.Echo, which a Java-style interface name may be, is left to
+// the call's SERVICE_NOT_FOUND (methodHint).
+func methodInServiceURL(arg string) error {
+	key, _, _ := strings.Cut(arg, "?")
+	if svc, m, ok := strings.Cut(key, "#"); ok {
+		if i := strings.LastIndex(svc, "/"); i >= 0 && strings.Contains(svc, "://") {
+			svc = svc[i+1:]
+		}
+		return fmt.Errorf("SERVICE_URL %q: %q after \"#\" reads as a method: a method is not part of SERVICE_URL (call %s %s ...); %s", arg, m, svc, m, serviceURLForms)
+	}
+	path := key
+	if _, rest, ok := strings.Cut(key, "://"); ok {
+		_, path, _ = strings.Cut(rest, "/")
+	}
+	i := strings.LastIndex(path, "/")
+	if i < 0 {
+		return nil
+	}
+	svc, m := path[:i], path[i+1:]
+	if j := strings.LastIndex(svc, "/"); j >= 0 {
+		svc = svc[j+1:]
+	}
+	if m, _, _ = strings.Cut(m, ":"); !strings.Contains(svc, ".") || !looksLikeMethod(m) {
+		return nil
+	}
+	return fmt.Errorf("SERVICE_URL %q: %q after \"/\" reads as a method of %s (gRPC's /Service/Method form): a method is not part of SERVICE_URL (call %s %s ...); in a service key the part before \"/\" is the group; %s", arg, m, svc, svc, m, serviceURLForms)
+}
+
+// looksLikeMethod reports whether s reads as a Go method name: no ".",
+// an upper-case letter first.
+func looksLikeMethod(s string) bool {
+	return s != "" && !strings.Contains(s, ".") && s[0] >= 'A' && s[0] <= 'Z'
+}
+
+// methodHint returns, for a call of service (a service key) that no
+// provider is listed for, a hint when its interface ends in what reads
+// as a method after a type ("demo.Echo.Echo": two segments upper case
+// first): "; if Echo is the method, give it apart: call demo.Echo Echo
+// ..." and the accepted forms; "" otherwise ("com.acme.EchoService").
+func methodHint(service string) string {
+	iface := service
+	if _, rest, ok := strings.Cut(iface, "/"); ok {
+		iface = rest
+	}
+	iface, _, _ = strings.Cut(iface, ":")
+	i := strings.LastIndex(iface, ".")
+	if i < 0 {
+		return ""
+	}
+	typ, m := iface[:i], iface[i+1:]
+	last := typ[strings.LastIndex(typ, ".")+1:]
+	if !looksLikeMethod(m) || !looksLikeMethod(last) {
+		return ""
+	}
+	return fmt.Sprintf("; if %s is the method, give it apart: call %s %s ... (%s)", m, typ, m, serviceURLForms)
+}

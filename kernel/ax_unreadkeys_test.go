@@ -45,8 +45,8 @@ func TestAX_ReferAndExportWarnOfEveryUnreadKey(t *testing.T) {
 	for _, side := range []string{"refer", "export"} {
 		t.Run(side, func(t *testing.T) {
 			for _, tc := range table {
-				if side == "refer" && tc.key == "accepts" {
-					continue // a provider's key: Refer says so
+				if side == "refer" && (tc.key == "accepts" || tc.key == "threads") {
+					continue // a provider's key: Refer says so (TestBF_ReferWarnsOfProviderSideKeys)
 				}
 				var logs syncBuffer
 				n := NewNode(testCatalogs(t), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithShutdownWait(0))

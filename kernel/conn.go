@@ -642,11 +642,14 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 			return fmt.Errorf("connected, but %s (during the first ping, after %v): %w", why, took.Round(time.Millisecond/10), err)
 		}
 		if !peer {
-			err := fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
-			if strings.HasPrefix(reason, "heartbeat") { // its heartbeat's verdict on the unanswered ping
-				return unansweredPingError{err}
+			if strings.HasPrefix(reason, "heartbeat") {
+				// its heartbeat's verdict on the unanswered ping: a
+				// connection attempt that failed, never a connection
+				// the heartbeat ended (tester84 #9)
+				return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping: this consumer's heartbeat gave up on it after %v (%s); the connection was never up: a failed connection attempt, redialed with backoff",
+					took.Round(time.Millisecond/10), reason)}
 			}
-			return err
+			return fmt.Errorf("connected, but this consumer closed the connection during the first ping, after %v: %s", took.Round(time.Millisecond/10), reason)
 		}
 		if _, why, ok := strings.Cut(reason, "(the provider's reason: "+exchange.RefusedReason); ok {
 			// the provider said why (its connection limit): no guess

@@ -257,7 +257,7 @@ func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 	for _, tc := range []struct{ reason, want, not string }{
 		{"closed by peer", "likely a transport mismatch (this consumer's transport=smux: set the provider's", "this consumer closed"},
 		{"read: protocol: bad magic 0x1503", "likely a transport mismatch (this consumer's transport=smux", "this consumer closed"},
-		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "this consumer closed the connection during the first ping, after 5ms: heartbeat: no answer", "mismatch"},
+		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "nothing answered the first ping: this consumer's heartbeat gave up on it after 5ms (heartbeat: no answer", "mismatch"},
 	} {
 		msg := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true).Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {

@@ -33,6 +33,10 @@ type URLWarning struct {
 	// its Close whatever its references say) and
 	// "token" (a registry reference's own token: the provider's
 	// published token is sent; Value is "***", never the token).
+	// "providerside" (a key only providers read: executes, accepts,
+	// threadlimit's threads; Why follows "KEY is ": "a provider key: it
+	// has no effect on a call; set it on the provider (serve URL ...)",
+	// naming a malformed value too).
 	// "baremillis" (a duration key given as a bare number under
 	// BareMillisBelow, "timeout=5": 5ms; it has its effect, and Why says
 	// "5 is 5ms (...); write 5s for seconds").
@@ -115,6 +119,14 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 			add("server", k, "the provider's server decides it (serve -p "+k+"=...)",
 				"provider key on a reference has no effect: the provider's server decides it", "value", v)
 		}
+	}
+	for _, p := range n.providerSideKeys(u) {
+		attrs := []any{"value", p.value}
+		if p.invalid != "" {
+			attrs = append(attrs, "invalid", p.invalid)
+		}
+		add("providerside", p.key, providerSideWhy(p),
+			"URL key is a provider key: it has no effect on a call; set it on the provider (serve URL)", attrs...)
 	}
 	for _, k := range nodeShutdownKeys {
 		if v, ok := u.Param(k.key); ok {

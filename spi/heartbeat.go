@@ -60,6 +60,20 @@ type Channel interface {
 	Done() <-chan struct{}
 }
 
+// Established is implemented by channels that can tell whether their
+// connection is up: on the consumer, whether the provider has sent
+// anything on it yet (the answer to the connection's first ping comes
+// first); a provider's channel always is. A strategy that closes a
+// channel not established (its first ping unanswered: a hung or paused
+// provider) ends a connection attempt, not a connection: the kernel
+// counts that attempt as a failed connect
+// (airnode_consumer_connect_failures_total{reason="heartbeat"}) and
+// the bundled strategies count no heartbeat close for it
+// (airnode_channels_idle_closed_total). Safe for concurrent use.
+type Established interface {
+	Established() bool
+}
+
 // ExpectedCloser is implemented by channels that can log a heartbeat's close
 // at Info, as an expected one, rather than at Warn: the idle provider closing
 // an idle connection whose consumer runs heartbeat=none, which sends nothing

@@ -69,7 +69,9 @@ type HeartbeatCounters struct {
 	ConnectionsLost Counter
 	// IdleClosed counts channels closed by a heartbeat strategy's verdict:
 	// idle or silent for too long, or too many failed pings. The liveness
-	// check's closes are LivenessClosed, not these.
+	// check's closes are LivenessClosed, not these; nor is a consumer
+	// channel whose first ping was never answered (spi.Established false):
+	// that is a failed connection attempt, TransportCounters.ConnectHeartbeat.
 	IdleClosed Counter
 	// LivenessClosed counts consumer channels the liveness check closed
 	// (kernel/exchange liveness.go, heartbeat.ping.on.timeout): calls

@@ -811,6 +811,13 @@ func (c *Channel) RemoteAddr() string { return c.remote }
 // request's Remote.
 func (c *Channel) LocalAddr() string { return c.local }
 
+// Established reports whether the channel's connection is up
+// (spi.Established): on the consumer, whether a frame came from the
+// provider (the first ping's answer comes first); true on the provider.
+func (c *Channel) Established() bool {
+	return c.opts.Side != spi.Consumer || c.framesRead.Load() > 0
+}
+
 // LastRead returns when something was last read from any stream: a
 // whole frame, or bytes of a body over 64 KiB still arriving, after each
 // read (the channel's creation time before the first). "Nothing read for

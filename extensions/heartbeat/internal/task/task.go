@@ -119,7 +119,13 @@ func (k *Task) closeChannel(ch spi.Channel, closeIt func()) {
 		return
 	}
 	k.closing = true
-	counters.Heartbeat.IdleClosed.Inc()
+	// a channel whose connection never came up (spi.Established: its
+	// first ping unanswered) ends a connection attempt, which the
+	// kernel counts as a failed connect: not a heartbeat close
+	// (tester84 #9)
+	if e, ok := ch.(spi.Established); !ok || e.Established() {
+		counters.Heartbeat.IdleClosed.Inc()
+	}
 	k.closeCh = ch
 	k.closed = make(chan struct{})
 	go func() {
