@@ -227,6 +227,14 @@ func (c *conn) ready() bool {
 	if st == nil || st.ch == nil {
 		return false
 	}
+	select {
+	case <-st.ch.Done():
+		// dead, and the manager has not published it down yet: a liveness
+		// check that closed it tells the invokers at once (WhenCheckEnds),
+		// which must not find the provider connected
+		return false
+	default:
+	}
 	// A provider that announced its shutdown (Dubbo's read-only event)
 	// still answers calls in flight but takes no new ones.
 	if ro, ok := st.ch.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
