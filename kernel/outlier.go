@@ -154,6 +154,7 @@ type outlierState struct {
 	// line is logged, once per ejection (under mu).
 	held     atomic.Bool
 	heldSaid bool
+	holdMu   sync.Mutex // one heldByCheck registers at a time
 
 	// The "not ejected" WARN is written at most once per outlier.ejection
 	// per provider: warnedAt is when the last one was (spi.Mono()),
@@ -331,9 +332,22 @@ func (r *remoteInvoker) heldByCheck() bool {
 	if o.held.Load() {
 		return true
 	}
-	if !o.held.CompareAndSwap(false, true) {
-		return true // another look is registering
+	// One look registers at a time; the others wait for its answer
+	// rather than guess: a look that said "held" while another found no
+	// check waiting left the directory's list without the provider after
+	// its ejection ended (its epoch was bumped before), so it got no call
+	// until something else changed (TestT25_N4_RecoveredProviderTakenBack).
+	o.holdMu.Lock()
+	defer o.holdMu.Unlock()
+	if o.held.Load() {
+		return true
 	}
+	if !o.ejected.Load() {
+		return false // ended by the look this one waited for
+	}
+	// held is set before registering: a check that ends at once clears
+	// it (checkEnded), after.
+	o.held.Store(true)
 	var sent, due time.Time
 	pending := false
 	for _, c := range r.conns {
