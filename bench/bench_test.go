@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,5 +178,39 @@ func TestRunWarmupBoundedByDuration(t *testing.T) {
 		if _, err := bench.Run(ctx, c, nil); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// tester86 #3: the report says when the measured phase began, as wall
+// time in UTC to the millisecond (RFC 3339), after the warm-up (Config.
+// Start runs right before it) and before the run returned, so that its
+// timeline lines up with deploy and kill times.
+func TestRunReportsWallClockStart(t *testing.T) {
+	var measured time.Time
+	var first atomic.Pointer[time.Time]
+	r, err := bench.Run(context.Background(), bench.Config{
+		Calls: 200, Concurrency: 2, Warmup: 50,
+		Start: func() { measured = time.Now() },
+	}, func(context.Context, int) error {
+		if !measured.IsZero() && first.Load() == nil {
+			now := time.Now()
+			first.CompareAndSwap(nil, &now)
+		}
+		return nil
+	})
+	end := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(r.Start) {
+		t.Fatalf("Start = %q; want RFC 3339 in UTC with milliseconds, such as 2026-12-04T05:06:02.536Z", r.Start)
+	}
+	start, err := time.Parse(time.RFC3339Nano, r.Start)
+	if err != nil {
+		t.Fatalf("Start %q does not parse as RFC 3339: %v", r.Start, err)
+	}
+	if start.Before(measured.Truncate(time.Millisecond)) || start.After(*first.Load()) || start.After(end) {
+		t.Errorf("Start = %v; want the measured phase's start: at or after the warm-up's end %v, by the first measured call %v, before Run returned %v",
+			start, measured.UTC(), first.Load().UTC(), end.UTC())
 	}
 }

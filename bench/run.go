@@ -99,6 +99,7 @@ type Report struct {
 	OK          int64            `json:"ok"`                               // successful calls
 	Errors      map[string]int64 `json:"errors"`                           // failed calls by status name; never nil
 	Concurrency int              `json:"concurrency"`                      // callers
+	Start       string           `json:"start"`                            // wall-clock start of the measured phase, RFC 3339 in UTC with ms (StartFormat): timeline second N begins N s after it
 	ElapsedSec  float64          `json:"elapsed_sec"`                      // measured phase, wall time
 	CallsPerSec float64          `json:"calls_per_sec"`                    // Calls / ElapsedSec
 	FirstError  string           `json:"first_error,omitempty"`            // the first failed call's error message
@@ -124,6 +125,10 @@ type Report struct {
 // (errors.As to *spi.Error); nil when no call failed or r was decoded
 // from JSON.
 func (r *Report) FirstErr() error { return r.firstErr }
+
+// StartFormat is the layout of Report.Start: RFC 3339, milliseconds,
+// always in UTC ("Z").
+const StartFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // Second is one timeline entry: the calls that finished during second
 // Second (0-based) of the measured phase.
@@ -339,7 +344,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	}
 
 	r := &Report{Errors: map[string]int64{}, Providers: map[string]int64{}, Concurrency: cfg.Concurrency,
-		ElapsedSec: elapsed.Seconds()}
+		Start: start.UTC().Format(StartFormat), ElapsedSec: elapsed.Seconds()}
 	hist := hdrhistogram.New(histLowest, histHighest, histDigits)
 	for i := range shards {
 		s := &shards[i]

@@ -103,7 +103,9 @@ payload, default 8MiB) is refused before anything is allocated.
 @-), repeated for each argument in order. The calls are generic
 invocations, as call's; the reply is not checked, and a failure counts
 by status. --req, --resp, --paper, --baseline and --mix-resp are
-demo.Echo's and refused with --method (exit 2).
+demo.Echo's and refused with --method (exit 2). The method is not part
+of SERVICE_URL: demo.Echo/Echo (gRPC's form) and demo.Echo#Echo are
+refused at once (exit 2), as call refuses them, listing the forms.
 
   airnode bench airnode://127.0.0.1:20880/greeter.Greeter --method Hello --args '"Ann"' -c 8
 
@@ -149,7 +151,10 @@ key retry.tokens), the calls whose retries it paused: one per call, as
 /metrics' budget_refused; such a call's error says "retries paused" and,
 as "skipped N", how many of its own retries it did not make.
 --json prints one object instead, with a per-second
-timeline of calls and errors (how a failover looks). A provider that
+timeline of calls and errors (how a failover looks) and "start", the
+wall-clock start of the measured phase (RFC 3339 in UTC with ms,
+2026-12-04T05:06:02.536Z; the summary's first line ends with it), when
+the timeline's second 0 began: to line it up with deploy or kill times. A provider that
 finishes none of the calls it has in flight for a second (stopped, hung,
 its socket buffers full) is named in a warning on stderr, once per stall:
 with every caller waiting on it, the timeline's second shows 0 calls and
@@ -638,6 +643,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if f.connectionsSet {
 		n := strconv.Itoa(f.connections)
 		flags = append(flags, flagParam{"--connections", n, "connections", n})
+	}
+	if err := methodInServiceURL("bench", target); err != nil {
+		return usage(fmt.Errorf("bench: %w", err)) // call's check: demo.Echo/Echo, demo.Echo#Echo
 	}
 	u, err := consumerURL(f.cfg, target, f.params, flags)
 	if err != nil {
@@ -2514,15 +2522,20 @@ func printErrorSamples(w io.Writer, r *bench.Report) {
 // then one message of each other status (printErrorSamples).
 // Latency is of the successful calls only; calls/s counts every finished
 // call. Providers list attempts: a call that failover retried counts once
-// per provider it tried.
+// per provider it tried. The first line ends with the measured phase's
+// wall-clock start ("started 2026-12-04T05:06:02.536Z": --json's start).
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	what := fmt.Sprintf("%d B -> %d B", o.Case.Req, o.Case.Resp)
 	if o.Case.Method != "" {
 		what = fmt.Sprintf("%s(%s)", o.Case.Method, strings.Join(o.Case.Args, ", "))
 	}
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s\n",
-		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what)
+	started := ""
+	if r.Start != "" {
+		started = ", started " + r.Start // the measured phase's wall-clock start (--json: start)
+	}
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s%s\n",
+		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what, started)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}

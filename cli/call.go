@@ -440,7 +440,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err != nil {
 		return failUsage(err)
 	}
-	if err := methodInServiceURL(args[0]); err != nil {
+	if err := methodInServiceURL("call", args[0]); err != nil {
 		return failUsage(err)
 	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)

@@ -312,6 +312,10 @@ type explained struct {
 	cached *zookeeper.CacheNote
 
 	tlsErr error // the consumer's TLS keys and the provider's tls (checkTLS)
+	// ignored are the consumer URL's keys the reference ignores with a
+	// warning naming their malformed value (ignoreMalformedProviderKeys):
+	// the checks leave them out.
+	ignored []string
 }
 
 // newExplained builds the URLs of raw (and rawProvider, "" none) under cfg.
@@ -608,6 +612,8 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	}
 	x.useRegistry(ctx, cat)
 	x.checkTLS()
+	referWarns, referErr := kernel.NewNode(cat).ReferWarnings(x.consumer)
+	x.ignoreMalformedProviderKeys(referWarns)
 	methods := explainedMethods(cat, x.rowsURL())
 	eC, _ := cat.Explain(x.consumer, methods)
 	eM, _ := cat.Explain(x.checked(), methods)
@@ -712,7 +718,6 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	balancers := chosenBalancers(eC, methods)
 	keys := x.shownKeys(balancers)
 	hbUnread := x.heartbeatKeysUnread(cat)
-	referWarns, referErr := kernel.NewNode(cat).ReferWarnings(x.consumer)
 	report(referErr, false)
 	marks := referMarks(referWarns, hbUnread)
 	for _, spec := range keys {
@@ -887,7 +892,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 
 	report(serverKeysErr, true)
 	reported := errors.Join(errs...)
-	report(unreported(errors.Join(config.CheckURL(x.consumer), config.CheckURL(x.merged)), reported), false)
+	report(unreported(errors.Join(config.CheckURL(x.consumer.Without(x.ignored...)), config.CheckURL(x.merged.Without(x.ignored...))), reported), false)
 	report(unreported(config.CheckURL(x.provider), reported), true)
 	report(tlsErr, false)
 	cErr, mErr := x.consumerKeys(cat, errors.Join(errs...))
@@ -1031,18 +1036,48 @@ func (x *explained) checkTLS() {
 		return
 	}
 	for _, k := range []string{tlsconf.KeyCA, tlsconf.KeyCert, tlsconf.KeyKey, tlsconf.KeyServerName} {
-		if _, given := x.given.Param(k); !given {
+		x.leaveOutOfProvider(k)
+	}
+}
+
+// leaveOutOfProvider takes key k, when the explained URL gives it, out
+// of the provider URL serve with this configuration would publish
+// (newExplained folds the explained URL's keys in, as -p): the
+// configuration's value (the service's params, else protocol) stays, if
+// any.
+func (x *explained) leaveOutOfProvider(k string) {
+	if _, given := x.given.Param(k); !given {
+		return
+	}
+	x.provider = x.provider.Without(k)
+	v, ok := x.cfg.Protocol[k]
+	if x.svc >= 0 {
+		if sv, sok := x.cfg.Services[x.svc].Params[k]; sok {
+			v, ok = sv, true
+		}
+	}
+	if ok {
+		x.provider = x.provider.With(k, v)
+	}
+}
+
+// ignoreMalformedProviderKeys sets ignored to the keys of the consumer
+// URL that only providers read and whose value is malformed (warns,
+// ReferWarnings' kind "providerside" with Invalid set: executes=abc,
+// methods.Echo.executes=-1). The reference ignores them with that
+// warning, which names the value, so the explanation does too: the
+// consumer and merged checks leave them out, and so does the provider
+// URL serve with this configuration would publish (unless it is
+// --provider's or a registry provider's), which would otherwise end the
+// explanation in serve's error for a key the consumer never sends.
+func (x *explained) ignoreMalformedProviderKeys(warns []kernel.URLWarning) {
+	for _, w := range warns {
+		if w.Kind != "providerside" || w.Invalid == "" {
 			continue
 		}
-		x.provider = x.provider.Without(k)
-		v, ok := x.cfg.Protocol[k]
-		if x.svc >= 0 {
-			if sv, sok := x.cfg.Services[x.svc].Params[k]; sok {
-				v, ok = sv, true
-			}
-		}
-		if ok {
-			x.provider = x.provider.With(k, v)
+		x.ignored = append(x.ignored, w.Key)
+		if !x.flagged {
+			x.leaveOutOfProvider(w.Key)
 		}
 	}
 }
@@ -1050,12 +1085,14 @@ func (x *explained) checkTLS() {
 // checked is the merged URL the merged checks build from: the merged URL,
 // or with tlsErr set (reported once, by tlsReport) the merged URL as the
 // consumer's TLS keys ask for it (tls=true), so that the transport row and
-// checks do not repeat the mismatch in the transport's words.
+// checks do not repeat the mismatch in the transport's words; either
+// without the keys the reference ignores (ignored).
 func (x *explained) checked() spi.URL {
+	u := x.merged.Without(x.ignored...)
 	if x.tlsErr != nil {
-		return x.merged.With(tlsconf.KeyTLS, "true")
+		return u.With(tlsconf.KeyTLS, "true")
 	}
-	return x.merged
+	return u
 }
 
 // tlsReport returns tlsErr as an error against a provider URL that names

@@ -77,6 +77,11 @@ type app struct {
 	configFile string // the file the last Config call read ("" none): errors about its values name it
 	logLevel   string // --log-level
 	logFormat  string // --log-format
+	command    string // the command running (commandPath: "serve"), for Config's warnings
+	// configWarned holds the configuration's warnings Config wrote
+	// (config.Config.IgnoredKeys), each written once a run though a
+	// command may load the configuration twice.
+	configWarned map[string]bool
 
 	// newCatalogs builds the catalogs; tests replace it with stand-ins.
 	newCatalogs func() (*extension.Catalogs, error)
@@ -174,6 +179,17 @@ func (a *app) Config(flags *pflag.FlagSet) (config.Config, error) {
 	if _, ok := errors.AsType[*config.FlagError](err); ok {
 		err = usage(err) // a flag's value out of its bounds: exit 2
 	}
+	// the file's keys the kernel sets itself (protocol: {timestamp: 1}),
+	// left out: a warning of the command, as AIRNODE_PROVIDER_TIMESTAMP's
+	for _, w := range cfg.IgnoredKeys() {
+		if !a.configWarned[w] {
+			if a.configWarned == nil {
+				a.configWarned = map[string]bool{}
+			}
+			a.configWarned[w] = true
+			warnLine(a.stderr, a.logFormat, a.command, w)
+		}
+	}
 	return cfg, err
 }
 
@@ -201,9 +217,19 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 // envHelp lists, for the root command's help, the AIRNODE_* variables
-// config.Load reads: the settings' (config.EnvNames) and the URL-key
-// prefixes.
-var envHelp = strings.Join(config.EnvNames(), ", ") + ", " + config.EnvConsumerPrefix + "<KEY> and " + config.EnvProviderPrefix + "<KEY> (URL keys)"
+// config.Load reads, one a line as the help's other lists are: each
+// setting's (config.EnvNames) with its flag and file key
+// (config.EnvFlag), then the URL-key prefixes.
+var envHelp = func() string {
+	var b strings.Builder
+	for _, name := range config.EnvNames() {
+		flag, path, _ := config.EnvFlag(name)
+		fmt.Fprintf(&b, "  %-26s --%s, file key %s\n", name, flag, path)
+	}
+	fmt.Fprintf(&b, "  %-26s URL key KEY of every reference (file: consumer:)\n", config.EnvConsumerPrefix+"<KEY>")
+	fmt.Fprintf(&b, "  %-26s URL key KEY of every export (file: protocol:)\n", config.EnvProviderPrefix+"<KEY>")
+	return b.String()
+}()
 
 // newRootCommand returns the airnode command with its global flags and
 // every subcommand.
@@ -220,12 +246,12 @@ Configuration comes from plugins.yaml (--config; ./plugins.yaml when present),
 then AIRNODE_* environment variables, then flags. Durations in flags,
 AIRNODE_* variables and URL keys take 500ms, 2s or a bare number of
 milliseconds (500); plugins.yaml wants a unit. Only the configuration's
-settings have variables: ` + envHelp + `;
-an empty one is ignored as if unset, with a warning. The other flags have
-no environment form: --config, --log-level, --log-format, serve's
---metrics, --transport, --tls-cert, --tls-key, --tls-ca and -p, and the
-flags of the other commands (call --timeout: AIRNODE_CONSUMER_TIMEOUT
-sets the same URL key).
+settings have variables (an empty one is ignored as if unset, with a
+warning; <KEY> is a URL key in upper case, "_" for ".": RETRY_TOKENS):
+` + envHelp + `The other flags have no environment form: --config, --log-level,
+--log-format, serve's --metrics, --transport, --tls-cert, --tls-key,
+--tls-ca and -p, and the flags of the other commands (call --timeout:
+AIRNODE_CONSUMER_TIMEOUT sets the same URL key).
 
 Exit status:
   0    success
@@ -253,6 +279,7 @@ Exit status:
 			// slog.Default(): they follow --log-level and --log-format too.
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
+			a.command = commandPath(cmd)
 			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms
 			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP

@@ -193,7 +193,7 @@ gives up on (restart: never) has its services unregistered.
 				return err
 			}
 			f.shutdown = origin
-			logShutdownEnvRank(a.environ(), a.configFile, cfg.Shutdown, origin, commandLogger(a.Logger(), "serve"))
+			logSettingRank(a.environ(), a.configFile, append(shutdownRanked(cfg.Shutdown, origin), addressRanked(cfg)...), commandLogger(a.Logger(), "serve"))
 			f.registryFrom = serveRegistryOrigin(cmd.Flags().Changed("registry"), a.environ(), a.configFile, cfg.Registry)
 			if cfg, err = withDubboAdvertise(cfg, a.environ()); err != nil {
 				return err

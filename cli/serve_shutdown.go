@@ -157,24 +157,42 @@ func (a *app) shutdownLabel(s shutdownSetting, userSet, folded bool) string {
 	return originDefault
 }
 
-// logShutdownEnvRank logs one line at Info for each AIRNODE_SHUTDOWN_*
-// variable of environ whose setting another source also gives with
-// another value, saying which wins (README "Configuration": file <
-// environment < flags, -p ranking as its flag), as
-// outrankFileShutdownKeys does for the file's URL keys (tester84 #6):
+// rankedSetting is a node setting that several sources may give: the
+// configuration file's key, its AIRNODE_* variable and its flag (README
+// "Configuration": file < environment < flags), as logSettingRank names
+// the one that wins.
+type rankedSetting struct {
+	key, env string // the file's key ("listen", "shutdown.wait") and the variable
+	// from is the source config.Load took: a flag as typed ("--listen",
+	// "-p shutdown.wait"), env, or anything else for the file or the
+	// default.
+	from  string
+	value string // in effect, as logged
+	// same reports whether two values give one setting (500ms and
+	// 0.5s); false when either is malformed.
+	same func(a, b string) bool
+	// show returns a value as logged (a registry URL's password hidden);
+	// nil: as is.
+	show func(string) string
+}
+
+// logSettingRank logs one line at Info for each setting of settings that
+// two sources give with different values, saying which wins (tester84
+// #6; fix-bg: listen and registry too):
 //
 //	msg="airnode serve: --shutdown-timeout outranks AIRNODE_SHUTDOWN_TIMEOUT" key=shutdown.timeout env_value=5s value=20s
 //	msg="airnode serve: AIRNODE_SHUTDOWN_WAIT outranks the configuration file's shutdown.wait" key=shutdown.wait file_value=4s value=1s
+//	msg="airnode serve: --listen outranks the configuration file's listen" key=listen file_value=127.0.0.1:20880 value=127.0.0.1:20881
 //
-// origin says which source config.Load took (loadServeConfig), cfg the
-// values in effect, file the configuration file ("" none). A variable
-// that is empty or not a duration logs nothing (EnvWarnings and
-// durationEnviron report those).
-func logShutdownEnvRank(environ []string, file string, cfg config.Shutdown, origin shutdownOrigin, logger interface{ Info(string, ...any) }) {
-	for i, s := range shutdownSettings {
-		label, value := origin.wait, cfg.Wait
-		if i == 1 {
-			label, value = origin.timeout, cfg.Timeout
+// The variable against the value in effect when a flag or -p won; else
+// the file (file, "" none) against the variable or flag that won. A
+// variable that is empty or malformed logs nothing (EnvWarnings and
+// durationEnviron report those), nor a file value that is malformed.
+func logSettingRank(environ []string, file string, settings []rankedSetting, logger interface{ Info(string, ...any) }) {
+	for _, s := range settings {
+		show := s.show
+		if show == nil {
+			show = func(v string) string { return v }
 		}
 		raw := ""
 		for _, kv := range environ {
@@ -182,27 +200,69 @@ func logShutdownEnvRank(environ []string, file string, cfg config.Shutdown, orig
 				raw = v
 			}
 		}
-		d, err := spi.ParseDuration(raw)
-		if raw == "" || err != nil {
-			continue
+		envSet := raw != "" && s.same(raw, raw)
+		flagged := strings.HasPrefix(s.from, "-")
+		fv, inFile := "", false
+		if file != "" {
+			fv, inFile = fileSetting(file, s.key)
+			inFile = inFile && s.same(fv, fv)
 		}
-		name := strings.TrimPrefix(s.key, "shutdown.")
 		switch {
-		case label != s.env && d != value: // a flag or -p
-			logger.Info("airnode serve: "+label+" outranks "+s.env, "key", s.key, "env_value", raw, "value", value)
-		case label == s.env && file != "":
-			fv, ok := fileShutdownValue(file, name)
-			if fd, err := spi.ParseDuration(fv); ok && err == nil && fd != value {
-				logger.Info("airnode serve: "+s.env+" outranks the configuration file's "+s.key, "key", s.key, "file_value", fv, "value", value)
-			}
+		case envSet && flagged && !s.same(raw, s.value):
+			logger.Info("airnode serve: "+s.from+" outranks "+s.env, "key", s.key, "env_value", show(raw), "value", show(s.value))
+		case (envSet && s.from == s.env || !envSet && flagged) && inFile && !s.same(fv, s.value):
+			logger.Info("airnode serve: "+s.from+" outranks the configuration file's "+s.key, "key", s.key, "file_value", show(fv), "value", show(s.value))
 		}
 	}
 }
 
-// fileShutdownValue returns the value the YAML configuration file gives
-// shutdown: {name: ...}, as text, and whether it gives one (config.Load
-// read it already: an error is false).
-func fileShutdownValue(file, name string) (string, bool) {
+// shutdownRanked returns serve's shutdown wait and timeout as
+// logSettingRank takes them: origin says which source config.Load took
+// (loadServeConfig), cfg the values in effect.
+func shutdownRanked(cfg config.Shutdown, origin shutdownOrigin) []rankedSetting {
+	sameDuration := func(a, b string) bool {
+		da, errA := spi.ParseDuration(a)
+		db, errB := spi.ParseDuration(b)
+		return errA == nil && errB == nil && da == db
+	}
+	return []rankedSetting{
+		{key: shutdownSettings[0].key, env: shutdownSettings[0].env, from: origin.wait, value: cfg.Wait.String(), same: sameDuration},
+		{key: shutdownSettings[1].key, env: shutdownSettings[1].env, from: origin.timeout, value: cfg.Timeout.String(), same: sameDuration},
+	}
+}
+
+// addressRanked returns serve's listen address and registry as
+// logSettingRank takes them, their sources as config.Load recorded them
+// (Config.SettingSource); a registry URL is logged without its password.
+func addressRanked(cfg config.Config) []rankedSetting {
+	same := func(a, b string) bool { return a == b }
+	from := func(key string) string {
+		src := cfg.SettingSource(key)
+		if f, ok := strings.CutPrefix(src, "flag "); ok {
+			return f
+		}
+		if name, ok := strings.CutPrefix(src, "env "); ok {
+			return name
+		}
+		return src
+	}
+	redact := func(v string) string {
+		if u, err := spi.Parse(v); err == nil {
+			return u.Redacted()
+		}
+		return v
+	}
+	return []rankedSetting{
+		{key: "listen", env: config.EnvPrefix + "LISTEN", from: from("listen"), value: cfg.Listen, same: same},
+		{key: "registry", env: config.EnvPrefix + "REGISTRY", from: from("registry"), value: cfg.Registry, same: same, show: redact},
+	}
+}
+
+// fileSetting returns the value the YAML configuration file gives the
+// setting at path ("listen", "shutdown.wait": shutdown: {wait: ...}), as
+// text, and whether it gives one (config.Load read it already: an error
+// is false).
+func fileSetting(file, path string) (string, bool) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return "", false
@@ -211,12 +271,14 @@ func fileShutdownValue(file, name string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	sh, ok := m["shutdown"].(map[string]any)
-	if !ok {
-		return "", false
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		if m, _ = m[p].(map[string]any); m == nil {
+			return "", false
+		}
 	}
-	v, ok := sh[name]
-	if !ok {
+	v, ok := m[parts[len(parts)-1]]
+	if !ok || v == nil {
 		return "", false
 	}
 	return fmt.Sprint(v), true
@@ -225,7 +287,7 @@ func fileShutdownValue(file, name string) (string, bool) {
 // fileSetsShutdown reports whether the YAML configuration file sets
 // shutdown: {name: ...} (config.Load read it already: an error is false).
 func fileSetsShutdown(file, name string) bool {
-	_, ok := fileShutdownValue(file, name)
+	_, ok := fileSetting(file, "shutdown."+name)
 	return ok
 }
 
@@ -271,14 +333,20 @@ const abandonedMsg = "airnode serve: shutdown timeout exceeded; calls abandoned"
 //	  abandoned="demo.Echo.Sleep from 127.0.0.1:50212" answered=SERVER_ERROR
 //
 // calls counts every call still in flight, abandoned names those whose
-// consumers were answered SERVER_ERROR (kernel.AbandonedError.Which: a
-// call that ignored its cancelled context is counted, not named), and
+// consumers were answered SERVER_ERROR, counted per method and consumer
+// ("demo.Echo.Sleep from 127.0.0.1:50212 x8, demo.Echo.Echo from
+// 127.0.0.1:50214": kernel.AbandonedError.Which; a call that ignored its
+// cancelled context is counted in calls, not named), and
 // also carries the shutdown's other errors (rest: "; also: ..."), if any.
 // It returns the error serve exits 1 with, already reported.
 func logAbandoned(logger *slog.Logger, timeout time.Duration, ab *kernel.AbandonedError, rest string) error {
 	attrs := []any{"timeout", timeout, "calls", ab.Calls}
 	if len(ab.Which) > 0 {
-		attrs = append(attrs, "abandoned", strings.Join(ab.Which, ", "))
+		named := make([]string, len(ab.Which))
+		for i, c := range ab.Which {
+			named[i] = c.String()
+		}
+		attrs = append(attrs, "abandoned", strings.Join(named, ", "))
 	}
 	attrs = append(attrs, "answered", spi.StatusServerError.String())
 	if ab.ContextEnded {

@@ -57,30 +57,50 @@ func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// serviceURLForms lists the SERVICE_URL forms call accepts, for the
-// error of one that holds the method too (methodInServiceURL).
-const serviceURLForms = `SERVICE_URL is a service key, [group/]interface[:version][?key=value&...] ("demo.Echo", "g/demo.Echo:1.0", "demo.Echo?group=g&version=1.0"), airnode:///demo.Echo, or airnode://host:port/demo.Echo for a direct call; the method is the next argument: airnode call demo.Echo Echo '"hi"'`
+// serviceURLForms lists the SERVICE_URL forms call and bench accept, for
+// the error of one that holds the method too (methodInServiceURL), and
+// where command cmd ("call", "bench") takes the method instead: call's
+// next argument, bench's --method.
+func serviceURLForms(cmd string) string {
+	forms := `SERVICE_URL is a service key, [group/]interface[:version][?key=value&...] ("demo.Echo", "g/demo.Echo:1.0", "demo.Echo?group=g&version=1.0"), airnode:///demo.Echo, or airnode://host:port/demo.Echo for a direct call`
+	if cmd == "bench" {
+		return forms + `; the method is given by --method: airnode bench --method Echo demo.Echo`
+	}
+	return forms + `; the method is the next argument: airnode call demo.Echo Echo '"hi"'`
+}
 
-// methodInServiceURL returns a usage error for a SERVICE_URL arg that
-// holds a method after the service, in a spelling of another tool
-// (tester85 #11), naming the service and the method it reads and listing
-// the accepted forms (serviceURLForms): "demo.Echo#Echo" (a fragment,
-// which no airnode URL has), "demo.Echo/Echo" (gRPC's
-// /package.Service/Method; read as group "demo.Echo" of an interface
-// "Echo", it waited for providers and failed SERVICE_NOT_FOUND) and
-// airnode://host:port/demo.Echo/Echo. The "/" forms are refused only
-// when the part before the "/" looks like an interface (holds a ".")
-// and the part after like a method (no ".", upper case first), so that
-// a group such as "g" or "dev" keeps its meaning. nil for any other arg;
-// demo.Echo.Echo, which a Java-style interface name may be, is left to
-// the call's SERVICE_NOT_FOUND (methodHint).
-func methodInServiceURL(arg string) error {
+// methodApart is how command cmd ("call", "bench") takes method m of
+// service svc, for the errors and hints that name it: "call demo.Echo
+// Echo ...", "bench --method Echo demo.Echo".
+func methodApart(cmd, svc, m string) string {
+	if cmd == "bench" {
+		return "bench --method " + m + " " + svc
+	}
+	return "call " + svc + " " + m + " ..."
+}
+
+// methodInServiceURL returns a usage error for a SERVICE_URL arg of
+// command cmd ("call" or "bench": both check with it, before they refer)
+// that holds a method after the service, in a spelling of another tool
+// (tester85 #11), naming the service and the method it reads, how cmd
+// takes the method (methodApart) and the accepted forms
+// (serviceURLForms): "demo.Echo#Echo" (a fragment, which no airnode URL
+// has), "demo.Echo/Echo" (gRPC's /package.Service/Method; read as group
+// "demo.Echo" of an interface "Echo", it waited for providers and failed
+// SERVICE_NOT_FOUND) and airnode://host:port/demo.Echo/Echo. The "/"
+// forms are refused only when the part before the "/" looks like an
+// interface (holds a ".") and the part after like a method (no ".",
+// upper case first), so that a group such as "g" or "dev" keeps its
+// meaning. nil for any other arg; demo.Echo.Echo, which a Java-style
+// interface name may be, is left to call's SERVICE_NOT_FOUND
+// (methodHint).
+func methodInServiceURL(cmd, arg string) error {
 	key, _, _ := strings.Cut(arg, "?")
 	if svc, m, ok := strings.Cut(key, "#"); ok {
 		if i := strings.LastIndex(svc, "/"); i >= 0 && strings.Contains(svc, "://") {
 			svc = svc[i+1:]
 		}
-		return fmt.Errorf("SERVICE_URL %q: %q after \"#\" reads as a method: a method is not part of SERVICE_URL (call %s %s ...); %s", arg, m, svc, m, serviceURLForms)
+		return fmt.Errorf("SERVICE_URL %q: %q after \"#\" reads as a method: a method is not part of SERVICE_URL (%s); %s", arg, m, methodApart(cmd, svc, m), serviceURLForms(cmd))
 	}
 	path := key
 	if _, rest, ok := strings.Cut(key, "://"); ok {
@@ -97,7 +117,7 @@ func methodInServiceURL(arg string) error {
 	if m, _, _ = strings.Cut(m, ":"); !strings.Contains(svc, ".") || !looksLikeMethod(m) {
 		return nil
 	}
-	return fmt.Errorf("SERVICE_URL %q: %q after \"/\" reads as a method of %s (gRPC's /Service/Method form): a method is not part of SERVICE_URL (call %s %s ...); in a service key the part before \"/\" is the group; %s", arg, m, svc, svc, m, serviceURLForms)
+	return fmt.Errorf("SERVICE_URL %q: %q after \"/\" reads as a method of %s (gRPC's /Service/Method form): a method is not part of SERVICE_URL (%s); in a service key the part before \"/\" is the group; %s", arg, m, svc, methodApart(cmd, svc, m), serviceURLForms(cmd))
 }
 
 // looksLikeMethod reports whether s reads as a Go method name: no ".",
@@ -126,7 +146,7 @@ func methodHint(service string) string {
 	if !looksLikeMethod(m) || !looksLikeMethod(last) {
 		return ""
 	}
-	return fmt.Sprintf("; if %s is the method, give it apart: call %s %s ... (%s)", m, typ, m, serviceURLForms)
+	return fmt.Sprintf("; if %s is the method, give it apart: %s (%s)", m, methodApart("call", typ, m), serviceURLForms("call"))
 }
 
 // checkServiceURL returns, as a usage error (exit 2), why arg is not a

@@ -155,8 +155,8 @@ func TestABDExchangeDrainPastTimeoutReportsAbandonedCalls(t *testing.T) {
 		t.Errorf("Shutdown = %v; want no bare context deadline exceeded", err)
 	}
 	for _, w := range ab.Which {
-		if !strings.HasPrefix(w, "demo.Echo.Sleep from 127.0.0.1:") {
-			t.Errorf("abandoned call named %q; want demo.Echo.Sleep from the consumer's address", w)
+		if !strings.HasPrefix(w.Call, "demo.Echo.Sleep from 127.0.0.1:") || w.Count != 1 {
+			t.Errorf("abandoned calls named %v; want one demo.Echo.Sleep from the consumer's address", w)
 		}
 	}
 	if len(ab.Which) > ab.Calls {

@@ -86,8 +86,13 @@ func TestAHShutdownDoesNotRunARequestQueuedWhenItAbandonsCalls(t *testing.T) {
 	if !errors.As(serr, &ab) || ab.Calls != exchange.DefaultWorkers {
 		t.Errorf("Shutdown = %v; want an AbandonedError counting the %d running calls", serr, exchange.DefaultWorkers)
 	} else {
+		// one consumer's calls of one method: one entry counting them
+		// all (tester86 #3), though a server names at most 8 entries
+		if len(ab.Which) != 1 || ab.Which[0].Count != exchange.DefaultWorkers {
+			t.Errorf("abandoned calls named %v; want one entry, ae.S.Slow from the consumer, counting its %d calls", ab.Which, exchange.DefaultWorkers)
+		}
 		for _, w := range ab.Which {
-			if !strings.HasPrefix(w, "ae.S.Slow") {
+			if !strings.HasPrefix(w.Call, "ae.S.Slow") {
 				t.Errorf("abandoned calls named %q; want only the running Slow calls", ab.Which)
 				break
 			}

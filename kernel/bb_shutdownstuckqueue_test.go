@@ -76,7 +76,7 @@ func TestBBShutdownCountsAndAnswersARequestNoWorkerEverTook(t *testing.T) {
 		t.Errorf("Shutdown = %v; want an AbandonedError counting the %d running calls", serr, exchange.DefaultWorkers)
 	} else {
 		for _, w := range ab.Which {
-			if w != "ae.S.Stuck" && !strings.HasPrefix(w, "ae.S.Stuck from ") {
+			if w.Call != "ae.S.Stuck" && !strings.HasPrefix(w.Call, "ae.S.Stuck from ") {
 				t.Errorf("abandoned calls named %q; want only running Stuck calls", ab.Which)
 				break
 			}

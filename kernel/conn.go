@@ -227,6 +227,14 @@ func (c *conn) ready() bool {
 	if st == nil || st.ch == nil {
 		return false
 	}
+	select {
+	case <-st.ch.Done():
+		// dead, and the manager has not published it down yet: a liveness
+		// check that closed it tells the invokers at once (WhenCheckEnds),
+		// which must not find the provider connected
+		return false
+	default:
+	}
 	// A provider that announced its shutdown (Dubbo's read-only event)
 	// still answers calls in flight but takes no new ones.
 	if ro, ok := st.ch.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
@@ -662,9 +670,9 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 				"set tls=true and tls.ca=FILE, the CA that signed its certificate, airnode call/bench: -p tls=true -p tls.ca=FILE)"
 		}
 		mismatch := tr + ", " + tlsWhy
-		return fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v; likely %s, "+
+		return closedAtFirstPingError{fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v; likely %s, "+
 			"or its connection limit (URL keys accepts, accepts.per.ip; its log says \"connection refused\"): %w",
-			took.Round(time.Millisecond/10), mismatch, err)
+			took.Round(time.Millisecond/10), mismatch, err)}
 	case spi.StatusServerTimeout, spi.StatusClientTimeout:
 		// The ping's own error ("SERVER_TIMEOUT: exchange: ping ADDR: no
 		// answer: context deadline exceeded") says again what the text

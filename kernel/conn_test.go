@@ -259,9 +259,18 @@ func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 		{"read: protocol: bad magic 0x1503", "likely a transport mismatch (this consumer's transport=smux", "this consumer closed"},
 		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "nothing answered the first ping: this consumer's heartbeat gave up on it after 5ms (heartbeat: no answer", "mismatch"},
 	} {
-		msg := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true).Error()
+		err := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true)
+		msg := err.Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
 			t.Errorf("reason %q: %q; want it to contain %q and not %q", tc.reason, msg, tc.want, tc.not)
+		}
+		// the provider's close without a reason is marked for errors.Is
+		// (airnode health retries over the other transport on it), this
+		// consumer's own close is not; the ping's error stays in the chain
+		mismatch := tc.not == "this consumer closed"
+		if errors.Is(err, ErrClosedAtFirstPing) != mismatch || mismatch && !errors.Is(err, closed) {
+			t.Errorf("reason %q: errors.Is(ErrClosedAtFirstPing) = %v, want %v; errors.Is(the ping's error) = %v",
+				tc.reason, errors.Is(err, ErrClosedAtFirstPing), mismatch, errors.Is(err, closed))
 		}
 	}
 }

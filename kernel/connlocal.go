@@ -101,6 +101,23 @@ type providerLimitError struct{ err error }
 func (e providerLimitError) Error() string { return e.err.Error() }
 func (e providerLimitError) Unwrap() error { return e.err }
 
+// ErrClosedAtFirstPing is in the chain (errors.Is) of a call's
+// CHANNEL_INACTIVE error when the provider closed each new connection
+// during its first ping without saying why (not at its connection limit,
+// which it names, and no TLS alert): likely a transport mismatch (this
+// consumer's transport key is not the provider's), TLS on the provider
+// only, or a connection limit of an older provider. airnode health
+// retries once over the other bundled transport on it.
+var ErrClosedAtFirstPing = errors.New("kernel: the provider closed the connection during the first ping")
+
+// closedAtFirstPingError is a first ping's error (firstPingError) when
+// the provider closed the connection without saying why: the same text
+// and chain, and ErrClosedAtFirstPing.
+type closedAtFirstPingError struct{ err error }
+
+func (e closedAtFirstPingError) Error() string   { return e.err.Error() }
+func (e closedAtFirstPingError) Unwrap() []error { return []error{e.err, ErrClosedAtFirstPing} }
+
 // reasonProviderLimit is the counter label of a connection attempt the
 // provider refused at its connection limit (providerLimitError).
 const reasonProviderLimit = "provider_limit"

@@ -317,7 +317,7 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err := conflictingMethodForms(n.cat, pu); err != nil {
 		refused.addIn("kernel: export "+key+": ", err)
 	}
-	if err := checkMethodValues(pu); err != nil {
+	if err := checkMethodValues(pu, nil); err != nil {
 		refused.addIn("kernel: export "+key+": ", err)
 	}
 	if err := n.CheckMethodKeys(pu, methods); err != nil {
@@ -1094,32 +1094,48 @@ type server struct {
 	unrun atomic.Int64
 
 	// abandonedMu guards abandoned: the calls answered SERVER_ERROR "shut
-	// down" once abandoning, as "demo.Echo.Sleep from 127.0.0.1:50212",
-	// at most maxAbandonedNamed (AbandonedError.Which).
+	// down" once abandoning, counted per method and consumer ("demo.Echo.Sleep
+	// from 127.0.0.1:50212"), in the order first seen, at most
+	// maxAbandonedNamed of them (AbandonedError.Which).
 	abandonedMu sync.Mutex
-	abandoned   []string
+	abandoned   []AbandonedCalls
 }
 
-// maxAbandonedNamed bounds the abandoned calls a server names
-// (AbandonedError.Which).
+// maxAbandonedNamed bounds the methods and consumers a server names
+// among its abandoned calls (AbandonedError.Which).
 const maxAbandonedNamed = 8
 
-// noteAbandoned records an abandoned call of service.method from the
-// consumer at remote ("" unknown), up to maxAbandonedNamed.
+// noteAbandoned counts an abandoned call of service.method from the
+// consumer at remote ("" unknown): one more of an entry already named,
+// else a new entry while fewer than maxAbandonedNamed are.
 func (s *server) noteAbandoned(service, method, remote string) {
 	name := service + "." + method
 	if remote != "" {
 		name += " from " + remote
 	}
 	s.abandonedMu.Lock()
-	if len(s.abandoned) < maxAbandonedNamed {
-		s.abandoned = append(s.abandoned, name)
-	}
-	s.abandonedMu.Unlock()
+	defer s.abandonedMu.Unlock()
+	s.abandoned = addAbandoned(s.abandoned, AbandonedCalls{Call: name, Count: 1}, maxAbandonedNamed)
 }
 
-// abandonedNames returns the calls noteAbandoned recorded.
-func (s *server) abandonedNames() []string {
+// addAbandoned adds c to which: its count to the entry of the same Call,
+// else c as a new last entry while which has fewer than limit entries
+// (limit <= 0: no bound).
+func addAbandoned(which []AbandonedCalls, c AbandonedCalls, limit int) []AbandonedCalls {
+	for i := range which {
+		if which[i].Call == c.Call {
+			which[i].Count += c.Count
+			return which
+		}
+	}
+	if limit > 0 && len(which) >= limit {
+		return which
+	}
+	return append(which, c)
+}
+
+// abandonedNames returns the calls noteAbandoned counted.
+func (s *server) abandonedNames() []AbandonedCalls {
 	s.abandonedMu.Lock()
 	defer s.abandonedMu.Unlock()
 	return slices.Clone(s.abandoned)

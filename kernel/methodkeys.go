@@ -18,13 +18,16 @@ import (
 // nothing; Refer warns of them), and the keys a method-level form has no
 // effect on (MethodKeyNoEffect: weight, the connection keys; Refer warns
 // of those, and ProviderKeysOnReference checks weight, warmup and
-// timestamp).
-func checkMethodValues(u spi.URL) error {
+// timestamp), and the keys as written in skip: on a reference, the keys
+// only providers read (providerSideKeys: methods.Echo.executes=-1), which
+// a reference ignores with a warning naming a malformed value, as it
+// does their service-level form; nil for a provider URL.
+func checkMethodValues(u spi.URL, skip []string) error {
 	methods := u.Methods()
 	set := map[string]string{}
 	for _, k := range u.Keys() {
 		m, key, ok := spi.MethodLevelKey(k, methods)
-		if !ok || len(methods) > 0 && !slices.Contains(methods, m) || MethodKeyNoEffect(key) != "" {
+		if !ok || len(methods) > 0 && !slices.Contains(methods, m) || MethodKeyNoEffect(key) != "" || slices.Contains(skip, k) {
 			continue
 		}
 		set[k], _ = u.Param(k)

@@ -271,15 +271,37 @@ var errClosed = errors.New("kernel: node is shut down")
 type AbandonedError struct {
 	Calls int // calls still in flight when the drain ended
 	// Which names the abandoned calls whose consumers were answered
-	// (SERVER_ERROR "shut down"), "demo.Echo.Sleep from 127.0.0.1:50212"
-	// ("from" when the consumer's address is known), at most 8 per
-	// server; a call that ignored its cancelled context past the 200 ms
-	// grace is counted in Calls but not named.
-	Which   []string
+	// (SERVER_ERROR "shut down"), counted per method and consumer, in the
+	// order first seen: {"demo.Echo.Sleep from 127.0.0.1:50212", 8}. A
+	// server names at most 8 methods and consumers, a further one's
+	// calls are counted in Calls only; so is a call that ignored its
+	// cancelled context past the 200 ms grace. The counts add up to at
+	// most Calls.
+	Which   []AbandonedCalls
 	Timeout time.Duration // the drain budget: shutdown.timeout
 	// ContextEnded is true when Shutdown's ctx ended the drain before
 	// Timeout passed.
 	ContextEnded bool
+}
+
+// AbandonedCalls counts the abandoned calls of one method from one
+// consumer (AbandonedError.Which).
+type AbandonedCalls struct {
+	// Call is the method and, when known, the consumer's address:
+	// "demo.Echo.Sleep from 127.0.0.1:50212", or "demo.Echo.Sleep".
+	Call string
+	// Count is how many such calls were answered SERVER_ERROR "shut
+	// down"; at least 1.
+	Count int
+}
+
+// String says "demo.Echo.Sleep from 127.0.0.1:50212" for one call, and
+// "demo.Echo.Sleep from 127.0.0.1:50212 x8" for 8.
+func (c AbandonedCalls) String() string {
+	if c.Count == 1 {
+		return c.Call
+	}
+	return fmt.Sprintf("%s x%d", c.Call, c.Count)
 }
 
 // Error says "kernel: shutdown timeout 1s exceeded: 1 call still in
@@ -661,7 +683,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	var mu sync.Mutex
 	type drained struct {
 		abandoned int
-		which     []string // the abandoned calls named (server.abandonedNames)
+		which     []AbandonedCalls // the abandoned calls named (server.abandonedNames)
 		err       error
 	}
 	results := map[*server]drained{} // on mu
@@ -687,7 +709,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	go func() { wg.Wait(); close(allDone) }()
 	awaitServers(dctx, allDone)
 	abandoned := 0
-	var which []string
+	var which []AbandonedCalls
 	mu.Lock()
 	for s := range servers {
 		d, ok := results[s]
@@ -699,7 +721,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 			continue
 		}
 		abandoned += d.abandoned
-		which = append(which, d.which...)
+		for _, c := range d.which {
+			which = addAbandoned(which, c, 0) // each server's bounded already
+		}
 		if d.err != nil {
 			errs = append(errs, d.err)
 		}

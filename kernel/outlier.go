@@ -142,6 +142,19 @@ type outlierState struct {
 	// connected again (noteBack), not at the ejection's end.
 	notBack atomic.Bool
 
+	// held: the ejection's length has passed while a connection's
+	// liveness check was waiting for its ping's answer (the calls that
+	// ejected it timed out with nothing read since), and r's checkEnded
+	// is registered with that check (exchange.Channel.WhenCheckEnds): the
+	// provider stays ejected until the ping is answered (back in use
+	// then) or the check closes the connection (tester86 #1: a hung
+	// provider was "back in use" after outlier.ejection, 5 s, while its
+	// ping, waiting the call's timeout, 10 s, was unanswered, and took
+	// calls until the check closed its connection). heldSaid: the hold's
+	// line is logged, once per ejection (under mu).
+	held     atomic.Bool
+	heldSaid bool
+
 	// The "not ejected" WARN is written at most once per outlier.ejection
 	// per provider: warnedAt is when the last one was (spi.Mono()),
 	// warned whether there was one, muted the streaks not logged since.
@@ -255,13 +268,18 @@ func (o *outlierState) reset() {
 // "back in use" when r is connected, else "ejection ended ... still not
 // connected" (tester76 #1: it said back in use while the provider was
 // still unreachable), and "back in use" then follows when a connection
-// is up again (noteBack).
+// is up again (noteBack). An ejection whose length passes while a
+// connection's liveness check waits for its ping's answer does not end
+// then: heldByCheck keeps r ejected until the check ends.
 func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	o := &r.out
 	if !o.ejected.Load() {
 		return false
 	}
 	if now < time.Duration(o.until.Load()) {
+		return true
+	}
+	if r.heldByCheck() {
 		return true
 	}
 	// The end is recorded under o.mu, taken before the provider can be
@@ -275,6 +293,12 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 		return false
 	}
 	o.backAt = time.Duration(o.until.Load()) // when it ended, however late this look
+	heldFor := time.Duration(0)
+	if o.heldSaid {
+		// its liveness ping held it past its length: it ended now
+		heldFor = max(0, now-o.backAt)
+		o.backAt = max(o.backAt, now)
+	}
 	length := o.length
 	o.streak.Store(0) // the next streak starts afresh
 	o.statuses = o.statuses[:0]
@@ -282,13 +306,82 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	up := r.connected()
 	o.notBack.Store(!up)
 	o.mu.Unlock()
+	attrs := []any{"provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length}
+	if heldFor > 0 {
+		attrs = append(attrs, "held_for_liveness_ping", heldFor.Round(time.Millisecond))
+	}
 	if up {
-		o.log.Info(msgBackInUse, "provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length)
+		o.log.Info(msgBackInUse, attrs...)
 	} else {
-		o.log.Info("provider's ejection ended; it is still not connected, reconnecting", "provider", r.url.Address(), "service", r.url.ServiceKey(),
-			"ejected_for", length)
+		o.log.Info("provider's ejection ended; it is still not connected, reconnecting", attrs...)
 	}
 	return false
+}
+
+// heldByCheck reports whether r, whose ejection's length has passed,
+// stays ejected because one of its connections'
+// liveness check is waiting for its ping's answer (held). The first look
+// that finds such a check registers checkEnded with every check waiting
+// (exchange.Channel.WhenCheckEnds) and logs, once per ejection, that the
+// ejection ended and the provider is still ejected; checkEnded ends the
+// hold when a check ends, answered or with its connection closed, and
+// looks again. One atomic load while held.
+func (r *remoteInvoker) heldByCheck() bool {
+	o := &r.out
+	if o.held.Load() {
+		return true
+	}
+	if !o.held.CompareAndSwap(false, true) {
+		return true // another look is registering
+	}
+	var sent, due time.Time
+	pending := false
+	for _, c := range r.conns {
+		if !c.ready() {
+			continue
+		}
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue // went down since
+		}
+		w, ok := st.ch.(interface {
+			WhenCheckEnds(func()) (sent, due time.Time, pending bool)
+		})
+		if !ok {
+			continue
+		}
+		if s, d, p := w.WhenCheckEnds(r.checkEnded); p {
+			if !pending || s.Before(sent) {
+				sent, due = s, d
+			}
+			pending = true
+		}
+	}
+	if !pending {
+		o.held.Store(false)
+		return false
+	}
+	o.mu.Lock()
+	say := !o.heldSaid
+	o.heldSaid = true
+	length := o.length
+	o.mu.Unlock()
+	if say {
+		ago := time.Since(sent).Round(100 * time.Millisecond)
+		o.log.Info(fmt.Sprintf("provider's ejection ended; still ejected: its liveness ping sent %v ago is unanswered", ago),
+			"provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length,
+			"ping_sent_ago", ago, "closing_if_unanswered_in", max(0, time.Until(due)).Round(100*time.Millisecond))
+	}
+	return true
+}
+
+// checkEnded runs when a liveness check heldByCheck waits for has ended
+// (on the check's goroutine): the hold ends, and r is looked at again
+// (ejectionOver): back in use if connected and no other check waits,
+// "still not connected" if the check closed the connection.
+func (r *remoteInvoker) checkEnded() {
+	r.out.held.Store(false)
+	r.ejectionOver()
 }
 
 // ejectionOver runs when an ejection's length has passed (eject's
@@ -403,6 +496,7 @@ func (r *remoteInvoker) eject(n int64) {
 	o.level = min(o.level+1, 31)
 	o.length = length
 	o.notBack.Store(false) // connected again (eject needs it) and out again: no back line owed
+	o.heldSaid = false
 	o.streak.Store(0)
 	o.statuses = o.statuses[:0]
 	o.lastErr = ""

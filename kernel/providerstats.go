@@ -67,7 +67,8 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 		ps.Connected = ri.connected()
 		// read, not ended: the directory's next look ends an ejection
 		// that is over (ejectedNow), with its log line
-		ps.Ejected = ri.out.ejected.Load() && now < time.Duration(ri.out.until.Load())
+		// (or that its liveness ping holds: heldByCheck)
+		ps.Ejected = ri.out.ejected.Load() && (now < time.Duration(ri.out.until.Load()) || ri.out.held.Load())
 	}
 	return ps
 }

@@ -516,7 +516,10 @@ func (n *Node) checkConsumerKeys(u spi.URL) error { return CheckConsumerKeys(n.c
 // reconnect.backoff, payload, timeout and codec (also per method:
 // `URL key "methods.Echo.codec": unknown codec "nope" (available: ...)`),
 // the transport's keys and the heartbeat's; and the method-level forms of
-// the typed kernel keys (checkMethodValues: methods.Echo.retries=abc).
+// the typed kernel keys (checkMethodValues: methods.Echo.retries=abc),
+// leaving out the keys only providers read (methods.Echo.executes=-1),
+// which a reference ignores with ReferWarnings' warning, naming a
+// malformed value, at method level as at service level.
 // Every failing check's error is returned, joined (errors.Join, one a
 // line; one alone unchanged). list --explain
 // calls it on the consumer URL and on the merged URL, so it fails what
@@ -545,7 +548,11 @@ func CheckConsumerKeys(cat *extension.Catalogs, u spi.URL) error {
 	if _, err := readInvokerSettings(cat, u); err != nil {
 		refused.add(err)
 	}
-	if err := checkMethodValues(u); err != nil {
+	var providerSide []string // ignored with a warning (ReferWarnings), malformed or not
+	for _, p := range providerSideKeys(cat, u) {
+		providerSide = append(providerSide, p.key)
+	}
+	if err := checkMethodValues(u, providerSide); err != nil {
 		refused.add(err)
 	}
 	// The consumer's own TLS files (tls.ca, tls.cert, tls.key) are read

@@ -41,8 +41,10 @@ type providerSideKey struct {
 // key (config.CheckURL), the declared type's syntax for a filter's key
 // (spi.KeyDoc.CheckValue), so a typo is caught before the key is moved
 // to the provider. A consumer ignores these keys, as Dubbo's does
-// (tester85 #6, #7): Refer warns instead of failing.
-func (n *Node) providerSideKeys(u spi.URL) []providerSideKey {
+// (tester85 #6, #7): Refer warns instead of failing, at method level as
+// at service level (CheckConsumerKeys leaves them out). cat holds the
+// filters and extensions whose keys are looked at.
+func providerSideKeys(cat *extension.Catalogs, u spi.URL) []providerSideKey {
 	docs := map[string]spi.KeyDoc{}
 	for k, d := range kernelKeyDocs {
 		if strings.HasPrefix(d.Doc, sideProvider) && !slices.Contains(providerSideWarned, k) {
@@ -50,14 +52,14 @@ func (n *Node) providerSideKeys(u spi.URL) []providerSideKey {
 			docs[k] = d
 		}
 	}
-	consumerChain, _ := extension.FilterNames(n.cat.Filter, u, spi.Consumer, "")
+	consumerChain, _ := extension.FilterNames(cat.Filter, u, spi.Consumer, "")
 	readElsewhere := map[string]bool{}
 	var filterDocs []spi.KeyDoc
-	for _, p := range n.cat.Describe() {
+	for _, p := range cat.Describe() {
 		for _, e := range p.Extensions {
 			providerOnly := false
 			if p.Name == extension.PointFilter && !slices.Contains(consumerChain, e.Name) {
-				if b, err := n.cat.Filter.Get(e.Name); err == nil {
+				if b, err := cat.Filter.Get(e.Name); err == nil {
 					sides := b.Activation().Sides
 					providerOnly = slices.Contains(sides, spi.Provider) && !slices.Contains(sides, spi.Consumer)
 				}

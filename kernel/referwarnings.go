@@ -42,6 +42,12 @@ type URLWarning struct {
 	// "5 is 5ms (...); write 5s for seconds").
 	Kind string
 	Why  string // "cluster failfast does not read it; failover and forking do"
+	// Invalid, for kind "providerside", is why Value is malformed for the
+	// key ("want an integer from 0 (no limit) to 1048576"; Why names it
+	// too); "" when it is well formed or for another kind. The reference
+	// ignores the key either way; list --explain leaves such a key out of
+	// the provider side it builds from the URL.
+	Invalid string
 
 	msg   string // Refer's log message
 	attrs []any  // Refer's log attributes after "service"
@@ -120,13 +126,14 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 				"provider key on a reference has no effect: the provider's server decides it", "value", v)
 		}
 	}
-	for _, p := range n.providerSideKeys(u) {
+	for _, p := range providerSideKeys(n.cat, u) {
 		attrs := []any{"value", p.value}
 		if p.invalid != "" {
 			attrs = append(attrs, "invalid", p.invalid)
 		}
 		add("providerside", p.key, providerSideWhy(p),
 			"URL key is a provider key: it has no effect on a call; set it on the provider (serve URL)", attrs...)
+		out[len(out)-1].Invalid = p.invalid
 	}
 	for _, k := range nodeShutdownKeys {
 		if v, ok := u.Param(k.key); ok {

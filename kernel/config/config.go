@@ -115,6 +115,9 @@ type Config struct {
 	// Not read from the file.
 	UnknownEnv []string `koanf:"-"`
 
+	// ignored are the lines of IgnoredKeys.
+	ignored []string
+
 	// consumerEnv maps each Consumer key an AIRNODE_CONSUMER_<KEY>
 	// variable set over the file's to the variable's name
 	// (applyEnvKeys); ConsumerSource reads it. providerEnv is the same
@@ -124,6 +127,18 @@ type Config struct {
 	// or a flag ("shutdown.timeout") to its source (SettingSource).
 	origin map[string]string
 }
+
+// IgnoredKeys returns one line, in the file's order of sections, for
+// each URL key of the configuration file that Load left out because the
+// kernel sets it itself (ProviderSetKeys): in protocol: or a service's
+// params: (`plugins.yaml: protocol.timestamp is ignored: timestamp is
+// set by the provider at export and cannot be given (provider-set keys:
+// timestamp, side, methods, pid)`), as serve's -p refuses it and
+// EnvWarnings says of AIRNODE_PROVIDER_TIMESTAMP; in consumer: or a
+// reference's params:, those a consumer sets (ConsumerSetKeys). Load
+// logs each on Source.Logger; the airnode command writes each as a
+// warning of the command. nil when there is none.
+func (c Config) IgnoredKeys() []string { return slices.Clone(c.ignored) }
 
 // SettingSource says where Load took setting key, a key of the file's
 // schema written with '.' ("registry", "shutdown.timeout"): "env

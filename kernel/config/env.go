@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,6 +23,19 @@ func EnvNames() []string {
 		names = append(names, s.env)
 	}
 	return names
+}
+
+// EnvFlag returns the flag (without "--": "listen") that sets what
+// variable name of EnvNames sets (AIRNODE_LISTEN), and the setting's
+// path in the configuration file ("listen", "shutdown.timeout"); ok is
+// false for a name EnvNames does not list.
+func EnvFlag(name string) (flag, path string, ok bool) {
+	for _, s := range scalars {
+		if s.env == name {
+			return s.flag, strings.ReplaceAll(s.path, delim, "."), true
+		}
+	}
+	return "", "", false
 }
 
 // Prefixes of the variables that set a URL key for every reference
@@ -92,7 +106,10 @@ func UnknownEnv(environ, keys, other []string) (unknown, hints []string) {
 		if !strings.HasPrefix(name, EnvPrefix) || slices.Contains(known, name) || slices.Contains(unknown, name) {
 			continue
 		}
-		if _, _, ok := EnvKey(name, keys); ok || providerSet(name) {
+		if _, _, ok := EnvKey(name, keys); ok {
+			continue
+		}
+		if _, _, ok := setKeyVar(name); ok {
 			continue
 		}
 		unknown = append(unknown, name)
@@ -137,9 +154,81 @@ func warnUnknownEnv(logger *slog.Logger, unknown, hints []string) {
 // ProviderSetKeys are the provider URL keys the kernel sets at export:
 // the start time, the side, the method list and the process id. A value
 // given for one would be replaced silently, so serve refuses it with -p
-// and Load ignores it from AIRNODE_PROVIDER_<KEY>, with a warning
-// (EnvWarnings).
+// and Load ignores it, with a warning, from AIRNODE_PROVIDER_<KEY>
+// (EnvWarnings) and from the file's protocol: and services' params:
+// (Config.IgnoredKeys).
 var ProviderSetKeys = []string{"timestamp", "side", "methods", "pid"}
+
+// ConsumerSetKeys returns the ProviderSetKeys a consumer sets too, on
+// every reference: side at refer, pid and timestamp in its registry
+// entry; a value given for one is ignored with a warning (EnvWarnings for
+// AIRNODE_CONSUMER_<KEY>, Config.IgnoredKeys for the file). methods is
+// left out: a reference may give the methods it calls (Refer checks its
+// method-level keys against them). A new slice each call.
+func ConsumerSetKeys() []string {
+	return slices.DeleteFunc(slices.Clone(ProviderSetKeys), func(k string) bool { return k == "methods" })
+}
+
+// setKeys returns the keys the kernel sets itself on a provider URL
+// (field "protocol": ProviderSetKeys) or a reference URL ("consumer":
+// ConsumerSetKeys), and who sets them, as setKeyIgnored words it.
+func setKeys(field string) (keys []string, who string) {
+	if field == "consumer" {
+		return ConsumerSetKeys(), "consumer"
+	}
+	return ProviderSetKeys, "provider"
+}
+
+// setKeyIgnored is the warning for key, one of setKeys(field), given at
+// where (a variable, "plugins.yaml: protocol.timestamp"): "WHERE is
+// ignored: KEY is set by the provider at export and cannot be given
+// (provider-set keys: ...)", or for a consumer "... set by the consumer
+// at refer ... (consumer-set keys: ...)".
+func setKeyIgnored(where, key, field string) string {
+	keys, who := setKeys(field)
+	when := "export"
+	if who == "consumer" {
+		when = "refer"
+	}
+	return fmt.Sprintf("%s is ignored: %s is set by the %s at %s and cannot be given (%s-set keys: %s)",
+		where, key, who, when, who, strings.Join(keys, ", "))
+}
+
+// dropSetKeys removes from params (a section or an entry's params of
+// the file, whose keys field's URLs carry: "protocol" or "consumer") each
+// key the kernel sets itself (setKeys), returning a setKeyIgnored line
+// for each, in sorted key order, naming it as where.key.
+func dropSetKeys(params map[string]string, field, where string) []string {
+	keys, _ := setKeys(field)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if slices.Contains(keys, k) {
+			delete(params, k)
+			out = append(out, setKeyIgnored(where+"."+k, k, field))
+		}
+	}
+	return out
+}
+
+// dropFileSetKeys removes from c the URL keys its file gave that the
+// kernel sets itself (dropSetKeys: protocol:, each service's params:,
+// consumer:, each reference's params:) and records why (IgnoredKeys),
+// each line opening with file.
+func (c *Config) dropFileSetKeys(file string) {
+	add := func(lines []string) {
+		for _, l := range lines {
+			c.ignored = append(c.ignored, file+": "+l)
+		}
+	}
+	add(dropSetKeys(c.Protocol, "protocol", "protocol"))
+	for i := range c.Services {
+		add(dropSetKeys(c.Services[i].Params, "protocol", fmt.Sprintf("services[%d].params", i)))
+	}
+	add(dropSetKeys(c.Consumer, "consumer", "consumer"))
+	for i := range c.References {
+		add(dropSetKeys(c.References[i].Params, "consumer", fmt.Sprintf("references[%d].params", i)))
+	}
+}
 
 // EnvWarnings returns, sorted, one line for each AIRNODE_*
 // variable Load reads but ignores:
@@ -153,7 +242,9 @@ var ProviderSetKeys = []string{"timestamp", "side", "methods", "pid"}
 //   - AIRNODE_PROVIDER_<KEY> for a ProviderSetKeys key, whatever the
 //     value ("AIRNODE_PROVIDER_TIMESTAMP is ignored: timestamp is set by
 //     the provider at export and cannot be given (provider-set keys:
-//     ...)").
+//     ...)"), and AIRNODE_CONSUMER_<KEY> for a ConsumerSetKeys key
+//     ("AIRNODE_CONSUMER_PID is ignored: pid is set by the consumer at
+//     refer ...").
 //
 // keys is the key catalog the URL-key variables are mapped back through
 // (as Source.Keys; nil: extension.KernelKeys); a variable it does not
@@ -167,12 +258,9 @@ func EnvWarnings(environ, keys []string) []string {
 		if !strings.HasPrefix(name, EnvPrefix) {
 			continue
 		}
-		if rest, ok := strings.CutPrefix(name, EnvProviderPrefix); ok {
-			if i := slices.IndexFunc(ProviderSetKeys, func(k string) bool { return envForm(k) == rest }); i >= 0 {
-				out = append(out, fmt.Sprintf("%s is ignored: %s is set by the provider at export and cannot be given (provider-set keys: %s)",
-					name, ProviderSetKeys[i], strings.Join(ProviderSetKeys, ", ")))
-				continue
-			}
+		if key, field, ok := setKeyVar(name); ok {
+			out = append(out, setKeyIgnored(name, key, field))
+			continue
 		}
 		if v != "" {
 			continue
@@ -196,9 +284,20 @@ func EnvWarnings(environ, keys []string) []string {
 	return out
 }
 
-// providerSet reports whether name is AIRNODE_PROVIDER_<KEY> for a
-// ProviderSetKeys key (EnvWarnings reports it, not UnknownEnv).
-func providerSet(name string) bool {
-	rest, ok := strings.CutPrefix(name, EnvProviderPrefix)
-	return ok && slices.ContainsFunc(ProviderSetKeys, func(k string) bool { return envForm(k) == rest })
+// setKeyVar reports whether name is AIRNODE_PROVIDER_<KEY> for a
+// ProviderSetKeys key or AIRNODE_CONSUMER_<KEY> for a ConsumerSetKeys
+// one, and returns the key and the field ("protocol", "consumer"):
+// EnvWarnings reports it, not UnknownEnv, and Load leaves it out.
+func setKeyVar(name string) (key, field string, ok bool) {
+	for _, f := range []struct{ prefix, field string }{{EnvProviderPrefix, "protocol"}, {EnvConsumerPrefix, "consumer"}} {
+		rest, ok := strings.CutPrefix(name, f.prefix)
+		if !ok {
+			continue
+		}
+		keys, _ := setKeys(f.field)
+		if i := slices.IndexFunc(keys, func(k string) bool { return envForm(k) == rest }); i >= 0 {
+			return keys[i], f.field, true
+		}
+	}
+	return "", "", false
 }

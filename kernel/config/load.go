@@ -7,7 +7,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,6 +230,9 @@ func Load(src Source) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	c.applyDefaults()
+	if src.File != "" {
+		c.dropFileSetKeys(src.File) // before the checks: a value that is dropped is not refused
+	}
 	if _, given := origin["shutdown.wait"]; !given && c.Shutdown.Timeout > 0 && c.Shutdown.Wait > c.Shutdown.Timeout/2 {
 		// The default wait (2s) is cut to half of a shorter budget: with
 		// --shutdown-timeout 1s alone, serve refused the wait nobody gave
@@ -264,6 +266,15 @@ func Load(src Source) (Config, error) {
 			logger.Warn(w, "component", logComponent)
 		}
 	}
+	if len(c.ignored) > 0 {
+		logger := src.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		for _, w := range c.ignored {
+			logger.Warn(w, "component", logComponent)
+		}
+	}
 	for path, o := range origin {
 		if name, ok := strings.CutPrefix(o, "environment "); ok {
 			o = "env " + name
@@ -278,7 +289,8 @@ func Load(src Source) (Config, error) {
 
 // applyEnvKeys sets, over the file's, the Consumer and Protocol keys of
 // the URL-key variables of environ (EnvKey through keys; an empty value
-// is ignored, and so is a ProviderSetKeys key of AIRNODE_PROVIDER_<KEY>:
+// is ignored, and so is a key the kernel sets itself, AIRNODE_PROVIDER_<KEY>
+// of ProviderSetKeys, AIRNODE_CONSUMER_<KEY> of ConsumerSetKeys:
 // EnvWarnings says so). A kernel key's value is checked as a URL's (CheckParams:
 // a duration may be bare milliseconds, Dubbo's timeout=3000, kept as Go's
 // text, "3s"), each error naming the variable: `config: environment
@@ -290,7 +302,7 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 	for _, kv := range environ {
 		name, v, _ := strings.Cut(kv, "=")
 		key, field, ok := EnvKey(name, keys)
-		if !ok || v == "" || field == "protocol" && slices.Contains(ProviderSetKeys, key) {
+		if _, _, set := setKeyVar(name); !ok || v == "" || set {
 			continue
 		}
 		if err := CheckParams(map[string]string{key: v}); err != nil {

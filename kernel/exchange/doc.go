@@ -96,7 +96,9 @@
 // "liveness check: N calls to ADDR timed out with nothing read since they
 // were sent, and a ping got no answer within T", which every pending call
 // fails with (CHANNEL_INACTIVE) and on which the kernel redials. An
-// answer (a slow provider) leaves the channel alone. A read-idle heartbeat
+// answer (a slow provider) leaves the channel alone. WhenCheckEnds tells
+// whether such a ping waits and calls back when the check ends (the
+// kernel keeps an ejected provider out until then). A read-idle heartbeat
 // never fires on a channel that keeps sending calls, so without this a
 // black-holed provider kept its channel for interval × (retries + 1),
 // 4 min with the defaults.

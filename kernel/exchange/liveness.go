@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,48 @@ type livenessCheck struct {
 	running  atomic.Bool  // a check's ping is outstanding
 	last     atomic.Int64 // mono() when the last check started; 0: none yet
 	timeouts atomic.Int64 // silent timeouts since the last check was answered
+	sent     atomic.Int64 // time.Now().UnixNano() when the running check's current ping was sent
+	due      atomic.Int64 // and when, UnixNano, it stops waiting for the answer
+
+	mu    sync.Mutex // guards ended, and running's fall to false (end)
+	ended []func()   // WhenCheckEnds' callbacks for the running check
+}
+
+// end marks the running check over and runs the callbacks WhenCheckEnds
+// registered for it, outside mu, in the order registered.
+func (l *livenessCheck) end() {
+	l.mu.Lock()
+	l.running.Store(false)
+	fs := l.ended
+	l.ended = nil
+	l.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// WhenCheckEnds registers f to run once when this consumer channel's
+// liveness check (the ping after silent call timeouts, checkAfterTimeout)
+// that is waiting for its ping's answer now ends: answered (a slow peer,
+// the channel stays), or the channel closed (by the check, whose wait
+// passed with nothing read, or for any other reason; Done is closed
+// before f runs). It returns when the check's current ping was sent and
+// when it stops waiting for the answer (the check may ping again while
+// the peer acknowledges a backlog: runCheck), and pending true; when no
+// check is waiting it returns pending false and f is not registered.
+// f runs on the check's goroutine, which Close waits for: it must not
+// block nor call Close or Wait. Safe for concurrent use; never blocks.
+// The kernel keeps an ejected provider out of use while its ping is
+// unanswered with it.
+func (c *Channel) WhenCheckEnds(f func()) (sent, due time.Time, pending bool) {
+	l := &c.check
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.running.Load() {
+		return time.Time{}, time.Time{}, false
+	}
+	l.ended = append(l.ended, f)
+	return time.Unix(0, l.sent.Load()), time.Unix(0, l.due.Load()), true
 }
 
 // checkAfterTimeout runs after a consumer call failed SERVER_TIMEOUT: its
@@ -76,8 +119,9 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 		return
 	}
 	c.check.last.Store(now)
+	c.check.noteSent(time.Now(), wait)
 	if !c.goIO(func() { c.runCheck(wait) }) {
-		c.check.running.Store(false) // dying: nothing to check
+		c.check.end() // dying: nothing to check
 	}
 }
 
@@ -103,12 +147,13 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // while the socket buffers still took bytes in was the last one, and a
 // black-holed path stayed open past 15 s).
 func (c *Channel) runCheck(wait time.Duration) {
-	defer c.check.running.Store(false)
+	defer c.check.end()
 	var sent time.Time
 	var acked, unacked uint64
 	var counts, behind bool
 	for busy := true; busy; {
 		sent = time.Now()
+		c.check.noteSent(sent, wait)
 		acked, unacked, counts = c.acked()
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		counters.Heartbeat.PingsSent.Inc()
@@ -151,6 +196,13 @@ func (c *Channel) runCheck(wait time.Duration) {
 	// made two lines for one close).
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
+}
+
+// noteSent records that the check's ping was sent at sent and waits
+// wait for its answer (WhenCheckEnds).
+func (l *livenessCheck) noteSent(sent time.Time, wait time.Duration) {
+	l.sent.Store(sent.UnixNano())
+	l.due.Store(sent.Add(wait).UnixNano())
 }
 
 // backlogFrom is the unacknowledged bytes ahead of a liveness check's
