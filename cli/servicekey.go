@@ -160,7 +160,7 @@ func methodHint(service string) string {
 // SERVICE_URL without calling it (list --explain) check it with this
 // before they start anything, so that they exit as call does.
 func checkServiceURL(arg string) error {
-	if err := methodInServiceURL(arg); err != nil {
+	if err := methodInServiceURL("call", arg); err != nil { // explained as call takes it
 		return usage(err)
 	}
 	if _, err := parseServiceKey(arg); err != nil {
