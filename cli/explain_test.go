@@ -283,8 +283,8 @@ func TestListExplainServiceKeyMergesProvider(t *testing.T) {
 	}
 	_, err := parseServiceKey("g/")
 	code, _, errOut = airnode(t, nil, "list", "--explain", "g/")
-	if err == nil || code != 1 || errOut != "airnode: list --explain: "+err.Error()+"\n" {
-		t.Errorf("list --explain g/: exit %d, stderr %q; want call's %v", code, errOut, err)
+	if err == nil || code != exitUsage || errOut != "airnode: list --explain: "+err.Error()+"\n" {
+		t.Errorf("list --explain g/: exit %d, stderr %q; want call's %v, a usage error", code, errOut, err)
 	}
 }
 

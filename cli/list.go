@@ -171,6 +171,19 @@ POINT or --explain.`,
 			if asJSON && (keys || len(args) > 0 || cmd.Flags().Changed("explain")) {
 				return usage(fmt.Errorf("list: --json prints the plain listing (points, extensions, plugins): not with --keys, POINT [EXTENSION] or --explain"))
 			}
+			if cmd.Flags().Changed("explain") {
+				// a SERVICE_URL of the wrong form is a usage error, as
+				// call's and bench's for the same argument (tester87):
+				// found before the configuration and its plugins start
+				if err := checkServiceURL(explain); err != nil {
+					return usage(fmt.Errorf("list --explain: %w", errors.Unwrap(err)))
+				}
+				if provider != "" {
+					if _, err := spi.Parse(provider); err != nil {
+						return usage(fmt.Errorf("list --provider: %w", err))
+					}
+				}
+			}
 			cfg, err := a.Config(nil)
 			if err != nil {
 				return err

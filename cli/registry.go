@@ -1528,9 +1528,15 @@ func providersCount(n int) string { return plural(n, "provider") }
 // serviceNotURL refuses, as a usage error, a SERVICE argument of cmd that
 // is a URL ("acme.cat://h:1"): ls and watch would look for a service of
 // that name and list none (tester73 #8); the registry goes in --registry.
+// A service key of the wrong form ("g/", "demo.Echo?x=%zz":
+// parseServiceKey's errors) is a usage error too, as call's SERVICE_URL
+// (tester87), found before the registry is opened.
 func serviceNotURL(cmd, service string) error {
-	if !strings.Contains(service, "://") {
-		return nil
+	if strings.Contains(service, "://") {
+		return usage(fmt.Errorf("%s: %q is a URL, not a service key (demo.Echo, group/demo.Echo:1.0); the registry's URL goes in --registry", cmd, service))
 	}
-	return usage(fmt.Errorf("%s: %q is a URL, not a service key (demo.Echo, group/demo.Echo:1.0); the registry's URL goes in --registry", cmd, service))
+	if _, err := parseServiceKey(service); err != nil {
+		return usage(fmt.Errorf("%s: %w", cmd, err))
+	}
+	return nil
 }

@@ -148,3 +148,23 @@ func methodHint(service string) string {
 	}
 	return fmt.Sprintf("; if %s is the method, give it apart: %s (%s)", m, methodApart("call", typ, m), serviceURLForms("call"))
 }
+
+// checkServiceURL returns, as a usage error (exit 2), why arg is not a
+// SERVICE_URL of the form call and bench take: a method in it
+// (methodInServiceURL), a malformed URL or service key (parseServiceKey:
+// an IPv6 host without brackets, a bad escape, an empty interface); nil
+// for an arg of a valid form. It does not check the hosts' ports: call and
+// bench refuse a host without one when they refer (referRegistry), but
+// list --explain explains such a URL (airnode://h/x), as it does a
+// consumer:// URL merged with --provider. Commands that take a
+// SERVICE_URL without calling it (list --explain) check it with this
+// before they start anything, so that they exit as call does.
+func checkServiceURL(arg string) error {
+	if err := methodInServiceURL("call", arg); err != nil { // explained as call takes it
+		return usage(err)
+	}
+	if _, err := parseServiceKey(arg); err != nil {
+		return usage(err)
+	}
+	return nil
+}

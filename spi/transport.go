@@ -94,6 +94,32 @@ type TryWriter interface {
 	TryWrite(p []byte) (n int, err error)
 }
 
+// Withdrawer is an optional interface of a Session's streams whose Write
+// may wait before it hands any byte to the connection: a multiplexer's
+// flow control (smux's window and session credit) holds a large frame's
+// stream back while the peer reads nothing. The exchange writes a request
+// over 64 KiB on a stream of its own; when the call's deadline passes it
+// asks the stream, so that a request none of whose bytes left is answered
+// CLIENT_TIMEOUT (never sent, safe to retry), as one still in its own
+// queue is, not SERVER_TIMEOUT.
+//
+// Withdraw reports whether none of the bytes written on the stream so far
+// has been handed to the connection, and if so makes sure none ever is: a
+// Write waiting for room returns, and it and every later Write fail with
+// ErrWithdrawn. It returns false once any byte was handed over (the peer
+// may read it), leaving the stream as it is; true again when called after
+// a successful Withdraw. It must not block and is safe to call
+// concurrently with Write. It closes nothing: the writer closes the
+// stream, which the peer sees end before any byte of it.
+type Withdrawer interface {
+	Withdraw() bool
+}
+
+// ErrWithdrawn is the error of a Write on a stream after a successful
+// Withdraw (Withdrawer): nothing of what was written reached the
+// connection.
+var ErrWithdrawn = errors.New("transport: stream withdrawn before any of its bytes were sent")
+
 // AckCounter is an optional interface of a Session on a connection whose
 // peer acknowledges what it receives (TCP). Acked returns how many bytes
 // this side wrote that the peer's kernel has acknowledged, counted since

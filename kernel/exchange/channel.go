@@ -898,11 +898,19 @@ func (c *Channel) sendOwnStream(frame []byte) error {
 	if err != nil {
 		return fmt.Errorf("open stream: %w", err)
 	}
+	// writeChunk at a time: progress for the slow-consumer watch
+	return c.writeOnStream(s, frame, writeChunk)
+}
+
+// writeOnStream writes frame on s, a stream of its own, chunk bytes per
+// Write, and closes s. The error names the frame's size and wraps the
+// write's or close's.
+func (c *Channel) writeOnStream(s io.ReadWriteCloser, frame []byte, chunk int) error {
+	var err error
 	c.noteWrite(1)
 	c.ownStreams.Add(1)
 	for p := frame; len(p) > 0 && err == nil; {
-		// writeChunk at a time: progress for the slow-consumer watch
-		n := min(len(p), writeChunk)
+		n := min(len(p), chunk)
 		if _, err = s.Write(p[:n]); err == nil {
 			c.w.wrote.Add(int64(n))
 		}

@@ -29,6 +29,10 @@
 // request, which is then never sent, and fails with CLIENT_TIMEOUT, so a
 // failover retry cannot run the call twice; once the request has been handed
 // to the transport (written, or being written) it fails with SERVER_TIMEOUT.
+// A request over 64 KiB on a stream of its own counts as queued until it
+// opens that stream, and after that while the stream can still withdraw it
+// (spi.Withdrawer: smux's, while its flow control has let none of its
+// bytes go); the stream is then closed empty.
 // Its pending entry and timer are removed either way and a late response is
 // dropped and counted (ChannelStats.LateResponses). When a channel dies,
 // every pending call fails at once with CHANNEL_INACTIVE (spi.ErrRequestSent

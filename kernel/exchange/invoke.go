@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
@@ -197,27 +198,82 @@ func requestSent(err error) error {
 // microseconds and reading the clock again would cost more than it tells.
 const encodeCounts = 64 << 10
 
-// Own-stream write states (sent.state).
+// Own-stream write states (ownWrite.state).
 const (
 	ownQueued    int32 = iota // the goroutine has not started writing
-	ownWriting                // handed to the transport
+	ownOpening                // opening the stream: nothing of the frame handed to the transport
+	ownWriting                // writing on the stream (see ownWrite.withdraw)
 	ownWithdrawn              // the call gave up first: never written
 )
 
-// sent tells where a request frame is: its slot in the writer, or the state
-// of its own-stream write.
+// ownWrite is where a request frame written on a stream of its own is.
+type ownWrite struct {
+	mu     sync.Mutex
+	state  int32              // ownQueued, ownOpening, ownWriting or ownWithdrawn; on mu
+	stream io.ReadWriteCloser // the stream, from ownWriting on; on mu
+	done   chan struct{}      // closed when the write finished
+}
+
+// begin moves a queued write to ownOpening and reports whether it may go
+// on (false: withdrawn).
+func (o *ownWrite) begin() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.state != ownQueued {
+		return false
+	}
+	o.state = ownOpening
+	return true
+}
+
+// opened notes the stream opened for the write and reports whether the
+// write may go on (false: withdrawn while the stream was being opened;
+// the caller closes s, nothing of the frame written).
+func (o *ownWrite) opened(s io.ReadWriteCloser) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.state == ownWithdrawn {
+		return false
+	}
+	o.state, o.stream = ownWriting, s
+	return true
+}
+
+// withdraw makes sure no byte of the frame is ever handed to the
+// transport, and reports whether that was still possible: before the
+// goroutine started, while it opens the stream, and while writing on a
+// stream that has handed none of it to the connection yet
+// (spi.Withdrawer: smux's credit and window hold a large request back
+// while the provider reads nothing; its Write then fails with
+// spi.ErrWithdrawn, and the goroutine closes the stream).
+func (o *ownWrite) withdraw() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch o.state {
+	case ownQueued, ownOpening, ownWithdrawn:
+		o.state = ownWithdrawn
+		return true
+	}
+	if w, ok := o.stream.(spi.Withdrawer); ok && w.Withdraw() {
+		o.state = ownWithdrawn
+		return true
+	}
+	return false
+}
+
+// sent tells where a request frame is: its slot in the writer, or its
+// own-stream write.
 type sent struct {
-	w     *writer
-	slot  slot
-	own   chan struct{} // closed when the own-stream write finished
-	state *atomic.Int32 // own-stream write: ownQueued, ownWriting or ownWithdrawn
+	w    *writer
+	slot slot
+	own  *ownWrite // a frame on a stream of its own; nil otherwise
 }
 
 // written reports whether the frame has been written in full.
 func (s sent) written() bool {
 	if s.own != nil {
 		select {
-		case <-s.own:
+		case <-s.own.done:
 			return true
 		default:
 			return false
@@ -230,8 +286,8 @@ func (s sent) written() bool {
 // never sent, and reports whether that was still possible. Call it once,
 // after the call's pending entry is gone.
 func (s sent) withdraw() bool {
-	if s.state != nil {
-		return s.state.CompareAndSwap(ownQueued, ownWithdrawn)
+	if s.own != nil {
+		return s.own.withdraw()
 	}
 	return s.w.withdraw(s.slot)
 }
@@ -241,25 +297,47 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 	if len(f.b)-protocol.HeaderLen > ownStreamThreshold && c.sess.Multiplexed() {
 		// A large request is written on its own stream by a goroutine the
 		// channel owns, so the caller still honours its timeout.
-		own, state := make(chan struct{}), new(atomic.Int32)
-		if !c.goIO(func() {
-			defer putFrame(f)
-			if !state.CompareAndSwap(ownQueued, ownWriting) {
-				return // the call timed out first
-			}
-			if err := c.sendOwnStream(f.b); err != nil {
-				c.die(err.Error(), slog.LevelWarn)
-				return
-			}
-			close(own)
-		}) {
+		own := &ownWrite{done: make(chan struct{})}
+		if !c.goIO(func() { c.writeOwn(own, f) }) {
 			putFrame(f) // dead channel: the call fails with CHANNEL_INACTIVE
 		}
-		return sent{own: own, state: state}
+		return sent{own: own}
 	}
 	sl := c.w.enqueue(f.b)
 	putFrame(f)
 	return sent{w: c.w, slot: sl}
+}
+
+// writeOwn writes request frame f on a stream of its own unless the call
+// withdraws it first (ownWrite.withdraw): then the stream, if opened, is
+// closed with nothing of f on it, which the provider reads as an empty
+// stream and drops. Any other failure kills the channel.
+func (c *Channel) writeOwn(o *ownWrite, f *frameBuf) {
+	defer putFrame(f)
+	if !o.begin() {
+		return // the call timed out first
+	}
+	s, err := c.sess.Open()
+	if err != nil {
+		c.die(fmt.Sprintf("open stream: %v", err), slog.LevelWarn) // as sendOwnStream's
+		return
+	}
+	if !o.opened(s) {
+		_ = s.Close()
+		return
+	}
+	// in one Write: the transport's flow control then lets the whole
+	// frame go or holds all of it back (withdrawable), where 64 KiB
+	// chunks of many requests at once each took a share of smux's
+	// credit, and all of them had bytes out
+	if err := c.writeOnStream(s, f.b, len(f.b)); err != nil {
+		if errors.Is(err, spi.ErrWithdrawn) {
+			return // closed, nothing of it sent
+		}
+		c.die(err.Error(), slog.LevelWarn)
+		return
+	}
+	close(o.done)
 }
 
 // expire builds the failure of call id whose deadline passed or whose ctx

@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/airnode/airnode/spi"
 )
 
 // Credit for the streams this side opens. smux bounds what a session
@@ -104,8 +106,8 @@ func (c *streamCredit) opened(sid uint32) *creditedStream {
 // the order they came (grantLocked): woken together, some lost the race
 // for it again and again (tester58: at -c 200 with 1 MiB requests a few
 // timed out while being written, p99 3.0 s against tcp's 0.65 s). It
-// fails with io.ErrClosedPipe once die or done is closed.
-func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-chan struct{}) (int64, error) {
+// fails with io.ErrClosedPipe once die, done or gone is closed.
+func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done, gone <-chan struct{}) (int64, error) {
 	for {
 		c.mu.Lock()
 		if cs.started {
@@ -122,6 +124,8 @@ func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-cha
 				return 0, io.ErrClosedPipe
 			case <-done:
 				return 0, io.ErrClosedPipe
+			case <-gone:
+				return 0, io.ErrClosedPipe
 			}
 		}
 		if len(c.waiters) == 0 && c.fits(k, window) {
@@ -137,6 +141,7 @@ func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-cha
 			return k, nil
 		case <-die:
 		case <-done:
+		case <-gone:
 		}
 		c.mu.Lock()
 		select {
@@ -157,6 +162,19 @@ func (c *streamCredit) take(cs *creditedStream, n, window int64, die, done <-cha
 		c.mu.Unlock()
 		return 0, io.ErrClosedPipe
 	}
+}
+
+// giveBack returns k bytes take counted for cs that were not written
+// after all (the stream was withdrawn meanwhile); nothing when the peer
+// began to read the stream since, which gave back all it counted.
+func (c *streamCredit) giveBack(cs *creditedStream, k int64) {
+	c.mu.Lock()
+	if !cs.started {
+		cs.counted -= k
+		c.used -= k
+		c.grantLocked()
+	}
+	c.mu.Unlock()
 }
 
 // fits reports whether k more bytes may be counted under window. On mu.
@@ -234,16 +252,48 @@ func (c *streamCredit) close(sid uint32, cs *creditedStream) {
 }
 
 // openedStream is a stream this side opened, other than the primary: its
-// writes count against the session's credit (see above).
+// writes count against the session's credit (see above), and until its
+// first byte is handed to smux it can be withdrawn (spi.Withdrawer).
 type openedStream struct {
 	*stream
 	cs *creditedStream
+	wd *withdrawal
+}
+
+// withdrawal is an opened stream's spi.Withdrawer state.
+type withdrawal struct {
+	state atomic.Int32  // nothingHanded, handed or withdrawn
+	gone  chan struct{} // closed by a successful Withdraw: a Write waiting for credit returns
+}
+
+// withdrawal states.
+const (
+	nothingHanded int32 = iota // no byte of the stream handed to smux yet
+	handed                     // some were: they may reach the peer
+	withdrawn                  // Withdraw won: none ever will
+)
+
+// hand reports whether a Write may hand bytes to smux: not once the
+// stream was withdrawn; the first to do so makes Withdraw fail.
+func (w *withdrawal) hand() bool {
+	for {
+		switch w.state.Load() {
+		case handed:
+			return true
+		case withdrawn:
+			return false
+		}
+		if w.state.CompareAndSwap(nothingHanded, handed) {
+			return true
+		}
+	}
 }
 
 // Write writes b through smux, no more of it before the peer begins to
 // read the stream than one peer window, and that only as the session's
 // credit allows (see above), waiting for both. It fails with
-// io.ErrClosedPipe once the stream or session closes while it waits.
+// io.ErrClosedPipe once the stream or session closes while it waits, and
+// with spi.ErrWithdrawn once the stream was withdrawn (Withdraw).
 //
 // smux itself lets a new stream send 256 KiB before the peer's first
 // window update, whatever the peer's window: against a peer whose
@@ -256,9 +306,16 @@ func (o openedStream) Write(b []byte) (int, error) {
 	window := int64(o.s.conn.win.window.Load())
 	n := 0
 	for len(b) > 0 {
-		k, err := o.s.conn.credit.take(o.cs, int64(len(b)), window, o.GetDieCh(), o.s.done)
+		k, err := o.s.conn.credit.take(o.cs, int64(len(b)), window, o.GetDieCh(), o.s.done, o.wd.gone)
 		if err != nil {
+			if o.wd.state.Load() == withdrawn {
+				return n, spi.ErrWithdrawn
+			}
 			return n, err
+		}
+		if !o.wd.hand() {
+			o.s.conn.credit.giveBack(o.cs, k)
+			return n, spi.ErrWithdrawn
 		}
 		m, err := o.Stream.Write(b[:k])
 		n += m
@@ -268,6 +325,20 @@ func (o openedStream) Write(b []byte) (int, error) {
 		b = b[k:]
 	}
 	return n, nil
+}
+
+// Withdraw implements spi.Withdrawer: it succeeds while no byte written
+// on the stream has been handed to smux — its writes still wait for the
+// session's credit, as every large request beyond the first two does on
+// a session whose peer reads nothing (its stream's SYN went out at Open:
+// the peer sees the stream end empty once the writer closes it). A byte
+// handed to smux is queued for the socket and cannot be recalled.
+func (o openedStream) Withdraw() bool {
+	if o.wd.state.CompareAndSwap(nothingHanded, withdrawn) {
+		close(o.wd.gone)
+		return true
+	}
+	return o.wd.state.Load() == withdrawn
 }
 
 // Close closes the stream (smux's Close) and tells the credit.

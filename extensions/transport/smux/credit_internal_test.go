@@ -14,11 +14,11 @@ func TestCreditServesWaitersInOrder(t *testing.T) {
 	var c streamCredit
 	never := make(chan struct{})
 	first := c.opened(3)
-	if k, err := c.take(first, 2*window, window, never, never); err != nil || k != window {
+	if k, err := c.take(first, 2*window, window, never, never, never); err != nil || k != window {
 		t.Fatalf("first stream took %d, %v; want its window, %d", k, err, window)
 	}
 	second := c.opened(5)
-	if k, _ := c.take(second, window, window, never, never); k != window {
+	if k, _ := c.take(second, window, window, never, never, never); k != window {
 		t.Fatalf("second stream took %d, want %d", k, window)
 	}
 	// the credit (two windows) is spent: three more streams wait, in order
@@ -26,7 +26,7 @@ func TestCreditServesWaitersInOrder(t *testing.T) {
 	for i, sid := range []uint32{7, 9, 11} {
 		cs := c.opened(sid)
 		go func() {
-			if _, err := c.take(cs, window, window, never, never); err == nil {
+			if _, err := c.take(cs, window, window, never, never, never); err == nil {
 				order <- i
 			}
 		}()

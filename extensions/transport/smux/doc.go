@@ -80,7 +80,11 @@
 // receiver reads nothing more, window updates included, so large requests
 // a busy provider had not read yet stalled the large answers beside them
 // for good (tester57). A Write that finds the credit spent waits, as for
-// smux's own window.
+// smux's own window. Until the first of its bytes is handed to smux such a
+// stream can be withdrawn (spi.Withdrawer): the waiting Write returns
+// spi.ErrWithdrawn and the stream, once closed, ends empty at the peer;
+// the exchange then answers the large request's timeout CLIENT_TIMEOUT
+// (never sent), as tcp's for a request still in the exchange's queue.
 //
 // Costs (measured, BenchmarkStream100B and BenchmarkIdleSession): a Write
 // on a stream other than the primary one passes through smux's shaper and

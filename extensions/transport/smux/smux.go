@@ -265,7 +265,7 @@ func (s *Session) wrap(st *xsmux.Stream, primarySide, opened bool) io.ReadWriteC
 	w := &stream{Stream: st, s: s}
 	if !primarySide || !s.first.CompareAndSwap(false, true) {
 		if opened {
-			return openedStream{stream: w, cs: s.conn.credit.opened(st.ID())}
+			return openedStream{stream: w, cs: s.conn.credit.opened(st.ID()), wd: &withdrawal{gone: make(chan struct{})}}
 		}
 		return w
 	}
@@ -554,4 +554,5 @@ var (
 	_ spi.Session          = (*Session)(nil)
 	_ spi.AckCounter       = (*Session)(nil)
 	_ spi.PeerCertifier    = (*Session)(nil)
+	_ spi.Withdrawer       = openedStream{}
 )
