@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,11 +34,17 @@ func TestPlug3bCallFallsBackFromAHungBalancerAtTheDefaultTimeout(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != `"x"` {
 		t.Fatalf("call: exit %d after %v, stdout %q; want \"x\" through the fallback\nstderr:\n%s", code, took, out, errOut)
 	}
-	if !strings.Contains(errOut, "plugin balancer did not answer in time") || !strings.Contains(errOut, "bound=500ms") {
-		t.Errorf("want the bypass warning with bound=500ms (half the 1s timeout):\n%s", errOut)
+	// half of what is left of the call's 1s when the balancer is asked:
+	// 500ms, or a few ms less on a loaded machine (499ms seen in CI)
+	if !strings.Contains(errOut, "plugin balancer did not answer in time") || !halfTimeoutBound.MatchString(errOut) {
+		t.Errorf("want the bypass warning with bound=450-500ms (half the 1s timeout):\n%s", errOut)
 	}
 	t.Logf("call took %v", took)
 }
+
+// halfTimeoutBound matches the bypass warning's bound for a call with the
+// default 1s timeout.
+var halfTimeoutBound = regexp.MustCompile(`bound=(4[5-9][0-9]ms|500ms)`)
 
 // tester36 F9: bench --server-pid reports the provider's CPU on a short
 // run every time, not in 10 ms steps: 5 runs of 300 calls each have a
