@@ -421,10 +421,13 @@ func activation(cat *extension.Catalogs, name string) string {
 		sides = append(sides, string(s))
 	}
 	s := "activated on " + strings.Join(sides, ",")
-	if len(sides) == 0 {
+	switch {
+	case len(sides) == 0 && a.Key != "":
+		// a key without a side activates nothing (sidelessKey)
+		s = fmt.Sprintf("only when listed in filter= (key %q activates it on no side: its activation names none)", a.Key)
+	case len(sides) == 0:
 		s = "only when listed in filter="
-	}
-	if a.Key != "" {
+	case a.Key != "":
 		s += fmt.Sprintf(" when key %q is present", a.Key)
 	}
 	return s + fmt.Sprintf(", order %d", a.Order)
