@@ -75,7 +75,7 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 	}
 	logger := a.Logger()
 	if !cmd.Flags().Changed("log-level") {
-		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+		logger, _ = newWarnLogger(a.stderr, a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	pctx, pcancel := ctx, context.CancelFunc(func() {})

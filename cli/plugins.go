@@ -36,7 +36,9 @@ import (
 // It warns (warn) about a relative command path that the configuration
 // file's directory would resolve differently (warnRelativeCommands), and
 // about a plugin declaring a kernel or selecting key as `airnode plugin
-// check` fails it (warnKeyClashes): a warning, not a refusal.
+// check` fails it (warnKeyClashes), and about a filter plugin whose
+// activation names a key but no side, which that key does not activate
+// (warnSidelessFilters): warnings, not refusals.
 func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
 	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, nil)
 }
@@ -106,6 +108,9 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 // (launchConsumerPlugins).
 func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, inChain func(string) bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, warn)
+	if file == "" {
+		cat.SetMissHint(noConfigHint())
+	}
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
 		// a consumer's log is the user's terminal: a filter plugin's
@@ -137,6 +142,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 		}
 		if err == nil {
 			warnKeyClashes(host.Plugins(), warn)
+			warnSidelessFilters(host.Plugins(), cat, warn)
 		}
 	}
 	if err == nil {
@@ -393,4 +399,16 @@ func configKeyError(cfg config.Config, file string, svc int, flagParams map[stri
 		return err
 	}
 	return fmt.Errorf("config: %s: key %q: %w", file, path, cause)
+}
+
+// noConfigHint is the hint of an unknown loadbalance, registry or filter
+// name (extension.Catalogs.SetMissHint) when the command read no
+// configuration file: no plugin is declared, where a name such as
+// acme.p2c is most likely a plugin's (tester88 #4).
+func noConfigHint() string {
+	where := "./" + defaultConfigFile
+	if wd, err := os.Getwd(); err == nil {
+		where = filepath.Join(wd, defaultConfigFile)
+	}
+	return fmt.Sprintf("no configuration file was read (no --config, and no %s), so no plugin is declared: name the file that declares it with --config FILE", where)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,7 +188,7 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
-	nested := append(listProblems(k.Raw()), nestedProblems(k.Raw())...)
+	nested := slices.Concat(listProblems(k.Raw()), nestedProblems(k.Raw()), pluginValueProblems(k.Raw()))
 	// say reports msg about the setting at path, naming where its value
 	// came from: "config: plugins.yaml: key "listen": ...", or, for an
 	// environment variable or a flag (which name the setting themselves),
