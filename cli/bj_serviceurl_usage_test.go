@@ -13,8 +13,7 @@ import (
 // for the unbracketed IPv6 host call refused with 2; registry ls and
 // watch exited 1 for a malformed service key. The real binary; nothing
 // listens on the ports: a usage error is found before anything is
-// dialled. (A host without a port stays explained: list --explain
-// airnode://h/x is how the README shows a URL's keys.)
+// dialled. (A host without a port: TestBK_ListExplainHostWithoutPortIsAUsageError.)
 func TestBJ_MalformedServiceURLExitsUsage(t *testing.T) {
 	t.Parallel()
 	const unbracketed = "airnode://::1:37401/demo.Echo"

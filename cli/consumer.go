@@ -75,7 +75,7 @@ func (a *app) consumerSetupWithin(cmd *cobra.Command, registry *string, within f
 	}
 	logger := a.Logger()
 	if !cmd.Flags().Changed("log-level") {
-		logger, _ = newLogger(a.stderr, "warn", a.logFormat)
+		logger, _ = newWarnLogger(a.stderr, a.logFormat)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	pctx, pcancel := ctx, context.CancelFunc(func() {})
@@ -341,6 +341,30 @@ func overridden(params map[string]string, m, key string) bool {
 	return false
 }
 
+// directPorts returns, as a usage error (exit 2), why u (SERVICE_URL arg)
+// naming hosts cannot be a direct reference to providers: a host without
+// a port (there is no default port to dial: the URL names host and what is
+// allowed, host:port or no host) or with port 0. nil when every host has
+// a port from 1 to 65535, or u names no host. call, bench and list
+// --explain (without --provider) refuse the same URLs in the same words.
+func directPorts(u spi.URL, arg string) error {
+	hosts := u.Hosts()
+	if len(hosts) == 0 || hosts[0].Host == "" {
+		return nil
+	}
+	for i, h := range hosts {
+		if h.Port == 0 && portZeroGiven(arg, i) {
+			return usage(fmt.Errorf("SERVICE_URL %q: host %q: port 0: want a port from 1 to 65535 (port 0 means any free port when listening, and no provider listens there)",
+				arg, h.Host))
+		}
+		if h.Port == 0 {
+			return usage(fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
+				arg, h.Host, h.String(), u.Path(), u.ServiceKey()))
+		}
+	}
+	return nil
+}
+
 // referRegistry returns the registry URL a consumer command refers to u
 // (SERVICE_URL arg, after consumerURL) through, for kernel.Node.Refer:
 //
@@ -364,15 +388,8 @@ func overridden(params map[string]string, m, key string) bool {
 func referRegistry(cat *extension.Catalogs, registry string, explicit bool, u spi.URL, arg, command string, stderr io.Writer, logFormat string) (spi.URL, error) {
 	hosts := u.Hosts()
 	if len(hosts) > 0 && hosts[0].Host != "" {
-		for i, h := range hosts {
-			if h.Port == 0 && portZeroGiven(arg, i) {
-				return spi.URL{}, usage(fmt.Errorf("SERVICE_URL %q: host %q: port 0: want a port from 1 to 65535 (port 0 means any free port when listening, and no provider listens there)",
-					arg, h.Host))
-			}
-			if h.Port == 0 {
-				return spi.URL{}, usage(fmt.Errorf("SERVICE_URL %q: host %q has no port: give host:port for a direct call (airnode://%s:20880/%s), or no host to use the registry (%s)",
-					arg, h.Host, h.String(), u.Path(), u.ServiceKey()))
-			}
+		if err := directPorts(u, arg); err != nil {
+			return spi.URL{}, err
 		}
 		if explicit && registry != "" {
 			if own, err := parseServiceKey(arg); err == nil && own.Host() == "" {

@@ -711,6 +711,13 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 			reason = fmt.Sprintf("key %s=%s edits the activated set", f.Source, v)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Side, scope(""), chain, reason)
+		u := x.consumer
+		if f.Side == spi.Provider {
+			u = x.provider
+		}
+		for _, why := range sidelessInURL(cat, u, f.Names) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", "", "", "("+why+")")
+		}
 	}
 
 	fmt.Fprintln(tw)

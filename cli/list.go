@@ -111,7 +111,10 @@ implement, a provider's dispatcher or connection.concurrency, a
 misspelt key's "did you mean").
 
 URL takes call's SERVICE_URL forms: a URL, or a service key alone
-("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. For a
+("demo.Echo", "group/demo.Echo:1.0?k=v") found in the registry. A URL
+of the wrong form is a usage error (exit 2), as call's: also, without
+--provider, a host without a port (airnode://127.0.0.1/demo.Echo: there
+is no default port; give host:port, or no host for the registry). For a
 service key the registry call would use (--registry, else the config's
 or AIRNODE_REGISTRY's, else the default) is asked for the providers (at most 3 s): with any, the first one's URL
 as published is the provider URL (as with --provider), the providers row
@@ -175,7 +178,7 @@ POINT or --explain.`,
 				// a SERVICE_URL of the wrong form is a usage error, as
 				// call's and bench's for the same argument (tester87):
 				// found before the configuration and its plugins start
-				if err := checkServiceURL(explain); err != nil {
+				if err := checkServiceURL(explain, provider == ""); err != nil {
 					return usage(fmt.Errorf("list --explain: %w", errors.Unwrap(err)))
 				}
 				if provider != "" {
@@ -421,10 +424,13 @@ func activation(cat *extension.Catalogs, name string) string {
 		sides = append(sides, string(s))
 	}
 	s := "activated on " + strings.Join(sides, ",")
-	if len(sides) == 0 {
+	switch {
+	case len(sides) == 0 && a.Key != "":
+		// a key without a side activates nothing (sidelessKey)
+		s = fmt.Sprintf("only when listed in filter= (key %q activates it on no side: its activation names none)", a.Key)
+	case len(sides) == 0:
 		s = "only when listed in filter="
-	}
-	if a.Key != "" {
+	case a.Key != "":
 		s += fmt.Sprintf(" when key %q is present", a.Key)
 	}
 	return s + fmt.Sprintf(", order %d", a.Order)

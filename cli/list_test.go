@@ -185,7 +185,7 @@ func TestListExplain(t *testing.T) {
 	}
 
 	// Dubbo's <method>.<key> form and methods= list.
-	code, out, _ = airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h/x?methods=Echo,Sleep&Sleep.loadbalance=leastactive&filter=-metrics")
+	code, out, _ = airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h:20880/x?methods=Echo,Sleep&Sleep.loadbalance=leastactive&filter=-metrics")
 	if code != 0 || !row("loadbalance", "method Sleep", "leastactive", "bundled", "method-level key Sleep.loadbalance=leastactive").MatchString(out) ||
 		!row("consumer", "service", "(none)", "key filter=-metrics edits the activated set").MatchString(out) {
 		t.Fatalf("exit %d\n%s", code, out)
@@ -233,12 +233,12 @@ func TestListExplainErrors(t *testing.T) {
 		want []string
 		code int // 0 means 1, a failure of what list checked
 	}{
-		{"did you mean", "airnode://h/x?loadbalance=rundrobin",
+		{"did you mean", "airnode://h:20880/x?loadbalance=rundrobin",
 			[]string{`unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?`}, 0},
-		{"malformed kernel key", "airnode://h/x?timeout=abc", []string{`"timeout"`, `"abc"`}, 0},
-		{"malformed method-level key", "airnode://h/x?methods.Echo.retries=many", []string{`"methods.Echo.retries"`, `"many"`}, 0},
-		{"extension Build rejects", "airnode://h/x?heartbeat=dual&heartbeat.interval=-1s", []string{`heartbeat "dual"`, `"heartbeat.interval"`, `"-1s"`}, 0},
-		{"unknown filter", "airnode://h/x?filter=tokn", []string{`unknown filter "tokn"`, `did you mean "token"?`}, 0},
+		{"malformed kernel key", "airnode://h:20880/x?timeout=abc", []string{`"timeout"`, `"abc"`}, 0},
+		{"malformed method-level key", "airnode://h:20880/x?methods.Echo.retries=many", []string{`"methods.Echo.retries"`, `"many"`}, 0},
+		{"extension Build rejects", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=-1s", []string{`heartbeat "dual"`, `"heartbeat.interval"`, `"-1s"`}, 0},
+		{"unknown filter", "airnode://h:20880/x?filter=tokn", []string{`unknown filter "tokn"`, `did you mean "token"?`}, 0},
 		// a SERVICE_URL of the wrong form is a usage error, as call's (fix-bj)
 		{"bad URL", "airnode://::1:20880/x", []string{"brackets"}, exitUsage},
 	}
@@ -384,11 +384,11 @@ func TestBinary(t *testing.T) {
 		t.Errorf("list heartbeat idle: exit %d stderr %s\n%s", code, errOut, out)
 	}
 
-	code, _, errOut = runBin("list", "--explain", "airnode://h/x?timeout=abc")
+	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?timeout=abc")
 	if code != 1 || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
 		t.Errorf("timeout=abc: exit %d stderr %q", code, errOut)
 	}
-	code, _, errOut = runBin("list", "--explain", "airnode://h/x?loadbalance=rundrobin")
+	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?loadbalance=rundrobin")
 	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
 		t.Errorf("rundrobin: exit %d stderr %q", code, errOut)
 	}
@@ -435,7 +435,7 @@ func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
 // A malformed kernel key that an extension's Build already reports is not
 // reported a second time by the kernel-key check.
 func TestExplainReportsABadKeyOnce(t *testing.T) {
-	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
+	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
 	if code != 1 || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
 		t.Errorf("exit %d, stderr %q: want each bad key named once", code, errOut)
 	}

@@ -2,39 +2,32 @@ package cli
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // nu77 #8, with the real binary: a provider filter plugin that never
-// answers (moody, F_MODE=stuck) ends `airnode call` SERVER_TIMEOUT. When
-// the provider's answer beats the consumer's own timer (a race: about
-// one call in ten here), it names the filter and says that the method was
-// not called; it said "the consumer's deadline passed while the method
-// ran". Never is the method said to have run. The wording itself is
-// checked deterministically by kernel/exchange's
-// TestProviderTimeoutInAFilterSaysTheMethodWasNotCalled and
+// answers (moody, F_MODE=stuck) ends `airnode call` SERVER_TIMEOUT naming
+// the filter and saying that the method was not called; never is the
+// method said to have run. The provider's answer raced the consumer's own
+// timer (it won about one call in ten); since tester88 #3 the provider
+// gives up on the filter a little before the consumer's deadline (a
+// tenth of it, 29ms of a 300ms call once the request crossed), so every
+// call gets its answer. The wording itself is checked deterministically
+// by kernel/exchange's TestProviderTimeoutInAFilterSaysTheMethodWasNotCalled
+// and TestProviderAnswerForAFilterGivenUpEarlyNamesIt, and
 // sdk/pluginrpc's TestFilterPluginDeadlineSaysWhetherTheMethodWasCalled.
 func TestProviderFilterPluginDeadlineSaysTheMethodWasNotCalled(t *testing.T) {
 	t.Parallel()
 	moody := buildPlugin(t, "github.com/airnode/airnode/sdk/pluginrpc/testdata/moody")
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.stamp, point: filter, command: "+moody+", env: {F_MODE: stuck}}\n")
 	p := startServe(t, "127.0.0.1:0", "file://"+filepath.Join(t.TempDir(), "reg"), noAirnodeEnv, t.TempDir(), "--config", cfg)
-	const provider = `SERVER_TIMEOUT: exchange: call demo.Echo.Echo timed out after 300ms on the provider (the consumer's deadline passed while filter "acme.stamp" ran; the method was not called)`
-	answered := 0
-	for i := 0; i < 30 && answered == 0; i++ {
+	provider := regexp.MustCompile(`^SERVER_TIMEOUT: exchange: call demo\.Echo\.Echo timed out after 300ms on the provider \(filter "acme\.stamp" ran until (29|30)ms before the consumer's deadline, when the provider gave up on it so that this answer reaches the consumer before its own timer; the method was not called\)`)
+	for i := 0; i < 10; i++ {
 		r := call(t, noAirnodeEnv, "--timeout", "300ms", p.url("demo.Echo"), "Echo", `"after"`)
-		if r.code != 1 || !strings.HasPrefix(r.stderr, "SERVER_TIMEOUT: ") || strings.Contains(r.stderr, "the method ran") {
-			t.Fatalf("call %d: exit %d, stderr %q; want SERVER_TIMEOUT, not saying that the method ran", i, r.code, r.stderr)
+		if r.code != 1 || !provider.MatchString(r.stderr) || strings.Contains(r.stderr, "the method ran") {
+			t.Fatalf("call %d: exit %d, stderr %q; want the provider's answer %q", i, r.code, r.stderr, provider)
 		}
-		if strings.Contains(r.stderr, "on the provider") {
-			answered++
-			if !strings.HasPrefix(r.stderr, provider) {
-				t.Fatalf("call %d: the provider answered %q; want %q", i, r.stderr, provider)
-			}
-		}
-	}
-	if answered == 0 {
-		t.Logf("the consumer's timer beat the provider's answer in all 30 calls: its wording was not seen here")
 	}
 }

@@ -45,13 +45,15 @@ type checkFlags struct {
 	sha256      string
 	timeout     time.Duration
 	args        []string
-	// filterParams ("KEY=VALUE"), filterAdds (attachment keys) and
-	// filterAttachments ("KEY=VALUE") are the filter suite's
-	// spitest.FilterOptions (--filter-param, --filter-adds-attachment,
-	// --filter-attachment)
+	// filterParams ("KEY=VALUE"), filterAdds (attachment keys),
+	// filterAttachments ("KEY=VALUE") and filterRespAdds (response
+	// attachment keys) are the filter suite's spitest.FilterOptions
+	// (--filter-param, --filter-adds-attachment, --filter-attachment,
+	// --filter-adds-response-attachment)
 	filterParams      []string
 	filterAdds        []string
 	filterAttachments []string
+	filterRespAdds    []string
 }
 
 // filterOptions returns the filter suite's options from the flags: the
@@ -66,6 +68,7 @@ func (f checkFlags) filterOptions() (o spitest.FilterOptions, err error) {
 		return o, err
 	}
 	o.AddsAttachments = f.filterAdds
+	o.AddsResponseAttachments = f.filterRespAdds
 	return o, nil
 }
 
@@ -116,12 +119,16 @@ requires of the calls it lets through, and on the provider side of a
 filter active on both sides those of --filter-adds-attachment its consumer
 side set, as a consumer sends them): with nothing to do it must call next
 once with the invocation unchanged, but for the attachments
---filter-adds-attachment names, return next's result unchanged, pass
-next's errors with their status, and serve concurrent calls), then stops
-it. Exit 0 when everything passed.`,
+--filter-adds-attachment names, return next's result unchanged (its value
+and error always; its response attachments but for the keys
+--filter-adds-response-attachment names, which it may set, change or
+remove, as a filter adding a header does), pass next's errors with their
+status, and serve concurrent calls), then stops it. Exit 0 when
+everything passed.`,
 		Example: `  airnode plugin check ./bin/p2c
   airnode plugin check ./bin/staticregistry --registry-url static:///tmp/providers.txt
   airnode plugin check ./bin/tracer --filter-adds-attachment x-trace
+  airnode plugin check ./bin/servedby --filter-adds-response-attachment x-served-by
   airnode plugin check ./bin/tenant --filter-param tenant=acme --filter-adds-attachment tenant
   airnode plugin check ./bin/authz --filter-param authz.key=k --filter-attachment x-auth=k`,
 		Args: argsRange(1, 1),
@@ -157,6 +164,7 @@ it. Exit 0 when everything passed.`,
 	fl.StringArrayVar(&f.args, "arg", nil, "argument passed to BINARY (repeatable)")
 	fl.StringArrayVar(&f.filterParams, "filter-param", nil, "KEY=VALUE: a URL key the filter suite builds a filter plugin's filter with, so that it has nothing to do (executes=100; repeatable)")
 	fl.StringArrayVar(&f.filterAdds, "filter-adds-attachment", nil, "an attachment key the filter plugin documents setting on each call (x-trace): the filter suite accepts it added or changed, and its provider side gets what its consumer side set (repeatable)")
+	fl.StringArrayVar(&f.filterRespAdds, "filter-adds-response-attachment", nil, "a response attachment key the filter plugin documents setting, changing or removing on the result it returns (x-served-by): the filter suite accepts it and still compares the value, the error and the other response attachments (repeatable)")
 	fl.StringArrayVar(&f.filterAttachments, "filter-attachment", nil, "KEY=VALUE: an attachment every call of the filter suite carries, as a caller's, so that a provider-side gate requiring it lets the call through (x-auth=k; repeatable)")
 	return cmd
 }
@@ -190,6 +198,14 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 		return fmt.Errorf("plugin check: %w", err)
 	}
 	suites := conformanceSuites(pr, f)
+	if fb := pr.Filter(); fb != nil {
+		switch act := fb.Activation(); {
+		case sidelessKey(fb.Name(), act) != "":
+			fmt.Fprintf(a.stdout, "warning   %s; the filter suite runs it on both sides, where a filter key naming it puts it\n", sidelessKey(fb.Name(), act))
+		case len(act.Sides) == 0:
+			fmt.Fprintf(a.stdout, "note      filter %q is activated on no side (Activation.Sides is empty): only a URL whose filter key names it (filter=%s) uses it; the filter suite runs it on both sides, where that puts it\n", fb.Name(), fb.Name())
+		}
+	}
 	if fb := pr.Filter(); fb != nil && !filterSuiteApplies(fb, fopts) {
 		key := fb.Activation().Key
 		fmt.Fprintf(a.stdout, "note      filter suite not run: filter %q is active only on URLs with key %q, which it is built from; give --filter-param %s=VALUE (a value with which it has nothing to do), --filter-adds-attachment KEY for each attachment it sets, and --filter-attachment KEY=VALUE for each one its provider side requires\n",
@@ -231,6 +247,9 @@ func runPluginCheck(ctx context.Context, a *app, spec config.Plugin, f checkFlag
 	}
 	for _, x := range f.filterAttachments {
 		argv = append(argv, "--filter-attachment", x)
+	}
+	for _, x := range f.filterRespAdds {
+		argv = append(argv, "--filter-adds-response-attachment", x)
 	}
 	child := exec.CommandContext(ctx, self, argv...)
 	child.Env = append(os.Environ(), envCheckConformance+"=1")

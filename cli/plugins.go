@@ -37,7 +37,9 @@ import (
 // It warns (warn) about a relative command path that the configuration
 // file's directory would resolve differently (warnRelativeCommands), and
 // about a plugin declaring a kernel or selecting key as `airnode plugin
-// check` fails it (warnKeyClashes): a warning, not a refusal.
+// check` fails it (warnKeyClashes), and about a filter plugin whose
+// activation names a key but no side, which that key does not activate
+// (warnSidelessFilters): warnings, not refusals.
 func launchPlugins(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc) (*pluginhost.Host, error) {
 	return startPluginHost(ctx, cfg, file, cat, logger, warn, nil, nil)
 }
@@ -138,6 +140,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 		}
 		if err == nil {
 			warnKeyClashes(host.Plugins(), warn)
+			warnSidelessFilters(host.Plugins(), cat, warn)
 		}
 	}
 	if err == nil {

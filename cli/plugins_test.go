@@ -33,7 +33,7 @@ func TestPluginShadowingABundledNameFailsListAndRegistry(t *testing.T) {
 	const want = `may not shadow the bundled loadbalance "random"`
 	for _, args := range [][]string{
 		{"--config", cfg, "list"},
-		{"--config", cfg, "list", "--explain", "airnode://h/demo.Echo"},
+		{"--config", cfg, "list", "--explain", "airnode://h:20880/demo.Echo"},
 		{"--config", cfg, "registry", "ls", "--registry", "memory://"},
 	} {
 		code, _, errOut := airnode(t, nil, args...)
@@ -106,12 +106,12 @@ func TestServeGroupSIGTERMDoesNotRestartPlugins(t *testing.T) {
 // fails every command that loads the catalogs, with a did-you-mean.
 func TestReferencesApplyAndValidate(t *testing.T) {
 	cfg := writeConfig(t, "references:\n  - {interface: demo.Echo, params: {loadbalance: roundrobin, timeout: 200ms}}\n")
-	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h/demo.Echo")
+	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h:20880/demo.Echo")
 	if code != 0 || !row("loadbalance", "service", "roundrobin", "bundled", "service-level key loadbalance=roundrobin, from the config's reference").MatchString(out) ||
 		!row("timeout", "service", "200ms", "reference (timeout)").MatchString(out) {
 		t.Errorf("explain with a reference: exit %d %s\n%s", code, errOut, out)
 	}
-	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h/demo.Echo?timeout=3s")
+	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h:20880/demo.Echo?timeout=3s")
 	if code != 0 || !row("timeout", "service", "3s", "SERVICE_URL query (timeout)").MatchString(out) {
 		t.Errorf("URL key should win over the reference: exit %d %s\n%s", code, errOut, out)
 	}

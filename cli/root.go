@@ -31,6 +31,7 @@ package cli
 // groupCommand, which refuses an unknown one.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +47,7 @@ import (
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
 )
 
 // subcommands returns every subcommand of airnode, one line each.
@@ -214,6 +216,49 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
+}
+
+// newWarnLogger is newLogger at warn, the level of call's and bench's
+// lines when --log-level is not given, that also writes the Info records
+// that end an incident a Warn began (spi.LogEnds: the ZooKeeper
+// registry's "connected again" after its "connection lost"), so that
+// whoever saw the beginning sees the end (tester89 #2).
+func newWarnLogger(w io.Writer, format string) (*slog.Logger, error) {
+	l, err := newLogger(w, "info", format)
+	if err != nil {
+		return nil, err
+	}
+	return slog.New(warnAndEnds{l.Handler()}), nil
+}
+
+// warnAndEnds passes on records at warn and above, and Info records
+// carrying spi.LogEnds.
+type warnAndEnds struct{ slog.Handler }
+
+func (h warnAndEnds) Enabled(ctx context.Context, lv slog.Level) bool {
+	return lv >= slog.LevelInfo && h.Handler.Enabled(ctx, lv)
+}
+
+func (h warnAndEnds) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		ends := false
+		r.Attrs(func(a slog.Attr) bool {
+			ends = a.Key == spi.LogEnds
+			return !ends
+		})
+		if !ends {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h warnAndEnds) WithAttrs(as []slog.Attr) slog.Handler {
+	return warnAndEnds{h.Handler.WithAttrs(as)}
+}
+
+func (h warnAndEnds) WithGroup(name string) slog.Handler {
+	return warnAndEnds{h.Handler.WithGroup(name)}
 }
 
 // envHelp lists, for the root command's help, the AIRNODE_* variables

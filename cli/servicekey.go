@@ -152,19 +152,25 @@ func methodHint(service string) string {
 // checkServiceURL returns, as a usage error (exit 2), why arg is not a
 // SERVICE_URL of the form call and bench take: a method in it
 // (methodInServiceURL), a malformed URL or service key (parseServiceKey:
-// an IPv6 host without brackets, a bad escape, an empty interface); nil
-// for an arg of a valid form. It does not check the hosts' ports: call and
-// bench refuse a host without one when they refer (referRegistry), but
-// list --explain explains such a URL (airnode://h/x), as it does a
-// consumer:// URL merged with --provider. Commands that take a
-// SERVICE_URL without calling it (list --explain) check it with this
-// before they start anything, so that they exit as call does.
-func checkServiceURL(arg string) error {
+// an IPv6 host without brackets, a bad escape, an empty interface), and,
+// when direct (the URL is to be taken as call takes it, a reference to the
+// providers it names), a host without a port or with port 0 (directPorts,
+// in call's words: there is no default port); nil for an arg of a valid
+// form. list --explain --provider URL passes direct false: its SERVICE_URL
+// is then the consumer's URL merged with that provider, and a Dubbo
+// consumer:// URL names the consumer's host without a port. Commands that
+// take a SERVICE_URL without calling it (list --explain) check it with
+// this before they start anything, so that they exit as call does.
+func checkServiceURL(arg string, direct bool) error {
 	if err := methodInServiceURL("call", arg); err != nil { // explained as call takes it
 		return usage(err)
 	}
-	if _, err := parseServiceKey(arg); err != nil {
+	u, err := parseServiceKey(arg)
+	if err != nil {
 		return usage(err)
+	}
+	if direct {
+		return directPorts(u, arg)
 	}
 	return nil
 }

@@ -662,12 +662,12 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		// must read at a glance; the channel's own error last.
 		tr := "a transport mismatch (the consumer's transport key must match the provider's)"
 		if transport != "" {
-			tr = fmt.Sprintf("a transport mismatch (this consumer's transport=%s: set the provider's, airnode call/bench: -p transport=NAME; its log names the bytes it could not read)", transport)
+			tr = fmt.Sprintf("a transport mismatch (this consumer's transport=%s: set the provider's, airnode call, bench, health: -p transport=NAME; its log names the bytes it could not read)", transport)
 		}
 		tlsWhy := "a TLS mismatch (the tls keys must match the provider's)"
 		if !tlsOn {
 			tlsWhy = "TLS on the provider (it closes a clear-text connection at once; a provider serving TLS publishes tls=true in its registry URL: " +
-				"set tls=true and tls.ca=FILE, the CA that signed its certificate, airnode call/bench: -p tls=true -p tls.ca=FILE)"
+				"set tls=true and tls.ca=FILE, the CA that signed its certificate, airnode call, bench, health: -p tls=true -p tls.ca=FILE)"
 		}
 		mismatch := tr + ", " + tlsWhy
 		return closedAtFirstPingError{fmt.Errorf("connected, but the provider closed the connection during the first ping, after %v; likely %s, "+

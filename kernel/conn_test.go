@@ -255,7 +255,7 @@ func TestConnPoolSharesAndReleases(t *testing.T) {
 func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 	closed := spi.Errorf(spi.StatusChannelInactive, "exchange: channel closed")
 	for _, tc := range []struct{ reason, want, not string }{
-		{"closed by peer", "likely a transport mismatch (this consumer's transport=smux: set the provider's", "this consumer closed"},
+		{"closed by peer", "likely a transport mismatch (this consumer's transport=smux: set the provider's, airnode call, bench, health: -p transport=NAME", "this consumer closed"},
 		{"read: protocol: bad magic 0x1503", "likely a transport mismatch (this consumer's transport=smux", "this consumer closed"},
 		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "nothing answered the first ping: this consumer's heartbeat gave up on it after 5ms (heartbeat: no answer", "mismatch"},
 	} {

@@ -1297,7 +1297,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		Side: spi.Provider, Payload: payload, Codec: n.cat.CodecByID, Handler: s, Heartbeat: hb, Logger: n.base,
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
-		SmallAnswer: s.smallAnswer,
+		SmallAnswer: s.smallAnswer, ForeignOpening: n.foreignOpening(trb.Name()),
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {
@@ -1880,4 +1880,28 @@ func providerGroupVersion(u spi.URL) error {
 		}
 	}
 	return nil
+}
+
+// foreignOpening returns the exchange's Options.ForeignOpening for a
+// listener of transport own: when another transport of the node's
+// catalogs (the first by name) recognizes a connection's first bytes as
+// its consumers' opening (spi.OpeningRecognizer), "the consumer speaks
+// transport=NAME, this listener transport=OWN: the consumer's URL key
+// transport must be OWN"; else "".
+func (n *Node) foreignOpening(own string) func(first []byte) string {
+	return func(first []byte) string {
+		for _, name := range n.cat.Transport.Names() {
+			if name == own {
+				continue
+			}
+			b, err := n.cat.Transport.Get(name)
+			if err != nil {
+				continue
+			}
+			if r, ok := b.(spi.OpeningRecognizer); ok && r.RecognizesOpening(first) {
+				return fmt.Sprintf("the consumer speaks transport=%s, this listener transport=%s: the consumer's URL key transport must be %s (airnode call, bench, health: -p transport=%s)", name, own, own, own)
+			}
+		}
+		return ""
+	}
 }

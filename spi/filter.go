@@ -42,6 +42,12 @@ type FilterBuilder interface {
 // reference's URL (a key a provider publishes does not activate them); a
 // PerProvider filter, that provider's merged URL (so a provider's key
 // does); a provider's filters, the export URL.
+// Empty Sides activates the filter on no side: only a URL whose "filter"
+// key names it puts it in a chain (of either side), and Key then
+// activates nothing; serve, call, bench and list warn of a plugin filter
+// with a Key and no Sides when they start it, `airnode plugin check`
+// warns of it, and `airnode list --explain` says why a URL with the key
+// leaves it out of the chain.
 // Lower Order runs first (outermost). A filter of both sides is built
 // once per side, and its Build URL's "side" key says which
 // (FilterBuilder.Build).

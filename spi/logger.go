@@ -16,3 +16,13 @@ import "log/slog"
 type LoggerUser interface {
 	UseLogger(l *slog.Logger)
 }
+
+// LogEnds is the key of the attribute an extension adds to an Info
+// record that ends an incident one of its Warn records began, valued
+// with the beginning Warn's message or its start (the ZooKeeper
+// registry's "connected again", ends="connection lost"). A front end
+// that shows warnings only (airnode call and bench by default) shows
+// these records too, so that whoever saw an incident begin sees it end;
+// the incident's end stays at Info, where a "page on Warn" rule does not
+// fire. One such record per Warn it ends.
+const LogEnds = "ends"

@@ -78,6 +78,24 @@ type Session interface {
 	Done() <-chan struct{}
 }
 
+// OpeningRecognizer is an optional interface of a TransportBuilder: it
+// recognizes how its transport's consumers open a connection. A provider
+// serving another transport whose exchange reads, where a connection's
+// first frame header should be, bytes that are no airnode frame asks every
+// transport of its catalogs that implements it: when one recognizes them,
+// the close is a transport mismatch naming that transport, logged at Info
+// and not counted as a protocol error (a consumer whose URL key transport
+// differs, such as airnode health's first try over the default smux
+// against a provider serving tcp), rather than a peer breaking the protocol
+// (Warn, airnode_channels_closed_total{reason="protocol_error"}).
+//
+// first holds the connection's first 16 bytes (an airnode frame header's
+// length). RecognizesOpening must not block, is called concurrently, and
+// should be strict: bytes it recognizes by mistake hide a broken peer.
+type OpeningRecognizer interface {
+	RecognizesOpening(first []byte) bool
+}
+
 // ErrNotMultiplexed is returned by Session.Open on a transport with a single
 // stream per session once that stream has been taken.
 var ErrNotMultiplexed = errors.New("transport: session is not multiplexed")

@@ -255,6 +255,9 @@ func (p *Proxy) pipe(dst, src net.Conn, dir int) {
 			if !p.sleep(pace.wait(rate, n)) {
 				return
 			}
+			if p.hole.Load() { // black-holed while pacing: drop it
+				continue
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				src.Close()
 				return

@@ -332,7 +332,7 @@ func Explain(err error) string {
 	)
 	switch {
 	case errors.As(err, &unknown):
-		return "the provider's certificate is signed by a CA this consumer does not trust: give that CA's certificate with " + KeyCA + "=FILE (airnode call/bench: -p " + KeyCA + "=FILE; default: the system's roots)"
+		return "the provider's certificate is signed by a CA this consumer does not trust: give that CA's certificate with " + KeyCA + "=FILE (airnode call, bench, health: -p " + KeyCA + "=FILE; default: the system's roots)"
 	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
 		return "the provider's certificate (its " + KeyCert + ") has expired or is not valid yet: the provider must renew it"
 	case errors.As(err, &hostname):

@@ -512,6 +512,12 @@ func (c *Channel) die(reason string, level slog.Level) { c.dieCounted(reason, le
 // reconnecting"), so that one close is one Warn line.
 const levelOwnerLogs = slog.LevelDebug - 1
 
+// levelMismatch, given to dieCounted, logs the "channel closed" line at
+// Info, rate-bounded as the Warn lines of protocol errors are: a peer
+// speaking another transport (Options.ForeignOpening), a mismatch of URL
+// keys rather than a broken peer, may still connect again and again.
+const levelMismatch = slog.LevelInfo + 1
+
 // dieCounted is die, counting the close in closed (a counters.Channels
 // reason class; nil: none) when this call is the one that closes the
 // channel, so that a close is counted once, under its first reason.
@@ -572,6 +578,10 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 			cancelled = running
 			attrs = append(attrs, "cancelled_requests", cancelled)
 		}
+		limited := level >= slog.LevelWarn
+		if level == levelMismatch {
+			level, limited = slog.LevelInfo, true
+		}
 		if level == levelOwnerLogs {
 			level = slog.LevelDebug
 		} else if level < slog.LevelInfo && (len(calls) > 0 || cancelled > 0) {
@@ -581,9 +591,10 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		case c.opts.OwnerLogsClose:
 			// the owner's record for this close has the reason and the
 			// failed calls (Options.OwnerLogsClose)
-		case level >= slog.LevelWarn:
-			// a peer breaking the protocol on connection after connection
-			// must not flood the log
+		case limited:
+			// a peer breaking the protocol (or speaking another
+			// transport) on connection after connection must not flood
+			// the log
 			c.logLimited(level, reasonClass(reason), "channel closed", attrs...)
 		default:
 			c.log().Log(context.Background(), level, "channel closed", attrs...)

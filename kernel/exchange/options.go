@@ -238,6 +238,19 @@ type Options struct {
 	// worker pool or a reader: it must be quick and must not block. nil:
 	// every answer's size is unknown until made.
 	SmallAnswer func(service, method string) bool
+	// ForeignOpening, optional (provider side), looks at a connection's
+	// first protocol.HeaderLen bytes when they are no frame header (bad
+	// magic) and, when they are how another transport's consumers open a
+	// connection, says so for the record, "the consumer speaks
+	// transport=smux, ..."; else it returns "". The kernel asks the
+	// transports of its catalogs that implement spi.OpeningRecognizer.
+	// A recognized opening closes the channel as a transport mismatch,
+	// reason "transport mismatch: WHAT (first bytes: protocol: bad magic
+	// ...)", logged at Info, rate-bounded as protocol errors are, and not
+	// counted in counters.Channels.ProtocolErrors: a consumer with another
+	// transport key (airnode health's first try over smux against a
+	// provider serving tcp) is no broken peer. It must not block.
+	ForeignOpening func(first []byte) string
 
 	budget *unsentBudget // set by the Server for its channels
 }

@@ -102,26 +102,44 @@ func TestWorkerPool_SlowConsumerHoldsNoWorker(t *testing.T) {
 		putFrame(fb)
 	}
 	// The one worker makes 12 answers of 1 MiB (parking those with no
-	// room) before the queue is empty: seconds under -race on a loaded
-	// machine, so the wait polls for that state for up to 30 s.
+	// room) and then waits idle, the responses still unsent: seconds
+	// under -race on a loaded machine, so the wait polls for that state
+	// for up to 30 s. A worker held by the unread socket never goes idle.
 	if !waitFor(30*time.Second, func() bool {
 		chans := serverChannels(f.srv)
-		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.queuedLen() == 0
+		return len(chans) == 1 && f.srv.InFlight() > 0 && f.srv.pool.idleWithEmptyQueue() == 1
 	}) {
-		t.Fatalf("in flight %d, queued for the worker %d", f.srv.InFlight(), f.srv.pool.queuedLen())
+		t.Fatalf("in flight %d, queued for the worker %d, idle workers %d: the one worker is held",
+			f.srv.InFlight(), f.srv.pool.queuedLen(), f.srv.pool.idleWithEmptyQueue())
 	}
 	time.Sleep(100 * time.Millisecond) // the responses pile up behind the unread socket
 	if f.srv.InFlight() == 0 {
 		t.Fatal("no response waited for room")
 	}
+	// 30 s of timeout: it may wait 3 s for the worker (a tenth), should
+	// the reader hand the worker a last request of the slow consumer's
+	// meanwhile (1 MiB to make; 0.8 s seen under load, over the 0.5 s
+	// that a 5 s timeout allowed). A worker held by the slow consumer
+	// refuses it SERVER_THREADPOOL_EXHAUSTED after those 3 s.
 	other := f.dial(nil)
-	if res := other.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 5*time.Second); res.Err != nil {
+	if res := other.Invoke(context.Background(), mpCodec{}, echoInv("Echo", 1), 30*time.Second); res.Err != nil {
 		t.Fatalf("other consumer with the slow one's responses blocked: %v", res.Err)
 	}
 	c.Close()
 	if !waitFor(5*time.Second, func() bool { return f.srv.InFlight() == 0 }) {
 		t.Fatalf("responses still blocked after the connection closed: %d", f.srv.InFlight())
 	}
+}
+
+// idleWithEmptyQueue returns the pool's idle workers when no request is
+// queued, else 0.
+func (p *workerPool) idleWithEmptyQueue() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.head < len(p.queue) {
+		return 0
+	}
+	return len(p.idle)
 }
 
 // A request whose consumer deadline passes while it waits for a worker is

@@ -145,6 +145,11 @@ func (r *reader) loop() bool {
 				_ = r.s.Close()
 				return true
 			}
+			if errors.Is(err, protocol.ErrBadMagic) && c.framesRead.Load() == 0 && c.opts.ForeignOpening != nil {
+				if what := c.opts.ForeignOpening(r.hb[:]); what != "" {
+					err = &foreignOpeningError{what: what, err: err}
+				}
+			}
 			c.readFailed(err)
 			return true
 		}
@@ -472,6 +477,11 @@ func (c *Channel) readFailed(err error) {
 			reason = "read: " + op.Error()
 		}
 		reason = c.withPeerReason(reason)
+	case errors.As(err, new(*foreignOpeningError)):
+		// another transport's consumer: a mismatch of URL keys, not a
+		// broken peer; rate-bounded as the protocol errors (dieCounted)
+		level = levelMismatch
+		reason = err.Error()
 	case errors.Is(err, protocol.ErrBadMagic), errors.Is(err, protocol.ErrTooLarge), errors.Is(err, protocol.ErrTruncated), peerProtocolError(err):
 		level = slog.LevelWarn
 		reason = err.Error()
@@ -485,6 +495,19 @@ func (c *Channel) readFailed(err error) {
 	}
 	c.dieCounted(reason, level, closed)
 }
+
+// foreignOpeningError is a bad magic in a connection's first bytes that
+// Options.ForeignOpening recognized as another transport's opening.
+type foreignOpeningError struct {
+	what string // ForeignOpening's description
+	err  error  // the bad magic
+}
+
+func (e *foreignOpeningError) Error() string {
+	return fmt.Sprintf("transport mismatch: %s (first bytes: %v)", e.what, e.err)
+}
+
+func (e *foreignOpeningError) Unwrap() error { return e.err }
 
 // firstBytesHint explains a bad magic in the first bytes a connection
 // carried: the peer speaks something else on it, most often because the

@@ -164,6 +164,13 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		res.Err = &spi.Error{Status: spi.StatusChannelInactive, Cause: res.Err,
 			Message: fmt.Sprintf("exchange: the provider closed the connection while %s.%s was running (for %v), cancelling it: %s (%s)",
 				req.Service, req.Method, time.Duration(mono()-now).Round(time.Millisecond), closingCauseOf(c.ctx).reason, methodEnded(res.Err))}
+	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && c.ctx.Err() == nil && gaveUpBefore(res.Err) > 0:
+		// A filter plugin given up on just before the consumer's
+		// deadline (sdk/pluginrpc), so that this answer, naming it,
+		// beats the consumer's own timer (tester88 #3); counted expired.
+		c.expired.Add(1)
+		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (%s ran until %v before the consumer's deadline, when the provider gave up on it so that this answer reaches the consumer before its own timer; the method was not called)",
+			req.Service, req.Method, req.Timeout, deadlinePart(res.Err), gaveUpBefore(res.Err))
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
 		// The consumer's deadline passed while serving: say so in the
 		// words of the consumer's own timer ("timed out after 300ms"),
@@ -188,6 +195,29 @@ func deadlineWhere(err error) string {
 		return b.DeadlineBeforeMethod() + " ran; the method was not called"
 	}
 	return "the method ran"
+}
+
+// deadlinePart names the part that ran before the method was called
+// when err's chain says one did (DeadlineBeforeMethod: `filter
+// "acme.stamp"`), else "the call".
+func deadlinePart(err error) string {
+	var b interface{ DeadlineBeforeMethod() string }
+	if errors.As(err, &b) {
+		return b.DeadlineBeforeMethod()
+	}
+	return "the call"
+}
+
+// gaveUpBefore is how long before the consumer's deadline the provider
+// gave up on a part that ran before the method (a filter plugin,
+// sdk/pluginrpc: GaveUpBefore) so that its answer arrives first; 0 when
+// err's chain says none was.
+func gaveUpBefore(err error) time.Duration {
+	var g interface{ GaveUpBefore() time.Duration }
+	if errors.As(err, &g) {
+		return g.GaveUpBefore()
+	}
+	return 0
 }
 
 // methodEnded is how a call cut short with err ended: "the method

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -583,17 +584,110 @@ func (f *filterAdapter) downText(why string) string {
 // inv's method: a consumer's call gets its deadline only from the
 // exchange, below the filters), else the Timeout bound. bound is the
 // timeout set here, 0 when ctx's deadline is used.
-func (f *filterAdapter) roundTrip(ctx context.Context, inv *spi.Invocation) (_ context.Context, _ context.CancelFunc, bound time.Duration) {
-	if _, ok := ctx.Deadline(); ok {
+//
+// On a provider, whose ctx ends at the consumer's deadline, the returned
+// early gives up on the plugin's filter a little before that deadline
+// (earlyMargin) while its next has not been called, cancelling the
+// round trip with a *gaveUpEarly cause: the provider's SERVER_TIMEOUT
+// naming the filter then reaches the consumer before the consumer's own
+// timer fires, which would say only that the call timed out (tester88
+// #3). Once next is called (early.next) the round trip keeps the whole
+// deadline, so the method's time is not cut. nil on a consumer, and when
+// ctx has no deadline.
+func (f *filterAdapter) roundTrip(ctx context.Context, inv *spi.Invocation) (_ context.Context, _ context.CancelFunc, bound time.Duration, early *earlyGiveUp) {
+	if d, ok := ctx.Deadline(); ok {
+		if f.status == spi.StatusServerError {
+			if left := time.Until(d); left > 0 {
+				return withEarlyGiveUp(ctx, left)
+			}
+		}
 		c, cancel := context.WithCancel(ctx)
-		return c, cancel, 0
+		return c, cancel, 0, nil
 	}
 	bound = f.o.Timeout
 	if f.status == spi.StatusClientError {
 		bound = f.callTimeout(inv)
 	}
 	c, cancel := context.WithTimeout(ctx, bound)
-	return c, cancel, bound
+	return c, cancel, bound, nil
+}
+
+// earlyMargin is how long before the consumer's deadline a provider gives
+// up on a plugin's filter that has not called next (roundTrip): a tenth
+// of what is left of the call's deadline when the filter starts, at most
+// maxEarlyMargin (50ms of a 1s call, 30ms of a 300ms one).
+// Whole milliseconds: under 10ms left, no margin (no early give-up).
+func earlyMargin(left time.Duration) time.Duration {
+	return min(left/10, maxEarlyMargin).Truncate(time.Millisecond)
+}
+
+// maxEarlyMargin bounds earlyMargin: ample for the provider's answer to
+// cross a loopback or LAN connection and be read before the consumer's
+// timer fires.
+const maxEarlyMargin = 50 * time.Millisecond
+
+// earlyGiveUp is the provider's early give-up on one round trip to a
+// plugin's filter (roundTrip): a timer that cancels the round trip
+// earlyMargin before the consumer's deadline unless next was called
+// first. One timer per provider call through a plugin filter, stopped
+// when the round trip ends.
+type earlyGiveUp struct {
+	margin time.Duration
+	state  atomic.Int32 // earlyRunning, earlyNext or earlyGaveUp
+	timer  *time.Timer
+}
+
+const (
+	earlyRunning int32 = iota // the filter runs and has not called next
+	earlyNext                 // its next was called: the whole deadline applies
+	earlyGaveUp               // given up: the round trip is cancelled
+)
+
+// withEarlyGiveUp is roundTrip's context on a provider with left of the
+// consumer's deadline.
+func withEarlyGiveUp(ctx context.Context, left time.Duration) (context.Context, context.CancelFunc, time.Duration, *earlyGiveUp) {
+	c, cancelCause := context.WithCancelCause(ctx)
+	e := &earlyGiveUp{margin: earlyMargin(left)}
+	if e.margin <= 0 {
+		return c, func() { cancelCause(nil) }, 0, nil
+	}
+	e.timer = time.AfterFunc(left-e.margin, func() {
+		if e.state.CompareAndSwap(earlyRunning, earlyGaveUp) {
+			cancelCause(&gaveUpEarly{margin: e.margin})
+		}
+	})
+	return c, func() { e.timer.Stop(); cancelCause(nil) }, 0, e
+}
+
+// next reports whether the filter's next may run, and from then on keeps
+// the round trip to the whole deadline: false when the provider already
+// gave up on the filter. True for a nil e.
+func (e *earlyGiveUp) next() bool {
+	if e == nil {
+		return true
+	}
+	if e.state.CompareAndSwap(earlyRunning, earlyNext) {
+		e.timer.Stop()
+	}
+	return e.state.Load() == earlyNext
+}
+
+// gaveUpEarly is the cancellation cause of a round trip the provider
+// gave up on margin before the consumer's deadline (earlyGiveUp).
+type gaveUpEarly struct{ margin time.Duration }
+
+func (e *gaveUpEarly) Error() string {
+	return fmt.Sprintf("the provider gave up on the plugin's filter %v before the consumer's deadline", e.margin)
+}
+
+// earlyCause returns the *gaveUpEarly that cancelled rctx, nil when none
+// did.
+func earlyCause(rctx context.Context) *gaveUpEarly {
+	var g *gaveUpEarly
+	if errors.As(context.Cause(rctx), &g) {
+		return g
+	}
+	return nil
 }
 
 // callTimeout is a consumer's call's timeout as the kernel reads it for
@@ -625,15 +719,16 @@ func (f *filterAdapter) failCall(rctx context.Context, bound time.Duration, meth
 		if f.o.OnDeadline != nil && f.status == spi.StatusServerError {
 			f.o.OnDeadline(method)
 		}
-		return f.timedOut(bound, err, false)
+		return f.timedOut(rctx, bound, err, false)
 	}
 	return f.fail(err)
 }
 
 // expired reports whether the round trip under rctx ended at its
-// deadline (gRPC's timer for it may fire a moment before rctx's).
+// deadline (gRPC's timer for it may fire a moment before rctx's), or was
+// given up just before it (earlyGiveUp).
 func (f *filterAdapter) expired(rctx context.Context, err error) bool {
-	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || earlyCause(rctx) != nil
 }
 
 // timedOut is the result of a call whose deadline (bound 0) or timeout
@@ -643,8 +738,10 @@ func (f *filterAdapter) expired(rctx context.Context, err error) bool {
 // and its cause says that the deadline passed in the filter before the
 // method was called (notCalled); when called, the message says that next
 // had been called, so the method may have run (on a consumer, the
-// request may have been sent).
-func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) spi.Result {
+// request may have been sent). A round trip under rctx that the provider
+// gave up on early (earlyGiveUp, never after next) says so, and its
+// cause too (notCalled.GaveUpBefore).
+func (f *filterAdapter) timedOut(rctx context.Context, bound time.Duration, err error, called bool) spi.Result {
 	st := spi.StatusClientTimeout
 	if f.status == spi.StatusServerError {
 		st = spi.StatusServerTimeout
@@ -653,15 +750,23 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) sp
 	if called {
 		further = "the plugin's filter had called next, so the method may have run"
 	}
+	early := earlyCause(rctx)
 	var msg string
-	if bound > 0 {
+	switch {
+	case early != nil && !called:
+		msg = fmt.Sprintf("filter %q: the plugin's filter still ran %v before the consumer's deadline, so the provider gave up on it then, for this answer to reach the consumer before its own timer; %s", f.o.Name, early.margin, further)
+	case bound > 0:
 		msg = fmt.Sprintf("filter %q: the call's timeout of %v (URL key timeout, or the caller's timeout attachment) passed while the plugin's filter ran; %s", f.o.Name, bound, further)
-	} else {
+	default:
 		msg = fmt.Sprintf("filter %q: the call's deadline passed while the plugin's filter ran (it had what was left of it); %s", f.o.Name, further)
 	}
 	cause := errors.Join(context.DeadlineExceeded, err)
 	if !called {
-		cause = &notCalled{filter: f.o.Name, err: cause}
+		nc := &notCalled{filter: f.o.Name, err: cause}
+		if early != nil {
+			nc.early = early.margin
+		}
+		cause = nc
 	}
 	return spi.Result{Err: &spi.Error{Status: st, Message: msg, Cause: cause}}
 }
@@ -673,7 +778,14 @@ func (f *filterAdapter) timedOut(bound time.Duration, err error, called bool) sp
 type notCalled struct {
 	filter string // as declared
 	err    error
+	early  time.Duration // > 0: given up that long before the deadline (earlyGiveUp)
 }
+
+// GaveUpBefore is how long before the consumer's deadline the provider
+// gave up on the filter so that its answer arrives first (earlyGiveUp);
+// 0 when the deadline itself passed. The provider's exchange words its
+// SERVER_TIMEOUT with it.
+func (e *notCalled) GaveUpBefore() time.Duration { return e.early }
 
 func (e *notCalled) Error() string { return e.err.Error() }
 func (e *notCalled) Unwrap() error { return e.err }
@@ -699,7 +811,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err != nil {
 		return f.down(err)
 	}
-	rctx, cancel, bound := f.roundTrip(ctx, inv)
+	rctx, cancel, bound, early := f.roundTrip(ctx, inv)
 	defer cancel()
 	id, err := f.handle(rctx, c, gen)
 	if err != nil {
@@ -713,7 +825,7 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 		}
 	}
 	if chain {
-		return f.chain(ctx, rctx, bound, c, gen, req, cert, next, inv)
+		return f.chain(ctx, rctx, bound, early, c, gen, req, cert, next, inv)
 	}
 	rep, err := c.Filter.Invoke(rctx, req)
 	if err == nil && rep.UnknownPeer && cert != nil && len(req.Peer.Der) == 0 {
@@ -751,6 +863,9 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 // rpcFailed is the result of a round trip (what: "filter Invoke") that
 // failed with err before the call ran.
 func (f *filterAdapter) rpcFailed(ctx, rctx context.Context, bound time.Duration, method, what string, err error) spi.Result {
+	if earlyCause(rctx) != nil { // cancelled by the provider itself: not a plugin that died
+		return f.failCall(rctx, bound, method, rpcError(what, err))
+	}
 	if !notSent(err) && died(ctx, err) {
 		return spi.Result{Err: &spi.Error{Status: f.status, Message: f.downText(fmt.Sprintf(
 			"the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
@@ -777,7 +892,9 @@ func (f *filterAdapter) attachments(inv *spi.Invocation, after map[string]string
 // the caller's result (next's own value and error when it returned them
 // unchanged, with the attachments it returned). The
 // stream breaking after next ran returns next's result: the call ran.
-func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c *Client, gen uint64, req *pb.FilterRequest, cert *x509.Certificate, next spi.Invoker, inv *spi.Invocation) spi.Result {
+// early is roundTrip's: a next asked for after the provider gave up on
+// the filter does not run.
+func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, early *earlyGiveUp, c *Client, gen uint64, req *pb.FilterRequest, cert *x509.Certificate, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	open := func() (pb.Filter_ChainClient, *pb.ChainOut, error) {
 		st, err := c.Filter.Chain(rctx)
 		if err != nil {
@@ -802,6 +919,10 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, c 
 	ran := false // res is the result the plugin's next got
 	callerArgs := inv.Args
 	for err == nil && out.Next != nil {
+		if !early.next() {
+			err = context.Cause(rctx) // given up a moment before: rpcFailed words it
+			break
+		}
 		f.attachments(inv, out.Next.Attachments)
 		var argErr error
 		switch {
@@ -1003,7 +1124,7 @@ func (f *filterAdapter) answer(rctx context.Context, bound time.Duration, rep *p
 	if err := fromPB(rep.Error); err != nil && f.expired(rctx, err) {
 		// The plugin's filter gave up at the call's deadline (its copy of
 		// it may pass a moment before ours).
-		return f.timedOut(bound, err, ran)
+		return f.timedOut(rctx, bound, err, ran)
 	}
 	if e := rep.Error; e != nil && (e.Kind == kindShortCircuit || spi.Status(e.Status) == spi.StatusSerializationError && strings.Contains(e.Message, shortCircuitText)) {
 		// the plugin could not encode its value; it named itself by its

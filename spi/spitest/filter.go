@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ type FilterOptions struct {
 	// added, or its value replaced, and still compares everything else
 	// (service, method, arguments, every other attachment). A key the
 	// filter removes from the caller's attachments is still a change.
-	// Empty: the invocation must reach next unchanged.
+	// Empty: the invocation must reach next unchanged. Response
+	// attachments are AddsResponseAttachments'.
 	//
 	// On the provider side of a filter active on both sides, the suite's
 	// calls carry the listed attachments as its consumer side set them
@@ -47,6 +49,16 @@ type FilterOptions struct {
 	// AddsAttachments carries to the provider side. The filter must pass
 	// them on as it passes the others.
 	Attachments map[string]string
+	// AddsResponseAttachments are the response attachment keys the filter
+	// may set, change or remove on the result it returns, a documented
+	// change such as a header naming the node that served the call
+	// ("x-served-by"): sdk/README and the kernel give the caller a result
+	// returned with response attachments changed, so PassThrough then
+	// accepts each listed key in any state and still compares the value,
+	// the error and every other response attachment of next's result.
+	// Empty: the result must come back unchanged, response attachments
+	// included.
+	AddsResponseAttachments []string
 }
 
 // filterCtxKey marks the context the suite passes to Filter.Invoke.
@@ -123,7 +135,7 @@ func TestFilter(t *testing.T, b spi.FilterBuilder, opts ...FilterOptions) {
 		}
 		t.Run(string(side), func(t *testing.T) {
 			run(t, "PassThrough", "filter Invoke", func(t *testing.T) {
-				got := testFilterPassThrough(t, f, sent, o.AddsAttachments)
+				got := testFilterPassThrough(t, f, sent, o.AddsAttachments, o.AddsResponseAttachments)
 				if side == spi.Consumer {
 					added = addedOf(got, o.AddsAttachments)
 				}
@@ -219,17 +231,27 @@ func refused(r spi.Result, calls int64) string {
 }
 
 // testFilterPassThrough checks one call carrying sent's attachments and
-// returns the attachments next got (nil when it was not called).
-func testFilterPassThrough(t *testing.T, f spi.Filter, sent map[string]string, adds []string) map[string]string {
+// returns the attachments next got (nil when it was not called). adds
+// and respAdds are FilterOptions.AddsAttachments and
+// AddsResponseAttachments.
+func testFilterPassThrough(t *testing.T, f spi.Filter, sent map[string]string, adds, respAdds []string) map[string]string {
+	nextAtt := map[string]string{"k": "v"}
 	next := newFilterNext(func(context.Context, *spi.Invocation) spi.Result {
-		return spi.Result{Value: "pong", Attachments: map[string]string{"k": "v"}}
+		return spi.Result{Value: "pong", Attachments: maps.Clone(nextAtt)}
 	})
 	inv := &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"x", int64(42)}, Attachments: withSent(map[string]string{"trace": "T-1"}, sent)}
 	want := filterCopy(inv)
 	ctx := context.WithValue(context.Background(), filterCtxKey{}, "spitest")
 	r := filterCall(t, f, ctx, next, inv)
-	if r.Err != nil || r.Value != "pong" || !maps.Equal(r.Attachments, map[string]string{"k": "v"}) {
-		t.Errorf("Invoke returned %+v; want next's result unchanged: value \"pong\", attachments map[k:v]%s", r, refused(r, next.Calls()))
+	switch changed := changedKeys(r.Attachments, nextAtt, respAdds); {
+	case r.Err != nil || r.Value != "pong":
+		t.Errorf("Invoke returned %+v; want next's result unchanged: value \"pong\", attachments map[k:v]%s%s", r, declaredNote(respAdds), refused(r, next.Calls()))
+	case len(changed) > 0:
+		t.Errorf("Invoke returned the response attachments %v; want next's, map[k:v]%s: it %s; "+
+			"a filter that sets, changes or removes response attachments by design declares each key: "+
+			"FilterOptions.AddsResponseAttachments (airnode plugin check --filter-adds-response-attachment KEY); "+
+			"FilterOptions.AddsAttachments (--filter-adds-attachment) declares the attachments of the invocation it passes to next, not of the result",
+			r.Attachments, declaredNote(respAdds), strings.Join(changed, ", "))
 	}
 	next.mu.Lock()
 	defer next.mu.Unlock()
@@ -247,10 +269,42 @@ func testFilterPassThrough(t *testing.T, f spi.Filter, sent map[string]string, a
 		if len(adds) > 0 {
 			t.Errorf("next got the invocation %+v; want it unchanged but for the attachments %q (FilterOptions.AddsAttachments): %+v", next.invs[0], adds, want)
 		} else {
-			t.Errorf("next got the invocation %+v; want it unchanged: %+v", got, want)
+			t.Errorf("next got the invocation %+v; want it unchanged: %+v (a filter that sets an attachment of the invocation by design declares its key: "+
+				"FilterOptions.AddsAttachments, airnode plugin check --filter-adds-attachment KEY)", got, want)
 		}
 	}
 	return next.invs[0].Attachments
+}
+
+// changedKeys describes how got differs from want but for the keys of
+// allowed, sorted: "added X", "changed X", "removed X"; nil when equal.
+func changedKeys(got, want map[string]string, allowed []string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if slices.Contains(allowed, k) {
+			continue
+		}
+		if w, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("added %q", k))
+		} else if got[k] != w {
+			out = append(out, fmt.Sprintf("changed %q", k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := got[k]; !ok && !slices.Contains(allowed, k) {
+			out = append(out, fmt.Sprintf("removed %q", k))
+		}
+	}
+	return out
+}
+
+// declaredNote names the response attachments respAdds accepts, for a
+// failure message; "" for none.
+func declaredNote(respAdds []string) string {
+	if len(respAdds) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" but for the response attachments %q (FilterOptions.AddsResponseAttachments)", respAdds)
 }
 
 // withoutAdded returns got with each attachment in adds set as in want:

@@ -10,12 +10,21 @@
 //	            then call next
 //	"tag"       set the attachment "x-tag" to "filterplugin", then call
 //	            next
+//	"stamp"     call next and return its result with the response
+//	            attachment "x-stamp.<side>" set to "s" (a correct filter:
+//	            sdk/README)
+//	"stampvalue" as "stamp", and replace the value with "replaced"
+//	"nosides"   as "", activated by the URL key "pass.on" on no side
+//	            (Activation{Key: "pass.on"}): only filter=passfilter
+//	            selects it
+//	"slow"      sleep 3 s (not watching ctx), then call next
 package main
 
 import (
 	"context"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/airnode/airnode/sdk"
 	"github.com/airnode/airnode/spi"
@@ -24,12 +33,17 @@ import (
 type builder struct{ mode string }
 
 func (builder) Name() string { return "passfilter" }
-func (builder) Activation() spi.Activation {
+func (b builder) Activation() spi.Activation {
+	if b.mode == "nosides" {
+		return spi.Activation{Key: "pass.on"}
+	}
 	return spi.Activation{Sides: []spi.Side{spi.Consumer, spi.Provider}}
 }
-func (b builder) Build(spi.URL) (spi.Filter, error) { return filter(b), nil }
+func (b builder) Build(u spi.URL) (spi.Filter, error) {
+	return filter{mode: b.mode, side: u.ParamOr("side", "?")}, nil
+}
 
-type filter struct{ mode string }
+type filter struct{ mode, side string }
 
 func (f filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
 	switch f.mode {
@@ -50,6 +64,18 @@ func (f filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocatio
 		}
 	case "tag":
 		inv.SetAttachment("x-tag", "filterplugin")
+	case "stamp", "stampvalue":
+		r := next.Invoke(ctx, inv)
+		if r.Attachments == nil {
+			r.Attachments = map[string]string{}
+		}
+		r.Attachments["x-stamp."+f.side] = "s"
+		if f.mode == "stampvalue" && r.Err == nil {
+			r.Value = "replaced"
+		}
+		return r
+	case "slow":
+		time.Sleep(3 * time.Second)
 	}
 	return next.Invoke(ctx, inv)
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/airnode/airnode/spi"
@@ -45,7 +47,16 @@ type refusals struct {
 	kick func()                 // wakes the handle's session loop
 	last atomic.Pointer[string] // the address of the server that closed the last one
 	told atomic.Bool            // "not serving" found and logged since the last answer (confirmRefusal; notServing)
+	// serving: since the last answer, a probe of a server that closed a
+	// session request was granted (confirmRefusal): it serves, so the
+	// next refusal is this session's (servingSeen)
+	serving atomic.Bool
 }
+
+// servingSeen reports whether confirmRefusal has found, since a server
+// last answered a handshake, a server that closed one serving: one more
+// refusal then makes the session gone for good (staleFor).
+func (r *refusals) servingSeen() bool { return r.serving.Load() }
 
 // reset forgets the refusals counted so far (an answer came, or the
 // refusal was judged a server not serving: confirmRefusal).
@@ -87,6 +98,7 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 		if len(c.head) == 0 && c.refused != nil {
 			c.refused.reset()
 			c.refused.told.Store(false)
+			c.refused.serving.Store(false)
 		}
 		if len(c.head) < connectHead {
 			c.readHead(b[:n])
@@ -178,14 +190,75 @@ func (c *handshakeConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(c.bound(t))
 }
 
+// downClock notes, for a zk handle, the last moment every server it
+// dials was seen down: its last dial refused (ECONNREFUSED: nothing
+// listens on the address, the ZooKeeper process is not running there).
+// A ZooKeeper that is down expires no session, and one that starts
+// again with its data restores every session it had with a fresh
+// timeout (its session tracker reloads them from the snapshot and the
+// transaction log: SessionTrackerImpl, ZooKeeper 3.5 to 3.9), so a
+// lost session cannot have expired before that moment plus its
+// timeout, whatever the time since this client last heard ZooKeeper
+// (Registry.expiryClockLocked). A dial that connects, or fails any
+// other way (a timeout: a dead path, behind which the server may serve
+// others and expire the session), says nothing of the kind. Safe for
+// concurrent use; the zero value is "never".
+type downClock struct {
+	mu      sync.Mutex
+	refused map[string]time.Duration // address -> spi.Mono reading of its last dial, refused; absent: its last dial was not refused
+	dialled map[string]bool          // every address dialled
+	since   atomic.Int64             // spi.Mono reading: the last moment every address dialled was refused; 0: never
+}
+
+// dial records the outcome of a dial of addr (err nil: connected).
+func (d *downClock) dial(addr string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dialled == nil {
+		d.dialled, d.refused = map[string]bool{}, map[string]time.Duration{}
+	}
+	d.dialled[addr] = true
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		delete(d.refused, addr)
+		return
+	}
+	d.refused[addr] = spi.Mono()
+	if len(d.refused) < len(d.dialled) {
+		return
+	}
+	// every address refused its last dial: the earliest of those is a
+	// moment by which each server was seen down at least once since it
+	// last accepted a connection
+	var earliest time.Duration
+	for _, at := range d.refused {
+		if earliest == 0 || at < earliest {
+			earliest = at
+		}
+	}
+	if int64(earliest) > d.since.Load() {
+		d.since.Store(int64(earliest))
+	}
+}
+
+// at returns the last moment every server dialled was seen down, zero
+// if never.
+func (d *downClock) at() time.Time {
+	v := d.since.Load()
+	if v == 0 {
+		return time.Time{}
+	}
+	return spi.MonoTime(time.Duration(v))
+}
+
 // dialer returns a zk.Dialer whose connections bound the handshake to
 // limit, mark heard when they receive bytes, store in granted the
 // session timeout the server granted (ns) and count in refused the
 // connections closed at the handshake; lastErr keeps the last failed
-// dial's error.
-func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock, granted *atomic.Int64, refused *refusals) func(network, address string, timeout time.Duration) (net.Conn, error) {
+// dial's error, and down notes the servers seen down.
+func dialer(limit time.Duration, lastErr *atomic.Pointer[error], heard *contactClock, granted *atomic.Int64, refused *refusals, down *downClock) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, address, timeout)
+		down.dial(address, err)
 		if err != nil {
 			lastErr.Store(&err)
 			return nil, err

@@ -108,7 +108,8 @@
 // logs it once at Info when it differs from the timeout asked.
 //
 // A session gone for good is replaced: once a registry that had a session
-// has lost it and heard nothing from ZooKeeper for session.timeout, it
+// has lost it and heard nothing from ZooKeeper for session.timeout (not
+// counting the time every server refused connections), it
 // closes its zk handle and opens a new one (a new session, from zxid 0), logged at Warn, as Curator's
 // ConnectionState resets its ZooKeeper handle once a connection has failed
 // for longer than its timeouts. A ZooKeeper restarted with empty data (no
@@ -130,8 +131,16 @@
 // and an ensemble that serves again (its new leader) resets every
 // session's timeout, so the session is resumed, or the server says it
 // expired (a quorum loss costs no new session and no re-created entries;
-// a server that is down, refusing connections, is still judged by
-// session.timeout since the last contact). A server that
+// a server that is down, refusing connections, expires no session either:
+// one restarted with its data restores every session with a fresh
+// timeout, so the time every server refused connections is not counted
+// against the session, downClock, and the registry says once at Info
+// that it keeps it, "ZooKeeper is down ..."; a dead path, dials that time
+// out, is judged by session.timeout since the last contact). A server
+// that closes a session request and grants a brand-new one may just have
+// started (it closes requests until its data is loaded): the session is
+// tried again once, and a server that closes it again while it serves
+// refuses it. A server that
 // grants it serves and refuses this session only: the registry opens the
 // new session at once, logged at Warn ("ZooKeeper refuses this session",
 // naming what the probe saw), instead of waiting session.timeout since

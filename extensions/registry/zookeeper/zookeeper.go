@@ -164,6 +164,10 @@ type Registry struct {
 	// re-creating them, and their creation is to be said at Info.
 	entriesGone, entriesBack bool
 	saidGranted              time.Duration // the granted session timeout last logged (differing from session.timeout)
+	// saidDown: the Info that the session is kept while ZooKeeper is
+	// down past session.timeout since the last contact was written for
+	// this outage (checkExpired)
+	saidDown bool
 
 	dialErr    atomic.Pointer[error] // the last failed dial to a server; nil after a successful one
 	paused     pauseClock            // notices that the process did not run (the connection-lost Warn)
@@ -320,6 +324,7 @@ type handle struct {
 	heard      contactClock  // when its connections last received bytes
 	granted    atomic.Int64  // ns: the session timeout the server last granted it; 0 before any
 	refused    refusals      // connections in a row closed by the server at the handshake
+	down       downClock     // when every server it dials was last seen down (connection refused)
 }
 
 // openLocked opens a new zk handle (a new session, from zxid 0), makes it
@@ -335,7 +340,7 @@ func (r *Registry) openLocked() error {
 	}
 	conn, events, err := zk.Connect(r.p.servers, r.p.sessionTimeout,
 		zk.WithLogger(zkLogger{r.log}), zk.WithLogInfo(false),
-		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr, &h.heard, &h.granted, &h.refused)),
+		zk.WithDialer(dialer(handshakeLimit(r.p), &r.dialErr, &h.heard, &h.granted, &h.refused, &h.down)),
 		zk.WithEventCallback(func(ev zk.Event) {
 			if h.stale.Load() {
 				return
@@ -376,15 +381,20 @@ func (r *Registry) current() *zk.Conn {
 }
 
 // staleFor reports whether h's session is gone for good: h has had a
-// session, lost it, and has heard nothing from ZooKeeper for
-// session.timeout (sinceContactLocked), so the server has expired it
-// (or, restarted with empty data, refuses h, whose last zxid is higher
+// session, lost it, and ZooKeeper could have counted its timeout for
+// session.timeout (expiryClockLocked: since the last contact, or since
+// every server was last seen down when that is later: a ZooKeeper that
+// is down expires nobody, and one restarted with its data restores the
+// session with a fresh timeout), so the server has expired it (or,
+// restarted with empty data, refuses h, whose last zxid is higher
 // than its own: "Refusing session request for client ... as it has seen
 // zxid ..."; go-zookeeper would redial with that zxid forever), or
 // every server of the list has refused it twice in a row (refusedLimit:
 // the server closed the connection at the session handshake without a
 // byte; the session loop then asks confirmRefusal whether the server
-// serves at all before redialing), which a server restarted with empty data does at once: it does
+// serves at all before redialing), or once more after confirmRefusal
+// found that server serving (a server still starting closes handshakes
+// too, and may serve by the time it is asked), which a server restarted with empty data does at once: it does
 // not know the session, so waiting session.timeout for it to expire
 // only keeps the entries out (13-28 s of the default 30 s after a wipe).
 // refused is how many connections in a row were refused. A session is
@@ -403,13 +413,13 @@ func (r *Registry) staleFor(h *handle) (wait time.Duration, redial bool, refused
 	if r.up || r.closed || r.handle != h || !h.hadSession || r.downSince.IsZero() {
 		return 0, false, 0
 	}
-	if n := h.refused.refusedInARow(); n >= r.refusedLimit() {
+	if n := h.refused.refusedInARow(); n >= r.refusedLimit() || n > 0 && h.refused.servingSeen() {
 		return 0, true, n
 	}
 	if h.refused.notServing() {
 		return notServingRecheck, false, 0
 	}
-	if d := r.sessionTimeoutLocked() - r.sinceContactLocked(); d > 0 {
+	if d := r.sessionTimeoutLocked() - r.expiryClockLocked(); d > 0 {
 		return d, false, 0
 	}
 	if n := h.refused.refusedInARow(); n > 0 {
@@ -434,9 +444,14 @@ const notServingRecheck = time.Second
 func (r *Registry) refusedLimit() int { return 2 * len(r.p.servers) }
 
 // confirmRefusal asks the server that closed h's last session request
-// for a new session (probeNewSession): when it grants one, it serves and
-// refuses h's session, which is then gone for good (confirmed; seen says
-// what the probe saw, for redial's Warn). When it does not, the server
+// for a new session (probeNewSession): when it grants one, it serves.
+// The first time since a server last answered h, that is all it shows:
+// a server that was starting (listening, its data not loaded yet)
+// closed h's requests and serves now, and h's session, which it may
+// well restore, is tried again (refusals.servingSeen: go-zookeeper
+// redials within a second). When a server closes h's request again
+// after that, it refuses h's session while it serves, which is then gone for good (confirmed; seen says
+// what the probe saw, for redial's Warn). When it does not grant one, the server
 // serves nobody (loading its data, no quorum, a proxy in front of a
 // ZooKeeper that is down): h keeps its session for as long as no
 // server answers (staleFor: refusals.notServing), the refusals counted
@@ -449,6 +464,12 @@ func (r *Registry) confirmRefusal(h *handle, refused int) (confirmed bool, seen 
 	}
 	granted, seen := probeNewSession(addr, handshakeLimit(r.p))
 	if granted {
+		if h.refused.serving.CompareAndSwap(false, true) {
+			h.refused.reset() // ask the server, which serves now, for h's session again
+			r.log.Debug("ZooKeeper closed this session's requests at the handshake, and "+seen+": it serves now; trying this session again",
+				"server", addr, "refused", refused)
+			return false, seen
+		}
 		return true, seen
 	}
 	h.refused.reset()
@@ -488,13 +509,14 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 	}
 	r.authed = false // auth belongs to the connection
 	if refused > 0 {
-		why := "likely restarted with empty data: it does not know this session"
-		if timeout > 0 && down >= timeout {
-			// tester75 #2: a 20 s outage 9 s after the last ping is 29 s
-			// unheard; the data was intact, the session simply expired
-			why = "it expired the session: nothing was heard for session.timeout, counted from this client's last contact, up to a third of session.timeout before an outage began"
-		}
-		r.log.Warn("ZooKeeper refuses this session: every server closed the connection at the session handshake twice, and "+seen+" ("+why+"); opening a new session",
+		// A server that expired a session it knows answers the
+		// handshake (session 0: go-zookeeper's StateExpired, and a new
+		// session follows by itself); one that closes it without a
+		// byte while it serves has not seen this client's last zxid
+		// (tester89 #1: a Warn that said "it expired the session" by
+		// the time since the last contact came after a restart with
+		// the data kept, whose server had been starting).
+		r.log.Warn("ZooKeeper refuses this session: its server closed the connection at the session handshake, also once it served, and "+seen+" (it has not seen this session's last zxid: restarted with empty data, or it lost its latest transactions; it does not know this session); opening a new session",
 			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
 	} else {
 		r.log.Warn("no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
@@ -529,6 +551,30 @@ func (r *Registry) sinceContactLocked() time.Duration {
 		return time.Since(r.lastHeard)
 	}
 	return time.Since(r.downSince)
+}
+
+// expiryClockLocked is how long ZooKeeper may have counted the lost
+// session's timeout: the time since its last contact
+// (sinceContactLocked), or, when later, since every server was last
+// seen down (handle.down: its connection refused, nothing listening).
+// A ZooKeeper that is down expires no session, and one restarted with
+// its data kept restores every session with a fresh timeout from its
+// start, so a session that has not heard ZooKeeper for longer than its
+// timeout because ZooKeeper was restarting is alive, and is resumed as
+// soon as a connection reaches the server (tester89 #1: a 6 s restart
+// 3 s after the last ping was judged an expiry of a 10 s session and
+// the entries were re-created under a new one; a dead path, a dial that
+// times out, keeps counting from the last contact: the server may serve
+// others and expire the session). The staleness and the "session
+// expired" Warn are judged by it. Caller holds r.mu.
+func (r *Registry) expiryClockLocked() time.Duration {
+	d := r.sinceContactLocked()
+	if h := r.handle; h != nil {
+		if at := h.down.at(); !at.IsZero() {
+			d = min(d, time.Since(at))
+		}
+	}
+	return d
 }
 
 // sessionTimeoutLocked is the session timeout of the registry's session,
@@ -795,7 +841,15 @@ func (r *Registry) checkExpired() time.Duration {
 	}
 	down := r.sinceContactLocked()
 	timeout := r.sessionTimeoutLocked()
-	if d := timeout - down; d > 0 {
+	if d := timeout - r.expiryClockLocked(); d > 0 {
+		if down >= timeout && !r.saidDown {
+			r.saidDown = true
+			r.log.Info("ZooKeeper is down (every server refuses connections): keeping this session, which nobody can expire meanwhile; a ZooKeeper restarted with its data resumes it with a fresh session.timeout, one restarted without refuses it and a new session re-creates the entries",
+				"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "session", fmt.Sprintf("0x%x", r.session))
+		}
+		if !r.saidDown {
+			d = min(d, timeout-down) // the Info above is due then
+		}
 		return d
 	}
 	if h := r.handle; h != nil && (h.refused.notServing() || h.refused.refusedInARow() > 0) {
@@ -899,8 +953,10 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		if !r.downSince.IsZero() {
 			unheard, lost = r.sinceContactLocked(), time.Since(r.downSince)
 		}
+		// ends=: call and bench, which show Warn only, show it too
+		// (tester89 #2: their "connection lost" had no end)
 		r.log.Info("connected again", "server", conn.Server(),
-			"unheard_for", unheard.Round(time.Millisecond), "lost_for", lost.Round(time.Millisecond))
+			"unheard_for", unheard.Round(time.Millisecond), "lost_for", lost.Round(time.Millisecond), spi.LogEnds, "connection lost")
 	}
 	if g := time.Duration(h.granted.Load()); g > 0 && g != r.p.sessionTimeout && g != r.saidGranted {
 		r.saidGranted = g
@@ -936,7 +992,7 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 	// Register from now on waits (up to connect.timeout) for the entries
 	// to be re-created and then creates its own, instead of queueing it
 	// behind a re-creation that has already listed the entries.
-	r.gaveUp, r.downSince, r.lastHeard = false, time.Time{}, time.Time{}
+	r.gaveUp, r.downSince, r.lastHeard, r.saidDown = false, time.Time{}, time.Time{}, false
 	r.mu.Unlock()
 
 	if needAuth {
