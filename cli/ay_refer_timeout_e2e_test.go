@@ -22,7 +22,7 @@ func TestAy_CallTimeoutWhileReferringSaysTheRegistrysCause(t *testing.T) {
 	}
 	// nu83 #2 (fix-az): the WARN line before it said "left running",
 	// internal jargon; it says what that means for the user
-	warn := `level=WARN msg="refer demo.Echo: registry \"zookeeper\" Subscribe of demo.Echo did not return within `
+	warn := `level=WARN msg="refer demo.Echo: registry \"zookeeper\" Subscribe of demo.Echo did not return before the caller's context deadline passed, after `
 	if !strings.Contains(r.stderr, warn) || !strings.Contains(r.stderr, `; stopped waiting for it (it may still finish later)"`) || strings.Contains(r.stderr, "left running") {
 		t.Errorf("stderr lacks a WARN line %s...; stopped waiting for it (it may still finish later), or says \"left running\":\n%s", warn, r.stderr)
 	}

@@ -229,7 +229,7 @@ POINT or --explain.`,
 			}
 			points := usablePoints(withKernelKeys(cat.Describe()), infos)
 			if keys || len(args) > 0 {
-				return errors.Join(printKeys(cmd.OutOrStdout(), points, args), wrong)
+				return errors.Join(printKeys(cmd.OutOrStdout(), points, args, cat.LoadBalance.MissHint()), wrong)
 			}
 			points = usablePoints(cat.Describe(), infos)
 			if asJSON {
@@ -298,8 +298,9 @@ func withKernelKeys(points []extension.PointInfo) []extension.PointInfo {
 // and optionally one of its extensions. An unknown point or extension is
 // an error naming the available ones and a close match: a usage error for
 // a point (the points are fixed), a failure for an extension (which the
-// configuration's plugins may add).
-func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
+// configuration's plugins may add), which carries missHint when the
+// point is one a plugin may serve (Catalogs.SetMissHint).
+func printKeys(w io.Writer, points []extension.PointInfo, args []string, missHint string) error {
 	if len(args) > 0 {
 		var names []string
 		kernelKeys := false
@@ -342,7 +343,11 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string) error {
 			}
 		}
 		if i < 0 {
-			return fmt.Errorf("list: %w", &extension.UnknownError{Point: p.Name, Name: args[1], Available: names})
+			ue := &extension.UnknownError{Point: p.Name, Name: args[1], Available: names}
+			if slices.Contains([]string{extension.PointLoadBalance, extension.PointRegistry, extension.PointFilter}, p.Name) {
+				ue.Hint = missHint
+			}
+			return fmt.Errorf("list: %w", ue)
 		}
 		p.Extensions = p.Extensions[i : i+1]
 		points = []extension.PointInfo{p}

@@ -109,6 +109,9 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 // (launchConsumerPlugins).
 func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *extension.Catalogs, logger *slog.Logger, warn warnFunc, consumer func(config.Plugin) bool, inChain func(string) bool) (*pluginhost.Host, error) {
 	warnRelativeCommands(cfg.Plugins, file, warn)
+	if file == "" {
+		cat.SetMissHint(noConfigHint())
+	}
 	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
 	if consumer != nil {
 		// a consumer's log is the user's terminal: a filter plugin's
@@ -436,3 +439,15 @@ func (e *flagKeyError) Error() string {
 }
 
 func (e *flagKeyError) Unwrap() error { return e.err }
+
+// noConfigHint is the hint of an unknown loadbalance, registry or filter
+// name (extension.Catalogs.SetMissHint) when the command read no
+// configuration file: no plugin is declared, where a name such as
+// acme.p2c is most likely a plugin's (tester88 #4).
+func noConfigHint() string {
+	where := "./" + defaultConfigFile
+	if wd, err := os.Getwd(); err == nil {
+		where = filepath.Join(wd, defaultConfigFile)
+	}
+	return fmt.Sprintf("no configuration file was read (no --config, and no %s), so no plugin is declared: name the file that declares it with --config FILE", where)
+}

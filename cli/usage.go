@@ -105,6 +105,16 @@ func unknownCommand(c *cobra.Command, name string) error {
 	}
 	if hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
+	} else if h := commandHints[commandPath(c)+" "+name]; h != "" {
+		msg += "; " + fmt.Sprintf(h, c.Root().Name())
 	}
 	return usage(fmt.Errorf("%s", msg))
+}
+
+// commandHints are the hints of unknown commands that name what another
+// command does, by command path and name ("plugin list": the plugins
+// are listed by `airnode list`; tester88 #4).
+var commandHints = map[string]string{
+	"plugin list": "`%[1]s list` lists the plugins plugins.yaml declares, with their state, after the extension points",
+	"plugin ls":   "`%[1]s list` lists the plugins plugins.yaml declares, with their state, after the extension points",
 }

@@ -153,7 +153,22 @@ func (e *Exporter) Unexport(ctx context.Context) error {
 // URL (used by the next Export or Refer), or is closed when the node has
 // shut down. The transport's and the provider filters' Builds are not
 // bounded by ctx (spi's "What the kernel does not bound"; a plugin
-// filter's Build is bounded by its plugin).
+// filter's Build is bounded by its plugin). When the end of ctx ended
+// the wait, the error matches ctx's error (errors.Is(err,
+// context.DeadlineExceeded), or context.Canceled) and says "did not
+// return before the caller's context deadline passed, after 300ms",
+// with the registry's cause when it gives one
+// (spi.RegistryUnreachable); when the Register's own bound did, it
+// matches neither and gives the bound ("did not return within 10s").
+//
+// A failed Export leaves no listener behind that it opened for nothing:
+// when it fails after listening (its Register failed or was left
+// running) and nothing else is, or was, exported on that listener, the
+// listener is closed before Export returns (the address refuses
+// connections, and a later Export on it listens again), and the error
+// ends "; the listener it opened on 127.0.0.1:20880 is closed: nothing
+// is exported on it". A listener shared with services exported before
+// stays.
 //
 // The provider URL gets timestamp (ms since epoch), methods (sorted),
 // weight (default 100; negative or non-numeric is an error), warmup
@@ -259,7 +274,7 @@ func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*
 // export checks u, builds the provider filter chain, listens, makes the
 // service with mk (from the provider URL as published and the chain) and
 // registers it.
-func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []spi.Filter) service) (*Exporter, error) {
+func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []spi.Filter) service) (_ *Exporter, err error) {
 	key := u.ServiceKey()
 	if u.Interface() == "" {
 		return nil, noInterfaceError("export", u)
@@ -357,6 +372,15 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	if err != nil {
 		return nil, err
 	}
+	// A failed export closes the listener it opened when nothing is
+	// exported on it (releaseServer): a port that accepts and answers
+	// every call SERVICE_NOT_FOUND until Shutdown helps nobody, and a
+	// second Export on the address must be able to listen again.
+	defer func() {
+		if closed := n.releaseServer(srv, err == nil); closed != "" {
+			err = fmt.Errorf("%w; %s", err, closed)
+		}
+	}()
 	// The provider's own TLS files stay out of the published URL, so that
 	// consumers never take them for theirs (MergeURL keeps provider keys).
 	pu = adv.apply(pu.WithAddress(srv.host, srv.port)).Without(tlsconf.ProviderFileKeys...)
@@ -398,6 +422,9 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 		if err != nil {
 			var left *LeftRunningError
 			if errors.As(err, &left) {
+				if u, ok := reg.(spi.RegistryUnreachable); ok {
+					left.Why = u.Unreachable() // the cause, not only that it did not return (as Refer's)
+				}
 				srv.remove(key)
 				return nil, err
 			}
@@ -1087,6 +1114,13 @@ type server struct {
 	cause      atomic.Pointer[spi.Error] // their contexts' cause, saying why (abandonCause); nil: not yet
 	closed     atomic.Bool               // shutdown has closed the listener and channels: the node's references drop its providers (Node.holds)
 
+	// exporting counts the Exports between serverFor and their end, and
+	// exported says whether one of them succeeded; both on the node's mu.
+	// A failed Export that leaves neither, and no service, closes the
+	// server (Node.releaseServer).
+	exporting int
+	exported  bool
+
 	// unrun counts the requests Serve did not run because abandoning was
 	// set (read before the go-away, still queued for a worker): shutdown
 	// counted them in flight at the go-away and takes them back out of
@@ -1167,7 +1201,8 @@ func plainCause(err error) string {
 }
 
 // serverFor returns the server for pu's transport and address, listening
-// on first use.
+// on first use, counted in its exporting until the caller's
+// releaseServer.
 func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	trb, _, err := n.cat.Transport.Select(pu, "")
 	if err != nil {
@@ -1191,6 +1226,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		if err := sameServerKeys(s, pu); err != nil {
 			return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 		}
+		s.exporting++
 		return s, nil
 	}
 	if pu.Port() != 0 {
@@ -1281,6 +1317,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		if err := sameServerKeys(s, pu); err != nil {
 			return nil, fmt.Errorf("kernel: export %s: %w", pu.ServiceKey(), err)
 		}
+		s.exporting++
 		return s, nil
 	}
 	s := &server{log: n.logger, transport: trb.Name(), first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
@@ -1311,6 +1348,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 	}()
 	n.servers[key] = s
 	n.servers[trb.Name()+"|"+net.JoinHostPort(s.host, strconv.Itoa(s.port))] = s
+	s.exporting++
 	n.logger.Info("listening", "transport", trb.Name(), "addr", l.Addr().String(), keyAccepts, accepts.Max, "fds_open", fdsOpen)
 	return s, nil
 }
@@ -1378,6 +1416,62 @@ func localIP() string {
 	}
 	return "127.0.0.1"
 }
+
+// releaseServer ends an Export's use of s (serverFor's count): ok says
+// whether the Export succeeded. When it failed, and s has no service, no
+// Export that succeeded ever used it and no other Export is under way on
+// it (the listener this or another failed Export opened, with nothing
+// exported on it), the server is taken from the node and closed: its
+// listener and any connection (a health probe's) close, and the address
+// can be listened on again. It returns what the Export's error should
+// add then ("the listener it opened on 127.0.0.1:20880 is closed: nothing
+// is exported on it"), else "". A server that serves other services, or
+// did, stays until Shutdown (as after Unexport).
+func (n *Node) releaseServer(s *server, ok bool) string {
+	n.mu.Lock()
+	s.exporting--
+	if ok {
+		s.exported = true
+	}
+	s.mu.RLock()
+	empty := len(s.services) == 0
+	s.mu.RUnlock()
+	drop := !ok && !n.closed && s.exporting == 0 && !s.exported && empty
+	if drop {
+		for k, x := range n.servers {
+			if x == s {
+				delete(n.servers, k)
+			}
+		}
+	}
+	n.mu.Unlock()
+	if !drop {
+		return ""
+	}
+	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
+	s.closed.Store(true)
+	_ = s.srv.Close() // the listener (its Close on a goroutine of its own) and every channel
+	s.abandonAll(nil)
+	// Bounded: a transport whose listener Close or Accept never returns
+	// is left running (logged), and the Export returns its error anyway.
+	wait := time.NewTimer(unusedCloseWait)
+	defer wait.Stop()
+	for _, c := range []<-chan struct{}{s.l.closed, s.done} {
+		select {
+		case <-c:
+		case <-wait.C:
+			n.logger.Warn("the listener of a failed export, with nothing exported on it, did not close; stopped waiting for it (it may still finish later)",
+				"transport", s.transport, "addr", addr, "waited", unusedCloseWait)
+			return fmt.Sprintf("the listener it opened on %s, with nothing exported on it, is closing (its transport %q has not closed it within %v)", addr, s.transport, unusedCloseWait)
+		}
+	}
+	n.logger.Info("closed the listener of a failed export: nothing is exported on it", "transport", s.transport, "addr", addr)
+	return fmt.Sprintf("the listener it opened on %s is closed: nothing is exported on it", addr)
+}
+
+// unusedCloseWait bounds how long a failed Export waits for the
+// listener it closes (releaseServer).
+const unusedCloseWait = time.Second
 
 func (s *server) add(key string, svc service) error {
 	s.mu.Lock()

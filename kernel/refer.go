@@ -144,7 +144,13 @@ type strategy struct {
 // entry's Register. A Build or Subscribe still running at ctx's end is
 // left running and Refer fails with a *LeftRunningError naming it
 // (`registry "zookeeper" Build`, `registry "zookeeper" Subscribe of
-// demo.Echo`); a Register left running is logged and Refer goes on. The
+// demo.Echo`); a Register left running is logged and Refer goes on.
+// When the end of ctx ended the wait, the error matches ctx's error
+// (errors.Is(err, context.DeadlineExceeded), or context.Canceled), as a
+// call's does, and says so, with the registry's cause when it gives one:
+// "kernel: refer demo.Echo: registry "zookeeper" Subscribe of demo.Echo
+// did not return before the caller's context deadline passed, after
+// 300ms: zookeeper registry: no session with ...". The
 // direct registry's Build (a reference with hosts), the cluster's,
 // balancer's and filters' Builds are not bounded by ctx (spi's "What the
 // kernel does not bound"; a plugin filter's by its plugin).

@@ -73,18 +73,19 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 		mu        sync.Mutex
 		abandoned bool // within gave up on f: on mu
 	)
+	late := ctx.Err() != nil // begun after ctx's end: within gives it the late window
 	go func() {
 		err := guarded()
 		mu.Lock()
-		late := abandoned
+		gaveUp := abandoned
 		done <- err
 		mu.Unlock()
-		if late && err == nil && undo != nil {
+		if gaveUp && err == nil && undo != nil {
 			log.Log(context.Background(), leftLevel(ctx), "undoing a step that succeeded after its operation gave up on it", "op", op, "step", step)
 			undo()
 		}
 	}()
-	if ctx.Err() == nil {
+	if !late {
 		select {
 		case err := <-done:
 			return err
@@ -113,8 +114,10 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 	abandoned = true
 	mu.Unlock()
 	err := &LeftRunningError{Op: op, Step: step, Waited: givenWait(ctx, start), Cancelled: cancelled(ctx)}
-	if b, ok := ctx.Value(stepBoundKey{}).(time.Duration); ok && !err.Cancelled {
-		err.Bound = b
+	if !callerEnded(ctx, err, late) {
+		if b, ok := ctx.Value(stepBoundKey{}).(time.Duration); ok && !err.Cancelled {
+			err.Bound = b
+		}
 	}
 	attrs := []any{"op", op, "step", step, "waited", err.Waited.Round(time.Millisecond)}
 	if c := context.Cause(ctx); err.Cancelled && c != nil && c != context.Canceled {
@@ -122,6 +125,29 @@ func withinUndo(ctx context.Context, log *slog.Logger, op, step string, f func()
 	}
 	log.Log(context.Background(), leftLevel(ctx), logMsg(err), attrs...)
 	return err
+}
+
+// callerEnded reports whether the end of the caller's ctx (the one the
+// operation's late window holds: withLateWindow) ended within's wait for
+// a step, rather than a bound of the kernel's own (boundStep's, the
+// consumer entry's Unregister's 5 s, the drain's): it then fills in e's
+// Ctx, Cause, late and elapsed, for Error and Unwrap. A ctx without a
+// late window never ends by the caller's doing (withLateWindow adds one
+// to every ctx that can end).
+func callerEnded(ctx context.Context, e *LeftRunningError, late bool) bool {
+	w, _ := ctx.Value(lateWindowKey{}).(*lateWindow)
+	if w == nil || w.base.Err() == nil {
+		return false
+	}
+	e.Ctx = w.base.Err()
+	if c := context.Cause(w.base); c != nil && c != e.Ctx {
+		e.Cause = c
+	}
+	e.late = late
+	if dl, ok := w.base.Deadline(); ok && errors.Is(e.Ctx, context.DeadlineExceeded) {
+		e.elapsed = max(dl.Sub(w.start), 0)
+	}
+	return true
 }
 
 // cancelled reports whether ctx ended by cancellation (context.Canceled:
@@ -163,9 +189,10 @@ type lateWindowKey struct{}
 // leftGrace later; the calls started after it closed get lateGrace each,
 // until leftGrace after that.
 type lateWindow struct {
-	base context.Context // the operation's ctx
-	mu   sync.Mutex
-	end  time.Time // on mu; zero until the first late call
+	base  context.Context // the operation's ctx: the caller's
+	start time.Time       // when the operation began (LeftRunningError's elapsed)
+	mu    sync.Mutex
+	end   time.Time // on mu; zero until the first late call
 }
 
 // withLateWindow returns ctx carrying a late window of its own, for an
@@ -176,7 +203,7 @@ func withLateWindow(ctx context.Context) context.Context {
 	if ctx.Done() == nil || ctx.Value(lateWindowKey{}) != nil {
 		return ctx
 	}
-	return context.WithValue(ctx, lateWindowKey{}, &lateWindow{base: ctx})
+	return context.WithValue(ctx, lateWindowKey{}, &lateWindow{base: ctx, start: time.Now()})
 }
 
 // deadline is when within stops waiting for a call started at start,
@@ -231,6 +258,13 @@ func (e *StepPanicError) Unwrap() error {
 // SERVICE" or another operation; Step names the extension and the call
 // (`registry "mapreg" Close`, `transport "unix" Listen on 127.0.0.1:0`).
 // Match it with errors.As.
+//
+// When the caller's ctx ended the wait (its deadline passed, or it was
+// cancelled), Ctx holds ctx's error and Unwrap returns it (and Cause), so
+// that errors.Is(err, context.DeadlineExceeded) or context.Canceled
+// holds, as for a call; when a bound of the kernel's own ended it (Bound:
+// a provider's Register, WithRegisterTimeout; the consumer entry's
+// Unregister at Shutdown, 5 s) Ctx is nil and neither matches.
 type LeftRunningError struct {
 	Op     string
 	Step   string
@@ -247,14 +281,31 @@ type LeftRunningError struct {
 	// session with 127.0.0.1:2181: ...: connection refused"); "" when it
 	// said nothing. Error then gives it instead of stoppedWaiting.
 	Why string
+	// Ctx is the error of the caller's ctx (context.DeadlineExceeded or
+	// context.Canceled) when its end ended the wait; nil when a bound of
+	// the kernel's own did (Bound).
+	Ctx error
+	// Cause is context.Cause of the caller's ctx when it is not Ctx
+	// (context.WithTimeoutCause, WithCancelCause); nil otherwise.
+	Cause error
+
+	late    bool          // the step began after the caller's ctx had ended (a later step of a Shutdown)
+	elapsed time.Duration // from the operation's start to the caller's deadline; 0: unknown
 }
 
 // Error says "kernel: shutdown: registry \"mapreg\" Close did not return
 // within 1s; stopped waiting for it (it may still finish later)" (the
 // Bound, else how long it was waited for; with Why, ": " and Why instead
-// of stoppedWaiting), or when Cancelled "kernel: export t.Echo: registry
-// \"zookeeper\" Register of t.Echo not waited for: ctx cancelled, a stop
-// was asked for; it may still finish later".
+// of stoppedWaiting). When the caller's deadline ended the wait (Ctx) it
+// says so: "kernel: refer t.Echo: registry \"zookeeper\" Subscribe of
+// t.Echo did not return before the caller's context deadline passed,
+// after 300ms: zookeeper registry: no session ..." (300ms: from the
+// operation's start; a step begun after that deadline "did not return
+// within 50ms, begun after the caller's context deadline passed"), with
+// " (cause: ...)" after the deadline for a ctx with a cause. When
+// Cancelled: "kernel: export t.Echo: registry \"zookeeper\" Register of
+// t.Echo not waited for: ctx cancelled, a stop was asked for; it may
+// still finish later".
 func (e *LeftRunningError) Error() string {
 	if e.Cancelled {
 		return fmt.Sprintf("kernel: %s: %s not waited for: ctx cancelled, a stop was asked for; it may still finish later", e.Op, e.Step)
@@ -263,10 +314,44 @@ func (e *LeftRunningError) Error() string {
 	if d == 0 {
 		d = roundWait(e.Waited)
 	}
-	if e.Why != "" {
-		return fmt.Sprintf("kernel: %s: %s did not return within %v: %s", e.Op, e.Step, d, e.Why)
+	ended := "the caller's context deadline passed"
+	if errors.Is(e.Ctx, context.Canceled) {
+		ended = "the caller's context was cancelled"
 	}
-	return fmt.Sprintf("kernel: %s: %s did not return within %v; %s", e.Op, e.Step, d, stoppedWaiting)
+	var msg string
+	switch {
+	case e.Ctx == nil:
+		msg = fmt.Sprintf("kernel: %s: %s did not return within %v", e.Op, e.Step, d)
+	case e.late:
+		msg = fmt.Sprintf("kernel: %s: %s did not return within %v, begun after %s", e.Op, e.Step, d, ended)
+		if e.elapsed > 0 {
+			msg += fmt.Sprintf(" (after %v)", roundWait(e.elapsed))
+		}
+	default:
+		el := e.elapsed
+		if el == 0 {
+			el = e.Waited
+		}
+		msg = fmt.Sprintf("kernel: %s: %s did not return before %s, after %v", e.Op, e.Step, ended, roundWait(el))
+	}
+	if e.Ctx != nil && e.Cause != nil {
+		msg += " (cause: " + e.Cause.Error() + ")"
+	}
+	if e.Why != "" {
+		return msg + ": " + e.Why
+	}
+	return msg + "; " + stoppedWaiting
+}
+
+// Unwrap returns Ctx and Cause, those that are set.
+func (e *LeftRunningError) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Ctx, e.Cause} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // stoppedWaiting is what a LeftRunningError says of its step, for the
@@ -371,7 +456,8 @@ func (p *connPool) closeAllWithin(ctx context.Context, n *Node, reason string) e
 		if ph := c.phase.Load(); ph != nil {
 			step = *ph
 		}
-		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: left.Waited, Cancelled: left.Cancelled}
+		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: left.Waited, Cancelled: left.Cancelled,
+			Ctx: left.Ctx, Cause: left.Cause, late: left.late, elapsed: left.elapsed}
 		n.logger.Log(context.Background(), leftLevel(ctx), logMsg(e), "op", e.Op, "step", step)
 		errs = append(errs, e)
 	}

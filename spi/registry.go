@@ -157,8 +157,9 @@ type RegistryHealth interface {
 // 900ms (since 22:10:01 UTC; connect.timeout=5s): last dial: dial tcp
 // 127.0.0.1:2181: connect: connection refused"), "" while it reaches it
 // or does not know. The kernel asks it when a Refer's ctx ran out while
-// the registry's Subscribe was still running (the *LeftRunningError then
-// says why, not only that it did not return). Cheap (no I/O), never
+// the registry's Subscribe was still running, or an Export's while its
+// Register was (the *LeftRunningError then says why, not only that it
+// did not return). Cheap (no I/O), never
 // blocks, safe for concurrent use.
 type RegistryUnreachable interface {
 	Unreachable() string

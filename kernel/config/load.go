@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func Load(src Source) (Config, error) {
 		}
 		return Config{}, errors.Join(errs...)
 	}
-	nested := append(listProblems(k.Raw()), nestedProblems(k.Raw())...)
+	nested := slices.Concat(listProblems(k.Raw()), nestedProblems(k.Raw()), pluginValueProblems(k.Raw()))
 	// say reports msg about the setting at path, naming where its value
 	// came from: "config: plugins.yaml: key "listen": ...", or, for an
 	// environment variable or a flag (which name the setting themselves),

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
@@ -313,4 +314,38 @@ func describe(v any) string {
 	default:
 		return fmt.Sprintf("the value %v", v)
 	}
+}
+
+// pluginValueProblems finds two slips in plugins[i] of raw (koanf's
+// unflattened map) that the decoder reports in its own words: args written
+// as one string (`args: "--x 1"`, which gave "source data must be an array
+// or slice, got string") gets `args is a list, one argument per item:
+// args: ["--x", "1"]`; a sha256 YAML read as a number (an unquoted digest
+// of digits only, which a float then shortened: the start failed with a
+// "sha256 mismatch" against 1234567890123456800000...) gets `quote the
+// digest`.
+func pluginValueProblems(raw map[string]any) []problem {
+	var out []problem
+	items, _ := raw["plugins"].([]any)
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		if s, ok := m["args"].(string); ok {
+			q := make([]string, 0, 2)
+			for _, f := range strings.Fields(s) {
+				q = append(q, strconv.Quote(f))
+			}
+			out = append(out, problem{fmt.Sprintf("plugins[%d].args", i), fmt.Sprintf(
+				"args is a list, one argument per item: args: [%s] (or one \"- ARG\" line per argument); got the string %q", strings.Join(q, ", "), s)})
+		}
+		switch v := m["sha256"].(type) {
+		case int, int64, uint64, float64:
+			out = append(out, problem{fmt.Sprintf("plugins[%d].sha256", i), fmt.Sprintf(
+				"want the digest as a string, got the number %v: YAML reads an unquoted digest of digits only as a number, "+
+					"which loses digits; quote it: sha256: \"<its 64 hexadecimal digits>\"", v)})
+		}
+	}
+	return out
 }

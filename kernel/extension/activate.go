@@ -153,7 +153,7 @@ func parseFilterList(p *Point[spi.FilterBuilder], u spi.URL, method string) (fil
 			return filterList{}, fmt.Errorf("%s: empty name after %q in %s=%q", p.Name(), FilterRemove, p.Key(), strings.Join(l.list, ","))
 		}
 		if _, ok := p.Origin(name); !ok {
-			return filterList{}, &UnknownError{Point: p.Name(), Name: name, Available: p.Names()}
+			return filterList{}, &UnknownError{Point: p.Name(), Name: name, Available: p.Names(), Hint: p.MissHint()}
 		}
 		if remove {
 			l.removed[name] = true

@@ -47,6 +47,15 @@ func New() *Catalogs {
 	}
 }
 
+// SetMissHint sets hint (Point.SetMissHint) on the points a plugin may
+// serve, loadbalance, registry and filter: an unknown name there may be
+// a plugin's that was not declared.
+func (c *Catalogs) SetMissHint(hint string) {
+	c.LoadBalance.SetMissHint(hint)
+	c.Registry.SetMissHint(hint)
+	c.Filter.SetMissHint(hint)
+}
+
 // CodecByID returns the codec with wire id id.
 func (c *Catalogs) CodecByID(id uint8) (spi.Codec, error) {
 	for _, n := range c.Codec.Names() {

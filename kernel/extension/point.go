@@ -39,6 +39,25 @@ type Point[T Named] struct {
 	mu       sync.RWMutex
 	exts     map[string]entry[T]
 	wrappers []func(T) T
+	missHint string // SetMissHint
+}
+
+// SetMissHint sets the hint an *UnknownError of this point carries
+// (UnknownError.Hint), when it suggests no close name: what the caller
+// knows about why a name may be missing (airnode's commands: no
+// configuration file was read, so no plugin is declared). "" removes it.
+// Safe for concurrent use.
+func (p *Point[T]) SetMissHint(hint string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.missHint = hint
+}
+
+// MissHint returns the hint set by SetMissHint, "" when none is.
+func (p *Point[T]) MissHint() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.missHint
 }
 
 // NewPoint returns an empty catalog for a point named name, selected by URL
@@ -326,7 +345,7 @@ func (p *Point[T]) Get(name string) (T, error) {
 	p.mu.RUnlock()
 	if !ok {
 		var zero T
-		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names()}
+		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names(), Hint: p.MissHint()}
 	}
 	ext := e.ext
 	for _, w := range wrappers {
@@ -387,16 +406,24 @@ func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 // internal/suggest.Qualified), e.g.
 //
 //	unknown loadbalance "rundrobin" (available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse); did you mean "roundrobin"?
+//
+// Hint, when set, follows the list when no close name is suggested (the
+// point's MissHint: `... (available: ...); no configuration file was
+// read ...`).
 type UnknownError struct {
 	Point     string
 	Name      string
 	Available []string
+	Hint      string
 }
 
 func (e *UnknownError) Error() string {
 	var b strings.Builder
 	if len(e.Available) == 0 {
 		fmt.Fprintf(&b, "unknown %s %q (none registered)", e.Point, e.Name)
+		if e.Hint != "" {
+			fmt.Fprintf(&b, "; %s", e.Hint)
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "unknown %s %q (available: %s)", e.Point, e.Name, strings.Join(e.Available, ", "))
@@ -406,6 +433,8 @@ func (e *UnknownError) Error() string {
 	}
 	if m != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", m)
+	} else if e.Hint != "" {
+		fmt.Fprintf(&b, "; %s", e.Hint)
 	}
 	return b.String()
 }

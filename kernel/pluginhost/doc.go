@@ -7,7 +7,9 @@
 //
 // Start: a plugin that cannot start is marked failed, with an error that
 // names it, its binary and the reason: how the process ended and the last
-// lines it wrote on stderr. It stays in the catalogs (Register), where
+// lines it wrote on stderr (the host reads stderr as it comes and holds
+// the first and last 100 lines written before the handshake until the
+// start's outcome, so a chatty plugin never waits on the log). It stays in the catalogs (Register), where
 // building it fails with that error. Each plugin runs in a process group
 // of its own (Linux), killed when the start fails, when it exits and at
 // Close, so that start_timeout bounds a wrapper script whose children hold

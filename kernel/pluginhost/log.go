@@ -51,6 +51,8 @@ func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
 // the start's outcome is known it holds them, then logs them at info once
 // the plugin runs and at warn at least when it failed to start (its last
 // lines, or its panic, are then quoted in the start error as the reason).
+// The process's own stderr reaches tail by stderrPump, not through here;
+// a raw line still may (one go-plugin logs on the binary's logger).
 type slogWriter struct {
 	l    *slog.Logger
 	mute *atomic.Bool // when set, go-plugin's "failed to exit gracefully" is dropped
@@ -159,25 +161,42 @@ func (w slogWriter) Write(b []byte) (int, error) {
 }
 
 // tailLines is how many of a plugin's last stderr lines a start error
-// quotes; maxHeld bounds the raw lines held before the start's outcome
-// (when more come, the held ones are logged at once, in order, at their
-// own level, and holding starts again).
+// quotes. Of the raw lines written before the start's outcome, the first
+// earlyHead and the last earlyTail are held and logged once it is known
+// (with a line saying how many were left out between them), and a
+// panic's lines (error) up to earlyErrors more: a plugin writing 300,000
+// lines while it starts neither waits on the host's log nor fills it.
 const (
-	tailLines = 3
-	maxHeld   = 200
+	tailLines   = 3
+	earlyHead   = 100
+	earlyTail   = 100
+	earlyErrors = 1000
 )
 
 // startTail follows one launch of a plugin: the last stderr lines (raw,
 // or the messages of the plugin's own warnings and errors) and the first Go
 // panic among them, for the start error, and the raw lines written before
-// the start's outcome is known, logged by settle at the level the outcome
-// calls for. It logs every raw line under its lock, so that they reach
-// the host's log in the order the plugin wrote them.
+// the start's outcome is known (a bounded number of them), logged by
+// settle at the level the outcome calls for. It logs every raw line under
+// its lock, so that they reach the host's log in the order the plugin
+// wrote them.
 type startTail struct {
-	mu      sync.Mutex
-	last    []string // at most tailLines
-	held    []heldLine
-	settled bool
+	mu   sync.Mutex
+	last []string // at most tailLines
+
+	// the raw lines written before the start's outcome: the first
+	// earlyHead (head); then the error lines (a panic's stack) that left
+	// the last earlyTail (ring, from ringAt on), up to earlyErrors
+	// (errors); dropped counts the others
+	head, errors, ring []heldLine
+	ringAt             int
+	dropped            int
+	settled            bool
+
+	// cookie: the plugin printed go-plugin's notAPluginLine, which its
+	// Serve prints when the magic cookie the host sets is not the one it
+	// was built with
+	cookie bool
 
 	// the first "panic: " or "fatal error: " line, and where: the first
 	// frame of the stack that follows it outside package runtime
@@ -247,6 +266,9 @@ func (t *startTail) noteLocked(line string) {
 		return
 	}
 	t.notePanicLocked(line)
+	if !t.cookie && strings.HasPrefix(line, notAPluginLine) {
+		t.cookie = true
+	}
 	if len(t.last) == tailLines {
 		t.last = t.last[1:]
 	}
@@ -282,6 +304,19 @@ func (t *startTail) notePanicLocked(line string) {
 	}
 }
 
+// notAPluginLine is the first line go-plugin's Serve prints, before it
+// exits with status 1, when the magic cookie in its environment is not
+// the one of its handshake: the binary was built against another
+// handshake than airnode's sdk (or run by hand).
+const notAPluginLine = "This binary is a plugin. These are not meant to be executed directly."
+
+// otherCookie reports whether the plugin printed notAPluginLine.
+func (t *startTail) otherCookie() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cookie
+}
+
 // panicked describes the panic the plugin's stderr showed: `"panic:
 // boom" in main.main at /src/main.go:12`, or "" when it showed none.
 func (t *startTail) panicked() string {
@@ -297,9 +332,10 @@ func (t *startTail) panicked() string {
 	return s
 }
 
-// write takes a raw stderr line at level: logged to l at once when the
-// start's outcome is known, else held (and the held lines logged when
-// there are maxHeld of them).
+// write takes a raw stderr line at level: logged to l within the
+// stream's bound once the start's outcome is known, else held (the first
+// earlyHead and last earlyTail lines, and a panic's lines) or counted as
+// left out. It never waits on l before the outcome.
 func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
 	if strings.TrimSpace(line) == "" {
 		return // a blank line (one in a panic's stack) is no record
@@ -311,33 +347,58 @@ func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
 		t.bound.log(l, level, line, "stderr")
 		return
 	}
-	t.held = append(t.held, heldLine{line, level})
-	if len(t.held) >= maxHeld {
-		t.flushLocked(l, false)
-	}
-}
-
-// flushLocked logs the held lines in order, at warn at least when the
-// start failed.
-func (t *startTail) flushLocked(l *slog.Logger, failed bool) {
-	for _, h := range t.held {
-		level := h.level
-		if failed {
-			level = max(level, slog.LevelWarn)
+	h := heldLine{line, level}
+	switch {
+	case len(t.head) < earlyHead:
+		t.head = append(t.head, h)
+	case len(t.ring) < earlyTail:
+		t.ring = append(t.ring, h)
+	default:
+		old := t.ring[t.ringAt]
+		t.ring[t.ringAt] = h
+		t.ringAt = (t.ringAt + 1) % earlyTail
+		if old.level >= slog.LevelError && len(t.errors) < earlyErrors {
+			t.errors = append(t.errors, old)
+		} else {
+			t.dropped++
 		}
-		l.Log(context.Background(), level, h.line, "stream", "stderr")
 	}
-	t.held = nil
 }
 
-// settle logs the held lines to l, at warn at least when the start
-// failed, else at their level (info for plain lines), and lets further
-// lines through. Idempotent.
+// settle logs the held lines to l in the order written, at warn at
+// least when the start failed, else at their level (info for plain
+// lines), with one line saying how many were left out, and lets further
+// lines through (the lines logged count in the stream's bound).
+// Idempotent.
 func (t *startTail) settle(l *slog.Logger, failed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.flushLocked(l, failed)
+	if t.settled {
+		return
+	}
 	t.settled = true
+	ctx := context.Background()
+	n := 0
+	emit := func(hs []heldLine) {
+		for _, h := range hs {
+			level := h.level
+			if failed {
+				level = max(level, slog.LevelWarn)
+			}
+			l.Log(ctx, level, h.line, "stream", "stderr")
+			n++
+		}
+	}
+	emit(t.head)
+	if t.dropped > 0 {
+		l.Warn("plugin output lines left out before the handshake: more than the bound", "stream", "stderr", "suppressed", t.dropped,
+			"bound", fmt.Sprintf("the first %d and the last %d lines written before the start's outcome, and a panic's", earlyHead, earlyTail))
+	}
+	emit(t.errors)
+	emit(t.ring[t.ringAt:])
+	emit(t.ring[:t.ringAt])
+	t.head, t.errors, t.ring = nil, nil, nil
+	t.bound.counted(n)
 }
 
 // starting reports whether the start's outcome is still unknown.
@@ -418,6 +479,14 @@ type lineBound struct {
 	n          int         // lines logged in it
 	suppressed int         // lines left out since the last one logged
 	summary    *time.Timer // the pending summary; nil when none
+}
+
+// counted starts a window with n lines logged in it: the lines held
+// until a plugin's start's outcome, logged then.
+func (b *lineBound) counted(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.window, b.n = time.Now(), n
 }
 
 // log logs line at level on l with "stream", stream, within the bound.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -214,7 +215,11 @@ func (p *proc) launch(ctx context.Context) error {
 	if want != "" {
 		got, err := fileSHA256(p.path)
 		if err != nil {
-			return fail("checksum: %v", err)
+			hint := ""
+			if errors.Is(err, fs.ErrNotExist) {
+				hint = p.commandHint()
+			}
+			return fail("checksum: %v%s", err, hint)
 		}
 		if got != want {
 			return fmt.Errorf("pluginhost: plugin %q (%s): %w", p.spec.Name, p.path, &checksumError{want: want, got: got})
@@ -258,7 +263,7 @@ func (p *proc) launch(ctx context.Context) error {
 					return nil, plugin.ErrChecksumsDoNotMatch
 				}
 			}
-			return newCmdRunner(l, cmd)
+			return newCmdRunner(l, cmd, p.log, tail)
 		},
 		SkipHostEnv:      true,
 		StartTimeout:     timeout,
@@ -660,6 +665,11 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 		return fmt.Errorf("%s: %s", prefix, versionAdvice(v))
 	}
 	switch panicked := t.panicked(); {
+	case exited && t.otherCookie():
+		return fmt.Errorf("%s: %s before the handshake: it was built against a different go-plugin handshake (magic cookie) than airnode's sdk, "+
+			"so it took the host for a user running it directly (it printed go-plugin's %q): rebuild it with airnode's sdk "+
+			"(github.com/airnode/airnode/sdk, sdk.Serve), which speaks airnode's handshake, or, if it is another application's plugin, declare a binary built for airnode",
+			prefix, howEnded(ps), notAPluginLine)
 	case exited && panicked != "":
 		return fmt.Errorf("%s: %s before the handshake: it panicked: %s", prefix, howEnded(ps), panicked)
 	case exited && len(tail) == 0:
@@ -671,7 +681,41 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return fmt.Errorf("%s: no handshake within start_timeout %v%s", prefix, timeout, tailText("; ", tail))
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w%s", prefix, err, p.commandHint())
+	}
 	return fmt.Errorf("%s: %w%s", prefix, err, tailText("; ", tail))
+}
+
+// commandHint says why a command: that names no file most likely does
+// not (tester88 #3): `command: ~/bin/x`, as no shell expands ~; or
+// `command: "/opt/p2c --debug"` when /opt/p2c exists, a command line
+// where the binary's path alone belongs, its arguments going in args:.
+// "" when neither.
+func (p *proc) commandHint() string {
+	c := strings.TrimSpace(p.spec.Command)
+	if strings.HasPrefix(c, "~") {
+		hint := "; command: starts with ~, which airnode does not expand (no shell reads plugins.yaml): write the binary's full path"
+		if rest, ok := strings.CutPrefix(c, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				hint += fmt.Sprintf(" (%s)", filepath.Join(home, rest))
+			}
+		}
+		return hint
+	}
+	f := strings.Fields(c)
+	if len(f) < 2 {
+		return ""
+	}
+	if st, err := os.Stat(f[0]); err != nil || st.IsDir() {
+		return ""
+	}
+	args := make([]string, len(f)-1)
+	for i, a := range f[1:] {
+		args[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf("; command: is the binary's path alone, not a command line, and %s exists: put the arguments in args: (command: %s, args: [%s])",
+		f[0], f[0], strings.Join(args, ", "))
 }
 
 // pluginVersion reads the plugin's protocol version from go-plugin's

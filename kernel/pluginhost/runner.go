@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -21,21 +23,34 @@ import (
 // stdout closes before the handshake, and one that closes stdout just
 // before its exit (/bin/sleep without an operand: coreutils'
 // close_stdout) was then reported killed by the host's SIGKILL, not
-// with its own exit status (tester66 F15).
+// with its own exit status (tester66 F15). The process's stderr is read
+// by a stderrPump, started with the process; go-plugin's own stderr
+// reader gets a pipe that carries nothing and ends when the pump has read
+// the process's stderr to its end (go-plugin waits for that before it
+// reaps the process).
 type cmdRunner struct {
 	logger hclog.Logger
 	cmd    *exec.Cmd
 	stdout *eofReader
-	stderr io.ReadCloser
-	path   string
-	pid    int
+	stderr io.ReadCloser // the process's
+	pump   *stderrPump
+
+	// toPlugin is what go-plugin reads as the process's stderr; closed by
+	// the pump (fromPump) when it is done
+	toPlugin *io.PipeReader
+	fromPump *io.PipeWriter
+
+	path string
+	pid  int
 }
 
 // exitWait bounds how long Kill waits for a process whose stdout closed
 // to exit by itself.
 const exitWait = 200 * time.Millisecond
 
-func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd) (*cmdRunner, error) {
+// newCmdRunner prepares cmd, whose stderr goes to log and tail (a
+// stderrPump); logger is go-plugin's.
+func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd, log *slog.Logger, tail *startTail) (*cmdRunner, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -44,7 +59,10 @@ func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd) (*cmdRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cmdRunner{logger: logger, cmd: cmd, stdout: &eofReader{r: stdout}, stderr: stderr, path: cmd.Path}, nil
+	pr, pw := io.Pipe()
+	return &cmdRunner{logger: logger, cmd: cmd, stdout: &eofReader{r: stdout}, stderr: stderr,
+		pump:     &stderrPump{rec: logger.Named(filepath.Base(cmd.Path)), log: log, tail: tail},
+		toPlugin: pr, fromPump: pw, path: cmd.Path}, nil
 }
 
 // Start starts the process and logs go-plugin's "plugin started" record
@@ -52,8 +70,10 @@ func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd) (*cmdRunner, error) {
 func (c *cmdRunner) Start(context.Context) error {
 	c.logger.Debug("starting plugin", "path", c.cmd.Path, "args", c.cmd.Args)
 	if err := c.cmd.Start(); err != nil {
+		_ = c.fromPump.Close()
 		return err
 	}
+	go c.pump.run(c.stderr, c.fromPump) // ends with the process's stderr, before go-plugin reaps it
 	c.pid = c.cmd.Process.Pid
 	c.logger.Debug("plugin started", "path", c.path, "pid", c.pid)
 	return nil
@@ -80,7 +100,7 @@ func (c *cmdRunner) Kill(context.Context) error {
 }
 
 func (c *cmdRunner) Stdout() io.ReadCloser           { return c.stdout }
-func (c *cmdRunner) Stderr() io.ReadCloser           { return c.stderr }
+func (c *cmdRunner) Stderr() io.ReadCloser           { return c.toPlugin }
 func (c *cmdRunner) Name() string                    { return c.path }
 func (c *cmdRunner) ID() string                      { return strconv.Itoa(c.pid) }
 func (c *cmdRunner) Diagnose(context.Context) string { return "" }

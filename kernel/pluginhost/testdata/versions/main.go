@@ -1,6 +1,8 @@
 // Command versions is a p2c plugin for tests that offers the protocol
 // versions listed in $TEST_PLUGIN_VERSIONS (comma-separated), each served by
-// the version-1 plugin set: it shows go-plugin's negotiation.
+// the version-1 plugin set: it shows go-plugin's negotiation. A non-empty
+// $TEST_PLUGIN_COOKIE replaces the magic cookie's value, as a binary built
+// against another handshake has.
 package main
 
 import (
@@ -24,8 +26,12 @@ func main() {
 		}
 		versions[n] = set
 	}
+	hs := pluginrpc.Handshake
+	if c := os.Getenv("TEST_PLUGIN_COOKIE"); c != "" {
+		hs.MagicCookieValue = c
+	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  pluginrpc.Handshake,
+		HandshakeConfig:  hs,
 		VersionedPlugins: versions,
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})

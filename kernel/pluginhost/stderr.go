@@ -1,0 +1,132 @@
+package pluginhost
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// stderrBuffer is the size of the buffer a plugin's stderr is read with;
+// a longer line is taken in pieces of this size, as go-plugin does
+// (ClientConfig.PluginLogBufferSize).
+const stderrBuffer = 64 << 10
+
+// stderrPump reads a plugin process's stderr in place of go-plugin's
+// reader (cmdRunner gives go-plugin a pipe that only ends with it), so
+// that the plugin never waits on the host's logging: a raw line goes to
+// the launch's startTail, which holds a bounded number of the lines
+// written before the start's outcome and counts the rest, and bounds
+// those after it (lineBound), with no encoding on the way; a record of the
+// plugin's own logger (hclog JSON) goes to the hclog logger go-plugin
+// would have used (slogWriter), as go-plugin's reader passes it. Lines are
+// taken one at a time, in the order written. Before this, go-plugin
+// formatted and the host re-parsed and logged each line as it came, and a
+// plugin writing 300,000 lines before sdk.Serve (0.7 s alone) blocked on
+// its stderr pipe for 8 s and failed its start_timeout of 3 s
+// (tester88 #1).
+type stderrPump struct {
+	rec  hclog.Logger // go-plugin's logger, named after the binary (its "plugin.<file>")
+	log  *slog.Logger // the plugin's host logger, for raw lines
+	tail *startTail
+
+	inPanic bool // a "panic: " or "fatal error: " line was seen: the rest are its stack
+}
+
+// run reads r until it ends, then closes w (go-plugin's stderr reader,
+// which then sees its end) with the read's error, if not io.EOF.
+func (s *stderrPump) run(r io.Reader, w *io.PipeWriter) {
+	br := bufio.NewReaderSize(r, stderrBuffer)
+	continuation := false // the previous piece was the start of a longer line
+	for {
+		line, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			_ = w.CloseWithError(err)
+			return
+		}
+		if isPrefix || continuation {
+			s.raw(string(line), slog.LevelDebug) // a piece of a longer line
+			continuation = isPrefix
+			continue
+		}
+		s.line(line)
+	}
+}
+
+// line takes one whole line: a record of the plugin's own logger is
+// logged on rec, with its level and pairs; anything else is a raw line,
+// at the level go-plugin gives it: the one a "[WARN]" style prefix
+// names, error from a "panic: " or "fatal error: " line on, else debug
+// (which the host shows at info).
+func (s *stderrPump) line(line []byte) {
+	if len(line) > 0 && line[0] == '{' && s.record(line) {
+		return
+	}
+	text := string(line)
+	level := slog.LevelDebug
+	switch {
+	case strings.HasPrefix(text, "[TRACE]"):
+		level = slog.LevelDebug - 4
+	case strings.HasPrefix(text, "[DEBUG]"):
+	case strings.HasPrefix(text, "[INFO]"):
+		level = slog.LevelInfo
+	case strings.HasPrefix(text, "[WARN]"):
+		level = slog.LevelWarn
+	case strings.HasPrefix(text, "[ERROR]"):
+		level = slog.LevelError
+	case strings.HasPrefix(text, "panic: ") || strings.HasPrefix(text, "fatal error: "):
+		s.inPanic = true
+		level = slog.LevelError
+	case s.inPanic:
+		level = slog.LevelError
+	}
+	s.raw(text, level)
+}
+
+// raw hands a raw stderr line to the tail, at info at least.
+func (s *stderrPump) raw(text string, level slog.Level) {
+	s.tail.write(s.log, text, max(level, slog.LevelInfo))
+}
+
+// record logs line, when it is a record of hclog's JSON format (an
+// "@level" go-plugin knows), on rec as go-plugin does: its message, its
+// pairs, and its "timestamp". It returns false for other lines.
+func (s *stderrPump) record(line []byte) bool {
+	var rec map[string]any
+	if json.Unmarshal(line, &rec) != nil {
+		return false
+	}
+	msg, _ := rec["@message"].(string)
+	lv, _ := rec["@level"].(string)
+	level := hclog.LevelFromString(lv)
+	switch level {
+	case hclog.Trace, hclog.Debug, hclog.Info, hclog.Warn, hclog.Error:
+	default:
+		return false // go-plugin logs such a line as it came, as a raw one
+	}
+	var ts time.Time
+	if v, ok := rec["@timestamp"].(string); ok {
+		t, err := time.Parse("2006-01-02T15:04:05.000000Z07:00", v)
+		if err != nil {
+			return false
+		}
+		ts = t
+	}
+	args := make([]any, 0, 2*len(rec)+2)
+	for k, v := range rec {
+		if k == "@message" || k == "@level" || k == "@timestamp" {
+			continue
+		}
+		args = append(args, k, v)
+	}
+	args = append(args, "timestamp", ts.Format(hclog.TimeFormat))
+	s.rec.Log(level, msg, args...)
+	return true
+}
