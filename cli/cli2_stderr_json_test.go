@@ -157,7 +157,7 @@ func TestCli2_ExplainWarnsAsReferOfWeightAndIgnoredHeartbeatKeys(t *testing.T) {
 		}
 	}
 	mark := explainRows(t, stdout, "heartbeat.retries")
-	if want := []string{"heartbeat.retries service 5 key heartbeat.retries", "service (heartbeat.retries=5 is not used: heartbeat dual does not read it; idle does)"}; strings.Join(mark, "\n") != strings.Join(want, "\n") {
+	if want := []string{"heartbeat.retries service 5 SERVICE_URL query (heartbeat.retries)", "service (heartbeat.retries=5 is not used: heartbeat dual does not read it; idle does)"}; strings.Join(mark, "\n") != strings.Join(want, "\n") {
 		t.Errorf("heartbeat.retries rows %q, want %q:\n%s", mark, want, stdout)
 	}
 	// idle reads it: no mark, no warning

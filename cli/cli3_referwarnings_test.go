@@ -126,8 +126,8 @@ func TestCli3_DirectWeightZeroHasNoEffect(t *testing.T) {
 		rows   []string
 	}{
 		{"weight=0", "weight", []string{"weight service 100 default", "service (weight=0 is not used: " + why + ")"}},
-		{"retries=4&cluster=failfast", "retries", []string{"retries service 4 key retries", "service (retries=4 is not used: cluster failfast does not read it; failover does)"}},
-		{"hash.nodes=10", "hash.nodes", []string{"hash.nodes service 10 key hash.nodes", "service (hash.nodes=10 is not used: loadbalance random does not read it; consistenthash does)"}},
+		{"retries=4&cluster=failfast", "retries", []string{"retries service 4 SERVICE_URL query (retries)", "service (retries=4 is not used: cluster failfast does not read it; failover does)"}},
+		{"hash.nodes=10", "hash.nodes", []string{"hash.nodes service 10 SERVICE_URL query (hash.nodes)", "service (hash.nodes=10 is not used: loadbalance random does not read it; consistenthash does)"}},
 	} {
 		code, stdout, stderr := runBin(t, "", "list", "--explain", p.url("demo.Echo")+"?"+c.q)
 		if rows := explainRows(t, stdout, c.key); code != 0 || strings.Join(rows, "\n") != strings.Join(c.rows, "\n") {

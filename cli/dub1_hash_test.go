@@ -98,8 +98,8 @@ func TestDub1_ConsistentHashReadsDubbosMethodSpelling(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errw.String())
 	}
 	for _, re := range []string{
-		`(?m)^hash\.arguments\s+method Key\s+1\s+key Key\.hash\.arguments$`,
-		`(?m)^hash\.nodes\s+method Key\s+7\s+key Key\.hash\.nodes$`,
+		`(?m)^hash\.arguments\s+method Key\s+1\s+SERVICE_URL query \(Key\.hash\.arguments\)$`,
+		`(?m)^hash\.nodes\s+method Key\s+7\s+SERVICE_URL query \(Key\.hash\.nodes\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("list --explain %s: no line %s in:\n%s", raw, re, out.String())

@@ -597,7 +597,7 @@ func (x *explained) blame(err error) error {
 	if x.flagged {
 		return err
 	}
-	return configKeyError(x.cfg, x.file, x.svc, x.given.Params(), err)
+	return configKeyError(x.cfg, x.file, x.svc, unnamed(x.given.Params()), err)
 }
 
 // runExplain prints how raw selects every point and returns every problem
@@ -1368,10 +1368,19 @@ func (x *explained) configNote(key string) string {
 	return " (config" + strings.TrimPrefix(s, ", from the config's") + ")"
 }
 
+// fromServiceURL labels, in the KEYS table's FROM, a key the explained
+// URL itself sets (list --explain's SERVICE_URL argument, its query):
+// "SERVICE_URL query (timeout)", never to be taken for the configuration's
+// consumer: section ("consumer section (retries)") or a provider's value
+// ("provider (retries)").
+const fromServiceURL = "SERVICE_URL query"
+
 // from names the origin of key of the URL side ("consumer", "provider",
-// "merged") for the KEYS table: "key K" (the explained URL), "reference
-// (K)", "protocol (K)", "services[i].params (K)", and with --provider
-// "consumer (K)", "provider (K)" or "provider+consumer (K)" for filters.
+// "merged") for the KEYS table: "SERVICE_URL query (K)" (the explained
+// URL), "reference (K)", "consumer section (K)", "env
+// AIRNODE_CONSUMER_K", "protocol (K)", "services[i].params (K)", and with
+// --provider or providers found in the registry "provider (K)", or for
+// filters set on both sides "provider + " and the consumer's label.
 func (x *explained) from(key, side string) string {
 	_, inC := x.consumer.Param(key)
 	_, inP := x.provider.Param(key)
@@ -1381,7 +1390,7 @@ func (x *explained) from(key, side string) string {
 	if side == "merged" {
 		switch {
 		case key == spi.KeyFilter && inC && inP && x.flagged:
-			return "provider+consumer (" + key + ")"
+			return "provider + " + x.consumerFrom(key)
 		case inP && (!inC || slices.Contains(providerOwned, key)):
 			side = "provider"
 		default:
@@ -1389,8 +1398,8 @@ func (x *explained) from(key, side string) string {
 		}
 	}
 	switch {
-	case side == "consumer" && slices.Contains(x.fromRef, key):
-		return fromLabel(x.refFrom(key), key)
+	case side == "consumer":
+		return x.consumerFrom(key)
 	case x.flagged:
 		return side + " (" + key + ")"
 	case side == "provider":
@@ -1398,7 +1407,17 @@ func (x *explained) from(key, side string) string {
 			return fromLabel(from, key)
 		}
 	}
-	return "key " + key
+	return fromServiceURL + " (" + key + ")"
+}
+
+// consumerFrom names the origin of key of the consumer URL: the
+// configuration's reference, consumer: section or variable that added it
+// (refFrom), else the explained URL's query.
+func (x *explained) consumerFrom(key string) string {
+	if slices.Contains(x.fromRef, key) {
+		return fromLabel(x.refFrom(key), key)
+	}
+	return fromServiceURL + " (" + key + ")"
 }
 
 // providerOwned are the keys spi.MergeURL always takes from the provider.
@@ -1554,4 +1573,15 @@ func dedupeErrors(errs []error) []error {
 		}
 	}
 	return out
+}
+
+// unnamed maps each key of params to "": keys configKeyError leaves for
+// the caller to name (list --explain's SERVICE_URL query, whose keys win
+// over the configuration's).
+func unnamed(params map[string]string) map[string]string {
+	m := make(map[string]string, len(params))
+	for k := range params {
+		m[k] = ""
+	}
+	return m
 }

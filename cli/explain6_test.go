@@ -27,7 +27,7 @@ func TestListExplainRunsRefersChecks(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"connections=64", "connections=1"} {
-		if code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?"+q); code != 0 || !row("connections", "service", strings.TrimPrefix(q, "connections="), "key connections").MatchString(out) {
+		if code, out, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?"+q); code != 0 || !row("connections", "service", strings.TrimPrefix(q, "connections="), "SERVICE_URL query (connections)").MatchString(out) {
 			t.Errorf("%s: exit %d, stderr %q\n%s", q, code, errOut, out)
 		}
 	}
@@ -86,7 +86,7 @@ func TestListExplainWarnsOfMethodKeysOfNoMethod(t *testing.T) {
 	}
 	// A correct method key: no warning.
 	if code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo?methods.Sleep.timeout=100ms"); code != 0 || strings.Contains(errOut, "warning") ||
-		!row("timeout", "method Sleep", "100ms", "consumer (methods.Sleep.timeout)").MatchString(out) {
+		!row("timeout", "method Sleep", "100ms", "SERVICE_URL query (methods.Sleep.timeout)").MatchString(out) {
 		t.Errorf("methods.Sleep.timeout: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 }
@@ -110,7 +110,7 @@ func TestCallFlagBeatsReferenceMethodKey(t *testing.T) {
 	expectFail(t, runCommand(t, 20*time.Second, nil, "call", "--config", cfg, "demo.Echo?Echo.timeout=2s", "Sleep", "600"), "", "TIMEOUT", "demo.Echo.Sleep")
 
 	code, out, errOut := airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo?timeout=2s")
-	if code != 0 || strings.Contains(out, "method Sleep") || !row("timeout", "service", "2s", "consumer (timeout)").MatchString(out) {
+	if code != 0 || strings.Contains(out, "method Sleep") || !row("timeout", "service", "2s", "SERVICE_URL query (timeout)").MatchString(out) {
 		t.Errorf("explain timeout=2s: exit %d, stderr %q\n%s", code, errOut, out)
 	}
 	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "demo.Echo")

@@ -82,7 +82,7 @@ func TestListExplainMethodRowsOnlyForPerMethodPoints(t *testing.T) {
 		}
 	}
 	if !row("codec", "method Echo", "json", "bundled", "method-level key methods.Echo.codec=json").MatchString(out) ||
-		!row("timeout", "method Echo", "5s", "key methods.Echo.timeout").MatchString(out) {
+		!row("timeout", "method Echo", "5s", "SERVICE_URL query (methods.Echo.timeout)").MatchString(out) {
 		t.Errorf("per-method codec or timeout row missing:\n%s", out)
 	}
 	// A method-level limit key activates its filter in the service's
@@ -297,8 +297,8 @@ func TestListExplainDubboMethodKeys(t *testing.T) {
 	u := "airnode://127.0.0.1:1/demo.Echo?Sleep.timeout=200&timeout=1000&Sleep.loadbalance=roundrobin"
 	code, out, errOut := airnode(t, nil, "list", "--explain", u)
 	if code != 0 || !row("methods", "Sleep").MatchString(out) ||
-		!row("timeout", "service", "1s (written 1000)", "key timeout").MatchString(out) ||
-		!row("timeout", "method Sleep", "200ms (written 200)", "key Sleep.timeout").MatchString(out) ||
+		!row("timeout", "service", "1s (written 1000)", "SERVICE_URL query (timeout)").MatchString(out) ||
+		!row("timeout", "method Sleep", "200ms (written 200)", "SERVICE_URL query (Sleep.timeout)").MatchString(out) ||
 		!row("loadbalance", "method Sleep", "roundrobin", "bundled", "method-level key Sleep.loadbalance=roundrobin").MatchString(out) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 	}

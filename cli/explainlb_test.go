@@ -43,7 +43,7 @@ func TestListExplainShowsThePluginBalancersKeys(t *testing.T) {
 	}
 	for _, re := range []string{
 		`(?m)^p2c\.choices\s+service\s+2\s+default \(acme\.p2c\)$`,
-		`(?m)^p2c\.choices\s+method Echo\s+3\s+key methods\.Echo\.p2c\.choices$`,
+		`(?m)^p2c\.choices\s+method Echo\s+3\s+SERVICE_URL query \(methods\.Echo\.p2c\.choices\)$`,
 		`(?m)^p2c\.choices\s+candidates compared per pick \(loadbalance acme\.p2c\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {

@@ -229,11 +229,11 @@ func TestHOps3_ListExplainReadsTypedValues(t *testing.T) {
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "list", "--config", file, "--explain",
 		"airnode://127.0.0.1:1/demo.Echo?timeout=200&payload=1048576&unsent.limit=65536&loadbalance=p2c&p2c.decay=500&connect.timeout=2s")
 	for _, row := range []string{
-		`timeout +service +200ms \(written 200\) +key timeout`,
-		`payload +service +1MiB \(written 1048576\) +key payload`,
+		`timeout +service +200ms \(written 200\) +SERVICE_URL query \(timeout\)`,
+		`payload +service +1MiB \(written 1048576\) +SERVICE_URL query \(payload\)`,
 		`unsent.limit +service +64KiB \(written 65536\)`,
 		`p2c.decay +service +500ms \(written 500\)`,
-		`connect.timeout +service +2s +key connect.timeout`,
+		`connect.timeout +service +2s +SERVICE_URL query \(connect.timeout\)`,
 		`shutdown.timeout +service +1m +node`,
 		`shutdown.wait +service +1500ms +node`,
 		`reconnect.backoff +service +100ms +default`,

@@ -60,7 +60,7 @@ func TestListKeysKernelGroup(t *testing.T) {
 		t.Fatalf("--explain: exit %d, stderr %s", code, errOut)
 	}
 	for _, r := range []*regexp.Regexp{
-		row("connections", "service", "2", "key connections"),
+		row("connections", "service", "2", "SERVICE_URL query (connections)"),
 		row("connection.concurrency", "service", "16384", "default"),
 		row("shutdown.timeout", "service", "10s", "node (shutdown.timeout)"),
 		regexp.MustCompile(`(?m)^KEY +MEANING$`),

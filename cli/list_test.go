@@ -203,8 +203,8 @@ func TestListExplainProviderMerge(t *testing.T) {
 		t.Errorf("merged URL is not the provider's base:\n%s", out)
 	}
 	for _, r := range []*regexp.Regexp{
-		row("timeout", "service", "500ms", "consumer (timeout)"),
-		row("timeout", "method Echo", "200ms", "consumer (methods.Echo.timeout)"),
+		row("timeout", "service", "500ms", "SERVICE_URL query (timeout)"),
+		row("timeout", "method Echo", "200ms", "SERVICE_URL query (methods.Echo.timeout)"),
 		// tester74 #1: the provider's retries are its consumers' defaults
 		row("retries", "service", "3", "provider (retries)"),
 		row("retries", "method Sleep", "0", "provider (Sleep.retries)"),

@@ -54,7 +54,7 @@ func TestE2E_HeartbeatMessages(t *testing.T) {
 			break
 		}
 	}
-	if code != 0 || row != "heartbeat.interval service 3s (written 3000) key heartbeat (bare number: the interval in ms)" {
+	if code != 0 || row != "heartbeat.interval service 3s (written 3000) SERVICE_URL query (heartbeat) (bare number: the interval in ms)" {
 		t.Errorf("list --explain heartbeat=3000: exit %d, heartbeat.interval row %q:\n%s%s", code, row, stdout, stderr)
 	}
 	// plugins.yaml: the same bounds, and no bare milliseconds suggested

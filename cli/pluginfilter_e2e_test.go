@@ -51,7 +51,7 @@ func TestServeRefusesAFilterPluginThatCannotBeBuilt(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "reg")
 	r := runCommand(t, 30*time.Second, noAirnodeEnv, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
 		"--registry", "file://"+reg, "-p", "authz.key=k", "-p", "authz.rate=abc")
-	refusedBeforeListening(t, r, `airnode: serve: service demo.Echo: filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`, reg)
+	refusedBeforeListening(t, r, `airnode: serve: -p authz.rate=abc: service demo.Echo: filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`, reg)
 }
 
 // Tester9 #2: a filter plugin whose Build never returns fails serve

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -350,20 +351,28 @@ func checkReferences(cfg config.Config, file string, cat *extension.Catalogs) er
 	return errors.Join(errs...)
 }
 
-// configKeyError returns err naming the configuration file and the key
-// that set the refused URL key, in config.Load's form
+// configKeyError returns err naming the source that set the refused URL
+// key, as config.Load names a setting's:
 //
 //	config: plugins.yaml: key "protocol": invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)
+//	config: environment AIRNODE_PROVIDER_LOADBALANCE: unknown loadbalance "roundrobn" (...); did you mean "roundrobin"?
+//	serve: -p loadbalance=roundrobn: service demo.Echo: unknown loadbalance "roundrobn" (...); did you mean "roundrobin"?
 //
-// when file set it: through services[svc].params (svc is the service's
-// index in cfg.Services, -1 when the file does not list it) or protocol,
-// and not overridden by flagParams (-p and the dedicated flags, which
-// win). Otherwise, or when err names no key, err is returned unchanged.
-// The refused key is a *spi.ParamError's key, or the point of an
+// given maps each key the command line set, which wins over the file and
+// the environment, to the flag that set it as typed ("-p
+// loadbalance=roundrobn", "--transport bogus"), which the error then
+// names after serve's prefix, keeping err's text (flagKeyError); a key
+// mapped to "" is left for the caller to name, err returned unchanged. Otherwise the
+// source is the file (when file is not ""), through services[svc].params
+// (svc is the service's index in cfg.Services, -1 when the file does not
+// list it) or protocol:, or the AIRNODE_PROVIDER_<KEY> variable that set
+// protocol's key over the file's (config.Config.ProtocolSource). When no
+// source is found, or err names no key, err is returned unchanged. The
+// refused key is a *spi.ParamError's key, or the point of an
 // *extension.UnknownError (an unknown transport: key "transport", also
 // as a method-level key "methods.M.transport").
-func configKeyError(cfg config.Config, file string, svc int, flagParams map[string]string, err error) error {
-	if file == "" || err == nil {
+func configKeyError(cfg config.Config, file string, svc int, given map[string]string, err error) error {
+	if err == nil {
 		return err
 	}
 	var key string
@@ -378,28 +387,58 @@ func configKeyError(cfg config.Config, file string, svc int, flagParams map[stri
 	default:
 		return err
 	}
-	if _, ok := flagParams[key]; ok {
-		return err
-	}
-	sets := func(params map[string]string) bool {
-		for k := range params {
-			if k == key || ue != nil && strings.HasSuffix(k, "."+key) {
-				return true
+	// setter returns the key of params that sets key: key itself, or for
+	// an unknown extension a method-level one ending in "."+key.
+	setter := func(params map[string]string) (string, bool) {
+		if _, ok := params[key]; ok {
+			return key, true
+		}
+		if ue != nil {
+			for _, k := range slices.Sorted(maps.Keys(params)) {
+				if strings.HasSuffix(k, "."+key) {
+					return k, true
+				}
 			}
 		}
-		return false
+		return "", false
 	}
-	var path string
-	switch {
-	case svc >= 0 && sets(cfg.Services[svc].Params):
-		path = fmt.Sprintf("services[%d].params", svc)
-	case sets(cfg.Protocol):
-		path = "protocol"
-	default:
-		return err
+	if k, ok := setter(given); ok {
+		if given[k] == "" {
+			return err
+		}
+		return &flagKeyError{flag: given[k], err: err}
 	}
-	return fmt.Errorf("config: %s: key %q: %w", file, path, cause)
+	if svc >= 0 && svc < len(cfg.Services) && file != "" {
+		if _, ok := setter(cfg.Services[svc].Params); ok {
+			return fmt.Errorf("config: %s: key %q: %w", file, fmt.Sprintf("services[%d].params", svc), cause)
+		}
+	}
+	if k, ok := setter(cfg.Protocol); ok {
+		if name, env := cfg.ProtocolSource(k); env {
+			return fmt.Errorf("config: environment %s: %w", name, cause)
+		}
+		if file != "" {
+			return fmt.Errorf("config: %s: key %q: %w", file, "protocol", cause)
+		}
+	}
+	return err
 }
+
+// flagKeyError is serve's err about a URL key that flag (as typed: "-p
+// weight=abc", "--transport bogus") set: it reads "serve: <flag>: " and
+// err's text less its own "serve: " (`serve: -p weight=abc: service
+// demo.Echo: invalid value "abc" for URL key "weight": ...`), and unwraps
+// to err.
+type flagKeyError struct {
+	flag string
+	err  error
+}
+
+func (e *flagKeyError) Error() string {
+	return "serve: " + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "serve: ")
+}
+
+func (e *flagKeyError) Unwrap() error { return e.err }
 
 // noConfigHint is the hint of an unknown loadbalance, registry or filter
 // name (extension.Catalogs.SetMissHint) when the command read no

@@ -112,7 +112,7 @@ func TestReferencesApplyAndValidate(t *testing.T) {
 		t.Errorf("explain with a reference: exit %d %s\n%s", code, errOut, out)
 	}
 	code, out, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://h:20880/demo.Echo?timeout=3s")
-	if code != 0 || !row("timeout", "service", "3s", "key timeout").MatchString(out) {
+	if code != 0 || !row("timeout", "service", "3s", "SERVICE_URL query (timeout)").MatchString(out) {
 		t.Errorf("URL key should win over the reference: exit %d %s\n%s", code, errOut, out)
 	}
 

@@ -336,7 +336,7 @@ Exit status:
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./"+defaultConfigFile+" when present)")
+	pf.StringVar(&a.configPath, "config", "", "configuration file, YAML (JSON parses too; default ./"+defaultConfigFile+" when present)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error (default info; call, bench and plugin check: warn, as they print their result only, and call's accesslog=true lines at info; no environment variable)")
 	pf.Lookup("log-level").DefValue = "" // the usage says the per-command defaults
 	pf.StringVar(&a.logFormat, "log-format", "text", `log format: text or json (json: every line on stderr is a JSON record, the final error line too; durations are Go's text, "2s", as in text; no environment variable)`)

@@ -350,6 +350,27 @@ type flagParam struct {
 	value string // the key's value: "smux" (--tls-cert FILE sets tls=true too)
 }
 
+// paramFlags maps each URL key that serve's command line sets (raw: the
+// -p arguments as typed, which parseParams accepted; flags: the dedicated
+// flags' keys) to the flag that set it, as typed: "-p
+// loadbalance=roundrobn", "--transport tcp", "--tls-cert FILE" for tls
+// and tls.cert. An error about such a key names that flag
+// (configKeyError). -p names a key that a flag also sets (with the same
+// value: applyFlagParams refuses another).
+func paramFlags(raw []string, flags []flagParam) map[string]string {
+	m := make(map[string]string, len(raw)+len(flags))
+	for _, kv := range raw {
+		k, _, _ := strings.Cut(kv, "=")
+		m[strings.TrimSpace(k)] = "-p " + kv
+	}
+	for _, f := range flags {
+		if _, ok := m[f.key]; !ok {
+			m[f.key] = f.flag + " " + f.arg
+		}
+	}
+	return m
+}
+
 // applyFlagParams adds each flag's key and value to params, which holds
 // the -p parameters. A key that -p also gives with another value is an
 // error naming both ("-p transport=tcp conflicts with --transport smux"):
@@ -512,6 +533,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	if err := applyFlagParams(params, flags); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	given := paramFlags(f.params, flags)
 	if err := checkShutdownParams(params, f, cfg.Shutdown); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -539,7 +561,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// Everything that can be checked without listening is checked before
 	// the first export: a node that fails never publishes a provider
 	// consumers could pick, and fails at once (no shutdown wait).
-	exports, err := planExports(cfg, file, params, impls, nodeName)
+	exports, err := planExports(cfg, file, params, given, impls, nodeName)
 	if err != nil {
 		return err
 	}
@@ -550,7 +572,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// the wait leaves of it either way.
 	outrankFileShutdownKeys(exports, cfg.Shutdown, f.shutdown, logger)
 	budget := shutdownBudget(cfg.Shutdown, f.shutdown, exports)
-	if err := checkExports(cat, cfg, file, params, reg, f.registryName(reg), exports, budget); err != nil {
+	if err := checkExports(cat, cfg, file, params, given, reg, f.registryName(reg), exports, budget); err != nil {
 		return err
 	}
 	wait, waitFrom := budget.wait, budget.waitFrom
@@ -646,7 +668,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			// what planExports could not check: the listen address, TLS
 			// files, the registry itself. Close unregisters earlier exports.
 			_ = node.Close()
-			return configKeyError(cfg, file, pe.fromFile, params, err)
+			return configKeyError(cfg, file, pe.fromFile, given, err)
 		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().Redacted(), "version", buildVersion())
@@ -787,7 +809,7 @@ func orDefault(s, def string) string {
 // export only after registering the first. Errors name the file and key
 // that caused them when the file set it (configKeyError); a service
 // without implementation lists the available ones.
-func planExports(cfg config.Config, file string, params map[string]string, impls map[string]pluginhost.Service, nodeName string) ([]plannedExport, error) {
+func planExports(cfg config.Config, file string, params, given map[string]string, impls map[string]pluginhost.Service, nodeName string) ([]plannedExport, error) {
 	services := []config.Service{{Interface: demo.Interface}}
 	fromFile := []int{-1}
 	if !cfg.Demo {
@@ -842,11 +864,11 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 				if cerr := config.CheckParams(map[string]string{"weight": u.ParamOr("weight", "")}); cerr != nil {
 					werr = cerr
 				}
-				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", s.Interface, werr))
+				return nil, configKeyError(cfg, file, pe.fromFile, given, fmt.Errorf("serve: service %s: %w", s.Interface, werr))
 			}
 			payload, perr := u.Size("payload", protocol.DefaultPayload)
 			if perr != nil {
-				return nil, configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: %w", perr))
+				return nil, configKeyError(cfg, file, pe.fromFile, given, fmt.Errorf("serve: %w", perr))
 			}
 			pe.demo = demo.New(nodeName, int(weight)).LimitPayload(payload)
 		} else {
@@ -885,7 +907,7 @@ func planExports(cfg config.Config, file string, params map[string]string, impls
 // per-address keys and TLS agreeing with those of the first export on the
 // same transport (sameServerKeys), and the registry extension of reg.
 // Errors name the service, and the file and key when the file set it.
-func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params map[string]string, reg spi.URL, regName string, exports []plannedExport, budget shutdownTimes) error {
+func checkExports(cat *extension.Catalogs, cfg config.Config, file string, params, given map[string]string, reg spi.URL, regName string, exports []plannedExport, budget shutdownTimes) error {
 	if !reg.IsZero() {
 		if err := cat.ExplainRegistry(reg).Err; err != nil {
 			return fmt.Errorf("serve: %s: %w", regName, err)
@@ -932,7 +954,7 @@ func checkExports(cat *extension.Catalogs, cfg config.Config, file string, param
 			}
 		}
 		if err != nil {
-			return configKeyError(cfg, file, pe.fromFile, params, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
+			return configKeyError(cfg, file, pe.fromFile, given, fmt.Errorf("serve: service %s: %w", u.ServiceKey(), err))
 		}
 	}
 	return nil

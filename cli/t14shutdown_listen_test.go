@@ -15,7 +15,7 @@ import (
 func TestT14_11_ServeListenPortZeroOnEveryInterface(t *testing.T) {
 	cfg := config.DefaultConfig()
 	cfg.Listen = ":0"
-	exports, err := planExports(cfg, "", nil, nil, "n1")
+	exports, err := planExports(cfg, "", nil, nil, nil, "n1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,9 +69,9 @@ func TestT74_ExplainShowsProviderRetriesAndIdempotent(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	for _, r := range [][]string{
-		{"retries", "service", "1", "consumer (retries)"},
+		{"retries", "service", "1", "SERVICE_URL query (retries)"},
 		{"method Sleep", "(the provider's Sleep.retries=0 is not used: the reference's retries=1 wins)"},
-		{"idempotent", "service", "false", "consumer (idempotent)"},
+		{"idempotent", "service", "false", "SERVICE_URL query (idempotent)"},
 		{"method Sleep", "(the provider's Sleep.idempotent=true is not used: the reference's idempotent=false wins)"},
 	} {
 		if !row(r...).MatchString(out) {

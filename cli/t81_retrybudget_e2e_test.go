@@ -36,7 +36,7 @@ func TestT81_ExplainShowsTheRetryBudgetThatApplies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	if r := []string{"retry.tokens", "service", "20", "consumer (retry.tokens)"}; !row(r...).MatchString(out) {
+	if r := []string{"retry.tokens", "service", "20", "SERVICE_URL query (retry.tokens)"}; !row(r...).MatchString(out) {
 		t.Errorf("output lacks %q:\n%s", r, out)
 	}
 }

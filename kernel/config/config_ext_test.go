@@ -369,7 +369,7 @@ func TestYAMLErrorNamesItsLine(t *testing.T) {
 	for _, tt := range tests {
 		file := writeFile(t, tt.yaml)
 		_, err := config.Load(config.Source{File: file})
-		if want := "config: " + file + ": " + tt.want; err == nil || err.Error() != want {
+		if want := "config: " + file + ": " + tt.want + yamlNote; err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", tt.yaml, err, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -106,8 +107,11 @@ type Source struct {
 // (`key "protocol.heartbeat": want a value, got a map: write the URL key
 // flat, "heartbeat.interval: 60s"`; nesting is not flattened, see
 // nestedProblems), a YAML syntax error with the line it is on
-// (`yaml: line 3: did not find expected key (line 3 is " wait: 1s")`), or
-// anything Validate rejects.
+// (`yaml: line 3: did not find expected key (line 3 is " wait: 1s")`) or a
+// top level that is not a mapping (`yaml: line 1: the top level is a
+// string, ...`), either followed by a note that the file is read as YAML
+// and, for a .toml, .ini, .properties or .env file, that its format is
+// not (formatNote), or anything Validate rejects.
 func Load(src Source) (Config, error) {
 	k := koanf.NewWithConf(koanf.Conf{Delim: delim, StrictMerge: false})
 	where := "defaults"
@@ -117,7 +121,7 @@ func Load(src Source) (Config, error) {
 			return Config{}, fmt.Errorf("config: %w", err)
 		}
 		if err := k.Load(file.Provider(src.File), yamlParser{}); err != nil {
-			return Config{}, fmt.Errorf("config: %s: %w", src.File, err)
+			return Config{}, fmt.Errorf("config: %s: %w%s", src.File, err, formatNote(src.File))
 		}
 	}
 	// origin says where the value of each setting came from, by field
@@ -612,6 +616,32 @@ func entryKey(u string) (key string, ok bool) {
 		return "", false
 	}
 	return m[1], true
+}
+
+// otherFormats are configuration file extensions that name a format
+// other than YAML, which Load does not read: formatNote names it.
+var otherFormats = map[string]string{
+	".toml":       "TOML",
+	".ini":        "INI",
+	".properties": "a Java properties file",
+	".env":        "a dotenv file (KEY=value lines)",
+	".xml":        "XML",
+	".hcl":        "HCL",
+}
+
+// formatNote is what Load adds to the error of a configuration file that
+// does not parse as YAML, or whose top level is not a mapping: the file
+// is read as YAML, JSON too (JSON parses as YAML), and, when file's
+// extension names another format (otherFormats), that it is not read:
+//
+//	; the configuration file is read as YAML (JSON parses too, as YAML): ".toml" suggests TOML, which airnode does not read; write the settings as YAML key: value lines (listen: ":20880")
+func formatNote(file string) string {
+	note := "; the configuration file is read as YAML (JSON parses too, as YAML)"
+	ext := strings.ToLower(filepath.Ext(file))
+	if f, ok := otherFormats[ext]; ok {
+		note += fmt.Sprintf(": %q suggests %s, which airnode does not read; write the settings as YAML key: value lines (listen: \":20880\")", ext, f)
+	}
+	return note
 }
 
 // FlagError is Load's error for a setting whose value came from a flag

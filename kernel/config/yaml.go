@@ -19,7 +19,10 @@ import (
 // values kept as written (see keepText).
 type yamlParser struct{}
 
-// Unmarshal parses b as a YAML mapping. A file of more than one YAML
+// Unmarshal parses b as a YAML mapping. A top level that is not a
+// mapping (a TOML or properties file reads as a string, an INI one as a
+// list) is refused, naming what it is (notMapping); an empty file, or
+// one that is only "~", is an empty mapping. A file of more than one YAML
 // document is refused, naming the line of the second document's "---":
 // yaml.v3 reads the first document only, so the keys after a stray "---"
 // (files concatenated, a Kubernetes habit) were silently dropped, a
@@ -29,11 +32,21 @@ func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
 	if err := yaml3.Unmarshal(b, &doc); err != nil {
 		return nil, yamlLine(b, err)
 	}
+	// the top level first: a TOML or INI file may read as several
+	// documents, none of them a mapping, and no "---" to remove
+	empty := len(doc.Content) == 0 // an empty file, or comments only
+	if !empty {
+		top := doc.Content[0]
+		empty = top.Kind == yaml3.ScalarNode && top.Tag == "!!null" // "~" or "null"
+		if !empty && top.Kind != yaml3.MappingNode {
+			return nil, notMapping(b, top)
+		}
+	}
 	if line := secondDocument(b); line > 0 {
 		return nil, fmt.Errorf("yaml: line %d: a second YAML document (\"---\"): the file must be one document, a single mapping; remove the \"---\" and merge the keys into one mapping", line)
 	}
 	var out map[string]any
-	if len(doc.Content) == 0 { // an empty file
+	if empty {
 		return out, nil
 	}
 	keepText(doc.Content[0])
@@ -41,6 +54,32 @@ func (yamlParser) Unmarshal(b []byte) (map[string]any, error) {
 		return nil, yamlLine(b, err)
 	}
 	return out, nil
+}
+
+// notMapping is Unmarshal's error for a file whose top level, top, is
+// not a mapping, in yamlLine's form, naming what YAML read instead:
+// `yaml: line 1: the top level is a string, not a mapping of keys
+// (key: value lines) (line 1 is "listen = \":20880\"")`. A TOML or
+// properties file reads as a string or a list; yaml.v3's own words were
+// "cannot unmarshal !!str `listen=...` into map[string]interface {}".
+func notMapping(b []byte, top *yaml3.Node) error {
+	what := "a list"
+	switch {
+	case top.Kind == yaml3.ScalarNode && (top.Tag == "!!int" || top.Tag == "!!float"):
+		what = "a number"
+	case top.Kind == yaml3.ScalarNode && top.Tag == "!!bool":
+		what = "true or false"
+	case top.Kind == yaml3.ScalarNode:
+		what = "a string"
+	case top.Kind == yaml3.AliasNode:
+		what = "an alias"
+	}
+	n := max(top.Line, 1)
+	line := ""
+	if lines := strings.SplitAfter(string(b), "\n"); n <= len(lines) {
+		line = fmt.Sprintf(" (line %d is %q)", n, strings.TrimRight(lines[n-1], "\r\n"))
+	}
+	return fmt.Errorf("yaml: line %d: the top level is %s, not a mapping of keys (key: value lines)%s", n, what, line)
 }
 
 // secondDocument returns the 1-based line where the second YAML document
