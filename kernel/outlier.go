@@ -154,7 +154,7 @@ type outlierState struct {
 	// line is logged, once per ejection (under mu).
 	held     atomic.Bool
 	heldSaid bool
-	holdMu   sync.Mutex // one heldByCheck registers at a time
+	holdMu   sync.Mutex // one look at a time holds (holdForCheck) or ends an ejection (ejectedNow)
 
 	// The "not ejected" WARN is written at most once per outlier.ejection
 	// per provider: warnedAt is when the last one was (spi.Mono()),
@@ -271,7 +271,7 @@ func (o *outlierState) reset() {
 // still unreachable), and "back in use" then follows when a connection
 // is up again (noteBack). An ejection whose length passes while a
 // connection's liveness check waits for its ping's answer does not end
-// then: heldByCheck keeps r ejected until the check ends.
+// then: holdForCheck keeps r ejected until the check ends.
 func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	o := &r.out
 	if !o.ejected.Load() {
@@ -280,17 +280,28 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	if now < time.Duration(o.until.Load()) {
 		return true
 	}
-	if r.heldByCheck() {
+	if o.held.Load() {
+		return true // one atomic load while a liveness check holds it
+	}
+	// One look at a time decides, under holdMu, whether a liveness check
+	// holds r, else ends the ejection: a look that answered "ejected"
+	// while another was finding no check waiting and ending the ejection
+	// (fix-bh's first cut) left the directory's list without r, built
+	// after the epoch's bump, so r got no call until something else
+	// changed (TestT25_N4_RecoveredProviderTakenBack, 2 runs in 4).
+	o.holdMu.Lock()
+	if !o.ejected.Load() {
+		o.holdMu.Unlock()
+		return false // ended by the look this one waited for
+	}
+	if o.held.Load() || r.holdForCheck() {
+		o.holdMu.Unlock()
 		return true
 	}
-	// The end is recorded under o.mu, taken before the provider can be
-	// picked again (the CompareAndSwap): eject reads backAt under o.mu,
-	// and a next streak that ejects it while this goroutine is descheduled
-	// between the swap and the lock would find backAt not yet set and
-	// step its length down as if the provider had been back for long.
 	o.mu.Lock()
 	if !o.ejected.CompareAndSwap(true, false) {
 		o.mu.Unlock()
+		o.holdMu.Unlock()
 		return false
 	}
 	o.backAt = time.Duration(o.until.Load()) // when it ended, however late this look
@@ -307,6 +318,10 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	up := r.connected()
 	o.notBack.Store(!up)
 	o.mu.Unlock()
+	o.holdMu.Unlock()
+	// after the change, as directory.Watched asks: a list built since
+	// the last bump, which may have found r still ejected, is stale now
+	r.bumpEpoch()
 	attrs := []any{"provider", r.url.Address(), "service", r.url.ServiceKey(), "ejected_for", length}
 	if heldFor > 0 {
 		attrs = append(attrs, "held_for_liveness_ping", heldFor.Round(time.Millisecond))
@@ -319,32 +334,16 @@ func (r *remoteInvoker) ejectedNow(now time.Duration) bool {
 	return false
 }
 
-// heldByCheck reports whether r, whose ejection's length has passed,
-// stays ejected because one of its connections'
-// liveness check is waiting for its ping's answer (held). The first look
-// that finds such a check registers checkEnded with every check waiting
-// (exchange.Channel.WhenCheckEnds) and logs, once per ejection, that the
-// ejection ended and the provider is still ejected; checkEnded ends the
-// hold when a check ends, answered or with its connection closed, and
-// looks again. One atomic load while held.
-func (r *remoteInvoker) heldByCheck() bool {
+// holdForCheck reports whether r, whose ejection's length has passed,
+// stays ejected because one of its connections' liveness check is
+// waiting for its ping's answer (held). It registers checkEnded with
+// every check waiting (exchange.Channel.WhenCheckEnds) and logs, once per
+// ejection, that the ejection ended and the provider is still ejected;
+// checkEnded ends the hold when a check ends, answered or with its
+// connection closed, and looks again. Caller holds o.holdMu, with held
+// false.
+func (r *remoteInvoker) holdForCheck() bool {
 	o := &r.out
-	if o.held.Load() {
-		return true
-	}
-	// One look registers at a time; the others wait for its answer
-	// rather than guess: a look that said "held" while another found no
-	// check waiting left the directory's list without the provider after
-	// its ejection ended (its epoch was bumped before), so it got no call
-	// until something else changed (TestT25_N4_RecoveredProviderTakenBack).
-	o.holdMu.Lock()
-	defer o.holdMu.Unlock()
-	if o.held.Load() {
-		return true
-	}
-	if !o.ejected.Load() {
-		return false // ended by the look this one waited for
-	}
 	// held is set before registering: a check that ends at once clears
 	// it (checkEnded), after.
 	o.held.Store(true)
@@ -389,7 +388,7 @@ func (r *remoteInvoker) heldByCheck() bool {
 	return true
 }
 
-// checkEnded runs when a liveness check heldByCheck waits for has ended
+// checkEnded runs when a liveness check holdForCheck waits for has ended
 // (on the check's goroutine): the hold ends, and r is looked at again
 // (ejectionOver): back in use if connected and no other check waits,
 // "still not connected" if the check closed the connection.
@@ -399,18 +398,20 @@ func (r *remoteInvoker) checkEnded() {
 }
 
 // ejectionOver runs when an ejection's length has passed (eject's
-// timer): the directory's list takes the provider back (bumpEpoch), and
-// the ejection ends now, with its line ("back in use" when connected,
+// timer): the ejection ends now (ejectedNow, which bumps the epoch: the
+// directory's list takes the provider back), unless a liveness check
+// holds it (holdForCheck), with its line ("back in use" when connected,
 // else "ejection ended ... still not connected", and "back in use" when a
 // connection comes up: connUp), rather than at the directory's next look,
 // which a reference with no calls and no metrics scrape makes late or
 // never. Nothing is logged once r is closed; an ejection that a look has
 // ended already is not ended twice (ejectedNow).
 func (r *remoteInvoker) ejectionOver() {
-	r.bumpEpoch()
-	if !r.closed.Load() {
-		r.ejectedNow(spi.Mono())
+	if r.closed.Load() {
+		r.bumpEpoch()
+		return
 	}
+	r.ejectedNow(spi.Mono())
 }
 
 // msgBackInUse is the INFO line of a provider that can be picked again

@@ -67,7 +67,7 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 		ps.Connected = ri.connected()
 		// read, not ended: the directory's next look ends an ejection
 		// that is over (ejectedNow), with its log line
-		// (or that its liveness ping holds: heldByCheck)
+		// (or that its liveness ping holds: holdForCheck)
 		ps.Ejected = ri.out.ejected.Load() && (now < time.Duration(ri.out.until.Load()) || ri.out.held.Load())
 	}
 	return ps
