@@ -74,11 +74,19 @@ func (c *pauseClock) stop() {
 	}
 }
 
+// resumeReadWindow is how long before ZooKeeper was last heard a pause
+// may have ended and still count for a loss: a resumed process first
+// reads what the server sent while it was stopped, which makes ZooKeeper
+// "heard" a few milliseconds after the pause's late tick (seen in CI:
+// last_heard_ago 1ms after a 6 s SIGSTOP, and the pause not named).
+const resumeReadWindow = time.Second
+
 // pausedSince returns how long the process did not run in its last
-// pause, when that pause ended after since (ZooKeeper's last contact):
-// the one its timer has noted, or the one ending now, whose late tick
-// has not run yet (a process resumed runs its goroutines in any order).
-// 0 when there was no such pause, or before start.
+// pause, when that pause ended after since (ZooKeeper's last contact)
+// less resumeReadWindow: the one its timer has noted, or the one ending
+// now, whose late tick has not run yet (a process resumed runs its
+// goroutines in any order). 0 when there was no such pause, or before
+// start.
 func (c *pauseClock) pausedSince(since, now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -88,7 +96,7 @@ func (c *pauseClock) pausedSince(since, now time.Time) time.Duration {
 	if late := now.Sub(c.last) - pauseTick; late >= pauseMin {
 		return late // ending now
 	}
-	if c.pause > 0 && c.ended.After(since) {
+	if c.pause > 0 && c.ended.After(since.Add(-resumeReadWindow)) {
 		return c.pause
 	}
 	return 0

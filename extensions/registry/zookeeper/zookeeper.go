@@ -878,8 +878,14 @@ func (r *Registry) warnLostLocked(state zk.State) {
 	msg := "connection lost"
 	attrs := []any{"state", state.String(), "last_heard_ago", time.Since(r.lastHeard).Round(time.Millisecond)}
 	if p := r.paused.pausedSince(r.lastHeard, time.Now()); p > 0 {
-		msg += fmt.Sprintf(": this process did not run for at least %v (stopped or starved) of the %v since ZooKeeper was last heard",
-			p.Round(100*time.Millisecond), time.Since(r.lastHeard).Round(100*time.Millisecond))
+		if heard := time.Since(r.lastHeard); p <= heard {
+			msg += fmt.Sprintf(": this process did not run for at least %v (stopped or starved) of the %v since ZooKeeper was last heard",
+				p.Round(100*time.Millisecond), heard.Round(100*time.Millisecond))
+		} else {
+			// what ZooKeeper sent during the pause was read on resuming
+			msg += fmt.Sprintf(": this process did not run for at least %v (stopped or starved) until just before ZooKeeper was last heard",
+				p.Round(100*time.Millisecond))
+		}
 		attrs = append(attrs, "paused_for", p.Round(time.Millisecond))
 	}
 	if len(r.watches) > 0 {
