@@ -352,6 +352,12 @@ func (c *Channel) acceptLoop() {
 				return
 			}
 			if peerProtocolError(err) {
+				if what := c.foreignOpening(err); what != "" {
+					// another transport's consumer (tcp's frames on a
+					// smux listener): as smux's opening on tcp (readFailed)
+					c.dieCounted((&foreignOpeningError{what: what, err: err}).Error(), levelMismatch, nil)
+					return
+				}
 				// the peer broke the transport's protocol (smux's
 				// garbage): as a bad frame on tcp
 				c.dieCounted(err.Error(), slog.LevelWarn, &counters.Channels.ProtocolErrors)
