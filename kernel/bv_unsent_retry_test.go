@@ -140,7 +140,7 @@ func unsentRetried(t *testing.T, transport string) {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", 512<<10)
-	const calls = 40
+	const calls = 28
 	type outcome struct {
 		err error
 		at  time.Time
