@@ -386,12 +386,13 @@ func TestBinary(t *testing.T) {
 		t.Errorf("list heartbeat idle: exit %d stderr %s\n%s", code, errOut, out)
 	}
 
+	// the URL's value: a usage error (fix-bs)
 	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?timeout=abc")
-	if code != 1 || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
+	if code != exitUsage || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
 		t.Errorf("timeout=abc: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?loadbalance=rundrobin")
-	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
+	if code != exitUsage || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
 		t.Errorf("rundrobin: exit %d stderr %q", code, errOut)
 	}
 
@@ -438,7 +439,8 @@ func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
 // reported a second time by the kernel-key check.
 func TestExplainReportsABadKeyOnce(t *testing.T) {
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
-	if code != 1 || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
+	// the URL's values: a usage error (fix-bs)
+	if code != exitUsage || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
 		t.Errorf("exit %d, stderr %q: want each bad key named once", code, errOut)
 	}
 }
