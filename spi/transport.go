@@ -87,10 +87,14 @@ type Session interface {
 // and not counted as a protocol error (a consumer whose URL key transport
 // differs, such as airnode health's first try over the default smux
 // against a provider serving tcp), rather than a peer breaking the protocol
-// (Warn, airnode_channels_closed_total{reason="protocol_error"}).
+// (Warn, airnode_channels_closed_total{reason="protocol_error"}). Both
+// bundled transports implement it: smux (a tcp listener's question) and
+// tcp (a smux listener's, which keeps a connection's first bytes for its
+// protocol error).
 //
 // first holds the connection's first 16 bytes (an airnode frame header's
-// length). RecognizesOpening must not block, is called concurrently, and
+// length), on a smux listener at least 8 (what smux read before it
+// failed). RecognizesOpening must not block, is called concurrently, and
 // should be strict: bytes it recognizes by mistake hide a broken peer.
 type OpeningRecognizer interface {
 	RecognizesOpening(first []byte) bool

@@ -240,9 +240,11 @@ type Options struct {
 	SmallAnswer func(service, method string) bool
 	// ForeignOpening, optional (provider side), looks at a connection's
 	// first protocol.HeaderLen bytes when they are no frame header (bad
-	// magic) and, when they are how another transport's consumers open a
-	// connection, says so for the record, "the consumer speaks
-	// transport=smux, ..."; else it returns "". The kernel asks the
+	// magic), or at those its transport failed on (a peer protocol error
+	// of the session whose error chain has a FirstBytes() []byte method:
+	// smux's, 8 to 16 bytes) and, when they are how another transport's
+	// consumers open a connection, says so for the record, "the consumer
+	// speaks transport=smux, ..."; else it returns "". The kernel asks the
 	// transports of its catalogs that implement spi.OpeningRecognizer.
 	// A recognized opening closes the channel as a transport mismatch,
 	// reason "transport mismatch: WHAT (first bytes: protocol: bad magic

@@ -504,7 +504,27 @@ type foreignOpeningError struct {
 }
 
 func (e *foreignOpeningError) Error() string {
-	return fmt.Sprintf("transport mismatch: %s (first bytes: %v)", e.what, e.err)
+	if errors.Is(e.err, protocol.ErrBadMagic) {
+		return fmt.Sprintf("transport mismatch: %s (first bytes: %v)", e.what, e.err)
+	}
+	return fmt.Sprintf("transport mismatch: %s (%v)", e.what, e.err) // the transport's error names the bytes
+}
+
+// foreignOpening asks Options.ForeignOpening about the first bytes of a
+// connection whose transport failed on them (err's chain has a
+// FirstBytes() []byte method returning them: the smux transport's
+// *ProtocolError when its consumer did not open as smux's do) and returns
+// its answer; "" when it does not recognize them or nothing gives them.
+func (c *Channel) foreignOpening(err error) string {
+	var fb interface{ FirstBytes() []byte }
+	if c.opts.ForeignOpening == nil || !errors.As(err, &fb) {
+		return ""
+	}
+	first := fb.FirstBytes()
+	if len(first) == 0 {
+		return ""
+	}
+	return c.opts.ForeignOpening(first)
 }
 
 func (e *foreignOpeningError) Unwrap() error { return e.err }

@@ -110,6 +110,13 @@
 // slog.Default(); under tls=true a failed handshake ("tlsconf: handshake
 // failed; connection closed", rate-bounded) goes to the same logger.
 //
+// A provider's session keeps its connection's first 16 bytes (the first
+// reads only pass through the code that keeps them): when smux cannot
+// read them, its ProtocolError names the first 8 and gives them
+// (FirstBytes) to the exchange, which closes a tcp consumer's opening as
+// a transport mismatch at Info (spi.OpeningRecognizer), not as a
+// protocol error.
+//
 // The listener accepts every connection: the provider's connection limit
 // (URL keys accepts and accepts.per.ip) is the kernel's exchange server's,
 // which closes a session beyond it at once after Accept, before reading

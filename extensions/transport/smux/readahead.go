@@ -28,6 +28,44 @@ type readAhead struct {
 	n       int                   // last attempt: bytes read
 	err     error                 // last attempt: system call error
 	attempt func(fd uintptr) bool // read, bound once for RawConn.Read
+
+	first *openingBytes // a provider's: the connection's first bytes, kept by fillFirst
+}
+
+// openingLen is how many of a provider's connection's first bytes its
+// session keeps for a ProtocolError (spi.OpeningRecognizer's 16).
+const openingLen = 16
+
+// openingBytes are a connection's first bytes, written by its reader
+// while n < openingLen and read after smux reported a protocol error.
+type openingBytes struct {
+	b [openingLen]byte
+	n int
+}
+
+// keep appends p's first bytes until openingLen are kept; it reports
+// whether that many are.
+func (o *openingBytes) keep(p []byte) bool {
+	o.n += copy(o.b[o.n:], p)
+	return o.n == openingLen
+}
+
+// fillFirst is fill for a provider's connection until its first
+// openingLen bytes are read: it keeps them in first and then binds
+// attempt to fill, so that later reads take the same path as any
+// session's. Only the first reads pass here.
+func (ra *readAhead) fillFirst(fd uintptr) bool {
+	done := ra.fill(fd)
+	if done && ra.n > 0 {
+		dst := ra.dst
+		if dst == nil {
+			dst = ra.buf[:]
+		}
+		if ra.first.keep(dst[:ra.n]) {
+			ra.attempt = ra.fill
+		}
+	}
+	return done
 }
 
 // fill is one non-blocking read attempt on fd under the connection's read

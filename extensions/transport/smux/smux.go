@@ -163,6 +163,14 @@ func newSession(c net.Conn, cfg *xsmux.Config, client bool) (*Session, error) {
 	s := &Session{done: make(chan struct{}), client: client}
 	s.conn = newWatchedConn(c, s.kill)
 	s.conn.credit.odd = client // smux numbers the client's streams odd
+	if !client {
+		// keep the consumer's first bytes for a ProtocolError (only the
+		// first reads pass through fillFirst)
+		s.conn.ra.first = new(openingBytes)
+		if s.conn.ra.raw != nil {
+			s.conn.ra.attempt = s.conn.ra.fillFirst
+		}
+	}
 	if s.conn.ra.raw != nil {
 		s.conn.dm = newDemux(client, cfg.MaxStreamBuffer)
 		s.conn.watch.dm = s.conn.dm
@@ -283,14 +291,33 @@ func (s *Session) wrap(st *xsmux.Stream, primarySide, opened bool) io.ReadWriteC
 // reports true: the exchange logs such a close at Warn, rate-bounded, and
 // counts it in airnode_channels_closed_total{reason="protocol_error"},
 // as it does a bad frame on the tcp transport; before, smux's garbage was
-// a Debug line and counted nowhere (tester34 F3). Unwrap gives
-// xsmux.ErrInvalidProtocol.
-type ProtocolError struct{ err error }
+// a Debug line and counted nowhere (tester34 F3). On a provider's session
+// whose connection did not open as a smux consumer's does, FirstBytes
+// gives its first bytes, which the exchange shows to the other transports
+// (spi.OpeningRecognizer): a tcp consumer's opening closes as a transport
+// mismatch at Info instead. Unwrap gives xsmux.ErrInvalidProtocol.
+type ProtocolError struct {
+	err   error
+	first []byte // the connection's first bytes (8 to 16), when not smux's opening
+}
 
-// Error names smux, the violation and what usually sends it.
+// Error names smux, the violation, what usually sends it and, on a
+// provider whose consumer did not open as smux's do, the connection's
+// first 8 bytes in hex ("first bytes 0xa17ee00000000000").
 func (e *ProtocolError) Error() string {
+	if len(e.first) >= frameHeaderLen {
+		return fmt.Sprintf("smux: %v (the peer's bytes are not smux frames: a consumer of another transport, or not airnode; first bytes 0x%x)", e.err, e.first[:frameHeaderLen])
+	}
 	return fmt.Sprintf("smux: %v (the peer's bytes are not smux frames: a consumer of another transport, or not airnode)", e.err)
 }
+
+// FirstBytes returns, on a provider's session whose connection did not
+// open as a smux consumer's does (RecognizesOpening), the connection's
+// first bytes: 8 (a smux frame header, what smux read before it failed)
+// to 16 (spi.OpeningRecognizer's length, when they came in one read, as
+// a consumer's first frame does); nil on a consumer's session or after a
+// smux opening. The caller must not modify them.
+func (e *ProtocolError) FirstBytes() []byte { return e.first }
 
 // Unwrap returns smux's error.
 func (e *ProtocolError) Unwrap() error { return e.err }
@@ -305,7 +332,15 @@ func (s *Session) protocolError(err error) error {
 	if !errors.Is(err, xsmux.ErrInvalidProtocol) || s.conn.failed.Load() {
 		return nil
 	}
-	return &ProtocolError{err: err}
+	pe := &ProtocolError{err: err}
+	// The first bytes were written by smux's receiver before it reported
+	// the error (which is how err got here): no race.
+	if o := s.conn.ra.first; o != nil && o.n >= frameHeaderLen {
+		if first := o.b[:o.n]; !(Builder{}).RecognizesOpening(first) {
+			pe.first = append([]byte(nil), first...)
+		}
+	}
+	return pe
 }
 
 // failed wraps err, naming net.ErrClosed when the session is closed so that
@@ -430,6 +465,9 @@ func (c *watchedConn) readTLS(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.watch.feed(b[:n])
+		if o := c.ra.first; o != nil && o.n < openingLen {
+			o.keep(b[:n]) // a provider's first bytes (ProtocolError)
+		}
 	}
 	if err != nil {
 		c.fail(err)

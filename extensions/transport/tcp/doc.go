@@ -34,6 +34,10 @@
 // slog.Default(); under tls=true a failed handshake ("tlsconf: handshake
 // failed; connection closed", rate-bounded) goes to the same logger.
 //
+// The builder recognizes its consumers' opening (spi.OpeningRecognizer:
+// an airnode request header), so that a provider serving smux closes a
+// tcp consumer's connection as a transport mismatch at Info.
+//
 // The listener accepts every connection: the provider's connection limit
 // (URL keys accepts and accepts.per.ip) is the kernel's exchange server's,
 // which closes a session beyond it at once after Accept, before reading
