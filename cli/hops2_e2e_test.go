@@ -13,7 +13,7 @@ import (
 )
 
 // -p shutdown.timeout is checked as --shutdown-timeout is (above 0, at
-// least the wait: exit 1 before listening, naming the key and what is
+// least the wait: exit 2 (a usage error, fix-bs) before listening, naming the key and what is
 // allowed), refused against --shutdown-timeout with another value, and
 // means what the flag means: the whole budget from the signal, the wait
 // included (it bounded only the drain after the wait, 1.5 s + 2 s here).
