@@ -651,6 +651,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	// a key's value the kernel refuses, given on the command line: a
+	// usage error naming where (commandLineKeyError)
+	given := commandLineKeys(f.params, flags, "SERVICE_URL", argQuery(target))
 	method := f.method
 	if method == "" && !f.paper {
 		method = "Echo" // each call is Echo without --method
@@ -677,6 +680,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.method != "" {
 		limit, err := u.Size("payload", protocol.DefaultPayload)
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return ke
+		}
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -697,12 +703,18 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
 		n, err := u.Int("connections", int64(f.connections))
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return ke
+		}
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 		f.connections = int(n)
 	}
 	if f.connections < 1 || f.connections > 64 {
+		if g, ok := given["connections"]; ok && !f.connectionsSet { // -p connections=100, SERVICE_URL's
+			return usage(fmt.Errorf("bench: %s: want 1 to 64", g.by))
+		}
 		if !f.connectionsSet {
 			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
 		}
@@ -761,6 +773,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
 		defer cancel()
 		r, err := node.Refer(rctx, ru, reg)
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return nil, ke
+		}
 		if err == nil {
 			err = waitProviders(rctx, r)
 		}

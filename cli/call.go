@@ -450,6 +450,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		return fail(err)
 	}
+	// a key's value the kernel refuses, given on the command line: a
+	// usage error naming where (commandLineKeyError)
+	given := commandLineKeys(f.params, flags, "SERVICE_URL", argQuery(args[0]))
 	for _, w := range configWarnings(f.cfg, u, args[1], flags) {
 		warnLine(stderr, f.logFormat, "call", w)
 	}
@@ -457,6 +460,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// an @FILE or @- argument
 	limit, err := u.Size("payload", protocol.DefaultPayload)
 	if err != nil {
+		if ke := commandLineKeyError("call", u.ServiceKey(), given, err); ke != nil {
+			return failUsage(ke)
+		}
 		return fail(err)
 	}
 	method = args[1]
@@ -547,6 +553,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
 	ref, err := node.Refer(rctx, u, reg)
 	cancel()
+	if ke := commandLineKeyError("call", u.ServiceKey(), given, err); ke != nil {
+		return failUsage(ke)
+	}
 	if err != nil {
 		if ranOut() && ctx.Err() == nil {
 			err = ranOutWhile(err, bound, "while referring "+u.ServiceKey())

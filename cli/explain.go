@@ -910,10 +910,33 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		// A URL call would refuse gets its errors alone: after some 80
 		// rows, an invalid value (hash.nodes=0) shown as an ordinary row
 		// was easy to miss, as an unknown extension's name was.
-		return errors.Join(errs...)
+		// A value of the URL's query (or --provider's) that call would
+		// refuse is a usage error naming it, as call's -p
+		// (commandLineKeyError).
+		err := errors.Join(errs...)
+		if ke := commandLineKeyError("list", x.consumer.ServiceKey(), x.givenKeys(rawProvider), err); ke != nil {
+			return ke
+		}
+		return err
 	}
 	_, err = io.WriteString(w, table.String())
 	return err
+}
+
+// givenKeys maps the keys of the explained URL's query, then of
+// --provider's (rawProvider, "" none), to where each was given
+// (commandLineKeys): "--explain URL key loadbalance=roundrobn".
+func (x *explained) givenKeys(rawProvider string) map[string]givenKey {
+	m := commandLineKeys(nil, nil, "--explain URL", x.given.Params())
+	if rawProvider == "" {
+		return m
+	}
+	for k, g := range commandLineKeys(nil, nil, "--provider URL", x.provider.Params()) {
+		if _, ok := m[k]; !ok {
+			m[k] = g
+		}
+	}
+	return m
 }
 
 // providerKeyWarnings warns of each weight, warmup or timestamp of the
