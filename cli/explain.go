@@ -768,6 +768,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), fromLabel(from, key))
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
+				if note := x.ownTimeoutNote(spec.key, key, m, side); note != "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", note)
+				}
 				if i := slices.IndexFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == key }); i >= 0 {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", key, v, hbUnread[i].Why))
 				}
@@ -1431,6 +1434,23 @@ func (x *explained) from(key, side string) string {
 		}
 	}
 	return fromServiceURL + " (" + key + ")"
+}
+
+// ownTimeoutNote is the row under a timeout row of method m whose value
+// is the provider's method-level key (key "Sleep.timeout", which Dubbo's
+// order puts above the consumer's service-level timeout): what call and
+// bench do with --timeout, each call's own timeout that beats it
+// (ownTimeout, tester90 #1). "" for any other row.
+func (x *explained) ownTimeoutNote(spec, key, m, side string) string {
+	if spec != "timeout" || m == "" || key == spec || side != "merged" || x.direct {
+		return ""
+	}
+	_, inC := x.consumer.Param(key)
+	_, inP := x.provider.Param(key)
+	if inC || !inP {
+		return ""
+	}
+	return fmt.Sprintf("(a call's own timeout beats it: call --timeout D and bench --timeout D, a Go caller's %q attachment; -p timeout= does not)", spi.AttachmentTimeout)
 }
 
 // consumerFrom names the origin of key of the consumer URL: the
