@@ -116,7 +116,7 @@ func TestCodec2_ProtobufExportRefusesWhatItCannotCarry(t *testing.T) {
 	r2 := refer(t, c, "airnode://"+e2.URL().Address()+"/c2.Svc2?codec=protobuf")
 	if err := r2.Call(ctxT(t), "Up", []any{int64(2)}, &lv); spi.StatusOf(err) != spi.StatusBadRequest ||
 		!strings.Contains(err.Error(), "c2.Svc2.Up: codec protobuf cannot encode the result (kernel.c2Level)") ||
-		!strings.Contains(err.Error(), "not run: call it without the codec key, in the provider's own codec") {
+		!strings.Contains(err.Error(), "not run: leave the codec key out of the reference URL (airnode call: no -p codec=...) to call in the provider's own codec") {
 		t.Errorf("Up under protobuf from a msgpack provider: %v; want BAD_REQUEST, not run, naming the result", err)
 	}
 	if err := r2.Call(ctxT(t), "Up", []any{int64(3)}, &lv); spi.StatusOf(err) != spi.StatusBadRequest { // the kept verdict

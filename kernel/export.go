@@ -1806,6 +1806,7 @@ func abandonReason(ctx context.Context) string {
 // requests the exchange then has in flight are
 // abandoned the same way, counted and named (abandonLate).
 func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
+	dctx := ctx // the drain's: ctx is replaced by the abandoning grace's below
 	s.srv.StopAccepting()
 	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
 	s.log.Info("listener closed; draining the calls in flight",
@@ -1876,7 +1877,7 @@ func (s *server) shutdown(ctx context.Context) (_ int, serr error) {
 	// A connection left closing is named by the extension call it waits
 	// on (a session's Close, a heartbeat's stop), which
 	// explains the exchange's ctx error.
-	if stuck := s.stuckErrors(); stuck != nil {
+	if stuck := s.stuckErrors(dctx, time.Since(began)); stuck != nil {
 		err = nil
 		defer func() { serr = errors.Join(serr, stuck) }()
 	}

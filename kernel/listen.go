@@ -165,7 +165,13 @@ func (s *server) awaitListener(ctx context.Context) error {
 // *extension.PanicError, reachable with errors.As) is an error of its
 // own saying "failed" and whether the connection closed all the same,
 // was given up with its net.Conn closed, or was left open.
-func (s *server) stuckErrors() error {
+//
+// dctx is the drain's ctx: when the caller's ctx ended it, each
+// *LeftRunningError matches that ctx's error and says so
+// (markCallerEnded); waited is how long the server's shutdown waited
+// (LeftRunningError.Waited: "did not return within 10.5s" when
+// shutdown.timeout ended the drain).
+func (s *server) stuckErrors(dctx context.Context, waited time.Duration) error {
 	addr := net.JoinHostPort(s.host, fmt.Sprint(s.port))
 	var errs []error
 	for _, st := range s.srv.StuckCalls() {
@@ -188,8 +194,9 @@ func (s *server) stuckErrors() error {
 			errs = append(errs, err)
 			continue
 		}
-		e := &LeftRunningError{Op: "shutdown", Step: step}
-		s.log.Warn(logMsg(e), "op", e.Op, "step", e.Step)
+		e := &LeftRunningError{Op: "shutdown", Step: step, Waited: waited}
+		markCallerEnded(dctx, e)
+		s.log.Log(context.Background(), leftLevel(dctx), logMsg(e), "op", e.Op, "step", e.Step)
 		errs = append(errs, e)
 	}
 	return errors.Join(errs...)

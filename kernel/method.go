@@ -369,7 +369,7 @@ func (m *method) otherCodec(service string, c spi.Codec) error {
 	}
 	// No "export it with codec=X" hint: X cannot carry this method's types
 	// (tester65 #3).
-	return spi.Errorf(spi.StatusBadRequest, "%s.%s: %s; not run: call it without the codec key, in the provider's own codec (its URL's codec key, which a consumer that finds it through a registry takes from there)",
+	return spi.Errorf(spi.StatusBadRequest, "%s.%s: %s; not run: leave the codec key out of the reference URL (airnode call: no -p codec=...) to call in the provider's own codec (its URL's codec key, which a consumer that finds it through a registry takes from there)",
 		service, m.name, *why)
 }
 

@@ -268,6 +268,12 @@ var errClosed = errors.New("kernel: node is shut down")
 // SERVER_ERROR ("provider ... shut down"), as far as the calls returned
 // within a short grace. A method still running that ignores its context
 // is not waited for (Shutdown). Match it with errors.As.
+//
+// When the caller's ctx ended the drain (ContextEnded), Ctx holds its
+// error and Unwrap returns it (and Cause), so that errors.Is(err,
+// context.DeadlineExceeded), or context.Canceled, holds, as for a Refer
+// or Export the caller's ctx ended (LeftRunningError); when
+// shutdown.timeout, the kernel's own bound, ended it, neither matches.
 type AbandonedError struct {
 	Calls int // calls still in flight when the drain ended
 	// Which names the abandoned calls whose consumers were answered
@@ -282,6 +288,14 @@ type AbandonedError struct {
 	// ContextEnded is true when Shutdown's ctx ended the drain before
 	// Timeout passed.
 	ContextEnded bool
+	// Ctx is the error of Shutdown's ctx (context.DeadlineExceeded or
+	// context.Canceled) when it ended the drain; nil otherwise.
+	Ctx error
+	// Cause is context.Cause of Shutdown's ctx when it is not Ctx
+	// (context.WithTimeoutCause, WithCancelCause); nil otherwise.
+	Cause error
+
+	elapsed time.Duration // from Shutdown's start to the caller's deadline; 0: unknown or cancelled
 }
 
 // AbandonedCalls counts the abandoned calls of one method from one
@@ -305,13 +319,33 @@ func (c AbandonedCalls) String() string {
 }
 
 // Error says "kernel: shutdown timeout 1s exceeded: 1 call still in
-// flight was abandoned", or, when ctx ended the drain first, "kernel:
-// shutdown's context ended before its timeout 10s: ...".
+// flight was abandoned", or, when the caller's ctx ended the drain first
+// (Ctx), as Refer says it: "kernel: shutdown: 1 call in flight did not
+// return before the caller's context deadline passed, after 300ms (its
+// shutdown timeout is 10s): it was abandoned" (" (cause: ...)" after the
+// deadline for a ctx with a cause; "before the caller's context was
+// cancelled" for a cancelled one). An AbandonedError made with
+// ContextEnded but no Ctx says "kernel: shutdown's context ended before
+// its timeout 10s: ...".
 func (e *AbandonedError) Error() string {
+	if e.ContextEnded && e.Ctx != nil {
+		they := "they were"
+		if e.Calls == 1 {
+			they = "it was"
+		}
+		end := callerEnd{Ctx: e.Ctx, Cause: e.Cause, elapsed: e.elapsed}
+		return fmt.Sprintf("kernel: shutdown: %s did not return before %s (its shutdown timeout is %v): %s abandoned",
+			inFlightCalls(e.Calls), end.did(), e.Timeout, they)
+	}
 	if e.ContextEnded {
 		return fmt.Sprintf("kernel: shutdown's context ended before its timeout %v: %s", e.Timeout, abandonedCalls(e.Calls))
 	}
 	return fmt.Sprintf("kernel: shutdown timeout %v exceeded: %s", e.Timeout, abandonedCalls(e.Calls))
+}
+
+// Unwrap returns Ctx and Cause, those that are set.
+func (e *AbandonedError) Unwrap() []error {
+	return callerEnd{Ctx: e.Ctx, Cause: e.Cause}.errs()
 }
 
 // errDrainTimeout is the cause of Shutdown's drain context when
@@ -467,7 +501,13 @@ func (n *Node) buildRegistry(key string, u spi.URL, b spi.RegistryBuilder, rb *r
 // first, so a request read from then on is not run, and the consumer
 // reads the answer as spi.ErrProviderShutdown: its failover asks another
 // provider, never this one) and the error includes
-// an *AbandonedError counting them. Shutdown
+// an *AbandonedError counting them. When ctx's end, not
+// shutdown.timeout, ended the drain, that error, the consumer side's
+// (its calls in flight failed CHANNEL_INACTIVE) and the connections left
+// closing (a *LeftRunningError) match ctx's error (errors.Is(err,
+// context.DeadlineExceeded), context.Canceled, ctx's cause) and say "did
+// not return before the caller's context deadline passed, after 300ms",
+// as Refer's do; shutdown.timeout's match neither. Shutdown
 // does not wait for an abandoned call whose method ignores its cancelled
 // context: 0.5 s after the drain's end (200 ms for the abandoned calls to
 // answer, 200 ms more for the exchange's abandoned requests, 100 ms for
@@ -715,8 +755,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 		d, ok := results[s]
 		if !ok {
 			left := &LeftRunningError{Op: "shutdown", Step: fmt.Sprintf("transport %q server on %s (its exchange's shutdown)",
-				s.transport, net.JoinHostPort(s.host, strconv.Itoa(s.port)))}
-			n.logger.Warn(logMsg(left), "op", left.Op, "step", left.Step)
+				s.transport, net.JoinHostPort(s.host, strconv.Itoa(s.port))), Waited: time.Since(began)}
+			markCallerEnded(dctx, left)
+			n.logger.Log(context.Background(), leftLevel(dctx), logMsg(left), "op", left.Op, "step", left.Step)
 			errs = append(errs, left)
 			continue
 		}
@@ -730,7 +771,11 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	mu.Unlock()
 	if abandoned > 0 {
-		errs = append(errs, &AbandonedError{Calls: abandoned, Which: which, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout})
+		ab := &AbandonedError{Calls: abandoned, Which: which, Timeout: timeout, ContextEnded: context.Cause(dctx) != errDrainTimeout}
+		if c, ok := drainEndedByCaller(dctx); ok {
+			ab.Ctx, ab.Cause, ab.elapsed = c.Ctx, c.Cause, c.elapsed
+		}
+		errs = append(errs, ab)
 	}
 	// Consumer side: closing the references releases their connections,
 	// each closing once its calls in flight are answered (as
@@ -747,7 +792,12 @@ func (n *Node) shutdown(ctx context.Context) error {
 		// calls fail CHANNEL_INACTIVE, and their providers may have run
 		// them. Only calls count: a connection open with none (a first
 		// ping unanswered, say) fails nothing.
-		errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (%s; their providers may have run them)", reason, connections(open), inFlightCalls(calls)))
+		if c, ok := drainEndedByCaller(dctx); ok {
+			errs = append(errs, &callerEndedError{end: c, msg: fmt.Sprintf("kernel: shutdown: %s did not return before %s: calls on %s failed CHANNEL_INACTIVE (their providers may have run them)",
+				inFlightCalls(calls), c.did(), connections(open))})
+		} else {
+			errs = append(errs, fmt.Errorf("kernel: %s: calls on %s failed CHANNEL_INACTIVE (%s; their providers may have run them)", reason, connections(open), inFlightCalls(calls)))
+		}
 	}
 	if err := n.pool.closeAllWithin(ctx, n, reason); err != nil {
 		errs = append(errs, err)

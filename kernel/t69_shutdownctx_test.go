@@ -56,7 +56,7 @@ func TestT69_ShutdownContextDeadlineIsNamed(t *testing.T) {
 	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	serr := p.Shutdown(sctx)
-	if serr == nil || !strings.Contains(serr.Error(), "context ended before its timeout") {
+	if serr == nil || !strings.Contains(serr.Error(), "before the caller's context deadline passed") {
 		t.Errorf("Shutdown: %v; want its context named", serr)
 	}
 	err := <-long

@@ -150,6 +150,83 @@ func callerEnded(ctx context.Context, e *LeftRunningError, late bool) bool {
 	return true
 }
 
+// callerEnd is how the caller's ctx ended a wait of Shutdown's that is
+// no single extension call (the drain of the calls in flight, provider
+// and consumer side): Ctx and Cause as LeftRunningError's, elapsed from
+// the operation's start to the caller's deadline (0 when cancelled).
+type callerEnd struct {
+	Ctx     error // context.DeadlineExceeded or context.Canceled
+	Cause   error // context.Cause of the caller's ctx when not Ctx; nil otherwise
+	elapsed time.Duration
+}
+
+// drainEndedByCaller reports whether dctx (Shutdown's drain ctx: the
+// caller's ctx, with its late window, bounded by shutdown.timeout) ended
+// by the caller's ctx rather than by shutdown.timeout (errDrainTimeout),
+// and how; false while dctx has not ended.
+func drainEndedByCaller(dctx context.Context) (callerEnd, bool) {
+	if dctx.Err() == nil || context.Cause(dctx) == errDrainTimeout {
+		return callerEnd{}, false
+	}
+	var e LeftRunningError
+	if !callerEnded(dctx, &e, false) {
+		return callerEnd{}, false
+	}
+	return callerEnd{Ctx: e.Ctx, Cause: e.Cause, elapsed: e.elapsed}, true
+}
+
+// markCallerEnded makes e, a step Shutdown stopped waiting for at the
+// end of its drain (dctx: a server's connection left closing), what
+// within makes of a step the caller's ctx ended: it matches the caller's
+// ctx error and says so. A drain ended by shutdown.timeout, a bound of
+// the kernel's own, leaves e as it is.
+func markCallerEnded(dctx context.Context, e *LeftRunningError) {
+	if c, ok := drainEndedByCaller(dctx); ok {
+		e.Ctx, e.Cause, e.elapsed = c.Ctx, c.Cause, c.elapsed
+		e.Cancelled = errors.Is(c.Ctx, context.Canceled)
+	}
+}
+
+// did says what the caller's ctx did, for an error's "did not return
+// before ...": "the caller's context deadline passed, after 300ms" (with
+// " (cause: ...)" for a ctx with a cause), or "the caller's context was
+// cancelled".
+func (c callerEnd) did() string {
+	s := "the caller's context was cancelled"
+	if errors.Is(c.Ctx, context.DeadlineExceeded) {
+		s = "the caller's context deadline passed"
+		if c.elapsed > 0 {
+			s += fmt.Sprintf(", after %v", roundWait(c.elapsed))
+		}
+	}
+	if c.Cause != nil {
+		s += " (cause: " + c.Cause.Error() + ")"
+	}
+	return s
+}
+
+// errs returns Ctx and Cause, those that are set, for an Unwrap.
+func (c callerEnd) errs() []error {
+	var out []error
+	for _, err := range []error{c.Ctx, c.Cause} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// callerEndedError is an error whose text says the caller's ctx ended
+// what it reports, and that matches that ctx's error (and cause) with
+// errors.Is.
+type callerEndedError struct {
+	msg string
+	end callerEnd
+}
+
+func (e *callerEndedError) Error() string   { return e.msg }
+func (e *callerEndedError) Unwrap() []error { return e.end.errs() }
+
 // cancelled reports whether ctx ended by cancellation (context.Canceled:
 // its caller asked the operation to stop) rather than by its deadline.
 func cancelled(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }

@@ -3,7 +3,6 @@ package exchange
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,15 +81,18 @@ type unsentBudget struct {
 	waiting  []*Channel // on mu
 	polling  bool       // a wake is scheduled after budgetPoll; on mu
 	nWaiting atomic.Int64
-	// the channels waiting for room, in the order they began to (turn)
-	turns  []*Channel // on mu
-	head   *Channel   // the channel whose turn it is, when last looked; on mu
-	headAt int64      // mono() when head's turn began; on mu
-	nTurns atomic.Int64
+	// the channels waiting for room that could start a handler when they
+	// began to wait, in that order (turns): a list linked through
+	// Channel.turnPrev and turnNext
+	turnFirst, turnLast *Channel // on mu
+	head                *Channel // the channel whose turn it is, when last looked; on mu
+	headAt              int64    // mono() when head's turn began; on mu
+	nTurns              atomic.Int64
 }
 
 // wait puts c in the list of channels that wake wakes, and at the end of
-// the turns if it is not in them. On c.stallMu.
+// the turns if it is not in them and could start a handler (queueTurn).
+// On c.stallMu.
 func (b *unsentBudget) wait(c *Channel) {
 	b.queueTurn(c)
 	if c.budgetWait.Load() || !c.budgetWait.CompareAndSwap(false, true) {
@@ -164,43 +166,88 @@ func (b *unsentBudget) wake() {
 // goes to the end, so the turns never stop on it. Without waiting
 // channels the check is one atomic load; answers known small (under
 // budgetFree) take no turn.
+//
+// A channel that could not start a handler (mayTakeTurn: one running,
+// budgetStop unsent) takes no turn either: it joins the turns when it
+// waits and could, and leaves them when a look passes it while it
+// cannot. Kept in them, the channels of consumers that read nothing
+// stayed ahead of every other, and each look at the turns walked past
+// all of them: 500 such connections and 4 consumers that read 512 KiB
+// answers, 500 channels looked at per look, 95 µs under the budget's
+// lock, about 2.3 looks per handler started.
 const turnGrace = time.Second
 
-// queueTurn puts c at the end of the turns unless it is in them.
+// queueTurn puts c at the end of the turns unless it is in them or could
+// not start a handler now (mayTakeTurn): such a channel holds up nobody,
+// and joins the turns when it waits again and can (wait runs on every
+// wake and every budgetPoll while it has requests parked). A channel
+// whose consumer reads nothing thus never enters the turns, and the
+// channels in them that could take a turn are not behind it.
 func (b *unsentBudget) queueTurn(c *Channel) {
-	if c.budgetTurn.Load() || !c.budgetTurn.CompareAndSwap(false, true) {
+	if c.budgetTurn.Load() || !c.mayTakeTurn() {
 		return
 	}
 	b.mu.Lock()
-	b.turns = append(b.turns, c)
-	b.nTurns.Store(int64(len(b.turns)))
+	if !c.budgetTurn.Load() {
+		b.linkTurnLocked(c)
+	}
 	b.mu.Unlock()
 }
 
 // leaveTurn takes c out of the turns, if it is in them: it started a
 // handler, or it ended.
 func (b *unsentBudget) leaveTurn(c *Channel) {
-	if !c.budgetTurn.Load() || !c.budgetTurn.CompareAndSwap(true, false) {
+	if !c.budgetTurn.Load() {
 		return
 	}
 	b.mu.Lock()
-	for i, t := range b.turns {
-		if t == c {
-			b.turns = slices.Delete(b.turns, i, i+1)
-			break
-		}
+	if c.budgetTurn.Load() {
+		b.unlinkTurnLocked(c)
 	}
+	b.mu.Unlock()
+}
+
+// linkTurnLocked puts c, not in the turns, at their end. On mu.
+func (b *unsentBudget) linkTurnLocked(c *Channel) {
+	c.turnPrev, c.turnNext = b.turnLast, nil
+	if b.turnLast != nil {
+		b.turnLast.turnNext = c
+	} else {
+		b.turnFirst = c
+	}
+	b.turnLast = c
+	c.budgetTurn.Store(true)
+	b.nTurns.Add(1)
+}
+
+// unlinkTurnLocked takes c, in the turns, out of them. On mu.
+func (b *unsentBudget) unlinkTurnLocked(c *Channel) {
+	if c.turnPrev != nil {
+		c.turnPrev.turnNext = c.turnNext
+	} else {
+		b.turnFirst = c.turnNext
+	}
+	if c.turnNext != nil {
+		c.turnNext.turnPrev = c.turnPrev
+	} else {
+		b.turnLast = c.turnPrev
+	}
+	c.turnPrev, c.turnNext = nil, nil
+	c.budgetTurn.Store(false)
+	b.nTurns.Add(-1)
 	if b.head == c {
 		b.head = nil
 	}
-	b.nTurns.Store(int64(len(b.turns)))
-	b.mu.Unlock()
 }
 
 // myTurn reports whether c may take room in the budget now: no channel
 // waits, or none ahead of c in the turns may start a handler
-// (mayTakeTurn). Channels that ended leave the turns here; the first
-// that may start one and has not for turnGrace goes to their end.
+// (mayTakeTurn). Channels ahead of c that ended or may not start one
+// leave the turns here (they join their end again when they wait and
+// can: queueTurn), so each channel is looked at past once per time it
+// joined, and a look costs O(1) amortized however many channels wait;
+// the first that may start one and has not for turnGrace goes to their
+// end.
 func (b *unsentBudget) myTurn(c *Channel) bool {
 	if b.nTurns.Load() == 0 {
 		return true
@@ -208,21 +255,18 @@ func (b *unsentBudget) myTurn(c *Channel) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := mono()
-	for i := 0; i < len(b.turns); {
-		t := b.turns[i]
+	for t := b.turnFirst; t != nil; t = b.turnFirst {
 		if t == c {
 			return true
 		}
 		select {
 		case <-t.dying:
-			t.budgetTurn.Store(false)
-			b.turns = slices.Delete(b.turns, i, i+1)
-			b.nTurns.Store(int64(len(b.turns)))
+			b.unlinkTurnLocked(t)
 			continue
 		default:
 		}
 		if !t.mayTakeTurn() {
-			i++
+			b.unlinkTurnLocked(t)
 			continue
 		}
 		if t != b.head {
@@ -232,8 +276,8 @@ func (b *unsentBudget) myTurn(c *Channel) bool {
 			return false
 		}
 		// its turn passed unused: to the end, the next one's turn
-		b.turns = append(slices.Delete(b.turns, i, i+1), t)
-		b.head = nil
+		b.unlinkTurnLocked(t)
+		b.linkTurnLocked(t)
 	}
 	return true
 }

@@ -172,7 +172,9 @@ type Channel struct {
 	answerSize  atomic.Int64  // the channel's answers' size, a decaying maximum (noteAnswer); 0 before the first
 	firstAt     atomic.Int64  // mono() at the first two-way request run by a worker (firstRequest); 0 before it
 	budgetWait  atomic.Bool   // in the Server budget's waiting list (unsentBudget.wait)
-	budgetTurn  atomic.Bool   // in the Server budget's turns (unsentBudget.queueTurn)
+	budgetTurn  atomic.Bool   // in the Server budget's turns (unsentBudget.queueTurn); written on its mu
+	turnPrev    *Channel      // the channel before this one in the Server budget's turns; on its mu
+	turnNext    *Channel      // the one after it; on its mu
 	slowWatch   atomic.Bool   // the slow-consumer watch runs (watchSlow)
 	slowMark    atomic.Int64  // w.wrote when the watch last saw progress (checkSlow)
 	slowSince   atomic.Int64  // mono() then, or when the Server was last under its limit

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +36,10 @@ func TestBackoffBounds(t *testing.T) {
 		}
 	}
 }
+
+// deadlineCutNote is the note of a call whose retries stopped because
+// the next backoff would outlast its deadline.
+var deadlineCutNote = regexp.MustCompile(`; the caller's deadline stopped the retries: the \d+ms it left was less than the \d+ms backoff due after a full pool before attempt \d of 6 \(retries=5\)`)
 
 var busyErr = spi.Errorf(spi.StatusServerThreadpoolExhausted, "threadlimit: 2 calls running")
 
@@ -85,14 +91,18 @@ func TestFullPoolBackoffNeverPastDeadline(t *testing.T) {
 	if spi.StatusOf(r.Err) != spi.StatusServerThreadpoolExhausted || errors.Is(r.Err, context.DeadlineExceeded) || ps[0].Calls() != 1 {
 		t.Fatalf("got %v after %d attempts, want SERVER_THREADPOOL_EXHAUSTED after 1", r.Err, ps[0].Calls())
 	}
+	// ... and says that the deadline, not the retries, ran out (tester91 #1).
+	if !errors.Is(r.Err, busyErr) || !deadlineCutNote.MatchString(r.Err.Error()) || !strings.Contains(r.Err.Error(), "before attempt 2 of 6 (retries=5)") {
+		t.Fatalf("got %q, want the provider's error and %q", r.Err, "the caller's deadline stopped the retries: the Nms it left was less than the Nms backoff due after a full pool before attempt 2 of 6 (retries=5)")
+	}
 	// A context already done stops the retries before any wait.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	c, dir, ps = setup(t, "?retries=5", func(context.Context, *spi.Invocation) spi.Result {
 		cancel2()
 		return spi.Result{Err: busyErr}
 	})
-	if r := c.Invoke(ctx2, echo(), dir, firstLB{}); spi.StatusOf(r.Err) != spi.StatusServerThreadpoolExhausted || ps[0].Calls() != 1 {
-		t.Fatalf("cancelled: %v after %d attempts, want 1", r.Err, ps[0].Calls())
+	if r := c.Invoke(ctx2, echo(), dir, firstLB{}); spi.StatusOf(r.Err) != spi.StatusServerThreadpoolExhausted || ps[0].Calls() != 1 || strings.Contains(r.Err.Error(), "stopped the retries") {
+		t.Fatalf("cancelled: %v after %d attempts, want 1, the provider's error as it is", r.Err, ps[0].Calls())
 	}
 }
 
@@ -196,5 +206,62 @@ func TestBurstOverThreadPool(t *testing.T) {
 		if err := <-results; err != nil {
 			t.Errorf("retries=0: an admitted call failed: %v", err)
 		}
+	}
+}
+
+// tester91 #1: a burst over threads=2 with retries=5 and a caller's
+// deadline of 150ms. The 2 admitted calls time out at that deadline
+// (SERVER_TIMEOUT, matching context.DeadlineExceeded); the refused ones
+// end before it, once the next backoff no longer fits, with the full
+// pool's status and a message saying the deadline stopped the retries,
+// how many of the 6 attempts were made, what was left and what the
+// backoff would have been. Before, they ended "failed after 4 attempts"
+// with no word of the deadline.
+func TestBurstRetriesStoppedByTheCallersDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	gate := make(chan struct{})
+	defer close(gate)
+	ref := provider(t, ctx, &worker{gate: gate}, "retries=5&timeout=5s")
+	const calls = 8
+	type outcome struct {
+		err  error
+		took time.Duration
+	}
+	results := make(chan outcome, calls)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range calls {
+		wg.Go(func() {
+			c, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+			defer cancel()
+			t0 := time.Now()
+			_, err := ref.Invoke(c, "Work")
+			results <- outcome{err, time.Since(t0)}
+		})
+	}
+	var timedOut, cut int
+	for range calls {
+		o := <-results
+		switch spi.StatusOf(o.err) {
+		case spi.StatusServerTimeout:
+			timedOut++
+			if !errors.Is(o.err, context.DeadlineExceeded) {
+				t.Errorf("an admitted call, after %v: %v, want it to match context.DeadlineExceeded", o.took, o.err)
+			}
+		case spi.StatusServerThreadpoolExhausted:
+			cut++
+			if errors.Is(o.err, context.DeadlineExceeded) || !deadlineCutNote.MatchString(o.err.Error()) {
+				t.Errorf("a refused call, after %v: %q, want the full pool's status saying the caller's deadline stopped its retries", o.took, o.err)
+			}
+			if o.took >= 150*time.Millisecond {
+				t.Errorf("a refused call ended after %v, want before its deadline of 150ms (the backoff that would outlast it is not begun)", o.took)
+			}
+		default:
+			t.Errorf("after %v: %v, want SERVER_TIMEOUT or SERVER_THREADPOOL_EXHAUSTED", o.took, o.err)
+		}
+	}
+	if timedOut != 2 || cut != calls-2 {
+		t.Fatalf("%d SERVER_TIMEOUT and %d SERVER_THREADPOOL_EXHAUSTED, want 2 (the pool's threads) and %d", timedOut, cut, calls-2)
 	}
 }

@@ -77,7 +77,13 @@
 // attempts on [ADDR (3 times)]". A full pool (SERVER_THREADPOOL_EXHAUSTED) may
 // drain: once every provider has been tried, the next attempt waits a
 // jittered exponential backoff first (Backoff: 10–20 ms, doubling, at most
-// 100–200 ms), never past the call's deadline. A done context, or one
+// 100–200 ms), never past the call's deadline: when the next backoff is
+// longer than what is left of it, the call ends at once with the full
+// pool's status (it did not time out, so it matches no
+// context.DeadlineExceeded) and says so on its first line: "...; the
+// caller's deadline stopped the retries: the 55ms it left was less than
+// the 80ms backoff due after a full pool before attempt 4 of 6
+// (retries=5)". A done context, or one
 // whose deadline has passed, stops retrying, backoff included: the call
 // fails with the error of the last attempt made, and a retry the exchange
 // refused unsent (CLIENT_TIMEOUT) because the caller's deadline had passed

@@ -100,7 +100,11 @@ func (c *Cluster) policy(method string) policy {
 // Backoff before asking a tried one again (the pool may have drained);
 // a wait that would outlast ctx's deadline is not begun, and ctx ending
 // cuts one short: either ends the retries, as does ctx's deadline having
-// passed. A retry that fails CLIENT_TIMEOUT once ctx's deadline has passed
+// passed. A call whose retries a backoff longer than what is left of
+// ctx's deadline ended keeps the full pool's status and says so on its
+// first line ("...; the caller's deadline stopped the retries: the 55ms
+// it left was less than the 80ms backoff due after a full pool before
+// attempt 4 of 6 (retries=5)"), also after one attempt. A retry that fails CLIENT_TIMEOUT once ctx's deadline has passed
 // (refused before sending, or withdrawn unsent) counts as no attempt: the
 // failure of the last attempt made stands. It returns the first success,
 // or the last failure, except that a failure which certainly did not run
@@ -141,13 +145,14 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		stuck   []spi.Invoker // tried, failed with an error that repeats at once
 		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
 		last    spi.Result
-		made    spi.Result // the failure of the last attempt made
-		ran     spi.Result // the failure of the last attempt that may have run
-		unrun   int        // attempts since ran that certainly did not run (clusterkit.DidNotRun)
-		skipped bool       // retries left unused: every provider's error repeats
-		paused  int        // retries not made because the retry budget refused the first of them
-		busy    bool       // the last attempt found a full pool and no untried provider was left
-		waits   int        // backoffs so far
+		made    spi.Result   // the failure of the last attempt made
+		ran     spi.Result   // the failure of the last attempt that may have run
+		unrun   int          // attempts since ran that certainly did not run (clusterkit.DidNotRun)
+		skipped bool         // retries left unused: every provider's error repeats
+		paused  int          // retries not made because the retry budget refused the first of them
+		busy    bool         // the last attempt found a full pool and no untried provider was left
+		waits   int          // backoffs so far
+		cut     *deadlineCut // the retries ended as the next backoff would outlast ctx's deadline
 
 		unretried bool // ended on a failure that may have run, with retries and other providers left, as the method is not idempotent
 	)
@@ -174,7 +179,17 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		}
 		if busy {
 			waits++
-			if !sleep(ctx, Backoff(waits)) {
+			d := Backoff(waits)
+			if dl, ok := ctx.Deadline(); ok {
+				if left := time.Until(dl); left > 0 && left <= d {
+					// The call ends with a full pool's refusal before its
+					// deadline: say that the deadline, not the retries,
+					// ran out (tester91 #1).
+					cut = &deadlineCut{left: left, backoff: d}
+					break
+				}
+			}
+			if !sleep(ctx, d) {
 				break // the wait would outlast the call's deadline, or ctx ended
 			}
 		}
@@ -284,8 +299,10 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		note = notRetriedNote(inv, p.retries)
 	case paused > 0:
 		note = c.budget.pausedNote(paused, p.retries)
+	case cut != nil:
+		note = cut.note(len(tried), p.retries)
 	}
-	if len(tried) > 1 || skipped || paused > 0 {
+	if len(tried) > 1 || skipped || paused > 0 || cut != nil {
 		last.Err = exhausted(inv, tried, errs, last.Err, unrun, note)
 		return last
 	}
@@ -309,6 +326,29 @@ func notRetried(inv *spi.Invocation, err error, retries int) error {
 func notRetriedNote(inv *spi.Invocation, retries int) string {
 	return fmt.Sprintf(" (failover made none of its retries=%d: the request reached the provider, which may have run it, and %s.%s is not marked idempotent; %s=true or methods.%s.%s=true lets failover retry it on another provider)",
 		retries, inv.Service, inv.Method, KeyIdempotent, inv.Method, KeyIdempotent)
+}
+
+// deadlineCut records why failover stopped retrying before its deadline:
+// the backoff due after a full pool (SERVER_THREADPOOL_EXHAUSTED) was
+// longer than what was left of the caller's deadline.
+type deadlineCut struct {
+	left    time.Duration // what was left of ctx's deadline
+	backoff time.Duration // the backoff the next attempt had to wait first
+}
+
+// note is the cut's text on the first line of the call's error, after
+// made attempts of retries+1: "; the caller's deadline stopped the
+// retries: the 55ms it left was less than the 80ms backoff due after a
+// full pool before attempt 4 of 6 (retries=5)". The call did not time
+// out: its status stays the last attempt's.
+func (c *deadlineCut) note(made, retries int) string {
+	return fmt.Sprintf("; the caller's deadline stopped the retries: the %v it left was less than the %v backoff due after a full pool before attempt %d of %d (%s=%d)",
+		roundMs(c.left), roundMs(c.backoff), made+1, retries+1, KeyRetries, retries)
+}
+
+// roundMs rounds d to the millisecond, at least 1ms.
+func roundMs(d time.Duration) time.Duration {
+	return max(d.Round(time.Millisecond), time.Millisecond)
 }
 
 // Backoff bounds: the wait before the k-th re-ask of a provider whose pool

@@ -212,6 +212,18 @@ func kindPhrase(k Kind) string {
 	return "kind " + strconv.Itoa(int(k))
 }
 
+// goTypeOf names the Go type a typed peer encodes as k, for KindBytes and
+// KindStringMap: "[]byte", "map[string]string"; kindPhrase(k) otherwise.
+func goTypeOf(k Kind) string {
+	switch k {
+	case KindBytes:
+		return "[]byte"
+	case KindStringMap:
+		return "map[string]string"
+	}
+	return kindPhrase(k)
+}
+
 // typeName names t as a Go programmer writes it: []byte, not []uint8;
 // any, not interface {}.
 func typeName(t reflect.Type) string { return gotype.String(t) }

@@ -216,9 +216,9 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		name := gotype.String(reflect.TypeOf(v))
 		return nil, &spi.Error{Status: spi.StatusSerializationError, Cause: jsonNotSent(name),
 			Message: "protobuf: cannot encode Go type " + name + ": a JSON object or array (what airnode call and Reference.Invoke send) is not sent under codec=protobuf, " +
-				"which providers of earlier builds cannot read; call with -p codec=json (a provider reads every codec; json reads a message " +
+				"which providers of earlier builds cannot read; set the URL key codec=json on the reference (airnode call: -p codec=json; a provider reads every codec; json reads a message " +
 				"from its Go struct's encoding/json form, not protojson's: int64 as a number, a Timestamp as {\"seconds\":N}), " +
-				"or from Go with the message type (or the map[string]string)"}
+				"or, from Go, send a value of the parameter's own type (the message type, or a map[string]string for a map[string]string parameter)"}
 	case map[string]string:
 		if v == nil {
 			return append(b, byte(KindNil)), nil
@@ -297,7 +297,7 @@ func (j jsonNotSent) Error() string {
 // under protobuf and what would be.
 func (j jsonNotSent) ResultMessage() string {
 	return "protobuf: the method returned a JSON object or array (" + string(j) + "), which is not sent under codec=protobuf (consumers of earlier builds cannot read it): " +
-		"return a proto message for it (structpb.Struct, structpb.ListValue, or a generated type), or the caller uses codec=json or msgpack (-p codec=json), which carry it"
+		"return a proto message for it (structpb.Struct, structpb.ListValue, or a generated type), or the caller sets the URL key codec=json or msgpack, which carry it"
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {
@@ -667,7 +667,7 @@ func (d *Decoder) generic(k Kind) (any, error) {
 		if errors.Is(err, protoregistry.NotFound) {
 			return nil, fmt.Errorf("message type %s is not linked into this program (no Go package registered it with protoregistry.GlobalTypes): "+
 				"a Go consumer imports the generated package of %s and decodes into its type (Reference.Call with a reply of that type); "+
-				"airnode call and Reference.Invoke without that import can use codec=json (-p codec=json), which carries the message as JSON: %w", name, name, err)
+				"airnode call and Reference.Invoke without that import can use the URL key codec=json (airnode call: -p codec=json), which carries the message as JSON: %w", name, name, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("message type %s: %w", name, err)
@@ -686,10 +686,20 @@ func (d *Decoder) generic(k Kind) (any, error) {
 }
 
 // messageOf reads a value of kind k (not KindNil) into m: a message of m's
-// type, or a scalar or JSON value read by protojson (messageFromJSON).
+// type, or a scalar or JSON value read by protojson (messageFromJSON). A
+// []byte or a map[string]string (KindBytes, KindStringMap: Go types that
+// no JSON value has, so only a typed Go peer sends them) is a *mismatch
+// naming both types: read through its JSON form it became a base64 string
+// or an object whose unknown keys were dropped, and the call went on with
+// a value nobody sent (tester91 #2).
 func (d *Decoder) messageOf(k Kind, m proto.Message) error {
-	if k == KindMessage {
+	switch k {
+	case KindMessage:
 		return d.message(m)
+	case KindBytes, KindStringMap:
+		return &mismatch{got: "a Go " + goTypeOf(k), want: "message " + string(m.ProtoReflect().Descriptor().FullName()),
+			why: fmt.Sprintf("under codec=protobuf a message is sent as a message of its type (%s), nil, or a string, number or bool in its proto3 JSON form; a %s is not converted",
+				typeName(reflect.TypeOf(m)), goTypeOf(k))}
 	}
 	text, err := d.asJSON(k)
 	if err != nil {

@@ -55,8 +55,32 @@ type jsonCodec struct{}
 
 func (jsonCodec) Name() string                       { return "testjson" }
 func (jsonCodec) ID() uint8                          { return 29 }
-func (jsonCodec) NewEncoder(w io.Writer) spi.Encoder { return json.NewEncoder(w) }
+func (jsonCodec) NewEncoder(w io.Writer) spi.Encoder { return jsonEncoder{w, json.NewEncoder(w)} }
 func (jsonCodec) NewDecoder(r io.Reader) spi.Decoder { return json.NewDecoder(r) }
+
+// encodedJSON is an argument already encoded as one JSON value and its
+// newline: jsonCodec writes it as is. A test whose timing must not hang on
+// encoding megabytes (hundreds of ms under -race, seconds on a starved
+// CPU) passes its large argument so.
+type encodedJSON []byte
+
+// jsonString returns s encoded as a JSON string, for an argument of
+// plain ASCII letters (no escaping).
+func jsonString(s string) encodedJSON { return encodedJSON("\"" + s + "\"\n") }
+
+// jsonEncoder is jsonCodec's encoder.
+type jsonEncoder struct {
+	w io.Writer
+	*json.Encoder
+}
+
+func (e jsonEncoder) Encode(v any) error {
+	if b, ok := v.(encodedJSON); ok {
+		_, err := e.w.Write(b)
+		return err
+	}
+	return e.Encoder.Encode(v)
+}
 
 func codecByID(id uint8) (spi.Codec, error) {
 	if id == 29 {
@@ -84,6 +108,9 @@ func call(ch *exchange.Channel) error {
 type counter struct {
 	pings, answers, other atomic.Int64
 	wire                  atomic.Pointer[wire] // optional: shared by both sides of a pair
+	// beforeAnswer, when set, runs once before a heartbeat answer that
+	// starts a Write is written (the Write waits for it).
+	beforeAnswer atomic.Pointer[func()]
 }
 
 // wire records the longest silence between two frames in either direction.
@@ -160,6 +187,13 @@ type countingStream struct {
 }
 
 func (s *countingStream) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	if s.have == 0 && s.skip == 0 && len(b) > 2 && b[2]&protocol.FlagEvent != 0 && b[2]&protocol.FlagRequest == 0 {
+		if f := s.c.beforeAnswer.Swap(nil); f != nil {
+			(*f)()
+		}
+	}
+	s.mu.Unlock()
 	n, err := s.ReadWriteCloser.Write(b)
 	s.mu.Lock()
 	defer s.mu.Unlock()
