@@ -22,15 +22,21 @@ import (
 	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
-// hclog returns the logger go-plugin uses for this plugin: its own
+// slogWriter returns the writer of the logger go-plugin uses for one
+// launch of this plugin (hclogFor), following the launch's tail.
+func (p *proc) slogWriter(mute *atomic.Bool, tail *startTail) slogWriter {
+	return slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel, func() { p.requestHandover(tail) }}
+}
+
+// hclogFor returns the logger go-plugin uses for a plugin: its own
 // messages, and the plugin's log records and raw stderr lines, go to the
-// host's slog logger as records of their own (slogWriter), with their
-// key-value pairs as attributes.
-func (p *proc) hclog(mute *atomic.Bool, tail *startTail) hclog.Logger {
+// host's slog logger as records of their own (w), with their key-value
+// pairs as attributes.
+func hclogFor(w slogWriter) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "plugin",
 		Level:       hclog.Trace, // the host's handler decides what shows
-		Output:      slogWriter{p.log, mute, tail, "plugin." + filepath.Base(p.path), p.h.stackLevel, func() { p.requestHandover(tail) }},
+		Output:      w,
 		JSONFormat:  true,
 		DisableTime: true,
 	})
@@ -116,22 +122,7 @@ func (w slogWriter) Write(b []byte) (int, error) {
 		}
 		rec["reason"] = why
 	}
-	var attrs []slog.Attr
-	var stack any
-	for _, k := range slices.Sorted(maps.Keys(rec)) {
-		if strings.HasPrefix(k, "@") || k == "timestamp" {
-			continue
-		}
-		if k == "stack" && w.stackLevel != nil {
-			stack = rec[k]
-			continue
-		}
-		name := k
-		if r, ok := renamed[k]; ok {
-			name = r
-		}
-		attrs = append(attrs, slog.Any(name, rec[k]))
-	}
+	attrs, stack := recordAttrs(rec, w.stackLevel)
 	module, _ := rec["@module"].(string)
 	_, own := rec["timestamp"]
 	if !own && len(attrs) == 0 && module == w.module {
@@ -153,19 +144,50 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	if _, asked := rec[pluginrpc.HandoverKey]; asked && own && w.handover != nil {
 		defer w.handover() // after its record: the host's lines about it follow
 	}
-	w.l.LogAttrs(context.Background(), level, msg, attrs...)
-	if stack != nil {
-		w.l.Log(context.Background(), *w.stackLevel, "stack of the panic in plugin code", "stack", stack)
-	}
+	logRecord(w.l, level, msg, attrs, stack, w.stackLevel)
 	return len(b), nil
 }
 
+// recordAttrs returns the attributes of rec, a record of hclog's JSON
+// format: its pairs sorted by key, but for its "@" keys and its
+// "timestamp", with go-plugin's keys that would repeat the host logger's
+// renamed; and, when stackLevel is not nil, its "stack" apart, not as an
+// attribute (nil when it has none).
+func recordAttrs(rec map[string]any, stackLevel *slog.Level) (attrs []slog.Attr, stack any) {
+	for _, k := range slices.Sorted(maps.Keys(rec)) {
+		if strings.HasPrefix(k, "@") || k == "timestamp" {
+			continue
+		}
+		if k == "stack" && stackLevel != nil {
+			stack = rec[k]
+			continue
+		}
+		name := k
+		if r, ok := renamed[k]; ok {
+			name = r
+		}
+		attrs = append(attrs, slog.Any(name, rec[k]))
+	}
+	return attrs, stack
+}
+
+// logRecord logs a record of a plugin's logger on l: msg at level with
+// attrs, then, when stack is not nil, its panic's stack as a record of its
+// own at *stackLevel.
+func logRecord(l *slog.Logger, level slog.Level, msg string, attrs []slog.Attr, stack any, stackLevel *slog.Level) {
+	l.LogAttrs(context.Background(), level, msg, attrs...)
+	if stack != nil {
+		l.Log(context.Background(), *stackLevel, "stack of the panic in plugin code", "stack", stack)
+	}
+}
+
 // tailLines is how many of a plugin's last stderr lines a start error
-// quotes. Of the raw lines written before the start's outcome, the first
-// earlyHead and the last earlyTail are held and logged once it is known
-// (with a line saying how many were left out between them), and a
-// panic's lines (error) up to earlyErrors more: a plugin writing 300,000
-// lines while it starts neither waits on the host's log nor fills it.
+// quotes. Of the lines written before the start's outcome (raw lines and
+// records of the plugin's own logger alike), the first earlyHead and the
+// last earlyTail are held and logged once it is known (with a line saying
+// how many were left out between them), and a panic's lines (error) up to
+// earlyErrors more: a plugin writing 300,000 lines or records while it
+// starts neither waits on the host's log nor fills it.
 const (
 	tailLines   = 3
 	earlyHead   = 100
@@ -175,19 +197,25 @@ const (
 
 // startTail follows one launch of a plugin: the last stderr lines (raw,
 // or the messages of the plugin's own warnings and errors) and the first Go
-// panic among them, for the start error, and the raw lines written before
-// the start's outcome is known (a bounded number of them), logged by
-// settle at the level the outcome calls for. It logs every raw line under
-// its lock, so that they reach the host's log in the order the plugin
-// wrote them.
+// panic among them, for the start error, and the raw lines and records
+// of the plugin's own logger written before the start's outcome is known
+// (a bounded number of them), logged by settle at the level the outcome
+// calls for. It logs every raw line under its lock, so that they reach the
+// host's log in the order the plugin wrote them; the stderrPump hands it
+// the records until then in the same order (hold), and logs them itself
+// after.
 type startTail struct {
 	mu   sync.Mutex
 	last []string // at most tailLines
 
-	// the raw lines written before the start's outcome: the first
-	// earlyHead (head); then the error lines (a panic's stack) that left
-	// the last earlyTail (ring, from ringAt on), up to earlyErrors
-	// (errors); dropped counts the others
+	// stackLevel is the host's WithPanicStackLevel (nil when not set): a
+	// held record's "stack" is then logged apart at it, as slogWriter does
+	stackLevel *slog.Level
+
+	// the lines written before the start's outcome: the first earlyHead
+	// (head); then the error lines (a panic's stack) that left the last
+	// earlyTail (ring, from ringAt on), up to earlyErrors (errors);
+	// dropped counts the others
 	head, errors, ring []heldLine
 	ringAt             int
 	dropped            int
@@ -248,10 +276,13 @@ func (t *startTail) hostStop() string {
 	return ""
 }
 
-// heldLine is a raw stderr line held until the start's outcome.
+// heldLine is a line of a plugin's stderr held until the start's
+// outcome: a raw line, or a record of the plugin's own logger (record:
+// line is its JSON, decoded when it is logged).
 type heldLine struct {
-	line  string
-	level slog.Level
+	line   string
+	level  slog.Level
+	record bool
 }
 
 // note records line as the latest stderr line.
@@ -347,7 +378,35 @@ func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
 		t.bound.log(l, level, line, "stderr")
 		return
 	}
-	h := heldLine{line, level}
+	t.holdLocked(heldLine{line: line, level: level})
+}
+
+// holdRecord takes line, a record of the plugin's own logger (hclog's
+// JSON format) at level, written before the start's outcome: held or
+// counted as left out as a raw line is (write), its message msg noted for
+// the start error when it is a warning or an error (the caller decoded
+// it: quickLevel takes none above info). It returns false, holding
+// nothing, once the outcome is known: the caller then logs it.
+func (t *startTail) holdRecord(line, msg string, level slog.Level) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.settled {
+		return false
+	}
+	if level >= slog.LevelWarn {
+		// its ordinary INFO and DEBUG records are not quoted as the
+		// reason it exited (tester73 #6), as slogWriter notes them
+		t.noteLocked(msg)
+	}
+	t.holdLocked(heldLine{line: line, level: level, record: true})
+	return true
+}
+
+// holdLocked holds h, a line written before the start's outcome: among
+// the first earlyHead, or the last earlyTail; one that leaves those is
+// kept when an error (a panic's), up to earlyErrors, else counted as left
+// out. t.mu is held.
+func (t *startTail) holdLocked(h heldLine) {
 	switch {
 	case len(t.head) < earlyHead:
 		t.head = append(t.head, h)
@@ -367,9 +426,9 @@ func (t *startTail) write(l *slog.Logger, line string, level slog.Level) {
 
 // settle logs the held lines to l in the order written, at warn at
 // least when the start failed, else at their level (info for plain
-// lines), with one line saying how many were left out, and lets further
-// lines through (the lines logged count in the stream's bound).
-// Idempotent.
+// lines), a record with its pairs as slogWriter logs it, with one line
+// saying how many were left out, and lets further lines through (the
+// lines logged count in the stream's bound). Idempotent.
 func (t *startTail) settle(l *slog.Logger, failed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -385,14 +444,22 @@ func (t *startTail) settle(l *slog.Logger, failed bool) {
 			if failed {
 				level = max(level, slog.LevelWarn)
 			}
-			l.Log(ctx, level, h.line, "stream", "stderr")
 			n++
+			if h.record {
+				if rec, msg, _, _, ok := parseRecord([]byte(h.line)); ok {
+					attrs, stack := recordAttrs(rec, t.stackLevel)
+					logRecord(l, level, msg, attrs, stack, t.stackLevel)
+					continue
+				}
+				level = max(level, slog.LevelInfo) // not a record after all (quickLevel): a raw line
+			}
+			l.Log(ctx, level, h.line, "stream", "stderr")
 		}
 	}
 	emit(t.head)
 	if t.dropped > 0 {
 		l.Warn("plugin output lines left out before the handshake: more than the bound", "stream", "stderr", "suppressed", t.dropped,
-			"bound", fmt.Sprintf("the first %d and the last %d lines written before the start's outcome, and a panic's", earlyHead, earlyTail))
+			"bound", fmt.Sprintf("the first %d and the last %d lines (raw lines and the plugin's log records) written before the start's outcome, and a panic's", earlyHead, earlyTail))
 	}
 	emit(t.errors)
 	emit(t.ring[t.ringAt:])

@@ -236,7 +236,8 @@ func (p *proc) launch(ctx context.Context) error {
 	// cleaned up ("plugin failed to exit gracefully" about a process that
 	// never ran): the returned error says what went wrong.
 	mute := new(atomic.Bool)
-	tail := new(startTail)
+	tail := &startTail{stackLevel: p.h.stackLevel}
+	w := p.slogWriter(mute, tail)
 	cmd := exec.Command(p.path, p.spec.Args...)
 	dieWithHost(cmd)
 	for k, v := range p.spec.Env {
@@ -263,12 +264,12 @@ func (p *proc) launch(ctx context.Context) error {
 					return nil, plugin.ErrChecksumsDoNotMatch
 				}
 			}
-			return newCmdRunner(l, cmd, p.log, tail)
+			return newCmdRunner(l, cmd, w)
 		},
 		SkipHostEnv:      true,
 		StartTimeout:     timeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           p.hclog(mute, tail),
+		Logger:           hclogFor(w),
 		SyncStdout:       &lineLogger{l: p.log, stream: "stdout"},
 		SyncStderr:       &lineLogger{l: p.log, stream: "stderr"},
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,9 +47,9 @@ type cmdRunner struct {
 // to exit by itself.
 const exitWait = 200 * time.Millisecond
 
-// newCmdRunner prepares cmd, whose stderr goes to log and tail (a
-// stderrPump); logger is go-plugin's.
-func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd, log *slog.Logger, tail *startTail) (*cmdRunner, error) {
+// newCmdRunner prepares cmd, whose stderr goes to w's logger and tail (a
+// stderrPump); logger is go-plugin's, writing to w.
+func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd, w slogWriter) (*cmdRunner, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -61,7 +60,7 @@ func newCmdRunner(logger hclog.Logger, cmd *exec.Cmd, log *slog.Logger, tail *st
 	}
 	pr, pw := io.Pipe()
 	return &cmdRunner{logger: logger, cmd: cmd, stdout: &eofReader{r: stdout}, stderr: stderr,
-		pump:     &stderrPump{rec: logger.Named(filepath.Base(cmd.Path)), log: log, tail: tail},
+		pump:     &stderrPump{rec: logger.Named(filepath.Base(cmd.Path)), log: w.l, tail: w.tail, handover: w.handover},
 		toPlugin: pr, fromPump: pw, path: cmd.Path}, nil
 }
 

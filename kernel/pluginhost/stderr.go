@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
 // stderrBuffer is the size of the buffer a plugin's stderr is read with;
@@ -22,17 +25,22 @@ const stderrBuffer = 64 << 10
 // the launch's startTail, which holds a bounded number of the lines
 // written before the start's outcome and counts the rest, and bounds
 // those after it (lineBound), with no encoding on the way; a record of the
-// plugin's own logger (hclog JSON) goes to the hclog logger go-plugin
-// would have used (slogWriter), as go-plugin's reader passes it. Lines are
-// taken one at a time, in the order written. Before this, go-plugin
-// formatted and the host re-parsed and logged each line as it came, and a
-// plugin writing 300,000 lines before sdk.Serve (0.7 s alone) blocked on
-// its stderr pipe for 8 s and failed its start_timeout of 3 s
-// (tester88 #1).
+// plugin's own logger (hclog JSON) goes to the startTail as well, held
+// within the same bound, until the outcome is known, and after it to the
+// hclog logger go-plugin would have used (slogWriter), as go-plugin's
+// reader passes it. Lines are taken one at a time, in the order written.
+// Before this, go-plugin formatted and the host re-parsed and logged each
+// line as it came, and a plugin writing 300,000 lines before sdk.Serve
+// (0.7 s alone) blocked on its stderr pipe for 8 s and failed its
+// start_timeout of 3 s (tester88 #1); records of its sdk.Logger() were
+// still logged each as it came until fix-bx.
 type stderrPump struct {
 	rec  hclog.Logger // go-plugin's logger, named after the binary (its "plugin.<file>")
 	log  *slog.Logger // the plugin's host logger, for raw lines
 	tail *startTail
+	// handover is called for a record carrying pluginrpc.HandoverKey that
+	// the tail holds (slogWriter calls it for the others)
+	handover func()
 
 	inPanic bool // a "panic: " or "fatal error: " line was seen: the rest are its stack
 }
@@ -95,29 +103,30 @@ func (s *stderrPump) raw(text string, level slog.Level) {
 	s.tail.write(s.log, text, max(level, slog.LevelInfo))
 }
 
-// record logs line, when it is a record of hclog's JSON format (an
-// "@level" go-plugin knows), on rec as go-plugin does: its message, its
+// record takes line, when it is a record of hclog's JSON format (an
+// "@level" go-plugin knows): held by the tail before the start's outcome
+// (holdRecord), else logged on rec as go-plugin does: its message, its
 // pairs, and its "timestamp". It returns false for other lines.
+//
+// Before the outcome, a line that reads as an ordinary record (quickLevel:
+// trace, debug or info) is held without being decoded: most of a flood's
+// records are only counted, and decoding each (tens of microseconds under
+// the race detector) kept the plugin waiting on its stderr pipe. The tail
+// decodes the ones it logs (parseRecord), and logs one that proves not to
+// be a record as a raw line.
 func (s *stderrPump) record(line []byte) bool {
-	var rec map[string]any
-	if json.Unmarshal(line, &rec) != nil {
+	if level, ok := quickLevel(line); ok && s.tail.holdRecord(string(line), "", level) {
+		return true
+	}
+	rec, msg, level, ts, ok := parseRecord(line)
+	if !ok {
 		return false
 	}
-	msg, _ := rec["@message"].(string)
-	lv, _ := rec["@level"].(string)
-	level := hclog.LevelFromString(lv)
-	switch level {
-	case hclog.Trace, hclog.Debug, hclog.Info, hclog.Warn, hclog.Error:
-	default:
-		return false // go-plugin logs such a line as it came, as a raw one
-	}
-	var ts time.Time
-	if v, ok := rec["@timestamp"].(string); ok {
-		t, err := time.Parse("2006-01-02T15:04:05.000000Z07:00", v)
-		if err != nil {
-			return false
+	if s.tail.holdRecord(string(line), msg, hclogLevels[level.String()]) {
+		if _, asked := rec[pluginrpc.HandoverKey]; asked && s.handover != nil {
+			s.handover()
 		}
-		ts = t
+		return true
 	}
 	args := make([]any, 0, 2*len(rec)+2)
 	for k, v := range rec {
@@ -130,3 +139,72 @@ func (s *stderrPump) record(line []byte) bool {
 	s.rec.Log(level, msg, args...)
 	return true
 }
+
+// parseRecord decodes line when it is a record of hclog's JSON format,
+// as go-plugin reads one: a JSON object whose "@level" is trace, debug,
+// info, warn or error, and whose "@timestamp", if a string, is hclog's
+// time. It returns the object, its "@message", its level and its time;
+// ok is false for any other line (go-plugin logs it as it came, as a raw
+// one).
+func parseRecord(line []byte) (rec map[string]any, msg string, level hclog.Level, ts time.Time, ok bool) {
+	if json.Unmarshal(line, &rec) != nil {
+		return nil, "", hclog.NoLevel, ts, false
+	}
+	msg, _ = rec["@message"].(string)
+	lv, _ := rec["@level"].(string)
+	level = hclog.LevelFromString(lv)
+	switch level {
+	case hclog.Trace, hclog.Debug, hclog.Info, hclog.Warn, hclog.Error:
+	default:
+		return nil, "", hclog.NoLevel, ts, false
+	}
+	if v, isString := rec["@timestamp"].(string); isString {
+		t, err := time.Parse("2006-01-02T15:04:05.000000Z07:00", v)
+		if err != nil {
+			return nil, "", hclog.NoLevel, ts, false
+		}
+		ts = t
+	}
+	return rec, msg, level, ts, true
+}
+
+// levelKey starts the "@level" pair of hclog's JSON records.
+var levelKey = []byte(`"@level":"`)
+
+// quickLevel reads, without decoding it, the level of line when it looks
+// like an ordinary record of hclog's JSON format: an object ("{...}")
+// with an "@level" of trace, debug or info, as hclog writes them, and no
+// pluginrpc.HandoverKey. ok is false for anything else (a warning or an
+// error, whose message the start error may quote, is decoded).
+func quickLevel(line []byte) (slog.Level, bool) {
+	if len(line) < 2 || line[0] != '{' || line[len(line)-1] != '}' {
+		return 0, false
+	}
+	i := bytes.Index(line, levelKey)
+	if i < 0 {
+		return 0, false
+	}
+	rest := line[i+len(levelKey):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return 0, false
+	}
+	var level slog.Level
+	switch string(rest[:j]) {
+	case "trace":
+		level = hclogLevels["trace"]
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	default:
+		return 0, false
+	}
+	if bytes.Contains(line, handoverKey) {
+		return 0, false
+	}
+	return level, true
+}
+
+// handoverKey is pluginrpc.HandoverKey as a JSON key.
+var handoverKey = []byte(`"` + pluginrpc.HandoverKey + `"`)
