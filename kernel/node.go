@@ -62,6 +62,7 @@ type Node struct {
 
 	mu         sync.Mutex
 	closed     bool
+	closing    chan struct{}      // closed when Shutdown begins (with closed): the references' waits end
 	servers    map[string]*server // by "transport|host:port" (requested and bound)
 	exporters  []*Exporter
 	references []*Reference
@@ -220,6 +221,7 @@ func NewNode(cat *extension.Catalogs, opts ...Option) *Node {
 		cat: cat, logger: slog.Default(), now: time.Now,
 		shutdownWait: DefaultShutdownWait, shutdownTimeout: DefaultShutdownTimeout, registerTimeout: DefaultRegisterTimeout,
 		servers: map[string]*server{}, registries: map[string]spi.Registry{},
+		closing: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(n)
@@ -641,6 +643,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 	ctx = withLateWindow(ctx)
 	n.mu.Lock()
 	n.closed = true
+	close(n.closing)
 	exporters := n.exporters
 	n.exporters = nil
 	refs := n.references
