@@ -236,7 +236,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s (0: none; -1, the default: as many as bench picks for the run)")
 	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
 	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
-	fl.Var(durationText{&f.timeout}, "timeout", "call timeout: 500ms, 1.5s, or a bare number of ms (URL key timeout; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
+	fl.Var(durationText{&f.timeout}, "timeout", "call timeout: 500ms, 1.5s, or a bare number of ms (each call's own timeout, as call's: it beats every URL level, a provider's methods.M.timeout or M.timeout too; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with every call, as call's -a (repeatable; the kernel's keys remote, timeout and token are refused)")
@@ -466,6 +466,23 @@ type benchOutcome struct {
 	inBaseline bool           // it came during the baseline run
 }
 
+// benchMethods returns the methods the calls of cases make: each case's
+// --method, else Echo, and Payload for a case whose --resp differs from
+// its --req.
+func benchMethods(cases []benchCase) []string {
+	var ms []string
+	for _, c := range cases {
+		m := cmp.Or(c.Method, "Echo")
+		if c.Method == "" && c.Req != c.Resp {
+			m = "Payload"
+		}
+		if !slices.Contains(ms, m) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
 // callTimeout returns the timeout of method's calls on u, in ms (0: none),
 // and where it came from: from ("--timeout", "url" or "default", for the
 // service-level key timeout) or, for a method-level key that overrides
@@ -651,9 +668,24 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
+	// a key's value the kernel refuses, given on the command line: a
+	// usage error naming where (commandLineKeyError)
+	given := commandLineKeys(f.params, flags, "SERVICE_URL", argQuery(target))
 	method := f.method
 	if method == "" && !f.paper {
 		method = "Echo" // each call is Echo without --method
+	}
+	// --timeout is each call's own timeout, as call's (ownTimeout): it
+	// beats the provider's method-level key, unless the command line sets
+	// one of its own for a method the run calls
+	own := true
+	for _, m := range benchMethods(cases) {
+		_, ok := ownTimeout(f.timeout, u, m)
+		own = own && ok
+	}
+	if own {
+		kv = append(kv, spi.AttachmentTimeout, f.timeout)
+		ctx = spi.WithAttachments(ctx, spi.AttachmentTimeout, f.timeout)
 	}
 	defer func() {
 		// a call's failure (no provider available: the probe's error) is
@@ -677,6 +709,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if f.method != "" {
 		limit, err := u.Size("payload", protocol.DefaultPayload)
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return ke
+		}
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -697,12 +732,18 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	}
 	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
 		n, err := u.Int("connections", int64(f.connections))
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return ke
+		}
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 		f.connections = int(n)
 	}
 	if f.connections < 1 || f.connections > 64 {
+		if g, ok := given["connections"]; ok && !f.connectionsSet { // -p connections=100, SERVICE_URL's
+			return usage(fmt.Errorf("bench: %s: want 1 to 64", g.by))
+		}
 		if !f.connectionsSet {
 			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
 		}
@@ -761,6 +802,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
 		defer cancel()
 		r, err := node.Refer(rctx, ru, reg)
+		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+			return nil, ke
+		}
 		if err == nil {
 			err = waitProviders(rctx, r)
 		}
@@ -1613,6 +1657,9 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	}
 	pc := newProviderCounter(ref, cuts)
 	pc.warn, pc.method, pc.service = warn, method, ref.URL().ServiceKey()
+	if v, ok := spi.OutgoingAttachments(ctx)[spi.AttachmentTimeout]; ok {
+		pc.own, _ = spi.ParseDuration(v) // --timeout: each call's own (ownTimeout)
+	}
 	cfg.Classify = benchStatus
 	var srv0 time.Duration
 	var srv0Err error
@@ -1974,7 +2021,8 @@ type providerCounter struct {
 	warn      func(string, ...any)
 	stalls    map[string]bool
 	method    string
-	service   string // the reference's service key
+	own       time.Duration // --timeout, each call's own timeout in place of the URL's (0: none)
+	service   string        // the reference's service key
 	longest   atomic.Int64
 	prevCnt   map[string]int64         // counts at the previous tick
 	lastDone  map[string]time.Duration // when each address last finished a call or had none in flight
@@ -2104,6 +2152,9 @@ func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) f
 		d, err := inv.URL().MethodDuration(p.method, "timeout", benchTimeout)
 		if err != nil {
 			d = benchTimeout
+		}
+		if p.own > 0 {
+			d = p.own
 		}
 		timeout[a] = max(timeout[a], d)
 	}

@@ -132,7 +132,15 @@ plugins.yaml's references give defaults for the keys none of them sets; a
 key set here also beats the reference's method-level forms of it for the
 method (flags beat files): with methods.Sleep.timeout: 150ms in the file,
 --timeout 2s gives Sleep 2 s, with a warning naming the file's key it
-replaces. --timeout (the call's timeout, default 1s)
+replaces. --timeout is the call's own timeout, as Dubbo's per-call
+RpcContext timeout (the kernel's "timeout" attachment): it beats every
+URL level, the provider's too, so a provider's serve -p
+Sleep.timeout=300ms does not cut call --timeout 2s ... Sleep 500 to 300
+ms; a method-level key of the command line (-p methods.Sleep.timeout=)
+still decides each attempt of that method. A URL key keeps Dubbo's
+order, method before service, then consumer before provider: the
+provider's Sleep.timeout beats -p timeout=2s (list --explain shows what
+each method gets). --timeout (the call's timeout, default 1s)
 bounds connecting and the call with its retries (failover's, with -p
 idempotent=true), as health's --timeout and curl's --max-time:
 connect.timeout (dial and first ping, 3s by default) is cut to it, the
@@ -246,7 +254,7 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
-	fl.Var(durationText{&f.timeout}, "timeout", "how long the command may take, plugins' start, the wait for a provider, connecting and retries included: 500ms, 1.5s, or a bare number of ms (URL key timeout; default 1s, which bounds connecting and the call with its retries; also caps connect.timeout unless that is set)")
+	fl.Var(durationText{&f.timeout}, "timeout", "how long the command may take, plugins' start, the wait for a provider, connecting and retries included: 500ms, 1.5s, or a bare number of ms (the call's own timeout: it beats every URL level, a provider's methods.M.timeout or M.timeout too; default 1s, which bounds connecting and the call with its retries; also caps connect.timeout unless that is set)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout or --codec sets the key to another value)")
 	fl.StringArrayVarP(&f.attachments, "attachment", "a", nil, "key=value attachment sent with the call (repeatable, each key once; the kernel's keys remote and token are refused, and timeout: use --timeout)")
@@ -450,6 +458,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		}
 		return fail(err)
 	}
+	// a key's value the kernel refuses, given on the command line: a
+	// usage error naming where (commandLineKeyError)
+	given := commandLineKeys(f.params, flags, "SERVICE_URL", argQuery(args[0]))
 	for _, w := range configWarnings(f.cfg, u, args[1], flags) {
 		warnLine(stderr, f.logFormat, "call", w)
 	}
@@ -457,6 +468,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	// an @FILE or @- argument
 	limit, err := u.Size("payload", protocol.DefaultPayload)
 	if err != nil {
+		if ke := commandLineKeyError("call", u.ServiceKey(), given, err); ke != nil {
+			return failUsage(ke)
+		}
 		return fail(err)
 	}
 	method = args[1]
@@ -547,6 +561,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
 	ref, err := node.Refer(rctx, u, reg)
 	cancel()
+	if ke := commandLineKeyError("call", u.ServiceKey(), given, err); ke != nil {
+		return failUsage(ke)
+	}
 	if err != nil {
 		if ranOut() && ctx.Err() == nil {
 			err = ranOutWhile(err, bound, "while referring "+u.ServiceKey())
@@ -615,7 +632,11 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	// A generic invocation (Dubbo's mark): the provider refuses a key
 	// naming no struct field, a typo here; -a generic=false overrides.
-	cctx := spi.WithAttachments(callCtx, append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)...)
+	att := append([]string{spi.AttachmentGeneric, spi.GenericTrue}, kv...)
+	if d, ok := ownTimeout(f.timeout, u, method); ok {
+		att = append(att, spi.AttachmentTimeout, d)
+	}
+	cctx := spi.WithAttachments(callCtx, att...)
 	var answered map[string]string
 	if f.showAttachments {
 		cctx = spi.ReceiveAttachments(cctx, &answered)
@@ -754,6 +775,29 @@ func quoteIfNeeded(s, also string) string {
 	return s
 }
 
+// ownTimeout returns the "timeout" attachment (spi.AttachmentTimeout)
+// that call and bench send with each call of method when flag, their
+// --timeout, is given ("" when not): flag itself, this call's own
+// timeout per attempt, as Dubbo's per-call RpcContext timeout beats every
+// URL level, so that the provider's method-level key (serve -p
+// Sleep.timeout=300ms, which Dubbo's order puts above the consumer's
+// service-level timeout) no longer cuts a --timeout 2s call to 300 ms
+// (tester90 #1). ok is false when flag is "" or when u, the consumer's
+// URL, sets a method-level timeout of method: the command line's own
+// (-p methods.M.timeout=, SERVICE_URL's ?M.timeout=, since a file's is
+// dropped for --timeout: applyReference), which then decides each
+// attempt, --timeout bounding the whole call. A timeout a URL key sets
+// (-p timeout=) keeps Dubbo's order.
+func ownTimeout(flag string, u spi.URL, method string) (string, bool) {
+	if flag == "" {
+		return "", false
+	}
+	if _, key, ok := u.MethodParam(method, "timeout"); ok && key != "timeout" {
+		return "", false
+	}
+	return flag, true
+}
+
 // connectingTimedOut returns err, a call that failed once its timeout
 // (bound) ran out with no provider connected (CHANNEL_INACTIVE,
 // CLIENT_TIMEOUT: a hung provider, a black-holed path), as CLIENT_TIMEOUT saying that the timeout bounds
@@ -880,7 +924,7 @@ func attachmentPairs(flags []string) ([]string, error) {
 			return nil, fmt.Errorf("-a %q: want key=value", a)
 		}
 		if strings.EqualFold(k, spi.AttachmentTimeout) {
-			return nil, fmt.Errorf("-a %q: the call's timeout is set with --timeout %s (URL key timeout), not an attachment (a Go caller's %q attachment is that call's timeout)", a, v, spi.AttachmentTimeout)
+			return nil, fmt.Errorf("-a %q: the call's timeout is set with --timeout %s, not -a (--timeout sends it as the kernel's %q attachment, the call's own timeout, which beats every URL level; -p timeout= sets the URL key)", a, v, spi.AttachmentTimeout)
 		}
 		if spi.ReservedAttachment(k) {
 			shown := a

@@ -12,7 +12,7 @@ import (
 // the value, before anything is dialled, and the help says so.
 func TestCodec2_TimeoutAttachmentNamesTimeoutFlag(t *testing.T) {
 	t.Parallel()
-	want := `-a "timeout=3000": the call's timeout is set with --timeout 3000 (URL key timeout), not an attachment`
+	want := `-a "timeout=3000": the call's timeout is set with --timeout 3000, not -a (--timeout sends it as the kernel's "timeout" attachment`
 	r := call(t, noAirnodeEnv, "airnode://127.0.0.1:1/demo.Echo", "Info", "-a", "timeout=3000")
 	expectUsage(t, r, "airnode: call: ", want)
 	r = call(t, noAirnodeEnv, "airnode://127.0.0.1:1/demo.Echo", "Info", "-a", "Timeout=3000")

@@ -768,6 +768,9 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), fromLabel(from, key))
 			case ok && (m == "" || key != spec.key): // a method row only for a method-level key
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.key, scope(m), readAsGiven(kernelKeyType(spec.key), v), x.from(key, side))
+				if note := x.ownTimeoutNote(spec.key, key, m, side); note != "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", note)
+				}
 				if i := slices.IndexFunc(hbUnread, func(k kernel.KeyNoEffect) bool { return k.Key == key }); i >= 0 {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "", scope(m), "", fmt.Sprintf("(%s=%s is not used: %s)", key, v, hbUnread[i].Why))
 				}
@@ -910,10 +913,33 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		// A URL call would refuse gets its errors alone: after some 80
 		// rows, an invalid value (hash.nodes=0) shown as an ordinary row
 		// was easy to miss, as an unknown extension's name was.
-		return errors.Join(errs...)
+		// A value of the URL's query (or --provider's) that call would
+		// refuse is a usage error naming it, as call's -p
+		// (commandLineKeyError).
+		err := errors.Join(errs...)
+		if ke := commandLineKeyError("list", x.consumer.ServiceKey(), x.givenKeys(rawProvider), err); ke != nil {
+			return ke
+		}
+		return err
 	}
 	_, err = io.WriteString(w, table.String())
 	return err
+}
+
+// givenKeys maps the keys of the explained URL's query, then of
+// --provider's (rawProvider, "" none), to where each was given
+// (commandLineKeys): "--explain URL key loadbalance=roundrobn".
+func (x *explained) givenKeys(rawProvider string) map[string]givenKey {
+	m := commandLineKeys(nil, nil, "--explain URL", x.given.Params())
+	if rawProvider == "" {
+		return m
+	}
+	for k, g := range commandLineKeys(nil, nil, "--provider URL", x.provider.Params()) {
+		if _, ok := m[k]; !ok {
+			m[k] = g
+		}
+	}
+	return m
 }
 
 // providerKeyWarnings warns of each weight, warmup or timestamp of the
@@ -1408,6 +1434,23 @@ func (x *explained) from(key, side string) string {
 		}
 	}
 	return fromServiceURL + " (" + key + ")"
+}
+
+// ownTimeoutNote is the row under a timeout row of method m whose value
+// is the provider's method-level key (key "Sleep.timeout", which Dubbo's
+// order puts above the consumer's service-level timeout): what call and
+// bench do with --timeout, each call's own timeout that beats it
+// (ownTimeout, tester90 #1). "" for any other row.
+func (x *explained) ownTimeoutNote(spec, key, m, side string) string {
+	if spec != "timeout" || m == "" || key == spec || side != "merged" || x.direct {
+		return ""
+	}
+	_, inC := x.consumer.Param(key)
+	_, inP := x.provider.Param(key)
+	if inC || !inP {
+		return ""
+	}
+	return fmt.Sprintf("(a call's own timeout beats it: call --timeout D and bench --timeout D, a Go caller's %q attachment; -p timeout= does not)", spi.AttachmentTimeout)
 }
 
 // consumerFrom names the origin of key of the consumer URL: the

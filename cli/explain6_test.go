@@ -12,12 +12,24 @@ import (
 // call's own error (kernel.CheckConsumerKeys, after call's "kernel: refer
 // <service>: "), among them connections, which config.CheckURL does not
 // cover: out of bounds (100) and not a number (abc). The reference's own
-// key is not blamed on a config file.
+// key is not blamed on a config file. A malformed value of the URL's
+// query (connections=abc, a *spi.ParamError) is a usage error of both,
+// naming the key as given (fix-bs).
 func TestListExplainRunsRefersChecks(t *testing.T) {
 	for _, q := range []string{"connections=100", "connections=abc", "connections=0", "Sleep.timeout=1s&methods.Sleep.timeout=2s"} {
 		u := "airnode://127.0.0.1:1/demo.Echo?" + q
 		code, out, errOut := airnode(t, nil, "list", "--explain", u)
 		ccode, _, cerr := airnode(t, nil, "call", u, "Echo", "1")
+		if q == "connections=abc" {
+			const msg = `SERVICE_URL key connections=abc: service demo.Echo: invalid value "abc" for URL key "connections": want an integer`
+			if ccode != exitUsage || strings.TrimSpace(cerr) != "airnode: call: "+msg {
+				t.Fatalf("%s: call exit %d, stderr %q; want exit 2 and %q", q, ccode, cerr, msg)
+			}
+			if want := "airnode: list: --explain URL key" + strings.TrimPrefix(msg, "SERVICE_URL key"); code != exitUsage || strings.TrimSpace(errOut) != want {
+				t.Errorf("%s: list --explain exit %d, stderr %q; want exit 2 and %q\n%s", q, code, errOut, want, out)
+			}
+			continue
+		}
 		_, msg, ok := strings.Cut(strings.TrimSpace(cerr), "kernel: refer demo.Echo: ")
 		if ccode != 1 || !ok {
 			t.Fatalf("%s: call exit %d, stderr %q; want exit 1 and the kernel's refusal", q, ccode, cerr)
@@ -33,7 +45,11 @@ func TestListExplainRunsRefersChecks(t *testing.T) {
 	}
 	// One error for one key, however many checks find it.
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:1/demo.Echo?timeout=abc&connections=100")
-	if code != 1 || strings.Count(errOut, `"timeout"`) != 1 || strings.Count(errOut, "connections=100") > 1 {
+	want := exitUsage // the URL's timeout=abc alone: a usage error (fix-bs)
+	if strings.Contains(errOut, "connections=100") {
+		want = 1 // a refusal that names no key as given: the command failed
+	}
+	if code != want || strings.Count(errOut, `"timeout"`) != 1 || strings.Count(errOut, "connections=100") > 1 {
 		t.Errorf("timeout=abc: exit %d, stderr %q", code, errOut)
 	}
 	// A service key (registry): the reference's key from the config's

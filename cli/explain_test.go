@@ -45,10 +45,11 @@ func TestListExplainAppliesConfigLikeServe(t *testing.T) {
 		!row("codec", "service", "msgpack", "bundled", "service-level key codec=msgpack, from the config's protocol").MatchString(out) {
 		t.Errorf("protocol loadbalance=rr: exit %d, stderr %q\n%s", code, errOut, out)
 	}
-	// The URL's own key is not blamed on the file.
+	// The URL's own key is not blamed on the file: it is named, a usage
+	// error (fix-bs).
 	cfg = writeConfig(t, "protocol: {dispatcher: direct}\n")
 	code, _, errOut = airnode(t, nil, "--config", cfg, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=al")
-	if code != 1 || strings.Contains(errOut, cfg) || !strings.Contains(errOut, `invalid value "al" for URL key "dispatcher"`) {
+	if code != exitUsage || !strings.Contains(errOut, "airnode: list: --explain URL key dispatcher=al: ") || strings.Contains(errOut, cfg) || !strings.Contains(errOut, `invalid value "al" for URL key "dispatcher"`) {
 		t.Errorf("URL dispatcher=al over the file's: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -145,7 +146,8 @@ func TestListExplainDispatcherErrorIsTheKernels(t *testing.T) {
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?dispatcher=directt")
 	// and, first, Refer's warning of a dispatcher on a reference (cli3)
 	const warn = "airnode: list: warning: dispatcher=directt has no effect: the provider's server decides it (serve -p dispatcher=...)\n"
-	if code != 1 || errOut != warn+"airnode: list: "+pe.Error()+"\n" {
+	// the URL's key, named as given: a usage error (fix-bs)
+	if code != exitUsage || errOut != warn+"airnode: list: --explain URL key dispatcher=directt: service demo.Echo: "+pe.Error()+"\n" {
 		t.Errorf("exit %d, stderr %q; want Refer's warning and the kernel's %q", code, errOut, pe.Error())
 	}
 }
@@ -272,7 +274,7 @@ func TestListExplainServiceKeyMergesProvider(t *testing.T) {
 	} {
 		code, out, errOut := airnode(t, nil, "list", "--explain", in)
 		if in == "demo.Echo?loadbalance=rr" {
-			if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rr"`) {
+			if code != exitUsage || !strings.Contains(errOut, `--explain URL key loadbalance=rr: service demo.Echo: unknown loadbalance "rr"`) {
 				t.Errorf("list --explain %s: exit %d, stderr %q; want the unknown balancer", in, code, errOut)
 			}
 			continue

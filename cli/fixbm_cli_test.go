@@ -28,31 +28,39 @@ func TestFixbmPluginListAndNoConfigHints(t *testing.T) {
 		want string
 	}{
 		{[]string{"call", url + "?loadbalance=acme.p2c", "Echo", `"x"`},
-			`CLIENT_ERROR: kernel: refer demo.Echo: unknown loadbalance "acme.p2c" (available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse)` + hint + "\n"},
+			`airnode: call: SERVICE_URL key loadbalance=acme.p2c: service demo.Echo: unknown loadbalance "acme.p2c" (available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse)` + hint + "\n"},
 		{[]string{"call", url + "?filter=acme.auth", "Echo", `"x"`}, `unknown filter "acme.auth" (available: `},
 		{[]string{"call", "--registry", "acme.reg:///x", "demo.Echo", "Echo"}, `unknown registry "acme.reg" (available: direct, file, memory, zookeeper)` + hint + "\n"},
 		{[]string{"list", "loadbalance", "acme.p2c"},
 			`airnode: list: unknown loadbalance "acme.p2c" (available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse)` + hint + "\n"},
 	} {
 		code, _, errOut := runBin(t, dir, tc.args...)
-		if code != 1 || !strings.Contains(errOut, tc.want) || !strings.HasSuffix(errOut, hint+"\n") {
-			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q ending %q", tc.args, code, errOut, tc.want, hint)
+		want := 1
+		if strings.Contains(tc.args[1], "?") { // a value of SERVICE_URL's query: a usage error (fix-bs)
+			want = exitUsage
+		}
+		if code != want || !strings.Contains(errOut, tc.want) || !strings.HasSuffix(errOut, hint+"\n") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q ending %q", tc.args, code, errOut, want, tc.want, hint)
 		}
 	}
 	for _, args := range [][]string{
 		{"call", url + "?loadbalance=rundrobin", "Echo"}, // did you mean "roundrobin"?
 		{"list", "codec", "acme.x"},                      // no plugin serves a codec
 	} {
-		if code, _, errOut := runBin(t, dir, args...); code != 1 || strings.Contains(errOut, "no configuration file") {
-			t.Errorf("%v: exit %d, stderr %q; want exit 1, no hint", args, code, errOut)
+		want := 1
+		if args[0] == "call" { // a value of SERVICE_URL's query: a usage error (fix-bs)
+			want = exitUsage
+		}
+		if code, _, errOut := runBin(t, dir, args...); code != want || strings.Contains(errOut, "no configuration file") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d, no hint", args, code, errOut, want)
 		}
 	}
 	// a configuration file was read: no hint
 	if err := os.WriteFile(filepath.Join(dir, "plugins.yaml"), []byte("listen: 127.0.0.1:35003\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := runBin(t, dir, "call", url+"?loadbalance=acme.p2c", "Echo"); code != 1 ||
+	if code, _, errOut := runBin(t, dir, "call", url+"?loadbalance=acme.p2c", "Echo"); code != exitUsage ||
 		!strings.Contains(errOut, `unknown loadbalance "acme.p2c"`) || strings.Contains(errOut, "no configuration file") {
-		t.Errorf("with plugins.yaml: exit %d, stderr %q; want exit 1 without the hint", code, errOut)
+		t.Errorf("with plugins.yaml: exit %d, stderr %q; want exit 2 without the hint", code, errOut)
 	}
 }

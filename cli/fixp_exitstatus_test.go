@@ -45,16 +45,16 @@ func TestFixP_ExitStatusClasses(t *testing.T) {
 		{[]string{"list", "lodbalance"}, exitUsage, `airnode: list: unknown point "lodbalance"`, `did you mean "loadbalance"?`},
 		{[]string{"list", "--provider", target}, exitUsage, "airnode: list: --provider URL needs --explain", ""},
 		{[]string{"completion", "bash", "extra"}, exitUsage, `airnode: completion bash: unexpected argument "extra"`, "it takes no arguments"},
+		// a URL key's value the command line gave that the kernel refuses
+		// at Refer or Export, named as given (fix-bs)
+		{[]string{"call", "-p", "retries=x", target, "Echo", "1"}, exitUsage, "airnode: call: -p retries=x: service demo.Echo: ", `URL key "retries": want an integer`},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "-p", "weight=-5"}, exitUsage, "airnode: serve: -p weight=-5: ", `URL key "weight"`},
 		// failures of what the command tried: exit 1
 		{[]string{"call", "--timeout", "5s", target, "Echo", "1"}, 1, "CHANNEL_INACTIVE: ", "connection refused"},
 		{[]string{"bench", "-n", "1", "--timeout", "5s", target}, 1, "airnode: bench: no provider of demo.Echo available: ", "connection refused"},
 		{[]string{"stats", "--timeout", "5s", closed}, 1, "airnode: stats: metrics: stats from " + closed, "connection refused"},
 		{[]string{"plugin", "check", filepath.Join(t.TempDir(), "missing")}, 1, "airnode: plugin check: ", "no such file"},
 		{[]string{"registry", "ls", "--registry", "file://" + filepath.Join(t.TempDir(), "missing")}, 1, "airnode: ", "missing"},
-		// a URL key's value is the kernel's to check, at Refer or Export,
-		// wherever it came from: -p too
-		{[]string{"call", "-p", "retries=x", target, "Echo", "1"}, 1, "CLIENT_ERROR: ", `URL key "retries": want an integer`},
-		{[]string{"serve", "--listen", "127.0.0.1:0", "--registry", "memory://", "-p", "weight=-5"}, 1, "airnode: serve: ", `URL key "weight"`},
 		{[]string{"list", "loadbalance", "rundrobin"}, 1, `airnode: list: unknown loadbalance "rundrobin"`, `did you mean "roundrobin"?`},
 	} {
 		r := runCommand(t, 30*time.Second, noAirnodeEnv, c.args[0], c.args[1:]...)

@@ -49,8 +49,8 @@ func TestHDrainServeRefusesNewConnectionsAfterWait(t *testing.T) {
 }
 
 // tester27 finding 7: -p shutdown.wait is checked as --shutdown-wait is
-// (0 to shutdown.timeout; exit 1 before listening, naming the key and
-// what is allowed), refused against --shutdown-wait with another value,
+// (0 to shutdown.timeout; exit 2 before listening, a usage error since
+// fix-bs, naming the key and what is allowed), refused against --shutdown-wait with another value,
 // and a valid one is the wait serve uses and logs.
 func TestHDrainShutdownWaitParam(t *testing.T) {
 	for _, tc := range []struct {
@@ -61,7 +61,7 @@ func TestHDrainShutdownWaitParam(t *testing.T) {
 		{[]string{"-p", "shutdown.wait=-1s"}, []string{`invalid value "-1s" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (10s"}},
 		{[]string{"-p", "shutdown.wait=3s", "--shutdown-timeout", "2s"}, []string{`invalid value "3s" for URL key "shutdown.wait"`, "from 0 to shutdown.timeout (2s"}},
 	} {
-		expectServeRefused(t, tc.args, tc.want...)
+		expectServeRefusedCode(t, exitUsage, tc.args, tc.want...) // -p's value: a usage error (fix-bs)
 	}
 	// the flag and -p contradicting each other: a usage error
 	expectServeRefusedCode(t, 2, []string{"-p", "shutdown.wait=5s", "--shutdown-wait", "3s"}, "-p shutdown.wait=5s conflicts with --shutdown-wait 3s")

@@ -103,7 +103,10 @@ No registry is read.`,
 				}
 				return usage(err)
 			}
-			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot()), u, service, f.failOnWarning, a.logFormat, a.stdout, a.stderr)
+			// a key's value the kernel refuses, given on the command
+			// line: a usage error naming where (commandLineKeyError)
+			given := healthKeys(args[0], f)
+			return runHealth(ctx, kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot()), u, given, service, f.failOnWarning, a.logFormat, a.stdout, a.stderr)
 		},
 	}
 	fl := cmd.Flags()
@@ -155,6 +158,24 @@ func healthURL(addr string, f healthFlags) (spi.URL, error) {
 	return hu, nil
 }
 
+// healthKeys maps the URL keys health's command line sets (-p,
+// --timeout, ADDR's query) to where each was given (commandLineKeys).
+func healthKeys(addr string, f healthFlags) map[string]givenKey {
+	var flags []flagParam
+	if f.timeout != "" {
+		flags = append(flags, flagParam{"--timeout", f.timeout, "timeout", f.timeout})
+	}
+	raw := addr
+	if !strings.Contains(raw, "://") {
+		raw = kernel.Protocol + "://" + raw
+	}
+	var query map[string]string
+	if u, err := spi.Parse(raw); err == nil {
+		query = u.Params()
+	}
+	return commandLineKeys(f.params, flags, "ADDR", query)
+}
+
 // healthMargin is how much longer than its timeout a probe may take: the
 // time to report a connection attempt that ended at the timeout.
 const healthMargin = 100 * time.Millisecond
@@ -173,7 +194,7 @@ func (e *healthError) ExitCode() int { return 1 }
 // it closes, and reports the answer: the status on stdout, why (not
 // SERVING) or its warning (SERVING, kernel.HealthWarningAttachment) on
 // stderr; a warning fails the probe when failOnWarning.
-func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string, failOnWarning bool, logFormat string, stdout, stderr io.Writer) error {
+func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, given map[string]givenKey, service string, failOnWarning bool, logFormat string, stdout, stderr io.Writer) error {
 	defer node.Close()
 	fail := func(err error) error {
 		if sig, ok := signalOf(ctx); ok {
@@ -190,6 +211,9 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, service string
 		return &healthError{err: err}
 	}
 	ref, err := node.Refer(ctx, u, spi.URL{})
+	if ke := commandLineKeyError("health", u.ServiceKey(), given, err); ke != nil {
+		return ke
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // -p shutdown.timeout is checked as --shutdown-timeout is (above 0, at
-// least the wait: exit 1 before listening, naming the key and what is
+// least the wait: exit 2 (a usage error, fix-bs) before listening, naming the key and what is
 // allowed), refused against --shutdown-timeout with another value, and
 // means what the flag means: the whole budget from the signal, the wait
 // included (it bounded only the drain after the wait, 1.5 s + 2 s here).
@@ -29,7 +29,7 @@ func TestHOps2_ShutdownTimeoutParam(t *testing.T) {
 		{[]string{"-p", "shutdown.timeout=1s", "--shutdown-wait", "2s"}, []string{`invalid value "1s" for URL key "shutdown.timeout"`, "at least shutdown.wait (2s, --shutdown-wait"}},
 		{[]string{"-p", "shutdown.timeout=4s", "-p", "shutdown.wait=5s"}, []string{`URL key "shutdown.wait"`, "from 0 to shutdown.timeout (4s"}},
 	} {
-		expectServeRefused(t, tc.args, tc.want...)
+		expectServeRefusedCode(t, exitUsage, tc.args, tc.want...) // -p's value: a usage error (fix-bs)
 	}
 	// the flag and -p contradicting each other: a usage error
 	expectServeRefusedCode(t, 2, []string{"-p", "shutdown.timeout=5s", "--shutdown-timeout", "3s"}, "-p shutdown.timeout=5s conflicts with --shutdown-timeout 3s")

@@ -233,12 +233,14 @@ func TestListExplainErrors(t *testing.T) {
 		want []string
 		code int // 0 means 1, a failure of what list checked
 	}{
+		// a value of the URL's query that call refuses: a usage error
+		// naming the key as given (fix-bs)
 		{"did you mean", "airnode://h:20880/x?loadbalance=rundrobin",
-			[]string{`unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?`}, 0},
-		{"malformed kernel key", "airnode://h:20880/x?timeout=abc", []string{`"timeout"`, `"abc"`}, 0},
-		{"malformed method-level key", "airnode://h:20880/x?methods.Echo.retries=many", []string{`"methods.Echo.retries"`, `"many"`}, 0},
-		{"extension Build rejects", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=-1s", []string{`heartbeat "dual"`, `"heartbeat.interval"`, `"-1s"`}, 0},
-		{"unknown filter", "airnode://h:20880/x?filter=tokn", []string{`unknown filter "tokn"`, `did you mean "token"?`}, 0},
+			[]string{`airnode: list: --explain URL key loadbalance=rundrobin: service x: unknown loadbalance "rundrobin" (available: consistenthash, leastactive, random, roundrobin, shortestresponse); did you mean "roundrobin"?`}, exitUsage},
+		{"malformed kernel key", "airnode://h:20880/x?timeout=abc", []string{`"timeout"`, `"abc"`}, exitUsage},
+		{"malformed method-level key", "airnode://h:20880/x?methods.Echo.retries=many", []string{`"methods.Echo.retries"`, `"many"`}, exitUsage},
+		{"extension Build rejects", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=-1s", []string{`heartbeat "dual"`, `"heartbeat.interval"`, `"-1s"`}, exitUsage},
+		{"unknown filter", "airnode://h:20880/x?filter=tokn", []string{`unknown filter "tokn"`, `did you mean "token"?`}, exitUsage},
 		// a SERVICE_URL of the wrong form is a usage error, as call's (fix-bj)
 		{"bad URL", "airnode://::1:20880/x", []string{"brackets"}, exitUsage},
 	}
@@ -384,12 +386,13 @@ func TestBinary(t *testing.T) {
 		t.Errorf("list heartbeat idle: exit %d stderr %s\n%s", code, errOut, out)
 	}
 
+	// the URL's value: a usage error (fix-bs)
 	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?timeout=abc")
-	if code != 1 || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
+	if code != exitUsage || !strings.Contains(errOut, `"timeout"`) || !strings.Contains(errOut, `"abc"`) {
 		t.Errorf("timeout=abc: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = runBin("list", "--explain", "airnode://h:20880/x?loadbalance=rundrobin")
-	if code != 1 || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
+	if code != exitUsage || !strings.Contains(errOut, `unknown loadbalance "rundrobin" (available: `) {
 		t.Errorf("rundrobin: exit %d stderr %q", code, errOut)
 	}
 
@@ -436,7 +439,8 @@ func TestDefaultLoggerFollowsLogFlags(t *testing.T) {
 // reported a second time by the kernel-key check.
 func TestExplainReportsABadKeyOnce(t *testing.T) {
 	code, _, errOut := airnode(t, nil, "list", "--explain", "airnode://h:20880/x?heartbeat=dual&heartbeat.interval=abc&retries=x")
-	if code != 1 || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
+	// the URL's values: a usage error (fix-bs)
+	if code != exitUsage || strings.Count(errOut, `"heartbeat.interval"`) != 1 || strings.Count(errOut, `"retries"`) != 1 {
 		t.Errorf("exit %d, stderr %q: want each bad key named once", code, errOut)
 	}
 }
@@ -460,9 +464,10 @@ func TestListExplainDispatcher(t *testing.T) {
 		}
 	}
 	code, out, errOut := airnode(t, extensiontest.Catalogs, "list", "--explain", "airnode://h:1/x?dispatcher=dirct")
-	// the kernel's words, and the error alone, no table (nu39 #10)
-	want := `airnode: list: invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)`
-	if code != 1 || !strings.Contains(errOut, want) || out != "" {
+	// the kernel's words, and the error alone, no table (nu39 #10); a
+	// usage error naming the URL's key (fix-bs)
+	want := `airnode: list: --explain URL key dispatcher=dirct: service x: invalid value "dirct" for URL key "dispatcher": want one of adaptive, all, direct (did you mean "direct"?)`
+	if code != exitUsage || !strings.Contains(errOut, want) || out != "" {
 		t.Errorf("dispatcher=dirct: exit %d, stderr %q, want %q and no table; stdout:\n%s", code, errOut, want, out)
 	}
 

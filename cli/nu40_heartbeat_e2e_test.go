@@ -22,7 +22,9 @@ func TestE2E_HeartbeatMessages(t *testing.T) {
 		{"heartbeat.interval=-1s", `invalid value "-1s" for URL key "heartbeat.interval": want a positive duration such as 1.5s, 200ms or 3000 (milliseconds), not a negative one`},
 		{"heartbeat.retries=0", `invalid value "0" for URL key "heartbeat.retries": want an integer from 1 to 1000`},
 		{"heartbeat.retries=abc", `invalid value "abc" for URL key "heartbeat.retries": want an integer from 1 to 1000`},
-		{"heartbeat=0", `invalid value "0" for URL key "heartbeat": want a duration from 10ms to 24h`},
+		// tester90 #2: Dubbo's "off" values say how to turn it off here
+		{"heartbeat=0", `invalid value "0" for URL key "heartbeat": want a duration from 10ms to 24h; in Dubbo 0 (or a negative number) turns the heartbeat off: here use heartbeat=none`},
+		{"heartbeat=-1", `unknown heartbeat "-1" (available: dual, idle, none); in Dubbo a negative number (or 0) turns the heartbeat off: here use heartbeat=none`},
 		{"heartbeat=IDLE", `unknown heartbeat "IDLE" (available: dual, idle, none); did you mean "idle"?`},
 		{"heartbeat=Dual", `did you mean "dual"?`},
 	} {

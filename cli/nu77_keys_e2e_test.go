@@ -19,13 +19,14 @@ func TestNu77PluginDeclaredKeyValuesAreChecked(t *testing.T) {
 	base := p.url("demo.Echo") + "?loadbalance=acme.keyslb"
 
 	expectOK(t, call(t, nil, "--config", cfg, base+"&keyslb.mode=panic", "Echo", `"x"`), `"x"`)
-	expectFail(t, call(t, nil, "--config", cfg, base+"&keyslb.mode=bogus", "Echo", `"x"`), "CLIENT_ERROR",
+	// values of the command line's URL: usage errors naming the key (fix-bs)
+	expectUsage(t, call(t, nil, "--config", cfg, base+"&keyslb.mode=bogus", "Echo", `"x"`), "airnode: call: SERVICE_URL key keyslb.mode=bogus: service demo.Echo: ",
 		`loadbalance "acme.keyslb": invalid value "bogus" for URL key "keyslb.mode": want one of normal, panic`)
-	expectFail(t, call(t, nil, "--config", cfg, base+"&methods.Echo.keyslb.mode=bogus", "Echo", `"x"`), "CLIENT_ERROR",
+	expectUsage(t, call(t, nil, "--config", cfg, base+"&methods.Echo.keyslb.mode=bogus", "Echo", `"x"`), "airnode: call: SERVICE_URL key methods.Echo.keyslb.mode=bogus: ",
 		`loadbalance "acme.keyslb": invalid value "bogus" for URL key "methods.Echo.keyslb.mode": want one of normal, panic`)
 
 	r := runCommand(t, 60*time.Second, nil, "list", "--config", cfg, "--explain", "demo.Echo?loadbalance=acme.keyslb&keyslb.mode=bogus")
-	expectFail(t, r, "airnode: list: ", `loadbalance "acme.keyslb": invalid value "bogus" for URL key "keyslb.mode": want one of normal, panic`)
+	expectUsage(t, r, "airnode: list: --explain URL key keyslb.mode=bogus: ", `loadbalance "acme.keyslb": invalid value "bogus" for URL key "keyslb.mode": want one of normal, panic`)
 	r = runCommand(t, 60*time.Second, nil, "list", "--config", cfg, "--explain", "demo.Echo?loadbalance=acme.keyslb&keyslb.mode=normal")
 	if r.code != 0 {
 		t.Errorf("list --explain of a declared value: exit %d, stderr %q", r.code, r.stderr)

@@ -21,8 +21,12 @@ func acmePlugin(t *testing.T) string {
 // dir.
 func refusedBeforeListening(t *testing.T, r result, want, dir string) {
 	t.Helper()
-	if r.code != 1 || !strings.Contains(r.stderr, want) {
-		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
+	code := 1
+	if strings.HasPrefix(want, "airnode: serve: -p ") { // a key's value -p gave: a usage error (fix-bs)
+		code = exitUsage
+	}
+	if r.code != code || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, code, want)
 	}
 	for _, never := range []string{"msg=listening", "msg=exported", "airnode serve: serving"} {
 		if strings.Contains(r.stderr, never) {
@@ -42,7 +46,8 @@ func refusedBeforeListening(t *testing.T, r result, want, dir string) {
 }
 
 // Tester9 #2: serve with a filter plugin whose Build refuses the URL
-// (-p authz.rate=abc) exits 1 before listening, naming the service, the
+// (-p authz.rate=abc) exits before listening (2 since fix-bs: the value
+// came from the command line), naming the service, the
 // filter, the key and what is allowed, as for a bundled filter's bad key;
 // it used to register and answer every call SERVER_ERROR.
 func TestServeRefusesAFilterPluginThatCannotBeBuilt(t *testing.T) {
@@ -102,9 +107,10 @@ func TestCallRefusesAConsumerFilterPluginThatCannotBeBuilt(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.authz, point: filter, command: "+acmePlugin(t)+"}\n")
 	r := call(t, noAirnodeEnv, "--config", cfg, "airnode://127.0.0.1:1/demo.Echo?filter=acme.authz&authz.rate=abc", "Echo", `"x"`)
-	want := `CLIENT_ERROR: kernel: refer demo.Echo: filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`
-	if r.code != 1 || !strings.Contains(r.stderr, want) {
-		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
+	// the value came from SERVICE_URL's query: a usage error naming it (fix-bs)
+	want := `airnode: call: SERVICE_URL key authz.rate=abc: service demo.Echo: filter "acme.authz": invalid value "abc" for URL key "authz.rate": want an integer`
+	if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and %q", r.code, r.stderr, want)
 	}
 }
 

@@ -361,7 +361,9 @@ func checkReferences(cfg config.Config, file string, cat *extension.Catalogs) er
 // given maps each key the command line set, which wins over the file and
 // the environment, to the flag that set it as typed ("-p
 // loadbalance=roundrobn", "--transport bogus"), which the error then
-// names after serve's prefix, keeping err's text (flagKeyError); a key
+// names after serve's prefix, keeping err's text (flagKeyError), a usage
+// error (exit 2) as every command's refused key of the command line
+// (commandLineKeyError); a key
 // mapped to "" is left for the caller to name, err returned unchanged. Otherwise the
 // source is the file (when file is not ""), through services[svc].params
 // (svc is the service's index in cfg.Services, -1 when the file does not
@@ -406,7 +408,7 @@ func configKeyError(cfg config.Config, file string, svc int, given map[string]st
 		if given[k] == "" {
 			return err
 		}
-		return &flagKeyError{flag: given[k], err: err}
+		return usage(&flagKeyError{flag: given[k], err: err}) // a key's value the command line gave: exit 2, as call's (commandLineKeyError)
 	}
 	if svc >= 0 && svc < len(cfg.Services) && file != "" {
 		if _, ok := setter(cfg.Services[svc].Params); ok {

@@ -24,16 +24,16 @@ func TestRD1_ExplainPublishRowOnlyForServe(t *testing.T) {
 }
 
 // tester37 F10: a URL naming an unknown balancer gets its error, with
-// the close match, and exit 1, without the table (some 70 lines on
-// stdout before).
+// the close match, without the table (some 70 lines on stdout before),
+// and exit 2: the URL of the command line names it (fix-bs).
 func TestRD1_ExplainUnknownExtensionPrintsOnlyTheError(t *testing.T) {
 	for _, u := range []string{
 		"airnode://127.0.0.1:37001/demo.Echo?loadbalance=roundrobn",
 		"airnode://127.0.0.1:37001/demo.Echo?filter=tokn",
 	} {
 		r := runCommand(t, 20*time.Second, noAirnodeEnv, "list", "--explain", u)
-		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "airnode: list: unknown ") || !strings.Contains(r.stderr, "did you mean") {
-			t.Errorf("%s: exit %d, stdout %d lines, stderr %q; want exit 1, no table, the error with its did-you-mean",
+		if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "airnode: list: --explain URL key ") || !strings.Contains(r.stderr, ": unknown ") || !strings.Contains(r.stderr, "did you mean") {
+			t.Errorf("%s: exit %d, stdout %d lines, stderr %q; want exit 2, no table, the error naming the key with its did-you-mean",
 				u, r.code, strings.Count(r.stdout, "\n"), r.stderr)
 		}
 	}

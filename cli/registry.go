@@ -301,6 +301,19 @@ func registryDesc(u spi.URL) string {
 	return desc
 }
 
+// slashesUnescaped returns desc, a registry URL's registryDesc, with
+// the slashes of its query unescaped, as they were written:
+// "zookeeper://h:2181?root=/dubbo", not the canonical "?root=%2Fdubbo"
+// (tester90 #3b). A slash needs no escaping in a query (RFC 3986), so the
+// text still parses to the same URL.
+func slashesUnescaped(desc string) string {
+	base, query, ok := strings.Cut(desc, "?")
+	if !ok {
+		return desc
+	}
+	return base + "?" + strings.NewReplacer("%2F", "/", "%2f", "/").Replace(query)
+}
+
 // withRegistryDir returns u with the file registry's default directory
 // made explicit (file:// -> file:///run/user/1000/airnode/registry), so
 // that the messages the kernel builds from the URL ("no provider
@@ -483,7 +496,7 @@ func registryList(ctx context.Context, reg spi.Registry, desc string, args []str
 			if n, first := unreadableIn(reg); n > 0 {
 				return nothingReadError(desc, n, first)
 			}
-			fmt.Fprintf(w, "no services in %s\n", desc)
+			fmt.Fprintf(w, "no services in %s\n", slashesUnescaped(desc))
 			if strings.HasPrefix(desc, memory.Name+"://") {
 				fmt.Fprintln(w, memoryHint)
 			}

@@ -308,8 +308,11 @@ Exit status:
        flag value of the wrong form or out of its range (bench -n 0), a
        SERVICE_URL of the wrong form, an ARG_JSON that is not JSON, two
        flags or sources that contradict each other (-p timeout=1s
-       --timeout 2s); a URL key's value the kernel refuses (-p
-       timeout=5x) fails the command, 1
+       --timeout 2s), a URL key's value the command line gives (-p,
+       --codec, --transport, the URL's query) that the kernel refuses
+       (-p timeout=5x, -p loadbalance=roundrobn: named with the flag,
+       the value and the names available); the same value from
+       plugins.yaml or AIRNODE_* fails the command, 1
   130  interrupted by SIGINT (Ctrl-C); serve: a second SIGINT
   143  interrupted by SIGTERM; serve: a second SIGTERM (one SIGINT or
        SIGTERM makes serve drain and exit 0)`,

@@ -200,10 +200,11 @@ const exitUsage = 2
 // argument, a flag value of the wrong form or out of its range (bench -n
 // 0, stats --timeout 0), a SERVICE_URL of the wrong form, an ARG_JSON
 // that is not JSON, two flags or sources (a flag, -p, SERVICE_URL's
-// query) that contradict each other. A failure of what the command tried
-// (a call, a registry, a file it reads, the kernel's check of a URL
-// key's value at Refer or Export, wherever the key came from) is not
-// one: exit 1. Every command marks its usage errors with usage; there is
+// query) that contradict each other, a URL key's value the command line
+// gave that the kernel refuses at Refer or Export (commandLineKeyError,
+// configKeyError). A failure of what the command tried (a call, a
+// registry, a file it reads, the kernel's check of a key that
+// plugins.yaml, the environment or a registry gave) is not one: exit 1. Every command marks its usage errors with usage; there is
 // no other mechanism.
 // runApp prints it as any error and exits exitUsage.
 type usageError struct{ err error }

@@ -54,8 +54,9 @@ const originDefault = "the default"
 // value that is not a duration serve can use is left to checkShutdownKeys,
 // which names the value in effect of the other setting. A wait above the
 // timeout that a -p value caused is an *spi.ParamError naming the -p key,
-// the other value and its source ("serve: ..."); any other error is
-// config.Load's.
+// the other value and its source, in a usage error (exit 2) that names
+// the -p flag as typed ("serve: -p shutdown.wait=3s: ..."); any other
+// error is config.Load's.
 func loadServeConfig(a *app, fs *pflag.FlagSet, raw []string, userSet [2]bool) (config.Config, shutdownOrigin, error) {
 	params, _ := parseParams(raw) // a malformed -p is runServe's to report
 	var folded [2]time.Duration
@@ -78,7 +79,9 @@ func loadServeConfig(a *app, fs *pflag.FlagSet, raw []string, userSet [2]bool) (
 	if err != nil && (from[0] != "" || from[1] != "") {
 		var pe *spi.ParamError
 		if err = foldedShutdownError(a, fs, folded, from, userSet, err); errors.As(err, &pe) {
-			err = fmt.Errorf("serve: %w", err)
+			// the -p value refused: a usage error naming it, as
+			// configKeyError names every -p key the kernel refuses
+			err = usage(&flagKeyError{flag: "-p " + pe.Key + "=" + pe.Value, err: fmt.Errorf("serve: %w", err)})
 		}
 	}
 	if err != nil {

@@ -86,3 +86,38 @@ func TestU6_WatchPrintsARuleWrittenWhileWatching(t *testing.T) {
 	}
 	waitFor("! Dubbo Admin rule written, not applied by airnode: " + override)
 }
+
+// TestBY_LsEmptyDubboRoot (tester90 #3b): `registry ls` of an empty
+// ?root=/dubbo printed the root escaped ("?root=%2Fdubbo"), and named
+// /dubbo when /airnode was empty but not /airnode when /dubbo was. It
+// prints the root as written and names airnode's default root.
+func TestBY_LsEmptyDubboRoot(t *testing.T) {
+	t.Parallel()
+	s := startZooKeeper(t)
+	own, err := zookeeper.Builder{}.Build(spi.MustParse(s.URL("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.(spi.LoggerUser).UseLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer own.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := own.Register(ctx, spi.MustParse("airnode://127.0.0.1:35901/demo.Echo?side=provider")); err != nil {
+		t.Fatal(err)
+	}
+	u := spi.MustParse(s.URL("root=/dubbo"))
+	reg, err := zookeeper.Builder{}.Build(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.(spi.LoggerUser).UseLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer reg.Close()
+	var b strings.Builder
+	if err := registryList(ctx, reg, registryDesc(u), nil, time.Now(), false, &b); err != nil {
+		t.Fatal(err)
+	}
+	want := "no services in zookeeper://" + s.Addr() + "?root=/dubbo\nnothing under /dubbo; /airnode holds 1 interface: drop ?root= (the default root is /airnode)\n"
+	if b.String() != want {
+		t.Errorf("registry ls printed %q, want %q", b.String(), want)
+	}
+}

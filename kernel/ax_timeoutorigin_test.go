@@ -17,7 +17,7 @@ func TestAX_TimeoutErrorNamesTheProvidersKey(t *testing.T) {
 	reg := spi.MustParse("file://" + t.TempDir())
 	t74Providers(t, reg, "timeout=2000&Sleep.timeout=300")
 	for _, tc := range []struct{ consumer, want string }{
-		{"timeout=3s", "(timeout 300ms: the provider's Sleep.timeout; give the reference its own Sleep.timeout, call -p Sleep.timeout=..., to choose yours)"},
+		{"timeout=3s", "(timeout 300ms: the provider's Sleep.timeout; give the reference its own Sleep.timeout, call -p Sleep.timeout=..., or the call its own timeout, a \"timeout\" attachment, call --timeout, to choose yours)"},
 		{"", "(timeout 300ms: the provider's Sleep.timeout;"},
 		{"timeout=3s&Sleep.timeout=150ms", ""},
 	} {

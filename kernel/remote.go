@@ -436,8 +436,9 @@ func timeoutOrigin(u, own spi.URL, method string) string {
 // timeout (CLIENT_TIMEOUT or SERVER_TIMEOUT) of the timeout cc.from
 // names, not of the caller's "timeout" attachment: "... timed out after
 // 301ms (timeout 300ms: the provider's Work.timeout; give the reference
-// its own Work.timeout, call -p Work.timeout=..., to choose yours)". Only
-// a call's error path calls it.
+// its own Work.timeout, call -p Work.timeout=..., or the call its own
+// timeout, a "timeout" attachment, call --timeout, to choose yours)".
+// Only a call's error path calls it.
 func withTimeoutOrigin(err error, inv *spi.Invocation, cc *callConf) error {
 	e, ok := err.(*spi.Error)
 	if !ok || e.Status != spi.StatusClientTimeout && e.Status != spi.StatusServerTimeout {
@@ -447,7 +448,7 @@ func withTimeoutOrigin(err error, inv *spi.Invocation, cc *callConf) error {
 		return err
 	}
 	c := *e
-	c.Message += fmt.Sprintf(" (timeout %v: the provider's %s; give the reference its own %s, call -p %s=..., to choose yours)", cc.timeout, cc.from, cc.from, cc.from)
+	c.Message += fmt.Sprintf(" (timeout %v: the provider's %s; give the reference its own %s, call -p %s=..., or the call its own timeout, a %q attachment, call --timeout, to choose yours)", cc.timeout, cc.from, cc.from, cc.from, spi.AttachmentTimeout)
 	return &c
 }
 

@@ -322,7 +322,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	keyAdvertise: {Type: spi.KeyTypeString,
 		Doc: sideProvider + "address published in the registry instead of the one listened on (NAT, port-forward, container, multi-homed host): HOST, HOST:PORT, [IPv6]:PORT, :PORT or a network interface name (its address); a host alone keeps the port listened on; absent: the address listened on (for 0.0.0.0, the first non-loopback one); serve --advertise sets it; not published"},
 	"timeout": {Type: spi.KeyTypeDuration, Default: "1s",
-		Doc: sideConsumer + "call timeout, > 0, then CLIENT_TIMEOUT or SERVER_TIMEOUT; a provider's value is its consumers' default; method-level allowed"},
+		Doc: sideConsumer + "call timeout, > 0, then CLIENT_TIMEOUT or SERVER_TIMEOUT; a provider's value is its consumers' default; method-level allowed; a call's own timeout (a caller's \"timeout\" attachment, call and bench --timeout) beats every level"},
 	"connect.timeout": {Type: spi.KeyTypeDuration, Default: "3s",
 		Doc: sideConsumer + "bound on connecting to a provider: the dial and the provider's answer to the connection's first ping together, > 0; raise it on a lossy or slow path (Linux: a lost SYN costs 1 s, and a lost first ping after it 3 s more)"},
 	"reconnect.backoff": {Type: spi.KeyTypeDuration, Default: "100ms",

@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,7 +151,7 @@ func (c *Channel) runCheck(wait time.Duration) {
 	defer c.check.end()
 	var sent time.Time
 	var acked, unacked uint64
-	var counts, behind bool
+	var counts, behind, graced bool
 	for busy := true; busy; {
 		sent = time.Now()
 		c.check.noteSent(sent, wait)
@@ -172,6 +173,20 @@ func (c *Channel) runCheck(wait time.Duration) {
 		counters.Heartbeat.PingsFailed.Inc()
 		if st := spi.StatusOf(err); st != spi.StatusServerTimeout && st != spi.StatusClientTimeout {
 			return // answered with an error: the peer is there
+		}
+		if over := time.Since(sent) - wait; !graced && over > max(min(stallLateLimit, wait/4), time.Millisecond) {
+			// The wait ended well after its deadline: this process did
+			// not run (GC pause, SIGSTOP, starved CPU), and the answer
+			// may be waiting in the socket, its reader not run yet.
+			// Judge once the reader has caught up, once per check.
+			graced = true
+			c.logLimited(slog.LevelInfo, "liveness late", fmt.Sprintf("liveness check's ping to %s: its wait ended %v late (this process did not run): judging after the reader catches up",
+				c.remote, over.Round(time.Millisecond)), "late", over.Round(time.Millisecond))
+			select {
+			case <-c.dying:
+				return
+			case <-time.After(stallGrace):
+			}
 		}
 		if c.lastRead.Load() >= sent.UnixNano() {
 			return // something arrived meanwhile (a late response, bytes of a large one): not dead
@@ -197,6 +212,16 @@ func (c *Channel) runCheck(wait time.Duration) {
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
 }
+
+// stallLateLimit is the most a liveness check's ping wait may end after
+// its deadline (or a quarter of the wait, when shorter) before runCheck
+// takes the lateness for a stall of this process and gives the reader
+// stallGrace to read what arrived meanwhile before it judges: the
+// heartbeat strategies' rule (their task.LateLimit and task.Grace).
+const (
+	stallLateLimit = 100 * time.Millisecond
+	stallGrace     = 100 * time.Millisecond
+)
 
 // noteSent records that the check's ping was sent at sent and waits
 // wait for its answer (WhenCheckEnds).

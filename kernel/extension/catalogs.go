@@ -34,14 +34,15 @@ type Catalogs struct {
 // cluster failover. Filters have no default; they are activated (see
 // ActivateFilters). The registry is chosen by the registry URL's scheme;
 // a bare number in "heartbeat" selects the default strategy with that
-// interval in ms.
+// interval in ms, and Dubbo's heartbeat=0 or a negative number, off in
+// Dubbo, is refused with a hint naming heartbeat=none.
 func New() *Catalogs {
 	return &Catalogs{
 		Transport:   NewPoint[spi.TransportBuilder](PointTransport, "transport", "smux"),
 		Registry:    NewPoint[spi.RegistryBuilder](PointRegistry, "", "file"),
 		LoadBalance: NewPoint[spi.LoadBalanceBuilder](PointLoadBalance, "loadbalance", "random"),
 		Codec:       NewPoint[spi.Codec](PointCodec, "codec", "msgpack"),
-		Heartbeat:   NewPoint[spi.HeartbeatBuilder](PointHeartbeat, "heartbeat", "idle", BareNumberSelectsDefault("heartbeat.interval")),
+		Heartbeat:   NewPoint[spi.HeartbeatBuilder](PointHeartbeat, "heartbeat", "idle", BareNumberSelectsDefault("heartbeat.interval"), NumberOffIs("none")),
 		Cluster:     NewPoint[spi.ClusterBuilder](PointCluster, "cluster", "failover"),
 		Filter:      NewPoint[spi.FilterBuilder](PointFilter, "filter", ""),
 	}

@@ -76,6 +76,39 @@ type Option func(*options)
 
 type options struct {
 	numberKey string // see BareNumberSelectsDefault
+	off       string // see NumberOffIs
+}
+
+// NumberOffIs names the extension of a point built with
+// BareNumberSelectsDefault that turns the point's function off ("none"
+// for heartbeat): Dubbo reads heartbeat=0 or a negative number as off,
+// and here 0 is an interval out of bounds and a negative number an
+// unknown name, so both errors add a hint naming key=off (offHint).
+func NumberOffIs(name string) Option {
+	return func(o *options) { o.off = name }
+}
+
+// offHint returns, for v, a value of the point's key that Dubbo reads as
+// off (0, or a negative integer), the hint its error adds: "in Dubbo 0 (or
+// a negative number) turns the heartbeat off: here use heartbeat=none (a
+// bare number is heartbeat.interval in ms of the default heartbeat,
+// idle)". "" for any other value, for a point without NumberOffIs, and
+// when the off extension is not registered.
+func (p *Point[T]) offHint(v string) string {
+	if p.opts.off == "" || p.opts.numberKey == "" {
+		return ""
+	}
+	if _, ok := p.Origin(p.opts.off); !ok {
+		return "" // no such extension to name
+	}
+	what := "0 (or a negative number)"
+	if digits, neg := strings.CutPrefix(v, "-"); neg && bareNumber(digits) {
+		what = "a negative number (or 0)"
+	} else if !bareNumber(v) || strings.Trim(v, "0") != "" {
+		return ""
+	}
+	return fmt.Sprintf("in Dubbo %s turns the %s off: here use %s=%s (a bare number is %s in ms of the default %s, %s)",
+		what, p.name, p.key, p.opts.off, p.opts.numberKey, p.name, p.def)
 }
 
 // BareNumberSelectsDefault makes a bare non-negative integer in the point's
@@ -146,7 +179,11 @@ func (p *Point[T]) BareNumberError(u spi.URL, err error) error {
 	was := pe.Error()
 	pe.Key = p.key
 	// the wrapping messages were formatted with the old key
-	return &renamedError{msg: strings.Replace(err.Error(), was, pe.Error(), 1), err: err}
+	msg := strings.Replace(err.Error(), was, pe.Error(), 1)
+	if hint := p.offHint(v); hint != "" {
+		msg += "; " + hint // heartbeat=0: Dubbo's "off"
+	}
+	return &renamedError{msg: msg, err: err}
 }
 
 // renamedError is an error whose message was rewritten (BareNumberError);
@@ -345,7 +382,11 @@ func (p *Point[T]) Get(name string) (T, error) {
 	p.mu.RUnlock()
 	if !ok {
 		var zero T
-		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names(), Hint: p.MissHint()}
+		hint := p.MissHint()
+		if off := p.offHint(name); off != "" {
+			hint = off // heartbeat=-1: Dubbo's "off"
+		}
+		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names(), Hint: hint}
 	}
 	ext := e.ext
 	for _, w := range wrappers {

@@ -180,7 +180,8 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 		pinged = hbparams.PingInterval(w.ch, w.cfg.Interval)
 		timeout = hbparams.Stretch(timeout, w.cfg.Interval, pinged)
 	}
-	alive, backlog := w.acks.Look(now)
+	late := w.reconnect.Late()
+	alive, backlog := w.acks.Look(now, late)
 	lastRead := w.ch.LastRead()
 	if alive.After(lastRead) {
 		lastRead = alive
@@ -191,6 +192,11 @@ func (w *watch) reconnectCheck(_ context.Context, now time.Time) (time.Duration,
 			return min(timeout/3, acks.Gap(timeout)), nil
 		}
 		return timeout / 3, nil
+	}
+	if w.reconnect.Defer(late, timeout, w.ch, Name, "check ran") {
+		// this process did not run: its reader has not read what the
+		// peer sent meanwhile; judge once it has
+		return task.Grace, nil
 	}
 	action := "closing"
 	if w.ch.Side() == spi.Consumer {

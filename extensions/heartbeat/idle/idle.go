@@ -109,7 +109,7 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 		return -1, nil
 	default:
 	}
-	alive, backlog := w.acks.Look(now)
+	alive, backlog := w.acks.Look(now, w.task.Late())
 	lastRead := w.lastHeard(alive)
 	if lastRead.After(w.seenRead) { // any byte read, or more of our backlog acknowledged: the peer is alive
 		w.failures, w.seenRead = 0, lastRead
@@ -121,8 +121,15 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 	}
 	pctx, cancel := context.WithTimeout(ctx, w.cfg.PingTimeout)
 	counters.Heartbeat.PingsSent.Inc()
+	pinged := time.Now()
 	err := w.ch.Ping(pctx)
 	cancel()
+	// how much later than its deadline a failed ping's wait ended: this
+	// process did not run (the answer may be waiting in the socket)
+	over := time.Duration(0)
+	if err != nil {
+		over = max(0, time.Since(pinged)-w.cfg.PingTimeout)
+	}
 	if ctx.Err() != nil {
 		return -1, nil // stopped
 	}
@@ -139,12 +146,16 @@ func (w *consumerWatch) check(ctx context.Context, now time.Time) (time.Duration
 	// A ping that failed while the peer acknowledged more of our backlog
 	// waited behind that backlog (a large request on a slow link): no
 	// failure.
-	alive, _ = w.acks.Look(time.Now())
+	alive, _ = w.acks.Look(time.Now(), over)
 	progressed := err != nil && alive.After(w.seenRead)
 	lastRead = w.lastHeard(alive)
 	switch {
 	case err == nil || lastRead.After(w.seenRead):
 		w.failures, w.seenRead = 0, lastRead
+	case w.task.Defer(over, w.cfg.PingTimeout, w.ch, Name, "ping's wait ended"):
+		// no failure: judge again once the reader has read what
+		// arrived while this process did not run (the answer, late)
+		return task.Grace, nil
 	default:
 		w.failures++
 		if w.failures >= w.cfg.Retries {
@@ -180,11 +191,17 @@ type providerWatch struct {
 // written to it (a large response on a slow link) is no silence (acks).
 func (w *providerWatch) check(_ context.Context, now time.Time) (time.Duration, func(context.Context)) {
 	timeout, negotiated := hbparams.PeerTimeout(w.ch, w.cfg.Timeout)
-	alive, backlog := w.acks.Look(now)
+	late := w.task.Late()
+	alive, backlog := w.acks.Look(now, late)
 	last := latest(latest(latest(w.ch.LastRead(), w.ch.LastWrite()), w.start), alive)
 	idle := now.Sub(last)
 	if idle < timeout {
 		return soon(timeout-idle, backlog, acks.Gap(timeout)), nil
+	}
+	if w.task.Defer(late, timeout, w.ch, Name, "check ran") {
+		// this process did not run: its reader has not read what the
+		// consumer sent meanwhile; judge once it has
+		return task.Grace, nil
 	}
 	rule := fmt.Sprintf("heartbeat.timeout %v", timeout)
 	if negotiated {

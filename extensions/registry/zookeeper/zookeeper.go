@@ -517,14 +517,23 @@ func (r *Registry) redial(h *handle, refused int, seen string) {
 		// the time since the last contact came after a restart with
 		// the data kept, whose server had been starting).
 		r.log.Warn("ZooKeeper refuses this session: its server closed the connection at the session handshake, also once it served, and "+seen+" (it has not seen this session's last zxid: restarted with empty data, or it lost its latest transactions; it does not know this session); opening a new session",
-			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
+			"refused", refused, "unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", sessionText(r.session))
 	} else {
 		r.log.Warn("no session for session.timeout: the server has expired it, or refuses this client (restarted with empty data); opening a new session",
-			"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", fmt.Sprintf("0x%x", r.session))
+			"unheard_for", down.Round(time.Millisecond), "session_timeout", timeout, "old_session", sessionText(r.session))
 	}
 	r.sessionChangedLocked(SessionChange{State: SessionExpired, Unheard: down})
 	r.mu.Unlock()
 	h.conn.Close()
+}
+
+// sessionText is a session id as the log records give it, "0x1000a2b3c"
+// (ZooKeeper's form), or "unknown" for 0, which no session has.
+func sessionText(id int64) string {
+	if id == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("0x%x", id)
 }
 
 // markLostLocked records that h's session is lost, now noticed:
@@ -904,7 +913,14 @@ func (r *Registry) warnLostLocked(state zk.State) {
 func (r *Registry) checkSession(h *handle) (retry bool) {
 	conn := h.conn
 	lost := h.lost.Swap(false)
+	// The state first, then the id: go-zookeeper stores a new session's
+	// id before its state, and zeroes it on expiry, so an id read after
+	// StateHasSession is the session's or 0 when it has just expired,
+	// which is no session (recording 0 as the session made a later
+	// redial log old_session=0x0, tester90 #3a)
 	hasSession := conn.State() == zk.StateHasSession
+	id := conn.SessionID()
+	hasSession = hasSession && id != 0
 	r.mu.Lock()
 	if r.handle != h { // replaced by redial
 		r.mu.Unlock()
@@ -969,7 +985,6 @@ func (r *Registry) checkSession(h *handle) (retry bool) {
 		r.log.Info(fmt.Sprintf("ZooKeeper granted a session timeout of %v (asked %v; the server bounds it to 2-20 x its tickTime)", g, r.p.sessionTimeout),
 			"granted", g, "asked", r.p.sessionTimeout)
 	}
-	id := conn.SessionID()
 	newSession := id != r.session
 	if newSession {
 		if r.session != 0 {

@@ -69,10 +69,16 @@ func New(ch spi.Channel) *Watch {
 // never): when the peer acknowledged more since the previous look, and
 // at least Backlog bytes were unacknowledged at that look, it is that
 // previous look's time — the acknowledgement came after it, so the peer
-// was alive then at the latest, never later than the truth. backlog
-// reports whether at least Backlog bytes are unacknowledged now: the
-// caller should look again within Gap of its limit.
-func (w *Watch) Look(now time.Time) (alive time.Time, backlog bool) {
+// was alive then at the latest, never later than the truth — moved on by
+// late, how much later than due this look runs (the check's timer fired
+// late: this process did not run). Dated to the previous look alone, a
+// look that ran late by a stall of this process would count the stall as
+// the peer's silence; moved on by late, it makes the gap between the two
+// looks what it was asked to be, and dates the peer at most late after
+// the truth. backlog reports whether at least Backlog bytes are
+// unacknowledged now: the caller should look again within Gap of its
+// limit.
+func (w *Watch) Look(now time.Time, late time.Duration) (alive time.Time, backlog bool) {
 	if w.ac == nil {
 		return w.alive, false
 	}
@@ -82,6 +88,9 @@ func (w *Watch) Look(now time.Time) (alive time.Time, backlog bool) {
 	}
 	if !w.looked.IsZero() && w.backlog && acked > w.acked && w.looked.After(w.alive) {
 		w.alive = w.looked
+		if t := w.looked.Add(late); late > 0 && t.Before(now) {
+			w.alive = t
+		}
 	}
 	w.looked, w.acked, w.backlog = now, acked, unacked >= Backlog
 	return w.alive, w.backlog

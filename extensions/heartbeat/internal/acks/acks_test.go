@@ -40,7 +40,7 @@ func TestLook(t *testing.T) {
 	}
 	for i, s := range steps {
 		c.acked, c.unacked, c.ok = s.acked, s.unacked, s.ok
-		alive, backlog := w.Look(at(s.now))
+		alive, backlog := w.Look(at(s.now), 0)
 		if !alive.Equal(s.alive) || backlog != s.backlog {
 			t.Errorf("step %d: Look = %v, %v; want %v, %v", i, alive.Sub(t0), backlog, s.alive.Sub(t0), s.backlog)
 		}
@@ -49,7 +49,7 @@ func TestLook(t *testing.T) {
 
 func TestLookWithoutCounter(t *testing.T) {
 	w := New(hbtest.NewChannel(spi.Provider, hbtest.Answering))
-	if alive, backlog := w.Look(time.Now()); !alive.IsZero() || backlog {
+	if alive, backlog := w.Look(time.Now(), 0); !alive.IsZero() || backlog {
 		t.Fatalf("Look on a channel without spi.AckCounter = %v, %v", alive, backlog)
 	}
 }
@@ -62,5 +62,26 @@ func TestGap(t *testing.T) {
 		if got := Gap(limit); got != want {
 			t.Errorf("Gap(%v) = %v, want %v", limit, got, want)
 		}
+	}
+}
+
+// A look that ran late (this process stalled) dates the peer's
+// acknowledgement to the previous look moved on by the lateness, not to
+// the previous look: the stall is not the peer's silence. The date stays
+// at most the lateness after the previous look, and never after now.
+func TestLookLate(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	c := &counting{Channel: hbtest.NewChannel(spi.Consumer, hbtest.Answering), ok: true, unacked: Backlog}
+	w := New(c)
+	w.Look(at(0), 0)
+	c.acked = 1
+	// due at 250, ran at 2250: 2 s late
+	if alive, _ := w.Look(at(2250), 2*time.Second); !alive.Equal(at(2000)) {
+		t.Errorf("late look: alive at %v, want 2s (the previous look moved on by the lateness)", alive.Sub(t0))
+	}
+	c.acked = 2
+	if alive, _ := w.Look(at(2300), time.Hour); !alive.Equal(at(2250)) {
+		t.Errorf("lateness past now: alive at %v, want 2.25s (the previous look: never after now)", alive.Sub(t0))
 	}
 }

@@ -108,6 +108,9 @@ func call(ch *exchange.Channel) error {
 type counter struct {
 	pings, answers, other atomic.Int64
 	wire                  atomic.Pointer[wire] // optional: shared by both sides of a pair
+	// beforeAnswer, when set, runs once before a heartbeat answer that
+	// starts a Write is written (the Write waits for it).
+	beforeAnswer atomic.Pointer[func()]
 }
 
 // wire records the longest silence between two frames in either direction.
@@ -184,6 +187,13 @@ type countingStream struct {
 }
 
 func (s *countingStream) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	if s.have == 0 && s.skip == 0 && len(b) > 2 && b[2]&protocol.FlagEvent != 0 && b[2]&protocol.FlagRequest == 0 {
+		if f := s.c.beforeAnswer.Swap(nil); f != nil {
+			(*f)()
+		}
+	}
+	s.mu.Unlock()
 	n, err := s.ReadWriteCloser.Write(b)
 	s.mu.Lock()
 	defer s.mu.Unlock()

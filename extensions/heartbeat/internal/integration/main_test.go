@@ -18,6 +18,10 @@ func TestMain(m *testing.M) {
 		runChild(q)
 		return
 	}
+	if q, ok := os.LookupEnv(consumerChildEnv); ok {
+		runConsumerChild(q)
+		return
+	}
 	code := m.Run()
 	if airnodeBin != "" {
 		os.RemoveAll(filepath.Dir(airnodeBin))

@@ -10,11 +10,14 @@ package task
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/airnode/airnode/internal/counters"
+	"github.com/airnode/airnode/internal/ratelog"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -48,6 +51,13 @@ type Task struct {
 	closed   chan struct{} // closed when the closer goroutine returns
 	closeCh  spi.Channel
 	inflight sync.WaitGroup // one per armed timer and per running check or work
+	due      time.Time      // when the armed timer is due (guarded by mu)
+
+	// Used by the running check only (checks never overlap; mu orders
+	// one run's writes before the next run's reads).
+	late     time.Duration // how much later than due the running check started
+	deferred bool          // the run before the running one deferred its verdict (Defer)
+	deferNow bool          // the running check deferred its verdict
 }
 
 // New returns a Task that will run check once started.
@@ -66,6 +76,7 @@ func (k *Task) Start(delay time.Duration) {
 	}
 	k.inflight.Add(1)
 	armed.Add(1)
+	k.due = time.Now().Add(delay)
 	k.timer = time.AfterFunc(delay, k.fire)
 }
 
@@ -73,22 +84,80 @@ func (k *Task) fire() {
 	defer k.inflight.Done() // the armed timer's count, inherited by this run
 	armed.Add(-1)
 	k.mu.Lock()
-	stopped := k.stopped
+	stopped, due := k.stopped, k.due
 	k.mu.Unlock()
 	if stopped {
 		return
 	}
-	next, work := k.check(k.ctx, time.Now())
+	now := time.Now()
+	k.late = max(0, now.Sub(due))
+	k.deferred, k.deferNow = k.deferNow, false
+	next, work := k.check(k.ctx, now)
 	k.mu.Lock()
 	if !k.stopped && next >= 0 {
 		k.inflight.Add(1)
 		armed.Add(1)
+		k.due = time.Now().Add(next)
 		k.timer.Reset(next)
 	}
 	stopped = k.stopped
 	k.mu.Unlock()
 	if work != nil && !stopped {
 		work(k.ctx)
+	}
+}
+
+// LateLimit is the most a check may run late (Late) before it takes the
+// lateness for a stall of this process: a timer of a running process is
+// late by microseconds, a loaded machine's by milliseconds; a GC pause,
+// SIGSTOP, a frozen VM or a starved CPU share makes it seconds.
+const LateLimit = 100 * time.Millisecond
+
+// Grace is how long a check that deferred its verdict (Defer) waits
+// before judging: time for the channel's reader, resumed with the rest of
+// the process, to read what the peer sent meanwhile.
+const Grace = 100 * time.Millisecond
+
+// Late returns how much later than due the running check started (0 when
+// on time): the delay the previous run returned, or Start's, counts from
+// when it was scheduled. Call it from the Task's check only.
+func (k *Task) Late() time.Duration { return k.late }
+
+// Defer reports whether the running check should defer its verdict on
+// ch: late (Late, or how much longer than asked a wait of the check's
+// took) is more than min(LateLimit, limit/4), at least 1 ms, where limit
+// is the silence the check allows; so this process did not run for about
+// that long, and the channel's reader has not yet read what the peer
+// sent meanwhile (answers already waiting in the socket). The check then
+// neither closes ch nor counts a miss: it returns Grace as its next delay
+// and judges then. At most one run in a row defers, so a peer really
+// silent is still judged at most late plus Grace after its bound. what
+// says what ran late in the Info line Defer logs, rate-limited ("check
+// ran", "ping's wait ended"): "heartbeat check ran 1.9s late (this process did not run): judging after the
+// reader catches up". Call it from the Task's check only.
+func (k *Task) Defer(late, limit time.Duration, ch spi.Channel, strategy, what string) bool {
+	if k.deferred || late <= max(min(LateLimit, limit/4), time.Millisecond) {
+		return false
+	}
+	k.deferNow = true
+	logLate(late, ch, strategy, what)
+	return true
+}
+
+// lateLog bounds Defer's Info lines: a process stalled for seconds stalls
+// every channel's checks at once.
+var lateLog = ratelog.Limiters{SummaryAttrs: []any{"component", "heartbeat"}}
+
+func logLate(late time.Duration, ch spi.Channel, strategy, what string) {
+	l := slog.Default()
+	if !l.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	msg := fmt.Sprintf("heartbeat %s %v late (this process did not run): judging after the reader catches up", what, late.Round(time.Millisecond))
+	class := "heartbeat " + strategy + " " + what + " late"
+	if ok, suppressed, n := lateLog.For(l).Event(class, time.Now(), slog.LevelInfo, msg); ok {
+		l.Info(msg, ratelog.Attrs([]any{"component", "heartbeat", "heartbeat", strategy, "side", string(ch.Side()),
+			"peer", ch.RemoteAddr(), "late", late.Round(time.Millisecond)}, suppressed, n)...)
 	}
 }
 

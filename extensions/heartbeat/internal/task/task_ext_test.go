@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,5 +95,38 @@ func TestTaskArmedCountsTimers(t *testing.T) {
 	k.Stop()
 	if d := task.Armed() - before; d != 0 {
 		t.Fatalf("armed timers +%d after Stop, want 0", d)
+	}
+}
+
+// fix-bz: Defer defers a verdict that ran late by more than
+// min(LateLimit, limit/4), never two runs in a row (a peer really silent
+// is still judged), and never one that ran on time.
+func TestTaskDeferAtMostOneRunInARow(t *testing.T) {
+	ch := hbtest.NewChannel(spi.Consumer, hbtest.Answering)
+	var got []bool
+	done := make(chan struct{})
+	var k *task.Task
+	k = task.New(func(context.Context, time.Time) (time.Duration, func(context.Context)) {
+		switch len(got) {
+		case 0:
+			got = append(got, k.Defer(50*time.Millisecond, time.Second, ch, "test", "check ran")) // within LateLimit
+		case 1:
+			got = append(got, k.Defer(40*time.Millisecond, 100*time.Millisecond, ch, "test", "check ran")) // past limit/4
+		case 2, 3:
+			got = append(got, k.Defer(2*time.Second, time.Second, ch, "test", "check ran"))
+		default:
+			close(done)
+			return -1, nil
+		}
+		return time.Millisecond, nil
+	})
+	k.Start(0)
+	<-done
+	k.Stop()
+	if want := []bool{false, true, false, true}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Defer = %v, want %v", got, want)
+	}
+	if l := k.Late(); l < 0 {
+		t.Fatalf("Late = %v", l)
 	}
 }

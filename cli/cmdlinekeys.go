@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/airnode/airnode/kernel/extension"
+	"github.com/airnode/airnode/spi"
+)
+
+// A URL key's value that the command line gave (-p, a flag that sets a
+// key such as --codec or --transport, the query of SERVICE_URL, ADDR or
+// list --explain's URL) and that the kernel or a catalog refuses (an
+// unknown extension name, a malformed or out-of-bounds value) is a usage
+// error (exit 2), named by where it was given, the same way by every
+// command:
+//
+//	call: -p loadbalance=roundrobn: service demo.Echo: unknown loadbalance "roundrobn" (available: ...); did you mean "roundrobin"?
+//
+// The same value from plugins.yaml, an AIRNODE_* variable or a registry
+// is a failure of the command (exit 1): the command line was right.
+
+// givenKey is where the command line gave a URL key, and its value.
+type givenKey struct {
+	by    string // as typed: "-p loadbalance=roundrobn", "--codec jsn", "SERVICE_URL key timeout=abc"
+	value string // the key's value as given: "roundrobn"
+}
+
+// commandLineKeys maps each URL key that the command line of a consumer
+// command sets to where it was given: raw are the -p arguments as typed
+// (parseParams accepted them), flags the dedicated flags' keys, and
+// query the keys of the URL argument named arg ("SERVICE_URL", "ADDR";
+// query nil: none). A key given twice with the same value (consumerURL
+// refuses two values) is named by -p, then the flag, then the argument.
+func commandLineKeys(raw []string, flags []flagParam, arg string, query map[string]string) map[string]givenKey {
+	m := make(map[string]givenKey, len(raw)+len(flags)+len(query))
+	for _, kv := range raw {
+		k, v, _ := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); k != "" {
+			m[k] = givenKey{by: "-p " + kv, value: v}
+		}
+	}
+	for _, f := range flags {
+		if _, ok := m[f.key]; !ok {
+			m[f.key] = givenKey{by: f.flag + " " + f.arg, value: f.value}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(query)) {
+		if _, ok := m[k]; !ok {
+			m[k] = givenKey{by: fmt.Sprintf("%s key %s=%s", arg, k, query[k]), value: query[k]}
+		}
+	}
+	return m
+}
+
+// argQuery returns the keys of the query of raw, a SERVICE_URL as
+// parseServiceKey reads it, or nil when it does not parse.
+func argQuery(raw string) map[string]string {
+	u, err := parseServiceKey(raw)
+	if err != nil {
+		return nil
+	}
+	return u.Params()
+}
+
+// givenBy returns where the command line gave the URL key that err (one
+// error, not a join) refuses: the key of an *spi.ParamError, or the point
+// of an *extension.UnknownError (also in a method-level form ending in
+// ".<point>": methods.Echo.loadbalance), when given holds it with the
+// value err names. ok is false when err refuses no key or another value
+// (a key that plugins.yaml set per method, say).
+func givenBy(given map[string]givenKey, err error) (string, bool) {
+	match := func(k string, value func(string) bool) (string, bool) {
+		g, ok := given[k]
+		if !ok || !value(g.value) {
+			return "", false
+		}
+		return g.by, true
+	}
+	if pe, ok := errors.AsType[*spi.ParamError](err); ok {
+		return match(pe.Key, func(v string) bool { return v == pe.Value })
+	}
+	ue, ok := errors.AsType[*extension.UnknownError](err)
+	if !ok {
+		return "", false
+	}
+	names := func(v string) bool { // filter=-a,b names several
+		return slices.ContainsFunc(strings.Split(v, ","), func(n string) bool {
+			return strings.TrimPrefix(strings.TrimSpace(n), "-") == ue.Name
+		})
+	}
+	if by, ok := match(ue.Point, names); ok {
+		return by, true
+	}
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		if strings.HasSuffix(k, "."+ue.Point) {
+			if by, ok := match(k, names); ok {
+				return by, true
+			}
+		}
+	}
+	return "", false
+}
+
+// commandLineKeyError returns err, the refusal of a consumer URL by
+// kernel.Node.Refer ("kernel: refer demo.Echo: ...", one refusal a line:
+// errors.Join), as a usage error naming where the command line gave each
+// refused key (givenBy), when every refusal is of such a key:
+//
+//	-p loadbalance=roundrobn: service demo.Echo: unknown loadbalance "roundrobn" (...)
+//	call: -p timeout=abc: service demo.Echo: invalid value "abc" for URL key "timeout": ...
+//
+// the first line without the command (the command's failure line adds
+// "airnode: CMD: "), every further one with it (cmd: "call"). service is
+// the reference's service key, which Refer's prefix names. Otherwise
+// (nil, or some refusal of a key the command line did not give, or that
+// is no key's) it returns nil: the caller reports err as before.
+func commandLineKeyError(cmd, service string, given map[string]givenKey, err error) error {
+	if err == nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range unjoin(err) {
+		by, ok := givenBy(given, e)
+		if !ok {
+			return nil
+		}
+		line := fmt.Sprintf("%s: service %s: %s", by, service, strings.TrimPrefix(e.Error(), "kernel: refer "+service+": "))
+		if len(lines) > 0 {
+			line = cmd + ": " + line
+		}
+		lines = append(lines, line)
+	}
+	return usage(&keyRefusedError{msg: strings.Join(lines, "\n"), err: err})
+}
+
+// keyRefusedError is commandLineKeyError's error: its text, unwrapping to
+// the refusal (an *spi.ParamError or *extension.UnknownError inside).
+type keyRefusedError struct {
+	msg string
+	err error
+}
+
+func (e *keyRefusedError) Error() string { return e.msg }
+func (e *keyRefusedError) Unwrap() error { return e.err }
