@@ -44,7 +44,8 @@ type Reference struct {
 
 	methodKeysChecked sync.Once // checkMethodKeys, against the first provider listing methods
 
-	closed atomic.Bool // Close began: calls fail CLIENT_ERROR (closedError)
+	closed atomic.Bool   // Close began: calls fail CLIENT_ERROR (closedError)
+	done   chan struct{} // closed when Close begins: the waits (WaitAvailable, WaitReady, WaitSettled) end
 
 	// settled: the first connection attempts to the providers have all
 	// ended once (awaitSettled); calls of an affinity balancer no longer wait.
@@ -177,7 +178,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			u.Interface(), strings.Join(set, ", "), strings.Join(u.Addresses(), ","))
 	}
 	u = u.With(spi.KeySide, string(spi.Consumer))
-	r := &Reference{node: n, url: u, key: u.ServiceKey()}
+	r := &Reference{node: n, url: u, key: u.ServiceKey(), done: make(chan struct{})}
 	// Every check of u's keys runs, and Refer refuses u with all their
 	// errors at once (errors.Join, one line each), rather than with the
 	// first one only and the next on the next run (tester83 #5).
@@ -813,7 +814,11 @@ func markGeneric(ctx context.Context) context.Context {
 // context.DeadlineExceeded (errors.Is), keeping its status; one of the
 // timeout key, ctx's deadline still ahead, does not. A ctx cancelled
 // before or during the call fails CLIENT_ERROR matching context.Canceled
-// (and context.Cause's cause, when one was given). A call after Close
+// (and context.Cause's cause, when one was given). The same holds while
+// the call waits for a first connection to its providers: ctx's end
+// there fails CLIENT_TIMEOUT (a deadline) or CLIENT_ERROR (a cancel)
+// "... waiting for a first connection to ADDR ...: nothing was sent",
+// matching ctx's error and its cause. A call after Close
 // (the reference's or its node's) fails CLIENT_ERROR matching
 // ErrReferenceClosed.
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
@@ -1239,6 +1244,9 @@ func (r *Reference) allGoingAway(inv *spi.Invocation, all []spi.Invoker) error {
 // call's timeout ran out first with still no provider connected, it
 // returns CLIENT_TIMEOUT (nothing was sent); when connect.timeout did, the
 // call goes on and its attempts say why the providers cannot be reached.
+// When ctx ends first it returns ctx's error, CLIENT_TIMEOUT for a
+// deadline, CLIENT_ERROR for a cancel, nothing sent (invoke adds the
+// cause); when the reference closes, closedError.
 // When every provider said go-away it returns at once the error that says
 // so (allGoingAway): their channels close after their drains, and the
 // redials then find them gone or back.
@@ -1289,18 +1297,35 @@ func (r *Reference) awaitProvider(ctx context.Context, inv *spi.Invocation) erro
 		case <-changed:
 		case <-t.C:
 			if timeout <= 2*connect+firstAttemptGrace && len(r.dir.List(inv)) == 0 && r.connecting() {
-				var addrs []string
-				for _, x := range r.dir.All() {
-					addrs = append(addrs, x.URL().Address())
-				}
 				return spi.Errorf(spi.StatusClientTimeout, "kernel: call %s.%s timed out after %v waiting for a first connection to %s (timeout %v; connect.timeout %v): nothing was sent",
-					inv.Service, inv.Method, time.Since(start).Round(time.Millisecond/10), strings.Join(addrs, ", "), timeout, connect)
+					inv.Service, inv.Method, time.Since(start).Round(time.Millisecond/10), r.addresses(), timeout, connect)
 			}
 			return nil
 		case <-ctx.Done():
-			return nil // the cluster reports the ctx's error
+			// Say so, matching ctx's error (invoke adds its cause), as
+			// a call whose ctx ended before it started does: the
+			// providers' "not connected yet" matched neither.
+			err := ctx.Err()
+			st := spi.StatusClientError
+			if errors.Is(err, context.DeadlineExceeded) {
+				st = spi.StatusClientTimeout
+			}
+			return spi.Errorf(st, "kernel: call %s.%s: %w after %v waiting for a first connection to %s (timeout %v; connect.timeout %v): nothing was sent",
+				inv.Service, inv.Method, err, time.Since(start).Round(time.Millisecond/10), r.addresses(), timeout, connect)
+		case <-r.done:
+			return r.closedError()
 		}
 	}
+}
+
+// addresses returns the addresses of the reference's provider invokers,
+// comma-separated, for errors.
+func (r *Reference) addresses() string {
+	var addrs []string
+	for _, x := range r.dir.All() {
+		addrs = append(addrs, x.URL().Address())
+	}
+	return strings.Join(addrs, ", ")
 }
 
 // affinity reports whether lb wants every provider's first connection
@@ -1348,6 +1373,10 @@ func (r *Reference) awaitSettled(ctx context.Context) {
 			return
 		case <-ctx.Done():
 			return // the cluster reports the ctx's error; the next call waits again
+		case <-r.done:
+			return // closed: its calls fail ErrReferenceClosed
+		case <-r.node.closing:
+			return // shutting down: its calls go on without waiting
 		}
 	}
 }
@@ -1364,9 +1393,16 @@ func (r *Reference) awaitSettled(ctx context.Context) {
 // second. False is not an error: the next call says why no provider can
 // be reached. Refer returned after the registry's first provider list
 // (directory.Start), so a provider listed then is judged here.
+// It returns false at once when the reference is closed, or once its Close
+// begins (a closed reference never becomes ready), and, when its node's
+// Shutdown begins, whether a provider is usable then (the node's
+// references still call during the drain), as when ctx ends.
 func (r *Reference) WaitReady(ctx context.Context) bool {
 	for {
 		changed := r.node.pool.changed.wait()
+		if r.closed.Load() {
+			return false
+		}
 		// One list, and whether an attempt is pending read before whether
 		// a provider is up: a connection publishes its channel before it
 		// counts as no longer connecting, so an attempt that succeeds
@@ -1385,6 +1421,10 @@ func (r *Reference) WaitReady(ctx context.Context) bool {
 		case <-changed:
 		case <-ctx.Done():
 			return anyAvailable(r.dir.All())
+		case <-r.done:
+			return false
+		case <-r.node.closing:
+			return anyAvailable(r.dir.All())
 		}
 	}
 }
@@ -1398,7 +1438,12 @@ func (r *Reference) WaitReady(ctx context.Context) bool {
 // waits as long as no provider is usable. Calls do not wait so: with no
 // provider listed a call fails SERVICE_NOT_FOUND at once (Dubbo's
 // check=false consumer), and `airnode call` and `bench` give a registry
-// that lists none 2 s, as this would with a 2 s deadline.
+// that lists none 2 s, as this would with a 2 s deadline. Like gRPC's
+// wait on a ClientConn that is closed, it returns false promptly (within
+// milliseconds) when the reference's Close or its node's Shutdown (or
+// Close) begins, whatever ctx: a closed reference never becomes
+// available, and a node shutting down lists no new provider for its
+// references (during its drain it returns whether one is usable then).
 func (r *Reference) WaitAvailable(ctx context.Context) bool {
 	for {
 		listed := r.listed.wait()
@@ -1416,6 +1461,10 @@ func (r *Reference) WaitAvailable(ctx context.Context) bool {
 		case <-pool:
 		case <-ctx.Done():
 			return anyAvailable(r.dir.All())
+		case <-r.done:
+			return false
+		case <-r.node.closing:
+			return !r.closed.Load() && anyAvailable(r.dir.All())
 		}
 	}
 }

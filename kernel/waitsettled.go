@@ -12,5 +12,6 @@ import "context"
 // (warm-up), as a long-lived consumer's are, not over the first one to
 // connect. With every provider up on loopback it returns within about a
 // millisecond of WaitReady; a provider that accepts but never answers
-// holds it for connect.timeout.
+// holds it for connect.timeout. It returns at once when the reference's
+// Close or its node's Shutdown begins.
 func (r *Reference) WaitSettled(ctx context.Context) { r.awaitSettled(ctx) }

@@ -552,6 +552,7 @@ func (r *Reference) closeWithin(ctx context.Context) error {
 	var err error
 	r.once.Do(func() {
 		r.closed.Store(true)
+		close(r.done)
 		err = r.closeOwnedWithin(ctx, "shutdown")
 		n := r.node
 		n.mu.Lock()

@@ -555,6 +555,9 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		c.unstall(true) // stalled readers and parked requests find it dead
 		c.wakeQueued(true)
 		c.cancel(nil)
+		if c.ownPool {
+			c.pool.stop() // idle workers go now; busy ones when their handlers return
+		}
 		c.setStuck("session Close")
 		if err := c.sess.Close(); err != nil {
 			c.closeErr.Store(&err)

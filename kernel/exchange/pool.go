@@ -129,7 +129,7 @@ func newWorkerPool(workers int) *workerPool {
 }
 
 // submit runs t on a worker, now or once one is free. It never blocks.
-// Not to be called after close.
+// Not to be called after close (after stop it still runs t).
 func (p *workerPool) submit(t task) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
@@ -271,25 +271,36 @@ func (p *workerPool) reap() {
 	}
 }
 
-// close stops the workers and waits for them. Every channel using the pool
-// must have finished first (Channel.Wait), so nothing is queued. Idempotent.
+// close stops the workers (stop) and waits for them. Every channel using
+// the pool must have finished first (Channel.Wait), so nothing is queued.
+// Idempotent.
 func (p *workerPool) close() {
-	p.mu.Lock()
-	if !p.closed {
-		p.closed = true
-		if p.reaper != nil {
-			p.reaper.Stop()
-			p.reaper = nil
-		}
-		for _, w := range p.idle {
-			w.tasks <- task{}
-		}
-		p.workers -= len(p.idle)
-		p.idle = nil
-	}
-	p.mu.Unlock()
+	p.stop()
 	p.wg.Wait()
 	p.dog.wait()
+}
+
+// stop retires the idle workers now and makes each busy one exit once its
+// handler has returned and the queue is empty, without waiting for them:
+// a server whose channels are closing (Server.closeAll), or a channel
+// with a pool of its own that died, leaves behind only the goroutines
+// running handlers that ignore their context (each ending when its
+// handler returns), not idle workers until the reaper's next ticks (2 to
+// 4 s). A request submitted after it still runs, on a worker that then
+// exits. Idempotent.
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.reaper != nil {
+		p.reaper.Stop()
+		p.reaper = nil
+	}
+	for _, w := range p.idle {
+		w.tasks <- task{}
+	}
+	p.workers -= len(p.idle)
+	p.idle = nil
 }
 
 // purge takes every request out of the queue, marked notRun, for the

@@ -637,6 +637,10 @@ func (s *Server) closeAll(ctx context.Context, reason string) bool {
 	for _, ch := range chans {
 		go ch.die(reason, slog.LevelDebug)
 	}
+	// No request is read any more: the idle workers go now, each busy one
+	// once its handler returns, so that handlers left behind (those that
+	// ignore their context) leave only their own goroutines.
+	s.pool.stop()
 	ended := ctx.Done()
 	var grace <-chan time.Time
 	gaveUp := map[*Channel]bool{} // session Close failed, goroutines still running after closeGrace
