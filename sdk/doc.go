@@ -9,10 +9,11 @@
 // Points that may be plugins: loadbalance, registry, filter, and services
 // (a provider implementation that airnode exports, registers and forwards
 // invocations to). Transport, codec and heartbeat stay in process: a local
-// RPC per frame would defeat them (a filter plugin costs a provider about
-// 0.1 ms of CPU per call, host and plugin together, adds about 0.15 ms of
-// latency at one caller and caps a 2-core provider near 10k calls/s, 10×
-// below none: sdk/README.md, "Cost of a plugin call", measured with
+// RPC per frame would defeat them (a filter plugin costs the process that
+// runs it about 0.15–0.2 ms of CPU per call at 20 callers, host and plugin
+// together, adds about 0.5 ms of latency at one caller on an idle VM and
+// caps a 2-core process near 7–8.5k calls/s, 15× below none: sdk/README.md,
+// "Cost of a plugin call", measured with
 // sdk/pluginrpc/testdata/filtercost.sh). A builder that
 // also implements spi.KeyDescriber has its URL keys sent to the host at
 // start: `airnode list --keys` shows them and Refer and Export suggest
