@@ -821,6 +821,13 @@ func markGeneric(ctx context.Context) context.Context {
 // matching ctx's error and its cause. A call after Close
 // (the reference's or its node's) fails CLIENT_ERROR matching
 // ErrReferenceClosed.
+//
+// Bursts. A provider runs at most 256 calls at once per listening
+// address; a call that finds every worker busy waits at most a tenth of
+// its timeout and then fails SERVER_THREADPOOL_EXHAUSTED without running
+// (failover retries it after a backoff), so a burst of slow calls beyond
+// that fails its extra calls fast even when the work would fit the
+// timeout (README, "Where calls run: dispatcher").
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
 	if reply != nil {
 		if v := reflect.ValueOf(reply); v.Kind() != reflect.Pointer || v.IsNil() {
