@@ -12,7 +12,7 @@ import (
 
 // nu43 finding 4: a request over max(4 × payload, 64 MiB), which the
 // provider does not read and closes the connection for, was reported to
-// its caller as CHANNEL_INACTIVE "after its request was sent: the
+// its caller as CHANNEL_INACTIVE "this call's request had been sent when the channel closed: the
 // provider may have run it" (no failover for a method not idempotent)
 // although it certainly did not run. The provider now answers it
 // BAD_REQUEST naming the limit, not run, and sends the go-away before

@@ -182,14 +182,16 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 // requestSent returns the channel's CHANNEL_INACTIVE error err for a call
 // whose request had been handed to the transport before the channel died:
 // the provider may have run it (spi.ErrRequestSent), so a failover retry
-// is not safe unless the method is idempotent.
+// is not safe unless the method is idempotent. The clause it adds names
+// the call, since err's message may end with another request's failure
+// (a heartbeat ping's "no answer": tester90).
 func requestSent(err error) error {
 	e := &spi.Error{Status: spi.StatusOf(err), Message: err.Error(), Cause: spi.ErrRequestSent}
 	var se *spi.Error
 	if errors.As(err, &se) {
 		e.Message = se.Message
 	}
-	e.Message += " (after its request was sent: the provider may have run it)"
+	e.Message += " (this call's request had been sent when the channel closed: the provider may have run it)"
 	return e
 }
 

@@ -84,7 +84,7 @@ func TestDub3_UnsentRetryDoesNotHideTheSentAttempt(t *testing.T) {
 			`  attempt 1, ` + addr + `: SERVER_TIMEOUT: exchange: timed out after ` + took + ` waiting for the response` + stalled + `\n` +
 			`  attempt 2, ` + addr + `: .*\n` +
 			`  attempt 3, ` + addr + `: ` + unsent)
-		if !want.MatchString(err.Error()) || strings.Contains(err.Error(), "after its request was sent") {
+		if !want.MatchString(err.Error()) || strings.Contains(err.Error(), "the provider may have run it") {
 			t.Errorf("%q: message\n%s\nwant it to match %s", tc.query, err, want)
 		}
 		if n := clustertest.Settle(2, a); n != 2 {
@@ -143,7 +143,7 @@ func TestDub3_LastAttemptThatMayHaveRunStands(t *testing.T) {
 		return strings.NewReplacer("call demo.Echo.Echo to 10.0.0.1:20880 ", "", "call demo.Echo.Echo to 10.0.0.2:20880 ", "", "call demo.Echo.Echo ", "").Replace(err.Error())
 	}
 	timedOut := spi.Errorf(spi.StatusServerTimeout, "exchange: call demo.Echo.Echo to 10.0.0.1:20880 timed out after 200ms waiting for the response")
-	sentInactive := &spi.Error{Status: spi.StatusChannelInactive, Message: "exchange: channel closed (after its request was sent: the provider may have run it)", Cause: spi.ErrRequestSent}
+	sentInactive := &spi.Error{Status: spi.StatusChannelInactive, Message: "exchange: channel closed (this call's request had been sent when the channel closed: the provider may have run it)", Cause: spi.ErrRequestSent}
 	notRun := map[string]error{
 		"withdrawn":     spi.Errorf(spi.StatusClientTimeout, "exchange: call demo.Echo.Echo to 10.0.0.2:20880 timed out after 200ms before the request was written (withdrawn, never sent)"),
 		"inactive":      spi.Errorf(spi.StatusChannelInactive, "exchange: channel to 10.0.0.2:20880 closed: reset"),

@@ -140,7 +140,7 @@ func TestProto2_GenericArgumentsUnderProtobuf(t *testing.T) {
 		_, err := r.Invoke(ctxT(t), "Greet", arg)
 		var e *spi.Error
 		if !errors.As(err, &e) || e.Status != spi.StatusSerializationError || !strings.Contains(err.Error(), "-p codec=json") ||
-			strings.Contains(err.Error(), "after its request was sent") {
+			strings.Contains(err.Error(), "the provider may have run it") {
 			t.Errorf("Invoke(Greet, %#v) under protobuf: %v, want SERIALIZATION_ERROR before sending, pointing to -p codec=json", arg, err)
 		}
 	}
