@@ -134,9 +134,14 @@ func (w *watch) heartbeatCheck(_ context.Context, now time.Time) (time.Duration,
 }
 
 // unanswered reports whether a write is still waiting for the peer's
-// answer (nothing read since it): the watch's last ping or, before the
-// watch pinged, what was written since the watch started (on a consumer,
-// the kernel's first ping of a new connection, which carries the hello).
+// answer (nothing read since it): the watch's last ping or, on a consumer
+// before the watch pinged, what was written since the watch started (the
+// kernel's first ping of a new connection, which carries the hello). A
+// provider's writes before its first ping are answers, which the consumer
+// does not answer: a provider's watch starts on a goroutine of its own,
+// so it can start after reading the consumer's first ping and before
+// answering it, and waiting for an answer to that answer it never pinged
+// and closed a live idle consumer at its timeout.
 // Another ping then tells nothing more — the connection delivers the
 // first, and the reconnect task judges the silence from LastRead alone —
 // and a peer that was only paused (SIGSTOP, a long GC pause, a VM freeze)
@@ -152,7 +157,7 @@ func (w *watch) unanswered(lastWrite time.Time) bool {
 	case w.awaiting.IsZero():
 		return false
 	case w.awaiting.Equal(w.start): // no ping yet: is there a write to wait for?
-		return lastWrite.After(w.start)
+		return w.ch.Side() == spi.Consumer && lastWrite.After(w.start)
 	}
 	return true
 }

@@ -93,3 +93,25 @@ func TestDualLateAnswerIsNotFollowedAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A provider's watch starts on a goroutine of its own, after the channel's
+// reader started: it can start after the consumer's first ping was read
+// and before its answer was written. That answer is not a write awaiting
+// an answer: the provider pings an idle consumer every interval as usual
+// (it waited for an answer no consumer sends, never pinged, and closed a
+// live idle consumer at its heartbeat.timeout: CI, load 20+).
+func TestDualProviderPingsAfterAnsweringAPingReadBeforeItsWatch(t *testing.T) {
+	t.Parallel()
+	hb := build(t, "heartbeat.interval=60ms&heartbeat.timeout=1h")
+	ch := hbtest.NewChannel(spi.Provider, hbtest.Answering)
+	ch.Read() // the consumer's first ping, read before the watch started
+	time.Sleep(5 * time.Millisecond)
+	stop := hb.Watch(ch)
+	time.Sleep(5 * time.Millisecond)
+	ch.Write() // its answer, written after
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	if n := ch.Pings(); n < 3 {
+		t.Errorf("%d pings in 8 intervals to an idle consumer, want pinging every interval (about 6)", n)
+	}
+}
