@@ -2575,6 +2575,23 @@ func printErrorSamples(w io.Writer, r *bench.Report) {
 // call. Providers list attempts: a call that failover retried counts once
 // per provider it tried. The first line ends with the measured phase's
 // wall-clock start ("started 2026-12-04T05:06:02.536Z": --json's start).
+// failedShare is failed of calls (0 < failed <= calls) as a percentage
+// with one decimal, never "0.0%" nor, unless all failed, "100.0%": 8 of
+// 451482 is "<0.1%", 451474 of them ">99.9%" (tester92 #2).
+func failedShare(failed, calls int64) string {
+	if failed >= calls {
+		return "100.0%"
+	}
+	switch pct := strconv.FormatFloat(100*float64(failed)/float64(calls), 'f', 1, 64); pct {
+	case "0.0":
+		return "<0.1%"
+	case "100.0":
+		return ">99.9%"
+	default:
+		return pct + "%"
+	}
+}
+
 func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	r := o.Report
 	what := fmt.Sprintf("%d B -> %d B", o.Case.Req, o.Case.Resp)
@@ -2598,7 +2615,7 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	}
 	failed := r.Calls - r.OK
 	if failed > 0 {
-		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%.1f%%): %s\n", failed, r.Calls, 100*float64(failed)/float64(r.Calls), errorSummary(r))
+		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%s): %s\n", failed, r.Calls, failedShare(failed, r.Calls), errorSummary(r))
 		if (r.OK > 0 || o.Stopped != "") && r.FirstError != "" {
 			fmt.Fprintf(w, "  first error %s\n", r.FirstError)
 		}

@@ -49,7 +49,8 @@ included), its entry has weight 0, taken out of rotation with serve -p
 weight=0, while it is connected (weight0), outlier detection keeps it
 out of the picks while it is connected (ejected) or it has no usable
 connection, connecting, reconnecting or draining, ejected or not
-(unavailable). --json
+(unavailable). SUCCESS and FAILED print 100.00% and 0.00% only when
+exact: 8 failures of 451482 calls are >99.99% and <0.01%. --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
 access and provider counters (see below). An address that refuses the connection
 or does not answer HTTP is reported as such (give serve --metrics's

@@ -325,7 +325,8 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 //	demo.Echo  127.0.0.1:20881  614    614       100.00%  0          -         ejected    SERVER_THREADPOOL_EXHAUSTED=17,SERVER_TIMEOUT=597
 //
 // CALLS and FAILURES are since the provider entered the directory;
-// FAILED is their ratio ("-" before the first call); MEAN/30s the mean of
+// FAILED is their ratio ("-" before the first call; "0.00%" only when
+// none failed, "<0.01%" when a few of many did); MEAN/30s the mean of
 // the successful calls over the last 30 s ("-" when none); STATE is
 // State: available (warming up included), weight0 (connected, its entry
 // has weight 0: no balancer picks it), ejected (connected, outlier
@@ -341,7 +342,7 @@ func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	for _, p := range rows {
 		failed, mean := "-", "-"
 		if p.Calls > 0 {
-			failed = fmt.Sprintf("%.2f%%", 100*float64(p.Failures)/float64(p.Calls))
+			failed = share(p.Failures, p.Calls)
 		}
 		if p.MeanMillis > 0 {
 			mean = fmt.Sprintf("%.3fms", p.MeanMillis)
