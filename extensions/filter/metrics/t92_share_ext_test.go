@@ -15,7 +15,7 @@ import (
 // ordinary ones print as before.
 func TestT92_ShareNeverRoundsToWhole(t *testing.T) {
 	for _, tc := range []struct {
-		calls, failures   int64
+		calls, failures int64
 		success, failed string
 	}{
 		{451482, 8, ">99.99%", "<0.01%"},
