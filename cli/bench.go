@@ -155,8 +155,10 @@ timeline of calls and errors (how a failover looks) and "start", the
 wall-clock start of the measured phase (RFC 3339 in UTC with ms,
 2026-12-04T05:06:02.536Z; the summary's first line ends with it), when
 the timeline's second 0 began: to line it up with deploy or kill times. A provider that
-finishes none of the calls it has in flight for a second (stopped, hung,
-its socket buffers full) is named in a warning on stderr, once per stall:
+finishes none of the calls it has in flight for longer than 4 times the
+longest call finished so far (at least 2 s), or than twice the call
+timeout (at least 5 s), whichever is shorter (stopped, hung, its socket
+buffers full) is named in a warning on stderr, once per stall:
 with every caller waiting on it, the timeline's second shows 0 calls and
 no provider. A progress bar is
 drawn on a terminal.
@@ -180,9 +182,10 @@ A URL key given two ways, in SERVICE_URL's query, by -p key=value, or by
 them (none is ranked above another). Without --connections, the URL's (or
 -p's) connections key is used, else 1.
 
-With --json, a run that fails before it measures (no provider, a bad flag
-value, an unknown flag, a missing SERVICE_URL) prints
-{"error": MESSAGE, "calls": 0} on stdout, exit 1.
+With --json, a run that fails before it measures prints
+{"error": MESSAGE, "calls": 0} on stdout: exit 1 when it found no
+provider, exit 2 (a usage error) for a bad flag value, an unknown flag
+or a missing SERVICE_URL.
 
 --paper runs the five local cases of the AirRPC paper's table (100,000
 calls each unless -n or --duration says otherwise) and prints our figures
