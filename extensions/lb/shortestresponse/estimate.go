@@ -61,10 +61,20 @@ func (r *recent) ObserveFailed(now, rtt time.Duration, failed bool) {
 	w := r.decay(now)
 	e := r.est * w
 	a := 1 - w
-	if a < Weight {
+	rise := max(e, float64(Floor)) // the most one answer may raise e by
+	switch {
+	case a < Weight:
 		a = Weight
-		x = min(x, e+max(e, float64(Floor))/Weight)
+	case failed:
+		rise = math.Inf(1) // a failure is no hiccup
+	default:
+		// After a pause the bound widens with the square of 1/w, from
+		// 1 at a = Weight (no jump where Weight stops being the
+		// floor of a) to nothing once the estimate has faded.
+		g := (1 - Weight) / w
+		rise *= g * g
 	}
+	x = min(x, e+rise/a)
 	r.est = e + a*(x-e)
 	r.stamp = max(r.stamp, now)
 }
