@@ -734,7 +734,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		timeoutFrom = "default"
 	}
 	if !f.connectionsSet { // -p connections= or the URL's key, else --connections' default
-		n, err := u.Int("connections", int64(f.connections))
+		n, err := u.MethodIntIn("", "connections", int64(f.connections), 1, kernel.MaxConnections, "") // Refer's bounds and words
 		if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
 			return ke
 		}
@@ -742,18 +742,20 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return fmt.Errorf("bench: %w", err)
 		}
 		f.connections = int(n)
-	}
-	if f.connections < 1 || f.connections > 64 {
-		if g, ok := given["connections"]; ok && !f.connectionsSet { // -p connections=100, SERVICE_URL's
-			return usage(fmt.Errorf("bench: %s: want 1 to 64", g.by))
-		}
-		if !f.connectionsSet {
-			return fmt.Errorf("bench: URL key connections=%d: want 1 to 64", f.connections)
-		}
-		return usage(fmt.Errorf("bench: --connections %d: want 1 to 64", f.connections))
+	} else if f.connections < 1 || f.connections > kernel.MaxConnections {
+		return usage(fmt.Errorf("bench: --connections %d: want 1 to %d", f.connections, kernel.MaxConnections))
 	}
 	u = u.With("connections", strconv.Itoa(f.connections))
 	if f.idle > 0 {
+		// benchIdle dials without a node, so no Refer checks the keys:
+		// its check (transport, codec, heartbeat, connection keys), with
+		// a refused key of the command line a usage error as elsewhere
+		if err := kernel.CheckConsumerKeys(cat, u); err != nil {
+			if ke := commandLineKeyError("bench", u.ServiceKey(), given, err); ke != nil {
+				return ke
+			}
+			return fmt.Errorf("bench: %w", err)
+		}
 		if err := checkReqOf(f.method, cat, benchCase{Req: f.req, Resp: f.req, Concurrency: 1}, nil, []spi.URL{u}); err != nil {
 			return err
 		}
@@ -1852,14 +1854,14 @@ const idleSettle = 3 * time.Second
 // per connection (the issue-9 memory goal: 10,000 idle consumers).
 func benchIdle(ctx context.Context, cat *extension.Catalogs, u spi.URL, f benchFlags, logger *slog.Logger, stdout io.Writer) error {
 	if f.serverPID <= 0 {
-		return errors.New("bench: --idle needs --server-pid (the provider's RSS is read from /proc)")
+		return usage(errors.New("bench: --idle needs --server-pid (the provider's RSS is read from /proc)"))
 	}
 	if u.Host() == "" || u.Port() == 0 {
-		return errors.New("bench: --idle needs a provider address (airnode://host:port/service)")
+		return usage(errors.New("bench: --idle needs a provider address (airnode://host:port/service)"))
 	}
 	if directory.Multi(u) {
-		return fmt.Errorf("bench: --idle calls one service key on each connection it opens; group=%q version=%q name several: give one group and one version",
-			u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, ""))
+		return usage(fmt.Errorf("bench: --idle calls one service key on each connection it opens; group=%q version=%q name several: give one group and one version",
+			u.ParamOr(spi.KeyGroup, ""), u.ParamOr(spi.KeyVersion, "")))
 	}
 	tb, sel, err := cat.Transport.Select(u, "")
 	if err != nil {

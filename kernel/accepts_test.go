@@ -164,16 +164,35 @@ func TestAcceptsClosesConnectionsBeyondTheLimit(t *testing.T) {
 }
 
 // The refusal log is rate-bounded: refusals 1, 2, 4, 8 of 10 are logged,
-// each with the count so far, and every one is counted.
+// each with the count so far, and every one is counted. The ten
+// connections are made at once: a refused connection that sends nothing
+// is held refusalWait (500 ms) for its first frame, ten of them (within
+// maxTelling) side by side, not one after another.
 func TestAcceptsRefusalLogIsRateBounded(t *testing.T) {
 	var log logbuf.Buffer
 	_, e, srv := exportLimited(t, "transport=tcp&accepts=1", slog.New(slog.NewTextHandler(&log, nil)))
 	addr := e.URL().Address()
 	pingOK(t, rawChannel(t, "tcp", addr), "the one connection")
-	for i := range 10 {
-		if !closedByPeer(t, addr, refusedWithin) {
-			t.Fatalf("connection %d beyond accepts=1 was kept", i+1)
+	conns := make([]net.Conn, 10)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer c.Close()
+		conns[i] = c
+	}
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			if !readClosed(c, refusedWithin) {
+				t.Errorf("connection %d beyond accepts=1 was kept", i+1)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 	if got := srv.Refused(); got != 10 {
 		t.Errorf("Refused() = %d, want 10", got)

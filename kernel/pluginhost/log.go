@@ -231,7 +231,8 @@ type startTail struct {
 	panicLine, panicFunc, panicAt string
 	frame                         int // 1: the next line is a function, 2: its file
 
-	bound lineBound // of the stderr lines after the start's outcome
+	bound   lineBound // of the stderr lines after the start's outcome
+	records lineBound // of the plugin's own log records after it (noun "records")
 
 	// stopBy says why the host stops the process, set just before it
 	// stops it ("" until then): slogWriter then logs go-plugin's "plugin
@@ -541,6 +542,10 @@ const streamBurst = 1000
 // tester66 F11). A Go panic's stack, logged at error, is never left out.
 // The zero value is ready; safe for concurrent use.
 type lineBound struct {
+	// noun names what is bounded in the summary: "" for lines of an
+	// output stream, "records" for the plugin's own log records
+	noun string
+
 	mu         sync.Mutex
 	window     time.Time   // start of the current window
 	n          int         // lines logged in it
@@ -560,6 +565,29 @@ func (b *lineBound) counted(n int) {
 func (b *lineBound) log(l *slog.Logger, level slog.Level, line, stream string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	suppressed, ok := b.admitLocked(l, level, stream)
+	switch {
+	case !ok:
+	case suppressed > 0:
+		l.Log(context.Background(), level, line, "stream", stream, "suppressed", suppressed)
+	default:
+		l.Log(context.Background(), level, line, "stream", stream)
+	}
+}
+
+// admit counts one line or record at level against the bound: ok when it
+// is to be logged, with how many were left out since the last one logged
+// (suppressed; the caller's record says it), false when it is left out
+// (counted; a summary on l says how many at the window's end unless a
+// record logged before says it). An error (a panic's stack) is never left
+// out. The caller logs outside the bound's lock.
+func (b *lineBound) admit(l *slog.Logger, level slog.Level, stream string) (suppressed int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.admitLocked(l, level, stream)
+}
+
+func (b *lineBound) admitLocked(l *slog.Logger, level slog.Level, stream string) (suppressed int, ok bool) {
 	now := time.Now()
 	if now.Sub(b.window) >= ratelog.Every {
 		b.window, b.n = now, 0
@@ -569,15 +597,11 @@ func (b *lineBound) log(l *slog.Logger, level slog.Level, line, stream string) {
 		if b.summary == nil {
 			b.summary = time.AfterFunc(b.window.Add(ratelog.Every).Sub(now), func() { b.summarize(l, stream) })
 		}
-		return
+		return 0, false
 	}
 	b.n++
-	if b.suppressed > 0 {
-		l.Log(context.Background(), level, line, "stream", stream, "suppressed", b.suppressed)
-		b.suppressed = 0
-		return
-	}
-	l.Log(context.Background(), level, line, "stream", stream)
+	suppressed, b.suppressed = b.suppressed, 0
+	return suppressed, true
 }
 
 // summarize logs how many lines were left out, unless a line logged
@@ -589,8 +613,13 @@ func (b *lineBound) summarize(l *slog.Logger, stream string) {
 	if b.suppressed == 0 {
 		return
 	}
-	l.Warn("plugin output lines left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
-		"bound", fmt.Sprintf("%d lines per %v", streamBurst, ratelog.Every))
+	if b.noun == "records" {
+		l.Warn("plugin log records left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
+			"bound", fmt.Sprintf("%d records below error per %v", streamBurst, ratelog.Every))
+	} else {
+		l.Warn("plugin output lines left out: more than the bound", "stream", stream, "suppressed", b.suppressed,
+			"bound", fmt.Sprintf("%d lines per %v", streamBurst, ratelog.Every))
+	}
 	b.suppressed = 0
 }
 

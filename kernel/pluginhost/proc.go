@@ -236,7 +236,7 @@ func (p *proc) launch(ctx context.Context) error {
 	// cleaned up ("plugin failed to exit gracefully" about a process that
 	// never ran): the returned error says what went wrong.
 	mute := new(atomic.Bool)
-	tail := &startTail{stackLevel: p.h.stackLevel}
+	tail := &startTail{stackLevel: p.h.stackLevel, records: lineBound{noun: "records"}}
 	w := p.slogWriter(mute, tail)
 	cmd := exec.Command(p.path, p.spec.Args...)
 	dieWithHost(cmd)

@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -122,13 +123,23 @@ func (s *stderrPump) record(line []byte) bool {
 	if !ok {
 		return false
 	}
+	_, asked := rec[pluginrpc.HandoverKey]
 	if s.tail.holdRecord(string(line), msg, hclogLevels[level.String()]) {
-		if _, asked := rec[pluginrpc.HandoverKey]; asked && s.handover != nil {
+		if asked && s.handover != nil {
 			s.handover()
 		}
 		return true
 	}
-	args := make([]any, 0, 2*len(rec)+2)
+	suppressed := 0
+	if lv := hclogLevels[level.String()]; !asked && s.log.Enabled(context.Background(), lv) {
+		// within the bound; a record the host does not show takes no
+		// share of it, and a handover request is never left out
+		var ok bool
+		if suppressed, ok = s.tail.records.admit(s.log, lv, "log"); !ok {
+			return true
+		}
+	}
+	args := make([]any, 0, 2*len(rec)+4)
 	for k, v := range rec {
 		if k == "@message" || k == "@level" || k == "@timestamp" {
 			continue
@@ -136,6 +147,9 @@ func (s *stderrPump) record(line []byte) bool {
 		args = append(args, k, v)
 	}
 	args = append(args, "timestamp", ts.Format(hclog.TimeFormat))
+	if suppressed > 0 {
+		args = append(args, "suppressed", suppressed)
+	}
 	s.rec.Log(level, msg, args...)
 	return true
 }

@@ -3,7 +3,8 @@
 // handshake, as a plugin's own prints would be) and returns s, and whose
 // Die(s) prints "FATAL: s" on its stderr and exits 7, as log.Fatal does;
 // Spew(n) prints n lines "spew: i" on its stderr; Note(s) logs s at info
-// with the plugin's logger (sdk.Logger).
+// with the plugin's logger (sdk.Logger); Chatter(n) logs n records
+// "chatter" (i=0..n-1) at info with it, then one at error.
 package main
 
 import (
@@ -37,6 +38,14 @@ func (chatty) Spew(_ context.Context, n int) (int, error) {
 	for i := range n {
 		fmt.Fprintf(os.Stderr, "spew: %d\n", i)
 	}
+	return n, nil
+}
+
+func (chatty) Chatter(_ context.Context, n int) (int, error) {
+	for i := range n {
+		sdk.Logger().Info("chatter", "i", i)
+	}
+	sdk.Logger().Error("chatter done", "n", n)
 	return n, nil
 }
 
