@@ -156,8 +156,9 @@ says the wait used and where it came from (wait_from).
 demo.Echo is a test service, exported by default so that a first
 "airnode serve" and "airnode call" work: Info tells any caller the host
 name and pid, Payload answers up to the payload limit, Sleep N waits N
-milliseconds, an integer up to 60000 (Sleep 2000; Sleep '"5s"' is
-BAD_REQUEST). Leave it out in production: --demo=false,
+milliseconds, an integer up to 60000 (call demo.Echo Sleep 2000
+--timeout 3s: past call's default timeout, 1s, it fails SERVER_TIMEOUT;
+Sleep '"5s"' is BAD_REQUEST). Leave it out in production: --demo=false,
 AIRNODE_DEMO=false or "demo: false" in plugins.yaml (serve then needs a
 service of the configuration or a service plugin to export).
 
