@@ -20,6 +20,7 @@ func TestBS_BadParamIsAUsageErrorNamingTheFlag(t *testing.T) {
 	echo := "airnode://" + addr + "/demo.Echo"
 	lbs := `(available: consistenthash, leastactive, p2c, random, roundrobin, shortestresponse); did you mean "roundrobin"?`
 	dur := `invalid value "abc" for URL key "timeout": want a duration`
+	conns := `invalid value "100" for URL key "connections": want an integer from 1 to 64`
 	for _, tc := range []struct {
 		name string
 		sub  string
@@ -50,7 +51,7 @@ func TestBS_BadParamIsAUsageErrorNamingTheFlag(t *testing.T) {
 			`airnode: bench: -p loadbalance=roundrobn: service demo.Echo: unknown loadbalance "roundrobn" ` + lbs, nil},
 		{"bench timeout", "bench", []string{echo, "-n", "1", "-p", "timeout=abc"}, `airnode: bench: -p timeout=abc: service demo.Echo: ` + dur, nil},
 		{"bench malformed", "bench", []string{echo, "-n", "1", "-p", "foo"}, `airnode: bench: -p "foo": want key=value`, nil},
-		{"bench connections", "bench", []string{echo, "-n", "1", "-p", "connections=100"}, `airnode: bench: -p connections=100: want 1 to 64`, nil},
+		{"bench connections", "bench", []string{echo, "-n", "1", "-p", "connections=100"}, `airnode: bench: -p connections=100: service demo.Echo: ` + conns, nil},
 
 		{"health loadbalance", "health", []string{addr, "-p", "loadbalance=roundrobn"},
 			`airnode: health: -p loadbalance=roundrobn: service airnode.Health: unknown loadbalance "roundrobn" ` + lbs, nil},

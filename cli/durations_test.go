@@ -67,10 +67,10 @@ func TestDurationFlagsNameTheFlagAndTheForms(t *testing.T) {
 func TestDurationFlagsAndEnvironmentTakeBareMilliseconds(t *testing.T) {
 	r := runCommand(t, 20*time.Second, nil, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://",
 		"--shutdown-wait", "500", "--shutdown-timeout", "100")
-	expectUsage(t, r, "airnode: serve: config: flag --shutdown-wait: 500ms must be between 0 and shutdown.timeout (100ms)") // a flag out of its bounds (fix-p)
+	expectUsage(t, r, "airnode: serve: config: flag --shutdown-wait: 500ms must be between 0 and shutdown.timeout (100ms, --shutdown-timeout)") // a flag out of its bounds (fix-p)
 	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=5000", "AIRNODE_SHUTDOWN_TIMEOUT=1000"}, "serve",
 		"--listen", "127.0.0.1:0", "--registry", "memory://") // a second or more: no bare-number warning
-	expectFail(t, r, "airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT: 5s must be between 0 and shutdown.timeout (1s)")
+	expectFail(t, r, "airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT: 5s must be between 0 and shutdown.timeout (1s, AIRNODE_SHUTDOWN_TIMEOUT)")
 	r = runCommand(t, 20*time.Second, []string{"AIRNODE_SHUTDOWN_WAIT=5x"}, "serve", "--listen", "127.0.0.1:0", "--registry", "memory://")
 	expectFail(t, r, `airnode: serve: config: environment AIRNODE_SHUTDOWN_WAIT "5x": want a duration such as 500ms, 2s or 1m30s, or a bare number of milliseconds (500)`)
 

@@ -26,6 +26,8 @@ import (
 //   - a bad byte size (sizeValue): `bench: --req "1TB": want a byte size ...`
 //   - a negative number taken for a flag (`call URL Sleep -1`): says to
 //     put "--" before the arguments.
+//   - -p (--param) on a command without it (`list -p x=y`): says where
+//     its URL keys go instead (noParams).
 //
 // Other flag errors are returned unchanged. Each is a usage error (exit 2).
 // On a command of subcommands only (groupCommand), a flag error after an
@@ -44,6 +46,9 @@ func flagErrorText(c *cobra.Command, err error) error {
 	path := commandPath(c) // "plugin check"
 	if tok, ok := negativeNumberFlag(err); ok {
 		return fmt.Errorf("%s: %s is taken as a flag: an argument that starts with \"-\" (a negative number) goes after \"--\", which ends the flags (airnode %s ... -- %s)", path, tok, path, tok)
+	}
+	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && isParamFlag(ne) {
+		return fmt.Errorf("%s: %s (airnode %s --help lists its flags)", path, noParams(path), path)
 	}
 	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && ne.GetSpecifiedShortnames() == "" {
 		// "unknown flag: --timout" named neither the command nor the
@@ -83,6 +88,28 @@ func flagErrorText(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %s %q: %s", path, name, ie.GetValue(), want)
+}
+
+// isParamFlag reports whether ne is for -p (or --param), the URL keys
+// of serve, call, bench and health, on a command without it.
+func isParamFlag(ne *pflag.NotExistError) bool {
+	if short := ne.GetSpecifiedShortnames(); short != "" {
+		return ne.GetSpecifiedName() == "p" && strings.HasPrefix(short, "p") // -p, -px=y
+	}
+	return ne.GetSpecifiedName() == "param"
+}
+
+// noParams says that command path takes no -p and what to use instead:
+// list explains the keys of the URL of --explain, plugin check gives a
+// filter its keys with --filter-param.
+func noParams(path string) string {
+	switch path {
+	case "list":
+		return "list takes no -p: give the keys in the URL of --explain: airnode list --explain 'demo.Echo?loadbalance=roundrobin'"
+	case "plugin check":
+		return "plugin check takes no -p: give a filter plugin its URL keys with --filter-param KEY=VALUE"
+	}
+	return path + " takes no -p: URL keys (-p key=value) are for serve, call, bench and health"
 }
 
 // negativeNumberFlag reports whether err is pflag's unknown-shorthand

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airnode/airnode/extensions/cluster/failover"
 	"github.com/airnode/airnode/extensions/transport/smux"
 	"github.com/airnode/airnode/extensions/transport/tcp"
 	"github.com/airnode/airnode/kernel"
@@ -146,7 +147,12 @@ func healthURL(addr string, f healthFlags) (spi.URL, error) {
 		}
 		params["timeout"] = f.timeout
 	}
-	params["retries"] = "0"
+	if c, ok := params["cluster"]; !ok || c == failover.Name {
+		// one try: retries=0 for failover, the one bundled cluster
+		// that reads it (with another, Refer would warn of a key the
+		// command line never gave)
+		params["retries"] = "0"
+	}
 	hu := u.WithPath(kernel.HealthService).WithParams(params)
 	timeout, err := hu.Duration("timeout", kernel.DefaultTimeout)
 	if _, set := hu.Param("connect.timeout"); err == nil && !set && timeout > 0 && timeout < kernel.DefaultConnectTimeout {

@@ -385,6 +385,9 @@ func printKeys(w io.Writer, points []extension.PointInfo, args []string, missHin
 				if k.Secret {
 					doc += " (secret: URLs in logs and output show ***)"
 				}
+				if k.ProviderLocal {
+					doc += " (the provider's own: left out of the entry it publishes)"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", point, name, k.Key, typ, readAs(k.Type, def), doc)
 				point, name = "", ""
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airnode/airnode/internal/tlsconf"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/kernel/pluginhost"
@@ -381,7 +382,14 @@ func configKeyError(cfg config.Config, file string, svc int, given map[string]st
 	var cause error
 	var pe *spi.ParamError
 	var ue *extension.UnknownError
+	var pair *tlsconf.PairError
 	switch {
+	case errors.As(err, &pair):
+		// one half of the TLS pair: the source of the half given
+		key, cause = pair.Given(), pair
+		if flag := given[key]; flag != "" {
+			return usage(tlsPairError(flag, pair))
+		}
 	case errors.As(err, &pe):
 		key, cause = pe.Key, pe
 	case errors.As(err, &ue):
@@ -424,6 +432,24 @@ func configKeyError(cfg config.Config, file string, svc int, given map[string]st
 		}
 	}
 	return err
+}
+
+// tlsPairError is serve's error for a TLS pair of which the command line
+// gave one half (flag, as typed: "--tls-cert srv.pem", "-p
+// tls.cert=srv.pem") and nothing gave the other: it names both halves'
+// flags, in the form of the one given (tester92 #4: it read
+// `tls.cert="srv.pem" and tls.key="": give both or neither`, exit 1).
+func tlsPairError(flag string, pair *tlsconf.PairError) error {
+	flags := map[string]string{tlsconf.KeyCert: "--tls-cert", tlsconf.KeyKey: "--tls-key"}
+	missing, form := flags[pair.Missing()], flags[pair.Missing()]+" FILE"
+	if strings.HasPrefix(flag, "-p ") {
+		missing, form = "-p "+pair.Missing(), "-p "+pair.Missing()+"=FILE"
+	}
+	what := "its PEM private key"
+	if pair.Missing() == tlsconf.KeyCert {
+		what = "the PEM certificate chain of that key"
+	}
+	return fmt.Errorf("serve: %s without %s: serving TLS takes a certificate chain and its private key: give %s (%s) too, or neither", flag, missing, form, what)
 }
 
 // flagKeyError is serve's err about a URL key that flag (as typed: "-p

@@ -693,6 +693,11 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			waitFrom = "none: no entry is listed (queued for want of a registry session, never created)"
 		}
 	}
+	if waitFrom == originDefault && cfg.Shutdown.Wait < kernel.DefaultShutdownWait && wait == cfg.Shutdown.Wait {
+		// config.Load cut the default to half of a shorter budget: say so,
+		// not "the default" beside a wait that is not 2s (tester92 #4)
+		waitFrom = originHalfTimeout
+	}
 	logger.Info("airnode serve: shutting down", "wait", node.ShutdownWait(), "timeout", timeout,
 		"wait_from", waitFrom, "timeout_from", budget.timeoutFrom)
 	sctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)

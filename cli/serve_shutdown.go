@@ -41,6 +41,11 @@ type shutdownOrigin struct {
 // originDefault labels a setting no source gave.
 const originDefault = "the default"
 
+// originHalfTimeout labels, in the "shutting down" line, a wait no source
+// gave that config.Load cut from the default (2s) to half of a shorter
+// shutdown.timeout, leaving the other half for the drain.
+const originHalfTimeout = "half the shutdown timeout (the default 2s cut to leave half for the drain)"
+
 // loadServeConfig loads serve's configuration with -p shutdown.wait and
 // -p shutdown.timeout (raw: the -p flags) taken as --shutdown-wait and
 // --shutdown-timeout, so that one precedence holds for every source of

@@ -44,10 +44,13 @@ got BAD_REQUEST, the method did not run). On a node with references
 address: the provider calls (a failover retry counts on each provider
 it tried) and failures since the provider entered the directory, their
 ratio, calls in flight, the mean of the successful ones over the last
-30 s, and whether the node may pick it now (available), outlier
-detection keeps it out of the picks while it is connected (ejected) or
-it has no usable connection, connecting, reconnecting or draining,
-ejected or not (unavailable). --json
+30 s, and whether the node may pick it now (available; warming up
+included), its entry has weight 0, taken out of rotation with serve -p
+weight=0, while it is connected (weight0), outlier detection keeps it
+out of the picks while it is connected (ejected) or it has no usable
+connection, connecting, reconnecting or draining, ejected or not
+(unavailable). SUCCESS and FAILED print 100.00% and 0.00% only when
+exact: 8 failures of 451482 calls are >99.99% and <0.01%. --json
 prints the endpoint's JSON, which also holds the heartbeat, registry,
 access and provider counters (see below). An address that refuses the connection
 or does not answer HTTP is reported as such (give serve --metrics's
@@ -77,10 +80,12 @@ overloaded.
   providers (a node with references; absent otherwise): service,
     provider (host:port), calls, failures, failures_by_status (status
     name -> count; {} when none), in_flight, mean_ms (of the successful
-    calls over the last 30 s; null when none succeeded), available,
-    connected (a connection can take calls, ejected or not), ejected,
-    state (the table's STATE: available, ejected, or unavailable, which
-    a provider with no usable connection is, ejected or not)`,
+    calls over the last 30 s; null when none succeeded), available (the
+    node may pick it now), connected (a connection can take calls,
+    ejected or not), ejected, weight_zero (its entry has weight 0),
+    state (the table's STATE: available, weight0, ejected, or
+    unavailable, which a provider with no usable connection is, ejected
+    or weight 0 or not)`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {

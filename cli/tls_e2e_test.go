@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -50,7 +51,9 @@ func TestE2E_TLSCertWithoutKey(t *testing.T) {
 	cmd := exec.CommandContext(ctx, binary, "serve", "--listen", "127.0.0.1:0", "--registry", "file://"+dir, "--tls-cert", pCert)
 	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+dir)
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "tls.cert") || !strings.Contains(string(out), "tls.key") {
-		t.Fatalf("err %v, output %s", err, out)
+	// the flags as typed, a usage error (tester92 #4)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "--tls-cert "+pCert+" without --tls-key") {
+		t.Fatalf("err %v, output %s; want exit 2 naming --tls-cert and --tls-key", err, out)
 	}
 }

@@ -20,8 +20,7 @@ import (
 // declares it. A key an extension of another point declares too is left
 // out: that one reads it.
 func (n *Node) clusterKeysUnread(u spi.URL) [][3]string {
-	return n.pointKeysUnread(u, extension.PointCluster, n.cat.Cluster.Key(),
-		func(u spi.URL, m string) string { return n.cat.Cluster.Choose(u, m).Name })
+	return n.pointKeysUnread(u, extension.PointCluster, n.cat.Cluster.Key(), chooser(n.cat.Cluster))
 }
 
 // balancerKeysUnread is clusterKeysUnread for the load balancer:
@@ -31,14 +30,28 @@ func (n *Node) clusterKeysUnread(u spi.URL) [][3]string {
 // read from each provider's URL, whatever the reference sets
 // (ReferWarnings says so).
 func (n *Node) balancerKeysUnread(u spi.URL) [][3]string {
-	return n.pointKeysUnread(u, extension.PointLoadBalance, n.cat.LoadBalance.Key(),
-		func(u spi.URL, m string) string { return n.cat.LoadBalance.Choose(u, m).Name }, providerOwnedKeys...)
+	return n.pointKeysUnread(u, extension.PointLoadBalance, n.cat.LoadBalance.Key(), chooser(n.cat.LoadBalance), providerOwnedKeys...)
+}
+
+// chooser returns pointKeysUnread's choose for point p: the name of the
+// extension u chooses for a method ("" for the service), or "" when p
+// has no extension of that name (cluster=failovr): Refer refuses it, and
+// which keys it would read is unknown, so none is warned of.
+func chooser[T extension.Named](p *extension.Point[T]) func(spi.URL, string) string {
+	return func(u spi.URL, m string) string {
+		name := p.Choose(u, m).Name
+		if _, ok := p.Origin(name); !ok {
+			return ""
+		}
+		return name
+	}
 }
 
 // pointKeysUnread returns, for each key of u that some extension of
 // point declares while the extension its scope chooses (choose, by the
 // point's URL key pointKey) does not, [the key as written, the extension
-// used, the extensions that declare it]; keys in skip are left out.
+// used, the extensions that declare it]; keys in skip are left out, and
+// so is a key of a scope whose extension is unknown (choose returns "").
 func (n *Node) pointKeysUnread(u spi.URL, point, pointKey string, choose func(spi.URL, string) string, skip ...string) [][3]string {
 	readers, elsewhere := n.pointKeyReaders(point)
 	if len(readers) == 0 {
@@ -57,6 +70,9 @@ func (n *Node) pointKeysUnread(u spi.URL, point, pointKey string, choose func(sp
 			scopes[0] = strings.TrimSuffix(strings.TrimPrefix(k, spi.KeyMethods+"."), "."+key)
 		} else {
 			scopes = append(scopes, u.MethodsSetting(pointKey)...)
+		}
+		if slices.ContainsFunc(scopes, func(m string) bool { return choose(u, m) == "" }) {
+			continue
 		}
 		used := choose(u, scopes[0])
 		if !slices.ContainsFunc(scopes, func(m string) bool { return slices.Contains(names, choose(u, m)) }) {
@@ -90,8 +106,7 @@ func (n *Node) pointKeyReaders(point string) (readers map[string][]string, elsew
 // idle reads them), heartbeat.interval beside heartbeat=none. Dubbo's bare
 // heartbeat=3000 chooses the default strategy.
 func (n *Node) heartbeatKeysUnread(u spi.URL) [][3]string {
-	return n.pointKeysUnread(u, extension.PointHeartbeat, n.cat.Heartbeat.Key(),
-		func(u spi.URL, m string) string { return n.cat.Heartbeat.Choose(u, m).Name })
+	return n.pointKeysUnread(u, extension.PointHeartbeat, n.cat.Heartbeat.Key(), chooser(n.cat.Heartbeat))
 }
 
 // HeartbeatKeysUnread returns the keys of u that the heartbeat strategy

@@ -18,8 +18,8 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
-// Connection-manager defaults (URL keys connect.timeout and
-// reconnect.backoff).
+// Connection-manager defaults and bounds (URL keys connect.timeout,
+// reconnect.backoff and connections).
 const (
 	// DefaultConnectTimeout bounds one dial plus its first ping ("connect.timeout").
 	DefaultConnectTimeout = 3 * time.Second
@@ -28,6 +28,9 @@ const (
 	DefaultReconnectBackoff = 100 * time.Millisecond
 	// MaxReconnectBackoff caps the redial delay.
 	MaxReconnectBackoff = 30 * time.Second
+	// MaxConnections is the largest "connections" (the connections a
+	// reference opens to each provider, default 1); the least is 1.
+	MaxConnections = 64
 )
 
 // channel is what the connection manager needs of an exchange channel

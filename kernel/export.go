@@ -388,12 +388,17 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	// ms, sizes as bytes), which Dubbo and Dubbo Admin read from the
 	// shared registry; the server above was built from the URL as given.
 	pu = n.registryEntry(pu)
+	// local is pu with the keys of the provider's own machine
+	// (spi.KeyDoc.ProviderLocal: the access log's file path), which its
+	// filters read and the registry entry leaves out (tester92 #5)
+	local := pu
+	pu = pu.Without(n.providerLocalKeys(pu)...)
 	if reg != nil {
 		n.warnLoopbackPublished(key, u, pu, adv, regURL)
 	}
-	if !pu.Equal(planned) {
+	if !local.Equal(planned) {
 		// port 0 on a new server: the filters see the port it got
-		if filters, err = n.filters(pu, spi.Provider); err != nil {
+		if filters, err = n.filters(local, spi.Provider); err != nil {
 			return nil, fmt.Errorf("kernel: export %s: %w", key, err)
 		}
 	}

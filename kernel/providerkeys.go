@@ -141,6 +141,24 @@ func (n *Node) keysFromProviders(point, ext string) map[string]bool {
 	return out
 }
 
+// providerLocalKeys returns the keys of provider URL u that some
+// extension declares of the provider's own machine
+// (spi.KeyDoc.ProviderLocal: the accesslog filter's file path), which
+// Export leaves out of the entry it publishes; nil when u has none.
+func (n *Node) providerLocalKeys(u spi.URL) []string {
+	var out []string
+	for _, p := range n.cat.Describe() {
+		for _, e := range p.Extensions {
+			for _, k := range e.Keys {
+				if _, ok := u.Param(k.Key); ok && k.ProviderLocal && !slices.Contains(out, k.Key) {
+					out = append(out, k.Key)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // warnProviderKeysNoEffect logs one warning per key of provider URL u
 // that has no effect (providerKeysNoEffect). Export calls it.
 func (n *Node) warnProviderKeysNoEffect(u spi.URL, service string) {

@@ -59,6 +59,11 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 	}
 	ps := spi.ProviderStats{Service: service, Provider: inv.URL().Address(), Available: inv.Available()}
 	ps.Connected = ps.Available // an invoker the kernel did not make: what it says
+	// weight 0 is in the entry, connected or not: no balancer picks it
+	// (a malformed weight is the default to the balancers, so not 0)
+	if w, err := inv.URL().Int("weight", DefaultWeight); err == nil && w == 0 {
+		ps.WeightZero, ps.Available = true, false
+	}
 	if st := inv.Stats(); st != nil {
 		ps.Stats = st.Snapshot()
 	}

@@ -198,25 +198,25 @@ type connSettings struct {
 }
 
 // readConnSettings reads and checks connections, connect.timeout,
-// reconnect.backoff, payload and timeout.
+// reconnect.backoff, payload and timeout. Each bad value, malformed or
+// out of bounds, is an *spi.ParamError naming the key, the value and
+// what is allowed.
 func readConnSettings(u spi.URL) (connSettings, error) {
 	var cs connSettings
 	var refused refusals // each bad key, not the first one only
 	var err error
-	if cs.connections, err = u.Int("connections", 1); err != nil {
+	if cs.connections, err = u.MethodIntIn("", "connections", 1, 1, MaxConnections, ""); err != nil {
 		refused.add(err)
-	} else if cs.connections < 1 || cs.connections > 64 {
-		refused.add(fmt.Errorf("connections=%d: want 1 to 64", cs.connections))
 	}
 	if cs.connectTimeout, err = u.Duration("connect.timeout", DefaultConnectTimeout); err != nil {
 		refused.add(err)
 	} else if cs.connectTimeout <= 0 {
-		refused.add(fmt.Errorf("connect.timeout=%v: want a positive duration", cs.connectTimeout))
+		refused.add(outOfBounds(u, "connect.timeout", "a duration more than 0, such as 3s"))
 	}
 	if cs.backoff, err = u.Duration("reconnect.backoff", DefaultReconnectBackoff); err != nil {
 		refused.add(err)
 	} else if cs.backoff <= 0 || cs.backoff > MaxReconnectBackoff {
-		refused.add(fmt.Errorf("reconnect.backoff=%v: want more than 0 and at most %v", cs.backoff, MaxReconnectBackoff))
+		refused.add(outOfBounds(u, "reconnect.backoff", fmt.Sprintf("a duration more than 0 and at most %v, such as 100ms", MaxReconnectBackoff)))
 	}
 	if cs.payload, err = u.Size("payload", 0); err != nil {
 		refused.add(err)
@@ -225,6 +225,13 @@ func readConnSettings(u spi.URL) (connSettings, error) {
 		refused.add(err)
 	}
 	return cs, refused.err()
+}
+
+// outOfBounds is the *spi.ParamError for key of u, present and well
+// formed but out of its bounds: want says what is allowed.
+func outOfBounds(u spi.URL, key, want string) error {
+	v, _ := u.Param(key)
+	return &spi.ParamError{Key: key, Value: v, Want: want}
 }
 
 // connKey identifies connections that can be shared: same address,

@@ -28,7 +28,7 @@ func TestCheckConsumerKeysLeavesTLSToTheProvider(t *testing.T) {
 		"airnode:///demo.Echo?tls.cert=/x/c.pem":                      "give both or neither",
 		"airnode://127.0.0.1:1/demo.Echo?tls.ca=" + ca:                "tls.ca is set but tls is not true",
 		"airnode://127.0.0.1:1/demo.Echo?tls=true&tls.ca=" + ca:       "",
-		"airnode://127.0.0.1:1/demo.Echo?connections=65&tls.ca=/x/ca": "connections=65",
+		"airnode://127.0.0.1:1/demo.Echo?connections=65&tls.ca=/x/ca": `invalid value "65" for URL key "connections": want an integer from 1 to 64`,
 		"airnode://127.0.0.1:1/demo.Echo?tls=true&tls.ca=/x/nope.pem": "tls.ca: open /x/nope.pem: no such file or directory",
 		"airnode:///demo.Echo?tls.ca=/x/nope.pem":                     "tls.ca: open /x/nope.pem: no such file or directory",
 		"airnode:///demo.Echo?tls.cert=/x/c.pem&tls.key=/x/k.pem":     "tls.cert: open /x/c.pem: no such file or directory",

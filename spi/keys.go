@@ -74,6 +74,13 @@ type KeyDoc struct {
 	// (failover's retry budget, retry.tokens). Optional; false by
 	// default.
 	ServiceLevelOnly bool
+	// ProviderLocal says the key's value is of the provider's own machine
+	// (the accesslog filter's file path), read by the provider's own
+	// filters and of no use to anyone else: Export leaves the key out of
+	// the entry it publishes to the registry (and of Exporter.URL), as it
+	// leaves out the provider's TLS files, while the provider's filter
+	// chain is built with it. Optional; false by default.
+	ProviderLocal bool
 }
 
 // Types of KeyDoc.Type. Each names the syntax CheckValue accepts; bounds

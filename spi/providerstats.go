@@ -22,7 +22,8 @@ type ProviderStats struct {
 	// does not know (an invoker it did not make).
 	FailuresByStatus map[Status]int64
 	// Available reports whether the reference may pick the provider now:
-	// connected, not draining, not ejected.
+	// connected, not draining, not ejected, and its configured weight
+	// above 0 (one warming up, whose weight grows from 1, is available).
 	Available bool
 	// Connected reports whether one of the provider's connections can
 	// take calls (up, answered its first ping, not draining), ejected or
@@ -33,6 +34,11 @@ type ProviderStats struct {
 	// out of the reference's picks for a while (the kernel's
 	// outlier.consecutive: its calls kept failing).
 	Ejected bool
+	// WeightZero reports whether the provider's registry entry has
+	// weight 0 (serve -p weight=0: taken out of rotation while it stays
+	// listed): no balancer picks it, so it is not Available, connected or
+	// not; calls by address still reach it.
+	WeightZero bool
 }
 
 // ProviderStatsUser is the optional interface of a FilterBuilder that

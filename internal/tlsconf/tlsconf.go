@@ -57,6 +57,37 @@ type Settings struct {
 	ClientNames []string
 }
 
+// PairError is Parse's error for a URL with one half of the certificate
+// pair: tls.cert without tls.key or the reverse. It reads
+// `tlsconf: tls.cert="srv.pem" and tls.key="": give both or neither`; a
+// command line that knows which flag set the half given names the flags
+// instead (Given, Missing).
+type PairError struct {
+	Cert, Key string // the two values; exactly one is ""
+}
+
+func (e *PairError) Error() string {
+	return fmt.Sprintf("tlsconf: %s=%q and %s=%q: give both or neither", KeyCert, e.Cert, KeyKey, e.Key)
+}
+
+// Given is the key of the half that was given (KeyCert or KeyKey);
+// Missing the other one.
+func (e *PairError) Given() string {
+	if e.Cert != "" {
+		return KeyCert
+	}
+	return KeyKey
+}
+
+// Missing is the key of the half that is not set: KeyKey when only
+// tls.cert was given, else KeyCert.
+func (e *PairError) Missing() string {
+	if e.Cert != "" {
+		return KeyKey
+	}
+	return KeyCert
+}
+
 // Parse reads u's tls keys without touching the files. Errors: a
 // malformed tls; tls.cert without tls.key or the reverse; tls.* keys set
 // while tls is absent or false (a forgotten tls=true would otherwise leave
@@ -80,7 +111,7 @@ func Parse(u spi.URL) (Settings, error) {
 		return Settings{}, nil
 	}
 	if (s.Cert == "") != (s.Key == "") {
-		return Settings{}, fmt.Errorf("tlsconf: %s=%q and %s=%q: give both or neither", KeyCert, s.Cert, KeyKey, s.Key)
+		return Settings{}, &PairError{Cert: s.Cert, Key: s.Key}
 	}
 	if v, ok := u.Param(KeyClientNames); ok {
 		if s.ClientNames, err = parseClientNames(v); err != nil {

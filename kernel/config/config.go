@@ -149,6 +149,27 @@ func (c Config) SettingSource(key string) string {
 	return c.origin[key]
 }
 
+// sourceLabel names where Load took setting key, for a message about
+// another setting that it bounds: "--shutdown-timeout" (a flag),
+// "AIRNODE_SHUTDOWN_TIMEOUT" (a variable), "shutdown.timeout in
+// plugins.yaml" (the file), "the default"; "" for a Config Load did not
+// make (no source is known).
+func (c Config) sourceLabel(key string) string {
+	if c.origin == nil {
+		return ""
+	}
+	o, ok := c.origin[key]
+	switch {
+	case !ok || o == "":
+		return "the default"
+	case strings.HasPrefix(o, "flag "):
+		return strings.TrimPrefix(o, "flag ")
+	case strings.HasPrefix(o, "env "):
+		return strings.TrimPrefix(o, "env ")
+	}
+	return key + " in " + o
+}
+
 // ProtocolSource says where Protocol's key came from: the name of the
 // AIRNODE_PROVIDER_<KEY> variable that set it ("AIRNODE_PROVIDER_WEIGHT")
 // and env true, or "protocol.<key>" and env false for the file's
@@ -327,7 +348,11 @@ func (c Config) problems() []problem {
 	// With a bad timeout only that is reported: the wait's bound is the
 	// timeout, and "wait must be between 0 and 0s" would be its echo.
 	if c.Shutdown.Wait < 0 || c.Shutdown.Timeout > 0 && c.Shutdown.Wait > c.Shutdown.Timeout {
-		bad("shutdown.wait", "%v must be between 0 and shutdown.timeout (%v)", c.Shutdown.Wait, c.Shutdown.Timeout)
+		bound := c.Shutdown.Timeout.String()
+		if from := c.sourceLabel("shutdown.timeout"); from != "" {
+			bound += ", " + from // where the bound came from, as serve's -p form says (tester92 #4)
+		}
+		bad("shutdown.wait", "%v must be between 0 and shutdown.timeout (%s)", c.Shutdown.Wait, bound)
 	}
 
 	keys := map[string]int{}

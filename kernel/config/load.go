@@ -249,6 +249,17 @@ func Load(src Source) (Config, error) {
 			return Config{}, err
 		}
 	}
+	// the sources first: a problem may name where a bound came from (nil
+	// when no source gave anything: Load is then DefaultConfig)
+	for path, o := range origin {
+		if name, ok := strings.CutPrefix(o, "environment "); ok {
+			o = "env " + name
+		}
+		if c.origin == nil {
+			c.origin = map[string]string{}
+		}
+		c.origin[path] = o
+	}
 	if ps := c.problems(); len(ps) > 0 {
 		var errs []error
 		for _, p := range ps {
@@ -279,15 +290,6 @@ func Load(src Source) (Config, error) {
 		for _, w := range c.ignored {
 			logger.Warn(w, "component", logComponent)
 		}
-	}
-	for path, o := range origin {
-		if name, ok := strings.CutPrefix(o, "environment "); ok {
-			o = "env " + name
-		}
-		if c.origin == nil {
-			c.origin = map[string]string{}
-		}
-		c.origin[path] = o
 	}
 	return c, nil
 }

@@ -135,6 +135,12 @@ func (r *reader) runInline(t task) error {
 	}()
 	if cost > 0 {
 		c.runAnswering(t, cost, slot)
+		if c.nParked.Load() > 0 || c.stalled.Load() {
+			// as runQueued: its requests parked by the Server's budget
+			// may start now that this handler ended (budgetHolds), and
+			// no wake of the budget's looks at them (wake)
+			c.unstall(false)
+		}
 	} else {
 		c.run(t)
 	}

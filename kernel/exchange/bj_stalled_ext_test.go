@@ -78,6 +78,7 @@ func TestT2_LargeRequestsToAStalledProvider(t *testing.T) {
 			big := bytes.Repeat([]byte{1}, 2<<20)
 			var mu sync.Mutex
 			statuses := map[spi.Status]int{}
+			encoding := 0 // CLIENT_TIMEOUTs whose request was still being encoded
 			var wg sync.WaitGroup
 			for range 16 {
 				wg.Go(func() {
@@ -88,6 +89,9 @@ func TestT2_LargeRequestsToAStalledProvider(t *testing.T) {
 					mu.Lock()
 					defer mu.Unlock()
 					statuses[st]++
+					if st == spi.StatusClientTimeout && strings.Contains(err.Error(), "encoding") {
+						encoding++
+					}
 					switch {
 					// "withdrawn, never sent", or under load "encoding its
 					// ... request (never sent)": either way no byte left
@@ -102,10 +106,14 @@ func TestT2_LargeRequestsToAStalledProvider(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			t.Logf("%s: statuses %v", name, statuses)
+			t.Logf("%s: statuses %v (%d timed out while encoding)", name, statuses, encoding)
 			sent := statuses[spi.StatusServerTimeout]
-			if statuses[spi.StatusClientTimeout] < 10 || sent < 1 || statuses[spi.StatusClientTimeout]+sent != 16 {
-				t.Fatalf("statuses %v; want at least 10 of 16 CLIENT_TIMEOUT (their bytes never left), the few being written SERVER_TIMEOUT", statuses)
+			// Under -race on a loaded machine the 2 MiB requests' encoding
+			// can outlast the 1 s timeout of all 16 (CI, load 20): none is
+			// then being written, which the writes this test is about
+			// cannot show; at least one was still being encoded then.
+			if statuses[spi.StatusClientTimeout] < 10 || (sent < 1 && encoding == 0) || statuses[spi.StatusClientTimeout]+sent != 16 {
+				t.Fatalf("statuses %v (%d timed out while encoding); want at least 10 of 16 CLIENT_TIMEOUT (their bytes never left), the few being written SERVER_TIMEOUT", statuses, encoding)
 			}
 			if n := ch.Stats().Pending; n != 0 {
 				t.Fatalf("%d pending entries left behind", n)

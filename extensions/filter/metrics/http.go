@@ -109,6 +109,27 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 	})
 }
 
+// share is part/whole (whole > 0) as a percentage with two decimals, the
+// tables' SUCCESS and FAILED, except that a share which is not exactly 0
+// or 100 % never prints as one: 8 of 451482 is "<0.01%", 451474 of them
+// ">99.99%" (tester92 #2: the rounding read as "nothing failed").
+func share(part, whole int64) string {
+	switch {
+	case part <= 0:
+		return "0.00%"
+	case part >= whole:
+		return "100.00%"
+	}
+	switch pct := fmt.Sprintf("%.2f", 100*float64(part)/float64(whole)); pct {
+	case "0.00":
+		return "<0.01%"
+	case "100.00":
+		return ">99.99%"
+	default:
+		return pct + "%"
+	}
+}
+
 // tpsLegend is the line under the table saying what its two throughput
 // columns measure.
 const tpsLegend = "TPS/10s: calls/s over the last 10 s (since the first call when it is more recent, at least 1 s); TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the same window"
@@ -121,7 +142,8 @@ const tpsLegend = "TPS/10s: calls/s over the last 10 s (since the first call whe
 //	TPS/10s: calls/s over the last 10 s (since the first call when it is more recent, at least 1 s); TPS/avg: calls/s since the method's first call; FAIL/10s: failed calls/s over the same window
 //
 // SUCCESS is over the calls that were not cancelled ("-" when there are
-// none); TPS/10s is MethodStats.RecentTPS, TPS/avg LifetimeTPS (the
+// none), with two decimals (share: "100.00%" only when none failed,
+// ">99.99%" when a few of many did); TPS/10s is MethodStats.RecentTPS, TPS/avg LifetimeTPS (the
 // legend line, printed under rows, says so); CANCELLED counts the calls
 // given up on (MethodStats.Cancelled); FAIL/10s is RecentFailures, the
 // failures still going on, next to FAILURES, the failed calls since the
@@ -132,8 +154,8 @@ func WriteTable(w io.Writer, rows []MethodStats) error {
 	fmt.Fprintln(tw, "SIDE\tSERVICE\tMETHOD\tCOUNT\tSUCCESS\tMEAN\tP99\tTPS/10s\tTPS/avg\tIN-FLIGHT\tCANCELLED\tFAIL/10s\tFAILURES")
 	for _, s := range rows {
 		success := "-"
-		if s.Count > s.Cancelled {
-			success = fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
+		if rated := s.Count - s.Cancelled; rated > 0 {
+			success = share(rated-s.Failures, rated)
 		}
 		recent, avg, recentFails := "-", "-", "-"
 		if s.RecentWindowSeconds > 0 {

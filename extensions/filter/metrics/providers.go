@@ -43,14 +43,18 @@ type ProviderStats struct {
 	// (MarshalJSON) and Prometheus has no sample, not a 0 ms latency.
 	MeanMillis float64 `json:"mean_ms"`
 	// Available: a reference may pick the provider now (connected, not
-	// draining, not ejected). Connected: one of its connections can take
-	// calls, ejected or not (false while connecting or reconnecting).
-	// Ejected: outlier detection took it out of the picks for a while
-	// (outlier.consecutive failures in a row), connected or not. State
-	// says which of them an operator reads.
-	Available bool `json:"available"`
-	Connected bool `json:"connected"`
-	Ejected   bool `json:"ejected"`
+	// draining, not ejected, weight above 0; warming up counts).
+	// Connected: one of its connections can take calls, ejected or not
+	// (false while connecting or reconnecting). Ejected: outlier
+	// detection took it out of the picks for a while
+	// (outlier.consecutive failures in a row), connected or not.
+	// WeightZero: its registry entry has weight 0 (serve -p weight=0), so
+	// no balancer picks it; false in a row from a node that predates it.
+	// State says which of them an operator reads.
+	Available  bool `json:"available"`
+	Connected  bool `json:"connected"`
+	Ejected    bool `json:"ejected"`
+	WeightZero bool `json:"weight_zero"`
 }
 
 // MarshalJSON writes p as its fields' tags say, and "state" (State: what
@@ -88,9 +92,9 @@ var (
 	providerMeanDesc = prometheus.NewDesc("airnode_consumer_provider_mean_response_seconds",
 		"Mean response time of the provider's successful calls over the last 30 s (the window shortestresponse reads); absent while there were none.", providerLabels, nil)
 	providerAvailableDesc = prometheus.NewDesc("airnode_consumer_provider_available",
-		"1 while the consumer may pick the provider (connected, not draining, not ejected), else 0.", providerLabels, nil)
+		"1 while the consumer may pick the provider (connected, not draining, not ejected, weight above 0: warming up counts), else 0.", providerLabels, nil)
 	providersDesc = prometheus.NewDesc("airnode_consumer_providers",
-		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining: no usable connection, ejected or not), ejected (connected, and outlier detection keeps it out of the picks); all three 0 while none is listed, so sum by (service) == 0 alerts.", []string{"service", "state"}, nil)
+		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining: no usable connection, ejected or not), weight0 (connected, and its entry has weight 0: taken out of rotation, no balancer picks it), ejected (connected, and outlier detection keeps it out of the picks); all four 0 while none is listed, so sum by (service) == 0 alerts, and state=\"available\" == 0 when none can be called.", []string{"service", "state"}, nil)
 	providerEjectedDesc = prometheus.NewDesc("airnode_consumer_provider_ejected",
 		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0, whether or not it is connected (airnode_consumer_providers{state} says which: a provider with no usable connection is unavailable).", providerLabels, nil)
 )
@@ -168,21 +172,23 @@ func (r *Registry) AddReferences(list func() []string) (release func()) {
 // Provider states, as WriteProviders' STATE column and the state label
 // of airnode_consumer_providers name them.
 const (
-	StateAvailable   = "available"   // the consumer may pick it
+	StateAvailable   = "available"   // the consumer may pick it (warming up included)
 	StateUnavailable = "unavailable" // connecting, reconnecting, draining: no usable connection, ejected or not
+	StateWeightZero  = "weight0"     // connected, and its entry has weight 0 (-p weight=0): no balancer picks it
 	StateEjected     = "ejected"     // connected, and outlier detection keeps it out of the picks
 )
 
 // ProviderStates is the providers of each referenced service by state:
-// service key → StateAvailable, StateUnavailable, StateEjected → count.
-// Every service some node using r refers to is there, its three counts 0
+// service key → StateAvailable, StateUnavailable, StateWeightZero,
+// StateEjected → count. Every service some node using r refers to is
+// there, its four counts 0
 // when the registry lists no provider of it.
 func (r *Registry) ProviderStates() map[string]map[string]int {
 	out := map[string]map[string]int{}
 	add := func(service string) map[string]int {
 		m := out[service]
 		if m == nil {
-			m = map[string]int{StateAvailable: 0, StateUnavailable: 0, StateEjected: 0}
+			m = map[string]int{StateAvailable: 0, StateUnavailable: 0, StateWeightZero: 0, StateEjected: 0}
 			out[service] = m
 		}
 		return m
@@ -203,15 +209,20 @@ func (r *Registry) ProviderStates() map[string]map[string]int {
 // and /stats' "state" give: the connection wins, so a provider with no
 // usable connection is StateUnavailable whether or not it is ejected (a
 // black-holed provider ejected for its timeouts, then closed by the
-// liveness check, is being redialled: tester76 #1); StateEjected is a
-// connected provider outlier detection keeps out of the picks;
-// StateAvailable one a reference may pick. A row from a node that
-// predates Connected (its JSON lacks "connected") counts as connected
-// when it is Available.
+// liveness check, is being redialled: tester76 #1); StateWeightZero is
+// a connected provider whose entry has weight 0 (taken out of rotation
+// with -p weight=0: no balancer picks it, ejected or not, so it is not
+// available: tester92 #1); StateEjected is a connected provider outlier
+// detection keeps out of the picks; StateAvailable one a reference may
+// pick (one warming up, its weight above 0, included). A row from a node
+// that predates Connected (its JSON lacks "connected") counts as
+// connected when it is Available.
 func (p ProviderStats) State() string {
 	switch {
 	case !p.Connected && !p.Available:
 		return StateUnavailable
+	case p.WeightZero:
+		return StateWeightZero
 	case p.Ejected:
 		return StateEjected
 	case p.Available:
@@ -247,6 +258,7 @@ func (r *Registry) Providers() []ProviderStats {
 			row.Available = row.Available || p.Available
 			row.Connected = row.Connected || p.Connected
 			row.Ejected = row.Ejected || p.Ejected
+			row.WeightZero = row.WeightZero || p.WeightZero
 			if n := p.Stats.MeanCount; n > 0 {
 				m := means[k]
 				means[k] = [2]float64{m[0] + float64(p.Stats.MeanResponse)*float64(n), m[1] + float64(n)}
@@ -313,10 +325,13 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 //	demo.Echo  127.0.0.1:20881  614    614       100.00%  0          -         ejected    SERVER_THREADPOOL_EXHAUSTED=17,SERVER_TIMEOUT=597
 //
 // CALLS and FAILURES are since the provider entered the directory;
-// FAILED is their ratio ("-" before the first call); MEAN/30s the mean of
+// FAILED is their ratio ("-" before the first call; "0.00%" only when
+// none failed, "<0.01%" when a few of many did); MEAN/30s the mean of
 // the successful calls over the last 30 s ("-" when none); STATE is
-// State: available, ejected (connected, outlier detection keeps it out)
-// or unavailable (connecting, reconnecting, draining; ejected or not);
+// State: available (warming up included), weight0 (connected, its entry
+// has weight 0: no balancer picks it), ejected (connected, outlier
+// detection keeps it out) or unavailable (connecting, reconnecting,
+// draining; ejected or weight 0 or not);
 // BY-STATUS splits FAILURES by status name, sorted by name.
 func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	if len(rows) == 0 {
@@ -327,7 +342,7 @@ func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	for _, p := range rows {
 		failed, mean := "-", "-"
 		if p.Calls > 0 {
-			failed = fmt.Sprintf("%.2f%%", 100*float64(p.Failures)/float64(p.Calls))
+			failed = share(p.Failures, p.Calls)
 		}
 		if p.MeanMillis > 0 {
 			mean = fmt.Sprintf("%.3fms", p.MeanMillis)

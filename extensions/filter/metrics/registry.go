@@ -166,7 +166,7 @@ func WithClock(now func() time.Time) Option {
 //	airnode_consumer_provider_mean_response_seconds{service,provider} gauge: successful calls, last 30 s
 //	airnode_consumer_provider_available{service,provider}      gauge: 1 or 0
 //	airnode_consumer_provider_ejected{service,provider}        gauge: 1 or 0 (outlier detection)
-//	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, ejected); 0, not absent, when none (AddReferences)
+//	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, weight0, ejected); 0, not absent, when none (AddReferences)
 //	airnode_build_info{version,revision,go_version}           gauge: 1, once SetBuildInfo was called
 //	airnode_registry_connected{registry}                      gauge: 1 while the ZooKeeper registry has a session, else 0 (registryConnectedCollector)
 //	airnode_consumer_retries_total{service,outcome}           counter: failover retries, outcome made or budget_refused; no sample before a reference's first retry (retriesCollector)

@@ -26,7 +26,8 @@
 // waited (spi.Stats.OldestInFlight): a provider that stalls answers
 // nothing, so its estimate would otherwise stay as fast as its last
 // answers. An estimate
-// with no sample for p2c.decay / 10 (1 s by default) is stale: the
+// no sample has come within half of for p2c.decay / 10 (1 s by default:
+// no call, or only calls far faster than it) is stale: the
 // provider, if nothing is in flight to it, gets one probe call (it scores
 // 0 once), and that call's round trip replaces the estimate. So a
 // provider left alone after its calls timed out is judged again about
@@ -37,7 +38,7 @@
 // (when higher) by e^(-t/p2c.decay), t since the probe answered
 // (PeakEWMA.Rejoining): one unloaded round trip against peers' estimates
 // holding the peaks of the load it left them took 1.5–2 × its share for
-// seconds (tester67 #7). A
+// seconds (tester67 #7); never above its own estimate before the probe. A
 // provider with no answered call yet scores 0 while nothing is in flight
 // to it (new providers are tried at once).
 //

@@ -15,8 +15,8 @@ import (
 // constant (Finagle reads its estimate so), so a provider left alone
 // because it was slow is tried again later.
 //
-// An estimate with no sample for StaleAfter (Decay / 10) is stale: what
-// it says is old news. The balancer then sends the provider one probe
+// An estimate no sample has borne out (come within half of it) for
+// StaleAfter (Decay / 10) is stale: what it says is old news. The balancer then sends the provider one probe
 // (Probe claims it), and the sample after a probe replaces the estimate,
 // as the first one did. A provider left alone after its calls
 // timed out is thus judged again on one call about every StaleAfter, and
@@ -36,6 +36,7 @@ type PeakEWMA struct {
 
 	cost    float64       // ns, at stamp
 	stamp   time.Duration // when cost was last updated
+	held    time.Duration // when a sample last bore the estimate out (see Stale)
 	probed  time.Duration // when Probe last claimed a probe
 	probing bool          // a probe was claimed since the last sample
 	sampled bool
@@ -43,17 +44,30 @@ type PeakEWMA struct {
 	// set): the provider was left alone, and is back on one sample.
 	rejoined time.Duration
 	rejoin   bool
+	left     float64 // ns: the estimate the probe's answer replaced, decayed to rejoined
 }
 
-// StaleAfter is Decay / 10: an estimate with no sample for that long is
-// stale (1 s with p2c's default decay of 10s).
+// StaleAfter is Decay / 10: an estimate no sample has borne out for that
+// long is stale (1 s with p2c's default decay of 10s).
 func (e *PeakEWMA) StaleAfter() time.Duration { return e.Decay / 10 }
 
+// Held is how close to the estimate a sample must come to bear it out:
+// a sample of at least Held × the estimate (a peak, which replaces it,
+// included) keeps the estimate from going stale.
+const Held = 0.5
+
 // Stale reports whether the estimate has had a sample, but none for
-// StaleAfter before now, and no probe was claimed within StaleAfter
-// either.
+// StaleAfter before now that bore it out (at least Held × the estimate),
+// and no probe was claimed within StaleAfter either. So an estimate goes
+// stale both when its provider gets no call and when its calls all
+// answer in under half of it: a provider back from a stall that still
+// gets a trickle of calls (its peers' peaks and calls in flight weigh as
+// much as the stall's answers) is probed, not held to the stall's
+// multi-second round trips until the decay wears them off (tens of
+// seconds: a provider faster than its peers got 2 % of the calls, at
+// load 20).
 func (e *PeakEWMA) Stale(now time.Duration) bool {
-	return e.sampled && now-max(e.stamp, e.probed) >= e.StaleAfter()
+	return e.sampled && now-max(e.held, e.probed) >= e.StaleAfter()
 }
 
 // Probe claims a probe of a stale estimate: it reports whether the
@@ -76,7 +90,10 @@ func (e *PeakEWMA) Probe(now time.Duration) bool {
 func (e *PeakEWMA) Observe(now, rtt time.Duration) {
 	x := float64(max(rtt, 0))
 	if e.sampled && e.probing {
-		e.rejoined, e.rejoin = now, true
+		e.rejoined, e.rejoin, e.left = now, true, e.value(now)
+	}
+	if !e.sampled || e.probing || x >= Held*e.cost {
+		e.held = max(e.held, now)
 	}
 	switch {
 	case !e.sampled || x >= e.cost || e.probing:
@@ -109,6 +126,20 @@ func (e *PeakEWMA) Rejoining(now time.Duration) float64 {
 		return 1
 	}
 	return math.Exp(-float64(dt) / float64(e.Decay))
+}
+
+// Left returns the estimate a probe's answer replaced (the provider's
+// when it was left alone, decayed to that answer), 0 when no probe's
+// answer has: how far Rejoining may pull the estimate up. A probe that
+// answered fast never makes the provider look worse than before it: a
+// peer's estimate holding a failing provider's multi-second round trips
+// would otherwise pull a healthy provider, probed after a peak of its
+// own went unconfirmed (see Stale), up to the failing one's.
+func (e *PeakEWMA) Left() time.Duration {
+	if !e.rejoin {
+		return 0
+	}
+	return time.Duration(e.left)
 }
 
 // Value returns the estimate at now: the average after the last sample

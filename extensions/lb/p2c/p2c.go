@@ -177,6 +177,7 @@ type load struct {
 	oldest float64 // the wait of its oldest call in flight, ns (0: none)
 	mult   float64 // calls in flight + 1
 	pull   float64 // PeakEWMA.Rejoining: how much est is still pulled toward a peer's
+	left   float64 // PeakEWMA.Left, ns: the most est is pulled up to
 }
 
 // score is l's load, in nanoseconds (see Select), against the other
@@ -187,8 +188,8 @@ func (l load) score(o load) float64 {
 		return l.s
 	}
 	est := l.est
-	if l.pull > 0 && !o.fixed && o.est > est {
-		est += (o.est - est) * l.pull
+	if to := min(o.est, l.left); l.pull > 0 && !o.fixed && to > est {
+		est += (to - est) * l.pull
 	}
 	return max(est, l.oldest) * l.mult
 }
@@ -208,13 +209,13 @@ func (b *Balancer) load(x spi.Invoker, now time.Duration) load {
 	case active == 0 && e.Stale(now) && b.rt.Probe(s, now):
 		return load{fixed: true} // old news: one probe, judged on its answer
 	case active == 0:
-		return load{est: e.value(now), mult: 1, pull: e.Rejoining(now)}
+		return load{est: e.value(now), mult: 1, pull: e.Rejoining(now), left: float64(e.Left())}
 	}
 	// A call in flight for longer than the estimate is a slower sample
 	// that has not come back yet: a stalled provider, whose estimate
 	// only decays, would else win against peers whose last answer peaked
 	// until every caller waited on it (tester62: 7 dead seconds).
-	return load{est: e.value(now), oldest: float64(s.OldestInFlight(now)), mult: active + 1, pull: e.Rejoining(now)}
+	return load{est: e.value(now), oldest: float64(s.OldestInFlight(now)), mult: active + 1, pull: e.Rejoining(now), left: float64(e.Left())}
 }
 
 // UseLogger makes the balancer's warnings (malformed weight or warm-up

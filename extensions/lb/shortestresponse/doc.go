@@ -14,7 +14,8 @@
 // provider never picked kept its stale mean, so one of four equal
 // providers took all the calls. Here the expected time follows the recent
 // calls (each answer weighs at least 1/8; one answer raises it by at most
-// the larger of it and 1 ms, so a lone hiccup is ignored — a provider's
+// the larger of it and 1 ms, a bound that widens as e^(2Δt/τ) with the
+// pause Δt since the previous answer, so a lone hiccup is ignored — a provider's
 // first answer too, which counts at most 1 ms — and a provider
 // turning 50 ms slower loses the lead on its second slow answer); while a
 // provider has no call in flight and none finishes, it decays toward 0,
