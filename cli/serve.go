@@ -671,9 +671,15 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			_ = node.Close()
 			return configKeyError(cfg, file, pe.fromFile, given, err)
 		}
+		exported = append(exported, exp)
+		// A signal that came while the export waited (check=false with
+		// ZooKeeper down waits connect.timeout, then queues the entry):
+		// stopping, not serving (tester93 #6: "serving" after SIGINT)
+		if stoppedStarting(ctx, logger, "exporting "+pe.url.ServiceKey(), errExportedAfterSignal, "exported", len(exported), "of", len(exports)) {
+			break
+		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().Redacted(), "version", buildVersion())
-		exported = append(exported, exp)
 		health.exported(pe, exp, reg)
 	}
 	if ctx.Err() == nil {
@@ -743,6 +749,10 @@ func stoppedStarting(ctx context.Context, logger *slog.Logger, step string, err 
 		append(attrs, "interrupted", err.Error())...)
 	return true
 }
+
+// errExportedAfterSignal is what a stop during startup interrupted when
+// the export itself completed after the signal came (stoppedStarting).
+var errExportedAfterSignal = errors.New("the export completed after the signal: the service was never announced as serving")
 
 // forcedGrace bounds how long a forced exit waits for the cut-short
 // shutdown to count the abandoned calls (the kernel answers them within
