@@ -1,15 +1,13 @@
 package kernel
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/stacks"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -30,18 +28,7 @@ func (h *holder) Hold(ctx context.Context, stuck bool) (bool, error) {
 
 // idleWorkers counts the provider worker goroutines not running a
 // handler (exchange's workerPool.worker with no holder.Hold on its stack).
-func idleWorkers() int {
-	buf := make([]byte, 1<<22)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		s := string(g)
-		if strings.Contains(s, "exchange.(*workerPool).worker(") && !strings.Contains(s, "(*holder).Hold(") {
-			n++
-		}
-	}
-	return n
-}
+func idleWorkers() int { return stacks.Count("exchange.(*workerPool).worker(", "(*holder).Hold(") }
 
 // TestCa_ShutdownStopsIdleWorkersAtOnce (tester91 #3): a Shutdown that
 // abandons calls whose method ignores its context leaves behind only the

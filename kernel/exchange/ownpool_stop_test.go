@@ -1,17 +1,15 @@
 package exchange
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/stacks"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -33,16 +31,7 @@ func (h *stuckHandler) Serve(_ context.Context, req *Request) spi.Result {
 
 // ownIdleWorkers counts worker goroutines not running stuckHandler.
 func ownIdleWorkers() int {
-	buf := make([]byte, 1<<22)
-	buf = buf[:runtime.Stack(buf, true)]
-	n := 0
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		s := string(g)
-		if strings.Contains(s, "exchange.(*workerPool).worker(") && !strings.Contains(s, "(*stuckHandler).Serve(") {
-			n++
-		}
-	}
-	return n
+	return stacks.Count("exchange.(*workerPool).worker(", "(*stuckHandler).Serve(")
 }
 
 // A provider channel made without a Server runs its handlers on a pool of
