@@ -122,7 +122,10 @@ the configuration's registry, else the "file" registry. A host without a
 port is refused. METHOD is its own argument: a SERVICE_URL holding it
 (demo.Echo/Echo, gRPC's form; demo.Echo#Echo) is refused at once,
 listing these forms; demo.Echo.Echo, which a Java-style interface may
-be, fails SERVICE_NOT_FOUND saying to give Echo apart.
+be, fails SERVICE_NOT_FOUND saying to give Echo apart. A service name
+that is none (JSON such as '"hi"', a space) and a METHOD holding a "."
+after a service without one (call Echo demo.Echo: "did you swap SERVICE
+and METHOD?") are usage errors (exit 2), before anything is started.
 
 Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
 key=value, and the flags that set a URL key (--timeout, --codec). A key
@@ -147,7 +150,10 @@ connect.timeout (dial and first ping, 3s by default) is cut to it, the
 call's deadline is its end (each retry gets what is left, none starts
 after it), and a provider that accepts and never answers (hung,
 SIGSTOPped) fails the call CLIENT_TIMEOUT within --timeout ("no provider
-answered within --timeout 300ms, connecting included"). A timeout the
+answered within --timeout 300ms, connecting included"). A method that
+outlasts the default fails SERVER_TIMEOUT saying so ("timeout 1s, the
+default; --timeout to change": call demo.Echo Sleep 2000 --timeout 3s
+gives Sleep its 2 s). A timeout the
 URL sets instead (-p timeout=, SERVICE_URL's ?timeout=, methods.M.timeout
 or M.timeout, the configuration's reference) is each attempt's, as in
 Dubbo and everywhere else in airnode: with -p timeout=500 -p
@@ -460,6 +466,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if err := methodInServiceURL("call", args[0]); err != nil {
 		return failUsage(err)
 	}
+	if err := serviceArgsOrder(args[0], args[1]); err != nil {
+		return failUsage(err)
+	}
 	u, err := consumerURL(f.cfg, args[0], f.params, flags)
 	if err != nil {
 		if _, ok := errors.AsType[*usageError](err); ok { // -p key without "=", or two sources of a key that disagree
@@ -697,6 +706,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			// (seen once under load)
 			err = spentTimeout(err, callBound)
 		}
+		if ctx.Err() == nil && spi.StatusOf(err) == spi.StatusServerTimeout && defaultTimeout(f.timeout, u, ref, method) {
+			err = defaultTimeoutNoted(err, callBound)
+		}
 		return failCall(err)
 	}
 	var buf bytes.Buffer
@@ -875,6 +887,41 @@ func spentTimeout(err error, bound time.Duration) error {
 		return err
 	}
 	e := spi.Errorf(se.Status, "%s; the call's timeout of %v ran out (--timeout, default 1s, or the providers' timeout when the consumer sets none: it bounds the call with its retries; -p timeout= bounds each attempt instead)", se.Message, bound)
+	e.Provider, e.Cause = se.Provider, err
+	return e
+}
+
+// defaultTimeout reports whether the call of method on ref ran with the
+// kernel's default timeout (kernel.DefaultTimeout, 1s): flag, call's
+// --timeout, is "", u (the consumer's URL: -p, SERVICE_URL's query, the
+// configuration's reference) sets no timeout for method, and no listed
+// provider publishes one (a provider's is its consumers' default).
+func defaultTimeout(flag string, u spi.URL, ref *kernel.Reference, method string) bool {
+	if flag != "" {
+		return false
+	}
+	if _, _, set := u.MethodParam(method, "timeout"); set {
+		return false
+	}
+	for _, p := range ref.AllProviders() {
+		if _, _, set := p.URL().MethodParam(method, "timeout"); set {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultTimeoutNoted returns err, a SERVER_TIMEOUT of a call that ran
+// with the default timeout (defaultTimeout; bound, 1s), saying so and how
+// to change it, as a method that needs longer (demo.Echo's Sleep 2000)
+// is not a slow provider: "...; timeout 1s, the default; --timeout to
+// change". Its status and provider stay.
+func defaultTimeoutNoted(err error, bound time.Duration) error {
+	se, ok := errors.AsType[*spi.Error](err)
+	if !ok || strings.Contains(se.Message, "--timeout") {
+		return err
+	}
+	e := spi.Errorf(se.Status, "%s; timeout %v, the default; --timeout to change", se.Message, bound)
 	e.Provider, e.Cause = se.Provider, err
 	return e
 }

@@ -90,7 +90,9 @@ services. With a zookeeper registry that cannot be reached (ls waits its
 connect.timeout, 5s by default) and a file.cache, the lists are the
 cache's: a first line says so, naming ZooKeeper and how long it has been
 unreachable, and each service gives its cached list's age; without a
-cache, ls fails saying the same. A listing of several services ends with
+cache, ls fails saying the same. Ctrl-C (SIGINT) ends ls at once, also
+while it waits for ZooKeeper: exit 130 (SIGTERM 143), as for watch,
+call and bench. A listing of several services ends with
 a total line: services, provider entries (on how many addresses) and
 consumer entries (those the references registered; the file and
 zookeeper registries list them). --summary prints one line per service
@@ -119,28 +121,41 @@ no services, whatever another process registered in its own.`,
 					return err
 				}
 			}
-			reg, desc, done, err := open(cmd.Context(), cmd)
-			if err != nil {
-				return err
+			// Ctrl-C ends ls at once, also while it waits for the
+			// registry (a ZooKeeper session, up to its connect.timeout):
+			// exit 130 (SIGTERM 143), as watch, call and bench do.
+			sctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err := func() error {
+				reg, desc, done, err := open(sctx, cmd)
+				if err != nil {
+					return err
+				}
+				defer done()
+				if err := checkFileRegistryDir("registry ls", registry, a.registrySource(cmd.Flags().Changed("registry"))); err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(sctx, 10*time.Second)
+				defer cancel()
+				if !asJSON {
+					return registryList(ctx, reg, desc, args, time.Now(), summary, a.stdout)
+				}
+				jw := &lsJSONWriter{}
+				if err := registryList(ctx, reg, desc, args, time.Now(), false, jw); err != nil {
+					return err
+				}
+				if jw.out == nil { // no service, or none fits
+					jw.out = &lsJSON{Services: []lsServiceJS{}}
+				}
+				enc := jsonOutput(a.stdout)
+				return enc.Encode(jw.out)
+			}()
+			if sig, ok := signalOf(sctx); ok {
+				msg := "registry ls: interrupted by " + signalName(sig)
+				errorLine(a.stderr, a.logFormat, "registry ls", "airnode: "+msg, msg)
+				return &interruptedError{sig: sig, msg: msg}
 			}
-			defer done()
-			if err := checkFileRegistryDir("registry ls", registry, a.registrySource(cmd.Flags().Changed("registry"))); err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			if !asJSON {
-				return registryList(ctx, reg, desc, args, time.Now(), summary, a.stdout)
-			}
-			jw := &lsJSONWriter{}
-			if err := registryList(ctx, reg, desc, args, time.Now(), false, jw); err != nil {
-				return err
-			}
-			if jw.out == nil { // no service, or none fits
-				jw.out = &lsJSON{Services: []lsServiceJS{}}
-			}
-			enc := jsonOutput(a.stdout)
-			return enc.Encode(jw.out)
+			return err
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, `print one JSON object: {"services": [{"service", "providers": [{"address", "weight", "effective_weight", "warmup", "warmup_left_s", "uptime", "uptime_s", "started", "protocol", "url", "stale"}]}]}; weight and effective_weight (the weight it is picked with now, warming up) are numbers (null, with "problem", when the entry's weight is malformed), warmup and uptime the table's text, warmup_left_s (0: done or off) and uptime_s the same in seconds (null when the entry's timestamp or warmup is missing or malformed), started its start (RFC 3339); stale marks an older entry at a newer one's address, which consumers ignore; each service's "consumers" is the number of consumer entries, null when the registry does not list them`)

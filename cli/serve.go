@@ -156,8 +156,9 @@ says the wait used and where it came from (wait_from).
 demo.Echo is a test service, exported by default so that a first
 "airnode serve" and "airnode call" work: Info tells any caller the host
 name and pid, Payload answers up to the payload limit, Sleep N waits N
-milliseconds, an integer up to 60000 (Sleep 2000; Sleep '"5s"' is
-BAD_REQUEST). Leave it out in production: --demo=false,
+milliseconds, an integer up to 60000 (call demo.Echo Sleep 2000
+--timeout 3s: past call's default timeout, 1s, it fails SERVER_TIMEOUT;
+Sleep '"5s"' is BAD_REQUEST). Leave it out in production: --demo=false,
 AIRNODE_DEMO=false or "demo: false" in plugins.yaml (serve then needs a
 service of the configuration or a service plugin to export).
 
@@ -670,9 +671,15 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 			_ = node.Close()
 			return configKeyError(cfg, file, pe.fromFile, given, err)
 		}
+		exported = append(exported, exp)
+		// A signal that came while the export waited (check=false with
+		// ZooKeeper down waits connect.timeout, then queues the entry):
+		// stopping, not serving (tester93 #6: "serving" after SIGINT)
+		if stoppedStarting(ctx, logger, "exporting "+pe.url.ServiceKey(), errExportedAfterSignal, "exported", len(exported), "of", len(exports)) {
+			break
+		}
 		logger.Info("airnode serve: serving", "addr", exp.URL().Address(), "service", exp.URL().ServiceKey(),
 			"registry", registry, "url", exp.URL().Redacted(), "version", buildVersion())
-		exported = append(exported, exp)
 		health.exported(pe, exp, reg)
 	}
 	if ctx.Err() == nil {
@@ -742,6 +749,10 @@ func stoppedStarting(ctx context.Context, logger *slog.Logger, step string, err 
 		append(attrs, "interrupted", err.Error())...)
 	return true
 }
+
+// errExportedAfterSignal is what a stop during startup interrupted when
+// the export itself completed after the signal came (stoppedStarting).
+var errExportedAfterSignal = errors.New("the export completed after the signal: the service was never announced as serving")
 
 // forcedGrace bounds how long a forced exit waits for the cut-short
 // shutdown to count the abandoned calls (the kernel answers them within

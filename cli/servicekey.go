@@ -179,3 +179,46 @@ func checkServiceURL(arg string, direct bool) error {
 	}
 	return nil
 }
+
+// serviceArgsOrder returns why call's first two arguments, svc
+// (SERVICE_URL) and method (METHOD), cannot be a service and its method,
+// checked before anything is started (tester93 #3): svc's interface is not
+// a service name (JSON such as '"hi"', a space: a service name is a
+// dotted path of letters, digits, "_", "$" and "-"), or method holds a "."
+// while svc's interface holds none (`call Echo demo.Echo`: the two
+// swapped, which waited for a provider of "Echo" and failed
+// SERVICE_NOT_FOUND). A full URL (with "://") is left to its parser. nil
+// otherwise.
+func serviceArgsOrder(svc, method string) error {
+	key, _, _ := strings.Cut(svc, "?")
+	if strings.Contains(key, "://") {
+		return nil
+	}
+	iface := key
+	if _, rest, ok := strings.Cut(iface, "/"); ok {
+		iface = rest
+	}
+	iface, _, _ = strings.Cut(iface, ":")
+	if iface == "" || strings.ContainsAny(iface, "/%") {
+		return nil // parseServiceKey's to explain
+	}
+	if !serviceName(iface) {
+		return fmt.Errorf("SERVICE_URL %s: %s is not a service name: a service name (the interface) is a dotted path of letters, digits, \"_\", \"$\" and \"-\" (\"demo.Echo\", \"com.acme.EchoService\"), and the arguments come after METHOD; %s", quoteArg(svc), quoteArg(iface), serviceURLForms("call"))
+	}
+	if strings.Contains(method, ".") && !strings.Contains(iface, ".") && serviceName(method) {
+		return fmt.Errorf("METHOD %q holds a \".\" as a service name does, and SERVICE_URL %q none: did you swap SERVICE and METHOD? (call %s %s ...; %s)", method, svc, method, iface, serviceURLForms("call"))
+	}
+	return nil
+}
+
+// serviceName reports whether s reads as a service's interface name: a
+// non-empty path of "."-separated non-empty parts of ASCII letters,
+// digits, "_", "$" and "-".
+func serviceName(s string) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" || strings.Trim(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$-") != "" {
+			return false
+		}
+	}
+	return true
+}

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/airnode/airnode/internal/suggest"
 )
@@ -38,10 +40,38 @@ func argsRange(lo, hi int) cobra.PositionalArgs {
 					takes = "only " + strings.Join(names, " ")
 				}
 			}
-			return usage(fmt.Errorf("%s: unexpected argument %q: it takes %s (usage: %s)", path, args[hi], takes, cmd.UseLine()))
+			return usage(fmt.Errorf("%s: unexpected argument %q: it takes %s%s (usage: %s)", path, args[hi], takes, extraArgHint(cmd, args[hi]), cmd.UseLine()))
 		}
 		return nil
 	}
+}
+
+// extraArgHint returns a hint for arg, an argument cmd does not take, when
+// it reads as a flag's value given apart (tester93 #4): "true" or "false"
+// after a bool flag given on the command line (`serve --demo false`: a
+// bool flag takes no separate value) gives "; a bool flag's value goes
+// after \"=\": --demo=false", and an address (HOST:PORT, :PORT) for a
+// command with --listen gives "; to listen on it: --listen ADDR". ""
+// otherwise.
+func extraArgHint(cmd *cobra.Command, arg string) string {
+	if arg == "true" || arg == "false" {
+		var given []string
+		cmd.Flags().Visit(func(f *pflag.Flag) {
+			if f.Value.Type() == "bool" {
+				given = append(given, "--"+f.Name+"="+arg)
+			}
+		})
+		if len(given) > 0 {
+			return fmt.Sprintf("; a bool flag's value goes after \"=\": %s", strings.Join(given, " or "))
+		}
+		return ""
+	}
+	if cmd.Flags().Lookup("listen") != nil {
+		if _, port, err := net.SplitHostPort(arg); err == nil && isDigits(port) {
+			return "; to listen on it: --listen " + arg
+		}
+	}
+	return ""
 }
 
 // requiredArgs returns the names of cmd's required arguments, the words of

@@ -97,7 +97,9 @@ func pausedChild(addr string) int {
 // real ZooKeeper.
 func TestAL6_PausedProcessSaysSo(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), pausedChildEnv+"="+server.Addr())
+	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
+	// it exits (races are still reported)
+	cmd.Env = append(os.Environ(), pausedChildEnv+"="+server.Addr(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

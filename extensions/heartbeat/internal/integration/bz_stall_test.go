@@ -61,7 +61,9 @@ type consumerChild struct {
 func startConsumerChild(t *testing.T, addr, query string) *consumerChild {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), consumerChildEnv+"="+query, consumerChildAddrEnv+"="+addr)
+	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
+	// it exits (races are still reported)
+	cmd.Env = append(os.Environ(), consumerChildEnv+"="+query, consumerChildAddrEnv+"="+addr, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -341,7 +341,9 @@ type child struct {
 func startChild(t testing.TB, query string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+query)
+	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
+	// it exits (races are still reported)
+	cmd.Env = append(os.Environ(), childEnv+"="+query, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
