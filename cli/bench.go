@@ -201,6 +201,9 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			stdout := &writeCounter{w: a.stdout}
 			if f.json {
 				defer func() {
+					if re := commandRegistryRefusal(cmd, err); re != nil { // as runApp reports it (fix-cj)
+						err = usage(fmt.Errorf("bench: %w", re))
+					}
 					if err != nil && stdout.n == 0 {
 						printJSONFailure(a.stdout, err)
 					}

@@ -268,6 +268,15 @@ the provider). -a generic=false sends the call as a typed consumer would.`,
 	return cmd
 }
 
+// registryRefusal is registryFlagRefusal for --registry when the command
+// line gave it.
+func (f callFlags) registryRefusal(err error) error {
+	if !f.registrySet {
+		return nil
+	}
+	return registryFlagRefusal(f.registry, err)
+}
+
 // callError is a failed call already reported on stderr; the command
 // exits 1. (A usage error, exit 2, is a usageError, which the root
 // reports.)
@@ -543,6 +552,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		if _, ok := errors.AsType[*usageError](err); ok { // SERVICE_URL's host without a port
 			return failUsage(err)
 		}
+		if re := f.registryRefusal(err); re != nil {
+			return failUsage(re)
+		}
 		return fail(err)
 	}
 	if !reg.IsZero() {
@@ -572,6 +584,9 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	cancel()
 	if ke := commandLineKeyError("call", u.ServiceKey(), given, err); ke != nil {
 		return failUsage(ke)
+	}
+	if re := f.registryRefusal(err); re != nil {
+		return failUsage(re)
 	}
 	if err != nil {
 		if ranOut() && ctx.Err() == nil {

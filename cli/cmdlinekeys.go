@@ -40,7 +40,7 @@ func commandLineKeys(raw []string, flags []flagParam, arg string, query map[stri
 	for _, kv := range raw {
 		k, v, _ := strings.Cut(kv, "=")
 		if k = strings.TrimSpace(k); k != "" {
-			m[k] = givenKey{by: "-p " + kv, value: v}
+			m[k] = givenKey{by: typedParam(kv), value: v}
 		}
 	}
 	for _, f := range flags {
@@ -50,10 +50,28 @@ func commandLineKeys(raw []string, flags []flagParam, arg string, query map[stri
 	}
 	for _, k := range slices.Sorted(maps.Keys(query)) {
 		if _, ok := m[k]; !ok {
-			m[k] = givenKey{by: fmt.Sprintf("%s key %s=%s", arg, k, query[k]), value: query[k]}
+			m[k] = givenKey{by: fmt.Sprintf("%s key %s=%s", arg, k, shownValue(query[k])), value: query[k]}
 		}
 	}
 	return m
+}
+
+// typedParam is -p kv as an error names it: "-p loadbalance=roundrobn";
+// an empty value is shown as two single quotes, as a shell takes it
+// (shownValue), so that the line reads as typed and the redaction of a
+// secret key's value (redact.go) does not take the ":" after it for the
+// secret.
+func typedParam(kv string) string {
+	k, v, _ := strings.Cut(kv, "=")
+	return "-p " + k + "=" + shownValue(v)
+}
+
+// shownValue is v, or two single quotes when v is empty (typedParam).
+func shownValue(v string) string {
+	if v == "" {
+		return "''"
+	}
+	return v
 }
 
 // argQuery returns the keys of the query of raw, a SERVICE_URL as
@@ -67,7 +85,8 @@ func argQuery(raw string) map[string]string {
 }
 
 // givenBy returns where the command line gave the URL key that err (one
-// error, not a join) refuses: the key of an *spi.ParamError, or the point
+// error, not a join) refuses: the key of an *spi.ParamError, those of an
+// *spi.KeyError (each given, comma-separated), or the point
 // of an *extension.UnknownError (also in a method-level form ending in
 // ".<point>": methods.Echo.loadbalance), when given holds it with the
 // value err names. ok is false when err refuses no key or another value
@@ -83,13 +102,23 @@ func givenBy(given map[string]givenKey, err error) (string, bool) {
 	if pe, ok := errors.AsType[*spi.ParamError](err); ok {
 		return match(pe.Key, func(v string) bool { return v == pe.Value })
 	}
+	if ke, ok := errors.AsType[*spi.KeyError](err); ok { // every key of it the command line gave: "-p heartbeat=3000, -p heartbeat.interval=2000"
+		var by []string
+		for i, k := range ke.Keys {
+			if b, ok := match(k, func(v string) bool { return i < len(ke.Values) && v == ke.Values[i] }); ok {
+				by = append(by, b)
+			}
+		}
+		return strings.Join(by, ", "), len(by) > 0
+	}
 	ue, ok := errors.AsType[*extension.UnknownError](err)
 	if !ok {
 		return "", false
 	}
-	names := func(v string) bool { // filter=-a,b names several
+	names := func(v string) bool { // filter=-a,b names several; heartbeat=-1 names "-1"
 		return slices.ContainsFunc(strings.Split(v, ","), func(n string) bool {
-			return strings.TrimPrefix(strings.TrimSpace(n), "-") == ue.Name
+			n = strings.TrimSpace(n)
+			return n == ue.Name || strings.TrimPrefix(n, "-") == ue.Name
 		})
 	}
 	if by, ok := match(ue.Point, names); ok {

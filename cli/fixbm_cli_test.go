@@ -36,7 +36,7 @@ func TestFixbmPluginListAndNoConfigHints(t *testing.T) {
 	} {
 		code, _, errOut := runBin(t, dir, tc.args...)
 		want := 1
-		if strings.Contains(tc.args[1], "?") { // a value of SERVICE_URL's query: a usage error (fix-bs)
+		if strings.Contains(tc.args[1], "?") || tc.args[1] == "--registry" { // a value of SERVICE_URL's query (fix-bs) or --registry's scheme (fix-cj): a usage error
 			want = exitUsage
 		}
 		if code != want || !strings.Contains(errOut, tc.want) || !strings.HasSuffix(errOut, hint+"\n") {

@@ -97,12 +97,12 @@ func TestNoFarFetchedSuggestion(t *testing.T) {
 func TestRegistryKeysInTheWrongPlace(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := airnode(t, bundled(t), "registry", "ls", "--registry", "file://"+dir+"?file.cahce=x")
-	if code != 1 || !strings.Contains(errOut, `unknown URL key "file.cahce"`) || !strings.Contains(errOut, `did you mean "file.cache"? That is a key of the zookeeper registry`) ||
+	if code != exitUsage || !strings.Contains(errOut, `unknown URL key "file.cahce"`) || !strings.Contains(errOut, `did you mean "file.cache"? That is a key of the zookeeper registry`) ||
 		strings.Contains(errOut, "the directory is the URL's path") {
 		t.Errorf("file.cahce: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, bundled(t), "registry", "ls", "--registry", "file://"+dir+"?pol=1s")
-	if code != 1 || !strings.Contains(errOut, `did you mean "poll"?`) {
+	if code != exitUsage || !strings.Contains(errOut, `did you mean "poll"?`) { // --registry's key: a usage error (fix-cj)
 		t.Errorf("pol: exit %d stderr %q", code, errOut)
 	}
 	code, _, errOut = airnode(t, bundled(t), "list", "--explain", "airnode://127.0.0.1:20880/demo.Echo?poll=5")

@@ -371,7 +371,8 @@ func checkReferences(cfg config.Config, file string, cat *extension.Catalogs) er
 // list it) or protocol:, or the AIRNODE_PROVIDER_<KEY> variable that set
 // protocol's key over the file's (config.Config.ProtocolSource). When no
 // source is found, or err names no key, err is returned unchanged. The
-// refused key is a *spi.ParamError's key, or the point of an
+// refused key is a *spi.ParamError's key, an *spi.KeyError's (the first
+// that given holds, else its first), or the point of an
 // *extension.UnknownError (an unknown transport: key "transport", also
 // as a method-level key "methods.M.transport").
 func configKeyError(cfg config.Config, file string, svc int, given map[string]string, err error) error {
@@ -381,6 +382,7 @@ func configKeyError(cfg config.Config, file string, svc int, given map[string]st
 	var key string
 	var cause error
 	var pe *spi.ParamError
+	var ke *spi.KeyError
 	var ue *extension.UnknownError
 	var pair *tlsconf.PairError
 	switch {
@@ -392,6 +394,14 @@ func configKeyError(cfg config.Config, file string, svc int, given map[string]st
 		}
 	case errors.As(err, &pe):
 		key, cause = pe.Key, pe
+	case errors.As(err, &ke):
+		key, cause = ke.Keys[0], ke
+		for _, k := range ke.Keys { // the one the command line gave, if any
+			if _, ok := given[k]; ok {
+				key = k
+				break
+			}
+		}
 	case errors.As(err, &ue):
 		key, cause = ue.Point, ue
 	default:

@@ -1568,3 +1568,66 @@ func serviceNotURL(cmd, service string) error {
 	}
 	return nil
 }
+
+// registryFlagRefusal returns err as a usage error (exit 2) when it is the
+// refusal of raw, the registry URL that --registry gave on the command
+// line, named as typed in the words of the other refused flags:
+//
+//	--registry /tmp/x: url: "/tmp/x" has no scheme (want scheme://host[:port]/path)
+//	--registry zookeper://127.0.0.1:2181: unknown registry "zookeper" (available: ...); did you mean "zookeeper"?
+//	--registry zookeeper://127.0.0.1:2181?sesion.timeout=1s: zookeeper registry: unknown URL key "sesion.timeout" (...)
+//
+// That is: raw does not parse (and err says so), its scheme is no
+// registry extension's (an *extension.UnknownError of point registry), or
+// the registry refuses a key of raw's query with raw's value (an
+// *spi.KeyError or *spi.ParamError). Otherwise (an unreachable registry,
+// a refusal of something else) nil: the caller reports err as before. The
+// same URL from the configuration or AIRNODE_REGISTRY is not the command
+// line's: callers pass only a flag that was given.
+func registryFlagRefusal(raw string, err error) error {
+	if raw == "" || err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return nil
+	}
+	by := "--registry " + raw
+	u, perr := spi.Parse(raw)
+	if perr != nil {
+		if !strings.Contains(err.Error(), perr.Error()) {
+			return nil
+		}
+		return usage(&keyRefusedError{msg: by + ": " + perr.Error(), err: err})
+	}
+	if ue, ok := errors.AsType[*extension.UnknownError](err); ok && ue.Point == "registry" && ue.Name == u.Scheme() {
+		return usage(&keyRefusedError{msg: by + ": " + ue.Error(), err: err})
+	}
+	given := func(k, v string) bool {
+		q, ok := u.Param(k)
+		return ok && q == v
+	}
+	if ke, ok := errors.AsType[*spi.KeyError](err); ok {
+		for i, k := range ke.Keys {
+			if i < len(ke.Values) && given(k, ke.Values[i]) {
+				return usage(&keyRefusedError{msg: by + ": " + ke.Error(), err: err})
+			}
+		}
+	}
+	if pe, ok := errors.AsType[*spi.ParamError](err); ok && given(pe.Key, pe.Value) && strings.Contains(err.Error(), "registry") {
+		return usage(&keyRefusedError{msg: by + ": " + err.Error(), err: err})
+	}
+	return nil
+}
+
+// commandRegistryRefusal is registryFlagRefusal for command c's
+// --registry, when c has one and the command line gave it.
+func commandRegistryRefusal(c *cobra.Command, err error) error {
+	if c == nil {
+		return nil
+	}
+	f := c.Flags().Lookup("registry")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	return registryFlagRefusal(f.Value.String(), err)
+}

@@ -102,6 +102,9 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	if err == nil {
 		return 0
 	}
+	if re := commandRegistryRefusal(c, err); re != nil { // --registry's URL refused: exit 2, as -p's keys
+		err = re
+	}
 	line := failureLine(a.name, c, err.Error())
 	command := "" // the root's own failure (an unknown command) names none
 	if c != nil && c != c.Root() {

@@ -362,7 +362,7 @@ func paramFlags(raw []string, flags []flagParam) map[string]string {
 	m := make(map[string]string, len(raw)+len(flags))
 	for _, kv := range raw {
 		k, _, _ := strings.Cut(kv, "=")
-		m[strings.TrimSpace(k)] = "-p " + kv
+		m[strings.TrimSpace(k)] = typedParam(kv)
 	}
 	for _, f := range flags {
 		if _, ok := m[f.key]; !ok {

@@ -91,7 +91,9 @@ func methodApart(cmd, svc, m string) string {
 // forms are refused only when the part before the "/" looks like an
 // interface (holds a ".") and the part after like a method (no ".",
 // upper case first), so that a group such as "g" or "dev" keeps its
-// meaning. nil for any other arg; demo.Echo.Echo, which a Java-style
+// meaning. A URL with no interface after its address
+// (airnode://127.0.0.1:20880) is refused the same way, with the forms.
+// nil for any other arg; demo.Echo.Echo, which a Java-style
 // interface name may be, is left to call's SERVICE_NOT_FOUND
 // (methodHint).
 func methodInServiceURL(cmd, arg string) error {
@@ -105,6 +107,9 @@ func methodInServiceURL(cmd, arg string) error {
 	path := key
 	if _, rest, ok := strings.Cut(key, "://"); ok {
 		_, path, _ = strings.Cut(rest, "/")
+		if strings.Trim(path, "/") == "" { // airnode://127.0.0.1:20880: the kernel's "no service interface" named a connect.timeout the user never gave (tester93)
+			return fmt.Errorf("SERVICE_URL %q names no service interface after the address: %s", arg, serviceURLForms(cmd))
+		}
 	}
 	i := strings.LastIndex(path, "/")
 	if i < 0 {

@@ -561,7 +561,8 @@ func (n *Node) CheckMethodKeys(u spi.URL, methods []string) error {
 		if c := methodMeant(m, methods); c != "" {
 			msg += fmt.Sprintf("; did you mean %q?", c)
 		}
-		errs = append(errs, errors.New(msg))
+		v, _ := u.Param(k)
+		errs = append(errs, &spi.KeyError{Keys: []string{k}, Values: []string{v}, Msg: msg})
 	}
 	return errors.Join(errs...)
 }

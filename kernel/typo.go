@@ -627,8 +627,10 @@ func (n *Node) CheckMethodNames(u spi.URL) error {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(m)
-		errs = append(errs, fmt.Errorf("URL key %q sets %s for method %s, but service %s has no method %s: a service's methods are exported Go names (upper-case first letter); did you mean %q?",
-			k, key, m, u.ServiceKey(), m, string(unicode.ToUpper(r))+m[size:]))
+		v, _ := u.Param(k)
+		errs = append(errs, &spi.KeyError{Keys: []string{k}, Values: []string{v},
+			Msg: fmt.Sprintf("URL key %q sets %s for method %s, but service %s has no method %s: a service's methods are exported Go names (upper-case first letter); did you mean %q?",
+				k, key, m, u.ServiceKey(), m, string(unicode.ToUpper(r))+m[size:])})
 	}
 	return errors.Join(errs...)
 }

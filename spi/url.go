@@ -631,6 +631,23 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("invalid value %q for URL key %q: want %s", e.Value, e.Key, e.Want)
 }
 
+// KeyError refuses URL keys for what they are rather than for their
+// value's form: an unknown key (a registry's "zookeeper registry: unknown
+// URL key ..."), a key setting something for a method the service lacks,
+// two keys giving one setting different values. Keys are the keys as
+// written and Values their values as written, index by index (the same
+// length); Msg is the whole refusal, naming the keys and what is allowed.
+// A command line that gave one of Keys with its value names where it did,
+// as for a *ParamError.
+type KeyError struct {
+	Keys   []string
+	Values []string
+	Msg    string
+}
+
+// Error returns Msg.
+func (e *KeyError) Error() string { return e.Msg }
+
 // Int returns key as a base-10 int64, def when absent, and a *ParamError
 // when present but not an integer.
 func (u URL) Int(key string, def int64) (int64, error) { return u.MethodInt("", key, def) }

@@ -52,7 +52,8 @@ func (Builder) Build(u spi.URL) (spi.Filter, error) {
 	case !ok || tok == "false":
 		return &Filter{side: side}, nil
 	case tok == "":
-		return nil, fmt.Errorf("token: URL key %q is empty: want a secret, true for a random one, or false", Key)
+		return nil, &spi.KeyError{Keys: []string{Key}, Values: []string{""},
+			Msg: fmt.Sprintf("token: URL key %q is empty: want a secret, true for a random one, or false", Key)}
 	case IsRandom(tok) && side == spi.Provider:
 		return nil, fmt.Errorf("token: %s=%s was not replaced by a random token at export (the kernel publishes one in the provider URL)", Key, tok)
 	case IsRandom(tok):

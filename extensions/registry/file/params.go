@@ -80,7 +80,15 @@ func parseParams(u spi.URL) (params, error) {
 //	directory is the URL's path, file:///absolute/dir (write
 //	file:///srv/reg); file:// alone uses the default, <DefaultDir()>; the
 //	one key is poll
+//
+// The error is a *spi.KeyError naming k and its value.
 func unknownKey(u spi.URL, k string) error {
+	v, _ := u.Param(k)
+	return &spi.KeyError{Keys: []string{k}, Values: []string{v}, Msg: unknownKeyText(u, k).Error()}
+}
+
+// unknownKeyText is unknownKey's text, as an error.
+func unknownKeyText(u spi.URL, k string) error {
 	var own []string
 	for _, d := range (Builder{}).Keys() {
 		own = append(own, d.Key)

@@ -41,7 +41,9 @@ func (b *Builder) Build(u spi.URL) (spi.Registry, error) {
 		return nil, fmt.Errorf("memory registry: scheme %q in %q, want %q", u.Scheme(), u, Name)
 	}
 	if keys := u.Keys(); len(keys) > 0 {
-		return nil, fmt.Errorf("memory registry: unknown URL key %q in %q (the memory registry takes no parameters)", keys[0], u)
+		v, _ := u.Param(keys[0])
+		return nil, &spi.KeyError{Keys: keys[:1], Values: []string{v},
+			Msg: fmt.Sprintf("memory registry: unknown URL key %q in %q (the memory registry takes no parameters)", keys[0], u)}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -75,7 +74,8 @@ func parseParams(u spi.URL) (params, error) {
 			} else if m := suggest.Closest(k, knownKeys); m != "" {
 				msg += fmt.Sprintf("; did you mean %q?", m)
 			}
-			return p, errors.New(msg)
+			v, _ := u.Param(k)
+			return p, &spi.KeyError{Keys: []string{k}, Values: []string{v}, Msg: msg}
 		}
 	}
 	if err := u.CheckBackup(); err != nil {

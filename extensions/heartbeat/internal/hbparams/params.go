@@ -66,8 +66,9 @@ func Interval(component string, u spi.URL) (time.Duration, error) {
 				a, errA := spi.ParseDuration(s)
 				b, errB := spi.ParseDuration(v)
 				if errA != nil || errB != nil || a != b {
-					return 0, fmt.Errorf("%s: %s=%s (Dubbo's bare interval, %v) and %s=%s give the heartbeat interval twice with different values: give one",
-						component, KeyStrategy, s, a, KeyInterval, v)
+					return 0, &spi.KeyError{Keys: []string{KeyStrategy, KeyInterval}, Values: []string{s, v},
+						Msg: fmt.Sprintf("%s: %s=%s (Dubbo's bare interval, %v) and %s=%s give the heartbeat interval twice with different values: give one",
+							component, KeyStrategy, s, a, KeyInterval, v)}
 				}
 			}
 			key, v, ok = KeyStrategy, s, true
