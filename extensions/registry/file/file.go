@@ -928,10 +928,14 @@ const Settle = 100 * time.Millisecond
 
 // backGrace is how long, after a removed providers directory came back, a
 // subscription keeps the providers of its last list that have not
-// re-created their entries yet (each provider does within its poll
-// period): 3 poll periods, at least 1 s, at most 10 s.
+// re-created their entries yet (each provider does within its own poll
+// period, not this subscription's): 3 poll periods, at least 3 of
+// DefaultPoll (1.5 s), at most 10 s. The floor was 1 s, which a consumer
+// polling every 50 ms gave providers polling at the default 500 ms: two
+// of their polls, and under -race a provider process re-created its entry
+// after it (a list of one provider of two pushed, CI).
 func (p params) backGrace() time.Duration {
-	return min(max(3*p.poll, time.Second), 10*time.Second)
+	return min(max(3*p.poll, 3*DefaultPoll), 10*time.Second)
 }
 
 // loop pushes the providers directory's list at once, then after every

@@ -88,8 +88,8 @@ func TestT12Ops5_RemovedDirectoryKeepsTheList(t *testing.T) {
 			m, _ := filepath.Glob(entries)
 			return len(m) == 2
 		})
-		// past the merge grace after the directory's return (1 s at poll=50ms)
-		time.Sleep(1300 * time.Millisecond)
+		// past the merge grace after the directory's return (1.5 s at poll=50ms)
+		time.Sleep(1800 * time.Millisecond)
 		if n := got.lastLen(); n != 2 {
 			t.Fatalf("removal %d: last list has %d providers, want 2", i+1, n)
 		}
@@ -152,7 +152,7 @@ func TestT12Ops5_RemovedRegistryUnregisterIsEmpty(t *testing.T) {
 	if err := p.Unregister(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
-	// within the 1 s merge grace the list keeps it; then it is empty
+	// within the 1.5 s merge grace the list keeps it; then it is empty
 	waitFor(t, "empty list after Unregister", 5*time.Second, func() bool { return got.lastLen() == 0 })
 	for i, l := range got.snapshot() {
 		if len(l) == 0 && i < len(got.snapshot())-1 && i > 0 {
