@@ -21,6 +21,7 @@ import (
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/netaccept"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/spi"
 )
@@ -342,9 +343,7 @@ func TestAcceptsDefaultFromOpenFileLimit(t *testing.T) {
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAcceptsDefaultFromOpenFileLimit$")
-	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
-	// it exits, once stdin has ended (races are still reported)
-	cmd.Env = append(os.Environ(), acceptsChildEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), acceptsChildEnv+"=1", testbin.NoExitSleep())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

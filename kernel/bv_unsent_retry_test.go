@@ -14,6 +14,7 @@ import (
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -50,9 +51,7 @@ func unsentChild(t *testing.T) {
 func providerProcess(t *testing.T, name, transport string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBv_UnsentCallsRetriedOnAnotherProvider$")
-	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
-	// it exits, once stdin has closed (races are still reported)
-	cmd.Env = append(os.Environ(), unsentChildEnv+"="+name, unsentTransportEnv+"="+transport, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), unsentChildEnv+"="+name, unsentTransportEnv+"="+transport, testbin.NoExitSleep())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

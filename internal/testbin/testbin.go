@@ -44,3 +44,10 @@ func Main(m *testing.M, set func(dir string), pkgs ...string) {
 	}
 	os.Exit(code)
 }
+
+// NoExitSleep is the environment entry for a child process of a test
+// binary (os.Args[0] run again) that ends with it: the GORACE of this
+// process with atexit_sleep_ms=0 added, because a child built with -race
+// otherwise sleeps 1 s as it exits, in the test's cleanup (races are
+// still reported). Append it to the child's cmd.Env.
+func NoExitSleep() string { return "GORACE=" + os.Getenv("GORACE") + " atexit_sleep_ms=0" }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/registry/zookeeper"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/internal/testproxy"
 	"github.com/airnode/airnode/spi"
 )
@@ -97,9 +98,7 @@ func pausedChild(addr string) int {
 // real ZooKeeper.
 func TestAL6_PausedProcessSaysSo(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
-	// it exits (races are still reported)
-	cmd.Env = append(os.Environ(), pausedChildEnv+"="+server.Addr(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), pausedChildEnv+"="+server.Addr(), testbin.NoExitSleep())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/exchange"
 )
 
@@ -61,9 +62,7 @@ type consumerChild struct {
 func startConsumerChild(t *testing.T, addr, query string) *consumerChild {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
-	// it exits (races are still reported)
-	cmd.Env = append(os.Environ(), consumerChildEnv+"="+query, consumerChildAddrEnv+"="+addr, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), consumerChildEnv+"="+query, consumerChildAddrEnv+"="+addr, testbin.NoExitSleep())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/airnode/airnode/extensions/heartbeat/idle"
 	"github.com/airnode/airnode/extensions/heartbeat/none"
 	"github.com/airnode/airnode/extensions/transport/smux"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/exchange"
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
@@ -341,9 +342,7 @@ type child struct {
 func startChild(t testing.TB, query string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// atexit_sleep_ms=0: a child built with -race otherwise sleeps 1 s as
-	// it exits (races are still reported)
-	cmd.Env = append(os.Environ(), childEnv+"="+query, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), childEnv+"="+query, testbin.NoExitSleep())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
