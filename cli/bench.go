@@ -816,6 +816,28 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if err == nil {
 			err = waitProviders(rctx, r)
 		}
+		if err != nil && reg.IsZero() {
+			// a direct address whose provider closed the connection at
+			// its first ping: with no transport named, one more try over
+			// the other bundled transport, as call's and health's
+			ou, retried, rerr := overOtherTransport(rctx, "bench", ru, err, func(ou spi.URL) (bool, error) {
+				if r != nil {
+					_ = r.Close()
+				}
+				or, err := node.Refer(rctx, ou, reg)
+				if err != nil {
+					return false, err
+				}
+				r = or
+				err = waitProviders(rctx, or)
+				return err == nil, err
+			}, stderr, f.logFormat)
+			if retried {
+				other, _ := ou.Param("transport")
+				u = u.With("transport", other) // the other case's reference too
+			}
+			err = mismatchError(rerr, ru, transportSource(given, f.cfg, target))
+		}
 		if err == nil {
 			// the other providers' first connections too, so that the
 			// warm-up calls and the first measured ones are spread by

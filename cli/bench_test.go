@@ -399,7 +399,7 @@ func TestBench_NoUsableProviderFailsFast(t *testing.T) {
 		want string
 	}{
 		{[]string{"airnode://127.0.0.1:1/demo.Echo"}, "connection refused"},
-		{[]string{p.url("demo.Echo") + "?transport=tcp"}, "likely a transport mismatch (this consumer's transport=tcp: set the provider's"},
+		{[]string{p.url("demo.Echo") + "?transport=tcp"}, "likely a transport mismatch (this consumer's transport=tcp, from SERVICE_URL key transport=tcp; try -p transport=smux)"},
 		{[]string{"--registry", "file://" + t.TempDir(), "demo.Echo"}, "SERVICE_NOT_FOUND: no provider available for demo.Echo"},
 	} {
 		r := benchResult(t, append(c.args, "-n", "10")...)

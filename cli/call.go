@@ -678,6 +678,31 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 		defer icancel()
 	}
 	v, err := ref.Invoke(cctx, method, callArgs...)
+	if reg.IsZero() {
+		// a direct address whose provider closed the connection at its
+		// first ping: with no transport named, one more try over the
+		// other bundled transport, as health's (nothing was sent)
+		var rv any
+		ou, retried, rerr := overOtherTransport(callCtx, "call", u, err, func(ou spi.URL) (bool, error) {
+			_ = ref.Close()
+			rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
+			r, err := node.Refer(rctx, ou, reg)
+			cancel()
+			if err != nil {
+				return false, err
+			}
+			ref = r
+			wctx, cancel := context.WithTimeout(callCtx, connectWait(ou))
+			connected := r.WaitReady(wctx)
+			cancel()
+			rv, err = r.Invoke(cctx, method, callArgs...)
+			return connected, err
+		}, stderr, f.logFormat)
+		if retried {
+			u, v = ou, rv
+		}
+		err = mismatchError(rerr, u, transportSource(given, f.cfg, args[0]))
+	}
 	if f.showAttachments && ctx.Err() == nil { // interrupted: no answer to show
 		printResponseAttachments(stderr, f.logFormat, answered)
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airnode/airnode/extensions/cluster/failover"
-	"github.com/airnode/airnode/extensions/transport/smux"
-	"github.com/airnode/airnode/extensions/transport/tcp"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -73,7 +71,8 @@ A provider serving --transport tcp wants -p transport=tcp. Without -p
 transport=, a provider that closes the probe's connection at its first
 ping (as one serving tcp closes a smux connection) is asked once more
 over tcp, within the same --timeout; a warning on stderr says so, and the
-exit is the answer's. With -p transport=NAME the probe never guesses.
+exit is the answer's (call and bench do the same for a direct
+SERVICE_URL). With -p transport=NAME the probe never guesses.
 
   airnode health 127.0.0.1:20880 demo.Echo
   airnode health 127.0.0.1:20880 -p tls=true -p tls.ca=ca.pem
@@ -236,23 +235,22 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, given map[stri
 	ref.WaitReady(pctx)
 	var att map[string]string
 	v, err := ref.Invoke(spi.ReceiveAttachments(pctx, &att), kernel.HealthCheck, service)
-	if other := otherTransport(u); err != nil && other != "" && errors.Is(err, kernel.ErrClosedAtFirstPing) && pctx.Err() == nil {
-		// The provider closed the connection at its first ping: most
-		// likely it serves the other bundled transport (serve
-		// --transport tcp). One more try over it, within what is left
-		// of --timeout; the first try took a round trip or two.
+	// A provider that closed the connection at its first ping most
+	// likely serves the other bundled transport (serve --transport tcp):
+	// one more try over it, within what is left of --timeout; the first
+	// try took a round trip or two.
+	var oatt map[string]string
+	var ov any
+	ou, retried, err := overOtherTransport(pctx, "health", u, err, func(ou spi.URL) (bool, error) {
 		_ = ref.Close()
-		ou := u.With("transport", other)
-		var oatt map[string]string
-		ov, oerr := referAndCheck(pctx, node, ou, service, &oatt)
-		if oerr != nil {
-			err = retriedError(err, other, oerr)
-		} else {
-			warnLine(stderr, logFormat, "health", fmt.Sprintf("%s closed a transport=%s connection (the default) at its first ping and answered over transport=%s: give -p transport=%s to skip the first try",
-				u.Address(), smux.Name, other, other), "transport", other)
-			u, v, att, err = ou, ov, oatt, nil
-		}
+		connected, rv, rerr := referAndCheck(pctx, node, ou, service, &oatt)
+		ov = rv
+		return connected, rerr
+	}, stderr, logFormat)
+	if retried {
+		u, v, att = ou, ov, oatt
 	}
+	err = mismatchError(err, u, given["transport"].by)
 	if err != nil {
 		if ctx.Err() == nil && pctx.Err() != nil {
 			msg := err.Error()
@@ -302,42 +300,18 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, given map[stri
 	return &healthError{err: errors.New(msg)}
 }
 
-// otherTransport returns the bundled transport health retries over when
-// the provider at u closed the connection at its first ping
-// (kernel.ErrClosedAtFirstPing): tcp for the default smux. "" when u
-// sets its transport (-p transport=NAME): then the probe never guesses.
-func otherTransport(u spi.URL) string {
-	if _, set := u.Param("transport"); set {
-		return ""
-	}
-	return tcp.Name
-}
-
 // referAndCheck refers to the health service at u with node and asks it
-// about service within ctx, the response's attachments in att.
-func referAndCheck(ctx context.Context, node *kernel.Node, u spi.URL, service string, att *map[string]string) (any, error) {
+// about service within ctx, the response's attachments in att: whether
+// its connection came up (the provider answered, whatever it said), the
+// answer, and the error.
+func referAndCheck(ctx context.Context, node *kernel.Node, u spi.URL, service string, att *map[string]string) (bool, any, error) {
 	ref, err := node.Refer(ctx, u, spi.URL{})
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	ref.WaitReady(ctx)
-	return ref.Invoke(spi.ReceiveAttachments(ctx, att), kernel.HealthCheck, service)
-}
-
-// retriedError is the first try's error err with what the retry over
-// transport other met (rerr): one more reason, in the same status.
-func retriedError(err error, other string, rerr error) error {
-	var se *spi.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	why := rerr.Error()
-	if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
-		why = "the provider closed that connection at its first ping too"
-	}
-	retried := *se
-	retried.Message += fmt.Sprintf("; health retried once over transport=%s: %s", other, why)
-	return &retried
+	ready := ref.WaitReady(ctx)
+	v, err := ref.Invoke(spi.ReceiveAttachments(ctx, att), kernel.HealthCheck, service)
+	return ready, v, err
 }
 
 // httpPortHint returns err with a hint when addr answers HTTP: the address

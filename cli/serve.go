@@ -613,6 +613,13 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 				"registry", registryDesc(reg), "reach", reach.String())
 		}
 	}
+	if wait > 0 && wait >= budget.timeout {
+		// accepted (a wait up to the timeout is valid) but most likely
+		// Dubbo's shutdown.wait=10000 given for airnode's: Dubbo's is the
+		// whole budget, airnode's the pause inside it (README's Dubbo
+		// table); the behaviour is the same, only said
+		logger.Warn(shutdownWaitWarning(wait, waitFrom, budget.timeout, budget.timeoutFrom)) // the values and sources in the text, once
+	}
 	health := newServeHealth(cat, plugins, logger) // before NewNode: it learns the node's registries
 	defer health.stopWatching()
 	if f.metrics != "" {
@@ -1181,6 +1188,17 @@ const (
 	keyShutdownWait    = "shutdown.wait"
 	keyShutdownTimeout = "shutdown.timeout"
 )
+
+// shutdownWaitWarning is serve's warning at start for a shutdown wait
+// (wait, from waitFrom) not shorter than the whole budget (timeout, from
+// timeoutFrom): the wait before the listeners close then leaves the
+// drain of the calls in flight no time.
+func shutdownWaitWarning(wait time.Duration, waitFrom string, timeout time.Duration, timeoutFrom string) string {
+	return fmt.Sprintf("airnode serve: shutdown.wait %v (%s) is not shorter than shutdown.timeout %v (%s), the whole shutdown budget from the signal: "+
+		"the wait before closing the listeners leaves no time to drain the calls in flight; give shutdown.wait a part of shutdown.timeout (default 2s), "+
+		"or raise shutdown.timeout (Dubbo's shutdown.wait=10000, the whole budget, is airnode's shutdown.timeout=10000)",
+		wait, waitFrom, timeout, timeoutFrom)
+}
 
 // shutdownTimes is the shutdown serve runs: the wait and the whole budget
 // (timeout), each the largest an export's URL gives (urlWait, urlTimeout:

@@ -22,6 +22,8 @@ func TestExportRefusesMethodKeysOfNoMethod(t *testing.T) {
 		"Slep.timeout=100":        `URL key "Slep.timeout" sets timeout for method Slep, but service demo.Echo has no method Slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`,
 		"methods.Ech.timeout=100": `URL key "methods.Ech.timeout" sets timeout for method Ech, but service demo.Echo has no method Ech (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Echo"?`,
 		"sleep.retries=1":         `service demo.Echo has no method sleep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`,
+		// lower case and misspelt (fix-cj): no plugin key, one edit from a method case aside
+		"slep.timeout=1s":         `URL key "slep.timeout" sets timeout for method slep, but service demo.Echo has no method slep (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Sleep"?`,
 		"Slep.loadbalance=random": `URL key "Slep.loadbalance" sets loadbalance for method Slep`,
 		"Ech.idempotent=true":     `URL key "Ech.idempotent" sets idempotent for method Ech`,
 		"methods.Nope.foo=1":      `has no method Nope (methods: Echo, Fail, Info, Payload, Sleep)`,

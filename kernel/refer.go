@@ -829,10 +829,8 @@ func markGeneric(ctx context.Context) context.Context {
 // that fails its extra calls fast even when the work would fit the
 // timeout (README, "Where calls run: dispatcher").
 func (r *Reference) Call(ctx context.Context, method string, args []any, reply any) error {
-	if reply != nil {
-		if v := reflect.ValueOf(reply); v.Kind() != reflect.Pointer || v.IsNil() {
-			return replyError(r.key, method, reply)
-		}
+	if reply != nil && !isSettable(reply) {
+		return replyError(r.key, method, reply)
 	}
 	dst := spi.AttachmentsReceiver(ctx) // before the call: see receive
 	inv := newInvocation(r.key, method, args, reply)
@@ -840,6 +838,13 @@ func (r *Reference) Call(ctx context.Context, method string, args []any, reply a
 	freeInvocation(inv)
 	receive(dst, res)
 	return res.Err
+}
+
+// isSettable reports whether reply is a non-nil pointer, which a response
+// can be decoded into.
+func isSettable(reply any) bool {
+	v := reflect.ValueOf(reply)
+	return v.Kind() == reflect.Pointer && !v.IsNil()
 }
 
 // replyError is Call's CLIENT_ERROR for a reply that is not a non-nil
@@ -872,8 +877,11 @@ func receive(dst *map[string]string, res spi.Result) {
 var invocations = sync.Pool{New: func() any { return new(spi.Invocation) }}
 
 func newInvocation(service, method string, args []any, reply any) *spi.Invocation {
-	inv := invocations.Get().(*spi.Invocation)
-	*inv = spi.Invocation{Service: service, Method: method, Args: args, Reply: reply}
+	inv := invocations.Get().(*spi.Invocation) // zero: freeInvocation clears what it puts back
+	// Field by field: a composite literal is built on the caller's stack
+	// first (120 B more in Reference.Call's frame, which a waiting
+	// caller's stack holds).
+	inv.Service, inv.Method, inv.Args, inv.Reply = service, method, args, reply
 	return inv
 }
 
@@ -892,11 +900,32 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 				Cause:   &panicError{value: p, stack: debug.Stack()}}}
 		}
 	}()
+	if err := r.refuse(ctx, inv); err != nil {
+		return spi.Result{Err: err}
+	}
+	res = r.invoker.Invoke(ctx, inv)
+	if res.Err != nil {
+		if r.closed.Load() && spi.StatusOf(res.Err) == spi.StatusServiceNotFound {
+			// closed while the call looked for a provider: say why none was left
+			return spi.Result{Err: r.closedError()}
+		}
+		res.Err = r.failed(ctx, res.Err, res.ProviderAddr)
+	}
+	return res
+}
+
+// refuse returns why inv may not be sent, or attaches ctx's outgoing
+// attachments to it and returns nil: the reference is closed, the method
+// name is empty, ctx ended before the call started (CLIENT_TIMEOUT for
+// its deadline, else CLIENT_ERROR), or the attachments are refused (see
+// attach). Out of invoke, whose frame the caller's stack holds while it
+// waits for the answer (bench/README.md, the thirty-third pass).
+func (r *Reference) refuse(ctx context.Context, inv *spi.Invocation) error {
 	if r.closed.Load() {
-		return spi.Result{Err: r.closedError()}
+		return r.closedError()
 	}
 	if inv.Method == "" {
-		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "kernel: call %s: empty method name", r.key)}
+		return spi.Errorf(spi.StatusClientError, "kernel: call %s: empty method name", r.key)
 	}
 	if err := ctx.Err(); err != nil {
 		// Done before the call started: say so, matching ctx's error,
@@ -905,25 +934,23 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 		if errors.Is(err, context.DeadlineExceeded) {
 			st = spi.StatusClientTimeout
 		}
-		return spi.Result{Err: ctxCause(ctx, spi.Errorf(st, "kernel: call %s.%s: %w before the call started", r.key, inv.Method, err))}
+		return ctxCause(ctx, spi.Errorf(st, "kernel: call %s.%s: %w before the call started", r.key, inv.Method, err))
 	}
 	if out := spi.OutgoingAttachments(ctx); len(out) > 0 {
-		if err := r.attach(inv, out); err != nil {
-			return spi.Result{Err: err}
-		}
+		return r.attach(inv, out)
 	}
-	res = r.invoker.Invoke(ctx, inv)
-	if res.Err != nil {
-		if r.closed.Load() && spi.StatusOf(res.Err) == spi.StatusServiceNotFound {
-			// closed while the call looked for a provider: say why none was left
-			return spi.Result{Err: r.closedError()}
-		}
-		if spi.StatusOf(res.Err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
-			res.Err = r.withNearMiss(ctx, res.Err)
-		}
-		res.Err = withProvider(ctxCause(ctx, deadlineCause(ctx, res.Err)), res.ProviderAddr)
+	return nil
+}
+
+// failed returns err, a failed call's error from the provider at addr
+// ("" when none was called), with what the caller needs to read it: the
+// registry's near miss when no provider of the service is listed, ctx's
+// cause and deadline, the provider's address.
+func (r *Reference) failed(ctx context.Context, err error, addr string) error {
+	if spi.StatusOf(err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
+		err = r.withNearMiss(ctx, err)
 	}
-	return res
+	return withProvider(ctxCause(ctx, deadlineCause(ctx, err)), addr)
 }
 
 // withNearMiss returns err, the "no provider available" of a reference

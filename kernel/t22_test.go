@@ -19,6 +19,7 @@ import (
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/internal/netaccept"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -34,7 +35,7 @@ func runT22Child(t *testing.T, name, value string) (error, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.v")
-	cmd.Env = append(os.Environ(), t22ChildEnv+"="+value)
+	cmd.Env = append(os.Environ(), t22ChildEnv+"="+value, testbin.NoExitSleep())
 	out, err := cmd.CombinedOutput()
 	return err, string(out)
 }

@@ -595,14 +595,19 @@ func DubboKeyAdvice(key string) (string, bool) {
 // methodMeant returns the method of methods that m most likely means: the
 // one spelt the same but for case ("sleep", Dubbo's Java spelling, for
 // Sleep; "sayhello" for SayHello), else the closest by internal/suggest's
-// rule, else "".
+// rule, case aside ("slep" and "Slep" for Sleep), else "".
 func methodMeant(m string, methods []string) string {
-	for _, c := range methods {
+	lower := make([]string, len(methods))
+	for i, c := range methods {
 		if strings.EqualFold(c, m) {
 			return c
 		}
+		lower[i] = strings.ToLower(c)
 	}
-	return suggest.Closest(m, methods)
+	if c := suggest.Closest(strings.ToLower(m), lower); c != "" {
+		return methods[slices.Index(lower, c)]
+	}
+	return ""
 }
 
 // CheckMethodNames returns an error for each method-level key of

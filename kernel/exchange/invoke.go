@@ -43,33 +43,15 @@ func (c *Channel) Invoke(ctx context.Context, codec spi.Codec, inv *spi.Invocati
 // exchange a read of its own (the kernel's remote invoker times every
 // call).
 func (c *Channel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout, began time.Duration) spi.Result {
-	if codec == nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)}
+	remaining, err := c.admit(ctx, codec, inv, timeout)
+	if err != nil {
+		return spi.Result{Err: err}
 	}
-	start := int64(began)        // time.Now only for a ctx with a deadline
-	remaining := max(timeout, 0) // 0: no deadline
-	if d, ok := ctx.Deadline(); ok {
-		if r := time.Until(d); timeout <= 0 || r < remaining {
-			remaining = r
-		}
-		if remaining <= 0 {
-			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s: deadline passed before sending", inv.Service, inv.Method, c.remote)}
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)}
-	}
-	select {
-	case <-c.dying: // do not encode for a dead channel
-		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.reason)}
-	default:
-	}
-
 	id := c.nextID.Add(1)
 	cl := getCall(c, id)
 	cl.timeout = remaining
 	c.calls.Add(1)
-	res := c.invoke(ctx, cl, codec, inv, start)
+	res := c.invoke(ctx, cl, codec, inv, int64(began))
 	c.calls.Add(-1)
 	res.RequestID, res.Local = id, c.local // the accesslog pairs its line with the provider's
 	if cl.armed && !cl.timer.Stop() && !cl.timedOut {
@@ -81,65 +63,46 @@ func (c *Channel) InvokeFrom(ctx context.Context, codec spi.Codec, inv *spi.Invo
 	return res
 }
 
-// invoke is Invoke after the deadline is known and the call's timer set:
-// encode, register, send, wait.
-func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start int64) spi.Result {
-	if n := len(inv.Attachments); n > protocol.MaxAttachments {
-		return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: request carries %d attachments, over the %d a provider accepts (a fixed limit of the wire format, docs/wire.md); not sent", inv.Service, inv.Method, n, protocol.MaxAttachments)}
+// admit returns the time a call may take from now: the sooner of timeout
+// (≤ 0: none) and ctx's deadline, 0 for no deadline; or the reason it
+// fails before anything is encoded: a nil codec or a cancelled ctx
+// (CLIENT_ERROR), ctx's deadline passed (CLIENT_TIMEOUT), a dead channel
+// (CHANNEL_INACTIVE). Out of InvokeFrom, whose frame its errors would
+// widen for the whole call.
+func (c *Channel) admit(ctx context.Context, codec spi.Codec, inv *spi.Invocation, timeout time.Duration) (time.Duration, error) {
+	if codec == nil {
+		return 0, spi.Errorf(spi.StatusClientError, "exchange: invoke %s.%s: nil codec", inv.Service, inv.Method)
 	}
-	f := getFrame()
-	err := encodeRequest(f, codec, inv, cl.timeout)
-	if err == nil {
-		if n := int64(len(f.b) - protocol.HeaderLen); n > c.payload {
-			err = fmt.Errorf("request body %d bytes exceeds this consumer's payload limit %s (URL key payload; not sent)", n, protocol.FormatSize(c.payload))
+	remaining := max(timeout, 0) // 0: no deadline
+	if d, ok := ctx.Deadline(); ok {
+		if r := time.Until(d); timeout <= 0 || r < remaining {
+			remaining = r
+		}
+		if remaining <= 0 {
+			return 0, spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s: deadline passed before sending", inv.Service, inv.Method, c.remote)
 		}
 	}
-	if err != nil {
-		putFrame(f)
-		return spi.Result{Err: spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: %v", inv.Service, inv.Method, err)}
+	if err := ctx.Err(); err != nil {
+		return 0, spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)
 	}
-	protocol.Header{
-		Flags:  protocol.FlagRequest | protocol.FlagTwoWay | codec.ID()&protocol.CodecMask,
-		ID:     cl.id,
-		Length: uint32(len(f.b) - protocol.HeaderLen),
-	}.Put(f.b)
+	select {
+	case <-c.dying: // do not encode for a dead channel
+		return 0, spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.reason)
+	default:
+	}
+	return remaining, nil
+}
 
-	if cl.timeout > 0 && len(f.b) > encodeCounts {
-		// Encoding a large body takes milliseconds (4 MiB: 5-50 ms): it
-		// counts against the timeout, as the user's clock does.
-		elapsed := time.Duration(mono() - start)
-		if cl.timeout <= elapsed {
-			putFrame(f)
-			return spi.Result{Err: spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, roundElapsed(elapsed), protocol.FormatSize(int64(len(f.b))))}
-		}
-		cl.timeout -= elapsed
+// invoke is Invoke after the deadline is known and the call's timer set:
+// send, then wait. The caller waits in this frame, at the bottom of its
+// stack, so what only sending needs is in sendCall's frame, gone by then (see
+// failover's Cluster.Invoke: every byte of a waiting caller's stack counts
+// at c=10,000).
+func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start int64) spi.Result {
+	st, cd, err := c.sendCall(ctx, cl, codec, inv, start)
+	if err != nil {
+		return spi.Result{Err: err}
 	}
-	cd := ctx.Done()
-	if cd != nil {
-		cl.watcher = c.watch.watching(cd)
-	}
-	if !c.pending.add(cl) {
-		putFrame(f)
-		return spi.Result{Err: spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())}
-	}
-	if c.goAway.Load() != 0 {
-		// The provider's go-away came first: it would not run this one,
-		// whatever its id (one under the go-away's, numbered before it
-		// came, would be read after it, hence not run either).
-		// Not sending it keeps it from arriving after the provider's
-		// last read (Server.Shutdown's awaitGoAwayAck).
-		putFrame(f)
-		if c.pending.take(cl.id) == nil {
-			<-cl.done // the go-away or the channel's death took it: not sent either
-		}
-		return spi.Result{Err: c.notRunError()}
-	}
-	if cl.timeout > 0 {
-		// Set once the call can be taken: a timer firing earlier would
-		// find nothing to time out.
-		cl.arm()
-	}
-	st := c.sendRequest(f)
 
 	// Whoever takes the call out of the pending table signals done once:
 	// the reader (a response), die (CHANNEL_INACTIVE), the call's timer
@@ -152,7 +115,7 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		select {
 		case <-cd: // done before the watcher's walk could see this call
 			if c.pending.take(cl.id) != nil {
-				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
+				return c.expire(ctx, inv, cl, st, start)
 			}
 		default:
 		}
@@ -165,18 +128,107 @@ func (c *Channel) invoke(ctx context.Context, cl *call, codec spi.Codec, inv *sp
 		case <-cl.done:
 		case <-cd:
 			if c.pending.take(cl.id) != nil {
-				return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
+				return c.expire(ctx, inv, cl, st, start)
 			}
 			<-cl.done // a response, the channel's death, the timer or a watcher won the race
 		}
 	}
 	if cl.timedOut || cl.cancelled {
-		return c.expire(ctx, inv, cl.id, st, time.Duration(mono()-start), cl.timeout)
+		return c.expire(ctx, inv, cl, st, start)
 	}
 	if cl.err != nil && !cl.unread && !cl.answered && !st.withdraw() {
 		return spi.Result{Err: requestSent(cl.err)}
 	}
 	return c.complete(cl, codec, inv)
+}
+
+// sendCall encodes inv into a request frame, puts cl in the pending table and
+// hands the frame to the writer (or a stream of its own). It returns where
+// the frame went and ctx's Done channel (nil when ctx cannot end), or the
+// call's failure, with nothing sent: SERIALIZATION_ERROR, CLIENT_TIMEOUT
+// (encoding used up the timeout), CHANNEL_INACTIVE, or the provider's
+// go-away (notRunError).
+func (c *Channel) sendCall(ctx context.Context, cl *call, codec spi.Codec, inv *spi.Invocation, start int64) (sent, <-chan struct{}, error) {
+	if len(inv.Attachments) > protocol.MaxAttachments {
+		return sent{}, nil, tooManyAttachments(inv)
+	}
+	f := getFrame()
+	if err := encodeRequest(f, codec, inv, cl.timeout); err != nil || int64(len(f.b)-protocol.HeaderLen) > c.payload {
+		err = c.encodeFailed(inv, len(f.b)-protocol.HeaderLen, err)
+		putFrame(f)
+		return sent{}, nil, err
+	}
+	protocol.Header{
+		Flags:  protocol.FlagRequest | protocol.FlagTwoWay | codec.ID()&protocol.CodecMask,
+		ID:     cl.id,
+		Length: uint32(len(f.b) - protocol.HeaderLen),
+	}.Put(f.b)
+
+	if cl.timeout > 0 && len(f.b) > encodeCounts {
+		// Encoding a large body takes milliseconds (4 MiB: 5-50 ms): it
+		// counts against the timeout, as the user's clock does.
+		elapsed := time.Duration(mono() - start)
+		if cl.timeout <= elapsed {
+			err := c.encodeTimedOut(inv, elapsed, len(f.b))
+			putFrame(f)
+			return sent{}, nil, err
+		}
+		cl.timeout -= elapsed
+	}
+	cd := ctx.Done()
+	if cd != nil {
+		cl.watcher = c.watch.watching(cd)
+	}
+	if !c.pending.add(cl) {
+		putFrame(f)
+		return sent{}, nil, c.closedError()
+	}
+	if c.goAway.Load() != 0 {
+		// The provider's go-away came first: it would not run this one,
+		// whatever its id (one under the go-away's, numbered before it
+		// came, would be read after it, hence not run either).
+		// Not sending it keeps it from arriving after the provider's
+		// last read (Server.Shutdown's awaitGoAwayAck).
+		putFrame(f)
+		if c.pending.take(cl.id) == nil {
+			<-cl.done // the go-away or the channel's death took it: not sent either
+		}
+		return sent{}, nil, c.notRunError()
+	}
+	if cl.timeout > 0 {
+		// Set once the call can be taken: a timer firing earlier would
+		// find nothing to time out.
+		cl.arm()
+	}
+	return c.sendRequest(f), cd, nil
+}
+
+// tooManyAttachments is the SERIALIZATION_ERROR of a request with more
+// attachments than the wire format carries (protocol.MaxAttachments).
+func tooManyAttachments(inv *spi.Invocation) error {
+	return spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: request carries %d attachments, over the %d a provider accepts (a fixed limit of the wire format, docs/wire.md); not sent", inv.Service, inv.Method, len(inv.Attachments), protocol.MaxAttachments)
+}
+
+// encodeFailed is the SERIALIZATION_ERROR of inv's request: err, the
+// encoding's failure, or when nil its body of n bytes over the consumer's
+// payload limit.
+func (c *Channel) encodeFailed(inv *spi.Invocation, n int, err error) error {
+	if err == nil {
+		err = fmt.Errorf("request body %d bytes exceeds this consumer's payload limit %s (URL key payload; not sent)", n, protocol.FormatSize(c.payload))
+	}
+	return spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: %v", inv.Service, inv.Method, err)
+}
+
+// encodeTimedOut is the CLIENT_TIMEOUT of a call whose frame of size
+// bytes took elapsed, its whole timeout, to encode.
+func (c *Channel) encodeTimedOut(inv *spi.Invocation, elapsed time.Duration, size int) error {
+	return spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, roundElapsed(elapsed), protocol.FormatSize(int64(size)))
+}
+
+// closedError is the CHANNEL_INACTIVE of a call the dead channel did not
+// take.
+func (c *Channel) closedError() error {
+	return spi.Errorf(spi.StatusChannelInactive, "exchange: channel to %s closed: %s", c.remote, c.Reason())
 }
 
 // requestSent returns the channel's CHANNEL_INACTIVE error err for a call
@@ -349,8 +401,10 @@ func (c *Channel) writeOwn(o *ownWrite, f *frameBuf) {
 // which the provider knows), by the cancel event (cancel.go), so that the
 // provider cancels its handler's context or drops it unrun. A
 // SERVER_TIMEOUT may start a liveness check of the channel
-// (checkAfterTimeout); timeout is the call's deadline.
-func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, id uint64, s sent, elapsed, timeout time.Duration) spi.Result {
+// (checkAfterTimeout); the call's deadline is cl.timeout from start (a
+// mono reading).
+func (c *Channel) expire(ctx context.Context, inv *spi.Invocation, cl *call, s sent, start int64) spi.Result {
+	id, elapsed, timeout := cl.id, time.Duration(mono()-start), cl.timeout
 	withdrawn := s.withdraw()
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		e := spi.Errorf(spi.StatusClientError, "exchange: call %s.%s to %s: %w", inv.Service, inv.Method, c.remote, err)
@@ -414,11 +468,11 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 		return spi.Result{Err: cl.err}
 	}
 	if cl.codecID != codec.ID()&protocol.CodecMask {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: response in codec id %d, request was %s (id %d)", cl.codecID, codec.Name(), codec.ID())}
+		return spi.Result{Err: otherCodec(cl.codecID, codec)}
 	}
 	att, rest, err := protocol.ParseAttachments(cl.body)
 	if err != nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode response of %s.%s: %v", inv.Service, inv.Method, err)}
+		return spi.Result{Err: badAttachments(inv, err)}
 	}
 	res := spi.Result{Attachments: att}
 	if cl.status == spi.StatusServiceNotFound && c.goAway.Load() != 0 {
@@ -435,36 +489,14 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 		return spi.Result{Err: c.notRunError()}
 	}
 	if cl.status != spi.StatusOK {
-		msg, _, err := protocol.ParseString(rest)
-		if err != nil {
-			msg = []byte(fmt.Sprintf("(undecodable message: %v)", err))
-		}
-		e := &spi.Error{Status: cl.status, Message: string(msg)}
-		if cl.status == spi.StatusChannelInactive {
-			// Answered by the provider, so it did receive the request: a
-			// connection behind it died during the call (a service
-			// plugin's process), and the request may have run there.
-			e.Cause = spi.ErrRequestSent
-		}
-		if cl.status == spi.StatusServerError && c.goAway.Load() != 0 {
-			// Answered after the provider's go-away: it is shutting
-			// down. A kernel provider abandoning its calls at its
-			// shutdown timeout sends the go-away first, then their
-			// SERVER_ERROR "... the call was abandoned" on the same
-			// queue: asked again in this call it runs nothing
-			// (spi.ErrProviderShutdown; failover's Repeats).
-			e.Cause = spi.ErrProviderShutdown
-		}
-		res.Attachments = withBizError(e, att) // a provider's spi.BizError
-		res.Err = e
-		return res
+		return c.answeredError(cl, att, rest)
 	}
 	cl.rd.Reset(rest)
 	dec := codec.NewDecoder(&cl.rd)
 	defer spi.Release(dec)
 	if inv.Reply != nil {
 		if err := dec.Decode(inv.Reply); err != nil {
-			return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response into %T (codec %s): %v", inv.Service, inv.Method, inv.Reply, codec.Name(), err)}
+			return spi.Result{Err: badReply(codec, inv, err)}
 		}
 		res.Value = inv.Reply
 		return res
@@ -473,9 +505,58 @@ func (c *Channel) complete(cl *call, codec spi.Codec, inv *spi.Invocation) spi.R
 	err = dec.Decode(&cl.value)
 	res.Value, cl.value = cl.value, nil
 	if err != nil {
-		return spi.Result{Err: spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response (codec %s): %v", inv.Service, inv.Method, codec.Name(), err)}
+		return spi.Result{Err: badReply(codec, inv, err)}
 	}
 	return res
+}
+
+// answeredError is complete's Result for a response whose status is not
+// OK: the provider's message (rest, after the attachments att) as an
+// *spi.Error of that status, see complete.
+func (c *Channel) answeredError(cl *call, att map[string]string, rest []byte) spi.Result {
+	msg, _, err := protocol.ParseString(rest)
+	if err != nil {
+		msg = []byte(fmt.Sprintf("(undecodable message: %v)", err))
+	}
+	e := &spi.Error{Status: cl.status, Message: string(msg)}
+	if cl.status == spi.StatusChannelInactive {
+		// Answered by the provider, so it did receive the request: a
+		// connection behind it died during the call (a service
+		// plugin's process), and the request may have run there.
+		e.Cause = spi.ErrRequestSent
+	}
+	if cl.status == spi.StatusServerError && c.goAway.Load() != 0 {
+		// Answered after the provider's go-away: it is shutting
+		// down. A kernel provider abandoning its calls at its
+		// shutdown timeout sends the go-away first, then their
+		// SERVER_ERROR "... the call was abandoned" on the same
+		// queue: asked again in this call it runs nothing
+		// (spi.ErrProviderShutdown; failover's Repeats).
+		e.Cause = spi.ErrProviderShutdown
+	}
+	// a provider's spi.BizError
+	return spi.Result{Err: e, Attachments: withBizError(e, att)}
+}
+
+// otherCodec is the BAD_RESPONSE of a response in codec id, not the
+// request's codec.
+func otherCodec(id uint8, codec spi.Codec) error {
+	return spi.Errorf(spi.StatusBadResponse, "exchange: response in codec id %d, request was %s (id %d)", id, codec.Name(), codec.ID())
+}
+
+// badAttachments is the BAD_RESPONSE of a response whose attachments did
+// not parse.
+func badAttachments(inv *spi.Invocation, err error) error {
+	return spi.Errorf(spi.StatusBadResponse, "exchange: decode response of %s.%s: %v", inv.Service, inv.Method, err)
+}
+
+// badReply is the BAD_RESPONSE of a response body that codec could not
+// decode into inv.Reply (or a generic value when inv.Reply is nil).
+func badReply(codec spi.Codec, inv *spi.Invocation, err error) error {
+	if inv.Reply != nil {
+		return spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response into %T (codec %s): %v", inv.Service, inv.Method, inv.Reply, codec.Name(), err)
+	}
+	return spi.Errorf(spi.StatusBadResponse, "exchange: decode %s.%s response (codec %s): %v", inv.Service, inv.Method, codec.Name(), err)
 }
 
 // encodeRequest appends the request body to f: the preamble (protocol
@@ -494,10 +575,15 @@ func encodeRequest(f *frameBuf, codec spi.Codec, inv *spi.Invocation, remaining 
 	defer spi.Release(enc)
 	for i, a := range inv.Args {
 		if err := enc.Encode(a); err != nil {
-			return fmt.Errorf("argument %d (%T): %w", i, a, err)
+			return argumentFailed(i, a, err)
 		}
 	}
 	return nil
+}
+
+// argumentFailed is encodeRequest's failure to encode argument i, a.
+func argumentFailed(i int, a any, err error) error {
+	return fmt.Errorf("argument %d (%T): %w", i, a, err)
 }
 
 // Ping sends a two-way heartbeat event and waits for the peer's answer, for

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airnode/airnode/extensions/lb/random"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/sdk/sdktest"
 )
 
@@ -17,7 +18,7 @@ import (
 // TestF19Child alone) prints no such line.
 func TestF19HarnessPrintsNoDebugLines(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestF19Child$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "SDKTEST_F19_CHILD=1")
+	cmd.Env = append(os.Environ(), "SDKTEST_F19_CHILD=1", testbin.NoExitSleep())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestF19Child") {
 		t.Fatalf("child test: %v\n%s", err, out)

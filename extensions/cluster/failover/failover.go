@@ -138,13 +138,43 @@ func (c *Cluster) policy(method string) policy {
 // each refused counts in counters.Retry under the reference's service
 // key (airnode_consumer_retries_total).
 func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance) spi.Result {
+	// The first attempt runs in this small frame; the retry loop, whose
+	// frame holds three Results and the lists of tried providers (over 1
+	// KiB), runs only after it failed. A caller waits for its answer at
+	// the bottom of its stack, so every byte above counts: with the loop's
+	// frame on it a call's deepest point passed 7 KiB, and each caller's
+	// goroutine grew, by a copy, from 8 to 16 KiB of stack
+	// (bench/README.md, the thirty-third pass).
+	list := dir.List(inv)
+	if len(list) == 0 {
+		return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
+	}
+	x, err := clusterkit.Select(ctx, lb, dir, list, inv)
+	if err != nil { // the balancer could not pick in time: nothing was sent
+		return spi.Result{Err: err}
+	}
+	if x == nil {
+		return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
+	}
+	first := x.Invoke(ctx, inv)
+	if first.Err == nil {
+		c.budget.succeeded()
+		return first
+	}
+	return c.retry(ctx, inv, dir, lb, list, x, first)
+}
+
+// retry goes on after a first attempt that failed: x, picked from list,
+// returned first. It makes the retries Invoke describes and returns the
+// call's Result.
+func (c *Cluster) retry(ctx context.Context, inv *spi.Invocation, dir spi.Directory, lb spi.LoadBalance, list []spi.Invoker, x spi.Invoker, first spi.Result) spi.Result {
 	p := c.policy(inv.Method)
 	var (
 		tried   []spi.Invoker
 		errs    []error       // the failure of each attempt in tried
 		stuck   []spi.Invoker // tried, failed with an error that repeats at once
 		gone    []spi.Invoker // answered SERVICE_NOT_FOUND: never asked again
-		last    spi.Result
+		last    = first
 		made    spi.Result   // the failure of the last attempt made
 		ran     spi.Result   // the failure of the last attempt that may have run
 		unrun   int          // attempts since ran that certainly did not run (clusterkit.DidNotRun)
@@ -155,97 +185,95 @@ func (c *Cluster) Invoke(ctx context.Context, inv *spi.Invocation, dir spi.Direc
 		cut     *deadlineCut // the retries ended as the next backoff would outlast ctx's deadline
 
 		unretried bool // ended on a failure that may have run, with retries and other providers left, as the method is not idempotent
+
+		cand  = list // the providers the attempt's pick was made from
+		reask bool   // every provider in the pool had been tried: cand is those that may answer otherwise
 	)
-	for attempt := 0; attempt <= p.retries; attempt++ {
-		if attempt > 0 && deadlinePassed(ctx) {
-			break // the caller's deadline (or cancel) ends the retries: the last attempt made stands
-		}
-		if attempt > 0 && !c.budget.allows() {
-			// Failures spent the reference's retry budget: no retry until
-			// successes refill it. After a full pool the call still waits
-			// a backoff, so that a refused retry costs its caller about
-			// the time a retry would and sends nothing: a closed-loop
-			// caller does not spin on full pools (tester81 #3). It waits
-			// also when the refused retry would have gone to an untried
-			// provider at once: a retry that may not be made is not worth
-			// its saved time, and without the wait closed-loop callers of
-			// several full providers spin (fix-au).
-			paused = p.retries - attempt + 1
-			counters.Retry.For(c.service).BudgetRefused.Inc()
-			if spi.StatusOf(last.Err) == spi.StatusServerThreadpoolExhausted {
-				sleep(ctx, Backoff(waits+1))
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 { // the first attempt was made by Invoke
+			if attempt > p.retries {
+				break
 			}
-			break
-		}
-		if busy {
-			waits++
-			d := Backoff(waits)
-			if dl, ok := ctx.Deadline(); ok {
-				if left := time.Until(dl); left > 0 && left <= d {
-					// The call ends with a full pool's refusal before its
-					// deadline: say that the deadline, not the retries,
-					// ran out (tester91 #1).
-					cut = &deadlineCut{left: left, backoff: d}
+			if deadlinePassed(ctx) {
+				break // the caller's deadline (or cancel) ends the retries: the last attempt made stands
+			}
+			if !c.budget.allows() {
+				// Failures spent the reference's retry budget: no retry until
+				// successes refill it. After a full pool the call still waits
+				// a backoff, so that a refused retry costs its caller about
+				// the time a retry would and sends nothing: a closed-loop
+				// caller does not spin on full pools (tester81 #3). It waits
+				// also when the refused retry would have gone to an untried
+				// provider at once: a retry that may not be made is not worth
+				// its saved time, and without the wait closed-loop callers of
+				// several full providers spin (fix-au).
+				paused = p.retries - attempt + 1
+				counters.Retry.For(c.service).BudgetRefused.Inc()
+				if spi.StatusOf(last.Err) == spi.StatusServerThreadpoolExhausted {
+					sleep(ctx, Backoff(waits+1))
+				}
+				break
+			}
+			if busy {
+				waits++
+				d := Backoff(waits)
+				if dl, ok := ctx.Deadline(); ok {
+					if left := time.Until(dl); left > 0 && left <= d {
+						// The call ends with a full pool's refusal before its
+						// deadline: say that the deadline, not the retries,
+						// ran out (tester91 #1).
+						cut = &deadlineCut{left: left, backoff: d}
+						break
+					}
+				}
+				if !sleep(ctx, d) {
+					break // the wait would outlast the call's deadline, or ctx ended
+				}
+			}
+			list = dir.List(inv)
+			if len(list) == 0 {
+				break
+			}
+			pool := list
+			if len(stuck) > 0 {
+				if pool = clusterkit.Exclude(list, stuck); len(pool) == 0 {
+					skipped = true
+					break // a retry on any of them would fail the same way at once
+				}
+			}
+			cand = clusterkit.Exclude(pool, tried)
+			reask = len(cand) == 0
+			if reask {
+				if spi.StatusOf(last.Err) == spi.StatusServiceNotFound {
+					break // every provider answered "not here": asking again won't change it
+				}
+				// every provider tried: any whose error may change may take the retry
+				if cand = clusterkit.Exclude(pool, gone); len(cand) == 0 {
 					break
 				}
 			}
-			if !sleep(ctx, d) {
-				break // the wait would outlast the call's deadline, or ctx ended
+			var err error
+			x, err = clusterkit.Select(ctx, lb, dir, cand, inv)
+			if err == nil && x == nil && len(cand) < len(pool) {
+				x, err = clusterkit.Select(ctx, lb, dir, pool, inv)
 			}
-		}
-		list := dir.List(inv)
-		if len(list) == 0 {
-			if attempt == 0 {
-				return spi.Result{Err: clusterkit.NoProvider(inv, dir, "")}
-			}
-			break
-		}
-		pool := list
-		if len(stuck) > 0 {
-			if pool = clusterkit.Exclude(list, stuck); len(pool) == 0 {
-				skipped = true
-				break // a retry on any of them would fail the same way at once
-			}
-		}
-		cand := clusterkit.Exclude(pool, tried)
-		reask := len(cand) == 0
-		if reask {
-			if attempt > 0 && spi.StatusOf(last.Err) == spi.StatusServiceNotFound {
-				break // every provider answered "not here": asking again won't change it
-			}
-			// every provider tried: any whose error may change may take the retry
-			if cand = clusterkit.Exclude(pool, gone); len(cand) == 0 {
+			if err != nil { // the balancer could not pick in time: nothing was sent
+				last = spi.Result{Err: err}
 				break
 			}
-		}
-		x, err := clusterkit.Select(ctx, lb, dir, cand, inv)
-		if err == nil && x == nil && len(cand) < len(pool) {
-			x, err = clusterkit.Select(ctx, lb, dir, pool, inv)
-		}
-		if err != nil { // the balancer could not pick in time: nothing was sent
-			if attempt == 0 {
-				return spi.Result{Err: err}
+			if x == nil {
+				break
 			}
-			last = spi.Result{Err: err}
-			break
-		}
-		if x == nil {
-			if attempt == 0 {
-				return spi.Result{Err: clusterkit.NoneSelected(inv, dir, lb, list)}
-			}
-			break
-		}
-		last = x.Invoke(ctx, inv)
-		if attempt > 0 {
+			last = x.Invoke(ctx, inv)
 			if spi.StatusOf(last.Err) == spi.StatusClientTimeout && deadlinePassed(ctx) {
 				last = made
 				break // never sent, for the caller's deadline passed: no attempt; the last one made stands
 			}
 			counters.Retry.For(c.service).Made.Inc()
-		}
-		if last.Err == nil {
-			c.budget.succeeded()
-			return last
+			if last.Err == nil {
+				c.budget.succeeded()
+				return last
+			}
 		}
 		if attempt == 0 {
 			// The keys the reference leaves unset are the provider's
