@@ -35,7 +35,7 @@ type consumerEnv struct {
 // fills an empty *registry), starts the configuration's plugins into the
 // catalogs (launchConsumerPlugins: no service plugin, and of the others
 // the filters and those named by SERVICE_URL arg, the -p values params,
-// the registry or the references: pluginsNamed; one that fails to start
+// the registry, the references or the consumer: defaults: pluginsNamed; one that fails to start
 // is a warning, a required filter plugin an error unless the URL
 // consumerURL makes of arg and params removes it: extension.FilterRemoved),
 // and returns the environment with a function that stops the

@@ -77,14 +77,17 @@ func launchConsumerPlugins(ctx context.Context, cfg config.Config, file string, 
 // command line names texts (SERVICE_URL, the -p values) and registry URL:
 // a filter plugin (its activation, which may put it in every chain, and
 // its secret URL keys, which every printed URL must hide, are known only
-// from the running plugin, so it cannot wait until a URL names it), and a plugin whose name is a word
-// of texts, of registry, or of the configuration's references (which
-// every command builds: checkReferences) and registry, where words are
-// split at ? & = , ; : / and a leading "-" is dropped
-// (loadbalance=acme.p2c, filter=-x,acme.authz, acme.reg:///dir). Only
-// those start, so that a one-shot call does not pay for launching the
-// others (four plugins took a call from 0.030 s to 0.086 s); a
-// word that names a plugin by chance only starts it too.
+// from the running plugin, so it cannot wait until a URL names it), and a
+// plugin whose name is a word of texts, of registry, or of the
+// configuration's registry, references and consumer: defaults (with the
+// AIRNODE_CONSUMER_<KEY> variables, which cfg.Consumer holds), which
+// every command builds (checkReferences) and every reference applies,
+// where words are split at ? & = , ; : / and a leading "-" is dropped
+// (loadbalance=acme.p2c, filter=-x,acme.authz, acme.reg:///dir). It is
+// the one place that decides which plugins a consumer command starts.
+// Only those start, so that a one-shot call does not pay for launching
+// the others (four plugins took a call from 0.030 s to 0.086 s); a word
+// that names a plugin by chance only starts it too.
 func pluginsNamed(cfg config.Config, registry string, texts ...string) func(config.Plugin) bool {
 	words := map[string]bool{}
 	add := func(s string) {
@@ -95,8 +98,12 @@ func pluginsNamed(cfg config.Config, registry string, texts ...string) func(conf
 	for _, t := range slices.Concat(texts, []string{registry, cfg.Registry}) {
 		add(t)
 	}
+	params := []map[string]string{cfg.Consumer}
 	for _, r := range cfg.References {
-		for k, v := range r.Params {
+		params = append(params, r.Params)
+	}
+	for _, params := range params {
+		for k, v := range params {
 			add(k + "=" + v)
 		}
 	}

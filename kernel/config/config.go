@@ -294,6 +294,17 @@ func DefaultConfig() Config {
 // heartbeat and cluster stay in process (pluginrpc.Points).
 var Points = []string{extension.PointFilter, extension.PointLoadBalance, extension.PointRegistry, PointService}
 
+// PointHint returns the did-you-mean of point, a plugin point that is not
+// one of Points, in the form of every other misspelt name's
+// (`; did you mean "service"?` for "servise"), or "" when no point is
+// close (suggest.Closest).
+func PointHint(point string) string {
+	if m := suggest.Closest(point, Points); m != "" && m != point {
+		return fmt.Sprintf("; did you mean %q?", m)
+	}
+	return ""
+}
+
 // PointService is the plugin "point" of a service plugin: a process that
 // serves provider implementations, which `airnode serve` exports
 // (pluginhost.PointService; a literal here since pluginhost imports config).
@@ -401,7 +412,7 @@ func (c Config) problems() []problem {
 			bad(path+".name", "%v", err)
 		}
 		if !slices.Contains(Points, p.Point) {
-			bad(path+".point", "%q cannot be served by a plugin (want one of %s; transport, codec, heartbeat and cluster stay in process)", p.Point, strings.Join(Points, ", "))
+			bad(path+".point", "%q cannot be served by a plugin (want one of %s; transport, codec, heartbeat and cluster stay in process)%s", p.Point, strings.Join(Points, ", "), PointHint(p.Point))
 		}
 		if p.Command == "" {
 			bad(path+".command", "required (path of the plugin binary)")
@@ -733,15 +744,17 @@ func (c Config) CheckReferences(cat *extension.Catalogs) error {
 // names (loadbalance, cluster, ...) must exist, an unknown name getting
 // the catalog's did-you-mean, and build with them. env names the
 // AIRNODE_CONSUMER_<KEY> variable that set the refused key (the key of a
-// *spi.ParamError, the point of an *extension.UnknownError), "" when the
-// file's `consumer:` section did.
+// *spi.ParamError, the point of an *extension.UnknownError, else the key
+// that chose the extension whose Build failed, such as a plugin that did
+// not start), "" when the file's `consumer:` section did.
 func (c Config) CheckConsumer(cat *extension.Catalogs) (env string, err error) {
 	if len(c.Consumer) == 0 {
 		return "", nil
 	}
 	u, err := spi.NewURL("airnode", "", 0, "", c.Consumer)
+	var ex *extension.Explanation
 	if err == nil {
-		_, err = cat.Explain(u, extension.ReferencedMethods(u))
+		ex, err = cat.Explain(u, extension.ReferencedMethods(u))
 	}
 	if err == nil {
 		return "", nil
@@ -754,6 +767,20 @@ func (c Config) CheckConsumer(cat *extension.Catalogs) (env string, err error) {
 		key = pe.Key
 	case errors.As(err, &ue):
 		key = ue.Point
+	case ex != nil:
+		// an extension that is there but fails to build (a plugin that
+		// failed to start): the key that chose it
+		for _, ch := range ex.Points {
+			if ch.Err != nil {
+				key = ch.Source
+				break
+			}
+		}
+		for _, f := range ex.Filters {
+			if key == "" && f.Err != nil {
+				key = f.Source // "activated" is no key of Consumer
+			}
+		}
 	}
 	if name, isEnv := c.ConsumerSource(key); isEnv {
 		env = name

@@ -284,6 +284,7 @@ func TestValidate(t *testing.T) {
 		{"plugin name", func(c *config.Config) { c.Plugins[0].Name = "Acme" }, `plugins[0].name: invalid extension name "Acme"`},
 		{"plugin point", func(c *config.Config) { c.Plugins[0].Point = "balancer" }, `plugins[0].point: "balancer" cannot be served by a plugin (want one of filter, loadbalance, registry, service;`},
 		{"plugin point transport", func(c *config.Config) { c.Plugins[0].Point = "transport" }, `plugins[0].point: "transport" cannot be served by a plugin (want one of filter, loadbalance, registry, service; transport, codec, heartbeat and cluster stay in process)`},
+		{"plugin point typo", func(c *config.Config) { c.Plugins[0].Point = "servise" }, `heartbeat and cluster stay in process); did you mean "service"?`},
 		{"plugin point codec", func(c *config.Config) { c.Plugins[0].Point = "codec" }, `plugins[0].point: "codec" cannot be served by a plugin`},
 		{"plugin command", func(c *config.Config) { c.Plugins[0].Command = "" }, "plugins[0].command: required"},
 		{"plugin sha256", func(c *config.Config) { c.Plugins[0].SHA256 = "abc" }, `plugins[0].sha256: "abc" is not 64 hexadecimal digits`},

@@ -152,7 +152,8 @@ func (s KeySpec) check(key, v string, fileSyntax bool) error {
 		if fileSyntax {
 			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
 				if _, perr := spi.ParseDuration(v); !errors.Is(perr, spi.ErrDurationTooLarge) && !errors.Is(perr, spi.ErrDurationNegative) && !errors.Is(perr, spi.ErrDurationUnitCase) {
-					return bound("a duration with a unit in plugins.yaml, such as 60s, 1.5s or 200ms")
+					// no file name here: Load's prefix names the file it read
+					return bound("a duration with a unit, such as 60s, 1.5s or 200ms (a configuration file takes no bare number of milliseconds)")
 				}
 			}
 		}

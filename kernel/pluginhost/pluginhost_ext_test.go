@@ -554,12 +554,16 @@ func TestStartTimeoutAndInProcessPointsAreRefused(t *testing.T) {
 	h, _, err := startHost(t,
 		config.Plugin{Name: "mute", Point: "loadbalance", Command: sleep, Args: []string{"30"}, StartTimeout: 300 * time.Millisecond},
 		config.Plugin{Name: "fasttcp", Point: "transport", Command: binary("p2c")},
+		config.Plugin{Name: "typo", Point: "loadbalancer", Command: binary("p2c")},
 		p2cSpec())
 	if err == nil || !strings.Contains(err.Error(), `plugin "mute"`) || !strings.Contains(err.Error(), "no handshake within start_timeout 300ms") {
 		t.Fatalf("err = %v; want the mute plugin's start timeout", err)
 	}
 	if !strings.Contains(err.Error(), `point "transport" cannot be served by a plugin`) {
 		t.Fatalf("err = %v; want the transport plugin refused", err)
+	}
+	if !strings.Contains(err.Error(), `point "loadbalancer" cannot be served by a plugin (allowed: filter, loadbalance, registry, service); transport, codec, heartbeat and cluster stay in process; did you mean "loadbalance"?`) {
+		t.Fatalf("err = %v; want the misspelt point refused with a did-you-mean", err)
 	}
 	t.Log(err)
 	if info(t, h, p2cName).State != pluginhost.StateRunning || info(t, h, "mute").State != pluginhost.StateFailed {

@@ -208,8 +208,8 @@ func (p *proc) launch(ctx context.Context) error {
 	switch p.spec.Point {
 	case extension.PointLoadBalance, extension.PointRegistry, extension.PointFilter, PointService:
 	default:
-		return fail("point %q cannot be served by a plugin (allowed: %s); transport, codec, heartbeat and cluster stay in process",
-			p.spec.Point, strings.Join(pluginrpc.Points, ", "))
+		return fail("point %q cannot be served by a plugin (allowed: %s); transport, codec, heartbeat and cluster stay in process%s",
+			p.spec.Point, strings.Join(pluginrpc.Points, ", "), config.PointHint(p.spec.Point))
 	}
 	want := strings.ToLower(p.spec.SHA256)
 	if want != "" {
