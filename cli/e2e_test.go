@@ -167,6 +167,23 @@ func (p *provider) logText() string {
 
 func (p *provider) url(service string) string { return "airnode://" + p.addr + "/" + service }
 
+// waitServing waits up to 15 s for p's "serving" line of service: serve
+// logs one per service it exports, and the helpers return at the first,
+// before a plugin's service may be exported (a call then got
+// SERVICE_NOT_FOUND under load).
+func (p *provider) waitServing(t *testing.T, service string) {
+	t.Helper()
+	want := `airnode serve: serving"`
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(p.logText(), "\n") {
+			if strings.Contains(line, want) && strings.Contains(line, " service="+service+" ") {
+				return
+			}
+		}
+	}
+	t.Fatalf("serve logged no serving line of %s in 15s; its log:\n%s", service, p.logText())
+}
+
 // wait waits for the process to exit and returns its exit code.
 func (p *provider) wait(t *testing.T, within time.Duration) int {
 	t.Helper()

@@ -22,6 +22,7 @@ func TestHungServicePluginCallSaysTheConsumersDeadline(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, "plugins:\n  - {name: hang, point: service, command: "+hangPlugin(t)+"}\n")
 	p := serve(t, "127.0.0.1:0", t.TempDir(), "--config", cfg)
+	p.waitServing(t, "hang.Svc")
 	r := call(t, nil, p.url("hang.Svc"), "Hang")
 	// The provider's answer, or, when it is late (a loaded CI machine),
 	// the consumer's own timeout of the same second: both SERVER_TIMEOUT,
@@ -46,6 +47,7 @@ func TestAbandonedServicePluginCallSaysItHadNotReturned(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, "plugins:\n  - {name: hang, point: service, command: "+hangPlugin(t)+"}\n")
 	p := serve(t, "127.0.0.1:0", t.TempDir(), "--config", cfg, "--shutdown-wait", "0", "--shutdown-timeout", "1s", "--metrics", "127.0.0.1:0")
+	p.waitServing(t, "hang.Svc")
 	long := make(chan result, 1)
 	go func() { long <- call(t, nil, "--timeout", "20s", p.url("hang.Svc"), "Hang") }()
 	waitProbe(t, metricsAddr(t, p), "/metrics", http.StatusOK, `airnode_calls_in_flight{method="Hang",service="hang.Svc",side="provider"} 1`, 10*time.Second)
