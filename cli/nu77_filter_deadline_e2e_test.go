@@ -24,7 +24,11 @@ func TestProviderFilterPluginDeadlineSaysTheMethodWasNotCalled(t *testing.T) {
 	moody := buildPlugin(t, "github.com/airnode/airnode/sdk/pluginrpc/testdata/moody")
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.stamp, point: filter, command: "+moody+", env: {F_MODE: stuck}}\n")
 	p := startServe(t, "127.0.0.1:0", "file://"+filepath.Join(t.TempDir(), "reg"), noAirnodeEnv, t.TempDir(), "--config", cfg)
-	provider := regexp.MustCompile(`^SERVER_TIMEOUT: exchange: call demo\.Echo\.Echo timed out after (300|2\d\d)ms on the provider \(filter "acme\.stamp" ran until (2\d|30)ms before the consumer's deadline, when the provider gave up on it so that this answer reaches the consumer before its own timer; the method was not called\)`)
+	// The request reaches the provider with what is left of the 300 ms:
+	// under load its transit took 86 ms once (fix-cl: "after 214ms ...
+	// ran until 86ms before"), so the split is not pinned, only that the
+	// provider answered, in the call's time, that the method was not called.
+	provider := regexp.MustCompile(`^SERVER_TIMEOUT: exchange: call demo\.Echo\.Echo timed out after (300|[12]?\d\d)ms on the provider \(filter "acme\.stamp" ran until (\d|[1-9]\d|1\d\d|2\d\d)ms before the consumer's deadline, when the provider gave up on it so that this answer reaches the consumer before its own timer; the method was not called\)`)
 	for i := 0; i < 10; i++ {
 		r := call(t, noAirnodeEnv, "--timeout", "300ms", p.url("demo.Echo"), "Echo", `"after"`)
 		if r.code != 1 || !provider.MatchString(r.stderr) || strings.Contains(r.stderr, "the method ran") {
