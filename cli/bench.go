@@ -255,9 +255,9 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.IntVar(&f.mixC, "mix-c", 1, "background callers for --mix-resp")
 	fl.IntVar(&f.idle, "idle", 0, "instead of calls: open this many idle connections (one Echo each) and report the provider's RSS per connection (needs --server-pid)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "also report the CPU time per call of this provider process (same machine; its CPU-time clock, in ns, on Linux)")
-	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile of the measured run (pprof) to this file")
+	fl.StringVar(&f.cpuprofile, "cpuprofile", "", "write the consumer's CPU profile (pprof) to this file, from the measured phase's start (the warm-up left out) to the end")
 	fl.StringVar(&f.metrics, "metrics", "", "serve the consumer's /metrics and /stats on this host:port while the run lasts (as serve --metrics: airnode_consumer_* series, airnode stats ADDR)")
-	fl.StringVar(&f.trace, "trace", "", "write the consumer's execution trace of the measured run to this file (go tool trace)")
+	fl.StringVar(&f.trace, "trace", "", "write the consumer's execution trace (go tool trace) to this file, from the measured phase's start to the end")
 	return cmd
 }
 
@@ -853,15 +853,17 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		return r, nil
 	}
 
+	// The profile and the trace start with the first case's measured
+	// phase (its warm-up's goroutine starts and stack growth left out)
+	// and end when bench does.
+	var profiles []func() error
 	if f.cpuprofile != "" {
 		pf, err := os.Create(f.cpuprofile)
 		if err != nil {
 			return fmt.Errorf("bench: --cpuprofile: %w", err)
 		}
 		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("bench: --cpuprofile: %w", err)
-		}
+		profiles = append(profiles, func() error { return pprof.StartCPUProfile(pf) })
 		defer pprof.StopCPUProfile()
 	}
 	if f.trace != "" {
@@ -870,10 +872,16 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			return fmt.Errorf("bench: --trace: %w", err)
 		}
 		defer tf.Close()
-		if err := trace.Start(tf); err != nil {
-			return fmt.Errorf("bench: --trace: %w", err)
-		}
+		profiles = append(profiles, func() error { return trace.Start(tf) })
 		defer trace.Stop()
+	}
+	startProfiles := func() {
+		for _, start := range profiles {
+			if err := start(); err != nil {
+				warnLine(stderr, f.logFormat, "bench", "--cpuprofile/--trace not written", "error", err)
+			}
+		}
+		profiles = nil
 	}
 	warned := map[string]bool{}
 	var warnMu sync.Mutex                    // the stall warnings come from bench.Run's ticks
@@ -939,7 +947,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		service := ref.URL().ServiceKey()
 		var made0, paused0 uint64
 		measured := false // the warm-up ended: the measured phase's counts are known
-		cfg.Start = func() { made0, paused0 = retryCounts(service); measured = true }
+		cfg.Start = func() { startProfiles(); made0, paused0 = retryCounts(service); measured = true }
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
 		if measured {
 			made, paused := retryCounts(service)
