@@ -1,12 +1,7 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +96,10 @@ func TestNu77RequiredOnABalancerIsAConfigError(t *testing.T) {
 // backoff's doubling made it (100 ms, 200 ms, ... 1.6 s: the attempt
 // 1.5 s after the kill raced the copy, the next came 3.1 s after it).
 // The good binary is put back as soon as a restart has failed twice, so
-// the one after (in 400 ms) finds it.
+// the one after (in 400 ms) finds it. A call waits for the plugin's
+// restart within its timeout (fix-cr), so bench's --timeout 200ms is
+// shorter than the plugin's downtime (two failed restarts: 300 ms of
+// backoff and more): the calls that waited it in vain fail.
 func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 	dir := t.TempDir()
 	good := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/filterplugin")
@@ -110,40 +108,16 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: "+bin+", required: true}\n")
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 
-	cmd := exec.Command(binary, "bench", "--config", cfg, "--log-level", "info", p.url("demo.Echo"),
-		"--duration", "9s", "-c", "2", "--warmup", "0", "--json")
-	cmd.Env = append(hostEnviron(), "XDG_RUNTIME_DIR="+t.TempDir())
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	pids := make(chan int, 4)
 	restartFailed := make(chan struct{}, 16)
-	var log bytes.Buffer
-	logDone := make(chan struct{})
-	go func() {
-		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if m := pluginPID.FindStringSubmatch(sc.Text()); m != nil {
-				n, _ := strconv.Atoi(m[2])
-				pids <- n
-			}
-			if strings.Contains(sc.Text(), "plugin restart failed; trying again") {
-				select {
-				case restartFailed <- struct{}{}:
-				default:
-				}
+	pids, wait := startBench(t, func(line string) {
+		if strings.Contains(line, "plugin restart failed; trying again") {
+			select {
+			case restartFailed <- struct{}{}:
+			default:
 			}
 		}
-	}()
+	}, "--config", cfg, "--log-level", "info", p.url("demo.Echo"),
+		"--duration", "9s", "-c", "2", "--warmup", "0", "--timeout", "200ms")
 	var pid int
 	select {
 	case pid = <-pids:
@@ -172,15 +146,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 		t.Fatal("the plugin did not run again within 15 s of its good binary coming back")
 	}
 	t.Logf("plugin killed, running again %v later", back.Sub(killed).Round(time.Millisecond))
-	werr := cmd.Wait()
-	<-logDone
-	if werr != nil {
-		t.Fatalf("bench: %v\n%s", werr, log.String())
-	}
-	var r bench.Report
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("bench --json printed %q: %v", out.String(), err)
-	}
+	r, log := wait()
 	start, err := time.Parse(bench.StartFormat, r.Start)
 	if err != nil {
 		t.Fatalf("report start %q: %v", r.Start, err)
@@ -191,7 +157,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 	}
 	if len(r.Errors) != 1 || r.Errors["CLIENT_ERROR"] == 0 ||
 		!strings.HasPrefix(r.FirstError, `CLIENT_ERROR: filter "acme.auth" is required (plugins.yaml: required: true), so the call was not sent without it: `) {
-		t.Fatalf("errors %v, first error %q; want CLIENT_ERROR only, naming the required filter\n%s", r.Errors, r.FirstError, log.String())
+		t.Fatalf("errors %v, first error %q; want CLIENT_ERROR only, naming the required filter\n%s", r.Errors, r.FirstError, log)
 	}
 	var up, again int
 	end := start.Add(time.Duration(r.ElapsedSec * float64(time.Second)))

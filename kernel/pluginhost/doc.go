@@ -25,7 +25,9 @@
 // the plugin is failed, and started once the file matches again. While it is
 // down, calls that need it fail fast with a status naming the plugin and the
 // reason, except balancers, which fall back to the point's default balancer
-// with a rate-limited warning. A plugin that runs but answers nothing
+// with a rate-limited warning, and filters, whose calls wait for the
+// restart within their deadline (pluginrpc.NewFilterBuilder): the host's
+// error says whether one is coming (pluginrpc.RestartPending). A plugin that runs but answers nothing
 // (stopped, frozen) is not restarted: calls that pass their deadline
 // without its answer are logged in a rate-bounded warning naming it, and
 // a liveness ping unanswered for DefaultUnresponsiveAfter marks it

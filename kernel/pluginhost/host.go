@@ -447,5 +447,20 @@ func errDown(name, point string, st State, reason string) error {
 		what += ": " + reason
 	}
 	msg := fmt.Sprintf("pluginhost: %s plugin %q is unavailable (%s)", point, name, what)
-	return &spi.Error{Status: spi.StatusServerError, Message: msg}
+	return &spi.Error{Status: spi.StatusServerError, Message: msg, Cause: downState(st)}
 }
+
+// downState is the cause of errDown's error: the plugin's state, which
+// tells an adapter whether a process is to come
+// (pluginrpc.RestartPending): starting or restarting, not failed or
+// stopped.
+type downState State
+
+func (s downState) Error() string { return "plugin " + string(s) }
+
+// RestartPending implements pluginrpc.RestartPending.
+func (s downState) RestartPending() bool {
+	return State(s) == StateStarting || State(s) == StateRestarting
+}
+
+var _ pluginrpc.RestartPending = downState("")

@@ -38,7 +38,10 @@ func replaceFile(t *testing.T, src, dst string) {
 // required and the call was not sent; the rest of the chain does not
 // run. Once the plugin is back, calls pass through it again. A filter
 // plugin not required fails such calls too, with its message of before;
-// the provider side is SERVER_ERROR, required or not.
+// the provider side answers SERVICE_NOT_FOUND, the call not run (fix-cr:
+// a failover consumer retries it on another provider), required or not.
+// Each call waits for the restart first, within its deadline (half of it
+// on the provider), and fails only because the restarts keep failing.
 func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good")
@@ -56,7 +59,7 @@ func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 	}{
 		{"RequiredConsumer", true, "consumer", spi.StatusClientError, `filter "acme.auth" is required (plugins.yaml: required: true), so the call was not sent without it: pluginhost: filter plugin "acme.auth" is unavailable (restarting: `},
 		{"NotRequiredConsumer", false, "consumer", spi.StatusClientError, `filter "acme.auth": pluginhost: filter plugin "acme.auth" is unavailable (restarting: `},
-		{"RequiredProvider", true, "provider", spi.StatusServerError, `filter "acme.auth": pluginhost: filter plugin "acme.auth" is unavailable (restarting: `},
+		{"RequiredProvider", true, "provider", spi.StatusServiceNotFound, `filter "acme.auth": pluginhost: filter plugin "acme.auth" is unavailable (restarting: `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "auth")
@@ -77,7 +80,7 @@ func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 				return spi.Result{Value: "sent"}
 			})
 			invoke := func() spi.Result {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				defer cancel()
 				return f.Invoke(ctx, next, &spi.Invocation{Method: "Echo", Args: []any{"x"}})
 			}

@@ -388,7 +388,8 @@ type FilterOptions struct {
 	// down (not running, or its process gone before it answered) fails
 	// CLIENT_ERROR as without it, the message saying the filter is
 	// required and the call was not sent. The provider side is the same
-	// either way (SERVER_ERROR: a provider always fails closed).
+	// either way (SERVICE_NOT_FOUND, not run: a provider always fails
+	// closed). Either side first waits for a restart (NewFilterBuilder).
 	Required bool
 	// Log receives the warning about reserved attachments (default
 	// slog.Default()).
@@ -420,8 +421,20 @@ type FilterOptions struct {
 // fail the call with CLIENT_ERROR (consumer side) or BAD_REQUEST
 // (provider side) naming the argument and the type. A plugin built
 // before it sent them has its changes dropped, with a warning once.
-// While the plugin is down, calls through the filter fail fast with
-// CLIENT_ERROR (consumer side) or SERVER_ERROR (provider side). A round
+// A call that finds the plugin's process gone — down (restarting), its
+// socket refusing the connection, or dead before its filter called next
+// — waits for the host's restart (Source.Changed; while the host's error
+// is RestartPending) and goes through the new process: a consumer's
+// within its deadline or timeout (the round trip's bound), a provider's
+// within half of what is left of its deadline. When no process comes in
+// time, or the host gave up on the plugin, the call fails without the
+// rest of the chain: CLIENT_ERROR on a consumer (the call not sent, in
+// the host's words: `filter "acme.auth": pluginhost: filter plugin
+// "acme.auth" is unavailable (restarting: ...); waited 1s for its
+// restart`), SERVICE_NOT_FOUND "... (the call did not run)" on a
+// provider, the not-run answer a failover consumer retries on another
+// provider whatever the method. A filter that died after it called next
+// is not waited for (next's result stands, the call ran). A round
 // trip takes what is left of the call's deadline; a consumer's call
 // without one (the consumer's deadline is set below the filters, by the
 // exchange) takes the call's timeout (its "timeout" attachment, else the
@@ -542,6 +555,9 @@ func (f *filterAdapter) handle(ctx context.Context, c *Client, gen uint64) (uint
 	}
 	rep, err := c.Filter.Build(ctx, &pb.BuildRequest{Url: f.us})
 	if err != nil {
+		if notSent(err) || ctx.Err() == nil && died(ctx, err) {
+			return 0, &pluginGone{gen: gen, err: rpcError("filter Build", err)}
+		}
 		return 0, rpcError("filter Build", err)
 	}
 	if rep.Error != nil {
@@ -806,15 +822,139 @@ func (f *filterAdapter) current() (c *Client, gen uint64, chain, withoutArgs boo
 	return c, gen, f.o.Chain, f.o.WithoutArgs, err
 }
 
+// Invoke runs the call through the plugin's filter. A plugin process
+// that is not there to run it — down, or gone before the filter called
+// next (pluginGone) — does not fail the call while the host is
+// restarting it: the call waits for the new process (awaitRestart),
+// within restartWait's bound, and goes through it; only when no process
+// comes in time does it fail (notBack).
 func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation) spi.Result {
-	c, gen, chain, withoutArgs, err := f.current()
-	if err != nil {
-		return f.down(err)
-	}
 	rctx, cancel, bound, early := f.roundTrip(ctx, inv)
 	defer cancel()
+	var (
+		wctx    context.Context
+		started time.Time
+	)
+	for {
+		res := f.invokeOnce(ctx, rctx, cancel, bound, early, next, inv)
+		var gone *pluginGone
+		if !errors.As(res.Err, &gone) {
+			return res
+		}
+		if wctx == nil {
+			var wcancel context.CancelFunc
+			wctx, wcancel = f.restartWait(ctx, rctx)
+			defer wcancel()
+			started = time.Now()
+		}
+		if !f.awaitRestart(wctx, gone.gen) {
+			return f.notBack(res, time.Since(started))
+		}
+	}
+}
+
+// pluginGone is in the cause of a result of invokeOnce whose plugin
+// process was not there to run the filter: down (Source.Current's error),
+// its socket refusing the connection, or the process dying before the
+// filter called next. The call did not go past the filter, so it may go
+// through the process the host restarts. gen is the generation that was
+// gone (0: none was running).
+type pluginGone struct {
+	gen uint64
+	err error
+	// saysNotRun: the result's message says already that the call did
+	// not run (the process died during the filter), which notBack then
+	// does not add
+	saysNotRun bool
+}
+
+// Error is err's text without its status name (bare): the message it
+// goes into has its own.
+func (g *pluginGone) Error() string { return bare(g.err) }
+func (g *pluginGone) Unwrap() error { return g.err }
+
+// restartWait bounds a call's wait for its filter plugin's restart: on a
+// consumer, what the round trip allows (rctx: the call's timeout or
+// deadline); on a provider, half of what is left of the consumer's
+// deadline, so that a call whose plugin does not come back in time is
+// answered not run (notBack) while the consumer still has the other half
+// to retry it on another provider (as a balancer plugin's Select has half
+// of the call); rctx without a deadline.
+func (f *filterAdapter) restartWait(ctx, rctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && f.status == spi.StatusServerError {
+		return context.WithTimeout(rctx, time.Until(d)/2)
+	}
+	return context.WithCancel(rctx)
+}
+
+// awaitRestart waits, within ctx, until the plugin runs a process of
+// another generation than gen, and reports whether it does. It returns
+// false at once when the host gave up on the plugin (failed, stopped:
+// not RestartPending) or its Source never changes (StaticSource). While
+// the host has not yet seen the process of gen exit (Current still gives
+// it), it waits for the host's state change.
+func (f *filterAdapter) awaitRestart(ctx context.Context, gen uint64) bool {
+	for {
+		changed := f.o.Source.Changed()
+		_, g, err := f.o.Source.Current()
+		switch {
+		case err == nil && g != gen:
+			return true
+		case err != nil && !restartPending(err), changed == nil:
+			return false
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// notBack is the result of a call whose filter's plugin process was gone
+// (res, with a *pluginGone cause) and did not come back within the wait
+// (waited): the host's own word for the plugin when it has one (`pluginhost:
+// filter plugin "acme.auth" is unavailable (restarting: signal: killed;
+// restart in 100ms)`), else res's. On a consumer it is CLIENT_ERROR (the
+// call was not sent; downText); on a provider SERVICE_NOT_FOUND "(the
+// call did not run)", the provider's not-run answer, which a failover
+// consumer retries on another provider whatever the method (the
+// filter never called next: the method did not start).
+func (f *filterAdapter) notBack(res spi.Result, waited time.Duration) spi.Result {
+	var gone *pluginGone
+	errors.As(res.Err, &gone)
+	cause, why, saysNotRun := res.Err, bare(res.Err), gone.saysNotRun
+	if _, _, err := f.o.Source.Current(); err != nil {
+		cause, why, saysNotRun = err, f.downText(bare(err)), false
+	}
+	if waited = waited.Round(time.Millisecond); waited > 0 {
+		why += fmt.Sprintf("; waited %v for its restart", waited)
+	}
+	if f.status == spi.StatusServerError {
+		if !saysNotRun {
+			why += " (the call did not run)"
+		}
+		return spi.Result{Err: &spi.Error{Status: spi.StatusServiceNotFound, Message: why, Cause: cause}}
+	}
+	return spi.Result{Err: &spi.Error{Status: f.status, Message: why, Cause: cause}}
+}
+
+// invokeOnce runs the call through the plugin's current process: a
+// result whose cause is a *pluginGone when that process was not there to
+// run the filter (Invoke then waits for the next one). cancel is rctx's,
+// called once the filter passed the call, before the rest of the chain
+// runs.
+func (f *filterAdapter) invokeOnce(ctx, rctx context.Context, cancel context.CancelFunc, bound time.Duration, early *earlyGiveUp, next spi.Invoker, inv *spi.Invocation) spi.Result {
+	c, gen, chain, withoutArgs, err := f.current()
+	if err != nil {
+		return f.down(&pluginGone{gen: gen, err: err})
+	}
 	id, err := f.handle(rctx, c, gen)
 	if err != nil {
+		var gone *pluginGone
+		if errors.As(err, &gone) {
+			return f.down(err)
+		}
 		return f.failCall(rctx, bound, inv.Method, err)
 	}
 	req := &pb.FilterRequest{Handle: id, Invocation: toInvocation(inv, !withoutArgs)}
@@ -836,10 +976,11 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	if err == nil && req.Peer != nil && !rep.UnknownPeer {
 		f.b.peers.delivered(req.Peer, gen)
 	}
-	cancel()
 	if err != nil {
-		return f.rpcFailed(ctx, rctx, bound, inv.Method, "filter Invoke", err)
+		return f.rpcFailed(ctx, rctx, bound, gen, inv.Method, "filter Invoke", err)
 	}
+	// the round trip is over: its early give-up must not cut the call's own run
+	cancel()
 	if rep.UnknownPeer { // not after a request with the DER; never a pass without a decision
 		return f.fail(errors.New("the plugin did not take the consumer's certificate it was sent"))
 	}
@@ -860,19 +1001,20 @@ func (f *filterAdapter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.I
 	return f.answer(rctx, bound, rep, false)
 }
 
-// rpcFailed is the result of a round trip (what: "filter Invoke") that
-// failed with err before the call ran.
-func (f *filterAdapter) rpcFailed(ctx, rctx context.Context, bound time.Duration, method, what string, err error) spi.Result {
+// rpcFailed is the result of a round trip (what: "filter Invoke") to the
+// process of generation gen that failed with err before the call ran:
+// one whose process was gone has a *pluginGone cause.
+func (f *filterAdapter) rpcFailed(ctx, rctx context.Context, bound time.Duration, gen uint64, method, what string, err error) spi.Result {
 	if earlyCause(rctx) != nil { // cancelled by the provider itself: not a plugin that died
 		return f.failCall(rctx, bound, method, rpcError(what, err))
 	}
 	if !notSent(err) && died(ctx, err) {
 		return spi.Result{Err: &spi.Error{Status: f.status, Message: f.downText(fmt.Sprintf(
 			"the plugin process died or its connection broke while the filter ran, so the call did not run (%s); the host restarts the plugin (its log says when) unless its restart is never",
-			status.Convert(err).Message()))}}
+			status.Convert(err).Message())), Cause: &pluginGone{gen: gen, err: rpcError(what, err), saysNotRun: true}}}
 	}
 	if notSent(err) && !f.expired(rctx, err) {
-		return f.down(rpcError(what, err))
+		return f.down(&pluginGone{gen: gen, err: rpcError(what, err)})
 	}
 	return f.failCall(rctx, bound, method, rpcError(what, err))
 }
@@ -949,7 +1091,7 @@ func (f *filterAdapter) chain(ctx, rctx context.Context, bound time.Duration, ea
 	case err != nil && ran:
 		return res
 	case err != nil:
-		return f.rpcFailed(ctx, rctx, bound, inv.Method, "filter Chain", err)
+		return f.rpcFailed(ctx, rctx, bound, gen, inv.Method, "filter Chain", err)
 	case out.Reply == nil:
 		return f.fail(errors.New("the plugin answered neither next nor a reply"))
 	case out.Reply.UnknownPeer:

@@ -34,12 +34,15 @@ func names(s string) []string {
 // tester36 F4: a filter plugin whose process dies during the call is said
 // to have died, in airnode's words, not gRPC's "error reading from
 // server". (That a panic names the plugin, with its side's status:
-// TestPlug4FilterPluginPanicHasItsSidesStatus.)
+// TestPlug4FilterPluginPanicHasItsSidesStatus.) On a provider it is
+// SERVICE_NOT_FOUND, the not-run answer a failover consumer retries on
+// another provider (fix-cr #2: the filter died before calling next, so
+// the method did not start).
 func TestPlug3bFilterPluginPanicAndDeathNameThePlugin(t *testing.T) {
 	for _, tc := range []struct {
 		side spi.Side
 		st   spi.Status
-	}{{spi.Provider, spi.StatusServerError}, {spi.Consumer, spi.StatusClientError}} {
+	}{{spi.Provider, spi.StatusServiceNotFound}, {spi.Consumer, spi.StatusClientError}} {
 		c := startMoody(t, "F_MODE=exit")
 		fb := pluginrpc.NewFilterBuilder(pluginrpc.FilterOptions{Name: "acme.tenant", Source: pluginrpc.StaticSource(c)})
 		f, err := fb.Build(spi.MustParse("airnode://127.0.0.1/demo.Echo?side=" + string(tc.side)))

@@ -165,6 +165,24 @@ type Source interface {
 	Changed() <-chan struct{}
 }
 
+// RestartPending is implemented by the cause of the error a Source's
+// Current returns while the plugin is down (errors.As finds it): true
+// while its host is starting or restarting it, so that a process is to
+// come (Changed says when); false once the host gave up on it (its
+// restarts off, or the host closed). An error without it counts as given
+// up. A filter's call that finds its plugin down waits for the restart
+// only while this is true (FilterOptions).
+type RestartPending interface {
+	RestartPending() bool
+}
+
+// restartPending reports whether err, a Source's Current error, says a
+// process is to come (RestartPending).
+func restartPending(err error) bool {
+	var rp RestartPending
+	return errors.As(err, &rp) && rp.RestartPending()
+}
+
 // DescribedSource is a Source that also knows how the running process
 // described its point when it started (its Describe), which an adapter
 // reads for what the process's sdk speaks and declares rather than what
