@@ -93,6 +93,9 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	a.stdout = stdout
 	cmd := newRootCommand(a)
 	cmd.SetArgs(args)
+	if c, _, err := cmd.Find(args); err == nil {
+		a.parsing = c // as ExecuteContextC finds it
+	}
 	c, err := cmd.ExecuteContextC(ctx)
 	if err == nil && stdout.err != nil {
 		// a command that ignored its output's write error (version, list
