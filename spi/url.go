@@ -634,7 +634,9 @@ func (e *ParamError) Error() string {
 // KeyError refuses URL keys for what they are rather than for their
 // value's form: an unknown key (a registry's "zookeeper registry: unknown
 // URL key ..."), a key setting something for a method the service lacks,
-// two keys giving one setting different values. Keys are the keys as
+// two keys giving one setting different values, or a value of the right
+// form that the extension refuses in its own words (a registry's
+// "session.timeout=30ms out of range 400ms..1h0m0s"). Keys are the keys as
 // written and Values their values as written, index by index (the same
 // length); Msg is the whole refusal, naming the keys and what is allowed.
 // A command line that gave one of Keys with its value names where it did,
