@@ -21,9 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -31,43 +30,15 @@ import (
 // binary is the airnode binary built once for this package's tests;
 // greeter the example service plugin (examples/greeter); acmecli the
 // whole command line with two in-process extensions (testdata/acmecli).
+// The other plugins are built on first need (buildPlugin).
 var binary, greeter, acmecli string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "airnode-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	binary = filepath.Join(dir, "airnode")
-	greeter = filepath.Join(dir, "greeter")
-	acmecli = filepath.Join(dir, "acmecli")
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, b := range [][2]string{{binary, "../cmd/airnode"}, {greeter, "../examples/greeter/cmd/greeter"}, {acmecli, "./testdata/acmecli"}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testbin.Main(m, func(dir string) {
+		binary = filepath.Join(dir, "airnode")
+		greeter = filepath.Join(dir, "greeter")
+		acmecli = filepath.Join(dir, "acmecli")
+	}, "../cmd/airnode", "../examples/greeter/cmd/greeter", "./testdata/acmecli")
 }
 
 // provider is a running `airnode serve` process.

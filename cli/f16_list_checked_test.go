@@ -16,7 +16,6 @@ import (
 // says it was started once and stopped, not "not started". A wrapper
 // script around the real greeter binary counts the starts: one per list.
 func TestListShowsWhatItsCheckOfAServicePluginLearned(t *testing.T) {
-	greeter := buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter")
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts.log")
 	wrap := filepath.Join(dir, "wrap.sh")

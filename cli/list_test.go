@@ -325,20 +325,12 @@ func TestListConfig(t *testing.T) {
 	}
 }
 
-// TestBinary builds airnode and runs the acceptance commands of issue 2
-// against the real bundled catalogs, from the repository root so that
-// ./plugins.yaml is read.
+// TestBinary runs the acceptance commands of issue 2 with the airnode
+// binary (TestMain's) against the real bundled catalogs, from the
+// repository root so that ./plugins.yaml is read.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "airnode")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/airnode")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	runBin := func(args ...string) (int, string, string) {
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(binary, args...)
 		cmd.Dir = ".." // repository root: reads ./plugins.yaml
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 		var stdout, stderr bytes.Buffer

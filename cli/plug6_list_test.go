@@ -22,7 +22,7 @@ func TestListFailsForAPluginDeclaredUnderAnyWrongPoint(t *testing.T) {
 		"loadbalance": buildPlugin(t, "github.com/airnode/airnode/examples/p2c/cmd/p2c"),
 		"registry":    buildPlugin(t, "github.com/airnode/airnode/examples/staticregistry/cmd/staticregistry"),
 		"filter":      buildPlugin(t, "github.com/airnode/airnode/examples/tenant/cmd/tenant"),
-		"service":     buildPlugin(t, "github.com/airnode/airnode/examples/greeter/cmd/greeter"),
+		"service":     greeter,
 	}
 	points := []string{"loadbalance", "registry", "filter", "service"}
 	type decl struct{ name, point, serves string }

@@ -120,7 +120,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 	if file == "" {
 		cat.SetMissHint(noConfigHint())
 	}
-	opts := []pluginhost.Option{pluginhost.WithLogger(logger)}
+	opts := []pluginhost.Option{pluginhost.WithLogger(logger), pluginhost.WithConfigFile(file)}
 	if consumer != nil {
 		// a consumer's log is the user's terminal: a filter plugin's
 		// panic is one line there, its stack at --log-level debug (F3)

@@ -59,7 +59,7 @@ func overOtherTransport(ctx context.Context, command string, u spi.URL, err erro
 		if rerr == nil {
 			rerr = errors.New("no connection")
 		}
-		return u, false, retriedError(command, err, other, rerr)
+		return u, false, retriedError(err, u, other, rerr)
 	}
 	msg := fmt.Sprintf("%s closed a transport=%s connection (the default) at its first ping and answered over transport=%s: give -p transport=%s to skip the first try",
 		u.Address(), smux.Name, other, other)
@@ -68,20 +68,41 @@ func overOtherTransport(ctx context.Context, command string, u spi.URL, err erro
 	return ou, true, rerr
 }
 
-// retriedError is the first try's error err with what the retry over
-// transport other met (rerr): one more reason, in the same status.
-func retriedError(command string, err error, other string, rerr error) error {
+// retriedError is the first try's error err (the first-ping close of
+// the default transport at u) once the retry over transport other failed
+// too (rerr), cut to one short line in err's status: both tries failed,
+// the retry's cause first, then the likely reason when both closed at
+// the first ping (TLS on the provider, or no airnode provider there) and
+// the tls keys to try. The chain (errors.Is, the provider) is err's.
+func retriedError(err error, u spi.URL, other string, rerr error) error {
 	var se *spi.Error
 	if !errors.As(err, &se) {
 		return err
 	}
-	why := rerr.Error()
-	if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
-		why = "the provider closed that connection at its first ping too"
+	addr := u.Address()
+	if se.Provider != "" {
+		addr = se.Provider
 	}
-	retried := *se
-	retried.Message += fmt.Sprintf("; %s retried once over transport=%s: %s", command, other, why)
-	return replaceError(err, se, &retried)
+	var short *spi.Error
+	if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
+		short = spi.Errorf(se.Status, "%s closed the connection at its first ping over both transports, transport=%s (the retry) and transport=%s (the default): likely %s or not an airnode provider",
+			addr, other, smux.Name, tlsReason(u))
+	} else {
+		short = spi.Errorf(se.Status, "%s failed over both transports: transport=%s (the retry): %v; transport=%s (the default): closed the connection at its first ping",
+			addr, other, rerr, smux.Name)
+	}
+	short.Cause, short.Provider = err, se.Provider
+	return replaceError(err, se, short)
+}
+
+// tlsReason is the TLS half of the likely reason a provider closed a
+// consumer's connection at its first ping, with what to try: the tls
+// keys when u (the consumer's URL) has none, else that they must match.
+func tlsReason(u spi.URL) string {
+	if v, _ := u.Param("tls"); v == "true" {
+		return "a TLS mismatch (the tls keys must match the provider's)"
+	}
+	return "TLS on the provider (try -p tls=true -p tls.ca=FILE)"
 }
 
 // replaceError returns err with its *spi.Error se replaced by repl: repl
@@ -119,15 +140,11 @@ func mismatchError(err error, u spi.URL, by string) error {
 	if errors.As(err, &se) && se.Provider != "" {
 		addr = se.Provider
 	}
-	tls := "TLS on the provider (try -p tls=true -p tls.ca=FILE)"
-	if v, _ := u.Param("tls"); v == "true" {
-		tls = "a TLS mismatch (the tls keys must match the provider's)"
-	}
 	if by != "" {
 		by = ", from " + by
 	}
 	short := spi.Errorf(spi.StatusChannelInactive, "%s closed the connection at its first ping: likely a transport mismatch (this consumer's transport=%s%s; try %s) or %s",
-		addr, name, by, try, tls)
+		addr, name, by, try, tlsReason(u))
 	short.Cause = err
 	if se == nil {
 		return short

@@ -1507,11 +1507,30 @@ func interfaceOf(key string) string {
 	return key
 }
 
-// notExported is the SERVICE_NOT_FOUND of a call to key, which s does
-// not serve (notExportedError, with exportedHere's keys).
-func (s *server) notExported(key string) error {
+// notExported is the SERVICE_NOT_FOUND of a call to method of key, which
+// s does not serve (notExportedError, with exportedHere's keys and the
+// service and method swappedName finds among them).
+func (s *server) notExported(key, method string) error {
 	same, all := s.exportedHere(key)
-	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same, all)
+	meant := swappedName(key, method, all, s.hasMethod)
+	return notExportedError(key, fmt.Sprintf("%s:%d", s.host, s.port), same, all, meant)
+}
+
+// hasMethod reports whether the service exported on s under key has a
+// method named method: its method table's, or a generic invoker's
+// allowed methods (false when it allows any: nothing says it has it).
+func (s *server) hasMethod(key, method string) bool {
+	s.mu.RLock()
+	svc := s.services[key]
+	s.mu.RUnlock()
+	es, ok := svc.(*exportedService)
+	switch {
+	case !ok:
+		return false
+	case es.table != nil:
+		return es.table.methods[method] != nil
+	}
+	return slices.Contains(es.methods, method)
 }
 
 // exportedHere returns, for a key s does not serve, the keys for
@@ -1575,7 +1594,7 @@ func (s *server) Serve(ctx context.Context, req *exchange.Request) spi.Result {
 	}
 	if svc == nil {
 		if svc = s.health; svc == nil || req.Service != HealthService {
-			return rejected(s.notExported(req.Service))
+			return rejected(s.notExported(req.Service, req.Method))
 		}
 	}
 	// A call still running when the drain deadline passes is abandoned:

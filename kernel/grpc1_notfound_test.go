@@ -46,6 +46,13 @@ func TestNotFoundNamesWhatIsThere(t *testing.T) {
 		{"demo.Shapes", "echo", `service "demo.Shapes" has no method "echo" (methods: Echo, Fail, Info, Payload, Sleep); did you mean "Echo"?`},
 		{"demo.Shapes", "Nope", `service "demo.Shapes" has no method "Nope" (methods: Echo, Fail, Info, Payload, Sleep)`},
 		{"demo.Calc", "add", `service "demo.Calc" has no method "add" (methods: Add, Div); did you mean "Add"?`},
+		// fix-co #3: a service and its method in another order
+		{"Shapes.demo", "Echo", `service "Shapes.demo" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes); did you mean service "demo.Shapes", method "Echo"?`},
+		{"Echo", "demo.Shapes", `service "Echo" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes); did you mean service "demo.Shapes", method "Echo"?`},
+		{"Sleep.demo.Shapes", "x", `service "Sleep.demo.Shapes" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes); did you mean service "demo.Shapes", method "Sleep"?`},
+		{"Calc.demo", "Div", `service "Calc.demo" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes); did you mean service "demo.Calc", method "Div"?`},
+		{"Shapes.demo", "Nope", `service "Shapes.demo" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes)`},
+		{"Nope", "demo.Shapes", `service "Nope" is not exported on ` + addr + ` (exported here: demo.Calc, demo.Shapes)`},
 	} {
 		err := call(tc.service, tc.method)
 		if !strings.Contains(err.Error(), tc.want) {

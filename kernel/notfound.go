@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/airnode/airnode/internal/suggest"
@@ -39,11 +40,64 @@ func noMethodError(service, method string, methods []string) error {
 const dubboGenericHint = "airnode has no $invoke: call the method by name, its arguments as JSON values (generic invocation: README#calling-a-service-directly-or-through-a-registry)"
 
 // notExportedError is the SERVICE_NOT_FOUND of a call naming a service
-// key not exported on addr, with exportedHint's tail:
+// key not exported on addr, with exportedHint's tail, where meant, when
+// set, is the service and method the call's names most likely meant
+// (server.swapMeant) and replaces the closest name:
 //
 //	service "demo.Shape" is not exported on 127.0.0.1:20880 (exported here: demo.Echo, demo.Shapes); did you mean "demo.Shapes"?
-func notExportedError(key, addr string, sameInterface, exported []string) error {
-	return spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s%s", key, addr, exportedHint(key, sameInterface, exported))
+//	service "Echo.demo" is not exported on 127.0.0.1:20880 (exported here: demo.Echo); did you mean service "demo.Echo", method "Echo"?
+func notExportedError(key, addr string, sameInterface, exported []string, meant methodOf) error {
+	hint := exportedHint(key, sameInterface, exported)
+	if meant.service != "" && len(sameInterface) == 0 {
+		hint, _, _ = strings.Cut(hint, "; did you mean ")
+		hint += fmt.Sprintf("; did you mean service %q, method %q?", meant.service, meant.method)
+	}
+	return spi.Errorf(spi.StatusServiceNotFound, "service %q is not exported on %s%s", key, addr, hint)
+}
+
+// methodOf is a method of an exported service: its key and the method's
+// name.
+type methodOf struct{ service, method string }
+
+// swappedName returns the method of an exported service that a call
+// naming service key and method most likely meant, when key is not
+// exported and the names are an exported service's and one of its
+// methods in another order, as has(k, m) (k exported, m its method)
+// says; {} when none. The orders, for demo.Echo's Echo:
+//
+//	key demo.Echo's method    method demo.Echo   (SERVICE and METHOD swapped: "Echo", "demo.Echo")
+//	key Echo.demo.Echo        any method         (METHOD.SERVICE in one name)
+//	key Echo.demo             method Echo        (the interface's parts reversed)
+//
+// keys are the exported service keys, sorted: the first that fits wins.
+func swappedName(key, method string, keys []string, has func(k, m string) bool) methodOf {
+	iface := interfaceOf(key)
+	for _, k := range keys {
+		ki := interfaceOf(k)
+		switch {
+		case method == ki || method == k:
+			if has(k, iface) {
+				return methodOf{k, iface}
+			}
+		case strings.HasSuffix(iface, "."+ki):
+			if m := strings.TrimSuffix(iface, "."+ki); has(k, m) {
+				return methodOf{k, m}
+			}
+		case iface != ki && reversedName(iface) == ki:
+			if has(k, method) {
+				return methodOf{k, method}
+			}
+		}
+	}
+	return methodOf{}
+}
+
+// reversedName is the dotted name s with its parts in reverse order:
+// "demo.Echo" for "Echo.demo".
+func reversedName(s string) string {
+	parts := strings.Split(s, ".")
+	slices.Reverse(parts)
+	return strings.Join(parts, ".")
 }
 
 // exportedHint is what follows "... is not exported on ADDR" (the

@@ -63,6 +63,19 @@ func WithBackoff(first, max time.Duration) Option {
 	return func(h *Host) { h.backoff, h.maxBackoff = first, max }
 }
 
+// WithConfigFile names the file that declared the plugins (the
+// --config of serve, call, bench: "/etc/airnode/node.yaml"), which the
+// advice of a plugin's failure names where it says which key to change
+// (a sha256 mismatch at a restart: "set this plugin's sha256 in FILE to
+// ..."). Default, and for "": "plugins.yaml".
+func WithConfigFile(path string) Option {
+	return func(h *Host) {
+		if path != "" {
+			h.configFile = path
+		}
+	}
+}
+
 // Host supervises the plugin processes of one node.
 type Host struct {
 	log                          *slog.Logger // base with component="plugin host"
@@ -71,6 +84,7 @@ type Host struct {
 	pingEvery, unresponsiveAfter time.Duration // WithLiveness
 	stackLevel                   *slog.Level   // WithPanicStackLevel
 	recoveryLevel                slog.Level    // WithRecoveryLevel
+	configFile                   string        // WithConfigFile's; "plugins.yaml" by default
 	envLevelOnce                 sync.Once     // warnLogLevel's warning about the environment's
 
 	procs []*proc
@@ -90,7 +104,7 @@ type Host struct {
 // New returns a Host for the plugins declared in specs. It does no I/O;
 // Start launches them. Specs are assumed validated by config.Validate.
 func New(specs []config.Plugin, opts ...Option) *Host {
-	h := &Host{log: slog.Default(), backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{}),
+	h := &Host{log: slog.Default(), configFile: "plugins.yaml", backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{}),
 		changed: make(chan struct{}), pingEvery: DefaultPingInterval, unresponsiveAfter: DefaultUnresponsiveAfter}
 	for _, o := range opts {
 		o(h)

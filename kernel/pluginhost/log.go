@@ -658,7 +658,7 @@ func (h *Host) warnLogLevel(started []*proc) {
 	inherited := false
 	for _, p := range started {
 		if v, set := p.spec.Env[pluginrpc.EnvLogLevel]; set {
-			if args := badLogLevel(v, "its env in plugins.yaml"); args != nil {
+			if args := badLogLevel(v, "its env in "+h.configFile); args != nil {
 				p.log.Warn(badLogLevelMsg, args...)
 			}
 		} else {

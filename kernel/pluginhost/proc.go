@@ -696,7 +696,7 @@ func (p *proc) explain(err error, timeout time.Duration, ps *os.ProcessState, t 
 func (p *proc) commandHint() string {
 	c := strings.TrimSpace(p.spec.Command)
 	if strings.HasPrefix(c, "~") {
-		hint := "; command: starts with ~, which airnode does not expand (no shell reads plugins.yaml): write the binary's full path"
+		hint := "; command: starts with ~, which airnode does not expand (no shell reads " + p.h.configFile + "): write the binary's full path"
 		if rest, ok := strings.CutPrefix(c, "~/"); ok {
 			if home, err := os.UserHomeDir(); err == nil {
 				hint += fmt.Sprintf(" (%s)", filepath.Join(home, rest))
@@ -998,8 +998,8 @@ func (p *proc) handover(old *startTail) {
 		"took", time.Since(began).Round(time.Millisecond), "calls_cut", left)
 }
 
-// checksumError is a plugin binary whose sha256 is not the one plugins.yaml
-// pins.
+// checksumError is a plugin binary whose sha256 is not the one its
+// declaration pins.
 type checksumError struct{ want, got string }
 
 func (e *checksumError) Error() string {
@@ -1017,9 +1017,9 @@ func (e *checksumError) Error() string {
 // closing as an error.
 func (p *proc) awaitChecksum(err error, sum *checksumError) error {
 	every := p.h.maxBackoff
-	what := fmt.Sprintf("%v; the binary changed since plugins.yaml pinned it: put back the binary whose sha256 is %s, "+
-		"or set this plugin's sha256 in plugins.yaml to %s and restart airnode; the host checks the file every %v and starts the plugin once it matches",
-		err, sum.want, sum.got, every)
+	what := fmt.Sprintf("%v; the binary changed since %s pinned it: put back the binary whose sha256 is %s, "+
+		"or set this plugin's sha256 in %s to %s and restart airnode; the host checks the file every %v and starts the plugin once it matches",
+		err, p.h.configFile, sum.want, p.h.configFile, sum.got, every)
 	p.mu.Lock()
 	p.setStateLocked(StateFailed, what, nil)
 	p.sumMismatch = true
