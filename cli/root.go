@@ -336,6 +336,7 @@ Exit status:
 			a.command = commandPath(cmd)
 			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms
+			warnBareMillisFlags(cmd, commandWarn(a.stderr, a.logFormat, commandPath(cmd)))              // bench --duration 30: 30 ms
 			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP
 			return nil
 		},
