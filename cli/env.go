@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/airnode/airnode/kernel/config"
@@ -45,14 +42,11 @@ func warnIgnoredEnv(environ, keys []string, warn warnFunc) {
 	}
 }
 
-// bareMillisEnvBelow is the largest bare number a durationEnv variable
-// takes without a warning: under a second, a shutdown wait or budget is
-// more likely seconds written without their unit.
-const bareMillisEnvBelow = 1000
-
 // warnBareMillisEnv writes one warning (warn) for each durationEnv
-// variable of environ set to a bare number under bareMillisEnvBelow:
-// serve reads it as milliseconds, as --shutdown-timeout 30 and the URL key
+// variable of environ set to a bare number likely meant as seconds
+// (spi.BareMillisWarning of its setting's default: under 500 for
+// AIRNODE_SHUTDOWN_TIMEOUT, 100 for AIRNODE_SHUTDOWN_WAIT): serve reads
+// it as milliseconds, as --shutdown-timeout 30 and the URL key
 // shutdown.timeout=30 are, while a container's AIRNODE_SHUTDOWN_TIMEOUT=30
 // most likely means seconds (its grace period), and the drain budget of
 // 30 ms abandoned every call in flight at the next rolling restart
@@ -61,11 +55,12 @@ const bareMillisEnvBelow = 1000
 func warnBareMillisEnv(environ []string, warn warnFunc) {
 	for _, kv := range environ {
 		name, v, _ := strings.Cut(kv, "=")
-		if !slices.Contains(durationEnv, name) {
+		def, ok := durationEnv[name]
+		if !ok {
 			continue
 		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 && n < bareMillisEnvBelow {
-			warn(fmt.Sprintf("%s=%s", name, spi.BareMillis(v)))
+		if note := spi.BareMillisWarning(v, def); note != "" {
+			warn(name + "=" + note)
 		}
 	}
 }

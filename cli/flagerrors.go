@@ -26,6 +26,9 @@ import (
 //   - a bad byte size (sizeValue): `bench: --req "1TB": want a byte size ...`
 //   - a negative number taken for a flag (`call URL Sleep -1`): says to
 //     put "--" before the arguments.
+//   - a flag's value that is a flag of the command (`call --registry
+//     --timeout 2s ...`: --registry took "--timeout"; flagValue): names
+//     the flag and what it takes.
 //   - -p (--param) on a command without it (`list -p x=y`): says where
 //     its URL keys go instead (noParams).
 //
@@ -67,6 +70,9 @@ func flagErrorText(c *cobra.Command, err error) error {
 		return err
 	}
 	name := "--" + ie.GetFlag().Name
+	if errors.Is(err, errFlagAsValue) {
+		return fmt.Errorf("%s: %s: got %q as its value: give %s its value (%s) before the next flag (airnode %s --help lists its flags)", path, name, ie.GetValue(), name, flagTakes(ie.GetFlag()), path)
+	}
 	if errors.Is(err, errDurationSyntax) {
 		return fmt.Errorf("%s: %s %q: %s", path, name, ie.GetValue(), durationForms)
 	}
@@ -168,4 +174,124 @@ func (s sizeValue) Set(v string) error {
 func sizeVar(fl *pflag.FlagSet, p *int, name string, def int, usage string) {
 	*p = def
 	fl.Var(sizeValue{p}, name, usage)
+}
+
+// errFlagAsValue is flagValue.Set's error: the value is a flag of the
+// command, taken as the value of the flag before it.
+var errFlagAsValue = errors.New("a flag of the command given as a flag's value")
+
+// flagValue is the Value of a flag that takes one (every flag but a
+// bool), wrapped so that the value may not be a flag of the command being
+// parsed: `--x`, `-x` (a shorthand), or either followed by "=...", where x
+// is a flag of that command (its own, inherited or --help). pflag gives a
+// flag the next argument whatever it is, so `call --registry --timeout 2s
+// SERVICE METHOD` set --registry to "--timeout" and took "2s" for the
+// SERVICE (tester95 #1); Set refuses that with errFlagAsValue, which
+// flagError reports naming the flag and what it takes. Any other value,
+// "-1" or a JSON text starting with "-", is passed on. Type and String are
+// the wrapped value's.
+type flagValue struct {
+	pflag.Value
+	flags func() *pflag.FlagSet // the flags of the command being parsed
+}
+
+// Set sets the wrapped value, or returns errFlagAsValue if s names a
+// flag of v.flags().
+func (v flagValue) Set(s string) error {
+	if isFlagOf(v.flags(), s) {
+		return errFlagAsValue
+	}
+	return v.Value.Set(s)
+}
+
+// isFlagOf reports whether arg is a flag of fs as a command line spells
+// one: "--name" or "-n" (a shorthand), each with or without "=value".
+func isFlagOf(fs *pflag.FlagSet, arg string) bool {
+	if long, ok := strings.CutPrefix(arg, "--"); ok {
+		name, _, _ := strings.Cut(long, "=")
+		return name != "" && fs.Lookup(name) != nil
+	}
+	short, ok := strings.CutPrefix(arg, "-")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(short, "=")
+	return len(name) == 1 && fs.ShorthandLookup(name) != nil
+}
+
+// flagTakes says what flag f takes, for errFlagAsValue's message: the
+// forms of a duration, a number or a byte size, else the head of f's
+// usage (usageHead): "registry URL for a SERVICE_URL without host".
+func flagTakes(f *pflag.Flag) string {
+	inner := f.Value
+	if fv, ok := inner.(flagValue); ok {
+		inner = fv.Value
+	}
+	switch inner.(type) {
+	case durationValue, durationText:
+		return strings.TrimPrefix(durationForms, "want ")
+	case sizeValue:
+		return strings.TrimPrefix(sizeForms, "want ")
+	}
+	switch inner.Type() {
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		return "a whole number"
+	case "float64", "float32":
+		return "a number (1, 0.5)"
+	}
+	return usageHead(f.Usage)
+}
+
+// usageHead returns a flag's usage up to its first ";" outside
+// parentheses, without its parenthesised asides: "registry URL for a
+// SERVICE_URL without host (default: ...); not used for host:port" gives
+// "registry URL for a SERVICE_URL without host".
+func usageHead(usage string) string {
+	tidy := func(s string) string { // "address : HOST" after "(...)" went
+		return strings.NewReplacer(" :", ":", " ,", ",").Replace(strings.Join(strings.Fields(s), " "))
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range usage {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case r == ';' && depth == 0:
+			return tidy(b.String())
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return tidy(b.String())
+}
+
+// refuseFlagValues makes the Value of every flag of cmd and its
+// subcommands that takes a value (all but bools) a flagValue checking
+// the flags of parsing(), the command being parsed, or, when that is nil,
+// of the command defining the flag. A stringArray's default "[]" is
+// respelled "" so that --help, which no longer sees pflag's own type,
+// still shows no default for it.
+func refuseFlagValues(cmd *cobra.Command, parsing func() *cobra.Command) {
+	flags := func() *pflag.FlagSet {
+		if c := parsing(); c != nil {
+			return c.Flags()
+		}
+		return cmd.Flags()
+	}
+	wrap := func(f *pflag.Flag) {
+		if _, done := f.Value.(flagValue); done || f.Value.Type() == "bool" {
+			return
+		}
+		if f.DefValue == "[]" {
+			f.DefValue = ""
+		}
+		f.Value = flagValue{Value: f.Value, flags: flags}
+	}
+	cmd.Flags().VisitAll(wrap)
+	cmd.PersistentFlags().VisitAll(wrap)
+	for _, c := range cmd.Commands() {
+		refuseFlagValues(c, parsing)
+	}
 }

@@ -1614,9 +1614,25 @@ func registryFlagRefusal(raw string, err error) error {
 		}
 	}
 	if pe, ok := errors.AsType[*spi.ParamError](err); ok && given(pe.Key, pe.Value) && strings.Contains(err.Error(), "registry") {
-		return usage(&keyRefusedError{msg: by + ": " + err.Error(), err: err})
+		return usage(&keyRefusedError{msg: by + ": " + registryWords(err), err: err})
 	}
 	return nil
+}
+
+// registryWords returns the registry's own refusal within err, the
+// innermost error of err's chain naming the registry ("zookeeper
+// registry: invalid value ..."), without the layers the kernel and the
+// command put before it ("kernel: registry URL: "), which name the URL
+// that registryFlagRefusal names as the flag gave it: the words of a
+// KeyError's refusal, which is the registry's message itself.
+func registryWords(err error) string {
+	words := err.Error()
+	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), "registry") {
+			words = e.Error()
+		}
+	}
+	return words
 }
 
 // commandRegistryRefusal is registryFlagRefusal for command c's

@@ -80,6 +80,10 @@ type app struct {
 	logLevel   string // --log-level
 	logFormat  string // --log-format
 	command    string // the command running (commandPath: "serve"), for Config's warnings
+	// parsing is the command whose flags the command line gives (runApp
+	// finds it before cobra parses them), whose flags no flag's value may
+	// be (flagValue); nil: the command defining the flag.
+	parsing *cobra.Command
 	// configWarned holds the configuration's warnings Config wrote
 	// (config.Config.IgnoredKeys), each written once a run though a
 	// command may load the configuration twice.
@@ -332,6 +336,7 @@ Exit status:
 			a.command = commandPath(cmd)
 			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
 			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms
+			warnBareMillisFlags(cmd, commandWarn(a.stderr, a.logFormat, commandPath(cmd)))              // bench --duration 30: 30 ms
 			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP
 			return nil
 		},
@@ -363,6 +368,9 @@ Exit status:
 	}
 	// every duration flag takes the URL keys' forms, bare milliseconds too
 	acceptMilliseconds(root)
+	// no flag takes another flag of its command for its value (after
+	// acceptMilliseconds: the check comes before a duration's parsing)
+	refuseFlagValues(root, func() *cobra.Command { return a.parsing })
 	root.SetFlagErrorFunc(flagError)
 	return root
 }

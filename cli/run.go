@@ -93,6 +93,9 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	a.stdout = stdout
 	cmd := newRootCommand(a)
 	cmd.SetArgs(args)
+	if c, _, err := cmd.Find(args); err == nil {
+		a.parsing = c // as ExecuteContextC finds it
+	}
 	c, err := cmd.ExecuteContextC(ctx)
 	if err == nil && stdout.err != nil {
 		// a command that ignored its output's write error (version, list
@@ -378,11 +381,18 @@ var errDurationSyntax = errors.New(durationForms)
 // milliseconds (Dubbo's), parsed by spi.ParseDuration. A negative Go
 // duration ("-1s") is passed on for the command's own bounds check to name
 // (spi.ParseDuration refuses it). Type and String are the wrapped value's.
-type durationValue struct{ pflag.Value }
+type durationValue struct {
+	pflag.Value
+	def  string  // the flag's default as defined ("10s"), for spi.BareMillisWarning
+	note *string // Set's spi.BareMillisWarning of the value given ("30 is 30ms ..."), "" none
+}
 
 // Set parses s and sets the wrapped value; errDurationSyntax if s is none
-// of the forms.
+// of the forms. A bare number likely meant as seconds (under
+// spi.BareMillisBelow of the flag's default: bench --duration 30) is
+// taken as milliseconds and noted for warnBareMillisFlags.
 func (d durationValue) Set(s string) error {
+	*d.note = spi.BareMillisWarning(s, d.def)
 	v, err := spi.ParseDuration(s)
 	if err != nil {
 		neg, nerr := time.ParseDuration(strings.TrimSpace(s))
@@ -445,7 +455,7 @@ func (boolValue) IsBoolFlag() bool { return true }
 func acceptMilliseconds(cmd *cobra.Command) {
 	wrap := func(f *pflag.Flag) {
 		if _, done := f.Value.(durationValue); !done && f.Value.Type() == "duration" {
-			f.Value = durationValue{f.Value}
+			f.Value = durationValue{Value: f.Value, def: f.DefValue, note: new(string)}
 		}
 		if _, done := f.Value.(boolValue); !done && f.Value.Type() == "bool" {
 			f.Value = boolValue{f.Value}
@@ -458,9 +468,26 @@ func acceptMilliseconds(cmd *cobra.Command) {
 	}
 }
 
+// warnBareMillisFlags writes one warning (warn) for each duration flag of
+// cmd given a bare number likely meant as seconds (durationValue.Set),
+// as the kernel warns of the URL key timeout=2: "--duration 30 is 30ms (a
+// bare number is milliseconds, as in Dubbo); write 30s for seconds". The
+// flag keeps the value as given (README "Durations everywhere").
+func warnBareMillisFlags(cmd *cobra.Command, warn warnFunc) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if d, ok := f.Value.(durationValue); ok && *d.note != "" {
+			warn("--" + f.Name + " " + *d.note)
+		}
+	})
+}
+
 // durationEnv are the AIRNODE_* variables holding a duration (config.Load
-// reads them; kernel/config's AddFlags names each in its flag's usage).
-var durationEnv = []string{"AIRNODE_SHUTDOWN_TIMEOUT", "AIRNODE_SHUTDOWN_WAIT"}
+// reads them; kernel/config's AddFlags names each in its flag's usage),
+// each with its setting's default, for warnBareMillisEnv.
+var durationEnv = map[string]string{
+	"AIRNODE_SHUTDOWN_TIMEOUT": config.DefaultShutdownTimeout.String(),
+	"AIRNODE_SHUTDOWN_WAIT":    config.DefaultShutdownWait.String(),
+}
 
 // durationEnviron returns environ with each durationEnv variable's value
 // respelled as a Go duration, so that AIRNODE_SHUTDOWN_WAIT=500 means
@@ -472,7 +499,7 @@ func durationEnviron(environ []string) ([]string, error) {
 	out := slices.Clone(environ)
 	for i, kv := range out {
 		name, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" || !slices.Contains(durationEnv, name) {
+		if _, isDuration := durationEnv[name]; !ok || v == "" || !isDuration {
 			continue
 		}
 		d, err := spi.ParseDuration(v)

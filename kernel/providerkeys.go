@@ -51,7 +51,10 @@ func MethodKeyNoEffect(key string) string {
 // be set per method (MethodKeyNoEffect: weight is per provider, transport
 // per connection), and a key an extension reads from each consumer's
 // reference URL at service level only (spi.KeyDoc.ServiceLevelOnly:
-// failover's retry.tokens and retry.ratio, at any level). Dubbo 2.7 passes a provider's loadbalance, cluster
+// failover's retry.tokens and retry.ratio, at any level). A loadbalance
+// or cluster naming no extension of the node's catalogs adds the
+// catalog's miss, available names and close match (unknownHere).
+// Dubbo 2.7 passes a provider's loadbalance, cluster
 // and a method's weight to its consumers; airnode does not, so Export
 // says so.
 func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
@@ -66,9 +69,9 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 		v, _ := u.Param(k)
 		switch {
 		case key == lbKey:
-			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)", k, v, key)})
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its balancer from its own reference URL (call/bench: -p %s=...)%s", k, v, key, unknownHere(n.cat.LoadBalance, v))})
 		case key == clusterKey:
-			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its cluster from its own reference URL (a reference's %s=..., call/bench: -p %s=...); a provider's retries, idempotent and forks are its consumers' defaults", k, v, key, key)})
+			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: each consumer chooses its cluster from its own reference URL (a reference's %s=..., call/bench: -p %s=...); a provider's retries, idempotent and forks are its consumers' defaults%s", k, v, key, key, unknownHere(n.cat.Cluster, v))})
 		case len(readers[key]) > 0 && !elsewhere[key] && !fromProviders[key] && !slices.Contains(providerOwnedKeys, key):
 			out = append(out, [2]string{k, fmt.Sprintf("%s=%s is published but has no effect: it is a key of the balancer (%s), which each consumer builds from its own reference URL (call/bench: -p %s=...)", k, v, strings.Join(readers[key], ", "), key)})
 		case len(serviceOnly[key]) > 0:
@@ -78,6 +81,22 @@ func (n *Node) providerKeysNoEffect(u spi.URL) [][2]string {
 		}
 	}
 	return out
+}
+
+// unknownHere returns, for name, the value of a provider URL's
+// loadbalance or cluster key, "" when point p of the node's catalogs has
+// an extension of that name, else "; this node has no such extension: "
+// and p's miss (`unknown loadbalance "roundrobn" (available: ...); did
+// you mean "roundrobin"?`), so that Export's warning shows a misspelling
+// as serve -p's refusal does. Export does not refuse it: the value
+// selects nothing on this node, and the consumers that read the entry
+// (a Dubbo consumer, or one with a balancer plugin this node has not)
+// have catalogs of their own.
+func unknownHere[T extension.Named](p *extension.Point[T], name string) string {
+	if _, err := p.Get(name); err != nil {
+		return "; this node has no such extension: " + err.Error()
+	}
+	return ""
 }
 
 // serviceLevelOnlyKeys returns, for each key an extension declares it

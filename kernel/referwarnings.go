@@ -38,7 +38,8 @@ type URLWarning struct {
 	// has no effect on a call; set it on the provider (serve URL ...)",
 	// naming a malformed value too).
 	// "baremillis" (a duration key given as a bare number under
-	// BareMillisBelow, "timeout=5": 5ms; it has its effect, and Why says
+	// spi.BareMillisBelow of its default, "timeout=5": 5ms,
+	// "heartbeat.interval=60": 60ms; it has its effect, and Why says
 	// "5 is 5ms (...); write 5s for seconds").
 	Kind string
 	Why  string // "cluster failfast does not read it; failover and forking do"

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -249,7 +248,7 @@ func KernelKeys() []string {
 // for a duration key of cat (durationKeys) the same duration in two spellings
 // (spi.ParseDuration: "100ms" and "100", "1s" and "1000").
 func conflictingMethodForms(cat *extension.Catalogs, u spi.URL) error {
-	var durations map[string]bool
+	var durations map[string]string
 	for _, k := range u.Keys() {
 		rest, ok := strings.CutPrefix(k, "methods.")
 		if !ok {
@@ -264,7 +263,7 @@ func conflictingMethodForms(cat *extension.Catalogs, u spi.URL) error {
 		if durations == nil {
 			durations = durationKeys(cat)
 		}
-		if durations[key] {
+		if _, isDuration := durations[key]; isDuration {
 			dv, errV := spi.ParseDuration(v)
 			dw, errW := spi.ParseDuration(w)
 			if errV == nil && errW == nil && dv == dw {
@@ -734,44 +733,50 @@ func (r *methodKeyReader) split(k string) (method, key string, dubbo, ok bool) {
 	return method, key, true, slices.Contains(r.perMethod, key) && !slices.Contains(r.known, k)
 }
 
-// BareMillisBelow bounds the bare numbers a duration key is warned of:
-// "timeout=5" is 5 ms (spi.ParseDuration: a bare number is milliseconds,
-// as in Dubbo), which below 50 is more likely meant as seconds.
-const BareMillisBelow = 50
-
-// bareMillis returns, for each duration key of u (the kernel's,
-// config.KernelKeys of KindDuration, and those the extensions of its
-// catalogs but registries declare of spi.KeyTypeDuration; plainly or per
-// method) given
-// as a bare number from 1 to BareMillisBelow-1, the pair [key, why]:
-// "5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for
-// seconds". Refer and Export warn of each once; the value is used as
-// given.
+// bareMillis returns, for each duration key of u (durationKeys; plainly
+// or per method) given as a bare number under spi.BareMillisBelow of the
+// key's default (timeout=5, heartbeat.interval=60, warmup=600), the pair
+// [key, why]: "5 is 5ms (a bare number is milliseconds, as in Dubbo);
+// write 5s for seconds". Refer and Export warn of each once; the value is
+// used as given.
 func (n *Node) bareMillis(u spi.URL) [][2]string {
 	durations := durationKeys(n.cat)
 	methods := u.Methods()
 	var out [][2]string
 	for _, k := range u.Keys() {
-		if !durations[baseKey(k, methods)] {
+		def, ok := durations[baseKey(k, methods)]
+		if !ok {
 			continue
 		}
 		v, _ := u.Param(k)
-		v = strings.TrimSpace(v)
-		if ms, err := strconv.Atoi(v); err == nil && ms > 0 && ms < BareMillisBelow {
-			out = append(out, [2]string{k, spi.BareMillis(v)})
+		if why := spi.BareMillisWarning(v, def); why != "" {
+			out = append(out, [2]string{k, why})
 		}
 	}
 	return out
 }
 
-// durationKeys returns, as a set, the duration keys of a node with
-// catalogs cat: the kernel's (config.KernelKeys of KindDuration) and
-// those the extensions of cat but registries declare of
-// spi.KeyTypeDuration.
-func durationKeys(cat *extension.Catalogs) map[string]bool {
-	durations := map[string]bool{}
+// durationKeys returns the duration keys of a node with catalogs cat, each
+// with its default ("1s"; "" when it has none or derives from another
+// key): the kernel's (config.KernelKeys of KindDuration, kernelKeyDocs of
+// spi.KeyTypeDuration, shutdown.* among them) and those the extensions
+// of cat but registries declare of spi.KeyTypeDuration.
+func durationKeys(cat *extension.Catalogs) map[string]string {
+	durations := map[string]string{}
+	add := func(key, def string) {
+		if d, ok := durations[key]; !ok || d == "" {
+			durations[key] = def
+		}
+	}
 	for _, s := range config.KernelKeys {
-		durations[s.Key] = s.Kind == config.KindDuration
+		if s.Kind == config.KindDuration {
+			add(s.Key, s.Default)
+		}
+	}
+	for k, d := range kernelKeyDocs {
+		if d.Type == spi.KeyTypeDuration {
+			add(k, d.Default)
+		}
 	}
 	for _, p := range cat.Describe() {
 		if p.Name == extension.PointRegistry {
@@ -779,7 +784,9 @@ func durationKeys(cat *extension.Catalogs) map[string]bool {
 		}
 		for _, e := range p.Extensions {
 			for _, k := range e.Keys {
-				durations[k.Key] = durations[k.Key] || k.Type == spi.KeyTypeDuration
+				if k.Type == spi.KeyTypeDuration {
+					add(k.Key, k.Default)
+				}
 			}
 		}
 	}

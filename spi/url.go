@@ -634,7 +634,9 @@ func (e *ParamError) Error() string {
 // KeyError refuses URL keys for what they are rather than for their
 // value's form: an unknown key (a registry's "zookeeper registry: unknown
 // URL key ..."), a key setting something for a method the service lacks,
-// two keys giving one setting different values. Keys are the keys as
+// two keys giving one setting different values, or a value of the right
+// form that the extension refuses in its own words (a registry's
+// "session.timeout=30ms out of range 400ms..1h0m0s"). Keys are the keys as
 // written and Values their values as written, index by index (the same
 // length); Msg is the whole refusal, naming the keys and what is allowed.
 // A command line that gave one of Keys with its value names where it did,
@@ -793,6 +795,42 @@ func BareMillis(v string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is %dms (a bare number is milliseconds, as in Dubbo); write %ss for seconds", v, ms, v)
+}
+
+// BareMillisFloor and BareMillisCeil bound BareMillisBelow: a bare number
+// under 50 is warned of for every duration (timeout=5), one of 1000 or
+// more for none (3000 is how Dubbo writes 3 s).
+const (
+	BareMillisFloor = 50
+	BareMillisCeil  = 1000
+)
+
+// BareMillisBelow returns the bound under which a bare number given for a
+// duration whose default is def ("1s", "60s"; "", "0s" or no duration
+// for none) is more likely meant as seconds: a twentieth of def in
+// milliseconds, at least BareMillisFloor and at most BareMillisCeil.
+// timeout (1s) gets 50, connect.timeout (3s) 150, shutdown.timeout (10s)
+// 500, heartbeat.interval (60s) and warmup (10m) 1000, a setting without
+// a default 50.
+func BareMillisBelow(def string) int64 {
+	d, err := ParseDuration(def)
+	if err != nil {
+		return BareMillisFloor
+	}
+	return min(max(d.Milliseconds()/20, BareMillisFloor), BareMillisCeil)
+}
+
+// BareMillisWarning returns BareMillis(v) when v is a bare number from 1
+// to BareMillisBelow(def)-1 for a duration whose default is def; else "".
+// It is the one check of every warning of a bare duration: the kernel's
+// of a URL key (warmup=600, def "10m"), a command's of a flag (bench
+// --duration 30) and of an AIRNODE_* variable.
+func BareMillisWarning(v, def string) string {
+	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || ms <= 0 || ms >= BareMillisBelow(def) {
+		return ""
+	}
+	return BareMillis(v)
 }
 
 // BareMillisTail returns, for an extension's "out of range" error of the

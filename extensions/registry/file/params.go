@@ -52,7 +52,8 @@ func parseParams(u spi.URL) (params, error) {
 		return p, fmt.Errorf("file registry: %w", err)
 	}
 	if p.poll < MinPoll || p.poll > MaxPoll {
-		return p, fmt.Errorf("file registry: %s=%v out of range %v..%v%s", KeyPoll, p.poll, MinPoll, MaxPoll, spi.BareMillisTail(u, KeyPoll, p.poll, MinPoll))
+		msg := fmt.Sprintf("file registry: %s=%v out of range %v..%v%s", KeyPoll, p.poll, MinPoll, MaxPoll, spi.BareMillisTail(u, KeyPoll, p.poll, MinPoll))
+		return p, &spi.KeyError{Keys: []string{KeyPoll}, Values: []string{u.ParamOr(KeyPoll, "")}, Msg: msg} // a command line's poll=1: a usage error
 	}
 	if u.Path() != "" {
 		p.dir = filepath.Clean("/" + u.Path())

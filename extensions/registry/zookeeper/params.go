@@ -61,6 +61,14 @@ type params struct {
 	user, password string
 }
 
+// keyValueError is parseParams' refusal msg of key's value in u, a value
+// of the right form out of the key's bounds: a *spi.KeyError naming the
+// key and the value as written, so that a command line that gave them is
+// told so (a usage error), as for an unknown key.
+func keyValueError(u spi.URL, key, msg string) error {
+	return &spi.KeyError{Keys: []string{key}, Values: []string{u.ParamOr(key, "")}, Msg: msg}
+}
+
 func parseParams(u spi.URL) (params, error) {
 	var p params
 	if u.Scheme() != Name {
@@ -101,7 +109,7 @@ func parseParams(u spi.URL) (params, error) {
 	raw := u.ParamOr(KeyRoot, DefaultRoot)
 	p.root = strings.TrimPrefix(raw, "/")
 	if strings.Contains(p.root, "/") {
-		return p, fmt.Errorf("zookeeper registry: %s=%q must be one node name, with no '/' but an optional leading one (root=teamA or root=/teamA)", KeyRoot, raw)
+		return p, keyValueError(u, KeyRoot, fmt.Sprintf("zookeeper registry: %s=%q must be one node name, with no '/' but an optional leading one (root=teamA or root=/teamA)", KeyRoot, raw))
 	}
 	if p.root != "" {
 		p.root = "/" + p.root
@@ -114,13 +122,13 @@ func parseParams(u spi.URL) (params, error) {
 		return p, fmt.Errorf("zookeeper registry: %w", err)
 	}
 	if p.sessionTimeout < MinSessionTimeout || p.sessionTimeout > MaxSessionTimeout {
-		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v%s", KeySessionTimeout, p.sessionTimeout, MinSessionTimeout, MaxSessionTimeout, spi.BareMillisTail(u, KeySessionTimeout, p.sessionTimeout, MinSessionTimeout))
+		return p, keyValueError(u, KeySessionTimeout, fmt.Sprintf("zookeeper registry: %s=%v out of range %v..%v%s", KeySessionTimeout, p.sessionTimeout, MinSessionTimeout, MaxSessionTimeout, spi.BareMillisTail(u, KeySessionTimeout, p.sessionTimeout, MinSessionTimeout)))
 	}
 	if p.connectTimeout, err = u.Duration(KeyConnectTimeout, DefaultConnectTimeout); err != nil {
 		return p, fmt.Errorf("zookeeper registry: %w", err)
 	}
 	if p.connectTimeout < MinConnectTimeout || p.connectTimeout > MaxConnectTimeout {
-		return p, fmt.Errorf("zookeeper registry: %s=%v out of range %v..%v%s", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout, spi.BareMillisTail(u, KeyConnectTimeout, p.connectTimeout, MinConnectTimeout))
+		return p, keyValueError(u, KeyConnectTimeout, fmt.Sprintf("zookeeper registry: %s=%v out of range %v..%v%s", KeyConnectTimeout, p.connectTimeout, MinConnectTimeout, MaxConnectTimeout, spi.BareMillisTail(u, KeyConnectTimeout, p.connectTimeout, MinConnectTimeout)))
 	}
 	p.cache = u.ParamOr(KeyFileCache, "")
 	if p.check, err = u.Bool(KeyCheck, true); err != nil {

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// bareMillisNote is the warning of a bare number likely meant as seconds,
+// after the key or flag it was given to: spi.BareMillis's text.
+func bareMillisNote(n string) string {
+	return n + " is " + n + "ms (a bare number is milliseconds, as in Dubbo); write " + n + "s for seconds"
+}
+
+// tester95 #1: bench --duration 30 measured for 30 ms and exited 0 with
+// no word of it. The CLI documents bare milliseconds for every duration
+// flag, so it still runs 30 ms, but says so as the kernel says of
+// --timeout 2; --duration 300 (at least 50 ms) is not warned of.
+func TestBenchDurationBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
+	url := "airnode://127.0.0.1:38610/demo.Echo" // nothing listens: the warning comes first
+	r := runCommand(t, 30*time.Second, nil, "bench", url, "--duration", "30")
+	if want := "airnode: bench: warning: --duration " + bareMillisNote("30") + "\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("bench --duration 30: stderr %q, want %q", r.stderr, want)
+	}
+	r = runCommand(t, 30*time.Second, nil, "bench", url, "--duration", "300")
+	if strings.Contains(r.stderr, "a bare number is milliseconds") {
+		t.Errorf("bench --duration 300 warned of: %q", r.stderr)
+	}
+}
+
+// Every duration flag of every command warns of a bare number likely meant
+// as seconds (2: under 50 for any), naming the flag, as bench --duration
+// does; each command then fails on its other arguments.
+func TestEveryDurationFlagWarnsOfABareNumberMeantAsSeconds(t *testing.T) {
+	rest := map[string][]string{ // arguments that make each command fail at once
+		"serve":        {"--listen", "127.0.0.1:0", "--registry", "nope://x"},
+		"bench":        {"airnode://127.0.0.1:38611/demo.Echo"},
+		"stats":        {"127.0.0.1:38611"},
+		"plugin check": {"/nonexistent/airnode-plugin"},
+	}
+	for _, df := range durationFlags(t) {
+		more, ok := rest[df[0]]
+		if !ok {
+			t.Errorf("airnode %s --%s: no failing arguments in this test's table: add them", df[0], df[1])
+			continue
+		}
+		args := append(append(strings.Fields(df[0]), "--"+df[1], "2"), more...)
+		r := runCommand(t, 30*time.Second, nil, args[0], args[1:]...)
+		want := "airnode: " + df[0] + ": warning: --" + df[1] + " " + bareMillisNote("2") + "\n"
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("airnode %s: stderr %q, want %q", strings.Join(args, " "), r.stderr, want)
+		}
+	}
+}
+
+// tester95 #2: serve -p heartbeat.interval=60 (60 ms pings) and -p
+// warmup=600 were accepted silently while timeout=5 was warned of: a
+// bare number under a twentieth of its key's default (at least 50, at
+// most 1000) is warned of for every duration key, shutdown.* included;
+// reconnect.backoff=60 (default 100ms: under 50 only) and
+// connect.timeout=3000 are not.
+func TestServeWarnsOfEveryDurationKeyGivenABareNumberMeantAsSeconds(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, "127.0.0.1:0", "file://"+dir, []string{"XDG_RUNTIME_DIR=" + dir}, "",
+		"-p", "heartbeat.interval=60", "-p", "warmup=600", "-p", "shutdown.wait=90",
+		"-p", "reconnect.backoff=60", "-p", "connect.timeout=3000")
+	p.waitServing(t, "demo.Echo")
+	log := p.logText()
+	for _, kv := range [][2]string{{"heartbeat.interval", "60"}, {"warmup", "600"}, {"shutdown.wait", "90"}} {
+		if want := `msg="` + kv[0] + "=" + bareMillisNote(kv[1]) + `"`; !strings.Contains(log, want) {
+			t.Errorf("serve log lacks %q:\n%s", want, log)
+		}
+	}
+	for _, no := range []string{"reconnect.backoff=60 is", "connect.timeout=3000 is"} {
+		if strings.Contains(log, no) {
+			t.Errorf("serve log has %q:\n%s", no, log)
+		}
+	}
+}
