@@ -139,7 +139,7 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 			} else if err = host.Register(cat); err == nil && serr != nil {
 				// after Register: inChain reads the URL's filter list
 				// against cat, which then holds the failed plugins too
-				warnFailedStarts(host.Plugins(), cfg.Plugins, inChain, time.Since(began), warn)
+				warnFailedStarts(host.Plugins(), cfg.Plugins, file, inChain, time.Since(began), warn)
 				if inChain != nil {
 					err = requiredFailed(host.Plugins(), cfg.Plugins, file, inChain)
 				}
@@ -164,46 +164,60 @@ func startPluginHost(ctx context.Context, cfg config.Config, file string, cat *e
 	return host, nil
 }
 
-// pluginStartKey adds to err, serve's failure to start the plugins, the
-// configuration file's key of the first plugin that failed, as other
+// pluginStartKey adds to each line of err, serve's failure to start the
+// plugins (one *pluginhost.StartError per plugin that failed, joined), the
+// configuration file's key of that plugin's own declaration, as other
 // configuration errors name theirs: "plugins[1].point" for a binary that
 // provides another point than the one declared (as list says it),
 // "plugins[1].sha256" for a binary whose sha256 is not the pinned one,
 // "plugins[1].command" otherwise (a missing or unrunnable binary, one
-// that is no plugin or fails its handshake). For a filter plugin declared
-// required (config.Plugin.Required) it adds that serve would fail without
-// it all the same, so that required is not taken for the cause:
+// that is no plugin or fails its handshake). The index is the
+// declaration's (StartError.Index), so two plugins of one name under two
+// points are told apart. For a filter plugin declared required
+// (config.Plugin.Required) it adds that serve would fail without it all
+// the same, so that required is not taken for the cause:
 //
 //	(plugins.yaml: key "plugins[0].command"; serve does not start without any plugin it declares, required or not: plugins[0].required decides only whether call and bench go on without a filter plugin)
 //
-// err is returned as is without a file, or when no plugin is marked
-// failed (ctx ended).
+// err is returned as is without a file; a line is left as is when its
+// plugin is not marked failed (ctx ended).
 func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plugin, file string) error {
 	if file == "" {
 		return err
 	}
-	for _, in := range infos {
-		if in.State != pluginhost.StateFailed {
+	lines := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		lines = j.Unwrap()
+	}
+	out := make([]error, len(lines))
+	for n, line := range lines {
+		out[n] = line
+		var se *pluginhost.StartError
+		if !errors.As(line, &se) || se.Index >= len(infos) || se.Index >= len(specs) || infos[se.Index].State != pluginhost.StateFailed {
 			continue
 		}
-		i := slices.IndexFunc(specs, func(p config.Plugin) bool { return p.Name == in.Name })
-		if i < 0 {
-			continue
-		}
-		key := fmt.Sprintf("plugins[%d].command", i)
-		switch {
-		case len(in.ProvidedPoints) > 0:
-			key = fmt.Sprintf("plugins[%d].point", i)
-		case in.SHA256Mismatch:
-			key = fmt.Sprintf("plugins[%d].sha256", i)
-		}
+		i, in := se.Index, infos[se.Index]
 		why := ""
-		if required(specs, in.Name) == i {
+		if s := specs[i]; s.Point == extension.PointFilter && s.Required {
 			why = fmt.Sprintf("; serve does not start without any plugin it declares, required or not: plugins[%d].required decides only whether call and bench go on without a filter plugin", i)
 		}
-		return fmt.Errorf("%w (%s: key %q%s)", err, file, key, why)
+		out[n] = fmt.Errorf("%w (%s: key %q%s)", line, file, pluginKey(in, i), why)
 	}
-	return err
+	return errors.Join(out...)
+}
+
+// pluginKey is the configuration key of plugins[i], whose start failed
+// as in says: "plugins[i].point" when its binary provides other points,
+// "plugins[i].sha256" when its sha256 is not the pinned one,
+// "plugins[i].command" otherwise.
+func pluginKey(in pluginhost.PluginInfo, i int) string {
+	switch {
+	case len(in.ProvidedPoints) > 0:
+		return fmt.Sprintf("plugins[%d].point", i)
+	case in.SHA256Mismatch:
+		return fmt.Sprintf("plugins[%d].sha256", i)
+	}
+	return fmt.Sprintf("plugins[%d].command", i)
 }
 
 // warnFailedStarts writes a warning (warn) for each plugin of a consumer command
@@ -216,17 +230,24 @@ func pluginStartKey(err error, infos []pluginhost.PluginInfo, specs []config.Plu
 // plugin; the command goes on without it, and its warning says what that
 // means. A required filter plugin (specs) is not warned of when the
 // command refers and inChain may put it in its chain: requiredFailed
-// fails the command instead.
-func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, inChain func(string) bool, waited time.Duration, warn warnFunc) {
-	for _, i := range plugins {
+// fails the command instead. With a configuration file (file), err ends
+// in the key of the plugin's declaration as serve's error does
+// (pluginStartKey): `... refusing to start it (plugins.yaml: key
+// "plugins[0].sha256")`.
+func warnFailedStarts(plugins []pluginhost.PluginInfo, specs []config.Plugin, file string, inChain func(string) bool, waited time.Duration, warn warnFunc) {
+	for n, i := range plugins {
 		if i.State != pluginhost.StateFailed || inChain != nil && required(specs, i.Name) >= 0 && inChain(i.Name) {
 			continue
+		}
+		reason := i.Reason
+		if file != "" {
+			reason += fmt.Sprintf(" (%s: key %q)", file, pluginKey(i, n))
 		}
 		msg := "plugin failed to start; a command that selects it fails"
 		if i.Point == extension.PointFilter {
 			msg = "filter plugin failed to start; this command goes on without it: a URL that names it fails, a chain its activation would put it in runs without it, and the values of its secret URL keys are not hidden (its activation and keys are known only from the running plugin, so consumer commands start every filter plugin)"
 		}
-		warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", i.Reason)
+		warn(msg, "plugin", i.Name, "point", i.Point, "waited", waited.Round(time.Millisecond), "err", reason)
 	}
 }
 

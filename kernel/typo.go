@@ -47,8 +47,15 @@ func (k UnreadKey) Words() string {
 // "Echo.timeout" (spi.MethodLevelKey; "heartbeat.retires" is checked
 // whole). Method-level forms of other keys are checked by their key
 // ("methods.Echo.timout": did you mean "methods.Echo.timeout").
+//
+// While a plugin declared to the node failed to start (its stand-in in
+// cat has StartFailed() true: pluginhost), the keys it reads are
+// unknown, so a key with no close known key is not returned: it may be
+// that plugin's (tester96 #3: a provider's acme.tenant, read by a filter
+// plugin that failed in the consumer, was called read by nothing).
 func UnreadKeys(cat *extension.Catalogs, u spi.URL) []UnreadKey {
 	known := KnownKeys(cat)
+	unknown := pluginStartFailed(cat)
 	methods := u.Methods()
 	var out []UnreadKey
 	for _, k := range u.Keys() {
@@ -69,9 +76,39 @@ func UnreadKeys(cat *extension.Catalogs, u spi.URL) []UnreadKey {
 		if best := suggest.Closest(key, known); best != "" {
 			meant = strings.TrimSuffix(k, key) + best
 		}
+		if meant == "" && unknown {
+			continue // maybe the failed plugin's key
+		}
 		out = append(out, UnreadKey{Key: k, Meant: meant})
 	}
 	return out
+}
+
+// pluginStartFailed reports whether cat holds a loadbalance, registry or
+// filter extension that stands for a plugin whose start failed (its
+// builder has StartFailed() true), whose URL keys are then unknown.
+func pluginStartFailed(cat *extension.Catalogs) bool {
+	type startFailer interface{ StartFailed() bool }
+	failed := func(b any, err error) bool {
+		f, ok := b.(startFailer)
+		return err == nil && ok && f.StartFailed()
+	}
+	for _, n := range cat.Filter.Names() {
+		if failed(cat.Filter.Get(n)) {
+			return true
+		}
+	}
+	for _, n := range cat.LoadBalance.Names() {
+		if failed(cat.LoadBalance.Get(n)) {
+			return true
+		}
+	}
+	for _, n := range cat.Registry.Names() {
+		if failed(cat.Registry.Get(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // likelyTypos returns the pair [key, key meant] of each UnreadKeys key

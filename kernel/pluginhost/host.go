@@ -127,7 +127,26 @@ func New(specs []config.Plugin, opts ...Option) *Host {
 // others run regardless, and Register still catalogues the failed one so
 // that a URL selecting it fails with that reason. ctx bounds the whole
 // start.
+//
+// The returned error joins (errors.Join) one *StartError per plugin that
+// did not start, in declaration order, each carrying the plugin's index
+// among the declarations given to New.
 func (h *Host) Start(ctx context.Context) error { return h.start(ctx, nil) }
+
+// StartError is one plugin's failure to start, as Start, StartPoints and
+// StartIf join them: Index is the plugin's position in the declarations
+// New was given (plugins.yaml's plugins[Index], as Plugins lists it),
+// Name and Point its declared name and point, Err why (its text is the
+// error's text; a start cut short by ctx ends in ctx's error).
+type StartError struct {
+	Index       int
+	Name, Point string
+	Err         error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+
+func (e *StartError) Unwrap() error { return e.Err }
 
 // StartPoints is Start for the plugins of the given points only
 // (loadbalance, registry, filter, service): the others are not launched
@@ -174,7 +193,9 @@ func (h *Host) start(ctx context.Context, use func(config.Plugin) bool) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.start(ctx)
+			if err := p.start(ctx); err != nil {
+				errs[i] = &StartError{Index: i, Name: p.spec.Name, Point: p.spec.Point, Err: err}
+			}
 		}()
 	}
 	wg.Wait()

@@ -924,49 +924,142 @@ func (p *proc) requestHandover(tail *startTail) {
 // it. The service stays registered and no call is refused meanwhile. Not
 // when the host is closing, nor when the old process is no longer the
 // running one (it exited: the supervisor restarts it). A new process
-// that fails to start leaves the old one serving, with one warning; it
-// exits at its sdk.TermGrace and is restarted as any exit is. Under
-// restart: never no new process is started: that policy starts none
-// after the first.
+// that fails to start leaves the old one serving, with a warning naming
+// the binary, the cause and the deadline (the old process exits at its
+// sdk.TermGrace, and a restart into the same binary would fail too);
+// while the old process serves, the host watches the binary
+// (awaitBinaryChange) and tries the handover again each time the file
+// changes, so a working binary put back in time takes over with no
+// outage. Under restart: never no new process is started: that policy
+// starts none after the first.
 func (p *proc) handover(old *startTail) {
-	p.launchMu.Lock()
-	p.mu.Lock()
-	running := p.tail == old && p.state == StateRunning
-	client, cmd, pid := p.client, p.cmd, p.pid
-	if running && !p.h.shuttingDown.Load() && p.spec.Restart != config.RestartNever {
-		p.takeover = pid
-	}
-	p.mu.Unlock()
-	if !running || p.h.closing() || p.h.shuttingDown.Load() || p.spec.Restart == config.RestartNever {
-		p.launchMu.Unlock()
-		switch {
-		case !running || p.h.closing():
-		case p.h.shuttingDown.Load():
-			p.log.Info("plugin asked for a handover, but the node is shutting down: it serves until the host closes it", "pid", pid)
-		default:
-			p.log.Warn("plugin asked for a handover, but its restart policy is never: no new process is started; it serves until it exits, then it is down",
-				"pid", pid)
-		}
-		return
-	}
-	p.log.Info("plugin asked for a handover (a SIGTERM the host did not send): starting a new process to take over its calls", "pid", pid)
 	began := time.Now()
-	err := p.launch(context.Background())
-	p.mu.Lock()
-	p.takeover = 0
-	if err == nil {
-		p.restartsTotal++
-	}
-	newPid := p.pid
-	p.mu.Unlock()
-	p.launchMu.Unlock()
-	if err != nil {
-		if !p.h.closing() {
-			p.log.Warn("plugin handover failed: the running process serves on; it is restarted when it exits (the sdk's within 30s)",
-				"pid", pid, "err", err)
+	for attempt := 0; ; attempt++ {
+		p.launchMu.Lock()
+		p.mu.Lock()
+		running := p.tail == old && p.state == StateRunning
+		client, cmd, pid := p.client, p.cmd, p.pid
+		if running && !p.h.shuttingDown.Load() && p.spec.Restart != config.RestartNever {
+			p.takeover = pid
 		}
-		return
+		p.mu.Unlock()
+		if !running || p.h.closing() || p.h.shuttingDown.Load() || p.spec.Restart == config.RestartNever {
+			p.launchMu.Unlock()
+			switch {
+			case !running || p.h.closing():
+			case p.h.shuttingDown.Load():
+				p.log.Info("plugin asked for a handover, but the node is shutting down: it serves until the host closes it", "pid", pid)
+			case attempt == 0:
+				p.log.Warn("plugin asked for a handover, but its restart policy is never: no new process is started; it serves until it exits, then it is down",
+					"pid", pid)
+			}
+			return
+		}
+		if attempt == 0 {
+			p.log.Info("plugin asked for a handover (a SIGTERM the host did not send): starting a new process to take over its calls", "pid", pid)
+		} else {
+			p.log.Info("plugin binary changed: trying the handover again", "pid", pid, "path", p.path)
+		}
+		stamp := binaryStamp(p.path) // before the launch: a change during it is seen after
+		err := p.launch(context.Background())
+		p.mu.Lock()
+		p.takeover = 0
+		if err == nil {
+			p.restartsTotal++
+		}
+		newPid := p.pid
+		p.mu.Unlock()
+		p.launchMu.Unlock()
+		if err == nil {
+			p.drainHandedOver(old, client, cmd, pid, newPid, began)
+			return
+		}
+		if p.h.closing() {
+			return
+		}
+		p.log.Warn(fmt.Sprintf("plugin handover failed: the new binary at %s did not start, so the running process serves on; "+
+			"it exits within %v of its SIGTERM (the sdk's drain, sdk.TermGrace), and restarts into the same binary fail too: "+
+			"put a working binary back at %s before then (mv, not a write in place); the host tries the handover again each time that file changes",
+			p.path, handoverDrain, p.path),
+			"pid", pid, "path", p.path, "err", p.launchCause(err))
+		if !p.awaitBinaryChange(old, stamp) {
+			return
+		}
 	}
+}
+
+// launchCause is err, a failed launch's, on one line without the
+// "pluginhost: plugin NAME (PATH): " prefix that a log record's plugin
+// and path attributes already say.
+func (p *proc) launchCause(err error) string {
+	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", p.spec.Name, p.path))
+	return strings.Join(strings.Fields(why), " ")
+}
+
+// binaryWatch is how often awaitBinaryChange looks at the plugin's binary.
+const binaryWatch = 200 * time.Millisecond
+
+// fileStamp identifies one version of a file: its identity (device and
+// inode, through os.SameFile), size and modification time. Its zero
+// value is a missing file.
+type fileStamp struct {
+	fi os.FileInfo
+}
+
+// binaryStamp returns path's fileStamp (the zero one when it cannot be
+// read).
+func binaryStamp(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{fi: fi}
+}
+
+// same reports whether s and o are the same version of a file.
+func (s fileStamp) same(o fileStamp) bool {
+	if s.fi == nil || o.fi == nil {
+		return s.fi == nil && o.fi == nil
+	}
+	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime()) && s.fi.Mode() == o.fi.Mode()
+}
+
+// awaitBinaryChange waits, after a failed handover from the process of
+// old, until the plugin's binary is no longer the version stamp (and
+// has stayed unchanged for one look, so that a file still being written
+// is not started), and reports true; false as soon as the process of old
+// is no longer the running one (it exited: the supervisor restarts it)
+// or the host closes or shuts down.
+func (p *proc) awaitBinaryChange(old *startTail, stamp fileStamp) bool {
+	var seen fileStamp
+	changed := false
+	for {
+		select {
+		case <-p.h.done:
+			return false
+		case <-time.After(binaryWatch):
+		}
+		p.mu.Lock()
+		running := p.tail == old && p.state == StateRunning
+		p.mu.Unlock()
+		if !running || p.h.shuttingDown.Load() {
+			return false
+		}
+		now := binaryStamp(p.path)
+		if now.fi != nil && !now.same(stamp) {
+			if changed && now.same(seen) {
+				return true
+			}
+			changed, seen = true, now
+		}
+	}
+}
+
+// drainHandedOver waits, up to handoverDrain, until the old process of a
+// handover (old, its client and cmd, pid) has no call in flight, then
+// stops it and logs the handover done (newPid took over; began: when it
+// was asked for).
+func (p *proc) drainHandedOver(old *startTail, client *plugin.Client, cmd *exec.Cmd, pid, newPid int, began time.Time) {
 	// A call that read the old client just before the switch may start a
 	// moment later: the old process counts as drained once it has had no
 	// call in flight for settle.

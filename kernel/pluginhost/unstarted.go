@@ -42,6 +42,16 @@ func (u unstarted) NotRunning() string {
 	return "failed to start: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", u.p.spec.Name, u.p.path))
 }
 
+// StartFailed reports whether the plugin's start failed (rather than
+// this command not starting it): the URL keys it reads are then unknown
+// to the node although a URL may carry them, so kernel.UnreadKeys does
+// not call a key read by nothing on its account.
+func (u unstarted) StartFailed() bool {
+	u.p.mu.Lock()
+	defer u.p.mu.Unlock()
+	return u.p.startErr != nil
+}
+
 type unstartedLoadBalance struct{ unstarted }
 
 func (u unstartedLoadBalance) Build(spi.URL) (spi.LoadBalance, error) { return nil, u.err() }
