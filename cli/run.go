@@ -475,7 +475,11 @@ func acceptMilliseconds(cmd *cobra.Command) {
 // flag keeps the value as given (README "Durations everywhere").
 func warnBareMillisFlags(cmd *cobra.Command, warn warnFunc) {
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if d, ok := f.Value.(durationValue); ok && *d.note != "" {
+		v := f.Value
+		if fv, ok := v.(flagValue); ok { // the next-flag guard wraps it (flagerrors.go)
+			v = fv.Value
+		}
+		if d, ok := v.(durationValue); ok && *d.note != "" {
 			warn("--" + f.Name + " " + *d.note)
 		}
 	})
