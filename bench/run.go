@@ -230,38 +230,21 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	if warmup < 0 {
 		warmup = DefaultWarmup(cfg.Calls, cfg.Concurrency)
 	}
-	warmupMax := cfg.WarmupMax
-	if warmupMax == 0 {
-		warmupMax = DefaultWarmupMax(cfg.Duration)
-	}
-	warmEnd := time.Now().Add(warmupMax)
-	var warmed atomic.Int64
-
-	// The callers persist from the warm-up into the measured phase, as a
-	// load generator's threads do (JMH, wrk): what the warm-up grew (each
-	// caller's stack, its context) stays, and the measured phase does not
-	// pay for starting 10,000 goroutines and growing their stacks from
-	// the runtime's starting size (copystack and newproc were ~10 % of
-	// the consumer's CPU at c=10,000 with a caller started per phase).
-	var callers, ready sync.WaitGroup
-	ready.Add(cfg.Concurrency)
-	begin := make(chan struct{})
-	var measure func(ctx context.Context, w int)
-	for w := range cfg.Concurrency {
-		callers.Go(func() {
-			ctx, cancel := context.WithCancel(ctx)
+	if warmup > 0 {
+		warmupMax := cfg.WarmupMax
+		if warmupMax == 0 {
+			warmupMax = DefaultWarmupMax(cfg.Duration)
+		}
+		end := time.Now().Add(warmupMax)
+		var next atomic.Int64
+		loop(cfg.Concurrency, func(w int) {
+			ctx, cancel := context.WithCancel(ctx) // as in the measured phase
 			defer cancel()
-			func() {
-				defer ready.Done()
-				for warmup > 0 && warmed.Add(1) <= warmup && ctx.Err() == nil && time.Now().Before(warmEnd) {
-					_ = call(ctx, w)
-				}
-			}()
-			<-begin
-			measure(ctx, w)
+			for next.Add(1) <= warmup && ctx.Err() == nil && time.Now().Before(end) {
+				_ = call(ctx, w)
+			}
 		})
 	}
-	ready.Wait()
 
 	nshards := min(max(8, 4*runtime.GOMAXPROCS(0)), cfg.Concurrency)
 	shards := make([]shard, nshards)
@@ -311,12 +294,14 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 			}
 		}
 	}()
-	// Each caller has a context of its own, as each request of a service
-	// does: thousands of calls waiting on one shared Done channel contend
-	// for its lock (selectgo was 15 % of the consumer's CPU at c=10,000),
-	// which no real service pays.
-	measure = func(ctx context.Context, w int) {
+	loop(cfg.Concurrency, func(w int) {
 		sh := &shards[w%nshards]
+		// Each caller has a context of its own, as each request of a
+		// service does: thousands of calls waiting on one shared Done
+		// channel contend for its lock (selectgo was 15 % of the
+		// consumer's CPU at c=10,000), which no real service pays.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		for ctx.Err() == nil {
 			if cfg.Calls > 0 && next.Add(1) > cfg.Calls {
 				next.Add(-1) // so that a slot an uncounted call gives back is taken again
@@ -349,9 +334,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 				return
 			}
 		}
-	}
-	close(begin)
-	callers.Wait()
+	})
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
 	close(stopTicks)
@@ -406,6 +389,15 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	r.P999US = us(hist.ValueAtQuantile(99.9))
 	r.MaxUS = us(hist.Max())
 	return r, ctx.Err()
+}
+
+// loop runs f(0) to f(n-1) in n goroutines and waits for them.
+func loop(n int, f func(w int)) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() { f(w) })
+	}
+	wg.Wait()
 }
 
 // cpuTime returns the process's user+system CPU time so far.
