@@ -77,3 +77,27 @@ func TestServeWarnsOfEveryDurationKeyGivenABareNumberMeantAsSeconds(t *testing.T
 		}
 	}
 }
+
+// A URL key's variable given a bare number likely meant as seconds is
+// warned of as -p's value is: AIRNODE_PROVIDER_TIMEOUT=5 reached the
+// exported URL as 5 ms with no word (the config layer had made it "5ms"
+// before Export's own check of timeout=5 could see it; fix-cp), and so
+// did AIRNODE_CONSUMER_TIMEOUT=5 on a call. A bare number at or over the
+// bound (AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000) and a key that is no
+// duration (AIRNODE_PROVIDER_WEIGHT=5) are not warned of.
+func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
+	env := []string{"AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000", "AIRNODE_PROVIDER_WEIGHT=5"}
+	r := runCommand(t, 30*time.Second, env, "serve", "--listen", "127.0.0.1:0", "--registry", "nope://x")
+	if want := "airnode: serve: warning: AIRNODE_PROVIDER_TIMEOUT=" + bareMillisNote("5") + "\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5: stderr %q, want %q", r.stderr, want)
+	}
+	for _, quiet := range []string{"AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=", "AIRNODE_PROVIDER_WEIGHT="} {
+		if strings.Contains(r.stderr, quiet) {
+			t.Errorf("serve warned of %s...: %q", quiet, r.stderr)
+		}
+	}
+	r = runCommand(t, 30*time.Second, []string{"AIRNODE_CONSUMER_TIMEOUT=5"}, "call", "airnode://127.0.0.1:38612/demo.Echo", "Echo", `"x"`)
+	if want := "airnode: call: warning: AIRNODE_CONSUMER_TIMEOUT=" + bareMillisNote("5") + "\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("call with AIRNODE_CONSUMER_TIMEOUT=5: stderr %q, want %q", r.stderr, want)
+	}
+}
