@@ -1341,6 +1341,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 		SmallAnswer: s.smallAnswer, ForeignOpening: n.foreignOpening(trb.Name()),
+		Connections: counters.ProviderConnections.For(trb.Name()),
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -81,6 +82,12 @@ type Options struct {
 	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
 	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
 	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
+	// Connections, optional (a Server's), is moved +1 when the Server
+	// starts serving a connection (its channel made) and -1 when that
+	// channel has finished (as Server.Connections counts them; refused
+	// connections are not counted): the kernel gives its transport's
+	// counters.ProviderConnections gauge (airnode_provider_connections).
+	Connections *counters.Gauge
 	// OnReadOnly, optional (consumer side), is called once, on the
 	// channel's reader, right after the provider's read-only or go-away
 	// event made ReadOnly true: the kernel's directories stop picking
