@@ -124,8 +124,9 @@ port is refused. METHOD is its own argument: a SERVICE_URL holding it
 listing these forms; demo.Echo.Echo, which a Java-style interface may
 be, fails SERVICE_NOT_FOUND saying to give Echo apart. A service name
 that is none (JSON such as '"hi"', a space) and a METHOD holding a "."
-after a service without one (call Echo demo.Echo: "did you swap SERVICE
-and METHOD?") are usage errors (exit 2), before anything is started.
+after a service without one (call g/Echo:1.0 demo.Echo: "did you swap
+SERVICE and METHOD? did you mean service "g/demo.Echo:1.0", method
+"Echo"?") are usage errors (exit 2), before anything is started.
 
 Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
 key=value, and the flags that set a URL key (--timeout, --codec). A key
