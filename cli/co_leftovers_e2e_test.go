@@ -69,6 +69,14 @@ func TestCO_RetryOverTCPFailsTooSaysBothFailedShortly(t *testing.T) {
 // the address; the listener and its connections close at cleanup.
 func closingListener(t *testing.T, holdTCP bool) string {
 	t.Helper()
+	return closingListenerAfter(t, holdTCP, 0)
+}
+
+// closingListenerAfter is closingListener closing each connection delay
+// after its first byte (a provider that closes at the first ping over a
+// slow path).
+func closingListenerAfter(t *testing.T, holdTCP bool, delay time.Duration) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +100,10 @@ func closingListener(t *testing.T, holdTCP bool) string {
 			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			if _, err := io.ReadFull(c, b); err == nil && holdTCP && b[0] == 0xA1 {
 				conns = append(conns, c) // held until cleanup; the client closes its end
+				continue
+			}
+			if delay > 0 {
+				time.AfterFunc(delay, func() { c.Close() })
 				continue
 			}
 			c.Close()
