@@ -89,24 +89,14 @@ func overOtherTransport(ctx context.Context, took time.Duration, command string,
 // the first ping (TLS on the provider, or no airnode provider there) and
 // the tls keys to try. The chain (errors.Is, the provider) is err's.
 func retriedError(err error, u spi.URL, other string, rerr error) error {
-	var se *spi.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	addr := u.Address()
-	if se.Provider != "" {
-		addr = se.Provider
-	}
-	var short *spi.Error
-	if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
-		short = spi.Errorf(se.Status, "%s closed the connection at its first ping over both transports, transport=%s (the retry) and transport=%s (the default): likely %s or not an airnode provider",
-			addr, other, smux.Name, tlsReason(u))
-	} else {
-		short = spi.Errorf(se.Status, "%s failed over both transports: transport=%s (the retry): %v; transport=%s (the default): closed the connection at its first ping",
+	return cutError(err, u, func(addr string) string {
+		if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
+			return fmt.Sprintf("%s closed the connection at its first ping over both transports, transport=%s (the retry) and transport=%s (the default): likely %s or not an airnode provider",
+				addr, other, smux.Name, tlsReason(u))
+		}
+		return fmt.Sprintf("%s failed over both transports: transport=%s (the retry): %v; transport=%s (the default): closed the connection at its first ping",
 			addr, other, rerr, smux.Name)
-	}
-	short.Cause, short.Provider = err, se.Provider
-	return replaceError(err, se, short)
+	})
 }
 
 // noTimeForRetry is the first try's error err (the first-ping close of
@@ -115,6 +105,17 @@ func retriedError(err error, u spi.URL, other string, rerr error) error {
 // cut to one line in err's status saying so, with the likely causes and
 // what to try. The chain (errors.Is, the provider) is err's.
 func noTimeForRetry(err error, u spi.URL, other string, took, left time.Duration) error {
+	return cutError(err, u, func(addr string) string {
+		return fmt.Sprintf("%s closed the connection at its first ping over transport=%s (the default) after %v, and no time was left for a retry over transport=%s (%v of the call's timeout left, less than the first try took): likely a transport mismatch (try -p transport=%s) or %s or not an airnode provider",
+			addr, smux.Name, took.Round(time.Millisecond), other, left.Round(time.Millisecond), other, tlsReason(u))
+	})
+}
+
+// cutError returns err with its *spi.Error replaced by one line in its
+// status, text(addr), addr the provider it names, else u's address;
+// err itself when it holds no *spi.Error. The chain (errors.Is, the
+// provider) is err's.
+func cutError(err error, u spi.URL, text func(addr string) string) error {
 	var se *spi.Error
 	if !errors.As(err, &se) {
 		return err
@@ -123,8 +124,7 @@ func noTimeForRetry(err error, u spi.URL, other string, took, left time.Duration
 	if se.Provider != "" {
 		addr = se.Provider
 	}
-	short := spi.Errorf(se.Status, "%s closed the connection at its first ping over transport=%s (the default) after %v, and no time was left for a retry over transport=%s (%v of the call's timeout left, less than the first try took): likely a transport mismatch (try -p transport=%s) or %s or not an airnode provider",
-		addr, smux.Name, took.Round(time.Millisecond), other, left.Round(time.Millisecond), other, tlsReason(u))
+	short := spi.Errorf(se.Status, "%s", text(addr))
 	short.Cause, short.Provider = err, se.Provider
 	return replaceError(err, se, short)
 }
