@@ -91,6 +91,11 @@ type proc struct {
 	// generation silentGen was sent (watchLiveness); zero while it answers
 	silentSince time.Time
 	silentGen   uint64
+	// brokenWhy: why the host killed the process of brokenTail, whose
+	// connection broke while it ran (restartBroken), for supervise's
+	// warning and the restarting state's reason
+	brokenTail *startTail
+	brokenWhy  string
 	// deadlines is the OnDeadline of the plugin's service invokers and
 	// filters (its warn), one per plugin across its restarts; stopped by
 	// stop
@@ -822,6 +827,12 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 			why = []any{"last_stderr", strings.Join(last, "\n")} // a line each, not Go's "[a b c]"
 		}
 	}
+	p.mu.Lock()
+	if p.brokenTail == tail {
+		status += " (" + p.brokenWhy + ")"
+		p.brokenTail = nil
+	}
+	p.mu.Unlock()
 	policy := p.spec.Restart
 	if policy == "" {
 		policy = config.RestartOnFailure
