@@ -38,6 +38,12 @@ func TestProgressIsWeightAndLeft(t *testing.T) {
 			t.Errorf("%s: Weight %d, Progress's effective %d", tc.name, got, eff)
 		}
 	}
+	// restarted 10 s ago on the address of a warm entry (spi.ProviderStart):
+	// its ramp and its warm-up left count from the restart, as WeightOf's
+	x := newStarted("warmup=30s&timestamp="+ms(epoch.Add(-time.Hour)), epoch.Add(-10*time.Second), nil)
+	if weight, eff, left := w.Progress(x, w.Now()); weight != 100 || eff != 33 || left != 20_000 || eff != w.WeightOf(x, w.Now()) {
+		t.Errorf("restarted: Progress %d, %d, %d ms; want 100, 33 (WeightOf %d), 20000 ms", weight, eff, left, w.WeightOf(x, w.Now()))
+	}
 	if got := warmup.Left(100, 30_000, 29_999); got != 1 {
 		t.Errorf("Left 1 ms before the end: %d, want 1", got)
 	}
