@@ -705,6 +705,36 @@ func (r *remoteInvoker) AvailabilityEpoch() *directory.Epoch {
 	return &r.pool.changed.epoch
 }
 
+// ProviderStarted returns the start its hello gave of the provider the
+// invoker's up channels reached (exchange.Channel.PeerStarted), the
+// latest of them, in ms since the epoch; 0 with none up or none said
+// (spi.ProviderStart: the warm-up of a process restarted on the address
+// of the entry the invoker was made from counts from it).
+func (r *remoteInvoker) ProviderStarted() int64 {
+	var started int64
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		if p, ok := st.ch.(interface{ PeerStarted() int64 }); ok {
+			started = max(started, p.PeerStarted())
+		}
+	}
+	return started
+}
+
+// StartChanges returns AvailabilityEpoch: a channel is published, and
+// the epoch bumped, after its first ping's answer gave the provider's
+// start (spi.ProviderStart). nil without a pool (tests): then the
+// balancers read ProviderStarted once per list.
+func (r *remoteInvoker) StartChanges() interface{ Load() uint64 } {
+	if e := r.AvailabilityEpoch(); e != nil {
+		return e
+	}
+	return nil
+}
+
 // bumpEpoch says Available may have changed (AvailabilityEpoch).
 func (r *remoteInvoker) bumpEpoch() {
 	if r.pool != nil {
@@ -771,3 +801,4 @@ func (r *remoteInvoker) Close() error {
 }
 
 var _ spi.Invoker = (*remoteInvoker)(nil)
+var _ spi.ProviderStart = (*remoteInvoker)(nil)
