@@ -82,10 +82,15 @@ func TestCW_ProvidersTimeoutAnswerGetsTheBound(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	inv := &spi.Invocation{Service: "demo.Echo", Method: "Sleep"}
-	err := withTimeoutBound(ctx, provided, inv, &callConf{timeout: time.Second}, time.Second, spi.Mono())
+	err := withTimeoutBound(ctx, provided, inv, &callConf{timeout: time.Second}, time.Second, spi.Mono()-time.Second) // the attempt began 1 s ago
 	const want = "exchange: call demo.Echo.Sleep timed out after 1s on the provider (the call's deadline passed while the method ran) (ended by the timeout URL key's default, 1s per attempt (the reference sets no timeout), not by the caller's ctx deadline, "
 	if !strings.HasPrefix(err.Error(), spi.StatusServerTimeout.String()+": "+want) || spi.StatusOf(err) != spi.StatusServerTimeout {
 		t.Errorf("err = %v; want it to start %q", err, want)
+	}
+	// a timeout status back long before any bound (a method's own error,
+	// tester14 #8's joined one): as it was
+	if early := withTimeoutBound(ctx, provided, inv, &callConf{timeout: time.Second}, time.Second, spi.Mono()-100*time.Millisecond); early != provided {
+		t.Errorf("a SERVER_TIMEOUT back 100ms into a 1s attempt was changed: %v", early)
 	}
 	// not a timeout: as it was
 	if other := spi.Errorf(spi.StatusServiceError, "boom"); withTimeoutBound(ctx, other, inv, &callConf{}, time.Second, spi.Mono()) != other {

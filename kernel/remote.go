@@ -455,9 +455,29 @@ func withTimeoutBound(ctx context.Context, err error, inv *spi.Invocation, cc *c
 	if !ok || e.Status != spi.StatusClientTimeout && e.Status != spi.StatusServerTimeout {
 		return err
 	}
+	if bound := attemptBound(ctx, timeout, start); bound > 0 && spi.Mono()-start < bound/2 {
+		// back long before any bound ended the attempt: a method's own
+		// error with a timeout status (tester14 #8's joined error), which
+		// no bound of this call explains
+		return err
+	}
 	c := *e
 	c.Message += timeoutBound(ctx, inv, cc, timeout, start)
 	return &c
+}
+
+// attemptBound returns the sooner of timeout and what ctx's deadline left
+// when the attempt began at start (spi.Mono); 0 when neither bounds it.
+func attemptBound(ctx context.Context, timeout, start time.Duration) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return timeout
+	}
+	left := time.Until(d) + spi.Mono() - start
+	if timeout <= 0 || left < timeout {
+		return max(left, 0)
+	}
+	return timeout
 }
 
 // timeoutBound says, in parentheses after a space, which bound ended an
