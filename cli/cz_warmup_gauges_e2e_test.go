@@ -30,23 +30,7 @@ func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 	cold := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=30s", "--metrics", pmetrics)
 	short := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=2s")
 	maddr := freeAddr(t)
-	cmd := exec.Command(binary, "bench", "--registry", cold.reg, "demo.Echo", "--duration", "60s", "-c", "1", "--metrics", maddr)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
+	out, stop := benchWithMetrics(t, cold.reg, maddr)
 	defer stop()
 	scrape := func(addr string) string {
 		resp, err := http.Get("http://" + addr + "/metrics")
@@ -151,4 +135,29 @@ func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 		}
 	}
 	t.Logf("consumer:\n%s", grepMetric(body, "airnode_consumer_provider_w"))
+}
+
+// benchWithMetrics starts `airnode bench --registry reg demo.Echo -c 1
+// --duration 60s --metrics maddr` and returns its output (stdout and
+// stderr) and stop, which interrupts it and waits for it (20 s, then
+// kills it); stop may be called more than once.
+func benchWithMetrics(t *testing.T, reg, maddr string) (*bytes.Buffer, func()) {
+	t.Helper()
+	cmd := exec.Command(binary, "bench", "--registry", reg, "demo.Echo", "--duration", "60s", "-c", "1", "--metrics", maddr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	return &out, func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
 }
