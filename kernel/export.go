@@ -1383,6 +1383,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		s.exporting++
 		return s, nil
 	}
+	started, _ := pu.Int("timestamp", 0) // providerURL set it; the first service's is the server's start
 	s := &server{log: n.logger, transport: trb.Name(), first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	if s.port == 0 {
@@ -1398,6 +1399,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 		SmallAnswer: s.smallAnswer, ForeignOpening: n.foreignOpening(trb.Name()),
+		Started: started, // told to each consumer in its hello's answer: the warm-up of a process restarted on an address its old entry still holds
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {

@@ -759,15 +759,6 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 	return out
 }
 
-// DurationKeys returns the URL keys that hold a duration for a node with
-// catalogs cat — the kernel's and its extensions', registries' left out
-// — each with its default as written ("1s"; "" when it has none or
-// derives from another key): what a bare number given for the key is
-// weighed against (spi.BareMillisWarning), as Export and Refer do for
-// the URL's keys and the command line does for AIRNODE_PROVIDER_<KEY>
-// and AIRNODE_CONSUMER_<KEY>.
-func DurationKeys(cat *extension.Catalogs) map[string]string { return durationKeys(cat) }
-
 // durationKeys returns the duration keys of a node with catalogs cat, each
 // with its default ("1s"; "" when it has none or derives from another
 // key): the kernel's (config.KernelKeys of KindDuration, kernelKeyDocs of

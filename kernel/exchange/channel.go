@@ -122,7 +122,8 @@ type Channel struct {
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
-	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application
+	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application; provider: the answer to a ping with a hello, Options.Hello and Options.Started
+	peerStarted    atomic.Int64           // consumer: the provider's start its hello gave (PeerStarted); 0: none
 	peerApp        atomic.Pointer[string] // provider: the consumer's application from its hello (learnApplication)
 	helloSent      atomic.Bool            // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
@@ -281,6 +282,9 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	c.hello = opts.Hello
 	if opts.Side == spi.Consumer && opts.Application != "" {
 		c.hello = withApplication(opts.Hello, opts.Application)
+	}
+	if opts.Side == spi.Provider && opts.Started > 0 {
+		c.hello = withStarted(opts.Hello, opts.Started)
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()

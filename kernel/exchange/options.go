@@ -128,6 +128,16 @@ type Options struct {
 	// channel then carry consumer_application=NAME, and its requests
 	// Request.Application. Provider side: unused.
 	Application string
+	// Started is the provider's start, in ms since the epoch on its own
+	// clock (the kernel gives the "timestamp" of the first service
+	// exported on the server, the one its registry entry carries). A
+	// provider answers a ping that carries a hello with its own hello and
+	// timestamp=Started (KeyHelloTimestamp), which the consumer keeps
+	// (Channel.PeerStarted): a process restarted on the address of an
+	// entry the consumer still lists (the registry unreachable) says on
+	// each new connection when it started. 0 sends none. Consumer side:
+	// unused.
+	Started int64
 	// WarnOnce, shared by the channels of one node, makes the heartbeat
 	// strategy mismatch a warning per peer rather than per channel: one
 	// line per provider address on a consumer, per consumer host on a

@@ -150,6 +150,25 @@ func (w *Weigher) Weight(u spi.URL, now int64) int64 {
 	return w.effective(w.parse(u), now, u, nil)
 }
 
+// WeightOf is Weight of x's URL, counting the warm-up from x's
+// spi.ProviderStart when x says one later than the URL's timestamp: the
+// start of the process x's connection reached, a restarted one whose
+// registry entry the consumer does not have yet (the registry
+// unreachable). A URL without timestamp stays warm.
+func (w *Weigher) WeightOf(x spi.Invoker, now int64) int64 {
+	return w.effective(w.keysOf(x), now, spi.URL{}, x)
+}
+
+// keysOf parses x's URL's keys, with the later start of
+// spi.ProviderStart (WeightOf).
+func (w *Weigher) keysOf(x spi.Invoker) keys {
+	k := w.parse(x.URL())
+	if p, ok := x.(spi.ProviderStart); ok && k.started > 0 {
+		k.started = max(k.started, p.ProviderStarted())
+	}
+	return k
+}
+
 // keys are the parsed weight keys of one provider URL.
 type keys struct {
 	weight  int64 // clamped to [0, MaxWeight]
