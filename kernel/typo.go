@@ -23,7 +23,10 @@ const UnreadKeyWords = "is not read by airnode or any extension of this node (a 
 // the node reads (UnreadKeys): Key as written ("shareconnections",
 // "methods.Echo.timout") and Meant, the known key it is likely a
 // misspelling of in the same form ("methods.Echo.timeout"), or "".
-type UnreadKey struct{ Key, Meant string }
+type UnreadKey struct {
+	Key   string // the key as written: "shareconnections", "methods.Echo.timout"
+	Meant string // the known key it likely misspells, in Key's form ("methods.Echo.timeout"); "" when none is close
+}
 
 // Words returns UnreadKeyWords with the did-you-mean when Meant is set:
 // `is not read by ... or a misspelling); did you mean "timeout"?`.
