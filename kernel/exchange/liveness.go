@@ -23,11 +23,13 @@ const minCheckWait = time.Second
 // (checkAfterTimeout): at most one ping outstanding, at most one started
 // per gap.
 type livenessCheck struct {
-	running  atomic.Bool  // a check's ping is outstanding
-	last     atomic.Int64 // mono() when the last check started; 0: none yet
-	timeouts atomic.Int64 // silent timeouts since the last check was answered
-	sent     atomic.Int64 // time.Now().UnixNano() when the running check's current ping was sent
-	due      atomic.Int64 // and when, UnixNano, it stops waiting for the answer
+	quiet    atomic.Pointer[time.Timer] // the quiet watch's timer (watchQuiet); nil: no watch
+	since    atomic.Int64               // UnixNano of the quiet watch's first look in a row that found calls pending; 0: none at the last look
+	running  atomic.Bool                // a check's ping is outstanding
+	last     atomic.Int64               // mono() when the last check started; 0: none yet
+	timeouts atomic.Int64               // silent timeouts since the last check was answered
+	sent     atomic.Int64               // time.Now().UnixNano() when the running check's current ping was sent
+	due      atomic.Int64               // and when, UnixNano, it stops waiting for the answer
 
 	mu    sync.Mutex // guards ended, and running's fall to false (end)
 	ended []func()   // WhenCheckEnds' callbacks for the running check
@@ -121,7 +123,7 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 	}
 	c.check.last.Store(now)
 	c.check.noteSent(time.Now(), wait)
-	if !c.goIO(func() { c.runCheck(wait) }) {
+	if !c.goIO(func() { c.runCheck(wait, 0) }) {
 		c.check.end() // dying: nothing to check
 	}
 }
@@ -147,7 +149,10 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // CLIENT_TIMEOUT, which starts no check (under load a check that began
 // while the socket buffers still took bytes in was the last one, and a
 // black-holed path stayed open past 15 s).
-func (c *Channel) runCheck(wait time.Duration) {
+//
+// quiet > 0 marks a check the quiet watch started (calls pending with
+// nothing read for quiet, checkQuiet), which its reason says.
+func (c *Channel) runCheck(wait, quiet time.Duration) {
 	defer c.check.end()
 	var sent time.Time
 	var acked, unacked uint64
@@ -209,6 +214,12 @@ func (c *Channel) runCheck(wait time.Duration) {
 	// ("channel closed; reconnecting", component=kernel, with this reason and the
 	// failed calls), so the channel logs none with Options.OwnerLogsClose, at Debug otherwise (both at Warn
 	// made two lines for one close).
+	if quiet > 0 {
+		p := int64(c.pending.len())
+		c.die(fmt.Sprintf("liveness check: %d %s to %s waiting with nothing read for %v, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
+			p, plural(p, "call", "calls"), c.remote, quiet, wait, note), levelOwnerLogs)
+		return
+	}
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
 }
@@ -253,4 +264,96 @@ func plural(n int64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// QuietBound is how long a consumer channel may have calls waiting on it
+// with nothing read from it before it sends the liveness check's ping
+// (watchQuiet), whatever the calls' timeouts: gRPC's keepalive ping with
+// streams open, Netty's reader-idle with requests outstanding.
+const QuietBound = time.Second
+
+// quietLook is how often the quiet watch looks at its channel: a hung
+// provider's channel is pinged between QuietBound and QuietBound +
+// quietLook after its last byte.
+const quietLook = QuietBound / 2
+
+// watchQuiet starts the consumer channel's quiet watch when
+// Options.Heartbeat implements spi.TimeoutCheck with the check on: one
+// timer per channel that looks every quietLook (checkQuiet), nothing per
+// call. die stops it.
+func (c *Channel) watchQuiet() {
+	if c.opts.Side != spi.Consumer {
+		return
+	}
+	if tc, ok := c.opts.Heartbeat.(spi.TimeoutCheck); !ok {
+		return
+	} else if _, on := tc.TimeoutCheck(); !on {
+		return
+	}
+	c.check.quiet.Store(time.AfterFunc(quietLook, c.checkQuiet))
+	select {
+	case <-c.dying:
+		c.check.quiet.Load().Stop() // died meanwhile: die may have looked before the Store
+	default:
+	}
+}
+
+// checkQuiet is the quiet watch's look. When calls have been pending on
+// the channel at every look for QuietBound and nothing was read over that
+// time, it starts the liveness check now, not at the first call's
+// timeout: its ping waits minCheckWait (capped by the strategy's
+// maxWait), and no answer, with still nothing read, closes the channel as
+// runCheck does after timeouts. A healthy provider answers pings on its
+// reader while its methods run (also with every worker busy), so a slow
+// call keeps its channel. Not when the provider said its methods run on
+// its reader (dispatcher=direct, KeyHelloDispatcher), where a slow method
+// holds up the ping too: the check after a timeout is left for it. At most
+// one check runs, and one starts per max(QuietBound, the provider's
+// heartbeat.min.ping.interval), which keeps its pings within the
+// provider's ping-flood guard even while no call runs there.
+func (c *Channel) checkQuiet() {
+	select {
+	case <-c.dying:
+		return
+	default:
+	}
+	defer c.check.quiet.Load().Reset(quietLook)
+	now := time.Now().UnixNano()
+	if c.pending.len() == 0 || !c.Established() {
+		c.check.since.Store(0)
+		return
+	}
+	since := c.check.since.Load()
+	if since == 0 {
+		c.check.since.Store(now) // the calls may have just been sent
+		return
+	}
+	quiet := time.Duration(now - max(since, c.lastRead.Load()))
+	if quiet < QuietBound || c.peerRunsOnReader() {
+		return
+	}
+	gap := QuietBound
+	if peer, ok := c.PeerHeartbeat(); ok {
+		if m, err := peer.Duration(keyMinPingInterval, 0); err == nil {
+			gap = max(gap, m)
+		}
+	}
+	m := mono()
+	if last := c.check.last.Load(); last != 0 && m-last < int64(gap) {
+		return
+	}
+	tc, _ := c.opts.Heartbeat.(spi.TimeoutCheck)
+	maxWait, _ := tc.TimeoutCheck()
+	wait := minCheckWait
+	if maxWait > 0 {
+		wait = min(wait, maxWait)
+	}
+	if !c.check.running.CompareAndSwap(false, true) {
+		return
+	}
+	c.check.last.Store(m)
+	c.check.noteSent(time.Now(), wait)
+	if !c.goIO(func() { c.runCheck(wait, quiet.Round(time.Millisecond)) }) {
+		c.check.end()
+	}
 }
