@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -39,14 +38,7 @@ func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	_, goodAddr := namedProvider(t, "good")
 	_, badAddr := namedProvider(t, "bad")
 	px := testproxy.New(t, badAddr)
-	picks := &pickLog{at: map[string][]time.Time{}}
-	cat := testCatalogs(t)
-	if err := cat.LoadBalance.Register(t86PickLB{picks}, "t86"); err != nil {
-		t.Fatal(err)
-	}
-	logs := newRecordLog()
-	c := NewNode(cat, WithLogger(slog.New(logs)))
-	t.Cleanup(func() { _ = c.Close() })
+	c, logs, picks := pickingConsumer(t)
 	bad := px.Addr()
 	r := refer(t, c, "airnode://"+goodAddr+","+bad+
 		"/t12.Who?timeout=10s&loadbalance=t86.picks&connect.timeout=500ms&reconnect.backoff=100ms")

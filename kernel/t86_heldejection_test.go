@@ -61,14 +61,7 @@ func t86Setup(t *testing.T) (*testproxy.Proxy, recordLog, *pickLog, logRecord) {
 	_, goodAddr := namedProvider(t, "good")
 	_, badAddr := namedProvider(t, "bad")
 	px := testproxy.New(t, badAddr)
-	picks := &pickLog{at: map[string][]time.Time{}}
-	cat := testCatalogs(t)
-	if err := cat.LoadBalance.Register(t86PickLB{picks}, "t86"); err != nil {
-		t.Fatal(err)
-	}
-	logs := newRecordLog()
-	c := NewNode(cat, WithLogger(slog.New(logs)))
-	t.Cleanup(func() { _ = c.Close() })
+	c, logs, picks := pickingConsumer(t)
 	r := refer(t, c, "airnode://"+goodAddr+","+px.Addr()+
 		"/t12.Who?timeout=3s&outlier.ejection=1s&loadbalance=t86.picks&connect.timeout=500ms&reconnect.backoff=100ms")
 	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
@@ -79,6 +72,20 @@ func t86Setup(t *testing.T) (*testproxy.Proxy, recordLog, *pickLog, logRecord) {
 		t.Fatal("the hung provider was not ejected within 15 s")
 	}
 	return px, logs, picks, logs.find(msgEjected)[0]
+}
+
+// pickingConsumer is a consumer node logging into a recordLog, with the
+// t86.picks balancer noting its picks.
+func pickingConsumer(t *testing.T) (*Node, recordLog, *pickLog) {
+	picks := &pickLog{at: map[string][]time.Time{}}
+	cat := testCatalogs(t)
+	if err := cat.LoadBalance.Register(t86PickLB{picks}, "t86"); err != nil {
+		t.Fatal(err)
+	}
+	logs := newRecordLog()
+	c := NewNode(cat, WithLogger(slog.New(logs)))
+	t.Cleanup(func() { _ = c.Close() })
+	return c, logs, picks
 }
 
 // livenessCloses returns the consumer's "channel closed" lines for addr
