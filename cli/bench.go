@@ -807,6 +807,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if pad {
 			ru = ru.With(padKey, "on")
 		}
+		began := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, max(10*time.Second, connectWait(ru)+time.Second))
 		defer cancel()
 		r, err := node.Refer(rctx, ru, reg)
@@ -820,7 +821,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			// a direct address whose provider closed the connection at
 			// its first ping: with no transport named, one more try over
 			// the other bundled transport, as call's and health's
-			ou, retried, rerr := overOtherTransport(rctx, "bench", ru, err, func(ou spi.URL) (bool, error) {
+			ou, retried, rerr := overOtherTransport(rctx, time.Since(began), "bench", ru, err, func(ou spi.URL) (bool, error) {
 				if r != nil {
 					_ = r.Close()
 				}

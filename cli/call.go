@@ -124,8 +124,9 @@ port is refused. METHOD is its own argument: a SERVICE_URL holding it
 listing these forms; demo.Echo.Echo, which a Java-style interface may
 be, fails SERVICE_NOT_FOUND saying to give Echo apart. A service name
 that is none (JSON such as '"hi"', a space) and a METHOD holding a "."
-after a service without one (call Echo demo.Echo: "did you swap SERVICE
-and METHOD?") are usage errors (exit 2), before anything is started.
+after a service without one (call g/Echo:1.0 demo.Echo: "did you swap
+SERVICE and METHOD? did you mean service "g/demo.Echo:1.0", method
+"Echo"?") are usage errors (exit 2), before anything is started.
 
 Parameters come from SERVICE_URL's query ("demo.Echo?timeout=200"), -p
 key=value, and the flags that set a URL key (--timeout, --codec). A key
@@ -660,30 +661,34 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	if d, ok := ownTimeout(f.timeout, u, method); ok {
 		att = append(att, spi.AttachmentTimeout, d)
 	}
-	cctx := spi.WithAttachments(callCtx, att...)
 	var answered map[string]string
-	if f.showAttachments {
-		cctx = spi.ReceiveAttachments(cctx, &answered)
-	}
 	invoked := time.Now()
 	callBound := invokeBound(u, ref, method, bound)
 	if perAttempt {
 		callBound = 0 // each attempt's timeout is the kernel's to apply
 	}
-	if boundErr == nil && callBound > 0 {
-		// with connect.timeout set too: --timeout bounds the call and its
-		// retries alone
-		var icancel context.CancelFunc
-		cctx, icancel = context.WithTimeout(cctx, callBound)
-		defer icancel()
+	// invokeCtx is the context of a call made now: with connect.timeout
+	// set too, --timeout bounds the call and its retries alone, from when
+	// it is made (the tcp retry's too, once it connected)
+	invokeCtx := func() (context.Context, context.CancelFunc) {
+		cctx := spi.WithAttachments(callCtx, att...)
+		if f.showAttachments {
+			cctx = spi.ReceiveAttachments(cctx, &answered)
+		}
+		if boundErr == nil && callBound > 0 {
+			return context.WithTimeout(cctx, callBound)
+		}
+		return cctx, func() {}
 	}
+	cctx, icancel := invokeCtx()
+	defer icancel()
 	v, err := ref.Invoke(cctx, method, callArgs...)
 	if reg.IsZero() {
 		// a direct address whose provider closed the connection at its
 		// first ping: with no transport named, one more try over the
 		// other bundled transport, as health's (nothing was sent)
 		var rv any
-		ou, retried, rerr := overOtherTransport(callCtx, "call", u, err, func(ou spi.URL) (bool, error) {
+		ou, retried, rerr := overOtherTransport(callCtx, time.Since(listed), "call", u, err, func(ou spi.URL) (bool, error) {
 			_ = ref.Close()
 			rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))
 			r, err := node.Refer(rctx, ou, reg)
@@ -695,7 +700,10 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 			wctx, cancel := context.WithTimeout(callCtx, connectWait(ou))
 			connected := r.WaitReady(wctx)
 			cancel()
-			rv, err = r.Invoke(cctx, method, callArgs...)
+			invoked = time.Now()
+			rctx, rcancel := invokeCtx()
+			defer rcancel()
+			rv, err = r.Invoke(rctx, method, callArgs...)
 			return connected, err
 		}, stderr, f.logFormat)
 		if retried {

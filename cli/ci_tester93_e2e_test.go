@@ -88,8 +88,9 @@ func TestCI_CallArgumentsSwappedOrNotAService(t *testing.T) {
 		args []string
 		has  []string
 	}{
-		{[]string{"Echo", "demo.Echo", `"x"`}, []string{`METHOD "demo.Echo" holds a "."`, "did you swap SERVICE and METHOD? (call demo.Echo Echo ...;"}},
-		{[]string{"g/Echo:1.0", "demo.Echo"}, []string{"did you swap SERVICE and METHOD? (call demo.Echo Echo ...;"}},
+		{[]string{"Echo", "demo.Echo", `"x"`}, []string{`METHOD "demo.Echo" holds a "."`, `did you swap SERVICE and METHOD? did you mean service "demo.Echo", method "Echo"? (call demo.Echo Echo ...;`}},
+		{[]string{"g/Echo:1.0", "demo.Echo"}, []string{`did you swap SERVICE and METHOD? did you mean service "g/demo.Echo:1.0", method "Echo"? (call g/demo.Echo:1.0 Echo ...;`}},
+		{[]string{"Echo:1.0?timeout=2s", "demo.Echo"}, []string{`did you mean service "demo.Echo:1.0?timeout=2s", method "Echo"? (call 'demo.Echo:1.0?timeout=2s' Echo ...;`}},
 		{[]string{`"hi"`, "demo.Echo", `"x"`}, []string{`SERVICE_URL "\"hi\"": "\"hi\"" is not a service name: a service name (the interface) is a dotted path of letters, digits`}},
 		{[]string{"demo Echo", "Echo"}, []string{`"demo Echo" is not a service name`}},
 	} {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 )
 
@@ -68,6 +69,14 @@ func TestCO_RetryOverTCPFailsTooSaysBothFailedShortly(t *testing.T) {
 // the address; the listener and its connections close at cleanup.
 func closingListener(t *testing.T, holdTCP bool) string {
 	t.Helper()
+	return closingListenerAfter(t, holdTCP, 0)
+}
+
+// closingListenerAfter is closingListener closing each connection delay
+// after its first byte (a provider that closes at the first ping over a
+// slow path).
+func closingListenerAfter(t *testing.T, holdTCP bool, delay time.Duration) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +102,10 @@ func closingListener(t *testing.T, holdTCP bool) string {
 				conns = append(conns, c) // held until cleanup; the client closes its end
 				continue
 			}
+			if delay > 0 {
+				time.AfterFunc(delay, func() { c.Close() })
+				continue
+			}
 			c.Close()
 		}
 	}()
@@ -105,7 +118,7 @@ func closingListener(t *testing.T, holdTCP bool) string {
 func TestCO_SHA256AdviceNamesTheConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "greeter")
-	copyBinary(t, greeter, bin)
+	testbin.ReplaceFile(t, greeter, bin)
 	pinned := sumOf(t, bin)
 	cfg := filepath.Join(dir, "node.yaml")
 	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: greeter, point: service, sha256: \""+pinned+"\", command: "+bin+"}\n"), 0o644); err != nil {
@@ -117,7 +130,7 @@ func TestCO_SHA256AdviceNamesTheConfigFile(t *testing.T) {
 		t.Fatalf("serve did not start the plugin:\n%s", p.logText())
 	}
 	pid, _ := strconv.Atoi(m[2])
-	copyBinary(t, binary, bin) // the "upgrade"
+	testbin.ReplaceFile(t, binary, bin) // the "upgrade"
 	upgraded := sumOf(t, bin)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -137,22 +150,6 @@ func TestCO_SHA256AdviceNamesTheConfigFile(t *testing.T) {
 	}
 	if strings.Contains(p.logText(), "plugins.yaml") {
 		t.Errorf("serve's log names plugins.yaml, which declares nothing here:\n%s", p.logText())
-	}
-}
-
-// copyBinary copies src to dst (mode 0755) through a temporary file
-// renamed into place: a running binary is replaced, not rewritten.
-func copyBinary(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dst+".new", dst); err != nil {
-		t.Fatal(err)
 	}
 }
 

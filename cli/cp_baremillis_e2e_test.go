@@ -79,25 +79,42 @@ func TestServeWarnsOfEveryDurationKeyGivenABareNumberMeantAsSeconds(t *testing.T
 }
 
 // A URL key's variable given a bare number likely meant as seconds is
-// warned of as -p's value is: AIRNODE_PROVIDER_TIMEOUT=5 reached the
-// exported URL as 5 ms with no word (the config layer had made it "5ms"
-// before Export's own check of timeout=5 could see it; fix-cp), and so
-// did AIRNODE_CONSUMER_TIMEOUT=5 on a call. A bare number at or over the
-// bound (AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000) and a key that is no
+// warned of as -p's value is, once, by the kernel: AIRNODE_PROVIDER_TIMEOUT=5
+// reached the exported URL as 5 ms with no word (the config layer had
+// made it "5ms" before Export's own check of timeout=5 could see it;
+// fix-cp warned from the command line instead, fix-ct keeps the value as
+// written so that Export and Refer warn of it themselves), and so did
+// AIRNODE_CONSUMER_TIMEOUT=5 on a call. The URL carries timeout=5, what the
+// kernel reads. A bare number at or over the bound
+// (AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000) and a key that is no
 // duration (AIRNODE_PROVIDER_WEIGHT=5) are not warned of.
 func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
+	const note = "timeout=5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for seconds"
 	env := []string{"AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000", "AIRNODE_PROVIDER_WEIGHT=5"}
-	r := runCommand(t, 30*time.Second, env, "serve", "--listen", "127.0.0.1:0", "--registry", "nope://x")
-	if want := "airnode: serve: warning: AIRNODE_PROVIDER_TIMEOUT=" + bareMillisNote("5") + "\n"; !strings.Contains(r.stderr, want) {
-		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5: stderr %q, want %q", r.stderr, want)
+	p := startServe(t, "127.0.0.1:40020", "memory://", env, "")
+	p.waitServing(t, "demo.Echo")
+	log := p.logText()
+	if c := strings.Count(log, note); c != 1 {
+		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5 warned %d times of %q, want once:\n%s", c, note, log)
 	}
-	for _, quiet := range []string{"AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=", "AIRNODE_PROVIDER_WEIGHT="} {
-		if strings.Contains(r.stderr, quiet) {
-			t.Errorf("serve warned of %s...: %q", quiet, r.stderr)
+	if !strings.Contains(log, "&timeout=5&") {
+		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5: no timeout=5 in the exported URL:\n%s", log)
+	}
+	for _, quiet := range []string{"AIRNODE_PROVIDER_", "heartbeat.interval=60000 is", "weight=5 is"} {
+		if strings.Contains(log, quiet) {
+			t.Errorf("serve warned of %s...:\n%s", quiet, log)
 		}
 	}
-	r = runCommand(t, 30*time.Second, []string{"AIRNODE_CONSUMER_TIMEOUT=5"}, "call", "airnode://127.0.0.1:38612/demo.Echo", "Echo", `"x"`)
-	if want := "airnode: call: warning: AIRNODE_CONSUMER_TIMEOUT=" + bareMillisNote("5") + "\n"; !strings.Contains(r.stderr, want) {
-		t.Errorf("call with AIRNODE_CONSUMER_TIMEOUT=5: stderr %q, want %q", r.stderr, want)
+	for _, args := range [][]string{
+		{"call", p.url("demo.Echo"), "Echo", `"x"`},
+		{"list", "--explain", p.url("demo.Echo")},
+	} {
+		r := runCommand(t, 30*time.Second, []string{"AIRNODE_CONSUMER_TIMEOUT=5"}, args[0], args[1:]...)
+		if c := strings.Count(r.stderr, note); c != 1 {
+			t.Errorf("%s with AIRNODE_CONSUMER_TIMEOUT=5 warned %d times of %q, want once; stderr:\n%s", args[0], c, note, r.stderr)
+		}
+		if strings.Contains(r.stderr, "AIRNODE_CONSUMER_TIMEOUT=5 is") {
+			t.Errorf("%s warned of the variable as well as of the key; stderr:\n%s", args[0], r.stderr)
+		}
 	}
 }

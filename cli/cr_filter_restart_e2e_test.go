@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/internal/testbin"
 )
 
 // startBench runs `airnode bench args... --json` in the background: pids
@@ -121,7 +122,7 @@ func TestCR_ProviderFilterPluginDownAnswersNotRunAndFailoverRetriesElsewhere(t *
 	good := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/filterplugin")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "auth")
-	copyExecutable(t, good, bin)
+	testbin.ReplaceFile(t, good, bin)
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: "+bin+"}\n")
 	regDir := filepath.Join(dir, "reg")
 	p1 := serve(t, "127.0.0.1:0", regDir, "--config", cfg)
@@ -135,7 +136,7 @@ func TestCR_ProviderFilterPluginDownAnswersNotRunAndFailoverRetriesElsewhere(t *
 	_, wait := startBench(t, nil, "--registry", "file://"+regDir, "airnode:///demo.Echo",
 		"--duration", "5s", "-c", "4", "--warmup", "0", "--timeout", "1s")
 	time.Sleep(1500 * time.Millisecond) // bench waits for both providers, then calls both
-	copyExecutable(t, exitsAtStart(t), bin)
+	testbin.ReplaceFile(t, exitsAtStart(t), bin)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestCR_ProviderFilterPluginDownAnswersNotRunAndFailoverRetriesElsewhere(t *
 	waitFor(t, "two failed restarts of serve 1's plugin", func() bool {
 		return len(failed.FindAllString(p1.logText(), -1)) >= 2
 	})
-	copyExecutable(t, good, bin)
+	testbin.ReplaceFile(t, good, bin)
 	waitFor(t, "serve 1's plugin running again", func() bool {
 		return strings.Count(p1.logText(), `msg="plugin running" component="plugin host" plugin=acme.auth`) >= 2
 	})

@@ -42,31 +42,23 @@ func warnIgnoredEnv(environ, keys []string, warn warnFunc) {
 	}
 }
 
-// warnBareMillisEnv writes one warning (warn) for each AIRNODE_* variable
-// of environ holding a duration set to a bare number likely meant as
-// seconds (spi.BareMillisWarning of its setting's default): the
-// durationEnv settings (under 500 for AIRNODE_SHUTDOWN_TIMEOUT, 100 for
-// AIRNODE_SHUTDOWN_WAIT), and AIRNODE_PROVIDER_<KEY> and
-// AIRNODE_CONSUMER_<KEY> for a duration URL key (durations:
-// kernel.DurationKeys; keys maps the name back, config.EnvKey). serve
-// reads each as milliseconds, as --shutdown-timeout 30 and the URL key
+// warnBareMillisEnv writes one warning (warn) for each durationEnv
+// variable of environ set to a bare number likely meant as seconds
+// (spi.BareMillisWarning of its setting's default: under 500 for
+// AIRNODE_SHUTDOWN_TIMEOUT, 100 for AIRNODE_SHUTDOWN_WAIT): serve reads
+// it as milliseconds, as --shutdown-timeout 30 and the URL key
 // shutdown.timeout=30 are, while a container's AIRNODE_SHUTDOWN_TIMEOUT=30
 // most likely means seconds (its grace period), and the drain budget of
 // 30 ms abandoned every call in flight at the next rolling restart
 // (tester84 #1): "AIRNODE_SHUTDOWN_TIMEOUT=30 is 30ms (a bare number is
-// milliseconds, as in Dubbo); write 30s for seconds". The config layer
-// turns a URL key's bare value into milliseconds before the kernel sees
-// it, so Export's own warning (timeout=5) never fires for one.
-func warnBareMillisEnv(environ, keys []string, durations map[string]string, warn warnFunc) {
+// milliseconds, as in Dubbo); write 30s for seconds". A URL key's
+// variable (AIRNODE_PROVIDER_TIMEOUT=5) is not warned of here: config.Load
+// keeps its value as written, and Export and Refer warn of it as of the
+// URL's own key ("timeout=5 is 5ms ..."), once.
+func warnBareMillisEnv(environ []string, warn warnFunc) {
 	for _, kv := range environ {
 		name, v, _ := strings.Cut(kv, "=")
 		def, ok := durationEnv[name]
-		if !ok {
-			var key string
-			if key, _, ok = config.EnvKey(name, keys); ok {
-				def, ok = durations[key]
-			}
-		}
 		if !ok {
 			continue
 		}

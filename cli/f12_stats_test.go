@@ -67,14 +67,17 @@ func TestF12_StatsPrintsTheConsumersProviders(t *testing.T) {
 			line = f
 		}
 	}
-	if want := []string{"SERVICE", "PROVIDER", "CALLS", "FAILURES", "FAILED", "IN-FLIGHT", "MEAN/30s", "STATE", "BY-STATUS"}; strings.Join(header, " ") != strings.Join(want, " ") {
+	if want := []string{"SERVICE", "PROVIDER", "CALLS", "FAILURES", "FAILED", "IN-FLIGHT", "MEAN/30s", "STATE", "WEIGHT", "WARM-UP", "BY-STATUS"}; strings.Join(header, " ") != strings.Join(want, " ") {
 		t.Errorf("provider table header %q, want %q", header, want)
 	}
 	// 4 calls, 1 failed (SERVICE_ERROR: the provider's method failed),
-	// none in flight, a mean of the 3 successful ones, available, the
-	// failure by its status (8675959).
-	if len(line) != 9 || line[2] != "4" || line[3] != "1" || line[4] != "25.00%" || line[5] != "0" || !strings.HasSuffix(line[6], "ms") || line[7] != "available" || line[8] != "SERVICE_ERROR=1" {
-		t.Errorf("provider line %q: want 4 calls, 1 failure, 25.00%%, 0 in flight, a mean in ms, available, SERVICE_ERROR=1", line)
+	// none in flight, a mean of the 3 successful ones, available, weight
+	// 100 and no warm-up (referred by address: its URL has no timestamp,
+	// so the balancers take it as warm), the failure by its status
+	// (8675959).
+	if len(line) != 11 || line[2] != "4" || line[3] != "1" || line[4] != "25.00%" || line[5] != "0" || !strings.HasSuffix(line[6], "ms") || line[7] != "available" ||
+		line[8] != "100" || line[9] != "-" || line[10] != "SERVICE_ERROR=1" {
+		t.Errorf("provider line %q: want 4 calls, 1 failure, 25.00%%, 0 in flight, a mean in ms, available, weight 100, no warm-up, SERVICE_ERROR=1", line)
 	}
 	// A node with no references (the provider) prints no provider table.
 	pb, _ := p.Catalogs().Filter.Get(metrics.Name)

@@ -232,6 +232,7 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, given map[stri
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout+healthMargin)
 	defer cancel()
+	probed := time.Now()
 	ref.WaitReady(pctx)
 	var att map[string]string
 	v, err := ref.Invoke(spi.ReceiveAttachments(pctx, &att), kernel.HealthCheck, service)
@@ -241,7 +242,7 @@ func runHealth(ctx context.Context, node *kernel.Node, u spi.URL, given map[stri
 	// try took a round trip or two.
 	var oatt map[string]string
 	var ov any
-	ou, retried, err := overOtherTransport(pctx, "health", u, err, func(ou spi.URL) (bool, error) {
+	ou, retried, err := overOtherTransport(pctx, time.Since(probed), "health", u, err, func(ou spi.URL) (bool, error) {
 		_ = ref.Close()
 		connected, rv, rerr := referAndCheck(pctx, node, ou, service, &oatt)
 		ov = rv

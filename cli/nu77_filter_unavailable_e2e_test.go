@@ -9,24 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// copyExecutable copies the executable src to dst by a new file and a
-// rename, as an upgrade replaces a plugin binary (never in place).
-func copyExecutable(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := dst + ".new"
-	if err := os.WriteFile(tmp, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/airnode/airnode/internal/testbin"
+)
 
 // tester nu77 #3: a provider filter plugin whose restarts keep failing
 // (its binary replaced by one that exits at start, or by one that
@@ -49,7 +34,7 @@ func TestNu77FilterPluginFailingRestartsMakeTheNodeNotReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "plug3a")
-			copyExecutable(t, good, bin)
+			testbin.ReplaceFile(t, good, bin)
 			cfg := writeConfig(t, "plugins:\n  - {name: acme.plug3a, point: filter, command: "+bin+"}\n")
 			regDir := filepath.Join(dir, "reg")
 			p := serve(t, "127.0.0.1:0", regDir, "--config", cfg, "--metrics", "127.0.0.1:0")
@@ -62,7 +47,7 @@ func TestNu77FilterPluginFailingRestartsMakeTheNodeNotReady(t *testing.T) {
 			}
 			pid, _ := strconv.Atoi(m[2])
 
-			copyExecutable(t, tc.bad, bin)
+			testbin.ReplaceFile(t, tc.bad, bin)
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +63,7 @@ func TestNu77FilterPluginFailingRestartsMakeTheNodeNotReady(t *testing.T) {
 				t.Errorf("airnode health: exit %d, %q %q; want NOT_SERVING, exit 1", r.code, r.stdout, r.stderr)
 			}
 
-			copyExecutable(t, good, bin)
+			testbin.ReplaceFile(t, good, bin)
 			waitProbe(t, addr, "/ready", http.StatusOK, "serving", 20*time.Second)
 			waitProbe(t, addr, "/metrics", http.StatusOK, "\nairnode_ready 1", time.Second)
 			expectOK(t, call(t, nil, p.url("demo.Echo"), "Echo", "1"), "1")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/internal/testbin"
 )
 
 // exitsAtStart writes a plugin "binary" that exits 1 before its
@@ -105,7 +106,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 	dir := t.TempDir()
 	good := buildPlugin(t, "github.com/airnode/airnode/cli/testdata/filterplugin")
 	bin := filepath.Join(dir, "auth")
-	copyExecutable(t, good, bin)
+	testbin.ReplaceFile(t, good, bin)
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: "+bin+", required: true}\n")
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 
@@ -126,7 +127,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 		t.Fatal("bench did not start its filter plugin")
 	}
 	time.Sleep(2 * time.Second) // a second or more of calls through it
-	copyExecutable(t, exitsAtStart(t), bin)
+	testbin.ReplaceFile(t, exitsAtStart(t), bin)
 	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestNu77RequiredFilterPluginDownFailsBenchCallsUntilBack(t *testing.T) {
 			t.Fatalf("%d failed restarts logged in the 15 s after the plugin was killed, want 3", i)
 		}
 	}
-	copyExecutable(t, good, bin)
+	testbin.ReplaceFile(t, good, bin)
 	var back time.Time
 	select {
 	case <-pids:

@@ -1257,7 +1257,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		// (warmup.Effective; scenario W3): say so, not "-".
 		st.effective = warmup.Effective(min(weight, warmup.MaxWeight), wu.Milliseconds(), up.Milliseconds())
 		st.warmup = fmt.Sprintf("weight %d of %d: its clock is ahead of this host's", st.effective, weight)
-		st.warmupLeft = seconds(wu - up) // its warm-up starts when its timestamp passes
+		st.warmupLeft = warmupLeft(weight, wu, up) // its warm-up starts when its timestamp passes
 		return st
 	}
 	if wu <= 0 {
@@ -1274,7 +1274,7 @@ func describeProvider(p spi.URL, now time.Time) providerState {
 		st.warmup, st.warmupLeft = "done", seconds(0)
 		return st
 	}
-	st.warmupLeft = seconds(wu - up)
+	st.warmupLeft = warmupLeft(weight, wu, up)
 	weight = min(weight, warmup.MaxWeight) // as the balancers clamp it
 	eff := warmup.Effective(weight, wu.Milliseconds(), up.Milliseconds())
 	st.effective = eff
@@ -1296,6 +1296,14 @@ func longDuration(d time.Duration) string {
 	}
 	s := int64(d / time.Second)
 	return fmt.Sprintf("%dd%dh%dm%ds", s/86400, s/3600%24, s/60%60, s%60)
+}
+
+// warmupLeft is warmup.Left in seconds (seconds): the warm-up left of a
+// provider of weight and warm-up period wu, up since its timestamp, as
+// the consumers' /stats and airnode_consumer_provider_warmup_remaining_seconds
+// give it.
+func warmupLeft(weight int64, wu, up time.Duration) *float64 {
+	return seconds(time.Duration(warmup.Left(min(weight, warmup.MaxWeight), wu.Milliseconds(), up.Milliseconds())) * time.Millisecond)
 }
 
 // seconds returns d in seconds, to the millisecond, for registry ls --json.

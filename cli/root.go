@@ -150,16 +150,6 @@ func (a *app) keys() []string {
 	return kernel.KnownKeys(cat)
 }
 
-// durationKeys returns kernel.DurationKeys of this command line's
-// catalogs; nil when they cannot be built (the command reports why).
-func (a *app) durationKeys() map[string]string {
-	cat, err := a.newCatalogs()
-	if err != nil {
-		return nil
-	}
-	return kernel.DurationKeys(cat)
-}
-
 // ConfigFile returns the configuration file to read: --config if given,
 // else plugins.yaml when it exists in the working directory, else "" (no
 // file: defaults, environment and flags only).
@@ -344,10 +334,10 @@ Exit status:
 			// runApp restores the previous default when the command ends.
 			slog.SetDefault(l)
 			a.command = commandPath(cmd)
-			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))                      // AIRNODE_REGISTY, a typo: env.go
-			warnBareMillisEnv(a.environ(), a.keys(), a.durationKeys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_PROVIDER_TIMEOUT=5: 5 ms
-			warnBareMillisFlags(cmd, commandWarn(a.stderr, a.logFormat, commandPath(cmd)))                                   // bench --duration 30: 30 ms
-			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))                      // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP
+			warnUnknownEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTY, a typo: env.go
+			warnBareMillisEnv(a.environ(), commandWarn(a.stderr, a.logFormat, commandPath(cmd)))        // AIRNODE_SHUTDOWN_TIMEOUT=30: 30 ms (AIRNODE_PROVIDER_TIMEOUT=5: Export's warning)
+			warnBareMillisFlags(cmd, commandWarn(a.stderr, a.logFormat, commandPath(cmd)))              // bench --duration 30: 30 ms
+			warnIgnoredEnv(a.environ(), a.keys(), commandWarn(a.stderr, a.logFormat, commandPath(cmd))) // AIRNODE_REGISTRY=, AIRNODE_PROVIDER_TIMESTAMP
 			return nil
 		},
 	}

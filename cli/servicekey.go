@@ -206,9 +206,34 @@ func serviceArgsOrder(svc, method string) error {
 		return fmt.Errorf("SERVICE_URL %s: %s is not a service name: a service name (the interface) is a dotted path of letters, digits, \"_\", \"$\" and \"-\" (\"demo.Echo\", \"com.acme.EchoService\"), and the arguments come after METHOD; %s", quoteArg(svc), quoteArg(iface), serviceURLForms("call"))
 	}
 	if strings.Contains(method, ".") && !strings.Contains(iface, ".") && serviceName(method) {
-		return fmt.Errorf("METHOD %q holds a \".\" as a service name does, and SERVICE_URL %q none: did you swap SERVICE and METHOD? (call %s %s ...; %s)", method, svc, method, iface, serviceURLForms("call"))
+		meant := swappedServiceArg(svc, iface, method)
+		arg := meant
+		if strings.ContainsAny(arg, "?&*") {
+			arg = "'" + arg + "'" // the shell's
+		}
+		return fmt.Errorf("METHOD %q holds a \".\" as a service name does, and SERVICE_URL %q none: did you swap SERVICE and METHOD? did you mean service %q, method %q? (call %s %s ...; %s)",
+			method, svc, meant, iface, arg, iface, serviceURLForms("call"))
 	}
 	return nil
+}
+
+// swappedServiceArg is the SERVICE_URL svc, whose interface is iface,
+// with method in place of iface: its group, version and query kept
+// ("g/Echo:1.0?timeout=2s", "demo.Echo": "g/demo.Echo:1.0?timeout=2s").
+func swappedServiceArg(svc, iface, method string) string {
+	key, query, hasQuery := strings.Cut(svc, "?")
+	group, rest, hasGroup := strings.Cut(key, "/")
+	if !hasGroup {
+		group, rest = "", key
+	}
+	meant := method + strings.TrimPrefix(rest, iface)
+	if hasGroup {
+		meant = group + "/" + meant
+	}
+	if hasQuery {
+		meant += "?" + query
+	}
+	return meant
 }
 
 // serviceName reports whether s reads as a service's interface name: a

@@ -85,7 +85,13 @@ overloaded.
     ejected or not), ejected, weight_zero (its entry has weight 0),
     state (the table's STATE: available, weight0, ejected, or
     unavailable, which a provider with no usable connection is, ejected
-    or weight 0 or not)`,
+    or weight 0 or not), weight (its entry's), effective_weight (the
+    weight the balancers pick it with now: less while it warms up, 0 at
+    weight 0) and warmup_left_s (0 once warm), as registry ls --json
+    names them (the table's WEIGHT, "49/100" while warming, and WARM-UP)
+  provider_connections (a provider process; absent otherwise): transport
+    -> consumer connections served now (the table's "provider
+    connections:" line)`,
 		Args: argsRange(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
@@ -111,6 +117,9 @@ overloaded.
 				return err
 			}
 			if err := metrics.WriteRejected(a.stdout, rep.Counters); err != nil {
+				return err
+			}
+			if err := metrics.WriteConnections(a.stdout, rep.ProviderConnections); err != nil {
 				return err
 			}
 			if err := metrics.WriteProviders(a.stdout, rep.Providers); err != nil {

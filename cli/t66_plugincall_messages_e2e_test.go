@@ -31,7 +31,7 @@ func TestHungServicePluginCallSaysTheConsumersDeadline(t *testing.T) {
 	// the consumer's second less what passed before it was sent (999ms on
 	// a loaded machine).
 	consumer := `^SERVER_TIMEOUT: exchange: call hang\.Svc\.Hang to ` + regexp.QuoteMeta(p.addr) + ` timed out after 1(\.\d+)?s waiting for the response`
-	provider := `^SERVER_TIMEOUT: exchange: call hang\.Svc\.Hang timed out after (1s|9\d\d(\.\d+)?ms) on the provider \(the consumer's deadline passed while the method ran\)`
+	provider := `^SERVER_TIMEOUT: exchange: call hang\.Svc\.Hang timed out after (1s|9\d\d(\.\d+)?ms) on the provider \(the call's deadline passed while the method ran\)`
 	if !regexp.MustCompile(consumer).MatchString(r.stderr) && !regexp.MustCompile(provider).MatchString(r.stderr) {
 		t.Errorf("stderr %q; want the provider's or the consumer's SERVER_TIMEOUT of the call's second", r.stderr)
 	}

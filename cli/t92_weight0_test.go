@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,23 +24,8 @@ func TestT92_WeightZeroIsNotAvailable(t *testing.T) {
 	out0 := serve(t, "127.0.0.1:0", regDir, "-p", "weight=0")
 	warm := serve(t, "127.0.0.1:0", regDir)
 	maddr := freeAddr(t)
-	cmd := exec.Command(binary, "bench", "--registry", out0.reg, "demo.Echo", "--duration", "60s", "-c", "1", "--metrics", maddr)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	out, stop := benchWithMetrics(t, out0.reg, maddr)
+	defer stop()
 	value := func(body, re string) string {
 		if m := regexp.MustCompile(`(?m)^` + re + ` (\S+)$`).FindStringSubmatch(body); m != nil {
 			return m[1]

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/airnode/airnode/extensions/transport/smux"
 	"github.com/airnode/airnode/extensions/transport/tcp"
@@ -39,7 +40,12 @@ func otherTransport(u spi.URL) string {
 
 // overOtherTransport makes that retry when err, the first try's over u
 // (a direct address), is the first-ping close and u names no transport
-// (otherTransport), and ctx is not done: try connects over the URL it is
+// (otherTransport), and ctx, the call's (its deadline the call's
+// timeout, when it has one), is not done: when it was interrupted, err is
+// returned as is. When less of ctx's time is left than the first try
+// took (took: since it began to connect), the retry's connection, which
+// is likely to take as long, would start with no time for it: none is
+// started, and err is returned saying so (noTimeForRetry). try connects over the URL it is
 // given and reports whether its connection came up, and its own error
 // (nil, or the call's, which the provider answered). It returns the URL
 // that answered (u when there was no retry or the retry did not
@@ -48,10 +54,18 @@ func otherTransport(u spi.URL) string {
 // with what the retry met (retriedError). When the retry
 // connected it writes one warning line on stderr saying which transport
 // answered and how to skip the first try.
-func overOtherTransport(ctx context.Context, command string, u spi.URL, err error, try func(spi.URL) (bool, error), stderr io.Writer, logFormat string) (spi.URL, bool, error) {
+func overOtherTransport(ctx context.Context, took time.Duration, command string, u spi.URL, err error, try func(spi.URL) (bool, error), stderr io.Writer, logFormat string) (spi.URL, bool, error) {
 	other := otherTransport(u)
-	if err == nil || other == "" || !errors.Is(err, kernel.ErrClosedAtFirstPing) || ctx.Err() != nil {
+	if err == nil || other == "" || !errors.Is(err, kernel.ErrClosedAtFirstPing) {
 		return u, false, err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return u, false, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < took || ctx.Err() != nil {
+			return u, false, noTimeForRetry(err, u, other, took, max(left, 0))
+		}
 	}
 	ou := u.With("transport", other)
 	connected, rerr := try(ou)
@@ -75,6 +89,33 @@ func overOtherTransport(ctx context.Context, command string, u spi.URL, err erro
 // the first ping (TLS on the provider, or no airnode provider there) and
 // the tls keys to try. The chain (errors.Is, the provider) is err's.
 func retriedError(err error, u spi.URL, other string, rerr error) error {
+	return cutError(err, u, func(addr string) string {
+		if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
+			return fmt.Sprintf("%s closed the connection at its first ping over both transports, transport=%s (the retry) and transport=%s (the default): likely %s or not an airnode provider",
+				addr, other, smux.Name, tlsReason(u))
+		}
+		return fmt.Sprintf("%s failed over both transports: transport=%s (the retry): %v; transport=%s (the default): closed the connection at its first ping",
+			addr, other, rerr, smux.Name)
+	})
+}
+
+// noTimeForRetry is the first try's error err (the first-ping close of
+// the default transport at u, which took took) when only left remained
+// of the call's timeout, too little for a retry over transport other:
+// cut to one line in err's status saying so, with the likely causes and
+// what to try. The chain (errors.Is, the provider) is err's.
+func noTimeForRetry(err error, u spi.URL, other string, took, left time.Duration) error {
+	return cutError(err, u, func(addr string) string {
+		return fmt.Sprintf("%s closed the connection at its first ping over transport=%s (the default) after %v, and no time was left for a retry over transport=%s (%v of the call's timeout left, less than the first try took): likely a transport mismatch (try -p transport=%s) or %s or not an airnode provider",
+			addr, smux.Name, took.Round(time.Millisecond), other, left.Round(time.Millisecond), other, tlsReason(u))
+	})
+}
+
+// cutError returns err with its *spi.Error replaced by one line in its
+// status, text(addr), addr the provider it names, else u's address;
+// err itself when it holds no *spi.Error. The chain (errors.Is, the
+// provider) is err's.
+func cutError(err error, u spi.URL, text func(addr string) string) error {
 	var se *spi.Error
 	if !errors.As(err, &se) {
 		return err
@@ -83,14 +124,7 @@ func retriedError(err error, u spi.URL, other string, rerr error) error {
 	if se.Provider != "" {
 		addr = se.Provider
 	}
-	var short *spi.Error
-	if errors.Is(rerr, kernel.ErrClosedAtFirstPing) {
-		short = spi.Errorf(se.Status, "%s closed the connection at its first ping over both transports, transport=%s (the retry) and transport=%s (the default): likely %s or not an airnode provider",
-			addr, other, smux.Name, tlsReason(u))
-	} else {
-		short = spi.Errorf(se.Status, "%s failed over both transports: transport=%s (the retry): %v; transport=%s (the default): closed the connection at its first ping",
-			addr, other, rerr, smux.Name)
-	}
+	short := spi.Errorf(se.Status, "%s", text(addr))
 	short.Cause, short.Provider = err, se.Provider
 	return replaceError(err, se, short)
 }

@@ -827,6 +827,8 @@ type exportedService struct {
 	// the consumer's "token" attachment (and removes it); without one the
 	// attachment is dropped with the other reserved keys (dropReserved)
 	keepToken bool
+	// filtered: the chain has filters, and ends in a ranInvoker
+	filtered bool
 }
 
 // rejectedObserver is an optional interface of a provider filter: a call
@@ -848,7 +850,11 @@ type rejectedObserver interface {
 // provider chain, outermost first) around inv, mt's methods (nil for a
 // generic invoker, which serves pu's "methods").
 func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []spi.Filter) service {
-	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv)}
+	filtered := len(filters) > 0
+	if filtered {
+		inv = ranInvoker{inv} // so that serve tells a filter's refusal from the method's error
+	}
+	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv), filtered: filtered}
 	if tok, ok := pu.Param(spi.AttachmentToken); ok && tok != "" && tok != "false" {
 		s.keepToken = true
 	}
@@ -894,11 +900,62 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 		dropReserved(req.Attachments, s.keepToken)
 	}
 	res := s.decodeAndInvoke(pc, req)
-	if !pc.ctx.served && res.Err != nil && len(s.observers) > 0 {
+	if res.Err == nil {
+		return res
+	}
+	if !pc.ctx.served && len(s.observers) > 0 {
 		s.reportRejected(pc, req, res.Err)
+	}
+	if s.filtered && pc.ctx.served && !pc.ctx.ran.Load() {
+		res.Err = filterRefusal(s.key, req.Method, res.Err)
 	}
 	return res
 }
+
+// filterRefusal returns err, the error a provider filter answered a call
+// of service's method with before the method ran (it did not call next,
+// or its error came before), as the consumer is told it. An error
+// carrying an *spi.Error keeps it: the filter chose the status (the
+// token filter's BAD_REQUEST, a limit's SERVER_THREADPOOL_EXHAUSTED). A
+// plain error stays SERVICE_ERROR, the status Dubbo answers an exception
+// thrown in its provider's chain with (HeaderExchangeHandler), and the
+// one the method's own errors get (spi.MethodError): none of Dubbo's
+// statuses means "a filter refused the call" (BAD_REQUEST says the
+// request was malformed, SERVER_ERROR that the provider failed, and
+// SERVICE_NOT_FOUND or SERVER_THREADPOOL_EXHAUSTED would have failover run
+// it on another provider, whose filters likely refuse it too). So its
+// message says it: "kernel: shop.Cart.Add did not run: a provider filter
+// refused the call: <the filter's text>", where a method's error reads
+// "SERVICE_ERROR: <its text>". The filter's error stays the Cause, which
+// does not cross the wire.
+func filterRefusal(service, method string, err error) error {
+	if _, ok := errors.AsType[*spi.Error](err); ok {
+		return err
+	}
+	return &spi.Error{Status: spi.StatusServiceError, Cause: err,
+		Message: fmt.Sprintf("kernel: %s.%s did not run: a provider filter refused the call: %v", service, method, err)}
+}
+
+// ranInvoker is the end of a provider filter chain: it marks its call as
+// having reached the service's invoker (callCtx.ran) before invoking it,
+// so that serve tells an error of the method from one a filter answered
+// without calling it (filterRefusal).
+type ranInvoker struct{ spi.Invoker }
+
+func (r ranInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	c, ok := ctx.(*callCtx) // no filter wrapped the context: the usual case
+	if !ok {
+		c, _ = ctx.Value(ranKey{}).(*callCtx)
+	}
+	if c != nil {
+		c.ran.Store(true)
+	}
+	return r.Invoker.Invoke(ctx, inv)
+}
+
+// ranKey asks a provider call's context for its callCtx (ranInvoker),
+// through the contexts filters wrapped it in.
+type ranKey struct{}
 
 // dropReserved deletes from att, the attachments a request carried, every
 // key the kernel reserves (spi.ReservedAttachment, in any case: remote,
@@ -1326,6 +1383,7 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		s.exporting++
 		return s, nil
 	}
+	started, _ := pu.Int("timestamp", 0) // providerURL set it; the first service's is the server's start
 	s := &server{log: n.logger, transport: trb.Name(), first: pu, done: make(chan struct{}), drained: make(chan struct{}), services: map[string]service{}}
 	s.host, s.port = advertised(l.Addr(), pu.Host())
 	if s.port == 0 {
@@ -1341,6 +1399,8 @@ func (n *Node) serverFor(ctx context.Context, pu spi.URL) (*server, error) {
 		Hello: exchange.HeartbeatHello(hello), WarnOnce: &n.pool.warnOnce, MinPingInterval: minPing, MaxConcurrent: int(maxConc),
 		Direct: dispatcher == "direct", Adaptive: dispatcher == "adaptive", UnsentLimit: unsentLimit,
 		SmallAnswer: s.smallAnswer, ForeignOpening: n.foreignOpening(trb.Name()),
+		Connections: counters.ProviderConnections.For(trb.Name()),
+		Started:     started, // told to each consumer in its hello's answer: the warm-up of a process restarted on an address its old entry still holds
 	})
 	s.srv.LimitConnections(accepts)
 	if acceptsWarn != "" {
@@ -1639,6 +1699,10 @@ type callCtx struct {
 	// pooled that map's state (attPooled...): Value answers
 	// spi.IncomingAttachments from them (callCtx.incoming).
 	served bool
+	// ran says the call reached the end of its filter chain, the
+	// service's invoker (ranInvoker; only set when the service has
+	// filters); atomic: a filter may call next on another goroutine
+	ran    atomic.Bool
 	inv    *spi.Invocation
 	att    map[string]string
 	remote string
@@ -1687,7 +1751,7 @@ func (c *callCtx) Value(key any) any {
 		}
 	case servedKey:
 		return c.served
-	case spi.ResponseAttachmentsKey:
+	case spi.ResponseAttachmentsKey, ranKey:
 		return c
 	}
 	if c.s.abandoning.Load() {

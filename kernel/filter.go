@@ -28,6 +28,24 @@ func (f *filterInvoker) AvailabilityEpoch() *directory.Epoch {
 	return nil
 }
 
+// ProviderStarted forwards to the end of the chain (spi.ProviderStart);
+// 0 when it does not know.
+func (f *filterInvoker) ProviderStarted() int64 {
+	if p, ok := f.Invoker.(spi.ProviderStart); ok {
+		return p.ProviderStarted()
+	}
+	return 0
+}
+
+// StartChanges forwards to the end of the chain (spi.ProviderStart); nil
+// (never changes) when it does not know.
+func (f *filterInvoker) StartChanges() interface{ Load() uint64 } {
+	if p, ok := f.Invoker.(spi.ProviderStart); ok {
+		return p.StartChanges()
+	}
+	return nil
+}
+
 // connecting forwards to the end of the chain (see connector).
 func (f *filterInvoker) connecting() bool { return isConnecting(f.Invoker) }
 

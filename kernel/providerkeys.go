@@ -190,8 +190,9 @@ func (n *Node) warnProviderKeysNoEffect(u spi.URL, service string) {
 // Export warns of it: the key as written ("weight", "methods.Echo.weight"),
 // its value, and why it has no effect.
 type KeyNoEffect struct {
-	Key, Value string
-	Why        string // "each provider sets its own ..."
+	Key   string // the key as written: "weight", "methods.Echo.weight"
+	Value string // its value as written, unparsed ("" for an empty one)
+	Why   string // "each provider sets its own ..."
 }
 
 // ProviderKeysOnReference returns the weight, warmup and timestamp keys

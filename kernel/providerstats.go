@@ -50,6 +50,8 @@ func (n *Node) ReferenceKeys() []string {
 // providerStatsOf reads one provider invoker of the reference of service
 // key service, at now (spi.Mono()).
 func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.ProviderStats {
+	picked := inv // what the balancers pick from: its URL says their weight
+
 	for { // the per-provider filters (chain) around the remote invoker
 		f, ok := inv.(*filterInvoker)
 		if !ok {
@@ -57,7 +59,7 @@ func providerStatsOf(service string, inv spi.Invoker, now time.Duration) spi.Pro
 		}
 		inv = f.Invoker
 	}
-	ps := spi.ProviderStats{Service: service, Provider: inv.URL().Address(), Available: inv.Available()}
+	ps := spi.ProviderStats{Service: service, Provider: inv.URL().Address(), Available: inv.Available(), Invoker: picked}
 	ps.Connected = ps.Available // an invoker the kernel did not make: what it says
 	// weight 0 is in the entry, connected or not: no balancer picks it
 	// (a malformed weight is the default to the balancers, so not 0)

@@ -789,7 +789,14 @@ func markGeneric(ctx context.Context) context.Context {
 // the argument list, one element per parameter (nil or empty: none). With
 // the msgpack and json codecs a nil element arrives as its parameter's
 // zero value ("" for a string, as encoding/json's null does): a method
-// that must tell "absent" from "empty" takes a pointer. A reply that is
+// that must tell "absent" from "empty" takes a pointer. With protobuf a
+// nil element, untyped or a typed nil message ((*pb.T)(nil)), arrives as
+// a nil *pb.T (its GetX accessors read it as the empty message), and an
+// empty message as a non-nil one. A method's nil message result (it
+// returned nil, nil) reaches the caller without an error: a *pb.T reply
+// is reset to the empty message, which the caller cannot tell from an
+// empty result, and a **pb.T reply is set to nil, which it can (Invoke
+// returns nil). A reply that is
 // not a pointer, or a nil pointer, fails CLIENT_ERROR naming its type before anything is sent (json.Unmarshal's
 // InvalidUnmarshalError): the method does not run. After a failed call
 // reply may be partly filled: do not use it.
@@ -909,7 +916,7 @@ func (r *Reference) invoke(ctx context.Context, inv *spi.Invocation) (res spi.Re
 			// closed while the call looked for a provider: say why none was left
 			return spi.Result{Err: r.closedError()}
 		}
-		res.Err = r.failed(ctx, res.Err, res.ProviderAddr)
+		res.Err = r.failed(ctx, res.Err, inv.Method, res.ProviderAddr)
 	}
 	return res
 }
@@ -942,29 +949,37 @@ func (r *Reference) refuse(ctx context.Context, inv *spi.Invocation) error {
 	return nil
 }
 
-// failed returns err, a failed call's error from the provider at addr
-// ("" when none was called), with what the caller needs to read it: the
-// registry's near miss when no provider of the service is listed, ctx's
-// cause and deadline, the provider's address.
-func (r *Reference) failed(ctx context.Context, err error, addr string) error {
+// failed returns err, a failed call of method's error from the provider
+// at addr ("" when none was called), with what the caller needs to read
+// it: the registry's near miss when no provider of the service is
+// listed, ctx's cause and deadline, the provider's address. An error
+// carrying no *spi.Error (a consumer filter's, a cluster's or balancer's
+// plain error) becomes CLIENT_ERROR, the status spi.StatusOf gives it,
+// with its text and as its Cause: its text then starts with the status
+// as every other failure's does ("CLIENT_ERROR: quota exceeded").
+func (r *Reference) failed(ctx context.Context, err error, method, addr string) error {
+	if _, ok := errors.AsType[*spi.Error](err); !ok {
+		err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+	}
 	if spi.StatusOf(err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
-		err = r.withNearMiss(ctx, err)
+		err = r.withNearMiss(ctx, err, method)
 	}
 	return withProvider(ctxCause(ctx, deadlineCause(ctx, err)), addr)
 }
 
 // withNearMiss returns err, the "no provider available" of a reference
 // the registry lists no provider of, with what the registry lists instead
-// (directory.Directory.NearMiss: "; the registry lists no provider of
-// shop.Shopp; did you mean \"shop.Shop\"?"), a copy; err itself when
+// of it for a call of method (directory.Directory.NearMiss: "; the
+// registry lists no provider of shop.Shopp; did you mean \"shop.Shop\"?"),
+// a copy; err itself when
 // there is nothing to add or err is not an *spi.Error. The look-up is on
 // this error path only, bounded by directory.NearMissTimeout.
-func (r *Reference) withNearMiss(ctx context.Context, err error) error {
+func (r *Reference) withNearMiss(ctx context.Context, err error, method string) error {
 	e, ok := err.(*spi.Error)
 	if !ok {
 		return err
 	}
-	hint := r.dir.NearMiss(ctx)
+	hint := r.dir.NearMiss(ctx, method)
 	if hint == "" {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 // value, the kind of warning and why the key does nothing there, in
 // words a command can print after "K=V has no effect: ".
 type URLWarning struct {
-	Key, Value string
+	Key   string // the key as written: "retries", "methods.Echo.mock"
+	Value string // its value as written ("***" for kind "token")
 	// Kind says which check found it: "unread" (read by nothing of the
 	// node, UnreadKeys; Why gives the key meant if one is close), "registry" (a registry's key), "dubbo" (a Dubbo key
 	// airnode does not implement), "cluster", "loadbalance" and

@@ -62,8 +62,12 @@ type callConf struct {
 	timeout time.Duration
 	// from is where timeout came from when not from the reference's own
 	// URL (timeoutOrigin): "" or the provider's key, "Work.timeout". Read
-	// only when a call times out (withTimeoutOrigin).
+	// only when a call times out (withTimeoutBound).
 	from string
+	// key is the URL key that set timeout as written ("timeout",
+	// "methods.Work.timeout", "Work.timeout"), "" for DefaultTimeout.
+	// Read only when a call times out (withTimeoutBound).
+	key string
 }
 
 // newRemoteInvoker validates u's consumer keys and acquires its connections.
@@ -283,14 +287,15 @@ func resolveCall(cat *extension.Catalogs, u spi.URL, method string) (*callConf, 
 	if err != nil {
 		return nil, methodKeyError(sel, cat.Codec.Key(), err)
 	}
-	timeout := DefaultTimeout
+	c := &callConf{codec: codec, timeout: DefaultTimeout}
 	if v, key, ok := u.MethodParam(method, "timeout"); ok {
 		var want string
-		if timeout, want = parseTimeout(v); want != "" {
+		if c.timeout, want = parseTimeout(v); want != "" {
 			return nil, &spi.ParamError{Key: key, Value: v, Want: want}
 		}
+		c.key = key
 	}
-	return &callConf{codec: codec, timeout: timeout}, nil
+	return c, nil
 }
 
 // parseTimeout reads v, the value of the "timeout" URL key or of a
@@ -353,7 +358,7 @@ func (r *remoteInvoker) conf(method string) (*callConf, error) {
 	switch {
 	case err != nil:
 		v = spi.Errorf(spi.StatusClientError, "kernel: %v", err)
-	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout && c.from == r.base.from:
+	case c.codec.Name() == r.base.codec.Name() && c.timeout == r.base.timeout && c.from == r.base.from && c.key == r.base.key:
 		v = r.base
 	default:
 		v = c
@@ -414,8 +419,8 @@ func (r *remoteInvoker) invoke(ctx context.Context, inv *spi.Invocation, start t
 		return spi.Result{Err: err}
 	}
 	res := ch.InvokeFrom(ctx, cc.codec, inv, timeout, start)
-	if res.Err != nil && cc.from != "" {
-		res.Err = withTimeoutOrigin(res.Err, inv, cc)
+	if res.Err != nil {
+		res.Err = withTimeoutBound(ctx, res.Err, inv, cc, timeout, start)
 	}
 	return res
 }
@@ -438,25 +443,104 @@ func timeoutOrigin(u, own spi.URL, method string) string {
 	return key
 }
 
-// withTimeoutOrigin returns err, the error of a call of inv made with
-// settings cc, with where its timeout came from added when err is a
-// timeout (CLIENT_TIMEOUT or SERVER_TIMEOUT) of the timeout cc.from
-// names, not of the caller's "timeout" attachment: "... timed out after
-// 301ms (timeout 300ms: the provider's Work.timeout; give the reference
-// URL its own Work.timeout=... (airnode call: -p Work.timeout=...) or
-// the call its own timeout, a "timeout" attachment (airnode call:
-// --timeout), to choose yours)". Only a call's error path calls it.
-func withTimeoutOrigin(err error, inv *spi.Invocation, cc *callConf) error {
+// withTimeoutBound returns err, the error of an attempt of inv made with
+// settings cc and timeout (cc's, or the caller's "timeout" attachment)
+// from start (spi.Mono), with what ended it added when err is a timeout
+// (CLIENT_TIMEOUT or SERVER_TIMEOUT): the sooner of timeout and ctx's
+// deadline bounds an attempt, and "timed out after 1s" alone read to a
+// gRPC user as a 5 s ctx deadline ignored (tester98 #1). Only a call's
+// error path calls it.
+func withTimeoutBound(ctx context.Context, err error, inv *spi.Invocation, cc *callConf, timeout, start time.Duration) error {
 	e, ok := err.(*spi.Error)
 	if !ok || e.Status != spi.StatusClientTimeout && e.Status != spi.StatusServerTimeout {
 		return err
 	}
-	if _, attached := inv.Attachments[spi.AttachmentTimeout]; attached {
+	if bound := attemptBound(ctx, timeout, start); bound > 0 && spi.Mono()-start < bound/2 {
+		// back long before any bound ended the attempt: a method's own
+		// error with a timeout status (tester14 #8's joined error), which
+		// no bound of this call explains
 		return err
 	}
 	c := *e
-	c.Message += fmt.Sprintf(" (timeout %v: the provider's %s; give the reference URL its own %s=... (airnode call: -p %s=...) or the call its own timeout, a %q attachment (airnode call: --timeout), to choose yours)", cc.timeout, cc.from, cc.from, cc.from, spi.AttachmentTimeout)
+	c.Message += timeoutBound(ctx, inv, cc, timeout, start)
 	return &c
+}
+
+// attemptBound returns the sooner of timeout and what ctx's deadline left
+// when the attempt began at start (spi.Mono); 0 when neither bounds it.
+func attemptBound(ctx context.Context, timeout, start time.Duration) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return timeout
+	}
+	left := time.Until(d) + spi.Mono() - start
+	if timeout <= 0 || left < timeout {
+		return max(left, 0)
+	}
+	return timeout
+}
+
+// timeoutBound says, in parentheses after a space, which bound ended an
+// attempt (withTimeoutBound):
+//
+//   - the caller's ctx deadline, when it was sooner than timeout:
+//     " (ended by the caller's ctx deadline, 400ms after this attempt
+//     began; the timeout, 1s per attempt, was later)";
+//   - the timeout of the caller's "timeout" attachment;
+//   - the provider's timeout key (cc.from): which, and how to choose
+//     one's own: "(timeout 300ms: the provider's Work.timeout; give the
+//     reference URL its own Work.timeout=... (airnode call: -p
+//     Work.timeout=...) or the call its own timeout, a "timeout"
+//     attachment (airnode call: --timeout), to choose yours)";
+//   - the reference's timeout key, or its default when none is set, with
+//     the fix: " (ended by the timeout URL key's default, 1s per attempt
+//     (the reference sets no timeout), not by the caller's ctx deadline,
+//     5s after this attempt began: set timeout= above the time the method
+//     needs, e.g. timeout=5s, or per method methods.Slow.timeout=5s)".
+func timeoutBound(ctx context.Context, inv *spi.Invocation, cc *callConf, timeout, start time.Duration) string {
+	var left time.Duration // what ctx's deadline left when the attempt began
+	d, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		left = time.Until(d) + spi.Mono() - start
+		if left < timeout {
+			if left <= 0 {
+				return " (ended by the caller's ctx deadline, which had passed when this attempt began)"
+			}
+			return fmt.Sprintf(" (ended by the caller's ctx deadline, %v after this attempt began; the timeout, %v per attempt, was later)", roundMs(left), timeout)
+		}
+	}
+	ctxPart := "the caller's ctx has no deadline"
+	if hasDeadline {
+		ctxPart = fmt.Sprintf("not by the caller's ctx deadline, %v after this attempt began", roundMs(left))
+	}
+	if _, attached := inv.Attachments[spi.AttachmentTimeout]; attached {
+		return fmt.Sprintf(" (ended by this call's %q attachment, %v per attempt; %s)", spi.AttachmentTimeout, timeout, ctxPart)
+	}
+	if cc.from != "" {
+		return fmt.Sprintf(" (timeout %v: the provider's %s; give the reference URL its own %s=... (airnode call: -p %s=...) or the call its own timeout, a %q attachment (airnode call: --timeout), to choose yours)", cc.timeout, cc.from, cc.from, cc.from, spi.AttachmentTimeout)
+	}
+	// an example above the timeout: the ctx deadline's, else 5s or twice
+	// the timeout
+	eg := max(5*time.Second, 2*timeout).Round(time.Second)
+	if hasDeadline {
+		eg = ((left + time.Second - 1) / time.Second) * time.Second
+	}
+	perMethod := fmt.Sprintf("methods.%s.timeout", inv.Method)
+	switch cc.key {
+	case "":
+		return fmt.Sprintf(" (ended by the timeout URL key's default, %v per attempt (the reference sets no timeout), %s: set timeout= above the time the method needs, e.g. timeout=%v, or per method %s=%v)", timeout, ctxPart, eg, perMethod, eg)
+	case "timeout":
+		return fmt.Sprintf(" (ended by the URL key timeout=%v per attempt, %s: set it above the time the method needs, e.g. timeout=%v, or per method %s=%v)", timeout, ctxPart, eg, perMethod, eg)
+	}
+	return fmt.Sprintf(" (ended by the URL key %s=%v per attempt, %s: set it above the time the method needs, e.g. %s=%v)", cc.key, timeout, ctxPart, cc.key, eg)
+}
+
+// roundMs rounds d to the millisecond, or to the microsecond below one.
+func roundMs(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // pick returns the next ready connection in round-robin order, or the next
@@ -641,6 +725,36 @@ func (r *remoteInvoker) AvailabilityEpoch() *directory.Epoch {
 	return &r.pool.changed.epoch
 }
 
+// ProviderStarted returns the start its hello gave of the provider the
+// invoker's up channels reached (exchange.Channel.PeerStarted), the
+// latest of them, in ms since the epoch; 0 with none up or none said
+// (spi.ProviderStart: the warm-up of a process restarted on the address
+// of the entry the invoker was made from counts from it).
+func (r *remoteInvoker) ProviderStarted() int64 {
+	var started int64
+	for _, c := range r.conns {
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		if p, ok := st.ch.(interface{ PeerStarted() int64 }); ok {
+			started = max(started, p.PeerStarted())
+		}
+	}
+	return started
+}
+
+// StartChanges returns AvailabilityEpoch: a channel is published, and
+// the epoch bumped, after its first ping's answer gave the provider's
+// start (spi.ProviderStart). nil without a pool (tests): then the
+// balancers read ProviderStarted once per list.
+func (r *remoteInvoker) StartChanges() interface{ Load() uint64 } {
+	if e := r.AvailabilityEpoch(); e != nil {
+		return e
+	}
+	return nil
+}
+
 // bumpEpoch says Available may have changed (AvailabilityEpoch).
 func (r *remoteInvoker) bumpEpoch() {
 	if r.pool != nil {
@@ -707,3 +821,4 @@ func (r *remoteInvoker) Close() error {
 }
 
 var _ spi.Invoker = (*remoteInvoker)(nil)
+var _ spi.ProviderStart = (*remoteInvoker)(nil)

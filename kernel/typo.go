@@ -23,7 +23,10 @@ const UnreadKeyWords = "is not read by airnode or any extension of this node (a 
 // the node reads (UnreadKeys): Key as written ("shareconnections",
 // "methods.Echo.timout") and Meant, the known key it is likely a
 // misspelling of in the same form ("methods.Echo.timeout"), or "".
-type UnreadKey struct{ Key, Meant string }
+type UnreadKey struct {
+	Key   string // the key as written: "shareconnections", "methods.Echo.timout"
+	Meant string // the known key it likely misspells, in Key's form ("methods.Echo.timeout"); "" when none is close
+}
 
 // Words returns UnreadKeyWords with the did-you-mean when Meant is set:
 // `is not read by ... or a misspelling); did you mean "timeout"?`.
@@ -755,15 +758,6 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 	}
 	return out
 }
-
-// DurationKeys returns the URL keys that hold a duration for a node with
-// catalogs cat — the kernel's and its extensions', registries' left out
-// — each with its default as written ("1s"; "" when it has none or
-// derives from another key): what a bare number given for the key is
-// weighed against (spi.BareMillisWarning), as Export and Refer do for
-// the URL's keys and the command line does for AIRNODE_PROVIDER_<KEY>
-// and AIRNODE_CONSUMER_<KEY>.
-func DurationKeys(cat *extension.Catalogs) map[string]string { return durationKeys(cat) }
 
 // durationKeys returns the duration keys of a node with catalogs cat, each
 // with its default ("1s"; "" when it has none or derives from another

@@ -311,10 +311,10 @@ func (w *lateWindow) deadline(start time.Time) time.Time {
 // is the panicking goroutine's stack, for a log. Error says "kernel:
 // shutdown: registry \"mapreg\" Close panicked: boom".
 type StepPanicError struct {
-	Op    string
-	Step  string
-	Value any
-	Stack []byte
+	Op    string // the operation, as LeftRunningError.Op: "shutdown", "export SERVICE"
+	Step  string // the extension and its call, as LeftRunningError.Step
+	Value any    // what the extension passed to panic
+	Stack []byte // the panicking goroutine's stack (runtime/debug.Stack), for a log
 }
 
 // Error says "kernel: OP: STEP panicked: VALUE".
@@ -343,8 +343,8 @@ func (e *StepPanicError) Unwrap() error {
 // a provider's Register, WithRegisterTimeout; the consumer entry's
 // Unregister at Shutdown, 5 s) Ctx is nil and neither matches.
 type LeftRunningError struct {
-	Op     string
-	Step   string
+	Op     string        // the operation: "shutdown", "export SERVICE", "refer SERVICE", "unexport SERVICE"
+	Step   string        // the extension and its call: `registry "mapreg" Close`
 	Waited time.Duration // how long the caller waited for it
 	// Bound is the bound the kernel gave the call itself (a provider's
 	// Register: WithRegisterTimeout), when that ended the wait rather

@@ -59,6 +59,22 @@ func Release(v any) {
 	}
 }
 
+// Reserver is an optional interface of the writer a codec's encoder
+// writes to (Codec.NewEncoder's w) when that writer takes a bounded number
+// of bytes: the exchange's request body, bounded by the consumer's payload
+// limit. An encoder that knows how many bytes a value takes before it
+// encodes it (protobuf: proto.Size; a []byte's length) calls Reserve(n),
+// n the bytes it is about to write, first: an error means they would not
+// fit, and Encode returns it (wrapped) without encoding the value, so
+// that a body far over the limit fails in microseconds, not after being
+// encoded whole. Such a writer also fails a Write that would cross the
+// limit, with the same error, which stops an encoder that writes as it
+// goes; one that encodes into a buffer of its own first may skip
+// Reserve, at the cost of encoding the value.
+type Reserver interface {
+	Reserve(n int) error
+}
+
 // TypeMismatch is an optional interface of a Decode error: the value read
 // is of a kind the target's type cannot hold (an integer for a *string).
 // Got describes the value in a user's terms, "an integer (123)" or

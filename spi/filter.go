@@ -52,8 +52,14 @@ type FilterBuilder interface {
 // once per side, and its Build URL's "side" key says which
 // (FilterBuilder.Build).
 type Activation struct {
+	// Sides are the sides whose default chain the filter is in: Consumer,
+	// Provider, or both; empty: neither (only a "filter" key names it).
 	Sides []Side
-	Key   string
+	// Key, when set, is the URL key that must be present (with a value
+	// other than "false") for the filter to be activated; "": always.
+	Key string
+	// Order places the filter in its chain: lower runs first
+	// (outermost); filters of equal Order run in name order.
 	Order int
 	// PerProvider places a consumer filter below the cluster and the load
 	// balancer: the kernel builds it for each provider invoker from that
@@ -87,6 +93,15 @@ type Activation struct {
 // (kernel.AbandonedError). A filter that waits (a rate limiter, a remote
 // check) selects on ctx.Done() and returns a Result with an *Error
 // (StatusClientTimeout on the consumer) when ctx ends first.
+//
+// A filter's error chooses its status by carrying an *Error. A plain
+// error (none in its chain) is, on the consumer, CLIENT_ERROR with its
+// text ("CLIENT_ERROR: quota exceeded"; StatusOf gives the same). On the
+// provider it is SERVICE_ERROR, the status of the method's own errors
+// (and the one Dubbo answers a provider filter's exception with); when
+// the method did not run (next was not called) the message says so:
+// "SERVICE_ERROR: kernel: shop.Cart.Add did not run: a provider filter
+// refused the call: quota exceeded".
 type Filter interface {
 	Invoke(ctx context.Context, next Invoker, inv *Invocation) Result
 }

@@ -67,7 +67,7 @@ type Invocation struct {
 	// accesslog lines of both sides print them). 0 and "" on the consumer
 	// and for an invocation built by hand.
 	RequestID uint64
-	Local     string
+	Local     string // the provider's "host:port" on the request's connection (see RequestID)
 	// ConsumerApplication is, on the provider, the consumer's application
 	// name (its URL key "application"), which the consumer sends once per
 	// connection, in its first ping's hello: "" for a consumer that sent
@@ -149,7 +149,7 @@ type Result struct {
 	// request was made (no provider, a call refused on the consumer), and
 	// on the provider.
 	RequestID uint64
-	Local     string
+	Local     string // this consumer's "host:port" on the last attempt's connection (see RequestID)
 }
 
 // Invoker is anything that can invoke: a remote provider, a cluster over a

@@ -75,3 +75,27 @@ type ContextLoadBalance interface {
 	LoadBalance
 	SelectContext(ctx context.Context, invokers []Invoker, inv *Invocation) (Invoker, error)
 }
+
+// ProviderStart is an optional interface of an Invoker that knows, from
+// the provider itself, when the provider process its connection reached
+// started (the kernel's: the provider's hello, on each new connection).
+// That may be later than the "timestamp" of the registry entry the
+// invoker was made from: a provider restarted on the same address while
+// the registry is unreachable keeps its old entry in the consumer's
+// directory. The bundled balancers' warm-up (extensions/lb/warmup)
+// counts from the later of the two when the entry has a timestamp (an
+// entry without one stays warm).
+type ProviderStart interface {
+	// ProviderStarted returns the start the provider of the invoker's
+	// live connection gave, in ms since the epoch on the provider's
+	// clock (as the "timestamp" key); 0 when unknown: no connection up,
+	// or a provider that does not say. It must not block (a few atomic
+	// loads) and is called concurrently.
+	ProviderStarted() int64
+	// StartChanges returns a counter that moves after ProviderStarted's
+	// value may have changed (a connection came up), so that a balancer
+	// caching weights reads ProviderStarted again only then: the same
+	// counter for the invoker's life, possibly shared by many invokers
+	// (the kernel's: one per node). nil: the value never changes.
+	StartChanges() interface{ Load() uint64 }
+}

@@ -39,6 +39,14 @@ type ProviderStats struct {
 	// listed): no balancer picks it, so it is not Available, connected or
 	// not; calls by address still reach it.
 	WeightZero bool
+	// Invoker is the provider invoker the reference's balancers pick
+	// from (the directory's, filters included), for a reader that works
+	// out what they pick it with when it reads the row: the metrics
+	// filter's effective weight and warm-up left, from its URL's weight,
+	// warmup and timestamp keys (extensions/lb/warmup, the balancers'
+	// Weigher). Readers must not invoke it. nil when the kernel did not
+	// give it.
+	Invoker Invoker
 }
 
 // ProviderStatsUser is the optional interface of a FilterBuilder that

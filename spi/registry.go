@@ -86,6 +86,8 @@ var ErrNotWithdrawn = errors.New("registry: entry not withdrawn")
 // Register publishes.
 type RegistryReach int
 
+// The reaches a registry's Register has (RegistryReacher.Reach), widest
+// first.
 const (
 	// ReachShared: consumers of other processes find them (file: the
 	// processes of one machine; zookeeper: of every machine). The zero

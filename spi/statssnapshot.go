@@ -6,12 +6,16 @@ import "time"
 // can cross a process boundary (the plugin SDK sends it to a balancer that
 // runs in a plugin process).
 type StatsSnapshot struct {
-	Active, Total, Failed int64
+	Active int64 // calls in flight (Stats.Active)
+	Total  int64 // finished calls, failed ones included (Stats.Total)
+	Failed int64 // finished calls that failed (Stats.Failed)
 	// Elapsed is the summed duration of all finished calls.
 	Elapsed time.Duration
-	// MeanResponse and MeanCount are what MeanResponse returned.
+	// MeanResponse and MeanCount are what Stats.MeanResponse returned:
+	// the mean duration of the successful calls in the sliding window,
+	// and how many calls it is based on (0 and 0: none).
 	MeanResponse time.Duration
-	MeanCount    int64
+	MeanCount    int64 // the number of calls MeanResponse is the mean of
 	// OldestInFlight is what OldestInFlight returned (0: no call in
 	// flight).
 	OldestInFlight time.Duration

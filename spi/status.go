@@ -169,6 +169,14 @@ var (
 // retries it only for idempotent methods, as it does SERVER_TIMEOUT.
 var ErrRequestSent = errors.New("the request had been sent, so the provider may have run it")
 
+// ErrEncodeTimedOut is the Cause of the CLIENT_TIMEOUT of a call whose
+// request took the whole of its timeout to encode on the consumer (a body
+// of tens of MiB): nothing was sent, but encoding it again for another
+// provider would take as long, so the failover cluster does not retry it,
+// as it does not retry other failures of the consumer's own (a
+// SERIALIZATION_ERROR).
+var ErrEncodeTimedOut = errors.New("the request took the call's whole timeout to encode on the consumer")
+
 // ErrNotConnected is in the Cause chain of the CHANNEL_INACTIVE error of a
 // call to a provider this process cannot connect to (a failed dial, TLS
 // handshake or first ping): nothing was sent, and the kernel redials such

@@ -44,8 +44,8 @@ type URL struct {
 
 // HostPort is one host of a URL. Port 0 means the URL gave no port.
 type HostPort struct {
-	Host string
-	Port int
+	Host string // a name or an IP address, IPv6 without brackets; "" when the URL gave none
+	Port int    // 0 to 65535; 0: the URL gave none (or gave 0, "any port" for a listener)
 }
 
 // String renders host:port, bracketing IPv6 hosts; a zero Port is omitted.
@@ -642,9 +642,9 @@ func (e *ParamError) Error() string {
 // A command line that gave one of Keys with its value names where it did,
 // as for a *ParamError.
 type KeyError struct {
-	Keys   []string
-	Values []string
-	Msg    string
+	Keys   []string // the refused keys as written: "session.timeout", "methods.Ech.timeout"
+	Values []string // Keys' values as written, index by index ("" for an empty one)
+	Msg    string   // the whole refusal, what Error returns: the keys and what is allowed
 }
 
 // Error returns Msg.

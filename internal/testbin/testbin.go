@@ -51,3 +51,22 @@ func Main(m *testing.M, set func(dir string), pkgs ...string) {
 // otherwise sleeps 1 s as it exits, in the test's cleanup (races are
 // still reported). Append it to the child's cmd.Env.
 func NoExitSleep() string { return "GORACE=" + os.Getenv("GORACE") + " atexit_sleep_ms=0" }
+
+// ReplaceFile puts a copy of the file src at dst (mode 0755) the way an
+// upgrade replaces a binary: it writes dst+".new" and renames it over
+// dst, so dst is a new inode and never seen half written (a running
+// binary cannot be rewritten in place, only replaced). dst need not
+// exist. Any error fails the test (t.Fatal).
+func ReplaceFile(t testing.TB, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".new", dst); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,8 +28,8 @@ func TestAT_ConsumerEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Consumer; got["timeout"] != "2s" || got["retries"] != "1" || got["retry.tokens"] != "10" || got["loadbalance"] != "random" {
-		t.Errorf("Consumer = %v; want timeout 2s, retries 1 (environment over file), retry.tokens 10, loadbalance random (file)", got)
+	if got := cfg.Consumer; got["timeout"] != "2000" || got["retries"] != "1" || got["retry.tokens"] != "10" || got["loadbalance"] != "random" {
+		t.Errorf("Consumer = %v; want timeout 2000 (the variable's as written), retries 1 (environment over file), retry.tokens 10, loadbalance random (file)", got)
 	}
 	if cfg.Protocol["weight"] != "200" {
 		t.Errorf("Protocol = %v; want weight 200 from AIRNODE_PROVIDER_WEIGHT", cfg.Protocol)
@@ -38,8 +38,8 @@ func TestAT_ConsumerEnvironment(t *testing.T) {
 		t.Errorf("UnknownEnv = %v; want none", cfg.UnknownEnv)
 	}
 	u, added := cfg.ApplyReference(mustParse(t, "airnode:///shop.Orders?loadbalance=roundrobin"))
-	if got := u.ParamOr("timeout", ""); got != "2s" {
-		t.Errorf("timeout %q; want the environment's 2s", got)
+	if got := u.ParamOr("timeout", ""); got != "2000" {
+		t.Errorf("timeout %q; want the environment's 2000", got)
 	}
 	if got := u.ParamOr("retries", ""); got != "0" {
 		t.Errorf("retries %q; want the reference's 0 over the environment's", got)

@@ -320,6 +320,24 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// fileParams returns params without the keys of fromEnv (consumerEnv,
+// providerEnv): a variable's value is a URL's, checked by applyEnvKeys
+// and kept as written, where a bare number of milliseconds is allowed
+// (AIRNODE_CONSUMER_TIMEOUT=3000), so Validate after Load refuses only
+// the file's bare durations. params itself when fromEnv is empty.
+func fileParams(params, fromEnv map[string]string) map[string]string {
+	if len(fromEnv) == 0 {
+		return params
+	}
+	out := make(map[string]string, len(params))
+	for k, v := range params {
+		if _, env := fromEnv[k]; !env {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // problem is one invalid field: its path ("shutdown.wait",
 // "plugins[1].sha256") and what is wrong.
 type problem struct{ path, msg string }
@@ -347,10 +365,10 @@ func (c Config) problems() []problem {
 			bad("registry", "%v", err)
 		}
 	}
-	if err := checkParams(c.Protocol, true); err != nil {
+	if err := checkParams(fileParams(c.Protocol, c.providerEnv), true); err != nil {
 		bad("protocol", "%v", err)
 	}
-	if err := checkParams(c.Consumer, true); err != nil {
+	if err := checkParams(fileParams(c.Consumer, c.consumerEnv), true); err != nil {
 		bad("consumer", "%v", err)
 	}
 	if c.Shutdown.Timeout <= 0 {

@@ -298,12 +298,14 @@ func Load(src Source) (Config, error) {
 // the URL-key variables of environ (EnvKey through keys; an empty value
 // is ignored, and so is a key the kernel sets itself, AIRNODE_PROVIDER_<KEY>
 // of ProviderSetKeys, AIRNODE_CONSUMER_<KEY> of ConsumerSetKeys:
-// EnvWarnings says so). A kernel key's value is checked as a URL's (CheckParams:
-// a duration may be bare milliseconds, Dubbo's timeout=3000, kept as Go's
-// text, "3s"), each error naming the variable: `config: environment
+// EnvWarnings says so). A kernel key's value is checked as a URL's
+// (CheckParams: a duration may be bare milliseconds, Dubbo's
+// timeout=3000), each error naming the variable: `config: environment
 // AIRNODE_CONSUMER_TIMEOUT: invalid value "2x" for URL key "timeout":
-// want ...`. Extensions check their own keys at Refer and Export, as the
-// file's.
+// want ...`. The value is kept as written, a bare number too, so that the
+// URL shows what the kernel reads and Export and Refer warn of
+// AIRNODE_PROVIDER_TIMEOUT=5 as of -p timeout=5 ("timeout=5 is 5ms ...").
+// Extensions check their own keys at Refer and Export, as the file's.
 func (c *Config) applyEnvKeys(environ, keys []string) error {
 	var errs []error
 	for _, kv := range environ {
@@ -315,10 +317,6 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 		if err := CheckParams(map[string]string{key: v}); err != nil {
 			errs = append(errs, fmt.Errorf("config: environment %s: %w", name, err))
 			continue
-		}
-		if spec, ok := kernelKey(key, nil); ok && spec.Kind == KindDuration {
-			d, _ := spi.ParseDuration(v)
-			v = d.String()
 		}
 		if field == "consumer" {
 			c.Consumer[key] = v

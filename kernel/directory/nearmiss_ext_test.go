@@ -36,7 +36,7 @@ func TestNearMissLooksUpOnceForConcurrentCallers(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if h := d.NearMiss(context.Background()); h != "" {
+			if h := d.NearMiss(context.Background(), "Echo"); h != "" {
 				t.Errorf("NearMiss = %q with an unanswering registry, want \"\"", h)
 			}
 		})
@@ -46,7 +46,7 @@ func TestNearMissLooksUpOnceForConcurrentCallers(t *testing.T) {
 		t.Errorf("20 concurrent NearMiss took %v, want about one look-up (%v)", took.Round(time.Millisecond), directory.NearMissTimeout)
 	}
 	before := reg.calls.Load()
-	d.NearMiss(context.Background())
+	d.NearMiss(context.Background(), "Echo")
 	if n := reg.calls.Load(); n != 1 || before != 1 {
 		t.Errorf("registry asked %d then %d times, want once: a failed look-up is reused for a second too", before, n)
 	}

@@ -122,7 +122,8 @@ type Channel struct {
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
-	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application; a Direct provider: its answer to every ping (withDirect)
+	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application; provider: the answer to a ping with a hello, Options.Hello and Options.Started, and a Direct provider's answer to every ping (withDirect)
+	peerStarted    atomic.Int64           // consumer: the provider's start its hello gave (PeerStarted); 0: none
 	peerApp        atomic.Pointer[string] // provider: the consumer's application from its hello (learnApplication)
 	helloSent      atomic.Bool            // consumer: the hello went out with a ping
 	mismatchLogged atomic.Bool
@@ -282,8 +283,11 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Side == spi.Consumer && opts.Application != "" {
 		c.hello = withApplication(opts.Hello, opts.Application)
 	}
+	if opts.Side == spi.Provider && opts.Started > 0 {
+		c.hello = withStarted(opts.Hello, opts.Started)
+	}
 	if opts.Side == spi.Provider && opts.Direct {
-		c.hello = withDirect(opts.Hello) // the answer to every ping (read.go)
+		c.hello = withDirect(c.hello) // the answer to every ping (read.go)
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()

@@ -82,7 +82,11 @@
 // A consumer's hello also carries its application (Options.Application,
 // KeyHelloApplication), which the provider takes out of it: its records of
 // the channel carry consumer_application, and its requests
-// Request.Application.
+// Request.Application. A provider's answer also carries its start
+// (Options.Started, KeyHelloTimestamp), which the consumer takes out of
+// it (Channel.PeerStarted): the balancers' warm-up then counts from the
+// start of the process the connection reached, not from an older
+// registry entry's.
 // Liveness after timeouts: when a consumer call
 // fails SERVER_TIMEOUT and nothing at all has been read from the channel
 // since the call began, and Options.Heartbeat implements

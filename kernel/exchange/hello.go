@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -158,6 +159,55 @@ func withApplication(hello, app string) string {
 	return hello + "&" + kv
 }
 
+// KeyHelloTimestamp is the provider's hello key of its start, ms since
+// the epoch on its clock (Options.Started): "heartbeat.min.ping.interval=1s&timestamp=1764493200000",
+// the same value and meaning as its registry entry's "timestamp". A
+// provider adds it to its answer to every ping that carries a hello (a Go
+// consumer's first ping on each connection), so that the consumer learns
+// the start of the process it actually reached (Channel.PeerStarted),
+// also when its registry entry is an older process's on the same address.
+// Not a heartbeat key: a consumer takes it out of the hello it keeps
+// (PeerHeartbeat), and a hello that held only it counts as none there.
+// Consumers older than it ignore it, as any key of a hello they do not
+// know (docs/wire.md, The hello); one of them, against a provider whose
+// hello had no other key (its ping-flood guard off, no heartbeat keys),
+// now reads a hello meaning the default settings (idle), which that
+// provider runs.
+const KeyHelloTimestamp = "timestamp"
+
+// withStarted returns hello with KeyHelloTimestamp=ms appended.
+func withStarted(hello string, ms int64) string {
+	kv := KeyHelloTimestamp + "=" + strconv.FormatInt(ms, 10)
+	if hello == "" {
+		return kv
+	}
+	return hello + "&" + kv
+}
+
+// learnStarted takes the provider's start out of its hello u (consumer
+// side) and keeps it (PeerStarted) when it is a positive number of ms;
+// it returns u without the key.
+func (c *Channel) learnStarted(u spi.URL) spi.URL {
+	v, ok := u.Param(KeyHelloTimestamp)
+	if !ok {
+		return u
+	}
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+		c.peerStarted.Store(ms)
+	} else {
+		c.log().Warn("ignoring a malformed timestamp in the provider's hello: want ms since the epoch, above 0; its warm-up counts from its registry entry's timestamp",
+			"timestamp", shortHello([]byte(v)))
+	}
+	return u.Without(KeyHelloTimestamp)
+}
+
+// PeerStarted returns the provider's start, ms since the epoch on the
+// provider's clock, that its hello gave on this channel
+// (KeyHelloTimestamp); 0 before the answer to the first ping with a
+// hello, and for a provider that sends none (older than it). Consumer
+// side; one atomic load, safe for concurrent use.
+func (c *Channel) PeerStarted() int64 { return c.peerStarted.Load() }
+
 // log returns the channel's logger: on a provider, with
 // consumer_application once the consumer's hello named it.
 func (c *Channel) log() *slog.Logger { return c.logp.Load() }
@@ -205,6 +255,11 @@ func (c *Channel) learnHello(body []byte) {
 		c.learnApplication(app)
 		if u = u.Without(KeyHelloApplication); len(u.Keys()) == 0 {
 			return // no heartbeat keys: as an empty ping
+		}
+	}
+	if _, ok := u.Param(KeyHelloTimestamp); ok && c.opts.Side == spi.Consumer {
+		if u = c.learnStarted(u); len(u.Keys()) == 0 {
+			return // no heartbeat keys: as an empty answer
 		}
 	}
 	c.peerHello.Store(&u)

@@ -153,6 +153,7 @@ func (c *Channel) sendCall(ctx context.Context, cl *call, codec spi.Codec, inv *
 		return sent{}, nil, tooManyAttachments(inv)
 	}
 	f := getFrame()
+	f.limit = protocol.HeaderLen + int(c.payload) // encoding stops there (frameBuf.over); payload is at most protocol.MaxPayload
 	if err := encodeRequest(f, codec, inv, cl.timeout); err != nil || int64(len(f.b)-protocol.HeaderLen) > c.payload {
 		err = c.encodeFailed(inv, len(f.b)-protocol.HeaderLen, err)
 		putFrame(f)
@@ -211,18 +212,26 @@ func tooManyAttachments(inv *spi.Invocation) error {
 
 // encodeFailed is the SERIALIZATION_ERROR of inv's request: err, the
 // encoding's failure, or when nil its body of n bytes over the consumer's
-// payload limit.
+// payload limit; an err of the frame's limit (overLimit: encoding stopped
+// as the body crossed it) says so in the same words.
 func (c *Channel) encodeFailed(inv *spi.Invocation, n int, err error) error {
-	if err == nil {
+	var over *overLimit
+	switch {
+	case err == nil:
 		err = fmt.Errorf("request body %d bytes exceeds this consumer's payload limit %s (URL key payload; not sent)", n, protocol.FormatSize(c.payload))
+	case errors.As(err, &over):
+		err = fmt.Errorf("request body of at least %d bytes exceeds this consumer's payload limit %s (URL key payload; encoding stopped there, not sent)", over.body, protocol.FormatSize(c.payload))
 	}
 	return spi.Errorf(spi.StatusSerializationError, "exchange: call %s.%s: %v", inv.Service, inv.Method, err)
 }
 
 // encodeTimedOut is the CLIENT_TIMEOUT of a call whose frame of size
-// bytes took elapsed, its whole timeout, to encode.
+// bytes took elapsed, its whole timeout, to encode. Its Cause is
+// spi.ErrEncodeTimedOut: encoding it again for another provider would
+// time out again, so failover does not retry it.
 func (c *Channel) encodeTimedOut(inv *spi.Invocation, elapsed time.Duration, size int) error {
-	return spi.Errorf(spi.StatusClientTimeout, "exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, roundElapsed(elapsed), protocol.FormatSize(int64(size)))
+	return &spi.Error{Status: spi.StatusClientTimeout, Cause: spi.ErrEncodeTimedOut,
+		Message: fmt.Sprintf("exchange: call %s.%s to %s timed out after %v encoding its %s request (never sent)", inv.Service, inv.Method, c.remote, roundElapsed(elapsed), protocol.FormatSize(int64(size)))}
 }
 
 // closedError is the CHANNEL_INACTIVE of a call the dead channel did not

@@ -37,7 +37,7 @@ func TestProviderTimeoutInAFilterSaysTheMethodWasNotCalled(t *testing.T) {
 	if h.Status != spi.StatusServerTimeout {
 		t.Fatalf("answer %+v; want SERVER_TIMEOUT", h)
 	}
-	const want = `exchange: call demo.Echo.Echo timed out after 300ms on the provider (the consumer's deadline passed while filter "acme.stamp" ran; the method was not called)`
+	const want = `exchange: call demo.Echo.Echo timed out after 300ms on the provider (the call's deadline passed while filter "acme.stamp" ran; the method was not called)`
 	if !strings.Contains(string(body), want) {
 		t.Fatalf("answer %q; want it to hold %q", body, want)
 	}

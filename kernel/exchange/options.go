@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -81,6 +82,12 @@ type Options struct {
 	Heartbeat spi.Heartbeat                     // optional: Watch(ch) is called in NewChannel (must not block), stop() after the channel died
 	Logger    *slog.Logger                      // nil: slog.Default(); protocol violations are logged at Warn, ordinary closes at Info/Debug
 	OnClose   func(ch *Channel, reason string)  // optional: called once after the channel died and its goroutines exited
+	// Connections, optional (a Server's), is moved +1 when the Server
+	// starts serving a connection (its channel made) and -1 when that
+	// channel has finished (as Server.Connections counts them; refused
+	// connections are not counted): the kernel gives its transport's
+	// counters.ProviderConnections gauge (airnode_provider_connections).
+	Connections *counters.Gauge
 	// OnReadOnly, optional (consumer side), is called once, on the
 	// channel's reader, right after the provider's read-only or go-away
 	// event made ReadOnly true: the kernel's directories stop picking
@@ -128,6 +135,16 @@ type Options struct {
 	// channel then carry consumer_application=NAME, and its requests
 	// Request.Application. Provider side: unused.
 	Application string
+	// Started is the provider's start, in ms since the epoch on its own
+	// clock (the kernel gives the "timestamp" of the first service
+	// exported on the server, the one its registry entry carries). A
+	// provider answers a ping that carries a hello with its own hello and
+	// timestamp=Started (KeyHelloTimestamp), which the consumer keeps
+	// (Channel.PeerStarted): a process restarted on the address of an
+	// entry the consumer still lists (the registry unreachable) says on
+	// each new connection when it started. 0 sends none. Consumer side:
+	// unused.
+	Started int64
 	// WarnOnce, shared by the channels of one node, makes the heartbeat
 	// strategy mismatch a warning per peer rather than per channel: one
 	// line per provider address on a consumer, per consumer host on a

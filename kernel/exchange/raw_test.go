@@ -299,7 +299,7 @@ func TestPayloadLimits(t *testing.T) {
 			ctx := context.Background()
 			big := bytes.Repeat([]byte{'y'}, 10_000_000)
 			e := wantStatus(t, ch.Invoke(ctx, mpCodec{}, echoInv("Echo", big), 5*time.Second).Err, spi.StatusSerializationError)
-			if want := "exchange: call demo.Echo.Echo: request body 10000024 bytes exceeds this consumer's payload limit 8 MiB (URL key payload; not sent)"; e.Message != want {
+			if want := "exchange: call demo.Echo.Echo: request body of at least 10000024 bytes exceeds this consumer's payload limit 8 MiB (URL key payload; encoding stopped there, not sent)"; e.Message != want {
 				t.Fatalf("message %q", e.Message)
 			}
 			if st := ch.Stats(); st.FramesWritten != 0 || st.Pending != 0 {

@@ -748,6 +748,9 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 		answer = c.hello // with dispatcher=direct, also to an empty ping (KeyHelloDispatcher)
 	case len(body) > 0:
 		answer = c.opts.Hello
+		if c.opts.Side == spi.Provider {
+			answer = c.hello // with Options.Started
+		}
 	}
 	var fb [protocol.HeaderLen + 128]byte
 	f := append(fb[:protocol.HeaderLen], answer...)

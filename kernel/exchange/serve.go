@@ -172,15 +172,19 @@ func (c *Channel) handle(h protocol.Header, codec spi.Codec, body []byte, arrive
 		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (%s ran until %v before the consumer's deadline, when the provider gave up on it so that this answer reaches the consumer before its own timer; the method was not called)",
 			req.Service, req.Method, req.Timeout, deadlinePart(res.Err), gaveUpBefore(res.Err))
 	case res.Err != nil && errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil && c.ctx.Err() == nil:
-		// The consumer's deadline passed while serving: say so in the
+		// The call's deadline passed while serving: say so in the
 		// words of the consumer's own timer ("timed out after 300ms"),
 		// which the provider's answer may beat (tester75 #3), and where;
-		// answered without its result, so counted expired.
+		// answered without its result, so counted expired. "The call's",
+		// not "the consumer's": the deadline the consumer sent is the
+		// sooner of its timeout and its caller's ctx deadline, which this
+		// side cannot tell apart; a kernel consumer adds which it was
+		// (tester98 #1: "the consumer's deadline" read as the ctx's).
 		c.expired.Add(1)
-		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while %s)", req.Service, req.Method, req.Timeout, deadlineWhere(res.Err))
+		res.Err = spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the call's deadline passed while %s)", req.Service, req.Method, req.Timeout, deadlineWhere(res.Err))
 	case res.Err == nil && due != 0 && ended(res) >= due:
 		c.expired.Add(1)
-		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the method finished after the consumer's deadline; result not sent)", req.Service, req.Method, req.Timeout)}
+		res = spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the method finished after the call's deadline; result not sent)", req.Service, req.Method, req.Timeout)}
 	}
 	return res
 }
@@ -236,7 +240,7 @@ func methodEnded(err error) string {
 // of timeout passed while it waited (nanoseconds) for a worker.
 func (c *Channel) expiredWaiting(service, method string, timeout time.Duration, waited int64) spi.Result {
 	c.expired.Add(1)
-	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the consumer's deadline passed while the request waited %v for a worker; not run)",
+	return spi.Result{Err: spi.Errorf(spi.StatusServerTimeout, "exchange: call %s.%s timed out after %v on the provider (the call's deadline passed while the request waited %v for a worker; not run)",
 		service, method, timeout, time.Duration(waited).Round(time.Millisecond))}
 }
 

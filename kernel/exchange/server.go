@@ -189,6 +189,9 @@ func (s *Server) add(sess spi.Session) {
 	opts.OnClose = func(ch *Channel, reason string) {
 		s.mu.Lock()
 		delete(s.chans, ch)
+		if g := s.opts.Connections; g != nil {
+			g.Add(-1)
+		}
 		// A session Close or heartbeat stop that failed, whenever the
 		// channel closed (its peer's close, an Unexport's...): the next
 		// Shutdown reports it (StuckCalls).
@@ -211,6 +214,9 @@ func (s *Server) add(sess spi.Session) {
 	}
 	ch := newChannel(sess, opts, &s.inflight, s.pool, true)
 	s.chans[ch] = struct{}{}
+	if g := s.opts.Connections; g != nil {
+		g.Add(1)
+	}
 	if s.draining {
 		ch.sendDraining()
 	}

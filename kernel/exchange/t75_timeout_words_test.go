@@ -26,7 +26,7 @@ func TestT75_ProviderTimeoutReadsAsTheConsumers(t *testing.T) {
 	if h.Status != spi.StatusServerTimeout {
 		t.Fatalf("answer %+v; want SERVER_TIMEOUT", h)
 	}
-	const want = "exchange: call demo.Echo.Sleep timed out after 300ms on the provider (the consumer's deadline passed while the method ran)"
+	const want = "exchange: call demo.Echo.Sleep timed out after 300ms on the provider (the call's deadline passed while the method ran)"
 	if !strings.Contains(string(body), want) {
 		t.Fatalf("answer %q; want it to hold %q", body, want)
 	}

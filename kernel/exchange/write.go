@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"fmt"
 	"io"
 	"math/bits"
 	"runtime"
@@ -19,25 +20,75 @@ const ownStreamThreshold = 64 << 10
 
 // frameBuf is a growable frame under construction: HeaderLen bytes reserved
 // for the header, then the body the codec's encoder appends. It implements
-// io.Writer, io.ByteWriter and io.StringWriter so encoders need no adapter.
-type frameBuf struct{ b []byte }
+// io.Writer, io.ByteWriter and io.StringWriter so encoders need no adapter,
+// and spi.Reserver: with a limit (a request's: the consumer's payload
+// limit), a write or a reservation that would take b past it fails with
+// an *overLimit and appends nothing, so that encoding stops there.
+type frameBuf struct {
+	b     []byte
+	limit int // the most bytes b may hold, header included; 0: no limit
+}
 
-func (f *frameBuf) Write(p []byte) (int, error) { f.b = append(f.b, p...); return len(p), nil }
+func (f *frameBuf) Write(p []byte) (int, error) {
+	if f.limit > 0 && len(f.b)+len(p) > f.limit {
+		return 0, f.over(len(p))
+	}
+	f.b = append(f.b, p...)
+	return len(p), nil
+}
 
-func (f *frameBuf) WriteByte(c byte) error { f.b = append(f.b, c); return nil }
+func (f *frameBuf) WriteByte(c byte) error {
+	if f.limit > 0 && len(f.b) >= f.limit {
+		return f.over(1)
+	}
+	f.b = append(f.b, c)
+	return nil
+}
 
-func (f *frameBuf) WriteString(s string) (int, error) { f.b = append(f.b, s...); return len(s), nil }
+func (f *frameBuf) WriteString(s string) (int, error) {
+	if f.limit > 0 && len(f.b)+len(s) > f.limit {
+		return 0, f.over(len(s))
+	}
+	f.b = append(f.b, s...)
+	return len(s), nil
+}
+
+// Reserve fails, as a Write of n bytes would, when n more bytes would
+// take the frame past its limit (spi.Reserver: an encoder that knows a
+// value's size asks before encoding it).
+func (f *frameBuf) Reserve(n int) error {
+	if f.limit > 0 && len(f.b)+n > f.limit {
+		return f.over(n)
+	}
+	return nil
+}
+
+// over is the error of n more bytes that do not fit under f's limit.
+func (f *frameBuf) over(n int) error {
+	return &overLimit{body: len(f.b) + n - protocol.HeaderLen}
+}
+
+// overLimit is the failure of a write to a frame with a limit that would
+// have taken its body to body bytes, past the limit: encoding stopped
+// there (Channel.encodeFailed names the limit).
+type overLimit struct{ body int }
+
+func (e *overLimit) Error() string {
+	return fmt.Sprintf("request body of at least %d bytes is over the payload limit", e.body)
+}
 
 // maxPooledFrame caps the capacity of buffers returned to the pool, so one
 // 8 MiB frame does not pin 8 MiB per pooled buffer.
 const maxPooledFrame = 64 << 10
+
+var _ spi.Reserver = (*frameBuf)(nil)
 
 var framePool = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 512)} }}
 
 // getFrame returns a buffer with the header space reserved.
 func getFrame() *frameBuf {
 	f := framePool.Get().(*frameBuf)
-	f.b = f.b[:protocol.HeaderLen]
+	f.b, f.limit = f.b[:protocol.HeaderLen], 0
 	return f
 }
 

@@ -48,10 +48,12 @@ type PanicError struct {
 	Point  string // "loadbalance"
 	Name   string // extension name
 	Method string // "Build"
-	Value  any
-	Stack  []byte
+	Value  any    // what was passed to panic
+	Stack  []byte // the panicking goroutine's stack (runtime/debug.Stack)
 }
 
+// Error says `loadbalance "p2c": Build panicked: VALUE`; the stack is not
+// in it.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("%s %q: %s panicked: %v", e.Point, e.Name, e.Method, e.Value)
 }

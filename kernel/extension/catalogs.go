@@ -20,13 +20,13 @@ const (
 // Catalogs holds one catalog per extension point. The zero value is not
 // usable; call New.
 type Catalogs struct {
-	Transport   *Point[spi.TransportBuilder]
-	Registry    *Point[spi.RegistryBuilder] // selected by registry URL scheme
-	LoadBalance *Point[spi.LoadBalanceBuilder]
-	Codec       *Point[spi.Codec]
-	Heartbeat   *Point[spi.HeartbeatBuilder]
-	Cluster     *Point[spi.ClusterBuilder]
-	Filter      *Point[spi.FilterBuilder]
+	Transport   *Point[spi.TransportBuilder]   // URL key "transport", default "smux"
+	Registry    *Point[spi.RegistryBuilder]    // selected by registry URL scheme, default "file"
+	LoadBalance *Point[spi.LoadBalanceBuilder] // URL key "loadbalance", default "random"
+	Codec       *Point[spi.Codec]              // URL key "codec", default "msgpack"; also looked up by wire id (CodecByID)
+	Heartbeat   *Point[spi.HeartbeatBuilder]   // URL key "heartbeat", default "idle"; a bare number: idle with that interval in ms
+	Cluster     *Point[spi.ClusterBuilder]     // URL key "cluster", default "failover"
+	Filter      *Point[spi.FilterBuilder]      // URL key "filter" edits the activated set (ActivateFilters); no default
 }
 
 // New returns empty catalogs with airnode's defaults: transport smux,

@@ -11,16 +11,16 @@ import (
 
 // PointInfo describes one extension point for listings (airnode list).
 type PointInfo struct {
-	Name       string // "loadbalance"
-	Key        string // URL key that selects it; "" when chosen by scheme
-	Default    string // default extension, "" for filters
-	Extensions []ExtensionInfo
+	Name       string          // "loadbalance"
+	Key        string          // URL key that selects it; "" when chosen by scheme
+	Default    string          // default extension, "" for filters
+	Extensions []ExtensionInfo // every registered extension, sorted by name
 }
 
 // ExtensionInfo is one registered extension and where it comes from.
 type ExtensionInfo struct {
-	Name   string
-	Origin Origin
+	Name   string // the registered name: "roundrobin", "acme.p2c"
+	Origin Origin // Bundled, or the plugin binary's path
 	// Keys are the URL keys the extension declares it reads, in its own
 	// order (spi.KeyDescriber on the registered builder or codec; a
 	// plugin's are those its binary sent at start); nil when it declares
@@ -91,17 +91,20 @@ type Choice struct {
 
 // FilterChoice is the filter chain of one side for the service or a method.
 type FilterChoice struct {
-	Side   spi.Side
+	Side   spi.Side // the chain's side: spi.Consumer or spi.Provider
 	Method string   // "" for the service level
 	Names  []string // outermost first
 	Source string   // the "filter" key that edited the activated set, or "activated"
-	Err    error
+	// Err is why the chain cannot be built as the URL says: an unknown
+	// filter name (with its did-you-mean) or the Build errors of the
+	// filters in Names, joined; nil when every filter builds.
+	Err error
 }
 
 // Explanation is what Explain found for one URL.
 type Explanation struct {
-	URL     spi.URL
-	Methods []string
+	URL     spi.URL        // the URL explained, as given
+	Methods []string       // the methods explained besides the service level, as given (a copy)
 	Points  []Choice       // sorted by point, service level first, then methods in order
 	Filters []FilterChoice // consumer then provider; a method appears only where it differs
 }

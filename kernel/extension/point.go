@@ -452,12 +452,15 @@ func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 // point's MissHint: `... (available: ...); no configuration file was
 // read ...`).
 type UnknownError struct {
-	Point     string
-	Name      string
-	Available []string
-	Hint      string
+	Point     string   // the extension point: "loadbalance"
+	Name      string   // the name asked for, as given ("" included)
+	Available []string // every registered name of the point, sorted; empty when none is
+	Hint      string   // the point's MissHint, or its hint for a number meaning "off" (heartbeat=-1); "" for none
 }
 
+// Error renders the message described above: `unknown POINT "NAME"
+// (available: ...)`, or `(none registered)`, then the did-you-mean or
+// else the Hint.
 func (e *UnknownError) Error() string {
 	var b strings.Builder
 	if len(e.Available) == 0 {

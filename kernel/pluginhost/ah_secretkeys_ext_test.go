@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/sdk/pluginrpc"
@@ -24,7 +25,7 @@ import (
 // showed in printed URLs.
 func TestAHRedeclaredKeysAreClaimedAsAtRegistration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keyfilter")
-	copyFile(t, binary("keyfilter"), path)
+	testbin.ReplaceFile(t, binary("keyfilter"), path)
 	var log logbuf.Buffer
 	h, cat, err := startHostLogging(t, slog.New(slog.NewTextHandler(&log, nil)),
 		config.Plugin{Name: "acme.keys", Point: pluginrpc.PointFilter, Command: path})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
@@ -27,7 +28,7 @@ import (
 // Unimplemented, and the newer build's result was never seen.
 func TestFilterChainCapabilityFollowsTheRunningBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "switchfilter")
-	copyFile(t, binary("chainfilter"), path)
+	testbin.ReplaceFile(t, binary("chainfilter"), path)
 	h, cat, err := startHostWith(t, nil, config.Plugin{Name: "acme.switch", Point: pluginrpc.PointFilter, Command: path})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestFilterChainCapabilityFollowsTheRunningBuild(t *testing.T) {
 
 	// Replace the binary by the older build and hand over to it, calls
 	// running all along.
-	copyFile(t, binary("unaryfilter"), path)
+	testbin.ReplaceFile(t, binary("unaryfilter"), path)
 	old := info(t, h, "acme.switch").PID
 	var calls, failed atomic.Int64
 	var firstErr atomic.Value
@@ -98,7 +99,7 @@ func TestFilterChainCapabilityFollowsTheRunningBuild(t *testing.T) {
 
 	// Back to the build with Chain, by a restart after a kill (the old
 	// build asks for no handover).
-	copyFile(t, binary("chainfilter"), path)
+	testbin.ReplaceFile(t, binary("chainfilter"), path)
 	if err := syscall.Kill(unary.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 )
@@ -20,10 +21,10 @@ import (
 // the old process never exits by itself, nothing is restarted.
 func TestFailedHandoverRetriedWhenTheBinaryChanges(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "greeter")
-	copyFile(t, binary("greeter"), path)
+	testbin.ReplaceFile(t, binary("greeter"), path)
 	h, logs := logHost(t, nil, config.Plugin{Name: "greeter", Point: pluginhost.PointService, Command: path})
 	old := info(t, h, "greeter").PID
-	copyFile(t, binary("junk"), path)
+	testbin.ReplaceFile(t, binary("junk"), path)
 	asked := time.Now()
 	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestFailedHandoverRetriedWhenTheBinaryChanges(t *testing.T) {
 	if i := info(t, h, "greeter"); i.PID != old || i.State != pluginhost.StateRunning {
 		t.Fatalf("after the failed handover: %+v, want pid %d running", i, old)
 	}
-	copyFile(t, binary("greeter"), path)
+	testbin.ReplaceFile(t, binary("greeter"), path)
 	now := waitRunning(t, h, "greeter", old)
 	waitGone(t, old, 10*time.Second)
 	if took := time.Since(asked); took > 20*time.Second {

@@ -31,7 +31,12 @@
 // (stopped, frozen) is not restarted: calls that pass their deadline
 // without its answer are logged in a rate-bounded warning naming it, and
 // a liveness ping unanswered for DefaultUnresponsiveAfter marks it
-// Unresponsive (PluginInfo) until it answers one. A plugin that fails
+// Unresponsive (PluginInfo) until it answers one. A plugin whose process runs but
+// whose gRPC connection is broken (it closed its listener or stopped its
+// gRPC server: the liveness ping is refused, Unavailable, twice
+// BrokenRecheck apart) is killed by its PID, with a warning naming it and
+// the ping's error, and restarted as a process that exited, calls
+// meanwhile treated as while a dead one restarts. A plugin that fails
 // never takes the host down. Close stops every plugin (gracefully, then by force) and waits for
 // every goroutine the Host started. A Host is safe for concurrent use.
 package pluginhost

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 )
@@ -126,7 +127,7 @@ func TestFixbmWrongMagicCookieSaysRebuildWithTheSDK(t *testing.T) {
 func TestFixbmCommandHints(t *testing.T) {
 	dir := t.TempDir()
 	p2c := filepath.Join(dir, "p2c")
-	copyFile(t, binary("p2c"), p2c)
+	testbin.ReplaceFile(t, binary("p2c"), p2c)
 	home, err := os.UserHomeDir()
 	if err != nil {
 		t.Fatal(err)

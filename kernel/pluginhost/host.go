@@ -94,6 +94,7 @@ type Host struct {
 	closed  bool
 	// shuttingDown: ShuttingDown was called; handovers are not started
 	shuttingDown atomic.Bool
+	shutdown     chan struct{} // closed by ShuttingDown, as it sets shuttingDown
 	done         chan struct{} // closed by Close: supervisors stop restarting
 	wg           sync.WaitGroup
 
@@ -105,7 +106,7 @@ type Host struct {
 // Start launches them. Specs are assumed validated by config.Validate.
 func New(specs []config.Plugin, opts ...Option) *Host {
 	h := &Host{log: slog.Default(), configFile: "plugins.yaml", backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff, done: make(chan struct{}),
-		changed: make(chan struct{}), pingEvery: DefaultPingInterval, unresponsiveAfter: DefaultUnresponsiveAfter}
+		shutdown: make(chan struct{}), changed: make(chan struct{}), pingEvery: DefaultPingInterval, unresponsiveAfter: DefaultUnresponsiveAfter}
 	for _, o := range opts {
 		o(h)
 	}
@@ -433,7 +434,9 @@ func (h *Host) Close() error {
 // restarted. Idempotent; safe for concurrent use, and on a nil Host.
 func (h *Host) ShuttingDown() {
 	if h != nil {
-		h.shuttingDown.Store(true)
+		if h.shuttingDown.CompareAndSwap(false, true) {
+			close(h.shutdown)
+		}
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/airnode/airnode/sdk/pluginrpc"
 )
 
@@ -19,15 +22,27 @@ import (
 // the gRPC server): a slow method does not delay the ping. The host does
 // not kill or restart an unresponsive plugin; serve marks the services
 // that depend on it NOT_SERVING for airnode.Health.
+//
+// A ping that fails at once with gRPC's Unavailable (the host cannot
+// reach the process: it closed its listener or stopped its gRPC server,
+// its socket is gone) while the process lives is pinged again after
+// BrokenRecheck; when that fails the same way, the connection is
+// broken: the host warns (the plugin, its pid, the ping's error), kills
+// the process (its process group) by its PID and restarts it as it does a
+// process that exited, so within DefaultPingInterval + BrokenRecheck of
+// the break, plus the restart. Calls meanwhile are treated as while a
+// dead process restarts (a filter's wait for it, pluginrpc.RestartPending).
 const (
 	DefaultPingInterval      = time.Second
 	DefaultUnresponsiveAfter = 5 * time.Second
+	BrokenRecheck            = 200 * time.Millisecond
 )
 
 // WithLiveness sets how often the host pings a running plugin (every,
 // default DefaultPingInterval) and how long a ping may go unanswered
 // before the plugin is marked unresponsive (after, default
-// DefaultUnresponsiveAfter). after <= 0 turns the pings off.
+// DefaultUnresponsiveAfter). after <= 0 turns the pings off, and with
+// them the restart of a plugin whose connection broke (BrokenRecheck).
 func WithLiveness(every, after time.Duration) Option {
 	return func(h *Host) { h.pingEvery, h.unresponsiveAfter = every, after }
 }
@@ -41,7 +56,9 @@ const DeadlineLogInterval = 10 * time.Second
 // watchLiveness pings the process of client c (generation gen) until it
 // exits or the host closes, and marks the plugin unresponsive while a
 // ping goes unanswered for the host's bound, with a warning when it
-// begins and when it ends. Run by the host (spawn) beside supervise.
+// begins and when it ends; a ping refused as Unavailable twice,
+// BrokenRecheck apart, restarts it (restartBroken). Run by the host
+// (spawn) beside supervise.
 func (p *proc) watchLiveness(c *pluginrpc.Client, gen uint64, pid int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	watcher := make(chan struct{})
@@ -69,7 +86,8 @@ func (p *proc) watchLiveness(c *pluginrpc.Client, gen uint64, pid int) {
 	}
 	t := time.NewTimer(every)
 	defer t.Stop()
-	var silent time.Time // when the first unanswered ping was sent; zero while the plugin answers
+	var silent time.Time  // when the first unanswered ping was sent; zero while the plugin answers
+	var refused time.Time // when the first of pings refused in a row (Unavailable) was sent
 	for {
 		select {
 		case <-ctx.Done():
@@ -80,9 +98,20 @@ func (p *proc) watchLiveness(c *pluginrpc.Client, gen uint64, pid int) {
 		pctx, pcancel := context.WithTimeout(ctx, after)
 		err := c.Ping(pctx)
 		pcancel()
+		if status.Code(err) != codes.Unavailable {
+			refused = time.Time{}
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
+		case status.Code(err) == codes.Unavailable && refused.IsZero():
+			refused = sent
+			t.Reset(BrokenRecheck) // once may be a reconnection's moment
+			continue
+		case status.Code(err) == codes.Unavailable:
+			if p.restartBroken(c, gen, pid, err, time.Since(refused)) {
+				return // the process is killed: supervise restarts it, with a watcher of its own
+			}
 		case err == nil && !silent.IsZero():
 			p.mu.Lock()
 			if p.silentGen == gen {
@@ -108,6 +137,42 @@ func (p *proc) watchLiveness(c *pluginrpc.Client, gen uint64, pid int) {
 		}
 		t.Reset(every)
 	}
+}
+
+// restartBroken kills the process pid of generation gen, whose
+// connection is broken (err: a ping refused as Unavailable since for),
+// so that supervise restarts it as a process that exited, and reports
+// whether it did: not when the process has exited already (supervise's
+// own case), nor when it is no longer the plugin's running process or the
+// host closes. The plugin is marked restarting first, so that calls
+// wait for the next process as while a dead one restarts; supervise
+// says why it was killed (brokenWhy).
+func (p *proc) restartBroken(c *pluginrpc.Client, gen uint64, pid int, err error, since time.Duration) bool {
+	select {
+	case <-c.Done():
+		return false
+	default:
+	}
+	if processExited(pid) {
+		return false // its exit is on the way to supervise
+	}
+	p.mu.Lock()
+	if p.gen != gen || p.pid != pid || p.state != StateRunning || p.h.closing() {
+		p.mu.Unlock()
+		return false
+	}
+	cmd, tail := p.cmd, p.tail
+	why := "killed by the host: its gRPC connection was broken while it ran (" + status.Convert(err).Message() + ")"
+	p.brokenTail, p.brokenWhy = tail, why
+	p.setStateLocked(StateRestarting, why+"; restarting", nil)
+	p.mu.Unlock()
+	p.log.Warn("connection to the plugin is broken while its process runs (liveness pings refused: it closed its listener or stopped its gRPC server, or its socket is gone): killing the process to restart it",
+		"pid", pid, "err", status.Code(err).String()+": "+status.Convert(err).Message(), "broken_for", since.Round(time.Millisecond))
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+	killGroup(pid)
+	return true
 }
 
 // deadlineLog is the OnDeadline of a service or filter plugin's adapters

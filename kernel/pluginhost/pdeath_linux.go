@@ -41,3 +41,7 @@ func exitedUnreaped(pid int) bool {
 	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 	return err != nil || info.Signo != 0 // SIGCHLD when it exited; an error: nothing left to wait for
 }
+
+// processExited reports whether process pid, a child of the host, has
+// exited (exitedUnreaped), for restartBroken.
+func processExited(pid int) bool { return exitedUnreaped(pid) }

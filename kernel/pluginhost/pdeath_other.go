@@ -13,3 +13,7 @@ func killGroup(int) {}
 
 // exitedUnreaped reports false outside Linux: Kill does not wait there.
 func exitedUnreaped(int) bool { return true }
+
+// processExited reports false outside Linux: restartBroken counts on the
+// process's client (its Done) to tell an exit.
+func processExited(int) bool { return false }

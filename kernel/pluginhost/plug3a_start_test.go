@@ -3,9 +3,7 @@ package pluginhost_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/pluginhost"
 	"github.com/airnode/airnode/sdk/pluginrpc"
@@ -149,32 +148,6 @@ func TestPlug3aProtocolMismatchSaysWhichSideIsNewer(t *testing.T) {
 	}
 }
 
-// copyFile copies src to a new file dst with mode 0755, through a
-// temporary file renamed into place (an in-place upgrade: a running
-// binary cannot be rewritten, only replaced).
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	tmp := dst + ".new"
-	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A pinned binary replaced in place (an upgrade without updating
 // sha256), then the plugin exits: the restart is refused once, not
 // retried every backoff with "plugin exited" for a process that never
@@ -184,7 +157,7 @@ func copyFile(t *testing.T, src, dst string) {
 func TestPlug3aSHA256MismatchAtRestartWaitsForThePinnedBinary(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p2c")
-	copyFile(t, binary("p2c"), path)
+	testbin.ReplaceFile(t, binary("p2c"), path)
 	s := p2cSpec()
 	s.Command, s.SHA256 = path, fileSum(t, path)
 	logger, logs := debugLogger()
@@ -196,7 +169,7 @@ func TestPlug3aSHA256MismatchAtRestartWaitsForThePinnedBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := info(t, h, p2cName).PID
-	copyFile(t, binary("greeter"), path) // the "upgrade"
+	testbin.ReplaceFile(t, binary("greeter"), path) // the "upgrade"
 	upgraded := fileSum(t, path)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -230,7 +203,7 @@ func TestPlug3aSHA256MismatchAtRestartWaitsForThePinnedBinary(t *testing.T) {
 	if n := strings.Count(text, `msg="plugin running"`); n != 1 || strings.Contains(text, "restart failed") {
 		t.Fatalf("a process was started while the binary did not match (%d plugin running):\n%s", n, text)
 	}
-	copyFile(t, binary("p2c"), path) // the pinned binary is back
+	testbin.ReplaceFile(t, binary("p2c"), path) // the pinned binary is back
 	back := time.Now()
 	i = waitRunning(t, h, p2cName, pid)
 	t.Logf("running again %v after the pinned binary was put back (checks every 300ms)", time.Since(back).Round(time.Millisecond))

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		"github.com/airnode/airnode/cli/testdata/badmethods",
 		"github.com/airnode/airnode/cli/testdata/filterplugin",
 		"./testdata/junk", "./testdata/empty", "./testdata/host", "./testdata/versions", "./testdata/chatty", "./testdata/work", "./testdata/plug3a",
-		"./testdata/chainfilter", "./testdata/unaryfilter", "./testdata/keyfilter", "./testdata/keyfilter2", "./testdata/secretkeyfilter", "./testdata/argslb", "./testdata/noargslb")
+		"./testdata/chainfilter", "./testdata/unaryfilter", "./testdata/keyfilter", "./testdata/keyfilter2", "./testdata/secretkeyfilter", "./testdata/argslb", "./testdata/noargslb", "./testdata/cutoff")
 }
 
 func binary(name string) string { return filepath.Join(bin, name) }

@@ -91,6 +91,11 @@ type proc struct {
 	// generation silentGen was sent (watchLiveness); zero while it answers
 	silentSince time.Time
 	silentGen   uint64
+	// brokenWhy: why the host killed the process of brokenTail, whose
+	// connection broke while it ran (restartBroken), for supervise's
+	// warning and the restarting state's reason
+	brokenTail *startTail
+	brokenWhy  string
 	// deadlines is the OnDeadline of the plugin's service invokers and
 	// filters (its warn), one per plugin across its restarts; stopped by
 	// stop
@@ -822,6 +827,12 @@ func (p *proc) supervise(client *plugin.Client, cmd *exec.Cmd, c *pluginrpc.Clie
 			why = []any{"last_stderr", strings.Join(last, "\n")} // a line each, not Go's "[a b c]"
 		}
 	}
+	p.mu.Lock()
+	if p.brokenTail == tail {
+		status += " (" + p.brokenWhy + ")"
+		p.brokenTail = nil
+	}
+	p.mu.Unlock()
 	policy := p.spec.Restart
 	if policy == "" {
 		policy = config.RestartOnFailure
@@ -994,65 +1005,6 @@ func (p *proc) handover(old *startTail) {
 func (p *proc) launchCause(err error) string {
 	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("pluginhost: plugin %q (%s): ", p.spec.Name, p.path))
 	return strings.Join(strings.Fields(why), " ")
-}
-
-// binaryWatch is how often awaitBinaryChange looks at the plugin's binary.
-const binaryWatch = 200 * time.Millisecond
-
-// fileStamp identifies one version of a file: its identity (device and
-// inode, through os.SameFile), size and modification time. Its zero
-// value is a missing file.
-type fileStamp struct {
-	fi os.FileInfo
-}
-
-// binaryStamp returns path's fileStamp (the zero one when it cannot be
-// read).
-func binaryStamp(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{fi: fi}
-}
-
-// same reports whether s and o are the same version of a file.
-func (s fileStamp) same(o fileStamp) bool {
-	if s.fi == nil || o.fi == nil {
-		return s.fi == nil && o.fi == nil
-	}
-	return os.SameFile(s.fi, o.fi) && s.fi.Size() == o.fi.Size() && s.fi.ModTime().Equal(o.fi.ModTime()) && s.fi.Mode() == o.fi.Mode()
-}
-
-// awaitBinaryChange waits, after a failed handover from the process of
-// old, until the plugin's binary is no longer the version stamp (and
-// has stayed unchanged for one look, so that a file still being written
-// is not started), and reports true; false as soon as the process of old
-// is no longer the running one (it exited: the supervisor restarts it)
-// or the host closes or shuts down.
-func (p *proc) awaitBinaryChange(old *startTail, stamp fileStamp) bool {
-	var seen fileStamp
-	changed := false
-	for {
-		select {
-		case <-p.h.done:
-			return false
-		case <-time.After(binaryWatch):
-		}
-		p.mu.Lock()
-		running := p.tail == old && p.state == StateRunning
-		p.mu.Unlock()
-		if !running || p.h.shuttingDown.Load() {
-			return false
-		}
-		now := binaryStamp(p.path)
-		if now.fi != nil && !now.same(stamp) {
-			if changed && now.same(seen) {
-				return true
-			}
-			changed, seen = true, now
-		}
-	}
 }
 
 // drainHandedOver waits, up to handoverDrain, until the old process of a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
@@ -33,7 +34,7 @@ import (
 // first process's key, sides and order stayed until the host restarted.
 func TestFilterActivationFollowsTheRunningBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keyfilter")
-	copyFile(t, binary("keyfilter"), path)
+	testbin.ReplaceFile(t, binary("keyfilter"), path)
 	var log logbuf.Buffer
 	h, cat, err := startHostLogging(t, slog.New(slog.NewTextHandler(&log, nil)),
 		config.Plugin{Name: "acme.keys", Point: pluginrpc.PointFilter, Command: path})
@@ -107,7 +108,7 @@ func TestBalancerWithoutArgsFollowsTheRunningBuild(t *testing.T) {
 	} {
 		t.Run(tc.first+"_to_"+tc.then, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "argslb")
-			copyFile(t, binary(tc.first), path)
+			testbin.ReplaceFile(t, binary(tc.first), path)
 			var log logbuf.Buffer
 			h, cat, err := startHostLogging(t, slog.New(slog.NewTextHandler(&log, nil)),
 				config.Plugin{Name: "acme.args", Point: pluginrpc.PointLoadBalance, Command: path})
@@ -166,7 +167,7 @@ func TestBalancerWithoutArgsFollowsTheRunningBuild(t *testing.T) {
 // stayed until the host restarted.
 func TestPluginKeysFollowTheRunningBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "argslb")
-	copyFile(t, binary("argslb"), path)
+	testbin.ReplaceFile(t, binary("argslb"), path)
 	var log logbuf.Buffer
 	h, cat, err := startHostLogging(t, slog.New(slog.NewTextHandler(&log, nil)),
 		config.Plugin{Name: "acme.args", Point: pluginrpc.PointLoadBalance, Command: path})
@@ -224,7 +225,7 @@ func killIntoBrokenBuild(t *testing.T, h *pluginhost.Host, name, path string) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, script, path)
+	testbin.ReplaceFile(t, script, path)
 	pid := info(t, h, name).PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -244,7 +245,7 @@ func killIntoBrokenBuild(t *testing.T, h *pluginhost.Host, name, path string) {
 // running process: the host starts the new one, which takes over).
 func handOver(t *testing.T, h *pluginhost.Host, name, path, build string) {
 	t.Helper()
-	copyFile(t, binary(build), path)
+	testbin.ReplaceFile(t, binary(build), path)
 	old := info(t, h, name).PID
 	if err := syscall.Kill(old, syscall.SIGTERM); err != nil {
 		t.Fatal(err)

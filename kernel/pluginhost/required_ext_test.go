@@ -10,27 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/sdk/pluginrpc"
 	"github.com/airnode/airnode/spi"
 	"github.com/airnode/airnode/spi/spitest"
 )
-
-// replaceFile puts a copy of src at dst by a new file and a rename, as an
-// upgrade replaces a plugin binary.
-func replaceFile(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dst+".new", dst); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // tester nu77 #5: a consumer call through a required filter plugin
 // (plugins.yaml required: true) that is down — killed, its restarts
@@ -45,7 +30,7 @@ func replaceFile(t *testing.T, src, dst string) {
 func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good")
-	replaceFile(t, binary("filterplugin"), good)
+	testbin.ReplaceFile(t, binary("filterplugin"), good)
 	exits := filepath.Join(dir, "exits")
 	if err := os.WriteFile(exits, []byte("#!/bin/sh\necho 'auth: key file missing' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -63,7 +48,7 @@ func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "auth")
-			replaceFile(t, good, bin)
+			testbin.ReplaceFile(t, good, bin)
 			h, cat, err := startHost(t, config.Plugin{Name: "acme.auth", Point: pluginrpc.PointFilter, Command: bin, Required: tc.required})
 			if err != nil {
 				t.Fatal(err)
@@ -88,7 +73,7 @@ func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 				t.Fatalf("plugin up: %+v", r)
 			}
 
-			replaceFile(t, exits, bin) // its restarts fail until the good binary is back
+			testbin.ReplaceFile(t, exits, bin) // its restarts fail until the good binary is back
 			pid := info(t, h, "acme.auth").PID
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -127,7 +112,7 @@ func TestRequiredFilterPluginDownFailsConsumerCalls(t *testing.T) {
 				t.Fatalf("the rest of the chain ran %d times while the filter plugin was down", n)
 			}
 
-			replaceFile(t, good, bin)
+			testbin.ReplaceFile(t, good, bin)
 			waitRunning(t, h, "acme.auth", pid)
 			if r := invoke(); r.Err != nil || r.Value != "sent" {
 				t.Fatalf("plugin back: %+v", r)

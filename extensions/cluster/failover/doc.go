@@ -54,7 +54,9 @@
 //
 // Retried: connection errors before the request was written (dial errors),
 // CHANNEL_INACTIVE before the request was sent, CLIENT_TIMEOUT (never fully
-// written), and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
+// written; not one whose request took the whole timeout to encode,
+// spi.ErrEncodeTimedOut, which would time out encoding again anywhere),
+// and the provider's refusals SERVER_THREADPOOL_EXHAUSTED and
 // SERVICE_NOT_FOUND (the handler never ran; a kernel provider whose method
 // returned one of these statuses answers SERVICE_ERROR instead, since the
 // method did run). SERVER_TIMEOUT, SERVER_ERROR (the provider failed

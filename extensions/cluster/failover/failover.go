@@ -512,8 +512,14 @@ func Repeats(err error) bool {
 // unwell") and CHANNEL_INACTIVE after the request was sent
 // (spi.ErrRequestSent) count only when idempotent is true, as Dubbo's
 // failover retries them (it retries every non-business RpcException,
-// idempotent or not). Errors caused by the caller's context never do.
+// idempotent or not). Errors caused by the caller's context never do,
+// nor does a CLIENT_TIMEOUT whose request took the whole timeout to
+// encode (spi.ErrEncodeTimedOut): it would time out encoding again on
+// any provider, a failure of the consumer's own, as SERIALIZATION_ERROR.
 func Retryable(err error, idempotent bool) bool {
+	if errors.Is(err, spi.ErrEncodeTimedOut) {
+		return false
+	}
 	if clusterkit.DidNotRun(err) {
 		return true
 	}

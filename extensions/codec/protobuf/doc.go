@@ -21,6 +21,9 @@
 // carries it. Any other Go type (a struct
 // that is no message, a typed slice or map) is refused at Encode with an
 // *spi.Error of status SERIALIZATION_ERROR naming the type.
+// A nil value, untyped or a typed nil message, is carried as KindNil:
+// read into a message it resets it (the empty message, no error), into a
+// pointer to a message pointer (a method's *pb.T parameter) it sets nil.
 // A message read into *any is resolved by its full name in
 // protoregistry.GlobalTypes, so its Go package must be linked in: the
 // well-known types (wrapperspb, structpb, timestamppb, ...) always are.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
@@ -69,6 +70,7 @@ func (Codec) ID() uint8 { return ID }
 func (Codec) NewEncoder(w io.Writer) spi.Encoder {
 	e := encoders.Get().(*Encoder)
 	e.w = w
+	e.r, _ = w.(spi.Reserver)
 	return e
 }
 
@@ -112,7 +114,8 @@ var decoders = sync.Pool{New: func() any { return new(Decoder) }}
 // Encoder writes values.
 type Encoder struct {
 	w   io.Writer
-	buf []byte // one value, reused
+	r   spi.Reserver // w when it is one (a request body under a payload limit), else nil
+	buf []byte       // one value, reused
 }
 
 // Release drops e's writer and returns e to the pool; e must not be used
@@ -121,7 +124,7 @@ func (e *Encoder) Release() {
 	if e.w == nil {
 		return
 	}
-	e.w = nil
+	e.w, e.r = nil, nil
 	if cap(e.buf) > maxPooledScratch {
 		e.buf = make([]byte, 0, 256)
 	}
@@ -135,12 +138,17 @@ func (e *Encoder) Release() {
 // google.protobuf.Struct holding itself: "encountered a cycle via
 // google.protobuf.Struct") or nests more than 10000 messages, which
 // proto.Marshal would recurse into until a fatal stack overflow (see
-// extensions/codec/internal/protocycle).
+// extensions/codec/internal/protocycle). When the writer is an
+// spi.Reserver (the exchange's request body, bounded by the payload
+// limit), a message, []byte or string is sized first (proto.Size, its
+// length) and one that does not fit is refused with the writer's error,
+// unencoded: a 64 MiB message over an 8 MiB limit took 1.5 s to encode
+// before the exchange refused it.
 func (e *Encoder) Encode(v any) error {
 	if e.w == nil {
 		return spi.Errorf(spi.StatusSerializationError, "protobuf: encode %T: %w", v, errReleased)
 	}
-	b, err := appendValue(e.buf[:0], v)
+	b, err := appendValue(e.buf[:0], v, e.r)
 	if err != nil {
 		return err
 	}
@@ -151,7 +159,10 @@ func (e *Encoder) Encode(v any) error {
 	return nil
 }
 
-func appendValue(b []byte, v any) ([]byte, error) {
+// appendValue appends v's encoding to b; r, when not nil, is asked for
+// the room of a message, []byte or string before it is encoded (b then
+// holds only v's bytes so far: Encode writes each value at once).
+func appendValue(b []byte, v any, r spi.Reserver) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(b, byte(KindNil)), nil
@@ -168,7 +179,13 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
 		opts := proto.MarshalOptions{UseCachedSize: true}
-		b = binary.AppendUvarint(b, uint64(opts.Size(v)))
+		size := opts.Size(v)
+		b = binary.AppendUvarint(b, uint64(size))
+		if r != nil {
+			if err := r.Reserve(len(b) + size); err != nil {
+				return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode %s: %w", name, err)
+			}
+		}
 		b, err := opts.MarshalAppend(b, v)
 		if err != nil {
 			return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode %s: %w", name, err)
@@ -180,8 +197,14 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, byte(KindFalse)), nil
 	case string:
+		if err := reserveBytes(r, len(v)); err != nil {
+			return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode string: %w", err)
+		}
 		return appendBytes(append(b, byte(KindString)), v), nil
 	case []byte:
+		if err := reserveBytes(r, len(v)); err != nil {
+			return nil, spi.Errorf(spi.StatusSerializationError, "protobuf: encode []byte: %w", err)
+		}
 		return appendBytes(append(b, byte(KindBytes)), v), nil
 	case int:
 		return appendInt(b, int64(v)), nil
@@ -298,6 +321,15 @@ func (j jsonNotSent) Error() string {
 func (j jsonNotSent) ResultMessage() string {
 	return "protobuf: the method returned a JSON object or array (" + string(j) + "), which is not sent under codec=protobuf (consumers of earlier builds cannot read it): " +
 		"return a proto message for it (structpb.Struct, structpb.ListValue, or a generated type), or the caller sets the URL key codec=json or msgpack, which carry it"
+}
+
+// reserveBytes asks r (nil: nothing to ask) for the room of a string or
+// []byte of n bytes: its kind byte, length and bytes.
+func reserveBytes(r spi.Reserver, n int) error {
+	if r == nil {
+		return nil
+	}
+	return r.Reserve(1 + (bits.Len64(uint64(n)|1)+6)/7 + n) // uvarint: 7 bits a byte
 }
 
 func appendBytes[T string | []byte](b []byte, s T) []byte {

@@ -55,12 +55,18 @@
 // kernel.NewNode hands it the node's ProviderStats; nothing is recorded
 // per call for it): airnode_consumer_provider_{calls,failures}_total
 // (failures also labelled status), _in_flight, _mean_response_seconds,
-// _available and _ejected, labelled
+// _available, _ejected, _weight (the balancers' effective weight, warm-up
+// applied, from extensions/lb/warmup) and _warmup_remaining_seconds, labelled
 // service and provider (host:port), one series per provider of the
 // directory, gone when the provider leaves it; /stats has them in
 // "providers" and WriteProviders prints them. A method row's
 // RecentFailures (FAIL/10s) is its failures per second over RateWindow,
 // next to the lifetime FailuresByStatus.
+//
+// On a provider, airnode_provider_connections{transport} is the consumer
+// connections the process serves now (internal/counters
+// ProviderConnections, read when scraped); /stats has it in
+// "provider_connections".
 //
 // Everything here is safe for concurrent use. A Registry keeps at most
 // MaxSeries (1000) method series; calls of further methods are folded into the

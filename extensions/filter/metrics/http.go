@@ -69,6 +69,11 @@ type StatsReport struct {
 	// provider address (Registry.Providers); omitted on a node with no
 	// references.
 	Providers []ProviderStats `json:"providers,omitempty"`
+	// ProviderConnections are the consumer connections the process's
+	// providers serve now, by transport name ("smux": 3;
+	// airnode_provider_connections); omitted in a process with no
+	// provider.
+	ProviderConnections map[string]int64 `json:"provider_connections,omitempty"`
 }
 
 // Report returns the registry's rows and the process-wide counters.
@@ -77,7 +82,7 @@ func (r *Registry) Report() StatsReport {
 	if m == nil {
 		m = []MethodStats{}
 	}
-	return StatsReport{Methods: m, Counters: Counters(), Providers: r.Providers()}
+	return StatsReport{Methods: m, Counters: Counters(), Providers: r.Providers(), ProviderConnections: ProviderConnections()}
 }
 
 // StatsHandler serves Report as JSON, or as a text table with
@@ -99,6 +104,7 @@ func (r *Registry) statsHandler(report func() StatsReport) http.Handler {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = WriteTable(w, rep.Methods)
 			_ = WriteRejected(w, rep.Counters)
+			_ = WriteConnections(w, rep.ProviderConnections)
 			_ = WriteProviders(w, rep.Providers)
 			if rep.Health != nil {
 				_ = WriteHealth(w, *rep.Health)
@@ -372,4 +378,33 @@ func fetchError(addr string, err error, answerless bool, waited time.Duration) e
 			addr, addr, waited.Round(100*time.Millisecond), err)
 	}
 	return fmt.Errorf("metrics: stats from %s: %w (give the address of serve --metrics, not the RPC port)", addr, err)
+}
+
+// WriteConnections prints, when conns holds any (a provider process),
+// one line of the consumer connections its providers serve now, with
+// each transport's when it has several:
+//
+//	provider connections: 3
+//	provider connections: 5 (smux 3, tcp 2)
+func WriteConnections(w io.Writer, conns map[string]int64) error {
+	if len(conns) == 0 {
+		return nil
+	}
+	var total int64
+	names := make([]string, 0, len(conns))
+	for name, n := range conns {
+		total += n
+		names = append(names, name)
+	}
+	line := fmt.Sprintf("provider connections: %d", total)
+	if len(names) > 1 {
+		slices.Sort(names)
+		parts := make([]string, len(names))
+		for i, name := range names {
+			parts[i] = fmt.Sprintf("%s %d", name, conns[name])
+		}
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
 }

@@ -55,6 +55,19 @@ type ProviderStats struct {
 	Connected  bool `json:"connected"`
 	Ejected    bool `json:"ejected"`
 	WeightZero bool `json:"weight_zero"`
+	// Weight is the provider's configured weight (its entry's weight
+	// key; 100 when absent or malformed, clamped as the balancers clamp
+	// it), EffectiveWeight the weight the balancers pick it with when the
+	// row is read: Weight once warm, less (at least 1) while it warms up,
+	// 0 at weight 0, whatever its connection or ejection; WarmupLeftSec
+	// the seconds of warm-up left (0 once warm, with warmup=0, weight 0 or
+	// no timestamp). All three come from extensions/lb/warmup
+	// (Weigher.Progress: warmup.Effective and warmup.Left, what the
+	// balancers and registry ls compute), with registry ls --json's
+	// names; 0 in a row from a node that predates them.
+	Weight          int64   `json:"weight"`
+	EffectiveWeight int64   `json:"effective_weight"`
+	WarmupLeftSec   float64 `json:"warmup_left_s"`
 }
 
 // MarshalJSON writes p as its fields' tags say, and "state" (State: what
@@ -95,6 +108,10 @@ var (
 		"1 while the consumer may pick the provider (connected, not draining, not ejected, weight above 0: warming up counts), else 0.", providerLabels, nil)
 	providersDesc = prometheus.NewDesc("airnode_consumer_providers",
 		"Providers the registry lists for each reference of this consumer, by state: available (the consumer may pick it), unavailable (connecting, reconnecting, draining: no usable connection, ejected or not), weight0 (connected, and its entry has weight 0: taken out of rotation, no balancer picks it), ejected (connected, and outlier detection keeps it out of the picks); all four 0 while none is listed, so sum by (service) == 0 alerts, and state=\"available\" == 0 when none can be called.", []string{"service", "state"}, nil)
+	providerWeightDesc = prometheus.NewDesc("airnode_consumer_provider_weight",
+		"The weight the consumer's balancers pick the provider with now: its configured weight once warm, less (at least 1) while it warms up (warmup key: weight x uptime / warmup), 0 at weight 0; whatever its connection or ejection (airnode_consumer_provider_available says whether it is picked at all).", providerLabels, nil)
+	providerWarmupDesc = prometheus.NewDesc("airnode_consumer_provider_warmup_remaining_seconds",
+		"Seconds of warm-up the provider has left (its weight ramps up until then), 0 once warm, with warmup=0, at weight 0 or without a timestamp.", providerLabels, nil)
 	providerEjectedDesc = prometheus.NewDesc("airnode_consumer_provider_ejected",
 		"1 while outlier detection keeps the provider out of the consumer's picks (outlier.consecutive failures in a row), else 0, whether or not it is connected (airnode_consumer_providers{state} says which: a provider with no usable connection is unavailable).", providerLabels, nil)
 )
@@ -235,6 +252,7 @@ func (p ProviderStats) State() string {
 // then provider; nil when no node using it has references.
 func (r *Registry) Providers() []ProviderStats {
 	lists := r.providers.all()
+	now := r.weigher.Now()
 	type key struct{ service, provider string }
 	rows := map[key]*ProviderStats{}
 	means := map[key][2]float64{} // summed mean × calls, calls: the mean over every entry's window
@@ -259,6 +277,12 @@ func (r *Registry) Providers() []ProviderStats {
 			row.Connected = row.Connected || p.Connected
 			row.Ejected = row.Ejected || p.Ejected
 			row.WeightZero = row.WeightZero || p.WeightZero
+			if p.Invoker != nil {
+				// one URL per provider address and service: the highest, should two references see two
+				weight, eff, left := r.weigher.Progress(p.Invoker, now)
+				row.Weight, row.EffectiveWeight = max(row.Weight, weight), max(row.EffectiveWeight, eff)
+				row.WarmupLeftSec = max(row.WarmupLeftSec, float64(left)/1000)
+			}
 			if n := p.Stats.MeanCount; n > 0 {
 				m := means[k]
 				means[k] = [2]float64{m[0] + float64(p.Stats.MeanResponse)*float64(n), m[1] + float64(n)}
@@ -286,10 +310,10 @@ func (r *Registry) Providers() []ProviderStats {
 // provider that leaves the directory leaves the families.
 type providerCollector struct{ r *Registry }
 
-// Describe sends the seven descriptors.
+// Describe sends the nine descriptors.
 func (c providerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{providerCallsDesc, providerFailuresDesc, providerInFlightDesc,
-		providerMeanDesc, providerAvailableDesc, providerEjectedDesc, providersDesc} {
+		providerMeanDesc, providerAvailableDesc, providerEjectedDesc, providerWeightDesc, providerWarmupDesc, providersDesc} {
 		ch <- d
 	}
 }
@@ -314,15 +338,17 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(providerAvailableDesc, prometheus.GaugeValue, boolValue(p.Available), lv...)
 		ch <- prometheus.MustNewConstMetric(providerEjectedDesc, prometheus.GaugeValue, boolValue(p.Ejected), lv...)
+		ch <- prometheus.MustNewConstMetric(providerWeightDesc, prometheus.GaugeValue, float64(p.EffectiveWeight), lv...)
+		ch <- prometheus.MustNewConstMetric(providerWarmupDesc, prometheus.GaugeValue, p.WarmupLeftSec, lv...)
 	}
 }
 
 // WriteProviders prints, when rows holds any (a consumer node), one line
 // per provider of each referenced service, under the method table:
 //
-//	SERVICE    PROVIDER         CALLS  FAILURES  FAILED   IN-FLIGHT  MEAN/30s  STATE      BY-STATUS
-//	demo.Echo  127.0.0.1:20880  1200   0         0.00%    0          0.061ms   available
-//	demo.Echo  127.0.0.1:20881  614    614       100.00%  0          -         ejected    SERVER_THREADPOOL_EXHAUSTED=17,SERVER_TIMEOUT=597
+//	SERVICE    PROVIDER         CALLS  FAILURES  FAILED   IN-FLIGHT  MEAN/30s  STATE      WEIGHT  WARM-UP  BY-STATUS
+//	demo.Echo  127.0.0.1:20880  1200   0         0.00%    0          0.061ms   available  49/100  15s
+//	demo.Echo  127.0.0.1:20881  614    614       100.00%  0          -         ejected    100     -        SERVER_THREADPOOL_EXHAUSTED=17,SERVER_TIMEOUT=597
 //
 // CALLS and FAILURES are since the provider entered the directory;
 // FAILED is their ratio ("-" before the first call; "0.00%" only when
@@ -331,14 +357,17 @@ func (c providerCollector) Collect(ch chan<- prometheus.Metric) {
 // State: available (warming up included), weight0 (connected, its entry
 // has weight 0: no balancer picks it), ejected (connected, outlier
 // detection keeps it out) or unavailable (connecting, reconnecting,
-// draining; ejected or weight 0 or not);
+// draining; ejected or weight 0 or not); WEIGHT the weight the balancers
+// pick it with now (EffectiveWeight), "49/100" with its configured weight
+// while it warms up, "-" in a row from a node that predates it; WARM-UP
+// the warm-up left ("15s", "9m59s"; "-" once warm or with none);
 // BY-STATUS splits FAILURES by status name, sorted by name.
 func WriteProviders(w io.Writer, rows []ProviderStats) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tPROVIDER\tCALLS\tFAILURES\tFAILED\tIN-FLIGHT\tMEAN/30s\tSTATE\tBY-STATUS")
+	fmt.Fprintln(tw, "SERVICE\tPROVIDER\tCALLS\tFAILURES\tFAILED\tIN-FLIGHT\tMEAN/30s\tSTATE\tWEIGHT\tWARM-UP\tBY-STATUS")
 	for _, p := range rows {
 		failed, mean := "-", "-"
 		if p.Calls > 0 {
@@ -347,8 +376,18 @@ func WriteProviders(w io.Writer, rows []ProviderStats) error {
 		if p.MeanMillis > 0 {
 			mean = fmt.Sprintf("%.3fms", p.MeanMillis)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, p.State(),
-			byStatus(p.FailuresByStatus))
+		weight, left := "-", "-"
+		switch {
+		case p.EffectiveWeight < p.Weight:
+			weight = fmt.Sprintf("%d/%d", p.EffectiveWeight, p.Weight)
+		case p.Weight > 0 || p.WeightZero:
+			weight = strconv.FormatInt(p.EffectiveWeight, 10)
+		}
+		if p.WarmupLeftSec > 0 {
+			left = (time.Duration(p.WarmupLeftSec * float64(time.Second))).Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Service, p.Provider, p.Calls, p.Failures, failed, p.InFlight, mean, p.State(),
+			weight, left, byStatus(p.FailuresByStatus))
 	}
 	return tw.Flush()
 }

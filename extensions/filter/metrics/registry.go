@@ -3,6 +3,7 @@ package metrics
 import (
 	"cmp"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/airnode/airnode/extensions/lb/warmup"
 	"github.com/airnode/airnode/internal/counters"
 	"github.com/airnode/airnode/spi"
 )
@@ -56,6 +58,7 @@ type Registry struct {
 
 	providers  sources[spi.ProviderStats] // the consumer's providers, read when scraped (providers.go)
 	references sources[string]            // the consumer's references' service keys (providers.go)
+	weigher    *warmup.Weigher            // the balancers' weights of the providers, when read (providers.go)
 	buildInfo  sync.Once                  // SetBuildInfo
 }
 
@@ -166,10 +169,13 @@ func WithClock(now func() time.Time) Option {
 //	airnode_consumer_provider_mean_response_seconds{service,provider} gauge: successful calls, last 30 s
 //	airnode_consumer_provider_available{service,provider}      gauge: 1 or 0
 //	airnode_consumer_provider_ejected{service,provider}        gauge: 1 or 0 (outlier detection)
+//	airnode_consumer_provider_weight{service,provider}         gauge: the balancers' effective weight now (warm-up applied; 0 at weight 0)
+//	airnode_consumer_provider_warmup_remaining_seconds{service,provider} gauge: 0 once warm
 //	airnode_consumer_providers{service,state}                 gauge: providers of each reference by state (available, unavailable, weight0, ejected); 0, not absent, when none (AddReferences)
 //	airnode_build_info{version,revision,go_version}           gauge: 1, once SetBuildInfo was called
 //	airnode_registry_connected{registry}                      gauge: 1 while the ZooKeeper registry has a session, else 0 (registryConnectedCollector)
 //	airnode_consumer_retries_total{service,outcome}           counter: failover retries, outcome made or budget_refused; no sample before a reference's first retry (retriesCollector)
+//	airnode_provider_connections{transport}                   gauge: consumer connections the process's providers serve now (connectionsCollector)
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		prom:   prometheus.NewRegistry(),
@@ -182,7 +188,9 @@ func NewRegistry(opts ...Option) *Registry {
 	for _, o := range opts {
 		o(r)
 	}
-	r.prom.MustRegister(callCollector{r}, providerCollector{r}, registryConnectedCollector{}, retriesCollector{}, r.failures,
+	// silent: the balancers' own Weigher logs a malformed or skewed entry
+	r.weigher = warmup.New(warmup.WithClock(r.now), warmup.WithLogger(slog.New(slog.DiscardHandler)))
+	r.prom.MustRegister(callCollector{r}, providerCollector{r}, registryConnectedCollector{}, retriesCollector{}, connectionsCollector{}, r.failures,
 		collectors.NewGoCollector(), newProcessCollector())
 	for _, c := range processCounters() {
 		r.prom.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help, ConstLabels: c.labels},
@@ -669,4 +677,38 @@ func (retriesCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(r.Made.Load()), service, "made")
 		ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(r.BudgetRefused.Load()), service, "budget_refused")
 	})
+}
+
+// connectionsDesc is airnode_provider_connections.
+var connectionsDesc = prometheus.NewDesc("airnode_provider_connections",
+	"Consumer connections this process's providers serve now (accepted and not yet finished; those refused at the accepts limit are not), by transport name; 0 from a provider's start until its first consumer connects. Read when scraped.",
+	[]string{"transport"}, nil)
+
+// connectionsCollector exports counters.ProviderConnections as
+// airnode_provider_connections, read when scraped.
+type connectionsCollector struct{}
+
+// Describe sends connectionsDesc.
+func (connectionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- connectionsDesc }
+
+// Collect sends one sample per transport a provider of the process
+// listens with, or did.
+func (connectionsCollector) Collect(ch chan<- prometheus.Metric) {
+	counters.ProviderConnections.Each(func(transport string, g *counters.Gauge) {
+		ch <- prometheus.MustNewConstMetric(connectionsDesc, prometheus.GaugeValue, float64(g.Load()), transport)
+	})
+}
+
+// ProviderConnections returns the consumer connections this process's
+// providers serve now, by transport name (airnode_provider_connections);
+// nil when no provider of the process has listened.
+func ProviderConnections() map[string]int64 {
+	var out map[string]int64
+	counters.ProviderConnections.Each(func(transport string, g *counters.Gauge) {
+		if out == nil {
+			out = map[string]int64{}
+		}
+		out[transport] = g.Load()
+	})
+	return out
 }

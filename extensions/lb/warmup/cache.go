@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,7 +23,9 @@ import (
 // some provider warms up; never once all are warm). A different list
 // replaces the cached one (allocating once). It relies on an invoker's URL
 // not changing during the invoker's life, which kernel/directory
-// guarantees: a provider whose URL changes gets a new invoker. Lists
+// guarantees: a provider whose URL changes gets a new invoker; an
+// invoker's spi.ProviderStart is read again after its StartChanges
+// counter moves (one atomic load per View for the kernel's lists). Lists
 // holding an invoker whose dynamic type is not comparable are never
 // cached; their weights are read from the URLs on every call. Safe for
 // concurrent use.
@@ -53,6 +56,39 @@ type table struct {
 	// while some provider warms up, valid until its until.
 	configured *weights
 	cold       atomic.Pointer[weights]
+	// changes are the distinct spi.ProviderStart counters of the list's
+	// invokers, at their values read before the starts were (the
+	// kernel's: one, its node's): a table whose counter moved is stale,
+	// its keys read again (a provider restarted on its address).
+	changes []interface{ Load() uint64 }
+	at      []uint64
+}
+
+// fresh reports whether no spi.ProviderStart counter of t moved since
+// its keys were read.
+func (t *table) fresh() bool {
+	for i, c := range t.changes {
+		if c.Load() != t.at[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// watchStarts records the spi.ProviderStart counters of invokers and
+// their values, before their starts are read (a change from then on
+// leaves the table stale, never lost).
+func (t *table) watchStarts(invokers []spi.Invoker) {
+	for _, x := range invokers {
+		p, ok := x.(spi.ProviderStart)
+		if !ok {
+			continue
+		}
+		if c := p.StartChanges(); c != nil && !slices.Contains(t.changes, c) {
+			t.changes = append(t.changes, c)
+			t.at = append(t.at, c.Load())
+		}
+	}
 }
 
 // weights is the effective weights of a list over [from, until) (ms since
@@ -218,12 +254,24 @@ func nextChange(k keys, now int64) int64 {
 // second View), and a list a new one is a sublist of stays in the first.
 // A new list that is a sublist of a cached one, in the same order (a
 // retry's), takes its keys from it instead of reading its URLs.
+//
+// A table whose spi.ProviderStart counter moved (a connection came up,
+// maybe to a restarted provider) is dropped from the cache here, and its
+// list's keys read again.
 func (c *Cache) lookup(invokers []spi.Invoker) *table {
 	cur := c.cur.Load()
+	if cur != nil && !cur.fresh() {
+		c.cur.CompareAndSwap(cur, nil)
+		cur = nil
+	}
+	alt := c.alt.Load()
+	if alt != nil && !alt.fresh() {
+		c.alt.CompareAndSwap(alt, nil)
+		alt = nil
+	}
 	if cur != nil && cur.matches(invokers) {
 		return cur
 	}
-	alt := c.alt.Load()
 	if alt != nil && alt.matches(invokers) {
 		c.cur.Store(alt)
 		if cur != nil {
@@ -257,7 +305,7 @@ func (c *Cache) derive(from *table, invokers []spi.Invoker) *table {
 	if from == nil || len(invokers) > len(from.invokers) {
 		return nil
 	}
-	t := &table{invokers: make([]spi.Invoker, len(invokers)), keys: make([]keys, len(invokers))}
+	t := &table{invokers: make([]spi.Invoker, len(invokers)), keys: make([]keys, len(invokers)), changes: from.changes, at: from.at}
 	t.configured = newWeights(len(invokers))
 	j := 0
 	for i, x := range invokers {
@@ -279,11 +327,14 @@ func (c *Cache) derive(from *table, invokers []spi.Invoker) *table {
 func (c *Cache) table(invokers []spi.Invoker) *table {
 	t := &table{invokers: make([]spi.Invoker, len(invokers)), keys: make([]keys, len(invokers))}
 	t.configured = newWeights(len(invokers))
-	for i, x := range invokers {
+	for _, x := range invokers {
 		if x == nil || !reflect.TypeOf(x).Comparable() {
 			return nil
 		}
-		t.add(i, x, c.w.parse(x.URL()))
+	}
+	t.watchStarts(invokers)
+	for i, x := range invokers {
+		t.add(i, x, c.w.keysOf(x))
 	}
 	return t
 }
@@ -336,7 +387,7 @@ func (v View) Weight(i int) int64 {
 	if v.ws != nil {
 		return v.ws.w[i]
 	}
-	return v.w.Weight(v.invokers[i].URL(), v.now)
+	return v.w.WeightOf(v.invokers[i], v.now)
 }
 
 // Total returns the sum of the view's effective weights: O(1) for a cached

@@ -10,6 +10,11 @@
 //	warmup     duration  Go syntax or ms    10m      >= 0; 0 disables warm-up
 //	timestamp  int       ms since the epoch absent   > 0; absent = warm (full weight)
 //
+// An invoker that implements spi.ProviderStart (the kernel's: the
+// provider's hello on each connection) may say its process started later
+// than timestamp (restarted on the address of an entry the registry could
+// not update): the warm-up then counts from that start (Weigher.WeightOf).
+//
 // The keys are read at service level only (a provider's weight is per
 // provider, as the registry publishes it). Malformed values, which
 // export-time validation rejects at the provider, are logged once and

@@ -56,6 +56,18 @@ func Effective(weight, warmup, uptime int64) int64 {
 	return max(1, int64(q))
 }
 
+// Left is the warm-up a provider has left, in ms, at the same inputs as
+// Effective: 0 when Effective is its full weight or 0 (weight <= 0,
+// warmup <= 0, uptime >= warmup), else warmup - uptime, which is above
+// warmup while the provider's clock is ahead (uptime < 0: its warm-up
+// starts when its timestamp passes).
+func Left(weight, warmup, uptime int64) int64 {
+	if weight <= 0 || warmup <= 0 || uptime >= warmup {
+		return 0
+	}
+	return warmup - uptime
+}
+
 // Option configures a Weigher; options inject behaviour only (clock,
 // logger), never configuration, which comes from URLs.
 type Option func(*Weigher)
@@ -148,6 +160,41 @@ func (w *Weigher) Configured(u spi.URL) int64 {
 // allocates unless it has something to log.
 func (w *Weigher) Weight(u spi.URL, now int64) int64 {
 	return w.effective(w.parse(u), now, u, nil)
+}
+
+// WeightOf is Weight of x's URL, counting the warm-up from x's
+// spi.ProviderStart when x says one later than the URL's timestamp: the
+// start of the process x's connection reached, a restarted one whose
+// registry entry the consumer does not have yet (the registry
+// unreachable). A URL without timestamp stays warm.
+func (w *Weigher) WeightOf(x spi.Invoker, now int64) int64 {
+	return w.effective(w.keysOf(x), now, spi.URL{}, x)
+}
+
+// keysOf parses x's URL's keys, with the later start of
+// spi.ProviderStart (WeightOf).
+func (w *Weigher) keysOf(x spi.Invoker) keys {
+	k := w.parse(x.URL())
+	if p, ok := x.(spi.ProviderStart); ok && k.started > 0 {
+		k.started = max(k.started, p.ProviderStarted())
+	}
+	return k
+}
+
+// Progress returns what a balancer using w picks the provider x with at
+// now (ms since the epoch, from Now): its configured weight (Configured),
+// its effective weight (as Weight: warm-up applied, 0 for weight 0) and
+// its warm-up left in ms (Left: 0 once warm, with warm-up off, weight 0
+// or no timestamp), counting the warm-up from the later of its URL's
+// timestamp and its spi.ProviderStart, as WeightOf does. It reads x's
+// URL and start only; it does not invoke x.
+func (w *Weigher) Progress(x spi.Invoker, now int64) (configured, effective, leftMs int64) {
+	k := w.keysOf(x)
+	effective = w.effective(k, now, spi.URL{}, x)
+	if k.started != 0 {
+		leftMs = Left(k.weight, k.warmup, now-k.started)
+	}
+	return k.weight, effective, leftMs
 }
 
 // keys are the parsed weight keys of one provider URL.

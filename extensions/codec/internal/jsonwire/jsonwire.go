@@ -6,6 +6,7 @@ package jsonwire
 import (
 	"bytes"
 	"encoding"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,6 +132,9 @@ func (e *Encoder) Encode(v any) error {
 	if e.released {
 		return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, errReleased)
 	}
+	if err := e.reserve(v); err != nil {
+		return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, err)
+	}
 	if err := e.e.Encode(v); errors.Is(err, errReplaced) {
 		if where := invalidUTF8(v); where != "" {
 			return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %s: JSON carries UTF-8 text only (encoding/json would send U+FFFD in its place); send bytes as a []byte (base64), or use codec=msgpack or protobuf, which carry a string's bytes", v, where)
@@ -140,6 +144,25 @@ func (e *Encoder) Encode(v any) error {
 		}
 	} else if err != nil {
 		return spi.Errorf(spi.StatusSerializationError, "json: encode %T: %w", v, err)
+	}
+	return nil
+}
+
+// reserve asks e's writer, when it is an spi.Reserver (the exchange's
+// request body, bounded by the payload limit), for the least room v's
+// text takes when v is a []byte (base64 in quotes) or a string (in
+// quotes): encoding/json encodes a value whole before writing it, so a
+// 64 MiB []byte over an 8 MiB limit took 4 s to refuse.
+func (e *Encoder) reserve(v any) error {
+	r, ok := e.w.w.(spi.Reserver)
+	if !ok {
+		return nil
+	}
+	switch v := v.(type) {
+	case []byte:
+		return r.Reserve(base64.StdEncoding.EncodedLen(len(v)) + 2)
+	case string:
+		return r.Reserve(len(v) + 2)
 	}
 	return nil
 }
