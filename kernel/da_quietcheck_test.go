@@ -26,14 +26,15 @@ func daProvider(t *testing.T, name, d string, slow bool) string {
 	return e.URL().Address()
 }
 
-// TestDA_HungProviderClosedLongBeforeItsCallsTimeOut (fix-da): with a
-// 10 s call timeout, a provider that hangs (its connection up, nothing
-// answered: kill -STOP) while 8 callers use it and another one is found
-// by the quiet watch, not by the first timeout: its calls wait with
-// nothing read for exchange.QuietBound, a ping goes unanswered for 1 s,
-// and the liveness check closes the connection, all within QuietBound +
-// its look + 1 s + 1 s of slack; after that no call is sent to it, and
-// the calls go to the other provider.
+// TestDA_HungProviderClosedLongBeforeItsCallsTimeOut (fix-da, fix-db):
+// with a 10 s call timeout, a provider that hangs (its connection up,
+// nothing answered: kill -STOP) while 8 callers use it and another one is
+// found by the quiet watch, not by the first timeout: its calls wait with
+// nothing read for exchange.QuietBound(10s) (5 s), a ping goes unanswered
+// for 1 s, and the liveness check closes the connection, not before
+// those 6 s and within them + 1 s of slack (the watch's look included);
+// after that no call is sent to it, and the calls go to the other
+// provider.
 func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	_, goodAddr := namedProvider(t, "good")
 	_, badAddr := namedProvider(t, "bad")
@@ -47,15 +48,16 @@ func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	paused := time.Now()
 	px.Pause(true)
-	bound := exchange.QuietBound + exchange.QuietBound/2 + time.Second + time.Second
+	least := exchange.QuietBound(10*time.Second) + time.Second // the bound, then the ping's wait
+	bound := least + time.Second
 	if !waitFor(bound+5*time.Second, func() bool { return len(livenessCloses(logs, bad)) > 0 }) {
 		t.Fatalf("the liveness check did not close the hung provider's connection within %v", bound+5*time.Second)
 	}
 	closed := livenessCloses(logs, bad)[0]
 	took := closed.at.Sub(paused)
 	t.Logf("closed %v after the hang: %s", took.Round(time.Millisecond), closed.attrs["reason"])
-	if took > bound {
-		t.Errorf("closed %v after the hang, want within %v (quiet bound, its look, the ping's 1 s, 1 s of slack), not at the 10 s timeout", took, bound)
+	if took > bound || took < least-200*time.Millisecond {
+		t.Errorf("closed %v after the hang, want between %v (quiet bound 5 s, the ping's 1 s) and %v (1 s of slack), not at the 10 s timeout", took, least, bound)
 	}
 	if !strings.Contains(closed.attrs["reason"], "waiting with nothing read for") {
 		t.Errorf("reason %q, want the quiet watch's (calls waiting with nothing read)", closed.attrs["reason"])
@@ -77,22 +79,29 @@ func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	l.end()
 }
 
-// TestDA_SlowCallsKeepTheirChannel (fix-da): calls that run 5 s with a
-// 10 s timeout wait with nothing read for longer than
-// exchange.QuietBound; the provider answers the quiet watch's pings on its
-// reader while they run (dispatcher adaptive and all), or says in its
-// hello that it runs them on its reader (direct), where no such ping is
-// sent. Either way the channel stays and every call succeeds.
+// TestDA_SlowCallsKeepTheirChannel (fix-da, fix-db): calls that run
+// 5 s wait with nothing read for as long. With a 10 s timeout that is
+// within their exchange.QuietBound (5 s): no check need start. With a
+// 6 s one it is past it (3 s): the quiet watch pings, and the provider
+// answers on its reader while they run (dispatcher adaptive and all), or
+// says in its hello that it runs them on its reader (direct), where no
+// such ping is sent. Either way the channel stays and every call
+// succeeds.
 func TestDA_SlowCallsKeepTheirChannel(t *testing.T) {
 	for _, tc := range []struct {
 		dispatcher string
-		callers    int // direct runs one call at a time per connection: one caller keeps each under its timeout
-	}{{"adaptive", 8}, {"all", 8}, {"direct", 1}} {
-		t.Run(tc.dispatcher, func(t *testing.T) {
+		timeout    string
+		callers    int  // direct runs one call at a time per connection: one caller keeps each under its timeout
+		pinged     bool // the quiet watch's ping is sent and answered
+	}{
+		{"adaptive", "10s", 8, false}, {"all", "10s", 8, false}, {"direct", "10s", 1, false},
+		{"adaptive", "6s", 8, true}, {"all", "6s", 8, true}, {"direct", "6s", 1, false},
+	} {
+		t.Run(tc.dispatcher+"/"+tc.timeout, func(t *testing.T) {
 			t.Parallel()
 			addr := daProvider(t, "slow", tc.dispatcher, true)
 			c, logs := outlierConsumer(t)
-			r := refer(t, c, "airnode://"+addr+"/t12.Who?timeout=10s")
+			r := refer(t, c, "airnode://"+addr+"/t12.Who?timeout="+tc.timeout)
 			eventually(t, "the provider connected", func() bool { return len(r.Providers()) == 1 })
 			pings := counters.Heartbeat.PingsAnswered.Load()
 			l := startCalls(t, r, tc.callers)
@@ -105,7 +114,7 @@ func TestDA_SlowCallsKeepTheirChannel(t *testing.T) {
 			if closes := logs.find("kernel: channel closed"); len(closes) != 0 {
 				t.Errorf("channel closed: %v", closes[0].attrs)
 			}
-			if tc.dispatcher != "direct" && counters.Heartbeat.PingsAnswered.Load() == pings {
+			if tc.pinged && counters.Heartbeat.PingsAnswered.Load() == pings {
 				t.Errorf("no ping answered during the slow calls: the quiet watch did not look")
 			}
 		})

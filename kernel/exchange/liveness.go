@@ -266,16 +266,39 @@ func plural(n int64, one, many string) string {
 	return many
 }
 
-// QuietBound is how long a consumer channel may have calls waiting on it
-// with nothing read from it before it sends the liveness check's ping
-// (watchQuiet), whatever the calls' timeouts: gRPC's keepalive ping with
-// streams open, Netty's reader-idle with requests outstanding.
-const QuietBound = time.Second
+// QuietFloor is the shortest time a consumer channel may have calls
+// waiting on it with nothing read from it before the quiet watch sends
+// the liveness check's ping (checkQuiet), whatever the calls' timeouts:
+// longer than the stalls a healthy provider shows under CPU starvation
+// (about 2 s on a 2-vCPU machine at load 20) and than most TCP
+// retransmission stalls on a lossy link (1.2-3.3 s at 20 % loss).
+const QuietFloor = 3 * time.Second
+
+// QuietBound returns how long calls may wait on a consumer channel with
+// nothing read from it before the quiet watch pings the provider, when
+// the longest timeout of the calls pending there is longest (0: none
+// has one): max(QuietFloor, longest/2). The bound comes from what the
+// calls allow, not from a setting: a provider silent for half of a call's
+// own timeout has used half of what that call gives it, and a silence
+// that is cut (the bound, then a ping unanswered for its wait) would have
+// left the call little chance; a shorter one, a stall of a busy or
+// starved provider, is never cut. Calls with shorter timeouts time out
+// first and start the check after a silent timeout (checkAfterTimeout),
+// as they always did; the watch adds nothing to them. It is the idea of
+// gRPC's keepalive (a ping after keepalive time with nothing received
+// while streams are open, the connection closed after keepalive timeout
+// without its ack) and of Netty's IdleStateHandler reader-idle with
+// requests outstanding, both fixed settings there, here derived from the
+// calls' timeouts so that no URL key is needed: a 10 s timeout pings
+// after 5 s of silence, a 1-6 s one after 3 s.
+func QuietBound(longest time.Duration) time.Duration {
+	return max(QuietFloor, longest/2)
+}
 
 // quietLook is how often the quiet watch looks at its channel: a hung
-// provider's channel is pinged between QuietBound and QuietBound +
+// provider's channel is pinged between its QuietBound and QuietBound +
 // quietLook after its last byte.
-const quietLook = QuietBound / 2
+const quietLook = 500 * time.Millisecond
 
 // watchQuiet starts the consumer channel's quiet watch when
 // Options.Heartbeat implements spi.TimeoutCheck with the check on: one
@@ -299,16 +322,21 @@ func (c *Channel) watchQuiet() {
 }
 
 // checkQuiet is the quiet watch's look. When calls have been pending on
-// the channel at every look for QuietBound and nothing was read over that
-// time, it starts the liveness check now, not at the first call's
-// timeout: its ping waits minCheckWait (capped by the strategy's
-// maxWait), and no answer, with still nothing read, closes the channel as
+// the channel at every look for their QuietBound (from the longest
+// timeout among them, looked up only once QuietFloor has passed with
+// nothing read) and nothing was read over that time, it starts the
+// liveness check now, not at a call's timeout: its ping waits
+// minCheckWait, the least the check after a timeout waits, capped like
+// that one by the strategy's maxWait (heartbeat.ping.timeout for idle,
+// heartbeat.interval for dual); a silence long enough to be pinged has
+// lasted the bound already, so the ping's wait only covers its round
+// trip. No answer, with still nothing read, closes the channel as
 // runCheck does after timeouts. A healthy provider answers pings on its
 // reader while its methods run (also with every worker busy), so a slow
 // call keeps its channel. Not when the provider said its methods run on
 // its reader (dispatcher=direct, KeyHelloDispatcher), where a slow method
 // holds up the ping too: the check after a timeout is left for it. At most
-// one check runs, and one starts per max(QuietBound, the provider's
+// one check runs, and one starts per max(the bound, the provider's
 // heartbeat.min.ping.interval), which keeps its pings within the
 // provider's ping-flood guard even while no call runs there.
 func (c *Channel) checkQuiet() {
@@ -329,10 +357,14 @@ func (c *Channel) checkQuiet() {
 		return
 	}
 	quiet := time.Duration(now - max(since, c.lastRead.Load()))
-	if quiet < QuietBound || c.peerRunsOnReader() {
+	if quiet < QuietFloor || c.peerRunsOnReader() {
 		return
 	}
-	gap := QuietBound
+	bound := QuietBound(c.pending.longestTimeout())
+	if quiet < bound {
+		return
+	}
+	gap := bound
 	if peer, ok := c.PeerHeartbeat(); ok {
 		if m, err := peer.Duration(keyMinPingInterval, 0); err == nil {
 			gap = max(gap, m)
