@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -27,6 +29,19 @@ import (
 type givenKey struct {
 	by    string // as typed: "-p loadbalance=roundrobn", "--codec jsn", "SERVICE_URL key timeout=abc"
 	value string // the key's value as given: "roundrobn"
+}
+
+// envKeySource is a consumer command's kernel.KeySource: the variable
+// that set a key of cfg (config.Config.EnvSource), so that the kernel's
+// warning of AIRNODE_CONSUMER_TIMEOUT=5 names it; "" for a key the
+// command line gave (given), which is the user's as the URL holds it.
+func envKeySource(cfg config.Config, given map[string]givenKey) kernel.KeySource {
+	return func(side spi.Side, key, value string) string {
+		if _, ok := given[key]; ok {
+			return ""
+		}
+		return cfg.EnvSource(side, key, value)
+	}
 }
 
 // commandLineKeys maps each URL key that the command line of a consumer

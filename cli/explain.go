@@ -612,7 +612,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	}
 	x.useRegistry(ctx, cat)
 	x.checkTLS()
-	referWarns, referErr := kernel.NewNode(cat).ReferWarnings(x.consumer)
+	referWarns, referErr := kernel.NewNode(cat, kernel.WithKeySource(envKeySource(x.cfg, x.givenKeys(rawProvider)))).ReferWarnings(x.consumer)
 	x.ignoreMalformedProviderKeys(referWarns)
 	methods := explainedMethods(cat, x.rowsURL())
 	eC, _ := cat.Explain(x.consumer, methods)
@@ -872,7 +872,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		switch {
 		case explainWords(k, hbUnread):
 		case k.Kind == "baremillis":
-			warns = append(warns, k.Key+"="+k.Why)
+			warns = append(warns, k.Message()) // AIRNODE_CONSUMER_TIMEOUT=5 is 5ms ..., as call warns
 		case k.Kind == "fromproviders":
 			warns = append(warns, fmt.Sprintf("%s=%s%s overrides every provider's %s: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Key, k.Why))
 		case k.Kind == "providerside":

@@ -347,8 +347,8 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
-	for _, t := range n.bareMillis(pu) {
-		n.logger.Warn(t[0]+"="+t[1], "service", key, "key", t[0])
+	for _, t := range n.bareMillis(pu, spi.Provider) {
+		n.logger.Warn(t[2], "service", key, "key", t[0])
 	}
 	n.warnUnsupportedKeys(pu, key, regURL)
 	n.warnProviderKeysNoEffect(pu, key)
