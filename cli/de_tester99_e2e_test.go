@@ -69,16 +69,7 @@ func TestDE_EmptyExtensionKeysAndRefusedURLsExit2(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			args := tc.args
-			if tc.sub == "serve" {
-				args = append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)
-			}
-			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, tc.sub, args...)
-			expectUsage(t, r, tc.want)
-			if strings.Contains(r.stderr, "CLIENT_ERROR") || strings.Contains(r.stderr, "serving") {
-				t.Errorf("a usage error reads as a call's status or came after serving:\n%s", r.stderr)
-			}
+			expectCommandLineRefusal(t, tc.sub, tc.args, tc.want)
 		})
 	}
 }

@@ -1046,9 +1046,14 @@ func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consu
 	fresh := func(err error, also error) bool {
 		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
 	}
-	// what Refer refuses before it reads a key: the protocol and the
-	// group and version (a pattern)
-	if err := errors.Join(kernel.CheckProtocol(cat, x.consumer), directory.CheckGroupVersion(x.consumer), kernel.CheckConsumerKeys(cat, x.consumer)); fresh(err, nil) {
+	// what Refer refuses before it reads a key: the protocol (not of a
+	// URL merged with --provider's: a Dubbo consumer:// URL is explained
+	// so) and the group and version (a pattern)
+	var protocol error
+	if !x.flagged {
+		protocol = kernel.CheckProtocol(cat, x.consumer)
+	}
+	if err := errors.Join(protocol, directory.CheckGroupVersion(x.consumer), kernel.CheckConsumerKeys(cat, x.consumer)); fresh(err, nil) {
 		consumer = err
 	}
 	if err := kernel.CheckConsumerKeys(cat, x.checked()); fresh(err, consumer) {
