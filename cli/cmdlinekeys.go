@@ -105,8 +105,14 @@ func argQuery(raw string) map[string]string {
 // of an *extension.UnknownError (also in a method-level form ending in
 // ".<point>": methods.Echo.loadbalance), when given holds it with the
 // value err names. ok is false when err refuses no key or another value
-// (a key that plugins.yaml set per method, say).
+// (a key that plugins.yaml set per method, say). A refused scheme
+// (kernel.ErrUnknownProtocol: "dubbo://...") is always the command
+// line's (the configuration's reference keeps the scheme given,
+// config.Config.ApplyReference): by "", ok true.
 func givenBy(given map[string]givenKey, err error) (string, bool) {
+	if errors.Is(err, kernel.ErrUnknownProtocol) {
+		return "", true
+	}
 	match := func(k string, value func(string) bool) (string, bool) {
 		g, ok := given[k]
 		if !ok || !value(g.value) {
@@ -172,13 +178,28 @@ func commandLineKeyError(cmd, service string, given map[string]givenKey, err err
 		if !ok {
 			return nil
 		}
-		line := fmt.Sprintf("%s: service %s: %s", by, service, strings.TrimPrefix(e.Error(), "kernel: refer "+service+": "))
+		line := fmt.Sprintf("service %s: %s", service, referCause(e.Error()))
+		if by != "" {
+			line = by + ": " + line
+		}
 		if len(lines) > 0 {
 			line = cmd + ": " + line
 		}
 		lines = append(lines, line)
 	}
 	return usage(&keyRefusedError{msg: strings.Join(lines, "\n"), err: err})
+}
+
+// referCause is msg, a refusal of Refer, without Refer's prefix
+// "kernel: refer SERVICE: ", which names the service key or, for a
+// malformed group or version, the interface alone.
+func referCause(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "kernel: refer "); ok {
+		if _, cause, ok := strings.Cut(rest, ": "); ok {
+			return cause
+		}
+	}
+	return msg
 }
 
 // keyRefusedError is commandLineKeyError's error: its text, unwrapping to

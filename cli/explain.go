@@ -1030,7 +1030,9 @@ func (x *explained) showsPublish() bool {
 	return !x.flagged && !x.direct && len(x.providers) == 0
 }
 
-// consumerKeys returns the kernel's refusal of a key of the consumer URL
+// consumerKeys returns the kernel's refusal of the consumer URL (an
+// unknown protocol, a group or version pattern: kernel.CheckProtocol,
+// directory.CheckGroupVersion) or of a key of it
 // (Refer's check, kernel.CheckConsumerKeys: connections=100, a bad
 // transport or heartbeat key, ...) and of the merged URL (the same check
 // each provider invoker makes), each nil unless it fails and reported
@@ -1044,7 +1046,14 @@ func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consu
 	fresh := func(err error, also error) bool {
 		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
 	}
-	if err := kernel.CheckConsumerKeys(cat, x.consumer); fresh(err, nil) {
+	// what Refer refuses before it reads a key: the protocol (not of a
+	// URL merged with --provider's: a Dubbo consumer:// URL is explained
+	// so) and the group and version (a pattern)
+	var protocol error
+	if !x.flagged {
+		protocol = kernel.CheckProtocol(cat, x.consumer)
+	}
+	if err := errors.Join(protocol, directory.CheckGroupVersion(x.consumer), kernel.CheckConsumerKeys(cat, x.consumer)); fresh(err, nil) {
 		consumer = err
 	}
 	if err := kernel.CheckConsumerKeys(cat, x.checked()); fresh(err, consumer) {
@@ -1350,8 +1359,14 @@ func nodeFrom(cfg config.Config, key string) string {
 
 // providerNotUsed notes a provider value of a consumer point that the
 // consumer does not use (it builds cluster and load balancer from its own
-// reference URL, kernel/refer.go build).
+// reference URL, kernel/refer.go build). For a direct URL the provider
+// URL holds the explained URL's own keys (newExplained folds them in, as
+// serve's -p): those are the consumer's, and only a value the
+// configuration alone gives the provider is noted (directNotUsed).
 func (x *explained) providerNotUsed(c extension.Choice) string {
+	if x.direct {
+		return x.directNotUsed(c)
+	}
 	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
 	if !ok || v == c.Name {
 		return ""

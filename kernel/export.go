@@ -501,7 +501,7 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 		// the balancers clamp it (warmup.MaxWeight): say so once, and
 		// publish what they use (tester62: it was taken silently)
 		n.logger.Warn(fmt.Sprintf("export %s: weight %d is over %d, the most a balancer uses: published as %d", u.ServiceKey(), w, maxWeight, maxWeight),
-			"component", "kernel", "service", u.ServiceKey(), "weight", w)
+			"service", u.ServiceKey(), "weight", w) // n.logger says component=kernel
 		w = maxWeight
 	}
 	if _, err := u.Duration("warmup", DefaultWarmup); err != nil {

@@ -479,16 +479,36 @@ func unjoin(err error) []error {
 // schemes (zookeeper://, file://, ...), which name the registry.
 const Protocol = directory.DefaultProtocol
 
+// ErrUnknownProtocol is matched (errors.Is) by Refer's and Export's
+// refusal of a URL whose scheme names another protocol than Protocol
+// ("dubbo://h:p/demo.Echo"). A "protocol" key naming another is an
+// *spi.KeyError instead, as every refused key's value.
+var ErrUnknownProtocol = errors.New("unknown protocol")
+
+// schemeError is checkProtocol's refusal of a URL's scheme: its text,
+// matching ErrUnknownProtocol.
+type schemeError struct{ msg string }
+
+func (e *schemeError) Error() string        { return e.msg }
+func (e *schemeError) Is(target error) bool { return target == ErrUnknownProtocol }
+
 // checkProtocol refuses a reference URL whose scheme (or "protocol" key)
 // names another protocol than Protocol, and one with userinfo. Otherwise
 // the first would end as "no provider available" (the directory accepts
 // only providers of the reference's protocol), the second be ignored. The
 // scheme is matched in lower case: spi.Parse keeps it so (RFC 3986 §3.1),
 // so AIRNODE:// is airnode://.
-func (n *Node) checkProtocol(u spi.URL) error {
+func (n *Node) checkProtocol(u spi.URL) error { return CheckProtocol(n.cat, u) }
+
+// CheckProtocol returns the error Refer and Export refuse u with (they
+// prefix it "kernel: refer SERVICE: ") when its scheme names another
+// protocol than Protocol (matching ErrUnknownProtocol; a hint when cat
+// holds a registry of that name), its "protocol" key another (an
+// *spi.KeyError), or it has userinfo; nil otherwise.
+func CheckProtocol(cat *extension.Catalogs, u spi.URL) error {
 	if s := strings.ToLower(u.Scheme()); s != Protocol {
 		hint := ""
-		if _, err := n.cat.Registry.Get(s); err == nil {
+		if _, err := cat.Registry.Get(s); err == nil {
 			if u.Host() != "" {
 				hint = fmt.Sprintf("; %q names a registry: for providers at that address write %s://%s/%s",
 					s, Protocol, strings.Join(u.Addresses(), ","), u.Interface())
@@ -497,10 +517,11 @@ func (n *Node) checkProtocol(u spi.URL) error {
 					s, Protocol, u.Interface(), s)
 			}
 		}
-		return fmt.Errorf("unknown protocol %q (want %s)%s", u.Scheme(), Protocol, hint)
+		return &schemeError{msg: fmt.Sprintf("unknown protocol %q (want %s)%s", u.Scheme(), Protocol, hint)}
 	}
 	if p, ok := u.Param(directory.KeyProtocol); ok && p != Protocol {
-		return fmt.Errorf("unknown protocol %q in URL key %q (want %s)", p, directory.KeyProtocol, Protocol)
+		return &spi.KeyError{Keys: []string{directory.KeyProtocol}, Values: []string{p},
+			Msg: fmt.Sprintf("unknown protocol %q in URL key %q (want %s)", p, directory.KeyProtocol, Protocol)}
 	}
 	if u.User() != "" {
 		return fmt.Errorf("user %q before '@' in the URL: the %s protocol has no login (for a provider's secret use the token filter: ?token=SECRET)", u.User(), Protocol)
@@ -674,8 +695,13 @@ func methodLevel(source, key string) bool {
 // selected by key, naming the method-level key that chose it when one
 // did (`URL key "methods.Echo.loadbalance": unknown loadbalance "nope"
 // (available: ...)`), so that it is not taken for the service level's
-// (tester71 #4). A service-level selection's error is err unchanged.
+// (tester71 #4). A service-level selection's error is err unchanged, and
+// so is one that names the key itself (an empty value's:
+// "methods.Echo.loadbalance= is empty: ...").
 func methodKeyError(s extension.Selection, key string, err error) error {
+	if ue, ok := errors.AsType[*extension.UnknownError](err); ok && ue.Key == s.Source {
+		return err
+	}
 	if methodLevel(s.Source, key) && s.Source != extension.SourceScheme {
 		return fmt.Errorf("URL key %q: %w", s.Source, err)
 	}
