@@ -73,6 +73,7 @@ type conn struct {
 	connectTimeout time.Duration
 	backoff        time.Duration
 	logger         *slog.Logger
+	warns          *connectWarns // bounds the first connection's failure lines per reference; nil: none
 
 	state   atomic.Pointer[connState] // nil until the first attempt ends
 	changed *signal                   // broadcast on every published state; may be nil
@@ -154,7 +155,7 @@ func (c *conn) wentUp() {
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
-	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, changed)
+	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, nil, changed)
 }
 
 // newNamedConn is newConn for a conn whose transport and heartbeat
@@ -163,10 +164,12 @@ func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, 
 // the channel runs TLS (the URL's tls=true): a connection the provider
 // closes at once gets a hint for the side that does not. oneShot: the
 // node is a one-shot consumer (WithOneShot), whose channel closes and
-// failed redials run logs at Debug.
-func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
+// failed redials run logs at Debug. warns, when not nil, bounds the
+// Warn lines of a first connection that keeps failing (the reference's
+// that made the conn).
+func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, warns *connectWarns, changed *signal) *conn {
 	c := &conn{
-		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
+		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger, warns: warns,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
 		transport: transport, heartbeat: heartbeat, tls: tls, oneShot: oneShot,
 	}
@@ -332,7 +335,8 @@ func (e notConnected) Unwrap() []error {
 // cannot connect to provider" with failing_for=, since the first
 // attempt: a listed provider that refuses every connection, such as a
 // killed provider's entry until its registry session expires; tester67
-// #3), so that a short call that fails over says nothing more than its
+// #3; for the first 3 such providers of a reference, the others summed
+// up in one line: connectWarns, tester99 #4), so that a short call that fails over says nothing more than its
 // error. A one-shot consumer's conn (WithOneShot) logs a channel that
 // dies ("channel closed", component=kernel) and the failed redials after it at
 // Debug: its calls report the failures, and it reconnects for no one.
@@ -421,6 +425,9 @@ func (c *conn) run() {
 			if !everUp && attempt >= 4 && attempt&(attempt-1) == 0 { // 4, 8, 16...
 				level, msg = slog.LevelWarn, "cannot connect to provider"
 				attrs = append(attrs, "failing_for", time.Since(firstTry).Round(time.Millisecond))
+				if reason == "" && !c.warns.allow(c.addr) {
+					level = slog.LevelDebug // the reference's summary counts it (connectWarns)
+				}
 			}
 			if everUp {
 				msg = "cannot reconnect to provider"

@@ -56,6 +56,8 @@ type Reference struct {
 	shared   spi.Registry // the node's registry this reference registered in
 	regName  string       // the name (URL scheme) of reg or shared, for errors
 	consumer spi.URL      // its consumer entry there (zero: none)
+
+	warns *connectWarns // its providers' first-connection failure lines, bounded (connectwarns.go); nil before the directory
 }
 
 // consumerEntry is reference URL u without what a consumer entry must
@@ -261,6 +263,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		r.reg, r.regName = reg, "direct"
 		desc = "direct " + u.Without(u.Keys()...).String()
+		for _, a := range u.RepeatedAddresses() {
+			// the direct registry lists it once (Dubbo's dedups silently):
+			// a hand-written list most likely meant another address
+			n.logger.Warn("provider address listed more than once in the direct URL: it is one provider, called as one",
+				"service", r.key, "provider", a, "providers", len(u.Addresses()))
+		}
 	case !registryURL.IsZero():
 		if reg, err = n.registry(ctx, "refer "+r.key, registryURL); err != nil {
 			return nil, err
@@ -275,6 +283,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
 	outliers := &outlierGroup{} // the reference's providers, for outlier ejection (outlier.go)
+	r.warns = newConnectWarns(n.base.With("component", "kernel"), r.key)
 	// the subscription names the consumer's application as its registry
 	// entry does (withApplication): the registry warns of rules for it
 	r.dir = directory.New(withApplication(u), reg, desc, func(pu spi.URL) (spi.Invoker, error) {
@@ -285,7 +294,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers)
+		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers, r.warns)
 		if err != nil {
 			return nil, err
 		}

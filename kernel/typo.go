@@ -387,7 +387,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"heartbeat.ping.on.timeout": {Type: spi.KeyTypeBool, Default: "true",
 		Doc: sideConsumer + "a call timing out with nothing read since it was sent makes the consumer ping at once; no answer within max(1s, timeout), capped by heartbeat.ping.timeout (idle) or heartbeat.interval (dual), closes the connection; false: off"},
 	"hash.arguments": {Type: spi.KeyTypeIntList, Default: "0",
-		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0; method-level allowed"},
+		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0 and given once; method-level allowed"},
 	"hash.nodes": {Type: spi.KeyTypeInt, Default: "160",
 		Doc: sideConsumer + "consistenthash: virtual nodes per provider, 1..65536; method-level allowed"},
 	"executes": {Type: spi.KeyTypeInt, Default: "0",
