@@ -973,10 +973,12 @@ func (p *connPool) release(key string) {
 		p.leaving = map[*conn]struct{}{}
 	}
 	p.leaving[e.c] = struct{}{}
+	// Added under mu: closeAllBecause, which takes mu before its Wait, then
+	// finds the counter up (an Add racing a Wait at zero is a data race).
+	p.releasing.Add(1)
 	p.mu.Unlock()
 	// Its calls in flight finish first (closeAfterCalls), in a goroutine of
 	// the pool's: the caller (a registry notification) does not wait.
-	p.releasing.Add(1)
 	go func() {
 		defer p.releasing.Done()
 		e.c.closeAfterCalls()
