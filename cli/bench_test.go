@@ -43,6 +43,22 @@ func benchRun(t *testing.T, env []string, args ...string) string {
 	return out.String()
 }
 
+// benchStart starts `airnode bench args...` in the background (killed
+// 60 s on, or at the test's end) and returns it with its stdout and
+// stderr; the caller Waits for it.
+func benchStart(t *testing.T, args ...string) (cmd *exec.Cmd, out, errb *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd = exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
+	out, errb = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, errb
+}
+
 // benchJSON runs bench with --json and decodes its report; it also checks
 // that every documented field is present and that the totals agree: calls
 // = ok + errors = the timeline's calls, errors = the timeline's errors.

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -181,14 +179,7 @@ func TestF8_BenchNamesStalledProvider(t *testing.T) {
 	dir := t.TempDir()
 	a := serve(t, "127.0.0.1:0", dir)
 	b := serve(t, "127.0.0.1:0", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "bench", "airnode://"+a.addr+","+b.addr+"/demo.Echo", "--duration", "6s", "-c", "4", "--warmup", "0", "--json")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errb := benchStart(t, "airnode://"+a.addr+","+b.addr+"/demo.Echo", "--duration", "6s", "-c", "4", "--warmup", "0", "--json")
 	time.Sleep(1500 * time.Millisecond)
 	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

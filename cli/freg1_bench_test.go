@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -18,14 +15,7 @@ func freg1DirectBench(t *testing.T, restart bool) (up, asked, restarted, left in
 	dir := t.TempDir()
 	opts := []string{"-p", "warmup=0", "--shutdown-wait", "300ms"}
 	p := serve(t, "127.0.0.1:0", dir, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	b := exec.CommandContext(ctx, binary, "bench", "--duration", "5s", "--timeout", "1s", "-c", "2", "--json", p.url("demo.Echo"))
-	b.Stdout, b.Stderr = &out, &errb
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
+	b, out, errb := benchStart(t, "--duration", "5s", "--timeout", "1s", "-c", "2", "--json", p.url("demo.Echo"))
 	time.Sleep(1500 * time.Millisecond)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -53,24 +53,20 @@ const msgHeld = "kernel: provider's ejection ended; still ejected: its liveness 
 
 // t86Setup: a good provider and a bad one behind a proxy that can hang
 // it (Pause: kill -STOP), a consumer calling both with 8 callers,
-// timeout 3s, outlier.ejection 1s, picks counted; the bad one is hung
+// timeout 2.5s, outlier.ejection 1s, picks counted; the bad one is hung
 // and ejected (its calls time out, the first timeout's liveness ping
-// waits 3 s, the ejection 1 s). It returns the proxy, the consumer's
+// waits 2.5 s, the ejection 1 s). The timeout is under
+// exchange.QuietFloor, so the first timeout's check comes before the
+// quiet watch would ping (3 s of silence), and that check's ping is the
+// one the ejection is held for. It returns the proxy, the consumer's
 // records, the picks and the ejection line.
 func t86Setup(t *testing.T) (*testproxy.Proxy, recordLog, *pickLog, logRecord) {
 	_, goodAddr := namedProvider(t, "good")
 	_, badAddr := namedProvider(t, "bad")
 	px := testproxy.New(t, badAddr)
-	picks := &pickLog{at: map[string][]time.Time{}}
-	cat := testCatalogs(t)
-	if err := cat.LoadBalance.Register(t86PickLB{picks}, "t86"); err != nil {
-		t.Fatal(err)
-	}
-	logs := newRecordLog()
-	c := NewNode(cat, WithLogger(slog.New(logs)))
-	t.Cleanup(func() { _ = c.Close() })
+	c, logs, picks := pickingConsumer(t)
 	r := refer(t, c, "airnode://"+goodAddr+","+px.Addr()+
-		"/t12.Who?timeout=3s&outlier.ejection=1s&loadbalance=t86.picks&connect.timeout=500ms&reconnect.backoff=100ms")
+		"/t12.Who?timeout=2500ms&outlier.ejection=1s&loadbalance=t86.picks&connect.timeout=500ms&reconnect.backoff=100ms")
 	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
 	startCalls(t, r, 8)
 	time.Sleep(200 * time.Millisecond)
@@ -79,6 +75,20 @@ func t86Setup(t *testing.T) (*testproxy.Proxy, recordLog, *pickLog, logRecord) {
 		t.Fatal("the hung provider was not ejected within 15 s")
 	}
 	return px, logs, picks, logs.find(msgEjected)[0]
+}
+
+// pickingConsumer is a consumer node logging into a recordLog, with the
+// t86.picks balancer noting its picks.
+func pickingConsumer(t *testing.T) (*Node, recordLog, *pickLog) {
+	picks := &pickLog{at: map[string][]time.Time{}}
+	cat := testCatalogs(t)
+	if err := cat.LoadBalance.Register(t86PickLB{picks}, "t86"); err != nil {
+		t.Fatal(err)
+	}
+	logs := newRecordLog()
+	c := NewNode(cat, WithLogger(slog.New(logs)))
+	t.Cleanup(func() { _ = c.Close() })
+	return c, logs, picks
 }
 
 // livenessCloses returns the consumer's "channel closed" lines for addr
@@ -95,8 +105,8 @@ func livenessCloses(logs recordLog, addr string) []logRecord {
 
 // TestT86_HungProviderStaysEjectedWhileItsPingIsUnanswered (tester86
 // #1): a hung provider (its connection up, nothing answered) is ejected
-// for its timeouts (timeout 3s) for 1 s, while the liveness ping its
-// first timeout sent waits 3 s. The ejection's end does not put it back
+// for its timeouts (timeout 2.5s) for 1 s, while the liveness ping its
+// first timeout sent waits 2.5 s. The ejection's end does not put it back
 // in use: one line says it ended and the provider is still ejected, its
 // ping unanswered; no call is sent to it until the check closes the
 // connection, nor after (reconnecting, its first ping unanswered), and
@@ -114,7 +124,7 @@ func TestT86_HungProviderStaysEjectedWhileItsPingIsUnanswered(t *testing.T) {
 	}
 	closed := livenessCloses(logs, bad)[0]
 	if closed.at.Sub(ej.at) < 1500*time.Millisecond {
-		t.Fatalf("the liveness check closed the connection %v after the ejection: want the 1 s ejection to end first (the ping waits 3 s)",
+		t.Fatalf("the liveness check closed the connection %v after the ejection: want the 1 s ejection to end first (the ping waits 2.5 s)",
 			closed.at.Sub(ej.at))
 	}
 	time.Sleep(time.Second) // and after the close, still hung
@@ -162,8 +172,8 @@ func TestT86_SlowProviderBackInUseWhenItsPingIsAnswered(t *testing.T) {
 		t.Fatalf("no %q line within 5 s of the ejection; back lines %v", msgHeld, logs.find(msgBack))
 	}
 	held := logs.find(msgHeld)[0]
-	if held.at.Sub(ej.at) > 2500*time.Millisecond {
-		t.Fatalf("the hold was said %v after the ejection: too late to answer the ping within its 3 s", held.at.Sub(ej.at))
+	if held.at.Sub(ej.at) > 2*time.Second {
+		t.Fatalf("the hold was said %v after the ejection: too late to answer the ping within its 2.5 s", held.at.Sub(ej.at))
 	}
 	time.Sleep(200 * time.Millisecond)
 	if n := picks.between(bad, ej.at.Add(300*time.Millisecond), time.Now()); n != 0 {

@@ -118,7 +118,11 @@ type PeerHeartbeat interface {
 // the channel (CHANNEL_INACTIVE), so the connection manager redials and the
 // directory stops picking the provider, as after a heartbeat's own
 // verdict. A provider that answers the ping is slow, not dead, and is left
-// alone. The idea is HTTP/2 clients': Go's x/net/http2 Transport closes a
+// alone. The exchange also starts that check, its ping waiting 1 s
+// (bounded by maxWait), when calls have waited on a channel with nothing
+// read for max(3 s, half the longest of their timeouts)
+// (exchange.QuietBound), before any of them times out. The idea is
+// HTTP/2 clients': Go's x/net/http2 Transport closes a
 // connection whose PING goes unanswered for PingTimeout, and Chrome pings
 // a connection it has read nothing from lately. The bundled strategies
 // implement it, on by default (URL key heartbeat.ping.on.timeout); a

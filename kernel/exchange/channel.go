@@ -122,7 +122,7 @@ type Channel struct {
 
 	// heartbeat negotiation and the provider's ping-flood guard (hello.go)
 	peerHello      atomic.Pointer[spi.URL]
-	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application; provider: the answer to a ping with a hello, Options.Hello and Options.Started
+	hello          string                 // consumer: the first ping's body, Options.Hello and Options.Application; provider: the answer to a ping with a hello, Options.Hello and Options.Started, and a Direct provider's answer to every ping (withDirect)
 	peerStarted    atomic.Int64           // consumer: the provider's start its hello gave (PeerStarted); 0: none
 	peerApp        atomic.Pointer[string] // provider: the consumer's application from its hello (learnApplication)
 	helloSent      atomic.Bool            // consumer: the hello went out with a ping
@@ -286,6 +286,9 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Side == spi.Provider && opts.Started > 0 {
 		c.hello = withStarted(opts.Hello, opts.Started)
 	}
+	if opts.Side == spi.Provider && opts.Direct {
+		c.hello = withDirect(c.hello) // the answer to every ping (read.go)
+	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	now := time.Now().UnixNano()
 	c.lastRead.Store(now)
@@ -322,6 +325,7 @@ func newChannel(sess spi.Session, opts Options, serverInflight *atomic.Int64, po
 	if opts.Heartbeat != nil && !deferWatch {
 		c.hbStop = c.watchHeartbeat(opts.Heartbeat) // a panic closes the channel (hbguard.go)
 	}
+	c.watchQuiet()
 	if deferWatch {
 		return c // startWatch releases it
 	}
@@ -554,6 +558,9 @@ func (c *Channel) dieCounted(reason string, level slog.Level, closed *counters.C
 		c.w.close() // first: no handler answers after learning of the death
 		close(c.dying)
 		if t := c.firstFrame.Load(); t != nil {
+			t.Stop()
+		}
+		if t := c.check.quiet.Load(); t != nil {
 			t.Stop()
 		}
 		c.unstall(true) // stalled readers and parked requests find it dead

@@ -122,6 +122,34 @@ func (c *Channel) peerKey() string {
 // the default heartbeat settings, which such a consumer runs.
 const KeyHelloApplication = "application"
 
+// KeyHelloDispatcher is the hello key by which a provider whose requests
+// run on its connection's reader (Options.Direct, dispatcher=direct) says
+// so: its hello carries dispatcher=direct, and it answers every ping with
+// its hello, also an empty one. A running method holds up that provider's
+// answers to pings too, so its consumers start no liveness check for
+// calls merely waiting (checkQuiet); the check after a silent timeout
+// still runs. Other providers send no such key.
+const KeyHelloDispatcher = "dispatcher"
+
+// withDirect returns hello with KeyHelloDispatcher=direct appended.
+func withDirect(hello string) string {
+	if hello == "" {
+		return KeyHelloDispatcher + "=direct"
+	}
+	return hello + "&" + KeyHelloDispatcher + "=direct"
+}
+
+// peerRunsOnReader reports whether the provider's hello said its requests
+// run on its connection's reader (KeyHelloDispatcher).
+func (c *Channel) peerRunsOnReader() bool {
+	peer, ok := c.PeerHeartbeat()
+	if !ok {
+		return false
+	}
+	d, _ := peer.Param(KeyHelloDispatcher)
+	return d == "direct"
+}
+
 // withApplication returns hello with KeyHelloApplication=app appended.
 func withApplication(hello, app string) string {
 	kv := KeyHelloApplication + "=" + url.QueryEscape(app)

@@ -649,7 +649,7 @@ func (c *Channel) ping(ctx context.Context, hello string) error {
 	if cl.status != spi.StatusOK {
 		return spi.Errorf(cl.status, "exchange: ping %s answered %s", c.remote, cl.status)
 	}
-	if hello != "" && len(cl.body) > 0 {
+	if len(cl.body) > 0 { // the answer to a hello, or a Direct provider's to any ping (KeyHelloDispatcher)
 		c.learnHello(cl.body)
 	}
 	return nil

@@ -23,11 +23,13 @@ const minCheckWait = time.Second
 // (checkAfterTimeout): at most one ping outstanding, at most one started
 // per gap.
 type livenessCheck struct {
-	running  atomic.Bool  // a check's ping is outstanding
-	last     atomic.Int64 // mono() when the last check started; 0: none yet
-	timeouts atomic.Int64 // silent timeouts since the last check was answered
-	sent     atomic.Int64 // time.Now().UnixNano() when the running check's current ping was sent
-	due      atomic.Int64 // and when, UnixNano, it stops waiting for the answer
+	quiet    atomic.Pointer[time.Timer] // the quiet watch's timer (watchQuiet); nil: no watch
+	since    atomic.Int64               // UnixNano of the quiet watch's first look in a row that found calls pending; 0: none at the last look
+	running  atomic.Bool                // a check's ping is outstanding
+	last     atomic.Int64               // mono() when the last check started; 0: none yet
+	timeouts atomic.Int64               // silent timeouts since the last check was answered
+	sent     atomic.Int64               // time.Now().UnixNano() when the running check's current ping was sent
+	due      atomic.Int64               // and when, UnixNano, it stops waiting for the answer
 
 	mu    sync.Mutex // guards ended, and running's fall to false (end)
 	ended []func()   // WhenCheckEnds' callbacks for the running check
@@ -121,7 +123,7 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 	}
 	c.check.last.Store(now)
 	c.check.noteSent(time.Now(), wait)
-	if !c.goIO(func() { c.runCheck(wait) }) {
+	if !c.goIO(func() { c.runCheck(wait, 0) }) {
 		c.check.end() // dying: nothing to check
 	}
 }
@@ -147,7 +149,10 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // CLIENT_TIMEOUT, which starts no check (under load a check that began
 // while the socket buffers still took bytes in was the last one, and a
 // black-holed path stayed open past 15 s).
-func (c *Channel) runCheck(wait time.Duration) {
+//
+// quiet > 0 marks a check the quiet watch started (calls pending with
+// nothing read for quiet, checkQuiet), which its reason says.
+func (c *Channel) runCheck(wait, quiet time.Duration) {
 	defer c.check.end()
 	var sent time.Time
 	var acked, unacked uint64
@@ -209,6 +214,12 @@ func (c *Channel) runCheck(wait time.Duration) {
 	// ("channel closed; reconnecting", component=kernel, with this reason and the
 	// failed calls), so the channel logs none with Options.OwnerLogsClose, at Debug otherwise (both at Warn
 	// made two lines for one close).
+	if quiet > 0 {
+		p := int64(c.pending.len())
+		c.die(fmt.Sprintf("liveness check: %d %s to %s waiting with nothing read for %v, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
+			p, plural(p, "call", "calls"), c.remote, quiet, wait, note), levelOwnerLogs)
+		return
+	}
 	c.die(fmt.Sprintf("liveness check: %d %s to %s timed out with nothing read since they were sent, and a ping got no answer within %v%s (heartbeat.ping.on.timeout)",
 		n, plural(n, "call", "calls"), c.remote, wait, note), levelOwnerLogs)
 }
@@ -253,4 +264,128 @@ func plural(n int64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// QuietFloor is the shortest time a consumer channel may have calls
+// waiting on it with nothing read from it before the quiet watch sends
+// the liveness check's ping (checkQuiet), whatever the calls' timeouts:
+// longer than the stalls a healthy provider shows under CPU starvation
+// (about 2 s on a 2-vCPU machine at load 20) and than most TCP
+// retransmission stalls on a lossy link (1.2-3.3 s at 20 % loss).
+const QuietFloor = 3 * time.Second
+
+// QuietBound returns how long calls may wait on a consumer channel with
+// nothing read from it before the quiet watch pings the provider, when
+// the longest timeout of the calls pending there is longest (0: none
+// has one): max(QuietFloor, longest/2). The bound comes from what the
+// calls allow, not from a setting: a provider silent for half of a call's
+// own timeout has used half of what that call gives it, and a silence
+// that is cut (the bound, then a ping unanswered for its wait) would have
+// left the call little chance; a shorter one, a stall of a busy or
+// starved provider, is never cut. Calls with shorter timeouts time out
+// first and start the check after a silent timeout (checkAfterTimeout),
+// as they always did; the watch adds nothing to them. It is the idea of
+// gRPC's keepalive (a ping after keepalive time with nothing received
+// while streams are open, the connection closed after keepalive timeout
+// without its ack) and of Netty's IdleStateHandler reader-idle with
+// requests outstanding, both fixed settings there, here derived from the
+// calls' timeouts so that no URL key is needed: a 10 s timeout pings
+// after 5 s of silence, a 1-6 s one after 3 s.
+func QuietBound(longest time.Duration) time.Duration {
+	return max(QuietFloor, longest/2)
+}
+
+// quietLook is how often the quiet watch looks at its channel: a hung
+// provider's channel is pinged between its QuietBound and QuietBound +
+// quietLook after its last byte.
+const quietLook = 500 * time.Millisecond
+
+// watchQuiet starts the consumer channel's quiet watch when
+// Options.Heartbeat implements spi.TimeoutCheck with the check on: one
+// timer per channel that looks every quietLook (checkQuiet), nothing per
+// call. die stops it.
+func (c *Channel) watchQuiet() {
+	if c.opts.Side != spi.Consumer {
+		return
+	}
+	if tc, ok := c.opts.Heartbeat.(spi.TimeoutCheck); !ok {
+		return
+	} else if _, on := tc.TimeoutCheck(); !on {
+		return
+	}
+	c.check.quiet.Store(time.AfterFunc(quietLook, c.checkQuiet))
+	select {
+	case <-c.dying:
+		c.check.quiet.Load().Stop() // died meanwhile: die may have looked before the Store
+	default:
+	}
+}
+
+// checkQuiet is the quiet watch's look. When calls have been pending on
+// the channel at every look for their QuietBound (from the longest
+// timeout among them, looked up only once QuietFloor has passed with
+// nothing read) and nothing was read over that time, it starts the
+// liveness check now, not at a call's timeout: its ping waits
+// minCheckWait, the least the check after a timeout waits, capped like
+// that one by the strategy's maxWait (heartbeat.ping.timeout for idle,
+// heartbeat.interval for dual); a silence long enough to be pinged has
+// lasted the bound already, so the ping's wait only covers its round
+// trip. No answer, with still nothing read, closes the channel as
+// runCheck does after timeouts. A healthy provider answers pings on its
+// reader while its methods run (also with every worker busy), so a slow
+// call keeps its channel. Not when the provider said its methods run on
+// its reader (dispatcher=direct, KeyHelloDispatcher), where a slow method
+// holds up the ping too: the check after a timeout is left for it. At most
+// one check runs, and one starts per max(the bound, the provider's
+// heartbeat.min.ping.interval), which keeps its pings within the
+// provider's ping-flood guard even while no call runs there.
+func (c *Channel) checkQuiet() {
+	select {
+	case <-c.dying:
+		return
+	default:
+	}
+	defer c.check.quiet.Load().Reset(quietLook)
+	now := time.Now().UnixNano()
+	if c.pending.len() == 0 || !c.Established() {
+		c.check.since.Store(0)
+		return
+	}
+	since := c.check.since.Load()
+	if since == 0 {
+		c.check.since.Store(now) // the calls may have just been sent
+		return
+	}
+	quiet := time.Duration(now - max(since, c.lastRead.Load()))
+	if quiet < QuietFloor || c.peerRunsOnReader() {
+		return
+	}
+	bound := QuietBound(c.pending.longestTimeout())
+	if quiet < bound {
+		return
+	}
+	gap := bound
+	if peer, ok := c.PeerHeartbeat(); ok {
+		if m, err := peer.Duration(keyMinPingInterval, 0); err == nil {
+			gap = max(gap, m)
+		}
+	}
+	m := mono()
+	if last := c.check.last.Load(); last != 0 && m-last < int64(gap) {
+		return
+	}
+	tc, _ := c.opts.Heartbeat.(spi.TimeoutCheck)
+	maxWait, _ := tc.TimeoutCheck()
+	wait := minCheckWait
+	if maxWait > 0 {
+		wait = min(wait, maxWait)
+	}
+	if !c.check.running.CompareAndSwap(false, true) {
+		return
+	}
+	c.check.last.Store(m)
+	c.check.noteSent(time.Now(), wait)
+	if !c.goIO(func() { c.runCheck(wait, quiet.Round(time.Millisecond)) }) {
+		c.check.end()
+	}
 }

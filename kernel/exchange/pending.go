@@ -234,6 +234,28 @@ func (t *pendingTable) takeFrom(min uint64) []*call {
 	return out
 }
 
+// longestTimeout returns the longest timeout (call.timeout, set before
+// add) of the calls in the table; 0 when none has one. It looks at every
+// call under its shard's lock: the quiet watch calls it only once a
+// channel has been silent for QuietFloor (checkQuiet), never per call.
+func (t *pendingTable) longestTimeout() time.Duration {
+	var longest time.Duration
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		for _, c := range s.ring {
+			if c != nil {
+				longest = max(longest, c.timeout)
+			}
+		}
+		for _, c := range s.over {
+			longest = max(longest, c.timeout)
+		}
+		s.mu.Unlock()
+	}
+	return longest
+}
+
 // len returns the number of pending calls.
 func (t *pendingTable) len() int {
 	n := 0

@@ -743,7 +743,10 @@ func (c *Channel) heartbeatRequest(h protocol.Header, body []byte) error {
 	counters.Heartbeat.PingsReceived.Inc()
 	c.pingsRead.Add(1)
 	answer := ""
-	if len(body) > 0 {
+	switch {
+	case c.opts.Side == spi.Provider && c.opts.Direct:
+		answer = c.hello // with dispatcher=direct, also to an empty ping (KeyHelloDispatcher)
+	case len(body) > 0:
 		answer = c.opts.Hello
 		if c.opts.Side == spi.Provider {
 			answer = c.hello // with Options.Started
