@@ -306,7 +306,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			return nil, fmt.Errorf("kernel: provider %s: %w", pu.Address(), err)
 		}
 		if multi {
-			fs = append(fs, serviceKeyFilter(pu.ServiceKey()))
+			fs = append(fs, chainFilter{Filter: serviceKeyFilter(pu.ServiceKey())}) // the kernel's own: no name
 		}
 		return chain(fs, inv), nil
 	}, n.base)
@@ -991,10 +991,15 @@ func (r *Reference) refuse(ctx context.Context, inv *spi.Invocation) error {
 // carrying no *spi.Error (a consumer filter's, a cluster's or balancer's
 // plain error) becomes CLIENT_ERROR, the status spi.StatusOf gives it,
 // with its text and as its Cause: its text then starts with the status
-// as every other failure's does ("CLIENT_ERROR: quota exceeded").
+// as every other failure's does (a consumer filter's is typed already,
+// naming it: "CLIENT_ERROR: kernel: call shop.Cart.Add: consumer filter
+// "quota": quota exceeded"). An error wrapping an *spi.Error (a
+// consumer filter's fmt.Errorf("auth: %w", err)) becomes an *spi.Error
+// of the wrapped status with the wrapper's text, "SERVICE_ERROR: auth:
+// boom" (spi.FromError, gRPC's rule), the wrapper its Cause.
 func (r *Reference) failed(ctx context.Context, err error, method, addr string) error {
-	if _, ok := errors.AsType[*spi.Error](err); !ok {
-		err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+	if _, ok := err.(*spi.Error); !ok {
+		err = typed(err)
 	}
 	if spi.StatusOf(err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
 		err = r.withNearMiss(ctx, err, method)
@@ -1190,7 +1195,11 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if unlisted {
 		return c.ref.invokeUnlisted(ctx, inv, s, listed)
 	}
-	return s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+	res := s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+	if res.Err != nil {
+		res.Err = typed(res.Err) // so that the filters above tell it from one of their own
+	}
+	return res
 }
 
 // unlisted reports whether no provider of the registry's list publishes
