@@ -126,6 +126,9 @@ func TestAEShutdownAbandonedIdempotentCallIsRetriedOnTheOtherProvider(t *testing
 	pa, ea := aeExport(t, a, 500*time.Millisecond, "")
 	_, eb := aeExport(t, b, 10*time.Second, "")
 	r := refer(t, consumer(t), "airnode://"+ea.URL().Address()+","+eb.URL().Address()+"/ae.S?timeout=10s&idempotent=true&retries=2")
+	// Both connected first: under load a's connection came up after 50 calls
+	// had all gone to b.
+	eventually(t, "both providers connected", func() bool { return len(r.Providers()) == 2 })
 	// Call until one lands on a (the balancer is random): b answers at once.
 	var done chan error
 	var got string
