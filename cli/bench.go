@@ -794,7 +794,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		defer ms.Close()
 		commandLogger(logger, "bench").Info("airnode bench: metrics", "addr", ms.Addr().String())
 	}
-	node := kernel.NewNode(cat, kernel.WithLogger(logger))
+	node := kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithKeySource(envKeySource(f.cfg, given)))
 	defer node.Close()
 	// refs[true] pads requests (cases whose request and response sizes
 	// differ); the plain one has no padding filter in its chain. Both share

@@ -66,17 +66,25 @@ func TestBS_BadParamIsAUsageErrorNamingTheFlag(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			args := tc.args
-			if tc.sub == "serve" {
-				args = append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)
-			}
-			r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, tc.sub, args...)
-			expectUsage(t, r, tc.want, tc.more...)
-			if strings.Contains(r.stderr, "CLIENT_ERROR") || strings.Contains(r.stderr, "serving") {
-				t.Errorf("a usage error reads as a call's status or came after serving:\n%s", r.stderr)
-			}
+			expectCommandLineRefusal(t, tc.sub, tc.args, tc.want, tc.more...)
 		})
+	}
+}
+
+// expectCommandLineRefusal runs airnode sub args (serve on 127.0.0.1:0
+// with a file registry of its own) and expects a usage error (exit 2)
+// whose stderr starts with want and holds each of more, reading as
+// neither a call's status nor coming after serving.
+func expectCommandLineRefusal(t *testing.T, sub string, args []string, want string, more ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	if sub == "serve" {
+		args = append([]string{"--listen", "127.0.0.1:0", "--registry", "file://" + dir}, args...)
+	}
+	r := runCommand(t, 20*time.Second, []string{"XDG_RUNTIME_DIR=" + dir}, sub, args...)
+	expectUsage(t, r, want, more...)
+	if strings.Contains(r.stderr, "CLIENT_ERROR") || strings.Contains(r.stderr, "serving") {
+		t.Errorf("a usage error reads as a call's status or came after serving:\n%s", r.stderr)
 	}
 }
 

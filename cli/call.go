@@ -577,7 +577,7 @@ func runCall(ctx context.Context, cat *extension.Catalogs, f callFlags, args []s
 	}
 	// one call, then exit: a channel the provider closes is not followed
 	// by a Warn promising a reconnect nobody waits for (WithOneShot)
-	node := kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot())
+	node := kernel.NewNode(cat, kernel.WithLogger(logger), kernel.WithOneShot(), kernel.WithKeySource(envKeySource(f.cfg, given)))
 	defer node.Close()
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, left(10*time.Second))

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airnode/airnode/kernel"
+	"github.com/airnode/airnode/kernel/config"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -27,6 +29,19 @@ import (
 type givenKey struct {
 	by    string // as typed: "-p loadbalance=roundrobn", "--codec jsn", "SERVICE_URL key timeout=abc"
 	value string // the key's value as given: "roundrobn"
+}
+
+// envKeySource is a consumer command's kernel.KeySource: the variable
+// that set a key of cfg (config.Config.EnvSource), so that the kernel's
+// warning of AIRNODE_CONSUMER_TIMEOUT=5 names it; "" for a key the
+// command line gave (given), which is the user's as the URL holds it.
+func envKeySource(cfg config.Config, given map[string]givenKey) kernel.KeySource {
+	return func(side spi.Side, key, value string) string {
+		if _, ok := given[key]; ok {
+			return ""
+		}
+		return cfg.EnvSource(side, key, value)
+	}
 }
 
 // commandLineKeys maps each URL key that the command line of a consumer
@@ -90,8 +105,14 @@ func argQuery(raw string) map[string]string {
 // of an *extension.UnknownError (also in a method-level form ending in
 // ".<point>": methods.Echo.loadbalance), when given holds it with the
 // value err names. ok is false when err refuses no key or another value
-// (a key that plugins.yaml set per method, say).
+// (a key that plugins.yaml set per method, say). A refused scheme
+// (kernel.ErrUnknownProtocol: "dubbo://...") is always the command
+// line's (the configuration's reference keeps the scheme given,
+// config.Config.ApplyReference): by "", ok true.
 func givenBy(given map[string]givenKey, err error) (string, bool) {
+	if errors.Is(err, kernel.ErrUnknownProtocol) {
+		return "", true
+	}
 	match := func(k string, value func(string) bool) (string, bool) {
 		g, ok := given[k]
 		if !ok || !value(g.value) {
@@ -157,13 +178,28 @@ func commandLineKeyError(cmd, service string, given map[string]givenKey, err err
 		if !ok {
 			return nil
 		}
-		line := fmt.Sprintf("%s: service %s: %s", by, service, strings.TrimPrefix(e.Error(), "kernel: refer "+service+": "))
+		line := fmt.Sprintf("service %s: %s", service, referCause(e.Error()))
+		if by != "" {
+			line = by + ": " + line
+		}
 		if len(lines) > 0 {
 			line = cmd + ": " + line
 		}
 		lines = append(lines, line)
 	}
 	return usage(&keyRefusedError{msg: strings.Join(lines, "\n"), err: err})
+}
+
+// referCause is msg, a refusal of Refer, without Refer's prefix
+// "kernel: refer SERVICE: ", which names the service key or, for a
+// malformed group or version, the interface alone.
+func referCause(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "kernel: refer "); ok {
+		if _, cause, ok := strings.Cut(rest, ": "); ok {
+			return cause
+		}
+	}
+	return msg
 }
 
 // keyRefusedError is commandLineKeyError's error: its text, unwrapping to

@@ -88,19 +88,24 @@ func TestServeWarnsOfEveryDurationKeyGivenABareNumberMeantAsSeconds(t *testing.T
 // kernel reads. A bare number at or over the bound
 // (AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000) and a key that is no
 // duration (AIRNODE_PROVIDER_WEIGHT=5) are not warned of.
+//
+// fix-dd: the warning names the variable the user set
+// (AIRNODE_PROVIDER_TIMEOUT=5 is ...), not the key (timeout=5), in
+// serve's log, call's and list --explain's; a -p timeout=5 over the
+// variable is named as the key.
 func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
-	const note = "timeout=5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for seconds"
+	const note = "_TIMEOUT=5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for seconds"
 	env := []string{"AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000", "AIRNODE_PROVIDER_WEIGHT=5"}
 	p := startServe(t, "127.0.0.1:40020", "memory://", env, "")
 	p.waitServing(t, "demo.Echo")
 	log := p.logText()
-	if c := strings.Count(log, note); c != 1 {
-		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5 warned %d times of %q, want once:\n%s", c, note, log)
+	if c := strings.Count(log, "AIRNODE_PROVIDER"+note); c != 1 {
+		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5 warned %d times of %q, want once:\n%s", c, "AIRNODE_PROVIDER"+note, log)
 	}
 	if !strings.Contains(log, "&timeout=5&") {
 		t.Errorf("serve with AIRNODE_PROVIDER_TIMEOUT=5: no timeout=5 in the exported URL:\n%s", log)
 	}
-	for _, quiet := range []string{"AIRNODE_PROVIDER_", "heartbeat.interval=60000 is", "weight=5 is"} {
+	for _, quiet := range []string{"AIRNODE_PROVIDER_HEARTBEAT", "AIRNODE_PROVIDER_WEIGHT", "heartbeat.interval=60000 is", "weight=5 is", `msg="timeout=5 is`} {
 		if strings.Contains(log, quiet) {
 			t.Errorf("serve warned of %s...:\n%s", quiet, log)
 		}
@@ -110,11 +115,16 @@ func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
 		{"list", "--explain", p.url("demo.Echo")},
 	} {
 		r := runCommand(t, 30*time.Second, []string{"AIRNODE_CONSUMER_TIMEOUT=5"}, args[0], args[1:]...)
-		if c := strings.Count(r.stderr, note); c != 1 {
-			t.Errorf("%s with AIRNODE_CONSUMER_TIMEOUT=5 warned %d times of %q, want once; stderr:\n%s", args[0], c, note, r.stderr)
+		if c := strings.Count(r.stderr, note); c != 1 || !strings.Contains(r.stderr, "AIRNODE_CONSUMER"+note) {
+			t.Errorf("%s with AIRNODE_CONSUMER_TIMEOUT=5 warned %d times of %q, want once, naming AIRNODE_CONSUMER_TIMEOUT; stderr:\n%s", args[0], c, note, r.stderr)
 		}
-		if strings.Contains(r.stderr, "AIRNODE_CONSUMER_TIMEOUT=5 is") {
-			t.Errorf("%s warned of the variable as well as of the key; stderr:\n%s", args[0], r.stderr)
+		if strings.Contains(r.stderr, "timeout=5 is") {
+			t.Errorf("%s warned of the key as well as of the variable; stderr:\n%s", args[0], r.stderr)
 		}
+	}
+	// the command line's -p timeout=5 over the variable's: the key
+	r := runCommand(t, 30*time.Second, []string{"AIRNODE_CONSUMER_TIMEOUT=5"}, "call", "-p", "timeout=5", p.url("demo.Echo"), "Echo", `"x"`)
+	if r.code != 0 || strings.Count(r.stderr, "timeout=5 is 5ms") != 1 || strings.Contains(r.stderr, "AIRNODE_CONSUMER_TIMEOUT=5 is") {
+		t.Errorf("call -p timeout=5 with AIRNODE_CONSUMER_TIMEOUT=5: exit %d, stderr:\n%s\nwant exit 0 and one warning naming timeout=5", r.code, r.stderr)
 	}
 }

@@ -612,7 +612,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 	}
 	x.useRegistry(ctx, cat)
 	x.checkTLS()
-	referWarns, referErr := kernel.NewNode(cat).ReferWarnings(x.consumer)
+	referWarns, referErr := kernel.NewNode(cat, kernel.WithKeySource(envKeySource(x.cfg, x.givenKeys(rawProvider)))).ReferWarnings(x.consumer)
 	x.ignoreMalformedProviderKeys(referWarns)
 	methods := explainedMethods(cat, x.rowsURL())
 	eC, _ := cat.Explain(x.consumer, methods)
@@ -872,7 +872,7 @@ func runExplain(ctx context.Context, w, errw io.Writer, logFormat string, cat *e
 		switch {
 		case explainWords(k, hbUnread):
 		case k.Kind == "baremillis":
-			warns = append(warns, k.Key+"="+k.Why)
+			warns = append(warns, k.Message()) // AIRNODE_CONSUMER_TIMEOUT=5 is 5ms ..., as call warns
 		case k.Kind == "fromproviders":
 			warns = append(warns, fmt.Sprintf("%s=%s%s overrides every provider's %s: %s", k.Key, k.Value, x.keyOrigin(k.Key), k.Key, k.Why))
 		case k.Kind == "providerside":
@@ -1030,7 +1030,9 @@ func (x *explained) showsPublish() bool {
 	return !x.flagged && !x.direct && len(x.providers) == 0
 }
 
-// consumerKeys returns the kernel's refusal of a key of the consumer URL
+// consumerKeys returns the kernel's refusal of the consumer URL (an
+// unknown protocol, a group or version pattern: kernel.CheckProtocol,
+// directory.CheckGroupVersion) or of a key of it
 // (Refer's check, kernel.CheckConsumerKeys: connections=100, a bad
 // transport or heartbeat key, ...) and of the merged URL (the same check
 // each provider invoker makes), each nil unless it fails and reported
@@ -1044,7 +1046,14 @@ func (x *explained) consumerKeys(cat *extension.Catalogs, reported error) (consu
 	fresh := func(err error, also error) bool {
 		return err != nil && (reported == nil || !sameError(err, reported)) && (also == nil || !sameError(err, also))
 	}
-	if err := kernel.CheckConsumerKeys(cat, x.consumer); fresh(err, nil) {
+	// what Refer refuses before it reads a key: the protocol (not of a
+	// URL merged with --provider's: a Dubbo consumer:// URL is explained
+	// so) and the group and version (a pattern)
+	var protocol error
+	if !x.flagged {
+		protocol = kernel.CheckProtocol(cat, x.consumer)
+	}
+	if err := errors.Join(protocol, directory.CheckGroupVersion(x.consumer), kernel.CheckConsumerKeys(cat, x.consumer)); fresh(err, nil) {
 		consumer = err
 	}
 	if err := kernel.CheckConsumerKeys(cat, x.checked()); fresh(err, consumer) {
@@ -1350,8 +1359,14 @@ func nodeFrom(cfg config.Config, key string) string {
 
 // providerNotUsed notes a provider value of a consumer point that the
 // consumer does not use (it builds cluster and load balancer from its own
-// reference URL, kernel/refer.go build).
+// reference URL, kernel/refer.go build). For a direct URL the provider
+// URL holds the explained URL's own keys (newExplained folds them in, as
+// serve's -p): those are the consumer's, and only a value the
+// configuration alone gives the provider is noted (directNotUsed).
 func (x *explained) providerNotUsed(c extension.Choice) string {
+	if x.direct {
+		return x.directNotUsed(c)
+	}
 	v, key, ok := x.provider.MethodParam(c.Method, c.Point)
 	if !ok || v == c.Name {
 		return ""

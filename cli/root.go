@@ -314,8 +314,10 @@ Exit status:
        flags or sources that contradict each other (-p timeout=1s
        --timeout 2s), a URL key's value the command line gives (-p,
        --codec, --transport, the URL's query) that the kernel refuses
-       (-p timeout=5x, -p loadbalance=roundrobn, -p token=: named with
-       the flag, the value and the names available), a --registry URL
+       (-p timeout=5x, -p loadbalance=roundrobn, -p token=,
+       -p loadbalance=, -p version=1.*: named with the flag, the value
+       and the names available), a SERVICE_URL of another protocol
+       (dubbo://...), a --registry URL
        of the wrong form, with a scheme no registry has or a key its
        registry refuses (zookeper://, ?sesion.timeout=1s); the same
        value from plugins.yaml or AIRNODE_* fails the command, 1

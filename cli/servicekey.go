@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -20,7 +21,11 @@ import (
 func parseServiceKey(s string) (spi.URL, error) {
 	key, query, hasQuery := strings.Cut(s, "?")
 	if strings.Contains(key, "://") {
-		return spi.Parse(s)
+		u, err := spi.Parse(s)
+		if err != nil {
+			return spi.URL{}, err
+		}
+		return u, keyInURLPath(s, u)
 	}
 	params := map[string]string{}
 	iface := key
@@ -50,6 +55,45 @@ func parseServiceKey(s string) (spi.URL, error) {
 		}
 	}
 	return u.WithParams(params), nil
+}
+
+// keyInURLPath returns an error for URL u (SERVICE_URL s) whose path
+// holds a "/" or ":": a service key's separators, as in
+// airnode:///g/demo.Echo:1.0. A URL's path is the interface alone
+// (DESIGN §3: group and version are the URL's keys), and taken whole it
+// named an interface no provider can export (spi.CheckInterface), so the
+// call waited and failed SERVICE_NOT_FOUND. The error names what was
+// given and, when the path reads as group/interface:version, the same URL
+// with group= and version= as keys, and for a URL without a host the
+// service key form too. nil for a path without "/" or ":".
+func keyInURLPath(s string, u spi.URL) error {
+	path := u.Path()
+	if !strings.ContainsAny(path, "/:") {
+		return nil
+	}
+	msg := fmt.Sprintf("service URL %q: path %q is not an interface: a URL's path is the interface alone, its group and version are keys (airnode://HOST:PORT/demo.Echo?group=g&version=1.0)", s, path)
+	params := map[string]string{}
+	iface := path
+	if g, rest, ok := strings.Cut(iface, "/"); ok {
+		params[spi.KeyGroup], iface = g, rest
+	}
+	if i, v, ok := strings.Cut(iface, ":"); ok {
+		iface, params[spi.KeyVersion] = i, v
+	}
+	for k, v := range params {
+		if q, ok := u.Param(k); v == "" || ok && q != v {
+			return errors.New(msg)
+		}
+	}
+	if spi.CheckInterface(iface) != nil {
+		return errors.New(msg)
+	}
+	meant := u.WithPath(iface).WithParams(params)
+	msg += fmt.Sprintf("; did you mean %s", meant)
+	if u.Host() == "" && len(u.Params()) == 0 {
+		msg += fmt.Sprintf(" (or the service key %s)", meant.ServiceKey())
+	}
+	return errors.New(msg)
 }
 
 // isDigits reports whether s is a non-empty run of ASCII digits.

@@ -73,6 +73,7 @@ type conn struct {
 	connectTimeout time.Duration
 	backoff        time.Duration
 	logger         *slog.Logger
+	warns          *connectWarns // bounds the first connection's failure lines per reference; nil: none
 
 	state   atomic.Pointer[connState] // nil until the first attempt ends
 	changed *signal                   // broadcast on every published state; may be nil
@@ -156,7 +157,7 @@ func (c *conn) wentUp() {
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
-	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, changed, nil)
+	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, nil, changed, nil)
 }
 
 // newNamedConn is newConn for a conn whose transport and heartbeat
@@ -165,11 +166,13 @@ func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, 
 // the channel runs TLS (the URL's tls=true): a connection the provider
 // closes at once gets a hint for the side that does not. oneShot: the
 // node is a one-shot consumer (WithOneShot), whose channel closes and
-// failed redials run logs at Debug. line is the conn's key in its pool
+// failed redials run logs at Debug. warns, when not nil, bounds the
+// Warn lines of a first connection that keeps failing (the reference's
+// that made the conn). line is the conn's key in its pool
 // (connPool.acquire's), nil outside one.
-func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal, line *connLine) *conn {
+func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, warns *connectWarns, changed *signal, line *connLine) *conn {
 	c := &conn{
-		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger,
+		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger, warns: warns,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
 		transport: transport, heartbeat: heartbeat, tls: tls, oneShot: oneShot, line: line,
 	}
@@ -335,7 +338,8 @@ func (e notConnected) Unwrap() []error {
 // cannot connect to provider" with failing_for=, since the first
 // attempt: a listed provider that refuses every connection, such as a
 // killed provider's entry until its registry session expires; tester67
-// #3), so that a short call that fails over says nothing more than its
+// #3; for the first 3 such providers of a reference, the others summed
+// up in one line: connectWarns, tester99 #4), so that a short call that fails over says nothing more than its
 // error. A one-shot consumer's conn (WithOneShot) logs a channel that
 // dies ("channel closed", component=kernel) and the failed redials after it at
 // Debug: its calls report the failures, and it reconnects for no one.
@@ -432,6 +436,9 @@ func (c *conn) run() {
 			if !everUp && attempt >= 4 && attempt&(attempt-1) == 0 { // 4, 8, 16...
 				level, msg = slog.LevelWarn, "cannot connect to provider"
 				attrs = append(attrs, "failing_for", time.Since(firstTry).Round(time.Millisecond))
+				if reason == "" && !c.warns.allow(c.addr) {
+					level = slog.LevelDebug // the reference's summary counts it (connectWarns)
+				}
 			}
 			if everUp {
 				msg = "cannot reconnect to provider"
@@ -1061,10 +1068,12 @@ func (p *connPool) release(key string) {
 		p.leaving = map[*conn]struct{}{}
 	}
 	p.leaving[e.c] = struct{}{}
+	// Added under mu: closeAllBecause, which takes mu before its Wait, then
+	// finds the counter up (an Add racing a Wait at zero is a data race).
+	p.releasing.Add(1)
 	p.mu.Unlock()
 	// Its calls in flight finish first (closeAfterCalls), in a goroutine of
 	// the pool's: the caller (a registry notification) does not wait.
-	p.releasing.Add(1)
 	go func() {
 		defer p.releasing.Done()
 		e.c.closeAfterCalls()

@@ -54,7 +54,7 @@ func (s *cxService) Fail(ctx context.Context, msg string) (string, error) {
 // A provider filter's plain error keeps SERVICE_ERROR but says the method
 // did not run; the method's own error, also through a filter that wraps
 // the context, and a filter's error after the method ran do not say so.
-// A consumer filter's plain error is CLIENT_ERROR, its text prefixed.
+// A consumer filter's plain error is CLIENT_ERROR naming the filter.
 func TestFilterPlainErrorStatusAndText(t *testing.T) {
 	cat := testCatalogs(t)
 	for _, f := range []cxFilter{{"cx.provider", spi.Provider}, {"cx.consumer", spi.Consumer}} {
@@ -83,7 +83,7 @@ func TestFilterPlainErrorStatusAndText(t *testing.T) {
 	}
 
 	err = call(r, "refuse")
-	want := "SERVICE_ERROR: kernel: cx.Svc.Fail did not run: a provider filter refused the call: plain filter error"
+	want := `SERVICE_ERROR: kernel: cx.Svc.Fail did not run: provider filter "cx.provider" refused the call: plain filter error`
 	if spi.StatusOf(err) != spi.StatusServiceError || err.Error() != want {
 		t.Fatalf("provider filter's plain error: %v (%v), want %q", err, spi.StatusOf(err), want)
 	}
@@ -113,8 +113,9 @@ func TestFilterPlainErrorStatusAndText(t *testing.T) {
 	before := svc.runs.Load()
 	err = call(rc, "refuse")
 	var se *spi.Error
-	if !errors.As(err, &se) || se.Status != spi.StatusClientError || err.Error() != "CLIENT_ERROR: plain filter error" || !errors.Is(err, errPlainFilter) {
-		t.Fatalf("consumer filter's plain error: %v (%T), want CLIENT_ERROR: plain filter error wrapping it", err, err)
+	want = `CLIENT_ERROR: kernel: call cx.Svc.Fail: consumer filter "cx.consumer": plain filter error`
+	if !errors.As(err, &se) || se.Status != spi.StatusClientError || err.Error() != want || !errors.Is(err, errPlainFilter) {
+		t.Fatalf("consumer filter's plain error: %v (%T), want %q wrapping it", err, err, want)
 	}
 	if svc.runs.Load() != before {
 		t.Fatal("the method ran behind a refusing consumer filter")

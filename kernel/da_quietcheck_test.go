@@ -32,7 +32,9 @@ func daProvider(t *testing.T, name, d string, slow bool) string {
 // found by the quiet watch, not by the first timeout: its calls wait with
 // nothing read for exchange.QuietBound(10s) (5 s), a ping goes unanswered
 // for 1 s, and the liveness check closes the connection, not before
-// those 6 s and within them + 1 s of slack (the watch's look included);
+// those 6 s and within them + 2.5 s of slack (the watch's 0.5 s look, and
+// a loaded machine's delays: 7.02 s was seen at load 15), still short of
+// the 10 s timeout;
 // after that no call is sent to it, and the calls go to the other
 // provider.
 func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
@@ -49,7 +51,7 @@ func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	paused := time.Now()
 	px.Pause(true)
 	least := exchange.QuietBound(10*time.Second) + time.Second // the bound, then the ping's wait
-	bound := least + time.Second
+	bound := least + 2500*time.Millisecond
 	if !waitFor(bound+5*time.Second, func() bool { return len(livenessCloses(logs, bad)) > 0 }) {
 		t.Fatalf("the liveness check did not close the hung provider's connection within %v", bound+5*time.Second)
 	}
@@ -57,7 +59,7 @@ func TestDA_HungProviderClosedLongBeforeItsCallsTimeOut(t *testing.T) {
 	took := closed.at.Sub(paused)
 	t.Logf("closed %v after the hang: %s", took.Round(time.Millisecond), closed.attrs["reason"])
 	if took > bound || took < least-200*time.Millisecond {
-		t.Errorf("closed %v after the hang, want between %v (quiet bound 5 s, the ping's 1 s) and %v (1 s of slack), not at the 10 s timeout", took, least, bound)
+		t.Errorf("closed %v after the hang, want between %v (quiet bound 5 s, the ping's 1 s) and %v (2.5 s of slack), not at the 10 s timeout", took, least, bound)
 	}
 	if !strings.Contains(closed.attrs["reason"], "waiting with nothing read for") {
 		t.Errorf("reason %q, want the quiet watch's (calls waiting with nothing read)", closed.attrs["reason"])

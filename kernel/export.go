@@ -219,7 +219,7 @@ func (n *Node) Export(ctx context.Context, impl any, u spi.URL) (*Exporter, erro
 	if err := mt.skipUncodable(n.cat.Codec, u); err != nil {
 		return nil, err
 	}
-	e, err := n.export(ctx, u, mt.names, func(pu spi.URL, filters []spi.Filter) service {
+	e, err := n.export(ctx, u, mt.names, func(pu spi.URL, filters []chainFilter) service {
 		inv := &localInvoker{url: pu, table: mt}
 		return newService(pu, mt, inv, filters)
 	})
@@ -266,7 +266,7 @@ func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*
 	}
 	methods := u.Methods()
 	slices.Sort(methods)
-	return n.export(ctx, u, methods, func(pu spi.URL, filters []spi.Filter) service {
+	return n.export(ctx, u, methods, func(pu spi.URL, filters []chainFilter) service {
 		return newService(pu, nil, inv, filters)
 	})
 }
@@ -274,7 +274,7 @@ func (n *Node) ExportInvoker(ctx context.Context, u spi.URL, inv spi.Invoker) (*
 // export checks u, builds the provider filter chain, listens, makes the
 // service with mk (from the provider URL as published and the chain) and
 // registers it.
-func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []spi.Filter) service) (_ *Exporter, err error) {
+func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(spi.URL, []chainFilter) service) (_ *Exporter, err error) {
 	key := u.ServiceKey()
 	if u.Interface() == "" {
 		return nil, noInterfaceError("export", u)
@@ -347,8 +347,8 @@ func (n *Node) export(ctx context.Context, u spi.URL, methods []string, mk func(
 	for _, t := range n.registryKeysOf(pu) {
 		n.logger.Warn("URL key is a registry's, read from the registry URL only (ignored on a service URL)", "service", key, "key", t[0], "registry", t[1])
 	}
-	for _, t := range n.bareMillis(pu) {
-		n.logger.Warn(t[0]+"="+t[1], "service", key, "key", t[0])
+	for _, t := range n.bareMillis(pu, spi.Provider) {
+		n.logger.Warn(t[2], "service", key, "key", t[0])
 	}
 	n.warnUnsupportedKeys(pu, key, regURL)
 	n.warnProviderKeysNoEffect(pu, key)
@@ -501,7 +501,7 @@ func (n *Node) providerURL(u spi.URL, methods []string) (spi.URL, error) {
 		// the balancers clamp it (warmup.MaxWeight): say so once, and
 		// publish what they use (tester62: it was taken silently)
 		n.logger.Warn(fmt.Sprintf("export %s: weight %d is over %d, the most a balancer uses: published as %d", u.ServiceKey(), w, maxWeight, maxWeight),
-			"component", "kernel", "service", u.ServiceKey(), "weight", w)
+			"service", u.ServiceKey(), "weight", w) // n.logger says component=kernel
 		w = maxWeight
 	}
 	if _, err := u.Duration("warmup", DefaultWarmup); err != nil {
@@ -827,8 +827,9 @@ type exportedService struct {
 	// the consumer's "token" attachment (and removes it); without one the
 	// attachment is dropped with the other reserved keys (dropReserved)
 	keepToken bool
-	// filtered: the chain has filters, and ends in a ranInvoker
-	filtered bool
+	// filters are the chain's filters, outermost first: serve names
+	// the one that refused a call (filterRefusal)
+	filters []chainFilter
 }
 
 // rejectedObserver is an optional interface of a provider filter: a call
@@ -849,17 +850,16 @@ type rejectedObserver interface {
 // newService returns the service of provider URL pu: filters (the
 // provider chain, outermost first) around inv, mt's methods (nil for a
 // generic invoker, which serves pu's "methods").
-func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []spi.Filter) service {
-	filtered := len(filters) > 0
-	if filtered {
-		inv = ranInvoker{inv} // so that serve tells a filter's refusal from the method's error
+func newService(pu spi.URL, mt *methodTable, inv spi.Invoker, filters []chainFilter) service {
+	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: inv, filters: filters}
+	if len(filters) > 0 {
+		s.invoker = providerChain(filters, inv) // so that serve tells a filter's refusal from the method's error
 	}
-	s := &exportedService{key: pu.ServiceKey(), table: mt, invoker: chain(filters, inv), filtered: filtered}
 	if tok, ok := pu.Param(spi.AttachmentToken); ok && tok != "" && tok != "false" {
 		s.keepToken = true
 	}
 	for _, f := range filters {
-		if o, ok := f.(rejectedObserver); ok {
+		if o, ok := f.Filter.(rejectedObserver); ok {
 			s.observers = append(s.observers, o)
 		}
 	}
@@ -906,15 +906,18 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 	if !pc.ctx.served && len(s.observers) > 0 {
 		s.reportRejected(pc, req, res.Err)
 	}
-	if s.filtered && pc.ctx.served && !pc.ctx.ran.Load() {
-		res.Err = filterRefusal(s.key, req.Method, res.Err)
+	if len(s.filters) > 0 && pc.ctx.served {
+		if at := int(pc.ctx.reached.Load()); at <= len(s.filters) {
+			res.Err = filterRefusal(s.key, req.Method, s.filters[max(at, 1)-1].name, res.Err)
+		}
 	}
 	return res
 }
 
-// filterRefusal returns err, the error a provider filter answered a call
-// of service's method with before the method ran (it did not call next,
-// or its error came before), as the consumer is told it. An error
+// filterRefusal returns err, the error provider filter name (its
+// extension name in the catalog) answered a call of service's method with
+// before the method ran (it did not call next), as the consumer is told
+// it. An error
 // carrying an *spi.Error keeps it: the filter chose the status (the
 // token filter's BAD_REQUEST, a limit's SERVER_THREADPOOL_EXHAUSTED). A
 // plain error stays SERVICE_ERROR, the status Dubbo answers an exception
@@ -924,33 +927,49 @@ func (s *exportedService) serve(pc *providerCall, req *exchange.Request) spi.Res
 // request was malformed, SERVER_ERROR that the provider failed, and
 // SERVICE_NOT_FOUND or SERVER_THREADPOOL_EXHAUSTED would have failover run
 // it on another provider, whose filters likely refuse it too). So its
-// message says it: "kernel: shop.Cart.Add did not run: a provider filter
-// refused the call: <the filter's text>", where a method's error reads
-// "SERVICE_ERROR: <its text>". The filter's error stays the Cause, which
-// does not cross the wire.
-func filterRefusal(service, method string, err error) error {
+// message says it and names the filter: "kernel: shop.Cart.Add did not
+// run: provider filter "quota" refused the call: <the filter's text>",
+// where a method's error reads "SERVICE_ERROR: <its text>". The filter's
+// error stays the Cause, which does not cross the wire.
+func filterRefusal(service, method, name string, err error) error {
 	if _, ok := errors.AsType[*spi.Error](err); ok {
 		return err
 	}
 	return &spi.Error{Status: spi.StatusServiceError, Cause: err,
-		Message: fmt.Sprintf("kernel: %s.%s did not run: a provider filter refused the call: %v", service, method, err)}
+		Message: fmt.Sprintf("kernel: %s.%s did not run: provider filter %q refused the call: %v", service, method, name, err)}
 }
 
 // ranInvoker is the end of a provider filter chain: it marks its call as
-// having reached the service's invoker (callCtx.ran) before invoking it,
-// so that serve tells an error of the method from one a filter answered
-// without calling it (filterRefusal).
-type ranInvoker struct{ spi.Invoker }
+// having reached the service's invoker (callCtx.reached = pos, one past
+// the last filter) before invoking it, so that serve tells an error of
+// the method from one a filter answered without calling it
+// (filterRefusal).
+type ranInvoker struct {
+	spi.Invoker
+	pos int32
+}
 
 func (r ranInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
+	reach(ctx, r.pos)
+	return r.Invoker.Invoke(ctx, inv)
+}
+
+// reach records in ctx's provider call (callCtx.reached) that the call
+// got to place pos of its chain, unless it got further already (a
+// filter may call next twice, or on another goroutine).
+func reach(ctx context.Context, pos int32) {
 	c, ok := ctx.(*callCtx) // no filter wrapped the context: the usual case
 	if !ok {
-		c, _ = ctx.Value(ranKey{}).(*callCtx)
+		if c, _ = ctx.Value(ranKey{}).(*callCtx); c == nil {
+			return
+		}
 	}
-	if c != nil {
-		c.ran.Store(true)
+	for {
+		at := c.reached.Load()
+		if at >= pos || c.reached.CompareAndSwap(at, pos) {
+			return
+		}
 	}
-	return r.Invoker.Invoke(ctx, inv)
 }
 
 // ranKey asks a provider call's context for its callCtx (ranInvoker),
@@ -1699,14 +1718,15 @@ type callCtx struct {
 	// pooled that map's state (attPooled...): Value answers
 	// spi.IncomingAttachments from them (callCtx.incoming).
 	served bool
-	// ran says the call reached the end of its filter chain, the
-	// service's invoker (ranInvoker; only set when the service has
-	// filters); atomic: a filter may call next on another goroutine
-	ran    atomic.Bool
-	inv    *spi.Invocation
-	att    map[string]string
-	remote string
-	pooled atomic.Int32
+	// reached is, when the service has filters, the furthest place in
+	// its chain the call got to: n for its nth filter (filterInvoker.pos),
+	// one more than the filters for the service's invoker (ranInvoker);
+	// atomic: a filter may call next on another goroutine
+	reached atomic.Int32
+	inv     *spi.Invocation
+	att     map[string]string
+	remote  string
+	pooled  atomic.Int32
 
 	// resp holds the method's spi.SetResponseAttachments until the answer
 	// takes them (respSent after; responseAttachments)

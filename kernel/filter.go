@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/airnode/airnode/kernel/directory"
@@ -9,14 +10,65 @@ import (
 	"github.com/airnode/airnode/spi"
 )
 
+// chainFilter is a built filter with the name its builder has in the
+// catalog (its extension name: bundled, Go-registered or plugin), which
+// the errors of the filter's calls name; "" for the kernel's own.
+type chainFilter struct {
+	name string
+	spi.Filter
+}
+
 // filterInvoker runs one filter around the rest of the chain.
 type filterInvoker struct {
 	spi.Invoker // the rest of the chain: URL, Available, Stats, Close
-	filter      spi.Filter
+	filter      chainFilter
+	// pos is, in a provider chain, the filter's place in it, 1 for the
+	// outermost: a call entering the filter records it (callCtx.reached),
+	// so that serve names the filter that refused a call. 0 on the
+	// consumer, where a plain error the filter returns is typed here
+	// (consumerFilterError).
+	pos int32
 }
 
 func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Result {
-	return f.filter.Invoke(ctx, f.Invoker, inv)
+	if f.pos > 0 {
+		reach(ctx, f.pos)
+		return f.filter.Invoke(ctx, f.Invoker, inv)
+	}
+	res := f.filter.Invoke(ctx, f.Invoker, inv)
+	if res.Err != nil && f.filter.name != "" {
+		res.Err = consumerFilterError(f.filter.name, inv, res.Err)
+	}
+	return res
+}
+
+// consumerFilterError returns err, the error consumer filter name
+// returned for inv, typed: a plain error (no *spi.Error in its chain) is
+// the filter's own, since what comes from below the filters is typed
+// (clusterInvoker, remoteInvoker), so it becomes CLIENT_ERROR naming the
+// filter, "kernel: call shop.Cart.Add: consumer filter "quota": quota
+// exceeded", with err as its Cause. An error carrying an *spi.Error is
+// returned as it is: the filter chose its status, and Reference.Call
+// renders a wrapper of one (spi.FromError).
+func consumerFilterError(name string, inv *spi.Invocation, err error) error {
+	if _, ok := errors.AsType[*spi.Error](err); ok {
+		return err
+	}
+	return &spi.Error{Status: spi.StatusClientError, Cause: err,
+		Message: fmt.Sprintf("kernel: call %s.%s: consumer filter %q: %v", inv.Service, inv.Method, name, err)}
+}
+
+// typed returns err with a status: a plain error (a cluster's or a
+// balancer's, no *spi.Error in its chain) becomes CLIENT_ERROR, the
+// status spi.StatusOf gives it, with its text and as its Cause, so that
+// the consumer filters above tell it from one of their own
+// (consumerFilterError); an error wrapping an *spi.Error becomes one as
+// spi.FromError gives it.
+func typed(err error) error {
+	if e, ok := spi.FromError(err); ok {
+		return e
+	}
+	return &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
 }
 
 // AvailabilityEpoch forwards to the end of the chain (directory.Watched);
@@ -71,10 +123,23 @@ func isConnecting(inv spi.Invoker) bool {
 
 // chain wraps last with filters, the first filter outermost (it runs
 // first), as Dubbo's ProtocolFilterWrapper builds its chain.
-func chain(filters []spi.Filter, last spi.Invoker) spi.Invoker {
+// A consumer chain's last returns typed errors (see typed).
+func chain(filters []chainFilter, last spi.Invoker) spi.Invoker {
 	inv := last
 	for i := len(filters) - 1; i >= 0; i-- {
 		inv = &filterInvoker{Invoker: inv, filter: filters[i]}
+	}
+	return inv
+}
+
+// providerChain is chain for a provider: each filter records that a call
+// entered it (filterInvoker.pos), and last, the service's invoker, that
+// the call reached it (ranInvoker), so that serve names the filter that
+// answered a call without running the method (filterRefusal).
+func providerChain(filters []chainFilter, last spi.Invoker) spi.Invoker {
+	var inv spi.Invoker = ranInvoker{Invoker: last, pos: int32(len(filters)) + 1}
+	for i := len(filters) - 1; i >= 0; i-- {
+		inv = &filterInvoker{Invoker: inv, filter: filters[i], pos: int32(i) + 1}
 	}
 	return inv
 }
@@ -83,7 +148,7 @@ func chain(filters []spi.Filter, last spi.Invoker) spi.Invoker {
 // edited by u's "filter" key (extension.ActivateFilters), outermost first.
 // On the consumer it leaves out the per-provider filters
 // (Activation.PerProvider), which invokerFilters builds.
-func (n *Node) filters(u spi.URL, side spi.Side) ([]spi.Filter, error) {
+func (n *Node) filters(u spi.URL, side spi.Side) ([]chainFilter, error) {
 	return n.buildFilters(u, side, func(b spi.FilterBuilder) bool {
 		return side != spi.Consumer || !b.Activation().PerProvider
 	})
@@ -91,7 +156,7 @@ func (n *Node) filters(u spi.URL, side spi.Side) ([]spi.Filter, error) {
 
 // invokerFilters builds the consumer's per-provider filters for one
 // provider invoker from its merged URL pu, outermost first.
-func (n *Node) invokerFilters(pu spi.URL) ([]spi.Filter, error) {
+func (n *Node) invokerFilters(pu spi.URL) ([]chainFilter, error) {
 	return n.buildFilters(pu, spi.Consumer, func(b spi.FilterBuilder) bool { return b.Activation().PerProvider })
 }
 
@@ -102,12 +167,12 @@ func (n *Node) invokerFilters(pu spi.URL) ([]spi.Filter, error) {
 // "authz.rate": want an integer", as Explain and serve word it). A plugin
 // filter's Build asks its plugin, within the bound of
 // pluginrpc.FilterOptions.BuildTimeout.
-func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilder) bool) ([]spi.Filter, error) {
+func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilder) bool) ([]chainFilter, error) {
 	builders, err := extension.ActivateFilters(n.cat.Filter, u, side, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s filters: %w", side, err)
 	}
-	out := make([]spi.Filter, 0, len(builders))
+	out := make([]chainFilter, 0, len(builders))
 	for _, b := range builders {
 		if !keep(b) {
 			continue
@@ -117,7 +182,7 @@ func (n *Node) buildFilters(u spi.URL, side spi.Side, keep func(spi.FilterBuilde
 			return nil, err // `filter "name": ...`, a panic in Build included
 		}
 		n.useLogger(f)
-		out = append(out, f)
+		out = append(out, chainFilter{name: b.Name(), Filter: f})
 	}
 	return out, nil
 }

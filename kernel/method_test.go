@@ -383,7 +383,8 @@ func TestServeRemoteAttachment(t *testing.T) {
 		}
 		return res
 	})
-	s := &exportedService{key: "demo.Echo", table: mt, invoker: chain([]spi.Filter{f}, &localInvoker{table: mt})}
+	fs := []chainFilter{{name: "test", Filter: f}}
+	s := &exportedService{key: "demo.Echo", table: mt, invoker: providerChain(fs, &localInvoker{table: mt}), filters: fs}
 	srv := &server{abandon: context.Background()}
 	serve := func(remote string, att map[string]string) spi.Result {
 		t.Helper()

@@ -57,6 +57,7 @@ type Node struct {
 	shutdownWaitSet bool // WithShutdownWait was given: Shutdown waits even when nothing is registered
 	shutdownTimeout time.Duration
 	registerTimeout time.Duration // WithRegisterTimeout's; 0: none
+	keySource       KeySource     // WithKeySource's; nil: every key is the URL's own
 
 	pool connPool
 
@@ -203,6 +204,33 @@ func WithRegisterTimeout(d time.Duration) Option { return func(n *Node) { n.regi
 // the Dubbo Admin rules it does not apply in one line, not two).
 // Default: off, a long-lived node (serve, bench).
 func WithOneShot() Option { return func(n *Node) { n.pool.oneShot = true } }
+
+// KeySource names where a URL key's value was written when not in the
+// URL itself: for side (spi.Consumer at Refer, spi.Provider at Export),
+// key ("timeout") and value ("5") as the URL holds them, the environment
+// variable that set it ("AIRNODE_CONSUMER_TIMEOUT"), or "" when the URL's
+// own. config.Config.EnvSource is one.
+type KeySource func(side spi.Side, key, value string) string
+
+// WithKeySource makes the node's warnings about a key's value name where
+// the user wrote it: a bare number for a duration, timeout=5 from
+// AIRNODE_CONSUMER_TIMEOUT=5, is warned of as
+// "AIRNODE_CONSUMER_TIMEOUT=5 is 5ms (...); write 5s for seconds", not
+// "timeout=5 ...", which names a key the user never typed. f is called
+// at Refer and Export (ReferWarnings too), only for a key warned of,
+// never per call; it must not block. Default: none, the key's name.
+func WithKeySource(f KeySource) Option { return func(n *Node) { n.keySource = f } }
+
+// writtenAs is key as the user wrote it on side: the variable
+// WithKeySource's f names for key=value, else key.
+func (n *Node) writtenAs(side spi.Side, key, value string) string {
+	if n.keySource != nil {
+		if name := n.keySource(side, key, value); name != "" {
+			return name
+		}
+	}
+	return key
+}
 
 // NewNode returns a node using the extensions in cat. It starts nothing;
 // it gives its ProviderStats and ReferenceKeys to the filter builders

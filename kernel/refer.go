@@ -56,6 +56,8 @@ type Reference struct {
 	shared   spi.Registry // the node's registry this reference registered in
 	regName  string       // the name (URL scheme) of reg or shared, for errors
 	consumer spi.URL      // its consumer entry there (zero: none)
+
+	warns *connectWarns // its providers' first-connection failure lines, bounded (connectwarns.go); nil before the directory
 }
 
 // consumerEntry is reference URL u without what a consumer entry must
@@ -261,6 +263,12 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		r.reg, r.regName = reg, "direct"
 		desc = "direct " + u.Without(u.Keys()...).String()
+		for _, a := range u.RepeatedAddresses() {
+			// the direct registry lists it once (Dubbo's dedups silently):
+			// a hand-written list most likely meant another address
+			n.logger.Warn("provider address listed more than once in the direct URL: it is one provider, called as one",
+				"service", r.key, "provider", a, "providers", len(u.Addresses()))
+		}
 	case !registryURL.IsZero():
 		if reg, err = n.registry(ctx, "refer "+r.key, registryURL); err != nil {
 			return nil, err
@@ -275,6 +283,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
 	outliers := &outlierGroup{} // the reference's providers, for outlier ejection (outlier.go)
+	r.warns = newConnectWarns(n.base.With("component", "kernel"), r.key)
 	// the subscription names the consumer's application as its registry
 	// entry does (withApplication): the registry warns of rules for it
 	r.dir = directory.New(withApplication(u), reg, desc, func(pu spi.URL) (spi.Invoker, error) {
@@ -285,7 +294,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			n.logger.Warn("provider not used: its TLS does not fit the reference's keys", "service", r.key, "provider", pu.Address(), "err", err.Error())
 			return &refusedInvoker{url: pu, err: spi.Errorf(spi.StatusClientError, "kernel: provider %s: %v", pu.Address(), err)}, nil
 		}
-		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers)
+		inv, err := newRemoteInvoker(pu, u, n.cat, &n.pool, n.base, outliers, r.warns)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +306,7 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 			return nil, fmt.Errorf("kernel: provider %s: %w", pu.Address(), err)
 		}
 		if multi {
-			fs = append(fs, serviceKeyFilter(pu.ServiceKey()))
+			fs = append(fs, chainFilter{Filter: serviceKeyFilter(pu.ServiceKey())}) // the kernel's own: no name
 		}
 		return chain(fs, inv), nil
 	}, n.base)
@@ -479,16 +488,36 @@ func unjoin(err error) []error {
 // schemes (zookeeper://, file://, ...), which name the registry.
 const Protocol = directory.DefaultProtocol
 
+// ErrUnknownProtocol is matched (errors.Is) by Refer's and Export's
+// refusal of a URL whose scheme names another protocol than Protocol
+// ("dubbo://h:p/demo.Echo"). A "protocol" key naming another is an
+// *spi.KeyError instead, as every refused key's value.
+var ErrUnknownProtocol = errors.New("unknown protocol")
+
+// schemeError is checkProtocol's refusal of a URL's scheme: its text,
+// matching ErrUnknownProtocol.
+type schemeError struct{ msg string }
+
+func (e *schemeError) Error() string        { return e.msg }
+func (e *schemeError) Is(target error) bool { return target == ErrUnknownProtocol }
+
 // checkProtocol refuses a reference URL whose scheme (or "protocol" key)
 // names another protocol than Protocol, and one with userinfo. Otherwise
 // the first would end as "no provider available" (the directory accepts
 // only providers of the reference's protocol), the second be ignored. The
 // scheme is matched in lower case: spi.Parse keeps it so (RFC 3986 §3.1),
 // so AIRNODE:// is airnode://.
-func (n *Node) checkProtocol(u spi.URL) error {
+func (n *Node) checkProtocol(u spi.URL) error { return CheckProtocol(n.cat, u) }
+
+// CheckProtocol returns the error Refer and Export refuse u with (they
+// prefix it "kernel: refer SERVICE: ") when its scheme names another
+// protocol than Protocol (matching ErrUnknownProtocol; a hint when cat
+// holds a registry of that name), its "protocol" key another (an
+// *spi.KeyError), or it has userinfo; nil otherwise.
+func CheckProtocol(cat *extension.Catalogs, u spi.URL) error {
 	if s := strings.ToLower(u.Scheme()); s != Protocol {
 		hint := ""
-		if _, err := n.cat.Registry.Get(s); err == nil {
+		if _, err := cat.Registry.Get(s); err == nil {
 			if u.Host() != "" {
 				hint = fmt.Sprintf("; %q names a registry: for providers at that address write %s://%s/%s",
 					s, Protocol, strings.Join(u.Addresses(), ","), u.Interface())
@@ -497,10 +526,11 @@ func (n *Node) checkProtocol(u spi.URL) error {
 					s, Protocol, u.Interface(), s)
 			}
 		}
-		return fmt.Errorf("unknown protocol %q (want %s)%s", u.Scheme(), Protocol, hint)
+		return &schemeError{msg: fmt.Sprintf("unknown protocol %q (want %s)%s", u.Scheme(), Protocol, hint)}
 	}
 	if p, ok := u.Param(directory.KeyProtocol); ok && p != Protocol {
-		return fmt.Errorf("unknown protocol %q in URL key %q (want %s)", p, directory.KeyProtocol, Protocol)
+		return &spi.KeyError{Keys: []string{directory.KeyProtocol}, Values: []string{p},
+			Msg: fmt.Sprintf("unknown protocol %q in URL key %q (want %s)", p, directory.KeyProtocol, Protocol)}
 	}
 	if u.User() != "" {
 		return fmt.Errorf("user %q before '@' in the URL: the %s protocol has no login (for a provider's secret use the token filter: ?token=SECRET)", u.User(), Protocol)
@@ -674,8 +704,13 @@ func methodLevel(source, key string) bool {
 // selected by key, naming the method-level key that chose it when one
 // did (`URL key "methods.Echo.loadbalance": unknown loadbalance "nope"
 // (available: ...)`), so that it is not taken for the service level's
-// (tester71 #4). A service-level selection's error is err unchanged.
+// (tester71 #4). A service-level selection's error is err unchanged, and
+// so is one that names the key itself (an empty value's:
+// "methods.Echo.loadbalance= is empty: ...").
 func methodKeyError(s extension.Selection, key string, err error) error {
+	if ue, ok := errors.AsType[*extension.UnknownError](err); ok && ue.Key == s.Source {
+		return err
+	}
 	if methodLevel(s.Source, key) && s.Source != extension.SourceScheme {
 		return fmt.Errorf("URL key %q: %w", s.Source, err)
 	}
@@ -956,10 +991,15 @@ func (r *Reference) refuse(ctx context.Context, inv *spi.Invocation) error {
 // carrying no *spi.Error (a consumer filter's, a cluster's or balancer's
 // plain error) becomes CLIENT_ERROR, the status spi.StatusOf gives it,
 // with its text and as its Cause: its text then starts with the status
-// as every other failure's does ("CLIENT_ERROR: quota exceeded").
+// as every other failure's does (a consumer filter's is typed already,
+// naming it: "CLIENT_ERROR: kernel: call shop.Cart.Add: consumer filter
+// "quota": quota exceeded"). An error wrapping an *spi.Error (a
+// consumer filter's fmt.Errorf("auth: %w", err)) becomes an *spi.Error
+// of the wrapped status with the wrapper's text, "SERVICE_ERROR: auth:
+// boom" (spi.FromError, gRPC's rule), the wrapper its Cause.
 func (r *Reference) failed(ctx context.Context, err error, method, addr string) error {
-	if _, ok := errors.AsType[*spi.Error](err); !ok {
-		err = &spi.Error{Status: spi.StatusClientError, Message: err.Error(), Cause: err}
+	if _, ok := err.(*spi.Error); !ok {
+		err = typed(err)
 	}
 	if spi.StatusOf(err) == spi.StatusServiceNotFound && r.regName != "direct" && len(r.dir.All()) == 0 && len(r.dir.Ignored()) == 0 {
 		err = r.withNearMiss(ctx, err, method)
@@ -1155,7 +1195,11 @@ func (c *clusterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Re
 	if unlisted {
 		return c.ref.invokeUnlisted(ctx, inv, s, listed)
 	}
-	return s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+	res := s.cluster.Invoke(ctx, inv, providerView{c.ref.dir}, s.lb)
+	if res.Err != nil {
+		res.Err = typed(res.Err) // so that the filters above tell it from one of their own
+	}
+	return res
 }
 
 // unlisted reports whether no provider of the registry's list publishes

@@ -55,6 +55,13 @@ type URLWarning struct {
 	attrs []any  // Refer's log attributes after "service"
 }
 
+// Message is Refer's log message for w: for kind "baremillis" the whole
+// warning, naming the key as the user wrote it (WithKeySource:
+// "AIRNODE_CONSUMER_TIMEOUT=5 is 5ms (...); write 5s for seconds"); for
+// the other kinds the words before the record's attributes ("URL key is
+// read by another balancer, ...").
+func (w URLWarning) Message() string { return w.msg }
+
 // ReferWarnings returns what Refer warns of for reference URL u, in the
 // order Refer logs it, and the error Refer refuses u with for a
 // malformed weight, warmup or timestamp (ProviderKeysOnReference). Refer
@@ -95,8 +102,8 @@ func (n *Node) ReferWarnings(u spi.URL) ([]URLWarning, error) {
 		add("fromproviders", t[0], fmt.Sprintf("loadbalance %s reads it from each provider's URL, and a reference's value overrides every provider's; give the consumer's setting a key of its own", t[1]),
 			"URL key on a reference overrides every provider's value of it (the balancer reads it from provider URLs)", "loadbalance", t[1])
 	}
-	for _, t := range n.bareMillis(u) {
-		add("baremillis", t[0], t[1], t[0]+"="+t[1])
+	for _, t := range n.bareMillis(u, spi.Consumer) {
+		add("baremillis", t[0], t[1], t[2])
 	}
 	keys, err := ProviderKeysOnReference(u)
 	if err != nil {

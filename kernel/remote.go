@@ -76,7 +76,9 @@ type callConf struct {
 // The connections dial in the background at once. The invoker joins
 // outliers, its reference's providers, which outlier ejection is counted
 // over (nil: it counts alone and is never ejected); Close leaves it.
-func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger, outliers *outlierGroup) (*remoteInvoker, error) {
+// warns bounds the reference's lines of first connections that fail
+// (nil: none), for the conns the invoker makes.
+func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, logger *slog.Logger, outliers *outlierGroup, warns *connectWarns) (*remoteInvoker, error) {
 	addr := u.Address()
 	if u.Host() == "" || u.Port() == 0 {
 		return nil, fmt.Errorf("kernel: provider URL %s has no host:port", u)
@@ -116,7 +118,7 @@ func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, l
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
 		r.conns = append(r.conns, pool.acquire(key, func(line *connLine) *conn {
-			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, klog, &pool.changed, line)
+			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, klog, warns, &pool.changed, line)
 		}))
 	}
 	for _, c := range r.conns {

@@ -28,4 +28,9 @@ func TestT62_HugeWeightWarnsAndIsPublishedClamped(t *testing.T) {
 	if got := log.String(); strings.Count(got, "level=WARN") != 1 || !strings.Contains(got, want) {
 		t.Errorf("log:\n%s\nwant one WARN %q", got, want)
 	}
+	// tester99 #3: the node's logger says component=kernel; the line
+	// added it again ("component=kernel component=kernel")
+	if got := log.String(); strings.Count(got, "component=") != strings.Count(got, "\n") {
+		t.Errorf("log:\n%s\nwant one component= a line", got)
+	}
 }

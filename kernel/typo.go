@@ -387,7 +387,7 @@ var kernelKeyDocs = map[string]spi.KeyDoc{
 	"heartbeat.ping.on.timeout": {Type: spi.KeyTypeBool, Default: "true",
 		Doc: sideConsumer + "a call timing out with nothing read since it was sent makes the consumer ping at once; no answer within max(1s, timeout), capped by heartbeat.ping.timeout (idle) or heartbeat.interval (dual), closes the connection; false: off"},
 	"hash.arguments": {Type: spi.KeyTypeIntList, Default: "0",
-		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0; method-level allowed"},
+		Doc: sideConsumer + "consistenthash: indexes of the arguments hashed, each >= 0 and given once; method-level allowed"},
 	"hash.nodes": {Type: spi.KeyTypeInt, Default: "160",
 		Doc: sideConsumer + "consistenthash: virtual nodes per provider, 1..65536; method-level allowed"},
 	"executes": {Type: spi.KeyTypeInt, Default: "0",
@@ -738,14 +738,16 @@ func (r *methodKeyReader) split(k string) (method, key string, dubbo, ok bool) {
 
 // bareMillis returns, for each duration key of u (durationKeys; plainly
 // or per method) given as a bare number under spi.BareMillisBelow of the
-// key's default (timeout=5, heartbeat.interval=60, warmup=600), the pair
-// [key, why]: "5 is 5ms (a bare number is milliseconds, as in Dubbo);
-// write 5s for seconds". Refer and Export warn of each once; the value is
-// used as given.
-func (n *Node) bareMillis(u spi.URL) [][2]string {
+// key's default (timeout=5, heartbeat.interval=60, warmup=600), the
+// triple [key, why, warning]: why is "5 is 5ms (a bare number is
+// milliseconds, as in Dubbo); write 5s for seconds", and warning is
+// "K=" and why, K the key as the user wrote it on side (writtenAs:
+// "AIRNODE_CONSUMER_TIMEOUT" for a value from that variable, else the
+// key). Refer and Export warn of each once; the value is used as given.
+func (n *Node) bareMillis(u spi.URL, side spi.Side) [][3]string {
 	durations := durationKeys(n.cat)
 	methods := u.Methods()
-	var out [][2]string
+	var out [][3]string
 	for _, k := range u.Keys() {
 		def, ok := durations[baseKey(k, methods)]
 		if !ok {
@@ -753,7 +755,7 @@ func (n *Node) bareMillis(u spi.URL) [][2]string {
 		}
 		v, _ := u.Param(k)
 		if why := spi.BareMillisWarning(v, def); why != "" {
-			out = append(out, [2]string{k, why})
+			out = append(out, [3]string{k, why, n.writtenAs(side, k, v) + "=" + why})
 		}
 	}
 	return out

@@ -599,6 +599,7 @@ func (r *Reference) closeOwnedWithin(ctx context.Context, op string) error {
 			errs = append(errs, err)
 		}
 	}
+	r.warns.close() // the summary of the lines left out, if one is pending
 	return errors.Join(errs...)
 }
 

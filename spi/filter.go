@@ -95,13 +95,18 @@ type Activation struct {
 // (StatusClientTimeout on the consumer) when ctx ends first.
 //
 // A filter's error chooses its status by carrying an *Error. A plain
-// error (none in its chain) is, on the consumer, CLIENT_ERROR with its
-// text ("CLIENT_ERROR: quota exceeded"; StatusOf gives the same). On the
-// provider it is SERVICE_ERROR, the status of the method's own errors
-// (and the one Dubbo answers a provider filter's exception with); when
-// the method did not run (next was not called) the message says so:
-// "SERVICE_ERROR: kernel: shop.Cart.Add did not run: a provider filter
-// refused the call: quota exceeded".
+// error (none in its chain) is, on the consumer, CLIENT_ERROR (StatusOf
+// gives the same) naming the filter by its name in the catalog:
+// "CLIENT_ERROR: kernel: call shop.Cart.Add: consumer filter "quota":
+// quota exceeded". On the provider it is SERVICE_ERROR, the status of
+// the method's own errors (and the one Dubbo answers a provider filter's
+// exception with); when the method did not run (next was not called)
+// the message says so and names the filter: "SERVICE_ERROR: kernel:
+// shop.Cart.Add did not run: provider filter "quota" refused the call:
+// quota exceeded". A consumer filter's error that wraps an *Error
+// (fmt.Errorf("auth: %w", err)) reaches the caller as FromError gives
+// it: that *Error's status, the wrapper's text ("SERVICE_ERROR: auth:
+// boom").
 type Filter interface {
 	Invoke(ctx context.Context, next Invoker, inv *Invocation) Result
 }

@@ -77,6 +77,17 @@ func ParseStatus(name string) (Status, bool) {
 //	var e *spi.Error
 //	if errors.As(err, &e) && e.Status == spi.StatusServerTimeout { ... }
 //	if errors.Is(err, spi.ErrServerTimeout) { ... }
+//
+// An error that wraps an *Error (fmt.Errorf("auth: %w", e), returned by
+// a filter, a cluster, or a method) has e's status, and its own text as
+// the message: the kernel's Reference returns a consumer filter's
+// wrapper as FromError gives it, an *Error of e's status reading
+// "SERVICE_ERROR: auth: boom" (the status once, the wrapper's context
+// kept) whose Cause is the wrapper, so `airnode call` prints that
+// "STATUS: message" line and bench counts it under e's status; a
+// method's wrapper crosses the wire so (MethodError). This is gRPC's
+// rule: status.FromError (grpc-go 1.55 and later) takes the code of the
+// status an error wraps and the wrapper's whole text as the message.
 type Error struct {
 	Status  Status // the wire status: what callers and clusters act on
 	Message string // for humans: never matched on
@@ -89,6 +100,27 @@ type Error struct {
 	// Not part of Error's text, which the message makes: a caller that
 	// reports the error names it (`airnode call` does, once).
 	Provider string
+}
+
+// FromError returns the *Error that err carries, as callers are to see
+// it: err itself when it is an *Error; when err wraps one (a filter's
+// fmt.Errorf("auth: %w", e)), a new *Error with e's Status and Provider
+// whose Message is err's whole text with e's status name said once
+// ("auth: boom", rendered "SERVICE_ERROR: auth: boom"), and err as its
+// Cause, so that errors.Is and errors.As match as they did on err. It
+// returns nil and false when err carries no *Error (nil included; a nil
+// *Error in err's chain counts as none). This is gRPC's rule for
+// status.FromError since grpc-go 1.55: the wrapped status's code, the
+// wrapper's whole text as the message.
+func FromError(err error) (*Error, bool) {
+	var se *Error
+	if !errors.As(err, &se) || se == nil {
+		return nil, false
+	}
+	if se == err {
+		return se, true
+	}
+	return &Error{Status: se.Status, Message: statusOnce(err.Error(), se), Cause: err, Provider: se.Provider}, true
 }
 
 // Errorf returns an *Error with status s and a formatted message. A %w verb
@@ -282,10 +314,8 @@ func MethodError(service, method string, err error) error {
 		return &Error{Status: StatusServiceError, Message: err.Error(), Cause: err}
 	}
 	if passesThrough(se.Status) {
-		if se == err {
-			return err
-		}
-		return &Error{Status: se.Status, Message: statusOnce(err.Error(), se), Cause: err}
+		e, _ := FromError(err)
+		return e
 	}
 	msg := err.Error()
 	if name := se.Status.String(); !strings.Contains(msg, name) {

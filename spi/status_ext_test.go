@@ -79,3 +79,40 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 }
+
+// FromError: an *Error as it is; a wrapper of one, its status and
+// Provider with the wrapper's text, the status once, errors.Is and
+// errors.As as on the wrapper; no *Error, nil and false (gRPC's
+// status.FromError since grpc-go 1.55).
+func TestFromErrorTakesTheWrappedStatusAndTheWrappersText(t *testing.T) {
+	inner := &spi.Error{Status: spi.StatusBadRequest, Message: "no tenant", Cause: spi.ErrAccessDenied, Provider: "10.0.0.1:20880"}
+	if e, ok := spi.FromError(inner); !ok || e != inner {
+		t.Fatalf("an *Error: %v %v, want itself", e, ok)
+	}
+	for _, tc := range []struct {
+		err  error
+		text string
+	}{
+		{fmt.Errorf("auth: %w", inner), "BAD_REQUEST: auth: no tenant"},
+		{fmt.Errorf("gate: %w", fmt.Errorf("auth: %w", inner)), "BAD_REQUEST: gate: auth: no tenant"},
+		{fmt.Errorf("auth: %w", spi.ErrBadRequest), "BAD_REQUEST: auth: BAD_REQUEST"},
+	} {
+		e, ok := spi.FromError(tc.err)
+		if !ok || e.Status != spi.StatusBadRequest || e.Error() != tc.text || e.Cause != tc.err {
+			t.Errorf("%v: %v %v, want %q with the wrapper as its Cause", tc.err, e, ok, tc.text)
+			continue
+		}
+		if !errors.Is(e, spi.ErrBadRequest) {
+			t.Errorf("%v: errors.Is(ErrBadRequest) false", tc.err)
+		}
+	}
+	e, _ := spi.FromError(fmt.Errorf("auth: %w", inner))
+	if !errors.Is(e, spi.ErrAccessDenied) || e.Provider != inner.Provider {
+		t.Errorf("wrapper: %+v, want ErrAccessDenied matched and provider %s", e, inner.Provider)
+	}
+	for _, err := range []error{nil, errors.New("plain"), fmt.Errorf("x: %w", (*spi.Error)(nil))} {
+		if e, ok := spi.FromError(err); ok || e != nil {
+			t.Errorf("%v: %v %v, want nil false", err, e, ok)
+		}
+	}
+}

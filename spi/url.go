@@ -426,23 +426,45 @@ func (u URL) Hosts() []HostPort { return slices.Clone(u.hosts) }
 func (u URL) Addresses() []string {
 	var out []string
 	seen := map[string]bool{}
-	add := func(a string) {
-		if a != "" && !seen[a] {
+	u.eachAddress(func(a string) {
+		if !seen[a] {
 			seen[a] = true
 			out = append(out, a)
 		}
-	}
+	})
+	return out
+}
+
+// RepeatedAddresses returns each "host:port" the URL lists more than once,
+// in its authority and backup parameter together, in the order of its
+// first listing; nil when there is none. Addresses keeps one of each, so
+// a hand-written list naming a provider twice has one provider fewer
+// than it seems to: the kernel warns of each (Refer).
+func (u URL) RepeatedAddresses() []string {
+	var out []string
+	n := map[string]int{}
+	u.eachAddress(func(a string) {
+		if n[a]++; n[a] == 2 {
+			out = append(out, a)
+		}
+	})
+	return out
+}
+
+// eachAddress calls f with every "host:port" of the URL, duplicates
+// included: the authority's hosts, then the well-formed entries of the
+// backup parameter.
+func (u URL) eachAddress(f func(a string)) {
 	for _, h := range u.hosts {
-		add(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
+		f(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
 	}
 	if b := u.params[KeyBackup]; b != "" {
 		for _, s := range strings.Split(b, ",") {
 			if h, err := parseHostPort(strings.TrimSpace(s)); err == nil && h.Host != "" {
-				add(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
+				f(net.JoinHostPort(h.Host, strconv.Itoa(h.Port)))
 			}
 		}
 	}
-	return out
 }
 
 // CheckBackup returns an error naming the first entry of the "backup"

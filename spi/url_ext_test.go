@@ -246,6 +246,19 @@ func TestURLAddresses(t *testing.T) {
 	}
 }
 
+// RepeatedAddresses names each address listed more than once, in the
+// authority and the backup parameter together, once, in the order of its
+// first listing.
+func TestURLRepeatedAddresses(t *testing.T) {
+	u := spi.MustParse("zookeeper://zk1:2181,[::1]:2182,zk1:2181,zk1:2181/x?backup=zk3:2183,[::1]:2182,zk4:1")
+	if got, want := u.RepeatedAddresses(), []string{"zk1:2181", "[::1]:2182"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("RepeatedAddresses() = %v, want %v", got, want)
+	}
+	if got := spi.MustParse("airnode://h1:1,h2:1/x?backup=h3:1").RepeatedAddresses(); got != nil {
+		t.Fatalf("RepeatedAddresses() = %v, want nil", got)
+	}
+}
+
 func TestURLServiceKey(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"airnode://h/demo.Echo", "demo.Echo"},

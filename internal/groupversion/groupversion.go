@@ -33,7 +33,7 @@ type Set struct {
 // Parse reads a consumer's value v of key (spi.KeyGroup or
 // spi.KeyVersion; key only names it in errors): "*" alone is any, a
 // comma-separated list is those values. Errors name the key, the value
-// and what is allowed.
+// and what is allowed (an *spi.KeyError).
 func Parse(key, v string) (Set, error) {
 	if v == "*" {
 		return Set{any: true}, nil
@@ -46,15 +46,22 @@ func Parse(key, v string) (Set, error) {
 		x = strings.TrimSpace(x)
 		switch {
 		case x == "":
-			return Set{}, fmt.Errorf("%s=%s: an empty item in the list (want %s=a,b, or %s=* for any)", key, v, key, key)
+			return Set{}, keyError(key, v, fmt.Sprintf("%s=%s: an empty item in the list (want %s=a,b, or %s=* for any)", key, v, key, key))
 		case strings.Contains(x, "*"):
-			return Set{}, fmt.Errorf("%s=%s: %q is a pattern; %s takes one value, a comma-separated list (%s=a,b) or * alone for any", key, v, x, key, key)
+			return Set{}, keyError(key, v, fmt.Sprintf("%s=%s: %q is a pattern; %s takes one value, a comma-separated list (%s=a,b) or * alone for any", key, v, x, key, key))
 		}
 		if !slices.Contains(s.values, x) {
 			s.values = append(s.values, x)
 		}
 	}
 	return s, nil
+}
+
+// keyError is Parse's refusal of key=v: an *spi.KeyError, so that a
+// command line that gave the value is told where (exit 2), as for any
+// refused key.
+func keyError(key, v, msg string) error {
+	return &spi.KeyError{Keys: []string{key}, Values: []string{v}, Msg: msg}
 }
 
 // Has reports whether the set accepts v.

@@ -198,6 +198,28 @@ func (c Config) ConsumerSource(key string) (name string, env bool) {
 	return "consumer." + key, false
 }
 
+// EnvSource names the variable that set side's key to value: for
+// spi.Consumer the AIRNODE_CONSUMER_<KEY> variable that set Consumer's
+// key (ConsumerSource), for spi.Provider the AIRNODE_PROVIDER_<KEY> one
+// of Protocol's (ProtocolSource), when the value it set is value; ""
+// otherwise (the file's, a URL's own, another value). It is a
+// kernel.KeySource: kernel.WithKeySource(cfg.EnvSource) makes the
+// node's warnings name the variable (AIRNODE_CONSUMER_TIMEOUT=5), not
+// the key (timeout=5).
+func (c Config) EnvSource(side spi.Side, key, value string) string {
+	params, source := c.Consumer, c.ConsumerSource
+	if side == spi.Provider {
+		params, source = c.Protocol, c.ProtocolSource
+	}
+	if v, ok := params[key]; !ok || v != value {
+		return ""
+	}
+	if name, env := source(key); env {
+		return name
+	}
+	return ""
+}
+
 // Shutdown is the graceful-shutdown timing: after unregistering, the node
 // waits Wait for consumers to notice, then drains in-flight calls until
 // Timeout (counted from the signal) has passed.

@@ -3,7 +3,8 @@
 // launch. DefaultConfig is usable as is; Validate names the field path and
 // the bound of the first thing wrong with each field; Load reads
 // defaults → file → environment (AIRNODE_ prefix) → command-line flags with
-// koanf and decodes strictly: an unknown key is an error naming the key,
+// koanf and decodes strictly: keys match exactly, in lower case as
+// documented ("Services:" is unknown, its error naming "services"), and an unknown key is an error naming the key,
 // the file and a close allowed key if one is ("did you mean"), a duration needs a unit ("60s"), URL keys are written flat
 // ("heartbeat.interval: 60s"; a nested map is an error saying so) and
 // their values are kept as written ("version: 1.0" is "1.0", not YAML's

@@ -174,7 +174,9 @@ func Load(src Source) (Config, error) {
 		var errs []error
 		for _, u := range md.Unused {
 			msg := fmt.Sprintf("config: %s: unknown key %q", where, u)
-			if m := closestKey(u); m != "" {
+			if m, keys := caseOnly(u); m != "" {
+				msg += fmt.Sprintf(": keys are lower case, as documented: %s; did you mean %q?", strings.Join(keys, ", "), m)
+			} else if m := closestKey(u); m != "" {
 				msg += fmt.Sprintf("; did you mean %q?", m)
 			} else if keys := keysAt(u); len(keys) > 0 {
 				at := "the top level"
@@ -335,6 +337,23 @@ func (c *Config) applyEnvKeys(environ, keys []string) error {
 	return errors.Join(errs...)
 }
 
+// caseOnly returns, for path, an unknown key of the file whose last part
+// differs from a key the schema allows at that place only in case
+// ("Services", "shutdown.Timeout"), path with that key ("services",
+// "shutdown.timeout") and the keys allowed there (keysAt); "" and nil
+// otherwise. The file's keys are matched exactly (decode), as URL keys
+// are, so that one spelling is documented and a near miss is caught.
+func caseOnly(path string) (string, []string) {
+	last := path[strings.LastIndex(path, ".")+1:]
+	keys := keysAt(path)
+	for _, k := range keys {
+		if k != last && strings.EqualFold(k, last) {
+			return strings.TrimSuffix(path, last) + k, keys
+		}
+	}
+	return "", nil
+}
+
 // closestKey returns the did-you-mean of path, an unknown key of the file
 // as mapstructure reports it ("registri", "shutdown.tiemout",
 // "plugins[0].comand"): path with its last part replaced by the closest
@@ -401,8 +420,11 @@ func koanfTag(f reflect.StructField) string {
 	return tag
 }
 
-// decode unmarshals k onto c strictly. With md it collects unused keys
-// instead of failing on them.
+// decode unmarshals k onto c strictly: a key matches a field's koanf tag
+// exactly (mapstructure's default, strings.EqualFold, took "Services:"
+// for services:, where URL keys are case-sensitive), so any other
+// spelling is an unknown key (caseOnly names the one meant). With md it
+// collects unused keys instead of failing on them.
 func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
 	return k.UnmarshalWithConf("", c, koanf.UnmarshalConf{
 		Tag: "koanf",
@@ -412,6 +434,7 @@ func decode(k *koanf.Koanf, c *Config, md *mapstructure.Metadata) error {
 			WeaklyTypedInput: false,
 			Metadata:         md,
 			TagName:          "koanf",
+			MatchName:        func(key, field string) bool { return key == field },
 		},
 	})
 }

@@ -344,12 +344,11 @@ func encodeResponse(f *frameBuf, codec spi.Codec, res spi.Result) (spi.Status, e
 		return spi.StatusOK, enc.Encode(res.Value)
 	}
 	status, msg := spi.StatusServiceError, res.Err.Error()
-	var e *spi.Error
-	if errors.As(res.Err, &e) && e.Status != spi.StatusOK {
-		status = e.Status
-		if e == res.Err {
-			msg = e.Message // the consumer prefixes the status name again
-		}
+	// the message without the status name, which the consumer prefixes
+	// again; a wrapper's (a provider filter's fmt.Errorf("auth: %w",
+	// err)) keeps its text, the status named once (spi.FromError)
+	if e, ok := spi.FromError(res.Err); ok && e.Status != spi.StatusOK {
+		status, msg = e.Status, e.Message
 	}
 	if status == spi.StatusBadRequest && len(msg) > echoWord {
 		msg = shortenEcho(msg)

@@ -87,7 +87,6 @@ func TestChooseMethodLevelFirst(t *testing.T) {
 		{"", extension.Selection{Name: "roundrobin", Source: "loadbalance"}},
 		{"Echo", extension.Selection{Name: "random", Source: "methods.Echo.loadbalance"}},
 		{"Sleep", extension.Selection{Name: "leastactive", Source: "Sleep.loadbalance"}},
-		{"Info", extension.Selection{Name: "random", Source: "default"}}, // empty value counts as absent
 		{"Other", extension.Selection{Name: "roundrobin", Source: "loadbalance"}},
 	}
 	for _, tt := range tests {
@@ -102,6 +101,45 @@ func TestChooseMethodLevelFirst(t *testing.T) {
 	}
 	if got := c.LoadBalance.Choose(spi.MustParse("airnode://h/x"), "Echo"); got.Name != "random" || got.Source != "default" {
 		t.Errorf("default: %+v", got)
+	}
+	// tester99 #1: an empty value is not absent (the default, silently):
+	// Select refuses it, naming the key as written and every name
+	if got := c.LoadBalance.Choose(u, "Info"); got != (extension.Selection{Name: "", Source: "Info.loadbalance"}) {
+		t.Errorf("Choose(Info) = %+v, want the empty name from Info.loadbalance", got)
+	}
+	_, _, err := c.LoadBalance.Select(u, "Info")
+	if ue, ok := errors.AsType[*extension.UnknownError](err); !ok || ue.Key != "Info.loadbalance" ||
+		err.Error() != "Info.loadbalance= is empty: want one of "+strings.Join(c.LoadBalance.Names(), ", ") {
+		t.Errorf("Select(Info) = %v", err)
+	}
+}
+
+// tester99 #1: every point's key with an empty value is refused, as an
+// unknown name is, listing the point's names, at the service level and
+// per method.
+func TestT99_EmptyPointKeyRefused(t *testing.T) {
+	c := extensiontest.Catalogs()
+	checked := 0
+	for _, p := range c.Describe() {
+		if p.Key == "" || p.Name == extension.PointFilter { // registry: by scheme; filter: a list, "" edits nothing
+			continue
+		}
+		var names []string
+		for _, e := range p.Extensions {
+			names = append(names, e.Name)
+		}
+		for _, key := range []string{p.Key, "methods.Echo." + p.Key} {
+			u := spi.MustParse("airnode://h:1/demo.Echo?" + key + "=")
+			_, err := c.Explain(u, []string{"Echo"})
+			want := key + "= is empty: want one of " + strings.Join(names, ", ")
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s=: %v, want %q", key, err, want)
+			}
+		}
+		checked++
+	}
+	if checked != 5 { // transport, loadbalance, codec, heartbeat, cluster
+		t.Errorf("%d points checked, want 5", checked)
 	}
 }
 

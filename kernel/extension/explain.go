@@ -203,7 +203,7 @@ func (c *Catalogs) explain(u spi.URL, methods []string, sides []spi.Side) (*Expl
 			sel := choose(p.lister, u, m)
 			ch := Choice{Point: p.Name(), Method: m, Selection: sel}
 			ch.Origin, _ = p.Origin(sel.Name)
-			ch.Err = p.build(sel.Name)
+			ch.Err = emptyKeyAsWritten(p.build(sel.Name), sel)
 			e.Points = append(e.Points, ch)
 		}
 	}

@@ -386,7 +386,11 @@ func (p *Point[T]) Get(name string) (T, error) {
 		if off := p.offHint(name); off != "" {
 			hint = off // heartbeat=-1: Dubbo's "off"
 		}
-		return zero, &UnknownError{Point: p.name, Name: name, Available: p.Names(), Hint: hint}
+		ue := &UnknownError{Point: p.name, Name: name, Available: p.Names(), Hint: hint}
+		if name == "" {
+			ue.Key = p.key // "loadbalance=": an empty value of the point's key
+		}
+		return zero, ue
 	}
 	ext := e.ext
 	for _, w := range wrappers {
@@ -413,9 +417,11 @@ const (
 
 // Choose resolves the extension name for method ("" for service level) from
 // u: the method-level key first, then the service-level key, then the
-// default. An empty value ("loadbalance=") counts as absent. A point with
-// no key (registry) is chosen by u's scheme. It does not check that the
-// name is registered.
+// default. An empty value ("loadbalance=") is not absent: it selects the
+// name "", which no extension has, so that Select refuses it (an
+// *UnknownError saying the key is empty and listing the names) rather
+// than silently using the default. A point with no key (registry) is
+// chosen by u's scheme. It does not check that the name is registered.
 func (p *Point[T]) Choose(u spi.URL, method string) Selection {
 	if p.key == "" {
 		if s := u.Scheme(); s != "" {
@@ -423,7 +429,7 @@ func (p *Point[T]) Choose(u spi.URL, method string) Selection {
 		}
 		return Selection{Name: p.def, Source: SourceDefault}
 	}
-	if v, src, ok := u.MethodParam(method, p.key); ok && v != "" {
+	if v, src, ok := u.MethodParam(method, p.key); ok {
 		if p.opts.numberKey != "" && bareNumber(v) {
 			return Selection{Name: p.def, Source: src,
 				Note: fmt.Sprintf("bare number: default %s with %s=%s (ms)", p.name, p.opts.numberKey, v)}
@@ -437,7 +443,17 @@ func (p *Point[T]) Choose(u spi.URL, method string) Selection {
 func (p *Point[T]) Select(u spi.URL, method string) (T, Selection, error) {
 	s := p.Choose(u, method)
 	ext, err := p.Get(s.Name)
-	return ext, s, err
+	return ext, s, emptyKeyAsWritten(err, s)
+}
+
+// emptyKeyAsWritten returns err, Get's error for the name s selected;
+// when it is the *UnknownError of an empty value, its Key becomes the
+// key as written that s came from ("methods.Echo.loadbalance").
+func emptyKeyAsWritten(err error, s Selection) error {
+	if ue, ok := err.(*UnknownError); ok && ue.Key != "" && s.Source != SourceDefault && s.Source != SourceScheme {
+		ue.Key = s.Source
+	}
+	return err
 }
 
 // UnknownError is returned for an extension name that is not registered.
@@ -456,12 +472,24 @@ type UnknownError struct {
 	Name      string   // the name asked for, as given ("" included)
 	Available []string // every registered name of the point, sorted; empty when none is
 	Hint      string   // the point's MissHint, or its hint for a number meaning "off" (heartbeat=-1); "" for none
+	// Key is the URL key, as written, whose empty value asked for Name
+	// "" ("loadbalance", "methods.Echo.loadbalance"); "" when Name did
+	// not come from an empty URL value.
+	Key string
 }
 
 // Error renders the message described above: `unknown POINT "NAME"
 // (available: ...)`, or `(none registered)`, then the did-you-mean or
-// else the Hint.
+// else the Hint. For an empty URL value (Key set, Name "") it is
+// `KEY= is empty: want one of NAME, NAME, ...` (or `... none is
+// registered`).
 func (e *UnknownError) Error() string {
+	if e.Key != "" && e.Name == "" {
+		if len(e.Available) == 0 {
+			return fmt.Sprintf("%s= is empty: want a %s name, and none is registered", e.Key, e.Point)
+		}
+		return fmt.Sprintf("%s= is empty: want one of %s", e.Key, strings.Join(e.Available, ", "))
+	}
 	var b strings.Builder
 	if len(e.Available) == 0 {
 		fmt.Fprintf(&b, "unknown %s %q (none registered)", e.Point, e.Name)

@@ -77,6 +77,31 @@ func echoProviders(t *testing.T, ctx context.Context, cat *extension.Catalogs) s
 	return reg
 }
 
+// sidedEcho exports demo.Echo at addr (host:port, port 0 for any) from a
+// provider node and refers it directly (retries=0, timeout=10s) from a
+// consumer node: the node on side has the plugin catalogs cat, the other
+// the bundled ones.
+func sidedEcho(t *testing.T, ctx context.Context, side spi.Side, cat *extension.Catalogs, addr string) *kernel.Reference {
+	t.Helper()
+	pcat, ccat := cat, bundle.Catalogs()
+	if side == spi.Consumer {
+		pcat, ccat = ccat, cat
+	}
+	p := kernel.NewNode(pcat, kernel.WithLogger(testLogger(t)), kernel.WithShutdownWait(0))
+	t.Cleanup(func() { _ = p.Close() })
+	e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kernel.NewNode(ccat, kernel.WithLogger(testLogger(t)))
+	t.Cleanup(func() { _ = c.Close() })
+	ref, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?retries=0&timeout=10s"), spi.URL{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 // refer refers raw from a consumer node with catalogs cat and waits for
 // both providers.
 func refer(t *testing.T, ctx context.Context, cat *extension.Catalogs, reg spi.URL, raw string) *kernel.Reference {

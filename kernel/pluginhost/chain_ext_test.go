@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airnode/airnode/extensions/bundle"
-	"github.com/airnode/airnode/internal/demo"
-	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -60,22 +57,7 @@ func TestChainFilterPluginWrapsTheCallOnBothSides(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				cat, _ := moodyHost(t, "filter", map[string]string{"F_MODE": tc.mode})
-				pcat, ccat := cat, bundle.Catalogs()
-				if side == spi.Consumer {
-					pcat, ccat = ccat, cat
-				}
-				p := kernel.NewNode(pcat, kernel.WithLogger(testLogger(t)), kernel.WithShutdownWait(0))
-				t.Cleanup(func() { _ = p.Close() })
-				e, err := p.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://127.0.0.1:0/demo.Echo"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c := kernel.NewNode(ccat, kernel.WithLogger(testLogger(t)))
-				t.Cleanup(func() { _ = c.Close() })
-				ref, err := c.Refer(ctx, spi.MustParse("airnode://"+e.URL().Address()+"/demo.Echo?retries=0&timeout=10s"), spi.URL{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ref := sidedEcho(t, ctx, side, cat, "127.0.0.1:0")
 				for range 2 {
 					v, err := ref.Invoke(ctx, tc.method, tc.arg)
 					if bad := tc.check(v, err); bad != nil {

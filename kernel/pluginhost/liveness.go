@@ -168,6 +168,7 @@ func (p *proc) restartBroken(c *pluginrpc.Client, gen uint64, pid int, err error
 	p.mu.Unlock()
 	p.log.Warn("connection to the plugin is broken while its process runs (liveness pings refused: it closed its listener or stopped its gRPC server, or its socket is gone): killing the process to restart it",
 		"pid", pid, "err", status.Code(err).String()+": "+status.Convert(err).Message(), "broken_for", since.Round(time.Millisecond))
+	tail.killedByHost(why) // go-plugin's "plugin process exited" at info, not error
 	if cmd != nil && cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}

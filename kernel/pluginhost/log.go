@@ -114,9 +114,10 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	if why != "" && msg == "plugin process exited" {
 		// The host stopped it: go-plugin's ERROR for a process it had to
 		// kill ("signal: killed") is the host's own doing, said at warn
-		// with why; an exit on request is info (tester71 #12).
+		// with why; an exit on request is info (tester71 #12), and so is
+		// a kill the host chose outright (killedByHost, fix-dd).
 		level = slog.LevelInfo
-		if e, _ := rec["error"].(string); e != "" {
+		if e, _ := rec["error"].(string); e != "" && !w.tail.killed.Load() {
 			level = slog.LevelWarn
 			why += fmt.Sprintf("; it did not exit within %v of the host's request to close, so the host killed it", gracefulExit)
 		}
@@ -239,6 +240,11 @@ type startTail struct {
 	// process exited" at info, or at warn when the host had to kill it,
 	// with it as the reason, not as a failure
 	stopBy atomic.Pointer[string]
+	// killed is set with stopBy when the host kills the process outright
+	// (killedByHost: its gRPC connection broken while it ran), not by a
+	// request to close that it did not obey in time: go-plugin's
+	// "signal: killed" is then the host's choice, logged at info
+	killed atomic.Bool
 	// inflight counts the host's gRPC calls to the process now (launch's
 	// interceptor): a handover closes the old process once it is 0
 	inflight atomic.Int64
@@ -261,6 +267,18 @@ const gracefulExit = 2 * time.Second
 // (the host is closing). Safe on a nil t.
 func (t *startTail) stoppedByHost(why string) {
 	if t != nil {
+		t.stopBy.Store(&why)
+	}
+}
+
+// killedByHost records, before the host kills the process outright
+// (SIGKILL, no request to close first), why it does: go-plugin's
+// "plugin process exited" with error "signal: killed" is then logged at
+// info with why as the reason, where a process killed by another, or
+// dead on its own, stays an error. Safe on a nil t.
+func (t *startTail) killedByHost(why string) {
+	if t != nil {
+		t.killed.Store(true) // before stopBy, which slogWriter reads first
 		t.stopBy.Store(&why)
 	}
 }

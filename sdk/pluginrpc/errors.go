@@ -85,7 +85,10 @@ func causeOf(names []string) error {
 	return errors.Join(errs...)
 }
 
-// toPB encodes err for the wire: an *spi.Error keeps its status and message;
+// toPB encodes err for the wire: an *spi.Error keeps its status and
+// message, and an error wrapping one (fmt.Errorf("auth: %w", e)) has e's
+// status and its own text, e's status name once ("auth: bad"), as
+// spi.FromError gives it (before, the wrapper's text was dropped);
 // spi.ErrNotSupported and context errors keep their identity; the
 // sentinels of its chain the kernel acts on (causes: spi.ErrAccessDenied,
 // ...) travel as Causes.
@@ -94,9 +97,9 @@ func toPB(err error) *pb.Error {
 		return nil
 	}
 	e := &pb.Error{Message: err.Error(), Causes: causeNames(err)}
-	var se *spi.Error
+	se, typed := spi.FromError(err)
 	switch {
-	case errors.As(err, &se):
+	case typed:
 		e.Status = uint32(se.Status)
 		e.Message = se.Message
 	case errors.Is(err, spi.ErrNotSupported):

@@ -23,7 +23,7 @@ func TestErrorsCrossTheBoundaryIntact(t *testing.T) {
 			var se *spi.Error
 			return errors.As(e, &se) && se.Status == spi.StatusServerTimeout && errors.Is(e, spi.ErrServerTimeout)
 		}, "SERVER_TIMEOUT: slow 3"},
-		{fmt.Errorf("wrapped: %w", spi.Errorf(spi.StatusBadRequest, "bad")), func(e error) bool { return errors.Is(e, spi.ErrBadRequest) }, "BAD_REQUEST: bad"},
+		{fmt.Errorf("wrapped: %w", spi.Errorf(spi.StatusBadRequest, "bad")), func(e error) bool { return errors.Is(e, spi.ErrBadRequest) }, "BAD_REQUEST: wrapped: bad"},
 		{spi.ErrNotSupported, func(e error) bool { return errors.Is(e, spi.ErrNotSupported) }, spi.ErrNotSupported.Error()},
 		{fmt.Errorf("static: %w", spi.ErrNotSupported), func(e error) bool { return errors.Is(e, spi.ErrNotSupported) }, "static: registry: operation not supported"},
 		{context.DeadlineExceeded, func(e error) bool { return errors.Is(e, context.DeadlineExceeded) }, "context deadline exceeded"},

@@ -70,9 +70,8 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 			c = mc
 		}
 	}
-	if c.src != "" && !c.warned.Load() && inv != nil && c.missesAll(args) && !c.warned.Swap(true) {
-		b.w.Logger().Warn(c.src+" names no argument of the call, so every such call hashes alike and goes to one provider (argument indexes start at 0)",
-			"loadbalance", Name, "key", c.src, "value", c.value, "method", inv.Method, "arguments", len(args))
+	if inv != nil && c.missesAll(args) && c.warned.first(inv.Method) {
+		b.warnHashesNothing(c, inv.Method, len(args))
 	}
 	h := hashArgs(args, c.args)
 	lv := c.ring.view.Load()
@@ -83,6 +82,21 @@ func (b *Balancer) Select(invokers []spi.Invoker, inv *spi.Invocation) spi.Invok
 		return nil
 	}
 	return invokers[lv.pick[lv.r.walk(h, lv.pick)]]
+}
+
+// warnHashesNothing logs that calls of method hash nothing, so every one
+// goes to the same provider: a hash.arguments that was set (c.src) names
+// none of their arguments, or, with the default, the method is called
+// with no argument at all (Info). Select logs it once per method
+// (config.warned).
+func (b *Balancer) warnHashesNothing(c *config, method string, nargs int) {
+	if c.src != "" {
+		b.w.Logger().Warn(c.src+" names no argument of the call, so every such call hashes alike and goes to one provider (argument indexes start at 0)",
+			"loadbalance", Name, "key", c.src, "value", c.value, "method", method, "arguments", nargs)
+		return
+	}
+	b.w.Logger().Warn("method "+method+" is called with no argument, so consistenthash has nothing to hash: every call of it goes to one provider (give it another balancer: methods."+method+".loadbalance=roundrobin)",
+		"loadbalance", Name, "key", KeyArguments, "value", DefaultArguments, "method", method, "arguments", nargs)
 }
 
 // Affinity reports true: the same key must reach the same provider from

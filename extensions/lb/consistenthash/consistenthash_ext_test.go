@@ -220,13 +220,7 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 // for a one-argument method) sends every call to one provider; the first
 // such call is logged once, naming the key and the method.
 func TestArgumentsOutOfRangeWarnsOnce(t *testing.T) {
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&buf, nil))
-	lb, err := consistenthash.New(warmup.WithLogger(log)).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo?methods.Echo.hash.arguments=1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, "")}
+	lb, buf, l := loggedBalancer(t, "?methods.Echo.hash.arguments=1")
 	for k := range 100 {
 		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"user-" + strconv.Itoa(k)}})
 		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Other", Args: []any{"user-" + strconv.Itoa(k)}}) // default: argument 0
@@ -234,5 +228,67 @@ func TestArgumentsOutOfRangeWarnsOnce(t *testing.T) {
 	out := buf.String()
 	if n := strings.Count(out, "names no argument"); n != 1 || !strings.Contains(out, "key=methods.Echo.hash.arguments") || !strings.Contains(out, "method=Echo") {
 		t.Fatalf("want one warning naming methods.Echo.hash.arguments and Echo, got:\n%s", out)
+	}
+}
+
+// loggedBalancer builds a balancer of consumer://10.0.0.9/demo.Echo with
+// query (e.g. "?hash.arguments=1") logging to the returned buffer, and
+// returns 3 providers for it.
+func loggedBalancer(t *testing.T, query string) (spi.LoadBalance, *bytes.Buffer, []spi.Invoker) {
+	t.Helper()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	lb, err := consistenthash.New(warmup.WithLogger(log)).Build(spi.MustParse("consumer://10.0.0.9/demo.Echo" + query))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb, &buf, []spi.Invoker{provider(1, ""), provider(2, ""), provider(3, "")}
+}
+
+// A method called with no argument (demo.Echo's Info) has nothing to
+// hash under the default hash.arguments=0: every call goes to one
+// provider. It is warned of once per method, whichever calls come
+// between (tester99 #3).
+func TestNoArgumentMethodWarnsOncePerMethod(t *testing.T) {
+	lb, buf, l := loggedBalancer(t, "")
+	picked := map[spi.Invoker]int{}
+	for k := range 100 {
+		picked[lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Info"})]++
+		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Stats", Args: []any{}})
+		lb.Select(l, &spi.Invocation{Service: "demo.Echo", Method: "Echo", Args: []any{"user-" + strconv.Itoa(k)}})
+	}
+	if len(picked) != 1 {
+		t.Fatalf("100 calls with no argument went to %d providers, want 1", len(picked))
+	}
+	out := buf.String()
+	const text = "is called with no argument, so consistenthash has nothing to hash: every call of it goes to one provider"
+	if n := strings.Count(out, text); n != 2 {
+		t.Fatalf("want 2 warnings (Info, Stats), got %d:\n%s", n, out)
+	}
+	for _, want := range []string{`msg="method Info is called with no argument`, "methods.Info.loadbalance=roundrobin", "key=hash.arguments value=0 method=Info arguments=0",
+		`msg="method Stats is called with no argument`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("warnings lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "method=Echo") || strings.Contains(out, "names no argument") {
+		t.Errorf("Echo's calls hash their argument, yet:\n%s", out)
+	}
+}
+
+// An index given twice hashes the same argument twice, which spreads the
+// keys no better: Build refuses it naming the key, the value and the
+// index, service-level and method-level alike (tester99 #5).
+func TestArgumentsGivenTwiceRefused(t *testing.T) {
+	for _, tc := range []struct{ query, key, value, index string }{
+		{"hash.arguments=0,0", "hash.arguments", "0,0", "0"},
+		{"hash.arguments=1,%202,1", "hash.arguments", "1, 2,1", "1"},
+		{"methods.Echo.hash.arguments=2,2", "methods.Echo.hash.arguments", "2,2", "2"},
+	} {
+		_, err := (consistenthash.Builder{}).Build(spi.MustParse("consumer://h/demo.Echo?" + tc.query))
+		var pe *spi.ParamError
+		if !errors.As(err, &pe) || pe.Key != tc.key || pe.Value != tc.value || !strings.Contains(err.Error(), "("+tc.index+" is given twice)") {
+			t.Errorf("%s: got %v, want a *spi.ParamError naming %s=%q and %s given twice", tc.query, err, tc.key, tc.value, tc.index)
+		}
 	}
 }

@@ -5,12 +5,13 @@
 //
 //	key             type         unit  default  bounds
 //	hash.nodes      int          -     160      1..65536 virtual nodes per provider
-//	hash.arguments  int list     -     0        comma-separated argument indexes, each >= 0
+//	hash.arguments  int list     -     0        comma-separated argument indexes, each >= 0, each once
 //
 // Both keys may be set per method ("methods.<m>.hash.nodes"). An index past
-// a call's arguments is skipped, as Dubbo's; when a set hash.arguments
-// names none of a call's arguments every such call hashes alike (one
-// provider takes them all), and the first is logged as a warning. Weights and
+// a call's arguments is skipped, as Dubbo's; when hash.arguments names none
+// of a call's arguments, or the method takes none (Info), every such call
+// hashes alike (one provider takes them all), and the first of each method
+// is logged as a warning. An index given twice (0,0) fails Build. Weights and
 // warm-up do not apply, except that a provider with weight 0 is left out of
 // the ring. Reordering the list or restarting a provider at the same address
 // changes nothing; a provider leaving moves only its own keys. Select is safe

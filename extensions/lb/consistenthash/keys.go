@@ -11,7 +11,7 @@ import (
 func (Builder) Keys() []spi.KeyDoc {
 	return []spi.KeyDoc{
 		{Key: KeyNodes, Type: spi.KeyTypeInt, Default: "160", Doc: "virtual nodes per provider on the ring, 1..65536; method-level allowed"},
-		{Key: KeyArguments, Type: spi.KeyTypeIntList, Default: DefaultArguments, Doc: "indexes of the arguments hashed, each >= 0 (0,2); method-level allowed"},
+		{Key: KeyArguments, Type: spi.KeyTypeIntList, Default: DefaultArguments, Doc: "indexes of the arguments hashed, each >= 0 and given once (0,2); method-level allowed"},
 		weightKey(),
 	}
 }

@@ -16,6 +16,7 @@
 //	F_MODE     "forge" set remote, Remote, timeout and token (and x-forged)
 //	           and pass
 //	           "args"  short-circuit with the number of arguments it got
+//	           "refuse" short-circuit with the plain error "moody: refused"
 //	           "deny"  short-circuit with BAD_REQUEST whose Cause is
 //	           spi.ErrAccessDenied, as an access check refuses
 //	           "chan"  short-circuit with a value JSON cannot encode
@@ -48,6 +49,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -144,6 +146,8 @@ func (filter) Invoke(ctx context.Context, next spi.Invoker, inv *spi.Invocation)
 		inv.SetAttachment("x-forged", "yes")
 	case "args":
 		return spi.Result{Value: len(inv.Args)}
+	case "refuse":
+		return spi.Result{Err: errors.New("moody: refused")}
 	case "deny":
 		return spi.Result{Err: &spi.Error{Status: spi.StatusBadRequest, Message: "moody: denied", Cause: spi.ErrAccessDenied}}
 	case "chan":
