@@ -383,10 +383,14 @@ type benchOutcome struct {
 	// that were up and were down at the end of the run, their provider
 	// still listed (killed, stalled or cut off); until tester76 #2
 	// connections_lost was this count. ProvidersRestarted counts the
-	// provider addresses that left the directory or announced their
-	// shutdown during the run and were listed again (a rolling restart),
-	// ProvidersLeft those that did not come back: neither is a connection
-	// a provider refused. All 0 on a clean run.
+	// provider addresses where a new process started during the run (a
+	// rolling restart): the start the provider's hello gave on them
+	// (kernel.ProviderConnections.Started) changed; an entry that left
+	// and was listed again with the same start (a stopped provider whose
+	// ZooKeeper session expired) is not one (tester100 #1). ProvidersLeft
+	// counts those that left the directory or announced their shutdown
+	// and did not come back: neither is a connection a provider refused.
+	// All 0 on a clean run.
 	ConnectionsLost      uint64 `json:"connections_lost"`
 	ConnectionsDownAtEnd int    `json:"connections_down_at_end"`
 	ProvidersRestarted   int    `json:"providers_restarted"`
@@ -423,7 +427,9 @@ type benchOutcome struct {
 	// airnode_reconnect_attempts_total and
 	// airnode_channels_closed_total{reason="heartbeat"} and
 	// {reason="liveness"} over the run. Connections a provider closed are
-	// in ConnectionsLost and, once re-made, Reconnects.
+	// in ConnectionsLost and, once re-made, Reconnects, also when the
+	// provider's registry entry left and came back meanwhile (the kernel's
+	// connLine).
 	Reconnects        uint64 `json:"reconnects"`
 	ReconnectAttempts uint64 `json:"reconnect_attempts"`
 	HeartbeatCloses   uint64 `json:"heartbeat_closes"`
@@ -2516,7 +2522,7 @@ func connectionsText(o benchOutcome, perProvider int) string {
 		text = fmt.Sprintf("only %d of %d connection(s) up (%s)", o.ConnectionsUp, o.ConnectionsAsked, strings.Join(why, "; "))
 	}
 	if n := o.ProvidersRestarted; n > 0 {
-		text += fmt.Sprintf("; %d provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)", n)
+		text += fmt.Sprintf("; %d provider(s) restarted during the run (a new process on the address: its start timestamp changed)", n)
 	}
 	if n := o.ProvidersLeft; n > 0 {
 		text += fmt.Sprintf("; %d provider(s) left during the run and did not come back", n)

@@ -32,8 +32,13 @@ const connSampleEvery = 50 * time.Millisecond
 // settle, and their redials were accepted then). A provider that left
 // the directory or announced its shutdown (read-only or draining event)
 // is away; when it is listed again, or a new registry entry with its
-// address is, having had all its connections up, it restarted, and its
-// new connections get connect.timeout again. A provider that announced
+// address is, its new connections get connect.timeout again. It
+// restarted when the start its connections' hello gave
+// (kernel.ProviderConnections.Started) changed: a provider whose
+// registry entry left and came back with its session (a stopped
+// process's session expired) is the same process, not a restart
+// (tester100 #1); for a provider that gives no start, when it came back
+// having had all its connections up. A provider that announced
 // its shutdown and stays listed by a list that does not change (a direct
 // URL: its connection closed, nothing unlisted it) is back only when a
 // connection to it is up again or a new entry lists it: until then it is
@@ -65,6 +70,7 @@ type providerWatch struct {
 	away      bool                 // last sample: unlisted, or announced its shutdown
 	unlisted  bool                 // away since a sample that did not list it at all
 	restarted bool
+	started   int64  // the provider's start its connections' hello last gave (ms since the epoch), 0 none yet
 	up, asked int    // last sample, entries not leaving
 	neverUp   int    // most of its connections never up at once, past its connect.timeout
 	everUp    bool   // a connection to it was up at some sample
@@ -130,6 +136,7 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 		present   bool
 		entries   []spi.Invoker
 		err       string
+		started   int64 // the latest start its entries' connections gave, 0 none
 	}
 	cur := map[string]*addrNow{}
 	for _, p := range w.ref.ProviderConnections() {
@@ -138,6 +145,7 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 			a = &addrNow{}
 			cur[p.Addr] = a
 		}
+		a.started = max(a.started, p.Started)
 		if p.Leaving {
 			continue
 		}
@@ -179,10 +187,16 @@ func (w *connWatch) sample(now time.Time) (settling bool) {
 			}
 			if st.away || (fresh && st.wasFull) {
 				// back, or registered again: its new connections get
-				// their connect.timeout
-				st.restarted = st.restarted || st.wasFull
+				// their connect.timeout; a restart only if its start
+				// changes, or, for a provider that gives none, if it
+				// had been up
+				st.restarted = st.restarted || (st.wasFull && st.started == 0 && a.started == 0)
 				st.since, st.full = now, false
 			}
+		}
+		if a.started != 0 {
+			st.restarted = st.restarted || (st.started != 0 && st.started != a.started)
+			st.started = a.started
 		}
 		for _, e := range a.entries {
 			st.seen[e] = true

@@ -21,13 +21,7 @@ func TestDB_StalledProviderKeepsItsCalls(t *testing.T) {
 			p := serve(t, "127.0.0.1:0", t.TempDir())
 			cmd, out, errb := benchStart(t, p.url("demo.Echo"), "--timeout", "10s", "--duration", "6s", "-c", "8", "--warmup", "0", "--json")
 			time.Sleep(1500 * time.Millisecond)
-			if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(stall)
-			if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-				t.Fatal(err)
-			}
+			p.stopFor(t, stall)
 			err := cmd.Wait()
 			var o struct {
 				Calls  int64            `json:"calls"`
@@ -43,5 +37,18 @@ func TestDB_StalledProviderKeepsItsCalls(t *testing.T) {
 			}
 			t.Logf("%v stall: %d calls, all ok", stall, o.Calls)
 		})
+	}
+}
+
+// stopFor stops the provider's process (SIGSTOP) for d, then resumes it
+// (SIGCONT).
+func (p *provider) stopFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
 	}
 }

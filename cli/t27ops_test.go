@@ -92,7 +92,7 @@ func TestT27Ops_ConnectionsTextSaysWhatWentAway(t *testing.T) {
 		want string
 	}{
 		{benchOutcome{ConnectionsUp: 3, ConnectionsAsked: 3, ProvidersRestarted: 1},
-			"1 connection(s) per provider; 1 provider(s) restarted during the run (left the directory or announced their shutdown, then registered again)"},
+			"1 connection(s) per provider; 1 provider(s) restarted during the run (a new process on the address: its start timestamp changed)"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 2, ProvidersLeft: 1},
 			"1 connection(s) per provider; 1 provider(s) left during the run and did not come back"},
 		{benchOutcome{ConnectionsUp: 2, ConnectionsAsked: 3, ConnectionsDownAtEnd: 1},

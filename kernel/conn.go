@@ -115,6 +115,8 @@ type conn struct {
 	upMu   sync.Mutex
 	upNext int
 	onUp   map[int]func() // whenUp's, by id; guarded by upMu
+
+	line *connLine // its key in the node's pool, which outlives it (connLine); nil outside a pool
 }
 
 // whenUp calls f on run's goroutine each time a channel comes up (a
@@ -155,7 +157,7 @@ func (c *conn) wentUp() {
 // newConn returns a started conn to addr. changed, when not nil, is
 // broadcast every time the conn's state changes.
 func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, changed *signal) *conn {
-	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, nil, changed)
+	return newNamedConn(addr, "", "", false, false, dial, connectTimeout, backoff, logger, nil, changed, nil)
 }
 
 // newNamedConn is newConn for a conn whose transport and heartbeat
@@ -166,12 +168,13 @@ func newConn(addr string, dial dialFunc, connectTimeout, backoff time.Duration, 
 // node is a one-shot consumer (WithOneShot), whose channel closes and
 // failed redials run logs at Debug. warns, when not nil, bounds the
 // Warn lines of a first connection that keeps failing (the reference's
-// that made the conn).
-func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, warns *connectWarns, changed *signal) *conn {
+// that made the conn). line is the conn's key in its pool
+// (connPool.acquire's), nil outside one.
+func newNamedConn(addr, transport, heartbeat string, tls, oneShot bool, dial dialFunc, connectTimeout, backoff time.Duration, logger *slog.Logger, warns *connectWarns, changed *signal, line *connLine) *conn {
 	c := &conn{
 		addr: addr, dial: dial, connectTimeout: connectTimeout, backoff: backoff, logger: logger, warns: warns,
 		changed: changed, done: make(chan struct{}), kick: make(chan struct{}, 1), hard: make(chan struct{}),
-		transport: transport, heartbeat: heartbeat, tls: tls, oneShot: oneShot,
+		transport: transport, heartbeat: heartbeat, tls: tls, oneShot: oneShot, line: line,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -352,6 +355,13 @@ func (e notConnected) Unwrap() []error {
 // every connection re-made in airnode_reconnects_total. A new registry
 // entry for the address (redialForEntry) cuts the backoff short and
 // starts it afresh; the reconnect line then says asked_by_registry_entry.
+// A conn released (its provider left the directory) with its channel lost
+// and not re-made leaves that loss to its pool key (connLine): the next
+// conn of the key, made when the provider is listed again (a registry
+// session that expired while it was stopped), counts its dials in
+// airnode_reconnect_attempts_total and its connection in
+// airnode_reconnects_total, as this conn would have had the provider
+// stayed listed.
 func (c *conn) run() {
 	defer close(c.done)
 	delay := c.backoff
@@ -362,7 +372,7 @@ func (c *conn) run() {
 	)
 	firstTry := time.Now() // of the first connection's attempts
 	for attempt := 1; ; attempt++ {
-		if everUp {
+		if everUp || c.line.owed() {
 			counters.Heartbeat.ReconnectAttempts.Inc()
 		}
 		began := time.Now()
@@ -373,6 +383,7 @@ func (c *conn) run() {
 			c.redialing.Store(false) // before the state: a waiting call then sees the attempt over
 			if c.ctx.Err() != nil {
 				c.publish(c.down("connection to provider %s closed", c.addr))
+				c.leftLost(everUp)
 				return
 			}
 			reason, what := localDialCause(err)
@@ -456,6 +467,7 @@ func (c *conn) run() {
 			}
 			if !c.sleep(wait) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
+				c.leftLost(everUp)
 				return
 			}
 			delay = min(delay*2, MaxReconnectBackoff)
@@ -470,6 +482,12 @@ func (c *conn) run() {
 			counters.Heartbeat.Reconnects.Inc() // a connection re-made: one, however many attempts it took
 			c.logger.Info("reconnected to provider", "provider", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
 				"asked_by_registry_entry", byEntry, "down_for", time.Since(downSince).Round(time.Millisecond))
+		} else if c.line.remade() {
+			// the successor of a conn released with its channel lost
+			// (connLine): this re-makes that connection
+			counters.Heartbeat.Reconnects.Inc()
+			c.logger.Info("reconnected to provider", "provider", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
+				"asked_by_registry_entry", byEntry, "note", "its registry entry left and was listed again while the connection was down")
 		} else if attempt > 1 {
 			c.logger.Info("connected to provider", "provider", c.addr, "attempts", attempt, "asked_by_a_call", redialed && !byEntry,
 				"asked_by_registry_entry", byEntry)
@@ -530,6 +548,7 @@ func (c *conn) run() {
 			}
 			if !c.sleep(jitter(c.backoff)) {
 				c.publish(c.down("connection to provider %s closed", c.addr))
+				c.leftLost(true)
 				return
 			}
 		case <-c.ctx.Done():
@@ -540,6 +559,21 @@ func (c *conn) run() {
 			reason := "consumer released the provider"
 			if why := c.why.Load(); why != nil {
 				reason = *why
+			}
+			select {
+			case <-ch.Done():
+				// it died while its calls were awaited, before this
+				// consumer closed it (a liveness check on a stopped
+				// provider whose registry entry left first): lost,
+				// unless the provider announced its shutdown
+				if ro, ok := ch.(interface{ ReadOnly() bool }); !ok || !ro.ReadOnly() {
+					counters.Heartbeat.ConnectionsLost.Inc()
+					c.leftLost(true)
+				}
+				if r, ok := ch.(interface{ Reason() string }); ok && r.Reason() != "" {
+					reason = r.Reason()
+				}
+			default:
 			}
 			c.setPhase("%s session Close (closing the channel to %s)", named("transport", c.transport), c.addr)
 			ch.Close(reason)
@@ -914,7 +948,8 @@ func (s *signal) broadcast() {
 type connPool struct {
 	mu      sync.Mutex
 	conns   map[string]*pooled
-	leaving map[*conn]struct{} // released, closing once their calls are done
+	leaving map[*conn]struct{}  // released, closing once their calls are done
+	lost    map[string]struct{} // keys whose released conn lost its channel, not re-made yet (connLine)
 
 	releasing sync.WaitGroup // the goroutines closing released conns
 	failures  []error        // on mu: session Closes and heartbeat stops that failed closing released conns (takeFailures)
@@ -933,13 +968,73 @@ type connPool struct {
 	oneShot bool
 }
 
+// connLine is a conn's key in its pool, which outlives the conn: a conn
+// released with its channel lost and not re-made (its provider left the
+// directory while down, a registry session that expired while the
+// provider was stopped) leaves the loss there (leftLost), and the next
+// conn of the key, made when the provider is listed again, re-makes it
+// (remade): the connection is counted lost once and re-made once
+// whether or not the provider's entry left meanwhile. The methods are
+// safe for concurrent use and do nothing on a nil line (a conn outside
+// a pool).
+type connLine struct {
+	pool *connPool
+	key  string
+}
+
+// owed reports whether a released conn of the key lost its channel and
+// no conn has re-made it yet.
+func (l *connLine) owed() bool {
+	if l == nil {
+		return false
+	}
+	l.pool.mu.Lock()
+	defer l.pool.mu.Unlock()
+	_, ok := l.pool.lost[l.key]
+	return ok
+}
+
+// remade takes the key's loss, if any, for a conn whose channel has just
+// come up, and reports whether there was one.
+func (l *connLine) remade() bool {
+	if l == nil {
+		return false
+	}
+	l.pool.mu.Lock()
+	defer l.pool.mu.Unlock()
+	_, ok := l.pool.lost[l.key]
+	delete(l.pool.lost, l.key)
+	return ok
+}
+
+// leftLost records that c, released, lost its channel and did not re-make
+// it, when everUp (a conn never up lost nothing of its own). When the
+// key's current conn is up already, that conn re-made it: counted now.
+func (c *conn) leftLost(everUp bool) {
+	l := c.line
+	if l == nil || !everUp {
+		return
+	}
+	l.pool.mu.Lock()
+	defer l.pool.mu.Unlock()
+	if e := l.pool.conns[l.key]; e != nil && e.c != c && e.c.ready() {
+		counters.Heartbeat.Reconnects.Inc()
+		return
+	}
+	if l.pool.lost == nil || len(l.pool.lost) >= maxSeenEntries {
+		l.pool.lost = map[string]struct{}{}
+	}
+	l.pool.lost[l.key] = struct{}{}
+}
+
 type pooled struct {
 	c    *conn
 	refs int
 }
 
-// acquire returns the conn for key, creating it with mk when absent.
-func (p *connPool) acquire(key string, mk func() *conn) *conn {
+// acquire returns the conn for key, creating it with mk when absent; mk
+// gets the key's connLine.
+func (p *connPool) acquire(key string, mk func(line *connLine) *conn) *conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conns == nil {
@@ -947,7 +1042,7 @@ func (p *connPool) acquire(key string, mk func() *conn) *conn {
 	}
 	e := p.conns[key]
 	if e == nil {
-		e = &pooled{c: mk()}
+		e = &pooled{c: mk(&connLine{pool: p, key: key})}
 		p.conns[key] = e
 	}
 	e.refs++

@@ -230,7 +230,7 @@ func TestJitterBounds(t *testing.T) {
 func TestConnPoolSharesAndReleases(t *testing.T) {
 	d := &fakeDialer{}
 	var p connPool
-	mk := func() *conn { return newConn("p:1", d.dial, time.Second, time.Millisecond, quiet, nil) }
+	mk := func(*connLine) *conn { return newConn("p:1", d.dial, time.Second, time.Millisecond, quiet, nil) }
 	a := p.acquire("k", mk)
 	b := p.acquire("k", mk)
 	if a != b {

@@ -22,6 +22,12 @@ type ProviderConnections struct {
 	// a TLS verification failure, a refused connection; nil when all are
 	// up or none has failed an attempt yet.
 	Err error
+	// Started is the provider's start, ms since the epoch on its clock,
+	// that its hello gave on its up connections (spi.ProviderStart,
+	// exchange.KeyHelloTimestamp): the process a connection reached. A
+	// different value on the same address is a different process (a
+	// restart); 0 with none up, or from a provider that sends none.
+	Started int64
 }
 
 // ProviderConnections returns, for each provider the directory lists now,
@@ -34,7 +40,7 @@ func (r *Reference) ProviderConnections() []ProviderConnections {
 		if !ok {
 			continue
 		}
-		p := ProviderConnections{Provider: inv, Addr: ri.addr, Asked: len(ri.conns), Leaving: ri.Draining()}
+		p := ProviderConnections{Provider: inv, Addr: ri.addr, Asked: len(ri.conns), Leaving: ri.Draining(), Started: ri.ProviderStarted()}
 		for _, c := range ri.conns {
 			if c.ready() {
 				p.Up++

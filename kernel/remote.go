@@ -117,8 +117,8 @@ func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, l
 	for i := range int(cs.connections) {
 		key := shared + "|" + strconv.Itoa(i)
 		r.keys = append(r.keys, key)
-		r.conns = append(r.conns, pool.acquire(key, func() *conn {
-			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, klog, warns, &pool.changed)
+		r.conns = append(r.conns, pool.acquire(key, func(line *connLine) *conn {
+			return newNamedConn(addr, st.transportName, st.heartbeatName, tlsOn, pool.oneShot, dial, cs.connectTimeout, cs.backoff, klog, warns, &pool.changed, line)
 		}))
 	}
 	for _, c := range r.conns {
