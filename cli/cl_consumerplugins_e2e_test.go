@@ -18,7 +18,7 @@ func TestConsumerDefaultPluginBalancerStarts(t *testing.T) {
 	plugins := "plugins: [{name: acme.p2c, point: loadbalance, command: " + p2c + "}]\n"
 	inFile := writeConfig(t, plugins+"consumer: {loadbalance: acme.p2c}\n")
 	declared := writeConfig(t, plugins)
-	p := startServe(t, "127.0.0.1:37211", "memory://", nil, "")
+	p := startServe(t, "127.0.0.1:0", "memory://", nil, "")
 	env := []string{"AIRNODE_CONSUMER_LOADBALANCE=acme.p2c"}
 	for _, c := range []struct {
 		name string

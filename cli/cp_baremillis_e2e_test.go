@@ -96,7 +96,7 @@ func TestServeWarnsOfEveryDurationKeyGivenABareNumberMeantAsSeconds(t *testing.T
 func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
 	const note = "_TIMEOUT=5 is 5ms (a bare number is milliseconds, as in Dubbo); write 5s for seconds"
 	env := []string{"AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_PROVIDER_HEARTBEAT_INTERVAL=60000", "AIRNODE_PROVIDER_WEIGHT=5"}
-	p := startServe(t, "127.0.0.1:40020", "memory://", env, "")
+	p := startServe(t, "127.0.0.1:0", "memory://", env, "")
 	p.waitServing(t, "demo.Echo")
 	log := p.logText()
 	if c := strings.Count(log, "AIRNODE_PROVIDER"+note); c != 1 {

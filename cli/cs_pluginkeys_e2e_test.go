@@ -46,7 +46,7 @@ func TestCS_ConsumerWarningsNameThePluginKey(t *testing.T) {
 	fail := writeScript(t, t.TempDir(), "fail.sh", "echo cannot read secret >&2; exit 2\n")
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.auth, point: filter, command: "+fail+"}\n"+
 		"  - {name: acme.p2c, point: loadbalance, sha256: '"+strings.Repeat("0", 64)+"', command: "+p2c+"}\n")
-	p := serve(t, "127.0.0.1:39401", t.TempDir(), "-p", "acme.tenant=t1")
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "-p", "acme.tenant=t1")
 	r := runCommand(t, 30*time.Second, noAirnodeEnv, "call", "--config", cfg, p.url("demo.Echo")+"?loadbalance=acme.p2c", "Echo", `"x"`)
 	if r.code != 1 ||
 		!regexp.MustCompile(`warning: plugin failed to start; a command that selects it fails plugin=acme.p2c .*refusing to start it \(`+regexp.QuoteMeta(cfg)+`: key \\"plugins\[1\]\.sha256\\"\)"`).MatchString(r.stderr) ||

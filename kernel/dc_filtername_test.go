@@ -72,7 +72,7 @@ func TestFilterErrorsNameTheFilter(t *testing.T) {
 	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
 	defer p.Close()
 	svc := &cxService{}
-	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:42101/dc.Svc?filter=acme.outer,acme.auth"))
+	e, err := p.Export(ctx, svc, spi.MustParse("airnode://127.0.0.1:0/dc.Svc?filter=acme.outer,acme.auth"))
 	if err != nil {
 		t.Fatal(err)
 	}

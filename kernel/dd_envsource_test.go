@@ -21,7 +21,7 @@ import (
 // (timeout=7 over the variable's 5) keeps the key's name. Real TCP on
 // loopback.
 func TestDD_BareMillisWarningNamesTheVariable(t *testing.T) {
-	cfg, err := ctLoad(t, "listen: 127.0.0.1:42210\n", "AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_CONSUMER_TIMEOUT=5")
+	cfg, err := ctLoad(t, "listen: 127.0.0.1:0\n", "AIRNODE_PROVIDER_TIMEOUT=5", "AIRNODE_CONSUMER_TIMEOUT=5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,16 +39,18 @@ func TestDD_BareMillisWarningNamesTheVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newNode(&plog).Export(ctx, cfg2Echo{}, u); err != nil {
+	e, err := newNode(&plog).Export(ctx, cfg2Echo{}, u)
+	if err != nil {
 		t.Fatalf("export %s: %v", u, err)
 	}
+	addr := e.URL().Address()
 	if got := plog.String(); strings.Count(got, "AIRNODE_PROVIDER_"+ctBareNote("TIMEOUT", "5")) != 1 || strings.Contains(got, `msg="timeout=5`) {
 		t.Errorf("export log:\n%s\nwant one warning naming AIRNODE_PROVIDER_TIMEOUT=5, none naming timeout=5", got)
 	}
 
 	for _, c := range []struct{ url, want string }{
-		{"airnode://127.0.0.1:42210/t.Ct", "AIRNODE_CONSUMER_" + ctBareNote("TIMEOUT", "5")},
-		{"airnode://127.0.0.1:42210/t.Ct?timeout=7", ctBareNote("timeout", "7")},
+		{"airnode://" + addr + "/t.Ct", "AIRNODE_CONSUMER_" + ctBareNote("TIMEOUT", "5")},
+		{"airnode://" + addr + "/t.Ct?timeout=7", ctBareNote("timeout", "7")},
 	} {
 		var rlog logbuf.Buffer
 		n := newNode(&rlog)

@@ -48,7 +48,7 @@ func TestRestartedProviderWarmsUpFromItsOwnStartWhileItsOldEntryStays(t *testing
 	}
 	p1, u1 := export("p1", "127.0.0.1:0", hourAgo)
 	defer p1.Close()
-	old, u3 := export("p3", "127.0.0.1:40531", hourAgo)
+	old, u3 := export("p3", "127.0.0.1:0", hourAgo)
 	defer old.Close()
 	for _, u := range []spi.URL{u1, u3} {
 		if err := reg.Register(ctx, u); err != nil { // the entries, kept as they are from now on
