@@ -82,7 +82,11 @@ func TestAbuse1_GarbageWarnsAndCountsOnBothTransports(t *testing.T) {
 	rand.Read(random)
 	random[0] |= 0x80 // neither smux version (1, 2) nor airnode's magic (0xa1 0x7e)
 	random[1] = 0
-	huge := []byte{0xa1, 0x7e, 0xc1, 0, 0, 0, 0, 0, 0, 0, 0, 1}
+	// a request header claiming 4 GiB no longer closes at once: its body
+	// is skipped as it comes (tester101), and one that never comes holds
+	// the connection as a stalled body under the limit does, until the
+	// heartbeat closes it; an event's header claiming it still closes
+	huge := []byte{0xa1, 0x7e, 0xa1, 0, 0, 0, 0, 0, 0, 0, 0, 1}
 	huge = binary.BigEndian.AppendUint32(huge, 1<<32-1)
 	garbage := [][]byte{random, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), huge}
 	for name, tr := range transports(t) {

@@ -54,8 +54,9 @@
 // predate the event drop it unread. payload (default 8 MiB) is enforced when encoding (nothing is
 // sent) and when decoding: a call's frame over it is read and dropped, the
 // provider answering BAD_REQUEST and the consumer failing the call
-// BAD_RESPONSE, each naming its limit, and the connection goes on (one
-// claiming over max(4 × payload, 64 MiB), or an event, closes it); a bad magic, unknown codec
+// BAD_RESPONSE, each naming its limit, and the connection goes on, whatever
+// size the header claims (the body is dropped as it arrives; an event over
+// it closes the connection); a bad magic, unknown codec
 // id or truncated header closes the connection with a logged reason; a body
 // that fails to decode answers BAD_REQUEST and the connection stays up.
 //

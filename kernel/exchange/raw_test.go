@@ -212,7 +212,9 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 		{"another transport's first frames", "bad magic 0x0200 (want 0xa17e) in the first bytes of the connection: the consumer speaks another protocol; its URL keys transport and tls must match this side's",
 			append([]byte{2, 0, 0, 0, 1, 0, 0, 0, 2, 2, 16, 0, 1, 0, 0, 0}, make([]byte, 16)...), false},
 		{"unknown codec id", "unknown codec id 9", protocol.Header{Flags: protocol.FlagRequest | protocol.FlagTwoWay | 9, ID: 1, Length: 1}.Append(nil), false},
-		{"over payload, beyond what is skipped", "exceeds 64 MiB, the most this side skips (4 × the payload limit 1 MiB, at least 64 MiB)", protocol.Header{Flags: protocol.FlagRequest | 1, ID: 1, Length: 100 << 20}.Append(nil), false},
+		// a call's body over payload is skipped, whatever its size
+		// (TestAbuse1_CloseReasonsSayWhatHappened); an event's is not
+		{"event over payload", "body 104857600 bytes exceeds payload limit 1 MiB", protocol.Header{Flags: protocol.FlagRequest | protocol.FlagEvent | 1, ID: 1, Length: 100 << 20}.Append(nil), false},
 		{"truncated header", "truncated", []byte{0xA1, 0x7E, 0x80}, true},
 	}
 	for _, tc := range cases {
