@@ -1083,21 +1083,50 @@ func checkReq(cat *extension.Catalogs, c benchCase, att []string, us []spi.URL) 
 	if limit < 0 {
 		return nil // no provider listed: the run says so
 	}
-	// --resp: the demo's Payload answers at most the provider's payload
-	// limit less its response framing (demo.LimitPayload); more fails
-	// every call with BAD_REQUEST (nu43 finding 7).
-	if most := limit - demo.ResponseFraming; c.Resp != c.Req && int64(c.Resp) > most {
-		return fmt.Errorf("bench: --resp %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes (the response body holds %d bytes more: the response preamble and the codec's framing), or %s",
-			c.Resp, protocol.FormatSize(limit), at.Address(), max(most, 0), demo.ResponseFraming, raiseLimit(limit))
-	}
 	sz, err := newReqSizer(cat, c, att, at)
 	if err != nil {
 		return err
+	}
+	if c.Resp != c.Req {
+		if err := checkResp(sz, c, at, limit); err != nil {
+			return err
+		}
 	}
 	if n, err := sz.body(c.Req); err != nil || n <= limit {
 		return err
 	}
 	return overPayload(cat, c, att, at, limit)
+}
+
+// checkResp refuses a --resp whose answer the provider at (payload limit
+// limit) cannot send: the demo's Payload answers at most limit less
+// demo.ResponseFraming bytes (demo.LimitPayload; more fails every call
+// with BAD_REQUEST, nu43 finding 7), and the response body — the response
+// preamble and the bytes as the calls' codec writes them — must fit limit
+// too: json writes bytes as base64, a third more, so --resp 7000000 under
+// an 8 MiB limit passed the first bound and failed every call with
+// BAD_RESPONSE (tester101 #3). The refusal names the largest --resp both
+// allow.
+func checkResp(sz *reqSizer, c benchCase, at spi.URL, limit int64) error {
+	demoMost := limit - demo.ResponseFraming
+	fits := int64(c.Resp) <= demoMost
+	if fits {
+		n, err := sz.respBody(c.Resp)
+		if err != nil {
+			return err
+		}
+		fits = n <= limit
+	}
+	if fits {
+		return nil
+	}
+	most, err := mostFitting(limit, sz.respBody)
+	if err != nil {
+		return err
+	}
+	most = min(most, int(max(demoMost, 0)))
+	return fmt.Errorf("bench: --resp %d: over the payload limit %s of %s (URL key payload, default 8MiB): want 0 to %d bytes with codec %s (the response body holds the response preamble and the bytes as codec %s writes them: msgpack adds up to %d bytes, json's base64 a third more), or %s",
+		c.Resp, protocol.FormatSize(limit), at.Address(), max(most, 0), sz.codec.Name(), sz.codec.Name(), demo.ResponseFraming, raiseLimit(limit))
 }
 
 // overPayload is checkReq's refusal of a --req whose request body is over
@@ -1236,13 +1265,35 @@ func (s *reqSizer) body(n int) (int64, error) {
 // payload (by one byte a byte under msgpack, in steps of four bytes per
 // three under json's base64): an interpolation search, halving the
 // bracket when a guess did not, measures a few sizes, not every one.
-func (s *reqSizer) most(limit int64) (int, error) {
+func (s *reqSizer) most(limit int64) (int, error) { return mostFitting(limit, s.body) }
+
+// respBody returns an upper bound, in bytes, of the response body of
+// Payload(n) under s.codec: the response preamble (an attachment count;
+// demo.ResponseFraming less msgpack's 6-byte bin32 header allows for it)
+// and n zero bytes encoded by the codec, counted, not kept.
+func (s *reqSizer) respBody(n int) (int64, error) {
+	if n > len(s.bytes) {
+		s.bytes = make([]byte, n)
+	}
+	w := countWriter{n: demo.ResponseFraming - 6}
+	enc := s.codec.NewEncoder(&w)
+	defer spi.Release(enc)
+	if err := enc.Encode(s.bytes[:n]); err != nil {
+		return 0, fmt.Errorf("bench: codec %s cannot encode a %d-byte response: %w", s.codec.Name(), n, err)
+	}
+	return w.n, nil
+}
+
+// mostFitting returns the largest n in [0, limit] whose body(n) fits in
+// limit bytes, or -1 when not even body(0) does; body grows with n. It is
+// reqSizer.most's search, for requests and responses alike.
+func mostFitting(limit int64, body func(int) (int64, error)) (int, error) {
 	lo, hi := 0, int(limit)
-	blo, err := s.body(lo)
+	blo, err := body(lo)
 	if err != nil || blo > limit {
 		return -1, err
 	}
-	bhi, err := s.body(hi)
+	bhi, err := body(hi)
 	if err != nil || bhi <= limit {
 		return hi, err
 	}
@@ -1253,7 +1304,7 @@ func (s *reqSizer) most(limit int64) (int, error) {
 			m = lo + int(float64(hi-lo)*float64(limit-blo)/float64(bhi-blo))
 			m = min(max(m, lo+1), hi-1)
 		}
-		bm, err := s.body(m)
+		bm, err := body(m)
 		if err != nil {
 			return -1, err
 		}

@@ -11,7 +11,7 @@ import (
 // binary: serve -p weight=0 with a file registry, call through it.
 func TestCallOfTheOnlyProviderAtWeightZeroSaysSo(t *testing.T) {
 	dir := t.TempDir()
-	serve(t, "127.0.0.1:31510", dir, "-p", "weight=0")
+	serve(t, "127.0.0.1:0", dir, "-p", "weight=0")
 	r := call(t, nil, "--registry", "file://"+dir, "demo.Echo", "Echo", `"x"`)
 	if r.code == 0 || !strings.Contains(r.stderr, "SERVICE_NOT_FOUND") || !strings.Contains(r.stderr, ": the only provider has weight 0") || strings.Contains(r.stderr, "all 1 providers") {
 		t.Fatalf("call: exit %d, stdout %q, stderr:\n%s\nwant SERVICE_NOT_FOUND ... the only provider has weight 0", r.code, r.stdout, r.stderr)
@@ -29,7 +29,7 @@ func TestRegistryLsExplainsDirectAndMemory(t *testing.T) {
 		t.Errorf("ls direct://: exit %d, stdout %q, stderr %q; want 1 and\n%q", r.code, r.stdout, r.stderr, want)
 	}
 
-	serveWith(t, "127.0.0.1:31512", "memory://")
+	serveWith(t, "127.0.0.1:0", "memory://")
 	r = runCommand(t, 30*time.Second, noAirnodeEnv, "registry", "ls", "--registry", "memory://")
 	want = "no services in memory://\n" + memoryHint + "\n"
 	if r.code != 0 || r.stdout != want || r.stderr != "" {

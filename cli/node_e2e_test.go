@@ -49,7 +49,9 @@ func TestE2E_HugePayloadRefusedBeforeAllocating(t *testing.T) {
 	// finding: Payload 8388608 was accepted, then the 8388614-byte
 	// response refused as BAD_RESPONSE after the work was done).
 	max := strconv.Itoa(8<<20 - demo.ResponseFraming)
-	if r := call(t, nil, p.url("demo.Echo"), "Payload", max); r.code != 0 {
+	// --timeout 15s: making, sending and printing 8 MiB may take more than
+	// the default 1s on a loaded machine; this is about the size limit
+	if r := call(t, nil, "--timeout", "15s", p.url("demo.Echo"), "Payload", max); r.code != 0 {
 		t.Fatalf("Payload %s: exit %d: %s", max, r.code, r.stderr)
 	}
 	expectFail(t, call(t, nil, p.url("demo.Echo"), "Payload", strconv.Itoa(8<<20-demo.ResponseFraming+1)), "BAD_REQUEST", "less 16 bytes of response framing")

@@ -34,7 +34,8 @@ func TestHungFilterPluginCostsItsStartTimeoutAndSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	hang := writeScript(t, dir, "hang.sh", "exec sleep 60\n")
 	cfg := writeConfig(t, "plugins:\n  - {name: acme.hang, point: filter, command: "+hang+", start_timeout: 1s}\n")
-	p := serve(t, freeAddr(t), t.TempDir())
+	p := serve(t, "127.0.0.1:0", t.TempDir())
+	warned := regexp.MustCompile(`plugin=acme.hang point=filter waited=(\S+) err=.*no handshake within start_timeout 1s`)
 	for _, args := range [][]string{
 		{"call", p.url("demo.Echo"), "Echo", `"x"`},
 		{"registry", "ls", "--registry", "memory://"},
@@ -42,11 +43,20 @@ func TestHungFilterPluginCostsItsStartTimeoutAndSaysSo(t *testing.T) {
 		began := time.Now()
 		code, out, errOut := runBin(t, "", append([]string{"--config", cfg}, args...)...)
 		took := time.Since(began)
-		t.Logf("%v: %v", args, took)
-		if code != 0 || took < time.Second || took > 8*time.Second ||
-			!strings.Contains(errOut, "filter plugin failed to start; this command goes on without it") ||
-			!regexp.MustCompile(`plugin=acme.hang point=filter waited=1\.\d+s err=.*no handshake within start_timeout 1s`).MatchString(errOut) {
-			t.Errorf("%v: exit %d in %v\nstdout:\n%s\nstderr:\n%s", args, code, took, out, errOut)
+		var waited time.Duration
+		if m := warned.FindStringSubmatch(errOut); m != nil {
+			waited, _ = time.ParseDuration(m[1])
+		}
+		t.Logf("%v: waited %v, took %v", args, waited, took)
+		// waited is the command's own measure of its wait for the plugin:
+		// its start_timeout, late by what a loaded machine adds, far from
+		// the 10s default; the whole command takes that wait and a
+		// process's start and a call more (bounded from the wait, not
+		// from the test's start: under load the process alone took
+		// seconds)
+		if code != 0 || waited < time.Second || waited >= 5*time.Second || took < waited || took > waited+10*time.Second ||
+			!strings.Contains(errOut, "filter plugin failed to start; this command goes on without it") {
+			t.Errorf("%v: exit %d in %v (waited %v; want 1s to 5s)\nstdout:\n%s\nstderr:\n%s", args, code, took, waited, out, errOut)
 		}
 	}
 	code, _, errOut := runBin(t, "", "--config", cfg, "call", p.url("demo.Echo")+"?filter=acme.hang", "Echo", `"x"`)

@@ -17,7 +17,10 @@ func TestConsumerFilterPluginTakesTheCallsTimeout(t *testing.T) {
 	t.Parallel()
 	moody := buildPlugin(t, "github.com/airnode/airnode/sdk/pluginrpc/testdata/moody")
 	p := startServe(t, "127.0.0.1:0", "file://"+filepath.Join(t.TempDir(), "reg"), noAirnodeEnv, t.TempDir())
-	slow := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", env: {F_MODE: slow, SLOW_MS: \"1600\"}}\n")
+	// start_timeout 60s: the call waits for its filter plugin's start
+	// before its timeout counts; a start past the 10s default on a
+	// loaded machine would have the call go on without the filter
+	slow := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", start_timeout: 60s, env: {F_MODE: slow, SLOW_MS: \"1600\"}}\n")
 	for _, args := range [][]string{
 		{"--timeout", "5s", p.url("demo.Echo")},
 		{"-p", "timeout=5s", p.url("demo.Echo")},
@@ -29,7 +32,7 @@ func TestConsumerFilterPluginTakesTheCallsTimeout(t *testing.T) {
 			t.Errorf("call %v answered after %v; the filter sleeps 1.6 s", args, r.elapsed)
 		}
 	}
-	stuck := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", env: {F_MODE: stuck}}\n")
+	stuck := writeConfig(t, "plugins:\n  - {name: acme.moody, point: filter, command: "+moody+", start_timeout: 60s, env: {F_MODE: stuck}}\n")
 	r := call(t, noAirnodeEnv, "--config", stuck, "--timeout", "2500ms", p.url("demo.Echo"), "Echo", `"hang"`)
 	// the call's context ends with --timeout (tester71 #2: it bounds the
 	// retries too; a URL key timeout is each attempt's, tester74 #4): the

@@ -149,7 +149,7 @@ func TestBizErrorOldConsumerSeesTodaysAnswer(t *testing.T) {
 	ctx := context.Background()
 	provider := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(bizQuiet), kernel.WithShutdownWait(0))
 	t.Cleanup(func() { provider.Close() })
-	exp, err := provider.Export(ctx, shopSvc{}, spi.MustParse("airnode://127.0.0.1:28520/test.Shop?codec=json&transport=tcp"))
+	exp, err := provider.Export(ctx, shopSvc{}, spi.MustParse("airnode://127.0.0.1:0/test.Shop?codec=json&transport=tcp"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestBizErrorOldConsumerSeesTodaysAnswer(t *testing.T) {
 // gives a new consumer the error it gave before; one that sends the
 // keys (docs/wire.md) gives a BizError, a malformed code kept as a detail.
 func TestBizErrorFromAnotherProvider(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:28521")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestBizErrorFromAnotherProvider(t *testing.T) {
 	ctx := context.Background()
 	consumer := kernel.NewNode(bundle.Catalogs(), kernel.WithLogger(bizQuiet))
 	t.Cleanup(func() { consumer.Close() })
-	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://127.0.0.1:28521/test.Quota?transport=tcp&codec=json&timeout=5s&retries=0"), spi.URL{})
+	ref, err := consumer.Refer(ctx, spi.MustParse("airnode://"+l.Addr().String()+"/test.Quota?transport=tcp&codec=json&timeout=5s&retries=0"), spi.URL{})
 	if err != nil {
 		t.Fatal(err)
 	}
