@@ -31,11 +31,13 @@ type givenKey struct {
 	value string // the key's value as given: "roundrobn"
 }
 
-// envKeySource is a consumer command's kernel.KeySource: the variable
-// that set a key of cfg (config.Config.EnvSource), so that the kernel's
-// warning of AIRNODE_CONSUMER_TIMEOUT=5 names it; "" for a key the
-// command line gave (given), which is the user's as the URL holds it.
-func envKeySource(cfg config.Config, given map[string]givenKey) kernel.KeySource {
+// envKeySource is a command's kernel.KeySource: the variable that set a
+// key of cfg (config.Config.EnvSource), so that the kernel's warning of
+// AIRNODE_CONSUMER_TIMEOUT=5 names it; "" for a key the command line gave
+// (given: call's, bench's and list's givenKey, serve's flag as typed),
+// which wins over the variable and is the user's as the URL holds it,
+// even when the variable holds the same value.
+func envKeySource[V any](cfg config.Config, given map[string]V) kernel.KeySource {
 	return func(side spi.Side, key, value string) string {
 		if _, ok := given[key]; ok {
 			return ""

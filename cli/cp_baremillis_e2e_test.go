@@ -128,3 +128,16 @@ func TestURLKeyVariableBareNumberMeantAsSecondsIsWarnedOf(t *testing.T) {
 		t.Errorf("call -p timeout=5 with AIRNODE_CONSUMER_TIMEOUT=5: exit %d, stderr:\n%s\nwant exit 0 and one warning naming timeout=5", r.code, r.stderr)
 	}
 }
+
+// fix-di #4: serve -p timeout=5 with AIRNODE_PROVIDER_TIMEOUT=5 set too
+// warned of the variable (AIRNODE_PROVIDER_TIMEOUT=5 is 5ms ...), though
+// the command line's -p is the value used (flags win over the
+// environment): the warning names the key, as call's does.
+func TestServeParamOverVariableBareNumberNamesTheKey(t *testing.T) {
+	p := startServe(t, "127.0.0.1:0", "memory://", []string{"AIRNODE_PROVIDER_TIMEOUT=5"}, "", "-p", "timeout=5")
+	p.waitServing(t, "demo.Echo")
+	log := p.logText()
+	if c := strings.Count(log, `msg="timeout=`+bareMillisNote("5")+`"`); c != 1 || strings.Contains(log, "AIRNODE_PROVIDER_TIMEOUT=5 is") {
+		t.Errorf("serve -p timeout=5 with AIRNODE_PROVIDER_TIMEOUT=5 warned %d times naming timeout=5, want once and never the variable:\n%s", c, log)
+	}
+}

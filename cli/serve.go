@@ -643,7 +643,7 @@ func runServe(ctx context.Context, cat *extension.Catalogs, cfg config.Config, f
 	// and the kernel's too (from Shutdown's start): the drain gets what
 	// the wait leaves of it.
 	timeout := budget.timeout
-	opts := []kernel.Option{kernel.WithLogger(base), kernel.WithHealth(health.health), kernel.WithShutdownTimeout(timeout), kernel.WithKeySource(cfg.EnvSource)}
+	opts := []kernel.Option{kernel.WithLogger(base), kernel.WithHealth(health.health), kernel.WithShutdownTimeout(timeout), kernel.WithKeySource(envKeySource(cfg, given))}
 	if reg.IsZero() || waitFrom != originDefault || wait != kernel.DefaultShutdownWait {
 		opts = append(opts, kernel.WithShutdownWait(wait))
 	} // else the kernel's default, the same, which it skips when no entry is listed (a check=false entry only queued: tester81 #4)

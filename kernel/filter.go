@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/airnode/airnode/kernel/directory"
@@ -47,12 +46,16 @@ func (f *filterInvoker) Invoke(ctx context.Context, inv *spi.Invocation) spi.Res
 // the filter's own, since what comes from below the filters is typed
 // (clusterInvoker, remoteInvoker), so it becomes CLIENT_ERROR naming the
 // filter, "kernel: call shop.Cart.Add: consumer filter "quota": quota
-// exceeded", with err as its Cause. An error carrying an *spi.Error is
-// returned as it is: the filter chose its status, and Reference.Call
-// renders a wrapper of one (spi.FromError).
+// exceeded", with err as its Cause. An error carrying an *spi.Error
+// keeps the status the filter chose, as spi.FromError gives it: a
+// wrapper (fmt.Errorf("auth: %w", e)) becomes an *spi.Error reading
+// "BAD_REQUEST: auth: no tenant", the status first and once, err its
+// Cause; so a per-provider filter's refusal reads the same in a
+// cluster's line per attempt ("attempt 1, ADDR: BAD_REQUEST: auth: no
+// tenant") as alone.
 func consumerFilterError(name string, inv *spi.Invocation, err error) error {
-	if _, ok := errors.AsType[*spi.Error](err); ok {
-		return err
+	if e, ok := spi.FromError(err); ok {
+		return e
 	}
 	return &spi.Error{Status: spi.StatusClientError, Cause: err,
 		Message: fmt.Sprintf("kernel: call %s.%s: consumer filter %q: %v", inv.Service, inv.Method, name, err)}

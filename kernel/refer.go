@@ -263,22 +263,19 @@ func (n *Node) Refer(ctx context.Context, u spi.URL, registryURL spi.URL) (*Refe
 		}
 		r.reg, r.regName = reg, "direct"
 		desc = "direct " + u.Without(u.Keys()...).String()
-		for _, a := range u.RepeatedAddresses() {
-			// the direct registry lists it once (Dubbo's dedups silently):
-			// a hand-written list most likely meant another address
-			n.logger.Warn("provider address listed more than once in the direct URL: it is one provider, called as one",
-				"service", r.key, "provider", a, "providers", len(u.Addresses()))
+		n.warnRepeatedProviders(r.key, u)
+	case !registryURL.IsZero() || !n.registryURL.IsZero():
+		ru := registryURL
+		if ru.IsZero() {
+			ru = n.registryURL
 		}
-	case !registryURL.IsZero():
-		if reg, err = n.registry(ctx, "refer "+r.key, registryURL); err != nil {
+		if reg, err = n.registry(ctx, "refer "+r.key, ru); err != nil {
 			return nil, err
 		}
-		desc, r.regName = registryURL.String(), registryURL.Scheme()
-	case !n.registryURL.IsZero():
-		if reg, err = n.registry(ctx, "refer "+r.key, n.registryURL); err != nil {
-			return nil, err
+		desc, r.regName = ru.String(), ru.Scheme()
+		if ru.Scheme() == "direct" {
+			n.warnRepeatedProviders(r.key, ru) // --registry direct://A,A
 		}
-		desc, r.regName = n.registryURL.String(), n.registryURL.Scheme()
 	default:
 		return nil, fmt.Errorf("kernel: refer %s: no registry and no provider address (give host:port in the URL or a registry URL)", r.key)
 	}
@@ -698,6 +695,18 @@ func (r *Reference) build(method string) (*strategy, error) {
 // methodLevel reports whether a selection came from a method-level key.
 func methodLevel(source, key string) bool {
 	return source != "" && source != extension.SourceDefault && source != key
+}
+
+// warnRepeatedProviders warns of each provider address u, a direct URL
+// (the reference's airnode://A,B/svc, or a direct:// registry URL),
+// lists more than once: the direct registry lists it once (Dubbo's
+// dedups silently), and a hand-written list most likely meant another
+// address.
+func (n *Node) warnRepeatedProviders(key string, u spi.URL) {
+	for _, a := range u.RepeatedAddresses() {
+		n.logger.Warn("provider address listed more than once in the direct URL: it is one provider, called as one",
+			"service", key, "provider", a, "providers", len(u.Addresses()))
+	}
 }
 
 // methodKeyError returns err, the error of selection s of the point

@@ -106,8 +106,9 @@ type Error struct {
 // it: err itself when it is an *Error; when err wraps one (a filter's
 // fmt.Errorf("auth: %w", e)), a new *Error with e's Status and Provider
 // whose Message is err's whole text with e's status name said once
-// ("auth: boom", rendered "SERVICE_ERROR: auth: boom"), and err as its
-// Cause, so that errors.Is and errors.As match as they did on err. It
+// ("auth: boom", rendered "SERVICE_ERROR: auth: boom"; a bare sentinel's
+// wrapper, fmt.Errorf("auth: %w", ErrBadRequest), is "auth", rendered
+// "BAD_REQUEST: auth"), and err as its Cause, so that errors.Is and errors.As match as they did on err. It
 // returns nil and false when err carries no *Error (nil included; a nil
 // *Error in err's chain counts as none). This is gRPC's rule for
 // status.FromError since grpc-go 1.55: the wrapped status's code, the
@@ -142,17 +143,50 @@ func Errorf(s Status, format string, args ...any) *Error {
 // statusOnce returns msg, the text of an error that wraps inner, with
 // inner's own rendering ("BAD_REQUEST: bad sku") replaced by its message
 // ("bad sku"), once: for an *Error of inner's status built around msg,
-// whose Error() adds the status name itself. msg is returned unchanged
-// when inner has no message or its rendering is not in msg.
+// whose Error() adds the status name itself. An inner with no message (a
+// sentinel such as ErrBadRequest, rendered "BAD_REQUEST") is left out
+// with the ": " that joins it to the wrapper's text (bareStatusOut). msg
+// is returned unchanged when inner's rendering is not in msg.
 func statusOnce(msg string, inner *Error) string {
 	if inner.Message == "" {
-		return msg
+		return bareStatusOut(msg, inner.Status.String())
 	}
 	full := inner.Error()
 	if full == inner.Message {
 		return msg // inner's message already starts with its name
 	}
 	return strings.Replace(msg, full, inner.Message, 1)
+}
+
+// bareStatusOut returns msg, the text of an error that wraps a bare
+// status whose rendering is name ("BAD_REQUEST"), without the last
+// occurrence of name as a whole word and one ": " joining it to the rest:
+// "auth: BAD_REQUEST" is "auth" (fmt.Errorf("auth: %w", ErrBadRequest)),
+// "auth: BAD_REQUEST: tenant" is "auth: tenant", "BAD_REQUEST" alone is
+// "". msg is returned unchanged when name is not a word of it or stands
+// joined by no ": " ("auth (BAD_REQUEST)").
+func bareStatusOut(msg, name string) string {
+	i := strings.LastIndex(msg, name)
+	for i > 0 && wordByte(msg[i-1]) {
+		i = strings.LastIndex(msg[:i], name)
+	}
+	end := i + len(name)
+	switch {
+	case i < 0 || end < len(msg) && wordByte(msg[end]):
+		return msg
+	case msg == name:
+		return ""
+	case strings.HasPrefix(msg[end:], ": "):
+		return msg[:i] + msg[end+2:]
+	case end == len(msg) && strings.HasSuffix(msg[:i], ": "):
+		return msg[:i-2]
+	}
+	return msg
+}
+
+// wordByte reports whether c can be part of a status name's word.
+func wordByte(c byte) bool {
+	return c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
 // Error renders "STATUS_NAME: message", the name once: a Message that

@@ -95,7 +95,7 @@ func TestFromErrorTakesTheWrappedStatusAndTheWrappersText(t *testing.T) {
 	}{
 		{fmt.Errorf("auth: %w", inner), "BAD_REQUEST: auth: no tenant"},
 		{fmt.Errorf("gate: %w", fmt.Errorf("auth: %w", inner)), "BAD_REQUEST: gate: auth: no tenant"},
-		{fmt.Errorf("auth: %w", spi.ErrBadRequest), "BAD_REQUEST: auth: BAD_REQUEST"},
+		{fmt.Errorf("auth: %w", spi.ErrBadRequest), "BAD_REQUEST: auth"},
 	} {
 		e, ok := spi.FromError(tc.err)
 		if !ok || e.Status != spi.StatusBadRequest || e.Error() != tc.text || e.Cause != tc.err {
@@ -114,5 +114,34 @@ func TestFromErrorTakesTheWrappedStatusAndTheWrappersText(t *testing.T) {
 		if e, ok := spi.FromError(err); ok || e != nil {
 			t.Errorf("%v: %v %v, want nil false", err, e, ok)
 		}
+	}
+}
+
+// fix-di #1: a wrapper of a bare status sentinel says the status once,
+// with the wrapper's text: fmt.Errorf("auth: %w", spi.ErrBadRequest)
+// read "BAD_REQUEST: auth: BAD_REQUEST". The sentinel's name is left out
+// with the ": " that joins it; a name inside a word or joined otherwise
+// stays.
+func TestFromErrorOfAWrappedBareStatusSaysItOnce(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("auth: %w", spi.ErrBadRequest), "BAD_REQUEST: auth"},
+		{fmt.Errorf("gate: %w", fmt.Errorf("auth: %w", spi.ErrBadRequest)), "BAD_REQUEST: gate: auth"},
+		{fmt.Errorf("auth: %w: tenant t1", spi.ErrBadRequest), "BAD_REQUEST: auth: tenant t1"},
+		{fmt.Errorf("%w: tenant t1", spi.ErrBadRequest), "BAD_REQUEST: tenant t1"},
+		{fmt.Errorf("%w", spi.ErrBadRequest), "BAD_REQUEST"},
+		{fmt.Errorf("BAD_REQUEST seen: %w", spi.ErrBadRequest), "BAD_REQUEST: BAD_REQUEST seen"},
+		{fmt.Errorf("auth (%w)", spi.ErrBadRequest), "BAD_REQUEST: auth (BAD_REQUEST)"},
+		{fmt.Errorf("auth: %w", spi.ErrServerThreadpoolExhausted), "SERVER_THREADPOOL_EXHAUSTED: auth"},
+	} {
+		e, ok := spi.FromError(tc.err)
+		if !ok || e.Error() != tc.want || !errors.Is(e, tc.err) {
+			t.Errorf("FromError(%q) = %v, %v; want %q, matching the wrapper", tc.err, e, ok, tc.want)
+		}
+	}
+	if got := spi.Errorf(spi.StatusBadRequest, "place: %w", spi.ErrBadRequest).Error(); got != "BAD_REQUEST: place" {
+		t.Errorf("Errorf(BAD_REQUEST, \"place: %%w\", ErrBadRequest) = %q, want %q", got, "BAD_REQUEST: place")
 	}
 }

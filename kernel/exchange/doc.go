@@ -106,11 +106,12 @@
 // never fires on a channel that keeps sending calls, so without this a
 // black-holed provider kept its channel for interval × (retries + 1),
 // 4 min with the defaults. Nor need a call time out first: the channel's
-// quiet watch (one timer, looking every 0.5 s) starts the same check
-// when calls have been pending with nothing read for QuietBound of the
-// longest timeout among them (max(3 s, half of it)), its ping waiting 1 s
-// (same cap), unless the provider's hello says it runs requests on its
-// reader (KeyHelloDispatcher, dispatcher=direct).
+// quiet watch (one timer, looking every 0.5 s while calls are pending,
+// stopped while none is: an idle channel costs nothing periodic) starts
+// the same check when calls have been pending with nothing read for
+// QuietBound of the longest timeout among them (max(3 s, half of it)),
+// its ping waiting 1 s (same cap), unless the provider's hello says it
+// runs requests on its reader (KeyHelloDispatcher, dispatcher=direct).
 //
 // Server.AnnounceDraining, which the kernel calls as a registered node's
 // shutdown begins (before its shutdown.wait), sends each consumer a

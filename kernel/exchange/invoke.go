@@ -180,7 +180,7 @@ func (c *Channel) sendCall(ctx context.Context, cl *call, codec spi.Codec, inv *
 	if cd != nil {
 		cl.watcher = c.watch.watching(cd)
 	}
-	if !c.pending.add(cl) {
+	if !c.addPending(cl) {
 		putFrame(f)
 		return sent{}, nil, c.closedError()
 	}
@@ -622,7 +622,7 @@ func (c *Channel) PingWith(ctx context.Context, hello string) error {
 
 func (c *Channel) ping(ctx context.Context, hello string) error {
 	cl := getCall(c, c.nextID.Add(1))
-	if !c.pending.add(cl) {
+	if !c.addPending(cl) {
 		putCall(cl)
 		return spi.Errorf(spi.StatusChannelInactive, "exchange: ping %s: channel closed: %s", c.remote, c.Reason())
 	}
