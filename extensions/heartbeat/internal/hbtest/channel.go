@@ -37,6 +37,7 @@ type Channel struct {
 	lastRead  time.Time
 	lastWrite time.Time
 	pings     int
+	spans     []Span // one per ping, in order
 	reason    string
 	closedAt  time.Time
 	onClose   func()
@@ -72,6 +73,17 @@ func (c *Channel) Read() { c.mu.Lock(); c.lastRead = time.Now(); c.mu.Unlock() }
 // Write records a frame written now.
 func (c *Channel) Write() { c.mu.Lock(); c.lastWrite = time.Now(); c.mu.Unlock() }
 
+// Span is one ping's run: when Ping was called and when it returned (zero
+// while it runs).
+type Span struct{ Start, End time.Time }
+
+// Spans returns the runs of the pings started so far, in order.
+func (c *Channel) Spans() []Span {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Span(nil), c.spans...)
+}
+
 // Pings returns how many pings were started.
 func (c *Channel) Pings() int { c.mu.Lock(); defer c.mu.Unlock(); return c.pings }
 
@@ -97,11 +109,14 @@ func (c *Channel) LastWrite() time.Time { c.mu.Lock(); defer c.mu.Unlock(); retu
 func (c *Channel) Ping(ctx context.Context) error {
 	c.mu.Lock()
 	c.pings++
+	i := len(c.spans)
+	c.spans = append(c.spans, Span{Start: time.Now()})
 	p := c.peer
 	if len(c.script) > 0 {
 		p, c.script = c.script[0], c.script[1:]
 	}
 	c.mu.Unlock()
+	defer func() { c.mu.Lock(); c.spans[i].End = time.Now(); c.mu.Unlock() }()
 	select {
 	case <-c.done:
 		return spi.ErrChannelInactive
