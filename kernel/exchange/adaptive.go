@@ -109,7 +109,9 @@ func (r *reader) runInline(t task) error {
 		// budgetFree over the limit (overFree; tester71 #1).
 		// A request whose answer is known small (smallAnswer) counts
 		// nothing, as on a worker.
-		ok := !c.overFree()
+		// Nor does it start ahead of the older requests parked on the
+		// channel (parkBehind).
+		ok := !c.overFree() && c.nParked.Load() == 0
 		if ok && !c.smallAnswer(&t) {
 			cost, slot, ok = c.takeBudget()
 		}

@@ -47,10 +47,20 @@ func burstOfSleeps(ch *Channel, calls int, sleep, timeout time.Duration) []error
 // budget, nor by the channel's slow start: all of DefaultWorkers such
 // calls start at once and succeed, with the Server's budget at its
 // default, on both transports and dispatchers. Without SmallAnswer, 245
-// of the 256 failed SERVER_TIMEOUT, on each: held ones start 500 ms
-// (unknownWait) or more after the first and end past 2 s, so a timeout
-// of 1.95 s still tells them apart and leaves 450 ms for a loaded
-// machine (6 of 256 unheld calls took over 1.8 s at load 11 under -race).
+// of the 256 failed SERVER_TIMEOUT with a timeout of 1.95 s: held ones
+// started 500 ms (unknownWait) or more after the first.
+//
+// The test watches the holding itself, not the clock: while the burst
+// runs, no Sleep handler is counted in the Server's making or parked.
+// Without SmallAnswer the Server's making counts them from the first (256
+// handlers of 1.5 s each: a 1 ms poll cannot miss them). Answering is
+// not watched: under load the burst's last requests arrive after its
+// first small answers, and from then on they go the common way, counted
+// in answering at the channel's known small answer size, holding nothing. A timeout of 1.95 s told held calls from
+// unheld ones on a quiet machine, but at load 20 under -race merely
+// sending 256 requests and starting their handlers took longer than the
+// 450 ms it left (95 to 256 of 256 failed SERVER_TIMEOUT, all started),
+// so the calls get 20 s.
 func TestSmallAnswer_LongCallsOnAFreshProviderAllSucceed(t *testing.T) {
 	const calls = DefaultWorkers
 	for _, c := range []struct{ mux, adaptive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -62,15 +72,62 @@ func TestSmallAnswer_LongCallsOnAFreshProviderAllSucceed(t *testing.T) {
 				o.SmallAnswer = sleepSmall
 			})
 			ch := f.dial(nil)
+			held := watchHolding(f)
 			start := time.Now()
-			errs := burstOfSleeps(ch, calls, 1500*time.Millisecond, 1950*time.Millisecond)
+			errs := burstOfSleeps(ch, calls, 1500*time.Millisecond, 20*time.Second)
 			took := time.Since(start)
+			h := held()
 			if len(errs) > 0 {
-				t.Fatalf("%d of %d parallel Sleep(1500) calls with timeout 1.95s failed on a fresh provider (%d started); first: %v",
+				t.Fatalf("%d of %d parallel Sleep(1500) calls failed on a fresh provider (%d started); first: %v",
 					len(errs), calls, svc.started.Load(), errs[0])
 			}
-			t.Logf("all %d succeeded in %v", calls, took.Round(time.Millisecond))
+			if h != (holding{}) {
+				t.Fatalf("while %d Sleep calls (answers known small) ran on a fresh provider: %+v at most; want none counted in the Server's making, none parked",
+					calls, h)
+			}
+			t.Logf("all %d succeeded in %v, none held", calls, took.Round(time.Millisecond))
 		})
+	}
+}
+
+// holding is the most a provider's channels held back or counted at
+// once while watchHolding watched.
+type holding struct {
+	Making int64 // bytes in the Server's making (takeBudget)
+	Parked int64 // requests parked, summed over the channels
+}
+
+// watchHolding polls f's Server every millisecond until the returned
+// function is called, which stops the poll and returns the peaks.
+func watchHolding(f *fixture) func() holding {
+	var peak holding
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var now holding
+			if b := f.srv.opts.budget; b != nil {
+				now.Making = b.making.Load()
+			}
+			f.srv.mu.Lock()
+			for c := range f.srv.chans {
+				now.Parked += c.nParked.Load()
+			}
+			f.srv.mu.Unlock()
+			peak.Making = max(peak.Making, now.Making)
+			peak.Parked = max(peak.Parked, now.Parked)
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() holding {
+		close(stop)
+		<-done
+		return peak
 	}
 }
 

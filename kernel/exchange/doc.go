@@ -151,8 +151,11 @@
 // written for a consumer that does not read them — heartbeat answers and
 // refusals included — its readers read no frame and the worker pool
 // parks its requests instead of running them; both resume under
-// lowWater (4 MiB), parked requests 64 at a time (resumeBatch), so that
-// they do not queue ahead of other consumers' all at once. A consumer that reads nothing thus pins about 8 MiB
+// lowWater (4 MiB), parked requests oldest first, as many as have room
+// and at most 64 at a time (resumeBatch), so that they do not queue ahead
+// of other consumers' all at once; a request read while older ones are
+// parked parks behind them (parkBehind), so a connection's callers of
+// large answers are served in turn. A consumer that reads nothing thus pins about 8 MiB
 // plus the answers of the handlers already running when it stopped (at
 // most min(Options.Workers, Options.MaxConcurrent) of them, each at most
 // payload) and at most highWater of requests read and not started
