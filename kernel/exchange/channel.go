@@ -946,7 +946,7 @@ func (c *Channel) writeOnStream(s io.ReadWriteCloser, frame []byte, chunk int) e
 	for p := frame; len(p) > 0 && err == nil; {
 		n := min(len(p), chunk)
 		if _, err = s.Write(p[:n]); err == nil {
-			c.w.wrote.Add(int64(n))
+			c.w.took(n, len(frame))
 		}
 		p = p[n:]
 	}

@@ -139,9 +139,25 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // a peer taking in a 4 MiB request over a 10 Mbit/s link is busy, not
 // dead, while a black-holed path acknowledges nothing, nor a
 // hung peer once its receive window is full, so either is closed by the
-// next check at the latest. (The writer's own progress is no such sign:
-// the kernel wakes a blocked write only after about a third of the send
-// buffer drained, 1.1 MB, 9 s at 1 Mbit/s.)
+// next check at the latest; nor did this side's own large write go on
+// (writer.bulkAt: a chunk of a batch or frame over 64 KiB taken by the
+// socket since the ping was sent). On a single-stream session the ping
+// queues in the writer behind such a write, and where the peer takes the
+// bytes as fast as they come (loopback, a fast link) while this process
+// writes slowly (a 70 MiB request under -race, a starved CPU) nothing
+// waits unacknowledged in the socket: the writer's progress is then the
+// only sign that the silence is this side's doing. The two complement
+// each other: on a slow link the writer's progress comes in steps (the
+// kernel wakes a blocked write only after about a third of the send
+// buffer drained, 1.1 MB, 9 s at 1 Mbit/s) and the acknowledgements show
+// the link moving between them. Netty's IdleStateHandler counts write
+// progress as activity the same way (observeOutput); gRPC sends its
+// keepalive pings ahead of queued data, which the writer here does not
+// (a ping frame joins the next batch), so it is the wait that gives way.
+// A hung peer's kernel takes a write only until its receive window and
+// this side's send buffer are full (a few MiB): then the write stops,
+// and the next wait closes the channel. Small writes (calls sent to a
+// hung peer) stamp nothing: they are no sign of the peer's life.
 //
 // A check the peer's acknowledgements kept does not end there: it pings
 // again, wait after wait, for as long as the backlog keeps being
@@ -199,8 +215,10 @@ func (c *Channel) runCheck(wait, quiet time.Duration) {
 			return // something arrived meanwhile (a late response, bytes of a large one): not dead
 		}
 		behind = counts && unacked >= backlogFrom
-		busy = false
-		if behind {
+		// this side's large write went on meanwhile: the ping may wait
+		// behind it, in the writer (ping again)
+		busy = c.w.bulkAt.Load() >= sent.UnixNano()
+		if !busy && behind {
 			if now, _, ok := c.acked(); ok && now > acked {
 				busy = true // the peer took in more of the backlog the ping queued behind: busy, not dead (yet)
 			}
@@ -369,8 +387,11 @@ func (c *Channel) wakeQuiet() {
 // pending on the channel at every look for their QuietBound (from the
 // longest timeout among them, looked up only once QuietFloor has passed
 // with nothing read; counted from the call that woke the watch, or from
-// the first look in a row that found calls pending) and nothing was read
-// over that time, it starts the liveness check now, not at a call's
+// the first look in a row that found calls pending, or from the last
+// chunk of a large write of this side's, writer.bulkAt: a peer reading a
+// 40 MiB request answers nothing until it has read it, and on a
+// single-stream session the ping would wait behind it) and nothing was
+// read over that time, it starts the liveness check now, not at a call's
 // timeout: its ping waits
 // minCheckWait, the least the check after a timeout waits, capped like
 // that one by the strategy's maxWait (heartbeat.ping.timeout for idle,
@@ -411,7 +432,7 @@ func (c *Channel) checkQuiet() {
 		c.check.since.Store(now) // the calls may have just been sent
 		return
 	}
-	quiet := time.Duration(now - max(since, c.lastRead.Load()))
+	quiet := time.Duration(now - max(since, c.lastRead.Load(), c.w.bulkAt.Load()))
 	if quiet < QuietFloor || c.peerRunsOnReader() {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/airnode/airnode/kernel/protocol"
 	"github.com/airnode/airnode/spi"
@@ -142,6 +143,13 @@ type writer struct {
 	budget *unsentBudget // the provider's Server-wide bound on unsent; nil: none (set before any frame)
 	watch  func()        // called when unsent reaches budgetFree (Channel.watchSlow); nil: none (set before any frame)
 	wrote  atomic.Int64  // bytes written to the stream so far: the slow-consumer watch's sign of progress
+	// bulkAt is when (UnixNano; 0: never) the stream last took a chunk
+	// of a large write, a batch or a frame of its own over writeChunk
+	// bytes (took): this side's own sending in progress, which the
+	// consumer's liveness check counts as activity (liveness.go). Small
+	// writes do not stamp it: calls sent to a hung peer are no sign of
+	// its life.
+	bulkAt atomic.Int64
 
 	// The writer goroutine runs only while there is something to write:
 	// an idle connection keeps no goroutine (or stack) for writing.
@@ -339,7 +347,7 @@ func (w *writer) tryWriteLocked() {
 	c := w.c
 	c.noteWrite(frames)
 	n, err := w.try.TryWrite(out)
-	w.wrote.Add(int64(n))
+	w.took(n, len(out))
 	switch {
 	case err != nil:
 		c.writeFailed(err)
@@ -367,7 +375,7 @@ func (w *writer) tryWriteLocked() {
 // finish writes the rest of batch gen, of size bytes in all, then goes
 // on as the writer goroutine (running is true on entry).
 func (w *writer) finish(rest []byte, gen uint64, size int) {
-	if err := w.writeOut(rest); err != nil {
+	if err := w.writeOut(rest, size); err != nil {
 		w.mu.Lock()
 		w.running = false
 		w.mu.Unlock()
@@ -385,18 +393,28 @@ func (w *writer) finish(rest []byte, gen uint64, size int) {
 // are written in one Write as before.
 const writeChunk = 64 << 10
 
-// writeOut writes p to the stream, writeChunk at a time, counting each
-// chunk in wrote.
-func (w *writer) writeOut(p []byte) error {
+// writeOut writes p, the end of a batch of size bytes, to the stream,
+// writeChunk at a time, counting each chunk (took).
+func (w *writer) writeOut(p []byte, size int) error {
 	for len(p) > 0 {
 		n := min(len(p), writeChunk)
 		if _, err := w.out.Write(p[:n]); err != nil {
 			return err
 		}
-		w.wrote.Add(int64(n))
+		w.took(n, size)
 		p = p[n:]
 	}
 	return nil
+}
+
+// took counts n bytes the stream took of a write of size bytes in wrote,
+// and stamps bulkAt when that write is over writeChunk: one clock read
+// and one store per chunk of a large write, none for a small one.
+func (w *writer) took(n, size int) {
+	w.wrote.Add(int64(n))
+	if size > writeChunk && n > 0 {
+		w.bulkAt.Store(time.Now().UnixNano())
+	}
 }
 
 // kickLocked starts the writer goroutine if frames wait, the stream is
@@ -612,7 +630,7 @@ func (w *writer) write(yield bool) {
 		} else {
 			c := w.c
 			c.noteWrite(frames)
-			if err := w.writeOut(out); err != nil {
+			if err := w.writeOut(out, len(out)); err != nil {
 				w.mu.Lock()
 				w.running = false
 				w.mu.Unlock()
