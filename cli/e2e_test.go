@@ -519,7 +519,14 @@ func TestH3_ConsumerReconnectsToRestartedProvider(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(t, what, 10*time.Second, cond)
+}
+
+// waitWithin polls cond every 10 ms and fails the test, naming what it
+// waited for, unless cond holds within the given time.
+func waitWithin(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)
