@@ -131,11 +131,13 @@ const (
 
 // callLoop runs callers goroutines calling Who on r until stop is closed
 // and counts, per provider name, the calls that answered, and the
-// failures by status.
+// failures by status, and keeps each failure with when its call began and
+// ended (errs).
 type callLoop struct {
 	mu     sync.Mutex
 	ok     map[string]int
 	failed map[spi.Status]int
+	errs   []timedFailure
 	wg     sync.WaitGroup
 	stop   chan struct{}
 }
@@ -153,10 +155,12 @@ func startCalls(t *testing.T, r *Reference, callers int) *callLoop {
 				default:
 				}
 				var who string
+				start := time.Now()
 				err := r.Call(context.Background(), "Who", nil, &who)
 				l.mu.Lock()
 				if err != nil {
 					l.failed[spi.StatusOf(err)]++
+					l.errs = append(l.errs, timedFailure{start, time.Now(), err})
 				} else {
 					l.ok[who]++
 				}
@@ -167,6 +171,19 @@ func startCalls(t *testing.T, r *Reference, callers int) *callLoop {
 	var once sync.Once
 	t.Cleanup(func() { once.Do(l.end) })
 	return l
+}
+
+// timedFailure is one failed call of a callLoop.
+type timedFailure struct {
+	start, end time.Time
+	err        error
+}
+
+// failures returns the failures so far (a copy).
+func (l *callLoop) failures() []timedFailure {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]timedFailure(nil), l.errs...)
 }
 
 func (l *callLoop) end() {
