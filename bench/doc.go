@@ -1,5 +1,5 @@
-// Package bench is the closed-loop load generator behind `airnode bench`
-// and the plain TCP echo it is compared with.
+// Package bench is the closed- and open-loop load generator behind
+// `airnode bench` and the plain TCP echo it is compared with.
 //
 // Run drives Config.Concurrency callers, each calling the given Caller in a
 // loop (a closed loop: a caller sends its next call when the previous one
@@ -8,7 +8,13 @@
 // calls in an HDR histogram (github.com/HdrHistogram/hdrhistogram-go, 1 µs
 // to 1 h, 3 significant digits), failures by status name, one timeline
 // entry per second, and the process CPU time (getrusage) of the measured
-// phase. Run owns its goroutines and returns after all of them have exited.
+// phase. With Config.Rate, Run is an open loop instead (wrk2's -R): call
+// i is intended to start i/Rate after the phase's start, a free caller
+// takes it (new callers start as the calls need them, up to Concurrency),
+// a call no caller is free for starts late, and its latency counts from
+// its intended start; the report's OpenLoop gives the rate asked and
+// reached and the late starts. Run owns its goroutines and returns after
+// all of them have exited.
 //
 // EchoServer and EchoClient are the baseline: a pipelined TCP echo with
 // request ids ([u32 length][u64 id][payload]), one reader goroutine per

@@ -37,10 +37,24 @@ type Config struct {
 	// Duration is how long the measured phase issues calls when Calls is 0.
 	// Calls in flight when it ends still finish and count.
 	Duration time.Duration
-	// Concurrency is the number of callers, 1 to 1,000,000.
+	// Concurrency is the number of callers, 1 to 1,000,000; with Rate,
+	// the most callers (calls in flight at once) the run may start.
 	Concurrency int
+	// Rate, calls per second of all callers together (MinRate to
+	// MaxRate), makes the run an open loop: call i is intended to start
+	// i/Rate after the phase's start, whether or not the calls before it
+	// have finished. A free caller takes it; when none is free a caller
+	// is started for it, up to Concurrency; beyond that it waits for one
+	// and starts late, and its latency counts from its intended time
+	// (coordinated omission corrected, as wrk2's -R: a stall shows in the
+	// percentiles as the calls' users would feel it). A duration run
+	// makes the calls intended before Duration. The report then has an
+	// OpenLoop. 0: a closed loop, each caller calling again as soon as
+	// its call returns.
+	Rate float64
 	// Warmup is the number of unmeasured calls made first at the same
-	// concurrency; negative selects DefaultWarmup.
+	// concurrency (with Rate: at the same rate); negative selects
+	// DefaultWarmup (with Rate: none).
 	Warmup int64
 	// WarmupMax bounds the warm-up's wall time: callers stop starting
 	// warm-up calls once it has passed (calls in flight finish). 0 selects
@@ -116,6 +130,10 @@ type Report struct {
 	// ErrorSamples holds one failed call's error message per status of
 	// Errors (at most 16 statuses); nil when none failed.
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`
+
+	// OpenLoop is an open-loop run's rate and late starts (Config.Rate);
+	// nil, and absent from the JSON, for a closed loop.
+	*OpenLoop
 
 	firstErr error // the first failed call's error (FirstErr)
 }
@@ -212,7 +230,7 @@ func (c Config) Validate() error {
 	case c.Concurrency < 1 || c.Concurrency > 1_000_000:
 		return fmt.Errorf("bench: concurrency %d: want 1 to 1,000,000", c.Concurrency)
 	}
-	return nil
+	return checkRate(c.Rate)
 }
 
 // Run performs cfg's warm-up and measured phase with call and returns the
@@ -227,14 +245,18 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		classify = func(error) string { return "ERROR" }
 	}
 	warmup := cfg.Warmup
-	if warmup < 0 {
+	if warmup < 0 && cfg.Rate == 0 {
 		warmup = DefaultWarmup(cfg.Calls, cfg.Concurrency)
 	}
-	if warmup > 0 {
-		warmupMax := cfg.WarmupMax
-		if warmupMax == 0 {
-			warmupMax = DefaultWarmupMax(cfg.Duration)
-		}
+	warmupMax := cfg.WarmupMax
+	if warmupMax == 0 {
+		warmupMax = DefaultWarmupMax(cfg.Duration)
+	}
+	if warmup > 0 && cfg.Rate > 0 {
+		openLoop(ctx, time.Now(), cfg.Rate, warmup, warmupMax, cfg.Concurrency, func(ctx context.Context, w int, _ time.Duration) {
+			_ = call(ctx, w)
+		})
+	} else if warmup > 0 {
 		end := time.Now().Add(warmupMax)
 		var next atomic.Int64
 		loop(cfg.Concurrency, func(w int) {
@@ -294,47 +316,63 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 			}
 		}
 	}()
-	loop(cfg.Concurrency, func(w int) {
-		sh := &shards[w%nshards]
-		// Each caller has a context of its own, as each request of a
-		// service does: thousands of calls waiting on one shared Done
-		// channel contend for its lock (selectgo was 15 % of the
-		// consumer's CPU at c=10,000), which no real service pays.
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		for ctx.Err() == nil {
-			if cfg.Calls > 0 && next.Add(1) > cfg.Calls {
-				next.Add(-1) // so that a slot an uncounted call gives back is taken again
-				return
-			}
-			// monotonic readings only: half of time.Now's cost, which
-			// counts in the client CPU per call the bench reports
-			t0 := time.Since(start)
-			err := call(ctx, w)
-			t1 := time.Since(start)
-			if err != nil && errors.Is(err, ErrUncounted) {
-				if cfg.Calls > 0 {
-					next.Add(-1) // its slot is this caller's again
-				}
-				continue
-			}
-			status := ""
-			if err != nil {
-				status = classify(err)
-				if firstErr.Load() == nil {
-					first := err // only the first escapes: not a per-call allocation
-					firstErr.CompareAndSwap(nil, &first)
-				}
-				failed.Add(1)
-			}
-			since := t1
-			sh.record(int(since/time.Second), t1-t0, status, err)
-			done.Add(1)
-			if cfg.Calls == 0 && since >= cfg.Duration {
-				return
-			}
+	// finish records a call of the measured phase by caller w that ended
+	// at t1 (from start), its latency counted from t0, and reports
+	// whether it counted (not ErrUncounted).
+	finish := func(w int, t0, t1 time.Duration, err error) bool {
+		if err != nil && errors.Is(err, ErrUncounted) {
+			return false
 		}
-	})
+		status := ""
+		if err != nil {
+			status = classify(err)
+			if firstErr.Load() == nil {
+				first := err // only the first escapes: not a per-call allocation
+				firstErr.CompareAndSwap(nil, &first)
+			}
+			failed.Add(1)
+		}
+		shards[w%nshards].record(int(t1/time.Second), t1-t0, status, err)
+		done.Add(1)
+		return true
+	}
+	var open *OpenLoop
+	if cfg.Rate > 0 {
+		st := openLoop(ctx, start, cfg.Rate, cfg.Calls, cfg.Duration, cfg.Concurrency, func(ctx context.Context, w int, at time.Duration) {
+			err := call(ctx, w)
+			finish(w, at, time.Since(start), err) // latency from the intended start
+		})
+		open = st.result(cfg.Rate)
+	} else {
+		loop(cfg.Concurrency, func(w int) {
+			// Each caller has a context of its own, as each request of a
+			// service does: thousands of calls waiting on one shared Done
+			// channel contend for its lock (selectgo was 15 % of the
+			// consumer's CPU at c=10,000), which no real service pays.
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			for ctx.Err() == nil {
+				if cfg.Calls > 0 && next.Add(1) > cfg.Calls {
+					next.Add(-1) // so that a slot an uncounted call gives back is taken again
+					return
+				}
+				// monotonic readings only: half of time.Now's cost, which
+				// counts in the client CPU per call the bench reports
+				t0 := time.Since(start)
+				err := call(ctx, w)
+				t1 := time.Since(start)
+				if !finish(w, t0, t1, err) {
+					if cfg.Calls > 0 {
+						next.Add(-1) // its slot is this caller's again
+					}
+					continue
+				}
+				if cfg.Calls == 0 && t1 >= cfg.Duration {
+					return
+				}
+			}
+		})
+	}
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
 	close(stopTicks)
@@ -344,7 +382,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	}
 
 	r := &Report{Errors: map[string]int64{}, Providers: map[string]int64{}, Concurrency: cfg.Concurrency,
-		Start: start.UTC().Format(StartFormat), ElapsedSec: elapsed.Seconds()}
+		Start: start.UTC().Format(StartFormat), ElapsedSec: elapsed.Seconds(), OpenLoop: open}
 	hist := hdrhistogram.New(histLowest, histHighest, histDigits)
 	for i := range shards {
 		s := &shards[i]

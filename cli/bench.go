@@ -46,6 +46,10 @@ type benchFlags struct {
 	calls          int64
 	callsSet       bool // -n given (a paper run uses 100,000 calls per case otherwise)
 	concurrency    int
+	concurrencySet bool    // -c given (--rate's default cap is rateCallers otherwise)
+	rate           float64 // --rate: calls per second, an open loop; 0: a closed loop
+	rateText       string  // --rate as given
+	rateSet        bool    // --rate given (an empty one is refused)
 	req, resp      int
 	duration       time.Duration
 	durationSet    bool // --duration given (0 and negative are refused)
@@ -97,6 +101,23 @@ stderr says so). Each call is Echo with a --req byte payload; when --resp
 differs from --req it is Payload(--resp) with the request padded to --req
 bytes by an attachment. A --req over the providers' payload limit (URL key
 payload, default 8MiB) is refused before anything is allocated.
+
+--rate R makes it an open loop, as wrk2 -R, ghz --rps or vegeta -rate:
+calls start at R per second, all callers together (a positive decimal:
+0.1 is a call every 10 s), at their intended times start + i/R whatever
+the calls in flight, -n of them or those intended before --duration's
+end. -c is then the most calls in flight at once (default 1000): a free
+caller takes the next call, a new one starts when none is free, and past
+-c the call waits for one and starts late, its latency counted from its
+intended start (coordinated omission corrected: a stall shows in p99 as
+the calls' users feel it). The summary's "rate" line (--json's "rate":
+asked, reached, callers) gives the rate asked and reached and how many
+calls started late ("late_starts") and the worst delay ("late_worst_us").
+There is no warm-up unless --warmup N asks for N calls at the same rate.
+--rate is refused with --paper and --baseline (closed loops whose figures
+it would not be comparable with) and --idle (no calls).
+
+  airnode bench airnode://127.0.0.1:20880/demo.Echo --rate 200 --duration 30s
 
 --method NAME calls NAME instead, on any service (a service plugin's):
 --args JSON gives one argument, as call's ARG_JSON (generic JSON, @FILE,
@@ -215,6 +236,8 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 			f.registrySet = cmd.Flags().Changed("registry")
 			f.reqSet, f.respSet = cmd.Flags().Changed("req"), cmd.Flags().Changed("resp")
 			f.methodSet = cmd.Flags().Changed("method")
+			f.concurrencySet = cmd.Flags().Changed("concurrency")
+			f.rateSet = cmd.Flags().Changed("rate")
 			f.stdin = cmd.InOrStdin()
 			if !cmd.Flags().Changed("resp") {
 				f.resp = f.req
@@ -233,15 +256,16 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
-	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n)")
+	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n); with --rate the most calls in flight at once, callers started as the calls need them: 1000 unless given")
+	fl.Var(rateFlag{&f.rateText}, "rate", "open loop: start this many calls per second, all callers together, on schedule whatever the calls in flight (a positive decimal, 0.001 to 1000000: 0.1 is a call every 10 s); a call no caller is free for starts late and its latency counts from its intended start; no warm-up unless --warmup N (then at the same rate); not with --paper, --baseline or --idle")
 	sizeVar(fl, &f.req, "req", 100, "request payload: bytes (100) or a size (64KiB): 0 to the payload limit (URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
 	sizeVar(fl, &f.resp, "resp", 100, "response payload: bytes (100) or a size (64KiB)")
 	fl.Lookup("resp").DefValue = "--req's"
 	fl.DurationVar(&f.duration, "duration", 0, "measure for this long instead of -n calls (positive; warm-up takes at most a tenth of it more)")
 	fl.IntVar(&f.connections, "connections", 1, "connections per provider (URL key connections, 1 to 64)")
 	fl.Int64Var(&f.warmup, "warmup", -1, "unmeasured calls first, for at most a tenth of --duration, or 10 s (0: none; -1, the default: as many as bench picks for the run)")
-	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration" // -1 is the sentinel for it
-	fl.Lookup("duration").DefValue = ""                                              // none: -n calls
+	fl.Lookup("warmup").DefValue = "max(min(n/10, 10000), 2c); 2000 with --duration; none with --rate" // -1 is the sentinel for it
+	fl.Lookup("duration").DefValue = ""                                                                // none: -n calls
 	fl.Var(durationText{&f.timeout}, "timeout", "call timeout: 500ms, 1.5s, or a bare number of ms (each call's own timeout, as call's: it beats every URL level, a provider's methods.M.timeout or M.timeout too; default: the URL's timeout key, else 10s, ten times a consumer's 1s; the report says which)")
 	fl.StringVar(&f.codec, "codec", "", "codec extension (URL key codec; default msgpack)")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "key=value URL parameter (repeatable; refused when SERVICE_URL, --timeout, --codec or --connections sets the key to another value)")
@@ -333,10 +357,24 @@ type benchCase struct {
 	Req         int      `json:"req"`
 	Resp        int      `json:"resp"`
 	Concurrency int      `json:"concurrency"`
+	Rate        float64  `json:"rate,omitempty"`     // --rate, calls/s (Concurrency then the most callers); 0: a closed loop
 	PaperMS     float64  `json:"paper_ms,omitempty"` // the AirRPC paper's mean, ms; 0: none or collapsed
 	PaperNote   string   `json:"paper,omitempty"`
 
 	args []any // Args decoded
+}
+
+// name is c's Name for a run of the command line: "100/100 B c=8",
+// "Sleep c=8", "100/100 B rate=200/s c=1000".
+func (c benchCase) name() string {
+	what := fmt.Sprintf("%d/%d B", c.Req, c.Resp)
+	if c.Method != "" {
+		what = c.Method
+	}
+	if c.Rate > 0 {
+		what += " rate=" + strconv.FormatFloat(c.Rate, 'f', -1, 64) + "/s"
+	}
+	return fmt.Sprintf("%s c=%d", what, c.Concurrency)
 }
 
 // paperCases are the five local cases of the AirRPC paper's table with its
@@ -624,6 +662,9 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if err := checkBenchBounds(f); err != nil {
 		return usage(err)
 	}
+	if err := parseRate(&f); err != nil {
+		return usage(err)
+	}
 	if f.durationSet && f.callsSet {
 		return usage(fmt.Errorf("bench: -n %d and --duration %v both given: give one (-n measures that many calls, --duration measures for that long)", f.calls, f.duration))
 	}
@@ -644,17 +685,18 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 	if f.duration > 0 {
 		f.calls = 0
 	}
-	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup}
+	run := bench.Config{Calls: f.calls, Duration: f.duration, Concurrency: f.concurrency, Warmup: f.warmup, Rate: f.rate}
 	if run.Duration == 0 && run.Calls <= 0 { // one message for 0 and negative
 		return usage(fmt.Errorf("bench: -n %d: want a positive number of calls (or give --duration)", run.Calls))
 	}
 	if err := run.Validate(); err != nil {
 		return usage(err) // what checkBenchBounds left to bench.Config: the flags' values
 	}
-	cases := []benchCase{{Name: fmt.Sprintf("%d/%d B c=%d", f.req, f.resp, f.concurrency), Req: f.req, Resp: f.resp, Concurrency: f.concurrency}}
+	cases := []benchCase{{Req: f.req, Resp: f.resp, Concurrency: f.concurrency, Rate: f.rate}}
 	if f.method != "" {
-		cases = []benchCase{{Name: fmt.Sprintf("%s c=%d", f.method, f.concurrency), Method: f.method, Args: f.args, Concurrency: f.concurrency}}
+		cases = []benchCase{{Method: f.method, Args: f.args, Concurrency: f.concurrency, Rate: f.rate}}
 	}
+	cases[0].Name = cases[0].name()
 	if f.paper {
 		cases = paperCases
 	}
@@ -908,7 +950,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		if f.paper && f.duration == 0 && !f.callsSet {
 			cfg.Calls = 100_000
 		}
-		if cfg.Calls > 0 && int64(cfg.Concurrency) > cfg.Calls {
+		if cfg.Calls > 0 && int64(cfg.Concurrency) > cfg.Calls && cfg.Rate == 0 { // an open loop starts callers as needed
 			// more callers than calls: the extra ones would make none
 			in := ""
 			if f.paper {
@@ -918,10 +960,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 			cfg.Concurrency = int(cfg.Calls)
 			if !f.paper {
 				c.Concurrency = cfg.Concurrency
-				c.Name = fmt.Sprintf("%d/%d B c=%d", c.Req, c.Resp, c.Concurrency)
-				if c.Method != "" {
-					c.Name = fmt.Sprintf("%s c=%d", c.Method, c.Concurrency)
-				}
+				c.Name = c.name()
 			}
 		}
 		if f.paper && f.warmup < 0 {
@@ -1651,6 +1690,63 @@ func checkBenchBounds(f benchFlags) error {
 	return nil
 }
 
+// rateCallers is -c's default with --rate: the most calls in flight at
+// once (callers start as the calls need them), so that a stall of 5 s at
+// 200 calls/s still starts every call on time.
+const rateCallers = 1000
+
+// rateFlag is --rate's flag value: the text as given, which parseRate
+// reads (so that its refusal names the flag and what is allowed, where
+// pflag's float parser says "strconv.ParseFloat: parsing"), shown as
+// "calls/s" in --help.
+type rateFlag struct{ s *string }
+
+func (r rateFlag) String() string {
+	if r.s == nil {
+		return ""
+	}
+	return *r.s
+}
+
+func (r rateFlag) Set(s string) error { *r.s = s; return nil }
+
+func (rateFlag) Type() string { return "calls/s" }
+
+// parseRate reads --rate into f.rate and refuses what cannot be one: not
+// a number, 0, negative, NaN, out of bench.MinRate to bench.MaxRate, or
+// given with a flag that makes no open loop: --paper (the paper's cases
+// are closed loops, its figures the mean of back-to-back calls),
+// --baseline (its pipelined echo is a closed loop: a ratio of the two
+// compares two designs of load, not two RPC stacks) or --idle (it makes
+// no calls). Without -c, the callers are at most rateCallers.
+func parseRate(f *benchFlags) error {
+	if !f.rateSet {
+		return nil
+	}
+	want := fmt.Sprintf("want calls per second, all callers together: a positive number from %v to %d (0.1: a call every 10 s)", bench.MinRate, bench.MaxRate)
+	r, err := strconv.ParseFloat(strings.TrimSpace(f.rateText), 64)
+	if err != nil || r == 0 || (bench.Config{Calls: 1, Concurrency: 1, Rate: r}).Validate() != nil {
+		return fmt.Errorf("bench: --rate %s: %s", cmp.Or(f.rateText, `""`), want)
+	}
+	for _, c := range []struct {
+		set       bool
+		flag, why string
+	}{
+		{f.paper, "--paper", "the paper's cases are closed loops (its figures are the mean of back-to-back calls)"},
+		{f.baseline, "--baseline", "its plain TCP echo runs a closed loop: a ratio to it would compare two kinds of load, not two RPC stacks"},
+		{f.idle > 0, "--idle", "--idle makes no calls, it opens idle connections"},
+	} {
+		if c.set {
+			return fmt.Errorf("bench: --rate %s and %s both given: %s; --rate runs one open-loop case of its own", f.rateText, c.flag, c.why)
+		}
+	}
+	f.rate = r
+	if !f.concurrencySet {
+		f.concurrency = rateCallers
+	}
+	return nil
+}
+
 // checkMethodFlags refuses --method with the flags that mean demo.Echo's
 // Echo and Payload (--req, --resp, --paper, --baseline, --mix-resp), and
 // --args without --method, and an empty or blank --method (tester71
@@ -1836,7 +1932,11 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		if !down.CompareAndSwap(0, now) && cfg.Calls > 0 && time.Duration(now-down.Load()) >= deadStop {
 			stop(&stoppedError{service: ref.URL().ServiceKey(), planned: cfg.Calls, after: deadStop})
 		}
-		wk.back.wait(ctx)
+		if cfg.Rate == 0 {
+			// a closed loop's caller would call again at once; an open
+			// loop's calls keep their schedule, a dead provider or not
+			wk.back.wait(ctx)
+		}
 		return err
 	})
 	if r != nil {
@@ -2698,8 +2798,12 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if r.Start != "" {
 		started = ", started " + r.Start // the measured phase's wall-clock start (--json: start)
 	}
-	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %d callers, %s, %s%s\n",
-		redactSecrets(target), r.Calls, r.ElapsedSec, r.Concurrency, connectionsText(o, f.connections), what, started)
+	callers := fmt.Sprintf("%d callers", r.Concurrency)
+	if ol := r.OpenLoop; ol != nil {
+		callers = fmt.Sprintf("open loop at %s calls/s, %d of at most %d callers started", perSecond(ol.Rate.Asked), ol.Rate.Callers, r.Concurrency)
+	}
+	fmt.Fprintf(w, "airnode bench %s: %d calls in %.2f s, %s, %s, %s%s\n",
+		redactSecrets(target), r.Calls, r.ElapsedSec, callers, connectionsText(o, f.connections), what, started)
 	if o.Stopped != "" {
 		fmt.Fprintf(w, "  stopped     %s\n", strings.TrimPrefix(o.Stopped, "stopped "))
 	}
@@ -2724,6 +2828,9 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 		fmt.Fprintf(w, "  calls/s     %s failed calls/s, none succeeded\n", perSecond(r.CallsPerSec))
 	default:
 		fmt.Fprintf(w, "  calls/s     %s (%s successful)\n", perSecond(r.CallsPerSec), perSecond(float64(r.OK)/r.ElapsedSec))
+	}
+	if ol := r.OpenLoop; ol != nil {
+		fmt.Fprintf(w, "  rate        %s\n", rateText(ol))
 	}
 	switch {
 	case r.OK == 0:
@@ -2813,6 +2920,22 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 	if f.baseline {
 		fmt.Fprintln(w, "raw: a plain pipelined TCP echo in this process on the same case; ratios are airnode / raw of the same run")
 	}
+}
+
+// rateText is the summary's rate line's value: "asked 200/s, reached
+// 199.9/s; 12 calls started late, no caller free (worst 1.204 s late):
+// latency counts from each call's intended start".
+func rateText(ol *bench.OpenLoop) string {
+	s := fmt.Sprintf("asked %s/s, reached %s/s; ", perSecond(ol.Rate.Asked), perSecond(ol.Rate.Reached))
+	switch ol.LateStarts {
+	case 0:
+		s += "no call started late"
+	case 1:
+		s += fmt.Sprintf("1 call started late, no caller free (%s late)", ms(ol.LateWorstUS))
+	default:
+		s += fmt.Sprintf("%d calls started late, no caller free (worst %s late)", ol.LateStarts, ms(ol.LateWorstUS))
+	}
+	return s + "; latency counts from each call's intended start"
 }
 
 func ms(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }

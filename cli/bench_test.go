@@ -20,6 +20,7 @@ import (
 	"github.com/airnode/airnode/bench"
 	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/logbuf"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
@@ -613,4 +614,70 @@ func TestBench_LargeRequestsBesideLargeAnswersDoNotStall(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls, timeline %+v", r.Calls, r.Timeline)
+}
+
+// metricsBench is a running `airnode bench ... --metrics 127.0.0.1:0`.
+type metricsBench struct {
+	addr string         // where its /metrics listens, from its "airnode bench: metrics" line
+	out  *logbuf.Buffer // its stdout and stderr
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+	err  error         // Wait's result, set before done is closed
+}
+
+var benchMetricsLine = regexp.MustCompile(`airnode bench: metrics" addr=(\S+)`)
+
+// startMetricsBench starts `airnode bench args... --metrics 127.0.0.1:0
+// --log-level info` and waits up to 15 s for the line naming the address
+// its /metrics got (bench logs it at info). The bench is stopped at
+// cleanup.
+func startMetricsBench(t *testing.T, args ...string) *metricsBench {
+	t.Helper()
+	cmd := exec.Command(binary, append(append([]string{"bench"}, args...), "--metrics", "127.0.0.1:0", "--log-level", "info")...)
+	cmd.Env = hostEnviron()
+	b := &metricsBench{out: &logbuf.Buffer{}, cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = b.out, b.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.err = cmd.Wait(); close(b.done) }()
+	t.Cleanup(b.stop)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := benchMetricsLine.FindStringSubmatch(b.out.String()); m != nil {
+			b.addr = m[1]
+			return b
+		}
+		select {
+		case <-b.done:
+			t.Fatalf("bench %v exited (%v) before its metrics listened:\n%s", args, b.err, b.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bench %v: no metrics address in 15 s:\n%s", args, b.out.String())
+		}
+	}
+}
+
+// stop interrupts the bench and waits for it (20 s, then kills it); it
+// may be called more than once, and after the bench exited.
+func (b *metricsBench) stop() {
+	_ = b.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-b.done:
+	case <-time.After(20 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	}
+}
+
+// wait waits up to within for the bench to exit and returns its exit
+// code.
+func (b *metricsBench) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(within):
+		t.Fatalf("bench still running after %v:\n%s", within, b.out.String())
+	}
+	return exitCode(t, b.err)
 }

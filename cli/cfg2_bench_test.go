@@ -14,8 +14,8 @@ import (
 // add up to about its calls.
 func TestCfg2_BenchTimelineProvidersPerSec(t *testing.T) {
 	regDir := t.TempDir()
-	p1 := serve(t, freeAddr(t), regDir)
-	p2 := serve(t, freeAddr(t), regDir, "--shutdown-wait", "0")
+	p1 := serve(t, "127.0.0.1:0", regDir)
+	p2 := serve(t, "127.0.0.1:0", regDir, "--shutdown-wait", "0")
 	go func() {
 		time.Sleep(2500 * time.Millisecond) // bench's start-up and warm-up, then about 1-2 s measured
 		_ = p2.cmd.Process.Signal(syscall.SIGTERM)

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,12 +23,11 @@ import (
 // connection (airnode_provider_connections), 0 again once bench is gone.
 func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 	regDir := t.TempDir()
-	pmetrics := freeAddr(t)
-	cold := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=30s", "--metrics", pmetrics)
+	cold := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=30s", "--metrics", "127.0.0.1:0")
+	pmetrics := metricsAddr(t, cold)
 	short := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=2s")
-	maddr := freeAddr(t)
-	out, stop := benchWithMetrics(t, cold.reg, maddr)
-	defer stop()
+	bm := startMetricsBench(t, "--registry", cold.reg, "demo.Echo", "--duration", "60s", "-c", "1")
+	maddr := bm.addr
 	scrape := func(addr string) string {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
@@ -65,7 +61,7 @@ func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("want the warmup=2s provider at weight 100 with 0 s left on bench's /metrics within 40s:\n%s\nbench's output:\n%s",
-				grepMetric(body, "airnode_consumer_provider_w"), out.String())
+				grepMetric(body, "airnode_consumer_provider_w"), bm.out.String())
 		}
 	}
 	if w, l := value(body, weight, of(cold)), value(body, left, of(cold)); w < 1 || w >= 100 || l <= 0 || l > 30 {
@@ -124,7 +120,7 @@ func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 	if r = runCommand(t, 20*time.Second, nil, "stats", pmetrics); !regexp.MustCompile(`(?m)^provider connections: [1-9]`).MatchString(r.stdout) {
 		t.Errorf("provider's stats: no \"provider connections: N\" line with N >= 1:\n%s", r.stdout)
 	}
-	stop()
+	bm.stop()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		n := value(scrape(pmetrics), conns, `transport="smux"`)
 		if n == 0 {
@@ -135,29 +131,4 @@ func TestCZ_WarmupAndConnectionsOnMetricsAndStats(t *testing.T) {
 		}
 	}
 	t.Logf("consumer:\n%s", grepMetric(body, "airnode_consumer_provider_w"))
-}
-
-// benchWithMetrics starts `airnode bench --registry reg demo.Echo -c 1
-// --duration 60s --metrics maddr` and returns its output (stdout and
-// stderr) and stop, which interrupts it and waits for it (20 s, then
-// kills it); stop may be called more than once.
-func benchWithMetrics(t *testing.T, reg, maddr string) (*bytes.Buffer, func()) {
-	t.Helper()
-	cmd := exec.Command(binary, "bench", "--registry", reg, "demo.Echo", "--duration", "60s", "-c", "1", "--metrics", maddr)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	return &out, func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
 }

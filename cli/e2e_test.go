@@ -163,12 +163,19 @@ func (p *provider) wait(t *testing.T, within time.Duration) int {
 	case <-time.After(within):
 		t.Fatalf("serve still running after %v", within)
 	}
+	return exitCode(t, p.err)
+}
+
+// exitCode returns the exit code of a process whose Wait returned err;
+// an error other than an exit status fails the test.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
 	var ee *exec.ExitError
-	if errors.As(p.err, &ee) {
+	if errors.As(err, &ee) {
 		return ee.ExitCode()
 	}
-	if p.err != nil {
-		t.Fatal(p.err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return 0
 }

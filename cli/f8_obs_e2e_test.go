@@ -41,7 +41,7 @@ func TestF8_CallErrorNamesProvider(t *testing.T) {
 
 	// no provider reached: the consumer's message names the address it
 	// could not reach; nothing is added twice
-	dead := freeAddr(t)
+	dead := reservedAddr(t)
 	r = call(t, nil, "airnode://"+dead+"/demo.Echo", "Echo", "1")
 	expectFail(t, r, "CHANNEL_INACTIVE: ")
 	if strings.Contains(r.stderr, "(provider") || strings.Contains(r.stderr, "(call ") {

@@ -14,7 +14,7 @@ import (
 // registry. Before, list refused the flag ("unknown flag: --registry").
 func TestHCLI2_ListExplainRegistryFlag(t *testing.T) {
 	regDir, emptyDir := t.TempDir(), t.TempDir()
-	p := serve(t, freeAddr(t), regDir)
+	p := serve(t, "127.0.0.1:0", regDir)
 	reg := "file://" + regDir
 	want := "providers  1 in " + reg + ": " + p.addr
 	env := func(extra ...string) []string {

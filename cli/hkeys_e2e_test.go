@@ -14,7 +14,7 @@ import (
 // findings 1 and 2). The real binary against a real serve.
 func TestHKeysMethodKeyOfNoMethodDirectAndRegistry(t *testing.T) {
 	dir := t.TempDir()
-	p := serve(t, freeAddr(t), dir)
+	p := serve(t, "127.0.0.1:0", dir)
 	direct := "airnode://" + p.addr + "/demo.Echo"
 	const warn = "method-level URL key names no method of the provider (ignored)"
 	hint := `has no method sleep: a service's methods are exported Go names (upper-case first letter); did you mean \"Sleep\"?`

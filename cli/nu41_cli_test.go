@@ -162,7 +162,7 @@ func TestNu41_HelpTexts(t *testing.T) {
 			t.Errorf("bench --help: %q", l)
 		}
 	}
-	if !strings.Contains(r.stdout, "(default max(min(n/10, 10000), 2c); 2000 with --duration)") {
+	if !strings.Contains(r.stdout, "(default max(min(n/10, 10000), 2c); 2000 with --duration; none with --rate)") {
 		t.Errorf("bench --help lacks --warmup's default:\n%s", r.stdout)
 	}
 }

@@ -19,8 +19,8 @@ import (
 // nodes: two consumer entries), and one more service's provider entry.
 func TestReg3_LsTotalAndSummary(t *testing.T) {
 	dir := t.TempDir()
-	serve(t, freeAddr(t), dir)
-	serve(t, freeAddr(t), dir)
+	serve(t, "127.0.0.1:0", dir)
+	serve(t, "127.0.0.1:0", dir)
 	reg := fileRegistry(t, dir)
 	other := spi.MustParse("airnode://127.0.0.1:38512/demo.Other?side=provider&group=g&version=1.0&methods=A,B")
 	if err := reg.Register(context.Background(), other); err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,7 +27,7 @@ import (
 func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 	ca := tlsconftest.NewCA(t, "airnode serve test CA")
 	cert, key := ca.Issue(t, "provider")
-	fixed := freeAddr(t)
+	fixed := reservedAddr(t)
 	for _, tc := range []struct {
 		name, config, want string
 		listen             string // default 127.0.0.1:0
@@ -214,18 +213,6 @@ func checkFailedFast(t *testing.T, r result, reg string) {
 	if len(files) > 0 {
 		t.Errorf("registry holds %v after the failed serve; want nothing registered", files)
 	}
-}
-
-// freeAddr returns a 127.0.0.1 address with a port nothing listened on a
-// moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // On port 0 two transports are no conflict: each gets a listener of its

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -15,12 +14,8 @@ import (
 // provider called, and the address is closed when bench exits.
 func TestT67_BenchServesConsumerMetrics(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
-	maddr := freeAddr(t)
-	var wg sync.WaitGroup
-	var r result
-	wg.Go(func() {
-		r = runCommand(t, time.Minute, nil, "bench", p.url("demo.Echo"), "--duration", "4s", "-c", "2", "--metrics", maddr)
-	})
+	bm := startMetricsBench(t, p.url("demo.Echo"), "--duration", "4s", "-c", "2")
+	maddr := bm.addr
 	var body string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get("http://" + maddr + "/metrics")
@@ -33,9 +28,8 @@ func TestT67_BenchServesConsumerMetrics(t *testing.T) {
 			break
 		}
 	}
-	wg.Wait()
-	if r.code != 0 {
-		t.Fatalf("bench: exit %d, stderr %q", r.code, r.stderr)
+	if code := bm.wait(t, time.Minute); code != 0 {
+		t.Fatalf("bench: exit %d, output %q", code, bm.out.String())
 	}
 	if !strings.Contains(body, `airnode_consumer_provider_calls_total{provider="`+p.addr+`",service="demo.Echo"}`) {
 		t.Fatalf("/metrics during the run lacks the consumer's calls to %s:\n%.2000s", p.addr, body)

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
@@ -24,24 +21,8 @@ import (
 func TestT72_BenchMetricsProvidersAndBuildInfo(t *testing.T) {
 	regDir := t.TempDir()
 	p := serve(t, "127.0.0.1:0", regDir, "-p", "warmup=0")
-	maddr := freeAddr(t)
-	cmd := exec.Command(binary, "bench", "--registry", p.reg, "demo.Echo", "--duration", "60s", "-c", "1", "--metrics", maddr)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	bm := startMetricsBench(t, "--registry", p.reg, "demo.Echo", "--duration", "60s", "-c", "1")
+	defer bm.stop()
 	series := func(s string) *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^airnode_consumer_providers\{service="demo\.Echo",state="` + s + `"\} (\S+)$`)
 	}
@@ -55,7 +36,7 @@ func TestT72_BenchMetricsProvidersAndBuildInfo(t *testing.T) {
 		t.Helper()
 		var body string
 		for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			resp, err := http.Get("http://" + maddr + "/metrics")
+			resp, err := http.Get("http://" + bm.addr + "/metrics")
 			if err != nil {
 				continue
 			}
@@ -65,7 +46,7 @@ func TestT72_BenchMetricsProvidersAndBuildInfo(t *testing.T) {
 				return body
 			}
 		}
-		t.Fatalf("no %s on bench's /metrics within 40s:\n%s\nbench's output:\n%s", what, grepMetric(body, "airnode_consumer_provider"), out.String())
+		t.Fatalf("no %s on bench's /metrics within 40s:\n%s\nbench's output:\n%s", what, grepMetric(body, "airnode_consumer_provider"), bm.out.String())
 		return ""
 	}
 	body := waitFor("available provider", func(b string) bool { return value(b, "available") == "1" })

@@ -16,7 +16,7 @@ import (
 // real binary against a real serve.
 func TestT74_ServeRetriesIsTheConsumersDefaultAndClusterIsWarned(t *testing.T) {
 	dir := t.TempDir()
-	p := serve(t, freeAddr(t), dir, "-p", "group=rt", "-p", "retries=0", "-p", "executes=1", "-p", "timeout=5000",
+	p := serve(t, "127.0.0.1:0", dir, "-p", "group=rt", "-p", "retries=0", "-p", "executes=1", "-p", "timeout=5000",
 		"-p", "cluster=failfast", "-p", "Sleep.idempotent=true")
 	log := p.logText()
 	const warn = "cluster=failfast is published but has no effect: each consumer chooses its cluster from its own reference URL (a reference's cluster=..., call/bench: -p cluster=...)"

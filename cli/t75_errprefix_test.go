@@ -16,7 +16,7 @@ func TestT75_FailuresNameTheCommandOnce(t *testing.T) {
 	t.Parallel()
 	bad := writeConfig(t, "bogus: 1\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
-	closed := freeAddr(t) // nothing listens there
+	closed := reservedAddr(t) // nothing listens there
 	for _, tc := range []struct {
 		args []string
 		want string // the line starts with it

@@ -23,9 +23,8 @@ func TestT92_WeightZeroIsNotAvailable(t *testing.T) {
 	regDir := t.TempDir()
 	out0 := serve(t, "127.0.0.1:0", regDir, "-p", "weight=0")
 	warm := serve(t, "127.0.0.1:0", regDir)
-	maddr := freeAddr(t)
-	out, stop := benchWithMetrics(t, out0.reg, maddr)
-	defer stop()
+	bm := startMetricsBench(t, "--registry", out0.reg, "demo.Echo", "--duration", "60s", "-c", "1")
+	maddr := bm.addr
 	value := func(body, re string) string {
 		if m := regexp.MustCompile(`(?m)^` + re + ` (\S+)$`).FindStringSubmatch(body); m != nil {
 			return m[1]
@@ -50,7 +49,7 @@ func TestT92_WeightZeroIsNotAvailable(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("want 1 weight0 and 1 available provider on bench's /metrics within 40s:\n%s\nbench's output:\n%s",
-				grepMetric(body, "airnode_consumer_provider"), out.String())
+				grepMetric(body, "airnode_consumer_provider"), bm.out.String())
 		}
 	}
 	if u, e := states(body, "unavailable"), states(body, "ejected"); u != "0" || e != "0" {

@@ -249,11 +249,17 @@ func TestT20_2_ShutdownBoundWithManyStuckServices(t *testing.T) {
 			exports++
 		case strings.Contains(l.Step, `transport "t20many" session Close (the connection from `):
 			sessions++
-		case strings.Contains(l.Step, "(its directory's Close)"), strings.Contains(l.Step, `registry "t20reg" Close`):
-			// The directories' unsubscribes and the registry's Close do
-			// not block: started after ctx's end they get their share of
-			// the late window (20 ms each), which a starved -race run can
-			// outlast (seen twice under load); named then, still bounded.
+		case strings.Contains(l.Step, "(its directory's Close)"), strings.Contains(l.Step, `registry "t20reg" Close`),
+			strings.HasPrefix(l.Step, "consumer connection to "), l.Step == "closing the consumer connections":
+			// The directories' unsubscribes, the registry's Close and the
+			// consumer connection's close (only the provider's sessions'
+			// Close blocks) do not block: started after ctx's end they get
+			// their share of the late window (20 ms each), which a starved
+			// -race run can outlast; named then, still bounded. Seen under
+			// load (two busy loops on 2 CPUs): the consumer connection 1
+			// run in 10; "closing the consumer connections", the step's own
+			// name when the connection had closed by the kernel's look, 2
+			// in 20.
 			t.Logf("named %q, which does not block (the machine was slow)", l.Step)
 		default:
 			t.Errorf("named %q, which does not block", l.Step)
