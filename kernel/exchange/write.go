@@ -595,6 +595,12 @@ func (w *writer) take() (out []byte, frames int64, gen uint64) {
 // maxYields bounds the yields of the writer before it takes a batch.
 const maxYields = 8
 
+// joinableLocked reports whether a frame enqueued now would join the
+// batch the writer takes next: no sealed batch is before it and it is
+// under sealAt bytes (appendLocked seals a batch of sealAt bytes while the
+// writer runs). On mu.
+func (w *writer) joinableLocked() bool { return len(w.sealed) == 0 && len(w.buf) < sealAt }
+
 // run writes batches until nothing is queued, then exits; a write error
 // kills the channel.
 func (w *writer) run() { w.write(true) }
@@ -607,11 +613,16 @@ func (w *writer) write(yield bool) {
 	for {
 		w.mu.Lock()
 		w.pushSpare(prev)
-		if yield && len(w.sealed) == 0 {
+		if yield {
 			// Let the frames that are coming (Channel.coming: callers
 			// encoding, handlers running) join this batch, yielding up to
 			// maxYields times: a write(2) costs more than a few yields.
-			for i := 0; i < maxYields && w.c.coming(w.frames) > 0; i++ {
+			// Not once the batch is full (joinable): the frames coming
+			// would start the next one, and under CPU starvation each
+			// yield took a scheduler round (16 callers encoding 2 MiB
+			// requests: 8 yields took 2.6 s, the full batch waited, and
+			// every call timed out withdrawn, none written).
+			for i := 0; i < maxYields && w.joinableLocked() && w.c.coming(w.frames) > 0; i++ {
 				w.mu.Unlock()
 				runtime.Gosched()
 				w.mu.Lock()
