@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -17,9 +18,13 @@ import (
 // The query is split off first, so a "/" or ":" in a parameter value is not
 // taken for the group or version separator. A group or version given both
 // in the key and as a parameter must agree; otherwise the error names both.
-// Errors: an empty interface, a malformed query or URL.
+// Errors: an empty interface, a malformed query or URL, a URL whose
+// scheme lacks its "//" (schemeWithoutSlashes).
 func parseServiceKey(s string) (spi.URL, error) {
 	key, query, hasQuery := strings.Cut(s, "?")
+	if err := schemeWithoutSlashes(s); err != nil {
+		return spi.URL{}, err
+	}
 	if strings.Contains(key, "://") {
 		u, err := spi.Parse(s)
 		if err != nil {
@@ -55,6 +60,48 @@ func parseServiceKey(s string) (spi.URL, error) {
 		}
 	}
 	return u.WithParams(params), nil
+}
+
+// schemeWithoutSlashes returns an error for SERVICE_URL s that starts
+// with a URL scheme and ":" but not "://" (tester104 #1): "airnode:" and
+// anything ("airnode:/127.0.0.1:20880/demo.Echo", "airnode:demo.Echo"),
+// any scheme followed by "/" ("zookeeper:/127.0.0.1:2181/x"), or by a
+// host:port and "/" ("dubbo:127.0.0.1:20880/x"). Read as a service key,
+// airnode:/127.0.0.1:20880/demo.Echo was group "airnode:", interface
+// "127.0.0.1" and version "20880/demo.Echo", and the call waited and
+// failed SERVICE_NOT_FOUND. The error names what was given and the URL
+// meant: "did you mean airnode://127.0.0.1:20880/demo.Echo" when an
+// address comes first, airnode:///demo.Echo otherwise, the query kept.
+// nil for every service key form ("demo.Echo:1.0", "g/demo.Echo:1.0":
+// a version is no host:port, and a scheme holds no "/") and for a URL
+// with "://".
+func schemeWithoutSlashes(s string) error {
+	key, query, hasQuery := strings.Cut(s, "?")
+	scheme, rest, ok := strings.Cut(key, ":")
+	if !ok || strings.HasPrefix(rest, "//") || !isScheme(scheme) {
+		return nil
+	}
+	addr, _, hasPath := strings.Cut(strings.TrimLeft(rest, "/"), "/")
+	host, port, err := net.SplitHostPort(addr)
+	hostPort := hasPath && err == nil && host != "" && isDigits(port)
+	if !strings.EqualFold(scheme, kernel.Protocol) && !strings.HasPrefix(rest, "/") && !hostPort {
+		return nil
+	}
+	meant := scheme + ":///" + strings.TrimLeft(rest, "/")
+	if hostPort || hasPath && (net.ParseIP(strings.Trim(addr, "[]")) != nil || addr == "localhost") {
+		meant = scheme + "://" + strings.TrimLeft(rest, "/")
+	}
+	if hasQuery {
+		meant += "?" + query
+	}
+	return fmt.Errorf("service URL %q: %q is not followed by \"//\": a URL is %s://host:port/interface for a direct call, or %s:///interface through the registry; did you mean %s", s, scheme+":", kernel.Protocol, kernel.Protocol, meant)
+}
+
+// isScheme reports whether s reads as a URL scheme (RFC 3986): a letter,
+// then letters, digits, "+", "-" and ".".
+func isScheme(s string) bool {
+	return s != "" && (s[0]|0x20 >= 'a' && s[0]|0x20 <= 'z') &&
+		strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.") == ""
 }
 
 // keyInURLPath returns an error for URL u (SERVICE_URL s) whose path
@@ -137,10 +184,14 @@ func methodApart(cmd, svc, m string) string {
 // upper case first), so that a group such as "g" or "dev" keeps its
 // meaning. A URL with no interface after its address
 // (airnode://127.0.0.1:20880) is refused the same way, with the forms.
-// nil for any other arg; demo.Echo.Echo, which a Java-style
+// nil for a URL missing its "//" (schemeWithoutSlashes: parseServiceKey
+// names the URL meant) and for any other arg; demo.Echo.Echo, which a Java-style
 // interface name may be, is left to call's SERVICE_NOT_FOUND
 // (methodHint).
 func methodInServiceURL(cmd, arg string) error {
+	if schemeWithoutSlashes(arg) != nil {
+		return nil // parseServiceKey's to explain, with the URL meant
+	}
 	key, _, _ := strings.Cut(arg, "?")
 	if svc, m, ok := strings.Cut(key, "#"); ok {
 		if i := strings.LastIndex(svc, "/"); i >= 0 && strings.Contains(svc, "://") {
@@ -231,12 +282,12 @@ func checkServiceURL(arg string, direct bool) error {
 // dotted path of letters, digits, "_", "$" and "-"), or method holds a "."
 // while svc's interface holds none (`call Echo demo.Echo`: the two
 // swapped, which waited for a provider of "Echo" and failed
-// SERVICE_NOT_FOUND). A full URL (with "://") is left to its parser. nil
-// otherwise.
+// SERVICE_NOT_FOUND). A full URL (with "://", or missing it:
+// schemeWithoutSlashes) is left to its parser. nil otherwise.
 func serviceArgsOrder(svc, method string) error {
 	key, _, _ := strings.Cut(svc, "?")
-	if strings.Contains(key, "://") {
-		return nil
+	if strings.Contains(key, "://") || schemeWithoutSlashes(svc) != nil {
+		return nil // a URL: its parser's to explain
 	}
 	iface := key
 	if _, rest, ok := strings.Cut(iface, "/"); ok {
