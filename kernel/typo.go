@@ -422,7 +422,7 @@ var dubboKeys = map[string]string{
 	"check":               "Refer never checks for providers (Dubbo's check=false): a call with none fails SERVICE_NOT_FOUND; Reference.WaitAvailable(ctx) waits for one, Reference.Providers() lists them",
 	"tps":                 "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
 	"tps.interval":        "no TPS limit (Dubbo's TpsLimitFilter): executes bounds a provider's calls running at once, actives a consumer's; limit rates in a provider filter",
-	"serialization":       "the codec key chooses the serialization (codec=msgpack, json or protobuf; both sides must agree)",
+	"serialization":       "the codec key chooses the serialization (codec=msgpack, json or protobuf): the consumer's codec encodes its requests, and the provider answers in the codec each request names, so the two sides need not agree",
 	"stub":                "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
 	"local":               "no consumer stub: wrap the Reference in a type of your own, or use a consumer filter",
 	"sticky":              "no sticky provider: loadbalance=consistenthash sends the calls with equal first arguments to one provider",
