@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,7 +112,8 @@ type Source struct {
 // top level that is not a mapping (`yaml: line 1: the top level is a
 // string, ...`), either followed by a note that the file is read as YAML
 // and, for a .toml, .ini, .properties or .env file, that its format is
-// not (formatNote), or anything Validate rejects.
+// not (formatNote), a file that cannot be read (`open plugins.yaml:
+// permission denied`, without that note), or anything Validate rejects.
 func Load(src Source) (Config, error) {
 	k := koanf.NewWithConf(koanf.Conf{Delim: delim, StrictMerge: false})
 	where := "defaults"
@@ -121,6 +123,9 @@ func Load(src Source) (Config, error) {
 			return Config{}, fmt.Errorf("config: %w", err)
 		}
 		if err := k.Load(file.Provider(src.File), yamlParser{}); err != nil {
+			if _, read := errors.AsType[*fs.PathError](err); read { // not read (permission denied, a directory): no parse to explain
+				return Config{}, fmt.Errorf("config: %s: %w", src.File, err)
+			}
 			return Config{}, fmt.Errorf("config: %s: %w%s", src.File, err, formatNote(src.File))
 		}
 	}
