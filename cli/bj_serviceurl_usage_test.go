@@ -17,7 +17,7 @@ import (
 func TestBJ_MalformedServiceURLExitsUsage(t *testing.T) {
 	t.Parallel()
 	const unbracketed = "airnode://::1:37401/demo.Echo"
-	const bracketsMsg = `url: IPv6 address "::1:37401" must be in brackets, e.g. [::1]:20880`
+	const bracketsMsg = `url: IPv6 address "::1:37401" must be in brackets, e.g. [::1]:37401`
 	for _, c := range []struct {
 		args   []string
 		prefix string // of stderr

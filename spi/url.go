@@ -272,7 +272,7 @@ func parseHostPort(s string) (HostPort, error) {
 				return HostPort{}, fmt.Errorf("url: empty port in %q", s)
 			}
 		default:
-			return HostPort{}, fmt.Errorf("url: IPv6 address %q must be in brackets, e.g. [::1]:20880", s)
+			return HostPort{}, fmt.Errorf("url: IPv6 address %q must be in brackets, e.g. %s", s, bracketed(s))
 		}
 	}
 	if err := checkHost(host); err != nil {
@@ -287,6 +287,31 @@ func parseHostPort(s string) (HostPort, error) {
 		h.Port = p
 	}
 	return h, nil
+}
+
+// bracketed returns s, a host:port whose host is an IPv6 address without
+// brackets, as it is written: "::1:44121" as "[::1]:44121" (the port
+// typed kept), "fe80::1" (all of it an address) as "[fe80::1]:20880", and
+// both readings when s is either ("::1:8080": "[::1]:8080 or [::1:8080]:20880").
+// Anything else reads "[::1]:20880".
+func bracketed(s string) string {
+	whole := net.ParseIP(s) != nil
+	var withPort string
+	if i := strings.LastIndexByte(s, ':'); i > 0 {
+		host, port := s[:i], s[i+1:]
+		if p, err := strconv.Atoi(port); err == nil && p > 0 && p <= 65535 && strconv.Itoa(p) == port && net.ParseIP(host) != nil {
+			withPort = "[" + host + "]:" + port
+		}
+	}
+	switch {
+	case withPort != "" && whole:
+		return withPort + " or [" + s + "]:20880"
+	case withPort != "":
+		return withPort
+	case whole:
+		return "[" + s + "]:20880"
+	}
+	return "[::1]:20880"
 }
 
 // String returns the canonical form: parameters sorted by key, each part
