@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // Leftovers of tester75 #1 (aa #1): a warning line of the command line's
@@ -14,7 +16,7 @@ import (
 func TestAA_WarningsNameTheCommand(t *testing.T) {
 	t.Parallel()
 	foo := "foo=1 is not read by airnode or any extension of this node (a plugin's or another tool's key, or a misspelling)"
-	url := "airnode://" + reservedAddr(t) + "/demo.Echo?foo=1"
+	url := "airnode://" + testaddr.Reserved(t) + "/demo.Echo?foo=1"
 	r := runCommand(t, 20*time.Second, noAirnodeEnv, "list", "--explain", url)
 	if want := "airnode: list: warning: " + foo + "\n"; r.code != 0 || r.stderr != want {
 		t.Errorf("list --explain: exit %d, stderr %q; want %q", r.code, r.stderr, want)
@@ -26,7 +28,7 @@ func TestAA_WarningsNameTheCommand(t *testing.T) {
 	}
 
 	reg := "file://" + t.TempDir()
-	target := "airnode://" + reservedAddr(t) + "/demo.Echo" // nothing listens: the call fails after the warning
+	target := "airnode://" + testaddr.Reserved(t) + "/demo.Echo" // nothing listens: the call fails after the warning
 	r = call(t, noAirnodeEnv, "--registry", reg, "--timeout", "500ms", target, "Echo", `"x"`)
 	if want := "airnode: call: warning: --registry " + reg + " not used: " + target + " names its provider (a direct call)\n"; r.code == 0 || !strings.HasPrefix(r.stderr, want) {
 		t.Errorf("call --registry with a direct URL: exit %d, stderr %q; want it to start %q", r.code, r.stderr, want)

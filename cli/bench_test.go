@@ -46,13 +46,14 @@ func benchRun(t *testing.T, env []string, args ...string) string {
 
 // benchStart starts `airnode bench args...` in the background (killed
 // 60 s on, or at the test's end) and returns it with its stdout and
-// stderr; the caller Waits for it.
-func benchStart(t *testing.T, args ...string) (cmd *exec.Cmd, out, errb *bytes.Buffer) {
+// stderr (which the test may read while bench runs); the caller Waits
+// for it.
+func benchStart(t *testing.T, args ...string) (cmd *exec.Cmd, out *bytes.Buffer, errb *logbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd = exec.CommandContext(ctx, binary, append([]string{"bench"}, args...)...)
-	out, errb = &bytes.Buffer{}, &bytes.Buffer{}
+	out, errb = &bytes.Buffer{}, &logbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/bench"
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // rateReport is what these tests read of bench --json with --rate.
@@ -94,7 +95,7 @@ func TestDT_BenchRateRefused(t *testing.T) {
 // consumer having reconnected by itself.
 func TestDT_BenchRateH3ProviderRestarted(t *testing.T) {
 	dir := t.TempDir()
-	p := serve(t, "127.0.0.1:0", dir, "-p", "accesslog=true")
+	p := serve(t, testaddr.Reserved(t), dir, "-p", "accesslog=true") // held to the end: restarted on it
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "bench", p.url("demo.Echo"), "--rate", "0.5", "--duration", "9s", "--json")

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/extensions/bundle"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/internal/testbin"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -495,7 +496,7 @@ func TestE2E_SIGINTDrainsInFlightCalls(t *testing.T) {
 // reconnected by itself when the next call comes.
 func TestH3_ConsumerReconnectsToRestartedProvider(t *testing.T) {
 	dir := t.TempDir()
-	p := serve(t, "127.0.0.1:0", dir)
+	p := serve(t, testaddr.Reserved(t), dir) // held to the end: restarted on it
 	ref := refer(t, p.url("demo.Echo")+"?reconnect.backoff=50ms")
 	if _, err := ref.Invoke(context.Background(), "Echo", 1); err != nil {
 		t.Fatal(err)
@@ -518,7 +519,14 @@ func TestH3_ConsumerReconnectsToRestartedProvider(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(t, what, 10*time.Second, cond)
+}
+
+// waitWithin polls cond every 10 ms and fails the test, naming what it
+// waited for, unless cond holds within the given time.
+func waitWithin(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // A failed call's error line names the provider that failed it and the
@@ -41,7 +43,7 @@ func TestF8_CallErrorNamesProvider(t *testing.T) {
 
 	// no provider reached: the consumer's message names the address it
 	// could not reach; nothing is added twice
-	dead := reservedAddr(t)
+	dead := testaddr.Reserved(t)
 	r = call(t, nil, "airnode://"+dead+"/demo.Echo", "Echo", "1")
 	expectFail(t, r, "CHANNEL_INACTIVE: ")
 	if strings.Contains(r.stderr, "(provider") || strings.Contains(r.stderr, "(call ") {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/airnode/airnode/extensions/bundle"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/internal/zktest"
 	"github.com/airnode/airnode/kernel"
 	"github.com/airnode/airnode/spi"
@@ -470,7 +471,9 @@ func TestRegistryE2E_FileKillAndRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	reg := "file://" + dir
-	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir), serve(t, "127.0.0.1:0", dir)}
+	// ps[1] is restarted on its address: held from start to end, so that no
+	// connection of a test beside this one takes its port while it is down
+	ps := []*provider{serve(t, "127.0.0.1:0", dir), serve(t, testaddr.Reserved(t), dir), serve(t, "127.0.0.1:0", dir)}
 	w := startWatch(t, reg, "demo.Echo")
 	w.waitLine(t, regexp.MustCompile(`demo\.Echo: 3 providers$`), time.Time{}, 10*time.Second)
 	c := startConsumer(t, reg, true) // Info is read-only

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/internal/tlsconf/tlsconftest"
 	"github.com/airnode/airnode/spi"
 )
@@ -27,7 +28,7 @@ import (
 func TestServeChecksEveryServiceBeforeExporting(t *testing.T) {
 	ca := tlsconftest.NewCA(t, "airnode serve test CA")
 	cert, key := ca.Issue(t, "provider")
-	fixed := reservedAddr(t)
+	fixed := testaddr.Reserved(t)
 	for _, tc := range []struct {
 		name, config, want string
 		listen             string // default 127.0.0.1:0

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,13 @@ import (
 // connections_lost is 1, reconnect_attempts counts the redials
 // (reconnect.backoff 50ms: several), reconnects (connections re-made) is
 // 0: none came up again (tester76 #2: it counted the redials); none
-// before the kill; the text summary says it too.
+// before the kill; the text summary says it too. The kill waits for the
+// provider to have served the run's warm-up and some measured calls (its
+// /metrics): a kill a wall-clock second after bench started came before
+// bench's first connection under load (every call then failed "not sent").
 func TestBenchReportsReconnects(t *testing.T) {
-	p := serve(t, "127.0.0.1:0", t.TempDir())
+	p := serve(t, "127.0.0.1:0", t.TempDir(), "--metrics", "127.0.0.1:0")
+	metrics := metricsAddr(t, p)
 	url := p.url("demo.Echo") + "?reconnect.backoff=50ms"
 
 	quiet := benchRun(t, nil, url, "-n", "2000", "-c", "4", "--json")
@@ -31,9 +36,19 @@ func TestBenchReportsReconnects(t *testing.T) {
 		}
 	}
 
-	kill := time.AfterFunc(time.Second, func() { _ = p.cmd.Process.Kill() }) // not kill9: no t.Fatal off the test goroutine
-	defer kill.Stop()
-	out := benchRun(t, nil, url, "--duration", "3s", "-c", "4", "--timeout", "500ms", "--json")
+	served := echoCallsServed(t, metrics)
+	cmd, stdout, stderr := benchStart(t, url, "--duration", "3s", "-c", "4", "--timeout", "500ms", "--json")
+	// --duration's warm-up: at most 2000 calls (bench --help), then measured ones
+	for deadline := time.Now().Add(20 * time.Second); echoCallsServed(t, metrics) < served+2500; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the provider served %d calls of the bench's in 20 s, want 2500:\n%s", echoCallsServed(t, metrics)-served, stderr.String())
+		}
+	}
+	_ = p.cmd.Process.Kill() // not kill9: it waits for the exit
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("bench: %v\nstdout %s\nstderr %s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
 	var r struct {
 		Reconnects        uint64           `json:"reconnects"`
 		ReconnectAttempts uint64           `json:"reconnect_attempts"`
@@ -58,4 +73,14 @@ func TestBenchReportsReconnects(t *testing.T) {
 	if want := fmt.Sprintf("connections 1 lost, 0 re-made (%d dial(s))", r.ReconnectAttempts); !strings.Contains(text.String(), want) {
 		t.Errorf("summary does not say %q:\n%s", want, text.String())
 	}
+}
+
+// echoCallsServed is providerEchoCalls, failing the test on an error.
+func echoCallsServed(t *testing.T, metrics string) int64 {
+	t.Helper()
+	n, err := providerEchoCalls(http.DefaultClient, metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // Tester27 finding 8: after a clean SIGTERM restart of one of 3 providers
@@ -21,7 +23,7 @@ import (
 func TestT27Ops_BenchCountsARestartedProvider(t *testing.T) {
 	dir := t.TempDir()
 	opts := []string{"-p", "warmup=0", "--shutdown-wait", "300ms"}
-	p1 := serve(t, "127.0.0.1:0", dir, opts...)
+	p1 := serve(t, testaddr.Reserved(t), dir, opts...) // held to the end: restarted on it
 	serve(t, "127.0.0.1:0", dir, opts...)
 	serve(t, "127.0.0.1:0", dir, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

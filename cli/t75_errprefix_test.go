@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // tester75 #1: every line a failed command prints on stderr (but a
@@ -16,7 +18,7 @@ func TestT75_FailuresNameTheCommandOnce(t *testing.T) {
 	t.Parallel()
 	bad := writeConfig(t, "bogus: 1\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
-	closed := reservedAddr(t) // nothing listens there
+	closed := testaddr.Reserved(t) // nothing listens there
 	for _, tc := range []struct {
 		args []string
 		want string // the line starts with it

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airnode/airnode/internal/testaddr"
 )
 
 // TestT92_AccessLogPathIsNotPublished (tester92 #5): serve -p
@@ -16,7 +18,7 @@ import (
 // provider still writes its access lines to the file: on port 0 (the
 // filters built again once the port is known) and on a fixed port.
 func TestT92_AccessLogPathIsNotPublished(t *testing.T) {
-	for _, listen := range []string{"127.0.0.1:0", reservedAddr(t)} {
+	for _, listen := range []string{"127.0.0.1:0", testaddr.Reserved(t)} {
 		dir := t.TempDir()
 		logFile := filepath.Join(t.TempDir(), "access.log")
 		p := serve(t, listen, dir, "-p", "accesslog="+logFile)

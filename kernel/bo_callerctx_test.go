@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"regexp"
 	"strings"
@@ -11,14 +10,16 @@ import (
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/spi"
 )
 
-// downZooKeeper returns the URL of a ZooKeeper registry on a closed
-// loopback port (connections refused), with connect.timeout 3s (past the tests' ctxs) so that
-// the registry calls left running end soon after the test.
+// downZooKeeper returns the URL of a ZooKeeper registry on a loopback
+// port the test holds and nothing listens on (connections refused), with
+// connect.timeout 3s (past the tests' ctxs) so that the registry calls
+// left running end soon after the test.
 func downZooKeeper(t *testing.T) spi.URL {
-	return spi.MustParse(fmt.Sprintf("zookeeper://127.0.0.1:%d?connect.timeout=3s&session.timeout=4s", freePort(t)))
+	return spi.MustParse("zookeeper://" + testaddr.Reserved(t) + "?connect.timeout=3s&session.timeout=4s")
 }
 
 // tester89 #1: Refer and Export stopped by the caller's ctx deadline
@@ -45,7 +46,7 @@ func TestBo_ReferExportEndedByTheCallersContext(t *testing.T) {
 	}
 
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	_, err = n.Export(ctx, demo.New("p", 100), spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:%d/bo.Down", freePort(t))))
+	_, err = n.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://"+testaddr.Reserved(t)+"/bo.Down"))
 	cancel()
 	t.Logf("Export, 1s ctx: %v", err)
 	if left := (*LeftRunningError)(nil); errors.As(err, &left) {
@@ -61,7 +62,7 @@ func TestBo_ReferExportEndedByTheCallersContext(t *testing.T) {
 		if op == "Refer" {
 			_, err = n.Refer(ctx, spi.MustParse("airnode:///bo.Down"), spi.URL{})
 		} else {
-			_, err = n.Export(ctx, demo.New("p", 100), spi.MustParse(fmt.Sprintf("airnode://127.0.0.1:%d/bo.Down", freePort(t))))
+			_, err = n.Export(ctx, demo.New("p", 100), spi.MustParse("airnode://"+testaddr.Reserved(t)+"/bo.Down"))
 		}
 		cancel()
 		t.Logf("%s, cancelled ctx: %v", op, err)
@@ -144,7 +145,7 @@ func TestBo_ReferSubscribeLeftAtTheCallersDeadline(t *testing.T) {
 func TestBo_FailedExportClosesTheListenerItOpened(t *testing.T) {
 	zk := downZooKeeper(t)
 	n, logs := faultNode(t, testCatalogs(t))
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := testaddr.Reserved(t)
 	withReg := spi.MustParse("airnode://"+addr+"/bo.Ghost").With("registry", zk.String())
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -117,6 +117,11 @@ type conn struct {
 	onUp   map[int]func() // whenUp's, by id; guarded by upMu
 
 	line *connLine // its key in the node's pool, which outlives it (connLine); nil outside a pool
+
+	// answered: a channel of this conn (its address and transport) came
+	// up, its first ping answered: a first ping unanswered later is a
+	// stopped or hung provider, not a mismatch (firstPingError)
+	answered atomic.Bool
 }
 
 // whenUp calls f on run's goroutine each time a channel comes up (a
@@ -493,6 +498,7 @@ func (c *conn) run() {
 				"asked_by_registry_entry", byEntry)
 		}
 		everUp = true
+		c.answered.Store(true)
 		attempt, delay = 0, c.backoff
 		up := &connState{ch: ch}
 		c.current.Store(up)
@@ -632,7 +638,7 @@ func (c *conn) connect() (channel, error) {
 		if r, ok := ch.(interface{ Reason() string }); ok {
 			reason = r.Reason()
 		}
-		return nil, firstPingError(err, reason, c.transport, time.Since(start), c.connectTimeout, c.tls)
+		return nil, firstPingError(err, reason, c.transport, time.Since(start), c.connectTimeout, c.tls, c.answered.Load())
 	}
 	return ch, nil
 }
@@ -671,8 +677,11 @@ func idleFor(ch channel) time.Duration {
 // transport is this consumer's transport extension ("" when unknown),
 // named in the mismatch hint. tlsOn says whether this consumer ran TLS:
 // one that did not is told that a provider serving TLS closes a
-// clear-text connection so.
-func firstPingError(err error, reason, transport string, took, connectTimeout time.Duration, tlsOn bool) error {
+// clear-text connection so. answered says a connection to this address
+// with this transport answered its first ping before: an unanswered one
+// now is a stopped or hung provider (kill -STOP, a debugger, a stuck
+// process), said first, not a likely configuration mismatch.
+func firstPingError(err error, reason, transport string, took, connectTimeout time.Duration, tlsOn, answered bool) error {
 	// "open stream: ...": a multiplexed session (smux) already dead when
 	// the channel opened its stream, the provider having closed the
 	// connection at once (at its connection limit, accepts)
@@ -721,6 +730,14 @@ func firstPingError(err error, reason, transport string, took, connectTimeout ti
 		// The ping's own error ("SERVER_TIMEOUT: exchange: ping ADDR: no
 		// answer: context deadline exceeded") says again what the text
 		// says: left out of it (nu83 #4: an 800-character line).
+		if answered {
+			tr := ""
+			if transport != "" {
+				tr = " with transport " + transport
+			}
+			return unansweredPingError{fmt.Errorf("connected, but the provider is stopped or hung (it answered before: this consumer was connected to it at this address%s): nothing answered the first ping within %v (connect.timeout); "+
+				"or cannot accept connections (out of file descriptors: its log says \"accept failed\"), or a lossy or slow path: raise connect.timeout", tr, connectTimeout)}
+		}
 		return unansweredPingError{fmt.Errorf("connected, but nothing answered the first ping within %v (connect.timeout); is an airnode provider listening there, with the same transport and tls keys? "+
 			"Or it is hung, or cannot accept connections (out of file descriptors: its log says \"accept failed\"), or a lossy or slow path: raise connect.timeout", connectTimeout)}
 	default:

@@ -259,7 +259,7 @@ func TestFirstPingErrorNamesWhoClosed(t *testing.T) {
 		{"read: protocol: bad magic 0x1503", "likely a transport mismatch (this consumer's transport=smux", "this consumer closed"},
 		{"heartbeat: no answer for 900ms (heartbeat.timeout)", "nothing answered the first ping: this consumer's heartbeat gave up on it after 5ms (heartbeat: no answer", "mismatch"},
 	} {
-		err := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true)
+		err := firstPingError(closed, tc.reason, "smux", 5*time.Millisecond, time.Second, true, false)
 		msg := err.Error()
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
 			t.Errorf("reason %q: %q; want it to contain %q and not %q", tc.reason, msg, tc.want, tc.not)

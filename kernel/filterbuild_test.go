@@ -11,6 +11,7 @@ import (
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/kernel/extension"
 	"github.com/airnode/airnode/spi"
 )
@@ -42,19 +43,6 @@ func (f *checkFilter) last() spi.URL {
 	return f.built[len(f.built)-1]
 }
 
-// freePort returns a loopback port nothing listens on (one the system just
-// gave out and took back).
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return port
-}
-
 // Tester9 #2: a provider filter that cannot be built (a bad value of its
 // key) fails Export before the provider listens or registers, naming the
 // service, the filter and the key, instead of a registered provider that
@@ -68,8 +56,8 @@ func TestExportBuildsTheFilterChainBeforeListening(t *testing.T) {
 	reg := spi.MustParse("memory://")
 	p := NewNode(cat, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithShutdownWait(0), WithRegistry(reg))
 	defer p.Close()
-	port := freePort(t)
-	u := spi.MustParse("airnode://127.0.0.1:" + strconv.Itoa(port) + "/demo.Echo?check.n=abc")
+	addr := testaddr.Reserved(t)
+	u := spi.MustParse("airnode://" + addr + "/demo.Echo?check.n=abc")
 	_, err := p.Export(ctxT(t), demo.New("p", 100), u)
 	want := `kernel: export demo.Echo: filter "acme.check": invalid value "abc" for URL key "check.n"`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -78,9 +66,9 @@ func TestExportBuildsTheFilterChainBeforeListening(t *testing.T) {
 	if strings.Contains(log.String(), "kernel: listening") {
 		t.Errorf("the provider listened before failing:\n%s", log.String())
 	}
-	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		_ = c.Close()
-		t.Errorf("something listens on %d after the failed export", port)
+		t.Errorf("something listens on %s after the failed export", addr)
 	}
 	r, err := p.registry(ctxT(t), "test", reg)
 	if err != nil {
@@ -101,7 +89,7 @@ func TestProviderFiltersSeeThePublishedURL(t *testing.T) {
 	}
 	p := NewNode(cat, WithLogger(quiet), WithShutdownWait(0))
 	defer p.Close()
-	for _, addr := range []string{"127.0.0.1:0", "127.0.0.1:" + strconv.Itoa(freePort(t))} {
+	for _, addr := range []string{"127.0.0.1:0", testaddr.Reserved(t)} {
 		e, err := p.Export(ctxT(t), demo.New("p", 100), spi.MustParse("airnode://"+addr+"/demo.Echo?group=g"+strconv.Itoa(len(addr))+"&check.n=1"))
 		if err != nil {
 			t.Fatal(err)

@@ -2,12 +2,12 @@ package kernel
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -48,7 +48,7 @@ func TestNu39_ExportWarnsOfProviderKeysWithNoEffect(t *testing.T) {
 // refused when malformed, with list --explain's error, and warned about
 // once when well formed: consumers read them from the provider's URL.
 func TestNu39_ReferChecksProviderKeys(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t)) // nothing listens: Refer does not need a provider
+	addr := testaddr.Reserved(t) // nothing listens: Refer does not need a provider
 	for q, want := range map[string]string{
 		"weight=-1":    `kernel: refer t.Svc: invalid value "-1" for URL key "weight": want an integer ≥ 0`,
 		"warmup=abc":   `kernel: refer t.Svc: invalid value "abc" for URL key "warmup": want a duration`,
@@ -75,7 +75,7 @@ func TestNu39_ReferChecksProviderKeys(t *testing.T) {
 // nu39 #8: a balancer key the chosen balancer does not read gets one
 // WARN at Refer, as a cluster key another cluster reads does.
 func TestNu39_ReferWarnsOfABalancerKeyItsBalancerDoesNotRead(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := testaddr.Reserved(t)
 	for q, want := range map[string]string{
 		"loadbalance=random&hash.nodes=0":                 "key=hash.nodes loadbalance=random read_by=consistenthash",
 		"hash.arguments=1":                                "key=hash.arguments loadbalance=random read_by=consistenthash",

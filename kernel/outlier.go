@@ -23,6 +23,13 @@ import (
 // congested link, a process stuck in its handlers), which with the
 // default random balancer holds every caller.
 //
+// A provider whose connection's liveness check waits for its ping's
+// answer (its calls timed out, or waited, with nothing read) is left out
+// the same way, under the same rules, until the check ends (checkHolds):
+// the check begins at the first silent timeout, before a streak of
+// outlier.consecutive can form when fewer callers than that were waiting
+// on it.
+//
 // The URL keys, read from each provider's merged URL (a provider may
 // publish its consumers' default):
 //
@@ -154,7 +161,11 @@ type outlierState struct {
 	// line is logged, once per ejection (under mu).
 	held     atomic.Bool
 	heldSaid bool
-	holdMu   sync.Mutex // one look at a time holds (holdForCheck) or ends an ejection (ejectedNow)
+
+	// checkSaid: the start (UnixNano) of the last liveness check whose
+	// hold checkHolds logged, one line per check.
+	checkSaid atomic.Int64
+	holdMu    sync.Mutex // one look at a time holds (holdForCheck) or ends an ejection (ejectedNow)
 
 	// The "not ejected" WARN is written at most once per outlier.ejection
 	// per provider: warnedAt is when the last one was (spi.Mono()),
@@ -545,4 +556,90 @@ func describeStreak(statuses []spi.Status, n int64) string {
 		fmt.Fprintf(&b, ", … (%d in a row)", n)
 	}
 	return b.String()
+}
+
+// checking returns when the earliest liveness check waiting for its
+// ping's answer on one of r's ready connections started, and true
+// (exchange.Channel.CheckRunning); false when none waits.
+func (r *remoteInvoker) checking() (since time.Time, on bool) {
+	for _, c := range r.conns {
+		if !c.ready() {
+			continue
+		}
+		st := c.state.Load()
+		if st == nil || st.ch == nil {
+			continue
+		}
+		cr, ok := st.ch.(interface{ CheckRunning() (time.Time, bool) })
+		if !ok {
+			continue
+		}
+		if s, run := cr.CheckRunning(); run && (!on || s.Before(since)) {
+			since, on = s, true
+		}
+	}
+	return since, on
+}
+
+// checkHolds reports whether r, not ejected and connected, is left out
+// of its reference's picks because a liveness check on one of its
+// connections waits for its ping's answer: calls to it timed out (or
+// waited past their QuietBound) with nothing read since they were sent,
+// the strongest sign of a hung provider a busy channel gives
+// (exchange.Channel.checkAfterTimeout). Without this the balancer went on
+// picking it for the ping's whole wait, max(1s, timeout), and a second
+// wave of calls waited on it until the check closed the connection
+// (tester102 #1). The rules of an ejection hold: not when no other
+// provider of the reference is usable (connected, not ejected, not held
+// so), nor beyond outlier.max.percent of them out at once, ejected or
+// held, the first of the reference's providers in its order held first;
+// not with outlier.consecutive 0 or a provider alone. It ends when the
+// check does (exchange.Options.OnCheck bumps the epoch): the ping
+// answered (a slow provider answers pings at once, off its workers: it
+// is left out for a round trip) or the connection closed (down, then
+// redialled). One INFO line per check. Called by Available only, after
+// an epoch's bump: the per-call cost stays the directory's cached list.
+func (r *remoteInvoker) checkHolds() bool {
+	o := &r.out
+	g := o.group
+	if g == nil || o.conf.consecutive == 0 {
+		return false
+	}
+	since, on := r.checking()
+	if !on {
+		return false
+	}
+	g.mu.Lock()
+	now := spi.Mono()
+	out, ahead, usable, seen := 0, 0, false, false
+	for _, m := range g.members {
+		if m == r {
+			seen = true
+			continue
+		}
+		if m.ejectedNow(now) {
+			out++
+			continue
+		}
+		if !m.connected() {
+			continue
+		}
+		if _, c := m.checking(); c {
+			if !seen {
+				ahead++ // held before r, if any is
+			}
+			continue
+		}
+		usable = true
+	}
+	n := len(g.members)
+	g.mu.Unlock()
+	if !usable || int64(out+ahead+1)*100 > int64(n)*o.conf.maxPercent {
+		return false
+	}
+	if at := since.UnixNano(); o.checkSaid.Load() != at && o.checkSaid.Swap(at) != at {
+		o.log.Info("provider not picked while its liveness ping is unanswered: its calls timed out, or waited, with nothing read since they were sent; picked again when it answers, or once reconnected",
+			"provider", r.url.Address(), "service", r.url.ServiceKey(), "ping_sent_ago", time.Since(since).Round(time.Millisecond))
+	}
+	return true
 }

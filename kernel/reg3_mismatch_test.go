@@ -2,13 +2,13 @@ package kernel
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -19,7 +19,7 @@ import (
 // provider process logs it once for the consumer's host, not once per
 // connection.
 func TestReg3_MismatchWarnedOncePerPeer(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t)) // fixed across the provider's restart
+	addr := testaddr.Reserved(t) // fixed across the provider's restart
 	const msg = "heartbeat strategy mismatch"
 	cat := testCatalogs(t)
 	provider := func(log *logbuf.Buffer) *Node {

@@ -101,7 +101,8 @@ func newRemoteInvoker(u, own spi.URL, cat *extension.Catalogs, pool *connPool, l
 		Application:    u.ParamOr(KeyApplication, ""), // the consumer's (Refer's withApplication): the provider's records of the connection name it
 		WarnOnce:       &pool.warnOnce,                // a strategy mismatch: one line per provider address, not per connection
 		OwnerLogsClose: true,                          // the conn logs each close once: "channel closed; reconnecting"
-		OnReadOnly:     r.bumpEpoch}                   // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
+		OnReadOnly:     r.bumpEpoch,                   // the provider announced its shutdown: the directory's list leaves it out (conn.ready)
+		OnCheck:        r.bumpEpoch}                   // a liveness ping went out or ended: Available may change (checkHolds)
 	tr := st.transport
 	dial := func(ctx context.Context, addr string) (channel, error) {
 		sess, err := guardedDial(ctx, klog, tr, st.transportName, addr)
@@ -561,14 +562,18 @@ func (r *remoteInvoker) pick() *conn {
 }
 
 // Available reports whether the provider may be picked: it is not
-// ejected (outlier.go) and one of its connections can take calls: it is
-// up and answered a ping. A provider still making its first connection is
-// not available (Reference.awaitProvider waits for one, bounded).
+// ejected (outlier.go), one of its connections can take calls: it is
+// up and answered a ping, and no liveness check holds it (checkHolds).
+// A provider still making its first connection is not available
+// (Reference.awaitProvider waits for one, bounded).
 func (r *remoteInvoker) Available() bool {
 	if r.out.ejected.Load() && r.ejectedNow(spi.Mono()) {
 		return false
 	}
 	if !r.connected() {
+		return false
+	}
+	if r.checkHolds() {
 		return false
 	}
 	r.noteBack() // an ejection that ended while it was not connected: back in use now

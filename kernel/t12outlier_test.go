@@ -141,10 +141,11 @@ type callLoop struct {
 	stop   chan struct{}
 }
 
-// loopCall is one finished call of a callLoop: when it started, and who
-// answered it or how it failed.
+// loopCall is one finished call of a callLoop: when it started and
+// ended, and who answered it or how it failed.
 type loopCall struct {
 	start  time.Time
+	end    time.Time
 	who    string
 	status spi.Status // of its error; 0 when it was answered
 	err    string     // its error, when it failed
@@ -168,10 +169,10 @@ func startCalls(t *testing.T, r *Reference, callers int) *callLoop {
 				l.mu.Lock()
 				if err != nil {
 					l.failed[spi.StatusOf(err)]++
-					l.calls = append(l.calls, loopCall{start: start, status: spi.StatusOf(err), err: err.Error()})
+					l.calls = append(l.calls, loopCall{start: start, end: time.Now(), status: spi.StatusOf(err), err: err.Error()})
 				} else {
 					l.ok[who]++
-					l.calls = append(l.calls, loopCall{start: start, who: who})
+					l.calls = append(l.calls, loopCall{start: start, end: time.Now(), who: who})
 				}
 				l.mu.Unlock()
 			}
@@ -180,6 +181,19 @@ func startCalls(t *testing.T, r *Reference, callers int) *callLoop {
 	var once sync.Once
 	t.Cleanup(func() { once.Do(l.end) })
 	return l
+}
+
+// failures returns the failed calls so far.
+func (l *callLoop) failures() []loopCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []loopCall
+	for _, c := range l.calls {
+		if c.status != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (l *callLoop) end() {

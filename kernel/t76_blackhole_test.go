@@ -242,7 +242,7 @@ func TestT76_DialFailureReason(t *testing.T) {
 	if got := dialFailureReason(flat); got != reasonTimeout {
 		t.Errorf("a flattened dial timeout: %q, want %q", got, reasonTimeout)
 	}
-	if got := dialFailureReason(firstPingError(errors.New("timed out"), "", "smux", time.Second, time.Second, false)); got != "" {
+	if got := dialFailureReason(firstPingError(errors.New("timed out"), "", "smux", time.Second, time.Second, false, false)); got != "" {
 		t.Errorf("a first ping's error: %q, want \"\" (other)", got)
 	}
 }

@@ -2,12 +2,12 @@ package kernel
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/airnode/airnode/internal/demo"
 	"github.com/airnode/airnode/internal/logbuf"
+	"github.com/airnode/airnode/internal/testaddr"
 	"github.com/airnode/airnode/spi"
 )
 
@@ -18,7 +18,7 @@ import (
 // provider's published value gets one WARN at Export: consumers never
 // read it.
 func TestT81_RetryBudgetKeysWarnedWhereTheyHaveNoEffect(t *testing.T) {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := testaddr.Reserved(t)
 	for q, want := range map[string]string{
 		"Sleep.retry.tokens=5":                         `key=Sleep.retry.tokens value=5 why="retry.tokens is read at service level only: cluster failover reads it once per reference, from the reference URL's service-level keys (-p retry.tokens=...)"`,
 		"methods.Sleep.retry.tokens=7":                 `key=methods.Sleep.retry.tokens value=7 why="retry.tokens is read at service level only`,

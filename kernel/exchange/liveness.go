@@ -32,22 +32,52 @@ type livenessCheck struct {
 	timeouts atomic.Int64               // silent timeouts since the last check was answered
 	sent     atomic.Int64               // time.Now().UnixNano() when the running check's current ping was sent
 	due      atomic.Int64               // and when, UnixNano, it stops waiting for the answer
+	started  atomic.Int64               // time.Now().UnixNano() when the running check started (began); 0: none running
 
 	mu    sync.Mutex // guards ended, and running's fall to false (end)
 	ended []func()   // WhenCheckEnds' callbacks for the running check
 }
 
-// end marks the running check over and runs the callbacks WhenCheckEnds
-// registered for it, outside mu, in the order registered.
-func (l *livenessCheck) end() {
+// endCheck marks the running check over, tells Options.OnCheck, and runs
+// the callbacks WhenCheckEnds registered for it, outside mu, in the order
+// registered.
+func (c *Channel) endCheck() {
+	l := &c.check
 	l.mu.Lock()
+	l.started.Store(0)
 	l.running.Store(false)
 	fs := l.ended
 	l.ended = nil
 	l.mu.Unlock()
+	if c.opts.OnCheck != nil {
+		c.opts.OnCheck()
+	}
 	for _, f := range fs {
 		f()
 	}
+}
+
+// beginCheck notes that a check, whose running the caller just set,
+// starts now (CheckRunning) and tells Options.OnCheck.
+func (c *Channel) beginCheck() {
+	c.check.started.Store(time.Now().UnixNano())
+	if c.opts.OnCheck != nil {
+		c.opts.OnCheck()
+	}
+}
+
+// CheckRunning returns when this consumer channel's liveness check (the
+// ping after calls timed out, or waited, with nothing read:
+// checkAfterTimeout, checkQuiet) started, and true, while its ping is
+// unanswered; false when no check runs. The kernel leaves the provider
+// out of its picks meanwhile, where another can take the calls.
+// Options.OnCheck is called after each change. Safe for concurrent use;
+// one atomic load.
+func (c *Channel) CheckRunning() (since time.Time, running bool) {
+	if n := c.check.started.Load(); n != 0 {
+		return time.Unix(0, n), true
+	}
+	return time.Time{}, false
 }
 
 // WhenCheckEnds registers f to run once when this consumer channel's
@@ -125,8 +155,9 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 	}
 	c.check.last.Store(now)
 	c.check.noteSent(time.Now(), wait)
+	c.beginCheck()
 	if !c.goIO(func() { c.runCheck(wait, 0) }) {
-		c.check.end() // dying: nothing to check
+		c.endCheck() // dying: nothing to check
 	}
 }
 
@@ -171,7 +202,7 @@ func (c *Channel) checkAfterTimeout(elapsed, timeout time.Duration) {
 // quiet > 0 marks a check the quiet watch started (calls pending with
 // nothing read for quiet, checkQuiet), which its reason says.
 func (c *Channel) runCheck(wait, quiet time.Duration) {
-	defer c.check.end()
+	defer c.endCheck()
 	var sent time.Time
 	var acked, unacked uint64
 	var counts, behind, graced bool
@@ -461,7 +492,8 @@ func (c *Channel) checkQuiet() {
 	}
 	c.check.last.Store(m)
 	c.check.noteSent(time.Now(), wait)
+	c.beginCheck()
 	if !c.goIO(func() { c.runCheck(wait, quiet.Round(time.Millisecond)) }) {
-		c.check.end()
+		c.endCheck()
 	}
 }

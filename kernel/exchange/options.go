@@ -93,6 +93,14 @@ type Options struct {
 	// event made ReadOnly true: the kernel's directories stop picking
 	// the provider then, not on their next look. It must not block.
 	OnReadOnly func()
+	// OnCheck, optional (consumer side), is called right after a
+	// liveness check starts (CheckRunning true: calls timed out, or
+	// waited, with nothing read, and a ping went out) and right after
+	// it ends (answered, or the channel closed): the kernel's
+	// directories leave the provider out of their picks meanwhile. It
+	// runs on a call's timer or the check's goroutine; it must not
+	// block.
+	OnCheck func()
 	// Waiting, optional, is called by NewChannel (a consumer's) before
 	// each extension call it waits on, with "session Open" (the
 	// transport's) or `heartbeat "pinger" Watch`, and with "" once it

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -71,14 +73,72 @@ func (r *Registry) sweep(conn *zk.Conn, sid int64, u spi.URL, children []string,
 			}
 			continue
 		}
+		if stat.EphemeralOwner != 0 {
+			if ago, pid, ok := predecessor(u, e); ok {
+				// a kill -9 restart's usual leftover, its session not expired yet
+				r.log.Info(fmt.Sprintf("removed an earlier process's entry at this provider's address (session 0x%x, started %v before this one, %s)", stat.EphemeralOwner, ago, pid),
+					"url", u.String(), "removed", e.Redacted(), "path", path)
+				continue
+			}
+		}
 		why := "a persistent node (ephemeralOwner 0x0: written by hand or by a script), which would outlive this provider"
 		if stat.EphemeralOwner != 0 {
-			why = fmt.Sprintf("a node of another session (0x%x: an earlier process at this address, or another one publishing it)", stat.EphemeralOwner)
+			why = fmt.Sprintf("a node of another session (0x%x: another process publishing this address, or an earlier one whose timestamp and pid do not say so)", stat.EphemeralOwner)
 		}
 		r.log.Warn("removed a provider entry at this provider's address that is not its own: "+why+
 			"; a registered provider owns the entries of its address and service key (to change its weight, restart it with the new value)",
 			"url", u.String(), "removed", e.Redacted(), "path", path)
 	}
+}
+
+// Keys of a provider entry that say which process wrote it (the kernel
+// sets them at export): its start in ms since the epoch, and its pid.
+const (
+	keyTimestamp = "timestamp"
+	keyPID       = "pid"
+)
+
+// predecessor reports whether e, another session's entry at own's
+// address and service key, is evidently an earlier process's at this
+// address (a provider killed and restarted before its session expired):
+// its timestamp (the start it published) is before own's, and its pid is
+// own's (a restarted container's pid 1) or not a running process on
+// this machine. It returns how much earlier it started, and
+// what its pid says. A
+// live process publishing the address, or an entry without an earlier
+// timestamp, is not one: its removal stays a Warn.
+func predecessor(own, e spi.URL) (ago time.Duration, pidSays string, ok bool) {
+	mine, err1 := own.Int(keyTimestamp, 0)
+	theirs, err2 := e.Int(keyTimestamp, 0)
+	if err1 != nil || err2 != nil || mine <= 0 || theirs <= 0 || theirs >= mine {
+		return 0, "", false
+	}
+	pid, err := e.Int(keyPID, 0)
+	if err != nil {
+		return 0, "", false
+	}
+	mp, _ := own.Int(keyPID, 0)
+	switch {
+	case pid <= 0:
+		return 0, "", false // nothing says which process: it may be a live one
+	case pid == mp:
+		pidSays = fmt.Sprintf("pid %d, this process's (a restarted container)", pid)
+	case processRunning(int(pid)):
+		return 0, "", false
+	default:
+		pidSays = fmt.Sprintf("pid %d not running", pid)
+	}
+	return time.Duration(mine-theirs) * time.Millisecond, pidSays, true
+}
+
+// processRunning reports whether a process with id pid runs on this
+// machine, as far as it can tell (true when it cannot).
+func processRunning(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }
 
 // ownNode reports whether name, a child of iface's providers node, is
