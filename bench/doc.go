@@ -12,9 +12,12 @@
 // i is intended to start i/Rate after the phase's start, a free caller
 // takes it (new callers start as the calls need them, up to Concurrency),
 // a call no caller is free for starts late, and its latency counts from
-// its intended start; the report's OpenLoop gives the rate asked and
-// reached and the late starts. Run owns its goroutines and returns after
-// all of them have exited.
+// its intended start (a call a free caller took counts from when it was
+// handed out); a duration run stops starting calls at its deadline and
+// lasts its schedule; the report's OpenLoop gives the rate asked and
+// reached, the late starts and the calls never started. Calls the end of
+// the run cut short (ErrUncounted) are counted apart (Report.CutShort).
+// Run owns its goroutines and returns after all of them have exited.
 //
 // EchoServer and EchoClient are the baseline: a pipelined TCP echo with
 // request ids ([u32 length][u64 id][payload]), one reader goroutine per

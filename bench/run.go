@@ -47,8 +47,12 @@ type Config struct {
 	// is started for it, up to Concurrency; beyond that it waits for one
 	// and starts late, and its latency counts from its intended time
 	// (coordinated omission corrected, as wrk2's -R: a stall shows in the
-	// percentiles as the calls' users would feel it). A duration run
-	// makes the calls intended before Duration. The report then has an
+	// percentiles as the calls' users would feel it); a call a free
+	// caller took counts from when it was handed out (the dispatcher's
+	// timer lag is not the service's latency). A duration run makes the
+	// calls intended before Duration that start by then (OpenLoop.
+	// NotStarted counts the others) and lasts Duration at least; a
+	// counted run lasts Calls/Rate at least. The report then has an
 	// OpenLoop. 0: a closed loop, each caller calling again as soon as
 	// its call returns.
 	Rate float64
@@ -125,7 +129,15 @@ type Report struct {
 	CPUUS       float64          `json:"cpu_us_per_call"`                  // process user+system CPU per call, µs
 	ServerCPUUS float64          `json:"server_cpu_us_per_call,omitempty"` // provider process CPU per call, µs, when known
 	Providers   map[string]int64 `json:"providers"`                        // attempts per provider address (failover retries included); never nil
-	Timeline    []Second         `json:"timeline"`                         // one entry per second of the measured phase
+	Timeline    []Second         `json:"timeline"`                         // one entry per second of the measured phase, up to its end (empty seconds too)
+
+	// CutShort counts the calls the end of the run cut short (ErrUncounted:
+	// SIGINT or SIGTERM ended them in flight), which are in no other
+	// count, latency included; CutShortOldestUS is the age of the oldest
+	// of them when it was cut, µs, counted as a finished call's latency
+	// is (0 when none): a stall the interrupt ended shows here.
+	CutShort         int64   `json:"cut_short"`
+	CutShortOldestUS float64 `json:"cut_short_oldest_us"`
 
 	// ErrorSamples holds one failed call's error message per status of
 	// Errors (at most 16 statuses); nil when none failed.
@@ -154,9 +166,10 @@ type Second struct {
 	Second int              `json:"second"`
 	Calls  int64            `json:"calls"`  // failed included
 	Errors map[string]int64 `json:"errors"` // by status name; never nil
-	// ProvidersPerSec is the rate at which each provider address took
-	// attempts (calls, failover retries included) during this second,
-	// calls/s to 0.1, leaving out providers that took none; filled by the
+	// ProvidersPerSec is the rate at which each provider address was
+	// sent attempts (calls, failover retries included) during this
+	// second, calls/s to 0.1, leaving out providers sent none (`airnode
+	// bench` counts an attempt when it is sent, not when it ends); filled by the
 	// caller, as Report.Providers is (nil, and left out of the JSON, when
 	// it does not). The run's last second is partial (a duration run's
 	// holds only the calls in flight at the deadline): its entry has the
@@ -275,7 +288,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 		shards[i].errs = map[string]int64{}
 		shards[i].samples = map[string]string{}
 	}
-	var next, done, failed atomic.Int64
+	var next, done, failed, cut, cutOldest atomic.Int64
 	var firstErr atomic.Pointer[error]
 	tickEvery := cfg.TickEvery
 	if tickEvery <= 0 {
@@ -286,6 +299,7 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
+	live := ctx.Err() == nil
 	progress := func(final bool) Progress {
 		return Progress{Done: done.Load(), Errors: failed.Load(), Total: cfg.Calls,
 			Elapsed: time.Since(start), Planned: cfg.Duration, Final: final}
@@ -321,6 +335,12 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	// whether it counted (not ErrUncounted).
 	finish := func(w int, t0, t1 time.Duration, err error) bool {
 		if err != nil && errors.Is(err, ErrUncounted) {
+			cut.Add(1)
+			for age := int64(t1 - t0); ; {
+				if old := cutOldest.Load(); age <= old || cutOldest.CompareAndSwap(old, age) {
+					break
+				}
+			}
 			return false
 		}
 		status := ""
@@ -338,9 +358,9 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 	}
 	var open *OpenLoop
 	if cfg.Rate > 0 {
-		st := openLoop(ctx, start, cfg.Rate, cfg.Calls, cfg.Duration, cfg.Concurrency, func(ctx context.Context, w int, at time.Duration) {
+		st := openLoop(ctx, start, cfg.Rate, cfg.Calls, cfg.Duration, cfg.Concurrency, func(ctx context.Context, w int, from time.Duration) {
 			err := call(ctx, w)
-			finish(w, at, time.Since(start), err) // latency from the intended start
+			finish(w, from, time.Since(start), err) // from the intended start when late, else from the hand-out
 		})
 		open = st.result(cfg.Rate)
 	} else {
@@ -408,7 +428,14 @@ func Run(ctx context.Context, cfg Config, call Caller) (*Report, error) {
 			}
 		}
 	}
+	// every second up to the end, those no call finished in too (a
+	// stall that the end cut short); none for a phase that ctx had ended
+	// before it began
+	for n := int((elapsed + time.Second - 1) / time.Second); live && len(r.Timeline) < n; {
+		r.Timeline = append(r.Timeline, Second{Second: len(r.Timeline), Errors: map[string]int64{}})
+	}
 	r.Calls = done.Load()
+	r.CutShort, r.CutShortOldestUS = cut.Load(), float64(cutOldest.Load())/1e3
 	r.OK = hist.TotalCount()
 	if r.Calls > 0 {
 		r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()

@@ -110,9 +110,22 @@ end. -c is then the most calls in flight at once (default 1000): a free
 caller takes the next call, a new one starts when none is free, and past
 -c the call waits for one and starts late, its latency counted from its
 intended start (coordinated omission corrected: a stall shows in p99 as
-the calls' users feel it). The summary's "rate" line (--json's "rate":
-asked, reached, callers) gives the rate asked and reached and how many
-calls started late ("late_starts") and the worst delay ("late_worst_us").
+the calls' users feel it); a call a free caller took counts from when it
+was handed out (the scheduler's timer lag, about 1 ms in an idle process,
+is not the service's latency). A --duration run stops starting calls at
+its end, as wrk2 does, and lasts it: calls/s and the timeline are over
+the duration (-n's: n/R), not to the last call. The summary's "rate"
+line gives the rate asked and reached, the calls that started late and
+those never started; --json's "rate" has "asked" (--rate), "reached"
+(calls started / (the last one's start + 1/asked, or the time the run
+stopped starting calls when it left some unstarted)) and "callers"
+(callers started); "late_starts" counts the calls started late only because no
+caller was free, "late_worst_us" the worst delay, "not_started" the calls
+intended before the run stopped starting calls (its deadline, SIGINT)
+that had not started for want of a free caller (0 for -n run to its end),
+top-level "concurrency" is -c, the in-flight cap, and "workload" is the
+case: "case" (its name), "req", "resp" (bytes; 0 with --method, then
+"method", "args"), "concurrency" and "rate".
 There is no warm-up unless --warmup N asks for N calls at the same rate.
 --rate is refused with --paper and --baseline (closed loops whose figures
 it would not be comparable with) and --idle (no calls).
@@ -132,7 +145,10 @@ refused at once (exit 2), as call refuses them, listing the forms.
 
 bench first waits for the listed providers' first connections. When no
 provider is usable then, one probing call says why (connection refused,
-transport or TLS mismatch) and bench exits 1 at once; it reaches no
+transport or TLS mismatch) and bench exits 1 at once; a direct run whose
+provider answers its first calls SERVICE_NOT_FOUND (no such service or
+method) stops too, exit 1 with the provider's message (what it
+exports); it reaches no
 provider, so the calls the providers count are bench's warm-up and
 measured calls and their failover retries, no more. An empty registry
 list gets 2 s for a provider to register. A first
@@ -175,7 +191,10 @@ as "skipped N", how many of its own retries it did not make.
 timeline of calls and errors (how a failover looks) and "start", the
 wall-clock start of the measured phase (RFC 3339 in UTC with ms,
 2026-12-04T05:06:02.536Z; the summary's first line ends with it), when
-the timeline's second 0 began: to line it up with deploy or kill times. A provider that
+the timeline's second 0 began: to line it up with deploy or kill times.
+A second's "calls" count calls as they finish, its "providers_per_sec"
+the attempts sent to each provider (the kernel's invoker statistics:
+finished + in flight), so a stopped provider shows at once. A provider that
 finishes none of the calls it has in flight for longer than 4 times the
 longest call finished so far (at least 2 s), or than twice the call
 timeout (at least 5 s), whichever is shorter (stopped, hung, its socket
@@ -185,10 +204,14 @@ no provider. A progress bar is
 drawn on a terminal.
 
 SIGINT (Ctrl-C) or SIGTERM ends the run early: the calls in flight that it
-cuts short are counted neither as calls nor as errors, nor are their
+cuts short are counted neither as calls nor as errors nor in latency, but
+apart, with the oldest one's age ("cut short" line; --json's "cut_short",
+"cut_short_oldest_us", µs), and the timeline lists every second up to the
+end (those no call finished in with 0 calls); nor are their
 attempts in the providers' (the attempts add up to the calls, as in a full
 run, when failover retried none), the report of the calls that finished
-("timeline": [] when none did) says "interrupted by SIGINT after 2.07 s of
+("timeline": [] when interrupted before the measured phase) says
+"interrupted by SIGINT after 2.07 s of
 the planned 10s" (--json: "interrupted": true, "signal", "planned_sec" or
 "planned_calls"), the same line goes to stderr, and bench exits 130 (143
 for SIGTERM), as a shell reports SIGINT. With --paper the remaining cases
@@ -257,7 +280,7 @@ pipelined TCP echo in this process (client and server) and prints ratios.
 	fl.StringVar(&f.registry, "registry", "", "registry URL for a SERVICE_URL without host "+registryDefaultHelp+"; not used for host:port")
 	fl.Int64VarP(&f.calls, "calls", "n", 100_000, "measured calls (not with --duration)")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", 1, "concurrent callers (1 to 1,000,000; at most -n); with --rate the most calls in flight at once, callers started as the calls need them: 1000 unless given")
-	fl.Var(rateFlag{&f.rateText}, "rate", "open loop: start this many calls per second, all callers together, on schedule whatever the calls in flight (a positive decimal, 0.001 to 1000000: 0.1 is a call every 10 s); a call no caller is free for starts late and its latency counts from its intended start; no warm-up unless --warmup N (then at the same rate); not with --paper, --baseline or --idle")
+	fl.Var(rateFlag{&f.rateText}, "rate", "open loop: start this many calls per second, all callers together, on schedule whatever the calls in flight (a positive decimal, 0.001 to 1000000: 0.1 is a call every 10 s); a call no caller is free for starts late and its latency counts from its intended start, the others' from when they start; a --duration run starts none after its end; no warm-up unless --warmup N (then at the same rate); not with --paper, --baseline or --idle")
 	sizeVar(fl, &f.req, "req", 100, "request payload: bytes (100) or a size (64KiB): 0 to the payload limit (URL key payload, default 8MiB, less the request preamble and codec framing: 24 bytes under msgpack; bench names the exact bound when it refuses one)")
 	sizeVar(fl, &f.resp, "resp", 100, "response payload: bytes (100) or a size (64KiB)")
 	fl.Lookup("resp").DefValue = "--req's"
@@ -362,6 +385,10 @@ type benchCase struct {
 	PaperNote   string   `json:"paper,omitempty"`
 
 	args []any // Args decoded
+	// direct: SERVICE_URL named the provider's address (no registry), so
+	// a SERVICE_NOT_FOUND answer to the run's first calls stops it
+	// (notServedError)
+	direct bool
 }
 
 // name is c's Name for a run of the command line: "100/100 B c=8",
@@ -994,6 +1021,7 @@ func runBench(ctx context.Context, cat *extension.Catalogs, f benchFlags, target
 		var made0, paused0 uint64
 		measured := false // the warm-up ended: the measured phase's counts are known
 		cfg.Start = func() { startProfiles(); made0, paused0 = retryCounts(service); measured = true }
+		c.direct = reg.IsZero()
 		o.Report, err = benchAirnode(ctx, ref, cuts, cfg, *c, label, progress, f.serverPID, warn)
 		if measured {
 			made, paused := retryCounts(service)
@@ -1644,11 +1672,28 @@ func checkMethodListed(ctx context.Context, ref *kernel.Reference, c benchCase) 
 	if spi.StatusOf(err) != spi.StatusServiceNotFound {
 		return nil
 	}
-	if c.Method == "" {
-		return fmt.Errorf("bench: %w; without --method bench calls demo.Echo's %s: give --method NAME (and --args JSON) to bench another service's method", err, method)
-	}
-	return fmt.Errorf("bench: %w", err)
+	return &notServedError{err: err, c: c}
 }
+
+// notServedError refuses a run whose service or method the providers do
+// not have (SERVICE_NOT_FOUND): err is the answer, naming what they do
+// export when they say; without --method it adds that --method benches
+// another method. checkMethodListed returns it before a run, and a direct
+// run (benchCase.direct) stops with it when a provider answers it to the
+// run's calls before any succeeded (tester103 #3: 100,000 calls failed).
+type notServedError struct {
+	err error
+	c   benchCase
+}
+
+func (e *notServedError) Error() string {
+	if e.c.Method == "" {
+		return fmt.Sprintf("bench: %v; without --method bench calls demo.Echo's %s: give --method NAME (and --args JSON) to bench another service's method", e.err, benchMethod(e.c))
+	}
+	return "bench: " + e.err.Error()
+}
+
+func (e *notServedError) Unwrap() error { return e.err }
 
 // benchMethod is the method a case calls: --method's, else Echo, or
 // Payload when its request and response sizes differ.
@@ -1821,6 +1866,7 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var down atomic.Int64 // when no provider was first seen usable, Unix ns; 0: one is
+	var anyOK atomic.Bool // a call of the run (its warm-up's too) succeeded
 	req := pattern(c.Req)
 	method, arg := benchMethod(c), any(req)
 	var pad string
@@ -1902,6 +1948,9 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			return &swallowedError{wk.swal.err}
 		}
 		if err == nil {
+			if !anyOK.Load() {
+				anyOK.Store(true)
+			}
 			wk.back.reset()
 			if down.Load() != 0 {
 				down.Store(0)
@@ -1918,6 +1967,12 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			return bench.ErrUncounted
 		}
 		err = nameProvider(err)
+		if c.direct && !anyOK.Load() && spi.StatusOf(err) == spi.StatusServiceNotFound && !noneSelectable(err) {
+			// the provider answered that it lacks the service or the
+			// method: every call would fail the same way
+			stop(&notServedError{err: err, c: c})
+			return err
+		}
 		if spi.StatusOf(err) == spi.StatusServiceNotFound && unlistedMethod(ref, method) {
 			// no provider lists the method (the kernel asked one, which
 			// lacks it too): every call would fail the same way at
@@ -1955,7 +2010,10 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 		}
 	}
 	var stopped *stoppedError
+	var notServed *notServedError
 	switch {
+	case errors.As(context.Cause(ctx), &notServed):
+		return nil, notServed
 	case r != nil && errors.As(context.Cause(ctx), &stopped):
 		stopped.done = r.Calls
 		return r, stopped
@@ -2247,7 +2305,7 @@ func (p *providerCounter) begin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, inv := range p.ref.AllProviders() {
-		p.base[inv] = inv.Stats().Total()
+		p.base[inv] = sent(inv)
 		p.addr[inv] = inv.URL().Address()
 	}
 	p.cutBase = p.cuts.counts()
@@ -2287,7 +2345,7 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 	prev := p.recent
 	p.recent = countSample{elapsed, now}
 	if !final {
-		defer p.stalled(now, elapsed)() // its warnings, on return
+		defer p.stalled(elapsed)() // its warnings, on return
 	}
 	if !final && sec <= p.lastSec {
 		return
@@ -2334,7 +2392,7 @@ func (p *providerCounter) tick(elapsed time.Duration, final bool) {
 // 2.1 s (second 3 of the run; the other providers finished 0; calls so
 // far: up to 3ms, timeout 10s): stalled? (SIGSTOP, swap, GC pause,
 // network)". p.mu is held.
-func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) func() {
+func (p *providerCounter) stalled(elapsed time.Duration) func() {
 	if p.warn == nil {
 		return func() {}
 	}
@@ -2342,9 +2400,11 @@ func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) f
 		p.lastDone, p.doneTotal = map[string]time.Duration{}, map[string]int64{}
 	}
 	active := map[string]int64{}
+	finished := map[string]int64{} // whether an address finished calls: not by sent
 	timeout := map[string]time.Duration{}
 	for inv, a := range p.addr {
 		active[a] += inv.Stats().Active()
+		finished[a] += inv.Stats().Total()
 		d, err := inv.URL().MethodDuration(p.method, "timeout", benchTimeout)
 		if err != nil {
 			d = benchTimeout
@@ -2354,6 +2414,7 @@ func (p *providerCounter) stalled(now map[string]int64, elapsed time.Duration) f
 		}
 		timeout[a] = max(timeout[a], d)
 	}
+	now := finished
 	var total int64
 	for _, n := range now {
 		total += n
@@ -2483,14 +2544,26 @@ func (p *providerCounter) fillTimeline(tl []bench.Second) {
 	}
 }
 
-// counts returns calls per provider address since begin.
+// sent returns the attempts inv has been sent: those finished and those in
+// flight (the kernel's invoker statistics count an attempt in flight from
+// its start), so that an attempt counts when it is sent, not when it
+// ends: a provider that stops answering does not look drained at once,
+// nor busy while it is ejected, as it did by finished attempts (tester103
+// #2, the call timeout's shift).
+func sent(inv spi.Invoker) int64 {
+	st := inv.Stats()
+	return st.Total() + st.Active()
+}
+
+// counts returns the attempts per provider address sent since begin
+// (sent), less those a signal cut short.
 func (p *providerCounter) counts() map[string]int64 {
 	p.sample()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := map[string]int64{}
 	for inv, a := range p.addr {
-		if n := inv.Stats().Total() - p.base[inv]; n > 0 {
+		if n := sent(inv) - p.base[inv]; n > 0 {
 			m[a] += n
 		}
 	}
@@ -2813,6 +2886,10 @@ func printOutcome(w io.Writer, target string, o benchOutcome, f benchFlags) {
 	if o.Interrupted {
 		fmt.Fprintf(w, "  stopped     %s; calls it cut short are not counted\n", o.interruption())
 	}
+	if r.CutShort > 0 {
+		fmt.Fprintf(w, "  cut short   %d call(s) in flight at the end, the oldest %s old: not in calls, errors or latency\n",
+			r.CutShort, ms(r.CutShortOldestUS))
+	}
 	failed := r.Calls - r.OK
 	if failed > 0 {
 		fmt.Fprintf(w, "  errors      %d of %d calls FAILED (%s): %s\n", failed, r.Calls, failedShare(failed, r.Calls), errorSummary(r))
@@ -2923,8 +3000,9 @@ func printPaper(w io.Writer, outcomes []benchOutcome, f benchFlags) {
 }
 
 // rateText is the summary's rate line's value: "asked 200/s, reached
-// 199.9/s; 12 calls started late, no caller free (worst 1.204 s late):
-// latency counts from each call's intended start".
+// 199.9/s; 12 calls started late, no caller free (worst 1.204 s late);
+// 3 call(s) intended but not started; a late call's latency counts
+// from its intended start, the others' from their start".
 func rateText(ol *bench.OpenLoop) string {
 	s := fmt.Sprintf("asked %s/s, reached %s/s; ", perSecond(ol.Rate.Asked), perSecond(ol.Rate.Reached))
 	switch ol.LateStarts {
@@ -2935,7 +3013,10 @@ func rateText(ol *bench.OpenLoop) string {
 	default:
 		s += fmt.Sprintf("%d calls started late, no caller free (worst %s late)", ol.LateStarts, ms(ol.LateWorstUS))
 	}
-	return s + "; latency counts from each call's intended start"
+	if ol.NotStarted > 0 {
+		s += fmt.Sprintf("; %d call(s) intended but not started, no caller free", ol.NotStarted)
+	}
+	return s + "; a late call's latency counts from its intended start, the others' from their start"
 }
 
 func ms(us float64) string { return fmt.Sprintf("%.3f ms", us/1e3) }

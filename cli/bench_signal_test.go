@@ -48,16 +48,24 @@ func (s *slowEcho) Hold(ctx context.Context) error {
 // outputs and exit code.
 func interruptBench(t *testing.T, addr string, svc *slowEcho, args ...string) result {
 	t.Helper()
+	base := svc.served.Load()
+	return interruptBenchWhen(t, addr, "16 calls served", func() bool { return svc.served.Load()-base >= 16 }, args...)
+}
+
+// interruptBenchWhen runs `airnode bench args...` against addr's
+// demo.Echo, sends it SIGINT once ready (what) is true, and returns its
+// outputs and exit code.
+func interruptBenchWhen(t *testing.T, addr, what string, ready func() bool, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"bench", "airnode://" + addr + "/demo.Echo", "-c", "8", "--warmup", "0"}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	base := svc.served.Load()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "16 calls served", func() bool { return svc.served.Load()-base >= 16 })
+	waitFor(t, what, ready)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

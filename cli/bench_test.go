@@ -300,10 +300,13 @@ func TestBench_ConfigReference(t *testing.T) {
 
 // When every call fails, bench exits 1 with the first error's full message
 // once on stderr, and prints no latency as if the calls had succeeded.
+// (A service the provider does not export is refused before the run:
+// TestDX_BenchDirectRefusesServiceNotFound; demo.Echo's Fail fails every
+// call.)
 func TestBench_AllCallsFail(t *testing.T) {
 	p := serve(t, "127.0.0.1:0", t.TempDir())
 	for _, asJSON := range []bool{false, true} {
-		args := []string{"bench", p.url("Unknown.Svc"), "-n", "100", "--warmup", "0"}
+		args := []string{"bench", p.url("demo.Echo"), "--method", "Fail", "--args", `"boom"`, "-n", "100", "--warmup", "0"}
 		if asJSON {
 			args = append(args, "--json")
 		}
@@ -312,7 +315,7 @@ func TestBench_AllCallsFail(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
 		var ee *exec.ExitError
-		want := `SERVICE_NOT_FOUND: service "Unknown.Svc" is not exported on ` + p.addr + ` (exported here: demo.Echo)`
+		want := `SERVICE_ERROR: boom (provider ` + p.addr + `)`
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Count(errb.String(), want) != 1 ||
 			!strings.Contains(errb.String(), "all 100 calls failed") {
 			t.Fatalf("bench %v: %v, stderr %q; want exit 1 and %q once", args, err, errb.String(), want)
@@ -326,7 +329,7 @@ func TestBench_AllCallsFail(t *testing.T) {
 		}
 		s := out.String()
 		if !strings.Contains(s, "latency     n/a: no call succeeded") || strings.Contains(s, "mean 0.000") ||
-			!strings.Contains(s, "100 of 100 calls FAILED (100.0%): SERVICE_NOT_FOUND 100") || strings.Contains(s, "first error") ||
+			!strings.Contains(s, "100 of 100 calls FAILED (100.0%): SERVICE_ERROR 100") || strings.Contains(s, "first error") ||
 			!strings.Contains(s, "attempts    "+p.addr) || !strings.Contains(s, "none succeeded") {
 			t.Fatalf("summary:\n%s", s)
 		}

@@ -146,7 +146,7 @@ func TestT13_9_OKPerSecAndCallersAtMostCalls(t *testing.T) {
 	if ok.OK != 200 || math.Abs(ok.OKPerSec-ok.CallsPerSec) > 1e-6*ok.CallsPerSec || ok.OKPerSec <= 0 {
 		t.Fatalf("every call ok: %+v; want ok_per_sec = calls_per_sec", ok)
 	}
-	failed := decode(benchResult(t, p.url("Unknown.Svc"), "-n", "50", "--warmup", "0", "--json"))
+	failed := decode(benchResult(t, p.url("demo.Echo"), "--method", "Fail", "--args", `"boom"`, "-n", "50", "--warmup", "0", "--json"))
 	if failed.Calls != 50 || failed.OK != 0 || failed.OKPerSec != 0 || failed.CallsPerSec <= 0 {
 		t.Fatalf("every call failed: %+v; want ok_per_sec 0 and calls_per_sec > 0", failed)
 	}

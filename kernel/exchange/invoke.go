@@ -366,9 +366,7 @@ func (c *Channel) sendRequest(f *frameBuf) sent {
 		}
 		return sent{own: own}
 	}
-	sl := c.w.enqueue(f.b)
-	putFrame(f)
-	return sent{w: c.w, slot: sl}
+	return sent{w: c.w, slot: c.w.enqueueFrame(f)}
 }
 
 // writeOwn writes request frame f on a stream of its own unless the call
