@@ -1960,10 +1960,11 @@ func benchAirnode(ctx context.Context, ref *kernel.Reference, cuts *cutAttempts,
 			}
 			return nil
 		}
-		if _, ok := signalOf(parent); ok || wk.cut.Load() {
-			// cut short by SIGINT/SIGTERM: neither a call nor an error,
-			// and its attempt that the signal cut is in no provider's
-			// count (attemptsFilter)
+		if _, ok := signalOf(parent); ok || wk.cut.Load() || ctx.Err() != nil {
+			// cut short by SIGINT/SIGTERM, or by the run's own stop (no
+			// provider usable for deadStop, the service not served):
+			// neither a call nor an error, and its attempt that the end
+			// cut is in no provider's count (attemptsFilter)
 			return bench.ErrUncounted
 		}
 		err = nameProvider(err)
